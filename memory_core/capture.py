@@ -1,0 +1,317 @@
+"""Evidence capture: store each message once as a node of the conversation tree.
+
+These functions run on the store's writer thread inside a transaction (they take
+the writer's ``sqlite3.Connection`` as first argument). See DESIGN §3 for the
+tree: an incoming ``messages`` list is matched to its longest stored prefix; what
+follows is new. Continuing a thread's head extends that thread; continuing from
+any other node forks a new thread (``parent_thread_id``/``fork_message_id``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from typing import Any
+
+import orjson
+
+from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.tokens import count_tokens
+from memory_core.tree import canonical_bytes, chain_keys, message_text, node_key
+
+
+def dumps_lossless(value: Any) -> str:
+    """Serialise any parsed JSON value to text without loss.
+
+    orjson is tried first; values it rejects (lone surrogates, integers beyond 64
+    bits, non-str keys) fall back to the stdlib encoder with ASCII escapes.
+    """
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except (TypeError, UnicodeDecodeError, orjson.JSONEncodeError):
+        return json.dumps(value, ensure_ascii=True, default=repr)
+
+
+def _lookup(conn: sqlite3.Connection, scope: Scope, key: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT id, thread_id, depth FROM messages"
+        " WHERE tenant=? AND role=? AND session=? AND node_key=?",
+        (scope.tenant, scope.role, scope.session, key),
+    ).fetchone()
+    return row
+
+
+def matched_prefix(conn: sqlite3.Connection, scope: Scope, keys: list[str]) -> int:
+    """Return how many leading keys of ``keys`` are already stored in ``scope``.
+
+    A node is only ever stored after its parent, so existence is monotone along the
+    chain and a binary search needs O(log n) lookups; the common cases (a pure
+    replay, or one or two new messages) are checked first.
+    """
+    n = len(keys)
+    if n == 0:
+        return 0
+    for k in (n, n - 1, n - 2):
+        if k <= 0:
+            break
+        if _lookup(conn, scope, keys[k - 1]) is not None:
+            if k == n or _lookup(conn, scope, keys[k]) is None:
+                return k
+            break
+    lo, hi = 0, n  # invariant: keys[:lo] stored, keys[hi:] not stored
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _lookup(conn, scope, keys[mid - 1]) is not None:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _insert_message(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    thread_id: int,
+    key: str,
+    parent_key: str | None,
+    parent_id: int | None,
+    depth: int,
+    message: Any,
+    kind: str,
+    now: float,
+    request_id: str | None,
+    hidden: bool = False,
+) -> int:
+    text = message_text(message)
+    canon = canonical_bytes(message)
+    cur = conn.execute(
+        "INSERT INTO messages (tenant, role, session, thread_id, node_key, parent_key,"
+        " parent_id, depth, msg_role, kind, text, raw_json, content_hash, tokens,"
+        " created_at, hidden, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            scope.tenant,
+            scope.role,
+            scope.session,
+            thread_id,
+            key,
+            parent_key,
+            parent_id,
+            depth,
+            message.get("role") if isinstance(message, dict) else None,
+            kind,
+            text,
+            dumps_lossless(message),
+            hashlib.sha256(canon).hexdigest(),
+            count_tokens(text),
+            now,
+            1 if hidden else 0,
+            request_id,
+        ),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def _new_thread(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    now: float,
+    parent_thread_id: int | None = None,
+    fork_message_id: int | None = None,
+) -> int:
+    cur = conn.execute(
+        "INSERT INTO threads (tenant, role, session, parent_thread_id, fork_message_id,"
+        " created_at, updated_at) VALUES (?,?,?,?,?,?,?)",
+        (scope.tenant, scope.role, scope.session, parent_thread_id, fork_message_id, now, now),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def _thread_with_head(conn: sqlite3.Connection, scope: Scope, head_id: int) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT id, updated_at FROM threads WHERE head_message_id=? AND tenant=? AND role=?"
+        " AND session=? ORDER BY id LIMIT 1",
+        (head_id, scope.tenant, scope.role, scope.session),
+    ).fetchone()
+    return row
+
+
+def capture_request(
+    conn: sqlite3.Connection,
+    ticket: CaptureTicket,
+    messages: list[Any],
+    event: dict[str, Any],
+    now: float | None = None,
+) -> CaptureResult:
+    """Store the messages of one request that are not stored yet (writer job).
+
+    ``messages`` is the request's ``messages`` array as parsed. Idempotent: a replay
+    of the same list stores nothing. Fills ``ticket.result`` and also records a
+    ``request`` event carrying ``event`` (model, stream flag…) plus the new ids.
+    """
+    scope = ticket.scope
+    now = time.time() if now is None else now
+    keys = chain_keys(messages)
+    k = matched_prefix(conn, scope, keys)
+    ids: list[int] = []
+    for key in keys[:k]:
+        row = _lookup(conn, scope, key)
+        assert row is not None
+        ids.append(int(row["id"]))
+    created = False
+    previous: float | None = None
+    if k == 0:
+        thread_id = _new_thread(conn, scope, now) if messages else 0
+        created = bool(messages)
+    else:
+        prefix_row = _lookup(conn, scope, keys[k - 1])
+        assert prefix_row is not None
+        head = _thread_with_head(conn, scope, ids[-1])
+        if head is not None:
+            thread_id = int(head["id"])
+            previous = float(head["updated_at"])
+        elif k == len(keys):
+            thread_id = int(prefix_row["thread_id"])
+            row = conn.execute(
+                "SELECT updated_at FROM threads WHERE id=?", (thread_id,)
+            ).fetchone()
+            previous = float(row["updated_at"]) if row else None
+        else:
+            thread_id = _new_thread(
+                conn, scope, now, int(prefix_row["thread_id"]), int(prefix_row["id"])
+            )
+            created = True
+    new_ids: list[int] = []
+    has_user = False
+    for i in range(k, len(messages)):
+        msg = messages[i]
+        mid = _insert_message(
+            conn,
+            scope,
+            thread_id,
+            keys[i],
+            keys[i - 1] if i else None,
+            ids[-1] if ids else None,
+            i,
+            msg,
+            "request",
+            now,
+            ticket.request_id,
+        )
+        ids.append(mid)
+        new_ids.append(mid)
+        has_user = has_user or (isinstance(msg, dict) and msg.get("role") == "user")
+    if thread_id:
+        if created:
+            conn.execute(
+                "UPDATE threads SET root_message_id=COALESCE(root_message_id, ?) WHERE id=?",
+                (ids[0] if ids else None, thread_id),
+            )
+        conn.execute(
+            "UPDATE threads SET head_message_id=?, updated_at=?,"
+            " last_user_at=CASE WHEN ? THEN ? ELSE last_user_at END WHERE id=?",
+            (ids[-1] if ids else None, now, has_user, now, thread_id),
+        )
+    result = CaptureResult(
+        thread_id=thread_id,
+        message_ids=tuple(ids),
+        new_ids=tuple(new_ids),
+        head_id=ids[-1] if ids else None,
+        head_key=keys[-1] if keys else None,
+        created_thread=created,
+        previous_activity_at=previous,
+    )
+    ticket.result = result
+    data = dict(event)
+    data.update(n_messages=len(messages), new_ids=new_ids, created_thread=created)
+    record_event(conn, ticket, "request", data, thread_id=thread_id, now=now)
+    return result
+
+
+def capture_response(
+    conn: sqlite3.Connection,
+    ticket: CaptureTicket,
+    choices: list[Any],
+    event: dict[str, Any],
+    now: float | None = None,
+    hidden_rounds: list[Any] | None = None,
+) -> list[int]:
+    """Store the assistant message of each choice as a child of the request's last node.
+
+    ``choices`` are assistant message dicts in choice-index order (index 0 moves the
+    thread head). ``hidden_rounds`` are messages of memory-tool exchanges the client
+    never saw; they are stored (``hidden=1``) between the request and the answer.
+    When the request capture failed the whole response is kept in the event instead,
+    so nothing is lost. Returns the stored ids (existing ids for an identical reply).
+    """
+    now = time.time() if now is None else now
+    result = ticket.result
+    if result is None or not result.thread_id:
+        data = dict(event)
+        data["orphan_choices"] = choices
+        record_event(conn, ticket, "response", data, now=now)
+        return []
+    scope = ticket.scope
+    parent_key, parent_id = result.head_key, result.head_id
+    row = conn.execute("SELECT depth FROM messages WHERE id=?", (parent_id,)).fetchone()
+    depth = int(row["depth"]) + 1 if row else 0
+    for msg in hidden_rounds or []:
+        key = node_key(parent_key, msg)
+        existing = _lookup(conn, scope, key)
+        if existing is None:
+            mid = _insert_message(
+                conn, scope, result.thread_id, key, parent_key, parent_id, depth, msg,
+                "hidden", now, ticket.request_id, hidden=True,
+            )
+        else:
+            mid = int(existing["id"])
+        parent_key, parent_id, depth = key, mid, depth + 1
+    ids: list[int] = []
+    for msg in choices:
+        key = node_key(parent_key, msg)
+        existing = _lookup(conn, scope, key)
+        if existing is None:
+            mid = _insert_message(
+                conn, scope, result.thread_id, key, parent_key, parent_id, depth, msg,
+                "response", now, ticket.request_id,
+            )
+        else:
+            mid = int(existing["id"])
+        ids.append(mid)
+    if ids:
+        conn.execute(
+            "UPDATE threads SET head_message_id=?, updated_at=? WHERE id=?"
+            " AND (head_message_id=? OR head_message_id IS NULL)",
+            (ids[0], now, result.thread_id, result.head_id),
+        )
+    data = dict(event)
+    data["message_ids"] = ids
+    record_event(conn, ticket, "response", data, thread_id=result.thread_id, now=now)
+    return ids
+
+
+def record_event(
+    conn: sqlite3.Connection,
+    ticket: CaptureTicket | None,
+    kind: str,
+    data: dict[str, Any],
+    thread_id: int | None = None,
+    now: float | None = None,
+) -> int:
+    """Append one row to ``events`` (what happened: request, response, unparsed, error)."""
+    scope = ticket.scope if ticket else None
+    cur = conn.execute(
+        "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
+        " VALUES (?,?,?,?,?,?,?)",
+        (
+            ticket.request_id if ticket else data.get("request_id"),
+            scope.tenant if scope else data.get("tenant"),
+            scope.role if scope else data.get("role"),
+            thread_id,
+            kind,
+            time.time() if now is None else now,
+            dumps_lossless(data),
+        ),
+    )
+    return int(cur.lastrowid or 0)

@@ -1,0 +1,57 @@
+"""Frozen value types shared by the engine, the store and the proxy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a conversation belongs to.
+
+    ``tenant``: salted hash of the client's API key (never the key), or a configured
+    name. ``role``: the persona (``X-LCM-Role``, default ``"default"``). ``session``:
+    the ``X-LCM-Session`` header, or ``""`` when threads are found by prefix
+    fingerprint. Node keys are unique within one scope.
+    """
+
+    tenant: str
+    role: str = "default"
+    session: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureResult:
+    """What capturing one request's ``messages`` did.
+
+    ``thread_id``: the thread the request continues (or started, or forked).
+    ``message_ids``: the stored id of every request message, in order.
+    ``new_ids``: the ids stored by this call (empty when the history was replayed).
+    ``head_id``/``head_key``: the last request message (parent of the response).
+    ``created_thread``: a new root or fork. ``previous_activity_at``: the thread's
+    ``updated_at`` before this call (UNIX seconds; ``None`` for a new thread).
+    """
+
+    thread_id: int
+    message_ids: tuple[int, ...]
+    new_ids: tuple[int, ...]
+    head_id: int | None
+    head_key: str | None
+    created_thread: bool
+    previous_activity_at: float | None
+
+
+@dataclass(slots=True)
+class CaptureTicket:
+    """Links a queued request capture to the response capture that follows it.
+
+    The writer thread runs jobs in order, so the request job fills ``result`` before
+    the response job reads it. ``error`` is set when the request capture failed.
+    """
+
+    scope: Scope
+    request_id: str
+    result: CaptureResult | None = None
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,192 @@
+"""SQLite store: WAL, one writer thread fed by a queue, thread-local readers.
+
+SQLite allows one writer at a time. Rather than letting request handlers contend
+for the write lock, every write is a function queued to a single writer thread,
+which drains the queue and runs each job inside one ``BEGIN IMMEDIATE`` transaction
+(a ``SAVEPOINT`` per job, so one failing job rolls back alone). Batching many small
+captures into one commit is what makes ingest fast. Reads run on the caller's
+thread with a thread-local connection; WAL lets them proceed during writes.
+
+Writes return ``concurrent.futures.Future`` objects so that both threads and the
+asyncio façade (``memory_core.aio``) can wait on them — or not.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memory_core.errors import StoreError
+from memory_core.store.migrations import apply_migrations
+
+log = logging.getLogger("lcm.store")
+T = TypeVar("T")
+
+DB_FILENAME = "lcm.sqlite3"
+_BATCH_MAX = 256
+_STOP = object()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        str(path), isolation_level=None, check_same_thread=False, timeout=30.0
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=30000")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    return conn
+
+
+class SqliteStore:
+    """The embedded store: one database file ``lcm.sqlite3`` in ``data_dir``.
+
+    Opening creates the directory and the file if needed and applies pending
+    migrations (raises ``StoreError``/``SchemaTooNewError`` on failure). Call
+    :meth:`close` to flush queued writes and stop the writer thread.
+    """
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self.data_dir = Path(data_dir)
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.path = self.data_dir / DB_FILENAME
+            self._wconn = _connect(self.path)
+            self.schema_version = apply_migrations(self._wconn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open store at {self.data_dir}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot create data dir {self.data_dir}: {exc}") from exc
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="lcm-sqlite-writer", daemon=True)
+        self._thread.start()
+
+    # -- writes ---------------------------------------------------------------
+    def write(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Queue ``fn(conn, *args)`` to run in a write transaction; return its future.
+
+        The future holds ``fn``'s return value, or the exception it raised (the job's
+        changes are then rolled back; other jobs of the batch are unaffected). Jobs
+        run in the order they were queued. Raises ``StoreError`` after :meth:`close`.
+        """
+        if self._closed:
+            raise StoreError("store is closed")
+        fut: Future[T] = Future()
+        self._queue.put((fn, args, fut))
+        return fut
+
+    def write_sync(self, fn: Callable[..., T], *args: Any, timeout: float | None = 60.0) -> T:
+        """Run ``fn(conn, *args)`` on the writer thread and wait for its result."""
+        return self.write(fn, *args).result(timeout)
+
+    def _run(self) -> None:
+        conn = self._wconn
+        while True:
+            item = self._queue.get()
+            batch = [item]
+            while len(batch) < _BATCH_MAX:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(job is _STOP for job in batch)
+            jobs = [job for job in batch if job is not _STOP]
+            if jobs:
+                self._run_batch(conn, jobs)
+            if stop:
+                return
+
+    def _run_batch(self, conn: sqlite3.Connection, jobs: list[Any]) -> None:
+        results: list[tuple[Future[Any], bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, args, fut in jobs:
+                if not fut.set_running_or_notify_cancel():
+                    continue
+                conn.execute("SAVEPOINT job")
+                try:
+                    value = fn(conn, *args)
+                except BaseException as exc:  # noqa: BLE001 - delivered to the caller
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    results.append((fut, False, exc))
+                else:
+                    conn.execute("RELEASE job")
+                    results.append((fut, True, value))
+            conn.execute("COMMIT")
+        except BaseException as exc:  # noqa: BLE001 - e.g. disk full at COMMIT
+            log.error("sqlite write batch failed: %s", exc)
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            err = StoreError(f"write failed: {exc}")
+            for fn, _args, fut in jobs:
+                if not fut.done():
+                    if fut.running():
+                        fut.set_exception(err)
+            for fut, _ok, _value in results:
+                if not fut.done():
+                    fut.set_exception(err)
+            return
+        for fut, ok, value in results:
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(value)
+
+    # -- reads ----------------------------------------------------------------
+    def reader(self) -> sqlite3.Connection:
+        """Return this thread's read connection (opened on first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError("store is closed")
+            conn = _connect(self.path)
+            conn.execute("PRAGMA query_only=ON")
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(conn, *args)`` on this thread's read connection and return its value."""
+        return fn(self.reader(), *args)
+
+    def flush(self, timeout: float | None = 60.0) -> None:
+        """Wait until every write queued before this call has committed."""
+        if not self._closed:
+            self.write(lambda conn: None).result(timeout)
+
+    def close(self) -> None:
+        """Flush queued writes, stop the writer thread and close every connection."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        self._thread.join(timeout=60)
+        try:
+            self._wconn.execute("PRAGMA optimize")
+        except sqlite3.Error:
+            pass
+        self._wconn.close()
+        with self._readers_lock:
+            for conn in self._readers:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._readers.clear()

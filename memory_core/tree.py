@@ -1,0 +1,142 @@
+"""Message tree: canonical form, node keys and branch bookkeeping (DESIGN §3).
+
+A client resends its whole history on every call. Each message is stored once as a
+node whose key is ``sha256("lcm-node-v1" ‖ parent key ‖ canonical JSON)``. Two
+requests that share a prefix therefore share nodes; an edited or regenerated
+message gets a different key and forks a branch, and nothing is ever overwritten.
+
+The canonical form keeps only what identifies a message to the model — ``role``,
+``name``, ``content`` (text or parts), ``tool_calls`` (id, type, function name and
+arguments), ``tool_call_id`` and the legacy ``function_call`` — so that the client's
+echo of an assistant reply (which may add ``refusal: null``, ``annotations: []``…)
+maps to the node the proxy stored when it produced that reply. Pure functions only:
+no I/O, unit-testable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+
+NODE_KEY_VERSION = "lcm-node-v1"
+"""Prefix hashed into every node key; bump it if the canonical form ever changes."""
+
+_ROOT = b"root"
+
+
+def canonical_message(message: Any) -> dict[str, Any]:
+    """Return the canonical form of one chat message.
+
+    Takes a message as found in an OpenAI ``messages`` array (normally a dict; any
+    other JSON value is kept whole under ``"raw"`` so that odd input still hashes
+    deterministically). Returns a new dict with only the identifying fields, empty
+    or null ``content`` normalised to ``None`` and tool calls reduced to
+    ``{id, type, function: {name, arguments}}``. Never raises.
+    """
+    if not isinstance(message, dict):
+        return {"raw": message}
+    out: dict[str, Any] = {"role": message.get("role")}
+    name = message.get("name")
+    if name is not None:
+        out["name"] = name
+    content = message.get("content")
+    out["content"] = content if content not in ("", [], None) else None
+    tool_calls = message.get("tool_calls")
+    if tool_calls:
+        calls = []
+        for call in tool_calls if isinstance(tool_calls, list) else [tool_calls]:
+            if isinstance(call, dict):
+                fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+                calls.append(
+                    {
+                        "id": call.get("id"),
+                        "type": call.get("type", "function"),
+                        "function": {"name": fn.get("name"), "arguments": fn.get("arguments")},
+                    }
+                )
+            else:
+                calls.append(call)
+        out["tool_calls"] = calls
+    if message.get("tool_call_id") is not None:
+        out["tool_call_id"] = message.get("tool_call_id")
+    if message.get("function_call") is not None:
+        out["function_call"] = message.get("function_call")
+    return out
+
+
+def canonical_bytes(message: Any) -> bytes:
+    """Serialise :func:`canonical_message` deterministically (sorted keys, orjson).
+
+    Values orjson cannot serialise (non-str keys, integers past 64 bits) fall back to
+    their ``repr`` so that hashing never raises.
+    """
+    canon = canonical_message(message)
+    try:
+        return orjson.dumps(canon, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return repr(canon).encode("utf-8", "surrogatepass")
+
+
+def node_key(parent_key: str | None, message: Any) -> str:
+    """Return the hex sha256 node key of ``message`` stored under ``parent_key``.
+
+    ``parent_key`` is ``None`` for the first message of a conversation.
+    """
+    h = hashlib.sha256()
+    h.update(NODE_KEY_VERSION.encode())
+    h.update(b"\x00")
+    h.update(parent_key.encode() if parent_key else _ROOT)
+    h.update(b"\x00")
+    h.update(canonical_bytes(message))
+    return h.hexdigest()
+
+
+def chain_keys(messages: list[Any], parent_key: str | None = None) -> list[str]:
+    """Return the node key of every message of ``messages`` in order.
+
+    Each key depends on all earlier ones, so equal keys mean equal prefixes.
+    """
+    keys: list[str] = []
+    parent = parent_key
+    for message in messages:
+        parent = node_key(parent, message)
+        keys.append(parent)
+    return keys
+
+
+def message_text(message: Any) -> str:
+    """Return the searchable plain text of a message (characters, not tokens).
+
+    Text parts of multimodal ``content`` are joined with newlines; image/audio parts
+    become placeholders such as ``[image_url]``; tool calls are rendered as
+    ``name(arguments)`` so that they can be searched.
+    """
+    if not isinstance(message, dict):
+        return "" if message is None else str(message)
+    parts: list[str] = []
+    content = message.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif isinstance(part.get("refusal"), str):
+                    parts.append(part["refusal"])
+                else:
+                    parts.append(f"[{part.get('type', 'part')}]")
+            elif isinstance(part, str):
+                parts.append(part)
+    elif content is not None:
+        parts.append(str(content))
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, dict) and isinstance(call.get("function"), dict):
+            fn = call["function"]
+            parts.append(f"{fn.get('name')}({fn.get('arguments') or ''})")
+    fc = message.get("function_call")
+    if isinstance(fc, dict):
+        parts.append(f"{fc.get('name')}({fc.get('arguments') or ''})")
+    return "\n".join(p for p in parts if p)
