@@ -7,6 +7,7 @@ run on the calling thread. No aiohttp here (DESIGN §1).
 
 from __future__ import annotations
 
+import secrets
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -21,12 +22,23 @@ from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.store.sqlite import SqliteStore
 
 
+def _ensure_salt(conn: Any) -> str:
+    """Return this data directory's tenant salt, creating it on first open."""
+    row = conn.execute("SELECT value FROM meta WHERE key='tenant_salt'").fetchone()
+    if row is not None:
+        return str(row[0])
+    salt = secrets.token_hex(16)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('tenant_salt', ?)", (salt,))
+    return salt
+
+
 class Engine:
     """Owns one :class:`SqliteStore` in ``data_dir`` (raises ``StoreError`` on open)."""
 
     def __init__(self, data_dir: str | Path, config: MemoryConfig | None = None) -> None:
         self.config = (config or MemoryConfig()).clamped()
         self.store = SqliteStore(data_dir)
+        self.tenant_salt: str = self.store.write_sync(_ensure_salt)
 
     # -- capture (writes) -------------------------------------------------------
     def capture_request(

@@ -1,0 +1,5 @@
+"""``python -m proxy`` runs the ``lcm-proxy`` command line."""
+
+from proxy.cli import main
+
+main()

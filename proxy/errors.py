@@ -1,0 +1,79 @@
+"""Errors the proxy itself answers, in OpenAI's error body shape.
+
+Tree::
+
+    ProxyError (status, message, type, code, param)
+    ├── BadRequestError        400  invalid_request_error   body is not valid JSON
+    ├── PayloadTooLargeError   413  invalid_request_error   body over proxy.max_body_bytes
+    ├── UnauthorizedError      401  authentication_error    admin token missing/wrong
+    └── UpstreamError          502  upstream_error          upstream unreachable / broken
+        └── UpstreamTimeoutError 504 upstream_timeout        no answer in time
+
+Body: ``{"error": {"message", "type", "param", "code"}}`` — the shape the openai SDK
+parses into ``APIStatusError`` subclasses (400 → BadRequestError, 401 →
+AuthenticationError, 413/502/504 → APIStatusError/InternalServerError).
+Errors that come *from* the upstream are never wrapped: they pass through as-is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+
+class ProxyError(Exception):
+    """An error answered by the proxy itself with an OpenAI-style JSON body."""
+
+    status = 500
+    type = "proxy_error"
+    code: str | None = None
+
+    def __init__(self, message: str, *, code: str | None = None, param: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.code
+        self.param = param
+
+    def body(self) -> dict[str, Any]:
+        """Return the error as OpenAI's ``{"error": {...}}`` dict."""
+        return error_body(self.message, self.type, self.code, self.param)
+
+
+class BadRequestError(ProxyError):
+    status, type, code = 400, "invalid_request_error", "invalid_json"
+
+
+class PayloadTooLargeError(ProxyError):
+    status, type, code = 413, "invalid_request_error", "request_too_large"
+
+
+class UnauthorizedError(ProxyError):
+    status, type, code = 401, "authentication_error", "invalid_admin_token"
+
+
+class UpstreamError(ProxyError):
+    status, type, code = 502, "upstream_error", "upstream_unreachable"
+
+
+class UpstreamTimeoutError(UpstreamError):
+    status, type, code = 504, "upstream_timeout", "upstream_timeout"
+
+
+def error_body(
+    message: str, type_: str, code: str | None = None, param: str | None = None
+) -> dict[str, Any]:
+    """Return ``{"error": {"message", "type", "param", "code"}}``."""
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def error_response(exc: ProxyError, request_id: str | None = None) -> web.Response:
+    """Render ``exc`` as a JSON ``web.Response`` carrying ``x-lcm-request-id``."""
+    headers = {"x-lcm-request-id": request_id} if request_id else None
+    return web.Response(
+        status=exc.status,
+        body=orjson.dumps(exc.body()),
+        content_type="application/json",
+        headers=headers,
+    )

@@ -1,0 +1,1 @@
+"""HTTP handlers: chat completions, transparent pass-through, and /lcm/ admin routes."""

@@ -1,0 +1,201 @@
+"""``POST /v1/chat/completions``: orchestrates the request flow of DESIGN §2.
+
+This module decides nothing about memory itself; it sequences the steps and keeps
+the fail-open promise: any exception in the memory path is logged with the
+request id, counted, and the original request bytes are forwarded unchanged.
+Upstream answers (errors included) reach the client exactly as sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from memory_core.models import CaptureTicket
+from proxy import headers as hdrs
+from proxy.errors import BadRequestError
+from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
+from proxy.relay import RelayResult, relay_body
+from proxy.scope import resolve_scope
+from proxy.sse import ChunkAccumulator, SSEDecoder
+from proxy.upstream import is_event_stream, send, upstream_url
+
+log = logging.getLogger("lcm.chat")
+
+_ERROR_BODY_KEEP = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedBody:
+    """The request body as parsed (``value``), or ``None`` with ``error`` set."""
+
+    value: Any
+    error: str | None = None
+
+
+def parse_body(body: bytes) -> ParsedBody:
+    """Parse a request body: orjson first, the stdlib as fallback.
+
+    orjson rejects lone surrogates, NaN/Infinity and integers past 64 bits, all of
+    which the stdlib accepts (shared/DEPENDENCIES.md); a body neither accepts is
+    reported in ``error``. Never raises.
+    """
+    try:
+        return ParsedBody(orjson.loads(body))
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return ParsedBody(json.loads(body))
+    except (ValueError, RecursionError) as exc:
+        return ParsedBody(None, f"{exc.__class__.__name__}: {exc}"[:300])
+
+
+def _event_meta(body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "model": body.get("model") if isinstance(body.get("model"), str) else None,
+        "stream": body.get("stream") is True,
+    }
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    """Handle one chat completion, streaming or not (see module docstring)."""
+    app = request.app
+    settings, engine, metrics = app[SETTINGS], app[ENGINE], app[METRICS]
+    rid: str = request[REQUEST_ID]
+    raw = await request.read()
+    parsed = parse_body(raw)
+    if parsed.error is not None:
+        _record_unparsed(request, raw, parsed.error)
+        raise BadRequestError(
+            "We could not parse the JSON body of your request. (HINT: This likely means"
+            " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
+            f" payload.) Parser said: {parsed.error}"
+        )
+    body = parsed.value
+    ticket: CaptureTicket | None = None
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        # Not something we understand: the upstream answers it; we keep it.
+        _record_unparsed(request, raw, "body is not an object with a messages array")
+    elif settings.capture.enabled:
+        try:
+            scope = resolve_scope(
+                request.headers, salt=engine.tenant_salt, fixed_tenant=settings.proxy.tenant
+            )
+            ticket, _ = engine.capture_request(scope, rid, body["messages"], _event_meta(body))
+        except Exception:  # noqa: BLE001 - fail open
+            metrics.fail_open.labels("capture").inc()
+            log.exception("capture failed; forwarding unmodified")
+            ticket = None
+
+    url = upstream_url(settings.proxy.upstream, "/chat/completions")
+    out_headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key)
+    started = time.perf_counter()
+    upstream = await send(app[HTTP], "POST", url, out_headers, raw)
+    metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
+    try:
+        client_headers = hdrs.to_client(upstream.headers)
+        client_headers["x-lcm-request-id"] = rid
+        response = web.StreamResponse(
+            status=upstream.status, reason=upstream.reason, headers=client_headers
+        )
+        await response.prepare(request)
+        result = await relay_body(upstream, response, keep=True)
+        status = upstream.status
+        streamed = is_event_stream(upstream)
+    finally:
+        upstream.release()
+    if result.client_gone:
+        metrics.client_disconnects.inc()
+    if ticket is not None:
+        app[TASKS].spawn(
+            _capture_response(request.app, ticket, status, streamed, result),
+            name=f"capture-response-{rid}",
+        )
+    return response
+
+
+def _record_unparsed(request: web.Request, raw: bytes, reason: str) -> None:
+    app = request.app
+    try:
+        app[ENGINE].record_event(
+            None,
+            request[REQUEST_ID],
+            "unparsed",
+            {"path": request.path, "reason": reason, "body": raw.decode("utf-8", "replace")},
+        )
+    except Exception:  # noqa: BLE001 - fail open
+        app[METRICS].fail_open.labels("capture").inc()
+        log.exception("could not record unparsed body")
+
+
+async def _capture_response(
+    app: web.Application,
+    ticket: CaptureTicket,
+    status: int,
+    streamed: bool,
+    result: RelayResult,
+) -> None:
+    """Decode the relayed body and store the reply (runs after the client is served).
+
+    A reply is stored as a message only when it is complete: a 2xx status and, for
+    streams, ``[DONE]`` or a ``finish_reason`` on every choice, and the client
+    stayed to the end. Anything else is kept in an event, never as an answer.
+    """
+    engine, metrics = app[ENGINE], app[METRICS]
+    try:
+        body = result.body()
+        event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes}
+        if status >= 400:
+            event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+            engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
+            return
+        if streamed:
+            decoder, acc = SSEDecoder(), ChunkAccumulator()
+            for ev in decoder.feed(body) + decoder.close():
+                acc.add_event(ev)
+            choices = acc.messages()
+            finished = acc.done or (bool(choices) and all(acc.finish_reasons()))
+            event.update(
+                id=acc.id, model=acc.model, usage=acc.usage,
+                finish_reasons=acc.finish_reasons(), done=acc.done,
+            )
+            if acc.error is not None:
+                event["error"] = acc.error
+        else:
+            try:
+                obj = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                obj = None
+            choices, finished = [], False
+            if isinstance(obj, dict) and isinstance(obj.get("choices"), list):
+                ordered = sorted(
+                    (c for c in obj["choices"] if isinstance(c, dict)),
+                    key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
+                )
+                choices = [c.get("message") for c in ordered if isinstance(c.get("message"), dict)]
+                finished = bool(choices)
+                event.update(
+                    id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
+                    finish_reasons=[c.get("finish_reason") for c in ordered],
+                )
+            else:
+                event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+        complete = finished and not result.client_gone and result.upstream_error is None
+        if not complete:
+            event.update(
+                outcome="incomplete", partial_choices=choices,
+                client_gone=result.client_gone, upstream_error=result.upstream_error,
+            )
+            choices = []
+        else:
+            event["outcome"] = "complete"
+        engine.capture_response(ticket, choices, event)
+    except Exception:  # noqa: BLE001 - fail open, after the client was served
+        metrics.fail_open.labels("capture_response").inc()
+        log.exception("response capture failed (request %s)", ticket.request_id)

@@ -1,0 +1,54 @@
+"""Every ``/v1/`` path other than chat completions, forwarded transparently.
+
+Method, path, query, headers (minus hop-by-hop and ``X-LCM-*``) and body go to the
+upstream; status, headers and body come back. Bodies stream in both directions
+without buffering, so uploads (``/v1/files``, audio) and downloads of any size
+work and the first byte reaches the client as soon as the upstream sends it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from aiohttp import web
+
+from proxy import headers as hdrs
+from proxy.keys import HTTP, METRICS, REQUEST_ID, SETTINGS
+from proxy.relay import relay_body
+from proxy.upstream import send, upstream_url
+
+
+def tail_of(request: web.Request) -> str:
+    """Return the raw path after ``/v1`` (``/v1/models`` → ``/models``)."""
+    raw = request.rel_url.raw_path
+    return raw[3:] if raw.startswith("/v1") else raw
+
+
+async def passthrough(request: web.Request) -> web.StreamResponse:
+    """Forward any ``/v1/*`` request and stream the upstream's answer back."""
+    settings = request.app[SETTINGS]
+    rid = request[REQUEST_ID]
+    url = upstream_url(settings.proxy.upstream, tail_of(request), request.rel_url.raw_query_string)
+    keep_length = request.content_length is not None
+    out_headers = hdrs.to_upstream(
+        request.headers, api_key=settings.proxy.upstream_api_key, keep_length=keep_length
+    )
+    data = request.content.iter_any() if request.body_exists else None
+    started = time.perf_counter()
+    upstream = await send(request.app[HTTP], request.method, url, out_headers, data)
+    request.app[METRICS].upstream_latency.labels("passthrough").observe(
+        time.perf_counter() - started
+    )
+    try:
+        client_headers = hdrs.to_client(upstream.headers)
+        client_headers["x-lcm-request-id"] = rid
+        response = web.StreamResponse(
+            status=upstream.status, reason=upstream.reason, headers=client_headers
+        )
+        await response.prepare(request)
+        result = await relay_body(upstream, response, keep=False)
+        if result.client_gone:
+            request.app[METRICS].client_disconnects.inc()
+        return response
+    finally:
+        upstream.release()

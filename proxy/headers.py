@@ -1,0 +1,76 @@
+"""Which headers cross the proxy, in each direction.
+
+Hop-by-hop headers (RFC 9110 §7.6.1) describe one connection and never cross.
+``Host`` and ``Content-Length`` are recomputed by aiohttp for the new
+connection (``Content-Length`` is kept for streamed pass-through bodies so that
+uploads keep a declared length). ``Accept-Encoding`` is dropped toward the
+upstream so that the proxy can read SSE; ``Content-Encoding`` is therefore
+dropped on the way back because aiohttp hands us decoded bytes. ``X-LCM-*``
+headers are the proxy's own and never reach the upstream (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from multidict import CIMultiDict
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_TO_UPSTREAM_DROP = HOP_BY_HOP | {"host", "content-length", "accept-encoding"}
+_TO_CLIENT_DROP = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date"}
+
+
+def _connection_tokens(headers: Mapping[str, str]) -> set[str]:
+    value = headers.get("connection", "")
+    return {t.strip().lower() for t in value.split(",") if t.strip()}
+
+
+def to_upstream(
+    headers: Mapping[str, str] | Iterable[tuple[str, str]],
+    *,
+    api_key: str = "",
+    keep_length: bool = False,
+) -> CIMultiDict[str]:
+    """Return the headers to send upstream for a client request.
+
+    ``api_key``: when set, replaces the client's ``Authorization`` with
+    ``Bearer <api_key>``. ``keep_length``: keep ``Content-Length`` (streamed bodies).
+    """
+    src = CIMultiDict(headers)
+    drop = _TO_UPSTREAM_DROP | _connection_tokens(src)
+    if keep_length:
+        drop = drop - {"content-length"}
+    out: CIMultiDict[str] = CIMultiDict()
+    for name, value in src.items():
+        low = name.lower()
+        if low in drop or low.startswith("x-lcm-"):
+            continue
+        out.add(name, value)
+    if api_key:
+        out["Authorization"] = f"Bearer {api_key}"
+    return out
+
+
+def to_client(headers: Mapping[str, str]) -> CIMultiDict[str]:
+    """Return the upstream response headers to relay to the client (status-related
+    headers such as ``retry-after``, ``x-ratelimit-*`` and ``x-request-id`` included)."""
+    src = CIMultiDict(headers)
+    drop = _TO_CLIENT_DROP | _connection_tokens(src)
+    out: CIMultiDict[str] = CIMultiDict()
+    for name, value in src.items():
+        if name.lower() not in drop:
+            out.add(name, value)
+    return out

@@ -1,0 +1,39 @@
+"""Prometheus metrics, one registry per application (tests run several apps)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+                    5, 10, 30, 60, 120)
+
+
+class Metrics:
+    """The proxy's counters and histograms (seconds for every duration)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "lcm_requests", "Requests handled, by route and status", ["route", "status"],
+            registry=self.registry,
+        )
+        self.upstream_latency = Histogram(
+            "lcm_upstream_latency_seconds", "Time to the upstream's response headers",
+            ["route"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.fail_open = Counter(
+            "lcm_fail_open", "Memory-path failures that were bypassed", ["stage"],
+            registry=self.registry,
+        )
+        self.captured_messages = Counter(
+            "lcm_captured_messages", "Messages newly stored as evidence",
+            registry=self.registry,
+        )
+        self.client_disconnects = Counter(
+            "lcm_client_disconnects", "Clients that left before the response ended",
+            registry=self.registry,
+        )
+
+    def render(self) -> bytes:
+        """Return the Prometheus text exposition of this registry."""
+        return generate_latest(self.registry)

@@ -1,0 +1,68 @@
+"""Request id, per-route counting, and errors rendered in OpenAI's shape."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from proxy.errors import PayloadTooLargeError, ProxyError, error_body, error_response
+from proxy.keys import METRICS, REQUEST_ID
+from proxy.log import request_id_var
+
+log = logging.getLogger("lcm.http")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _route_label(request: web.Request) -> str:
+    info = request.match_info.route.resource
+    return info.canonical if info is not None else "unmatched"
+
+
+@web.middleware
+async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Assign the request id (``x-lcm-request-id``), render errors, count requests.
+
+    ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
+    ``proxy.max_body_bytes``) → 413 in the same shape; any other exception from our
+    code → 500 ``internal_error`` (logged with the request id; never a bare HTML page).
+    """
+    rid = "req_" + uuid.uuid4().hex
+    request[REQUEST_ID] = rid
+    token = request_id_var.set(rid)
+    status = 500
+    try:
+        try:
+            response = await handler(request)
+            status = response.status
+            if not response.prepared:
+                response.headers.setdefault("x-lcm-request-id", rid)
+            return response
+        except ProxyError as exc:
+            status = exc.status
+            if exc.status >= 500:
+                log.warning("%s: %s", exc.__class__.__name__, exc.message)
+            return error_response(exc, rid)
+        except web.HTTPRequestEntityTooLarge as exc:
+            status = 413
+            return error_response(PayloadTooLargeError(exc.text or "request body too large"), rid)
+        except web.HTTPException as exc:
+            status = exc.status
+            if exc.status >= 400 and exc.content_type != "application/json":
+                err_type = "not_found_error" if exc.status == 404 else "invalid_request_error"
+                return web.json_response(
+                    error_body(exc.reason, err_type), status=exc.status,
+                    headers={"x-lcm-request-id": rid},
+                )
+            raise
+        except Exception:
+            log.exception("unhandled error")
+            return web.json_response(
+                error_body("internal error in lcm-proxy", "internal_error", "internal_error"),
+                status=500, headers={"x-lcm-request-id": rid},
+            )
+    finally:
+        request.app[METRICS].requests.labels(_route_label(request), str(status)).inc()
+        request_id_var.reset(token)

@@ -1,0 +1,49 @@
+"""Scope of a request: tenant (salted key hash), role (persona) and session.
+
+The client's API key is never stored or logged: the tenant is the first 16 hex
+digits of ``sha256(salt ‖ key)``, where the salt is ``proxy.tenant_salt`` or a
+random value generated once per data directory. ``proxy.tenant`` pins one tenant
+for every request (single-agent sidecars). Requests without a key belong to the
+tenant ``anonymous``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+
+from memory_core.models import Scope
+
+ROLE_HEADER = "X-LCM-Role"
+SESSION_HEADER = "X-LCM-Session"
+_SAFE = re.compile(r"[^A-Za-z0-9_.:@/-]")
+
+
+def bearer_key(headers: Mapping[str, str]) -> str:
+    """Return the API key from ``Authorization: Bearer …`` (or Azure's ``api-key``)."""
+    auth = headers.get("Authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip()
+    return headers.get("api-key", "").strip()
+
+
+def tenant_for_key(key: str, salt: str) -> str:
+    """Return the tenant id for ``key``: ``t_`` + 16 hex digits of sha256(salt ‖ key)."""
+    if not key:
+        return "anonymous"
+    return "t_" + hashlib.sha256(f"{salt}\x00{key}".encode()).hexdigest()[:16]
+
+
+def clean_label(value: str, default: str, limit: int = 128) -> str:
+    """Return a header value usable as a role/session label (printable, ≤ ``limit``)."""
+    value = _SAFE.sub("_", value.strip())[:limit]
+    return value or default
+
+
+def resolve_scope(headers: Mapping[str, str], *, salt: str, fixed_tenant: str = "") -> Scope:
+    """Build the :class:`Scope` of a request from its headers."""
+    tenant = fixed_tenant or tenant_for_key(bearer_key(headers), salt)
+    role = clean_label(headers.get(ROLE_HEADER, ""), "default")
+    session = clean_label(headers.get(SESSION_HEADER, ""), "")
+    return Scope(tenant=tenant, role=role, session=session)

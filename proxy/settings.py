@@ -1,0 +1,252 @@
+"""Settings: one typed object built once from every source, then passed down.
+
+Precedence (lowest first): built-in defaults < TOML file (``--config`` or
+``LCM_CONFIG``) < environment < command-line flags. Environment variables are
+``LCM_<SECTION>__<KEY>`` (e.g. ``LCM_PROXY__PORT=9000``) plus the short aliases in
+:data:`ENV_ALIASES` (``LCM_PORT``, ``LCM_UPSTREAM``, ``LCM_DATA_DIR``…).
+Numbers are clamped to the ranges in the field metadata (a clamp is reported as a
+warning); unknown keys are reported, not fatal. This module is the only reader of
+the environment and of configuration files (DESIGN §11). ``config/default.toml``
+documents every key; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_core.config import MemoryConfig
+
+
+def _rng(low: float, high: float) -> dict[str, Any]:
+    return {"range": (low, high)}
+
+
+@dataclass(frozen=True)
+class ProxySettings:
+    """``[proxy]``: listening address, upstream, limits and timeouts."""
+
+    host: str = "127.0.0.1"
+    port: int = field(default=8787, metadata=_rng(0, 65535))
+    upstream: str = "https://api.openai.com/v1"
+    upstream_api_key: str = ""
+    tenant: str = ""
+    tenant_salt: str = ""
+    admin_token: str = ""
+    max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=_rng(1024, 1 << 31))
+    connect_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 300))
+    read_timeout_seconds: float = field(default=600.0, metadata=_rng(1, 86400))
+    max_connections: int = field(default=512, metadata=_rng(1, 100000))
+    max_connections_per_host: int = field(default=0, metadata=_rng(0, 100000))
+    shutdown_timeout_seconds: float = field(default=30.0, metadata=_rng(0, 3600))
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    """``[capture]``: evidence capture into SQLite."""
+
+    enabled: bool = True
+    store_raw_json: bool = True
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    """``[storage]``: where the embedded store lives."""
+
+    data_dir: str = "./lcm-data"
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """``[log]``: level and format of the proxy's own logs (stderr)."""
+
+    level: str = "INFO"
+    json: bool = True
+    access_log: bool = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the proxy needs, built by :func:`load_settings`."""
+
+    proxy: ProxySettings = field(default_factory=ProxySettings)
+    capture: CaptureSettings = field(default_factory=CaptureSettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
+    log: LogSettings = field(default_factory=LogSettings)
+    warnings: tuple[str, ...] = ()
+    config_file: str | None = None
+
+    def memory_config(self) -> MemoryConfig:
+        """Return the engine's view of these settings."""
+        return MemoryConfig(
+            enabled=self.capture.enabled, store_raw_json=self.capture.store_raw_json
+        )
+
+    def public_dict(self) -> dict[str, Any]:
+        """Return the settings as nested dicts with secrets replaced by ``"***"``."""
+        out: dict[str, Any] = {}
+        for name in SECTIONS:
+            section = dataclasses.asdict(getattr(self, name))
+            for key in SECRET_KEYS.get(name, ()):
+                if section.get(key):
+                    section[key] = "***"
+            out[name] = section
+        return out
+
+
+SECTIONS: dict[str, type] = {
+    "proxy": ProxySettings,
+    "capture": CaptureSettings,
+    "storage": StorageSettings,
+    "log": LogSettings,
+}
+SECRET_KEYS = {"proxy": ("upstream_api_key", "admin_token", "tenant_salt")}
+
+ENV_ALIASES: dict[str, tuple[str, str]] = {
+    "LCM_HOST": ("proxy", "host"),
+    "LCM_PORT": ("proxy", "port"),
+    "LCM_UPSTREAM": ("proxy", "upstream"),
+    "LCM_UPSTREAM_API_KEY": ("proxy", "upstream_api_key"),
+    "LCM_ADMIN_TOKEN": ("proxy", "admin_token"),
+    "LCM_TENANT": ("proxy", "tenant"),
+    "LCM_DATA_DIR": ("storage", "data_dir"),
+    "LCM_LOG_LEVEL": ("log", "level"),
+}
+"""Short environment names for the settings people set most often."""
+
+
+class SettingsError(ValueError):
+    """A configuration file cannot be read or a value has the wrong type."""
+
+
+def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[str]) -> Any:
+    kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    where = f"{section}.{f.name}"
+    try:
+        if kind == "bool":
+            if isinstance(value, bool):
+                out: Any = value
+            elif isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
+                out = True
+            elif isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
+                out = False
+            else:
+                raise ValueError(value)
+        elif kind == "int":
+            if isinstance(value, bool):
+                raise ValueError(value)
+            out = int(value)
+        elif kind == "float":
+            if isinstance(value, bool):
+                raise ValueError(value)
+            out = float(value)
+        else:
+            if not isinstance(value, str):
+                raise ValueError(value)
+            out = value
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(f"{where}: expected {kind}, got {value!r}") from exc
+    rng = f.metadata.get("range")
+    if rng is not None and not (rng[0] <= out <= rng[1]):
+        clamped = type(out)(max(rng[0], min(rng[1], out)))
+        warnings.append(f"{where}={out!r} is outside [{rng[0]}, {rng[1]}]; using {clamped!r}")
+        out = clamped
+    return out
+
+
+def _merge(layers: dict[str, dict[str, Any]], source: Mapping[str, Any], origin: str,
+           warnings: list[str]) -> None:
+    for section, values in source.items():
+        if section not in SECTIONS:
+            warnings.append(f"{origin}: unknown section [{section}] ignored")
+            continue
+        if not isinstance(values, Mapping):
+            warnings.append(f"{origin}: [{section}] is not a table; ignored")
+            continue
+        known = {f.name for f in dataclasses.fields(SECTIONS[section])}
+        for key, value in values.items():
+            if key not in known:
+                warnings.append(f"{origin}: unknown key {section}.{key} ignored")
+                continue
+            layers.setdefault(section, {})[key] = value
+
+
+def _env_layer(environ: Mapping[str, str], warnings: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, value in environ.items():
+        if name in ENV_ALIASES:
+            section, key = ENV_ALIASES[name]
+            out.setdefault(section, {})[key] = value
+        elif name.startswith("LCM_") and "__" in name:
+            section, _, key = name[4:].partition("__")
+            out.setdefault(section.lower(), {})[key.lower()] = value
+    return out
+
+
+def load_settings(
+    config_file: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Settings:
+    """Build the :class:`Settings` from defaults, file, environment and overrides.
+
+    ``config_file``: TOML path (``None`` → ``$LCM_CONFIG`` if set, else no file).
+    ``environ``: defaults to ``os.environ``. ``overrides``: ``{section: {key:
+    value}}`` from command-line flags; ``None`` values are ignored.
+    Raises :class:`SettingsError` when the file is missing or not valid TOML, or a
+    value cannot be converted to its key's type. Clamps and unknown keys are listed
+    in ``Settings.warnings``.
+    """
+    env = os.environ if environ is None else environ
+    warnings: list[str] = []
+    layers: dict[str, dict[str, Any]] = {}
+    path = config_file if config_file is not None else env.get("LCM_CONFIG") or None
+    if path is not None:
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise SettingsError(f"cannot read config file {path}: {exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"config file {path} is not valid TOML: {exc}") from exc
+        _merge(layers, data, str(path), warnings)
+    _merge(layers, _env_layer(env, warnings), "environment", warnings)
+    if overrides:
+        clean = {
+            s: {k: v for k, v in vals.items() if v is not None} for s, vals in overrides.items()
+        }
+        _merge(layers, clean, "command line", warnings)
+    built: dict[str, Any] = {}
+    for section, cls in SECTIONS.items():
+        values = layers.get(section, {})
+        kwargs = {}
+        for f in dataclasses.fields(cls):
+            if f.name in values:
+                kwargs[f.name] = _coerce(section, f, values[f.name], warnings)
+        built[section] = cls(**kwargs)
+    proxy: ProxySettings = built["proxy"]
+    upstream = proxy.upstream.rstrip("/")
+    if not upstream.startswith(("http://", "https://")):
+        raise SettingsError(f"proxy.upstream must be an http(s) URL, got {proxy.upstream!r}")
+    built["proxy"] = dataclasses.replace(proxy, upstream=upstream)
+    return Settings(
+        **built,
+        warnings=tuple(warnings),
+        config_file=str(path) if path is not None else None,
+    )
+
+
+def default_toml_keys() -> dict[str, set[str]]:
+    """Return ``{section: {keys}}`` that ``config/default.toml`` must document."""
+    return {s: {f.name for f in dataclasses.fields(c)} for s, c in SECTIONS.items()}
+
+
+def data_dir_path(settings: Settings) -> Path:
+    """Return the data directory as an absolute path."""
+    return Path(settings.storage.data_dir).expanduser().resolve()

@@ -1,0 +1,245 @@
+"""Server-sent events: a pure decoder (bytes in, events out) and a chunk accumulator.
+
+The relay forwards the upstream's bytes untouched; this module only *reads* them
+so that memory can keep the assembled reply. Sans-io: nothing here touches a
+socket, so every edge case (events split across reads, several in one read,
+CRLF/CR/LF line endings, ``:`` comments, ``data: [DONE]``, usage chunks with empty
+``choices``, tool-call fragments) is tested from byte generators.
+Format: https://html.spec.whatwg.org/multipage/server-sent-events.html
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched event: ``data`` is the ``data:`` lines joined by ``\\n``."""
+
+    data: str
+    event: str = ""
+    id: str = ""
+    retry: int | None = None
+
+
+class SSEDecoder:
+    """Incremental SSE parser. Feed it bytes in any split; it returns whole events.
+
+    ``feed(chunk)`` returns the events completed by ``chunk`` (possibly none);
+    ``close()`` returns an event left unterminated at end of stream, as browsers do
+    not but robust clients should (the upstream may omit the final blank line).
+    Comments (``: keep-alive``) are counted in ``comments`` and otherwise ignored.
+    """
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._data: list[str] = []
+        self._event = ""
+        self._id = ""
+        self._retry: int | None = None
+        self._has_field = False
+        self.comments = 0
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Consume ``chunk`` and return the events it completes."""
+        buf = self._buf + chunk
+        events: list[SSEEvent] = []
+        start = 0
+        n = len(buf)
+        while start < n:
+            cr = buf.find(b"\r", start)
+            lf = buf.find(b"\n", start)
+            if cr == -1 and lf == -1:
+                break
+            if cr != -1 and (lf == -1 or cr < lf):
+                if cr + 1 == n:
+                    break  # a CR at the end may be the first half of CRLF: wait
+                end, nxt = cr, cr + 2 if buf[cr + 1 : cr + 2] == b"\n" else cr + 1
+            else:
+                end, nxt = lf, lf + 1
+            self._line(buf[start:end], events)
+            start = nxt
+        self._buf = buf[start:]
+        return events
+
+    def close(self) -> list[SSEEvent]:
+        """Flush at end of stream: a pending line and an undispatched event."""
+        events: list[SSEEvent] = []
+        if self._buf:
+            line, self._buf = self._buf.rstrip(b"\r"), b""
+            self._line(line, events)
+        if self._has_field:
+            self._dispatch(events)
+        return events
+
+    def _line(self, raw: bytes, events: list[SSEEvent]) -> None:
+        if not raw:
+            self._dispatch(events)
+            return
+        line = raw.decode("utf-8", "replace")
+        if line.startswith(":"):
+            self.comments += 1
+            return
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif name == "retry":
+            if value.isdigit():
+                self._retry = int(value)
+        else:
+            return
+        self._has_field = True
+
+    def _dispatch(self, events: list[SSEEvent]) -> None:
+        if self._data:
+            events.append(SSEEvent("\n".join(self._data), self._event, self._id, self._retry))
+        self._data = []
+        self._event = ""
+        self._retry = None
+        self._has_field = False
+
+
+@dataclass
+class _Choice:
+    role: str = "assistant"
+    content: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
+    tool_calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    function_call: dict[str, str] | None = None
+    finish_reason: str | None = None
+    seen_content: bool = False
+
+
+class ChunkAccumulator:
+    """Assembles ``chat.completion.chunk`` events into whole assistant messages.
+
+    Call :meth:`add_event` for each decoded event. Tolerant by design: an event
+    whose data is not JSON, or lacks ``choices``, is counted in ``bad_events`` and
+    skipped. ``done`` is set by ``data: [DONE]``; ``usage`` keeps the last usage
+    object seen (the usage chunk, whose ``choices`` is empty, when
+    ``stream_options.include_usage`` is set).
+    """
+
+    def __init__(self) -> None:
+        self.choices: dict[int, _Choice] = {}
+        self.usage: dict[str, Any] | None = None
+        self.id: str | None = None
+        self.model: str | None = None
+        self.created: int | None = None
+        self.system_fingerprint: str | None = None
+        self.done = False
+        self.events = 0
+        self.bad_events = 0
+        self.error: Any = None
+
+    def add_event(self, event: SSEEvent) -> dict[str, Any] | None:
+        """Fold one event in; return its parsed JSON (``None`` for ``[DONE]``/junk)."""
+        self.events += 1
+        data = event.data
+        if data.strip() == "[DONE]":
+            self.done = True
+            return None
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self.bad_events += 1
+            return None
+        if not isinstance(obj, dict):
+            self.bad_events += 1
+            return None
+        self.add_chunk(obj)
+        return obj
+
+    def add_chunk(self, obj: dict[str, Any]) -> None:
+        """Fold one parsed ``chat.completion.chunk`` object in."""
+        if "error" in obj and "choices" not in obj:
+            self.error = obj["error"]
+            return
+        self.id = obj.get("id") or self.id
+        self.model = obj.get("model") or self.model
+        self.created = obj.get("created") or self.created
+        self.system_fingerprint = obj.get("system_fingerprint") or self.system_fingerprint
+        if isinstance(obj.get("usage"), dict):
+            self.usage = obj["usage"]
+        choices = obj.get("choices")
+        if not isinstance(choices, list):
+            if "usage" not in obj:
+                self.bad_events += 1
+            return
+        for ch in choices:
+            if not isinstance(ch, dict):
+                continue
+            idx = ch.get("index", 0)
+            idx = idx if isinstance(idx, int) else 0
+            acc = self.choices.setdefault(idx, _Choice())
+            delta = ch.get("delta") or {}
+            if isinstance(delta, dict):
+                self._add_delta(acc, delta)
+            if ch.get("finish_reason"):
+                acc.finish_reason = ch["finish_reason"]
+
+    @staticmethod
+    def _add_delta(acc: _Choice, delta: dict[str, Any]) -> None:
+        if isinstance(delta.get("role"), str):
+            acc.role = delta["role"]
+        if isinstance(delta.get("content"), str):
+            acc.content.append(delta["content"])
+            acc.seen_content = True
+        if isinstance(delta.get("refusal"), str):
+            acc.refusal.append(delta["refusal"])
+        fc = delta.get("function_call")
+        if isinstance(fc, dict):
+            cur = acc.function_call or {"name": "", "arguments": ""}
+            cur["name"] += fc.get("name") or ""
+            cur["arguments"] += fc.get("arguments") or ""
+            acc.function_call = cur
+        for tc in delta.get("tool_calls") or []:
+            if not isinstance(tc, dict):
+                continue
+            i = tc.get("index", len(acc.tool_calls))
+            i = i if isinstance(i, int) else len(acc.tool_calls)
+            slot = acc.tool_calls.setdefault(
+                i, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+            )
+            if tc.get("id"):
+                slot["id"] = tc["id"]
+            if tc.get("type"):
+                slot["type"] = tc["type"]
+            fn = tc.get("function") or {}
+            if isinstance(fn, dict):
+                slot["function"]["name"] += fn.get("name") or ""
+                slot["function"]["arguments"] += fn.get("arguments") or ""
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Return one assistant message per choice, in index order, as a client would
+        rebuild it (``content`` is ``None`` when only tool calls were streamed)."""
+        out = []
+        for idx in sorted(self.choices):
+            acc = self.choices[idx]
+            msg: dict[str, Any] = {
+                "role": acc.role,
+                "content": "".join(acc.content) if acc.seen_content else None,
+            }
+            if acc.refusal:
+                msg["refusal"] = "".join(acc.refusal)
+            if acc.tool_calls:
+                msg["tool_calls"] = [acc.tool_calls[i] for i in sorted(acc.tool_calls)]
+            if acc.function_call:
+                msg["function_call"] = acc.function_call
+            out.append(msg)
+        return out
+
+    def finish_reasons(self) -> list[str | None]:
+        """Return each choice's ``finish_reason`` in index order."""
+        return [self.choices[i].finish_reason for i in sorted(self.choices)]

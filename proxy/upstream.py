@@ -1,0 +1,71 @@
+"""Send requests to the upstream on the shared ``ClientSession``; map transport errors.
+
+Transport failures become :class:`~proxy.errors.UpstreamError` (502) or
+:class:`~proxy.errors.UpstreamTimeoutError` (504) with an OpenAI-style body; an
+HTTP error *answered* by the upstream is not an exception here — it is relayed to
+the client unchanged by the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, Mapping
+from typing import Any
+
+import aiohttp
+from yarl import URL
+
+from proxy.errors import UpstreamError, UpstreamTimeoutError
+
+
+def upstream_url(base: str, tail: str, query: str = "") -> URL:
+    """Join the upstream base URL (ending in ``/v1``) with ``tail`` (``/models``…).
+
+    ``tail`` and ``query`` are kept exactly as the client encoded them.
+    """
+    raw = base.rstrip("/") + tail
+    if query:
+        raw += "?" + query
+    return URL(raw, encoded=True)
+
+
+async def send(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: URL,
+    headers: Mapping[str, str],
+    data: bytes | AsyncIterable[bytes] | None,
+) -> aiohttp.ClientResponse:
+    """Send one request and return the response once its headers arrived.
+
+    The caller must ``release()``/``close()`` the response. Raises
+    ``UpstreamTimeoutError`` when connecting or the first byte times out and
+    ``UpstreamError`` when the upstream cannot be reached or drops the connection.
+    """
+    try:
+        return await session.request(
+            method, url, headers=headers, data=data, allow_redirects=False,
+            auto_decompress=True,
+        )
+    except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
+        raise UpstreamTimeoutError(f"upstream did not answer in time ({url.host})") from exc
+    except aiohttp.ClientConnectorError as exc:
+        raise UpstreamError(f"cannot reach upstream {url.host}:{url.port}: {exc.os_error}") from exc
+    except aiohttp.ClientError as exc:
+        raise UpstreamError(f"upstream request failed: {exc.__class__.__name__}: {exc}") from exc
+
+
+def client_timeout(connect: float, read: float) -> aiohttp.ClientTimeout:
+    """No total limit (long streams are normal); ``sock_connect``/``sock_read`` bound
+    connecting and each idle gap between reads, in seconds."""
+    return aiohttp.ClientTimeout(total=None, connect=None, sock_connect=connect, sock_read=read)
+
+
+def is_event_stream(resp: aiohttp.ClientResponse) -> bool:
+    """True when the upstream answered with ``text/event-stream``."""
+    return resp.content_type == "text/event-stream"
+
+
+def describe(exc: BaseException) -> dict[str, Any]:
+    """A short, loggable description of a transport error."""
+    return {"error": exc.__class__.__name__, "detail": str(exc)[:500]}

@@ -1,0 +1,255 @@
+"""A fake OpenAI-compatible upstream: a real aiohttp app on 127.0.0.1, port 0.
+
+It streams real SSE bytes (optionally with hostile chunking: tiny writes, CRLF,
+keep-alive comments, pauses), streams tool-call fragments, answers errors with
+headers, and records every request it received so tests can assert on what the
+proxy sent. Tests script replies with :meth:`FakeUpstream.push`; with nothing
+queued it answers ``"echo: <last user text>"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    """One scripted answer to a chat completion request."""
+
+    content: str | None = "ok"
+    tool_calls: list[dict[str, Any]] | None = None  # [{"id","name","arguments"}]
+    finish_reason: str | None = None
+    status: int = 200
+    error: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    )
+    n: int = 1
+    # streaming shape
+    piece: int = 4  # characters of content per delta
+    write_size: int | None = None  # re-split the SSE bytes into writes of this size
+    crlf: bool = False
+    keepalive: bool = False
+    delay: float = 0.0  # seconds between writes
+    raw_stream: bytes | None = None  # send exactly these bytes as the stream
+    raw_body: bytes | None = None  # non-stream: send exactly these bytes
+    content_type: str | None = None
+    drop_after: int | None = None  # close the connection after this many bytes
+
+
+class FakeUpstream:
+    """Holds the app, the scripted replies and the log of received requests."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.aborted = 0
+        self.finished_streams = 0
+        self.app = web.Application(client_max_size=256 * 1024 * 1024)
+        self.app.router.add_post("/v1/chat/completions", self.chat)
+        self.app.router.add_get("/v1/models", self.models)
+        self.app.router.add_post("/v1/embeddings", self.embeddings)
+        self.app.router.add_route("*", "/v1/{tail:.*}", self.echo)
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"] == "/v1/chat/completions"]
+
+    async def start(self) -> None:
+        self.runner = web.AppRunner(self.app, handler_cancellation=True)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    async def _record(self, request: web.Request) -> bytes:
+        raw = await request.read()
+        try:
+            body = orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            body = None
+        self.requests.append(
+            {
+                "method": request.method,
+                "path": request.path,
+                "query": request.query_string,
+                "headers": dict(request.headers),
+                "raw": raw,
+                "json": body,
+            }
+        )
+        return raw
+
+    async def models(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        return web.json_response(
+            {"object": "list", "data": [{"id": "fake-model", "object": "model",
+                                         "created": 0, "owned_by": "test"}]},
+            headers={"x-request-id": "req_models"},
+        )
+
+    async def embeddings(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        body = self.requests[-1]["json"] or {}
+        inputs = body.get("input")
+        items = inputs if isinstance(inputs, list) else [inputs]
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]}
+                         for i, _ in enumerate(items)],
+                "model": body.get("model", "fake-embed"),
+                "usage": {"prompt_tokens": 3, "total_tokens": 3},
+            }
+        )
+
+    async def echo(self, request: web.Request) -> web.Response:
+        raw = await self._record(request)
+        return web.json_response(
+            {"method": request.method, "path": request.path, "query": request.query_string,
+             "body_len": len(raw), "content_length": request.headers.get("Content-Length")},
+            headers={"x-echo": "1"},
+        )
+
+    @staticmethod
+    def _last_user_text(body: dict[str, Any]) -> str:
+        for msg in reversed(body.get("messages") or []):
+            if isinstance(msg, dict) and msg.get("role") == "user":
+                c = msg.get("content")
+                if isinstance(c, str):
+                    return c
+                if isinstance(c, list):
+                    return " ".join(p.get("text", "") for p in c if isinstance(p, dict))
+        return ""
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        await self._record(request)
+        body = self.requests[-1]["json"] or {}
+        reply = self.replies.popleft() if self.replies else Reply(
+            content="echo: " + self._last_user_text(body)
+        )
+        if reply.status >= 400:
+            err = reply.error or {"message": "fake error", "type": "server_error",
+                                  "param": None, "code": None}
+            return web.json_response({"error": err}, status=reply.status, headers=reply.headers)
+        if body.get("stream"):
+            return await self._stream(request, body, reply)
+        if reply.raw_body is not None:
+            return web.Response(body=reply.raw_body, headers=reply.headers,
+                                content_type=reply.content_type or "application/json")
+        choices = []
+        for i in range(reply.n):
+            msg: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+            if reply.tool_calls:
+                msg["tool_calls"] = [
+                    {"id": tc["id"], "type": "function",
+                     "function": {"name": tc["name"], "arguments": tc["arguments"]}}
+                    for tc in reply.tool_calls
+                ]
+            choices.append({"index": i, "message": msg, "logprobs": None,
+                            "finish_reason": reply.finish_reason
+                            or ("tool_calls" if reply.tool_calls else "stop")})
+        return web.json_response(
+            {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+             "model": body.get("model", "fake-model"), "choices": choices,
+             "usage": reply.usage, "system_fingerprint": "fp_fake"},
+            headers=reply.headers,
+        )
+
+    def stream_bytes(self, body: dict[str, Any], reply: Reply) -> bytes:
+        """Render ``reply`` as the SSE byte stream OpenAI would send."""
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": body.get("model", "fake-model"),
+                "system_fingerprint": "fp_fake"}
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        events: list[dict[str, Any]] = []
+
+        def chunk(choices: list[dict[str, Any]], **extra: Any) -> None:
+            ev = dict(base, choices=choices, **extra)
+            if include_usage:
+                ev.setdefault("usage", None)
+            events.append(ev)
+
+        for i in range(reply.n):
+            chunk([{"index": i, "delta": {"role": "assistant", "content": ""},
+                    "logprobs": None, "finish_reason": None}])
+            text = reply.content or ""
+            for start in range(0, len(text), max(1, reply.piece)):
+                chunk([{"index": i, "delta": {"content": text[start:start + reply.piece]},
+                        "logprobs": None, "finish_reason": None}])
+            for k, tc in enumerate(reply.tool_calls or []):
+                name, args = tc["name"], tc["arguments"]
+                cut = max(1, len(name) // 2)
+                chunk([{"index": i, "delta": {"tool_calls": [
+                    {"index": k, "id": tc["id"], "type": "function",
+                     "function": {"name": name[:cut], "arguments": ""}}]},
+                    "logprobs": None, "finish_reason": None}])
+                chunk([{"index": i, "delta": {"tool_calls": [
+                    {"index": k, "function": {"name": name[cut:]}}]},
+                    "logprobs": None, "finish_reason": None}])
+                for start in range(0, len(args), 5):
+                    chunk([{"index": i, "delta": {"tool_calls": [
+                        {"index": k, "function": {"arguments": args[start:start + 5]}}]},
+                        "logprobs": None, "finish_reason": None}])
+            chunk([{"index": i, "delta": {}, "logprobs": None,
+                    "finish_reason": reply.finish_reason
+                    or ("tool_calls" if reply.tool_calls else "stop")}])
+        if include_usage:
+            events.append(dict(base, choices=[], usage=reply.usage))
+        nl = b"\r\n" if reply.crlf else b"\n"
+        out = b""
+        for ev in events:
+            if reply.keepalive:
+                out += b": keep-alive" + nl + nl
+            out += b"data: " + orjson.dumps(ev) + nl + nl
+        out += b"data: [DONE]" + nl + nl
+        return out
+
+    async def _stream(self, request: web.Request, body: dict[str, Any],
+                      reply: Reply) -> web.StreamResponse:
+        payload = reply.raw_stream if reply.raw_stream is not None else self.stream_bytes(
+            body, reply)
+        headers = {"Content-Type": reply.content_type or "text/event-stream",
+                   "Cache-Control": "no-cache", **reply.headers}
+        resp = web.StreamResponse(headers=headers)
+        await resp.prepare(request)
+        size = reply.write_size or len(payload) or 1
+        sent = 0
+        try:
+            for start in range(0, len(payload), size):
+                piece = payload[start:start + size]
+                if reply.drop_after is not None and sent + len(piece) > reply.drop_after:
+                    await resp.write(piece[: max(0, reply.drop_after - sent)])
+                    request.transport.close()  # type: ignore[union-attr]
+                    return resp
+                await resp.write(piece)
+                sent += len(piece)
+                if reply.delay:
+                    await asyncio.sleep(reply.delay)
+            await resp.write_eof()
+            self.finished_streams += 1
+        except (ConnectionResetError, asyncio.CancelledError):
+            self.aborted += 1
+            raise
+        return resp
