@@ -110,7 +110,11 @@ def _insert_message(
             request_id,
         ),
     )
-    return int(cur.lastrowid or 0)
+    mid = int(cur.lastrowid or 0)
+    conn.execute(
+        "INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?, 'upsert')", (mid,)
+    )
+    return mid
 
 
 def _new_thread(

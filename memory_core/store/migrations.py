@@ -95,6 +95,145 @@ def m001_evidence() -> str:
         """
 
 
+@migration(2, "memory: items, agent memories, task state, summaries, assembly logs, indexes")
+def m002_memory() -> str:
+    return """
+        -- Extracted memory items (DESIGN §4-5). Never deleted except by purge;
+        -- supersession and retraction are status changes with links.
+        CREATE TABLE memory_items (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            session TEXT NOT NULL DEFAULT '',
+            thread_id INTEGER,
+            kind TEXT NOT NULL,         -- fact|decision|constraint|preference|question|proposal
+            subject TEXT,               -- normalised subject, matches corrections/conflicts
+            text TEXT NOT NULL,
+            value REAL,                 -- number stated, if any
+            value_text TEXT,            -- the number as written ("30", "1.5k")
+            unit TEXT,
+            condition TEXT,
+            status TEXT NOT NULL DEFAULT 'active',   -- active|superseded|retracted
+            supersedes INTEGER REFERENCES memory_items(id),
+            superseded_by INTEGER REFERENCES memory_items(id),
+            conflict_with INTEGER REFERENCES memory_items(id),
+            source_message_id INTEGER REFERENCES messages(id),
+            evidence TEXT NOT NULL DEFAULT 'user',   -- user|assistant|operator
+            lang TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            data TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX memory_items_scope ON memory_items(tenant, role, status, kind);
+        CREATE INDEX memory_items_subject ON memory_items(tenant, role, subject);
+        CREATE INDEX memory_items_source ON memory_items(source_message_id);
+
+        CREATE TABLE memory_item_revisions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            item_id INTEGER NOT NULL REFERENCES memory_items(id),
+            changed_at REAL NOT NULL,
+            field TEXT NOT NULL,
+            old TEXT,
+            new TEXT,
+            reason TEXT
+        );
+        CREATE INDEX memory_item_revisions_item ON memory_item_revisions(item_id, id);
+
+        -- The seed's agent memories. tenant is added for isolation between API keys;
+        -- within one tenant, uniqueness is exactly the seed's (category, key, role).
+        CREATE TABLE agent_memories (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            category TEXT NOT NULL CHECK (category IN ('progress', 'user_preferences', 'memo')),
+            key TEXT NOT NULL,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL CHECK (length(content) <= 500),
+            updated_at REAL NOT NULL,
+            role TEXT NOT NULL DEFAULT 'default',
+            embedding BLOB,
+            tenant TEXT NOT NULL DEFAULT '',
+            UNIQUE (tenant, category, key, role)
+        );
+
+        CREATE TABLE task_state (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id INTEGER NOT NULL,
+            label TEXT NOT NULL,        -- goal|progress|todo|blocked|decision
+            text TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',     -- open|done|superseded
+            source_message_id INTEGER,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            UNIQUE (thread_id, label, norm)
+        );
+
+        CREATE TABLE summary_nodes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id INTEGER NOT NULL,
+            level INTEGER NOT NULL,
+            first_message_id INTEGER NOT NULL,
+            last_message_id INTEGER NOT NULL,
+            message_ids TEXT NOT NULL,  -- JSON array of covered message ids
+            parent_id INTEGER REFERENCES summary_nodes(id),
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            source_tokens INTEGER NOT NULL,
+            model TEXT NOT NULL,        -- the summarizer's model, or 'extractive'
+            status TEXT NOT NULL DEFAULT 'active',
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX summary_nodes_thread ON summary_nodes(thread_id, level, id);
+
+        CREATE TABLE assembly_logs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            request_id TEXT,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id INTEGER,
+            created_at REAL NOT NULL,
+            trigger TEXT NOT NULL,      -- bootstrap|regular
+            budget_tokens INTEGER NOT NULL,
+            used_tokens INTEGER NOT NULL,
+            token_source TEXT NOT NULL,
+            data TEXT NOT NULL          -- JSON: sections, included/truncated/omitted + why
+        );
+        CREATE INDEX assembly_logs_thread ON assembly_logs(thread_id, id);
+        CREATE INDEX assembly_logs_scope ON assembly_logs(tenant, role, id);
+
+        -- Vectors (derived): one per indexed object, with the model that made it.
+        CREATE TABLE embeddings (
+            kind TEXT NOT NULL,         -- message|item|agent_memory|summary
+            ref_id INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,       -- float32, L2-normalised
+            created_at REAL NOT NULL,
+            PRIMARY KEY (kind, ref_id)
+        );
+
+        -- Every change the derived indexes must see, in commit order. Indexers keep
+        -- their position in checkpoints(name) and catch up from it after a crash.
+        CREATE TABLE index_outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,         -- message|item|agent_memory|summary
+            ref_id INTEGER NOT NULL,
+            op TEXT NOT NULL            -- upsert|delete
+        );
+
+        -- Messages whose extraction failed, retried with backoff.
+        CREATE TABLE extraction_queue (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            next_at REAL NOT NULL
+        );
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 
