@@ -192,5 +192,15 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None) -> None:
     click.echo(rows["table"])
 
 
+def _register_extensions() -> None:
+    """Attach command groups defined in their own modules (search, eval…)."""
+    from proxy import cli_search
+
+    cli_search.register(main)
+
+
+_register_extensions()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
