@@ -7,7 +7,9 @@ run on the calling thread. No aiohttp here (DESIGN §1).
 
 from __future__ import annotations
 
+import logging
 import secrets
+import sqlite3
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -15,11 +17,25 @@ from typing import Any
 
 import orjson
 
-from memory_core import capture
+from memory_core import capture, memory
+from memory_core.assemble import Assembly, assemble, terms
 from memory_core.config import MemoryConfig
+from memory_core.errors import NotFoundError
 from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.tree import message_text
 from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.store.sqlite import SqliteStore
+
+
+log = logging.getLogger("lcm.engine")
+
+EXTRACT_RETRY_SECONDS = (5.0, 30.0, 300.0, 3600.0)
+"""Backoff between extraction retries of one message (seconds), then every hour."""
+
+
+def is_memory_command(text: str) -> bool:
+    """True for in-chat ``/memory …`` commands, which are never extracted from."""
+    return text.lstrip().startswith("/memory")
 
 
 def _ensure_salt(conn: Any) -> str:
@@ -50,8 +66,69 @@ class Engine:
         writer runs jobs in order so the response always sees the request's result.
         """
         ticket = CaptureTicket(scope=scope, request_id=request_id)
-        fut = self.store.write(capture.capture_request, ticket, messages, event)
+        fut = self.store.write(self._capture_request_job, ticket, messages, event)
         return ticket, fut
+
+    def _capture_request_job(
+        self, conn: sqlite3.Connection, ticket: CaptureTicket, messages: list[Any],
+        event: dict[str, Any],
+    ) -> CaptureResult:
+        result = capture.capture_request(conn, ticket, messages, event)
+        if self.config.extract and result.new_ids:
+            first_new = len(result.message_ids) - len(result.new_ids)
+            for offset, mid in enumerate(result.new_ids):
+                msg = messages[first_new + offset]
+                if isinstance(msg, dict) and msg.get("role") == "user":
+                    self._extract_one(conn, ticket.scope, result.thread_id, mid,
+                                      message_text(msg), "user")
+        if self.config.extract:
+            self._retry_extractions(conn)
+        return result
+
+    def _extract_one(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
+                     message_id: int, text: str, speaker: str) -> None:
+        """Extract and store items of one message; on failure queue it for a retry.
+
+        Runs inside the capture transaction under its own savepoint, so a failing
+        rule never loses the evidence it was reading.
+        """
+        if not text.strip() or is_memory_command(text):
+            return
+        conn.execute("SAVEPOINT extract")
+        try:
+            from memory_core.extract import extract
+
+            items = extract(text, speaker=speaker)
+            memory.store_extracted(conn, scope, thread_id, message_id, items)
+        except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
+            conn.execute("ROLLBACK TO extract")
+            conn.execute("RELEASE extract")
+            log.warning("extraction of message %s failed: %r; queued for retry", message_id, exc)
+            row = conn.execute("SELECT attempts FROM extraction_queue WHERE message_id=?",
+                               (message_id,)).fetchone()
+            attempts = (row["attempts"] if row else 0) + 1
+            delay = EXTRACT_RETRY_SECONDS[min(attempts - 1, len(EXTRACT_RETRY_SECONDS) - 1)]
+            conn.execute(
+                "INSERT INTO extraction_queue (message_id, attempts, last_error, next_at)"
+                " VALUES (?,?,?,?) ON CONFLICT(message_id) DO UPDATE SET"
+                " attempts=excluded.attempts, last_error=excluded.last_error,"
+                " next_at=excluded.next_at",
+                (message_id, attempts, repr(exc)[:500], time.time() + delay),
+            )
+            return
+        conn.execute("RELEASE extract")
+        conn.execute("DELETE FROM extraction_queue WHERE message_id=?", (message_id,))
+
+    def _retry_extractions(self, conn: sqlite3.Connection, limit: int = 10) -> None:
+        due = conn.execute(
+            "SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text, m.msg_role"
+            " FROM extraction_queue q JOIN messages m ON m.id=q.message_id"
+            " WHERE q.next_at <= ? ORDER BY q.next_at LIMIT ?", (time.time(), limit),
+        ).fetchall()
+        for r in due:
+            scope = Scope(r["tenant"], r["role"], r["session"])
+            speaker = "assistant" if r["msg_role"] == "assistant" else "user"
+            self._extract_one(conn, scope, r["thread_id"], r["message_id"], r["text"], speaker)
 
     def capture_response(
         self,
@@ -61,9 +138,209 @@ class Engine:
         hidden_rounds: list[Any] | None = None,
     ) -> Future[list[int]]:
         """Queue the capture of the assistant messages of a response (one per choice)."""
-        return self.store.write(
-            capture.capture_response, ticket, choices, event, None, hidden_rounds
+        return self.store.write(self._capture_response_job, ticket, choices, event,
+                                hidden_rounds)
+
+    def _capture_response_job(
+        self, conn: sqlite3.Connection, ticket: CaptureTicket, choices: list[Any],
+        event: dict[str, Any], hidden_rounds: list[Any] | None,
+    ) -> list[int]:
+        ids = capture.capture_response(conn, ticket, choices, event, None, hidden_rounds)
+        result = ticket.result
+        if self.config.extract and ids and result is not None and choices:
+            # Assistant text becomes proposals only (DESIGN §5), from choice 0.
+            self._extract_one(conn, ticket.scope, result.thread_id, ids[0],
+                              message_text(choices[0]), "assistant")
+        return ids
+
+    # -- injection -----------------------------------------------------------------
+    def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
+                 request_id: str) -> Assembly:
+        """Build the injection block for a captured request (reader thread).
+
+        Queues the explain log (``assembly_logs``) without waiting for it. See
+        :func:`memory_core.assemble.assemble` for the block's shape and budget.
+        """
+        assembly = self.store.read(assemble, scope, result, newest_text, self.config)
+        self.store.write(_log_assembly, scope, request_id, assembly)
+        return assembly
+
+    # -- agent memories ------------------------------------------------------------
+    def set_agent_memory(self, *, tenant: str, role: str, category: str, key: str, title: str,
+                         content: str, on_duplicate: str = "route") -> memory.AgentMemoryWrite:
+        """Insert or replace one agent memory (see ``memory.upsert_agent_memory``).
+
+        Raises ``ValueError`` (bad category, content over 500 characters, empty key)
+        and ``memory.DuplicateKeyError`` (near-duplicate key with ``refuse``).
+        """
+        return self.store.write_sync(
+            lambda conn: memory.upsert_agent_memory(
+                conn, tenant=tenant, role=role, category=category, key=key, title=title,
+                content=content, on_duplicate=on_duplicate,
+            )
         )
+
+    def delete_agent_memory(self, *, tenant: str, role: str, category: str, key: str) -> bool:
+        """Delete one agent memory; returns whether it existed."""
+        return self.store.write_sync(
+            lambda conn: memory.delete_agent_memory(
+                conn, tenant=tenant, role=role, category=category, key=key)
+        )
+
+    def list_agent_memories(self, *, category: str | None = None, role: str | None = None,
+                            tenant: str | None = None) -> list[dict[str, Any]]:
+        """Return agent memories (without embeddings), filtered, ordered by role and key."""
+        where, args = ["1=1"], []
+        for col, val in (("category", category), ("role", role)):
+            if val is not None:
+                where.append(f"{col}=?")
+                args.append(val)
+        if tenant is not None:
+            where.append("tenant IN (?, ?)")
+            args.extend([tenant, memory.GLOBAL_TENANT])
+        sql = ("SELECT id, category, key, title, content, updated_at, role, tenant FROM"
+               f" agent_memories WHERE {' AND '.join(where)} ORDER BY role, category, key")
+        return self.store.read(lambda c: [dict(r) for r in c.execute(sql, args)])
+
+    # -- operator reads ------------------------------------------------------------
+    def retract(self, item_id: int, reason: str = "") -> dict[str, Any]:
+        """Retract a memory item (status change, audit kept). Raises ``NotFoundError``."""
+        return self.store.write_sync(lambda c: memory.retract_item(c, item_id, reason))
+
+    def last_assembly(self, *, tenant: str | None = None, role: str | None = None,
+                      session: str | None = None, thread_id: int | None = None
+                      ) -> dict[str, Any] | None:
+        """Return the newest assembly log matching the filters, or ``None``."""
+        where, args = ["1=1"], []
+        for col, val in (("a.tenant", tenant), ("a.role", role), ("a.thread_id", thread_id),
+                         ("t.session", session)):
+            if val is not None:
+                where.append(f"{col}=?")
+                args.append(val)
+        sql = ("SELECT a.* FROM assembly_logs a LEFT JOIN threads t ON t.id=a.thread_id"
+               f" WHERE {' AND '.join(where)} ORDER BY a.id DESC LIMIT 1")
+
+        def q(c: sqlite3.Connection) -> dict[str, Any] | None:
+            row = c.execute(sql, args).fetchone()
+            if row is None:
+                return None
+            out = dict(row)
+            out["data"] = orjson.loads(row["data"])
+            return out
+
+        return self.store.read(q)
+
+    def search_memory(self, query: str, *, tenant: str | None = None, role: str | None = None,
+                      include_messages: bool = True, limit: int = 20) -> list[dict[str, Any]]:
+        """Keyword search over memory items (all statuses) and messages.
+
+        Returns dicts ``{ref, kind, status, score, text, ...}`` best first; ``score``
+        counts the query's keyword terms found (see ``assemble.terms``).
+        """
+        q_terms = terms(query)
+        needle = query.strip().lower()
+
+        def run(c: sqlite3.Connection) -> list[dict[str, Any]]:
+            where, args = ["1=1"], []
+            if tenant is not None:
+                where.append("tenant=?")
+                args.append(tenant)
+            if role is not None:
+                where.append("role=?")
+                args.append(role)
+            clause = " AND ".join(where)
+            hits: list[dict[str, Any]] = []
+            for r in c.execute(f"SELECT * FROM memory_items WHERE {clause} ORDER BY id DESC"
+                               " LIMIT 20000", args):
+                s = len(q_terms & terms(f"{r['subject'] or ''} {r['text']}"))
+                s += 2 if needle and needle in r["text"].lower() else 0
+                if s:
+                    hits.append({"ref": f"item:{r['id']}", "id": r["id"], "kind": r["kind"],
+                                 "status": r["status"], "score": s, "text": r["text"],
+                                 "value": r["value"], "unit": r["unit"],
+                                 "condition": r["condition"], "role": r["role"],
+                                 "source_message_id": r["source_message_id"]})
+            if include_messages:
+                for r in c.execute(f"SELECT id, msg_role, role, text, created_at FROM messages"
+                                   f" WHERE {clause} ORDER BY id DESC LIMIT 20000", args):
+                    s = len(q_terms & terms(r["text"]))
+                    s += 2 if needle and needle in r["text"].lower() else 0
+                    if s:
+                        hits.append({"ref": f"msg:{r['id']}", "id": r["id"], "kind": "message",
+                                     "status": r["msg_role"], "score": s,
+                                     "text": r["text"][:300], "role": r["role"],
+                                     "created_at": r["created_at"]})
+            hits.sort(key=lambda h: (-h["score"], h["kind"] == "message", -h["id"]))
+            return hits[:limit]
+
+        return self.store.read(run)
+
+    def inspect(self, ref: str) -> dict[str, Any]:
+        """Return an item (``item:7``) or a message (``msg:12`` or ``12``) in full.
+
+        Items include numbers, condition, scope, source message text, supersession
+        links (both directions, as chains) and revision history. Raises
+        ``NotFoundError`` for an unknown id and ``ValueError`` for a malformed ref.
+        """
+        kind, _, num = ref.partition(":") if ":" in ref else ("msg", "", ref)
+        try:
+            ident = int(num)
+        except ValueError as exc:
+            raise ValueError(f"not an id: {ref!r} (use item:N or msg:N)") from exc
+
+        def q(c: sqlite3.Connection) -> dict[str, Any]:
+            if kind in ("item", "i"):
+                row = c.execute("SELECT * FROM memory_items WHERE id=?", (ident,)).fetchone()
+                if row is None:
+                    raise NotFoundError(f"no memory item {ident}")
+                out = dict(row)
+                out["data"] = orjson.loads(row["data"])
+                out["ref"] = f"item:{ident}"
+                src = c.execute("SELECT id, msg_role, text, created_at FROM messages WHERE id=?",
+                                (row["source_message_id"],)).fetchone()
+                out["source"] = dict(src) if src else None
+                chain_back, cur = [], row["supersedes"]
+                while cur is not None and len(chain_back) < 100:
+                    r = c.execute("SELECT id, text, status, supersedes FROM memory_items"
+                                  " WHERE id=?", (cur,)).fetchone()
+                    if r is None:
+                        break
+                    chain_back.append({"id": r["id"], "text": r["text"], "status": r["status"]})
+                    cur = r["supersedes"]
+                chain_fwd, cur = [], row["superseded_by"]
+                while cur is not None and len(chain_fwd) < 100:
+                    r = c.execute("SELECT id, text, status, superseded_by FROM memory_items"
+                                  " WHERE id=?", (cur,)).fetchone()
+                    if r is None:
+                        break
+                    chain_fwd.append({"id": r["id"], "text": r["text"], "status": r["status"]})
+                    cur = r["superseded_by"]
+                out["supersedes_chain"] = chain_back
+                out["superseded_by_chain"] = chain_fwd
+                out["revisions"] = [dict(r) for r in c.execute(
+                    "SELECT changed_at, field, old, new, reason FROM memory_item_revisions"
+                    " WHERE item_id=? ORDER BY id", (ident,))]
+                return out
+            if kind in ("msg", "m", "message"):
+                row = c.execute("SELECT * FROM messages WHERE id=?", (ident,)).fetchone()
+                if row is None:
+                    raise NotFoundError(f"no message {ident}")
+                out = {k: row[k] for k in row.keys() if k != "raw_json"}
+                out["message"] = orjson.loads(row["raw_json"])
+                out["ref"] = f"msg:{ident}"
+                out["items"] = [dict(r) for r in c.execute(
+                    "SELECT id, kind, status, text FROM memory_items WHERE source_message_id=?",
+                    (ident,))]
+                return out
+            raise ValueError(f"unknown reference kind {kind!r} (use item:N or msg:N)")
+
+        return self.store.read(q)
+
+    def task_state(self, thread_id: int) -> list[dict[str, Any]]:
+        """Return every task-state line of a thread (open, done and superseded)."""
+        return self.store.read(lambda c: [dict(r) for r in c.execute(
+            "SELECT id, label, text, status, source_message_id, updated_at FROM task_state"
+            " WHERE thread_id=? ORDER BY id", (thread_id,))])
 
     def record_event(
         self, scope: Scope | None, request_id: str, kind: str, data: dict[str, Any]
@@ -225,3 +502,15 @@ class Engine:
     def now() -> float:
         """Wall-clock UNIX seconds (one place to stub in tests of idle logic)."""
         return time.time()
+
+
+def _log_assembly(conn: sqlite3.Connection, scope: Scope, request_id: str,
+                  assembly: Assembly) -> int:
+    cur = conn.execute(
+        "INSERT INTO assembly_logs (request_id, tenant, role, thread_id, created_at, trigger,"
+        " budget_tokens, used_tokens, token_source, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (request_id, scope.tenant, scope.role, assembly.log.get("thread_id"), time.time(),
+         assembly.trigger, assembly.budget_tokens, assembly.used_tokens, assembly.token_source,
+         orjson.dumps(assembly.log).decode()),
+    )
+    return int(cur.lastrowid or 0)

@@ -25,6 +25,10 @@ class Metrics:
             "lcm_fail_open", "Memory-path failures that were bypassed", ["stage"],
             registry=self.registry,
         )
+        self.stage_latency = Histogram(
+            "lcm_stage_latency_seconds", "Latency the proxy adds, by memory stage",
+            ["stage"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )
         self.captured_messages = Counter(
             "lcm_captured_messages", "Messages newly stored as evidence",
             registry=self.registry,

@@ -55,6 +55,23 @@ class CaptureSettings:
 
 
 @dataclass(frozen=True)
+class InjectionSettings:
+    """``[injection]``: extraction and the memory block prepended to the newest user
+    message (DESIGN §5, §7)."""
+
+    enabled: bool = True
+    extract: bool = True
+    soft_budget_tokens: int = field(default=3000, metadata=_rng(200, 20000))
+    idle_resume_seconds: float = field(default=1800.0, metadata=_rng(0, 30 * 86400))
+    max_items: int = field(default=40, metadata=_rng(0, 500))
+    pinned_items: int = field(default=15, metadata=_rng(0, 200))
+    evidence_snippets: int = field(default=4, metadata=_rng(0, 50))
+    snippet_chars: int = field(default=400, metadata=_rng(40, 4000))
+    quote_tool_output: bool = False
+    capture_wait_seconds: float = field(default=2.0, metadata=_rng(0.05, 30))
+
+
+@dataclass(frozen=True)
 class StorageSettings:
     """``[storage]``: where the embedded store lives."""
 
@@ -76,6 +93,7 @@ class Settings:
 
     proxy: ProxySettings = field(default_factory=ProxySettings)
     capture: CaptureSettings = field(default_factory=CaptureSettings)
+    injection: InjectionSettings = field(default_factory=InjectionSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
     log: LogSettings = field(default_factory=LogSettings)
     warnings: tuple[str, ...] = ()
@@ -83,9 +101,21 @@ class Settings:
 
     def memory_config(self) -> MemoryConfig:
         """Return the engine's view of these settings."""
+        inj = self.injection
         return MemoryConfig(
-            enabled=self.capture.enabled, store_raw_json=self.capture.store_raw_json
-        )
+            enabled=self.capture.enabled,
+            store_raw_json=self.capture.store_raw_json,
+            extract=inj.extract,
+            inject=inj.enabled,
+            soft_budget_tokens=inj.soft_budget_tokens,
+            idle_resume_seconds=inj.idle_resume_seconds,
+            max_items=inj.max_items,
+            pinned_items=inj.pinned_items,
+            evidence_snippets=inj.evidence_snippets,
+            snippet_chars=inj.snippet_chars,
+            quote_tool_output=inj.quote_tool_output,
+            capture_wait_seconds=inj.capture_wait_seconds,
+        ).clamped()
 
     def public_dict(self) -> dict[str, Any]:
         """Return the settings as nested dicts with secrets replaced by ``"***"``."""
@@ -102,6 +132,7 @@ class Settings:
 SECTIONS: dict[str, type] = {
     "proxy": ProxySettings,
     "capture": CaptureSettings,
+    "injection": InjectionSettings,
     "storage": StorageSettings,
     "log": LogSettings,
 }

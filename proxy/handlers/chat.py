@@ -8,6 +8,7 @@ Upstream answers (errors included) reach the client exactly as sent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -17,8 +18,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core.models import CaptureTicket
+from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.tree import message_text
 from proxy import headers as hdrs
+from proxy import rewrite
 from proxy.errors import BadRequestError
 from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.relay import RelayResult, relay_body
@@ -79,6 +82,11 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         )
     body = parsed.value
     ticket: CaptureTicket | None = None
+    capture_future = None
+    scope: Scope | None = None
+    memory_state = "skipped"
+    memory_headers: dict[str, str] = {}
+    upstream_body = raw
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         # Not something we understand: the upstream answers it; we keep it.
         _record_unparsed(request, raw, "body is not an object with a messages array")
@@ -87,20 +95,42 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             scope = resolve_scope(
                 request.headers, salt=engine.tenant_salt, fixed_tenant=settings.proxy.tenant
             )
-            ticket, _ = engine.capture_request(scope, rid, body["messages"], _event_meta(body))
+            ticket, capture_future = engine.capture_request(
+                scope, rid, body["messages"], _event_meta(body)
+            )
         except Exception:  # noqa: BLE001 - fail open
             metrics.fail_open.labels("capture").inc()
             log.exception("capture failed; forwarding unmodified")
             ticket = None
+    if ticket is not None and capture_future is not None and scope is not None:
+        index = rewrite.newest_user_index(body["messages"])
+        wanted = request.headers.get("X-LCM-Memory", "").lower() not in ("off", "0", "false")
+        if index is not None and wanted and engine.config.inject:
+            started = time.perf_counter()
+            try:
+                injected = await _inject(engine, scope, capture_future, raw, body, index, rid)
+            except Exception:  # noqa: BLE001 - fail open: forward unmodified
+                metrics.fail_open.labels("inject").inc()
+                log.exception("injection failed; forwarding unmodified")
+                memory_state = "failed-open"
+            else:
+                if injected is not None:
+                    upstream_body, n_items, n_tokens = injected
+                    memory_state = "injected"
+                    memory_headers = {"x-lcm-injected-items": str(n_items),
+                                      "x-lcm-injected-tokens": str(n_tokens)}
+            metrics.stage_latency.labels("inject").observe(time.perf_counter() - started)
 
     url = upstream_url(settings.proxy.upstream, "/chat/completions")
     out_headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key)
     started = time.perf_counter()
-    upstream = await send(app[HTTP], "POST", url, out_headers, raw)
+    upstream = await send(app[HTTP], "POST", url, out_headers, upstream_body)
     metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
     try:
         client_headers = hdrs.to_client(upstream.headers)
         client_headers["x-lcm-request-id"] = rid
+        client_headers["x-lcm-memory"] = memory_state
+        client_headers.update(memory_headers)
         response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
@@ -118,6 +148,30 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             name=f"capture-response-{rid}",
         )
     return response
+
+
+async def _inject(
+    engine: Any, scope: Scope, capture_future: Any, raw: bytes, body: dict[str, Any],
+    index: int, rid: str,
+) -> tuple[bytes, int, int] | None:
+    """Wait (bounded) for the capture, assemble the block, rewrite the body.
+
+    Returns ``(upstream bytes, items injected, block tokens)``, or ``None`` when
+    there is nothing to inject. Raises on any failure (the caller fails open);
+    ``asyncio.TimeoutError`` when the capture is slower than
+    ``injection.capture_wait_seconds``.
+    """
+    result: CaptureResult = await asyncio.wait_for(
+        asyncio.wrap_future(capture_future), engine.config.capture_wait_seconds
+    )
+    newest = message_text(body["messages"][index])
+    loop = asyncio.get_running_loop()
+    assembly = await loop.run_in_executor(None, engine.assemble, scope, result, newest, rid)
+    if not assembly.block:
+        return None
+    source = json.loads(raw) if rewrite.needs_exact_numbers(raw) else body
+    new_body = rewrite.inject_block(source, index, assembly.block)
+    return rewrite.dumps_body(new_body), assembly.items_injected, assembly.used_tokens
 
 
 def _record_unparsed(request: web.Request, raw: bytes, reason: str) -> None:

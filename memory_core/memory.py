@@ -1,0 +1,345 @@
+"""Memory items, task state and agent memories: the writer-side rules (DESIGN §4-5).
+
+Every function here takes the writer's ``sqlite3.Connection`` and runs inside the
+store's write transaction, so each rule is atomic with the evidence it came from.
+
+Supersession (one item replaces another, both kept, linked both ways):
+  an item flagged as a correction replaces the most recent *active* item of the
+  same tenant and role whose subject matches (equal, or one contains the other);
+  with no subject, the most recent active item with the same unit. Chains A→B→C
+  work because only active items are candidates.
+Conflict (both sides stay visible until the user resolves it):
+  a non-correction statement with a matching subject but a different value (or a
+  different text of the same kind) sets ``conflict_with`` on the new item.
+Restatement: the same kind, subject and value again adds a revision row, not a
+  duplicate item.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from memory_core.errors import NotFoundError
+from memory_core.keys import KeyMatch, near_duplicate, snake_key
+from memory_core.models import Scope
+
+ITEM_KINDS = ("fact", "decision", "constraint", "preference", "question", "proposal")
+TASK_LABELS = ("goal", "progress", "todo", "blocked", "decision")
+AGENT_CATEGORIES = ("progress", "user_preferences", "memo")
+CONTENT_LIMIT = 500
+"""``agent_memories.content`` limit in characters (the seed's 500)."""
+GLOBAL_TENANT = "*"
+"""Tenant of operator-set preferences that apply to every tenant of a data dir."""
+
+
+def _outbox(conn: sqlite3.Connection, kind: str, ref_id: int, op: str = "upsert") -> None:
+    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES (?,?,?)", (kind, ref_id, op))
+
+
+def _revision(conn: sqlite3.Connection, item_id: int, field: str, old: Any, new: Any,
+              reason: str, now: float) -> None:
+    conn.execute(
+        "INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new, reason)"
+        " VALUES (?,?,?,?,?,?)",
+        (item_id, now, field, None if old is None else str(old),
+         None if new is None else str(new), reason),
+    )
+
+
+def subjects_match(a: str | None, b: str | None) -> bool:
+    """True when two normalised subjects name the same thing (equal, or one contains
+    the other as whole words / CJK substring, the shorter ≥ 2 characters)."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if len(short) < 2:
+        return False
+    if re.search(r"[\u3040-\u30ff\u3400-\u9fff]", short):
+        return short in long_
+    return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
+
+
+# -- memory items -----------------------------------------------------------------
+def store_extracted(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    thread_id: int,
+    message_id: int,
+    items: Iterable[Any],
+    now: float | None = None,
+) -> list[int]:
+    """Store extracted items (``memory_core.extract.Extracted``) from one message.
+
+    Applies supersession, conflict and restatement rules (module docstring) and
+    merges ``task`` items into ``task_state``. Returns the ids of new memory items.
+    """
+    now = time.time() if now is None else now
+    new_ids: list[int] = []
+    for ex in items:
+        if ex.kind == "task":
+            merge_task_line(conn, scope, thread_id, message_id, ex.task_label or "progress",
+                            ex.text, now)
+            continue
+        item_id = _store_item(conn, scope, thread_id, message_id, ex, now)
+        if item_id is not None:
+            new_ids.append(item_id)
+    return new_ids
+
+
+def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...]
+                ) -> list[sqlite3.Row]:
+    marks = ",".join("?" * len(kinds))
+    return conn.execute(
+        f"SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+        f" AND kind IN ({marks}) ORDER BY id DESC LIMIT 500",
+        (scope.tenant, scope.role, *kinds),
+    ).fetchall()
+
+
+def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_id: int,
+                ex: Any, now: float) -> int | None:
+    kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
+    evidence = "assistant" if kind == "proposal" else "user"
+    comparable = ("fact", "decision", "constraint", "preference")
+    old: sqlite3.Row | None = None
+    same: sqlite3.Row | None = None
+    if kind in comparable:
+        for row in _candidates(conn, scope, comparable):
+            if ex.subject and subjects_match(ex.subject, row["subject"]):
+                if (row["value"] == ex.value and row["unit"] == ex.unit
+                        and (ex.value is not None or row["text"] == ex.text)
+                        and (row["condition"] or None) == (ex.condition or None)):
+                    same = row
+                else:
+                    old = row
+                break
+        if old is None and same is None and ex.correction and not ex.subject and ex.unit:
+            for row in _candidates(conn, scope, comparable):
+                if row["unit"] == ex.unit:
+                    old = row
+                    break
+    if same is not None and not ex.correction:
+        _revision(conn, int(same["id"]), "restated", None, message_id, "restated", now)
+        conn.execute("UPDATE memory_items SET updated_at=? WHERE id=?", (now, same["id"]))
+        return None
+    data = {"negated": bool(getattr(ex, "negated", False))}
+    if getattr(ex, "task_label", None):
+        data["task_label"] = ex.task_label
+    cur = conn.execute(
+        "INSERT INTO memory_items (tenant, role, session, thread_id, kind, subject, text, value,"
+        " value_text, unit, condition, status, source_message_id, evidence, lang, created_at,"
+        " updated_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,'active',?,?,?,?,?,?)",
+        (scope.tenant, scope.role, scope.session, thread_id, kind, ex.subject, ex.text,
+         ex.value, ex.value_text, ex.unit, ex.condition, message_id, evidence,
+         getattr(ex, "lang", None), now, now, orjson.dumps(data).decode()),
+    )
+    item_id = int(cur.lastrowid or 0)
+    _outbox(conn, "item", item_id)
+    if old is not None:
+        if ex.correction:
+            supersede(conn, int(old["id"]), item_id, "correction", now)
+        else:
+            conn.execute("UPDATE memory_items SET conflict_with=? WHERE id=?",
+                         (old["id"], item_id))
+            _revision(conn, item_id, "conflict_with", None, old["id"],
+                      "same subject, different value", now)
+    elif same is not None and ex.correction:
+        supersede(conn, int(same["id"]), item_id, "correction restating the value", now)
+    return item_id
+
+
+def supersede(conn: sqlite3.Connection, old_id: int, new_id: int, reason: str,
+              now: float | None = None) -> None:
+    """Mark ``old_id`` superseded by ``new_id`` (links both ways, revision rows)."""
+    now = time.time() if now is None else now
+    conn.execute(
+        "UPDATE memory_items SET status='superseded', superseded_by=?, updated_at=? WHERE id=?",
+        (new_id, now, old_id),
+    )
+    conn.execute("UPDATE memory_items SET supersedes=? WHERE id=?", (old_id, new_id))
+    # A conflict is resolved by a correction of either side.
+    conn.execute(
+        "UPDATE memory_items SET conflict_with=NULL WHERE conflict_with=? AND status='active'",
+        (old_id,),
+    )
+    _revision(conn, old_id, "status", "active", "superseded", f"{reason}: by item {new_id}", now)
+    _outbox(conn, "item", old_id)
+
+
+def retract_item(conn: sqlite3.Connection, item_id: int, reason: str,
+                 now: float | None = None) -> dict[str, Any]:
+    """Set an item's status to ``retracted`` (kept for audit; gone from retrieval).
+
+    Raises ``NotFoundError`` for an unknown id. Returns ``{id, old_status}``.
+    """
+    now = time.time() if now is None else now
+    row = conn.execute("SELECT status FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no memory item {item_id}")
+    conn.execute("UPDATE memory_items SET status='retracted', updated_at=? WHERE id=?",
+                 (now, item_id))
+    _revision(conn, item_id, "status", row["status"], "retracted", reason or "retracted", now)
+    _outbox(conn, "item", item_id, "delete")
+    return {"id": item_id, "old_status": row["status"]}
+
+
+# -- task state -----------------------------------------------------------------------
+_WORD = re.compile(r"[\w\u3040-\u30ff\u3400-\u9fff]+", re.UNICODE)
+_DONE = re.compile(r"(?i)\b(done|finished|completed|fixed|resolved)\b|完成|已完成|完了|済み|解決")
+
+
+def norm_task(text: str) -> str:
+    """Lowercase word-run form of a task line, used to merge restatements."""
+    return " ".join(_WORD.findall(text.lower()))[:300]
+
+
+def _overlap(a: str, b: str) -> float:
+    sa, sb = set(a.split()), set(b.split())
+    if not sa or not sb:
+        # CJK lines have few spaces: compare character bigrams instead.
+        ga = {a[i:i + 2] for i in range(len(a) - 1)}
+        gb = {b[i:i + 2] for i in range(len(b) - 1)}
+        return len(ga & gb) / max(1, min(len(ga), len(gb)))
+    return len(sa & sb) / max(1, min(len(sa), len(sb)))
+
+
+def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
+                    message_id: int | None, label: str, text: str,
+                    now: float | None = None) -> None:
+    """Merge one labelled line into the thread's task state.
+
+    goal: a new goal supersedes the open one. todo: added open (a restatement is
+    merged). progress: appended; when it says done/完成/完了 and overlaps an open
+    TODO or blocker by ≥ 60 % of words, that entry is closed. blocked: added open;
+    decision: appended. Lines are unique per (thread, label, normalised text).
+    """
+    now = time.time() if now is None else now
+    label = label if label in TASK_LABELS else "progress"
+    norm = norm_task(text)
+    if not norm:
+        return
+    if label == "goal":
+        conn.execute(
+            "UPDATE task_state SET status='superseded', updated_at=? WHERE thread_id=?"
+            " AND label='goal' AND status='open' AND norm<>?", (now, thread_id, norm),
+        )
+    if label == "progress" and _DONE.search(text):
+        for row in conn.execute(
+            "SELECT id, norm FROM task_state WHERE thread_id=? AND label IN ('todo','blocked')"
+            " AND status='open'", (thread_id,),
+        ).fetchall():
+            stripped = _DONE.sub(" ", norm)
+            if _overlap(row["norm"], " ".join(stripped.split())) >= 0.6:
+                conn.execute("UPDATE task_state SET status='done', updated_at=? WHERE id=?",
+                             (now, row["id"]))
+    conn.execute(
+        "INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
+        " source_message_id, created_at, updated_at) VALUES (?,?,?,?,?,?,'open',?,?,?)"
+        " ON CONFLICT(thread_id, label, norm) DO UPDATE SET status='open',"
+        " updated_at=excluded.updated_at, source_message_id=excluded.source_message_id",
+        (scope.tenant, scope.role, thread_id, label, text.strip()[:500], norm, message_id,
+         now, now),
+    )
+
+
+# -- agent memories ---------------------------------------------------------------------
+class DuplicateKeyError(ValueError):
+    """A new agent-memory key is a near-duplicate of ``match.key``; nothing written."""
+
+    def __init__(self, match: KeyMatch) -> None:
+        super().__init__(f"refused: {match.reason}; use key '{match.key}'")
+        self.match = match
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMemoryWrite:
+    """Outcome of an agent-memory upsert: the key written (maybe routed) and why."""
+
+    id: int
+    key: str
+    created: bool
+    routed_from: str | None = None
+    reason: str | None = None
+
+
+def upsert_agent_memory(
+    conn: sqlite3.Connection,
+    *,
+    tenant: str,
+    role: str,
+    category: str,
+    key: str,
+    title: str,
+    content: str,
+    on_duplicate: str = "route",
+    similar: Callable[[str, str], float] | None = None,
+    now: float | None = None,
+) -> AgentMemoryWrite:
+    """Insert or replace one agent memory atomically (the seed's insert-or-replace).
+
+    ``category`` ∈ progress | user_preferences | memo. ``key`` is normalised with
+    :func:`snake_key`. A near-duplicate of an existing key (see
+    :func:`memory_core.keys.near_duplicate`) is routed to it when ``on_duplicate`` is
+    ``"route"`` or refused with :class:`DuplicateKeyError` when ``"refuse"``.
+    ``content`` longer than 500 characters raises ``ValueError`` (the seed's limit;
+    never silently truncated). Callers enforce who may write which category.
+    """
+    now = time.time() if now is None else now
+    if category not in AGENT_CATEGORIES:
+        raise ValueError(f"category must be one of {AGENT_CATEGORIES}, got {category!r}")
+    if len(content) > CONTENT_LIMIT:
+        raise ValueError(f"content is {len(content)} characters; the limit is {CONTENT_LIMIT}")
+    norm = snake_key(key)
+    title = title.strip() or norm
+    rows = conn.execute(
+        "SELECT key, title FROM agent_memories WHERE tenant=? AND category=? AND role=?",
+        (tenant, category, role),
+    ).fetchall()
+    match = near_duplicate(norm, title, [(r["key"], r["title"]) for r in rows], similar=similar)
+    routed_from = None
+    if match is not None:
+        if on_duplicate == "refuse":
+            raise DuplicateKeyError(match)
+        routed_from, norm = norm, match.key
+    existed = conn.execute(
+        "SELECT id FROM agent_memories WHERE tenant=? AND category=? AND key=? AND role=?",
+        (tenant, category, norm, role),
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO agent_memories (category, key, title, content, updated_at, role, tenant)"
+        " VALUES (?,?,?,?,?,?,?) ON CONFLICT(tenant, category, key, role) DO UPDATE SET"
+        " title=excluded.title, content=excluded.content, updated_at=excluded.updated_at,"
+        " embedding=NULL",
+        (category, norm, title, content, now, role, tenant),
+    )
+    row = conn.execute(
+        "SELECT id FROM agent_memories WHERE tenant=? AND category=? AND key=? AND role=?",
+        (tenant, category, norm, role),
+    ).fetchone()
+    _outbox(conn, "agent_memory", int(row["id"]))
+    return AgentMemoryWrite(int(row["id"]), norm, existed is None, routed_from,
+                            match.reason if match else None)
+
+
+def delete_agent_memory(conn: sqlite3.Connection, *, tenant: str, role: str, category: str,
+                        key: str) -> bool:
+    """Delete one agent memory; return whether it existed."""
+    norm = snake_key(key)
+    row = conn.execute(
+        "SELECT id FROM agent_memories WHERE tenant=? AND category=? AND key=? AND role=?",
+        (tenant, category, norm, role),
+    ).fetchone()
+    if row is None:
+        return False
+    conn.execute("DELETE FROM agent_memories WHERE id=?", (row["id"],))
+    _outbox(conn, "agent_memory", int(row["id"]), "delete")
+    return True

@@ -1,0 +1,64 @@
+"""Build the upstream body: the client's request plus the injection block.
+
+Only the newest user message changes; every earlier message is re-serialised from
+the same parsed values, so the bytes of earlier turns are identical from one
+request to the next and the upstream's prompt cache keeps hitting (DESIGN §7).
+The client's own message list is never modified: we copy what we change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+_BIG_INT = re.compile(rb"\d{19,}")
+
+
+def needs_exact_numbers(raw: bytes) -> bool:
+    """True when ``raw`` holds an integer literal orjson might turn into a float
+    (19+ digits: beyond i64/u64), so rewriting must reparse with the stdlib."""
+    return _BIG_INT.search(raw) is not None
+
+
+def newest_user_index(messages: list[Any]) -> int | None:
+    """Index of the last message when it is a user message, else ``None``.
+
+    The block goes only on a fresh user turn; a request that ends with a tool
+    result or an assistant prefill is forwarded without one.
+    """
+    if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "user":
+        return len(messages) - 1
+    return None
+
+
+def inject_block(body: dict[str, Any], index: int, block: str) -> dict[str, Any]:
+    """Return a shallow copy of ``body`` whose ``messages[index]`` starts with ``block``.
+
+    String content becomes ``block + "\\n" + content``; a content-part list gets a
+    leading text part; ``None`` content becomes the block alone.
+    """
+    messages = list(body["messages"])
+    msg = dict(messages[index])
+    content = msg.get("content")
+    if isinstance(content, str):
+        msg["content"] = f"{block}\n{content}"
+    elif isinstance(content, list):
+        msg["content"] = [{"type": "text", "text": block}, *content]
+    else:
+        msg["content"] = block
+    messages[index] = msg
+    out = dict(body)
+    out["messages"] = messages
+    return out
+
+
+def dumps_body(body: dict[str, Any]) -> bytes:
+    """Serialise a request body: orjson, or the stdlib with ASCII escapes for values
+    orjson refuses (lone surrogates, huge integers)."""
+    try:
+        return orjson.dumps(body)
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(body, ensure_ascii=True).encode("ascii")
