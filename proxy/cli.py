@@ -169,6 +169,247 @@ def memory_export(config: str | None, data_dir: str | None, session: str | None,
     _echo_json(data)
 
 
+def _fmt_ts(ts: float | None) -> str:
+    import time as _time
+
+    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(ts)) + "Z" if ts else "-"
+
+
+@memory.command("search")
+@click.argument("query")
+@config_option
+@data_dir_option
+@click.option("--role", default=None, help="Only this role.")
+@click.option("--tenant", default=None, help="Only this tenant id.")
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def memory_search(query: str, config: str | None, data_dir: str | None, role: str | None,
+                  tenant: str | None, limit: int, as_json: bool) -> None:
+    """Find memory items and messages matching QUERY (keywords; CJK substrings)."""
+    engine = _engine(config, data_dir)
+    try:
+        hits = engine.search_memory(query, tenant=tenant, role=role, limit=limit)
+    finally:
+        engine.close()
+    if as_json:
+        _echo_json(hits)
+        return
+    if not hits:
+        click.echo("no matches")
+    for h in hits:
+        extra = ""
+        if h.get("value") is not None:
+            extra = f"  [value {h['value']:g}{' ' + h['unit'] if h.get('unit') else ''}"
+            extra += f"; {h['condition']}]" if h.get("condition") else "]"
+        click.echo(f"{h['ref']:<12} {h['kind']:<11} {h['status']:<10} {h['role']:<10} "
+                   f"{' '.join(h['text'].split())[:100]}{extra}")
+
+
+@memory.command("inspect")
+@click.argument("ref")
+@config_option
+@data_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def memory_inspect(ref: str, config: str | None, data_dir: str | None, as_json: bool) -> None:
+    """Show one item (item:7) or message (msg:12, or 12) in full."""
+    from memory_core.errors import NotFoundError
+
+    engine = _engine(config, data_dir)
+    try:
+        info = engine.inspect(ref)
+    except (NotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    if as_json:
+        _echo_json(info)
+        return
+    if info["ref"].startswith("item:"):
+        click.echo(f"{info['ref']}  {info['kind']}  status={info['status']}  "
+                   f"evidence={info['evidence']}  lang={info['lang']}")
+        click.echo(f"scope:      tenant={info['tenant']} role={info['role']} "
+                   f"thread={info['thread_id']}")
+        click.echo(f"content:    {info['text']}")
+        click.echo(f"subject:    {info['subject']}")
+        if info["value"] is not None:
+            click.echo(f"number:     {info['value_text'] or info['value']} {info['unit'] or ''}")
+        if info["condition"]:
+            click.echo(f"condition:  {info['condition']}")
+        if info["conflict_with"]:
+            click.echo(f"conflicts:  item:{info['conflict_with']} (unresolved)")
+        for label, chain in (("supersedes", info["supersedes_chain"]),
+                             ("superseded by", info["superseded_by_chain"])):
+            for c in chain:
+                click.echo(f"{label + ':':<12}item:{c['id']} [{c['status']}] {c['text']}")
+        src = info.get("source")
+        if src:
+            click.echo(f"source:     msg:{src['id']} ({src['msg_role']}, "
+                       f"{_fmt_ts(src['created_at'])})")
+            click.echo("  " + src["text"].replace("\n", "\n  "))
+        for r in info["revisions"]:
+            click.echo(f"revision:   {_fmt_ts(r['changed_at'])} {r['field']}: {r['old']} -> "
+                       f"{r['new']} ({r['reason']})")
+    else:
+        click.echo(f"{info['ref']}  {info['msg_role']}  kind={info['kind']}  "
+                   f"hidden={bool(info['hidden'])}  tokens={info['tokens']}")
+        click.echo(f"scope:      tenant={info['tenant']} role={info['role']} "
+                   f"session={info['session'] or '-'} thread={info['thread_id']}")
+        click.echo(f"created:    {_fmt_ts(info['created_at'])}  parent=msg:{info['parent_id']}")
+        for it in info["items"]:
+            click.echo(f"item:       item:{it['id']} {it['kind']} [{it['status']}] {it['text']}")
+        click.echo("original:")
+        click.echo(orjson.dumps(info["message"], option=orjson.OPT_INDENT_2).decode())
+
+
+@memory.command("explain")
+@config_option
+@data_dir_option
+@click.option("--session", default=None, help="Only this X-LCM-Session.")
+@click.option("--role", default=None, help="Only this role.")
+@click.option("--thread", "thread_id", type=int, default=None, help="Only this thread id.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def memory_explain(config: str | None, data_dir: str | None, session: str | None,
+                   role: str | None, thread_id: int | None, as_json: bool) -> None:
+    """Show the last injection: trigger, budget, sections, included/omitted and why."""
+    engine = _engine(config, data_dir)
+    try:
+        last = engine.last_assembly(session=session, role=role, thread_id=thread_id)
+    finally:
+        engine.close()
+    if last is None:
+        raise click.ClickException("no injection recorded yet")
+    if as_json:
+        _echo_json(last)
+        return
+    data = last["data"]
+    click.echo(f"request:      {last['request_id']}  ({_fmt_ts(last['created_at'])})")
+    click.echo(f"scope:        tenant={last['tenant']} role={last['role']} "
+               f"thread={last['thread_id']}")
+    click.echo(f"trigger:      {last['trigger']}")
+    click.echo(f"budget:       {last['used_tokens']} / {last['budget_tokens']} tokens "
+               f"(counted with {last['token_source']})")
+    if data.get("skipped"):
+        click.echo(f"skipped:      {data['skipped']}")
+    for sec in data.get("sections", []):
+        click.echo(f"section:      {sec['name']:<46} {sec['lines']:>3} lines "
+                   f"{sec['tokens']:>5} tokens")
+    for row in data.get("included", []):
+        click.echo(f"included:     {row['ref']:<16} {row['tokens']:>5} tok  {row['reason']}")
+    for row in data.get("truncated", []):
+        click.echo(f"truncated:    {row['ref']:<16} {row['tokens']:>5} tok  {row['reason']}")
+    for row in data.get("omitted", []):
+        click.echo(f"omitted:      {row['ref']:<16} {row['tokens']:>5} tok  {row['reason']}"
+                   f" ({row.get('would_have_been', '')})")
+
+
+@memory.command("retract")
+@click.argument("item_id", type=int)
+@click.option("--reason", default="", help="Why (kept in the audit trail).")
+@config_option
+@data_dir_option
+def memory_retract(item_id: int, reason: str, config: str | None, data_dir: str | None) -> None:
+    """Retract memory item ITEM_ID: kept for audit, gone from retrieval."""
+    from memory_core.errors import NotFoundError
+
+    engine = _engine(config, data_dir)
+    try:
+        out = engine.retract(item_id, reason)
+    except NotFoundError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    click.echo(f"retracted item:{out['id']} (was {out['old_status']})")
+
+
+@memory.group("prefs")
+def memory_prefs() -> None:
+    """User preferences (written only by the user: here, the admin API, /memory)."""
+
+
+tenant_option = click.option(
+    "--tenant", default="*", show_default=True,
+    help="Tenant id the preference belongs to; '*' applies to every tenant of this data dir.",
+)
+
+
+@memory_prefs.command("set")
+@click.option("--role", default="default", show_default=True)
+@click.option("--key", required=True, help="snake_case key (normalised).")
+@click.option("--title", required=True)
+@click.option("--content", required=True, help="At most 500 characters.")
+@click.option("--replace-similar", is_flag=True,
+              help="Write into a near-duplicate existing key instead of refusing.")
+@tenant_option
+@config_option
+@data_dir_option
+def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bool,
+              tenant: str, config: str | None, data_dir: str | None) -> None:
+    """Create or replace a preference shown in every injection block of ROLE."""
+    from memory_core.memory import DuplicateKeyError
+
+    engine = _engine(config, data_dir)
+    try:
+        out = engine.set_agent_memory(
+            tenant=tenant, role=role, category="user_preferences", key=key, title=title,
+            content=content, on_duplicate="route" if replace_similar else "refuse",
+        )
+    except DuplicateKeyError as exc:
+        raise click.ClickException(
+            f"{exc} (or pass --replace-similar to update '{exc.match.key}')") from exc
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    verb = "created" if out.created else "updated"
+    note = f" (routed from '{out.routed_from}': {out.reason})" if out.routed_from else ""
+    click.echo(f"{verb} user_preferences/{out.key} for role {role}{note}")
+
+
+@memory_prefs.command("list")
+@click.option("--role", default=None, help="Only this role.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@config_option
+@data_dir_option
+def prefs_list(role: str | None, as_json: bool, config: str | None,
+               data_dir: str | None) -> None:
+    """List user preferences."""
+    engine = _engine(config, data_dir)
+    try:
+        rows = engine.list_agent_memories(category="user_preferences", role=role)
+    finally:
+        engine.close()
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        click.echo("no preferences set")
+    for r in rows:
+        click.echo(f"{r['role']:<12} {r['key']:<28} {r['title']}: {r['content']}"
+                   f"{'' if r['tenant'] == '*' else '  [tenant ' + r['tenant'] + ']'}")
+
+
+@memory_prefs.command("delete")
+@click.option("--role", default="default", show_default=True)
+@click.option("--key", required=True)
+@tenant_option
+@config_option
+@data_dir_option
+def prefs_delete(role: str, key: str, tenant: str, config: str | None,
+                 data_dir: str | None) -> None:
+    """Delete one preference."""
+    engine = _engine(config, data_dir)
+    try:
+        ok = engine.delete_agent_memory(tenant=tenant, role=role, category="user_preferences",
+                                        key=key)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    if not ok:
+        raise click.ClickException(f"no preference '{key}' for role {role}")
+    click.echo(f"deleted user_preferences/{key} for role {role}")
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks that print a table (compare against a baseline in the same run)."""
