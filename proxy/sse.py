@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+_BOM = b"\xef\xbb\xbf"
+
 
 @dataclass(frozen=True, slots=True)
 class SSEEvent:
@@ -42,23 +44,56 @@ class SSEDecoder:
         self._id = ""
         self._retry: int | None = None
         self._has_field = False
+        self._skip_lf = False  # the last read ended in CR: a leading LF completes CRLF
+        self._started = False  # a UTF-8 BOM is stripped from the very start only
         self.comments = 0
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        """Consume ``chunk`` and return the events it completes."""
-        buf = self._buf + chunk
+        """Consume ``chunk`` and return the events it completes.
+
+        A CR ends its line at once, even at the end of a read (so a CR-terminated
+        event is not held back until more bytes arrive); an LF opening the next read
+        is then the second half of that CRLF and is skipped. Each byte is scanned a
+        bounded number of times, so decoding a whole multi-megabyte body at once
+        stays linear.
+        """
+        if not chunk:
+            return []
+        if self._skip_lf:
+            self._skip_lf = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        buf = self._buf + chunk if self._buf else chunk
+        if not self._started:
+            if len(buf) < 3 and _BOM.startswith(buf):
+                self._buf = buf  # could still be the BOM: wait for more bytes
+                return []
+            self._started = True
+            if buf.startswith(_BOM):
+                buf = buf[3:]
         events: list[SSEEvent] = []
         start = 0
         n = len(buf)
+        cr = buf.find(b"\r")
+        lf = buf.find(b"\n")
         while start < n:
-            cr = buf.find(b"\r", start)
-            lf = buf.find(b"\n", start)
+            # Positions found earlier stay valid until ``start`` passes them; -1 means
+            # "none in the rest of the buffer", which stays true.
+            if 0 <= cr < start:
+                cr = buf.find(b"\r", start)
+            if 0 <= lf < start:
+                lf = buf.find(b"\n", start)
             if cr == -1 and lf == -1:
                 break
             if cr != -1 and (lf == -1 or cr < lf):
+                end = cr
                 if cr + 1 == n:
-                    break  # a CR at the end may be the first half of CRLF: wait
-                end, nxt = cr, cr + 2 if buf[cr + 1 : cr + 2] == b"\n" else cr + 1
+                    nxt = n
+                    self._skip_lf = True
+                elif buf[cr + 1] == 0x0A:
+                    nxt = cr + 2
+                else:
+                    nxt = cr + 1
             else:
                 end, nxt = lf, lf + 1
             self._line(buf[start:end], events)
@@ -69,9 +104,11 @@ class SSEDecoder:
     def close(self) -> list[SSEEvent]:
         """Flush at end of stream: a pending line and an undispatched event."""
         events: list[SSEEvent] = []
+        self._skip_lf = False
         if self._buf:
-            line, self._buf = self._buf.rstrip(b"\r"), b""
-            self._line(line, events)
+            line, self._buf = self._buf, b""
+            if self._started or not _BOM.startswith(line):
+                self._line(line, events)
         if self._has_field:
             self._dispatch(events)
         return events
@@ -108,6 +145,11 @@ class SSEDecoder:
         self._event = ""
         self._retry = None
         self._has_field = False
+
+
+def _text(value: Any) -> str:
+    """A fragment to append: strings as they are, anything else (null, junk) as ``""``."""
+    return value if isinstance(value, str) else ""
 
 
 @dataclass
@@ -201,14 +243,22 @@ class ChunkAccumulator:
         fc = delta.get("function_call")
         if isinstance(fc, dict):
             cur = acc.function_call or {"name": "", "arguments": ""}
-            cur["name"] += fc.get("name") or ""
-            cur["arguments"] += fc.get("arguments") or ""
+            cur["name"] += _text(fc.get("name"))
+            cur["arguments"] += _text(fc.get("arguments"))
             acc.function_call = cur
-        for tc in delta.get("tool_calls") or []:
+        tool_calls = delta.get("tool_calls")
+        for tc in tool_calls if isinstance(tool_calls, list) else []:
             if not isinstance(tc, dict):
                 continue
-            i = tc.get("index", len(acc.tool_calls))
-            i = i if isinstance(i, int) else len(acc.tool_calls)
+            i = tc.get("index")
+            if not isinstance(i, int) or isinstance(i, bool):
+                # Some OpenAI-compatible servers omit ``index``: a fragment with a new
+                # id starts a call, one without an id continues the last call.
+                last = max(acc.tool_calls) if acc.tool_calls else None
+                if last is not None and tc.get("id") in (None, "", acc.tool_calls[last]["id"]):
+                    i = last
+                else:
+                    i = 0 if last is None else last + 1
             slot = acc.tool_calls.setdefault(
                 i, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
             )
@@ -218,8 +268,8 @@ class ChunkAccumulator:
                 slot["type"] = tc["type"]
             fn = tc.get("function") or {}
             if isinstance(fn, dict):
-                slot["function"]["name"] += fn.get("name") or ""
-                slot["function"]["arguments"] += fn.get("arguments") or ""
+                slot["function"]["name"] += _text(fn.get("name"))
+                slot["function"]["arguments"] += _text(fn.get("arguments"))
 
     def messages(self) -> list[dict[str, Any]]:
         """Return one assistant message per choice, in index order, as a client would
