@@ -38,12 +38,18 @@ async def relay_body(
     response: web.StreamResponse,
     *,
     keep: bool,
+    request: web.BaseRequest | None = None,
 ) -> RelayResult:
     """Copy ``upstream``'s body to the prepared ``response`` chunk by chunk.
 
-    Never raises for client disconnects or upstream read errors: the client's
-    response is ended (``write_eof``) when possible and the upstream connection is
-    closed when the client left, which aborts generation upstream.
+    Never raises for client disconnects or upstream read errors. When the client
+    leaves, the upstream connection is closed, which aborts generation upstream.
+    When the upstream body ends abnormally (connection dropped, bad chunking, read
+    timeout) the client's connection is closed *without* the final chunk, so the
+    client sees a truncated body exactly as it would talking to the upstream
+    directly, instead of a clean end that passes a cut-off answer for a whole one.
+    ``request`` is the request being answered (defaults to the one ``response``
+    was prepared for).
     """
     result = RelayResult()
     try:
@@ -62,8 +68,27 @@ async def relay_body(
     if result.client_gone:
         upstream.close()
         return result
+    if result.upstream_error is not None:
+        upstream.close()
+        _abort_client(response, request)
+        return result
     try:
         await response.write_eof()
     except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
         result.client_gone = True
     return result
+
+
+def _abort_client(response: web.StreamResponse, request: web.BaseRequest | None) -> None:
+    """Close the client's connection after the bytes already written, with no EOF.
+
+    The response is marked ``force_close`` so aiohttp does not try to reuse the
+    connection; its own ``write_eof`` afterwards fails quietly (a ConnectionError).
+    """
+    response.force_close()
+    # aiohttp keeps the request a response was prepared for in ``_req``; it has no
+    # public accessor (aiohttp is pinned; tests cover this path).
+    req = request if request is not None else getattr(response, "_req", None)
+    transport = req.transport if req is not None else None
+    if transport is not None:
+        transport.close()

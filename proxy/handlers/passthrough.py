@@ -46,7 +46,7 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
         await response.prepare(request)
-        result = await relay_body(upstream, response, keep=False)
+        result = await relay_body(upstream, response, keep=False, request=request)
         if result.client_gone:
             request.app[METRICS].client_disconnects.inc()
         return response
