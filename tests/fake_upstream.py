@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from multidict import CIMultiDict
 
 
 @dataclass
@@ -53,6 +54,7 @@ class FakeUpstream:
         self.requests: list[dict[str, Any]] = []
         self.aborted = 0
         self.finished_streams = 0
+        self.streams: list[bytes] = []  # the SSE payload of each stream, as scripted
         self.app = web.Application(client_max_size=256 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.app.router.add_get("/v1/models", self.models)
@@ -93,8 +95,9 @@ class FakeUpstream:
             {
                 "method": request.method,
                 "path": request.path,
+                "raw_path": request.raw_path,  # path and query exactly as sent
                 "query": request.query_string,
-                "headers": dict(request.headers),
+                "headers": CIMultiDict(request.headers),  # case-insensitive copy
                 "raw": raw,
                 "json": body,
             }
@@ -145,7 +148,14 @@ class FakeUpstream:
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         await self._record(request)
-        body = self.requests[-1]["json"] or {}
+        body = self.requests[-1]["json"]
+        if not isinstance(body, dict):
+            # What OpenAI answers for a body that is not a JSON object.
+            return web.json_response(
+                {"error": {"message": "request body must be a JSON object",
+                           "type": "invalid_request_error", "param": None, "code": None}},
+                status=400, headers={"x-request-id": "req_fake_bad_body"},
+            )
         reply = self.replies.popleft() if self.replies else Reply(
             content="echo: " + self._last_user_text(body)
         )
@@ -232,6 +242,7 @@ class FakeUpstream:
             body, reply)
         headers = {"Content-Type": reply.content_type or "text/event-stream",
                    "Cache-Control": "no-cache", **reply.headers}
+        self.streams.append(payload)
         resp = web.StreamResponse(headers=headers)
         await resp.prepare(request)
         size = reply.write_size or len(payload) or 1

@@ -1,0 +1,604 @@
+"""The proxy core, end to end: the real openai SDK -> proxy -> fake upstream on loopback.
+
+These tests pin transparency (bytes, headers, statuses, errors) of chat completions
+and pass-through paths. Memory injection is switched off in the ``core`` proxy so
+that "the upstream receives exactly the client's bytes" is a hard equality; one test
+checks what still holds with injection on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import aiohttp
+import openai
+import orjson
+import pytest
+from yarl import URL
+
+from proxy.headers import HOP_BY_HOP
+from tests.conftest import TEST_KEY, RunningProxy, closed_port
+from tests.fake_upstream import FakeUpstream, Reply
+
+MakeProxy = Callable[..., Awaitable[RunningProxy]]
+NO_INJECTION = {"enabled": False}
+
+
+@pytest.fixture
+async def core(make_proxy: MakeProxy) -> RunningProxy:
+    """A proxy that captures but does not rewrite requests (injection off)."""
+    return await make_proxy(injection=NO_INJECTION)
+
+
+class SDK:
+    """One face over the sync and async openai clients for use inside async tests.
+
+    The sync client blocks, so its calls run in a thread (``asyncio.to_thread``) and
+    the proxy, served by this event loop, keeps answering.
+    """
+
+    def __init__(self, kind: str, base_url: str, api_key: str = TEST_KEY) -> None:
+        self.kind = kind
+        cls = openai.OpenAI if kind == "sync" else openai.AsyncOpenAI
+        self.client: Any = cls(base_url=base_url, api_key=api_key, max_retries=0)
+
+    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if self.kind == "sync":
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return await fn(*args, **kwargs)
+
+    async def create(self, **kw: Any) -> Any:
+        return await self.call(self.client.chat.completions.create, **kw)
+
+    async def create_raw(self, **kw: Any) -> Any:
+        return await self.call(self.client.chat.completions.with_raw_response.create, **kw)
+
+    async def stream(self, **kw: Any) -> list[Any]:
+        """Stream a completion and return every chunk the SDK yielded."""
+        if self.kind == "sync":
+            return await asyncio.to_thread(
+                lambda: list(self.client.chat.completions.create(stream=True, **kw)))
+        return [c async for c in await self.client.chat.completions.create(stream=True, **kw)]
+
+    async def final_completion(self, **kw: Any) -> Any:
+        """The SDK's own reassembly of a stream (``chat.completions.stream``)."""
+        if self.kind == "sync":
+            def run() -> Any:
+                with self.client.chat.completions.stream(**kw) as s:
+                    return s.get_final_completion()
+            return await asyncio.to_thread(run)
+        async with self.client.chat.completions.stream(**kw) as s:
+            return await s.get_final_completion()
+
+    async def error(self, fn: Callable[..., Any], **kw: Any) -> openai.APIStatusError:
+        """Run ``fn`` expecting an ``APIStatusError``; return it."""
+        with pytest.raises(openai.APIStatusError) as info:
+            result = await self.call(fn, **kw)
+            if kw.get("stream"):  # a stream that did not fail at once
+                await self.call(lambda: list(result)) if self.kind == "sync" else [
+                    c async for c in result]
+        return info.value
+
+    async def close(self) -> None:
+        await self.call(self.client.close)
+
+
+@pytest.fixture(params=["sync", "async"])
+async def sdk(request: pytest.FixtureRequest, core: RunningProxy) -> AsyncIterator[SDK]:
+    client = SDK(request.param, core.base_url)
+    yield client
+    await client.close()
+
+
+def text_of(chunks: list[Any]) -> str:
+    return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+
+USER = [{"role": "user", "content": "What is the capital of Switzerland?"}]
+
+
+# -- chat: plain, streamed, tool calls ------------------------------------------------
+
+
+async def test_non_stream(sdk: SDK, core: RunningProxy, upstream: FakeUpstream) -> None:
+    upstream.push(Reply(content="Bern.", headers={"x-request-id": "req_up_1"}))
+    raw = await sdk.create_raw(model="gpt-test", messages=USER)
+    completion = raw.parse()
+    assert completion.choices[0].message.content == "Bern."
+    assert completion.usage.total_tokens == 15
+    assert raw.headers["x-lcm-request-id"].startswith("req_")
+    assert raw.headers["x-request-id"] == "req_up_1"
+    (sent,) = upstream.chat_requests
+    assert sent["json"]["messages"] == USER
+    assert sent["headers"]["Authorization"] == f"Bearer {TEST_KEY}"
+
+
+async def test_stream_with_include_usage(sdk: SDK, upstream: FakeUpstream) -> None:
+    answer = "Bern is the federal city. Zürich is larger. 🇨🇭"
+    upstream.push(Reply(content=answer, piece=3))
+    chunks = await sdk.stream(model="m", messages=USER, stream_options={"include_usage": True})
+    assert text_of(chunks) == answer
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert chunks[-1].usage.total_tokens == 15
+    assert [c.usage for c in chunks[:-1]] == [None] * (len(chunks) - 1)
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+
+
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Weather for a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}]
+TOOL_CALLS = [
+    {"id": "call_weather_1", "name": "get_weather", "arguments": '{"city": "Bern"}'},
+    {"id": "call_weather_2", "name": "get_weather",
+     "arguments": '{"city": "Genève", "note": "a \\"quoted\\" word"}'},
+]
+
+
+async def test_streamed_tool_calls_reassembled_by_the_sdk(
+    sdk: SDK, upstream: FakeUpstream
+) -> None:
+    upstream.push(Reply(content=None, tool_calls=TOOL_CALLS, write_size=5, keepalive=True))
+    final = await sdk.final_completion(model="m", messages=USER, tools=TOOLS)
+    message = final.choices[0].message
+    assert final.choices[0].finish_reason == "tool_calls"
+    assert [(c.id, c.type, c.function.name, c.function.arguments)
+            for c in message.tool_calls] == [
+        (t["id"], "function", t["name"], t["arguments"]) for t in TOOL_CALLS]
+
+
+async def test_streamed_tool_calls_are_stored(core: RunningProxy, upstream: FakeUpstream) -> None:
+    client = SDK("async", core.base_url)
+    upstream.push(Reply(content="Let me check.", tool_calls=TOOL_CALLS, write_size=3, crlf=True))
+    chunks = await client.stream(model="m", messages=USER, tools=TOOLS)
+    assert text_of(chunks) == "Let me check."
+    await core.settle()
+    (thread,) = core.engine.export()["threads"]
+    stored = thread["messages"][-1]["message"]
+    assert stored["content"] == "Let me check."
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in stored["tool_calls"]] == [
+        (t["id"], t["name"], t["arguments"]) for t in TOOL_CALLS]
+    await client.close()
+
+
+# -- hostile chunking: the client sees exactly the upstream's bytes --------------------
+
+
+async def _post_raw(url: str, body: dict[str, Any]) -> tuple[int, Any, bytes]:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, data=orjson.dumps(body),
+                                headers={"Authorization": f"Bearer {TEST_KEY}",
+                                         "Content-Type": "application/json"}) as resp:
+            return resp.status, resp.headers, await resp.read()
+
+
+@pytest.mark.parametrize("write_size", range(1, 8))
+@pytest.mark.parametrize("crlf,keepalive", [(False, False), (True, True)],
+                         ids=["lf", "crlf-keepalive"])
+async def test_hostile_chunking_reaches_the_client_byte_identical(
+    core: RunningProxy, upstream: FakeUpstream, write_size: int, crlf: bool, keepalive: bool
+) -> None:
+    body = {"model": "m", "messages": USER, "stream": True,
+            "stream_options": {"include_usage": True}}
+    payload = upstream.stream_bytes(body, Reply(content="Grüezi 👋 from Bern", piece=2,
+                                                tool_calls=TOOL_CALLS[1:], crlf=crlf,
+                                                keepalive=keepalive))
+    upstream.push(Reply(raw_stream=payload, write_size=write_size))
+    status, headers, received = await _post_raw(core.base_url + "/chat/completions", body)
+    assert status == 200
+    assert headers["Content-Type"] == "text/event-stream"
+    assert received == payload
+    await core.settle()
+    (thread,) = core.engine.export()["threads"]
+    reply = thread["messages"][-1]["message"]
+    assert reply["content"] == "Grüezi 👋 from Bern"
+    assert reply["tool_calls"][0]["function"]["arguments"] == TOOL_CALLS[1]["arguments"]
+
+
+@pytest.mark.parametrize("write_size,crlf,keepalive", [(1, True, True), (3, False, True),
+                                                        (7, True, False)])
+async def test_hostile_chunking_through_the_sdk(
+    sdk: SDK, upstream: FakeUpstream, write_size: int, crlf: bool, keepalive: bool
+) -> None:
+    answer = "Line one\nLine two\r\nand 日本語"
+    upstream.push(Reply(content=answer, piece=1, write_size=write_size, crlf=crlf,
+                        keepalive=keepalive))
+    chunks = await sdk.stream(model="m", messages=USER)
+    assert text_of(chunks) == answer
+
+
+async def test_first_chunk_arrives_before_the_upstream_finishes(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    upstream.push(Reply(content="x" * 60, piece=1, write_size=40, delay=0.05))
+    client = openai.AsyncOpenAI(base_url=core.base_url, api_key=TEST_KEY, max_retries=0)
+    stream = await client.chat.completions.create(model="m", messages=USER, stream=True)
+    seen_unfinished = False
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            seen_unfinished = upstream.finished_streams == 0
+            break
+    assert seen_unfinished, "the proxy buffered the stream instead of relaying it"
+    await stream.close()
+    await client.close()
+
+
+# -- upstream errors pass through unchanged ------------------------------------------
+
+ERROR_HEADERS = {
+    "retry-after": "7",
+    "x-ratelimit-limit-requests": "500",
+    "x-ratelimit-remaining-requests": "0",
+    "x-ratelimit-reset-requests": "7s",
+    "x-ratelimit-limit-tokens": "30000",
+    "x-request-id": "req_upstream_err",
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("status,exc_type,err_type", [
+    (429, openai.RateLimitError, "rate_limit_exceeded"),
+    (500, openai.InternalServerError, "server_error"),
+])
+async def test_upstream_errors_pass_through(
+    sdk: SDK, core: RunningProxy, upstream: FakeUpstream, stream: bool,
+    status: int, exc_type: type[openai.APIStatusError], err_type: str,
+) -> None:
+    error = {"message": f"upstream says {status}", "type": err_type, "param": None,
+             "code": "x_code"}
+    upstream.push(Reply(status=status, error=error, headers=ERROR_HEADERS))
+    exc = await sdk.error(sdk.client.chat.completions.create, model="m", messages=USER,
+                          stream=stream)
+    assert type(exc) is exc_type
+    assert exc.status_code == status
+    assert exc.body == error
+    assert exc.request_id == "req_upstream_err"
+    for name, value in ERROR_HEADERS.items():
+        assert exc.response.headers[name] == value
+    assert exc.response.headers["x-lcm-request-id"].startswith("req_")
+    # The body is the upstream's, byte for byte.
+    assert exc.response.content == json.dumps({"error": error}).encode()
+    await core.settle()
+    events = core.engine.export(events=True)["events"]
+    assert events[-1]["kind"] == "response"
+    assert events[-1]["data"]["outcome"] == "upstream_error"
+    assert events[-1]["data"]["status"] == status
+    assert all(m["role"] == "user" for t in core.engine.export()["threads"]
+               for m in t["messages"])
+
+
+# -- other /v1 paths ------------------------------------------------------------------
+
+
+async def test_models_and_embeddings_via_sdk(sdk: SDK, upstream: FakeUpstream) -> None:
+    models = await sdk.call(sdk.client.models.list)
+    assert [m.id for m in models.data] == ["fake-model"]
+    emb = await sdk.call(sdk.client.embeddings.create, model="text-embedding-3-small",
+                         input=["alpha", "beta"], encoding_format="float")
+    assert [d.embedding for d in emb.data] == [[0.1, 0.2, 0.3]] * 2
+    assert emb.model == "text-embedding-3-small"
+    get, post = upstream.requests
+    assert (get["method"], get["path"]) == ("GET", "/v1/models")
+    assert (post["method"], post["path"]) == ("POST", "/v1/embeddings")
+    assert post["json"]["input"] == ["alpha", "beta"]
+    assert get["headers"]["Authorization"] == post["headers"]["Authorization"] == (
+        f"Bearer {TEST_KEY}")
+
+
+def _hostile_headers() -> dict[str, str]:
+    return {
+        "Authorization": "Bearer sk-client-key",
+        "Connection": "keep-alive, X-Hop-Custom",
+        "X-Hop-Custom": "only for this hop",
+        "Keep-Alive": "timeout=5",
+        "Proxy-Authorization": "Basic c2VjcmV0",
+        "TE": "trailers",
+        "X-LCM-Session": "session-1",
+        "X-LCM-Role": "coder",
+        "X-Custom-End-To-End": "kept",
+        "OpenAI-Organization": "org-123",
+        "Content-Type": "application/octet-stream",
+    }
+
+
+def _assert_clean_forward(received: Any) -> None:
+    names = {n.lower() for n in received}
+    assert not {n for n in names if n.startswith("x-lcm-")}
+    assert not names & HOP_BY_HOP, names & HOP_BY_HOP
+    assert "x-hop-custom" not in names  # named in Connection: hop-by-hop too
+    assert received["X-Custom-End-To-End"] == "kept"
+    assert received["OpenAI-Organization"] == "org-123"
+
+
+async def test_passthrough_forwards_method_path_query_body(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    body = bytes(range(256)) * 40  # binary, 10 KiB
+    path = "/v1/files/file-abc/content?purpose=fine%2Dtune&x=1&x=2&q=a%20b+c"
+    async with aiohttp.ClientSession() as session:
+        # encoded=True: send the path exactly as written (yarl would normalise %2D).
+        async with session.post(URL(core.root + path, encoded=True), data=body,
+                                headers=_hostile_headers()) as resp:
+            assert resp.status == 200
+            assert resp.headers["x-echo"] == "1"
+            assert resp.headers["x-lcm-request-id"].startswith("req_")
+            echoed = await resp.json()
+    (got,) = upstream.requests
+    assert got["method"] == "POST"
+    assert got["raw_path"] == path  # path and query exactly as the client encoded them
+    assert got["raw"] == body
+    assert got["headers"]["Content-Length"] == str(len(body))
+    assert echoed["content_length"] == str(len(body))
+    assert got["headers"]["Authorization"] == "Bearer sk-client-key"
+    _assert_clean_forward(got["headers"])
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH"])
+async def test_passthrough_other_methods(
+    core: RunningProxy, upstream: FakeUpstream, method: str
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        data = None if method in ("GET", "DELETE") else b'{"a": 1}'
+        async with session.request(method, core.base_url + "/vector_stores/vs_1?limit=2",
+                                   data=data) as resp:
+            assert resp.status == 200
+            assert (await resp.json())["method"] == method
+    (got,) = upstream.requests
+    assert (got["method"], got["raw_path"]) == (method, "/v1/vector_stores/vs_1?limit=2")
+    assert got["raw"] == (data or b"")
+
+
+async def test_passthrough_streams_a_chunked_upload(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    parts = [b"part-%d;" % i * 100 for i in range(50)]
+
+    async def gen() -> AsyncIterator[bytes]:
+        for p in parts:
+            yield p
+
+    async with aiohttp.ClientSession() as session:
+        async with session.post(core.base_url + "/uploads/up_1/parts", data=gen()) as resp:
+            assert resp.status == 200
+    (got,) = upstream.requests
+    assert got["raw"] == b"".join(parts)
+    assert "Content-Length" not in got["headers"]
+
+
+async def test_upstream_api_key_replaces_authorization(
+    make_proxy: MakeProxy, upstream: FakeUpstream
+) -> None:
+    key = "sk-proj-upstream-" + "k" * 30
+    running = await make_proxy(proxy={"upstream_api_key": key}, injection=NO_INJECTION)
+    client = SDK("async", running.base_url, api_key="sk-client-key-not-for-upstream")
+    await client.create(model="m", messages=USER)
+    await client.call(client.client.models.list)
+    async with aiohttp.ClientSession() as session:
+        async with session.post(running.base_url + "/files?x=1", data=b"abc",
+                                headers=_hostile_headers()) as resp:
+            assert resp.status == 200
+    assert [r["headers"]["Authorization"] for r in upstream.requests] == [f"Bearer {key}"] * 3
+    _assert_clean_forward(upstream.requests[-1]["headers"])
+    await client.close()
+
+
+# -- the upstream receives exactly the client's bytes ---------------------------------
+
+KITCHEN_SINK: dict[str, Any] = dict(
+    model="gpt-test",
+    messages=[
+        {"role": "developer", "content": "You are terse."},
+        {"role": "system", "content": [{"type": "text", "text": "System as parts."}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "What is in this image? 日本語 😀"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=",
+                                                "detail": "low"}},
+            {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+        ]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "look", "arguments": '{"x": 1}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "a cat"},
+        {"role": "assistant", "content": None,
+         "function_call": {"name": "legacy", "arguments": "{}"}},
+        {"role": "function", "name": "legacy", "content": "legacy result"},
+        {"role": "user", "content": "And now?", "name": "alice"},
+    ],
+    n=2,
+    logprobs=True,
+    top_logprobs=3,
+    response_format={"type": "json_schema", "json_schema": {
+        "name": "answer", "strict": True,
+        "schema": {"type": "object", "properties": {"a": {"type": "string"}},
+                   "required": ["a"], "additionalProperties": False}}},
+    tools=TOOLS,
+    tool_choice={"type": "function", "function": {"name": "get_weather"}},
+    parallel_tool_calls=False,
+    reasoning_effort="low",
+    seed=42,
+    temperature=0.2,
+    metadata={"k": "v"},
+    extra_body={
+        "vendor_extension": {"top_k": 40, "safe_mode": None, "nested": [1, 2.5, "x"]},
+        "unknown_future_field": True,
+        "huge_integer": 2**70,
+    },
+)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+async def test_request_reaches_upstream_byte_identical(
+    sdk: SDK, upstream: FakeUpstream, stream: bool
+) -> None:
+    kwargs = dict(KITCHEN_SINK, stream=stream)
+    direct = SDK(sdk.kind, upstream.base_url)
+    first = await direct.create(**kwargs)
+    if stream:
+        await direct.call(lambda: list(first)) if sdk.kind == "sync" else [c async for c in first]
+    await direct.close()
+    result = await sdk.create(**kwargs)
+    if stream:
+        await sdk.call(lambda: list(result)) if sdk.kind == "sync" else [c async for c in result]
+    sent_direct, sent_via_proxy = upstream.chat_requests
+    assert b"huge_integer" in sent_direct["raw"] and b"input_audio" in sent_direct["raw"]
+    assert sent_via_proxy["raw"] == sent_direct["raw"]
+
+
+async def test_fields_survive_memory_injection(
+    make_proxy: MakeProxy, upstream: FakeUpstream
+) -> None:
+    """With injection on, only the newest user message may change upstream."""
+    running = await make_proxy()
+    direct = SDK("async", upstream.base_url)
+    await direct.create(**KITCHEN_SINK)
+    await direct.close()
+    client = SDK("async", running.base_url)
+    await client.create(**KITCHEN_SINK)
+    await client.close()
+    a, b = (json.loads(r["raw"]) for r in upstream.chat_requests)  # stdlib: exact integers
+    assert b["huge_integer"] == 2**70
+    assert b["messages"][:-1] == a["messages"][:-1]
+    assert {k: v for k, v in b.items() if k != "messages"} == {
+        k: v for k, v in a.items() if k != "messages"}
+    assert b["messages"][-1]["name"] == "alice"
+
+
+# -- bodies the proxy does not understand ----------------------------------------------
+
+
+async def test_invalid_json_is_a_400_in_openai_shape(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(core.base_url + "/chat/completions",
+                                data=b'{"model": "m", "messages": [',
+                                headers={"Content-Type": "application/json"}) as resp:
+            assert resp.status == 400
+            assert resp.content_type == "application/json"
+            assert resp.headers["x-lcm-request-id"].startswith("req_")
+            err = (await resp.json())["error"]
+    assert set(err) == {"message", "type", "param", "code"}
+    assert err["type"] == "invalid_request_error" and err["code"] == "invalid_json"
+    assert isinstance(err["message"], str) and err["message"]
+    assert upstream.requests == []
+    await core.settle()
+    (event,) = core.engine.export(events=True)["events"]
+    assert event["kind"] == "unparsed"
+
+
+@pytest.mark.parametrize("raw", [b"[1, 2, 3]", b'{"model": "m"}', b'"just a string"',
+                                 b'{"messages": "not a list"}'])
+async def test_non_chat_json_is_forwarded_untouched(
+    core: RunningProxy, upstream: FakeUpstream, raw: bytes
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(core.base_url + "/chat/completions", data=raw,
+                                headers={"Content-Type": "application/json"}) as resp:
+            status, body, headers = resp.status, await resp.read(), resp.headers
+    (got,) = upstream.requests
+    assert got["raw"] == raw
+    if got["json"] is not None and isinstance(got["json"], dict):
+        return  # the fake answered it as a chat; forwarding is what we checked
+    assert status == 400  # the upstream's answer, relayed
+    assert headers["x-request-id"] == "req_fake_bad_body"
+    assert orjson.loads(body)["error"]["message"] == "request body must be a JSON object"
+
+
+async def test_upstream_unreachable_is_a_502(
+    sdk: SDK, make_proxy: MakeProxy, upstream: FakeUpstream
+) -> None:
+    dead = await make_proxy(upstream_url=f"http://127.0.0.1:{closed_port()}/v1",
+                            injection=NO_INJECTION)
+    client = SDK(sdk.kind, dead.base_url)
+    for fn, kw in ((client.client.chat.completions.create, {"model": "m", "messages": USER}),
+                   (client.client.models.list, {})):
+        exc = await client.error(fn, **kw)
+        assert isinstance(exc, openai.InternalServerError)
+        assert exc.status_code == 502
+        assert exc.body["type"] == "upstream_error"
+        assert exc.body["code"] == "upstream_unreachable"
+        assert set(exc.body) == {"message", "type", "param", "code"}
+        assert exc.response.headers["x-lcm-request-id"].startswith("req_")
+    await client.close()
+    async with aiohttp.ClientSession() as session:
+        async with session.get(dead.root + "/lcm/health") as resp:
+            assert resp.status == 200
+
+
+async def test_body_over_limit_is_a_413(make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
+    small = await make_proxy(proxy={"max_body_bytes": 4096}, injection=NO_INJECTION)
+    client = SDK("async", small.base_url)
+    exc = await client.error(client.client.chat.completions.create, model="m",
+                             messages=[{"role": "user", "content": "x" * 8000}])
+    assert exc.status_code == 413
+    assert exc.body["type"] == "invalid_request_error"
+    assert exc.body["code"] == "request_too_large"
+    assert set(exc.body) == {"message", "type", "param", "code"}
+    assert upstream.requests == []
+    ok = await client.create(model="m", messages=[{"role": "user", "content": "small"}])
+    assert ok.choices[0].message.content == "echo: small"
+    await client.close()
+
+
+# -- client disconnects ---------------------------------------------------------------
+
+
+async def test_client_disconnect_mid_stream(core: RunningProxy, upstream: FakeUpstream) -> None:
+    full = "".join(f"word{i} " for i in range(100))
+    upstream.push(Reply(content=full, piece=5, write_size=64, delay=0.02))
+    client = openai.AsyncOpenAI(base_url=core.base_url, api_key=TEST_KEY, max_retries=0)
+    stream = await client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "tell me a long story"}],
+        stream=True)
+    received = ""
+    async for chunk in stream:
+        received += chunk.choices[0].delta.content or "" if chunk.choices else ""
+        if len(received) >= 10:
+            break
+    await stream.close()  # drops the connection mid-stream
+    await core.settle()
+    # The proxy closed its upstream connection: the fake saw the abort, and the
+    # stream did not run to its end.
+    assert upstream.aborted == 1
+    assert upstream.finished_streams == 0
+    # The proxy stays healthy.
+    upstream.push(Reply(content="still here"))
+    again = await client.chat.completions.create(model="m", messages=USER)
+    assert again.choices[0].message.content == "still here"
+    async with aiohttp.ClientSession() as session:
+        async with session.get(core.root + "/lcm/health") as resp:
+            assert resp.status == 200
+    await core.settle()
+    # The partial answer is evidence of what happened, not an answer.
+    data = core.engine.export(events=True)
+    texts = [m["text"] for t in data["threads"] for m in t["messages"]]
+    assert "tell me a long story" in texts
+    assert not any(t.startswith("word0") for t in texts)
+    (incomplete,) = [e for e in data["events"]
+                     if e["kind"] == "response" and e["data"]["outcome"] == "incomplete"]
+    assert incomplete["data"]["client_gone"] is True
+    partial = incomplete["data"]["partial_choices"][0]["content"]
+    assert partial.startswith(received) and full.startswith(partial) and partial != full
+    await client.close()
+
+
+async def test_upstream_drop_mid_stream_reaches_the_client_as_an_error(
+    sdk: SDK, core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    """A cut-off upstream must not look like a complete answer to the client."""
+    upstream.push(Reply(content="abcdefghij" * 20, piece=2, write_size=50, drop_after=700))
+    with pytest.raises(openai.APIConnectionError):
+        await sdk.stream(model="m", messages=USER)
+    await core.settle()
+    data = core.engine.export(events=True)
+    assert [m["role"] for t in data["threads"] for m in t["messages"]] == ["user"]
+    event = data["events"][-1]
+    assert event["data"]["outcome"] == "incomplete"
+    assert event["data"]["upstream_error"]
+    # The proxy is fine afterwards.
+    upstream.push(Reply(content="next"))
+    assert (await sdk.create(model="m", messages=USER)).choices[0].message.content == "next"
