@@ -435,9 +435,10 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None) -> None:
 
 def _register_extensions() -> None:
     """Attach command groups defined in their own modules (search, eval…)."""
-    from proxy import cli_search
+    from proxy import cli_ops, cli_search
 
     cli_search.register(main)
+    cli_ops.register(main, memory)
 
 
 _register_extensions()

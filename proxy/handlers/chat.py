@@ -21,7 +21,7 @@ from aiohttp import web
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.tree import message_text
 from proxy import headers as hdrs
-from proxy import rewrite
+from proxy import commands, rewrite
 from proxy.errors import BadRequestError
 from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.relay import RelayResult, relay_body
@@ -102,6 +102,11 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             metrics.fail_open.labels("capture").inc()
             log.exception("capture failed; forwarding unmodified")
             ticket = None
+    if scope is not None:
+        index = rewrite.newest_user_index(body["messages"])
+        newest = message_text(body["messages"][index]) if index is not None else ""
+        if index is not None and commands.is_command(newest):
+            return await commands.answer(request, engine, scope, body, newest, ticket, rid)
     if ticket is not None and capture_future is not None and scope is not None:
         index = rewrite.newest_user_index(body["messages"])
         wanted = request.headers.get("X-LCM-Memory", "").lower() not in ("off", "0", "false")
