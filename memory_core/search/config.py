@@ -1,0 +1,106 @@
+"""SearchConfig: every search and indexing parameter, frozen, with clamped ranges.
+
+Units are in the names: ``*_ms`` milliseconds, ``*_seconds`` seconds, ``*_days``
+days, ``*_chars`` characters (not tokens). ``proxy.settings`` builds one from the
+``[search]`` table of the TOML file; :meth:`SearchConfig.clamped` keeps every number
+inside the range documented next to it, so the search code can trust it. No
+environment access here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+VALID_MODES = ("hybrid", "bm25", "vector")
+VALID_FUSIONS = ("rrf", "weighted")
+
+
+def _rng(low: float, high: float) -> dict[str, Any]:
+    return {"range": (low, high)}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    """Search settings; the metadata ``range`` of each number is its clamp range.
+
+    Defaults were chosen on the LoCoMo evidence-retrieval eval
+    (``lcm-proxy eval locomo``, see ``memory_core/evaluation/locomo.py``).
+    """
+
+    enabled: bool = True
+    # -- full text (Tantivy) ------------------------------------------------
+    stemming: bool = True
+    """English Snowball stemming on the word field (a change triggers a text rebuild)."""
+    writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
+    """Tantivy writer heap; at least 15 MB per writer thread (DEPENDENCIES.md)."""
+    writer_threads: int = field(default=1, metadata=_rng(1, 8))
+    commit_interval_ms: int = field(default=500, metadata=_rng(0, 60_000))
+    """Longest time an indexed batch waits before the Tantivy commit (a commit ~30 ms)."""
+    batch_size: int = field(default=512, metadata=_rng(1, 10_000))
+    """Outbox rows read per indexer step."""
+    poll_interval_ms: int = field(default=1000, metadata=_rng(10, 60_000))
+    """How often the indexer threads look at the outbox when nobody notified them."""
+    # -- vectors (hnswlib) --------------------------------------------------
+    vector_kinds: tuple[str, ...] = ("message", "item", "agent_memory", "summary")
+    """Which kinds get vectors (DESIGN §9: messages where configured)."""
+    embed_batch_size: int = field(default=64, metadata=_rng(1, 2048))
+    embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))
+    """Text longer than this is cut before embedding (e5 reads at most 512 tokens)."""
+    hnsw_m: int = field(default=16, metadata=_rng(4, 64))
+    hnsw_ef_construction: int = field(default=200, metadata=_rng(16, 1000))
+    hnsw_ef_search: int = field(default=64, metadata=_rng(8, 2000))
+    """Re-applied after every load: hnswlib does not persist ``ef``."""
+    flat_max_vectors: int = field(default=20_000, metadata=_rng(0, 1_000_000))
+    """Partitions up to this size are searched exactly with numpy (no graph)."""
+    vector_save_interval_seconds: float = field(default=30.0, metadata=_rng(0.0, 3600.0))
+    """Dirty vector partitions are saved (and the checkpoint advanced) this often."""
+    # -- hybrid ranking -----------------------------------------------------
+    default_mode: str = "hybrid"
+    fusion: str = "rrf"
+    """``rrf`` (reciprocal rank fusion) or ``weighted`` (min-max scores)."""
+    candidates: int = field(default=100, metadata=_rng(10, 2000))
+    """Candidates taken from each of BM25 and vectors before fusion."""
+    rrf_k: float = field(default=60.0, metadata=_rng(1.0, 1000.0))
+    bm25_weight: float = field(default=1.0, metadata=_rng(0.0, 10.0))
+    vector_weight: float = field(default=1.0, metadata=_rng(0.0, 10.0))
+    neighbor_weight: float = field(default=0.0, metadata=_rng(0.0, 2.0))
+    """Share of the fused score of a message's parent/child added to it (context)."""
+    exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))
+    """Added (fused-score units, normalised to [0,1]) when the query occurs verbatim."""
+    scope_boost: float = field(default=0.05, metadata=_rng(0.0, 10.0))
+    """Added when a hit belongs to the caller's current thread."""
+    recency_boost: float = field(default=0.0, metadata=_rng(0.0, 10.0))
+    """Added times 2^(-age/half_life): newest hits gain up to this much."""
+    recency_half_life_days: float = field(default=30.0, metadata=_rng(0.01, 36500.0))
+    min_score: float = field(default=0.0, metadata=_rng(0.0, 10.0))
+    """Fused hits below this (normalised score plus boosts) are dropped."""
+    vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1.0, 1.0))
+    """Vector candidates below this cosine similarity are ignored."""
+    max_k: int = field(default=200, metadata=_rng(1, 10_000))
+
+    def clamped(self) -> SearchConfig:
+        """Return a copy with every number inside its range and enums validated."""
+        changes: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            rng = f.metadata.get("range")
+            if rng is None:
+                continue
+            value = getattr(self, f.name)
+            fixed = type(value)(max(rng[0], min(rng[1], value)))
+            if fixed != value:
+                changes[f.name] = fixed
+        if self.default_mode not in VALID_MODES:
+            changes["default_mode"] = "hybrid"
+        if self.fusion not in VALID_FUSIONS:
+            changes["fusion"] = "rrf"
+        kinds = tuple(k for k in self.vector_kinds if k in KIND_CODES)
+        if kinds != tuple(self.vector_kinds):
+            changes["vector_kinds"] = kinds
+        return dataclasses.replace(self, **changes) if changes else self
+
+
+KIND_CODES: dict[str, int] = {"message": 1, "item": 2, "agent_memory": 3, "summary": 4}
+"""Stable small integers for the indexed kinds (part of every index label)."""
+KIND_NAMES: dict[int, str] = {v: k for k, v in KIND_CODES.items()}

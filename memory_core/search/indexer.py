@@ -1,0 +1,381 @@
+"""Indexer: keeps Tantivy and the vector index in step with SQLite through the outbox.
+
+Every change the indexes must see is a row of ``index_outbox`` (``kind``, ``ref_id``,
+``op`` in {upsert, delete}), appended in the same transaction as the change itself.
+Two worker threads consume it, each from its own checkpoint (``checkpoints`` rows
+``index_text`` and ``index_vector``, value = last outbox id applied):
+
+- the *text* worker loads rows, writes Tantivy, commits at most every
+  ``commit_interval_ms`` and only then advances ``index_text``;
+- the *vector* worker embeds in batches (vectors cached in the ``embeddings`` table
+  with their model id), updates the partitions, saves them at most every
+  ``vector_save_interval_seconds`` and only then advances ``index_vector``.
+
+Because a checkpoint only moves after its index is durable and every operation is
+idempotent (upsert = delete + add by label), a crash at any point (SIGKILL included)
+loses nothing: ``catch_up`` replays from the checkpoints. ``rebuild`` empties both
+indexes and re-reads every table; it produces the same index as incremental
+indexing (tested). Nothing here runs on the asyncio loop; ``notify`` wakes the
+workers and is safe to call from any thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from memory_core.search.base import IndexDoc, make_label
+from memory_core.search.config import KIND_CODES, SearchConfig
+from memory_core.search.docs import EMBED_RECIPE, load_docs, scan_ids
+from memory_core.search.embed.base import Embedder
+from memory_core.search.fulltext import TantivyTextIndex
+from memory_core.search.vector import HnswVectorIndex
+from memory_core.store.sqlite import SqliteStore
+
+log = logging.getLogger("lcm.search.indexer")
+
+TEXT_CHECKPOINT = "index_text"
+VECTOR_CHECKPOINT = "index_vector"
+Progress = Callable[[str, int], None]
+"""``progress(stage, n_done_increment)``; stages ``text`` and ``vector``."""
+
+
+def _get_checkpoint(conn, name: str) -> int:  # type: ignore[no-untyped-def]
+    row = conn.execute("SELECT value FROM checkpoints WHERE name=?", (name,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _set_checkpoint(conn, name: str, value: int) -> None:  # type: ignore[no-untyped-def]
+    conn.execute(
+        "INSERT INTO checkpoints (name, value, updated_at) VALUES (?,?,?)"
+        " ON CONFLICT(name) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
+        (name, value, time.time()),
+    )
+
+
+def _store_vectors(conn, rows: list[tuple[str, int, str, int, bytes, float]]) -> None:  # type: ignore[no-untyped-def]
+    conn.executemany(
+        "INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector, created_at)"
+        " VALUES (?,?,?,?,?,?)",
+        rows,
+    )
+
+
+class Indexer:
+    """Feeds ``text`` and ``vectors`` from ``store``'s outbox (see module docstring).
+
+    ``embedder`` may be ``None``: then only the text index is maintained.
+    Call :meth:`start` to launch the two worker threads, :meth:`close` to stop them
+    (the final commit/save and checkpoints happen there).
+    """
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        text: TantivyTextIndex,
+        vectors: HnswVectorIndex | None,
+        embedder: Embedder | None,
+        config: SearchConfig,
+    ) -> None:
+        self.store, self.text, self.vectors, self.embedder = store, text, vectors, embedder
+        self.config = config
+        self.model_key = f"{embedder.model_id}|{EMBED_RECIPE}" if embedder else ""
+        self._locks = {"text": threading.Lock(), "vector": threading.Lock()}
+        self._wake = {"text": threading.Event(), "vector": threading.Event()}
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.errors: dict[str, str] = {}
+        self.index_dates = False
+        self._text_pos: int | None = None
+        self._text_saved: int | None = None
+        self._text_dirty = False
+        self._vec_pos: int | None = None
+        self._vec_saved: int | None = None
+        self._last_save = time.monotonic()
+        self._flush = threading.Event()
+        if text.was_reset:
+            self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, 0)
+        if vectors is not None and vectors.was_reset:
+            self.store.write_sync(_set_checkpoint, VECTOR_CHECKPOINT, 0)
+
+    # -- shared helpers ----------------------------------------------------------
+    def checkpoint(self, name: str) -> int:
+        return int(self.store.read(_get_checkpoint, name))
+
+    def outbox_head(self) -> int:
+        """The newest outbox id (0 when empty)."""
+        row = self.store.read(lambda c: c.execute("SELECT MAX(id) FROM index_outbox").fetchone())
+        return int(row[0] or 0)
+
+    def _read_outbox(self, after: int) -> list[tuple[int, str, int, str]]:
+        limit = self.config.batch_size
+        return self.store.read(lambda c: [
+            (int(r[0]), r[1], int(r[2]), r[3]) for r in c.execute(
+                "SELECT id, kind, ref_id, op FROM index_outbox WHERE id > ? ORDER BY id LIMIT ?",
+                (after, limit))
+        ])
+
+    def _load(self, kind: str, ids: list[int]) -> tuple[list[IndexDoc], list[int]]:
+        dates, max_chars = self.index_dates, self.config.embed_max_chars
+        return self.store.read(
+            lambda c: load_docs(c, kind, ids, index_dates=dates, max_chars=max_chars))
+
+    def _resolve(self, ops: list[tuple[int, str, int, str]]) -> tuple[list[IndexDoc], list[int]]:
+        """Collapse outbox ops (last wins) into docs to upsert and labels to delete."""
+        last: dict[tuple[str, int], str] = {}
+        for _id, kind, ref, op in ops:
+            if kind in KIND_CODES:
+                last[(kind, ref)] = op
+        by_kind: dict[str, list[int]] = {}
+        deletes: list[int] = []
+        for (kind, ref), op in last.items():
+            if op == "delete":
+                deletes.append(make_label(kind, ref))
+            else:
+                by_kind.setdefault(kind, []).append(ref)
+        docs: list[IndexDoc] = []
+        for kind, refs in by_kind.items():
+            found, gone = self._load(kind, refs)
+            docs.extend(found)
+            deletes.extend(make_label(kind, r) for r in gone)
+        return docs, deletes
+
+    # -- text ------------------------------------------------------------------
+    def _text_apply(self, docs: list[IndexDoc], deletes: list[int]) -> None:
+        if deletes:
+            self.text.delete(deletes)
+        if docs:
+            self.text.upsert(docs)
+
+    def text_step(self, *, commit: bool) -> int:
+        """Apply one outbox batch to Tantivy; return the number of outbox rows read."""
+        with self._locks["text"]:
+            pos = self._text_pos
+            if pos is None:
+                pos = self.checkpoint(TEXT_CHECKPOINT)
+            ops = self._read_outbox(pos)
+            if ops:
+                self._text_apply(*self._resolve(ops))
+                self._text_pos = ops[-1][0]
+                self._text_dirty = True
+            if commit or not ops:
+                self._text_commit()
+            return len(ops)
+
+    def _text_commit(self) -> None:
+        pos = self._text_pos
+        if pos is None or not (self._text_dirty or pos != self._text_saved):
+            return
+        self.text.commit()
+        self._text_dirty = False
+        if pos != self._text_saved:
+            self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, pos)
+            self._text_saved = pos
+
+    # -- vectors -----------------------------------------------------------------
+    def _vectors_for(self, docs: list[IndexDoc], *, use_cache_all: bool) -> np.ndarray:
+        """Return vectors for ``docs``: cached rows of this model, the rest embedded."""
+        assert self.embedder is not None
+        dim = self.embedder.dim
+        out = np.zeros((len(docs), dim), dtype=np.float32)
+        cacheable = [i for i, d in enumerate(docs) if use_cache_all or d.kind == "message"]
+        cached: dict[tuple[str, int], bytes] = {}
+        if cacheable:
+            def q(conn):  # type: ignore[no-untyped-def]
+                got = {}
+                for kind in {docs[i].kind for i in cacheable}:
+                    refs = [docs[i].ref_id for i in cacheable if docs[i].kind == kind]
+                    for s in range(0, len(refs), 500):
+                        chunk = refs[s : s + 500]
+                        for r in conn.execute(
+                            f"SELECT ref_id, vector FROM embeddings WHERE kind=? AND model=?"
+                            f" AND dim=? AND ref_id IN ({','.join('?' * len(chunk))})",
+                            [kind, self.model_key, dim, *chunk],
+                        ):
+                            got[(kind, int(r[0]))] = r[1]
+                return got
+            cached = self.store.read(q)
+        todo: list[int] = []
+        for i, d in enumerate(docs):
+            blob = cached.get((d.kind, d.ref_id))
+            if blob is not None and len(blob) == dim * 4:
+                out[i] = np.frombuffer(blob, dtype=np.float32)
+            else:
+                todo.append(i)
+        bs = self.config.embed_batch_size
+        now = time.time()
+        for s in range(0, len(todo), bs):
+            idx = todo[s : s + bs]
+            vecs = self.embedder.embed([docs[i].embed_text for i in idx])
+            out[idx] = vecs
+            self.store.write(_store_vectors, [
+                (docs[i].kind, docs[i].ref_id, self.model_key, dim,
+                 vecs[j].astype(np.float32).tobytes(), now)
+                for j, i in enumerate(idx)
+            ])
+        return out
+
+    def _vector_apply(self, docs: list[IndexDoc], deletes: list[int], *, rebuild: bool) -> int:
+        if self.vectors is None or self.embedder is None:
+            return 0
+        if deletes:
+            self.vectors.delete(deletes)
+        wanted = [d for d in docs if d.kind in self.config.vector_kinds and d.embed_text]
+        skipped = [d.label for d in docs if d.kind not in self.config.vector_kinds
+                   or not d.embed_text]
+        if skipped:
+            self.vectors.delete(skipped)
+        if wanted:
+            self.vectors.upsert(wanted, self._vectors_for(wanted, use_cache_all=rebuild))
+        return len(wanted)
+
+    def vector_step(self, *, save: bool) -> int:
+        """Apply one outbox batch to the vector index; return outbox rows read."""
+        if self.vectors is None:
+            return 0
+        with self._locks["vector"]:
+            pos = self._vec_pos
+            if pos is None:
+                pos = self.checkpoint(VECTOR_CHECKPOINT)
+            ops = self._read_outbox(pos)
+            if ops:
+                self._vector_apply(*self._resolve(ops), rebuild=False)
+                self._vec_pos = ops[-1][0]
+            if save or (not ops and self._flush.is_set()):
+                self._vector_save()
+                if not ops:
+                    self._flush.clear()
+            return len(ops)
+
+    def _vector_save(self) -> None:
+        pos = self._vec_pos
+        if pos is None or self.vectors is None:
+            return
+        if pos != self._vec_saved:
+            self.vectors.save()
+            self.store.write_sync(_set_checkpoint, VECTOR_CHECKPOINT, pos)
+            self._vec_saved = pos
+            self._last_save = time.monotonic()
+
+    # -- drivers -----------------------------------------------------------------
+    def catch_up(self, progress: Progress | None = None) -> None:
+        """Apply every outbox row past the checkpoints, commit, save (blocking)."""
+        while (n := self.text_step(commit=False)):
+            if progress:
+                progress("text", n)
+        self.text_step(commit=True)
+        while (n := self.vector_step(save=False)):
+            if progress:
+                progress("vector", n)
+        self.vector_step(save=True)
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
+        """Empty both indexes and index every row of every table again (blocking).
+
+        Cached vectors of the current model are reused (no re-embedding); the
+        checkpoints are set to the outbox head read before the scan, so later rows
+        are applied by the workers as usual. Returns counts per kind.
+        """
+        with self._locks["text"], self._locks["vector"]:
+            head = self.outbox_head()
+            self.text.clear()
+            if self.vectors is not None:
+                self.vectors.clear()
+            counts: dict[str, int] = {}
+            for kind in KIND_CODES:
+                after = 0
+                while ids := self.store.read(scan_ids, kind, after, self.config.batch_size):
+                    after = ids[-1]
+                    docs, _gone = self._load(kind, ids)
+                    self.text.upsert(docs)
+                    if progress:
+                        progress("text", len(ids))
+                    n = self._vector_apply(docs, [], rebuild=True)
+                    if progress and n:
+                        progress("vector", n)
+                    counts[kind] = counts.get(kind, 0) + len(docs)
+            self.text.commit()
+            if self.vectors is not None:
+                self.vectors.save()
+            self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, head)
+            self.store.write_sync(_set_checkpoint, VECTOR_CHECKPOINT, head)
+            self._text_pos = self._text_saved = head
+            self._text_dirty = False
+            self._vec_pos = self._vec_saved = head
+        return counts
+
+    def notify(self) -> None:
+        """Wake both workers now (new outbox rows were committed)."""
+        for ev in self._wake.values():
+            ev.set()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until both checkpoints reach the outbox head seen at call time.
+
+        Returns ``False`` on timeout (seconds). Wakes the workers first.
+        """
+        head = self.outbox_head()
+        deadline = time.monotonic() + timeout
+        self._flush.set()
+        self.notify()
+        while time.monotonic() < deadline:
+            done_text = self.checkpoint(TEXT_CHECKPOINT) >= head
+            done_vec = self.vectors is None or self.checkpoint(VECTOR_CHECKPOINT) >= head
+            if done_text and done_vec:
+                return True
+            self.notify()
+            time.sleep(0.02)
+        return False
+
+    def _loop(self, which: str) -> None:
+        cfg = self.config
+        wake = self._wake[which]
+        last = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                if which == "text":
+                    due = (time.monotonic() - last) * 1000 >= cfg.commit_interval_ms
+                    n = self.text_step(commit=due)
+                    if due:
+                        last = time.monotonic()
+                else:
+                    due = time.monotonic() - self._last_save >= cfg.vector_save_interval_seconds
+                    n = self.vector_step(save=due)
+                self.errors.pop(which, None)
+            except Exception as exc:  # noqa: BLE001 - worker boundary: log and retry later
+                first = self.errors.get(which) != str(exc)
+                log.error("%s indexer step failed: %s", which, exc, exc_info=first)
+                self.errors[which] = str(exc)
+                n = 0
+                self._stop.wait(max(1.0, cfg.poll_interval_ms / 1000))
+            if n == 0:
+                wake.wait(cfg.poll_interval_ms / 1000)
+                wake.clear()
+
+    def start(self) -> None:
+        """Start the ``lcm-index-text`` and ``lcm-index-vector`` threads (idempotent)."""
+        if self._threads:
+            return
+        for which in ("text", "vector"):
+            if which == "vector" and self.vectors is None:
+                continue
+            t = threading.Thread(target=self._loop, args=(which,), name=f"lcm-index-{which}",
+                                 daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def close(self) -> None:
+        """Stop the workers, then commit/save what was applied and advance checkpoints."""
+        self._stop.set()
+        self.notify()
+        for t in self._threads:
+            t.join(timeout=120)
+        self._threads.clear()
+        with self._locks["text"]:
+            self._text_commit()
+        with self._locks["vector"]:
+            self._vector_save()

@@ -1,0 +1,287 @@
+"""SearchService: the façade the engine uses — open, feed, search, rebuild, close.
+
+Construction opens ``<data_dir>/index/text`` (Tantivy; its writer lock is held
+until :meth:`close`) and, with an embedder, ``<data_dir>/index/vectors``.
+:meth:`start` launches the indexer threads, which first catch up from the
+checkpoints (so start never blocks on embedding). After each committed capture,
+call :meth:`notify` so the indexer wakes at once; :meth:`wait_idle` blocks until
+everything committed so far is searchable (tests, eval, CLI).
+
+Thread-safety: :meth:`search` may be called from any number of threads at once
+(Tantivy searches and numpy release the GIL; SQLite reads use thread-local
+connections). Query embedding is serialised with the indexer's batches on the
+embedder's thread, with priority and a bounded wait (``query_timeout``); on
+timeout or embedder failure a hybrid search degrades to BM25 and says so in
+``last_degraded``. Never call these methods on the asyncio loop: run them in an
+executor (they block on SQLite, Tantivy and the model).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory_core.search.base import Hit, SearchFilter, make_label, split_label
+from memory_core.search.config import KIND_CODES, SearchConfig
+from memory_core.search.docs import TABLES
+from memory_core.search.embed.base import Embedder, EmbedderError
+from memory_core.search.fulltext import TantivyTextIndex
+from memory_core.search.hybrid import add_neighbours, apply_boosts, fuse, ranked
+from memory_core.search.indexer import Indexer, Progress
+from memory_core.search.vector import HnswVectorIndex
+from memory_core.store.sqlite import SqliteStore
+
+log = logging.getLogger("lcm.search")
+
+_TIME_COL = {"message": "created_at", "item": "created_at", "agent_memory": "updated_at",
+             "summary": "created_at"}
+_TEXT_COL = {"message": "text", "item": "text", "agent_memory": "title || ' ' || content",
+             "summary": "text"}
+_THREAD_COL = {"message": "thread_id", "item": "thread_id", "agent_memory": "0",
+               "summary": "thread_id"}
+
+
+class SearchService:
+    """Full-text + vector search over one store (see module docstring).
+
+    ``config`` is clamped; ``embedder`` ``None`` means BM25 only (``mode="vector"``
+    then returns nothing). ``clock`` returns UNIX seconds (recency boost).
+    ``query_timeout``: seconds a search waits for its query vector.
+    Raises ``SearchIndexError`` if an index cannot be opened.
+    """
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        data_dir: str | Path,
+        config: SearchConfig | None = None,
+        embedder: Embedder | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        query_timeout: float = 2.0,
+        index_dates: bool = False,
+    ) -> None:
+        self.config = (config or SearchConfig()).clamped()
+        self.store = store
+        self.embedder = embedder
+        self.clock = clock
+        self.query_timeout = query_timeout
+        root = Path(data_dir) / "index"
+        cfg = self.config
+        self.text = TantivyTextIndex(root / "text", stemming=cfg.stemming,
+                                     heap_bytes=cfg.writer_heap_bytes, threads=cfg.writer_threads)
+        self.vectors: HnswVectorIndex | None = None
+        if embedder is not None:
+            self.vectors = HnswVectorIndex(
+                root / "vectors", embedder.dim, embedder.model_id,
+                m=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction,
+                ef_search=cfg.hnsw_ef_search, flat_max=cfg.flat_max_vectors,
+            )
+        self.indexer = Indexer(store, self.text, self.vectors, embedder, cfg)
+        self.indexer.index_dates = index_dates
+        self.last_degraded: str | None = None
+        self._closed = False
+
+    # -- lifecycle -------------------------------------------------------------
+    def start(self) -> None:
+        """Start background indexing (catch-up from the checkpoints comes first)."""
+        self.indexer.start()
+
+    def notify(self) -> None:
+        """Tell the indexer new outbox rows were committed (cheap, any thread)."""
+        self.indexer.notify()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until all committed changes are indexed; ``False`` on timeout (s)."""
+        return self.indexer.wait_idle(timeout)
+
+    def catch_up(self, progress: Progress | None = None) -> None:
+        """Index everything past the checkpoints now, on this thread (blocking)."""
+        self.indexer.catch_up(progress)
+
+    def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
+        """Rebuild both indexes from SQLite (blocking); returns docs per kind."""
+        return self.indexer.rebuild(progress)
+
+    def close(self) -> None:
+        """Stop the indexer, commit/save, release the Tantivy writer lock."""
+        if self._closed:
+            return
+        self._closed = True
+        self.indexer.close()
+        self.text.close()
+        if self.vectors is not None:
+            self.vectors.close()
+
+    def status(self) -> dict[str, Any]:
+        """Counts, checkpoints, outbox head and worker errors (JSON-ready)."""
+        from memory_core.search.indexer import TEXT_CHECKPOINT, VECTOR_CHECKPOINT
+
+        return {
+            "text_docs": self.text.count(),
+            "vectors": self.vectors.count() if self.vectors else 0,
+            "model": self.embedder.model_id if self.embedder else None,
+            "outbox_head": self.indexer.outbox_head(),
+            "checkpoints": {
+                "text": self.indexer.checkpoint(TEXT_CHECKPOINT),
+                "vector": self.indexer.checkpoint(VECTOR_CHECKPOINT),
+            },
+            "errors": dict(self.indexer.errors),
+        }
+
+    # -- search ----------------------------------------------------------------
+    def embed_query(self, query: str) -> np.ndarray | None:
+        """Return the query vector, or ``None`` (no embedder, timeout, failure)."""
+        if self.embedder is None or not query.strip():
+            return None
+        try:
+            emb: Any = self.embedder
+            try:
+                vecs = emb.embed([query], priority=0, timeout=self.query_timeout)
+            except TypeError:
+                vecs = emb.embed([query])
+            return np.asarray(vecs[0], dtype=np.float32)
+        except (TimeoutError, EmbedderError, OSError, RuntimeError) as exc:
+            log.warning("query embedding failed (%s): falling back to BM25", exc)
+            self.last_degraded = f"query embedding failed: {exc}"
+            return None
+
+    def search(
+        self,
+        tenant: str,
+        role: str,
+        query: str,
+        *,
+        k: int = 10,
+        kinds: tuple[str, ...] | list[str] | None = None,
+        thread_ids: tuple[int, ...] | list[int] | None = None,
+        session: str | None = None,
+        start_time: float | None = None,
+        end_time: float | None = None,
+        mode: str | None = None,
+        current_thread_id: int | None = None,
+        include_hidden: bool = True,
+        require_all: bool = False,
+        query_vector: np.ndarray | None = None,
+    ) -> list[Hit]:
+        """Return up to ``k`` hits for ``query`` within one tenant and role.
+
+        ``mode``: ``hybrid`` (default from config), ``bm25`` (Tantivy only, BM25
+        scores; keyword and ``*`` wildcards; ``require_all`` for grep semantics) or
+        ``vector`` (cosine similarity). Filters: ``kinds`` ⊂ {message, item,
+        agent_memory, summary}; ``thread_ids``; ``session``; ``start_time``/
+        ``end_time`` in UNIX seconds, inclusive. ``current_thread_id`` earns the
+        scope boost. ``query_vector`` skips query embedding (benchmarks, eval).
+        Hybrid scores are normalised fused scores plus boosts (``Hit.boosts``).
+        Raises ``ValueError`` for an unknown mode or kind.
+        """
+        cfg = self.config
+        mode = mode or cfg.default_mode
+        if mode not in ("hybrid", "bm25", "vector"):
+            raise ValueError(f"unknown search mode {mode!r}")
+        if kinds is not None:
+            for kind in kinds:
+                if kind not in KIND_CODES:
+                    raise ValueError(f"unknown kind {kind!r}")
+        k = max(1, min(int(k), cfg.max_k))
+        flt = SearchFilter(
+            tenant=tenant, role=role,
+            kinds=tuple(kinds) if kinds is not None else None,
+            thread_ids=tuple(int(t) for t in thread_ids) if thread_ids is not None else None,
+            session=session, start_time=start_time, end_time=end_time,
+            include_hidden=include_hidden,
+        )
+        self.last_degraded = None
+        n_cand = max(k, cfg.candidates)
+        bm25: list[tuple[int, float]] = []
+        vec: list[tuple[int, float]] = []
+        if mode in ("hybrid", "bm25"):
+            bm25 = self.text.search(query, flt, n_cand if mode == "hybrid" else k,
+                                    require_all=require_all)
+        if mode in ("hybrid", "vector") and self.vectors is not None:
+            qv = query_vector if query_vector is not None else self.embed_query(query)
+            if qv is not None:
+                vec = self.vectors.search(qv, flt, n_cand if mode == "hybrid" else k)
+                vec = [(lb, s) for lb, s in vec if s >= cfg.vector_min_similarity]
+        if mode == "bm25":
+            return [self._plain(lb, s, r, "bm25") for r, (lb, s) in enumerate(bm25, 1)]
+        if mode == "vector":
+            return [self._plain(lb, s, r, "vector") for r, (lb, s) in enumerate(vec, 1)]
+        fused = fuse(bm25, vec, cfg)
+        if not fused:
+            return []
+        meta = self._metadata(list(fused), need_text=cfg.exact_match_boost > 0)
+        if cfg.neighbor_weight > 0:
+            add_neighbours(fused, self._neighbours(list(fused)), cfg.neighbor_weight)
+        apply_boosts(
+            fused, cfg, query=query, texts=meta["text"], threads=meta["thread"],
+            times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
+        )
+        hits = []
+        for e in ranked(fused, cfg.min_score, k):
+            kind, ref = split_label(e.label)
+            hits.append(Hit(
+                kind=kind, ref_id=ref, score=e.score, bm25_rank=e.bm25_rank,
+                bm25_score=e.bm25_score, vector_rank=e.vector_rank,
+                vector_score=e.vector_score, boosts=e.boosts,
+                thread_id=meta["thread"].get(e.label), created_at=meta["time"].get(e.label),
+            ))
+        return hits
+
+    @staticmethod
+    def _plain(label: int, score: float, rank: int, which: str) -> Hit:
+        kind, ref = split_label(label)
+        if which == "bm25":
+            return Hit(kind, ref, score, bm25_rank=rank, bm25_score=score)
+        return Hit(kind, ref, score, vector_rank=rank, vector_score=score)
+
+    def _metadata(self, labels: list[int], *, need_text: bool) -> dict[str, dict[int, Any]]:
+        """Thread, time and (optionally) text of candidate labels, read from SQLite."""
+        by_kind: dict[str, list[int]] = {}
+        for label in labels:
+            kind, ref = split_label(label)
+            by_kind.setdefault(kind, []).append(ref)
+
+        def q(conn: Any) -> dict[str, dict[int, Any]]:
+            out: dict[str, dict[int, Any]] = {"text": {}, "thread": {}, "time": {}}
+            for kind, refs in by_kind.items():
+                text_col = _TEXT_COL[kind] if need_text else "''"
+                sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {text_col}"
+                       f" FROM {TABLES[kind]} WHERE id IN ({','.join('?' * len(refs))})")
+                for row in conn.execute(sql, refs):
+                    label = make_label(kind, int(row[0]))
+                    out["thread"][label] = int(row[1] or 0)
+                    out["time"][label] = float(row[2] or 0.0)
+                    out["text"][label] = row[3] or ""
+            return out
+
+        return self.store.read(q)
+
+    def _neighbours(self, labels: list[int]) -> dict[int, list[int]]:
+        """Parent and children (labels) of each message candidate."""
+        refs = [split_label(lb)[1] for lb in labels if split_label(lb)[0] == "message"]
+        if not refs:
+            return {}
+
+        def q(conn: Any) -> dict[int, list[int]]:
+            out: dict[int, list[int]] = {}
+            marks = ",".join("?" * len(refs))
+            for mid, parent in conn.execute(
+                f"SELECT id, parent_id FROM messages WHERE id IN ({marks})", refs
+            ):
+                if parent is not None:
+                    out.setdefault(make_label("message", mid), []).append(
+                        make_label("message", parent))
+            for mid, parent in conn.execute(
+                f"SELECT id, parent_id FROM messages WHERE parent_id IN ({marks})", refs
+            ):
+                out.setdefault(make_label("message", parent), []).append(
+                    make_label("message", mid))
+            return out
+
+        return self.store.read(q)

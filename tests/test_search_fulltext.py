@@ -1,0 +1,99 @@
+"""Full-text behaviour through SearchService: CJK substrings, emoji, accents, wildcards, time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.models import Scope
+from memory_core.search import SearchService
+from tests.test_search_support import capture_chat, open_service
+
+SCOPE = Scope(tenant="t1", role="default")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    eng = Engine(tmp_path)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def svc(tmp_path: Path, engine: Engine) -> Iterator[SearchService]:
+    service = open_service(tmp_path, engine)
+    service.start()
+    yield service
+    service.close()
+
+
+def _ids(hits: list) -> list[int]:  # type: ignore[type-arg]
+    return [h.ref_id for h in hits]
+
+
+def test_chinese_substring_found_inside_a_longer_run(engine: Engine, svc: SearchService) -> None:
+    ids = capture_chat(engine, SCOPE, [
+        "我最近在用标日学习日语，进度不错",
+        "我们明天去公园散步",
+        "学习计划：每天两课",
+    ])
+    assert svc.wait_idle(20)
+    assert _ids(svc.search("t1", "default", "标日学习", mode="bm25")) == [ids[0]]
+    # a substring that is not a word boundary in either text
+    assert _ids(svc.search("t1", "default", "日学", mode="bm25")) == [ids[0]]
+    assert set(_ids(svc.search("t1", "default", "学习", mode="bm25"))) == {ids[0], ids[2]}
+    assert svc.search("t1", "default", "学日", mode="bm25", require_all=True) == []
+
+
+def test_japanese_substring_in_kana_and_kanji(engine: Engine, svc: SearchService) -> None:
+    ids = capture_chat(engine, SCOPE, [
+        "毎朝日本語を勉強しています",
+        "東京は雨でした",
+        "カタカナのテストです",
+    ])
+    assert svc.wait_idle(20)
+    assert _ids(svc.search("t1", "default", "勉強し", mode="bm25")) == [ids[0]]
+    assert _ids(svc.search("t1", "default", "カタカナ", mode="bm25")) == [ids[2]]
+    assert _ids(svc.search("t1", "default", "東京", mode="hybrid", k=1)) == [ids[1]]
+
+
+def test_emoji_and_accented_text(engine: Engine, svc: SearchService) -> None:
+    ids = capture_chat(engine, SCOPE, [
+        "Launch day 🚀 for the café menu",
+        "Crème brûlée recipe, naïve résumé notes",
+        "plain english text",
+    ])
+    assert svc.wait_idle(20)
+    assert _ids(svc.search("t1", "default", "🚀", mode="bm25")) == [ids[0]]
+    assert _ids(svc.search("t1", "default", "cafe", mode="bm25")) == [ids[0]]
+    assert _ids(svc.search("t1", "default", "café", mode="bm25")) == [ids[0]]
+    assert _ids(svc.search("t1", "default", "creme brulee", mode="bm25")) == [ids[1]]
+    assert _ids(svc.search("t1", "default", "résumé", mode="bm25")) == [ids[1]]
+
+
+def test_wildcard_matches_prefixes(engine: Engine, svc: SearchService) -> None:
+    ids = capture_chat(engine, SCOPE, [
+        "the kubernetes cluster restarted",
+        "kubectl apply failed",
+        "nothing relevant here",
+    ])
+    assert svc.wait_idle(20)
+    assert set(_ids(svc.search("t1", "default", "kube*", mode="bm25"))) == {ids[0], ids[1]}
+    assert _ids(svc.search("t1", "default", "kubectl*", mode="bm25")) == [ids[1]]
+    assert svc.search("t1", "default", "zzz*", mode="bm25") == []
+
+
+def test_time_range_is_inclusive_and_filters(engine: Engine, svc: SearchService) -> None:
+    a = capture_chat(engine, SCOPE, ["deploy notes alpha"], now=1_000.0, request_id="a")
+    b = capture_chat(engine, SCOPE, ["deploy notes alpha", "deploy notes beta"], now=2_000.0,
+                     request_id="b")
+    assert svc.wait_idle(20)
+    both = svc.search("t1", "default", "deploy", mode="bm25")
+    assert set(_ids(both)) == {a[0], b[1]}
+    assert _ids(svc.search("t1", "default", "deploy", mode="bm25", end_time=1_000.0)) == [a[0]]
+    assert _ids(svc.search("t1", "default", "deploy", start_time=1_500.0)) == [b[1]]
+    # an empty query is a pure time-range listing
+    assert _ids(svc.search("t1", "default", "", mode="bm25", start_time=1_999.0)) == [b[1]]

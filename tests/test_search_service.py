@@ -1,0 +1,219 @@
+"""SearchService: scope isolation, rebuild = incremental, deletions, ranking, model change."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from memory_core.engine import Engine
+from memory_core.models import Scope
+from memory_core.search import HashingEmbedder, SearchConfig, SerialEmbedder, make_label
+from memory_core.search.fulltext import TantivyTextIndex
+from tests.test_search_support import capture_chat, open_service
+
+A = Scope(tenant="tenantA", role="default")
+A_OTHER_ROLE = Scope(tenant="tenantA", role="coder")
+B = Scope(tenant="tenantB", role="default")
+
+
+def test_filters_never_leak_across_tenant_or_role(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    try:
+        a = capture_chat(engine, A, ["secret launch codes for project falcon"])
+        r = capture_chat(engine, A_OTHER_ROLE, ["secret launch codes for project falcon"])
+        b = capture_chat(engine, B, ["secret launch codes for project falcon"])
+        assert svc.wait_idle(20)
+        for mode in ("bm25", "vector", "hybrid"):
+            for scope, ids in ((A, a), (A_OTHER_ROLE, r), (B, b)):
+                hits = svc.search(scope.tenant, scope.role, "secret falcon codes", mode=mode)
+                assert [h.ref_id for h in hits] == ids, (mode, scope)
+            assert svc.search("tenantC", "default", "secret falcon", mode=mode) == []
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_thread_session_and_kind_filters(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    try:
+        one = capture_chat(engine, A, ["alpha shared topic"], request_id="1")
+        two = capture_chat(engine, A, ["beta shared topic"], request_id="2")
+        sess = capture_chat(engine, Scope("tenantA", "default", "s1"), ["gamma shared topic"])
+        assert svc.wait_idle(20)
+        t1 = engine.store.read(lambda c: c.execute(
+            "SELECT thread_id FROM messages WHERE id=?", (one[0],)).fetchone()[0])
+        for mode in ("bm25", "vector", "hybrid"):
+            hits = svc.search("tenantA", "default", "shared topic", mode=mode, thread_ids=[t1])
+            assert [h.ref_id for h in hits] == one, mode
+            hits = svc.search("tenantA", "default", "shared topic", mode=mode, session="s1")
+            assert [h.ref_id for h in hits] == sess, mode
+            assert svc.search("tenantA", "default", "shared topic", mode=mode,
+                              kinds=["summary"]) == []
+        assert len(svc.search("tenantA", "default", "shared topic")) == 3
+        assert two[0] not in {h.ref_id for h in svc.search(
+            "tenantA", "default", "shared", thread_ids=[t1])}
+    finally:
+        svc.close()
+        engine.close()
+
+
+def _insert_item(conn, text: str, status: str = "active") -> int:  # type: ignore[no-untyped-def]
+    now = time.time()
+    cur = conn.execute(
+        "INSERT INTO memory_items (tenant, role, kind, text, status, created_at, updated_at)"
+        " VALUES (?,?,?,?,?,?,?)", ("tenantA", "default", "fact", text, status, now, now))
+    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                 (cur.lastrowid,))
+    return int(cur.lastrowid)
+
+
+def _retract(conn, item_id: int) -> None:  # type: ignore[no-untyped-def]
+    conn.execute("UPDATE memory_items SET status='retracted' WHERE id=?", (item_id,))
+    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                 (item_id,))
+
+
+def _delete_message(conn, mid: int) -> None:  # type: ignore[no-untyped-def]
+    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?, 'delete')",
+                 (mid,))
+
+
+def test_deletion_removes_from_both_indexes(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    try:
+        ids = capture_chat(engine, A, ["the orchid needs water weekly", "orchid pot is blue"])
+        item = engine.store.write_sync(_insert_item, "orchid fertiliser monthly")
+        assert svc.wait_idle(20)
+        for mode in ("bm25", "vector"):
+            found = {(h.kind, h.ref_id) for h in svc.search("tenantA", "default", "orchid",
+                                                             mode=mode)}
+            assert found == {("message", ids[0]), ("message", ids[1]), ("item", item)}, mode
+        engine.store.write_sync(_delete_message, ids[0])
+        engine.store.write_sync(_retract, item)
+        assert svc.wait_idle(20)
+        for mode in ("bm25", "vector", "hybrid"):
+            found = {(h.kind, h.ref_id) for h in svc.search("tenantA", "default", "orchid",
+                                                             mode=mode)}
+            assert found == {("message", ids[1])}, mode
+        assert svc.vectors is not None and svc.vectors.count() == 1
+    finally:
+        svc.close()
+        engine.close()
+    # deletions survive a reopen (saved partitions, committed Tantivy)
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    try:
+        for mode in ("bm25", "vector"):
+            assert [h.ref_id for h in svc.search("tenantA", "default", "orchid",
+                                                 mode=mode)] == [ids[1]]
+    finally:
+        svc.close()
+        engine.close()
+
+
+def _snapshot(svc, queries: list[str]) -> list:  # type: ignore[no-untyped-def]
+    out = []
+    for q in queries:
+        for mode in ("bm25", "vector", "hybrid"):
+            hits = svc.search("tenantA", "default", q, mode=mode, k=20)
+            out.append((q, mode, [(h.kind, h.ref_id, round(h.score, 5)) for h in hits]))
+    return out
+
+
+def test_rebuild_equals_incremental(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    texts = [f"note {i} about {w} and {v}" for i, (w, v) in enumerate(
+        zip(["rust", "python", "tantivy", "sqlite", "hnsw"] * 8,
+            ["speed", "safety", "search", "storage", "vectors", "graphs", "tests", "docs"] * 5,
+            strict=True))]
+    queries = ["rust speed", "search", "vectors graphs", "note 7", "sqlite*", "python safety"]
+    try:
+        capture_chat(engine, A, texts[:20], request_id="x")
+        capture_chat(engine, A, texts, request_id="y")
+        item = engine.store.write_sync(_insert_item, "python safety item")
+        engine.store.write_sync(_retract, engine.store.write_sync(_insert_item, "gone search"))
+        assert svc.wait_idle(20)
+        incremental = _snapshot(svc, queries)
+        assert any(h[0] == "item" and h[1] == item for _q, _m, hits in incremental for h in hits)
+        counts = svc.rebuild()
+        assert counts["message"] == 40 and counts["item"] == 1
+        assert _snapshot(svc, queries) == incremental
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_hybrid_ranks_double_evidence_first_and_boosts_exact(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, exact_match_boost=0.5)
+    svc.start()
+    try:
+        ids = capture_chat(engine, A, [
+            "blue green deployment strategy",     # both words, exact phrase
+            "green deployment blue strategy",     # both words, not the phrase
+            "deployment checklist",
+            "unrelated lunch menu",
+        ])
+        assert svc.wait_idle(20)
+        hits = svc.search("tenantA", "default", "blue green deployment", k=4)
+        assert [h.ref_id for h in hits[:2]] == [ids[0], ids[1]]
+        assert hits[0].boosts.get("exact") == 0.5 and "exact" not in hits[1].boosts
+        assert hits[0].bm25_rank is not None and hits[0].vector_rank is not None
+        assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
+        assert ids[3] not in [h.ref_id for h in hits[:3]]
+        # min_score applies after the boosts: only the exact-match hit clears 1.2
+        svc.config = SearchConfig(min_score=1.2, exact_match_boost=0.5).clamped()
+        strict = svc.search("tenantA", "default", "blue green deployment", k=4)
+        assert [h.ref_id for h in strict] == [ids[0]]
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_model_change_reembeds_vectors(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    ids = capture_chat(engine, A, ["vectors are stamped with their model"])
+    assert svc.wait_idle(20)
+    svc.close()
+    svc = open_service(tmp_path, engine, embedder=SerialEmbedder(HashingEmbedder(32)))
+    svc.start()
+    try:
+        assert svc.wait_idle(20)
+        hits = svc.search("tenantA", "default", "stamped model", mode="vector")
+        assert [h.ref_id for h in hits] == ids
+        models = engine.store.read(lambda c: [tuple(r) for r in c.execute(
+            "SELECT model, dim FROM embeddings WHERE kind='message'")])
+        assert models == [("hashing-32|r1", 32)]
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_text_index_upsert_replaces_by_i64_key(tmp_path: Path) -> None:
+    from memory_core.search import IndexDoc, SearchFilter
+
+    ix = TantivyTextIndex(tmp_path / "t")
+    doc = IndexDoc("summary", 7, "t", "r", "first version")
+    ix.upsert([doc])
+    ix.upsert([IndexDoc("summary", 7, "t", "r", "second version")])
+    ix.commit()
+    assert ix.count() == 1
+    assert ix.search("first", SearchFilter("t", "r"), 5) == []
+    assert ix.search("second", SearchFilter("t", "r"), 5)[0][0] == make_label("summary", 7)
+    ix.delete([make_label("summary", 7)])
+    ix.commit()
+    assert ix.count() == 0
+    ix.close()
+    assert np.int64(make_label("summary", 7)) > 0

@@ -1,0 +1,32 @@
+"""Helpers shared by the search tests (no tests here): capture chats, open a service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memory_core.engine import Engine
+from memory_core.models import Scope
+from memory_core.search import HashingEmbedder, SearchConfig, SearchService, SerialEmbedder
+
+
+def capture_chat(engine: Engine, scope: Scope, texts: list[str], *, now: float | None = None,
+                 request_id: str = "req") -> list[int]:
+    """Store ``texts`` as one alternating user/assistant chat; return the message ids."""
+    from memory_core import capture
+    from memory_core.models import CaptureTicket
+
+    messages: list[Any] = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)
+    ]
+    ticket = CaptureTicket(scope=scope, request_id=request_id)
+    result = engine.store.write(capture.capture_request, ticket, messages, {}, now).result(30)
+    return list(result.message_ids)
+
+
+def open_service(data_dir: Path, engine: Engine, *, embedder: Any = "hashing",
+                 **cfg: Any) -> SearchService:
+    emb = SerialEmbedder(HashingEmbedder(64)) if embedder == "hashing" else embedder
+    base = dict(commit_interval_ms=0, poll_interval_ms=20, vector_save_interval_seconds=0.0)
+    base.update(cfg)
+    return SearchService(engine.store, data_dir, SearchConfig(**base), emb)
