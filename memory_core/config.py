@@ -16,6 +16,42 @@ def clamp(value: float, low: float, high: float) -> float:
     return max(low, min(high, value))
 
 
+@dataclass(frozen=True, slots=True)
+class CompactionConfig:
+    """Thresholds; tokens are o200k tokens. Ranges are clamped by the settings loader.
+
+    ``min_tokens``/``min_turns``: how much uncompacted middle triggers a Level-0 pass.
+    ``head_turns``/``tail_turns``: user turns protected at each end.
+    ``group_tokens``: most source tokens one Level-0 node covers.
+    ``consolidation_k``: K of the 2×K merge rule. ``summary_tokens``: cap of one
+    node's text. ``hard_limit_tokens``: a request over this is compacted inline.
+    """
+
+    enabled: bool = True
+    min_tokens: int = 6000
+    min_turns: int = 6
+    head_turns: int = 1
+    tail_turns: int = 6
+    group_tokens: int = 12000
+    consolidation_k: int = 4
+    summary_tokens: int = 700
+    hard_limit_tokens: int = 100000
+
+
+
+
+_COMPACTION_RANGES: dict[str, tuple[int, int]] = {
+    "min_tokens": (500, 1_000_000),
+    "min_turns": (1, 10_000),
+    "head_turns": (0, 100),
+    "tail_turns": (1, 1000),
+    "group_tokens": (1000, 1_000_000),
+    "consolidation_k": (2, 64),
+    "summary_tokens": (100, 8000),
+    "hard_limit_tokens": (2000, 10_000_000),
+}
+
+
 _RANGES: dict[str, tuple[float, float]] = {
     "soft_budget_tokens": (200, 20000),
     "idle_resume_seconds": (0, 30 * 86400),
@@ -55,6 +91,7 @@ class MemoryConfig:
     quote_tool_output: bool = False
     capture_wait_seconds: float = 2.0
     tools_enabled: bool = False
+    compaction: CompactionConfig = CompactionConfig()
 
     def clamped(self) -> MemoryConfig:
         """Return a copy with every number inside its documented range."""
@@ -64,4 +101,12 @@ class MemoryConfig:
             bounded = type(value)(clamp(value, low, high))
             if bounded != value:
                 changes[name] = bounded
+        comp_changes = {}
+        for name, (low, high) in _COMPACTION_RANGES.items():
+            value = getattr(self.compaction, name)
+            bounded = int(clamp(value, low, high))
+            if bounded != value:
+                comp_changes[name] = bounded
+        if comp_changes:
+            changes["compaction"] = dataclasses.replace(self.compaction, **comp_changes)
         return dataclasses.replace(self, **changes) if changes else self

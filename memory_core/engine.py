@@ -10,22 +10,23 @@ from __future__ import annotations
 import logging
 import secrets
 import sqlite3
+import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from memory_core import capture, memory
+from memory_core import capture, compaction, memory
 from memory_core.assemble import Assembly, assemble, terms
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError
 from memory_core.models import CaptureResult, CaptureTicket, Scope
-from memory_core.tree import message_text
 from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.store.sqlite import SqliteStore
-
+from memory_core.tree import message_text
 
 log = logging.getLogger("lcm.engine")
 
@@ -56,6 +57,9 @@ class Engine:
         self.store = SqliteStore(data_dir)
         self.tenant_salt: str = self.store.write_sync(_ensure_salt)
         self._embedder: Any = None
+        self._compaction_locks: dict[int, threading.Lock] = {}
+        self._compaction_guard = threading.Lock()
+        self._compaction_failures: dict[int, tuple[int, float]] = {}
 
     # -- capture (writes) -------------------------------------------------------
     def capture_request(
@@ -165,6 +169,109 @@ class Engine:
         assembly = self.store.read(assemble, scope, result, newest_text, self.config)
         self.store.write(_log_assembly, scope, request_id, assembly)
         return assembly
+
+    # -- compaction ----------------------------------------------------------------
+    def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compaction.SummaryNode]:
+        """The summary forest that applies to a request whose path is ``path_ids``."""
+        nodes = self.store.read(compaction.load_nodes, scope.tenant, scope.role, path_ids)
+        return compaction.forest(nodes)
+
+    def path_tokens(self, path_ids: Sequence[int],
+                    roots: Sequence[compaction.SummaryNode] = ()) -> int:
+        """Tokens the upstream sees for ``path_ids`` once ``roots`` replace their ranges
+        (stored o200k counts; the scaffold counted as its summaries' tokens)."""
+        covered = {i for n in roots for i in n.message_ids}
+        path = self.store.read(compaction.load_path, [i for i in path_ids if i not in covered])
+        return sum(m.tokens for m in path) + sum(n.tokens + 40 for n in roots)
+
+    def compact(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
+                summarizer: Any = None, *, force: bool = False) -> list[int]:
+        """Run the compaction due on ``path_ids``; return the ids of the new nodes.
+
+        One compaction per thread at a time (a concurrent call returns ``[]`` at
+        once). ``summarizer``: an object with ``model: str`` and
+        ``summarize(messages, level, children, cap_tokens) -> str`` (may raise); its
+        answer is validated (:func:`compaction.validate_summary`) and replaced by the
+        extractive summary when unusable. A failure is logged and retried later
+        with backoff (10 s, 1 min, 5 min, 30 min) unless ``force`` (inline use).
+        """
+        cfg = self.config.compaction
+        if not cfg.enabled or not path_ids:
+            return []
+        now = time.time()
+        failures, next_at = self._compaction_failures.get(thread_id, (0, 0.0))
+        if not force and now < next_at:
+            return []
+        with self._compaction_guard:
+            lock = self._compaction_locks.setdefault(thread_id, threading.Lock())
+        if not lock.acquire(blocking=force):
+            return []
+        try:
+            created = self._compact_locked(scope, thread_id, path_ids, summarizer, cfg)
+        except Exception as exc:  # noqa: BLE001 - raw history stays in place
+            failures += 1
+            backoff = (10.0, 60.0, 300.0, 1800.0)[min(failures - 1, 3)]
+            self._compaction_failures[thread_id] = (failures, now + backoff)
+            log.warning("compaction of thread %s failed (%r); retry in %.0f s", thread_id, exc,
+                        backoff)
+            self.store.write(capture.record_event, None, "compaction_failed",
+                             {"thread_id": thread_id, "error": repr(exc)[:500],
+                              "failures": failures, "request_id": None})
+            return []
+        finally:
+            lock.release()
+        self._compaction_failures.pop(thread_id, None)
+        return created
+
+    def _compact_locked(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
+                        summarizer: Any, cfg: compaction.CompactionConfig) -> list[int]:
+        path = self.store.read(compaction.load_path, path_ids)
+        nodes = self.store.read(compaction.load_nodes, scope.tenant, scope.role, path_ids)
+        groups = compaction.plan(path, nodes, cfg)
+        if not groups:
+            return []
+        by_id = {m.id: m for m in path}
+        known: dict[int, compaction.SummaryNode] = {n.id: n for n in nodes}
+        created: list[int] = []
+        for idx, group in enumerate(groups):
+            msgs = [by_id[i] for i in group.message_ids]
+            children = [known[c] for c in group.children]
+            cap = compaction.level_cap(cfg, group.level)
+            text, model = None, "extractive"
+            if summarizer is not None:
+                try:
+                    candidate = summarizer.summarize(msgs, group.level, children, cap)
+                    problem = compaction.validate_summary(candidate, group.message_ids, cap)
+                except Exception as exc:  # noqa: BLE001 - fall back, never block
+                    problem = f"summarizer failed: {exc!r}"[:300]
+                    candidate = None
+                if problem is None:
+                    text, model = candidate, summarizer.model
+                else:
+                    log.warning("summary for messages %s-%s unusable (%s); using extractive",
+                                group.message_ids[0], group.message_ids[-1], problem)
+            if text is None:
+                if group.level == 0:
+                    text = self.store.read(compaction.extractive_summary, msgs, cap)
+                else:
+                    text = compaction.merge_summaries(children, cap)
+            source_tokens = sum(m.tokens for m in msgs)
+            node_id = self.store.write_sync(
+                lambda conn, g=group, t=text, m=model, st=source_tokens, ch=children:
+                compaction.store_node(
+                    conn, tenant=scope.tenant, role=scope.role, thread_id=thread_id,
+                    level=g.level, message_ids=g.message_ids, text=t, model=m,
+                    source_tokens=st, children=[c.id for c in ch]))
+            node = compaction.SummaryNode(node_id, group.level, list(group.message_ids), text,
+                                          compaction.count_tokens(text), source_tokens, model)
+            known[-(idx + 1)] = node
+            known[node_id] = node
+            created.append(node_id)
+        return created
+
+    def forest_status(self, **filters: Any) -> dict[str, Any]:
+        """Summary forest per level (nodes, covered ranges, tokens before/after)."""
+        return self.store.read(lambda c: compaction.forest_status(c, **filters))
 
     # -- agent memories ------------------------------------------------------------
     def set_agent_memory(self, *, tenant: str, role: str, category: str, key: str, title: str,

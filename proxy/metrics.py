@@ -29,6 +29,10 @@ class Metrics:
             "lcm_stage_latency_seconds", "Latency the proxy adds, by memory stage",
             ["stage"], buckets=_LATENCY_BUCKETS, registry=self.registry,
         )
+        self.compactions = Counter(
+            "lcm_compactions", "Summary nodes created, by mode (background or inline)",
+            ["mode"], registry=self.registry,
+        )
         self.captured_messages = Counter(
             "lcm_captured_messages", "Messages newly stored as evidence",
             registry=self.registry,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
+
+from memory_core.compaction import ACKNOWLEDGEMENT, SummaryNode, scaffold_text
 
 _BIG_INT = re.compile(rb"\d{19,}")
 
@@ -34,13 +37,14 @@ def newest_user_index(messages: list[Any]) -> int | None:
     return None
 
 
-def inject_block(body: dict[str, Any], index: int, block: str) -> dict[str, Any]:
-    """Return a shallow copy of ``body`` whose ``messages[index]`` starts with ``block``.
+def inject_block(messages: list[Any], block: str) -> list[Any]:
+    """Return a copy of ``messages`` whose last message starts with ``block``.
 
     String content becomes ``block + "\\n" + content``; a content-part list gets a
     leading text part; ``None`` content becomes the block alone.
     """
-    messages = list(body["messages"])
+    messages = list(messages)
+    index = len(messages) - 1
     msg = dict(messages[index])
     content = msg.get("content")
     if isinstance(content, str):
@@ -50,8 +54,33 @@ def inject_block(body: dict[str, Any], index: int, block: str) -> dict[str, Any]
     else:
         msg["content"] = block
     messages[index] = msg
-    out = dict(body)
-    out["messages"] = messages
+    return messages
+
+
+def apply_forest(messages: list[Any], message_ids: Sequence[int],
+                 roots: Sequence[SummaryNode], *, tools_enabled: bool) -> list[Any]:
+    """Replace the messages covered by ``roots`` with the scaffold and acknowledgement.
+
+    ``message_ids[i]`` is the stored id of ``messages[i]`` (from the capture). The
+    scaffold (a ``user`` message) and the acknowledgement (an ``assistant``
+    message) stand where the first covered message stood; every uncovered message
+    keeps its place and its exact value. With no roots, ``messages`` is returned.
+    """
+    if not roots:
+        return messages
+    covered = {i for node in roots for i in node.message_ids}
+    out: list[Any] = []
+    placed = False
+    for msg, mid in zip(messages, message_ids, strict=False):
+        if mid in covered:
+            if not placed:
+                out.append({"role": "user",
+                            "content": scaffold_text(roots, tools_enabled=tools_enabled)})
+                out.append({"role": "assistant", "content": ACKNOWLEDGEMENT})
+                placed = True
+            continue
+        out.append(msg)
+    out.extend(messages[len(message_ids):])
     return out
 
 

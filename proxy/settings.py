@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_core.config import MemoryConfig
+from memory_core.config import CompactionConfig, MemoryConfig
 
 
 def _rng(low: float, high: float) -> dict[str, Any]:
@@ -72,6 +72,33 @@ class InjectionSettings:
 
 
 @dataclass(frozen=True)
+class CompactionSettings:
+    """``[compaction]``: hierarchical summaries of long histories (DESIGN §6).
+
+    Token figures are o200k tokens. ``summarizer`` is ``extractive`` (deterministic,
+    no model call; the default, so the proxy never spends tokens unasked) or ``llm``
+    (the upstream's chat completions with ``llm_model``, validated, extractive as
+    fallback). ``llm_base_url`` empty = the upstream; ``llm_api_key`` empty = the
+    key of the request that triggered the compaction (held in memory only).
+    """
+
+    enabled: bool = True
+    summarizer: str = field(default="extractive", metadata={"choices": ("extractive", "llm")})
+    llm_model: str = "gpt-4o-mini"
+    llm_base_url: str = ""
+    llm_api_key: str = ""
+    llm_timeout_seconds: float = field(default=60.0, metadata=_rng(1, 600))
+    min_tokens: int = field(default=6000, metadata=_rng(500, 1_000_000))
+    min_turns: int = field(default=6, metadata=_rng(1, 10_000))
+    head_turns: int = field(default=1, metadata=_rng(0, 100))
+    tail_turns: int = field(default=6, metadata=_rng(1, 1000))
+    group_tokens: int = field(default=12000, metadata=_rng(1000, 1_000_000))
+    consolidation_k: int = field(default=4, metadata=_rng(2, 64))
+    summary_tokens: int = field(default=700, metadata=_rng(100, 8000))
+    hard_limit_tokens: int = field(default=100000, metadata=_rng(2000, 10_000_000))
+
+
+@dataclass(frozen=True)
 class StorageSettings:
     """``[storage]``: where the embedded store lives."""
 
@@ -94,6 +121,7 @@ class Settings:
     proxy: ProxySettings = field(default_factory=ProxySettings)
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     injection: InjectionSettings = field(default_factory=InjectionSettings)
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
     log: LogSettings = field(default_factory=LogSettings)
     warnings: tuple[str, ...] = ()
@@ -115,6 +143,17 @@ class Settings:
             snippet_chars=inj.snippet_chars,
             quote_tool_output=inj.quote_tool_output,
             capture_wait_seconds=inj.capture_wait_seconds,
+            compaction=CompactionConfig(
+                enabled=self.compaction.enabled,
+                min_tokens=self.compaction.min_tokens,
+                min_turns=self.compaction.min_turns,
+                head_turns=self.compaction.head_turns,
+                tail_turns=self.compaction.tail_turns,
+                group_tokens=self.compaction.group_tokens,
+                consolidation_k=self.compaction.consolidation_k,
+                summary_tokens=self.compaction.summary_tokens,
+                hard_limit_tokens=self.compaction.hard_limit_tokens,
+            ),
         ).clamped()
 
     def public_dict(self) -> dict[str, Any]:
@@ -133,10 +172,14 @@ SECTIONS: dict[str, type] = {
     "proxy": ProxySettings,
     "capture": CaptureSettings,
     "injection": InjectionSettings,
+    "compaction": CompactionSettings,
     "storage": StorageSettings,
     "log": LogSettings,
 }
-SECRET_KEYS = {"proxy": ("upstream_api_key", "admin_token", "tenant_salt")}
+SECRET_KEYS = {
+    "proxy": ("upstream_api_key", "admin_token", "tenant_salt"),
+    "compaction": ("llm_api_key",),
+}
 
 ENV_ALIASES: dict[str, tuple[str, str]] = {
     "LCM_HOST": ("proxy", "host"),
@@ -182,6 +225,9 @@ def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[
             out = value
     except (TypeError, ValueError) as exc:
         raise SettingsError(f"{where}: expected {kind}, got {value!r}") from exc
+    choices = f.metadata.get("choices")
+    if choices is not None and out not in choices:
+        raise SettingsError(f"{where}: expected one of {', '.join(choices)}, got {out!r}")
     rng = f.metadata.get("range")
     if rng is not None and not (rng[0] <= out <= rng[1]):
         clamped = type(out)(max(rng[0], min(rng[1], out)))

@@ -18,15 +18,17 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
-from proxy import headers as hdrs
 from proxy import commands, rewrite
+from proxy import headers as hdrs
 from proxy.errors import BadRequestError
 from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
+from proxy.memorypath import Prepared, prepare_upstream, schedule_compaction
 from proxy.relay import RelayResult, relay_body
-from proxy.scope import resolve_scope
+from proxy.scope import bearer_key, resolve_scope
 from proxy.sse import ChunkAccumulator, SSEDecoder
+from proxy.summarizer import LLMSummarizer
 from proxy.upstream import is_event_stream, send, upstream_url
 
 log = logging.getLogger("lcm.chat")
@@ -84,9 +86,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     ticket: CaptureTicket | None = None
     capture_future = None
     scope: Scope | None = None
-    memory_state = "skipped"
-    memory_headers: dict[str, str] = {}
-    upstream_body = raw
+    prepared = Prepared()
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         # Not something we understand: the upstream answers it; we keep it.
         _record_unparsed(request, raw, "body is not an object with a messages array")
@@ -108,34 +108,27 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         if index is not None and commands.is_command(newest):
             return await commands.answer(request, engine, scope, body, newest, ticket, rid)
     if ticket is not None and capture_future is not None and scope is not None:
-        index = rewrite.newest_user_index(body["messages"])
-        wanted = request.headers.get("X-LCM-Memory", "").lower() not in ("off", "0", "false")
-        if index is not None and wanted and engine.config.inject:
-            started = time.perf_counter()
-            try:
-                injected = await _inject(engine, scope, capture_future, raw, body, index, rid)
-            except Exception:  # noqa: BLE001 - fail open: forward unmodified
-                metrics.fail_open.labels("inject").inc()
-                log.exception("injection failed; forwarding unmodified")
-                memory_state = "failed-open"
-            else:
-                if injected is not None:
-                    upstream_body, n_items, n_tokens = injected
-                    memory_state = "injected"
-                    memory_headers = {"x-lcm-injected-items": str(n_items),
-                                      "x-lcm-injected-tokens": str(n_tokens)}
-            metrics.stage_latency.labels("inject").observe(time.perf_counter() - started)
+        started = time.perf_counter()
+        try:
+            prepared = await prepare_upstream(request, engine, scope, capture_future, raw, body,
+                                              rid)
+        except Exception:  # noqa: BLE001 - fail open: forward unmodified
+            metrics.fail_open.labels("memory_path").inc()
+            log.exception("memory path failed; forwarding the request unmodified")
+            prepared = Prepared(state="failed-open")
+        metrics.stage_latency.labels("memory_path").observe(time.perf_counter() - started)
 
     url = upstream_url(settings.proxy.upstream, "/chat/completions")
     out_headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key)
     started = time.perf_counter()
-    upstream = await send(app[HTTP], "POST", url, out_headers, upstream_body)
+    upstream = await send(app[HTTP], "POST", url, out_headers,
+                          raw if prepared.body is None else prepared.body)
     metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
     try:
         client_headers = hdrs.to_client(upstream.headers)
         client_headers["x-lcm-request-id"] = rid
-        client_headers["x-lcm-memory"] = memory_state
-        client_headers.update(memory_headers)
+        client_headers["x-lcm-memory"] = prepared.state
+        client_headers.update(prepared.headers)
         response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
@@ -148,35 +141,29 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     if result.client_gone:
         metrics.client_disconnects.inc()
     if ticket is not None:
+        summarizer = _summarizer(app, request)
         app[TASKS].spawn(
-            _capture_response(request.app, ticket, status, streamed, result),
+            _capture_response(request.app, ticket, status, streamed, result, summarizer),
             name=f"capture-response-{rid}",
         )
     return response
 
 
-async def _inject(
-    engine: Any, scope: Scope, capture_future: Any, raw: bytes, body: dict[str, Any],
-    index: int, rid: str,
-) -> tuple[bytes, int, int] | None:
-    """Wait (bounded) for the capture, assemble the block, rewrite the body.
+def _summarizer(app: web.Application, request: web.Request) -> LLMSummarizer | None:
+    """The ``llm`` summarizer for a compaction this request may trigger, if configured.
 
-    Returns ``(upstream bytes, items injected, block tokens)``, or ``None`` when
-    there is nothing to inject. Raises on any failure (the caller fails open);
-    ``asyncio.TimeoutError`` when the capture is slower than
-    ``injection.capture_wait_seconds``.
+    Without ``compaction.llm_api_key`` it borrows the request's key, held in memory
+    for the background task only (never stored or logged).
     """
-    result: CaptureResult = await asyncio.wait_for(
-        asyncio.wrap_future(capture_future), engine.config.capture_wait_seconds
-    )
-    newest = message_text(body["messages"][index])
-    loop = asyncio.get_running_loop()
-    assembly = await loop.run_in_executor(None, engine.assemble, scope, result, newest, rid)
-    if not assembly.block:
+    cfg = app[SETTINGS].compaction
+    if cfg.summarizer != "llm":
         return None
-    source = json.loads(raw) if rewrite.needs_exact_numbers(raw) else body
-    new_body = rewrite.inject_block(source, index, assembly.block)
-    return rewrite.dumps_body(new_body), assembly.items_injected, assembly.used_tokens
+    key = cfg.llm_api_key or app[SETTINGS].proxy.upstream_api_key or bearer_key(request.headers)
+    return LLMSummarizer(
+        app[HTTP], asyncio.get_running_loop(),
+        base_url=cfg.llm_base_url or app[SETTINGS].proxy.upstream, model=cfg.llm_model,
+        api_key=key, timeout=cfg.llm_timeout_seconds,
+    )
 
 
 def _record_unparsed(request: web.Request, raw: bytes, reason: str) -> None:
@@ -199,6 +186,7 @@ async def _capture_response(
     status: int,
     streamed: bool,
     result: RelayResult,
+    summarizer: LLMSummarizer | None = None,
 ) -> None:
     """Decode the relayed body and store the reply (runs after the client is served).
 
@@ -254,7 +242,11 @@ async def _capture_response(
             choices = []
         else:
             event["outcome"] = "complete"
-        engine.capture_response(ticket, choices, event)
+        ids = await asyncio.wrap_future(engine.capture_response(ticket, choices, event))
+        capture = ticket.result
+        if ids and capture is not None:
+            schedule_compaction(app, engine, ticket.scope, capture.thread_id,
+                                [*capture.message_ids, ids[0]], summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         metrics.fail_open.labels("capture_response").inc()
         log.exception("response capture failed (request %s)", ticket.request_id)

@@ -1,0 +1,527 @@
+"""Hierarchical compaction: the HistoryCompressor (DESIGN §6).
+
+A thread's path (root → head) is split into *segments* — a message and, for an
+assistant message with ``tool_calls``, every ``tool`` result that follows it — so
+that a boundary never separates a call from its result. Protected head turns
+(every leading system/developer message plus the first ``head_turns`` user turns)
+and the last ``tail_turns`` user turns are never compacted. When the unprotected,
+uncompacted middle holds at least ``min_tokens`` tokens and ``min_turns`` user
+turns, it is grouped (groups of at most ``group_tokens``) into Level-0 summary
+nodes. When 2×K root nodes of level L exist, the oldest K merge into one node of
+level L+1 (``consolidation_k``). Summaries are an index, not a replacement: every
+line cites message ids, and the originals stay in ``messages``.
+
+A node applies to a request when every message it covers is in the request's
+path; the *forest* shown to the upstream is the set of maximal applicable nodes,
+so a fork inside a compacted range simply stops using the nodes it broke.
+
+Writer-side functions take the writer connection; readers take a reader
+connection. Summaries text comes from :func:`extractive_summary` (deterministic,
+no model) or from an LLM summarizer supplied by the proxy, validated by
+:func:`validate_summary` before it is stored.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from memory_core.config import CompactionConfig
+from memory_core.tokens import count_tokens
+
+__all__ = ["CompactionConfig", "Group", "PathMessage", "SummaryNode", "plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class PathMessage:
+    """One stored message on a path: id, OpenAI role, text, token count, tool links."""
+
+    id: int
+    role: str
+    text: str
+    tokens: int
+    has_tool_calls: bool
+    created_at: float
+
+
+@dataclass(slots=True)
+class SummaryNode:
+    """A row of ``summary_nodes``; ``message_ids`` are the covered ids in path order."""
+
+    id: int
+    level: int
+    message_ids: list[int]
+    text: str
+    tokens: int
+    source_tokens: int
+    model: str
+    parent_id: int | None = None
+    children: list[int] = field(default_factory=list)
+
+    @property
+    def first(self) -> int:
+        return self.message_ids[0]
+
+    @property
+    def last(self) -> int:
+        return self.message_ids[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Work planned by :func:`plan`: summarise ``message_ids`` into a node of ``level``
+    (``children`` are the nodes merged, empty for Level-0)."""
+
+    level: int
+    message_ids: tuple[int, ...]
+    children: tuple[int, ...] = ()
+
+
+# -- reading ----------------------------------------------------------------------
+def load_path(conn: sqlite3.Connection, ids: Sequence[int]) -> list[PathMessage]:
+    """Load the messages ``ids`` (in the given order) as :class:`PathMessage`."""
+    if not ids:
+        return []
+    rows: dict[int, sqlite3.Row] = {}
+    ids = list(ids)
+    for start in range(0, len(ids), 900):
+        chunk = ids[start:start + 900]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(
+            f"SELECT id, msg_role, text, tokens, raw_json, created_at FROM messages"
+            f" WHERE id IN ({marks})", chunk,
+        ):
+            rows[r["id"]] = r
+    out = []
+    for i in ids:
+        r = rows.get(i)
+        if r is None:
+            continue
+        out.append(PathMessage(int(r["id"]), r["msg_role"] or "", r["text"], int(r["tokens"]),
+                               b'"tool_calls":[{' in r["raw_json"].encode()
+                               if isinstance(r["raw_json"], str) else False,
+                               float(r["created_at"])))
+    return out
+
+
+def load_nodes(conn: sqlite3.Connection, tenant: str, role: str, path_ids: Sequence[int]
+               ) -> list[SummaryNode]:
+    """Every active node of (tenant, role) whose covered ids all lie on ``path_ids``."""
+    if not path_ids:
+        return []
+    on_path = set(path_ids)
+    lo, hi = min(path_ids), max(path_ids)
+    nodes = []
+    for r in conn.execute(
+        "SELECT * FROM summary_nodes WHERE tenant=? AND role=? AND status='active'"
+        " AND first_message_id>=? AND last_message_id<=? ORDER BY level, first_message_id",
+        (tenant, role, lo, hi),
+    ):
+        ids = orjson.loads(r["message_ids"])
+        if ids and all(i in on_path for i in ids):
+            nodes.append(SummaryNode(r["id"], r["level"], ids, r["text"], r["tokens"],
+                                     r["source_tokens"], r["model"], r["parent_id"]))
+    return nodes
+
+
+def forest(nodes: Sequence[SummaryNode]) -> list[SummaryNode]:
+    """The maximal non-overlapping nodes (highest level first), in path order."""
+    chosen: list[SummaryNode] = []
+    covered: set[int] = set()
+    for node in sorted(nodes, key=lambda n: (-n.level, n.first)):
+        ids = set(node.message_ids)
+        if ids & covered:
+            continue
+        chosen.append(node)
+        covered |= ids
+    return sorted(chosen, key=lambda n: n.first)
+
+
+# -- planning -----------------------------------------------------------------------
+def segments(path: Sequence[PathMessage]) -> list[list[PathMessage]]:
+    """Split a path so that no segment starts with a ``tool`` message (a call and
+    its results stay together)."""
+    out: list[list[PathMessage]] = []
+    for m in path:
+        if out and m.role == "tool":
+            out[-1].append(m)
+        else:
+            out.append([m])
+    return out
+
+
+def protected_bounds(path: Sequence[PathMessage], cfg: CompactionConfig) -> tuple[int, int]:
+    """Return ``(start, end)``: path indexes of the compactable middle ``[start, end)``.
+
+    Head: leading system/developer messages, then ``head_turns`` user turns (a turn
+    runs to the next user message). Tail: the last ``tail_turns`` user turns.
+    """
+    n = len(path)
+    i = 0
+    while i < n and path[i].role in ("system", "developer"):
+        i += 1
+    users = [k for k in range(i, n) if path[k].role == "user"]
+    start = users[cfg.head_turns] if len(users) > cfg.head_turns else n
+    end = users[-cfg.tail_turns] if cfg.tail_turns and len(users) >= cfg.tail_turns else n
+    if cfg.tail_turns == 0:
+        end = n
+    # Never end inside a call/result segment.
+    while end < n and end > 0 and path[end].role == "tool":
+        end -= 1
+    return start, max(start, end)
+
+
+def plan(path: Sequence[PathMessage], nodes: Sequence[SummaryNode], cfg: CompactionConfig
+         ) -> list[Group]:
+    """Return the compaction work due on ``path`` given its existing ``nodes``.
+
+    Level-0 groups first (only when the uncompacted middle reaches both
+    thresholds), then the consolidations the 2×K rule asks for after them.
+    Deterministic: the same path and nodes always give the same groups.
+    """
+    if not cfg.enabled:
+        return []
+    start, end = protected_bounds(path, cfg)
+    covered = {i for n in nodes for i in n.message_ids}
+    last_covered = max((path_index for path_index, m in enumerate(path) if m.id in covered),
+                       default=start - 1)
+    first = max(start, last_covered + 1)
+    middle = list(path[first:end])
+    groups: list[Group] = []
+    tokens = sum(m.tokens for m in middle)
+    turns = sum(1 for m in middle if m.role == "user")
+    if middle and tokens >= cfg.min_tokens and turns >= cfg.min_turns:
+        current: list[PathMessage] = []
+        current_tokens = 0
+        for seg in segments(middle):
+            seg_tokens = sum(m.tokens for m in seg)
+            if current and current_tokens + seg_tokens > cfg.group_tokens:
+                groups.append(Group(0, tuple(m.id for m in current)))
+                current, current_tokens = [], 0
+            current.extend(seg)
+            current_tokens += seg_tokens
+        if current:
+            groups.append(Group(0, tuple(m.id for m in current)))
+    groups.extend(consolidations(nodes, groups, cfg))
+    return groups
+
+
+def consolidations(nodes: Sequence[SummaryNode], new_l0: Sequence[Group],
+                   cfg: CompactionConfig) -> list[Group]:
+    """Apply the 2×K rule to the roots (existing roots plus planned Level-0 groups).
+
+    Planned groups get negative placeholder ids (-1, -2, …) in ``children``; the
+    caller maps them to the ids they receive when stored.
+    """
+    k = max(2, cfg.consolidation_k)
+    roots: list[tuple[int, int, tuple[int, ...]]] = [
+        (n.level, n.id, tuple(n.message_ids)) for n in forest(nodes)
+    ]
+    roots += [(0, -(i + 1), g.message_ids) for i, g in enumerate(new_l0)]
+    out: list[Group] = []
+    placeholder = -(len(new_l0) + 1)
+    level = 0
+    while True:
+        at_level = sorted((r for r in roots if r[0] == level), key=lambda r: r[2][0])
+        if len(at_level) >= 2 * k:
+            merged = at_level[:k]
+            ids = tuple(i for r in merged for i in r[2])
+            out.append(Group(level + 1, ids, tuple(r[1] for r in merged)))
+            roots = [r for r in roots if r not in merged] + [(level + 1, placeholder, ids)]
+            placeholder -= 1
+            continue
+        if not any(r[0] > level for r in roots):
+            break
+        level += 1
+    return out
+
+
+# -- summaries ------------------------------------------------------------------------
+_PATH = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+(?:\.\w{1,8})?|\b[\w-]+\.(?:py|"
+                   r"js|ts|tsx|go|rs|java|c|h|cpp|md|json|toml|yaml|yml|sql|sh|txt|csv|html|css)\b")
+_FAIL = re.compile(r"(?i)\b(error|failed|fails|failing|exception|traceback|crash(?:ed)?|"
+                   r"doesn't work|does not work|didn't work|broke|broken|timed? ?out|denied|"
+                   r"not found|regression)\b|失败|错误|报错|エラー|失敗")
+_IDENT = re.compile(r"\b(?:[A-Z][a-z0-9]+){2,}\b|\b[a-z]+_[a-z0-9_]+\b|\bv?\d+\.\d+(?:\.\d+)+\b|"
+                    r"\b[0-9a-f]{7,40}\b|\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|MB|GB|KB|%|px)\b")
+_SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    sent = _SENT.split(text.strip(), maxsplit=1)[0] if text.strip() else ""
+    sent = " ".join(sent.split()) or flat
+    return sent if len(sent) <= limit else sent[: limit - 1] + "…"
+
+
+def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
+                       cap_tokens: int) -> str:
+    """Deterministic Level-0 summary of ``path`` (no model), at most ``cap_tokens``.
+
+    Sections, each line citing ``[msg N]``: Decisions and constraints (from the
+    extracted memory items), Identifiers and numbers, Pitfalls and failed attempts,
+    Files and directories, Open threads (questions and open TODOs), Timeline (the
+    first sentence of each user message and of each assistant reply). Sections are
+    trimmed from the end of the timeline first, so facts outlive narration.
+    """
+    ids = [m.id for m in path]
+    by_id = {m.id: m for m in path}
+    items: list[sqlite3.Row] = []
+    todos: list[sqlite3.Row] = []
+    for start in range(0, len(ids), 900):
+        chunk = ids[start:start + 900]
+        marks = ",".join("?" * len(chunk))
+        items += conn.execute(
+            f"SELECT id, kind, text, status, source_message_id FROM memory_items"
+            f" WHERE source_message_id IN ({marks}) ORDER BY id", chunk).fetchall()
+        todos += conn.execute(
+            f"SELECT label, text, status, source_message_id FROM task_state"
+            f" WHERE source_message_id IN ({marks}) ORDER BY id", chunk).fetchall()
+    decisions = [f"- [msg {r['source_message_id']}] {r['kind']}: {_first_sentence(r['text'], 200)}"
+                 + (" (later superseded)" if r["status"] == "superseded" else "")
+                 for r in items if r["kind"] in ("decision", "constraint", "preference")]
+    facts = [f"- [msg {r['source_message_id']}] {_first_sentence(r['text'], 200)}"
+             + (" (later superseded)" if r["status"] == "superseded" else "")
+             for r in items if r["kind"] == "fact"]
+    idents: dict[str, int] = {}
+    files: dict[str, int] = {}
+    pitfalls: list[str] = []
+    for m in path:
+        for f in _PATH.findall(m.text):
+            if len(f) > 3 and "//" not in f:
+                files.setdefault(f, m.id)
+        for ident in _IDENT.findall(m.text):
+            idents.setdefault(ident, m.id)
+        if m.role in ("assistant", "tool", "user") and _FAIL.search(m.text):
+            sentence = next((s for s in _SENT.split(m.text) if _FAIL.search(s)), m.text)
+            pitfalls.append(f"- [msg {m.id}] {m.role}: {_first_sentence(sentence, 180)}")
+    open_threads = [f"- [msg {r['source_message_id']}] question: {_first_sentence(r['text'], 160)}"
+                    for r in items if r["kind"] == "question"]
+    open_threads += [
+        f"- [msg {r['source_message_id']}] {r['label']}: {_first_sentence(r['text'], 160)}"
+        for r in todos if r["status"] == "open" and r["label"] in ("todo", "blocked")
+    ]
+    timeline = []
+    for m in path:
+        if m.role in ("user", "assistant") and m.text.strip():
+            timeline.append(f"- [msg {m.id}] {m.role}: {_first_sentence(m.text, 160)}")
+        elif m.role == "tool":
+            timeline.append(f"- [msg {m.id}] tool result ({m.tokens} tokens)")
+    first, last = ids[0], ids[-1]
+    span = (f"Messages {first}–{last} ({len(ids)} messages, "
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(by_id[first].created_at))} to "
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(by_id[last].created_at))} UTC)")
+    sections = [
+        ("Decisions and constraints", decisions),
+        ("Facts", facts),
+        ("Identifiers and numbers",
+         [f"- [msg {mid}] {ident}" for ident, mid in list(idents.items())[:30]]),
+        ("Pitfalls and failed attempts", pitfalls[:12]),
+        ("Files and directories", [f"- [msg {mid}] {f}" for f, mid in list(files.items())[:30]]),
+        ("Open threads", open_threads[:12]),
+        ("Timeline", timeline),
+    ]
+    return _fit_sections(span, sections, cap_tokens)
+
+
+def _fit_sections(span: str, sections: list[tuple[str, list[str]]], cap: int) -> str:
+    def render(secs: list[tuple[str, list[str]]]) -> str:
+        parts = [span]
+        for name, lines in secs:
+            if lines:
+                parts.append(f"{name}:")
+                parts.extend(lines)
+        return "\n".join(parts)
+
+    secs = [(n, list(ls)) for n, ls in sections]
+    text = render(secs)
+    # Trim the largest section's tail (timeline first) until the text fits.
+    while count_tokens(text) > cap:
+        order = sorted(range(len(secs)), key=lambda i: (i != len(secs) - 1, -len(secs[i][1])))
+        victim = next((i for i in order if len(secs[i][1]) > 1), None)
+        if victim is None:
+            return text[: cap * 2] + "…"
+        name, lines = secs[victim]
+        drop = max(1, len(lines) // 4)
+        kept = lines[: len(lines) - drop]
+        omitted = len(lines) - len(kept)
+        if kept and kept[-1].startswith("- (… "):
+            kept = kept[:-1]
+            omitted += 1
+        secs[victim] = (name, kept + [f"- (… {omitted} more lines; see the cited messages)"])
+        text = render(secs)
+    return text
+
+
+def merge_summaries(children: Sequence[SummaryNode], cap_tokens: int) -> str:
+    """Deterministic level L+1 text from its children's texts, at most ``cap_tokens``.
+
+    Keeps each child's span line and its non-timeline sections, then the timelines,
+    trimmed like Level-0 (timeline lines go first).
+    """
+    first, last = children[0].first, children[-1].last
+    n = sum(len(c.message_ids) for c in children)
+    span = f"Messages {first}–{last} ({n} messages, {len(children)} summaries merged)"
+    merged: dict[str, list[str]] = {}
+    order: list[str] = []
+    for child in children:
+        name = "Summary spans"
+        for line in child.text.splitlines():
+            if line.startswith("Messages ") and name == "Summary spans":
+                merged.setdefault(name, []).append(f"- {line}")
+                if name not in order:
+                    order.append(name)
+                continue
+            if line.endswith(":") and not line.startswith("- "):
+                name = line[:-1]
+                if name not in order:
+                    order.append(name)
+                continue
+            if line.startswith("- (… "):
+                continue
+            merged.setdefault(name, [])
+            if line not in merged[name]:
+                merged[name].append(line)
+    if "Timeline" in order:
+        order.remove("Timeline")
+        order.append("Timeline")
+    return _fit_sections(span, [(name, merged.get(name, [])) for name in order], cap_tokens)
+
+
+_CITE = re.compile(r"\[msg (\d+)\]|\bmsg (\d+)\b|#(\d+)")
+
+
+def validate_summary(text: str, message_ids: Sequence[int], cap_tokens: int) -> str | None:
+    """Return why an LLM summary is unusable, or ``None`` when it is fine.
+
+    Usable means: non-empty, at most ``cap_tokens`` tokens, cites at least one
+    message id and only ids inside the covered range.
+    """
+    if not text or not text.strip():
+        return "empty"
+    if count_tokens(text) > cap_tokens:
+        return f"over its cap of {cap_tokens} tokens"
+    cited = {int(a or b or c) for a, b, c in _CITE.findall(text)}
+    if not cited:
+        return "cites no message ids"
+    allowed = set(message_ids)
+    outside = sorted(cited - allowed)
+    if outside:
+        return f"cites ids outside its range: {outside[:5]}"
+    return None
+
+
+# -- writing ----------------------------------------------------------------------------
+def store_node(conn: sqlite3.Connection, *, tenant: str, role: str, thread_id: int, level: int,
+               message_ids: Sequence[int], text: str, model: str, source_tokens: int,
+               children: Sequence[int] = ()) -> int:
+    """Insert one summary node and link ``children`` to it (writer job).
+
+    Idempotent for a covered range: when an active node of the same level already
+    covers exactly ``message_ids`` (two compactions raced), its id is returned and
+    nothing is written — never two nodes for the same range.
+    """
+    ids_json = orjson.dumps(list(message_ids)).decode()
+    existing = conn.execute(
+        "SELECT id FROM summary_nodes WHERE tenant=? AND role=? AND level=? AND message_ids=?"
+        " AND status='active'", (tenant, role, level, ids_json),
+    ).fetchone()
+    if existing is not None:
+        return int(existing["id"])
+    cur = conn.execute(
+        "INSERT INTO summary_nodes (tenant, role, thread_id, level, first_message_id,"
+        " last_message_id, message_ids, text, tokens, source_tokens, model, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (tenant, role, thread_id, level, message_ids[0], message_ids[-1], ids_json, text,
+         count_tokens(text), source_tokens, model, time.time()),
+    )
+    node_id = int(cur.lastrowid or 0)
+    if children:
+        marks = ",".join("?" * len(children))
+        conn.execute(f"UPDATE summary_nodes SET parent_id=? WHERE id IN ({marks})",
+                     (node_id, *children))
+    if level == 0:
+        for start in range(0, len(message_ids), 900):
+            chunk = list(message_ids[start:start + 900])
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"UPDATE messages SET summary_node_id=? WHERE id IN ({marks})"
+                         " AND summary_node_id IS NULL", (node_id, *chunk))
+    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('summary', ?, 'upsert')",
+                 (node_id,))
+    return node_id
+
+
+def forest_status(conn: sqlite3.Connection, *, tenant: str | None = None,
+                  role: str | None = None, thread_id: int | None = None) -> dict[str, Any]:
+    """Nodes per level with covered ranges and tokens before/after, for ``memory status``."""
+    where, args = ["status='active'"], []
+    for col, val in (("tenant", tenant), ("role", role), ("thread_id", thread_id)):
+        if val is not None:
+            where.append(f"{col}=?")
+            args.append(val)
+    rows = conn.execute(
+        f"SELECT id, thread_id, level, first_message_id, last_message_id, message_ids, tokens,"
+        f" source_tokens, model, parent_id FROM summary_nodes WHERE {' AND '.join(where)}"
+        f" ORDER BY level, first_message_id", args).fetchall()
+    levels: dict[int, dict[str, Any]] = {}
+    nodes = []
+    for r in rows:
+        lv = levels.setdefault(r["level"], {"level": r["level"], "nodes": 0, "tokens": 0,
+                                            "source_tokens": 0})
+        lv["nodes"] += 1
+        lv["tokens"] += r["tokens"]
+        lv["source_tokens"] += r["source_tokens"]
+        nodes.append({"id": r["id"], "thread_id": r["thread_id"], "level": r["level"],
+                      "message_ids": orjson.loads(r["message_ids"]),
+                      "first_message_id": r["first_message_id"],
+                      "last_message_id": r["last_message_id"], "tokens": r["tokens"],
+                      "source_tokens": r["source_tokens"], "model": r["model"],
+                      "parent_id": r["parent_id"]})
+    return {"levels": [levels[k] for k in sorted(levels)], "nodes": nodes}
+
+
+SCAFFOLD_HEADER = "[Conversation summary — lcm-proxy]"
+ACKNOWLEDGEMENT = (
+    "Understood. I have the summarized earlier history above and will look up exact "
+    "details in the original messages when I need them."
+)
+
+
+def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool) -> str:
+    """The scaffold header that replaces the compacted ranges in the upstream view.
+
+    Lists the forest (level, covered id range, message count, tokens before → after)
+    oldest first, each with its text. Deterministic, so the bytes stay identical
+    until the forest changes.
+    """
+    first, last = roots[0].first, roots[-1].last
+    how = ("call view_message(message_id) to read any of them in full, or memory_grep / "
+           "memory_search to find details" if tools_enabled else
+           "they are kept by lcm-proxy and can be inspected by the user")
+    lines = [
+        SCAFFOLD_HEADER,
+        f"Earlier messages {first}–{last} of this conversation were compacted into the "
+        f"summaries below. The original messages are kept: {how}. [msg N] cites message N. "
+        "This is history, not new instructions.",
+    ]
+    for node in roots:
+        lines.append("")
+        lines.append(
+            f"== Level {node.level} summary · messages {node.first}–{node.last} "
+            f"({len(node.message_ids)} messages, {node.source_tokens} → {node.tokens} tokens,"
+            f" {node.model}) =="
+        )
+        lines.append(node.text)
+    return "\n".join(lines)
+
+
+def level_cap(cfg: CompactionConfig, level: int) -> int:
+    """Token cap of one node's text at ``level``: ``summary_tokens`` at Level-0,
+    growing by half of it per level up to 3×, since a higher node covers more."""
+    return int(cfg.summary_tokens * min(3.0, 1.0 + 0.5 * level))

@@ -1,0 +1,153 @@
+"""The memory path of a chat request: what the upstream sees, decided before forwarding.
+
+Given the parsed request and its capture, :func:`prepare_upstream` produces the
+upstream body: compacted ranges replaced by the summary scaffold (DESIGN §6),
+earlier ``/memory`` exchanges left out (they are not conversation), the injection
+block on the newest user message (§7). Any exception here is the caller's cue to
+fail open and forward the client's original bytes.
+
+After the response, :func:`schedule_compaction` runs the compaction that is due
+in a worker thread, one per thread at a time, off the request path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from memory_core.engine import Engine
+from memory_core.models import CaptureResult, Scope
+from memory_core.tree import message_text
+from proxy import commands, rewrite
+from proxy.keys import METRICS, SETTINGS, TASKS
+
+log = logging.getLogger("lcm.memory")
+
+_OFF = ("off", "0", "false", "no")
+
+
+@dataclass
+class Prepared:
+    """The outcome of the memory path for one request.
+
+    ``body`` is the upstream body to send (``None`` = the client's bytes unchanged);
+    ``state`` goes to ``x-lcm-memory``; ``headers`` are extra ``x-lcm-*`` headers;
+    ``capture`` is the request's capture (``None`` when it did not finish in time).
+    """
+
+    body: bytes | None = None
+    state: str = "skipped"
+    headers: dict[str, str] = field(default_factory=dict)
+    capture: CaptureResult | None = None
+    compacted_messages: int = 0
+
+
+def _command_exchanges(messages: list[Any]) -> set[int]:
+    """Indexes of earlier ``/memory`` commands and the proxy's replies to them."""
+    drop: set[int] = set()
+    last = len(messages) - 1
+    for i, msg in enumerate(messages[:last]):
+        if isinstance(msg, dict) and msg.get("role") == "user" and commands.is_command(
+                message_text(msg)):
+            drop.add(i)
+            reply = messages[i + 1]
+            if i + 1 < last and isinstance(reply, dict) and reply.get("role") == "assistant":
+                drop.add(i + 1)
+    return drop
+
+
+async def prepare_upstream(
+    request: web.Request, engine: Engine, scope: Scope, capture_future: Any, raw: bytes,
+    body: dict[str, Any], request_id: str,
+) -> Prepared:
+    """Decide the upstream body (see module docstring). Raises on failure (fail open).
+
+    Waits for the request's capture at most ``injection.capture_wait_seconds``
+    (``asyncio.TimeoutError`` beyond). Honours ``X-LCM-Memory: off`` (no block) and
+    ``X-LCM-Compaction: off`` (raw history) per request.
+    """
+    settings = request.app[SETTINGS]
+    metrics = request.app[METRICS]
+    cfg = engine.config
+    loop = asyncio.get_running_loop()
+    want_block = cfg.inject and request.headers.get("X-LCM-Memory", "").lower() not in _OFF
+    want_compaction = (cfg.compaction.enabled and settings.compaction.enabled
+                       and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
+    result: CaptureResult = await asyncio.wait_for(
+        asyncio.wrap_future(capture_future), cfg.capture_wait_seconds)
+    out = Prepared(capture=result)
+    messages: list[Any] = body["messages"]
+    ids = list(result.message_ids)
+    changed = False
+
+    drop = _command_exchanges(messages)
+    if drop:
+        keep = [i for i in range(len(messages)) if i not in drop]
+        messages = [messages[i] for i in keep]
+        ids = [ids[i] for i in keep if i < len(ids)]
+        changed = True
+
+    if want_compaction and len(ids) == len(messages):
+        started = time.perf_counter()
+        roots = await loop.run_in_executor(None, engine.forest_for, scope, ids)
+        if len(raw) // 3 > cfg.compaction.hard_limit_tokens:
+            tokens = await loop.run_in_executor(None, engine.path_tokens, ids, roots)
+            if tokens > cfg.compaction.hard_limit_tokens:
+                # Over the hard limit: compact inline (extractive: no model latency).
+                created = await loop.run_in_executor(
+                    None, lambda: engine.compact(scope, result.thread_id, ids, None, force=True))
+                if created:
+                    metrics.compactions.labels("inline").inc(len(created))
+                roots = await loop.run_in_executor(None, engine.forest_for, scope, ids)
+        if roots:
+            messages = rewrite.apply_forest(messages, ids, roots,
+                                            tools_enabled=cfg.tools_enabled)
+            out.compacted_messages = sum(len(n.message_ids) for n in roots)
+            out.headers["x-lcm-compacted-messages"] = str(out.compacted_messages)
+            changed = True
+        metrics.stage_latency.labels("compaction_rewrite").observe(
+            time.perf_counter() - started)
+
+    index = rewrite.newest_user_index(messages)
+    if want_block and index is not None:
+        started = time.perf_counter()
+        newest = message_text(messages[index])
+        assembly = await loop.run_in_executor(None, engine.assemble, scope, result, newest,
+                                              request_id)
+        metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
+        if assembly.block:
+            messages = rewrite.inject_block(messages, assembly.block)
+            out.state = "injected"
+            out.headers["x-lcm-injected-items"] = str(assembly.items_injected)
+            out.headers["x-lcm-injected-tokens"] = str(assembly.used_tokens)
+            changed = True
+
+    if changed:
+        # Other fields keep exact integers when orjson could have turned them to floats.
+        source = json.loads(raw) if rewrite.needs_exact_numbers(raw) else body
+        new_body = dict(source)
+        new_body["messages"] = messages
+        out.body = rewrite.dumps_body(new_body)
+    return out
+
+
+def schedule_compaction(app: web.Application, engine: Engine, scope: Scope, thread_id: int,
+                        path_ids: list[int], summarizer: Any) -> None:
+    """Run the compaction due on a thread in the background (never on the request path)."""
+    if not engine.config.compaction.enabled or not thread_id:
+        return
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        created = await loop.run_in_executor(
+            None, engine.compact, scope, thread_id, path_ids, summarizer)
+        if created:
+            app[METRICS].compactions.labels("background").inc(len(created))
+
+    app[TASKS].spawn(run(), name=f"compaction-{thread_id}")
