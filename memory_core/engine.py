@@ -634,6 +634,86 @@ class Engine:
         """Wall-clock UNIX seconds (one place to stub in tests of idle logic)."""
         return time.time()
 
+    # -- operator surfaces: scoped reads, scoped retract, purge (memory_core.overview) --
+    def status_for(self, tenant: str | None = None, role: str | None = None
+                   ) -> dict[str, Any]:
+        """Counts and last injection of one tenant/role (``None`` = all); see
+        :func:`memory_core.overview.status_for`."""
+        from memory_core import overview
+
+        return self.store.read(overview.status_for, tenant, role)
+
+    def list_tenants(self) -> list[dict[str, Any]]:
+        """Every tenant with its roles and counts (operators only)."""
+        from memory_core import overview
+
+        return self.store.read(overview.list_tenants)
+
+    def list_threads(self, **filters: Any) -> dict[str, Any]:
+        """Threads of a scope (``tenant``, ``role``, ``session``, ``limit``, ``offset``)."""
+        from memory_core import overview
+
+        return self.store.read(lambda c: overview.list_threads(c, **filters))
+
+    def thread_detail(self, thread_id: int, *, tenant: str | None = None,
+                      role: str | None = None) -> dict[str, Any]:
+        """A thread's path, branch points, task state and summary forest.
+
+        Raises ``NotFoundError`` when absent or outside ``tenant``/``role``."""
+        from memory_core import overview
+
+        return self.store.read(lambda c: overview.thread_detail(c, thread_id, tenant=tenant,
+                                                                role=role))
+
+    def list_items(self, **filters: Any) -> dict[str, Any]:
+        """Memory items with supersession chains (``tenant``, ``role``, ``status``,
+        ``kind``, ``limit``, ``offset``)."""
+        from memory_core import overview
+
+        return self.store.read(lambda c: overview.list_items(c, **filters))
+
+    def retract_in_scope(self, item_id: int, reason: str = "", *, tenant: str | None = None,
+                         role: str | None = None) -> dict[str, Any]:
+        """Retract an item only if it belongs to ``tenant``/``role`` (``None`` = any).
+
+        The check and the change run in one write transaction. Raises
+        ``NotFoundError`` for an unknown item or one outside the scope (the caller
+        cannot tell which)."""
+        from memory_core import overview
+
+        def job(conn: sqlite3.Connection) -> dict[str, Any]:
+            owner = overview.item_scope(conn, item_id)
+            if owner is None or (tenant is not None and owner[0] != tenant) or (
+                    role is not None and owner[1] != role):
+                raise NotFoundError(f"no memory item {item_id}")
+            return memory.retract_item(conn, item_id, reason)
+
+        return self.store.write_sync(job)
+
+    def purge(self, *, tenant: str | None = None, role: str | None = None,
+              session: str | None = None, dry_run: bool = False) -> dict[str, int]:
+        """Irreversibly delete a session/role/tenant; see :mod:`memory_core.purge`.
+
+        Returns rows removed per table (or that would be, with ``dry_run``). Raises
+        ``ValueError`` without a filter."""
+        from memory_core import purge
+
+        purge.check_filters(tenant, role, session)
+        return self.store.write_sync(lambda c: purge.purge(
+            c, tenant=tenant, role=role, session=session, dry_run=dry_run), timeout=600)
+
+    def index_lag(self) -> dict[str, Any]:
+        """Outbox rows past each index checkpoint (``{outbox_head, indexers}``)."""
+        from memory_core import overview
+
+        return self.store.read(overview.index_lag)
+
+    def integrity_check(self) -> list[str]:
+        """``PRAGMA integrity_check`` output lines (``["ok"]`` when healthy)."""
+        from memory_core import overview
+
+        return self.store.read(overview.integrity_check)
+
 
 def _log_assembly(conn: sqlite3.Connection, scope: Scope, request_id: str,
                   assembly: Assembly) -> int:
