@@ -1,9 +1,177 @@
-"""Operator commands: ``memory purge``, ``doctor`` (admin and maintenance)."""
+"""Operator commands: ``memory purge`` and ``doctor`` (admin and maintenance).
+
+``purge`` is the only way raw evidence is ever deleted (DESIGN §4); it shows what
+it would remove and asks before doing it unless ``--yes``. ``doctor`` prints what
+an operator pastes into a bug report: schema, counts, ``PRAGMA integrity_check``,
+index lag and the configuration in force (secrets redacted), then warnings; it
+exits 1 when the database is damaged.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
+
+from proxy import __version__
+
+
+def _print_counts(counts: dict[str, int], *, err: bool = False) -> None:
+    for name, n in counts.items():
+        if n:
+            click.echo(f"  {name + ':':<24}{n}", err=err)
 
 
 def register(main: click.Group, memory: click.Group) -> None:
     """Add this module's commands to the ``lcm-proxy`` and ``lcm-proxy memory`` groups."""
+    from proxy.cli import _echo_json, _engine, _settings, config_option, data_dir_option
+
+    @memory.command("purge")
+    @click.option("--session", default=None, help="Every thread of this X-LCM-Session.")
+    @click.option("--role", default=None, help="Everything of this role (persona).")
+    @click.option("--tenant", default=None, help="Everything of this tenant id.")
+    @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+    @click.option("--dry-run", is_flag=True, help="Only show what would be removed.")
+    @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+    @config_option
+    @data_dir_option
+    def memory_purge(session: str | None, role: str | None, tenant: str | None, yes: bool,
+                     dry_run: bool, as_json: bool, config: str | None,
+                     data_dir: str | None) -> None:
+        """Irreversibly delete a session, role or tenant (filters combine with AND).
+
+        Removes the SQLite rows (messages, threads, events, memory items and their
+        revisions, task state, summaries, assembly logs, embeddings; agent memories
+        for a role or tenant) and queues index deletes so full-text and vector
+        indexes drop them when the proxy's indexer next runs.
+        """
+        from memory_core.purge import check_filters
+
+        try:
+            check_filters(tenant, role, session)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+        engine = _engine(config, data_dir)
+        try:
+            preview = engine.purge(tenant=tenant, role=role, session=session, dry_run=True)
+            scope = ", ".join(f"{k}={v}" for k, v in (("tenant", tenant), ("role", role),
+                                                       ("session", session)) if v)
+            if not any(v for k, v in preview.items() if k != "outbox_deletes"):
+                click.echo(f"nothing stored for {scope}")
+                return
+            if dry_run:
+                if as_json:
+                    _echo_json({"would_remove": preview})
+                else:
+                    click.echo(f"would remove ({scope}):")
+                    _print_counts(preview)
+                return
+            click.echo(f"will remove ({scope}):", err=True)
+            _print_counts(preview, err=True)
+            if not yes:
+                click.confirm("This cannot be undone. Purge?", abort=True, err=True)
+            removed = engine.purge(tenant=tenant, role=role, session=session)
+        finally:
+            engine.close()
+        if as_json:
+            _echo_json({"removed": removed})
+            return
+        click.echo(f"purged {removed['messages']} messages, {removed['threads']} threads,"
+                   f" {removed['memory_items']} memory items; {removed['outbox_deletes']}"
+                   " index deletes queued")
+
+    @main.command("doctor")
+    @config_option
+    @data_dir_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
+        """Check the data dir, schema, integrity and index lag; print the config in force."""
+        from memory_core.store.migrations import SCHEMA_VERSION
+        from memory_core.store.sqlite import DB_FILENAME
+        from proxy.cli import _is_loopback
+        from proxy.settings import data_dir_path
+
+        settings = _settings(config, {"storage": {"data_dir": data_dir}})
+        path = data_dir_path(settings)
+        report: dict[str, Any] = {"version": __version__, "config_file": settings.config_file,
+                                  "data_dir": str(path), "schema_version_code": SCHEMA_VERSION}
+        warnings = list(settings.warnings)
+        problems: list[str] = []
+        if not (Path(path) / DB_FILENAME).exists():
+            warnings.append(f"no database yet in {path} (created on first serve)")
+        else:
+            _check_store(report, warnings, problems, config, str(path), _engine)
+        p = settings.proxy
+        if not _is_loopback(p.host) and not p.admin_token:
+            warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
+                            " the admin API and inspector answer loopback clients only")
+        report["config"] = settings.public_dict()
+        report["warnings"], report["problems"] = warnings, problems
+        if as_json:
+            _echo_json(report)
+        else:
+            _print_doctor(report)
+        if problems:
+            raise SystemExit(1)
+
+
+def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str],
+                 config: str | None, data_dir: str, open_engine: Any) -> None:
+    engine = open_engine(config, data_dir)
+    try:
+        info = engine.status()
+        scoped = engine.status_for()
+        report.update(database=info["database"], size_bytes=info["size_bytes"],
+                      schema_version_db=engine.store.schema_version,
+                      counts={**info["counts"], **scoped["counts"]},
+                      items_by_status=scoped["items_by_status"],
+                      summary_levels=scoped["summary_levels"],
+                      tenants=info["tenants"], tenant_roles=info["tenant_roles"])
+        integrity = engine.integrity_check()
+        report["integrity_check"] = integrity
+        if integrity != ["ok"]:
+            problems.append("PRAGMA integrity_check failed: " + "; ".join(integrity[:5]))
+        lag = engine.index_lag()
+        report["index"] = lag
+        for name, v in lag["indexers"].items():
+            if v["lag"]:
+                warnings.append(f"{name} is {v['lag']} outbox rows behind (caught up by the"
+                                " running proxy, or `lcm-proxy reindex`)")
+        backlog = engine.store.read(lambda c: c.execute(
+            "SELECT COUNT(*) FROM extraction_queue").fetchone()[0])
+        report["extraction_queue"] = backlog
+        if backlog:
+            warnings.append(f"{backlog} messages wait for an extraction retry")
+    finally:
+        engine.close()
+
+
+def _print_doctor(r: dict[str, Any]) -> None:
+    click.echo(f"lcm-proxy {r['version']}")
+    click.echo(f"config file:     {r['config_file'] or '(none)'}")
+    click.echo(f"data dir:        {r['data_dir']}")
+    if "database" in r:
+        click.echo(f"database:        {r['database']} ({r['size_bytes']} bytes)")
+        click.echo(f"schema version:  {r['schema_version_db']} (code {r['schema_version_code']})")
+        click.echo(f"integrity:       {'; '.join(r['integrity_check'][:5])}")
+        click.echo(f"tenants:         {r['tenants']} (tenant/role pairs {r['tenant_roles']})")
+        for name, n in r["counts"].items():
+            click.echo(f"  {name + ':':<22}{n}")
+        states = ", ".join(f"{k} {v}" for k, v in sorted(r["items_by_status"].items()))
+        click.echo(f"items by status: {states or '-'}")
+        for lv in r["summary_levels"]:
+            click.echo(f"summaries L{lv['level']}:   {lv['nodes']} nodes, {lv['tokens']} tokens"
+                       f" (from {lv['source_tokens']})")
+        click.echo(f"index outbox:    head {r['index']['outbox_head']}")
+        for name, v in r["index"]["indexers"].items():
+            click.echo(f"  {name + ':':<22}checkpoint {v['checkpoint']}, lag {v['lag']}")
+        click.echo(f"extraction queue: {r['extraction_queue']}")
+    click.echo("config in force:")
+    for section, values in r["config"].items():
+        for key, value in values.items():
+            click.echo(f"  {section}.{key} = {value!r}")
+    for w in r["warnings"]:
+        click.echo(f"warning: {w}")
+    for p in r["problems"]:
+        click.echo(f"PROBLEM: {p}")

@@ -17,14 +17,18 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from memory_core import capture
 from memory_core.engine import Engine
+from memory_core.errors import NotFoundError
 from memory_core.models import CaptureTicket, Scope
 
 PREFIX = "/memory"
+REPLY_HEADER = "lcm-proxy memory"
+"""Every reply starts with this, so later searches can leave command replies out."""
 
 HELP = """lcm-proxy memory commands:
-/memory status        what is stored for this role (threads, messages, items)
-/memory search QUERY  find memory items and messages
+/memory status        what is stored for this tenant and role (threads, messages, items)
+/memory search QUERY  find memory items and messages of this role
 /memory explain       what the last injection contained, and why
 /memory retract ID    retract memory item ID (kept for audit, no longer used)
 /memory help          this text"""
@@ -37,17 +41,108 @@ def is_command(text: str) -> bool:
         PREFIX + "\n")
 
 
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(ts)) if ts else "-"
+
+
+def _flat(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _status(engine: Engine, scope: Scope) -> str:
+    info = engine.status_for(scope.tenant, scope.role)
+    c, by = info["counts"], info["items_by_status"]
+    states = ", ".join(f"{by[k]} {k}" for k in sorted(by)) or "none"
+    lines = [
+        f"{REPLY_HEADER} · status of tenant {scope.tenant}, role {scope.role}",
+        f"threads: {c['threads']}   messages: {c['messages']} (hidden {c['hidden_messages']})",
+        f"memory items: {c['memory_items']} ({states})",
+        f"agent memories: {c['agent_memories']}   task lines: {c['task_state']}"
+        f"   summary nodes: {c['summary_nodes']}",
+        f"last message: {_when(info['last_message_at'])}",
+    ]
+    last = info["last_injection"]
+    if last is None:
+        lines.append("last injection: none yet")
+    else:
+        lines.append(f"last injection: {_when(last['created_at'])} {last['trigger']},"
+                     f" {last['used_tokens']}/{last['budget_tokens']} tokens,"
+                     f" {last['items']} items ({last['request_id']})")
+    return "\n".join(lines)
+
+
+def _search(engine: Engine, scope: Scope, query: str) -> str:
+    if not query:
+        return f"{REPLY_HEADER} · usage: /memory search QUERY"
+    hits = engine.search_memory(query, tenant=scope.tenant, role=scope.role, limit=40)
+    hits = [h for h in hits if h["kind"] != "message" or not (
+        is_command(h["text"]) or h["text"].startswith(REPLY_HEADER))][:10]
+    lines = [f"{REPLY_HEADER} · search {query!r}: {len(hits) or 'no'} match"
+             f"{'' if len(hits) == 1 else 'es'}"]
+    for h in hits:
+        extra = f" [{h['status']}]" if h["kind"] != "message" else f" ({h['status']})"
+        lines.append(f"{h['ref']:<10} {h['kind']:<10}{extra} {_flat(h['text'], 160)}")
+    return "\n".join(lines)
+
+
+def _explain(engine: Engine, scope: Scope) -> str:
+    last = engine.last_assembly(tenant=scope.tenant, role=scope.role,
+                                session=scope.session or None)
+    if last is None:
+        return f"{REPLY_HEADER} · explain: no injection recorded yet for role {scope.role}"
+    data = last["data"]
+    lines = [
+        f"{REPLY_HEADER} · last injection {_when(last['created_at'])} ({last['request_id']})",
+        f"trigger: {last['trigger']}   budget: {last['used_tokens']}/{last['budget_tokens']}"
+        f" tokens ({last['token_source']})",
+    ]
+    if data.get("skipped"):
+        lines.append(f"skipped: {data['skipped']}")
+    for sec in data.get("sections", []):
+        lines.append(f"section  {sec['name']}: {sec['lines']} lines, {sec['tokens']} tokens")
+    for label in ("included", "truncated", "omitted"):
+        for row in data.get(label, []):
+            lines.append(f"{label:<9}{row['ref']:<16}{row['tokens']:>5} tok  {row['reason']}")
+    return "\n".join(lines)
+
+
+def _retract(engine: Engine, scope: Scope, arg: str) -> str:
+    head, _, reason = arg.partition(" ")
+    ref = head.removeprefix("item:")
+    if not ref.isdigit():
+        return f"{REPLY_HEADER} · usage: /memory retract ID [reason]  (ID from /memory search)"
+    try:
+        out = engine.retract_in_scope(int(ref), reason.strip() or "retracted in chat",
+                                      tenant=scope.tenant, role=scope.role)
+    except NotFoundError:
+        return f"{REPLY_HEADER} · no memory item {ref} for role {scope.role}"
+    return (f"{REPLY_HEADER} · retracted item:{out['id']} (was {out['old_status']});"
+            " it is kept for audit and no longer used")
+
+
 def run_command(engine: Engine, scope: Scope, text: str) -> str:
-    """Execute one command synchronously (reader/writer threads) and return the answer
-    text. Unknown commands answer with the help text; never raises for bad input."""
+    """Execute one command for ``scope`` (its tenant and role only) and return the
+    answer text. Runs on a worker thread (reads, and a write for retract). Unknown
+    commands answer with the help text; never raises for bad input."""
+    try:
+        # The command's own capture is queued just before: let it land, so the answer
+        # counts it and two identical commands give the same answer.
+        engine.flush(timeout=5.0)
+    except Exception:  # noqa: BLE001 - answer from what is committed
+        pass
     parts = text.strip().split(None, 2)
     verb = parts[1].lower() if len(parts) > 1 else "help"
     arg = parts[2].strip() if len(parts) > 2 else ""
     if verb == "status":
-        info = engine.status()
-        return (f"role {scope.role}: {info['counts']['threads']} threads, "
-                f"{info['counts']['messages']} messages stored (schema {info['schema_version']})")
-    return HELP if verb == "help" else f"unknown command '{verb}'{chr(10)}{HELP}"
+        return _status(engine, scope)
+    if verb == "search":
+        return _search(engine, scope, arg)
+    if verb == "explain":
+        return _explain(engine, scope)
+    if verb == "retract":
+        return _retract(engine, scope, arg)
+    return HELP if verb == "help" else f"{REPLY_HEADER} · unknown command '{verb}'\n{HELP}"
 
 
 async def answer(request: web.Request, engine: Engine, scope: Scope, body: dict[str, Any],
@@ -65,8 +160,10 @@ async def answer(request: web.Request, engine: Engine, scope: Scope, body: dict[
     message = {"role": "assistant", "content": reply}
     headers = {"x-lcm-request-id": request_id, "x-lcm-memory": "command"}
     if ticket is not None:
-        engine.capture_response(ticket, [message], {"status": 200, "outcome": "complete",
-                                                    "command": True, "model": model})
+        # Stored as evidence, but not through Engine.capture_response: a command reply
+        # is not conversation content and must never be extracted from.
+        engine.store.write(capture.capture_response, ticket, [message], {
+            "status": 200, "outcome": "complete", "command": True, "model": model})
     if body.get("stream") is True:
         resp = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})

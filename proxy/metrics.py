@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
                     5, 10, 30, 60, 120)
+_TOKEN_BUCKETS = (50, 100, 200, 400, 800, 1500, 3000, 5000, 10000, 20000)
 
 
 class Metrics:
@@ -40,6 +41,26 @@ class Metrics:
         self.client_disconnects = Counter(
             "lcm_client_disconnects", "Clients that left before the response ended",
             registry=self.registry,
+        )
+        self.memory_outcomes = Counter(
+            "lcm_memory_outcomes", "Chat requests by what the proxy did (x-lcm-memory)",
+            ["outcome"], registry=self.registry,
+        )
+        self.injection_tokens = Histogram(
+            "lcm_injection_tokens", "Tokens (o200k) of each injected memory block",
+            buckets=_TOKEN_BUCKETS, registry=self.registry,
+        )
+        self.injected_items = Counter(
+            "lcm_injected_items", "Memory items placed in injection blocks",
+            registry=self.registry,
+        )
+        self.tool_rounds = Counter(
+            "lcm_tool_rounds", "Upstream re-calls after answering memory tool calls",
+            registry=self.registry,
+        )
+        self.index_lag = Gauge(
+            "lcm_index_lag", "Outbox rows a derived index has not applied (set on scrape)",
+            ["indexer"], registry=self.registry,
         )
 
     def render(self) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from proxy import ui
 from proxy.handlers import admin, chat, passthrough
 
 
@@ -12,4 +13,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_post("/v1/chat/completions", chat.chat_completions)
     app.router.add_get("/lcm/health", admin.health)
     app.router.add_get("/lcm/metrics", admin.metrics)
+    for method, path, handler in admin.ROUTES + ui.ROUTES:
+        app.router.add_route(method, path, handler)
+    app.on_response_prepare.append(admin.observe_memory_headers)
     app.router.add_route("*", "/v1/{tail:.*}", passthrough.passthrough)

@@ -1,18 +1,182 @@
-"""``/lcm/`` routes: health and Prometheus metrics (the admin API grows here)."""
+"""``/lcm/`` routes: health, Prometheus metrics and the admin API under ``/lcm/v1/``.
+
+The admin API (and the inspector, ``proxy.ui``) lets an operator see, search,
+correct and delete what the proxy remembers. Access (:func:`require_admin`):
+
+- with ``proxy.admin_token`` set (``LCM_ADMIN_TOKEN``, ``--admin-token``): every
+  request needs ``Authorization: Bearer <token>``, compared in constant time
+  (``hmac.compare_digest``); missing or wrong → 401 ``authentication_error``;
+- with no token: only loopback peers whose ``Host`` is a loopback name are served
+  (the peer address is read from the socket, never from forwarded headers; the
+  ``Host`` check defeats DNS rebinding); anything else → 403 ``permission_error``.
+
+POSTs must carry ``Content-Type: application/json`` and no foreign ``Origin``, so a
+web page cannot forge them. Every read takes optional ``tenant`` and ``role`` query
+parameters, applied in SQL: with ``tenant`` set nothing of another tenant is
+visible. Tenant ids are salted key hashes (``t_`` + 16 hex); an operator lists
+them with ``GET /lcm/v1/tenants``, and a user learns their own with the in-chat
+``/memory status``. The routes are documented in ``proxy.openapi`` (served at
+``/lcm/v1/openapi.json``). Health and metrics need no token.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import ipaddress
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import orjson
 from aiohttp import web
 
+from memory_core.errors import NotFoundError
+from memory_core.memory import GLOBAL_TENANT, DuplicateKeyError
 from memory_core.store.migrations import SCHEMA_VERSION
-from proxy import __version__
+from proxy import __version__, openapi
+from proxy.errors import BadRequestError, ProxyError, UnauthorizedError
 from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.settings import data_dir_path
 
+T = TypeVar("T")
+PREFIX = "/lcm/v1"
+UI_COOKIE = "lcm_admin"
+MAX_LIMIT = 1000
 
+
+class AdminForbiddenError(ProxyError):
+    status, type, code = 403, "permission_error", "admin_forbidden"
+
+
+class AdminNotFoundError(ProxyError):
+    status, type, code = 404, "not_found_error", "not_found"
+
+
+class AdminConflictError(ProxyError):
+    status, type, code = 409, "conflict_error", "near_duplicate_key"
+
+
+# -- access ---------------------------------------------------------------------------
+def _is_loopback_ip(host: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool((mapped or ip).is_loopback)
+
+
+def peer_is_loopback(request: web.Request) -> bool:
+    """True when the TCP peer of ``request`` is a loopback address (socket, not headers)."""
+    transport = request.transport
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    return isinstance(peer, (tuple, list)) and bool(peer) and _is_loopback_ip(str(peer[0]))
+
+
+def host_is_loopback(host: str | None) -> bool:
+    """True when a ``Host`` header names this machine (localhost, 127.x, ::1)."""
+    if not host:
+        return False
+    name = urlsplit("//" + host).hostname or ""
+    return name == "localhost" or name.endswith(".localhost") or _is_loopback_ip(name)
+
+
+def ui_session_value(token: str) -> str:
+    """The inspector's cookie value for ``token``: an HMAC, never the token itself."""
+    return hmac.new(token.encode(), b"lcm-ui-session-v1", "sha256").hexdigest()
+
+
+def require_admin(request: web.Request, *, cookie_ok: bool = False) -> None:
+    """Raise unless ``request`` may use the admin API (see module docstring).
+
+    ``cookie_ok``: also accept the inspector's session cookie (read-only UI pages).
+    Raises ``UnauthorizedError`` (401) or ``AdminForbiddenError`` (403).
+    """
+    token = request.app[SETTINGS].proxy.admin_token
+    if token:
+        auth = request.headers.get("Authorization", "")
+        presented = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        if presented:
+            if not hmac.compare_digest(presented.encode(), token.encode()):
+                raise UnauthorizedError("invalid admin token")
+            return
+        cookie = request.cookies.get(UI_COOKIE, "") if cookie_ok else ""
+        if cookie and hmac.compare_digest(cookie.encode(), ui_session_value(token).encode()):
+            return
+        raise UnauthorizedError("admin token required: send Authorization: Bearer <token>",
+                                code="admin_token_required")
+    if not peer_is_loopback(request) or not host_is_loopback(request.host):
+        raise AdminForbiddenError(
+            "no admin token is configured, so the admin API answers loopback clients only;"
+            " set proxy.admin_token (LCM_ADMIN_TOKEN) to allow remote access")
+
+
+def _require_write(request: web.Request) -> None:
+    origin = request.headers.get("Origin")
+    if origin is not None and urlsplit(origin).netloc != request.host:
+        raise AdminForbiddenError("cross-origin admin requests are refused")
+    if request.method == "POST" and request.content_type != "application/json":
+        raise BadRequestError("admin POST requests need Content-Type: application/json",
+                              code="json_required")
+
+
+# -- helpers ----------------------------------------------------------------------------
+def _json(value: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, content_type="application/json",
+                        body=orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+
+
+def _param(request: web.Request, name: str) -> str | None:
+    value = request.query.get(name, "").strip()
+    return value or None
+
+
+def _int(request: web.Request, name: str, default: int | None = None, *, low: int = 0,
+         high: int = 1 << 62) -> int | None:
+    raw = request.query.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return max(low, min(high, int(raw)))
+    except ValueError as exc:
+        raise BadRequestError(f"{name} must be an integer", code="invalid_parameter",
+                              param=name) from exc
+
+
+def _path_int(request: web.Request, name: str) -> int:
+    try:
+        return int(request.match_info[name])
+    except ValueError as exc:
+        raise AdminNotFoundError(f"{name} must be an integer") from exc
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    raw = await request.read()
+    try:
+        value = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError as exc:
+        raise BadRequestError(f"body is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise BadRequestError("body must be a JSON object")
+    return value
+
+
+async def _run(fn: Callable[..., T], *args: Any) -> T:
+    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+
+def _scope(request: web.Request) -> tuple[str | None, str | None]:
+    return _param(request, "tenant"), _param(request, "role")
+
+
+def _in_scope(row: dict[str, Any], tenant: str | None, role: str | None, what: str) -> None:
+    if (tenant is not None and row.get("tenant") != tenant) or (
+            role is not None and row.get("role") != role):
+        raise AdminNotFoundError(f"no {what}")
+
+
+# -- health and metrics ---------------------------------------------------------------------
 async def health(request: web.Request) -> web.Response:
     """``GET /lcm/health`` → 200 ``{status, version, data_dir, schema_version, upstream}``.
 
@@ -22,10 +186,7 @@ async def health(request: web.Request) -> web.Response:
     engine = request.app[ENGINE]
     status, code = "ok", 200
     try:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(
-            None, engine.store.read, lambda c: c.execute("SELECT 1").fetchone()
-        )
+        await _run(engine.store.read, lambda c: c.execute("SELECT 1").fetchone())
     except Exception:  # noqa: BLE001 - health reports, never raises
         status, code = "degraded", 503
     body = {
@@ -35,12 +196,281 @@ async def health(request: web.Request) -> web.Response:
         "schema_version": SCHEMA_VERSION,
         "upstream": settings.proxy.upstream,
     }
-    return web.Response(status=code, body=orjson.dumps(body), content_type="application/json")
+    return _json(body, code)
 
 
 async def metrics(request: web.Request) -> web.Response:
-    """``GET /lcm/metrics`` → Prometheus text exposition format 0.0.4."""
-    return web.Response(
-        body=request.app[METRICS].render(),
-        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
-    )
+    """``GET /lcm/metrics`` → Prometheus text exposition format 0.0.4.
+
+    The index-lag gauge is computed from SQLite at scrape time (left unchanged when
+    the store cannot be read).
+    """
+    m = request.app[METRICS]
+    try:
+        lag = await _run(request.app[ENGINE].index_lag)
+    except Exception:  # noqa: BLE001 - a scrape never fails for the store
+        lag = {"indexers": {}}
+    for name, info in lag["indexers"].items():
+        m.index_lag.labels(name).set(info["lag"])
+    return web.Response(body=m.render(),
+                        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+
+
+async def observe_memory_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare`` hook: count what the chat handler announced in its
+    ``x-lcm-memory`` / ``x-lcm-injected-items`` / ``x-lcm-injected-tokens`` headers."""
+    outcome = response.headers.get("x-lcm-memory")
+    if outcome is None:
+        return
+    m = request.app[METRICS]
+    m.memory_outcomes.labels(outcome).inc()
+    if outcome == "injected":
+        try:
+            m.injected_items.inc(int(response.headers.get("x-lcm-injected-items", "0")))
+            m.injection_tokens.observe(int(response.headers.get("x-lcm-injected-tokens", "0")))
+        except ValueError:
+            pass
+
+
+# -- the admin API ----------------------------------------------------------------------------
+async def openapi_document(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/openapi.json`` → the OpenAPI 3.1 document of this API (no auth)."""
+    return _json(openapi.document(__version__))
+
+
+async def status(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/status`` → database, schema, budget, index lag and the scope's counts."""
+    require_admin(request)
+    engine = request.app[ENGINE]
+    tenant, role = _scope(request)
+    info = await _run(engine.status)
+    scoped = await _run(engine.status_for, tenant, role)
+    lag = await _run(engine.index_lag)
+    return _json({"database": info["database"], "schema_version": info["schema_version"],
+                  "size_bytes": info["size_bytes"],
+                  "soft_budget_tokens": engine.config.soft_budget_tokens,
+                  "index": lag, "scope": scoped})
+
+
+async def tenants(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/tenants`` → ``{tenants: [{tenant, roles, threads, messages, …}]}``."""
+    require_admin(request)
+    tenant, _ = _scope(request)
+    rows = await _run(request.app[ENGINE].list_tenants)
+    return _json({"tenants": [r for r in rows if tenant is None or r["tenant"] == tenant]})
+
+
+async def threads(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/threads`` → ``{total, threads}`` (filters tenant, role, session)."""
+    require_admin(request)
+    tenant, role = _scope(request)
+    out = await _run(lambda: request.app[ENGINE].list_threads(
+        tenant=tenant, role=role, session=_param(request, "session"),
+        limit=_int(request, "limit", 50, low=1, high=MAX_LIMIT),
+        offset=_int(request, "offset", 0)))
+    return _json(out)
+
+
+async def thread(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/threads/{thread_id}`` → path, branch points, task state, summaries."""
+    require_admin(request)
+    tenant, role = _scope(request)
+    tid = _path_int(request, "thread_id")
+    try:
+        out = await _run(lambda: request.app[ENGINE].thread_detail(tid, tenant=tenant,
+                                                                     role=role))
+    except NotFoundError as exc:
+        raise AdminNotFoundError(str(exc)) from exc
+    return _json(out)
+
+
+async def items(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/items`` → ``{total, items, chains}`` (tenant, role, status, kind)."""
+    require_admin(request)
+    tenant, role = _scope(request)
+    out = await _run(lambda: request.app[ENGINE].list_items(
+        tenant=tenant, role=role, status=_param(request, "status"),
+        kind=_param(request, "kind"), limit=_int(request, "limit", 200, low=1, high=MAX_LIMIT),
+        offset=_int(request, "offset", 0)))
+    return _json(out)
+
+
+async def _inspect(request: web.Request, kind: str, name: str) -> web.Response:
+    require_admin(request)
+    tenant, role = _scope(request)
+    ident = _path_int(request, name)
+    try:
+        out = await _run(request.app[ENGINE].inspect, f"{kind}:{ident}")
+    except NotFoundError as exc:
+        raise AdminNotFoundError(str(exc)) from exc
+    _in_scope(out, tenant, role, f"{'memory item' if kind == 'item' else 'message'} {ident}")
+    return _json(out)
+
+
+async def item(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/items/{item_id}`` → the item with chains, revisions and source."""
+    return await _inspect(request, "item", "item_id")
+
+
+async def message(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/messages/{message_id}`` → the message, its original JSON and items."""
+    return await _inspect(request, "msg", "message_id")
+
+
+async def search(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/search?q=`` → ``{query, hits}`` best first (tenant, role, limit)."""
+    require_admin(request)
+    tenant, role = _scope(request)
+    query = request.query.get("q", "").strip()
+    if not query:
+        raise BadRequestError("q is required", code="invalid_parameter", param="q")
+    limit = _int(request, "limit", 20, low=1, high=MAX_LIMIT)
+    hits = await _run(lambda: request.app[ENGINE].search_memory(
+        query, tenant=tenant, role=role, limit=limit or 20))
+    return _json({"query": query, "hits": hits})
+
+
+async def explain(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/explain`` → the newest assembly log (tenant, role, session, thread)."""
+    require_admin(request)
+    tenant, role = _scope(request)
+    last = await _run(lambda: request.app[ENGINE].last_assembly(
+        tenant=tenant, role=role, session=_param(request, "session"),
+        thread_id=_int(request, "thread")))
+    if last is None:
+        raise AdminNotFoundError("no injection recorded yet")
+    return _json(last)
+
+
+async def retract(request: web.Request) -> web.Response:
+    """``POST /lcm/v1/items/{item_id}/retract`` ``{reason?}`` → ``{id, old_status}``."""
+    require_admin(request)
+    _require_write(request)
+    tenant, role = _scope(request)
+    ident = _path_int(request, "item_id")
+    body = await _body(request)
+    reason = body.get("reason") if isinstance(body.get("reason"), str) else ""
+    try:
+        out = await _run(lambda: request.app[ENGINE].retract_in_scope(
+            ident, reason or "retracted by operator", tenant=tenant, role=role))
+    except NotFoundError as exc:
+        raise AdminNotFoundError(str(exc)) from exc
+    return _json(out)
+
+
+async def purge(request: web.Request) -> web.Response:
+    """``POST /lcm/v1/purge`` ``{session?, role?, tenant?, confirm: true}`` → counts.
+
+    Irreversible. The ``tenant`` query parameter, when set, bounds the purge to that
+    tenant (a body ``tenant`` must then match it). ``"dry_run": true`` only counts.
+    """
+    require_admin(request)
+    _require_write(request)
+    q_tenant, _ = _scope(request)
+    body = await _body(request)
+    filters: dict[str, str | None] = {}
+    for name in ("tenant", "role", "session"):
+        value = body.get(name)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise BadRequestError(f"{name} must be a non-empty string", param=name)
+        filters[name] = value
+    if q_tenant is not None:
+        if filters["tenant"] not in (None, q_tenant):
+            raise AdminForbiddenError("tenant in the body differs from the tenant filter")
+        filters["tenant"] = q_tenant
+    if not any(filters.values()):
+        raise BadRequestError("purge needs session, role or tenant", code="missing_filter")
+    dry_run = body.get("dry_run") is True
+    if body.get("confirm") is not True and not dry_run:
+        raise BadRequestError('purge is irreversible: send {"confirm": true}',
+                              code="confirmation_required", param="confirm")
+    counts = await _run(lambda: request.app[ENGINE].purge(dry_run=dry_run, **filters))
+    return _json({"filters": {k: v for k, v in filters.items() if v is not None},
+                  "dry_run": dry_run, "removed": counts})
+
+
+async def export(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/export`` → threads with messages (``events=1`` adds events)."""
+    require_admin(request)
+    tenant, role = _scope(request)
+    events = request.query.get("events", "").lower() in ("1", "true", "yes")
+    out = await _run(lambda: request.app[ENGINE].export(
+        tenant=tenant, role=role, session=_param(request, "session"),
+        thread_id=_int(request, "thread"), events=events))
+    return _json(out)
+
+
+async def preferences(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/preferences`` → ``{preferences}`` (a tenant also sees ``*`` ones)."""
+    require_admin(request)
+    tenant, role = _scope(request)
+    rows = await _run(lambda: request.app[ENGINE].list_agent_memories(
+        category="user_preferences", role=role, tenant=tenant))
+    return _json({"preferences": rows})
+
+
+async def preference_put(request: web.Request) -> web.Response:
+    """``PUT /lcm/v1/preferences/{role}/{key}`` ``{title, content, replace_similar?}``.
+
+    Written for the ``tenant`` filter, else for every tenant (``*``). 200 with
+    ``{id, key, created, routed_from, reason}``; 409 for a near-duplicate key
+    unless ``replace_similar``; 400 for content over 500 characters.
+    """
+    require_admin(request)
+    _require_write(request)
+    tenant = _param(request, "tenant") or GLOBAL_TENANT
+    role, key = request.match_info["role"], request.match_info["key"]
+    body = await _body(request)
+    title, content = body.get("title"), body.get("content")
+    if not isinstance(content, str) or not isinstance(title or "", str):
+        raise BadRequestError("content (string) is required; title is a string",
+                              param="content")
+    try:
+        out = await _run(lambda: request.app[ENGINE].set_agent_memory(
+            tenant=tenant, role=role, category="user_preferences", key=key,
+            title=title or key, content=content,
+            on_duplicate="route" if body.get("replace_similar") is True else "refuse"))
+    except DuplicateKeyError as exc:
+        raise AdminConflictError(str(exc)) from exc
+    except ValueError as exc:
+        raise BadRequestError(str(exc), code="invalid_preference") from exc
+    return _json({"id": out.id, "key": out.key, "created": out.created, "tenant": tenant,
+                  "role": role, "routed_from": out.routed_from, "reason": out.reason})
+
+
+async def preference_delete(request: web.Request) -> web.Response:
+    """``DELETE /lcm/v1/preferences/{role}/{key}`` → ``{deleted: true}`` or 404."""
+    require_admin(request)
+    _require_write(request)
+    tenant = _param(request, "tenant") or GLOBAL_TENANT
+    role, key = request.match_info["role"], request.match_info["key"]
+    try:
+        ok = await _run(lambda: request.app[ENGINE].delete_agent_memory(
+            tenant=tenant, role=role, category="user_preferences", key=key))
+    except ValueError as exc:
+        raise BadRequestError(str(exc)) from exc
+    if not ok:
+        raise AdminNotFoundError(f"no preference '{key}' for role {role}")
+    return _json({"deleted": True, "tenant": tenant, "role": role, "key": key})
+
+
+ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
+    ("GET", f"{PREFIX}/openapi.json", openapi_document),
+    ("GET", f"{PREFIX}/status", status),
+    ("GET", f"{PREFIX}/tenants", tenants),
+    ("GET", f"{PREFIX}/threads", threads),
+    ("GET", f"{PREFIX}/threads/{{thread_id}}", thread),
+    ("GET", f"{PREFIX}/items", items),
+    ("GET", f"{PREFIX}/items/{{item_id}}", item),
+    ("POST", f"{PREFIX}/items/{{item_id}}/retract", retract),
+    ("GET", f"{PREFIX}/messages/{{message_id}}", message),
+    ("GET", f"{PREFIX}/search", search),
+    ("GET", f"{PREFIX}/explain", explain),
+    ("POST", f"{PREFIX}/purge", purge),
+    ("GET", f"{PREFIX}/export", export),
+    ("GET", f"{PREFIX}/preferences", preferences),
+    ("PUT", f"{PREFIX}/preferences/{{role}}/{{key}}", preference_put),
+    ("DELETE", f"{PREFIX}/preferences/{{role}}/{{key}}", preference_delete),
+]
+"""Every admin API route: (method, path, handler). ``proxy.routes`` adds them all and
+``proxy.openapi`` must document each one (tested)."""
