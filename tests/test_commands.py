@@ -1,0 +1,164 @@
+"""In-chat /memory commands through the real openai SDK: answered locally (plain and
+streamed), never sent upstream, never extracted from, scoped to the caller's tenant
+and role."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+
+from tests.conftest import RunningProxy
+from tests.fake_upstream import FakeUpstream
+from tests.test_admin_support import (  # noqa: F401 - sdk_fixture is the `sdk` fixture
+    KEY_A,
+    KEY_B,
+    MARK_A,
+    MARK_B,
+    Populated,
+    count,
+    populate,
+    sdk_fixture,
+)
+
+SYS = {"role": "system", "content": "You are a helpful agent."}
+
+
+async def ask(c: openai.AsyncOpenAI, text: str, *, stream: bool = False,
+              history: list[dict[str, Any]] | None = None) -> str:
+    messages = [SYS, *(history or []), {"role": "user", "content": text}]
+    if not stream:
+        r = await c.chat.completions.create(model="gpt-test", messages=messages)  # type: ignore[arg-type]
+        assert r.object == "chat.completion" and r.choices[0].finish_reason == "stop"
+        assert r.choices[0].message.role == "assistant"
+        return r.choices[0].message.content or ""
+    parts, finish, usage = [], None, None
+    s = await c.chat.completions.create(model="gpt-test", messages=messages, stream=True,  # type: ignore[arg-type]
+                                        stream_options={"include_usage": True})
+    async for chunk in s:
+        assert chunk.object == "chat.completion.chunk"
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for ch in chunk.choices:
+            parts.append(ch.delta.content or "")
+            finish = ch.finish_reason or finish
+    assert finish == "stop" and usage is not None
+    return "".join(parts)
+
+
+@pytest.fixture
+async def pop(proxy: RunningProxy) -> Populated:
+    return await populate(proxy)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_commands_are_answered_locally_and_never_reach_the_upstream(
+        proxy: RunningProxy, sdk: Any, upstream: FakeUpstream, pop: Populated,
+        stream: bool) -> None:
+    a = sdk(KEY_A, "coder", "sess-a")
+    before = len(upstream.chat_requests)
+    help_text = await ask(a, "/memory help", stream=stream)
+    assert "/memory search QUERY" in help_text
+    status = await ask(a, "/memory status", stream=stream)
+    assert pop.tenant_a in status and "role coder" in status
+    assert "memory items: 3 (2 active, 1 superseded)" in status
+    assert "last injection:" in status and "none yet" not in status
+    unknown = await ask(a, "/memory frobnicate", stream=stream)
+    assert "unknown command 'frobnicate'" in unknown
+    assert len(upstream.chat_requests) == before
+    await proxy.settle()
+    headers_ok = await a.chat.completions.with_raw_response.create(
+        model="m", messages=[SYS, {"role": "user", "content": "/memory"}])
+    assert headers_ok.headers["x-lcm-memory"] == "command"
+    assert headers_ok.headers["x-lcm-request-id"].startswith("req_")
+    assert len(upstream.chat_requests) == before
+
+
+async def test_status_counts_only_the_callers_tenant_and_role(
+        proxy: RunningProxy, sdk: Any, pop: Populated) -> None:
+    b = sdk(KEY_B, "coder", "sess-b")
+    status_b = await ask(b, "/memory status")
+    assert pop.tenant_b in status_b and pop.tenant_a not in status_b
+    # B's thread, plus the branch this command opened; its 3 messages plus the command
+    assert "threads: 2   messages: 4" in status_b and "memory items: 1 (1 active)" in status_b
+    w = sdk(KEY_A, "writer", "sess-w")
+    status_w = await ask(w, "/memory status")
+    assert "threads: 2   messages: 4" in status_w and "memory items: 1 (1 active)" in status_w
+
+
+async def test_search_sees_only_the_callers_scope(proxy: RunningProxy, sdk: Any,
+                                                  pop: Populated) -> None:
+    a = sdk(KEY_A, "coder", "sess-a")
+    b = sdk(KEY_B, "coder", "sess-b")
+    w = sdk(KEY_A, "writer", "sess-w")
+    found_a = await ask(a, "/memory search port")
+    assert f"item:{pop.items['a_port']}" in found_a and MARK_B not in found_a
+    assert "6380" not in found_a
+    found_b = await ask(b, "/memory search port")
+    assert f"item:{pop.items['b_port']}" in found_b and MARK_A not in found_b
+    assert "5433" not in found_b
+    found_w = (await ask(w, "/memory search port staging timeout")).split("\n")
+    assert found_w[0].endswith("no matches") and len(found_w) == 1
+    # earlier command messages and replies are not search results
+    again = await ask(a, "/memory search port")
+    assert "/memory search" not in again.split("\n", 1)[1]
+    assert "lcm-proxy memory" not in again.split("\n", 1)[1]
+    assert "usage: /memory search QUERY" in await ask(a, "/memory search")
+
+
+async def test_explain_shows_the_callers_last_injection(proxy: RunningProxy, sdk: Any,
+                                                        pop: Populated) -> None:
+    w = sdk(KEY_A, "writer", "sess-w")
+    text = await ask(w, "/memory explain")
+    last = proxy.engine.last_assembly(tenant=pop.tenant_a, role="writer")
+    assert last is not None and last["request_id"] in text
+    assert f"budget: {last['used_tokens']}/{last['budget_tokens']} tokens" in text
+    assert "included" in text
+    nobody = sdk("sk-nobody-0123456789", "coder")
+    assert "no injection recorded yet" in await ask(nobody, "/memory explain")
+
+
+async def test_retract_only_touches_the_callers_items(proxy: RunningProxy, sdk: Any,
+                                                      pop: Populated) -> None:
+    a = sdk(KEY_A, "coder", "sess-a")
+    w = sdk(KEY_A, "writer", "sess-w")
+    other = pop.items["b_port"]
+    assert f"no memory item {other}" in await ask(a, f"/memory retract {other}")
+    other_role = pop.items["w_style"]
+    assert f"no memory item {other_role}" in await ask(a, f"/memory retract {other_role}")
+    for item_id in (other, other_role):
+        assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE id=? AND status='active'",
+                     item_id) == 1
+    mine = pop.items["a_port"]
+    reply = await ask(a, f"/memory retract item:{mine} the port moved")
+    assert f"retracted item:{mine} (was active)" in reply
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE id=? AND status='retracted'",
+                 mine) == 1
+    assert count(proxy, "SELECT COUNT(*) FROM memory_item_revisions WHERE item_id=? AND"
+                 " reason='the port moved'", mine) == 1
+    assert count(proxy, "SELECT COUNT(*) FROM index_outbox WHERE kind='item' AND ref_id=? AND"
+                 " op='delete'", mine) == 1
+    assert "usage: /memory retract" in await ask(a, "/memory retract abc")
+    assert "usage: /memory retract" in await ask(w, "/memory retract")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_commands_and_replies_are_stored_but_never_extracted(
+        proxy: RunningProxy, sdk: Any, stream: bool) -> None:
+    a = sdk(KEY_A, "coder", "sess-x")
+    # Text that the extractor would take as a fact, behind the command prefix.
+    await ask(a, "/memory search The API timeout is 90 s when offline", stream=stream)
+    await proxy.settle()
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT id, msg_role, text FROM messages WHERE session='sess-x' ORDER BY id")])
+    assert [r["msg_role"] for r in rows] == ["system", "user", "assistant"]
+    assert rows[2]["text"].startswith("lcm-proxy memory")
+    ids = [r["id"] for r in rows[1:]]
+    marks = ",".join("?" * len(ids))
+    assert count(proxy, f"SELECT COUNT(*) FROM memory_items WHERE source_message_id IN ({marks})",
+                 *ids) == 0
+    assert count(proxy, f"SELECT COUNT(*) FROM extraction_queue WHERE message_id IN ({marks})",
+                 *ids) == 0
+    event = proxy.engine.export(session="sess-x", events=True)["events"]
+    assert any(e["kind"] == "response" and e["data"].get("command") for e in event)
