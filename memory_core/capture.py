@@ -34,6 +34,29 @@ def dumps_lossless(value: Any) -> str:
         return json.dumps(value, ensure_ascii=True, default=repr)
 
 
+def loads_lossless(text: str | bytes) -> Any:
+    """Parse what :func:`dumps_lossless` wrote: orjson, else the stdlib (which also
+    reads escaped lone surrogates and integers past 64 bits exactly)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+def storable_text(text: str) -> str:
+    """Return ``text`` as SQLite can store it: lone surrogates become U+FFFD.
+
+    A truncated emoji arrives as an escaped lone surrogate (``"\\ud83d"``), which
+    the stdlib JSON parser accepts but UTF-8 cannot encode; the searchable text gets
+    a replacement character while ``raw_json`` keeps the original escape.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def _lookup(conn: sqlite3.Connection, scope: Scope, key: str) -> sqlite3.Row | None:
     row: sqlite3.Row | None = conn.execute(
         "SELECT id, thread_id, depth FROM messages"
@@ -84,8 +107,9 @@ def _insert_message(
     request_id: str | None,
     hidden: bool = False,
 ) -> int:
-    text = message_text(message)
+    text = storable_text(message_text(message))
     canon = canonical_bytes(message)
+    role = message.get("role") if isinstance(message, dict) else None
     cur = conn.execute(
         "INSERT INTO messages (tenant, role, session, thread_id, node_key, parent_key,"
         " parent_id, depth, msg_role, kind, text, raw_json, content_hash, tokens,"
@@ -99,7 +123,7 @@ def _insert_message(
             parent_key,
             parent_id,
             depth,
-            message.get("role") if isinstance(message, dict) else None,
+            role if isinstance(role, str) else None,
             kind,
             text,
             dumps_lossless(message),
@@ -164,6 +188,7 @@ def capture_request(
         assert row is not None
         ids.append(int(row["id"]))
     created = False
+    replay_only = False
     previous: float | None = None
     if k == 0:
         thread_id = _new_thread(conn, scope, now) if messages else 0
@@ -176,6 +201,10 @@ def capture_request(
             thread_id = int(head["id"])
             previous = float(head["updated_at"])
         elif k == len(keys):
+            # Every message is stored and the last one is no thread's head: a retry
+            # or a "regenerate". No head moves (the thread keeps its own answer);
+            # capture_response forks a branch if a different answer comes back.
+            replay_only = True
             thread_id = int(prefix_row["thread_id"])
             row = conn.execute(
                 "SELECT updated_at FROM threads WHERE id=?", (thread_id,)
@@ -212,11 +241,14 @@ def capture_request(
                 "UPDATE threads SET root_message_id=COALESCE(root_message_id, ?) WHERE id=?",
                 (ids[0] if ids else None, thread_id),
             )
-        conn.execute(
-            "UPDATE threads SET head_message_id=?, updated_at=?,"
-            " last_user_at=CASE WHEN ? THEN ? ELSE last_user_at END WHERE id=?",
-            (ids[-1] if ids else None, now, has_user, now, thread_id),
-        )
+        if replay_only:
+            conn.execute("UPDATE threads SET updated_at=? WHERE id=?", (now, thread_id))
+        else:
+            conn.execute(
+                "UPDATE threads SET head_message_id=?, updated_at=?,"
+                " last_user_at=CASE WHEN ? THEN ? ELSE last_user_at END WHERE id=?",
+                (ids[-1] if ids else None, now, has_user, now, thread_id),
+            )
     result = CaptureResult(
         thread_id=thread_id,
         message_ids=tuple(ids),
@@ -260,30 +292,50 @@ def capture_response(
     parent_key, parent_id = result.head_key, result.head_id
     row = conn.execute("SELECT depth FROM messages WHERE id=?", (parent_id,)).fetchone()
     depth = int(row["depth"]) + 1 if row else 0
-    for msg in hidden_rounds or []:
+    thread = conn.execute(
+        "SELECT head_message_id, root_message_id FROM threads WHERE id=?", (result.thread_id,)
+    ).fetchone()
+    # The request's last message is no longer its thread's head when this is a
+    # regenerate (or another answer extended the thread meanwhile): a *new* answer
+    # then forks a branch instead of being filed under a thread it is not on.
+    must_fork = (
+        thread is not None
+        and thread["head_message_id"] is not None
+        and thread["head_message_id"] != result.head_id
+    )
+    thread_id = result.thread_id
+    forked = False
+
+    def store(msg: Any, kind: str, hidden: bool) -> int:
+        nonlocal thread_id, forked
         key = node_key(parent_key, msg)
         existing = _lookup(conn, scope, key)
-        if existing is None:
-            mid = _insert_message(
-                conn, scope, result.thread_id, key, parent_key, parent_id, depth, msg,
-                "hidden", now, ticket.request_id, hidden=True,
+        if existing is not None:
+            return int(existing["id"])
+        if must_fork and not forked:
+            thread_id = _new_thread(conn, scope, now, result.thread_id, parent_id)
+            conn.execute(
+                "UPDATE threads SET root_message_id=? WHERE id=?",
+                (thread["root_message_id"], thread_id),
             )
-        else:
-            mid = int(existing["id"])
-        parent_key, parent_id, depth = key, mid, depth + 1
+            forked = True
+        return _insert_message(
+            conn, scope, thread_id, key, parent_key, parent_id, depth, msg, kind, now,
+            ticket.request_id, hidden=hidden,
+        )
+
+    for msg in hidden_rounds or []:
+        mid = store(msg, "hidden", True)
+        parent_key, parent_id, depth = node_key(parent_key, msg), mid, depth + 1
     ids: list[int] = []
     for msg in choices:
-        key = node_key(parent_key, msg)
-        existing = _lookup(conn, scope, key)
-        if existing is None:
-            mid = _insert_message(
-                conn, scope, result.thread_id, key, parent_key, parent_id, depth, msg,
-                "response", now, ticket.request_id,
-            )
-        else:
-            mid = int(existing["id"])
-        ids.append(mid)
-    if ids:
+        ids.append(store(msg, "response", False))
+    if forked:
+        conn.execute(
+            "UPDATE threads SET head_message_id=?, updated_at=? WHERE id=?",
+            (ids[0] if ids else parent_id, now, thread_id),
+        )
+    elif ids:
         conn.execute(
             "UPDATE threads SET head_message_id=?, updated_at=? WHERE id=?"
             " AND (head_message_id=? OR head_message_id IS NULL)",
@@ -291,7 +343,9 @@ def capture_response(
         )
     data = dict(event)
     data["message_ids"] = ids
-    record_event(conn, ticket, "response", data, thread_id=result.thread_id, now=now)
+    if forked:
+        data["forked_thread_id"] = thread_id
+    record_event(conn, ticket, "response", data, thread_id=thread_id, now=now)
     return ids
 
 
