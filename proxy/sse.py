@@ -10,6 +10,7 @@ Format: https://html.spec.whatwg.org/multipage/server-sent-events.html
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,8 +196,11 @@ class ChunkAccumulator:
         try:
             obj = orjson.loads(data)
         except orjson.JSONDecodeError:
-            self.bad_events += 1
-            return None
+            try:  # valid JSON orjson refuses, e.g. an escaped lone surrogate
+                obj = json.loads(data)
+            except (ValueError, RecursionError):
+                self.bad_events += 1
+                return None
         if not isinstance(obj, dict):
             self.bad_events += 1
             return None

@@ -10,6 +10,7 @@ queued it answers ``"echo: <last user text>"``.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class Reply:
     crlf: bool = False
     keepalive: bool = False
     delay: float = 0.0  # seconds between writes
+    answer_delay: float = 0.0  # seconds before answering at all (timeouts)
     raw_stream: bytes | None = None  # send exactly these bytes as the stream
     raw_body: bytes | None = None  # non-stream: send exactly these bytes
     content_type: str | None = None
@@ -51,6 +53,8 @@ class FakeUpstream:
 
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
+        # Replies reserved for one model (e.g. the summarizer's), checked first.
+        self.model_replies: dict[str, deque[Reply]] = {}
         self.requests: list[dict[str, Any]] = []
         self.aborted = 0
         self.finished_streams = 0
@@ -69,6 +73,10 @@ class FakeUpstream:
 
     def push(self, *replies: Reply) -> None:
         self.replies.extend(replies)
+
+    def push_for_model(self, model: str, *replies: Reply) -> None:
+        """Queue replies that only requests for ``model`` receive."""
+        self.model_replies.setdefault(model, deque()).extend(replies)
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
@@ -90,7 +98,10 @@ class FakeUpstream:
         try:
             body = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError:
-            body = None
+            try:  # valid JSON orjson refuses: lone surrogates, NaN, huge numbers
+                body = json.loads(raw)
+            except ValueError:
+                body = None
         self.requests.append(
             {
                 "method": request.method,
@@ -156,9 +167,15 @@ class FakeUpstream:
                            "type": "invalid_request_error", "param": None, "code": None}},
                 status=400, headers={"x-request-id": "req_fake_bad_body"},
             )
-        reply = self.replies.popleft() if self.replies else Reply(
-            content="echo: " + self._last_user_text(body)
-        )
+        reserved = self.model_replies.get(str(body.get("model")))
+        if reserved:
+            reply = reserved.popleft()
+        else:
+            reply = self.replies.popleft() if self.replies else Reply(
+                content="echo: " + self._last_user_text(body)
+            )
+        if reply.answer_delay:
+            await asyncio.sleep(reply.answer_delay)
         if reply.status >= 400:
             err = reply.error or {"message": "fake error", "type": "server_error",
                                   "param": None, "code": None}

@@ -309,6 +309,14 @@ class _ScanCountingBytes(bytes):
         return pos
 
 
+def test_valid_json_orjson_rejects_is_still_read() -> None:
+    # An escaped lone surrogate (a cut emoji) is valid JSON; orjson refuses it.
+    data = b'data: {"choices": [{"index": 0, "delta": {"content": "cut \\ud83d"}}]}\n\n'
+    acc = accumulate(decode([data])[0])
+    assert acc.bad_events == 0
+    assert acc.messages() == [{"role": "assistant", "content": "cut \ud83d"}]
+
+
 def test_decoding_a_large_body_at_once_scans_each_byte_a_bounded_number_of_times() -> None:
     # The proxy decodes a whole streamed body in one feed after relaying it. Searching
     # the rest of the buffer for CR on every line made that quadratic (seconds of
