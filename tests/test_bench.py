@@ -1,0 +1,93 @@
+"""`lcm-proxy bench proxy`: the fake upstream speaks OpenAI, the report is complete,
+JSON-serialisable and printable. Tiny sizes: this checks the harness, not speed."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from openai import AsyncOpenAI
+
+from proxy.bench import MODES, percentile, request_body, run_proxy_bench
+from proxy.benchfake import REPLY_TEXT, BenchUpstream, stream_events
+from proxy.cli import main as cli_main
+
+
+def test_percentile_interpolates_between_ranks() -> None:
+    assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0
+    assert percentile([0.0, 10.0], 0.99) == pytest.approx(9.9)
+    assert percentile([5.0], 0.99) == 5.0
+    with pytest.raises(ValueError):
+        percentile([], 0.5)
+
+
+def test_request_bodies_are_deterministic_growing_conversations() -> None:
+    assert request_body("x", 3, stream=False) == request_body("x", 3, stream=False)
+    first, third = orjson.loads(request_body("x", 0, stream=True)), orjson.loads(
+        request_body("x", 2, stream=False))
+    assert first["stream"] is True and "stream" not in third
+    assert [m["role"] for m in third["messages"]] == [
+        "system", "user", "assistant", "user", "assistant", "user"]
+    assert third["messages"][:2] == first["messages"]
+    assert orjson.loads(request_body("x", 8, stream=False))["messages"][1] != first["messages"][1]
+
+
+def test_stream_events_have_the_requested_chunk_count() -> None:
+    events = stream_events(20)
+    assert len(events) == 21 and events[-1] == b"data: [DONE]\n\n"
+    text = "".join(
+        orjson.loads(e[6:])["choices"][0]["delta"].get("content", "") for e in events[:-1])
+    assert text == REPLY_TEXT
+    assert orjson.loads(events[-2][6:])["choices"][0]["finish_reason"] == "stop"
+
+
+async def test_fake_upstream_answers_the_openai_sdk() -> None:
+    fake = BenchUpstream()
+    base = await fake.start()
+    try:
+        client = AsyncOpenAI(base_url=base, api_key="sk-test", max_retries=0)
+        reply = await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}])
+        assert reply.choices[0].message.content == REPLY_TEXT
+        stream = await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+        parts = [c.choices[0].delta.content or "" async for c in stream]
+        assert "".join(parts) == REPLY_TEXT
+        await client.close()
+    finally:
+        await fake.stop()
+
+
+def test_run_proxy_bench_reports_every_figure() -> None:
+    result = run_proxy_bench(n_requests=12, concurrency=3, progress=False)
+    assert json.loads(json.dumps(result)) == result
+    assert set(result["modes"]) == set(MODES)
+    for mode in MODES:
+        figures = result["modes"][mode]
+        assert figures["errors"] == 0, mode
+        assert figures["samples"] == 12
+        assert 0 < figures["nonstream_p50_ms"] <= figures["nonstream_p99_ms"]
+        assert 0 < figures["stream_ttfb_p50_ms"] <= figures["stream_total_p99_ms"]
+        assert figures["throughput_rps"] > 0
+    for mode in MODES[1:]:
+        assert set(result["verdict"][mode]) == {
+            "added_p50_under_1ms", "added_p99_under_5ms", "throughput_at_least_70pct"}
+        assert result["added"][mode]["throughput_ratio"] > 0
+    table = result["table"]
+    assert "| non-stream p50 (ms)" in table and "throughput @3 clients" in table
+    assert "proxy (capture off)" in table
+
+
+def test_cli_bench_proxy_writes_json(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import proxy.bench
+
+    fake = {"table": "TABLE", "modes": {}}
+    monkeypatch.setattr(proxy.bench, "run_proxy_bench", lambda **kw: dict(fake, kw=kw))
+    out = tmp_path / "b.json"
+    res = CliRunner().invoke(
+        cli_main, ["bench", "proxy", "--requests", "5", "--concurrency", "2", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "TABLE" in res.output
+    assert json.loads(out.read_bytes())["kw"] == {"n_requests": 5, "concurrency": 2}
