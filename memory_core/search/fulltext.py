@@ -111,6 +111,7 @@ class TantivyTextIndex:
         path: str | Path,
         *,
         stemming: bool = True,
+        index_dates: bool = False,
         heap_bytes: int = 64 << 20,
         threads: int = 1,
     ) -> None:
@@ -118,7 +119,7 @@ class TantivyTextIndex:
         self.stemming = stemming
         self._words = _word_analyzer(stemming)
         self._ngrams = _ngram_analyzer()
-        stamp = {"schema": SCHEMA_VERSION, "stemming": stemming}
+        stamp = {"schema": SCHEMA_VERSION, "stemming": stemming, "dates": index_dates}
         stamp_file = self.path / "lcm-index.json"
         self.was_reset = False
         try:

@@ -9,7 +9,7 @@ Fusion (``SearchConfig.fusion``):
 - ``weighted`` — ``(w_b · bm25/max_bm25 + w_v · max(cos, 0)/max_cos) / (w_b + w_v)``.
 
 Then, in this order: *neighbour context* (a message gains ``neighbor_weight`` ×
-the fused score of its parent and children — the turn before and after — because
+the best fused score among its parent and children — the turn before and after — because
 an answer often sits next to the turn that names the topic); *exact match*
 (``exact_match_boost`` when the whole query occurs verbatim, case-folded, in the
 text); *scope* (``scope_boost`` for hits in the caller's current thread);
@@ -79,12 +79,12 @@ def fuse(
 def add_neighbours(
     fused: dict[int, Fused], neighbours: dict[int, list[int]], weight: float
 ) -> None:
-    """Add ``weight`` × the base scores of each candidate's neighbours (labels)."""
+    """Add ``weight`` × the best base score among each candidate's neighbours (labels)."""
     if weight <= 0 or not neighbours:
         return
     base = {label: e.score for label, e in fused.items()}
     for label, e in fused.items():
-        extra = weight * sum(base.get(n, 0.0) for n in neighbours.get(label, ()))
+        extra = weight * max((base.get(n, 0.0) for n in neighbours.get(label, ())), default=0.0)
         if extra:
             e.boosts["neighbours"] = extra
             e.score += extra

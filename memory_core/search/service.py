@@ -51,7 +51,7 @@ class SearchService:
 
     ``config`` is clamped; ``embedder`` ``None`` means BM25 only (``mode="vector"``
     then returns nothing). ``clock`` returns UNIX seconds (recency boost).
-    ``query_timeout``: seconds a search waits for its query vector.
+    ``query_timeout``/``index_dates`` override the config's values (eval, tests).
     Raises ``SearchIndexError`` if an index cannot be opened.
     """
 
@@ -63,17 +63,19 @@ class SearchService:
         embedder: Embedder | None = None,
         *,
         clock: Callable[[], float] = time.time,
-        query_timeout: float = 2.0,
-        index_dates: bool = False,
+        query_timeout: float | None = None,
+        index_dates: bool | None = None,
     ) -> None:
         self.config = (config or SearchConfig()).clamped()
         self.store = store
         self.embedder = embedder
         self.clock = clock
-        self.query_timeout = query_timeout
+        self.query_timeout = (query_timeout if query_timeout is not None
+                              else self.config.query_timeout_seconds)
         root = Path(data_dir) / "index"
         cfg = self.config
-        self.text = TantivyTextIndex(root / "text", stemming=cfg.stemming,
+        dates = cfg.index_dates if index_dates is None else index_dates
+        self.text = TantivyTextIndex(root / "text", stemming=cfg.stemming, index_dates=dates,
                                      heap_bytes=cfg.writer_heap_bytes, threads=cfg.writer_threads)
         self.vectors: HnswVectorIndex | None = None
         if embedder is not None:
@@ -83,7 +85,7 @@ class SearchService:
                 ef_search=cfg.hnsw_ef_search, flat_max=cfg.flat_max_vectors,
             )
         self.indexer = Indexer(store, self.text, self.vectors, embedder, cfg)
-        self.indexer.index_dates = index_dates
+        self.indexer.index_dates = dates
         self.last_degraded: str | None = None
         self._closed = False
 

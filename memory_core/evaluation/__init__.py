@@ -1,0 +1,1 @@
+"""Offline evaluations and benchmarks of the memory engine (LoCoMo retrieval, search bench)."""
