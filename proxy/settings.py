@@ -270,6 +270,9 @@ ENV_ALIASES: dict[str, tuple[str, str]] = {
 }
 """Short environment names for the settings people set most often."""
 
+_ENV_OTHER = frozenset({"LCM_CONFIG"})
+"""``LCM_`` variables read here that are not settings (the config file path)."""
+
 
 class SettingsError(ValueError):
     """A configuration file cannot be read or a value has the wrong type."""
@@ -289,13 +292,15 @@ def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[
             else:
                 raise ValueError(value)
         elif kind == "int":
-            if isinstance(value, bool):
-                raise ValueError(value)
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)  # no silent truncation of 8787.9 to 8787
             out = int(value)
         elif kind == "float":
             if isinstance(value, bool):
                 raise ValueError(value)
             out = float(value)
+            if out != out:
+                raise ValueError(value)  # NaN compares false with every bound
         else:
             if not isinstance(value, str):
                 raise ValueError(value)
@@ -331,14 +336,22 @@ def _merge(layers: dict[str, dict[str, Any]], source: Mapping[str, Any], origin:
 
 
 def _env_layer(environ: Mapping[str, str], warnings: list[str]) -> dict[str, dict[str, Any]]:
+    """Read ``LCM_*`` variables. A full name (``LCM_PROXY__PORT``) wins over its short
+    alias (``LCM_PORT``) whatever the order of the environment; an ``LCM_`` name that
+    is neither (a typo such as ``LCM_PROT``) is reported."""
     out: dict[str, dict[str, Any]] = {}
+    nested: list[tuple[str, str]] = []
     for name, value in environ.items():
         if name in ENV_ALIASES:
             section, key = ENV_ALIASES[name]
             out.setdefault(section, {})[key] = value
         elif name.startswith("LCM_") and "__" in name:
-            section, _, key = name[4:].partition("__")
-            out.setdefault(section.lower(), {})[key.lower()] = value
+            nested.append((name, value))
+        elif name.startswith("LCM_") and name not in _ENV_OTHER:
+            warnings.append(f"environment: unknown variable {name} ignored")
+    for name, value in nested:
+        section, _, key = name[4:].partition("__")
+        out.setdefault(section.lower(), {})[key.lower()] = value
     return out
 
 
