@@ -295,4 +295,5 @@ def index_lag(conn: sqlite3.Connection) -> dict[str, Any]:
 
 def integrity_check(conn: sqlite3.Connection) -> list[str]:
     """``PRAGMA integrity_check`` lines (``["ok"]`` for a healthy database)."""
-    return [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+    return [line for r in conn.execute("PRAGMA integrity_check")
+            for line in str(r[0]).splitlines() if line.strip()]

@@ -131,7 +131,8 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
         integrity = engine.integrity_check()
         report["integrity_check"] = integrity
         if integrity != ["ok"]:
-            problems.append("PRAGMA integrity_check failed: " + "; ".join(integrity[:5]))
+            problems.append(f"PRAGMA integrity_check failed ({len(integrity)} lines): "
+                            + "; ".join(integrity[:3]))
         lag = engine.index_lag()
         report["index"] = lag
         for name, v in lag["indexers"].items():
@@ -154,7 +155,9 @@ def _print_doctor(r: dict[str, Any]) -> None:
     if "database" in r:
         click.echo(f"database:        {r['database']} ({r['size_bytes']} bytes)")
         click.echo(f"schema version:  {r['schema_version_db']} (code {r['schema_version_code']})")
-        click.echo(f"integrity:       {'; '.join(r['integrity_check'][:5])}")
+        lines = r["integrity_check"]
+        more = f" (+{len(lines) - 5} more lines)" if len(lines) > 5 else ""
+        click.echo(f"integrity:       {'; '.join(lines[:5])}{more}")
         click.echo(f"tenants:         {r['tenants']} (tenant/role pairs {r['tenant_roles']})")
         for name, n in r["counts"].items():
             click.echo(f"  {name + ':':<22}{n}")
