@@ -34,7 +34,8 @@ AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 async def guarded(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[RunningProxy]:
     """A proxy with an admin token configured."""
     running = await start_proxy(upstream.base_url, tmp_path / "data",
-                                proxy={"admin_token": ADMIN_TOKEN})
+                                proxy={"admin_token": ADMIN_TOKEN},
+                                injection={"capture_wait_seconds": 30})
     yield running
     await running.close()
 

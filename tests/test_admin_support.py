@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -23,7 +24,8 @@ import pytest
 from memory_core import memory
 from memory_core.models import Scope
 from proxy.scope import tenant_for_key
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, start_proxy
+from tests.fake_upstream import FakeUpstream
 
 KEY_A = "sk-tenant-alpha-0123456789"
 KEY_B = "sk-tenant-bravo-0123456789"
@@ -39,6 +41,18 @@ def client(proxy: RunningProxy, key: str, role: str = "default",
         headers["X-LCM-Session"] = session
     return openai.AsyncOpenAI(base_url=proxy.base_url, api_key=key, default_headers=headers,
                               max_retries=0)
+
+
+@pytest.fixture(name="proxy")
+async def steady_proxy_fixture(upstream: FakeUpstream, tmp_path: Path
+                               ) -> AsyncIterator[RunningProxy]:
+    """The conftest ``proxy``, but with a capture wait long enough that a cold first
+    request (tokenizer and model loading) never fails open: these tests assert on what
+    was injected, not on latency. Import it to override ``proxy`` in a module."""
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                injection={"capture_wait_seconds": 30})
+    yield running
+    await running.close()
 
 
 @pytest.fixture(name="sdk")

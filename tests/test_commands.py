@@ -20,6 +20,7 @@ from tests.test_admin_support import (  # noqa: F401 - sdk_fixture is the `sdk` 
     count,
     populate,
     sdk_fixture,
+    steady_proxy_fixture,
 )
 
 SYS = {"role": "system", "content": "You are a helpful agent."}

@@ -1,0 +1,190 @@
+"""Purge: a session, role or tenant leaves SQLite entirely, with index deletes queued;
+everything else stays, foreign keys stay valid; the CLI asks before it deletes."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from memory_core import memory
+from memory_core.models import Scope
+from proxy.cli import main
+from tests.conftest import RunningProxy
+from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
+    MARK_A,
+    MARK_B,
+    Populated,
+    count,
+    fake_item,
+    populate,
+    steady_proxy_fixture,
+)
+
+SCOPED_TABLES = ("threads", "messages", "memory_items", "task_state", "summary_nodes",
+                 "assembly_logs", "events")
+
+
+@pytest.fixture
+async def pop(proxy: RunningProxy) -> Populated:
+    p = await populate(proxy)
+
+    def extra(c: sqlite3.Connection) -> None:
+        # task state, an embedding and an extraction retry for the bravo thread
+        memory.merge_task_line(c, Scope(p.tenant_b, "coder", "sess-b"), p.threads["b"],
+                               p.messages["b"], "todo", "rotate the cache keys")
+        c.execute("INSERT INTO embeddings (kind, ref_id, model, dim, vector, created_at)"
+                  " VALUES ('message', ?, 'test', 1, x'00000000', 0)", (p.messages["b"],))
+        c.execute("INSERT OR REPLACE INTO extraction_queue (message_id, attempts, next_at)"
+                  " VALUES (?, 1, 0)", (p.messages["b"],))
+
+    proxy.engine.store.write_sync(extra)
+    return p
+
+
+def snapshot(proxy: RunningProxy, where: str, *args: Any) -> dict[str, int]:
+    return {t: count(proxy, f"SELECT COUNT(*) FROM {t} WHERE {where}", *args)
+            for t in SCOPED_TABLES}
+
+
+def fk_problems(proxy: RunningProxy) -> list[Any]:
+    return proxy.engine.store.read(lambda c: c.execute("PRAGMA foreign_key_check").fetchall())
+
+
+async def test_purge_tenant_removes_every_row_and_queues_index_deletes(
+        proxy: RunningProxy, pop: Populated) -> None:
+    keep_a = snapshot(proxy, "tenant=?", pop.tenant_a)
+    msgs = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+        "SELECT id FROM messages WHERE tenant=?", (pop.tenant_b,))})
+    items = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+        "SELECT id FROM memory_items WHERE tenant=?", (pop.tenant_b,))})
+    prefs = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+        "SELECT id FROM agent_memories WHERE tenant=?", (pop.tenant_b,))})
+    assert msgs and items and prefs
+    preview = proxy.engine.purge(tenant=pop.tenant_b, dry_run=True)
+    assert snapshot(proxy, "tenant=?", pop.tenant_b)["messages"] == len(msgs)  # unchanged
+    removed = proxy.engine.purge(tenant=pop.tenant_b)
+    assert removed == {**preview}
+    assert removed["messages"] == len(msgs) and removed["agent_memories"] == len(prefs)
+    assert removed["task_state"] == 1 and removed["embeddings"] == 1
+    assert removed["extraction_queue"] >= 1
+    assert all(v == 0 for v in snapshot(proxy, "tenant=?", pop.tenant_b).values())
+    assert count(proxy, "SELECT COUNT(*) FROM agent_memories WHERE tenant=?", pop.tenant_b) == 0
+    assert count(proxy, "SELECT COUNT(*) FROM embeddings") == 0
+    assert snapshot(proxy, "tenant=?", pop.tenant_a) == keep_a
+    outbox = proxy.engine.store.read(lambda c: {(r[0], r[1]) for r in c.execute(
+        "SELECT kind, ref_id FROM index_outbox WHERE op='delete'")})
+    assert {("message", m) for m in msgs} <= outbox
+    assert {("item", i) for i in items} <= outbox
+    assert {("agent_memory", p) for p in prefs} <= outbox
+    assert removed["outbox_deletes"] == len(msgs) + len(items) + len(prefs)
+    hits = proxy.engine.search_memory("production cache port")
+    assert not [h for h in hits if MARK_B in h["text"]]
+    assert fk_problems(proxy) == []
+    assert proxy.engine.integrity_check() == ["ok"]
+    audit = proxy.engine.export(events=True)["events"]
+    assert any(e["kind"] == "purge" and e["data"]["filters"] == {"tenant": pop.tenant_b}
+               for e in audit)
+
+
+async def test_purge_session_keeps_other_sessions_and_role_memories(
+        proxy: RunningProxy, pop: Populated) -> None:
+    keep_w = snapshot(proxy, "tenant=? AND role='writer'", pop.tenant_a)
+    summaries = set(pop.summaries)
+    removed = proxy.engine.purge(session="sess-a")
+    assert removed["threads"] == 2 and removed["summary_nodes"] == 3
+    assert count(proxy, "SELECT COUNT(*) FROM messages WHERE session='sess-a'") == 0
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE role='coder' AND tenant=?",
+                 pop.tenant_a) == 0
+    assert count(proxy, "SELECT COUNT(*) FROM summary_nodes") == 0
+    # agent memories are per role, not per session: the coder's preference stays
+    assert count(proxy, "SELECT COUNT(*) FROM agent_memories WHERE tenant=? AND role='coder'",
+                 pop.tenant_a) == 1
+    assert snapshot(proxy, "tenant=? AND role='writer'", pop.tenant_a) == keep_w
+    assert count(proxy, "SELECT COUNT(*) FROM messages WHERE tenant=?", pop.tenant_b) == 3
+    outbox = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+        "SELECT ref_id FROM index_outbox WHERE op='delete' AND kind='summary'")})
+    assert summaries <= outbox
+    assert fk_problems(proxy) == []
+
+
+async def test_purge_by_combined_filters_then_by_role(proxy: RunningProxy,
+                                                         pop: Populated) -> None:
+    scope = Scope(pop.tenant_a, "coder", "sess-z")
+
+    def corrected_elsewhere(c: sqlite3.Connection) -> int:
+        # same role, another session: corrects an item of sess-a (cross-session link)
+        return memory.store_extracted(c, scope, pop.threads["a"], pop.messages["a"], [
+            fake_item(f"{MARK_A} API timeout is 60 s when offline", subject="api timeout",
+                      value=60, unit="s", condition="when offline", correction=True)])[0]
+
+    newer = proxy.engine.store.write_sync(corrected_elsewhere)
+    proxy.engine.purge(tenant=pop.tenant_a, role="coder", session="sess-a")
+    # the sess-z item was stored against thread a, so it went with the thread;
+    # what stays must not point at what went
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE id=?", newer) == 0
+    assert fk_problems(proxy) == []
+    removed = proxy.engine.purge(role="writer")
+    assert removed["messages"] == 3 and removed["memory_items"] == 1
+    assert count(proxy, "SELECT COUNT(*) FROM messages WHERE role='writer'") == 0
+    assert fk_problems(proxy) == []
+
+
+async def test_purge_cuts_supersession_links_into_the_purged_scope(
+        proxy: RunningProxy, pop: Populated) -> None:
+    old, new = pop.items["a_old"], pop.items["a_new"]
+    proxy.engine.store.write_sync(lambda c: c.execute(
+        "UPDATE memory_items SET session='sess-keep', thread_id=NULL WHERE id=?", (new,)))
+    proxy.engine.store.write_sync(lambda c: c.execute(
+        "UPDATE memory_items SET source_message_id=NULL WHERE id=?", (new,)))
+    proxy.engine.purge(session="sess-a")
+    row = proxy.engine.store.read(lambda c: c.execute(
+        "SELECT supersedes, status FROM memory_items WHERE id=?", (new,)).fetchone())
+    assert row is not None and row[0] is None and row[1] == "active"
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE id=?", old) == 0
+    assert fk_problems(proxy) == []
+
+
+def test_purge_refuses_missing_or_empty_filters(proxy: RunningProxy) -> None:
+    with pytest.raises(ValueError):
+        proxy.engine.purge()
+    with pytest.raises(ValueError):
+        proxy.engine.purge(session="  ")
+
+
+async def test_cli_purge_asks_and_honours_the_answer(proxy: RunningProxy,
+                                                     pop: Populated) -> None:
+    data_dir = proxy.settings.storage.data_dir
+    await proxy.settle()  # the CLI opens the store with its own connections
+    runner = CliRunner()
+    args = ["memory", "purge", "--data-dir", data_dir, "--tenant", pop.tenant_b]
+    dry = runner.invoke(main, [*args, "--dry-run"])
+    assert dry.exit_code == 0 and "would remove" in dry.output and "messages:" in dry.output
+    no = runner.invoke(main, args, input="n\n")
+    assert no.exit_code == 1 and "Purge?" in no.output
+    db = Path(data_dir) / "lcm.sqlite3"
+
+    def n(sql: str, *a: Any) -> int:
+        conn = sqlite3.connect(db)
+        try:
+            return int(conn.execute(sql, a).fetchone()[0])
+        finally:
+            conn.close()
+
+    assert n("SELECT COUNT(*) FROM messages WHERE tenant=?", pop.tenant_b) == 3
+    yes = runner.invoke(main, args, input="y\n")
+    assert yes.exit_code == 0, yes.output
+    assert "purged 3 messages, 1 threads, 1 memory items" in yes.output
+    assert n("SELECT COUNT(*) FROM messages WHERE tenant=?", pop.tenant_b) == 0
+    again = runner.invoke(main, [*args, "--yes"])
+    assert again.exit_code == 0 and "nothing stored" in again.output
+    forced = runner.invoke(main, ["memory", "purge", "--data-dir", data_dir, "--session",
+                                  "sess-w", "--yes", "--json"])
+    assert forced.exit_code == 0 and '"messages": 3' in forced.output
+    assert n("SELECT COUNT(*) FROM messages WHERE session='sess-w'") == 0
+    assert n("SELECT COUNT(*) FROM messages WHERE session='sess-a'") > 0
+    usage = runner.invoke(main, ["memory", "purge", "--data-dir", data_dir])
+    assert usage.exit_code == 2 and "--session, --role or --tenant" in usage.output
