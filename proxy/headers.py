@@ -3,9 +3,9 @@
 Hop-by-hop headers (RFC 9110 §7.6.1) describe one connection and never cross.
 ``Host`` and ``Content-Length`` are recomputed by aiohttp for the new
 connection (``Content-Length`` is kept for streamed pass-through bodies so that
-uploads keep a declared length). ``Accept-Encoding`` is dropped toward the
-upstream so that the proxy can read SSE; ``Content-Encoding`` is therefore
-dropped on the way back because aiohttp hands us decoded bytes. ``X-LCM-*``
+uploads and downloads keep a declared length). ``Accept-Encoding`` is dropped
+toward the upstream so that the proxy can read SSE; ``Content-Encoding`` is
+therefore dropped on the way back because aiohttp hands us decoded bytes. ``X-LCM-*``
 headers are the proxy's own and never reach the upstream (DESIGN §2).
 """
 
@@ -64,11 +64,19 @@ def to_upstream(
     return out
 
 
-def to_client(headers: Mapping[str, str]) -> CIMultiDict[str]:
+def to_client(headers: Mapping[str, str], *, keep_length: bool = False) -> CIMultiDict[str]:
     """Return the upstream response headers to relay to the client (status-related
-    headers such as ``retry-after``, ``x-ratelimit-*`` and ``x-request-id`` included)."""
+    headers such as ``retry-after``, ``x-ratelimit-*`` and ``x-request-id`` included).
+
+    ``keep_length``: keep ``Content-Length`` when the body is relayed byte for byte
+    and was not content-encoded (aiohttp hands us decoded bytes, whose length
+    differs), so downloads and ``HEAD`` answers keep their declared size. Callers
+    that may write a different body must leave it off.
+    """
     src = CIMultiDict(headers)
     drop = _TO_CLIENT_DROP | _connection_tokens(src)
+    if keep_length and "content-encoding" not in src:
+        drop = drop - {"content-length"}
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in src.items():
         if name.lower() not in drop:

@@ -337,6 +337,20 @@ async def test_passthrough_forwards_method_path_query_body(
     _assert_clean_forward(got["headers"])
 
 
+async def test_passthrough_keeps_the_declared_length_of_downloads(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.get(core.base_url + "/files/file-1/content") as resp:
+            body = await resp.read()
+            assert resp.headers["Content-Length"] == str(len(body))
+            assert "Transfer-Encoding" not in resp.headers
+        async with session.head(core.base_url + "/files/file-1/content") as resp:
+            assert resp.status == 200
+            assert int(resp.headers["Content-Length"]) > 0  # the size a GET would send
+            assert await resp.read() == b""
+
+
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH"])
 async def test_passthrough_other_methods(
     core: RunningProxy, upstream: FakeUpstream, method: str

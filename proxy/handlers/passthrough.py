@@ -40,7 +40,7 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
         time.perf_counter() - started
     )
     try:
-        client_headers = hdrs.to_client(upstream.headers)
+        client_headers = hdrs.to_client(upstream.headers, keep_length=True)
         client_headers["x-lcm-request-id"] = rid
         response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=client_headers
