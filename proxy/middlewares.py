@@ -16,6 +16,18 @@ log = logging.getLogger("lcm.http")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+class ResponseAlreadyStartedError(RuntimeError):
+    """An error surfaced after response bytes went out: the connection is dropped."""
+
+
+def _response_started(request: web.Request) -> bool:
+    """True once bytes of a response went out (aiohttp's own test in
+    ``RequestHandler.handle_error``); a second response would then be spliced into
+    the first one's body, so the only honest answer left is closing the connection."""
+    writer = request.writer
+    return writer is not None and writer.output_size > 0
+
+
 def _route_label(request: web.Request) -> str:
     info = request.match_info.route.resource
     return info.canonical if info is not None else "unmatched"
@@ -28,6 +40,9 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
     ``proxy.max_body_bytes``) → 413 in the same shape; any other exception from our
     code → 500 ``internal_error`` (logged with the request id; never a bare HTML page).
+    An exception raised after the response started streaming is logged and re-raised
+    as :class:`ResponseAlreadyStartedError`, and aiohttp closes the connection: the
+    client sees a truncated response, never a second response inside the first.
     """
     rid = "req_" + uuid.uuid4().hex
     request[REQUEST_ID] = rid
@@ -36,33 +51,41 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     try:
         try:
             response = await handler(request)
-            status = response.status
-            if not response.prepared:
-                response.headers.setdefault("x-lcm-request-id", rid)
-            return response
-        except ProxyError as exc:
-            status = exc.status
-            if exc.status >= 500:
-                log.warning("%s: %s", exc.__class__.__name__, exc.message)
-            return error_response(exc, rid)
-        except web.HTTPRequestEntityTooLarge as exc:
-            status = 413
-            return error_response(PayloadTooLargeError(exc.text or "request body too large"), rid)
-        except web.HTTPException as exc:
-            status = exc.status
-            if exc.status >= 400 and exc.content_type != "application/json":
-                err_type = "not_found_error" if exc.status == 404 else "invalid_request_error"
-                return web.json_response(
-                    error_body(exc.reason, err_type), status=exc.status,
-                    headers={"x-lcm-request-id": rid},
-                )
+        except Exception as exc:
+            if _response_started(request):
+                log.error("error after the response started; closing the connection",
+                          exc_info=True)
+                raise ResponseAlreadyStartedError(str(exc)) from exc
             raise
-        except Exception:
-            log.exception("unhandled error")
+        status = response.status
+        if not response.prepared:
+            response.headers.setdefault("x-lcm-request-id", rid)
+        return response
+    except ResponseAlreadyStartedError:
+        raise
+    except ProxyError as exc:
+        status = exc.status
+        if exc.status >= 500:
+            log.warning("%s: %s", exc.__class__.__name__, exc.message)
+        return error_response(exc, rid)
+    except web.HTTPRequestEntityTooLarge as exc:
+        status = 413
+        return error_response(PayloadTooLargeError(exc.text or "request body too large"), rid)
+    except web.HTTPException as exc:
+        status = exc.status
+        if exc.status >= 400 and exc.content_type != "application/json":
+            err_type = "not_found_error" if exc.status == 404 else "invalid_request_error"
             return web.json_response(
-                error_body("internal error in lcm-proxy", "internal_error", "internal_error"),
-                status=500, headers={"x-lcm-request-id": rid},
+                error_body(exc.reason, err_type), status=exc.status,
+                headers={"x-lcm-request-id": rid},
             )
+        raise
+    except Exception:
+        log.exception("unhandled error")
+        return web.json_response(
+            error_body("internal error in lcm-proxy", "internal_error", "internal_error"),
+            status=500, headers={"x-lcm-request-id": rid},
+        )
     finally:
         request.app[METRICS].requests.labels(_route_label(request), str(status)).inc()
         request_id_var.reset(token)

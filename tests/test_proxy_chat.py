@@ -616,3 +616,64 @@ async def test_upstream_drop_mid_stream_reaches_the_client_as_an_error(
     # The proxy is fine afterwards.
     upstream.push(Reply(content="next"))
     assert (await sdk.create(model="m", messages=USER)).choices[0].message.content == "next"
+
+
+# -- errors raised inside the proxy -----------------------------------------------------
+
+
+async def _serve_with_request_context(handler: Any) -> tuple[aiohttp.web.AppRunner, str]:
+    """A real app with the proxy's middleware around ``handler`` (not the proxy routes)."""
+    from aiohttp import web
+
+    from proxy.keys import METRICS
+    from proxy.metrics import Metrics
+    from proxy.middlewares import request_context
+
+    app = web.Application(middlewares=[request_context])
+    app[METRICS] = Metrics()
+    app.router.add_get("/x", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, f"http://127.0.0.1:{port}/x"
+
+
+async def test_error_before_the_response_is_an_openai_error() -> None:
+    async def handler(request: Any) -> Any:
+        raise ValueError("a bug")
+
+    runner, url = await _serve_with_request_context(handler)
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url) as resp:
+                assert resp.status == 500
+                assert resp.headers["x-lcm-request-id"].startswith("req_")
+                assert (await resp.json())["error"]["type"] == "internal_error"
+    finally:
+        await runner.cleanup()
+
+
+async def test_error_after_the_response_started_drops_the_connection() -> None:
+    """Never a second HTTP response spliced into the body of the first."""
+    from aiohttp import web
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"data: partial\n\n")
+        raise RuntimeError("a bug after prepare")
+
+    runner, url = await _serve_with_request_context(handler)
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url) as resp:
+                assert resp.status == 200
+                received = b""
+                with pytest.raises(aiohttp.ClientPayloadError):
+                    async for chunk in resp.content.iter_any():
+                        received += chunk
+        assert received == b"data: partial\n\n"
+    finally:
+        await runner.cleanup()
