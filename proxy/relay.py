@@ -7,7 +7,6 @@ to a list — decoding happens after the last byte was written, off the hot path
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 
@@ -62,7 +61,7 @@ async def relay_body(
             except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
                 result.client_gone = True
                 break
-    except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, aiohttp.ClientError) as exc:
         result.upstream_error = f"{exc.__class__.__name__}: {exc}"
         log.warning("upstream body ended abnormally: %s", result.upstream_error)
     if result.client_gone:

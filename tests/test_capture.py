@@ -494,3 +494,58 @@ async def test_export_reads_back_lone_surrogates(
     await _send_surrogate_body(core, upstream)
     (thread,) = core.engine.export()["threads"]
     assert thread["messages"][0]["message"]["content"] == "cut emoji \ud83d"
+
+
+# -- the capture functions directly (no HTTP) ------------------------------------------
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Any:
+    from memory_core.config import MemoryConfig
+    from memory_core.engine import Engine
+
+    eng = Engine(tmp_path / "engine-data", MemoryConfig(extract=False))
+    yield eng
+    eng.close()
+
+
+def _capture(engine: Any, messages: list[Any], reply: dict[str, Any] | None,
+             scope: Any = None) -> Any:
+    from memory_core.models import Scope
+
+    ticket, fut = engine.capture_request(scope or Scope("t_test"), "req_x", messages, {})
+    fut.result(10)
+    if reply is not None:
+        engine.capture_response(ticket, [reply], {"outcome": "complete"}).result(10)
+    return ticket.result
+
+
+def test_two_answers_to_the_same_request_fork_instead_of_mixing(engine: Any) -> None:
+    """Two in-flight copies of one request (a client retry racing the original)."""
+    from memory_core.models import Scope
+
+    user = [{"role": "user", "content": "hi"}]
+    first, f1 = engine.capture_request(Scope("t_test"), "r1", user, {})
+    second, f2 = engine.capture_request(Scope("t_test"), "r2", user, {})
+    f1.result(10), f2.result(10)
+    engine.capture_response(first, [{"role": "assistant", "content": "one"}], {}).result(10)
+    engine.capture_response(second, [{"role": "assistant", "content": "two"}], {}).result(10)
+    threads = engine.export()["threads"]
+    assert [[m["text"] for m in t["messages"]] for t in threads] == [["hi", "one"], ["two"]]
+    assert threads[1]["parent_thread_id"] == threads[0]["id"]
+    assert [m["text"] for m in engine.thread_messages(threads[0]["id"])] == ["hi", "one"]
+    assert [m["text"] for m in engine.thread_messages(threads[1]["id"])] == ["hi", "two"]
+
+
+def test_odd_messages_are_stored_not_dropped(engine: Any) -> None:
+    odd = [{"role": ["not", "a", "string"], "content": "x"}, "a bare string", 42, None,
+           {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]},
+           {"role": "user", "content": "huge " + str(2**70)}]
+    result = _capture(engine, odd, {"role": "assistant", "content": "fine"})
+    assert len(result.message_ids) == len(odd)
+    rows = [m for t in engine.export()["threads"] for m in t["messages"]]
+    assert [m["role"] for m in rows] == [None, None, None, None, "user", "user", "assistant"]
+    assert rows[1]["text"] == "a bare string" and rows[4]["text"] == "[image_url]"
+    # Replaying the same odd list stores nothing new.
+    again = _capture(engine, odd, None)
+    assert again.new_ids == () and again.message_ids == result.message_ids
