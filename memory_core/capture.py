@@ -93,6 +93,37 @@ def matched_prefix(conn: sqlite3.Connection, scope: Scope, keys: list[str]) -> i
     return lo
 
 
+def _prefix_ids(conn: sqlite3.Connection, scope: Scope, keys: list[str], k: int) -> list[int]:
+    """Return the stored ids of ``keys[:k]`` (all stored), root first.
+
+    A node key hashes its parent's key, so the stored ancestors of ``keys[k-1]`` are
+    exactly ``keys[:k-1]``: one recursive walk up ``parent_id`` replaces ``k``
+    separate lookups (a 2 000-message history is resent on every call).
+    """
+    if k == 0:
+        return []
+    last = _lookup(conn, scope, keys[k - 1])
+    assert last is not None
+    rows = conn.execute(
+        "WITH RECURSIVE chain(id, parent_id, depth) AS ("
+        " SELECT id, parent_id, depth FROM messages WHERE id=?"
+        " UNION ALL SELECT m.id, m.parent_id, m.depth FROM messages m"
+        " JOIN chain c ON m.id=c.parent_id)"
+        " SELECT id FROM chain ORDER BY depth",
+        (int(last["id"]),),
+    ).fetchall()
+    ids = [int(r[0]) for r in rows]
+    if len(ids) == k:
+        return ids
+    # Not a plain chain (should not happen): look each key up.
+    out = []
+    for key in keys[:k]:
+        row = _lookup(conn, scope, key)
+        assert row is not None
+        out.append(int(row["id"]))
+    return out
+
+
 def _insert_message(
     conn: sqlite3.Connection,
     scope: Scope,
@@ -182,11 +213,7 @@ def capture_request(
     now = time.time() if now is None else now
     keys = chain_keys(messages)
     k = matched_prefix(conn, scope, keys)
-    ids: list[int] = []
-    for key in keys[:k]:
-        row = _lookup(conn, scope, key)
-        assert row is not None
-        ids.append(int(row["id"]))
+    ids = _prefix_ids(conn, scope, keys, k)
     created = False
     replay_only = False
     previous: float | None = None
