@@ -1,0 +1,88 @@
+"""The unit the rules classify: one clause of one sentence, with its numbers and condition.
+
+A ``Clause`` carries the clause *body* (labels, fillers and correction cues already
+stripped) as a scan string in which the condition and the quantities are masked, so the
+language rules read "the API timeout is ▯▯▯▯ ▯▯▯▯▯▯▯▯▯▯▯▯" and key the subject from
+what is left. ``Verdict`` is what a language rule decides about a clause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory_core.extraction.lexicon import first_word, tokens
+from memory_core.extraction.lexicon import first_word, tokens
+from memory_core.extraction.prepare import MASK
+from memory_core.extraction.quantity import Quantity
+
+
+COUNT_UNITS = frozenset(("times", "people", "users", "tokens", "words", "chars", "lines", "items",
+                         "cores", "replicas", "workers", "rows", "pages", "files", "tests",
+                         "nodes", "gpus", "nights", "req", "spaces"))
+"""Units that are nouns a rule may be about ("3 retries", "8 workers"): only the number
+is masked, so the noun can key the subject."""
+_LEADING_NOISE = MASK + " \t,，、:：;；-—"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A rule's decision: the kind, the subject key (already normalised), negation."""
+
+    kind: str
+    subject: str | None
+    negated: bool = False
+
+
+@dataclass(slots=True)
+class Clause:
+    """One clause: ``[start, end)`` in the message; ``body`` begins at ``body_start``."""
+
+    scan: str
+    start: int
+    end: int
+    body_start: int
+    lang: str
+    question: bool
+    quantities: list[Quantity] = field(default_factory=list)
+    condition: tuple[int, int] | None = None
+    core: str = ""
+    """``scan[body_start:end]`` with condition and quantity spans masked; trailing
+    sentence punctuation removed."""
+    raw: str = ""
+    """``scan[body_start:end]`` unmasked (still width-folded and quote-masked); offsets
+    into ``raw`` and ``core`` agree."""
+    tokens: frozenset[str] = frozenset()
+    """Lowercase English word tokens of the clause (a superset of ``core``'s is fine):
+    the trigger set for ``lexicon.Cue``."""
+    first: str = ""
+    """The first English word of ``core``, lowercased: the trigger for ``lexicon.Lead``."""
+    tokens: frozenset[str] = frozenset()
+    """Lowercase English word tokens of ``core``: the trigger set for ``lexicon.Cue``."""
+
+    def build(self) -> Clause:
+        """Fill ``core`` and ``raw`` from the spans; returns self for chaining."""
+        raw = self.scan[self.body_start:self.end]
+        spans = [self.condition] if self.condition else []
+        for q in self.quantities:
+            if q.kind in ("port", "version"):
+                spans.append((q.end - len(q.value_text), q.end))
+            elif q.unit in COUNT_UNITS and self.scan.startswith(q.value_text, q.start) \
+                    and self.scan[q.start + len(q.value_text):q.end].strip().isascii():
+                spans.append((q.start, q.start + len(q.value_text)))  # keep "retries", not 人
+            else:
+                spans.append((q.start, q.end))
+        chars = list(raw) if spans else None
+        for a, b in spans:
+            a, b = max(a, self.body_start) - self.body_start, min(b, self.end) - self.body_start
+            if chars is not None and a < b:
+                chars[a:b] = MASK * (b - a)
+        core = ("".join(chars) if chars is not None else raw).rstrip()
+        while core and core[-1] in ".!?;。！？；":
+            core = core[:-1].rstrip()
+        lead = len(core) - len(core.lstrip(_LEADING_NOISE))
+        self.body_start += lead
+        self.core, self.raw = core[lead:], raw[lead:]
+        if self.lang == "en" and not self.tokens:
+            self.tokens = tokens(self.core)
+        self.first = first_word(self.core) if self.lang == "en" else ""
+        return self

@@ -1,0 +1,96 @@
+"""Qualifying conditions: "when offline", "in production", "unless …", "离线时", "本番環境では".
+
+A number without its condition is a wrong memory: "the timeout is 30 s" and "the timeout
+is 30 s when offline" disagree about every online request. The condition is returned as
+a span of the clause, so the caller quotes it verbatim and removes it before reading the
+subject. Patterns are bounded ({1,80}) and use no nested repetition.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_core.extraction.lexicon import tokens
+
+_EN_CLAUSE = re.compile(
+    r"\b(?:even if|only if|except (?:when|if)|as long as|whenever|when|if|unless|while|during"
+    r"|until|once|before|after)\b"
+    r"(?!\s(?:possible|you\scan|it's\spossible|convenient|needed|necessary|any)\b)"
+    r"(?:(?!\s(?:and|but|or|so|then|otherwise)\b)[^,;:.!?()\n]){1,80}",
+    re.I,
+)
+"""Subordinate clause up to the next clause boundary or coordinating conjunction."""
+_EN_SETTING = re.compile(
+    r"\b(?:in|on|for|at|under|during)\s(?:the\s)?(?:prod(?:uction)?|staging|dev(?:elopment)?"
+    r"|test(?:ing)?|qa|ci|local(?:host)?|preview|sandbox|peak(?:\s(?:hours|time|load))?"
+    r"|weekends?|weekdays?|(?:mon|tues|wednes|thurs|fri|satur|sun)days|mobile|desktop"
+    r"|windows|linux|macos|arm(?:64)?(?:\srunners)?|x86|high load|heavy load|low load"
+    r"|cold starts?|night|business hours|off-peak|holidays|the weekend"
+    r"|(?-i:[A-Z]\d{2,4}|M[1-4])\w*|gpus?|cpus?|tpus?)\b"
+    r"|\b(?:offline|locally|on-prem|off-peak|by default)\b",
+    re.I,
+)
+"""Deployment environments and situations that scope a value ("in production")."""
+_EN_CLAUSE_WORDS = frozenset("even only except as whenever when if unless while during until once "
+                             "before after".split())
+_EN_SETTING_WORDS = frozenset(
+    "prod production staging dev development test testing qa ci local localhost preview sandbox "
+    "peak weekend weekends weekday weekdays mondays tuesdays wednesdays thursdays fridays saturdays "
+    "sundays mobile desktop windows linux macos arm arm64 x86 load cold night business off-peak "
+    "holidays offline locally on-prem default gpu gpus cpu cpus tpu tpus".split())
+_HARDWARE = re.compile(r"[A-Z]\d{2,4}|M[1-4]\b")
+"""Trigger words of the two English patterns (a pattern runs only when one is present)."""
+
+_ZH_WORD_SHI = "小超同及暂準准按定当當实實临臨随隨有届屆平时時"
+_ZH_CLAUSE = re.compile(
+    r"(?:如果|假如|要是|若是|只要|一旦|除非|当|當|在)[^，,。；;！？!?\n]{1,20}?"
+    r"(?:的时候|的時候|(?<![" + _ZH_WORD_SHI + r"])[时時](?![间間区區候])|的话|的話|情况下|情況下|之前|之后|之後"
+    r"|以前|以后|以後|期间|期間|前|后|後|中|下|里|裡)"
+    r"|除非[^，,。；;！？!?\n]{1,20}"
+    r"|(?:周末|週末|工作日|高峰期|高峰时段|夜间|夜間|离线|離線|在线|在線|断网|斷網)(?:时|時|的时候|期间)?"
+    r"|[^，,。；;！？!?\s是为為]{1,10}?(?:的时候|的時候|情况下|情況下|环境下|環境下|环境中|環境中|环境里"
+    r"|環境裡)"
+    r"|[^，,。；;！？!?\s是为為]{1,10}?(?<![" + _ZH_WORD_SHI + r"])[时時](?![间間区區候])"
+    r"(?=[，,是为為要会會就则則都也]|$)"
+)
+_ZH_MARKS = re.compile(r"[时時话話况況前后後间間中下里裡除末日峰夜线線网網境]")
+"""Chinese conditions: 如果/在/当… ending in a temporal or situational marker, a bare
+situation word (离线, 周末), or a clause-initial "X时/X环境下". The 时 marker is skipped
+inside words (小时, 超时, 同时, 时间…)."""
+
+_JA_CLAUSE = re.compile(
+    r"(?:(?<=[はがをに、,\s」。！？!?])|^)[^、。,，はがを\s]{1,20}?"
+    r"(?:の場合|場合|の時|のとき|とき|(?<![何同])時(?![間点])|の際|際|なら(?:ば)?|中は|では(?!な))"
+    r"|もし[^、。,，]{1,20}?(?:たら|れば|なら)"
+    r"|(?:本番|ステージング|検証|開発|ローカル)(?:環境)?(?:では|で(?![きすしもは]))"
+    r"|(?:オフライン|オンライン|週末|平日|夜間)(?:時|の時|中)?"
+)
+_JA_MARKS = re.compile(r"場合|時|とき|際|なら|中は|では|もし|たら|れば|本番|ステージング|検証|開発|ローカル"
+                       r"|オフライン|オンライン|週末|平日|夜間")
+"""Japanese conditions: a phrase ending in 場合/時/とき/際/なら/では right after a particle
+or at the clause start (so the topic before は is not swallowed)."""
+
+
+def find_condition(scan: str, start: int, end: int, lang: str,
+                   toks: frozenset[str] | None = None) -> tuple[int, int] | None:
+    """Span of the first qualifying condition in ``scan[start:end]``, or None.
+
+    Clause conditions (when/if/unless…) are preferred to setting phrases ("in
+    production") when both occur; trailing spaces and punctuation are trimmed. ``toks``
+    (the span's English word tokens, a superset is fine) saves recomputing them.
+    """
+    if lang == "en":
+        toks = tokens(scan[start:end]) if toks is None else toks
+        m = _EN_CLAUSE.search(scan, start, end) if not _EN_CLAUSE_WORDS.isdisjoint(toks) else None
+        if m is None and (not _EN_SETTING_WORDS.isdisjoint(toks) or _HARDWARE.search(scan, start, end)):
+            m = _EN_SETTING.search(scan, start, end)
+    elif lang == "zh":
+        m = _ZH_CLAUSE.search(scan, start, end) if _ZH_MARKS.search(scan, start, end) else None
+    else:
+        m = _JA_CLAUSE.search(scan, start, end) if _JA_MARKS.search(scan, start, end) else None
+    if m is None:
+        return None
+    a, b = m.start(), m.end()
+    while b > a and scan[b - 1] in " \t,，、。.;；:：":
+        b -= 1
+    return (a, b) if b > a else None

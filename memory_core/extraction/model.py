@@ -1,0 +1,44 @@
+"""The value type extraction produces, and the closed vocabularies of its fields.
+
+Kept apart from the rules so the engine can import the type without the regex tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KINDS: tuple[str, ...] = (
+    "fact", "decision", "constraint", "preference", "question", "proposal", "task",
+)
+"""Every value ``Extracted.kind`` takes (the ``memory_items.kind`` vocabulary plus ``task``)."""
+
+TASK_LABELS: tuple[str, ...] = ("goal", "progress", "todo", "blocked", "decision")
+"""Every value ``Extracted.task_label`` takes; matches ``task_state.label``."""
+
+LANGS: tuple[str, ...] = ("en", "zh", "ja")
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """One memory item found in one clause of a message.
+
+    ``text`` is the clause exactly as written (a substring of the input). ``subject`` is a
+    short normalised key (lowercase, stopwords and values dropped; Chinese folded to
+    simplified script) that the engine compares by equality or containment to link a
+    correction or a conflict to the statement it revises. ``value``/``value_text``/``unit``
+    describe the primary quantity of the clause; ``condition`` is the qualifying phrase as
+    written ("when offline", "离线时", "オフラインの場合"). ``correction`` marks an explicit
+    revision of an earlier statement; ``negated`` marks prohibitions and dislikes.
+    """
+
+    kind: str
+    text: str
+    subject: str | None
+    value: float | None = None
+    value_text: str | None = None
+    unit: str | None = None
+    condition: str | None = None
+    correction: bool = False
+    task_label: str | None = None
+    lang: str = "en"
+    negated: bool = False

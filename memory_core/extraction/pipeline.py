@@ -1,0 +1,320 @@
+"""``extract()``: one message in, the memory items it states out. Pure, no I/O.
+
+Per sentence, in order:
+
+1. **Task lines** (user only). ``Goal:``/``Progress:``/``TODO:``/``Blocked:``/``Decision:``
+   and their Chinese/Japanese forms become ``kind="task"`` with ``task_label``; a bare
+   header line (``TODO:`` alone, ``## TODO``) labels the list items under it. A
+   ``Decision:`` line yields *two* items: the task-state entry and a ``decision`` memory
+   item with the same text, so the engine stores both without special-casing labels.
+2. **Prefixes.** Meta labels (``Note:``, ``Correction:``, ``Rule:``, ``Question:``),
+   fillers ("btw", "另外", "ちなみに") and correction cues ("Actually", "No,", "更正",
+   "訂正です") are stripped; a correction cue sets ``correction=True``. A sentence that is
+   only a cue ("訂正です。") passes the flag to the next sentence of the message.
+3. **Small talk** ("thanks!", "好的", "ありがとう") yields nothing.
+4. **Assistant** sentences yield only proposals, and only when a suggestion cue is
+   present (DESIGN §5: assistant text is never a fact or decision).
+5. **Questions** ("?", 吗/呢, か) yield ``question`` items, except requests to the agent
+   ("Can you…?") and hypotheticals ("If we used X, would…?").
+6. **Clauses.** A sentence holding two statements is split ("X, so don't Y"; "200 ms for
+   search and 500 ms for ingestion"; "API超时是30秒，离线时是60秒") and each clause is
+   classified by its language's rules (``rules_en``, ``rules_cjk``). A clause whose
+   subject is only implied ("…and 10 s otherwise", "オフラインの場合は60秒です")
+   inherits the subject of the previous item of the message when the units agree.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from memory_core.extraction import lexicon as lx
+from memory_core.extraction import rules_cjk, rules_en
+from memory_core.extraction.clause import Clause, Verdict
+from memory_core.extraction.condition import find_condition
+from memory_core.extraction.model import Extracted
+from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
+from memory_core.extraction.quantity import Quantity, find_quantities, primary_quantity, unit_class
+from memory_core.extraction.segment import segment
+from memory_core.extraction.subject import key
+
+
+@dataclass(frozen=True, slots=True)
+class _Lang:
+    """The cue tables and rules for one language."""
+
+    correction: re.Pattern[str]
+    filler: re.Pattern[str]
+    small_talk: re.Pattern[str]
+    classify: Callable[[Clause], Verdict | None]
+    question_subject: Callable[[Clause], str | None]
+    is_request: Callable[[Clause], bool]
+    is_hypothetical: Callable[[Clause], bool]
+    proposal: Callable[[Clause], Verdict | None]
+
+
+_LANGS: dict[str, _Lang] = {
+    "en": _Lang(lx.EN_CORRECTION, lx.EN_FILLER, lx.EN_SMALL_TALK, rules_en.classify,
+                rules_en.question_subject, rules_en.is_request, rules_en.is_hypothetical,
+                rules_en.proposal),
+    "zh": _Lang(lx.ZH_CORRECTION, lx.ZH_FILLER, lx.ZH_SMALL_TALK, rules_cjk.classify_zh,
+                rules_cjk.zh_question_subject, rules_cjk.zh_is_request,
+                rules_cjk.zh_is_hypothetical, rules_cjk.zh_proposal),
+    "ja": _Lang(lx.JA_CORRECTION, lx.JA_FILLER, lx.JA_SMALL_TALK, rules_cjk.classify_ja,
+                rules_cjk.ja_question_subject, rules_cjk.ja_is_request,
+                rules_cjk.ja_is_hypothetical, rules_cjk.ja_proposal),
+}
+
+_SMALL_TALK_MAX = 100  # small-talk patterns are only tried on short sentences (bounded work)
+_CONTENT = re.compile(r"[^\W_]")
+_QUESTION_TRAILERS = " \t\"')]}」』）!~。.！"
+_MAX_PREFIXES = 6
+_LABEL_WINDOW = 40  # task/meta labels sit in the first characters of a line
+_CJK_SMALL_TALK_MAX = 24
+_EN_SPLIT = re.compile(
+    r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
+    r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
+_EN_RULE_JOINT = re.compile(r",\s+(?=(?:please\s)?(?:use|keep|prefer|avoid|always|make\ssure)\b)", re.I)
+"""'Never store keys in the repo, use the vault instead' holds two orders ("…, never
+tabs" stays with its sentence: it only restates the first order's alternative)."""
+_EN_SHARED_SUBJECT = re.compile(
+    r",?\s+and\s+(?=(?:(?:usually|often|always|also|then|typically|normally|generally|sometimes)\s)?"
+    r"(?:is|are|was|were|has|have|takes|runs|finishes|lasts|costs|needs|uses|ends|starts|holds"
+    r"|handles|returns|expires|fails|times\sout)\b[^,;.]{0,40}?\d)", re.I)
+"""'The nightly job runs at 02:00 and usually finishes in 25 minutes': two facts, one subject."""
+_NUMERIC_JOINT = re.compile(r",?\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*", re.I)
+_ZH_NEW_SUBJECT = re.compile(
+    r"[，,](?=[^，,。是不也就但而还都所因然]{1,8}(?:是|为|大概|大约|约为|达到|超过))")
+"""A comma followed by a new subject and its copula starts a second statement."""
+_LEAD_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
+
+
+def _has_content(text: str) -> bool:
+    return _CONTENT.search(text.replace(MASK, "")) is not None
+
+
+def _is_question(rest: str, lang: str) -> bool:
+    tail = rest.rstrip(_QUESTION_TRAILERS)
+    if tail.endswith("?"):
+        return True
+    if lang == "zh":
+        return bool(lx.ZH_QUESTION_END.search(tail[-6:]))
+    if lang == "ja":
+        return bool(lx.JA_QUESTION_END.search(tail[-6:]))
+    return False
+
+
+def _maybe_small_talk(rest: str, lang: str, toks: frozenset[str]) -> bool:
+    """Cheap pre-check: every English word is small-talk vocabulary; CJK is short."""
+    if lang != "en":
+        return len(rest) <= _CJK_SMALL_TALK_MAX
+    return toks <= lx.EN_SMALL_TALK_WORDS
+
+
+_EN_SPLIT_WORDS = frozenset(("and", "but", "so", "whereas", "while"))
+_EN_RULE_WORDS = frozenset(("use", "keep", "prefer", "avoid", "always", "make"))
+_AND = frozenset(("and",))
+_BETWEEN = re.compile(r"\b(?:between|from)\s", re.I)
+
+
+def _same_measure(left: Quantity, right: Quantity) -> bool:
+    """Two numbers of one kind: same unit dimension, or any number followed by a bare
+    one ("port 5432 and Redis on 6380", "64 … and 128 …", "60 req/min …, 600 for paid")."""
+    if right.unit:
+        return unit_class(left.unit) == unit_class(right.unit)
+    return right.kind == "bare" or left.kind == right.kind
+
+
+def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantity],
+                  toks: frozenset[str]) -> list[tuple[int, int]]:
+    """Split ``scan[a:b]`` into clauses holding one statement each (see module doc);
+    the joint between two clauses ("，", ", so", " and ") belongs to neither."""
+    joints: list[tuple[int, int]] = []
+    if lang == "en":
+        for pattern, trigger in ((_EN_SPLIT, _EN_SPLIT_WORDS), (_EN_RULE_JOINT, _EN_RULE_WORDS),
+                                 (_EN_SHARED_SUBJECT, _AND)):
+            if not trigger.isdisjoint(toks):
+                joints += [(m.start(), m.end()) for m in pattern.finditer(scan, a, b)]
+    if lang == "zh" and ("，" in scan[a:b] or "," in scan[a:b]):
+        joints += [(m.start(), m.end()) for m in _ZH_NEW_SUBJECT.finditer(scan, a, b)]
+    starts = [q.start for q in quantities]  # sorted: find_quantities returns text order
+    for m in _NUMERIC_JOINT.finditer(scan, a, b) if len(quantities) > 1 else ():
+        i = bisect_left(starts, m.end())  # first quantity right of the joint
+        if i == 0 or i == len(quantities) or quantities[i - 1].end > m.start():
+            continue
+        left, right = quantities[i - 1], quantities[i]
+        if _same_measure(left, right) and not _BETWEEN.search(scan, max(a, left.start - 9), left.start + 1):
+            joints.append((m.start(), m.end()))
+    spans: list[tuple[int, int]] = []
+    start = a
+    for j_start, j_end in sorted(set(joints)):
+        if start < j_start and j_end < b:
+            spans.append((start, j_start))
+            start = j_end
+    spans.append((start, b))
+    return spans
+
+
+def _build(scan: str, start: int, body: int, end: int, lang: str, question: bool,
+           quantities: list[Quantity] | None = None,
+           toks: frozenset[str] | None = None) -> Clause:
+    if quantities is None:
+        quantities = find_quantities(scan, body, end)
+    else:
+        lo = bisect_left(quantities, body, key=lambda q: q.start)
+        hi = bisect_left(quantities, end, lo, key=lambda q: q.start)
+        quantities = [q for q in quantities[lo:hi] if q.end <= end]
+    if toks is None:
+        toks = lx.tokens(scan[body:end]) if lang == "en" else frozenset()
+    condition = None if question else find_condition(scan, body, end, lang, toks)
+    return Clause(scan, start, end, body, lang, question, quantities, condition, tokens=toks).build()
+
+
+def _item(text: str, c: Clause, v: Verdict, correction: bool,
+          task_label: str | None = None) -> Extracted:
+    q: Quantity | None = primary_quantity(c.quantities, c.scan) if v.kind != "question" else None
+    cond = text[c.condition[0]:c.condition[1]] if c.condition else None
+    return Extracted(
+        kind=v.kind, text=text[c.start:c.end].strip(), subject=v.subject,
+        value=q.value if q else None, value_text=q.value_text if q else None,
+        unit=q.unit if q else None, condition=cond, correction=correction,
+        task_label=task_label, lang=c.lang, negated=v.negated,
+    )
+
+
+def _task(text: str, scan: str, start: int, end: int, lang: str, label: str) -> list[Extracted]:
+    c = _build(scan, start, start, end, lang, question=False)
+    rules = _LANGS[lang]
+    correction = bool(rules.correction.match(c.core))
+    verdict = rules.classify(c)
+    subject = verdict.subject if verdict else key(c.core, lang, action=True)
+    items = [_item(text, c, Verdict("task", subject), correction, label)]
+    if label == "decision":
+        items.append(_item(text, c, Verdict("decision", subject), correction))
+    return items
+
+
+def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
+    """Extract memory items from one chat message, deterministically and without I/O.
+
+    ``speaker`` is the message role: ``"user"`` yields facts, decisions, constraints,
+    preferences, questions and task lines; ``"assistant"`` yields only ``proposal``
+    items; any other role (tool, system) yields nothing. Items come in text order; each
+    ``text`` is a verbatim substring of ``text`` (for task lines, the part after the
+    label). Fenced code, block quotes, URLs and quoted spans are never read as
+    statements. Never raises for any ``str`` input; work is linear in its length.
+    """
+    if speaker not in ("user", "assistant") or not text or not text.strip():
+        return []
+    scan = prepare(text)
+    folded: str | None = None  # traditional->simplified, made on the first Chinese sentence
+    msg_lang = detect_lang(scan)
+    out: list[Extracted] = []
+    section: tuple[str, int] | None = None
+    pending_correction = False
+    previous: tuple[str, str | None] | None = None  # (subject, unit class) for inheritance
+    for sent in segment(text, scan):
+        lang = detect_lang(scan[sent.start:sent.end], msg_lang)
+        if lang == "zh" and folded is None:
+            folded = fold_traditional(scan)
+        sc = folded if lang == "zh" and folded is not None else scan
+        rules = _LANGS[lang]
+        a, b = sent.start, sent.end
+        head = sc[a:min(b, a + _LABEL_WINDOW)]
+        labelled = ":" in head or "]" in head
+        if speaker == "user":
+            if section and sent.line != section[1] and not sent.list_item:
+                section = None
+            header = lx.TASK_HEADER.match(sc[a:b]) if b - a <= _LABEL_WINDOW else None
+            if header:
+                section = (lx.TASK_LABELS[header.group("label").lower()], sent.line)
+                continue
+            label = lx.TASK_LABEL.match(sc[a:b]) if labelled else None
+            if label:
+                name = lx.TASK_LABELS[label.group("label").lower()]
+                if not _has_content(sc[a + label.end():b]):
+                    section = (name, sent.line)
+                else:
+                    out += _task(text, sc, a + label.end(), b, lang, name)
+                continue
+            if section and sent.list_item:
+                out += _task(text, sc, a, b, lang, section[0])
+                continue
+        body, correction, forced = a, pending_correction, None
+        pending_correction = False
+        for _ in range(_MAX_PREFIXES):  # "Sorry, typo - I meant …": several prefixes
+            seg = sc[body:b]
+            m = lx.META_LABEL.match(seg) if labelled else None
+            if m:
+                role = lx.META_LABELS[m.group("label").lower()]
+                correction = correction or role == "correction"
+                forced = role if role in ("constraint", "preference", "question") else forced
+            else:
+                m = rules.correction.match(seg)
+                if m:
+                    correction = True
+                else:
+                    m = rules.filler.match(seg)
+            if not m or not m.end():
+                break
+            body += m.end()
+        rest = sc[body:b]
+        if not _has_content(rest):
+            pending_correction = correction
+            continue
+        toks = lx.tokens(rest) if lang == "en" else frozenset()
+        if len(rest) <= _SMALL_TALK_MAX and _maybe_small_talk(rest, lang, toks) and rules.small_talk.match(rest):
+            continue
+        if (lang == "ja" and lx.JA_CORRECTION_MID.search(rest)) or (
+                lx.EN_CORRECTION_TAIL.search(rest, toks) and not lx.EN_NEGATION.search(rest, toks)):
+            correction = True  # "Let's use MySQL instead." (but not "Never X, use Y instead")
+        question = forced == "question" or _is_question(rest, lang)
+        if speaker == "assistant":
+            c = _build(sc, a, body, b, lang, question, toks=toks)
+            verdict = rules.proposal(c)
+            if verdict:
+                out.append(_item(text, c, verdict, correction))
+            continue
+        if question:
+            c = _build(sc, a, body, b, lang, question, toks=toks)
+            if not (rules.is_request(c) or rules.is_hypothetical(c)):
+                out.append(_item(text, c, Verdict("question", rules.question_subject(c)), correction))
+            continue
+        kind_before: str | None = None
+        subject_before: str | None = None
+        quantities = find_quantities(sc, body, b)
+        spans = _clause_spans(sc, body, b, lang, quantities, toks)
+        for i, (start, end) in enumerate(spans):
+            lead = _LEAD_JOINT.match(sc, start, end)
+            cbody = lead.end() if lead else start
+            ctoks = toks if len(spans) == 1 else None
+            c = _build(sc, a if i == 0 else cbody, cbody, end, lang, False, quantities, ctoks)
+            if i == 0 and rules.is_hypothetical(c):
+                break
+            verdict = rules.classify(c)
+            if verdict is None and kind_before == "constraint" and lx.EN_IMPERATIVE.match(c.core):
+                # "Never store keys in the repo, use the vault instead": the second order
+                # is part of the same rule.
+                verdict = Verdict("constraint", key(c.core, lang, action=True))
+            if verdict is None and c.quantities and (kind_before or correction):
+                # Elliptical: "…and 500 ms for ingestion", "…and Redis on 6380",
+                # "I meant 200 requests per minute": the number keeps the clause's kind.
+                verdict = Verdict(kind_before or "fact", key(c.core, lang) if i else None)
+            if verdict is None and correction and i == 0:
+                verdict = Verdict("fact", key(c.core, lang)) if key(c.core, lang) else None
+            if verdict is None:
+                continue
+            if verdict.subject is None and subject_before:
+                verdict = Verdict(verdict.kind, subject_before, verdict.negated)
+            kind_before, subject_before = verdict.kind, verdict.subject
+            if forced in ("constraint", "preference") and verdict.kind != forced:
+                verdict = Verdict(forced, verdict.subject, verdict.negated)
+            item = _item(text, c, verdict, correction)
+            if item.subject is None and item.unit and previous and previous[1] == unit_class(item.unit):
+                item = replace(item, subject=previous[0])
+            if item.subject:
+                previous = (item.subject, unit_class(item.unit))
+            out.append(item)
+    return out

@@ -1,0 +1,193 @@
+"""Length-preserving normalisation and masking of a message before the rules read it.
+
+Every transform here maps one character to one character, so an offset found in the
+prepared *scan* string is also an offset into the user's text: items quote the original
+verbatim while the rules read a cleaned copy. Three things happen:
+
+* full-width ASCII (``１２３``, ``：``, ``？``) becomes half-width, so one set of patterns
+  serves both (Japanese and Chinese input methods produce either);
+* text that is not the user's own statement is *masked* (replaced by ``MASK``, which no
+  rule pattern matches): fenced code, block-quote lines, URLs, inline code that contains
+  spaces, and quoted spans (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never
+  retry"`` then reads as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
+* traditional Chinese characters fold to simplified for Chinese sentences only
+  (``fold_traditional``), so one cue table serves both scripts and a subject restated in
+  the other script keys the same. Japanese keeps its kanji (実は must stay 実は).
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "\ue000"
+"""Private-use character standing in for masked text; not ``\\w``, so no cue matches it."""
+
+_FULLWIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)}
+_FULLWIDTH[0x3000] = 0x20  # ideographic space
+_APOSTROPHES = {0x2019: 0x27, 0x2018: 0x27}
+
+# Traditional -> simplified for the characters that occur in cue words, units and the
+# everyday vocabulary of the labelled set (software, travel, schedules). Not a full
+# converter: a character missing here only weakens subject matching across scripts.
+_TRAD = (
+    "們這個說對實際決還沒問題會時間開關機場車預價錢員體與為從來當後麼樣點種號碼庫據數處"
+    "標準備確認證網絡頁資訊聯繫設計劃進礙辦務須應該選擇歡較討厭傾態環線測試驗錯誤雖離運"
+    "營專業結構組織長達週過讓給記錄報導師經濟國語幫戶帳單飯館廳邊樓層電腦話視頻寬傳輸換"
+    "轉變舊條總統習慣啟動發佈雲區節鐘鏈壓縮載執現嗎裡裏兒隨將讀寫請謝別許終嚴絕塊萬億兩"
+    "幾歲曆團隊紀檔夾鍵盤稱優級戲劇書筆費貴買賣訂購飛張門醫藥療氣溫濕熱涼雙內滿額貨幣匯"
+    "稅維護復雜簡圖畫顯隱權註冊參欄項簽溝協議範圍評審獲連斷閉閱覽聽講課學練裝卻並於誰極"
+    "歷頭盡儘愛寧願覺見採納糾煩夠衝產質遷緩隻錶鎖鑰華麗鐵艙約擔憂慮觀壞勢慶貼"
+    "則餘擴殘補夥鬧災紅綠藍黃歸屬帶廣東亞豐臺灣陣彈擋驟蓋"
+)
+_SIMP = (
+    "们这个说对实际决还没问题会时间开关机场车预价钱员体与为从来当后么样点种号码库据数处"
+    "标准备确认证网络页资讯联系设计划进碍办务须应该选择欢较讨厌倾态环线测试验错误虽离运"
+    "营专业结构组织长达周过让给记录报导师经济国语帮户帐单饭馆厅边楼层电脑话视频宽传输换"
+    "转变旧条总统习惯启动发布云区节钟链压缩载执现吗里里儿随将读写请谢别许终严绝块万亿两"
+    "几岁历团队纪档夹键盘称优级戏剧书笔费贵买卖订购飞张门医药疗气温湿热凉双内满额货币汇"
+    "税维护复杂简图画显隐权注册参栏项签沟协议范围评审获连断闭阅览听讲课学练装却并于谁极"
+    "历头尽尽爱宁愿觉见采纳纠烦够冲产质迁缓只表锁钥华丽铁舱约担忧虑观坏势庆贴"
+    "则余扩残补伙闹灾红绿蓝黄归属带广东亚丰台湾阵弹挡骤盖"
+)
+assert len(_TRAD) == len(_SIMP), "traditional/simplified tables must align"
+_TRAD_TO_SIMP = str.maketrans(_TRAD, _SIMP)
+
+# --- masking ------------------------------------------------------------------------
+# Each pattern is bounded ({1,400} and friends) and has no nested quantifiers, so the
+# scan stays linear on adversarial input (a 100 KB run of quotes or backticks).
+
+_FENCE_LINE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+"""A line opening or closing a fenced code block (CommonMark: at most 3 spaces indent)."""
+_BLOCK_QUOTE = re.compile(r"^[ \t]{0,3}>[^\n]*", re.M)
+"""Markdown block quote: quoted from elsewhere, never the user's own instruction."""
+_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"']{1,2000}")
+_INLINE_CODE = re.compile(r"`([^`\n]{1,400})`")
+"""Inline code. Masked only when it holds a space (a command or snippet); a lone
+identifier such as `MAX_RETRIES` stays readable because it is often the subject."""
+_QUOTES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (opener, re.compile(re.escape(opener) + "([^" + closer + "\n]{1,400})" + re.escape(closer)))
+    for opener, closer in (('"', '"'), ("\u201c", "\u201d"), ("\u2018", "\u2019"),
+                           ("\u300c", "\u300d"), ("\u300e", "\u300f"), ("\u00ab", "\u00bb"))
+)
+"""Paired quotes: ASCII (full-width folded), “…”, ‘…’, 「…」, 『…』, «…». One literal-led
+pattern per pair, run only when its opener occurs."""
+_SINGLE_QUOTED = re.compile(r"'(?=\S)([^'\n]{1,200}?)(?<=\S)'(?![\w'])")
+"""'…' — but not an apostrophe: the opener must not follow a letter (checked in code)."""
+_RULE_FRAME = re.compile(r"(?:\b(?:rule|rules|policy|instruction|remember)\s*(?:is|was)?\s*:?|规则|規則|ルール)\s*$",
+                         re.I)
+"""A quote introduced as the rule itself ('Remember: "never push to main"') is the
+user's instruction, so it is left unmasked."""
+
+
+_MAY_MASK = re.compile("[\"'`>~:\u201c\u2018\u2019\u300c\u300e\u00ab]")
+"""Characters without which no masking rule can fire (fast path for plain prose)."""
+
+
+def fold_width(text: str) -> str:
+    """Map full-width ASCII and the ideographic space to half-width; same length."""
+    return text if text.isascii() else text.translate(_FULLWIDTH)
+
+
+def fold_traditional(text: str) -> str:
+    """Map the traditional Chinese characters we know to simplified; same length."""
+    return text.translate(_TRAD_TO_SIMP)
+
+
+def _fenced_blocks(scan: str) -> list[tuple[int, int]]:
+    """Spans of fenced code blocks, line by line (linear; a regex with a back-reference
+    to the fence backtracks quadratically on a long run of backticks). A block closes at
+    a line holding only a fence of the same character at least as long; an unclosed one
+    runs to the end of the message."""
+    blocks: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None  # (start, fence)
+    pos = 0
+    while pos <= len(scan):
+        nl = scan.find("\n", pos)
+        end = len(scan) if nl < 0 else nl
+        m = _FENCE_LINE.match(scan, pos, end)
+        if opened is None and m:
+            opened = (pos, m.group(1))
+        elif opened is not None and m and m.group(1)[0] == opened[1][0] \
+                and len(m.group(1)) >= len(opened[1]) and not scan[m.end():end].strip():
+            blocks.append((opened[0], end))
+            opened = None
+        if nl < 0:
+            break
+        pos = nl + 1
+    if opened is not None:
+        blocks.append((opened[0], len(scan)))
+    return blocks
+
+
+def _blank(chars: list[str], start: int, end: int) -> None:
+    for i in range(start, end):
+        if chars[i] != "\n":
+            chars[i] = MASK
+
+
+def prepare(text: str) -> str:
+    """Return the scan string: width-folded, with non-statements masked (see module doc).
+
+    ``len(prepare(t)) == len(t)`` always holds; the rules rely on it.
+    """
+    scan = fold_width(text)
+    if not _MAY_MASK.search(scan):  # plain prose: nothing to mask
+        return scan.translate(_APOSTROPHES) if "\u2019" in scan else scan
+    chars = list(scan)
+    if "```" in scan or "~~~" in scan:
+        for start, end in _fenced_blocks(scan):
+            _blank(chars, start, end)
+    if ">" in scan:
+        for m in _BLOCK_QUOTE.finditer(scan):
+            _blank(chars, m.start(), m.end())
+    if "://" in scan:
+        for m in _URL.finditer(scan):
+            _blank(chars, m.start(), m.start() + len(m.group().rstrip(".,;:!?)]}'\"")))
+    if "`" in scan:
+        for m in _INLINE_CODE.finditer(scan):
+            if " " in m.group(1):
+                _blank(chars, m.start(1), m.end(1))
+    spans = [m for opener, pattern in _QUOTES if opener in scan for m in pattern.finditer(scan)]
+    if "'" in scan:
+        spans += [m for m in _SINGLE_QUOTED.finditer(scan)
+                  if m.start() == 0 or not (scan[m.start() - 1].isalnum() or scan[m.start() - 1] in "_'")]
+    for m in spans:
+        line_start = scan.rfind("\n", 0, m.start()) + 1
+        if _RULE_FRAME.search(scan, line_start, m.start()):
+            continue
+        _blank(chars, m.start(1), m.end(1))
+    # Typographic apostrophes fold after masking, so "don’t" reads as "don't" while
+    # ‘…’ still counted as a quote above.
+    scan = "".join(chars)
+    return scan.translate(_APOSTROPHES) if "\u2019" in scan or "\u2018" in scan else scan
+
+
+# --- language -----------------------------------------------------------------------
+
+_KANA = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def detect_lang(text: str, default: str = "en") -> str:
+    """Dominant script of ``text``: ``"ja"`` when kana are present in earnest, ``"zh"``
+    when Han characters carry the sentence, else ``"en"``; ``default`` when no letters.
+
+    Kana never occur in Chinese, so a tenth of the CJK characters being kana is decisive;
+    Han characters win over Latin when they are at least a quarter as many (CJK packs a
+    word into one or two characters: "我们用 GitHub Actions 做 CI" is Chinese).
+    """
+    if text.isascii():
+        return "en" if _LATIN.search(text) else default
+    kana = len(_KANA.findall(text))
+    han = len(_HAN.findall(text))
+    latin = len(_LATIN.findall(text))
+    if kana and kana * 10 >= kana + han:
+        return "ja"
+    if han >= 2 and han * 4 >= latin:
+        return "zh"
+    if han and not latin:
+        return "zh"
+    if latin:
+        return "en"
+    return default

@@ -1,0 +1,408 @@
+"""Numbers with units: "30 s", "$1,200", "2.5k req/s", "5万円", "三十秒", "port 8080", "v3.2".
+
+Works on the prepared scan string (full-width digits already folded; see ``prepare``) and
+returns spans into it, so ``value_text`` is the number as written with digits normalised.
+Clock times, dates, years and identifiers ("H100", "eu-west-1", "UTF-8", "Q3") are not
+quantities: they are found first and every candidate overlapping them is dropped,
+because a date read as "3 days" would corrupt the memory it is meant to keep.
+
+Work is driven by the digits: the patterns run only where a digit (or a CJK numeral, or
+an English number word) is, and look back a few characters for a currency sign, a
+"port"/"version" cue or a month name. Scanning every position with an alternation of
+forty branches costs microseconds per character in Python's ``re``; this keeps a 2 KB
+message well under a millisecond.
+
+Unit names are normalised to one spelling per unit (``UNITS``): durations to s/ms/min/h/
+days/weeks/months/years, sizes to KB/MB/GB/TB (and the KiB family), money to ISO 4217
+codes (USD, EUR, GBP, JPY, CNY — "$", "元", "円" are ambiguous or script-bound, a code is
+not), rates to req/s and req/min. Port numbers and versions carry no unit; their
+``kind`` says what they are. A lowercase "m" straight after a number ("5m") is minutes,
+as in Go/Kubernetes durations, which is what it means in the conversations we serve.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number found in a scan string: ``[start, end)`` covers number and unit."""
+
+    value: float | None
+    value_text: str
+    unit: str | None
+    start: int
+    end: int
+    kind: str  # "measure" (has a unit or currency) | "port" | "version" | "bare"
+
+
+def _table(spec: str) -> dict[str, str]:
+    """Parse ``"canonical: surface surface…; …"`` into ``{surface.lower(): canonical}``."""
+    out: dict[str, str] = {}
+    for entry in spec.split(";"):
+        if entry.strip():
+            canonical, surfaces = entry.split(":", 1)
+            for surface in surfaces.split("|"):
+                out[surface.strip().lower()] = canonical.strip()
+    return out
+
+
+# Latin units: matched case-insensitively, must not run into a following letter.
+UNITS: dict[str, str] = _table("""
+    ms: ms|msec|msecs|millisecond|milliseconds;
+    s: s|sec|secs|second|seconds;
+    min: m|min|mins|minute|minutes;
+    h: h|hr|hrs|hour|hours;
+    days: d|day|days|business days|working days;
+    weeks: wk|wks|week|weeks;
+    months: mo|month|months;
+    years: yr|yrs|year|years;
+    nights: night|nights;
+    KB: kb; KiB: kib; MB: mb|meg|megs; MiB: mib; GB: gb|gig|gigs; GiB: gib; TB: tb; TiB: tib;
+    Mbps: mbps; Gbps: gbps;
+    %: %|percent|per cent|pct;
+    USD: usd|dollar|dollars|bucks; EUR: eur|euro|euros; GBP: gbp|pound|pounds|quid;
+    JPY: jpy|yen; CNY: cny|rmb|yuan;
+    °C: °c|℃|celsius|degrees celsius; °F: °f|℉|fahrenheit;
+    req/s: req/s|reqs/s|requests/s|rps|qps|requests per second|request per second|queries per second|requests a second|/s;
+    req/min: req/min|requests/min|rpm|requests per minute|requests a minute|/min;
+    tokens/s: tokens/s|tok/s|tokens per second;
+    req: req|reqs|request|requests|queries;
+    times: x|times|time|retries|retry|attempts|attempt;
+    people: people|persons|person|pax|guests|adults;
+    users: users|user; tokens: tokens|token|tok; words: words|word;
+    chars: chars|char|characters|character; lines: lines|line|loc;
+    spaces: spaces; items: items; cores: cores|vcpus|cpus; replicas: replicas;
+    workers: workers; rows: rows|records; pages: pages; files: files; tests: tests;
+    nodes: nodes; gpus: gpus; km: km|kilometers|kilometres; mi: mi|miles; kg: kg|kgs;
+    px: px|pixels; fps: fps
+""")
+
+# CJK units and counters: no word boundary is needed (or possible) after them.
+CJK_UNITS: dict[str, str] = _table("""
+    ms: 毫秒|ミリ秒; s: 秒钟|秒鐘|秒; min: 分钟|分鐘|分間|分;
+    h: 个小时|個小時|个钟头|小时|小時|時間; days: 日間|天|日;
+    weeks: 个星期|個星期|星期|週間|周|週; months: 个月|個月|ヶ月|か月|カ月|ヵ月|箇月;
+    years: 年; nights: 晚|泊|夜;
+    times: 次|回|遍|倍; people: 个人|個人|人|名|位;
+    CNY: 块钱|塊錢|块|塊|元|人民币|人民幣; JPY: 円|日元|日圓; USD: 美元|美金|ドル;
+    EUR: 欧元|歐元|ユーロ; GBP: 英镑|英鎊; °C: 度|℃;
+    req: 个请求|個請求|次请求|请求|請求|リクエスト; tokens: 个token|個token|トークン;
+    chars: 文字|字; lines: 行; pages: 页|頁|ページ; users: 个用户|個用戶|用户|用戶|ユーザー;
+    %: パーセント; items: 件|个|個|つ
+""")
+
+UNIT_CLASS: dict[str, str] = {
+    **{u: "time" for u in ("ms", "s", "min", "h", "days", "weeks", "months", "years")},
+    **{u: "data" for u in ("KB", "KiB", "MB", "MiB", "GB", "GiB", "TB", "TiB")},
+    **{u: "money" for u in ("USD", "EUR", "GBP", "JPY", "CNY")},
+    **{u: "rate" for u in ("req/s", "req/min", "tokens/s")},
+}
+
+
+def unit_class(unit: str | None) -> str | None:
+    """Dimension of a canonical unit ("time", "data", "money", "rate"), else the unit."""
+    return UNIT_CLASS.get(unit, unit) if unit else None
+
+
+def _alternation(surfaces: list[str]) -> str:
+    return "|".join(re.escape(s) for s in sorted(surfaces, key=len, reverse=True))
+
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_CURRENCY_SIGNS = {"$": "USD", "us$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "￥": "JPY"}
+_MULTIPLIERS = {"k": 1e3, "K": 1e3, "M": 1e6, "million": 1e6, "billion": 1e9, "bn": 1e9,
+                "千": 1e3, "万": 1e4, "萬": 1e4, "亿": 1e8, "億": 1e8}
+
+_DIGITS = re.compile(r"\d+")
+_NUMBER_AT = re.compile(
+    r"(?P<num>" + _NUM + r")(?![.,]?\d)"
+    r"(?:\s?(?P<range>-|–|~|〜|～|to)\s?(?P<num2>" + _NUM + r")(?![.,]?\d))?"
+    r"(?P<mult>[kK](?![A-Za-z])|M(?![A-Za-z])|\s?(?:million|billion|bn)\b|千|万|萬|亿|億)?"
+)
+"""A number at a digit, with an optional range ("3-5") and multiplier ("2.5k", "5万")."""
+_CURRENCY_BEFORE = re.compile(r"(?:US\$|\$|€|£|¥|￥)\s?$")
+_IDENTIFIER_BEFORE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-/:#@+^")
+"""A digit glued to these is part of a name (H100, eu-west-1, UTC+8, v2), not a number."""
+_UNIT_TOKENS = re.compile(r"( ?)([A-Za-z%°℃℉/][A-Za-z/.]*|[%°℃℉])(?: ([A-Za-z]+))?(?: ([A-Za-z]+))?")
+_UNIT_MAX_WORDS = max(len(u.split()) for u in UNITS)
+
+
+def _latin_unit(scan: str, pos: int, end: int) -> tuple[str, str, int] | None:
+    """(surface, canonical unit, end) of the Latin unit at ``pos`` (one space allowed)."""
+    m = _UNIT_TOKENS.match(scan, pos, end)
+    if m is None:
+        return None
+    words = [w for w in m.groups()[1:] if w]
+    for n in range(min(len(words), _UNIT_MAX_WORDS), 0, -1):
+        surface = " ".join(words[:n])
+        stripped = surface.rstrip(".")
+        for cand in (surface, stripped):
+            unit = UNITS.get(cand.lower())
+            if unit is None:
+                continue
+            stop = m.start(2) + len(cand) if n == 1 else m.end(n + 1) - (len(surface) - len(cand))
+            if stop < end and scan[stop].isascii() and scan[stop].isalnum():
+                continue
+            return (m.group(1) + cand, unit, stop)
+    return None
+_UNIT_CJK = re.compile(r"\s?(?:" + _alternation(list(CJK_UNITS)) + r")")
+
+_CJK_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4,
+               "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CJK_SCALE = {"十": 10, "百": 100, "千": 1000}
+_CJK_BIG = {"万": 10_000, "萬": 10_000, "亿": 100_000_000, "億": 100_000_000}
+_CJK_NUMERAL = re.compile(r"[〇零一二两兩三四五六七八九十百千万萬亿億]{1,12}")
+_CJK_NOT_AFTER = set("第几幾每万统統唯单單0123456789")
+_CJK_NOT_COUNTER = re.compile(r"次性|个别|個別|样|樣|起|直|些|般|下|[点點时時](?![间間])|月")
+"""Chinese/Japanese numerals count only when a unit or counter follows ("三次", "三十秒"):
+alone they are words (一起, 统一, 万一); 第三 is an ordinal, 一次性 "one-off", 三点 a time."""
+
+_EN_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
+             "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90,
+             "hundred": 100, "a hundred": 100, "a thousand": 1000, "a dozen": 12,
+             "a couple of": 2, "half an": 0.5, "half a": 0.5}
+"""English number words, read only when a unit follows ("three times", "two weeks")."""
+_EN_WORD_GATE = frozenset(w.split()[-1] if w.startswith(("a ", "half")) else w.split()[0]
+                          for w in _EN_WORDS) | {"couple", "half"}
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+_PERCENT_ZH = re.compile(r"百分之(?P<num>" + _NUM + r"|[〇零一二两三四五六七八九十百]{1,6})")
+_PORT_BEFORE = re.compile(
+    r"(?:\bport\s?(?:number\s?)?(?:is\s|=|:|of\s)?\s?|(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\]):"
+    r"|端口号?\s?(?:是|为|為|:)?\s?|ポート(?:番号)?\s?(?:は|:)?\s?)$", re.I)
+_PORT_DIGITS = re.compile(r"\d{2,5}(?![\d]|[.,]\d)")
+_VERSION_WORDS = frozenset(
+    "v version ver ver. python node nodejs django java postgres postgresql pg mysql redis ubuntu "
+    "debian react vue angular ruby php go golang rust kotlin swift typescript gcc clang cuda npm "
+    "pnpm numpy pandas pydantic sqlite kubernetes k8s helm terraform ios android macos chrome "
+    "firefox fastapi flask rails spring next.js tensorflow pytorch torch".split())
+"""Words after which a number is a version ("Python 3.11", "v2.3.1")."""
+_VERSION_CJK = re.compile(r"(?:版本号?(?:是|为|:)?|バージョン)$")
+_VERSION_DIGITS = re.compile(r"\d+(?:\.\d+){0,3}(?![\d.]*\d)")
+
+# Numbers that are times, dates or years, read from their first digit.
+_DATE_AT = re.compile(
+    r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"                                  # 2024-05-30
+    r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"                                # 5/30, 5/30/2024
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\b\.?)?"                 # 11:30, 6:40 am
+    r"|\d{1,2}(?:\.\d{2})?\s?[ap]\.?m\b\.?"                            # 4pm, 6 a.m.
+    r"|\d{1,2}(?:st|nd|rd|th)?\s(?:of\s)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]{0,6}\b"
+    r"|\d{1,2}(?:st|nd|rd|th)\b"                                      # the 12th
+    r"|\d{4}年(?:\d{1,2}月)?(?:\d{1,2}[日号號])?"                      # 2024年5月30日
+    r"|\d{1,2}月(?:\d{1,2}[日号號])?(?!份?\d)"                         # 3月10日, 3月
+    r"|\d{1,3}\s?[点點时時](?!間|间)(?:半|\d{1,2}分)?"                  # 3点, 15時
+    r"|(?:19|20)\d{2}\b(?!\s?(?:users|people|persons|requests|rows|items|tokens|words|lines|[a-z]{1,3}\b|%|元|円))",
+    re.I,
+)
+"""The year branch skips "2000 users", "2024 MB" and the like: a year carries no unit."""
+_MONTH_BEFORE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]{0,6}\.?\s$", re.I)
+_DAY = re.compile(r"\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s\d{4})?")
+_RATE_QUALIFIER = re.compile(r"per second|a second|/s\b|每秒|毎秒|秒間|秒あたり|秒当たり|per minute"
+                             r"|a minute|/min\b|每分钟|毎分|分あたり|分当たり|分間に", re.I)
+_NEGATED_BEFORE = re.compile(r"(?:\bnot|\bisn't|不是|并非|並非|而不是)\s?(?:\$|€|£|¥)?$", re.I)
+_NEGATED_AFTER = re.compile(r"\s?(?:じゃなくて|じゃなく|ではなく|ではありません)")
+_LOOKBACK = 16  # characters searched for a cue before a number
+
+
+def parse_cjk_numeral(text: str) -> int | None:
+    """Value of a Chinese/Japanese numeral ("三十" -> 30, "两千五百" -> 2500), else None."""
+    total, section, digit = 0, 0, None
+    for ch in text:
+        if ch in _CJK_DIGITS:
+            if digit is not None:  # "一二" is not a numeral
+                return None
+            digit = _CJK_DIGITS[ch]
+        elif ch in _CJK_SCALE:
+            section += (1 if digit is None else digit) * _CJK_SCALE[ch]
+            digit = None
+        elif ch in _CJK_BIG:
+            total += (section + (digit or 0)) * _CJK_BIG[ch]
+            section, digit = 0, None
+        else:
+            return None
+    return total + section + (digit or 0)
+
+
+def _float(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def find_quantities(scan: str, start: int = 0, end: int | None = None) -> list[Quantity]:
+    """All quantities in ``scan[start:end]`` in text order (spans are absolute).
+
+    Dates, clock times and years are skipped; a number refuted in place ("not 30",
+    "5人じゃなくて") is skipped too, since the statement asserts the other number.
+    """
+    end = len(scan) if end is None else end
+    found: list[Quantity] = []
+    resume = start
+    for d in _DIGITS.finditer(scan, start, end):
+        p = d.start()
+        if p < resume:
+            continue
+        quantity, resume = _at_digit(scan, p, start, end)
+        resume = max(resume, d.end())
+        if quantity is not None:
+            found.append(quantity)
+    if not scan[start:end].isascii():
+        found += _cjk_numerals(scan, start, end, found)
+    found += _english_numbers(scan, start, end)
+    found.sort(key=lambda q: q.start)
+    return [q for q in found if not _refuted(scan, q, start, end)]
+
+
+def _at_digit(scan: str, p: int, start: int, end: int) -> tuple[Quantity | None, int]:
+    """The quantity starting at digit ``p`` (or the date it belongs to), and where to resume."""
+    back = max(start, p - _LOOKBACK)
+    date = _DATE_AT.match(scan, p, end)
+    if date:
+        return None, date.end()
+    if _MONTH_BEFORE.search(scan, back, p):
+        day = _DAY.match(scan, p, end)
+        return None, day.end() if day else p + 1
+    cue = _PORT_BEFORE.search(scan, back, p)
+    digits = _PORT_DIGITS.match(scan, p, end) if cue else None
+    if cue and digits:
+        text = digits.group()
+        return Quantity(float(text), text, None, cue.start(), digits.end(), "port"), digits.end()
+    cue_start = _version_cue(scan, p, back)
+    digits = _VERSION_DIGITS.match(scan, p, end) if cue_start is not None else None
+    if cue_start is not None and digits:
+        text = digits.group()
+        value = float(text) if text.count(".") <= 1 else None
+        return Quantity(value, text, None, cue_start, digits.end(), "version"), digits.end()
+    if p > 0 and scan[p - 1] in _IDENTIFIER_BEFORE:
+        k = p
+        while k < end and (scan[k].isalnum() or scan[k] in "._-"):
+            k += 1
+        return None, k
+    m = _NUMBER_AT.match(scan, p, end)
+    if m is None:
+        return None, p + 1
+    cur = _CURRENCY_BEFORE.search(scan, back, p)
+    return _measure(scan, m, cur, end), m.end()
+
+
+def _version_cue(scan: str, p: int, back: int) -> int | None:
+    """Start of a version cue ending right before ``p`` (one space allowed), else None."""
+    k = p - 1 if p > back and scan[p - 1] == " " else p
+    j = k
+    while j > back and (scan[j - 1].isalnum() or scan[j - 1] in ".-"):
+        j -= 1
+    word = scan[j:k]
+    if word.lower() in _VERSION_WORDS and not (j > 0 and (scan[j - 1].isalnum() or scan[j - 1] == ".")):
+        return j
+    cjk = _VERSION_CJK.search(word)
+    return j + cjk.start() if cjk else None
+
+
+def _measure(scan: str, m: re.Match[str], cur: re.Match[str] | None, end: int) -> Quantity:
+    raw = m.group("num")
+    value = _float(raw)
+    mult = (m.group("mult") or "").strip()
+    if mult:
+        value *= _MULTIPLIERS.get(mult, _MULTIPLIERS.get(mult.lower(), 1.0))
+    span_end = m.end()
+    text = scan[m.start():span_end].strip()
+    sign = cur.group().strip().lower() if cur else ""
+    unit: str | None = _CURRENCY_SIGNS.get(sign)
+    cjk = _UNIT_CJK.match(scan, span_end, end)
+    found = (cjk.group(), CJK_UNITS[cjk.group().strip().lower()], cjk.end()) if cjk else None
+    found = found or _latin_unit(scan, span_end, end)
+    if found is not None and unit is None:
+        written, unit, stop = found
+        if unit == "years" and value >= 100:
+            unit = None
+        elif written == " m":  # "5 m" is metres; "5m" is minutes
+            unit = None
+        else:
+            span_end = stop
+    elif found is not None and unit in ("JPY", "CNY") and found[0].strip() in ("円", "元"):
+        span_end = found[2]
+    if unit == "JPY" and sign == "¥" and scan[m.end():m.end() + 3].strip()[:1] in ("元", "块", "塊"):
+        unit = "CNY"
+    if unit == "req":
+        rate = _RATE_QUALIFIER.search(scan, max(0, m.start() - 12), min(end, span_end + 24))
+        if rate is not None:
+            unit = "req/min" if "min" in rate.group().lower() or "分" in rate.group() else "req/s"
+    start = cur.start() if cur else m.start()
+    return Quantity(value, text, unit, start, span_end, "measure" if unit else "bare")
+
+
+def _cjk_numerals(scan: str, start: int, end: int, taken: list[Quantity]) -> list[Quantity]:
+    out: list[Quantity] = []
+    for m in _CJK_NUMERAL.finditer(scan, start, end):
+        if m.start() > 0 and scan[m.start() - 1] in _CJK_NOT_AFTER:
+            continue
+        if m.group()[0] not in _CJK_DIGITS and m.group()[0] != "十":
+            continue
+        if _CJK_NOT_COUNTER.match(scan, m.end(), end):
+            continue
+        unit_m = _UNIT_CJK.match(scan, m.end(), end)
+        value = parse_cjk_numeral(m.group())
+        if unit_m is None or value is None or unit_m.group() != unit_m.group().strip():
+            continue
+        if any(q.start < unit_m.end() and m.start() < q.end for q in taken):
+            continue
+        unit = CJK_UNITS[unit_m.group().lower()]
+        out.append(Quantity(float(value), m.group(), unit, m.start(), unit_m.end(), "measure"))
+    for m in _PERCENT_ZH.finditer(scan, start, end):
+        raw = m.group("num")
+        value = _float(raw) if raw[0].isdigit() else parse_cjk_numeral(raw)
+        if value is not None:
+            out = [q for q in out if not (q.start < m.end() and m.start() < q.end)]
+            taken[:] = [q for q in taken if not (q.start < m.end() and m.start() < q.end)]
+            out.append(Quantity(float(value), raw, "%", m.start(), m.end(), "measure"))
+    return out
+
+
+def _english_numbers(scan: str, start: int, end: int) -> list[Quantity]:
+    span = scan[start:end]
+    low = span.lower() if span.isascii() else span.translate(_ASCII_LOWER)
+    if _EN_WORD_GATE.isdisjoint(low.split()):
+        return []
+    out: list[Quantity] = []
+    for word, value in _EN_WORDS.items():
+        i = low.find(word + " ")
+        while i >= 0:
+            a = start + i
+            if a == 0 or not scan[a - 1].isalnum():
+                found = _latin_unit(scan, a + len(word), end)
+                if found is not None and len(found[0].strip()) > 1:
+                    out.append(Quantity(float(value), scan[a:a + len(word)], found[1], a,
+                                        found[2], "measure"))
+            i = low.find(word + " ", i + 1)
+    out.sort(key=lambda q: (q.start, -q.end))
+    kept: list[Quantity] = []
+    for q in out:  # "a hundred" and "hundred" overlap: keep the longer, earlier one
+        if not kept or q.start >= kept[-1].end:
+            kept.append(q)
+    return kept
+
+
+def _refuted(scan: str, q: Quantity, start: int, end: int) -> bool:
+    before = scan[max(start, q.start - 10):q.start]
+    return bool(_NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(scan, q.end, min(end, q.end + 8)))
+
+
+_PER = re.compile(r"\s?(?:あたり|当たり|につき|に|per|/|每|毎)?\s?", re.I)
+"""What sits between a unit denominator and the amount: "一人5万円", "1分あたり100"."""
+
+
+def primary_quantity(quantities: list[Quantity], scan: str) -> Quantity | None:
+    """The quantity a clause is about: the first with a unit, port or version, else the
+    first bare number. A "1 <unit>" directly followed by another quantity is a
+    denominator ("一人5万円" is 50 000 yen per person; "1分あたり100リクエスト" is 100
+    requests a minute), so it is skipped.
+    """
+    ranked = [q for q in quantities if q.kind != "bare"]
+    for i, q in enumerate(ranked):
+        nxt = ranked[i + 1] if i + 1 < len(ranked) else None
+        if q.value == 1 and nxt is not None and _PER.fullmatch(scan[q.end:nxt.start]):
+            continue
+        return q
+    return quantities[0] if quantities else None

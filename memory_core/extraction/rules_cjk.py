@@ -1,0 +1,252 @@
+"""Chinese and Japanese clause rules (see ``rules_en`` for the order and its reasons).
+
+The order is the same as for English: reported speech, preference, the earlier of a
+constraint or a decision cue, requests, then facts. What differs is where the words
+sit. Chinese puts the subject before a copula (是/为/在/有…), so a fact's key is the
+text before it ("我们的预算是5000元" -> "预算"). Japanese marks the topic with は or
+the subject with が and puts the verb — and with it most cues (しないでください,
+にしましょう, が好き) — at the end, so keys come from the topic or the phrase before
+the first case particle. Chinese input is already folded to simplified script.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_core.extraction import lexicon as lx
+from memory_core.extraction.clause import Clause, Verdict
+from memory_core.extraction.prepare import MASK
+from memory_core.extraction.subject import cjk_key
+
+_WORDY = re.compile(r"[^\W_]")
+"""A letter or digit: quote marks and masked text (``MASK``) are neither."""
+_ZH_CHOICE_VERB = re.compile(r"^(?:用|采用|使用|选|选择|改用|就用)")
+_ZH_COMMA = re.compile(r"[，,]")
+_ZH_NEGATION = re.compile(r"不|别|勿")
+_ZH_CLAUSE_END = re.compile(r"[，,。；;]")
+_ZH_PROPOSAL_LEAD = re.compile(r"^(?:把|将|用|使用|你|我们|咱们)")
+_ZH_COPULA = re.compile(
+    r"(?<![但就还也只总要若于可倒真不])是|(?<![因作成认以])为|(?<![现正存所实])在|(?<![所没还只拥具])有"
+    r"|叫做|叫|等于|位于|设为|设置为|改到|改成|改为|定在|大概|大约|约为|已经|每|将|(?<!开)会(?!议)"
+    r"|能|可以|需要|支持"
+)
+_ZH_META_NOUNS = frozenset(("问题", "事情", "事", "情况", "疑问", "重点", "关键"))
+_ZH_TARGET = re.compile(r"(?:做|作为|当作|当|来做|来当)(?P<t>[^，,。；吧了]{1,12})")
+_ZH_CHOICE_TAIL = re.compile(r"[吧了啦呀，,。].*$")
+_ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么|哪里|哪儿|哪个|哪|几点|几|多少|是否|是不是"
+                                r"|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
+_ZH_FUTURE_RULE = re.compile(r"(?:以后|今后|从今以后|从现在开始|从现在起)(?P<np>[^，,。]{0,8}?)(?:都|一律|统一|只|全部)")
+_ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
+
+_JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
+_JA_OBJECT = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:を|に|で|が|は|と|へ)")
+_JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある|あります"
+                             r"|ません|ない|た|完了|予定)$")
+_JA_REFUTED = re.compile(r"[^、。はがを]{0,15}?(?:じゃなくて|じゃなく|ではなくて|ではなく(?!て?も))")
+""""5433じゃなくて" names the refuted value; it is not the subject."""
+_JA_VERB_TAIL = re.compile(r"(?:こと|の|する|します|して|しよう|した)+$")
+_JA_PARTICLES = re.compile(r"(?:には|では|から|まで|より|を|に|で|は|が|と|へ)")
+_JA_DEMONSTRATIVE = re.compile(r"^(?:これ|それ|あれ|ここ|そこ|今日|明日|今)$")
+_JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しないで$")
+_JA_PURPOSE = re.compile(r"(?P<t>[^、。をはが]{1,15})に使")
+
+
+def _has_words(text: str) -> bool:
+    return _WORDY.search(text) is not None
+
+
+# --- Chinese ------------------------------------------------------------------------
+
+def _zh_subject_before(core: str) -> str | None:
+    m = _ZH_COPULA.search(core)
+    head = core[: m.start()] if m else core
+    subject = cjk_key(head, "zh")
+    if m and subject in _ZH_META_NOUNS:  # "问题是什么时候上线" is about 上线
+        return cjk_key(core[m.end():], "zh") or subject
+    return subject
+
+
+def _zh_choice(rest: str) -> str | None:
+    target = _ZH_TARGET.search(rest)
+    if target:
+        return cjk_key(target.group("t"), "zh")
+    rest = _ZH_CHOICE_TAIL.sub("", rest)
+    rest = _ZH_CHOICE_VERB.sub("", rest)
+    return cjk_key(rest, "zh", keep_last=False)
+
+
+def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
+    m = _ZH_FUTURE_RULE.search(core)
+    if m:
+        return m.start(), False, cjk_key(m.group("np"), "zh") or cjk_key(core[m.end():], "zh", keep_last=False)
+    for m in lx.ZH_CONSTRAINT.finditer(core):  # gated: no cue phrase, no scan
+        if _ZH_NOT_RULE.search(core[: m.end()]):
+            continue
+        neg = bool(lx.ZH_CONSTRAINT_NEG.search(m.group()))
+        before = cjk_key(core[: m.start()], "zh") if m.start() else None
+        after = cjk_key(core[m.end():], "zh", keep_last=False)
+        return m.start(), neg, before or after
+    imp = lx.ZH_IMPERATIVE.match(core)
+    if imp and (c.quantities or c.condition or lx.ZH_STANDING.search(core)):
+        head = _ZH_COMMA.split(core, maxsplit=1)[0]
+        return 0, bool(_ZH_NEGATION.search(core)), cjk_key(head, "zh", keep_last=False)
+    return None
+
+
+def classify_zh(c: Clause) -> Verdict | None:
+    """Classify a Chinese user statement; None when it is not memory."""
+    core = c.core
+    m = lx.ZH_REPORTED.match(core)
+    if m and not lx.ZH_FIRST_PERSON.match(m.group("who")):
+        said = _ZH_CLAUSE_END.split(core[m.end():].lstrip("，,:： "), maxsplit=1)[0]
+        if not _has_words(said):
+            return None
+        return Verdict("fact", cjk_key(m.group("who"), "zh"))
+    hedged = lx.ZH_FIRST_PERSON_FRAME.match(core)
+    if hedged:
+        core = core[hedged.end():]
+    m = lx.ZH_PREFERENCE.search(core)
+    if m:
+        neg = bool(lx.ZH_PREFERENCE_NEG.search(m.group()))
+        rest = _ZH_COMMA.split(core[m.end():], maxsplit=1)[0]
+        return Verdict("preference", cjk_key(rest, "zh") or cjk_key(core[: m.start()], "zh"), neg)
+    rule = _zh_rule(c, core)
+    dec = lx.ZH_DECISION.search(core)
+    if rule and (dec is None or rule[0] <= dec.start()):
+        return Verdict("constraint", rule[2], rule[1])
+    if dec:
+        rest = core[dec.start():] if dec.group().startswith("用") else core[dec.end():]
+        return Verdict("decision", _zh_choice(rest) or cjk_key(core[: dec.start()], "zh"))
+    if lx.ZH_REQUEST.match(core):
+        return None
+    copula = _ZH_COPULA.search(core)
+    subject = _zh_subject_before(core)
+    if subject is None and copula is not None and copula.group() == "是":
+        subject = cjk_key(core[copula.end():], "zh")
+    first_person = lx.ZH_FIRST_PERSON.match(core)
+    if hedged and copula is None:
+        return None
+    if copula is None and not c.quantities and not (first_person and len(core) >= 4):
+        return None
+    if subject is None and not c.quantities:
+        return None
+    if c.quantities and c.quantities[0].kind == "port" and subject and "端口" not in subject:
+        subject += "端口"
+    return Verdict("fact", subject)
+
+
+def zh_question_subject(c: Clause) -> str | None:
+    """Key of a Chinese question: question words and particles removed."""
+    core = _ZH_QUESTION_WORDS.sub("", c.core)
+    return _zh_subject_before(core) or cjk_key(core, "zh")
+
+
+def zh_is_request(c: Clause) -> bool:
+    return bool(lx.ZH_REQUEST.match(c.core))
+
+
+def zh_is_hypothetical(c: Clause) -> bool:
+    return c.question and bool(lx.ZH_HYPOTHETICAL.match(c.raw))
+
+
+def zh_proposal(c: Clause) -> Verdict | None:
+    m = lx.ZH_PROPOSAL.search(c.core)
+    if m is None:
+        return None
+    rest = _ZH_PROPOSAL_LEAD.sub("", c.core[m.end():])
+    return Verdict("proposal", _zh_subject_before(rest) or _zh_choice(rest))
+
+
+# --- Japanese -----------------------------------------------------------------------
+
+def _ja_topic(core: str) -> str | None:
+    m = _JA_TOPIC.match(core)
+    if m is None:
+        return None
+    topic = m.group("t")
+    return cjk_key(topic.split("を", 1)[0] if "を" in topic else topic, "ja")
+
+
+def _ja_object(core: str) -> str | None:
+    m = _JA_OBJECT.match(core)
+    return cjk_key(m.group("t") if m else core, "ja")
+
+
+def _ja_action(phrase: str) -> str | None:
+    """Key of a Japanese verb phrase: "金曜日にリリースすること" -> "リリース"."""
+    phrase = _JA_VERB_TAIL.sub("", phrase)
+    chunks = [p for p in _JA_PARTICLES.split(phrase) if cjk_key(p, "ja")]
+    return cjk_key(chunks[-1], "ja") if chunks else None
+
+
+def classify_ja(c: Clause) -> Verdict | None:
+    """Classify a Japanese user statement; None when it is not memory."""
+    core = _JA_REFUTED.sub(lambda m: MASK * len(m.group()), c.core)
+    m = lx.JA_REPORTED.search(core)
+    if m:
+        content = core[: m.start()]
+        who = _JA_TOPIC.match(content)
+        said = content[who.end():] if who else content
+        if not _has_words(said):
+            return None
+        return Verdict("fact", cjk_key(who.group("t"), "ja") if who else None)
+    fp = lx.JA_FIRST_PERSON.match(core)
+    if fp:
+        core = core[fp.end():]
+    m = lx.JA_PREFERENCE.search(core)
+    if m:
+        neg = bool(lx.JA_PREFERENCE_NEG.search(m.group()))
+        before = core[: m.start()]
+        subject = _ja_topic(before) or cjk_key(before, "ja") or _ja_object(core[m.end():])
+        return Verdict("preference", subject, neg)
+    rule = lx.JA_CONSTRAINT.search(core)
+    if rule and _JA_WEAK_RULE.fullmatch(rule.group()):
+        standing = _JA_TOPIC.match(core) or c.quantities or lx.JA_STANDING.search(core)
+        rule = rule if standing else None
+    dec = lx.JA_DECISION.search(core)
+    subject = _ja_topic(core) or _ja_object(core)
+    if rule and (dec is None or rule.start() <= dec.start()):
+        neg = bool(lx.JA_CONSTRAINT_NEG.search(rule.group()))
+        return Verdict("constraint", subject, neg)
+    if dec:
+        return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
+    topic = _JA_TOPIC.match(core)
+    if lx.JA_POLITE_REQUEST.search(core) and topic and not _JA_DEMONSTRATIVE.match(topic.group("t")):
+        return Verdict("constraint", subject, bool(lx.JA_CONSTRAINT_NEG.search(core)))
+    if lx.JA_REQUEST.search(core) or lx.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
+        return None
+    if not _JA_DECLARATIVE.search(core.rstrip("。!！")) and not c.quantities:
+        return None
+    subject = _ja_topic(core)
+    if subject is None and c.quantities:
+        subject = _ja_object(core)
+    if subject is None and not c.quantities:
+        if fp and len(core) >= 4:
+            return Verdict("fact", _ja_object(core))
+        return None
+    if c.quantities and c.quantities[0].kind == "port" and subject and "ポート" not in subject:
+        subject += "ポート"
+    return Verdict("fact", subject)
+
+
+def ja_question_subject(c: Clause) -> str | None:
+    return _ja_topic(c.core) or _ja_object(c.core)
+
+
+def ja_is_request(c: Clause) -> bool:
+    return bool(lx.JA_REQUEST.search(c.core))
+
+
+def ja_is_hypothetical(c: Clause) -> bool:
+    return c.question and bool(lx.JA_HYPOTHETICAL.search(c.raw))
+
+
+def ja_proposal(c: Clause) -> Verdict | None:
+    m = lx.JA_PROPOSAL.search(c.core)
+    if m is None:
+        return None
+    before = c.core[: m.start()]
+    purpose = _JA_PURPOSE.search(before)
+    if purpose:
+        return Verdict("proposal", cjk_key(purpose.group("t"), "ja"))
+    return Verdict("proposal", _ja_topic(before) or _ja_object(before))

@@ -1,0 +1,317 @@
+"""English clause rules: which kind a clause is, and what it is about.
+
+Order of the checks, and why:
+
+1. Reported speech ("My manager said…", 'The log said "…"') is a fact about the speaker
+   at most — the issue is explicit that it is never a rule for the agent — and nothing
+   when all it reports is a quote.
+2. A preference ("I prefer…", "I'd rather…", "my favourite…") is decided by its
+   first-person cue before any rule word inside it ("I prefer we never…").
+3. Constraints and decisions: whichever cue comes first wins ("We'll use Postgres,
+   never MySQL" is a decision; "Always use UTC, let's not argue" a rule). A constraint
+   is a prohibition or obligation cue (never/don't/always/make sure/must…), a "No X"
+   ban, a team norm ("we never…"), or an instruction that lasts: a base-form verb
+   with a quantity, a condition, a scope word ("every", "by default") or a verb that
+   only makes sense as a standing order ("keep", "answer", "stick to"). A softened
+   instruction ("if possible", "ideally") is a preference instead.
+4. Requests and one-off instructions ("Can you…", "Fix the login bug") yield nothing:
+   they are the conversation, not memory.
+5. A fact is a declarative clause with a subject and a verb; it is kept only when it
+   has a subject key or a number (so "It works now" is dropped).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_core.extraction import lexicon as lx
+from memory_core.extraction.clause import Clause, Verdict
+from memory_core.extraction.prepare import MASK
+from memory_core.extraction.subject import en_key
+
+_ALNUM = re.compile(r"[A-Za-z0-9]")
+_WH = re.compile(r"(?:what|which|whose)\s", re.I)
+_PURPOSE = re.compile(r"\s(?:to|for|so\sthat|in\sorder\sto|because|since)\s", re.I)
+"""Where a choice's object ends and its purpose begins ("batch the writes to cut latency")."""
+_TO_VERBS = frozenset("switch switching move moving migrate migrating stick sticking go going change "
+                      "changing upgrade upgrading downgrade downgrading set setting back up due next "
+                      "close bump bumping pin pinning".split())
+"""Verbs whose "to" names the choice itself ("switching to uv"), not a purpose."""
+_CHOICE_LEAD = re.compile(r"^(?:to|on|that|we|i|with)\s+", re.I)
+_NORM_NEGATION = re.compile(r"never|don't|do\snot", re.I)
+_MODAL_NEGATION = re.compile(r"not|n't|never|forbidden|prohibited|banned", re.I)
+_DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
+_FIRST_PERSON_VERB = re.compile(r"(?:i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
+                                r"|just|really|mostly|currently|normally|typically)\s)*(?P<v>[a-z]+)", re.I)
+_NON_SPACE = re.compile(r"\S+")
+_PREPOSITION_SPLIT = re.compile(r"\s(?:in|at|to|from|on|for|with|by|about)\s")
+_QUOTE_MARKS = re.compile(r"[\"'“”‘’]")
+_FAVOURITE = re.compile(r"(?:my\s)?(?:favou?rite|preferred|go-to)\s(?P<n>[\w\s-]{1,30}?)\s(?:is|are)\b", re.I)
+_PROPOSAL_LEAD = re.compile(r"^(?:that\s)?(?:we|you|i)?\s*(?:use|try|should|could|might|want\sto|to"
+                            r"|is\sto|would\sbe\sto|be\sto|also)?\s*", re.I)
+_COPULA_WORDS = frozenset(("is", "are", "was", "were"))
+_SCOPING_PREPOSITIONS = frozenset(("in", "for", "with"))
+_PRONOUNS = frozenset("it this that there they he she these those something everything".split())
+_FIRST = frozenset(("i", "we"))
+_TIME_WORDS = re.compile(
+    r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight"
+    r"|yesterday|next|this|last|now|later|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*"
+    r"|q[1-4]|\d)", re.I)
+_VERB_WORDS = frozenset("""
+    is are was were am isn't aren't wasn't weren't will won't would can can't cannot could should
+    has have had hasn't haven't does doesn't do don't did didn't got gets remains stays becomes
+    equals lives costs takes holds handles supports lands starts ends fails works needs requires
+    contains includes sits points depends moved runs uses expires lasts means belongs goes went
+    returns fixed broke breaks crashed crashes leaves arrives departs opens closes begins began
+    finished finishes happens happened serves stores owns live work use run need have want fly
+    leave arrive usually always never often sometimes already still""".split())
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+
+
+def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
+    """The first verb after a subject: a known verb, or a word ending in -s/-ed that does
+    not follow a determiner ("The build fails", not "The tests")."""
+    if _VERB_WORDS.isdisjoint(toks) and not any(t.endswith(("s", "ed")) for t in toks):
+        return None
+    previous = ""
+    for w in _WORD.finditer(core):
+        low = w.group().lower()
+        if w.start() > 0 and (low in _VERB_WORDS or (
+                len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
+                and previous not in ("", "of", "in", "for", "to", "and", "or"))):
+            return w
+        previous = low
+    return None
+
+
+_PRONOUN_CONTRACTION = re.compile(
+    r"^(?:it|that|there|this|what|he|she|i|we|you|they|here|who)('s|'re|'m|'ll|'ve|'d)(?![\w'])",
+    re.I)
+_DETERMINERS = frozenset("the a an my our your their his her its this that these those each "
+                         "every all some any no".split())
+_COPULAS = frozenset("is are was were am 's 're 'm isn't aren't wasn't weren't".split())
+_FIRST_PERSON_SKIP = lx.Lead(re.compile(
+    r"^(?:i|we)(?:'m|\sam|'re|\sare)?\s(?:not\ssure|just\s(?:curious|wondering|checking|saying)"
+    r"|wondering|curious|going\sto\sask|trying\sto|back|here|ready|confused|sorry|glad|happy"
+    r"|excited|afraid\sso|done\s(?:for|with))\b"
+    r"|^(?:i|we)\s(?:don't|do\snot|didn't)\s(?:know|understand|get|see|remember|think|care)\b"
+    r"|^(?:i|we)(?:'ll|\swill|'d|\swould)\s|^i\s(?:guess|see|mean|hope|wish|wonder)\b"
+    r"|^i\shave\sa\squestion", re.I), "i we i'm we're i'll we'll i'd we'd")
+_REFERENCE = re.compile(r"^(?:that|this|it|those|these|them|so|too|one)\b", re.I)
+_LEADING_PREP = re.compile(r"^(?:on|in|at|to|from|for|with|a|an|the|about|around|of)\s+", re.I)
+_QUESTION_LEAD = re.compile(
+    r"^(?:(?:do|does)\s(?:you|anyone|anybody)\sknow\s|any\sidea\s|i\swonder\s)?(?:(?:if|whether)\s)?"
+    r"(?:(?:what|when|where|which|who|whom|whose|why|how)(?:'s|\s(?:long|much|many|often|far"
+    r"|big|soon|old))?\s+)?(?:(?:is|are|am|was|were|do|does|did|can|could|should|would|will"
+    r"|shall|may|might|have|has)(?:n't)?\s+)?(?:(?:we|i|you|they|it|there)\s+)?", re.I)
+_FOR_TARGET = re.compile(r"\bfor\s+(?:the|our|my|your|their|this|that)\s(?P<t>[^,;.]{1,60})", re.I)
+"""A role ("for the session cache"), not a benefit ("for faster installs")."""
+_PREF_LEAD = re.compile(r"^(?:to\s|have\s|having\s|using\s|use\s|it\swhen\s|when\s|it\sif\s|if\s"
+                        r"|it\sthat\s|that\s|you\s|them\s|it\s)+", re.I)
+
+
+def _words(text: str) -> bool:
+    return _ALNUM.search(text) is not None
+
+
+def _target_or_object(rest: str) -> str | None:
+    """Key a choice: its "for X" purpose when X is not a time, else its object."""
+    rest = _CHOICE_LEAD.sub("", rest.strip())
+    m = _FOR_TARGET.search(rest)
+    if m and not _TIME_WORDS.match(m.group("t").strip()):
+        target = en_key(m.group("t"))
+        if target:
+            return target
+    obj = rest[: m.start()] if m else rest
+    for purpose in _PURPOSE.finditer(obj):
+        before = obj[: purpose.start()].split()
+        if purpose.group().strip().lower() != "to" or not before or before[-1].lower() not in _TO_VERBS:
+            obj = obj[: purpose.start()]
+            break
+    return en_key(obj, action=True)
+
+
+def _is_standing(c: Clause, verb: str, core: str) -> bool:
+    """An imperative that is a lasting instruction rather than a one-off request."""
+    if verb.lower() in lx.EN_VERY_STANDING:
+        return True
+    has_number = any(q.kind != "bare" or q.value is not None for q in c.quantities)
+    strong = bool(lx.EN_STANDING_SCOPE.search(core, c.tokens)) or c.condition is not None
+    if verb.lower() in lx.EN_STANDING_VERBS:
+        return has_number or strong or not _SCOPING_PREPOSITIONS.isdisjoint(c.tokens)
+    return has_number or strong
+
+
+def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool] | None:
+    """(position, negated, subject, is_imperative) of a constraint cue, else None."""
+    for pattern, negated in ((lx.EN_NEG_IMPERATIVE, True), (lx.EN_POS_IMPERATIVE, False),
+                             (lx.EN_NO_NOUN, True)):
+        m = pattern.match(core, first)
+        if m:
+            rest = core[m.end():]
+            rest = lx.EN_IMPERATIVE.pattern.sub(lambda mm: mm.group("verb"), rest, count=1)
+            return 0, negated, en_key(rest, action=True), True
+    m = lx.EN_TEAM_NORM.match(core, first)
+    if m:
+        neg = bool(_NORM_NEGATION.search(m.group()))
+        return 0, neg, en_key(core[m.end():], action=True), False
+    m = lx.EN_MODAL_RULE.search(core, c.tokens)
+    if m:
+        np = core[: m.start()].strip().rsplit(",", 1)[-1].strip()
+        if np.lower() not in _FIRST and _words(np) or not np:
+            neg = bool(_MODAL_NEGATION.search(m.group()))
+            subject = None if np.lower() in _PRONOUNS | {"you"} else en_key(np)
+            return m.start(), neg, subject or en_key(core[m.end():], action=True), False
+    m = lx.EN_IMPERATIVE.match(core, first)
+    if m and _COPULA_WORDS.isdisjoint(c.tokens):
+        if _is_standing(c, m.group("verb"), core):
+            neg = bool(lx.EN_NEGATION.search(core, c.tokens))
+            return 0, neg, en_key(core[m.start("verb"):], action=True), True
+    return None
+
+
+def _fact(core: str, c: Clause, first: str) -> Verdict | None:
+    np_end, pred_start, verb = -1, -1, ""
+    contraction = _PRONOUN_CONTRACTION.match(core) if "'" in first else None
+    if contraction:
+        np_end, pred_start, verb = contraction.start(1), contraction.end(), contraction.group(1)
+    else:
+        m = _first_verb(core, c.tokens)
+        first_person = _FIRST_PERSON_VERB.match(core) if first in ("i", "we", "you") else None
+        if first_person and (m is None or m.start() > first_person.start("v")):
+            m = _NON_SPACE.search(core, first_person.start("v"))  # "We see 2.5k req/s"
+        if m is None:
+            return None
+        np_end, pred_start, verb = m.start(), m.end(), m.group()
+    np = core[:np_end].strip().lower().rsplit(",", 1)[-1].strip()
+    pred = core[pred_start:].strip()
+    if not np:
+        return None
+    if np in _PRONOUNS:
+        subject = en_key(pred) if np == "there" else None
+    elif np in _FIRST:
+        light = verb.lower() in _COPULAS or verb.lower() in ("have", "has", "had")
+        obj = _LEADING_PREP.sub("", pred)
+        if not c.quantities and (not _words(obj) or _REFERENCE.match(obj)):
+            return None  # "I agree", "I tried that": about the conversation, not the world
+        phrase = pred if light else f"{verb} {pred}"
+        phrase = _LEADING_PREP.sub("", phrase)
+        subject = en_key(_PREPOSITION_SPLIT.split(phrase, maxsplit=1)[0],
+                         action=True)
+    else:
+        subject = en_key(np)
+        if subject and _TIME_WORDS.match(subject) and verb.lower() in _COPULAS:
+            subject = en_key(pred) or subject
+    if subject is None and not c.quantities:
+        return None
+    return Verdict("fact", subject)
+
+
+def _with_port(subject: str | None, c: Clause) -> str | None:
+    kinds = {q.kind for q in c.quantities[:1]}
+    for kind, word in (("port", "port"), ("version", "version")):
+        if kind in kinds and subject and word not in subject.split():
+            return f"{subject} {word}"
+    return subject
+
+
+def classify(c: Clause) -> Verdict | None:
+    """Classify an English user statement (see module doc); None when not memory."""
+    core = c.core
+    m = lx.EN_REPORTED.match(core) if not lx.EN_REPORTING_VERBS.isdisjoint(c.tokens) else None
+    if m and m.group("who").strip().lower() not in _FIRST:
+        rest = core[m.end():]
+        if not _words(_QUOTE_MARKS.sub("", rest)):
+            return None
+        return Verdict("fact", en_key(m.group("who")) or en_key(rest, action=True))
+    raw = c.raw
+    first = c.first
+    m = lx.EN_FIRST_PERSON_FRAME.match(core, first)
+    if m and _words(core[m.end():]):
+        core, raw = core[m.end():], raw[m.end():]
+        first = lx.first_word(core)
+    m = lx.EN_PREFERENCE.match(core, first) or lx.EN_PREFERENCE_ANY.search(core, c.tokens)
+    if m:
+        neg = bool(lx.EN_PREFERENCE_NEG.search(m.group()))
+        fav = _FAVOURITE.match(core, m.start())
+        rest = fav.group("n") if fav else _PREF_LEAD.sub("", raw[m.end():].strip())
+        subject = en_key(rest, action=True) if not fav else en_key(rest)
+        if subject is None and m.start() > 0:
+            subject = en_key(core[: m.start()])
+        return Verdict("preference", subject, neg)
+    rule = _rule(core, c, first)
+    dec = lx.EN_DECISION.match(core, first) or lx.EN_DECISION_ANY.search(core, c.tokens)
+    if rule and (dec is None or rule[0] <= dec.start()):
+        pos, neg, subject, imperative = rule
+        if imperative and not neg and lx.EN_SOFTENER.search(c.raw, c.tokens):
+            return Verdict("preference", subject)
+        return Verdict("constraint", _with_port(subject, c), neg)
+    if dec:
+        neg = bool(_DECISION_NEGATION.search(dec.group()))
+        return Verdict("decision", _target_or_object(core[dec.end():]), neg)
+    imperative = lx.EN_IMPERATIVE.match(core, first)
+    if imperative and lx.EN_SOFTENER.search(c.raw, c.tokens):
+        return Verdict("preference", en_key(core[imperative.start("verb"):], action=True))
+    if lx.EN_REQUEST.match(core, first) or _FIRST_PERSON_SKIP.match(core, first):
+        return None
+    if imperative and _COPULA_WORDS.isdisjoint(c.tokens):
+        return None
+    fact = _fact(core, c, first)
+    if fact is not None:
+        return Verdict("fact", _with_port(fact.subject, c))
+    return _fragment(core, c)
+
+
+_BOUND = re.compile(r"^(?:max(?:imum)?|min(?:imum)?|at\smost|at\sleast|up\sto|no\smore\sthan"
+                    r"|no\sless\sthan|not\smore\sthan|under|below|limit(?:ed)?\sto|capped\sat|cap\sat)\b",
+                    re.I)
+_FRAGMENT_WORDS = 6
+
+
+def _fragment(core: str, c: Clause) -> Verdict | None:
+    """A verbless note with a number: "max 500 MB" is a bound (constraint); "port 8080"
+    and "timeout: 30s" are settings (facts keyed by the words before the number)."""
+    if not c.quantities or len(core.split()) > _FRAGMENT_WORDS:
+        return None
+    first = c.quantities[0]
+    head = c.raw[: max(0, first.start - c.body_start)]
+    if first.kind in ("port", "version"):
+        head = c.raw[: max(0, first.end - len(first.value_text) - c.body_start)]
+    if _BOUND.match(core):
+        return Verdict("constraint", en_key(_BOUND.sub("", head)))
+    subject = en_key(head.rstrip(" :=-"))
+    return Verdict("fact", _with_port(subject, c)) if subject else None
+
+
+def question_subject(c: Clause) -> str | None:
+    """Key of what an English question asks about ("Is the rate limit per user?"): the
+    noun phrase after the question word and auxiliary, up to its verb."""
+    asked = _QUESTION_LEAD.sub("", c.core.strip())
+    verb = _first_verb(asked, c.tokens)
+    if verb is None:
+        return en_key(asked)
+    before, after = en_key(asked[: verb.start()]), en_key(asked[verb.end():])
+    if before and after and verb.group().lower() in _COPULAS and _WH.match(c.core):
+        return " ".join((after + " " + before).split()[-4:])  # "What time zone is the client in?"
+    return before or en_key(asked)
+
+
+def is_request(c: Clause) -> bool:
+    """'Can you…?', 'Could you…?': asks the agent to act, not an open question."""
+    return bool(lx.EN_REQUEST.match(c.core, c.first))
+
+
+def is_hypothetical(c: Clause) -> bool:
+    """'If we used X, would…?' — neither a fact nor an open question worth keeping."""
+    if not lx.EN_HYPOTHETICAL.match(c.raw):
+        return False
+    return c.question or bool(lx.EN_HYPOTHETICAL_MODAL.search(c.raw, c.tokens))
+
+
+def proposal(c: Clause) -> Verdict | None:
+    """An assistant suggestion ("I suggest we use Redis for the session cache")."""
+    m = lx.EN_PROPOSAL.search(c.core, c.tokens)
+    if m is None:
+        return None
+    rest = _PROPOSAL_LEAD.sub("", c.core[m.end():].strip())
+    return Verdict("proposal", _target_or_object(rest))

@@ -1,0 +1,129 @@
+"""Sentence segmentation for English, Chinese and Japanese, over the prepared scan.
+
+Newlines always end a sentence (chat messages are written line by line; lists and
+``TODO:`` lines depend on it), except a soft-wrapped line that continues in lowercase.
+Within a line, 。！？； and their ASCII forms end a sentence. An ASCII ``.``/``!``/``?``
+ends one only when whitespace, a CJK character or the line end follows, so "3.5",
+"v1.2.3", "config.py" and URLs stay whole; "e.g." and "i.e." never end one; "etc.",
+"a.m." end one only before a capital. A semicolon followed by a space ends a clause
+("We use Postgres; the port is 5433" holds two statements). List markers ("- ", "1. ",
+"* [ ] ") are stripped and remembered, because a list under a "TODO:" header is a list
+of TODOs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_core.extraction.prepare import MASK
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """``[start, end)`` in the message (trimmed); ``line`` counts source lines from 0."""
+
+    start: int
+    end: int
+    line: int
+    list_item: bool
+
+
+_LIST_MARKER = re.compile(r"[ \t]*(?:[-*+•・‣◦]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?|[ \t]*#{1,6}[ \t]+")
+_TERMINATOR = re.compile(r"[.!?;。！？；．]+")
+_FULL_STOPS = set("。！？；．")
+_CLOSERS = set("\"')]}”’」』）】》")
+_NEVER_SPLIT = {"e.g", "i.e", "eg", "ie", "vs", "cf", "approx", "incl", "esp", "viz", "mr", "mrs",
+                "ms", "dr", "prof", "st", "jr", "sr", "fig", "al", "dept", "est", "ca", "resp"}
+_SPLIT_BEFORE_CAPITAL = {"etc", "a.m", "p.m", "inc", "ltd", "co"}
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+
+
+def _word_before(scan: str, i: int, floor: int) -> str:
+    k = i
+    while k > floor and (scan[k - 1].isalpha() or scan[k - 1] == ".") and i - k < 12:
+        k -= 1
+    return scan[k:i].lower()
+
+
+def _ends_sentence(text: str, scan: str, a: int, b: int, line_end: int, floor: int) -> bool:
+    """Whether the terminator run ``scan[a:b]`` ends a sentence (see module doc)."""
+    if any(text[i] in _FULL_STOPS for i in range(a, b)):
+        return True
+    j = b
+    while j < line_end and scan[j] in _CLOSERS:
+        j += 1
+    if j < line_end and not (scan[j].isspace() or _CJK.match(scan, j)):
+        return False
+    if scan[a:b] == ";":
+        return True
+    if scan[a] == "." and b - a == 1:
+        word = _word_before(scan, a, floor)
+        if word in _NEVER_SPLIT or (len(word) == 1 and word.isalpha() and scan[a - 1].isupper()):
+            return False
+        if word in _SPLIT_BEFORE_CAPITAL:
+            k = j
+            while k < line_end and scan[k].isspace():
+                k += 1
+            return k >= line_end or scan[k].isupper()
+    return True
+
+
+def _trim(text: str, scan: str, a: int, b: int) -> tuple[int, int]:
+    while a < b and (scan[a].isspace() or scan[a] == MASK and not text[a].strip()):
+        a += 1
+    while b > a and scan[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+def segment(text: str, scan: str) -> list[Sentence]:
+    """Split a message into sentences; spans index both ``text`` and ``scan``.
+
+    Sentences with no letters or digits outside masked text (a fenced block, a lone
+    quote, a row of dashes) are dropped here.
+    """
+    out: list[Sentence] = []
+    pos = 0
+    line_no = 0
+    n = len(scan)
+    prev_open: Sentence | None = None  # last sentence of the previous line, if unterminated
+    while pos <= n:
+        nl = scan.find("\n", pos)
+        line_end = n if nl < 0 else nl
+        marker = _LIST_MARKER.match(scan, pos, line_end)
+        is_item = marker is not None and scan[marker.start():marker.end()].strip()[:1] != "#"
+        start = marker.end() if marker else pos
+        cursor = start
+        pieces: list[tuple[int, int]] = []
+        for m in _TERMINATOR.finditer(scan, start, line_end):
+            if _ends_sentence(text, scan, m.start(), m.end(), line_end, start):
+                pieces.append((cursor, m.end()))
+                cursor = m.end()
+        if cursor < line_end:
+            pieces.append((cursor, line_end))
+        first = True
+        for a, b in pieces:
+            a, b = _trim(text, scan, a, b)
+            if not _has_content(scan, a, b):
+                first = False
+                continue
+            if first and prev_open is not None and not marker and scan[a].islower() and scan[a].isascii():
+                out[-1] = Sentence(prev_open.start, b, prev_open.line, prev_open.list_item)
+            else:
+                out.append(Sentence(a, b, line_no, is_item))
+            first = False
+        last = out[-1] if out and out[-1].line == line_no else None
+        prev_open = last if last is not None and scan[last.end - 1] not in ".!?;。:：" else None
+        if nl < 0:
+            break
+        pos = nl + 1
+        line_no += 1
+    return out
+
+
+_CONTENT = re.compile(r"[^\W_]")
+
+
+def _has_content(scan: str, a: int, b: int) -> bool:
+    return b > a and _CONTENT.search(scan, a, b) is not None

@@ -1,0 +1,487 @@
+"""Unit tests of deterministic extraction: every rule, positive and negative, in en/zh/ja."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_core import extraction
+from memory_core.extraction import KINDS, TASK_LABELS, Extracted, extract
+from memory_core.extraction.prepare import MASK, detect_lang, prepare
+from memory_core.extraction.quantity import find_quantities, parse_cjk_numeral
+from memory_core.extraction.segment import segment
+
+
+def one(text: str, speaker: str = "user") -> Extracted:
+    items = extract(text, speaker=speaker)
+    assert len(items) == 1, items
+    return items[0]
+
+
+def kinds(text: str, speaker: str = "user") -> list[str]:
+    return [i.kind for i in extract(text, speaker=speaker)]
+
+
+# --- the interface ------------------------------------------------------------------
+
+def test_public_names() -> None:
+    assert set(extraction.__all__) == {"KINDS", "LANGS", "TASK_LABELS", "Extracted", "extract"}
+
+
+def test_extracted_is_frozen_with_the_agreed_fields() -> None:
+    names = [f.name for f in dataclasses.fields(Extracted)]
+    assert names == ["kind", "text", "subject", "value", "value_text", "unit", "condition",
+                     "correction", "task_label", "lang", "negated"]
+    item = one("The staging DB is on port 5433.")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.kind = "decision"  # type: ignore[misc]
+
+
+def test_empty_and_other_roles_yield_nothing() -> None:
+    assert extract("") == []
+    assert extract("   \n\t") == []
+    assert extract("The port is 5433.", speaker="tool") == []
+    assert extract("The port is 5433.", speaker="system") == []
+
+
+def test_same_input_same_output() -> None:
+    text = "The API timeout is 30 s when offline. 我们的预算是5000元。締め切りは金曜日です。"
+    assert extract(text) == extract(text)
+
+
+# --- facts ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "subject", "value", "unit", "lang"), [
+    ("The staging DB is on port 5433.", "staging db port", 5433, None, "en"),
+    ("Our budget for the Kyoto trip is $1,200.", "kyoto trip budget", 1200, "USD", "en"),
+    ("The nightly backup takes about 40 minutes.", "nightly backup", 40, "min", "en"),
+    ("我们的预算是5000元。", "预算", 5000, "CNY", "zh"),
+    ("數據庫端口是5433。", "数据库端口", 5433, None, "zh"),
+    ("データベースのポートは5433です。", "データベースポート", 5433, None, "ja"),
+    ("締め切りは金曜日です。", "締め切り", None, None, "ja"),
+])
+def test_fact(text: str, subject: str, value: float | None, unit: str | None, lang: str) -> None:
+    item = one(text)
+    assert (item.kind, item.subject, item.value, item.unit, item.lang) == ("fact", subject, value, unit, lang)
+    assert item.text == text and not item.correction
+
+
+@pytest.mark.parametrize("text", [
+    "It rained all day yesterday.",      # no subject, no number: not a memory
+    "I agree.",
+    "That's from the old README, ignore it.",
+    "我觉得很奇怪。",
+    "テストを追加しました。",               # assistant-ish status, no topic or number
+])
+def test_statements_without_subject_or_number_are_dropped(text: str) -> None:
+    assert extract(text) == []
+
+
+def test_first_person_facts() -> None:
+    assert one("I'm allergic to shellfish.").subject == "allergic"
+    assert one("我对花生过敏。").subject == "花生过敏"
+    assert one("私は東京に住んでいます。").kind == "fact"
+
+
+def test_reported_speech_is_a_fact_never_a_constraint() -> None:
+    for text in ("My manager said we should never deploy on Fridays.",
+                 "项目经理说周末不要发布。",
+                 "部長が金曜日にはデプロイしないでと言っていました。"):
+        assert kinds(text) == ["fact"], text
+
+
+# --- numbers, units, conditions ------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value", "value_text", "unit"), [
+    ("Retry 3 times.", 3, "3", "times"),
+    ("max 500 MB", 500, "500", "MB"),
+    ("Use port 8080.", 8080, "8080", None),
+    ("版本 3.2 已经发布了。", 3.2, "3.2", None),
+    ("Costs must stay below 5% of revenue.", 5, "5", "%"),
+    ("The trip costs $1,200.", 1200, "1,200", "USD"),
+    ("The service handles 2.5k req/s.", 2500, "2.5k", "req/s"),
+    ("The rate limit is 100 requests per minute.", 100, "100", "req/min"),
+    ("重试三次，每次间隔2秒。", 3, "三", "times"),
+    ("超时时间是３０秒。", 30, "30", "s"),               # full-width digits folded
+    ("予算は一人5万円までです。", 50000, "5万", "JPY"),   # 一人 is the denominator
+    ("このAPIのレート制限は1分あたり100リクエストです。", 100, "100", "req/min"),
+    ("The context window is 8k tokens.", 8000, "8k", "tokens"),
+    ("The server room must stay below 25°C.", 25, "25", "°C"),
+    ("We're a team of four people.", 4, "four", "people"),
+])
+def test_numbers_with_units(text: str, value: float, value_text: str, unit: str | None) -> None:
+    item = one(text)
+    assert (item.value, item.value_text, item.unit) == (value, value_text, unit)
+
+
+@pytest.mark.parametrize("text", [
+    "The demo is on Thursday at 2pm Berlin time.",
+    "The meeting is on March 3rd at 11:30.",
+    "Our prod cluster is in eu-west-1 with H100s.",
+    "会议改到3月10日下午3点。",
+    "The release is planned for 2025.",
+])
+def test_dates_times_and_identifiers_are_not_values(text: str) -> None:
+    assert all(i.value is None for i in extract(text))
+
+
+@pytest.mark.parametrize(("text", "condition"), [
+    ("The API timeout is 30 s when offline.", "when offline"),
+    ("Max upload size is 500 MB in production.", "in production"),
+    ("If the cache is cold, the timeout is 60 s.", "If the cache is cold"),
+    ("Memory limit is 512 MB unless the job is a batch export.", "unless the job is a batch export"),
+    ("离线时超时是60秒。", "离线时"),
+    ("生产环境下内存限制是1GB。", "生产环境下"),
+    ("オフラインの場合はタイムアウトが60秒です。", "オフラインの場合"),
+    ("最大アップロードサイズは本番環境では500MBです。", "本番環境では"),
+])
+def test_condition(text: str, condition: str) -> None:
+    item = one(text)
+    assert item.condition == condition
+    assert item.value is not None
+
+
+def test_one_sentence_two_values_two_items_with_one_subject() -> None:
+    items = extract("The cache TTL is 10 minutes in prod, 1 minute in dev.")
+    assert [(i.subject, i.value, i.unit, i.condition) for i in items] == [
+        ("cache ttl", 10, "min", "in prod"), ("cache ttl", 1, "min", "in dev")]
+    zh = extract("API超时是30秒，离线时是60秒。")
+    assert [(i.subject, i.value, i.condition) for i in zh] == [("api超时", 30, None), ("api超时", 60, "离线时")]
+    ja = extract("APIのタイムアウトは30秒です。オフラインの場合は60秒です。")
+    assert [(i.subject, i.value, i.condition) for i in ja] == [
+        ("apiタイムアウト", 30, None), ("apiタイムアウト", 60, "オフラインの場合")]
+
+
+def test_quantity_parser_details() -> None:
+    assert parse_cjk_numeral("三十") == 30
+    assert parse_cjk_numeral("两千五百") == 2500
+    assert parse_cjk_numeral("一二") is None
+    scan = prepare("retry 3x, not 5; v2.3.1; localhost:5433")
+    found = [(q.value, q.value_text, q.unit, q.kind) for q in find_quantities(scan)]
+    assert found == [(3, "3", "times", "measure"), (None, "2.3.1", None, "version"),
+                     (5433, "5433", None, "port")]
+
+
+# --- corrections ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("messages", [
+    ("The API timeout is 30 s.", "Actually, the API timeout is 45 s.",
+     "Correction: the API timeout is 60 seconds."),
+    ("API超时是30秒。", "更正：API超时是45秒。", "不对，API超时是60秒。"),
+    ("APIのタイムアウトは30秒です。", "訂正：APIのタイムアウトは45秒です。", "実は、APIのタイムアウトは60秒です。"),
+])
+def test_correction_chain_keeps_the_subject(messages: tuple[str, str, str]) -> None:
+    first, second, third = (one(m) for m in messages)
+    assert [i.value for i in (first, second, third)] == [30, 45, 60]
+    assert [i.correction for i in (first, second, third)] == [False, True, True]
+    assert first.subject == second.subject == third.subject
+    assert {i.unit for i in (first, second, third)} == {"s"}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("No, it's 150.", 150),
+    ("I meant 200 requests per minute, sorry.", 200),
+    ("Sorry, typo - I meant $900.", 900),
+    ("不对，是3500元。", 3500),
+    ("5433じゃなくて6543です。", 6543),
+    ("いや、やっぱり7人です。", 7),
+])
+def test_bare_corrections_carry_the_new_value(text: str, value: float) -> None:
+    item = one(text)
+    assert item.correction and item.value == value and item.subject is None
+
+
+def test_correction_cue_alone_flags_the_next_sentence() -> None:
+    items = extract("訂正です。締め切りは来週の月曜日です。")
+    assert [(i.subject, i.correction) for i in items] == [("締め切り", True)]
+    assert one("Wait, I got that wrong: the meeting is at 11:00, not 11:30.").correction
+
+
+@pytest.mark.parametrize("text", [
+    "The timeout is actually fine as it is at 30 s.",
+    "No emojis in commit messages.",
+    "Never store API keys in the repo, use the vault instead.",
+])
+def test_not_corrections(text: str) -> None:
+    assert not any(i.correction for i in extract(text))
+
+
+# --- decisions -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("We'll use Postgres for the main database.", "main database"),
+    ("Let's go with FastAPI for the backend.", "backend"),
+    ("We decided to drop Python 3.9 support.", "drop python support"),
+    ("决定用Postgres做主数据库。", "主数据库"),
+    ("那就用Vue吧。", "vue"),
+    ("Postgresにしましょう。", "postgres"),
+    ("ログレベルはINFOにしましょう。", "ログレベル"),
+])
+def test_decision(text: str, subject: str) -> None:
+    item = one(text)
+    assert (item.kind, item.subject) == ("decision", subject)
+
+
+@pytest.mark.parametrize("text", [
+    "Let's look at the failing test first.",
+    "Cool, let's do that.",
+    "テストを書きましょう。",
+])
+def test_not_decisions(text: str) -> None:
+    assert "decision" not in kinds(text)
+
+
+# --- constraints ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "negated", "subject_part"), [
+    ("Never push directly to main.", True, "push"),
+    ("Always run the tests before merging.", False, "run tests"),
+    ("You must keep the public API backwards compatible.", False, "public api"),
+    ("Make sure every migration has a down script.", False, "migration"),
+    ("No emojis in commit messages.", True, "emojis"),
+    ("Don't use tabs.", True, "tabs"),
+    ("Keep each PR under 400 lines.", False, "pr"),
+    ("必须先跑测试再合并代码。", False, "测试"),
+    ("不要直接推到main分支。", True, "main分支"),
+    ("禁止在日志里打印用户密码。", True, "密码"),
+    ("務必在上線前備份資料庫。", False, "备份"),
+    ("必ずテストを実行してからマージしてください。", False, "テスト"),
+    ("mainブランチに直接プッシュしないでください。", True, "mainブランチ"),
+    ("パスワードをログに出力することは禁止です。", True, "パスワード"),
+])
+def test_constraint(text: str, negated: bool, subject_part: str) -> None:
+    item = one(text)
+    assert item.kind == "constraint" and item.negated is negated
+    assert item.subject is not None and subject_part in item.subject
+
+
+@pytest.mark.parametrize("text", [
+    "Don't worry about it.",
+    "I never eat breakfast before 10.",
+    "The build never finishes on ARM runners.",
+    "Please fix the login bug.",
+    "我不能参加周五的会。",
+    "確認してください。",
+])
+def test_not_constraints(text: str) -> None:
+    assert "constraint" not in kinds(text)
+
+
+# --- preferences ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "subject", "negated"), [
+    ("I prefer tabs over spaces in Python files.", "tabs", False),
+    ("I'd rather have short answers with code than long explanations.", "short answers code", False),
+    ("I hate long meetings.", "long meetings", True),
+    ("Book a window seat if possible.", "book window seat", False),
+    ("我更喜欢用中文回答。", "中文回答", False),
+    ("我不喜欢太长的回复。", "长回复", True),
+    ("我比較喜歡靠窗的座位。", "靠窗座位", False),
+    ("私は和食が好きです。", "和食", False),
+    ("辛い料理は苦手です。", "辛い料理", True),
+    ("窓側の席の方がいいです。", "窓側席", False),
+])
+def test_preference(text: str, subject: str, negated: bool) -> None:
+    item = one(text)
+    assert (item.kind, item.subject, item.negated) == ("preference", subject, negated)
+
+
+def test_not_preferences() -> None:
+    assert extract("I'd like to book a flight to Tokyo.") == []
+    assert kinds("你喜欢什么颜色？") == ["question"]
+
+
+# --- questions -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("Is the rate limit per user or per API key?", "rate limit"),
+    ("How long does the nightly backup take?", "nightly backup take"),
+    ("Do you know if Tantivy supports CJK tokenization?", "tantivy"),
+    ("明天下午三点开会吗？", "开会"),
+    ("测试环境的数据库密码是什么？", "测试环境数据库密码"),
+    ("会議は何時からですか？", "会議"),
+    ("ポートは5433ですか。", "ポート"),
+])
+def test_question(text: str, subject: str) -> None:
+    item = one(text)
+    assert (item.kind, item.subject) == ("question", subject)
+
+
+def test_questions_are_not_facts() -> None:
+    for text in ("Is the port 5433?", "端口是5433吗", "ポートは5433ですか？"):
+        item = one(text)
+        assert item.kind == "question" and item.value is None
+
+
+@pytest.mark.parametrize("text", [
+    "Can you run the test suite again?",
+    "Could you summarise the last three PRs?",
+    "If we used SQLite instead, would the writes still be fast enough?",
+    "你能帮我看一下这个报错吗？",
+    "如果我们换成MySQL，性能会更好吗？",
+    "確認してもらえますか？",
+    "もしSQLiteに変えたら、速くなりますか？",
+])
+def test_requests_and_hypotheticals_are_not_questions(text: str) -> None:
+    assert extract(text) == []
+
+
+# --- small talk ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "Thanks!", "ok", "lol yeah", "Sounds good, go ahead.", "Thanks, that worked perfectly.",
+    "Hi there! Hope you're doing well.", "好的", "谢谢！", "哈哈，好吧。", "收到，谢谢！",
+    "ありがとう", "了解です。", "おはようございます！",
+])
+def test_small_talk(text: str) -> None:
+    assert extract(text) == []
+
+
+# --- text that is not the user's statement -------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    'The log said "never retry on 401".',
+    "The log said 'never retry'.",
+    "日志里写着“不要重试”。",
+    "ログには「リトライしないで」と書いてありました。",
+    "> Always use UTC in logs",
+    "```python\nTIMEOUT = 30  # must never exceed 60\n```",
+    "```\nnever do this\n",                      # unclosed fence runs to the end
+    "Run `rm -rf build && never stop` in a shell",  # inline command
+])
+def test_quoted_text_and_code_are_not_statements(text: str) -> None:
+    assert "constraint" not in kinds(text)
+    assert all(i.kind != "fact" or "never" not in i.text for i in extract(text))
+
+
+def test_code_blocks_are_skipped_entirely() -> None:
+    text = "```\nThe port is 5433.\nAlways use tabs.\n```\nWhat does this do?"
+    assert [(i.kind, i.text) for i in extract(text)] == [("question", "What does this do?")]
+    assert prepare("a\n```\nb\n```\nc") == "a\n" + MASK * 3 + "\n" + MASK + "\n" + MASK * 3 + "\nc"
+
+
+def test_quote_introduced_as_the_rule_is_kept() -> None:
+    item = one('Remember this rule: "never push to main".')
+    assert item.kind == "constraint" and item.negated
+
+
+def test_apostrophes_are_not_quotes() -> None:
+    assert one("Don't use the user's token, it's revoked.").kind == "constraint"
+
+
+# --- assistant messages --------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("I suggest we use Redis for the session cache.", "session cache"),
+    ("We could also batch the writes to cut latency.", "batch writes"),
+    ("It might be worth switching to uv for faster installs.", "switching uv"),
+    ("我建议把缓存时间设为10分钟。", "缓存时间"),
+    ("Redisをキャッシュに使うことをおすすめします。", "キャッシュ"),
+])
+def test_assistant_proposals(text: str, subject: str) -> None:
+    item = one(text, speaker="assistant")
+    assert (item.kind, item.subject) == ("proposal", subject)
+
+
+@pytest.mark.parametrize("text", [
+    "The timeout is currently set to 30 seconds in config.py.",
+    "We decided to use Postgres.",
+    "Never push to main.",
+    "Done! I've updated the tests.",
+    "TODO: add the PDF renderer.",
+    "已经帮你修复了这个问题。",
+    "テストを追加しました。",
+])
+def test_assistant_statements_are_never_facts_or_decisions(text: str) -> None:
+    assert extract(text, speaker="assistant") == []
+
+
+# --- task-state lines ----------------------------------------------------------------
+
+def test_task_lines_in_three_languages() -> None:
+    en = extract("Goal: ship the billing export by Friday.\nProgress: CSV writer done.\n"
+                 "TODO: add the PDF renderer.\nBlocked: waiting on the tax API key.")
+    zh = extract("目标：本周完成支付模块。\n进展：接口已经写完了。\n待办：补充单元测试。\n阻塞：还没有账号。")
+    ja = extract("目標：今月中にリリースする。\n進捗：APIの実装は完了。\nTODO：E2Eテストを書く。\nブロック：アクセス権がない。")
+    for items in (en, zh, ja):
+        assert [(i.kind, i.task_label) for i in items] == [
+            ("task", "goal"), ("task", "progress"), ("task", "todo"), ("task", "blocked")]
+    assert en[2].text == "add the PDF renderer."
+
+
+def test_markdown_task_variants() -> None:
+    items = extract("- TODO: rotate the S3 credentials\n* **Blocked:** review\n## TODO\n- write docs\n- fix CI\n"
+                    "Some prose after the list.")
+    assert [(i.task_label, i.text) for i in items if i.kind == "task"] == [
+        ("todo", "rotate the S3 credentials"), ("blocked", "review"), ("todo", "write docs"),
+        ("todo", "fix CI")]
+
+
+def test_decision_line_is_task_state_and_a_decision() -> None:
+    items = extract("Decision: use Postgres for the main DB.")
+    assert [(i.kind, i.task_label) for i in items] == [("task", "decision"), ("decision", None)]
+    assert items[0].subject == items[1].subject
+    assert [i.kind for i in extract("决定：先不做国际化。")] == ["task", "decision"]
+    assert [i.kind for i in extract("決定：認証はAuth0を使う。")] == ["task", "decision"]
+    assert set(TASK_LABELS) == {"goal", "progress", "todo", "blocked", "decision"}
+
+
+# --- segmentation and language -------------------------------------------------------
+
+def test_segmentation_keeps_decimals_versions_and_abbreviations() -> None:
+    text = "We use v1.2.3 e.g. for tests and 3.5 GB of RAM. The port is 5433! Is it ok? Yes."
+    scan = prepare(text)
+    assert [text[s.start:s.end] for s in segment(text, scan)] == [
+        "We use v1.2.3 e.g. for tests and 3.5 GB of RAM.", "The port is 5433!", "Is it ok?", "Yes."]
+
+
+def test_segmentation_cjk_semicolons_and_newlines() -> None:
+    text = "谢谢！数据库端口是5433。締め切りは金曜日です。\nNever push to main; always open a PR."
+    scan = prepare(text)
+    assert [text[s.start:s.end] for s in segment(text, scan)] == [
+        "谢谢！", "数据库端口是5433。", "締め切りは金曜日です。", "Never push to main;", "always open a PR."]
+
+
+def test_language_of_each_item() -> None:
+    assert detect_lang("我们用 GitHub Actions 做 CI。") == "zh"
+    assert detect_lang("mainブランチに直接プッシュしないでください") == "ja"
+    assert detect_lang("The table is named 数据库 in the legacy schema.") == "en"
+    items = extract("The port is 5433. 端口是5433。ポートは5433です。")
+    assert [i.lang for i in items] == ["en", "zh", "ja"]
+
+
+def test_traditional_and_simplified_chinese_key_the_same() -> None:
+    assert one("機票預算是3000元。").subject == one("机票预算是3000元。").subject == "机票预算"
+    assert one("其實資料庫連接埠是6543。").correction
+
+
+# --- properties and robustness -------------------------------------------------------
+
+_ALPHABET = st.sampled_from(list("aeiou tnrsl.,;:!?\"'`>-*#\n0123456789$%元円秒时時は是不要吗か。、，「」“”"
+                                 "never always must actually TODO Goal port when if".split(" ")
+                                 + list("aeiou tnrs.,;:!?\"'`>-#\n0123456789$%元秒是不吗か。，「」“”")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ALPHABET, max_size=80).map("".join), st.sampled_from(["user", "assistant"]))
+def test_never_raises_and_quotes_verbatim(text: str, speaker: str) -> None:
+    for item in extract(text, speaker=speaker):
+        assert item.kind in KINDS
+        assert item.text and item.text in text
+        assert item.condition is None or item.condition in text
+        assert item.task_label is None or item.task_label in TASK_LABELS
+        assert speaker == "user" or item.kind == "proposal"
+
+
+@pytest.mark.parametrize("text", [
+    "`" * 100_000, '"' * 100_000, "1," * 50_000, "30 s " * 20_000, "the port is 1 and " * 5_500,
+    "三" * 100_000, "我们的预算是5000元，" * 8_000, "の場合" * 33_000, "e.g. " * 20_000,
+    "```\n" * 25_000, "http://" + "a" * 100_000, "\ue000" * 100_000,
+])
+def test_adversarial_100kb_inputs_complete(text: str) -> None:
+    """Linear-time guard: patterns are bounded and fences are scanned line by line.
+    Not a timing assertion; a catastrophic backtrack would hang this test."""
+    extract(text)
