@@ -331,7 +331,17 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
 
 
 def _fit_sections(span: str, sections: list[tuple[str, list[str]]], cap: int) -> str:
-    def render(secs: list[tuple[str, list[str]]]) -> str:
+    """Render ``span`` and the non-empty sections within ``cap`` tokens.
+
+    Each line is counted once; lines are dropped from the end of the largest
+    section (the timeline first) with a "(… N more lines)" marker until the sum
+    fits, then the exact count of the whole text is checked (linear, not a
+    re-count per dropped line).
+    """
+    cost = {line: count_tokens(line) + 1 for _, lines in sections for line in lines}
+    secs = [(name, list(lines)) for name, lines in sections]
+
+    def render() -> str:
         parts = [span]
         for name, lines in secs:
             if lines:
@@ -339,24 +349,35 @@ def _fit_sections(span: str, sections: list[tuple[str, list[str]]], cap: int) ->
                 parts.extend(lines)
         return "\n".join(parts)
 
-    secs = [(n, list(ls)) for n, ls in sections]
-    text = render(secs)
-    # Trim the largest section's tail (timeline first) until the text fits.
-    while count_tokens(text) > cap:
-        order = sorted(range(len(secs)), key=lambda i: (i != len(secs) - 1, -len(secs[i][1])))
-        victim = next((i for i in order if len(secs[i][1]) > 1), None)
-        if victim is None:
+    def estimate() -> int:
+        total = count_tokens(span) + 1
+        for name, lines in secs:
+            if lines:
+                total += 3 + sum(cost.get(ln) or count_tokens(ln) + 1 for ln in lines)
+        return total
+
+    while True:
+        while estimate() > cap:
+            order = sorted(range(len(secs)),
+                           key=lambda i: (i != len(secs) - 1, -len(secs[i][1])))
+            victim = next((i for i in order if len(secs[i][1]) > 1), None)
+            if victim is None:
+                break
+            name, lines = secs[victim]
+            omitted = 0
+            if lines and lines[-1].startswith("- (… "):
+                omitted = int(lines[-1].split()[2])
+                lines = lines[:-1]
+            drop = max(1, len(lines) // 8)
+            kept = lines[: len(lines) - drop]
+            secs[victim] = (name, kept + [f"- (… {omitted + drop} more lines; see the cited "
+                                          "messages)"])
+        text = render()
+        if count_tokens(text) <= cap:
+            return text
+        if all(len(lines) <= 1 for _, lines in secs):
             return text[: cap * 2] + "…"
-        name, lines = secs[victim]
-        drop = max(1, len(lines) // 4)
-        kept = lines[: len(lines) - drop]
-        omitted = len(lines) - len(kept)
-        if kept and kept[-1].startswith("- (… "):
-            kept = kept[:-1]
-            omitted += 1
-        secs[victim] = (name, kept + [f"- (… {omitted} more lines; see the cited messages)"])
-        text = render(secs)
-    return text
+        cap -= max(1, cap // 20)  # the estimate was low: aim lower and re-trim
 
 
 def merge_summaries(children: Sequence[SummaryNode], cap_tokens: int) -> str:

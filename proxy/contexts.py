@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -9,6 +10,7 @@ import aiohttp
 from aiohttp import web
 
 from memory_core.engine import Engine
+from memory_core.tokens import count_tokens
 from proxy.keys import ENGINE, HTTP, SETTINGS, TASKS
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout
@@ -22,6 +24,8 @@ async def memory_engine(app: web.Application) -> AsyncIterator[None]:
     if owned:
         settings = app[SETTINGS]
         app[ENGINE] = Engine(data_dir_path(settings), settings.memory_config())
+    # Load the tokenizer's ranks now (about 2 s) rather than inside the first request.
+    await asyncio.get_running_loop().run_in_executor(None, count_tokens, "warm up")
     yield
     await app[TASKS].drain(app[SETTINGS].proxy.shutdown_timeout_seconds)
     if owned:

@@ -1,0 +1,273 @@
+"""Hierarchical compaction: planning rules, summaries, and 1,000 turns through the proxy."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import openai
+import orjson
+import pytest
+from openai.types.chat import ChatCompletion
+
+from memory_core.compaction import (
+    CompactionConfig,
+    PathMessage,
+    SummaryNode,
+    forest,
+    plan,
+    protected_bounds,
+    segments,
+    validate_summary,
+)
+from memory_core.tokens import count_tokens
+from tests.conftest import RunningProxy, start_proxy
+from tests.fake_upstream import FakeUpstream, Reply
+
+
+def pm(i: int, role: str, tokens: int = 100, calls: bool = False) -> PathMessage:
+    return PathMessage(i, role, f"message {i}", tokens, calls, 0.0)
+
+
+def conversation(turns: int, tool_every: int = 0) -> list[PathMessage]:
+    path = [pm(1, "system", 50)]
+    i = 2
+    for t in range(turns):
+        path.append(pm(i, "user"))
+        i += 1
+        if tool_every and t % tool_every == 0:
+            path.append(pm(i, "assistant", 30, calls=True))
+            path.append(pm(i + 1, "tool", 400))
+            i += 2
+        path.append(pm(i, "assistant"))
+        i += 1
+    return path
+
+
+def test_segments_keep_calls_with_results() -> None:
+    path = conversation(5, tool_every=1)
+    for seg in segments(path):
+        assert seg[0].role != "tool"
+        if seg[0].has_tool_calls:
+            assert seg[-1].role == "tool"
+
+
+def test_protected_head_and_tail() -> None:
+    cfg = CompactionConfig(head_turns=1, tail_turns=3)
+    path = conversation(10)
+    start, end = protected_bounds(path, cfg)
+    assert path[start].role == "user" and path[start].id == 4  # after system + turn 1
+    assert sum(1 for m in path[end:] if m.role == "user") == 3
+
+
+def test_plan_waits_for_both_thresholds() -> None:
+    path = conversation(12)
+    assert plan(path, [], CompactionConfig(min_tokens=100_000, min_turns=1)) == []
+    assert plan(path, [], CompactionConfig(min_tokens=100, min_turns=50)) == []
+    groups = plan(path, [], CompactionConfig(min_tokens=100, min_turns=2, tail_turns=2))
+    assert groups and all(g.level == 0 for g in groups)
+    covered = [i for g in groups for i in g.message_ids]
+    assert covered == sorted(covered) and len(set(covered)) == len(covered)
+
+
+def test_group_boundaries_never_split_tool_results() -> None:
+    path = conversation(60, tool_every=2)
+    cfg = CompactionConfig(min_tokens=500, min_turns=2, tail_turns=2, group_tokens=1000)
+    by_id = {m.id: m for m in path}
+    for g in plan(path, [], cfg):
+        first, last = by_id[g.message_ids[0]], by_id[g.message_ids[-1]]
+        assert first.role != "tool"
+        assert not last.has_tool_calls  # a call is never the last message of a group
+
+
+def test_consolidation_2k_rule() -> None:
+    k = 2
+    nodes = [SummaryNode(n, 0, [10 * n + j for j in range(3)], "t", 10, 100, "extractive")
+             for n in range(1, 2 * k + 1)]
+    groups = plan([], nodes, CompactionConfig(consolidation_k=k))
+    assert len(groups) == 1 and groups[0].level == 1
+    assert groups[0].children == (1, 2)  # the oldest K
+    assert [n.id for n in forest(nodes)] == [1, 2, 3, 4]
+
+
+def test_validate_summary() -> None:
+    ids = [5, 6, 7]
+    assert validate_summary("", ids, 100) == "empty"
+    assert validate_summary("- did things", ids, 100) == "cites no message ids"
+    assert "outside" in validate_summary("- [msg 99] x", ids, 100)
+    assert "cap" in validate_summary("- [msg 5] " + "word " * 500, ids, 100)
+    assert validate_summary("- [msg 5] chose Postgres", ids, 100) is None
+
+
+class ToolAgent:
+    """An agent that uses its own tool every few turns and resends all history.
+
+    It calls the SDK's own HTTP layer (``client.post`` with ``cast_to=ChatCompletion``)
+    rather than ``chat.completions.create``: the latter re-validates every message of
+    the history on every call (about 0.7 ms a message), which turns a 1,000-turn
+    conversation into an hour of client-side work. Wire format and response
+    parsing are the SDK's either way.
+    """
+
+    async def create(self) -> ChatCompletion:
+        return await self.client.post("/chat/completions", cast_to=ChatCompletion,
+                                      body={"model": "m", "messages": self.messages})
+
+    def __init__(self, proxy: RunningProxy, upstream: FakeUpstream) -> None:
+        self.client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-compact-0000000001",
+                                         max_retries=0)
+        self.upstream = upstream
+        self.messages: list[dict[str, Any]] = [
+            {"role": "system", "content": "You are the build agent for project Orion."},
+            {"role": "user", "content": "First instruction: never push to main without tests."},
+        ]
+
+    async def turn(self, i: int) -> None:
+        if i:
+            self.messages.append({"role": "user", "content":
+                                  f"Turn {i}: update src/orion/module_{i % 17}.py and report "
+                                  f"build {i} status; the cache size is {i % 50} MB."})
+        if i % 5 == 0:
+            self.upstream.push(Reply(content=None, tool_calls=[
+                {"id": f"call_{i}", "name": "run_tests",
+                 "arguments": orjson.dumps({"target": f"module_{i % 17}"}).decode()}]))
+            r = await self.create()
+            msg = r.choices[0].message
+            self.messages.append({"role": "assistant", "content": None, "tool_calls": [
+                tc.model_dump() for tc in msg.tool_calls]})
+            self.messages.append({"role": "tool", "tool_call_id": f"call_{i}",
+                                  "content": f"tests for module_{i % 17}: 42 passed, "
+                                             f"0 failed (run {i})" + " ok" * 60})
+        self.upstream.push(Reply(content=f"Done with turn {i}; build {i} is green. " * 4))
+        r = await self.create()
+        self.messages.append({"role": "assistant", "content": r.choices[0].message.content})
+
+
+@pytest.mark.slow
+async def test_thousand_turns_stay_under_the_hard_limit(upstream: FakeUpstream,
+                                                        tmp_path: Path) -> None:
+    hard_limit = 12000
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 1500, "min_turns": 4, "tail_turns": 4, "group_tokens": 3000,
+        "consolidation_k": 2, "summary_tokens": 300, "hard_limit_tokens": hard_limit})
+    try:
+        agent = ToolAgent(proxy, upstream)
+        for i in range(1000):
+            await agent.turn(i)
+            if i % 50 == 49:
+                await proxy.settle()  # let background compaction catch up, as idle time would
+        await proxy.settle()
+        system, first = agent.messages[0], agent.messages[1]
+        compacted_seen = 0
+        for req in upstream.chat_requests:
+            msgs = req["json"]["messages"]
+            text = orjson.dumps(msgs).decode()
+            assert count_tokens(text) < hard_limit * 1.3  # JSON overhead on top of content
+            assert msgs[0] == system  # verbatim, every request
+            assert msgs[1]["content"].endswith(first["content"])
+            calls = {tc["id"] for m in msgs if m.get("tool_calls") for tc in m["tool_calls"]}
+            results = {m["tool_call_id"] for m in msgs if m.get("role") == "tool"}
+            assert calls == results  # no tool call without its result, and vice versa
+            if any(isinstance(m.get("content"), str) and
+                   m["content"].startswith("[Conversation summary") for m in msgs):
+                compacted_seen += 1
+        assert compacted_seen > 500
+        status = proxy.engine.forest_status()
+        assert max(lv["level"] for lv in status["levels"]) >= 2
+        # Lossless: every original message is still stored, with its exact text.
+        conn = sqlite3.connect(proxy.engine.store.path)
+        n = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        conn.close()
+        assert n == len(agent.messages)
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_llm_summarizer_used_and_junk_falls_back(upstream: FakeUpstream,
+                                                       tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "summarizer": "llm", "llm_model": "summary-model", "min_tokens": 500, "min_turns": 2,
+        "tail_turns": 2, "group_tokens": 100000})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-sum-000000000001",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        upstream.push_for_model("summary-model", Reply(content=""), Reply(content="junk"),
+                                Reply(content="- [msg 99999] out of range"))
+        for i in range(8):
+            messages.append({"role": "user", "content": f"step {i}: " + "details " * 60})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+        await proxy.settle()
+        summary_calls = [r for r in upstream.chat_requests
+                         if r["json"]["model"] == "summary-model"]
+        assert summary_calls, "the llm summarizer must call the upstream"
+        nodes = proxy.engine.forest_status()["nodes"]
+        assert nodes and all(n["model"] == "extractive" for n in nodes)  # echo = junk
+        # now a usable answer: it cites the first message of whatever range it covers
+        upstream.model_replies["summary-model"].clear()
+        for i in range(8, 16):
+            first_id = max(i for n in proxy.engine.forest_status()["nodes"]
+                           for i in n["message_ids"]) + 1
+            upstream.model_replies["summary-model"].clear()
+            upstream.push_for_model("summary-model",
+                                    Reply(content=f"- [msg {first_id}] the user listed steps"))
+            messages.append({"role": "user", "content": f"step {i}: " + "more " * 60})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+        models = {n["model"] for n in proxy.engine.forest_status()["nodes"]}
+        assert "summary-model" in models
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_summarizer_timeout_never_blocks_chat(upstream: FakeUpstream,
+                                                    tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "summarizer": "llm", "llm_model": "slow-model", "llm_timeout_seconds": 1,
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    # Every summary request hangs past its timeout (non-stream: the body never comes).
+    upstream.push_for_model("slow-model", *[Reply(content="x", answer_delay=5)
+                                            for _ in range(20)])
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-sum-000000000002",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(8):
+            messages.append({"role": "user", "content": f"step {i}: " + "details " * 60})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+        messages.append({"role": "user", "content": "one more"})
+        r = await asyncio.wait_for(
+            client.chat.completions.create(model="m", messages=messages), 10)
+        assert r.choices[0].message.content
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_compaction_off_header_sends_raw_history(upstream: FakeUpstream,
+                                                       tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-raw-000000000001",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(10):
+            messages.append({"role": "user", "content": f"step {i}: " + "words " * 80})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+        messages.append({"role": "user", "content": "final"})
+        await client.chat.completions.create(model="m", messages=messages)
+        assert len(upstream.chat_requests[-1]["json"]["messages"]) < len(messages)
+        await client.chat.completions.create(
+            model="m", messages=messages, extra_headers={"X-LCM-Compaction": "off"})
+        sent = upstream.chat_requests[-1]["json"]["messages"]
+        assert len(sent) == len(messages)
+        assert sent[:-1] == messages[:-1]
+    finally:
+        await proxy.runner.cleanup()
