@@ -110,6 +110,7 @@ class _Samples:
     tput_requests: int = 0
     tput_seconds: float = 0.0
     tput_cpu_seconds: float = 0.0
+    messages_stored: int | None = None
 
 
 class _Target:
@@ -159,6 +160,16 @@ class _Target:
             return
         await self.app[TASKS].drain(60.0)
         await asyncio.get_running_loop().run_in_executor(None, self.app[ENGINE].flush, 60.0)
+
+    def count_messages(self) -> None:
+        """Record how many messages the proxy's store holds (``None`` when unknown)."""
+        if self.app is None:
+            return
+        try:
+            status = self.app[ENGINE].status()
+            self.samples.messages_stored = int(status["counts"]["messages"])
+        except Exception:  # noqa: BLE001 - a figure for the report, never fatal
+            self.samples.messages_stored = None
 
     async def close(self) -> None:
         await self.session.close()
@@ -243,6 +254,8 @@ async def run_proxy_bench_async(n_requests: int, concurrency: int, *,
                                lambda: bar.update(1))
             finally:
                 bar.close()
+            for t in targets:
+                t.count_messages()
         finally:
             for t in targets:
                 await t.close()
@@ -324,6 +337,7 @@ def _mode_figures(s: _Samples) -> dict[str, Any]:
         "cpu_ms_per_request": _ms(s.tput_cpu_seconds / max(1, s.tput_requests)),
         "errors": s.errors,
         "samples": len(s.nonstream),
+        "messages_stored": s.messages_stored,
     }
 
 
@@ -432,6 +446,9 @@ def format_table(result: dict[str, Any]) -> str:
             f"(target >= {TARGET_THROUGHPUT_RATIO * 100:.0f}%: "
             f"{_ok(v['throughput_at_least_70pct'])})"
         )
+    stored = modes["proxy_capture_on"]["messages_stored"]
+    if stored is not None:
+        lines.append(f"capture on: {stored} messages stored by the end of the run")
     lines.append("client, proxies and fake upstream share one event loop: throughput ratios "
                  "are a lower bound (see module docstring of proxy.bench)")
     return "\n".join(lines)

@@ -75,6 +75,8 @@ def test_run_proxy_bench_reports_every_figure() -> None:
         assert set(result["verdict"][mode]) == {
             "added_p50_under_1ms", "added_p99_under_5ms", "throughput_at_least_70pct"}
         assert result["added"][mode]["throughput_ratio"] > 0
+    assert result["modes"]["proxy_capture_on"]["messages_stored"] > 0
+    assert result["modes"]["direct"]["messages_stored"] is None
     table = result["table"]
     assert "| non-stream p50 (ms)" in table and "throughput @3 clients" in table
     assert "proxy (capture off)" in table
