@@ -65,7 +65,8 @@ def test_same_input_same_output() -> None:
 ])
 def test_fact(text: str, subject: str, value: float | None, unit: str | None, lang: str) -> None:
     item = one(text)
-    assert (item.kind, item.subject, item.value, item.unit, item.lang) == ("fact", subject, value, unit, lang)
+    got = (item.kind, item.subject, item.value, item.unit, item.lang)
+    assert got == ("fact", subject, value, unit, lang)
     assert item.text == text and not item.correction
 
 
@@ -132,7 +133,8 @@ def test_dates_times_and_identifiers_are_not_values(text: str) -> None:
     ("The API timeout is 30 s when offline.", "when offline"),
     ("Max upload size is 500 MB in production.", "in production"),
     ("If the cache is cold, the timeout is 60 s.", "If the cache is cold"),
-    ("Memory limit is 512 MB unless the job is a batch export.", "unless the job is a batch export"),
+    ("Memory limit is 512 MB unless the job is a batch export.",
+     "unless the job is a batch export"),
     ("离线时超时是60秒。", "离线时"),
     ("生产环境下内存限制是1GB。", "生产环境下"),
     ("オフラインの場合はタイムアウトが60秒です。", "オフラインの場合"),
@@ -149,7 +151,8 @@ def test_one_sentence_two_values_two_items_with_one_subject() -> None:
     assert [(i.subject, i.value, i.unit, i.condition) for i in items] == [
         ("cache ttl", 10, "min", "in prod"), ("cache ttl", 1, "min", "in dev")]
     zh = extract("API超时是30秒，离线时是60秒。")
-    assert [(i.subject, i.value, i.condition) for i in zh] == [("api超时", 30, None), ("api超时", 60, "离线时")]
+    assert [(i.subject, i.value, i.condition) for i in zh] == [
+        ("api超时", 30, None), ("api超时", 60, "离线时")]
     ja = extract("APIのタイムアウトは30秒です。オフラインの場合は60秒です。")
     assert [(i.subject, i.value, i.condition) for i in ja] == [
         ("apiタイムアウト", 30, None), ("apiタイムアウト", 60, "オフラインの場合")]
@@ -171,7 +174,8 @@ def test_quantity_parser_details() -> None:
     ("The API timeout is 30 s.", "Actually, the API timeout is 45 s.",
      "Correction: the API timeout is 60 seconds."),
     ("API超时是30秒。", "更正：API超时是45秒。", "不对，API超时是60秒。"),
-    ("APIのタイムアウトは30秒です。", "訂正：APIのタイムアウトは45秒です。", "実は、APIのタイムアウトは60秒です。"),
+    ("APIのタイムアウトは30秒です。", "訂正：APIのタイムアウトは45秒です。",
+     "実は、APIのタイムアウトは60秒です。"),
 ])
 def test_correction_chain_keeps_the_subject(messages: tuple[str, str, str]) -> None:
     first, second, third = (one(m) for m in messages)
@@ -274,7 +278,8 @@ def test_not_constraints(text: str) -> None:
 
 @pytest.mark.parametrize(("text", "subject", "negated"), [
     ("I prefer tabs over spaces in Python files.", "tabs", False),
-    ("I'd rather have short answers with code than long explanations.", "short answers code", False),
+    ("I'd rather have short answers with code than long explanations.", "short answers code",
+     False),
     ("I hate long meetings.", "long meetings", True),
     ("Book a window seat if possible.", "book window seat", False),
     ("我更喜欢用中文回答。", "中文回答", False),
@@ -404,8 +409,10 @@ def test_assistant_statements_are_never_facts_or_decisions(text: str) -> None:
 def test_task_lines_in_three_languages() -> None:
     en = extract("Goal: ship the billing export by Friday.\nProgress: CSV writer done.\n"
                  "TODO: add the PDF renderer.\nBlocked: waiting on the tax API key.")
-    zh = extract("目标：本周完成支付模块。\n进展：接口已经写完了。\n待办：补充单元测试。\n阻塞：还没有账号。")
-    ja = extract("目標：今月中にリリースする。\n進捗：APIの実装は完了。\nTODO：E2Eテストを書く。\nブロック：アクセス権がない。")
+    zh = extract("目标：本周完成支付模块。\n进展：接口已经写完了。\n"
+                 "待办：补充单元测试。\n阻塞：还没有账号。")
+    ja = extract("目標：今月中にリリースする。\n進捗：APIの実装は完了。\n"
+                 "TODO：E2Eテストを書く。\nブロック：アクセス権がない。")
     for items in (en, zh, ja):
         assert [(i.kind, i.task_label) for i in items] == [
             ("task", "goal"), ("task", "progress"), ("task", "todo"), ("task", "blocked")]
@@ -413,8 +420,8 @@ def test_task_lines_in_three_languages() -> None:
 
 
 def test_markdown_task_variants() -> None:
-    items = extract("- TODO: rotate the S3 credentials\n* **Blocked:** review\n## TODO\n- write docs\n- fix CI\n"
-                    "Some prose after the list.")
+    items = extract("- TODO: rotate the S3 credentials\n* **Blocked:** review\n## TODO\n"
+                    "- write docs\n- fix CI\nSome prose after the list.")
     assert [(i.task_label, i.text) for i in items if i.kind == "task"] == [
         ("todo", "rotate the S3 credentials"), ("blocked", "review"), ("todo", "write docs"),
         ("todo", "fix CI")]
@@ -442,7 +449,8 @@ def test_segmentation_cjk_semicolons_and_newlines() -> None:
     text = "谢谢！数据库端口是5433。締め切りは金曜日です。\nNever push to main; always open a PR."
     scan = prepare(text)
     assert [text[s.start:s.end] for s in segment(text, scan)] == [
-        "谢谢！", "数据库端口是5433。", "締め切りは金曜日です。", "Never push to main;", "always open a PR."]
+        "谢谢！", "数据库端口是5433。", "締め切りは金曜日です。", "Never push to main;",
+        "always open a PR."]
 
 
 def test_language_of_each_item() -> None:
@@ -460,9 +468,10 @@ def test_traditional_and_simplified_chinese_key_the_same() -> None:
 
 # --- properties and robustness -------------------------------------------------------
 
-_ALPHABET = st.sampled_from(list("aeiou tnrsl.,;:!?\"'`>-*#\n0123456789$%元円秒时時は是不要吗か。、，「」“”"
-                                 "never always must actually TODO Goal port when if".split(" ")
-                                 + list("aeiou tnrs.,;:!?\"'`>-#\n0123456789$%元秒是不吗か。，「」“”")))
+_PIECES = (list("aeiou tnrs.,;:!?\"'`>-#\n0123456789$%") + list("元円秒时時は是不吗か。、，「」“”")
+           + ["never ", "always ", "must ", "Actually, ", "TODO: ", "Goal: ", "port ", "when ",
+              "if ", "```", " s", " MB", "不要", "しないで", "我喜欢", "が好き"])
+_ALPHABET = st.sampled_from(_PIECES)
 
 
 @settings(max_examples=300, deadline=None)

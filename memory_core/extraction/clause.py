@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory_core.extraction.lexicon import first_word, tokens
-from memory_core.extraction.lexicon import first_word, tokens
+from memory_core.extraction.lexicon import first_word
+from memory_core.extraction.lexicon import tokens as word_tokens
 from memory_core.extraction.prepare import MASK
 from memory_core.extraction.quantity import Quantity
-
 
 COUNT_UNITS = frozenset(("times", "people", "users", "tokens", "words", "chars", "lines", "items",
                          "cores", "replicas", "workers", "rows", "pages", "files", "tests",
@@ -56,8 +55,6 @@ class Clause:
     the trigger set for ``lexicon.Cue``."""
     first: str = ""
     """The first English word of ``core``, lowercased: the trigger for ``lexicon.Lead``."""
-    tokens: frozenset[str] = frozenset()
-    """Lowercase English word tokens of ``core``: the trigger set for ``lexicon.Cue``."""
 
     def build(self) -> Clause:
         """Fill ``core`` and ``raw`` from the spans; returns self for chaining."""
@@ -83,6 +80,6 @@ class Clause:
         self.body_start += lead
         self.core, self.raw = core[lead:], raw[lead:]
         if self.lang == "en" and not self.tokens:
-            self.tokens = tokens(self.core)
+            self.tokens = word_tokens(self.core)
         self.first = first_word(self.core) if self.lang == "en" else ""
         return self

@@ -35,17 +35,17 @@ _EN_CLAUSE_WORDS = frozenset("even only except as whenever when if unless while 
                              "before after".split())
 _EN_SETTING_WORDS = frozenset(
     "prod production staging dev development test testing qa ci local localhost preview sandbox "
-    "peak weekend weekends weekday weekdays mondays tuesdays wednesdays thursdays fridays saturdays "
-    "sundays mobile desktop windows linux macos arm arm64 x86 load cold night business off-peak "
-    "holidays offline locally on-prem default gpu gpus cpu cpus tpu tpus".split())
+    "peak weekend weekends weekday weekdays mondays tuesdays wednesdays thursdays fridays "
+    "saturdays sundays mobile desktop windows linux macos arm arm64 x86 load cold night business "
+    "off-peak holidays offline locally on-prem default gpu gpus cpu cpus tpu tpus".split())
 _HARDWARE = re.compile(r"[A-Z]\d{2,4}|M[1-4]\b")
 """Trigger words of the two English patterns (a pattern runs only when one is present)."""
 
 _ZH_WORD_SHI = "小超同及暂準准按定当當实實临臨随隨有届屆平时時"
 _ZH_CLAUSE = re.compile(
     r"(?:如果|假如|要是|若是|只要|一旦|除非|当|當|在)[^，,。；;！？!?\n]{1,20}?"
-    r"(?:的时候|的時候|(?<![" + _ZH_WORD_SHI + r"])[时時](?![间間区區候])|的话|的話|情况下|情況下|之前|之后|之後"
-    r"|以前|以后|以後|期间|期間|前|后|後|中|下|里|裡)"
+    r"(?:的时候|的時候|(?<![" + _ZH_WORD_SHI + r"])[时時](?![间間区區候])|的话|的話|情况下"
+    r"|情況下|之前|之后|之後|以前|以后|以後|期间|期間|前|后|後|中|下|里|裡)"
     r"|除非[^，,。；;！？!?\n]{1,20}"
     r"|(?:周末|週末|工作日|高峰期|高峰时段|夜间|夜間|离线|離線|在线|在線|断网|斷網)(?:时|時|的时候|期间)?"
     r"|[^，,。；;！？!?\s是为為]{1,10}?(?:的时候|的時候|情况下|情況下|环境下|環境下|环境中|環境中|环境里"
@@ -65,8 +65,8 @@ _JA_CLAUSE = re.compile(
     r"|(?:本番|ステージング|検証|開発|ローカル)(?:環境)?(?:では|で(?![きすしもは]))"
     r"|(?:オフライン|オンライン|週末|平日|夜間)(?:時|の時|中)?"
 )
-_JA_MARKS = re.compile(r"場合|時|とき|際|なら|中は|では|もし|たら|れば|本番|ステージング|検証|開発|ローカル"
-                       r"|オフライン|オンライン|週末|平日|夜間")
+_JA_MARKS = re.compile(r"場合|時|とき|際|なら|中は|では|もし|たら|れば|本番|ステージング|検証"
+                       r"|開発|ローカル|オフライン|オンライン|週末|平日|夜間")
 """Japanese conditions: a phrase ending in 場合/時/とき/際/なら/では right after a particle
 or at the clause start (so the topic before は is not swallowed)."""
 
@@ -82,7 +82,8 @@ def find_condition(scan: str, start: int, end: int, lang: str,
     if lang == "en":
         toks = tokens(scan[start:end]) if toks is None else toks
         m = _EN_CLAUSE.search(scan, start, end) if not _EN_CLAUSE_WORDS.isdisjoint(toks) else None
-        if m is None and (not _EN_SETTING_WORDS.isdisjoint(toks) or _HARDWARE.search(scan, start, end)):
+        setting = not _EN_SETTING_WORDS.isdisjoint(toks) or _HARDWARE.search(scan, start, end)
+        if m is None and setting:
             m = _EN_SETTING.search(scan, start, end)
     elif lang == "zh":
         m = _ZH_CLAUSE.search(scan, start, end) if _ZH_MARKS.search(scan, start, end) else None

@@ -113,12 +113,14 @@ TASK_LABELS: dict[str, str] = {
     **dict.fromkeys(_phrases("decision|decisions|decided|决定|决策|決定|決定事項"), "decision"),
 }
 TASK_LABEL = re.compile(
-    r"^(?:\*\*|__)?\[?(?P<label>" + alt("|".join(TASK_LABELS)) + r")\]?(?:\*\*|__)?\s*[:\]]\s*(?:\*\*|__)?",
+    r"^(?:\*\*|__)?\[?(?P<label>" + alt("|".join(TASK_LABELS)) + r")\]?"
+    r"(?:\*\*|__)?\s*[:\]]\s*(?:\*\*|__)?",
     re.I,
 )
 """``Goal:``/``TODO：``/``**Blocked:**``/``[TODO]`` at the start of a line."""
 TASK_HEADER = re.compile(
-    r"^(?:\*\*|__)?(?P<label>" + alt("|".join(TASK_LABELS)) + r")(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?$", re.I)
+    r"^(?:\*\*|__)?(?P<label>" + alt("|".join(TASK_LABELS)) + r")"
+    r"(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?$", re.I)
 """A line that is only a label ("## Blocked", "TODO", "待办") heads the list below it."""
 
 # Labels that announce how to read the rest of the line rather than a task field.
@@ -144,7 +146,8 @@ EN_CORRECTION = Lead(en(
     r"^(?:(?:" + alt("actually|correction|update|scratch that|i meant|i mean|to correct myself"
                      "|let me correct that|let me correct myself|i was wrong|i got that wrong"
                      "|i got it wrong|my mistake|my bad|i misspoke|make that|sorry i meant"
-                     "|strike that|on second thought|i take that back|typo|small correction") + r")\b"
+                     "|strike that|on second thought|i take that back|typo|small correction")
+    + r")\b"
     r"|(?:no|nope|nah|wait|oops|hold on)\s*[,.!:;-])[\s,.:;!-]*"
 ), "actually correction update scratch i to let my make sorry strike on typo small no nope nah "
    "wait oops hold")
@@ -154,7 +157,8 @@ EN_FILLER = Lead(en(
     r"^(?:(?:" + alt("also|and|but|so|ok|okay|oh|btw|by the way|fyi|ps|please note|note that"
                      "|remember that|keep in mind that|keep in mind|just so you know"
                      "|for the record|for context|as i said|as i mentioned|like i said|sorry"
-                     "|hmm|um|well|anyway|alright|then|plus|one more thing|honestly|frankly|personally"
+                     "|hmm|um|well|anyway|alright|then|plus|one more thing|honestly|frankly"
+                     "|personally"
                      "|tbh|fwiw|imo|in general|generally|basically|heads up") + r")\b[\s,:;-]*"
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
     r"|thank\syou)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*)+"
@@ -248,12 +252,14 @@ EN_NEG_IMPERATIVE = Lead(en(
     r"|do\snot|avoid|stop|quit|no\slonger|under\sno\scircumstances|whatever\syou\sdo,?\sdon't)\b"
     r"(?!\s+(?:worry|know|think|care|mind|hesitate|bother|remember|understand|see|get\sme"
     r"|forget))"
-), "please pls kindly just also and but so then now never don't dont do avoid stop quit no under whatever")
+), "please pls kindly just also and but so then now never don't dont do avoid stop quit no "
+   "under whatever")
 EN_POS_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*(?:always|make\ssure|ensure"
     r"|be\ssure\sto|remember\sto|don't\sforget\sto|do\snot\sforget\sto|never\sforget\sto"
     r"|from\snow\son|going\sforward|in\s(?:the\s)?future|by\sdefault|only\sever|at\sall\stimes)\b"
-), "please pls kindly just also and but so then now always make ensure be remember don't do never from going in by only at")
+), "please pls kindly just also and but so then now always make ensure be remember don't do "
+   "never from going in by only at")
 EN_MODAL_RULE = Cue(en(
     r"\b(?:must(?:n't|\snot|\snever|\salways)?|has\sto|have\sto|shall(?:\snot)?|should\s(?:always"
     r"|never|not)|shouldn't|is\s(?:not\s)?(?:allowed|permitted|required)\sto|are\s(?:not\s)?"
@@ -293,8 +299,9 @@ EN_IMPERATIVE = Lead(en(
 ), "please pls kindly just also and then now so " + " ".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS))
 EN_VERY_STANDING = set(_phrases("keep|stay|answer|reply|respond|stick|default|follow|treat"
                                 "|address|call|refer|indent|cite|limit|cap|speak|talk|format"))
-EN_STANDING_SCOPE = Cue(en(r"\b(?:every|each|all|any|whenever|always|never|from now on|going forward"
-                           r"|by default|in future|in the future|for all|per|anything|everything)\b"),
+EN_STANDING_SCOPE = Cue(en(r"\b(?:every|each|all|any|whenever|always|never|from now on"
+                           r"|going forward|by default|in future|in the future|for all|per|anything"
+                           r"|everything)\b"),
                         words="every each all any whenever always never from going default future "
                               "per anything everything")
 
@@ -364,11 +371,13 @@ ZH_REQUEST = re.compile(r"^(?:请|麻烦)?(?:你|您)?(?:" + alt("能不能|能�
                         + r")")
 ZH_HYPOTHETICAL = re.compile(r"^(?:" + alt("如果|假如|要是|假设|假使|万一|倘若|若是") + r")")
 ZH_REPORTED = re.compile(
-    r"^(?P<who>[^，,。；\s]{1,10}?)(?:" + alt("说过|说|告诉我|告诉我们|表示|提到|认为|觉得|要求|写着"
-                                            "|写道|写的是|提醒我|建议|讲") + r")[\s,，:：]*"
+    r"^(?P<who>[^，,。；\s]{1,10}?)(?:"
+    + alt("说过|说|告诉我|告诉我们|表示|提到|认为|觉得|要求|写着|写道|写的是|提醒我|建议|讲")
+    + r")[\s,，:：]*"
 )
 ZH_FIRST_PERSON = re.compile(r"^(?:我们|我|咱们|咱|本人)")
-ZH_FIRST_PERSON_FRAME = re.compile(r"^(?:我们|我)(?:觉得|认为|感觉|猜|估计|相信|发现|注意到|听说|知道)")
+ZH_FIRST_PERSON_FRAME = re.compile(
+    r"^(?:我们|我)(?:觉得|认为|感觉|猜|估计|相信|发现|注意到|听说|知道)")
 ZH_PREFERENCE = Cue(re.compile(
     r"^(?:我们|我|咱们)?(?:其实|真的|一直|还是|也|都|个人|本人|平时|通常|非常|特别|很|比较|更|最){0,3}"
     r"(?P<neg>不太|不怎么|不大|不)?(?:" + alt("喜欢|爱|偏好|倾向于|倾向|讨厌|宁愿|宁可|习惯|偏爱"
@@ -383,29 +392,31 @@ ZH_CONSTRAINT = Cue(re.compile(
                  "|以后都|以后请|以后要|今后|从现在开始|从现在起|默认|记得|得先|一定要|要保持|要控制|保持在|控制在"
                  "|不低于|不高于|不少于|不多于|不能低于|不得低于|不得超过")
     + r")|(?<![特区分类级告识差个派性])别(?![的人处])|^(?:请|你)?不能|^勿"
-), marks="必须|务必|一定|千万|永远|总是|始终|一律|每次都|只能|最多|至少|不超过|不要|不能|确保|保证|严禁"
-         "|禁止|不许|不准|不得|切勿|不可以|以后|今后|从现在|默认|记得|得先|保持在|控制在|要保持|要控制"
+), marks="必须|务必|一定|千万|永远|总是|始终|一律|每次都|只能|最多|至少|不超过|不要|不能"
+         "|确保|保证|严禁|禁止|不许|不准|不得|切勿|不可以|以后|今后|从现在|默认|记得|得先|保持在|控制在|要保持|要控制"
          "|不低于|不高于|不少于|不多于|别|勿")
 ZH_CONSTRAINT_NEG = re.compile(r"不要|不许|不准|不得|禁止|严禁|切勿|不可以|不能|别|勿|永远不")
 ZH_DECISION = Cue(re.compile(
     r"(?:" + alt("决定|定了|就用|就这么定|那就|我们选|选定|采用|改用|确定用|敲定|统一用|就选|定为"
-                 "|拍板|最终选|最后选|我们就用|选择了|选了|打算|计划用|准备用|准备采用") + r")|用[^，,。]{1,20}吧"
-), marks="决定|定了|就用|就这么定|那就|选|采用|改用|确定用|敲定|统一用|定为|拍板|我们就用|打算|计划用"
-         "|准备用|准备采用|吧")
+                 "|拍板|最终选|最后选|我们就用|选择了|选了|打算|计划用|准备用|准备采用")
+    + r")|用[^，,。]{1,20}吧"
+), marks="决定|定了|就用|就这么定|那就|选|采用|改用|确定用|敲定|统一用|定为|拍板|我们就用"
+         "|打算|计划用|准备用|准备采用|吧")
 ZH_PROPOSAL = cjk_cue("我建议|建议|可以考虑|不妨|或许可以|也许可以|要不要|要不|我们可以|你可以"
                       "|推荐|最好|是否可以|可以试试|试试|不如|我可以帮你|我可以")
 ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦)?(?:" + alt("把|将|用|使用|保持|控制|限制|设置|设为|重试"
                                                    "|回答|回复|保留|先|都用|统一|每次|设定|写|改")
                            + r")")
 ZH_STANDING = re.compile(alt("以后|今后|每次|所有|都|一律|默认|总是|始终|永远"))
-ZH_COPULA = re.compile(r"是|为|在|有|叫|等于|位于|设为|约|大概|大约|改到|改成|改为|用|采用|已经|了|要|会"
-                       r"|过敏|住|需要|支持|处理")
+ZH_COPULA = re.compile(r"是|为|在|有|叫|等于|位于|设为|约|大概|大约|改到|改成|改为|用|采用|已经"
+                       r"|了|要|会|过敏|住|需要|支持|处理")
 
 # --- Japanese ------------------------------------------------------------------------
 JA_CORRECTION = re.compile(
     r"^(?:" + alt("訂正です|訂正します|訂正させてください|訂正|修正です|修正します|実は|いや|いいえ"
                   "|違います|違いました|間違えました|間違いでした|正しくは|やっぱり|やはり|失礼しました"
-                  "|ごめんなさい|ごめん|すみません間違えました|言い間違えました") + r")[\s、,。:!！]*"
+                  "|ごめんなさい|ごめん|すみません間違えました|言い間違えました")
+    + r")[\s、,。:!！]*"
 )
 JA_CORRECTION_MID = re.compile(r"じゃなくて|じゃなく|ではなくて|ではなく(?!て?も)")
 JA_FILLER = re.compile(r"^(?:" + alt("ちなみに|なお|あと|また|それと|あの|えっと|ええと|すみません"
@@ -426,25 +437,25 @@ JA_REQUEST = cjk_cue("てもらえますか|てもらえませんか|ていた�
                      "|でもらえますか|でくれますか|てもらえる|てくれる")
 JA_HYPOTHETICAL = re.compile(r"^もし|たら[、,]|れば[、,]")
 JA_REPORTED = Cue(re.compile(
-    r"(?:と|って)(?:" + alt("言っていました|言っていた|言ってた|言っています|言ってる|言いました|言った"
-                          "|言われました|言われた|書いてありました|書いてあった|書いてある|書いてあります"
+    r"(?:と|って)(?:" + alt("言っていました|言っていた|言ってた|言っています|言ってる|言いました"
+                          "|言った|言われました|言われた|書いてありました|書いてあった|書いてある|書いてあります"
                           "|書いていました|聞きました|話していました|言っていて|言ってました"
                           "|表示されました|表示された|出ました|出ていました") + r")"
 ), marks="言って|言いました|言った|言われ|書いて|聞きました|話して|表示され|出ました|出ていました")
 JA_FIRST_PERSON = re.compile(r"^(?:私|僕|俺|わたし|我々|私たち|うち|弊社)(?:は|が|も)")
 JA_PREFERENCE = cjk_cue(
-    ("が大好き|が好き|の方が好き|のほうが好き|の方がいい|のほうがいい|の方が良い|のほうが良い"
+    "が大好き|が好き|の方が好き|のほうが好き|の方がいい|のほうがいい|の方が良い|のほうが良い"
         "|が好み|を好む|が嫌い|は嫌い|が苦手|は苦手|好きです|好きではない|好きじゃない|大好きです"
         "|がいいです|が良いです|できれば|なるべく|の方を希望|を希望します|が希望|てほしいです"
-        "|でほしいです|てもらいたいです")
+        "|でほしいです|てもらいたいです"
 )
 JA_PREFERENCE_NEG = re.compile(r"嫌い|苦手|好きではない|好きじゃない")
 JA_CONSTRAINT = cjk_cue(
-    ("必ず|絶対に|絶対|常に|毎回|今後は|今後|以降は|しないでください|ないでください|ないで下さい"
+    "必ず|絶対に|絶対|常に|毎回|今後は|今後|以降は|しないでください|ないでください|ないで下さい"
         "|ないように|てはいけない|てはいけません|ちゃだめ|ちゃダメ|てはダメ|ては駄目|禁止|厳禁"
         "|ないこと|なければならない|なければなりません|ないといけない|必要があります|必要がある"
         "|までにしてください|以内にしてください|以下にしてください|でお願いします|にしてください"
-        "|ようにしてください|ようにして|ないでね|しないで")
+        "|ようにしてください|ようにして|ないでね|しないで"
 )
 JA_CONSTRAINT_NEG = re.compile(r"ないで|ないように|てはいけな|ちゃだめ|ちゃダメ|てはダメ|ては駄目"
                                r"|禁止|厳禁|ないこと")
@@ -455,11 +466,11 @@ JA_DECISION = cjk_cue(
     r"を使う[。]?$", "を使う",
 )
 JA_PROPOSAL = cjk_cue(
-    ("おすすめします|お勧めします|オススメします|提案します|ご提案|はどうでしょうか|はどうでしょう"
+    "おすすめします|お勧めします|オススメします|提案します|ご提案|はどうでしょうか|はどうでしょう"
         "|はいかがでしょうか|してはどうですか|してはいかがですか|たらどうでしょう|ほうがいいかもしれません"
         "|方がいいかもしれません|方が良いと思います|ほうがいいと思います|べきだと思います|ましょうか"
         "|を検討してください|するといいでしょう|と良いでしょう|といいでしょう|のはどうですか"
-        "|てみてはどうでしょう|のがおすすめ|がおすすめ")
+        "|てみてはどうでしょう|のがおすすめ|がおすすめ"
 )
 JA_STANDING = re.compile(alt("必ず|常に|毎回|今後|以降|いつも|すべて|全て|全部|ように"))
 JA_POLITE_REQUEST = re.compile(r"(?:てください|で下さい|て下さい|お願いします|お願い)[。!！]?$")

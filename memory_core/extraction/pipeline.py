@@ -29,6 +29,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import rules_cjk, rules_en
@@ -41,12 +42,18 @@ from memory_core.extraction.segment import segment
 from memory_core.extraction.subject import key
 
 
+class _Matcher(Protocol):
+    """A start-anchored matcher: a compiled pattern or a ``lexicon.Lead``."""
+
+    def match(self, text: str) -> re.Match[str] | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Lang:
     """The cue tables and rules for one language."""
 
-    correction: re.Pattern[str]
-    filler: re.Pattern[str]
+    correction: _Matcher
+    filler: _Matcher
     small_talk: re.Pattern[str]
     classify: Callable[[Clause], Verdict | None]
     question_subject: Callable[[Clause], str | None]
@@ -76,7 +83,8 @@ _CJK_SMALL_TALK_MAX = 24
 _EN_SPLIT = re.compile(
     r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
     r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
-_EN_RULE_JOINT = re.compile(r",\s+(?=(?:please\s)?(?:use|keep|prefer|avoid|always|make\ssure)\b)", re.I)
+_EN_RULE_JOINT = re.compile(
+    r",\s+(?=(?:please\s)?(?:use|keep|prefer|avoid|always|make\ssure)\b)", re.I)
 """'Never store keys in the repo, use the vault instead' holds two orders ("…, never
 tabs" stays with its sentence: it only restates the first order's alternative)."""
 _EN_SHARED_SUBJECT = re.compile(
@@ -145,7 +153,8 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
         if i == 0 or i == len(quantities) or quantities[i - 1].end > m.start():
             continue
         left, right = quantities[i - 1], quantities[i]
-        if _same_measure(left, right) and not _BETWEEN.search(scan, max(a, left.start - 9), left.start + 1):
+        if _same_measure(left, right) and not _BETWEEN.search(
+                scan, max(a, left.start - 9), left.start + 1):
             joints.append((m.start(), m.end()))
     spans: list[tuple[int, int]] = []
     start = a
@@ -169,7 +178,8 @@ def _build(scan: str, start: int, body: int, end: int, lang: str, question: bool
     if toks is None:
         toks = lx.tokens(scan[body:end]) if lang == "en" else frozenset()
     condition = None if question else find_condition(scan, body, end, lang, toks)
-    return Clause(scan, start, end, body, lang, question, quantities, condition, tokens=toks).build()
+    clause = Clause(scan, start, end, body, lang, question, quantities, condition, tokens=toks)
+    return clause.build()
 
 
 def _item(text: str, c: Clause, v: Verdict, correction: bool,
@@ -265,7 +275,8 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
             pending_correction = correction
             continue
         toks = lx.tokens(rest) if lang == "en" else frozenset()
-        if len(rest) <= _SMALL_TALK_MAX and _maybe_small_talk(rest, lang, toks) and rules.small_talk.match(rest):
+        if len(rest) <= _SMALL_TALK_MAX and _maybe_small_talk(rest, lang, toks) \
+                and rules.small_talk.match(rest):
             continue
         if (lang == "ja" and lx.JA_CORRECTION_MID.search(rest)) or (
                 lx.EN_CORRECTION_TAIL.search(rest, toks) and not lx.EN_NEGATION.search(rest, toks)):
@@ -280,7 +291,8 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
         if question:
             c = _build(sc, a, body, b, lang, question, toks=toks)
             if not (rules.is_request(c) or rules.is_hypothetical(c)):
-                out.append(_item(text, c, Verdict("question", rules.question_subject(c)), correction))
+                asked = Verdict("question", rules.question_subject(c))
+                out.append(_item(text, c, asked, correction))
             continue
         kind_before: str | None = None
         subject_before: str | None = None
@@ -312,7 +324,8 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
             item = _item(text, c, verdict, correction)
-            if item.subject is None and item.unit and previous and previous[1] == unit_class(item.unit):
+            if item.subject is None and item.unit and previous \
+                    and previous[1] == unit_class(item.unit):
                 item = replace(item, subject=previous[0])
             if item.subject:
                 previous = (item.subject, unit_class(item.unit))

@@ -73,8 +73,9 @@ _QUOTES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 pattern per pair, run only when its opener occurs."""
 _SINGLE_QUOTED = re.compile(r"'(?=\S)([^'\n]{1,200}?)(?<=\S)'(?![\w'])")
 """'…' — but not an apostrophe: the opener must not follow a letter (checked in code)."""
-_RULE_FRAME = re.compile(r"(?:\b(?:rule|rules|policy|instruction|remember)\s*(?:is|was)?\s*:?|规则|規則|ルール)\s*$",
-                         re.I)
+_RULE_FRAME = re.compile(
+    r"(?:\b(?:rule|rules|policy|instruction|remember)\s*(?:is|was)?\s*:?|规则|規則|ルール)\s*$",
+    re.I)
 """A quote introduced as the rule itself ('Remember: "never push to main"') is the
 user's instruction, so it is left unmasked."""
 
@@ -150,7 +151,8 @@ def prepare(text: str) -> str:
     spans = [m for opener, pattern in _QUOTES if opener in scan for m in pattern.finditer(scan)]
     if "'" in scan:
         spans += [m for m in _SINGLE_QUOTED.finditer(scan)
-                  if m.start() == 0 or not (scan[m.start() - 1].isalnum() or scan[m.start() - 1] in "_'")]
+                  if m.start() == 0 or not (scan[m.start() - 1].isalnum()
+                                            or scan[m.start() - 1] in "_'")]
     for m in spans:
         line_start = scan.rfind("\n", 0, m.start()) + 1
         if _RULE_FRAME.search(scan, line_start, m.start()):

@@ -66,7 +66,8 @@ UNITS: dict[str, str] = _table("""
     USD: usd|dollar|dollars|bucks; EUR: eur|euro|euros; GBP: gbp|pound|pounds|quid;
     JPY: jpy|yen; CNY: cny|rmb|yuan;
     °C: °c|℃|celsius|degrees celsius; °F: °f|℉|fahrenheit;
-    req/s: req/s|reqs/s|requests/s|rps|qps|requests per second|request per second|queries per second|requests a second|/s;
+    req/s: req/s|reqs/s|requests/s|rps|qps|requests per second|request per second
+           |queries per second|requests a second|/s;
     req/min: req/min|requests/min|rpm|requests per minute|requests a minute|/min;
     tokens/s: tokens/s|tok/s|tokens per second;
     req: req|reqs|request|requests|queries;
@@ -126,7 +127,8 @@ _NUMBER_AT = re.compile(
 _CURRENCY_BEFORE = re.compile(r"(?:US\$|\$|€|£|¥|￥)\s?$")
 _IDENTIFIER_BEFORE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-/:#@+^")
 """A digit glued to these is part of a name (H100, eu-west-1, UTC+8, v2), not a number."""
-_UNIT_TOKENS = re.compile(r"( ?)([A-Za-z%°℃℉/][A-Za-z/.]*|[%°℃℉])(?: ([A-Za-z]+))?(?: ([A-Za-z]+))?")
+_UNIT_TOKENS = re.compile(
+    r"( ?)([A-Za-z%°℃℉/][A-Za-z/.]*|[%°℃℉])(?: ([A-Za-z]+))?(?: ([A-Za-z]+))?")
 _UNIT_MAX_WORDS = max(len(u.split()) for u in UNITS)
 
 
@@ -199,7 +201,8 @@ _DATE_AT = re.compile(
     re.I,
 )
 """The year branch skips "2000 users", "2024 MB" and the like: a year carries no unit."""
-_MONTH_BEFORE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]{0,6}\.?\s$", re.I)
+_MONTH_BEFORE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]{0,6}\.?\s$", re.I)
 _DAY = re.compile(r"\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s\d{4})?")
 _RATE_QUALIFIER = re.compile(r"per second|a second|/s\b|每秒|毎秒|秒間|秒あたり|秒当たり|per minute"
                              r"|a minute|/min\b|每分钟|毎分|分あたり|分当たり|分間に", re.I)
@@ -294,7 +297,8 @@ def _version_cue(scan: str, p: int, back: int) -> int | None:
     while j > back and (scan[j - 1].isalnum() or scan[j - 1] in ".-"):
         j -= 1
     word = scan[j:k]
-    if word.lower() in _VERSION_WORDS and not (j > 0 and (scan[j - 1].isalnum() or scan[j - 1] == ".")):
+    glued = j > 0 and (scan[j - 1].isalnum() or scan[j - 1] == ".")
+    if word.lower() in _VERSION_WORDS and not glued:
         return j
     cjk = _VERSION_CJK.search(word)
     return j + cjk.start() if cjk else None
@@ -323,8 +327,8 @@ def _measure(scan: str, m: re.Match[str], cur: re.Match[str] | None, end: int) -
             span_end = stop
     elif found is not None and unit in ("JPY", "CNY") and found[0].strip() in ("円", "元"):
         span_end = found[2]
-    if unit == "JPY" and sign == "¥" and scan[m.end():m.end() + 3].strip()[:1] in ("元", "块", "塊"):
-        unit = "CNY"
+    if unit == "JPY" and sign == "¥" and scan[m.end():m.end() + 3].strip()[:1] in "元块塊":
+        unit = "CNY"  # "¥30元" is yuan
     if unit == "req":
         rate = _RATE_QUALIFIER.search(scan, max(0, m.start() - 12), min(end, span_end + 24))
         if rate is not None:
@@ -352,11 +356,11 @@ def _cjk_numerals(scan: str, start: int, end: int, taken: list[Quantity]) -> lis
         out.append(Quantity(float(value), m.group(), unit, m.start(), unit_m.end(), "measure"))
     for m in _PERCENT_ZH.finditer(scan, start, end):
         raw = m.group("num")
-        value = _float(raw) if raw[0].isdigit() else parse_cjk_numeral(raw)
-        if value is not None:
+        percent: float | None = _float(raw) if raw[0].isdigit() else parse_cjk_numeral(raw)
+        if percent is not None:
             out = [q for q in out if not (q.start < m.end() and m.start() < q.end)]
             taken[:] = [q for q in taken if not (q.start < m.end() and m.start() < q.end)]
-            out.append(Quantity(float(value), raw, "%", m.start(), m.end(), "measure"))
+            out.append(Quantity(float(percent), raw, "%", m.start(), m.end(), "measure"))
     return out
 
 
@@ -386,7 +390,8 @@ def _english_numbers(scan: str, start: int, end: int) -> list[Quantity]:
 
 def _refuted(scan: str, q: Quantity, start: int, end: int) -> bool:
     before = scan[max(start, q.start - 10):q.start]
-    return bool(_NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(scan, q.end, min(end, q.end + 8)))
+    after = _NEGATED_AFTER.match(scan, q.end, min(end, q.end + 8))
+    return bool(_NEGATED_BEFORE.search(before) or after)
 
 
 _PER = re.compile(r"\s?(?:あたり|当たり|につき|に|per|/|每|毎)?\s?", re.I)

@@ -33,16 +33,18 @@ _ZH_COPULA = re.compile(
 _ZH_META_NOUNS = frozenset(("问题", "事情", "事", "情况", "疑问", "重点", "关键"))
 _ZH_TARGET = re.compile(r"(?:做|作为|当作|当|来做|来当)(?P<t>[^，,。；吧了]{1,12})")
 _ZH_CHOICE_TAIL = re.compile(r"[吧了啦呀，,。].*$")
-_ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么|哪里|哪儿|哪个|哪|几点|几|多少|是否|是不是"
-                                r"|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
-_ZH_FUTURE_RULE = re.compile(r"(?:以后|今后|从今以后|从现在开始|从现在起)(?P<np>[^，,。]{0,8}?)(?:都|一律|统一|只|全部)")
+_ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么|哪里|哪儿|哪个|哪|几点|几|多少"
+                                r"|是否|是不是|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
+_ZH_FUTURE_RULE = re.compile(
+    r"(?:以后|今后|从今以后|从现在开始|从现在起)(?P<np>[^，,。]{0,8}?)(?:都|一律|统一|只|全部)")
 _ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
 
 _JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
 _JA_OBJECT = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:を|に|で|が|は|と|へ)")
-_JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある|あります"
-                             r"|ません|ない|た|完了|予定)$")
-_JA_REFUTED = re.compile(r"[^、。はがを]{0,15}?(?:じゃなくて|じゃなく|ではなくて|ではなく(?!て?も))")
+_JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある"
+                             r"|あります|ません|ない|た|完了|予定)$")
+_JA_REFUTED = re.compile(
+    r"[^、。はがを]{0,15}?(?:じゃなくて|じゃなく|ではなくて|ではなく(?!て?も))")
 """"5433じゃなくて" names the refuted value; it is not the subject."""
 _JA_VERB_TAIL = re.compile(r"(?:こと|の|する|します|して|しよう|した)+$")
 _JA_PARTICLES = re.compile(r"(?:には|では|から|まで|より|を|に|で|は|が|と|へ)")
@@ -78,7 +80,8 @@ def _zh_choice(rest: str) -> str | None:
 def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
     m = _ZH_FUTURE_RULE.search(core)
     if m:
-        return m.start(), False, cjk_key(m.group("np"), "zh") or cjk_key(core[m.end():], "zh", keep_last=False)
+        scope = cjk_key(m.group("np"), "zh") or cjk_key(core[m.end():], "zh", keep_last=False)
+        return m.start(), False, scope
     for m in lx.ZH_CONSTRAINT.finditer(core):  # gated: no cue phrase, no scan
         if _ZH_NOT_RULE.search(core[: m.end()]):
             continue
@@ -211,7 +214,8 @@ def classify_ja(c: Clause) -> Verdict | None:
     if dec:
         return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
     topic = _JA_TOPIC.match(core)
-    if lx.JA_POLITE_REQUEST.search(core) and topic and not _JA_DEMONSTRATIVE.match(topic.group("t")):
+    scoped = topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))
+    if scoped and lx.JA_POLITE_REQUEST.search(core):
         return Verdict("constraint", subject, bool(lx.JA_CONSTRAINT_NEG.search(core)))
     if lx.JA_REQUEST.search(core) or lx.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
         return None

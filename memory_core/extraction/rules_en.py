@@ -26,27 +26,28 @@ import re
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction.clause import Clause, Verdict
-from memory_core.extraction.prepare import MASK
 from memory_core.extraction.subject import en_key
 
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 _WH = re.compile(r"(?:what|which|whose)\s", re.I)
 _PURPOSE = re.compile(r"\s(?:to|for|so\sthat|in\sorder\sto|because|since)\s", re.I)
 """Where a choice's object ends and its purpose begins ("batch the writes to cut latency")."""
-_TO_VERBS = frozenset("switch switching move moving migrate migrating stick sticking go going change "
-                      "changing upgrade upgrading downgrade downgrading set setting back up due next "
-                      "close bump bumping pin pinning".split())
+_TO_VERBS = frozenset("switch switching move moving migrate migrating stick sticking go going "
+                      "change changing upgrade upgrading downgrade downgrading set setting back up "
+                      "due next close bump bumping pin pinning".split())
 """Verbs whose "to" names the choice itself ("switching to uv"), not a purpose."""
 _CHOICE_LEAD = re.compile(r"^(?:to|on|that|we|i|with)\s+", re.I)
 _NORM_NEGATION = re.compile(r"never|don't|do\snot", re.I)
 _MODAL_NEGATION = re.compile(r"not|n't|never|forbidden|prohibited|banned", re.I)
 _DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
 _FIRST_PERSON_VERB = re.compile(r"(?:i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
-                                r"|just|really|mostly|currently|normally|typically)\s)*(?P<v>[a-z]+)", re.I)
+                                r"|just|really|mostly|currently|normally|typically)\s)*"
+                                r"(?P<v>[a-z]+)", re.I)
 _NON_SPACE = re.compile(r"\S+")
 _PREPOSITION_SPLIT = re.compile(r"\s(?:in|at|to|from|on|for|with|by|about)\s")
 _QUOTE_MARKS = re.compile(r"[\"'“”‘’]")
-_FAVOURITE = re.compile(r"(?:my\s)?(?:favou?rite|preferred|go-to)\s(?P<n>[\w\s-]{1,30}?)\s(?:is|are)\b", re.I)
+_FAVOURITE = re.compile(
+    r"(?:my\s)?(?:favou?rite|preferred|go-to)\s(?P<n>[\w\s-]{1,30}?)\s(?:is|are)\b", re.I)
 _PROPOSAL_LEAD = re.compile(r"^(?:that\s)?(?:we|you|i)?\s*(?:use|try|should|could|might|want\sto|to"
                             r"|is\sto|would\sbe\sto|be\sto|also)?\s*", re.I)
 _COPULA_WORDS = frozenset(("is", "are", "was", "were"))
@@ -125,7 +126,9 @@ def _target_or_object(rest: str) -> str | None:
     obj = rest[: m.start()] if m else rest
     for purpose in _PURPOSE.finditer(obj):
         before = obj[: purpose.start()].split()
-        if purpose.group().strip().lower() != "to" or not before or before[-1].lower() not in _TO_VERBS:
+        names_choice = purpose.group().strip().lower() == "to" and before \
+            and before[-1].lower() in _TO_VERBS
+        if not names_choice:
             obj = obj[: purpose.start()]
             break
     return en_key(obj, action=True)
@@ -242,8 +245,8 @@ def classify(c: Clause) -> Verdict | None:
     rule = _rule(core, c, first)
     dec = lx.EN_DECISION.match(core, first) or lx.EN_DECISION_ANY.search(core, c.tokens)
     if rule and (dec is None or rule[0] <= dec.start()):
-        pos, neg, subject, imperative = rule
-        if imperative and not neg and lx.EN_SOFTENER.search(c.raw, c.tokens):
+        _, neg, subject, is_order = rule
+        if is_order and not neg and lx.EN_SOFTENER.search(c.raw, c.tokens):
             return Verdict("preference", subject)
         return Verdict("constraint", _with_port(subject, c), neg)
     if dec:

@@ -29,7 +29,8 @@ class Sentence:
     list_item: bool
 
 
-_LIST_MARKER = re.compile(r"[ \t]*(?:[-*+•・‣◦]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?|[ \t]*#{1,6}[ \t]+")
+_LIST_MARKER = re.compile(
+    r"[ \t]*(?:[-*+•・‣◦]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?|[ \t]*#{1,6}[ \t]+")
 _TERMINATOR = re.compile(r"[.!?;。！？；．]+")
 _FULL_STOPS = set("。！？；．")
 _CLOSERS = set("\"')]}”’」』）】》")
@@ -108,7 +109,8 @@ def segment(text: str, scan: str) -> list[Sentence]:
             if not _has_content(scan, a, b):
                 first = False
                 continue
-            if first and prev_open is not None and not marker and scan[a].islower() and scan[a].isascii():
+            continues = scan[a].islower() and scan[a].isascii()
+            if first and prev_open is not None and not marker and continues:
                 out[-1] = Sentence(prev_open.start, b, prev_open.line, prev_open.list_item)
             else:
                 out.append(Sentence(a, b, line_no, is_item))

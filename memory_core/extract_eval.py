@@ -1,0 +1,257 @@
+"""Score ``memory_core.extraction.extract`` against a labelled JSONL set.
+
+    python -m memory_core.extract_eval tests/data/extraction_labelled.jsonl [--errors]
+
+Each line of the set is ``{"id", "lang", "speaker", "text", "expected": [item…]}`` where an
+item is ``{"kind", "subject"?, "value"?, "unit"?, "condition"?, "correction"?,
+"task_label"?}``; a field left out of a label is not checked.
+
+**Matching rule.** Within one message, an expected and a predicted item can pair when
+they have the same ``kind`` (and, for tasks, the same ``task_label`` where labelled) and
+their subjects overlap: an unlabelled expected subject accepts any prediction; otherwise
+``subject_similarity`` must reach 0.5. Pairs are chosen greedily, best first (subject
+similarity, then agreeing value and unit), each item used once. A pair is a true
+positive when, in addition, the predicted ``value`` equals the labelled one (relative
+tolerance 1e-6) and the ``unit`` equals the labelled unit, where labelled; a pair that
+fails only there counts as one false positive and one false negative. Unpaired
+predictions are false positives, unpaired labels false negatives.
+
+**Field accuracy** is measured over the pairs (before the value/unit check): the share
+with the labelled value, unit and condition right (conditions compared with the same
+similarity as subjects), and the share whose ``correction`` flag equals the label (an
+unlabelled flag means ``False``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from memory_core.extraction import KINDS, LANGS, TASK_LABELS, Extracted, extract
+from memory_core.extraction.prepare import fold_traditional
+
+_LABEL_KEYS = {"kind", "subject", "value", "unit", "condition", "correction", "task_label"}
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_STRIP = re.compile(r"[\s\W_]+")
+_LINK = re.compile(r"[的の]")
+MATCH_THRESHOLD = 0.5
+
+
+def load(path: str | Path) -> list[dict[str, Any]]:
+    """Read and validate a labelled set; raises ValueError naming the bad line."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            problem = _problem(row, seen)
+            if problem:
+                raise ValueError(f"{path}:{n}: {problem}")
+            seen.add(row["id"])
+            rows.append(row)
+    return rows
+
+
+def _problem(row: Any, seen: set[str]) -> str | None:
+    if not isinstance(row, dict) or not {"id", "lang", "speaker", "text", "expected"} <= set(row):
+        return "needs id, lang, speaker, text, expected"
+    if row["id"] in seen:
+        return f"duplicate id {row['id']!r}"
+    if row["lang"] not in LANGS or row["speaker"] not in ("user", "assistant"):
+        return "bad lang or speaker"
+    for item in row["expected"]:
+        if not isinstance(item, dict) or item.get("kind") not in KINDS or set(item) - _LABEL_KEYS:
+            return f"bad expected item {item!r}"
+        if item.get("task_label") not in (None, *TASK_LABELS):
+            return f"bad task_label {item!r}"
+    return None
+
+
+def _units(text: str) -> set[str]:
+    """Tokens for overlap: words for Latin text, character bigrams for CJK text."""
+    text = _LINK.sub("", fold_traditional(text.lower()))
+    if _CJK.search(text):
+        flat = _STRIP.sub("", text)
+        return {flat[i:i + 2] for i in range(len(flat) - 1)} or {flat}
+    return {t for t in _STRIP.split(text) if t}
+
+
+def subject_similarity(expected: str, predicted: str) -> float:
+    """Overlap coefficient |A∩B| / min(|A|,|B|) of word (or CJK bigram) sets; 1.0 when
+    one normalised string contains the other (the engine's own containment rule)."""
+    a_flat = _STRIP.sub("", _LINK.sub("", fold_traditional(expected.lower())))
+    b_flat = _STRIP.sub("", _LINK.sub("", fold_traditional(predicted.lower())))
+    if a_flat and b_flat and (a_flat in b_flat or b_flat in a_flat):
+        return 1.0
+    a, b = _units(expected), _units(predicted)
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def _same_value(expected: float, got: float | None) -> bool:
+    return got is not None and math.isclose(expected, got, rel_tol=1e-6)
+
+
+def _value_ok(exp: dict[str, Any], got: Extracted) -> bool:
+    if "value" in exp and not _same_value(exp["value"], got.value):
+        return False
+    return "unit" not in exp or exp["unit"] == got.unit
+
+
+def _pairs(expected: list[dict[str, Any]], predicted: list[Extracted]) -> list[tuple[int, int]]:
+    scored: list[tuple[float, int, int]] = []
+    for i, exp in enumerate(expected):
+        for j, got in enumerate(predicted):
+            if exp["kind"] != got.kind:
+                continue
+            if exp.get("task_label") not in (None, got.task_label):
+                continue
+            if "subject" in exp:
+                if got.subject is None:
+                    continue
+                sim = subject_similarity(exp["subject"], got.subject)
+                if sim < MATCH_THRESHOLD:
+                    continue
+            else:
+                sim = 1.0
+            bonus = (1.0 if _value_ok(exp, got) else 0.0) + (0.1 if got.condition else 0.0)
+            scored.append((sim + bonus, i, j))
+    used_e: set[int] = set()
+    used_p: set[int] = set()
+    out: list[tuple[int, int]] = []
+    for _, i, j in sorted(scored, key=lambda t: (-t[0], t[1], t[2])):
+        if i not in used_e and j not in used_p:
+            used_e.add(i)
+            used_p.add(j)
+            out.append((i, j))
+    return out
+
+
+def _prf(c: dict[str, int]) -> dict[str, float | int]:
+    tp, fp, fn = c["tp"], c["fp"], c["fn"]
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {"tp": tp, "fp": fp, "fn": fn, "precision": round(p, 4), "recall": round(r, 4),
+            "f1": round(f, 4)}
+
+
+def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
+    """Precision/recall/F1 overall, per kind and per language, plus field accuracy.
+
+    Returns ``{"messages", "overall", "by_kind", "by_lang", "fields", "errors"}``; the
+    counts dicts hold ``tp``/``fp``/``fn``/``precision``/``recall``/``f1``. ``errors``
+    lists, per message with a mismatch, the missed labels and spurious predictions.
+    ``only`` keeps the messages whose id starts with that prefix (e.g. ``"b-"``).
+    """
+    rows = [r for r in load(path) if only is None or r["id"].startswith(only)]
+    overall: dict[str, int] = defaultdict(int)
+    by_kind: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    by_lang: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    fields: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    errors: list[dict[str, Any]] = []
+    for row in rows:
+        predicted = extract(row["text"], speaker=row["speaker"])
+        expected = row["expected"]
+        pairs = _pairs(expected, predicted)
+        good = [(i, j) for i, j in pairs if _value_ok(expected[i], predicted[j])]
+        for i, j in pairs:
+            _fields(fields, expected[i], predicted[j])
+        hit_e = {i for i, _ in good}
+        hit_p = {j for _, j in good}
+        lang = row["lang"]
+        for i, exp in enumerate(expected):
+            outcome = "tp" if i in hit_e else "fn"
+            for counts in (overall, by_kind[exp["kind"]], by_lang[lang]):
+                counts[outcome] += 1
+        for j, got in enumerate(predicted):
+            if j not in hit_p:
+                for counts in (overall, by_kind[got.kind], by_lang[lang]):
+                    counts["fp"] += 1
+        if len(good) != len(expected) or len(good) != len(predicted):
+            errors.append({
+                "id": row["id"], "text": row["text"],
+                "missed": [e for i, e in enumerate(expected) if i not in hit_e],
+                "spurious": [_brief(p) for j, p in enumerate(predicted) if j not in hit_p],
+            })
+    return {
+        "messages": len(rows),
+        "overall": _prf(overall),
+        "by_kind": {k: _prf(by_kind[k]) for k in KINDS if k in by_kind},
+        "by_lang": {lang: _prf(by_lang[lang]) for lang in LANGS if lang in by_lang},
+        "fields": {name: {"correct": c["correct"], "total": c["total"],
+                          "accuracy": round(c["correct"] / c["total"], 4) if c["total"] else 1.0}
+                   for name, c in sorted(fields.items())},
+        "errors": errors,
+    }
+
+
+def _fields(fields: dict[str, dict[str, int]], exp: dict[str, Any], got: Extracted) -> None:
+    checks: dict[str, bool] = {}
+    if "value" in exp:
+        checks["value"] = _same_value(exp["value"], got.value)
+    if "unit" in exp:
+        checks["unit"] = exp["unit"] == got.unit
+    if "condition" in exp:
+        checks["condition"] = got.condition is not None and subject_similarity(
+            exp["condition"], got.condition) >= MATCH_THRESHOLD
+    checks["correction"] = bool(exp.get("correction", False)) == got.correction
+    for name, ok in checks.items():
+        fields[name]["total"] += 1
+        fields[name]["correct"] += int(ok)
+
+
+def _brief(item: Extracted) -> dict[str, Any]:
+    out = {"kind": item.kind, "subject": item.subject, "value": item.value, "unit": item.unit,
+           "condition": item.condition, "correction": item.correction,
+           "task_label": item.task_label, "text": item.text}
+    return {k: v for k, v in out.items() if v not in (None, False)}
+
+
+def _table(title: str, rows: dict[str, dict[str, Any]]) -> str:
+    lines = [f"{title:<12} {'P':>6} {'R':>6} {'F1':>6} {'tp':>5} {'fp':>5} {'fn':>5}"]
+    for name, c in rows.items():
+        lines.append(f"{name:<12} {c['precision']:>6.3f} {c['recall']:>6.3f} {c['f1']:>6.3f}"
+                     f" {c['tp']:>5} {c['fp']:>5} {c['fn']:>5}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: print the score tables (and with ``--errors`` every mismatch) to stdout."""
+    parser = argparse.ArgumentParser(prog="python -m memory_core.extract_eval")
+    parser.add_argument("path", nargs="?", default="tests/data/extraction_labelled.jsonl")
+    parser.add_argument("--errors", action="store_true", help="list every mismatch")
+    parser.add_argument("--json", action="store_true", help="print the full result as JSON")
+    parser.add_argument("--only", metavar="PREFIX", help="score only ids starting with PREFIX")
+    args = parser.parse_args(argv)
+    result = score(args.path, only=args.only)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    print(f"messages: {result['messages']}")
+    print(_table("overall", {"all": result["overall"]}))
+    print(_table("kind", result["by_kind"]))
+    print(_table("lang", result["by_lang"]))
+    print("fields:", ", ".join(f"{k} {v['correct']}/{v['total']} ({v['accuracy']:.3f})"
+                               for k, v in result["fields"].items()))
+    if args.errors:
+        for err in result["errors"]:
+            print(f"\n{err['id']}: {err['text']!r}")
+            for e in err["missed"]:
+                print("   missed  ", json.dumps(e, ensure_ascii=False))
+            for p in err["spurious"]:
+                print("   spurious", json.dumps(p, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
