@@ -101,7 +101,7 @@ class Engine:
             return
         conn.execute("SAVEPOINT extract")
         try:
-            from memory_core.extract import extract
+            from memory_core.extraction import extract
 
             items = extract(text, speaker=speaker)
             memory.store_extracted(conn, scope, thread_id, message_id, items)

@@ -1,0 +1,198 @@
+"""The injection block, end to end: the real SDK → proxy → fake upstream.
+
+What the upstream received is read from the fake's request log; the client's own
+messages are checked to be unchanged.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from openai.types.chat import ChatCompletion
+from click.testing import CliRunner
+
+from memory_core.tokens import count_tokens
+from proxy.cli import main
+from tests.conftest import RunningProxy, start_proxy
+from tests.fake_upstream import FakeUpstream
+
+
+class Agent:
+    """An agent that resends its whole history on every call, as SDK users do."""
+
+    def __init__(self, proxy: RunningProxy, upstream: FakeUpstream, *, role: str = "default",
+                 session: str | None = None, system: str = "You are a helpful agent.") -> None:
+        headers = {"X-LCM-Role": role}
+        if session:
+            headers["X-LCM-Session"] = session
+        self.client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-agent-0123456789abc",
+                                         default_headers=headers, max_retries=0)
+        self.upstream = upstream
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+
+    async def say(self, text: str, *, fast: bool = False) -> str:
+        """Send one user turn. ``fast`` uses the SDK's HTTP layer directly
+        (``client.post``), skipping its per-message parameter transform, which costs
+        ~0.7 ms a message per call and dominates long conversations."""
+        self.messages.append({"role": "user", "content": text})
+        sent = [dict(m) for m in self.messages]
+        if fast:
+            r = await self.client.post("/chat/completions", cast_to=ChatCompletion,
+                                       body={"model": "m", "messages": self.messages})
+        else:
+            r = await self.client.chat.completions.create(model="m", messages=self.messages)
+        assert self.messages == sent, "the client's messages must not change"
+        reply = r.choices[0].message.content or ""
+        self.messages.append({"role": "assistant", "content": reply})
+        return reply
+
+    def upstream_last_user(self) -> str:
+        msgs = self.upstream.chat_requests[-1]["json"]["messages"]
+        return msgs[-1]["content"]
+
+
+def block_of(text: str) -> str:
+    head, sep, _ = text.partition("[Current Request]")
+    return head if sep else ""
+
+
+async def test_fact_from_turn_2_is_in_the_block_at_turn_200(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream)
+    await agent.say("Hi, let's plan the data migration.")
+    await agent.say("The staging database runs on port 5433 when the VPN is up.")
+    for i in range(197):
+        await agent.say(f"Step {i}: review the changelog entry number {i} and summarise it.",
+                        fast=True)
+    await agent.say("Which port does the staging database use?")
+    block = block_of(agent.upstream_last_user())
+    assert "5433" in block and "staging database" in block
+    assert agent.upstream_last_user().endswith("Which port does the staging database use?")
+    await proxy.settle()
+    rows = proxy.engine.export()["threads"][0]["messages"]
+    assert len(rows) == 1 + 2 * 200  # the system prompt, every user turn and reply, once
+
+
+async def test_correction_supersedes_and_old_value_only_as_superseded(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream)
+    await agent.say("The API timeout is 30 s when offline.")
+    await agent.say("Actually, the API timeout is 45 s when offline.")
+    await agent.say("Correction: the API timeout is 60 s when offline.")
+    await agent.say("Remind me, what is the API timeout when offline?")
+    block = block_of(agent.upstream_last_user())
+    current = [ln for ln in block.splitlines() if "· active ·" in ln and "timeout" in ln]
+    assert len(current) == 1 and "60 s" in current[0].split("(corrects")[0]
+    for ln in block.splitlines():
+        if "30 s" in ln or "45 s" in ln:
+            assert "superseded" in ln  # shown only as superseded, never as current
+    await proxy.settle()
+    items = proxy.engine.search_memory("API timeout", include_messages=False)
+    status = {h["value"]: h["status"] for h in items if h["value"] is not None}
+    assert status == {30.0: "superseded", 45.0: "superseded", 60.0: "active"}
+
+
+async def test_preference_set_by_cli_appears_in_next_request(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, role="coder")
+    await agent.say("hello")
+    result = CliRunner().invoke(main, [
+        "memory", "prefs", "set", "--data-dir", proxy.settings.storage.data_dir,
+        "--role", "coder", "--key", "code_style", "--title", "Code style",
+        "--content", "Black formatting, 100 columns, type hints everywhere"])
+    assert result.exit_code == 0, result.output
+    await agent.say("write the parser")
+    block = block_of(agent.upstream_last_user())
+    assert "[User Preferences]" in block
+    assert "Code style: Black formatting, 100 columns, type hints everywhere" in block
+
+
+async def test_bootstrap_then_regular_then_idle_bootstrap(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream)
+    await agent.say("Goal: ship the importer by Friday")
+    first = block_of(agent.upstream_last_user())
+    assert first.startswith("[Background Context: Sync Guidelines]")
+    assert "[User Preferences]" in first
+    await agent.say("TODO: write the CSV reader")
+    second = block_of(agent.upstream_last_user())
+    assert "Sync Guidelines" not in second
+    assert "Goal: ship the importer by Friday" in second  # task state, regular turn
+    await proxy.settle()
+    conn = sqlite3.connect(proxy.engine.store.path)
+    conn.execute("UPDATE threads SET updated_at = ?", (time.time() - 7200,))
+    conn.commit()
+    conn.close()
+    await agent.say("where were we?")
+    third = block_of(agent.upstream_last_user())
+    assert third.startswith("[Background Context: Sync Guidelines]")
+    assert "TODO: write the CSV reader" in third
+    explain = CliRunner().invoke(main, ["memory", "explain", "--data-dir",
+                                        proxy.settings.storage.data_dir])
+    assert explain.exit_code == 0 and "trigger:      bootstrap" in explain.output
+
+
+async def test_roles_never_see_each_other(proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    coder = Agent(proxy, upstream, role="coder")
+    writer = Agent(proxy, upstream, role="writer")
+    await coder.say("We must always use the internal mirror pypi.corp.example for packages.")
+    await coder.say("The build server password rotates every 14 days.")
+    CliRunner().invoke(main, ["memory", "prefs", "set", "--data-dir",
+                              proxy.settings.storage.data_dir, "--role", "coder", "--key",
+                              "lang", "--title", "Language", "--content", "Python 3.11"])
+    await writer.say("What mirror and password rotation do we use for packages?")
+    block = block_of(writer.upstream_last_user())
+    assert "pypi.corp.example" not in block and "14 days" not in block
+    assert "Python 3.11" not in block
+    await coder.say("What mirror do we use for packages?")
+    assert "pypi.corp.example" in block_of(coder.upstream_last_user())
+
+
+@pytest.mark.parametrize("budget", [200, 20000])
+async def test_block_respects_budget(upstream: FakeUpstream, tmp_path: Path,
+                                     budget: int) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              injection={"soft_budget_tokens": budget, "max_items": 500,
+                                         "pinned_items": 200})
+    try:
+        agent = Agent(proxy, upstream)
+        facts = " ".join(
+            f"We must always keep service {i} below {i + 10} ms latency in region eu-{i}."
+            for i in range(150)
+        )
+        await agent.say(facts)
+        await agent.say("What latency must each service keep in its region?")
+        block = block_of(agent.upstream_last_user())
+        tokens = count_tokens(block + "[Current Request]")
+        assert tokens <= budget
+        if budget == 200:
+            assert tokens > 100  # filled, not empty
+        else:
+            assert block.count("· active ·") >= 100  # a big budget shows many items
+        await proxy.settle()
+        last = proxy.engine.last_assembly()
+        assert last is not None and last["used_tokens"] <= budget
+        if budget == 200:
+            assert last["data"]["omitted"], "a tiny budget must omit items, and say so"
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_earlier_turns_are_byte_identical_across_requests(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream)
+    await agent.say("We decided to use PostgreSQL 16 for the ledger.")
+    for i in range(6):
+        await agent.say(f"Next step {i}: what about the PostgreSQL ledger indexes?")
+    raws = [r["raw"] for r in upstream.chat_requests]
+    for prev, cur, prev_req in zip(raws, raws[1:], upstream.chat_requests, strict=False):
+        # everything before the previous request's newest user message is unchanged
+        prev_msgs = prev_req["json"]["messages"]
+        marker = prev.rfind(b'{"role":"user"')
+        assert marker > 0 and len(prev_msgs) >= 2
+        assert cur[:marker] == prev[:marker]
