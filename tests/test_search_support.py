@@ -27,6 +27,7 @@ def capture_chat(engine: Engine, scope: Scope, texts: list[str], *, now: float |
 def open_service(data_dir: Path, engine: Engine, *, embedder: Any = "hashing",
                  **cfg: Any) -> SearchService:
     emb = SerialEmbedder(HashingEmbedder(64)) if embedder == "hashing" else embedder
-    base = dict(commit_interval_ms=0, poll_interval_ms=20, vector_save_interval_seconds=0.0)
+    base = dict(commit_interval_ms=0, poll_interval_ms=20, vector_save_interval_seconds=0.0,
+                query_timeout_seconds=60.0)
     base.update(cfg)
     return SearchService(engine.store, data_dir, SearchConfig(**base), emb)

@@ -283,7 +283,7 @@ class TantivyTextIndex:
         """Return up to ``limit`` ``(label, bm25)`` pairs, best first.
 
         An empty query (no terms) with filters returns the newest matches (score
-        0.0), so a pure time-range grep works. Ties keep Tantivy's order.
+        0.0), so a pure time-range grep works. Equal scores are ordered by label.
         """
         text_q = self.build_query(query, require_all=require_all)
         clauses = self._filters(flt)
@@ -293,12 +293,16 @@ class TantivyTextIndex:
             res = searcher.search(q, limit, count=False, order_by_field="ts")
             addrs = [a for _, a in res.hits]
             keys = searcher.fast_field_values("key", addrs)
-            return [(int(k), 0.0) for k in keys]
+            return [(int(k), 0.0) for k in keys]  # newest first
         clauses.append((Occur.Must, text_q))
         try:
-            res = searcher.search(Query.boolean_query(clauses), limit, count=False)
+            # over-fetch, then break score ties on the label: the order of equal scores
+            # would otherwise depend on segment layout (rebuild vs incremental)
+            res = searcher.search(Query.boolean_query(clauses), limit * 2, count=False)
         except ValueError as exc:
             raise SearchIndexError(f"text search failed: {exc}") from exc
         addrs = [a for _, a in res.hits]
         keys = searcher.fast_field_values("key", addrs)
-        return [(int(k), float(score)) for k, (score, _) in zip(keys, res.hits, strict=True)]
+        pairs = [(int(k), float(score)) for k, (score, _) in zip(keys, res.hits, strict=True)]
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return pairs[:limit]

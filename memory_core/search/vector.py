@@ -212,8 +212,9 @@ class _Partition:
                 sims = self.vectors[rows] @ q
                 k = min(limit, len(rows))
                 top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
-                top = top[np.lexsort((rows[top], -sims[top]))]
                 labels = self.cols["label"][rows[top]]
+                order = np.lexsort((labels, -sims[top]))  # ties: lower label first
+                top, labels = top[order], labels[order]
                 return [(int(lb), float(s)) for lb, s in zip(labels, sims[top], strict=True)]
             k = min(self.live, limit if unfiltered else limit * 4)
             self.graph.set_ef(max(ef, k))
