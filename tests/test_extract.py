@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import doctest
 
 import pytest
 from hypothesis import given, settings
@@ -26,6 +27,10 @@ def kinds(text: str, speaker: str = "user") -> list[str]:
 
 
 # --- the interface ------------------------------------------------------------------
+
+def test_package_doctest() -> None:
+    assert doctest.testmod(extraction).failed == 0
+
 
 def test_public_names() -> None:
     assert set(extraction.__all__) == {"KINDS", "LANGS", "TASK_LABELS", "Extracted", "extract"}

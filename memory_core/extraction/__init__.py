@@ -8,9 +8,11 @@ every time. English, Chinese (simplified and traditional) and Japanese.
     [('fact', 'api timeout', 30.0, 's', 'when offline')]
 
 Layout: ``prepare`` (width folding, masking of code and quotes), ``segment`` (sentences),
-``quantity`` and ``condition`` (numbers with units, qualifying phrases), ``subject``
-(normalised keys), ``lexicon`` (cue tables per language), ``rules_en``/``rules_cjk``
-(classification), ``pipeline`` (``extract``).
+``quantity``/``units`` and ``condition`` (numbers with units, qualifying phrases),
+``subject`` (normalised keys), ``lexicon``/``lexicon_cjk`` (cue tables) over ``cue`` (the
+gates that keep them cheap), ``clause`` (what a rule reads), ``rules_en``/``rules_cjk``
+(classification), ``pipeline`` (``extract``), ``model`` (``Extracted``). Scoring against
+the labelled set: ``memory_core.extract_eval``.
 """
 
 from __future__ import annotations

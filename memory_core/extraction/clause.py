@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory_core.extraction.lexicon import first_word
-from memory_core.extraction.lexicon import tokens as word_tokens
+from memory_core.extraction.cue import first_word
+from memory_core.extraction.cue import tokens as word_tokens
 from memory_core.extraction.prepare import MASK
 from memory_core.extraction.quantity import Quantity
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memory_core.extraction.lexicon import tokens
+from memory_core.extraction.cue import tokens
 
 _EN_CLAUSE = re.compile(
     r"\b(?:even if|only if|except (?:when|if)|as long as|whenever|when|if|unless|while|during"

@@ -32,14 +32,17 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memory_core.extraction import lexicon as lx
+from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction import rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition
+from memory_core.extraction.cue import tokens
 from memory_core.extraction.model import Extracted
 from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
-from memory_core.extraction.quantity import Quantity, find_quantities, primary_quantity, unit_class
-from memory_core.extraction.segment import segment
+from memory_core.extraction.quantity import Quantity, find_quantities, primary_quantity
+from memory_core.extraction.segment import Sentence, segment
 from memory_core.extraction.subject import key
+from memory_core.extraction.units import unit_class
 
 
 class _Matcher(Protocol):
@@ -66,10 +69,10 @@ _LANGS: dict[str, _Lang] = {
     "en": _Lang(lx.EN_CORRECTION, lx.EN_FILLER, lx.EN_SMALL_TALK, rules_en.classify,
                 rules_en.question_subject, rules_en.is_request, rules_en.is_hypothetical,
                 rules_en.proposal),
-    "zh": _Lang(lx.ZH_CORRECTION, lx.ZH_FILLER, lx.ZH_SMALL_TALK, rules_cjk.classify_zh,
+    "zh": _Lang(lc.ZH_CORRECTION, lc.ZH_FILLER, lc.ZH_SMALL_TALK, rules_cjk.classify_zh,
                 rules_cjk.zh_question_subject, rules_cjk.zh_is_request,
                 rules_cjk.zh_is_hypothetical, rules_cjk.zh_proposal),
-    "ja": _Lang(lx.JA_CORRECTION, lx.JA_FILLER, lx.JA_SMALL_TALK, rules_cjk.classify_ja,
+    "ja": _Lang(lc.JA_CORRECTION, lc.JA_FILLER, lc.JA_SMALL_TALK, rules_cjk.classify_ja,
                 rules_cjk.ja_question_subject, rules_cjk.ja_is_request,
                 rules_cjk.ja_is_hypothetical, rules_cjk.ja_proposal),
 }
@@ -99,6 +102,11 @@ _ZH_NEW_SUBJECT = re.compile(
 _LEAD_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
 
 
+def _label(table: dict[str, str], m: re.Match[str]) -> str:
+    """The canonical name of a matched label ("To  Do" -> "todo")."""
+    return table[" ".join(m.group("label").split()).lower()]
+
+
 def _has_content(text: str) -> bool:
     return _CONTENT.search(text.replace(MASK, "")) is not None
 
@@ -108,9 +116,9 @@ def _is_question(rest: str, lang: str) -> bool:
     if tail.endswith("?"):
         return True
     if lang == "zh":
-        return bool(lx.ZH_QUESTION_END.search(tail[-6:]))
+        return bool(lc.ZH_QUESTION_END.search(tail[-6:]))
     if lang == "ja":
-        return bool(lx.JA_QUESTION_END.search(tail[-6:]))
+        return bool(lc.JA_QUESTION_END.search(tail[-6:]))
     return False
 
 
@@ -176,7 +184,7 @@ def _build(scan: str, start: int, body: int, end: int, lang: str, question: bool
         hi = bisect_left(quantities, end, lo, key=lambda q: q.start)
         quantities = [q for q in quantities[lo:hi] if q.end <= end]
     if toks is None:
-        toks = lx.tokens(scan[body:end]) if lang == "en" else frozenset()
+        toks = tokens(scan[body:end]) if lang == "en" else frozenset()
     condition = None if question else find_condition(scan, body, end, lang, toks)
     clause = Clause(scan, start, end, body, lang, question, quantities, condition, tokens=toks)
     return clause.build()
@@ -218,47 +226,68 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
     """
     if speaker not in ("user", "assistant") or not text or not text.strip():
         return []
-    scan = prepare(text)
-    folded: str | None = None  # traditional->simplified, made on the first Chinese sentence
-    msg_lang = detect_lang(scan)
-    out: list[Extracted] = []
-    section: tuple[str, int] | None = None
-    pending_correction = False
-    previous: tuple[str, str | None] | None = None  # (subject, unit class) for inheritance
-    for sent in segment(text, scan):
-        lang = detect_lang(scan[sent.start:sent.end], msg_lang)
-        if lang == "zh" and folded is None:
-            folded = fold_traditional(scan)
-        sc = folded if lang == "zh" and folded is not None else scan
-        rules = _LANGS[lang]
+    return _Message(text, speaker).items()
+
+
+class _Message:
+    """The state one message carries from sentence to sentence (see module doc)."""
+
+    def __init__(self, text: str, speaker: str) -> None:
+        self.text = text
+        self.speaker = speaker
+        self.scan = prepare(text)
+        self.folded: str | None = None  # traditional -> simplified, made when first needed
+        self.lang = detect_lang(self.scan)
+        self.out: list[Extracted] = []
+        self.section: tuple[str, int] | None = None  # (task label, header line)
+        self.pending_correction = False  # "訂正です。" flags the next sentence
+        self.previous: tuple[str, str | None] | None = None  # (subject, unit class)
+
+    def items(self) -> list[Extracted]:
+        for sent in segment(self.text, self.scan):
+            lang = detect_lang(self.scan[sent.start:sent.end], self.lang)
+            if lang == "zh" and self.folded is None:
+                self.folded = fold_traditional(self.scan)
+            sc = self.folded if lang == "zh" and self.folded is not None else self.scan
+            head = sc[sent.start:min(sent.end, sent.start + _LABEL_WINDOW)]
+            labelled = ":" in head or "]" in head
+            if self.speaker == "user" and self._task_line(sc, sent, lang, labelled):
+                continue
+            self._sentence(sc, sent.start, sent.end, lang, labelled)
+        return self.out
+
+    def _task_line(self, sc: str, sent: Sentence, lang: str, labelled: bool) -> bool:
+        """Handle a task header, a labelled task line or a list item under a header."""
         a, b = sent.start, sent.end
-        head = sc[a:min(b, a + _LABEL_WINDOW)]
-        labelled = ":" in head or "]" in head
-        if speaker == "user":
-            if section and sent.line != section[1] and not sent.list_item:
-                section = None
-            header = lx.TASK_HEADER.match(sc[a:b]) if b - a <= _LABEL_WINDOW else None
-            if header:
-                section = (lx.TASK_LABELS[header.group("label").lower()], sent.line)
-                continue
-            label = lx.TASK_LABEL.match(sc[a:b]) if labelled else None
-            if label:
-                name = lx.TASK_LABELS[label.group("label").lower()]
-                if not _has_content(sc[a + label.end():b]):
-                    section = (name, sent.line)
-                else:
-                    out += _task(text, sc, a + label.end(), b, lang, name)
-                continue
-            if section and sent.list_item:
-                out += _task(text, sc, a, b, lang, section[0])
-                continue
-        body, correction, forced = a, pending_correction, None
-        pending_correction = False
+        if self.section and sent.line != self.section[1] and not sent.list_item:
+            self.section = None
+        header = lx.TASK_HEADER.match(sc[a:b]) if b - a <= _LABEL_WINDOW else None
+        if header:
+            self.section = (_label(lx.TASK_LABELS, header), sent.line)
+            return True
+        label = lx.TASK_LABEL.match(sc[a:b]) if labelled else None
+        if label:
+            name = _label(lx.TASK_LABELS, label)
+            if not _has_content(sc[a + label.end():b]):
+                self.section = (name, sent.line)
+            else:
+                self.out += _task(self.text, sc, a + label.end(), b, lang, name)
+            return True
+        if self.section and sent.list_item:
+            self.out += _task(self.text, sc, a, b, lang, self.section[0])
+            return True
+        return False
+
+    def _prefixes(self, sc: str, a: int, b: int, rules: _Lang,
+                  labelled: bool) -> tuple[int, bool, str | None]:
+        """Strip meta labels, correction cues and fillers; (body, correction, forced kind)."""
+        body, correction, forced = a, self.pending_correction, None
+        self.pending_correction = False
         for _ in range(_MAX_PREFIXES):  # "Sorry, typo - I meant …": several prefixes
             seg = sc[body:b]
             m = lx.META_LABEL.match(seg) if labelled else None
             if m:
-                role = lx.META_LABELS[m.group("label").lower()]
+                role = _label(lx.META_LABELS, m)
                 correction = correction or role == "correction"
                 forced = role if role in ("constraint", "preference", "question") else forced
             else:
@@ -270,30 +299,40 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
             if not m or not m.end():
                 break
             body += m.end()
+        return body, correction, forced
+
+    def _sentence(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
+        rules = _LANGS[lang]
+        body, correction, forced = self._prefixes(sc, a, b, rules, labelled)
         rest = sc[body:b]
         if not _has_content(rest):
-            pending_correction = correction
-            continue
-        toks = lx.tokens(rest) if lang == "en" else frozenset()
+            self.pending_correction = correction
+            return
+        toks = tokens(rest) if lang == "en" else frozenset()
         if len(rest) <= _SMALL_TALK_MAX and _maybe_small_talk(rest, lang, toks) \
                 and rules.small_talk.match(rest):
-            continue
-        if (lang == "ja" and lx.JA_CORRECTION_MID.search(rest)) or (
+            return
+        if (lang == "ja" and lc.JA_CORRECTION_MID.search(rest)) or (
                 lx.EN_CORRECTION_TAIL.search(rest, toks) and not lx.EN_NEGATION.search(rest, toks)):
             correction = True  # "Let's use MySQL instead." (but not "Never X, use Y instead")
         question = forced == "question" or _is_question(rest, lang)
-        if speaker == "assistant":
+        if self.speaker == "assistant":
             c = _build(sc, a, body, b, lang, question, toks=toks)
             verdict = rules.proposal(c)
             if verdict:
-                out.append(_item(text, c, verdict, correction))
-            continue
-        if question:
+                self.out.append(_item(self.text, c, verdict, correction))
+        elif question:
             c = _build(sc, a, body, b, lang, question, toks=toks)
             if not (rules.is_request(c) or rules.is_hypothetical(c)):
                 asked = Verdict("question", rules.question_subject(c))
-                out.append(_item(text, c, asked, correction))
-            continue
+                self.out.append(_item(self.text, c, asked, correction))
+        else:
+            self._statements(sc, a, body, b, lang, toks, correction, forced)
+
+    def _statements(self, sc: str, a: int, body: int, b: int, lang: str,
+                    toks: frozenset[str], correction: bool, forced: str | None) -> None:
+        """Split a statement sentence into clauses and classify each (module doc, 6)."""
+        rules = _LANGS[lang]
         kind_before: str | None = None
         subject_before: str | None = None
         quantities = find_quantities(sc, body, b)
@@ -304,18 +343,17 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
             ctoks = toks if len(spans) == 1 else None
             c = _build(sc, a if i == 0 else cbody, cbody, end, lang, False, quantities, ctoks)
             if i == 0 and rules.is_hypothetical(c):
-                break
+                return
             verdict = rules.classify(c)
             if verdict is None and kind_before == "constraint" and lx.EN_IMPERATIVE.match(c.core):
-                # "Never store keys in the repo, use the vault instead": the second order
-                # is part of the same rule.
+                # "Never store keys in the repo, use the vault instead": one rule, two orders.
                 verdict = Verdict("constraint", key(c.core, lang, action=True))
             if verdict is None and c.quantities and (kind_before or correction):
                 # Elliptical: "…and 500 ms for ingestion", "…and Redis on 6380",
                 # "I meant 200 requests per minute": the number keeps the clause's kind.
                 verdict = Verdict(kind_before or "fact", key(c.core, lang) if i else None)
-            if verdict is None and correction and i == 0:
-                verdict = Verdict("fact", key(c.core, lang)) if key(c.core, lang) else None
+            if verdict is None and correction and i == 0 and key(c.core, lang):
+                verdict = Verdict("fact", key(c.core, lang))  # "Sorry, I meant Eastern time."
             if verdict is None:
                 continue
             if verdict.subject is None and subject_before:
@@ -323,11 +361,14 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
             kind_before, subject_before = verdict.kind, verdict.subject
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
-            item = _item(text, c, verdict, correction)
-            if item.subject is None and item.unit and previous \
-                    and previous[1] == unit_class(item.unit):
-                item = replace(item, subject=previous[0])
-            if item.subject:
-                previous = (item.subject, unit_class(item.unit))
-            out.append(item)
-    return out
+            self._add(_item(self.text, c, verdict, correction))
+
+    def _add(self, item: Extracted) -> None:
+        """Append, giving a subjectless number the subject of the message's last item
+        with a unit of the same dimension ("オフラインの場合は60秒です")."""
+        previous = self.previous
+        if item.subject is None and item.unit and previous and previous[1] == unit_class(item.unit):
+            item = replace(item, subject=previous[0])
+        if item.subject:
+            self.previous = (item.subject, unit_class(item.unit))
+        self.out.append(item)

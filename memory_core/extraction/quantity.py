@@ -3,27 +3,28 @@
 Works on the prepared scan string (full-width digits already folded; see ``prepare``) and
 returns spans into it, so ``value_text`` is the number as written with digits normalised.
 Clock times, dates, years and identifiers ("H100", "eu-west-1", "UTF-8", "Q3") are not
-quantities: they are found first and every candidate overlapping them is dropped,
-because a date read as "3 days" would corrupt the memory it is meant to keep.
+quantities: a digit that starts one is skipped with the whole date or name, because a
+date read as "3 days" would corrupt the memory it is meant to keep.
 
 Work is driven by the digits: the patterns run only where a digit (or a CJK numeral, or
 an English number word) is, and look back a few characters for a currency sign, a
 "port"/"version" cue or a month name. Scanning every position with an alternation of
-forty branches costs microseconds per character in Python's ``re``; this keeps a 2 KB
-message well under a millisecond.
+forty branches costs microseconds per character in Python's ``re``; this costs a few
+microseconds per number and nearly nothing for text without numbers.
 
-Unit names are normalised to one spelling per unit (``UNITS``): durations to s/ms/min/h/
-days/weeks/months/years, sizes to KB/MB/GB/TB (and the KiB family), money to ISO 4217
-codes (USD, EUR, GBP, JPY, CNY — "$", "元", "円" are ambiguous or script-bound, a code is
-not), rates to req/s and req/min. Port numbers and versions carry no unit; their
-``kind`` says what they are. A lowercase "m" straight after a number ("5m") is minutes,
-as in Go/Kubernetes durations, which is what it means in the conversations we serve.
+Units are normalised to one spelling each (``units``): money to ISO 4217 codes (USD, EUR,
+GBP, JPY, CNY — "$", "元", "円" are ambiguous or script-bound, a code is not). Port
+numbers and versions carry no unit; their ``kind`` says what they are. A lowercase "m"
+straight after a number ("5m") is minutes, as in Go/Kubernetes durations, which is what
+it means in the conversations we serve; "5 m" with a space stays unitless.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from memory_core.extraction.units import CJK_UNITS, UNITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,76 +37,6 @@ class Quantity:
     start: int
     end: int
     kind: str  # "measure" (has a unit or currency) | "port" | "version" | "bare"
-
-
-def _table(spec: str) -> dict[str, str]:
-    """Parse ``"canonical: surface surface…; …"`` into ``{surface.lower(): canonical}``."""
-    out: dict[str, str] = {}
-    for entry in spec.split(";"):
-        if entry.strip():
-            canonical, surfaces = entry.split(":", 1)
-            for surface in surfaces.split("|"):
-                out[surface.strip().lower()] = canonical.strip()
-    return out
-
-
-# Latin units: matched case-insensitively, must not run into a following letter.
-UNITS: dict[str, str] = _table("""
-    ms: ms|msec|msecs|millisecond|milliseconds;
-    s: s|sec|secs|second|seconds;
-    min: m|min|mins|minute|minutes;
-    h: h|hr|hrs|hour|hours;
-    days: d|day|days|business days|working days;
-    weeks: wk|wks|week|weeks;
-    months: mo|month|months;
-    years: yr|yrs|year|years;
-    nights: night|nights;
-    KB: kb; KiB: kib; MB: mb|meg|megs; MiB: mib; GB: gb|gig|gigs; GiB: gib; TB: tb; TiB: tib;
-    Mbps: mbps; Gbps: gbps;
-    %: %|percent|per cent|pct;
-    USD: usd|dollar|dollars|bucks; EUR: eur|euro|euros; GBP: gbp|pound|pounds|quid;
-    JPY: jpy|yen; CNY: cny|rmb|yuan;
-    °C: °c|℃|celsius|degrees celsius; °F: °f|℉|fahrenheit;
-    req/s: req/s|reqs/s|requests/s|rps|qps|requests per second|request per second
-           |queries per second|requests a second|/s;
-    req/min: req/min|requests/min|rpm|requests per minute|requests a minute|/min;
-    tokens/s: tokens/s|tok/s|tokens per second;
-    req: req|reqs|request|requests|queries;
-    times: x|times|time|retries|retry|attempts|attempt;
-    people: people|persons|person|pax|guests|adults;
-    users: users|user; tokens: tokens|token|tok; words: words|word;
-    chars: chars|char|characters|character; lines: lines|line|loc;
-    spaces: spaces; items: items; cores: cores|vcpus|cpus; replicas: replicas;
-    workers: workers; rows: rows|records; pages: pages; files: files; tests: tests;
-    nodes: nodes; gpus: gpus; km: km|kilometers|kilometres; mi: mi|miles; kg: kg|kgs;
-    px: px|pixels; fps: fps
-""")
-
-# CJK units and counters: no word boundary is needed (or possible) after them.
-CJK_UNITS: dict[str, str] = _table("""
-    ms: 毫秒|ミリ秒; s: 秒钟|秒鐘|秒; min: 分钟|分鐘|分間|分;
-    h: 个小时|個小時|个钟头|小时|小時|時間; days: 日間|天|日;
-    weeks: 个星期|個星期|星期|週間|周|週; months: 个月|個月|ヶ月|か月|カ月|ヵ月|箇月;
-    years: 年; nights: 晚|泊|夜;
-    times: 次|回|遍|倍; people: 个人|個人|人|名|位;
-    CNY: 块钱|塊錢|块|塊|元|人民币|人民幣; JPY: 円|日元|日圓; USD: 美元|美金|ドル;
-    EUR: 欧元|歐元|ユーロ; GBP: 英镑|英鎊; °C: 度|℃;
-    req: 个请求|個請求|次请求|请求|請求|リクエスト; tokens: 个token|個token|トークン;
-    chars: 文字|字; lines: 行; pages: 页|頁|ページ; users: 个用户|個用戶|用户|用戶|ユーザー;
-    %: パーセント; items: 件|个|個|つ
-""")
-
-UNIT_CLASS: dict[str, str] = {
-    **{u: "time" for u in ("ms", "s", "min", "h", "days", "weeks", "months", "years")},
-    **{u: "data" for u in ("KB", "KiB", "MB", "MiB", "GB", "GiB", "TB", "TiB")},
-    **{u: "money" for u in ("USD", "EUR", "GBP", "JPY", "CNY")},
-    **{u: "rate" for u in ("req/s", "req/min", "tokens/s")},
-}
-
-
-def unit_class(unit: str | None) -> str | None:
-    """Dimension of a canonical unit ("time", "data", "money", "rate"), else the unit."""
-    return UNIT_CLASS.get(unit, unit) if unit else None
 
 
 def _alternation(surfaces: list[str]) -> str:

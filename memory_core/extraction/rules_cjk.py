@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from memory_core.extraction import lexicon as lx
+from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.prepare import MASK
 from memory_core.extraction.subject import cjk_key
@@ -82,15 +82,15 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
     if m:
         scope = cjk_key(m.group("np"), "zh") or cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), False, scope
-    for m in lx.ZH_CONSTRAINT.finditer(core):  # gated: no cue phrase, no scan
+    for m in lc.ZH_CONSTRAINT.finditer(core):  # gated: no cue phrase, no scan
         if _ZH_NOT_RULE.search(core[: m.end()]):
             continue
-        neg = bool(lx.ZH_CONSTRAINT_NEG.search(m.group()))
+        neg = bool(lc.ZH_CONSTRAINT_NEG.search(m.group()))
         before = cjk_key(core[: m.start()], "zh") if m.start() else None
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
-    imp = lx.ZH_IMPERATIVE.match(core)
-    if imp and (c.quantities or c.condition or lx.ZH_STANDING.search(core)):
+    imp = lc.ZH_IMPERATIVE.match(core)
+    if imp and (c.quantities or c.condition or lc.ZH_STANDING.search(core)):
         head = _ZH_COMMA.split(core, maxsplit=1)[0]
         return 0, bool(_ZH_NEGATION.search(core)), cjk_key(head, "zh", keep_last=False)
     return None
@@ -99,34 +99,34 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
 def classify_zh(c: Clause) -> Verdict | None:
     """Classify a Chinese user statement; None when it is not memory."""
     core = c.core
-    m = lx.ZH_REPORTED.match(core)
-    if m and not lx.ZH_FIRST_PERSON.match(m.group("who")):
+    m = lc.ZH_REPORTED.match(core)
+    if m and not lc.ZH_FIRST_PERSON.match(m.group("who")):
         said = _ZH_CLAUSE_END.split(core[m.end():].lstrip("，,:： "), maxsplit=1)[0]
         if not _has_words(said):
             return None
         return Verdict("fact", cjk_key(m.group("who"), "zh"))
-    hedged = lx.ZH_FIRST_PERSON_FRAME.match(core)
+    hedged = lc.ZH_FIRST_PERSON_FRAME.match(core)
     if hedged:
         core = core[hedged.end():]
-    m = lx.ZH_PREFERENCE.search(core)
+    m = lc.ZH_PREFERENCE.search(core)
     if m:
-        neg = bool(lx.ZH_PREFERENCE_NEG.search(m.group()))
+        neg = bool(lc.ZH_PREFERENCE_NEG.search(m.group()))
         rest = _ZH_COMMA.split(core[m.end():], maxsplit=1)[0]
         return Verdict("preference", cjk_key(rest, "zh") or cjk_key(core[: m.start()], "zh"), neg)
     rule = _zh_rule(c, core)
-    dec = lx.ZH_DECISION.search(core)
+    dec = lc.ZH_DECISION.search(core)
     if rule and (dec is None or rule[0] <= dec.start()):
         return Verdict("constraint", rule[2], rule[1])
     if dec:
         rest = core[dec.start():] if dec.group().startswith("用") else core[dec.end():]
         return Verdict("decision", _zh_choice(rest) or cjk_key(core[: dec.start()], "zh"))
-    if lx.ZH_REQUEST.match(core):
+    if lc.ZH_REQUEST.match(core):
         return None
     copula = _ZH_COPULA.search(core)
     subject = _zh_subject_before(core)
     if subject is None and copula is not None and copula.group() == "是":
         subject = cjk_key(core[copula.end():], "zh")
-    first_person = lx.ZH_FIRST_PERSON.match(core)
+    first_person = lc.ZH_FIRST_PERSON.match(core)
     if hedged and copula is None:
         return None
     if copula is None and not c.quantities and not (first_person and len(core) >= 4):
@@ -145,15 +145,15 @@ def zh_question_subject(c: Clause) -> str | None:
 
 
 def zh_is_request(c: Clause) -> bool:
-    return bool(lx.ZH_REQUEST.match(c.core))
+    return bool(lc.ZH_REQUEST.match(c.core))
 
 
 def zh_is_hypothetical(c: Clause) -> bool:
-    return c.question and bool(lx.ZH_HYPOTHETICAL.match(c.raw))
+    return c.question and bool(lc.ZH_HYPOTHETICAL.match(c.raw))
 
 
 def zh_proposal(c: Clause) -> Verdict | None:
-    m = lx.ZH_PROPOSAL.search(c.core)
+    m = lc.ZH_PROPOSAL.search(c.core)
     if m is None:
         return None
     rest = _ZH_PROPOSAL_LEAD.sub("", c.core[m.end():])
@@ -185,7 +185,7 @@ def _ja_action(phrase: str) -> str | None:
 def classify_ja(c: Clause) -> Verdict | None:
     """Classify a Japanese user statement; None when it is not memory."""
     core = _JA_REFUTED.sub(lambda m: MASK * len(m.group()), c.core)
-    m = lx.JA_REPORTED.search(core)
+    m = lc.JA_REPORTED.search(core)
     if m:
         content = core[: m.start()]
         who = _JA_TOPIC.match(content)
@@ -193,31 +193,31 @@ def classify_ja(c: Clause) -> Verdict | None:
         if not _has_words(said):
             return None
         return Verdict("fact", cjk_key(who.group("t"), "ja") if who else None)
-    fp = lx.JA_FIRST_PERSON.match(core)
+    fp = lc.JA_FIRST_PERSON.match(core)
     if fp:
         core = core[fp.end():]
-    m = lx.JA_PREFERENCE.search(core)
+    m = lc.JA_PREFERENCE.search(core)
     if m:
-        neg = bool(lx.JA_PREFERENCE_NEG.search(m.group()))
+        neg = bool(lc.JA_PREFERENCE_NEG.search(m.group()))
         before = core[: m.start()]
         subject = _ja_topic(before) or cjk_key(before, "ja") or _ja_object(core[m.end():])
         return Verdict("preference", subject, neg)
-    rule = lx.JA_CONSTRAINT.search(core)
+    rule = lc.JA_CONSTRAINT.search(core)
     if rule and _JA_WEAK_RULE.fullmatch(rule.group()):
-        standing = _JA_TOPIC.match(core) or c.quantities or lx.JA_STANDING.search(core)
+        standing = _JA_TOPIC.match(core) or c.quantities or lc.JA_STANDING.search(core)
         rule = rule if standing else None
-    dec = lx.JA_DECISION.search(core)
+    dec = lc.JA_DECISION.search(core)
     subject = _ja_topic(core) or _ja_object(core)
     if rule and (dec is None or rule.start() <= dec.start()):
-        neg = bool(lx.JA_CONSTRAINT_NEG.search(rule.group()))
+        neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group()))
         return Verdict("constraint", subject, neg)
     if dec:
         return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
     topic = _JA_TOPIC.match(core)
     scoped = topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))
-    if scoped and lx.JA_POLITE_REQUEST.search(core):
-        return Verdict("constraint", subject, bool(lx.JA_CONSTRAINT_NEG.search(core)))
-    if lx.JA_REQUEST.search(core) or lx.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
+    if scoped and lc.JA_POLITE_REQUEST.search(core):
+        return Verdict("constraint", subject, bool(lc.JA_CONSTRAINT_NEG.search(core)))
+    if lc.JA_REQUEST.search(core) or lc.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
         return None
     if not _JA_DECLARATIVE.search(core.rstrip("。!！")) and not c.quantities:
         return None
@@ -238,15 +238,15 @@ def ja_question_subject(c: Clause) -> str | None:
 
 
 def ja_is_request(c: Clause) -> bool:
-    return bool(lx.JA_REQUEST.search(c.core))
+    return bool(lc.JA_REQUEST.search(c.core))
 
 
 def ja_is_hypothetical(c: Clause) -> bool:
-    return c.question and bool(lx.JA_HYPOTHETICAL.search(c.raw))
+    return c.question and bool(lc.JA_HYPOTHETICAL.search(c.raw))
 
 
 def ja_proposal(c: Clause) -> Verdict | None:
-    m = lx.JA_PROPOSAL.search(c.core)
+    m = lc.JA_PROPOSAL.search(c.core)
     if m is None:
         return None
     before = c.core[: m.start()]

@@ -26,6 +26,7 @@ import re
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction.clause import Clause, Verdict
+from memory_core.extraction.cue import Lead, first_word
 from memory_core.extraction.subject import en_key
 
 _ALNUM = re.compile(r"[A-Za-z0-9]")
@@ -91,7 +92,7 @@ _PRONOUN_CONTRACTION = re.compile(
 _DETERMINERS = frozenset("the a an my our your their his her its this that these those each "
                          "every all some any no".split())
 _COPULAS = frozenset("is are was were am 's 're 'm isn't aren't wasn't weren't".split())
-_FIRST_PERSON_SKIP = lx.Lead(re.compile(
+_FIRST_PERSON_SKIP = Lead(re.compile(
     r"^(?:i|we)(?:'m|\sam|'re|\sare)?\s(?:not\ssure|just\s(?:curious|wondering|checking|saying)"
     r"|wondering|curious|going\sto\sask|trying\sto|back|here|ready|confused|sorry|glad|happy"
     r"|excited|afraid\sso|done\s(?:for|with))\b"
@@ -232,7 +233,7 @@ def classify(c: Clause) -> Verdict | None:
     m = lx.EN_FIRST_PERSON_FRAME.match(core, first)
     if m and _words(core[m.end():]):
         core, raw = core[m.end():], raw[m.end():]
-        first = lx.first_word(core)
+        first = first_word(core)
     m = lx.EN_PREFERENCE.match(core, first) or lx.EN_PREFERENCE_ANY.search(core, c.tokens)
     if m:
         neg = bool(lx.EN_PREFERENCE_NEG.search(m.group()))

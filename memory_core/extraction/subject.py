@@ -95,7 +95,6 @@ _ZH_LEAD = re.compile(
 )
 _ZH_TIME = re.compile(
     r"(?:周|星期)[一二三四五六日天]|[0-9一二三四五六七八九十两]{1,3}点(?:半|[0-9]{1,2}分)?")
-_ZH_CUT = re.compile(r"(?:是|为|在|有|会|要|能|可以|已经|大概|大约|吗|呢|吧|了)")
 _JA_LEAD = re.compile(
     r"^(?:この|その|あの|どの|私の|僕の|我々の|私たちの|うちの|弊社の|当社の|今の|現在の|実は|ちなみに"
     r"|なお|あと|また|やっぱり|すみません|今日の|明日の|来週の|今週の|先週の|必ず|絶対に|絶対|常に"
@@ -127,12 +126,6 @@ def cjk_key(phrase: str, lang: str, *, keep_last: bool = True) -> str | None:
         return None
     cap = 10 if lang == "zh" else 16
     return text[-cap:] if keep_last else text[:cap]
-
-
-def zh_head(text: str) -> str:
-    """The part of a Chinese clause before its first copula or auxiliary (是/为/在/有…)."""
-    m = _ZH_CUT.search(text, 1)
-    return text[: m.start()] if m else text
 
 
 def key(phrase: str, lang: str, *, action: bool = False) -> str | None:
