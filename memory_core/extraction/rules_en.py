@@ -18,6 +18,8 @@ Order of the checks, and why:
    they are the conversation, not memory.
 5. A fact is a declarative clause with a subject and a verb; it is kept only when it
    has a subject key or a number (so "It works now" is dropped).
+6. A verbless note with a number is a setting ("port 8080", "timeout: 30s") or, led by
+   max/at most/under…, a bound ("max 500 MB").
 """
 
 from __future__ import annotations
@@ -70,22 +72,6 @@ _VERB_WORDS = frozenset("""
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
-def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
-    """The first verb after a subject: a known verb, or a word ending in -s/-ed that does
-    not follow a determiner ("The build fails", not "The tests")."""
-    if _VERB_WORDS.isdisjoint(toks) and not any(t.endswith(("s", "ed")) for t in toks):
-        return None
-    previous = ""
-    for w in _WORD.finditer(core):
-        low = w.group().lower()
-        if w.start() > 0 and (low in _VERB_WORDS or (
-                len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
-                and previous not in ("", "of", "in", "for", "to", "and", "or"))):
-            return w
-        previous = low
-    return None
-
-
 _PRONOUN_CONTRACTION = re.compile(
     r"^(?:it|that|there|this|what|he|she|i|we|you|they|here|who)('s|'re|'m|'ll|'ve|'d)(?![\w'])",
     re.I)
@@ -110,6 +96,28 @@ _FOR_TARGET = re.compile(r"\bfor\s+(?:the|our|my|your|their|this|that)\s(?P<t>[^
 """A role ("for the session cache"), not a benefit ("for faster installs")."""
 _PREF_LEAD = re.compile(r"^(?:to\s|have\s|having\s|using\s|use\s|it\swhen\s|when\s|it\sif\s|if\s"
                         r"|it\sthat\s|that\s|you\s|them\s|it\s)+", re.I)
+
+
+def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
+    """The first verb after a subject: a known verb, or a word ending in -s/-ed that does
+    not follow a determiner ("The build fails", not "The tests")."""
+    if _VERB_WORDS.isdisjoint(toks) and not any(t.endswith(("s", "ed")) for t in toks):
+        return None
+    previous = ""
+    for w in _WORD.finditer(core):
+        low = w.group().lower()
+        if w.start() > 0 and (low in _VERB_WORDS or (
+                len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
+                and previous not in ("", "of", "in", "for", "to", "and", "or"))):
+            return w
+        previous = low
+    return None
+
+
+_BOUND = re.compile(r"^(?:max(?:imum)?|min(?:imum)?|at\smost|at\sleast|up\sto|no\smore\sthan"
+                    r"|no\sless\sthan|not\smore\sthan|under|below|limit(?:ed)?\sto|capped\sat"
+                    r"|cap\sat)\b", re.I)
+_FRAGMENT_WORDS = 6
 
 
 def _words(text: str) -> bool:
@@ -162,7 +170,7 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
     m = lx.EN_MODAL_RULE.search(core, c.tokens)
     if m:
         np = core[: m.start()].strip().rsplit(",", 1)[-1].strip()
-        if np.lower() not in _FIRST and _words(np) or not np:
+        if not np or (np.lower() not in _FIRST and _words(np)):
             neg = bool(_MODAL_NEGATION.search(m.group()))
             subject = None if np.lower() in _PRONOUNS | {"you"} else en_key(np)
             return m.start(), neg, subject or en_key(core[m.end():], action=True), False
@@ -264,12 +272,6 @@ def classify(c: Clause) -> Verdict | None:
     if fact is not None:
         return Verdict("fact", _with_port(fact.subject, c))
     return _fragment(core, c)
-
-
-_BOUND = re.compile(r"^(?:max(?:imum)?|min(?:imum)?|at\smost|at\sleast|up\sto|no\smore\sthan"
-                    r"|no\sless\sthan|not\smore\sthan|under|below|limit(?:ed)?\sto|capped\sat|cap\sat)\b",
-                    re.I)
-_FRAGMENT_WORDS = 6
 
 
 def _fragment(core: str, c: Clause) -> Verdict | None:
