@@ -188,3 +188,33 @@ async def test_cli_purge_asks_and_honours_the_answer(proxy: RunningProxy,
     assert n("SELECT COUNT(*) FROM messages WHERE session='sess-a'") > 0
     usage = runner.invoke(main, ["memory", "purge", "--data-dir", data_dir])
     assert usage.exit_code == 2 and "--session, --role or --tenant" in usage.output
+
+
+async def test_purge_and_retract_leave_both_derived_indexes(
+        proxy: RunningProxy, pop: Populated, tmp_path: Path) -> None:
+    from tests.test_search_support import open_service
+
+    service = open_service(tmp_path / "idx", proxy.engine)
+    try:
+        service.catch_up()
+
+        def found(tenant: str, query: str, mode: str, kinds: tuple[str, ...]) -> set[Any]:
+            return {(h.kind, h.ref_id) for h in service.search(
+                tenant, "coder", query, k=50, mode=mode, kinds=kinds)}
+
+        bravo = {("message", pop.messages["b"]), ("item", pop.items["b_port"])}
+        for mode in ("bm25", "vector"):
+            assert bravo <= found(pop.tenant_b, "production cache port", mode,
+                                  ("message", "item"))
+        port = ("item", pop.items["a_port"])
+        assert port in found(pop.tenant_a, "staging database port", "bm25", ("item",))
+        proxy.engine.retract_in_scope(pop.items["a_port"], "test", tenant=pop.tenant_a)
+        proxy.engine.purge(tenant=pop.tenant_b)
+        service.catch_up()
+        for mode in ("bm25", "vector"):
+            assert found(pop.tenant_b, "production cache port", mode,
+                         ("message", "item", "agent_memory")) == set()
+            assert port not in found(pop.tenant_a, "staging database port", mode, ("item",))
+        assert found(pop.tenant_a, "staging database port", "bm25", ("message",))  # A stays
+    finally:
+        service.close()
