@@ -66,6 +66,27 @@ def terms(text: str) -> set[str]:
     return out
 
 
+_TERMS_CACHE: dict[tuple[str, str, int], frozenset[str]] = {}
+_TERMS_CACHE_MAX = 400_000
+
+
+def cached_terms(namespace: str, kind: str, ref_id: int, text: str) -> frozenset[str]:
+    """:func:`terms` of a stored, immutable text, memoised by ``(namespace, kind, id)``.
+
+    ``namespace`` names the database (ids repeat across stores). Messages and item
+    texts never change once written, so their term sets are computed once per
+    process; the cache is dropped whole past 400k entries.
+    """
+    key = (namespace, kind, ref_id)
+    hit = _TERMS_CACHE.get(key)
+    if hit is None:
+        if len(_TERMS_CACHE) >= _TERMS_CACHE_MAX:
+            _TERMS_CACHE.clear()
+        hit = frozenset(terms(text))
+        _TERMS_CACHE[key] = hit
+    return hit
+
+
 @dataclass
 class Assembly:
     """One injection: ``block`` (text to prepend, ends with ``[Current Request]``;
@@ -161,6 +182,8 @@ def assemble(
     *,
     now: float | None = None,
     search: Searcher | None = None,
+    visible_ids: set[int] | None = None,
+    namespace: str = "",
 ) -> Assembly:
     """Build the injection block for one request (reader connection; no writes).
 
@@ -168,13 +191,18 @@ def assemble(
     ``newest_text``: the newest user message's text (its own items are excluded:
     the message itself follows as the current request). Budget: ``cfg.soft_budget_tokens``
     o200k tokens for the whole block; preferences and guidelines are kept first,
-    then task state, items and evidence by priority. Never raises for missing rows.
+    then task state, items and evidence by priority. ``search``: the hybrid search
+    hook (keyword scoring over SQLite is always applied as well, so items not yet
+    indexed still count). ``visible_ids``: messages the upstream sees verbatim
+    (default: all of the request's); only others can be quoted as evidence.
+    ``namespace``: the database's identity for the term cache (its path).
+    Never raises for missing rows.
     """
     now = time.time() if now is None else now
     budget = cfg.soft_budget_tokens
     trigger = "bootstrap" if is_bootstrap(capture, now, cfg.idle_resume_seconds) else "regular"
     newest_ids = set(capture.new_ids) or ({capture.head_id} if capture.head_id else set())
-    request_ids = set(capture.message_ids)
+    request_ids = set(capture.message_ids) if visible_ids is None else visible_ids
     q_terms = terms(newest_text)
     lines: list[_Line] = []
 
@@ -224,22 +252,25 @@ def assemble(
     ).fetchall()
     items = [r for r in items if r["source_message_id"] not in newest_ids]
     relevance: dict[int, float] = {}
+    term_sets = {
+        r["id"]: cached_terms(namespace, "item", r["id"], f"{r['subject'] or ''} {r['text']}")
+        for r in items
+    }
+    df: dict[str, int] = {}
+    for ts in term_sets.values():
+        for t in ts & q_terms:
+            df[t] = df.get(t, 0) + 1
+    n = max(1, len(items))
+    idf = {t: math.log(1 + n / c) for t, c in df.items()}
+    for r in items:
+        s = _score(q_terms, term_sets[r["id"]], idf)
+        if s > 0:
+            relevance[r["id"]] = s
     if search is not None and newest_text.strip():
+        active = {r["id"] for r in items}
         for kind, ref_id, score in search(scope, newest_text, ("item",), cfg.max_items * 2):
-            if kind == "item":
-                relevance[ref_id] = score
-    else:
-        term_sets = {r["id"]: terms(f"{r['subject'] or ''} {r['text']}") for r in items}
-        df: dict[str, int] = {}
-        for ts in term_sets.values():
-            for t in ts & q_terms:
-                df[t] = df.get(t, 0) + 1
-        n = max(1, len(items))
-        idf = {t: math.log(1 + n / c) for t, c in df.items()}
-        for r in items:
-            s = _score(q_terms, term_sets[r["id"]], idf)
-            if s > 0:
-                relevance[r["id"]] = s
+            if kind == "item" and ref_id in active:
+                relevance[ref_id] = relevance.get(ref_id, 0.0) + 2.0 * score
     pinned_kinds = ("constraint", "decision", "preference")
     pinned_ids = [r["id"] for r in items if r["kind"] in pinned_kinds][: cfg.pinned_items]
     chosen: list[tuple[sqlite3.Row, float, str]] = []
@@ -288,7 +319,7 @@ def assemble(
             ):
                 if r["id"] in request_ids:
                     continue
-                s = len(q_terms & terms(r["text"]))
+                s = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
                 if s >= max(1, min(2, len(q_terms))):
                     cand.append((float(s), r))
         cand = [c for c in cand if c[1]["msg_role"] in kinds]

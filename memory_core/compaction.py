@@ -351,7 +351,7 @@ def _fit_sections(span: str, sections: list[tuple[str, list[str]]], cap: int) ->
 
     def estimate() -> int:
         total = count_tokens(span) + 1
-        for name, lines in secs:
+        for _name, lines in secs:
             if lines:
                 total += 3 + sum(cost.get(ln) or count_tokens(ln) + 1 for ln in lines)
         return total

@@ -74,6 +74,9 @@ class MemoryConfig:
     many constraints/decisions/preferences shown without a keyword match.
     ``evidence_snippets``/``snippet_chars``: quoted earlier messages not in the request.
     ``quote_tool_output``: tool results may be quoted as evidence (off by default).
+    ``semantic_min_similarity``: cosine similarity (−1…1) a vector-only search hit
+    needs to count as relevant; 0.84 suits multilingual-e5-small, whose unrelated
+    pairs score about 0.75–0.82 (measured here).
     ``capture_wait_seconds``: how long a request waits for its capture before the
     proxy gives up on injection for it and forwards unmodified (fail open).
     """
@@ -90,6 +93,7 @@ class MemoryConfig:
     snippet_chars: int = 400
     quote_tool_output: bool = False
     capture_wait_seconds: float = 2.0
+    semantic_min_similarity: float = 0.84
     tools_enabled: bool = False
     compaction: CompactionConfig = CompactionConfig()
 

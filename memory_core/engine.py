@@ -30,6 +30,13 @@ from memory_core.tree import message_text
 
 log = logging.getLogger("lcm.engine")
 
+EXTRACT_MAX_CHARS = 32_000
+"""Characters of one message that extraction reads inside the capture transaction.
+
+Extraction runs on the writer thread, which the request waits on; rules take about
+1.5 ms per 2 KB (measured), so a 100 KB paste would hold every other capture for
+seconds. The whole message is stored regardless; only its head is extracted."""
+
 EXTRACT_RETRY_SECONDS = (5.0, 30.0, 300.0, 3600.0)
 """Backoff between extraction retries of one message (seconds), then every hour."""
 
@@ -57,6 +64,9 @@ class Engine:
         self.store = SqliteStore(data_dir)
         self.tenant_salt: str = self.store.write_sync(_ensure_salt)
         self._embedder: Any = None
+        self.search: Any = None
+        """The attached ``memory_core.search.SearchService``, or ``None`` (keyword
+        retrieval over SQLite then serves the injection and ``search_memory``)."""
         self._compaction_locks: dict[int, threading.Lock] = {}
         self._compaction_guard = threading.Lock()
         self._compaction_failures: dict[int, tuple[int, float]] = {}
@@ -103,7 +113,10 @@ class Engine:
         try:
             from memory_core.extraction import extract
 
-            items = extract(text, speaker=speaker)
+            if len(text) > EXTRACT_MAX_CHARS:
+                log.info("message %s: extracting the first %d of %d characters",
+                         message_id, EXTRACT_MAX_CHARS, len(text))
+            items = extract(text[:EXTRACT_MAX_CHARS], speaker=speaker)
             memory.store_extracted(conn, scope, thread_id, message_id, items)
         except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
             conn.execute("ROLLBACK TO extract")
@@ -160,13 +173,16 @@ class Engine:
 
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
-                 request_id: str) -> Assembly:
+                 request_id: str, visible_ids: set[int] | None = None) -> Assembly:
         """Build the injection block for a captured request (reader thread).
 
         Queues the explain log (``assembly_logs``) without waiting for it. See
         :func:`memory_core.assemble.assemble` for the block's shape and budget.
         """
-        assembly = self.store.read(assemble, scope, result, newest_text, self.config)
+        hook = self.searcher if self.search is not None else None
+        assembly = self.store.read(
+            lambda conn: assemble(conn, scope, result, newest_text, self.config, search=hook,
+                                  visible_ids=visible_ids, namespace=str(self.store.path)))
         self.store.write(_log_assembly, scope, request_id, assembly)
         return assembly
 
@@ -482,12 +498,46 @@ class Engine:
             data = dict(data, request_id=request_id)
         return self.store.write(capture.record_event, ticket, kind, data)
 
+    def attach_search(self, service: Any, *, start: bool = True) -> None:
+        """Use ``service`` (a ``SearchService`` over this engine's store) for retrieval.
+
+        Wakes its indexer after every committed write batch and, with ``start``,
+        starts it (catch-up from its checkpoints first). The engine closes it.
+        """
+        self.search = service
+        self.store.after_commit = service.notify
+        if start:
+            service.start()
+
+    def searcher(self, scope: Scope, query: str, kinds: Sequence[str], k: int
+                 ) -> list[tuple[str, int, float]]:
+        """``assemble``'s search hook: hybrid hits of ``kinds`` in (tenant, role).
+
+        Hidden messages (memory-tool rounds) are excluded. Returns ``(kind, ref_id,
+        score)`` best first; ``[]`` without a search service.
+        """
+        if self.search is None:
+            return []
+        hits = self.search.search(scope.tenant, scope.role, query, k=k, kinds=tuple(kinds),
+                                  include_hidden=False)
+        floor = self.config.semantic_min_similarity
+        # A vector neighbour is returned for any query; keep it only when it is close.
+        return [(h.kind, h.ref_id, h.score) for h in hits
+                if h.bm25_rank is not None or (h.vector_score or 0.0) >= floor]
+
     def flush(self, timeout: float | None = 60.0) -> None:
         """Block until every queued write has committed."""
         self.store.flush(timeout)
 
     def close(self) -> None:
-        """Flush and close the store."""
+        """Flush writes, stop the search indexer (if attached), close the store."""
+        try:
+            self.store.flush()
+        except Exception:  # noqa: BLE001 - closing anyway
+            log.exception("flush on close failed")
+        if self.search is not None:
+            self.store.after_commit = None
+            self.search.close()
         self.store.close()
 
     # -- reads ------------------------------------------------------------------

@@ -85,6 +85,7 @@ async def prepare_upstream(
     messages: list[Any] = body["messages"]
     ids = list(result.message_ids)
     changed = False
+    covered: set[int] = set()
 
     drop = _command_exchanges(messages)
     if drop:
@@ -106,6 +107,7 @@ async def prepare_upstream(
                     metrics.compactions.labels("inline").inc(len(created))
                 roots = await loop.run_in_executor(None, engine.forest_for, scope, ids)
         if roots:
+            covered = {i for node in roots for i in node.message_ids}
             messages = rewrite.apply_forest(messages, ids, roots,
                                             tools_enabled=cfg.tools_enabled)
             out.compacted_messages = sum(len(n.message_ids) for n in roots)
@@ -118,8 +120,9 @@ async def prepare_upstream(
     if want_block and index is not None:
         started = time.perf_counter()
         newest = message_text(messages[index])
+        visible = set(ids) - covered
         assembly = await loop.run_in_executor(None, engine.assemble, scope, result, newest,
-                                              request_id)
+                                              request_id, visible)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
             messages = rewrite.inject_block(messages, assembly.block)

@@ -130,7 +130,7 @@ class SearchSettings:
     recency_half_life_days: float = field(default=30.0, metadata=_rng(0.01, 36500))
     min_score: float = field(default=0.0, metadata=_rng(0, 10))
     vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1, 1))
-    query_timeout_seconds: float = field(default=2.0, metadata=_rng(0.05, 60))
+    query_timeout_seconds: float = field(default=0.25, metadata=_rng(0.05, 60))
 
     def search_config(self) -> Any:
         """Return the ``memory_core.search.SearchConfig`` these settings describe."""

@@ -8,7 +8,6 @@ the client unchanged by the caller.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterable, Mapping
 from typing import Any
 
@@ -47,7 +46,7 @@ async def send(
             method, url, headers=headers, data=data, allow_redirects=False,
             auto_decompress=True,
         )
-    except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
+    except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
         raise UpstreamTimeoutError(f"upstream did not answer in time ({url.host})") from exc
     except aiohttp.ClientConnectorError as exc:
         raise UpstreamError(f"cannot reach upstream {url.host}:{url.port}: {exc.os_error}") from exc

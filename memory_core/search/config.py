@@ -84,7 +84,7 @@ class SearchConfig:
     vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1.0, 1.0))
     """Vector candidates below this cosine similarity are ignored."""
     max_k: int = field(default=200, metadata=_rng(1, 10_000))
-    query_timeout_seconds: float = field(default=2.0, metadata=_rng(0.05, 60.0))
+    query_timeout_seconds: float = field(default=0.25, metadata=_rng(0.05, 60.0))
     """How long a search waits for its query vector before falling back to BM25."""
 
     def clamped(self) -> SearchConfig:

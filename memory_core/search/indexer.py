@@ -31,7 +31,7 @@ import numpy as np
 from memory_core.search.base import IndexDoc, make_label
 from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import EMBED_RECIPE, load_docs, scan_ids
-from memory_core.search.embed.base import Embedder
+from memory_core.search.embed.base import Embedder, background_priority
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.vector import HnswVectorIndex
 from memory_core.store.sqlite import SqliteStore
@@ -332,6 +332,7 @@ class Indexer:
         return False
 
     def _loop(self, which: str) -> None:
+        background_priority()
         cfg = self.config
         wake = self._wake[which]
         last = time.monotonic()

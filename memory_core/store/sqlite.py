@@ -70,6 +70,9 @@ class SqliteStore:
         self._readers_lock = threading.Lock()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
+        self.after_commit: Callable[[], None] | None = None
+        """Called on the writer thread after each committed batch (e.g. to wake an
+        indexer). Must be cheap and must not raise."""
         self._thread = threading.Thread(target=self._run, name="lcm-sqlite-writer", daemon=True)
         self._thread.start()
 
@@ -134,14 +137,17 @@ class SqliteStore:
                 except sqlite3.Error:
                     pass
             err = StoreError(f"write failed: {exc}")
-            for fn, _args, fut in jobs:
-                if not fut.done():
-                    if fut.running():
-                        fut.set_exception(err)
-            for fut, _ok, _value in results:
-                if not fut.done():
+            # Every job of the batch was rolled back with it: fail them all.
+            for _fn, _args, fut in jobs:
+                if fut.running():
                     fut.set_exception(err)
             return
+        hook = self.after_commit
+        if hook is not None:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a hook never breaks writes
+                log.exception("after_commit hook failed")
         for fut, ok, value in results:
             if ok:
                 fut.set_result(value)

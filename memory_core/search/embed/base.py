@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 from concurrent.futures import Future
@@ -65,6 +66,7 @@ class SerialEmbedder:
         self._thread.start()
 
     def _run(self) -> None:
+        background_priority()
         while True:
             _prio, _seq, job = self._queue.get()
             if job is None:
@@ -99,3 +101,16 @@ class SerialEmbedder:
         self._closed = True
         self._queue.put((1 << 30, next(self._seq), None))
         self._thread.join(timeout=60)
+
+
+def background_priority(niceness: int = 10) -> None:
+    """Lower the calling thread's CPU priority (Linux: ``setpriority`` on its thread id).
+
+    Embedding and indexing are CPU-heavy and never urgent; on a 2-core sidecar they
+    must not take the CPU from the event loop that relays the agent's streams.
+    A no-op where the platform does not support per-thread priorities.
+    """
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    except (AttributeError, OSError):
+        pass
