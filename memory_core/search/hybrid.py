@@ -12,7 +12,7 @@ Then, in this order: *neighbour context* (a message gains ``neighbor_weight`` ×
 the best fused score among its parent and children — the turn before and after — because
 an answer often sits next to the turn that names the topic); *exact match*
 (``exact_match_boost`` when the whole query occurs verbatim, case-folded, in the
-text); *scope* (``scope_boost`` for hits in the caller's current thread);
+text, tested in SQLite by the caller); *scope* (``scope_boost`` for hits in the caller's current thread);
 *recency* (``recency_boost · 2^(-age_days / recency_half_life_days)``). Hits below
 ``min_score`` are dropped. Ties break on the label, so results are deterministic.
 """
@@ -94,18 +94,16 @@ def apply_boosts(
     fused: dict[int, Fused],
     cfg: SearchConfig,
     *,
-    query: str,
-    texts: dict[int, str],
+    exact: dict[int, bool],
     threads: dict[int, int],
     times: dict[int, float],
     current_thread_id: int | None,
     now: float,
 ) -> None:
-    """Add the exact-match, scope and recency boosts (see module docstring)."""
-    needle = " ".join(query.casefold().split())
-    exact = len(needle) >= 3 and "*" not in needle and cfg.exact_match_boost > 0
+    """Add the exact-match (``exact[label]`` true: the query occurs verbatim), scope and
+    recency boosts (see module docstring)."""
     for label, e in fused.items():
-        if exact and needle in " ".join(texts.get(label, "").casefold().split()):
+        if exact.get(label) and cfg.exact_match_boost > 0:
             e.boosts["exact"] = cfg.exact_match_boost
         if (current_thread_id is not None and cfg.scope_boost > 0
                 and threads.get(label) == current_thread_id):

@@ -217,11 +217,14 @@ class SearchService:
         fused = fuse(bm25, vec, cfg)
         if not fused:
             return []
-        meta = self._metadata(list(fused), need_text=cfg.exact_match_boost > 0)
+        needle = " ".join(query.casefold().split())
+        exact_needle = needle if (cfg.exact_match_boost > 0 and len(needle) >= 3
+                                  and "*" not in needle) else None
+        meta = self._metadata(list(fused), exact_needle)
         if cfg.neighbor_weight > 0:
             add_neighbours(fused, self._neighbours(list(fused)), cfg.neighbor_weight)
         apply_boosts(
-            fused, cfg, query=query, texts=meta["text"], threads=meta["thread"],
+            fused, cfg, exact=meta["exact"], threads=meta["thread"],
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
         )
         hits = []
@@ -242,24 +245,29 @@ class SearchService:
             return Hit(kind, ref, score, bm25_rank=rank, bm25_score=score)
         return Hit(kind, ref, score, vector_rank=rank, vector_score=score)
 
-    def _metadata(self, labels: list[int], *, need_text: bool) -> dict[str, dict[int, Any]]:
-        """Thread, time and (optionally) text of candidate labels, read from SQLite."""
+    def _metadata(self, labels: list[int], needle: str | None) -> dict[str, dict[int, Any]]:
+        """Thread, time and exact-match flag of candidate labels, read from SQLite.
+
+        The verbatim test runs inside SQLite (``instr`` on the lowercased text) so
+        candidate texts never cross into Python. SQLite's ``lower`` folds ASCII only.
+        """
         by_kind: dict[str, list[int]] = {}
         for label in labels:
             kind, ref = split_label(label)
             by_kind.setdefault(kind, []).append(ref)
 
         def q(conn: Any) -> dict[str, dict[int, Any]]:
-            out: dict[str, dict[int, Any]] = {"text": {}, "thread": {}, "time": {}}
+            out: dict[str, dict[int, Any]] = {"exact": {}, "thread": {}, "time": {}}
             for kind, refs in by_kind.items():
-                text_col = _TEXT_COL[kind] if need_text else "''"
-                sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {text_col}"
+                exact_col = f"instr(lower({_TEXT_COL[kind]}), ?) > 0" if needle else "0"
+                sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {exact_col}"
                        f" FROM {TABLES[kind]} WHERE id IN ({','.join('?' * len(refs))})")
-                for row in conn.execute(sql, refs):
+                args = [needle, *refs] if needle else refs
+                for row in conn.execute(sql, args):
                     label = make_label(kind, int(row[0]))
                     out["thread"][label] = int(row[1] or 0)
                     out["time"][label] = float(row[2] or 0.0)
-                    out["text"][label] = row[3] or ""
+                    out["exact"][label] = bool(row[3])
             return out
 
         return self.store.read(q)

@@ -208,8 +208,12 @@ class _Partition:
                 return []
             unfiltered = selected == self.live
             if self.graph is None or (not unfiltered and selected <= flat_max):
-                rows = np.flatnonzero(mask)
-                sims = self.vectors[rows] @ q
+                if selected == self.n:  # nothing filtered or deleted: no copy
+                    rows = np.arange(self.n)
+                    sims = self.vectors[: self.n] @ q
+                else:
+                    rows = np.flatnonzero(mask)
+                    sims = self.vectors[rows] @ q
                 k = min(limit, len(rows))
                 top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
                 labels = self.cols["label"][rows[top]]
