@@ -4,7 +4,7 @@ Raw evidence is never deleted except here (DESIGN §4). :func:`purge` is a write
 job: it runs inside the store's write transaction, so a purge is all or nothing.
 It removes the matching rows of every table that holds conversation content —
 threads, messages, events, memory items and their revisions, task state, summary
-nodes, assembly logs, cached embeddings, the extraction queue, and agent memories
+nodes, assembly logs, cached embeddings, the extraction queue, splices, and agent memories
 when the filter is a role or tenant (agent memories are not per session) — and
 appends an ``index_outbox`` ``delete`` for every removed message, item, agent
 memory and summary, so the derived indexes (Tantivy, vectors) drop them when their
@@ -144,6 +144,9 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
 
     delete("extraction_queue", f"DELETE FROM extraction_queue WHERE message_id IN"
            f" {ids('message')}")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='splices'"
+                    ).fetchone():  # schema 3+
+        delete("splices", f"DELETE FROM splices WHERE message_id IN {ids('message')}")
     delete("memory_item_revisions", f"DELETE FROM memory_item_revisions WHERE item_id IN"
            f" {ids('item')}")
     # Items point at each other (supersession) and at messages: drop links inside the set.

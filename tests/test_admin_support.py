@@ -27,6 +27,10 @@ from proxy.scope import tenant_for_key
 from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream
 
+STEADY = {"capture_wait_seconds": 30, "extract": False}
+"""Injection settings of these tests' proxies: a capture wait long enough that a cold
+first request never fails open, and no rule extraction, so the memory items are
+exactly the ones :func:`populate` stores (the extractor has its own tests)."""
 KEY_A = "sk-tenant-alpha-0123456789"
 KEY_B = "sk-tenant-bravo-0123456789"
 ADMIN_TOKEN = "adm-token-for-tests-0123456789"
@@ -46,11 +50,9 @@ def client(proxy: RunningProxy, key: str, role: str = "default",
 @pytest.fixture(name="proxy")
 async def steady_proxy_fixture(upstream: FakeUpstream, tmp_path: Path
                                ) -> AsyncIterator[RunningProxy]:
-    """The conftest ``proxy``, but with a capture wait long enough that a cold first
-    request (tokenizer and model loading) never fails open: these tests assert on what
-    was injected, not on latency. Import it to override ``proxy`` in a module."""
-    running = await start_proxy(upstream.base_url, tmp_path / "data",
-                                injection={"capture_wait_seconds": 30})
+    """The conftest ``proxy`` with :data:`STEADY` injection settings. Import it to
+    override ``proxy`` in a module."""
+    running = await start_proxy(upstream.base_url, tmp_path / "data", injection=STEADY)
     yield running
     await running.close()
 

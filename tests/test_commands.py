@@ -17,6 +17,7 @@ from tests.test_admin_support import (  # noqa: F401 - sdk_fixture is the `sdk` 
     MARK_A,
     MARK_B,
     Populated,
+    client,
     count,
     populate,
     sdk_fixture,
@@ -146,20 +147,30 @@ async def test_retract_only_touches_the_callers_items(proxy: RunningProxy, sdk: 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_commands_and_replies_are_stored_but_never_extracted(
-        proxy: RunningProxy, sdk: Any, stream: bool) -> None:
-    a = sdk(KEY_A, "coder", "sess-x")
-    # Text that the extractor would take as a fact, behind the command prefix.
-    await ask(a, "/memory search The API timeout is 90 s when offline", stream=stream)
+        make_proxy: Any, stream: bool) -> None:
+    proxy: RunningProxy = await make_proxy(injection={"capture_wait_seconds": 30})
+    assert proxy.engine.config.extract  # the real extractor runs in this proxy
+    a = client(proxy, KEY_A, "coder", "sess-x")
+    try:
+        # Text the extractor takes as a fact, behind the command prefix…
+        await ask(a, "/memory search The API timeout is 90 s when offline.", stream=stream)
+        # …and the same text as conversation, which it does take (the control).
+        await ask(a, "The API timeout is 90 s when offline.")
+    finally:
+        await a.close()
     await proxy.settle()
     rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
         "SELECT id, msg_role, text FROM messages WHERE session='sess-x' ORDER BY id")])
-    assert [r["msg_role"] for r in rows] == ["system", "user", "assistant"]
+    assert [r["msg_role"] for r in rows[:3]] == ["system", "user", "assistant"]
     assert rows[2]["text"].startswith("lcm-proxy memory")
-    ids = [r["id"] for r in rows[1:]]
-    marks = ",".join("?" * len(ids))
-    assert count(proxy, f"SELECT COUNT(*) FROM memory_items WHERE source_message_id IN ({marks})",
+    ids = [r["id"] for r in rows[1:3]]
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE source_message_id IN (?, ?)",
                  *ids) == 0
-    assert count(proxy, f"SELECT COUNT(*) FROM extraction_queue WHERE message_id IN ({marks})",
+    assert count(proxy, "SELECT COUNT(*) FROM extraction_queue WHERE message_id IN (?, ?)",
                  *ids) == 0
+    control = [r["id"] for r in rows if r["text"] == "The API timeout is 90 s when offline."]
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE source_message_id=?",
+                 *control) + count(proxy, "SELECT COUNT(*) FROM extraction_queue WHERE"
+                                   " message_id=?", *control) >= 1
     event = proxy.engine.export(session="sess-x", events=True)["events"]
     assert any(e["kind"] == "response" and e["data"].get("command") for e in event)

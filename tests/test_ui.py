@@ -20,7 +20,7 @@ import pytest
 from proxy.ui.html import CSP
 from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream
-from tests.test_admin_support import ADMIN_TOKEN, KEY_A, MARK_A, MARK_B, Populated, populate
+from tests.test_admin_support import ADMIN_TOKEN, KEY_A, MARK_A, MARK_B, STEADY, Populated, populate
 
 CHROMIUM = os.environ.get("LCM_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -32,7 +32,7 @@ HOSTILE = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">"\
 async def guarded(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[RunningProxy]:
     running = await start_proxy(upstream.base_url, tmp_path / "data",
                                 proxy={"admin_token": ADMIN_TOKEN},
-                                injection={"capture_wait_seconds": 30})
+                                injection=STEADY)
     yield running
     await running.close()
 

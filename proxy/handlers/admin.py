@@ -1,32 +1,23 @@
 """``/lcm/`` routes: health, Prometheus metrics and the admin API under ``/lcm/v1/``.
 
 The admin API (and the inspector, ``proxy.ui``) lets an operator see, search,
-correct and delete what the proxy remembers. Access (:func:`require_admin`):
+correct and delete what the proxy remembers. Who may call it is decided in
+:mod:`proxy.handlers.access` (bearer admin token compared in constant time, or
+loopback only when no token is set; JSON-only, same-origin writes).
 
-- with ``proxy.admin_token`` set (``LCM_ADMIN_TOKEN``, ``--admin-token``): every
-  request needs ``Authorization: Bearer <token>``, compared in constant time
-  (``hmac.compare_digest``); missing or wrong → 401 ``authentication_error``;
-- with no token: only loopback peers whose ``Host`` is a loopback name are served
-  (the peer address is read from the socket, never from forwarded headers; the
-  ``Host`` check defeats DNS rebinding); anything else → 403 ``permission_error``.
-
-POSTs must carry ``Content-Type: application/json`` and no foreign ``Origin``, so a
-web page cannot forge them. Every read takes optional ``tenant`` and ``role`` query
-parameters, applied in SQL: with ``tenant`` set nothing of another tenant is
-visible. Tenant ids are salted key hashes (``t_`` + 16 hex); an operator lists
-them with ``GET /lcm/v1/tenants``, and a user learns their own with the in-chat
-``/memory status``. The routes are documented in ``proxy.openapi`` (served at
-``/lcm/v1/openapi.json``). Health and metrics need no token.
+Every read takes optional ``tenant`` and ``role`` query parameters, applied in SQL:
+with ``tenant`` set nothing of another tenant is visible. Tenant ids are salted
+key hashes (``t_`` + 16 hex); an operator lists them with ``GET /lcm/v1/tenants``,
+and a user learns their own with the in-chat ``/memory status``. The routes are
+documented in ``proxy.openapi`` (served at ``/lcm/v1/openapi.json``). Health and
+metrics need no token.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
-import ipaddress
 from collections.abc import Callable
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import orjson
 from aiohttp import web
@@ -35,18 +26,14 @@ from memory_core.errors import NotFoundError
 from memory_core.memory import GLOBAL_TENANT, DuplicateKeyError
 from memory_core.store.migrations import SCHEMA_VERSION
 from proxy import __version__, openapi
-from proxy.errors import BadRequestError, ProxyError, UnauthorizedError
+from proxy.errors import BadRequestError, ProxyError
+from proxy.handlers.access import AdminForbiddenError, require_admin, require_write
 from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.settings import data_dir_path
 
 T = TypeVar("T")
 PREFIX = "/lcm/v1"
-UI_COOKIE = "lcm_admin"
 MAX_LIMIT = 1000
-
-
-class AdminForbiddenError(ProxyError):
-    status, type, code = 403, "permission_error", "admin_forbidden"
 
 
 class AdminNotFoundError(ProxyError):
@@ -55,70 +42,6 @@ class AdminNotFoundError(ProxyError):
 
 class AdminConflictError(ProxyError):
     status, type, code = 409, "conflict_error", "near_duplicate_key"
-
-
-# -- access ---------------------------------------------------------------------------
-def _is_loopback_ip(host: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    mapped = getattr(ip, "ipv4_mapped", None)
-    return bool((mapped or ip).is_loopback)
-
-
-def peer_is_loopback(request: web.Request) -> bool:
-    """True when the TCP peer of ``request`` is a loopback address (socket, not headers)."""
-    transport = request.transport
-    peer = transport.get_extra_info("peername") if transport is not None else None
-    return isinstance(peer, (tuple, list)) and bool(peer) and _is_loopback_ip(str(peer[0]))
-
-
-def host_is_loopback(host: str | None) -> bool:
-    """True when a ``Host`` header names this machine (localhost, 127.x, ::1)."""
-    if not host:
-        return False
-    name = urlsplit("//" + host).hostname or ""
-    return name == "localhost" or name.endswith(".localhost") or _is_loopback_ip(name)
-
-
-def ui_session_value(token: str) -> str:
-    """The inspector's cookie value for ``token``: an HMAC, never the token itself."""
-    return hmac.new(token.encode(), b"lcm-ui-session-v1", "sha256").hexdigest()
-
-
-def require_admin(request: web.Request, *, cookie_ok: bool = False) -> None:
-    """Raise unless ``request`` may use the admin API (see module docstring).
-
-    ``cookie_ok``: also accept the inspector's session cookie (read-only UI pages).
-    Raises ``UnauthorizedError`` (401) or ``AdminForbiddenError`` (403).
-    """
-    token = request.app[SETTINGS].proxy.admin_token
-    if token:
-        auth = request.headers.get("Authorization", "")
-        presented = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-        if presented:
-            if not hmac.compare_digest(presented.encode(), token.encode()):
-                raise UnauthorizedError("invalid admin token")
-            return
-        cookie = request.cookies.get(UI_COOKIE, "") if cookie_ok else ""
-        if cookie and hmac.compare_digest(cookie.encode(), ui_session_value(token).encode()):
-            return
-        raise UnauthorizedError("admin token required: send Authorization: Bearer <token>",
-                                code="admin_token_required")
-    if not peer_is_loopback(request) or not host_is_loopback(request.host):
-        raise AdminForbiddenError(
-            "no admin token is configured, so the admin API answers loopback clients only;"
-            " set proxy.admin_token (LCM_ADMIN_TOKEN) to allow remote access")
-
-
-def _require_write(request: web.Request) -> None:
-    origin = request.headers.get("Origin")
-    if origin is not None and urlsplit(origin).netloc != request.host:
-        raise AdminForbiddenError("cross-origin admin requests are refused")
-    if request.method == "POST" and request.content_type != "application/json":
-        raise BadRequestError("admin POST requests need Content-Type: application/json",
-                              code="json_required")
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -345,7 +268,7 @@ async def explain(request: web.Request) -> web.Response:
 async def retract(request: web.Request) -> web.Response:
     """``POST /lcm/v1/items/{item_id}/retract`` ``{reason?}`` → ``{id, old_status}``."""
     require_admin(request)
-    _require_write(request)
+    require_write(request)
     tenant, role = _scope(request)
     ident = _path_int(request, "item_id")
     body = await _body(request)
@@ -365,7 +288,7 @@ async def purge(request: web.Request) -> web.Response:
     tenant (a body ``tenant`` must then match it). ``"dry_run": true`` only counts.
     """
     require_admin(request)
-    _require_write(request)
+    require_write(request)
     q_tenant, _ = _scope(request)
     body = await _body(request)
     filters: dict[str, str | None] = {}
@@ -417,7 +340,7 @@ async def preference_put(request: web.Request) -> web.Response:
     unless ``replace_similar``; 400 for content over 500 characters.
     """
     require_admin(request)
-    _require_write(request)
+    require_write(request)
     tenant = _param(request, "tenant") or GLOBAL_TENANT
     role, key = request.match_info["role"], request.match_info["key"]
     body = await _body(request)
@@ -441,7 +364,7 @@ async def preference_put(request: web.Request) -> web.Response:
 async def preference_delete(request: web.Request) -> web.Response:
     """``DELETE /lcm/v1/preferences/{role}/{key}`` → ``{deleted: true}`` or 404."""
     require_admin(request)
-    _require_write(request)
+    require_write(request)
     tenant = _param(request, "tenant") or GLOBAL_TENANT
     role, key = request.match_info["role"], request.match_info["key"]
     try:

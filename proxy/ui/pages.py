@@ -18,7 +18,7 @@ from aiohttp import web
 
 from memory_core.errors import NotFoundError
 from proxy.errors import UnauthorizedError
-from proxy.handlers.admin import UI_COOKIE, require_admin, ui_session_value
+from proxy.handlers.access import UI_COOKIE, require_admin, ui_session_value
 from proxy.keys import ENGINE, SETTINGS
 from proxy.ui.html import (
     SECURITY_HEADERS,
