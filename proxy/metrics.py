@@ -62,6 +62,8 @@ class Metrics:
             "lcm_index_lag", "Outbox rows a derived index has not applied (set on scrape)",
             ["indexer"], registry=self.registry,
         )
+        for mode in ("background", "inline"):  # exported at 0 before the first one
+            self.compactions.labels(mode)
 
     def render(self) -> bytes:
         """Return the Prometheus text exposition of this registry."""

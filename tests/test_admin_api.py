@@ -384,7 +384,8 @@ async def test_metrics_expose_the_operator_series(guarded: RunningProxy,
     for name in ("lcm_requests_total", "lcm_upstream_latency_seconds_bucket",
                  "lcm_stage_latency_seconds_bucket", "lcm_injection_tokens_bucket",
                  "lcm_injected_items_total", "lcm_tool_rounds_total",
-                 "lcm_client_disconnects_total", "lcm_memory_outcomes_total"):
+                 "lcm_client_disconnects_total", "lcm_memory_outcomes_total",
+                 'lcm_compactions_total{mode="background"}'):
         assert name in text, name
     lag = re.search(r'lcm_index_lag\{indexer="index_text"\} ([\d.e+]+)', text)
     assert lag is not None
