@@ -29,6 +29,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7
 header{background:#1d2330;color:#fff;padding:10px 20px;display:flex;gap:18px;
 align-items:center;flex-wrap:wrap}
 header a{color:#cfe0ff;text-decoration:none}header b{margin-right:12px}
+header .badge{background:#3b4456;color:#fff}
 main{padding:16px 20px;max-width:1200px}
 h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:22px 0 8px}
 table{border-collapse:collapse;width:100%;background:#fff}
