@@ -17,21 +17,55 @@ from typing import Any
 
 import orjson
 
+from memory_core.config import MemoryConfig
 from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.redact import redact_secrets, redact_value
 from memory_core.tokens import count_tokens
-from memory_core.tree import canonical_bytes, chain_keys, message_text, node_key
+from memory_core.tree import canonical_bytes, canonical_message, chain_keys, dumps_deep
+from memory_core.tree import message_text, node_key
+
+_DEFAULT_CONFIG = MemoryConfig()
+"""What capture stores when the caller passes no config: secrets redacted, raw JSON kept."""
 
 
 def dumps_lossless(value: Any) -> str:
     """Serialise any parsed JSON value to text without loss.
 
     orjson is tried first; values it rejects (lone surrogates, integers beyond 64
-    bits, non-str keys) fall back to the stdlib encoder with ASCII escapes.
+    bits, non-str keys, nesting past 254 levels) fall back to the stdlib encoder
+    with ASCII escapes, and nesting past the recursion limit to an iterative one.
     """
     try:
         return orjson.dumps(value).decode("utf-8")
     except (TypeError, UnicodeDecodeError, orjson.JSONEncodeError):
+        pass
+    try:
         return json.dumps(value, ensure_ascii=True, default=repr)
+    except RecursionError:
+        return dumps_deep(value)
+
+
+def stored_forms(message: Any, config: MemoryConfig | None = None) -> tuple[str, str]:
+    """Return ``(text, raw_json)`` to store for ``message`` under ``config``.
+
+    With ``redact_secrets`` (the default) every secret pattern of
+    :mod:`memory_core.redact` is masked in both. Without ``store_raw_json`` the raw
+    JSON is reduced to the message's canonical fields (role, name, tool calls…)
+    with ``content`` replaced by the stored text, so extra fields, images and audio
+    are not kept. Node keys never depend on these forms: they are computed from the
+    original message, so a replay still maps to the same node.
+    """
+    cfg = config or _DEFAULT_CONFIG
+    text = storable_text(message_text(message))
+    raw = message
+    if cfg.redact_secrets:
+        text = redact_secrets(text)
+        raw = redact_value(message)
+    if not cfg.store_raw_json:
+        raw = canonical_message(raw)
+        if "raw" not in raw:
+            raw["content"] = text or None
+    return text, dumps_lossless(raw)
 
 
 def loads_lossless(text: str | bytes) -> Any:
@@ -137,8 +171,9 @@ def _insert_message(
     now: float,
     request_id: str | None,
     hidden: bool = False,
+    config: MemoryConfig | None = None,
 ) -> int:
-    text = storable_text(message_text(message))
+    text, raw_json = stored_forms(message, config)
     canon = canonical_bytes(message)
     role = message.get("role") if isinstance(message, dict) else None
     cur = conn.execute(
@@ -157,7 +192,7 @@ def _insert_message(
             role if isinstance(role, str) else None,
             kind,
             text,
-            dumps_lossless(message),
+            raw_json,
             hashlib.sha256(canon).hexdigest(),
             count_tokens(text),
             now,
@@ -202,12 +237,15 @@ def capture_request(
     messages: list[Any],
     event: dict[str, Any],
     now: float | None = None,
+    *,
+    config: MemoryConfig | None = None,
 ) -> CaptureResult:
     """Store the messages of one request that are not stored yet (writer job).
 
     ``messages`` is the request's ``messages`` array as parsed. Idempotent: a replay
     of the same list stores nothing. Fills ``ticket.result`` and also records a
     ``request`` event carrying ``event`` (model, stream flag…) plus the new ids.
+    ``config``: what is stored (secret redaction, raw JSON; see :func:`stored_forms`).
     """
     scope = ticket.scope
     now = time.time() if now is None else now
@@ -258,6 +296,7 @@ def capture_request(
             "request",
             now,
             ticket.request_id,
+            config=config,
         )
         ids.append(mid)
         new_ids.append(mid)
@@ -288,7 +327,7 @@ def capture_request(
     ticket.result = result
     data = dict(event)
     data.update(n_messages=len(messages), new_ids=new_ids, created_thread=created)
-    record_event(conn, ticket, "request", data, thread_id=thread_id, now=now)
+    record_event(conn, ticket, "request", data, thread_id=thread_id, now=now, config=config)
     return result
 
 
@@ -299,21 +338,29 @@ def capture_response(
     event: dict[str, Any],
     now: float | None = None,
     hidden_rounds: list[Any] | None = None,
+    upstream_view: list[Any] | None = None,
+    *,
+    config: MemoryConfig | None = None,
 ) -> list[int]:
     """Store the assistant message of each choice as a child of the request's last node.
 
     ``choices`` are assistant message dicts in choice-index order (index 0 moves the
-    thread head). ``hidden_rounds`` are messages of memory-tool exchanges the client
-    never saw; they are stored (``hidden=1``) between the request and the answer.
+    thread head), exactly as the client saw them, so that the client's echo of the
+    reply maps to its node. ``hidden_rounds`` are the messages of memory-tool
+    exchanges the client never saw; they are stored (``hidden=1``) as a side branch
+    under the request's last message. ``upstream_view`` is what the model actually
+    produced and read in place of choice 0 (hidden calls and results included); it
+    is recorded in ``splices`` so later requests show the model its own history.
     When the request capture failed the whole response is kept in the event instead,
     so nothing is lost. Returns the stored ids (existing ids for an identical reply).
+    ``config``: what is stored (secret redaction, raw JSON; see :func:`stored_forms`).
     """
     now = time.time() if now is None else now
     result = ticket.result
     if result is None or not result.thread_id:
         data = dict(event)
         data["orphan_choices"] = choices
-        record_event(conn, ticket, "response", data, now=now)
+        record_event(conn, ticket, "response", data, now=now, config=config)
         return []
     scope = ticket.scope
     parent_key, parent_id = result.head_key, result.head_id
@@ -333,7 +380,8 @@ def capture_response(
     thread_id = result.thread_id
     forked = False
 
-    def store(msg: Any, kind: str, hidden: bool) -> int:
+    def store(msg: Any, kind: str, hidden: bool, parent_key: str | None = parent_key,
+              parent_id: int | None = parent_id, depth: int = depth) -> int:
         nonlocal thread_id, forked
         key = node_key(parent_key, msg)
         existing = _lookup(conn, scope, key)
@@ -348,15 +396,25 @@ def capture_response(
             forked = True
         return _insert_message(
             conn, scope, thread_id, key, parent_key, parent_id, depth, msg, kind, now,
-            ticket.request_id, hidden=hidden,
+            ticket.request_id, hidden=hidden, config=config,
         )
 
+    hidden_ids: list[int] = []
+    h_key, h_id, h_depth = parent_key, parent_id, depth
     for msg in hidden_rounds or []:
-        mid = store(msg, "hidden", True)
-        parent_key, parent_id, depth = node_key(parent_key, msg), mid, depth + 1
+        mid = store(msg, "hidden", True, h_key, h_id, h_depth)
+        hidden_ids.append(mid)
+        h_key, h_id, h_depth = node_key(h_key, msg), mid, h_depth + 1
     ids: list[int] = []
     for msg in choices:
         ids.append(store(msg, "response", False))
+    if ids and upstream_view is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO splices (message_id, tenant, role, messages, hidden_ids)"
+            " VALUES (?,?,?,?,?)",
+            (ids[0], scope.tenant, scope.role, dumps_lossless(upstream_view),
+             dumps_lossless(hidden_ids)),
+        )
     if forked:
         conn.execute(
             "UPDATE threads SET head_message_id=?, updated_at=? WHERE id=?",
@@ -370,9 +428,11 @@ def capture_response(
         )
     data = dict(event)
     data["message_ids"] = ids
+    if hidden_ids:
+        data["hidden_message_ids"] = hidden_ids
     if forked:
         data["forked_thread_id"] = thread_id
-    record_event(conn, ticket, "response", data, thread_id=thread_id, now=now)
+    record_event(conn, ticket, "response", data, thread_id=thread_id, now=now, config=config)
     return ids
 
 
@@ -383,8 +443,17 @@ def record_event(
     data: dict[str, Any],
     thread_id: int | None = None,
     now: float | None = None,
+    *,
+    config: MemoryConfig | None = None,
 ) -> int:
-    """Append one row to ``events`` (what happened: request, response, unparsed, error)."""
+    """Append one row to ``events`` (what happened: request, response, unparsed, error).
+
+    ``data`` is stored as JSON; with ``config.redact_secrets`` (the default) its
+    strings are redacted first: events keep unparsed bodies, partial answers and
+    upstream error bodies, which may quote a key as readily as a message does.
+    """
+    if (config or _DEFAULT_CONFIG).redact_secrets:
+        data = redact_value(data)
     scope = ticket.scope if ticket else None
     cur = conn.execute(
         "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"

@@ -70,6 +70,8 @@ class Engine:
         self._compaction_locks: dict[int, threading.Lock] = {}
         self._compaction_guard = threading.Lock()
         self._compaction_failures: dict[int, tuple[int, float]] = {}
+        self._spliced: set[int] = set(self.store.read(
+            lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
 
     # -- capture (writes) -------------------------------------------------------
     def capture_request(
@@ -154,16 +156,25 @@ class Engine:
         choices: list[Any],
         event: dict[str, Any],
         hidden_rounds: list[Any] | None = None,
+        upstream_view: list[Any] | None = None,
     ) -> Future[list[int]]:
-        """Queue the capture of the assistant messages of a response (one per choice)."""
+        """Queue the capture of the assistant messages of a response (one per choice).
+
+        ``hidden_rounds``/``upstream_view``: see ``capture.capture_response`` (memory
+        tool rounds the client never saw, and what replaces choice 0 upstream later).
+        """
         return self.store.write(self._capture_response_job, ticket, choices, event,
-                                hidden_rounds)
+                                hidden_rounds, upstream_view)
 
     def _capture_response_job(
         self, conn: sqlite3.Connection, ticket: CaptureTicket, choices: list[Any],
         event: dict[str, Any], hidden_rounds: list[Any] | None,
+        upstream_view: list[Any] | None = None,
     ) -> list[int]:
-        ids = capture.capture_response(conn, ticket, choices, event, None, hidden_rounds)
+        ids = capture.capture_response(conn, ticket, choices, event, None, hidden_rounds,
+                                       upstream_view)
+        if ids and upstream_view is not None:
+            self._spliced.add(ids[0])
         result = ticket.result
         if self.config.extract and ids and result is not None and choices:
             # Assistant text becomes proposals only (DESIGN §5), from choice 0.
@@ -185,6 +196,25 @@ class Engine:
                                   visible_ids=visible_ids, namespace=str(self.store.path)))
         self.store.write(_log_assembly, scope, request_id, assembly)
         return assembly
+
+    def has_splices(self, ids: Sequence[int]) -> bool:
+        """True when any of ``ids`` has a splice (in-memory set; no I/O)."""
+        return bool(self._spliced) and not self._spliced.isdisjoint(ids)
+
+    def splices_for(self, ids: Sequence[int]) -> dict[int, list[Any]]:
+        """Messages the upstream saw in place of each of ``ids`` (memory-tool rounds).
+
+        Only ids with a splice appear in the result; the common case (none) costs a
+        set intersection, no query.
+        """
+        wanted = self._spliced.intersection(ids)
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        return self.store.read(lambda c: {
+            int(r["message_id"]): orjson.loads(r["messages"])
+            for r in c.execute(f"SELECT message_id, messages FROM splices"
+                               f" WHERE message_id IN ({marks})", tuple(wanted))})
 
     # -- compaction ----------------------------------------------------------------
     def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compaction.SummaryNode]:

@@ -36,12 +36,14 @@ _OFF = ("off", "0", "false", "no")
 class Prepared:
     """The outcome of the memory path for one request.
 
-    ``body`` is the upstream body to send (``None`` = the client's bytes unchanged);
+    ``body`` is the upstream body to send (``None`` = the client's bytes unchanged)
+    and ``obj`` the same body parsed (``None`` likewise);
     ``state`` goes to ``x-lcm-memory``; ``headers`` are extra ``x-lcm-*`` headers;
     ``capture`` is the request's capture (``None`` when it did not finish in time).
     """
 
     body: bytes | None = None
+    obj: dict[str, Any] | None = None
     state: str = "skipped"
     headers: dict[str, str] = field(default_factory=dict)
     capture: CaptureResult | None = None
@@ -94,6 +96,7 @@ async def prepare_upstream(
         ids = [ids[i] for i in keep if i < len(ids)]
         changed = True
 
+    roots: list[Any] = []
     if want_compaction and len(ids) == len(messages):
         started = time.perf_counter()
         roots = await loop.run_in_executor(None, engine.forest_for, scope, ids)
@@ -108,13 +111,24 @@ async def prepare_upstream(
                 roots = await loop.run_in_executor(None, engine.forest_for, scope, ids)
         if roots:
             covered = {i for node in roots for i in node.message_ids}
-            messages = rewrite.apply_forest(messages, ids, roots,
-                                            tools_enabled=cfg.tools_enabled)
             out.compacted_messages = sum(len(n.message_ids) for n in roots)
             out.headers["x-lcm-compacted-messages"] = str(out.compacted_messages)
             changed = True
         metrics.stage_latency.labels("compaction_rewrite").observe(
             time.perf_counter() - started)
+
+    if len(ids) == len(messages):
+        # Replies that hid memory-tool rounds: show the model what it really did.
+        visible_ids = [i for i in ids if i not in covered]
+        splices = {}
+        if engine.has_splices(visible_ids):
+            splices = await loop.run_in_executor(None, engine.splices_for, visible_ids)
+        if splices or covered:
+            messages, ids = rewrite.apply_splices(messages, ids, splices)
+            changed = changed or bool(splices)
+        if covered:
+            messages = rewrite.apply_forest(messages, ids, roots,
+                                            tools_enabled=cfg.tools_enabled)
 
     index = rewrite.newest_user_index(messages)
     if want_block and index is not None:
@@ -136,6 +150,7 @@ async def prepare_upstream(
         source = json.loads(raw) if rewrite.needs_exact_numbers(raw) else body
         new_body = dict(source)
         new_body["messages"] = messages
+        out.obj = new_body
         out.body = rewrite.dumps_body(new_body)
     return out
 

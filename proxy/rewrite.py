@@ -84,6 +84,28 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
     return out
 
 
+def apply_splices(messages: list[Any], message_ids: Sequence[int],
+                  splices: dict[int, list[Any]]) -> tuple[list[Any], list[int]]:
+    """Replace each message whose id has a splice by the messages the model saw.
+
+    Returns new ``(messages, ids)``; the inserted messages carry the id of the reply
+    they stand for, so compaction keeps or drops them together with it.
+    """
+    if not splices:
+        return messages, list(message_ids)
+    out: list[Any] = []
+    out_ids: list[int] = []
+    for msg, mid in zip(messages, message_ids, strict=False):
+        replacement = splices.get(mid)
+        if replacement:
+            out.extend(replacement)
+            out_ids.extend([mid] * len(replacement))
+        else:
+            out.append(msg)
+            out_ids.append(mid)
+    return out, out_ids
+
+
 def dumps_body(body: dict[str, Any]) -> bytes:
     """Serialise a request body: orjson, or the stdlib with ASCII escapes for values
     orjson refuses (lone surrogates, huge integers)."""

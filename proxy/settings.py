@@ -29,7 +29,11 @@ def _rng(low: float, high: float) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ProxySettings:
-    """``[proxy]``: listening address, upstream, limits and timeouts."""
+    """``[proxy]``: listening address, upstream, limits and timeouts.
+
+    ``require_client_keys``: tenant ids (``proxy.scope.tenant_for_key``) allowed to
+    use ``/v1/``; empty allows every key. From the environment: comma-separated.
+    """
 
     host: str = "127.0.0.1"
     port: int = field(default=8787, metadata=_rng(0, 65535))
@@ -38,6 +42,7 @@ class ProxySettings:
     tenant: str = ""
     tenant_salt: str = ""
     admin_token: str = ""
+    require_client_keys: list[str] = field(default_factory=list)
     max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=_rng(1024, 1 << 31))
     connect_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 300))
     read_timeout_seconds: float = field(default=600.0, metadata=_rng(1, 86400))
@@ -52,6 +57,7 @@ class CaptureSettings:
 
     enabled: bool = True
     store_raw_json: bool = True
+    redact_secrets: bool = True
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,15 @@ class EmbeddingSettings:
 
 
 @dataclass(frozen=True)
+class ToolsSettings:
+    """``[tools]``: memory tools offered to the model and answered by the proxy (§8)."""
+
+    enabled: bool = True
+    max_rounds: int = field(default=4, metadata=_rng(1, 16))
+    tool_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 120))
+
+
+@dataclass(frozen=True)
 class StorageSettings:
     """``[storage]``: where the embedded store lives."""
 
@@ -194,6 +209,7 @@ class Settings:
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     injection: InjectionSettings = field(default_factory=InjectionSettings)
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    tools: ToolsSettings = field(default_factory=ToolsSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
@@ -207,6 +223,7 @@ class Settings:
         return MemoryConfig(
             enabled=self.capture.enabled,
             store_raw_json=self.capture.store_raw_json,
+            redact_secrets=self.capture.redact_secrets,
             extract=inj.extract,
             inject=inj.enabled,
             soft_budget_tokens=inj.soft_budget_tokens,
@@ -217,6 +234,7 @@ class Settings:
             snippet_chars=inj.snippet_chars,
             quote_tool_output=inj.quote_tool_output,
             capture_wait_seconds=inj.capture_wait_seconds,
+            tools_enabled=self.tools.enabled,
             compaction=CompactionConfig(
                 enabled=self.compaction.enabled,
                 min_tokens=self.compaction.min_tokens,
@@ -247,6 +265,7 @@ SECTIONS: dict[str, type] = {
     "capture": CaptureSettings,
     "injection": InjectionSettings,
     "compaction": CompactionSettings,
+    "tools": ToolsSettings,
     "search": SearchSettings,
     "embedding": EmbeddingSettings,
     "storage": StorageSettings,
@@ -295,6 +314,13 @@ def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[
             if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError(value)  # no silent truncation of 8787.9 to 8787
             out = int(value)
+        elif kind == "list[str]":
+            if isinstance(value, str):  # environment: comma-separated
+                value = value.split(",")
+            if not isinstance(value, (list, tuple)) or not all(
+                    isinstance(v, str) for v in value):
+                raise ValueError(value)
+            out = [v.strip() for v in value if v.strip()]
         elif kind == "float":
             if isinstance(value, bool):
                 raise ValueError(value)

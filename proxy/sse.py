@@ -297,3 +297,55 @@ class ChunkAccumulator:
     def finish_reasons(self) -> list[str | None]:
         """Return each choice's ``finish_reason`` in index order."""
         return [self.choices[i].finish_reason for i in sorted(self.choices)]
+
+
+class EventSplitter:
+    """Splits an SSE byte stream into whole blocks, keeping each block's exact bytes.
+
+    ``feed(chunk)`` returns ``[(raw, event)]`` for every block completed by
+    ``chunk``: ``raw`` is the block's bytes including its terminating blank line,
+    ``event`` the parsed :class:`SSEEvent` (``None`` for a block of comments only).
+    Relaying ``raw`` unchanged keeps the stream byte-identical while the proxy
+    inspects each event; bytes of an unfinished block wait for the rest.
+    ``close()`` returns what is left at end of stream as one final block.
+    """
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._scan = 0  # where the next line starts inside _buf
+        self._prev_blank = True
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes, SSEEvent | None]]:
+        """Consume ``chunk`` and return the blocks it completes."""
+        self._buf += chunk
+        out: list[tuple[bytes, SSEEvent | None]] = []
+        buf, pos, n = self._buf, self._scan, len(self._buf)
+        block_start = 0
+        while pos < n:
+            cr, lf = buf.find(b"\r", pos), buf.find(b"\n", pos)
+            if cr == -1 and lf == -1:
+                break
+            if cr != -1 and (lf == -1 or cr < lf):
+                if cr + 1 == n:
+                    break  # CR at the end: maybe the first half of CRLF
+                end, nxt = cr, cr + 2 if buf[cr + 1:cr + 2] == b"\n" else cr + 1
+            else:
+                end, nxt = lf, lf + 1
+            if end == pos:  # a blank line ends the block
+                raw = buf[block_start:nxt]
+                events = SSEDecoder().feed(raw)
+                out.append((raw, events[0] if events else None))
+                block_start = nxt
+            pos = nxt
+        self._buf = buf[block_start:]
+        self._scan = pos - block_start
+        return out
+
+    def close(self) -> list[tuple[bytes, SSEEvent | None]]:
+        """Return the unterminated rest of the stream as a final block, if any."""
+        if not self._buf:
+            return []
+        raw, self._buf, self._scan = self._buf, b"", 0
+        decoder = SSEDecoder()
+        events = decoder.feed(raw) + decoder.close()
+        return [(raw, events[0] if events else None)]

@@ -25,6 +25,7 @@ from tests.fake_upstream import FakeUpstream, Reply
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
 NO_INJECTION = {"enabled": False}
+NO_TOOLS = {"enabled": False}  # no memory tools: the request body stays the client's
 REAL_KEY = "sk-proj-" + "Xq7vR2mN9pL4tK8wZ3cB6yH1sD5fG0jA2eU7iO4r"
 assert len(REAL_KEY) == 48
 
@@ -102,7 +103,7 @@ def all_messages(running: RunningProxy) -> list[dict[str, Any]]:
 
 @pytest.fixture
 async def core(make_proxy: MakeProxy) -> RunningProxy:
-    return await make_proxy(injection=NO_INJECTION)
+    return await make_proxy(injection=NO_INJECTION, tools=NO_TOOLS)
 
 
 # -- idempotent capture ------------------------------------------------------------
@@ -413,7 +414,7 @@ async def test_cli_export_and_status_after_shutdown(
     make_proxy: MakeProxy, upstream: FakeUpstream, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "cli-data"
-    running = await make_proxy(data_dir=data_dir, injection=NO_INJECTION)
+    running = await make_proxy(data_dir=data_dir, injection=NO_INJECTION, tools=NO_TOOLS)
     agent = Agent(running.base_url, headers={"X-LCM-Session": "cli-session"})
     upstream.push(Reply(content="first answer"))
     await agent.say("first question")

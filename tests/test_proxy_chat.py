@@ -25,12 +25,13 @@ from tests.fake_upstream import FakeUpstream, Reply
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
 NO_INJECTION = {"enabled": False}
+NO_TOOLS = {"enabled": False}  # no memory tools: the request body stays the client's
 
 
 @pytest.fixture
 async def core(make_proxy: MakeProxy) -> RunningProxy:
     """A proxy that captures but does not rewrite requests (injection off)."""
-    return await make_proxy(injection=NO_INJECTION)
+    return await make_proxy(injection=NO_INJECTION, tools=NO_TOOLS)
 
 
 class SDK:
@@ -387,7 +388,7 @@ async def test_upstream_api_key_replaces_authorization(
     make_proxy: MakeProxy, upstream: FakeUpstream
 ) -> None:
     key = "sk-proj-upstream-" + "k" * 30
-    running = await make_proxy(proxy={"upstream_api_key": key}, injection=NO_INJECTION)
+    running = await make_proxy(proxy={"upstream_api_key": key}, injection=NO_INJECTION, tools=NO_TOOLS)
     client = SDK("async", running.base_url, api_key="sk-client-key-not-for-upstream")
     await client.create(model="m", messages=USER)
     await client.call(client.client.models.list)
@@ -526,7 +527,7 @@ async def test_upstream_unreachable_is_a_502(
     sdk: SDK, make_proxy: MakeProxy, upstream: FakeUpstream
 ) -> None:
     dead = await make_proxy(upstream_url=f"http://127.0.0.1:{closed_port()}/v1",
-                            injection=NO_INJECTION)
+                            injection=NO_INJECTION, tools=NO_TOOLS)
     client = SDK(sdk.kind, dead.base_url)
     for fn, kw in ((client.client.chat.completions.create, {"model": "m", "messages": USER}),
                    (client.client.models.list, {})):
@@ -544,7 +545,7 @@ async def test_upstream_unreachable_is_a_502(
 
 
 async def test_body_over_limit_is_a_413(make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
-    small = await make_proxy(proxy={"max_body_bytes": 4096}, injection=NO_INJECTION)
+    small = await make_proxy(proxy={"max_body_bytes": 4096}, injection=NO_INJECTION, tools=NO_TOOLS)
     client = SDK("async", small.base_url)
     exc = await client.error(client.client.chat.completions.create, model="m",
                              messages=[{"role": "user", "content": "x" * 8000}])

@@ -234,6 +234,22 @@ def m002_memory() -> str:
         """
 
 
+@migration(3, "splices: the model's own view of replies that hid memory-tool rounds")
+def m003_splices() -> str:
+    return """
+        -- A client-visible reply whose production involved memory-tool calls the
+        -- client never saw. Later requests show the upstream ``messages`` (the
+        -- hidden calls, their results and the full reply) in its place.
+        CREATE TABLE splices (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            messages TEXT NOT NULL,     -- JSON array of OpenAI messages
+            hidden_ids TEXT NOT NULL    -- JSON array of the hidden messages' ids
+        );
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
-from proxy import commands, rewrite
+from proxy import commands, rewrite, toolloop
 from proxy import headers as hdrs
 from proxy.errors import BadRequestError
 from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
@@ -120,15 +120,18 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
     url = upstream_url(settings.proxy.upstream, "/chat/completions")
     out_headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key)
+    extra = {"x-lcm-request-id": rid, "x-lcm-memory": prepared.state, **prepared.headers}
+    if (ticket is not None and scope is not None and prepared.state != "failed-open"
+            and settings.tools.enabled and toolloop.tools_wanted(body)):
+        return await _with_memory_tools(request, ticket, scope, prepared, body, url,
+                                        out_headers, extra)
     started = time.perf_counter()
     upstream = await send(app[HTTP], "POST", url, out_headers,
                           raw if prepared.body is None else prepared.body)
     metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
     try:
         client_headers = hdrs.to_client(upstream.headers)
-        client_headers["x-lcm-request-id"] = rid
-        client_headers["x-lcm-memory"] = prepared.state
-        client_headers.update(prepared.headers)
+        client_headers.update(extra)
         response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
@@ -147,6 +150,66 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             name=f"capture-response-{rid}",
         )
     return response
+
+
+async def _with_memory_tools(
+    request: web.Request, ticket: CaptureTicket, scope: Scope, prepared: Prepared,
+    body: dict[str, Any], url: Any, out_headers: Any, extra: dict[str, str],
+) -> web.StreamResponse:
+    """Forward with the memory tools offered and intercept their calls (proxy.toolloop)."""
+    app = request.app
+    settings, engine, metrics = app[SETTINGS], app[ENGINE], app[METRICS]
+    upstream_body, names = toolloop.add_tools(prepared.obj or body)
+    loop = toolloop.ToolLoop(
+        request=request, session=app[HTTP], url=url, headers=out_headers, engine=engine,
+        scope=scope, names=names, max_rounds=settings.tools.max_rounds,
+        tool_timeout=settings.tools.tool_timeout_seconds, extra_headers=extra,
+        on_round=lambda: metrics.tool_rounds.inc(),
+    )
+    started = time.perf_counter()
+    if body.get("stream") is True:
+        response, outcome = await loop.run_stream(upstream_body)
+    else:
+        response, outcome = await loop.run_plain(upstream_body)
+    metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
+    if outcome.client_gone:
+        metrics.client_disconnects.inc()
+    summarizer = _summarizer(app, request)
+    app[TASKS].spawn(_capture_loop(app, ticket, outcome, body.get("stream") is True,
+                                   summarizer), name=f"capture-response-{ticket.request_id}")
+    return response
+
+
+async def _capture_loop(app: web.Application, ticket: CaptureTicket,
+                        outcome: toolloop.LoopResult, streamed: bool,
+                        summarizer: LLMSummarizer | None) -> None:
+    """Store what the tool loop produced: the client's reply, the hidden rounds, and
+    the model's own view of the reply (spliced into later requests)."""
+    engine, metrics = app[ENGINE], app[METRICS]
+    try:
+        event: dict[str, Any] = {"status": outcome.status, "stream": streamed,
+                                 "usage": outcome.usage, "rounds": outcome.rounds,
+                                 "finish_reasons": outcome.finish_reasons}
+        if outcome.status >= 400 or not outcome.complete or outcome.client_gone:
+            event.update(outcome="incomplete" if outcome.status < 400 else "upstream_error",
+                         client_gone=outcome.client_gone, upstream_error=outcome.error,
+                         partial_choices=outcome.client_choices,
+                         hidden_messages=outcome.hidden)
+            await asyncio.wrap_future(engine.capture_response(ticket, [], event))
+            return
+        event["outcome"] = "complete"
+        if outcome.hidden:
+            event["hidden_messages"] = len(outcome.hidden)
+        ids = await asyncio.wrap_future(engine.capture_response(
+            ticket, outcome.client_choices, event, outcome.hidden or None,
+            outcome.upstream_view))
+        capture = ticket.result
+        if ids and capture is not None:
+            schedule_compaction(app, engine, ticket.scope, capture.thread_id,
+                                [*capture.message_ids, ids[0]], summarizer)
+    except Exception:  # noqa: BLE001 - fail open, after the client was served
+        metrics.fail_open.labels("capture_response").inc()
+        log.exception("response capture failed (request %s)", ticket.request_id)
 
 
 def _summarizer(app: web.Application, request: web.Request) -> LLMSummarizer | None:

@@ -1,0 +1,338 @@
+"""Memory tools the model can call; the proxy answers them itself (DESIGN §8).
+
+This module holds the tool definitions (strict JSON Schema, OpenAI ``tools``
+format) and their executors. Executors are synchronous (SQLite, Tantivy, the
+embedder) and scoped to one tenant and role; they return the tool result as a
+JSON string, and never raise for bad arguments or failures — the model gets an
+``{"error": …}`` result it can read and recover from.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from memory_core.errors import NotFoundError
+from memory_core.models import Scope
+
+MAX_RESULT_CHARS = 12_000
+"""Longest tool result returned to the model, in characters (≈3k tokens)."""
+MAX_LIMIT = 50
+QUERY_EMBED_SECONDS = 5.0
+"""How long ``memory_search`` waits for its query embedding (seconds)."""
+
+
+def _fn(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "strict": True,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": list(properties),
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+_TIME = {"type": ["string", "null"],
+         "description": "ISO-8601 time (2026-11-29T10:00:00Z) or UNIX seconds; null for none"}
+
+DEFINITIONS: dict[str, dict[str, Any]] = {
+    "memory_grep": _fn(
+        "memory_grep",
+        "Search this role's earlier messages and memories by keywords (exact words, CJK "
+        "substrings, * wildcards), optionally within a time range. Use it to recall exact "
+        "numbers, names, decisions and what was said earlier.",
+        {"query": {"type": "string", "description": "keywords; * matches any suffix"},
+         "start_time": _TIME, "end_time": _TIME,
+         "limit": {"type": ["integer", "null"], "description": "max results (default 10)"}},
+    ),
+    "memory_search": _fn(
+        "memory_search",
+        "Semantic search over this role's earlier messages, memories and summaries: finds "
+        "passages that mean the same thing even when the words differ.",
+        {"query": {"type": "string"},
+         "limit": {"type": ["integer", "null"], "description": "max results (default 8)"}},
+    ),
+    "view_message": _fn(
+        "view_message",
+        "Return one earlier message in full (also messages that were compacted into a "
+        "summary), by the integer id shown in results, summaries and [msg N] citations.",
+        {"message_id": {"type": "integer"}},
+    ),
+    "view_chat_history_summary": _fn(
+        "view_chat_history_summary",
+        "Return the consolidated summaries and timeline of this role's earlier "
+        "conversations (every thread), oldest first.",
+        {},
+    ),
+    "memory_update_progress": _fn(
+        "memory_update_progress",
+        "Save or update a progress note that will be shown in later turns (key in "
+        "snake_case; content at most 500 characters). Use it to record where a long task "
+        "stands.",
+        {"key": {"type": "string"}, "title": {"type": "string"},
+         "content": {"type": "string", "description": "at most 500 characters"}},
+    ),
+}
+NAMES = tuple(DEFINITIONS)
+
+
+def definitions_for(taken: set[str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Tool definitions to add to a request whose client already uses ``taken`` names.
+
+    A name the client uses keeps its meaning (never shadowed): ours is then offered
+    as ``lcm_<name>``. Returns ``(tools, offered name → canonical name)``.
+    """
+    tools, names = [], {}
+    for name, spec in DEFINITIONS.items():
+        offered = name if name not in taken else f"lcm_{name}"
+        if offered in taken:
+            continue
+        if offered != name:
+            spec = orjson.loads(orjson.dumps(spec))
+            spec["function"]["name"] = offered
+        tools.append(spec)
+        names[offered] = name
+    return tools, names
+
+
+def _clip(text: str, limit: int = 600) -> str:
+    flat = text if len(text) <= limit else text[: limit - 1] + "…"
+    return flat
+
+
+def parse_time(value: Any) -> float | None:
+    """ISO-8601 (``Z`` or offset; a date alone is midnight UTC) or UNIX seconds →
+    UNIX seconds. ``None``/``""`` → ``None``. Raises ``ValueError`` otherwise."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("time must be ISO-8601 or UNIX seconds")
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip()
+    if re.fullmatch(r"-?\d+(\.\d+)?", text):
+        return float(text)
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def _iso(ts: float | None) -> str | None:
+    return (datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            if ts else None)
+
+
+def _limit(value: Any, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("limit must be an integer")
+    return max(1, min(MAX_LIMIT, int(value)))
+
+
+def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]]
+              ) -> list[dict[str, Any]]:
+    """Rows for search hits, read from SQLite and re-checked against the scope."""
+    out: list[dict[str, Any]] = []
+
+    def q(conn: Any) -> None:
+        for kind, ref, score in refs:
+            if kind == "message":
+                r = conn.execute("SELECT id, msg_role, text, created_at, tenant, role, hidden"
+                                 " FROM messages WHERE id=?", (ref,)).fetchone()
+                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role):
+                    continue
+                out.append({"type": "message", "message_id": r["id"], "role": r["msg_role"],
+                            "time": _iso(r["created_at"]), "text": _clip(r["text"]),
+                            "score": round(score, 4)})
+            elif kind == "item":
+                r = conn.execute("SELECT * FROM memory_items WHERE id=?", (ref,)).fetchone()
+                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
+                        r["status"] == "retracted":
+                    continue
+                out.append({"type": f"memory:{r['kind']}", "status": r["status"],
+                            "message_id": r["source_message_id"], "time": _iso(r["created_at"]),
+                            "text": _clip(r["text"]), "score": round(score, 4)})
+            elif kind == "agent_memory":
+                r = conn.execute("SELECT * FROM agent_memories WHERE id=?", (ref,)).fetchone()
+                if r is None or r["role"] != scope.role or r["tenant"] not in (scope.tenant, "*"):
+                    continue
+                out.append({"type": f"agent_memory:{r['category']}", "key": r["key"],
+                            "title": r["title"], "text": _clip(r["content"]),
+                            "time": _iso(r["updated_at"]), "score": round(score, 4)})
+            elif kind == "summary":
+                r = conn.execute("SELECT * FROM summary_nodes WHERE id=?", (ref,)).fetchone()
+                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role):
+                    continue
+                out.append({"type": f"summary:level{r['level']}",
+                            "messages": f"{r['first_message_id']}-{r['last_message_id']}",
+                            "text": _clip(r["text"], 1500), "score": round(score, 4)})
+
+    engine.store.read(q)
+    return out
+
+
+def memory_grep(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    """Keyword search (BM25, all terms required, ``*`` wildcards) in a time range."""
+    query = str(args.get("query") or "").strip()
+    if not query:
+        raise ValueError("query is required")
+    start, end = parse_time(args.get("start_time")), parse_time(args.get("end_time"))
+    limit = _limit(args.get("limit"), 10)
+    refs: list[tuple[str, int, float]] = []
+    if engine.search is not None:
+        hits = engine.search.search(scope.tenant, scope.role, query, k=limit, mode="bm25",
+                                    start_time=start, end_time=end, include_hidden=False,
+                                    require_all=True)
+        if not hits:  # fall back to any-term matching before giving up
+            hits = engine.search.search(scope.tenant, scope.role, query, k=limit, mode="bm25",
+                                        start_time=start, end_time=end, include_hidden=False)
+        refs = [(h.kind, h.ref_id, h.score) for h in hits]
+    else:
+        for h in engine.search_memory(query.replace("*", ""), tenant=scope.tenant,
+                                      role=scope.role, limit=limit * 3):
+            ts = h.get("created_at")
+            if ts is not None and ((start and ts < start) or (end and ts > end)):
+                continue
+            kind = "message" if h["kind"] == "message" else "item"
+            refs.append((kind, h["id"], float(h["score"])))
+    results = _describe(engine, scope, refs[:limit])
+    return {"query": query, "results": results,
+            "note": None if results else "no matches; try fewer or other words"}
+
+
+def memory_search(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    """Hybrid semantic search (vectors fused with BM25)."""
+    query = str(args.get("query") or "").strip()
+    if not query:
+        raise ValueError("query is required")
+    limit = _limit(args.get("limit"), 8)
+    if engine.search is None:
+        return memory_grep(engine, scope, {"query": query, "limit": limit})
+    vector = None
+    embedder = getattr(engine.search, "embedder", None)
+    if embedder is not None:
+        # The model asked for meaning: worth waiting for the embedder longer than the
+        # injection's request-path budget (it may be busy embedding a backlog).
+        try:
+            vector = embedder.embed([query], priority=0, timeout=QUERY_EMBED_SECONDS)[0]
+        except Exception:  # noqa: BLE001 - BM25 still answers
+            vector = None
+    hits = engine.search.search(scope.tenant, scope.role, query, k=limit, mode="hybrid",
+                                include_hidden=False, query_vector=vector)
+    return {"query": query,
+            "results": _describe(engine, scope, [(h.kind, h.ref_id, h.score) for h in hits])}
+
+
+def view_message(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    """One message in full, only within the caller's tenant and role."""
+    raw = args.get("message_id")
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise ValueError("message_id must be an integer")
+    try:
+        mid = int(raw)
+    except ValueError as exc:
+        raise ValueError("message_id must be an integer") from exc
+    try:
+        info = engine.inspect(f"msg:{mid}")
+    except NotFoundError:
+        info = None
+    if info is None or (info["tenant"], info["role"]) != (scope.tenant, scope.role):
+        raise ValueError(f"no message {mid} in this conversation's memory")
+    message = info["message"]
+    text = info["text"]
+    out = {"message_id": mid, "role": info["msg_role"], "time": _iso(info["created_at"]),
+           "compacted": info.get("summary_node_id") is not None,
+           "content": text if len(text) <= MAX_RESULT_CHARS - 500 else
+           text[: MAX_RESULT_CHARS - 600] + f"… [{len(text)} characters in all]"}
+    if isinstance(message, dict):
+        for field in ("tool_calls", "tool_call_id", "name"):
+            if message.get(field):
+                out[field] = message[field]
+    return out
+
+
+def view_chat_history_summary(engine: Any, scope: Scope, args: dict[str, Any]
+                              ) -> dict[str, Any]:
+    """The role's summary forest (roots, oldest first) and a short thread timeline."""
+    status = engine.forest_status(tenant=scope.tenant, role=scope.role)
+    roots = [n for n in status["nodes"] if n["parent_id"] is None]
+    texts = engine.store.read(lambda c: {r["id"]: r["text"] for r in c.execute(
+        "SELECT id, text FROM summary_nodes WHERE tenant=? AND role=? AND parent_id IS NULL"
+        " AND status='active'", (scope.tenant, scope.role))})
+    threads = engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT t.id, t.created_at, t.updated_at, COUNT(m.id) AS messages FROM threads t"
+        " LEFT JOIN messages m ON m.thread_id=t.id WHERE t.tenant=? AND t.role=?"
+        " GROUP BY t.id ORDER BY t.created_at", (scope.tenant, scope.role))])
+    return {
+        "threads": [{"thread_id": t["id"], "started": _iso(t["created_at"]),
+                     "last_active": _iso(t["updated_at"]), "messages": t["messages"]}
+                    for t in threads[-20:]],
+        "summaries": [{"level": n["level"], "thread_id": n["thread_id"],
+                       "messages": f"{n['first_message_id']}-{n['last_message_id']}",
+                       "text": texts.get(n["id"], "")} for n in roots],
+        "note": None if roots else "nothing has been compacted yet; use memory_grep",
+    }
+
+
+def memory_update_progress(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    """Upsert a ``progress`` agent memory (never ``user_preferences``)."""
+    key, title, content = (str(args.get(k) or "") for k in ("key", "title", "content"))
+    if not key.strip():
+        raise ValueError("key is required")
+    out = engine.set_agent_memory(tenant=scope.tenant, role=scope.role, category="progress",
+                                  key=key, title=title or key, content=content,
+                                  on_duplicate="route")
+    return {"saved": True, "key": out.key, "created": out.created,
+            "note": f"stored under the existing key '{out.key}' ({out.reason})"
+            if out.routed_from else None}
+
+
+EXECUTORS = {
+    "memory_grep": memory_grep,
+    "memory_search": memory_search,
+    "view_message": view_message,
+    "view_chat_history_summary": view_chat_history_summary,
+    "memory_update_progress": memory_update_progress,
+}
+
+
+def run_tool(engine: Any, scope: Scope, name: str, arguments: str | None) -> str:
+    """Execute memory tool ``name`` with JSON ``arguments``; return the result as JSON text.
+
+    Never raises: unknown names, unparseable or wrong arguments and executor
+    failures become ``{"error": "..."}`` results. Output is cut to
+    :data:`MAX_RESULT_CHARS` characters.
+    """
+    try:
+        fn = EXECUTORS.get(name)
+        if fn is None:
+            raise ValueError(f"unknown memory tool {name!r}; available: {', '.join(NAMES)}")
+        try:
+            args = orjson.loads(arguments or "{}")
+        except orjson.JSONDecodeError as exc:
+            raise ValueError(f"arguments are not valid JSON: {exc}") from exc
+        if not isinstance(args, dict):
+            raise ValueError("arguments must be a JSON object")
+        result: Any = fn(engine, scope, args)
+    except (ValueError, TypeError) as exc:
+        result = {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - the model reads the error; the chat goes on
+        result = {"error": f"memory tool failed: {exc.__class__.__name__}"}
+    text = orjson.dumps(result, option=orjson.OPT_NON_STR_KEYS).decode()
+    if len(text) > MAX_RESULT_CHARS:
+        # Still valid JSON: the head of the result, marked as cut.
+        text = orjson.dumps({"truncated": True, "total_chars": len(text),
+                             "partial": text[: MAX_RESULT_CHARS - 200]}).decode()
+    return text
