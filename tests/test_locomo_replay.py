@@ -59,10 +59,12 @@ async def test_replay_locomo_conversation_stores_every_turn_once_in_order(
 ) -> None:
     speaker_a, speaker_b, turns = load_turns(CONVERSATION)
     assert len(turns) > 300
-    # The evidence log only: injection and compaction rewrite what the upstream sees,
-    # extraction and indexing work on what was stored; each has its own tests.
+    # The evidence log only: injection, compaction and memory tools rewrite what the
+    # upstream sees, extraction and indexing work on what was stored; each has its
+    # own tests.
     running = await make_proxy(injection={"enabled": False, "extract": False},
-                               compaction={"enabled": False}, search={"enabled": False})
+                               compaction={"enabled": False}, search={"enabled": False},
+                               tools={"enabled": False})
     client = openai.AsyncOpenAI(base_url=running.base_url, api_key=TEST_KEY, max_retries=0)
     system = f"{speaker_b} is chatting with {speaker_a}, an old friend."
     history: list[Any] = [{"role": "system", "content": system}]

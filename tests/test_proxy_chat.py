@@ -388,7 +388,8 @@ async def test_upstream_api_key_replaces_authorization(
     make_proxy: MakeProxy, upstream: FakeUpstream
 ) -> None:
     key = "sk-proj-upstream-" + "k" * 30
-    running = await make_proxy(proxy={"upstream_api_key": key}, injection=NO_INJECTION, tools=NO_TOOLS)
+    running = await make_proxy(proxy={"upstream_api_key": key}, injection=NO_INJECTION,
+                               tools=NO_TOOLS)
     client = SDK("async", running.base_url, api_key="sk-client-key-not-for-upstream")
     await client.create(model="m", messages=USER)
     await client.call(client.client.models.list)
@@ -466,8 +467,8 @@ async def test_request_reaches_upstream_byte_identical(
 async def test_fields_survive_memory_injection(
     make_proxy: MakeProxy, upstream: FakeUpstream
 ) -> None:
-    """With injection on, only the newest user message may change upstream."""
-    running = await make_proxy()
+    """With injection on (memory tools off), only the newest user message may change."""
+    running = await make_proxy(tools=NO_TOOLS)
     direct = SDK("async", upstream.base_url)
     await direct.create(**KITCHEN_SINK)
     await direct.close()
@@ -545,7 +546,8 @@ async def test_upstream_unreachable_is_a_502(
 
 
 async def test_body_over_limit_is_a_413(make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
-    small = await make_proxy(proxy={"max_body_bytes": 4096}, injection=NO_INJECTION, tools=NO_TOOLS)
+    small = await make_proxy(proxy={"max_body_bytes": 4096}, injection=NO_INJECTION,
+                             tools=NO_TOOLS)
     client = SDK("async", small.base_url)
     exc = await client.error(client.client.chat.completions.create, model="m",
                              messages=[{"role": "user", "content": "x" * 8000}])
@@ -626,12 +628,14 @@ async def _serve_with_request_context(handler: Any) -> tuple[aiohttp.web.AppRunn
     """A real app with the proxy's middleware around ``handler`` (not the proxy routes)."""
     from aiohttp import web
 
-    from proxy.keys import METRICS
+    from proxy.keys import METRICS, SETTINGS
     from proxy.metrics import Metrics
     from proxy.middlewares import request_context
+    from proxy.settings import load_settings
 
     app = web.Application(middlewares=[request_context])
     app[METRICS] = Metrics()
+    app[SETTINGS] = load_settings(None, environ={})
     app.router.add_get("/x", handler)
     runner = web.AppRunner(app)
     await runner.setup()
