@@ -31,6 +31,10 @@ SCOPED_TABLES = ("threads", "messages", "memory_items", "task_state", "summary_n
 @pytest.fixture
 async def pop(proxy: RunningProxy) -> Populated:
     p = await populate(proxy)
+    if proxy.engine.search is not None:
+        # Let the proxy's indexer finish first: a vector batch that is still embedding
+        # when the purge commits would write its cache rows afterwards (see report).
+        assert proxy.engine.search.wait_idle(60)
 
     def extra(c: sqlite3.Connection) -> None:
         # task state, an embedding and an extraction retry for the bravo thread
