@@ -200,6 +200,25 @@ async def test_hostile_chunking_reaches_the_client_byte_identical(
     assert reply["tool_calls"][0]["function"]["arguments"] == TOOL_CALLS[1]["arguments"]
 
 
+@pytest.mark.parametrize("write_size,crlf,keepalive", [(1, True, True), (4, False, False)])
+async def test_hostile_chunking_byte_identical_with_memory_features_on(
+    make_proxy: MakeProxy, upstream: FakeUpstream, write_size: int, crlf: bool,
+    keepalive: bool
+) -> None:
+    """Injection and memory tools on (the defaults): a reply that calls no memory tool
+    still reaches the client exactly as the upstream sent it."""
+    running = await make_proxy()
+    body = {"model": "m", "messages": USER, "stream": True,
+            "stream_options": {"include_usage": True}}
+    payload = upstream.stream_bytes(body, Reply(content="Grüezi 👋 from Bern", piece=2,
+                                                tool_calls=TOOL_CALLS, crlf=crlf,
+                                                keepalive=keepalive))
+    upstream.push(Reply(raw_stream=payload, write_size=write_size))
+    status, _, received = await _post_raw(running.base_url + "/chat/completions", body)
+    assert status == 200
+    assert received == payload
+
+
 @pytest.mark.parametrize("write_size,crlf,keepalive", [(1, True, True), (3, False, True),
                                                         (7, True, False)])
 async def test_hostile_chunking_through_the_sdk(
