@@ -22,7 +22,7 @@ from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import ADMIN_TOKEN, KEY_A, MARK_A, MARK_B, STEADY, Populated, populate
 
-CHROMIUM = os.environ.get("LCM_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")  # not LCM_: settings warn
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
 HOSTILE = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">"\'&'
