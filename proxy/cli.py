@@ -410,9 +410,47 @@ def prefs_delete(role: str, key: str, tenant: str, config: str | None,
     click.echo(f"deleted user_preferences/{key} for role {role}")
 
 
-@main.group()
-def bench() -> None:
-    """Benchmarks that print a table (compare against a baseline in the same run)."""
+@main.group(invoke_without_command=True)
+@click.pass_context
+def bench(ctx: click.Context) -> None:
+    """Benchmarks that print a table (compare against a baseline in the same run).
+
+    Without a subcommand: `bench all` with its defaults."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(bench_all)
+
+
+@bench.command("all")
+@click.option("--requests", "n", type=int, default=500, show_default=True,
+              help="Requests per measured mode of the proxy benchmark.")
+@click.option("--search-sizes", default="10000", show_default=True,
+              help="Messages for the search benchmark, comma-separated.")
+@click.option("--compaction-sizes", default="100,200,500,1000", show_default=True,
+              help="Conversation lengths (turns) for the compaction benchmark.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None)
+def bench_all(n: int = 500, search_sizes: str = "10000",
+              compaction_sizes: str = "100,200,500,1000", json_file: str | None = None) -> None:
+    """Proxy, search and compaction benchmarks in one run, one table
+    (proxy.evaluation.benchall)."""
+    from tqdm import tqdm
+
+    from proxy.evaluation.benchall import run_all
+
+    def bar(**kw: Any) -> Any:
+        return tqdm(file=sys.stderr, dynamic_ncols=True, **kw)
+
+    def sizes(text: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(x) for x in text.split(",") if x.strip())
+        except ValueError as exc:
+            raise click.BadParameter(f"expected integers, got {text!r}") from exc
+
+    out = run_all(proxy_requests=n, search_sizes=sizes(search_sizes),
+                  compaction_sizes=sizes(compaction_sizes), progress_factory=bar)
+    if json_file:
+        with open(json_file, "wb") as fh:
+            fh.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+    click.echo(out["table"])
 
 
 @bench.command("proxy")

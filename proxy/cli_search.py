@@ -95,9 +95,41 @@ def register(main: click.Group) -> None:
 
     group = main.commands.get("eval")
     if not isinstance(group, click.Group):
-        @main.group("eval")
-        def eval_group() -> None:
-            """Retrieval and memory evaluations on public benchmarks."""
+        @main.group("eval", invoke_without_command=True)
+        @click.option("--profile", type=click.Choice(["quick", "full", "smoke"]), default=None,
+                      help="Long-session evaluation: quick (100, 200 turns), full (100-2000"
+                      " turns, 7 sessions), smoke (one 30-turn session, for CI).")
+        @click.option("--seed", type=int, default=1, show_default=True)
+        @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None)
+        @click.option("--markdown", "md_file", type=click.Path(dir_okay=False), default=None)
+        @click.option("--png", "png_file", type=click.Path(dir_okay=False), default=None,
+                      help="Chart of coverage and tokens vs session length (needs the eval"
+                      " extra: matplotlib).")
+        @click.option("--embedding-provider", default=None, hidden=True,
+                      help="Override the proxies' embedding provider (tests: hashing).")
+        @click.pass_context
+        def eval_group(ctx: click.Context, profile: str | None, seed: int,
+                       json_file: str | None, md_file: str | None, png_file: str | None,
+                       embedding_provider: str | None) -> None:
+            """Evaluations: `eval --profile quick|full` (long sessions, three systems,
+            proxy.evaluation) and `eval locomo` (retrieval on a public benchmark)."""
+            if ctx.invoked_subcommand is not None:
+                return
+            if profile is None:
+                click.echo(ctx.get_help())
+                return
+            from proxy.evaluation import run_eval
+
+            out = run_eval(profile, seed, embedding=embedding_provider)
+            if png_file:
+                from proxy.evaluation.render import write_png
+
+                write_png(out, png_file)
+            if md_file:
+                with open(md_file, "w", encoding="utf-8") as fh:
+                    fh.write(out["markdown"])
+            _write_json(json_file, {k: v for k, v in out.items() if k != "markdown"})
+            click.echo(out["markdown"])
 
         group = eval_group
 
