@@ -95,14 +95,26 @@ def store_extracted(
     return new_ids
 
 
-def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...]
-                ) -> list[sqlite3.Row]:
+def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], *,
+                subject: str | None = None, unit: str | None = None) -> list[sqlite3.Row]:
+    """Active items of ``kinds`` in the scope, newest first, that may match.
+
+    With ``subject``: only items whose subject contains it or is contained in it
+    (``instr`` in SQL; :func:`subjects_match` then checks word boundaries). With
+    ``unit``: only items with that unit. Every active item of the scope is a
+    candidate, however old — a correction at turn 900 still finds turn 3.
+    """
     marks = ",".join("?" * len(kinds))
-    return conn.execute(
-        f"SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
-        f" AND kind IN ({marks}) ORDER BY id DESC LIMIT 500",
-        (scope.tenant, scope.role, *kinds),
-    ).fetchall()
+    sql = (f"SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+           f" AND kind IN ({marks})")
+    args: list[Any] = [scope.tenant, scope.role, *kinds]
+    if subject is not None:
+        sql += " AND subject IS NOT NULL AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
+        args += [subject, subject]
+    if unit is not None:
+        sql += " AND unit=?"
+        args.append(unit)
+    return conn.execute(sql + " ORDER BY id DESC LIMIT 200", args).fetchall()
 
 
 def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_id: int,
@@ -112,9 +124,9 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     comparable = ("fact", "decision", "constraint", "preference")
     old: sqlite3.Row | None = None
     same: sqlite3.Row | None = None
-    if kind in comparable:
-        for row in _candidates(conn, scope, comparable):
-            if ex.subject and subjects_match(ex.subject, row["subject"]):
+    if kind in comparable and ex.subject:
+        for row in _candidates(conn, scope, comparable, subject=ex.subject):
+            if subjects_match(ex.subject, row["subject"]):
                 if (row["value"] == ex.value and row["unit"] == ex.unit
                         and (ex.value is not None or row["text"] == ex.text)
                         and (row["condition"] or None) == (ex.condition or None)):
@@ -122,11 +134,11 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
                 else:
                     old = row
                 break
-        if old is None and same is None and ex.correction and not ex.subject and ex.unit:
-            for row in _candidates(conn, scope, comparable):
-                if row["unit"] == ex.unit:
-                    old = row
-                    break
+    if kind in comparable and old is None and same is None and ex.correction \
+            and not ex.subject and ex.unit:
+        for row in _candidates(conn, scope, comparable, unit=ex.unit):
+            old = row
+            break
     if same is not None and not ex.correction:
         _revision(conn, int(same["id"]), "restated", None, message_id, "restated", now)
         conn.execute("UPDATE memory_items SET updated_at=? WHERE id=?", (now, same["id"]))
@@ -159,20 +171,38 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
 
 def supersede(conn: sqlite3.Connection, old_id: int, new_id: int, reason: str,
               now: float | None = None) -> None:
-    """Mark ``old_id`` superseded by ``new_id`` (links both ways, revision rows)."""
+    """Mark ``old_id`` superseded by ``new_id`` (links both ways, revision rows).
+
+    A correction also settles a conflict: the other side of a conflict ``old_id``
+    was part of is superseded by ``new_id`` as well, so exactly one value stays
+    current.
+    """
     now = time.time() if now is None else now
+    row = conn.execute("SELECT conflict_with FROM memory_items WHERE id=?",
+                       (old_id,)).fetchone()
     conn.execute(
         "UPDATE memory_items SET status='superseded', superseded_by=?, updated_at=? WHERE id=?",
         (new_id, now, old_id),
     )
     conn.execute("UPDATE memory_items SET supersedes=? WHERE id=?", (old_id, new_id))
-    # A conflict is resolved by a correction of either side.
-    conn.execute(
-        "UPDATE memory_items SET conflict_with=NULL WHERE conflict_with=? AND status='active'",
-        (old_id,),
-    )
     _revision(conn, old_id, "status", "active", "superseded", f"{reason}: by item {new_id}", now)
     _outbox(conn, "item", old_id)
+    sides = {r["id"] for r in conn.execute(
+        "SELECT id FROM memory_items WHERE conflict_with=? AND status='active' AND id<>?",
+        (old_id, new_id))}
+    if row is not None and row["conflict_with"] is not None:
+        sides.add(int(row["conflict_with"]))
+    for other in sorted(sides):
+        if other == new_id:
+            continue
+        status = conn.execute("SELECT status FROM memory_items WHERE id=?",
+                              (other,)).fetchone()
+        if status is not None and status["status"] == "active":
+            conn.execute("UPDATE memory_items SET status='superseded', superseded_by=?,"
+                         " conflict_with=NULL, updated_at=? WHERE id=?", (new_id, now, other))
+            _revision(conn, other, "status", "active", "superseded",
+                      f"conflict resolved by item {new_id}", now)
+            _outbox(conn, "item", other)
 
 
 def retract_item(conn: sqlite3.Connection, item_id: int, reason: str,
