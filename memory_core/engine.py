@@ -212,7 +212,7 @@ class Engine:
             return {}
         marks = ",".join("?" * len(wanted))
         return self.store.read(lambda c: {
-            int(r["message_id"]): orjson.loads(r["messages"])
+            int(r["message_id"]): capture.loads_lossless(r["messages"])
             for r in c.execute(f"SELECT message_id, messages FROM splices"
                                f" WHERE message_id IN ({marks})", tuple(wanted))})
 
@@ -402,7 +402,7 @@ class Engine:
             if row is None:
                 return None
             out = dict(row)
-            out["data"] = orjson.loads(row["data"])
+            out["data"] = capture.loads_lossless(row["data"])
             return out
 
         return self.store.read(q)
@@ -471,7 +471,7 @@ class Engine:
                 if row is None:
                     raise NotFoundError(f"no memory item {ident}")
                 out = dict(row)
-                out["data"] = orjson.loads(row["data"])
+                out["data"] = capture.loads_lossless(row["data"])
                 out["ref"] = f"item:{ident}"
                 src = c.execute("SELECT id, msg_role, text, created_at FROM messages WHERE id=?",
                                 (row["source_message_id"],)).fetchone()
@@ -503,7 +503,7 @@ class Engine:
                 if row is None:
                     raise NotFoundError(f"no message {ident}")
                 out = {k: row[k] for k in row.keys() if k != "raw_json"}
-                out["message"] = orjson.loads(row["raw_json"])
+                out["message"] = capture.loads_lossless(row["raw_json"])
                 out["ref"] = f"msg:{ident}"
                 out["items"] = [dict(r) for r in c.execute(
                     "SELECT id, kind, status, text FROM memory_items WHERE source_message_id=?",
@@ -641,7 +641,7 @@ class Engine:
                         "hidden": bool(m["hidden"]),
                         "text": m["text"],
                         "tokens": m["tokens"],
-                        "message": orjson.loads(m["raw_json"]),
+                        "message": capture.loads_lossless(m["raw_json"]),
                         "created_at": m["created_at"],
                     }
                     for m in conn.execute(
@@ -680,7 +680,7 @@ class Engine:
                                 "thread_id": e["thread_id"],
                                 "kind": e["kind"],
                                 "created_at": e["created_at"],
-                                "data": orjson.loads(e["data"]),
+                                "data": capture.loads_lossless(e["data"]),
                             }
                         )
                 out["events"] = rows

@@ -486,9 +486,6 @@ async def test_lone_surrogates_are_still_stored(
     assert rows[1]["text"] == "parts"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "memory_core/engine.py export() reads raw_json/data with orjson.loads, which "
-    "rejects the lone surrogate dumps_lossless kept; use capture.loads_lossless"))
 async def test_export_reads_back_lone_surrogates(
     core: RunningProxy, upstream: FakeUpstream
 ) -> None:

@@ -18,11 +18,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from memory_core.capture import loads_lossless
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
 from proxy import commands, rewrite, toolloop
 from proxy import headers as hdrs
-from proxy.errors import BadRequestError
+from proxy.errors import BadRequestError, ProxyError
 from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.memorypath import Prepared, prepare_upstream, schedule_compaction
 from proxy.relay import RelayResult, relay_body
@@ -126,8 +127,14 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return await _with_memory_tools(request, ticket, scope, prepared, body, url,
                                         out_headers, extra)
     started = time.perf_counter()
-    upstream = await send(app[HTTP], "POST", url, out_headers,
-                          raw if prepared.body is None else prepared.body)
+    try:
+        upstream = await send(app[HTTP], "POST", url, out_headers,
+                              raw if prepared.body is None else prepared.body)
+    except ProxyError as exc:
+        if ticket is not None:  # the request is evidence; say what became of it
+            engine.capture_response(ticket, [], {"status": exc.status, "outcome": exc.code,
+                                                 "error": exc.message})
+        raise
     metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
     try:
         client_headers = hdrs.to_client(upstream.headers)
@@ -136,7 +143,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
         await response.prepare(request)
-        result = await relay_body(upstream, response, keep=True)
+        result = await relay_body(upstream, response, keep=True, request=request)
         status = upstream.status
         streamed = is_event_stream(upstream)
     finally:
@@ -279,8 +286,8 @@ async def _capture_response(
                 event["error"] = acc.error
         else:
             try:
-                obj = orjson.loads(body)
-            except orjson.JSONDecodeError:
+                obj = loads_lossless(body)
+            except ValueError:
                 obj = None
             choices, finished = [], False
             if isinstance(obj, dict) and isinstance(obj.get("choices"), list):
