@@ -147,9 +147,35 @@ def _fmt_time(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ts))
 
 
+_FENCE = re.compile(r"<{3,}|>{3,}")
+_HEADER = re.compile(
+    r"\[(?=\s*(?:current\s+request|memory|task\s+state|evidence|user\s+preferences"
+    r"|background\s+context)\b)([^\[\]\n]{0,80})\]?", re.I)
+
+
+def neutralise(text: str) -> str:
+    """Make stored text unable to close a fence or open a section of the block.
+
+    Quoted evidence sits between ``<<< msg N`` and ``>>>`` lines under a header
+    saying it is data; a quoted ``>>>`` would end the fence early and a quoted
+    ``[Current Request]`` would impersonate the request that follows. Runs of three
+    or more angle brackets become look-alike guillemets (``‹‹‹``/``›››``) and
+    bracketed section names become parenthesised (``(Current Request)``). Text
+    without such markers is returned unchanged.
+    """
+    if "<<<" in text or ">>>" in text:
+        text = _FENCE.sub(lambda m: ("‹" if m.group(0)[0] == "<" else "›") * len(m.group(0)),
+                          text)
+    if "[" in text:
+        text = _HEADER.sub(lambda m: f"({m.group(1)})", text)
+    return text
+
+
 def _one_line(text: str, limit: int) -> str:
+    """Stored text as one neutralised line of at most ``limit`` characters: line
+    breaks (any Unicode line separator) cannot start a line of their own."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return neutralise(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _item_line(row: sqlite3.Row, old: sqlite3.Row | None, conflict: sqlite3.Row | None,
@@ -216,7 +242,8 @@ def assemble(
         (scope.role, scope.tenant, GLOBAL_TENANT),
     ).fetchall()
     for i, p in enumerate(prefs):
-        lines.append(_Line("prefs", f"- {p['title']}: {p['content']}", f"pref:{p['key']}", 900,
+        lines.append(_Line("prefs", f"- {neutralise(p['title'])}: {neutralise(p['content'])}",
+                           f"pref:{p['key']}", 900,
                            "user preference (always shown)", order=i))
 
     # 2. task state of this thread, and the role's progress memories.
@@ -241,7 +268,7 @@ def assemble(
         " AND role=? AND tenant=? ORDER BY updated_at DESC LIMIT 10",
         (scope.role, scope.tenant),
     ).fetchall()):
-        lines.append(_Line("task", f"Progress [{m['key']}]: {m['title']} — "
+        lines.append(_Line("task", f"Progress [{m['key']}]: {_one_line(m['title'], 200)} — "
                            f"{_one_line(m['content'], 500)}", f"progress:{m['key']}", 480,
                            "progress memory", order=9e6 + i))
 
@@ -298,13 +325,16 @@ def assemble(
         lines.append(_Line("items", _item_line(r, old, conflict, 400), f"item:{r['id']}",
                            prio, reason, order=r["id"]))
 
-    # 4. evidence: earlier messages NOT already in this request that match the turn.
-    if cfg.evidence_snippets and q_terms:
+    # 4. evidence: messages of this thread's own path (DESIGN §3: raw evidence is
+    # scoped to the thread's ancestry) that the upstream does not see verbatim —
+    # the compacted ones — and that match the turn.
+    hidden_path = set(capture.message_ids) - request_ids
+    if cfg.evidence_snippets and q_terms and hidden_path:
         kinds = ("user", "assistant") + (("tool",) if cfg.quote_tool_output else ())
         cand: list[tuple[float, sqlite3.Row]] = []
         if search is not None:
-            hits = search(scope, newest_text, ("message",), cfg.evidence_snippets * 4)
-            ids = [ref for kind, ref, _ in hits if kind == "message" and ref not in request_ids]
+            hits = search(scope, newest_text, ("message",), cfg.evidence_snippets * 8)
+            ids = [ref for kind, ref, _ in hits if kind == "message" and ref in hidden_path]
             if ids:
                 marks = ",".join("?" * len(ids))
                 rows = {r["id"]: r for r in conn.execute(
@@ -313,12 +343,12 @@ def assemble(
                 score = {ref: s for kind, ref, s in hits if kind == "message"}
                 cand = [(score[i], rows[i]) for i in ids if i in rows]
         else:
+            newest_hidden = sorted(hidden_path)[-2000:]
+            marks = ",".join("?" * len(newest_hidden))
             for r in conn.execute(
-                "SELECT id, msg_role, text, created_at FROM messages WHERE tenant=? AND role=?"
-                " AND hidden=0 ORDER BY id DESC LIMIT 2000", (scope.tenant, scope.role),
+                f"SELECT id, msg_role, text, created_at FROM messages WHERE id IN ({marks})"
+                " AND tenant=? AND role=? AND hidden=0", (*newest_hidden, scope.tenant, scope.role),
             ):
-                if r["id"] in request_ids:
-                    continue
                 s = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
                 if s >= max(1, min(2, len(q_terms))):
                     cand.append((float(s), r))

@@ -19,7 +19,7 @@ from openai.types.chat import ChatCompletion
 from memory_core.tokens import count_tokens
 from proxy.cli import main
 from tests.conftest import RunningProxy, start_proxy
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 
 
 class Agent:
@@ -196,3 +196,31 @@ async def test_earlier_turns_are_byte_identical_across_requests(
         marker = prev.rfind(b'{"role":"user"')
         assert marker > 0 and len(prev_msgs) >= 2
         assert cur[:marker] == prev[:marker]
+
+
+async def test_evidence_quotes_only_this_threads_compacted_messages(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    try:
+        other = Agent(proxy, upstream, session="other")
+        await other.say("The zeppelin hangar code is ZX-41 for the other team.")
+        agent = Agent(proxy, upstream, session="mine")
+        upstream.push(*[Reply(content="noted") for _ in range(10)])  # no echoed blocks
+        await agent.say("Hello, a new project.")  # the protected head turn
+        await agent.say("Remember the zeppelin hangar layout: bay seven holds the blimp.")
+        for i in range(8):
+            await agent.say(f"filler {i}: " + "routine status words " * 30)
+            await proxy.settle()
+        await agent.say("What does the zeppelin hangar layout say about bay seven?")
+        sent = upstream.chat_requests[-1]["json"]["messages"]
+        assert any(isinstance(m.get("content"), str) and
+                   m["content"].startswith("[Conversation summary") for m in sent)
+        block = block_of(agent.upstream_last_user())
+        evidence = block.partition("[Evidence")[2]
+        assert "bay seven holds the blimp" in evidence
+        # Another thread's raw messages are never quoted (its extracted items, which
+        # are role-scoped memories, may appear under [Memory]).
+        assert "ZX-41" not in evidence
+    finally:
+        await proxy.runner.cleanup()
