@@ -77,12 +77,16 @@ class MemoryConfig:
     ``semantic_min_similarity``: cosine similarity (−1…1) a vector-only search hit
     needs to count as relevant; 0.84 suits multilingual-e5-small, whose unrelated
     pairs score about 0.75–0.82 (measured here).
+    ``store_raw_json``: keep each message's original JSON (else only its canonical
+    fields, content as text). ``redact_secrets``: mask keys, tokens and private keys
+    (``memory_core.redact``) in stored text, raw JSON and events.
     ``capture_wait_seconds``: how long a request waits for its capture before the
     proxy gives up on injection for it and forwards unmodified (fail open).
     """
 
     enabled: bool = True
     store_raw_json: bool = True
+    redact_secrets: bool = True
     extract: bool = True
     inject: bool = True
     soft_budget_tokens: int = 3000

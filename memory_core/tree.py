@@ -16,6 +16,7 @@ no I/O, unit-testable.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import orjson
@@ -69,14 +70,20 @@ def canonical_message(message: Any) -> dict[str, Any]:
 def canonical_bytes(message: Any) -> bytes:
     """Serialise :func:`canonical_message` deterministically (sorted keys, orjson).
 
-    Values orjson cannot serialise (non-str keys, integers past 64 bits) fall back to
-    their ``repr`` so that hashing never raises.
+    Values orjson cannot serialise (non-str keys, integers past 64 bits, nesting past
+    254 levels) fall back to their ``repr`` so that hashing never raises.
     """
     canon = canonical_message(message)
     try:
         return orjson.dumps(canon, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     except TypeError:
+        pass
+    try:
         return repr(canon).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        # Nested deeper than Python's recursion limit (orjson parses up to 1024
+        # levels): an iterative encoding, still deterministic.
+        return dumps_deep(canon, sort_keys=True).encode("ascii")
 
 
 def node_key(parent_key: str | None, message: Any) -> str:
@@ -114,7 +121,7 @@ def message_text(message: Any) -> str:
     ``name(arguments)`` so that they can be searched.
     """
     if not isinstance(message, dict):
-        return "" if message is None else str(message)
+        return "" if message is None else _plain(message)
     parts: list[str] = []
     content = message.get("content")
     if isinstance(content, str):
@@ -131,8 +138,9 @@ def message_text(message: Any) -> str:
             elif isinstance(part, str):
                 parts.append(part)
     elif content is not None:
-        parts.append(str(content))
-    for call in message.get("tool_calls") or []:
+        parts.append(_plain(content))
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, (list, tuple)) else ():
         if isinstance(call, dict) and isinstance(call.get("function"), dict):
             fn = call["function"]
             parts.append(f"{fn.get('name')}({fn.get('arguments') or ''})")
@@ -140,3 +148,53 @@ def message_text(message: Any) -> str:
     if isinstance(fc, dict):
         parts.append(f"{fc.get('name')}({fc.get('arguments') or ''})")
     return "\n".join(p for p in parts if p)
+
+
+def _plain(value: Any) -> str:
+    """``str(value)`` for odd content (numbers, objects), without the recursion limit."""
+    try:
+        return str(value)
+    except RecursionError:
+        return dumps_deep(value)
+
+
+def dumps_deep(value: Any, *, sort_keys: bool = False) -> str:
+    """Serialise a parsed JSON value as ASCII JSON text without recursion.
+
+    For values nested too deeply for the stdlib encoder (``RecursionError``) or
+    orjson (254 levels). Non-str keys become ``str(key)``; other leaves are written
+    by ``json.dumps`` (``default=repr``). ``sort_keys`` orders object keys.
+    """
+    parts: list[str] = []
+    stack: list[list[Any]] = []  # [child iterator, closing bracket, is_object, first]
+
+    def begin(v: Any) -> None:
+        if isinstance(v, dict):
+            items = sorted(v.items(), key=lambda kv: str(kv[0])) if sort_keys else v.items()
+            parts.append("{")
+            stack.append([iter(items), "}", True, True])
+        elif isinstance(v, (list, tuple)):
+            parts.append("[")
+            stack.append([iter(v), "]", False, True])
+        else:
+            parts.append(json.dumps(v, ensure_ascii=True, default=repr))
+
+    begin(value)
+    while stack:
+        frame = stack[-1]
+        child = next(frame[0], _END)
+        if child is _END:
+            parts.append(frame[1])
+            stack.pop()
+            continue
+        if not frame[3]:
+            parts.append(",")
+        frame[3] = False
+        if frame[2]:
+            key, child = child
+            parts.append(json.dumps(key if isinstance(key, str) else str(key)) + ":")
+        begin(child)
+    return "".join(parts)
+
+
+_END = object()
