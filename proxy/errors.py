@@ -6,6 +6,7 @@ Tree::
     ├── BadRequestError        400  invalid_request_error   body is not valid JSON
     ├── PayloadTooLargeError   413  invalid_request_error   body over proxy.max_body_bytes
     ├── UnauthorizedError      401  authentication_error    admin token missing/wrong
+    │   └── ClientKeyRejectedError 401 invalid_request_error client key not allowed
     └── UpstreamError          502  upstream_error          upstream unreachable / broken
         └── UpstreamTimeoutError 504 upstream_timeout        no answer in time
 
@@ -51,6 +52,13 @@ class PayloadTooLargeError(ProxyError):
 
 class UnauthorizedError(ProxyError):
     status, type, code = 401, "authentication_error", "invalid_admin_token"
+
+
+class ClientKeyRejectedError(UnauthorizedError):
+    """The client's key is not in ``proxy.require_client_keys`` (OpenAI's own 401
+    shape for a wrong key: ``invalid_request_error`` / ``invalid_api_key``)."""
+
+    status, type, code = 401, "invalid_request_error", "invalid_api_key"
 
 
 class UpstreamError(ProxyError):

@@ -3,7 +3,9 @@
 Every record carries the id of the request being handled (``request_id``), so a
 fail-open line can be matched to the client's ``x-lcm-request-id`` header.
 Anything that looks like a credential is masked before it is written: bearer
-tokens, ``sk-…`` style API keys, AWS access keys and ``Authorization`` values.
+tokens, OpenAI/Anthropic/AWS keys, PEM private keys (``memory_core.redact``) and
+``Authorization``/``api-key`` values. Our own code never passes a key to a logger
+(tests capture every record); masking in the formatters is the second line.
 """
 
 from __future__ import annotations
@@ -16,25 +18,32 @@ import time
 
 import orjson
 
+from memory_core.redact import redact_secrets
+
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
-_SECRET = re.compile(
-    r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"
-    r"|\b(sk|rk|pk)-[A-Za-z0-9_-]{12,}"
-    r"|\bsk-ant-[A-Za-z0-9_-]{12,}"
-    r"|\bAKIA[0-9A-Z]{16}\b"
-    r"|(authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\s,}]+"
+_LOG_SECRET = re.compile(
+    r"(?i)(?P<auth>(?:proxy-)?authorization|x-api-key|api[-_]key)"
+    r"(?P<sep>[\"']?\s*[:=]\s*[\"']?)(?P<scheme>(?:basic|bearer|token|digest)\s+)?"
+    r"[^\"'\s,}]+"
+    r"|(?P<bearer>\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"
+    r"|\b(?:sk|rk|pk)-[A-Za-z0-9_-]{12,}"
 )
+"""What logs mask beyond :mod:`memory_core.redact`: header values (``Authorization:
+Basic …``, ``api-key: …``) and shorter tokens than stored text needs to mask."""
 
 
 def redact(text: str) -> str:
-    """Mask credentials in ``text`` (keeps a ``bearer ``/``authorization:`` prefix)."""
+    """Mask credentials in ``text``: every pattern of :func:`memory_core.redact.
+    redact_secrets` (keys, tokens, PEM private keys), then header values and short
+    tokens as ``***`` (the ``Authorization:`` / ``Bearer `` prefix is kept)."""
 
     def sub(m: re.Match[str]) -> str:
-        prefix = m.group(1) or m.group(3) or ""
-        return prefix + "***"
+        if m.group("auth"):
+            return m.group("auth") + m.group("sep") + (m.group("scheme") or "") + "***"
+        return (m.group("bearer") or "") + "***"
 
-    return _SECRET.sub(sub, text)
+    return _LOG_SECRET.sub(sub, redact_secrets(text))
 
 
 class JsonFormatter(logging.Formatter):

@@ -8,9 +8,16 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from proxy.errors import PayloadTooLargeError, ProxyError, error_body, error_response
-from proxy.keys import METRICS, REQUEST_ID
+from proxy.errors import (
+    ClientKeyRejectedError,
+    PayloadTooLargeError,
+    ProxyError,
+    error_body,
+    error_response,
+)
+from proxy.keys import ENGINE, METRICS, REQUEST_ID, SETTINGS
 from proxy.log import request_id_var
+from proxy.scope import bearer_key, effective_salt, tenant_for_key
 
 log = logging.getLogger("lcm.http")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -28,6 +35,34 @@ def _response_started(request: web.Request) -> bool:
     return writer is not None and writer.output_size > 0
 
 
+def check_client_key(request: web.Request) -> None:
+    """Raise ``ClientKeyRejectedError`` (401) for a ``/v1/`` request whose key's tenant
+    id is not in ``proxy.require_client_keys`` (when that list is set).
+
+    Runs before the handler, so a refused request is neither read, stored nor
+    forwarded. The key is hashed exactly as :func:`proxy.scope.tenant_for_key` does
+    for scoping; it never appears in the error or the logs.
+    """
+    proxy = request.app[SETTINGS].proxy
+    if not proxy.require_client_keys or not request.path.startswith("/v1/"):
+        return
+    salt = effective_salt(proxy.tenant_salt, request.app[ENGINE].tenant_salt)
+    if tenant_for_key(bearer_key(request.headers), salt) not in proxy.require_client_keys:
+        raise ClientKeyRejectedError(
+            "Incorrect API key provided: this lcm-proxy accepts only the client keys listed"
+            " in proxy.require_client_keys.")
+
+
+def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
+    """Keep an ``events`` row for a request refused before it could be read."""
+    try:
+        request.app[ENGINE].record_event(None, rid, "rejected", {
+            "path": request.path, "reason": reason,
+            "content_length": request.content_length})
+    except Exception:  # noqa: BLE001 - the client's answer matters more
+        log.exception("could not record the rejected request")
+
+
 def _route_label(request: web.Request) -> str:
     info = request.match_info.route.resource
     return info.canonical if info is not None else "unmatched"
@@ -37,8 +72,10 @@ def _route_label(request: web.Request) -> str:
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Assign the request id (``x-lcm-request-id``), render errors, count requests.
 
+    A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs.
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
-    ``proxy.max_body_bytes``) → 413 in the same shape; any other exception from our
+    ``proxy.max_body_bytes``) → 413 in the same shape, recorded as a ``rejected``
+    event (nothing of the body could be kept); any other exception from our
     code → 500 ``internal_error`` (logged with the request id; never a bare HTML page).
     An exception raised after the response started streaming is logged and re-raised
     as :class:`ResponseAlreadyStartedError`, and aiohttp closes the connection: the
@@ -50,6 +87,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     status = 500
     try:
         try:
+            check_client_key(request)
             response = await handler(request)
         except Exception as exc:
             if _response_started(request):
@@ -70,6 +108,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         return error_response(exc, rid)
     except web.HTTPRequestEntityTooLarge as exc:
         status = 413
+        _record_rejected(request, rid, "body over proxy.max_body_bytes")
         return error_response(PayloadTooLargeError(exc.text or "request body too large"), rid)
     except web.HTTPException as exc:
         status = exc.status

@@ -35,6 +35,12 @@ def tenant_for_key(key: str, salt: str) -> str:
     return "t_" + hashlib.sha256(f"{salt}\x00{key}".encode()).hexdigest()[:16]
 
 
+def effective_salt(configured: str, stored: str) -> str:
+    """The salt of tenant ids: ``proxy.tenant_salt`` when set (several proxies must
+    agree on ids), else the data directory's own random salt (``stored``)."""
+    return configured or stored
+
+
 def clean_label(value: str, default: str, limit: int = 128) -> str:
     """Return a header value usable as a role/session label (printable, ≤ ``limit``)."""
     value = _SAFE.sub("_", value.strip())[:limit]
