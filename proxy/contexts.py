@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -11,7 +12,7 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from memory_core.tokens import count_tokens
-from proxy.keys import ENGINE, HTTP, SETTINGS, TASKS
+from proxy.keys import ENGINE, HTTP, METRICS, SETTINGS, TASKS
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout
 
@@ -37,8 +38,11 @@ async def memory_engine(app: web.Application) -> AsyncIterator[None]:
 def _attach_search(app: web.Application) -> None:
     """Open the search indexes and start the indexer; on failure run without search.
 
-    An embedder that cannot load leaves BM25 (Tantivy) only; an index that cannot
-    open leaves keyword retrieval over SQLite. Either is logged, never fatal.
+    An embedder that cannot load leaves BM25 (Tantivy) only. An index that cannot
+    be opened (truncated or garbled files) is derived data: it is deleted and
+    rebuilt from SQLite by the indexer's catch-up, with an error log line and the
+    ``lcm_fail_open{stage="search_index"}`` metric. An index locked by another
+    process (``LockBusy``) is left alone and keyword retrieval over SQLite serves.
     """
     from memory_core.search import EmbedderError, SearchService, create_embedder
 
@@ -48,12 +52,23 @@ def _attach_search(app: web.Application) -> None:
         embedder = create_embedder(settings.embedding.embedding_config(settings.proxy))
     except EmbedderError as exc:
         log.warning("embedder unavailable (%s); search runs on BM25 only", exc)
-    try:
-        service = SearchService(engine.store, data_dir_path(settings),
-                                settings.search.search_config(), embedder)
-    except Exception:  # noqa: BLE001 - fail open: keyword retrieval still works
-        log.exception("search indexes unavailable; using keyword retrieval")
-        return
+    root = data_dir_path(settings)
+    # Each failed open removes more of the derived data: the text index, then all.
+    repairs = [root / "index" / "text", root / "index"]
+    while True:
+        try:
+            service = SearchService(engine.store, root, settings.search.search_config(),
+                                    embedder)
+            break
+        except Exception as exc:  # noqa: BLE001 - fail open: keyword retrieval still works
+            if "LockBusy" in str(exc) or not repairs:
+                log.exception("search indexes unavailable; using keyword retrieval")
+                return
+            broken = repairs.pop(0)
+            app[METRICS].fail_open.labels("search_index").inc()
+            log.error("search index unreadable (%s); deleting %s and rebuilding it from"
+                      " SQLite", exc, broken)
+            shutil.rmtree(broken, ignore_errors=True)
     engine.attach_search(service)
 
 
