@@ -1,0 +1,360 @@
+"""Secrets never reach the logs or the data directory.
+
+Logs: every record our code emits while serving requests that carry a secret API key
+and secret-laden messages — plain and streamed chats, upstream errors, an unreachable
+upstream, an unparsed body, a fail-open memory path, ``/memory`` commands, admin calls
+with a wrong token, pass-through paths — is checked raw (``caplog``: our code never
+hands a key to a logger) and formatted (the JSON formatter masks what slips through).
+
+Storage: with ``capture.redact_secrets`` on (the default), the bytes of each secret
+appear in no file under the data dir — the SQLite database, its ``-wal``/``-shm`` files
+and the Tantivy/vector index files — while the upstream still receives them unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import openai
+import pytest
+
+from memory_core import capture
+from memory_core.config import MemoryConfig
+from memory_core.engine import Engine
+from memory_core.models import CaptureTicket, Scope
+from memory_core.redact import redact_secrets, redact_value
+from proxy.log import JsonFormatter, PlainFormatter, redact
+from tests.conftest import RunningProxy, closed_port, start_proxy
+from tests.fake_upstream import FakeUpstream, Reply
+
+API_KEY = "sk-proj-" + "Qx7" * 12 + "Zz"
+"""The client's key (a realistic project key): the tenant is a hash of it."""
+ADMIN = "adm-" + uuid.uuid4().hex
+PEM_BODY = "MIIEowIBAAKCAQEAw1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t0u1v2w3x4y5z6"
+SECRETS = {
+    "openai": "sk-" + "a1B2c3D4e5F6g7H8i9J0" * 2,
+    "openai_project": "sk-proj-" + "Kq9Zt7Wv5Xr3Ys1Un8Mp6" * 2,
+    "anthropic": "sk-ant-api03-" + "Hh4Jj5Kk6Ll7Mm8Nn9Pp0" * 2,
+    "aws_access": "AKIA" + "Q3R7T2V9W4X8Y6Z5",
+    "aws_secret": "wJalrXUtnFEMIK7MDENGbPxRfiCY" + "Q8W7E6R5T4Y3",
+    "bearer": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJyZWxpYWJpbGl0eSJ9.c2lnbmF0dXJlLXNlY3JldA",
+    "pem": PEM_BODY,
+}
+SECRET_TEXT = (
+    f"Here are my credentials: OPENAI_API_KEY={SECRETS['openai']} and project key"
+    f" {SECRETS['openai_project']}; anthropic {SECRETS['anthropic']}.\n"
+    f"aws_access_key_id = {SECRETS['aws_access']}\n"
+    f"aws_secret_access_key = {SECRETS['aws_secret']}\n"
+    f"curl -H 'Authorization: Bearer {SECRETS['bearer']}' https://example.invalid\n"
+    f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----\n"
+    "Always keep the deploy notes in docs/deploy.md."
+)
+ALL_SECRETS = [API_KEY, ADMIN, *SECRETS.values()]
+
+
+def needles(secret: str) -> list[bytes]:
+    """Byte patterns that would betray ``secret`` in a file: the secret itself (UTF-8
+    and as JSON/ASCII escapes are identical for these characters) and its longest
+    run of letters and digits lowercased — what a word tokenizer would index."""
+    run = max("".join(c if c.isalnum() else " " for c in secret).split(), key=len)
+    return [secret.encode(), run.lower().encode()[:40]]
+
+
+def files_containing(root: Path, secrets: list[str]) -> list[tuple[str, str]]:
+    found = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for secret in secrets:
+            for needle in needles(secret):
+                if needle in data:
+                    found.append((str(path.relative_to(root)), needle.decode()))
+    return found
+
+
+# -- redaction itself ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_each_secret_kind_is_redacted(name: str) -> None:
+    out = redact_secrets(SECRET_TEXT)
+    assert SECRETS[name] not in out
+    assert "[REDACTED:" in out and "Always keep the deploy notes in docs/deploy.md." in out
+    assert redact(SECRET_TEXT).count("***") + redact(SECRET_TEXT).count("[REDACTED:") >= 7
+
+
+@pytest.mark.parametrize("text", [
+    "The disk-usage-report-for-the-cluster is ready", "task-0123456789abcdefghijklmn",
+    "Use the bearer of bad news", "AKIA is not a key", "skip-to-content-abcdefghijklmnop",
+    "Keys: a, b, c", "the rest of the -----BEGIN CERTIFICATE----- is public"])
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact_secrets(text) is text
+
+
+def test_redact_value_walks_json_and_keeps_untouched_parts() -> None:
+    deep: Any = SECRETS["openai"]
+    for _ in range(5000):  # deeper than Python's recursion limit
+        deep = [deep]
+    value = {"a": [1, 2.5, None, True, {"k": SECRETS["aws_access"]}], "plain": {"x": "y"},
+             "deep": deep}
+    out = redact_value(value)
+    assert SECRETS["aws_access"] not in str(out["a"]) and out["plain"] is value["plain"]
+    for _ in range(5000):
+        out["deep"] = out["deep"][0]
+    assert out["deep"] == "[REDACTED:openai_key]"
+
+
+# -- logs ------------------------------------------------------------------------------------
+CLIENT_LOGGERS = ("openai", "httpx", "httpcore", "httpx2", "hpack", "hypothesis")
+
+
+async def _drive_every_path(proxy: RunningProxy, broken: RunningProxy,
+                            upstream: FakeUpstream) -> None:
+    messages = [{"role": "system", "content": f"key {SECRETS['openai']}"},
+                {"role": "user", "content": SECRET_TEXT}]
+    async with openai.AsyncOpenAI(base_url=proxy.base_url, api_key=API_KEY, max_retries=0,
+                                  default_headers={"X-LCM-Session": "s1"}) as c:
+        await c.chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+        stream = await c.chat.completions.create(model="m", messages=messages, stream=True)  # type: ignore[arg-type]
+        async for _ in stream:
+            pass
+        upstream.push(Reply(status=500, error={"message": f"bad key {API_KEY}",
+                                               "type": "server_error"}))
+        with pytest.raises(openai.InternalServerError):
+            await c.chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+        upstream.push(Reply(content="partial " + SECRETS["bearer"], piece=3, drop_after=200))
+        with pytest.raises(Exception):  # noqa: B017 - the SDK's transport error
+            s2 = await c.chat.completions.create(model="m", messages=messages, stream=True)  # type: ignore[arg-type]
+            async for _ in s2:
+                pass
+        await c.chat.completions.create(model="m", messages=[  # type: ignore[arg-type]
+            {"role": "user", "content": f"/memory search {SECRETS['anthropic']}"}])
+        await c.models.list()
+        await c.embeddings.create(model="e", input=SECRET_TEXT)
+    async with openai.AsyncOpenAI(base_url=broken.base_url, api_key=API_KEY,
+                                  max_retries=0) as c:
+        with pytest.raises(openai.APIStatusError):
+            await c.chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+    async with aiohttp.ClientSession() as http:
+        headers = {"Authorization": f"Bearer {API_KEY}"}
+        async with http.post(proxy.base_url + "/chat/completions", headers=headers,
+                             data=b'{"messages": "' + SECRET_TEXT.encode()[:60] + b"\xff") as r:
+            assert r.status == 400
+        async with http.get(proxy.root + "/lcm/v1/status",
+                            headers={"Authorization": f"Bearer {ADMIN}x"}) as r:
+            assert r.status == 401
+        # a fail-open memory path: the store is locked past the capture wait
+        lock = sqlite3.connect(proxy.engine.store.path, timeout=30)
+        lock.execute("BEGIN IMMEDIATE")
+        try:
+            async with http.post(proxy.base_url + "/chat/completions", headers=headers,
+                                 json={"model": "m", "messages": messages}) as r:
+                assert r.status == 200 and r.headers["x-lcm-memory"] == "failed-open"
+        finally:
+            lock.rollback()
+            lock.close()
+    await proxy.settle()
+
+
+async def test_no_secret_reaches_a_log_record(upstream: FakeUpstream, tmp_path: Path,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    json_out, plain_out = io.StringIO(), io.StringIO()
+    handlers = []
+    for stream, fmt in ((json_out, JsonFormatter()), (plain_out, PlainFormatter())):
+        h = logging.StreamHandler(stream)
+        h.setFormatter(fmt)
+        h.setLevel(logging.DEBUG)
+        handlers.append(h)
+        logging.getLogger().addHandler(h)
+    caplog.set_level(logging.DEBUG)
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              proxy={"admin_token": ADMIN},
+                              injection={"capture_wait_seconds": 0.2})
+    broken = await start_proxy(f"http://127.0.0.1:{closed_port()}/v1", tmp_path / "b")
+    try:
+        await _drive_every_path(proxy, broken, upstream)
+    finally:
+        await broken.close()
+        await proxy.close()
+        for h in handlers:
+            logging.getLogger().removeHandler(h)
+    ours = [r for r in caplog.records if not r.name.startswith(CLIENT_LOGGERS)]
+    assert any(r.name.startswith("lcm.") for r in ours)  # the paths above did log
+    assert any(r.levelno >= logging.ERROR and r.exc_info for r in ours)  # fail open logged
+    for record in ours:
+        raw = record.getMessage() + (logging.Formatter().formatException(record.exc_info)
+                                     if record.exc_info else "")
+        for secret in ALL_SECRETS:
+            assert secret not in raw, (record.name, raw[:300])
+    for text in (json_out.getvalue(), plain_out.getvalue()):
+        assert text
+        for secret in ALL_SECRETS:
+            assert secret not in text
+
+
+def test_formatters_mask_whatever_a_record_carries() -> None:
+    record = logging.LogRecord("lcm.x", logging.ERROR, __file__, 1, "got %s %s", (
+        f"Authorization: Bearer {API_KEY}", SECRET_TEXT), None)
+    try:
+        raise ValueError(f"api-key: {SECRETS['openai']} -----BEGIN EC PRIVATE KEY-----\n"
+                         f"{SECRETS['pem']}\n-----END EC PRIVATE KEY-----")
+    except ValueError:
+        import sys
+
+        record.exc_info = sys.exc_info()
+    for fmt in (JsonFormatter(), PlainFormatter()):
+        out = fmt.format(record)
+        for secret in (API_KEY, *SECRETS.values()):
+            assert secret not in out, (type(fmt).__name__, secret)
+
+
+# -- the data directory -----------------------------------------------------------------------
+def _non_assistant(proxy: RunningProxy) -> int:
+    return int(proxy.engine.store.read(lambda c: c.execute(
+        "SELECT COUNT(*) FROM messages WHERE msg_role != 'assistant'").fetchone()[0]))
+
+
+async def _store_secrets(proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    tool_call = {"id": "call_1", "type": "function", "function": {
+        "name": "deploy", "arguments": f'{{"token": "{SECRETS["bearer"]}"}}'}}
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": "You deploy things."},
+        {"role": "user", "content": [{"type": "text", "text": SECRET_TEXT}]},
+        {"role": "assistant", "content": None, "tool_calls": [tool_call]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": f"deployed; AWS_SECRET_ACCESS_KEY={SECRETS['aws_secret']}"},
+        {"role": "user", "content": f"Thanks. Also {SECRETS['anthropic']} please."},
+    ]
+    async with openai.AsyncOpenAI(base_url=proxy.base_url, api_key=API_KEY,
+                                  max_retries=0) as c:
+        r = await c.chat.completions.create(model="m", messages=history)  # type: ignore[arg-type]
+        history.append({"role": "assistant", "content": r.choices[0].message.content})
+        history.append({"role": "user", "content": "and the PEM? " + SECRET_TEXT})
+        stream = await c.chat.completions.create(model="m", messages=history, stream=True)  # type: ignore[arg-type]
+        async for _ in stream:
+            pass
+        # the replay stores nothing new: node keys come from the original messages
+        await proxy.settle()
+        before = _non_assistant(proxy)
+        await c.chat.completions.create(model="m", messages=history[:5])  # type: ignore[arg-type]
+    async with aiohttp.ClientSession() as http:  # unparsed bodies are kept in events
+        async with http.post(proxy.base_url + "/chat/completions", data=SECRET_TEXT.encode(),
+                             headers={"Authorization": f"Bearer {API_KEY}"}) as resp:
+            assert resp.status == 400
+    await proxy.settle()
+    assert _non_assistant(proxy) == before
+    # the upstream saw every secret unchanged: redaction only changes what is stored
+    seen = b"".join(r["raw"] for r in upstream.chat_requests)
+    for secret in SECRETS.values():
+        assert secret.encode() in seen
+
+
+async def _check_data_dir(proxy: RunningProxy, data: Path) -> None:
+    exported = str(proxy.engine.export(events=True))
+    assert "[REDACTED:openai_key]" in exported and "[REDACTED:private_key]" in exported
+    await proxy.close()
+    leaks = files_containing(data, ALL_SECRETS)
+    assert leaks == [], leaks
+    assert (data / "lcm.sqlite3").exists() and list((data / "index").rglob("*.term"))
+
+
+async def test_no_secret_is_written_to_the_data_dir(upstream: FakeUpstream,
+                                                    tmp_path: Path) -> None:
+    """Messages, raw JSON, events, WAL and both indexes; extraction is off here (see
+    the next test for why)."""
+    data = tmp_path / "d"
+    proxy = await start_proxy(upstream.base_url, data, injection={"extract": False})
+    try:
+        await _store_secrets(proxy, upstream)
+        await _check_data_dir(proxy, data)
+    finally:
+        await proxy.close()
+
+
+@pytest.mark.xfail(strict=True, reason="memory_core/engine.py extracts memory items from the"
+                   " original message text (_capture_request_job/_capture_response_job call"
+                   " message_text(msg)), so secrets reach memory_items.text/subject and the"
+                   " index; fix: extract from the redacted text capture stored")
+async def test_no_secret_is_written_to_the_data_dir_with_extraction(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    proxy = await start_proxy(upstream.base_url, data)
+    try:
+        await _store_secrets(proxy, upstream)
+        await _check_data_dir(proxy, data)
+    finally:
+        await proxy.close()
+
+
+# -- the settings: capture.redact_secrets and capture.store_raw_json ---------------------------
+def _capture(engine: Engine, messages: list[Any], config: MemoryConfig) -> dict[str, Any]:
+    ticket = CaptureTicket(Scope("t", "r"), "req")
+    engine.store.write(lambda c: capture.capture_request(
+        c, ticket, messages, {"body": SECRET_TEXT}, config=config)).result(30)
+    engine.store.write(lambda c: capture.record_event(
+        c, ticket, "probe", {"partial": SECRET_TEXT}, config=config)).result(30)
+    return engine.export(events=True)
+
+
+@pytest.mark.parametrize("redact_on,raw_on", [(True, True), (True, False), (False, True),
+                                              (False, False)])
+def test_capture_honours_redact_secrets_and_store_raw_json(tmp_path: Path, redact_on: bool,
+                                                           raw_on: bool) -> None:
+    messages = [{"role": "user", "content": [
+        {"type": "text", "text": SECRET_TEXT},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}],
+        "x_vendor": "extra"}]
+    engine = Engine(tmp_path / "d", MemoryConfig(extract=False))
+    try:
+        out = _capture(engine, messages, MemoryConfig(redact_secrets=redact_on,
+                                                      store_raw_json=raw_on))
+        (msg,) = out["threads"][0]["messages"]
+        stored = str(msg["text"]) + str(msg["message"]) + str(out["events"])
+        for secret in SECRETS.values():
+            assert (secret in stored) is (not redact_on), secret
+        assert ("iVBORw0KGgo" in str(msg["message"])) is raw_on
+        assert ("x_vendor" in str(msg["message"])) is raw_on
+        if not raw_on:
+            assert msg["message"] == {"role": "user", "content": msg["text"]}
+        # the node key is the original's: a replay of the same list stores nothing
+        ticket = CaptureTicket(Scope("t", "r"), "again")
+        result = engine.store.write(lambda c: capture.capture_request(
+            c, ticket, messages, {}, config=MemoryConfig(redact_secrets=redact_on,
+                                                         store_raw_json=raw_on))).result(30)
+        assert result.new_ids == ()
+    finally:
+        engine.close()
+
+
+@pytest.mark.xfail(strict=True, reason="memory_core/engine.py does not pass its MemoryConfig"
+                   " to capture.capture_request/capture_response/record_event, so the"
+                   " capture.redact_secrets and capture.store_raw_json settings do not reach"
+                   " capture (the secure defaults always apply); fix: config=self.config")
+async def test_proxy_settings_reach_capture(upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              capture={"redact_secrets": False, "store_raw_json": False},
+                              injection={"extract": False})
+    try:
+        async with openai.AsyncOpenAI(base_url=proxy.base_url, api_key=API_KEY,
+                                      max_retries=0) as c:
+            await c.chat.completions.create(model="m", messages=[  # type: ignore[arg-type]
+                {"role": "user", "content": SECRET_TEXT, "name": "u", "x_vendor": 1}])
+        await proxy.settle()
+        (msg, _answer) = proxy.engine.export()["threads"][0]["messages"]
+        assert SECRETS["openai"] in msg["text"] and "x_vendor" not in msg["message"]
+    finally:
+        await proxy.close()
+
+
+async def test_settings_default_to_redacting(tmp_path: Path) -> None:
+    from proxy.settings import load_settings
+
+    cfg = load_settings(None, environ={}).memory_config()
+    assert cfg.redact_secrets is True and cfg.store_raw_json is True
+    off = load_settings(None, environ={"LCM_CAPTURE__REDACT_SECRETS": "false"}).memory_config()
+    assert off.redact_secrets is False
+    await asyncio.sleep(0)
