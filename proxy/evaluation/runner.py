@@ -5,9 +5,11 @@ straight to the fake (``X-Eval-Direct``), alternating which goes first, so the
 latency the proxy adds is measured against direct calls in the same run. Before
 each turn it waits for the proxy's background work (response capture, embedding
 and indexing, compaction) — the time a model's answer would give it — so latency
-figures are the request path's own. Before a question, lcm-proxy's search is asked the
-question (retrieval); after it, what the upstream received is checked against the
-answer key (coverage, superseded values). At the end the store is checked.
+figures are the request path's own. Before the question block, lcm-proxy's search
+is asked every question (retrieval, on the
+complete conversation); after each question, what the upstream received is
+checked against the answer key (coverage, superseded values). At the end the
+store is checked.
 
 Numbers: latencies in milliseconds (client wall clock, request sent → answer
 parsed by the SDK); tokens are o200k tokens of message text plus 4 per message.
@@ -279,17 +281,22 @@ async def run_session(system: str, session: Session, fake: EvalUpstream, root: P
     ex = _Exchange(system, session, fake, url, settings.injection.soft_budget_tokens)
     client = Client(system, ex.counter, extra)
     history: list[dict[str, Any]] = [{"role": "system", "content": session.system}]
+    first_question = min(k.question_turn for k in session.key)
+    retrieval: dict[str, tuple[bool | None, bool | None, str]] = {}
     try:
         for turn in session.turns:
             item = session.key_item(turn.asks) if turn.asks else None
             await _settle(app)
-            retrieval: tuple[bool | None, bool | None, str] = (None, None, "")
-            if item is not None and system == "lcm":
-                retrieval = await asyncio.get_running_loop().run_in_executor(
-                    None, retrieve, engine, tenant, item)
+            if turn.index == first_question and system == "lcm":
+                # Once the conversation is complete, before any question is stored, so
+                # that the questions asked in a row are not each other's candidates.
+                for k in session.key:
+                    retrieval[k.id] = await asyncio.get_running_loop().run_in_executor(
+                        None, retrieve, engine, tenant, k)
             upstream = await _turn(ex, client, history, turn, result)
             if item is not None:
-                result.questions.append(metrics_for_question(item, upstream, retrieval))
+                result.questions.append(metrics_for_question(
+                    item, upstream, retrieval.get(item.id, (None, None, ""))))
             tick()
         await _settle(app)
         view = engine.store.read(lambda c: storecheck.load_view(c, tenant, ROLE, session.id))
