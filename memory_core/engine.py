@@ -24,6 +24,7 @@ from memory_core.assemble import Assembly, assemble, terms
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError
 from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.redact import redact_secrets
 from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.store.sqlite import SqliteStore
 from memory_core.tree import message_text
@@ -90,7 +91,7 @@ class Engine:
         self, conn: sqlite3.Connection, ticket: CaptureTicket, messages: list[Any],
         event: dict[str, Any],
     ) -> CaptureResult:
-        result = capture.capture_request(conn, ticket, messages, event)
+        result = capture.capture_request(conn, ticket, messages, event, config=self.config)
         if self.config.extract and result.new_ids:
             first_new = len(result.message_ids) - len(result.new_ids)
             for offset, mid in enumerate(result.new_ids):
@@ -111,6 +112,9 @@ class Engine:
         """
         if not text.strip() or is_memory_command(text):
             return
+        if self.config.redact_secrets:
+            # Items are stored text too: extract from what capture stored, never the key.
+            text = redact_secrets(text)
         conn.execute("SAVEPOINT extract")
         try:
             from memory_core.extraction import extract
@@ -172,7 +176,7 @@ class Engine:
         upstream_view: list[Any] | None = None,
     ) -> list[int]:
         ids = capture.capture_response(conn, ticket, choices, event, None, hidden_rounds,
-                                       upstream_view)
+                                       upstream_view, config=self.config)
         if ids and upstream_view is not None:
             self._spliced.add(ids[0])
         result = ticket.result
@@ -526,7 +530,8 @@ class Engine:
         ticket = CaptureTicket(scope=scope, request_id=request_id) if scope else None
         if ticket is None:
             data = dict(data, request_id=request_id)
-        return self.store.write(capture.record_event, ticket, kind, data)
+        return self.store.write(
+            lambda conn: capture.record_event(conn, ticket, kind, data, config=self.config))
 
     def attach_search(self, service: Any, *, start: bool = True) -> None:
         """Use ``service`` (a ``SearchService`` over this engine's store) for retrieval.

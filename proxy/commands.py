@@ -177,7 +177,8 @@ async def answer(request: web.Request, engine: Engine, scope: Scope, body: dict[
                                   "finish_reason": None}]},
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
         ]
-        if (body.get("stream_options") or {}).get("include_usage"):
+        options = body.get("stream_options")
+        if isinstance(options, dict) and options.get("include_usage"):
             chunks.append({**base, "choices": [], "usage": {
                 "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
         for chunk in chunks:

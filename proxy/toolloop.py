@@ -199,7 +199,8 @@ class ToolLoop:
     # -- streaming -------------------------------------------------------------------
     async def run_stream(self, body: dict[str, Any]) -> tuple[web.StreamResponse, LoopResult]:
         """Run the loop over SSE, relaying to one client response (see module docstring)."""
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
         messages = list(body["messages"])
         hidden: list[dict[str, Any]] = []
         usage: dict[str, Any] | None = None

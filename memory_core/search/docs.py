@@ -53,7 +53,7 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
     """Build the doc of one row of ``_QUERIES[kind]``."""
     name = row["name"] or ""
     text = row["text"] or ""
-    extra_parts = [name.replace("_", " ")] if name else []
+    extra_parts = [name.replace("_", " ")] if isinstance(name, str) and name else []
     if kind == "item":
         extra_parts.extend(str(v) for v in (row["unit"], row["condition"]) if v)
     if index_dates and row["created_at"]:

@@ -27,7 +27,7 @@ from proxy.errors import BadRequestError, ProxyError
 from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.memorypath import Prepared, prepare_upstream, schedule_compaction
 from proxy.relay import RelayResult, relay_body
-from proxy.scope import bearer_key, resolve_scope
+from proxy.scope import bearer_key, effective_salt, resolve_scope
 from proxy.sse import ChunkAccumulator, SSEDecoder
 from proxy.summarizer import LLMSummarizer
 from proxy.upstream import is_event_stream, send, upstream_url
@@ -94,7 +94,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     elif settings.capture.enabled:
         try:
             scope = resolve_scope(
-                request.headers, salt=engine.tenant_salt, fixed_tenant=settings.proxy.tenant
+                request.headers,
+                salt=effective_salt(settings.proxy.tenant_salt, engine.tenant_salt),
+                fixed_tenant=settings.proxy.tenant
             )
             ticket, capture_future = engine.capture_request(
                 scope, rid, body["messages"], _event_meta(body)

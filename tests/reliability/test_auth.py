@@ -153,9 +153,6 @@ async def test_require_client_keys_from_the_environment_is_comma_separated() -> 
     assert load_settings(None, environ={}).proxy.require_client_keys == []
 
 
-@pytest.mark.xfail(strict=True, reason="proxy/handlers/chat.py scopes requests with the data"
-                   " dir's own salt (engine.tenant_salt) and ignores proxy.tenant_salt; fix:"
-                   " salt=effective_salt(settings.proxy.tenant_salt, engine.tenant_salt)")
 async def test_configured_tenant_salt_decides_tenant_ids(upstream: FakeUpstream,
                                                          tmp_path: Path) -> None:
     from proxy.scope import tenant_for_key

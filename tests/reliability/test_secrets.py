@@ -275,10 +275,6 @@ async def test_no_secret_is_written_to_the_data_dir(upstream: FakeUpstream,
         await proxy.close()
 
 
-@pytest.mark.xfail(strict=True, reason="memory_core/engine.py extracts memory items from the"
-                   " original message text (_capture_request_job/_capture_response_job call"
-                   " message_text(msg)), so secrets reach memory_items.text/subject and the"
-                   " index; fix: extract from the redacted text capture stored")
 async def test_no_secret_is_written_to_the_data_dir_with_extraction(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     data = tmp_path / "d"
@@ -330,10 +326,6 @@ def test_capture_honours_redact_secrets_and_store_raw_json(tmp_path: Path, redac
         engine.close()
 
 
-@pytest.mark.xfail(strict=True, reason="memory_core/engine.py does not pass its MemoryConfig"
-                   " to capture.capture_request/capture_response/record_event, so the"
-                   " capture.redact_secrets and capture.store_raw_json settings do not reach"
-                   " capture (the secure defaults always apply); fix: config=self.config")
 async def test_proxy_settings_reach_capture(upstream: FakeUpstream, tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
                               capture={"redact_secrets": False, "store_raw_json": False},
