@@ -341,6 +341,10 @@ class EventSplitter:
         self._scan = pos - block_start
         return out
 
+    def pending(self) -> bytes:
+        """Bytes of the unfinished block (what an aborted stream still owes)."""
+        return self._buf
+
     def close(self) -> list[tuple[bytes, SSEEvent | None]]:
         """Return the unterminated rest of the stream as a final block, if any."""
         if not self._buf:

@@ -256,6 +256,9 @@ class ToolLoop:
             except (aiohttp.ClientError, TimeoutError) as exc:
                 result.error = f"{exc.__class__.__name__}: {exc}"
                 result.complete = False
+                # The client gets every byte the upstream sent before it broke off.
+                if not state.holding and splitter.pending():
+                    await _write(response, splitter.pending())
             finally:
                 if gone:
                     resp.close()
