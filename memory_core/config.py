@@ -80,6 +80,11 @@ class MemoryConfig:
     ``store_raw_json``: keep each message's original JSON (else only its canonical
     fields, content as text). ``redact_secrets``: mask keys, tokens and private keys
     (``memory_core.redact``) in stored text, raw JSON and events.
+    ``injection_search_mode``: ``bm25`` (default) or ``hybrid`` retrieval for the
+    block. Hybrid embeds the query on the request path; while the indexer embeds a
+    backlog that wait reached 200–500 ms per request on 2 cores (measured by
+    ``lcm-proxy eval``), so the block uses BM25 plus keyword scores and semantic
+    search is left to the ``memory_search`` tool.
     ``capture_wait_seconds``: how long a request waits for its capture before the
     proxy gives up on injection for it and forwards unmodified (fail open).
     """
@@ -98,6 +103,7 @@ class MemoryConfig:
     quote_tool_output: bool = False
     capture_wait_seconds: float = 2.0
     semantic_min_similarity: float = 0.84
+    injection_search_mode: str = "bm25"
     tools_enabled: bool = False
     compaction: CompactionConfig = CompactionConfig()
 

@@ -554,7 +554,8 @@ class Engine:
         if self.search is None:
             return []
         hits = self.search.search(scope.tenant, scope.role, query, k=k, kinds=tuple(kinds),
-                                  include_hidden=False)
+                                  include_hidden=False,
+                                  mode=self.config.injection_search_mode)
         floor = self.config.semantic_min_similarity
         # A vector neighbour is returned for any query; keep it only when it is close.
         return [(h.kind, h.ref_id, h.score) for h in hits

@@ -75,6 +75,7 @@ class InjectionSettings:
     snippet_chars: int = field(default=400, metadata=_rng(40, 4000))
     quote_tool_output: bool = False
     capture_wait_seconds: float = field(default=2.0, metadata=_rng(0.05, 30))
+    search_mode: str = field(default="bm25", metadata={"choices": ("bm25", "hybrid")})
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,7 @@ class Settings:
             snippet_chars=inj.snippet_chars,
             quote_tool_output=inj.quote_tool_output,
             capture_wait_seconds=inj.capture_wait_seconds,
+            injection_search_mode=inj.search_mode,
             tools_enabled=self.tools.enabled,
             compaction=CompactionConfig(
                 enabled=self.compaction.enabled,
