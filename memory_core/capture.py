@@ -21,8 +21,14 @@ from memory_core.config import MemoryConfig
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.redact import redact_secrets, redact_value
 from memory_core.tokens import count_tokens
-from memory_core.tree import canonical_bytes, canonical_message, chain_keys, dumps_deep
-from memory_core.tree import message_text, node_key
+from memory_core.tree import (
+    canonical_bytes,
+    canonical_message,
+    chain_keys,
+    dumps_deep,
+    message_text,
+    node_key,
+)
 
 _DEFAULT_CONFIG = MemoryConfig()
 """What capture stores when the caller passes no config: secrets redacted, raw JSON kept."""
