@@ -118,8 +118,14 @@ def register(main: click.Group) -> None:
             if profile is None:
                 click.echo(ctx.get_help())
                 return
-            from proxy.evaluation import run_eval
+            try:
+                from proxy.evaluation import run_eval
 
+                if png_file:
+                    import matplotlib  # noqa: F401 - fail before the run, not after it
+            except ImportError as exc:
+                raise click.ClickException(
+                    f"{exc}; install the eval extra: pip install 'lcm-proxy[eval]'") from exc
             out = run_eval(profile, seed, embedding=embedding_provider)
             if png_file:
                 from proxy.evaluation.render import write_png
