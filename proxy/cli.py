@@ -131,10 +131,19 @@ def _engine(config: str | None, data_dir: str | None):  # type: ignore[no-untype
 @data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def memory_status(config: str | None, data_dir: str | None, as_json: bool) -> None:
-    """Database path, schema version and counts."""
+    """Database path, schema version, counts, index lag, soft budget, last injection and
+    the summary forest per level (``--json``: every node with its level, covered
+    message ids and token counts)."""
     engine = _engine(config, data_dir)
     try:
         info = engine.status()
+        info["index_lag"] = engine.index_lag()
+        info["soft_budget_tokens"] = engine.config.soft_budget_tokens
+        last = engine.last_assembly()
+        info["last_assembly"] = None if last is None else {
+            k: last[k] for k in ("request_id", "created_at", "tenant", "role", "thread_id",
+                                 "trigger", "used_tokens", "budget_tokens")}
+        info["summary_forest"] = engine.forest_status()
     finally:
         engine.close()
     if as_json:
@@ -146,6 +155,27 @@ def memory_status(config: str | None, data_dir: str | None, as_json: bool) -> No
     for name, count in info["counts"].items():
         click.echo(f"{name + ':':<17}{count}")
     click.echo(f"tenants:         {info['tenants']}  (tenant/role pairs: {info['tenant_roles']})")
+    lag = info["index_lag"]
+    for name, value in (lag.get("indexers") or {}).items():
+        click.echo(f"index lag:       {name}: {value}")
+    click.echo(f"soft budget:     {info['soft_budget_tokens']} tokens")
+    last = info["last_assembly"]
+    if last:
+        click.echo(f"last injection:  {last['request_id']} {last['trigger']} "
+                   f"{last['used_tokens']}/{last['budget_tokens']} tokens "
+                   f"(thread {last['thread_id']}, {_fmt_ts(last['created_at'])})")
+    forest = info["summary_forest"]
+    if not forest["levels"]:
+        click.echo("summary forest:  none yet")
+    for lv in forest["levels"]:
+        click.echo(f"summary level {lv['level']}: {lv['nodes']} nodes, "
+                   f"{lv['source_tokens']} -> {lv['tokens']} tokens")
+    for node in forest["nodes"]:
+        click.echo(f"  node {node['id']} L{node['level']} thread {node['thread_id']}: messages "
+                   f"{node['first_message_id']}-{node['last_message_id']} "
+                   f"({len(node['message_ids'])}), {node['source_tokens']} -> "
+                   f"{node['tokens']} tokens, {node['model']}"
+                   + (f", parent {node['parent_id']}" if node["parent_id"] else ""))
 
 
 @memory.command("export")

@@ -271,3 +271,31 @@ async def test_compaction_off_header_sends_raw_history(upstream: FakeUpstream,
         assert sent[:-1] == messages[:-1]
     finally:
         await proxy.runner.cleanup()
+
+
+async def test_memory_status_shows_the_forest(upstream: FakeUpstream, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from proxy.cli import main
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-status-0000000001",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(8):
+            messages.append({"role": "user", "content": f"step {i}: " + "words " * 80})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+    finally:
+        await proxy.runner.cleanup()
+    d = str(tmp_path / "d")
+    out = CliRunner().invoke(main, ["memory", "status", "--data-dir", d])
+    assert out.exit_code == 0, out.output
+    assert "summary level 0:" in out.output and "node 1 L0" in out.output
+    out = CliRunner().invoke(main, ["memory", "status", "--data-dir", d, "--json"])
+    data = orjson.loads(out.stdout)
+    node = data["summary_forest"]["nodes"][0]
+    assert node["level"] == 0 and node["message_ids"] and node["source_tokens"] > node["tokens"]
