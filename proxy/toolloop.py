@@ -91,6 +91,9 @@ class LoopResult:
     client_gone: bool = False
     finish_reasons: list[Any] = field(default_factory=list)
     error: str | None = None
+    answered: bool = True
+    """False when the stream ended without ``[DONE]`` or a ``finish_reason``: not
+    an answer, whatever bytes came (kept as an incomplete event)."""
 
 
 class ToolLoop:
@@ -272,6 +275,7 @@ class ToolLoop:
                                             hidden=hidden, rounds=rounds,
                                             client_choices=partial)
             usage = _sum_usage(usage, acc.usage)
+            result.answered = acc.done or any(acc.finish_reasons())
             tail = state.tail
             msgs = acc.messages()
             msg = msgs[0] if msgs else {"role": "assistant", "content": None}

@@ -176,10 +176,15 @@ async def _with_memory_tools(
         on_round=lambda: metrics.tool_rounds.inc(),
     )
     started = time.perf_counter()
-    if body.get("stream") is True:
-        response, outcome = await loop.run_stream(upstream_body)
-    else:
-        response, outcome = await loop.run_plain(upstream_body)
+    try:
+        if body.get("stream") is True:
+            response, outcome = await loop.run_stream(upstream_body)
+        else:
+            response, outcome = await loop.run_plain(upstream_body)
+    except ProxyError as exc:  # the request is evidence; say what became of it
+        engine.capture_response(ticket, [], {"status": exc.status, "outcome": exc.code,
+                                             "error": exc.message})
+        raise
     metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
     if outcome.client_gone:
         metrics.client_disconnects.inc()
@@ -199,7 +204,8 @@ async def _capture_loop(app: web.Application, ticket: CaptureTicket,
         event: dict[str, Any] = {"status": outcome.status, "stream": streamed,
                                  "usage": outcome.usage, "rounds": outcome.rounds,
                                  "finish_reasons": outcome.finish_reasons}
-        if outcome.status >= 400 or not outcome.complete or outcome.client_gone:
+        if (outcome.status >= 400 or not outcome.complete or outcome.client_gone
+                or not outcome.answered):
             event.update(outcome="incomplete" if outcome.status < 400 else "upstream_error",
                          client_gone=outcome.client_gone, upstream_error=outcome.error,
                          partial_choices=outcome.client_choices,
