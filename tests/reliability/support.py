@@ -287,3 +287,121 @@ def chunk(content: str | None = None, finish: str | None = None, index: int = 0,
         delta["content"] = content
     return {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 0, "model": "m",
             "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+
+
+class EchoUpstream:
+    """An upstream on 127.0.0.1 that answers ``echo: <last user text>``, streamed in
+    ``pieces`` SSE chunks ``pause`` seconds apart when the request streams (both are
+    attributes, changeable while requests run). Counts what it started and finished;
+    ``service_seconds`` holds, per finished request, the time from its arrival to the
+    end of its answer (what the load test subtracts to get the proxy's added latency)."""
+
+    def __init__(self, pieces: int = 8, pause: float = 0.0) -> None:
+        self.pieces, self.pause = pieces, pause
+        self.started = 0
+        self.finished = 0
+        self.service_seconds: list[float] = []
+        self.app = web.Application(client_max_size=1 << 30)
+        self.app.router.add_post("/v1/chat/completions", self.chat)
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> None:
+        self.runner = web.AppRunner(self.app, handler_cancellation=True)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+    @staticmethod
+    def reply_for(text: str) -> str:
+        return "echo: " + text
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        t0 = time.perf_counter()
+        body = json.loads(await request.read())
+        self.started += 1
+        last = ""
+        for msg in body.get("messages", []):
+            if isinstance(msg, dict) and msg.get("role") == "user" and isinstance(
+                    msg.get("content"), str):
+                last = msg["content"]
+        # the proxy may prepend its memory block: the user's own text follows it
+        last = last.rsplit("[Current Request]\n", 1)[-1]
+        text = self.reply_for(last)
+        if not body.get("stream"):
+            self.finished += 1
+            self.service_seconds.append(time.perf_counter() - t0)
+            return web.json_response({
+                "id": "chatcmpl-e", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        step = max(1, -(-len(text) // self.pieces))
+        await resp.write(sse(chunk("", role="assistant"), done=False))
+        for i in range(0, len(text), step):
+            if self.pause:
+                await asyncio.sleep(self.pause)
+            await resp.write(sse(chunk(text[i:i + step]), done=False))
+        await resp.write(sse(chunk(None, finish="stop")))
+        await resp.write_eof()
+        self.finished += 1
+        self.service_seconds.append(time.perf_counter() - t0)
+        return resp
+
+
+@dataclass
+class Agent:
+    """One simulated agent: its session, its history and what it fully received."""
+
+    name: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+    completed: int = 0
+    first_bytes: bool = False
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": "Bearer sk-agent-" + self.name + "-0123456789",
+                "X-LCM-Session": self.name}
+
+    def user_text(self, turn: int) -> str:
+        return f"{self.name} turn {turn} marker{self.name}x{turn} please continue the plan"
+
+    async def turn(self, http: aiohttp.ClientSession, base_url: str, turn: int, *,
+                   stream: bool = True) -> str:
+        """Send one turn (the whole history, as agents do); append the answer to the
+        history only when it arrived whole (``[DONE]``); raise otherwise."""
+        self.first_bytes = False
+        messages = [*self.history, {"role": "user", "content": self.user_text(turn)}]
+        body = {"model": "m", "stream": stream, "messages": messages}
+        async with http.post(base_url + "/chat/completions", json=body,
+                             headers=self.headers) as r:
+            if r.status != 200:
+                raise RuntimeError(f"{self.name}: status {r.status}: {await r.text()}")
+            if not stream:
+                text = (await r.json())["choices"][0]["message"]["content"]
+            else:
+                raw = b""
+                async for piece in r.content.iter_any():
+                    raw += piece
+                    self.first_bytes = True
+                if not raw.endswith(b"data: [DONE]\n\n"):
+                    raise RuntimeError(f"{self.name}: stream ended without [DONE]")
+                text = "".join(
+                    (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get(
+                        "content") or ""
+                    for line in raw.decode().split("\n")
+                    if line.startswith("data: {"))
+        self.history = [*messages, {"role": "assistant", "content": text}]
+        self.completed = turn
+        return text
