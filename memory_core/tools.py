@@ -21,7 +21,7 @@ from memory_core.models import Scope
 MAX_RESULT_CHARS = 12_000
 """Longest tool result returned to the model, in characters (≈3k tokens)."""
 MAX_LIMIT = 50
-QUERY_EMBED_SECONDS = 5.0
+QUERY_EMBED_SECONDS = 8.0
 """How long ``memory_search`` waits for its query embedding (seconds)."""
 
 

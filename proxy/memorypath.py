@@ -81,8 +81,10 @@ async def prepare_upstream(
     want_block = cfg.inject and request.headers.get("X-LCM-Memory", "").lower() not in _OFF
     want_compaction = (cfg.compaction.enabled and settings.compaction.enabled
                        and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
+    # shield: giving up waiting must not cancel the capture itself (the writer
+    # skips cancelled jobs, and the request would be lost as evidence).
     result: CaptureResult = await asyncio.wait_for(
-        asyncio.wrap_future(capture_future), cfg.capture_wait_seconds)
+        asyncio.shield(asyncio.wrap_future(capture_future)), cfg.capture_wait_seconds)
     out = Prepared(capture=result)
     messages: list[Any] = body["messages"]
     ids = list(result.message_ids)

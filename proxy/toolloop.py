@@ -307,7 +307,7 @@ class ToolLoop:
                 raw = _finish_again(raw, client_calls)
             elif rounds > 1 and kind == "usage":
                 raw = _usage_again(raw, usage)
-            if kind != "usage" or include_usage:
+            if kind != "usage" or include_usage or rounds == 1:
                 out += raw
         if not result.complete:
             # The upstream broke off: the client must not see a clean end of stream.
@@ -352,7 +352,8 @@ class _StreamRound:
         if slot["ours"] is not None:
             return
         name = slot["name"]
-        if not any(n.startswith(name) for n in self.names):
+        if not name or not any(n.startswith(name) for n in self.names):
+            # A call's first fragment carries its name; one without is never ours.
             slot["ours"] = False
         elif name in self.names and (final or slot["args_started"]):
             slot["ours"] = True
@@ -380,6 +381,8 @@ class _StreamRound:
                 continue
             obj = acc.add_event(event)
             choices = obj.get("choices") if obj is not None else None
+            if choices is not None and not isinstance(choices, list):
+                choices = None
             if obj is not None and not choices and "usage" in obj:
                 self.tail.append(("usage", raw))
                 self.holding = True
@@ -405,7 +408,11 @@ class _StreamRound:
                 keep_choices.append(ch)
                 continue
             delta = ch.get("delta") or {}
-            frags = delta.get("tool_calls") if isinstance(delta, dict) else None
+            if not isinstance(delta, dict):
+                delta = {}
+            frags = delta.get("tool_calls")
+            if not isinstance(frags, list):
+                frags = None
             if frags:
                 relay = []
                 altered = False
@@ -413,10 +420,13 @@ class _StreamRound:
                     if not isinstance(frag, dict):
                         continue
                     idx = frag.get("index", 0)
+                    idx = idx if isinstance(idx, int) else 0
                     slot = self.slots.setdefault(idx, {"name": "", "ours": None,
                                                        "args_started": False, "held": []})
-                    fn = frag.get("function") or {}
-                    slot["name"] += fn.get("name") or ""
+                    fn = frag.get("function")
+                    fn = fn if isinstance(fn, dict) else {}
+                    name = fn.get("name")
+                    slot["name"] += name if isinstance(name, str) else ""
                     if fn.get("arguments"):
                         slot["args_started"] = True
                     for other_idx, other in self.slots.items():
