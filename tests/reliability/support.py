@@ -294,7 +294,8 @@ class EchoUpstream:
     ``pieces`` SSE chunks ``pause`` seconds apart when the request streams (both are
     attributes, changeable while requests run). Counts what it started and finished;
     ``service_seconds`` holds, per finished request, the time from its arrival to the
-    end of its answer (what the load test subtracts to get the proxy's added latency)."""
+    end of its answer; the answer itself carries it as ``x_service_ms`` (in the final
+    chunk of a stream), which the load test subtracts to get the proxy's added latency."""
 
     def __init__(self, pieces: int = 8, pause: float = 0.0) -> None:
         self.pieces, self.pause = pieces, pause
@@ -341,6 +342,7 @@ class EchoUpstream:
             self.finished += 1
             self.service_seconds.append(time.perf_counter() - t0)
             return web.json_response({
+                "x_service_ms": (time.perf_counter() - t0) * 1000,
                 "id": "chatcmpl-e", "object": "chat.completion", "created": 0, "model": "m",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                              "finish_reason": "stop"}],
@@ -353,7 +355,9 @@ class EchoUpstream:
             if self.pause:
                 await asyncio.sleep(self.pause)
             await resp.write(sse(chunk(text[i:i + step]), done=False))
-        await resp.write(sse(chunk(None, finish="stop")))
+        final = chunk(None, finish="stop")
+        final["x_service_ms"] = (time.perf_counter() - t0) * 1000
+        await resp.write(sse(final))
         await resp.write_eof()
         self.finished += 1
         self.service_seconds.append(time.perf_counter() - t0)
@@ -368,6 +372,12 @@ class Agent:
     history: list[dict[str, Any]] = field(default_factory=list)
     completed: int = 0
     first_bytes: bool = False
+    last_ttfb: float = 0.0
+    """Seconds from sending the last turn to its first response byte."""
+    last_total: float = 0.0
+    """Seconds from sending the last turn to the end of its answer."""
+    last_service: float = 0.0
+    """Seconds the upstream spent on the last turn (``x_service_ms``), 0 if unknown."""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -384,24 +394,31 @@ class Agent:
         self.first_bytes = False
         messages = [*self.history, {"role": "user", "content": self.user_text(turn)}]
         body = {"model": "m", "stream": stream, "messages": messages}
+        t0 = time.perf_counter()
         async with http.post(base_url + "/chat/completions", json=body,
                              headers=self.headers) as r:
+            self.last_ttfb = time.perf_counter() - t0
             if r.status != 200:
                 raise RuntimeError(f"{self.name}: status {r.status}: {await r.text()}")
             if not stream:
-                text = (await r.json())["choices"][0]["message"]["content"]
+                obj = await r.json()
+                text = obj["choices"][0]["message"]["content"]
+                self.last_service = obj.get("x_service_ms", 0.0) / 1000
             else:
                 raw = b""
                 async for piece in r.content.iter_any():
+                    if not raw:
+                        self.last_ttfb = time.perf_counter() - t0
                     raw += piece
                     self.first_bytes = True
                 if not raw.endswith(b"data: [DONE]\n\n"):
                     raise RuntimeError(f"{self.name}: stream ended without [DONE]")
-                text = "".join(
-                    (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get(
-                        "content") or ""
-                    for line in raw.decode().split("\n")
-                    if line.startswith("data: {"))
+                chunks = [json.loads(line[6:]) for line in raw.decode().split("\n")
+                          if line.startswith("data: {")]
+                text = "".join((c["choices"] or [{}])[0].get("delta", {}).get("content") or ""
+                               for c in chunks)
+                self.last_service = chunks[-1].get("x_service_ms", 0.0) / 1000
+        self.last_total = time.perf_counter() - t0
         self.history = [*messages, {"role": "assistant", "content": text}]
         self.completed = turn
         return text
