@@ -19,7 +19,7 @@ import orjson
 
 from memory_core.config import MemoryConfig
 from memory_core.models import CaptureResult, CaptureTicket, Scope
-from memory_core.redact import redact_secrets, redact_value
+from memory_core.redact import may_contain_secret, redact_secrets, redact_value
 from memory_core.tokens import count_tokens
 from memory_core.tree import (
     canonical_bytes,
@@ -64,14 +64,19 @@ def stored_forms(message: Any, config: MemoryConfig | None = None) -> tuple[str,
     cfg = config or _DEFAULT_CONFIG
     text = storable_text(message_text(message))
     raw = message
-    if cfg.redact_secrets:
+    raw_json = dumps_lossless(message)
+    # The JSON text holds every string of the message, so one cheap scan of it clears
+    # the common case (no secret anywhere) without walking the message.
+    if cfg.redact_secrets and may_contain_secret(raw_json):
         text = redact_secrets(text)
         raw = redact_value(message)
+        raw_json = dumps_lossless(raw)
     if not cfg.store_raw_json:
         raw = canonical_message(raw)
         if "raw" not in raw:
             raw["content"] = text or None
-    return text, dumps_lossless(raw)
+        raw_json = dumps_lossless(raw)
+    return text, raw_json
 
 
 def loads_lossless(text: str | bytes) -> Any:

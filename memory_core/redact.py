@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["PLACEHOLDER", "contains_secret", "redact_secrets", "redact_value"]
+__all__ = ["PLACEHOLDER", "contains_secret", "may_contain_secret", "redact_secrets",
+           "redact_value"]
 
 PLACEHOLDER = "[REDACTED:{label}]"
 """What a secret becomes; ``{label}`` names the pattern that matched."""
@@ -63,6 +64,11 @@ _PATTERNS: list[tuple[str, str, str]] = [
 ]
 _COMPILED = [(label, trigger.lower(), re.compile(pattern))
              for label, trigger, pattern in _PATTERNS]
+_ANY_TRIGGER = re.compile(
+    r"PRIVATE KEY|sk-|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox[abprs]-|AIza|eyJ"
+    r"|(?i:secret_?access_?key|bearer)")
+"""One scan that every secret above needs to pass: most texts fail it and cost only
+this (the per-pattern work runs on the few that do not)."""
 _AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA")
 
 
@@ -79,9 +85,19 @@ def _replacer(label: str) -> Any:
 _REPLACERS = {label: _replacer(label) for label, _, _ in _PATTERNS}
 
 
+def may_contain_secret(text: str) -> bool:
+    """Cheap pre-test: ``False`` guarantees :func:`redact_secrets` would change nothing.
+
+    Every trigger is ASCII without quotes or backslashes, so the test also holds for
+    the JSON serialisation of a value: no trigger in the JSON text, no secret in any
+    of its strings.
+    """
+    return _ANY_TRIGGER.search(text) is not None
+
+
 def contains_secret(text: str) -> bool:
     """True when ``text`` holds anything :func:`redact_secrets` would mask."""
-    return redact_secrets(text) != text
+    return may_contain_secret(text) and redact_secrets(text) != text
 
 
 def redact_secrets(text: str) -> str:
@@ -90,7 +106,7 @@ def redact_secrets(text: str) -> str:
     Keeps the surrounding text (and the ``Bearer `` / ``secret_access_key=``
     prefixes) so that the message still reads naturally. Never raises.
     """
-    if not text:
+    if not text or _ANY_TRIGGER.search(text) is None:
         return text
     folded = text.lower()  # triggers are tested case-folded: a superset, never a miss
     for label, trigger, pattern in _COMPILED:
