@@ -11,6 +11,7 @@ filter, and the search service itself — and greps the answers for A/coder's fa
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aiohttp
@@ -21,7 +22,7 @@ import pytest
 from proxy.handlers import admin
 from proxy.scope import tenant_for_key
 from tests.conftest import RunningProxy
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_admin_support import (  # noqa: F401 - fixtures: proxy, sdk
     KEY_A,
     KEY_B,
@@ -206,3 +207,37 @@ async def test_search_service_returns_only_the_callers_scope(proxy: RunningProxy
     # a control: A/coder finds its own facts through the same calls
     own = service.search(pop.tenant_a, "coder", "staging database port", k=10, mode="bm25")
     assert own and all(owner(proxy, h.kind, h.ref_id)[0] == pop.tenant_a for h in own)
+
+
+# -- the memory tools the model calls ------------------------------------------------------------
+async def test_memory_tools_answer_only_from_the_callers_scope(
+        proxy: RunningProxy, sdk: Any, upstream: FakeUpstream, pop: Populated) -> None:
+    """The model (our fake upstream) asks, as B, for every message id that exists and
+    searches for A/coder's facts; every tool result the proxy feeds back is B's."""
+    top = count(proxy, "SELECT MAX(id) FROM messages")
+    calls = [{"id": f"v{i}", "name": "view_message", "arguments": f'{{"message_id": {i}}}'}
+             for i in range(1, top + 2)]
+    calls += [
+        {"id": "g1", "name": "memory_grep", "arguments": '{"query": "ALPHAMARK"}'},
+        {"id": "g2", "name": "memory_grep", "arguments": '{"query": "port*"}'},
+        {"id": "s1", "name": "memory_search",
+         "arguments": '{"query": "staging database port timeout offline"}'},
+        {"id": "h1", "name": "view_chat_history_summary", "arguments": "{}"},
+    ]
+    upstream.push(Reply(content=None, tool_calls=calls), Reply(content="done"))
+    b = sdk(KEY_B, "coder", "tools-probe")
+    assert await ask(b, PROBE) == "done"
+    rounds = upstream.chat_requests[-2:]
+    assert any(t["function"]["name"] == "view_message"
+               for t in rounds[0]["json"].get("tools", []))  # the tools were offered
+    results = [m for m in rounds[1]["json"]["messages"] if m.get("role") == "tool"]
+    assert len(results) == len(calls)
+    answers = [json.loads(m["content"]) for m in results]
+    seen = "\n".join(json.dumps({k: v for k, v in a.items() if k != "query"})
+                     for a in answers)  # a search echoes its own query
+    for secret in (*A_CODER_ONLY, "prose style is plain"):  # (B's own probe names MARK_A)
+        assert secret not in seen, secret
+    assert "6380" in seen  # B's own facts are found: the tools did run
+    own = {m["tool_call_id"]: m["content"] for m in results}
+    assert "BRAVOMARK" in own[f"v{pop.messages['b']}"]
+    assert '"error"' in own[f"v{pop.messages['a']}"]
