@@ -46,6 +46,7 @@ async def run_eval_async(profile: str, seed: int = 1, *, embedding: str | None =
                          systems: tuple[str, ...] = SYSTEMS, workdir: str | None = None,
                          progress: bool = True) -> dict[str, Any]:
     """Async form of :func:`run_eval` (for callers inside an event loop)."""
+    revision = _revision()  # the code that runs is what is on disk now, not at the end
     sessions = generate_profile(profile, seed)
     fingerprints = {s.id: s.fingerprint() for s in sessions}  # the key exists before any run
     handler = _CountingHandler()
@@ -79,6 +80,7 @@ async def run_eval_async(profile: str, seed: int = 1, *, embedding: str | None =
             tmp.cleanup()
     meta = _meta(profile, seed, embedding, sessions, fingerprints,
                  time.perf_counter() - started, handler)
+    meta["git"] = revision
     out = report.to_json(results, meta)
     from proxy.evaluation.render import markdown
 
@@ -131,14 +133,15 @@ def _meta(profile: str, seed: int, embedding: str | None, sessions: list[Session
         "summary_budget_tokens": SUMMARY_BUDGET_TOKENS,
         "python": platform.python_version(), "platform": platform.platform(),
         "cpus": os.cpu_count(), "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-        "wall_s": round(wall_s, 1), "git": _revision(),
+        "wall_s": round(wall_s, 1),
         "proxy_log": {"counts": dict(handler.counts), "examples": handler.examples},
     }
 
 
 def _revision() -> str | None:
-    """``git describe``-like id of the checkout that ran (``+dirty`` when modified), or
-    ``None`` outside a git checkout: the engine changes, so results name their code."""
+    """Short HEAD of the checkout, ``+dirty`` when ``proxy``/``memory_core`` have
+    uncommitted changes, or ``None`` outside git: taken when the run starts (the
+    modules are imported then), since the engine changes and results name their code."""
     root = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root,
