@@ -35,6 +35,16 @@ def _pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def _metric(text: str, name: str, stage: str) -> tuple[float, float]:
+    """``(sum, count)`` of a Prometheus histogram's series for ``stage``."""
+    values = {}
+    for suffix in ("_sum", "_count"):
+        prefix = f'{name}{suffix}{{stage="{stage}"}} '
+        values[suffix] = next((float(ln[len(prefix):]) for ln in text.splitlines()
+                               if ln.startswith(prefix)), 0.0)
+    return values["_sum"], values["_count"]
+
+
 async def run_load(tmp_path: Path, n_agents: int, seconds: float, max_turns: int) -> None:
     echo = EchoUpstream(pieces=16, pause=0.005)  # ~80 ms of streaming per answer
     await echo.start()
@@ -109,6 +119,10 @@ async def run_load(tmp_path: Path, n_agents: int, seconds: float, max_turns: int
     stored = sum(len(a.history) for a in agents)
     print(f"{'messages stored':<28}{stored:>10}")
     print(f"{'fail-open counters':<28}{(', '.join(fail_open) or 'none'):>10}")
+    for stage in ("memory_path", "assemble", "compaction_rewrite"):
+        total, count = _metric(metrics, "lcm_stage_latency_seconds", stage)
+        if count:
+            print(f"{stage + ' mean (ms)':<28}{total / count * 1000:>10.1f}")
 
     assert failures == [], failures[:5]
     assert exit_code == 0
