@@ -420,6 +420,8 @@ def capture_response(
     for msg in choices:
         ids.append(store(msg, "response", False))
     if ids and upstream_view is not None:
+        if (config or _DEFAULT_CONFIG).redact_secrets:  # stored like any other evidence
+            upstream_view = redact_value(upstream_view)
         conn.execute(
             "INSERT OR REPLACE INTO splices (message_id, tenant, role, messages, hidden_ids)"
             " VALUES (?,?,?,?,?)",

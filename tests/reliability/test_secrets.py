@@ -350,3 +350,28 @@ async def test_settings_default_to_redacting(tmp_path: Path) -> None:
     off = load_settings(None, environ={"LCM_CAPTURE__REDACT_SECRETS": "false"}).memory_config()
     assert off.redact_secrets is False
     await asyncio.sleep(0)
+
+
+def test_hidden_tool_rounds_and_splices_are_redacted(tmp_path: Path) -> None:
+    """Memory-tool rounds the client never saw (hidden messages, and the model's view
+    spliced into later requests) are evidence too."""
+    engine = Engine(tmp_path / "d", MemoryConfig(extract=False))
+    try:
+        ticket = CaptureTicket(Scope("t", "r"), "req")
+        engine.store.write(lambda c: capture.capture_request(
+            c, ticket, [{"role": "user", "content": "deploy"}], {})).result(30)
+        call = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "c1", "type": "function", "function": {
+                "name": "memory_grep", "arguments": f'{{"query": "{SECRETS["openai"]}"}}'}}]}
+        result = {"role": "tool", "tool_call_id": "c1", "content": SECRET_TEXT}
+        answer = {"role": "assistant", "content": "done"}
+        engine.store.write(lambda c: capture.capture_response(
+            c, ticket, [answer], {}, None, [call, result], [call, result, answer])).result(30)
+        stored = engine.store.read(lambda c: str(c.execute(
+            "SELECT group_concat(text) || group_concat(raw_json) FROM messages").fetchone()[0])
+            + str(c.execute("SELECT messages FROM splices").fetchone()[0]))
+    finally:
+        engine.close()
+    assert "[REDACTED:openai_key]" in stored
+    for secret in SECRETS.values():
+        assert secret not in stored, secret
