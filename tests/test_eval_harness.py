@@ -133,6 +133,9 @@ def test_stale_lines_flag_only_unmarked_old_values() -> None:
     history_only = [{"role": "user", "content": "timeout is 30 s"},
                     {"role": "user", "content": "what is it?"}]
     assert stale_lines(history_only, cur, old) == ["<stale only> timeout is 30 s"]
+    marked_only = [{"role": "user", "content": "- [msg 2] timeout is 30 s (later superseded)"},
+                   {"role": "user", "content": "what is it?"}]
+    assert stale_lines(marked_only, cur, old) == []  # a coverage miss, not a stale value
     scaffold = [{"role": "user", "content": "[Conversation summary — lcm-proxy]\n"
                  "- [msg 3] user: timeout is 30 s"}, {"role": "user", "content": "60 s"}]
     assert stale_lines(scaffold, cur, old) == ["- [msg 3] user: timeout is 30 s"]
