@@ -3,8 +3,9 @@
 ``purge`` is the only way raw evidence is ever deleted (DESIGN §4); it shows what
 it would remove and asks before doing it unless ``--yes``. ``doctor`` prints what
 an operator pastes into a bug report: schema, counts, ``PRAGMA integrity_check``,
-index lag and the configuration in force (secrets redacted), then warnings; it
-exits 1 when the database is damaged.
+index lag, index consistency with SQLite (documents per kind), the configuration in
+force (secrets redacted), then warnings; it exits 1 when the database is damaged or
+an index disagrees with SQLite although it has caught up.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def register(main: click.Group, memory: click.Group) -> None:
     @data_dir_option
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
-        """Check the data dir, schema, integrity and index lag; print the config in force."""
+        """Check the data dir, schema, integrity, index lag and index consistency with
+        SQLite; print the config in force. Exit 1 when a problem needs fixing."""
         from memory_core.store.migrations import SCHEMA_VERSION
         from memory_core.store.sqlite import DB_FILENAME
         from proxy.cli import _is_loopback
@@ -101,7 +103,7 @@ def register(main: click.Group, memory: click.Group) -> None:
         if not (Path(path) / DB_FILENAME).exists():
             warnings.append(f"no database yet in {path} (created on first serve)")
         else:
-            _check_store(report, warnings, problems, config, str(path), _engine)
+            _check_store(report, warnings, problems, config, str(path), _engine, settings)
         p = settings.proxy
         if not _is_loopback(p.host) and not p.admin_token:
             warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
@@ -117,7 +119,7 @@ def register(main: click.Group, memory: click.Group) -> None:
 
 
 def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str],
-                 config: str | None, data_dir: str, open_engine: Any) -> None:
+                 config: str | None, data_dir: str, open_engine: Any, settings: Any) -> None:
     engine = open_engine(config, data_dir)
     try:
         info = engine.status()
@@ -139,6 +141,9 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
             if v["lag"]:
                 warnings.append(f"{name} is {v['lag']} outbox rows behind (caught up by the"
                                 " running proxy, or `lcm-proxy reindex`)")
+        if settings.search.enabled:
+            _check_indexes(report, warnings, problems, engine, Path(data_dir) / "index",
+                           settings.search.search_config().vector_kinds, lag)
         backlog = engine.store.read(lambda c: c.execute(
             "SELECT COUNT(*) FROM extraction_queue").fetchone()[0])
         report["extraction_queue"] = backlog
@@ -146,6 +151,69 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
             warnings.append(f"{backlog} messages wait for an extraction retry")
     finally:
         engine.close()
+
+
+_INDEXES = (("text", "index_text", "text"), ("vector", "index_vector", "vectors"))
+"""(report name, checkpoint, directory under ``<data_dir>/index``) of each derived index."""
+
+
+def _check_indexes(report: dict[str, Any], warnings: list[str], problems: list[str],
+                   engine: Any, root: Path, vector_kinds: tuple[str, ...],
+                   lag: dict[str, Any]) -> None:
+    """Compare documents per kind in each index with what SQLite says it should hold.
+
+    A difference is a problem (``lcm-proxy reindex`` fixes it) only when it cannot
+    be an indexer still at work: that index's lag was 0 and the outbox head did not
+    move while counting (every change to an indexed row appends an outbox row).
+    Otherwise it is a warning. A missing index is a warning: the proxy builds it
+    from SQLite when it starts.
+    """
+    from memory_core.search.consistency import (
+        expected_counts,
+        text_index_counts,
+        vector_index_counts,
+        vector_index_model,
+    )
+
+    expected = engine.store.read(lambda c: expected_counts(c, vector_kinds))
+    readers = {"text": text_index_counts, "vector": vector_index_counts}
+    actual: dict[str, dict[str, int] | None] = {}
+    unreadable: set[str] = set()
+    for name, _checkpoint, sub in _INDEXES:
+        try:
+            actual[name] = readers[name](root / sub)
+        except (OSError, ValueError, KeyError) as exc:
+            actual[name] = None
+            unreadable.add(name)
+            problems.append(f"{name} index in {root / sub} is unreadable ({exc}): run"
+                            " `lcm-proxy reindex` with the proxy stopped")
+    after = engine.index_lag()
+    steady = after["outbox_head"] == lag["outbox_head"]
+    out: dict[str, Any] = {"vector_model": vector_index_model(root / "vectors")}
+    for name, checkpoint, sub in _INDEXES:
+        have = actual[name]
+        want = expected[name]
+        out[name] = {k: {"sqlite": n, "index": None if have is None else have.get(k, 0)}
+                     for k, n in want.items()}
+        if have is None:
+            if any(want.values()) and name not in unreadable:
+                warnings.append(f"no {name} index in {root / sub} yet (built from SQLite"
+                                " when the proxy starts, or by `lcm-proxy reindex`)")
+            continue
+        extra = {k: n for k, n in have.items() if k not in want and n}
+        diffs = [f"{k} {have.get(k, 0)} indexed, {n} in SQLite" for k, n in want.items()
+                 if have.get(k, 0) != n] + [f"{k} {n} indexed" for k, n in extra.items()]
+        if not diffs:
+            continue
+        behind = after["indexers"].get(checkpoint, {}).get("lag", 0)
+        if steady and behind == 0:
+            problems.append(f"{name} index disagrees with SQLite ({'; '.join(diffs)}):"
+                            " run `lcm-proxy reindex` with the proxy stopped")
+        else:
+            warnings.append(f"{name} index differs from SQLite ({'; '.join(diffs)}) while"
+                            f" the indexer is {behind} outbox rows behind; run doctor again"
+                            " once it has caught up")
+    report["index_consistency"] = out
 
 
 def _print_doctor(r: dict[str, Any]) -> None:
@@ -169,6 +237,16 @@ def _print_doctor(r: dict[str, Any]) -> None:
         click.echo(f"index outbox:    head {r['index']['outbox_head']}")
         for name, v in r["index"]["indexers"].items():
             click.echo(f"  {name + ':':<22}checkpoint {v['checkpoint']}, lag {v['lag']}")
+        consistency = r.get("index_consistency")
+        if consistency:
+            click.echo("index consistency (indexed/SQLite per kind):")
+            for name, _checkpoint, _sub in _INDEXES:
+                cells = "  ".join(
+                    f"{kind} {'-' if v['index'] is None else v['index']}/{v['sqlite']}"
+                    for kind, v in consistency[name].items())
+                click.echo(f"  {name + ':':<8}{cells}")
+            if consistency["vector_model"]:
+                click.echo(f"  vector model: {consistency['vector_model']}")
         click.echo(f"extraction queue: {r['extraction_queue']}")
     click.echo("config in force:")
     for section, values in r["config"].items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import orjson
 from click.testing import CliRunner
@@ -13,6 +14,7 @@ from memory_core.store.migrations import SCHEMA_VERSION
 from proxy.cli import main
 from tests.conftest import RunningProxy
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
+    count,
     populate,
     steady_proxy_fixture,
 )
@@ -102,3 +104,90 @@ def test_doctor_fails_on_a_damaged_database(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "PROBLEM: PRAGMA integrity_check failed" in result.output
     assert result.output.count("On tree page") <= 8  # a paste-able report, not a dump
+
+
+async def test_doctor_checks_each_index_against_sqlite(proxy: RunningProxy) -> None:
+    """Counts per kind agree after indexing (retracted items excluded); documents
+    deleted behind SQLite's back are a problem whose fix is ``lcm-proxy reindex``."""
+    from memory_core.search import make_label
+
+    pop = await populate(proxy)
+    engine = proxy.engine
+    engine.retract(pop.items["a_port"], reason="wrong")
+    await proxy.settle()
+    data_dir = proxy.settings.storage.data_dir
+
+    def doctor() -> tuple[int, dict[str, Any]]:
+        result = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", data_dir])
+        return result.exit_code, orjson.loads(result.stdout)
+
+    code, report = doctor()
+    assert code == 0 and report["problems"] == [], report["problems"]
+    consistency = report["index_consistency"]
+    live_items = count(proxy, "SELECT COUNT(*) FROM memory_items WHERE status != 'retracted'")
+    assert consistency["text"]["item"] == {"sqlite": live_items, "index": live_items}
+    for name in ("text", "vector"):
+        for kind, v in consistency[name].items():
+            assert v["index"] == v["sqlite"] > 0, (name, kind, v)
+    text = CliRunner().invoke(main, ["doctor", "--data-dir", data_dir]).output
+    assert "index consistency (indexed/SQLite per kind):" in text
+    assert f"item {live_items}/{live_items}" in text
+
+    # Break both indexes the way a lost write would: delete documents directly.
+    victims = [make_label("message", pop.messages["a"]), make_label("message", pop.messages["b"])]
+    service = engine.search
+    service.text.delete(victims)
+    service.text.commit()
+    assert service.vectors is not None
+    service.vectors.delete(victims[:1])
+    service.vectors.save()
+    code, report = doctor()
+    assert code == 1
+    problems = "\n".join(report["problems"])
+    n_messages = consistency["text"]["message"]["sqlite"]
+    assert (f"text index disagrees with SQLite (message {n_messages - 2} indexed,"
+            f" {n_messages} in SQLite)") in problems
+    assert "vector index disagrees with SQLite (message" in problems
+    assert problems.count("run `lcm-proxy reindex`") == 2
+    assert report["index_consistency"]["text"]["message"]["index"] == n_messages - 2
+
+
+def test_doctor_expected_counts_follow_the_indexer(tmp_path: Path) -> None:
+    """SQLite's expectation matches what a rebuild indexes, kind by kind, including
+    blank texts (no vector) and kinds left out of ``vector_kinds``."""
+    from memory_core.engine import Engine
+    from memory_core.search import HashingEmbedder, SearchConfig, SearchService
+    from memory_core.search.consistency import (
+        expected_counts,
+        text_index_counts,
+        vector_index_counts,
+    )
+
+    engine = Engine(tmp_path / "d")
+    try:
+        def seed(c: sqlite3.Connection) -> None:
+            c.execute("INSERT INTO threads (id, tenant, role, session, created_at, updated_at)"
+                      " VALUES (1, 't', 'r', 's', 0, 0)")
+            for i, (text, raw) in enumerate([("hello", "{}"), (" \u3000\n", "{}"),
+                                             ("", '{"name": "bob"}')], 1):
+                c.execute("INSERT INTO messages (id, tenant, role, session, thread_id,"
+                          " node_key, depth, created_at, msg_role, kind, text, raw_json,"
+                          " content_hash, tokens) VALUES (?, 't', 'r', 's', 1, ?, ?, 0,"
+                          " 'user', 'request', ?, ?, ?, 1)", (i, f"k{i}", i, text, raw, f"h{i}"))
+                c.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?,"
+                          " 'upsert')", (i,))
+
+        engine.store.write_sync(seed)
+        cfg = SearchConfig(vector_kinds=("message", "item"))
+        svc = SearchService(engine.store, tmp_path / "d", cfg, HashingEmbedder(dim=32))
+        try:
+            built = svc.rebuild()
+        finally:
+            svc.close()
+        want = engine.store.read(lambda c: expected_counts(c, cfg.vector_kinds))
+    finally:
+        engine.close()
+    assert built["message"] == want["text"]["message"] == 3
+    assert want["vector"]["message"] == 2  # the blank one has no vector; "bob: " has
+    assert text_index_counts(tmp_path / "d" / "index" / "text") == want["text"]
+    assert vector_index_counts(tmp_path / "d" / "index" / "vectors") == want["vector"]

@@ -1,0 +1,131 @@
+"""Index consistency: what SQLite says each derived index should hold, and what it holds.
+
+``lcm-proxy doctor`` compares the two per kind (message, item, agent_memory,
+summary). SQLite is the truth: the text index should hold every row the indexer
+would load (``docs.load_docs``: items and summaries whose status is retracted,
+deleted or purged are left out; purged rows are gone from SQLite altogether); the
+vector index the same rows of the configured ``vector_kinds`` whose embedded text
+is not blank (the indexer skips those).
+
+Both indexes are read from disk without a writer: Tantivy through a fresh reader
+(its writer lock is not taken, so this works while a proxy is running) and the
+vector partitions from their saved ``.npz`` rows. What is on disk is what the
+checkpoints promise, so counts agree exactly only when the index lag is 0; the
+caller decides how to treat a difference while the indexer is behind.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from memory_core.search.config import KIND_CODES, KIND_NAMES
+from memory_core.search.docs import DELETED_STATUSES, TABLES
+
+WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+              "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+"""Every character ``str.isspace`` accepts (what ``strip`` removes): the indexer's
+blank test, done in SQL with ``trim``."""
+
+
+_LIVE = {"item": "status", "summary": "status"}
+_EMBED_TEXT = {
+    "message": "text",
+    "item": "text",
+    "agent_memory": "title || char(10) || content",
+    "summary": "text",
+}
+_MESSAGE_NAME = ("CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
+                 " THEN json_extract(raw_json, '$.name') END")
+
+
+def _where_live(kind: str) -> str:
+    col = _LIVE.get(kind)
+    if col is None:
+        return "1"
+    marks = ",".join(f"'{s}'" for s in sorted(DELETED_STATUSES))
+    return f"COALESCE({col}, '') NOT IN ({marks})"
+
+
+def expected_counts(conn: sqlite3.Connection, vector_kinds: Iterable[str]
+                    ) -> dict[str, dict[str, int]]:
+    """Rows per kind each index should hold: ``{"text": {kind: n}, "vector": {kind: n}}``.
+
+    ``vector_kinds``: the kinds the configuration embeds (``SearchConfig.vector_kinds``);
+    other kinds expect 0 vectors.
+    """
+    vkinds = set(vector_kinds)
+    text: dict[str, int] = {}
+    vector: dict[str, int] = {}
+    for kind, table in TABLES.items():
+        live = _where_live(kind)
+        text[kind] = int(conn.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE {live}").fetchone()[0])
+        if kind not in vkinds:
+            vector[kind] = 0
+            continue
+        not_blank = f"trim(COALESCE({_EMBED_TEXT[kind]}, ''), ?) != ''"
+        if kind == "message":  # "<name>: <text>" is embedded when the message has a name
+            not_blank = f"({not_blank} OR COALESCE({_MESSAGE_NAME}, '') NOT IN ('', 0))"
+        vector[kind] = int(conn.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE {live} AND {not_blank}",
+            (WHITESPACE,)).fetchone()[0])
+    return {"text": text, "vector": vector}
+
+
+def text_index_counts(path: str | Path) -> dict[str, int] | None:
+    """Live documents per kind in the Tantivy index at ``path``; ``None`` if absent.
+
+    Opens a reader only (no writer lock). Raises ``ValueError`` (tantivy's error)
+    when the index cannot be read.
+    """
+    import tantivy
+
+    path = Path(path)
+    if not (path / "meta.json").exists():
+        return None
+    index = tantivy.Index.open(str(path))
+    searcher = index.searcher()
+    schema = index.schema
+    return {kind: int(searcher.search(tantivy.Query.term_query(schema, "kind", code), 1,
+                                      count=True).count or 0)
+            for kind, code in KIND_CODES.items()}
+
+
+def vector_index_counts(path: str | Path) -> dict[str, int] | None:
+    """Live vectors per kind over every partition saved at ``path``; ``None`` if absent.
+
+    Reads the manifest and each partition's ``label``/``kind``/``alive`` rows (not the
+    vectors). Raises ``OSError``/``ValueError``/``KeyError`` for unreadable files.
+    """
+    from memory_core.search.vector import partition_name
+
+    path = Path(path)
+    manifest_file = path / "manifest.json"
+    if not manifest_file.exists():
+        return None
+    manifest = json.loads(manifest_file.read_text())
+    counts = dict.fromkeys(KIND_CODES, 0)
+    for name, info in manifest.get("partitions", {}).items():
+        if name != partition_name(info["tenant"], info["role"]):
+            raise ValueError(f"partition {name} does not match its tenant and role")
+        with np.load(str(path / name) + ".npz") as rows:
+            kinds = rows["kind"][rows["alive"]]
+        for code, n in zip(*np.unique(kinds, return_counts=True), strict=True):
+            kind = KIND_NAMES.get(int(code), f"code {int(code)}")
+            counts[kind] = counts.get(kind, 0) + int(n)
+    return counts
+
+
+def vector_index_model(path: str | Path) -> str | None:
+    """The embedding model id the vector index at ``path`` was built with (or ``None``)."""
+    try:
+        data = json.loads((Path(path) / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return str(model) if model is not None else None
