@@ -12,7 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import orjson
@@ -22,6 +24,7 @@ from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.redact import may_contain_secret, redact_secrets, redact_value
 from memory_core.tokens import count_tokens
 from memory_core.tree import (
+    ChainKeyCache,
     canonical_bytes,
     canonical_message,
     chain_keys,
@@ -138,15 +141,66 @@ def matched_prefix(conn: sqlite3.Connection, scope: Scope, keys: list[str]) -> i
     return lo
 
 
-def _prefix_ids(conn: sqlite3.Connection, scope: Scope, keys: list[str], k: int) -> list[int]:
+class PathIdCache:
+    """Stored ids of recently captured paths, so a resent history needs no walk.
+
+    Maps ``(tenant, role, session, node key)`` to the ids of that node's path, root
+    first; at most ``max_paths`` paths (least recently used dropped). Filled only
+    with committed rows (the engine calls :meth:`put` once a capture's future
+    resolves, after COMMIT). Message ids are AUTOINCREMENT and a node never moves,
+    so a path whose last id still matches its key's row is still exact; a purged
+    path fails that check and is walked again. Thread-safe.
+    """
+
+    def __init__(self, max_paths: int = 256) -> None:
+        self._max = max_paths
+        self._paths: OrderedDict[tuple[str, str, str, str], tuple[int, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, scope: Scope, key: str, ids: tuple[int, ...]) -> None:
+        """Remember ``ids`` as the path ending at node ``key`` in ``scope``."""
+        with self._lock:
+            self._paths[(scope.tenant, scope.role, scope.session, key)] = ids
+            self._paths.move_to_end((scope.tenant, scope.role, scope.session, key))
+            while len(self._paths) > self._max:
+                self._paths.popitem(last=False)
+
+    def get(self, scope: Scope, key: str) -> tuple[int, ...] | None:
+        """The remembered path ending at ``key``, or ``None``."""
+        with self._lock:
+            return self._paths.get((scope.tenant, scope.role, scope.session, key))
+
+
+_CACHE_REACH = 4
+"""How many nodes back from a request's stored prefix :func:`_prefix_ids` looks for
+a remembered path (the previous request's head is usually 1–2 nodes back: the
+reply, and the tool results of a tool round)."""
+
+
+def _prefix_ids(conn: sqlite3.Connection, scope: Scope, keys: list[str], k: int,
+                cache: PathIdCache | None = None) -> list[int]:
     """Return the stored ids of ``keys[:k]`` (all stored), root first.
 
     A node key hashes its parent's key, so the stored ancestors of ``keys[k-1]`` are
     exactly ``keys[:k-1]``: one recursive walk up ``parent_id`` replaces ``k``
-    separate lookups (a 2 000-message history is resent on every call).
+    separate lookups (a 2 000-message history is resent on every call). With a
+    ``cache`` holding the path of one of the last few nodes, only the nodes after
+    it are looked up (about 0.1 ms instead of 5 ms at 2 000 messages).
     """
     if k == 0:
         return []
+    if cache is not None:
+        for j in range(k, max(0, k - _CACHE_REACH), -1):
+            known = cache.get(scope, keys[j - 1])
+            if known is None or len(known) != j:
+                continue
+            row = _lookup(conn, scope, keys[j - 1])
+            if row is None or int(row["id"]) != known[-1]:
+                break
+            tail = [_lookup(conn, scope, key) for key in keys[j:k]]
+            if all(r is not None for r in tail):
+                return [*known, *(int(r["id"]) for r in tail if r is not None)]
+            break
     last = _lookup(conn, scope, keys[k - 1])
     assert last is not None
     rows = conn.execute(
@@ -250,6 +304,8 @@ def capture_request(
     now: float | None = None,
     *,
     config: MemoryConfig | None = None,
+    key_cache: ChainKeyCache | None = None,
+    path_cache: PathIdCache | None = None,
 ) -> CaptureResult:
     """Store the messages of one request that are not stored yet (writer job).
 
@@ -257,12 +313,16 @@ def capture_request(
     of the same list stores nothing. Fills ``ticket.result`` and also records a
     ``request`` event carrying ``event`` (model, stream flag…) plus the new ids.
     ``config``: what is stored (secret redaction, raw JSON; see :func:`stored_forms`).
+    ``key_cache``: reuse the node keys of a history seen before (same result, less
+    hashing; see :class:`~memory_core.tree.ChainKeyCache`). ``path_cache``: the
+    stored ids of recent paths (:class:`PathIdCache`; the caller fills it after
+    commit).
     """
     scope = ticket.scope
     now = time.time() if now is None else now
-    keys = chain_keys(messages)
+    keys = key_cache.keys(messages) if key_cache is not None else chain_keys(messages)
     k = matched_prefix(conn, scope, keys)
-    ids = _prefix_ids(conn, scope, keys, k)
+    ids = _prefix_ids(conn, scope, keys, k, path_cache)
     created = False
     replay_only = False
     previous: float | None = None

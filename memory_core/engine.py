@@ -27,7 +27,7 @@ from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.redact import redact_secrets
 from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.store.sqlite import SqliteStore
-from memory_core.tree import message_text
+from memory_core.tree import ChainKeyCache, message_text
 
 log = logging.getLogger("lcm.engine")
 
@@ -71,6 +71,8 @@ class Engine:
         self._compaction_locks: dict[int, threading.Lock] = {}
         self._compaction_guard = threading.Lock()
         self._compaction_failures: dict[int, tuple[int, float]] = {}
+        self._chain_keys = ChainKeyCache()
+        self._path_ids = capture.PathIdCache()
         self._spliced: set[int] = set(self.store.read(
             lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
 
@@ -85,13 +87,25 @@ class Engine:
         """
         ticket = CaptureTicket(scope=scope, request_id=request_id)
         fut = self.store.write(self._capture_request_job, ticket, messages, event)
+
+        def remember(done: Future[CaptureResult]) -> None:
+            # Runs after COMMIT (the writer resolves futures then): only committed
+            # paths are remembered.
+            if not done.cancelled() and done.exception() is None:
+                res = done.result()
+                if res.head_key and res.message_ids:
+                    self._path_ids.put(scope, res.head_key, res.message_ids)
+
+        fut.add_done_callback(remember)
         return ticket, fut
 
     def _capture_request_job(
         self, conn: sqlite3.Connection, ticket: CaptureTicket, messages: list[Any],
         event: dict[str, Any],
     ) -> CaptureResult:
-        result = capture.capture_request(conn, ticket, messages, event, config=self.config)
+        result = capture.capture_request(conn, ticket, messages, event, config=self.config,
+                                         key_cache=self._chain_keys,
+                                         path_cache=self._path_ids)
         if self.config.extract and result.new_ids:
             first_new = len(result.message_ids) - len(result.new_ids)
             for offset, mid in enumerate(result.new_ids):

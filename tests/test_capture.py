@@ -547,3 +547,63 @@ def test_odd_messages_are_stored_not_dropped(engine: Any) -> None:
     # Replaying the same odd list stores nothing new.
     again = _capture(engine, odd, None)
     assert again.new_ids == () and again.message_ids == result.message_ids
+
+
+def test_chain_key_cache_always_equals_a_full_rehash() -> None:
+    """The memoised node keys are exactly chain_keys: on append, on an edited
+    earlier message, on values Python calls equal but JSON does not (1, 1.0, true),
+    and on integers orjson cannot serialise (the slow path)."""
+    from memory_core.tree import ChainKeyCache, chain_keys
+
+    cache = ChainKeyCache(max_roots=2, per_root=2)
+    history: list[Any] = [{"role": "system", "content": "sys"}]
+    for i in range(40):
+        history.append({"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"})
+        assert cache.keys(history) == chain_keys(history)
+    edited = [dict(m) for m in history]
+    edited[3]["content"] = "changed"
+    assert cache.keys(edited) == chain_keys(edited) != chain_keys(history)
+    variants = []
+    for value in (1, 1.0, True, 2**70):
+        odd = [dict(m) for m in history]
+        odd[5]["content"] = value
+        variants.append(cache.keys(odd))
+        assert variants[-1] == chain_keys(odd)
+    assert len({tuple(v) for v in variants}) == 4  # 1, 1.0, true and 2**70 differ
+    # Other conversations evict this one (max_roots=2); results stay exact.
+    for root in ("a", "b", "c"):
+        other = [{"role": "system", "content": root}, *history[1:]]
+        assert cache.keys(other) == chain_keys(other)
+    assert cache.keys(history) == chain_keys(history)
+
+
+def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:
+    """Capturing with the path cache (warm engine) returns exactly what an engine
+    without it (cold: full ancestor walk) returns, also for a fork; after a purge
+    the remembered path is not reused."""
+    from memory_core.config import MemoryConfig
+    from memory_core.engine import Engine
+
+    history: list[Any] = [{"role": "system", "content": "sys"}]
+    results = []
+    for i in range(12):
+        history.append({"role": "user", "content": f"question {i}"})
+        results.append(_capture(engine, list(history), {"role": "assistant",
+                                                         "content": f"answer {i}"}))
+        history.append({"role": "assistant", "content": f"answer {i}"})
+    for i in range(1, len(results)):  # each request extended the one before it
+        assert results[i].message_ids[:-2] == results[i - 1].message_ids
+    fork = [*history[:9], {"role": "user", "content": "a different question"}]
+    forked = _capture(engine, fork, None)
+    warm = _capture(engine, list(history[:-1]), None)
+    cold_engine = Engine(engine.store.data_dir, MemoryConfig(extract=False))
+    try:
+        cold = _capture(cold_engine, list(history[:-1]), None)
+        assert warm.message_ids == cold.message_ids == results[-1].message_ids
+        assert _capture(cold_engine, fork, None).message_ids == forked.message_ids
+    finally:
+        cold_engine.close()
+    engine.purge(tenant="t_test")
+    after = _capture(engine, list(history[:3]), None)
+    assert len(after.new_ids) == 3
+    assert set(after.message_ids).isdisjoint(results[-1].message_ids)
