@@ -30,6 +30,7 @@ from proxy.evaluation.metrics import (
     has_needle,
     hit_matches,
     prefix_share,
+    rendered_prompt,
     stale_lines,
     tool_pairs_ok,
 )
@@ -148,6 +149,19 @@ def test_prefix_share_and_common_prefix() -> None:
     assert prefix_share(None, b"abc") is None
     assert prefix_share(b"abcd", b"abcdefgh") == 0.5
     assert prefix_share(b"zzz", b"abc") == 0.0
+
+
+def test_rendered_prompt_puts_tool_definitions_before_the_messages() -> None:
+    """Two turns of one conversation: in the JSON body the shared tools come after
+    the messages; rendered, they are part of the shared prefix."""
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
+    one = {"model": "m", "messages": [{"role": "user", "content": "a"}], "tools": tools}
+    two = {"model": "m", "tools": tools, "messages": [
+        {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"}]}
+    r1, r2 = rendered_prompt(one), rendered_prompt(two)
+    assert r2.startswith(r1) and b"read_file" in r1[: r1.index(b'"content"')]
+    assert rendered_prompt({"model": "m", "messages": []}) == b"{}"
 
 
 def test_tool_pairs() -> None:

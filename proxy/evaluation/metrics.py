@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
+
 from memory_core.assemble import CURRENT_REQUEST
 from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.tokens import count_tokens
@@ -145,9 +147,30 @@ def common_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
+_RENDERED_SETTINGS = ("tools", "functions", "response_format")
+"""Request fields a chat template renders ahead of the conversation."""
+
+
+def rendered_prompt(body: dict[str, Any]) -> bytes:
+    """The request as a provider's prompt cache sees it, as comparable bytes.
+
+    Providers cache the *rendered* prompt, not the JSON body: tool definitions (and
+    a structured-output schema) come before the messages, which follow in order
+    (OpenAI's prompt-caching guide: tools and schemas "must be identical between
+    requests" and serve as a prefix; Together's and others' docs list tool
+    definitions as part of the cached prefix). So this returns those settings,
+    then one line per message, keys sorted. In the JSON body ``tools`` follows
+    ``messages`` and could never count as a shared prefix.
+    """
+    head = orjson.dumps({k: body[k] for k in _RENDERED_SETTINGS if k in body},
+                        option=orjson.OPT_SORT_KEYS)
+    return head + b"".join(b"\n" + orjson.dumps(m, option=orjson.OPT_SORT_KEYS)
+                           for m in body.get("messages") or ())
+
+
 def prefix_share(previous: bytes | None, current: bytes) -> float | None:
-    """Cacheable-prefix share: common byte prefix / ``len(current)`` (0–1);
-    ``None`` for the first request or an empty one."""
+    """Cacheable-prefix share: common byte prefix / ``len(current)`` (0–1) of two
+    :func:`rendered_prompt` values; ``None`` for the first request or an empty one."""
     if previous is None or not current:
         return None
     return common_prefix(previous, current) / len(current)

@@ -53,9 +53,9 @@ class RequestRecord:
     """One upstream request: ``turn``, ``opens_turn`` (ends with the user message),
     ``proxy_ms``/``direct_ms``, ``client_tokens``/``upstream_tokens``/``raw_tokens``
     (whole history), ``memory_tokens`` (block or notes), ``prefix`` (cacheable
-    share vs the previous request, ``None`` first; ``prefix_bytes``/``body_bytes``
-    its parts), ``rewrite`` (history rewritten since the previous request), and
-    per-request invariant flags."""
+    share vs the previous request, on :func:`metrics.rendered_prompt` bytes, ``None``
+    first; ``prefix_bytes``/``body_bytes`` its parts), ``rewrite`` (history
+    rewritten since the previous request), and per-request invariant flags."""
 
     turn: int
     opens_turn: bool
@@ -213,8 +213,9 @@ class _Exchange:
             d = await self._call(self.direct, body)
             p = await self._call(self.proxy, body)
         self.count += 1
-        raw = self.fake.take()
-        upstream = orjson.loads(raw)["messages"]
+        sent = orjson.loads(self.fake.take())
+        upstream = sent["messages"]
+        raw = metrics.rendered_prompt(sent)  # what a provider's prompt cache compares
         msg = p[3].choices[0].message
         answered = p[1] == 200 and (msg.content == answer if tool_call is None else bool(
             msg.tool_calls) and msg.tool_calls[0].id == tool_call["id"])
