@@ -195,6 +195,42 @@ def _item_line(row: sqlite3.Row, old: sqlite3.Row | None, conflict: sqlite3.Row 
     return f"- [{' · '.join(tags)}] {_one_line(row['text'], limit)}{extra}"
 
 
+# An explicit decision ("we decided", "let's go with … — agreed", 决定, 決定) rather
+# than a passing "let's keep going with X" (a next step, not a lasting choice).
+_EXPLICIT_DECISION = re.compile(
+    r"\b(?:decided|decide|decision|agreed|settled on|chose|chosen|go with|we(?:'ll| will) use)\b"
+    r"|决定|決定|确定|決めました|決めた", re.I)
+_STANDING_BASE = {"preference": 3.0, "constraint": 2.0, "decision": 1.5, "fact": 0.0}
+
+
+def standing_weight(row: Any) -> float:
+    """How much a memory item deserves a place in every block, relevant or not.
+
+    ``row``: a ``memory_items`` row (mapping). Returns 0 for items never shown
+    without a match: questions, assistant proposals, and facts with neither a
+    number nor a correction behind them. Otherwise a weight (higher first):
+    preference 3, constraint 2, decision 1.5 (+1.5 when explicit: "we decided",
+    决定), fact 0; +2.5 for a stated number (the exact values agents forget),
+    +1.5 for a correction (it supersedes an earlier item), +0.5 for a condition.
+    The weights are this project's ordering, not measured constants: what users
+    state as numbers, corrections, preferences and decisions is what long
+    sessions lose first (DESIGN §4).
+    """
+    if row["evidence"] != "user" or row["kind"] not in _STANDING_BASE:
+        return 0.0
+    numeric = row["value"] is not None
+    correction = row["supersedes"] is not None
+    if row["kind"] == "fact" and not numeric and not correction:
+        return 0.0
+    weight = _STANDING_BASE[row["kind"]]
+    if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
+        weight += 1.5
+    weight += 2.5 if numeric else 0.0
+    weight += 1.5 if correction else 0.0
+    weight += 0.5 if row["condition"] else 0.0
+    return weight
+
+
 def _score(query_terms: set[str], text_terms: set[str], idf: dict[str, float]) -> float:
     return sum(idf.get(t, 1.0) for t in query_terms & text_terms)
 
@@ -298,17 +334,22 @@ def assemble(
         for kind, ref_id, score in search(scope, newest_text, ("item",), cfg.max_items * 2):
             if kind == "item" and ref_id in active:
                 relevance[ref_id] = relevance.get(ref_id, 0.0) + 2.0 * score
-    pinned_kinds = ("constraint", "decision", "preference")
-    pinned_ids = [r["id"] for r in items if r["kind"] in pinned_kinds][: cfg.pinned_items]
+    # Standing items: shown on every turn whether or not the words match (a
+    # paraphrased question shares none), the heaviest first, newest on ties.
+    weights = {r["id"]: standing_weight(r) for r in items}
+    standing = sorted((r for r in items if weights[r["id"]] > 0),
+                      key=lambda r: (-weights[r["id"]], -r["id"]))[: cfg.pinned_items]
+    pinned_ids = {r["id"] for r in standing}
     chosen: list[tuple[sqlite3.Row, float, str]] = []
     by_id = {r["id"]: r for r in items}
     for r in items:
         rel = relevance.get(r["id"], 0.0)
         if rel > 0:
-            chosen.append((r, 100 + rel * 10 + (20 if r["kind"] in pinned_kinds else 0),
+            chosen.append((r, 100 + rel * 10 + 5 * weights[r["id"]],
                            f"matches this turn (score {rel:.2f})"))
         elif r["id"] in pinned_ids:
-            chosen.append((r, 50 + r["id"] * 1e-9, f"pinned {r['kind']}"))
+            chosen.append((r, 50 + weights[r["id"]] + r["id"] * 1e-9,
+                           f"standing {r['kind']} (weight {weights[r['id']]:.1f})"))
     chosen.sort(key=lambda c: -c[1])
     chosen = chosen[: cfg.max_items]
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}

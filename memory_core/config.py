@@ -71,7 +71,9 @@ class MemoryConfig:
     ``soft_budget_tokens`` default 3000, clamped to 200–20000 (DESIGN §7).
     ``idle_resume_seconds`` (1800 = 30 min): a thread idle longer gets a bootstrap turn.
     ``max_items``: memory items per block; ``pinned_items``: of those, at most this
-    many constraints/decisions/preferences shown without a keyword match.
+    many standing items (preferences, constraints, decisions, facts with a number or
+    a correction; :func:`memory_core.assemble.standing_weight`) shown without a
+    keyword match.
     ``evidence_snippets``/``snippet_chars``: quoted earlier messages not in the request.
     ``quote_tool_output``: tool results may be quoted as evidence (off by default).
     ``semantic_min_similarity``: cosine similarity (−1…1) a vector-only search hit
@@ -97,7 +99,7 @@ class MemoryConfig:
     soft_budget_tokens: int = 3000
     idle_resume_seconds: float = 1800.0
     max_items: int = 40
-    pinned_items: int = 15
+    pinned_items: int = 20
     evidence_snippets: int = 4
     snippet_chars: int = 400
     quote_tool_output: bool = False

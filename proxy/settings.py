@@ -70,7 +70,7 @@ class InjectionSettings:
     soft_budget_tokens: int = field(default=3000, metadata=_rng(200, 20000))
     idle_resume_seconds: float = field(default=1800.0, metadata=_rng(0, 30 * 86400))
     max_items: int = field(default=40, metadata=_rng(0, 500))
-    pinned_items: int = field(default=15, metadata=_rng(0, 200))
+    pinned_items: int = field(default=20, metadata=_rng(0, 200))
     evidence_snippets: int = field(default=4, metadata=_rng(0, 50))
     snippet_chars: int = field(default=400, metadata=_rng(40, 4000))
     quote_tool_output: bool = False

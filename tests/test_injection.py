@@ -78,6 +78,29 @@ async def test_fact_from_turn_2_is_in_the_block_at_turn_200(
     assert len(rows) == 1 + 2 * 200  # the system prompt, every user turn and reply, once
 
 
+async def test_numbers_and_decisions_stand_in_the_block_for_a_paraphrased_question(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A question that shares no word with the fact still gets it: stated numbers,
+    corrections, preferences and explicit decisions are standing items. Plain
+    remarks, questions and next-step chatter without a match are not."""
+    agent = Agent(proxy, upstream)
+    await agent.say("While a sale is running, the catalogue cache TTL is 100 seconds.")
+    await agent.say("We decided to deploy the frontend on Render.")
+    await agent.say("The login form looks a bit cluttered.")
+    await agent.say("Why is the settings page so slow?")
+    for i in range(40):
+        await agent.say(f"Step {i}: review changelog entry {i} and summarise it.", fast=True)
+    await agent.say("During a promotion, how quickly do shop listings get refreshed?")
+    block = block_of(agent.upstream_last_user())
+    assert "100 seconds" in block and "Render" in block
+    assert "cluttered" not in block and "settings page so slow" not in block
+    await proxy.settle()
+    log = proxy.engine.last_assembly()
+    assert log is not None
+    reasons = {e["reason"] for e in log["data"]["included"] if e["section"] == "items"}
+    assert any(r.startswith("standing fact") for r in reasons), reasons
+
+
 async def test_correction_supersedes_and_old_value_only_as_superseded(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     agent = Agent(proxy, upstream)
