@@ -4,13 +4,17 @@ Every function here takes the writer's ``sqlite3.Connection`` and runs inside th
 store's write transaction, so each rule is atomic with the evidence it came from.
 
 Supersession (one item replaces another, both kept, linked both ways):
-  an item flagged as a correction replaces the most recent *active* item of the
-  same tenant and role whose subject matches (equal, or one contains the other);
-  with no subject, the most recent active item with the same unit. Chains A→B→C
-  work because only active items are candidates.
+  an item flagged as a correction replaces the best-matching *active* item of the
+  same tenant and role (:func:`correction_target`): a matching subject (equal, or
+  one contains the other) first, else the most content terms shared
+  (``memory_core.overlap``: stemmed words, CJK bigrams); never an item with a
+  different condition or a unit of another dimension. A correction with no subject
+  and no shared terms replaces the most recent active item with the same unit.
+  Chains A→B→C work because only active items are candidates.
 Conflict (both sides stay visible until the user resolves it):
-  a non-correction statement with a matching subject but a different value (or a
-  different text of the same kind) sets ``conflict_with`` on the new item.
+  a non-correction statement with a matching subject, the same condition and no
+  unit of another dimension but a different value (or a different text of the same
+  kind) sets ``conflict_with`` on the new item.
 Restatement: the same kind, subject and value again adds a revision row, not a
   duplicate item.
 """
@@ -27,8 +31,11 @@ from typing import Any
 import orjson
 
 from memory_core.errors import NotFoundError
+from memory_core.extraction.units import unit_class
 from memory_core.keys import KeyMatch, near_duplicate, snake_key
 from memory_core.models import Scope
+from memory_core.overlap import overlap, terms
+from memory_core.supersession import conditions_agree, correction_target, subjects_match
 
 ITEM_KINDS = ("fact", "decision", "constraint", "preference", "question", "proposal")
 TASK_LABELS = ("goal", "progress", "todo", "blocked", "decision")
@@ -51,21 +58,6 @@ def _revision(conn: sqlite3.Connection, item_id: int, field: str, old: Any, new:
         (item_id, now, field, None if old is None else str(old),
          None if new is None else str(new), reason),
     )
-
-
-def subjects_match(a: str | None, b: str | None) -> bool:
-    """True when two normalised subjects name the same thing (equal, or one contains
-    the other as whole words / CJK substring, the shorter ≥ 2 characters)."""
-    if not a or not b:
-        return False
-    if a == b:
-        return True
-    short, long_ = sorted((a, b), key=len)
-    if len(short) < 2:
-        return False
-    if re.search(r"[\u3040-\u30ff\u3400-\u9fff]", short):
-        return short in long_
-    return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
 
 
 # -- memory items -----------------------------------------------------------------
@@ -96,24 +88,17 @@ def store_extracted(
 
 
 def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], *,
-                subject: str | None = None, unit: str | None = None) -> list[sqlite3.Row]:
-    """Active items of ``kinds`` in the scope, newest first, that may match.
-
-    With ``subject``: only items whose subject contains it or is contained in it
-    (``instr`` in SQL; :func:`subjects_match` then checks word boundaries). With
-    ``unit``: only items with that unit. Every active item of the scope is a
-    candidate, however old — a correction at turn 900 still finds turn 3.
+                subject: str) -> list[sqlite3.Row]:
+    """Active items of ``kinds`` in the scope, newest first, whose subject contains
+    ``subject`` or is contained in it (``instr`` in SQL; :func:`subjects_match`
+    then checks word boundaries). Every active item of the scope is a candidate,
+    however old — a restatement at turn 900 still finds turn 3.
     """
     marks = ",".join("?" * len(kinds))
     sql = (f"SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
            f" AND kind IN ({marks})")
-    args: list[Any] = [scope.tenant, scope.role, *kinds]
-    if subject is not None:
-        sql += " AND subject IS NOT NULL AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
-        args += [subject, subject]
-    if unit is not None:
-        sql += " AND unit=?"
-        args.append(unit)
+    args: list[Any] = [scope.tenant, scope.role, *kinds, subject, subject]
+    sql += " AND subject IS NOT NULL AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
     return conn.execute(sql + " ORDER BY id DESC LIMIT 200", args).fetchall()
 
 
@@ -124,21 +109,18 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     comparable = ("fact", "decision", "constraint", "preference")
     old: sqlite3.Row | None = None
     same: sqlite3.Row | None = None
-    if kind in comparable and ex.subject:
+    if kind in comparable and ex.correction:
+        old = correction_target(conn, scope, ex, comparable)
+    elif kind in comparable and ex.subject:
         for row in _candidates(conn, scope, comparable, subject=ex.subject):
-            if subjects_match(ex.subject, row["subject"]):
+            if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
+                    and not _other_dimension(ex.unit, row["unit"]):
                 if (row["value"] == ex.value and row["unit"] == ex.unit
-                        and (ex.value is not None or row["text"] == ex.text)
-                        and (row["condition"] or None) == (ex.condition or None)):
+                        and (ex.value is not None or row["text"] == ex.text)):
                     same = row
                 else:
                     old = row
                 break
-    if kind in comparable and old is None and same is None and ex.correction \
-            and not ex.subject and ex.unit:
-        for row in _candidates(conn, scope, comparable, unit=ex.unit):
-            old = row
-            break
     if same is not None and not ex.correction:
         _revision(conn, int(same["id"]), "restated", None, message_id, "restated", now)
         conn.execute("UPDATE memory_items SET updated_at=? WHERE id=?", (now, same["id"]))
@@ -164,9 +146,12 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
                          (old["id"], item_id))
             _revision(conn, item_id, "conflict_with", None, old["id"],
                       "same subject, different value", now)
-    elif same is not None and ex.correction:
-        supersede(conn, int(same["id"]), item_id, "correction restating the value", now)
     return item_id
+
+
+def _other_dimension(a: str | None, b: str | None) -> bool:
+    """Two units of different dimensions ("40 minutes" vs "12 GB": two attributes)."""
+    return bool(a and b and unit_class(a) != unit_class(b))
 
 
 def supersede(conn: sqlite3.Connection, old_id: int, new_id: int, reason: str,
@@ -224,22 +209,13 @@ def retract_item(conn: sqlite3.Connection, item_id: int, reason: str,
 
 # -- task state -----------------------------------------------------------------------
 _WORD = re.compile(r"[\w\u3040-\u30ff\u3400-\u9fff]+", re.UNICODE)
-_DONE = re.compile(r"(?i)\b(done|finished|completed|fixed|resolved)\b|完成|已完成|完了|済み|解決")
+_DONE = re.compile(r"(?i)\b(?:done|finished|complete|completed|fixed|resolved|shipped|merged)\b"
+                   r"|完成|完了|済み|済んだ|解決|搞定|做完|終了|終わった|終わりました")
 
 
 def norm_task(text: str) -> str:
     """Lowercase word-run form of a task line, used to merge restatements."""
     return " ".join(_WORD.findall(text.lower()))[:300]
-
-
-def _overlap(a: str, b: str) -> float:
-    sa, sb = set(a.split()), set(b.split())
-    if not sa or not sb:
-        # CJK lines have few spaces: compare character bigrams instead.
-        ga = {a[i:i + 2] for i in range(len(a) - 1)}
-        gb = {b[i:i + 2] for i in range(len(b) - 1)}
-        return len(ga & gb) / max(1, min(len(ga), len(gb)))
-    return len(sa & sb) / max(1, min(len(sa), len(sb)))
 
 
 def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
@@ -248,9 +224,11 @@ def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
     """Merge one labelled line into the thread's task state.
 
     goal: a new goal supersedes the open one. todo: added open (a restatement is
-    merged). progress: appended; when it says done/完成/完了 and overlaps an open
-    TODO or blocker by ≥ 60 % of words, that entry is closed. blocked: added open;
-    decision: appended. Lines are unique per (thread, label, normalised text).
+    merged). progress: appended; when it says done/完成/完了 it closes the open TODO
+    or blocker it names best — the most content terms shared (stemmed words, CJK
+    bigrams; :mod:`memory_core.overlap`), at least 60 % of the smaller side and two
+    terms (one when a side has one). blocked: added open; decision: appended. Lines
+    are unique per (thread, label, normalised text).
     """
     now = time.time() if now is None else now
     label = label if label in TASK_LABELS else "progress"
@@ -263,14 +241,22 @@ def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
             " AND label='goal' AND status='open' AND norm<>?", (now, thread_id, norm),
         )
     if label == "progress" and _DONE.search(text):
+        done = terms(_DONE.sub(" ", text))
+        scored = []
         for row in conn.execute(
-            "SELECT id, norm FROM task_state WHERE thread_id=? AND label IN ('todo','blocked')"
+            "SELECT id, text FROM task_state WHERE thread_id=? AND label IN ('todo','blocked')"
             " AND status='open'", (thread_id,),
         ).fetchall():
-            stripped = _DONE.sub(" ", norm)
-            if _overlap(row["norm"], " ".join(stripped.split())) >= 0.6:
-                conn.execute("UPDATE task_state SET status='done', updated_at=? WHERE id=?",
-                             (now, row["id"]))
+            entry = terms(row["text"])
+            shared = len(entry & done)
+            if shared and shared >= min(2, len(entry), len(done)):
+                scored.append((overlap(entry, done), shared, int(row["id"])))
+        best = max(scored, default=None)
+        if best is not None and best[0] >= 0.6:
+            for score, shared, row_id in scored:
+                if (score, shared) == best[:2]:
+                    conn.execute("UPDATE task_state SET status='done', updated_at=?"
+                                 " WHERE id=?", (now, row_id))
     conn.execute(
         "INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
         " source_message_id, created_at, updated_at) VALUES (?,?,?,?,?,?,'open',?,?,?)"

@@ -163,6 +163,54 @@ def test_one_sentence_two_values_two_items_with_one_subject() -> None:
         ("apiタイムアウト", 30, None), ("apiタイムアウト", 60, "オフラインの場合")]
 
 
+@pytest.mark.parametrize(("text", "subject", "condition"), [
+    ("While a sale is running, the catalogue cache TTL is 100 seconds.", "catalogue cache ttl",
+     "While a sale is running"),
+    ("When the cache is cold, the first request takes 900 ms.", "first request",
+     "When the cache is cold"),
+    ("For long-polling clients, the gateway timeout is 280 s.", "gateway timeout",
+     "For long-polling clients"),
+    ("在大促期间，商品缓存的TTL是100秒。", "商品缓存ttl", "在大促期间"),
+    ("促销的时候，商品缓存的TTL是100秒。", "商品缓存ttl", "促销的时候"),
+    ("高负载下，接口超时是5秒。", "接口超时", "高负载下"),
+    ("离线时，API超时是60秒。", "api超时", "离线时"),
+    ("セールの時は、キャッシュのTTLは100秒です。", "キャッシュttl", "セールの時"),
+    ("オフラインの場合、タイムアウトは60秒です。", "タイムアウト", "オフラインの場合"),
+])
+def test_fronted_condition_scopes_the_main_clause(text: str, subject: str,
+                                                  condition: str) -> None:
+    item = one(text)
+    assert (item.subject, item.condition) == (subject, condition)
+    assert item.value is not None and item.text == text  # the condition stays quoted
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("For example, the timeout is 30 s.", "timeout"),
+    ("In short, the cache TTL is 60 s.", "cache ttl"),
+    ("Update: the EU tenants will live in eu-central-1 after all.", None),
+])
+def test_discourse_markers_are_not_conditions(text: str, subject: str | None) -> None:
+    item = one(text)
+    assert item.condition is None
+    if subject:
+        assert item.subject == subject
+
+
+def test_an_amount_after_after_is_the_value_not_a_condition() -> None:
+    item = one("The billing queue retries after 500 s.")
+    assert (item.subject, item.value, item.unit, item.condition) == (
+        "billing queue", 500, "s", None)
+    later = one("Messages become visible again after 500 s if nobody acks them.")
+    assert (later.value, later.condition) == (500, "if nobody acks them")
+    assert one("Deploys run after the nightly backup finishes.").condition == (
+        "after the nightly backup finishes")
+
+
+def test_while_inside_a_sentence_still_joins_two_statements() -> None:
+    assert [i.subject for i in extract("The API is fast while the DB is slow.")] == [
+        "api", "db"]
+
+
 def test_quantity_parser_details() -> None:
     assert parse_cjk_numeral("三十") == 30
     assert parse_cjk_numeral("两千五百") == 2500
@@ -228,6 +276,7 @@ def test_not_corrections(text: str) -> None:
     ("那就用Vue吧。", "vue"),
     ("Postgresにしましょう。", "postgres"),
     ("ログレベルはINFOにしましょう。", "ログレベル"),
+    ("We will deploy the EU tenants to eu-central-1.", "eu tenants"),
 ])
 def test_decision(text: str, subject: str) -> None:
     item = one(text)
@@ -238,6 +287,7 @@ def test_decision(text: str, subject: str) -> None:
     "Let's look at the failing test first.",
     "Cool, let's do that.",
     "テストを書きましょう。",
+    "We will see.",
 ])
 def test_not_decisions(text: str) -> None:
     assert "decision" not in kinds(text)
@@ -297,6 +347,24 @@ def test_not_constraints(text: str) -> None:
 def test_preference(text: str, subject: str, negated: bool) -> None:
     item = one(text)
     assert (item.kind, item.subject, item.negated) == ("preference", subject, negated)
+
+
+def test_preference_keeps_the_order_that_follows_it() -> None:
+    item = one("I like short answers, so skip the pleasantries.")
+    assert (item.kind, item.subject) == ("preference", "short answers")
+    assert item.text == "I like short answers, so skip the pleasantries."
+    items = extract("I prefer concise replies, so please don't repeat the question.")
+    assert items[0].text.endswith("don't repeat the question.")
+    assert [i.kind for i in items] == ["preference", "constraint"]
+
+
+def test_preference_does_not_swallow_a_consequence_that_is_a_fact() -> None:
+    items = extract("I prefer tabs, so the linter config uses tabs.")
+    assert [(i.kind, i.text) for i in items] == [
+        ("preference", "I prefer tabs"), ("fact", "the linter config uses tabs.")]
+    facts = extract("The API is flaky, so always retry twice.")
+    assert [(i.kind, i.text) for i in facts] == [
+        ("fact", "The API is flaky"), ("constraint", "always retry twice.")]
 
 
 def test_not_preferences() -> None:

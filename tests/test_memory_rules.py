@@ -10,6 +10,7 @@ from memory_core import memory
 from memory_core.engine import Engine
 from memory_core.extraction import Extracted, extract
 from memory_core.models import Scope
+from memory_core.overlap import overlap, terms
 
 SCOPE = Scope("t", "coder")
 
@@ -30,6 +31,10 @@ def items(engine: Engine) -> list[dict]:
     return engine.store.read(lambda c: [dict(r) for r in c.execute(
         "SELECT id, text, status, supersedes, superseded_by, conflict_with, value"
         " FROM memory_items ORDER BY id")])
+
+
+def status_by_value(engine: Engine) -> dict[float | None, str]:
+    return {r["value"]: r["status"] for r in items(engine)}
 
 
 def test_correction_chain_a_b_c(engine: Engine) -> None:
@@ -91,3 +96,114 @@ def test_questions_and_assistant_text_are_not_facts(engine: Engine) -> None:
     kinds = engine.store.read(lambda c: [r[0] for r in c.execute(
         "SELECT kind FROM memory_items ORDER BY id")])
     assert kinds == ["question", "proposal"]
+
+
+# -- supersession by content terms -----------------------------------------------
+
+def test_terms_fold_plurals_drop_values_and_cue_words() -> None:
+    assert terms("Correction: make that 150 s for long-polling clients at the gateway.") == {
+        "long", "poll", "client", "gateway"}
+    assert terms("We will deploy the EU tenants to eu-central-1.") == {"deploy", "eu", "tenant"}
+    assert "p99" in terms("The p99 latency is 30s") and "30s" not in terms("The p99 is 30s")
+    assert terms("导出旧集群的配置") >= {"导出", "旧集", "集群", "配置"}
+    assert terms("設定をエクスポートしました") >= {"設定", "エク", "ート"}
+    assert not terms("しました") and not terms(None)
+    assert overlap(terms("switched to a slim base image"), terms("switch the base image")) == 1.0
+    assert overlap(terms("the budget"), terms("the deadline")) == 0.0
+
+
+def test_reworded_correction_chain_supersedes_and_spares_the_other_condition(
+        engine: Engine) -> None:
+    put(engine, "The API gateway timeout for long-polling clients is 280 s.")
+    put(engine, "The API gateway timeout for regular REST calls is 30 s.")
+    put(engine, "Actually, the gateway timeout for long-polling clients is 35 s.")
+    put(engine, "Correction: make that 150 s for long-polling clients at the gateway.")
+    rows = items(engine)
+    assert status_by_value(engine) == {280.0: "superseded", 30.0: "active",
+                                       35.0: "superseded", 150.0: "active"}
+    assert rows[0]["superseded_by"] == rows[2]["id"] and rows[2]["superseded_by"] == rows[3]["id"]
+
+
+def test_reworded_correction_of_a_count_and_of_a_choice(engine: Engine) -> None:
+    put(engine, "The staging cluster runs 19 nodes.")
+    put(engine, "No, it's 11 nodes in the staging cluster; I checked the console.")
+    put(engine, "I was wrong again: the staging cluster has 40 nodes since this morning's resize.")
+    put(engine, "We will deploy the EU tenants to eu-central-1.")
+    put(engine, "Actually, the EU tenants go to eu-west-1, not the region I said before.")
+    rows = {r["text"][:24]: r["status"] for r in items(engine)}
+    assert rows["The staging cluster runs"] == "superseded"
+    assert rows["No, it's 11 nodes in the"] == "superseded"
+    assert rows["I was wrong again: the s"] == "active"
+    assert rows["We will deploy the EU te"] == "superseded"
+    assert rows["Actually, the EU tenants"] == "active"
+
+
+def test_correction_never_supersedes_a_different_condition(engine: Engine) -> None:
+    put(engine, "The API timeout is 30 s when offline.")
+    put(engine, "The API timeout is 5 s.")
+    put(engine, "Actually, the API timeout is 8 s.")
+    assert status_by_value(engine) == {30.0: "active", 5.0: "superseded", 8.0: "active"}
+    put(engine, "While a sale is running, the catalogue cache TTL is 100 seconds.")
+    put(engine, "Correction: the catalogue cache TTL is 60 s.")
+    assert status_by_value(engine)[100.0] == "active"  # the correction has no sale condition
+
+
+def test_correction_needs_the_same_unit_dimension_and_shared_terms(engine: Engine) -> None:
+    put(engine, "The nightly export job takes 40 minutes.")
+    put(engine, "The nightly export job writes 12 GB.")
+    put(engine, "The search page shows 25 results.")
+    put(engine, "Actually, the nightly export job takes 55 minutes.")
+    assert status_by_value(engine) == {40.0: "superseded", 12.0: "active", 25.0: "active",
+                                       55.0: "active"}
+    put(engine, "Actually, the billing service owner is Dana.")  # nothing shared: no link
+    assert [r["status"] for r in items(engine)].count("superseded") == 1
+
+
+def test_cjk_correction_with_other_wording_supersedes(engine: Engine) -> None:
+    put(engine, "API网关对长轮询客户端的超时是280秒。")
+    put(engine, "API网关对普通REST调用的超时是30秒。")
+    put(engine, "更正：长轮询客户端在网关的超时改成150秒。")
+    assert status_by_value(engine) == {280.0: "superseded", 30.0: "active", 150.0: "active"}
+
+
+def test_plain_statements_under_other_conditions_are_not_conflicts(engine: Engine) -> None:
+    put(engine, "The API timeout is 30 s when offline.")
+    put(engine, "The API timeout is 5 s.")
+    assert [r["conflict_with"] for r in items(engine)] == [None, None]
+    put(engine, "The API timeout is 6 s.")
+    assert items(engine)[-1]["conflict_with"] == items(engine)[1]["id"]
+
+
+# -- task state: which TODO a progress line closes --------------------------------------
+
+def task_status(engine: Engine, label: str) -> dict[str, str]:
+    return {r["text"]: r["status"] for r in engine.task_state(1) if r["label"] == label}
+
+
+def test_cjk_progress_closes_the_todo_it_names(engine: Engine) -> None:
+    put(engine, "TODO：导出旧集群的配置\nTODO：给迁移写回滚脚本")
+    put(engine, "进展：旧集群的配置已经导出，完成。")
+    assert task_status(engine, "todo") == {"导出旧集群的配置": "done", "给迁移写回滚脚本": "open"}
+
+
+def test_japanese_progress_closes_the_todo_it_names(engine: Engine) -> None:
+    put(engine, "TODO：旧クラスタの設定をエクスポートする\nTODO：当番表を更新する")
+    put(engine, "進捗：旧クラスタの設定のエクスポートは完了。")
+    assert task_status(engine, "todo") == {"旧クラスタの設定をエクスポートする": "done",
+                                           "当番表を更新する": "open"}
+
+
+def test_progress_closes_only_the_best_match_and_needs_a_done_word(engine: Engine) -> None:
+    put(engine, "TODO: switch to a slim base image\n"
+                "Blocked: the security team must approve the new base image")
+    put(engine, "Progress: started on the slim base image")
+    assert set(task_status(engine, "todo").values()) == {"open"}
+    put(engine, "Progress: switched to a slim base image, completed.")
+    assert task_status(engine, "todo") == {"switch to a slim base image": "done"}
+    assert set(task_status(engine, "blocked").values()) == {"open"}
+
+
+def test_progress_on_something_else_closes_nothing(engine: Engine) -> None:
+    put(engine, "TODO：导出旧集群的配置")
+    put(engine, "进展：监控告警的规则已经更新，完成。")
+    assert task_status(engine, "todo") == {"导出旧集群的配置": "open"}

@@ -15,11 +15,14 @@ from memory_core.extraction.cue import tokens
 _EN_CLAUSE = re.compile(
     r"\b(?:even if|only if|except (?:when|if)|as long as|whenever|when|if|unless|while|during"
     r"|until|once|before|after)\b"
-    r"(?!\s(?:possible|you\scan|it's\spossible|convenient|needed|necessary|any)\b)"
+    r"(?!\s(?:possible|you\scan|it's\spossible|convenient|needed|necessary|any|all)\b)"
+    r"(?!\s(?:about\s|around\s|roughly\s|approximately\s)?[\d\ue000])"
     r"(?:(?!\s(?:and|but|or|so|then|otherwise)\b)[^,;:.!?()\n]){1,80}",
     re.I,
 )
-"""Subordinate clause up to the next clause boundary or coordinating conjunction."""
+"""Subordinate clause up to the next clause boundary or coordinating conjunction; not
+"after all" (a discourse marker) and not a bare amount ("retries after 500 s": the
+amount is the value, not a condition)."""
 _EN_SETTING = re.compile(
     r"\b(?:in|on|for|at|under|during)\s(?:the\s)?(?:prod(?:uction)?|staging|dev(?:elopment)?"
     r"|test(?:ing)?|qa|ci|local(?:host)?|preview|sandbox|peak(?:\s(?:hours|time|load))?"
@@ -31,6 +34,15 @@ _EN_SETTING = re.compile(
     re.I,
 )
 """Deployment environments and situations that scope a value ("in production")."""
+_EN_FRONTED = re.compile(
+    r"(?:for|during|under|with|without|on|in|at)\s"
+    r"(?!(?:example|instance|now|reference|what|the\srecord|short|general|fact|particular"
+    r"|addition|summary|total|practice|any\scase|case|theory|other\swords|my\s(?:opinion|view)"
+    r"|sure|once|real|reality|this|that|these|those|it|them|us|me|you)\b)"
+    r"[^,;:.!?()\n]{1,50}(?=,)", re.I)
+"""A fronted prepositional phrase that scopes the clause after its comma ("For
+long-polling clients, the timeout is 280 s"); discourse markers ("For example,", "In
+short,") are not conditions."""
 _EN_CLAUSE_WORDS = frozenset("even only except as whenever when if unless while during until once "
                              "before after".split())
 _EN_SETTING_WORDS = frozenset(
@@ -52,10 +64,13 @@ _ZH_CLAUSE = re.compile(
     r"|環境裡)"
     r"|[^，,。；;！？!?\s是为為]{1,10}?(?<![" + _ZH_WORD_SHI + r"])[时時](?![间間区區候])"
     r"(?=[，,是为為要会會就则則都也]|$)"
+    r"|(?:(?<=[，,。；;！？!?\s])|^)[^，,。；;！？!?\s是为為]{1,8}?(?<![一以上底地天私])(?:下|期间|期間)"
+    r"(?=[，,])"
 )
 _ZH_MARKS = re.compile(r"[时時话話况況前后後间間中下里裡除末日峰夜线線网網境]")
 """Chinese conditions: 如果/在/当… ending in a temporal or situational marker, a bare
-situation word (离线, 周末), or a clause-initial "X时/X环境下". The 时 marker is skipped
+situation word (离线, 周末), a clause-initial "X时/X环境下", or a fronted "X下，"/"X期间，"
+before a comma ("高负载下，"). The 时 marker is skipped
 inside words (小时, 超时, 同时, 时间…)."""
 
 _JA_CLAUSE = re.compile(
@@ -85,6 +100,8 @@ def find_condition(scan: str, start: int, end: int, lang: str,
         setting = not _EN_SETTING_WORDS.isdisjoint(toks) or _HARDWARE.search(scan, start, end)
         if m is None and setting:
             m = _EN_SETTING.search(scan, start, end)
+        if m is None:
+            m = _EN_FRONTED.match(scan, start, end)
     elif lang == "zh":
         m = _ZH_CLAUSE.search(scan, start, end) if _ZH_MARKS.search(scan, start, end) else None
     else:
@@ -95,3 +112,37 @@ def find_condition(scan: str, start: int, end: int, lang: str,
     while b > a and scan[b - 1] in " \t,，、。.;；:：":
         b -= 1
     return (a, b) if b > a else None
+
+
+_LEAD = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
+_CONDITION_TAIL = re.compile(r"[\s,，、:：はにでも]*")
+"""What may follow a fronted condition before its main clause ("セールの時は、")."""
+
+
+def join_fronted(scan: str, spans: list[tuple[int, int]], lang: str,
+                 numbers: list[int]) -> list[tuple[int, int]]:
+    """Join a clause that is only a condition to the clause after it ("在大促期间，
+    商品缓存的TTL是100秒" is one statement scoped by its condition, not two).
+
+    ``spans`` are a sentence's clauses in order (the joints between them left out);
+    ``numbers`` the start offsets of its quantities (a clause with a number states
+    something and is never only a condition)."""
+    if len(spans) < 2:
+        return spans
+    out: list[tuple[int, int]] = []
+    carry: int | None = None
+    for k, (start, end) in enumerate(spans):
+        if carry is not None:
+            start, carry = carry, None
+        cond = None
+        joint_end = spans[k + 1][0] if k + 1 < len(spans) else end
+        if k + 1 < len(spans) and not any(start <= n < end for n in numbers):
+            cond = find_condition(scan, start, joint_end, lang)  # sees the comma
+        lead = _LEAD.match(scan, start, end)
+        first = lead.end() if lead else start
+        if cond is not None and cond[0] <= first and _CONDITION_TAIL.match(
+                scan, cond[1], joint_end).end() == joint_end:
+            carry = start
+            continue
+        out.append((start, end))
+    return out

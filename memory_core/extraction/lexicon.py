@@ -252,7 +252,7 @@ EN_DECISION = Lead(en(
     r"|^(?:we|i)(?:'ll|\swill|\sshall|'re\sgoing\sto|\sare\sgoing\sto|'m\sgoing\sto"
     r"|\sam\sgoing\sto|\sshould)\s(?:"
     + alt("go with|use|stick with|switch to|keep|pick|choose|adopt|move to|migrate to|drop"
-          "|postpone|target|ship|settle on|go for|skip|defer|host|deploy on|launch|release"
+          "|postpone|target|ship|settle on|go for|skip|defer|host|deploy|launch|release"
           "|fly|stay at|stay in|book|take|run|standardize on|standardise on|meet|aim for")
     + r")\b"
     r"|^(?:we|i)(?:'ve|\shave)?\s(?:finally\s|just\s)?(?:decided|chose|chosen|picked|settled\son"

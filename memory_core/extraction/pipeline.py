@@ -20,7 +20,11 @@ Per sentence, in order:
    search and 500 ms for ingestion"; "API超时是30秒，离线时是60秒") and each clause is
    classified by its language's rules (``rules_en``, ``rules_cjk``). A clause whose
    subject is only implied ("…and 10 s otherwise", "オフラインの場合は60秒です")
-   inherits the subject of the previous item of the message when the units agree.
+   inherits the subject of the previous item of the message when the units agree. A
+   clause that is only a fronted condition ("While a sale is running, …", "在大促期间，…",
+   "セールの時は、…") is not a clause of its own: it scopes the next one, whose subject
+   is the item's. A preference's consequence ("I like short answers, so skip the
+   pleasantries") stays quoted in the preference item.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction import rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
-from memory_core.extraction.condition import find_condition
+from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
 from memory_core.extraction.model import Extracted
 from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
@@ -100,6 +104,11 @@ _ZH_NEW_SUBJECT = re.compile(
     r"[，,](?=[^，,。是不也就但而还都所因然]{1,8}(?:是|为|大概|大约|约为|达到|超过))")
 """A comma followed by a new subject and its copula starts a second statement."""
 _LEAD_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
+_FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
+"""At the start of a sentence "while"/"whereas" open a condition, not a second clause."""
+_CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
+_ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
+"""With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
 
 
 def _label(table: dict[str, str], m: re.Match[str]) -> str:
@@ -133,6 +142,11 @@ _EN_SPLIT_WORDS = frozenset(("and", "but", "so", "whereas", "while"))
 _EN_RULE_WORDS = frozenset(("use", "keep", "prefer", "avoid", "always", "make"))
 _AND = frozenset(("and",))
 _BETWEEN = re.compile(r"\b(?:between|from)\s", re.I)
+
+
+def _is_order(clause: str) -> bool:
+    """Whether an English clause is an instruction ("skip the pleasantries")."""
+    return bool(lx.EN_IMPERATIVE.match(clause) or _ORDER_CUE.match(clause))
 
 
 def _same_measure(left: Quantity, right: Quantity) -> bool:
@@ -336,9 +350,10 @@ class _Message:
         kind_before: str | None = None
         subject_before: str | None = None
         quantities = find_quantities(sc, body, b)
-        spans = _clause_spans(sc, body, b, lang, quantities, toks)
+        spans = join_fronted(sc, _clause_spans(sc, body, b, lang, quantities, toks), lang,
+                             [q.start for q in quantities])
         for i, (start, end) in enumerate(spans):
-            lead = _LEAD_JOINT.match(sc, start, end)
+            lead = (_LEAD_JOINT if i else _FIRST_JOINT).match(sc, start, end)
             cbody = lead.end() if lead else start
             ctoks = toks if len(spans) == 1 else None
             c = _build(sc, a if i == 0 else cbody, cbody, end, lang, False, quantities, ctoks)
@@ -361,7 +376,14 @@ class _Message:
             kind_before, subject_before = verdict.kind, verdict.subject
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
-            self._add(_item(self.text, c, verdict, correction))
+            item = _item(self.text, c, verdict, correction)
+            if verdict.kind == "preference" and i + 1 < len(spans) \
+                    and _CONSEQUENCE.match(sc[end:spans[i + 1][0]]) \
+                    and _is_order(sc[spans[i + 1][0]:spans[i + 1][1]]):
+                # "I like short answers, so skip the pleasantries": what the preference
+                # asks for is the order after it; the item quotes both.
+                item = replace(item, text=self.text[c.start:spans[i + 1][1]].strip())
+            self._add(item)
 
     def _add(self, item: Extracted) -> None:
         """Append, giving a subjectless number the subject of the message's last item

@@ -68,7 +68,8 @@ _VERB_WORDS = frozenset("""
     contains includes sits points depends moved runs uses expires lasts means belongs goes went
     returns fixed broke breaks crashed crashes leaves arrives departs opens closes begins began
     finished finishes happens happened serves stores owns live work use run need have want fly
-    leave arrive usually always never often sometimes already still""".split())
+    leave arrive become becomes became reaches usually always never often sometimes already
+    still""".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
@@ -233,8 +234,8 @@ def classify(c: Clause) -> Verdict | None:
     m = lx.EN_REPORTED.match(core) if not lx.EN_REPORTING_VERBS.isdisjoint(c.tokens) else None
     if m and m.group("who").strip().lower() not in _FIRST:
         rest = core[m.end():]
-        if not _words(_QUOTE_MARKS.sub("", rest)):
-            return None
+        if not _words(_QUOTE_MARKS.sub("", rest)) and not c.quantities:
+            return None  # only a quote; "the export job writes 12 GB" reports an amount
         return Verdict("fact", en_key(m.group("who")) or en_key(rest, action=True))
     raw = c.raw
     first = c.first

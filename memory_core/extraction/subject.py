@@ -102,6 +102,8 @@ _JA_LEAD = re.compile(
 )
 _JA_TRAIL = re.compile(r"(?:です|でした|である|だ|ます|ました|は|が|を|に|で|と|へ|も|の|から|まで"
                        r"|より|って|とか|や)+$")
+_JA_TOPIC = re.compile(r"^(?:に|で)?[はも](?=[^\u3040-\u309f])")
+"""The particle left at the start when a fronted condition is cut ("セールの時|は、…")."""
 _LINK = re.compile(r"(?<=[^\u3040-\u309f])[的の](?=[^\u3040-\u309f])")
 _LETTER = re.compile(r"[^\W\d_]")
 _CJK_NOISE = re.compile(r"[\s\ue000\"'“”‘’「」『』()（）\[\]【】<>《》,，、。.!！?？:：;；~〜-]+")
@@ -119,6 +121,7 @@ def cjk_key(phrase: str, lang: str, *, keep_last: bool = True) -> str | None:
         text = _ZH_TIME.sub("", text)
         text = _ZH_LEAD.sub("", text)
     else:
+        text = _JA_TOPIC.sub("", text)
         text = _JA_LEAD.sub("", text)
         text = _JA_TRAIL.sub("", text)
     text = _LINK.sub("", text).lstrip("的の")

@@ -1,0 +1,105 @@
+"""Content terms of a statement, and how much two statements share (EN + CJK, no model).
+
+The writer links a correction to the item it corrects, and a progress line to the TODO
+it closes, by the words they share — wording differs from one mention to the next
+("The API gateway timeout for long-polling clients is 280 s" / "make that 150 s for
+long-polling clients at the gateway"), so exact subjects are not enough.
+
+``terms`` keeps content words only:
+
+- English: lowercase word tokens split at hyphens; function words, hedges, correction
+  cues ("actually", "correction", "wrong") and light verbs (be, have, make, use…)
+  dropped; values dropped (tokens that start with a digit, or hold a digit and a
+  hyphen or dot: "30s", "v1.2", "eu-west-1"; names like "p99" or "ec2" stay); a light
+  stemmer folds plurals and -ing/-ed ("clients" = "client", "switched" = "switch").
+- Chinese and Japanese: character bigrams of each run of content characters, where
+  Japanese hiragana (particles, endings, auxiliaries: を, は, しました) and Chinese
+  function characters (的, 了, 是, 已经…) end a run; a one-character run is kept whole.
+  So "导出旧集群的配置" and "旧集群的配置已经导出" share 导出/旧集/集群/配置.
+
+``overlap`` is the shared share of the smaller set (1.0 when one side's terms are all in
+the other): a short correction is not penalised for the long sentence it corrects.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_EN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.'-]*[a-z0-9]|[a-z0-9]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\uff66-\uff9f]+")
+_ZH_FUNCTION = re.compile(r"已经|已經|正在|还是|還是|已|的|了|着|著|过|過|是|在|把|被|将|將|和"
+                          r"|与|與|及|也|都|就|还|還|吗|嗎|呢|吧|啊|个|個|这|這|那|给|給|再|又"
+                          r"|很|并|並")
+_VALUE = re.compile(r"^\d|\d.*[-.]|[-.].*\d")
+_EN_STOP = frozenset("""
+    a an the this that these those it its it's they them their there here we our us you your i
+    me my he she his her him one ones some any each every all no not nor none and or but so
+    yet if then than as of for in on at to from by with without into onto about over under
+    via per between across after before during while when whenever once until unless since
+    because though although whether what which who whom whose where why how
+    is are was were be been being am isn't aren't wasn't weren't do does did done don't
+    doesn't didn't have has had having will would shall should can could may might must
+    won't wouldn't can't cannot shouldn't 's 're 'm 've 'd 'll
+    get gets got make makes made use uses used using set go goes going went let let's
+    also just still now then really actually correction correct corrected sorry oops meant
+    mean wrong again update updated instead rather please ok okay yes yeah well note
+    said say says told tell previous previously before earlier i've i'm i'd i'll we're
+    we've we'll we'd you're that's there's it'll very quite about around approximately
+    roughly exactly currently current already always never often usually sometimes
+""".split())
+_EN_SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""))
+_DOUBLED = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
+
+
+def _stem(word: str) -> str:
+    """A light English stemmer: plural and -ing/-ed endings folded."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix, repl in _EN_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            word = word[: len(word) - len(suffix)] + repl
+            if suffix in ("ing", "ed"):
+                word = _DOUBLED.sub(r"\1", word)
+            return word
+    return word
+
+
+def _cjk_terms(text: str) -> set[str]:
+    out: set[str] = set()
+    for run in _CJK_RUN.findall(_ZH_FUNCTION.sub(" ", text)):
+        if len(run) == 1:
+            out.add(run)
+        out.update(run[i:i + 2] for i in range(len(run) - 1))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def terms(text: str | None) -> frozenset[str]:
+    """Content terms of ``text`` (see module doc); empty for ``None`` or no content."""
+    if not text:
+        return frozenset()
+    low = text.lower()
+    out = _cjk_terms(low)
+    for tok in _EN_TOKEN.findall(low):
+        if tok in _EN_STOP or _VALUE.search(tok):
+            continue
+        for part in tok.split("-"):
+            part = part.strip("'._")
+            if len(part) > 1 and part not in _EN_STOP and not part[0].isdigit():
+                out.add(_stem(part))
+    return frozenset(out)
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Shared terms over the size of the smaller set (0.0 when either is empty)."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def covered(part: frozenset[str], whole: frozenset[str]) -> float:
+    """Share of ``part`` found in ``whole`` (1.0 for an empty ``part``)."""
+    return len(part & whole) / len(part) if part else 1.0
