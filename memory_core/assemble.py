@@ -246,6 +246,7 @@ def assemble(
     search: Searcher | None = None,
     visible_ids: set[int] | None = None,
     namespace: str = "",
+    active_items: Sequence[sqlite3.Row] | None = None,
 ) -> Assembly:
     """Build the injection block for one request (reader connection; no writes).
 
@@ -258,6 +259,8 @@ def assemble(
     indexed still count). ``visible_ids``: messages the upstream sees verbatim
     (default: all of the request's); only others can be quoted as evidence.
     ``namespace``: the database's identity for the term cache (its path).
+    ``active_items``: the scope's active items, newest first, when the caller keeps
+    them (:class:`memory_core.itemcache.ActiveItems`); default: read them here.
     Never raises for missing rows.
     """
     now = time.time() if now is None else now
@@ -309,11 +312,12 @@ def assemble(
                            "progress memory", order=9e6 + i))
 
     # 3. memory items: pinned kinds and keyword/search relevance.
-    items = conn.execute(
-        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
-        " ORDER BY id DESC LIMIT 5000", (scope.tenant, scope.role),
-    ).fetchall()
-    items = [r for r in items if r["source_message_id"] not in newest_ids]
+    if active_items is None:
+        active_items = conn.execute(
+            "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+            " ORDER BY id DESC LIMIT 5000", (scope.tenant, scope.role),
+        ).fetchall()
+    items = [r for r in active_items if r["source_message_id"] not in newest_ids]
     relevance: dict[int, float] = {}
     term_sets = {
         r["id"]: cached_terms(namespace, "item", r["id"], f"{r['subject'] or ''} {r['text']}")

@@ -23,6 +23,7 @@ from memory_core import capture, compaction, memory
 from memory_core.assemble import Assembly, assemble, terms
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError
+from memory_core.itemcache import ActiveItems, prune_changes
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.redact import redact_secrets
 from memory_core.store.migrations import SCHEMA_VERSION
@@ -73,6 +74,8 @@ class Engine:
         self._compaction_failures: dict[int, tuple[int, float]] = {}
         self._chain_keys = ChainKeyCache()
         self._path_ids = capture.PathIdCache()
+        self._active_items = ActiveItems()
+        self._captures = 0
         self._spliced: set[int] = set(self.store.read(
             lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
 
@@ -115,6 +118,9 @@ class Engine:
                                       message_text(msg), "user")
         if self.config.extract:
             self._retry_extractions(conn)
+        self._captures += 1
+        if self._captures % 1000 == 0:
+            prune_changes(conn)
         return result
 
     def _extract_one(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
@@ -209,9 +215,14 @@ class Engine:
         :func:`memory_core.assemble.assemble` for the block's shape and budget.
         """
         hook = self.searcher if self.search is not None else None
-        assembly = self.store.read(
-            lambda conn: assemble(conn, scope, result, newest_text, self.config, search=hook,
-                                  visible_ids=visible_ids, namespace=str(self.store.path)))
+        namespace = str(self.store.path)
+
+        def build(conn: sqlite3.Connection) -> Assembly:
+            items = self._active_items.get(conn, namespace, scope.tenant, scope.role)
+            return assemble(conn, scope, result, newest_text, self.config, search=hook,
+                            visible_ids=visible_ids, namespace=namespace, active_items=items)
+
+        assembly = self.store.read(build)
         self.store.write(_log_assembly, scope, request_id, assembly)
         return assembly
 

@@ -250,6 +250,26 @@ def m003_splices() -> str:
         """
 
 
+@migration(4, "memory item change log for the injection's item cache")
+def m004_item_changes() -> str:
+    return """
+        -- Every insert, update and delete of a memory item appends its id here, by
+        -- trigger (whatever code or process made the change). Readers that keep
+        -- items in memory (memory_core.itemcache) reload only the ids changed since
+        -- the last seq they saw. Ids only, no content; old rows are pruned.
+        CREATE TABLE memory_item_changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            item_id INTEGER NOT NULL
+        );
+        CREATE TRIGGER memory_items_changed_insert AFTER INSERT ON memory_items
+        BEGIN INSERT INTO memory_item_changes (item_id) VALUES (new.id); END;
+        CREATE TRIGGER memory_items_changed_update AFTER UPDATE ON memory_items
+        BEGIN INSERT INTO memory_item_changes (item_id) VALUES (new.id); END;
+        CREATE TRIGGER memory_items_changed_delete AFTER DELETE ON memory_items
+        BEGIN INSERT INTO memory_item_changes (item_id) VALUES (old.id); END;
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 
