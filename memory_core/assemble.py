@@ -231,6 +231,24 @@ def standing_weight(row: Any) -> float:
     return weight
 
 
+_WEIGHTS: dict[tuple[str, int], tuple[Any, float]] = {}
+_WEIGHTS_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
+
+
+def _cached_weight(namespace: str, row: Any) -> float:
+    """:func:`standing_weight` of ``row``, memoised while the same row object is
+    passed (the item cache hands out a new row whenever the item changes)."""
+    key = (namespace, row["id"])
+    hit = _WEIGHTS.get(key)
+    if hit is not None and hit[0] is row:
+        return hit[1]
+    if len(_WEIGHTS) >= _WEIGHTS_MAX:
+        _WEIGHTS.clear()
+    weight = standing_weight(row)
+    _WEIGHTS[key] = (row, weight)
+    return weight
+
+
 def _score(query_terms: set[str], text_terms: set[str], idf: dict[str, float]) -> float:
     return sum(idf.get(t, 1.0) for t in query_terms & text_terms)
 
@@ -340,7 +358,7 @@ def assemble(
                 relevance[ref_id] = relevance.get(ref_id, 0.0) + 2.0 * score
     # Standing items: shown on every turn whether or not the words match (a
     # paraphrased question shares none), the heaviest first, newest on ties.
-    weights = {r["id"]: standing_weight(r) for r in items}
+    weights = {r["id"]: _cached_weight(namespace, r) for r in items}
     standing = sorted((r for r in items if weights[r["id"]] > 0),
                       key=lambda r: (-weights[r["id"]], -r["id"]))[: cfg.pinned_items]
     pinned_ids = {r["id"] for r in standing}
@@ -417,11 +435,26 @@ _SECTION_HEADERS = {
 }
 
 
+_LINE_TOKENS: dict[str, int] = {}
+_LINE_TOKENS_MAX = 50_000
+
+
+def _line_tokens(text: str) -> int:
+    """o200k tokens of one block line, memoised: standing items, preferences and
+    task state repeat on every turn (dropped whole past 50k distinct lines)."""
+    n = _LINE_TOKENS.get(text)
+    if n is None:
+        if len(_LINE_TOKENS) >= _LINE_TOKENS_MAX:
+            _LINE_TOKENS.clear()
+        n = _LINE_TOKENS[text] = count_tokens(text)
+    return n
+
+
 def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
          capture: CaptureResult) -> Assembly:
     source = token_source()
     for ln in lines:
-        ln.tokens = count_tokens(ln.text) + 1
+        ln.tokens = _line_tokens(ln.text) + 1
     overhead = count_tokens(CURRENT_REQUEST) + 2
     header_cost = {s: (count_tokens(h) + 1 if h else 0) for s, h in _SECTION_HEADERS.items()}
     used = overhead
