@@ -60,6 +60,8 @@ _RANGES: dict[str, tuple[float, float]] = {
     "evidence_snippets": (0, 50),
     "snippet_chars": (40, 4000),
     "capture_wait_seconds": (0.05, 30),
+    "sqlite_cache_kib": (64, 4_194_304),
+    "sqlite_statement_cache": (0, 1000),
 }
 
 
@@ -89,6 +91,9 @@ class MemoryConfig:
     search is left to the ``memory_search`` tool.
     ``capture_wait_seconds``: how long a request waits for its capture before the
     proxy gives up on injection for it and forwards unmodified (fail open).
+    ``sqlite_cache_kib``/``sqlite_statement_cache``: page cache (KiB) and prepared
+    statements kept per SQLite connection (one writer, one reader per reading
+    thread); see :class:`memory_core.store.sqlite.SqliteStore`.
     """
 
     enabled: bool = True
@@ -107,6 +112,8 @@ class MemoryConfig:
     semantic_min_similarity: float = 0.84
     injection_search_mode: str = "bm25"
     tools_enabled: bool = False
+    sqlite_cache_kib: int = 2000
+    sqlite_statement_cache: int = 32
     compaction: CompactionConfig = CompactionConfig()
 
     def clamped(self) -> MemoryConfig:

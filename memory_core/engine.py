@@ -63,14 +63,17 @@ class Engine:
 
     def __init__(self, data_dir: str | Path, config: MemoryConfig | None = None) -> None:
         self.config = (config or MemoryConfig()).clamped()
-        self.store = SqliteStore(data_dir)
+        self.store = SqliteStore(data_dir, cache_kib=self.config.sqlite_cache_kib,
+                                 statements=self.config.sqlite_statement_cache)
         self.tenant_salt: str = self.store.write_sync(_ensure_salt)
         self._embedder: Any = None
         self.search: Any = None
         """The attached ``memory_core.search.SearchService``, or ``None`` (keyword
         retrieval over SQLite then serves the injection and ``search_memory``)."""
-        self._compaction_locks: dict[int, threading.Lock] = {}
-        self._compaction_guard = threading.Lock()
+        # Striped, not one lock per thread id: a dict of per-thread locks grew with
+        # every conversation the process ever saw. Two threads that share a stripe
+        # only defer one background compaction to their next turn.
+        self._compaction_locks = tuple(threading.Lock() for _ in range(64))
         self._compaction_failures: dict[int, tuple[int, float]] = {}
         self._chain_keys = ChainKeyCache()
         self._path_ids = capture.PathIdCache()
@@ -277,8 +280,7 @@ class Engine:
         failures, next_at = self._compaction_failures.get(thread_id, (0, 0.0))
         if not force and now < next_at:
             return []
-        with self._compaction_guard:
-            lock = self._compaction_locks.setdefault(thread_id, threading.Lock())
+        lock = self._compaction_locks[thread_id % len(self._compaction_locks)]
         if not lock.acquire(blocking=force):
             return []
         try:

@@ -188,9 +188,11 @@ class ToolsSettings:
 
 @dataclass(frozen=True)
 class StorageSettings:
-    """``[storage]``: where the embedded store lives."""
+    """``[storage]``: where the embedded store lives, and its memory per connection."""
 
     data_dir: str = "./lcm-data"
+    sqlite_cache_kib: int = field(default=2000, metadata=_rng(64, 4_194_304))
+    sqlite_statement_cache: int = field(default=32, metadata=_rng(0, 1000))
 
 
 @dataclass(frozen=True)
@@ -237,6 +239,8 @@ class Settings:
             capture_wait_seconds=inj.capture_wait_seconds,
             injection_search_mode=inj.search_mode,
             tools_enabled=self.tools.enabled,
+            sqlite_cache_kib=self.storage.sqlite_cache_kib,
+            sqlite_statement_cache=self.storage.sqlite_statement_cache,
             compaction=CompactionConfig(
                 enabled=self.compaction.enabled,
                 min_tokens=self.compaction.min_tokens,

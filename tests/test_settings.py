@@ -187,3 +187,24 @@ def test_settings_are_frozen_and_secrets_redacted() -> None:
     assert public["proxy"]["admin_token"] == "***"
     assert "sk-secret-value" not in repr(public)
     assert isinstance(s, Settings)
+
+
+def test_storage_memory_limits_reach_every_sqlite_connection(tmp_path: Path) -> None:
+    """``storage.sqlite_cache_kib`` sets the page cache of the writer and of every
+    reader connection (the statement-cache bound travels with it)."""
+    from memory_core.engine import Engine
+
+    s = load_settings(None, environ={"LCM_STORAGE__SQLITE_CACHE_KIB": "1024",
+                                     "LCM_STORAGE__SQLITE_STATEMENT_CACHE": "4"})
+    cfg = s.memory_config()
+    assert (cfg.sqlite_cache_kib, cfg.sqlite_statement_cache) == (1024, 4)
+    engine = Engine(tmp_path / "d", cfg)
+    try:
+        def cache_size(c: object) -> int:
+            return int(c.execute("PRAGMA cache_size").fetchone()[0])  # type: ignore[attr-defined]
+
+        assert engine.store.read(cache_size) == -1024
+        assert engine.store.write_sync(cache_size) == -1024
+        assert engine.store._limits == (1024, 4)
+    finally:
+        engine.close()

@@ -33,9 +33,10 @@ _BATCH_MAX = 256
 _STOP = object()
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, cache_kib: int = 2000, statements: int = 32) -> sqlite3.Connection:
     conn = sqlite3.connect(
-        str(path), isolation_level=None, check_same_thread=False, timeout=30.0
+        str(path), isolation_level=None, check_same_thread=False, timeout=30.0,
+        cached_statements=statements,
     )
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
@@ -43,6 +44,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
     return conn
 
 
@@ -52,14 +54,23 @@ class SqliteStore:
     Opening creates the directory and the file if needed and applies pending
     migrations (raises ``StoreError``/``SchemaTooNewError`` on failure). Call
     :meth:`close` to flush queued writes and stop the writer thread.
+
+    Memory is bounded per connection (the writer plus one reader per reading
+    thread): a page cache of ``cache_kib`` KiB and at most ``statements`` prepared
+    statements. The statement cache needs the bound more than the page cache: a
+    query with an ``IN (?, …)`` list is a new statement for every list length, about
+    200 bytes per parameter, so 128 cached statements (Python's default) of
+    history-long lists grew each connection by megabytes under the load test.
     """
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, *, cache_kib: int = 2000,
+                 statements: int = 32) -> None:
         self.data_dir = Path(data_dir)
+        self._limits = (cache_kib, statements)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self.path = self.data_dir / DB_FILENAME
-            self._wconn = _connect(self.path)
+            self._wconn = _connect(self.path, *self._limits)
             self.schema_version = apply_migrations(self._wconn)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open store at {self.data_dir}: {exc}") from exc
@@ -161,7 +172,7 @@ class SqliteStore:
         if conn is None:
             if self._closed:
                 raise StoreError("store is closed")
-            conn = _connect(self.path)
+            conn = _connect(self.path, *self._limits)
             conn.execute("PRAGMA query_only=ON")
             self._local.conn = conn
             with self._readers_lock:
