@@ -129,17 +129,24 @@ def _engine(config: str | None, data_dir: str | None):  # type: ignore[no-untype
 @memory.command("status")
 @config_option
 @data_dir_option
+@click.option("--tenant", default=None, help="Also count this tenant id's data alone.")
+@click.option("--role", default=None, help="Also count this role's data alone.")
+@click.option("--session", default=None, help="Last injection of this X-LCM-Session.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def memory_status(config: str | None, data_dir: str | None, as_json: bool) -> None:
+def memory_status(config: str | None, data_dir: str | None, tenant: str | None,
+                  role: str | None, session: str | None, as_json: bool) -> None:
     """Database path, schema version, counts, index lag, soft budget, last injection and
     the summary forest per level (``--json``: every node with its level, covered
-    message ids and token counts)."""
+    message ids and token counts). ``--tenant``/``--role`` add that scope's counts
+    and narrow the last injection, as ``--session`` does."""
     engine = _engine(config, data_dir)
     try:
         info = engine.status()
         info["index_lag"] = engine.index_lag()
         info["soft_budget_tokens"] = engine.config.soft_budget_tokens
-        last = engine.last_assembly()
+        if tenant is not None or role is not None:
+            info["scope"] = engine.status_for(tenant, role)
+        last = engine.last_assembly(tenant=tenant, role=role, session=session)
         info["last_assembly"] = None if last is None else {
             k: last[k] for k in ("request_id", "created_at", "tenant", "role", "thread_id",
                                  "trigger", "used_tokens", "budget_tokens")}
@@ -155,6 +162,14 @@ def memory_status(config: str | None, data_dir: str | None, as_json: bool) -> No
     for name, count in info["counts"].items():
         click.echo(f"{name + ':':<17}{count}")
     click.echo(f"tenants:         {info['tenants']}  (tenant/role pairs: {info['tenant_roles']})")
+    scoped = info.get("scope")
+    if scoped:
+        click.echo(f"scope:           tenant={scoped['tenant'] or '*'}"
+                   f" role={scoped['role'] or '*'}")
+        for name, count in scoped["counts"].items():
+            click.echo(f"  {name + ':':<15}{count}")
+        states = ", ".join(f"{k} {v}" for k, v in sorted(scoped["items_by_status"].items()))
+        click.echo(f"  items:         {states or '-'}")
     lag = info["index_lag"]
     for name, value in (lag.get("indexers") or {}).items():
         click.echo(f"index lag:       {name}: {value}")
@@ -239,8 +254,11 @@ def memory_search(query: str, config: str | None, data_dir: str | None, role: st
 @click.argument("ref")
 @config_option
 @data_dir_option
+@click.option("--tenant", default=None, help="Refuse a ref of another tenant id.")
+@click.option("--role", default=None, help="Refuse a ref of another role.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def memory_inspect(ref: str, config: str | None, data_dir: str | None, as_json: bool) -> None:
+def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: str | None,
+                   role: str | None, as_json: bool) -> None:
     """Show one item (item:7) or message (msg:12, or 12) in full."""
     from memory_core.errors import NotFoundError
 
@@ -251,6 +269,9 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, as_json: 
         raise click.ClickException(str(exc)) from exc
     finally:
         engine.close()
+    if (tenant is not None and info.get("tenant") != tenant) or (
+            role is not None and info.get("role") != role):
+        raise click.ClickException(f"{ref} not found for this tenant/role")
     if as_json:
         _echo_json(info)
         return
@@ -296,14 +317,17 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, as_json: 
 @data_dir_option
 @click.option("--session", default=None, help="Only this X-LCM-Session.")
 @click.option("--role", default=None, help="Only this role.")
+@click.option("--tenant", default=None, help="Only this tenant id.")
 @click.option("--thread", "thread_id", type=int, default=None, help="Only this thread id.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def memory_explain(config: str | None, data_dir: str | None, session: str | None,
-                   role: str | None, thread_id: int | None, as_json: bool) -> None:
+                   role: str | None, tenant: str | None, thread_id: int | None,
+                   as_json: bool) -> None:
     """Show the last injection: trigger, budget, sections, included/omitted and why."""
     engine = _engine(config, data_dir)
     try:
-        last = engine.last_assembly(session=session, role=role, thread_id=thread_id)
+        last = engine.last_assembly(tenant=tenant, session=session, role=role,
+                                    thread_id=thread_id)
     finally:
         engine.close()
     if last is None:
@@ -335,19 +359,26 @@ def memory_explain(config: str | None, data_dir: str | None, session: str | None
 @memory.command("retract")
 @click.argument("item_id", type=int)
 @click.option("--reason", default="", help="Why (kept in the audit trail).")
+@click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
+@click.option("--role", default=None, help="Only if the item belongs to this role.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @config_option
 @data_dir_option
-def memory_retract(item_id: int, reason: str, config: str | None, data_dir: str | None) -> None:
-    """Retract memory item ITEM_ID: kept for audit, gone from retrieval."""
+def memory_retract(item_id: int, reason: str, tenant: str | None, role: str | None,
+                   as_json: bool, config: str | None, data_dir: str | None) -> None:
+    """Retract memory item ITEM_ID: kept for audit, gone from retrieval and the indexes."""
     from memory_core.errors import NotFoundError
 
     engine = _engine(config, data_dir)
     try:
-        out = engine.retract(item_id, reason)
+        out = engine.retract_in_scope(item_id, reason, tenant=tenant, role=role)
     except NotFoundError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         engine.close()
+    if as_json:
+        _echo_json(out)
+        return
     click.echo(f"retracted item:{out['id']} (was {out['old_status']})")
 
 
