@@ -80,12 +80,13 @@ async def prepare_upstream(
 
     Waits for the request's capture at most ``injection.capture_wait_seconds``
     (``asyncio.TimeoutError`` beyond). Honours ``X-LCM-Memory: off`` (no block) and
-    ``X-LCM-Compaction: off`` (raw history) per request.
+    ``X-LCM-Compaction: off`` (raw history) per request. Everything after the wait
+    runs in one worker thread: one hand-off instead of one per stage (each costs
+    up to the interpreter's 5 ms switch interval while background threads
+    index), and the event loop stays free for other requests.
     """
     settings = request.app[SETTINGS]
-    metrics = request.app[METRICS]
     cfg = engine.config
-    loop = asyncio.get_running_loop()
     want_block = cfg.inject and request.headers.get("X-LCM-Memory", "").lower() not in _OFF
     want_compaction = (cfg.compaction.enabled and settings.compaction.enabled
                        and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
@@ -93,6 +94,16 @@ async def prepare_upstream(
     # skips cancelled jobs, and the request would be lost as evidence).
     result: CaptureResult = await asyncio.wait_for(
         asyncio.shield(asyncio.wrap_future(capture_future)), cfg.capture_wait_seconds)
+    return await asyncio.get_running_loop().run_in_executor(
+        None, _prepare, request.app[METRICS], engine, scope, result, raw, body, request_id,
+        want_block, want_compaction)
+
+
+def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
+             body: dict[str, Any], request_id: str, want_block: bool,
+             want_compaction: bool) -> Prepared:
+    """The body of :func:`prepare_upstream` after the capture (worker thread)."""
+    cfg = engine.config
     out = Prepared(capture=result)
     messages: list[Any] = body["messages"]
     ids = list(result.message_ids)
@@ -109,16 +120,15 @@ async def prepare_upstream(
     roots: list[Any] = []
     if want_compaction and len(ids) == len(messages):
         started = time.perf_counter()
-        roots = await loop.run_in_executor(None, engine.forest_for, scope, ids)
+        roots = engine.forest_for(scope, ids)
         if len(raw) // 3 > cfg.compaction.hard_limit_tokens:
-            tokens = await loop.run_in_executor(None, engine.path_tokens, ids, roots)
+            tokens = engine.path_tokens(ids, roots)
             if tokens > cfg.compaction.hard_limit_tokens:
                 # Over the hard limit: compact inline (extractive: no model latency).
-                created = await loop.run_in_executor(
-                    None, lambda: engine.compact(scope, result.thread_id, ids, None, force=True))
+                created = engine.compact(scope, result.thread_id, ids, None, force=True)
                 if created:
                     metrics.compactions.labels("inline").inc(len(created))
-                roots = await loop.run_in_executor(None, engine.forest_for, scope, ids)
+                roots = engine.forest_for(scope, ids)
         if roots:
             covered = {i for node in roots for i in node.message_ids}
             out.compacted_messages = sum(len(n.message_ids) for n in roots)
@@ -132,7 +142,7 @@ async def prepare_upstream(
         visible_ids = [i for i in ids if i not in covered]
         splices = {}
         if engine.has_splices(visible_ids):
-            splices = await loop.run_in_executor(None, engine.splices_for, visible_ids)
+            splices = engine.splices_for(visible_ids)
         if splices or covered:
             messages, ids = rewrite.apply_splices(messages, ids, splices)
             changed = changed or bool(splices)
@@ -145,8 +155,7 @@ async def prepare_upstream(
         started = time.perf_counter()
         newest = message_text(messages[index])
         visible = set(ids) - covered
-        assembly = await loop.run_in_executor(None, engine.assemble, scope, result, newest,
-                                              request_id, visible)
+        assembly = engine.assemble(scope, result, newest, request_id, visible)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
             messages = rewrite.inject_block(messages, assembly.block)
