@@ -200,7 +200,15 @@ def _item_line(row: sqlite3.Row, old: sqlite3.Row | None, conflict: sqlite3.Row 
 _EXPLICIT_DECISION = re.compile(
     r"\b(?:decided|decide|decision|agreed|settled on|chose|chosen|go with|we(?:'ll| will) use)\b"
     r"|决定|決定|确定|決めました|決めた", re.I)
-_STANDING_BASE = {"preference": 3.0, "constraint": 2.0, "decision": 1.5, "fact": 0.0}
+# A rule stated as one (always/never/must/don't, 必须/不要/禁止, 必ず/しないで) rather
+# than a one-off instruction the extraction also files as a constraint ("check that
+# X still passes the type checker").
+_EXPLICIT_RULE = re.compile(
+    r"\b(?:always|never|must|mustn't|don't|do not|make sure|ensure|avoid|only ever|at most"
+    r"|at least|no more than|forbidden|not allowed)\b"
+    r"|必须|务必|一定要|永远|总是|始终|只能|最多|至少|不超过|确保|严禁|禁止|不许|不准|不得|切勿|不要"
+    r"|必ず|絶対|常に|毎回|今後|ないでください|しないで|てはいけな|禁止|以内", re.I)
+_STANDING_BASE = {"preference": 3.0, "constraint": 0.5, "decision": 1.5, "fact": 0.0}
 
 
 def standing_weight(row: Any) -> float:
@@ -209,8 +217,9 @@ def standing_weight(row: Any) -> float:
     ``row``: a ``memory_items`` row (mapping). Returns 0 for items never shown
     without a match: questions, assistant proposals, and facts with neither a
     number nor a correction behind them. Otherwise a weight (higher first):
-    preference 3, constraint 2, decision 1.5 (+1.5 when explicit: "we decided",
-    决定), fact 0; +2.5 for a stated number (the exact values agents forget),
+    preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
+    必须, 必ず…), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
+    +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item), +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
     state as numbers, corrections, preferences and decisions is what long
@@ -224,6 +233,8 @@ def standing_weight(row: Any) -> float:
         return 0.0
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
+        weight += 1.5
+    if row["kind"] == "constraint" and _EXPLICIT_RULE.search(row["text"] or ""):
         weight += 1.5
     weight += 2.5 if numeric else 0.0
     weight += 1.5 if correction else 0.0

@@ -247,3 +247,31 @@ async def test_evidence_quotes_only_this_threads_compacted_messages(
         assert "ZX-41" not in evidence
     finally:
         await proxy.runner.cleanup()
+
+
+def test_standing_weight_orders_what_long_sessions_lose_first() -> None:
+    """Pure ranking rule: numbers, corrections, preferences, explicit rules and
+    decisions stand; questions, proposals, plain remarks never do; a one-off
+    instruction filed as a constraint ranks below a stated number."""
+    from memory_core.assemble import standing_weight
+
+    def row(kind: str, text: str, *, value: float | None = None, supersedes: int | None = None,
+            condition: str | None = None, evidence: str = "user") -> dict[str, Any]:
+        return {"kind": kind, "text": text, "value": value, "supersedes": supersedes,
+                "condition": condition, "evidence": evidence}
+
+    number = row("fact", "The cache TTL is 100 seconds.", value=100.0, condition="during a sale")
+    correction = row("fact", "Correction: retries are 7.", value=7.0, supersedes=3)
+    rule = row("constraint", "Never log request bodies at info level.")
+    chore = row("constraint", "Check that cli/main.py still passes the type checker.")
+    decided = row("decision", "We decided to deploy the frontend on Render.")
+    next_step = row("decision", "Let's keep going with core/retry.py.")
+    zh_rule = row("constraint", "上传文件必须小于80MB。")
+    assert standing_weight(correction) > standing_weight(number) > standing_weight(chore)
+    assert standing_weight(rule) > standing_weight(chore) > 0
+    assert standing_weight(decided) > standing_weight(next_step) > 0
+    assert standing_weight(zh_rule) == standing_weight(rule)
+    for never in (row("question", "Why is it slow?"), row("fact", "The form is cluttered."),
+                  row("proposal", "We could cache it.", evidence="assistant"),
+                  row("fact", "It takes 5 s.", value=5.0, evidence="assistant")):
+        assert standing_weight(never) == 0.0
