@@ -5,16 +5,19 @@ store's write transaction, so each rule is atomic with the evidence it came from
 
 Supersession (one item replaces another, both kept, linked both ways):
   an item flagged as a correction replaces the best-matching *active* item of the
-  same tenant and role (:func:`correction_target`): a matching subject (equal, or
-  one contains the other) first, else the most content terms shared
-  (``memory_core.overlap``: stemmed words, CJK bigrams); never an item with a
-  different condition or a unit of another dimension. A correction with no subject
+  same tenant and role (:func:`memory_core.supersession.correction_target`): the
+  same subject first, then one containing the other, else the most content terms
+  shared (``memory_core.overlap``: stemmed words, CJK bigrams); never an item with
+  a different condition or a unit of another dimension. A correction with no subject
   and no shared terms replaces the most recent active item with the same unit.
   Chains A→B→C work because only active items are candidates.
 Conflict (both sides stay visible until the user resolves it):
-  a non-correction statement with a matching subject, the same condition and no
-  unit of another dimension but a different value (or a different text of the same
-  kind) sets ``conflict_with`` on the new item.
+  a non-correction statement with a matching subject (the same one first; not a
+  narrower one: "audit log retention" after "log retention" is another thing), the
+  same condition and no unit of another dimension but a different value (or,
+  without values, a rival choice or short claim:
+  :func:`memory_core.supersession.contradicts`) sets ``conflict_with`` on the new
+  item. A correction of either side settles the conflict when it names both.
 Restatement: the same kind, subject and value again adds a revision row, not a
   duplicate item.
 """
@@ -35,7 +38,14 @@ from memory_core.extraction.units import unit_class
 from memory_core.keys import KeyMatch, near_duplicate, snake_key
 from memory_core.models import Scope
 from memory_core.overlap import overlap, terms
-from memory_core.supersession import conditions_agree, correction_target, subjects_match
+from memory_core.supersession import (
+    conditions_agree,
+    contradicts,
+    correction_target,
+    more_specific,
+    settles,
+    subjects_match,
+)
 
 ITEM_KINDS = ("fact", "decision", "constraint", "preference", "question", "proposal")
 TASK_LABELS = ("goal", "progress", "todo", "blocked", "decision")
@@ -112,13 +122,16 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     if kind in comparable and ex.correction:
         old = correction_target(conn, scope, ex, comparable)
     elif kind in comparable and ex.subject:
-        for row in _candidates(conn, scope, comparable, subject=ex.subject):
+        rows = _candidates(conn, scope, comparable, subject=ex.subject)
+        rows.sort(key=lambda r: r["subject"] != ex.subject)  # the same subject first
+        for row in rows:
             if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
-                    and not _other_dimension(ex.unit, row["unit"]):
+                    and not _other_dimension(ex.unit, row["unit"]) \
+                    and not more_specific(ex.subject, row["subject"]):
                 if (row["value"] == ex.value and row["unit"] == ex.unit
                         and (ex.value is not None or row["text"] == ex.text)):
                     same = row
-                else:
+                elif contradicts(ex, row):
                     old = row
                 break
     if same is not None and not ex.correction:
@@ -159,12 +172,15 @@ def supersede(conn: sqlite3.Connection, old_id: int, new_id: int, reason: str,
     """Mark ``old_id`` superseded by ``new_id`` (links both ways, revision rows).
 
     A correction also settles a conflict: the other side of a conflict ``old_id``
-    was part of is superseded by ``new_id`` as well, so exactly one value stays
+    was part of is superseded by ``new_id`` as well when the correction names its
+    subject (:func:`memory_core.supersession.settles`), so exactly one value stays
     current.
     """
     now = time.time() if now is None else now
     row = conn.execute("SELECT conflict_with FROM memory_items WHERE id=?",
                        (old_id,)).fetchone()
+    new_row = conn.execute("SELECT text FROM memory_items WHERE id=?", (new_id,)).fetchone()
+    new_text = new_row["text"] if new_row is not None else ""
     conn.execute(
         "UPDATE memory_items SET status='superseded', superseded_by=?, updated_at=? WHERE id=?",
         (new_id, now, old_id),
@@ -180,9 +196,9 @@ def supersede(conn: sqlite3.Connection, old_id: int, new_id: int, reason: str,
     for other in sorted(sides):
         if other == new_id:
             continue
-        status = conn.execute("SELECT status FROM memory_items WHERE id=?",
+        status = conn.execute("SELECT status, subject, text FROM memory_items WHERE id=?",
                               (other,)).fetchone()
-        if status is not None and status["status"] == "active":
+        if status is not None and status["status"] == "active" and settles(status, new_text):
             conn.execute("UPDATE memory_items SET status='superseded', superseded_by=?,"
                          " conflict_with=NULL, updated_at=? WHERE id=?", (new_id, now, other))
             _revision(conn, other, "status", "active", "superseded",

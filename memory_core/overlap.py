@@ -14,7 +14,8 @@ long-polling clients at the gateway"), so exact subjects are not enough.
   stemmer folds plurals and -ing/-ed ("clients" = "client", "switched" = "switch").
 - Chinese and Japanese: character bigrams of each run of content characters, where
   Japanese hiragana (particles, endings, auxiliaries: を, は, しました) and Chinese
-  function characters (的, 了, 是, 已经…) end a run; a one-character run is kept whole.
+  function characters (的, 了, 是, 已经…; not 在, part of 在线) end a run; a one-character
+  run is kept whole.
   So "导出旧集群的配置" and "旧集群的配置已经导出" share 导出/旧集/集群/配置.
 
 ``overlap`` is the shared share of the smaller set (1.0 when one side's terms are all in
@@ -28,7 +29,7 @@ from functools import lru_cache
 
 _EN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.'-]*[a-z0-9]|[a-z0-9]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\uff66-\uff9f]+")
-_ZH_FUNCTION = re.compile(r"已经|已經|正在|还是|還是|已|的|了|着|著|过|過|是|在|把|被|将|將|和"
+_ZH_FUNCTION = re.compile(r"已经|已經|正在|还是|還是|已|的|了|着|著|过|過|是|把|被|将|將|和"
                           r"|与|與|及|也|都|就|还|還|吗|嗎|呢|吧|啊|个|個|这|這|那|给|給|再|又"
                           r"|很|并|並")
 _VALUE = re.compile(r"^\d|\d.*[-.]|[-.].*\d")

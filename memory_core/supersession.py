@@ -18,6 +18,7 @@ from memory_core.extraction.units import unit_class
 from memory_core.models import Scope
 from memory_core.overlap import covered, overlap, terms
 
+_CONDITION_COVER = 0.75
 CORRECTION_SCAN = 20000
 """Most active items a correction compares itself with (newest first)."""
 
@@ -40,14 +41,15 @@ def subjects_match(a: str | None, b: str | None) -> bool:
 def conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
     """Whether a new item and a stored one hold under the same condition.
 
-    Each side's condition terms must mostly (≥ half) appear in the other side's
-    text, so "for long-polling clients" as a condition agrees with a statement that
-    names long-polling clients in its subject, "when offline" never agrees with an
-    unconditional statement, and two items without a condition always agree.
+    Each side's condition terms must appear (≥ 75 %) in the other side's text, so
+    "for long-polling clients" as a condition agrees with a statement that names
+    long-polling clients in its subject, "when offline" never agrees with an
+    unconditional statement nor "オフライン時" with "オンライン時" (3 of 5 bigrams),
+    and two items without a condition always agree.
     """
     new_cond, old_cond = terms(ex.condition), terms(row["condition"])
-    return (covered(new_cond, terms(row["text"])) >= 0.5
-            and covered(old_cond, terms(ex.text)) >= 0.5)
+    return (covered(new_cond, terms(row["text"])) >= _CONDITION_COVER
+            and covered(old_cond, terms(ex.text)) >= _CONDITION_COVER)
 
 
 def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
@@ -57,14 +59,15 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     Candidates are the active items of ``kinds`` in the tenant and role, however old
     (the newest ``CORRECTION_SCAN``; corrections are rare, the scan is cheap).
     Each must agree on the condition (:func:`conditions_agree`) and on the unit's
-    dimension (both without a unit, or both of one class; a subject match may
-    also pair a unit with none). Among them: a matching subject scores highest,
-    else term overlap (:func:`memory_core.overlap.overlap`) of at least 0.5 with
-    two shared terms (one when a side has only one); ties go to the newest.
+    dimension (both without a unit, or both of one class; only the very same
+    subject may pair a unit with none). Best first: the same subject; a subject
+    that contains the other or is contained in it; else term overlap
+    (:func:`memory_core.overlap.overlap`) of at least 0.5 with two shared terms
+    (one when a side has only one). Ties go to more shared terms, then the newest.
     """
     new_terms = terms(ex.text)
     new_unit = unit_class(ex.unit)
-    best: tuple[float, int, int] | None = None
+    best: tuple[float, float, int] | None = None
     found: sqlite3.Row | None = None
     fallback: sqlite3.Row | None = None
     rows = conn.execute(
@@ -80,20 +83,63 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
             continue
         if fallback is None and new_unit and same_unit:
             fallback = row
-        if ex.subject and subjects_match(ex.subject, row["subject"]):
-            score: tuple[float, int, int] = (2.0, 0, int(row["id"]))
-        elif same_unit:
-            old_terms = terms(row["text"])
-            shared = len(new_terms & old_terms)
+        old_terms = terms(row["text"])
+        shared = len(new_terms & old_terms)
+        if ex.subject and ex.subject == row["subject"]:
+            score: tuple[float, float, int] = (3.0, overlap(new_terms, old_terms), row["id"])
+        elif not same_unit:
+            continue  # a unit on one side only: only the very same subject may pair them
+        elif ex.subject and subjects_match(ex.subject, row["subject"]):
+            score = (2.0, overlap(new_terms, old_terms), row["id"])
+        else:
             if shared < min(2, len(new_terms), len(old_terms)):
                 continue
-            score = (overlap(new_terms, old_terms), shared, int(row["id"]))
+            score = (overlap(new_terms, old_terms), shared, row["id"])
             if score[0] < 0.5:
                 continue
-        else:
-            continue
         if best is None or score > best:
             best, found = score, row
     if found is None and not ex.subject and fallback is not None:
         return fallback  # "I meant 45 s": the newest value of that kind
     return found
+
+
+def settles(side: sqlite3.Row, correction_text: str) -> bool:
+    """Whether a correction also settles the other side of a conflict it resolves:
+    it names that side's subject (≥ 80 % of the subject's terms in its text). "訂正：
+    ログの保存期間は79日" settles "ログの保存期間は177日", not "監査ログの保存期間は103年"."""
+    side_terms = terms(side["subject"]) or terms(side["text"])
+    return covered(side_terms, terms(correction_text)) >= 0.8
+
+
+def more_specific(new_subject: str | None, old_subject: str | None) -> bool:
+    """Whether ``new_subject`` narrows ``old_subject`` by adding words ("audit log
+    retention" after "log retention"): a statement about a narrower thing, not a
+    conflicting value of the same one."""
+    return bool(new_subject and old_subject and len(new_subject) > len(old_subject)
+                and subjects_match(new_subject, old_subject))
+
+
+_SHORT_CLAIM = 2
+"""Most content terms a value-less statement may hold besides its subject and still be
+read as one claim about it ("the deadline is Friday"), so two of them can disagree."""
+
+
+def contradicts(ex: Any, row: sqlite3.Row) -> bool:
+    """Whether a new statement disagrees with a stored one about the same subject.
+
+    Two values (different ones: the caller checks equality) always disagree. Without
+    values, only two choices of the same kind ("we'll use Postgres" / "we'll use MySQL"
+    for the same thing) or two short claims of the same kind ("the deadline is Friday"
+    / "… Monday") disagree; "the export job logs every request" and "the export job
+    feels too clever" say two different things about one subject.
+    """
+    if ex.value is not None and row["value"] is not None:
+        return True
+    if ex.kind != row["kind"]:
+        return False
+    if ex.kind == "decision":
+        return True
+    subject = terms(ex.subject) | terms(row["subject"])
+    return (len(terms(ex.text) - subject) <= _SHORT_CLAIM
+            and len(terms(row["text"]) - subject) <= _SHORT_CLAIM)

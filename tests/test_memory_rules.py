@@ -207,3 +207,42 @@ def test_progress_on_something_else_closes_nothing(engine: Engine) -> None:
     put(engine, "TODO：导出旧集群的配置")
     put(engine, "进展：监控告警的规则已经更新，完成。")
     assert task_status(engine, "todo") == {"导出旧集群的配置": "open"}
+
+
+def test_online_and_offline_conditions_never_meet(engine: Engine) -> None:
+    put(engine, "离线时接口的超时时间是85秒。")
+    put(engine, "在线时接口的超时时间是55秒。")
+    put(engine, "オフライン時のAPIタイムアウトは110秒です。")
+    put(engine, "オンライン時のAPIタイムアウトは95秒です。")
+    assert [r["conflict_with"] for r in items(engine)] == [None] * 4
+    put(engine, "更正：在线时接口的超时时间是60秒。")
+    assert status_by_value(engine) == {85.0: "active", 55.0: "superseded", 110.0: "active",
+                                       95.0: "active", 60.0: "active"}
+
+
+def test_value_less_statements_conflict_only_as_rival_claims(engine: Engine) -> None:
+    put(engine, "The release deadline is Friday.")
+    put(engine, "The release deadline is Monday.")
+    put(engine, "The export job logs the whole request body at info level.")
+    put(engine, "The export job feels too clever.")
+    rows = items(engine)
+    assert rows[1]["conflict_with"] == rows[0]["id"]
+    assert rows[3]["conflict_with"] is None
+
+
+def test_a_narrower_subject_is_not_a_conflict_and_is_not_settled(engine: Engine) -> None:
+    put(engine, "The log retention is 177 days.")
+    put(engine, "The audit log retention is 7 years.")
+    assert items(engine)[1]["conflict_with"] is None
+    put(engine, "The log retention is 90 days.")  # a rival value: a conflict
+    put(engine, "Correction: the log retention is 30 days.")
+    assert status_by_value(engine) == {177.0: "superseded", 7.0: "active", 90.0: "superseded",
+                                       30.0: "active"}
+
+
+def test_a_correction_settles_only_the_conflict_side_it_names(engine: Engine) -> None:
+    put(engine, "監査ログの保存期間は55年です。")
+    put(engine, "ログの保存期間は155日です。")
+    assert items(engine)[1]["conflict_with"] == items(engine)[0]["id"]
+    put(engine, "訂正：ログの保存期間は79日です。")
+    assert status_by_value(engine) == {55.0: "active", 155.0: "superseded", 79.0: "active"}
