@@ -67,7 +67,7 @@ def terms(text: str) -> set[str]:
 
 
 _TERMS_CACHE: dict[tuple[str, str, int], frozenset[str]] = {}
-_TERMS_CACHE_MAX = 400_000
+_TERMS_CACHE_MAX = 50_000
 
 
 def cached_terms(namespace: str, kind: str, ref_id: int, text: str) -> frozenset[str]:
@@ -75,7 +75,8 @@ def cached_terms(namespace: str, kind: str, ref_id: int, text: str) -> frozenset
 
     ``namespace`` names the database (ids repeat across stores). Messages and item
     texts never change once written, so their term sets are computed once per
-    process; the cache is dropped whole past 400k entries.
+    process; the cache is dropped whole past 50k entries (a few KB each at most:
+    bounded memory, one recompute per entry after a drop).
     """
     key = (namespace, kind, ref_id)
     hit = _TERMS_CACHE.get(key)
