@@ -49,7 +49,7 @@ _EN_STOP = frozenset("""
     we've we'll we'd you're that's there's it'll very quite about around approximately
     roughly exactly currently current already always never often usually sometimes
 """.split())
-_EN_SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""))
+_EN_SUFFIXES = (("ies", "y"), ("ied", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""))
 _DOUBLED = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 
 

@@ -206,6 +206,27 @@ def test_an_amount_after_after_is_the_value_not_a_condition() -> None:
         "after the nightly backup finishes")
 
 
+def test_a_setting_word_that_modifies_a_noun_is_not_a_condition() -> None:
+    assert one("No, it's 22 nodes in the staging cluster.").condition is None
+    assert one("The timeout is 30 s in the staging environment.").condition == (
+        "in the staging environment")
+    assert one("In production the pool is capped at 55 connections.").condition == (
+        "In production")
+    assert one("Memory is 2 GB on the weekend.").condition == "on the weekend"
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("Access tokens expire after 30 minutes unless the user ticks remember-me.",
+     "access tokens"),
+    ("The reporting scripts are written in Scala.", "reporting scripts"),
+    ("Correction: webhook deliveries are retried 15 times.", "webhook deliveries"),
+    ("The build fails on ARM runners.", "build"),
+    ("The payments service takes 3 s.", "payments service"),
+])
+def test_a_plural_noun_before_its_verb_is_part_of_the_subject(text: str, subject: str) -> None:
+    assert one(text).subject == subject
+
+
 def test_while_inside_a_sentence_still_joins_two_statements() -> None:
     assert [i.subject for i in extract("The API is fast while the DB is slow.")] == [
         "api", "db"]
@@ -524,6 +545,32 @@ def test_segmentation_cjk_semicolons_and_newlines() -> None:
     assert [text[s.start:s.end] for s in segment(text, scan)] == [
         "谢谢！", "数据库端口是5433。", "締め切りは金曜日です。", "Never push to main;",
         "always open a PR."]
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("Blocked: the security team must approve the new base image Can you refactor the job?",
+     "the security team must approve the new base image"),
+    ("Goal: cut the Docker image size When the cache times out, does it retry?",
+     "cut the Docker image size"),
+    ("阻塞：新集群的网络策略还没批下来 备份脚本的日志太吵了，把级别降到debug。",
+     "新集群的网络策略还没批下来"),
+    ("ブロッカー：新クラスタのネットワーク許可がまだ下りていない ログが多すぎるので下げましょう。",
+     "新クラスタのネットワーク許可がまだ下りていない"),
+])
+def test_run_on_sentences_are_split(text: str, first: str) -> None:
+    items = extract(text)
+    assert items[0].kind == "task" and items[0].text == first
+    assert len(segment(text, prepare(text))) == 2
+
+
+@pytest.mark.parametrize("text", [
+    "We use The Guardian API for news.",
+    "The logs say I should retry later.",
+    "使用 Redis 做缓存。",
+    "Deploy to the EU region This Week and the US region later.",
+])
+def test_not_run_on_sentences(text: str) -> None:
+    assert len(segment(text, prepare(text))) == 1
 
 
 def test_language_of_each_item() -> None:

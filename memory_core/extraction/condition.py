@@ -43,6 +43,17 @@ _EN_FRONTED = re.compile(
 """A fronted prepositional phrase that scopes the clause after its comma ("For
 long-polling clients, the timeout is 280 s"); discourse markers ("For example,", "In
 short,") are not conditions."""
+_ARTICLE_MODIFIER = re.compile(r"\w+\sthe\s", re.I)
+_NOUN_AFTER = re.compile(
+    r"\s+(?!(?:and|or|but|so|for|with|to|is|are|was|were|when|if|only|today|now|too|as|at|on"
+    r"|in|of|by|until|since|because|while|unless|the|a|an|this|that|it|we|i|you|they|then"
+    r"|right|again|anymore|yet|already|also|instead|first|too|env|envs|environments?|mode"
+    r"|setups?)\b)[a-z][a-z-]*\b")
+_ENV_NOUN = re.compile(r"\s+(?:env|envs|environments?|mode|setups?)\b", re.I)
+"""…which a setting word's own noun is not: "in the staging environment" scopes."""
+"""A setting word between "the" and a following word is that word's modifier: "in the
+staging cluster" is where something is, not a condition ("in the staging env, …" is
+rarer than "in staging, …", and still keyed by its subject)."""
 _EN_CLAUSE_WORDS = frozenset("even only except as whenever when if unless while during until once "
                              "before after".split())
 _EN_SETTING_WORDS = frozenset(
@@ -100,6 +111,9 @@ def find_condition(scan: str, start: int, end: int, lang: str,
         setting = not _EN_SETTING_WORDS.isdisjoint(toks) or _HARDWARE.search(scan, start, end)
         if m is None and setting:
             m = _EN_SETTING.search(scan, start, end)
+            if m is not None and _ARTICLE_MODIFIER.match(m.group()) \
+                    and _NOUN_AFTER.match(scan, m.end(), end):
+                m = None  # "in the staging cluster" names a thing; "in staging" scopes
         if m is None:
             m = _EN_FRONTED.match(scan, start, end)
     elif lang == "zh":
@@ -109,6 +123,8 @@ def find_condition(scan: str, start: int, end: int, lang: str,
     if m is None:
         return None
     a, b = m.start(), m.end()
+    env = _ENV_NOUN.match(scan, b, end) if lang == "en" else None
+    b = env.end() if env else b
     while b > a and scan[b - 1] in " \t,，、。.;；:：":
         b -= 1
     return (a, b) if b > a else None

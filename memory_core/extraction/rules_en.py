@@ -68,8 +68,8 @@ _VERB_WORDS = frozenset("""
     contains includes sits points depends moved runs uses expires lasts means belongs goes went
     returns fixed broke breaks crashed crashes leaves arrives departs opens closes begins began
     finished finishes happens happened serves stores owns live work use run need have want fly
-    leave arrive become becomes became reaches usually always never often sometimes already
-    still""".split())
+    leave arrive become becomes became reaches expire fail usually
+    always never often sometimes already still""".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
@@ -101,15 +101,19 @@ _PREF_LEAD = re.compile(r"^(?:to\s|have\s|having\s|using\s|use\s|it\swhen\s|when
 
 def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
     """The first verb after a subject: a known verb, or a word ending in -s/-ed that does
-    not follow a determiner ("The build fails", not "The tests")."""
+    not follow a determiner ("The build fails", not "The tests") nor precede a known verb
+    ("Access tokens expire", "EU tenants will": a plural noun)."""
     if _VERB_WORDS.isdisjoint(toks) and not any(t.endswith(("s", "ed")) for t in toks):
         return None
     previous = ""
-    for w in _WORD.finditer(core):
+    words = list(_WORD.finditer(core))
+    for i, w in enumerate(words):
         low = w.group().lower()
         if w.start() > 0 and (low in _VERB_WORDS or (
                 len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
-                and previous not in ("", "of", "in", "for", "to", "and", "or"))):
+                and previous not in ("", "of", "in", "for", "to", "and", "or")
+                and not (i + 1 < len(words) and words[i + 1].group().lower() in _VERB_WORDS
+                         and low.endswith("s")))):
             return w
         previous = low
     return None

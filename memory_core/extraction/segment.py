@@ -2,8 +2,10 @@
 
 Newlines always end a sentence (chat messages are written line by line; lists and
 ``TODO:`` lines depend on it), except a soft-wrapped line that continues in lowercase.
-Within a line, 。！？； and their ASCII forms end a sentence. An ASCII ``.``/``!``/``?``
-ends one only when whitespace, a CJK character or the line end follows, so "3.5",
+Within a line, 。！？； and their ASCII forms end a sentence, and so does a run-on
+boundary (``_RUN_ON``: "…base image Can you…", "…还没批下来 备份脚本…"). An ASCII
+``.``/``!``/``?`` ends one only when whitespace, a CJK character or the line end
+follows, so "3.5",
 "v1.2.3", "config.py" and URLs stay whole; "e.g." and "i.e." never end one; "etc.",
 "a.m." end one only before a capital. A semicolon followed by a space ends a clause
 ("We use Postgres; the port is 5433" holds two statements). List markers ("- ", "1. ",
@@ -38,6 +40,18 @@ _NEVER_SPLIT = {"e.g", "i.e", "eg", "ie", "vs", "cf", "approx", "incl", "esp", "
                 "ms", "dr", "prof", "st", "jr", "sr", "fig", "al", "dept", "est", "ca", "resp"}
 _SPLIT_BEFORE_CAPITAL = {"etc", "a.m", "p.m", "inc", "ltd", "co"}
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_RUN_ON = re.compile(
+    r"(?<=[a-z0-9)])[ \t]+((?:Can|Could|Would|Should|Will|Is|Are|Do|Does|Did|What|What's"
+    r"|Why|How|When|Where|Which|Who|Please|Let's|The|This|That|These|Those|It|It's|We|We're"
+    r"|We'll|You|They|There|I'm|I'd|I've|I'll|If|Before|After|Also|Next)\s(?=[a-z]))"
+    rf"|(?<=[{_CJK_CLASS}])[ \t]+([{_CJK_CLASS}])"
+)
+"""A sentence that starts without the previous one having ended: a capitalised function
+word between a lowercase word and a lowercase one ("…the new base image Can you
+refactor…"; not "I", capitalised anywhere, nor a title: "use The Guardian API"), or a
+space between two CJK characters (neither Chinese nor Japanese puts spaces between
+words)."""
 
 
 def _word_before(scan: str, i: int, floor: int) -> str:
@@ -97,10 +111,13 @@ def segment(text: str, scan: str) -> list[Sentence]:
         start = marker.end() if marker else pos
         cursor = start
         pieces: list[tuple[int, int]] = []
-        for m in _TERMINATOR.finditer(scan, start, line_end):
-            if _ends_sentence(text, scan, m.start(), m.end(), line_end, start):
-                pieces.append((cursor, m.end()))
-                cursor = m.end()
+        cuts = [m.end() for m in _TERMINATOR.finditer(scan, start, line_end)
+                if _ends_sentence(text, scan, m.start(), m.end(), line_end, start)]
+        cuts += [m.start(m.lastindex or 0) for m in _RUN_ON.finditer(scan, start, line_end)]
+        for cut in sorted(cuts):
+            if cut > cursor:
+                pieces.append((cursor, cut))
+                cursor = cut
         if cursor < line_end:
             pieces.append((cursor, line_end))
         first = True
