@@ -227,6 +227,14 @@ def test_a_plural_noun_before_its_verb_is_part_of_the_subject(text: str, subject
     assert one(text).subject == subject
 
 
+def test_a_chinese_remark_then_a_request_keeps_only_the_remark() -> None:
+    items = extract("这个导出任务的测试在CI上时好时坏，帮我查查billing/export.py里的逻辑。")
+    assert [(i.kind, i.subject, i.condition) for i in items] == [
+        ("fact", "导出任务测试", None)]  # 时好时坏 is an idiom, not a 时 condition
+    assert one("在CI上时，测试要跑10分钟。").condition == "在CI上时"
+    assert len(extract("数据库端口是5433，请记住。")) == 1
+
+
 def test_while_inside_a_sentence_still_joins_two_statements() -> None:
     assert [i.subject for i in extract("The API is fast while the DB is slow.")] == [
         "api", "db"]

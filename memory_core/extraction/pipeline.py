@@ -103,6 +103,9 @@ _NUMERIC_JOINT = re.compile(r",?\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*
 _ZH_NEW_SUBJECT = re.compile(
     r"[，,](?=[^，,。是不也就但而还都所因然]{1,8}(?:是|为|大概|大约|约为|达到|超过))")
 """A comma followed by a new subject and its copula starts a second statement."""
+_ZH_REQUEST_JOINT = re.compile(
+    r"[，,](?=(?:请|麻烦)?(?:你|您)?(?:帮我|帮忙|请你|请帮|给我|告诉我|看看|看一下|查一下|查查))")
+"""…and so does a request after a comma ("测试时好时坏，帮我查查…": a remark, then the ask)."""
 _LEAD_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
 _FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
 """At the start of a sentence "while"/"whereas" open a condition, not a second clause."""
@@ -169,6 +172,7 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
                 joints += [(m.start(), m.end()) for m in pattern.finditer(scan, a, b)]
     if lang == "zh" and ("，" in scan[a:b] or "," in scan[a:b]):
         joints += [(m.start(), m.end()) for m in _ZH_NEW_SUBJECT.finditer(scan, a, b)]
+        joints += [(m.start(), m.end()) for m in _ZH_REQUEST_JOINT.finditer(scan, a, b)]
     starts = [q.start for q in quantities]  # sorted: find_quantities returns text order
     for m in _NUMERIC_JOINT.finditer(scan, a, b) if len(quantities) > 1 else ():
         i = bisect_left(starts, m.end())  # first quantity right of the joint
