@@ -21,6 +21,7 @@ import orjson
 
 from memory_core import capture, compaction, memory
 from memory_core.assemble import Assembly, assemble, terms
+from memory_core.command import is_command_exchange
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError
 from memory_core.itemcache import ActiveItems, prune_changes
@@ -439,11 +440,16 @@ class Engine:
         return self.store.read(q)
 
     def search_memory(self, query: str, *, tenant: str | None = None, role: str | None = None,
-                      include_messages: bool = True, limit: int = 20) -> list[dict[str, Any]]:
+                      include_messages: bool = True, limit: int = 20,
+                      session: str | None = None, include_commands: bool = True
+                      ) -> list[dict[str, Any]]:
         """Keyword search over memory items (all statuses) and messages.
 
         Returns dicts ``{ref, kind, status, score, text, ...}`` best first; ``score``
-        counts the query's keyword terms found (see ``assemble.terms``).
+        counts the query's keyword terms found (see ``assemble.terms``). ``session``
+        keeps only rows stored under that ``X-LCM-Session``. With
+        ``include_commands=False`` stored ``/memory`` commands and their replies are
+        left out before ``limit`` applies (:mod:`memory_core.command`).
         """
         q_terms = terms(query)
         needle = query.strip().lower()
@@ -456,6 +462,9 @@ class Engine:
             if role is not None:
                 where.append("role=?")
                 args.append(role)
+            if session is not None:
+                where.append("session=?")
+                args.append(session)
             clause = " AND ".join(where)
             hits: list[dict[str, Any]] = []
             for r in c.execute(f"SELECT * FROM memory_items WHERE {clause} ORDER BY id DESC"
@@ -471,6 +480,8 @@ class Engine:
             if include_messages:
                 for r in c.execute(f"SELECT id, msg_role, role, text, created_at FROM messages"
                                    f" WHERE {clause} ORDER BY id DESC LIMIT 20000", args):
+                    if not include_commands and is_command_exchange(r["text"]):
+                        continue
                     s = len(q_terms & terms(r["text"]))
                     s += 2 if needle and needle in r["text"].lower() else 0
                     if s:
@@ -786,8 +797,10 @@ class Engine:
         return self.store.read(lambda c: overview.list_items(c, **filters))
 
     def retract_in_scope(self, item_id: int, reason: str = "", *, tenant: str | None = None,
-                         role: str | None = None) -> dict[str, Any]:
-        """Retract an item only if it belongs to ``tenant``/``role`` (``None`` = any).
+                         role: str | None = None, session: str | None = None
+                         ) -> dict[str, Any]:
+        """Retract an item only if it belongs to ``tenant``/``role``/``session``
+        (``None`` = any).
 
         The check and the change run in one write transaction. Raises
         ``NotFoundError`` for an unknown item or one outside the scope (the caller
@@ -797,7 +810,8 @@ class Engine:
         def job(conn: sqlite3.Connection) -> dict[str, Any]:
             owner = overview.item_scope(conn, item_id)
             if owner is None or (tenant is not None and owner[0] != tenant) or (
-                    role is not None and owner[1] != role):
+                    role is not None and owner[1] != role) or (
+                    session is not None and owner[2] != session):
                 raise NotFoundError(f"no memory item {item_id}")
             return memory.retract_item(conn, item_id, reason)
 

@@ -268,10 +268,12 @@ def list_items(conn: sqlite3.Connection, *, tenant: str | None = None,
     return {"total": total, "items": items, "chains": chains}
 
 
-def item_scope(conn: sqlite3.Connection, item_id: int) -> tuple[str, str] | None:
-    """Return ``(tenant, role)`` of a memory item, or ``None`` when it does not exist."""
-    r = conn.execute("SELECT tenant, role FROM memory_items WHERE id=?", (item_id,)).fetchone()
-    return (r["tenant"], r["role"]) if r is not None else None
+def item_scope(conn: sqlite3.Connection, item_id: int) -> tuple[str, str, str] | None:
+    """Return ``(tenant, role, session)`` of a memory item, or ``None`` when it does
+    not exist (``session`` is ``""`` when none was given)."""
+    r = conn.execute("SELECT tenant, role, session FROM memory_items WHERE id=?",
+                     (item_id,)).fetchone()
+    return (r["tenant"], r["role"], r["session"]) if r is not None else None
 
 
 def index_lag(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -201,17 +201,38 @@ def memory_status(config: str | None, data_dir: str | None, tenant: str | None,
 @click.option("--tenant", default=None, help="Only this tenant id.")
 @click.option("--thread", "thread_id", type=int, default=None, help="Only this thread id.")
 @click.option("--events", is_flag=True, help="Include the request/response event log.")
+@click.option("--json/--text", "as_json", default=True, show_default=True,
+              help="JSON (every field and the original messages) or a plain transcript.")
 def memory_export(config: str | None, data_dir: str | None, session: str | None,
                   role: str | None, tenant: str | None, thread_id: int | None,
-                  events: bool) -> None:
-    """Print stored threads and messages (and events) as JSON."""
+                  events: bool, as_json: bool) -> None:
+    """Print stored threads and messages (and events).
+
+    JSON is the default because an export is a dump to keep or load elsewhere;
+    ``--text`` prints one line per message, to read or paste into a bug report."""
     engine = _engine(config, data_dir)
     try:
         data = engine.export(session=session, role=role, tenant=tenant, thread_id=thread_id,
                              events=events)
     finally:
         engine.close()
-    _echo_json(data)
+    if as_json:
+        _echo_json(data)
+        return
+    if not data["threads"]:
+        click.echo("no threads")
+    for t in data["threads"]:
+        fork = (f", forked from thread {t['parent_thread_id']} at msg:{t['fork_message_id']}"
+                if t["parent_thread_id"] else "")
+        click.echo(f"thread {t['id']}  tenant={t['tenant']} role={t['role']} "
+                   f"session={t['session'] or '-'}  {len(t['messages'])} messages{fork}")
+        for m in t["messages"]:
+            flags = " (hidden)" if m["hidden"] else ""
+            click.echo(f"  msg:{m['id']:<6} {_fmt_ts(m['created_at'])} {m['role']:<9}"
+                       f" {' '.join(m['text'].split())[:160]}{flags}")
+    for e in data.get("events", []):
+        click.echo(f"event {e['id']}  {_fmt_ts(e['created_at'])} {e['kind']:<12} "
+                   f"thread={e['thread_id'] or '-'} {e['request_id'] or ''}")
 
 
 def _fmt_ts(ts: float | None) -> str:
@@ -224,16 +245,20 @@ def _fmt_ts(ts: float | None) -> str:
 @click.argument("query")
 @config_option
 @data_dir_option
+@click.option("--session", default=None, help="Only this X-LCM-Session.")
 @click.option("--role", default=None, help="Only this role.")
 @click.option("--tenant", default=None, help="Only this tenant id.")
 @click.option("--limit", type=int, default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def memory_search(query: str, config: str | None, data_dir: str | None, role: str | None,
-                  tenant: str | None, limit: int, as_json: bool) -> None:
-    """Find memory items and messages matching QUERY (keywords; CJK substrings)."""
+def memory_search(query: str, config: str | None, data_dir: str | None, session: str | None,
+                  role: str | None, tenant: str | None, limit: int, as_json: bool) -> None:
+    """Find memory items and messages matching QUERY (keywords; CJK substrings).
+
+    Stored ``/memory`` commands and their replies are left out, as in chat."""
     engine = _engine(config, data_dir)
     try:
-        hits = engine.search_memory(query, tenant=tenant, role=role, limit=limit)
+        hits = engine.search_memory(query, tenant=tenant, role=role, session=session,
+                                    limit=limit, include_commands=False)
     finally:
         engine.close()
     if as_json:
@@ -256,9 +281,10 @@ def memory_search(query: str, config: str | None, data_dir: str | None, role: st
 @data_dir_option
 @click.option("--tenant", default=None, help="Refuse a ref of another tenant id.")
 @click.option("--role", default=None, help="Refuse a ref of another role.")
+@click.option("--session", default=None, help="Refuse a ref of another X-LCM-Session.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: str | None,
-                   role: str | None, as_json: bool) -> None:
+                   role: str | None, session: str | None, as_json: bool) -> None:
     """Show one item (item:7) or message (msg:12, or 12) in full."""
     from memory_core.errors import NotFoundError
 
@@ -270,8 +296,9 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
     finally:
         engine.close()
     if (tenant is not None and info.get("tenant") != tenant) or (
-            role is not None and info.get("role") != role):
-        raise click.ClickException(f"{ref} not found for this tenant/role")
+            role is not None and info.get("role") != role) or (
+            session is not None and info.get("session") != session):
+        raise click.ClickException(f"{ref} not found for this tenant/role/session")
     if as_json:
         _echo_json(info)
         return
@@ -361,17 +388,21 @@ def memory_explain(config: str | None, data_dir: str | None, session: str | None
 @click.option("--reason", default="", help="Why (kept in the audit trail).")
 @click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
 @click.option("--role", default=None, help="Only if the item belongs to this role.")
+@click.option("--session", default=None,
+              help="Only if the item was stated in this X-LCM-Session.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @config_option
 @data_dir_option
 def memory_retract(item_id: int, reason: str, tenant: str | None, role: str | None,
-                   as_json: bool, config: str | None, data_dir: str | None) -> None:
+                   session: str | None, as_json: bool, config: str | None,
+                   data_dir: str | None) -> None:
     """Retract memory item ITEM_ID: kept for audit, gone from retrieval and the indexes."""
     from memory_core.errors import NotFoundError
 
     engine = _engine(config, data_dir)
     try:
-        out = engine.retract_in_scope(item_id, reason, tenant=tenant, role=role)
+        out = engine.retract_in_scope(item_id, reason, tenant=tenant, role=role,
+                                      session=session)
     except NotFoundError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -384,7 +415,10 @@ def memory_retract(item_id: int, reason: str, tenant: str | None, role: str | No
 
 @memory.group("prefs")
 def memory_prefs() -> None:
-    """User preferences (written only by the user: here, the admin API, /memory)."""
+    """User preferences (written only by the user: here, the admin API, /memory).
+
+    Preferences belong to a tenant and role, not to a session: they apply to every
+    conversation of that role, so these commands take no ``--session``."""
 
 
 tenant_option = click.option(
@@ -400,11 +434,12 @@ tenant_option = click.option(
 @click.option("--content", required=True, help="At most 500 characters.")
 @click.option("--replace-similar", is_flag=True,
               help="Write into a near-duplicate existing key instead of refusing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @tenant_option
 @config_option
 @data_dir_option
 def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bool,
-              tenant: str, config: str | None, data_dir: str | None) -> None:
+              as_json: bool, tenant: str, config: str | None, data_dir: str | None) -> None:
     """Create or replace a preference shown in every injection block of ROLE."""
     from memory_core.memory import DuplicateKeyError
 
@@ -421,6 +456,10 @@ def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bo
         raise click.ClickException(str(exc)) from exc
     finally:
         engine.close()
+    if as_json:
+        _echo_json({"id": out.id, "key": out.key, "created": out.created, "tenant": tenant,
+                    "role": role, "routed_from": out.routed_from, "reason": out.reason})
+        return
     verb = "created" if out.created else "updated"
     note = f" (routed from '{out.routed_from}': {out.reason})" if out.routed_from else ""
     click.echo(f"{verb} user_preferences/{out.key} for role {role}{note}")
@@ -428,15 +467,18 @@ def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bo
 
 @memory_prefs.command("list")
 @click.option("--role", default=None, help="Only this role.")
+@click.option("--tenant", default=None,
+              help="Only what this tenant id sees: its own and those set for '*'.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @config_option
 @data_dir_option
-def prefs_list(role: str | None, as_json: bool, config: str | None,
+def prefs_list(role: str | None, tenant: str | None, as_json: bool, config: str | None,
                data_dir: str | None) -> None:
     """List user preferences."""
     engine = _engine(config, data_dir)
     try:
-        rows = engine.list_agent_memories(category="user_preferences", role=role)
+        rows = engine.list_agent_memories(category="user_preferences", role=role,
+                                          tenant=tenant)
     finally:
         engine.close()
     if as_json:
@@ -452,10 +494,11 @@ def prefs_list(role: str | None, as_json: bool, config: str | None,
 @memory_prefs.command("delete")
 @click.option("--role", default="default", show_default=True)
 @click.option("--key", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @tenant_option
 @config_option
 @data_dir_option
-def prefs_delete(role: str, key: str, tenant: str, config: str | None,
+def prefs_delete(role: str, key: str, as_json: bool, tenant: str, config: str | None,
                  data_dir: str | None) -> None:
     """Delete one preference."""
     engine = _engine(config, data_dir)
@@ -468,6 +511,9 @@ def prefs_delete(role: str, key: str, tenant: str, config: str | None,
         engine.close()
     if not ok:
         raise click.ClickException(f"no preference '{key}' for role {role}")
+    if as_json:
+        _echo_json({"deleted": True, "tenant": tenant, "role": role, "key": key})
+        return
     click.echo(f"deleted user_preferences/{key} for role {role}")
 
 

@@ -18,13 +18,12 @@ import orjson
 from aiohttp import web
 
 from memory_core import capture
+from memory_core.command import PREFIX, REPLY_HEADER, is_command
 from memory_core.engine import Engine
 from memory_core.errors import NotFoundError
 from memory_core.models import CaptureTicket, Scope
 
-PREFIX = "/memory"
-REPLY_HEADER = "lcm-proxy memory"
-"""Every reply starts with this, so later searches can leave command replies out."""
+__all__ = ["HELP", "PREFIX", "REPLY_HEADER", "answer", "is_command", "run_command"]
 
 HELP = """lcm-proxy memory commands:
 /memory status        what is stored for this tenant and role (threads, messages, items)
@@ -32,13 +31,6 @@ HELP = """lcm-proxy memory commands:
 /memory explain       what the last injection contained, and why
 /memory retract ID    retract memory item ID (kept for audit, no longer used)
 /memory help          this text"""
-
-
-def is_command(text: str) -> bool:
-    """True when ``text`` is an in-chat memory command."""
-    stripped = text.lstrip()
-    return stripped == PREFIX or stripped.startswith(PREFIX + " ") or stripped.startswith(
-        PREFIX + "\n")
 
 
 def _when(ts: float | None) -> str:
@@ -75,9 +67,8 @@ def _status(engine: Engine, scope: Scope) -> str:
 def _search(engine: Engine, scope: Scope, query: str) -> str:
     if not query:
         return f"{REPLY_HEADER} · usage: /memory search QUERY"
-    hits = engine.search_memory(query, tenant=scope.tenant, role=scope.role, limit=40)
-    hits = [h for h in hits if h["kind"] != "message" or not (
-        is_command(h["text"]) or h["text"].startswith(REPLY_HEADER))][:10]
+    hits = engine.search_memory(query, tenant=scope.tenant, role=scope.role, limit=10,
+                                include_commands=False)
     lines = [f"{REPLY_HEADER} · search {query!r}: {len(hits) or 'no'} match"
              f"{'' if len(hits) == 1 else 'es'}"]
     for h in hits:

@@ -81,9 +81,10 @@ def _paths() -> dict[str, Any]:
             "One stored message with its original JSON and the items taken from it.",
             [_path("message_id"), TENANT, ROLE], errors=(404,))},
         "/lcm/v1/search": {"get": _op(
-            "Keyword search over memory items and messages, best first.",
+            "Keyword search over memory items and messages, best first; stored /memory"
+            " commands and their replies are left out.",
             [{**_q("q", "Query (keywords; CJK substrings)."), "required": True},
-             TENANT, ROLE, LIMIT], errors=(400,))},
+             TENANT, ROLE, SESSION, LIMIT], errors=(400,))},
         "/lcm/v1/explain": {"get": _op(
             "The last injection: trigger, budget, token source, sections, included,"
             " truncated and omitted lines with reasons.", [TENANT, ROLE, SESSION, THREAD],

@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
+from memory_core.command import REPLY_HEADER, is_command_exchange
 from proxy import __version__, openapi
 from proxy.errors import UnauthorizedError
 from proxy.handlers import access, admin
@@ -20,10 +21,13 @@ from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import (
     ADMIN_TOKEN,
+    KEY_A,
     MARK_A,
     MARK_B,
     STEADY,
     Populated,
+    chat,
+    client,
     count,
     populate,
 )
@@ -287,6 +291,46 @@ async def test_role_filter_isolates_reads(guarded: RunningProxy,
     st, _, _ = await call(http, guarded, "GET", f"/lcm/v1/items/{pop.items['a_port']}",
                           role="writer")
     assert st == 404
+
+
+async def test_search_leaves_out_memory_commands_as_in_chat(
+        guarded: RunningProxy, http: aiohttp.ClientSession) -> None:
+    pop = await populate(guarded)
+    c = client(guarded, KEY_A, "coder", "sess-a")
+    try:
+        reply = await chat(c, [{"role": "user", "content": f"/memory search {MARK_A} port"}])
+    finally:
+        await c.close()
+    await guarded.settle()
+    stored = guarded.engine.search_memory(f"{MARK_A} port", tenant=pop.tenant_a, limit=100)
+    assert sum(is_command_exchange(h["text"]) for h in stored) == 2  # command and reply
+    st, body, _ = await call(http, guarded, "GET", "/lcm/v1/search", q=f"{MARK_A} port",
+                             tenant=pop.tenant_a, limit=100)
+    assert st == 200 and body["hits"]
+    assert not any(is_command_exchange(h["text"]) for h in body["hits"])
+    # The in-chat answer lists exactly what the API finds for the same scope and limit.
+    st, body, _ = await call(http, guarded, "GET", "/lcm/v1/search", q=f"{MARK_A} port",
+                             tenant=pop.tenant_a, role="coder", limit=10)
+    assert [h["ref"] for h in body["hits"]] == [
+        line.split()[0] for line in reply.splitlines()[1:]]
+    st, body, text = await call(http, guarded, "GET", "/lcm/v1/search",
+                                q="lcm-proxy memory search", tenant=pop.tenant_a)
+    assert st == 200 and REPLY_HEADER not in text.replace(body["query"], "")
+
+
+async def test_search_narrows_to_a_session(guarded: RunningProxy,
+                                           http: aiohttp.ClientSession) -> None:
+    pop = await populate(guarded)
+    st, body, _ = await call(http, guarded, "GET", "/lcm/v1/search", q=MARK_A,
+                             session="sess-w", limit=100)
+    assert st == 200 and body["hits"] and {h["role"] for h in body["hits"]} == {"writer"}
+    st, body, _ = await call(http, guarded, "GET", "/lcm/v1/search", q=MARK_A,
+                             tenant=pop.tenant_a, session="sess-a", limit=100)
+    refs = [h["ref"] for h in body["hits"]]
+    assert f"item:{pop.items['a_port']}" in refs and f"item:{pop.items['w_style']}" not in refs
+    st, body, text = await call(http, guarded, "GET", "/lcm/v1/search", q="port cache",
+                                tenant=pop.tenant_a, session="sess-b")
+    assert st == 200 and body["hits"] == [] and MARK_B not in text
 
 
 # -- writes ---------------------------------------------------------------------------------

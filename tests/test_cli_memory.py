@@ -1,6 +1,7 @@
 """``lcm-proxy memory …`` against a populated store: status, inspect, search, explain,
-retract and export, each narrowed by tenant/role where it takes them (another scope's
-data is refused or absent), with ``--json`` where the command offers it."""
+retract, export and prefs, each narrowed by tenant/role/session where it takes them
+(another scope's data is refused or absent), with ``--json`` on each. Search leaves
+stored ``/memory`` commands and replies out exactly as the in-chat command does."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from typing import Any
 import orjson
 from click.testing import CliRunner, Result
 
+from memory_core.command import REPLY_HEADER, is_command_exchange
 from proxy.cli import main
 from tests.conftest import RunningProxy
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
+    KEY_A,
     MARK_A,
     MARK_B,
     Populated,
+    chat,
+    client,
     populate,
     steady_proxy_fixture,
 )
@@ -27,6 +32,18 @@ def cli(proxy: RunningProxy, *args: str) -> Result:
 def as_json(result: Result) -> Any:
     assert result.exit_code == 0, result.output
     return orjson.loads(result.stdout)
+
+
+async def ask_in_chat(proxy: RunningProxy, text: str, *, role: str = "coder",
+                      session: str = "sess-a") -> str:
+    """Send one in-chat command as tenant A and wait until its exchange is stored."""
+    c = client(proxy, KEY_A, role, session)
+    try:
+        reply = await chat(c, [{"role": "user", "content": text}])
+    finally:
+        await c.close()
+    await proxy.settle()
+    return reply
 
 
 async def test_status_counts_one_scope(proxy: RunningProxy) -> None:
@@ -85,3 +102,123 @@ async def test_retract_in_scope_only(proxy: RunningProxy) -> None:
     assert done["id"] == pop.items["a_port"] and done["old_status"] == "active"
     again = cli(proxy, "memory", "inspect", f"item:{item}", "--json")
     assert as_json(again)["status"] == "retracted"
+
+
+async def test_search_leaves_out_memory_commands_as_in_chat(proxy: RunningProxy) -> None:
+    pop = await populate(proxy)
+    reply = await ask_in_chat(proxy, f"/memory search {MARK_A} port")
+    assert reply.startswith(REPLY_HEADER)
+    stored = proxy.engine.search_memory(f"{MARK_A} port", tenant=pop.tenant_a, limit=100)
+    assert sum(is_command_exchange(h["text"]) for h in stored) == 2  # command and reply
+    hits = as_json(cli(proxy, "memory", "search", f"{MARK_A} port", "--json", "--tenant",
+                       pop.tenant_a, "--limit", "100"))
+    assert hits and not any(is_command_exchange(h["text"]) for h in hits)
+    # The in-chat answer lists exactly what the CLI finds for the same scope and limit.
+    in_chat = [line.split()[0] for line in reply.splitlines()[1:]]
+    same = as_json(cli(proxy, "memory", "search", f"{MARK_A} port", "--json", "--tenant",
+                       pop.tenant_a, "--role", "coder", "--limit", "10"))
+    assert in_chat == [h["ref"] for h in same]
+    text = cli(proxy, "memory", "search", "lcm-proxy memory search", "--tenant",
+               pop.tenant_a)
+    assert text.exit_code == 0 and REPLY_HEADER not in text.output
+
+
+async def test_search_narrows_to_a_session(proxy: RunningProxy) -> None:
+    pop = await populate(proxy)
+    writer = as_json(cli(proxy, "memory", "search", MARK_A, "--json", "--session", "sess-w",
+                         "--limit", "100"))
+    assert writer and {h["role"] for h in writer} == {"writer"}
+    assert f"item:{pop.items['w_style']}" in [h["ref"] for h in writer]
+    coder = as_json(cli(proxy, "memory", "search", MARK_A, "--json", "--session", "sess-a",
+                        "--tenant", pop.tenant_a, "--role", "coder", "--limit", "100"))
+    refs = [h["ref"] for h in coder]
+    assert f"item:{pop.items['a_port']}" in refs and f"item:{pop.items['w_style']}" not in refs
+    # A session name never widens the tenant filter: B's session through A is empty.
+    other = cli(proxy, "memory", "search", "port", "--session", "sess-b", "--tenant",
+                pop.tenant_a)
+    assert other.exit_code == 0 and other.output.strip() == "no matches"
+
+
+async def test_export_prints_json_by_default_and_a_transcript_with_text(
+        proxy: RunningProxy) -> None:
+    await populate(proxy)
+    default = cli(proxy, "memory", "export", "--session", "sess-w")
+    explicit = cli(proxy, "memory", "export", "--session", "sess-w", "--json")
+    assert default.exit_code == 0 and default.stdout == explicit.stdout
+    assert [t["role"] for t in orjson.loads(explicit.stdout)["threads"]] == ["writer"]
+    text = cli(proxy, "memory", "export", "--session", "sess-w", "--text", "--events")
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("thread ") and "role=writer session=sess-w" in lines[0]
+    assert any(" user " in ln and "writer notes: prose style" in ln for ln in lines)
+    assert any(ln.startswith("event ") for ln in lines) and MARK_B not in text.stdout
+    none = cli(proxy, "memory", "export", "--session", "nope", "--text")
+    assert none.exit_code == 0 and none.stdout.strip() == "no threads"
+
+
+async def test_inspect_and_retract_refuse_another_session(proxy: RunningProxy) -> None:
+    pop = await populate(proxy)
+    ref = f"item:{pop.items['a_port']}"
+    refused = cli(proxy, "memory", "inspect", ref, "--session", "sess-w")
+    assert refused.exit_code == 1 and MARK_A not in refused.output
+    assert as_json(cli(proxy, "memory", "inspect", ref, "--json", "--session",
+                       "sess-a"))["session"] == "sess-a"
+    msg = f"msg:{pop.messages['w']}"
+    assert cli(proxy, "memory", "inspect", msg, "--session", "sess-a").exit_code == 1
+    assert cli(proxy, "memory", "inspect", msg, "--session", "sess-w").exit_code == 0
+    item = str(pop.items["a_port"])
+    no = cli(proxy, "memory", "retract", item, "--session", "sess-b")
+    assert no.exit_code == 1 and "no memory item" in no.output
+    assert as_json(cli(proxy, "memory", "inspect", ref, "--json"))["status"] == "active"
+    done = as_json(cli(proxy, "memory", "retract", item, "--json", "--session", "sess-a",
+                       "--role", "coder"))
+    assert done["id"] == pop.items["a_port"] and done["old_status"] == "active"
+
+
+async def test_prefs_set_list_delete_with_json(proxy: RunningProxy) -> None:
+    pop = await populate(proxy)
+    made = as_json(cli(proxy, "memory", "prefs", "set", "--json", "--role", "coder",
+                       "--key", "Reply Language", "--title", "Language",
+                       "--content", "Answer in English."))
+    assert made["created"] is True and made["key"] == "reply_language"
+    assert made["tenant"] == "*" and made["role"] == "coder"
+    again = as_json(cli(proxy, "memory", "prefs", "set", "--json", "--role", "coder",
+                        "--key", "reply_language", "--title", "Language",
+                        "--content", "Answer in German."))
+    assert again["created"] is False and again["id"] == made["id"]
+    seen_a = as_json(cli(proxy, "memory", "prefs", "list", "--json", "--tenant",
+                         pop.tenant_a, "--role", "coder"))
+    assert {(r["tenant"], r["key"]) for r in seen_a} == {
+        (pop.tenant_a, "code_style"), ("*", "reply_language")}
+    assert MARK_B not in orjson.dumps(seen_a).decode()
+    gone = as_json(cli(proxy, "memory", "prefs", "delete", "--json", "--role", "coder",
+                       "--key", "reply_language"))
+    assert gone == {"deleted": True, "tenant": "*", "role": "coder", "key": "reply_language"}
+    missing = cli(proxy, "memory", "prefs", "delete", "--json", "--role", "coder",
+                  "--key", "reply_language")
+    assert missing.exit_code == 1 and "no preference" in missing.output
+    plain = cli(proxy, "memory", "prefs", "list", "--tenant", pop.tenant_b)
+    assert plain.exit_code == 0 and MARK_B in plain.output and MARK_A not in plain.output
+
+
+def test_every_memory_command_takes_the_scope_and_output_flags() -> None:
+    """Issue 7: each ``memory`` command takes ``--data-dir``, ``--session``, ``--role``
+    and ``--json`` where they mean something. Preferences belong to a tenant and role,
+    not a session, so ``prefs`` commands take no ``--session``."""
+    import click
+
+    memory = main.commands["memory"]
+    assert isinstance(memory, click.Group)
+    commands: dict[str, click.Command] = {}
+    for name, cmd in memory.commands.items():
+        if isinstance(cmd, click.Group):
+            commands.update({f"{name} {sub}": c for sub, c in cmd.commands.items()})
+        else:
+            commands[name] = cmd
+    assert set(commands) == {"status", "inspect", "search", "explain", "retract", "export",
+                             "purge", "prefs set", "prefs list", "prefs delete"}
+    for name, cmd in commands.items():
+        flags = {opt for p in cmd.params for opt in p.opts}
+        wanted = {"--data-dir", "--role", "--json"} | (
+            set() if name.startswith("prefs") else {"--session"})
+        assert wanted <= flags, (name, wanted - flags)

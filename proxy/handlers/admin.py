@@ -241,7 +241,8 @@ async def message(request: web.Request) -> web.Response:
 
 
 async def search(request: web.Request) -> web.Response:
-    """``GET /lcm/v1/search?q=`` → ``{query, hits}`` best first (tenant, role, limit)."""
+    """``GET /lcm/v1/search?q=`` → ``{query, hits}`` best first (tenant, role, session,
+    limit). Stored ``/memory`` commands and their replies are left out, as in chat."""
     require_admin(request)
     tenant, role = _scope(request)
     query = request.query.get("q", "").strip()
@@ -249,7 +250,8 @@ async def search(request: web.Request) -> web.Response:
         raise BadRequestError("q is required", code="invalid_parameter", param="q")
     limit = _int(request, "limit", 20, low=1, high=MAX_LIMIT)
     hits = await _run(lambda: request.app[ENGINE].search_memory(
-        query, tenant=tenant, role=role, limit=limit or 20))
+        query, tenant=tenant, role=role, session=_param(request, "session"),
+        limit=limit or 20, include_commands=False))
     return _json({"query": query, "hits": hits})
 
 

@@ -223,7 +223,7 @@ async def search_page(request: web.Request) -> web.Response:
     body = '<p class="muted">type a query in the search box above</p>'
     if query:
         hits = await _run(lambda: request.app[ENGINE].search_memory(
-            query, tenant=tenant, role=role, limit=100))
+            query, tenant=tenant, role=role, limit=100, include_commands=False))
         body = f"<p>{len(hits)} results for <b>{e(query)}</b></p>" + table(
             ("ref", "kind", "status", "role", "text"),
             ((e(h["ref"]), e(h["kind"]), status_badge(h["status"]), e(h["role"]),
