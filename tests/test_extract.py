@@ -235,6 +235,12 @@ def test_a_chinese_remark_then_a_request_keeps_only_the_remark() -> None:
     assert len(extract("数据库端口是5433，请记住。")) == 1
 
 
+def test_a_leading_for_does_not_start_the_subject() -> None:
+    item = one("Correction: make that 150 s for long-polling clients at the gateway.")
+    assert (item.subject, item.value, item.correction) == ("long-polling", 150, True)
+    assert one("The timeout for the API is 30 s.").subject == "api timeout"
+
+
 def test_while_inside_a_sentence_still_joins_two_statements() -> None:
     assert [i.subject for i in extract("The API is fast while the DB is slow.")] == [
         "api", "db"]

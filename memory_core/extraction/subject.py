@@ -72,7 +72,9 @@ def en_key(phrase: str, *, action: bool = False) -> str | None:
         return " ".join(kept[:4]) or None
     head: list[str] = []
     for i, tok in enumerate(tokens):
-        if tok in _EN_FOLD and head:
+        if tok in _EN_FOLD and not head:
+            continue  # "(make that 45 s) for the API timeout": the phrase after it is the key
+        if tok in _EN_FOLD:
             tail: list[str] = []
             for t in tokens[i + 1:]:
                 if t in _EN_CUT or t in _EN_FOLD:
