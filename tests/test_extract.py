@@ -378,6 +378,7 @@ def test_not_constraints(text: str) -> None:
     ("私は和食が好きです。", "和食", False),
     ("辛い料理は苦手です。", "辛い料理", True),
     ("窓側の席の方がいいです。", "窓側席", False),
+    ("説明は箇条書きでお願いしたいです。", "説明", False),
 ])
 def test_preference(text: str, subject: str, negated: bool) -> None:
     item = one(text)
@@ -404,6 +405,7 @@ def test_preference_does_not_swallow_a_consequence_that_is_a_fact() -> None:
 
 def test_not_preferences() -> None:
     assert extract("I'd like to book a flight to Tokyo.") == []
+    assert "preference" not in kinds("お願いしたいことがあります。")
     assert kinds("你喜欢什么颜色？") == ["question"]
 
 
