@@ -52,6 +52,18 @@ def _ks(value: str) -> tuple[int, ...]:
     return ks
 
 
+def _indexes(value: str) -> tuple[int, ...]:
+    """Parse "5-9" or "0,2,4" (or a mix, "0-2,7") into indexes."""
+    out: list[int] = []
+    try:
+        for part in value.split(","):
+            lo, _, hi = part.strip().partition("-")
+            out.extend(range(int(lo), int(hi or lo) + 1))
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of indexes: {value!r}") from exc
+    return tuple(out)
+
+
 def _write_json(path: str | None, value: Any) -> None:
     if path:
         with open(path, "wb") as fh:
@@ -149,12 +161,15 @@ def register(main: click.Group) -> None:
                   help="Also write the figures to this JSON file.")
     @click.option("--limit-conversations", type=int, default=None,
                   help="Only the first N conversations.")
+    @click.option("--conversations", "conv_spec", default=None,
+                  help="Only these conversations (0-based), e.g. 5-9 or 0,2,4: a held-out"
+                       " split.")
     @click.option("--data-dir", default=None,
                   help="Store/index directory to (re)use; default: a fresh temp dir.")
     @click.option("--modes", default="bm25,vector,hybrid", show_default=True)
     def eval_locomo(config: str | None, data_path: str, ks: str, json_file: str | None,
-                    limit_conversations: int | None, data_dir: str | None,
-                    modes: str) -> None:
+                    limit_conversations: int | None, conv_spec: str | None,
+                    data_dir: str | None, modes: str) -> None:
         """LoCoMo evidence retrieval: recall@k, all@k, hit@1, MRR per category and mode."""
         import tempfile
 
@@ -169,7 +184,9 @@ def register(main: click.Group) -> None:
         try:
             out = run_locomo(
                 data_path, data_dir, embedder, ks=_ks(ks),
-                limit_conversations=limit_conversations, config=_search_config(settings),
+                limit_conversations=limit_conversations,
+                conversations=_indexes(conv_spec) if conv_spec else None,
+                config=_search_config(settings),
                 modes=tuple(m.strip() for m in modes.split(",") if m.strip()),
                 progress_factory=_bar,
             )
@@ -181,7 +198,9 @@ def register(main: click.Group) -> None:
         click.echo(out["table"])
         t = out["timings"]
         click.echo(
-            f"\n{out['conversations']} conversations, {out['questions']} questions"
+            f"\n{out['conversations']} conversations"
+            f" ({','.join(str(i) for i in out['conversation_indexes'])}),"
+            f" {out['questions']} questions"
             f" ({out['skipped_no_evidence']} without resolvable evidence, skipped);"
             f" model {out['model']}; {t['total_s']:.0f} s"
             f" (ingest {t['ingest_s']:.1f}, index+embed {t['index_s']:.1f},"

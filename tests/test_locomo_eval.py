@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memory_core.evaluation.locomo import EVIDENCE_ID, Score, gold_turns, run_locomo
+from memory_core.evaluation.locomo import (
+    EVIDENCE_ID,
+    Score,
+    _group_names,
+    gold_turns,
+    run_locomo,
+)
 from memory_core.search import HashingEmbedder
 
 SAMPLE = [{
@@ -40,6 +46,11 @@ def test_evidence_ids_tolerate_malformed_forms() -> None:
     known = {"D1:2", "D2:2"}
     assert gold_turns({"evidence": ["D:2:2", "D1:2", "D9:9"]}, known) == {"D1:2", "D2:2"}
     assert EVIDENCE_ID.findall("D10:3; D:4:5") == [("10", "3"), ("4", "5")]
+
+
+def test_each_question_counts_once_per_group() -> None:
+    assert _group_names(5) == ["cat5", "all"]
+    assert _group_names(1) == ["cat1", "all", "cat1-4"]
 
 
 def test_score_metrics() -> None:

@@ -173,7 +173,7 @@ def test_hybrid_ranks_double_evidence_first_and_boosts_exact(tmp_path: Path) -> 
         assert ids[3] not in [h.ref_id for h in hits[:3]]
         # min_score applies after the boosts: only the exact-match hit clears 1.2
         svc.config = SearchConfig(min_score=1.2, exact_match_boost=0.5,
-                                  neighbor_weight=0.0).clamped()
+                                  neighbor_weight=0.0, session_boost=0.0).clamped()
         strict = svc.search("tenantA", "default", "blue green deployment", k=4)
         assert [h.ref_id for h in strict] == [ids[0]]
     finally:

@@ -58,7 +58,10 @@ class IndexDoc:
 
     ``text``: what the user/model wrote (searchable, never altered in SQLite).
     ``extra``: additional searchable words (speaker name, session date…) in their
-    own lower-weight field. ``created_at``: UNIX seconds. ``thread_id``: 0 for
+    own lower-weight field. ``speaker``: the message's ``name`` (its own field, so a
+    query can tell a participant's name from a word). ``context``: the text of the
+    turn before (the parent message), searched with ``search.context_weight``.
+    ``created_at``: UNIX seconds. ``thread_id``: 0 for
     objects outside a thread (agent memories). ``embed_text``: what the vector
     encodes (text with speaker prefix), ``""`` for no vector.
     """
@@ -75,6 +78,8 @@ class IndexDoc:
     msg_role: str = ""
     hidden: bool = False
     embed_text: str = ""
+    speaker: str = ""
+    context: str = ""
 
     @property
     def label(self) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 VALID_MODES = ("hybrid", "bm25", "vector")
-VALID_FUSIONS = ("rrf", "weighted")
+VALID_FUSIONS = ("minmax", "rrf", "weighted")
 
 
 def _rng(low: float, high: float) -> dict[str, Any]:
@@ -26,7 +26,10 @@ class SearchConfig:
     """Search settings; the metadata ``range`` of each number is its clamp range.
 
     Defaults were chosen on the LoCoMo evidence-retrieval eval
-    (``lcm-proxy eval locomo``, see ``memory_core/evaluation/locomo.py``).
+    (``lcm-proxy eval locomo``, see ``memory_core/evaluation/locomo.py``): the
+    ranking weights by a coordinate search on the *aggregate* hybrid recall@10
+    (categories 1-4) of conversations 0-4 only, never per question; conversations
+    5-9 are the held-out check (README, "Search").
     """
 
     enabled: bool = True
@@ -60,18 +63,26 @@ class SearchConfig:
     """Dirty vector partitions are saved (and the checkpoint advanced) this often."""
     # -- hybrid ranking -----------------------------------------------------
     default_mode: str = "hybrid"
-    fusion: str = "rrf"
-    """``rrf`` (reciprocal rank fusion) or ``weighted`` (min-max scores)."""
-    candidates: int = field(default=100, metadata=_rng(10, 2000))
-    """Candidates taken from each of BM25 and vectors before fusion."""
+    fusion: str = "minmax"
+    """``minmax`` (each list min-max normalised over its candidates, then a weighted
+    mean), ``rrf`` (reciprocal rank fusion) or ``weighted`` (scores over their max)."""
+    candidates: int = field(default=200, metadata=_rng(10, 2000))
+    """Candidates taken from each of BM25 and vectors before fusion (also the depth
+    over which ``minmax`` normalises)."""
     rrf_k: float = field(default=10.0, metadata=_rng(1.0, 1000.0))
     bm25_weight: float = field(default=1.0, metadata=_rng(0.0, 10.0))
-    vector_weight: float = field(default=0.8, metadata=_rng(0.0, 10.0))
-    neighbor_weight: float = field(default=0.8, metadata=_rng(0.0, 2.0))
-    """Share of the best fused score of a message's parent/children added to it (context).
-
-    LoCoMo hybrid recall@10 (cats 1-4): 0.593 at 0, 0.638 at 0.3, 0.678 at 0.8 (rrf_k 10,
-    vector_weight 0.8); 1.3 is worse again (0.652)."""
+    vector_weight: float = field(default=0.7, metadata=_rng(0.0, 10.0))
+    context_weight: float = field(default=0.3, metadata=_rng(0.0, 10.0))
+    """BM25 boost (hybrid only) of the text of a message's parent (the turn before), next
+    to its own text at 1.0 (0 = not searched)."""
+    neighbor_weight: float = field(default=0.6, metadata=_rng(0.0, 2.0))
+    """Share of the best fused score of a message's parent/children added to it (context)."""
+    speaker_boost: float = field(default=0.6, metadata=_rng(0.0, 10.0))
+    """Added to a hit spoken by someone the query names (message ``name`` field)."""
+    date_boost: float = field(default=0.4, metadata=_rng(0.0, 10.0))
+    """Added to a hit created in a month (or year) the query names ("in May 2023")."""
+    session_boost: float = field(default=0.45, metadata=_rng(0.0, 10.0))
+    """Share of the best score among the hits of the same thread and day added to each."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))
     """Added (fused-score units, normalised to [0,1]) when the query occurs verbatim."""
     scope_boost: float = field(default=0.05, metadata=_rng(0.0, 10.0))
@@ -101,7 +112,7 @@ class SearchConfig:
         if self.default_mode not in VALID_MODES:
             changes["default_mode"] = "hybrid"
         if self.fusion not in VALID_FUSIONS:
-            changes["fusion"] = "rrf"
+            changes["fusion"] = "minmax"
         kinds = tuple(k for k in self.vector_kinds if k in KIND_CODES)
         if kinds != tuple(self.vector_kinds):
             changes["vector_kinds"] = kinds

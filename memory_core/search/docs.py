@@ -2,7 +2,13 @@
 
 The stored evidence is never altered: extra searchable words (a message's ``name``
 — the speaker — and, when enabled, its day as "8 May 2023") go to the doc's
-``extra`` field, and the vector encodes ``"<name>: <text>"``. Rows that must leave
+``extra`` field, the name also to ``speaker``, and the vector encodes
+``"<name>: <text>"``. For the text index (``context=True``) a message also carries
+the text of its parent — the turn before it — cut at ``CONTEXT_CHARS`` (an answer
+often follows the turn that names the topic). Not its children: they arrive later,
+and re-indexing the parent then would leave deleted documents that skew BM25's
+statistics, so a rebuild would no longer equal incremental indexing; the turn
+after is covered at query time by ``neighbor_weight``. Rows that must leave
 the indexes (missing/purged rows, items with status ``retracted``) come back as
 deletions. ``EMBED_RECIPE`` is part of the model id stored with each vector:
 bump it when ``embed_text`` changes so vectors are recomputed.
@@ -17,13 +23,16 @@ from collections.abc import Iterable
 from memory_core.search.base import IndexDoc
 
 EMBED_RECIPE = "r1"
+CONTEXT_CHARS = 1000
+"""Characters of each neighbouring turn put in a message's ``context`` field."""
 DELETED_STATUSES = frozenset({"retracted", "deleted", "purged"})
 
 _QUERIES = {
     "message": (
         "SELECT id, tenant, role, session, thread_id, created_at, kind AS mkind, msg_role,"
         " hidden, text, CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
-        " THEN json_extract(raw_json, '$.name') END AS name, NULL AS status FROM messages"
+        " THEN json_extract(raw_json, '$.name') END AS name, NULL AS status{context}"
+        " FROM messages"
     ),
     "item": (
         "SELECT id, tenant, role, session, thread_id, created_at, kind AS mkind, '' AS msg_role,"
@@ -39,6 +48,10 @@ _QUERIES = {
         " '' AS msg_role, 0 AS hidden, text, NULL AS name, status FROM summary_nodes"
     ),
 }
+_MESSAGE_CONTEXT = (
+    f", (SELECT substr(p.text, 1, {CONTEXT_CHARS}) FROM messages p"
+    " WHERE p.id = messages.parent_id) AS ctx_parent"
+)
 TABLES = {"message": "messages", "item": "memory_items", "agent_memory": "agent_memories",
           "summary": "summary_nodes"}
 
@@ -59,6 +72,7 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
     if index_dates and row["created_at"]:
         extra_parts.append(day_text(float(row["created_at"])))
     embed = f"{name}: {text}" if (name and kind == "message") else text
+    context = (row["ctx_parent"] or "") if "ctx_parent" in row.keys() else ""
     return IndexDoc(
         kind=kind,
         ref_id=int(row["id"]),
@@ -72,20 +86,27 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
         msg_role=row["msg_role"] or "",
         hidden=bool(row["hidden"]),
         embed_text=embed[:max_chars].strip(),
+        speaker=name.replace("_", " ") if kind == "message" and isinstance(name, str) else "",
+        context=context,
     )
 
 
 def load_docs(
-    conn: sqlite3.Connection, kind: str, ids: Iterable[int], *, index_dates: bool, max_chars: int
+    conn: sqlite3.Connection, kind: str, ids: Iterable[int], *, index_dates: bool, max_chars: int,
+    context: bool = False,
 ) -> tuple[list[IndexDoc], list[int]]:
-    """Return ``(docs to upsert, ref_ids to delete)`` for these row ids of ``kind``."""
+    """Return ``(docs to upsert, ref_ids to delete)`` for these row ids of ``kind``.
+
+    ``context``: fill a message's ``context`` (neighbouring turns; the text index
+    wants it, the vector index does not)."""
+    sql = _QUERIES[kind].replace("{context}", _MESSAGE_CONTEXT if context else "")
     wanted = list(dict.fromkeys(int(i) for i in ids))
     docs: list[IndexDoc] = []
     found: set[int] = set()
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        for row in conn.execute(f"{_QUERIES[kind]} WHERE id IN ({marks})", chunk):
+        for row in conn.execute(f"{sql} WHERE id IN ({marks})", chunk):
             found.add(int(row["id"]))
             if row["status"] in DELETED_STATUSES:
                 continue

@@ -12,12 +12,19 @@ Schema (DEPENDENCIES.md, "Tantivy configuration for CJK + English"):
   ``memory_core/evaluation/locomo.py``). A CJK run comes out of it as one token.
 - ``extra``: the same analyzer over added words (speaker, session date), searched
   with a lower boost.
+- ``speaker``: the same analyzer over a message's ``name``. A query word that is a
+  speaker's name in the caller's scope (:meth:`TantivyTextIndex.speaker_terms`) is
+  matched here instead of in ``text``: "What did Caroline research?" is about
+  Caroline's turns, while the other participant's turns *address* her by name.
+- ``context``: the same analyzer over the previous turn's text (``docs.py``),
+  searched with ``context_weight`` (hybrid searches only).
 - ``ngram``: ``ngram(1, 2) → lowercase`` over the CJK and emoji runs only, joined by
   newlines (the n-gram tokenizer would also cut English into grams).
 
 Queries are built in Python, not with ``parse_query``: the query text goes through
 the same analyzers (``TextAnalyzer.analyze``), words become ``Should`` term queries
-on ``text`` and ``extra``, a CJK run becomes a boolean of its bigrams (``Must``: an
+on ``text``, ``extra`` and ``context`` (stopwords, stemmed like the words, dropped),
+a CJK run becomes a boolean of its bigrams (``Must``: an
 exact-substring-like match), ``word*`` becomes a regex query over the indexed
 terms, and the filters are ``Must`` clauses. Tokenizers are registered again on
 every open (Tantivy does not persist them).
@@ -43,7 +50,7 @@ from memory_core.search.config import KIND_CODES
 
 log = logging.getLogger("lcm.search.text")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bump when the fields or analyzers change; a mismatch rebuilds the index."""
 
 _CJK = (
@@ -56,12 +63,19 @@ _WILDCARD = re.compile(r"[^\s*]*\*[^\s]*")
 _REGEX_META = re.compile(r"([.+?^${}()|\[\]\\])")
 
 STOPWORDS = frozenset(
-    "a an and are as at be been but by did do does for from had has have how i if in into is"
-    " it its me my of on or our so than that the their them then there these they this to"
-    " was we were what when where which who whom why will with would you your".split()
+    "a about above after again against all also am an and any are as at be because been before"
+    " being below between both but by can could d did do does doing don down during each ever"
+    " few for from further had has have having he her here hers herself him himself his how i"
+    " if in into is it its itself just ll m me more most my myself no nor not now o of off on"
+    " once only or other our ours ourselves out over own re s same she should so some such t"
+    " than that the their theirs them themselves then there these they this those through to"
+    " too under until up ve very was we were what when where which while who whom why will"
+    " with would y you your yours yourself yourselves".split()
 )
-"""Dropped from ranked (not ``require_all``) queries when other words remain."""
-
+"""Dropped from ranked (not ``require_all``) queries when other words remain: the
+usual English function words (NLTK's list), compared after the analyzer, so the
+stemmed forms ("does" → "doe") are caught too. LoCoMo BM25 recall@10 (categories
+1-4) rose by about 0.02 over the former 60-word list compared unstemmed."""
 
 def ngram_runs(text: str) -> str:
     """Return the CJK and emoji runs of ``text`` joined by newlines."""
@@ -93,6 +107,8 @@ def _schema() -> tantivy.Schema:
         sb.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("text", stored=False, tokenizer_name="lcm_words", index_option="freq")
     sb.add_text_field("extra", stored=False, tokenizer_name="lcm_words", index_option="freq")
+    sb.add_text_field("speaker", stored=False, tokenizer_name="lcm_words", index_option="basic")
+    sb.add_text_field("context", stored=False, tokenizer_name="lcm_words", index_option="freq")
     sb.add_text_field("ngram", stored=False, tokenizer_name="lcm_ngram", index_option="freq")
     return sb.build()
 
@@ -118,6 +134,7 @@ class TantivyTextIndex:
         self.path = Path(path)
         self.stemming = stemming
         self._words = _word_analyzer(stemming)
+        self._stop = STOPWORDS | {t for w in STOPWORDS for t in self._words.analyze(w)}
         self._ngrams = _ngram_analyzer()
         stamp = {"schema": SCHEMA_VERSION, "stemming": stemming, "dates": index_dates}
         stamp_file = self.path / "lcm-index.json"
@@ -161,6 +178,8 @@ class TantivyTextIndex:
             msg_role=[doc.msg_role or ""],
             text=[text],
             extra=[doc.extra],
+            speaker=[doc.speaker],
+            context=[doc.context],
             ngram=[ngram_runs(text + "\n" + doc.extra)],
         )
 
@@ -232,11 +251,47 @@ class TantivyTextIndex:
             out.append((Occur.Must, Query.term_query(s, "hidden", 0)))
         return out
 
-    def build_query(self, query: str, *, require_all: bool = False) -> Query | None:
+    def query_words(self, query: str) -> list[str]:
+        """The analyzed words of ``query`` outside wildcards and CJK runs (distinct)."""
+        rest = _WILDCARD.sub(" ", query)
+        rest = NGRAM_RUN.sub(" ", rest)
+        return list(dict.fromkeys(self._words.analyze(rest)))
+
+    def speaker_terms(self, query: str, flt: SearchFilter) -> frozenset[str]:
+        """The query's words that name a speaker (``speaker`` field) in ``flt``'s scope.
+
+        One tiny Tantivy search per content word (tenant ∧ role ∧ speaker:word, one
+        hit), so a word counts only when someone *in this scope* goes by it.
+        """
+        words = [w for w in self.query_words(query) if w not in self._stop]
+        if not words:
+            return frozenset()
+        s = self.schema
+        scope = [(Occur.Must, Query.term_query(s, "tenant", flt.tenant)),
+                 (Occur.Must, Query.term_query(s, "role", flt.role))]
+        searcher = self.index.searcher()
+        found = set()
+        for w in words:
+            q = Query.boolean_query([*scope, (Occur.Must, Query.term_query(s, "speaker", w))])
+            if searcher.search(q, 1, count=False).hits:
+                found.add(w)
+        return frozenset(found)
+
+    def build_query(
+        self,
+        query: str,
+        *,
+        require_all: bool = False,
+        speakers: frozenset[str] = frozenset(),
+        context_weight: float = 0.0,
+    ) -> Query | None:
         """Return the text part of a search (``None`` when the query has no terms).
 
         ``require_all``: every word/run must match (grep semantics); otherwise words
-        are ``Should`` clauses ranked by BM25 and stopwords are dropped.
+        are ``Should`` clauses ranked by BM25 and stopwords are dropped. ``speakers``
+        (from :meth:`speaker_terms`, ranked queries only): these words are matched
+        in the ``speaker`` field instead of the text, as long as other words remain.
+        ``context_weight``: boost of the neighbouring-turn field (0: not searched).
         """
         s = self.schema
         occur = Occur.Must if require_all else Occur.Should
@@ -259,9 +314,13 @@ class TantivyTextIndex:
             clauses.append((occur, Query.boost_query(sub, 2.0)))
         rest = NGRAM_RUN.sub(" ", rest)
         words = list(dict.fromkeys(self._words.analyze(rest)))
+        names: list[str] = []
         if not require_all:
-            content = [w for w in words if w not in STOPWORDS]
+            content = [w for w in words if w not in self._stop]
             words = content or words
+            if speakers and (others := [w for w in words if w not in speakers]):
+                names = [w for w in words if w in speakers]
+                words = others
         for w in words:
             if require_all:
                 sub = Query.boolean_query([
@@ -273,19 +332,33 @@ class TantivyTextIndex:
                 clauses.append((Occur.Should, Query.term_query(s, "text", w)))
                 clauses.append((Occur.Should, Query.boost_query(
                     Query.term_query(s, "extra", w), 0.5)))
+                if context_weight > 0:
+                    clauses.append((Occur.Should, Query.boost_query(
+                        Query.term_query(s, "context", w), context_weight)))
+        for w in names:
+            clauses.append((Occur.Should, Query.term_query(s, "speaker", w)))
         if not clauses:
             return None
         return Query.boolean_query(clauses)
 
     def search(
-        self, query: str, flt: SearchFilter, limit: int, *, require_all: bool = False
+        self,
+        query: str,
+        flt: SearchFilter,
+        limit: int,
+        *,
+        require_all: bool = False,
+        speakers: frozenset[str] = frozenset(),
+        context_weight: float = 0.0,
     ) -> list[tuple[int, float]]:
         """Return up to ``limit`` ``(label, bm25)`` pairs, best first.
 
+        ``speakers``/``context_weight``: see :meth:`build_query`.
         An empty query (no terms) with filters returns the newest matches (score
         0.0), so a pure time-range grep works. Equal scores are ordered by label.
         """
-        text_q = self.build_query(query, require_all=require_all)
+        text_q = self.build_query(query, require_all=require_all, speakers=speakers,
+                                  context_weight=context_weight)
         clauses = self._filters(flt)
         searcher = self.index.searcher()
         if text_q is None:

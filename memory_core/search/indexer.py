@@ -119,13 +119,19 @@ class Indexer:
                 (after, limit))
         ])
 
-    def _load(self, kind: str, ids: list[int]) -> tuple[list[IndexDoc], list[int]]:
+    def _load(self, kind: str, ids: list[int], *, context: bool = False
+              ) -> tuple[list[IndexDoc], list[int]]:
         dates, max_chars = self.index_dates, self.config.embed_max_chars
         return self.store.read(
-            lambda c: load_docs(c, kind, ids, index_dates=dates, max_chars=max_chars))
+            lambda c: load_docs(c, kind, ids, index_dates=dates, max_chars=max_chars,
+                                context=context))
 
-    def _resolve(self, ops: list[tuple[int, str, int, str]]) -> tuple[list[IndexDoc], list[int]]:
-        """Collapse outbox ops (last wins) into docs to upsert and labels to delete."""
+    def _resolve(self, ops: list[tuple[int, str, int, str]], *, text: bool = False
+                 ) -> tuple[list[IndexDoc], list[int]]:
+        """Collapse outbox ops (last wins) into docs to upsert and labels to delete.
+
+        ``text``: docs for the text index (messages carry their parent's text).
+        """
         last: dict[tuple[str, int], str] = {}
         for _id, kind, ref, op in ops:
             if kind in KIND_CODES:
@@ -139,7 +145,7 @@ class Indexer:
                 by_kind.setdefault(kind, []).append(ref)
         docs: list[IndexDoc] = []
         for kind, refs in by_kind.items():
-            found, gone = self._load(kind, refs)
+            found, gone = self._load(kind, refs, context=text)
             docs.extend(found)
             deletes.extend(make_label(kind, r) for r in gone)
         return docs, deletes
@@ -159,7 +165,7 @@ class Indexer:
                 pos = self.checkpoint(TEXT_CHECKPOINT)
             ops = self._read_outbox(pos)
             if ops:
-                self._text_apply(*self._resolve(ops))
+                self._text_apply(*self._resolve(ops, text=True))
                 self._text_pos = ops[-1][0]
                 self._text_dirty = True
             if commit or not ops:
@@ -290,7 +296,7 @@ class Indexer:
                 after = 0
                 while ids := self.store.read(scan_ids, kind, after, self.config.batch_size):
                     after = ids[-1]
-                    docs, _gone = self._load(kind, ids)
+                    docs, _gone = self._load(kind, ids, context=True)
                     self.text.upsert(docs)
                     if progress:
                         progress("text", len(ids))

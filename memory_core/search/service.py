@@ -26,12 +26,20 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.search.base import Hit, SearchFilter, make_label, split_label
+from memory_core.search.base import LABEL_SHIFT, Hit, SearchFilter, split_label
 from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import TABLES
 from memory_core.search.embed.base import Embedder, EmbedderError
 from memory_core.search.fulltext import TantivyTextIndex
-from memory_core.search.hybrid import add_neighbours, apply_boosts, fuse, ranked
+from memory_core.search.hybrid import (
+    add_boost,
+    add_neighbours,
+    add_session,
+    apply_boosts,
+    fuse,
+    query_periods,
+    ranked,
+)
 from memory_core.search.indexer import Indexer, Progress
 from memory_core.search.vector import HnswVectorIndex
 from memory_core.store.sqlite import SqliteStore
@@ -88,6 +96,7 @@ class SearchService:
         self.indexer.index_dates = dates
         self.last_degraded: str | None = None
         self._closed = False
+        self._name_words: dict[str, frozenset[str]] = {}
 
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
@@ -175,7 +184,10 @@ class SearchService:
 
         ``mode``: ``hybrid`` (default from config), ``bm25`` (Tantivy only, BM25
         scores; keyword and ``*`` wildcards; ``require_all`` for grep semantics) or
-        ``vector`` (cosine similarity). Filters: ``kinds`` ⊂ {message, item,
+        ``vector`` (cosine similarity). Only ``hybrid`` also matches a message's
+        neighbouring turns (``context_weight``); in ``bm25`` and ``hybrid`` a query
+        word that is a speaker's name in the scope matches the speaker, not the text
+        (``speaker_boost`` > 0). Filters: ``kinds`` ⊂ {message, item,
         agent_memory, summary}; ``thread_ids``; ``session``; ``start_time``/
         ``end_time`` in UNIX seconds, inclusive. ``current_thread_id`` earns the
         scope boost. ``query_vector`` skips query embedding (benchmarks, eval).
@@ -202,9 +214,13 @@ class SearchService:
         n_cand = max(k, cfg.candidates)
         bm25: list[tuple[int, float]] = []
         vec: list[tuple[int, float]] = []
+        speakers: frozenset[str] = frozenset()
         if mode in ("hybrid", "bm25"):
+            if cfg.speaker_boost > 0 and not require_all:
+                speakers = self.text.speaker_terms(query, flt)
             bm25 = self.text.search(query, flt, n_cand if mode == "hybrid" else k,
-                                    require_all=require_all)
+                                    require_all=require_all, speakers=speakers,
+                                    context_weight=cfg.context_weight if mode == "hybrid" else 0.0)
         if mode in ("hybrid", "vector") and self.vectors is not None:
             qv = query_vector if query_vector is not None else self.embed_query(query)
             if qv is not None:
@@ -214,15 +230,25 @@ class SearchService:
             return [self._plain(lb, s, r, "bm25") for r, (lb, s) in enumerate(bm25, 1)]
         if mode == "vector":
             return [self._plain(lb, s, r, "vector") for r, (lb, s) in enumerate(vec, 1)]
-        fused = fuse(bm25, vec, cfg)
+        fused = fuse(bm25, vec, cfg, n_cand)
         if not fused:
             return []
         needle = " ".join(query.casefold().split())
         exact_needle = needle if (cfg.exact_match_boost > 0 and len(needle) >= 3
                                   and "*" not in needle) else None
-        meta = self._metadata(list(fused), exact_needle)
+        meta = self._metadata(list(fused), exact_needle, with_names=bool(speakers))
         if cfg.neighbor_weight > 0:
-            add_neighbours(fused, self._neighbours(list(fused)), cfg.neighbor_weight)
+            add_neighbours(fused, _adjacent(meta["parent"], fused), cfg.neighbor_weight)
+        if speakers:
+            add_boost(fused, "speaker", {lb for lb, name in meta["name"].items()
+                                         if self._speaks(name, speakers)}, cfg.speaker_boost)
+        if cfg.date_boost > 0 and (periods := query_periods(query)):
+            add_boost(fused, "date", {lb for lb, t in meta["time"].items()
+                                      if any(a <= t < b for a, b in periods)}, cfg.date_boost)
+        if cfg.session_boost > 0:
+            add_session(fused, {lb: (meta["thread"][lb], int(t // 86400))
+                                for lb, t in meta["time"].items() if meta["thread"].get(lb)},
+                        cfg.session_boost)
         apply_boosts(
             fused, cfg, exact=meta["exact"], threads=meta["thread"],
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
@@ -238,6 +264,17 @@ class SearchService:
             ))
         return hits
 
+    def _speaks(self, name: str | None, speakers: frozenset[str]) -> bool:
+        """Whether a message ``name`` contains one of the query's speaker words."""
+        if not name:
+            return False
+        words = self._name_words.get(name)
+        if words is None:
+            words = frozenset(self.text.query_words(name.replace("_", " ")))
+            if len(self._name_words) < 10_000:
+                self._name_words[name] = words
+        return not words.isdisjoint(speakers)
+
     @staticmethod
     def _plain(label: int, score: float, rank: int, which: str) -> Hit:
         kind, ref = split_label(label)
@@ -245,11 +282,14 @@ class SearchService:
             return Hit(kind, ref, score, bm25_rank=rank, bm25_score=score)
         return Hit(kind, ref, score, vector_rank=rank, vector_score=score)
 
-    def _metadata(self, labels: list[int], needle: str | None) -> dict[str, dict[int, Any]]:
-        """Thread, time and exact-match flag of candidate labels, read from SQLite.
+    def _metadata(self, labels: list[int], needle: str | None, *, with_names: bool = False
+                  ) -> dict[str, dict[int, Any]]:
+        """Thread, time, exact-match flag, parent label and ``name`` of candidate labels.
 
-        The verbatim test runs inside SQLite (``instr`` on the lowercased text) so
-        candidate texts never cross into Python. SQLite's ``lower`` folds ASCII only.
+        One query per kind. The verbatim test runs inside SQLite (``instr`` on the
+        lowercased text) so candidate texts never cross into Python; SQLite's
+        ``lower`` folds ASCII only. ``parent`` and ``name`` exist for messages
+        (``name`` only ``with_names``).
         """
         by_kind: dict[str, list[int]] = {}
         for label in labels:
@@ -257,41 +297,47 @@ class SearchService:
             by_kind.setdefault(kind, []).append(ref)
 
         def q(conn: Any) -> dict[str, dict[int, Any]]:
-            out: dict[str, dict[int, Any]] = {"exact": {}, "thread": {}, "time": {}}
+            thread: dict[int, int] = {}
+            when: dict[int, float] = {}
+            exact: dict[int, bool] = {}
+            parent: dict[int, int] = {}
+            names: dict[int, str] = {}
+            msg_code = KIND_CODES["message"] << LABEL_SHIFT
             for kind, refs in by_kind.items():
+                refs.sort()  # rowid order: neighbouring B-tree pages, about 2x faster
+                code = KIND_CODES[kind] << LABEL_SHIFT
+                is_msg = kind == "message"
                 exact_col = f"instr(lower({_TEXT_COL[kind]}), ?) > 0" if needle else "0"
-                sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {exact_col}"
-                       f" FROM {TABLES[kind]} WHERE id IN ({','.join('?' * len(refs))})")
+                name_col = ("CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
+                            " THEN json_extract(raw_json, '$.name') END"
+                            if with_names and is_msg else "NULL")
+                parent_col = "parent_id" if is_msg else "NULL"
+                sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {exact_col},"
+                       f" {parent_col}, {name_col} FROM {TABLES[kind]} WHERE id IN"
+                       f" ({','.join('?' * len(refs))})")
                 args = [needle, *refs] if needle else refs
-                for row in conn.execute(sql, args):
-                    label = make_label(kind, int(row[0]))
-                    out["thread"][label] = int(row[1] or 0)
-                    out["time"][label] = float(row[2] or 0.0)
-                    out["exact"][label] = bool(row[3])
-            return out
+                for rid, th, ts, ex, par, name in conn.execute(sql, args):
+                    label = code | rid
+                    thread[label] = th or 0
+                    when[label] = float(ts or 0.0)
+                    if ex:
+                        exact[label] = True
+                    if par is not None:
+                        parent[label] = msg_code | par
+                    if name is not None and isinstance(name, str):
+                        names[label] = name
+            return {"thread": thread, "time": when, "exact": exact, "parent": parent,
+                    "name": names}
 
         return self.store.read(q)
 
-    def _neighbours(self, labels: list[int]) -> dict[int, list[int]]:
-        """Parent and children (labels) of each message candidate."""
-        refs = [split_label(lb)[1] for lb in labels if split_label(lb)[0] == "message"]
-        if not refs:
-            return {}
 
-        def q(conn: Any) -> dict[int, list[int]]:
-            out: dict[int, list[int]] = {}
-            marks = ",".join("?" * len(refs))
-            for mid, parent in conn.execute(
-                f"SELECT id, parent_id FROM messages WHERE id IN ({marks})", refs
-            ):
-                if parent is not None:
-                    out.setdefault(make_label("message", mid), []).append(
-                        make_label("message", parent))
-            for mid, parent in conn.execute(
-                f"SELECT id, parent_id FROM messages WHERE parent_id IN ({marks})", refs
-            ):
-                out.setdefault(make_label("message", parent), []).append(
-                    make_label("message", mid))
-            return out
-
-        return self.store.read(q)
+def _adjacent(parents: dict[int, int], fused: dict[int, Any]) -> dict[int, list[int]]:
+    """Neighbours among the candidates: each one's parent and children that are also
+    candidates (a neighbour outside the candidates would add nothing)."""
+    out: dict[int, list[int]] = {}
+    for label, par in parents.items():
+        if par in fused:
+            out.setdefault(label, []).append(par)
+            out.setdefault(par, []).append(label)
+    return out

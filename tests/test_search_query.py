@@ -1,0 +1,146 @@
+"""Query-side ranking: speaker names, dates in the query, previous-turn context, min-max
+fusion, stemmed stopwords."""
+
+from __future__ import annotations
+
+import calendar
+from pathlib import Path
+from typing import Any
+
+from memory_core import capture
+from memory_core.engine import Engine
+from memory_core.models import CaptureTicket, Scope
+from memory_core.search import SearchConfig
+from memory_core.search.hybrid import fuse, query_periods
+from tests.test_search_support import open_service
+
+A = Scope(tenant="tenantA", role="default")
+
+
+def _capture(engine: Engine, scope: Scope, turns: list[tuple[str, str]], *,
+             now: float | None = None, request_id: str = "req") -> list[int]:
+    """Store ``(speaker, text)`` turns as one chat with OpenAI ``name`` fields."""
+    messages: list[Any] = [
+        {"role": "user" if i % 2 == 0 else "assistant", "name": name, "content": text}
+        for i, (name, text) in enumerate(turns)
+    ]
+    ticket = CaptureTicket(scope=scope, request_id=request_id)
+    result = engine.store.write(capture.capture_request, ticket, messages, {}, now).result(30)
+    return list(result.message_ids)
+
+
+def _ts(year: int, month: int, day: int) -> float:
+    return float(calendar.timegm((year, month, day, 12, 0, 0)))
+
+
+def test_query_periods_name_months_and_years() -> None:
+    may = (_ts(2023, 5, 1) - 12 * 3600, _ts(2023, 6, 1) - 12 * 3600)
+    assert query_periods("What did she do in May 2023?") == [may]
+    assert query_periods("What happened on 8 May, 2023?") == [may]
+    assert query_periods("and on May 8th, 2023") == [may]
+    year = query_periods("Which book did he read in 2022?")
+    assert year == [(_ts(2022, 1, 1) - 12 * 3600, _ts(2023, 1, 1) - 12 * 3600)]
+    assert query_periods("may I march on?") == []
+    dec = query_periods("December 2023")[0]
+    assert dec[1] == _ts(2024, 1, 1) - 12 * 3600
+
+
+def test_minmax_fusion_scales_each_list_over_its_candidates() -> None:
+    cfg = SearchConfig(fusion="minmax", bm25_weight=1.0, vector_weight=1.0)
+    out = fuse([(1, 10.0), (2, 6.0), (3, 2.0)], [(2, 0.9), (4, 0.5)], cfg)
+    assert out[1].score == 0.5            # top of BM25, absent from vectors
+    assert out[2].score == 0.75           # (0.5 + 1.0) / 2
+    assert out[3].score == 0.0 and out[4].score == 0.0
+    flat = fuse([(1, 3.0), (2, 3.0)], [], cfg)
+    assert flat[1].score == flat[2].score == 0.0
+
+
+def test_a_named_speaker_is_matched_as_speaker_not_as_word(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    try:
+        ids = _capture(engine, A, [
+            ("Melanie", "Thanks Caroline! How is your research on adoption going?"),
+            ("Caroline", "My research on adoption agencies is going well."),
+            ("Melanie", "Caroline, my research on pottery is fun too."),
+        ])
+        assert svc.wait_idle(20)
+        flt_words = svc.text.speaker_terms("What did Caroline research?", _flt())
+        assert flt_words == frozenset({"carolin"})   # stemmed like the indexed name
+        assert svc.text.speaker_terms("What did Caroline research?",
+                                      _flt(tenant="other")) == frozenset()
+        for mode in ("bm25", "hybrid"):
+            hits = svc.search("tenantA", "default", "What did Caroline research?", mode=mode)
+            assert hits[0].ref_id == ids[1], mode
+        hit = svc.search("tenantA", "default", "What did Caroline research?")[0]
+        assert hit.boosts["speaker"] == svc.config.speaker_boost
+        svc.config = SearchConfig(speaker_boost=0.0).clamped()
+        hits = svc.search("tenantA", "default", "What did Caroline research?")
+        assert all("speaker" not in h.boosts for h in hits)
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_a_date_in_the_query_boosts_hits_of_that_month(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, session_boost=0.0, neighbor_weight=0.0)
+    svc.start()
+    try:
+        old = _capture(engine, A, [("Jon", "I went hiking in the hills")],
+                       now=_ts(2023, 3, 4), request_id="1")
+        new = _capture(engine, A, [("Jon", "I went hiking in the hills"),
+                                   ("Gina", "nice"), ("Jon", "I went hiking by the lake")],
+                       now=_ts(2023, 8, 20), request_id="2")
+        assert svc.wait_idle(20)
+        hits = svc.search("tenantA", "default", "Where did Jon go hiking in August 2023?")
+        assert hits[0].ref_id == new[2] and "date" in hits[0].boosts
+        assert old[0] not in {h.ref_id for h in hits if "date" in h.boosts}
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_hybrid_finds_the_answer_turn_through_the_previous_turn(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, neighbor_weight=0.0, session_boost=0.0,
+                       vector_weight=0.0)
+    svc.start()
+    try:
+        ids = _capture(engine, A, [
+            ("Ann", "Which telescope did you buy for stargazing?"),
+            ("Bob", "A small refractor, it fits in the car."),
+            ("Ann", "Lunch was great today."),
+            ("Bob", "Glad to hear it."),
+        ])
+        assert svc.wait_idle(20)
+        hybrid = [h.ref_id for h in svc.search("tenantA", "default", "telescope stargazing")]
+        assert hybrid[:2] == [ids[0], ids[1]]
+        # plain BM25 matches an object's own words only
+        assert [h.ref_id for h in svc.search("tenantA", "default", "telescope stargazing",
+                                             mode="bm25")] == [ids[0]]
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_stemmed_function_words_are_dropped(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    try:
+        ids = _capture(engine, A, [("Ann", "The doe does graze"), ("Bob", "kayak trips")])
+        assert svc.wait_idle(20)
+        # "does" (stemmed "doe") and "his" are function words: only "kayak" counts
+        hits = svc.search("tenantA", "default", "What does his kayak do?", mode="bm25")
+        assert [h.ref_id for h in hits] == [ids[1]]
+    finally:
+        svc.close()
+        engine.close()
+
+
+def _flt(tenant: str = "tenantA"):  # type: ignore[no-untyped-def]
+    from memory_core.search.base import SearchFilter
+
+    return SearchFilter(tenant=tenant, role="default")
