@@ -514,12 +514,70 @@ ACKNOWLEDGEMENT = (
 )
 
 
-def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool) -> str:
+_CITED = re.compile(r"\[msg (\d+)\]")
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """A memory item corrected since: ``source_id`` (the message it came from),
+    ``text``, and the number as written with its unit (``value_text``/``unit``,
+    ``None`` when it states no number)."""
+
+    source_id: int
+    text: str
+    value_text: str | None = None
+    unit: str | None = None
+
+    def value_pattern(self) -> re.Pattern[str] | None:
+        """The old number as written ("280 s", "280s"); ``None`` when too bare to
+        tell apart (no number, or a one- or two-digit number without a unit)."""
+        if not self.value_text:
+            return None
+        value = re.escape(self.value_text)
+        if self.unit:
+            return re.compile(rf"(?<![\d.]){value}\s?{re.escape(self.unit)}(?![\w])", re.I)
+        if len(self.value_text) < 3:
+            return None
+        return re.compile(rf"(?<![\d.]){value}(?![\d])")
+
+
+def mark_superseded(text: str, superseded: Sequence[Superseded]) -> str:
+    """Annotate summary lines that quote a value corrected after they were written.
+
+    A summary is written once, but a later correction can supersede a value it
+    quotes — cited as ``[msg N]`` from the message it came from, or repeated as a
+    number elsewhere (an assistant's echo, the identifiers list). Every such line
+    not already saying "superseded" gets ``(later corrected: "<old item>" is
+    superseded)``, so the old value never reads as current; other lines are
+    unchanged.
+    """
+    if not superseded:
+        return text
+    by_source: dict[int, list[Superseded]] = {}
+    for item in superseded:
+        by_source.setdefault(item.source_id, []).append(item)
+    patterns = [(item, pat) for item in superseded if (pat := item.value_pattern())]
+    out = []
+    for line in text.split("\n"):
+        if "superseded" not in line:
+            olds = [i for m in _CITED.finditer(line) for i in by_source.get(int(m.group(1)), ())]
+            olds += [item for item, pat in patterns if pat.search(line)]
+            if olds:
+                quoted = "; ".join(dict.fromkeys(f'"{_first_sentence(i.text, 120)}"'
+                                                 for i in olds))
+                line = f"{line} (later corrected: {quoted} is superseded)"
+        out.append(line)
+    return "\n".join(out)
+
+
+def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
+                  superseded: Sequence[Superseded] = ()) -> str:
     """The scaffold header that replaces the compacted ranges in the upstream view.
 
     Lists the forest (level, covered id range, message count, tokens before → after)
-    oldest first, each with its text. Deterministic, so the bytes stay identical
-    until the forest changes.
+    oldest first, each with its text. ``superseded``: items corrected since, marked
+    where the summaries quote them (:func:`mark_superseded`). Deterministic, so the
+    bytes stay identical until the forest changes or a quoted item is superseded.
     """
     first, last = roots[0].first, roots[-1].last
     how = ("call view_message(message_id) to read any of them in full, or memory_grep / "
@@ -538,7 +596,7 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool) -> str:
             f"({len(node.message_ids)} messages, {node.source_tokens} → {node.tokens} tokens,"
             f" {node.model}) =="
         )
-        lines.append(node.text)
+        lines.append(mark_superseded(node.text, superseded))
     return "\n".join(lines)
 
 

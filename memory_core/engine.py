@@ -255,6 +255,19 @@ class Engine:
         nodes = self.store.read(compaction.load_nodes, scope.tenant, scope.role, path_ids)
         return compaction.forest(nodes)
 
+    def superseded_sources(self, scope: Scope, last_id: int, limit: int = 200
+                           ) -> list[compaction.Superseded]:
+        """Superseded items of ``scope`` stated up to message ``last_id``, newest
+        ``limit`` of them, oldest first: what summaries of messages up to
+        ``last_id`` may quote (from the range itself, or echoed from before it).
+        One indexed query (status ``superseded`` is rare)."""
+        rows = self.store.read(lambda c: c.execute(
+            "SELECT source_message_id, text, value_text, unit FROM memory_items"
+            " WHERE tenant=? AND role=? AND status='superseded' AND source_message_id<=?"
+            " ORDER BY id DESC LIMIT ?", (scope.tenant, scope.role, last_id, limit)).fetchall())
+        return [compaction.Superseded(int(r["source_message_id"]), r["text"],
+                                      r["value_text"], r["unit"]) for r in reversed(rows)]
+
     def path_tokens(self, path_ids: Sequence[int],
                     roots: Sequence[compaction.SummaryNode] = ()) -> int:
         """Tokens the upstream sees for ``path_ids`` once ``roots`` replace their ranges

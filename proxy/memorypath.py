@@ -147,8 +147,10 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
             messages, ids = rewrite.apply_splices(messages, ids, splices)
             changed = changed or bool(splices)
         if covered:
+            superseded = engine.superseded_sources(scope, max(covered))
             messages = rewrite.apply_forest(messages, ids, roots,
-                                            tools_enabled=cfg.tools_enabled)
+                                            tools_enabled=cfg.tools_enabled,
+                                            superseded=superseded)
 
     index = rewrite.newest_user_index(messages)
     if want_block and index is not None:

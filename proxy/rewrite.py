@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.compaction import ACKNOWLEDGEMENT, SummaryNode, scaffold_text
+from memory_core.compaction import ACKNOWLEDGEMENT, SummaryNode, Superseded, scaffold_text
 
 # Every ASCII digit maps to "0", every other byte to a space: a run of 19 zeros in
 # the translated body is a run of 19 digits in the original.
@@ -66,13 +66,16 @@ def inject_block(messages: list[Any], block: str) -> list[Any]:
 
 
 def apply_forest(messages: list[Any], message_ids: Sequence[int],
-                 roots: Sequence[SummaryNode], *, tools_enabled: bool) -> list[Any]:
+                 roots: Sequence[SummaryNode], *, tools_enabled: bool,
+                 superseded: Sequence[Superseded] = ()) -> list[Any]:
     """Replace the messages covered by ``roots`` with the scaffold and acknowledgement.
 
     ``message_ids[i]`` is the stored id of ``messages[i]`` (from the capture). The
     scaffold (a ``user`` message) and the acknowledgement (an ``assistant``
     message) stand where the first covered message stood; every uncovered message
     keeps its place and its exact value. With no roots, ``messages`` is returned.
+    ``superseded``: items corrected since the summaries were written (see
+    :func:`memory_core.compaction.mark_superseded`).
     """
     if not roots:
         return messages
@@ -83,7 +86,8 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
         if mid in covered:
             if not placed:
                 out.append({"role": "user",
-                            "content": scaffold_text(roots, tools_enabled=tools_enabled)})
+                            "content": scaffold_text(roots, tools_enabled=tools_enabled,
+                                                       superseded=superseded)})
                 out.append({"role": "assistant", "content": ACKNOWLEDGEMENT})
                 placed = True
             continue

@@ -299,3 +299,59 @@ async def test_memory_status_shows_the_forest(upstream: FakeUpstream, tmp_path: 
     data = orjson.loads(out.stdout)
     node = data["summary_forest"]["nodes"][0]
     assert node["level"] == 0 and node["message_ids"] and node["source_tokens"] > node["tokens"]
+
+
+def test_mark_superseded_annotates_lines_that_quote_a_corrected_value() -> None:
+    from memory_core.compaction import Superseded, mark_superseded
+
+    old = Superseded(5, "The gateway timeout is 280 s.", "280", "s")
+    text = ("- [msg 5] user: The gateway timeout is 280 s.\n"
+            "- [msg 6] The cache TTL is 100 s.\n"
+            "- [msg 9] 280 s\n"
+            "- [msg 7] build 280 passed; 1280 s in all\n"
+            "- [msg 5] fact: already marked (later superseded)")
+    out = mark_superseded(text, [old]).split("\n")
+    note = ' (later corrected: "The gateway timeout is 280 s." is superseded)'
+    assert out[0] == "- [msg 5] user: The gateway timeout is 280 s." + note
+    assert out[1] == "- [msg 6] The cache TTL is 100 s."
+    assert out[2] == "- [msg 9] 280 s" + note  # the number repeated elsewhere
+    assert out[3] == "- [msg 7] build 280 passed; 1280 s in all"  # not "280 s"
+    assert out[4].endswith("(later superseded)") and out[4].count("superseded") == 1
+    assert mark_superseded(text, []) == text
+    assert Superseded(1, "x", "7", None).value_pattern() is None  # too bare to match
+
+
+async def test_a_correction_after_compaction_marks_the_summarised_old_value(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A value summarised before it was corrected must not read as current in the
+    scaffold; the scaffold changes once (the correction), then is stable again."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-corr-000000000001",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+
+        async def say(text: str) -> list[Any]:
+            messages.append({"role": "user", "content": text})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+            return upstream.chat_requests[-1]["json"]["messages"]
+
+        await say("The gateway timeout for long-polling clients is 280 s.")
+        for i in range(10):
+            await say(f"step {i}: " + "words " * 80)
+        sent = await say("step 10: more words")
+        scaffold = next(m["content"] for m in sent if isinstance(m.get("content"), str)
+                        and m["content"].startswith("[Conversation summary"))
+        old = [ln for ln in scaffold.splitlines() if "280 s" in ln]
+        assert old and all("superseded" not in ln for ln in old)  # still current
+        await say("Correction: the gateway timeout for long-polling clients is 150 s.")
+        sent = await say("step 11: and more words")
+        scaffold = next(m["content"] for m in sent if isinstance(m.get("content"), str)
+                        and m["content"].startswith("[Conversation summary"))
+        old = [ln for ln in scaffold.splitlines() if "280 s" in ln]
+        assert old and all("superseded" in ln for ln in old)
+    finally:
+        await proxy.runner.cleanup()
