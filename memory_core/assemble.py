@@ -243,22 +243,24 @@ def standing_weight(row: Any) -> float:
     return weight
 
 
-_WEIGHTS: dict[tuple[str, int], tuple[Any, float]] = {}
-_WEIGHTS_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
+_PREPARED: dict[int, tuple[Any, int, float, frozenset[str]]] = {}
+_PREPARED_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
 
 
-def _cached_weight(namespace: str, row: Any) -> float:
-    """:func:`standing_weight` of ``row``, memoised while the same row object is
-    passed (the item cache hands out a new row whenever the item changes)."""
-    key = (namespace, row["id"])
-    hit = _WEIGHTS.get(key)
+def _prepared(row: Any) -> tuple[int, float, frozenset[str]]:
+    """``(id, standing weight, keyword terms)`` of an item row, memoised by the row
+    object: the item cache (:mod:`memory_core.itemcache`) hands out the same row
+    until the item changes, so unchanged items cost one dict lookup per request."""
+    hit = _PREPARED.get(id(row))
     if hit is not None and hit[0] is row:
-        return hit[1]
-    if len(_WEIGHTS) >= _WEIGHTS_MAX:
-        _WEIGHTS.clear()
-    weight = standing_weight(row)
-    _WEIGHTS[key] = (row, weight)
-    return weight
+        return hit[1], hit[2], hit[3]
+    if len(_PREPARED) >= _PREPARED_MAX:
+        _PREPARED.clear()
+    item_id = int(row["id"])
+    words = frozenset(terms(f"{row['subject'] or ''} {row['text']}"))
+    prep = (item_id, standing_weight(row), words)
+    _PREPARED[id(row)] = (row, *prep)
+    return prep
 
 
 def _score(query_terms: set[str], text_terms: set[str], idf: dict[str, float]) -> float:
@@ -349,10 +351,9 @@ def assemble(
         ).fetchall()
     items = [r for r in active_items if r["source_message_id"] not in newest_ids]
     relevance: dict[int, float] = {}
-    term_sets = {
-        r["id"]: cached_terms(namespace, "item", r["id"], f"{r['subject'] or ''} {r['text']}")
-        for r in items
-    }
+    prepared = [_prepared(r) for r in items]
+    term_sets = {item_id: ts for item_id, _, ts in prepared}
+    weights = {item_id: w for item_id, w, _ in prepared}
     df: dict[str, int] = {}
     for ts in term_sets.values():
         for t in ts & q_terms:
@@ -370,7 +371,6 @@ def assemble(
                 relevance[ref_id] = relevance.get(ref_id, 0.0) + 2.0 * score
     # Standing items: shown on every turn whether or not the words match (a
     # paraphrased question shares none), the heaviest first, newest on ties.
-    weights = {r["id"]: _cached_weight(namespace, r) for r in items}
     standing = sorted((r for r in items if weights[r["id"]] > 0),
                       key=lambda r: (-weights[r["id"]], -r["id"]))[: cfg.pinned_items]
     pinned_ids = {r["id"] for r in standing}
