@@ -60,6 +60,23 @@ _COLUMNS = {
 }
 
 
+_CHUNK_ROWS = 1024
+"""Rows per matrix-vector product in the exact search (see :func:`similarities`)."""
+
+
+def similarities(vectors: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``vectors @ q`` in blocks of ``_CHUNK_ROWS`` rows.
+
+    One big product lets OpenBLAS split it over threads; on a busy 2-core machine
+    that took the p95 of a 5k-row product from 0.3 ms to 8 ms (threads waiting for
+    a core), while blocks this small stay on the calling thread at the same p50.
+    """
+    out = np.empty(len(vectors), dtype=np.float32)
+    for s in range(0, len(vectors), _CHUNK_ROWS):
+        np.dot(vectors[s : s + _CHUNK_ROWS], q, out=out[s : s + _CHUNK_ROWS])
+    return out
+
+
 def partition_name(tenant: str, role: str) -> str:
     """Return the file stem of the (tenant, role) partition."""
     return hashlib.sha256(f"{tenant}\x1f{role}".encode()).hexdigest()[:20]
@@ -210,10 +227,10 @@ class _Partition:
             if self.graph is None or (not unfiltered and selected <= flat_max):
                 if selected == self.n:  # nothing filtered or deleted: no copy
                     rows = np.arange(self.n)
-                    sims = self.vectors[: self.n] @ q
+                    sims = similarities(self.vectors[: self.n], q)
                 else:
                     rows = np.flatnonzero(mask)
-                    sims = self.vectors[rows] @ q
+                    sims = similarities(self.vectors[rows], q)
                 k = min(limit, len(rows))
                 top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
                 labels = self.cols["label"][rows[top]]
