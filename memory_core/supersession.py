@@ -14,7 +14,7 @@ import re
 import sqlite3
 from typing import Any
 
-from memory_core.extraction.units import unit_class
+from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.models import Scope
 from memory_core.overlap import covered, overlap, terms
 
@@ -70,26 +70,44 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     best: tuple[float, float, int] | None = None
     found: sqlite3.Row | None = None
     fallback: sqlite3.Row | None = None
-    rows = conn.execute(
-        f"SELECT id, subject, text, unit, condition FROM memory_items WHERE tenant=? AND"
-        f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})"
-        f" ORDER BY id DESC LIMIT {CORRECTION_SCAN}", (scope.tenant, scope.role, *kinds))
+    sql = (f"SELECT id, subject, text, unit, condition FROM memory_items WHERE tenant=? AND"
+           f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})")
+    args: list[Any] = [scope.tenant, scope.role, *kinds]
+    if new_unit:  # units of another dimension never pair: leave them to SQLite
+        alike = sorted({u for u in (*UNITS.values(), *CJK_UNITS.values(), ex.unit)
+                        if unit_class(u) == new_unit})
+        sql += f" AND (unit IS NULL OR unit IN ({','.join('?' * len(alike))}))"
+        args += alike
+    rows = conn.execute(f"{sql} ORDER BY id DESC LIMIT {CORRECTION_SCAN}", args)
+    # A cheap pre-check before a row's terms are computed: the first characters of two
+    # of the correction's stems (of one, when it has one) occur in the row's text.
+    probes = {t if len(t) <= 2 else t[:min(4, len(t) - 1)] for t in new_terms}
+    need = min(2, len(probes))
+    subject = ex.subject or ""
     for row in rows:
-        if not conditions_agree(ex, row):
-            continue
         old_unit = unit_class(row["unit"])
         same_unit = new_unit == old_unit
         if new_unit and old_unit and not same_unit:
+            continue
+        row_subject = row["subject"] or ""
+        related = bool(subject and row_subject
+                       and (subject in row_subject or row_subject in subject))
+        low = row["text"].lower()
+        if not related and sum(p in low for p in probes) < need:
+            if fallback is None and new_unit and same_unit and conditions_agree(ex, row):
+                fallback = row
+            continue
+        if not conditions_agree(ex, row):
             continue
         if fallback is None and new_unit and same_unit:
             fallback = row
         old_terms = terms(row["text"])
         shared = len(new_terms & old_terms)
-        if ex.subject and ex.subject == row["subject"]:
+        if subject and subject == row_subject:
             score: tuple[float, float, int] = (3.0, overlap(new_terms, old_terms), row["id"])
         elif not same_unit:
             continue  # a unit on one side only: only the very same subject may pair them
-        elif ex.subject and subjects_match(ex.subject, row["subject"]):
+        elif related and subjects_match(subject, row_subject):
             score = (2.0, overlap(new_terms, old_terms), row["id"])
         else:
             if shared < min(2, len(new_terms), len(old_terms)):
