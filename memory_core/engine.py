@@ -12,6 +12,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -79,6 +80,8 @@ class Engine:
         self._chain_keys = ChainKeyCache()
         self._path_ids = capture.PathIdCache()
         self._active_items = ActiveItems()
+        self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
+        self._blocks_lock = threading.Lock()
         self._captures = 0
         self._spliced: set[int] = set(self.store.read(
             lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
@@ -229,6 +232,21 @@ class Engine:
         assembly = self.store.read(build)
         self.store.write(_log_assembly, scope, request_id, assembly)
         return assembly
+
+    def remember_block(self, scope: Scope, user_message_id: int, block: str) -> None:
+        """Keep the block injected into a user message, for the tool rounds of the
+        same turn (:meth:`block_for`). In memory, the newest 1024 turns."""
+        with self._blocks_lock:
+            self._blocks[(scope.tenant, scope.role, user_message_id)] = block
+            self._blocks.move_to_end((scope.tenant, scope.role, user_message_id))
+            while len(self._blocks) > 1024:
+                self._blocks.popitem(last=False)
+
+    def block_for(self, scope: Scope, user_message_id: int) -> str | None:
+        """The block last injected into ``user_message_id`` by this process, or
+        ``None`` (not seen since start, or too long ago)."""
+        with self._blocks_lock:
+            return self._blocks.get((scope.tenant, scope.role, user_message_id))
 
     def has_splices(self, ids: Sequence[int]) -> bool:
         """True when any of ``ids`` has a splice (in-memory set; no I/O)."""

@@ -23,6 +23,7 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
+from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, rewrite
 from proxy.keys import METRICS, SETTINGS, TASKS
@@ -153,6 +154,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
                                             superseded=superseded)
 
     index = rewrite.newest_user_index(messages)
+    user_id = _newest_user_id(body["messages"], result)
     if want_block and index is not None:
         started = time.perf_counter()
         newest = message_text(messages[index])
@@ -165,6 +167,17 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
             out.headers["x-lcm-injected-items"] = str(assembly.items_injected)
             out.headers["x-lcm-injected-tokens"] = str(assembly.used_tokens)
             changed = True
+        if user_id is not None:
+            engine.remember_block(scope, user_id, assembly.block)
+    elif want_block and user_id is not None:
+        # A tool round of the same turn: the user message keeps the block it had.
+        block = engine.block_for(scope, user_id)
+        at = rewrite.tool_round_user_index(messages)
+        if block and at is not None:
+            messages = rewrite.inject_block(messages, block, at)
+            out.state = "injected"
+            out.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
+            changed = True
 
     if changed:
         # Other fields keep exact integers when orjson could have turned them to floats.
@@ -174,6 +187,17 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         out.obj = new_body
         out.body = rewrite.dumps_body(new_body)
     return out
+
+
+def _newest_user_id(messages: list[Any], result: CaptureResult) -> int | None:
+    """Stored id of the user message that opened the current turn (the last
+    message, or the one a trailing tool round continues); ``None`` otherwise."""
+    at = rewrite.newest_user_index(messages)
+    if at is None:
+        at = rewrite.tool_round_user_index(messages)
+    if at is None or len(result.message_ids) != len(messages):
+        return None
+    return result.message_ids[at]
 
 
 def schedule_compaction(app: web.Application, engine: Engine, scope: Scope, thread_id: int,

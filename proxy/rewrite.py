@@ -45,14 +45,38 @@ def newest_user_index(messages: list[Any]) -> int | None:
     return None
 
 
-def inject_block(messages: list[Any], block: str) -> list[Any]:
-    """Return a copy of ``messages`` whose last message starts with ``block``.
+def tool_round_user_index(messages: list[Any]) -> int | None:
+    """Index of the user message that opened the turn a tool round continues.
+
+    ``None`` unless the request ends with ``tool`` results and everything after
+    the last user message is assistant tool calls and their results: the model is
+    still answering that user message, so it keeps that message's block (the
+    same bytes, so the turn's requests share their prefix).
+    """
+    if not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") != "tool":
+        return None
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        if not isinstance(msg, dict):
+            return None
+        role = msg.get("role")
+        if role == "user":
+            return i
+        if role == "tool" or (role == "assistant" and msg.get("tool_calls")):
+            continue
+        return None
+    return None
+
+
+def inject_block(messages: list[Any], block: str, index: int | None = None) -> list[Any]:
+    """Return a copy of ``messages`` whose message ``index`` (default: the last)
+    starts with ``block``.
 
     String content becomes ``block + "\\n" + content``; a content-part list gets a
     leading text part; ``None`` content becomes the block alone.
     """
     messages = list(messages)
-    index = len(messages) - 1
+    index = len(messages) - 1 if index is None else index
     msg = dict(messages[index])
     content = msg.get("content")
     if isinstance(content, str):

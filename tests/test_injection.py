@@ -275,3 +275,37 @@ def test_standing_weight_orders_what_long_sessions_lose_first() -> None:
                   row("proposal", "We could cache it.", evidence="assistant"),
                   row("fact", "It takes 5 s.", value=5.0, evidence="assistant")):
         assert standing_weight(never) == 0.0
+
+
+async def test_tool_rounds_of_a_turn_keep_the_turns_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """The request that carries a tool result continues the same user turn: its user
+    message keeps the block it had, byte for byte, so the model keeps its memory
+    through the round and the turn's requests share their prefix."""
+    import orjson
+
+    agent = Agent(proxy, upstream)
+    await agent.say("The staging database runs on port 5433 when the VPN is up.")
+    agent.messages.append({"role": "user", "content": "Check the staging port, please."})
+    upstream.push(Reply(content=None, tool_calls=[
+        {"id": "call_1", "name": "read_config", "arguments": "{}"}]))
+    r = await agent.client.chat.completions.create(model="m", messages=agent.messages,
+                                                   tools=[{"type": "function", "function": {
+                                                       "name": "read_config",
+                                                       "parameters": {"type": "object"}}}])
+    call = r.choices[0].message.tool_calls[0]
+    first = upstream.chat_requests[-1]["json"]["messages"]
+    assert "5433" in block_of(first[-1]["content"])
+    agent.messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": call.id, "type": "function",
+         "function": {"name": call.function.name, "arguments": call.function.arguments}}]})
+    agent.messages.append({"role": "tool", "tool_call_id": call.id, "content": "port=5433"})
+    r = await agent.client.chat.completions.create(model="m", messages=agent.messages)
+    second = upstream.chat_requests[-1]["json"]["messages"]
+    assert orjson.dumps(second[: len(first)]) == orjson.dumps(first)  # same bytes, same block
+    assert r.choices[0].message.content is not None
+    # A new user turn gets a fresh block; the previous user message is plain again.
+    agent.messages.append({"role": "assistant", "content": r.choices[0].message.content})
+    await agent.say("Thanks. Anything else?")
+    third = upstream.chat_requests[-1]["json"]["messages"]
+    assert third[len(first) - 1]["content"] == "Check the staging port, please."
