@@ -227,6 +227,11 @@ def retract_item(conn: sqlite3.Connection, item_id: int, reason: str,
 _WORD = re.compile(r"[\w\u3040-\u30ff\u3400-\u9fff]+", re.UNICODE)
 _DONE = re.compile(r"(?i)\b(?:done|finished|complete|completed|fixed|resolved|shipped|merged)\b"
                    r"|完成|完了|済み|済んだ|解決|搞定|做完|終了|終わった|終わりました")
+_PERFECTIVE = re.compile(r"已经|已經|(?<![开開])好了|しました|しておきました|済ませ|終え")
+"""Chinese/Japanese completion aspect ("已经导出了…", "エクスポートしました"): done, unless
+the line only says the work started or is not done yet (``_NOT_DONE``)."""
+_NOT_DONE = re.compile(r"(?i)\b(?:start|started|starting|began|begun)\b|开始|開始|始め|着手"
+                       r"|还没|還沒|没有|沒有|未|まだ|ていません")
 
 
 def norm_task(text: str) -> str:
@@ -240,11 +245,12 @@ def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
     """Merge one labelled line into the thread's task state.
 
     goal: a new goal supersedes the open one. todo: added open (a restatement is
-    merged). progress: appended; when it says done/完成/完了 it closes the open TODO
-    or blocker it names best — the most content terms shared (stemmed words, CJK
-    bigrams; :mod:`memory_core.overlap`), at least 60 % of the smaller side and two
-    terms (one when a side has one). blocked: added open; decision: appended. Lines
-    are unique per (thread, label, normalised text).
+    merged). progress: appended; when it says done/完成/完了 (or, in Chinese and
+    Japanese, a completion aspect: 已经…, …しました; not 开始/開始/まだ) it closes
+    the open TODO or blocker it names best — the most content terms shared
+    (stemmed words, CJK bigrams; :mod:`memory_core.overlap`), at least 60 % of the
+    smaller side and two terms (one when a side has one). blocked: added open;
+    decision: appended. Lines are unique per (thread, label, normalised text).
     """
     now = time.time() if now is None else now
     label = label if label in TASK_LABELS else "progress"
@@ -256,7 +262,8 @@ def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
             "UPDATE task_state SET status='superseded', updated_at=? WHERE thread_id=?"
             " AND label='goal' AND status='open' AND norm<>?", (now, thread_id, norm),
         )
-    if label == "progress" and _DONE.search(text):
+    if label == "progress" and (_DONE.search(text) or (
+            _PERFECTIVE.search(text) and not _NOT_DONE.search(text))):
         done = terms(_DONE.sub(" ", text))
         scored = []
         for row in conn.execute(

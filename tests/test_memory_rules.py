@@ -246,3 +246,20 @@ def test_a_correction_settles_only_the_conflict_side_it_names(engine: Engine) ->
     assert items(engine)[1]["conflict_with"] == items(engine)[0]["id"]
     put(engine, "訂正：ログの保存期間は79日です。")
     assert status_by_value(engine) == {55.0: "active", 155.0: "superseded", 79.0: "active"}
+
+
+@pytest.mark.parametrize(("todo", "progress", "status"), [
+    ("TODO：导出旧集群的配置", "进展：已经导出了旧集群的配置。", "done"),
+    ("TODO：旧クラスタの設定をエクスポートする", "進捗：旧クラスタの設定をエクスポートしました。",
+     "done"),
+    ("TODO：导出旧集群的配置", "进展：已经开始导出旧集群的配置了。", "open"),
+    ("TODO：导出旧集群的配置", "进展：旧集群的配置还没导出。", "open"),
+    ("TODO：旧クラスタの設定をエクスポートする", "進捗：設定のエクスポートを開始しました。",
+     "open"),
+    ("TODO: export the old cluster config", "Progress: exporting the old cluster config", "open"),
+])
+def test_cjk_completion_aspect_closes_a_todo(engine: Engine, todo: str, progress: str,
+                                             status: str) -> None:
+    put(engine, todo)
+    put(engine, progress)
+    assert list(task_status(engine, "todo").values()) == [status]
