@@ -250,6 +250,8 @@ _FAIL = re.compile(r"(?i)\b(error|failed|fails|failing|exception|traceback|crash
                    r"not found|regression)\b|失败|错误|报错|エラー|失敗")
 _IDENT = re.compile(r"\b(?:[A-Z][a-z0-9]+){2,}\b|\b[a-z]+_[a-z0-9_]+\b|\bv?\d+\.\d+(?:\.\d+)+\b|"
                     r"\b[0-9a-f]{7,40}\b|\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|MB|GB|KB|%|px)\b")
+_TOOL_HEAD_CHARS = 200
+"""Characters of a tool result kept in an extractive summary's timeline."""
 _SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 
 
@@ -267,7 +269,8 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
     Sections, each line citing ``[msg N]``: Decisions and constraints (from the
     extracted memory items), Identifiers and numbers, Pitfalls and failed attempts,
     Files and directories, Open threads (questions and open TODOs), Timeline (the
-    first sentence of each user message and of each assistant reply). Sections are
+    first sentence of each user message and of each assistant reply, the first 200
+    characters of each tool result). Sections are
     trimmed from the end of the timeline first, so facts outlive narration.
     """
     ids = [m.id for m in path]
@@ -312,7 +315,11 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
         if m.role in ("user", "assistant") and m.text.strip():
             timeline.append(f"- [msg {m.id}] {m.role}: {_first_sentence(m.text, 160)}")
         elif m.role == "tool":
-            timeline.append(f"- [msg {m.id}] tool result ({m.tokens} tokens)")
+            # The head of what the tool returned, flattened: short outputs (a config
+            # read, a failing test's name, a commit hash) are often the whole answer.
+            head = " ".join(m.text.split())
+            head = head if len(head) <= _TOOL_HEAD_CHARS else head[: _TOOL_HEAD_CHARS - 1] + "…"
+            timeline.append(f"- [msg {m.id}] tool result ({m.tokens} tokens): {head}")
     first, last = ids[0], ids[-1]
     span = (f"Messages {first}–{last} ({len(ids)} messages, "
             f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(by_id[first].created_at))} to "
