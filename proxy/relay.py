@@ -8,6 +8,7 @@ to a list — decoding happens after the last byte was written, off the hot path
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -32,12 +33,17 @@ class RelayResult:
         return b"".join(self.chunks)
 
 
+_DONE = b"[DONE]"
+
+
 async def relay_body(
     upstream: aiohttp.ClientResponse,
     response: web.StreamResponse,
     *,
     keep: bool,
     request: web.BaseRequest | None = None,
+    before_end: Callable[[RelayResult], Awaitable[None]] | None = None,
+    hold_done: bool = False,
 ) -> RelayResult:
     """Copy ``upstream``'s body to the prepared ``response`` chunk by chunk.
 
@@ -49,13 +55,25 @@ async def relay_body(
     directly, instead of a clean end that passes a cut-off answer for a whole one.
     ``request`` is the request being answered (defaults to the one ``response``
     was prepared for).
+
+    ``before_end`` is awaited, once the upstream body ended cleanly, before the
+    client's body is ended (the caller stores the answer first: a client never
+    holds a whole answer the proxy lost). The end is the chunked terminator, and
+    with ``hold_done`` (event streams) also everything from the chunk that
+    completes the ``[DONE]`` event on, since SDKs stop reading at ``[DONE]``.
     """
     result = RelayResult()
+    held: list[bytes] = []
+    carry = b""
     try:
         async for chunk in upstream.content.iter_any():
             if keep:
                 result.chunks.append(chunk)
             result.nbytes += len(chunk)
+            if held or (hold_done and before_end is not None and _DONE in carry + chunk):
+                held.append(chunk)  # [DONE] (or its last bytes) waits for before_end
+                continue
+            carry = chunk[-(len(_DONE) - 1):]
             try:
                 await response.write(chunk)
             except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
@@ -69,9 +87,18 @@ async def relay_body(
         return result
     if result.upstream_error is not None:
         upstream.close()
+        try:  # every byte the upstream sent, then the abrupt end it gave us
+            for chunk in held:
+                await response.write(chunk)
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
+            result.client_gone = True
         _abort_client(response, request)
         return result
+    if before_end is not None:
+        await before_end(result)
     try:
+        for chunk in held:
+            await response.write(chunk)
         await response.write_eof()
     except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
         result.client_gone = True

@@ -58,6 +58,7 @@ class CaptureSettings:
     enabled: bool = True
     store_raw_json: bool = True
     redact_secrets: bool = True
+    response_wait_seconds: float = field(default=2.0, metadata=_rng(0, 30))
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,13 +102,18 @@ class ToolLoop:
     def __init__(self, *, request: web.Request, session: aiohttp.ClientSession, url: Any,
                  headers: Any, engine: Engine, scope: Scope, names: dict[str, str],
                  max_rounds: int, tool_timeout: float,
-                 extra_headers: dict[str, str], on_round: Callable[[], None] | None = None
+                 extra_headers: dict[str, str], on_round: Callable[[], None] | None = None,
+                 before_end: Callable[[LoopResult], Awaitable[None]] | None = None,
                  ) -> None:
         self.request, self.session, self.url, self.headers = request, session, url, headers
         self.engine, self.scope, self.names = engine, scope, names
         self.max_rounds, self.tool_timeout = max_rounds, tool_timeout
         self.extra_headers = extra_headers
         self.on_round = on_round
+        self.before_end = before_end
+        """Awaited with the complete result before a stream's final bytes (finish,
+        usage, ``[DONE]``) reach the client: the caller stores the answer first, so
+        an answer the client fully received is never one the proxy lost."""
 
     async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         loop = asyncio.get_running_loop()
@@ -316,13 +321,6 @@ class ToolLoop:
                                       "content": "".join(content_parts) or None}]
             result.hidden, result.rounds = hidden, rounds
             return response, result
-        if not await _write(response, out):
-            return response, LoopResult(200, complete=False, client_gone=True, hidden=hidden,
-                                        rounds=rounds)
-        try:
-            await response.write_eof()
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
-            pass
         final: dict[str, Any] = {"role": "assistant",
                                  "content": "".join(content_parts) if any(content_parts)
                                  else None}
@@ -334,6 +332,17 @@ class ToolLoop:
         result.usage = usage
         result.rounds = rounds
         result.finish_reasons = ["tool_calls" if client_calls else "stop"]
+        if self.before_end is not None:
+            await self.before_end(result)
+        if not await _write(response, out):
+            # The answer was stored as complete by before_end; the client left just
+            # before its last bytes: record that, as for any disconnect.
+            result.client_gone = True
+            return response, result
+        try:
+            await response.write_eof()
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
+            pass
         return response, result
 
 

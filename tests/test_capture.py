@@ -607,3 +607,35 @@ def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:
     after = _capture(engine, list(history[:3]), None)
     assert len(after.new_ids) == 3
     assert set(after.message_ids).isdisjoint(results[-1].message_ids)
+
+
+@pytest.mark.parametrize("tools", [True, False], ids=["tool-loop", "plain-relay"])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+async def test_an_answer_is_stored_before_the_client_has_all_of_it(
+        upstream: FakeUpstream, tmp_path: Path, tools: bool, stream: bool) -> None:
+    """The moment the SDK returns a whole answer (``[DONE]`` read, or the JSON body
+    ended), the answer is already committed: no settling, no background wait. A
+    crash right after cannot lose what the client holds."""
+    from tests.conftest import start_proxy
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": tools},
+                              injection=NO_INJECTION)
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=REAL_KEY, max_retries=0)
+    try:
+        upstream.push(Reply(content="Stored before you saw the end.", piece=4))
+        messages = [{"role": "user", "content": "hello"}]
+        if stream:
+            s = await client.chat.completions.create(model="m", messages=messages,
+                                                     stream=True)
+            text = "".join([c.choices[0].delta.content or "" async for c in s
+                            if c.choices])
+        else:
+            r = await client.chat.completions.create(model="m", messages=messages)
+            text = r.choices[0].message.content
+        assert text == "Stored before you saw the end."
+        rows = proxy.engine.store.read(lambda c: c.execute(
+            "SELECT text FROM messages WHERE msg_role='assistant'").fetchall())
+        assert [r[0] for r in rows] == [text]
+    finally:
+        await client.close()
+        await proxy.runner.cleanup()

@@ -145,15 +145,29 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
         await response.prepare(request)
-        result = await relay_body(upstream, response, keep=True, request=request)
         status = upstream.status
         streamed = is_event_stream(upstream)
+        summarizer = _summarizer(app, request) if ticket is not None else None
+        captured = False
+
+        async def store_first(res: RelayResult) -> None:
+            # Store the answer before the client gets its end (bounded wait).
+            nonlocal captured
+            if ticket is None:
+                return
+            captured = True
+            task = app[TASKS].spawn(
+                _capture_response(app, ticket, status, streamed, res, summarizer),
+                name=f"capture-response-{rid}")
+            await _bounded(task, settings.capture.response_wait_seconds, rid)
+
+        result = await relay_body(upstream, response, keep=True, request=request,
+                                  before_end=store_first, hold_done=streamed)
     finally:
         upstream.release()
     if result.client_gone:
         metrics.client_disconnects.inc()
-    if ticket is not None:
-        summarizer = _summarizer(app, request)
+    if ticket is not None and not captured:
         app[TASKS].spawn(
             _capture_response(request.app, ticket, status, streamed, result, summarizer),
             name=f"capture-response-{rid}",
@@ -169,15 +183,27 @@ async def _with_memory_tools(
     app = request.app
     settings, engine, metrics = app[SETTINGS], app[ENGINE], app[METRICS]
     upstream_body, names = toolloop.add_tools(prepared.obj or body)
+    streamed = body.get("stream") is True
+    summarizer = _summarizer(app, request)
+    captured = False
+
+    async def store_first(outcome: toolloop.LoopResult) -> None:
+        # Store the answer before the client gets its last bytes (bounded wait).
+        nonlocal captured
+        captured = True
+        task = app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer),
+                                name=f"capture-response-{ticket.request_id}")
+        await _bounded(task, settings.capture.response_wait_seconds, ticket.request_id)
+
     loop = toolloop.ToolLoop(
         request=request, session=app[HTTP], url=url, headers=out_headers, engine=engine,
         scope=scope, names=names, max_rounds=settings.tools.max_rounds,
         tool_timeout=settings.tools.tool_timeout_seconds, extra_headers=extra,
-        on_round=lambda: metrics.tool_rounds.inc(),
+        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
     )
     started = time.perf_counter()
     try:
-        if body.get("stream") is True:
+        if streamed:
             response, outcome = await loop.run_stream(upstream_body)
         else:
             response, outcome = await loop.run_plain(upstream_body)
@@ -188,10 +214,24 @@ async def _with_memory_tools(
     metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
     if outcome.client_gone:
         metrics.client_disconnects.inc()
-    summarizer = _summarizer(app, request)
-    app[TASKS].spawn(_capture_loop(app, ticket, outcome, body.get("stream") is True,
-                                   summarizer), name=f"capture-response-{ticket.request_id}")
+    if not captured:
+        if streamed:  # ended early (error, disconnect): nothing to hold back
+            app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer),
+                             name=f"capture-response-{ticket.request_id}")
+        else:  # the body is not sent yet: store it first
+            await store_first(outcome)
     return response
+
+
+async def _bounded(task: asyncio.Task[Any], seconds: float, request_id: str) -> None:
+    """Wait up to ``seconds`` for a capture task; it keeps running past the limit."""
+    if seconds <= 0:
+        return
+    try:
+        await asyncio.wait_for(asyncio.shield(task), seconds)
+    except TimeoutError:
+        log.warning("response capture still pending after %.1f s; answering anyway"
+                    " (request %s)", seconds, request_id)
 
 
 async def _capture_loop(app: web.Application, ticket: CaptureTicket,

@@ -163,8 +163,9 @@ async def test_sigkill_mid_stream_loses_nothing_the_clients_received(
 
 async def test_sigkill_under_write_load(echo: EchoUpstream, tmp_path: Path) -> None:
     """16 agents send non-streamed turns as fast as they can; SIGKILL lands wherever.
-    Every answer an agent received and then sent back (the next turn's history) is
-    stored; after the agents resume, every turn is stored once."""
+    Every answer an agent fully received is stored (the proxy stores an answer
+    before the client gets the end of its body: capture.response_wait_seconds);
+    after the agents resume, every turn is stored once."""
     data = tmp_path / "data"
     agents = [Agent(f"w{i}") for i in range(16)]
     server = ServeProcess(echo.base_url, data, tmp_path / "serve.log")
@@ -189,11 +190,12 @@ async def test_sigkill_under_write_load(echo: EchoUpstream, tmp_path: Path) -> N
         in_flight = 0
         for a in agents:
             got, want = paths.get(a.name, []), transcript(a)
-            # everything up to the last question the proxy saw is stored, in order
-            assert want[:len(got)] == got[:len(want)], a.name
-            assert len(got) >= len(want) - 1, (a.name, len(got), len(want))
-            in_flight += len(got) < len(want)
-        print(f"answers received but not yet committed at the kill: {in_flight}")
+            # everything the agent received is stored, in order; beyond that at most
+            # the question it was waiting on at the kill (and its stored answer)
+            assert got[:len(want)] == want, (a.name, len(got), len(want))
+            assert len(got) <= len(want) + 2, (a.name, len(got), len(want))
+            in_flight += len(got) > len(want)
+        print(f"turns stored whose answers never reached the agent: {in_flight}")
         # resume: each agent sends its next turn (again) with the whole history
         async with aiohttp.ClientSession() as http:
             await asyncio.gather(*(a.turn(http, server.base_url, a.completed + 1,
