@@ -32,11 +32,11 @@ def _comments(path: Path) -> dict[tuple[str, str], str]:
     section, pending = "", []
     for line in path.read_text(encoding="utf-8").splitlines():
         stripped = line.strip()
-        if m := re.match(r"^\[([a-z_]+)\]$", stripped):
+        if m := re.match(r"^\[([a-z_][a-z0-9_]*)\]$", stripped):
             section, pending = m.group(1), []
         elif stripped.startswith("#"):
             pending.append(stripped.lstrip("#").strip())
-        elif m := re.match(r"^([a-z_]+)\s*=", stripped):
+        elif m := re.match(r"^([a-z_][a-z0-9_]*)\s*=", stripped):
             out[(section, m.group(1))] = " ".join(p for p in pending if p)
             pending = []
         else:
