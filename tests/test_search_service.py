@@ -218,3 +218,44 @@ def test_text_index_upsert_replaces_by_i64_key(tmp_path: Path) -> None:
     assert ix.count() == 0
     ix.close()
     assert np.int64(make_label("summary", 7)) > 0
+
+
+def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Path) -> None:
+    """In a search over every kind, the item a user stated outranks the chatter
+    around it, and a corrected value ranks below the value that replaced it."""
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    history: list[dict[str, str]] = []
+
+    def say(text: str, reply: str) -> None:
+        history.append({"role": "user", "content": text})
+        ticket, fut = engine.capture_request(A, "r", list(history), {})
+        fut.result(10)
+        engine.capture_response(ticket, [{"role": "assistant", "content": reply}], {}).result(10)
+        history.append({"role": "assistant", "content": reply})
+
+    try:
+        say("The gateway timeout is 280 s.", "Gateway timeout noted: gateway timeout 280 s.")
+        say("Actually, the gateway timeout is 150 s.", "Gateway timeout, gateway timeout: ok.")
+        say("Gateway timeout talk again: the gateway timeout gateway.", "Sure, gateway timeout.")
+        assert svc.wait_idle(20)
+        hits = svc.search("tenantA", "default", "gateway timeout", mode="hybrid", k=20)
+        texts = {h.ref_id: t for h in hits if h.kind == "item" for t in engine.store.read(
+            lambda c, i=h.ref_id: [c.execute("SELECT text FROM memory_items WHERE id=?",
+                                             (i,)).fetchone()[0]])}
+        assert hits[0].kind == "item" and "150 s" in texts[hits[0].ref_id]
+        assert "memory" in hits[0].boosts
+        order = [(h.kind, h.ref_id) for h in hits]
+        ranks = {("150" if "150" in t else "280"): order.index(("item", i))
+                 for i, t in texts.items()}
+        assert ranks["150"] < ranks["280"]
+        old = next(h for h in hits if h.kind == "item" and "280" in texts[h.ref_id])
+        assert old.boosts.get("superseded") == -0.7  # factor 0.3
+        # Messages only (as LoCoMo searches): the prior does not apply.
+        plain = svc.search("tenantA", "default", "gateway timeout", mode="hybrid",
+                           kinds=["message"])
+        assert all("memory" not in h.boosts for h in plain)
+    finally:
+        svc.close()
+        engine.close()

@@ -83,6 +83,13 @@ class SearchConfig:
     """Added to a hit created in a month (or year) the query names ("in May 2023")."""
     session_boost: float = field(default=0.45, metadata=_rng(0.0, 10.0))
     """Share of the best score among the hits of the same thread and day added to each."""
+    memory_item_boost: float = field(default=0.6, metadata=_rng(0.0, 10.0))
+    """Added to an active memory item extracted from a user message, in searches over
+    several kinds: the distilled statement answers before the turns around it. Items
+    have no neighbouring turns; this matches ``neighbor_weight``, the most a message
+    gains from its neighbours."""
+    superseded_factor: float = field(default=0.3, metadata=_rng(0.0, 1.0))
+    """Score multiplier of superseded items: still found, ranked below current values."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))
     """Added (fused-score units, normalised to [0,1]) when the query occurs verbatim."""
     scope_boost: float = field(default=0.05, metadata=_rng(0.0, 10.0))

@@ -175,6 +175,17 @@ def add_boost(fused: dict[int, Fused], name: str, labels: set[int], amount: floa
             e.score += amount
 
 
+def scale(fused: dict[int, Fused], name: str, labels: set[int], factor: float) -> None:
+    """Multiply the score of each entry whose label is in ``labels`` by ``factor``."""
+    if factor >= 1.0:
+        return
+    for label in labels:
+        e = fused.get(label)
+        if e is not None:
+            e.boosts[name] = factor - 1.0
+            e.score *= factor
+
+
 def add_session(fused: dict[int, Fused], groups: dict[int, tuple[int, int]],
                 weight: float) -> None:
     """Add ``weight`` × the best score of each entry's group (same thread and day)."""

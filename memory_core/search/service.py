@@ -39,6 +39,7 @@ from memory_core.search.hybrid import (
     fuse,
     query_periods,
     ranked,
+    scale,
 )
 from memory_core.search.indexer import Indexer, Progress
 from memory_core.search.vector import HnswVectorIndex
@@ -52,6 +53,10 @@ _TEXT_COL = {"message": "text", "item": "text", "agent_memory": "title || ' ' ||
              "summary": "text"}
 _THREAD_COL = {"message": "thread_id", "item": "thread_id", "agent_memory": "0",
                "summary": "thread_id"}
+
+
+_STATEMENT_KINDS = frozenset({"fact", "decision", "constraint", "preference"})
+"""Item kinds the memory prior favours (a user's question answers nothing)."""
 
 
 class SearchService:
@@ -253,6 +258,7 @@ class SearchService:
             fused, cfg, exact=meta["exact"], threads=meta["thread"],
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
         )
+        self._memory_prior(fused)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
             kind, ref = split_label(e.label)
@@ -263,6 +269,25 @@ class SearchService:
                 thread_id=meta["thread"].get(e.label), created_at=meta["time"].get(e.label),
             ))
         return hits
+
+    def _memory_prior(self, fused: dict[int, Any]) -> None:
+        """Rank memory items by what they are: an active statement the user made (a
+        fact, decision, constraint or preference; not a question) gains
+        ``memory_item_boost``; a superseded one is scaled by ``superseded_factor``.
+        Only candidates of kind ``item`` are read (one query); others are untouched."""
+        cfg = self.config
+        code = KIND_CODES["item"] << LABEL_SHIFT
+        refs = sorted(split_label(lb)[1] for lb in fused if split_label(lb)[0] == "item")
+        if not refs or (cfg.memory_item_boost <= 0 and cfg.superseded_factor >= 1):
+            return
+        rows = self.store.read(lambda c: c.execute(
+            f"SELECT id, status, evidence, kind FROM memory_items WHERE id IN"
+            f" ({','.join('?' * len(refs))})", refs).fetchall())
+        current = {code | int(r[0]) for r in rows if r[1] == "active" and r[2] == "user"
+                   and r[3] in _STATEMENT_KINDS}
+        old = {code | int(r[0]) for r in rows if r[1] == "superseded"}
+        add_boost(fused, "memory", current, cfg.memory_item_boost)
+        scale(fused, "superseded", old, cfg.superseded_factor)
 
     def _speaks(self, name: str | None, speakers: frozenset[str]) -> bool:
         """Whether a message ``name`` contains one of the query's speaker words."""
