@@ -349,7 +349,10 @@ def assemble(
             "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
             " ORDER BY id DESC LIMIT 5000", (scope.tenant, scope.role),
         ).fetchall()
-    items = [r for r in active_items if r["source_message_id"] not in newest_ids]
+    # The user's own earlier questions are not memory to hand back (they stay
+    # searchable, and summaries list the open ones); nor are this turn's items.
+    items = [r for r in active_items
+             if r["source_message_id"] not in newest_ids and r["kind"] != "question"]
     relevance: dict[int, float] = {}
     prepared = [_prepared(r) for r in items]
     term_sets = {item_id: ts for item_id, _, ts in prepared}
@@ -429,9 +432,25 @@ def assemble(
                     cand.append((float(s), r))
         cand = [c for c in cand if c[1]["msg_role"] in kinds]
         cand.sort(key=lambda c: (-c[0], -c[1]["id"]))
-        for s, r in cand[: cfg.evidence_snippets]:
+        chosen_msgs = cand[: cfg.evidence_snippets]
+        corrected: dict[int, list[str]] = {}
+        if chosen_msgs:
+            # A quoted message whose stated value was corrected since says so, on the
+            # line that holds the old value.
+            marks = ",".join("?" * len(chosen_msgs))
+            for row in conn.execute(
+                f"SELECT source_message_id, text FROM memory_items WHERE tenant=? AND role=?"
+                f" AND status='superseded' AND source_message_id IN ({marks}) ORDER BY id",
+                (scope.tenant, scope.role, *(r["id"] for _, r in chosen_msgs)),
+            ):
+                corrected.setdefault(row["source_message_id"], []).append(row["text"])
+        for s, r in chosen_msgs:
+            body = _one_line(r["text"], cfg.snippet_chars)
+            if r["id"] in corrected:
+                olds = "; ".join(f'"{_one_line(t, 120)}"' for t in corrected[r["id"]])
+                body += f" (later corrected: {olds} is superseded)"
             text = (f"<<< msg {r['id']} · {r['msg_role']} · {_fmt_time(r['created_at'])}\n"
-                    f"{_one_line(r['text'], cfg.snippet_chars)}\n>>>")
+                    f"{body}\n>>>")
             lines.append(_Line("evidence", text, f"msg:{r['id']}", 10 + s,
                                f"earlier message matching this turn ({s:.2f})", order=r["id"]))
 

@@ -309,3 +309,33 @@ async def test_tool_rounds_of_a_turn_keep_the_turns_block(
     await agent.say("Thanks. Anything else?")
     third = upstream.chat_requests[-1]["json"]["messages"]
     assert third[len(first) - 1]["content"] == "Check the staging port, please."
+
+
+async def test_quoted_evidence_marks_a_value_corrected_since_and_questions_are_not_memory(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """An earlier message quoted as evidence says, on the same line, that its value
+    was corrected; the user's own earlier questions are never handed back as memory."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    try:
+        agent = Agent(proxy, upstream, session="mine")
+        upstream.push(*[Reply(content="noted") for _ in range(14)])  # no echoed blocks
+        await agent.say("Hello, a new project.")
+        await agent.say("The staging cache TTL is 300 seconds.")
+        await agent.say("Which region hosts the staging cache?")
+        for i in range(8):
+            await agent.say(f"filler {i}: " + "routine status words " * 30)
+            await proxy.settle()
+        await agent.say("Correction: the staging cache TTL is 600 seconds.")
+        await proxy.settle()
+        await agent.say("Which region hosts the staging cache, and what is its TTL?")
+        block = block_of(agent.upstream_last_user())
+        evidence = block.partition("[Evidence")[2]
+        lines = [ln for ln in evidence.splitlines() if "300 seconds" in ln]
+        assert lines and all("superseded" in ln for ln in lines)
+        after = block.partition("[Memory]\n")[2].splitlines()
+        memory = "\n".join(ln for ln in after[:next(
+            (i for i, ln in enumerate(after) if ln.startswith("[")), len(after))])
+        assert "[question ·" not in memory and "600 seconds" in memory
+    finally:
+        await proxy.runner.cleanup()
