@@ -52,6 +52,16 @@ def conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
             and covered(old_cond, terms(ex.text)) >= _CONDITION_COVER)
 
 
+def _correction_conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
+    """:func:`conditions_agree` for a correction: one that states no condition of its
+    own ("Actually, the staging port is 5434") keeps the condition of what it
+    corrects ("… 5433 when the VPN is up") — the user did not restate it."""
+    return not terms(ex.condition) or conditions_agree(ex, row)
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)(?![.,]\d)")
+
+
 def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
                       kinds: tuple[str, ...]) -> sqlite3.Row | None:
     """The active item a correction ``ex`` replaces, or None (module docstring).
@@ -64,13 +74,21 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     that contains the other or is contained in it; else term overlap
     (:func:`memory_core.overlap.overlap`) of at least 0.5 with two shared terms
     (one when a side has only one). Ties go to more shared terms, then the newest.
+    A correction that names the old value ("it's 5434, not 5433") replaces the item
+    stating it, whatever its wording; one with no subject ("Actually, it's 5434")
+    replaces the newest item with a value of the same unit dimension. A correction
+    without a condition may replace an item stated under one (it keeps that
+    condition: the user did not restate it), but an item under the same condition
+    as the correction's wins over it.
     """
+    named = {n for n in _NUMBER.findall(ex.text or "") if n != (ex.value_text or "")}
     new_terms = terms(ex.text)
     new_unit = unit_class(ex.unit)
-    best: tuple[float, float, int] | None = None
+    best: tuple[int, float, float, int] | None = None
     found: sqlite3.Row | None = None
     fallback: sqlite3.Row | None = None
-    sql = (f"SELECT id, subject, text, unit, condition FROM memory_items WHERE tenant=? AND"
+    sql = (f"SELECT id, subject, text, unit, condition, value_text FROM memory_items"
+           f" WHERE tenant=? AND"
            f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})")
     args: list[Any] = [scope.tenant, scope.role, *kinds]
     if new_unit:  # units of another dimension never pair: leave them to SQLite
@@ -84,41 +102,50 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     probes = {t if len(t) <= 2 else t[:min(4, len(t) - 1)] for t in new_terms}
     need = min(2, len(probes))
     subject = ex.subject or ""
+    by_value: sqlite3.Row | None = None
     for row in rows:
         old_unit = unit_class(row["unit"])
         same_unit = new_unit == old_unit
         if new_unit and old_unit and not same_unit:
             continue
+        if by_value is None and named and row["value_text"] in named:
+            by_value = row  # the newest item stating the value the correction names
         row_subject = row["subject"] or ""
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
         low = row["text"].lower()
+        has_value = row["value_text"] is not None and ex.value_text is not None
         if not related and sum(p in low for p in probes) < need:
-            if fallback is None and new_unit and same_unit and conditions_agree(ex, row):
+            if fallback is None and (new_unit or has_value) and same_unit \
+                    and _correction_conditions_agree(ex, row):
                 fallback = row
             continue
-        if not conditions_agree(ex, row):
+        if not _correction_conditions_agree(ex, row):
             continue
-        if fallback is None and new_unit and same_unit:
+        strict = 1 if conditions_agree(ex, row) else 0  # same condition beats inherited
+        if fallback is None and (new_unit or has_value) and same_unit:
             fallback = row
         old_terms = terms(row["text"])
         shared = len(new_terms & old_terms)
         if subject and subject == row_subject:
-            score: tuple[float, float, int] = (3.0, overlap(new_terms, old_terms), row["id"])
+            score: tuple[int, float, float, int] = (
+                strict, 3.0, overlap(new_terms, old_terms), row["id"])
         elif not same_unit:
             continue  # a unit on one side only: only the very same subject may pair them
         elif related and subjects_match(subject, row_subject):
-            score = (2.0, overlap(new_terms, old_terms), row["id"])
+            score = (strict, 2.0, overlap(new_terms, old_terms), row["id"])
         else:
             if shared < min(2, len(new_terms), len(old_terms)):
                 continue
-            score = (overlap(new_terms, old_terms), shared, row["id"])
-            if score[0] < 0.5:
+            score = (strict, overlap(new_terms, old_terms), shared, row["id"])
+            if score[1] < 0.5:
                 continue
         if best is None or score > best:
             best, found = score, row
+    if by_value is not None:
+        return by_value  # "it's 5434, not 5433": the old value is named
     if found is None and not ex.subject and fallback is not None:
-        return fallback  # "I meant 45 s": the newest value of that kind
+        return fallback  # "I meant 45 s", "Actually, it's 5434": the newest such value
     return found
 
 

@@ -144,8 +144,29 @@ def test_correction_never_supersedes_a_different_condition(engine: Engine) -> No
     put(engine, "Actually, the API timeout is 8 s.")
     assert status_by_value(engine) == {30.0: "active", 5.0: "superseded", 8.0: "active"}
     put(engine, "While a sale is running, the catalogue cache TTL is 100 seconds.")
+    put(engine, "The catalogue cache TTL is 300 seconds.")
     put(engine, "Correction: the catalogue cache TTL is 60 s.")
-    assert status_by_value(engine)[100.0] == "active"  # the correction has no sale condition
+    # The unconditional statement is the one corrected; the sale-time value stands.
+    assert status_by_value(engine)[100.0] == "active"
+    assert status_by_value(engine)[300.0] == "superseded"
+
+
+def test_a_correction_without_a_condition_keeps_the_corrected_items_condition(
+        engine: Engine) -> None:
+    """The user does not restate "when the VPN is up" to correct the port; nor a
+    subject ("Actually, it's 5434"); naming the old value settles which item."""
+    put(engine, "The staging DB port is 5433 when the VPN is up.")
+    put(engine, "Actually, the staging DB port is 5434.")
+    assert status_by_value(engine) == {5433.0: "superseded", 5434.0: "active"}
+    put(engine, "The replica count is 3.")
+    put(engine, "Let's look at the login form next.")
+    put(engine, "Actually, it's 5.")
+    assert status_by_value(engine)[3.0] == "superseded"
+    put(engine, "The worker pool size is 16.")
+    put(engine, "The queue depth limit is 900.")
+    put(engine, "Sorry, I was wrong: it's 12, not 16.")
+    by_value = status_by_value(engine)
+    assert by_value[16.0] == "superseded" and by_value[900.0] == "active"
 
 
 def test_correction_needs_the_same_unit_dimension_and_shared_terms(engine: Engine) -> None:
