@@ -474,13 +474,15 @@ class Engine:
                       include_messages: bool = True, limit: int = 20,
                       session: str | None = None, include_commands: bool = True
                       ) -> list[dict[str, Any]]:
-        """Keyword search over memory items (all statuses) and messages.
+        """Keyword search over memory items and messages.
 
-        Returns dicts ``{ref, kind, status, score, text, ...}`` best first; ``score``
-        counts the query's keyword terms found (see ``assemble.terms``). ``session``
-        keeps only rows stored under that ``X-LCM-Session``. With
-        ``include_commands=False`` stored ``/memory`` commands and their replies are
-        left out before ``limit`` applies (:mod:`memory_core.command`).
+        Retracted items are left out: a retraction takes an item out of retrieval
+        (``inspect`` and the audit trail still show it). Returns dicts
+        ``{ref, kind, status, score, text, ...}`` best first; ``score`` counts
+        the query's keyword terms found (see ``assemble.terms``). ``session`` keeps
+        only rows stored under that ``X-LCM-Session``. With ``include_commands=False``
+        stored ``/memory`` commands and their replies are left out before ``limit``
+        applies (:mod:`memory_core.command`).
         """
         q_terms = terms(query)
         needle = query.strip().lower()
@@ -498,8 +500,8 @@ class Engine:
                 args.append(session)
             clause = " AND ".join(where)
             hits: list[dict[str, Any]] = []
-            for r in c.execute(f"SELECT * FROM memory_items WHERE {clause} ORDER BY id DESC"
-                               " LIMIT 20000", args):
+            for r in c.execute(f"SELECT * FROM memory_items WHERE {clause} AND"
+                               " status != 'retracted' ORDER BY id DESC LIMIT 20000", args):
                 s = len(q_terms & terms(f"{r['subject'] or ''} {r['text']}"))
                 s += 2 if needle and needle in r["text"].lower() else 0
                 if s:

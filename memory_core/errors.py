@@ -5,7 +5,8 @@ Tree::
     MemoryError_ (base; never reaches a chat client: the proxy fails open)
     ├── StoreError          SQLite could not be opened, migrated or written
     │   └── SchemaTooNewError   the database was written by a newer lcm-proxy
-    └── NotFoundError       an id given by an operator does not exist
+    ├── NotFoundError       an id given by an operator does not exist
+    └── InvalidIdError      (also ValueError) an id that cannot exist: not 1..2**63-1
 """
 
 from __future__ import annotations
@@ -25,3 +26,7 @@ class SchemaTooNewError(StoreError):
 
 class NotFoundError(MemoryError_):
     """A thread, message or item id given by an operator does not exist."""
+
+
+class InvalidIdError(MemoryError_, ValueError):
+    """An id or ref that no row can have: not digits, or outside SQLite's 1..2**63-1."""

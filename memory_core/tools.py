@@ -15,14 +15,19 @@ from typing import Any
 
 import orjson
 
+from memory_core.command import is_command_exchange
 from memory_core.errors import NotFoundError
 from memory_core.models import Scope
+from memory_core.ref import parse_id
 
 MAX_RESULT_CHARS = 12_000
 """Longest tool result returned to the model, in characters (≈3k tokens)."""
 MAX_LIMIT = 50
 QUERY_EMBED_SECONDS = 8.0
 """How long ``memory_search`` waits for its query embedding (seconds)."""
+OVERFETCH = 3
+"""Search hits fetched per result asked for: retracted items and stored ``/memory``
+exchanges are dropped after the index answers, and must not leave the model short."""
 
 
 def _fn(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
@@ -141,17 +146,22 @@ def _limit(value: Any, default: int) -> int:
     return max(1, min(MAX_LIMIT, int(value)))
 
 
-def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]]
+def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], limit: int
               ) -> list[dict[str, Any]]:
-    """Rows for search hits, read from SQLite and re-checked against the scope."""
+    """Up to ``limit`` rows for search hits, read from SQLite and re-checked against the
+    scope. Retracted items and the proxy's own ``/memory`` command exchanges are left
+    out, as in every other search (:mod:`memory_core.command`)."""
     out: list[dict[str, Any]] = []
 
     def q(conn: Any) -> None:
         for kind, ref, score in refs:
+            if len(out) >= limit:
+                return
             if kind == "message":
                 r = conn.execute("SELECT id, msg_role, text, created_at, tenant, role, hidden"
                                  " FROM messages WHERE id=?", (ref,)).fetchone()
-                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role):
+                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
+                        is_command_exchange(r["text"]):
                     continue
                 out.append({"type": "message", "message_id": r["id"], "role": r["msg_role"],
                             "time": _iso(r["created_at"]), "text": _clip(r["text"]),
@@ -192,22 +202,24 @@ def memory_grep(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, An
     limit = _limit(args.get("limit"), 10)
     refs: list[tuple[str, int, float]] = []
     if engine.search is not None:
-        hits = engine.search.search(scope.tenant, scope.role, query, k=limit, mode="bm25",
+        k = limit * OVERFETCH
+        hits = engine.search.search(scope.tenant, scope.role, query, k=k, mode="bm25",
                                     start_time=start, end_time=end, include_hidden=False,
                                     require_all=True)
         if not hits:  # fall back to any-term matching before giving up
-            hits = engine.search.search(scope.tenant, scope.role, query, k=limit, mode="bm25",
+            hits = engine.search.search(scope.tenant, scope.role, query, k=k, mode="bm25",
                                         start_time=start, end_time=end, include_hidden=False)
         refs = [(h.kind, h.ref_id, h.score) for h in hits]
     else:
         for h in engine.search_memory(query.replace("*", ""), tenant=scope.tenant,
-                                      role=scope.role, limit=limit * 3):
+                                      role=scope.role, limit=limit * OVERFETCH,
+                                      include_commands=False):
             ts = h.get("created_at")
             if ts is not None and ((start and ts < start) or (end and ts > end)):
                 continue
             kind = "message" if h["kind"] == "message" else "item"
             refs.append((kind, h["id"], float(h["score"])))
-    results = _describe(engine, scope, refs[:limit])
+    results = _describe(engine, scope, refs, limit)
     return {"query": query, "results": results,
             "note": None if results else "no matches; try fewer or other words"}
 
@@ -229,21 +241,15 @@ def memory_search(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, 
             vector = embedder.embed([query], priority=0, timeout=QUERY_EMBED_SECONDS)[0]
         except Exception:  # noqa: BLE001 - BM25 still answers
             vector = None
-    hits = engine.search.search(scope.tenant, scope.role, query, k=limit, mode="hybrid",
-                                include_hidden=False, query_vector=vector)
-    return {"query": query,
-            "results": _describe(engine, scope, [(h.kind, h.ref_id, h.score) for h in hits])}
+    hits = engine.search.search(scope.tenant, scope.role, query, k=limit * OVERFETCH,
+                                mode="hybrid", include_hidden=False, query_vector=vector)
+    return {"query": query, "results": _describe(
+        engine, scope, [(h.kind, h.ref_id, h.score) for h in hits], limit)}
 
 
 def view_message(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     """One message in full, only within the caller's tenant and role."""
-    raw = args.get("message_id")
-    if isinstance(raw, bool) or not isinstance(raw, int | str):
-        raise ValueError("message_id must be an integer")
-    try:
-        mid = int(raw)
-    except ValueError as exc:
-        raise ValueError("message_id must be an integer") from exc
+    mid = parse_id(args.get("message_id"), what="message_id")
     try:
         info = engine.inspect(f"msg:{mid}")
     except NotFoundError:

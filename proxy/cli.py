@@ -286,11 +286,16 @@ def memory_search(query: str, config: str | None, data_dir: str | None, session:
 def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: str | None,
                    role: str | None, session: str | None, as_json: bool) -> None:
     """Show one item (item:7) or message (msg:12, or 12) in full."""
-    from memory_core.errors import NotFoundError
+    from memory_core.errors import InvalidIdError, NotFoundError
+    from memory_core.ref import parse_ref
 
+    try:
+        kind, ident = parse_ref(ref)
+    except InvalidIdError as exc:
+        raise click.ClickException(str(exc)) from exc
     engine = _engine(config, data_dir)
     try:
-        info = engine.inspect(ref)
+        info = engine.inspect(f"{kind}:{ident}")
     except (NotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -384,7 +389,7 @@ def memory_explain(config: str | None, data_dir: str | None, session: str | None
 
 
 @memory.command("retract")
-@click.argument("item_id", type=int)
+@click.argument("item_ref", metavar="ITEM_ID")
 @click.option("--reason", default="", help="Why (kept in the audit trail).")
 @click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
 @click.option("--role", default=None, help="Only if the item belongs to this role.")
@@ -393,12 +398,18 @@ def memory_explain(config: str | None, data_dir: str | None, session: str | None
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @config_option
 @data_dir_option
-def memory_retract(item_id: int, reason: str, tenant: str | None, role: str | None,
+def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | None,
                    session: str | None, as_json: bool, config: str | None,
                    data_dir: str | None) -> None:
-    """Retract memory item ITEM_ID: kept for audit, gone from retrieval and the indexes."""
-    from memory_core.errors import NotFoundError
+    """Retract memory item ITEM_ID (7 or item:7, as search and inspect print it): kept
+    for audit, gone from retrieval and the indexes."""
+    from memory_core.errors import InvalidIdError, NotFoundError
+    from memory_core.ref import parse_item_id
 
+    try:
+        item_id = parse_item_id(item_ref)
+    except InvalidIdError as exc:
+        raise click.ClickException(str(exc)) from exc
     engine = _engine(config, data_dir)
     try:
         out = engine.retract_in_scope(item_id, reason, tenant=tenant, role=role,

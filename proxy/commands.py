@@ -20,8 +20,9 @@ from aiohttp import web
 from memory_core import capture
 from memory_core.command import PREFIX, REPLY_HEADER, is_command
 from memory_core.engine import Engine
-from memory_core.errors import NotFoundError
+from memory_core.errors import InvalidIdError, NotFoundError
 from memory_core.models import CaptureTicket, Scope
+from memory_core.ref import parse_item_id
 
 __all__ = ["HELP", "PREFIX", "REPLY_HEADER", "answer", "is_command", "run_command"]
 
@@ -100,14 +101,15 @@ def _explain(engine: Engine, scope: Scope) -> str:
 
 def _retract(engine: Engine, scope: Scope, arg: str) -> str:
     head, _, reason = arg.partition(" ")
-    ref = head.removeprefix("item:")
-    if not ref.isdigit():
+    try:
+        ident = parse_item_id(head)
+    except InvalidIdError:
         return f"{REPLY_HEADER} · usage: /memory retract ID [reason]  (ID from /memory search)"
     try:
-        out = engine.retract_in_scope(int(ref), reason.strip() or "retracted in chat",
+        out = engine.retract_in_scope(ident, reason.strip() or "retracted in chat",
                                       tenant=scope.tenant, role=scope.role)
     except NotFoundError:
-        return f"{REPLY_HEADER} · no memory item {ref} for role {scope.role}"
+        return f"{REPLY_HEADER} · no memory item {ident} for role {scope.role}"
     return (f"{REPLY_HEADER} · retracted item:{out['id']} (was {out['old_status']});"
             " it is kept for audit and no longer used")
 

@@ -354,7 +354,27 @@ async def test_retract_changes_status_and_queues_an_index_delete(
                  " AND op='delete'", item) == 1
     st, body, _ = await call(http, guarded, "GET", "/lcm/v1/search", q="staging port 5433",
                              tenant=pop.tenant_a)
-    assert any(h["ref"] == f"item:{item}" and h["status"] == "retracted" for h in body["hits"])
+    assert st == 200 and f"item:{item}" not in [h["ref"] for h in body["hits"]]
+    st, body, _ = await call(http, guarded, "GET", f"/lcm/v1/items/{item}", tenant=pop.tenant_a)
+    assert st == 200 and body["status"] == "retracted"  # still inspectable, for audit
+
+
+@pytest.mark.parametrize("method,path", [
+    ("GET", "/lcm/v1/items/{n}"), ("GET", "/lcm/v1/messages/{n}"),
+    ("GET", "/lcm/v1/threads/{n}"), ("POST", "/lcm/v1/items/{n}/retract"),
+])
+@pytest.mark.parametrize("n", ["99999999999999999999999", str(1 << 63), "0"])
+async def test_ids_no_row_can_have_are_404_not_500(
+        guarded: RunningProxy, http: aiohttp.ClientSession, method: str, path: str,
+        n: str) -> None:
+    st, body, _ = await call(http, guarded, method, path.format(n=n),
+                             json={} if method == "POST" else None)
+    assert st == 404, body
+    assert set(body["error"]) == {"message", "type", "param", "code"}
+    assert body["error"]["type"] == "not_found_error"
+    st, body, _ = await call(http, guarded, method, path.format(n=(1 << 63) - 1),
+                             json={} if method == "POST" else None)
+    assert st == 404 and body["error"]["type"] == "not_found_error"  # largest id: looked up
 
 
 async def test_purge_needs_confirmation_and_removes_the_session(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 from click.testing import CliRunner, Result
 
 from memory_core.command import REPLY_HEADER, is_command_exchange
@@ -102,6 +103,46 @@ async def test_retract_in_scope_only(proxy: RunningProxy) -> None:
     assert done["id"] == pop.items["a_port"] and done["old_status"] == "active"
     again = cli(proxy, "memory", "inspect", f"item:{item}", "--json")
     assert as_json(again)["status"] == "retracted"
+
+
+async def test_retract_takes_the_ref_search_prints_and_search_then_leaves_it_out(
+        proxy: RunningProxy) -> None:
+    pop = await populate(proxy)
+    ref = f"item:{pop.items['a_port']}"
+    found = as_json(cli(proxy, "memory", "search", "staging database port 5433", "--json",
+                        "--tenant", pop.tenant_a))
+    assert ref in [h["ref"] for h in found]
+    done = as_json(cli(proxy, "memory", "retract", ref, "--json"))
+    assert done == {"id": pop.items["a_port"], "old_status": "active"}
+    found = as_json(cli(proxy, "memory", "search", "staging database port 5433", "--json",
+                        "--tenant", pop.tenant_a))
+    assert ref not in [h["ref"] for h in found]
+    assert as_json(cli(proxy, "memory", "inspect", ref, "--json"))["status"] == "retracted"
+
+
+BIG = "99999999999999999999999"
+
+
+@pytest.mark.parametrize("args", [
+    ("inspect", f"item:{BIG}"), ("inspect", f"msg:{BIG}"), ("inspect", BIG),
+    ("inspect", f"item:{1 << 63}"), ("inspect", "item:0"), ("inspect", "thing:3"),
+    ("retract", BIG), ("retract", f"item:{BIG}"), ("retract", "0"), ("retract", "msg:3"),
+    ("retract", "abc"),
+])
+async def test_ids_no_row_can_have_are_a_clear_error(proxy: RunningProxy,
+                                                     args: tuple[str, str]) -> None:
+    result = cli(proxy, "memory", *args)
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)  # a ClickException, not a traceback
+    assert result.output.startswith("Error: ") and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+async def test_the_largest_id_is_looked_up_and_not_found(proxy: RunningProxy) -> None:
+    top = (1 << 63) - 1
+    for args in (("inspect", f"item:{top}"), ("retract", str(top))):
+        result = cli(proxy, "memory", *args)
+        assert result.exit_code == 1 and f"no memory item {top}" in result.output
 
 
 async def test_search_leaves_out_memory_commands_as_in_chat(proxy: RunningProxy) -> None:

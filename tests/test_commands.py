@@ -143,6 +143,20 @@ async def test_retract_only_touches_the_callers_items(proxy: RunningProxy, sdk: 
                  " op='delete'", mine) == 1
     assert "usage: /memory retract" in await ask(a, "/memory retract abc")
     assert "usage: /memory retract" in await ask(w, "/memory retract")
+    # the item stays inspectable for audit, but in-chat search no longer finds it
+    assert f"item:{mine}" not in await ask(a, "/memory search staging database port 5433")
+
+
+@pytest.mark.parametrize("ref", ["99999999999999999999999", "item:99999999999999999999999",
+                                 str(1 << 63), "0", "-3", "item:"])
+@pytest.mark.parametrize("stream", [False, True])
+async def test_retract_of_an_id_no_row_can_have_is_a_usage_reply(
+        proxy: RunningProxy, sdk: Any, pop: Populated, ref: str, stream: bool) -> None:
+    a = sdk(KEY_A, "coder", "sess-a")
+    reply = await ask(a, f"/memory retract {ref} oops", stream=stream)
+    assert "usage: /memory retract" in reply
+    largest = await ask(a, f"/memory retract {(1 << 63) - 1}", stream=stream)
+    assert f"no memory item {(1 << 63) - 1}" in largest
 
 
 @pytest.mark.parametrize("stream", [False, True])

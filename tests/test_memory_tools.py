@@ -9,6 +9,7 @@ import openai
 import orjson
 import pytest
 
+from memory_core.command import REPLY_HEADER, is_command_exchange
 from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 
@@ -271,3 +272,38 @@ async def test_semantic_search_finds_a_paraphrase(upstream: FakeUpstream,
         assert hits and "peanuts" in hits[0]["text"]
     finally:
         await proxy.runner.cleanup()
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "sqlite-scan"])
+@pytest.mark.parametrize("tool", ["memory_grep", "memory_search"])
+async def test_search_tools_leave_out_memory_commands_and_retracted_items(
+        make_proxy: Any, upstream: FakeUpstream, tool: str, indexed: bool) -> None:
+    proxy = await make_proxy(search={"enabled": indexed})
+    assert (proxy.engine.search is not None) == indexed
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0)
+    history = await seed(client, upstream, proxy)
+    for text in ("/memory search GRF-7781 Grafana dashboard", "/memory status"):
+        reply = await client.chat.completions.create(
+            model="m", messages=[*history, {"role": "user", "content": text}])
+        assert reply.choices[0].message.content.startswith(REPLY_HEADER)
+    await proxy.settle()
+    stored = proxy.engine.search_memory("GRF-7781 Grafana dashboard", limit=100)
+    assert any(is_command_exchange(h["text"]) for h in stored if h["kind"] == "message")
+    items = [h for h in stored if h["kind"] != "message"]
+    assert items, "the seed fact was extracted as a memory item"
+    for h in items:
+        proxy.engine.retract(h["id"], "test")
+    await proxy.settle()
+    args: dict[str, Any] = {"query": "GRF-7781 Grafana dashboard", "limit": 3}
+    if tool == "memory_grep":
+        args |= {"start_time": None, "end_time": None}
+    upstream.push(Reply(content=None, tool_calls=[call(tool, args)]), Reply(content="ok"))
+    await client.chat.completions.create(
+        model="m", messages=[*history, {"role": "user", "content": "which dashboard?"}])
+    results = tool_results(upstream.chat_requests[-1])["call_1"]["results"]
+    assert results, "the seed message itself is still found"
+    assert any("GRF-7781" in r["text"] for r in results)
+    assert not [r for r in results if is_command_exchange(r["text"])]
+    gone = {h["source_message_id"] for h in items}
+    assert not [r for r in results if r["type"].startswith("memory:")
+                and (r["status"] == "retracted" or r["message_id"] in gone)]

@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
-from memory_core.errors import NotFoundError
+from memory_core.errors import InvalidIdError, NotFoundError
 from memory_core.memory import GLOBAL_TENANT, DuplicateKeyError
+from memory_core.ref import parse_id
 from memory_core.store.migrations import SCHEMA_VERSION
 from proxy import __version__, openapi
 from proxy.errors import BadRequestError, ProxyError
@@ -68,10 +69,11 @@ def _int(request: web.Request, name: str, default: int | None = None, *, low: in
 
 
 def _path_int(request: web.Request, name: str) -> int:
+    """The id in the path; one no row can have (not digits, beyond SQLite's range) is 404."""
     try:
-        return int(request.match_info[name])
-    except ValueError as exc:
-        raise AdminNotFoundError(f"{name} must be an integer") from exc
+        return parse_id(request.match_info[name], what=name)
+    except InvalidIdError as exc:
+        raise AdminNotFoundError(str(exc)) from exc
 
 
 async def _body(request: web.Request) -> dict[str, Any]:

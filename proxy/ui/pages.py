@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from memory_core.errors import NotFoundError
+from memory_core.ref import parse_id
 from proxy.errors import UnauthorizedError
 from proxy.handlers.access import UI_COOKIE, require_admin, ui_session_value
 from proxy.keys import ENGINE, SETTINGS
@@ -145,7 +146,7 @@ async def thread_page(request: web.Request) -> web.Response:
     engine = request.app[ENGINE]
     tenant, role = _filters(request)
     try:
-        tid = int(request.match_info["thread_id"])
+        tid = parse_id(request.match_info["thread_id"])
         detail = await _run(lambda: engine.thread_detail(tid, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
         return _html(page("Not found", "<p>no such thread</p>", tenant=tenant), 404)
