@@ -3,7 +3,7 @@
 Tree::
 
     ProxyError (status, message, type, code, param)
-    ├── BadRequestError        400  invalid_request_error   body is not valid JSON
+    ├── BadRequestError        400  invalid_request_error   body not JSON / not decodable
     ├── PayloadTooLargeError   413  invalid_request_error   body over proxy.max_body_bytes
     ├── UnauthorizedError      401  authentication_error    admin token missing/wrong
     │   └── ClientKeyRejectedError 401 invalid_request_error client key not allowed

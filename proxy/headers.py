@@ -5,8 +5,13 @@ Hop-by-hop headers (RFC 9110 §7.6.1) describe one connection and never cross.
 connection (``Content-Length`` is kept for streamed pass-through bodies so that
 uploads and downloads keep a declared length). ``Accept-Encoding`` is dropped
 toward the upstream so that the proxy can read SSE; ``Content-Encoding`` is
-therefore dropped on the way back because aiohttp hands us decoded bytes. ``X-LCM-*``
-headers are the proxy's own and never reach the upstream (DESIGN §2).
+therefore dropped on the way back because aiohttp hands us decoded bytes. The same
+holds for request bodies: aiohttp's server decodes a body sent with
+``Content-Encoding: gzip`` (``deflate``, ``br``, ``zstd``) before a handler reads it,
+so the proxy forwards the decoded bytes and must drop ``Content-Encoding`` (and the
+encoded body's ``Content-Length``) toward the upstream, or the upstream would try to
+decode plain bytes. ``X-LCM-*`` headers are the proxy's own and never reach the
+upstream (DESIGN §2).
 """
 
 from __future__ import annotations
@@ -31,6 +36,18 @@ HOP_BY_HOP = frozenset(
 )
 _TO_UPSTREAM_DROP = HOP_BY_HOP | {"host", "content-length", "accept-encoding"}
 _TO_CLIENT_DROP = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date"}
+DECODED_REQUEST_ENCODINGS = frozenset({"gzip", "deflate", "br", "zstd"})
+"""``Content-Encoding`` values aiohttp's server decodes before a handler reads the body."""
+
+
+def is_body_decoded(headers: Mapping[str, str]) -> bool:
+    """True when aiohttp's server hands the handler this request's body decoded.
+
+    Mirrors aiohttp's own test (``http_parser.parse_headers``): one ASCII
+    ``Content-Encoding`` value, case-insensitive, among :data:`DECODED_REQUEST_ENCODINGS`.
+    """
+    value = CIMultiDict(headers).get("content-encoding", "")
+    return value.isascii() and value.lower() in DECODED_REQUEST_ENCODINGS
 
 
 def _connection_tokens(headers: Mapping[str, str]) -> set[str]:
@@ -43,16 +60,24 @@ def to_upstream(
     *,
     api_key: str = "",
     keep_length: bool = False,
+    body_decoded: bool | None = None,
 ) -> CIMultiDict[str]:
     """Return the headers to send upstream for a client request.
 
     ``api_key``: when set, replaces the client's ``Authorization`` with
     ``Bearer <api_key>``. ``keep_length``: keep ``Content-Length`` (streamed bodies).
+    ``body_decoded``: the forwarded body is not the client's encoded bytes, so
+    ``Content-Encoding`` and ``Content-Length`` are dropped; ``None`` (the default)
+    decides with :func:`is_body_decoded`, which holds for any body read from aiohttp.
     """
     src = CIMultiDict(headers)
     drop = _TO_UPSTREAM_DROP | _connection_tokens(src)
     if keep_length:
         drop = drop - {"content-length"}
+    if body_decoded is None:
+        body_decoded = is_body_decoded(src)
+    if body_decoded:
+        drop = drop | {"content-encoding", "content-length"}
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in src.items():
         low = name.lower()

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from proxy.errors import (
+    BadRequestError,
     ClientKeyRejectedError,
     PayloadTooLargeError,
     ProxyError,
@@ -75,7 +76,8 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs.
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
     ``proxy.max_body_bytes``) → 413 in the same shape, recorded as a ``rejected``
-    event (nothing of the body could be kept); any other exception from our
+    event (nothing of the body could be kept); a body aiohttp cannot read (a
+    ``Content-Encoding: gzip`` body that is not gzip) → 400; any other exception from our
     code → 500 ``internal_error`` (logged with the request id; never a bare HTML page).
     An exception raised after the response started streaming is logged and re-raised
     as :class:`ResponseAlreadyStartedError`, and aiohttp closes the connection: the
@@ -110,6 +112,12 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status = 413
         _record_rejected(request, rid, "body over proxy.max_body_bytes")
         return error_response(PayloadTooLargeError(exc.text or "request body too large"), rid)
+    except web.RequestPayloadError:
+        status = 400
+        encoding = request.headers.get("Content-Encoding")
+        what = f" (Content-Encoding: {encoding[:40]})" if encoding else ""
+        return error_response(BadRequestError(f"could not read the request body{what}",
+                                              code="invalid_body"), rid)
     except web.HTTPException as exc:
         status = exc.status
         if exc.status >= 400 and exc.content_type != "application/json":

@@ -9,6 +9,7 @@ checks what still holds with injection on.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -541,6 +542,59 @@ async def test_non_chat_json_is_forwarded_untouched(
     assert status == 400  # the upstream's answer, relayed
     assert headers["x-request-id"] == "req_fake_bad_body"
     assert orjson.loads(body)["error"]["message"] == "request body must be a JSON object"
+
+
+@pytest.mark.parametrize("memory", [False, True], ids=["core", "memory-on"])
+async def test_gzip_chat_body_reaches_the_upstream_decoded(
+    make_proxy: MakeProxy, upstream: FakeUpstream, memory: bool
+) -> None:
+    running = await (make_proxy() if memory else make_proxy(injection=NO_INJECTION,
+                                                              tools=NO_TOOLS))
+    plain = orjson.dumps({"model": "m", "messages": USER})
+    async with aiohttp.ClientSession() as session:
+        async with session.post(running.base_url + "/chat/completions",
+                                data=gzip.compress(plain),
+                                headers={"Content-Type": "application/json",
+                                         "Content-Encoding": "gzip"}) as resp:
+            assert resp.status == 200, await resp.text()
+            answer = await resp.json()
+    assert "What is the capital" in answer["choices"][0]["message"]["content"]
+    (got,) = upstream.chat_requests
+    assert "Content-Encoding" not in got["headers"]
+    assert got["json"]["messages"][-1]["content"].endswith(USER[-1]["content"])
+    if not memory:
+        assert got["raw"] == plain
+
+
+async def test_gzip_passthrough_body_reaches_the_upstream_decoded(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    plain = b'{"input": "hello"}' * 500
+    async with aiohttp.ClientSession() as session:
+        async with session.post(core.base_url + "/files?x=1", data=gzip.compress(plain),
+                                headers={"Content-Encoding": "gzip"}) as resp:
+            assert resp.status == 200, await resp.text()
+    (got,) = upstream.requests
+    assert got["raw"] == plain
+    assert "Content-Encoding" not in got["headers"]
+    assert got["headers"].get("Content-Length") in (None, str(len(plain)))
+
+
+@pytest.mark.parametrize("path", ["/chat/completions", "/files"])
+async def test_invalid_gzip_body_is_a_400_in_openai_shape(
+    core: RunningProxy, upstream: FakeUpstream, path: str
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(core.base_url + path, data=b'{"model":"x"}',
+                                headers={"Content-Type": "application/json",
+                                         "Content-Encoding": "gzip"}) as resp:
+            assert resp.status == 400
+            assert resp.headers["x-lcm-request-id"].startswith("req_")
+            err = (await resp.json())["error"]
+    assert set(err) == {"message", "type", "param", "code"}
+    assert err["type"] == "invalid_request_error" and err["code"] == "invalid_body"
+    assert "gzip" in err["message"]
+    assert [r for r in upstream.requests if r["method"] == "POST" and r["raw"]] == []
 
 
 async def test_upstream_unreachable_is_a_502(

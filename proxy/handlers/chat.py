@@ -122,7 +122,10 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         metrics.stage_latency.labels("memory_path").observe(time.perf_counter() - started)
 
     url = upstream_url(settings.proxy.upstream, "/chat/completions")
-    out_headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key)
+    # The body sent is bytes aiohttp decoded, or the proxy's rewrite of them: never
+    # the client's Content-Encoding.
+    out_headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key,
+                                   body_decoded=True)
     extra = {"x-lcm-request-id": rid, "x-lcm-memory": prepared.state, **prepared.headers}
     if (ticket is not None and scope is not None and prepared.state != "failed-open"
             and settings.tools.enabled and toolloop.tools_wanted(body)):

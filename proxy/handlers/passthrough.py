@@ -4,15 +4,19 @@ Method, path, query, headers (minus hop-by-hop and ``X-LCM-*``) and body go to t
 upstream; status, headers and body come back. Bodies stream in both directions
 without buffering, so uploads (``/v1/files``, audio) and downloads of any size
 work and the first byte reaches the client as soon as the upstream sends it.
+A body aiohttp decodes (``Content-Encoding: gzip``…) is forwarded decoded, without
+that header; one it cannot decode is the client's fault (400), not the upstream's.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
 from proxy import headers as hdrs
+from proxy.errors import UpstreamError
 from proxy.keys import HTTP, METRICS, REQUEST_ID, SETTINGS
 from proxy.relay import relay_body
 from proxy.upstream import send, upstream_url
@@ -24,6 +28,23 @@ def tail_of(request: web.Request) -> str:
     return raw[3:] if raw.startswith("/v1") else raw
 
 
+class _ClientBody:
+    """The client's body, streamed, remembering whether reading it failed: the
+    upstream send then fails too, and the client must hear it was its body."""
+
+    def __init__(self, request: web.Request) -> None:
+        self._request = request
+        self.error: web.RequestPayloadError | None = None
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._request.content.iter_any():
+                yield chunk
+        except web.RequestPayloadError as exc:
+            self.error = exc
+            raise
+
+
 async def passthrough(request: web.Request) -> web.StreamResponse:
     """Forward any ``/v1/*`` request and stream the upstream's answer back."""
     settings = request.app[SETTINGS]
@@ -33,9 +54,14 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
     out_headers = hdrs.to_upstream(
         request.headers, api_key=settings.proxy.upstream_api_key, keep_length=keep_length
     )
-    data = request.content.iter_any() if request.body_exists else None
+    body = _ClientBody(request) if request.body_exists else None
     started = time.perf_counter()
-    upstream = await send(request.app[HTTP], request.method, url, out_headers, data)
+    try:
+        upstream = await send(request.app[HTTP], request.method, url, out_headers, body)
+    except UpstreamError:
+        if body is not None and body.error is not None:
+            raise body.error from None  # rendered as 400 by the middleware
+        raise
     request.app[METRICS].upstream_latency.labels("passthrough").observe(
         time.perf_counter() - started
     )
