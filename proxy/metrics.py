@@ -9,6 +9,10 @@ _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 _TOKEN_BUCKETS = (50, 100, 200, 400, 800, 1500, 3000, 5000, 10000, 20000)
 
 
+FAIL_OPEN_STAGES = ("capture", "memory_path", "capture_response", "search_index")
+"""Stages that can fail open (the ``stage`` label of ``lcm_fail_open_total``)."""
+
+
 class Metrics:
     """The proxy's counters and histograms (seconds for every duration)."""
 
@@ -26,6 +30,8 @@ class Metrics:
             "lcm_fail_open", "Memory-path failures that were bypassed", ["stage"],
             registry=self.registry,
         )
+        for stage in FAIL_OPEN_STAGES:  # exported at 0 from the start, for alerts
+            self.fail_open.labels(stage)
         self.stage_latency = Histogram(
             "lcm_stage_latency_seconds", "Latency the proxy adds, by memory stage",
             ["stage"], buckets=_LATENCY_BUCKETS, registry=self.registry,

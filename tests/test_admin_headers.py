@@ -76,3 +76,13 @@ async def test_headers_report_injection_skips_and_request_ids(
     assert re.search(r"lcm_injection_tokens_count 3\.0", text)
     injected = re.search(r"^lcm_injected_items_total (\S+)$", text, re.M)
     assert injected is not None and float(injected.group(1)) >= 2
+
+
+async def test_fail_open_counter_is_exported_at_zero_before_any_failure(
+        proxy: RunningProxy) -> None:
+    """Alerting on lcm_fail_open_total needs the series before the first failure."""
+    async with aiohttp.ClientSession() as http:
+        async with http.get(proxy.root + "/lcm/metrics") as r:
+            text = await r.text()
+    for stage in ("capture", "memory_path", "capture_response", "search_index"):
+        assert f'lcm_fail_open_total{{stage="{stage}"}} 0.0' in text
