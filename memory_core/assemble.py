@@ -243,6 +243,9 @@ def standing_weight(row: Any) -> float:
     return weight
 
 
+_RELEVANCE_FLOOR = 1 / 3
+"""A keyword match counts when its score is at least this share of the turn's best."""
+
 _PREPARED: dict[int, tuple[Any, int, float, frozenset[str]]] = {}
 _PREPARED_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
 
@@ -377,18 +380,27 @@ def assemble(
     standing = sorted((r for r in items if weights[r["id"]] > 0),
                       key=lambda r: (-weights[r["id"]], -r["id"]))[: cfg.pinned_items]
     pinned_ids = {r["id"] for r in standing}
-    chosen: list[tuple[sqlite3.Row, float, str]] = []
+    # Matches: only real ones (at least a third of the best score: shared common
+    # words or kana bigrams alone do not make an item relevant), the best first, in
+    # the room the standing items leave — standing items always keep their places.
+    floor = max(relevance.values(), default=0.0) * _RELEVANCE_FLOOR
+    matching: list[tuple[sqlite3.Row, float, str]] = []
+    standing_rows: list[tuple[sqlite3.Row, float, str]] = []
     by_id = {r["id"]: r for r in items}
     for r in items:
         rel = relevance.get(r["id"], 0.0)
-        if rel > 0:
-            chosen.append((r, 100 + rel * 10 + 5 * weights[r["id"]],
-                           f"matches this turn (score {rel:.2f})"))
-        elif r["id"] in pinned_ids:
-            chosen.append((r, 50 + weights[r["id"]] + r["id"] * 1e-9,
-                           f"standing {r['kind']} (weight {weights[r['id']]:.1f})"))
-    chosen.sort(key=lambda c: -c[1])
-    chosen = chosen[: cfg.max_items]
+        if r["id"] in pinned_ids:
+            standing_rows.append((r, 50 + weights[r["id"]] + (rel * 10 if rel >= floor else 0)
+                                  + r["id"] * 1e-9,
+                                  f"standing {r['kind']} (weight {weights[r['id']]:.1f})"
+                                  + (f", matches this turn (score {rel:.2f})"
+                                     if rel >= floor and rel > 0 else "")))
+        elif rel > 0 and rel >= floor:
+            matching.append((r, 100 + rel * 10 + 5 * weights[r["id"]],
+                             f"matches this turn (score {rel:.2f})"))
+    matching.sort(key=lambda c: -c[1])
+    standing_rows = standing_rows[: cfg.max_items]
+    chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
     linked: dict[int, sqlite3.Row] = {}

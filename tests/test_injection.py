@@ -339,3 +339,26 @@ async def test_quoted_evidence_marks_a_value_corrected_since_and_questions_are_n
         assert "[question ·" not in memory and "600 seconds" in memory
     finally:
         await proxy.runner.cleanup()
+
+
+async def test_standing_items_keep_their_places_against_many_weak_matches(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """Many items sharing a word with the question cannot push a stated number out
+    of a small block: standing items are placed first, matches fill the rest."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              injection={"max_items": 5}, tools={"enabled": False})
+    try:
+        agent = Agent(proxy, upstream)
+        await agent.say("Log retention is 82 days.")
+        for name in ("billing", "search", "upload", "export", "login", "audit", "queue",
+                     "cache", "render", "mail", "sync", "backup"):
+            await agent.say(f"The {name} service logs its period report on the dashboard.",
+                            fast=True)
+        await agent.say("Which dashboard shows the period report, and how long do we keep"
+                        " things?")
+        block = block_of(agent.upstream_last_user())
+        memory = [ln for ln in block.splitlines() if ln.startswith("- [")]
+        assert any("82 days" in ln for ln in memory)
+        assert len(memory) <= 5
+    finally:
+        await proxy.runner.cleanup()
