@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memory_core.engine import Engine
 from memory_core.models import Scope
@@ -147,7 +148,17 @@ def test_rebuild_equals_incremental(tmp_path: Path) -> None:
         assert any(h[0] == "item" and h[1] == item for _q, _m, hits in incremental for h in hits)
         counts = svc.rebuild()
         assert counts["message"] == 40 and counts["item"] == 1
-        assert _snapshot(svc, queries) == incremental
+        rebuilt = _snapshot(svc, queries)
+        # The same hits in the same order. Scores agree to 2 %: Tantivy's BM25
+        # statistics (document count, mean field length) still count a deleted
+        # document (the retracted item) until a merge drops its segment, and when
+        # that merge happens is up to Tantivy's background merge policy.
+        assert [(q, m, [(k, i) for k, i, _ in hits]) for q, m, hits in rebuilt] == \
+            [(q, m, [(k, i) for k, i, _ in hits]) for q, m, hits in incremental]
+        for (_q, _m, new_hits), (_q2, _m2, old_hits) in zip(rebuilt, incremental, strict=True):
+            for (_k, _i, new_score), (_k2, _i2, old_score) in zip(new_hits, old_hits,
+                                                                   strict=True):
+                assert new_score == pytest.approx(old_score, rel=0.02)
     finally:
         svc.close()
         engine.close()
