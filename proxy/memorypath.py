@@ -185,6 +185,9 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         new_body = dict(source)
         new_body["messages"] = messages
         out.obj = new_body
+        # Serialised here, inside the fail-open path, even when the tool loop will
+        # serialise its own copy: a body too deep to encode must be forwarded as the
+        # client sent it, not become a 500 (tests/reliability/test_hostile_input).
         out.body = rewrite.dumps_body(new_body)
     return out
 

@@ -277,7 +277,7 @@ class SearchService:
         Only candidates of kind ``item`` are read (one query); others are untouched."""
         cfg = self.config
         code = KIND_CODES["item"] << LABEL_SHIFT
-        refs = sorted(split_label(lb)[1] for lb in fused if split_label(lb)[0] == "item")
+        refs = sorted(ref for kind, ref in map(split_label, fused) if kind == "item")
         if not refs or (cfg.memory_item_boost <= 0 and cfg.superseded_factor >= 1):
             return
         rows = self.store.read(lambda c: c.execute(
