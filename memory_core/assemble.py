@@ -201,13 +201,13 @@ def _item_line(row: sqlite3.Row, old: sqlite3.Row | None, conflict: sqlite3.Row 
 _EXPLICIT_DECISION = re.compile(
     r"\b(?:decided|decide|decision|agreed|settled on|chose|chosen|go with|we(?:'ll| will) use)\b"
     r"|决定|決定|确定|決めました|決めた", re.I)
-# A rule stated as one (always/never/must/don't, 必须/不要/禁止, 必ず/しないで) rather
+# A rule stated as one (always/never/must/don't, 必须/一律/不要/禁止, 必ず/しないで) rather
 # than a one-off instruction the extraction also files as a constraint ("check that
 # X still passes the type checker").
 _EXPLICIT_RULE = re.compile(
     r"\b(?:always|never|must|mustn't|don't|do not|make sure|ensure|avoid|only ever|at most"
     r"|at least|no more than|forbidden|not allowed)\b"
-    r"|必须|务必|一定要|永远|总是|始终|只能|最多|至少|不超过|确保|严禁|禁止|不许|不准|不得|切勿|不要"
+    r"|必须|务必|一定要|一律|统一|永远|总是|始终|只能|最多|至少|不超过|确保|严禁|禁止|不许|不准|不得|切勿|不要"
     r"|必ず|絶対|常に|毎回|今後|ないでください|しないで|てはいけな|禁止|以内", re.I)
 _STANDING_BASE = {"preference": 3.0, "constraint": 0.5, "decision": 1.5, "fact": 0.0}
 

@@ -248,8 +248,11 @@ _PATH = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+(?:\.\w{1,8})?|
 _FAIL = re.compile(r"(?i)\b(error|failed|fails|failing|exception|traceback|crash(?:ed)?|"
                    r"doesn't work|does not work|didn't work|broke|broken|timed? ?out|denied|"
                    r"not found|regression)\b|失败|错误|报错|エラー|失敗")
-_IDENT = re.compile(r"\b(?:[A-Z][a-z0-9]+){2,}\b|\b[a-z]+_[a-z0-9_]+\b|\bv?\d+\.\d+(?:\.\d+)+\b|"
+_IDENT = re.compile(r"\b[a-z]+_[a-z0-9_]+\s*[=:]\s*[\w.\-]+|"
+                    r"\b(?:[A-Z][a-z0-9]+){2,}\b|\b[a-z]+_[a-z0-9_]+\b|\bv?\d+\.\d+(?:\.\d+)+\b|"
                     r"\b[0-9a-f]{7,40}\b|\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|MB|GB|KB|%|px)\b")
+"""Identifiers worth keeping verbatim; a ``snake_case = value`` (or ``: value``) setting
+is kept with its value, since the value is what a later question asks for."""
 _TOOL_HEAD_CHARS = 200
 """Characters of a tool result kept in an extractive summary's timeline."""
 _SENT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -268,10 +271,14 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
 
     Sections, each line citing ``[msg N]``: Decisions and constraints (from the
     extracted memory items), Identifiers and numbers, Pitfalls and failed attempts,
-    Files and directories, Open threads (questions and open TODOs), Timeline (the
-    first sentence of each user message and of each assistant reply, the first 200
-    characters of each tool result). Sections are
-    trimmed from the end of the timeline first, so facts outlive narration.
+    Files and directories, Open threads (questions and open TODOs), Tool results (the
+    first 200 characters of each, flattened), Timeline (the first sentence of each
+    user message and of each assistant reply). Sections are trimmed from the end of
+    the timeline first, then from the end of the largest section, so facts outlive
+    narration. Tool results have their own section rather than timeline lines: what a
+    tool returned (a failing test's name, a config value, a commit hash) is evidence
+    the conversation was about, often asked for much later, and the timeline is the
+    first thing a tight cap drops (the long-session eval's tool-result misses).
     """
     ids = [m.id for m in path]
     by_id = {m.id: m for m in path}
@@ -311,6 +318,7 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
         for r in todos if r["status"] == "open" and r["label"] in ("todo", "blocked")
     ]
     timeline = []
+    tool_results = []
     for m in path:
         if m.role in ("user", "assistant") and m.text.strip():
             timeline.append(f"- [msg {m.id}] {m.role}: {_first_sentence(m.text, 160)}")
@@ -319,7 +327,7 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
             # read, a failing test's name, a commit hash) are often the whole answer.
             head = " ".join(m.text.split())
             head = head if len(head) <= _TOOL_HEAD_CHARS else head[: _TOOL_HEAD_CHARS - 1] + "…"
-            timeline.append(f"- [msg {m.id}] tool result ({m.tokens} tokens): {head}")
+            tool_results.append(f"- [msg {m.id}] ({m.tokens} tokens): {head}")
     first, last = ids[0], ids[-1]
     span = (f"Messages {first}–{last} ({len(ids)} messages, "
             f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(by_id[first].created_at))} to "
@@ -332,6 +340,7 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
         ("Pitfalls and failed attempts", pitfalls[:12]),
         ("Files and directories", [f"- [msg {mid}] {f}" for f, mid in list(files.items())[:30]]),
         ("Open threads", open_threads[:12]),
+        ("Tool results", tool_results),
         ("Timeline", timeline),
     ]
     return _fit_sections(span, sections, cap_tokens)

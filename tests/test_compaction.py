@@ -355,3 +355,42 @@ async def test_a_correction_after_compaction_marks_the_summarised_old_value(
         assert old and all("superseded" in ln for ln in old)
     finally:
         await proxy.runner.cleanup()
+
+
+def test_tool_results_outlive_the_timeline_under_a_tight_cap(tmp_path: Path) -> None:
+    """A tool result's head is its own summary section: when the cap drops the whole
+    timeline, the failing test's name and the config value are still quoted, and a
+    ``snake_case = value`` setting is kept with its value among the identifiers."""
+    from memory_core.compaction import extractive_summary
+    from memory_core.engine import Engine
+
+    path = [PathMessage(1, "system", "You are a coding assistant.", 8, False, 0.0)]
+    i = 2
+    for t in range(120):
+        path.append(PathMessage(i, "user", f"Step {t}: look at module {t} and tidy it up.",
+                                12, False, 0.0))
+        path.append(PathMessage(i + 1, "assistant", f"Tidied module {t}; nothing else changed.",
+                                10, False, 0.0))
+        i += 2
+        if t in (30, 90):
+            path.append(PathMessage(i, "assistant", "", 20, True, 0.0))
+            text = ("........F...\nFAILED tests/test_sync.py::test_reconnect_backoff - Timeout"
+                    if t == 30 else "[limits]\nmax_inflight = 224\nmax_body_mb = 32\n")
+            path.append(PathMessage(i + 1, "tool", text, 25, False, 0.0))
+            i += 2
+    engine = Engine(tmp_path / "data")
+    try:
+        text = engine.store.read(extractive_summary, path, 600)
+    finally:
+        engine.close()
+    assert count_tokens(text) <= 600
+    assert "Tool results:" in text
+    lines = text.splitlines()
+    assert any("test_reconnect_backoff" in ln and ln.startswith("- [msg ") for ln in lines)
+    assert any("max_inflight = 224" in ln for ln in lines)
+    # the timeline is what the cap dropped, not the tool results
+    timeline = lines[lines.index("Timeline:") + 1:] if "Timeline:" in lines else []
+    assert all(ln.startswith("- (… ") for ln in timeline[-1:])
+    assert "Identifiers and numbers:" in text
+    idents = lines[lines.index("Identifiers and numbers:") + 1:]
+    assert any(ln.endswith("max_inflight = 224") for ln in idents)

@@ -267,10 +267,11 @@ def test_standing_weight_orders_what_long_sessions_lose_first() -> None:
     decided = row("decision", "We decided to deploy the frontend on Render.")
     next_step = row("decision", "Let's keep going with core/retry.py.")
     zh_rule = row("constraint", "上传文件必须小于80MB。")
+    zh_always = row("constraint", "代码注释请一律用英文写。")  # 一律: "without exception"
     assert standing_weight(correction) > standing_weight(number) > standing_weight(chore)
     assert standing_weight(rule) > standing_weight(chore) > 0
     assert standing_weight(decided) > standing_weight(next_step) > 0
-    assert standing_weight(zh_rule) == standing_weight(rule)
+    assert standing_weight(zh_rule) == standing_weight(rule) == standing_weight(zh_always)
     for never in (row("question", "Why is it slow?"), row("fact", "The form is cluttered."),
                   row("proposal", "We could cache it.", evidence="assistant"),
                   row("fact", "It takes 5 s.", value=5.0, evidence="assistant")):
