@@ -120,6 +120,7 @@ class SearchSettings:
     writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
     embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
     embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))
+    embed_context_chars: int = field(default=500, metadata=_rng(0, 10_000))
     hnsw_m: int = field(default=16, metadata=_rng(4, 64))
     hnsw_ef_construction: int = field(default=200, metadata=_rng(16, 1000))
     hnsw_ef_search: int = field(default=64, metadata=_rng(8, 2000))

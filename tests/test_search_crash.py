@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memory_core.engine import Engine
 from memory_core.search import make_label
-from memory_core.search import make_label
+from memory_core.search.docs import load_docs
 from tests.test_search_support import open_service
 
 CHILD = textwrap.dedent("""
@@ -76,11 +76,16 @@ def test_sigkill_mid_ingest_then_catch_up_finds_everything(tmp_path: Path) -> No
         assert alive == {make_label("message", mid) for mid, _ in rows}
         emb = svc.embedder
         assert emb is not None
+        # what the vector of each message encodes (its turn before, then its text)
+        docs, _ = engine.store.read(lambda c: load_docs(
+            c, "message", [mid for mid, _ in rows], index_dates=False, max_chars=2000,
+            embed_context=svc.config.embed_context_chars))
+        encoded = {d.ref_id: d.embed_text for d in docs}
         for mid, text in rows:
             hits = svc.search("t", "r", text.split()[1], mode="bm25", k=1)
             assert hits and hits[0].ref_id == mid, text
             hits = svc.search("t", "r", "", mode="vector", k=50,
-                              query_vector=emb.embed([text])[0])
+                              query_vector=emb.embed([encoded[mid]])[0])
             assert mid in [h.ref_id for h in hits if h.score > 0.999], text
         assert behind <= head
     finally:

@@ -144,3 +144,53 @@ def _flt(tenant: str = "tenantA"):  # type: ignore[no-untyped-def]
     from memory_core.search.base import SearchFilter
 
     return SearchFilter(tenant=tenant, role="default")
+
+
+def test_a_turn_is_embedded_after_the_turn_before_it(tmp_path: Path) -> None:
+    """``embed_text`` of a user/assistant message is ``"<name>: <text>"`` of the turn
+    before (cut at ``embed_context`` characters), a newline, then its own
+    ``"<name>: <text>"``, never cut for the context; the first turn, a turn after a
+    system prompt or a tool result, and the text index's docs carry no such line."""
+    from memory_core.search.docs import embed_key, load_docs
+
+    engine = Engine(tmp_path)
+    try:
+        ids = _capture(engine, A, [("Ann", "Do you still practise the cello?"),
+                                   ("Bob", "Yes, every evening.")])
+        messages: list[Any] = [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Run the job."},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "c1", "type": "function",
+                "function": {"name": "run", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "exit 0, 4 files written"},
+            {"role": "assistant", "content": "Done: four files."},
+        ]
+        ticket = CaptureTicket(scope=A, request_id="tools")
+        other = list(engine.store.write(capture.capture_request, ticket, messages, {},
+                                        None).result(30).message_ids)
+
+        def embedded(refs: list[int], chars: int, max_chars: int = 2000) -> list[str]:
+            docs, _ = engine.store.read(lambda c: load_docs(
+                c, "message", refs, index_dates=False, max_chars=max_chars,
+                embed_context=chars))
+            by_id = {d.ref_id: d.embed_text for d in docs}
+            return [by_id[r] for r in refs]
+
+        question = "Ann: Do you still practise the cello?"
+        assert embedded(ids, 500) == [question, question + "\nBob: Yes, every evening."]
+        assert embedded(ids, 8)[1] == "Ann: Do you s\nBob: Yes, every evening."
+        assert embedded(ids, 0)[1] == "Bob: Yes, every evening."
+        # the turn's own text keeps the whole budget: the context fits in what is left
+        assert embedded(ids, 500, max_chars=40)[1] == "Ann: Do you sti\nBob: Yes, every evening."
+        assert embedded(ids, 500, max_chars=24)[1] == "Bob: Yes, every evening."
+        texts = dict(zip(other, embedded(other, 500), strict=True))
+        user, final = other[1], other[-1]
+        assert texts[user] == "Run the job."  # after a system prompt: alone
+        assert texts[final] == "Done: four files."  # after a tool result: alone
+        docs, _ = engine.store.read(lambda c: load_docs(
+            c, "message", ids, index_dates=False, max_chars=2000, context=True))
+        assert docs[1].embed_text == "Bob: Yes, every evening."
+        assert embed_key("m", 0) == "m|r1" and embed_key("m", 500) == "m|r1|ctx500"
+    finally:
+        engine.close()

@@ -207,7 +207,7 @@ def test_model_change_reembeds_vectors(tmp_path: Path) -> None:
         assert [h.ref_id for h in hits] == ids
         models = engine.store.read(lambda c: [tuple(r) for r in c.execute(
             "SELECT model, dim FROM embeddings WHERE kind='message'")])
-        assert models == [("hashing-32|r1", 32)]
+        assert models == [("hashing-32|r1|ctx500", 32)]
     finally:
         svc.close()
         engine.close()

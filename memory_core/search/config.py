@@ -53,6 +53,10 @@ class SearchConfig:
     embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
     embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))
     """Text longer than this is cut before embedding (e5 reads at most 512 tokens)."""
+    embed_context_chars: int = field(default=500, metadata=_rng(0, 10_000))
+    """Characters of the turn before (user/assistant messages only, ``"<name>: <text>"``)
+    embedded ahead of a message's own text: contextual turn embedding (``docs.py``).
+    0 = the turn alone. Part of the stored model id, so a change re-embeds."""
     hnsw_m: int = field(default=16, metadata=_rng(4, 64))
     hnsw_ef_construction: int = field(default=200, metadata=_rng(16, 1000))
     hnsw_ef_search: int = field(default=64, metadata=_rng(8, 2000))

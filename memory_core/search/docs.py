@@ -3,15 +3,20 @@
 The stored evidence is never altered: extra searchable words (a message's ``name``
 — the speaker — and, when enabled, its day as "8 May 2023") go to the doc's
 ``extra`` field, the name also to ``speaker``, and the vector encodes
-``"<name>: <text>"``. For the text index (``context=True``) a message also carries
+``"<name>: <text>"``, after the turn before it as ``"<name>: <text>"`` on a line of
+its own (``embed_context`` > 0 characters of that turn; user and assistant turns
+only): a reply such as "Even as a child I learned on my own" means little without
+the question it answers (contextual embedding of a turn; measured in README, "Search
+quality and speed"). For the text index (``context=True``) a message also carries
 the text of its parent — the turn before it — cut at ``CONTEXT_CHARS`` (an answer
 often follows the turn that names the topic). Not its children: they arrive later,
 and re-indexing the parent then would leave deleted documents that skew BM25's
 statistics, so a rebuild would no longer equal incremental indexing; the turn
 after is covered at query time by ``neighbor_weight``. Rows that must leave
 the indexes (missing/purged rows, items with status ``retracted``) come back as
-deletions. ``EMBED_RECIPE`` is part of the model id stored with each vector:
-bump it when ``embed_text`` changes so vectors are recomputed.
+deletions. ``EMBED_RECIPE`` is part of the model id stored with each vector
+(:func:`embed_key`, which adds the ``embed_context`` setting): bump it when
+``embed_text`` changes so vectors are recomputed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from collections.abc import Iterable
 from memory_core.search.base import IndexDoc
 
 EMBED_RECIPE = "r1"
+CHAT_ROLES = frozenset({"user", "assistant"})
+"""Message roles whose turn before is embedded with them (not tool output or a system
+prompt, which would swamp a short turn)."""
 CONTEXT_CHARS = 1000
 """Characters of each neighbouring turn put in a message's ``context`` field."""
 DELETED_STATUSES = frozenset({"retracted", "deleted", "purged"})
@@ -52,8 +60,29 @@ _MESSAGE_CONTEXT = (
     f", (SELECT substr(p.text, 1, {CONTEXT_CHARS}) FROM messages p"
     " WHERE p.id = messages.parent_id) AS ctx_parent"
 )
+_EMBED_CONTEXT = (
+    ", (SELECT substr(p.text, 1, {chars}) FROM messages p WHERE p.id = messages.parent_id"
+    " AND p.msg_role IN ('user', 'assistant')) AS embed_parent,"
+    " (SELECT CASE WHEN json_valid(p.raw_json) AND json_type(p.raw_json)='object'"
+    " THEN json_extract(p.raw_json, '$.name') END FROM messages p"
+    " WHERE p.id = messages.parent_id) AS embed_parent_name"
+)
 TABLES = {"message": "messages", "item": "memory_items", "agent_memory": "agent_memories",
           "summary": "summary_nodes"}
+
+
+def embed_key(model_id: str, embed_context: int = 0) -> str:
+    """The model id stored with each vector: the embedder's model id, ``EMBED_RECIPE``
+    and, when turns are embedded with the turn before, its character budget
+    (``|ctx500``). A change of any part re-embeds (the vector index and the
+    ``embeddings`` cache are keyed by it)."""
+    key = f"{model_id}|{EMBED_RECIPE}"
+    return f"{key}|ctx{embed_context}" if embed_context > 0 else key
+
+
+def _spoken(name: object, text: str) -> str:
+    """``"<name>: <text>"`` for a named turn, else the text."""
+    return f"{name}: {text}" if name else text
 
 
 def day_text(ts: float) -> str:
@@ -71,8 +100,15 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
         extra_parts.extend(str(v) for v in (row["unit"], row["condition"]) if v)
     if index_dates and row["created_at"]:
         extra_parts.append(day_text(float(row["created_at"])))
-    embed = f"{name}: {text}" if (name and kind == "message") else text
-    context = (row["ctx_parent"] or "") if "ctx_parent" in row.keys() else ""
+    embed = _spoken(name, text) if kind == "message" else text
+    cols = row.keys()
+    before = (row["embed_parent"] or "") if "embed_parent" in cols else ""
+    if before.strip() and row["msg_role"] in CHAT_ROLES:
+        own = embed[:max_chars]
+        room = max_chars - len(own) - 1  # the turn's own text is never cut for it
+        if room > 0:
+            embed = _spoken(row["embed_parent_name"], before)[:room] + "\n" + own
+    context = (row["ctx_parent"] or "") if "ctx_parent" in cols else ""
     return IndexDoc(
         kind=kind,
         ref_id=int(row["id"]),
@@ -93,13 +129,17 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
 
 def load_docs(
     conn: sqlite3.Connection, kind: str, ids: Iterable[int], *, index_dates: bool, max_chars: int,
-    context: bool = False,
+    context: bool = False, embed_context: int = 0,
 ) -> tuple[list[IndexDoc], list[int]]:
     """Return ``(docs to upsert, ref_ids to delete)`` for these row ids of ``kind``.
 
     ``context``: fill a message's ``context`` (neighbouring turns; the text index
-    wants it, the vector index does not)."""
-    sql = _QUERIES[kind].replace("{context}", _MESSAGE_CONTEXT if context else "")
+    wants it, the vector index does not). ``embed_context``: characters of the turn
+    before that a message's ``embed_text`` starts with (0: none; the vector index)."""
+    extra = _MESSAGE_CONTEXT if context else ""
+    if embed_context > 0:
+        extra += _EMBED_CONTEXT.format(chars=int(embed_context))
+    sql = _QUERIES[kind].replace("{context}", extra)
     wanted = list(dict.fromkeys(int(i) for i in ids))
     docs: list[IndexDoc] = []
     found: set[int] = set()

@@ -30,7 +30,7 @@ import numpy as np
 
 from memory_core.search.base import IndexDoc, make_label
 from memory_core.search.config import KIND_CODES, SearchConfig
-from memory_core.search.docs import EMBED_RECIPE, load_docs, scan_ids
+from memory_core.search.docs import embed_key, load_docs, scan_ids
 from memory_core.search.embed.base import Embedder, background_priority
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.vector import HnswVectorIndex
@@ -83,7 +83,8 @@ class Indexer:
     ) -> None:
         self.store, self.text, self.vectors, self.embedder = store, text, vectors, embedder
         self.config = config
-        self.model_key = f"{embedder.model_id}|{EMBED_RECIPE}" if embedder else ""
+        self.model_key = (embed_key(embedder.model_id, config.embed_context_chars)
+                          if embedder else "")
         self._locks = {"text": threading.Lock(), "vector": threading.Lock()}
         self._wake = {"text": threading.Event(), "vector": threading.Event()}
         self._stop = threading.Event()
@@ -119,12 +120,13 @@ class Indexer:
                 (after, limit))
         ])
 
-    def _load(self, kind: str, ids: list[int], *, context: bool = False
+    def _load(self, kind: str, ids: list[int], *, context: bool = False, embed: bool = True
               ) -> tuple[list[IndexDoc], list[int]]:
         dates, max_chars = self.index_dates, self.config.embed_max_chars
+        before = self.config.embed_context_chars if embed and self.vectors is not None else 0
         return self.store.read(
             lambda c: load_docs(c, kind, ids, index_dates=dates, max_chars=max_chars,
-                                context=context))
+                                context=context, embed_context=before))
 
     def _resolve(self, ops: list[tuple[int, str, int, str]], *, text: bool = False
                  ) -> tuple[list[IndexDoc], list[int]]:
@@ -145,7 +147,7 @@ class Indexer:
                 by_kind.setdefault(kind, []).append(ref)
         docs: list[IndexDoc] = []
         for kind, refs in by_kind.items():
-            found, gone = self._load(kind, refs, context=text)
+            found, gone = self._load(kind, refs, context=text, embed=not text)
             docs.extend(found)
             deletes.extend(make_label(kind, r) for r in gone)
         return docs, deletes

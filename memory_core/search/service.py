@@ -28,7 +28,7 @@ import numpy as np
 
 from memory_core.search.base import LABEL_SHIFT, Hit, SearchFilter, split_label
 from memory_core.search.config import KIND_CODES, SearchConfig
-from memory_core.search.docs import TABLES
+from memory_core.search.docs import TABLES, embed_key
 from memory_core.search.embed.base import Embedder, EmbedderError
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.hybrid import (
@@ -93,7 +93,8 @@ class SearchService:
         self.vectors: HnswVectorIndex | None = None
         if embedder is not None:
             self.vectors = HnswVectorIndex(
-                root / "vectors", embedder.dim, embedder.model_id,
+                root / "vectors", embedder.dim, embed_key(embedder.model_id,
+                                                          cfg.embed_context_chars),
                 m=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction,
                 ef_search=cfg.hnsw_ef_search, flat_max=cfg.flat_max_vectors,
             )
