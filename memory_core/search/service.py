@@ -243,6 +243,9 @@ class SearchService:
         exact_needle = needle if (cfg.exact_match_boost > 0 and len(needle) >= 3
                                   and "*" not in needle) else None
         meta = self._metadata(list(fused), exact_needle, with_names=bool(speakers))
+        items = self._item_rows(fused)
+        folded = self._fold_sources(fused, items)
+        tasks = self._task_turns(fused)
         if cfg.neighbor_weight > 0:
             add_neighbours(fused, _adjacent(meta["parent"], fused), cfg.neighbor_weight)
         if speakers:
@@ -252,14 +255,22 @@ class SearchService:
             add_boost(fused, "date", {lb for lb, t in meta["time"].items()
                                       if any(a <= t < b for a, b in periods)}, cfg.date_boost)
         if cfg.session_boost > 0:
+            # Plain turns only: a sitting is a property of the conversation's turns.
+            # Memory (items, agent memories, task-state turns) gets the memory prior
+            # instead: a one-sitting thread would otherwise lift all of its items by
+            # the same amount above the agent memories, which belong to no thread
+            # (an item's own turn reaches it through _fold_sources).
+            msg = KIND_CODES["message"]
+            memory = tasks["open"] | tasks["superseded"]
             add_session(fused, {lb: (meta["thread"][lb], int(t // 86400))
-                                for lb, t in meta["time"].items() if meta["thread"].get(lb)},
-                        cfg.session_boost)
+                                for lb, t in meta["time"].items()
+                                if meta["thread"].get(lb) and lb >> LABEL_SHIFT == msg
+                                and lb not in memory}, cfg.session_boost)
         apply_boosts(
             fused, cfg, exact=meta["exact"], threads=meta["thread"],
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
         )
-        self._memory_prior(fused)
+        self._memory_prior(fused, items, folded, tasks)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
             kind, ref = split_label(e.label)
@@ -271,22 +282,84 @@ class SearchService:
             ))
         return hits
 
-    def _memory_prior(self, fused: dict[int, Any]) -> None:
-        """Rank memory items by what they are: an active statement the user made (a
-        fact, decision, constraint or preference; not a question) gains
-        ``memory_item_boost``; a superseded one is scaled by ``superseded_factor``.
-        Only candidates of kind ``item`` are read (one query); others are untouched."""
+    def _item_rows(self, fused: dict[int, Any]) -> list[Any]:
+        """``(id, status, evidence, kind, source_message_id)`` of the ``item``
+        candidates (one query; ``[]`` when there are none)."""
+        refs = sorted(ref for kind, ref in map(split_label, fused) if kind == "item")
+        if not refs:
+            return []
+        return self.store.read(lambda c: c.execute(
+            f"SELECT id, status, evidence, kind, source_message_id FROM memory_items"
+            f" WHERE id IN ({','.join('?' * len(refs))})", refs).fetchall())
+
+    @staticmethod
+    def _fold_sources(fused: dict[int, Any], rows: list[Any]) -> set[int]:
+        """Give each item candidate its source message's fused score when higher;
+        return the labels of those messages (the caller drops them at the end).
+
+        An item and the message it was extracted from say the same thing, and the
+        message, being longer, often matches better. Run on the plain fused scores,
+        before neighbour and session boosts: an item takes what its own sentence
+        earned, not what the turns around it did. The message stays a candidate
+        until the end so that its neighbours still get its context."""
+        code = KIND_CODES["item"] << LABEL_SHIFT
+        msg_code = KIND_CODES["message"] << LABEL_SHIFT
+        folded: set[int] = set()
+        for r in rows:
+            if r[4] is None:
+                continue
+            source = msg_code | int(r[4])
+            message, item = fused.get(source), fused.get(code | int(r[0]))
+            if message is None or item is None:
+                continue
+            folded.add(source)
+            if message.score > item.score:
+                item.boosts["source"] = message.score - item.score
+                item.score = message.score
+        return folded
+
+    def _task_turns(self, fused: dict[int, Any]) -> dict[str, set[int]]:
+        """Labels of the message candidates that state task state ("Goal: …",
+        "Blocked: …"), by the entry's status: ``{"open": …, "superseded": …}``
+        (``done`` entries are in neither). Task state has no index of its own, so
+        the turn is its record among the candidates. One query."""
+        msg_code = KIND_CODES["message"] << LABEL_SHIFT
+        msgs = sorted(ref for kind, ref in map(split_label, fused) if kind == "message")
+        out: dict[str, set[int]] = {"open": set(), "superseded": set()}
+        if msgs:
+            for r in self.store.read(lambda c: c.execute(
+                    f"SELECT source_message_id, status FROM task_state WHERE"
+                    f" source_message_id IN ({','.join('?' * len(msgs))})", msgs).fetchall()):
+                if r[1] in out:
+                    out[r[1]].add(msg_code | int(r[0]))
+        return out
+
+    def _memory_prior(self, fused: dict[int, Any], rows: list[Any], folded: set[int],
+                      tasks: dict[str, set[int]]) -> None:
+        """Rank memory items by what they are; drop the messages folded into them.
+
+        An active statement the user made (a fact, decision, constraint or
+        preference; not a question), every agent memory and each turn that states
+        open task state (``tasks``, see :meth:`_task_turns`) gain
+        ``memory_item_boost``; a superseded item or replaced task line
+        is scaled by ``superseded_factor``. The ``folded`` source messages (see
+        :meth:`_fold_sources`) leave the results, so one statement does not fill
+        two of the ``k`` places and the hit shown is the one that carries its
+        status (a corrected value ranks as superseded rather than coming back as
+        the raw turn).
+        """
         cfg = self.config
         code = KIND_CODES["item"] << LABEL_SHIFT
-        refs = sorted(ref for kind, ref in map(split_label, fused) if kind == "item")
-        if not refs or (cfg.memory_item_boost <= 0 and cfg.superseded_factor >= 1):
-            return
-        rows = self.store.read(lambda c: c.execute(
-            f"SELECT id, status, evidence, kind FROM memory_items WHERE id IN"
-            f" ({','.join('?' * len(refs))})", refs).fetchall())
+        for label in folded:
+            fused.pop(label, None)
         current = {code | int(r[0]) for r in rows if r[1] == "active" and r[2] == "user"
                    and r[3] in _STATEMENT_KINDS}
         old = {code | int(r[0]) for r in rows if r[1] == "superseded"}
+        # Agent memories are memories someone chose to keep (a preference set with
+        # `memory prefs set`, a note the model saved): as much a statement as an item.
+        current |= {lb for lb in fused if lb >> LABEL_SHIFT == KIND_CODES["agent_memory"]}
+        current |= tasks["open"]
+        old |= tasks["superseded"] - tasks["open"]
         add_boost(fused, "memory", current, cfg.memory_item_boost)
         scale(fused, "superseded", old, cfg.superseded_factor)
 
