@@ -248,7 +248,7 @@ _PATH = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+(?:\.\w{1,8})?|
 _FAIL = re.compile(r"(?i)\b(error|failed|fails|failing|exception|traceback|crash(?:ed)?|"
                    r"doesn't work|does not work|didn't work|broke|broken|timed? ?out|denied|"
                    r"not found|regression)\b|失败|错误|报错|エラー|失敗")
-_IDENT = re.compile(r"\b[a-z]+_[a-z0-9_]+\s*[=:]\s*[\w.\-]+|"
+_IDENT = re.compile(r"\b[a-z]+_[a-z0-9_]+[ \t]*[=:][ \t]*[\w.\-]+|"
                     r"\b(?:[A-Z][a-z0-9]+){2,}\b|\b[a-z]+_[a-z0-9_]+\b|\bv?\d+\.\d+(?:\.\d+)+\b|"
                     r"\b[0-9a-f]{7,40}\b|\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|MB|GB|KB|%|px)\b")
 """Identifiers worth keeping verbatim; a ``snake_case = value`` (or ``: value``) setting

@@ -134,6 +134,17 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
                  f" {ids('message')} AND id NOT IN {ids('item')}")
     conn.execute(f"UPDATE summary_nodes SET parent_id=NULL WHERE parent_id IN {ids('summary')}"
                  f" AND id NOT IN {ids('summary')}")
+    # A surviving child of a purged turn (a fork in another session) was indexed with
+    # its parent's words: the text index's context field and, with embed_context,
+    # its vector. Drop its cached vector and index it again, without the parent.
+    children = [int(r[0]) for r in conn.execute(
+        f"SELECT id FROM messages WHERE parent_id IN {ids('message')}"
+        f" AND id NOT IN {ids('message')}")]
+    for child in children:
+        conn.execute("DELETE FROM embeddings WHERE kind='message' AND ref_id=?", (child,))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?,"
+                     " 'upsert')", (child,))
+    counts["reindexed_children"] = len(children)
     conn.execute(f"UPDATE messages SET parent_id=NULL WHERE parent_id IN {ids('message')}"
                  f" AND id NOT IN {ids('message')}")
     conn.execute(f"UPDATE threads SET parent_thread_id=NULL WHERE parent_thread_id IN"

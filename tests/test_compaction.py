@@ -394,3 +394,12 @@ def test_tool_results_outlive_the_timeline_under_a_tight_cap(tmp_path: Path) -> 
     assert "Identifiers and numbers:" in text
     idents = lines[lines.index("Identifiers and numbers:") + 1:]
     assert any(ln.endswith("max_inflight = 224") for ln in idents)
+
+
+def test_a_setting_is_kept_with_its_value_on_its_own_line() -> None:
+    """``key = value`` never reaches across a line break (a YAML list, a value on
+    the next line): an identifier line of the summary stays one line."""
+    from memory_core.compaction import _IDENT
+
+    assert _IDENT.findall("max_inflight = 224") == ["max_inflight = 224"]
+    assert all("\n" not in m for m in _IDENT.findall("retry_count:\n- a\nmax_body =\n  32"))

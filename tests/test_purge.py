@@ -248,3 +248,46 @@ async def test_purge_and_retract_leave_both_derived_indexes(
     finally:
         if own:
             service.close()
+
+
+def test_purge_reindexes_a_surviving_child_without_its_parent(tmp_path: Path) -> None:
+    """A turn that survives its purged parent (a fork across sessions; linked here
+    by hand, since the fork is made elsewhere) was indexed with the parent's words
+    (context field, contextual vector): its cached vector is dropped and it is queued
+    for re-indexing, and its parent link is cut."""
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path)
+    try:
+        for session, text in (("s1", "Forked secret: the vault code is 8841."),
+                              ("s2", "What was the next step?")):
+            _t, fut = engine.capture_request(Scope(tenant="t", role="default", session=session),
+                                             "r", [{"role": "user", "content": text}], {})
+            fut.result(10)
+        engine.flush(10)
+
+        def setup(conn: Any) -> int:
+            parent = conn.execute("SELECT id FROM messages WHERE session='s1'").fetchone()[0]
+            child = conn.execute("SELECT id FROM messages WHERE session='s2'").fetchone()[0]
+            conn.execute("UPDATE messages SET parent_id=? WHERE id=?", (parent, child))
+            conn.execute("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector,"
+                         " created_at) VALUES ('message', ?, 'm', 1, x'00000000', 0)", (child,))
+            return int(child)
+
+        child = engine.store.write_sync(setup)
+        head = engine.store.read(lambda c: c.execute(
+            "SELECT COALESCE(MAX(id), 0) FROM index_outbox").fetchone()[0])
+        removed = engine.purge(tenant="t", session="s1")
+        assert removed["reindexed_children"] == 1
+        row = engine.store.read(lambda c: c.execute(
+            "SELECT parent_id FROM messages WHERE id=?", (child,)).fetchone())
+        assert row is not None and row[0] is None
+        assert engine.store.read(lambda c: c.execute(
+            "SELECT COUNT(*) FROM embeddings WHERE kind='message' AND ref_id=?",
+            (child,)).fetchone()[0]) == 0
+        assert engine.store.read(lambda c: [r[0] for r in c.execute(
+            "SELECT op FROM index_outbox WHERE id > ? AND kind='message' AND ref_id=?",
+            (head, child))]) == ["upsert"]
+    finally:
+        engine.close()

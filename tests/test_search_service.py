@@ -373,3 +373,40 @@ def test_memory_prior_covers_agent_memories_and_task_state_turns(tmp_path: Path)
     finally:
         svc.close()
         engine.close()
+
+
+def test_a_sibling_item_does_not_take_its_turns_score(tmp_path: Path) -> None:
+    """A turn with two statements yields two items; a query about one of them lifts
+    that item, not the other one (a mere vector neighbour of the query), and a
+    search of messages alone gives task-state turns no memory prior."""
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    history: list[dict[str, str]] = []
+
+    def say(text: str, reply: str) -> None:
+        history.append({"role": "user", "content": text})
+        ticket, fut = engine.capture_request(A, "r", list(history), {})
+        fut.result(10)
+        engine.capture_response(ticket, [{"role": "assistant", "content": reply}], {}).result(10)
+        history.append({"role": "assistant", "content": reply})
+
+    try:
+        say("We decided to use Postgres for the ledger. By the way my dentist appointment"
+            " is on the ninth at Harbor Clinic.", "Noted.")
+        say("Goal: move the billing jobs to the new scheduler", "OK, billing jobs it is.")
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        items = engine.store.read(lambda c: {r[0]: r[1] for r in c.execute(
+            "SELECT id, text FROM memory_items")})
+        postgres = next(i for i, t in items.items() if "Postgres" in t)
+        hits = svc.search("tenantA", "default", "dentist appointment Harbor Clinic",
+                          mode="hybrid", k=10)
+        sibling = next((h for h in hits if h.kind == "item" and h.ref_id == postgres), None)
+        assert sibling is None or "source" not in sibling.boosts
+        plain = svc.search("tenantA", "default", "billing jobs", mode="hybrid",
+                           kinds=["message"])
+        assert plain and all("memory" not in h.boosts for h in plain)
+    finally:
+        svc.close()
+        engine.close()

@@ -86,14 +86,19 @@ class SearchConfig:
     date_boost: float = field(default=0.4, metadata=_rng(0.0, 10.0))
     """Added to a hit created in a month (or year) the query names ("in May 2023")."""
     session_boost: float = field(default=0.45, metadata=_rng(0.0, 10.0))
-    """Share of the best score among the hits of the same thread and day added to each."""
+    """Share of the best score among the plain turns of the same thread and day added
+    to each of them (memory candidates take ``memory_item_boost`` instead)."""
     memory_item_boost: float = field(default=1.2, metadata=_rng(0.0, 10.0))
     """Added to memory in searches over several kinds — an active item extracted from
-    a user message, an agent memory, a turn that states open task state — so the
-    distilled statement answers before the turns around it. Memory gets neither
-    neighbour nor session boosts; 1.2 is a little more than a plain turn can gain
-    from them (``neighbor_weight`` 0.6 × its best neighbour + ``session_boost`` 0.45
-    × the sitting's best score, each score up to about 1.1)."""
+    a user message, an agent memory, a turn that states an open goal, TODO or
+    blocker — so the distilled statement answers before the turns around it. Memory
+    gets no session boost (items and agent memories have no neighbours either; a
+    task turn does). Chosen on the long-session eval, where 1.0 and 1.2 measure alike
+    and both beat 0.6 on rank-1; at 1.2 a current item also stays above a turn that
+    matches as well and gains neighbour (``neighbor_weight`` 0.6) and session
+    (``session_boost`` 0.45) boosts from equally good turns around it. It adds to
+    every memory candidate, relevant or not: with few candidates a weak one can
+    rank above a matching turn."""
     superseded_factor: float = field(default=0.3, metadata=_rng(0.0, 1.0))
     """Score multiplier of superseded items: still found, ranked below current values."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))

@@ -30,7 +30,7 @@ from memory_core.extraction.prepare import fold_traditional, fold_width
 from memory_core.search.base import IndexDoc
 
 EMBED_RECIPE = "r1"
-TEXT_RECIPE = "k1"
+TEXT_RECIPE = "k2"
 """Version of what :func:`row_to_doc` puts in the text index's ``extra`` field; it is
 stamped on the text index, so a change rebuilds it from SQLite on the next start."""
 CHAT_ROLES = frozenset({"user", "assistant"})
@@ -96,7 +96,8 @@ _LABEL_KEYS = {label: " ".join(sorted({p for p, lb in TASK_LABELS.items() if lb 
 def task_label_keys(text: str) -> str:
     """Extra index words for the task-state labels that open a line of ``text``
     (``"Blocked: the security team…"`` → ``"blocked blocker … stuck waiting …"``);
-    ``""`` when no line starts with a label. Only the text index sees them."""
+    ``""`` when no line starts with a label. Only the text index sees them, and only
+    for user and assistant turns (tool output and system prompts are not task state)."""
     labels = []
     for line in fold_traditional(fold_width(text)).splitlines():
         m = TASK_LABEL.match(line.strip())
@@ -134,7 +135,7 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
     extra_parts = [name.replace("_", " ")] if isinstance(name, str) and name else []
     if kind == "item":
         extra_parts.extend(str(v) for v in (row["unit"], row["condition"]) if v)
-    if kind == "message" and (keys := task_label_keys(text)):
+    if kind == "message" and row["msg_role"] in CHAT_ROLES and (keys := task_label_keys(text)):
         extra_parts.append(keys)
     if index_dates and row["created_at"]:
         extra_parts.append(day_text(float(row["created_at"])))

@@ -18,9 +18,9 @@ the best fused score among its parent and children — the turn before and after
 an answer often sits next to the turn that names the topic); *speaker*
 (``speaker_boost`` when the hit was said by someone the query names); *date*
 (``date_boost`` when the hit was created in a month or year the query names,
-:func:`query_periods`); *session* (each hit gains ``session_boost`` × the best
-score so far among the hits of its thread and UTC day — one sitting of a
-conversation); *exact match*
+:func:`query_periods`); *session* (each plain turn gains ``session_boost`` × the
+best score so far among the turns of its thread and UTC day — one sitting of a
+conversation; the caller leaves memory out, see ``SearchService``); *exact match*
 (``exact_match_boost`` when the whole query occurs verbatim, case-folded, in the
 text, tested in SQLite by the caller); *scope* (``scope_boost`` for hits in the
 caller's current thread);

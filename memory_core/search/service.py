@@ -28,7 +28,7 @@ import numpy as np
 
 from memory_core.search.base import LABEL_SHIFT, Hit, SearchFilter, split_label
 from memory_core.search.config import KIND_CODES, SearchConfig
-from memory_core.search.docs import TABLES, embed_key
+from memory_core.search.docs import DELETED_STATUSES, TABLES, embed_key
 from memory_core.search.embed.base import Embedder, EmbedderError
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.hybrid import (
@@ -245,7 +245,12 @@ class SearchService:
         meta = self._metadata(list(fused), exact_needle, with_names=bool(speakers))
         items = self._item_rows(fused)
         folded = self._fold_sources(fused, items)
-        tasks = self._task_turns(fused)
+        # Task-state turns rank as memory only where memory competes with turns: a
+        # search of messages alone (LoCoMo, the injection's evidence search) keeps
+        # plain turn ranking, as the config documents.
+        several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
+        tasks = (self._task_turns(fused) if several
+                 else {"open": set(), "superseded": set()})
         if cfg.neighbor_weight > 0:
             add_neighbours(fused, _adjacent(meta["parent"], fused), cfg.neighbor_weight)
         if speakers:
@@ -294,42 +299,51 @@ class SearchService:
 
     @staticmethod
     def _fold_sources(fused: dict[int, Any], rows: list[Any]) -> set[int]:
-        """Give each item candidate its source message's fused score when higher;
-        return the labels of those messages (the caller drops them at the end).
+        """Fold each source message into the item of it that matches best; return the
+        labels of those messages (the caller drops them at the end).
 
         An item and the message it was extracted from say the same thing, and the
-        message, being longer, often matches better. Run on the plain fused scores,
-        before neighbour and session boosts: an item takes what its own sentence
-        earned, not what the turns around it did. The message stays a candidate
-        until the end so that its neighbours still get its context."""
+        message, being longer, often matches better. A turn can hold several
+        statements, so only its best-scoring item candidate (by its own score)
+        takes the turn's score, when that is higher; its sibling items keep their
+        own (a sibling that is a mere vector neighbour of the query must not rise
+        with the turn). Items retracted while the index lags are skipped and do not
+        hide their turn. Run on the plain fused scores, before neighbour and
+        session boosts: an item takes what its own turn earned, not what the turns
+        around it did. The message stays a candidate until the end so that its
+        neighbours still get its context."""
         code = KIND_CODES["item"] << LABEL_SHIFT
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
-        folded: set[int] = set()
+        best: dict[int, Any] = {}
         for r in rows:
-            if r[4] is None:
+            if r[4] is None or r[1] in DELETED_STATUSES:
                 continue
             source = msg_code | int(r[4])
-            message, item = fused.get(source), fused.get(code | int(r[0]))
-            if message is None or item is None:
-                continue
-            folded.add(source)
+            item = fused.get(code | int(r[0]))
+            if source in fused and item is not None and (
+                    source not in best or item.score > best[source].score):
+                best[source] = item
+        for source, item in best.items():
+            message = fused[source]
             if message.score > item.score:
                 item.boosts["source"] = message.score - item.score
                 item.score = message.score
-        return folded
+        return set(best)
 
     def _task_turns(self, fused: dict[int, Any]) -> dict[str, set[int]]:
-        """Labels of the message candidates that state task state ("Goal: …",
-        "Blocked: …"), by the entry's status: ``{"open": …, "superseded": …}``
-        (``done`` entries are in neither). Task state has no index of its own, so
-        the turn is its record among the candidates. One query."""
+        """Labels of the message candidates that state work still to do — a goal, a
+        TODO or a blocker (not progress or decision lines, which stay ``open`` as
+        records) — by the entry's status: ``{"open": …, "superseded": …}`` (a
+        ``done`` TODO is in neither). Task state has no index of its own, so the turn
+        is its record among the candidates. One query (indexed by migration 5)."""
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
         msgs = sorted(ref for kind, ref in map(split_label, fused) if kind == "message")
         out: dict[str, set[int]] = {"open": set(), "superseded": set()}
         if msgs:
             for r in self.store.read(lambda c: c.execute(
-                    f"SELECT source_message_id, status FROM task_state WHERE"
-                    f" source_message_id IN ({','.join('?' * len(msgs))})", msgs).fetchall()):
+                    f"SELECT source_message_id, status FROM task_state WHERE label IN"
+                    f" ('goal', 'todo', 'blocked') AND source_message_id IN"
+                    f" ({','.join('?' * len(msgs))})", msgs).fetchall()):
                 if r[1] in out:
                     out[r[1]].add(msg_code | int(r[0]))
         return out

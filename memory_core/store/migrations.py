@@ -270,6 +270,16 @@ def m004_item_changes() -> str:
         """
 
 
+@migration(5, "index task_state by source message (search's task-turn lookup)")
+def m005_task_state_source() -> str:
+    return """
+        -- SearchService._task_turns (every hybrid search with message candidates)
+        -- and compaction look task lines up by source_message_id IN (...): without
+        -- this, each such query scans the whole table (all tenants).
+        CREATE INDEX task_state_source ON task_state(source_message_id);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 
