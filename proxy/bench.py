@@ -418,7 +418,8 @@ def format_table(result: dict[str, Any]) -> str:
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
 
     def fmt(r: list[str]) -> str:
-        cells = [r[0].ljust(widths[0])] + [v.rjust(w) for v, w in zip(r[1:], widths[1:])]
+        cells = [r[0].ljust(widths[0])] + [v.rjust(w) for v, w in
+                                           zip(r[1:], widths[1:], strict=True)]
         return "| " + " | ".join(cells) + " |"
 
     sep = "|" + "|".join("-" * (w + 1) + (":" if i else "-") for i, w in enumerate(widths)) + "|"

@@ -15,6 +15,8 @@ looks only at the ``stream`` flag of the request. It serves
 
 from __future__ import annotations
 
+import itertools
+
 import orjson
 from aiohttp import web
 
@@ -43,7 +45,7 @@ def stream_events(n_chunks: int = 20) -> list[bytes]:
     3: role, content deltas, finish) followed by ``data: [DONE]``, each ending ``\\n\\n``."""
     n_content = max(1, min(len(REPLY_TEXT), n_chunks - 2))
     cuts = [len(REPLY_TEXT) * k // n_content for k in range(n_content + 1)]
-    pieces = [REPLY_TEXT[a:b] for a, b in zip(cuts, cuts[1:])]
+    pieces = [REPLY_TEXT[a:b] for a, b in itertools.pairwise(cuts)]
     deltas: list[dict[str, object]] = [{"role": "assistant", "content": ""}]
     deltas += [{"content": p} for p in pieces]
     events = []
