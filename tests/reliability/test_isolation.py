@@ -12,6 +12,7 @@ filter, and the search service itself — and greps the answers for A/coder's fa
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import aiohttp
@@ -39,6 +40,12 @@ SYS = {"role": "system", "content": "You are a helpful agent."}
 A_CODER_ONLY = ("5433", "45 s", "30 s", "black, 100 columns", "ledger", "billing", "VPN",
                 "L0 summary", "L1 summary")
 """Strings that exist only in tenant A / role coder (facts, preference, summaries)."""
+
+
+def leaks(secret: str, text: str) -> bool:
+    """``secret`` occurs in ``text`` as its own token: not inside a hex tenant id
+    ("t_f0dc54b6e543362e" holds "5433") or a timestamp, which are random."""
+    return re.search(rf"(?<![0-9A-Za-z.]){re.escape(secret)}(?![0-9A-Za-z])", text) is not None
 PROBE = (f"{MARK_A} what is the staging database port, the API timeout when offline, the"
          " code style, the migration plan, and the prose style?")
 """A question worded like A/coder's facts, so keyword and vector retrieval both fire."""
@@ -80,7 +87,7 @@ async def test_the_block_never_carries_another_scopes_memory(
     for sent in upstream.chat_requests[-2:]:
         body = sent["raw"].decode()
         for secret in A_CODER_ONLY:
-            assert secret not in body, (who, secret)
+            assert not leaks(secret, body), (who, secret)
         assert own in body  # the block was injected, from the caller's own scope
     assert MARK_B not in body if who == "other role" else True
 
@@ -120,7 +127,7 @@ async def test_tenant_cannot_be_chosen_by_header(proxy: RunningProxy, upstream: 
                          "api-key": KEY_A}) as r:
             assert r.status == 200
     body = upstream.chat_requests[-1]["raw"].decode()
-    assert not any(s in body for s in A_CODER_ONLY)
+    assert not any(leaks(s, body) for s in A_CODER_ONLY)
     assert "tabs, 80 columns" in body
 
 
@@ -167,7 +174,7 @@ async def test_admin_reads_by_guessed_id_stay_in_the_filtered_tenant(
                         text = await r.text()
                         assert r.status in (200, 404), (url, r.status)
                         for secret in A_CODER_ONLY:
-                            assert secret not in text, (url, params, secret)
+                            assert not leaks(secret, text), (url, params, secret)
                         if r.status == 200:
                             got = await r.json()
                             assert got.get("tenant", tenant) == tenant, (url, params)
@@ -236,7 +243,7 @@ async def test_memory_tools_answer_only_from_the_callers_scope(
     seen = "\n".join(json.dumps({k: v for k, v in a.items() if k != "query"})
                      for a in answers)  # a search echoes its own query
     for secret in (*A_CODER_ONLY, "prose style is plain"):  # (B's own probe names MARK_A)
-        assert secret not in seen, secret
+        assert not leaks(secret, seen), secret
     assert "6380" in seen  # B's own facts are found: the tools did run
     own = {m["tool_call_id"]: m["content"] for m in results}
     assert "BRAVOMARK" in own[f"v{pop.messages['b']}"]
