@@ -137,14 +137,12 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     # A surviving child of a purged turn (a fork in another session) was indexed with
     # its parent's words: the text index's context field and, with embed_context,
     # its vector. Drop its cached vector and index it again, without the parent.
-    children = [int(r[0]) for r in conn.execute(
-        f"SELECT id FROM messages WHERE parent_id IN {ids('message')}"
-        f" AND id NOT IN {ids('message')}")]
-    for child in children:
-        conn.execute("DELETE FROM embeddings WHERE kind='message' AND ref_id=?", (child,))
-        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?,"
-                     " 'upsert')", (child,))
-    counts["reindexed_children"] = len(children)
+    children = (f"(SELECT id FROM messages WHERE parent_id IN {ids('message')}"
+                f" AND id NOT IN {ids('message')})")
+    conn.execute(f"DELETE FROM embeddings WHERE kind='message' AND ref_id IN {children}")
+    counts["reindexed_children"] = conn.execute(
+        f"INSERT INTO index_outbox (kind, ref_id, op) SELECT 'message', id, 'upsert'"
+        f" FROM messages WHERE id IN {children}").rowcount
     conn.execute(f"UPDATE messages SET parent_id=NULL WHERE parent_id IN {ids('message')}"
                  f" AND id NOT IN {ids('message')}")
     conn.execute(f"UPDATE threads SET parent_thread_id=NULL WHERE parent_thread_id IN"

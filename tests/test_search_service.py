@@ -13,7 +13,7 @@ from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search import HashingEmbedder, SearchConfig, SerialEmbedder, make_label
 from memory_core.search.fulltext import TantivyTextIndex
-from tests.test_search_support import capture_chat, open_service
+from tests.test_search_support import Conversation, capture_chat, open_service
 
 A = Scope(tenant="tenantA", role="default")
 A_OTHER_ROLE = Scope(tenant="tenantA", role="coder")
@@ -238,14 +238,7 @@ def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Pat
     engine = Engine(tmp_path)
     svc = open_service(tmp_path, engine)
     svc.start()
-    history: list[dict[str, str]] = []
-
-    def say(text: str, reply: str) -> None:
-        history.append({"role": "user", "content": text})
-        ticket, fut = engine.capture_request(A, "r", list(history), {})
-        fut.result(10)
-        engine.capture_response(ticket, [{"role": "assistant", "content": reply}], {}).result(10)
-        history.append({"role": "assistant", "content": reply})
+    say = Conversation(engine, A).say
 
     try:
         say("The gateway timeout is 280 s.", "Gateway timeout noted: gateway timeout 280 s.")
@@ -324,14 +317,7 @@ def test_memory_prior_covers_agent_memories_and_task_state_turns(tmp_path: Path)
     engine = Engine(tmp_path)
     svc = open_service(tmp_path, engine)
     svc.start()
-    history: list[dict[str, str]] = []
-
-    def say(text: str, reply: str) -> None:
-        history.append({"role": "user", "content": text})
-        ticket, fut = engine.capture_request(A, "r", list(history), {})
-        fut.result(10)
-        engine.capture_response(ticket, [{"role": "assistant", "content": reply}], {}).result(10)
-        history.append({"role": "assistant", "content": reply})
+    say = Conversation(engine, A).say
 
     try:
         say("Goal: move the billing jobs to the new scheduler", "OK, billing jobs it is.")
@@ -382,14 +368,7 @@ def test_a_sibling_item_does_not_take_its_turns_score(tmp_path: Path) -> None:
     engine = Engine(tmp_path)
     svc = open_service(tmp_path, engine)
     svc.start()
-    history: list[dict[str, str]] = []
-
-    def say(text: str, reply: str) -> None:
-        history.append({"role": "user", "content": text})
-        ticket, fut = engine.capture_request(A, "r", list(history), {})
-        fut.result(10)
-        engine.capture_response(ticket, [{"role": "assistant", "content": reply}], {}).result(10)
-        history.append({"role": "assistant", "content": reply})
+    say = Conversation(engine, A).say
 
     try:
         say("We decided to use Postgres for the ledger. By the way my dentist appointment"

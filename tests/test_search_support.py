@@ -24,6 +24,25 @@ def capture_chat(engine: Engine, scope: Scope, texts: list[str], *, now: float |
     return list(result.message_ids)
 
 
+class Conversation:
+    """One growing chat of ``scope`` sent through the engine's capture path, as a
+    client resends its history: :meth:`say` stores a user turn and the reply."""
+
+    def __init__(self, engine: Engine, scope: Scope) -> None:
+        self.engine, self.scope = engine, scope
+        self.history: list[dict[str, str]] = []
+
+    def say(self, text: str, reply: str) -> None:
+        """Capture the history plus ``text`` (user), then ``reply`` (assistant);
+        waits up to 10 s for each write. Extraction is queued after it."""
+        self.history.append({"role": "user", "content": text})
+        ticket, fut = self.engine.capture_request(self.scope, "r", list(self.history), {})
+        fut.result(10)
+        self.engine.capture_response(ticket, [{"role": "assistant", "content": reply}],
+                                     {}).result(10)
+        self.history.append({"role": "assistant", "content": reply})
+
+
 def open_service(data_dir: Path, engine: Engine, *, embedder: Any = "hashing",
                  **cfg: Any) -> SearchService:
     emb = SerialEmbedder(HashingEmbedder(64)) if embedder == "hashing" else embedder
