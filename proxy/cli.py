@@ -76,7 +76,7 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
     """Run the proxy (the main job). Point your SDK's base_url at http://HOST:PORT/v1."""
     from aiohttp import web
 
-    from proxy.app import create_app
+    from proxy.app import create_app, freeze_on_startup
     from proxy.log import setup_logging
 
     settings = _settings(
@@ -96,6 +96,7 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
             "answer loopback clients only", err=True,
         )
     app = create_app(settings)
+    app.on_startup.append(freeze_on_startup)  # after the engine opened (cleanup_ctx)
     click.echo(
         f"lcm-proxy {__version__} listening on http://{p.host}:{p.port}/v1 -> {p.upstream}\n"
         f"  data dir: {data_dir_path(settings)}\n"

@@ -117,6 +117,7 @@ class SearchSettings:
     commit_interval_ms: int = field(default=500, metadata=_rng(0, 60_000))
     batch_size: int = field(default=512, metadata=_rng(1, 10_000))
     poll_interval_ms: int = field(default=1000, metadata=_rng(10, 60_000))
+    foreground_wait_ms: int = field(default=250, metadata=_rng(0, 10_000))
     writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
     embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
     embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))

@@ -319,6 +319,31 @@ def test_mark_superseded_annotates_lines_that_quote_a_corrected_value() -> None:
     assert out[4].endswith("(later superseded)") and out[4].count("superseded") == 1
     assert mark_superseded(text, []) == text
     assert Superseded(1, "x", "7", None).value_pattern() is None  # too bare to match
+    # Memoised per (text, superseded items): a later correction changes the result.
+    newer = Superseded(6, "The cache TTL is 100 s.", "100", "s")
+    both = mark_superseded(text, [old, newer]).split("\n")
+    assert both[1].endswith(' (later corrected: "The cache TTL is 100 s." is superseded)')
+    assert mark_superseded(text, [old]).split("\n") == out
+
+
+def test_path_tokens_sums_the_stored_counts_outside_the_forest(tmp_path: Path) -> None:
+    from memory_core.compaction import SummaryNode, load_path
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+    from tests.test_search_support import capture_chat
+
+    engine = Engine(tmp_path)
+    try:
+        # More ids than one SQL statement takes (900 per chunk).
+        ids = capture_chat(engine, Scope("t", "default"),
+                           [f"turn {i} says something about item {i * 7}" for i in range(1000)])
+        path = engine.store.read(load_path, ids)
+        assert len(path) == 1000
+        assert engine.path_tokens(ids) == sum(m.tokens for m in path)
+        node = SummaryNode(1, 0, tuple(ids[:600]), "summary", 55, 9000, "extractive")
+        assert engine.path_tokens(ids, [node]) == sum(m.tokens for m in path[600:]) + 55 + 40
+    finally:
+        engine.close()
 
 
 async def test_a_correction_after_compaction_marks_the_summarised_old_value(

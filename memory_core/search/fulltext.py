@@ -262,16 +262,19 @@ class TantivyTextIndex:
     def speaker_terms(self, query: str, flt: SearchFilter) -> frozenset[str]:
         """The query's words that name a speaker (``speaker`` field) in ``flt``'s scope.
 
-        One tiny Tantivy search per content word (tenant ∧ role ∧ speaker:word, one
-        hit), so a word counts only when someone *in this scope* goes by it.
+        A word no document names as its speaker (index-wide ``doc_freq`` 0, the
+        usual case: a dictionary lookup) is out at once; each other word costs one
+        tiny Tantivy search (tenant ∧ role ∧ speaker:word, one hit), so a word
+        counts only when someone *in this scope* goes by it.
         """
-        words = [w for w in self.query_words(query) if w not in self._stop]
+        searcher = self.index.searcher()
+        words = [w for w in self.query_words(query)
+                 if w not in self._stop and searcher.doc_freq("speaker", w)]
         if not words:
             return frozenset()
         s = self.schema
         scope = [(Occur.Must, Query.term_query(s, "tenant", flt.tenant)),
                  (Occur.Must, Query.term_query(s, "role", flt.role))]
-        searcher = self.index.searcher()
         found = set()
         for w in words:
             q = Query.boolean_query([*scope, (Occur.Must, Query.term_query(s, "speaker", w))])

@@ -32,7 +32,7 @@ from openai._response import AsyncAPIResponse
 from openai.types.chat import ChatCompletion
 
 from memory_core.compaction import SCAFFOLD_HEADER
-from proxy.app import create_app
+from proxy.app import create_app, freeze_startup_heap
 from proxy.evaluation import metrics, storecheck
 from proxy.evaluation.chatter import TOOLS
 from proxy.evaluation.fake import DIRECT_HEADER, EvalUpstream
@@ -266,6 +266,7 @@ async def run_session(system: str, session: Session, fake: EvalUpstream, root: P
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
+    freeze_startup_heap()  # as `lcm-proxy serve` does once started
     url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
     engine = app[ENGINE]
     tenant = tenant_for_key(API_KEY, settings.proxy.tenant_salt or engine.tenant_salt)

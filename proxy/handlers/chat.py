@@ -70,7 +70,17 @@ def _event_meta(body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
-    """Handle one chat completion, streaming or not (see module docstring)."""
+    """Handle one chat completion, streaming or not (see module docstring).
+
+    While it runs, the search indexer gives way to it (bounded per indexing step,
+    ``search.foreground_wait_ms``): on a small machine the embedder, woken by this
+    request's own capture, would otherwise take the cores it is prepared on.
+    """
+    with request.app[ENGINE].foreground():
+        return await _chat_completions(request)
+
+
+async def _chat_completions(request: web.Request) -> web.StreamResponse:
     app = request.app
     settings, engine, metrics = app[SETTINGS], app[ENGINE], app[METRICS]
     rid: str = request[REQUEST_ID]
