@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -434,4 +435,49 @@ def test_foreground_is_a_no_op_without_search(tmp_path: Path) -> None:
         with engine.foreground():
             capture_chat(engine, A, ["no search service is attached"])
     finally:
+        engine.close()
+
+
+def test_a_tool_output_that_matches_the_words_is_memory(tmp_path: Path) -> None:
+    """In a search over several kinds, a tool output among the best keyword matches
+    gains the memory prior (an observation the agent made); one that only the
+    vectors bring in does not, nor does any in a search of messages alone, nor with
+    tool_output_prior_rank = 0."""
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine)
+    svc.start()
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "Please run the sync suite."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "shell", "arguments": '{"cmd": "pytest tests/test_sync.py"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": "....F....\nFAILED tests/test_sync.py::test_reconnect_backoff"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_2", "type": "function",
+             "function": {"name": "shell", "arguments": '{"cmd": "ls"}'}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "total 12 files in the tree"},
+        {"role": "assistant", "content": "One check failed."},
+        {"role": "user", "content": "The staging cluster has 12 nodes."},
+    ]
+    try:
+        ticket, fut = engine.capture_request(A, "r1", history, {})
+        ids = fut.result(10).message_ids
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        failed, listing = ids[2], ids[4]
+        query = "which reconnect check failed in the sync run"
+        hits = {(h.kind, h.ref_id): h for h in svc.search("tenantA", "default", query, k=50)}
+        assert hits[("message", failed)].bm25_rank is not None
+        assert "memory" in hits[("message", failed)].boosts
+        assert hits[("message", listing)].bm25_rank is None  # a vector neighbour only
+        assert "memory" not in hits[("message", listing)].boosts
+        only = {h.ref_id: h for h in svc.search("tenantA", "default", query, k=50,
+                                                kinds=("message",))}
+        assert "memory" not in only[failed].boosts
+        svc.config = dataclasses.replace(svc.config, tool_output_prior_rank=0)
+        hits = {(h.kind, h.ref_id): h for h in svc.search("tenantA", "default", query, k=50)}
+        assert "memory" not in hits[("message", failed)].boosts
+    finally:
+        svc.close()
         engine.close()

@@ -95,7 +95,8 @@ class SearchConfig:
     memory_item_boost: float = field(default=1.2, metadata=_rng(0.0, 10.0))
     """Added to memory in searches over several kinds — an active item extracted from
     a user message, an agent memory, a turn that states an open goal, TODO or
-    blocker — so the distilled statement answers before the turns around it. Memory
+    blocker, a tool output among the best keyword matches (``tool_output_prior_rank``)
+    — so the distilled statement answers before the turns around it. Memory
     gets no session boost (items and agent memories have no neighbours either; a
     task turn does). Chosen on the long-session eval, where 1.0 and 1.2 measure alike
     and both beat 0.6 on rank-1; at 1.2 a current item also stays above a turn that
@@ -103,6 +104,14 @@ class SearchConfig:
     (``session_boost`` 0.45) boosts from equally good turns around it. It adds to
     every memory candidate, relevant or not: with few candidates a weak one can
     rank above a matching turn."""
+    tool_output_prior_rank: int = field(default=10, metadata=_rng(0, 1000))
+    """In searches over several kinds, a tool output (a ``tool`` message: a test run,
+    a file read, a command's output) whose BM25 rank among the candidates is at most
+    this also gains ``memory_item_boost``: an observation the agent made, asked
+    about later ("which test failed when you ran the suite?"). Gated on a keyword
+    match so that large outputs do not flood the results. 0 = never. Long-session
+    eval (seed 1, 77 questions on kept stores): recall@10 57 → 60, rank-1 31 → 34
+    at 10 (tool-result questions 0 → 3 of 7 found, all at rank 1), 61 / 35 at 20."""
     superseded_factor: float = field(default=0.3, metadata=_rng(0.0, 1.0))
     """Score multiplier of superseded items: still found, ranked below current values."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))

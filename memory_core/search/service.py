@@ -251,6 +251,12 @@ class SearchService:
         several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
         tasks = (self._task_turns(fused) if several
                  else {"open": set(), "superseded": set()})
+        if several and cfg.tool_output_prior_rank > 0:
+            # A tool output among the best keyword matches is an observation the
+            # agent made (a test run, a file it read): memory, as an open goal is.
+            tasks["open"] |= {lb for lb in meta["tool"]
+                              if (e := fused.get(lb)) is not None and e.bm25_rank is not None
+                              and e.bm25_rank <= cfg.tool_output_prior_rank}
         if cfg.neighbor_weight > 0:
             add_neighbours(fused, _adjacent(meta["parent"], fused), cfg.neighbor_weight)
         if speakers:
@@ -353,8 +359,9 @@ class SearchService:
         """Rank memory items by what they are; drop the messages folded into them.
 
         An active statement the user made (a fact, decision, constraint or
-        preference; not a question), every agent memory and each turn that states
-        open task state (``tasks``, see :meth:`_task_turns`) gain
+        preference; not a question), every agent memory and each turn in
+        ``tasks["open"]`` (open task state, see :meth:`_task_turns`, and tool outputs
+        among the best keyword matches, ``tool_output_prior_rank``) gain
         ``memory_item_boost``; a superseded item or replaced task line
         is scaled by ``superseded_factor``. The ``folded`` source messages (see
         :meth:`_fold_sources`) leave the results, so one statement does not fill
@@ -397,7 +404,8 @@ class SearchService:
 
     def _metadata(self, labels: list[int], needle: str | None, *, with_names: bool = False
                   ) -> dict[str, dict[int, Any]]:
-        """Thread, time, exact-match flag, parent label and ``name`` of candidate labels.
+        """Thread, time, exact-match flag, parent label and ``name`` of candidate labels,
+        and the set ``tool`` of those that are tool outputs (role ``tool``).
 
         One query per kind. The verbatim test runs inside SQLite (``instr`` on the
         lowercased text) so candidate texts never cross into Python; SQLite's
@@ -415,6 +423,7 @@ class SearchService:
             exact: dict[int, bool] = {}
             parent: dict[int, int] = {}
             names: dict[int, str] = {}
+            tools: set[int] = set()
             msg_code = KIND_CODES["message"] << LABEL_SHIFT
             for kind, refs in by_kind.items():
                 refs.sort()  # rowid order: neighbouring B-tree pages, about 2x faster
@@ -425,11 +434,14 @@ class SearchService:
                             " THEN json_extract(raw_json, '$.name') END"
                             if with_names and is_msg else "NULL")
                 parent_col = "parent_id" if is_msg else "NULL"
+                role_col = "msg_role" if is_msg else "NULL"
                 sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {exact_col},"
-                       f" {parent_col}, {name_col} FROM {TABLES[kind]} WHERE id IN"
+                       f" {parent_col}, {name_col}, {role_col} FROM {TABLES[kind]} WHERE id IN"
                        f" ({','.join('?' * len(refs))})")
                 args = [needle, *refs] if needle else refs
-                for rid, th, ts, ex, par, name in conn.execute(sql, args):
+                for rid, th, ts, ex, par, name, mrole in conn.execute(sql, args):
+                    if mrole == "tool":
+                        tools.add(code | rid)
                     label = code | rid
                     thread[label] = th or 0
                     when[label] = float(ts or 0.0)
@@ -440,7 +452,7 @@ class SearchService:
                     if name is not None and isinstance(name, str):
                         names[label] = name
             return {"thread": thread, "time": when, "exact": exact, "parent": parent,
-                    "name": names}
+                    "name": names, "tool": tools}
 
         return self.store.read(q)
 
