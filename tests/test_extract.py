@@ -630,3 +630,32 @@ def test_adversarial_100kb_inputs_complete(text: str) -> None:
     """Linear-time guard: patterns are bounded and fences are scanned line by line.
     Not a timing assertion; a catastrophic backtrack would hang this test."""
     extract(text)
+
+
+# --- the conversation moving on is not memory ---------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # narration of looking something over, just now
+    ("I read through infra/helm/values.yaml again.", []),
+    ("I skimmed through the RFC.", []),
+    ("I went over the config again.", []),
+    ("I read Dune last month.", ["fact"]),  # no through/over/again: kept
+    ("I went through a divorce in 2019.", ["fact"]),
+    ("I read 40 pages of the spec again", ["fact"]),  # a number: kept
+    # moving on, not a choice
+    ("Let's keep going with api/routes.py.", []),
+    ("OK, let's carry on.", []),
+    ("Let's keep the retry count at 5.", ["decision"]),
+    # "leave X for now"
+    ("先别管限流器了，看看search/indexer.py里那些没用到的导入。", []),
+    ("暂时别管这个测试。", []),
+    ("以后别管日志里的弃用警告。", ["constraint"]),  # from now on: a rule
+    ("别管弃用警告，它们不重要。", ["constraint"]),
+    # one-off polite requests
+    ("キャッシュ層はいったん置いて、jobs/cleanup.pyの未使用インポートを見てください。", []),
+    ("web/src/cart.tsにタイミング依存の箇所がないか見てください。", []),
+    ("ログは英語で書いてください。", ["constraint"]),
+    ("レビューでは型エラーがないか必ず確認してください。", ["constraint"]),
+])
+def test_the_conversation_moving_on_is_not_memory(text: str, expected: list[str]) -> None:
+    assert kinds(text) == expected

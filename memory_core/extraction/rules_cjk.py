@@ -38,7 +38,17 @@ _ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么
 _ZH_FUTURE_RULE = re.compile(
     r"(?:以后|今后|从今以后|从现在开始|从现在起)(?P<np>[^，,。]{0,8}?)(?:都|一律|统一|只|全部)")
 _ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
+_ZH_FOR_NOW = re.compile(r"(?:先|暂时|暂且)(?:别|不要|不用|甭)(?:管|理会)")
+"""先别管 X (了) "leave X for now": the conversation moving on to something else, not a
+prohibition. Only with the "for now" word: 别管弃用警告 and 以后别管… stay rules."""
 
+_JA_ONE_OFF = re.compile(r"いったん|一旦|とりあえず|ひとまず"
+                         r"|(?:ない|ある)か(?:を|どうか)?(?:見|確認し|調べ|チェックし)て")
+"""What makes a polite request one-off: "for now" (Xはいったん置いて、Yを見てください
+"leave X for now and look at Y") or asking to look whether something is there
+(Xにタイミング依存の箇所がないか見てください "see whether X has timing-dependent
+code"). A topic-scoped request is otherwise read as a standing rule (ログは英語で書いて
+ください)."""
 _JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
 _JA_OBJECT = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:を|に|で|が|は|と|へ)")
 _JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある"
@@ -83,7 +93,8 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         scope = cjk_key(m.group("np"), "zh") or cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), False, scope
     for m in lc.ZH_CONSTRAINT.finditer(core):  # gated: no cue phrase, no scan
-        if _ZH_NOT_RULE.search(core[: m.end()]):
+        if _ZH_NOT_RULE.search(core[: m.end()]) or _ZH_FOR_NOW.search(
+                core, max(0, m.start() - 2), m.end() + 2):
             continue
         neg = bool(lc.ZH_CONSTRAINT_NEG.search(m.group()))
         before = cjk_key(core[: m.start()], "zh") if m.start() else None
@@ -215,7 +226,7 @@ def classify_ja(c: Clause) -> Verdict | None:
         return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
     topic = _JA_TOPIC.match(core)
     scoped = topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))
-    if scoped and lc.JA_POLITE_REQUEST.search(core):
+    if scoped and lc.JA_POLITE_REQUEST.search(core) and not _JA_ONE_OFF.search(core):
         return Verdict("constraint", subject, bool(lc.JA_CONSTRAINT_NEG.search(core)))
     if lc.JA_REQUEST.search(core) or lc.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
         return None

@@ -87,6 +87,19 @@ _FIRST_PERSON_SKIP = Lead(re.compile(
     r"|^(?:i|we)(?:'ll|\swill|'d|\swould)\s|^i\s(?:guess|see|mean|hope|wish|wonder)\b"
     r"|^i\shave\sa\squestion", re.I), "i we i'm we're i'll we'll i'd we'd")
 _REFERENCE = re.compile(r"^(?:that|this|it|those|these|them|so|too|one)\b", re.I)
+_NARRATION = re.compile(r"(?:read|reread|looked|skimmed|glanced|scanned|browsed)"
+                        r"\s(?:through|over)\b"
+                        r"|\b(?:read|reread|looked|skimmed|glanced|scanned|browsed|checked|went"
+                        r"\sover)\b.*\bagain\b", re.I)
+"""Looking something over, just now: "I read through X", "I looked at the logs again"
+narrate what the speaker did a moment ago (the conversation, not the world), like "I
+tried that". Kept: "I read Dune last month", "I looked at the flat on Elm Street" (no
+"through/over", no "again"), and any clause with a number ("I read 40 pages")."""
+_CONTINUATION = Lead(re.compile(
+    r"^(?:(?:ok|okay|alright|so|right)[,\s]+)*(?:let's|let\sus|lets)\s(?:keep|carry)\s"
+    r"(?:going|on|working|moving)\b", re.I), "ok okay alright so right let's let lets")
+""""Let's keep going with X": moving on in the conversation, not a choice ("keep" is a
+decision verb only with an object: "let's keep the retry count at 5")."""
 _LEADING_PREP = re.compile(r"^(?:on|in|at|to|from|for|with|a|an|the|about|around|of)\s+", re.I)
 _QUESTION_LEAD = re.compile(
     r"^(?:(?:do|does)\s(?:you|anyone|anybody)\sknow\s|any\sidea\s|i\swonder\s)?(?:(?:if|whether)\s)?"
@@ -209,8 +222,11 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     elif np in _FIRST:
         light = verb.lower() in _COPULAS or verb.lower() in ("have", "has", "had")
         obj = _LEADING_PREP.sub("", pred)
-        if not c.quantities and (not _words(obj) or _REFERENCE.match(obj)):
-            return None  # "I agree", "I tried that": about the conversation, not the world
+        if not c.quantities and (not _words(obj) or _REFERENCE.match(obj)
+                                 or _NARRATION.match(core, np_end)):
+            # "I agree", "I tried that", "I read through X again": about the
+            # conversation, not the world
+            return None
         phrase = pred if light else f"{verb} {pred}"
         phrase = _LEADING_PREP.sub("", phrase)
         subject = en_key(_PREPOSITION_SPLIT.split(phrase, maxsplit=1)[0],
@@ -256,6 +272,8 @@ def classify(c: Clause) -> Verdict | None:
         if subject is None and m.start() > 0:
             subject = en_key(core[: m.start()])
         return Verdict("preference", subject, neg)
+    if _CONTINUATION.match(core, first):
+        return None
     rule = _rule(core, c, first)
     dec = lx.EN_DECISION.match(core, first) or lx.EN_DECISION_ANY.search(core, c.tokens)
     if rule and (dec is None or rule[0] <= dec.start()):
