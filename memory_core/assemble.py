@@ -444,7 +444,18 @@ def assemble(
                     cand.append((float(s), r))
         cand = [c for c in cand if c[1]["msg_role"] in kinds]
         cand.sort(key=lambda c: (-c[0], -c[1]["id"]))
-        chosen_msgs = cand[: cfg.evidence_snippets]
+        # A message saying word for word what this turn or a snippet already chosen
+        # says (a question asked again, a pasted template) adds no evidence: only
+        # its best-ranked copy is quoted, and none when it repeats this turn.
+        seen = {" ".join(newest_text.split()).casefold()}
+        chosen_msgs = []
+        for c in cand:
+            if len(chosen_msgs) >= cfg.evidence_snippets:
+                break
+            norm = " ".join((c[1]["text"] or "").split()).casefold()
+            if norm not in seen:
+                seen.add(norm)
+                chosen_msgs.append(c)
         corrected: dict[int, list[str]] = {}
         if chosen_msgs:
             # A quoted message whose stated value was corrected since says so, on the

@@ -249,6 +249,29 @@ async def test_evidence_quotes_only_this_threads_compacted_messages(
         await proxy.runner.cleanup()
 
 
+async def test_evidence_quotes_a_repeated_message_once_and_never_this_turns_words(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    try:
+        agent = Agent(proxy, upstream, session="mine")
+        upstream.push(*[Reply(content="noted") for _ in range(14)])  # no echoed blocks
+        question = "What does the zeppelin hangar layout say about bay seven?"
+        await agent.say("Hello, a new project.")  # the protected head turn
+        await agent.say("Zeppelin hangar layout: bay seven holds the blimp.")
+        await agent.say(question)  # asked once already, early on
+        await agent.say("Zeppelin hangar layout: bay seven holds the blimp.")
+        for i in range(8):
+            await agent.say(f"filler {i}: " + "routine status words " * 30)
+            await proxy.settle()
+        await agent.say(question)
+        evidence = block_of(agent.upstream_last_user()).partition("[Evidence")[2]
+        assert evidence.count("bay seven holds the blimp") == 1
+        assert "say about bay seven" not in evidence
+    finally:
+        await proxy.runner.cleanup()
+
+
 def test_standing_weight_orders_what_long_sessions_lose_first() -> None:
     """Pure ranking rule: numbers, corrections, preferences, explicit rules and
     decisions stand; questions, proposals, plain remarks never do; a one-off
