@@ -181,7 +181,11 @@ def _one_line(text: str, limit: int) -> str:
 
 def _item_line(row: sqlite3.Row, old: sqlite3.Row | None, conflict: sqlite3.Row | None,
                limit: int) -> str:
-    tags = [row["kind"], row["status"]]
+    """``- [kind · msg N] text`` plus what it corrects or conflicts with. Only active
+    items reach the block, so their status is not written: ten bytes a line, on every
+    turn, that said nothing (a superseded value is shown only inside the note of the
+    item that replaced it)."""
+    tags = [row["kind"]] if row["status"] == "active" else [row["kind"], row["status"]]
     if row["source_message_id"] is not None:
         tags.append(f"msg {row['source_message_id']}")
     if row["evidence"] == "assistant":
@@ -245,6 +249,10 @@ def standing_weight(row: Any) -> float:
 
 _RELEVANCE_FLOOR = 1 / 3
 """A keyword match counts when its score is at least this share of the turn's best."""
+_EVIDENCE_MIN_SHARE = 1 / 3
+"""An earlier message is quoted as evidence only when it holds at least this share of
+the turn's keyword terms (:func:`terms`). Quick long-session eval: cacheable prefix
+88.8 -> 89.1 %, coverage unchanged at 100 % (1/2 measured the same)."""
 
 _PREPARED: dict[int, tuple[Any, int, float, frozenset[str]]] = {}
 _PREPARED_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
@@ -442,7 +450,12 @@ def assemble(
                 s = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
                 if s >= max(1, min(2, len(q_terms))):
                     cand.append((float(s), r))
-        cand = [c for c in cand if c[1]["msg_role"] in kinds]
+        # A quote shares at least a third of this turn's keywords: a message that
+        # matches on one or two common words ("test", "flaky") is about something
+        # else, and a quote costs its bytes on every turn it is shown.
+        need = _EVIDENCE_MIN_SHARE * len(q_terms)
+        cand = [c for c in cand if c[1]["msg_role"] in kinds and len(
+            q_terms & cached_terms(namespace, "msg", c[1]["id"], c[1]["text"] or "")) >= need]
         cand.sort(key=lambda c: (-c[0], -c[1]["id"]))
         # A message saying word for word what this turn or a snippet already chosen
         # says (a question asked again, a pasted template) adds no evidence: only

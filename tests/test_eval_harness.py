@@ -125,12 +125,12 @@ def _block(lines: str, question: str = "q?") -> list[dict[str, str]]:
 
 def test_stale_lines_flag_only_unmarked_old_values() -> None:
     cur, old = ("60 s",), [("30 s",)]
-    ok = _block("- [fact · active · msg 9] timeout is 60 s (corrects msg 2: \"30 s\" — superseded)")
+    ok = _block("- [fact · msg 9] timeout is 60 s (corrects msg 2: \"30 s\" — superseded)")
     assert stale_lines(ok, cur, old) == []
     marked = _block("- [fact · superseded · msg 2] timeout is 30 s\n- timeout is 60 s")
     assert stale_lines(marked, cur, old) == []
-    bad = _block("- [fact · active · msg 2] timeout is 30 s\n- timeout is 60 s")
-    assert stale_lines(bad, cur, old) == ["- [fact · active · msg 2] timeout is 30 s"]
+    bad = _block("- [fact · msg 2] timeout is 30 s\n- timeout is 60 s")
+    assert stale_lines(bad, cur, old) == ["- [fact · msg 2] timeout is 30 s"]
     history_only = [{"role": "user", "content": "timeout is 30 s"},
                     {"role": "user", "content": "what is it?"}]
     assert stale_lines(history_only, cur, old) == ["<stale only> timeout is 30 s"]

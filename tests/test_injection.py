@@ -109,7 +109,8 @@ async def test_correction_supersedes_and_old_value_only_as_superseded(
     await agent.say("Correction: the API timeout is 60 s when offline.")
     await agent.say("Remind me, what is the API timeout when offline?")
     block = block_of(agent.upstream_last_user())
-    current = [ln for ln in block.splitlines() if "· active ·" in ln and "timeout" in ln]
+    current = [ln for ln in block.splitlines() if ln.startswith("- [fact · msg")
+               and "timeout" in ln]
     assert len(current) == 1 and "60 s" in current[0].split("(corrects")[0]
     for ln in block.splitlines():
         if "30 s" in ln or "45 s" in ln:
@@ -196,7 +197,7 @@ async def test_block_respects_budget(upstream: FakeUpstream, tmp_path: Path,
         if budget == 200:
             assert tokens > 100  # filled, not empty
         else:
-            assert block.count("· active ·") >= 100  # a big budget shows many items
+            assert block.count("\n- [fact · msg ") >= 100  # a big budget shows many items
         await proxy.settle()
         last = proxy.engine.last_assembly()
         assert last is not None and last["used_tokens"] <= budget
@@ -249,7 +250,7 @@ async def test_evidence_quotes_only_this_threads_compacted_messages(
         await proxy.runner.cleanup()
 
 
-async def test_evidence_quotes_a_repeated_message_once_and_never_this_turns_words(
+async def test_evidence_quotes_a_matching_message_once_and_never_this_turns_words(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
         "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
@@ -259,6 +260,7 @@ async def test_evidence_quotes_a_repeated_message_once_and_never_this_turns_word
         question = "What does the zeppelin hangar layout say about bay seven?"
         await agent.say("Hello, a new project.")  # the protected head turn
         await agent.say("Zeppelin hangar layout: bay seven holds the blimp.")
+        await agent.say("The bay doors are painted grey this week.")  # one shared word
         await agent.say(question)  # asked once already, early on
         await agent.say("Zeppelin hangar layout: bay seven holds the blimp.")
         for i in range(8):
@@ -268,6 +270,7 @@ async def test_evidence_quotes_a_repeated_message_once_and_never_this_turns_word
         evidence = block_of(agent.upstream_last_user()).partition("[Evidence")[2]
         assert evidence.count("bay seven holds the blimp") == 1
         assert "say about bay seven" not in evidence
+        assert "painted grey" not in evidence  # shares 1 of the turn's 6 keywords
     finally:
         await proxy.runner.cleanup()
 
