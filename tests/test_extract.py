@@ -655,6 +655,9 @@ def test_adversarial_100kb_inputs_complete(text: str) -> None:
     ("キャッシュ層はいったん置いて、jobs/cleanup.pyの未使用インポートを見てください。", []),
     ("web/src/cart.tsにタイミング依存の箇所がないか見てください。", []),
     ("ログは英語で書いてください。", ["constraint"]),
+    # a noun led by an order verb states a fact about it
+    ("重试逻辑在输入为空的时候会报错，麻烦给个修复方案。", ["fact"]),
+    ("重试三次以后就放弃。", ["constraint"]),
     ("レビューでは型エラーがないか必ず確認してください。", ["constraint"]),
 ])
 def test_the_conversation_moving_on_is_not_memory(text: str, expected: list[str]) -> None:

@@ -38,6 +38,11 @@ _ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么
 _ZH_FUTURE_RULE = re.compile(
     r"(?:以后|今后|从今以后|从现在开始|从现在起)(?P<np>[^，,。]{0,8}?)(?:都|一律|统一|只|全部)")
 _ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
+_ZH_VERB_NOUN = re.compile(r"^(?:重试|设置|控制|使用|限制|保留|回复|设定)"
+                           r"(?:逻辑|机制|策略|次数|间隔|页面|面板|功能|模块|选项|上限|规则|时间"
+                           r"|接口|服务|队列|记录|量|台|项)")
+"""A compound noun led by one of ``ZH_IMPERATIVE``'s verbs: "重试逻辑在输入为空的时候会报错"
+(the retry logic fails on empty input) states a fact about the retry logic."""
 _ZH_FOR_NOW = re.compile(r"(?:先|暂时|暂且)(?:别|不要|不用|甭)(?:管|理会)")
 """先别管 X (了) "leave X for now": the conversation moving on to something else, not a
 prohibition. Only with the "for now" word: 别管弃用警告 and 以后别管… stay rules."""
@@ -101,6 +106,8 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
     imp = lc.ZH_IMPERATIVE.match(core)
+    if imp and _ZH_VERB_NOUN.match(core):
+        imp = None  # 重试逻辑…, 设置页面…: a noun that starts with a verb, not an order
     if imp and (c.quantities or c.condition or lc.ZH_STANDING.search(core)):
         head = _ZH_COMMA.split(core, maxsplit=1)[0]
         return 0, bool(_ZH_NEGATION.search(core)), cjk_key(head, "zh", keep_last=False)
