@@ -6,7 +6,7 @@ write. Sections always appear in this fixed order, each only when non-empty::
 
     [Background Context: Sync Guidelines]   bootstrap turns only
     [User Preferences]                      bootstrap and regular turns
-    [Memory]                                items: kind · status · source message id
+    [Memory]                                items: kind · source message id
     [Task State]                            Goal / TODO / Blocked / Progress / Decision
     [Evidence]                              quoted earlier messages, fenced as data
     [Current Request]                       the user's original text follows

@@ -8,6 +8,7 @@ real SDK (hashing embedder, so it stays fast) and produces every output.
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -283,6 +284,19 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     assert figs["no_memory"]["overall"]["storage"] is None  # no store to check
     assert report["meta"]["fingerprints"] == {
         s.id: s.fingerprint() for s in generate_profile("smoke", 3)}
+    # Each session froze the heap as `serve` does, and thawed it after: nothing of a
+    # finished session's proxy is kept from the collector.
+    assert gc.get_freeze_count() == 0
+
+
+def test_freeze_startup_heap_moves_live_objects_out_of_collection() -> None:
+    from proxy.app import freeze_startup_heap
+
+    try:
+        freeze_startup_heap()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 def test_bench_all_gathers_search_and_compaction_in_one_table() -> None:

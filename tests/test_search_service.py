@@ -392,52 +392,6 @@ def test_a_sibling_item_does_not_take_its_turns_score(tmp_path: Path) -> None:
         engine.close()
 
 
-def test_indexing_gives_way_to_requests_in_flight_but_not_forever(tmp_path: Path) -> None:
-    """While a request holds the foreground, the index workers wait (bounded by
-    foreground_wait_ms); once it ends, or the bound passes, they index."""
-    from memory_core.search.indexer import TEXT_CHECKPOINT, VECTOR_CHECKPOINT
-
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine, foreground_wait_ms=10_000)
-    engine.attach_search(svc)
-    try:
-        assert svc.wait_idle(20)
-        with engine.foreground():
-            assert svc.indexer.foreground.busy
-            capture_chat(engine, A, ["the heron nests by the weir"])
-            head = svc.indexer.outbox_head()
-            time.sleep(0.5)  # workers are awake (notified on commit) and waiting
-            assert svc.indexer.checkpoint(TEXT_CHECKPOINT) < head
-            assert svc.indexer.checkpoint(VECTOR_CHECKPOINT) < head
-            assert svc.search("tenantA", "default", "heron", mode="bm25") == []
-        assert not svc.indexer.foreground.busy
-        assert svc.wait_idle(20)
-        assert svc.search("tenantA", "default", "heron", mode="bm25")
-    finally:
-        engine.close()
-
-    # A request that never ends cannot stall indexing past the bound.
-    engine = Engine(tmp_path / "bounded")
-    svc = open_service(tmp_path / "bounded", engine, foreground_wait_ms=200)
-    engine.attach_search(svc)
-    try:
-        with engine.foreground():
-            capture_chat(engine, A, ["the kestrel hovers over the verge"])
-            assert svc.wait_idle(20)
-            assert svc.search("tenantA", "default", "kestrel", mode="bm25")
-    finally:
-        engine.close()
-
-
-def test_foreground_is_a_no_op_without_search(tmp_path: Path) -> None:
-    engine = Engine(tmp_path)
-    try:
-        with engine.foreground():
-            capture_chat(engine, A, ["no search service is attached"])
-    finally:
-        engine.close()
-
-
 def test_a_tool_output_that_matches_the_words_is_memory(tmp_path: Path) -> None:
     """In a search over several kinds, a tool output among the best keyword matches
     gains the memory prior (an observation the agent made); one that only the

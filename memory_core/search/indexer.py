@@ -15,17 +15,16 @@ Because a checkpoint only moves after its index is durable and every operation i
 idempotent (upsert = delete + add by label), a crash at any point (SIGKILL included)
 loses nothing: ``catch_up`` replays from the checkpoints. ``rebuild`` empties both
 indexes and re-reads every table; it produces the same index as incremental
-indexing (tested). Nothing here runs on the asyncio loop; ``notify`` wakes the
-workers and is safe to call from any thread.
+indexing (tested). Nothing here runs on the asyncio loop (``foreground.hold``, called
+there, only counts); ``notify`` wakes the workers and is safe to call from any thread.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from memory_core.search.base import IndexDoc, make_label
 from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import embed_key, load_docs, scan_ids
 from memory_core.search.embed.base import Embedder, background_priority
+from memory_core.search.foreground import Foreground, StepBudget
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.vector import HnswVectorIndex
 from memory_core.store.sqlite import SqliteStore
@@ -64,53 +64,6 @@ def _store_vectors(conn, rows: list[tuple[str, int, str, int, bytes, float]]) ->
         " VALUES (?,?,?,?,?,?)",
         rows,
     )
-
-
-class Foreground:
-    """The requests on the proxy's latency path, which the index workers give way to.
-
-    The proxy opens a :meth:`hold` for each chat request it is handling. Before
-    each step, and between embedding batches, an index worker waits while a hold
-    is open, at most ``foreground_wait_ms`` per step (then it goes on), so indexing
-    keeps progressing under continuous load: a step embeds up to
-    ``embed_batch_size`` texts, far more than the embedder manages in that wait.
-    Why: on a 2-core sidecar the embedder (a C engine with threads of its own,
-    niced but sharing the cores) and Tantivy's writer, woken by the request's own
-    capture, ran exactly while that request was being prepared. In
-    ``lcm-proxy eval``'s 1000-turn session the memory path took 20 ms with the
-    local embedder against 14 ms with the hashing one. Thread-safe; :meth:`hold`
-    is cheap enough for the event loop (one uncontended lock, no wait).
-    """
-
-    def __init__(self) -> None:
-        self._open = 0
-        self._cond = threading.Condition()
-
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        """Mark one request on the latency path for the duration of the block."""
-        with self._cond:
-            self._open += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._open -= 1
-                if not self._open:
-                    self._cond.notify_all()
-
-    @property
-    def busy(self) -> bool:
-        """Whether a hold is open now."""
-        return self._open > 0
-
-    def wait_clear(self, timeout: float) -> bool:
-        """Block until no hold is open, at most ``timeout`` seconds; ``True`` when
-        clear (at once when ``timeout`` <= 0 and clear, ``False`` if held)."""
-        with self._cond:
-            if timeout <= 0:
-                return not self._open
-            return self._cond.wait_for(lambda: not self._open, timeout)
 
 
 class Indexer:
@@ -147,6 +100,7 @@ class Indexer:
         self._last_save = time.monotonic()
         self._flush = threading.Event()
         self.foreground = Foreground()
+        self._budget = threading.local()  # each worker thread's StepBudget
         if text.was_reset:
             self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, 0)
         if vectors is not None and vectors.was_reset:
@@ -367,8 +321,13 @@ class Indexer:
         return counts
 
     def _give_way(self) -> None:
-        """Wait (bounded) for the requests on the latency path: see :class:`Foreground`."""
-        self.foreground.wait_clear(self.config.foreground_wait_ms / 1000)
+        """Wait for the requests being prepared, within this step's budget (see
+        :mod:`memory_core.search.foreground`); outside a worker's step (rebuild,
+        catch-up) each call may wait the whole ``foreground_wait_ms``."""
+        budget = getattr(self._budget, "step", None)
+        if budget is None:
+            budget = StepBudget(self.foreground, self.config.foreground_wait_ms / 1000)
+        budget.give_way()
 
     def notify(self) -> None:
         """Wake both workers now (new outbox rows were committed)."""
@@ -400,7 +359,11 @@ class Indexer:
         last = time.monotonic()
         while not self._stop.is_set():
             try:
+                self._budget.step = StepBudget(self.foreground,
+                                               cfg.foreground_wait_ms / 1000)
                 self._give_way()
+                if self._stop.is_set():
+                    break
                 if which == "text":
                     due = (time.monotonic() - last) * 1000 >= cfg.commit_interval_ms
                     n = self.text_step(commit=due)
@@ -435,6 +398,7 @@ class Indexer:
     def close(self) -> None:
         """Stop the workers, then commit/save what was applied and advance checkpoints."""
         self._stop.set()
+        self.foreground.close()
         self.notify()
         for t in self._threads:
             t.join(timeout=120)

@@ -440,9 +440,9 @@ class SearchService:
                        f" ({','.join('?' * len(refs))})")
                 args = [needle, *refs] if needle else refs
                 for rid, th, ts, ex, par, name, mrole in conn.execute(sql, args):
-                    if mrole == "tool":
-                        tools.add(code | rid)
                     label = code | rid
+                    if mrole == "tool":
+                        tools.add(label)
                     thread[label] = th or 0
                     when[label] = float(ts or 0.0)
                     if ex:

@@ -18,6 +18,7 @@ parsed by the SDK); tokens are o200k tokens of message text plus 4 per message.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -266,7 +267,7 @@ async def run_session(system: str, session: Session, fake: EvalUpstream, root: P
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    freeze_startup_heap()  # as `lcm-proxy serve` does once started
+    freeze_startup_heap()  # as `lcm-proxy serve` does once started; undone below
     url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
     engine = app[ENGINE]
     tenant = tenant_for_key(API_KEY, settings.proxy.tenant_salt or engine.tenant_salt)
@@ -313,6 +314,9 @@ async def run_session(system: str, session: Session, fake: EvalUpstream, root: P
     finally:
         await ex.close()
         await runner.cleanup()
+        # Frozen objects are never collected: without this, every session's app,
+        # engine and indexes would outlive it in this process.
+        gc.unfreeze()
     result.wall_s = time.perf_counter() - started
     return result
 

@@ -72,15 +72,11 @@ def _event_meta(body: dict[str, Any]) -> dict[str, Any]:
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     """Handle one chat completion, streaming or not (see module docstring).
 
-    While it runs, the search indexer gives way to it (bounded per indexing step,
-    ``search.foreground_wait_ms``): on a small machine the embedder, woken by this
-    request's own capture, would otherwise take the cores it is prepared on.
+    While its memory path runs, and while it waits for its answer's capture, the
+    search indexer gives way to it (``engine.foreground()``, bounded per indexing
+    step by ``search.foreground_wait_ms``): on a small machine the embedder, woken
+    by this request's own capture, would otherwise take the cores it is prepared on.
     """
-    with request.app[ENGINE].foreground():
-        return await _chat_completions(request)
-
-
-async def _chat_completions(request: web.Request) -> web.StreamResponse:
     app = request.app
     settings, engine, metrics = app[SETTINGS], app[ENGINE], app[METRICS]
     rid: str = request[REQUEST_ID]
@@ -123,8 +119,9 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     if ticket is not None and capture_future is not None and scope is not None:
         started = time.perf_counter()
         try:
-            prepared = await prepare_upstream(request, engine, scope, capture_future, raw, body,
-                                              rid)
+            with engine.foreground():  # the indexer gives way (bounded) meanwhile
+                prepared = await prepare_upstream(request, engine, scope, capture_future, raw,
+                                                  body, rid)
         except Exception:  # noqa: BLE001 - fail open: forward unmodified
             metrics.fail_open.labels("memory_path").inc()
             log.exception("memory path failed; forwarding the request unmodified")
@@ -172,7 +169,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             task = app[TASKS].spawn(
                 _capture_response(app, ticket, status, streamed, res, summarizer),
                 name=f"capture-response-{rid}")
-            await _bounded(task, settings.capture.response_wait_seconds, rid)
+            with engine.foreground():
+                await _bounded(task, settings.capture.response_wait_seconds, rid)
 
         result = await relay_body(upstream, response, keep=True, request=request,
                                   before_end=store_first, hold_done=streamed)
@@ -206,7 +204,8 @@ async def _with_memory_tools(
         captured = True
         task = app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer),
                                 name=f"capture-response-{ticket.request_id}")
-        await _bounded(task, settings.capture.response_wait_seconds, ticket.request_id)
+        with engine.foreground():
+            await _bounded(task, settings.capture.response_wait_seconds, ticket.request_id)
 
     loop = toolloop.ToolLoop(
         request=request, session=app[HTTP], url=url, headers=out_headers, engine=engine,

@@ -1,0 +1,156 @@
+"""The foreground gate: index workers give way, within a per-step budget, to the chat
+requests being prepared (memory_core.search.foreground)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.models import Scope
+from memory_core.search.foreground import Foreground, StepBudget
+from memory_core.search.indexer import TEXT_CHECKPOINT, VECTOR_CHECKPOINT
+from tests.conftest import TEST_KEY, RunningProxy, start_proxy
+from tests.fake_upstream import FakeUpstream, Reply
+from tests.test_search_support import capture_chat, open_service
+
+A = Scope(tenant="tenantA", role="default")
+
+
+def _waiter(fg: Foreground, timeout: float, out: list[float]) -> threading.Thread:
+    def run() -> None:
+        t0 = time.monotonic()
+        fg.wait_clear(timeout)
+        out.append(time.monotonic() - t0)
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_wait_clear_returns_when_the_last_hold_ends_and_on_close() -> None:
+    fg = Foreground()
+    assert fg.wait_clear(0) and not fg.busy
+    waited: list[float] = []
+    with fg.hold(), fg.hold():  # nested and concurrent holds count
+        t = _waiter(fg, 30.0, waited)
+        time.sleep(0.2)
+        assert fg.busy and not waited
+    t.join(10)
+    assert waited and waited[0] < 10  # woken by the release, not the timeout
+    assert fg.wait_clear(0)  # clear again
+
+    waited.clear()
+    with fg.hold():
+        t = _waiter(fg, 30.0, waited)
+        time.sleep(0.2)
+        fg.close()  # shutdown wakes a worker that waits for a request
+        t.join(10)
+        assert waited and waited[0] < 10
+        assert fg.wait_clear(30.0) is False  # closed: no more waiting, still held
+
+
+def test_a_step_budget_is_shared_by_all_its_waits() -> None:
+    fg = Foreground()
+    with fg.hold():
+        budget = StepBudget(fg, 0.3)
+        t0 = time.monotonic()
+        for _ in range(5):  # five embedding batches of one step
+            budget.give_way()
+        assert time.monotonic() - t0 < 1.5  # 0.3 s in all, not 5 × 0.3
+
+
+def test_an_exception_releases_the_hold() -> None:
+    fg = Foreground()
+    with pytest.raises(RuntimeError), fg.hold():
+        raise RuntimeError("boom")
+    assert not fg.busy
+
+
+def test_indexing_waits_while_held_and_not_past_the_budget(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, foreground_wait_ms=10_000)
+    engine.attach_search(svc)
+    try:
+        assert svc.wait_idle(20)
+        with engine.foreground():
+            assert svc.indexer.foreground.busy
+            capture_chat(engine, A, ["the heron nests by the weir"])
+            head = svc.indexer.outbox_head()
+            time.sleep(0.5)  # the workers are awake (notified on commit) and waiting
+            assert svc.indexer.checkpoint(TEXT_CHECKPOINT) < head
+            assert svc.indexer.checkpoint(VECTOR_CHECKPOINT) < head
+            assert svc.search("tenantA", "default", "heron", mode="bm25") == []
+        assert not svc.indexer.foreground.busy
+        assert svc.wait_idle(20)
+        assert svc.search("tenantA", "default", "heron", mode="bm25")
+    finally:
+        engine.close()
+
+    # A request that never ends cannot stall indexing past the budget.
+    engine = Engine(tmp_path / "bounded")
+    svc = open_service(tmp_path / "bounded", engine, foreground_wait_ms=200)
+    engine.attach_search(svc)
+    try:
+        with engine.foreground():
+            capture_chat(engine, A, ["the kestrel hovers over the verge"])
+            assert svc.wait_idle(20)
+            assert svc.search("tenantA", "default", "kestrel", mode="bm25")
+    finally:
+        engine.close()
+
+
+def test_closing_does_not_wait_for_a_request_that_holds(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, foreground_wait_ms=10_000)
+    engine.attach_search(svc)
+    with engine.foreground():
+        capture_chat(engine, A, ["the osprey fishes at dawn"])
+        time.sleep(0.3)  # a worker is now waiting for the hold
+        t0 = time.monotonic()
+        engine.close()
+        assert time.monotonic() - t0 < 8  # not the 10 s budget
+
+
+def test_foreground_is_a_no_op_without_search(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    try:
+        assert isinstance(engine.foreground(), contextlib.nullcontext)
+    finally:
+        engine.close()
+
+
+async def test_the_chat_handler_holds_during_the_memory_path_only(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy: RunningProxy = await start_proxy(upstream.base_url, tmp_path / "d")
+    seen: list[bool] = []
+    engine = proxy.engine
+    real = engine.assemble
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(engine.search.indexer.foreground.busy)
+        return real(*args, **kwargs)
+
+    engine.assemble = spy  # type: ignore[method-assign]
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    try:
+        upstream.push(Reply(content="fine"),
+                      Reply(status=500, error={"message": "down", "type": "server_error"}))
+        await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "The heron nests by the weir."}])
+        assert seen == [True]  # held while the block was built
+        assert not engine.search.indexer.foreground.busy  # released once answered
+        with pytest.raises(openai.InternalServerError):
+            await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "And the kestrel?"}])
+        assert seen == [True, True]
+        assert not engine.search.indexer.foreground.busy  # released after an error too
+    finally:
+        await client.close()
+        await proxy.close()
