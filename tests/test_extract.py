@@ -638,14 +638,20 @@ def test_adversarial_100kb_inputs_complete(text: str) -> None:
     # narration of looking something over, just now
     ("I read through infra/helm/values.yaml again.", []),
     ("I skimmed through the RFC.", []),
-    ("I went over the config again.", []),
+    ("I looked at the logs again", []),
     ("I read Dune last month.", ["fact"]),  # no through/over/again: kept
     ("I went through a divorce in 2019.", ["fact"]),
     ("I read 40 pages of the spec again", ["fact"]),  # a number: kept
+    ("I went over the budget again this month.", ["fact"]),
+    ("I read Harry Potter again with my daughter.", ["fact"]),
+    ("I read through the whole Wheel of Time series.", ["fact"]),  # not a short object
+    ("I read over the weekend that the API is deprecated.", ["fact"]),
     # moving on, not a choice
     ("Let's keep going with api/routes.py.", []),
     ("OK, let's carry on.", []),
     ("Let's keep the retry count at 5.", ["decision"]),
+    ("Let's keep going with Postgres for the queue.", ["decision"]),
+    ("Let's keep on using tabs for indentation.", ["decision"]),
     # "leave X for now"
     ("先别管限流器了，看看search/indexer.py里那些没用到的导入。", []),
     ("暂时别管这个测试。", []),
@@ -655,9 +661,15 @@ def test_adversarial_100kb_inputs_complete(text: str) -> None:
     ("キャッシュ層はいったん置いて、jobs/cleanup.pyの未使用インポートを見てください。", []),
     ("web/src/cart.tsにタイミング依存の箇所がないか見てください。", []),
     ("ログは英語で書いてください。", ["constraint"]),
+    ("コミット前には、秘密鍵が含まれていないか確認してください。", ["constraint"]),  # checklist
+    ("PRでは、テストが落ちていないかチェックしてください。", ["constraint"]),
+    ("デプロイは一旦ステージングで確認してください。", ["constraint"]),  # 一旦, not set aside
     # a noun led by an order verb states a fact about it
     ("重试逻辑在输入为空的时候会报错，麻烦给个修复方案。", ["fact"]),
     ("重试三次以后就放弃。", ["constraint"]),
+    ("使用队列处理所有任务。", ["constraint"]),  # 使用 + noun without a predicate: an order
+    ("使用服务端渲染所有页面。", ["constraint"]),
+    ("保留记录三十天。", ["constraint"]),
     ("レビューでは型エラーがないか必ず確認してください。", ["constraint"]),
 ])
 def test_the_conversation_moving_on_is_not_memory(text: str, expected: list[str]) -> None:

@@ -275,6 +275,33 @@ async def test_evidence_quotes_a_matching_message_once_and_never_this_turns_word
         await proxy.runner.cleanup()
 
 
+async def test_a_long_turn_can_quote_the_short_message_that_explains_it(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The evidence floor counts against the shorter side: a pasted traceback has many
+    keywords, and the short earlier message about the same failure shares only a few
+    of them, yet all of its own."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    try:
+        agent = Agent(proxy, upstream, session="mine")
+        upstream.push(*[Reply(content="noted") for _ in range(14)])
+        await agent.say("Hello, a new project.")
+        await agent.say("The cleanup job hit a ReadTimeout from delete_objects in cleanup.py.")
+        for i in range(8):
+            await agent.say(f"filler {i}: " + "routine status words " * 30)
+            await proxy.settle()
+        frames = "\n".join(
+            f'  File "/srv/app/module_{i}.py", line {40 + i}, in handler_{i}\n'
+            f"    result = stage_{i}.run(payload, attempt={i})" for i in range(9))
+        await agent.say("The staging deploy failed again, why? Traceback (most recent call"
+                        f" last):\n{frames}\nbotocore.exceptions.ReadTimeout: delete_objects"
+                        " in cleanup.py timed out")
+        evidence = block_of(agent.upstream_last_user()).partition("[Evidence")[2]
+        assert "ReadTimeout from delete_objects in cleanup.py" in evidence
+    finally:
+        await proxy.runner.cleanup()
+
+
 def test_standing_weight_orders_what_long_sessions_lose_first() -> None:
     """Pure ranking rule: numbers, corrections, preferences, explicit rules and
     decisions stand; questions, proposals, plain remarks never do; a one-off

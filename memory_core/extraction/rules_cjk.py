@@ -40,20 +40,28 @@ _ZH_FUTURE_RULE = re.compile(
 _ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
 _ZH_VERB_NOUN = re.compile(r"^(?:重试|设置|控制|使用|限制|保留|回复|设定)"
                            r"(?:逻辑|机制|策略|次数|间隔|页面|面板|功能|模块|选项|上限|规则|时间"
-                           r"|接口|服务|队列|记录|量|台|项)")
-"""A compound noun led by one of ``ZH_IMPERATIVE``'s verbs: "重试逻辑在输入为空的时候会报错"
-(the retry logic fails on empty input) states a fact about the retry logic."""
+                           r"|接口|服务|队列|记录|台)"
+                           r"(?=在|会|是|有|的|每|都|总|一直|又|还|太|很|没|不|里|也|已)")
+"""A compound noun led by one of ``ZH_IMPERATIVE``'s verbs, then its predicate:
+"重试逻辑在输入为空的时候会报错" (the retry logic fails on empty input) states a fact.
+Matched on the clause as written: its core has conditions and numbers masked.
+Without the predicate right after, the verb is an order: 使用服务端渲染所有页面,
+使用队列处理所有任务, 保留记录三十天, 限制次数为5次."""
 _ZH_FOR_NOW = re.compile(r"(?:先|暂时|暂且)(?:别|不要|不用|甭)(?:管|理会)")
 """先别管 X (了) "leave X for now": the conversation moving on to something else, not a
 prohibition. Only with the "for now" word: 别管弃用警告 and 以后别管… stay rules."""
 
-_JA_ONE_OFF = re.compile(r"いったん|一旦|とりあえず|ひとまず"
+_JA_ONE_OFF = re.compile(r"(?:いったん|一旦|とりあえず|ひとまず)"
+                         r"(?:置いて|置いといて|保留|後回し|脇に)"
                          r"|(?:ない|ある)か(?:を|どうか)?(?:見|確認し|調べ|チェックし)て")
-"""What makes a polite request one-off: "for now" (Xはいったん置いて、Yを見てください
-"leave X for now and look at Y") or asking to look whether something is there
-(Xにタイミング依存の箇所がないか見てください "see whether X has timing-dependent
-code"). A topic-scoped request is otherwise read as a standing rule (ログは英語で書いて
-ください)."""
+"""What makes a polite request one-off: setting something aside for now
+(Xはいったん置いて、Yを見てください) or asking to look whether something is there
+(Xにタイミング依存の箇所がないか見てください), unless :data:`_JA_EVERY_TIME` scopes it.
+A topic-scoped request is otherwise read as a standing rule (ログは英語で書いてください)."""
+_JA_EVERY_TIME = re.compile(r"前に|前は|時は|時に|際は|際に|では|には|たびに|場合は"
+                            r"|必ず|常に|毎回|いつも")
+"""A checklist, not a one-off look: コミット前には、秘密鍵が含まれていないか確認してください,
+PRでは、テストが落ちていないかチェックしてください."""
 _JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
 _JA_OBJECT = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:を|に|で|が|は|と|へ)")
 _JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある"
@@ -106,7 +114,7 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
     imp = lc.ZH_IMPERATIVE.match(core)
-    if imp and _ZH_VERB_NOUN.match(core):
+    if imp and _ZH_VERB_NOUN.match(c.raw.strip()):
         imp = None  # 重试逻辑…, 设置页面…: a noun that starts with a verb, not an order
     if imp and (c.quantities or c.condition or lc.ZH_STANDING.search(core)):
         head = _ZH_COMMA.split(core, maxsplit=1)[0]
@@ -233,7 +241,9 @@ def classify_ja(c: Clause) -> Verdict | None:
         return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
     topic = _JA_TOPIC.match(core)
     scoped = topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))
-    if scoped and lc.JA_POLITE_REQUEST.search(core) and not _JA_ONE_OFF.search(core):
+    one_off = (_JA_ONE_OFF.search(core)  # the lead ("PRでは、") counts for the scope
+               and not _JA_EVERY_TIME.search(c.scan, c.start, c.end))
+    if scoped and lc.JA_POLITE_REQUEST.search(core) and not one_off:
         return Verdict("constraint", subject, bool(lc.JA_CONSTRAINT_NEG.search(core)))
     if lc.JA_REQUEST.search(core) or lc.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
         return None

@@ -87,19 +87,26 @@ _FIRST_PERSON_SKIP = Lead(re.compile(
     r"|^(?:i|we)(?:'ll|\swill|'d|\swould)\s|^i\s(?:guess|see|mean|hope|wish|wonder)\b"
     r"|^i\shave\sa\squestion", re.I), "i we i'm we're i'll we'll i'd we'd")
 _REFERENCE = re.compile(r"^(?:that|this|it|those|these|them|so|too|one)\b", re.I)
-_NARRATION = re.compile(r"(?:read|reread|looked|skimmed|glanced|scanned|browsed)"
-                        r"\s(?:through|over)\b"
-                        r"|\b(?:read|reread|looked|skimmed|glanced|scanned|browsed|checked|went"
-                        r"\sover)\b.*\bagain\b", re.I)
-"""Looking something over, just now: "I read through X", "I looked at the logs again"
-narrate what the speaker did a moment ago (the conversation, not the world), like "I
-tried that". Kept: "I read Dune last month", "I looked at the flat on Elm Street" (no
-"through/over", no "again"), and any clause with a number ("I read 40 pages")."""
+_NARRATION = re.compile(
+    r"(?:read|reread|skimmed|scanned|browsed|looked)\s(?:through|over)\s(?:\S+\s){0,3}?\S+"
+    r"(?:\sagain)?\W*$"
+    r"|(?:looked|glanced)\sat\s(?:\S+\s){0,3}?\S+\sagain\W*$", re.I)
+"""Looking something over, just now, as the whole clause: "I read through X again",
+"I skimmed through the RFC", "I looked at the logs again" narrate what the speaker did
+a moment ago (the conversation, not the world), like "I tried that". Short objects
+only, and nothing after them, so these stay facts: "I read through the whole Wheel of
+Time series", "I read over the weekend that the API is deprecated", "I read Harry
+Potter again with my daughter", "I went over the budget again", and any clause with a
+number ("I read 40 pages")."""
 _CONTINUATION = Lead(re.compile(
-    r"^(?:(?:ok|okay|alright|so|right)[,\s]+)*(?:let's|let\sus|lets)\s(?:keep|carry)\s"
-    r"(?:going|on|working|moving)\b", re.I), "ok okay alright so right let's let lets")
-""""Let's keep going with X": moving on in the conversation, not a choice ("keep" is a
-decision verb only with an object: "let's keep the retry count at 5")."""
+    r"^(?:(?:ok|okay|alright|so|right)[,\s]+)*(?:let's|let\sus|lets)\s"
+    r"(?:keep\s(?:going|working|moving)|carry\son)"
+    r"(?:\s(?:with|on)\s(?:it|this|that|\S*[/.]\S*))?\W*$", re.I),
+    "ok okay alright so right let's let lets")
+""""Let's keep going with X" (a file, "it"), "let's carry on": moving on in the
+conversation, not a choice. With any other object it is a decision: "Let's keep going
+with Postgres for the queue", "Let's keep working in Python", "let's keep the retry
+count at 5"."""
 _LEADING_PREP = re.compile(r"^(?:on|in|at|to|from|for|with|a|an|the|about|around|of)\s+", re.I)
 _QUESTION_LEAD = re.compile(
     r"^(?:(?:do|does)\s(?:you|anyone|anybody)\sknow\s|any\sidea\s|i\swonder\s)?(?:(?:if|whether)\s)?"
