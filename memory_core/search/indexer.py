@@ -51,19 +51,14 @@ def _get_checkpoint(conn, name: str) -> int:  # type: ignore[no-untyped-def]
 
 
 def _set_checkpoint(conn, name: str, value: int) -> None:  # type: ignore[no-untyped-def]
-    conn.execute(
-        "INSERT INTO checkpoints (name, value, updated_at) VALUES (?,?,?)"
-        " ON CONFLICT(name) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
-        (name, value, time.time()),
-    )
+    conn.execute("INSERT INTO checkpoints (name, value, updated_at) VALUES (?,?,?) ON CONFLICT"
+                 "(name) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
+                 (name, value, time.time()))
 
 
 def _store_vectors(conn, rows: list[tuple[str, int, str, int, bytes, float]]) -> None:  # type: ignore[no-untyped-def]
-    conn.executemany(
-        "INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector, created_at)"
-        " VALUES (?,?,?,?,?,?)",
-        rows,
-    )
+    conn.executemany("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector,"
+                     " created_at) VALUES (?,?,?,?,?,?)", rows)
 
 
 class Indexer:
@@ -321,13 +316,10 @@ class Indexer:
         return counts
 
     def _give_way(self) -> None:
-        """Wait for the requests being prepared, within this step's budget (see
-        :mod:`memory_core.search.foreground`); outside a worker's step (rebuild,
-        catch-up) each call may wait the whole ``foreground_wait_ms``."""
-        budget = getattr(self._budget, "step", None)
-        if budget is None:
-            budget = StepBudget(self.foreground, self.config.foreground_wait_ms / 1000)
-        budget.give_way()
+        """Wait for requests being prepared, within this worker step's budget (outside
+        a step, e.g. rebuild: the whole ``foreground_wait_ms``); see ``foreground``."""
+        step = getattr(self._budget, "step", None)
+        (step or StepBudget(self.foreground, self.config.foreground_wait_ms / 1000)).give_way()
 
     def notify(self) -> None:
         """Wake both workers now (new outbox rows were committed)."""
@@ -359,8 +351,7 @@ class Indexer:
         last = time.monotonic()
         while not self._stop.is_set():
             try:
-                self._budget.step = StepBudget(self.foreground,
-                                               cfg.foreground_wait_ms / 1000)
+                self._budget.step = StepBudget(self.foreground, cfg.foreground_wait_ms / 1000)
                 self._give_way()
                 if self._stop.is_set():
                     break
