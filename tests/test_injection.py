@@ -222,10 +222,23 @@ async def test_earlier_turns_are_byte_identical_across_requests(
         assert cur[:marker] == prev[:marker]
 
 
+async def _compacting_proxy(upstream: FakeUpstream, tmp_path: Path) -> RunningProxy:
+    """A proxy that compacts after a few turns (tools off): earlier turns soon leave
+    the upstream's view and can only come back as evidence."""
+    return await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+
+
+async def _bury(agent: Agent, proxy: RunningProxy, turns: int = 8) -> None:
+    """Say ``turns`` long filler turns, settling after each, so compaction runs."""
+    for i in range(turns):
+        await agent.say(f"filler {i}: " + "routine status words " * 30)
+        await proxy.settle()
+
+
 async def test_evidence_quotes_only_this_threads_compacted_messages(
         upstream: FakeUpstream, tmp_path: Path) -> None:
-    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
-        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    proxy = await _compacting_proxy(upstream, tmp_path)
     try:
         other = Agent(proxy, upstream, session="other")
         await other.say("The zeppelin hangar code is ZX-41 for the other team.")
@@ -233,9 +246,7 @@ async def test_evidence_quotes_only_this_threads_compacted_messages(
         upstream.push(*[Reply(content="noted") for _ in range(10)])  # no echoed blocks
         await agent.say("Hello, a new project.")  # the protected head turn
         await agent.say("Remember the zeppelin hangar layout: bay seven holds the blimp.")
-        for i in range(8):
-            await agent.say(f"filler {i}: " + "routine status words " * 30)
-            await proxy.settle()
+        await _bury(agent, proxy)
         await agent.say("What does the zeppelin hangar layout say about bay seven?")
         sent = upstream.chat_requests[-1]["json"]["messages"]
         assert any(isinstance(m.get("content"), str) and
@@ -252,8 +263,7 @@ async def test_evidence_quotes_only_this_threads_compacted_messages(
 
 async def test_evidence_quotes_a_matching_message_once_and_never_this_turns_words(
         upstream: FakeUpstream, tmp_path: Path) -> None:
-    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
-        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    proxy = await _compacting_proxy(upstream, tmp_path)
     try:
         agent = Agent(proxy, upstream, session="mine")
         upstream.push(*[Reply(content="noted") for _ in range(14)])  # no echoed blocks
@@ -263,9 +273,7 @@ async def test_evidence_quotes_a_matching_message_once_and_never_this_turns_word
         await agent.say("The bay doors are painted grey this week.")  # one shared word
         await agent.say(question)  # asked once already, early on
         await agent.say("Zeppelin hangar layout: bay seven holds the blimp.")
-        for i in range(8):
-            await agent.say(f"filler {i}: " + "routine status words " * 30)
-            await proxy.settle()
+        await _bury(agent, proxy)
         await agent.say(question)
         evidence = block_of(agent.upstream_last_user()).partition("[Evidence")[2]
         assert evidence.count("bay seven holds the blimp") == 1
@@ -280,16 +288,13 @@ async def test_a_long_turn_can_quote_the_short_message_that_explains_it(
     """The evidence floor counts against the shorter side: a pasted traceback has many
     keywords, and the short earlier message about the same failure shares only a few
     of them, yet all of its own."""
-    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
-        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    proxy = await _compacting_proxy(upstream, tmp_path)
     try:
         agent = Agent(proxy, upstream, session="mine")
         upstream.push(*[Reply(content="noted") for _ in range(14)])
         await agent.say("Hello, a new project.")
         await agent.say("The cleanup job hit a ReadTimeout from delete_objects in cleanup.py.")
-        for i in range(8):
-            await agent.say(f"filler {i}: " + "routine status words " * 30)
-            await proxy.settle()
+        await _bury(agent, proxy)
         frames = "\n".join(
             f'  File "/srv/app/module_{i}.py", line {40 + i}, in handler_{i}\n'
             f"    result = stage_{i}.run(payload, attempt={i})" for i in range(9))
@@ -369,17 +374,14 @@ async def test_quoted_evidence_marks_a_value_corrected_since_and_questions_are_n
         upstream: FakeUpstream, tmp_path: Path) -> None:
     """An earlier message quoted as evidence says, on the same line, that its value
     was corrected; the user's own earlier questions are never handed back as memory."""
-    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
-        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    proxy = await _compacting_proxy(upstream, tmp_path)
     try:
         agent = Agent(proxy, upstream, session="mine")
         upstream.push(*[Reply(content="noted") for _ in range(14)])  # no echoed blocks
         await agent.say("Hello, a new project.")
         await agent.say("The staging cache TTL is 300 seconds.")
         await agent.say("Which region hosts the staging cache?")
-        for i in range(8):
-            await agent.say(f"filler {i}: " + "routine status words " * 30)
-            await proxy.settle()
+        await _bury(agent, proxy)
         await agent.say("Correction: the staging cache TTL is 600 seconds.")
         await proxy.settle()
         await agent.say("Which region hosts the staging cache, and what is its TTL?")
