@@ -81,6 +81,9 @@ def test_indexing_waits_while_held_and_not_past_the_budget(tmp_path: Path) -> No
         assert svc.wait_idle(20)
         with engine.foreground():
             assert svc.indexer.foreground.busy
+            # A step that already gave way before the hold still runs: let it end, so
+            # both workers are parked at their next give-way before anything is new.
+            time.sleep(0.5)
             capture_chat(engine, A, ["the heron nests by the weir"])
             head = svc.indexer.outbox_head()
             time.sleep(0.5)  # the workers are awake (notified on commit) and waiting
