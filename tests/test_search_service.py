@@ -14,7 +14,13 @@ from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search import HashingEmbedder, SearchConfig, SerialEmbedder, make_label
 from memory_core.search.fulltext import TantivyTextIndex
-from tests.test_search_support import Conversation, capture_chat, open_service
+from tests.test_search_support import (
+    Conversation,
+    capture_chat,
+    hit_text,
+    open_service,
+    running_service,
+)
 
 A = Scope(tenant="tenantA", role="default")
 A_OTHER_ROLE = Scope(tenant="tenantA", role="coder")
@@ -22,10 +28,7 @@ B = Scope(tenant="tenantB", role="default")
 
 
 def test_filters_never_leak_across_tenant_or_role(tmp_path: Path) -> None:
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine)
-    svc.start()
-    try:
+    with running_service(tmp_path) as (engine, svc):
         a = capture_chat(engine, A, ["secret launch codes for project falcon"])
         r = capture_chat(engine, A_OTHER_ROLE, ["secret launch codes for project falcon"])
         b = capture_chat(engine, B, ["secret launch codes for project falcon"])
@@ -35,16 +38,10 @@ def test_filters_never_leak_across_tenant_or_role(tmp_path: Path) -> None:
                 hits = svc.search(scope.tenant, scope.role, "secret falcon codes", mode=mode)
                 assert [h.ref_id for h in hits] == ids, (mode, scope)
             assert svc.search("tenantC", "default", "secret falcon", mode=mode) == []
-    finally:
-        svc.close()
-        engine.close()
 
 
 def test_thread_session_and_kind_filters(tmp_path: Path) -> None:
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine)
-    svc.start()
-    try:
+    with running_service(tmp_path) as (engine, svc):
         one = capture_chat(engine, A, ["alpha shared topic"], request_id="1")
         two = capture_chat(engine, A, ["beta shared topic"], request_id="2")
         sess = capture_chat(engine, Scope("tenantA", "default", "s1"), ["gamma shared topic"])
@@ -61,9 +58,6 @@ def test_thread_session_and_kind_filters(tmp_path: Path) -> None:
         assert len(svc.search("tenantA", "default", "shared topic")) == 3
         assert two[0] not in {h.ref_id for h in svc.search(
             "tenantA", "default", "shared", thread_ids=[t1])}
-    finally:
-        svc.close()
-        engine.close()
 
 
 def _insert_item(conn, text: str, status: str = "active") -> int:  # type: ignore[no-untyped-def]
@@ -167,10 +161,7 @@ def test_rebuild_equals_incremental(tmp_path: Path) -> None:
 
 
 def test_hybrid_ranks_double_evidence_first_and_boosts_exact(tmp_path: Path) -> None:
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine, exact_match_boost=0.5, neighbor_weight=0.0)
-    svc.start()
-    try:
+    with running_service(tmp_path, exact_match_boost=0.5, neighbor_weight=0.0) as (engine, svc):
         ids = capture_chat(engine, A, [
             "blue green deployment strategy",     # both words, exact phrase
             "green deployment blue strategy",     # both words, not the phrase
@@ -189,9 +180,6 @@ def test_hybrid_ranks_double_evidence_first_and_boosts_exact(tmp_path: Path) -> 
                                   neighbor_weight=0.0, session_boost=0.0).clamped()
         strict = svc.search("tenantA", "default", "blue green deployment", k=4)
         assert [h.ref_id for h in strict] == [ids[0]]
-    finally:
-        svc.close()
-        engine.close()
 
 
 def test_model_change_reembeds_vectors(tmp_path: Path) -> None:
@@ -236,21 +224,15 @@ def test_text_index_upsert_replaces_by_i64_key(tmp_path: Path) -> None:
 def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Path) -> None:
     """In a search over every kind, the item a user stated outranks the chatter
     around it, and a corrected value ranks below the value that replaced it."""
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine)
-    svc.start()
-    say = Conversation(engine, A).say
-
-    try:
+    with running_service(tmp_path) as (engine, svc):
+        say = Conversation(engine, A).say
         say("The gateway timeout is 280 s.", "Gateway timeout noted: gateway timeout 280 s.")
         say("Actually, the gateway timeout is 150 s.", "Gateway timeout, gateway timeout: ok.")
         say("Gateway timeout talk again: the gateway timeout gateway.", "Sure, gateway timeout.")
         engine.flush(10)  # extraction is queued: the items exist after this
         assert svc.wait_idle(20)
         hits = svc.search("tenantA", "default", "gateway timeout", mode="hybrid", k=20)
-        texts = {h.ref_id: t for h in hits if h.kind == "item" for t in engine.store.read(
-            lambda c, i=h.ref_id: [c.execute("SELECT text FROM memory_items WHERE id=?",
-                                             (i,)).fetchone()[0]])}
+        texts = {h.ref_id: hit_text(engine, "item", h.ref_id) for h in hits if h.kind == "item"}
         assert hits[0].kind == "item" and "150 s" in texts[hits[0].ref_id]
         assert "memory" in hits[0].boosts
         order = [(h.kind, h.ref_id) for h in hits]
@@ -268,9 +250,6 @@ def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Pat
         plain = svc.search("tenantA", "default", "gateway timeout", mode="hybrid",
                            kinds=["message"])
         assert all("memory" not in h.boosts for h in plain)
-    finally:
-        svc.close()
-        engine.close()
 
 
 def test_task_lines_are_found_by_the_words_people_ask_with(tmp_path: Path) -> None:
@@ -283,10 +262,7 @@ def test_task_lines_are_found_by_the_words_people_ask_with(tmp_path: Path) -> No
     assert "目的" in task_label_keys("目标：月底前把报表服务迁到新的集群")  # full-width colon
     assert "足止め" in task_label_keys("ブロッカー：ネットワーク許可がまだ下りていない")
     assert task_label_keys("We are blocked by nothing, all good.") == ""
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine)
-    svc.start()
-    try:
+    with running_service(tmp_path) as (engine, svc):
         capture_chat(engine, A, [
             "Goal: move the billing jobs to the new scheduler",
             "Blocked: the security team must approve the new base image",
@@ -297,16 +273,12 @@ def test_task_lines_are_found_by_the_words_people_ask_with(tmp_path: Path) -> No
 
         def top(query: str, n: int = 1) -> list[str]:
             hits = svc.search("tenantA", "default", query, mode="bm25", kinds=["message"])
-            return [engine.store.read(lambda c, i=h.ref_id: c.execute(
-                "SELECT text FROM messages WHERE id=?", (i,)).fetchone()[0]) for h in hits[:n]]
+            return [hit_text(engine, "message", h.ref_id) for h in hits[:n]]
 
         assert top("what are we stuck on")[0].startswith("Blocked:")
         assert top("what is our aim")[0].startswith("Goal:")
         # both blocked lines (the synonyms are the same in every language), nothing else
         assert sorted(t[:2] for t in top("眼下有什么事情卡住我们了吗", 2)) == ["Bl", "阻塞"]
-    finally:
-        svc.close()
-        engine.close()
 
 
 def test_memory_prior_covers_agent_memories_and_task_state_turns(tmp_path: Path) -> None:
@@ -315,12 +287,8 @@ def test_memory_prior_covers_agent_memories_and_task_state_turns(tmp_path: Path)
     goal rank with the extracted items, above chatter of the same sitting; a
     replaced goal's turn is scaled as superseded. Plain turns keep the session boost
     and memory does not get it on top."""
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine)
-    svc.start()
-    say = Conversation(engine, A).say
-
-    try:
+    with running_service(tmp_path) as (engine, svc):
+        say = Conversation(engine, A).say
         say("Goal: move the billing jobs to the new scheduler", "OK, billing jobs it is.")
         say("Goal: move the billing and payroll jobs to the new scheduler before the audit",
             "Noted, payroll jobs too.")
@@ -331,13 +299,7 @@ def test_memory_prior_covers_agent_memories_and_task_state_turns(tmp_path: Path)
         engine.flush(10)
         assert svc.wait_idle(20)
         hits = svc.search("tenantA", "default", "billing jobs", mode="hybrid", k=20)
-        texts = {}
-        for h in hits:
-            table, col = {"message": ("messages", "text"), "item": ("memory_items", "text"),
-                          "agent_memory": ("agent_memories", "content")}.get(h.kind, ("", ""))
-            if table:
-                texts[(h.kind, h.ref_id)] = engine.store.read(lambda c, t=table, k=col, i=h.ref_id:
-                    c.execute(f"SELECT {k} FROM {t} WHERE id=?", (i,)).fetchone()[0])
+        texts = {(h.kind, h.ref_id): hit_text(engine, h.kind, h.ref_id) for h in hits}
         by_text = {texts[(h.kind, h.ref_id)]: h for h in hits if (h.kind, h.ref_id) in texts}
         pref = by_text["Billing jobs reports go out as CSV"]
         new_goal = next(h for t, h in by_text.items() if "payroll" in t and t.startswith("Goal"))
@@ -357,21 +319,14 @@ def test_memory_prior_covers_agent_memories_and_task_state_turns(tmp_path: Path)
         # no plain turn gains more from its context than memory gains from the prior
         assert chatter.boosts["session"] + chatter.boosts.get("neighbours", 0.0) <= \
             new_goal.boosts["memory"]
-    finally:
-        svc.close()
-        engine.close()
 
 
 def test_a_sibling_item_does_not_take_its_turns_score(tmp_path: Path) -> None:
     """A turn with two statements yields two items; a query about one of them lifts
     that item, not the other one (a mere vector neighbour of the query), and a
     search of messages alone gives task-state turns no memory prior."""
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine)
-    svc.start()
-    say = Conversation(engine, A).say
-
-    try:
+    with running_service(tmp_path) as (engine, svc):
+        say = Conversation(engine, A).say
         say("We decided to use Postgres for the ledger. By the way my dentist appointment"
             " is on the ninth at Harbor Clinic.", "Noted.")
         say("Goal: move the billing jobs to the new scheduler", "OK, billing jobs it is.")
@@ -387,9 +342,6 @@ def test_a_sibling_item_does_not_take_its_turns_score(tmp_path: Path) -> None:
         plain = svc.search("tenantA", "default", "billing jobs", mode="hybrid",
                            kinds=["message"])
         assert plain and all("memory" not in h.boosts for h in plain)
-    finally:
-        svc.close()
-        engine.close()
 
 
 def test_a_tool_output_that_matches_the_words_is_memory(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +52,28 @@ def open_service(data_dir: Path, engine: Engine, *, embedder: Any = "hashing",
                 query_timeout_seconds=60.0)
     base.update(cfg)
     return SearchService(engine.store, data_dir, SearchConfig(**base), emb)
+
+
+@contextlib.contextmanager
+def running_service(data_dir: Path, **cfg: Any) -> Iterator[tuple[Engine, SearchService]]:
+    """An engine on ``data_dir`` and a started :func:`open_service` over it (``cfg``:
+    its SearchConfig overrides); both closed on exit."""
+    engine = Engine(data_dir)
+    svc = open_service(data_dir, engine, **cfg)
+    svc.start()
+    try:
+        yield engine, svc
+    finally:
+        svc.close()
+        engine.close()
+
+
+_TEXT = {"message": ("messages", "text"), "item": ("memory_items", "text"),
+         "agent_memory": ("agent_memories", "content"), "summary": ("summary_nodes", "text")}
+
+
+def hit_text(engine: Engine, kind: str, ref_id: int) -> str:
+    """The stored text of a search hit (an agent memory's content)."""
+    table, col = _TEXT[kind]
+    return str(engine.store.read(lambda c: c.execute(
+        f"SELECT {col} FROM {table} WHERE id=?", (ref_id,)).fetchone()[0]))

@@ -249,12 +249,14 @@ class SearchService:
         # search of messages alone (LoCoMo, the injection's evidence search) keeps
         # plain turn ranking, as the config documents.
         several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
-        tasks = (self._task_turns(fused) if several
+        # Turns that rank as memory, by status: open task lines (and, below, tool
+        # outputs that match the words) and replaced task lines.
+        turns = (self._task_turns(fused) if several
                  else {"open": set(), "superseded": set()})
         if several and cfg.tool_output_prior_rank > 0:
             # A tool output among the best keyword matches is an observation the
             # agent made (a test run, a file it read): memory, as an open goal is.
-            tasks["open"] |= {lb for lb in meta["tool"]
+            turns["open"] |= {lb for lb in meta["tool"]
                               if (e := fused.get(lb)) is not None and e.bm25_rank is not None
                               and e.bm25_rank <= cfg.tool_output_prior_rank}
         if cfg.neighbor_weight > 0:
@@ -267,12 +269,12 @@ class SearchService:
                                       if any(a <= t < b for a, b in periods)}, cfg.date_boost)
         if cfg.session_boost > 0:
             # Plain turns only: a sitting is a property of the conversation's turns.
-            # Memory (items, agent memories, task-state turns) gets the memory prior
+            # Memory (items, agent memories, task and tool turns) gets the memory prior
             # instead: a one-sitting thread would otherwise lift all of its items by
             # the same amount above the agent memories, which belong to no thread
             # (an item's own turn reaches it through _fold_sources).
             msg = KIND_CODES["message"]
-            memory = tasks["open"] | tasks["superseded"]
+            memory = turns["open"] | turns["superseded"]
             add_session(fused, {lb: (meta["thread"][lb], int(t // 86400))
                                 for lb, t in meta["time"].items()
                                 if meta["thread"].get(lb) and lb >> LABEL_SHIFT == msg
@@ -281,7 +283,7 @@ class SearchService:
             fused, cfg, exact=meta["exact"], threads=meta["thread"],
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
         )
-        self._memory_prior(fused, items, folded, tasks)
+        self._memory_prior(fused, items, folded, turns)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
             kind, ref = split_label(e.label)
@@ -355,12 +357,12 @@ class SearchService:
         return out
 
     def _memory_prior(self, fused: dict[int, Any], rows: list[Any], folded: set[int],
-                      tasks: dict[str, set[int]]) -> None:
+                      turns: dict[str, set[int]]) -> None:
         """Rank memory items by what they are; drop the messages folded into them.
 
         An active statement the user made (a fact, decision, constraint or
         preference; not a question), every agent memory and each turn in
-        ``tasks["open"]`` (open task state, see :meth:`_task_turns`, and tool outputs
+        ``turns["open"]`` (open task state, see :meth:`_task_turns`, and tool outputs
         among the best keyword matches, ``tool_output_prior_rank``) gain
         ``memory_item_boost``; a superseded item or replaced task line
         is scaled by ``superseded_factor``. The ``folded`` source messages (see
@@ -379,8 +381,8 @@ class SearchService:
         # Agent memories are memories someone chose to keep (a preference set with
         # `memory prefs set`, a note the model saved): as much a statement as an item.
         current |= {lb for lb in fused if lb >> LABEL_SHIFT == KIND_CODES["agent_memory"]}
-        current |= tasks["open"]
-        old |= tasks["superseded"] - tasks["open"]
+        current |= turns["open"]
+        old |= turns["superseded"] - turns["open"]
         add_boost(fused, "memory", current, cfg.memory_item_boost)
         scale(fused, "superseded", old, cfg.superseded_factor)
 
