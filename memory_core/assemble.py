@@ -247,6 +247,12 @@ def standing_weight(row: Any) -> float:
     return weight
 
 
+_SEEN_KINDS = frozenset(("fact", "decision"))
+"""Kinds of item not repeated in the block while the upstream sees their source message
+verbatim (it is in the request and not compacted). Quick long-session eval: cacheable
+prefix 89.2 -> 91.6 %, memory tokens per user turn 488 -> 323, coverage unchanged at 100 %."""
+_NOT_REPEATED_LOGGED = 50
+"""At most this many in-request items are named in one explain log."""
 _RELEVANCE_FLOOR = 1 / 3
 """A keyword match counts when its score is at least this share of the turn's best."""
 _EVIDENCE_MIN_SHARE = 1 / 3
@@ -363,8 +369,21 @@ def assemble(
         ).fetchall()
     # The user's own earlier questions are not memory to hand back (they stay
     # searchable, and summaries list the open ones); nor are this turn's items.
-    items = [r for r in active_items
-             if r["source_message_id"] not in newest_ids and r["kind"] != "question"]
+    # Nor are facts and decisions whose source message the upstream sees verbatim in
+    # this request: the block carries what the model cannot see. Preferences and
+    # constraints are restated even then (standing instructions drift out of a long
+    # window's attention), and so is an unresolved conflict (the message alone does
+    # not say it conflicts).
+    items: list[sqlite3.Row] = []
+    in_request: list[sqlite3.Row] = []
+    for r in active_items:
+        if r["source_message_id"] in newest_ids or r["kind"] == "question":
+            continue
+        if (r["kind"] in _SEEN_KINDS and r["source_message_id"] in request_ids
+                and r["conflict_with"] is None):
+            in_request.append(r)
+        else:
+            items.append(r)
     relevance: dict[int, float] = {}
     prepared = [_prepared(r) for r in items]
     term_sets = {item_id: ts for item_id, _, ts in prepared}
@@ -496,7 +515,14 @@ def assemble(
             lines.append(_Line("evidence", text, f"msg:{r['id']}", 10 + s,
                                f"earlier message matching this turn ({s:.2f})", order=r["id"]))
 
-    return _fit(lines, trigger, budget, scope, capture)
+    # The explain log names the in-request items that would have been candidates:
+    # standing ones and ones sharing a keyword with the turn.
+    not_repeated = [
+        {"ref": f"item:{r['id']}", "tokens": 0, "reason": "not repeated",
+         "would_have_been": f"its source, msg {r['source_message_id']}, is in this request"}
+        for r in in_request
+        if _prepared(r)[1] > 0 or q_terms & _prepared(r)[2]][:_NOT_REPEATED_LOGGED]
+    return _fit(lines, trigger, budget, scope, capture, not_repeated)
 
 
 _SECTION_HEADERS = {
@@ -524,7 +550,7 @@ def _line_tokens(text: str) -> int:
 
 
 def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
-         capture: CaptureResult) -> Assembly:
+         capture: CaptureResult, not_repeated: list[dict[str, Any]]) -> Assembly:
     source = token_source()
     for ln in lines:
         ln.tokens = _line_tokens(ln.text) + 1
@@ -532,7 +558,7 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
     header_cost = {s: (count_tokens(h) + 1 if h else 0) for s, h in _SECTION_HEADERS.items()}
     used = overhead
     included: list[_Line] = []
-    omitted: list[dict[str, Any]] = []
+    omitted: list[dict[str, Any]] = list(not_repeated)
     truncated: list[dict[str, Any]] = []
     sections_open: set[str] = set()
     for ln in sorted(lines, key=lambda x: -x.priority):

@@ -39,7 +39,9 @@ async def test_headers_report_injection_skips_and_request_ids(
                 fake_item("API timeout is 30 s when offline", subject="api timeout", value=30,
                           unit="s", condition="when offline"),
                 fake_item("API retries are limited to 3", subject="api retries", value=3)]))
-        history.append({"role": "user", "content": "What API timeout applies when offline?"})
+        # A new conversation of the same persona: the items' source message is not in
+        # its request, so the block carries them (a visible source is not repeated).
+        history = [SYS, {"role": "user", "content": "What API timeout applies when offline?"}]
         second = await c.chat.completions.with_raw_response.create(model="m", messages=history)
         h = second.headers
         assert h["x-lcm-memory"] == "injected"

@@ -364,6 +364,7 @@ async def test_a_correction_after_compaction_marks_the_summarised_old_value(
             await proxy.settle()
             return upstream.chat_requests[-1]["json"]["messages"]
 
+        await say("hello")  # the protected head turn, never summarised
         await say("The gateway timeout for long-polling clients is 280 s.")
         for i in range(10):
             await say(f"step {i}: " + "words " * 80)

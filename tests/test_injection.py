@@ -79,26 +79,60 @@ async def test_fact_from_turn_2_is_in_the_block_at_turn_200(
 
 
 async def test_numbers_and_decisions_stand_in_the_block_for_a_paraphrased_question(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A question that shares no word with the fact still gets it once the fact has
+    left the upstream's view: stated numbers, corrections, preferences and explicit
+    decisions are standing items. Plain remarks, questions and next-step chatter
+    without a match are not."""
+    proxy = await _compacting_proxy(upstream, tmp_path)
+    try:
+        agent = Agent(proxy, upstream)
+        upstream.push(*[Reply(content="noted") for _ in range(20)])  # no echoed blocks
+        await agent.say("Hello, a new project.")  # the protected head turn
+        await agent.say("While a sale is running, the catalogue cache TTL is 100 seconds.")
+        await agent.say("We decided to deploy the frontend on Render.")
+        await agent.say("The login form looks a bit cluttered.")
+        await agent.say("Why is the settings page so slow?")
+        await _bury(agent, proxy)
+        await agent.say("During a promotion, how quickly do shop listings get refreshed?")
+        block = block_of(agent.upstream_last_user())
+        assert "100 seconds" in block and "Render" in block
+        assert "cluttered" not in block and "settings page so slow" not in block
+        await proxy.settle()
+        log = proxy.engine.last_assembly()
+        assert log is not None
+        reasons = {e["reason"] for e in log["data"]["included"] if e["section"] == "items"}
+        assert any(r.startswith("standing fact") for r in reasons), reasons
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_a_fact_in_view_is_not_repeated_but_a_rule_is(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    """A question that shares no word with the fact still gets it: stated numbers,
-    corrections, preferences and explicit decisions are standing items. Plain
-    remarks, questions and next-step chatter without a match are not."""
+    """While the upstream sees a fact's or a decision's own message verbatim, the block
+    does not repeat it (the explain log says why); a standing rule or preference is
+    restated on every turn even then."""
     agent = Agent(proxy, upstream)
+    upstream.push(*[Reply(content="noted") for _ in range(4)])  # no echoed blocks
     await agent.say("While a sale is running, the catalogue cache TTL is 100 seconds.")
     await agent.say("We decided to deploy the frontend on Render.")
-    await agent.say("The login form looks a bit cluttered.")
-    await agent.say("Why is the settings page so slow?")
-    for i in range(40):
-        await agent.say(f"Step {i}: review changelog entry {i} and summarise it.", fast=True)
+    await agent.say("We must always run the linter before committing.")
     await agent.say("During a promotion, how quickly do shop listings get refreshed?")
     block = block_of(agent.upstream_last_user())
-    assert "100 seconds" in block and "Render" in block
-    assert "cluttered" not in block and "settings page so slow" not in block
+    assert "100 seconds" not in block and "Render" not in block
+    assert "[constraint · msg" in block and "run the linter before committing" in block
     await proxy.settle()
     log = proxy.engine.last_assembly()
     assert log is not None
-    reasons = {e["reason"] for e in log["data"]["included"] if e["section"] == "items"}
-    assert any(r.startswith("standing fact") for r in reasons), reasons
+    not_repeated = {e["ref"]: e["would_have_been"] for e in log["data"]["omitted"]
+                    if e["reason"] == "not repeated"}
+    assert len(not_repeated) == 2, log["data"]["omitted"]
+    assert all("is in this request" in why for why in not_repeated.values())
+    # A new conversation of the same persona does not see those messages: it gets both.
+    fresh = Agent(proxy, upstream)
+    await fresh.say("During a promotion, how quickly do shop listings get refreshed?")
+    block = block_of(fresh.upstream_last_user())
+    assert "100 seconds" in block and "Render" in block
 
 
 async def test_correction_supersedes_and_old_value_only_as_superseded(
@@ -107,8 +141,10 @@ async def test_correction_supersedes_and_old_value_only_as_superseded(
     await agent.say("The API timeout is 30 s when offline.")
     await agent.say("Actually, the API timeout is 45 s when offline.")
     await agent.say("Correction: the API timeout is 60 s when offline.")
-    await agent.say("Remind me, what is the API timeout when offline?")
-    block = block_of(agent.upstream_last_user())
+    # A new conversation of the persona: the statements are no longer in view.
+    asker = Agent(proxy, upstream)
+    await asker.say("Remind me, what is the API timeout when offline?")
+    block = block_of(asker.upstream_last_user())
     current = [ln for ln in block.splitlines() if ln.startswith("- [fact · msg")
                and "timeout" in ln]
     assert len(current) == 1 and "60 s" in current[0].split("(corrects")[0]
@@ -173,8 +209,10 @@ async def test_roles_never_see_each_other(proxy: RunningProxy, upstream: FakeUps
     block = block_of(writer.upstream_last_user())
     assert "pypi.corp.example" not in block and "14 days" not in block
     assert "Python 3.11" not in block
-    await coder.say("What mirror do we use for packages?")
-    assert "pypi.corp.example" in block_of(coder.upstream_last_user())
+    # The coder persona's next conversation has it (the first one still sees it).
+    later = Agent(proxy, upstream, role="coder")
+    await later.say("What mirror do we use for packages?")
+    assert "pypi.corp.example" in block_of(later.upstream_last_user())
 
 
 @pytest.mark.parametrize("budget", [200, 20000])
@@ -197,7 +235,7 @@ async def test_block_respects_budget(upstream: FakeUpstream, tmp_path: Path,
         if budget == 200:
             assert tokens > 100  # filled, not empty
         else:
-            assert block.count("\n- [fact · msg ") >= 100  # a big budget shows many items
+            assert block.count("\n- [constraint · msg ") >= 100  # a big budget shows many
         await proxy.settle()
         last = proxy.engine.last_assembly()
         assert last is not None and last["used_tokens"] <= budget
@@ -343,8 +381,10 @@ async def test_tool_rounds_of_a_turn_keep_the_turns_block(
     through the round and the turn's requests share their prefix."""
     import orjson
 
+    # Stated in an earlier conversation, so this one's block carries it.
+    await Agent(proxy, upstream).say("The staging database runs on port 5433 when the VPN"
+                                     " is up.")
     agent = Agent(proxy, upstream)
-    await agent.say("The staging database runs on port 5433 when the VPN is up.")
     agent.messages.append({"role": "user", "content": "Check the staging port, please."})
     upstream.push(Reply(content=None, tool_calls=[
         {"id": "call_1", "name": "read_config", "arguments": "{}"}]))
@@ -383,7 +423,7 @@ async def test_quoted_evidence_marks_a_value_corrected_since_and_questions_are_n
         await agent.say("Which region hosts the staging cache?")
         await _bury(agent, proxy)
         await agent.say("Correction: the staging cache TTL is 600 seconds.")
-        await proxy.settle()
+        await _bury(agent, proxy, 4)  # the correction leaves the view too
         await agent.say("Which region hosts the staging cache, and what is its TTL?")
         block = block_of(agent.upstream_last_user())
         evidence = block.partition("[Evidence")[2]
@@ -404,12 +444,14 @@ async def test_standing_items_keep_their_places_against_many_weak_matches(
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
                               injection={"max_items": 5}, tools={"enabled": False})
     try:
-        agent = Agent(proxy, upstream)
-        await agent.say("Log retention is 82 days.")
+        earlier = Agent(proxy, upstream)
+        await earlier.say("Log retention is 82 days.")
         for name in ("billing", "search", "upload", "export", "login", "audit", "queue",
                      "cache", "render", "mail", "sync", "backup"):
-            await agent.say(f"The {name} service logs its period report on the dashboard.",
-                            fast=True)
+            await earlier.say(f"The {name} service logs its period report on the dashboard.",
+                              fast=True)
+        # A later conversation of the persona, where none of those messages is in view.
+        agent = Agent(proxy, upstream)
         await agent.say("Which dashboard shows the period report, and how long do we keep"
                         " things?")
         block = block_of(agent.upstream_last_user())

@@ -208,7 +208,11 @@ EN_NO_NOUN = Lead(en(r"^(?:(?:and|so|also|but|please)\s+)?no\s(?!problem|worries
                 r"|need|rush|pressure|one|doubt|matter|longer|luck|clue|comment|offense|big\sdeal)"
                 r"(?=[a-z])"), "and so also but please no")
 """'No emojis in commit messages' — a prohibition with the verb left out."""
-EN_TEAM_NORM = Lead(en(r"^(?:we|you)\s(?:(?:always|never|don't|do\snot|only)\s)"), "we you")
+EN_TEAM_NORM = Lead(en(
+    r"^(?:we|you)\s(?:(?:always|never|don't|do\snot|only)\s"
+    r"|(?:must|should|shall)\s(?:always|never|not)\s|mustn't\s|shouldn't\s)"), "we you")
+"""A team norm: "we always …", "you never …", "we must always …", "we shouldn't …"
+(the modal forms only with always/never/not: "we must ship by Friday" is not one)."""
 EN_NEGATION = Cue(en(r"\b(?:never|don't|dont|do\snot|not|no|avoid|mustn't|shouldn't|can't|cannot"
                      r"|forbidden|prohibited|banned|stop|quit)\b"),
                   words="never don't dont not no avoid mustn't shouldn't can't cannot forbidden "

@@ -40,7 +40,7 @@ _TO_VERBS = frozenset("switch switching move moving migrate migrating stick stic
                       "due next close bump bumping pin pinning".split())
 """Verbs whose "to" names the choice itself ("switching to uv"), not a purpose."""
 _CHOICE_LEAD = re.compile(r"^(?:to|on|that|we|i|with)\s+", re.I)
-_NORM_NEGATION = re.compile(r"never|don't|do\snot", re.I)
+_NORM_NEGATION = re.compile(r"never|don't|do\snot|\bnot\b|n't", re.I)
 _MODAL_NEGATION = re.compile(r"not|n't|never|forbidden|prohibited|banned", re.I)
 _DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
 _FIRST_PERSON_VERB = re.compile(r"(?:i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
