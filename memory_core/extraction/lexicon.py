@@ -210,9 +210,13 @@ EN_NO_NOUN = Lead(en(r"^(?:(?:and|so|also|but|please)\s+)?no\s(?!problem|worries
 """'No emojis in commit messages' — a prohibition with the verb left out."""
 EN_TEAM_NORM = Lead(en(
     r"^(?:we|you)\s(?:(?:always|never|don't|do\snot|only)\s"
-    r"|(?:must|should|shall)\s(?:always|never|not)\s|mustn't\s|shouldn't\s)"), "we you")
-"""A team norm: "we always …", "you never …", "we must always …", "we shouldn't …"
-(the modal forms only with always/never/not: "we must ship by Friday" is not one)."""
+    r"|(?:(?:must|should|shall)\s(?:(?:also|definitely|really|still)\s)?(?:always|never|not)"
+    r"|mustn't|shouldn't)\s(?!(?:have|has|had|be|been|being|need|forget)\b))"), "we you")
+"""A team norm: "we always …", "you never …", "we must always …", "we shouldn't …".
+The modal forms need always/never/not ("we must ship by Friday" is not one) and a
+rule after them: "we shouldn't have deployed" is regret, "we must not have enough
+disk" a guess, "we should not be seeing 500s" an expectation, "we mustn't forget
+that X" a fact about X."""
 EN_NEGATION = Cue(en(r"\b(?:never|don't|dont|do\snot|not|no|avoid|mustn't|shouldn't|can't|cannot"
                      r"|forbidden|prohibited|banned|stop|quit)\b"),
                   words="never don't dont not no avoid mustn't shouldn't can't cannot forbidden "
