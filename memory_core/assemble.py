@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_core import inview
 from memory_core.config import MemoryConfig
 from memory_core.memory import GLOBAL_TENANT
 from memory_core.models import CaptureResult, Scope
@@ -247,12 +248,6 @@ def standing_weight(row: Any) -> float:
     return weight
 
 
-_SEEN_KINDS = frozenset(("fact", "decision", "proposal"))
-"""Kinds of item not repeated in the block while the upstream sees their source message
-verbatim (it is in the request and not compacted). Quick long-session eval: cacheable
-prefix 89.2 -> 91.6 %, memory tokens per user turn 488 -> 323, coverage unchanged at 100 %."""
-_NOT_REPEATED_LOGGED = 50
-"""At most this many in-request items are named in one explain log."""
 _RELEVANCE_FLOOR = 1 / 3
 """A keyword match counts when its score is at least this share of the turn's best."""
 _EVIDENCE_MIN_SHARE = 1 / 3
@@ -295,6 +290,7 @@ def assemble(
     now: float | None = None,
     search: Searcher | None = None,
     visible_ids: set[int] | None = None,
+    in_view_ids: set[int] | None = None,
     namespace: str = "",
     active_items: Sequence[sqlite3.Row] | None = None,
 ) -> Assembly:
@@ -308,6 +304,9 @@ def assemble(
     hook (keyword scoring over SQLite is always applied as well, so items not yet
     indexed still count). ``visible_ids``: messages the upstream sees verbatim
     (default: all of the request's); only others can be quoted as evidence.
+    ``in_view_ids``: the newest of those, up to ``cfg.in_view_tokens`` tokens (default:
+    all of ``visible_ids``); a fact, decision or proposal said in one of them is not
+    repeated (:mod:`memory_core.inview`; none is when ``cfg.in_view_tokens`` is 0).
     ``namespace``: the database's identity for the term cache (its path).
     ``active_items``: the scope's active items, newest first, when the caller keeps
     them (:class:`memory_core.itemcache.ActiveItems`); default: read them here.
@@ -369,21 +368,16 @@ def assemble(
         ).fetchall()
     # The user's own earlier questions are not memory to hand back (they stay
     # searchable, and summaries list the open ones); nor are this turn's items.
-    # Nor are facts, decisions and assistant proposals whose source message the
-    # upstream sees verbatim in this request: the block carries what the model
-    # cannot see. Preferences and constraints are restated even then (standing
-    # instructions drift out of a long window's attention), and so is an unresolved
-    # conflict (the message alone does not say it conflicts).
+    # Nor, for now, are facts, decisions and proposals the upstream reads where they
+    # were said (memory_core.inview).
+    view = set() if not cfg.in_view_tokens else request_ids if in_view_ids is None \
+        else in_view_ids
     items: list[sqlite3.Row] = []
-    in_request: list[sqlite3.Row] = []
+    hidden: list[sqlite3.Row] = []
     for r in active_items:
         if r["source_message_id"] in newest_ids or r["kind"] == "question":
             continue
-        if (r["kind"] in _SEEN_KINDS and r["source_message_id"] in request_ids
-                and r["conflict_with"] is None):
-            in_request.append(r)
-        else:
-            items.append(r)
+        (hidden if view and inview.is_in_view(r, view) else items).append(r)
     relevance: dict[int, float] = {}
     prepared = [_prepared(r) for r in items]
     term_sets = {item_id: ts for item_id, _, ts in prepared}
@@ -429,6 +423,9 @@ def assemble(
     matching.sort(key=lambda c: -c[1])
     standing_rows = standing_rows[: cfg.max_items]
     chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
+    for r, prio, old in inview.related_updates([(c[0], c[1]) for c in chosen], hidden,
+                                               lambda row: _prepared(row)[2]):
+        chosen.append((r, prio, f"in view, but newer than item {old['id']} shown here"))
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
     linked: dict[int, sqlite3.Row] = {}
@@ -515,13 +512,10 @@ def assemble(
             lines.append(_Line("evidence", text, f"msg:{r['id']}", 10 + s,
                                f"earlier message matching this turn ({s:.2f})", order=r["id"]))
 
-    # The explain log names the in-request items that would have been candidates:
-    # standing ones and ones sharing a keyword with the turn.
-    not_repeated = [
-        {"ref": f"item:{r['id']}", "tokens": 0, "reason": "not repeated",
-         "would_have_been": f"its source, msg {r['source_message_id']}, is in this request"}
-        for r in in_request
-        if _prepared(r)[1] > 0 or q_terms & _prepared(r)[2]][:_NOT_REPEATED_LOGGED]
+    shown = {r["id"] for r, _, _ in chosen}
+    not_repeated = inview.not_repeated_log([r for r in hidden if r["id"] not in shown],
+                                           lambda row: _prepared(row)[1], q_terms,
+                                           lambda row: _prepared(row)[2])
     return _fit(lines, trigger, budget, scope, capture, not_repeated)
 
 
@@ -551,6 +545,9 @@ def _line_tokens(text: str) -> int:
 
 def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
          capture: CaptureResult, not_repeated: list[dict[str, Any]]) -> Assembly:
+    """Fit ``lines`` to ``budget`` tokens by priority and render the block; the
+    explain log lists ``not_repeated`` (items left out because they are in view)
+    after the budget's own omissions."""
     source = token_source()
     for ln in lines:
         ln.tokens = _line_tokens(ln.text) + 1
@@ -558,7 +555,7 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
     header_cost = {s: (count_tokens(h) + 1 if h else 0) for s, h in _SECTION_HEADERS.items()}
     used = overhead
     included: list[_Line] = []
-    omitted: list[dict[str, Any]] = list(not_repeated)
+    omitted: list[dict[str, Any]] = []
     truncated: list[dict[str, Any]] = []
     sections_open: set[str] = set()
     for ln in sorted(lines, key=lambda x: -x.priority):
@@ -584,8 +581,9 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
     if not included or not has_content:
         return Assembly("", trigger, 0, budget, source, {
             "trigger": trigger, "budget_tokens": budget, "used_tokens": 0,
-            "token_source": source, "sections": [], "included": [], "omitted": omitted,
-            "truncated": truncated, "skipped": "nothing to inject",
+            "token_source": source, "sections": [], "included": [],
+            "omitted": omitted + not_repeated, "truncated": truncated,
+            "skipped": "nothing to inject",
             "thread_id": capture.thread_id,
         })
     block, sections = _render(included, trigger)
@@ -609,7 +607,7 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
         "included": [{"ref": ln.ref, "section": ln.section, "tokens": ln.tokens,
                       "reason": ln.reason} for ln in sorted(included, key=lambda x: -x.priority)],
         "truncated": truncated,
-        "omitted": omitted,
+        "omitted": omitted + not_repeated,
     }
     n_items = sum(1 for ln in included if ln.section == "items")
     return Assembly(block, trigger, used_tokens, budget, source, log, n_items)

@@ -58,6 +58,7 @@ _RANGES: dict[str, tuple[float, float]] = {
     "max_items": (0, 500),
     "pinned_items": (0, 200),
     "evidence_snippets": (0, 50),
+    "in_view_tokens": (0, 10_000_000),
     "snippet_chars": (40, 4000),
     "capture_wait_seconds": (0.05, 30),
     "sqlite_cache_kib": (64, 4_194_304),
@@ -77,6 +78,9 @@ class MemoryConfig:
     a correction; :func:`memory_core.assemble.standing_weight`) shown without a
     keyword match.
     ``evidence_snippets``/``snippet_chars``: quoted earlier messages not in the request.
+    ``in_view_tokens``: a fact, decision or proposal whose message is among the newest
+    this-many tokens the upstream sees verbatim is not repeated in the block
+    (:mod:`memory_core.inview`); 0 = always repeat.
     ``quote_tool_output``: tool results may be quoted as evidence (off by default).
     ``semantic_min_similarity``: cosine similarity (−1…1) a vector-only search hit
     needs to count as relevant; 0.84 suits multilingual-e5-small, whose unrelated
@@ -107,6 +111,7 @@ class MemoryConfig:
     pinned_items: int = 20
     evidence_snippets: int = 4
     snippet_chars: int = 400
+    in_view_tokens: int = 8000
     quote_tool_output: bool = False
     capture_wait_seconds: float = 2.0
     semantic_min_similarity: float = 0.84

@@ -216,7 +216,8 @@ class Engine:
 
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
-                 request_id: str, visible_ids: set[int] | None = None) -> Assembly:
+                 request_id: str, visible_ids: set[int] | None = None,
+                 in_view_ids: set[int] | None = None) -> Assembly:
         """Build the injection block for a captured request (reader thread).
 
         Queues the explain log (``assembly_logs``) without waiting for it. See
@@ -228,7 +229,8 @@ class Engine:
         def build(conn: sqlite3.Connection) -> Assembly:
             items = self._active_items.get(conn, namespace, scope.tenant, scope.role)
             return assemble(conn, scope, result, newest_text, self.config, search=hook,
-                            visible_ids=visible_ids, namespace=namespace, active_items=items)
+                            visible_ids=visible_ids, in_view_ids=in_view_ids,
+                            namespace=namespace, active_items=items)
 
         assembly = self.store.read(build)
         self.store.write(_log_assembly, scope, request_id, assembly)
@@ -303,6 +305,31 @@ class Engine:
                 for chunk in (rest[at:at + 900] for at in range(0, len(rest), 900)))
 
         return self.store.read(total) + sum(n.tokens + 40 for n in roots)
+
+    def newest_in_view(self, visible_ids: Sequence[int], tokens: int) -> set[int]:
+        """The newest of ``visible_ids`` (in path order, as the upstream sees them
+        verbatim) whose stored o200k token counts add up to at most ``tokens``,
+        walking back from the end; ``set()`` when ``tokens`` is 0. Reads the counts
+        of the tail only, 128 ids a query (a few queries for 8000 tokens)."""
+        out: set[int] = set()
+        if tokens <= 0 or not visible_ids:
+            return out
+
+        def walk(conn: sqlite3.Connection) -> None:
+            used = 0
+            for end in range(len(visible_ids), 0, -128):
+                chunk = list(visible_ids[max(0, end - 128):end])
+                counts = dict(conn.execute(
+                    f"SELECT id, tokens FROM messages WHERE id IN ({','.join('?' * len(chunk))})",
+                    chunk).fetchall())
+                for mid in reversed(chunk):
+                    used += counts.get(mid) or 0
+                    if used > tokens:
+                        return
+                    out.add(mid)
+
+        self.store.read(walk)
+        return out
 
     def compact(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
                 summarizer: Any = None, *, force: bool = False) -> list[int]:

@@ -5,6 +5,7 @@ Answers (tables, JSON) go to stdout; progress bars and diagnostics to stderr.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -39,7 +40,7 @@ def _embedder(settings: Any):  # type: ignore[no-untyped-def]
 def _bar(**kwargs: Any) -> Any:
     from tqdm import tqdm
 
-    return tqdm(file=click.get_text_stream("stderr"), dynamic_ncols=True, **kwargs)
+    return tqdm(file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
 def _ks(value: str) -> tuple[int, ...]:

@@ -74,6 +74,7 @@ class InjectionSettings:
     pinned_items: int = field(default=20, metadata=_rng(0, 200))
     evidence_snippets: int = field(default=4, metadata=_rng(0, 50))
     snippet_chars: int = field(default=400, metadata=_rng(40, 4000))
+    in_view_tokens: int = field(default=8000, metadata=_rng(0, 10_000_000))
     quote_tool_output: bool = False
     capture_wait_seconds: float = field(default=2.0, metadata=_rng(0.05, 30))
     search_mode: str = field(default="bm25", metadata={"choices": ("bm25", "hybrid")})
@@ -245,6 +246,7 @@ class Settings:
             pinned_items=inj.pinned_items,
             evidence_snippets=inj.evidence_snippets,
             snippet_chars=inj.snippet_chars,
+            in_view_tokens=inj.in_view_tokens,
             quote_tool_output=inj.quote_tool_output,
             capture_wait_seconds=inj.capture_wait_seconds,
             injection_search_mode=inj.search_mode,

@@ -109,30 +109,78 @@ async def test_numbers_and_decisions_stand_in_the_block_for_a_paraphrased_questi
 
 async def test_a_fact_in_view_is_not_repeated_but_a_rule_is(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    """While the upstream sees a fact's or a decision's own message verbatim, the block
-    does not repeat it (the explain log says why); a standing rule or preference is
-    restated on every turn even then."""
+    """While the upstream sees a fact's, a decision's or a proposal's own message
+    verbatim, the block does not repeat it (the explain log says why); a standing
+    rule, an unresolved conflict, and an in-view statement newer than a related item
+    the block shows are restated."""
     agent = Agent(proxy, upstream)
-    upstream.push(*[Reply(content="noted") for _ in range(4)])  # no echoed blocks
+    upstream.push(*[Reply(content="noted") for _ in range(2)],
+                  Reply(content="I suggest we cache the product catalogue in Redis."),
+                  *[Reply(content="noted") for _ in range(5)])  # no echoed blocks
     await agent.say("While a sale is running, the catalogue cache TTL is 100 seconds.")
     await agent.say("We decided to deploy the frontend on Render.")
+    await agent.say("How should we cache the product catalogue?")  # the proposal
     await agent.say("We must always run the linter before committing.")
-    await agent.say("During a promotion, how quickly do shop listings get refreshed?")
+    await agent.say("The budget is 5000 USD.")
+    await agent.say("The budget is 6000 USD.")  # conflicts with the line before
+    await agent.say("During a promotion, how often is the product catalogue cache renewed?")
     block = block_of(agent.upstream_last_user())
-    assert "100 seconds" not in block and "Render" not in block
+    assert "100 seconds" not in block and "Render" not in block and "Redis" not in block
     assert "[constraint · msg" in block and "run the linter before committing" in block
+    assert "CONFLICTS with msg" in block and "6000 USD" in block
     await proxy.settle()
     log = proxy.engine.last_assembly()
     assert log is not None
-    not_repeated = {e["ref"]: e["would_have_been"] for e in log["data"]["omitted"]
-                    if e["reason"] == "not repeated"}
-    assert len(not_repeated) == 2, log["data"]["omitted"]
-    assert all("is in this request" in why for why in not_repeated.values())
-    # A new conversation of the same persona does not see those messages: it gets both.
+    not_repeated = {e["ref"]: e for e in log["data"]["omitted"]
+                    if e["reason"].startswith("not repeated: msg ")}
+    # The TTL, Render, the Redis proposal (it matches this turn) and the 5000 USD
+    # budget (the conflict note quotes it).
+    assert len(not_repeated) == 4, log["data"]["omitted"]
+    assert {e["would_have_been"].split(" (")[0] for e in not_repeated.values()} == {
+        "standing fact", "standing decision", "shares a keyword with this turn"}
+    explain = CliRunner().invoke(main, ["memory", "explain", "--data-dir",
+                                        proxy.settings.storage.data_dir])
+    assert explain.exit_code == 0 and "not repeated: msg" in explain.output
+
+    # A newer statement in view that updates a rule the block restates is shown too.
+    await agent.say("We should never deploy on Fridays.")
+    await agent.say("We decided that deploying on Fridays is fine now.")
+    await agent.say("Can I ship the release today?")
+    block = block_of(agent.upstream_last_user())
+    assert "never deploy on Fridays" in block and "deploying on Fridays is fine now" in block
+    await proxy.settle()
+    log = proxy.engine.last_assembly()
+    assert log is not None
+    assert any(e["reason"].startswith("in view, but newer than item")
+               for e in log["data"]["included"]), log["data"]["included"]
+
+    # A new conversation of the same persona does not see those messages: it gets them.
     fresh = Agent(proxy, upstream)
-    await fresh.say("During a promotion, how quickly do shop listings get refreshed?")
+    await fresh.say("During a promotion, how quickly do shop listings get refreshed, and"
+                    " how should the product catalogue be cached?")
     block = block_of(fresh.upstream_last_user())
-    assert "100 seconds" in block and "Render" in block
+    assert "100 seconds" in block and "Render" in block and "Redis" in block
+
+
+async def test_in_view_tokens_bounds_what_counts_as_in_view(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """Only the newest ``injection.in_view_tokens`` of the verbatim history count as in
+    view: a fact said further back is repeated (a long uncompacted window), and 0
+    repeats everything."""
+    for window, repeated in ((60, True), (0, True), (8000, False)):
+        proxy = await start_proxy(upstream.base_url, tmp_path / f"d{window}",
+                                  injection={"in_view_tokens": window})
+        try:
+            agent = Agent(proxy, upstream)
+            upstream.push(*[Reply(content="noted") for _ in range(6)])
+            await agent.say("While a sale is running, the catalogue cache TTL is 100 seconds.")
+            for i in range(4):
+                await agent.say(f"Step {i}: review the changelog entry number {i} and note"
+                                " anything unusual in the release notes draft.")
+            await agent.say("During a promotion, how quickly do shop listings refresh?")
+            assert ("100 seconds" in block_of(agent.upstream_last_user())) is repeated, window
+        finally:
+            await proxy.runner.cleanup()
 
 
 async def test_correction_supersedes_and_old_value_only_as_superseded(
@@ -240,7 +288,8 @@ async def test_block_respects_budget(upstream: FakeUpstream, tmp_path: Path,
         last = proxy.engine.last_assembly()
         assert last is not None and last["used_tokens"] <= budget
         if budget == 200:
-            assert last["data"]["omitted"], "a tiny budget must omit items, and say so"
+            assert any(e["reason"].startswith("over budget") for e in last["data"]["omitted"]
+                       ), "a tiny budget must omit items, and say so"
     finally:
         await proxy.runner.cleanup()
 
