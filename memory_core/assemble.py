@@ -424,7 +424,8 @@ def assemble(
     standing_rows = standing_rows[: cfg.max_items]
     chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
     for r, prio, old in inview.related_updates([(c[0], c[1]) for c in chosen], hidden,
-                                               lambda row: _prepared(row)[2]):
+                                               lambda row: _prepared(row)[2], cfg.max_items,
+                                               items):
         chosen.append((r, prio, f"in view, but newer than item {old['id']} shown here"))
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}

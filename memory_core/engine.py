@@ -307,10 +307,12 @@ class Engine:
         return self.store.read(total) + sum(n.tokens + 40 for n in roots)
 
     def newest_in_view(self, visible_ids: Sequence[int], tokens: int) -> set[int]:
-        """The newest of ``visible_ids`` (in path order, as the upstream sees them
-        verbatim) whose stored o200k token counts add up to at most ``tokens``,
-        walking back from the end; ``set()`` when ``tokens`` is 0. Reads the counts
-        of the tail only, 128 ids a query (a few queries for 8000 tokens)."""
+        """The newest of ``visible_ids`` (distinct, in path order, as the upstream sees
+        them verbatim) whose stored o200k token counts add up to at most ``tokens``,
+        walking back from the end and stopping at the first that does not fit (the
+        newest message counts too: after a pasted message longer than ``tokens``,
+        nothing is in view); ``set()`` when ``tokens`` is 0. Reads the counts of the
+        tail only, 128 ids a query (a few queries for 8000 tokens)."""
         out: set[int] = set()
         if tokens <= 0 or not visible_ids:
             return out

@@ -93,9 +93,16 @@ def _explain(engine: Engine, scope: Scope) -> str:
         lines.append(f"skipped: {data['skipped']}")
     for sec in data.get("sections", []):
         lines.append(f"section  {sec['name']}: {sec['lines']} lines, {sec['tokens']} tokens")
+    in_view = [row["ref"] for row in data.get("omitted", [])
+               if row["reason"].startswith("not repeated")]
     for label in ("included", "truncated", "omitted"):
         for row in data.get(label, []):
+            if label == "omitted" and row["reason"].startswith("not repeated"):
+                continue  # one summary line below, not one per item
             lines.append(f"{label:<9}{row['ref']:<16}{row['tokens']:>5} tok  {row['reason']}")
+    if in_view:
+        lines.append(f"in view  {len(in_view)} items not repeated (their messages are in the"
+                     f" request): {', '.join(in_view)}")
     return "\n".join(lines)
 
 

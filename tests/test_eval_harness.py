@@ -290,13 +290,17 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
 
 
 def test_freeze_startup_heap_moves_live_objects_out_of_collection() -> None:
-    from proxy.app import freeze_startup_heap
+    from proxy.app import GC_GEN0_THRESHOLD, freeze_startup_heap
 
+    threshold = gc.get_threshold()
     try:
+        gc.set_threshold(700, *threshold[1:])
         freeze_startup_heap()
         assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (GC_GEN0_THRESHOLD, *threshold[1:])
     finally:
         gc.unfreeze()
+        gc.set_threshold(*threshold)
 
 
 def test_bench_all_gathers_search_and_compaction_in_one_table() -> None:

@@ -141,6 +141,8 @@ async def test_a_fact_in_view_is_not_repeated_but_a_rule_is(
     explain = CliRunner().invoke(main, ["memory", "explain", "--data-dir",
                                         proxy.settings.storage.data_dir])
     assert explain.exit_code == 0 and "not repeated: msg" in explain.output
+    in_chat = await agent.say("/memory explain")  # one summary line, not one per item
+    assert "in view  4 items not repeated" in in_chat and "not repeated: msg" not in in_chat
 
     # A newer statement in view that updates a rule the block restates is shown too.
     await agent.say("We should never deploy on Fridays.")

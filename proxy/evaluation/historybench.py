@@ -84,7 +84,7 @@ async def _run(session: Any, measure: int, embedding: str | None, root: Path,
     site_runner = web.AppRunner(app, access_log=None)
     await site_runner.setup()
     await web.TCPSite(site_runner, "127.0.0.1", 0).start()
-    freeze_startup_heap()  # as `lcm-proxy serve` does once started; undone below
+    freeze_startup_heap()  # as `lcm-proxy serve` does; the freeze is undone below
     url = f"http://127.0.0.1:{site_runner.addresses[0][1]}/v1"
     ex = runner._Exchange("lcm", session, fake, url, settings.injection.soft_budget_tokens)
     client = Client("lcm", ex.counter, "")

@@ -267,7 +267,9 @@ async def run_session(system: str, session: Session, fake: EvalUpstream, root: P
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    freeze_startup_heap()  # as `lcm-proxy serve` does once started; undone below
+    # As `lcm-proxy serve` does once started: the freeze is undone below; the raised
+    # GC threshold stays for the process (every system and the client share it).
+    freeze_startup_heap()
     url = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
     engine = app[ENGINE]
     tenant = tenant_for_key(API_KEY, settings.proxy.tenant_salt or engine.tenant_salt)
