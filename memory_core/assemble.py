@@ -370,8 +370,9 @@ def assemble(
     # searchable, and summaries list the open ones); nor are this turn's items.
     # Nor, for now, are facts, decisions and proposals the upstream reads where they
     # were said (memory_core.inview).
-    view = set() if not cfg.in_view_tokens else request_ids if in_view_ids is None \
-        else in_view_ids
+    view = in_view_ids if in_view_ids is not None else request_ids
+    if not cfg.in_view_tokens:
+        view = set()
     items: list[sqlite3.Row] = []
     hidden: list[sqlite3.Row] = []
     for r in active_items:

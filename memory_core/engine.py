@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from memory_core import capture, compaction, memory
+from memory_core import capture, compaction, inview, memory
 from memory_core.assemble import Assembly, assemble, terms
 from memory_core.command import is_command_exchange
 from memory_core.config import MemoryConfig
@@ -217,19 +217,24 @@ class Engine:
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
                  request_id: str, visible_ids: set[int] | None = None,
-                 in_view_ids: set[int] | None = None) -> Assembly:
+                 visible_order: Sequence[int] | None = None) -> Assembly:
         """Build the injection block for a captured request (reader thread).
 
         Queues the explain log (``assembly_logs``) without waiting for it. See
         :func:`memory_core.assemble.assemble` for the block's shape and budget.
+        ``visible_order``: the visible ids in path order, distinct; the newest
+        ``in_view_tokens`` of them count as in view (:func:`memory_core.inview.newest`,
+        on the same reader connection). ``None``: all of ``visible_ids`` are.
         """
         hook = self.searcher if self.search is not None else None
         namespace = str(self.store.path)
 
         def build(conn: sqlite3.Connection) -> Assembly:
             items = self._active_items.get(conn, namespace, scope.tenant, scope.role)
+            in_view = None if visible_order is None else inview.newest(
+                conn, visible_order, self.config.in_view_tokens)
             return assemble(conn, scope, result, newest_text, self.config, search=hook,
-                            visible_ids=visible_ids, in_view_ids=in_view_ids,
+                            visible_ids=visible_ids, in_view_ids=in_view,
                             namespace=namespace, active_items=items)
 
         assembly = self.store.read(build)
@@ -305,33 +310,6 @@ class Engine:
                 for chunk in (rest[at:at + 900] for at in range(0, len(rest), 900)))
 
         return self.store.read(total) + sum(n.tokens + 40 for n in roots)
-
-    def newest_in_view(self, visible_ids: Sequence[int], tokens: int) -> set[int]:
-        """The newest of ``visible_ids`` (distinct, in path order, as the upstream sees
-        them verbatim) whose stored o200k token counts add up to at most ``tokens``,
-        walking back from the end and stopping at the first that does not fit (the
-        newest message counts too: after a pasted message longer than ``tokens``,
-        nothing is in view); ``set()`` when ``tokens`` is 0. Reads the counts of the
-        tail only, 128 ids a query (a few queries for 8000 tokens)."""
-        out: set[int] = set()
-        if tokens <= 0 or not visible_ids:
-            return out
-
-        def walk(conn: sqlite3.Connection) -> None:
-            used = 0
-            for end in range(len(visible_ids), 0, -128):
-                chunk = list(visible_ids[max(0, end - 128):end])
-                counts = dict(conn.execute(
-                    f"SELECT id, tokens FROM messages WHERE id IN ({','.join('?' * len(chunk))})",
-                    chunk).fetchall())
-                for mid in reversed(chunk):
-                    used += counts.get(mid) or 0
-                    if used > tokens:
-                        return
-                    out.add(mid)
-
-        self.store.read(walk)
-        return out
 
     def compact(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
                 summarizer: Any = None, *, force: bool = False) -> list[int]:

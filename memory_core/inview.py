@@ -23,6 +23,7 @@ profile, 89.5 → 90.1 % and 827 → 781; assembly coverage 100 % at every size 
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -38,6 +39,33 @@ ANCHOR_KINDS = frozenset(("constraint", "preference", "decision", "proposal"))
 
 RARE_TERM_ITEMS = 3
 """A keyword held by at most this many active items relates the items that share it."""
+
+NOT_REPEATED = "not repeated"
+"""How an explain-log ``omitted`` row left out by this rule begins its ``reason``."""
+
+
+def newest(conn: sqlite3.Connection, visible_ids: Sequence[int], tokens: int) -> set[int]:
+    """The in-view ids: the newest of ``visible_ids`` (distinct, in path order, as the
+    upstream sees them verbatim) whose stored o200k token counts (``messages.tokens``)
+    add up to at most ``tokens``, walking back from the end and stopping at the first
+    that does not fit (the newest message counts too: after a pasted message longer
+    than ``tokens``, nothing is in view); ``set()`` when ``tokens`` is 0. Reads the
+    counts of the tail only, 128 ids a query (a few queries for 8000 tokens)."""
+    out: set[int] = set()
+    if tokens <= 0:
+        return out
+    used = 0
+    for end in range(len(visible_ids), 0, -128):
+        chunk = list(visible_ids[max(0, end - 128):end])
+        counts = dict(conn.execute(
+            f"SELECT id, tokens FROM messages WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk).fetchall())
+        for mid in reversed(chunk):
+            used += counts.get(mid) or 0
+            if used > tokens:
+                return out
+            out.add(mid)
+    return out
 
 
 def is_in_view(row: Any, view_ids: set[int]) -> bool:
@@ -120,6 +148,6 @@ def not_repeated_log(hidden: Sequence[Any], weight_of: Callable[[Any], float],
         else:
             continue
         out.append({"ref": f"item:{row['id']}", "section": "items", "tokens": 0,
-                    "reason": f"not repeated: msg {row['source_message_id']} is in view",
+                    "reason": f"{NOT_REPEATED}: msg {row['source_message_id']} is in view",
                     "would_have_been": why})
     return out

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core import capture
+from memory_core import capture, inview
 from memory_core.command import PREFIX, REPLY_HEADER, is_command
 from memory_core.engine import Engine
 from memory_core.errors import InvalidIdError, NotFoundError
@@ -94,10 +94,10 @@ def _explain(engine: Engine, scope: Scope) -> str:
     for sec in data.get("sections", []):
         lines.append(f"section  {sec['name']}: {sec['lines']} lines, {sec['tokens']} tokens")
     in_view = [row["ref"] for row in data.get("omitted", [])
-               if row["reason"].startswith("not repeated")]
+               if row["reason"].startswith(inview.NOT_REPEATED)]
     for label in ("included", "truncated", "omitted"):
         for row in data.get(label, []):
-            if label == "omitted" and row["reason"].startswith("not repeated"):
+            if label == "omitted" and row["reason"].startswith(inview.NOT_REPEATED):
                 continue  # one summary line below, not one per item
             lines.append(f"{label:<9}{row['ref']:<16}{row['tokens']:>5} tok  {row['reason']}")
     if in_view:

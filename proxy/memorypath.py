@@ -160,9 +160,8 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         newest = message_text(messages[index])
         visible = set(ids) - covered
         # Once each: a reply that hid memory-tool rounds repeats its id per splice.
-        in_view = engine.newest_in_view(list(dict.fromkeys(i for i in ids if i not in covered)),
-                                        cfg.in_view_tokens)
-        assembly = engine.assemble(scope, result, newest, request_id, visible, in_view)
+        order = list(dict.fromkeys(i for i in ids if i not in covered))
+        assembly = engine.assemble(scope, result, newest, request_id, visible, order)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
             messages = rewrite.inject_block(messages, assembly.block)
