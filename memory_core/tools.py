@@ -238,7 +238,7 @@ def memory_search(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, 
         # The model asked for meaning: worth waiting for the embedder longer than the
         # injection's request-path budget (it may be busy embedding a backlog).
         try:
-            vector = embedder.embed([query], priority=0, timeout=QUERY_EMBED_SECONDS)[0]
+            vector = embedder.embed_queries([query], timeout=QUERY_EMBED_SECONDS)[0]
         except Exception:  # noqa: BLE001 - BM25 still answers
             vector = None
     hits = engine.search.search(scope.tenant, scope.role, query, k=limit * OVERFETCH,

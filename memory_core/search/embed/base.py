@@ -26,6 +26,9 @@ class Embedder(Protocol):
     ``model_id``: stored with every vector (a change re-embeds). ``dim``: vector
     size. ``embed(texts)`` returns float32 ``[len(texts), dim]``, each row
     L2-normalised (a zero row for empty text). Raises ``EmbedderError``.
+    An embedder may also have ``embed_queries(texts)``, same shape, for search
+    queries (:class:`~memory_core.search.embed.minilm.PairEmbedder` drops its
+    English-only half for CJK queries); without it queries use ``embed``.
     """
 
     model_id: str
@@ -71,23 +74,38 @@ class SerialEmbedder:
             _prio, _seq, job = self._queue.get()
             if job is None:
                 return
-            texts, fut = job
+            texts, query, fut = job
             if not fut.set_running_or_notify_cancel():
                 continue
+            run = self.inner.embed
+            if query:
+                run = getattr(self.inner, "embed_queries", run)
             try:
-                fut.set_result(self.inner.embed(texts))
+                fut.set_result(run(texts))
             except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                 fut.set_exception(exc)
 
     def embed(
         self, texts: list[str], *, priority: int = 1, timeout: float | None = None
     ) -> np.ndarray:
+        """Float32 ``[len(texts), dim]`` for stored text (the inner ``embed``)."""
+        return self._submit(texts, priority, timeout, query=False)
+
+    def embed_queries(
+        self, texts: list[str], *, priority: int = 0, timeout: float | None = None
+    ) -> np.ndarray:
+        """Float32 ``[len(texts), dim]`` for search queries: the inner
+        ``embed_queries`` where it has one, else its ``embed``."""
+        return self._submit(texts, priority, timeout, query=True)
+
+    def _submit(self, texts: list[str], priority: int, timeout: float | None,
+                query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self._closed:
             raise EmbedderError("embedder is closed")
         fut: Future[np.ndarray] = Future()
-        self._queue.put((priority, next(self._seq), (list(texts), fut)))
+        self._queue.put((priority, next(self._seq), (list(texts), query, fut)))
         try:
             return fut.result(timeout)
         except FutureTimeout:

