@@ -38,10 +38,32 @@ def test_minilm_rows_are_unit_and_do_not_depend_on_the_batch(models) -> None:
     assert mini.embed([]).shape == (0, 384)
 
 
+def test_minilm_pools_over_the_text_s_own_word_pieces_only(models) -> None:
+    """The vendored tokenizer file asks for fixed 128-piece padding; pooling over those
+    pads would shift every vector. A text's vector is the mean over its own pieces:
+    the model run on exactly ``[CLS] … [SEP]`` gives the same row."""
+    _, mini = models
+    from tokenizers import Tokenizer
+
+    from memory_core.search.embed.minilm import TOKENIZER
+
+    raw = Tokenizer.from_file(str(TOKENIZER))
+    raw.no_padding()
+    text = "How long do we keep the nightly backups?"
+    ids = raw.encode(text).ids
+    assert ids[0] == 101 and ids[-1] == 102 and len(ids) < 20  # [CLS] … [SEP]
+    feed = {"input_ids": np.array([ids]), "attention_mask": np.ones((1, len(ids)), np.int64),
+            "token_type_ids": np.zeros((1, len(ids)), np.int64)}
+    hidden = mini._session.run(None, feed)[0][0]
+    want = hidden.mean(axis=0) / np.linalg.norm(hidden.mean(axis=0))
+    np.testing.assert_allclose(mini.embed([text])[0], want, atol=1e-5)
+    np.testing.assert_allclose(mini.embed([text, "x " * 300])[0], want, atol=1e-5)
+
+
 def test_pair_inner_product_is_the_weighted_mean_of_the_two_cosines(models) -> None:
     e5, mini = models
     pair = PairEmbedder(e5, mini)
-    assert pair.dim == 768 and "+" in pair.model_id and pair.model_id.endswith("@0.8")
+    assert pair.dim == 768 and "+" in pair.model_id and pair.model_id.endswith("@0.9")
     docs = pair.embed(DOCS)
     np.testing.assert_allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
     query = "How long do we hold on to the snapshots taken every evening?"
@@ -122,3 +144,98 @@ def test_pair_weight_must_lie_strictly_between_0_and_1(models) -> None:
     for bad in (0.0, 1.0, 1.5):
         with pytest.raises(ValueError):
             PairEmbedder(e5, mini, bad)
+
+
+def test_english_like_decides_which_queries_use_minilm(models) -> None:
+    from memory_core.search.embed.minilm import english_like
+
+    assert english_like("How long do we keep the nightly backups?")
+    assert english_like("Is the café's p99 under 300 ms?")
+    assert english_like("42")
+    assert not english_like("毎晩のスナップショットはどのくらい？")
+    assert not english_like("Сколько узлов в кластере?")
+    assert not english_like("staging 集群有几台机器？")
+    e5, mini = models
+    q = PairEmbedder(e5, mini).embed_queries(["Сколько узлов в кластере?"])[0]
+    assert not q[e5.dim:].any()
+
+
+class _Recording(HashingEmbedder):
+    """Hashing vectors; records which texts went through ``embed_queries``."""
+
+    def __init__(self, alias: dict[str, str] | None = None) -> None:
+        super().__init__(64)
+        self.queries: list[str] = []
+        self.alias = alias or {}
+        self.similarity_scale = 0.5
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        self.queries.extend(texts)
+        return self.embed([self.alias.get(t, t) for t in texts])
+
+
+def test_search_and_memory_search_embed_their_query_as_a_query(tmp_path: Path) -> None:
+    """The service's own query embedding and the memory_search tool both go through
+    ``embed_queries`` (the pair drops its English half there for CJK queries); the
+    indexer embeds stored text through ``embed``. ``similarity_scale`` passes through
+    the serialising wrapper."""
+    from memory_core import tools
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+    from tests.test_search_support import capture_chat, open_service
+
+    inner = _Recording()
+    embedder = SerialEmbedder(inner)
+    assert embedder.similarity_scale == 0.5
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, embedder=embedder)
+    engine.attach_search(svc)
+    try:
+        capture_chat(engine, Scope("t", "r"), ["The staging cluster has 12 nodes."])
+        assert svc.wait_idle(20)
+        assert inner.queries == []
+        svc.search("t", "r", "staging nodes")
+        assert inner.queries == ["staging nodes"]
+        tools.memory_search(engine, Scope("t", "r"), {"query": "how many nodes"})
+        assert inner.queries == ["staging nodes", "how many nodes"]
+    finally:
+        engine.close()
+        embedder.close()
+
+
+def test_the_block_floor_scales_with_the_embedder(tmp_path: Path) -> None:
+    """``semantic_min_similarity`` is in e5's cosines; ``Engine.searcher`` multiplies it
+    by the embedder's ``similarity_scale`` before keeping vector-only hits."""
+    import dataclasses
+
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+    from tests.test_search_support import capture_chat, open_service
+
+    # "xylophone" shares no word with the chat (no BM25 hit); its vector is that of
+    # "zebra quantum", close to the first turn's
+    inner = _Recording({"xylophone": "zebra quantum"})
+    embedder = SerialEmbedder(inner)
+    engine = Engine(tmp_path)
+    engine.config = dataclasses.replace(engine.config, injection_search_mode="hybrid")
+    svc = open_service(tmp_path, engine, embedder=embedder)
+    engine.attach_search(svc)
+    scope = Scope("t", "r")
+    try:
+        ids = capture_chat(engine, scope, ["zebra quantum lattice", "orbit violet canyon"])
+        assert svc.wait_idle(20)
+        assert svc.search("t", "r", "xylophone", mode="bm25") == []
+        cos = {h.ref_id: h.vector_score for h in svc.search("t", "r", "xylophone",
+                                                              mode="vector", k=5)}
+        assert cos[ids[0]] > 0.5
+        # a floor above the cosine that the scale (0.5) brings below it
+        engine.config = dataclasses.replace(
+            engine.config, semantic_min_similarity=min(0.99, cos[ids[0]] * 1.5))
+        kept = {ref for _, ref, _ in engine.searcher(scope, "xylophone", ["message"], 5)}
+        assert ids[0] in kept
+        embedder.similarity_scale = 1.0
+        kept = {ref for _, ref, _ in engine.searcher(scope, "xylophone", ["message"], 5)}
+        assert ids[0] not in kept
+    finally:
+        engine.close()
+        embedder.close()

