@@ -38,6 +38,23 @@ def test_minilm_rows_are_unit_and_do_not_depend_on_the_batch(models) -> None:
     assert mini.embed([]).shape == (0, 384)
 
 
+def test_minilm_splits_long_batches_into_runs_and_keeps_the_order(models) -> None:
+    """Texts of 60–250 word pieces in shuffled order do not fit one run of
+    ``RUN_PIECES``: each row still equals the text embedded alone."""
+    from memory_core.search.embed.minilm import RUN_PIECES
+
+    _, mini = models
+    rng = np.random.default_rng(7)
+    words = ["backup", "cluster", "latency", "retry", "budget", "staging", "deploy"]
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(60, 250, 12)]
+    pieces = [len(mini._tokenizer.encode(t).ids) for t in texts]
+    assert sum(pieces) > 3 * RUN_PIECES
+    batch = mini.embed(texts)
+    alone = np.vstack([mini.embed([t]) for t in texts])
+    np.testing.assert_allclose(batch, alone, atol=1e-4)
+    assert len({tuple(np.round(r, 3)) for r in batch}) == len(texts)
+
+
 def test_minilm_pools_over_the_text_s_own_word_pieces_only(models) -> None:
     """The vendored tokenizer file asks for fixed 128-piece padding; pooling over those
     pads would shift every vector. A text's vector is the mean over its own pieces:
@@ -146,15 +163,15 @@ def test_pair_weight_must_lie_strictly_between_0_and_1(models) -> None:
             PairEmbedder(e5, mini, bad)
 
 
-def test_english_like_decides_which_queries_use_minilm(models) -> None:
-    from memory_core.search.embed.minilm import english_like
+def test_is_english_like_decides_which_queries_use_minilm(models) -> None:
+    from memory_core.search.embed.minilm import is_english_like
 
-    assert english_like("How long do we keep the nightly backups?")
-    assert english_like("Is the café's p99 under 300 ms?")
-    assert english_like("42")
-    assert not english_like("毎晩のスナップショットはどのくらい？")
-    assert not english_like("Сколько узлов в кластере?")
-    assert not english_like("staging 集群有几台机器？")
+    assert is_english_like("How long do we keep the nightly backups?")
+    assert is_english_like("Is the café's p99 under 300 ms?")
+    assert is_english_like("42")
+    assert not is_english_like("毎晩のスナップショットはどのくらい？")
+    assert not is_english_like("Сколько узлов в кластере?")
+    assert not is_english_like("staging 集群有几台机器？")
     e5, mini = models
     q = PairEmbedder(e5, mini).embed_queries(["Сколько узлов в кластере?"])[0]
     assert not q[e5.dim:].any()

