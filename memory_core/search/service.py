@@ -29,7 +29,12 @@ import numpy as np
 from memory_core.search.base import LABEL_SHIFT, Hit, SearchFilter, split_label
 from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import DELETED_STATUSES, TABLES, embed_key
-from memory_core.search.embed.base import Embedder, EmbedderError, SerialEmbedder
+from memory_core.search.embed.base import (
+    Embedder,
+    EmbedderError,
+    SerialEmbedder,
+    query_embedding,
+)
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.hybrid import (
     add_boost,
@@ -161,7 +166,7 @@ class SearchService:
             if isinstance(emb, SerialEmbedder):
                 vecs = emb.embed_queries([query], timeout=self.query_timeout)
             else:
-                vecs = getattr(emb, "embed_queries", emb.embed)([query])
+                vecs = query_embedding(emb)([query])
             return np.asarray(vecs[0], dtype=np.float32)
         except (TimeoutError, EmbedderError, OSError, RuntimeError) as exc:
             log.warning("query embedding failed (%s): falling back to BM25", exc)

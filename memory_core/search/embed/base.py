@@ -6,6 +6,7 @@ import itertools
 import os
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol, runtime_checkable
@@ -36,6 +37,12 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def query_embedding(embedder: Any) -> Callable[[list[str]], np.ndarray]:
+    """The function that embeds search queries with ``embedder``: its
+    ``embed_queries`` where it has one, else its ``embed`` (same shapes)."""
+    return getattr(embedder, "embed_queries", embedder.embed)
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
@@ -79,9 +86,7 @@ class SerialEmbedder:
             texts, query, fut = job
             if not fut.set_running_or_notify_cancel():
                 continue
-            run = self.inner.embed
-            if query:
-                run = getattr(self.inner, "embed_queries", run)
+            run = query_embedding(self.inner) if query else self.inner.embed
             try:
                 fut.set_result(run(texts))
             except BaseException as exc:  # noqa: BLE001 - delivered to the caller

