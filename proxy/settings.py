@@ -141,6 +141,8 @@ class SearchSettings:
     session_boost: float = field(default=0.45, metadata=_rng(0, 10))
     memory_item_boost: float = field(default=1.2, metadata=_rng(0, 10))
     tool_output_prior_rank: int = field(default=10, metadata=_rng(0, 1000))
+    intent_boost: float = field(default=0.25, metadata=_rng(0, 10))
+    tool_output_intent_rank: int = field(default=30, metadata=_rng(0, 1000))
     superseded_factor: float = field(default=0.3, metadata=_rng(0, 1))
     exact_match_boost: float = field(default=0.1, metadata=_rng(0, 10))
     scope_boost: float = field(default=0.05, metadata=_rng(0, 10))

@@ -112,6 +112,16 @@ class SearchConfig:
     match so that large outputs do not flood the results. 0 = never. Long-session
     eval (seed 1, 77 questions on kept stores): recall@10 57 → 60, rank-1 31 → 34
     at 10 (tool-result questions 0 → 3 of 7 found, all at rank 1), 61 / 35 at 20."""
+    intent_boost: float = field(default=0.25, metadata=_rng(0.0, 10.0))
+    """In searches over several kinds, added to the candidates of the kind the query
+    asks for (:mod:`memory_core.search.intent`: an open goal, blocker, TODO or
+    progress line, a decision, a preference, a tool output), on top of
+    ``memory_item_boost``; a task intent also adds the open task lines of its label
+    as candidates. 0 = query intents off."""
+    tool_output_intent_rank: int = field(default=30, metadata=_rng(0, 1000))
+    """When the query asks what the agent saw ("which test failed when you ran
+    it?"), a tool output among this many best BM25 *or* vector matches is memory
+    (instead of ``tool_output_prior_rank`` BM25 matches alone)."""
     superseded_factor: float = field(default=0.3, metadata=_rng(0.0, 1.0))
     """Score multiplier of superseded items: still found, ranked below current values."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))

@@ -37,6 +37,7 @@ from memory_core.search.embed.base import (
 )
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.hybrid import (
+    Fused,
     add_boost,
     add_neighbours,
     add_session,
@@ -47,6 +48,7 @@ from memory_core.search.hybrid import (
     scale,
 )
 from memory_core.search.indexer import Indexer, Progress
+from memory_core.search.intent import TASK_INTENTS, query_intents
 from memory_core.search.vector import HnswVectorIndex
 from memory_core.store.sqlite import SqliteStore
 
@@ -62,6 +64,12 @@ _THREAD_COL = {"message": "thread_id", "item": "thread_id", "agent_memory": "0",
 
 _STATEMENT_KINDS = frozenset({"fact", "decision", "constraint", "preference"})
 """Item kinds the memory prior favours (a user's question answers nothing)."""
+
+_WORK_LABELS = frozenset({"goal", "todo", "blocked"})
+"""Task labels whose open lines rank as memory (work still to do)."""
+
+TASK_LINES_PER_LABEL = 3
+"""Most open task lines of one label a query intent adds as candidates (newest)."""
 
 
 class SearchService:
@@ -202,7 +210,11 @@ class SearchService:
         agent_memory, summary}; ``thread_ids``; ``session``; ``start_time``/
         ``end_time`` in UNIX seconds, inclusive. ``current_thread_id`` earns the
         scope boost. ``query_vector`` skips query embedding (benchmarks, eval).
-        Hybrid scores are normalised fused scores plus boosts (``Hit.boosts``).
+        Hybrid scores are normalised fused scores plus boosts (``Hit.boosts``). In
+        a hybrid search over several kinds, the kind of memory the query asks for
+        (:func:`~memory_core.search.intent.query_intents`) gains ``intent_boost``,
+        and a goal, blocker, TODO or progress question adds the open task lines of
+        that label as candidates (``boosts["intent"]``).
         Raises ``ValueError`` for an unknown mode or kind.
         """
         cfg = self.config
@@ -244,26 +256,40 @@ class SearchService:
         fused = fuse(bm25, vec, cfg, n_cand)
         if not fused:
             return []
+        # Task-state turns rank as memory only where memory competes with turns: a
+        # search of messages alone (LoCoMo, the injection's evidence search) keeps
+        # plain turn ranking, as the config documents.
+        several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
+        intents = (query_intents(query) if several and cfg.intent_boost > 0
+                   else frozenset())
+        if intents & set(TASK_INTENTS) and (flt.kinds is None or "message" in flt.kinds):
+            # The open task line asked for is a candidate even when neither index
+            # found it ("is anything stopping us?" shares no word with "Blocked: …").
+            for label in self._open_task_lines(flt, intents):
+                fused.setdefault(label, Fused(label))
         needle = " ".join(query.casefold().split())
         exact_needle = needle if (cfg.exact_match_boost > 0 and len(needle) >= 3
                                   and "*" not in needle) else None
         meta = self._metadata(list(fused), exact_needle, with_names=bool(speakers))
         items = self._item_rows(fused)
-        folded = self._fold_sources(fused, items)
-        # Task-state turns rank as memory only where memory competes with turns: a
-        # search of messages alone (LoCoMo, the injection's evidence search) keeps
-        # plain turn ranking, as the config documents.
-        several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
         # Turns that rank as memory, by status: open task lines (and, below, tool
-        # outputs that match the words) and replaced task lines.
+        # outputs that match the words) and replaced task lines; ``labels`` holds
+        # the task label of every open task line among the candidates.
         turns = (self._task_turns(fused) if several
-                 else {"open": set(), "superseded": set()})
+                 else {"open": set(), "superseded": set(), "labels": {}})
         if several and cfg.tool_output_prior_rank > 0:
             # A tool output among the best keyword matches is an observation the
             # agent made (a test run, a file it read): memory, as an open goal is.
-            turns["open"] |= {lb for lb in meta["tool"]
-                              if (e := fused.get(lb)) is not None and e.bm25_rank is not None
-                              and e.bm25_rank <= cfg.tool_output_prior_rank}
+            # A question about what the agent saw widens the gate to either list.
+            wide = cfg.tool_output_intent_rank if "observation" in intents else 0
+            turns["open"] |= {
+                lb for lb in meta["tool"] if (e := fused.get(lb)) is not None and (
+                    (e.bm25_rank is not None and e.bm25_rank <= max(
+                        cfg.tool_output_prior_rank, wide))
+                    or (e.vector_rank is not None and e.vector_rank <= wide))}
+        asked = (self._asked_for(fused, intents, items, meta["tool"], turns)
+                 if intents else set())
+        folded = self._fold_sources(fused, items)
         if cfg.neighbor_weight > 0:
             add_neighbours(fused, _adjacent(meta["parent"], fused), cfg.neighbor_weight)
         if speakers:
@@ -289,6 +315,7 @@ class SearchService:
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
         )
         self._memory_prior(fused, items, folded, turns)
+        add_boost(fused, "intent", asked, cfg.intent_boost)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
             kind, ref = split_label(e.label)
@@ -343,23 +370,91 @@ class SearchService:
                 item.score = message.score
         return set(best)
 
-    def _task_turns(self, fused: dict[int, Any]) -> dict[str, set[int]]:
+    def _task_turns(self, fused: dict[int, Any]) -> dict[str, Any]:
         """Labels of the message candidates that state work still to do — a goal, a
         TODO or a blocker (not progress or decision lines, which stay ``open`` as
         records) — by the entry's status: ``{"open": …, "superseded": …}`` (a
-        ``done`` TODO is in neither). Task state has no index of its own, so the turn
-        is its record among the candidates. One query (indexed by migration 5)."""
+        ``done`` TODO is in neither), and ``"labels"``: label → task label of every
+        candidate that is an open task line of any label (progress and decision
+        included; query intents use it). Task state has no index of its own, so the
+        turn is its record among the candidates. One query (indexed by migration 5)."""
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
         msgs = sorted(ref for kind, ref in map(split_label, fused) if kind == "message")
-        out: dict[str, set[int]] = {"open": set(), "superseded": set()}
+        out: dict[str, Any] = {"open": set(), "superseded": set(), "labels": {}}
         if msgs:
             for r in self.store.read(lambda c: c.execute(
-                    f"SELECT source_message_id, status FROM task_state WHERE label IN"
-                    f" ('goal', 'todo', 'blocked') AND source_message_id IN"
-                    f" ({','.join('?' * len(msgs))})", msgs).fetchall()):
-                if r[1] in out:
-                    out[r[1]].add(msg_code | int(r[0]))
+                    f"SELECT source_message_id, status, label FROM task_state WHERE"
+                    f" source_message_id IN ({','.join('?' * len(msgs))})", msgs).fetchall()):
+                label = msg_code | int(r[0])
+                if r[1] == "open":
+                    out["labels"][label] = r[2]
+                if r[2] in _WORK_LABELS and r[1] in ("open", "superseded"):
+                    out[r[1]].add(label)
         return out
+
+    def _open_task_lines(self, flt: SearchFilter, intents: frozenset[str]) -> list[int]:
+        """Message labels of the open task lines whose label an intent asks for
+        (``goal``, ``blocked``, ``todo``, ``progress``), newest first, at most
+        :data:`TASK_LINES_PER_LABEL` per label, within ``flt`` (tenant, role,
+        threads, session, time range, hidden rounds). One query."""
+        labels = [name for name in TASK_INTENTS if name in intents]
+        where = ["t.tenant=?", "t.role=?", "t.status='open'",
+                 f"t.label IN ({','.join('?' * len(labels))})", "m.tenant=t.tenant",
+                 "m.role=t.role"]
+        args: list[Any] = [flt.tenant, flt.role, *labels]
+        if flt.thread_ids is not None:
+            where.append(f"t.thread_id IN ({','.join('?' * len(flt.thread_ids))})")
+            args.extend(flt.thread_ids)
+        if flt.session is not None:
+            where.append("m.session=?")
+            args.append(flt.session)
+        if flt.start_time is not None:
+            where.append("m.created_at>=?")
+            args.append(flt.start_time)
+        if flt.end_time is not None:
+            where.append("m.created_at<=?")
+            args.append(flt.end_time)
+        if not flt.include_hidden:
+            where.append("m.hidden=0")
+        sql = ("SELECT t.label, t.source_message_id FROM task_state t JOIN messages m"
+               " ON m.id=t.source_message_id WHERE " + " AND ".join(where)
+               + " ORDER BY t.updated_at DESC, t.id DESC")
+        msg_code = KIND_CODES["message"] << LABEL_SHIFT
+        per: dict[str, int] = {}
+        out: list[int] = []
+        for label, mid in self.store.read(lambda c: c.execute(sql, args).fetchall()):
+            if per.get(label, 0) < TASK_LINES_PER_LABEL:
+                per[label] = per.get(label, 0) + 1
+                out.append(msg_code | int(mid))
+        return out
+
+    def _asked_for(self, fused: dict[int, Any], intents: frozenset[str], rows: list[Any],
+                   tools: set[int], turns: dict[str, Any]) -> set[int]:
+        """Labels of the candidates of the kinds the query asks for (``intents``, see
+        :mod:`memory_core.search.intent`): open task lines of an asked-for label
+        (and the items extracted from them, which may take their place when the
+        turn is folded), active decision or preference items, decision task lines,
+        agent memories of category ``user_preferences``, and tool outputs that rank
+        as memory (``turns["open"]``)."""
+        item_code = KIND_CODES["item"] << LABEL_SHIFT
+        msg_code = KIND_CODES["message"] << LABEL_SHIFT
+        out = {lb for lb, name in turns["labels"].items() if name in intents}
+        out |= {item_code | int(r[0]) for r in rows
+                if r[4] is not None and (msg_code | int(r[4])) in out
+                and r[1] not in DELETED_STATUSES}
+        kinds = {kind for kind in ("decision", "preference") if kind in intents}
+        out |= {item_code | int(r[0]) for r in rows if r[1] == "active" and r[3] in kinds}
+        if "observation" in intents:
+            out |= tools & turns["open"]
+        if "preference" in intents:
+            am_code = KIND_CODES["agent_memory"] << LABEL_SHIFT
+            refs = sorted(ref for kind, ref in map(split_label, fused)
+                          if kind == "agent_memory")
+            if refs:
+                out |= {am_code | int(r[0]) for r in self.store.read(lambda c: c.execute(
+                    f"SELECT id FROM agent_memories WHERE category='user_preferences'"
+                    f" AND id IN ({','.join('?' * len(refs))})", refs).fetchall())}
+        return out & fused.keys()
 
     def _memory_prior(self, fused: dict[int, Any], rows: list[Any], folded: set[int],
                       turns: dict[str, set[int]]) -> None:
