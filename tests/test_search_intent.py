@@ -7,6 +7,7 @@ eval's question pool, so that they check the cue rules rather than the pool.
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,17 @@ A = Scope(tenant="tenantA", role="default")
     ("Which port was in the config file you read earlier?", "observation"),
     ("你运行测试的时候哪个失败了？", "observation"),
     ("実行したテストの結果はどうだった？", "observation"),
+    ("What holds up the release?", "blocked"),
+    ("这个PR的blocker是什么？", "blocked"),
+    ("Why can\u02bct we move on?", "blocked"),
+    ("何を待っていますか？", "blocked"),
+    ("What still needs to be done?", "todo"),
+    ("What\u2018s pending?", "todo"),
+    ("我们的next steps是什么？", "todo"),
+    ("Where are we on the importer?", "progress"),
+    ("Which DB did we end up using?", "decision"),
+    ("どのDBにしましたか？", "decision"),
+    ("What did the command print?", "observation"),
 ])
 def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
     assert intent in query_intents(query)
@@ -57,6 +69,32 @@ def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
 
 
 @pytest.mark.parametrize("query", [
+    "Who is Alice working for?",
+    "What's the aim of the retry loop?",
+    "What changed in the way we deploy?",
+    "What's left in the budget?",
+    "Which progress bar library do we use?",
+    "Who went with her to the concert?",
+    "What's the favourite color of Alice?",
+    "I want the port number of the staging DB",
+    "What was the port in your answer?",
+    "What were Alice's blood test results?",
+    "When Melanie came back from Paris, what did she bring?",
+    "目标服务器的IP是多少？",
+    "出差的目的地是哪里？",
+    "现在等级是多少？",
+    "磁盘还剩多少空间？",
+    "确定了端口号吗？",
+    "服务器应该用哪个端口？",
+    "她希望去哪里？",
+    "旅行の目的地は？",
+    "先週の障害の原因は？",
+    "ブロックサイズは？",
+    "残りの容量は？",
+    "会議は何時に終わった？",
+    "気にしたことは？",
+    "どのポートを使うべき？",
+    "彼女が読んだ本は？",
     "How long does the app wait for a response before it gives up?",
     "What should the request timeout be?",
     "What's the output format of the exporter?",
@@ -110,31 +148,82 @@ def test_an_open_blocker_answers_a_question_that_shares_no_word_with_it(
 
 
 def test_task_lines_added_by_an_intent_respect_the_filters(tmp_path: Path) -> None:
-    """The blocker is not added for another thread, another tenant, a time range that
-    excludes it, a search of items alone or of messages alone (plain turn ranking)."""
-    with running_service(tmp_path) as (engine, svc):
+    """Without vectors, the blocker shares no word with the question, so only the
+    intent can bring it in: it is added for its own tenant, role, thread, session and
+    time range, and not for another one, though every scope holds a turn that
+    matches the question's words (so the search does not end early). A search of
+    one kind never uses intents."""
+    with running_service(tmp_path, embedder=None) as (engine, svc):
         _memory_chat(engine)
+        Conversation(engine, A).say("The shipping window for the first cluster is Friday.",
+                                    "Noted.")
+        engine.flush(10)
+        blocker = engine.store.read(lambda c: c.execute(
+            "SELECT t.source_message_id, m.thread_id FROM task_state t JOIN messages m"
+            " ON m.id = t.source_message_id WHERE t.label='blocked'").fetchone())
+        assert blocker is not None
+        later = time.time() + 0.001
+        time.sleep(0.01)
+        other = Conversation(engine, A)
+        other.say("Another shipping checklist for the mobile app lives in the wiki.", "OK.")
+        for scope in (Scope("tenantB", "default"), Scope("tenantA", "coder"),
+                      Scope("tenantA", "default", "s1")):
+            Conversation(engine, scope).say("The shipping window is Friday.", "OK.")
         engine.flush(10)
         assert svc.wait_idle(20)
+        other_thread = engine.store.read(lambda c: c.execute(
+            "SELECT thread_id FROM messages WHERE text LIKE 'Another shipping%'").fetchone()[0])
         query = "Is anything preventing us from shipping?"
-        blocker = engine.store.read(lambda c: c.execute(
-            "SELECT source_message_id, thread_id FROM task_state WHERE label='blocked'"
-            ).fetchone())
-        assert blocker is not None
 
-        def found(**kw: Any) -> bool:
-            return any(h.kind == "message" and h.ref_id == blocker[0]
-                       for h in svc.search(kw.pop("tenant", "tenantA"), "default", query,
-                                           k=50, **kw))
+        def blocker_hit(tenant: str = "tenantA", role: str = "default", **kw: Any) -> Any:
+            hits = svc.search(tenant, role, query, k=50, **kw)
+            assert hits, kw  # a turn matched the words: the intent path ran
+            return next((h for h in hits if (h.kind, h.ref_id) == ("message", blocker[0])),
+                        None)
 
-        assert found()
-        assert found(thread_ids=[blocker[1]])
-        assert not found(thread_ids=[blocker[1] + 1000])
-        assert not found(tenant="tenantB")
-        assert not found(end_time=1.0)
-        assert not found(kinds=["item"])
+        hit = blocker_hit()
+        assert hit is not None and hit.bm25_rank is None and hit.vector_rank is None
+        assert {"memory", "intent"} <= hit.boosts.keys()
+        assert blocker_hit(thread_ids=[blocker[1]]) is not None
+        assert blocker_hit(thread_ids=[other_thread]) is None
+        assert blocker_hit(tenant="tenantB") is None
+        assert blocker_hit(role="coder") is None
+        assert blocker_hit(session="s1") is None
+        assert blocker_hit(start_time=later) is None
+        assert blocker_hit(include_hidden=False) is not None
+        assert blocker_hit(kinds=["message", "item"]) is not None
+        assert blocker_hit(kinds=["message"]) is None
         assert not any("intent" in h.boosts for h in svc.search(
-            "tenantA", "default", query, k=50, kinds=["message"]))
+            "tenantA", "default", "Which bus did we decide on for shipping?", k=50,
+            kinds=["item"]))
+
+
+def test_a_task_line_is_not_folded_into_a_statement_of_the_same_turn(
+        tmp_path: Path) -> None:
+    """A turn that states a blocker and a fact: the blocker question finds the turn
+    (with the intent boost); the fact's item gains no intent boost and does not take
+    the turn's place. A turn with two task lines answers a question about either."""
+    with running_service(tmp_path) as (engine, svc):
+        conv = Conversation(engine, A)
+        conv.say("Blocked: the firewall change for the new cluster is not approved yet."
+                 " The staging database listens on port 5433.", "Noted.")
+        conv.say("Blocked: waiting for the vendor contract\nGoal: move the reports to"
+                 " the new cluster", "OK.")
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        texts = {}
+        hits = svc.search("tenantA", "default", "What is blocking us?", k=20)
+        for h in hits:
+            texts[(h.kind, h.ref_id)] = hit_text(engine, h.kind, h.ref_id)
+        firewall = [h for h in hits if texts[(h.kind, h.ref_id)].startswith("Blocked: the fire")]
+        assert firewall and firewall[0].kind == "message" and "intent" in firewall[0].boosts
+        port = [h for h in hits if h.kind == "item" and "5433" in texts[(h.kind, h.ref_id)]]
+        assert all("intent" not in h.boosts for h in port)
+        both = [h for h in hits if "vendor contract" in texts[(h.kind, h.ref_id)]]
+        assert both and "intent" in both[0].boosts
+        goal = svc.search("tenantA", "default", "What is our goal?", k=20)
+        assert any(h.kind == "message" and "intent" in h.boosts
+                   and "vendor contract" in hit_text(engine, h.kind, h.ref_id) for h in goal)
 
 
 def test_a_decision_question_ranks_the_decision_first(tmp_path: Path) -> None:

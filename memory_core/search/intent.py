@@ -1,8 +1,8 @@
 """What kind of memory a search query asks for (query intent), by deterministic rules.
 
 A question such as "what is blocking us?" asks for the open blocker, "which broker
-did we settle on?" for a decision, "how should you format timestamps for me?" for a
-preference, "which test failed when you ran the suite?" for something the agent
+did we settle on?" for a decision, "what do I want from you?" for a preference,
+"which test failed when you ran the suite?" for something the agent
 observed (a tool output). Hybrid search matches words and meanings; it does not know
 that a question asks for a *kind* of record, so a blocker phrased without the
 blocker's words ("is anything stopping us?") ranks below any fact that shares a
@@ -22,11 +22,15 @@ Intents (``INTENTS``):
 - ``observation``: what the agent saw when it ran a tool (``tool`` messages).
 
 Cues are English, Chinese and Japanese words and phrases written for this module
-(English matched on word boundaries, case-folded; Chinese and Japanese as
-substrings). A query may carry several intents or none; none changes nothing. The
-rules are deliberately narrow: a cue names the record kind ("blocked", "decide",
-"prefer"), a phrase that only means it ("holding us up", "settle on", "do I want
-from you"), or the agent's own action ("when you ran", "the file you read").
+(English case-folded between ASCII word edges, so that it also matches inside CJK
+text; Chinese and Japanese as substrings). A query may carry several intents or
+none; none changes nothing. The rules are deliberately narrow, because a false
+intent lifts records the question did not ask for: a cue names the record kind
+("blocked", "decide", "prefer"), is a phrase that only means it ("holding us up",
+"settle on", "do I want from you"), or names the agent's own action ("when you
+ran", "the file you read"). Bare words that also name other things are left out
+("aim", "progress", "went with", "test results"; 目的 "purpose" and "destination",
+在等 inside 现在等级, 障害 "outage", べき "should").
 """
 
 from __future__ import annotations
@@ -41,62 +45,79 @@ TASK_INTENTS = ("goal", "blocked", "todo", "progress")
 
 _EN: dict[str, str] = {
     "goal": (
-        r"goals?|objectives?|aim(?:s|ing)?|end[- ]state|end goal|mission|"
-        r"trying to (?:achieve|accomplish|deliver|build|ship|get done|reach)|"
-        r"working (?:towards?|for)|what (?:are|were) we (?:after|going for)|"
-        r"the point of (?:this|the) (?:work|project|task)"),
+        r"(?:our|my|the team's) (?:\w+ ){0,2}(?:goals?|objectives?|aims?|mission)|"
+        r"(?:goals?|objectives?|aims?|mission) (?:of|for) (?:this|the|our) (?:\w+ )?"
+        r"(?:work|project|task|sprint|effort|migration|change|release)|"
+        r"end[- ]state|end goal|what (?:are|were) we (?:after|going for)|"
+        r"(?:are|were) we (?:\w+ )?(?:aiming|trying|working|heading|headed) "
+        r"(?:for|at|to|towards?)"),
     "blocked": (
-        r"block(?:ed|er|ers|ing)|stuck|held up|hold(?:ing)? (?:\w+ ){0,3}up|"
-        r"hold-?ups?|waiting on|waiting for (?:any|some|approval|sign-?off|access|them|him|her)|"
+        r"blocked|blockers?|blocking|blocks (?:us|the|our)|stuck|held up|"
+        r"holds? (?:\w+ ){0,3}up|holding (?:\w+ ){0,3}up|hold-?ups?|"
+        r"waiting on|waiting for (?:any|some|approval|sign-?off|access|them|him|her)|"
         r"(?:who|what) (?:are|is|were|was) (?:we|it|they) waiting for|"
-        r"stopp(?:ing|s) us|stop us|"
-        r"prevent(?:s|ing)? us|in (?:our|the) way|obstacles?|impediments?|"
-        r"can(?:no|')t (?:move|go) (?:on|forward|ahead)"),
+        r"stopp(?:ing|s) us|stop us|prevent(?:s|ing)? us|(?:standing )?in our way|"
+        r"standing in the way|obstacles?|impediments?|"
+        r"can(?:no|'|\s+no)t (?:\w+ )?(?:move|go) (?:on|forward|ahead)"),
     "todo": (
-        r"to-?dos?|left to do|still (?:need|have) to (?:do|be done)|next steps?|"
-        r"remaining (?:tasks?|work|items?|steps?)|open tasks?|"
-        r"outstanding (?:tasks?|work|items?)|what(?:'s| is) left"),
+        r"to-?dos?|left to (?:do|be done)|still (?:needs?|has|have) to be done|still to do|"
+        r"remains? to be done|what remains|pending (?:tasks?|work|items?)|"
+        r"what(?:'s| is) pending|next steps?|remaining (?:tasks?|work|items?|steps?)|"
+        r"open tasks?|outstanding (?:tasks?|work|items?)|"
+        r"what (?:do|should|will) we do next|what(?:'s| is) next"),
     "progress": (
-        r"progress|done so far|finished so far|how far (?:along|have we|are we)|"
-        r"what have we (?:done|finished|completed)"),
+        r"progress (?:on|of|with|so far)|(?:our|the) progress|"
+        r"how (?:much progress|far along|far have we|far are we)|done so far|"
+        r"finished so far|what have we (?:done|finished|completed)|"
+        r"status of (?:the|this|our) (?:\w+ )?(?:work|project|task|migration|effort)|"
+        r"where are we (?:on|with)|how is (?:the|our) (?:\w+ ){0,2}going"),
     "decision": (
         r"decid(?:e|ed|ing)|decisions?|settle[ds]? on|settling on|"
-        r"(?:did|do|have) we (?:choose|chose|pick|picked|select|selected|go with|"
-        r"opt for|agree on|land on)|chose|chosen|went with|go(?:ing)? with|"
-        r"opted for|agreed on|landed on"),
+        r"(?:did|do|have|had) we (?:\w+ )?(?:choose|chose|pick|picked|select|selected|"
+        r"go with|opt for|opted for|agree on|agree to|agreed on|land on|settle|"
+        r"end up (?:with|using|choosing|picking))|"
+        r"we (?:went|go|are going|will go) with|"
+        r"we (?:chose|picked|selected|opted for|agreed on|landed on|ended up)"),
     "preference": (
-        r"prefer(?:s|red|ence|ences)?|favou?r(?:s|ed|ite)?|"
-        r"(?:do|did|would) i (?:want|like|prefer|favou?r|ask)|"
-        r"i(?:'d| would) like|i (?:want|like|asked) (?:you|them|it|my|the)|"
-        r"(?:want|asked) from you|"
-        r"(?:in|for) your (?:repl(?:y|ies)|answers?|responses?|messages?)|"
-        r"(?:my|the user's) (?:style|taste)"),
+        r"prefer(?:s|red|ence|ences)?|(?:do|did|would) i (?:want|like|prefer|favou?r)|"
+        r"i (?:prefer|favou?r)|i(?:'d| would) like you to|i (?:want|asked) you to|"
+        r"want from you|my (?:preferences?|style|taste)|"
+        r"(?:in|for) your (?:repl(?:y|ies)|responses?)"),
     "observation": (
-        r"(?:when|after|where|that) you (?:ran|run|executed|looked at|looked|read|opened|"
+        r"(?:when|after|where|that|as) you (?:ran|run|executed|looked at|looked|read|opened|"
         r"checked|inspected|searched|grepped|fetched|listed|tested|viewed|saw)|"
         r"you (?:ran|executed|looked at|opened|inspected|grepped|fetched)|"
-        r"(?:file|files|output|log|logs|results?) you (?:\w+ ){0,2}"
-        r"(?:saw|read|opened|looked at|checked|found|got)|came back|"
-        r"(?:command|tool|test|script) (?:output|results?)"),
+        r"(?:file|files|output|log|logs) you (?:\w+ ){0,2}"
+        r"(?:saw|read|opened|looked at|checked|found|got)|"
+        r"did (?:the|that|your) (?:command|run|script|tool|grep|search|build) "
+        r"(?:print|output|show|return|say|find)"),
 }
 
 _CJK: dict[str, str] = {
-    "goal": r"目标|目的|想要实现|要达成|最终要|目標|狙い|ゴール|目指|めざし",
-    "blocked": (r"卡住|卡在|阻塞|受阻|阻碍|挡住|拦住|障碍|在等|等着|"
-                r"足止め|ブロッカー|ブロック|止まって|詰まって|妨げ|障害|進めない|進められない"),
-    "todo": r"待办|还要做|还剩|剩下|下一步|未完成|やること|やるべき|残って|残り|次にやる|未完了",
-    "progress": r"进展|进度|做到哪|完成了哪些|進捗|進み具合|どこまで|終わった",
-    "decision": (r"决定|选了|选的|选定|选择了|采用|敲定|定了|"
-                 r"決め|決定|選んだ|選ん|採用|にした"),
-    "preference": (r"喜欢|偏好|希望你|我要你|我想要|你应该|应该用|习惯|"
-                   r"好み|好き|してほしい|して欲しい|希望|私への|べき"),
+    "goal": (r"的目标是|的目的是|目标是什么|目的是什么|最终目的|最终目标|我们的目标|"
+             r"目標|狙い|ゴールは|目指して|目的は|目的って"),
+    "blocked": (r"卡住|卡在|阻塞|受阻|阻碍|阻止我们|挡住|障碍|还在等|在等谁|在等待|等谁|"
+                r"足止め|ブロッカー|ブロックされ|止まって|詰まって|妨げ|進めない|進められない|"
+                r"何を待って|誰を待って"),
+    "todo": (r"待办|还要做|还有什么没做|没做完|下一步|接下来做|接下来要做|未完成|"
+             r"やること|やるべきこと|残りのタスク|残タスク|次は何を|次に何を|次にやる|未完了"),
+    "progress": r"进展|进度|做到哪|完成了哪些|完成了多少|進捗|進み具合|どこまで進|どこまで終わ",
+    "decision": (r"决定|选了|选的|选定|选择了|采用|敲定|最后用的|"
+                 r"決め|決定|選んだ|選ん|採用|(?:どれ|どの\S{0,8}?|何)にし(?:た|まし)"),
+    "preference": r"喜欢|偏好|希望你|我要你|我的习惯|我习惯|好み|好き|してほしい|して欲しい|私への",
     "observation": (r"你运行|你执行|你跑的|你查看|你看过|你打开|你读过|运行结果|执行结果|"
-                    r"実行した|実行して|走らせた|見たファイル|開いた|読んだ|実行結果"),
+                    r"実行した|実行して|走らせた|見たファイル|開いたファイル|読んだファイル|実行結果"),
 }
 
+_ASCII_WORD = "A-Za-z0-9_"
 _PATTERNS: dict[str, re.Pattern[str]] = {
-    name: re.compile(rf"(?i)\b(?:{_EN[name]})\b|{_CJK[name]}") for name in INTENTS
+    # ASCII word edges (not \b): CJK letters count as word characters to \b, so
+    # "这个PR的blocker是什么" would not match a \b-bounded "blocker".
+    name: re.compile(rf"(?i)(?<![{_ASCII_WORD}])(?:{_EN[name]})(?![{_ASCII_WORD}])"
+                     rf"|{_CJK[name]}")
+    for name in INTENTS
 }
+_APOSTROPHES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\uff07": "'"})
 
 
 def query_intents(query: str) -> frozenset[str]:
@@ -105,5 +126,5 @@ def query_intents(query: str) -> frozenset[str]:
     deterministic; never raises."""
     if not query:
         return frozenset()
-    text = query.replace("\u2019", "'")
+    text = query.translate(_APOSTROPHES)
     return frozenset(name for name, pattern in _PATTERNS.items() if pattern.search(text))

@@ -211,10 +211,10 @@ class SearchService:
         ``end_time`` in UNIX seconds, inclusive. ``current_thread_id`` earns the
         scope boost. ``query_vector`` skips query embedding (benchmarks, eval).
         Hybrid scores are normalised fused scores plus boosts (``Hit.boosts``). In
-        a hybrid search over several kinds, the kind of memory the query asks for
-        (:func:`~memory_core.search.intent.query_intents`) gains ``intent_boost``,
-        and a goal, blocker, TODO or progress question adds the open task lines of
-        that label as candidates (``boosts["intent"]``).
+        a hybrid search over several kinds, the records of the kind of memory the
+        query asks for (:func:`~memory_core.search.intent.query_intents`) gain
+        ``intent_boost`` (``boosts["intent"]``), and a goal, blocker, TODO or
+        progress question adds the open task lines of that label as candidates.
         Raises ``ValueError`` for an unknown mode or kind.
         """
         cfg = self.config
@@ -254,42 +254,48 @@ class SearchService:
         if mode == "vector":
             return [self._plain(lb, s, r, "vector") for r, (lb, s) in enumerate(vec, 1)]
         fused = fuse(bm25, vec, cfg, n_cand)
-        if not fused:
-            return []
         # Task-state turns rank as memory only where memory competes with turns: a
         # search of messages alone (LoCoMo, the injection's evidence search) keeps
         # plain turn ranking, as the config documents.
         several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
-        intents = (query_intents(query) if several and cfg.intent_boost > 0
+        # Query intents only where kinds of record compete with each other: not in
+        # a search of one kind (the block's item search on the request path).
+        intents = (query_intents(query)
+                   if cfg.intent_boost > 0 and (flt.kinds is None or len(set(flt.kinds)) > 1)
                    else frozenset())
         if intents & set(TASK_INTENTS) and (flt.kinds is None or "message" in flt.kinds):
             # The open task line asked for is a candidate even when neither index
             # found it ("is anything stopping us?" shares no word with "Blocked: …").
-            for label in self._open_task_lines(flt, intents):
+            for label in self._open_task_lines(flt, intents, current_thread_id):
                 fused.setdefault(label, Fused(label))
+        if not fused:
+            return []
         needle = " ".join(query.casefold().split())
         exact_needle = needle if (cfg.exact_match_boost > 0 and len(needle) >= 3
                                   and "*" not in needle) else None
         meta = self._metadata(list(fused), exact_needle, with_names=bool(speakers))
         items = self._item_rows(fused)
         # Turns that rank as memory, by status: open task lines (and, below, tool
-        # outputs that match the words) and replaced task lines; ``labels`` holds
-        # the task label of every open task line among the candidates.
+        # outputs that match the words) and replaced task lines; ``labels`` maps
+        # every open task line among the candidates to its task labels.
         turns = (self._task_turns(fused) if several
                  else {"open": set(), "superseded": set(), "labels": {}})
-        if several and cfg.tool_output_prior_rank > 0:
+        if several:
             # A tool output among the best keyword matches is an observation the
             # agent made (a test run, a file it read): memory, as an open goal is.
-            # A question about what the agent saw widens the gate to either list.
+            # A question about what the agent saw also takes one among the best
+            # matches of either list.
             wide = cfg.tool_output_intent_rank if "observation" in intents else 0
             turns["open"] |= {
                 lb for lb in meta["tool"] if (e := fused.get(lb)) is not None and (
-                    (e.bm25_rank is not None and e.bm25_rank <= max(
-                        cfg.tool_output_prior_rank, wide))
+                    (e.bm25_rank is not None
+                     and e.bm25_rank <= max(cfg.tool_output_prior_rank, wide))
                     or (e.vector_rank is not None and e.vector_rank <= wide))}
         asked = (self._asked_for(fused, intents, items, meta["tool"], turns)
                  if intents else set())
-        folded = self._fold_sources(fused, items)
+        # An open task line is a record of its own: it is not folded into a
+        # statement extracted from the same turn (task lines yield no items).
+        folded = self._fold_sources(fused, items, keep=set(turns["labels"]))
         if cfg.neighbor_weight > 0:
             add_neighbours(fused, _adjacent(meta["parent"], fused), cfg.neighbor_weight)
         if speakers:
@@ -338,7 +344,8 @@ class SearchService:
             f" WHERE id IN ({','.join('?' * len(refs))})", refs).fetchall())
 
     @staticmethod
-    def _fold_sources(fused: dict[int, Any], rows: list[Any]) -> set[int]:
+    def _fold_sources(fused: dict[int, Any], rows: list[Any],
+                      keep: set[int] | frozenset[int] = frozenset()) -> set[int]:
         """Fold each source message into the item of it that matches best; return the
         labels of those messages (the caller drops them at the end).
 
@@ -351,7 +358,8 @@ class SearchService:
         hide their turn. Run on the plain fused scores, before neighbour and
         session boosts: an item takes what its own turn earned, not what the turns
         around it did. The message stays a candidate until the end so that its
-        neighbours still get its context."""
+        neighbours still get its context. Messages in ``keep`` (open task lines,
+        records of their own) are never folded."""
         code = KIND_CODES["item"] << LABEL_SHIFT
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
         best: dict[int, Any] = {}
@@ -359,6 +367,8 @@ class SearchService:
             if r[4] is None or r[1] in DELETED_STATUSES:
                 continue
             source = msg_code | int(r[4])
+            if source in keep:
+                continue
             item = fused.get(code | int(r[0]))
             if source in fused and item is not None and (
                     source not in best or item.score > best[source].score):
@@ -374,10 +384,11 @@ class SearchService:
         """Labels of the message candidates that state work still to do — a goal, a
         TODO or a blocker (not progress or decision lines, which stay ``open`` as
         records) — by the entry's status: ``{"open": …, "superseded": …}`` (a
-        ``done`` TODO is in neither), and ``"labels"``: label → task label of every
-        candidate that is an open task line of any label (progress and decision
-        included; query intents use it). Task state has no index of its own, so the
-        turn is its record among the candidates. One query (indexed by migration 5)."""
+        ``done`` TODO is in neither), and ``"labels"``: label → the set of task
+        labels of every candidate that holds an open task line of any label
+        (progress and decision included; query intents use it). Task state has no
+        index of its own, so the turn is its record among the candidates. One query
+        (indexed by migration 5)."""
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
         msgs = sorted(ref for kind, ref in map(split_label, fused) if kind == "message")
         out: dict[str, Any] = {"open": set(), "superseded": set(), "labels": {}}
@@ -386,24 +397,25 @@ class SearchService:
                     f"SELECT source_message_id, status, label FROM task_state WHERE"
                     f" source_message_id IN ({','.join('?' * len(msgs))})", msgs).fetchall()):
                 label = msg_code | int(r[0])
-                if r[1] == "open":
-                    out["labels"][label] = r[2]
+                if r[1] == "open":  # a turn may hold several task lines
+                    out["labels"].setdefault(label, set()).add(r[2])
                 if r[2] in _WORK_LABELS and r[1] in ("open", "superseded"):
                     out[r[1]].add(label)
         return out
 
-    def _open_task_lines(self, flt: SearchFilter, intents: frozenset[str]) -> list[int]:
+    def _open_task_lines(self, flt: SearchFilter, intents: frozenset[str],
+                         current_thread_id: int | None = None) -> list[int]:
         """Message labels of the open task lines whose label an intent asks for
-        (``goal``, ``blocked``, ``todo``, ``progress``), newest first, at most
-        :data:`TASK_LINES_PER_LABEL` per label, within ``flt`` (tenant, role,
-        threads, session, time range, hidden rounds). One query."""
-        labels = [name for name in TASK_INTENTS if name in intents]
-        where = ["t.tenant=?", "t.role=?", "t.status='open'",
-                 f"t.label IN ({','.join('?' * len(labels))})", "m.tenant=t.tenant",
-                 "m.role=t.role"]
-        args: list[Any] = [flt.tenant, flt.role, *labels]
+        (``goal``, ``blocked``, ``todo``, ``progress``), at most
+        :data:`TASK_LINES_PER_LABEL` per label: the current thread's first, then
+        the newest, within ``flt`` (tenant, role, the message's thread, session,
+        time range, hidden rounds). One query per label, on the ``task_state_open``
+        index (migration 6)."""
+        where = ["t.tenant=?", "t.role=?", "t.status='open'", "t.label=?",
+                 "m.tenant=t.tenant", "m.role=t.role"]
+        args: list[Any] = [flt.tenant, flt.role]
         if flt.thread_ids is not None:
-            where.append(f"t.thread_id IN ({','.join('?' * len(flt.thread_ids))})")
+            where.append(f"m.thread_id IN ({','.join('?' * len(flt.thread_ids))})")
             args.extend(flt.thread_ids)
         if flt.session is not None:
             where.append("m.session=?")
@@ -416,32 +428,36 @@ class SearchService:
             args.append(flt.end_time)
         if not flt.include_hidden:
             where.append("m.hidden=0")
-        sql = ("SELECT t.label, t.source_message_id FROM task_state t JOIN messages m"
+        # CROSS JOIN keeps task_state the outer loop (its index), whatever the
+        # planner's statistics say: the messages of a scope far outnumber its lines.
+        sql = ("SELECT t.source_message_id FROM task_state t CROSS JOIN messages m"
                " ON m.id=t.source_message_id WHERE " + " AND ".join(where)
-               + " ORDER BY t.updated_at DESC, t.id DESC")
+               + " ORDER BY t.thread_id=? DESC, t.updated_at DESC, t.id DESC LIMIT ?")
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
-        per: dict[str, int] = {}
-        out: list[int] = []
-        for label, mid in self.store.read(lambda c: c.execute(sql, args).fetchall()):
-            if per.get(label, 0) < TASK_LINES_PER_LABEL:
-                per[label] = per.get(label, 0) + 1
-                out.append(msg_code | int(mid))
-        return out
+        current = -1 if current_thread_id is None else int(current_thread_id)
+
+        def q(conn: Any) -> list[int]:
+            out: list[int] = []
+            for name in TASK_INTENTS:
+                if name in intents:
+                    params = [args[0], args[1], name, *args[2:], current,
+                              TASK_LINES_PER_LABEL]
+                    out.extend(msg_code | int(r[0]) for r in conn.execute(sql, params))
+            return out
+
+        return self.store.read(q)
 
     def _asked_for(self, fused: dict[int, Any], intents: frozenset[str], rows: list[Any],
                    tools: set[int], turns: dict[str, Any]) -> set[int]:
         """Labels of the candidates of the kinds the query asks for (``intents``, see
-        :mod:`memory_core.search.intent`): open task lines of an asked-for label
-        (and the items extracted from them, which may take their place when the
-        turn is folded), active decision or preference items, decision task lines,
-        agent memories of category ``user_preferences``, and tool outputs that rank
-        as memory (``turns["open"]``)."""
+        :mod:`memory_core.search.intent`): turns holding an open task line of an
+        asked-for label (``turns["labels"]``), active decision or preference items
+        (``rows`` from :meth:`_item_rows`), turns holding an open decision line,
+        agent memories of category ``user_preferences``, and the tool outputs
+        (``tools``) that rank as memory (``turns["open"]``). Superseded and
+        retracted records are never among them."""
         item_code = KIND_CODES["item"] << LABEL_SHIFT
-        msg_code = KIND_CODES["message"] << LABEL_SHIFT
-        out = {lb for lb, name in turns["labels"].items() if name in intents}
-        out |= {item_code | int(r[0]) for r in rows
-                if r[4] is not None and (msg_code | int(r[4])) in out
-                and r[1] not in DELETED_STATUSES}
+        out = {lb for lb, names in turns["labels"].items() if names & intents}
         kinds = {kind for kind in ("decision", "preference") if kind in intents}
         out |= {item_code | int(r[0]) for r in rows if r[1] == "active" and r[3] in kinds}
         if "observation" in intents:
@@ -457,7 +473,7 @@ class SearchService:
         return out & fused.keys()
 
     def _memory_prior(self, fused: dict[int, Any], rows: list[Any], folded: set[int],
-                      turns: dict[str, set[int]]) -> None:
+                      turns: dict[str, Any]) -> None:
         """Rank memory items by what they are; drop the messages folded into them.
 
         An active statement the user made (a fact, decision, constraint or

@@ -280,6 +280,16 @@ def m005_task_state_source() -> str:
         """
 
 
+@migration(6, "index open task lines by scope and label (search's query intents)")
+def m006_task_state_open() -> str:
+    return """
+        -- SearchService._open_task_lines: the newest open lines of one label in a
+        -- tenant and role (a goal or blocker question). Without this, the lookup
+        -- walks every message of the scope.
+        CREATE INDEX task_state_open ON task_state(tenant, role, status, label, updated_at);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 
