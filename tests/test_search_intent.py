@@ -241,6 +241,7 @@ def test_a_decision_question_ranks_the_decision_first(tmp_path: Path) -> None:
         assert "intent" in hits[0].boosts
         hits = svc.search("tenantA", "default", "How do I want your replies ordered?", k=5)
         assert (hits[0].kind, kinds.get(hits[0].ref_id)) == ("item", "preference")
+        assert "intent" in hits[0].boosts
 
 
 def test_a_question_about_what_the_agent_saw_widens_the_tool_output_gate(

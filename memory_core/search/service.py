@@ -75,7 +75,8 @@ eval, kept stores searched as at question time (seed 1, 77 questions): rank-1 44
 45 of 77 with query intents on; 0.3, 0.7 and never taking the score measure alike."""
 
 TASK_LINES_PER_LABEL = 3
-"""Most open task lines of one label a query intent adds as candidates (newest)."""
+"""Most open task lines of one label a query intent adds as candidates (the current
+thread's first, then the newest)."""
 
 
 class SearchService:
@@ -367,8 +368,8 @@ class SearchService:
         fused scores, before neighbour and session boosts: an item takes what its
         own turn earned, not what the turns around it did. The message stays a
         candidate until the end so that its neighbours still get its context.
-        Messages in ``keep`` (open task lines,
-        records of their own) are never folded."""
+        Messages in ``keep`` (open task lines, records of their own) are never
+        folded."""
         code = KIND_CODES["item"] << LABEL_SHIFT
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
         best: dict[int, Any] = {}
@@ -422,7 +423,7 @@ class SearchService:
         index (migration 6)."""
         where = ["t.tenant=?", "t.role=?", "t.status='open'", "t.label=?",
                  "m.tenant=t.tenant", "m.role=t.role"]
-        args: list[Any] = [flt.tenant, flt.role]
+        args: list[Any] = []  # the filters' values, after tenant, role and label
         if flt.thread_ids is not None:
             where.append(f"m.thread_id IN ({','.join('?' * len(flt.thread_ids))})")
             args.extend(flt.thread_ids)
@@ -449,7 +450,7 @@ class SearchService:
             out: list[int] = []
             for name in TASK_INTENTS:
                 if name in intents:
-                    params = [args[0], args[1], name, *args[2:], current,
+                    params = [flt.tenant, flt.role, name, *args, current,
                               TASK_LINES_PER_LABEL]
                     out.extend(msg_code | int(r[0]) for r in conn.execute(sql, params))
             return out
