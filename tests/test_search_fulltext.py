@@ -99,3 +99,44 @@ def test_time_range_is_inclusive_and_filters(engine: Engine, svc: SearchService)
     assert _ids(svc.search("t1", "default", "deploy", start_time=1_500.0)) == [b[1]]
     # an empty query is a pure time-range listing
     assert _ids(svc.search("t1", "default", "", mode="bm25", start_time=1_999.0)) == [b[1]]
+
+
+def test_hiragana_bigrams_are_not_scored_alone(engine: Engine, svc: SearchService) -> None:
+    """A Japanese question shares its particles and endings (ます, ちま…) with nearly
+    every turn: a turn that shares nothing else is not a keyword match, while one
+    that shares a content bigram is, and a hiragana-only query still matches."""
+    ids = capture_chat(engine, SCOPE, [
+        "設定画面がたまに落ちます。",
+        "オフライン時は何秒で諦めるか決めましょう。",
+        "ありがとうございます",
+    ])
+    assert svc.wait_idle(20)
+    found = _ids(svc.search("t1", "default", "リクエストは何秒待ちますか", mode="bm25"))
+    assert found == [ids[1]]
+    assert ids[2] in _ids(svc.search("t1", "default", "ございます", mode="bm25"))
+
+
+def test_reference_score_sums_the_idf_of_the_ranked_terms(
+        engine: Engine, svc: SearchService) -> None:
+    """The score of a document holding each query term once: the idf of the
+    content words (stopwords out) and of the CJK bigrams scored alone."""
+    import math
+
+    capture_chat(engine, SCOPE, ["the staging database port", "the production database",
+                                 "日志保存期间"])
+    assert svc.wait_idle(20)
+    searcher = svc.text.index.searcher()
+    n = searcher.num_docs
+
+    def idf(field: str, term: str) -> float:
+        df = searcher.doc_freq(field, term)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    got = svc.text.reference_score("Which port does the staging database use?")
+    want = sum(idf("text", w) for w in ("port", "stage", "databas", "use"))
+    assert got == pytest.approx(want)
+    assert svc.text.reference_score("日志期间") == pytest.approx(
+        sum(idf("ngram", g) for g in ("日志", "志期", "期间")))
+    assert svc.text.reference_score("the of") == pytest.approx(
+        idf("text", "the") + idf("text", "of"))  # only stopwords: they are the terms
+    assert svc.text.reference_score("stag*") == 0.0

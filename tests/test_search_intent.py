@@ -277,3 +277,37 @@ def test_a_question_about_what_the_agent_saw_widens_the_tool_output_gate(
     finally:
         svc.close()
         engine.close()
+
+
+def test_a_task_line_turn_ranks_as_memory_only_when_it_matches_or_is_asked_for(
+        tmp_path: Path) -> None:
+    """A turn that holds a TODO also holds other words. Matched only weakly (below
+    ``task_line_prior_rank`` in both lists) it is a plain turn, without the memory
+    prior; matched well, or asked for by a TODO question, it is memory. Either
+    way it takes no context from the turns around it, which plain turns do."""
+    with running_service(tmp_path, embedder=None, task_line_prior_rank=1) as (engine, svc):
+        conv = Conversation(engine, A)
+        conv.say("The nightly export writes CSV files to the reports bucket.", "Noted.")
+        conv.say("TODO: rotate the staging keys. The export job also writes a log file.",
+                 "I'll remember the export log.")
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        todo = engine.store.read(lambda c: c.execute(
+            "SELECT source_message_id FROM task_state WHERE label='todo'").fetchone()[0])
+
+        def turn(query: str) -> Any:
+            hits = svc.search("tenantA", "default", query, k=20)
+            return next(h for h in hits if h.kind == "message" and h.ref_id == todo)
+
+        weak = turn("Where does the nightly export put its CSV files?")
+        assert weak.bm25_rank is not None and weak.bm25_rank > 1
+        assert "memory" not in weak.boosts and "neighbours" not in weak.boosts
+        plain = svc.search("tenantA", "default", "Where does the nightly export put its"
+                           " CSV files?", k=20, kinds=["message"])
+        assert any("neighbours" in h.boosts for h in plain)  # the plain turns around it
+        strong = turn("When do we rotate the staging keys?")
+        assert strong.bm25_rank == 1 and strong.boosts.get("memory")
+        asked = turn("What's left to do on the export?")
+        assert asked.boosts.get("memory") and asked.boosts.get("intent")
+        svc.config = dataclasses.replace(svc.config, task_line_prior_rank=20)
+        assert turn("Where does the nightly export put its CSV files?").boosts.get("memory")

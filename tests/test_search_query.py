@@ -4,6 +4,7 @@ fusion, stemmed stopwords."""
 from __future__ import annotations
 
 import calendar
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.search import SearchConfig
 from memory_core.search.hybrid import fuse, query_periods
-from tests.test_search_support import open_service
+from tests.test_search_support import hit_text, open_service
 
 A = Scope(tenant="tenantA", role="default")
 
@@ -53,6 +54,57 @@ def test_minmax_fusion_scales_each_list_over_its_candidates() -> None:
     assert out[3].score == 0.0 and out[4].score == 0.0
     flat = fuse([(1, 3.0), (2, 3.0)], [], cfg)
     assert flat[1].score == flat[2].score == 0.0
+
+
+def test_minmax_fusion_scales_bm25_to_at_least_the_reference() -> None:
+    """A best keyword match below the reference score (a document holding the
+    whole query) is not stretched to 1; one above it still is."""
+    cfg = SearchConfig(fusion="minmax", bm25_weight=1.0, vector_weight=1.0)
+    bm25, vec = [(1, 2.0), (2, 1.0)], [(3, 0.9), (1, 0.5)]
+    plain = fuse(bm25, vec, cfg, depth=10)
+    assert plain[1].score == 0.5 and plain[3].score == 0.5   # a tie: 1.0 / 2 each
+    scaled = fuse(bm25, vec, cfg, depth=10, reference=8.0)
+    assert scaled[1].score == 0.125                          # (2 / 8) / 2
+    assert scaled[2].score == 0.0625 and scaled[3].score == 0.5
+    assert fuse(bm25, vec, cfg, depth=10, reference=1.5)[1].score == 0.5
+
+
+def test_a_keyword_match_on_a_small_part_of_the_query_does_not_outrank_the_meaning(
+        tmp_path: Path) -> None:
+    """The question shares one word with a statement about something else and
+    none with the statement it means (its query vector here is that statement's
+    own): min-max alone ranks the lone keyword match first; scaled against the
+    query's reference score, the semantic match is first. A search of turns alone
+    keeps min-max (LoCoMo's adversarial questions measured better with it)."""
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, neighbor_weight=0.0, session_boost=0.0,
+                       context_weight=0.0, bm25_reference_share=0.0)
+    svc.start()
+    try:
+        ids = _capture(engine, A, [
+            ("u", "The settings page throws an error when the input is empty."),
+            ("a", "Noted."),
+            ("u", "Offline, the client gives up after 30 seconds."),
+        ])
+        assert svc.wait_idle(20)
+        meant = svc.embed_query("Offline, the client gives up after 30 seconds.")
+        assert meant is not None
+        query = "If the network is down, how long until a request errors out for good?"
+        msgs = ["message"]
+        words = svc.search("tenantA", "default", query, mode="bm25", kinds=msgs)
+        assert [h.ref_id for h in words] == [ids[0]]           # "errors": one word of seven
+
+        def top(**kw: Any) -> str:
+            hit = svc.search("tenantA", "default", query, query_vector=meant, **kw)[0]
+            return hit_text(engine, hit.kind, hit.ref_id)
+
+        assert top().startswith("The settings page")           # memory and turns: min-max
+        svc.config = dataclasses.replace(svc.config, bm25_reference_share=1.4)
+        assert top().startswith("Offline, the client")        # scaled: the meaning wins
+        assert top(kinds=msgs).startswith("The settings page")  # turns alone: min-max
+    finally:
+        svc.close()
+        engine.close()
 
 
 def test_a_named_speaker_is_matched_as_speaker_not_as_word(tmp_path: Path) -> None:

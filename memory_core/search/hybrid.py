@@ -11,7 +11,11 @@ Fusion (``SearchConfig.fusion``):
   ``(s - min) / (max - min)``, then ``(w_b · b + w_v · v) / (w_b + w_v)``; a
   candidate missing from a list gets 0 there. A BM25 list with fewer hits than
   asked for has run out of matches, and is scaled from 0 instead of its minimum.
-  Scores keep the gaps that ranks lose.
+  Scores keep the gaps that ranks lose. The BM25 list's top is scaled against at
+  least a *reference* score when the caller gives one (the score of a document
+  that matches the whole query, ``SearchConfig.bm25_reference_share``): plain
+  min-max stretches the best keyword match to 1 however little of the query it
+  holds, so one shared common word would outrank the best semantic match.
 
 Then, in this order: *neighbour context* (a message gains ``neighbor_weight`` ×
 the best fused score among its parent and children — the turn before and after — because
@@ -52,12 +56,14 @@ class Fused:
 
 def fuse(
     bm25: list[tuple[int, float]], vector: list[tuple[int, float]], cfg: SearchConfig,
-    depth: int = 0,
+    depth: int = 0, reference: float = 0.0,
 ) -> dict[int, Fused]:
     """Combine two ranked ``(label, score)`` lists into normalised fused scores.
 
     ``depth``: how many candidates each list was asked for (``minmax``: a shorter
-    BM25 list is scaled from 0, not from its weakest match)."""
+    BM25 list is scaled from 0, not from its weakest match). ``reference``
+    (``minmax``, BM25 units, 0 = none): the BM25 list is scaled to
+    ``max(best score, reference)``, so a best match below it stays below 1."""
     out: dict[int, Fused] = {}
     for rank, (label, score) in enumerate(bm25, 1):
         entry = out.setdefault(label, Fused(label))
@@ -84,6 +90,8 @@ def fuse(
     if cfg.fusion == "minmax":
         # a BM25 list shorter than asked for ran out of matches: its floor is 0
         b_lo, b_span = _span(bm25, 0.0 if len(bm25) < depth else None)
+        if reference > 0:
+            b_span = max(b_span, reference - b_lo)
         v_lo, v_span = _span(vector)
         for e in out.values():
             b = (e.bm25_score - b_lo) / b_span if e.bm25_score is not None else 0.0

@@ -260,11 +260,16 @@ class SearchService:
             return [self._plain(lb, s, r, "bm25") for r, (lb, s) in enumerate(bm25, 1)]
         if mode == "vector":
             return [self._plain(lb, s, r, "vector") for r, (lb, s) in enumerate(vec, 1)]
-        fused = fuse(bm25, vec, cfg, n_cand)
-        # Task-state turns rank as memory only where memory competes with turns: a
+        # Task-state turns rank as memory, and the keyword list is scaled against
+        # the query's reference score, only where memory competes with turns: a
         # search of messages alone (LoCoMo, the injection's evidence search) keeps
         # plain turn ranking, as the config documents.
         several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
+        reference = 0.0
+        if (several and bm25 and cfg.fusion == "minmax" and cfg.bm25_reference_share > 0
+                and not require_all):
+            reference = cfg.bm25_reference_share * self.text.reference_score(query, speakers)
+        fused = fuse(bm25, vec, cfg, n_cand, reference)
         # Query intents only where kinds of record compete with each other: not in
         # a search of one kind (the block's item search on the request path).
         intents = (query_intents(query)
@@ -304,7 +309,12 @@ class SearchService:
         # statement extracted from the same turn (task lines yield no items).
         folded = self._fold_sources(fused, items, keep=set(turns["labels"]))
         if cfg.neighbor_weight > 0:
-            add_neighbours(fused, _adjacent(meta["parent"], fused), cfg.neighbor_weight)
+            # Memory gets no context from the turns around it: an open task line's
+            # turn is a record of its own (a tool output keeps it: the call before
+            # it names what was run).
+            lines = turns["open"] - meta["tool"]
+            add_neighbours(fused, {lb: near for lb, near in _adjacent(meta["parent"], fused)
+                                   .items() if lb not in lines}, cfg.neighbor_weight)
         if speakers:
             add_boost(fused, "speaker", {lb for lb, name in meta["name"].items()
                                          if self._speaks(name, speakers)}, cfg.speaker_boost)
@@ -327,7 +337,7 @@ class SearchService:
             fused, cfg, exact=meta["exact"], threads=meta["thread"],
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
         )
-        self._memory_prior(fused, items, folded, turns)
+        self._memory_prior(fused, items, folded, turns, meta["tool"] | asked)
         add_boost(fused, "intent", asked, cfg.intent_boost)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
@@ -483,19 +493,22 @@ class SearchService:
         return out & fused.keys()
 
     def _memory_prior(self, fused: dict[int, Any], rows: list[Any], folded: set[int],
-                      turns: dict[str, Any]) -> None:
+                      turns: dict[str, Any],
+                      ungated: set[int] | frozenset[int] = frozenset()) -> None:
         """Rank memory items by what they are; drop the messages folded into them.
 
         An active statement the user made (a fact, decision, constraint or
         preference; not a question), every agent memory and each turn in
-        ``turns["open"]`` (open task state, see :meth:`_task_turns`, and tool outputs
-        among the best keyword matches, ``tool_output_prior_rank``) gain
-        ``memory_item_boost``; a superseded item or replaced task line
-        is scaled by ``superseded_factor``. The ``folded`` source messages (see
-        :meth:`_fold_sources`) leave the results, so one statement does not fill
-        two of the ``k`` places and the hit shown is the one that carries its
-        status (a corrected value ranks as superseded rather than coming back as
-        the raw turn).
+        ``turns["open"]`` (open task state, see :meth:`_task_turns`, and tool
+        outputs among the best keyword matches, ``tool_output_prior_rank``) gain
+        ``memory_item_boost``; a task turn only when it is among the
+        ``task_line_prior_rank`` best matches of either list or in ``ungated``
+        (the records the query asks for, and the tool outputs). A superseded item
+        or replaced task line is scaled by ``superseded_factor``. The ``folded``
+        source messages (see :meth:`_fold_sources`) leave the results, so one
+        statement does not fill two of the ``k`` places and the hit shown is the
+        one that carries its status (a corrected value ranks as superseded rather
+        than coming back as the raw turn).
         """
         cfg = self.config
         code = KIND_CODES["item"] << LABEL_SHIFT
@@ -507,7 +520,14 @@ class SearchService:
         # Agent memories are memories someone chose to keep (a preference set with
         # `memory prefs set`, a note the model saved): as much a statement as an item.
         current |= {lb for lb in fused if lb >> LABEL_SHIFT == KIND_CODES["agent_memory"]}
-        current |= turns["open"]
+        # An open task line's turn counts when the query matches it (or asks for
+        # it: ``ungated`` holds the asked-for records and the tool outputs, gated
+        # on their own rank above).
+        gate = cfg.task_line_prior_rank
+        current |= {lb for lb in turns["open"] if lb in ungated or (
+            (e := fused.get(lb)) is not None
+            and ((e.bm25_rank is not None and e.bm25_rank <= gate)
+                 or (e.vector_rank is not None and e.vector_rank <= gate)))}
         old |= turns["superseded"] - turns["open"]
         add_boost(fused, "memory", current, cfg.memory_item_boost)
         scale(fused, "superseded", old, cfg.superseded_factor)
