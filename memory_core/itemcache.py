@@ -114,9 +114,11 @@ class ActiveItems:
             return self._full(conn, tenant, role)
         ids = sorted({int(c[1]) for c in changes})
         marks = ",".join("?" * len(ids))
+        # By primary key (``+``: not through a scope index, which would read every
+        # item of the scope once the list is long enough for the planner to prefer it).
         fresh = conn.execute(
             f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id IN ({marks})"
-            " AND tenant=? AND role=?", (*ids, tenant, role)).fetchall()
+            " AND +tenant=? AND +role=?", (*ids, tenant, role)).fetchall()
         if not fresh and snap.rows.keys().isdisjoint(ids):
             return _Snapshot(int(changes[-1][0]), snap.rows, snap.ordered)  # not ours
         rows = dict(snap.rows)
