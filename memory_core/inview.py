@@ -53,7 +53,7 @@ def newest(conn: sqlite3.Connection, visible_ids: Sequence[int], tokens: int,
     that does not fit (the newest message counts too: after a pasted message longer
     than ``tokens``, nothing is in view); ``set()`` when ``tokens`` is 0. Reads the
     counts of the tail only, 128 ids at a time (a few for 8000 tokens), through
-    ``counts_of(conn, ids)`` when given (:meth:`memory_core.msgtokens.MessageTokens.counts`:
+    ``counts_of(conn, ids)`` when given (:meth:`memory_core.msgfacts.MessageFacts.counts`:
     ``{id: tokens}``), else one query each."""
     out: set[int] = set()
     if tokens <= 0:

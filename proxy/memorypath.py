@@ -211,10 +211,16 @@ def schedule_compaction(app: web.Application, engine: Engine, scope: Scope, thre
     if not engine.config.compaction.enabled or not thread_id:
         return
 
+    def job() -> list[int]:
+        # Scheduled as the answer is stored, while its request still holds the
+        # foreground (it waits for that store, then answers its client): checking
+        # what is due costs a few ms of CPU, which would take the interpreter lock
+        # from that request's last steps. Give way first (bounded).
+        engine.give_way()
+        return engine.compact(scope, thread_id, path_ids, summarizer)
+
     async def run() -> None:
-        loop = asyncio.get_running_loop()
-        created = await loop.run_in_executor(
-            None, engine.compact, scope, thread_id, path_ids, summarizer)
+        created = await asyncio.get_running_loop().run_in_executor(None, job)
         if created:
             app[METRICS].compactions.labels("background").inc(len(created))
 
