@@ -561,8 +561,9 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
     source = token_source()
     for ln in lines:
         ln.tokens = _line_tokens(ln.text) + 1
-    overhead = count_tokens(CURRENT_REQUEST) + 2
-    header_cost = {s: (count_tokens(h) + 1 if h else 0) for s, h in _SECTION_HEADERS.items()}
+    # The fixed strings' counts come from the line memo too (same tokenizer).
+    overhead = _line_tokens(CURRENT_REQUEST) + 2
+    header_cost = {s: (_line_tokens(h) + 1 if h else 0) for s, h in _SECTION_HEADERS.items()}
     used = overhead
     included: list[_Line] = []
     omitted: list[dict[str, Any]] = []
