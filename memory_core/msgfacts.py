@@ -22,16 +22,19 @@ of the messages its client sent.
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 from collections.abc import Collection, Sequence
 
 from memory_core.compaction import MessageOutline
 
-MAX_IDS = 200_000
-"""Messages kept (about 25 MB); past this the cache is dropped whole and refilled."""
+MAX_IDS = 100_000
+"""Messages kept (about 170 bytes each, 17 MB); past this the cache is dropped
+whole and refilled."""
 
 _CHUNK = 900
 """Ids per ``IN (…)`` query (under SQLite's default 999 variables)."""
+
 
 class MessageFacts:
     """Each message's :class:`~memory_core.compaction.MessageOutline` (id, role,
@@ -92,8 +95,9 @@ class MessageFacts:
             chunk = ordered[at:at + _CHUNK]
             rows = conn.execute(f"SELECT id, msg_role, tokens FROM messages WHERE id IN"
                                 f" ({','.join('?' * len(chunk))})", chunk)
-            fresh.update((int(i), MessageOutline(int(i), role or "", int(tokens or 0)))
-                         for i, role, tokens in rows)
+            for i, role, tokens in rows:
+                # Roles interned: a handful of distinct strings, not one per message.
+                fresh[i] = MessageOutline(i, sys.intern(role or ""), int(tokens or 0))
         if fresh:
             with self._lock:
                 if len(self._facts) + len(fresh) > self._max:
