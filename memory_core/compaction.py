@@ -27,9 +27,9 @@ import functools
 import re
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -49,6 +49,19 @@ class PathMessage:
     tokens: int
     has_tool_calls: bool
     created_at: float
+
+
+class MessageOutline(NamedTuple):
+    """What :func:`plan` reads of a message (a :class:`PathMessage` has the same
+    fields and more): id, OpenAI role (``""`` when unknown), stored token count."""
+
+    id: int
+    role: str
+    tokens: int
+
+
+_Planned = TypeVar("_Planned", PathMessage, MessageOutline)
+"""A path message as planning reads it (id, role, tokens): full or outline."""
 
 
 @dataclass(slots=True)
@@ -111,6 +124,15 @@ def load_path(conn: sqlite3.Connection, ids: Sequence[int]) -> list[PathMessage]
     return out
 
 
+def outline_path(ids: Sequence[int], outlines: Mapping[int, MessageOutline]
+                 ) -> list[MessageOutline]:
+    """The messages ``ids`` (in order) as :func:`plan` reads them, from ``outlines``
+    (:meth:`memory_core.msgfacts.MessageFacts.outlines`). Ids missing from it are
+    skipped, as :func:`load_path` skips missing rows: ``plan`` gives the same groups
+    on both (it reads ids, roles and token counts only)."""
+    return [outlines[i] for i in ids if i in outlines]
+
+
 def load_nodes(conn: sqlite3.Connection, tenant: str, role: str, path_ids: Sequence[int]
                ) -> list[SummaryNode]:
     """Every active node of (tenant, role) whose covered ids all lie on ``path_ids``."""
@@ -145,10 +167,10 @@ def forest(nodes: Sequence[SummaryNode]) -> list[SummaryNode]:
 
 
 # -- planning -----------------------------------------------------------------------
-def segments(path: Sequence[PathMessage]) -> list[list[PathMessage]]:
+def segments(path: Sequence[_Planned]) -> list[list[_Planned]]:
     """Split a path so that no segment starts with a ``tool`` message (a call and
     its results stay together)."""
-    out: list[list[PathMessage]] = []
+    out: list[list[_Planned]] = []
     for m in path:
         if out and m.role == "tool":
             out[-1].append(m)
@@ -157,7 +179,7 @@ def segments(path: Sequence[PathMessage]) -> list[list[PathMessage]]:
     return out
 
 
-def protected_bounds(path: Sequence[PathMessage], cfg: CompactionConfig) -> tuple[int, int]:
+def protected_bounds(path: Sequence[_Planned], cfg: CompactionConfig) -> tuple[int, int]:
     """Return ``(start, end)``: path indexes of the compactable middle ``[start, end)``.
 
     Head: leading system/developer messages, then ``head_turns`` user turns (a turn
@@ -178,9 +200,12 @@ def protected_bounds(path: Sequence[PathMessage], cfg: CompactionConfig) -> tupl
     return start, max(start, end)
 
 
-def plan(path: Sequence[PathMessage], nodes: Sequence[SummaryNode], cfg: CompactionConfig
+def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: CompactionConfig
          ) -> list[Group]:
     """Return the compaction work due on ``path`` given its existing ``nodes``.
+
+    ``path``: :class:`PathMessage` or :class:`MessageOutline` values (only ids,
+    roles and token counts are read: both give the same groups).
 
     Level-0 groups first (only when the uncompacted middle reaches both
     thresholds), then the consolidations the 2×K rule asks for after them.
@@ -198,7 +223,7 @@ def plan(path: Sequence[PathMessage], nodes: Sequence[SummaryNode], cfg: Compact
     tokens = sum(m.tokens for m in middle)
     turns = sum(1 for m in middle if m.role == "user")
     if middle and tokens >= cfg.min_tokens and turns >= cfg.min_turns:
-        current: list[PathMessage] = []
+        current: list[_Planned] = []
         current_tokens = 0
         for seg in segments(middle):
             seg_tokens = sum(m.tokens for m in seg)

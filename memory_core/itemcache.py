@@ -9,6 +9,12 @@ inserted, updated or deleted item, whichever code or process made the change).
 A reader that fell behind the pruned part of that log, or sees too many changes,
 reloads the scope whole. The result always equals a fresh ``SELECT`` of the active
 items (tested against it), newest first.
+
+Items are handed out as plain dicts (column name → value), not ``sqlite3.Row``: a
+``Row`` looks a name up by comparing it with each column name in turn (about
+0.35 µs for ``source_message_id``, against 0.05 µs for a dict), and assembly reads
+several columns of every active item on every turn. Each row is converted once,
+when it is read.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 ITEM_COLUMNS = (
     "id, tenant, role, session, thread_id, kind, subject, text, value, value_text, unit,"
@@ -24,6 +31,9 @@ ITEM_COLUMNS = (
     " evidence, lang, created_at, updated_at"
 )
 """The ``memory_items`` columns kept (all but the ``data`` JSON)."""
+
+ItemRow = dict[str, Any]
+"""One cached item: :data:`ITEM_COLUMNS` by name (as ``row["kind"]`` on a ``Row``)."""
 
 MAX_ITEMS = 5000
 """Newest active items of a scope handed to assembly (older ones stay searchable)."""
@@ -38,10 +48,10 @@ KEEP_CHANGES = 50_000
 @dataclass
 class _Snapshot:
     seq: int
-    rows: dict[int, sqlite3.Row]
-    ordered: list[sqlite3.Row] | None = field(default=None)
+    rows: dict[int, ItemRow]
+    ordered: list[ItemRow] | None = field(default=None)
 
-    def newest_first(self) -> list[sqlite3.Row]:
+    def newest_first(self) -> list[ItemRow]:
         if self.ordered is None:
             self.ordered = [self.rows[i] for i in sorted(self.rows, reverse=True)[:MAX_ITEMS]]
         return self.ordered
@@ -60,12 +70,13 @@ class ActiveItems:
         self._scopes: OrderedDict[tuple[str, str, str], _Snapshot] = OrderedDict()
 
     def get(self, conn: sqlite3.Connection, namespace: str, tenant: str,
-            role: str) -> list[sqlite3.Row]:
+            role: str) -> list[ItemRow]:
         """Active items of ``(tenant, role)``, newest first, at most :data:`MAX_ITEMS`.
 
         ``conn``: a (reader) connection to the database named ``namespace`` (its
-        path). Rows are ``sqlite3.Row`` with :data:`ITEM_COLUMNS`; do not mutate
-        the returned list. Raises ``sqlite3.Error`` as the queries do.
+        path). Items are dicts of :data:`ITEM_COLUMNS` (:data:`ItemRow`), the same
+        object for an item until it changes; do not mutate them or the returned
+        list. Raises ``sqlite3.Error`` as the queries do.
         """
         key = (namespace, tenant, role)
         with self._lock:
@@ -96,7 +107,7 @@ class ActiveItems:
         rows = conn.execute(
             f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE tenant=? AND role=?"
             " AND status='active'", (tenant, role)).fetchall()
-        return _Snapshot(seq, {int(r["id"]): r for r in rows})
+        return _Snapshot(seq, {int(r["id"]): _item(r) for r in rows})
 
     def _refresh(self, conn: sqlite3.Connection, tenant: str, role: str,
                  snap: _Snapshot | None) -> _Snapshot:
@@ -114,9 +125,11 @@ class ActiveItems:
             return self._full(conn, tenant, role)
         ids = sorted({int(c[1]) for c in changes})
         marks = ",".join("?" * len(ids))
+        # By primary key (``+``: not through a scope index, which would read every
+        # item of the scope once the list is long enough for the planner to prefer it).
         fresh = conn.execute(
             f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id IN ({marks})"
-            " AND tenant=? AND role=?", (*ids, tenant, role)).fetchall()
+            " AND +tenant=? AND +role=?", (*ids, tenant, role)).fetchall()
         if not fresh and snap.rows.keys().isdisjoint(ids):
             return _Snapshot(int(changes[-1][0]), snap.rows, snap.ordered)  # not ours
         rows = dict(snap.rows)
@@ -124,8 +137,12 @@ class ActiveItems:
             rows.pop(i, None)
         for r in fresh:
             if r["status"] == "active":
-                rows[int(r["id"])] = r
+                rows[int(r["id"])] = _item(r)
         return _Snapshot(int(changes[-1][0]), rows)
+
+
+def _item(row: sqlite3.Row) -> ItemRow:
+    return dict(zip(row.keys(), row, strict=True))
 
 
 def prune_changes(conn: sqlite3.Connection, keep: int = KEEP_CHANGES) -> int:

@@ -151,20 +151,27 @@ class ChainKeyCache:
         with self._lock:
             entries = list(self._roots.get(root, ()))
         best: tuple[int, list[str]] | None = None
+        hashed = (0, hashlib.sha256())  # (bytes of ``data`` hashed, their hash)
         for count, length, digest, keys in sorted(entries, key=lambda e: -e[0]):
             # ``length - 1`` drops the closing "]"; the next byte must close or
             # separate a message for the prefix to be whole messages.
             if count > len(messages) or length > len(data) or data[length - 1] not in b",]":
                 continue
-            if hashlib.sha256(view[: length - 1]).digest() == digest:
+            prefix = hashlib.sha256(view[: length - 1])
+            if prefix.digest() == digest:
                 best = (count, keys)  # the longest prefix that matches
+                hashed = (length - 1, prefix)
                 break
         if best is None:
             out = chain_keys(messages)
         else:
             count, keys = best
             out = keys[:count] + chain_keys(messages[count:], keys[count - 1])
-        entry = (len(messages), len(data), hashlib.sha256(view[:-1]).digest(), out)
+        # This list's own digest continues the matched prefix's hash: one pass over
+        # the bytes in all, not two (about 0.2 ms per 340 KB history).
+        whole = hashed[1].copy()
+        whole.update(view[hashed[0]:-1])
+        entry = (len(messages), len(data), whole.digest(), out)
         with self._lock:
             kept = [e for e in self._roots.pop(root, []) if e[0] != len(messages)]
             self._roots[root] = [entry, *kept][: self._per_root]

@@ -13,6 +13,7 @@ in a worker thread, one per thread at a time, off the request path.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import time
@@ -131,7 +132,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
                     metrics.compactions.labels("inline").inc(len(created))
                 roots = engine.forest_for(scope, ids)
         if roots:
-            covered = {i for node in roots for i in node.message_ids}
+            covered = set().union(*(node.message_ids for node in roots))
             out.compacted_messages = sum(len(n.message_ids) for n in roots)
             out.headers["x-lcm-compacted-messages"] = str(out.compacted_messages)
             changed = True
@@ -140,10 +141,10 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
 
     if len(ids) == len(messages):
         # Replies that hid memory-tool rounds: show the model what it really did.
-        visible_ids = [i for i in ids if i not in covered]
+        # (None among all ids, the usual case: none among the visible ones either.)
         splices = {}
-        if engine.has_splices(visible_ids):
-            splices = engine.splices_for(visible_ids)
+        if engine.has_splices(ids):
+            splices = engine.splices_for([i for i in ids if i not in covered])
         if splices or covered:
             messages, ids = rewrite.apply_splices(messages, ids, splices)
             changed = changed or bool(splices)
@@ -158,9 +159,9 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     if want_block and index is not None:
         started = time.perf_counter()
         newest = message_text(messages[index])
-        visible = set(ids) - covered
         # Once each: a reply that hid memory-tool rounds repeats its id per splice.
-        order = list(dict.fromkeys(i for i in ids if i not in covered))
+        order = list(dict.fromkeys(itertools.filterfalse(covered.__contains__, ids)))
+        visible = set(order)
         assembly = engine.assemble(scope, result, newest, request_id, visible, order)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
@@ -211,10 +212,16 @@ def schedule_compaction(app: web.Application, engine: Engine, scope: Scope, thre
     if not engine.config.compaction.enabled or not thread_id:
         return
 
+    def job() -> list[int]:
+        # Scheduled as the answer is stored, while its request still holds the
+        # foreground (it waits for that store, then answers its client): checking
+        # what is due costs a few ms of CPU, which would take the interpreter lock
+        # from that request's last steps. Give way first (bounded).
+        engine.give_way()
+        return engine.compact(scope, thread_id, path_ids, summarizer)
+
     async def run() -> None:
-        loop = asyncio.get_running_loop()
-        created = await loop.run_in_executor(
-            None, engine.compact, scope, thread_id, path_ids, summarizer)
+        created = await asyncio.get_running_loop().run_in_executor(None, job)
         if created:
             app[METRICS].compactions.labels("background").inc(len(created))
 

@@ -429,3 +429,42 @@ def test_a_setting_is_kept_with_its_value_on_its_own_line() -> None:
 
     assert _IDENT.findall("max_inflight = 224") == ["max_inflight = 224"]
     assert all("\n" not in m for m in _IDENT.findall("retry_count:\n- a\nmax_body =\n  32"))
+
+
+def test_plan_on_the_outline_equals_the_plan_on_the_loaded_path(tmp_path: Path) -> None:
+    """Engine.compact plans on roles and counts from memory before reading texts."""
+    from memory_core.compaction import load_nodes, load_path, outline_path, plan
+    from memory_core.config import CompactionConfig
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path)
+    scope = Scope("t", "default")
+    try:
+        history: list[Any] = [{"role": "system", "content": "s"}]
+        for i in range(60):
+            history.append({"role": "user", "content": f"turn {i}: fix item {i * 7} " * 20})
+            if i % 5 == 0:  # a tool round: a segment the plan never splits
+                history += [{"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"c{i}", "type": "function",
+                     "function": {"name": "ls", "arguments": "{}"}}]},
+                    {"role": "tool", "tool_call_id": f"c{i}", "content": "a.py b.py " * 30}]
+            history.append({"role": "assistant", "content": f"done with item {i * 7}. " * 15})
+        ticket, fut = engine.capture_request(scope, "r", history, {})
+        ids = list(fut.result(30).message_ids)
+        nodes = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
+        path = engine.store.read(load_path, ids)
+        facts = engine.store.read(engine._message_facts.outlines, [*ids, 10**9])  # one unknown
+        for cfg in (CompactionConfig(), CompactionConfig(min_tokens=500, group_tokens=900,
+                                                         consolidation_k=2),
+                    CompactionConfig(min_tokens=10**7)):
+            expected = plan(path, nodes, cfg)
+            assert plan(outline_path([*ids, 10**9], facts), nodes, cfg) == expected
+        assert plan(path, nodes, CompactionConfig(min_tokens=500, group_tokens=900))
+        created = engine.compact(scope, ticket.result.thread_id, ids)  # type: ignore[union-attr]
+        assert created  # due: compacted through the full load
+        nodes = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
+        cfg = engine.config.compaction
+        assert (plan(outline_path(ids, facts), nodes, cfg) == plan(path, nodes, cfg))
+    finally:
+        engine.close()
