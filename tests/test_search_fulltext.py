@@ -140,3 +140,35 @@ def test_reference_score_sums_the_idf_of_the_ranked_terms(
     assert svc.text.reference_score("the of") == pytest.approx(
         idf("text", "the") + idf("text", "of"))  # only stopwords: they are the terms
     assert svc.text.reference_score("stag*") == 0.0
+
+
+def test_reference_score_is_what_tantivy_scores_a_document_holding_each_term_once(
+        tmp_path: Path) -> None:
+    """Every text has four words (so each is of average length): the one holding
+    both query words once scores the reference exactly, with another tenant's
+    texts in the index (the filters add nothing to the score) and after texts
+    were replaced (deleted documents still count in BM25's N)."""
+    from memory_core.search.base import IndexDoc, SearchFilter
+    from memory_core.search.config import KIND_CODES
+    from memory_core.search.fulltext import TantivyTextIndex
+
+    index = TantivyTextIndex(tmp_path / "text", stemming=False)
+    other = ["charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+
+    def doc(ref: int, tenant: str, text: str) -> IndexDoc:
+        return IndexDoc(kind="message", ref_id=ref, tenant=tenant, role="default", text=text)
+
+    docs = [doc(1, "t1", "alpha bravo charlie delta")]
+    docs += [doc(i, "t1", " ".join(other[i % 3:i % 3 + 4])) for i in range(2, 8)]
+    docs += [doc(i, "t2", "india juliet kilo lima") for i in range(8, 60)]
+    index.upsert(docs)
+    index.commit()
+    index.upsert(docs[1:5])  # replaced: a delete and an add each
+    index.commit()
+    flt = SearchFilter(tenant="t1", role="default")
+    hits = dict(index.search("alpha bravo", flt, 10))
+    label = KIND_CODES["message"] << 40 | 1
+    assert index.reference_score("alpha bravo") == pytest.approx(hits[label], rel=1e-5)
+    assert index.reference_score("alpha bravo") > 2 * index.reference_score("charlie")
+    assert index.reference_score("alpha 端口") > index.reference_score("alpha")
+    index.close()

@@ -82,7 +82,7 @@ class SearchConfig:
     vector_weight: float = field(default=0.7, metadata=_rng(0.0, 10.0))
     bm25_reference_share: float = field(default=1.4, metadata=_rng(0.0, 10.0))
     """``minmax`` fusion in searches over several kinds (memory competing with
-    turns): the BM25 list is scaled to at least this share of the query's
+    turns) that have a vector list: the BM25 list is scaled to at least this share of the query's
     reference score (the score of an average-length document holding each query
     term once: the sum of their idf, :meth:`TantivyTextIndex.reference_score`)
     instead of to its own best match, so that a keyword match on a small part of
@@ -135,8 +135,10 @@ class SearchConfig:
     gains ``memory_item_boost`` only when the query matches it (among this many
     best BM25 *or* vector matches) or asks for its label (query intents): a turn
     that holds one also holds other words, and a weak match on those must not
-    rank as memory above a better-matching statement. Such a turn gets no
-    neighbour context either (memory has none). 0 = only when asked for.
+    rank as memory above a better-matching statement. Such a turn, memory or
+    not, takes no context from the turns around it: it ranks by its own match
+    (a TODO next to the turn that answers is not what was asked). 0 = only when
+    asked for.
     Long-session eval, kept stores searched as at question time: the neighbour
     rule 46 → 47 of 77 at rank 1, then this gate 47 → 48 at 10 (5: 47; 20 and
     40: 48)."""

@@ -383,23 +383,30 @@ class TantivyTextIndex:
         return Query.boolean_query(clauses)
 
     def reference_score(self, query: str, speakers: frozenset[str] = frozenset()) -> float:
-        """BM25 score of a document that matches each term of the ranked ``query``
-        once and is of average length: the sum of the terms' idf (Tantivy's
-        ``ln(1 + (N - df + 0.5) / (df + 0.5))``, index-wide), over the words
-        matched in ``text`` and the CJK bigrams scored alone. ``0.0`` when the
-        query has no such term (wildcards only, an empty index).
-
-        The scale against which a hybrid search measures how much of the query
-        its best keyword match covers (``SearchConfig.bm25_reference_share``).
-        One ``doc_freq`` lookup per term (a term dictionary read, microseconds).
+        """The BM25 units against which a hybrid search measures how much of the
+        ranked ``query`` its best keyword match covers
+        (``SearchConfig.bm25_reference_share``): the sum of the idf of its words
+        matched in ``text`` and of its CJK bigrams scored alone (a run's only
+        bigram when it has one), which is what those clauses give a document of
+        average length holding each term once. Tantivy's idf,
+        ``ln(1 + (N - df + 0.5) / (df + 0.5))``, index-wide, with ``N`` counted as
+        Tantivy counts it (deleted documents included until their segment merges).
+        A term no document holds has the largest idf, so a question that a match
+        covers only in part keeps a high reference. Not counted: a run's
+        all-bigrams clause (x2), the ``extra``, ``context`` and ``speaker`` fields
+        and wildcards, so a document holding a whole CJK run, or the words also in
+        its context, scores above it. ``0.0`` when the query has no such term or
+        the index is empty. One ``doc_freq`` lookup per term (microseconds).
         """
         _, runs, words, _ = self._plan(query, require_all=False, speakers=speakers)
-        terms = [("text", w) for w in words] + [("ngram", g) for _, each in runs
-                                                  for g in each]
+        terms = [("text", w) for w in words] + [("ngram", g) for bigrams, each in runs
+                                                  for g in (each or bigrams[:1])]
         if not terms:
             return 0.0
         searcher = self.index.searcher()
-        n = searcher.num_docs
+        # Every document has a ``hidden`` value: this is BM25's N as Tantivy counts it
+        # (``num_docs`` leaves out the deleted documents that ``doc_freq`` still holds).
+        n = searcher.doc_freq("hidden", 0) + searcher.doc_freq("hidden", 1)
         if n <= 0:
             return 0.0
         return sum(math.log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -431,7 +438,11 @@ class TantivyTextIndex:
             addrs = [a for _, a in res.hits]
             keys = searcher.fast_field_values("key", addrs)
             return [(int(k), 0.0) for k in keys]  # newest first
-        clauses.append((Occur.Must, text_q))
+        # The filters match without scoring: as scored term clauses each one added
+        # its idf to every hit, a constant that min-max fusion (scaled from 0 when
+        # the list runs out) and the reference score do not expect.
+        clauses = [(Occur.Must, Query.const_score_query(Query.boolean_query(clauses), 0.0)),
+                   (Occur.Must, text_q)]
         try:
             # over-fetch, then break score ties on the label: the order of equal scores
             # would otherwise depend on segment layout (rebuild vs incremental)

@@ -260,14 +260,16 @@ class SearchService:
             return [self._plain(lb, s, r, "bm25") for r, (lb, s) in enumerate(bm25, 1)]
         if mode == "vector":
             return [self._plain(lb, s, r, "vector") for r, (lb, s) in enumerate(vec, 1)]
-        # Task-state turns rank as memory, and the keyword list is scaled against
-        # the query's reference score, only where memory competes with turns: a
+        # Task-state turns rank as memory only where memory competes with turns: a
         # search of messages alone (LoCoMo, the injection's evidence search) keeps
         # plain turn ranking, as the config documents.
         several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
+        # The keyword list is scaled against the query's reference score where kinds
+        # of record compete (as query intents) and a vector list is there to rank
+        # what the keywords do not cover; a search of one kind keeps min-max.
         reference = 0.0
-        if (several and bm25 and cfg.fusion == "minmax" and cfg.bm25_reference_share > 0
-                and not require_all):
+        if (bm25 and vec and cfg.fusion == "minmax" and cfg.bm25_reference_share > 0
+                and (flt.kinds is None or len(set(flt.kinds)) > 1)):
             reference = cfg.bm25_reference_share * self.text.reference_score(query, speakers)
         fused = fuse(bm25, vec, cfg, n_cand, reference)
         # Query intents only where kinds of record compete with each other: not in
