@@ -46,27 +46,22 @@ NOT_REPEATED = "not repeated"
 
 def newest(conn: sqlite3.Connection, visible_ids: Sequence[int], tokens: int,
            counts_of: Callable[[sqlite3.Connection, Sequence[int]], dict[int, int]]
-           | None = None) -> set[int]:
+           ) -> set[int]:
     """The in-view ids: the newest of ``visible_ids`` (distinct, in path order, as the
     upstream sees them verbatim) whose stored o200k token counts (``messages.tokens``)
     add up to at most ``tokens``, walking back from the end and stopping at the first
     that does not fit (the newest message counts too: after a pasted message longer
     than ``tokens``, nothing is in view); ``set()`` when ``tokens`` is 0. Reads the
     counts of the tail only, 128 ids at a time (a few for 8000 tokens), through
-    ``counts_of(conn, ids)`` when given (:meth:`memory_core.msgfacts.MessageFacts.counts`:
-    ``{id: tokens}``), else one query each."""
+    ``counts_of(conn, ids)`` (:meth:`memory_core.msgfacts.MessageFacts.counts`:
+    ``{id: tokens}``, missing ids absent)."""
     out: set[int] = set()
     if tokens <= 0:
         return out
     used = 0
     for end in range(len(visible_ids), 0, -128):
         chunk = list(visible_ids[max(0, end - 128):end])
-        if counts_of is not None:
-            counts = counts_of(conn, chunk)
-        else:
-            counts = dict(conn.execute(
-                f"SELECT id, tokens FROM messages WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk).fetchall())
+        counts = counts_of(conn, chunk)
         for mid in reversed(chunk):
             used += counts.get(mid) or 0
             if used > tokens:

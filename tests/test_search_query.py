@@ -13,7 +13,7 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.search import SearchConfig
 from memory_core.search.hybrid import fuse, query_periods
-from tests.test_search_support import hit_text, open_service
+from tests.test_search_support import hit_text, open_service, running_service
 
 A = Scope(tenant="tenantA", role="default")
 
@@ -76,11 +76,8 @@ def test_a_keyword_match_on_a_small_part_of_the_query_does_not_outrank_the_meani
     own): min-max alone ranks the lone keyword match first; scaled against the
     query's reference score, the semantic match is first. A search of turns alone
     keeps min-max (LoCoMo's adversarial questions measured better with it)."""
-    engine = Engine(tmp_path)
-    svc = open_service(tmp_path, engine, neighbor_weight=0.0, session_boost=0.0,
-                       context_weight=0.0, bm25_reference_share=0.0)
-    svc.start()
-    try:
+    with running_service(tmp_path, neighbor_weight=0.0, session_boost=0.0,
+                         context_weight=0.0, bm25_reference_share=0.0) as (engine, svc):
         ids = _capture(engine, A, [
             ("u", "The settings page throws an error when the input is empty."),
             ("a", "Noted."),
@@ -102,9 +99,6 @@ def test_a_keyword_match_on_a_small_part_of_the_query_does_not_outrank_the_meani
         svc.config = dataclasses.replace(svc.config, bm25_reference_share=1.4)
         assert top().startswith("Offline, the client")        # scaled: the meaning wins
         assert top(kinds=msgs).startswith("The settings page")  # turns alone: min-max
-    finally:
-        svc.close()
-        engine.close()
 
 
 def test_a_named_speaker_is_matched_as_speaker_not_as_word(tmp_path: Path) -> None:

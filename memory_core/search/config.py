@@ -81,21 +81,21 @@ class SearchConfig:
     bm25_weight: float = field(default=1.0, metadata=_rng(0.0, 10.0))
     vector_weight: float = field(default=0.7, metadata=_rng(0.0, 10.0))
     bm25_reference_share: float = field(default=1.4, metadata=_rng(0.0, 10.0))
-    """``minmax`` fusion in searches over several kinds (memory competing with
-    turns) that have a vector list: the BM25 list is scaled to at least this share of the query's
-    reference score (the score of an average-length document holding each query
-    term once: the sum of their idf, :meth:`TantivyTextIndex.reference_score`)
-    instead of to its own best match, so that a keyword match on a small part of
-    the question (one shared word, a common CJK bigram; typically a sibling
-    statement) does not count as a full match and outrank the best semantic
-    match. 0 = plain min-max. Long-session eval, kept stores searched as at
-    question time (seed 1, 77 questions, with the kana-bigram, task-line and
-    neighbour changes): rank-1 49 at 0, 52 at 0.3, 54 at 0.5, 56 at 0.8, 58 at
-    1.2 to 1.6, 57 at 2 to 5 (recall@10 76 throughout). A search of messages
-    alone keeps plain min-max: on LoCoMo, whose questions reuse the
-    conversation's words, hybrid recall@10 at 0 / 0.6 / 1.0 / 1.4 is 0.808 /
-    0.809 / 0.806 / 0.803 (categories 1-4) but 0.805 / 0.780 / 0.712 / 0.657 on
-    the adversarial category 5."""
+    """``minmax`` fusion in searches over several kinds (memory competing with turns)
+    that have a vector list: the BM25 list is scaled to at least this share of the
+    query's reference score (BM25 units: what an average-length document holding each
+    query term once scores, the sum of their idf,
+    :meth:`TantivyTextIndex.reference_score`) instead of to its own best match, so that
+    a keyword match on a small part of the question (one shared word, a common CJK
+    bigram; typically a sibling statement) does not count as a full match and outrank
+    the best semantic match. 0 = plain min-max. Long-session eval, kept stores searched
+    as at question time (seed 1, 77 questions, with the kana-bigram, task-line and
+    neighbour changes): rank-1 49 at 0, 52 at 0.3, 54 at 0.5, 56 at 0.8, 58 at 1.2 to
+    1.6, 57 at 2 to 5 (recall@10 76 throughout). A search of one kind (messages alone,
+    the block's) keeps plain min-max: on LoCoMo, whose questions reuse the
+    conversation's words, hybrid recall@10 at 0 / 0.6 / 1.0 / 1.4 is 0.808 / 0.809 /
+    0.806 / 0.803 (categories 1-4) but 0.805 / 0.780 / 0.712 / 0.657 on the adversarial
+    category 5."""
     context_weight: float = field(default=0.3, metadata=_rng(0.0, 10.0))
     """BM25 boost (hybrid only) of the text of a message's parent (the turn before), next
     to its own text at 1.0 (0 = not searched)."""

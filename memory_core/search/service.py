@@ -264,18 +264,17 @@ class SearchService:
         # search of messages alone (LoCoMo, the injection's evidence search) keeps
         # plain turn ranking, as the config documents.
         several = flt.kinds is None or any(kd != "message" for kd in flt.kinds)
-        # The keyword list is scaled against the query's reference score where kinds
-        # of record compete (as query intents) and a vector list is there to rank
-        # what the keywords do not cover; a search of one kind keeps min-max.
+        # Query intents and the keyword list's reference score only where kinds of
+        # record compete with each other: not in a search of one kind (the block's
+        # searches on the request path, LoCoMo's turns).
+        competing = flt.kinds is None or len(set(flt.kinds)) > 1
         reference = 0.0
-        if (bm25 and vec and cfg.fusion == "minmax" and cfg.bm25_reference_share > 0
-                and (flt.kinds is None or len(set(flt.kinds)) > 1)):
+        if (competing and bm25 and vec and cfg.fusion == "minmax"
+                and cfg.bm25_reference_share > 0):
+            # A vector list is there to rank what the keywords do not cover.
             reference = cfg.bm25_reference_share * self.text.reference_score(query, speakers)
         fused = fuse(bm25, vec, cfg, n_cand, reference)
-        # Query intents only where kinds of record compete with each other: not in
-        # a search of one kind (the block's item search on the request path).
-        intents = (query_intents(query)
-                   if cfg.intent_boost > 0 and (flt.kinds is None or len(set(flt.kinds)) > 1)
+        intents = (query_intents(query) if competing and cfg.intent_boost > 0
                    else frozenset())
         if intents & set(TASK_INTENTS) and (flt.kinds is None or "message" in flt.kinds):
             # The open task line asked for is a candidate even when neither index
@@ -300,11 +299,8 @@ class SearchService:
             # A question about what the agent saw also takes one among the best
             # matches of either list.
             wide = cfg.tool_output_intent_rank if "observation" in intents else 0
-            turns["open"] |= {
-                lb for lb in meta["tool"] if (e := fused.get(lb)) is not None and (
-                    (e.bm25_rank is not None
-                     and e.bm25_rank <= max(cfg.tool_output_prior_rank, wide))
-                    or (e.vector_rank is not None and e.vector_rank <= wide))}
+            turns["open"] |= {lb for lb in meta["tool"] if _within(
+                fused.get(lb), max(cfg.tool_output_prior_rank, wide), wide)}
         asked = (self._asked_for(fused, intents, items, meta["tool"], turns)
                  if intents else set())
         # An open task line is a record of its own: it is not folded into a
@@ -526,10 +522,8 @@ class SearchService:
         # it: ``ungated`` holds the asked-for records and the tool outputs, gated
         # on their own rank above).
         gate = cfg.task_line_prior_rank
-        current |= {lb for lb in turns["open"] if lb in ungated or (
-            (e := fused.get(lb)) is not None
-            and ((e.bm25_rank is not None and e.bm25_rank <= gate)
-                 or (e.vector_rank is not None and e.vector_rank <= gate)))}
+        current |= {lb for lb in turns["open"]
+                    if lb in ungated or _within(fused.get(lb), gate, gate)}
         old |= turns["superseded"] - turns["open"]
         add_boost(fused, "memory", current, cfg.memory_item_boost)
         scale(fused, "superseded", old, cfg.superseded_factor)
@@ -605,6 +599,14 @@ class SearchService:
                     "name": names, "tool": tools}
 
         return self.store.read(q)
+
+
+def _within(entry: Fused | None, bm25_rank: int, vector_rank: int) -> bool:
+    """Whether a candidate is among the best ``bm25_rank`` keyword matches or the best
+    ``vector_rank`` vector matches (1-based ranks; 0 = not that list)."""
+    return entry is not None and (
+        (entry.bm25_rank is not None and entry.bm25_rank <= bm25_rank)
+        or (entry.vector_rank is not None and entry.vector_rank <= vector_rank))
 
 
 def _adjacent(parents: dict[int, int], fused: dict[int, Any]) -> dict[int, list[int]]:
