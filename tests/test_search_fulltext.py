@@ -172,3 +172,57 @@ def test_reference_score_is_what_tantivy_scores_a_document_holding_each_term_onc
     assert index.reference_score("alpha bravo") > 2 * index.reference_score("charlie")
     assert index.reference_score("alpha 端口") > index.reference_score("alpha")
     index.close()
+
+
+def test_filters_every_document_matches_are_left_out_and_change_nothing(
+        tmp_path: Path) -> None:
+    """A sidecar's index holds one tenant and role: those filters (and ``hidden``
+    where nothing is hidden, and a kind list covering every document) are left out
+    of the query, and the hits are exactly those of the query with every filter.
+    Once a second tenant is indexed, the tenant filter is back and still filters."""
+    from memory_core.search.base import IndexDoc, SearchFilter, split_label
+    from memory_core.search.fulltext import TantivyTextIndex
+
+    index = TantivyTextIndex(tmp_path / "text", stemming=False)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+
+    def doc(ref: int, tenant: str, kind: str = "message") -> IndexDoc:
+        return IndexDoc(kind=kind, ref_id=ref, tenant=tenant, role="default",
+                        text=" ".join(words[ref % 4: ref % 4 + 3]))
+
+    index.upsert([doc(i, "t1", "message" if i % 3 else "item") for i in range(1, 30)])
+    index.commit()
+
+    def clauses(flt: SearchFilter) -> list[str]:
+        return [repr(q) for _, q in index._filters(flt, index.index.searcher())]
+
+    def every_filter(flt: SearchFilter) -> list[tuple[int, float]]:
+        class Needs:  # stands in for a searcher: every filter looks needed
+            def doc_freq(self, field: str, value: object) -> int:
+                return 1 if field == "hidden" else -1
+
+        real = index._filters
+        index._filters = lambda f, _s: real(f, Needs())  # type: ignore[method-assign]
+        try:
+            return index.search("alpha charlie", flt, 10)
+        finally:
+            index._filters = real  # type: ignore[method-assign]
+
+    mine = SearchFilter(tenant="t1", role="default", include_hidden=False)
+    assert clauses(mine) == []
+    assert clauses(SearchFilter(tenant="t1", role="default", kinds=("message", "item"))) == []
+    kind = clauses(SearchFilter(tenant="t1", role="default", kinds=("item",)))
+    assert len(kind) == 1 and "TermSetQuery" in kind[0]
+    for flt in (mine, SearchFilter(tenant="t1", role="default", kinds=("item",))):
+        hits = index.search("alpha charlie", flt, 10)
+        assert hits and hits == every_filter(flt)
+    assert index.search("alpha", SearchFilter(tenant="t2", role="default"), 10) == []
+
+    index.upsert([doc(100, "t2")])
+    index.commit()
+    tenant = clauses(mine)
+    assert len(tenant) == 1 and '"t1"' in tenant[0]
+    assert all(split_label(label)[1] != 100
+               for label, _ in index.search("alpha charlie", mine, 50))
+    assert index.search("alpha charlie", mine, 10) == every_filter(mine)
+    index.close()

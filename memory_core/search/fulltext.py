@@ -69,6 +69,8 @@ turn holds, so a ranked query does not score them each on its own (the run's
 all-bigrams clause still holds them). Long-session eval, kept stores searched as
 at question time: BM25 found 17 → 22 of 77 within its top 10."""
 _REGEX_META = re.compile(r"([.+?^${}()|\[\]\\])")
+_QUERY_CACHE = 64
+"""Built text queries kept per index (:meth:`TantivyTextIndex.build_query`)."""
 
 STOPWORDS = frozenset(
     "a about above after again against all also am an and any are as at be because been before"
@@ -171,6 +173,8 @@ class TantivyTextIndex:
         self._heap, self._threads = heap_bytes, threads
         self._wlock = threading.Lock()
         self._pending = 0
+        self._queries: dict[tuple[str, bool, frozenset[str], float], Query | None] = {}
+        self._queries_lock = threading.Lock()
 
     # -- writes (one writer thread) ---------------------------------------------
     def _document(self, doc: IndexDoc) -> tantivy.Document:
@@ -237,15 +241,23 @@ class TantivyTextIndex:
         """Number of live (committed) documents."""
         return int(self.index.searcher().num_docs)
 
-    def _filters(self, flt: SearchFilter) -> list[tuple[Occur, Query]]:
+    def _filters(self, flt: SearchFilter, searcher: tantivy.Searcher
+                 ) -> list[tuple[Occur, Query]]:
+        """``flt`` as ``Must`` clauses, leaving out those every document of
+        ``searcher``'s snapshot matches (the one tenant and role of a sidecar's
+        index, ``hidden`` where nothing is hidden, every kind): they change no
+        result, and each filter the text query is intersected with cost about
+        0.1 ms a search at 2,400 documents (measured). Counts include deleted
+        documents, as the filters would."""
         s = self.schema
-        out = [
-            (Occur.Must, Query.term_query(s, "tenant", flt.tenant)),
-            (Occur.Must, Query.term_query(s, "role", flt.role)),
-        ]
+        n = searcher.doc_freq("hidden", 0) + searcher.doc_freq("hidden", 1)
+        out = [(Occur.Must, Query.term_query(s, field, value))
+               for field, value in (("tenant", flt.tenant), ("role", flt.role))
+               if searcher.doc_freq(field, value) != n]
         if flt.kinds is not None:
-            out.append((Occur.Must, Query.term_set_query(
-                s, "kind", [KIND_CODES[k] for k in flt.kinds if k in KIND_CODES] or [-1])))
+            codes = sorted({KIND_CODES[k] for k in flt.kinds if k in KIND_CODES})
+            if not codes or sum(searcher.doc_freq("kind", c) for c in codes) != n:
+                out.append((Occur.Must, Query.term_set_query(s, "kind", codes or [-1])))
         if flt.thread_ids is not None:
             out.append((Occur.Must, Query.term_set_query(
                 s, "thread", [int(t) for t in flt.thread_ids] or [-1])))
@@ -256,7 +268,7 @@ class TantivyTextIndex:
             hi = None if flt.end_time is None else int(flt.end_time * 1000)
             out.append((Occur.Must, Query.range_query(
                 s, "ts", tantivy.FieldType.Integer, lo, hi)))
-        if not flt.include_hidden:
+        if not flt.include_hidden and searcher.doc_freq("hidden", 1):
             out.append((Occur.Must, Query.term_query(s, "hidden", 0)))
         return out
 
@@ -348,7 +360,23 @@ class TantivyTextIndex:
         (from :meth:`speaker_terms`, ranked queries only): these words are matched
         in the ``speaker`` field instead of the text, as long as other words remain.
         ``context_weight``: boost of the neighbouring-turn field (0: not searched).
+        Memoised (the last :data:`_QUERY_CACHE` distinct calls; the query depends on
+        nothing else): the injection block searches twice with the same turn.
         """
+        key = (query, require_all, speakers, context_weight)
+        with self._queries_lock:
+            if key in self._queries:
+                return self._queries[key]
+        built = self._build_query(query, require_all=require_all, speakers=speakers,
+                                  context_weight=context_weight)
+        with self._queries_lock:
+            if len(self._queries) >= _QUERY_CACHE:
+                self._queries.clear()
+            self._queries[key] = built
+        return built
+
+    def _build_query(self, query: str, *, require_all: bool, speakers: frozenset[str],
+                     context_weight: float) -> Query | None:
         s = self.schema
         occur = Occur.Must if require_all else Occur.Should
         clauses: list[tuple[Occur, Query]] = []
@@ -430,10 +458,10 @@ class TantivyTextIndex:
         """
         text_q = self.build_query(query, require_all=require_all, speakers=speakers,
                                   context_weight=context_weight)
-        clauses = self._filters(flt)
         searcher = self.index.searcher()
+        clauses = self._filters(flt, searcher)
         if text_q is None:
-            q = Query.boolean_query(clauses)
+            q = Query.boolean_query(clauses) if clauses else Query.all_query()
             res = searcher.search(q, limit, count=False, order_by_field="ts")
             addrs = [a for _, a in res.hits]
             keys = searcher.fast_field_values("key", addrs)
@@ -441,12 +469,14 @@ class TantivyTextIndex:
         # The filters match without scoring: as scored term clauses each one added
         # its idf to every hit, a constant that min-max fusion (scaled from 0 when
         # the list runs out) and the reference score do not expect.
-        clauses = [(Occur.Must, Query.const_score_query(Query.boolean_query(clauses), 0.0)),
-                   (Occur.Must, text_q)]
+        if clauses:
+            text_q = Query.boolean_query([
+                (Occur.Must, Query.const_score_query(Query.boolean_query(clauses), 0.0)),
+                (Occur.Must, text_q)])
         try:
             # over-fetch, then break score ties on the label: the order of equal scores
             # would otherwise depend on segment layout (rebuild vs incremental)
-            res = searcher.search(Query.boolean_query(clauses), limit * 2, count=False)
+            res = searcher.search(text_q, limit * 2, count=False)
         except ValueError as exc:
             raise SearchIndexError(f"text search failed: {exc}") from exc
         addrs = [a for _, a in res.hits]
