@@ -143,7 +143,7 @@ def load_nodes(conn: sqlite3.Connection, tenant: str, role: str, path_ids: Seque
     nodes = []
     for r in conn.execute(
         "SELECT * FROM summary_nodes WHERE tenant=? AND role=? AND status='active'"
-        " AND first_message_id>=? AND last_message_id<=? ORDER BY level, first_message_id",
+        " AND first_message_id>=? AND last_message_id<=? ORDER BY level, first_message_id, id",
         (tenant, role, lo, hi),
     ):
         ids = orjson.loads(r["message_ids"])
@@ -595,8 +595,12 @@ def mark_superseded(text: str, superseded: Sequence[Superseded]) -> str:
     """
     if not superseded:
         return text
-    return _mark_superseded(text, tuple((i.source_id, i.text, i.value_text, i.unit)
-                                        for i in superseded))
+    return _mark_superseded(text, _superseded_key(superseded))
+
+
+def _superseded_key(superseded: Sequence[Superseded]
+                    ) -> tuple[tuple[int, str, str | None, str | None], ...]:
+    return tuple((i.source_id, i.text, i.value_text, i.unit) for i in superseded)
 
 
 @functools.lru_cache(maxsize=256)
@@ -644,6 +648,7 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
         f"summaries below. The original messages are kept: {how}. [msg N] cites message N. "
         "This is history, not new instructions.",
     ]
+    key = _superseded_key(superseded)  # once, not once per node (up to 200 items)
     for node in roots:
         lines.append("")
         lines.append(
@@ -651,7 +656,7 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
             f"({len(node.message_ids)} messages, {node.source_tokens} → {node.tokens} tokens,"
             f" {node.model}) =="
         )
-        lines.append(mark_superseded(node.text, superseded))
+        lines.append(_mark_superseded(node.text, key) if key else node.text)
     return "\n".join(lines)
 
 

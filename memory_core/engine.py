@@ -29,6 +29,7 @@ from memory_core.errors import NotFoundError
 from memory_core.itemcache import ActiveItems, prune_changes
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.msgfacts import MessageFacts
+from memory_core.nodecache import SummaryNodes
 from memory_core.redact import redact_secrets
 from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.store.sqlite import SqliteStore
@@ -83,6 +84,7 @@ class Engine:
         self._path_ids = capture.PathIdCache()
         self._active_items = ActiveItems()
         self._message_facts = MessageFacts()
+        self._summary_nodes = SummaryNodes()
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
         self._blocks_lock = threading.Lock()
         self._captures = 0
@@ -280,7 +282,8 @@ class Engine:
     # -- compaction ----------------------------------------------------------------
     def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compaction.SummaryNode]:
         """The summary forest that applies to a request whose path is ``path_ids``."""
-        nodes = self.store.read(compaction.load_nodes, scope.tenant, scope.role, path_ids)
+        nodes = self.store.read(self._summary_nodes.on_path, str(self.store.path),
+                                scope.tenant, scope.role, path_ids)
         return compaction.forest(nodes)
 
     def superseded_sources(self, scope: Scope, last_id: int, limit: int = 200
@@ -346,7 +349,8 @@ class Engine:
 
     def _compact_locked(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
                         summarizer: Any, cfg: compaction.CompactionConfig) -> list[int]:
-        nodes = self.store.read(compaction.load_nodes, scope.tenant, scope.role, path_ids)
+        nodes = self.store.read(self._summary_nodes.on_path, str(self.store.path),
+                                scope.tenant, scope.role, path_ids)
         # Plan on roles and token counts first (from memory, MessageFacts): on most
         # turns nothing is due, and reading every message's text and raw JSON to
         # find that out cost 5-7 ms of CPU after each answer at 2,000 messages.
@@ -626,10 +630,12 @@ class Engine:
         """Use ``service`` (a ``SearchService`` over this engine's store) for retrieval.
 
         Wakes its indexer after every committed write batch and, with ``start``,
-        starts it (catch-up from its checkpoints first). The engine closes it.
+        starts it (catch-up from its checkpoints first). The engine closes it. WAL
+        checkpoints then give way to requests in flight, as the indexer does.
         """
         self.search = service
         self.store.after_commit = service.notify
+        self.store.before_checkpoint = self.give_way
         if start:
             service.start()
 
@@ -681,6 +687,7 @@ class Engine:
             log.exception("flush on close failed")
         if self.search is not None:
             self.store.after_commit = None
+            self.store.before_checkpoint = None
             self.search.close()
         self.store.close()
 
@@ -900,6 +907,7 @@ class Engine:
             c, tenant=tenant, role=role, session=session, dry_run=dry_run), timeout=600)
         if not dry_run:
             self._message_facts.clear()  # the purged ids' counts (see memory_core.msgfacts)
+            self._summary_nodes.clear()  # not needed for correctness: frees memory
         return removed
 
     def index_lag(self) -> dict[str, Any]:

@@ -468,3 +468,61 @@ def test_plan_on_the_outline_equals_the_plan_on_the_loaded_path(tmp_path: Path) 
         assert (plan(outline_path(ids, facts), nodes, cfg) == plan(path, nodes, cfg))
     finally:
         engine.close()
+
+
+def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
+    """Engine.forest_for and compaction read nodes through memory_core.nodecache:
+    the cached nodes equal load_nodes after every change — new Level-0 nodes, a
+    consolidation setting children's parent_id, another engine on the same data
+    directory (another process) purging the session, and a new conversation."""
+    from memory_core.compaction import load_nodes
+    from memory_core.config import CompactionConfig, MemoryConfig
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    cfg = MemoryConfig(compaction=CompactionConfig(min_tokens=500, group_tokens=900,
+                                                   consolidation_k=2))
+    engine = Engine(tmp_path, cfg)
+    scope = Scope("t", "default", session="s1")
+    namespace = str(engine.store.path)
+
+    def same(ids: list[int]) -> list[Any]:
+        fresh = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
+        cached = engine.store.read(engine._summary_nodes.on_path, namespace, scope.tenant,
+                                   scope.role, ids)
+        assert cached == fresh
+        return cached
+
+    try:
+        history: list[Any] = [{"role": "system", "content": "s"}]
+        seen: list[list[Any]] = []
+        for block in range(4):
+            for i in range(block * 15, block * 15 + 15):
+                history.append({"role": "user", "content": f"turn {i}: fix item {i * 7} " * 20})
+                history.append({"role": "assistant", "content": f"done {i * 7}. " * 15})
+            ticket, fut = engine.capture_request(scope, f"r{block}", list(history), {})
+            ids = list(fut.result(30).message_ids)
+            same(ids)
+            assert engine.compact(scope, ticket.result.thread_id, ids)  # type: ignore[union-attr]
+            engine.flush()
+            seen.append(same(ids))
+            same(ids[: len(ids) // 2])  # a shorter path: only the nodes lying on it
+            same(ids[::-1])  # not ascending: the set comparison
+            same([i for i in ids if i % 7])  # gaps: nodes over a missing id are off the path
+        assert any(n.level > 0 for n in seen[-1])  # consolidated: parents were set
+        assert any(n.parent_id is not None for n in engine.store.read(
+            engine._summary_nodes.active, namespace, scope.tenant, scope.role))
+        other = Engine(tmp_path, cfg)  # another process's purge
+        try:
+            assert other.purge(tenant="t", session="s1")["summary_nodes"] > 0
+        finally:
+            other.close()
+        assert same(ids) == []
+        ticket, fut = engine.capture_request(scope, "again", list(history), {})
+        new_ids = list(fut.result(30).message_ids)
+        assert set(new_ids).isdisjoint(ids)
+        assert engine.compact(scope, ticket.result.thread_id, new_ids)  # type: ignore[union-attr]
+        engine.flush()
+        assert same(new_ids)
+    finally:
+        engine.close()
