@@ -213,10 +213,31 @@ class Engine:
             self._spliced.add(ids[0])
         result = ticket.result
         if self.config.extract and ids and result is not None and choices:
-            # Assistant text becomes proposals only (DESIGN §5), from choice 0.
-            self._extract_one(conn, ticket.scope, result.thread_id, ids[0],
-                              message_text(choices[0]), "assistant")
+            # Assistant text becomes proposals only (DESIGN §5), from choice 0. Not in
+            # this job: the client's end waits for it (the answer's durability), and
+            # extraction took about 0.4 ms of that wait at 1000 turns. The message is
+            # marked pending in this transaction and extracted by the next job, which
+            # the writer runs before any capture queued later (FIFO), so the next
+            # request's block sees its items as before. After a crash in between,
+            # the pending row is retried once due (EXTRACT_RETRY_SECONDS[0]).
+            text = message_text(choices[0])
+            if text.strip() and not is_memory_command(text):
+                conn.execute(
+                    "INSERT INTO extraction_queue (message_id, attempts, next_at)"
+                    " VALUES (?, 0, ?) ON CONFLICT(message_id) DO NOTHING",
+                    (ids[0], time.time() + EXTRACT_RETRY_SECONDS[0]))
+                self.store.write(self._extract_pending, ticket.scope, result.thread_id,
+                                 ids[0], text)
         return ids
+
+    def _extract_pending(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
+                         message_id: int, text: str) -> None:
+        """Extract an answer its capture marked pending (writer job, see above);
+        nothing when it is no longer pending (a retry did it, a purge removed it, or
+        the capture rolled back)."""
+        if conn.execute("SELECT 1 FROM extraction_queue WHERE message_id=?",
+                        (message_id,)).fetchone() is not None:
+            self._extract_one(conn, scope, thread_id, message_id, text, "assistant")
 
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
