@@ -25,7 +25,7 @@ from memory_core import capture, compaction, inview, memory
 from memory_core.assemble import Assembly, assemble, terms
 from memory_core.command import is_command_exchange
 from memory_core.config import MemoryConfig
-from memory_core.errors import NotFoundError
+from memory_core.errors import NotFoundError, StoreError
 from memory_core.itemcache import ActiveItems, prune_changes
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.msgfacts import MessageFacts
@@ -198,9 +198,43 @@ class Engine:
 
         ``hidden_rounds``/``upstream_view``: see ``capture.capture_response`` (memory
         tool rounds the client never saw, and what replaces choice 0 upstream later).
+        The future resolves once the answer is committed; its memory items are
+        extracted by the writer job queued at that moment (:meth:`_extract_pending`),
+        ahead of any capture queued after the future resolved.
         """
-        return self.store.write(self._capture_response_job, ticket, choices, event,
-                                hidden_rounds, upstream_view)
+        fut = self.store.write(self._capture_response_job, ticket, choices, event,
+                               hidden_rounds, upstream_view)
+        # Registered before the caller can wait on ``fut``: the callback runs on the
+        # writer thread right after COMMIT, before any waiter's callback, so the
+        # follow-up is queued before the client can send its next request.
+        fut.add_done_callback(lambda done: self._queue_extraction(done, ticket, choices))
+        return fut
+
+    def _queue_extraction(self, done: Future[list[int]], ticket: CaptureTicket,
+                          choices: list[Any]) -> None:
+        """Queue the extraction of a committed answer that its job marked pending."""
+        result = ticket.result
+        if (done.cancelled() or done.exception() is not None or not done.result()
+                or result is None or not self._wants_extraction(choices)):
+            return  # nothing committed (a failed batch rolled the pending row back too)
+        message_id = done.result()[0]
+        try:
+            job = self.store.write(self._extract_pending, ticket.scope, result.thread_id,
+                                   message_id, message_text(choices[0]))
+        except StoreError:  # closing: the pending row is retried on a later start
+            return
+
+        def report(f: Future[None]) -> None:
+            if not f.cancelled() and f.exception() is not None:
+                log.error("extraction of answer %s failed: %r", message_id, f.exception())
+
+        job.add_done_callback(report)
+
+    def _wants_extraction(self, choices: list[Any]) -> bool:
+        if not self.config.extract or not choices:
+            return False
+        text = message_text(choices[0])
+        return bool(text.strip()) and not is_memory_command(text)
 
     def _capture_response_job(
         self, conn: sqlite3.Connection, ticket: CaptureTicket, choices: list[Any],
@@ -211,30 +245,26 @@ class Engine:
                                        upstream_view, config=self.config)
         if ids and upstream_view is not None:
             self._spliced.add(ids[0])
-        result = ticket.result
-        if self.config.extract and ids and result is not None and choices:
+        if ids and ticket.result is not None and self._wants_extraction(choices):
             # Assistant text becomes proposals only (DESIGN §5), from choice 0. Not in
             # this job: the client's end waits for it (the answer's durability), and
-            # extraction took about 0.4 ms of that wait at 1000 turns. The message is
-            # marked pending in this transaction and extracted by the next job, which
-            # the writer runs before any capture queued later (FIFO), so the next
-            # request's block sees its items as before. After a crash in between,
-            # the pending row is retried once due (EXTRACT_RETRY_SECONDS[0]).
-            text = message_text(choices[0])
-            if text.strip() and not is_memory_command(text):
-                conn.execute(
-                    "INSERT INTO extraction_queue (message_id, attempts, next_at)"
-                    " VALUES (?, 0, ?) ON CONFLICT(message_id) DO NOTHING",
-                    (ids[0], time.time() + EXTRACT_RETRY_SECONDS[0]))
-                self.store.write(self._extract_pending, ticket.scope, result.thread_id,
-                                 ids[0], text)
+            # extraction took about 0.4 ms of that wait at 1000 turns. The answer is
+            # marked pending in this transaction (``attempts`` 0) and extracted by
+            # the job queued once it commits (:meth:`capture_response`), which the
+            # writer runs before any capture queued later (FIFO): the next request's
+            # block sees its items as before. After a crash in between, the pending
+            # row is retried once due (``EXTRACT_RETRY_SECONDS[0]``).
+            conn.execute(
+                "INSERT INTO extraction_queue (message_id, attempts, next_at)"
+                " VALUES (?, 0, ?) ON CONFLICT(message_id) DO NOTHING",
+                (ids[0], time.time() + EXTRACT_RETRY_SECONDS[0]))
         return ids
 
     def _extract_pending(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
                          message_id: int, text: str) -> None:
-        """Extract an answer its capture marked pending (writer job, see above);
-        nothing when it is no longer pending (a retry did it, a purge removed it, or
-        the capture rolled back)."""
+        """Extract a committed answer its capture marked pending (writer job, see
+        :meth:`capture_response`); nothing when it is no longer pending (a retry did
+        it, or a purge removed it)."""
         if conn.execute("SELECT 1 FROM extraction_queue WHERE message_id=?",
                         (message_id,)).fetchone() is not None:
             self._extract_one(conn, scope, thread_id, message_id, text, "assistant")
@@ -697,7 +727,9 @@ class Engine:
                 if h.bm25_rank is not None or (h.vector_score or 0.0) >= floor]
 
     def flush(self, timeout: float | None = 60.0) -> None:
-        """Block until every queued write has committed."""
+        """Block until every queued write has committed, and the writes those queue
+        as they commit (an answer's extraction): two rounds of the writer."""
+        self.store.flush(timeout)
         self.store.flush(timeout)
 
     def close(self) -> None:

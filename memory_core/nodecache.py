@@ -11,7 +11,9 @@ node's content never changes once written (``store_node`` inserts; only
 ``parent_id`` is set later, and a purge deletes rows), and ids are
 ``AUTOINCREMENT`` (never reused), so the nodes handed out always equal a fresh
 read, whichever process wrote or purged (tested against
-:func:`memory_core.compaction.load_nodes`).
+:func:`memory_core.compaction.load_nodes`). The cache is keyed by the database's
+path: a file replaced under a running engine (a restore) needs a restart, as the
+engine's other caches do.
 """
 
 from __future__ import annotations

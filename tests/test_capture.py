@@ -642,71 +642,57 @@ async def test_an_answer_is_stored_before_the_client_has_all_of_it(
 
 
 def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> None:
-    """The answer's capture (which the client's end waits for) marks it pending;
-    the writer job it queues extracts it, before any capture queued later. A
-    pending answer whose follow-up never ran (a crash) is extracted by a later
-    capture's retry once due; a follow-up for an answer no longer pending does
-    nothing."""
+    """The answer's capture (which the client's end waits for) marks it pending
+    and does not extract; the job queued once it commits does, before any capture
+    queued later. A pending answer whose follow-up never ran (a crash right after
+    the commit) waits until due, then a later capture's retry extracts it; a
+    follow-up for an answer no longer pending does nothing."""
     import time
 
-    from memory_core.config import MemoryConfig
-    from memory_core.engine import Engine
+    from memory_core.engine import EXTRACT_RETRY_SECONDS, Engine
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")
     scope = Scope("t_test")
     reply = {"role": "assistant", "content": "I suggest we use Redis for the cache."}
+    question = {"role": "user", "content": "How should we cache sessions?"}
 
     def proposals(c: Any) -> list[int]:
         return [r[0] for r in c.execute(
             "SELECT source_message_id FROM memory_items WHERE kind='proposal' ORDER BY id")]
 
-    def pending(c: Any) -> list[int]:
-        return [r[0] for r in c.execute("SELECT message_id FROM extraction_queue")]
+    def pending(c: Any) -> list[tuple[int, int, float]]:
+        return [tuple(r) for r in c.execute(
+            "SELECT message_id, attempts, next_at FROM extraction_queue")]
+
+    def ask(rid: str, messages: list[Any]) -> Any:
+        ticket, fut = engine.capture_request(scope, rid, messages, {})
+        fut.result(10)
+        return ticket
 
     try:
-        ticket, fut = engine.capture_request(scope, "r1", [
-            {"role": "user", "content": "How should we cache sessions?"}], {})
-        fut.result(10)
-
-        def answer_job(c: Any) -> tuple[list[int], list[int], list[int]]:
-            ids = engine._capture_response_job(c, ticket, [reply], {}, None)
-            return ids, pending(c), proposals(c)
-
-        ids, waiting, found = engine.store.write_sync(answer_job)
-        assert waiting == ids and found == []  # the answer's own job does not extract
-        # a capture queued now runs after the extraction: its block sees the item
-        engine.capture_request(scope, "r2", [
-            {"role": "user", "content": "How should we cache sessions?"}, reply,
-            {"role": "user", "content": "ok"}], {})[1].result(10)
+        ticket = ask("r1", [question])
+        ids = engine.capture_response(ticket, [reply], {}).result(10)
+        ask("r2", [question, reply, {"role": "user", "content": "ok"}])  # queued after
         assert engine.store.read(proposals) == ids and engine.store.read(pending) == []
-
-        # the follow-up of an answer no longer pending adds nothing
         engine.store.write_sync(lambda c: engine._extract_pending(
             c, scope, ticket.result.thread_id, ids[0], reply["content"]))
-        assert engine.store.read(proposals) == ids
-    finally:
-        engine.close()
+        assert engine.store.read(proposals) == ids  # no longer pending: nothing added
 
-    # A crash between the two jobs: the answer and its pending row are stored, the
-    # follow-up never ran (an engine that does not extract stands in for it).
-    crashed = Engine(tmp_path / "d", MemoryConfig(extract=False))
-    try:
-        t3, f3 = crashed.capture_request(scope, "r3", [{"role": "user", "content": "next"}], {})
-        f3.result(10)
-        (lost,) = crashed.capture_response(t3, [{
-            "role": "assistant", "content": "I suggest we use Postgres for the job queue."}],
-            {}).result(10)
-        crashed.store.write_sync(lambda c: c.execute(
-            "INSERT INTO extraction_queue (message_id, attempts, next_at) VALUES (?, 0, ?)",
-            (lost, time.time() - 1)))
-    finally:
-        crashed.close()
-    engine = Engine(tmp_path / "d")
-    try:
-        assert lost not in engine.store.read(proposals)
-        engine.capture_request(scope, "r4", [{"role": "user", "content": "again"}],
-                               {})[1].result(10)  # a later capture retries what is due
+        # The answer's own job, alone (as if the process died right after its commit).
+        later = ask("r3", [{"role": "user", "content": "And the job queue?"}])
+        other = {"role": "assistant", "content": "I suggest we use Postgres for the job queue."}
+        before = time.time()
+        (lost,) = engine.store.write_sync(
+            lambda c: engine._capture_response_job(c, later, [other], {}, None))
+        ((mid, attempts, due),) = engine.store.read(pending)
+        assert (mid, attempts) == (lost, 0) and lost not in engine.store.read(proposals)
+        assert before + EXTRACT_RETRY_SECONDS[0] <= due <= time.time() + EXTRACT_RETRY_SECONDS[0]
+        ask("r4", [{"role": "user", "content": "first"}])  # not due yet: left alone
+        assert [p[0] for p in engine.store.read(pending)] == [lost]
+        engine.store.write_sync(lambda c: c.execute(
+            "UPDATE extraction_queue SET next_at=?", (time.time() - 1,)))  # time passes
+        ask("r5", [{"role": "user", "content": "second"}])
         assert lost in engine.store.read(proposals) and engine.store.read(pending) == []
     finally:
         engine.close()

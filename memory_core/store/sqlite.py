@@ -43,11 +43,13 @@ its capture. On this machine's disk a checkpoint of 1,000-1,500 pages took about
 22 ms, and in the long-session eval about 1.4 % of the request path's commits
 took 5-10 ms instead of 0.4. The checkpointer copies the WAL back while the
 writer goes on (a ``PASSIVE`` checkpoint blocks no writer and no reader), after
-giving way to requests in flight (:attr:`SqliteStore.before_checkpoint`)."""
+:attr:`SqliteStore.before_checkpoint` (the engine sets it, once a search service
+is attached, to give way to requests in flight)."""
 
-_AUTOCHECKPOINT_PAGES = 20_000
+_AUTOCHECKPOINT_PAGES = 4000
 """The writer's own automatic checkpoint stays on past this many WAL pages (about
-80 MB), so that the WAL stays bounded even if the checkpointer falls behind."""
+16 MB), so that the WAL stays bounded when commits are few and large (a bulk
+import, up to 256 jobs a commit) or the checkpointer falls behind."""
 
 
 def _connect(path: Path, cache_kib: int = 2000, statements: int = 32) -> sqlite3.Connection:
