@@ -199,25 +199,21 @@ class Engine:
         ``hidden_rounds``/``upstream_view``: see ``capture.capture_response`` (memory
         tool rounds the client never saw, and what replaces choice 0 upstream later).
         The future resolves once the answer is committed; its memory items are
-        extracted by the writer job queued at that moment (:meth:`_extract_pending`),
-        ahead of any capture queued after the future resolved.
+        extracted by the writer job queued just before that (:meth:`_extract_pending`),
+        ahead of anything queued by whoever waited on the future.
         """
-        fut = self.store.write(self._capture_response_job, ticket, choices, event,
-                               hidden_rounds, upstream_view)
-        # Registered before the caller can wait on ``fut``: the callback runs on the
-        # writer thread right after COMMIT, before any waiter's callback, so the
-        # follow-up is queued before the client can send its next request.
-        fut.add_done_callback(lambda done: self._queue_extraction(done, ticket, choices))
-        return fut
+        return self.store.write(
+            self._capture_response_job, ticket, choices, event, hidden_rounds,
+            upstream_view, then=lambda ids: self._queue_extraction(ids, ticket, choices))
 
-    def _queue_extraction(self, done: Future[list[int]], ticket: CaptureTicket,
+    def _queue_extraction(self, ids: list[int], ticket: CaptureTicket,
                           choices: list[Any]) -> None:
-        """Queue the extraction of a committed answer that its job marked pending."""
+        """Queue the extraction of a committed answer that its job marked pending
+        (writer thread, after the commit; never raises)."""
         result = ticket.result
-        if (done.cancelled() or done.exception() is not None or not done.result()
-                or result is None or not self._wants_extraction(choices)):
-            return  # nothing committed (a failed batch rolled the pending row back too)
-        message_id = done.result()[0]
+        if not ids or result is None or not self._wants_extraction(choices):
+            return
+        message_id = ids[0]
         try:
             job = self.store.write(self._extract_pending, ticket.scope, result.thread_id,
                                    message_id, message_text(choices[0]))

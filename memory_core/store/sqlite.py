@@ -116,17 +116,22 @@ class SqliteStore:
         self._checkpointer.start()
 
     # -- writes ---------------------------------------------------------------
-    def write(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+    def write(self, fn: Callable[..., T], *args: Any,
+              then: Callable[[T], None] | None = None) -> Future[T]:
         """Queue ``fn(conn, *args)`` to run in a write transaction; return its future.
 
         The future holds ``fn``'s return value, or the exception it raised (the job's
         changes are then rolled back; other jobs of the batch are unaffected). Jobs
-        run in the order they were queued. Raises ``StoreError`` after :meth:`close`.
+        run in the order they were queued. ``then(value)``: called on the writer
+        thread once the job has committed and before its future resolves, so that
+        what it queues runs before anything queued by whoever waited on the future
+        (it must not raise; nothing is called for a failed job or batch). Raises
+        ``StoreError`` after :meth:`close`.
         """
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
-        self._queue.put((fn, args, fut))
+        self._queue.put((fn, args, fut, then))
         return fut
 
     def write_sync(self, fn: Callable[..., T], *args: Any, timeout: float | None = 60.0) -> T:
@@ -151,10 +156,10 @@ class SqliteStore:
                 return
 
     def _run_batch(self, conn: sqlite3.Connection, jobs: list[Any]) -> None:
-        results: list[tuple[Future[Any], bool, Any]] = []
+        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for fn, args, fut in jobs:
+            for fn, args, fut, then in jobs:
                 if not fut.set_running_or_notify_cancel():
                     continue
                 conn.execute("SAVEPOINT job")
@@ -163,10 +168,10 @@ class SqliteStore:
                 except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                     conn.execute("ROLLBACK TO job")
                     conn.execute("RELEASE job")
-                    results.append((fut, False, exc))
+                    results.append((fut, False, exc, None))
                 else:
                     conn.execute("RELEASE job")
-                    results.append((fut, True, value))
+                    results.append((fut, True, value, then))
             conn.execute("COMMIT")
         except BaseException as exc:  # noqa: BLE001 - e.g. disk full at COMMIT
             log.error("sqlite write batch failed: %s", exc)
@@ -177,7 +182,7 @@ class SqliteStore:
                     pass
             err = StoreError(f"write failed: {exc}")
             # Every job of the batch was rolled back with it: fail them all.
-            for _fn, _args, fut in jobs:
+            for _fn, _args, fut, _then in jobs:
                 if fut.running():
                     fut.set_exception(err)
             return
@@ -190,7 +195,13 @@ class SqliteStore:
                 hook()
             except Exception:  # noqa: BLE001 - a hook never breaks writes
                 log.exception("after_commit hook failed")
-        for fut, ok, value in results:
+        for _fut, ok, value, then in results:
+            if ok and then is not None:
+                try:
+                    then(value)
+                except Exception:  # noqa: BLE001 - the job itself has committed
+                    log.exception("a write's follow-up failed")
+        for fut, ok, value, _then in results:
             if ok:
                 fut.set_result(value)
             else:

@@ -1,4 +1,5 @@
-"""WAL checkpoints run on the store's checkpointer thread, never inside a commit."""
+"""The store's writer: WAL checkpoints on their own thread, never inside a commit;
+a write's follow-up after its commit."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from memory_core.store.sqlite import CHECKPOINT_COMMITS, SqliteStore
 
@@ -70,3 +74,41 @@ def test_close_stops_the_checkpointer_before_and_after_checkpoints(tmp_path: Pat
             == CHECKPOINT_COMMITS + 3
     finally:
         reopened.close()
+
+
+def test_a_writes_follow_up_runs_after_its_commit_before_its_future_resolves(
+        tmp_path: Path) -> None:
+    """``write(..., then=)``: called with the job's value once the batch has
+    committed (another connection sees the row) and before the future resolves, so
+    what it queues comes before anything its waiter queues; never for a failed job."""
+    import sqlite3
+
+    store = SqliteStore(tmp_path)
+    seen: list[object] = []
+    futures: list[Any] = []
+
+    def then(value: object) -> None:
+        other = sqlite3.connect(tmp_path / "lcm.sqlite3")
+        try:
+            rows = other.execute("SELECT COUNT(*) FROM t").fetchone()[0]
+        finally:
+            other.close()
+        seen.append((value, rows, futures[0].done()))
+        store.write(lambda c: c.execute("INSERT INTO t VALUES ('follow-up')"))
+
+    try:
+        store.write_sync(lambda c: c.execute("CREATE TABLE t (x)"))
+        futures.append(store.write(
+            lambda c: c.execute("INSERT INTO t VALUES ('job')").rowcount, then=then))
+        assert futures[0].result(10) == 1
+        assert seen == [(1, 1, False)]
+        store.write_sync(lambda c: c.execute("INSERT INTO t VALUES ('waiter')"))
+        assert store.read(lambda c: [r[0] for r in c.execute("SELECT x FROM t")]) == [
+            "job", "follow-up", "waiter"]
+        failed = store.write(lambda c: 1 / 0, then=lambda v: seen.append("failed"))
+        with pytest.raises(ZeroDivisionError):
+            failed.result(10)
+        store.flush()
+        assert seen == [(1, 1, False)]
+    finally:
+        store.close()
