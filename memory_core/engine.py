@@ -210,13 +210,11 @@ class Engine:
                           choices: list[Any]) -> None:
         """Queue the extraction of a committed answer that its job marked pending
         (writer thread, after the commit; never raises)."""
-        result = ticket.result
-        if not ids or result is None or not self._wants_extraction(choices):
+        if not ids or ticket.result is None or not self._wants_extraction(choices):
             return
         message_id = ids[0]
         try:
-            job = self.store.write(self._extract_pending, ticket.scope, result.thread_id,
-                                   message_id, message_text(choices[0]))
+            job = self.store.write(self._extract_pending, message_id)
         except StoreError:  # closing: the pending row is retried on a later start
             return
 
@@ -256,14 +254,18 @@ class Engine:
                 (ids[0], time.time() + EXTRACT_RETRY_SECONDS[0]))
         return ids
 
-    def _extract_pending(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
-                         message_id: int, text: str) -> None:
+    def _extract_pending(self, conn: sqlite3.Connection, message_id: int) -> None:
         """Extract a committed answer its capture marked pending (writer job, see
-        :meth:`capture_response`); nothing when it is no longer pending (a retry did
-        it, or a purge removed it)."""
-        if conn.execute("SELECT 1 FROM extraction_queue WHERE message_id=?",
-                        (message_id,)).fetchone() is not None:
-            self._extract_one(conn, scope, thread_id, message_id, text, "assistant")
+        :meth:`capture_response`), from the stored message as a retry would (its own
+        thread and text); nothing when it is no longer pending (a retry did it, a
+        purge removed it) or is already in the retry backoff (``attempts`` > 0)."""
+        r = conn.execute(
+            "SELECT m.tenant, m.role, m.session, m.thread_id, m.text FROM extraction_queue q"
+            " JOIN messages m ON m.id=q.message_id WHERE q.message_id=? AND q.attempts=0",
+            (message_id,)).fetchone()
+        if r is not None:
+            self._extract_one(conn, Scope(r["tenant"], r["role"], r["session"]),
+                              r["thread_id"], message_id, r["text"], "assistant")
 
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,

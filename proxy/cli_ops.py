@@ -10,6 +10,7 @@ an index disagrees with SQLite although it has caught up.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -144,10 +145,12 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
         if settings.search.enabled:
             _check_indexes(report, warnings, problems, engine, Path(data_dir) / "index",
                            settings.search.search_config().vector_kinds, lag)
-        # Rows with no attempt yet are answers whose extraction simply follows
-        # their capture (memory_core.engine.Engine.capture_response): not a backlog.
+        # A row with no attempt yet, not due, is an answer whose extraction simply
+        # follows its capture (memory_core.engine.Engine.capture_response): not a
+        # backlog. One past due was left by a crash and waits for a capture.
         backlog = engine.store.read(lambda c: c.execute(
-            "SELECT COUNT(*) FROM extraction_queue WHERE attempts > 0").fetchone()[0])
+            "SELECT COUNT(*) FROM extraction_queue WHERE attempts > 0 OR next_at <= ?",
+            (time.time(),)).fetchone()[0])
         report["extraction_queue"] = backlog
         if backlog:
             warnings.append(f"{backlog} messages wait for an extraction retry")

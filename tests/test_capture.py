@@ -675,8 +675,7 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         ids = engine.capture_response(ticket, [reply], {}).result(10)
         ask("r2", [question, reply, {"role": "user", "content": "ok"}])  # queued after
         assert engine.store.read(proposals) == ids and engine.store.read(pending) == []
-        engine.store.write_sync(lambda c: engine._extract_pending(
-            c, scope, ticket.result.thread_id, ids[0], reply["content"]))
+        engine.store.write_sync(lambda c: engine._extract_pending(c, ids[0]))
         assert engine.store.read(proposals) == ids  # no longer pending: nothing added
 
         # The answer's own job, alone (as if the process died right after its commit).

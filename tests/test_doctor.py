@@ -191,3 +191,35 @@ def test_doctor_expected_counts_follow_the_indexer(tmp_path: Path) -> None:
     assert want["vector"]["message"] == 2  # the blank one has no vector; "bob: " has
     assert text_index_counts(tmp_path / "d" / "index" / "text") == want["text"]
     assert vector_index_counts(tmp_path / "d" / "index" / "vectors") == want["vector"]
+
+
+def test_doctor_counts_retries_and_leftovers_not_an_answer_about_to_be_extracted(
+        tmp_path: Path) -> None:
+    """An answer is marked pending in its capture and extracted by the next write:
+    such a row (no attempt, not yet due) is no backlog. A row that failed, or a
+    pending one past due (a crash left it), is."""
+    import time
+
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    data = tmp_path / "d"
+    engine = Engine(data)
+    try:
+        ids = []
+        for i in range(3):
+            ticket, fut = engine.capture_request(Scope("t"), f"r{i}", [
+                {"role": "user", "content": f"question {i}"}], {})
+            fut.result(10)
+            ids += engine.capture_response(ticket, [
+                {"role": "assistant", "content": f"answer {i}"}], {}).result(10)
+        engine.flush()
+        now = time.time()
+        engine.store.write_sync(lambda c: c.executemany(
+            "INSERT OR REPLACE INTO extraction_queue (message_id, attempts, next_at)"
+            " VALUES (?, ?, ?)", [(ids[0], 0, now + 60), (ids[1], 2, now + 60),
+                                  (ids[2], 0, now - 60)]))
+    finally:
+        engine.close()
+    result = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data)])
+    assert orjson.loads(result.output)["extraction_queue"] == 2, result.output

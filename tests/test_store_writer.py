@@ -98,8 +98,11 @@ def test_a_writes_follow_up_runs_after_its_commit_before_its_future_resolves(
 
     try:
         store.write_sync(lambda c: c.execute("CREATE TABLE t (x)"))
+        hold = threading.Event()  # the writer waits until the future is recorded
+        store.write(lambda c: hold.wait(10))
         futures.append(store.write(
             lambda c: c.execute("INSERT INTO t VALUES ('job')").rowcount, then=then))
+        hold.set()
         assert futures[0].result(10) == 1
         assert seen == [(1, 1, False)]
         store.write_sync(lambda c: c.execute("INSERT INTO t VALUES ('waiter')"))
@@ -110,5 +113,20 @@ def test_a_writes_follow_up_runs_after_its_commit_before_its_future_resolves(
             failed.result(10)
         store.flush()
         assert seen == [(1, 1, False)]
+
+        def broken(value: object) -> None:
+            raise RuntimeError("follow-up failed")
+
+        # A follow-up that raises is logged: its job's future and the writer go on.
+        hold.clear()
+        store.write(lambda c: hold.wait(10))
+        first = store.write(lambda c: c.execute("INSERT INTO t VALUES ('a')").rowcount,
+                            then=broken)
+        second = store.write(lambda c: c.execute("INSERT INTO t VALUES ('b')").rowcount,
+                             then=lambda v: seen.append("second"))
+        hold.set()
+        assert first.result(10) == 1 and second.result(10) == 1
+        assert seen[-1] == "second"
+        assert store.write_sync(lambda c: c.execute("SELECT COUNT(*) FROM t").fetchone()[0]) == 5
     finally:
         store.close()

@@ -199,7 +199,7 @@ class SqliteStore:
             if ok and then is not None:
                 try:
                     then(value)
-                except Exception:  # noqa: BLE001 - the job itself has committed
+                except BaseException:  # noqa: BLE001 - the job itself has committed
                     log.exception("a write's follow-up failed")
         for fut, ok, value, _then in results:
             if ok:
