@@ -133,9 +133,19 @@ def outline_path(ids: Sequence[int], outlines: Mapping[int, MessageOutline]
     return [outlines[i] for i in ids if i in outlines]
 
 
+def summary_node(row: Any) -> SummaryNode:
+    """A ``summary_nodes`` row (by column name: id, level, message_ids as JSON text,
+    text, tokens, source_tokens, model, parent_id) as a :class:`SummaryNode`."""
+    return SummaryNode(int(row["id"]), int(row["level"]), orjson.loads(row["message_ids"]),
+                       row["text"], int(row["tokens"]), int(row["source_tokens"]),
+                       row["model"], row["parent_id"])
+
+
 def load_nodes(conn: sqlite3.Connection, tenant: str, role: str, path_ids: Sequence[int]
                ) -> list[SummaryNode]:
-    """Every active node of (tenant, role) whose covered ids all lie on ``path_ids``."""
+    """Every active node of (tenant, role) whose covered ids all lie on ``path_ids``,
+    ordered by level, first id, id: a fresh read. The engine reads the same through
+    its cache (:class:`memory_core.nodecache.SummaryNodes`), tested against this."""
     if not path_ids:
         return []
     on_path = set(path_ids)
@@ -146,10 +156,9 @@ def load_nodes(conn: sqlite3.Connection, tenant: str, role: str, path_ids: Seque
         " AND first_message_id>=? AND last_message_id<=? ORDER BY level, first_message_id, id",
         (tenant, role, lo, hi),
     ):
-        ids = orjson.loads(r["message_ids"])
-        if ids and on_path.issuperset(ids):
-            nodes.append(SummaryNode(r["id"], r["level"], ids, r["text"], r["tokens"],
-                                     r["source_tokens"], r["model"], r["parent_id"]))
+        node = summary_node(r)
+        if node.message_ids and on_path.issuperset(node.message_ids):
+            nodes.append(node)
     return nodes
 
 

@@ -175,16 +175,22 @@ class Engine:
         conn.execute("RELEASE extract")
         conn.execute("DELETE FROM extraction_queue WHERE message_id=?", (message_id,))
 
-    def _retry_extractions(self, conn: sqlite3.Connection, limit: int = 10) -> None:
-        due = conn.execute(
+    def _extract_queued(self, conn: sqlite3.Connection, where: str, params: tuple[Any, ...]
+                        ) -> None:
+        """Extract the queued messages ``where`` selects (on ``extraction_queue q``),
+        each from its stored text, in its own thread, as its author's speaker."""
+        for r in conn.execute(
             "SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text, m.msg_role"
-            " FROM extraction_queue q JOIN messages m ON m.id=q.message_id"
-            " WHERE q.next_at <= ? ORDER BY q.next_at LIMIT ?", (time.time(), limit),
-        ).fetchall()
-        for r in due:
+            f" FROM extraction_queue q JOIN messages m ON m.id=q.message_id WHERE {where}",
+            params,
+        ).fetchall():
             scope = Scope(r["tenant"], r["role"], r["session"])
             speaker = "assistant" if r["msg_role"] == "assistant" else "user"
             self._extract_one(conn, scope, r["thread_id"], r["message_id"], r["text"], speaker)
+
+    def _retry_extractions(self, conn: sqlite3.Connection, limit: int = 10) -> None:
+        self._extract_queued(conn, "q.next_at <= ? ORDER BY q.next_at LIMIT ?",
+                             (time.time(), limit))
 
     def capture_response(
         self,
@@ -204,13 +210,13 @@ class Engine:
         """
         return self.store.write(
             self._capture_response_job, ticket, choices, event, hidden_rounds,
-            upstream_view, then=lambda ids: self._queue_extraction(ids, ticket, choices))
+            upstream_view, then=self._queue_extraction)
 
-    def _queue_extraction(self, ids: list[int], ticket: CaptureTicket,
-                          choices: list[Any]) -> None:
-        """Queue the extraction of a committed answer that its job marked pending
-        (writer thread, after the commit; never raises)."""
-        if not ids or ticket.result is None or not self._wants_extraction(choices):
+    def _queue_extraction(self, ids: list[int]) -> None:
+        """Queue the extraction of a committed answer (writer thread, after the
+        commit, while the client still waits: cheap; never raises). The job itself
+        decided whether the answer is pending; :meth:`_extract_pending` looks."""
+        if not ids or not self.config.extract:
             return
         message_id = ids[0]
         try:
@@ -256,16 +262,10 @@ class Engine:
 
     def _extract_pending(self, conn: sqlite3.Connection, message_id: int) -> None:
         """Extract a committed answer its capture marked pending (writer job, see
-        :meth:`capture_response`), from the stored message as a retry would (its own
-        thread and text); nothing when it is no longer pending (a retry did it, a
-        purge removed it) or is already in the retry backoff (``attempts`` > 0)."""
-        r = conn.execute(
-            "SELECT m.tenant, m.role, m.session, m.thread_id, m.text FROM extraction_queue q"
-            " JOIN messages m ON m.id=q.message_id WHERE q.message_id=? AND q.attempts=0",
-            (message_id,)).fetchone()
-        if r is not None:
-            self._extract_one(conn, Scope(r["tenant"], r["role"], r["session"]),
-                              r["thread_id"], message_id, r["text"], "assistant")
+        :meth:`capture_response`), from the stored message as a retry would; nothing
+        when it is not pending (not marked, a retry did it, a purge removed it) or is
+        already in the retry backoff (``attempts`` > 0)."""
+        self._extract_queued(conn, "q.message_id=? AND q.attempts=0", (message_id,))
 
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
@@ -331,9 +331,13 @@ class Engine:
     # -- compaction ----------------------------------------------------------------
     def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compaction.SummaryNode]:
         """The summary forest that applies to a request whose path is ``path_ids``."""
-        nodes = self.store.read(self._summary_nodes.on_path, str(self.store.path),
-                                scope.tenant, scope.role, path_ids)
-        return compaction.forest(nodes)
+        return compaction.forest(self._nodes_on_path(scope, path_ids))
+
+    def _nodes_on_path(self, scope: Scope, path_ids: Sequence[int]
+                       ) -> list[compaction.SummaryNode]:
+        """:func:`memory_core.compaction.load_nodes`, through the node cache."""
+        return self.store.read(self._summary_nodes.on_path, str(self.store.path),
+                               scope.tenant, scope.role, path_ids)
 
     def superseded_sources(self, scope: Scope, last_id: int, limit: int = 200
                            ) -> list[compaction.Superseded]:
@@ -398,8 +402,7 @@ class Engine:
 
     def _compact_locked(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
                         summarizer: Any, cfg: compaction.CompactionConfig) -> list[int]:
-        nodes = self.store.read(self._summary_nodes.on_path, str(self.store.path),
-                                scope.tenant, scope.role, path_ids)
+        nodes = self._nodes_on_path(scope, path_ids)
         # Plan on roles and token counts first (from memory, MessageFacts): on most
         # turns nothing is due, and reading every message's text and raw JSON to
         # find that out cost 5-7 ms of CPU after each answer at 2,000 messages.

@@ -24,9 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-import orjson
-
-from memory_core.compaction import SummaryNode
+from memory_core.compaction import SummaryNode, summary_node
 
 _CHUNK = 900
 """Ids per ``IN (…)`` query (under SQLite's default 999 variables)."""
@@ -79,9 +77,7 @@ class SummaryNodes:
                 f"SELECT id, level, message_ids, text, tokens, source_tokens, model, parent_id"
                 f" FROM summary_nodes WHERE id IN ({marks})", chunk,
             ):
-                nodes[int(r["id"])] = SummaryNode(
-                    int(r["id"]), int(r["level"]), orjson.loads(r["message_ids"]), r["text"],
-                    int(r["tokens"]), int(r["source_tokens"]), r["model"], r["parent_id"])
+                nodes[int(r["id"])] = summary_node(r)
         with self._lock:
             self._scopes[key] = nodes
             self._scopes.move_to_end(key)
