@@ -61,6 +61,9 @@ A = Scope(tenant="tenantA", role="default")
     ("Where are we on the importer?", "progress"),
     ("Which DB did we end up using?", "decision"),
     ("どのDBにしましたか？", "decision"),
+    ("消息队列最终用的是哪一个？", "decision"),
+    ("結局どのCIサービスにした？", "decision"),
+    ("最后网站最终托管在哪家云上？", "decision"),
     ("What did the command print?", "observation"),
 ])
 def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
@@ -102,6 +105,8 @@ def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
     "Which port does the staging database listen on?",
     "ログの出力レベルは？",
     "请求等多久会超时？",
+    "最终的发布日期是哪天？",
+    "結局何が原因だった？",
     "",
 ])
 def test_plain_fact_questions_carry_no_intent(query: str) -> None:

@@ -252,6 +252,59 @@ def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Pat
         assert all("memory" not in h.boosts for h in plain)
 
 
+def _supersede(conn, old: int, new: int, created_at: float) -> None:  # type: ignore[no-untyped-def]
+    """Mark ``old`` replaced by ``new`` (both sides of the link, as memory.py writes
+    them), give ``new`` its creation time, and queue both for the indexer."""
+    conn.execute("UPDATE memory_items SET status='superseded', superseded_by=? WHERE id=?",
+                 (new, old))
+    conn.execute("UPDATE memory_items SET supersedes=?, created_at=? WHERE id=?",
+                 (old, created_at, new))
+    for ref in (old, new):
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                     (ref,))
+
+
+def test_a_match_on_a_corrected_value_finds_the_value_that_replaced_it(
+        tmp_path: Path) -> None:
+    """A correction of a correction that names only the new value ("No, Kestrel.")
+    is found through the words of the first statement: the superseded statements
+    match, and their current successor ranks first with a ``successor`` boost,
+    above an unrelated item and above the old values. A search up to a moment
+    before the last correction does not return it (the filters hold for
+    successors too), nor does a search of another tenant or of messages alone."""
+    t0 = time.time() - 3600
+    with running_service(tmp_path) as (engine, svc):
+        def write(conn):  # type: ignore[no-untyped-def]
+            first = _insert_item(conn, "The nightly ledger export runs on the Falcon cluster.")
+            second = _insert_item(conn, "Correction: Osprey, not that one.")
+            third = _insert_item(conn, "No wait, make it Kestrel.")
+            _insert_item(conn, "The ledger dashboard loads slowly on Mondays.")
+            conn.execute("UPDATE memory_items SET created_at=?", (t0,))
+            _supersede(conn, first, second, t0 + 60)
+            _supersede(conn, second, third, t0 + 120)
+            return first, second, third
+
+        first, second, third = engine.store.write(write).result(10)
+        assert svc.wait_idle(20)
+        query = "which cluster runs the nightly ledger export"
+        hits = svc.search("tenantA", "default", query, mode="hybrid", k=10)
+        assert (hits[0].kind, hits[0].ref_id) == ("item", third)
+        assert hits[0].boosts.get("successor", 0) > 0 and "memory" in hits[0].boosts
+        ranks = {h.ref_id: i for i, h in enumerate(hits) if h.kind == "item"}
+        assert ranks[third] < ranks[first] and "superseded" in hits[ranks[first]].boosts
+        # Only items: the same lift (the injection block's item search).
+        items = svc.search("tenantA", "default", query, mode="hybrid", kinds=["item"])
+        assert items[0].ref_id == third
+        # Up to a moment between the corrections: the value current then is not
+        # lifted past it, and the later correction is not returned at all.
+        before = svc.search("tenantA", "default", query, mode="hybrid", k=10,
+                            end_time=t0 + 90)
+        assert third not in {h.ref_id for h in before if h.kind == "item"}
+        assert svc.search("tenantB", "default", query, mode="hybrid") == []
+        assert svc.search("tenantA", "default", query, mode="hybrid",
+                          kinds=["message"]) == []
+
+
 def test_task_lines_are_found_by_the_words_people_ask_with(tmp_path: Path) -> None:
     """A "Blocked: …" / "目标：…" line carries its label's synonyms in the text index,
     so a question that never says "blocked" ("what are we stuck on?", "卡住") finds it

@@ -30,7 +30,10 @@ intent lifts records the question did not ask for: a cue names the record kind
 "settle on", "do I want from you"), or names the agent's own action ("when you
 ran", "the file you read"). Bare words that also name other things are left out
 ("aim", "progress", "went with", "test results"; 目的 "purpose" and "destination",
-在等 inside 现在等级, 障害 "outage", べき "should").
+在等 inside 现在等级, 障害 "outage", べき "should"). "In the end, which one" is a
+decision question in every language (English "end up with", 最终…哪个, 結局…どの);
+"in the end, what / which day" is not (最终目的是什么 asks for a goal, 最终…哪天 for a
+date).
 """
 
 from __future__ import annotations
@@ -103,7 +106,9 @@ _CJK: dict[str, str] = {
              r"やること|やるべきこと|残りのタスク|残タスク|次は何を|次に何を|次にやる|未完了"),
     "progress": r"进展|进度|做到哪|完成了哪些|完成了多少|進捗|進み具合|どこまで進|どこまで終わ",
     "decision": (r"决定|选了|选的|选定|选择了|采用|敲定|最后用的|"
-                 r"決め|決定|選んだ|選ん|採用|(?:どれ|どの\S{0,8}?|何)にし(?:た|まし)"),
+                 r"最终\S{0,8}?哪(?:个|一个|家|种|款)|"
+                 r"決め|決定|選んだ|選ん|採用|(?:どれ|どの\S{0,8}?|何)にし(?:た|まし)|"
+                 r"結局\S{0,8}?(?:どれ|どの)"),
     "preference": r"喜欢|偏好|希望你|我要你|我的习惯|我习惯|好み|好き|してほしい|して欲しい|私への",
     "observation": (r"你运行|你执行|你跑的|你查看|你看过|你打开|你读过|运行结果|执行结果|"
                     r"実行した|実行して|走らせた|見たファイル|開いたファイル|読んだファイル|実行結果"),
