@@ -62,8 +62,8 @@ A = Scope(tenant="tenantA", role="default")
     ("Which DB did we end up using?", "decision"),
     ("どのDBにしましたか？", "decision"),
     ("消息队列最终用的是哪一个？", "decision"),
+    ("官网最终部署在哪家云上？", "decision"),
     ("結局どのCIサービスにした？", "decision"),
-    ("最后网站最终托管在哪家云上？", "decision"),
     ("What did the command print?", "observation"),
 ])
 def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
@@ -106,6 +106,12 @@ def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
     "ログの出力レベルは？",
     "请求等多久会超时？",
     "最终的发布日期是哪天？",
+    "项目最终哪个月上线？",
+    "服务最终监听在哪个端口？",
+    "最终哪家公司中标了？",
+    "最终哪个测试失败了？",
+    "結局どれくらい時間がかかった？",
+    "結局どの日にリリースした？",
     "結局何が原因だった？",
     "",
 ])

@@ -264,45 +264,104 @@ def _supersede(conn, old: int, new: int, created_at: float) -> None:  # type: ig
                      (ref,))
 
 
-def test_a_match_on_a_corrected_value_finds_the_value_that_replaced_it(
-        tmp_path: Path) -> None:
-    """A correction of a correction that names only the new value ("No, Kestrel.")
-    is found through the words of the first statement: the superseded statements
-    match, and their current successor ranks first with a ``successor`` boost,
-    above an unrelated item and above the old values. A search up to a moment
-    before the last correction does not return it (the filters hold for
-    successors too), nor does a search of another tenant or of messages alone."""
-    t0 = time.time() - 3600
-    with running_service(tmp_path) as (engine, svc):
-        def write(conn):  # type: ignore[no-untyped-def]
-            first = _insert_item(conn, "The nightly ledger export runs on the Falcon cluster.")
-            second = _insert_item(conn, "Correction: Osprey, not that one.")
-            third = _insert_item(conn, "No wait, make it Kestrel.")
-            _insert_item(conn, "The ledger dashboard loads slowly on Mondays.")
-            conn.execute("UPDATE memory_items SET created_at=?", (t0,))
-            _supersede(conn, first, second, t0 + 60)
-            _supersede(conn, second, third, t0 + 120)
-            return first, second, third
+def _chain(conn, t0: float) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    """A statement corrected twice, each correction naming only the new value, and
+    an unrelated item sharing a word with the question; all in tenantA."""
+    first = _insert_item(conn, "The nightly ledger export runs on the Falcon cluster.")
+    second = _insert_item(conn, "Correction: Osprey, not that one.")
+    third = _insert_item(conn, "No wait, make it Kestrel.")
+    _insert_item(conn, "The ledger dashboard loads slowly on Mondays.")
+    conn.execute("UPDATE memory_items SET created_at=?", (t0,))
+    _supersede(conn, first, second, t0 + 60)
+    _supersede(conn, second, third, t0 + 120)
+    return first, second, third
 
-        first, second, third = engine.store.write(write).result(10)
+
+_LEDGER = "which cluster runs the nightly ledger export"
+
+
+@pytest.mark.parametrize("embedder", ["hashing", None])
+def test_a_match_on_a_corrected_value_finds_the_value_that_replaced_it(
+        tmp_path: Path, embedder: Any) -> None:
+    """A correction of a correction that names only the new value ("No wait, make
+    it Kestrel.") is found through the words of the first statement: the
+    superseded statements match, and their current successor ranks first with a
+    ``successor`` boost, above an unrelated item and above the old values. Without
+    an embedder the successor is in neither list and joins the candidates with its
+    thread and time. A search up to a moment before the last correction does not
+    return it (the filters hold for successors too); neither does another tenant's
+    search nor a search of messages alone."""
+    t0 = time.time() - 3600
+    with running_service(tmp_path, embedder=embedder) as (engine, svc):
+        first, _, third = engine.store.write(_chain, t0).result(10)
+        engine.store.write(lambda c: c.execute(
+            "INSERT INTO memory_items (tenant, role, kind, text, status, created_at,"
+            " updated_at) VALUES ('tenantB', 'default', 'fact', ?, 'active', ?, ?)",
+            ("The nightly ledger export runs on the Heron cluster.", t0, t0))).result(10)
+        msgs = capture_chat(engine, A, ["which cluster runs the nightly ledger export?"])
+        engine.store.write(lambda c: c.execute(
+            "INSERT INTO index_outbox (kind, ref_id, op) SELECT 'item', id, 'upsert'"
+            " FROM memory_items WHERE tenant='tenantB'")).result(10)
         assert svc.wait_idle(20)
-        query = "which cluster runs the nightly ledger export"
-        hits = svc.search("tenantA", "default", query, mode="hybrid", k=10)
-        assert (hits[0].kind, hits[0].ref_id) == ("item", third)
-        assert hits[0].boosts.get("successor", 0) > 0 and "memory" in hits[0].boosts
+        hits = svc.search("tenantA", "default", _LEDGER, mode="hybrid", k=10,
+                          end_time=t0 + 600)
+        top = hits[0]
+        assert (top.kind, top.ref_id) == ("item", third)
+        assert top.boosts.get("successor", 0) > 0 and "memory" in top.boosts
+        assert top.created_at == pytest.approx(t0 + 120) and top.thread_id == 0
+        if embedder is None:
+            assert top.bm25_rank is None and top.vector_rank is None
         ranks = {h.ref_id: i for i, h in enumerate(hits) if h.kind == "item"}
         assert ranks[third] < ranks[first] and "superseded" in hits[ranks[first]].boosts
-        # Only items: the same lift (the injection block's item search).
-        items = svc.search("tenantA", "default", query, mode="hybrid", kinds=["item"])
+        items = svc.search("tenantA", "default", _LEDGER, mode="hybrid", kinds=["item"])
         assert items[0].ref_id == third
-        # Up to a moment between the corrections: the value current then is not
-        # lifted past it, and the later correction is not returned at all.
-        before = svc.search("tenantA", "default", query, mode="hybrid", k=10,
+        # Up to a moment between the corrections: the later correction is not
+        # returned at all.
+        before = svc.search("tenantA", "default", _LEDGER, mode="hybrid", k=10,
                             end_time=t0 + 90)
+        assert first in {h.ref_id for h in before if h.kind == "item"}
         assert third not in {h.ref_id for h in before if h.kind == "item"}
-        assert svc.search("tenantB", "default", query, mode="hybrid") == []
-        assert svc.search("tenantA", "default", query, mode="hybrid",
-                          kinds=["message"]) == []
+        other = svc.search("tenantB", "default", _LEDGER, mode="hybrid")
+        assert other and all("successor" not in h.boosts for h in other)
+        plain = svc.search("tenantA", "default", _LEDGER, mode="hybrid", kinds=["message"])
+        assert [h.ref_id for h in plain] == msgs[:1]
+
+
+def test_a_broken_chain_lifts_nothing_and_a_better_successor_keeps_its_score(
+        tmp_path: Path) -> None:
+    """No successor for a chain that ends on a retracted item or loops back on
+    itself (the superseded items keep their scaled scores); a successor that
+    matches better than the item it replaced keeps its own score (no boost)."""
+    t0 = time.time() - 3600
+    with running_service(tmp_path, embedder=None) as (engine, svc):
+        def write(conn):  # type: ignore[no-untyped-def]
+            gone = _insert_item(conn, "The invoice archive lives in bucket alpha.")
+            retracted = _insert_item(conn, "Actually bucket beta.")
+            loop_a = _insert_item(conn, "The audit mirror syncs every hour.")
+            loop_b = _insert_item(conn, "Make that two.")
+            old = _insert_item(conn, "The report renderer uses 4 workers.")
+            new = _insert_item(conn, "Correction: the report renderer uses 6 workers per"
+                                     " region.")
+            conn.execute("UPDATE memory_items SET created_at=?", (t0,))
+            _supersede(conn, gone, retracted, t0 + 60)
+            _retract(conn, retracted)
+            _supersede(conn, loop_a, loop_b, t0 + 60)
+            _supersede(conn, loop_b, loop_a, t0 + 60)
+            _supersede(conn, old, new, t0 + 60)
+            return gone, retracted, loop_a, loop_b, new
+
+        gone, retracted, loop_a, loop_b, new = engine.store.write(write).result(10)
+        assert svc.wait_idle(20)
+        archive = svc.search("tenantA", "default", "where does the invoice archive live",
+                             mode="hybrid")
+        assert [h.ref_id for h in archive] == [gone] and "superseded" in archive[0].boosts
+        mirror = svc.search("tenantA", "default", "how often does the audit mirror sync",
+                            mode="hybrid")
+        assert {h.ref_id for h in mirror} == {loop_a}
+        assert all("successor" not in h.boosts for h in mirror)
+        render = svc.search("tenantA", "default", "report renderer workers per region",
+                            mode="hybrid")
+        assert render[0].ref_id == new and "successor" not in render[0].boosts
 
 
 def test_task_lines_are_found_by_the_words_people_ask_with(tmp_path: Path) -> None:

@@ -30,10 +30,10 @@ intent lifts records the question did not ask for: a cue names the record kind
 "settle on", "do I want from you"), or names the agent's own action ("when you
 ran", "the file you read"). Bare words that also name other things are left out
 ("aim", "progress", "went with", "test results"; 目的 "purpose" and "destination",
-在等 inside 现在等级, 障害 "outage", べき "should"). "In the end, which one" is a
-decision question in every language (English "end up with", 最终…哪个, 結局…どの);
-"in the end, what / which day" is not (最终目的是什么 asks for a goal, 最终…哪天 for a
-date).
+在等 inside 现在等级, 障害 "outage", べき "should"). "Where / which did it
+end up (used, put, deployed)" is a decision question (English "end up using",
+最终用的是哪个, 最终放在哪个平台); "which X in the end" without such a verb is not
+(最终哪个测试失败了 asks what the agent saw, 服务最终监听在哪个端口 for a fact).
 """
 
 from __future__ import annotations
@@ -106,9 +106,8 @@ _CJK: dict[str, str] = {
              r"やること|やるべきこと|残りのタスク|残タスク|次は何を|次に何を|次にやる|未完了"),
     "progress": r"进展|进度|做到哪|完成了哪些|完成了多少|進捗|進み具合|どこまで進|どこまで終わ",
     "decision": (r"决定|选了|选的|选定|选择了|采用|敲定|最后用的|"
-                 r"最终\S{0,8}?哪(?:个|一个|家|种|款)|"
-                 r"決め|決定|選んだ|選ん|採用|(?:どれ|どの\S{0,8}?|何)にし(?:た|まし)|"
-                 r"結局\S{0,8}?(?:どれ|どの)"),
+                 r"最终\S{0,4}?(?:用|选|采用|放在|部署在|托管在|定在)\S{0,4}?哪|"
+                 r"決め|決定|選んだ|選ん|採用|(?:どれ|どの\S{0,8}?|何)にし(?:た|まし)"),
     "preference": r"喜欢|偏好|希望你|我要你|我的习惯|我习惯|好み|好き|してほしい|して欲しい|私への",
     "observation": (r"你运行|你执行|你跑的|你查看|你看过|你打开|你读过|运行结果|执行结果|"
                     r"実行した|実行して|走らせた|見たファイル|開いたファイル|読んだファイル|実行結果"),

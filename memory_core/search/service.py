@@ -49,6 +49,7 @@ from memory_core.search.hybrid import (
 )
 from memory_core.search.indexer import Indexer, Progress
 from memory_core.search.intent import TASK_INTENTS, query_intents
+from memory_core.search.successors import ITEM_COLUMNS, current_successors
 from memory_core.search.vector import HnswVectorIndex
 from memory_core.store.sqlite import SqliteStore
 
@@ -73,12 +74,6 @@ FOLD_MIN_SHARE = 0.5
 at least this share of the turn's (:meth:`SearchService._fold_sources`). Long-session
 eval, kept stores searched as at question time (seed 1, 77 questions): rank-1 44 →
 45 of 77 with query intents on; 0.3, 0.7 and never taking the score measure alike."""
-
-SUCCESSOR_HOPS = 8
-"""Most ``superseded_by`` links :meth:`SearchService._successors` follows from a
-superseded item to the current value (a correction of a correction is two)."""
-
-_ITEM_COLS = "id, status, evidence, kind, source_message_id, superseded_by"
 
 TASK_LINES_PER_LABEL = 3
 """Most open task lines of one label a query intent adds as candidates (the current
@@ -228,6 +223,11 @@ class SearchService:
         query asks for (:func:`~memory_core.search.intent.query_intents`) gain
         ``intent_boost`` (``boosts["intent"]``), and a goal, blocker, TODO or
         progress question adds the open task lines of that label as candidates.
+        A superseded item that matches brings the item that replaced it in the
+        end (``superseded_by``, within the filters) to at least its own score as a
+        current item (``boosts["successor"]``; hybrid searches that include items),
+        so a hit may come from neither list (``bm25_rank`` and ``vector_rank``
+        ``None``).
         Raises ``ValueError`` for an unknown mode or kind.
         """
         cfg = self.config
@@ -294,9 +294,11 @@ class SearchService:
                                   and "*" not in needle) else None
         meta = self._metadata(list(fused), exact_needle, with_names=bool(speakers))
         items = self._item_rows(fused)
-        # A superseded candidate stands for the value that replaced it: its current
-        # successor joins the candidates (see _successors; lifted in _memory_prior).
-        successors = self._successors(fused, items, flt, meta) if items else {}
+        # A superseded candidate stands for the value that replaced it in the end:
+        # that item joins the candidates (lifted in _memory_prior). ``every_item``
+        # holds it too; the fold below does not (it has no score of its own).
+        successors, added = self._successors(fused, items, flt, meta)
+        every_item = items + added
         # Turns that rank as memory, by status: open task lines (and, below, tool
         # outputs that match the words) and replaced task lines; ``labels`` maps
         # every open task line among the candidates to its task labels.
@@ -310,7 +312,7 @@ class SearchService:
             wide = cfg.tool_output_intent_rank if "observation" in intents else 0
             turns["open"] |= {lb for lb in meta["tool"] if _within(
                 fused.get(lb), max(cfg.tool_output_prior_rank, wide), wide)}
-        asked = (self._asked_for(fused, intents, items, meta["tool"], turns)
+        asked = (self._asked_for(fused, intents, every_item, meta["tool"], turns)
                  if intents else set())
         # An open task line is a record of its own: it is not folded into a
         # statement extracted from the same turn (task lines yield no items).
@@ -344,7 +346,7 @@ class SearchService:
             fused, cfg, exact=meta["exact"], threads=meta["thread"],
             times=meta["time"], current_thread_id=current_thread_id, now=self.clock(),
         )
-        self._memory_prior(fused, items, folded, turns, meta["tool"] | asked, successors)
+        self._memory_prior(fused, every_item, folded, turns, meta["tool"] | asked, successors)
         add_boost(fused, "intent", asked, cfg.intent_boost)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
@@ -358,73 +360,38 @@ class SearchService:
         return hits
 
     def _item_rows(self, fused: dict[int, Any]) -> list[Any]:
-        """``(id, status, evidence, kind, source_message_id, superseded_by)`` of the
-        ``item`` candidates (one query; ``[]`` when there are none)."""
+        """Rows (:data:`~memory_core.search.successors.ITEM_COLUMNS`) of the ``item``
+        candidates (one query; ``[]`` when there are none)."""
         refs = sorted(ref for kind, ref in map(split_label, fused) if kind == "item")
         if not refs:
             return []
         return self.store.read(lambda c: c.execute(
-            f"SELECT {_ITEM_COLS} FROM memory_items"
+            f"SELECT {ITEM_COLUMNS} FROM memory_items"
             f" WHERE id IN ({','.join('?' * len(refs))})", refs).fetchall())
 
     def _successors(self, fused: dict[int, Any], rows: list[Any], flt: SearchFilter,
-                    meta: dict[str, dict[int, Any]]) -> dict[int, int]:
-        """Map each superseded item candidate (label) to the active item that replaced
-        it in the end (label), following ``superseded_by`` through corrections of
-        corrections (at most :data:`SUCCESSOR_HOPS` hops).
-
-        A correction often names only the new value ("I meant Typesense for the
-        search backend;") while the question uses the words of the first statement
-        ("what engine will power full-text lookups?"): the superseded statement is
-        the better match, and the value asked for is its successor's. A successor
-        outside ``flt`` (tenant, role, session, thread, time range) is left out, so a
-        search up to a moment never returns a value stated after it. Successors not
-        among the candidates join ``fused`` (score 0), ``rows`` (with the columns of
-        :meth:`_item_rows`) and ``meta``'s thread and time; :meth:`_memory_prior`
-        lifts them. One query per hop; none when no candidate is superseded."""
+                    meta: dict[str, dict[int, Any]]) -> tuple[dict[int, int], list[Any]]:
+        """``(successor, added)``: label of each superseded item candidate → label of
+        its current successor within ``flt``
+        (:func:`~memory_core.search.successors.current_successors`), and the rows of
+        the successors that were not candidates. Those join ``fused`` (score 0,
+        no list ranks: a hit found through the item it replaced) and ``meta``'s
+        thread and time. No query when no candidate is superseded."""
+        if not any(r[1] == "superseded" and r[5] is not None for r in rows):
+            return {}, []
+        pairs, found = self.store.read(current_successors, rows, flt)
         code = KIND_CODES["item"] << LABEL_SHIFT
-        start = {int(r[0]): int(r[5]) for r in rows
-                 if r[1] == "superseded" and r[5] is not None}
-        if not start:
-            return {}
-
-        def q(conn: Any) -> dict[int, Any]:
-            found: dict[int, Any] = {}
-            want = set(start.values())
-            for _ in range(SUCCESSOR_HOPS):
-                want -= found.keys()
-                if not want:
-                    break
-                marks = ",".join("?" * len(want))
-                for r in conn.execute(
-                        f"SELECT {_ITEM_COLS}, tenant, role, session, thread_id, created_at"
-                        f" FROM memory_items WHERE id IN ({marks})", sorted(want)):
-                    found[int(r[0])] = r
-                want = {int(r[5]) for r in found.values()
-                        if r[1] == "superseded" and r[5] is not None}
-            return found
-
-        found = self.store.read(q)
         have = {int(r[0]) for r in rows}
-        out: dict[int, int] = {}
-        for old, nxt in start.items():
-            row = found.get(nxt)
-            for _ in range(SUCCESSOR_HOPS):
-                if row is None or row[1] != "superseded" or row[5] is None:
-                    break
-                row = found.get(int(row[5]))
-            if row is None or row[1] != "active" or not _in_filter(row[6:], flt):
-                continue
-            label = code | int(row[0])
-            out[code | old] = label
+        added = []
+        for ref, row in found.items():
+            label = code | ref
             if label not in fused:
                 fused[label] = Fused(label)
                 meta["thread"][label] = int(row[9] or 0)
                 meta["time"][label] = float(row[10] or 0.0)
-            if int(row[0]) not in have:
-                have.add(int(row[0]))
-                rows.append(row[:6])
-        return out
+            if ref not in have:
+                added.append(row[:6])
+        return {code | old: code | new for old, new in pairs.items()}, added
 
     @staticmethod
     def _fold_sources(fused: dict[int, Any], rows: list[Any],
@@ -576,10 +543,11 @@ class SearchService:
         statement does not fill two of the ``k`` places and the hit shown is the
         one that carries its status (a corrected value ranks as superseded rather
         than coming back as the raw turn). The current successor of a superseded
-        item (``successors``, see :meth:`_successors`) ranks at least as the
-        superseded item would have as a current one (its score plus
-        ``memory_item_boost``, ``boosts["successor"]``): a match on an old value is
-        a match on the subject, whose current value is the successor's.
+        item (``successors``: labels, see :mod:`memory_core.search.successors`)
+        ranks at least as the superseded item would have as a current one (its
+        score plus ``memory_item_boost``, ``boosts["successor"]``): a match on an
+        old value is a match on the subject, whose current value is the
+        successor's.
         """
         cfg = self.config
         code = KIND_CODES["item"] << LABEL_SHIFT
@@ -682,19 +650,6 @@ class SearchService:
                     "name": names, "tool": tools}
 
         return self.store.read(q)
-
-
-def _in_filter(where: Any, flt: SearchFilter) -> bool:
-    """Whether an item's ``(tenant, role, session, thread_id, created_at)`` passes
-    ``flt`` as the indexes' filters would (times inclusive, UNIX s)."""
-    tenant, role, session, thread, created = where
-    created = float(created or 0.0)
-    return (tenant == flt.tenant and role == flt.role
-            and (flt.session is None or (session or "") == flt.session)
-            and (flt.thread_ids is None or int(thread or 0) in flt.thread_ids)
-            and (flt.start_time is None or created >= flt.start_time)
-            and (flt.end_time is None or created <= flt.end_time)
-            and (flt.kinds is None or "item" in flt.kinds))
 
 
 def _within(entry: Fused | None, bm25_rank: int, vector_rank: int) -> bool:
