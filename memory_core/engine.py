@@ -724,6 +724,8 @@ class Engine:
         floor = self.config.semantic_min_similarity * getattr(
             self.search.embedder, "similarity_scale", 1.0)
         # A vector neighbour is returned for any query; keep it only when it is close.
+        # (A successor found through the item it replaced has neither list's rank and
+        # is not kept either; the default keyword search never returns one.)
         return [(h.kind, h.ref_id, h.score) for h in hits
                 if h.bm25_rank is not None or (h.vector_score or 0.0) >= floor]
 

@@ -155,7 +155,10 @@ class SearchConfig:
     it?"), a tool output among this many best BM25 *or* vector matches is memory
     (instead of ``tool_output_prior_rank`` BM25 matches alone)."""
     superseded_factor: float = field(default=0.3, metadata=_rng(0.0, 1.0))
-    """Score multiplier of superseded items: still found, ranked below current values."""
+    """Score multiplier of superseded items: still found, ranked below current values.
+    In hybrid searches that include items, the current successor of a matching
+    superseded item ranks at least at the superseded item's score plus
+    ``memory_item_boost`` (:mod:`memory_core.search.successors`)."""
     exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))
     """Added (fused-score units, normalised to [0,1]) when the query occurs verbatim."""
     scope_boost: float = field(default=0.05, metadata=_rng(0.0, 10.0))
