@@ -1,13 +1,15 @@
 """The current value behind a superseded search candidate (supersession in search).
 
-A correction often names only the new value ("I meant Typesense for the search
-backend;", "No, make it 20.") while a later question uses the words of the first
-statement ("what engine will power full-text lookups?"). The superseded statement
-is then the better match, and the value asked for is the one that replaced it in
-the end. :func:`current_successors` follows ``memory_items.superseded_by`` from
-each superseded candidate through corrections of corrections to the active item at
-the end of the chain; :class:`~memory_core.search.service.SearchService` ranks that
-item at least as the superseded one would have ranked as a current item.
+A correction often names only the new value ("No wait, make it Kestrel.", "No,
+make it 20."), or says it in other words than a later question, while the
+question matches the statement it corrected ("which cluster runs the nightly
+ledger export?" and "The nightly ledger export runs on the Falcon cluster."). The
+superseded statement is then the better match, and the value asked for is the
+one that replaced it in the end. :func:`current_successors` follows
+``memory_items.superseded_by`` from each superseded candidate through corrections
+of corrections to the active item at the end of the chain;
+:class:`~memory_core.search.service.SearchService` ranks that item at least as the
+superseded one would have ranked as a current item.
 
 Long-session eval, kept stores searched as at question time (seed 1, 77
 questions): rank-1 58 → 63 of 77, recall@10 unchanged (76).
