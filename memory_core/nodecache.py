@@ -19,6 +19,7 @@ engine's other caches do.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -65,9 +66,7 @@ class SummaryNodes:
             if node is None:
                 missing.append(node_id)
             elif node.parent_id != parent:  # merged into a new parent since
-                nodes[node_id] = SummaryNode(node.id, node.level, node.message_ids, node.text,
-                                             node.tokens, node.source_tokens, node.model,
-                                             parent)
+                nodes[node_id] = dataclasses.replace(node, parent_id=parent)
             else:
                 nodes[node_id] = node
         for start in range(0, len(missing), _CHUNK):

@@ -377,8 +377,6 @@ class SearchService:
         the successors that were not candidates. Those join ``fused`` (score 0,
         no list ranks: a hit found through the item it replaced) and ``meta``'s
         thread and time. No query when no candidate is superseded."""
-        if not any(r[1] == "superseded" and r[5] is not None for r in rows):
-            return {}, []
         pairs, found = self.store.read(current_successors, rows, flt)
         code = KIND_CODES["item"] << LABEL_SHIFT
         have = {int(r[0]) for r in rows}
@@ -387,10 +385,10 @@ class SearchService:
             label = code | ref
             if label not in fused:
                 fused[label] = Fused(label)
-                meta["thread"][label] = int(row[9] or 0)
-                meta["time"][label] = float(row[10] or 0.0)
+                meta["thread"][label] = int(row["thread_id"] or 0)
+                meta["time"][label] = float(row["created_at"] or 0.0)
             if ref not in have:
-                added.append(row[:6])
+                added.append(row)
         return {code | old: code | new for old, new in pairs.items()}, added
 
     @staticmethod

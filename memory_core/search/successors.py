@@ -28,24 +28,25 @@ MAX_HOPS = 8
 correction is two); a longer chain, or a cycle, yields no successor."""
 
 ITEM_COLUMNS = "id, status, evidence, kind, source_message_id, superseded_by"
-"""The ``memory_items`` columns of a search's item rows, in this order (indexes 0–5):
-what the memory prior reads, and the link :func:`current_successors` follows."""
+"""The ``memory_items`` columns of a search's item rows, in this order (indexes 0–5,
+which the memory prior reads): what it ranks by, and the link
+:func:`current_successors` follows."""
 
 _WHERE_COLUMNS = "tenant, role, session, thread_id, created_at"
 
 
-def in_filter(where: Sequence[Any], flt: SearchFilter) -> bool:
-    """Whether an item whose ``(tenant, role, session, thread_id, created_at)`` is
-    ``where`` passes ``flt`` as the indexes' filters would: equal tenant and role,
-    the session and thread when given (an item's missing session is ``""``, its
-    missing thread 0), ``start_time``/``end_time`` inclusive (UNIX s), and ``item``
-    among ``flt.kinds`` when given. Items have no hidden flag (always shown)."""
-    tenant, role, session, thread, created = where
-    at = float(created or 0.0)
-    return (tenant == flt.tenant and role == flt.role
+def in_filter(row: Any, flt: SearchFilter) -> bool:
+    """Whether a ``memory_items`` row (a mapping with tenant, role, session,
+    thread_id, created_at) passes ``flt`` as the indexes' filters would: equal
+    tenant and role, the session and thread when given (an item's missing session is
+    ``""``, its missing thread 0), ``start_time``/``end_time`` inclusive (UNIX s),
+    and ``item`` among ``flt.kinds`` when given. Items have no hidden flag (always
+    shown)."""
+    at = float(row["created_at"] or 0.0)
+    return (row["tenant"] == flt.tenant and row["role"] == flt.role
             and (flt.kinds is None or "item" in flt.kinds)
-            and (flt.session is None or (session or "") == flt.session)
-            and (flt.thread_ids is None or int(thread or 0) in flt.thread_ids)
+            and (flt.session is None or (row["session"] or "") == flt.session)
+            and (flt.thread_ids is None or int(row["thread_id"] or 0) in flt.thread_ids)
             and (flt.start_time is None or at >= flt.start_time)
             and (flt.end_time is None or at <= flt.end_time))
 
@@ -54,16 +55,17 @@ def current_successors(conn: sqlite3.Connection, rows: Sequence[Any], flt: Searc
                        ) -> tuple[dict[int, int], dict[int, Any]]:
     """Map each superseded item among ``rows`` to the active item that replaced it.
 
-    ``rows``: item rows with :data:`ITEM_COLUMNS`. Returns ``(successor, found)``:
+    ``conn``: a connection whose rows are ``sqlite3.Row`` (the store's). ``rows``:
+    item rows with :data:`ITEM_COLUMNS`. Returns ``(successor, found)``:
     ``successor`` maps a superseded item id to the id of the active item at the end
     of its ``superseded_by`` chain (at most :data:`MAX_HOPS` links), for chains that
     end on an active item passing ``flt`` (:func:`in_filter`: a search up to a
     moment never returns a value stated after it); ``found`` maps the id of every
-    such successor to its row (:data:`ITEM_COLUMNS` then tenant, role, session,
-    thread_id, created_at). A retracted or missing link, a cycle, or a longer
+    such successor to its row (:data:`ITEM_COLUMNS` first, then tenant, role,
+    session, thread_id, created_at). A retracted or missing link, a cycle, or a longer
     chain yields nothing. One query per hop (none when no row is superseded).
     """
-    start = {int(r[0]): int(r[5]) for r in rows if r[1] == "superseded" and r[5] is not None}
+    start = {int(r[0]): int(r[5]) for r in rows if _replaced(r)}
     if not start:
         return {}, {}
     seen: dict[int, Any] = {}
@@ -76,16 +78,21 @@ def current_successors(conn: sqlite3.Connection, rows: Sequence[Any], flt: Searc
         for r in conn.execute(f"SELECT {ITEM_COLUMNS}, {_WHERE_COLUMNS} FROM memory_items"
                               f" WHERE id IN ({marks})", sorted(want)):
             seen[int(r[0])] = r
-        want = {int(r[5]) for r in seen.values() if r[1] == "superseded" and r[5] is not None}
+        want = {int(r["superseded_by"]) for r in seen.values() if _replaced(r)}
     successor: dict[int, int] = {}
     found: dict[int, Any] = {}
     for old, nxt in start.items():
         row = seen.get(nxt)
         for _ in range(MAX_HOPS - 1):
-            if row is None or row[1] != "superseded" or row[5] is None:
+            if row is None or not _replaced(row):
                 break
-            row = seen.get(int(row[5]))
-        if row is not None and row[1] == "active" and in_filter(row[6:11], flt):
+            row = seen.get(int(row["superseded_by"]))
+        if row is not None and row["status"] == "active" and in_filter(row, flt):
             successor[old] = int(row[0])
             found[int(row[0])] = row
     return successor, found
+
+
+def _replaced(row: Any) -> bool:
+    """A superseded item row (:data:`ITEM_COLUMNS` by index) that names its successor."""
+    return bool(row[1] == "superseded" and row[5] is not None)
