@@ -716,6 +716,9 @@ class Engine:
         """
         if self.search is None:
             return []
+        if self.config.injection_search_mode == "bm25":  # the default: no vector to gate
+            return self.search.keyword_hits(scope.tenant, scope.role, query, k=k,
+                                            kinds=tuple(kinds), include_hidden=False)
         hits = self.search.search(scope.tenant, scope.role, query, k=k, kinds=tuple(kinds),
                                   include_hidden=False,
                                   mode=self.config.injection_search_mode)

@@ -212,7 +212,7 @@ def test_filters_every_document_matches_are_left_out_and_change_nothing(
     assert clauses(mine) == []
     assert clauses(SearchFilter(tenant="t1", role="default", kinds=("message", "item"))) == []
     kind = clauses(SearchFilter(tenant="t1", role="default", kinds=("item",)))
-    assert len(kind) == 1 and "TermSetQuery" in kind[0]
+    assert len(kind) == 1 and "TermQuery" in kind[0]  # one kind: a plain term query
     for flt in (mine, SearchFilter(tenant="t1", role="default", kinds=("item",))):
         hits = index.search("alpha charlie", flt, 10)
         assert hits and hits == every_filter(flt)
@@ -225,4 +225,43 @@ def test_filters_every_document_matches_are_left_out_and_change_nothing(
     assert all(split_label(label)[1] != 100
                for label, _ in index.search("alpha charlie", mine, 50))
     assert index.search("alpha charlie", mine, 10) == every_filter(mine)
+    index.close()
+
+
+@pytest.mark.parametrize("n_values", [1, 3, 32, 33, 60])
+def test_a_filter_on_several_values_matches_exactly_those(tmp_path: Path, n_values: int) -> None:
+    """Kind and thread filters match the documents holding any of the values, the
+    same hits in the same order whether the filter is one term query, term clauses
+    (up to 32 values) or Tantivy's term-set query (more), and whatever values
+    no document holds."""
+    import tantivy
+
+    from memory_core.search.base import IndexDoc, SearchFilter, split_label
+    from memory_core.search.fulltext import TantivyTextIndex
+
+    index = TantivyTextIndex(tmp_path / "text", stemming=False)
+    kinds = ("message", "item", "summary")
+    docs = [IndexDoc(kind=kinds[i % 3], ref_id=i, tenant="t1", role="default",
+                     text=f"shared word{i % 7} filler", thread_id=i % 70)
+            for i in range(1, 400)]
+    index.upsert(docs)
+    index.commit()
+    threads = list(range(0, 2 * n_values, 2))  # every other thread; some past 70
+    flt = SearchFilter(tenant="t1", role="default", thread_ids=tuple(threads),
+                       kinds=("item", "summary"))
+    hits = index.search("shared word3", flt, 500)
+    wanted = {(d.kind, d.ref_id) for d in docs
+              if d.thread_id in threads and d.kind in ("item", "summary")}
+    assert {split_label(label) for label, _ in hits} == wanted
+    # Against the term-set query for every filter, as before.
+    s = index.schema
+    real = index._any_of
+    index._any_of = lambda field, values: tantivy.Query.term_set_query(  # type: ignore[method-assign]
+        s, field, values)
+    try:
+        assert index.search("shared word3", flt, 500) == hits
+    finally:
+        index._any_of = real  # type: ignore[method-assign]
+    assert index.search("shared", SearchFilter(tenant="t1", role="default",
+                                               thread_ids=(1000, 1001)), 10) == []
     index.close()

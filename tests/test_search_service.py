@@ -499,3 +499,31 @@ def test_a_tool_output_that_matches_the_words_is_memory(tmp_path: Path) -> None:
     finally:
         svc.close()
         engine.close()
+
+
+def test_keyword_hits_are_the_bm25_search_as_tuples(tmp_path: Path) -> None:
+    """``keyword_hits`` (the injection block's searches) returns exactly what a
+    ``bm25`` search returns, as (kind, ref_id, score), for one kind or several,
+    hidden rounds left out or not; an unknown kind is a ValueError."""
+    with running_service(tmp_path) as (engine, svc):
+        capture_chat(engine, A, [
+            "The staging database listens on port 6555 when the VPN is up.",
+            "Noted: staging database on port 6555 behind the VPN.",
+            "We decided to use Typesense for the search backend.",
+            "Typesense it is; I will update the search config.",
+            "The nightly backup keeps 19 days of snapshots.",
+            "Nightly snapshots: 19 days, got it.",
+        ])
+        assert svc.wait_idle(20)
+        for query in ("which port does the staging database use", "search backend",
+                      "nightly snapshots", "nothing matches this"):
+            for kinds in (("message",), ("item",), ("message", "item")):
+                for hidden in (True, False):
+                    hits = svc.search("tenantA", "default", query, k=7, kinds=list(kinds),
+                                      mode="bm25", include_hidden=hidden)
+                    assert svc.keyword_hits("tenantA", "default", query, k=7, kinds=kinds,
+                                            include_hidden=hidden) == [
+                        (h.kind, h.ref_id, h.score) for h in hits]
+        assert svc.keyword_hits("tenantA", "default", "port 6555", k=5, kinds=("message",))
+        with pytest.raises(ValueError):
+            svc.keyword_hits("tenantA", "default", "x", k=5, kinds=("nope",))

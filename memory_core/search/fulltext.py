@@ -72,6 +72,8 @@ at question time: BM25 found 17 → 22 of 77 within its top 10."""
 _REGEX_META = re.compile(r"([.+?^${}()|\[\]\\])")
 _QUERY_CACHE = 64
 """Built text queries kept per index (:meth:`TantivyTextIndex.build_query`)."""
+_TERMS_AS_CLAUSES = 32
+"""Most values :meth:`TantivyTextIndex._any_of` turns into term clauses."""
 
 
 def _hidden_counts(searcher: tantivy.Searcher) -> tuple[int, int]:
@@ -265,10 +267,10 @@ class TantivyTextIndex:
         if flt.kinds is not None:
             codes = sorted({KIND_CODES[k] for k in flt.kinds if k in KIND_CODES})
             if not codes or sum(searcher.doc_freq("kind", c) for c in codes) != n:
-                out.append((Occur.Must, Query.term_set_query(s, "kind", codes or [-1])))
+                out.append((Occur.Must, self._any_of("kind", codes or [-1])))
         if flt.thread_ids is not None:
-            out.append((Occur.Must, Query.term_set_query(
-                s, "thread", [int(t) for t in flt.thread_ids] or [-1])))
+            out.append((Occur.Must, self._any_of(
+                "thread", sorted({int(t) for t in flt.thread_ids}) or [-1])))
         if flt.session is not None:
             out.append((Occur.Must, Query.term_query(s, "session", flt.session)))
         if flt.start_time is not None or flt.end_time is not None:
@@ -279,6 +281,22 @@ class TantivyTextIndex:
         if not flt.include_hidden and hidden:
             out.append((Occur.Must, Query.term_query(s, "hidden", 0)))
         return out
+
+    def _any_of(self, field: str, values: list[int]) -> Query:
+        """A filter matching documents whose integer ``field`` holds any of ``values``.
+
+        Up to :data:`_TERMS_AS_CLAUSES` values it is one term query each (``Should``):
+        Tantivy's term-set query first collects every document of the set into a
+        bitset, which cost 0.3 ms more a search than the term query it replaces, on
+        an index of 2,600 documents where one kind matches 2,000 (measured here;
+        same hits, the filters are unscored). Beyond that, the term-set query.
+        """
+        if len(values) == 1:
+            return Query.term_query(self.schema, field, values[0])
+        if len(values) <= _TERMS_AS_CLAUSES:
+            return Query.boolean_query([(Occur.Should, Query.term_query(self.schema, field, v))
+                                        for v in values])
+        return Query.term_set_query(self.schema, field, values)
 
     def query_words(self, query: str) -> list[str]:
         """The analyzed words of ``query`` outside wildcards and CJK runs (distinct)."""

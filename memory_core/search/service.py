@@ -359,6 +359,27 @@ class SearchService:
             ))
         return hits
 
+    def keyword_hits(self, tenant: str, role: str, query: str, *, k: int,
+                     kinds: tuple[str, ...], include_hidden: bool = True
+                     ) -> list[tuple[str, int, float]]:
+        """``search(..., mode="bm25")`` as ``(kind, ref_id, BM25 score)`` tuples, best
+        first: the same hits in the same order, without a :class:`Hit` per result
+        (the injection block's two searches on every request take up to 112 hits
+        by default, about 0.2 ms of objects it reads three fields of). Raises
+        ``ValueError`` for an unknown kind."""
+        for kind in kinds:
+            if kind not in KIND_CODES:
+                raise ValueError(f"unknown kind {kind!r}")
+        cfg = self.config
+        k = max(1, min(int(k), cfg.max_k))
+        flt = SearchFilter(tenant=tenant, role=role, kinds=tuple(kinds),
+                           include_hidden=include_hidden)
+        self.last_degraded = None
+        speakers = (self.text.speaker_terms(query, flt) if cfg.speaker_boost > 0
+                    else frozenset())
+        return [(*split_label(lb), s)
+                for lb, s in self.text.search(query, flt, k, speakers=speakers)]
+
     def _item_rows(self, fused: dict[int, Any]) -> list[Any]:
         """Rows (:data:`~memory_core.search.successors.ITEM_COLUMNS`) of the ``item``
         candidates (one query; ``[]`` when there are none)."""
