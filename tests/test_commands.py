@@ -188,3 +188,46 @@ async def test_commands_and_replies_are_stored_but_never_extracted(
                                    " message_id=?", *control) >= 1
     event = proxy.engine.export(session="sess-x", events=True)["events"]
     assert any(e["kind"] == "response" and e["data"].get("command") for e in event)
+
+
+@pytest.mark.parametrize("escaped_slash", [False, True])
+async def test_earlier_command_exchanges_are_left_out_of_what_the_upstream_reads(
+        proxy: RunningProxy, upstream: FakeUpstream, escaped_slash: bool) -> None:
+    """A history that holds an earlier ``/memory`` command and the proxy's reply
+    reaches the upstream without both (they are not conversation), also from a
+    client whose JSON writes ``/`` as ``\\/``; a message that merely mentions memory
+    is kept."""
+    import aiohttp
+    import orjson
+
+    from memory_core.command import REPLY_HEADER
+
+    a = client(proxy, KEY_A, "coder", "sess-x")
+    try:
+        reply = await ask(a, "/memory status")
+    finally:
+        await a.close()
+    assert reply.startswith(REPLY_HEADER)
+    messages = [SYS, {"role": "user", "content": "/memory status"},
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": "Our memory budget is 4 GB per worker."},
+                {"role": "assistant", "content": "Noted."},
+                {"role": "user", "content": "Which memory budget did we set?"}]
+    raw = orjson.dumps({"model": "gpt-test", "messages": messages})
+    if escaped_slash:
+        raw = raw.replace(b"/", b"\\/")
+    assert (b"\\/memory" in raw) is escaped_slash
+    before = len(upstream.chat_requests)
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{proxy.base_url}/chat/completions", data=raw, headers={
+                "Authorization": f"Bearer {KEY_A}", "Content-Type": "application/json",
+                "X-LCM-Role": "coder", "X-LCM-Session": "sess-x"}) as resp:
+            assert resp.status == 200
+            await resp.read()
+    assert len(upstream.chat_requests) == before + 1
+    sent = upstream.chat_requests[-1]["json"]["messages"]
+    texts = [m["content"] for m in sent if isinstance(m.get("content"), str)]
+    assert not any(t.startswith(("/memory", REPLY_HEADER)) for t in texts)
+    assert "Our memory budget is 4 GB per worker." in texts
+    assert any("Which memory budget did we set?" in t for t in texts)
+    assert len(sent) == 4  # system, the two kept turns, the newest (block prepended)
