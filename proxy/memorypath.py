@@ -16,6 +16,7 @@ import asyncio
 import itertools
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,24 +84,37 @@ async def prepare_upstream(
     """Decide the upstream body (see module docstring). Raises on failure (fail open).
 
     Waits for the request's capture at most ``injection.capture_wait_seconds``
-    (``asyncio.TimeoutError`` beyond). Honours ``X-LCM-Memory: off`` (no block) and
-    ``X-LCM-Compaction: off`` (raw history) per request. Everything after the wait
-    runs in one worker thread: one hand-off instead of one per stage (each costs
-    up to the interpreter's 5 ms switch interval while background threads
-    index), and the event loop stays free for other requests.
+    (``TimeoutError`` beyond; the capture itself goes on). Honours ``X-LCM-Memory:
+    off`` (no block) and ``X-LCM-Compaction: off`` (raw history) per request. The
+    wait and everything after it run in one worker thread: one hand-off instead of
+    one per stage (each costs up to the interpreter's 5 ms switch interval while
+    background threads index), the work starts as the capture commits rather than
+    after a round through the event loop (0.5 ms at 1000 turns, measured), and the
+    event loop stays free for other requests. A request cancelled meanwhile (its
+    client went away) skips the work after the wait.
     """
     settings = request.app[SETTINGS]
     cfg = engine.config
     want_block = cfg.inject and request.headers.get("X-LCM-Memory", "").lower() not in _OFF
     want_compaction = (cfg.compaction.enabled and settings.compaction.enabled
                        and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
-    # shield: giving up waiting must not cancel the capture itself (the writer
-    # skips cancelled jobs, and the request would be lost as evidence).
-    result: CaptureResult = await asyncio.wait_for(
-        asyncio.shield(asyncio.wrap_future(capture_future)), cfg.capture_wait_seconds)
-    return await asyncio.get_running_loop().run_in_executor(
-        None, _prepare, request.app[METRICS], engine, scope, result, raw, body, request_id,
-        want_block, want_compaction)
+    metrics = request.app[METRICS]
+    gone = threading.Event()
+
+    def job() -> Prepared:
+        # Future.result: giving up waiting does not cancel the capture (the writer
+        # skips cancelled jobs, and the request would be lost as evidence).
+        result: CaptureResult = capture_future.result(timeout=cfg.capture_wait_seconds)
+        if gone.is_set():
+            return Prepared(capture=result)
+        return _prepare(metrics, engine, scope, result, raw, body, request_id, want_block,
+                        want_compaction)
+
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, job)
+    except asyncio.CancelledError:
+        gone.set()
+        raise
 
 
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
