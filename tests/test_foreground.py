@@ -1,8 +1,9 @@
 """The foreground gate: index workers give way, within a per-step budget, to the chat
-requests being prepared (memory_core.search.foreground)."""
+requests in flight (memory_core.search.foreground)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -129,8 +130,10 @@ def test_foreground_is_a_no_op_without_search(tmp_path: Path) -> None:
         engine.close()
 
 
-async def test_the_chat_handler_holds_during_the_memory_path_only(
+async def test_the_chat_handler_holds_for_the_requests_whole_life(
         upstream: FakeUpstream, tmp_path: Path) -> None:
+    """Held while the block is built, while the upstream is answering, released
+    once the client has its answer, after an upstream error too."""
     proxy: RunningProxy = await start_proxy(upstream.base_url, tmp_path / "d")
     seen: list[bool] = []
     engine = proxy.engine
@@ -143,11 +146,14 @@ async def test_the_chat_handler_holds_during_the_memory_path_only(
     engine.assemble = spy  # type: ignore[method-assign]
     client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
     try:
-        upstream.push(Reply(content="fine"),
+        upstream.push(Reply(content="fine", answer_delay=0.4),
                       Reply(status=500, error={"message": "down", "type": "server_error"}))
-        await client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "The heron nests by the weir."}])
-        assert seen == [True]  # held while the block was built
+        asked = asyncio.create_task(client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "The heron nests by the weir."}]))
+        await asyncio.sleep(0.2)
+        assert not asked.done() and seen == [True]  # the block was built held
+        assert engine.search.indexer.foreground.busy  # held while the upstream answers
+        await asked
         assert not engine.search.indexer.foreground.busy  # released once answered
         with pytest.raises(openai.InternalServerError):
             await client.chat.completions.create(

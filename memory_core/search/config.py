@@ -48,9 +48,9 @@ class SearchConfig:
     poll_interval_ms: int = field(default=1000, metadata=_rng(10, 60_000))
     """How often the indexer threads look at the outbox when nobody notified them."""
     foreground_wait_ms: int = field(default=250, metadata=_rng(0, 10_000))
-    """Longest time, in all, one indexer step waits for the chat requests being
-    prepared (memory path, answer capture) before it embeds or indexes anyway; 0 =
-    never wait. See :mod:`memory_core.search.foreground`."""
+    """Longest time, in all, one indexer step waits for the chat requests in
+    flight before it embeds or indexes anyway; 0 = never wait. See
+    :mod:`memory_core.search.foreground`."""
     # -- vectors (hnswlib) --------------------------------------------------
     vector_kinds: tuple[str, ...] = ("message", "item", "agent_memory", "summary")
     """Which kinds get vectors (DESIGN §9: messages where configured)."""

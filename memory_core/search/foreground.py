@@ -1,12 +1,12 @@
-"""Foreground: the chat requests being prepared, which background indexing gives way to.
+"""Foreground: the chat requests in flight, which background indexing gives way to.
 
 On a 2-core sidecar the embedder (a C engine with threads of its own, niced but
 sharing the cores) and Tantivy's writer, woken by a request's own capture, ran
 exactly while that request's memory path (capture wait, history rewrite, block
 assembly) was running. In ``lcm-proxy eval``'s 1000-turn session that path took
-20 ms with the local embedder against 14 ms with the hashing one. The proxy now
-marks each memory path (and the wait for its answer's capture) with
-:meth:`Foreground.hold`; the index workers call :meth:`Foreground.wait_clear`
+20 ms with the local embedder against 14 ms with the hashing one. The proxy marks
+each chat request, for its whole life, with :meth:`Foreground.hold` (see
+``proxy.handlers.chat.chat_completions``); the index workers call :meth:`Foreground.wait_clear`
 before each step and between embedding batches, with a per-step budget
 (``search.foreground_wait_ms``): once the budget is spent the step goes on, so
 indexing keeps progressing under continuous load.
@@ -78,5 +78,5 @@ class StepBudget:
         self.deadline = time.monotonic() + max(0.0, seconds)
 
     def give_way(self) -> None:
-        """Wait while a request is being prepared, within what is left of the budget."""
+        """Wait while a request is in flight, within what is left of the budget."""
         self.foreground.wait_clear(self.deadline - time.monotonic())

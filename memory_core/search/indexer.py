@@ -316,7 +316,7 @@ class Indexer:
         return counts
 
     def _give_way(self) -> None:
-        """Wait for requests being prepared, within this worker step's budget (outside
+        """Wait for requests in flight, within this worker step's budget (outside
         a step, e.g. rebuild: the whole ``foreground_wait_ms``); see ``foreground``."""
         step = getattr(self._budget, "step", None)
         (step or StepBudget(self.foreground, self.config.foreground_wait_ms / 1000)).give_way()
