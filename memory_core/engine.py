@@ -692,11 +692,20 @@ class Engine:
             service.start()
 
     def foreground(self) -> contextlib.AbstractContextManager[None]:
-        """A context manager marking a request on the latency path, which the search
-        indexer gives way to (``search.foreground_wait_ms``; a no-op without search).
-        Cheap enough for the event loop."""
+        """A context manager marking a request's latency-critical step, which the
+        search indexer, compaction and checkpoints give way to
+        (``search.foreground_wait_ms``; a no-op without search). Cheap enough for
+        the event loop."""
         indexer = getattr(self.search, "indexer", None)
         return indexer.foreground.hold() if indexer is not None else contextlib.nullcontext()
+
+    def in_flight(self) -> contextlib.AbstractContextManager[None]:
+        """A context manager marking a chat request for its whole life, which only
+        the search indexer gives way to (within the same budget; see
+        :class:`memory_core.search.foreground.Foreground`; a no-op without search)."""
+        indexer = getattr(self.search, "indexer", None)
+        return (indexer.foreground.hold_request() if indexer is not None
+                else contextlib.nullcontext())
 
     def give_way(self) -> None:
         """Block while a request holds :meth:`foreground`, at most
@@ -709,7 +718,9 @@ class Engine:
 
     def searcher(self, scope: Scope, query: str, kinds: Sequence[str], k: int
                  ) -> list[tuple[str, int, float]]:
-        """``assemble``'s search hook: hybrid hits of ``kinds`` in (tenant, role).
+        """``assemble``'s search hook: hits of ``kinds`` in (tenant, role), by
+        ``injection.search_mode``: BM25 (the default, :meth:`SearchService.keyword_hits`)
+        or hybrid (vector neighbours kept only above the similarity floor).
 
         Hidden messages (memory-tool rounds) are excluded. Returns ``(kind, ref_id,
         score)`` best first; ``[]`` without a search service.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from aiohttp import ClientSession, web
 
 from memory_core.engine import Engine
@@ -14,5 +16,7 @@ ENGINE = web.AppKey("engine", Engine)
 HTTP = web.AppKey("http", ClientSession)
 TASKS = web.AppKey("tasks", TaskGroup)
 METRICS = web.AppKey("metrics", Metrics)
+MEMORY_POOL = web.AppKey("memory_pool", ThreadPoolExecutor)
+"""Threads of the chat requests' memory paths (``proxy.memorypath``)."""
 REQUEST_ID = web.RequestKey("request_id", str)
 

@@ -13,11 +13,13 @@ in a worker thread, one per thread at a time, off the request path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
 import threading
 import time
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +30,7 @@ from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, rewrite
-from proxy.keys import METRICS, SETTINGS, TASKS
+from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
 
 log = logging.getLogger("lcm.memory")
 
@@ -60,8 +62,8 @@ def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
     command's JSON string holds them, its slash escaped as ``\\/`` or not) there is
     no command to look for, and the per-message scan (about 0.8 ms per thousand
     messages) is skipped, also in a conversation that talks about memory. (A
-    command whose letters are all JSON ``\\u`` escapes would be missed; no client
-    writes them that way.)
+    command whose slash or letters are JSON ``\\u`` escapes, ``\\u002f``, would be
+    missed; no client writes them that way.)
     """
     drop: set[int] = set()
     if b"/memory" not in raw:
@@ -85,35 +87,53 @@ async def prepare_upstream(
 
     Waits for the request's capture at most ``injection.capture_wait_seconds``
     (``TimeoutError`` beyond; the capture itself goes on). Honours ``X-LCM-Memory:
-    off`` (no block) and ``X-LCM-Compaction: off`` (raw history) per request. The
-    wait and everything after it run in one worker thread: one hand-off instead of
-    one per stage (each costs up to the interpreter's 5 ms switch interval while
-    background threads index), the work starts as the capture commits rather than
-    after a round through the event loop (0.5 ms at 1000 turns, measured), and the
-    event loop stays free for other requests. A request cancelled meanwhile (its
-    client went away) skips the work after the wait.
+    off`` (no block) and ``X-LCM-Compaction: off`` (raw history) per request.
+    Everything after the wait runs as one job on the memory-path pool
+    (:data:`~proxy.keys.MEMORY_POOL`): one hand-off instead of one per stage (each
+    costs up to the interpreter's 5 ms switch interval while background threads
+    index), and the event loop stays free for other requests. The job is queued
+    by the capture's own completion, on the writer thread, rather than after a
+    round through the event loop (0.5 ms at 1000 turns, measured); no thread waits
+    for the capture. A request that gave up (time limit, client gone) before the
+    job started never runs it.
     """
     settings = request.app[SETTINGS]
     cfg = engine.config
     want_block = cfg.inject and request.headers.get("X-LCM-Memory", "").lower() not in _OFF
     want_compaction = (cfg.compaction.enabled and settings.compaction.enabled
                        and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
-    metrics = request.app[METRICS]
-    gone = threading.Event()
+    metrics, pool = request.app[METRICS], request.app[MEMORY_POOL]
+    prepared: Future[Prepared] = Future()
+    gave_up = threading.Event()
 
-    def job() -> Prepared:
-        # Future.result: giving up waiting does not cancel the capture (the writer
-        # skips cancelled jobs, and the request would be lost as evidence).
-        result: CaptureResult = capture_future.result(timeout=cfg.capture_wait_seconds)
-        if gone.is_set():
-            return Prepared(capture=result)
-        return _prepare(metrics, engine, scope, result, raw, body, request_id, want_block,
-                        want_compaction)
+    def run(result: CaptureResult) -> None:  # a memory-path thread
+        if not prepared.set_running_or_notify_cancel():
+            return
+        try:
+            prepared.set_result(_prepare(metrics, engine, scope, result, raw, body, request_id,
+                                         want_block, want_compaction))
+        except BaseException as exc:  # noqa: BLE001 - delivered to the request (fail open)
+            prepared.set_exception(exc)
 
+    def on_capture(done: Future[CaptureResult]) -> None:  # the writer thread, mostly
+        if gave_up.is_set() or done.cancelled() or done.exception() is not None:
+            return  # the request sees the capture's own outcome
+        try:
+            pool.submit(run, done.result())
+        except RuntimeError as exc:  # the pool is shut down: the proxy is stopping
+            with contextlib.suppress(InvalidStateError):  # unless the request gave up
+                prepared.set_exception(exc)
+
+    capture_future.add_done_callback(on_capture)
     try:
-        return await asyncio.get_running_loop().run_in_executor(None, job)
-    except asyncio.CancelledError:
-        gone.set()
+        # shield: giving up waiting must not cancel the capture itself (the writer
+        # skips cancelled jobs, and the request would be lost as evidence).
+        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(capture_future)),
+                               cfg.capture_wait_seconds)
+        return await asyncio.wrap_future(prepared)
+    except BaseException:
+        gave_up.set()
+        prepared.cancel()  # not started yet: it never will
         raise
 
 

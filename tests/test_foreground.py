@@ -130,36 +130,75 @@ def test_foreground_is_a_no_op_without_search(tmp_path: Path) -> None:
         engine.close()
 
 
-async def test_the_chat_handler_holds_for_the_requests_whole_life(
+async def test_the_chat_handler_holds_its_critical_steps_and_its_whole_life(
         upstream: FakeUpstream, tmp_path: Path) -> None:
-    """Held while the block is built, while the upstream is answering, released
-    once the client has its answer, after an upstream error too."""
+    """The critical hold is open while the block is built, not while the upstream
+    answers; the whole-request hold is open throughout; both are released once
+    the client has its answer, after an upstream error too."""
     proxy: RunningProxy = await start_proxy(upstream.base_url, tmp_path / "d")
-    seen: list[bool] = []
+    seen: list[tuple[bool, int]] = []
     engine = proxy.engine
+    fg = engine.search.indexer.foreground
     real = engine.assemble
 
     def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(engine.search.indexer.foreground.busy)
+        seen.append((fg.busy, fg.requests))
         return real(*args, **kwargs)
 
     engine.assemble = spy  # type: ignore[method-assign]
     client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    asked: asyncio.Task[Any] | None = None
     try:
-        upstream.push(Reply(content="fine", answer_delay=0.4),
+        upstream.push(Reply(content="fine", answer_delay=0.5),
                       Reply(status=500, error={"message": "down", "type": "server_error"}))
         asked = asyncio.create_task(client.chat.completions.create(
             model="m", messages=[{"role": "user", "content": "The heron nests by the weir."}]))
-        await asyncio.sleep(0.2)
-        assert not asked.done() and seen == [True]  # the block was built held
-        assert engine.search.indexer.foreground.busy  # held while the upstream answers
+        deadline = time.monotonic() + 10
+        while not upstream.chat_requests and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert upstream.chat_requests and not asked.done()  # the upstream is answering
+        assert seen == [(True, 1)]  # the block was built under both holds
+        assert not fg.busy and fg.requests == 1  # the round trip: the whole-request hold
         await asked
-        assert not engine.search.indexer.foreground.busy  # released once answered
+        assert not fg.busy and fg.requests == 0  # released once answered
         with pytest.raises(openai.InternalServerError):
             await client.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "And the kestrel?"}])
-        assert seen == [True, True]
-        assert not engine.search.indexer.foreground.busy  # released after an error too
+        assert seen == [(True, 1), (True, 1)]
+        assert not fg.busy and fg.requests == 0  # released after an error too
     finally:
+        if asked is not None and not asked.done():
+            asked.cancel()
+            with contextlib.suppress(BaseException):
+                await asked
         await client.close()
         await proxy.close()
+
+
+def test_only_the_index_workers_wait_for_requests_in_flight() -> None:
+    """A whole-request hold keeps a step budget waiting (the index workers), not
+    ``wait_clear`` without ``requests`` (compaction, checkpoints); a critical
+    hold keeps both waiting."""
+    fg = Foreground()
+    with fg.hold_request():
+        assert fg.requests == 1 and not fg.busy
+        assert fg.wait_clear(0.5)  # compaction and checkpoints: clear at once
+        started = time.monotonic()
+        StepBudget(fg, 0.2).give_way()
+        assert time.monotonic() - started >= 0.15  # an index worker waited its budget
+        assert not fg.wait_clear(0.05, requests=True)
+        with fg.hold():
+            assert fg.busy and not fg.wait_clear(0.05)
+    assert fg.requests == 0 and fg.wait_clear(0, requests=True)
+    done = threading.Event()
+
+    def worker() -> None:
+        StepBudget(fg, 10).give_way()
+        done.set()
+
+    with fg.hold_request():
+        t = threading.Thread(target=worker)
+        t.start()
+        assert not done.wait(0.1)
+    assert done.wait(5)  # released: the worker goes on at once
+    t.join()

@@ -5,7 +5,8 @@ sharing the cores) and Tantivy's writer, woken by a request's own capture, ran
 exactly while that request's memory path (capture wait, history rewrite, block
 assembly) was running. In ``lcm-proxy eval``'s 1000-turn session that path took
 20 ms with the local embedder against 14 ms with the hashing one. The proxy marks
-each chat request, for its whole life, with :meth:`Foreground.hold` (see
+each memory path and answer-commit wait with :meth:`Foreground.hold`, and each
+chat request's whole life with :meth:`Foreground.hold_request` (see
 ``proxy.handlers.chat.chat_completions``); the index workers call :meth:`Foreground.wait_clear`
 before each step and between embedding batches, with a per-step budget
 (``search.foreground_wait_ms``): once the budget is spent the step goes on, so
@@ -21,20 +22,31 @@ from collections.abc import Iterator
 
 
 class Foreground:
-    """A counter of open holds and a condition to wait for none; thread-safe.
+    """Counters of open holds and a condition to wait for none; thread-safe.
 
-    :meth:`hold` is cheap enough for the event loop (one uncontended lock, never a
-    wait). :meth:`close` wakes every waiter for good (shutdown).
+    Two kinds of hold. :meth:`hold` marks a request's latency-critical steps (its
+    memory path, the wait for its answer's commit): everything in the background
+    gives way to those (the index workers, compaction, WAL checkpoints).
+    :meth:`hold_request` marks a chat request for its whole life, upstream round
+    trip included: only the index workers give way to that too (``requests=True``
+    in :meth:`wait_clear`). Woken by the request's own capture, they would
+    otherwise embed and index exactly while a quickly answered request relays and
+    stores its answer; compaction and checkpoints, which run once a turn, keep to
+    the critical steps, so that under steady load they do not wait out their
+    budget on every turn. Both are cheap enough for the event loop (one
+    uncontended lock, never a wait). :meth:`close` wakes every waiter for good
+    (shutdown).
     """
 
     def __init__(self) -> None:
         self._open = 0
+        self._requests = 0
         self._closed = False
         self._cond = threading.Condition()
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
-        """Mark one request on the latency path for the duration of the block."""
+        """Mark one request's latency-critical step for the duration of the block."""
         with self._cond:
             self._open += 1
         try:
@@ -45,18 +57,40 @@ class Foreground:
                 if not self._open:
                     self._cond.notify_all()
 
+    @contextlib.contextmanager
+    def hold_request(self) -> Iterator[None]:
+        """Mark one chat request, for the duration of the block (its whole life)."""
+        with self._cond:
+            self._requests += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._requests -= 1
+                if not self._requests:
+                    self._cond.notify_all()
+
     @property
     def busy(self) -> bool:
-        """Whether a hold is open now."""
+        """Whether a latency-critical hold (:meth:`hold`) is open now."""
         return self._open > 0
 
-    def wait_clear(self, timeout: float) -> bool:
-        """Block until no hold is open (or :meth:`close`), at most ``timeout``
-        seconds. Returns ``True`` when clear; ``timeout`` <= 0 never waits."""
+    @property
+    def requests(self) -> int:
+        """Chat requests in flight now (:meth:`hold_request`)."""
+        return self._requests
+
+    def wait_clear(self, timeout: float, *, requests: bool = False) -> bool:
+        """Block until no :meth:`hold` is open, and with ``requests`` no
+        :meth:`hold_request` either (or :meth:`close`), at most ``timeout`` seconds.
+        Returns ``True`` when clear; ``timeout`` <= 0 never waits."""
+        def clear() -> bool:
+            return not self._open and not (requests and self._requests)
+
         with self._cond:
             if timeout > 0:
-                self._cond.wait_for(lambda: not self._open or self._closed, timeout)
-            return not self._open
+                self._cond.wait_for(lambda: clear() or self._closed, timeout)
+            return clear()
 
     def close(self) -> None:
         """Wake every waiter now and make later waits return at once."""
@@ -78,5 +112,6 @@ class StepBudget:
         self.deadline = time.monotonic() + max(0.0, seconds)
 
     def give_way(self) -> None:
-        """Wait while a request is in flight, within what is left of the budget."""
-        self.foreground.wait_clear(self.deadline - time.monotonic())
+        """Wait while a request is in flight (either kind of hold), within what is
+        left of the budget."""
+        self.foreground.wait_clear(self.deadline - time.monotonic(), requests=True)

@@ -72,18 +72,19 @@ def _event_meta(body: dict[str, Any]) -> dict[str, Any]:
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     """Handle one chat completion, streaming or not (see module docstring).
 
-    For the request's whole life the search indexer gives way to it
-    (``engine.foreground()``, at most ``search.foreground_wait_ms`` per indexing
-    step, then the step runs anyway): on a small machine the embedder and Tantivy's
-    writer, woken by this request's own capture, would otherwise take the cores
-    from its memory path, and, when the upstream answers quickly, from the answer's
-    relay and capture. Holding only while the memory path ran and while the answer
-    was stored (c40544c) left that second contention: on the history bench at 1000
-    turns (fake upstream, about 1.5 ms an answer) the whole-life hold took 1.6 to
-    2.8 ms off the added mean (three A/B pairs). Behind a real model the step's
-    budget runs out while the model thinks, and indexing goes on then as before.
+    While its memory path runs, and while it waits for its answer's capture, the
+    search indexer, compaction and WAL checkpoints give way to it
+    (``engine.foreground()``); for the rest of its life, upstream round trip
+    included, the indexer alone does (``engine.in_flight()``); both bounded per
+    step by ``search.foreground_wait_ms``. On a small machine the embedder and
+    Tantivy's writer, woken by this request's own capture, would otherwise take the
+    cores from its memory path and, when the upstream answers quickly, from the
+    answer's relay and capture: on the history bench at 1000 turns (fake upstream,
+    about 1.5 ms an answer), also holding the indexer off during the round trip
+    took 1.6 to 2.8 ms off the added mean (three A/B pairs). Behind a real model
+    the step's budget runs out while the model thinks, and indexing goes on then.
     """
-    with request.app[ENGINE].foreground():
+    with request.app[ENGINE].in_flight():
         return await _chat_completions(request)
 
 
@@ -130,8 +131,9 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     if ticket is not None and capture_future is not None and scope is not None:
         started = time.perf_counter()
         try:
-            prepared = await prepare_upstream(request, engine, scope, capture_future, raw,
-                                              body, rid)
+            with engine.foreground():  # the background gives way (bounded) meanwhile
+                prepared = await prepare_upstream(request, engine, scope, capture_future, raw,
+                                                  body, rid)
         except Exception:  # noqa: BLE001 - fail open: forward unmodified
             metrics.fail_open.labels("memory_path").inc()
             log.exception("memory path failed; forwarding the request unmodified")
@@ -179,7 +181,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             task = app[TASKS].spawn(
                 _capture_response(app, ticket, status, streamed, res, summarizer),
                 name=f"capture-response-{rid}")
-            await _bounded(task, settings.capture.response_wait_seconds, rid)
+            with engine.foreground():
+                await _bounded(task, settings.capture.response_wait_seconds, rid)
 
         result = await relay_body(upstream, response, keep=True, request=request,
                                   before_end=store_first, hold_done=streamed)
@@ -213,7 +216,8 @@ async def _with_memory_tools(
         captured = True
         task = app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer),
                                 name=f"capture-response-{ticket.request_id}")
-        await _bounded(task, settings.capture.response_wait_seconds, ticket.request_id)
+        with engine.foreground():
+            await _bounded(task, settings.capture.response_wait_seconds, ticket.request_id)
 
     loop = toolloop.ToolLoop(
         request=request, session=app[HTTP], url=url, headers=out_headers, engine=engine,

@@ -433,3 +433,71 @@ async def test_an_index_locked_by_another_process_is_left_alone(
     finally:
         holder.close()
     assert json.loads((data / "index" / "text" / "lcm-index.json").read_text())
+
+
+async def test_more_requests_than_memory_path_threads_each_wait_once_for_a_stuck_writer(
+        echo: EchoUpstream, tmp_path: Path) -> None:
+    """Twenty agents at once (more than the memory-path pool's threads) while the
+    writer is stuck behind another connection's write lock: no thread waits for a
+    capture, so each request fails open after one ``capture_wait_seconds``, not in
+    waves as threads free up; once the lock is gone every message is stored once."""
+    wait = 0.5
+    # The answer's own capture is not waited for here (the writer is stuck for it
+    # too): first bytes then measure the request's wait alone.
+    proxy = await start_proxy(echo.base_url, tmp_path / "d",
+                              injection={"capture_wait_seconds": wait},
+                              capture={"response_wait_seconds": 0})
+    agents = [Agent(f"w{i:02d}") for i in range(20)]
+    try:
+        await run_turns(agents, proxy.base_url, 1, 1)
+        holder = sqlite3.connect(proxy.engine.store.path, timeout=30)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            async with aiohttp.ClientSession() as http:
+                await asyncio.gather(*(a.turn(http, proxy.base_url, 2) for a in agents))
+        finally:
+            holder.rollback()
+            holder.close()
+        # Three or four waves of six threads would put the last first bytes past 1.5 s.
+        assert max(a.last_ttfb for a in agents) < wait + 1.0, sorted(
+            round(a.last_ttfb, 2) for a in agents)
+        await proxy.settle()
+        for a in agents:
+            assert _path(proxy, a.name) == transcript(a), a.name
+    finally:
+        await proxy.close()
+
+
+async def test_a_request_that_gave_up_on_its_capture_builds_no_block_later(
+        echo: EchoUpstream, tmp_path: Path) -> None:
+    """A request fails open after ``capture_wait_seconds`` while the writer is stuck;
+    once its capture commits, nothing is prepared for it (no block is assembled
+    for a request already forwarded), and it is stored all the same."""
+    proxy = await start_proxy(echo.base_url, tmp_path / "d",
+                              injection={"capture_wait_seconds": 0.3})
+    engine = proxy.engine
+    built: list[str] = []
+    real = engine.assemble
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        built.append(args[2])
+        return real(*args, **kwargs)
+
+    engine.assemble = spy  # type: ignore[method-assign]
+    agent = Agent("late")
+    try:
+        await run_turns([agent], proxy.base_url, 1, 1)
+        assert built == [agent.user_text(1)]
+        holder = sqlite3.connect(engine.store.path, timeout=30)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            async with aiohttp.ClientSession() as http:
+                await agent.turn(http, proxy.base_url, 2)
+        finally:
+            holder.rollback()
+            holder.close()
+        await proxy.settle()
+        assert built == [agent.user_text(1)]  # nothing built once the request gave up
+        assert _path(proxy, agent.name) == transcript(agent)  # stored all the same
+    finally:
+        await proxy.close()
