@@ -120,7 +120,8 @@ async def prepare_upstream(
             return  # the request sees the capture's own outcome
         try:
             pool.submit(run, done.result())
-        except RuntimeError as exc:  # the pool is shut down: the proxy is stopping
+        except BaseException as exc:  # noqa: BLE001 - e.g. the pool is shut down (stopping):
+            # the request must not wait for a job that never runs.
             with contextlib.suppress(InvalidStateError):  # unless the request gave up
                 prepared.set_exception(exc)
 

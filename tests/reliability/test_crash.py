@@ -501,3 +501,31 @@ async def test_a_request_that_gave_up_on_its_capture_builds_no_block_later(
         assert _path(proxy, agent.name) == transcript(agent)  # stored all the same
     finally:
         await proxy.close()
+
+
+async def test_a_memory_path_that_cannot_be_queued_fails_open_instead_of_waiting(
+        echo: EchoUpstream, tmp_path: Path) -> None:
+    """With the memory-path pool gone (as while the proxy stops), a request is
+    answered unmodified at once and stored; it does not wait for a job that never
+    runs."""
+    from proxy.keys import MEMORY_POOL
+
+    proxy = await start_proxy(echo.base_url, tmp_path / "d",
+                              injection={"capture_wait_seconds": 30})
+    agent = Agent("stopping")
+    try:
+        await run_turns([agent], proxy.base_url, 1, 1)
+        proxy.app[MEMORY_POOL].shutdown(wait=True)
+        body = {"model": "m", "messages": [*agent.history,
+                                           {"role": "user", "content": "still there?"}]}
+        async with aiohttp.ClientSession() as http:
+            async with http.post(proxy.base_url + "/chat/completions", json=body,
+                                 headers=agent.headers,
+                                 timeout=aiohttp.ClientTimeout(total=10)) as r:
+                assert r.status == 200 and r.headers["x-lcm-memory"] == "failed-open"
+                await r.read()
+        await proxy.settle()
+        texts = [m["text"] for m in proxy.engine.thread_messages(_thread_of(proxy, "stopping"))]
+        assert "still there?" in texts
+    finally:
+        await proxy.close()
