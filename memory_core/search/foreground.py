@@ -44,30 +44,25 @@ class Foreground:
         self._closed = False
         self._cond = threading.Condition()
 
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
+    def hold(self) -> contextlib.AbstractContextManager[None]:
         """Mark one request's latency-critical step for the duration of the block."""
-        with self._cond:
-            self._open += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._open -= 1
-                if not self._open:
-                    self._cond.notify_all()
+        return self._counted("_open")
+
+    def hold_request(self) -> contextlib.AbstractContextManager[None]:
+        """Mark one chat request, for the duration of the block (its whole life)."""
+        return self._counted("_requests")
 
     @contextlib.contextmanager
-    def hold_request(self) -> Iterator[None]:
-        """Mark one chat request, for the duration of the block (its whole life)."""
+    def _counted(self, counter: str) -> Iterator[None]:
         with self._cond:
-            self._requests += 1
+            setattr(self, counter, getattr(self, counter) + 1)
         try:
             yield
         finally:
             with self._cond:
-                self._requests -= 1
-                if not self._requests:
+                left = getattr(self, counter) - 1
+                setattr(self, counter, left)
+                if not left:
                     self._cond.notify_all()
 
     @property
