@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -234,11 +234,7 @@ class SearchService:
         mode = mode or cfg.default_mode
         if mode not in ("hybrid", "bm25", "vector"):
             raise ValueError(f"unknown search mode {mode!r}")
-        if kinds is not None:
-            for kind in kinds:
-                if kind not in KIND_CODES:
-                    raise ValueError(f"unknown kind {kind!r}")
-        k = max(1, min(int(k), cfg.max_k))
+        k = self._checked_k(k, kinds)
         flt = SearchFilter(
             tenant=tenant, role=role,
             kinds=tuple(kinds) if kinds is not None else None,
@@ -252,11 +248,9 @@ class SearchService:
         vec: list[tuple[int, float]] = []
         speakers: frozenset[str] = frozenset()
         if mode in ("hybrid", "bm25"):
-            if cfg.speaker_boost > 0 and not require_all:
-                speakers = self.text.speaker_terms(query, flt)
-            bm25 = self.text.search(query, flt, n_cand if mode == "hybrid" else k,
-                                    require_all=require_all, speakers=speakers,
-                                    context_weight=cfg.context_weight if mode == "hybrid" else 0.0)
+            bm25, speakers = self._keyword(
+                query, flt, n_cand if mode == "hybrid" else k, require_all=require_all,
+                context_weight=cfg.context_weight if mode == "hybrid" else 0.0)
         if mode in ("hybrid", "vector") and self.vectors is not None:
             qv = query_vector if query_vector is not None else self.embed_query(query)
             if qv is not None:
@@ -367,18 +361,31 @@ class SearchService:
         (the injection block's two searches on every request take up to 112 hits
         by default, about 0.2 ms of objects it reads three fields of). Raises
         ``ValueError`` for an unknown kind."""
-        for kind in kinds:
-            if kind not in KIND_CODES:
-                raise ValueError(f"unknown kind {kind!r}")
-        cfg = self.config
-        k = max(1, min(int(k), cfg.max_k))
+        k = self._checked_k(k, kinds)
         flt = SearchFilter(tenant=tenant, role=role, kinds=tuple(kinds),
                            include_hidden=include_hidden)
         self.last_degraded = None
-        speakers = (self.text.speaker_terms(query, flt) if cfg.speaker_boost > 0
-                    else frozenset())
-        return [(*split_label(lb), s)
-                for lb, s in self.text.search(query, flt, k, speakers=speakers)]
+        pairs, _ = self._keyword(query, flt, k)
+        return [(*split_label(lb), s) for lb, s in pairs]
+
+    def _checked_k(self, k: int, kinds: Sequence[str] | None) -> int:
+        """``k`` within 1..``max_k``; raises ``ValueError`` for an unknown kind."""
+        for kind in kinds or ():
+            if kind not in KIND_CODES:
+                raise ValueError(f"unknown kind {kind!r}")
+        return max(1, min(int(k), self.config.max_k))
+
+    def _keyword(self, query: str, flt: SearchFilter, limit: int, *,
+                 require_all: bool = False, context_weight: float = 0.0
+                 ) -> tuple[list[tuple[int, float]], frozenset[str]]:
+        """The BM25 list, ``(label, score)`` best first, and the query's words that
+        name a speaker in ``flt``'s scope (matched as speakers; none with
+        ``require_all`` or ``speaker_boost`` 0)."""
+        speakers: frozenset[str] = frozenset()
+        if self.config.speaker_boost > 0 and not require_all:
+            speakers = self.text.speaker_terms(query, flt)
+        return self.text.search(query, flt, limit, require_all=require_all, speakers=speakers,
+                                context_weight=context_weight), speakers
 
     def _item_rows(self, fused: dict[int, Any]) -> list[Any]:
         """Rows (:data:`~memory_core.search.successors.ITEM_COLUMNS`) of the ``item``
