@@ -118,12 +118,17 @@ def register(main: click.Group) -> None:
         @click.option("--png", "png_file", type=click.Path(dir_okay=False), default=None,
                       help="Chart of coverage and tokens vs session length (needs the eval"
                       " extra: matplotlib).")
+        @click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                      default=None,
+                      help="TOML file with [embedding] and [search] tables for every proxy"
+                      " of the run (e.g. a stronger embedder: provider = \"http\","
+                      " base_url, model). The environment is never read.")
         @click.option("--embedding-provider", default=None, hidden=True,
                       help="Override the proxies' embedding provider (tests: hashing).")
         @click.pass_context
         def eval_group(ctx: click.Context, profile: str | None, seed: int,
                        json_file: str | None, md_file: str | None, png_file: str | None,
-                       embedding_provider: str | None) -> None:
+                       config_file: str | None, embedding_provider: str | None) -> None:
             """Evaluations: `eval --profile quick|full` (long sessions, three systems,
             proxy.evaluation) and `eval locomo` (retrieval on a public benchmark)."""
             if ctx.invoked_subcommand is not None:
@@ -139,7 +144,19 @@ def register(main: click.Group) -> None:
             except ImportError as exc:
                 raise click.ClickException(
                     f"{exc}; install the eval extra: pip install 'lcm-proxy[eval]'") from exc
-            out = run_eval(profile, seed, embedding=embedding_provider)
+            config = None
+            if config_file:
+                from proxy.evaluation.harness import read_eval_config
+                from proxy.settings import SettingsError
+
+                try:
+                    config, warnings = read_eval_config(config_file)
+                except SettingsError as exc:
+                    raise click.ClickException(str(exc)) from exc
+                for line in warnings:
+                    click.echo(f"warning: {line}", err=True)
+                click.echo(f"embedding: {config.embedding}", err=True)
+            out = run_eval(profile, seed, embedding=embedding_provider, config=config)
             if png_file:
                 from proxy.evaluation.render import write_png
 

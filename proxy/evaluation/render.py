@@ -53,6 +53,13 @@ def markdown(report: dict[str, Any]) -> str:
         f"{meta['cpus']} CPUs, {meta['platform']}, Python {meta['python']}; "
         f"embedding {meta['embedding']}; {meta['wall_s']:.0f} s in all.",
         "",
+    ]
+    if meta.get("settings"):
+        given = meta["settings"]
+        tables = "; ".join(f"[{name}] " + ", ".join(f"{k} = {v!r}" for k, v in values.items())
+                           for name, values in given.items() if name != "file")
+        lines += [f"Settings from `{given['file']}`: {tables or 'none'}.", ""]
+    lines += [
         "### What the upstream received (per system and session length)",
         "",
     ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,15 +109,21 @@ class SessionResult:
     wall_s: float = 0.0
 
 
-def _settings(system: str, upstream: str, data_dir: Path, embedding: str | None) -> Any:
-    overrides: dict[str, dict[str, Any]] = {
+def _settings(system: str, upstream: str, data_dir: Path, embedding: str | None,
+              tables: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
+    """The settings of one system's proxy: defaults, then ``tables`` (the ``[embedding]``
+    and ``[search]`` of ``lcm-proxy eval --config``), then what the eval fixes itself
+    (upstream, loopback address, data directory, the baselines' memory off) and the
+    ``embedding`` provider override. The environment is never read."""
+    overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (tables or {}).items()}
+    overrides.update({
         "proxy": {"upstream": upstream, "host": "127.0.0.1", "port": 0},
         "storage": {"data_dir": str(data_dir)},
-    }
+    })
     if system != "lcm":
         overrides.update(baseline_overrides())
     if embedding:
-        overrides["embedding"] = {"provider": embedding}
+        overrides.setdefault("embedding", {})["provider"] = embedding
     return load_settings(None, environ={}, overrides=overrides)
 
 
@@ -253,16 +259,18 @@ class _Exchange:
 
 async def run_session(system: str, session: Session, fake: EvalUpstream, root: Path, *,
                       embedding: str | None = None,
+                      tables: Mapping[str, Mapping[str, Any]] | None = None,
                       tick: Callable[[], None] = lambda: None) -> SessionResult:
     """Run ``session`` through ``system`` (no_memory | rolling_summary | lcm).
 
     Starts a proxy with its own data directory under ``root``; ``embedding``
-    overrides the embedding provider (tests use ``hashing``); ``tick`` is called
-    after every turn. Returns the :class:`SessionResult`. Raises what the SDK
-    raises if a request fails outright (the proxy fails open, so it should not).
+    overrides the embedding provider (tests use ``hashing``); ``tables``: settings
+    tables applied first (:func:`_settings`); ``tick`` is called after every turn.
+    Returns the :class:`SessionResult`. Raises what the SDK raises if a request
+    fails outright (the proxy fails open, so it should not).
     """
     started = time.perf_counter()
-    settings = _settings(system, fake.base_url, root / system / session.id, embedding)
+    settings = _settings(system, fake.base_url, root / system / session.id, embedding, tables)
     app = create_app(settings)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
