@@ -155,7 +155,8 @@ def register(main: click.Group) -> None:
                     raise click.ClickException(str(exc)) from exc
                 for line in warnings:
                     click.echo(f"warning: {line}", err=True)
-                click.echo(f"embedding: {config.embedding}", err=True)
+                if config.embedding is not None and not embedding_provider:
+                    click.echo(f"embedding: {config.embedding}", err=True)
             out = run_eval(profile, seed, embedding=embedding_provider, config=config)
             if png_file:
                 from proxy.evaluation.render import write_png

@@ -356,7 +356,9 @@ def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[
                 raise ValueError(value)
             out = value
     except (TypeError, ValueError) as exc:
-        raise SettingsError(f"{where}: expected {kind}, got {value!r}") from exc
+        shown = ("a value of type " + type(value).__name__
+                 if f.name in SECRET_KEYS.get(section, ()) else repr(value))  # never a key
+        raise SettingsError(f"{where}: expected {kind}, got {shown}") from exc
     choices = f.metadata.get("choices")
     if choices is not None and out not in choices:
         raise SettingsError(f"{where}: expected one of {', '.join(choices)}, got {out!r}")

@@ -445,6 +445,13 @@ def test_eval_config_runs_lcm_proxy_on_the_given_embedder(tmp_path: Path) -> Non
     ("[embedding]\nprovider = \"http\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n"
      "timeout_seconds = 2\n", "at http://127.0.0.1:{port}/v1 cannot be used"),
     ("[search\n", "not valid TOML"),
+    # ``dim`` set: the factory makes no probe call, the eval still does
+    ("[embedding]\nprovider = \"http\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n"
+     "dim = 384\ntimeout_seconds = 2\n", "at http://127.0.0.1:{port}/v1 cannot be used"),
+    ("[search]\nvector_wieght = 0.5\n", "unknown key search.vector_wieght"),
+    ("[[search]]\nvector_weight = 0.5\n", "found search (an array of tables)"),
+    ("[embedding]\nprovider = \"http\"\napi_key = [\"sk-SECRET-in-a-list\"]\n",
+     "embedding.api_key: expected str, got a value of type list"),
 ])
 def test_eval_config_refuses_what_it_cannot_run(tmp_path: Path, toml: str,
                                                  message: str) -> None:
@@ -461,4 +468,21 @@ def test_eval_config_refuses_what_it_cannot_run(tmp_path: Path, toml: str,
                                        "--json", str(out_json)])
     assert result.exit_code == 1, result.output
     assert message.format(port=port) in result.output and str(config) in result.output
+    assert "SECRET" not in result.output
     assert not out_json.exists()  # refused before anything ran
+
+
+def test_eval_config_reports_what_runs(tmp_path: Path) -> None:
+    from proxy.evaluation.harness import read_eval_config
+
+    config = tmp_path / "eval.toml"
+    config.write_text("[search]\nvector_weight = 99\n", encoding="utf-8")
+    loaded, warnings = read_eval_config(str(config))
+    # clamped to the proxy's range: the report shows the value that runs
+    assert loaded.tables == {"search": {"vector_weight": 10.0}} and loaded.embedding is None
+    assert len(warnings) == 1 and warnings[0].startswith(f"{config}: search.vector_weight")
+    config.write_text("[embedding]\nprovider = \"hashing\"\ndim = 32\n"
+                      "base_url = \"http://user:pw@127.0.0.1:9/v1\"\n", encoding="utf-8")
+    loaded, warnings = read_eval_config(str(config))
+    assert warnings == [] and loaded.embedding == f"hashing (local, 32 dimensions), from {config}"
+    assert loaded.shown()["embedding"]["base_url"] == "http://***@127.0.0.1:9/v1"

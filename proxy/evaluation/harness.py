@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from memory_core.errors import MemoryError_
 from proxy import __version__
@@ -115,10 +116,12 @@ def run_eval(profile: str, seed: int = 1, *, embedding: str | None = None,
     overrides the provider.
 
     Returns a JSON-ready dict: ``meta`` (machine, versions, date, profile, session
-    fingerprints, wall time in s), ``figures`` (per system: ``by_size`` and
-    ``overall``), ``verdict`` (lcm-proxy against issue 8's targets), ``sessions``
-    and ``markdown`` (the rendered report). Raises ``KeyError`` for an unknown
-    profile and ``RuntimeError`` inside a running event loop.
+    fingerprints, wall time in s, ``embedding`` (described) and ``settings`` (the
+    ``config`` tables, secrets masked; ``None`` without one)), ``figures`` (per
+    system: ``by_size`` and ``overall``), ``verdict`` (lcm-proxy against issue 8's
+    targets), ``sessions`` and ``markdown`` (the rendered report). Raises
+    ``KeyError`` for an unknown profile and ``RuntimeError`` inside a running event
+    loop.
     """
     if profile not in PROFILES:
         raise KeyError(f"unknown profile {profile!r}; one of {sorted(PROFILES)}")
@@ -135,71 +138,99 @@ upstream, budgets, compaction, capture) the eval fixes itself so that runs compa
 class EvalConfig:
     """Settings tables for every proxy of an eval run (:func:`read_eval_config`).
 
-    ``path``: the TOML file; ``tables``: ``{"embedding": {...}, "search": {...}}`` as
-    written there; ``embedding``: the embedder, described for the report (provider,
-    model, endpoint, dimensions; never the key).
+    ``path``: the TOML file; ``tables``: ``{"embedding": {...}, "search": {...}}``, each
+    key with the value in force (after the proxy's range clamps); ``embedding``: the
+    embedder, described for the report (provider, model, endpoint, dimensions; never
+    the key, nor credentials in the URL), ``None`` without an ``[embedding]`` table.
     """
 
     path: str
     tables: dict[str, dict[str, Any]]
-    embedding: str
+    embedding: str | None
 
     def shown(self) -> dict[str, Any]:
-        """The tables for the report, secrets (``api_key``) masked."""
+        """The tables for the report: ``api_key`` and credentials in URLs masked."""
         out: dict[str, Any] = {"file": self.path}
         for name, values in self.tables.items():
             secret = SECRET_KEYS.get(name, ())
-            out[name] = {k: ("***" if k in secret and v else v) for k, v in values.items()}
+            out[name] = {k: ("***" if k in secret and v else _no_credentials(v))
+                         for k, v in values.items()}
         return out
+
+
+def _no_credentials(value: Any) -> Any:
+    """``value`` with the user and password of a URL masked (``http://***@host/…``)."""
+    if isinstance(value, str) and "@" in value and "://" in value:
+        parts = urlsplit(value)
+        if parts.username is not None or parts.password is not None:
+            host = parts.hostname or ""
+            netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+            return urlunsplit(parts._replace(netloc=netloc))
+    return value
 
 
 def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
     """Read ``lcm-proxy eval --config FILE``: the ``[embedding]`` and ``[search]``
     tables of a proxy config file (``config/default.toml`` names every key).
 
-    It loads the embedder once, so that a run does not fall back to BM25 alone for
-    26 minutes because an endpoint was wrong (the proxy itself fails open there).
-    Returns the config and the settings warnings (unknown keys, clamped values).
-    Raises :class:`~proxy.settings.SettingsError` when the file cannot be read, is not
-    TOML, has another table or a top-level key, has a value of the wrong type, or
-    names ``provider = "upstream"`` (the eval's upstream is a fake with no
-    ``/v1/embeddings``: use ``"http"`` and ``base_url``), or when the embedder cannot
-    load or its endpoint does not answer (the message names the file and endpoint).
+    With an ``[embedding]`` table it loads the embedder and embeds one text, so
+    that a wrong endpoint, key or ``dim`` stops the run before it starts (the
+    proxies themselves fail open, and their indexers would retry for the whole
+    run). Returns the config and the warnings (values clamped to their range, each
+    naming the file). Raises :class:`~proxy.settings.SettingsError` when the file
+    cannot be read, is not TOML, has another table, an array of tables or a
+    top-level key, an unknown key (a typo would run the defaults under the
+    variant's name), a value of the wrong type, or ``provider = "upstream"`` (the
+    eval's upstream is a fake with no ``/v1/embeddings``: use ``"http"`` and
+    ``base_url``), or when the embedder cannot load or its endpoint does not answer
+    as configured (the message names the file and endpoint).
     """
     from memory_core.search import create_embedder
 
     data = read_config_file(path)
     other = sorted(k for k in data if k not in EVAL_TABLES or not isinstance(data[k], dict))
     if other:
+        found = ", ".join(k + (" (an array of tables)" if isinstance(data[k], list) else
+                               "" if k not in EVAL_TABLES else " (a value, not a table)")
+                          for k in other)
         raise SettingsError(
             f"{path}: the eval takes only the [embedding] and [search] tables (it sets the"
-            f" upstream, budgets, capture and compaction itself); found {', '.join(other)}")
-    tables = {name: dict(data[name]) for name in EVAL_TABLES if name in data}
+            f" upstream, budgets, capture and compaction itself); found {found}")
     try:  # the file itself, so that warnings name it
         settings = load_settings(path, environ={}, overrides={
             "proxy": {"upstream": "http://127.0.0.1:9/v1"}})
     except SettingsError as exc:
         raise SettingsError(f"{path}: {exc}") from exc
+    unknown = [w for w in settings.warnings if "unknown key" in w]
+    if unknown:
+        raise SettingsError("; ".join(unknown).replace(" ignored", "") + " (the eval refuses"
+                            " unknown keys: the run would not be the variant it names)")
+    warnings = [w if w.startswith(path) else f"{path}: {w}" for w in settings.warnings]
+    # The values in force, clamps applied: what the report shows is what ran.
+    tables = {name: {k: getattr(getattr(settings, name), k) for k in data[name]}
+              for name in EVAL_TABLES if name in data}
+    if "embedding" not in data:
+        return EvalConfig(path, tables, None), warnings
     emb = settings.embedding
     if emb.provider == "upstream":
         raise SettingsError(
             f"{path}: embedding provider \"upstream\" would ask the eval's fake upstream;"
             " set provider = \"http\" and base_url to the embeddings endpoint")
+    where = f" at {_no_credentials(emb.base_url)}" if emb.base_url else ""
     try:
         embedder = create_embedder(emb.embedding_config(settings.proxy))
+        try:  # one call even when ``dim`` is set (create_embedder probes only without)
+            dim = int(embedder.embed(["dimension probe"]).shape[1])
+        finally:
+            embedder.close()
     except MemoryError_ as exc:
-        where = f" at {emb.base_url}" if emb.base_url else ""
         raise SettingsError(f"{path}: embedding provider {emb.provider!r}{where} cannot be"
                             f" used: {exc}") from exc
-    try:
-        dim = embedder.dim
-    finally:
-        embedder.close()
     if emb.provider == "http":
-        described = f"{emb.provider} ({emb.model} at {emb.base_url}, {dim} dimensions)"
+        described = f"http ({emb.model}{where}, {dim} dimensions)"
     else:
         described = f"{emb.provider} (local, {dim} dimensions)"
-    return EvalConfig(path, tables, f"{described}, from {path}"), list(settings.warnings)
+    return EvalConfig(path, tables, f"{described}, from {path}"), warnings
 
 
 def _bar(total: int, enabled: bool) -> Any:
@@ -214,7 +245,7 @@ def _meta(profile: str, seed: int, embedding: str | None, sessions: list[Session
           config: EvalConfig | None = None) -> dict[str, Any]:
     if embedding:
         described = embedding
-    elif config is not None and "embedding" in config.tables:
+    elif config is not None and config.embedding is not None:
         described = config.embedding
     else:
         described = f"proxy default ({EmbeddingSettings().provider}, local)"

@@ -57,7 +57,7 @@ def markdown(report: dict[str, Any]) -> str:
     if meta.get("settings"):
         given = meta["settings"]
         tables = "; ".join(f"[{name}] " + ", ".join(f"{k} = {v!r}" for k, v in values.items())
-                           for name, values in given.items() if name != "file")
+                           for name, values in given.items() if name != "file" and values)
         lines += [f"Settings from `{given['file']}`: {tables or 'none'}.", ""]
     lines += [
         "### What the upstream received (per system and session length)",
