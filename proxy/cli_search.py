@@ -157,7 +157,12 @@ def register(main: click.Group) -> None:
                     click.echo(f"warning: {line}", err=True)
                 if config.embedding is not None and not embedding_provider:
                     click.echo(f"embedding: {config.embedding}", err=True)
-            out = run_eval(profile, seed, embedding=embedding_provider, config=config)
+            from proxy.evaluation.runner import EvalAborted
+
+            try:
+                out = run_eval(profile, seed, embedding=embedding_provider, config=config)
+            except EvalAborted as exc:
+                raise click.ClickException(f"evaluation stopped: {exc}") from exc
             if png_file:
                 from proxy.evaluation.render import write_png
 

@@ -12,6 +12,7 @@ import gc
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -350,12 +351,13 @@ class _EmbeddingsServer:
     thread of its own, since the CLI runs its own event loop), answering with the
     hashing embedder's vectors; it counts the texts it embedded and the keys it saw."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail_after: int | None = None) -> None:
         import asyncio
         import threading
 
         from memory_core.search.embed.hashing import HashingEmbedder
 
+        self.fail_after = fail_after  # texts; then every request is answered 503
         self.texts = 0
         self.auth: set[str] = set()
         self._model = HashingEmbedder(48)
@@ -373,6 +375,8 @@ class _EmbeddingsServer:
         async def embeddings(request: web.Request) -> web.Response:
             body = await request.json()
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            if self.fail_after is not None and self.texts >= self.fail_after:
+                return web.json_response({"error": {"message": "overloaded"}}, status=503)
             self.texts += len(texts)
             self.auth.add(request.headers.get("Authorization", ""))
             vectors = self._model.embed(texts)
@@ -486,3 +490,28 @@ def test_eval_config_reports_what_runs(tmp_path: Path) -> None:
     loaded, warnings = read_eval_config(str(config))
     assert warnings == [] and loaded.embedding == f"hashing (local, 32 dimensions), from {config}"
     assert loaded.shown()["embedding"]["base_url"] == "http://***@127.0.0.1:9/v1"
+
+
+def test_eval_stops_when_the_embeddings_endpoint_goes_down(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from proxy.evaluation import runner
+
+    monkeypatch.setattr(runner, "INDEXER_FAILING_S", 1.0)
+    server = _EmbeddingsServer(fail_after=3)  # the probe passes, indexing fails
+    try:
+        config = tmp_path / "eval.toml"
+        config.write_text(
+            "[embedding]\nprovider = \"http\"\n"
+            f"base_url = \"http://127.0.0.1:{server.port}/v1\"\ntimeout_seconds = 2\n",
+            encoding="utf-8")
+        out_json = tmp_path / "r.json"
+        started = time.monotonic()
+        result = CliRunner().invoke(main, ["eval", "--profile", "smoke", "--config",
+                                           str(config), "--json", str(out_json)])
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+    assert result.exit_code == 1, result.output
+    assert "evaluation stopped: the proxy's search indexer has failed for 1 s" in result.output
+    assert "503" in result.output and not out_json.exists()
+    assert elapsed < 60  # not SETTLE_TIMEOUT_S (300 s) a turn

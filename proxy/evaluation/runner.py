@@ -33,6 +33,7 @@ from openai._response import AsyncAPIResponse
 from openai.types.chat import ChatCompletion
 
 from memory_core.compaction import SCAFFOLD_HEADER
+from memory_core.errors import MemoryError_
 from proxy.app import create_app, freeze_startup_heap
 from proxy.evaluation import metrics, storecheck
 from proxy.evaluation.chatter import TOOLS
@@ -47,6 +48,9 @@ API_KEY = "sk-eval-0123456789abcdef"
 ROLE = "default"
 RETRIEVAL_K = 10
 SETTLE_TIMEOUT_S = 300.0
+INDEXER_FAILING_S = 30.0
+"""Seconds of failing indexer steps, none succeeding, after which a run stops
+(:func:`_wait_indexed`)."""
 
 
 @dataclass
@@ -138,7 +142,34 @@ async def _settle(app: web.Application) -> None:
     engine = app[ENGINE]
     await loop.run_in_executor(None, engine.flush, SETTLE_TIMEOUT_S)
     if engine.search is not None:
-        await loop.run_in_executor(None, engine.search.wait_idle, SETTLE_TIMEOUT_S)
+        await loop.run_in_executor(None, _wait_indexed, engine.search)
+
+
+class EvalAborted(RuntimeError):
+    """The run cannot measure what it says it measures (e.g. the proxy's search
+    indexer keeps failing: an embeddings endpoint that went down)."""
+
+
+def _wait_indexed(search: Any) -> None:
+    """Wait for the search indexer, up to :data:`SETTLE_TIMEOUT_S` (then go on, as
+    before: a slow local embedder catches up later). Raises :class:`EvalAborted`
+    when its steps have failed without a success in between for
+    :data:`INDEXER_FAILING_S` seconds: the proxy fails open and retries, so the run
+    would go on for hours measuring search without the configured embedder."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    failing_since: float | None = None
+    while time.monotonic() < deadline:
+        if search.wait_idle(min(1.0, max(0.0, deadline - time.monotonic()))):
+            return
+        errors = dict(search.indexer.errors)
+        if not errors:
+            failing_since = None
+        elif failing_since is None:
+            failing_since = time.monotonic()
+        elif time.monotonic() - failing_since >= INDEXER_FAILING_S:
+            raise EvalAborted(
+                f"the proxy's search indexer has failed for {INDEXER_FAILING_S:.0f} s: "
+                + "; ".join(f"{k}: {v}" for k, v in sorted(errors.items())))
 
 
 def _hit_text(conn: Any, kind: str, ref: int) -> tuple[str, str | None]:
@@ -161,13 +192,17 @@ def retrieve(engine: Any, tenant: str, item: KeyItem) -> tuple[bool | None, bool
     The question is embedded here without the request path's time limit
     (``search.query_timeout_seconds``), so retrieval quality is measured apart from
     latency; the request path's fallbacks to BM25 are counted in ``meta.proxy_log``.
+    Raises :class:`EvalAborted` when the embedder fails.
     """
     if engine.search is None:
         return None, None, ""
     vector = None
     if engine.search.embedder is not None:
-        vector = np.asarray(engine.search.embedder.embed_queries([item.question])[0],
-                            dtype=np.float32)
+        try:
+            vector = np.asarray(engine.search.embedder.embed_queries([item.question])[0],
+                                dtype=np.float32)
+        except MemoryError_ as exc:  # e.g. an embeddings endpoint that went down
+            raise EvalAborted(f"embedding the question {item.id} failed: {exc}") from exc
     hits = engine.search.search(tenant, ROLE, item.question, k=RETRIEVAL_K,
                                 query_vector=vector)
     texts = engine.store.read(lambda c: [_hit_text(c, h.kind, h.ref_id) for h in hits])
