@@ -489,7 +489,7 @@ def test_eval_config_reports_what_runs(tmp_path: Path) -> None:
                       "base_url = \"http://user:pw@127.0.0.1:9/v1\"\n", encoding="utf-8")
     loaded, warnings = read_eval_config(str(config))
     assert warnings == [] and loaded.embedding == f"hashing (local, 32 dimensions), from {config}"
-    assert loaded.shown()["embedding"]["base_url"] == "http://***@127.0.0.1:9/v1"
+    assert loaded.shown["embedding"]["base_url"] == "http://***@127.0.0.1:9/v1"
 
 
 def test_eval_stops_when_the_embeddings_endpoint_goes_down(

@@ -11,6 +11,7 @@ printed over the progress bar.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import platform
@@ -19,7 +20,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -32,7 +32,7 @@ from proxy.evaluation.generator import PROFILES, Session, generate_profile
 from proxy.evaluation.runner import SessionResult, run_session
 from proxy.evaluation.systems import CLIENT_BUDGET_TOKENS, SUMMARY_BUDGET_TOKENS, SYSTEMS
 from proxy.settings import (
-    SECRET_KEYS,
+    SECTIONS,
     EmbeddingSettings,
     SettingsError,
     load_settings,
@@ -134,28 +134,22 @@ EVAL_TABLES = ("embedding", "search")
 upstream, budgets, compaction, capture) the eval fixes itself so that runs compare."""
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class EvalConfig:
     """Settings tables for every proxy of an eval run (:func:`read_eval_config`).
 
     ``path``: the TOML file; ``tables``: ``{"embedding": {...}, "search": {...}}``, each
-    key with the value in force (after the proxy's range clamps); ``embedding``: the
-    embedder, described for the report (provider, model, endpoint, dimensions; never
-    the key, nor credentials in the URL), ``None`` without an ``[embedding]`` table.
+    given key with the value in force (after the proxy's range clamps), as the
+    proxies get them; ``shown``: the same for the report, with ``file`` added and
+    secrets (:meth:`~proxy.settings.Settings.public_dict`) and credentials in URLs
+    masked; ``embedding``: the embedder, described for the report (provider, model,
+    endpoint, dimensions), ``None`` without an ``[embedding]`` table.
     """
 
     path: str
     tables: dict[str, dict[str, Any]]
+    shown: dict[str, Any]
     embedding: str | None
-
-    def shown(self) -> dict[str, Any]:
-        """The tables for the report: ``api_key`` and credentials in URLs masked."""
-        out: dict[str, Any] = {"file": self.path}
-        for name, values in self.tables.items():
-            secret = SECRET_KEYS.get(name, ())
-            out[name] = {k: ("***" if k in secret and v else _no_credentials(v))
-                         for k, v in values.items()}
-        return out
 
 
 def _no_credentials(value: Any) -> Any:
@@ -196,21 +190,27 @@ def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
         raise SettingsError(
             f"{path}: the eval takes only the [embedding] and [search] tables (it sets the"
             f" upstream, budgets, capture and compaction itself); found {found}")
-    try:  # the file itself, so that warnings name it
-        settings = load_settings(path, environ={}, overrides={
-            "proxy": {"upstream": "http://127.0.0.1:9/v1"}})
+    given = {name: data[name] for name in EVAL_TABLES if name in data}
+    unknown = [f"{name}.{key}" for name, values in given.items() for key in values
+               if key not in {f.name for f in dataclasses.fields(SECTIONS[name])}]
+    if unknown:
+        raise SettingsError(f"{path}: unknown key {', '.join(unknown)} (the eval refuses"
+                            " unknown keys: the run would not be the variant it names)")
+    try:
+        settings = load_settings(None, environ={}, overrides={
+            **given, "proxy": {"upstream": "http://127.0.0.1:9/v1"}})
     except SettingsError as exc:
         raise SettingsError(f"{path}: {exc}") from exc
-    unknown = [w for w in settings.warnings if "unknown key" in w]
-    if unknown:
-        raise SettingsError("; ".join(unknown).replace(" ignored", "") + " (the eval refuses"
-                            " unknown keys: the run would not be the variant it names)")
-    warnings = [w if w.startswith(path) else f"{path}: {w}" for w in settings.warnings]
+    warnings = [f"{path}: {w}" for w in settings.warnings]  # range clamps
     # The values in force, clamps applied: what the report shows is what ran.
-    tables = {name: {k: getattr(getattr(settings, name), k) for k in data[name]}
-              for name in EVAL_TABLES if name in data}
-    if "embedding" not in data:
-        return EvalConfig(path, tables, None), warnings
+    public = settings.public_dict()
+    tables = {name: {k: getattr(getattr(settings, name), k) for k in values}
+              for name, values in given.items()}
+    shown: dict[str, Any] = {"file": path, **{
+        name: {k: _no_credentials(public[name][k]) for k in values}
+        for name, values in given.items()}}
+    if "embedding" not in given:
+        return EvalConfig(path, tables, shown, None), warnings
     emb = settings.embedding
     if emb.provider == "upstream":
         raise SettingsError(
@@ -230,7 +230,7 @@ def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
         described = f"http ({emb.model}{where}, {dim} dimensions)"
     else:
         described = f"{emb.provider} (local, {dim} dimensions)"
-    return EvalConfig(path, tables, f"{described}, from {path}"), warnings
+    return EvalConfig(path, tables, shown, f"{described}, from {path}"), warnings
 
 
 def _bar(total: int, enabled: bool) -> Any:
@@ -252,7 +252,7 @@ def _meta(profile: str, seed: int, embedding: str | None, sessions: list[Session
     return {
         "lcm_proxy": __version__, "profile": profile, "seed": seed,
         "embedding": described,
-        "settings": config.shown() if config is not None else None,
+        "settings": config.shown if config is not None else None,
         "sessions": len(sessions), "session_sizes": [str(s.n_turns) for s in sessions],
         "session_langs": {s.id: s.lang for s in sessions},
         "questions": sum(len(s.key) for s in sessions),
