@@ -1,6 +1,6 @@
 """config/default.toml documents every setting, with the built-in default, and the
 examples load cleanly. When a section or key is added to proxy/settings.py, these
-tests fail until default.toml (and the README's configuration table) say so."""
+tests fail until default.toml (and docs/configuration.md, generated from it) say so."""
 
 from __future__ import annotations
 
@@ -81,18 +81,18 @@ def test_examples_exist() -> None:
     assert {p.name for p in EXAMPLES} >= {"sidecar.toml", "local-dev.toml"}
 
 
-def test_readme_configuration_table_lists_every_key() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_configuration_page_lists_every_key() -> None:
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for section, keys in default_toml_keys().items():
         for key in keys:
-            assert f"`{section}.{key}`" in readme, f"README lacks {section}.{key}"
+            assert f"`{section}.{key}`" in page, f"docs/configuration.md lacks {section}.{key}"
 
 
-def test_readme_configuration_table_is_current() -> None:
+def test_configuration_page_is_current() -> None:
     spec = importlib.util.spec_from_file_location("config_table", ROOT / "docs" / "config_table.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert module.readme_table(readme) == module.table(), (
-        "README configuration table is stale: run `python docs/config_table.py --write`")
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert page == module.page(), (
+        "docs/configuration.md is stale: run `python docs/config_table.py --write`")

@@ -29,7 +29,8 @@ class SearchConfig:
     (``lcm-proxy eval locomo``, see ``memory_core/evaluation/locomo.py``): the
     ranking weights by a coordinate search on the *aggregate* hybrid recall@10
     (categories 1-4) of conversations 0-4 only, never per question; conversations
-    5-9 are the held-out check (README, "Search").
+    5-9 are the held-out check (docs/evaluation/README.md, "LoCoMo evidence
+    retrieval").
     """
 
     enabled: bool = True
