@@ -478,13 +478,18 @@ def test_eval_config_refuses_what_it_cannot_run(tmp_path: Path, toml: str,
 
 def test_eval_config_reports_what_runs(tmp_path: Path) -> None:
     from proxy.evaluation.harness import read_eval_config
+    from proxy.settings import SettingsError
 
     config = tmp_path / "eval.toml"
     config.write_text("[search]\nvector_weight = 99\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as err:  # refused, as the proxy's settings refuse it
+        read_eval_config(str(config))
+    assert str(err.value) == (f"{config}: search.vector_weight = 99.0 is outside the allowed"
+                              " range 0.0..10.0")
+    config.write_text("[search]\nvector_weight = 9.5\n", encoding="utf-8")
     loaded, warnings = read_eval_config(str(config))
-    # clamped to the proxy's range: the report shows the value that runs
-    assert loaded.tables == {"search": {"vector_weight": 10.0}} and loaded.embedding is None
-    assert len(warnings) == 1 and warnings[0].startswith(f"{config}: search.vector_weight")
+    assert loaded.tables == {"search": {"vector_weight": 9.5}} and loaded.embedding is None
+    assert warnings == []
     config.write_text("[embedding]\nprovider = \"hashing\"\ndim = 32\n"
                       "base_url = \"http://user:pw@127.0.0.1:9/v1\"\n", encoding="utf-8")
     loaded, warnings = read_eval_config(str(config))
