@@ -149,8 +149,9 @@ def register(main: click.Group) -> None:
                       help="Override the proxies' embedding provider (tests: hashing).")
         @click.pass_context
         def eval_group(ctx: click.Context, profile: str | None, seed: int,
-                       json_file: str | None, as_json: bool, md_file: str | None, png_file: str | None,
-                       config_file: str | None, embedding_provider: str | None) -> None:
+                       json_file: str | None, as_json: bool, md_file: str | None,
+                       png_file: str | None, config_file: str | None,
+                       embedding_provider: str | None) -> None:
             """Evaluations: `eval --profile quick|full` (long sessions, three systems,
             proxy.evaluation) and `eval locomo` (retrieval on a public benchmark)."""
             if ctx.invoked_subcommand is not None:

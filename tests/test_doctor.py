@@ -24,7 +24,9 @@ async def test_doctor_reports_a_populated_store(proxy: RunningProxy, tmp_path: P
     await populate(proxy)
     data_dir = proxy.settings.storage.data_dir
     config = tmp_path / "lcm.toml"
-    config.write_text('[proxy]\nhost = "0.0.0.0"\nupstream_api_key = "sk-secret-upstream"\n')
+    # port 0: doctor's check of the listen address would bind 0.0.0.0 (tests: loopback)
+    config.write_text('[proxy]\nhost = "0.0.0.0"\nport = 0\n'
+                      'upstream_api_key = "sk-secret-upstream"\n')
     result = CliRunner().invoke(main, ["doctor", "--data-dir", data_dir, "--config",
                                        str(config)])
     assert result.exit_code == 0, result.output

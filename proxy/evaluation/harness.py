@@ -171,9 +171,10 @@ def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
     that a wrong endpoint, key or ``dim`` stops the run before it starts (the
     proxies themselves fail open, and their indexers would retry for the whole
     run). Returns the config and the warnings (none since values out of range are
-    refused as everywhere else; the list is kept for callers). Raises :class:`~proxy.settings.SettingsError` when the file
-    cannot be read, is not TOML, has another table, an array of tables or a
-    top-level key, a value outside its range, an unknown key (a typo would run the defaults under the
+    refused as everywhere else; the list is kept for callers). Raises
+    :class:`~proxy.settings.SettingsError` when the file cannot be read, is not
+    TOML, has another table, an array of tables or a top-level key, a value
+    outside its range, an unknown key (a typo would run the defaults under the
     variant's name), a value of the wrong type, or ``provider = "upstream"`` (the
     eval's upstream is a fake with no ``/v1/embeddings``: use ``"http"`` and
     ``base_url``), or when the embedder cannot load or its endpoint does not answer
