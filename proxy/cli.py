@@ -1,7 +1,9 @@
 """The ``lcm-proxy`` command line (click): ``serve``, ``memory …``, ``bench …``.
 
 Answers go to stdout (JSON with ``--json``, else plain text that pastes into a
-bug report); diagnostics go to stderr. Exit status 2 for bad usage or settings.
+bug report); ``--output FILE`` writes a file. Diagnostics go to stderr. Exit
+status 2 for bad usage or settings, a data dir that holds no store (read
+commands never create one) or is unusable, a busy port or data dir.
 """
 
 from __future__ import annotations
@@ -20,11 +22,18 @@ from proxy.settings import Settings, SettingsError, data_dir_path, load_settings
 log = logging.getLogger("lcm.cli")
 
 
+class CliError(click.ClickException):
+    """A one-line reason on stderr (``Error: …``) and exit status 2: bad settings, a
+    data dir that is missing or unusable, a port or data dir in use."""
+
+    exit_code = 2
+
+
 def _settings(config: str | None, overrides: dict[str, dict[str, Any]]) -> Settings:
     try:
         settings = load_settings(config, overrides=overrides)
     except SettingsError as exc:
-        raise click.UsageError(str(exc)) from exc
+        raise CliError(str(exc)) from exc
     for warning in settings.warnings:
         click.echo(f"warning: {warning}", err=True)
     return settings
@@ -32,6 +41,30 @@ def _settings(config: str | None, overrides: dict[str, dict[str, Any]]) -> Setti
 
 def _echo_json(value: Any) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+
+
+output_option = click.option(
+    "--output", "-o", "json_file", type=click.Path(dir_okay=False), default=None,
+    help="Also write the figures to this JSON file.")
+print_json_option = click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print the figures as JSON on stdout instead of the table.")
+"""``--json`` means one thing in every command: print JSON on stdout. Files are
+written with ``--output FILE`` (``--json FILE`` wrote one before issue 29)."""
+
+
+def _answer(out: dict[str, Any], json_file: str | None, as_json: bool,
+            text_key: str = "table") -> None:
+    """Write ``out`` to ``json_file`` (when given), then print it: as JSON with
+    ``as_json`` (without its rendered ``text_key``), else that rendering."""
+    figures = out if text_key == "table" else {k: v for k, v in out.items() if k != text_key}
+    if json_file:
+        with open(json_file, "wb") as fh:
+            fh.write(orjson.dumps(figures, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+    if as_json:
+        _echo_json(figures)
+    else:
+        click.echo(out[text_key])
 
 
 def _is_loopback(host: str) -> bool:
@@ -76,7 +109,9 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
     """Run the proxy (the main job). Point your SDK's base_url at http://HOST:PORT/v1."""
     from aiohttp import web
 
+    from memory_core.errors import MemoryError_
     from proxy.app import create_app, freeze_on_startup
+    from proxy.cli_checks import DataDirBusy, DataDirLock, bind_sockets, data_dir_problems
     from proxy.log import setup_logging
 
     settings = _settings(
@@ -95,19 +130,44 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
             f"warning: listening on {p.host} without an admin token; /lcm/ admin routes "
             "answer loopback clients only", err=True,
         )
+    # Cheap checks first, nothing heavy opened yet: the data dir, the port, the lock.
+    path = data_dir_path(settings)
+    for problem in data_dir_problems(path):
+        raise CliError(problem)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        socks = bind_sockets(p.host, p.port)
+    except OSError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        lock = DataDirLock(path)
+    except DataDirBusy as exc:
+        for sock in socks:
+            sock.close()
+        raise CliError(f"{exc}: stop it first, or pass another --data-dir") from exc
+    port = socks[0].getsockname()[1]
     app = create_app(settings)
     app.on_startup.append(freeze_on_startup)  # after the engine opened (cleanup_ctx)
-    click.echo(
-        f"lcm-proxy {__version__} listening on http://{p.host}:{p.port}/v1 -> {p.upstream}\n"
-        f"  data dir: {data_dir_path(settings)}\n"
-        f"  health:   http://{p.host}:{p.port}/lcm/health",
-        err=True,
-    )
-    web.run_app(
-        app, host=p.host, port=p.port, print=None,
-        shutdown_timeout=p.shutdown_timeout_seconds,
-        access_log=logging.getLogger("aiohttp.access") if settings.log.access_log else None,
-    )
+
+    async def announce(_app: web.Application) -> None:  # bound, and the store is open
+        click.echo(
+            f"lcm-proxy {__version__} listening on http://{p.host}:{port}/v1 -> {p.upstream}\n"
+            f"  data dir: {path}\n"
+            f"  health:   http://{p.host}:{port}/lcm/health",
+            err=True,
+        )
+
+    app.on_startup.append(announce)
+    try:
+        web.run_app(
+            app, sock=socks, print=None,
+            shutdown_timeout=p.shutdown_timeout_seconds,
+            access_log=logging.getLogger("aiohttp.access") if settings.log.access_log else None,
+        )
+    except (MemoryError_, OSError) as exc:  # the store or an index cannot be opened
+        raise CliError(f"cannot start: {exc}") from exc
+    finally:
+        lock.release()
 
 
 @main.group()
@@ -115,12 +175,33 @@ def memory() -> None:
     """Inspect what the proxy stored."""
 
 
-def _engine(config: str | None, data_dir: str | None):  # type: ignore[no-untyped-def]
+def _refuse_missing_store(path: Any) -> None:
+    """Raise :class:`CliError` for a data dir ``path`` that holds no store."""
+    if path.exists() and not path.is_dir():
+        raise CliError(f"data dir {path} is not a directory (it is a regular file)")
+    raise CliError(
+        f"no lcm-proxy store in {path}"
+        + ("" if path.exists() else " (the directory does not exist)")
+        + "; check --data-dir, LCM_DATA_DIR or storage.data_dir")
+
+
+def _engine(config: str | None, data_dir: str | None, *,  # type: ignore[no-untyped-def]
+            create: bool = False):
+    """Open the store of the data dir in force. Without ``create`` a directory that
+    holds no store is refused (exit 2) instead of getting a new empty one: a
+    mistyped ``--data-dir`` must not look like an empty memory."""
     from memory_core.engine import Engine
     from memory_core.errors import StoreError
+    from proxy.cli_checks import data_dir_problems, has_store
 
     settings = _settings(config, {"storage": {"data_dir": data_dir}})
     path = data_dir_path(settings)
+    if not has_store(path):
+        if not create or (path.exists() and not path.is_dir()):
+            _refuse_missing_store(path)
+        for problem in data_dir_problems(path):
+            raise CliError(problem)
+        click.echo(f"creating a new store in {path}", err=True)
     try:
         return Engine(path, settings.memory_config())
     except StoreError as exc:
@@ -455,7 +536,7 @@ def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bo
     """Create or replace a preference shown in every injection block of ROLE."""
     from memory_core.memory import DuplicateKeyError
 
-    engine = _engine(config, data_dir)
+    engine = _engine(config, data_dir, create=True)
     try:
         out = engine.set_agent_memory(
             tenant=tenant, role=role, category="user_preferences", key=key, title=title,
@@ -546,9 +627,11 @@ def bench(ctx: click.Context) -> None:
               help="Messages for the search benchmark, comma-separated.")
 @click.option("--compaction-sizes", default="100,200,500,1000", show_default=True,
               help="Conversation lengths (turns) for the compaction benchmark.")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None)
+@output_option
+@print_json_option
 def bench_all(n: int = 500, search_sizes: str = "10000",
-              compaction_sizes: str = "100,200,500,1000", json_file: str | None = None) -> None:
+              compaction_sizes: str = "100,200,500,1000", json_file: str | None = None,
+              as_json: bool = False) -> None:
     """Proxy, search and compaction benchmarks in one run, one table
     (proxy.evaluation.benchall)."""
     from tqdm import tqdm
@@ -566,10 +649,7 @@ def bench_all(n: int = 500, search_sizes: str = "10000",
 
     out = run_all(proxy_requests=n, search_sizes=sizes(search_sizes),
                   compaction_sizes=sizes(compaction_sizes), progress_factory=bar)
-    if json_file:
-        with open(json_file, "wb") as fh:
-            fh.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-    click.echo(out["table"])
+    _answer(out, json_file, as_json)
 
 
 @bench.command("proxy")
@@ -577,17 +657,13 @@ def bench_all(n: int = 500, search_sizes: str = "10000",
               help="Requests per measured mode.")
 @click.option("--concurrency", type=int, default=32, show_default=True,
               help="Concurrent clients for the throughput rows.")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
-              help="Also write the figures to this JSON file.")
-def bench_proxy(n: int, concurrency: int, json_file: str | None) -> None:
+@output_option
+@print_json_option
+def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) -> None:
     """Direct vs through-the-proxy latency and throughput against a loopback fake upstream."""
     from proxy.bench import run_proxy_bench
 
-    rows = run_proxy_bench(n_requests=n, concurrency=concurrency)
-    if json_file:
-        with open(json_file, "wb") as fh:
-            fh.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2))
-    click.echo(rows["table"])
+    _answer(run_proxy_bench(n_requests=n, concurrency=concurrency), json_file, as_json)
 
 
 def _register_extensions() -> None:

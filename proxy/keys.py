@@ -20,3 +20,5 @@ MEMORY_POOL = web.AppKey("memory_pool", ThreadPoolExecutor)
 """Threads of the chat requests' memory paths (``proxy.memorypath``)."""
 REQUEST_ID = web.RequestKey("request_id", str)
 
+MODEL = web.RequestKey("model", str)
+"""The request body's ``model`` (chat requests), for the access line."""

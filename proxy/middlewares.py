@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 
@@ -16,11 +17,30 @@ from proxy.errors import (
     error_body,
     error_response,
 )
-from proxy.keys import ENGINE, METRICS, REQUEST_ID, SETTINGS
+from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
 
 log = logging.getLogger("lcm.http")
+access_log = logging.getLogger("lcm.access")
+_QUIET_PATHS = frozenset({"/lcm/health", "/lcm/ready", "/lcm/live", "/lcm/metrics"})
+"""Probes and scrapes: their access lines are DEBUG, so INFO shows the traffic."""
+
+
+def _log_access(request: web.Request, status: int, started: float,
+                response: web.StreamResponse | None) -> None:
+    """One line per request: method, path (no query string), status, milliseconds,
+    model and what memory did (``x-lcm-memory`` and its reason). Never the prompt,
+    a header value or a key."""
+    headers = response.headers if response is not None else {}
+    memory = headers.get("x-lcm-memory")
+    reason = headers.get("x-lcm-memory-reason")
+    access_log.log(
+        logging.DEBUG if request.path in _QUIET_PATHS else logging.INFO,
+        "%s %s %d %.1f ms%s%s", request.method, request.path, status,
+        (time.perf_counter() - started) * 1000,
+        f" model={request[MODEL]}" if MODEL in request else "",
+        f" memory={memory}" + (f" ({reason})" if reason else "") if memory else "")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -87,6 +107,8 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     request[REQUEST_ID] = rid
     token = request_id_var.set(rid)
     status = 500
+    started = time.perf_counter()
+    response: web.StreamResponse | None = None
     try:
         try:
             check_client_key(request)
@@ -135,4 +157,5 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         )
     finally:
         request.app[METRICS].requests.labels(_route_label(request), str(status)).inc()
+        _log_access(request, status, started, response)
         request_id_var.reset(token)

@@ -4,8 +4,13 @@ Precedence (lowest first): built-in defaults < TOML file (``--config`` or
 ``LCM_CONFIG``) < environment < command-line flags. Environment variables are
 ``LCM_<SECTION>__<KEY>`` (e.g. ``LCM_PROXY__PORT=9000``) plus the short aliases in
 :data:`ENV_ALIASES` (``LCM_PORT``, ``LCM_UPSTREAM``, ``LCM_DATA_DIR``…).
-Numbers are clamped to the ranges in the field metadata (a clamp is reported as a
-warning); unknown keys are reported, not fatal. This module is the only reader of
+Every source follows one rule: an unknown section, key or ``LCM_`` variable, a
+value of the wrong type, outside its range (field metadata) or not one of its
+choices raises :class:`SettingsError` naming where it came from (the file, the
+environment variable, the command line), the key and what is allowed. Nothing
+is clamped or ignored silently: a typo or an impossible port stops the start
+instead of running something else (issue 29; this overrides DESIGN §11's
+"clamped, unknown keys reported"). This module is the only reader of
 the environment and of configuration files (DESIGN §11). ``config/default.toml``
 documents every key; a test keeps the two in step.
 """
@@ -13,6 +18,7 @@ documents every key; a test keeps the two in step.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -216,7 +222,8 @@ class StorageSettings:
 class LogSettings:
     """``[log]``: level and format of the proxy's own logs (stderr)."""
 
-    level: str = "INFO"
+    level: str = field(default="INFO", metadata={
+        "choices": ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "upper": True})
     json: bool = True
     access_log: bool = False
 
@@ -318,12 +325,19 @@ _ENV_OTHER = frozenset({"LCM_CONFIG"})
 
 
 class SettingsError(ValueError):
-    """A configuration file cannot be read or a value has the wrong type."""
+    """A configuration file cannot be read, or a setting is unknown, of the wrong
+    type, outside its range or not one of its choices (the message names the
+    source, the key and what is allowed)."""
 
 
-def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[str]) -> Any:
+def _suggest(name: str, known: Any) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _coerce(section: str, f: dataclasses.Field[Any], value: Any, origin: str) -> Any:
     kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
-    where = f"{section}.{f.name}"
+    where = f"{origin}: {section}.{f.name}"
     try:
         if kind == "bool":
             if isinstance(value, bool):
@@ -354,7 +368,7 @@ def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[
         else:
             if not isinstance(value, str):
                 raise ValueError(value)
-            out = value
+            out = value.upper() if f.metadata.get("upper") else value
     except (TypeError, ValueError) as exc:
         shown = ("a value of type " + type(value).__name__
                  if f.name in SECRET_KEYS.get(section, ()) else repr(value))  # never a key
@@ -364,46 +378,64 @@ def _coerce(section: str, f: dataclasses.Field[Any], value: Any, warnings: list[
         raise SettingsError(f"{where}: expected one of {', '.join(choices)}, got {out!r}")
     rng = f.metadata.get("range")
     if rng is not None and not (rng[0] <= out <= rng[1]):
-        clamped = type(out)(max(rng[0], min(rng[1], out)))
-        warnings.append(f"{where}={out!r} is outside [{rng[0]}, {rng[1]}]; using {clamped!r}")
-        out = clamped
+        lo, hi = (type(out)(b) for b in rng)
+        raise SettingsError(f"{where} = {out!r} is outside the allowed range {lo}..{hi}")
     return out
 
 
-def _merge(layers: dict[str, dict[str, Any]], source: Mapping[str, Any], origin: str,
-           warnings: list[str]) -> None:
+Layers = dict[str, dict[str, tuple[Any, str]]]
+"""``{section: {key: (value, origin)}}``: what each source set, and where."""
+
+
+def _merge(layers: Layers, source: Mapping[str, Any], origin: str) -> None:
+    """Add ``{section: {key: value}}`` from ``origin`` (a file path, "command line");
+    a value may be ``(value, origin)`` already (the environment names each variable).
+    Raises :class:`SettingsError` for an unknown section or key or a non-table."""
     for section, values in source.items():
         if section not in SECTIONS:
-            warnings.append(f"{origin}: unknown section [{section}] ignored")
-            continue
+            named = [v[1] for v in values.values() if isinstance(v, _FromEnv)] if isinstance(
+                values, Mapping) else []
+            raise SettingsError(f"{named[0] if named else origin}: unknown section [{section}]"
+                                + _suggest(section, SECTIONS))
         if not isinstance(values, Mapping):
-            warnings.append(f"{origin}: [{section}] is not a table; ignored")
-            continue
-        known = {f.name for f in dataclasses.fields(SECTIONS[section])}
+            raise SettingsError(f"{origin}: [{section}] must be a table of keys, got"
+                                f" {type(values).__name__}")
+        known = [f.name for f in dataclasses.fields(SECTIONS[section])]
         for key, value in values.items():
+            where = value[1] if isinstance(value, _FromEnv) else origin
             if key not in known:
-                warnings.append(f"{origin}: unknown key {section}.{key} ignored")
-                continue
-            layers.setdefault(section, {})[key] = value
+                raise SettingsError(f"{where}: unknown key {section}.{key}"
+                                    + _suggest(key, known))
+            layers.setdefault(section, {})[key] = (
+                (value[0], where) if isinstance(value, _FromEnv) else (value, origin))
 
 
-def _env_layer(environ: Mapping[str, str], warnings: list[str]) -> dict[str, dict[str, Any]]:
+class _FromEnv(tuple):  # type: ignore[type-arg]
+    """``(value, "environment variable NAME")``: an environment value and its name."""
+
+
+def _env_layer(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """Read ``LCM_*`` variables. A full name (``LCM_PROXY__PORT``) wins over its short
     alias (``LCM_PORT``) whatever the order of the environment; an ``LCM_`` name that
-    is neither (a typo such as ``LCM_PROT``) is reported."""
+    is neither (a typo such as ``LCM_PROT``) raises :class:`SettingsError`."""
     out: dict[str, dict[str, Any]] = {}
     nested: list[tuple[str, str]] = []
     for name, value in environ.items():
         if name in ENV_ALIASES:
             section, key = ENV_ALIASES[name]
-            out.setdefault(section, {})[key] = value
+            out.setdefault(section, {})[key] = _FromEnv((value, f"environment variable {name}"))
         elif name.startswith("LCM_") and "__" in name:
             nested.append((name, value))
         elif name.startswith("LCM_") and name not in _ENV_OTHER:
-            warnings.append(f"environment: unknown variable {name} ignored")
+            raise SettingsError(
+                f"environment: unknown variable {name}"
+                + _suggest(name, [*ENV_ALIASES, *_ENV_OTHER])
+                + "; settings are LCM_<SECTION>__<KEY> or one of "
+                + ", ".join(ENV_ALIASES))
     for name, value in nested:
         section, _, key = name[4:].partition("__")
-        out.setdefault(section.lower(), {})[key.lower()] = value
+        out.setdefault(section.lower(), {})[key.lower()] = _FromEnv(
+            (value, f"environment variable {name}"))
     return out
 
 
@@ -433,28 +465,30 @@ def load_settings(
     ``environ``: defaults to ``os.environ``. ``overrides``: ``{section: {key:
     value}}`` from command-line flags; ``None`` values are ignored.
     Raises :class:`SettingsError` when the file is missing or not valid TOML, or a
-    value cannot be converted to its key's type. Clamps and unknown keys are listed
-    in ``Settings.warnings``.
+    value is unknown (section, key, ``LCM_`` variable), of the wrong type, outside
+    its range or not one of its choices; the message names the source and key.
+    ``Settings.warnings`` is kept for callers and is empty.
     """
     env = os.environ if environ is None else environ
     warnings: list[str] = []
-    layers: dict[str, dict[str, Any]] = {}
+    layers: Layers = {}
     path = config_file if config_file is not None else env.get("LCM_CONFIG") or None
     if path is not None:
-        _merge(layers, read_config_file(path), str(path), warnings)
-    _merge(layers, _env_layer(env, warnings), "environment", warnings)
+        _merge(layers, read_config_file(path), str(path))
+    _merge(layers, _env_layer(env), "environment")
     if overrides:
         clean = {
             s: {k: v for k, v in vals.items() if v is not None} for s, vals in overrides.items()
         }
-        _merge(layers, clean, "command line", warnings)
+        _merge(layers, clean, "command line")
     built: dict[str, Any] = {}
     for section, cls in SECTIONS.items():
         values = layers.get(section, {})
         kwargs = {}
         for f in dataclasses.fields(cls):
             if f.name in values:
-                kwargs[f.name] = _coerce(section, f, values[f.name], warnings)
+                value, origin = values[f.name]
+                kwargs[f.name] = _coerce(section, f, value, origin)
         built[section] = cls(**kwargs)
     proxy: ProxySettings = built["proxy"]
     upstream = proxy.upstream.rstrip("/")

@@ -89,7 +89,24 @@ def test_cli_bench_proxy_writes_json(tmp_path, monkeypatch) -> None:  # type: ig
     monkeypatch.setattr(proxy.bench, "run_proxy_bench", lambda **kw: dict(fake, kw=kw))
     out = tmp_path / "b.json"
     res = CliRunner().invoke(
-        cli_main, ["bench", "proxy", "--requests", "5", "--concurrency", "2", "--json", str(out)])
+        cli_main, ["bench", "proxy", "--requests", "5", "--concurrency", "2", "--output", str(out)])
     assert res.exit_code == 0, res.output
     assert "TABLE" in res.output
     assert json.loads(out.read_bytes())["kw"] == {"n_requests": 5, "concurrency": 2}
+
+
+def test_cli_bench_json_prints_json_and_never_names_a_file(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch) -> None:
+    """``--json`` means "print JSON" in every command (issue 29); files are ``--output``.
+    The old ``--json FILE`` is refused instead of writing the file."""
+    import proxy.bench
+
+    monkeypatch.setattr(proxy.bench, "run_proxy_bench",
+                        lambda **kw: {"table": "TABLE", "modes": {"direct": 1}})
+    res = CliRunner().invoke(cli_main, ["bench", "proxy", "--requests", "5", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == {"table": "TABLE", "modes": {"direct": 1}}
+    old = tmp_path / "old.json"
+    res = CliRunner().invoke(cli_main, ["bench", "proxy", "--json", str(old)])
+    assert res.exit_code == 2 and "unexpected extra argument" in res.stderr
+    assert not old.exists()

@@ -24,8 +24,9 @@ async def test_doctor_reports_a_populated_store(proxy: RunningProxy, tmp_path: P
     await populate(proxy)
     data_dir = proxy.settings.storage.data_dir
     config = tmp_path / "lcm.toml"
-    config.write_text('[proxy]\nhost = "0.0.0.0"\nupstream_api_key = "sk-secret-upstream"\n'
-                      '[nonsense]\nx = 1\n')
+    # port 0: doctor's check of the listen address would bind 0.0.0.0 (tests: loopback)
+    config.write_text('[proxy]\nhost = "0.0.0.0"\nport = 0\n'
+                      'upstream_api_key = "sk-secret-upstream"\n')
     result = CliRunner().invoke(main, ["doctor", "--data-dir", data_dir, "--config",
                                        str(config)])
     assert result.exit_code == 0, result.output
@@ -37,7 +38,15 @@ async def test_doctor_reports_a_populated_store(proxy: RunningProxy, tmp_path: P
     assert "proxy.upstream_api_key = '***'" in out and "sk-secret-upstream" not in out
     assert "proxy.host = '0.0.0.0'" in out
     assert "warning: proxy.host=0.0.0.0 is not loopback and no admin token is set" in out
-    assert "unknown section [nonsense]" in out
+
+
+def test_doctor_refuses_an_unknown_section_like_serve(tmp_path: Path) -> None:
+    config = tmp_path / "lcm.toml"
+    config.write_text('[proxy]\nport = 9000\n[nonsense]\nx = 1\n')
+    result = CliRunner().invoke(main, ["doctor", "--data-dir", str(tmp_path / "d"),
+                                       "--config", str(config)])
+    assert result.exit_code == 2, result.output
+    assert f"{config}: unknown section [nonsense]" in result.stderr
 
 
 async def test_doctor_json_is_complete(proxy: RunningProxy) -> None:

@@ -262,7 +262,7 @@ def test_smoke_profile_end_to_end(tmp_path: Path) -> None:
     out_json, out_md, out_png = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.png"
     result = CliRunner().invoke(main, [
         "eval", "--profile", "smoke", "--seed", "3", "--embedding-provider", "hashing",
-        "--json", str(out_json), "--markdown", str(out_md), "--png", str(out_png)])
+        "--output", str(out_json), "--markdown", str(out_md), "--png", str(out_png)])
     assert result.exit_code == 0, result.output
     report = json.loads(out_json.read_text())
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -418,7 +418,7 @@ def test_eval_config_runs_lcm_proxy_on_the_given_embedder(tmp_path: Path) -> Non
         out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
         result = CliRunner().invoke(main, [
             "eval", "--profile", "smoke", "--seed", "3", "--config", str(config),
-            "--json", str(out_json), "--markdown", str(out_md)])
+            "--output", str(out_json), "--markdown", str(out_md)])
         assert result.exit_code == 0, result.output
     finally:
         server.close()
@@ -453,6 +453,8 @@ def test_eval_config_runs_lcm_proxy_on_the_given_embedder(tmp_path: Path) -> Non
     ("[embedding]\nprovider = \"http\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n"
      "dim = 384\ntimeout_seconds = 2\n", "at http://127.0.0.1:{port}/v1 cannot be used"),
     ("[search]\nvector_wieght = 0.5\n", "unknown key search.vector_wieght"),
+    ("[search]\nvector_weight = 99\n",
+     "search.vector_weight = 99.0 is outside the allowed range 0.0..10.0"),
     ("[[search]]\nvector_weight = 0.5\n", "found search (an array of tables)"),
     ("[embedding]\nprovider = \"http\"\napi_key = [\"sk-SECRET-in-a-list\"]\n",
      "embedding.api_key: expected str, got a value of type list"),
@@ -469,8 +471,8 @@ def test_eval_config_refuses_what_it_cannot_run(tmp_path: Path, toml: str,
     out_json = tmp_path / "r.json"
     result = CliRunner().invoke(main, ["eval", "--profile", "smoke", "--config", str(config),
                                        "--embedding-provider", "hashing",
-                                       "--json", str(out_json)])
-    assert result.exit_code == 1, result.output
+                                       "--output", str(out_json)])
+    assert result.exit_code == 2, result.output
     assert message.format(port=port) in result.output and str(config) in result.output
     assert "SECRET" not in result.output
     assert not out_json.exists()  # refused before anything ran
@@ -478,13 +480,18 @@ def test_eval_config_refuses_what_it_cannot_run(tmp_path: Path, toml: str,
 
 def test_eval_config_reports_what_runs(tmp_path: Path) -> None:
     from proxy.evaluation.harness import read_eval_config
+    from proxy.settings import SettingsError
 
     config = tmp_path / "eval.toml"
     config.write_text("[search]\nvector_weight = 99\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as err:  # refused, as the proxy's settings refuse it
+        read_eval_config(str(config))
+    assert str(err.value) == (f"{config}: search.vector_weight = 99.0 is outside the allowed"
+                              " range 0.0..10.0")
+    config.write_text("[search]\nvector_weight = 9.5\n", encoding="utf-8")
     loaded, warnings = read_eval_config(str(config))
-    # clamped to the proxy's range: the report shows the value that runs
-    assert loaded.tables == {"search": {"vector_weight": 10.0}} and loaded.embedding is None
-    assert len(warnings) == 1 and warnings[0].startswith(f"{config}: search.vector_weight")
+    assert loaded.tables == {"search": {"vector_weight": 9.5}} and loaded.embedding is None
+    assert warnings == []
     config.write_text("[embedding]\nprovider = \"hashing\"\ndim = 32\n"
                       "base_url = \"http://user:pw@127.0.0.1:9/v1\"\n", encoding="utf-8")
     loaded, warnings = read_eval_config(str(config))
@@ -507,7 +514,7 @@ def test_eval_stops_when_the_embeddings_endpoint_goes_down(
         out_json = tmp_path / "r.json"
         started = time.monotonic()
         result = CliRunner().invoke(main, ["eval", "--profile", "smoke", "--config",
-                                           str(config), "--json", str(out_json)])
+                                           str(config), "--output", str(out_json)])
         elapsed = time.monotonic() - started
     finally:
         server.close()

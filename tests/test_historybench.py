@@ -44,7 +44,7 @@ async def test_history_bench_refuses_sizes_out_of_range(tmp_path: Path) -> None:
 def test_bench_history_command_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "h.json"
     result = CliRunner().invoke(main, ["bench", "history", "--turns", "30", "--measure", "3",
-                                       "--json", str(out)])
+                                       "--output", str(out)])
     assert result.exit_code == 0, result.output
     assert "| last 3 of 30 turns |" in result.output and "through lcm-proxy" in result.output
     data = json.loads(out.read_text())

@@ -1,4 +1,5 @@
-"""Settings: defaults < TOML file < environment < overrides; clamps warn; bad types fail."""
+"""Settings: defaults < TOML file < environment < overrides; unknown keys, bad types and
+out-of-range values are refused, naming the source."""
 
 from __future__ import annotations
 
@@ -91,50 +92,71 @@ def test_env_nesting_and_types() -> None:
     assert s.warnings == ()
 
 
-@pytest.mark.parametrize("value,expected", [("-5", 0), ("70000", 65535)])
-def test_clamping_warns(value: str, expected: int) -> None:
-    s = load_settings(None, environ={"LCM_PORT": value})
-    assert s.proxy.port == expected
-    (warning,) = s.warnings
-    assert "proxy.port" in warning and str(expected) in warning
+@pytest.mark.parametrize("value", ["-5", "70000"])
+def test_out_of_range_from_the_environment_is_refused(value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        load_settings(None, environ={"LCM_PORT": value})
+    assert str(err.value) == (f"environment variable LCM_PORT: proxy.port = {int(value)} is"
+                              " outside the allowed range 0..65535")
 
 
-def test_clamping_from_file_and_overrides(tmp_path: Path) -> None:
-    toml = write(tmp_path, "[proxy]\nmax_body_bytes = 10\nconnect_timeout_seconds = 0.0\n")
-    s = load_settings(toml, environ={}, overrides={"proxy": {"max_connections": 0}})
-    assert s.proxy.max_body_bytes == 1024
-    assert s.proxy.connect_timeout_seconds == 0.1
-    assert s.proxy.max_connections == 1
-    assert len(s.warnings) == 3
-    assert {w.split("=")[0] for w in s.warnings} == {
-        "proxy.max_body_bytes", "proxy.connect_timeout_seconds", "proxy.max_connections"}
+@pytest.mark.parametrize("source", ["file", "override"])
+def test_out_of_range_from_a_file_or_flag_is_refused(tmp_path: Path, source: str) -> None:
+    toml = write(tmp_path, "[proxy]\nconnect_timeout_seconds = 0.0\n")
+    with pytest.raises(SettingsError) as err:
+        if source == "file":
+            load_settings(toml, environ={})
+        else:
+            load_settings(None, environ={}, overrides={"proxy": {"max_connections": 0}})
+    text = str(err.value)
+    if source == "file":
+        assert text == (f"{toml}: proxy.connect_timeout_seconds = 0.0 is outside the allowed"
+                        " range 0.1..300.0")
+    else:
+        assert text == ("command line: proxy.max_connections = 0 is outside the allowed"
+                        " range 1..100000")
 
 
-def test_unknown_keys_are_warnings_not_errors(tmp_path: Path) -> None:
-    toml = write(tmp_path, """
-        [proxy]
-        port = 9001
-        prot = 9002
-        [not_a_section]
-        x = 1
-        [storage]
-        data_dir = "/d"
-    """)
-    s = load_settings(toml, environ={"LCM_PROXY__NOPE": "1", "LCM_WHATEVER__X": "1",
-                                     "LCM_PROT": "1"},
-                      overrides={"proxy": {"bogus": 1}})
-    assert s.proxy.port == 9001 and s.storage.data_dir == "/d"
-    text = "\n".join(s.warnings)
-    for name in ("proxy.prot", "not_a_section", "proxy.nope", "whatever", "LCM_PROT",
-                 "proxy.bogus"):
-        assert name in text, name
-    assert len(s.warnings) == 6
+def test_the_bounds_themselves_are_accepted() -> None:
+    s = load_settings(None, environ={"LCM_PORT": "65535", "LCM_PROXY__MAX_CONNECTIONS": "1"})
+    assert (s.proxy.port, s.proxy.max_connections) == (65535, 1) and s.warnings == ()
 
 
-def test_a_section_that_is_not_a_table_is_a_warning(tmp_path: Path) -> None:
-    s = load_settings(write(tmp_path, 'proxy = "oops"\n'), environ={})
-    assert s.proxy == load_settings(None, environ={}).proxy
-    assert len(s.warnings) == 1 and "proxy" in s.warnings[0]
+@pytest.mark.parametrize("source,text,named", [
+    ("file", "[proxy]\nport = 9001\nprot = 9002\n", "unknown key proxy.prot (did you mean"
+                                                     " port?)"),
+    ("file", "[not_a_section]\nx = 1\n", "unknown section [not_a_section]"),
+    ("file", 'proxy = "oops"\n', "[proxy] must be a table of keys, got str"),
+    ("env", "LCM_PROXY__NOPE", "environment variable LCM_PROXY__NOPE: unknown key proxy.nope"),
+    ("env", "LCM_WHATEVER__X", "environment variable LCM_WHATEVER__X: unknown section"
+                               " [whatever]"),
+    ("env", "LCM_PROT", "environment: unknown variable LCM_PROT (did you mean LCM_PORT?)"),
+    ("override", "bogus", "command line: unknown key proxy.bogus"),
+])
+def test_unknown_keys_are_refused_everywhere(tmp_path: Path, source: str, text: str,
+                                             named: str) -> None:
+    """One rule for every source (issue 29): a typo stops the start, naming where."""
+    with pytest.raises(SettingsError) as err:
+        if source == "file":
+            load_settings(write(tmp_path, text), environ={})
+        elif source == "env":
+            load_settings(None, environ={text: "1"})
+        else:
+            load_settings(None, environ={}, overrides={"proxy": {text: 1}})
+    assert named in str(err.value)
+    if source == "file":
+        assert str(err.value).startswith(str(tmp_path / "lcm.toml") + ": ")
+
+
+@pytest.mark.parametrize("value", ["LOUD", "warn", ""])
+def test_log_level_must_be_a_level(value: str) -> None:
+    with pytest.raises(SettingsError, match="log.level: expected one of DEBUG, INFO, WARNING,"
+                                            " ERROR, CRITICAL"):
+        load_settings(None, environ={"LCM_LOG_LEVEL": value})
+
+
+def test_log_level_is_case_insensitive() -> None:
+    assert load_settings(None, environ={"LCM_LOG_LEVEL": "debug"}).log.level == "DEBUG"
 
 
 @pytest.mark.parametrize("source,section,key,value", [

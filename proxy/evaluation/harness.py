@@ -139,7 +139,7 @@ class EvalConfig:
     """Settings tables for every proxy of an eval run (:func:`read_eval_config`).
 
     ``path``: the TOML file; ``tables``: ``{"embedding": {...}, "search": {...}}``, each
-    given key with the value in force (after the proxy's range clamps), as the
+    given key with the value in force (as the proxy's settings read it), as the
     proxies get them; ``shown``: the same for the report, with ``file`` added and
     secrets (:meth:`~proxy.settings.Settings.public_dict`) and credentials in URLs
     masked; ``embedding``: the embedder, described for the report (provider, model,
@@ -170,10 +170,11 @@ def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
     With an ``[embedding]`` table it loads the embedder and embeds one text, so
     that a wrong endpoint, key or ``dim`` stops the run before it starts (the
     proxies themselves fail open, and their indexers would retry for the whole
-    run). Returns the config and the warnings (values clamped to their range, each
-    naming the file). Raises :class:`~proxy.settings.SettingsError` when the file
-    cannot be read, is not TOML, has another table, an array of tables or a
-    top-level key, an unknown key (a typo would run the defaults under the
+    run). Returns the config and the warnings (none since values out of range are
+    refused as everywhere else; the list is kept for callers). Raises
+    :class:`~proxy.settings.SettingsError` when the file cannot be read, is not
+    TOML, has another table, an array of tables or a top-level key, a value
+    outside its range, an unknown key (a typo would run the defaults under the
     variant's name), a value of the wrong type, or ``provider = "upstream"`` (the
     eval's upstream is a fake with no ``/v1/embeddings``: use ``"http"`` and
     ``base_url``), or when the embedder cannot load or its endpoint does not answer
@@ -200,9 +201,9 @@ def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
         settings = load_settings(None, environ={}, overrides={
             **given, "proxy": {"upstream": "http://127.0.0.1:9/v1"}})
     except SettingsError as exc:
-        raise SettingsError(f"{path}: {exc}") from exc
-    warnings = [f"{path}: {w}" for w in settings.warnings]  # range clamps
-    # The values in force, clamps applied: what the report shows is what ran.
+        raise SettingsError(f"{path}: {str(exc).removeprefix('command line: ')}") from exc
+    warnings = [f"{path}: {w}" for w in settings.warnings]
+    # The values in force: what the report shows is what ran.
     public = settings.public_dict()
     tables = {name: {k: getattr(getattr(settings, name), k) for k in values}
               for name, values in given.items()}

@@ -24,7 +24,7 @@ from memory_core.tree import message_text
 from proxy import commands, rewrite, toolloop
 from proxy import headers as hdrs
 from proxy.errors import BadRequestError, ProxyError
-from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
+from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS, TASKS
 from proxy.memorypath import Prepared, prepare_upstream, schedule_compaction
 from proxy.relay import RelayResult, relay_body
 from proxy.scope import bearer_key, effective_salt, resolve_scope
@@ -69,6 +69,28 @@ def _event_meta(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _skip_reason(request: web.Request, settings: Any, engine: Any, body: Any,
+                 ticket: CaptureTicket | None) -> str:
+    """Why a forwarded request got no memory (``x-lcm-memory-reason`` beside
+    ``x-lcm-memory: skipped``): ``not-chat`` (no messages array), ``capture-off``,
+    ``error`` (the capture failed; logged), ``injection-off`` (settings),
+    ``memory-off-header`` (``X-LCM-Memory: off``), ``no-user-message``, or
+    ``nothing-to-inject`` (the block came out empty)."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return "not-chat"
+    if not settings.capture.enabled:
+        return "capture-off"
+    if ticket is None:
+        return "error"
+    if not engine.config.inject:
+        return "injection-off"
+    if request.headers.get("X-LCM-Memory", "").lower() in ("off", "0", "false", "no"):
+        return "memory-off-header"
+    if rewrite.newest_user_index(body["messages"]) is None:
+        return "no-user-message"
+    return "nothing-to-inject"
+
+
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     """Handle one chat completion, streaming or not (see module docstring).
 
@@ -102,6 +124,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             f" payload.) Parser said: {parsed.error}"
         )
     body = parsed.value
+    if isinstance(body, dict) and isinstance(body.get("model"), str):
+        request[MODEL] = body["model"][:100]  # for the access line (middlewares)
     ticket: CaptureTicket | None = None
     capture_future = None
     scope: Scope | None = None
@@ -134,10 +158,11 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             with engine.foreground():  # the background gives way (bounded) meanwhile
                 prepared = await prepare_upstream(request, engine, scope, capture_future, raw,
                                                   body, rid)
-        except Exception:  # noqa: BLE001 - fail open: forward unmodified
+        except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
             metrics.fail_open.labels("memory_path").inc()
             log.exception("memory path failed; forwarding the request unmodified")
-            prepared = Prepared(state="failed-open")
+            prepared = Prepared(state="failed-open", headers={"x-lcm-memory-reason": (
+                "capture-timeout" if isinstance(exc, TimeoutError) else "error")})
         metrics.stage_latency.labels("memory_path").observe(time.perf_counter() - started)
 
     url = upstream_url(settings.proxy.upstream, "/chat/completions")
@@ -146,6 +171,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     out_headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key,
                                    body_decoded=True)
     extra = {"x-lcm-request-id": rid, "x-lcm-memory": prepared.state, **prepared.headers}
+    if prepared.state == "skipped":
+        extra["x-lcm-memory-reason"] = _skip_reason(request, settings, engine, body, ticket)
     if (ticket is not None and scope is not None and prepared.state != "failed-open"
             and settings.tools.enabled and toolloop.tools_wanted(body)):
         return await _with_memory_tools(request, ticket, scope, prepared, body, url,

@@ -68,17 +68,33 @@ async def test_admin_routes_need_the_exact_token(upstream: FakeUpstream,
 def test_serve_warns_when_exposed_without_an_admin_token(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, host: str, token: str,
         warns: bool) -> None:
-    """``serve`` runs up to ``web.run_app``, which is replaced by a recorder here (the
-    one thing we do not run for real: binding a non-loopback address)."""
+    """``serve`` runs up to ``web.run_app``, which is replaced by a recorder here, as
+    is the listening socket's bind (the one thing we do not run for real: binding a
+    non-loopback address; the recorder binds loopback instead)."""
+    import socket
+
+    from proxy import cli_checks
+
     started: list[dict[str, Any]] = []
+    bound: list[str] = []
+
+    def bind_loopback(h: str, port: int) -> list[socket.socket]:
+        bound.append(h)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", port))
+        return [sock]
+
     monkeypatch.setattr(web, "run_app", lambda app, **kw: started.append(kw))
+    monkeypatch.setattr(cli_checks, "bind_sockets", bind_loopback)
     args = ["serve", "--host", host, "--port", "0", "--upstream", "http://127.0.0.1:9/v1",
             "--data-dir", str(tmp_path / "d")]
     if token:
         args += ["--admin-token", token]
     result = CliRunner().invoke(cli.main, args, env={"LCM_LOG_LEVEL": "ERROR"})
     assert result.exit_code == 0, result.output
-    assert started and started[0]["host"] == host
+    assert started and bound == [host]
+    for sock in started[0]["sock"]:
+        sock.close()
     warned = "without an admin token" in result.stderr
     assert warned is warns, result.stderr
     assert token == "" or token not in result.output  # the token is never echoed

@@ -1,0 +1,217 @@
+"""CLI failures an operator meets first (issue 29): each stops with one line on stderr
+and exit status 2, never a traceback and never a side effect.
+
+Read commands never create a store; ``serve`` checks the data dir, the port and the
+data-dir lock before opening anything, and says "listening on" only once bound;
+``reindex`` beside a running proxy says what to do; ``doctor`` reports what would
+make ``serve`` fail. The proxies here are real ``python -m proxy serve`` processes
+on loopback (hashing embedder, an upstream nobody answers: nothing is requested).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from proxy.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    env.update(PYTHONPATH=str(ROOT), LCM_EMBEDDING__PROVIDER="hashing",
+               LCM_UPSTREAM="http://127.0.0.1:9/v1", LCM_LOG__JSON="false")
+    return env
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "proxy", *args], env=_env(), cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+READ_COMMANDS = [
+    ["memory", "status"], ["memory", "inspect", "item:1"], ["memory", "search", "port"],
+    ["memory", "explain"], ["memory", "export"], ["memory", "prefs", "list"],
+    ["memory", "retract", "1"], ["memory", "prefs", "delete", "--key", "k"],
+    ["memory", "purge", "--tenant", "t", "--yes"], ["reindex"],
+]
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_commands_on_a_mistyped_data_dir_create_nothing(tmp_path: Path,
+                                                        args: list[str]) -> None:
+    typo = tmp_path / "lcm-dta"
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(typo)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        f"Error: no lcm-proxy store in {typo} (the directory does not exist); check"
+        " --data-dir, LCM_DATA_DIR or storage.data_dir")
+    assert result.stdout == "" and not typo.exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(empty)])
+    assert result.exit_code == 2 and f"no lcm-proxy store in {empty};" in result.stderr
+    assert list(empty.iterdir()) == []
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(afile)])
+    assert result.exit_code == 2
+    assert f"data dir {afile} is not a directory" in result.stderr
+
+
+def test_prefs_set_is_the_one_command_that_creates_a_store(tmp_path: Path) -> None:
+    d = tmp_path / "new"
+    result = CliRunner().invoke(main, ["memory", "prefs", "set", "--key", "tone", "--title",
+                                       "Tone", "--content", "short", "--data-dir", str(d)])
+    assert result.exit_code == 0, result.output
+    assert f"creating a new store in {d}" in result.stderr
+    listed = CliRunner().invoke(main, ["memory", "prefs", "list", "--json", "--data-dir", str(d)])
+    assert listed.exit_code == 0 and orjson.loads(listed.stdout)[0]["key"] == "tone"
+
+
+@pytest.mark.parametrize("args,reason", [
+    (["--log-level", "LOUD"], "command line: log.level: expected one of DEBUG, INFO, WARNING,"
+                              " ERROR, CRITICAL, got 'LOUD'"),
+    (["--port", "99999"], "command line: proxy.port = 99999 is outside the allowed range"
+                          " 0..65535"),
+])
+def test_serve_refuses_invalid_flags(tmp_path: Path, args: list[str], reason: str) -> None:
+    d = tmp_path / "d"
+    result = CliRunner().invoke(main, ["serve", "--data-dir", str(d), *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"Error: {reason}"
+    assert not d.exists()
+
+
+def test_serve_refuses_an_unknown_key_in_its_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "lcm.toml"
+    config.write_text("[proxy]\nprot = 9000\n")
+    result = CliRunner().invoke(main, ["serve", "--config", str(config), "--data-dir",
+                                       str(tmp_path / "d")])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (f"Error: {config}: unknown key proxy.prot"
+                                     " (did you mean port?)")
+
+
+def test_serve_and_doctor_on_a_data_dir_that_is_a_file(tmp_path: Path) -> None:
+    afile = tmp_path / "data"
+    afile.write_text("not a directory")
+    served = run_cli("serve", "--port", "0", "--data-dir", str(afile))
+    assert served.returncode == 2, served.stderr
+    assert served.stderr.strip() == (f"Error: data dir {afile} is not a directory (it is a"
+                                      " regular file); pass --data-dir a directory, or"
+                                      " remove the file")
+    doctor = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(afile)])
+    assert doctor.exit_code == 1, doctor.output
+    report = orjson.loads(doctor.stdout)
+    assert report["problems"] == [served.stderr.strip().removeprefix("Error: ")]
+    assert not any("created on first serve" in w for w in report["warnings"])
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_serve_and_doctor_on_an_unwritable_data_dir(tmp_path: Path) -> None:
+    d = tmp_path / "ro"
+    d.mkdir(mode=0o555)
+    served = run_cli("serve", "--port", "0", "--data-dir", str(d))
+    assert served.returncode == 2 and "is not writable" in served.stderr
+    assert "Traceback" not in served.stderr
+    doctor = CliRunner().invoke(main, ["doctor", "--data-dir", str(d)])
+    assert doctor.exit_code == 1 and "is not writable" in doctor.stdout
+
+
+class Serving:
+    """A ``python -m proxy serve`` process; ``port`` is read from its "listening on"."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "proxy", "serve", "--port", "0", "--data-dir",
+             str(data_dir)], env=_env(), cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.monotonic() + 60
+        while True:
+            line = self.lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            found = re.search(r"listening on http://127\.0\.0\.1:(\d+)/v1", line)
+            if found:
+                self.port = int(found.group(1))
+                return
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line)
+
+    def stop(self) -> int:
+        self.proc.terminate()
+        return self.proc.wait(timeout=60)
+
+
+@pytest.fixture
+def serving(tmp_path: Path) -> Iterator[tuple[Serving, Path]]:
+    data_dir = tmp_path / "live"
+    server = Serving(data_dir)
+    try:
+        yield server, data_dir
+    finally:
+        if server.proc.poll() is None:
+            server.stop()
+
+
+def test_a_second_serve_reindex_and_doctor_beside_a_running_proxy(
+        serving: tuple[Serving, Path], tmp_path: Path) -> None:
+    server, data_dir = serving
+    pid = server.proc.pid
+    # the same port, another data dir: one line, nothing announced, nothing opened
+    other = tmp_path / "other"
+    second = run_cli("serve", "--port", str(server.port), "--data-dir", str(other))
+    assert second.returncode == 2, second.stderr
+    assert second.stderr.strip() == (
+        f"Error: cannot listen on 127.0.0.1 port {server.port}: address already in use"
+        " (another lcm-proxy or program listens there; stop it or pick another --port)")
+    assert not (other / "lcm.sqlite3").exists()
+    # another port, the same data dir: the lock names the running proxy
+    third = run_cli("serve", "--port", "0", "--data-dir", str(data_dir))
+    assert third.returncode == 2, third.stderr
+    assert third.stderr.strip() == (f"Error: data dir {data_dir} is in use by a running"
+                                     f" lcm-proxy (pid {pid}): stop it first, or pass"
+                                     " another --data-dir")
+    # reindex says what to do instead of Tantivy's lock message
+    reindex = run_cli("reindex", "--data-dir", str(data_dir))
+    assert reindex.returncode == 2, reindex.stderr
+    assert reindex.stderr.strip().startswith(
+        f"Error: data dir {data_dir} is in use by a running lcm-proxy (pid {pid}): stop that"
+        " proxy first, then run `lcm-proxy reindex`")
+    assert "LockBusy" not in reindex.stderr
+    # doctor beside the running proxy: warnings, exit 0
+    doctor = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data_dir),
+                                       "--config", _port_config(tmp_path, server.port)])
+    assert doctor.exit_code == 0, doctor.output
+    report = orjson.loads(doctor.stdout)
+    text = "\n".join(report["warnings"])
+    assert f"in use by a running lcm-proxy (pid {pid})" in text
+    assert f"serve with these settings would fail now: cannot listen on 127.0.0.1 port" \
+           f" {server.port}: address already in use" in text
+    assert server.proc.poll() is None  # the running proxy was never disturbed
+    assert server.stop() == 0
+    # stopped: the lock is gone and reindex runs
+    done = run_cli("reindex", "--data-dir", str(data_dir), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _port_config(tmp_path: Path, port: int) -> str:
+    path = tmp_path / "port.toml"
+    path.write_text(f"[proxy]\nport = {port}\n")
+    return str(path)
