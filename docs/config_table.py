@@ -62,8 +62,11 @@ serve` (`--host`, `--port`, `--upstream`, `--data-dir`, `--upstream-api-key`,
 - Environment variables are `LCM_<SECTION>__<KEY>` (two underscores); a few keys
   also have a short alias (`LCM_UPSTREAM`, `LCM_PORT`, `LCM_DATA_DIR`…). When both
   are set, `LCM_<SECTION>__<KEY>` wins.
-- Numbers outside their range are clamped, with a warning; unknown keys are
-  reported and ignored by `serve`. Empty strings mean "not set".
+- Every source is checked the same way: an unknown section, key or `LCM_`
+  variable, a wrong type, a number outside its range or a value outside its
+  choices is refused with one line naming the source, the key and what is
+  allowed (exit 2); nothing is silently clamped or ignored. Empty strings mean
+  "not set".
 - Keys marked *Secret* are masked in logs and in `lcm-proxy doctor`'s output;
   prefer the environment to a file for them.
 
