@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -942,6 +942,63 @@ class Engine:
         from memory_core import overview
 
         return self.store.read(lambda c: overview.list_items(c, **filters))
+
+    def corrections(self, **filters: Any) -> dict[str, Any]:
+        """Supersession chains of a scope, newest correction first (``tenant``,
+        ``role``, ``limit``, ``offset``); see :func:`memory_core.overview.corrections`."""
+        from memory_core import overview
+
+        return self.store.read(lambda c: overview.corrections(c, **filters))
+
+    def search_indexed(self, query: str, *, tenant: str, role: str, mode: str,
+                       limit: int = 50) -> list[dict[str, Any]]:
+        """Search the derived indexes of one tenant and role (``mode``: ``bm25``,
+        ``vector`` or ``hybrid``; see ``SearchService.search``), hits described by
+        :func:`memory_core.overview.describe_hits` (retracted items left out).
+
+        Raises ``ValueError`` for an unknown mode or when search is disabled."""
+        from memory_core import overview
+
+        if self.search is None:
+            raise ValueError("search is disabled ([search] enabled = false)")
+        hits = self.search.search(tenant, role, query, k=limit, mode=mode)
+        rows = self.store.read(lambda c: overview.describe_hits(
+            c, [(h.kind, h.ref_id, h.score) for h in hits], tenant=tenant, role=role))
+        return [r for r in rows if r["status"] != "retracted"]
+
+    def record_forwarded(self, scope: Scope, request_id: str, body: Any,
+                         meta: dict[str, Any], *, keep: int, max_bytes: int,
+                         dumps: Callable[[Any], bytes] | None = None) -> Future[int] | None:
+        """Queue the body forwarded upstream for ``request_id`` (bytes, or a dict that
+        ``dumps`` serialises on the writer thread); ``None`` when ``keep`` is 0.
+
+        Does not wait. Secrets are masked as in capture; the newest ``keep`` rows per
+        tenant stay; bodies over ``max_bytes`` keep their size only. See
+        :mod:`memory_core.forwarded`."""
+        if keep <= 0:
+            return None
+        from memory_core import forwarded
+
+        return self.store.write(
+            lambda c: forwarded.record(c, scope, request_id, body, meta, keep=keep,
+                                       max_bytes=max_bytes,
+                                       redact=self.config.redact_secrets, dumps=dumps))
+
+    def request_log(self, **filters: Any) -> dict[str, Any]:
+        """Forwarded requests of a scope, newest first (``tenant``, ``role``,
+        ``thread_id``, ``limit``, ``offset``); see :func:`memory_core.forwarded.request_log`."""
+        from memory_core import forwarded
+
+        return self.store.read(lambda c: forwarded.request_log(c, **filters))
+
+    def forwarded(self, request_id: str, *, tenant: str | None = None,
+                  role: str | None = None) -> dict[str, Any] | None:
+        """One forwarded request with its body and explain log, or ``None`` (also
+        outside ``tenant``/``role``); see :func:`memory_core.forwarded.forwarded`."""
+        from memory_core import forwarded
+
+        return self.store.read(lambda c: forwarded.forwarded(c, request_id, tenant=tenant,
+                                                             role=role))
 
     def retract_in_scope(self, item_id: int, reason: str = "", *, tenant: str | None = None,
                          role: str | None = None, session: str | None = None
