@@ -15,7 +15,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ class Engine:
         self.tenant_salt: str = self.store.write_sync(_ensure_salt)
         self._embedder: Any = None
         self.search: Any = None
+        self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         """The attached ``memory_core.search.SearchService``, or ``None`` (keyword
         retrieval over SQLite then serves the injection and ``search_memory``)."""
         # Striped, not one lock per thread id: a dict of per-thread locks grew with
@@ -746,11 +747,15 @@ class Engine:
     def flush(self, timeout: float | None = 60.0) -> None:
         """Block until every queued write has committed, and the writes those queue
         as they commit (an answer's extraction): two rounds of the writer."""
+        if self._forward_pool is not None:  # forwarded bodies being prepared
+            self._forward_pool.submit(lambda: None).result(timeout)
         self.store.flush(timeout)
         self.store.flush(timeout)
 
     def close(self) -> None:
         """Flush writes, stop the search indexer (if attached), close the store."""
+        if self._forward_pool is not None:
+            self._forward_pool.shutdown(wait=True)
         try:
             self.store.flush()
         except Exception:  # noqa: BLE001 - closing anyway
@@ -972,17 +977,23 @@ class Engine:
         """Queue the body forwarded upstream for ``request_id`` (bytes, or a dict that
         ``dumps`` serialises on the writer thread); ``None`` when ``keep`` is 0.
 
-        Does not wait. Secrets are masked as in capture; the newest ``keep`` rows per
+        Does not wait: a background thread of the engine prepares the row (the costly
+        part, off the writer) and queues its insert. Secrets are masked as in capture; the newest ``keep`` rows per
         tenant stay; bodies over ``max_bytes`` keep their size only. See
         :mod:`memory_core.forwarded`."""
         if keep <= 0:
             return None
         from memory_core import forwarded
 
-        return self.store.write(
-            lambda c: forwarded.record(c, scope, request_id, body, meta, keep=keep,
-                                       max_bytes=max_bytes,
-                                       redact=self.config.redact_secrets, dumps=dumps))
+        if self._forward_pool is None:
+            self._forward_pool = ThreadPoolExecutor(1, thread_name_prefix="lcm-forwardlog")
+
+        def job() -> int:  # serialise, mask, compress here; the writer only inserts
+            row = forwarded.prepare(scope, request_id, body, meta, max_bytes=max_bytes,
+                                    redact=self.config.redact_secrets, dumps=dumps)
+            return self.store.write(forwarded.insert, row, keep).result()
+
+        return self._forward_pool.submit(job)
 
     def request_log(self, **filters: Any) -> dict[str, Any]:
         """Forwarded requests of a scope, newest first (``tenant``, ``role``,

@@ -18,9 +18,10 @@ from typing import Any
 
 import aiohttp
 import openai
+import orjson
 import pytest
 
-from memory_core import memory
+from memory_core import forwarded, memory
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream
@@ -392,3 +393,23 @@ async def test_inspector_in_chromium(guarded: RunningProxy) -> None:
     status = guarded.engine.store.read(lambda c: c.execute(
         "SELECT status FROM memory_items WHERE id=?", (pop.items["a_port"],)).fetchone()[0])
     assert status == "retracted"
+
+
+def test_large_bodies_are_masked_message_by_message() -> None:
+    secret = "sk-proj-" + "Z9y8X7w6" * 5
+    scope = Scope("t_big", "coder", "")
+    msgs = [{"role": "user", "content": f"turn {i}: see task-list and risk-notes " * 4}
+            for i in range(300)]
+    clean = orjson.dumps({"model": "m", "messages": msgs})
+    assert len(clean) > 32 * 1024
+    for _ in range(2):  # the second time the clean messages come from the cache
+        row = forwarded.prepare(scope, "r", clean, {}, max_bytes=1 << 20, redact=True)
+        assert zlib.decompress(row[10]) == clean and row[12] == 0
+        dirty = orjson.dumps({"model": "m", "messages": [
+            *msgs, {"role": "user", "content": f"key {secret}"}]})
+        row = forwarded.prepare(scope, "r", dirty, {}, max_bytes=1 << 20, redact=True)
+        stored = zlib.decompress(row[10])
+        assert secret.encode() not in stored and row[12] == 1
+        assert orjson.loads(stored)["messages"][:300] == msgs
+    row = forwarded.prepare(scope, "r", dirty, {}, max_bytes=1 << 20, redact=False)
+    assert zlib.decompress(row[10]) == dirty and row[12] == 0
