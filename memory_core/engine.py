@@ -14,8 +14,8 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ class Engine:
         self.tenant_salt: str = self.store.write_sync(_ensure_salt)
         self._embedder: Any = None
         self.search: Any = None
+        self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         """The attached ``memory_core.search.SearchService``, or ``None`` (keyword
         retrieval over SQLite then serves the injection and ``search_memory``)."""
         # Striped, not one lock per thread id: a dict of per-thread locks grew with
@@ -746,11 +747,15 @@ class Engine:
     def flush(self, timeout: float | None = 60.0) -> None:
         """Block until every queued write has committed, and the writes those queue
         as they commit (an answer's extraction): two rounds of the writer."""
+        if self._forward_pool is not None:  # forwarded bodies being prepared
+            self._forward_pool.submit(lambda: None).result(timeout)
         self.store.flush(timeout)
         self.store.flush(timeout)
 
     def close(self) -> None:
         """Flush writes, stop the search indexer (if attached), close the store."""
+        if self._forward_pool is not None:
+            self._forward_pool.shutdown(wait=True)
         try:
             self.store.flush()
         except Exception:  # noqa: BLE001 - closing anyway
@@ -942,6 +947,69 @@ class Engine:
         from memory_core import overview
 
         return self.store.read(lambda c: overview.list_items(c, **filters))
+
+    def corrections(self, **filters: Any) -> dict[str, Any]:
+        """Supersession chains of a scope, newest correction first (``tenant``,
+        ``role``, ``limit``, ``offset``); see :func:`memory_core.overview.corrections`."""
+        from memory_core import overview
+
+        return self.store.read(lambda c: overview.corrections(c, **filters))
+
+    def search_indexed(self, query: str, *, tenant: str, role: str, mode: str,
+                       limit: int = 50) -> list[dict[str, Any]]:
+        """Search the derived indexes of one tenant and role (``mode``: ``bm25``,
+        ``vector`` or ``hybrid``; see ``SearchService.search``), hits described by
+        :func:`memory_core.overview.describe_hits` (retracted items left out).
+
+        Raises ``ValueError`` for an unknown mode or when search is disabled."""
+        from memory_core import overview
+
+        if self.search is None:
+            raise ValueError("search is disabled ([search] enabled = false)")
+        hits = self.search.search(tenant, role, query, k=limit, mode=mode)
+        rows = self.store.read(lambda c: overview.describe_hits(
+            c, [(h.kind, h.ref_id, h.score) for h in hits], tenant=tenant, role=role))
+        return [r for r in rows if r["status"] != "retracted"]
+
+    def record_forwarded(self, scope: Scope, request_id: str, body: Any,
+                         meta: dict[str, Any], *, keep: int, max_bytes: int,
+                         dumps: Callable[[Any], bytes] | None = None) -> Future[int] | None:
+        """Queue the body forwarded upstream for ``request_id`` (bytes, or a dict that
+        ``dumps`` serialises on the writer thread); ``None`` when ``keep`` is 0.
+
+        Does not wait: a background thread of the engine prepares the row (the costly
+        part, off the writer) and queues its insert. Secrets are masked as in capture; the newest ``keep`` rows per
+        tenant stay; bodies over ``max_bytes`` keep their size only. See
+        :mod:`memory_core.forwarded`."""
+        if keep <= 0:
+            return None
+        from memory_core import forwarded
+
+        if self._forward_pool is None:
+            self._forward_pool = ThreadPoolExecutor(1, thread_name_prefix="lcm-forwardlog")
+
+        def job() -> int:  # serialise, mask, compress here; the writer only inserts
+            row = forwarded.prepare(scope, request_id, body, meta, max_bytes=max_bytes,
+                                    redact=self.config.redact_secrets, dumps=dumps)
+            return self.store.write(forwarded.insert, row, keep).result()
+
+        return self._forward_pool.submit(job)
+
+    def request_log(self, **filters: Any) -> dict[str, Any]:
+        """Forwarded requests of a scope, newest first (``tenant``, ``role``,
+        ``thread_id``, ``limit``, ``offset``); see :func:`memory_core.forwarded.request_log`."""
+        from memory_core import forwarded
+
+        return self.store.read(lambda c: forwarded.request_log(c, **filters))
+
+    def forwarded(self, request_id: str, *, tenant: str | None = None,
+                  role: str | None = None) -> dict[str, Any] | None:
+        """One forwarded request with its body and explain log, or ``None`` (also
+        outside ``tenant``/``role``); see :func:`memory_core.forwarded.forwarded`."""
+        from memory_core import forwarded
+
+        return self.store.read(lambda c: forwarded.forwarded(c, request_id, tenant=tenant,
+                                                             role=role))
 
     def retract_in_scope(self, item_id: int, reason: str = "", *, tenant: str | None = None,
                          role: str | None = None, session: str | None = None

@@ -223,15 +223,25 @@ def summary_forest(conn: sqlite3.Connection, thread_id: int, *, tenant: str, rol
 
 def list_items(conn: sqlite3.Connection, *, tenant: str | None = None,
                role: str | None = None, status: str | None = None, kind: str | None = None,
-               limit: int = 200, offset: int = 0) -> dict[str, Any]:
+               limit: int = 200, offset: int = 0, thread_id: int | None = None,
+               text: str | None = None) -> dict[str, Any]:
     """Memory items of a scope, newest first, with their supersession chains.
+
+    ``thread_id`` keeps the items extracted in that thread; ``text`` those whose
+    text or subject contains it (case-insensitive for ASCII letters).
 
     Returns ``{total, items: [{id, tenant, role, kind, status, text, subject, value,
     unit, condition, supersedes, superseded_by, conflict_with, source_message_id,
     evidence, created_at, updated_at}], chains: [[oldest id, …, newest id]]}``; a
     chain is listed once, for every listed item that has a predecessor or successor.
     """
-    clause, args = _where("", tenant=tenant, role=role, status=status, kind=kind)
+    clause, args = _where("", tenant=tenant, role=role, status=status, kind=kind,
+                          thread_id=thread_id)
+    if text:
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        clause += (" AND (text LIKE ? ESCAPE '\\' OR COALESCE(subject, '') LIKE ?"
+                   " ESCAPE '\\')")
+        args += [pattern, pattern]
     total = conn.execute(f"SELECT COUNT(*) FROM memory_items WHERE {clause}",
                          args).fetchone()[0]
     cols = ("id, tenant, role, kind, status, text, subject, value, unit, condition,"
@@ -266,6 +276,92 @@ def list_items(conn: sqlite3.Connection, *, tenant: str | None = None,
         seen.update(chain)
         chains.append(chain)
     return {"total": total, "items": items, "chains": chains}
+
+
+def corrections(conn: sqlite3.Connection, *, tenant: str | None = None,
+                role: str | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    """Every supersession of a scope, whatever else is listed: the superseded items,
+    most recently superseded first, each followed forward to the item now in force.
+
+    Returns ``{total, chains: [[{id, status, kind, text, updated_at}, …]]}``, each
+    chain oldest → newest; ``total`` counts superseded items. A chain that is the
+    tail of another one on the same page is left out (shown inside the longer one).
+    """
+    clause, args = _where("", tenant=tenant, role=role)
+    total = conn.execute(f"SELECT COUNT(*) FROM memory_items WHERE {clause} AND"
+                         " status='superseded'", args).fetchone()[0]
+    starts = [r[0] for r in conn.execute(
+        f"SELECT id FROM memory_items WHERE {clause} AND status='superseded'"
+        " ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?",
+        [*args, max(0, limit), max(0, offset)])]
+    cols = "id, status, kind, text, updated_at, superseded_by"
+    chains: list[list[dict[str, Any]]] = []
+    for start in starts:
+        chain: list[dict[str, Any]] = []
+        cur: int | None = start
+        for _ in range(200):  # forward to the item in force
+            if cur is None or any(c["id"] == cur for c in chain):
+                break
+            r = conn.execute(f"SELECT {cols} FROM memory_items WHERE id=?", (cur,)).fetchone()
+            if r is None:
+                break
+            chain.append(dict(r))
+            cur = r["superseded_by"]
+        chains.append(chain)
+    ids = [tuple(c["id"] for c in ch) for ch in chains]
+    kept = [ch for ch, key in zip(chains, ids, strict=True)
+            if not any(len(o) > len(key) and o[-len(key):] == key for o in ids)]
+    for ch in kept:
+        for c in ch:
+            c.pop("superseded_by", None)
+    return {"total": total, "chains": kept}
+
+
+def describe_hits(conn: sqlite3.Connection, hits: list[tuple[str, int, float]], *,
+                  tenant: str, role: str) -> list[dict[str, Any]]:
+    """Rows for search hits ``(kind, ref_id, score)``, re-checked against the scope.
+
+    Returns ``[{kind, id, score, text, status, thread_id, message_id, label}]`` in
+    the hits' order: ``message_id`` is the message itself or an item's source;
+    ``status`` an item's. Hits outside ``tenant``/``role`` or gone are left out.
+    """
+    out: list[dict[str, Any]] = []
+    for kind, ref, score in hits:
+        row: dict[str, Any] = {"kind": kind, "id": ref, "score": score, "status": None,
+                               "thread_id": None, "message_id": None, "label": kind}
+        if kind == "message":
+            r = conn.execute("SELECT tenant, role, text, thread_id, msg_role FROM messages"
+                             " WHERE id=?", (ref,)).fetchone()
+            if r is None or (r["tenant"], r["role"]) != (tenant, role):
+                continue
+            row.update(text=r["text"], thread_id=r["thread_id"], message_id=ref,
+                       label=f"message ({r['msg_role']})")
+        elif kind == "item":
+            r = conn.execute("SELECT tenant, role, text, thread_id, status, kind,"
+                             " source_message_id FROM memory_items WHERE id=?",
+                             (ref,)).fetchone()
+            if r is None or (r["tenant"], r["role"]) != (tenant, role):
+                continue
+            row.update(text=r["text"], thread_id=r["thread_id"], status=r["status"],
+                       message_id=r["source_message_id"], label=f"item ({r['kind']})")
+        elif kind == "summary":
+            r = conn.execute("SELECT tenant, role, text, thread_id, level FROM summary_nodes"
+                             " WHERE id=?", (ref,)).fetchone()
+            if r is None or (r["tenant"], r["role"]) != (tenant, role):
+                continue
+            row.update(text=r["text"], thread_id=r["thread_id"],
+                       label=f"summary (level {r['level']})")
+        elif kind == "agent_memory":
+            r = conn.execute("SELECT tenant, role, title, content, category FROM"
+                             " agent_memories WHERE id=?", (ref,)).fetchone()
+            if r is None or r["role"] != role or r["tenant"] not in (tenant, "*"):
+                continue
+            row.update(text=f"{r['title']}: {r['content']}",
+                       label=f"agent memory ({r['category']})")
+        else:
+            continue
+        out.append(row)
+    return out
 
 
 def item_scope(conn: sqlite3.Connection, item_id: int) -> tuple[str, str, str] | None:

@@ -4,8 +4,9 @@ Raw evidence is never deleted except here (DESIGN §4). :func:`purge` is a write
 job: it runs inside the store's write transaction, so a purge is all or nothing.
 It removes the matching rows of every table that holds conversation content —
 threads, messages, events, memory items and their revisions, task state, summary
-nodes, assembly logs, cached embeddings, the extraction queue, splices, and agent memories
-when the filter is a role or tenant (agent memories are not per session) — and
+nodes, assembly logs, forwarded request bodies, cached embeddings, the extraction
+queue, splices, and agent memories when the filter is a role or tenant (agent
+memories are not per session) — and
 appends an ``index_outbox`` ``delete`` for every removed message, item, agent
 memory and summary, so the derived indexes (Tantivy, vectors) drop them when their
 workers next run. Deleted pages are zeroed (``secure_delete``) so the text does not
@@ -96,6 +97,8 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     conn.execute("DELETE FROM temp.purge_ids")
     by_scope, s_args = _clause(tenant=tenant, role=role, session=session)
     by_owner, o_args = _clause(tenant=tenant, role=role)
+    forwarded = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND"
+                             " name='forwarded_requests'").fetchone() is not None  # schema 7+
 
     def mark(kind: str, sql: str, args: list[Any]) -> None:
         conn.execute(f"INSERT OR IGNORE INTO temp.purge_ids (kind, id) {sql}", args)
@@ -108,7 +111,8 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
          f" {ids('message')} OR thread_id IN {ids('thread')}", [])
     # Tables without a session column belong to a session through its threads.
     for kind, table in (("summary", "summary_nodes"), ("task", "task_state"),
-                        ("assembly", "assembly_logs"), ("event", "events")):
+                        ("assembly", "assembly_logs"), ("event", "events"),
+                        *((("forwarded", "forwarded_requests"),) if forwarded else ())):
         mark(kind, f"SELECT '{kind}', id FROM {table} WHERE thread_id IN {ids('thread')}", [])
         if session is None:
             mark(kind, f"SELECT '{kind}', id FROM {table} WHERE {by_owner}", o_args)
@@ -167,6 +171,9 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     delete("task_state", f"DELETE FROM task_state WHERE id IN {ids('task')}")
     delete("assembly_logs", f"DELETE FROM assembly_logs WHERE id IN {ids('assembly')}")
     delete("events", f"DELETE FROM events WHERE id IN {ids('event')}")
+    if forwarded:
+        delete("forwarded_requests",
+               f"DELETE FROM forwarded_requests WHERE id IN {ids('forwarded')}")
     delete("agent_memories", f"DELETE FROM agent_memories WHERE id IN {ids('agent_memory')}")
     conn.execute(f"UPDATE messages SET parent_id=NULL WHERE id IN {ids('message')}")
     delete("messages", f"DELETE FROM messages WHERE id IN {ids('message')}")

@@ -290,6 +290,41 @@ def m006_task_state_open() -> str:
         """
 
 
+@migration(7, "forwarded requests: the body each upstream received, for the inspector")
+def m007_forwarded_requests() -> str:
+    return """
+        -- One row per request forwarded upstream with memory in play: the exact body
+        -- sent (zlib-compressed JSON bytes; secrets masked when capture redacts), what
+        -- memory did to it. Only the newest rows per tenant are kept
+        -- (capture.keep_forwarded_requests); a body over forwarded_body_max_kib is
+        -- kept as its size alone (body NULL, body_omitted 1).
+        CREATE TABLE forwarded_requests (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            request_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id INTEGER,
+            created_at REAL NOT NULL,
+            state TEXT NOT NULL,            -- x-lcm-memory: injected|skipped|failed-open|...
+            model TEXT,
+            stream INTEGER NOT NULL DEFAULT 0,
+            client_bytes INTEGER NOT NULL,  -- the client's request body, bytes
+            body_bytes INTEGER NOT NULL,    -- the forwarded body, bytes (uncompressed)
+            body BLOB,                      -- zlib(forwarded body), NULL when omitted
+            body_omitted INTEGER NOT NULL DEFAULT 0,
+            redacted INTEGER NOT NULL DEFAULT 0,
+            tools_added INTEGER NOT NULL DEFAULT 0,
+            compacted_messages INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX forwarded_requests_scope ON forwarded_requests(tenant, role, id);
+        CREATE INDEX forwarded_requests_request ON forwarded_requests(request_id);
+        CREATE INDEX forwarded_requests_thread ON forwarded_requests(thread_id, id);
+        -- The request log joins a request's events and assembly log by request id.
+        CREATE INDEX events_request ON events(request_id);
+        CREATE INDEX assembly_logs_request ON assembly_logs(request_id);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

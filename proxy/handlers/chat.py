@@ -21,7 +21,7 @@ from aiohttp import web
 from memory_core.capture import loads_lossless
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
-from proxy import commands, rewrite, toolloop
+from proxy import commands, forwardlog, rewrite, toolloop
 from proxy import headers as hdrs
 from proxy.errors import BadRequestError, ProxyError
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS, TASKS
@@ -173,8 +173,10 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     extra = {"x-lcm-request-id": rid, "x-lcm-memory": prepared.state, **prepared.headers}
     if prepared.state == "skipped":
         extra["x-lcm-memory-reason"] = _skip_reason(request, settings, engine, body, ticket)
-    if (ticket is not None and scope is not None and prepared.state != "failed-open"
-            and settings.tools.enabled and toolloop.tools_wanted(body)):
+    tools = (ticket is not None and scope is not None and prepared.state != "failed-open"
+             and settings.tools.enabled and toolloop.tools_wanted(body))
+    forwardlog.record(request, scope, rid, prepared, raw, body, tools=tools)  # inspector
+    if tools:
         return await _with_memory_tools(request, ticket, scope, prepared, body, url,
                                         out_headers, extra)
     started = time.perf_counter()

@@ -20,7 +20,9 @@ CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-acti
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer Chromium sends "Origin: null" with
+    # a form POST, which the retract form's Origin check must refuse.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
@@ -54,6 +56,21 @@ ul.tree li{margin:4px 0}ul.tree.top{border-left:none;padding-left:0}
 .chain{margin:4px 0}.chain .arrow{color:#5b6472;padding:0 6px}
 form.search input[type=text]{width:320px;padding:4px}
 .muted{color:#5b6472}
+.cols{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}
+.cols>section{flex:1 1 480px;min-width:0}
+.part{font-size:11px;font-weight:700;text-transform:uppercase;letter-spacing:.04em;
+padding:0 6px;border-radius:6px;margin-right:6px}
+.part.scaffold{background:#e9ddff;color:#4b2a99}.part.acknowledgement{background:#efe7ff}
+.part.block{background:#fff0b3;color:#6b5200}.part.tail{background:#dff0ff;color:#174a7a}
+.part.tools{background:#ffe1cc;color:#7a3a00}
+.msg.scaffold{border-left-color:#7b4fd6}.blocktext{background:#fffbe6;
+border:1px dashed #d9b400;padding:4px 6px;margin:4px 0}
+.pager{margin:8px 0}.pager a,.pager span{margin-right:10px}
+.notice{background:#fff4d6;border:1px solid #e6c36a;padding:6px 10px;margin:8px 0}
+form.filters{display:flex;gap:8px;flex-wrap:wrap;align-items:end;margin:8px 0}
+form.filters label{font-size:12px;display:flex;flex-direction:column}
+form.inline{display:inline;margin:0}form.inline input[type=text]{width:110px}
+tr.total td{font-weight:700;background:#eef1f5}
 """
 
 
@@ -86,8 +103,8 @@ def page(title: str, body: str, *, tenant: str | None = None) -> str:
     """A whole HTML document: navigation (keeping the tenant filter) and ``body``."""
     scope = f' <span class="badge">tenant {e(tenant)}</span>' if tenant else ""
     nav = " ".join(link(url(p, tenant=tenant), label) for p, label in (
-        ("/lcm/ui", "Threads"), ("/lcm/ui/items", "Memory items"),
-        ("/lcm/ui/search", "Search")))
+        ("/lcm/ui", "Threads"), ("/lcm/ui/requests", "Requests"),
+        ("/lcm/ui/items", "Memory items"), ("/lcm/ui/search", "Search")))
     search = (f'<form class="search" method="get" action="/lcm/ui/search">'
               f'<input type="hidden" name="tenant" value="{e(tenant or "")}">'
               f'<input type="text" name="q" placeholder="search memory" aria-label="search">'
@@ -110,6 +127,37 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], empty: str = "n
 
 def status_badge(status: str) -> str:
     return f'<span class="badge {e(status)}">{e(status)}</span>'
+
+
+def pager(path: str, total: int, offset: int, limit: int, shown: int,
+          **query: Any) -> str:
+    """"rows a–b of total" with previous/next links keeping ``query`` (the filters)."""
+    if total == 0:
+        return ""
+    first, last = (offset + 1, offset + shown) if shown else (0, 0)
+    parts = [f"<span>rows {first}–{last} of {total}</span>"]
+    if offset > 0:
+        parts.append(link(url(path, **query, offset=max(0, offset - limit) or None,
+                              limit=limit), "← previous"))
+    if offset + shown < total:
+        parts.append(link(url(path, **query, offset=offset + limit, limit=limit), "next →"))
+    return f'<div class="pager">{"".join(parts)}</div>'
+
+
+def section_table(sections: Sequence[dict[str, Any]], used: int) -> str:
+    """The block's sections and their line tokens, then what the lines do not cover
+    (section headers, ``[Current Request]``, joins: ``used`` minus the lines' sum)
+    and a total row equal to ``used``, the figure the budget bar shows."""
+    rows = [(e(s["name"]), e(s["lines"]), e(s["tokens"])) for s in sections]
+    if not rows:
+        return '<p class="muted">no sections</p>'
+    rest = used - sum(int(s["tokens"]) for s in sections)
+    rows.append(('<span class="muted">section headers, [Current Request] marker,'
+                 " line breaks</span>", "", e(rest)))
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    body += f'<tr class="total"><td>total (exact count of the block)</td><td></td><td>{e(used)}</td></tr>'
+    return ("<table class=sections><thead><tr><th>section</th><th>lines</th><th>tokens</th>"
+            f"</tr></thead><tbody>{body}</tbody></table>")
 
 
 def budget_bar(used: int, budget: int) -> str:
@@ -137,15 +185,25 @@ def forest(nodes: Sequence[dict[str, Any]], *, top: bool = True) -> str:
     return f'<ul class="tree{" top" if top else ""}">{"".join(items)}</ul>'
 
 
-def explain_table(data: dict[str, Any]) -> str:
-    """Included, truncated and omitted lines of an assembly log, with reasons."""
+def ref_link(ref: Any, tenant: str | None = None) -> str:
+    """``item:N`` / ``msg:N`` as a link to its inspector page; anything else as text."""
+    kind, _, ident = str(ref or "").partition(":")
+    if ident.isdigit() and kind in ("item", "msg"):
+        path = "items" if kind == "item" else "messages"
+        return link(url(f"/lcm/ui/{path}/{ident}", tenant=tenant), ref)
+    return e(ref)
+
+
+def explain_table(data: dict[str, Any], tenant: str | None = None) -> str:
+    """Included, truncated and omitted lines of an assembly log, with reasons (item
+    and message refs link to their pages, keeping the ``tenant`` filter)."""
     rows = []
     for label in ("included", "truncated", "omitted"):
         for r in data.get(label, []):
             why = r.get("reason", "")
             if r.get("would_have_been"):
                 why += f" (would have been: {r['would_have_been']})"
-            rows.append((e(label), e(r.get("ref")), e(r.get("section", "")),
+            rows.append((e(label), ref_link(r.get("ref"), tenant), e(r.get("section", "")),
                          e(r.get("tokens")), e(why)))
     return table(("decision", "ref", "section", "tokens", "reason"), rows,
                  "nothing was considered")

@@ -1,6 +1,8 @@
 """Inspector pages: threads, one thread (messages, branches, forest, last injection),
-memory items with supersession chains, and search. Read-only; the sign-in form is
-the only POST and it only sets the session cookie.
+the request log and what each upstream received, memory items (paged, filtered) with
+their supersession chains, and search. Two POSTs: the sign-in form (sets the session
+cookie) and retracting an item, which needs the page's CSRF token (see
+:func:`retract`).
 
 Each page takes the ``tenant`` (and ``role``) query filter like the admin API and
 reads through the same scoped engine methods, so the inspector shows exactly what
@@ -11,15 +13,23 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
+import orjson
 from aiohttp import web
 
 from memory_core.errors import NotFoundError
 from memory_core.ref import parse_id
 from proxy.errors import UnauthorizedError
-from proxy.handlers.access import UI_COOKIE, require_admin, ui_session_value
+from proxy.handlers.access import (
+    UI_COOKIE,
+    host_is_loopback,
+    require_admin,
+    ui_session_value,
+)
 from proxy.keys import ENGINE, SETTINGS
 from proxy.ui.html import (
     SECURITY_HEADERS,
@@ -30,6 +40,8 @@ from proxy.ui.html import (
     forest,
     link,
     page,
+    pager,
+    section_table,
     status_badge,
     table,
     url,
@@ -43,9 +55,38 @@ async def _run(fn: Callable[..., T], *args: Any) -> T:
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
-def _html(body: str, status: int = 200) -> web.Response:
-    return web.Response(status=status, text=body, content_type="text/html",
+CSRF_COOKIE = "lcm_csrf"
+"""The inspector's CSRF token: a random value in a SameSite=Strict, HttpOnly cookie,
+repeated in a hidden field of every form that changes something (double submit)."""
+
+_CSRF_NEW = web.RequestKey("lcm_csrf_new", str)
+
+
+def csrf_token(request: web.Request) -> str:
+    """This browser's CSRF token (from its cookie, else a new one that the page's
+    response sets as the cookie)."""
+    token = request.cookies.get(CSRF_COOKIE, "")
+    if len(token) < 32:
+        token = request.get(_CSRF_NEW) or secrets.token_urlsafe(32)
+        request[_CSRF_NEW] = token
+    return token
+
+
+def _html(body: str, status: int = 200, request: web.Request | None = None
+          ) -> web.Response:
+    resp = web.Response(status=status, text=body, content_type="text/html",
                         charset="utf-8", headers=SECURITY_HEADERS)
+    if request is not None and request.get(_CSRF_NEW):
+        resp.set_cookie(CSRF_COOKIE, request[_CSRF_NEW], httponly=True, samesite="Strict",
+                        path="/lcm/ui", secure=request.secure)
+    return resp
+
+
+def _query_int(request: web.Request, name: str, default: int, high: int) -> int:
+    try:
+        return max(0, min(high, int(request.query.get(name, "") or default)))
+    except ValueError:
+        return default
 
 
 def _login_page(message: str = "") -> web.Response:
@@ -162,14 +203,14 @@ async def thread_page(request: web.Request) -> web.Response:
     else:
         data = last["data"]
         skipped = f"<p>skipped: {e(data['skipped'])}</p>" if data.get("skipped") else ""
-        sections = table(("section", "lines", "tokens"), (
-            (e(s["name"]), e(s["lines"]), e(s["tokens"])) for s in data.get("sections", [])),
-            "no sections")
+        sections = section_table(data.get("sections", []), last["used_tokens"])
         bar = budget_bar(last["used_tokens"], last["budget_tokens"])
-        inj = (f"<p>request {e(last['request_id'])} · {e(when(last['created_at']))} ·"
+        rid = last["request_id"]
+        seen = link(url(f"/lcm/ui/requests/{rid}", tenant=tenant), f"request {rid}")
+        inj = (f"<p>{seen} (what the upstream received) · {e(when(last['created_at']))} ·"
                f" trigger <b>{e(last['trigger'])}</b> · counted with"
                f" {e(last['token_source'])}</p>{bar}"
-               f"{skipped}{sections}<h3>Explain</h3>{explain_table(data)}")
+               f"{skipped}{sections}<h3>Explain</h3>{explain_table(data, tenant)}")
     task = table(("label", "status", "text", "source"), (
         (e(r["label"]), status_badge(r["status"]), e(r["text"]),
          e(r["source_message_id"] or "-")) for r in detail["task_state"]), "no task state")
@@ -183,59 +224,273 @@ async def thread_page(request: web.Request) -> web.Response:
     return _html(page(f"Thread #{tid}", body, tenant=tenant))
 
 
+_ITEM_FILTERS = ("status", "kind", "role", "thread", "text")
+
+
 async def items_page(request: web.Request) -> web.Response:
-    """``GET /lcm/ui/items``: supersession chains, then every item of the scope."""
+    """``GET /lcm/ui/items``: supersession chains of the scope, then its items, paged
+    (``offset``, ``limit`` ≤ 500) and filtered (``kind``, ``status``, ``role``,
+    ``thread``, ``text``), each active one with a retract form."""
     if (denied := _guard(request)) is not None:
         return denied
     engine = request.app[ENGINE]
     tenant, role = _filters(request)
-    status = request.query.get("status", "").strip() or None
-    data = await _run(lambda: engine.list_items(tenant=tenant, role=role, status=status,
-                                                limit=500))
-    by_id = {i["id"]: i for i in data["items"]}
+    q = {k: request.query.get(k, "").strip() or None for k in _ITEM_FILTERS}
+    thread: int | None = None
+    if q["thread"]:
+        try:
+            thread = parse_id(q["thread"], what="thread")
+        except ValueError:
+            return _html(page("Memory items", "<p>thread must be a thread id</p>",
+                              tenant=tenant), 400)
+    limit = _query_int(request, "limit", 100, 500) or 100
+    offset = _query_int(request, "offset", 0, 1 << 40)
+    data = await _run(lambda: engine.list_items(
+        tenant=tenant, role=role, status=q["status"], kind=q["kind"], thread_id=thread,
+        text=q["text"], limit=limit, offset=offset))
+    fixes = await _run(lambda: engine.corrections(tenant=tenant, role=role, limit=50))
+    token = csrf_token(request)
     chains = []
-    for chain in data["chains"]:
-        steps = []
-        for i in chain:
-            it = by_id.get(i)
-            text = e(clip(it["text"], 160)) if it else '<span class="muted">(not listed)</span>'
-            badge = status_badge(it["status"]) if it else ""
-            steps.append(f"item:{e(i)} {badge} {text}")
+    for chain in fixes["chains"]:
+        steps = [link(url(f"/lcm/ui/items/{c['id']}", tenant=tenant), f"item:{c['id']}")
+                 + f" {status_badge(c['status'])} {e(clip(c['text'], 160))}" for c in chain]
         chains.append(f'<div class="chain">{"<span class=arrow>→</span>".join(steps)}</div>')
-    rows = ((e(f"item:{i['id']}"), e(i["kind"]), status_badge(i["status"]), e(i["text"]),
-             e(f"{i['value']:g} {i['unit'] or ''}" if i["value"] is not None else ""),
-             e(i["condition"] or ""), e(i["supersedes"] or ""), e(i["superseded_by"] or ""),
-             e(i["source_message_id"] or ""), e(i["role"]), e(i["tenant"]))
-            for i in data["items"])
-    body = (f"<h2>Supersession chains (oldest → newest)</h2>"
+    more = (f'<p class="muted">the {len(fixes["chains"])} most recent of'
+            f" {e(fixes['total'])} superseded items</p>" if fixes["total"] > 50 else "")
+    rows = []
+    for i in data["items"]:
+        action = _retract_form(i["id"], token, tenant) if i["status"] == "active" else ""
+        src = i["source_message_id"]
+        rows.append((
+            link(url(f"/lcm/ui/items/{i['id']}", tenant=tenant), f"item:{i['id']}"),
+            e(i["kind"]), status_badge(i["status"]), e(i["text"]),
+            e(f"{i['value']:g} {i['unit'] or ''}" if i["value"] is not None else ""),
+            e(i["condition"] or ""), e(i["supersedes"] or ""), e(i["superseded_by"] or ""),
+            link(url(f"/lcm/ui/messages/{src}", tenant=tenant), f"msg {src}") if src else "",
+            e(i["role"]), e(i["tenant"]), action))
+    keep = {k: v for k, v in q.items() if v}
+    notice = ""
+    if request.query.get("retracted"):
+        notice = f'<p class="notice">retracted item:{e(request.query["retracted"])}</p>'
+    shown = len(data["items"])
+    paging = pager("/lcm/ui/items", data["total"], offset, limit, shown, tenant=tenant, **keep)
+    body = (f"{notice}<h2>Corrections: supersession chains (oldest → newest)</h2>{more}"
             f"{''.join(chains) or '<p class=muted>no corrections yet</p>'}"
-            f"<h2>Items ({e(data['total'])})</h2>"
+            f"<h2>Items ({e(data['total'])})</h2>{_item_filters(tenant, q)}{paging}"
             + table(("id", "kind", "status", "text", "number", "condition", "supersedes",
-                     "superseded by", "source msg", "role", "tenant"), rows, "no items"))
-    return _html(page("Memory items", body, tenant=tenant))
+                     "superseded by", "source msg", "role", "tenant", ""), rows, "no items")
+            + paging)
+    return _html(page("Memory items", body, tenant=tenant), request=request)
+
+
+def _item_filters(tenant: str | None, q: dict[str, str | None]) -> str:
+    def select(name: str, options: tuple[str, ...]) -> str:
+        opts = "".join(f'<option value="{e(o)}"{" selected" if q[name] == o else ""}>'
+                       f"{e(o or 'any')}</option>" for o in ("", *options))
+        return f'<label>{name}<select name="{name}">{opts}</select></label>'
+
+    def text(name: str, width: int = 120) -> str:
+        return (f'<label>{name}<input type="text" name="{name}" value="{e(q[name] or "")}"'
+                f' style="width:{width}px"></label>')
+
+    return ('<form class="filters" method="get" action="/lcm/ui/items">'
+            f'<input type="hidden" name="tenant" value="{e(tenant or "")}">'
+            + select("kind", ("fact", "decision", "constraint", "preference", "question",
+                              "proposal"))
+            + select("status", ("active", "superseded", "retracted"))
+            + text("role", 90) + text("thread", 60) + text("text", 200)
+            + ' <button type="submit">Filter</button></form>')
+
+
+def _retract_form(item_id: int, token: str, tenant: str | None) -> str:
+    return (f'<form class="inline retract" method="post"'
+            f' action="{e(url(f"/lcm/ui/items/{item_id}/retract", tenant=tenant))}">'
+            f'<input type="hidden" name="csrf" value="{e(token)}">'
+            '<input type="text" name="reason" placeholder="reason" aria-label="reason">'
+            ' <button type="submit">Retract</button></form>')
+
+
+async def item_page(request: web.Request) -> web.Response:
+    """``GET /lcm/ui/items/{item_id}``: one item, its chain, revisions and source."""
+    if (denied := _guard(request)) is not None:
+        return denied
+    return await _inspect_page(request, "item", request.match_info["item_id"])
+
+
+async def message_page(request: web.Request) -> web.Response:
+    """``GET /lcm/ui/messages/{message_id}``: one message with its thread and items."""
+    if (denied := _guard(request)) is not None:
+        return denied
+    return await _inspect_page(request, "msg", request.match_info["message_id"])
+
+
+async def _inspect_page(request: web.Request, kind: str, raw_id: str) -> web.Response:
+    tenant, role = _filters(request)
+    what = "Memory item" if kind == "item" else "Message"
+    try:
+        ident = parse_id(raw_id)
+        info = await _run(request.app[ENGINE].inspect, f"{kind}:{ident}")
+    except (ValueError, NotFoundError):
+        info = None
+    if info is None or (tenant is not None and info.get("tenant") != tenant) or (
+            role is not None and info.get("role") != role):
+        return _html(page("Not found", f"<p>no such {what.lower()}</p>", tenant=tenant), 404)
+    thread = info.get("thread_id")
+    head = []
+    if thread:
+        anchor = f"#m{ident}" if kind == "msg" else ""
+        head.append(link(url(f"/lcm/ui/threads/{thread}", tenant=tenant) + anchor,
+                         f"thread #{thread}"))
+    src = info.get("source_message_id")
+    if src:
+        head.append(link(url(f"/lcm/ui/messages/{src}", tenant=tenant), f"source msg {src}"))
+    action = ""
+    if kind == "item" and info.get("status") == "active":
+        action = "<h2>Retract</h2>" + _retract_form(ident, csrf_token(request), tenant)
+    fields = table(("field", "value"), ((e(k), f"<pre>{e(clip(_shown(k, v), 4000))}</pre>")
+                                        for k, v in info.items()
+                                        if k not in ("message", "raw_json")))
+    body = f"<p>{' · '.join(head)}</p>{action}{fields}"
+    return _html(page(f"{what} {kind}:{ident}", body, tenant=tenant), request=request)
+
+
+def _shown(key: str, value: Any) -> str:
+    if key.endswith("_at") and isinstance(value, int | float):
+        return when(value)
+    if isinstance(value, dict | list):
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    return "-" if value is None else str(value)
+
+
+async def retract(request: web.Request) -> web.StreamResponse:
+    """``POST /lcm/ui/items/{item_id}/retract`` (form ``csrf``, ``reason``) → 303 back
+    to the items page.
+
+    Needs the admin token (bearer or the session cookie), an ``Origin`` naming this
+    host when the browser sends one (and a loopback ``Host`` without a token), and
+    the form's ``csrf`` equal to the ``lcm_csrf`` cookie (SameSite=Strict), compared
+    in constant time; otherwise 403 and nothing changes. 404 for an item outside
+    the ``tenant``/``role`` filter.
+    """
+    if (denied := _guard(request)) is not None:
+        return denied
+    tenant, role = _filters(request)
+    origin = request.headers.get("Origin")
+    if origin is not None and (origin == "null" or urlsplit(origin).netloc != request.host):
+        return _forbidden(tenant, "cross-origin request refused")
+    form = await request.post()
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    sent = str(form.get("csrf", ""))
+    if len(cookie) < 32 or not hmac.compare_digest(sent.encode(), cookie.encode()):
+        return _forbidden(tenant, "missing or wrong CSRF token: reload the page and retry")
+    if not request.app[SETTINGS].proxy.admin_token and not host_is_loopback(request.host):
+        return _forbidden(tenant, "no admin token is configured")
+    try:
+        ident = parse_id(request.match_info["item_id"])
+        reason = str(form.get("reason", "")).strip()[:500] or "retracted in the inspector"
+        await _run(lambda: request.app[ENGINE].retract_in_scope(ident, reason, tenant=tenant,
+                                                                role=role))
+    except (ValueError, NotFoundError):
+        return _html(page("Not found", "<p>no such memory item</p>", tenant=tenant), 404)
+    back = url("/lcm/ui/items", tenant=tenant, retracted=ident)
+    return web.Response(status=303, headers={"Location": back, **SECURITY_HEADERS})
+
+
+def _forbidden(tenant: str | None, why: str) -> web.Response:
+    return _html(page("Refused", f"<p>{e(why)}</p>", tenant=tenant), 403)
+
+
+SEARCH_MODES = ("keyword", "bm25", "vector", "hybrid")
+"""``keyword``: SQLite scan, query terms found (any scope); the others ask the search
+indexes of one tenant and role (BM25, cosine, or the fused hybrid score)."""
 
 
 async def search_page(request: web.Request) -> web.Response:
-    """``GET /lcm/ui/search?q=``: keyword search over items and messages of the scope."""
+    """``GET /lcm/ui/search?q=&mode=``: hits with their score and links to the item,
+    message, or thread; the mode that ran is stated (see :data:`SEARCH_MODES`)."""
     if (denied := _guard(request)) is not None:
         return denied
     tenant, role = _filters(request)
     query = request.query.get("q", "").strip()
-    body = '<p class="muted">type a query in the search box above</p>'
-    if query:
+    mode = request.query.get("mode", "").strip() or "keyword"
+    if mode not in SEARCH_MODES:
+        return _html(page("Search", f"<p>unknown mode {e(mode)}; use one of"
+                          f" {e(', '.join(SEARCH_MODES))}</p>", tenant=tenant), 400)
+    form = _search_form(tenant, role, query, mode)
+    body = form + '<p class="muted">type a query</p>'
+    if query and mode == "keyword":
         hits = await _run(lambda: request.app[ENGINE].search_memory(
             query, tenant=tenant, role=role, limit=100, include_commands=False))
-        body = f"<p>{len(hits)} results for <b>{e(query)}</b></p>" + table(
-            ("ref", "kind", "status", "role", "text"),
-            ((e(h["ref"]), e(h["kind"]), status_badge(h["status"]), e(h["role"]),
-              e(clip(h["text"], 600))) for h in hits), "no matches")
+        rows = [{"kind": "message", "id": h["id"], "score": h["score"], "status": None,
+                 "text": h["text"], "message_id": h["id"], "thread_id": None,
+                 "label": f"message ({h.get('status')})"} if h["kind"] == "message" else
+                {"kind": "item", "id": h["id"], "score": h["score"], "status": h.get("status"),
+                 "text": h["text"], "message_id": h.get("source_message_id"),
+                 "thread_id": None, "label": f"item ({h['kind']})"} for h in hits]
+        body = form + _hits_table(rows, query, mode, "query terms found (+2 for the exact"
+                                  " phrase)", tenant)
+    elif query:
+        if tenant is None or role is None:
+            body = form + ('<p class="notice">the indexed searches (bm25, vector, hybrid)'
+                           " run within one tenant and role: choose both (keyword search"
+                           " works on any scope)</p>")
+        else:
+            try:
+                rows = await _run(lambda: request.app[ENGINE].search_indexed(
+                    query, tenant=tenant, role=role, mode=mode, limit=100))
+            except ValueError as exc:
+                return _html(page("Search", form + f"<p>{e(exc)}</p>", tenant=tenant), 400)
+            unit = {"bm25": "BM25", "vector": "cosine similarity",
+                    "hybrid": "fused rank score plus boosts"}[mode]
+            body = form + _hits_table(rows, query, mode, unit, tenant)
     return _html(page("Search", body, tenant=tenant))
+
+
+def _search_form(tenant: str | None, role: str | None, query: str, mode: str) -> str:
+    opts = "".join(f'<option value="{m}"{" selected" if m == mode else ""}>{m}</option>'
+                   for m in SEARCH_MODES)
+    return ('<form class="filters" method="get" action="/lcm/ui/search">'
+            f'<input type="hidden" name="tenant" value="{e(tenant or "")}">'
+            f'<label>query<input type="text" name="q" value="{e(query)}" style="width:260px">'
+            f'</label><label>role<input type="text" name="role" value="{e(role or "")}"'
+            f' style="width:90px"></label><label>mode<select name="mode">{opts}</select>'
+            '</label> <button type="submit">Search</button></form>')
+
+
+def _hits_table(rows: list[dict[str, Any]], query: str, mode: str, unit: str,
+                tenant: str | None) -> str:
+    out = []
+    for h in rows:
+        if h["kind"] == "message":
+            ref = link(url(f"/lcm/ui/messages/{h['id']}", tenant=tenant), f"msg:{h['id']}")
+        elif h["kind"] == "item":
+            ref = link(url(f"/lcm/ui/items/{h['id']}", tenant=tenant), f"item:{h['id']}")
+        else:
+            ref = e(f"{h['kind']}:{h['id']}")
+        where = []
+        if h.get("message_id") and h["kind"] != "message":
+            where.append(link(url(f"/lcm/ui/messages/{h['message_id']}", tenant=tenant),
+                              f"source msg {h['message_id']}"))
+        if h.get("thread_id"):
+            where.append(link(url(f"/lcm/ui/threads/{h['thread_id']}", tenant=tenant),
+                              f"thread #{h['thread_id']}"))
+        score = h["score"]
+        out.append((ref, e(h["label"]), e(f"{score:.4g}" if isinstance(score, float)
+                                            else score),
+                    status_badge(h["status"]) if h.get("status") else "",
+                    " · ".join(where), e(clip(h["text"], 600))))
+    return (f'<p class="searchinfo">{len(rows)} results for <b>{e(query)}</b> · mode'
+            f" <b class=mode>{e(mode)}</b> · score: {e(unit)}</p>"
+            + table(("ref", "kind", "score", "status", "links", "text"), out, "no matches"))
 
 
 ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", "/lcm/ui", index),
     ("GET", "/lcm/ui/threads/{thread_id}", thread_page),
     ("GET", "/lcm/ui/items", items_page),
+    ("GET", "/lcm/ui/items/{item_id}", item_page),
+    ("POST", "/lcm/ui/items/{item_id}/retract", retract),
+    ("GET", "/lcm/ui/messages/{message_id}", message_page),
     ("GET", "/lcm/ui/search", search_page),
     ("POST", "/lcm/ui/login", login),
 ]
