@@ -28,7 +28,7 @@ from typing import Any
 
 from memory_core import inview
 from memory_core.config import MemoryConfig
-from memory_core.memory import GLOBAL_TENANT
+from memory_core.memory import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens, token_source
 
@@ -330,8 +330,8 @@ def assemble(
             lines.append(_Line("guidelines", text, "guidelines", 1000, "bootstrap turn", order=i))
     prefs = conn.execute(
         "SELECT id, key, title, content FROM agent_memories WHERE category='user_preferences'"
-        " AND role=? AND tenant IN (?, ?) ORDER BY key, tenant",
-        (scope.role, scope.tenant, GLOBAL_TENANT),
+        " AND role=? AND tenant IN (?, ?, ?) ORDER BY key, tenant",
+        (scope.role, scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT),
     ).fetchall()
     for i, p in enumerate(prefs):
         lines.append(_Line("prefs", f"- {neutralise(p['title'])}: {neutralise(p['content'])}",

@@ -54,6 +54,14 @@ CONTENT_LIMIT = 500
 """``agent_memories.content`` limit in characters (the seed's 500)."""
 GLOBAL_TENANT = "*"
 """Tenant of operator-set preferences that apply to every tenant of a data dir."""
+USER_SEP = "~"
+"""Separates an API key's tenant from an end user's part (``t_…~u_…``, proxy.scope)."""
+
+
+def account_tenant(tenant: str) -> str:
+    """The API key's tenant of a stored tenant id (``t_a~u_b`` → ``t_a``): an end
+    user sees the preferences an operator set for the key's tenant."""
+    return tenant.split(USER_SEP, 1)[0]
 
 
 def _outbox(conn: sqlite3.Connection, kind: str, ref_id: int, op: str = "upsert") -> None:
