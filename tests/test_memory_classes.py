@@ -133,3 +133,15 @@ async def test_a_one_off_request_stays_in_its_conversation(
     await first.say("And the loss of that run, as JSON with the key answer?")
     block = block_of(first.upstream_last_user())
     assert "Reply in JSON" in block  # in its own conversation it is found again
+
+
+@pytest.mark.parametrize("text", ["Going forward, squash-merge every pull request.",
+                                  "以后提交信息都用英文写。", "今後は日本語で返信してください。"])
+def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
+    kinds = {(e.kind, e.correction) for e in extract(text)}
+    assert ("constraint", True) in kinds and "fact" not in {k for k, _ in kinds}, kinds
+
+
+def test_a_series_item_with_nothing_but_its_label_for_a_subject_is_kept() -> None:
+    (item,) = extract("Phase 2 ends on 30 June.")
+    assert item.subject == "phase 2" and item.label == "phase 2" and item.value is None

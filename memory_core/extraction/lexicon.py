@@ -103,6 +103,8 @@ EN_UPDATE_LEAD = Lead(en(
                   "|from this week|starting this week|from tomorrow|starting tomorrow") + r")\b"
     r"[\s,:;-]*"), "from as starting going")
 """'From today the standup is at 10:00.': the rest of the sentence replaces the old state."""
+EN_RULE_LEAD = en(r"^(?:from now on|going forward)\b")
+"""Update leads that also state a rule: kept in the clause, whose rules read them."""
 EN_UPDATE = Cue(en(
     r"(?<!\bfor )(?<!\bjust )(?<!\bright )\bnow\b(?!\s+that\b)"
     r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded)"

@@ -360,7 +360,14 @@ class _Message:
                 asked = Verdict("question", rules.question_subject(c))
                 self.out.append(_item(self.text, c, asked, correction))
         else:
+            found = len(self.out)
             self._statements(sc, a, body, b, lang, toks, correction, forced)
+            if self.label and len(self.out) == found and ordinal is not None:
+                # "Phase 2 ends on 30 June": nothing left to say without the label's
+                # word; read the sentence whole (the subject still starts with the label).
+                self._statements(sc, a, ordinal.start(), b, lang, tokens(sc[ordinal.start():b])
+                                 if lang == "en" else frozenset(), correction, forced,
+                                 numbers_from=ordinal.end())
 
     def _update(self, sc: str, body: int, b: int, lang: str, correction: bool
                 ) -> tuple[int, bool]:
@@ -371,14 +378,15 @@ class _Message:
         if lang == "en":
             lead = lx.EN_UPDATE_LEAD.match(sc[body:b])
             if lead and lead.end() and _has_content(sc[body + lead.end():b]):
+                if lx.EN_RULE_LEAD.match(lead.group()):
+                    return body, True  # "From now on, …": the rule's own words stay
                 return body + lead.end(), True
             cue = lx.EN_UPDATE.search(sc[body:b], tokens(sc[body:b]))
         else:
             cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)
             if cue is not None:
-                cue_start, cue_end = cue.start() - body, cue.end() - body
-                if cue_start == 0 and _has_content(sc[cue.end():b]):
-                    return cue.end(), True
+                if cue.start() == body:
+                    return body, True  # "以后…", "今後は…": a rule's lead, kept for its rules
                 self.update_at, self.update_end = cue.start(), cue.end()
                 return body, True
             return body, correction
@@ -409,13 +417,15 @@ class _Message:
         return subject
 
     def _statements(self, sc: str, a: int, body: int, b: int, lang: str,
-                    toks: frozenset[str], correction: bool, forced: str | None) -> None:
-        """Split a statement sentence into clauses and classify each (module doc, 6)."""
+                    toks: frozenset[str], correction: bool, forced: str | None,
+                    numbers_from: int = 0) -> None:
+        """Split a statement sentence into clauses and classify each (module doc, 6).
+        ``numbers_from``: quantities before it are not read (an ordinal label's)."""
         rules = _LANGS[lang]
         marked = self.marked
         kind_before: str | None = None
         subject_before: str | None = None
-        quantities = find_quantities(sc, body, b)
+        quantities = [q for q in find_quantities(sc, body, b) if q.start >= numbers_from]
         spans = join_fronted(sc, _clause_spans(sc, body, b, lang, quantities, toks), lang,
                              [q.start for q in quantities])
         for i, (start, end) in enumerate(spans):
@@ -465,7 +475,8 @@ class _Message:
         if item.subject is None and item.unit and previous and previous[1] == unit_class(item.unit):
             item = replace(item, subject=previous[0])
         if self.label and not (item.subject or "").startswith(self.label):
-            item = replace(item, subject=f"{self.label} {item.subject}" if item.subject
+            own = item.subject and not set(item.subject.split()) <= set(self.label.split())
+            item = replace(item, subject=f"{self.label} {item.subject}" if own
                            else self.label, label=self.label)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))
