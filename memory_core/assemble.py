@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core import inview
+from memory_core import inview, standing
 from memory_core.config import MemoryConfig
-from memory_core.memory import GLOBAL_TENANT
+from memory_core.memory import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens, token_source
 
@@ -191,6 +191,9 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
     turn, that said nothing (a superseded value is shown only inside the note of the
     item that replaced it)."""
     tags = [row["kind"]] if row["status"] == "active" else [row["kind"], row["status"]]
+    who = standing.speaker(row)
+    if who:
+        tags.append(f"by {neutralise(who)}")
     if row["source_message_id"] is not None:
         tags.append(f"msg {row['source_message_id']}")
     if row["evidence"] == "assistant":
@@ -228,7 +231,9 @@ def standing_weight(row: Any) -> float:
     without a match: questions, assistant proposals, and facts with neither a
     number nor a correction behind them. Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
-    必须, 必ず…), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
+    必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
+    number, :func:`memory_core.standing.one_off`), 0 for an item led by an ordinal
+    label ("Run 39: …", one of a series), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item), +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
@@ -241,6 +246,8 @@ def standing_weight(row: Any) -> float:
     correction = row["supersedes"] is not None
     if row["kind"] == "fact" and not numeric and not correction:
         return 0.0
+    if standing.label(row) or standing.one_off(row):
+        return 0.0  # one of a series ("Run 39: …"), or a request about one answer
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
         weight += 1.5
@@ -260,7 +267,7 @@ it shares with the turn are at least this share of the smaller term set of the t
 Quick long-session eval: cacheable prefix 88.8 -> 89.1 %, coverage unchanged at 100 %
 (measured with the turn's own term count; 1/2 measured the same)."""
 
-_PREPARED: dict[int, tuple[Any, int, float, frozenset[str]]] = {}
+_PREPARED: dict[int, tuple[Any, int, float, frozenset[str], bool]] = {}
 _PREPARED_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
 
 
@@ -268,16 +275,43 @@ def _prepared(row: Any) -> tuple[int, float, frozenset[str]]:
     """``(id, standing weight, keyword terms)`` of an item row, memoised by the row
     object: the item cache (:mod:`memory_core.itemcache`) hands out the same row
     until the item changes, so unchanged items cost one dict lookup per request."""
+    item_id, weight, words, _ = _prepared_all(row)
+    return item_id, weight, words
+
+
+def _local(row: Any) -> bool:
+    """Whether the item is conversation-local (:func:`memory_core.standing.conversation_local`), memoised."""
+    return _prepared_all(row)[3]
+
+
+def _prepared_all(row: Any) -> tuple[int, float, frozenset[str], bool]:
     hit = _PREPARED.get(id(row))
     if hit is not None and hit[0] is row:
-        return hit[1], hit[2], hit[3]
+        return hit[1], hit[2], hit[3], hit[4]
     if len(_PREPARED) >= _PREPARED_MAX:
         _PREPARED.clear()
     item_id = int(row["id"])
     words = frozenset(terms(f"{row['subject'] or ''} {row['text']}"))
-    prep = (item_id, standing_weight(row), words)
+    prep = (item_id, standing_weight(row), words, standing.conversation_local(row))
     _PREPARED[id(row)] = (row, *prep)
     return prep
+
+
+def _ancestry(conn: sqlite3.Connection, thread_id: int | None) -> dict[int, float]:
+    """``{thread id: last message id on this thread's path}`` for ``thread_id`` (no
+    limit) and the threads it forked from (up to the fork point), at most 64 levels."""
+    out: dict[int, float] = {}
+    current, limit = thread_id, math.inf
+    while current is not None and current not in out and len(out) < 64:
+        out[current] = limit
+        row = conn.execute("SELECT parent_thread_id, fork_message_id FROM threads WHERE id=?",
+                           (current,)).fetchone()
+        if row is None:
+            break
+        current = row[0]
+        if row[1] is not None:
+            limit = min(limit, float(row[1]))
+    return out
 
 
 def _score(query_terms: set[str], text_terms: set[str], idf: dict[str, float]) -> float:
@@ -330,8 +364,8 @@ def assemble(
             lines.append(_Line("guidelines", text, "guidelines", 1000, "bootstrap turn", order=i))
     prefs = conn.execute(
         "SELECT id, key, title, content FROM agent_memories WHERE category='user_preferences'"
-        " AND role=? AND tenant IN (?, ?) ORDER BY key, tenant",
-        (scope.role, scope.tenant, GLOBAL_TENANT),
+        " AND role=? AND tenant IN (?, ?, ?) ORDER BY key, tenant",
+        (scope.role, scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT),
     ).fetchall()
     for i, p in enumerate(prefs):
         lines.append(_Line("prefs", f"- {neutralise(p['title'])}: {neutralise(p['content'])}",
@@ -379,8 +413,14 @@ def assemble(
         view = set()
     items: list[Item] = []
     hidden: list[Item] = []
+    # Conversation-local items (proposals, "Run 39: …", one-off requests) belong to the
+    # thread they were said in and its forks (docs/scopes.md).
+    own_threads = _ancestry(conn, capture.thread_id)
     for r in active_items:
         if r["source_message_id"] in newest_ids or r["kind"] == "question":
+            continue
+        if _local(r) and not (r["source_message_id"] or 0) <= own_threads.get(
+                r["thread_id"], -1.0):
             continue
         (hidden if view and inview.is_in_view(r, view) else items).append(r)
     relevance: dict[int, float] = {}

@@ -127,8 +127,10 @@ class Engine:
             for offset, mid in enumerate(result.new_ids):
                 msg = messages[first_new + offset]
                 if isinstance(msg, dict) and msg.get("role") == "user":
+                    name = msg.get("name")
                     self._extract_one(conn, ticket.scope, result.thread_id, mid,
-                                      message_text(msg), "user")
+                                      message_text(msg), "user",
+                                      name if isinstance(name, str) else "")
         if self.config.extract:
             self._retry_extractions(conn)
         self._captures += 1
@@ -137,8 +139,9 @@ class Engine:
         return result
 
     def _extract_one(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
-                     message_id: int, text: str, speaker: str) -> None:
+                     message_id: int, text: str, speaker: str, name: str = "") -> None:
         """Extract and store items of one message; on failure queue it for a retry.
+        ``name``: the message's ``name`` field, the items' speaker (``""``: none).
 
         Runs inside the capture transaction under its own savepoint, so a failing
         rule never loses the evidence it was reading.
@@ -156,7 +159,7 @@ class Engine:
                 log.info("message %s: extracting the first %d of %d characters",
                          message_id, EXTRACT_MAX_CHARS, len(text))
             items = extract(text[:EXTRACT_MAX_CHARS], speaker=speaker)
-            memory.store_extracted(conn, scope, thread_id, message_id, items)
+            memory.store_extracted(conn, scope, thread_id, message_id, items, speaker=name)
         except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
             conn.execute("ROLLBACK TO extract")
             conn.execute("RELEASE extract")
@@ -181,13 +184,15 @@ class Engine:
         """Extract the queued messages ``where`` selects (on ``extraction_queue q``),
         each from its stored text, in its own thread, as its author's speaker."""
         for r in conn.execute(
-            "SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text, m.msg_role"
+            "SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text, m.msg_role,"
+            " json_extract(m.raw_json, '$.name') AS name"
             f" FROM extraction_queue q JOIN messages m ON m.id=q.message_id WHERE {where}",
             params,
         ).fetchall():
             scope = Scope(r["tenant"], r["role"], r["session"])
             speaker = "assistant" if r["msg_role"] == "assistant" else "user"
-            self._extract_one(conn, scope, r["thread_id"], r["message_id"], r["text"], speaker)
+            self._extract_one(conn, scope, r["thread_id"], r["message_id"], r["text"], speaker,
+                              r["name"] if isinstance(r["name"], str) else "")
 
     def _retry_extractions(self, conn: sqlite3.Connection, limit: int = 10) -> None:
         self._extract_queued(conn, "q.next_at <= ? ORDER BY q.next_at LIMIT ?",

@@ -28,9 +28,10 @@ from typing import Any
 ITEM_COLUMNS = (
     "id, tenant, role, session, thread_id, kind, subject, text, value, value_text, unit,"
     " condition, status, supersedes, superseded_by, conflict_with, source_message_id,"
-    " evidence, lang, created_at, updated_at"
+    " evidence, lang, created_at, updated_at, data"
 )
-"""The ``memory_items`` columns kept (all but the ``data`` JSON)."""
+"""The ``memory_items`` columns kept (``data`` holds the speaker and ordinal label the
+block reads: :mod:`memory_core.standing`)."""
 
 ItemRow = dict[str, Any]
 """One cached item: :data:`ITEM_COLUMNS` by name (as ``row["kind"]`` on a ``Row``)."""

@@ -54,6 +54,14 @@ CONTENT_LIMIT = 500
 """``agent_memories.content`` limit in characters (the seed's 500)."""
 GLOBAL_TENANT = "*"
 """Tenant of operator-set preferences that apply to every tenant of a data dir."""
+USER_SEP = "~"
+"""Separates an API key's tenant from an end user's part (``t_…~u_…``, proxy.scope)."""
+
+
+def account_tenant(tenant: str) -> str:
+    """The API key's tenant of a stored tenant id (``t_a~u_b`` → ``t_a``): an end
+    user sees the preferences an operator set for the key's tenant."""
+    return tenant.split(USER_SEP, 1)[0]
 
 
 def _outbox(conn: sqlite3.Connection, kind: str, ref_id: int, op: str = "upsert") -> None:
@@ -78,27 +86,37 @@ def store_extracted(
     message_id: int,
     items: Iterable[Any],
     now: float | None = None,
+    *,
+    speaker: str = "",
 ) -> list[int]:
     """Store extracted items (``memory_core.extract.Extracted``) from one message.
 
     Applies supersession, conflict and restatement rules (module docstring) and
     merges ``task`` items into ``task_state``. Returns the ids of new memory items.
+    ``speaker``: the message's ``name`` (``""``: the role alone, "user"); kept in the
+    item's ``data.speaker``. A statement revises, restates or conflicts with items of
+    its own speaker only: two people's home towns are two facts, not a conflict.
     """
     now = time.time() if now is None else now
+    speaker = speaker.strip()[:64]
     new_ids: list[int] = []
     for ex in items:
         if ex.kind == "task":
             merge_task_line(conn, scope, thread_id, message_id, ex.task_label or "progress",
                             ex.text, now)
             continue
-        item_id = _store_item(conn, scope, thread_id, message_id, ex, now)
+        item_id = _store_item(conn, scope, thread_id, message_id, ex, now, speaker)
         if item_id is not None:
             new_ids.append(item_id)
     return new_ids
 
 
+SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
+"""An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
+
+
 def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], *,
-                subject: str) -> list[sqlite3.Row]:
+                subject: str, speaker: str = "") -> list[sqlite3.Row]:
     """Active items of ``kinds`` in the scope, newest first, whose subject contains
     ``subject`` or is contained in it (``instr`` in SQL; :func:`subjects_match`
     then checks word boundaries). Every active item of the scope is a candidate,
@@ -107,22 +125,23 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], 
     marks = ",".join("?" * len(kinds))
     sql = (f"SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
            f" AND kind IN ({marks})")
-    args: list[Any] = [scope.tenant, scope.role, *kinds, subject, subject]
+    args: list[Any] = [scope.tenant, scope.role, *kinds, subject, subject, speaker]
     sql += " AND subject IS NOT NULL AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
+    sql += f" AND {SPEAKER_SQL} = ?"
     return conn.execute(sql + " ORDER BY id DESC LIMIT 200", args).fetchall()
 
 
 def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_id: int,
-                ex: Any, now: float) -> int | None:
+                ex: Any, now: float, speaker: str = "") -> int | None:
     kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
     evidence = "assistant" if kind == "proposal" else "user"
     comparable = ("fact", "decision", "constraint", "preference")
     old: sqlite3.Row | None = None
     same: sqlite3.Row | None = None
     if kind in comparable and ex.correction:
-        old = correction_target(conn, scope, ex, comparable)
+        old = correction_target(conn, scope, ex, comparable, speaker=speaker)
     elif kind in comparable and ex.subject:
-        rows = _candidates(conn, scope, comparable, subject=ex.subject)
+        rows = _candidates(conn, scope, comparable, subject=ex.subject, speaker=speaker)
         rows.sort(key=lambda r: r["subject"] != ex.subject)  # the same subject first
         for row in rows:
             if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
@@ -141,6 +160,10 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     data = {"negated": bool(getattr(ex, "negated", False))}
     if getattr(ex, "task_label", None):
         data["task_label"] = ex.task_label
+    if speaker:
+        data["speaker"] = speaker
+    if getattr(ex, "label", None):
+        data["label"] = ex.label
     cur = conn.execute(
         "INSERT INTO memory_items (tenant, role, session, thread_id, kind, subject, text, value,"
         " value_text, unit, condition, status, source_message_id, evidence, lang, created_at,"

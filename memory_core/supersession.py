@@ -63,10 +63,11 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)(?![.,]\d)")
 
 
 def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
-                      kinds: tuple[str, ...]) -> sqlite3.Row | None:
+                      kinds: tuple[str, ...], *, speaker: str = "") -> sqlite3.Row | None:
     """The active item a correction ``ex`` replaces, or None (module docstring).
 
-    Candidates are the active items of ``kinds`` in the tenant and role, however old
+    Candidates are the active items of ``kinds`` in the tenant and role said by
+    ``speaker`` (a message's ``name``; ``""`` for none), however old
     (the newest ``CORRECTION_SCAN``; corrections are rare, the scan is cheap).
     Each must agree on the condition (:func:`conditions_agree`) and on the unit's
     dimension (both without a unit, or both of one class; only the very same
@@ -89,8 +90,9 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     fallback: sqlite3.Row | None = None
     sql = (f"SELECT id, subject, text, unit, condition, value_text FROM memory_items"
            f" WHERE tenant=? AND"
-           f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})")
-    args: list[Any] = [scope.tenant, scope.role, *kinds]
+           f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})"
+           f" AND coalesce(json_extract(data, '$.speaker'), '') = ?")
+    args: list[Any] = [scope.tenant, scope.role, *kinds, speaker]
     if new_unit:  # units of another dimension never pair: leave them to SQLite
         alike = sorted({u for u in (*UNITS.values(), *CJK_UNITS.values(), ex.unit)
                         if unit_class(u) == new_unit})

@@ -5,6 +5,12 @@ digits of ``sha256(salt ‖ key)``, where the salt is ``proxy.tenant_salt`` or a
 random value generated once per data directory. ``proxy.tenant`` pins one tenant
 for every request (single-agent sidecars). Requests without a key belong to the
 tenant ``anonymous``.
+
+An end user (an app serving many people through one key) is named by the
+``X-LCM-User`` header, else the body's ``safety_identifier``, else its ``user``.
+The stored tenant is then ``<tenant>~u_<16 hex>`` (sha256 of salt, tenant and the
+id: the id itself is never stored), so every table, index and search filter that
+separates tenants separates end users too (docs/scopes.md).
 """
 
 from __future__ import annotations
@@ -12,11 +18,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
+from typing import Any
 
+from memory_core.memory import USER_SEP
 from memory_core.models import Scope
 
 ROLE_HEADER = "X-LCM-Role"
 SESSION_HEADER = "X-LCM-Session"
+USER_HEADER = "X-LCM-User"
 _SAFE = re.compile(r"[^A-Za-z0-9_.:@/-]")
 
 
@@ -47,9 +56,35 @@ def clean_label(value: str, default: str, limit: int = 128) -> str:
     return value or default
 
 
-def resolve_scope(headers: Mapping[str, str], *, salt: str, fixed_tenant: str = "") -> Scope:
-    """Build the :class:`Scope` of a request from its headers."""
+def end_user(headers: Mapping[str, str], body: Mapping[str, Any] | None = None) -> str:
+    """The request's end-user id: header ``X-LCM-User``, else the body's
+    ``safety_identifier``, else its ``user`` (non-empty strings only, stripped,
+    at most 512 characters kept); ``""`` when none is given."""
+    value = headers.get(USER_HEADER, "").strip()
+    if not value and body is not None:
+        for field in ("safety_identifier", "user"):
+            given = body.get(field)
+            if isinstance(given, str) and given.strip():
+                value = given.strip()
+                break
+    return value[:512]
+
+
+def user_tenant(tenant: str, user: str, salt: str) -> str:
+    """The stored tenant of ``user`` behind ``tenant``: ``tenant`` itself when
+    ``user`` is empty, else ``tenant~u_`` + 16 hex digits of sha256(salt ‖ tenant ‖ user)."""
+    if not user:
+        return tenant
+    digest = hashlib.sha256(f"{salt}\x00{tenant}\x00{user}".encode()).hexdigest()[:16]
+    return f"{tenant}{USER_SEP}u_{digest}"
+
+
+def resolve_scope(headers: Mapping[str, str], *, salt: str, fixed_tenant: str = "",
+                  body: Mapping[str, Any] | None = None) -> Scope:
+    """Build the :class:`Scope` of a request from its headers and (for the end
+    user, :func:`end_user`) its body."""
     tenant = fixed_tenant or tenant_for_key(bearer_key(headers), salt)
+    tenant = user_tenant(tenant, end_user(headers, body), salt)
     role = clean_label(headers.get(ROLE_HEADER, ""), "default")
     session = clean_label(headers.get(SESSION_HEADER, ""), "")
     return Scope(tenant=tenant, role=role, session=session)

@@ -74,6 +74,48 @@ EN_CORRECTION = Lead(en(
     r"|(?:no|nope|nah|wait|oops|hold on)\s*[,.!:;-])[\s,.:;!-]*"
 ), "actually correction update scratch i to let my make sorry strike on typo small no nope nah "
    "wait oops hold")
+# An ordinal label leading a sentence: "Run 39:", "Step 3 -", "#12:", "3)", "Phase 2",
+# "第3步", "步骤2", "ステップ3", "手順2". The number names a sibling in a series.
+ORDINAL_LABEL = re.compile(
+    r"(?P<word>(?i:step|phase|stage|run|attempt|iteration|epoch|trial|round|experiment|ticket"
+    r"|issue|item|task|part|test|case|job|build|sprint|milestone|version|option|point))"
+    r"\s*#?(?P<num>\d+[a-z]?)\b(?![.,:]\d)\s*[:.)\]–—-]?\s*"
+    r"|(?P<word2>[A-Z][A-Za-z-]{1,15})\s*#?(?P<num2>\d+[a-z]?)\s*:\s+"
+    r"|[#(]?(?P<num3>\d{1,3})[.)]\s+(?=[^\d\s])"
+    r"|(?P<cjk>第[0-9一二三四五六七八九十]+[步条项轮次个回]|步骤\s*[0-9]+|ステップ\s*[0-9]+"
+    r"|手順\s*[0-9]+)\s*[:：、.)）]?\s*")
+
+
+def ordinal_label(m: re.Match[str]) -> str:
+    """The normalised label of an :data:`ORDINAL_LABEL` match ("Run 39:" → "run 39",
+    "3)" → "#3", "第3步" → "第3步")."""
+    if m.group("cjk"):
+        return "".join(m.group("cjk").split())
+    if m.group("num3"):
+        return "#" + m.group("num3")
+    word = m.group("word") or m.group("word2")
+    return f"{word.lower()} {m.group('num') or m.group('num2')}"
+
+
+# Unmarked updates: a statement that says the state changed, without "actually".
+EN_UPDATE_LEAD = Lead(en(
+    r"^(?:" + alt("from today|as of today|starting today|from now on|going forward|as of now"
+                  "|from this week|starting this week|from tomorrow|starting tomorrow") + r")\b"
+    r"[\s,:;-]*"), "from as starting going")
+"""'From today the standup is at 10:00.': the rest of the sentence replaces the old state."""
+EN_RULE_LEAD = en(r"^(?:from now on|going forward)\b")
+"""Update leads that also state a rule: kept in the clause, whose rules read them."""
+EN_UPDATE = Cue(en(
+    r"(?<!\bfor )(?<!\bjust )(?<!\bright )\bnow\b(?!\s+that\b)"
+    r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded)"
+    r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"), 
+    words="now switched switching moved migrated changed changing swapped upgraded longer "
+          "anymore any")
+"""'We deploy with Argo CD now', 'we switched to Argo CD', 'we no longer use Jenkins' (but
+not 'for now', 'right now', 'now that'). The match's start cuts the subject phrase."""
+EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,40}?)\s*[.!]*$",
+                           re.I)
+"""'We switched to Argo CD for deploys': what changed is named after 'for'."""
 # "…instead." at the end of a short choice.
 EN_CORRECTION_TAIL = Cue(en(r"\binstead\s*[.!]*$"), words="instead")
 """'Let's use MySQL instead.' revises an earlier choice."""

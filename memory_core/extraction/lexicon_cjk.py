@@ -90,6 +90,12 @@ JA_CORRECTION = re.compile(
                   "|ごめんなさい|ごめん|すみません間違えました|言い間違えました")
     + r")[\s、,。:!！]*"
 )
+ZH_UPDATE = re.compile(r"现在|如今|目前已经|改成|改为|改用|换成|换到|切换到|迁移到|从今天起|从今天开始"
+                       r"|以后|今后|从现在起|不再")
+"""Unmarked Chinese updates ("部署现在改成Argo CD了"); the match's start cuts the subject."""
+JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切り替え|に移行|今日から|今後は|これからは"
+                       r"|もう[^。]{0,12}ません")
+"""Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました")."""
 JA_CORRECTION_MID = re.compile(r"じゃなくて|じゃなく|ではなくて|ではなく(?!て?も)")
 JA_FILLER = re.compile(r"^(?:" + alt("ちなみに|なお|あと|また|それと|あの|えっと|ええと|すみません"
                                      "|すいません|念のため|覚えておいてほしいのですが|ところで"

@@ -28,7 +28,10 @@ class Extracted:
     correction or a conflict to the statement it revises. ``value``/``value_text``/``unit``
     describe the primary quantity of the clause; ``condition`` is the qualifying phrase as
     written ("when offline", "离线时", "オフラインの場合"). ``correction`` marks an explicit
-    revision of an earlier statement; ``negated`` marks prohibitions and dislikes.
+    revision of an earlier statement (or an unmarked update: "now", "switched to", 改成, 今は);
+    ``negated`` marks prohibitions and dislikes. ``label`` is an ordinal label that leads
+    the sentence ("run 39", "step 3", "第3步"): the item is one of a series, its subject
+    starts with the label, and it is local to its conversation.
     """
 
     kind: str
@@ -42,3 +45,4 @@ class Extracted:
     task_label: str | None = None
     lang: str = "en"
     negated: bool = False
+    label: str | None = None

@@ -41,6 +41,7 @@ from memory_core.extraction import rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
+from memory_core.extraction.lexicon import ORDINAL_LABEL, ordinal_label
 from memory_core.extraction.model import Extracted
 from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
 from memory_core.extraction.quantity import Quantity, find_quantities, primary_quantity
@@ -260,6 +261,10 @@ class _Message:
         self.section: tuple[str, int] | None = None  # (task label, header line)
         self.pending_correction = False  # "訂正です。" flags the next sentence
         self.previous: tuple[str, str | None] | None = None  # (subject, unit class)
+        self.label: str | None = None  # "run 39": the sentence's ordinal label, if any
+        self.update_at: int | None = None  # where an unmarked update cue starts ("now")
+        self.update_end: int | None = None
+        self.marked = False  # the sentence has a correction cue of its own
 
     def items(self) -> list[Extracted]:
         for sent in segment(self.text, self.scan):
@@ -322,6 +327,16 @@ class _Message:
     def _sentence(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
         rules = _LANGS[lang]
         body, correction, forced = self._prefixes(sc, a, b, rules, labelled)
+        self.label = self.update_at = self.update_end = None
+        ordinal = ORDINAL_LABEL.match(sc, body, b)
+        if ordinal and _has_content(sc[ordinal.end():b]):
+            # "Run 39: loss 0.41", "Step 3: restart", "第3步": a sibling in a series. The
+            # ordinal is a name, not a quantity, and it names the subject.
+            self.label = ordinal_label(ordinal)
+            body = ordinal.end()
+        self.marked = correction  # "Actually …": the whole sentence revises
+        if self.speaker == "user" and not _is_question(sc[body:b], lang):
+            body, correction = self._update(sc, body, b, lang, correction)
         rest = sc[body:b]
         if not _has_content(rest):
             self.pending_correction = correction
@@ -345,15 +360,72 @@ class _Message:
                 asked = Verdict("question", rules.question_subject(c))
                 self.out.append(_item(self.text, c, asked, correction))
         else:
+            found = len(self.out)
             self._statements(sc, a, body, b, lang, toks, correction, forced)
+            if self.label and len(self.out) == found and ordinal is not None:
+                # "Phase 2 ends on 30 June": nothing left to say without the label's
+                # word; read the sentence whole (the subject still starts with the label).
+                self._statements(sc, a, ordinal.start(), b, lang, tokens(sc[ordinal.start():b])
+                                 if lang == "en" else frozenset(), correction, forced,
+                                 numbers_from=ordinal.end())
+
+    def _update(self, sc: str, body: int, b: int, lang: str, correction: bool
+                ) -> tuple[int, bool]:
+        """Find an unmarked update ("From today …", "… now", "switched to", 现在, 今は):
+        it revises the earlier state of the same subject like "actually" does. A cue
+        that opens the sentence is stripped; one inside it marks where the subject
+        phrase ends (:meth:`_add`)."""
+        if lang == "en":
+            lead = lx.EN_UPDATE_LEAD.match(sc[body:b])
+            if lead and lead.end() and _has_content(sc[body + lead.end():b]):
+                if lx.EN_RULE_LEAD.match(lead.group()):
+                    return body, True  # "From now on, …": the rule's own words stay
+                return body + lead.end(), True
+            cue = lx.EN_UPDATE.search(sc[body:b], tokens(sc[body:b]))
+        else:
+            cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)
+            if cue is not None:
+                if cue.start() == body:
+                    return body, True  # "以后…", "今後は…": a rule's lead, kept for its rules
+                self.update_at, self.update_end = cue.start(), cue.end()
+                return body, True
+            return body, correction
+        if cue is None:
+            return body, correction
+        self.update_at, self.update_end = body + cue.start(), body + cue.end()
+        return body, True
+
+    def _update_subject(self, c: Clause, subject: str | None) -> str | None:
+        """The subject of a clause holding an update cue: the phrase before the cue
+        ("The API timeout is now 45 s" → "api timeout"), else what follows "for"
+        ("We switched to Argo CD for deploys" → "deploys"), else the rule's."""
+        at = self.update_at
+        if at is None or not c.start <= at <= c.end:
+            return subject
+        lang = c.lang
+        phrase = c.scan[c.body_start:at]
+        if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
+            phrase = re.split(r"[はが]", phrase, maxsplit=1)[0]
+        before = key(phrase, lang)
+        if before:
+            return before
+        if lang == "en":
+            tail = lx.EN_UPDATE_FOR.search(c.scan, self.update_end or at, c.end)
+            if tail:
+                return key(tail.group("what"), lang) or subject
+            return key(c.scan[self.update_end or at:c.end], lang) or subject
+        return subject
 
     def _statements(self, sc: str, a: int, body: int, b: int, lang: str,
-                    toks: frozenset[str], correction: bool, forced: str | None) -> None:
-        """Split a statement sentence into clauses and classify each (module doc, 6)."""
+                    toks: frozenset[str], correction: bool, forced: str | None,
+                    numbers_from: int = 0) -> None:
+        """Split a statement sentence into clauses and classify each (module doc, 6).
+        ``numbers_from``: quantities before it are not read (an ordinal label's)."""
         rules = _LANGS[lang]
+        marked = self.marked
         kind_before: str | None = None
         subject_before: str | None = None
-        quantities = find_quantities(sc, body, b)
+        quantities = [q for q in find_quantities(sc, body, b) if q.start >= numbers_from]
         spans = join_fronted(sc, _clause_spans(sc, body, b, lang, quantities, toks), lang,
                              [q.start for q in quantities])
         for i, (start, end) in enumerate(spans):
@@ -380,7 +452,14 @@ class _Message:
             kind_before, subject_before = verdict.kind, verdict.subject
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
-            item = _item(self.text, c, verdict, correction)
+            revises = correction
+            if self.update_at is not None and not marked:
+                # an unmarked update revises only the clause that holds its cue
+                revises = c.start <= self.update_at <= c.end
+                if revises:
+                    verdict = Verdict(verdict.kind, self._update_subject(c, verdict.subject),
+                                      verdict.negated)
+            item = _item(self.text, c, verdict, revises)
             if verdict.kind == "preference" and i + 1 < len(spans) \
                     and _CONSEQUENCE.match(sc[end:spans[i + 1][0]]) \
                     and _is_order(sc[spans[i + 1][0]:spans[i + 1][1]]):
@@ -395,6 +474,10 @@ class _Message:
         previous = self.previous
         if item.subject is None and item.unit and previous and previous[1] == unit_class(item.unit):
             item = replace(item, subject=previous[0])
+        if self.label and not (item.subject or "").startswith(self.label):
+            own = item.subject and not set(item.subject.split()) <= set(self.label.split())
+            item = replace(item, subject=f"{self.label} {item.subject}" if own
+                           else self.label, label=self.label)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))
         self.out.append(item)

@@ -138,7 +138,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             scope = resolve_scope(
                 request.headers,
                 salt=effective_salt(settings.proxy.tenant_salt, engine.tenant_salt),
-                fixed_tenant=settings.proxy.tenant
+                fixed_tenant=settings.proxy.tenant, body=body,
             )
             ticket, capture_future = engine.capture_request(
                 scope, rid, body["messages"], _event_meta(body)

@@ -1,0 +1,125 @@
+"""End users behind one API key never see each other's memory — tests that try.
+
+An app serving many people through one key names each person with the OpenAI
+``user`` field, ``safety_identifier`` or the ``X-LCM-User`` header. Each probe runs
+through the real openai SDK against the real proxy and greps what the upstream
+received (the injection block), ``/memory`` answers and SQLite for the other
+person's facts; a positive control checks that the owner's own memory is there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from proxy.scope import end_user, resolve_scope, tenant_for_key, user_tenant
+from tests.conftest import RunningProxy, start_proxy
+from tests.fake_upstream import FakeUpstream
+from tests.reliability.test_isolation import leaks
+
+KEY = "sk-one-app-key-0123456789"
+SYS = {"role": "system", "content": "You are a helpful assistant."}
+ALICE_FACT = "My locker code is 4417 and I always want answers in metric units."
+QUESTION = "What is my locker code? Answer in the units I want."
+
+
+@pytest.fixture(name="proxy")
+async def proxy_fixture(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[RunningProxy]:
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                injection={"capture_wait_seconds": 30})
+    yield running
+    await running.close()
+
+
+def _client(proxy: RunningProxy, session: str, header_user: str = "") -> openai.AsyncOpenAI:
+    headers = {"X-LCM-Session": session}
+    if header_user:
+        headers["X-LCM-User"] = header_user
+    return openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, default_headers=headers,
+                              max_retries=0)
+
+
+async def _say(proxy: RunningProxy, how: str, who: str, session: str, text: str) -> None:
+    """One chat turn as end user ``who``, named the way ``how`` says."""
+    c = _client(proxy, session, who if how == "header" else "")
+    extra: dict[str, Any] = {}
+    if how == "user":
+        extra["user"] = who
+    elif how == "safety_identifier":
+        extra["safety_identifier"] = who
+    try:
+        await c.chat.completions.create(
+            model="m", messages=[SYS, {"role": "user", "content": text}], **extra)
+    finally:
+        await c.close()
+
+
+@pytest.mark.parametrize("how", ["user", "safety_identifier", "header"])
+async def test_one_end_user_never_sees_anothers_memory(
+        proxy: RunningProxy, upstream: FakeUpstream, how: str) -> None:
+    await _say(proxy, how, "alice@example.com", "alice-1", ALICE_FACT)
+    await proxy.settle()
+    upstream.requests.clear()
+    await _say(proxy, how, "bob@example.com", "bob-1", QUESTION)
+    await _say(proxy, how, "alice@example.com", "alice-2", QUESTION)
+    to_bob, to_alice = (r["raw"].decode() for r in upstream.chat_requests[-2:])
+    assert not leaks("4417", to_bob) and "metric" not in to_bob
+    assert leaks("4417", to_alice)  # the control: Alice's own memory reaches her
+    # The end user's id is never stored: only its salted hash is part of the tenant.
+    data = b"".join(p.read_bytes() for p in (proxy.engine.store.path.parent).glob("*.db*"))
+    assert b"alice@example.com" not in data and b"bob@example.com" not in data
+
+
+async def test_memory_commands_of_one_end_user_miss_anothers_items(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    await _say(proxy, "user", "alice", "alice-1", ALICE_FACT)
+    await proxy.settle()
+    c = _client(proxy, "bob-1")
+    try:
+        for command in ("/memory search locker code", "/memory status"):
+            r = await c.chat.completions.create(
+                model="m", user="bob", messages=[{"role": "user", "content": command}])
+            assert not leaks("4417", r.choices[0].message.content or ""), command
+    finally:
+        await c.close()
+
+
+async def test_no_end_user_and_the_key_alone_are_one_scope_apart(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """Requests without an end user keep the key's tenant (existing data stays reachable);
+    they do not see an end user's memory, nor an end user theirs."""
+    await _say(proxy, "user", "alice", "alice-1", ALICE_FACT)
+    await proxy.settle()
+    upstream.requests.clear()
+    await _say(proxy, "none", "", "anon-1", QUESTION)
+    assert not leaks("4417", upstream.chat_requests[-1]["raw"].decode())
+
+
+async def test_operator_preferences_for_the_key_reach_its_end_users(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    tenant = tenant_for_key(KEY, proxy.engine.tenant_salt)
+    proxy.engine.set_agent_memory(tenant=tenant, role="default", category="user_preferences",
+                                  key="answer_language", title="Language",
+                                  content="Answer in plain British English.")
+    await _say(proxy, "user", "carol", "carol-1", "Hello there.")
+    assert "plain British English" in upstream.chat_requests[-1]["raw"].decode()
+
+
+def test_end_user_id_precedence_and_tenant_shape() -> None:
+    body = {"user": "u1", "safety_identifier": "s1"}
+    assert end_user({"X-LCM-User": " h1 "}, body) == "h1"
+    assert end_user({}, body) == "s1"
+    assert end_user({}, {"user": "u1", "safety_identifier": ""}) == "u1"
+    assert end_user({}, {"user": 42}) == ""
+    assert end_user({}, None) == ""
+    assert user_tenant("t_abc", "", "salt") == "t_abc"
+    one, two = user_tenant("t_abc", "u1", "salt"), user_tenant("t_abc", "u2", "salt")
+    assert one.startswith("t_abc~u_") and len(one) == len("t_abc~u_") + 16 and one != two
+    # the same person behind another key is another scope
+    assert user_tenant("t_def", "u1", "salt") != one
+    scope = resolve_scope({"Authorization": "Bearer k"}, salt="s", body={"user": "u1"})
+    assert scope.tenant == user_tenant(tenant_for_key("k", "s"), "u1", "s")

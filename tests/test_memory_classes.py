@@ -1,0 +1,147 @@
+"""Memory that stays right (issue 24): unmarked updates supersede, series and two
+people are not conflicts, items carry their speaker, one-off requests do not stand
+and stay in their conversation. Through the real SDK and proxy; the block is read
+from what the upstream received."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from memory_core import memory
+from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.models import Scope
+from tests.conftest import RunningProxy
+from tests.fake_upstream import FakeUpstream
+from tests.test_injection import Agent, block_of
+
+SCOPE = Scope("t", "coder")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+def put(engine: Engine, text: str, speaker: str = "") -> None:
+    engine.store.write_sync(lambda c: memory.store_extracted(
+        c, SCOPE, 1, None, extract(text), speaker=speaker))
+
+
+def active(engine: Engine) -> list[dict[str, Any]]:
+    return engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT text, conflict_with, supersedes FROM memory_items WHERE status='active'"
+        " ORDER BY id")])
+
+
+# -- kind 1: unmarked corrections ------------------------------------------------------------
+@pytest.mark.parametrize("old, new", [
+    ("We deploy with Helm.", "We deploy with Argo CD now."),
+    ("We use Jenkins for CI.", "We no longer use Jenkins."),
+    ("The standup is at 9:30.", "From today the standup is at 10:00."),
+    ("The API timeout is 30 s.", "The API timeout is now 45 s."),
+    ("我们的部署工具是Helm。", "部署工具现在改成Argo CD了。"),
+    ("リリース日は木曜日です。", "リリース日は金曜日に変更しました。"),
+    ("デプロイはHelmです。", "デプロイは今はArgo CDです。"),
+])
+def test_an_update_without_actually_supersedes_the_old_item(engine: Engine, old: str,
+                                                            new: str) -> None:
+    put(engine, old)
+    put(engine, new)
+    rows = active(engine)
+    assert [r["text"] for r in rows] == [new], rows
+    assert rows[0]["supersedes"] is not None
+
+
+def test_now_of_another_subject_supersedes_nothing(engine: Engine) -> None:
+    put(engine, "We deploy with Helm.")
+    put(engine, "The API timeout is now 45 s.")
+    assert len(active(engine)) == 2
+
+
+def test_update_cues_in_questions_and_for_now_are_not_corrections() -> None:
+    assert not any(e.correction for e in extract("Should we shard now or later?"))
+    assert not any(e.correction for e in extract("For now the build uses the old runner."))
+
+
+# -- kind 2: invented conflicts ---------------------------------------------------------------
+def test_siblings_in_a_series_are_not_conflicts(engine: Engine) -> None:
+    for text in ("Run 39: loss 0.412 after 3 epochs.", "Run 40: loss 0.398 after 3 epochs.",
+                 "Step 3: the migration took 40 s.", "Step 4: the restart took 12 s.",
+                 "第3步：迁移用了40秒。", "第4步：重启用了12秒。"):
+        put(engine, text)
+    rows = active(engine)
+    assert len(rows) == 6 and all(r["conflict_with"] is None for r in rows), rows
+    run = extract("Run 39: loss 0.412 after 3 epochs.")[0]
+    assert run.label == "run 39" and run.value == pytest.approx(0.412)  # 39 is a name
+
+
+def test_two_people_are_not_a_conflict_but_one_person_is(engine: Engine) -> None:
+    put(engine, "My home town is Lyon.", speaker="alice")
+    put(engine, "My home town is Porto.", speaker="bob")
+    assert all(r["conflict_with"] is None for r in active(engine))
+    put(engine, "The budget is 5000 USD.", speaker="alice")
+    put(engine, "The budget is 6000 USD.", speaker="alice")
+    assert active(engine)[-1]["conflict_with"] is not None
+
+
+# -- kinds 5, 9 and scopes through the proxy ------------------------------------------------
+async def test_the_block_names_the_speaker(proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-agent-0123456789abc",
+                           max_retries=0)
+    history: list[Any] = [{"role": "system", "content": "You help a team."}]
+    try:
+        for name, text in (("alice", "My home town is Lyon."),
+                           ("bob", "My home town is Porto."),
+                           ("alice", "Where are our home towns?")):
+            history.append({"role": "user", "name": name, "content": text})
+            r = await c.chat.completions.create(model="m", messages=history)
+            history.append({"role": "assistant", "content": r.choices[0].message.content})
+    finally:
+        await c.close()
+    sent = upstream.chat_requests[-1]["json"]["messages"]
+    await proxy.settle()
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT text, conflict_with, json_extract(data, '$.speaker') AS who FROM memory_items"
+        " WHERE kind='fact' ORDER BY id")])
+    assert [(r["who"], r["conflict_with"]) for r in rows] == [("alice", None), ("bob", None)]
+    fresh = Agent(proxy, upstream, system="Another conversation.")
+    await fresh.say("Which home towns do you know of?")
+    block = block_of(fresh.upstream_last_user())
+    assert "by alice" in block and "by bob" in block and "CONFLICTS" not in block, block
+    assert sent  # the first conversation's own request went through
+
+
+async def test_a_one_off_request_stays_in_its_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("Reply in JSON with key answer.")
+    await first.say("Run 39: loss 0.412 after 3 epochs.")
+    await first.say("From now on, always write commit messages in English.")
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Please reply with the JSON key answer and the loss of the run.")
+    block = block_of(other.upstream_last_user())
+    assert "commit messages in English" in block  # a standing rule reaches every thread
+    assert "Reply in JSON" not in block and "Run 39" not in block, block
+    await first.say("And the loss of that run, as JSON with the key answer?")
+    block = block_of(first.upstream_last_user())
+    assert "Reply in JSON" in block  # in its own conversation it is found again
+
+
+@pytest.mark.parametrize("text", ["Going forward, squash-merge every pull request.",
+                                  "以后提交信息都用英文写。", "今後は日本語で返信してください。"])
+def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
+    kinds = {(e.kind, e.correction) for e in extract(text)}
+    assert ("constraint", True) in kinds and "fact" not in {k for k, _ in kinds}, kinds
+
+
+def test_a_series_item_with_nothing_but_its_label_for_a_subject_is_kept() -> None:
+    (item,) = extract("Phase 2 ends on 30 June.")
+    assert item.subject == "phase 2" and item.label == "phase 2" and item.value is None
