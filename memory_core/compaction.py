@@ -387,16 +387,55 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
     return _fit_sections(span, sections, cap_tokens)
 
 
+_CITE_PREFIX = re.compile(r"^- \[msg (\d+)\] ")
+_DIGITS = re.compile(r"\d+")
+_FOLDED = re.compile(r" \(\+(\d+) similar, last (\[msg \d+\]|): (.*)\)$")
+
+
+def condense_repeats(lines: Sequence[str]) -> list[str]:
+    """Fold lines that differ only in their numbers ("Step 41: ran the tests, 3
+    failed", "Step 42: …") into the first of them, which keeps its text and gains
+    ``(+N similar, last [msg M]: <the last one's text>)``: the latest value stays
+    visible and every cited message stays findable by its neighbours. Order is that
+    of each run's first line; lines that repeat nothing are unchanged."""
+    groups: dict[str, list[str]] = {}
+    order: list[str] = []
+    for line in lines:
+        shape = _DIGITS.sub("#", _FOLDED.sub("", _CITE_PREFIX.sub("", line)))
+        if shape not in groups:
+            groups[shape] = []
+            order.append(shape)
+        groups[shape].append(line)
+    out = []
+    for shape in order:
+        run = groups[shape]
+        if len(run) < 3 and not any(_FOLDED.search(line) for line in run[1:]):
+            out.extend(run)
+            continue
+        # A line folded before (a child's summary) counts the lines it stands for.
+        n = sum(1 + int(m.group(1)) if (m := _FOLDED.search(line)) else 1 for line in run)
+        first, last = _FOLDED.sub("", run[0]), run[-1]
+        m = _FOLDED.search(last)
+        if m:
+            where, text = m.group(2), m.group(3)
+        else:
+            cite = _CITE_PREFIX.match(last)
+            where = f"[msg {cite.group(1)}]" if cite else ""
+            text = _CITE_PREFIX.sub("", last)
+        out.append(f"{first} (+{n - 1} similar, last {where}: {text})")
+    return out
+
+
 def _fit_sections(span: str, sections: list[tuple[str, list[str]]], cap: int) -> str:
     """Render ``span`` and the non-empty sections within ``cap`` tokens.
 
-    Each line is counted once; lines are dropped from the end of the largest
-    section (the timeline first) with a "(… N more lines)" marker until the sum
-    fits, then the exact count of the whole text is checked (linear, not a
-    re-count per dropped line).
+    Near-repeats are folded first (:func:`condense_repeats`). Each line is counted
+    once; lines are dropped from the end of the largest section (the timeline
+    first) with a "(… N more lines)" marker until the sum fits, then the exact
+    count of the whole text is checked (linear, not a re-count per dropped line).
     """
-    cost = {line: count_tokens(line) + 1 for _, lines in sections for line in lines}
-    secs = [(name, list(lines)) for name, lines in sections]
+    secs = [(name, condense_repeats(lines)) for name, lines in sections]
+    cost = {line: count_tokens(line) + 1 for _, lines in secs for line in lines}
 
     def render() -> str:
         parts = [span]

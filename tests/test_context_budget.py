@@ -328,3 +328,27 @@ async def test_other_upstream_errors_pass_unchanged(upstream: FakeUpstream,
         assert len(upstream.chat_requests) - before == 1
     finally:
         await proxy.runner.cleanup()
+
+
+# -- summaries condense ------------------------------------------------------------------
+def test_near_repetitive_steps_fold_into_one_line_under_the_cap() -> None:
+    from memory_core.compaction import _fit_sections, merge_summaries
+
+    lines = [f"- [msg {i}] user: Step {i}: ran the tests, {i % 5} failed." for i in range(1, 121)]
+    text = _fit_sections("Messages 1–120 (120 messages)", [("Timeline", lines)], 300)
+    assert budget.count_tokens(text) <= 300
+    assert "(+119 similar, last [msg 120]: user: Step 120: ran the tests, 0 failed.)" in text
+    # Consolidation keeps the fold's count and stays within the parent's cap.
+    children = [SummaryNode(k + 1, 0, list(range(k * 120 + 1, k * 120 + 121)),
+                            _fit_sections(f"Messages {k * 120 + 1}–{k * 120 + 120}", [
+                                ("Pitfalls and failed attempts", [
+                                    f"- [msg {i}] tool: Step {i}: 3 tests failed in "
+                                    f"tests/test_{i}.py" for i in range(k * 120 + 1,
+                                                                        k * 120 + 121)]),
+                                ("Timeline", [f"- [msg {i}] user: Step {i}: ran the tests, "
+                                              f"{i % 5} failed." for i in
+                                              range(k * 120 + 1, k * 120 + 121)])], 700),
+                            700, 9000, "extractive") for k in range(4)]
+    merged = merge_summaries(children, 1050)
+    assert budget.count_tokens(merged) <= 1050
+    assert "+479 similar, last [msg 480]" in merged
