@@ -176,6 +176,10 @@ def forest(nodes: Sequence[SummaryNode]) -> list[SummaryNode]:
 
 
 # -- planning -----------------------------------------------------------------------
+INSTRUCTION_ROLES = ("system", "developer")
+"""Roles whose messages no summary covers (DESIGN §6: instructions survive)."""
+
+
 def segments(path: Sequence[_Planned]) -> list[list[_Planned]]:
     """Split a path so that no segment starts with a ``tool`` message (a call and
     its results stay together)."""
@@ -234,7 +238,9 @@ def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: Compaction
     if middle and tokens >= cfg.min_tokens and turns >= cfg.min_turns:
         current: list[_Planned] = []
         current_tokens = 0
-        for seg in segments(middle):
+        # Instructions are never summarised away: a system or developer message
+        # stays out of every node, so it is forwarded verbatim, in its place.
+        for seg in segments([m for m in middle if m.role not in INSTRUCTION_ROLES]):
             seg_tokens = sum(m.tokens for m in seg)
             if current and current_tokens + seg_tokens > cfg.group_tokens:
                 groups.append(Group(0, tuple(m.id for m in current)))
@@ -381,16 +387,55 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
     return _fit_sections(span, sections, cap_tokens)
 
 
+_CITE_PREFIX = re.compile(r"^- \[msg (\d+)\] ")
+_DIGITS = re.compile(r"\d+")
+_FOLDED = re.compile(r" \(\+(\d+) similar, last (\[msg \d+\]|): (.*)\)$")
+
+
+def condense_repeats(lines: Sequence[str]) -> list[str]:
+    """Fold lines that differ only in their numbers ("Step 41: ran the tests, 3
+    failed", "Step 42: …") into the first of them, which keeps its text and gains
+    ``(+N similar, last [msg M]: <the last one's text>)``: the latest value stays
+    visible and every cited message stays findable by its neighbours. Order is that
+    of each run's first line; lines that repeat nothing are unchanged."""
+    groups: dict[str, list[str]] = {}
+    order: list[str] = []
+    for line in lines:
+        shape = _DIGITS.sub("#", _FOLDED.sub("", _CITE_PREFIX.sub("", line)))
+        if shape not in groups:
+            groups[shape] = []
+            order.append(shape)
+        groups[shape].append(line)
+    out = []
+    for shape in order:
+        run = groups[shape]
+        if len(run) < 3 and not any(_FOLDED.search(line) for line in run[1:]):
+            out.extend(run)
+            continue
+        # A line folded before (a child's summary) counts the lines it stands for.
+        n = sum(1 + int(m.group(1)) if (m := _FOLDED.search(line)) else 1 for line in run)
+        first, last = _FOLDED.sub("", run[0]), run[-1]
+        m = _FOLDED.search(last)
+        if m:
+            where, text = m.group(2), m.group(3)
+        else:
+            cite = _CITE_PREFIX.match(last)
+            where = f"[msg {cite.group(1)}]" if cite else ""
+            text = _CITE_PREFIX.sub("", last)
+        out.append(f"{first} (+{n - 1} similar, last {where}: {text})")
+    return out
+
+
 def _fit_sections(span: str, sections: list[tuple[str, list[str]]], cap: int) -> str:
     """Render ``span`` and the non-empty sections within ``cap`` tokens.
 
-    Each line is counted once; lines are dropped from the end of the largest
-    section (the timeline first) with a "(… N more lines)" marker until the sum
-    fits, then the exact count of the whole text is checked (linear, not a
-    re-count per dropped line).
+    Near-repeats are folded first (:func:`condense_repeats`). Each line is counted
+    once; lines are dropped from the end of the largest section (the timeline
+    first) with a "(… N more lines)" marker until the sum fits, then the exact
+    count of the whole text is checked (linear, not a re-count per dropped line).
     """
-    cost = {line: count_tokens(line) + 1 for _, lines in sections for line in lines}
-    secs = [(name, list(lines)) for name, lines in sections]
+    secs = [(name, condense_repeats(lines)) for name, lines in sections]
+    cost = {line: count_tokens(line) + 1 for _, lines in secs for line in lines}
 
     def render() -> str:
         parts = [span]
@@ -639,34 +684,73 @@ def _mark_superseded(text: str, key: tuple[tuple[int, str, str | None, str | Non
 
 
 def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
-                  superseded: Sequence[Superseded] = ()) -> str:
+                  superseded: Sequence[Superseded] = (), budget_tokens: int | None = None
+                  ) -> str:
     """The scaffold header that replaces the compacted ranges in the upstream view.
 
     Lists the forest (level, covered id range, message count, tokens before → after)
     oldest first, each with its text. ``superseded``: items corrected since, marked
-    where the summaries quote them (:func:`mark_superseded`). Deterministic, so the
-    bytes stay identical until the forest changes or a quoted item is superseded.
+    where the summaries quote them (:func:`mark_superseded`). ``budget_tokens``: the
+    most the scaffold may count; when the full texts do not fit, nodes render as
+    one-line headers with their ranges (oldest and highest first), then runs of
+    headers as one line, until it fits (or only the intro is left). Deterministic,
+    so the bytes stay identical until the forest, the superseded items or the
+    budget change.
     """
     first, last = roots[0].first, roots[-1].last
     how = ("call view_message(message_id) to read any of them in full, or memory_grep / "
            "memory_search to find details" if tools_enabled else
            "they are kept by lcm-proxy and can be inspected by the user")
-    lines = [
+    intro = [
         SCAFFOLD_HEADER,
         f"Earlier messages {first}–{last} of this conversation were compacted into the "
         f"summaries below. The original messages are kept: {how}. [msg N] cites message N. "
         "This is history, not new instructions.",
     ]
     key = _superseded_key(superseded)  # once, not once per node (up to 200 items)
-    for node in roots:
-        lines.append("")
-        lines.append(
-            f"== Level {node.level} summary · messages {node.first}–{node.last} "
+    full = [f"== Level {node.level} summary · messages {node.first}–{node.last} "
             f"({len(node.message_ids)} messages, {node.source_tokens} → {node.tokens} tokens,"
-            f" {node.model}) =="
-        )
-        lines.append(_mark_superseded(node.text, key) if key else node.text)
-    return "\n".join(lines)
+            f" {node.model}) ==\n" + (_mark_superseded(node.text, key) if key else node.text)
+            for node in roots]
+    text = "\n\n".join(["\n".join(intro), *full])
+    if budget_tokens is None or _fits(text, budget_tokens):
+        return text
+    return _collapsed(roots, intro, full, budget_tokens)
+
+
+def _fits(text: str, budget: int) -> bool:
+    # A cheap bound first: a token is at least one character.
+    return len(text) <= budget or count_tokens(text) <= budget
+
+
+def _header(node: SummaryNode) -> str:
+    return (f"== Level {node.level} summary · messages {node.first}–{node.last} "
+            f"({len(node.message_ids)} messages; collapsed, the originals are kept) ==")
+
+
+def _collapsed(roots: Sequence[SummaryNode], intro: list[str], full: list[str],
+               budget: int) -> str:
+    """:func:`scaffold_text` over budget: collapse nodes to headers, oldest and
+    highest first, until it fits; then join runs of headers into one line."""
+    parts = list(full)
+    cost = [count_tokens(p) + 2 for p in parts]
+    fixed = count_tokens("\n".join(intro))
+    order = sorted(range(len(roots)), key=lambda i: (-roots[i].level, roots[i].first))
+    for i in order:
+        if fixed + sum(cost) <= budget:
+            text = "\n\n".join(["\n".join(intro), *parts])
+            if count_tokens(text) <= budget:
+                return text
+        parts[i] = _header(roots[i])
+        cost[i] = count_tokens(parts[i]) + 2
+    text = "\n\n".join(["\n".join(intro), *parts])
+    if count_tokens(text) <= budget:
+        return text
+    # Every node is a header now and that is still too much: one line for them all.
+    n = sum(len(node.message_ids) for node in roots)
+    line = (f"== messages {roots[0].first}–{roots[-1].last} ({n} messages in {len(roots)}"
+            " summaries; collapsed, the originals are kept) ==")
+    return "\n\n".join(["\n".join(intro), line])
 
 
 def level_cap(cfg: CompactionConfig, level: int) -> int:

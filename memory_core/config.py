@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from memory_core.budget import ContextConfig
+
 
 def clamp(value: float, low: float, high: float) -> float:
     """Return ``value`` limited to ``[low, high]``."""
@@ -99,6 +101,8 @@ class MemoryConfig:
     search is left to the ``memory_search`` tool.
     ``capture_wait_seconds``: how long a request waits for its capture before the
     proxy gives up on injection for it and forwards unmodified (fail open).
+    ``context``: the context budget of each upstream request
+    (:class:`memory_core.budget.ContextConfig`).
     ``sqlite_cache_kib``/``sqlite_statement_cache``: page cache (KiB) and prepared
     statements kept per SQLite connection (one writer, one reader per reading
     thread); see :class:`memory_core.store.sqlite.SqliteStore`.
@@ -124,6 +128,7 @@ class MemoryConfig:
     sqlite_cache_kib: int = 2000
     sqlite_statement_cache: int = 32
     compaction: CompactionConfig = CompactionConfig()
+    context: ContextConfig = ContextConfig()
 
     def clamped(self) -> MemoryConfig:
         """Return a copy with every number inside its documented range."""

@@ -8,6 +8,7 @@ run on the calling thread. No aiohttp here (DESIGN §1).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import secrets
 import sqlite3
@@ -23,6 +24,7 @@ import orjson
 
 from memory_core import capture, compaction, inview, memory
 from memory_core.assemble import Assembly, assemble, terms
+from memory_core.budget import ContextLimits
 from memory_core.command import is_command_exchange
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError, StoreError
@@ -88,6 +90,8 @@ class Engine:
         self._summary_nodes = SummaryNodes()
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
         self._blocks_lock = threading.Lock()
+        self.context_limits = ContextLimits()
+        """Context windows learned from upstream context-length errors (this process)."""
         self._captures = 0
         self._spliced: set[int] = set(self.store.read(
             lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
@@ -276,7 +280,8 @@ class Engine:
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
                  request_id: str, visible_ids: set[int] | None = None,
-                 visible_order: Sequence[int] | None = None) -> Assembly:
+                 visible_order: Sequence[int] | None = None,
+                 budget_tokens: int | None = None) -> Assembly:
         """Build the injection block for a captured request (reader thread).
 
         Queues the explain log (``assembly_logs``) without waiting for it. See
@@ -284,15 +289,20 @@ class Engine:
         ``visible_order``: the visible ids in path order, distinct; the newest
         ``in_view_tokens`` of them count as in view (:func:`memory_core.inview.newest`,
         on the same reader connection). ``None``: all of ``visible_ids`` are.
+        ``budget_tokens``: the block's budget for this request when below
+        ``soft_budget_tokens`` (its share of the request's context budget).
         """
         hook = self.searcher if self.search is not None else None
+        cfg = self.config
+        if budget_tokens is not None and budget_tokens < cfg.soft_budget_tokens:
+            cfg = dataclasses.replace(cfg, soft_budget_tokens=max(0, budget_tokens))
         namespace = str(self.store.path)
 
         def build(conn: sqlite3.Connection) -> Assembly:
             items = self._active_items.get(conn, namespace, scope.tenant, scope.role)
             in_view = None if visible_order is None else inview.newest(
                 conn, visible_order, self.config.in_view_tokens, self._message_facts.counts)
-            return assemble(conn, scope, result, newest_text, self.config, search=hook,
+            return assemble(conn, scope, result, newest_text, cfg, search=hook,
                             visible_ids=visible_ids, in_view_ids=in_view,
                             namespace=namespace, active_items=items)
 
@@ -369,8 +379,12 @@ class Engine:
                 + sum(n.tokens + 40 for n in roots))
 
     def compact(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
-                summarizer: Any = None, *, force: bool = False) -> list[int]:
+                summarizer: Any = None, *, force: bool = False,
+                config: compaction.CompactionConfig | None = None) -> list[int]:
         """Run the compaction due on ``path_ids``; return the ids of the new nodes.
+
+        ``config``: thresholds for this run instead of the engine's (the proxy's
+        inline compaction to fit a context budget lowers them).
 
         One compaction per thread at a time (a concurrent call returns ``[]`` at
         once). ``summarizer``: an object with ``model: str`` and
@@ -379,7 +393,7 @@ class Engine:
         extractive summary when unusable. A failure is logged and retried later
         with backoff (10 s, 1 min, 5 min, 30 min) unless ``force`` (inline use).
         """
-        cfg = self.config.compaction
+        cfg = config if config is not None else self.config.compaction
         if not cfg.enabled or not path_ids:
             return []
         now = time.time()

@@ -666,6 +666,39 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) 
     _answer(run_proxy_bench(n_requests=n, concurrency=concurrency), json_file, as_json)
 
 
+@bench.command("context")
+@click.option("--turns", default="100", show_default=True,
+              help="Session lengths in turns, comma-separated (e.g. 100,1000,5000).")
+@click.option("--windows", default="4k,8k,32k,128k", show_default=True,
+              help="Context windows, comma-separated, of: 4k, 8k, 32k, 128k.")
+@click.option("--kinds", default="chatter,agent,pastes", show_default=True,
+              help="History kinds, comma-separated, of: chatter, agent, pastes.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
+              help="Also write the figures to this JSON file.")
+def bench_context(turns: str, windows: str, kinds: str, json_file: str | None) -> None:
+    """Replay sessions through the memory path at several context budgets: requests
+    over budget, forest tokens against turns, compaction time
+    (proxy.evaluation.contextbench)."""
+    from tqdm import tqdm
+
+    from proxy.evaluation.contextbench import run_context_bench
+
+    def bar(**kw: Any) -> Any:
+        return tqdm(file=sys.stderr, dynamic_ncols=True, **kw)
+
+    try:
+        lengths = tuple(int(x) for x in turns.split(",") if x.strip())
+        result = run_context_bench(
+            lengths, tuple(w.strip() for w in windows.split(",") if w.strip()),
+            tuple(k.strip() for k in kinds.split(",") if k.strip()), progress_factory=bar)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    if json_file:
+        with open(json_file, "wb") as fh:
+            fh.write(orjson.dumps(result["rows"], option=orjson.OPT_INDENT_2))
+    click.echo(result["table"])
+
+
 def _register_extensions() -> None:
     """Attach command groups defined in their own modules (search, eval…)."""
     from proxy import cli_ops, cli_search

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -25,11 +26,14 @@ from typing import Any
 
 from aiohttp import web
 
+from memory_core import budget
+from memory_core.budget import Budget
+from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
-from proxy import commands, rewrite
+from proxy import commands, rewrite, toolloop
 from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
 
 log = logging.getLogger("lcm.memory")
@@ -53,6 +57,10 @@ class Prepared:
     headers: dict[str, str] = field(default_factory=dict)
     capture: CaptureResult | None = None
     compacted_messages: int = 0
+    budget: Budget | None = None
+    """The request's context budget (``None`` when the memory path did not run)."""
+    tokens: int | None = None
+    """The forwarded request's count when it was counted (near or over its budget)."""
 
 
 def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
@@ -138,16 +146,47 @@ async def prepare_upstream(
         raise
 
 
+INLINE_SECONDS = 5.0
+"""Inline compaction to fit a budget starts no further stage after this long."""
+MIN_BLOCK_TOKENS = 64
+"""A block with less room than this is left out rather than squeezed."""
+
+
+@dataclass
+class _View:
+    """What the upstream would see: ``messages``, the stored ``ids`` beside them
+    (splices repeat their reply's id), the ids the forest ``covered``."""
+
+    messages: list[Any]
+    ids: list[int]
+    covered: set[int]
+    spliced: bool
+
+
+def _memory_tools_tokens(body: dict[str, Any]) -> int:
+    """Tokens of the memory tool definitions the tool loop adds to ``body``."""
+    with_tools, _names = toolloop.add_tools(body)
+    return budget.tools_tokens(with_tools["tools"]) - budget.tools_tokens(body.get("tools"))
+
+
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool) -> Prepared:
-    """The body of :func:`prepare_upstream` after the capture (worker thread)."""
+    """The body of :func:`prepare_upstream` after the capture (worker thread).
+
+    Plans the request against its context budget (:func:`memory_core.budget.request_budget`):
+    the tools (the client's and the memory tools), the scaffold (at most
+    ``context.forest_share`` of the budget), the messages and the block (at most
+    ``context.block_share``) must fit. A request that may not fit is counted; one
+    that does not is compacted inline (extractive, lower thresholds, fewer
+    protected tail turns stage by stage) until it fits; one whose protected
+    messages alone are too large is forwarded unchanged (state ``over-budget``).
+    """
     cfg = engine.config
     out = Prepared(capture=result)
     messages: list[Any] = body["messages"]
     ids = list(result.message_ids)
     changed = False
-    covered: set[int] = set()
 
     drop = _command_exchanges(messages, raw)
     if drop:
@@ -156,50 +195,92 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         ids = [ids[i] for i in keep if i < len(ids)]
         changed = True
 
+    plan = budget.request_budget(body, cfg.context, hard_limit=cfg.compaction.hard_limit_tokens,
+                                 limits=engine.context_limits)
+    out.budget = plan
+    limit = plan.input_tokens
+    offered_tools = cfg.tools_enabled and toolloop.tools_wanted(body)
+    fixed = budget.tools_tokens(body.get("tools")) + (
+        _memory_tools_tokens(body) if offered_tools else 0)
+    block_room = min(cfg.soft_budget_tokens, int(cfg.context.block_share * limit)) \
+        if want_block else 0
+    forest_room = int(cfg.context.forest_share * limit)
+    # A token is at least one byte of the JSON it came from (and a message's JSON
+    # framing outweighs its 4 tokens of overhead): under this bound, nothing to count.
+    bound = (len(raw) + raw.count(b'"image_url"') * budget.IMAGE_PART_TOKENS + fixed
+             + block_room + (forest_room + 200 if want_compaction else 0))
+    maybe_over = bound > limit
+    aligned = len(ids) == len(messages)
+
+    def render(roots: list[Any], room: int | None) -> _View:
+        covered: set[int] = set().union(*(n.message_ids for n in roots)) if roots else set()
+        view_msgs, view_ids = messages, ids
+        spliced = False
+        if aligned:
+            # Replies that hid memory-tool rounds: show the model what it really did.
+            # (None among all ids, the usual case: none among the visible ones either.)
+            splices = {}
+            if engine.has_splices(ids):
+                splices = engine.splices_for([i for i in ids if i not in covered])
+            if splices or covered:
+                view_msgs, view_ids = rewrite.apply_splices(messages, ids, splices)
+                spliced = bool(splices)
+            if covered:
+                superseded = engine.superseded_sources(scope, max(covered))
+                view_msgs = rewrite.apply_forest(view_msgs, view_ids, roots,
+                                                 tools_enabled=cfg.tools_enabled,
+                                                 superseded=superseded, budget_tokens=room)
+        return _View(view_msgs, view_ids, covered, spliced)
+
     roots: list[Any] = []
-    if want_compaction and len(ids) == len(messages):
-        started = time.perf_counter()
+    started = time.perf_counter()
+    if want_compaction and aligned:
         roots = engine.forest_for(scope, ids)
-        if len(raw) // 3 > cfg.compaction.hard_limit_tokens:
-            tokens = engine.path_tokens(ids, roots)
-            if tokens > cfg.compaction.hard_limit_tokens:
-                # Over the hard limit: compact inline (extractive: no model latency).
-                created = engine.compact(scope, result.thread_id, ids, None, force=True)
-                if created:
-                    metrics.compactions.labels("inline").inc(len(created))
-                roots = engine.forest_for(scope, ids)
-        if roots:
-            covered = set().union(*(node.message_ids for node in roots))
-            out.compacted_messages = sum(len(n.message_ids) for n in roots)
-            out.headers["x-lcm-compacted-messages"] = str(out.compacted_messages)
-            changed = True
+    view = render(roots, forest_room)
+    total: int | None = None
+    if maybe_over:
+        total = fixed + budget.messages_tokens(view.messages)
+        if total + block_room > limit and want_compaction and aligned:
+            roots, view, total = _fit(metrics, engine, scope, result.thread_id, ids, roots,
+                                      view, total, render, limit - block_room, forest_room,
+                                      fixed)
+            out.headers["x-lcm-context-compacted"] = "inline"
+    if want_compaction and aligned:
         metrics.stage_latency.labels("compaction_rewrite").observe(
             time.perf_counter() - started)
-
-    if len(ids) == len(messages):
-        # Replies that hid memory-tool rounds: show the model what it really did.
-        # (None among all ids, the usual case: none among the visible ones either.)
-        splices = {}
-        if engine.has_splices(ids):
-            splices = engine.splices_for([i for i in ids if i not in covered])
-        if splices or covered:
-            messages, ids = rewrite.apply_splices(messages, ids, splices)
-            changed = changed or bool(splices)
-        if covered:
-            superseded = engine.superseded_sources(scope, max(covered))
-            messages = rewrite.apply_forest(messages, ids, roots,
-                                            tools_enabled=cfg.tools_enabled,
-                                            superseded=superseded)
+    if total is not None:
+        block_room = min(block_room, max(0, limit - total))
+        if block_room < MIN_BLOCK_TOKENS:
+            block_room = 0
+        out.tokens = total
+    context_note = (f"budget={limit}; window={plan.window}; source={plan.source};"
+                    f" reserve={plan.reserve}")
+    if total is not None and total > limit:
+        # Even compacted to its protected messages the request does not fit: the
+        # client's own request goes as sent, and the upstream answers it.
+        metrics.context.labels("over_budget").inc()
+        log.warning("request %s: %d tokens over a context budget of %d even after compaction"
+                    " (its protected messages alone); forwarded unchanged",
+                    request_id, total, limit)
+        return Prepared(state="over-budget", capture=result, budget=plan, tokens=total,
+                        headers={"x-lcm-context": f"tokens={total}; {context_note}"})
+    if view.covered:
+        out.compacted_messages = sum(len(n.message_ids) for n in roots)
+        out.headers["x-lcm-compacted-messages"] = str(out.compacted_messages)
+        changed = True
+    changed = changed or view.spliced
+    messages, covered = view.messages, view.covered
 
     index = rewrite.newest_user_index(messages)
     user_id = _newest_user_id(body["messages"], result)
-    if want_block and index is not None:
+    if want_block and block_room and index is not None:
         started = time.perf_counter()
         newest = message_text(messages[index])
         # Once each: a reply that hid memory-tool rounds repeats its id per splice.
-        order = list(dict.fromkeys(itertools.filterfalse(covered.__contains__, ids)))
+        order = list(dict.fromkeys(itertools.filterfalse(covered.__contains__, view.ids)))
         visible = set(order)
-        assembly = engine.assemble(scope, result, newest, request_id, visible, order)
+        assembly = engine.assemble(scope, result, newest, request_id, visible, order,
+                                   budget_tokens=block_room)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
             messages = rewrite.inject_block(messages, assembly.block)
@@ -207,17 +288,21 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
             out.headers["x-lcm-injected-items"] = str(assembly.items_injected)
             out.headers["x-lcm-injected-tokens"] = str(assembly.used_tokens)
             changed = True
+            if out.tokens is not None:
+                out.tokens += assembly.used_tokens + 1
         if user_id is not None:
             engine.remember_block(scope, user_id, assembly.block)
-    elif want_block and user_id is not None:
+    elif want_block and block_room and user_id is not None:
         # A tool round of the same turn: the user message keeps the block it had.
         block = engine.block_for(scope, user_id)
         at = rewrite.tool_round_user_index(messages)
-        if block and at is not None:
+        if block and at is not None and count_tokens(block) <= block_room:
             messages = rewrite.inject_block(messages, block, at)
             out.state = "injected"
             out.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
             changed = True
+    out.headers["x-lcm-context"] = (f"tokens={out.tokens}; " if out.tokens is not None
+                                    else "") + context_note
 
     if changed:
         # Other fields keep exact integers when orjson could have turned them to floats.
@@ -230,6 +315,65 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         # client sent it, not become a 500 (tests/reliability/test_hostile_input).
         out.body = rewrite.dumps_body(new_body)
     return out
+
+
+def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[int],
+         roots: list[Any], view: _View, total: int, render: Any, goal: int,
+         forest_room: int, fixed: int) -> tuple[list[Any], _View, int]:
+    """Compact inline until the request counts at most ``goal`` tokens.
+
+    Stages, each an extractive compaction with no minimum size: the configured
+    protected turns, then fewer protected tail turns (halving to 1), then no
+    protected head turns. The first stage whose result leaves a fifth of ``goal``
+    free wins (the next turns then fit without compacting again); otherwise the
+    first that fits. If none fits, the scaffold is squeezed to the room left.
+    Returns ``(roots, view, total)``.
+    """
+    base = engine.config.compaction
+    tails = [base.tail_turns]
+    while tails[-1] > 1:
+        tails.append(max(1, tails[-1] // 2))
+    stages = [dataclasses.replace(base, min_tokens=0, min_turns=1, tail_turns=t)
+              for t in tails]
+    stages.append(dataclasses.replace(stages[-1], head_turns=0))
+    started = time.perf_counter()
+    best: tuple[list[Any], _View, int] | None = None
+    for stage in stages:
+        if time.perf_counter() - started > INLINE_SECONDS:
+            break
+        created = engine.compact(scope, thread_id, ids, None, force=True, config=stage)
+        if not created:
+            continue
+        metrics.compactions.labels("inline").inc(len(created))
+        roots = engine.forest_for(scope, ids)
+        view = render(roots, forest_room)
+        total = fixed + budget.messages_tokens(view.messages)
+        if total <= goal and best is None:
+            best = (roots, view, total)
+        if total <= goal - goal // 5:
+            best = (roots, view, total)
+            break
+    if best is not None:
+        metrics.context.labels("fitted").inc()
+        return best
+    if roots:
+        # Still over: give the scaffold only the room the rest leaves.
+        scaffold = budget.message_tokens(view.messages[_scaffold_index(view.messages)]) \
+            if _scaffold_index(view.messages) is not None else 0
+        room = max(0, goal - (total - scaffold))
+        view = render(roots, room)
+        total = fixed + budget.messages_tokens(view.messages)
+        if total <= goal:
+            metrics.context.labels("fitted").inc()
+    return roots, view, total
+
+
+def _scaffold_index(messages: list[Any]) -> int | None:
+    for i, msg in enumerate(messages):
+        if (isinstance(msg, dict) and isinstance(msg.get("content"), str)
+                and msg["content"].startswith(SCAFFOLD_HEADER)):
+            return i
+    return None
 
 
 def _newest_user_id(messages: list[Any], result: CaptureResult) -> int | None:

@@ -64,12 +64,21 @@ class Metrics:
             "lcm_tool_rounds", "Upstream re-calls after answering memory tool calls",
             registry=self.registry,
         )
+        self.context = Counter(
+            "lcm_context_events",
+            "Context budget outcomes: fitted (compacted inline to fit), over_budget"
+            " (protected messages alone too large; forwarded unchanged), recovered /"
+            " not_recovered (after an upstream context-length error)",
+            ["outcome"], registry=self.registry,
+        )
         self.index_lag = Gauge(
             "lcm_index_lag", "Outbox rows a derived index has not applied (set on scrape)",
             ["indexer"], registry=self.registry,
         )
         for mode in ("background", "inline"):  # exported at 0 before the first one
             self.compactions.labels(mode)
+        for outcome in ("fitted", "over_budget", "recovered", "not_recovered"):
+            self.context.labels(outcome)
 
     def render(self) -> bytes:
         """Return the Prometheus text exposition of this registry."""

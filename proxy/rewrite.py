@@ -14,7 +14,13 @@ from typing import Any
 
 import orjson
 
-from memory_core.compaction import ACKNOWLEDGEMENT, SummaryNode, Superseded, scaffold_text
+from memory_core.compaction import (
+    ACKNOWLEDGEMENT,
+    INSTRUCTION_ROLES,
+    SummaryNode,
+    Superseded,
+    scaffold_text,
+)
 
 # Every ASCII digit maps to "0", every other byte to a space: a run of 19 zeros in
 # the translated body is a run of 19 digits in the original.
@@ -91,15 +97,20 @@ def inject_block(messages: list[Any], block: str, index: int | None = None) -> l
 
 def apply_forest(messages: list[Any], message_ids: Sequence[int],
                  roots: Sequence[SummaryNode], *, tools_enabled: bool,
-                 superseded: Sequence[Superseded] = ()) -> list[Any]:
+                 superseded: Sequence[Superseded] = (),
+                 budget_tokens: int | None = None) -> list[Any]:
     """Replace the messages covered by ``roots`` with the scaffold and acknowledgement.
 
     ``message_ids[i]`` is the stored id of ``messages[i]`` (from the capture). The
     scaffold (a ``user`` message) and the acknowledgement (an ``assistant``
     message) stand where the first covered message stood; every uncovered message
-    keeps its place and its exact value. With no roots, ``messages`` is returned.
-    ``superseded``: items corrected since the summaries were written (see
-    :func:`memory_core.compaction.mark_superseded`).
+    keeps its place and its exact value. A covered ``system`` or ``developer``
+    message (a node written before instructions were kept out of summaries) is
+    kept too, verbatim and in order: instructions are never summarised away. With
+    no roots, ``messages`` is returned. ``superseded``: items corrected since the
+    summaries were written (see :func:`memory_core.compaction.mark_superseded`).
+    ``budget_tokens``: the scaffold's share of the context budget
+    (:func:`memory_core.compaction.scaffold_text`).
     """
     if not roots:
         return messages
@@ -111,10 +122,12 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
             if not placed:
                 out.append({"role": "user",
                             "content": scaffold_text(roots, tools_enabled=tools_enabled,
-                                                       superseded=superseded)})
+                                                     superseded=superseded,
+                                                     budget_tokens=budget_tokens)})
                 out.append({"role": "assistant", "content": ACKNOWLEDGEMENT})
                 placed = True
-            continue
+            if not (isinstance(msg, dict) and msg.get("role") in INSTRUCTION_ROLES):
+                continue
         out.append(msg)
     out.extend(messages[len(message_ids):])
     return out

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory_core.budget import DEFAULT_MODEL_WINDOWS, ContextConfig, parse_model_windows
 from memory_core.config import CompactionConfig, MemoryConfig
 
 
@@ -113,6 +114,38 @@ class CompactionSettings:
     consolidation_k: int = field(default=4, metadata=_rng(2, 64))
     summary_tokens: int = field(default=700, metadata=_rng(100, 8000))
     hard_limit_tokens: int = field(default=100000, metadata=_rng(2000, 10_000_000))
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    """``[context]``: the context budget of every upstream request (memory_core.budget).
+
+    ``model_windows``: ``"pattern=tokens"`` entries (fnmatch, case-insensitive, first
+    match wins); a malformed entry is a :class:`SettingsError` at load.
+    """
+
+    default_window_tokens: int = field(default=128_000, metadata=_rng(1024, 100_000_000))
+    model_windows: list[str] = field(
+        default_factory=lambda: [f"{p}={w}" for p, w in DEFAULT_MODEL_WINDOWS])
+    output_reserve_tokens: int = field(default=4096, metadata=_rng(0, 10_000_000))
+    forest_share: float = field(default=0.3, metadata=_rng(0.05, 0.9))
+    block_share: float = field(default=0.15, metadata=_rng(0, 0.5))
+    margin_tokens: int = field(default=256, metadata=_rng(0, 100_000))
+
+    def __post_init__(self) -> None:
+        try:
+            parse_model_windows(self.model_windows)
+        except ValueError as exc:
+            raise SettingsError(f"context.model_windows: {exc}") from exc
+
+    def context_config(self) -> ContextConfig:
+        """The engine's :class:`~memory_core.budget.ContextConfig` of these settings."""
+        return ContextConfig(
+            default_window_tokens=self.default_window_tokens,
+            model_windows=parse_model_windows(self.model_windows),
+            output_reserve_tokens=self.output_reserve_tokens,
+            forest_share=self.forest_share, block_share=self.block_share,
+            margin_tokens=self.margin_tokens)
 
 
 @dataclass(frozen=True)
@@ -238,6 +271,7 @@ class Settings:
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     injection: InjectionSettings = field(default_factory=InjectionSettings)
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
     tools: ToolsSettings = field(default_factory=ToolsSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
@@ -279,6 +313,7 @@ class Settings:
                 summary_tokens=self.compaction.summary_tokens,
                 hard_limit_tokens=self.compaction.hard_limit_tokens,
             ),
+            context=self.context.context_config(),
         ).clamped()
 
     def public_dict(self) -> dict[str, Any]:
@@ -298,6 +333,7 @@ SECTIONS: dict[str, type] = {
     "capture": CaptureSettings,
     "injection": InjectionSettings,
     "compaction": CompactionSettings,
+    "context": ContextSettings,
     "tools": ToolsSettings,
     "search": SearchSettings,
     "embedding": EmbeddingSettings,

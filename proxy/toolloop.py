@@ -39,6 +39,11 @@ from proxy.upstream import is_event_stream, send
 log = logging.getLogger("lcm.tools")
 
 
+Recover = Callable[[int, bytes], Awaitable[dict[str, Any] | None]]
+"""Given a first round's error status and body, a new upstream body to send once
+instead, or ``None`` (``proxy.handlers.chat._recoverer``)."""
+
+
 def tools_wanted(body: dict[str, Any]) -> bool:
     """False when the request rules our tools out: ``tool_choice`` ``none``, a forced
     client function, or the legacy ``functions`` parameter (no mixing with ``tools``)."""
@@ -104,7 +109,7 @@ class ToolLoop:
                  max_rounds: int, tool_timeout: float,
                  extra_headers: dict[str, str], on_round: Callable[[], None] | None = None,
                  before_end: Callable[[LoopResult], Awaitable[None]] | None = None,
-                 ) -> None:
+                 recover: Recover | None = None) -> None:
         self.request, self.session, self.url, self.headers = request, session, url, headers
         self.engine, self.scope, self.names = engine, scope, names
         self.max_rounds, self.tool_timeout = max_rounds, tool_timeout
@@ -114,6 +119,14 @@ class ToolLoop:
         """Awaited with the complete result before a stream's final bytes (finish,
         usage, ``[DONE]``) reach the client: the caller stores the answer first, so
         an answer the client fully received is never one the proxy lost."""
+        self.recover = recover
+        """Asked once about an error of the first round, before any byte reached the
+        client (:data:`Recover`)."""
+
+    async def _retry_body(self, status: int, raw: bytes) -> dict[str, Any] | None:
+        """The body to send again after a first round's error, once, or ``None``."""
+        recover, self.recover = self.recover, None
+        return await recover(status, raw) if recover is not None else None
 
     async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         loop = asyncio.get_running_loop()
@@ -158,6 +171,11 @@ class ToolLoop:
             except orjson.JSONDecodeError:
                 obj = None
             choice = _first_choice(obj)
+            if choice is None and rounds == 1 and resp.status >= 400:
+                again = await self._retry_body(resp.status, raw)
+                if again is not None:
+                    body, messages, rounds = again, list(again["messages"]), 0
+                    continue
             if choice is None:
                 # An error or an answer we cannot read: the client gets it as sent.
                 result = LoopResult(resp.status, rounds=rounds, complete=False,
@@ -223,6 +241,22 @@ class ToolLoop:
             rounds += 1
             resp = await send(self.session, "POST", self.url, self.headers,
                               dumps_body(dict(body, messages=messages)))
+            if response is None and resp.status >= 400 and self.recover is not None:
+                # Nothing reached the client yet: a context-length error is tried again.
+                try:
+                    raw = await resp.read()
+                finally:
+                    resp.release()
+                again = await self._retry_body(resp.status, raw)
+                if again is not None:
+                    body, messages, rounds = again, list(again["messages"]), 0
+                    continue
+                client_headers = hdrs.to_client(resp.headers)
+                client_headers.update(self.extra_headers)
+                response = web.Response(status=resp.status, reason=resp.reason, body=raw,
+                                        headers=client_headers)
+                return response, LoopResult(resp.status, complete=False,
+                                            error=raw[:2000].decode("utf-8", "replace"))
             if response is None:
                 client_headers = hdrs.to_client(resp.headers)
                 client_headers.update(self.extra_headers)

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from memory_core import budget
 from memory_core.capture import loads_lossless
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
@@ -177,18 +178,36 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
              and settings.tools.enabled and toolloop.tools_wanted(body))
     forwardlog.record(request, scope, rid, prepared, raw, body, tools=tools)  # inspector
     if tools:
-        return await _with_memory_tools(request, ticket, scope, prepared, body, url,
-                                        out_headers, extra)
+        return await _with_memory_tools(
+            request, ticket, scope, prepared, body, url, out_headers, extra,
+            _recoverer(request, scope, capture_future, raw, body, prepared, extra, tools=True))
+    recover = (_recoverer(request, scope, capture_future, raw, body, prepared, extra)
+               if ticket is not None and scope is not None else None)
     started = time.perf_counter()
+    refused: bytes | None = None
     try:
         upstream = await send(app[HTTP], "POST", url, out_headers,
                               raw if prepared.body is None else prepared.body)
+        if upstream.status >= 400 and recover is not None:
+            # A context-length error is answered once more, compacted further,
+            # before any byte reached the client; any other error as it came.
+            try:
+                refused = await upstream.read()
+            finally:
+                upstream.release()
+            again = await recover(upstream.status, refused)
+            if again is not None:
+                refused = None
+                upstream = await send(app[HTTP], "POST", url, out_headers,
+                                      rewrite.dumps_body(again))
     except ProxyError as exc:
         if ticket is not None:  # the request is evidence; say what became of it
             engine.capture_response(ticket, [], {"status": exc.status, "outcome": exc.code,
                                                  "error": exc.message})
         raise
     metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
+    if refused is not None:
+        return await _answer_read(request, ticket, upstream, refused, extra)
     try:
         client_headers = hdrs.to_client(upstream.headers)
         client_headers.update(extra)
@@ -230,8 +249,10 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 async def _with_memory_tools(
     request: web.Request, ticket: CaptureTicket, scope: Scope, prepared: Prepared,
     body: dict[str, Any], url: Any, out_headers: Any, extra: dict[str, str],
+    recover: toolloop.Recover | None = None,
 ) -> web.StreamResponse:
-    """Forward with the memory tools offered and intercept their calls (proxy.toolloop)."""
+    """Forward with the memory tools offered and intercept their calls (proxy.toolloop);
+    ``recover`` answers a context-length error of the first round (:func:`_recoverer`)."""
     app = request.app
     settings, engine, metrics = app[SETTINGS], app[ENGINE], app[METRICS]
     upstream_body, names = toolloop.add_tools(prepared.obj or body)
@@ -253,6 +274,7 @@ async def _with_memory_tools(
         scope=scope, names=names, max_rounds=settings.tools.max_rounds,
         tool_timeout=settings.tools.tool_timeout_seconds, extra_headers=extra,
         on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
+        recover=recover,
     )
     started = time.perf_counter()
     try:
@@ -273,6 +295,82 @@ async def _with_memory_tools(
                              name=f"capture-response-{ticket.request_id}")
         else:  # the body is not sent yet: store it first
             await store_first(outcome)
+    return response
+
+
+def _recoverer(request: web.Request, scope: Scope, capture_future: Any, raw: bytes,
+               body: dict[str, Any], prepared: Prepared, extra: dict[str, str], *,
+               tools: bool = False) -> toolloop.Recover | None:
+    """The once-only answer to an upstream context-length error, or ``None`` when
+    the memory path did not plan this request (failed open, over budget).
+
+    The returned coroutine function takes the error's status and body; for a
+    context-length error (:func:`memory_core.budget.context_error`) it records a
+    smaller window for the model (:class:`memory_core.budget.ContextLimits`), runs
+    the memory path again under it and returns the new upstream body (memory tools
+    added when ``tools``), or ``None`` (not such an error, already retried, or the
+    new plan is no smaller). Says what happened in ``extra``
+    (``x-lcm-context-recovery``), the log and ``lcm_context_events``.
+    """
+    if prepared.budget is None or prepared.state in ("over-budget", "failed-open"):
+        return None
+    app = request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    rid: str = request[REQUEST_ID]
+    tried = False
+
+    async def recover(status: int, error_body: bytes) -> dict[str, Any] | None:
+        nonlocal tried
+        error = budget.context_error(status, error_body)
+        if tried or error is None or prepared.budget is None:
+            return None
+        tried = True
+        sent_obj = prepared.obj or body
+        sent = prepared.tokens
+        if sent is None:
+            sent = budget.messages_tokens(sent_obj["messages"]) + budget.tools_tokens(
+                toolloop.add_tools(sent_obj)[0]["tools"] if tools else sent_obj.get("tools"))
+        window = engine.context_limits.learn(body.get("model"), prepared.budget, error, sent)
+        again: Prepared | None = None
+        try:
+            with engine.foreground():
+                again = await prepare_upstream(request, engine, scope, capture_future, raw,
+                                               body, rid)
+        except Exception:  # noqa: BLE001 - fail open: the client gets the error
+            log.exception("memory path failed while recovering from a context-length error")
+        if (again is None or again.obj is None or again.state == "over-budget"
+                or (again.tokens is not None and again.tokens >= sent)):
+            metrics.context.labels("not_recovered").inc()
+            log.warning("request %s: the upstream refused %d tokens as too long (%s); a"
+                        " window of %d for model %r cannot hold less: answered with the error",
+                        rid, sent, error.message[:200], window, body.get("model"))
+            extra["x-lcm-context-recovery"] = f"not-recovered; window={window}"
+            return None
+        metrics.context.labels("recovered").inc()
+        log.warning("request %s: the upstream refused %d tokens as too long (%s); model %r"
+                    " now planned with a window of %d, retried once with %s tokens",
+                    rid, sent, error.message[:200], body.get("model"), window,
+                    again.tokens if again.tokens is not None else "fewer")
+        extra.update(again.headers)
+        extra["x-lcm-memory"] = again.state
+        extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
+        return toolloop.add_tools(again.obj)[0] if tools else again.obj
+
+    return recover
+
+
+async def _answer_read(request: web.Request, ticket: CaptureTicket | None,
+                       upstream: Any, body: bytes, extra: dict[str, str]) -> web.Response:
+    """Answer with an upstream error whose body was read already (and store it)."""
+    client_headers = hdrs.to_client(upstream.headers)
+    client_headers.update(extra)
+    response = web.Response(status=upstream.status, reason=upstream.reason, body=body,
+                            headers=client_headers)
+    if ticket is not None:
+        request.app[TASKS].spawn(
+            _capture_response(request.app, ticket, upstream.status, False,
+                              RelayResult(nbytes=len(body), chunks=[body])),
+            name=f"capture-response-{ticket.request_id}")
     return response
 
 

@@ -1,0 +1,351 @@
+"""The context budget of one upstream request, and the upstream's "too long" errors.
+
+Sans-io: numbers and bytes in, numbers out. The proxy (``proxy.memorypath``) plans
+every forwarded request against :func:`request_budget`: the model's context window
+(from :class:`ContextConfig`'s pattern table, or a smaller one learned from an
+upstream's context-length error, :class:`ContextLimits`) minus the output reserve.
+Everything forwarded counts (:func:`messages_tokens`, :func:`tools_tokens`), in
+o200k tokens (:mod:`memory_core.tokens`) plus the chat format's per-message overhead.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+from memory_core.tokens import count_tokens
+
+MESSAGE_OVERHEAD = 4
+"""Tokens the chat format adds per message (role and separators; OpenAI's count)."""
+REQUEST_OVERHEAD = 3
+"""Tokens the reply's priming adds once per request."""
+IMAGE_PART_TOKENS = 765
+"""Tokens counted for one non-text content part (an image at high detail, 2×2 tiles)."""
+MIN_WINDOW = 1024
+"""No budget is planned, or learned, below this window."""
+
+DEFAULT_MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("gpt-4.1*", 1_047_576),
+    ("gpt-5*", 400_000),
+    ("gpt-4o*", 128_000),
+    ("chatgpt-4o*", 128_000),
+    ("gpt-4.5*", 128_000),
+    ("gpt-4-turbo*", 128_000),
+    ("gpt-4-32k*", 32_768),
+    ("gpt-4*", 8_192),
+    ("gpt-3.5-turbo-instruct*", 4_096),
+    ("gpt-3.5-turbo*", 16_385),
+    ("o1-mini*", 128_000),
+    ("o1*", 200_000),
+    ("o3*", 200_000),
+    ("o4-mini*", 200_000),
+    ("claude*", 200_000),
+    ("*llama-3.1*", 131_072),
+    ("*llama3.1*", 131_072),
+    ("*llama-3.2*", 131_072),
+    ("*llama3.2*", 131_072),
+    ("*llama-3.3*", 131_072),
+    ("*llama3.3*", 131_072),
+    ("*llama-3*", 8_192),
+    ("*llama3*", 8_192),
+    ("*llama*", 4_096),
+    ("*qwen3*", 32_768),
+    ("*qwen2.5*", 32_768),
+    ("*qwen*", 32_768),
+    ("*mixtral*", 32_768),
+    ("*mistral*", 32_768),
+    ("*deepseek*", 65_536),
+    ("*gemma*", 8_192),
+    ("*phi*", 4_096),
+)
+"""Shipped model-name patterns → context window (tokens), first match wins; see
+``[context] model_windows`` in config/default.toml. Local servers (vLLM's
+``--max-model-len``, llama.cpp's ``-c``, Ollama's ``num_ctx``) may run a model with
+a smaller window than it supports: set it here, or the first context-length error
+teaches the proxy (:class:`ContextLimits`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextConfig:
+    """Context budget settings (``[context]``); tokens are o200k tokens.
+
+    ``default_window_tokens``: the window of a model no pattern matches.
+    ``model_windows``: ``(fnmatch pattern, window)`` pairs, case-insensitive, matched
+    against the model name and against its last ``/`` part (``openai/gpt-4o``).
+    ``output_reserve_tokens``: left for the answer when the request names no
+    ``max_completion_tokens``/``max_tokens``. ``forest_share``/``block_share``: the
+    fractions of the input budget the summary scaffold and the memory block may use.
+    ``margin_tokens``: kept free for what the count cannot see (a server's chat
+    template, another tokenizer).
+    """
+
+    default_window_tokens: int = 128_000
+    model_windows: tuple[tuple[str, int], ...] = DEFAULT_MODEL_WINDOWS
+    output_reserve_tokens: int = 4096
+    forest_share: float = 0.3
+    block_share: float = 0.15
+    margin_tokens: int = 256
+
+
+def parse_model_windows(entries: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    """``["gpt-4o*=128000", …]`` → ``(("gpt-4o*", 128000), …)``.
+
+    Raises ``ValueError`` naming the entry when one is not ``pattern=tokens`` with a
+    window of at least :data:`MIN_WINDOW`.
+    """
+    out = []
+    for entry in entries:
+        pattern, sep, number = entry.rpartition("=")
+        pattern = pattern.strip()
+        try:
+            window = int(number.strip().replace("_", ""))
+        except ValueError:
+            window = 0
+        if not sep or not pattern or window < MIN_WINDOW:
+            raise ValueError(f"model window {entry!r}: expected 'pattern=tokens' with tokens"
+                             f" >= {MIN_WINDOW}")
+        out.append((pattern.lower(), window))
+    return tuple(out)
+
+
+def window_for(model: Any, cfg: ContextConfig) -> int:
+    """The context window of ``model`` (a name; anything else → the default)."""
+    if not isinstance(model, str) or not model:
+        return cfg.default_window_tokens
+    return _window_for(model.lower(), cfg.model_windows, cfg.default_window_tokens)
+
+
+@lru_cache(maxsize=512)
+def _window_for(model: str, table: tuple[tuple[str, int], ...], default: int) -> int:
+    short = model.rsplit("/", 1)[-1]
+    for pattern, window in table:
+        if fnmatch.fnmatchcase(model, pattern) or fnmatch.fnmatchcase(short, pattern):
+            return window
+    return default
+
+
+def output_reserve(body: Mapping[str, Any], cfg: ContextConfig, window: int) -> int:
+    """Tokens kept for the answer: the request's ``max_completion_tokens`` (or
+    ``max_tokens``) when a positive integer, else ``cfg.output_reserve_tokens`` but
+    at most a quarter of ``window`` (a small local model keeps room for its input)."""
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return min(cfg.output_reserve_tokens, window // 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One request's plan: ``window`` (and where it came from: ``table``, ``default``
+    or ``learned``), the output ``reserve``, and ``input_tokens``, the most the
+    forwarded request may count (never below 0)."""
+
+    window: int
+    reserve: int
+    input_tokens: int
+    source: str
+
+
+def request_budget(body: Mapping[str, Any], cfg: ContextConfig, *, hard_limit: int | None = None,
+                   limits: ContextLimits | None = None) -> Budget:
+    """The budget of a request ``body`` (model, max tokens) under ``cfg``.
+
+    ``hard_limit`` (``[compaction] hard_limit_tokens``) caps the input budget too;
+    ``limits``: windows learned from context-length errors, which win when smaller.
+    """
+    model = body.get("model")
+    window = window_for(model, cfg)
+    source = "default" if window == cfg.default_window_tokens else "table"
+    learned = limits.get(model) if limits is not None else None
+    if learned is not None and learned < window:
+        window, source = learned, "learned"
+    reserve = output_reserve(body, cfg, window)
+    tokens = window - reserve - cfg.margin_tokens
+    if hard_limit is not None:
+        tokens = min(tokens, hard_limit)
+    return Budget(window, reserve, max(0, tokens), source)
+
+
+# -- counting ---------------------------------------------------------------------
+@lru_cache(maxsize=16384)
+def _count(text: str) -> int:
+    return count_tokens(text)
+
+
+def _text_tokens(text: str) -> int:
+    # Earlier turns come back on every request: their counts are remembered.
+    return _count(text) if len(text) > 32 else count_tokens(text)
+
+
+def message_tokens(msg: Any) -> int:
+    """Tokens of one chat message as forwarded: its text (string content or text
+    parts; :data:`IMAGE_PART_TOKENS` per other part), name, tool calls (names and
+    arguments) and tool call id, plus :data:`MESSAGE_OVERHEAD`."""
+    if not isinstance(msg, dict):
+        return MESSAGE_OVERHEAD + _text_tokens(orjson.dumps(msg).decode())
+    total = MESSAGE_OVERHEAD
+    content = msg.get("content")
+    if isinstance(content, str):
+        total += _text_tokens(content)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                total += _text_tokens(part["text"])
+            elif isinstance(part, str):
+                total += _text_tokens(part)
+            else:
+                total += IMAGE_PART_TOKENS
+    elif content is not None:
+        total += _text_tokens(orjson.dumps(content).decode())
+    for key in ("name", "tool_call_id"):
+        if isinstance(msg.get(key), str):
+            total += _text_tokens(msg[key])
+    calls = msg.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                total += 3 + _text_tokens(str(fn.get("name") or "")) + _text_tokens(
+                    fn["arguments"] if isinstance(fn.get("arguments"), str)
+                    else orjson.dumps(fn.get("arguments")).decode())
+            else:
+                total += _text_tokens(orjson.dumps(call).decode())
+    return total
+
+
+def messages_tokens(messages: Sequence[Any]) -> int:
+    """Tokens of a message list as forwarded (:func:`message_tokens` each, plus
+    :data:`REQUEST_OVERHEAD`)."""
+    return REQUEST_OVERHEAD + sum(message_tokens(m) for m in messages)
+
+
+def tools_tokens(tools: Any) -> int:
+    """Tokens of a ``tools`` array (its JSON; 0 for none)."""
+    if not tools:
+        return 0
+    try:
+        return _count(orjson.dumps(tools).decode())
+    except TypeError:
+        return count_tokens(str(tools))
+
+
+# -- context-length errors ----------------------------------------------------------
+_CONTEXT_ERROR = re.compile(
+    r"(?i)context_length_exceeded|context[_ ]window[_ ]exceeded|ContextWindowExceeded|"
+    r"exceed_context_size|maximum context length|max(?:imum)? model length|"
+    r"context (?:size|length|window) (?:has been |was )?exceeded|exceeds? (?:the )?"
+    r"(?:available |maximum |max )?context (?:size|length|window)|"
+    r"(?:input|prompt) (?:is )?too long|prompt is longer than|"
+    r"larger than the max context size|too many (?:input )?tokens|"
+    r"reduce the length of the (?:messages|prompt)|maximum prompt length|"
+    r"longer than the maximum model length|n_ctx")
+_NOT_CONTEXT = re.compile(r"(?i)per min|tokens per (?:minute|day)|\bTPM\b|rate.?limit|quota")
+_STATED = (
+    re.compile(r"(?i)maximum context length is (\d+)"),
+    re.compile(r"(?i)maximum model length (?:is |of )?(\d+)"),
+    re.compile(r"(?i)max_model_len[\"'=: ]+(\d+)"),
+    re.compile(r"(?i)\"n_ctx\"\s*:\s*(\d+)"),
+    re.compile(r"(?i)n_ctx[=: ]+(\d+)"),
+    re.compile(r"(?i)\d+ tokens? > (\d+) maximum"),
+    re.compile(r"(?i)context (?:window|size|length) (?:of|is) (\d+)"),
+    re.compile(r"(?i)limit (?:is |of )?(\d+) tokens"),
+)
+_THEIRS = (
+    re.compile(r"(?i)(?:resulted in|requested) (\d+) tokens"),
+    re.compile(r"(?i)\((\d+) in the messages"),
+    re.compile(r"(?i)prompt \(length (\d+)\)"),
+    re.compile(r"(?i)\"n_prompt_tokens\"\s*:\s*(\d+)"),
+    re.compile(r"(?i)prompt is too long: (\d+) tokens"),
+    re.compile(r"(?i)(\d+) tokens? > \d+ maximum"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextError:
+    """An upstream's answer that the request did not fit: the window it states
+    (``limit``) and the tokens it counted in the prompt (``counted``), when given."""
+
+    limit: int | None
+    counted: int | None
+    message: str
+
+
+def context_error(status: int, body: bytes) -> ContextError | None:
+    """Recognise a context-length error (OpenAI/Azure ``context_length_exceeded``,
+    vLLM's "maximum context length"/"maximum model length", llama.cpp's
+    ``exceed_context_size_error``/``n_ctx``, Ollama, LiteLLM's
+    ``ContextWindowExceededError``, Anthropic-style "prompt is too long") in an error
+    answer: ``status`` 400, 413, 422 or 500 and a body naming it. Rate-limit and
+    quota answers ("tokens per min") are not context errors. ``None`` otherwise."""
+    if status not in (400, 413, 422, 500) or not body:
+        return None
+    text = body[:16384].decode("utf-8", "replace")
+    if not _CONTEXT_ERROR.search(text) or _NOT_CONTEXT.search(text):
+        return None
+    message = text
+    try:
+        obj = orjson.loads(body)
+        err = obj.get("error") if isinstance(obj, dict) else None
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            message = err["message"]
+        elif isinstance(err, str):
+            message = err
+    except orjson.JSONDecodeError:
+        pass
+
+    def first(patterns: tuple[re.Pattern[str], ...]) -> int | None:
+        for pat in patterns:
+            m = pat.search(text)
+            if m:
+                return int(m.group(1))
+        return None
+
+    return ContextError(first(_STATED), first(_THEIRS), message[:500])
+
+
+class ContextLimits:
+    """Context windows learned from upstream errors, per model name (in memory,
+    thread-safe; this process only)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._windows: dict[str, int] = {}
+
+    def get(self, model: Any) -> int | None:
+        """The learned window of ``model``, or ``None``."""
+        if not isinstance(model, str):
+            return None
+        with self._lock:
+            return self._windows.get(model)
+
+    def learn(self, model: Any, budget: Budget, error: ContextError, sent_tokens: int) -> int:
+        """Record a smaller window for ``model`` after ``error`` answered a request of
+        ``sent_tokens`` (our count) planned with ``budget``; return it.
+
+        The new window is the stated limit, scaled by our count over the server's
+        when both are known (another tokenizer), and always at most 90 % of the
+        window that failed; 75 % of it when the error states nothing.
+        """
+        failed = min(budget.window, budget.input_tokens + budget.reserve + 256)
+        failed = max(failed, sent_tokens + budget.reserve)
+        if error.limit is not None:
+            window = error.limit
+            if error.counted and sent_tokens:
+                window = int(window * min(1.0, sent_tokens / error.counted))
+            window = min(window, int(failed * 0.9))
+        else:
+            window = int(failed * 0.75)
+        window = max(MIN_WINDOW, window)
+        if isinstance(model, str):
+            with self._lock:
+                old = self._windows.get(model)
+                self._windows[model] = window if old is None else min(old, window)
+        return window

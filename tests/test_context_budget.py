@@ -1,0 +1,354 @@
+"""Every upstream request fits its context budget (issue 23): the budget, its
+enforcement through the proxy, instructions that survive compaction, and recovery
+from an upstream's context-length error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import openai
+import orjson
+import pytest
+
+from memory_core import budget
+from memory_core.budget import ContextConfig, ContextLimits
+from memory_core.compaction import SummaryNode, scaffold_text
+from proxy.settings import SettingsError, load_settings
+from tests.conftest import start_proxy
+from tests.fake_upstream import FakeUpstream, Reply
+
+
+# -- the budget ---------------------------------------------------------------------
+def test_windows_from_the_shipped_table() -> None:
+    cfg = ContextConfig()
+    assert budget.window_for("gpt-4o-mini", cfg) == 128_000
+    assert budget.window_for("gpt-4.1-nano", cfg) == 1_047_576
+    assert budget.window_for("gpt-4-0613", cfg) == 8_192
+    assert budget.window_for("openrouter/openai/gpt-4o", cfg) == 128_000
+    assert budget.window_for("llama3.1:8b", cfg) == 131_072
+    assert budget.window_for("Meta-Llama-3-8B-Instruct", cfg) == 8_192
+    assert budget.window_for("Qwen/Qwen2.5-7B-Instruct", cfg) == 32_768
+    assert budget.window_for("claude-3-5-sonnet", cfg) == 200_000
+    assert budget.window_for("my-own-model", cfg) == cfg.default_window_tokens
+    assert budget.window_for(None, cfg) == cfg.default_window_tokens
+
+
+def test_budget_subtracts_the_output_reserve() -> None:
+    cfg = ContextConfig(model_windows=(("tiny*", 8192),), output_reserve_tokens=4096,
+                        margin_tokens=100)
+    plain = budget.request_budget({"model": "tiny-1"}, cfg)
+    assert (plain.window, plain.reserve, plain.input_tokens) == (8192, 2048, 8192 - 2048 - 100)
+    asked = budget.request_budget({"model": "tiny-1", "max_completion_tokens": 500}, cfg)
+    assert asked.input_tokens == 8192 - 500 - 100
+    assert budget.request_budget({"model": "tiny-1", "max_tokens": 700}, cfg).reserve == 700
+    capped = budget.request_budget({"model": "tiny-1"}, cfg, hard_limit=3000)
+    assert capped.input_tokens == 3000
+
+
+def test_model_windows_setting_is_checked() -> None:
+    settings = load_settings(None, environ={"LCM_CONTEXT__MODEL_WINDOWS": "local-*=4096"})
+    assert settings.memory_config().context.model_windows == (("local-*", 4096),)
+    with pytest.raises(SettingsError, match="model_windows"):
+        load_settings(None, environ={"LCM_CONTEXT__MODEL_WINDOWS": "gpt-4o"})
+    with pytest.raises(SettingsError, match="model_windows"):
+        load_settings(None, environ={"LCM_CONTEXT__MODEL_WINDOWS": "x=12"})
+
+
+def test_counting_covers_tool_calls_and_parts() -> None:
+    text = {"role": "user", "content": "hello there " * 50}
+    parts = {"role": "user", "content": [{"type": "text", "text": "hello there " * 50},
+                                         {"type": "image_url", "image_url": {"url": "u"}}]}
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function",
+         "function": {"name": "read_file", "arguments": '{"path": "' + "a/" * 200 + '"}'}}]}
+    assert budget.message_tokens(parts) == budget.message_tokens(text) + budget.IMAGE_PART_TOKENS
+    assert budget.message_tokens(call) > 200
+
+
+# -- context-length errors ------------------------------------------------------------
+@pytest.mark.parametrize(("status", "body", "limit", "counted"), [
+    (400, {"error": {"message": "This model's maximum context length is 8192 tokens. However,"
+                                " your messages resulted in 9000 tokens. Please reduce the "
+                                "length of the messages.", "type": "invalid_request_error",
+                     "param": "messages", "code": "context_length_exceeded"}}, 8192, 9000),
+    (400, {"object": "error", "message": "This model's maximum context length is 4096 tokens."
+                                         " However, you requested 5000 tokens (4000 in the "
+                                         "messages, 1000 in the completion).",
+           "type": "BadRequestError", "code": 400}, 4096, 5000),
+    (400, {"error": {"code": 400, "message": "the request exceeds the available context size,"
+                     " try increasing it", "type": "exceed_context_size_error",
+                     "n_prompt_tokens": 5000, "n_ctx": 4096}}, 4096, 5000),
+    (500, {"error": "input length exceeds maximum context length"}, None, None),
+    (400, {"error": {"message": "litellm.ContextWindowExceededError: litellm.BadRequestError:"
+                     " prompt is too long: 210000 tokens > 200000 maximum",
+                     "type": None, "param": None, "code": "400"}}, 200000, 210000),
+    (400, {"error": {"message": "The decoder prompt (length 9000) is longer than the maximum"
+                     " model length of 8192.", "type": "BadRequestError"}}, 8192, 9000),
+])
+def test_context_errors_recognised(status: int, body: dict[str, Any], limit: int | None,
+                                   counted: int | None) -> None:
+    err = budget.context_error(status, orjson.dumps(body))
+    assert err is not None
+    assert (err.limit, err.counted) == (limit, counted)
+
+
+@pytest.mark.parametrize(("status", "body"), [
+    (429, b'{"error": {"message": "Rate limit reached for gpt-4o on tokens per min (TPM)",'
+          b' "code": "rate_limit_exceeded"}}'),
+    (400, b'{"error": {"message": "Request too large for gpt-4o: tokens per min (TPM): '
+          b'Limit 30000, Requested 50000.", "code": "rate_limit_exceeded"}}'),
+    (400, b'{"error": {"message": "Invalid value for messages[3].role"}}'),
+    (200, b'{"error": {"code": "context_length_exceeded"}}'),
+])
+def test_other_errors_are_not_context_errors(status: int, body: bytes) -> None:
+    assert budget.context_error(status, body) is None
+
+
+def test_learned_window_shrinks_and_scales_to_our_count() -> None:
+    limits = ContextLimits()
+    plan = budget.Budget(window=128_000, reserve=4096, input_tokens=123_648, source="table")
+    err = budget.ContextError(limit=8192, counted=10_000, message="")
+    window = limits.learn("m", plan, err, sent_tokens=9_000)
+    assert window == int(8192 * 0.9)  # their tokenizer counts 10 % more than ours
+    assert limits.get("m") == window
+    unknown = budget.ContextError(limit=None, counted=None, message="")
+    assert limits.learn("m", budget.Budget(window, 1000, window - 1256, "learned"), unknown,
+                        sent_tokens=window - 1300) < window
+
+
+# -- the forest under its budget --------------------------------------------------------
+def test_scaffold_fits_its_budget_at_5000_turns() -> None:
+    """A forest of 5,000 turns (logarithmic in size: up to 2K-1 roots per level)
+    renders within its share of every budget, oldest and highest nodes as headers."""
+    from memory_core.compaction import CompactionConfig, consolidations
+
+    cfg = CompactionConfig(consolidation_k=4)
+    nodes: list[SummaryNode] = []
+    next_id, msg = 1, 10
+    for _turn in range(5000 // 10):  # one Level-0 node per ten turns (20 messages)
+        ids = list(range(msg, msg + 20))
+        msg += 20
+        nodes.append(SummaryNode(next_id, 0, ids, "- [msg %d] Step: ran the tests, 3 failed "
+                                 "in tests/test_api.py\n" % ids[0] * 25, 600, 4000,
+                                 "extractive"))
+        next_id += 1
+        for group in consolidations(nodes, [], cfg):
+            children = [n for n in nodes if n.id in group.children]
+            for child in children:
+                child.parent_id = next_id
+            nodes.append(SummaryNode(next_id, group.level, list(group.message_ids),
+                                     "- merged line\n" * 80, 900, 40000, "extractive"))
+            next_id += 1
+    roots = sorted([n for n in nodes if n.parent_id is None], key=lambda n: n.first)
+    assert len(roots) <= 7 * 6  # (2K-1) per level, log_K levels
+    full = scaffold_text(roots, tools_enabled=True)
+    for share in (1200, 2400, 9600, 38400):
+        text = scaffold_text(roots, tools_enabled=True, budget_tokens=share)
+        assert budget.count_tokens(text) <= share or text.count("\n") <= 4
+        assert budget.count_tokens(text) <= max(share, 200)
+        assert f"messages {roots[0].first}–" in text  # the range is still named
+    assert budget.count_tokens(full) > 2400  # the small shares had to collapse nodes
+    # Unchanged inputs render identical bytes (the upstream's prompt cache).
+    assert scaffold_text(roots, tools_enabled=True, budget_tokens=2400) == scaffold_text(
+        roots, tools_enabled=True, budget_tokens=2400)
+
+
+# -- through the proxy ---------------------------------------------------------------------
+def _forwarded_tokens(req: dict[str, Any]) -> int:
+    body = req["json"]
+    return budget.messages_tokens(body["messages"]) + budget.tools_tokens(body.get("tools"))
+
+
+def _paste(i: int) -> str:
+    return (f"Here is the log of run {i}:\n" + "\n".join(
+        f"2024-05-0{i % 9 + 1} 12:{k:02d}:07 INFO worker-{k} processed batch {i * 100 + k}"
+        f" in {k * 13 % 97} ms, queue depth {k * 7 % 31}" for k in range(25)))
+
+
+async def test_over_budget_request_is_compacted_before_forwarding(upstream: FakeUpstream,
+                                                                  tmp_path: Path) -> None:
+    """An 8k-window model and default compaction thresholds: every request the proxy
+    forwards counts at most its budget (today's proxy passed it by turn 10)."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              context={"model_windows": ["tiny-*=8192"]})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000001",
+                                    max_retries=0)
+        system = {"role": "system", "content": "You are a careful assistant."}
+        messages: list[dict[str, Any]] = [system]
+        limit = budget.request_budget({"model": "tiny-8b"},
+                                      proxy.engine.config.context).input_tokens
+        for i in range(30):
+            text = _paste(i) if i % 3 == 0 else f"Step {i}: ran the tests, {i % 4} failed."
+            messages.append({"role": "user", "content": text})
+            raw = await client.chat.completions.with_raw_response.create(
+                model="tiny-8b", messages=messages)
+            assert raw.headers["x-lcm-memory"] != "over-budget"
+            messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+        sent = [_forwarded_tokens(r) for r in upstream.chat_requests]
+        client_size = budget.messages_tokens(messages)
+        assert client_size > 2 * limit  # the client's history is far over the budget
+        assert max(sent) <= limit, (max(sent), limit)
+        for req in upstream.chat_requests:
+            assert req["json"]["messages"][0] == system
+            assert req["json"]["messages"][-1]["content"].endswith(
+                req["json"]["messages"][-1]["content"].split("\n")[-1])
+        status = proxy.engine.forest_status()
+        assert status["nodes"], "compacted inline"
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_protected_messages_over_budget_are_forwarded_unchanged(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              context={"model_windows": ["tiny-*=2048"]})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000002",
+                                    max_retries=0)
+        messages = [{"role": "system", "content": "sys"},
+                    {"role": "user", "content": _paste(1) * 3}]
+        raw = await client.chat.completions.with_raw_response.create(
+            model="tiny-1", messages=messages)
+        assert raw.headers["x-lcm-memory"] == "over-budget"
+        assert "budget=" in raw.headers["x-lcm-context"]
+        assert upstream.chat_requests[-1]["json"]["messages"] == messages
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_mid_conversation_developer_message_survives_compaction(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2, "group_tokens": 1000})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000003",
+                                    max_retries=0)
+        rule = {"role": "developer", "content": "From now on answer in French and never "
+                                                "touch the migrations folder."}
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(24):
+            if i == 5:
+                messages.append(rule)
+            messages.append({"role": "user", "content": f"step {i}: " + "details " * 80})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+        last = upstream.chat_requests[-1]["json"]["messages"]
+        assert any(isinstance(m.get("content"), str)
+                   and m["content"].startswith("[Conversation summary") for m in last)
+        assert rule in last
+        # In order: after the scaffold, before the newest messages.
+        scaffold_at = next(i for i, m in enumerate(last) if isinstance(m.get("content"), str)
+                           and m["content"].startswith("[Conversation summary"))
+        assert last.index(rule) > scaffold_at
+        nodes = proxy.engine.forest_status()["nodes"]
+        ids = {i for n in nodes for i in n["message_ids"]}
+        dev_ids = [m["id"] for m in proxy.engine.thread_messages(
+            proxy.engine.forest_status()["nodes"][0]["thread_id"]) if m["msg_role"] == "developer"]
+        assert dev_ids and not ids.intersection(dev_ids)
+    finally:
+        await proxy.runner.cleanup()
+
+
+CONTEXT_ERROR = {"message": "This model's maximum context length is 6000 tokens. However, "
+                            "your messages resulted in 7000 tokens. Please reduce the length "
+                            "of the messages.", "type": "invalid_request_error",
+                 "param": "messages", "code": "context_length_exceeded"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("tools", [True, False])
+async def test_context_length_error_is_recovered_once(upstream: FakeUpstream, tmp_path: Path,
+                                                      stream: bool, tools: bool) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              tools={"enabled": tools})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000004",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(12):
+            messages.append({"role": "user", "content": _paste(i)})
+            messages.append({"role": "assistant", "content": f"Run {i} looks healthy."})
+        messages.append({"role": "user", "content": "Which run was slowest?"})
+        upstream.push(Reply(status=400, error=CONTEXT_ERROR), Reply(content="run 7"))
+        before = len(upstream.chat_requests)
+        if stream:
+            raw = await client.chat.completions.with_raw_response.create(
+                model="big-model", messages=messages, stream=True)
+            text = "".join([c.choices[0].delta.content or "" async for c in raw.parse()
+                            if c.choices])
+        else:
+            raw = await client.chat.completions.with_raw_response.create(
+                model="big-model", messages=messages)
+            text = raw.parse().choices[0].message.content
+        assert text == "run 7"
+        assert raw.headers["x-lcm-context-recovery"].startswith("retried")
+        sent = upstream.chat_requests[before:]
+        assert len(sent) == 2
+        assert _forwarded_tokens(sent[1]) < _forwarded_tokens(sent[0])
+        assert _forwarded_tokens(sent[1]) <= 6000
+        assert proxy.engine.context_limits.get("big-model") is not None
+        assert b'lcm_context_events_total{outcome="recovered"} 1.0' in (
+            proxy.app[__import__("proxy.keys").keys.METRICS].render())
+        # Not looped: a second refusal reaches the client as the upstream sent it.
+        upstream.push(Reply(status=400, error=CONTEXT_ERROR), Reply(status=400,
+                                                                    error=CONTEXT_ERROR))
+        before = len(upstream.chat_requests)
+        messages.append({"role": "assistant", "content": "run 7"})
+        messages.append({"role": "user", "content": "And the fastest?"})
+        with pytest.raises(openai.BadRequestError) as info:
+            await client.chat.completions.create(model="big-model", messages=messages,
+                                                 stream=stream)
+        assert info.value.code == "context_length_exceeded"
+        assert len(upstream.chat_requests) - before <= 2
+        # The learned window holds for the next request: planned small from the start.
+        upstream.replies.clear()
+        messages.append({"role": "user", "content": "Thanks."})
+        await client.chat.completions.create(model="big-model", messages=messages)
+        assert _forwarded_tokens(upstream.chat_requests[-1]) <= 6000
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_other_upstream_errors_pass_unchanged(upstream: FakeUpstream,
+                                                    tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": False})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000005",
+                                    max_retries=0)
+        upstream.push(Reply(status=400, error={"message": "bad role", "type": "invalid",
+                                               "param": None, "code": "bad_role"}))
+        before = len(upstream.chat_requests)
+        with pytest.raises(openai.BadRequestError) as info:
+            await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}])
+        assert info.value.code == "bad_role"
+        assert len(upstream.chat_requests) - before == 1
+    finally:
+        await proxy.runner.cleanup()
+
+
+# -- summaries condense ------------------------------------------------------------------
+def test_near_repetitive_steps_fold_into_one_line_under_the_cap() -> None:
+    from memory_core.compaction import _fit_sections, merge_summaries
+
+    lines = [f"- [msg {i}] user: Step {i}: ran the tests, {i % 5} failed." for i in range(1, 121)]
+    text = _fit_sections("Messages 1–120 (120 messages)", [("Timeline", lines)], 300)
+    assert budget.count_tokens(text) <= 300
+    assert "(+119 similar, last [msg 120]: user: Step 120: ran the tests, 0 failed.)" in text
+    # Consolidation keeps the fold's count and stays within the parent's cap.
+    children = [SummaryNode(k + 1, 0, list(range(k * 120 + 1, k * 120 + 121)),
+                            _fit_sections(f"Messages {k * 120 + 1}–{k * 120 + 120}", [
+                                ("Pitfalls and failed attempts", [
+                                    f"- [msg {i}] tool: Step {i}: 3 tests failed in "
+                                    f"tests/test_{i}.py" for i in range(k * 120 + 1,
+                                                                        k * 120 + 121)]),
+                                ("Timeline", [f"- [msg {i}] user: Step {i}: ran the tests, "
+                                              f"{i % 5} failed." for i in
+                                              range(k * 120 + 1, k * 120 + 121)])], 700),
+                            700, 9000, "extractive") for k in range(4)]
+    merged = merge_summaries(children, 1050)
+    assert budget.count_tokens(merged) <= 1050
+    assert "+479 similar, last [msg 480]" in merged
