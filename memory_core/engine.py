@@ -88,6 +88,9 @@ class Engine:
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
         self._blocks_lock = threading.Lock()
         self._captures = 0
+        from memory_core import overview
+
+        self._messages_seq_at_open = self.store.read(overview.messages_sequence)
         self._spliced: set[int] = set(self.store.read(
             lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
 
@@ -985,6 +988,37 @@ class Engine:
         from memory_core import overview
 
         return self.store.read(overview.index_lag)
+
+    def stats(self) -> dict[str, Any]:
+        """Figures for an exporter (the proxy's ``/lcm/metrics``), read now.
+
+        Returns ``{messages_stored, writer_queue_depth, commit_latency,
+        embed_latency, index_lag, index_lag_seconds}``: messages committed since this
+        engine opened its store (by any writer of the database file); write jobs
+        waiting for the writer thread; a :class:`~memory_core.stats.LatencySnapshot`
+        of the writer's transactions; ``{"document"|"query": LatencySnapshot}`` of
+        the attached search service's embedder (``{}`` without one); and
+        :meth:`index_lag`'s ``indexers`` plus :func:`overview.index_lag_seconds`.
+        Raises ``StoreError``/``sqlite3.Error`` when the store cannot be read.
+        """
+        from memory_core import overview
+
+        def q(conn: sqlite3.Connection) -> tuple[int, dict[str, Any], dict[str, float]]:
+            return (overview.messages_sequence(conn), overview.index_lag(conn),
+                    overview.index_lag_seconds(conn, self.now()))
+
+        seq, lag, ages = self.store.read(q)
+        embedder = getattr(self.search, "embedder", None)
+        timings = getattr(embedder, "latency", None)
+        return {
+            "messages_stored": max(0, seq - self._messages_seq_at_open),
+            "writer_queue_depth": self.store.queue_depth(),
+            "commit_latency": self.store.commit_latency.snapshot(),
+            "embed_latency": ({k: v.snapshot() for k, v in timings.items()}
+                              if isinstance(timings, dict) else {}),
+            "index_lag": lag["indexers"],
+            "index_lag_seconds": ages,
+        }
 
     def integrity_check(self) -> list[str]:
         """``PRAGMA integrity_check`` output lines (``["ok"]`` when healthy)."""

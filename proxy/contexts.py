@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 from collections.abc import AsyncIterator
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
 import aiohttp
@@ -15,6 +16,7 @@ from aiohttp import web
 from memory_core.engine import Engine
 from memory_core.tokens import count_tokens
 from proxy.keys import ENGINE, HTTP, MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.metrics import upstream_error_cause
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout
 
@@ -29,6 +31,7 @@ async def memory_engine(app: web.Application) -> AsyncIterator[None]:
         app[ENGINE] = Engine(data_dir_path(settings), settings.memory_config())
     if owned and app[SETTINGS].search.enabled:
         await asyncio.get_running_loop().run_in_executor(None, _attach_search, app)
+    app[METRICS].watch_engine(app[ENGINE].stats)
     # Load the tokenizer's ranks now (about 2 s) rather than inside the first request.
     await asyncio.get_running_loop().run_in_executor(None, count_tokens, "warm up")
     yield
@@ -90,8 +93,27 @@ async def memory_pool(app: web.Application) -> AsyncIterator[None]:
 
 
 async def http_session(app: web.Application) -> AsyncIterator[None]:
-    """One shared upstream ``ClientSession`` with bounded connection pool and timeouts."""
+    """One shared upstream ``ClientSession`` with bounded connection pool and timeouts.
+
+    Every call on it that fails (no answer, or an answer of 400 or more) is counted
+    in ``lcm_upstream_errors_total{cause}`` (:func:`proxy.metrics.upstream_error_cause`).
+    """
     proxy = app[SETTINGS].proxy
+    errors = app[METRICS].upstream_errors
+
+    async def on_end(_s: Any, _c: Any, params: aiohttp.TraceRequestEndParams) -> None:
+        cause = upstream_error_cause(status=params.response.status)
+        if cause is not None:
+            errors.labels(cause).inc()
+
+    async def on_exception(_s: Any, _c: Any,
+                           params: aiohttp.TraceRequestExceptionParams) -> None:
+        if isinstance(params.exception, Exception):  # not a cancelled request
+            errors.labels(upstream_error_cause(exc=params.exception)).inc()
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_end.append(on_end)
+    trace.on_request_exception.append(on_exception)
     connector = aiohttp.TCPConnector(
         limit=proxy.max_connections,
         limit_per_host=proxy.max_connections_per_host,
@@ -102,6 +124,7 @@ async def http_session(app: web.Application) -> AsyncIterator[None]:
         timeout=client_timeout(proxy.connect_timeout_seconds, proxy.read_timeout_seconds),
         auto_decompress=True,
         skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
+        trace_configs=[trace],
     )
     app[HTTP] = session
     yield

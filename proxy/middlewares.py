@@ -87,6 +87,8 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     request[REQUEST_ID] = rid
     token = request_id_var.set(rid)
     status = 500
+    in_flight = request.app[METRICS].in_flight.labels(_route_label(request))
+    in_flight.inc()
     try:
         try:
             check_client_key(request)
@@ -134,5 +136,6 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
             status=500, headers={"x-lcm-request-id": rid},
         )
     finally:
+        in_flight.dec()
         request.app[METRICS].requests.labels(_route_label(request), str(status)).inc()
         request_id_var.reset(token)
