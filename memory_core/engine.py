@@ -752,8 +752,13 @@ class Engine:
         self.store.flush(timeout)
         self.store.flush(timeout)
 
-    def close(self) -> None:
-        """Flush writes, stop the search indexer (if attached), close the store."""
+    def close(self, search_timeout: float = 120.0) -> None:
+        """Flush writes, stop the search indexer (if attached), close the store.
+
+        Every write queued before the call commits. The indexer gets
+        ``search_timeout`` seconds to stop and save (its backlog is left to the next
+        start, which catches up from the checkpoints; see ``Indexer.close``).
+        """
         try:
             self.store.flush()
         except Exception:  # noqa: BLE001 - closing anyway
@@ -761,7 +766,7 @@ class Engine:
         if self.search is not None:
             self.store.after_commit = None
             self.store.before_checkpoint = None
-            self.search.close()
+            self.search.close(search_timeout)
         self.store.close()
 
     # -- reads ------------------------------------------------------------------

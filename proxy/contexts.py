@@ -35,9 +35,15 @@ async def memory_engine(app: web.Application) -> AsyncIterator[None]:
     # Load the tokenizer's ranks now (about 2 s) rather than inside the first request.
     await asyncio.get_running_loop().run_in_executor(None, count_tokens, "warm up")
     yield
-    await app[TASKS].drain(app[SETTINGS].proxy.shutdown_timeout_seconds)
+    loop = asyncio.get_running_loop()
+    budget = app[SETTINGS].proxy.shutdown_timeout_seconds
+    started = loop.time()
+    await app[TASKS].drain(budget)
     if owned:
-        app[ENGINE].close()
+        # The search indexer's backlog is left to the next start: it stops between
+        # embedding batches, within what is left of the shutdown budget (1 s at least).
+        left = max(1.0, budget - (loop.time() - started))
+        await loop.run_in_executor(None, lambda: app[ENGINE].close(search_timeout=left))
 
 
 def _attach_search(app: web.Application) -> None:

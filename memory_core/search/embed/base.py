@@ -114,14 +114,23 @@ class SerialEmbedder:
         ``embed_queries`` where it has one, else its ``embed``."""
         return self._submit(texts, priority, timeout, query=True)
 
-    def _submit(self, texts: list[str], priority: int, timeout: float | None,
-                query: bool) -> np.ndarray:
+    def submit(self, texts: list[str], *, priority: int = 1, query: bool = False
+               ) -> Future[np.ndarray]:
+        """Queue an ``embed`` (or, with ``query``, ``embed_queries``) call and return
+        its future at once, for a caller that waits its own way (the indexer, which
+        stops waiting when asked to stop). Raises ``EmbedderError`` after close."""
+        fut: Future[np.ndarray] = Future()
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            fut.set_result(np.zeros((0, self.dim), dtype=np.float32))
+            return fut
         if self._closed:
             raise EmbedderError("embedder is closed")
-        fut: Future[np.ndarray] = Future()
         self._queue.put((priority, next(self._seq), (list(texts), query, fut)))
+        return fut
+
+    def _submit(self, texts: list[str], priority: int, timeout: float | None,
+                query: bool) -> np.ndarray:
+        fut = self.submit(texts, priority=priority, query=query)
         try:
             return fut.result(timeout)
         except FutureTimeout:
