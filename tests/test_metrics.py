@@ -5,6 +5,7 @@ series of docs/metrics.md moves as the traffic that feeds it says it should."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -220,7 +221,14 @@ async def closed_engine_proxy(upstream: FakeUpstream, tmp_path: Path
 async def test_a_scrape_survives_an_unreadable_store(closed_engine_proxy: RunningProxy,
                                                      caplog: pytest.LogCaptureFixture) -> None:
     closed_engine_proxy.engine.close()
-    samples, text = await scrape(closed_engine_proxy)
+    # Earlier tests may have run setup_logging (levels, propagation): listen directly.
+    logger = logging.getLogger("lcm.metrics")
+    logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING, logger="lcm.metrics"):
+            samples, text = await scrape(closed_engine_proxy)
+    finally:
+        logger.removeHandler(caplog.handler)
     assert value(samples, "process_open_fds") > 0  # the rest of the scrape is there
     assert "lcm_captured_messages_total" not in text
     assert "engine figures unavailable" in caplog.text
