@@ -93,6 +93,9 @@ class Engine:
         self.context_limits = ContextLimits()
         """Context windows learned from upstream context-length errors (this process)."""
         self._captures = 0
+        from memory_core import overview
+
+        self._messages_seq_at_open = self.store.read(overview.messages_sequence)
         self._spliced: set[int] = set(self.store.read(
             lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
 
@@ -771,8 +774,13 @@ class Engine:
         self.store.flush(timeout)
         self.store.flush(timeout)
 
-    def close(self) -> None:
-        """Flush writes, stop the search indexer (if attached), close the store."""
+    def close(self, search_timeout: float = 120.0) -> None:
+        """Flush writes, stop the search indexer (if attached), close the store.
+
+        Every write queued before the call commits. The indexer gets
+        ``search_timeout`` seconds to stop and save (its backlog is left to the next
+        start, which catches up from the checkpoints; see ``Indexer.close``).
+        """
         if self._forward_pool is not None:
             self._forward_pool.shutdown(wait=True)
         try:
@@ -782,7 +790,7 @@ class Engine:
         if self.search is not None:
             self.store.after_commit = None
             self.store.before_checkpoint = None
-            self.search.close()
+            self.search.close(search_timeout)
         self.store.close()
 
     # -- reads ------------------------------------------------------------------
@@ -1072,6 +1080,37 @@ class Engine:
         from memory_core import overview
 
         return self.store.read(overview.index_lag)
+
+    def stats(self) -> dict[str, Any]:
+        """Figures for an exporter (the proxy's ``/lcm/metrics``), read now.
+
+        Returns ``{messages_stored, writer_queue_depth, commit_latency,
+        embed_latency, index_lag, index_lag_seconds}``: messages committed since this
+        engine opened its store (by any writer of the database file); write jobs
+        waiting for the writer thread; a :class:`~memory_core.stats.LatencySnapshot`
+        of the writer's transactions; ``{"document"|"query": LatencySnapshot}`` of
+        the attached search service's embedder (``{}`` without one); and
+        :meth:`index_lag`'s ``indexers`` plus :func:`overview.index_lag_seconds`.
+        Raises ``StoreError``/``sqlite3.Error`` when the store cannot be read.
+        """
+        from memory_core import overview
+
+        def q(conn: sqlite3.Connection) -> tuple[int, dict[str, Any], dict[str, float]]:
+            return (overview.messages_sequence(conn), overview.index_lag(conn),
+                    overview.index_lag_seconds(conn, self.now()))
+
+        seq, lag, ages = self.store.read(q)
+        embedder = getattr(self.search, "embedder", None)
+        timings = getattr(embedder, "latency", None)
+        return {
+            "messages_stored": max(0, seq - self._messages_seq_at_open),
+            "writer_queue_depth": self.store.queue_depth(),
+            "commit_latency": self.store.commit_latency.snapshot(),
+            "embed_latency": ({k: v.snapshot() for k, v in timings.items()}
+                              if isinstance(timings, dict) else {}),
+            "index_lag": lag["indexers"],
+            "index_lag_seconds": ages,
+        }
 
     def integrity_check(self) -> list[str]:
         """``PRAGMA integrity_check`` output lines (``["ok"]`` when healthy)."""

@@ -391,6 +391,36 @@ def index_lag(conn: sqlite3.Connection) -> dict[str, Any]:
     return {"outbox_head": head, "indexers": out}
 
 
+def index_lag_seconds(conn: sqlite3.Connection, now: float) -> dict[str, float]:
+    """How far behind each derived-index worker is, as an age: ``{name: seconds}``.
+
+    For each checkpoint of :func:`index_lag`, the seconds from the ``created_at`` of
+    the oldest stored message whose outbox row lies past the checkpoint to ``now``
+    (epoch seconds); ``0.0`` when every message is applied. Grows while a worker is
+    stalled, even when no new message arrives.
+    """
+    points = {r["name"]: r["value"] for r in conn.execute(
+        "SELECT name, value FROM checkpoints WHERE name LIKE 'index\\_%' ESCAPE '\\'")}
+    out: dict[str, float] = {}
+    for name in sorted(set(INDEX_CHECKPOINTS) | set(points)):
+        row = conn.execute(
+            "SELECT m.created_at FROM index_outbox o JOIN messages m ON m.id = o.ref_id"
+            " WHERE o.id > ? AND o.kind = 'message' ORDER BY o.id LIMIT 1",
+            (int(points.get(name, 0)),)).fetchone()
+        out[name] = max(0.0, now - float(row[0])) if row is not None else 0.0
+    return out
+
+
+def messages_sequence(conn: sqlite3.Connection) -> int:
+    """The highest message id ever assigned (``sqlite_sequence``; 0 before the first).
+
+    ``messages.id`` is ``AUTOINCREMENT``: the value only grows, by one per committed
+    insert, and neither deletes nor rolled-back inserts move it back.
+    """
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
+    return int(row[0]) if row is not None else 0
+
+
 def integrity_check(conn: sqlite3.Connection) -> list[str]:
     """``PRAGMA integrity_check`` lines (``["ok"]`` for a healthy database)."""
     return [line for r in conn.execute("PRAGMA integrity_check")

@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 from collections.abc import AsyncIterator
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
 import aiohttp
@@ -15,6 +16,7 @@ from aiohttp import web
 from memory_core.engine import Engine
 from memory_core.tokens import count_tokens
 from proxy.keys import ENGINE, HTTP, MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.metrics import upstream_error_cause
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout
 
@@ -29,12 +31,19 @@ async def memory_engine(app: web.Application) -> AsyncIterator[None]:
         app[ENGINE] = Engine(data_dir_path(settings), settings.memory_config())
     if owned and app[SETTINGS].search.enabled:
         await asyncio.get_running_loop().run_in_executor(None, _attach_search, app)
+    app[METRICS].watch_engine(app[ENGINE].stats)
     # Load the tokenizer's ranks now (about 2 s) rather than inside the first request.
     await asyncio.get_running_loop().run_in_executor(None, count_tokens, "warm up")
     yield
-    await app[TASKS].drain(app[SETTINGS].proxy.shutdown_timeout_seconds)
+    loop = asyncio.get_running_loop()
+    budget = app[SETTINGS].proxy.shutdown_timeout_seconds
+    started = loop.time()
+    await app[TASKS].drain(budget)
     if owned:
-        app[ENGINE].close()
+        # The search indexer's backlog is left to the next start: it stops between
+        # embedding batches, within what is left of the shutdown budget (1 s at least).
+        left = max(1.0, budget - (loop.time() - started))
+        await loop.run_in_executor(None, lambda: app[ENGINE].close(search_timeout=left))
 
 
 def _attach_search(app: web.Application) -> None:
@@ -90,8 +99,27 @@ async def memory_pool(app: web.Application) -> AsyncIterator[None]:
 
 
 async def http_session(app: web.Application) -> AsyncIterator[None]:
-    """One shared upstream ``ClientSession`` with bounded connection pool and timeouts."""
+    """One shared upstream ``ClientSession`` with bounded connection pool and timeouts.
+
+    Every call on it that fails (no answer, or an answer of 400 or more) is counted
+    in ``lcm_upstream_errors_total{cause}`` (:func:`proxy.metrics.upstream_error_cause`).
+    """
     proxy = app[SETTINGS].proxy
+    errors = app[METRICS].upstream_errors
+
+    async def on_end(_s: Any, _c: Any, params: aiohttp.TraceRequestEndParams) -> None:
+        cause = upstream_error_cause(status=params.response.status)
+        if cause is not None:
+            errors.labels(cause).inc()
+
+    async def on_exception(_s: Any, _c: Any,
+                           params: aiohttp.TraceRequestExceptionParams) -> None:
+        if isinstance(params.exception, Exception):  # not a cancelled request
+            errors.labels(upstream_error_cause(exc=params.exception)).inc()
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_end.append(on_end)
+    trace.on_request_exception.append(on_exception)
     connector = aiohttp.TCPConnector(
         limit=proxy.max_connections,
         limit_per_host=proxy.max_connections_per_host,
@@ -102,6 +130,7 @@ async def http_session(app: web.Application) -> AsyncIterator[None]:
         timeout=client_timeout(proxy.connect_timeout_seconds, proxy.read_timeout_seconds),
         auto_decompress=True,
         skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
+        trace_configs=[trace],
     )
     app[HTTP] = session
     yield

@@ -109,6 +109,8 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     status = 500
     started = time.perf_counter()
     response: web.StreamResponse | None = None
+    in_flight = request.app[METRICS].in_flight.labels(_route_label(request))
+    in_flight.inc()
     try:
         try:
             check_client_key(request)
@@ -156,6 +158,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
             status=500, headers={"x-lcm-request-id": rid},
         )
     finally:
+        in_flight.dec()
         request.app[METRICS].requests.labels(_route_label(request), str(status)).inc()
         _log_access(request, status, started, response)
         request_id_var.reset(token)

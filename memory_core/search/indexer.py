@@ -15,8 +15,12 @@ Because a checkpoint only moves after its index is durable and every operation i
 idempotent (upsert = delete + add by label), a crash at any point (SIGKILL included)
 loses nothing: ``catch_up`` replays from the checkpoints. ``rebuild`` empties both
 indexes and re-reads every table; it produces the same index as incremental
-indexing (tested). Nothing here runs on the asyncio loop (``foreground.hold``, called
-there, only counts); ``notify`` wakes the workers and is safe to call from any thread.
+indexing (tested). :meth:`Indexer.close` is bounded: a worker stops without waiting
+for the embedding batch in progress, the step it was in is dropped (the vectors of
+its finished batches stay cached in ``embeddings``), what was applied is saved, and
+what is left past the checkpoints is logged and applied on the next start. Nothing
+here runs on the asyncio loop (``foreground.hold``, called there, only counts);
+``notify`` wakes the workers and is safe to call from any thread.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import numpy as np
 
 from memory_core.search.base import IndexDoc, make_label
 from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import embed_key, load_docs, scan_ids
-from memory_core.search.embed.base import Embedder, background_priority
+from memory_core.search.embed.base import Embedder, SerialEmbedder, background_priority
 from memory_core.search.foreground import Foreground, StepBudget
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.vector import HnswVectorIndex
@@ -43,6 +48,14 @@ TEXT_CHECKPOINT = "index_text"
 VECTOR_CHECKPOINT = "index_vector"
 Progress = Callable[[str, int], None]
 """``progress(stage, n_done_increment)``; stages ``text`` and ``vector``."""
+
+
+_STOP_POLL_S = 0.05
+"""Seconds between two looks at the stop flag while an embedding batch runs."""
+
+
+class _Stopping(Exception):
+    """Raised inside a worker step when :meth:`Indexer.close` asked it to stop."""
 
 
 def _get_checkpoint(conn, name: str) -> int:  # type: ignore[no-untyped-def]
@@ -217,7 +230,9 @@ class Indexer:
         for s in range(0, len(todo), bs):
             idx = todo[s : s + bs]
             self._give_way()
-            vecs = self.embedder.embed([docs[i].embed_text for i in idx])
+            if self._stop.is_set():  # stop between batches, not after the whole step
+                raise _Stopping
+            vecs = self._embed([docs[i].embed_text for i in idx])
             out[idx] = vecs
             self.store.write(_store_vectors, [
                 (docs[i].kind, docs[i].ref_id, self.model_key, dim,
@@ -225,6 +240,23 @@ class Indexer:
                 for j, i in enumerate(idx)
             ])
         return out
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """One embedding batch; with a :class:`SerialEmbedder`, the wait for it ends
+        as soon as :meth:`close` asks (raises ``_Stopping``). The batch then finishes
+        on the embedder's own thread, unwaited for: a stop never waits for a batch
+        (``embed_batch_size`` texts can take seconds on a busy machine)."""
+        assert self.embedder is not None
+        if not isinstance(self.embedder, SerialEmbedder):
+            return self.embedder.embed(texts)
+        fut = self.embedder.submit(texts)
+        while True:
+            try:
+                return fut.result(timeout=_STOP_POLL_S)
+            except FutureTimeout:
+                if self._stop.is_set():
+                    fut.cancel()  # only takes effect while still queued
+                    raise _Stopping from None
 
     def _vector_apply(self, docs: list[IndexDoc], deletes: list[int], *, rebuild: bool) -> int:
         if self.vectors is None or self.embedder is None:
@@ -364,7 +396,12 @@ class Indexer:
                     due = time.monotonic() - self._last_save >= cfg.vector_save_interval_seconds
                     n = self.vector_step(save=due)
                 self.errors.pop(which, None)
+            except _Stopping:
+                break
             except Exception as exc:  # noqa: BLE001 - worker boundary: log and retry later
+                if self._stop.is_set():  # closing underneath the step: nothing to retry
+                    log.debug("%s indexer step ended by the stop: %s", which, exc)
+                    break
                 first = self.errors.get(which) != str(exc)
                 log.error("%s indexer step failed: %s", which, exc, exc_info=first)
                 self.errors[which] = str(exc)
@@ -386,15 +423,65 @@ class Indexer:
             t.start()
             self._threads.append(t)
 
-    def close(self) -> None:
-        """Stop the workers, then commit/save what was applied and advance checkpoints."""
+    def close(self, timeout: float = 120.0) -> bool:
+        """Stop the workers, then commit/save what was applied and advance checkpoints,
+        all within ``timeout`` seconds; log what is left for the next start.
+
+        A worker in an embedding step stops at once: it no longer waits for the
+        batch in progress (:meth:`_embed`) and starts no other. A worker still busy
+        at the deadline (a long Tantivy step, say) is left running (a daemon thread)
+        and its index is not saved: its checkpoint stays where it was, and the next
+        start applies the rest. Returns ``True``
+        when every worker stopped and every index was saved.
+        """
+        began = time.monotonic()
+        deadline = began + max(0.0, timeout)
         self._stop.set()
         self.foreground.close()
         self.notify()
         for t in self._threads:
-            t.join(timeout=120)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        busy = [t.name for t in self._threads if t.is_alive()]
         self._threads.clear()
-        with self._locks["text"]:
-            self._text_commit()
-        with self._locks["vector"]:
-            self._vector_save()
+        clean = not busy
+        if busy:
+            log.warning("search indexer: %s still busy after %.1f s; stopping without it",
+                        ", ".join(busy), timeout)
+        for which, save in (("text", self._text_commit), ("vector", self._vector_save)):
+            lock = self._locks[which]
+            if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                clean = False
+                continue
+            try:
+                save()
+            finally:
+                lock.release()
+        self._log_left(time.monotonic() - began)
+        return clean
+
+    def _log_left(self, took: float) -> None:
+        """Log the outbox rows (and messages among them) each index has not applied."""
+        try:
+            def q(conn):  # type: ignore[no-untyped-def]
+                out = {}
+                names = [("text", TEXT_CHECKPOINT)]
+                if self.vectors is not None:
+                    names.append(("vector", VECTOR_CHECKPOINT))
+                for which, name in names:
+                    row = conn.execute(
+                        "SELECT COUNT(*), COALESCE(SUM(kind = 'message'), 0) FROM index_outbox"
+                        " WHERE id > ?", (_get_checkpoint(conn, name),)).fetchone()
+                    out[which] = (int(row[0]), int(row[1]))
+                return out
+            left = self.store.read(q)
+        except Exception as exc:  # noqa: BLE001 - only a report
+            log.warning("search indexer: could not count what is left to index: %s", exc)
+            return
+        behind = {k: v for k, v in left.items() if v[0]}
+        if not behind:
+            log.info("search indexer: stopped in %.1f s with every index up to date", took)
+            return
+        log.info("search indexer: stopped in %.1f s; left %s unindexed; caught up on next"
+                 " start", took, "; ".join(
+                     f"{msgs} messages ({rows} outbox rows) of the {which} index"
+                     for which, (rows, msgs) in behind.items()))

@@ -146,12 +146,15 @@ class SearchService:
         """Rebuild both indexes from SQLite (blocking); returns docs per kind."""
         return self.indexer.rebuild(progress)
 
-    def close(self) -> None:
-        """Stop the indexer, commit/save, release the Tantivy writer lock."""
+    def close(self, timeout: float = 120.0) -> None:
+        """Stop the indexer, commit/save, release the Tantivy writer lock, within about
+        ``timeout`` seconds (see :meth:`Indexer.close`). An indexer worker still busy
+        at the deadline keeps its index objects (released at process exit)."""
         if self._closed:
             return
         self._closed = True
-        self.indexer.close()
+        if not self.indexer.close(timeout):
+            return
         self.text.close()
         if self.vectors is not None:
             self.vectors.close()

@@ -19,12 +19,14 @@ import logging
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_core.errors import StoreError
+from memory_core.stats import LatencyStats
 from memory_core.store.migrations import apply_migrations
 
 log = logging.getLogger("lcm.store")
@@ -107,6 +109,9 @@ class SqliteStore:
         """Called on the checkpointer thread before each checkpoint (e.g. to wait,
         bounded, while a request is in flight). Must not raise."""
         self._commits = 0
+        self.commit_latency = LatencyStats()
+        """Seconds each write transaction took on the writer thread, from ``BEGIN
+        IMMEDIATE`` to the end of its ``COMMIT`` (all its jobs included)."""
         self._checkpoint_due = threading.Event()
         self._wconn.execute(f"PRAGMA wal_autocheckpoint={_AUTOCHECKPOINT_PAGES}")
         self._thread = threading.Thread(target=self._run, name="lcm-sqlite-writer", daemon=True)
@@ -155,8 +160,13 @@ class SqliteStore:
             if stop:
                 return
 
+    def queue_depth(self) -> int:
+        """Write jobs queued and not yet taken by the writer thread (approximate)."""
+        return self._queue.qsize()
+
     def _run_batch(self, conn: sqlite3.Connection, jobs: list[Any]) -> None:
         results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None]] = []
+        started = time.perf_counter()
         try:
             conn.execute("BEGIN IMMEDIATE")
             for fn, args, fut, then in jobs:
@@ -186,6 +196,7 @@ class SqliteStore:
                 if fut.running():
                     fut.set_exception(err)
             return
+        self.commit_latency.observe(time.perf_counter() - started)
         self._commits += 1
         if self._commits % CHECKPOINT_COMMITS == 0:
             self._checkpoint_due.set()

@@ -243,6 +243,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             _capture_response(request.app, ticket, status, streamed, result, summarizer),
             name=f"capture-response-{rid}",
         )
+    elif ticket is None and status < 400:  # no capture to read the usage: read it alone
+        app[TASKS].spawn(_count_usage(app, streamed, result), name=f"usage-{rid}")
     return response
 
 
@@ -257,6 +259,7 @@ async def _with_memory_tools(
     settings, engine, metrics = app[SETTINGS], app[ENGINE], app[METRICS]
     upstream_body, names = toolloop.add_tools(prepared.obj or body)
     streamed = body.get("stream") is True
+    model = body.get("model")
     summarizer = _summarizer(app, request)
     captured = False
 
@@ -264,7 +267,8 @@ async def _with_memory_tools(
         # Store the answer before the client gets its last bytes (bounded wait).
         nonlocal captured
         captured = True
-        task = app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer),
+        task = app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer,
+                                              model),
                                 name=f"capture-response-{ticket.request_id}")
         with engine.foreground():
             await _bounded(task, settings.capture.response_wait_seconds, ticket.request_id)
@@ -291,7 +295,7 @@ async def _with_memory_tools(
         metrics.client_disconnects.inc()
     if not captured:
         if streamed:  # ended early (error, disconnect): nothing to hold back
-            app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer),
+            app[TASKS].spawn(_capture_loop(app, ticket, outcome, streamed, summarizer, model),
                              name=f"capture-response-{ticket.request_id}")
         else:  # the body is not sent yet: store it first
             await store_first(outcome)
@@ -387,10 +391,12 @@ async def _bounded(task: asyncio.Task[Any], seconds: float, request_id: str) -> 
 
 async def _capture_loop(app: web.Application, ticket: CaptureTicket,
                         outcome: toolloop.LoopResult, streamed: bool,
-                        summarizer: LLMSummarizer | None) -> None:
+                        summarizer: LLMSummarizer | None, model: Any = None) -> None:
     """Store what the tool loop produced: the client's reply, the hidden rounds, and
-    the model's own view of the reply (spliced into later requests)."""
+    the model's own view of the reply (spliced into later requests); count the
+    rounds' summed usage under the request's ``model``."""
     engine, metrics = app[ENGINE], app[METRICS]
+    metrics.count_tokens(model, outcome.usage)
     try:
         event: dict[str, Any] = {"status": outcome.status, "stream": streamed,
                                  "usage": outcome.usage, "rounds": outcome.rounds,
@@ -481,6 +487,7 @@ async def _capture_response(
                 id=acc.id, model=acc.model, usage=acc.usage,
                 finish_reasons=acc.finish_reasons(), done=acc.done,
             )
+            metrics.count_tokens(acc.model, acc.usage)
             if acc.error is not None:
                 event["error"] = acc.error
         else:
@@ -500,6 +507,7 @@ async def _capture_response(
                     id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
                     finish_reasons=[c.get("finish_reason") for c in ordered],
                 )
+                metrics.count_tokens(obj.get("model"), obj.get("usage"))
             else:
                 event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
         complete = finished and not result.client_gone and result.upstream_error is None
@@ -519,3 +527,22 @@ async def _capture_response(
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         metrics.fail_open.labels("capture_response").inc()
         log.exception("response capture failed (request %s)", ticket.request_id)
+
+
+async def _count_usage(app: web.Application, streamed: bool, result: RelayResult) -> None:
+    """Count the tokens of an answer nothing captures (capture off, or a request the
+    proxy does not understand): its ``usage`` (the last usage chunk of a stream)
+    under its ``model``. Runs after the client is served; never raises."""
+    try:
+        body = result.body()
+        if streamed:
+            decoder, acc = SSEDecoder(), ChunkAccumulator()
+            for ev in decoder.feed(body) + decoder.close():
+                acc.add_event(ev)
+            app[METRICS].count_tokens(acc.model, acc.usage)
+            return
+        obj = loads_lossless(body)
+        if isinstance(obj, dict):
+            app[METRICS].count_tokens(obj.get("model"), obj.get("usage"))
+    except Exception:  # noqa: BLE001 - a metric never fails a request
+        log.debug("could not read the usage of an answer", exc_info=True)

