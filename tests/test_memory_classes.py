@@ -145,3 +145,100 @@ def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
 def test_a_series_item_with_nothing_but_its_label_for_a_subject_is_kept() -> None:
     (item,) = extract("Phase 2 ends on 30 June.")
     assert item.subject == "phase 2" and item.label == "phase 2" and item.value is None
+
+
+# -- kinds 3, 4: a flooded block, reworded duplicates ------------------------------------------
+def test_numbers_alone_do_not_make_a_standing_item() -> None:
+    from memory_core.assemble import standing_weight
+
+    def weight(text: str) -> float:
+        (ex,) = [e for e in extract(text) if e.kind != "task"]
+        row = {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
+               "supersedes": None, "condition": ex.condition, "source_message_id": 1,
+               "data": '{"label": "%s"}' % ex.label if ex.label else None}
+        return standing_weight(row)
+
+    for observed in ("The p95 latency of checkout was 180 ms in the load test.",
+                     "The build took 42 s.", "迁移用了40秒。", "ビルドは3分かかった。"):
+        assert weight(observed) == 0, observed
+    for fixed in ("The budget is 5000 USD.", "The staging DB is on port 5433.",
+                  "The latency budget was set to 200 ms.", "Always keep replies under 200 words."):
+        assert weight(fixed) > 0, fixed
+
+
+async def test_sixty_near_identical_statements_do_not_flood_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="load-tests")
+    for i in range(60):
+        await first.say(f"The p95 latency of checkout was {150 + (i * 7) % 60} ms in load test"
+                        f" {i + 1}." if i % 2 else
+                        f"Run {i + 1}: checkout latency {150 + (i * 7) % 60} ms.", fast=True)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="planning")
+    await other.say("Which region hosts the checkout latency dashboards?")
+    block = block_of(other.upstream_last_user())
+    lines = [ln for ln in block.splitlines() if ln.startswith("- [")]
+    assert len(lines) <= 2, block
+    log = proxy.engine.last_assembly(session="planning")
+    assert log is not None and log["data"]["used_tokens"] < 0.2 * log["data"]["budget_tokens"]
+    await first.say("Which region hosts the checkout latency dashboards?")
+    block = block_of(first.upstream_last_user())
+    assert len([ln for ln in block.splitlines() if ln.startswith("- [")]) <= 3, block
+
+
+def test_near_duplicates_take_one_line_citing_the_newest() -> None:
+    from memory_core.assemble import _collapse, _item_line
+
+    rows = [{"id": i, "kind": "fact", "text": f"Run {i}: checkout latency {150 + i} ms.",
+             "condition": None, "data": None, "source_message_id": 10 + i, "status": "active",
+             "evidence": "user"} for i in (5, 4, 3)]
+    other = {"id": 9, "kind": "fact", "text": "The checkout service runs on 3 nodes.",
+             "condition": None, "data": None, "source_message_id": 30, "status": "active",
+             "evidence": "user"}
+    kept, similar = _collapse([(r, 1.0, "") for r in [*rows, other]], 40)
+    assert [c[0]["id"] for c in kept] == [5, 9]
+    line = _item_line(rows[0], None, None, 400, similar[5])
+    assert "msg 15" in line and "+2 similar: msg 14, msg 13" in line, line
+
+
+@pytest.mark.parametrize("first, again", [
+    ("My manager is Dana.", "Reminder: Dana is my manager."),
+    ("We deploy the billing service with Argo CD.",
+     "As I said, the billing service is deployed with Argo CD."),
+    ("我的经理是Dana。", "提醒一下，Dana是我的经理。"),
+])
+async def test_a_reworded_restatement_is_one_item_with_both_sources(
+        proxy: RunningProxy, upstream: FakeUpstream, first: str, again: str) -> None:
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say(first)
+    await agent.say("Unrelated: the weather is nice.")
+    await agent.say(again)
+    await proxy.settle()
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT id, text, source_message_id, json_extract(data, '$.sources') AS sources"
+        " FROM memory_items WHERE status='active' AND kind='fact' AND text NOT LIKE"
+        " 'Unrelated%'")])
+    assert len(rows) == 1, rows
+    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
+        (first, again))])
+    assert len(msgs) == 2
+    assert rows[0]["sources"] == f"[{msgs[0]},{msgs[1]}]"
+    assert rows[0]["source_message_id"] == msgs[1]
+    other = Agent(proxy, upstream, session="two", system="Another conversation.")
+    await other.say("Tell me again what you know about Dana and the billing deploys.")
+    block = block_of(other.upstream_last_user())
+    item_lines = [ln for ln in block.splitlines() if ln.startswith("- [")]
+    assert sum("Dana" in ln or "Argo" in ln for ln in item_lines) == 1, block
+    assert f"msg {msgs[1]}" in block, block
+
+
+def test_the_same_words_with_another_polarity_or_value_are_not_a_restatement(
+        engine: Engine) -> None:
+    put(engine, "Dana is my manager.")
+    put(engine, "Dana is not my manager.")
+    put(engine, "The cache holds 500 entries.")
+    put(engine, "The cache holds 800 entries.")
+    texts = engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT text FROM memory_items ORDER BY id")])
+    assert len(texts) == 4, texts  # four items (the second may update the first), none merged
