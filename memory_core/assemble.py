@@ -5,7 +5,8 @@ Read side only: :func:`assemble` reads SQLite on a reader connection and returns
 write. Sections always appear in this fixed order, each only when non-empty::
 
     [Background Context: Sync Guidelines]   bootstrap turns only
-    [User Preferences]                      bootstrap and regular turns
+    [User Preferences]                      bootstrap and regular turns; set ones, then
+                                            those the user stated in conversation
     [Memory]                                items: kind · source message id
     [Task State]                            Goal / TODO / Blocked / Progress / Decision
     [Evidence]                              quoted earlier messages, fenced as data
@@ -213,6 +214,15 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
         named = ", ".join(f"msg {m}" for m in srcs[:3]) + (", …" if len(srcs) > 3 else "")
         extra += f" (+{len(similar)} similar" + (f": {named}" if named else "") + ")"
     return f"- [{' · '.join(tags)}] {_one_line(row['text'], limit)}{extra}"
+
+
+def _pref_line(row: Item) -> str:
+    """``- text (msg N[, by name])``: a preference item under ``[User Preferences]``."""
+    tags = [f"msg {row['source_message_id']}"] if row["source_message_id"] is not None else []
+    who = standing.speaker(row)
+    if who:
+        tags.append(f"by {neutralise(who)}")
+    return f"- {_one_line(row['text'], 400)}" + (f" ({', '.join(tags)})" if tags else "")
 
 
 _SKELETON_WORD = re.compile(r"[^\W\d_]+")
@@ -545,6 +555,12 @@ def assemble(
         others = similar.get(r["id"], [])
         if others:
             reason += f"; {len(others)} near-duplicate(s) collapsed into this line"
+        if r["kind"] == "preference" and r["evidence"] == "user":
+            # A preference the user stated in conversation is one of the user's
+            # preferences: the user wrote it (DESIGN §4), in their own words.
+            lines.append(_Line("prefs", _pref_line(r), f"item:{r['id']}", prio,
+                               reason + "; stated by the user", order=1e9 + r["id"]))
+            continue
         lines.append(_Line("items", _item_line(r, old, conflict, 400, others),
                            f"item:{r['id']}", prio, reason, order=r["id"]))
 

@@ -242,3 +242,55 @@ def test_the_same_words_with_another_polarity_or_value_are_not_a_restatement(
     texts = engine.store.read(lambda c: [r[0] for r in c.execute(
         "SELECT text FROM memory_items ORDER BY id")])
     assert len(texts) == 4, texts  # four items (the second may update the first), none merged
+
+
+# -- kind 10: preferences stated in conversation; questions do not answer themselves -----------
+@pytest.mark.parametrize("text, subject", [
+    ("I use metric units.", "metric units"), ("I usually stick with tabs.", "tabs"),
+    ("我用公制单位。", "公制单位"), ("私はメートル法を使っています。", "メートル法"),
+    ("I prefer tabs.", "tabs"), ("我喜欢用Vim。", "vim"), ("コーヒーが好きです。", "コーヒー"),
+])
+def test_a_stated_convention_or_taste_is_a_preference(text: str, subject: str) -> None:
+    assert [(e.kind, e.subject) for e in extract(text)] == [("preference", subject)]
+
+
+@pytest.mark.parametrize("text", ["We use Helm.", "I use 2 monitors.", "我用了两个小时。",
+                                  "I work remotely from Lisbon."])
+def test_a_team_fact_or_an_amount_is_not_a_preference(text: str) -> None:
+    assert "preference" not in {e.kind for e in extract(text)}
+
+
+async def test_preferences_said_in_conversation_are_user_preferences(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("I use metric units.")
+    await first.say("我喜欢用Vim。")
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two", system="Another conversation.")
+    await other.say("How far is it from Lyon to Porto?")
+    block = block_of(other.upstream_last_user())
+    prefs = block.split("[User Preferences]", 1)[1].split("[", 1)[0]
+    assert "I use metric units." in prefs and "我喜欢用Vim。" in prefs, block
+    assert "(none set)" not in block
+    assert "[preference" not in block  # shown once, as a preference
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "sqlite-scan"])
+async def test_memory_grep_ranks_the_answer_above_the_question(
+        make_proxy: Any, upstream: FakeUpstream, indexed: bool) -> None:
+    from tests.fake_upstream import Reply
+    from tests.test_memory_tools import call, tool_results
+
+    proxy = await make_proxy(search={"enabled": indexed})
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say("Our deploy window is Tuesday 14:00 to 16:00 UTC, after the freeze lifts"
+                    " and the release notes are signed off by the on-call lead.")
+    for _ in range(3):
+        await agent.say("When is our deploy window?")
+    await proxy.settle()
+    upstream.push(Reply(content=None, tool_calls=[call("memory_grep", {
+        "query": "deploy window", "start_time": None, "end_time": None, "limit": 3})]),
+        Reply(content="ok"))
+    await agent.say("Remind me.")
+    results = tool_results(upstream.chat_requests[-1])["call_1"]["results"]
+    assert results and "Tuesday" in results[0]["text"], results
