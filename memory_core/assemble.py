@@ -23,6 +23,7 @@ import math
 import re
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,8 @@ def terms(text: str) -> set[str]:
     dropped, stopwords removed), numbers, and CJK character bigrams (unigrams for
     one-character runs). The unit of keyword retrieval before full-text search."""
     out: set[str] = set()
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
     for w in _WORD.findall(text.lower()):
         w = w.strip(".-+")
         if not w or w in _EN_STOP or (len(w) < 3 and not w.isdigit()):

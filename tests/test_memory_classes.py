@@ -294,3 +294,34 @@ async def test_memory_grep_ranks_the_answer_above_the_question(
     await agent.say("Remind me.")
     results = tool_results(upstream.chat_requests[-1])["call_1"]["results"]
     assert results and "Tuesday" in results[0]["text"], results
+
+
+# -- kind 7: text normalisation ------------------------------------------------------------------
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "sqlite-scan"])
+@pytest.mark.parametrize("tool", ["memory_grep", "memory_search"])
+async def test_memory_tools_match_across_unicode_forms_and_glued_scripts(
+        make_proxy: Any, upstream: FakeUpstream, tool: str, indexed: bool) -> None:
+    import unicodedata
+
+    from tests.fake_upstream import Reply
+    from tests.test_memory_tools import call, tool_results
+
+    nfd = unicodedata.normalize("NFD", "Le rendez-vous est au Café Crème avec 김민수.")
+    assert nfd != unicodedata.normalize("NFC", nfd)
+    proxy = await make_proxy(search={"enabled": indexed})
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say(nfd)
+    await agent.say("昨天部署auth-svc之后，登录变慢了。")
+    await proxy.settle()
+    queries = {"call_1": "Café Crème", "call_2": "김민수", "call_3": "auth-svc",
+               "call_4": unicodedata.normalize("NFD", "Café")}
+    extra = {"start_time": None, "end_time": None} if tool == "memory_grep" else {}
+    upstream.push(Reply(content=None, tool_calls=[
+        call(tool, {"query": q, "limit": 3, **extra}, cid) for cid, q in queries.items()]),
+        Reply(content="ok"))
+    await agent.say("Where was the meeting, and what did we deploy?")
+    results = tool_results(upstream.chat_requests[-1])
+    for cid, want in (("call_1", "rendez-vous"), ("call_2", "rendez-vous"),
+                      ("call_3", "auth-svc"), ("call_4", "rendez-vous")):
+        texts = [r["text"] for r in results[cid]["results"]]
+        assert any(want in t for t in texts), (queries[cid], results[cid])
