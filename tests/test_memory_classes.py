@@ -325,3 +325,40 @@ async def test_memory_tools_match_across_unicode_forms_and_glued_scripts(
                       ("call_3", "auth-svc"), ("call_4", "rendez-vous")):
         texts = [r["text"] for r in results[cid]["results"]]
         assert any(want in t for t in texts), (queries[cid], results[cid])
+
+
+# -- kind 8: long messages -------------------------------------------------------------------------
+def _paste(n_chars: int) -> str:
+    line = "2026-12-01T10:00:00Z INFO worker heartbeat ok queue=default depth=0\n"
+    return line * (n_chars // len(line) + 1)
+
+
+async def test_a_fact_after_a_long_paste_is_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say("Here is the worker log:\n" + _paste(90_000)
+                    + "\nAlso, the staging database port is 5433.")
+    await proxy.settle()
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT text, value FROM memory_items WHERE status='active' AND value=5433")])
+    assert rows and "staging database port" in rows[0]["text"], rows
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Which port does the staging database use?")
+    assert "5433" in block_of(other.upstream_last_user())
+
+
+def test_long_texts_are_cut_at_line_ends_and_bounded(
+        engine: Engine, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_core import engine as engine_mod
+
+    text = _paste(100_000)
+    chunks = engine_mod.extract_chunks(text)
+    assert "".join(chunks) == text and all(len(c) <= engine_mod.EXTRACT_MAX_CHARS for c in chunks)
+    assert all(c.endswith("\n") for c in chunks)
+    monkeypatch.setattr(engine_mod, "EXTRACT_MAX_TOTAL_CHARS", 50_000)
+    with caplog.at_level("INFO", logger="lcm.engine"):
+        engine.store.write_sync(lambda c: engine._extract_one(
+            c, SCOPE, 1, 1, _paste(60_000) + "The API timeout is 45 s.", "user"))
+    skips = [r for r in caplog.records if "skipping the rest" in r.getMessage()]
+    assert skips and skips[0].levelname == "WARNING"
