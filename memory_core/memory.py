@@ -210,8 +210,8 @@ def content_terms(text: str | None) -> frozenset[str]:
 
 def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
               speaker: str) -> sqlite3.Row | None:
-    """An active item of the same kind, speaker, value, unit, condition and polarity
-    whose content terms are the new statement's, reordered ("My manager is Dana." /
+    """An active item of the same kind, speaker, value, unit, condition, polarity and
+    numbers whose content terms are the new statement's, reordered ("My manager is Dana." /
     "Reminder: Dana is my manager."): equal sets, or each covering 80 % of the other
     with at least three shared. ``None`` when there is none."""
     new_terms = content_terms(ex.text)
@@ -232,9 +232,19 @@ def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
             data = _data(row)
             if bool(data.get("negated")) == negated and data.get("label") == getattr(
                     ex, "label", None) and len(_NEGATION.findall(row["text"])) % 2 == len(
-                    _NEGATION.findall(ex.text)) % 2:
+                    _NEGATION.findall(ex.text)) % 2 and _numbers(row["text"]) == _numbers(
+                    ex.text):
                 return row
     return None
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _numbers(text: str | None) -> list[str]:
+    """The numbers a statement names, sorted: "note number 001" and "note number
+    002" are two notes, not one said twice."""
+    return sorted(_NUMBER.findall(text or ""))
 
 
 def _data(row: sqlite3.Row) -> dict[str, Any]:
