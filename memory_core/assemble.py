@@ -5,7 +5,8 @@ Read side only: :func:`assemble` reads SQLite on a reader connection and returns
 write. Sections always appear in this fixed order, each only when non-empty::
 
     [Background Context: Sync Guidelines]   bootstrap turns only
-    [User Preferences]                      bootstrap and regular turns
+    [User Preferences]                      bootstrap and regular turns; set ones, then
+                                            those the user stated in conversation
     [Memory]                                items: kind · source message id
     [Task State]                            Goal / TODO / Blocked / Progress / Decision
     [Evidence]                              quoted earlier messages, fenced as data
@@ -22,6 +23,7 @@ import math
 import re
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +55,8 @@ def terms(text: str) -> set[str]:
     dropped, stopwords removed), numbers, and CJK character bigrams (unigrams for
     one-character runs). The unit of keyword retrieval before full-text search."""
     out: set[str] = set()
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
     for w in _WORD.findall(text.lower()):
         w = w.strip(".-+")
         if not w or w in _EN_STOP or (len(w) < 3 and not w.isdigit()):
@@ -185,11 +189,13 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def _item_line(row: Item, old: Item | None, conflict: Item | None,
-               limit: int) -> str:
-    """``- [kind · msg N] text`` plus what it corrects or conflicts with. Only active
-    items reach the block, so their status is not written: ten bytes a line, on every
-    turn, that said nothing (a superseded value is shown only inside the note of the
-    item that replaced it)."""
+               limit: int, similar: Sequence[Item] = ()) -> str:
+    """``- [kind · msg N] text`` plus what it corrects or conflicts with, and how many
+    near-duplicates it stands for (``similar``: their newest three sources named).
+    ``msg N`` is the item's newest source (a restatement merged into it moves it).
+    Only active items reach the block, so their status is not written: ten bytes a
+    line, on every turn, that said nothing (a superseded value is shown only inside
+    the note of the item that replaced it)."""
     tags = [row["kind"]] if row["status"] == "active" else [row["kind"], row["status"]]
     who = standing.speaker(row)
     if who:
@@ -205,7 +211,64 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
     if conflict is not None:
         extra += (f' (CONFLICTS with msg {conflict["source_message_id"]}: '
                   f'"{_one_line(conflict["text"], 120)}" — unresolved, ask the user)')
+    if similar:
+        srcs = sorted({int(r["source_message_id"]) for r in similar
+                       if r["source_message_id"] is not None}, reverse=True)
+        named = ", ".join(f"msg {m}" for m in srcs[:3]) + (", …" if len(srcs) > 3 else "")
+        extra += f" (+{len(similar)} similar" + (f": {named}" if named else "") + ")"
     return f"- [{' · '.join(tags)}] {_one_line(row['text'], limit)}{extra}"
+
+
+def _pref_line(row: Item) -> str:
+    """``- text (msg N[, by name])``: a preference item under ``[User Preferences]``."""
+    tags = [f"msg {row['source_message_id']}"] if row["source_message_id"] is not None else []
+    who = standing.speaker(row)
+    if who:
+        tags.append(f"by {neutralise(who)}")
+    return f"- {_one_line(row['text'], 400)}" + (f" ({', '.join(tags)})" if tags else "")
+
+
+_SKELETON_WORD = re.compile(r"[^\W\d_]+")
+_NEAR_DUPLICATE = 0.75
+"""Two items are near-duplicates when the words of their texts, numbers left out,
+overlap this much (Jaccard) — and they share kind, speaker and condition."""
+_COLLAPSE_SCAN = 400
+"""Candidates looked at for near-duplicates (best first): bounds the cost per turn."""
+
+
+def skeleton(text: str) -> frozenset[str]:
+    """The words of ``text`` without its numbers: letters-only word tokens (stopwords
+    kept: "service a" and "service b" differ) and CJK character bigrams."""
+    low = text.lower()
+    out = set(_SKELETON_WORD.findall(_CJK_RUN.sub(" ", low)))
+    for run in _CJK_RUN.findall(low):
+        out.add(run) if len(run) == 1 else out.update(
+            run[i:i + 2] for i in range(len(run) - 1))
+    return frozenset(out)
+
+
+def _collapse(cands: list[tuple[Item, float, str]], limit: int
+              ) -> tuple[list[tuple[Item, float, str]], dict[int, list[Item]]]:
+    """Keep the first of each group of near-duplicate candidates (``cands`` best
+    first); return the kept ones and ``{kept id: [collapsed rows]}``. At most
+    ``limit`` are kept; the scan stops at :data:`_COLLAPSE_SCAN` candidates."""
+    kept: list[tuple[Item, float, str]] = []
+    reps: list[tuple[tuple[Any, ...], frozenset[str], int]] = []
+    similar: dict[int, list[Item]] = {}
+    for cand in cands[:_COLLAPSE_SCAN]:
+        r = cand[0]
+        key = (r["kind"], standing.speaker(r), r["condition"] or "")
+        sk = skeleton(r["text"] or "")
+        for rkey, rsk, rid in reps:
+            if rkey == key and sk and rsk and len(sk & rsk) >= _NEAR_DUPLICATE * len(sk | rsk):
+                similar[rid].append(r)
+                break
+        else:
+            if len(kept) < limit:
+                kept.append(cand)
+                reps.append((key, sk, r["id"]))
+                similar[r["id"]] = []
+    return kept, similar
 
 
 # An explicit decision ("we decided", "let's go with … — agreed", 决定, 決定) rather
@@ -229,7 +292,9 @@ def standing_weight(row: Any) -> float:
 
     ``row``: a ``memory_items`` row (mapping). Returns 0 for items never shown
     without a match: questions, assistant proposals, and facts with neither a
-    number nor a correction behind them. Otherwise a weight (higher first):
+    number the user set nor a correction behind them (an observation such as
+    "latency was 180 ms" is not standing: :func:`memory_core.standing.fixed_quantity`).
+    Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
     必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
     number, :func:`memory_core.standing.one_off`), 0 for an item led by an ordinal
@@ -244,8 +309,9 @@ def standing_weight(row: Any) -> float:
         return 0.0
     numeric = row["value"] is not None
     correction = row["supersedes"] is not None
-    if row["kind"] == "fact" and not numeric and not correction:
-        return 0.0
+    if row["kind"] == "fact" and not correction and not (
+            numeric and standing.fixed_quantity(row)):
+        return 0.0  # neither a correction nor a number the user set (an observation)
     if standing.label(row) or standing.one_off(row):
         return 0.0  # one of a series ("Run 39: …"), or a request about one answer
     weight = _STANDING_BASE[row["kind"]]
@@ -465,8 +531,14 @@ def assemble(
         elif rel > 0 and rel >= floor:
             matching.append((r, 100 + rel * 10 + 5 * weights[r["id"]],
                              f"matches this turn (score {rel:.2f})"))
-    matching.sort(key=lambda c: -c[1])
+    matching.sort(key=lambda c: (-c[1], -c[0]["id"]))
+    # Near-duplicate matches (the same statement but for its numbers: "Run 12:
+    # latency 180 ms", "Run 13: latency 182 ms" …) take one line: the best match, the
+    # newest on ties, naming the others' sources. Standing items are each something
+    # the user set ("service 148 below 158 ms", "service 149 below 159 ms") and are
+    # not collapsed.
     standing_rows = standing_rows[: cfg.max_items]
+    matching, similar = _collapse(matching, max(0, cfg.max_items - len(standing_rows)))
     chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
     for r, prio, old in inview.related_updates([(c[0], c[1]) for c in chosen], hidden,
                                                lambda row: _prepared(row)[2], cfg.max_items,
@@ -483,8 +555,17 @@ def assemble(
     for r, prio, reason in chosen:
         old = linked.get(r["supersedes"]) if r["supersedes"] else None
         conflict = linked.get(r["conflict_with"]) or by_id.get(r["conflict_with"] or -1)
-        lines.append(_Line("items", _item_line(r, old, conflict, 400), f"item:{r['id']}",
-                           prio, reason, order=r["id"]))
+        others = similar.get(r["id"], [])
+        if others:
+            reason += f"; {len(others)} near-duplicate(s) collapsed into this line"
+        if r["kind"] == "preference" and r["evidence"] == "user":
+            # A preference the user stated in conversation is one of the user's
+            # preferences: the user wrote it (DESIGN §4), in their own words.
+            lines.append(_Line("prefs", _pref_line(r), f"item:{r['id']}", prio,
+                               reason + "; stated by the user", order=1e9 + r["id"]))
+            continue
+        lines.append(_Line("items", _item_line(r, old, conflict, 400, others),
+                           f"item:{r['id']}", prio, reason, order=r["id"]))
 
     # 4. evidence: messages of this thread's own path (DESIGN §3: raw evidence is
     # scoped to the thread's ancestry) that the upstream does not see verbatim —

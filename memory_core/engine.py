@@ -40,6 +40,32 @@ from memory_core.tree import ChainKeyCache, message_text
 log = logging.getLogger("lcm.engine")
 
 EXTRACT_MAX_CHARS = 32_000
+"""Longest text extracted inside the capture transaction, and the size of each chunk
+a longer message is extracted in (by a writer job queued after the capture
+commits, off the request path: :meth:`Engine._extract_one`)."""
+EXTRACT_MAX_TOTAL_CHARS = 2_000_000
+"""Characters of one message read for memory at most (about 63 chunks); the rest of
+a longer message is skipped, logged at WARNING. It stays stored and searchable."""
+
+
+def extract_chunks(text: str, size: int = EXTRACT_MAX_CHARS) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters, each ending at the
+    last line break (else sentence end, else space) of its window when there is one
+    in its second half: a fact is not cut in two at a chunk's edge."""
+    out: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            window = text[start:end]
+            for sep in ("\n", ". ", "。", " "):
+                cut = window.rfind(sep)
+                if cut >= size // 2:
+                    end = start + cut + len(sep)
+                    break
+        out.append(text[start:end])
+        start = end
+    return out
 """Characters of one message that extraction reads inside the capture transaction.
 
 Extraction runs on the writer thread, which the request waits on; rules take about
@@ -74,6 +100,7 @@ class Engine:
                                  statements=self.config.sqlite_statement_cache)
         self.tenant_salt: str = self.store.write_sync(_ensure_salt)
         self._embedder: Any = None
+        self._deferred = threading.local()  # ids of long messages queued by a capture
         self.search: Any = None
         self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         """The attached ``memory_core.search.SearchService``, or ``None`` (keyword
@@ -109,11 +136,15 @@ class Engine:
         writer runs jobs in order so the response always sees the request's result.
         """
         ticket = CaptureTicket(scope=scope, request_id=request_id)
-        fut = self.store.write(self._capture_request_job, ticket, messages, event)
+        deferred: list[int] = []
+        fut = self.store.write(self._capture_request_job, ticket, messages, event, deferred)
 
         def remember(done: Future[CaptureResult]) -> None:
             # Runs after COMMIT (the writer resolves futures then): only committed
-            # paths are remembered.
+            # paths are remembered, and long messages queued for extraction.
+            for message_id in deferred:
+                with contextlib.suppress(StoreError):  # closing: retried on a later start
+                    self.store.write(self._extract_pending, message_id)
             if not done.cancelled() and done.exception() is None:
                 res = done.result()
                 if res.head_key and res.message_ids:
@@ -124,8 +155,9 @@ class Engine:
 
     def _capture_request_job(
         self, conn: sqlite3.Connection, ticket: CaptureTicket, messages: list[Any],
-        event: dict[str, Any],
+        event: dict[str, Any], deferred: list[int] | None = None,
     ) -> CaptureResult:
+        self._deferred.ids = deferred
         result = capture.capture_request(conn, ticket, messages, event, config=self.config,
                                          key_cache=self._chain_keys,
                                          path_cache=self._path_ids)
@@ -137,7 +169,7 @@ class Engine:
                     name = msg.get("name")
                     self._extract_one(conn, ticket.scope, result.thread_id, mid,
                                       message_text(msg), "user",
-                                      name if isinstance(name, str) else "")
+                                      name if isinstance(name, str) else "", defer=True)
         if self.config.extract:
             self._retry_extractions(conn)
         self._captures += 1
@@ -146,14 +178,30 @@ class Engine:
         return result
 
     def _extract_one(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
-                     message_id: int, text: str, speaker: str, name: str = "") -> None:
+                     message_id: int, text: str, speaker: str, name: str = "",
+                     defer: bool = False) -> None:
         """Extract and store items of one message; on failure queue it for a retry.
         ``name``: the message's ``name`` field, the items' speaker (``""``: none).
+        A text longer than :data:`EXTRACT_MAX_CHARS` is read whole, in chunks of that
+        size (:func:`extract_chunks`), up to :data:`EXTRACT_MAX_TOTAL_CHARS`; with
+        ``defer`` (the capture transaction) it is only queued, for a writer job
+        after the commit.
 
         Runs inside the capture transaction under its own savepoint, so a failing
         rule never loses the evidence it was reading.
         """
         if not text.strip() or is_memory_command(text):
+            return
+        if defer and len(text) > EXTRACT_MAX_CHARS:
+            # Off the request path: a writer job queued once this capture commits
+            # (:meth:`capture_request`) extracts it in chunks, as a retry would.
+            conn.execute(
+                "INSERT INTO extraction_queue (message_id, attempts, next_at)"
+                " VALUES (?, 0, ?) ON CONFLICT(message_id) DO NOTHING",
+                (message_id, time.time() + EXTRACT_RETRY_SECONDS[0]))
+            deferred = getattr(self._deferred, "ids", None)
+            if deferred is not None:
+                deferred.append(message_id)
             return
         if self.config.redact_secrets:
             # Items are stored text too: extract from what capture stored, never the key.
@@ -162,11 +210,15 @@ class Engine:
         try:
             from memory_core.extraction import extract
 
-            if len(text) > EXTRACT_MAX_CHARS:
-                log.info("message %s: extracting the first %d of %d characters",
-                         message_id, EXTRACT_MAX_CHARS, len(text))
-            items = extract(text[:EXTRACT_MAX_CHARS], speaker=speaker)
-            memory.store_extracted(conn, scope, thread_id, message_id, items, speaker=name)
+            if len(text) > EXTRACT_MAX_TOTAL_CHARS:
+                log.warning("message %s: %d characters; reading the first %d for memory,"
+                            " skipping the rest (it stays stored and searchable)",
+                            message_id, len(text), EXTRACT_MAX_TOTAL_CHARS)
+                text = text[:EXTRACT_MAX_TOTAL_CHARS]
+            for chunk in extract_chunks(text):
+                items = extract(chunk, speaker=speaker)
+                memory.store_extracted(conn, scope, thread_id, message_id, items,
+                                       speaker=name)
         except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
             conn.execute("ROLLBACK TO extract")
             conn.execute("RELEASE extract")

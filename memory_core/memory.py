@@ -18,8 +18,10 @@ Conflict (both sides stay visible until the user resolves it):
   without values, a rival choice or short claim:
   :func:`memory_core.supersession.contradicts`) sets ``conflict_with`` on the new
   item. A correction of either side settles the conflict when it names both.
-Restatement: the same kind, subject and value again adds a revision row, not a
-  duplicate item.
+Restatement: the same kind, subject and value again — or the same statement
+  reworded, its content terms the same ("My manager is Dana." / "Reminder: Dana is
+  my manager.") — adds a revision row, not a duplicate item; the item keeps every
+  source in ``data.sources`` and cites the newest.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from memory_core import standing
 from memory_core.errors import NotFoundError
 from memory_core.extraction.units import unit_class
 from memory_core.keys import KeyMatch, near_duplicate, snake_key
@@ -153,9 +156,11 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
                 elif contradicts(ex, row):
                     old = row
                 break
-    if same is not None and not ex.correction:
-        _revision(conn, int(same["id"]), "restated", None, message_id, "restated", now)
-        conn.execute("UPDATE memory_items SET updated_at=? WHERE id=?", (now, same["id"]))
+    if same is None and not ex.correction and kind in comparable:
+        # The same words reordered are a restatement, not a rival value.
+        same = _reworded(conn, scope, ex, kind, speaker)
+    if same is not None and not ex.correction and _restated(conn, same, thread_id,
+                                                           message_id, now):
         return None
     data = {"negated": bool(getattr(ex, "negated", False))}
     if getattr(ex, "task_label", None):
@@ -183,6 +188,100 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
             _revision(conn, item_id, "conflict_with", None, old["id"],
                       "same subject, different value", now)
     return item_id
+
+
+_RESTATEMENT_WORDS = frozenset({"reminder", "remind", "remember", "note", "fyi", "btw",
+                                "recap", "repeat", "mention", "again", "said", "once",
+                                "提醒", "醒一", "记住", "再说", "一下", "念の", "のた", "ため", "繰り", "返し"})
+"""Words that mark a statement as said before ("Reminder: …", "As I said, …",
+"提醒一下", "念のため"), not part of what it says."""
+_NEGATION = re.compile(r"\b(?:not|no|never|nobody|nothing|none|neither|nor)\b|n't\b"
+                       r"|不|没|沒|别|別|未|ない|ません|なかった", re.I)
+"""A statement's negation words: two statements that differ in them say opposite things."""
+_REWORDED_SCAN = 300
+"""Newest active items of the same kind compared with a new statement."""
+
+
+def content_terms(text: str | None) -> frozenset[str]:
+    """A statement's content terms (:func:`memory_core.overlap.terms`) without the
+    words that mark it as a restatement."""
+    return terms(text) - _RESTATEMENT_WORDS
+
+
+def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
+              speaker: str) -> sqlite3.Row | None:
+    """An active item of the same kind, speaker, value, unit, condition, polarity and
+    numbers whose content terms are the new statement's, reordered ("My manager is Dana." /
+    "Reminder: Dana is my manager."): equal sets, or each covering 80 % of the other
+    with at least three shared. ``None`` when there is none."""
+    new_terms = content_terms(ex.text)
+    if not new_terms:
+        return None
+    negated = bool(getattr(ex, "negated", False))
+    for row in conn.execute(
+        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active' AND kind=?"
+        f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
+        " ORDER BY id DESC LIMIT ?",
+        (scope.tenant, scope.role, kind, speaker, ex.value, ex.unit, ex.condition,
+         _REWORDED_SCAN),
+    ):
+        old_terms = content_terms(row["text"])
+        shared = len(new_terms & old_terms)
+        if old_terms == new_terms or (shared >= 3 and shared >= 0.8 * max(
+                len(new_terms), len(old_terms))):
+            data = _data(row)
+            if bool(data.get("negated")) == negated and data.get("label") == getattr(
+                    ex, "label", None) and len(_NEGATION.findall(row["text"])) % 2 == len(
+                    _NEGATION.findall(ex.text)) % 2 and _numbers(row["text"]) == _numbers(
+                    ex.text):
+                return row
+    return None
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _numbers(text: str | None) -> list[str]:
+    """The numbers a statement names, sorted: "note number 001" and "note number
+    002" are two notes, not one said twice."""
+    return sorted(_NUMBER.findall(text or ""))
+
+
+def _data(row: sqlite3.Row) -> dict[str, Any]:
+    try:
+        value = orjson.loads(row["data"] or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _restated(conn: sqlite3.Connection, row: sqlite3.Row, thread_id: int,
+              message_id: int | None, now: float) -> bool:
+    """Merge a restatement into ``row``: a ``restated`` revision, the message added
+    to ``data.sources`` (every message that said it, oldest first) and made the
+    item's source (the block cites the newest), the item moved to that thread.
+    A conversation-local item (:func:`memory_core.standing.conversation_local`)
+    said again in another thread is not merged (returns ``False``): each thread
+    keeps its own."""
+    if standing.conversation_local(row) and row["thread_id"] != thread_id:
+        return False
+    item_id = int(row["id"])
+    _revision(conn, item_id, "restated", None, message_id, "restated", now)
+    if message_id is None or message_id == row["source_message_id"]:
+        conn.execute("UPDATE memory_items SET updated_at=? WHERE id=?", (now, item_id))
+        return True
+    data = _data(row)
+    srcs = data.get("sources")
+    if not isinstance(srcs, list):
+        srcs = [] if row["source_message_id"] is None else [row["source_message_id"]]
+    if message_id not in srcs:
+        srcs.append(message_id)
+    data["sources"] = srcs
+    conn.execute("UPDATE memory_items SET updated_at=?, source_message_id=?, thread_id=?,"
+                 " data=? WHERE id=?",
+                 (now, message_id, thread_id, orjson.dumps(data).decode(), item_id))
+    _outbox(conn, "item", item_id)
+    return True
 
 
 def _other_dimension(a: str | None, b: str | None) -> bool:

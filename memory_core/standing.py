@@ -9,6 +9,10 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   but is not put in every block, nor in another conversation's.
 - A **labelled** item leads with an ordinal label ("Run 39: …", "step 3", "第3步"): one
   of a series in one conversation (``data.label``, set by the extraction).
+- A **fixed quantity** is a number the user set (a budget, a port, a timeout); an
+  **observation** reports what a run or a measurement gave ("latency was 180 ms",
+  "the build took 40 s", "用了40秒", "3分かかった"): it is kept and searchable, but
+  a statement is not standing merely because it holds a number.
 - **Conversation-local** items (assistant proposals, labelled items, one-off
   requests) are shown only in the thread they were said in and its forks
   (docs/scopes.md); long-term items in every thread of the tenant, end user and role.
@@ -29,6 +33,27 @@ STANDING_RULE = re.compile(
     r"|以后|今后|往后|从现在起|从今天起|总是|永远|每次|一律|始终|默认|必须|务必|一直"
     r"|今後|常に|いつも|毎回|必ず|これから|今日から|原則|絶対", re.I)
 """Words by which a rule says it stands (see module doc)."""
+
+
+OBSERVATION = re.compile(
+    r"\b(?:was|were|took|got|hit|measured|reached|dropped|fell|rose|climbed|spiked|peaked"
+    r"|averaged|came in at|ended (?:at|up)|finished in|ran in|clocked|recorded|observed"
+    r"|saw|scored|logged|showed|returned|printed|went (?:up|down))\b"
+    r"|用了|花了|耗时|测得|测出|跑了|达到了|降到了|升到了|变成了"
+    r"|だった|でした|かかった|かかりました|計測|測定|記録した|になった|になりました", re.I)
+"""Words by which a numeric statement reports an observation (module doc)."""
+SETTING = re.compile(
+    r"\b(?:set (?:it )?(?:to|at)|fixed at|capped at|limited to|is capped|is limited|cap|limit"
+    r"|budget|quota|target|deadline|must|should|at most|at least|no more than|up to)\b"
+    r"|设为|设置为|设定为|上限|下限|预算|不超过|最多|至少|に設定|上限|予算|以内|以上", re.I)
+"""Words by which a number is one the user sets, even in the past tense."""
+
+
+def is_observation(text: str | None) -> bool:
+    """Whether a numeric statement reports a measurement or a result rather than
+    fixing a value (module doc)."""
+    t = text or ""
+    return OBSERVATION.search(t) is not None and SETTING.search(t) is None
 
 
 def data_of(row: Any) -> dict[str, Any]:
@@ -67,6 +92,24 @@ def one_off(row: Any) -> bool:
     """A constraint that does not say it stands and fixes no number."""
     return (row["kind"] == "constraint" and row["value"] is None
             and not is_standing_rule(row["text"]))
+
+
+def fixed_quantity(row: Any) -> bool:
+    """A number the user set: a user's numeric fact that is neither one of a series
+    (:func:`label`) nor an observation (:func:`is_observation`)."""
+    return (row["evidence"] == "user" and row["value"] is not None and not label(row)
+            and not is_observation(row["text"]))
+
+
+def sources(row: Any) -> list[int]:
+    """Every message that stated the item, oldest first: ``data.sources`` (kept when
+    a restatement is merged into it, :func:`memory_core.memory.store_extracted`),
+    else its ``source_message_id`` alone."""
+    value = data_of(row).get("sources")
+    if isinstance(value, list) and value:
+        return [int(v) for v in value if isinstance(v, int)]
+    src = row["source_message_id"]
+    return [] if src is None else [int(src)]
 
 
 def conversation_local(row: Any) -> bool:

@@ -146,6 +146,27 @@ def _limit(value: Any, default: int) -> int:
     return max(1, min(MAX_LIMIT, int(value)))
 
 
+_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)")
+_ASKS = re.compile(r"(?:[?？]|吗|嗎|呢|ですか|ますか|でしょうか|か)\s*[。.]?\s*$")
+
+
+def is_question(text: str) -> bool:
+    """Whether ``text`` only asks (each of its sentences is a question: "When is our
+    deploy window?", "部署窗口是什么时候？", "いつですか"). A question matches the
+    words of its answer but does not answer itself."""
+    sentences = [m.group().strip() for m in _SENTENCE.finditer(text or "")]
+    sentences = [t for t in sentences if any(ch.isalnum() for ch in t)]
+    return bool(sentences) and all(_ASKS.search(t) for t in sentences)
+
+
+def _statements_first(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` of ``rows`` with questions after statements (each group in
+    its own order): for the same match, the user's own question ranks below the
+    statement that answers it (issue 24, kind 10)."""
+    rows.sort(key=lambda r: bool(r.pop("_question", False)))
+    return rows[:limit]
+
+
 def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], limit: int
               ) -> list[dict[str, Any]]:
     """Up to ``limit`` rows for search hits, read from SQLite and re-checked against the
@@ -165,7 +186,7 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
                     continue
                 out.append({"type": "message", "message_id": r["id"], "role": r["msg_role"],
                             "time": _iso(r["created_at"]), "text": _clip(r["text"]),
-                            "score": round(score, 4)})
+                            "score": round(score, 4), "_question": is_question(r["text"])})
             elif kind == "item":
                 r = conn.execute("SELECT * FROM memory_items WHERE id=?", (ref,)).fetchone()
                 if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
@@ -173,7 +194,8 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
                     continue
                 out.append({"type": f"memory:{r['kind']}", "status": r["status"],
                             "message_id": r["source_message_id"], "time": _iso(r["created_at"]),
-                            "text": _clip(r["text"]), "score": round(score, 4)})
+                            "text": _clip(r["text"]), "score": round(score, 4),
+                            "_question": r["kind"] == "question"})
             elif kind == "agent_memory":
                 r = conn.execute("SELECT * FROM agent_memories WHERE id=?", (ref,)).fetchone()
                 if r is None or r["role"] != scope.role or r["tenant"] not in (scope.tenant, "*"):
@@ -219,7 +241,7 @@ def memory_grep(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, An
                 continue
             kind = "message" if h["kind"] == "message" else "item"
             refs.append((kind, h["id"], float(h["score"])))
-    results = _describe(engine, scope, refs, limit)
+    results = _statements_first(_describe(engine, scope, refs, len(refs)), limit)
     return {"query": query, "results": results,
             "note": None if results else "no matches; try fewer or other words"}
 
@@ -243,8 +265,8 @@ def memory_search(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, 
             vector = None
     hits = engine.search.search(scope.tenant, scope.role, query, k=limit * OVERFETCH,
                                 mode="hybrid", include_hidden=False, query_vector=vector)
-    return {"query": query, "results": _describe(
-        engine, scope, [(h.kind, h.ref_id, h.score) for h in hits], limit)}
+    return {"query": query, "results": _statements_first(_describe(
+        engine, scope, [(h.kind, h.ref_id, h.score) for h in hits], len(hits)), limit)}
 
 
 def view_message(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:

@@ -145,3 +145,220 @@ def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
 def test_a_series_item_with_nothing_but_its_label_for_a_subject_is_kept() -> None:
     (item,) = extract("Phase 2 ends on 30 June.")
     assert item.subject == "phase 2" and item.label == "phase 2" and item.value is None
+
+
+# -- kinds 3, 4: a flooded block, reworded duplicates ------------------------------------------
+def test_numbers_alone_do_not_make_a_standing_item() -> None:
+    from memory_core.assemble import standing_weight
+
+    def weight(text: str) -> float:
+        (ex,) = [e for e in extract(text) if e.kind != "task"]
+        row = {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
+               "supersedes": None, "condition": ex.condition, "source_message_id": 1,
+               "data": '{"label": "%s"}' % ex.label if ex.label else None}
+        return standing_weight(row)
+
+    for observed in ("The p95 latency of checkout was 180 ms in the load test.",
+                     "The build took 42 s.", "迁移用了40秒。", "ビルドは3分かかった。"):
+        assert weight(observed) == 0, observed
+    for fixed in ("The budget is 5000 USD.", "The staging DB is on port 5433.",
+                  "The latency budget was set to 200 ms.", "Always keep replies under 200 words."):
+        assert weight(fixed) > 0, fixed
+
+
+async def test_sixty_near_identical_statements_do_not_flood_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="load-tests")
+    for i in range(60):
+        await first.say(f"The p95 latency of checkout was {150 + (i * 7) % 60} ms in load test"
+                        f" {i + 1}." if i % 2 else
+                        f"Run {i + 1}: checkout latency {150 + (i * 7) % 60} ms.", fast=True)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="planning")
+    await other.say("Which region hosts the checkout latency dashboards?")
+    block = block_of(other.upstream_last_user())
+    lines = [ln for ln in block.splitlines() if ln.startswith("- [")]
+    assert len(lines) <= 2, block
+    log = proxy.engine.last_assembly(session="planning")
+    assert log is not None and log["data"]["used_tokens"] < 0.2 * log["data"]["budget_tokens"]
+    await first.say("Which region hosts the checkout latency dashboards?")
+    block = block_of(first.upstream_last_user())
+    assert len([ln for ln in block.splitlines() if ln.startswith("- [")]) <= 3, block
+
+
+def test_near_duplicates_take_one_line_citing_the_newest() -> None:
+    from memory_core.assemble import _collapse, _item_line
+
+    rows = [{"id": i, "kind": "fact", "text": f"Run {i}: checkout latency {150 + i} ms.",
+             "condition": None, "data": None, "source_message_id": 10 + i, "status": "active",
+             "evidence": "user"} for i in (5, 4, 3)]
+    other = {"id": 9, "kind": "fact", "text": "The checkout service runs on 3 nodes.",
+             "condition": None, "data": None, "source_message_id": 30, "status": "active",
+             "evidence": "user"}
+    kept, similar = _collapse([(r, 1.0, "") for r in [*rows, other]], 40)
+    assert [c[0]["id"] for c in kept] == [5, 9]
+    line = _item_line(rows[0], None, None, 400, similar[5])
+    assert "msg 15" in line and "+2 similar: msg 14, msg 13" in line, line
+
+
+@pytest.mark.parametrize("first, again", [
+    ("My manager is Dana.", "Reminder: Dana is my manager."),
+    ("We deploy the billing service with Argo CD.",
+     "As I said, the billing service is deployed with Argo CD."),
+    ("我的经理是Dana。", "提醒一下，Dana是我的经理。"),
+])
+async def test_a_reworded_restatement_is_one_item_with_both_sources(
+        proxy: RunningProxy, upstream: FakeUpstream, first: str, again: str) -> None:
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say(first)
+    await agent.say("Unrelated: the weather is nice.")
+    await agent.say(again)
+    await proxy.settle()
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT id, text, source_message_id, json_extract(data, '$.sources') AS sources"
+        " FROM memory_items WHERE status='active' AND kind='fact' AND text NOT LIKE"
+        " 'Unrelated%'")])
+    assert len(rows) == 1, rows
+    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
+        (first, again))])
+    assert len(msgs) == 2
+    assert rows[0]["sources"] == f"[{msgs[0]},{msgs[1]}]"
+    assert rows[0]["source_message_id"] == msgs[1]
+    other = Agent(proxy, upstream, session="two", system="Another conversation.")
+    await other.say("Tell me again what you know about Dana and the billing deploys.")
+    block = block_of(other.upstream_last_user())
+    item_lines = [ln for ln in block.splitlines() if ln.startswith("- [")]
+    assert sum("Dana" in ln or "Argo" in ln for ln in item_lines) == 1, block
+    assert f"msg {msgs[1]}" in block, block
+
+
+def test_the_same_words_with_another_polarity_or_value_are_not_a_restatement(
+        engine: Engine) -> None:
+    put(engine, "Dana is my manager.")
+    put(engine, "Dana is not my manager.")
+    put(engine, "The cache holds 500 entries.")
+    put(engine, "The cache holds 800 entries.")
+    texts = engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT text FROM memory_items ORDER BY id")])
+    assert len(texts) == 4, texts  # four items (the second may update the first), none merged
+
+
+# -- kind 10: preferences stated in conversation; questions do not answer themselves -----------
+@pytest.mark.parametrize("text, subject", [
+    ("I use metric units.", "metric units"), ("I usually stick with tabs.", "tabs"),
+    ("我用公制单位。", "公制单位"), ("私はメートル法を使っています。", "メートル法"),
+    ("I prefer tabs.", "tabs"), ("我喜欢用Vim。", "vim"), ("コーヒーが好きです。", "コーヒー"),
+])
+def test_a_stated_convention_or_taste_is_a_preference(text: str, subject: str) -> None:
+    assert [(e.kind, e.subject) for e in extract(text)] == [("preference", subject)]
+
+
+@pytest.mark.parametrize("text", ["We use Helm.", "I use 2 monitors.", "我用了两个小时。",
+                                  "I work remotely from Lisbon."])
+def test_a_team_fact_or_an_amount_is_not_a_preference(text: str) -> None:
+    assert "preference" not in {e.kind for e in extract(text)}
+
+
+async def test_preferences_said_in_conversation_are_user_preferences(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("I use metric units.")
+    await first.say("我喜欢用Vim。")
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two", system="Another conversation.")
+    await other.say("How far is it from Lyon to Porto?")
+    block = block_of(other.upstream_last_user())
+    prefs = block.split("[User Preferences]", 1)[1].split("[", 1)[0]
+    assert "I use metric units." in prefs and "我喜欢用Vim。" in prefs, block
+    assert "(none set)" not in block
+    assert "[preference" not in block  # shown once, as a preference
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "sqlite-scan"])
+async def test_memory_grep_ranks_the_answer_above_the_question(
+        make_proxy: Any, upstream: FakeUpstream, indexed: bool) -> None:
+    from tests.fake_upstream import Reply
+    from tests.test_memory_tools import call, tool_results
+
+    proxy = await make_proxy(search={"enabled": indexed})
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say("Our deploy window is Tuesday 14:00 to 16:00 UTC, after the freeze lifts"
+                    " and the release notes are signed off by the on-call lead.")
+    for _ in range(3):
+        await agent.say("When is our deploy window?")
+    await proxy.settle()
+    upstream.push(Reply(content=None, tool_calls=[call("memory_grep", {
+        "query": "deploy window", "start_time": None, "end_time": None, "limit": 3})]),
+        Reply(content="ok"))
+    await agent.say("Remind me.")
+    results = tool_results(upstream.chat_requests[-1])["call_1"]["results"]
+    assert results and "Tuesday" in results[0]["text"], results
+
+
+# -- kind 7: text normalisation ------------------------------------------------------------------
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "sqlite-scan"])
+@pytest.mark.parametrize("tool", ["memory_grep", "memory_search"])
+async def test_memory_tools_match_across_unicode_forms_and_glued_scripts(
+        make_proxy: Any, upstream: FakeUpstream, tool: str, indexed: bool) -> None:
+    import unicodedata
+
+    from tests.fake_upstream import Reply
+    from tests.test_memory_tools import call, tool_results
+
+    nfd = unicodedata.normalize("NFD", "Le rendez-vous est au Café Crème avec 김민수.")
+    assert nfd != unicodedata.normalize("NFC", nfd)
+    proxy = await make_proxy(search={"enabled": indexed})
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say(nfd)
+    await agent.say("昨天部署auth-svc之后，登录变慢了。")
+    await proxy.settle()
+    queries = {"call_1": "Café Crème", "call_2": "김민수", "call_3": "auth-svc",
+               "call_4": unicodedata.normalize("NFD", "Café")}
+    extra = {"start_time": None, "end_time": None} if tool == "memory_grep" else {}
+    upstream.push(Reply(content=None, tool_calls=[
+        call(tool, {"query": q, "limit": 3, **extra}, cid) for cid, q in queries.items()]),
+        Reply(content="ok"))
+    await agent.say("Where was the meeting, and what did we deploy?")
+    results = tool_results(upstream.chat_requests[-1])
+    for cid, want in (("call_1", "rendez-vous"), ("call_2", "rendez-vous"),
+                      ("call_3", "auth-svc"), ("call_4", "rendez-vous")):
+        texts = [r["text"] for r in results[cid]["results"]]
+        assert any(want in t for t in texts), (queries[cid], results[cid])
+
+
+# -- kind 8: long messages -------------------------------------------------------------------------
+def _paste(n_chars: int) -> str:
+    line = "2026-12-01T10:00:00Z INFO worker heartbeat ok queue=default depth=0\n"
+    return line * (n_chars // len(line) + 1)
+
+
+async def test_a_fact_after_a_long_paste_is_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say("Here is the worker log:\n" + _paste(90_000)
+                    + "\nAlso, the staging database port is 5433.")
+    await proxy.settle()
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT text, value FROM memory_items WHERE status='active' AND value=5433")])
+    assert rows and "staging database port" in rows[0]["text"], rows
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Which port does the staging database use?")
+    assert "5433" in block_of(other.upstream_last_user())
+
+
+def test_long_texts_are_cut_at_line_ends_and_bounded(
+        engine: Engine, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_core import engine as engine_mod
+
+    text = _paste(100_000)
+    chunks = engine_mod.extract_chunks(text)
+    assert "".join(chunks) == text and all(len(c) <= engine_mod.EXTRACT_MAX_CHARS for c in chunks)
+    assert all(c.endswith("\n") for c in chunks)
+    monkeypatch.setattr(engine_mod, "EXTRACT_MAX_TOTAL_CHARS", 50_000)
+    with caplog.at_level("INFO", logger="lcm.engine"):
+        engine.store.write_sync(lambda c: engine._extract_one(
+            c, SCOPE, 1, 1, _paste(60_000) + "The API timeout is 45 s.", "user"))
+    skips = [r for r in caplog.records if "skipping the rest" in r.getMessage()]
+    assert skips and skips[0].levelname == "WARNING"

@@ -215,6 +215,13 @@ EN_PREFERENCE = Lead(en(
 EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:favou?rite|preferred|go-to)\b|\b(?:is|are)\smy\s(?:favou?rite"
                            r"|preference)\b|\bworks\sbest\sfor\sme\b|\bi'd\s(?:love|like)\sit\sif\b"),
                         words="favourite favorite preferred go-to preference works i'd")
+EN_HABIT = Lead(en(
+    r"^i\s(?:(?:usually|always|normally|generally|mostly|only|personally|just)\s){0,2}"
+    r"(?P<verb>use|stick\s(?:to|with)|go\sby|write\sin|code\sin|measure\sin|think\sin"
+    r"|work\sin(?=\s+(?:\w+\s)?(?:units|mode|vim|emacs|utc|[a-z]+\stime)\b))\b"
+), "i")
+"""The user's own convention ("I use metric units", "I stick to tabs"): a preference
+(issue 24, kind 10). "We use …" stays a fact about the team or project."""
 EN_PREFERENCE_NEG = en(r"\b(?:hate|dislike|detest|can't\sstand|cannot\sstand|not\sa)\b"
                        r"|\b(?:don't|do\snot|never)\s(?:really\s)?(?:like|love|enjoy|eat|drink)\b")
 EN_SOFTENER = Cue(en(r"\b(?:if possible|ideally|preferably|if you can|where possible|when possible"

@@ -51,6 +51,11 @@ ZH_PREFERENCE = Cue(re.compile(
     r"|^(?:我们|我)(?:还是|更|比较|其实)?(?:希望|想要|宁愿|宁可)|偏好|最好是|最好|我的首选|首选"
     r"|^(?:我们|我)(?:从来|一般|平时|基本)?不(?:吃|喝)"
 ), marks="喜欢|爱|偏好|倾向|讨厌|宁愿|宁可|习惯|受不了|希望|想要|最好|首选|不吃|不喝")
+ZH_HABIT = re.compile(r"^(?:我)(?:一般|平时|通常|都|总是|一直|只)?(?:用|使用)(?!了|过|完)")
+"""The user's own convention ("我用公制单位"): a preference (issue 24, kind 10)."""
+JA_HABIT = re.compile(r"^(?P<o>[^。、，,]{1,30}?)を(?:いつも|普段|主に)?使(?:っています|います|ってます)")
+"""「(私は)メートル法を使っています」 after a first-person topic: a preference (issue 24,
+kind 10)."""
 ZH_PREFERENCE_NEG = re.compile(r"不太|不怎么|不大|不喜欢|不爱|讨厌|受不了|不要|不想|不吃|不喝")
 # Constraints (issue 3: 必须/不要/务必/禁止), bounds (不超过, 控制在…以内) and standing
 # orders (以后都…). 别 counts unless it is part of 特别/区别/别的….

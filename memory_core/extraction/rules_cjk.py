@@ -141,6 +141,10 @@ def classify_zh(c: Clause) -> Verdict | None:
         return Verdict("preference", cjk_key(rest, "zh") or cjk_key(core[: m.start()], "zh"), neg)
     rule = _zh_rule(c, core)
     dec = lc.ZH_DECISION.search(core)
+    habit = lc.ZH_HABIT.match(core)
+    if habit and not rule and not c.quantities:
+        rest = _ZH_COMMA.split(core[habit.end():], maxsplit=1)[0]
+        return Verdict("preference", cjk_key(rest, "zh"))
     if rule and (dec is None or rule[0] <= dec.start()):
         return Verdict("constraint", rule[2], rule[1])
     if dec:
@@ -228,6 +232,9 @@ def classify_ja(c: Clause) -> Verdict | None:
         before = core[: m.start()]
         subject = _ja_topic(before) or cjk_key(before, "ja") or _ja_object(core[m.end():])
         return Verdict("preference", subject, neg)
+    habit = lc.JA_HABIT.match(core) if fp else None
+    if habit and not c.quantities:
+        return Verdict("preference", cjk_key(habit.group("o"), "ja"))
     rule = lc.JA_CONSTRAINT.search(core)
     if rule and _JA_WEAK_RULE.fullmatch(rule.group()):
         standing = _JA_TOPIC.match(core) or c.quantities or lc.JA_STANDING.search(core)

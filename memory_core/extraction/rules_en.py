@@ -291,6 +291,9 @@ def classify(c: Clause) -> Verdict | None:
     if dec:
         neg = bool(_DECISION_NEGATION.search(dec.group()))
         return Verdict("decision", _target_or_object(core[dec.end():]), neg)
+    habit = lx.EN_HABIT.match(core, first)
+    if habit and not c.quantities:
+        return Verdict("preference", en_key(core[habit.end():], action=True))
     imperative = lx.EN_IMPERATIVE.match(core, first)
     if imperative and lx.EN_SOFTENER.search(c.raw, c.tokens):
         return Verdict("preference", en_key(core[imperative.start("verb"):], action=True))

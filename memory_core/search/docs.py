@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Iterable
 
 from memory_core.extraction.lexicon import TASK_LABEL, TASK_LABELS
@@ -30,7 +31,7 @@ from memory_core.extraction.prepare import fold_traditional, fold_width
 from memory_core.search.base import IndexDoc
 
 EMBED_RECIPE = "r1"
-TEXT_RECIPE = "k2"
+TEXT_RECIPE = "k3"
 """Version of what :func:`row_to_doc` puts in the text index's ``extra`` field; it is
 stamped on the text index, so a change rebuilds it from SQLite on the next start."""
 CHAT_ROLES = frozenset({"user", "assistant"})
@@ -160,7 +161,7 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
         created_at=float(row["created_at"] or 0.0),
         msg_role=row["msg_role"] or "",
         hidden=bool(row["hidden"]),
-        embed_text=embed[:max_chars].strip(),
+        embed_text=unicodedata.normalize("NFC", embed[:max_chars]).strip(),
         speaker=name.replace("_", " ") if kind == "message" and isinstance(name, str) else "",
         context=context,
     )

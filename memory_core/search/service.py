@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,7 @@ class SearchService:
         """Return the query vector, or ``None`` (no embedder, timeout, failure)."""
         if self.embedder is None or not query.strip():
             return None
+        query = unicodedata.normalize("NFC", query)  # as the indexed texts (docs.row_to_doc)
         try:
             emb: Any = self.embedder
             if isinstance(emb, SerialEmbedder):
