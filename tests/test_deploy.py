@@ -366,8 +366,9 @@ async def test_liveness_and_readiness_are_separate(upstream: FakeUpstream,
             blocker.result(30)
         assert (await _get(proxy, READY))[0] == 200
 
-        # A closed store: not ready, and /lcm/health degraded; the process is alive.
-        proxy.engine.store.close()
+        # A closed engine (its own shutdown order: indexer first, then the store):
+        # not ready, and /lcm/health degraded; the process is alive.
+        await asyncio.get_running_loop().run_in_executor(None, proxy.engine.close)
         status, body = await _get(proxy, READY)
         checks = body["checks"]
         assert status == 503 and isinstance(checks, dict)
