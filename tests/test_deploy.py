@@ -84,6 +84,8 @@ def test_dockerfile_matches_the_code() -> None:
     assert args[0] == "serve" and "0.0.0.0" not in args
     assert {a for a in args if a.startswith("--")} <= _serve_flags()
     assert re.search(r"^\s+LCM_HOST=127\.0\.0\.1\b", text, re.M)
+    # onnxruntime's telemetry would reach out and write under $HOME (read-only root)
+    assert re.search(r"^\s+ORT_DISABLE_TELEMETRY=1\b", text, re.M)
 
 
 def test_dockerfile_user_is_numeric_and_matches_the_pod() -> None:
