@@ -130,6 +130,13 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
             f"warning: listening on {p.host} without an admin token; /lcm/ admin routes "
             "answer loopback clients only", err=True,
         )
+    if not _is_loopback(p.host) and not p.require_client_keys:
+        who = f"tenant {p.tenant!r}" if p.tenant else "the tenant its key (or no key) maps to"
+        click.echo(
+            f"warning: listening on {p.host} without proxy.require_client_keys; any peer "
+            f"that reaches the port can read and change the memory of {who} "
+            "(/memory search, /memory retract)", err=True,
+        )
     # Cheap checks first, nothing heavy opened yet: the data dir, the port, the lock.
     path = data_dir_path(settings)
     for problem in data_dir_problems(path):

