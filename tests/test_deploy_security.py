@@ -151,11 +151,19 @@ def _build(case: Shipped, upstream: FakeUpstream, data_dir: Path,
     monkeypatch.setattr(web, "run_app", lambda app, **kw: started.append((app, kw)))
     env = dict(case.env)
     env.update({"LCM_DATA_DIR": str(data_dir), "LCM_UPSTREAM": upstream.base_url,
-                "LCM_EMBEDDING__PROVIDER": "hashing"})
+                "LCM_EMBEDDING__PROVIDER": "hashing", "LCM_PORT": "0"})
     args = list(case.args) + (["--config", str(case.config)] if case.config else [])
+    if "--port" in args:  # the port is not what is checked; a busy one must not matter
+        args[args.index("--port") + 1] = "0"
     result = CliRunner().invoke(cli.main, args, env=env)
     assert result.exit_code == 0, result.output
     (app, kw), = started
+    # serve binds before it starts (a busy port is one clear error): the host the
+    # shipped values asked for is the address of the sockets it bound.
+    socks = kw.pop("sock")
+    kw["host"] = socks[0].getsockname()[0]
+    for sock in socks:
+        sock.close()
     return app, kw, result.stderr
 
 
