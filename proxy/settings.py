@@ -527,7 +527,12 @@ def load_settings(
             if f.name in values:
                 value, origin = values[f.name]
                 kwargs[f.name] = _coerce(section, f, value, origin)
-        built[section] = cls(**kwargs)
+        try:
+            built[section] = cls(**kwargs)
+        except SettingsError as exc:  # a section's own check: name the value's source
+            named = [k for k in kwargs if f"{section}.{k}" in str(exc)] or list(kwargs)
+            where = ", ".join(dict.fromkeys(values[k][1] for k in named))
+            raise SettingsError(f"{where}: {exc}" if where else str(exc)) from exc
     proxy: ProxySettings = built["proxy"]
     upstream = proxy.upstream.rstrip("/")
     if not upstream.startswith(("http://", "https://")):

@@ -8,6 +8,7 @@ test command is the one CI runs.
 - The README's "run the tests" command installs and runs exactly what ``.ci/run``
   does, and in a virtual environment other than the one the "run the proxy"
   command serves from (so the second does not reinstall under the first).
+- Every ``x-lcm-*`` response header the proxy sets is in the README's tables.
 """
 
 from __future__ import annotations
@@ -109,3 +110,14 @@ def test_link_finder_sees_links_and_skips_code() -> None:
     text = ("see [a](docs/a.md#x) and ![img](pic.png) and [web](https://x.org)\n"
             "[same page](#top) `[not](code.md)`\n```\n[nor](fenced.md)\n```\n")
     assert relative_links(text) == ["docs/a.md", "pic.png"]
+
+
+def test_readme_documents_every_response_header() -> None:
+    # Each header name the proxy's code writes as a literal is a row of a README table.
+    used = set()
+    for path in (ROOT / "proxy").rglob("*.py"):
+        used |= set(re.findall(r'"(x-lcm-[a-z-]+)"', path.read_text("utf-8")))
+    assert "x-lcm-memory" in used  # the pattern still finds the headers
+    rows = {h for line in README.read_text("utf-8").splitlines() if line.startswith("| `x-lcm")
+            for h in re.findall(r"`(x-lcm-[a-z-]+)`", line)}
+    assert used <= rows, f"not in README.md's header tables: {sorted(used - rows)}"

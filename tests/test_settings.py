@@ -185,6 +185,19 @@ def test_bad_types_raise_settings_error(
             load_settings(None, environ={}, overrides={section: {key: value}})
 
 
+def test_a_malformed_model_window_names_its_source(tmp_path: Path) -> None:
+    # The section's own check (context.model_windows) names the file or variable
+    # that set the value, like every other refusal, not another key's source.
+    toml = write(tmp_path, '[context]\nforest_share = 0.2\nmodel_windows = ["tiny"]\n')
+    with pytest.raises(SettingsError) as err:
+        load_settings(toml, environ={})
+    assert str(err.value).startswith(f"{toml}: context.model_windows: model window 'tiny'")
+    with pytest.raises(SettingsError) as err:
+        load_settings(toml, environ={"LCM_CONTEXT__MODEL_WINDOWS": "x=12"})
+    assert str(err.value).startswith(
+        "environment variable LCM_CONTEXT__MODEL_WINDOWS: context.model_windows:")
+
+
 def test_integral_floats_and_strings_are_accepted(tmp_path: Path) -> None:
     s = load_settings(write(tmp_path, "[proxy]\nport = 9000.0\n"), environ={
         "LCM_PROXY__MAX_CONNECTIONS": " 64 "})
