@@ -86,19 +86,16 @@ class MemoryConfig:
     ``quote_tool_output``: tool results may be quoted as evidence (off by default).
     ``semantic_min_similarity``: cosine similarity (−1…1) a vector-only search hit
     needs to count as relevant, in multilingual-e5-small's cosines: 0.84 suits it,
-    whose unrelated pairs score about 0.75–0.82 (measured here). With the default
-    pair embedder the floor is multiplied by its ``similarity_scale`` (√0.9, so
-    0.797): exactly e5's test for a non-English query; on the long-session eval's
-    English questions it lets through 4 of 14 answer items (e5 alone at 0.84: 5)
-    and 0.7 % of unrelated ones (e5 alone: 1.3 %).
+    whose unrelated pairs score lower. With the default pair embedder the floor is
+    multiplied by its ``similarity_scale`` (√0.9, so 0.797), exactly e5's test for a
+    non-English query (figures: docs/evaluation/constants.md).
     ``store_raw_json``: keep each message's original JSON (else only its canonical
     fields, content as text). ``redact_secrets``: mask keys, tokens and private keys
     (``memory_core.redact``) in stored text, raw JSON and events.
     ``injection_search_mode``: ``bm25`` (default) or ``hybrid`` retrieval for the
-    block. Hybrid embeds the query on the request path; while the indexer embeds a
-    backlog that wait reached 200–500 ms per request on 2 cores (measured by
-    ``lcm-proxy eval``), so the block uses BM25 plus keyword scores and semantic
-    search is left to the ``memory_search`` tool.
+    block. Hybrid embeds the query on the request path, which waits behind the indexer's
+    backlog (docs/evaluation/constants.md), so the block uses BM25 plus keyword
+    scores and semantic search is left to the ``memory_search`` tool.
     ``capture_wait_seconds``: how long a request waits for its capture before the
     proxy gives up on injection for it and forwards unmodified (fail open).
     ``context``: the context budget of each upstream request

@@ -63,10 +63,9 @@ def freeze_startup_heap() -> None:
 
 GC_GEN0_THRESHOLD = 50_000
 """Youngest-generation threshold of a started proxy (net container allocations between
-collections). Measured on a replay of the eval's 1000-turn session (the last 100
-turns, 2 CPUs, two A/B pairs against 700): added latency p50 0.3–3.0 ms lower and
-p95 0.4–2.7 ms lower; the young generation then holds a few MB at most before it is
-collected."""
+collections). A larger threshold means fewer young collections on the request path;
+the young generation then holds a few MB at most before it is collected
+(measurements: docs/evaluation/constants.md)."""
 
 
 async def freeze_on_startup(app: web.Application) -> None:

