@@ -34,14 +34,13 @@ import orjson
 from aiohttp import web
 
 from memory_core import tools as mtools
-from memory_core.capture import loads_lossless
 from memory_core.engine import Engine
 from proxy import headers as hdrs
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
 from proxy.flow.recovery import Recover
 from proxy.relay import _abort_client, relay_body
-from proxy.rewrite import dumps_body
+from proxy.rewrite import dumps_body, loads_exact
 from proxy.upstream import is_event_stream, send
 from proxy.wire.base import StreamRound
 from proxy.wire.chat import CHAT, sum_usage
@@ -146,8 +145,8 @@ class ToolLoop:
             rnd = Round(resp.status, resp.headers)
             ex.rounds.append(rnd)
             try:
-                obj = loads_lossless(raw) if resp.status < 400 else None
-            except ValueError:
+                obj = loads_exact(raw) if resp.status < 400 else None
+            except (ValueError, RecursionError):
                 obj = None
             msg = wire.answer_message(obj)
             if msg is None and len(ex.rounds) == 1 and resp.status >= 400:
