@@ -39,9 +39,11 @@ from proxy import headers as hdrs
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
 from proxy.flow.recovery import Recover
+from proxy.flow.roundbudget import fit_results
+from proxy.flow.streamround import open_round, relay_round
 from proxy.relay import _abort_client, relay_body
 from proxy.rewrite import dumps_body, loads_exact
-from proxy.upstream import is_event_stream, send
+from proxy.upstream import send
 from proxy.wire.base import StreamRound
 from proxy.wire.chat import CHAT, sum_usage
 
@@ -71,7 +73,7 @@ class ToolLoop:
                  tool_timeout: float, heartbeat: float = 5.0,
                  on_round: Callable[[], None] | None = None,
                  before_end: Callable[[], Awaitable[None]] | None = None,
-                 recover: Recover | None = None) -> None:
+                 recover: Recover | None = None, budget_tokens: int | None = None) -> None:
         self.ex, self.wire = ex, ex.wire
         self.session, self.url, self.headers = session, url, headers
         self.engine, self.names = engine, names
@@ -85,13 +87,24 @@ class ToolLoop:
         self.recover = recover
         """Asked once about an error of the first round, before any byte reached the
         client (:data:`Recover`)."""
+        self.budget_tokens = budget_tokens
+        """The request's input budget: hidden rounds stay within it (``None``: no plan)."""
         self.client = ClientSide(ex, heartbeat)
-        self._reader: asyncio.Future[None] | None = None
 
     async def _retry_body(self, status: int, raw: bytes) -> dict[str, Any] | None:
         """The body to send again after a first round's error, once, or ``None``."""
         recover, self.recover = self.recover, None
         return await recover(status, raw) if recover is not None else None
+
+    def _fit(self, body: dict[str, Any], messages: list[Any], msg: dict[str, Any],
+             results: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The results clipped to the request's budget, or ``None`` (no room left)."""
+        fitted = fit_results(self.budget_tokens, body.get("tools"), messages, msg, results)
+        if fitted is None:
+            log.warning("request %s: no room in a context budget of %s tokens for another"
+                        " memory tool round; answering without it", self.ex.rid,
+                        self.budget_tokens)
+        return fitted
 
     async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         loop = asyncio.get_running_loop()
@@ -180,6 +193,13 @@ class ToolLoop:
                 wire.set_answer(obj, msg, "tool_calls" if others else "stop", ex.usage)
                 break
             results = await self.client.wait(self._run_tools(rnd.ours))
+            fitted = self._fit(body, messages, msg, results) if not others else results
+            if fitted is None:
+                msg = wire.without_calls(msg, others)
+                ex.upstream_view = [*ex.hidden, msg] if ex.hidden else None
+                wire.set_answer(obj, msg, "stop", ex.usage)
+                break
+            results = fitted
             rnd.hidden = not others
             ex.hidden.extend([msg, *results])
             if others:  # mixed: the client must run its own tools now
@@ -202,7 +222,9 @@ class ToolLoop:
         stream_id: tuple[Any, Any] | None = None
         sr: StreamRound | None = None
         while True:
-            resp, queue = await self._open(body, messages)
+            resp, queue, reader = await open_round(
+                self.client, self.session, self.url, self.headers,
+                dumps_body(wire.with_messages(body, messages)))
             rnd = Round(resp.status, resp.headers)
             ex.rounds.append(rnd)
             if queue is None:
@@ -242,7 +264,7 @@ class ToolLoop:
             sr = wire.stream_round(self.names, 0, later=stream_id
                                    is not None, stream_id=stream_id and stream_id[0],
                                    created=stream_id and stream_id[1])
-            gone = not await self._relay_round(resp, queue, sr)
+            gone = not await relay_round(self.client, resp, queue, reader, sr)
             if ex.response is not None and stream_id is None and sr.identity()[0] is not None:
                 stream_id = sr.identity()
             msgs = sr.messages()
@@ -270,91 +292,19 @@ class ToolLoop:
             self.client.hidden_running = True
             self.client.held = b""  # a hidden round's role chunk and comments: never shown
             results = await self.client.wait(self._run_tools(rnd.ours))
+            fitted = (self._fit(body, messages, msg, results) if not rnd.client_calls
+                      else results)
+            if fitted is None:  # no room for another round: end as at max_rounds
+                ex.upstream_view = [*ex.hidden, wire.without_calls(msg, [])] \
+                    if ex.hidden else None
+                break
+            results = fitted
             ex.hidden.extend([msg, *results])
             if rnd.client_calls:
                 ex.upstream_view = list(ex.hidden)
                 break
             messages.extend([msg, *results])
         return await self._end(sr, include_usage, content_parts, stream_id)
-
-    async def _open(self, body: dict[str, Any], messages: list[Any]
-                    ) -> tuple[aiohttp.ClientResponse, asyncio.Queue[Any] | None]:
-        """Send one streamed round; return its response and, for an event stream, the
-        queue its chunks arrive in. The task that received the headers goes on reading
-        the body at once, so no byte the upstream sent before breaking off is lost
-        (aiohttp raises a connection error ahead of unread bytes)."""
-        ready: asyncio.Future[tuple[aiohttp.ClientResponse, asyncio.Queue[Any] | None]] = \
-            asyncio.get_running_loop().create_future()
-        data = dumps_body(self.wire.with_messages(body, messages))
-
-        async def run() -> None:
-            try:
-                resp = await send(self.session, "POST", self.url, self.headers, data)
-            except Exception as exc:  # noqa: BLE001 - handed to the loop
-                if not ready.done():
-                    ready.set_exception(exc)
-                return
-            if ready.done():  # the loop gave up (client gone)
-                resp.close()
-                return
-            self.client.last_headers = resp.headers
-            queue: asyncio.Queue[Any] | None = None
-            if resp.status < 400 and is_event_stream(resp):
-                queue = asyncio.Queue()
-            ready.set_result((resp, queue))
-            if queue is None:
-                return
-            try:
-                async for chunk in resp.content.iter_any():
-                    queue.put_nowait(chunk)
-                queue.put_nowait(None)
-            except Exception as exc:  # noqa: BLE001 - handed to the loop
-                queue.put_nowait(exc)
-
-        self._reader = asyncio.ensure_future(run())
-        try:
-            return await self.client.wait(ready)
-        except BaseException:
-            self._reader.cancel()
-            raise
-
-    async def _relay_round(self, resp: aiohttp.ClientResponse, queue: asyncio.Queue[Any],
-                           sr: StreamRound) -> bool:
-        """Relay one streamed round through ``sr``; False when the client left."""
-        ex = self.ex
-        ok = True
-        try:
-            while ok:
-                if ex.response is None or self.client.hidden_running:
-                    item = await self.client.wait(queue.get())
-                else:
-                    item = await queue.get()
-                if item is None:
-                    break
-                if isinstance(item, BaseException):
-                    raise item
-                out = sr.feed(item)
-                if sr.shown:
-                    self.client.hidden_running = False
-                ok = await self.client.out(sr, out)
-            if ok:
-                ok = await self.client.out(sr, sr.close())
-        except ClientGone:
-            ok = False
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            ex.error = f"{exc.__class__.__name__}: {exc}"
-            ex.complete = False
-            # The client gets every byte the upstream sent before it broke off.
-            ok = await self.client.commit()
-            if ok and not sr.holding and sr.pending():
-                await self.client.write(sr.pending())
-        finally:
-            if self._reader is not None:
-                self._reader.cancel()
-            if not ok:
-                resp.close()
-            resp.release()
-        return ok
 
     async def _end(self, sr: StreamRound | None, include_usage: bool,
                    content_parts: list[str], stream_id: tuple[Any, Any] | None
@@ -373,7 +323,7 @@ class ToolLoop:
         sid, created = stream_id if stream_id is not None else sr.identity()
         out = b""
         for kind, raw in sr.tail:
-            if later and kind in ("finish", "usage"):
+            if (later or finish != upstream_finish) and kind in ("finish", "usage"):
                 raw = wire.restate(kind, raw, finish_reason=finish, usage=ex.usage,
                                    stream_id=sid, created=created)
             if kind != "usage" or include_usage or not later:

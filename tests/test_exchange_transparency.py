@@ -281,3 +281,21 @@ async def test_memory_off_adds_no_tools(make: Any, upstream: FakeUpstream) -> No
         model="m", messages=[{"role": "user", "content": "hi"}],
         extra_headers={"X-LCM-Memory": "off"})
     assert "tools" not in upstream.chat_requests[-1]["json"]
+
+
+# -- (l) hidden rounds within the context budget -------------------------------------------
+async def test_no_hidden_round_goes_over_the_context_budget(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "budget",
+                              context={"model_windows": ["tiny*=2000"]})
+    try:
+        upstream.push(Reply(content="From what you said: ", tool_calls=[GREP]),
+                      Reply(content="never asked for"))
+        r = await client(proxy).chat.completions.create(
+            model="tiny-1", max_tokens=100,
+            messages=[{"role": "user", "content": "word " * 2500}])
+        assert r.choices[0].message.content == "From what you said: "
+        assert not r.choices[0].message.tool_calls and r.choices[0].finish_reason == "stop"
+        assert len(upstream.chat_requests) == 1
+    finally:
+        await proxy.close()

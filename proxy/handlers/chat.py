@@ -188,6 +188,7 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
         heartbeat=settings.tools.heartbeat_seconds,
         on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
         recover=recoverer(ex),
+        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
     )
     started = time.perf_counter()
     try:
