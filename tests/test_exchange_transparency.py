@@ -15,6 +15,7 @@ import openai
 import orjson
 import pytest
 
+from memory_core import budget
 from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 
@@ -281,6 +282,14 @@ async def test_memory_off_adds_no_tools(make: Any, upstream: FakeUpstream) -> No
         model="m", messages=[{"role": "user", "content": "hi"}],
         extra_headers={"X-LCM-Memory": "off"})
     assert "tools" not in upstream.chat_requests[-1]["json"]
+
+
+async def test_the_memory_tools_cost_few_prompt_tokens(make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}])
+    tools = upstream.chat_requests[-1]["json"]["tools"]
+    assert len(tools) == 5 and budget.tools_tokens(tools) <= 350  # 542 before issue 25
 
 
 # -- (l) hidden rounds within the context budget -------------------------------------------

@@ -39,6 +39,25 @@ def _client_strict(tools: list[Any]) -> bool:
                and t["function"].get("strict") is True for t in tools)
 
 
+def _loose(tool: dict[str, Any]) -> dict[str, Any]:
+    """A strict definition made plain: no ``strict``, nullable parameters optional
+    (and not nullable), no ``additionalProperties`` (fewer prompt tokens)."""
+    fn = {k: v for k, v in tool["function"].items() if k != "strict"}
+    params = fn["parameters"]
+    props = {}
+    for name, spec in params["properties"].items():
+        kind = spec.get("type")
+        if isinstance(kind, list) and "null" in kind:
+            rest = [k for k in kind if k != "null"]
+            spec = dict(spec, type=rest[0] if len(rest) == 1 else rest)
+        props[name] = spec
+    required = [n for n in params["required"]
+                if not (isinstance(params["properties"][n].get("type"), list)
+                        and "null" in params["properties"][n]["type"])]
+    fn["parameters"] = {"type": "object", "properties": props, "required": required}
+    return {"type": "function", "function": fn}
+
+
 class _Round(ChatStreamRound, StreamRound):
     def finish_reasons(self) -> list[Any]:
         return self.acc.finish_reasons()
@@ -97,8 +116,7 @@ class ChatWire(WireAdapter):
         ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)})
         keep_strict = strict == "always" or (strict == "auto" and _client_strict(client_tools))
         if not keep_strict:
-            ours = [dict(t, function={k: v for k, v in t["function"].items() if k != "strict"})
-                    for t in ours]
+            ours = [_loose(t) for t in ours]
         out = dict(body)
         out["tools"] = [*client_tools, *ours]
         return out, names
