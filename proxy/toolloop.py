@@ -108,13 +108,15 @@ class ToolLoop:
 
     async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         loop = asyncio.get_running_loop()
+        scope = self.ex.scope
+        assert scope is not None  # the loop runs for captured requests only
         results = []
         for call in calls:
             fn = call.get("function") or {}
             name = self.names.get(fn.get("name", ""), fn.get("name", ""))
             try:
                 text = await asyncio.wait_for(loop.run_in_executor(
-                    None, mtools.run_tool, self.engine, self.ex.scope, name,
+                    None, mtools.run_tool, self.engine, scope, name,
                     fn.get("arguments")), self.tool_timeout)
             except TimeoutError:
                 text = orjson.dumps({"error": f"{name} took longer than "
@@ -331,7 +333,7 @@ class ToolLoop:
         ok = await self.client.commit()
         if not ex.complete:
             # The upstream broke off: the client must not see a clean end of stream.
-            if ok:
+            if ok and ex.response is not None:
                 _abort_client(ex.response, ex.request)
             ex.client_choices = [{"role": "assistant",
                                   "content": "".join(content_parts) or None}]

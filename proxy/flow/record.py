@@ -71,7 +71,8 @@ def record_unparsed(request: web.Request, raw: bytes, reason: str) -> None:
         log.exception("could not record unparsed body")
 
 
-def record_failure(ex: Exchange, status: int, code: str, message: str) -> None:
+def record_failure(ex: Exchange, status: int, code: str | None, message: str | None
+                   ) -> None:
     """The request is evidence: say what became of it (a transport error)."""
     if ex.ticket is not None:
         ex.request.app[ENGINE].capture_response(

@@ -55,6 +55,7 @@ def recoverer(ex: Exchange) -> Recover | None:
                 else sent_obj.get("tools"))
         window = engine.context_limits.learn(body.get("model"), prepared.budget, error, sent)
         again: Prepared | None = None
+        assert ex.scope is not None  # ex.memory
         try:
             with engine.foreground():
                 again = await prepare_upstream(request, engine, ex.scope, ex.capture_future,

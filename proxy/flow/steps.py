@@ -96,6 +96,7 @@ async def run_memory_path(ex: Exchange) -> None:
     app = ex.request.app
     engine, metrics = app[ENGINE], app[METRICS]
     started = time.perf_counter()
+    assert ex.scope is not None
     try:
         with engine.foreground():  # the background gives way (bounded) meanwhile
             ex.prepared = await prepare_upstream(ex.request, engine, ex.scope,

@@ -11,6 +11,7 @@ Upstream answers (errors included) reach the client exactly as sent.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from aiohttp import web
 
@@ -97,7 +98,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     return await _forward(ex)
 
 
-def _upstream(ex: Exchange) -> tuple[object, object]:
+def _upstream(ex: Exchange) -> tuple[Any, Any]:
     settings = ex.request.app[SETTINGS]
     url = upstream_url(settings.proxy.upstream, "/chat/completions")
     # The body sent is bytes aiohttp decoded, or the proxy's rewrite of them: never
@@ -115,7 +116,7 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     started = time.perf_counter()
     refused: bytes | None = None
     try:
-        upstream = await send(app[HTTP], "POST", url, out_headers,  # type: ignore[arg-type]
+        upstream = await send(app[HTTP], "POST", url, out_headers,
                               ex.raw if ex.prepared.body is None else ex.prepared.body)
         if upstream.status >= 400 and recover is not None:
             # A context-length error is answered once more, compacted further,
@@ -127,7 +128,7 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
             again = await recover(upstream.status, refused)
             if again is not None:
                 refused = None
-                upstream = await send(app[HTTP], "POST", url,  # type: ignore[arg-type]
+                upstream = await send(app[HTTP], "POST", url,
                                       out_headers, rewrite.dumps_body(again))
     except ProxyError as exc:
         record.record_failure(ex, exc.status, exc.code, exc.message)
