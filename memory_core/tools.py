@@ -47,45 +47,38 @@ def _fn(name: str, description: str, properties: dict[str, Any]) -> dict[str, An
     }
 
 
-_TIME = {"type": ["string", "null"],
-         "description": "ISO-8601 time (2026-11-29T10:00:00Z) or UNIX seconds; null for none"}
+_TIME = {"type": ["string", "null"], "description": "ISO-8601 or UNIX seconds"}
+_LIMIT = {"type": ["integer", "null"]}
 
 DEFINITIONS: dict[str, dict[str, Any]] = {
     "memory_grep": _fn(
         "memory_grep",
-        "Search this role's earlier messages and memories by keywords (exact words, CJK "
-        "substrings, * wildcards), optionally within a time range. Use it to recall exact "
-        "numbers, names, decisions and what was said earlier.",
-        {"query": {"type": "string", "description": "keywords; * matches any suffix"},
-         "start_time": _TIME, "end_time": _TIME,
-         "limit": {"type": ["integer", "null"], "description": "max results (default 10)"}},
+        "Keyword search (* wildcard) of earlier messages and memories: exact numbers, "
+        "names, decisions.",
+        {"query": {"type": "string"}, "start_time": _TIME, "end_time": _TIME,
+         "limit": _LIMIT},
     ),
     "memory_search": _fn(
         "memory_search",
-        "Semantic search over this role's earlier messages, memories and summaries: finds "
-        "passages that mean the same thing even when the words differ.",
-        {"query": {"type": "string"},
-         "limit": {"type": ["integer", "null"], "description": "max results (default 8)"}},
+        "Search earlier messages, memories and summaries by meaning.",
+        {"query": {"type": "string"}, "limit": _LIMIT},
     ),
     "view_message": _fn(
         "view_message",
-        "Return one earlier message in full (also messages that were compacted into a "
-        "summary), by the integer id shown in results, summaries and [msg N] citations.",
+        "One earlier message in full, by the id in results or [msg N].",
         {"message_id": {"type": "integer"}},
     ),
     "view_chat_history_summary": _fn(
         "view_chat_history_summary",
-        "Return the consolidated summaries and timeline of this role's earlier "
-        "conversations (every thread), oldest first.",
+        "Summaries and timeline of earlier conversations, oldest first.",
         {},
     ),
     "memory_update_progress": _fn(
         "memory_update_progress",
-        "Save or update a progress note that will be shown in later turns (key in "
-        "snake_case; content at most 500 characters). Use it to record where a long task "
-        "stands.",
+        "Save a progress note (snake_case key, content up to 500 characters) shown in "
+        "later turns.",
         {"key": {"type": "string"}, "title": {"type": "string"},
-         "content": {"type": "string", "description": "at most 500 characters"}},
+         "content": {"type": "string"}},
     ),
 }
 NAMES = tuple(DEFINITIONS)

@@ -9,6 +9,7 @@ counted (``lcm_fail_open_total{stage="forward_log"}``) and the request goes on.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -49,7 +50,8 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
             body = prepared.obj or client
         queued = request.app[ENGINE].record_forwarded(
             scope, request_id, body, meta, keep=cfg.keep_forwarded_requests,
-            max_bytes=cfg.forwarded_body_max_kib * 1024, dumps=_with_tools)
+            max_bytes=cfg.forwarded_body_max_kib * 1024,
+            dumps=functools.partial(_with_tools, strict=request.app[SETTINGS].tools.strict))
     except Exception:  # noqa: BLE001 - the inspector never fails a chat
         _failed(request.app, request_id)
         return
@@ -66,5 +68,5 @@ def _failed(app: web.Application, request_id: str, exc: BaseException | None = N
               exc_info=exc or True)
 
 
-def _with_tools(body: dict[str, Any]) -> bytes:
-    return dumps_body(add_tools(body)[0])
+def _with_tools(body: dict[str, Any], strict: str = "auto") -> bytes:
+    return dumps_body(add_tools(body, strict)[0])

@@ -40,6 +40,17 @@ def needs_exact_numbers(raw: bytes) -> bool:
     return _DIGIT_RUN in raw.translate(_DIGITS_ONLY)
 
 
+def loads_exact(raw: bytes) -> Any:
+    """Parse JSON keeping integers past 64 bits exact (orjson turns them to floats):
+    the stdlib when :func:`needs_exact_numbers`, else orjson. Raises ``ValueError``."""
+    if needs_exact_numbers(raw):
+        return json.loads(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)  # lone surrogates, NaN: the stdlib reads them
+
+
 def newest_user_index(messages: list[Any]) -> int | None:
     """Index of the last message when it is a user message, else ``None``.
 

@@ -242,6 +242,8 @@ class ToolsSettings:
     enabled: bool = True
     max_rounds: int = field(default=4, metadata=_rng(1, 16))
     tool_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 120))
+    heartbeat_seconds: float = field(default=5.0, metadata=_rng(0.1, 120))
+    strict: str = field(default="auto", metadata={"choices": ("auto", "always", "never")})
 
 
 @dataclass(frozen=True)

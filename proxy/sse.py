@@ -148,6 +148,11 @@ class SSEDecoder:
         self._has_field = False
 
 
+_REASONING = ("reasoning_content", "reasoning")
+"""Streamed reasoning text fields (DeepSeek's ``reasoning_content``, OpenRouter's
+``reasoning``); ``reasoning_details`` is a list, concatenated."""
+
+
 def _text(value: Any) -> str:
     """A fragment to append: strings as they are, anything else (null, junk) as ``""``."""
     return value if isinstance(value, str) else ""
@@ -162,6 +167,8 @@ class _Choice:
     function_call: dict[str, str] | None = None
     finish_reason: str | None = None
     seen_content: bool = False
+    reasoning: dict[str, list[str]] = field(default_factory=dict)
+    reasoning_details: list[Any] | None = None
 
 
 class ChunkAccumulator:
@@ -244,6 +251,12 @@ class ChunkAccumulator:
             acc.seen_content = True
         if isinstance(delta.get("refusal"), str):
             acc.refusal.append(delta["refusal"])
+        for key in _REASONING:  # some upstreams want these back on later turns
+            if isinstance(delta.get(key), str):
+                acc.reasoning.setdefault(key, []).append(delta[key])
+        details = delta.get("reasoning_details")
+        if isinstance(details, list):
+            acc.reasoning_details = [*(acc.reasoning_details or []), *details]
         fc = delta.get("function_call")
         if isinstance(fc, dict):
             cur = acc.function_call or {"name": "", "arguments": ""}
@@ -287,6 +300,10 @@ class ChunkAccumulator:
             }
             if acc.refusal:
                 msg["refusal"] = "".join(acc.refusal)
+            for key, parts in acc.reasoning.items():
+                msg[key] = "".join(parts)
+            if acc.reasoning_details is not None:
+                msg["reasoning_details"] = acc.reasoning_details
             if acc.tool_calls:
                 msg["tool_calls"] = [acc.tool_calls[i] for i in sorted(acc.tool_calls)]
             if acc.function_call:

@@ -1,0 +1,102 @@
+"""The client side of one exchange: its status line held, committed, kept alive.
+
+Nothing reaches a streaming client before the tool loop knows whether a round is
+a hidden memory round: the status line and the first bytes are held
+(:meth:`ClientSide.out`) until the round shows something, or for at most
+``heartbeat`` seconds. While a hidden round runs after that, an SSE comment is
+sent every ``heartbeat`` seconds. A client that left (its connection closed, or
+a write failed) ends the wait with :class:`ClientGone`, cancelling what was awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import aiohttp
+from aiohttp import web
+
+from proxy import headers as hdrs
+from proxy.flow.exchange import Exchange
+from proxy.wire.base import StreamRound
+
+T = TypeVar("T")
+
+
+class ClientGone(Exception):
+    """The client left while the loop waited (what it waited for was cancelled)."""
+
+
+class ClientSide:
+    """The client's response for one exchange (see module docstring)."""
+
+    def __init__(self, ex: Exchange, heartbeat: float) -> None:
+        self.ex, self.wire, self.heartbeat = ex, ex.wire, heartbeat
+        self.held = b""
+        """Bytes owed to the client before its status line is sent."""
+        self.hidden_running = False
+        """A hidden memory round runs: heartbeats are due."""
+        self.last_write = time.monotonic()
+        self.last_headers: Any = None
+        """The latest upstream round's headers (the client's, when committed early)."""
+
+    def left(self) -> bool:
+        transport = self.ex.request.transport
+        return transport is None or transport.is_closing()
+
+    async def wait(self, aw: Awaitable[T]) -> T:
+        """Await ``aw``; meanwhile, every ``heartbeat`` seconds, check the client is
+        still there (else cancel ``aw`` and raise :class:`ClientGone`) and, on a
+        stream, send the held bytes (the hold is over) or a heartbeat."""
+        task = asyncio.ensure_future(aw)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.heartbeat)
+                if done:
+                    return task.result()
+                if self.left():
+                    raise ClientGone
+                if self.ex.streamed and (self.hidden_running
+                                         or self.last_headers is not None):
+                    if not await self.commit() or (
+                            self.hidden_running and not await self.write(
+                                self.wire.heartbeat())):
+                        raise ClientGone
+        finally:
+            if not task.done():
+                task.cancel()
+
+    async def commit(self) -> bool:
+        """Send the client's status line (once) and any held bytes; False if gone."""
+        ex = self.ex
+        if ex.response is None:
+            client_headers = hdrs.to_client(self.last_headers or {})
+            client_headers.update(ex.extra)
+            ex.response = web.StreamResponse(status=200, headers=client_headers)
+            try:
+                await ex.response.prepare(ex.request)
+            except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
+                return False
+        held, self.held = self.held, b""
+        return await self.write(held) if held else True
+
+    async def write(self, data: bytes) -> bool:
+        response = self.ex.response
+        assert response is not None
+        self.last_write = time.monotonic()
+        try:
+            await response.write(data)
+            return True
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
+            return False
+
+    async def out(self, sr: StreamRound, data: bytes) -> bool:
+        """Relay a round's bytes, or hold them while the round may still be hidden."""
+        if self.ex.response is None:
+            self.held += data
+            if not sr.shown:
+                return True
+            return await self.commit()
+        return await self.write(data) if data else True

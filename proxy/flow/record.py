@@ -1,0 +1,210 @@
+"""Record an exchange's evidence: the answer, its hidden rounds, or what became of it.
+
+Runs after the client was served, or just before its last bytes (``store_first``:
+an answer the client fully received is never one the proxy lost). A reply is
+stored as a message only when the client received all of it; anything else is
+kept as an event. Failures here never reach the client (fail open).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from memory_core.capture import loads_lossless
+from proxy.flow.exchange import Exchange
+from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
+from proxy.memorypath import schedule_compaction
+from proxy.relay import RelayResult
+from proxy.scope import bearer_key
+from proxy.sse import ChunkAccumulator, SSEDecoder
+from proxy.summarizer import LLMSummarizer
+
+log = logging.getLogger("lcm.chat")
+
+_ERROR_BODY_KEEP = 64 * 1024
+
+
+async def bounded(task: asyncio.Task[Any], seconds: float, request_id: str) -> None:
+    """Wait up to ``seconds`` for a capture task; it keeps running past the limit."""
+    if seconds <= 0:
+        return
+    try:
+        await asyncio.wait_for(asyncio.shield(task), seconds)
+    except TimeoutError:
+        log.warning("response capture still pending after %.1f s; answering anyway"
+                    " (request %s)", seconds, request_id)
+
+
+def summarizer_for(app: web.Application, request: web.Request) -> LLMSummarizer | None:
+    """The ``llm`` summarizer for a compaction this request may trigger, if configured.
+
+    Without ``compaction.llm_api_key`` it borrows the request's key, held in memory
+    for the background task only (never stored or logged).
+    """
+    cfg = app[SETTINGS].compaction
+    if cfg.summarizer != "llm":
+        return None
+    key = cfg.llm_api_key or app[SETTINGS].proxy.upstream_api_key or bearer_key(request.headers)
+    return LLMSummarizer(
+        app[HTTP], asyncio.get_running_loop(),
+        base_url=cfg.llm_base_url or app[SETTINGS].proxy.upstream, model=cfg.llm_model,
+        api_key=key, timeout=cfg.llm_timeout_seconds,
+    )
+
+
+def record_unparsed(request: web.Request, raw: bytes, reason: str) -> None:
+    """Keep a body the proxy could not read as a chat request (an ``unparsed`` event)."""
+    app = request.app
+    try:
+        app[ENGINE].record_event(
+            None,
+            request[REQUEST_ID],
+            "unparsed",
+            {"path": request.path, "reason": reason, "body": raw.decode("utf-8", "replace")},
+        )
+    except Exception:  # noqa: BLE001 - fail open
+        app[METRICS].fail_open.labels("capture").inc()
+        log.exception("could not record unparsed body")
+
+
+def record_failure(ex: Exchange, status: int, code: str | None, message: str | None
+                   ) -> None:
+    """The request is evidence: say what became of it (a transport error)."""
+    if ex.ticket is not None:
+        ex.request.app[ENGINE].capture_response(
+            ex.ticket, [], {"status": status, "outcome": code, "error": message})
+
+
+async def store_first(ex: Exchange, job: Any) -> None:
+    """Start the answer's capture ``job`` and wait for it, bounded by
+    ``capture.response_wait_seconds``, while the background gives way."""
+    app = ex.request.app
+    ex.captured = True
+    task = app[TASKS].spawn(job, name=f"capture-response-{ex.rid}")
+    with app[ENGINE].foreground():
+        await bounded(task, app[SETTINGS].capture.response_wait_seconds, ex.rid)
+
+
+def spawn(ex: Exchange, job: Any) -> None:
+    """Start the answer's capture ``job`` in the background."""
+    ex.captured = True
+    ex.request.app[TASKS].spawn(job, name=f"capture-response-{ex.rid}")
+
+
+async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) -> None:
+    """Store what the tool loop produced: the client's reply, the hidden rounds, and
+    the model's own view of the reply (spliced into later requests); count the
+    rounds' summed usage under the request's model."""
+    app = ex.request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    metrics.count_tokens(ex.body.get("model") if isinstance(ex.body, dict) else None, ex.usage)
+    ticket = ex.ticket
+    assert ticket is not None
+    try:
+        event = ex.evidence()
+        if not ex.is_whole_answer():
+            await asyncio.wrap_future(engine.capture_response(ticket, [], event))
+            return
+        ids = await asyncio.wrap_future(engine.capture_response(
+            ticket, ex.client_choices, event, ex.hidden or None, ex.upstream_view))
+        capture = ticket.result
+        if ids and capture is not None:
+            schedule_compaction(app, engine, ticket.scope, capture.thread_id,
+                                [*capture.message_ids, ids[0]], summarizer)
+    except Exception:  # noqa: BLE001 - fail open, after the client was served
+        metrics.fail_open.labels("capture_response").inc()
+        log.exception("response capture failed (request %s)", ticket.request_id)
+
+
+async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
+                          summarizer: LLMSummarizer | None = None) -> None:
+    """Decode a relayed body and store the reply (runs after the client is served).
+
+    A reply is stored as a message only when it is complete: a 2xx status and, for
+    streams, ``[DONE]`` or a ``finish_reason`` on every choice, and the client
+    stayed to the end. Anything else is kept in an event, never as an answer.
+    """
+    app = ex.request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    ticket = ex.ticket
+    assert ticket is not None
+    try:
+        body = result.body()
+        event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes}
+        if status >= 400:
+            event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+            engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
+            return
+        if streamed:
+            decoder, acc = SSEDecoder(), ChunkAccumulator()
+            for ev in decoder.feed(body) + decoder.close():
+                acc.add_event(ev)
+            choices = acc.messages()
+            finished = acc.done or (bool(choices) and all(acc.finish_reasons()))
+            event.update(
+                id=acc.id, model=acc.model, usage=acc.usage,
+                finish_reasons=acc.finish_reasons(), done=acc.done,
+            )
+            metrics.count_tokens(acc.model, acc.usage)
+            if acc.error is not None:
+                event["error"] = acc.error
+        else:
+            try:
+                obj = loads_lossless(body)
+            except ValueError:
+                obj = None
+            choices, finished = [], False
+            if isinstance(obj, dict) and isinstance(obj.get("choices"), list):
+                choices = ex.wire.client_choices(obj)
+                finished = bool(choices)
+                ordered = sorted(
+                    (c for c in obj["choices"] if isinstance(c, dict)),
+                    key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
+                )
+                event.update(
+                    id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
+                    finish_reasons=[c.get("finish_reason") for c in ordered],
+                )
+                metrics.count_tokens(obj.get("model"), obj.get("usage"))
+            else:
+                event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+        complete = finished and not result.client_gone and result.upstream_error is None
+        if not complete:
+            event.update(
+                outcome="incomplete", partial_choices=choices,
+                client_gone=result.client_gone, upstream_error=result.upstream_error,
+            )
+            choices = []
+        else:
+            event["outcome"] = "complete"
+        ids = await asyncio.wrap_future(engine.capture_response(ticket, choices, event))
+        capture = ticket.result
+        if ids and capture is not None:
+            schedule_compaction(app, engine, ticket.scope, capture.thread_id,
+                                [*capture.message_ids, ids[0]], summarizer)
+    except Exception:  # noqa: BLE001 - fail open, after the client was served
+        metrics.fail_open.labels("capture_response").inc()
+        log.exception("response capture failed (request %s)", ticket.request_id)
+
+
+async def count_usage(app: web.Application, streamed: bool, result: RelayResult) -> None:
+    """Count the tokens of an answer nothing captures (capture off, or a request the
+    proxy does not understand): its ``usage`` (the last usage chunk of a stream)
+    under its ``model``. Runs after the client is served; never raises."""
+    try:
+        body = result.body()
+        if streamed:
+            decoder, acc = SSEDecoder(), ChunkAccumulator()
+            for ev in decoder.feed(body) + decoder.close():
+                acc.add_event(ev)
+            app[METRICS].count_tokens(acc.model, acc.usage)
+            return
+        obj = loads_lossless(body)
+        if isinstance(obj, dict):
+            app[METRICS].count_tokens(obj.get("model"), obj.get("usage"))
+    except Exception:  # noqa: BLE001 - a metric never fails a request
+        log.debug("could not read the usage of an answer", exc_info=True)

@@ -1,0 +1,83 @@
+"""Recover once from an upstream context-length error, before any byte reached the client."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from memory_core import budget
+from proxy.flow.exchange import Exchange
+from proxy.keys import ENGINE, METRICS, SETTINGS
+from proxy.memorypath import Prepared, prepare_upstream
+
+log = logging.getLogger("lcm.chat")
+
+Recover = Callable[[int, bytes], Awaitable[dict[str, Any] | None]]
+"""Given a first round's error status and body, a new upstream body to send once
+instead, or ``None``."""
+
+
+def recoverer(ex: Exchange) -> Recover | None:
+    """The once-only answer to an upstream context-length error, or ``None`` when
+    the memory path did not plan this request (failed open, over budget).
+
+    The returned coroutine function takes the error's status and body; for a
+    context-length error (:func:`memory_core.budget.context_error`) it records a
+    smaller window for the model (:class:`memory_core.budget.ContextLimits`), runs
+    the memory path again under it and returns the new upstream body (memory tools
+    added when ``ex.tools``), or ``None`` (not such an error, already retried, or
+    the new plan is no smaller). Says what happened in ``ex.extra``
+    (``x-lcm-context-recovery``), the log and ``lcm_context_events``.
+    """
+    prepared, body, extra = ex.prepared, ex.body, ex.extra
+    if not ex.memory or prepared.budget is None or prepared.state in (
+            "over-budget", "failed-open"):
+        return None
+    request = ex.request
+    app = request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    strict = app[SETTINGS].tools.strict
+    rid = ex.rid
+    tried = False
+
+    async def recover(status: int, error_body: bytes) -> dict[str, Any] | None:
+        nonlocal tried
+        error = budget.context_error(status, error_body)
+        if tried or error is None or prepared.budget is None:
+            return None
+        tried = True
+        sent_obj = prepared.obj or body
+        sent = prepared.tokens
+        if sent is None:
+            sent = budget.messages_tokens(sent_obj["messages"]) + budget.tools_tokens(
+                ex.wire.add_tools(sent_obj, strict=strict)[0]["tools"] if ex.tools
+                else sent_obj.get("tools"))
+        window = engine.context_limits.learn(body.get("model"), prepared.budget, error, sent)
+        again: Prepared | None = None
+        assert ex.scope is not None  # ex.memory
+        try:
+            with engine.foreground():
+                again = await prepare_upstream(request, engine, ex.scope, ex.capture_future,
+                                               ex.raw, body, rid)
+        except Exception:  # noqa: BLE001 - fail open: the client gets the error
+            log.exception("memory path failed while recovering from a context-length error")
+        if (again is None or again.obj is None or again.state == "over-budget"
+                or (again.tokens is not None and again.tokens >= sent)):
+            metrics.context.labels("not_recovered").inc()
+            log.warning("request %s: the upstream refused %d tokens as too long (%s); a"
+                        " window of %d for model %r cannot hold less: answered with the error",
+                        rid, sent, error.message[:200], window, body.get("model"))
+            extra["x-lcm-context-recovery"] = f"not-recovered; window={window}"
+            return None
+        metrics.context.labels("recovered").inc()
+        log.warning("request %s: the upstream refused %d tokens as too long (%s); model %r"
+                    " now planned with a window of %d, retried once with %s tokens",
+                    rid, sent, error.message[:200], body.get("model"), window,
+                    again.tokens if again.tokens is not None else "fewer")
+        extra.update(again.headers)
+        extra["x-lcm-memory"] = again.state
+        extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
+        return ex.wire.add_tools(again.obj, strict=strict)[0] if ex.tools else again.obj
+
+    return recover

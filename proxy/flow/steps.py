@@ -1,0 +1,139 @@
+"""The steps before forwarding, each acting on one :class:`~proxy.flow.exchange.Exchange`:
+parse, scope and capture, the memory path, the headers that say what memory did."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from proxy import rewrite
+from proxy.flow.exchange import Exchange
+from proxy.keys import ENGINE, METRICS, SETTINGS
+from proxy.memorypath import Prepared, prepare_upstream
+from proxy.scope import effective_salt, resolve_scope
+
+log = logging.getLogger("lcm.chat")
+
+_OFF = ("off", "0", "false", "no")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedBody:
+    """The request body as parsed (``value``), or ``None`` with ``error`` set."""
+
+    value: Any
+    error: str | None = None
+
+
+def parse_body(body: bytes) -> ParsedBody:
+    """Parse a request body: orjson first, the stdlib as fallback.
+
+    orjson rejects lone surrogates, NaN/Infinity and integers past 64 bits, all of
+    which the stdlib accepts (shared/DEPENDENCIES.md); a body neither accepts is
+    reported in ``error``. Never raises.
+    """
+    try:
+        return ParsedBody(orjson.loads(body))
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return ParsedBody(json.loads(body))
+    except (ValueError, RecursionError) as exc:
+        return ParsedBody(None, f"{exc.__class__.__name__}: {exc}"[:300])
+
+
+def exact_body(ex: Exchange) -> dict[str, Any]:
+    """The body to add tools to: the memory path's, else the client's, re-read with
+    the stdlib when it may hold integers orjson would turn into floats."""
+    if ex.prepared.obj is not None:
+        return ex.prepared.obj
+    if rewrite.needs_exact_numbers(ex.raw):
+        value = json.loads(ex.raw)
+        if isinstance(value, dict):
+            return value
+    body: dict[str, Any] = ex.body
+    return body
+
+
+def memory_off(ex: Exchange) -> bool:
+    """``X-LCM-Memory: off`` (or 0/false/no): no block and no memory tools."""
+    return ex.request.headers.get("X-LCM-Memory", "").lower() in _OFF
+
+
+def event_meta(body: dict[str, Any]) -> dict[str, Any]:
+    """What the request event records beside the messages."""
+    return {
+        "model": body.get("model") if isinstance(body.get("model"), str) else None,
+        "stream": body.get("stream") is True,
+    }
+
+
+def begin_capture(ex: Exchange) -> None:
+    """Resolve the scope and queue the request's capture (fail open: no ticket)."""
+    app = ex.request.app
+    try:
+        ex.scope = resolve_scope(
+            ex.request.headers,
+            salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
+            fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body,
+        )
+        ex.ticket, ex.capture_future = app[ENGINE].capture_request(
+            ex.scope, ex.rid, ex.body["messages"], event_meta(ex.body))
+    except Exception:  # noqa: BLE001 - fail open
+        app[METRICS].fail_open.labels("capture").inc()
+        log.exception("capture failed; forwarding unmodified")
+        ex.ticket = None
+
+
+async def run_memory_path(ex: Exchange) -> None:
+    """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`); on any
+    failure the request goes as sent (state ``failed-open``)."""
+    app = ex.request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    started = time.perf_counter()
+    assert ex.scope is not None
+    try:
+        with engine.foreground():  # the background gives way (bounded) meanwhile
+            ex.prepared = await prepare_upstream(ex.request, engine, ex.scope,
+                                                 ex.capture_future, ex.raw, ex.body, ex.rid)
+    except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
+        metrics.fail_open.labels("memory_path").inc()
+        log.exception("memory path failed; forwarding the request unmodified")
+        ex.prepared = Prepared(state="failed-open", headers={"x-lcm-memory-reason": (
+            "capture-timeout" if isinstance(exc, TimeoutError) else "error")})
+    metrics.stage_latency.labels("memory_path").observe(time.perf_counter() - started)
+
+
+def skip_reason(ex: Exchange) -> str:
+    """Why a forwarded request got no memory (``x-lcm-memory-reason`` beside
+    ``x-lcm-memory: skipped``): ``not-chat`` (no messages array), ``capture-off``,
+    ``error`` (the capture failed; logged), ``injection-off`` (settings),
+    ``memory-off-header`` (``X-LCM-Memory: off``), ``no-user-message``, or
+    ``nothing-to-inject`` (the block came out empty)."""
+    body, app = ex.body, ex.request.app
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return "not-chat"
+    if not app[SETTINGS].capture.enabled:
+        return "capture-off"
+    if ex.ticket is None:
+        return "error"
+    if not app[ENGINE].config.inject:
+        return "injection-off"
+    if memory_off(ex):
+        return "memory-off-header"
+    if rewrite.newest_user_index(body["messages"]) is None:
+        return "no-user-message"
+    return "nothing-to-inject"
+
+
+def offers_tools(ex: Exchange) -> bool:
+    """The memory tools go with this request: it is captured, its memory path did not
+    fail open, the tools are on, memory is not off for it, and the request allows them."""
+    return (ex.memory and ex.prepared.state != "failed-open"
+            and ex.request.app[SETTINGS].tools.enabled and not memory_off(ex)
+            and ex.wire.tools_wanted(ex.body))

@@ -1,0 +1,97 @@
+"""One streamed upstream round's I/O: open it, then relay its bytes through the
+sans-io stream round (:class:`proxy.wire.base.StreamRound`) to the client side."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+
+from proxy.flow.client import ClientGone, ClientSide
+from proxy.upstream import is_event_stream, send
+from proxy.wire.base import StreamRound
+
+
+async def open_round(client: ClientSide, session: aiohttp.ClientSession, url: Any,
+                     headers: Any, data: bytes
+                     ) -> tuple[aiohttp.ClientResponse, asyncio.Queue[Any] | None,
+                                asyncio.Future[None]]:
+    """Send one streamed round; return its response, for an event stream the queue
+    its chunks arrive in (else ``None``), and the reading task. The task that
+    received the headers goes on reading the body at once, so no byte the upstream
+    sent before breaking off is lost (aiohttp raises a connection error ahead of
+    unread bytes)."""
+    ready: asyncio.Future[tuple[aiohttp.ClientResponse, asyncio.Queue[Any] | None]] = \
+        asyncio.get_running_loop().create_future()
+
+    async def run() -> None:
+        try:
+            resp = await send(session, "POST", url, headers, data)
+        except Exception as exc:  # noqa: BLE001 - handed to the loop
+            if not ready.done():
+                ready.set_exception(exc)
+            return
+        if ready.done():  # the loop gave up (client gone)
+            resp.close()
+            return
+        client.last_headers = resp.headers
+        queue: asyncio.Queue[Any] | None = None
+        if resp.status < 400 and is_event_stream(resp):
+            queue = asyncio.Queue()
+        ready.set_result((resp, queue))
+        if queue is None:
+            return
+        try:
+            async for chunk in resp.content.iter_any():
+                queue.put_nowait(chunk)
+            queue.put_nowait(None)
+        except Exception as exc:  # noqa: BLE001 - handed to the loop
+            queue.put_nowait(exc)
+
+    reader = asyncio.ensure_future(run())
+    try:
+        resp, queue = await client.wait(ready)
+    except BaseException:
+        reader.cancel()
+        raise
+    return resp, queue, reader
+
+
+async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
+                      queue: asyncio.Queue[Any], reader: asyncio.Future[None],
+                      sr: StreamRound) -> bool:
+    """Relay one streamed round through ``sr``; False when the client left."""
+    ex = client.ex
+    ok = True
+    try:
+        while ok:
+            if ex.response is None or client.hidden_running:
+                item = await client.wait(queue.get())
+            else:
+                item = await queue.get()
+            if item is None:
+                break
+            if isinstance(item, BaseException):
+                raise item
+            out = sr.feed(item)
+            if sr.shown:
+                client.hidden_running = False
+            ok = await client.out(sr, out)
+        if ok:
+            ok = await client.out(sr, sr.close())
+    except ClientGone:
+        ok = False
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        ex.error = f"{exc.__class__.__name__}: {exc}"
+        ex.complete = False
+        # The client gets every byte the upstream sent before it broke off.
+        ok = await client.commit()
+        if ok and not sr.holding and sr.pending():
+            await client.write(sr.pending())
+    finally:
+        reader.cancel()
+        if not ok:
+            resp.close()
+        resp.release()
+    return ok

@@ -1,0 +1,140 @@
+"""The wire-adapter interface: what the memory steps and the tool loop ask of an API.
+
+An adapter knows one wire format (OpenAI Chat Completions today; the Responses API
+and Anthropic Messages next): where a request keeps its messages and tools, how an
+answer carries its choices, tool calls, finish reason and usage, how a stream's
+chunks look, and how an error is shaped. The tool loop (:mod:`proxy.toolloop`) and
+the exchange (:mod:`proxy.flow.exchange`) speak only through it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+
+class StreamRound(ABC):
+    """One streamed upstream round, sans-io (see :mod:`proxy.wire.chatstream`)."""
+
+    tail: list[tuple[str, bytes]]
+    holding: bool
+    shown: bool
+
+    @abstractmethod
+    def feed(self, data: bytes) -> bytes:
+        """Upstream bytes in; the bytes for the client now out."""
+
+    @abstractmethod
+    def close(self) -> bytes:
+        """The upstream body ended; the bytes still due to the client."""
+
+    @abstractmethod
+    def pending(self) -> bytes:
+        """Bytes of an unfinished event."""
+
+    @abstractmethod
+    def messages(self) -> list[dict[str, Any]]:
+        """The round's assistant messages (one per choice), as sent upstream."""
+
+    @abstractmethod
+    def finish_reasons(self) -> list[Any]:
+        """The round's finish reason per choice, as the upstream sent them."""
+
+    @abstractmethod
+    def usage(self) -> dict[str, Any] | None:
+        """The round's usage, if the upstream sent one."""
+
+    @abstractmethod
+    def answered(self) -> bool:
+        """True when the stream ended properly (end marker or a finish reason)."""
+
+    @abstractmethod
+    def identity(self) -> tuple[Any, Any]:
+        """The round's chunk ``(id, created)``."""
+
+
+class WireAdapter(ABC):
+    """Everything one API's wire format decides (one instance serves all requests)."""
+
+    name: str
+
+    # -- requests ----------------------------------------------------------------------
+    @abstractmethod
+    def messages(self, body: dict[str, Any]) -> list[Any]:
+        """The conversation of a request body."""
+
+    @abstractmethod
+    def with_messages(self, body: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
+        """A copy of ``body`` with ``messages`` instead."""
+
+    @abstractmethod
+    def tools_wanted(self, body: dict[str, Any]) -> bool:
+        """False when the request rules out the memory tools."""
+
+    @abstractmethod
+    def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
+                  ) -> tuple[dict[str, Any], dict[str, str]]:
+        """``(body with the memory tools, offered name → canonical name)``."""
+
+    @abstractmethod
+    def is_stream(self, body: dict[str, Any]) -> bool:
+        """True when the request asks for a streamed answer."""
+
+    # -- answers ------------------------------------------------------------------------
+    @abstractmethod
+    def answer_message(self, obj: Any) -> dict[str, Any] | None:
+        """The assistant message of a whole (non-streamed) answer, or ``None``."""
+
+    @abstractmethod
+    def set_answer(self, obj: dict[str, Any], message: dict[str, Any],
+                   finish_reason: Any, usage: dict[str, Any] | None) -> None:
+        """Put ``message``, ``finish_reason`` and ``usage`` into a whole answer."""
+
+    @abstractmethod
+    def client_choices(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every choice's message, in order, of a whole answer."""
+
+    @abstractmethod
+    def finish_reasons(self, obj: dict[str, Any]) -> list[Any]:
+        """Every choice's finish reason, in order, of a whole answer."""
+
+    @abstractmethod
+    def usage(self, obj: dict[str, Any]) -> Any:
+        """The usage of a whole answer."""
+
+    @abstractmethod
+    def tool_calls(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        """The tool calls of an assistant message."""
+
+    @abstractmethod
+    def call_name(self, call: dict[str, Any]) -> str:
+        """The function name of one tool call."""
+
+    @abstractmethod
+    def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
+                      ) -> dict[str, Any]:
+        """``message`` with only the tool calls ``keep``."""
+
+    @abstractmethod
+    def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
+        """The message that answers tool call ``call`` with ``text``."""
+
+    # -- streams ------------------------------------------------------------------------
+    @abstractmethod
+    def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
+                     later: bool = False, stream_id: Any = None,
+                     created: Any = None) -> StreamRound:
+        """A fresh sans-io state machine for one streamed round."""
+
+    @abstractmethod
+    def restate(self, kind: str, raw: bytes, *, finish_reason: Any, usage: Any,
+                stream_id: Any, created: Any) -> bytes:
+        """A held tail block (``finish`` / ``usage``) of a later round, restated."""
+
+    @abstractmethod
+    def stream_error(self, message: str) -> bytes:
+        """An in-band error event, for an error after the client's status was sent."""
+
+    @abstractmethod
+    def heartbeat(self) -> bytes:
+        """Bytes that keep a stream alive and that every client ignores."""

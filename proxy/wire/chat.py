@@ -1,0 +1,207 @@
+"""The OpenAI Chat Completions wire adapter (``POST /v1/chat/completions``).
+
+Body fields (``messages``, ``tools``, ``tool_choice``, ``functions``, ``n``,
+``stream``), answer shapes (``choices[].message``, ``finish_reason``, ``usage``),
+stream chunks (:mod:`proxy.wire.chatstream`) and the error shape, in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from memory_core import tools as mtools
+from proxy.wire.base import StreamRound, WireAdapter
+from proxy.wire.chatstream import ChatStreamRound, sse_data
+
+STRICT_MODES = ("auto", "always", "never")
+"""``tools.strict``: memory tools carry ``"strict": true`` when the client's own
+tools do (``auto``), always, or never."""
+
+
+def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
+    """Add ``usage`` into ``total`` (numbers summed, nested objects likewise)."""
+    if not isinstance(usage, dict):
+        return total
+    if total is None:
+        return orjson.loads(orjson.dumps(usage))
+    for key, value in usage.items():
+        if isinstance(value, int | float) and isinstance(total.get(key), int | float):
+            total[key] += value
+        elif isinstance(value, dict) and isinstance(total.get(key), dict):
+            sum_usage(total[key], value)
+    return total
+
+
+def _client_strict(tools: list[Any]) -> bool:
+    return any(isinstance(t, dict) and isinstance(t.get("function"), dict)
+               and t["function"].get("strict") is True for t in tools)
+
+
+def _loose(tool: dict[str, Any]) -> dict[str, Any]:
+    """A strict definition made plain: no ``strict``, nullable parameters optional
+    (and not nullable), no ``additionalProperties`` (fewer prompt tokens)."""
+    fn = {k: v for k, v in tool["function"].items() if k != "strict"}
+    params = fn["parameters"]
+    props = {}
+    for name, spec in params["properties"].items():
+        kind = spec.get("type")
+        if isinstance(kind, list) and "null" in kind:
+            rest = [k for k in kind if k != "null"]
+            spec = dict(spec, type=rest[0] if len(rest) == 1 else rest)
+        props[name] = spec
+    required = [n for n in params["required"]
+                if not (isinstance(params["properties"][n].get("type"), list)
+                        and "null" in params["properties"][n]["type"])]
+    fn["parameters"] = {"type": "object", "properties": props, "required": required}
+    return {"type": "function", "function": fn}
+
+
+class _Round(ChatStreamRound, StreamRound):
+    def finish_reasons(self) -> list[Any]:
+        return self.acc.finish_reasons()
+
+    def usage(self) -> dict[str, Any] | None:
+        return self.acc.usage
+
+    def answered(self) -> bool:
+        return self.acc.done or any(self.acc.finish_reasons())
+
+    def identity(self) -> tuple[Any, Any]:
+        return self.acc.id, self.acc.created
+
+
+class ChatWire(WireAdapter):
+    """Chat Completions (see module docstring)."""
+
+    name = "chat"
+
+    def messages(self, body: dict[str, Any]) -> list[Any]:
+        return list(body["messages"])
+
+    def with_messages(self, body: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
+        return dict(body, messages=messages)
+
+    def is_stream(self, body: dict[str, Any]) -> bool:
+        return body.get("stream") is True
+
+    def tools_wanted(self, body: dict[str, Any]) -> bool:
+        """False when the request rules our tools out: ``tool_choice`` ``none``, a forced
+        client function, the legacy ``functions`` parameter (no mixing with ``tools``),
+        or ``n`` above 1 (one answer per choice: no round could be hidden in all)."""
+        choice = body.get("tool_choice")
+        if choice == "none" or body.get("functions") is not None:
+            return False
+        if isinstance(choice, dict):  # {"type": "function", "function": {"name": ...}}
+            return False
+        n = body.get("n")
+        if n is not None and n != 1:
+            return False
+        return body.get("tools") is None or isinstance(body.get("tools"), list)
+
+    def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
+                  ) -> tuple[dict[str, Any], dict[str, str]]:
+        """Return ``(body with our tools appended, offered name → canonical name)``.
+
+        ``strict`` (:data:`STRICT_MODES`): whether our definitions keep
+        ``"strict": true``; ``auto`` follows the client's tools (some upstreams
+        reject ``strict``), and a request without tools gets none.
+        """
+        client_tools = body.get("tools") or []
+        taken = {
+            t.get("function", {}).get("name") for t in client_tools
+            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+        }
+        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)})
+        keep_strict = strict == "always" or (strict == "auto" and _client_strict(client_tools))
+        if not keep_strict:
+            ours = [_loose(t) for t in ours]
+        out = dict(body)
+        out["tools"] = [*client_tools, *ours]
+        return out, names
+
+    # -- whole answers -----------------------------------------------------------------
+    def _first_choice(self, obj: Any) -> dict[str, Any] | None:
+        if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
+            return None
+        for ch in obj["choices"]:
+            if isinstance(ch, dict) and ch.get("index", 0) == 0 and isinstance(
+                    ch.get("message"), dict):
+                return ch
+        return None
+
+    def answer_message(self, obj: Any) -> dict[str, Any] | None:
+        choice = self._first_choice(obj)
+        return choice["message"] if choice is not None else None
+
+    def set_answer(self, obj: dict[str, Any], message: dict[str, Any],
+                   finish_reason: Any, usage: dict[str, Any] | None) -> None:
+        choice = self._first_choice(obj)
+        if choice is not None:
+            choice["message"] = message
+            choice["finish_reason"] = finish_reason
+        if usage is not None:
+            obj["usage"] = usage
+
+    def client_choices(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        ordered = sorted((c for c in obj.get("choices", []) if isinstance(c, dict)),
+                         key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int)
+                         else 0)
+        return [c["message"] for c in ordered if isinstance(c.get("message"), dict)]
+
+    def finish_reasons(self, obj: dict[str, Any]) -> list[Any]:
+        return [c.get("finish_reason") for c in obj.get("choices", []) if isinstance(c, dict)]
+
+    def usage(self, obj: dict[str, Any]) -> Any:
+        return obj.get("usage")
+
+    def tool_calls(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+
+    def call_name(self, call: dict[str, Any]) -> str:
+        fn = call.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else None
+        return name if isinstance(name, str) else ""
+
+    def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
+                      ) -> dict[str, Any]:
+        out = dict(message)
+        if keep:
+            out["tool_calls"] = keep
+        else:
+            out.pop("tool_calls", None)
+            if out.get("content") is None:
+                out["content"] = ""
+        return out
+
+    def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": call.get("id"), "content": text}
+
+    # -- streams -------------------------------------------------------------------------
+    def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
+                     later: bool = False, stream_id: Any = None,
+                     created: Any = None) -> StreamRound:
+        return _Round(names, client_offset, later=later, stream_id=stream_id, created=created)
+
+    def restate(self, kind: str, raw: bytes, *, finish_reason: Any, usage: Any,
+                stream_id: Any, created: Any) -> bytes:
+        obj = orjson.loads(raw[raw.index(b"{"):])
+        if kind == "finish":
+            for ch in obj.get("choices", []):
+                ch["finish_reason"] = finish_reason
+        elif kind == "usage":
+            obj["usage"] = usage
+        obj["id"], obj["created"] = stream_id, created
+        return sse_data(obj)
+
+    def stream_error(self, message: str) -> bytes:
+        return sse_data({"error": {"message": message, "type": "upstream_error",
+                                   "param": None, "code": None}})
+
+    def heartbeat(self) -> bytes:
+        return b": keep-alive\n\n"
+
+
+CHAT = ChatWire()
+"""The one Chat Completions adapter."""

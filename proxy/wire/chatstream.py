@@ -1,0 +1,263 @@
+"""One streamed Chat Completions round, sans-io: upstream bytes in, client bytes out.
+
+:class:`ChatStreamRound` reads one upstream SSE stream (any split of its bytes) and
+decides, block by block, what the client gets: a block that needs no change is
+relayed as its exact bytes; a memory tool call (one of ``names``) is swallowed;
+a client tool call is re-indexed from ``client_offset``; the finish chunk, the
+usage chunk and ``[DONE]`` are held in :attr:`tail` for the loop, which alone
+knows whether the round ends the answer. Nothing here touches a socket, so every
+case is tested from byte scripts (tests/test_chatstream.py).
+
+Whether the round is *shown* (:attr:`shown`): a round whose output so far is only
+a role chunk and comments may still turn out to be a hidden memory round; the
+loop holds such bytes (and the client's status line) until :attr:`shown` is set.
+
+Later rounds of one answer (``later=True``) keep the answer's chunk ``id`` and
+``created`` (``stream_id``, ``created``) and drop their own role-only chunk: the
+client sees one completion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from proxy.sse import ChunkAccumulator, EventSplitter, SSEEvent
+
+Block = tuple[bytes, SSEEvent | None]
+
+
+def _role_only(delta: Any) -> bool:
+    """True for a delta that carries nothing but the role (and empty content)."""
+    if not isinstance(delta, dict):
+        return True
+    return all(k == "role" or (k == "content" and not v) or v is None
+               for k, v in delta.items())
+
+
+def sse_data(obj: Any) -> bytes:
+    """One SSE ``data:`` block for ``obj`` (JSON, orjson)."""
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+class ChatStreamRound:
+    """Decisions over one round's SSE blocks: pass, rewrite, hold or swallow."""
+
+    def __init__(self, names: dict[str, str], client_offset: int = 0, *,
+                 later: bool = False, stream_id: Any = None, created: Any = None) -> None:
+        self.names = names
+        self.slots: dict[int, dict[str, Any]] = {}
+        self.client_offset = client_offset
+        self.next_client_index = client_offset
+        self.tail: list[tuple[str, bytes]] = []
+        """Held blocks, in order, as ``(kind, bytes)``: kind ``finish``, ``usage``,
+        ``done`` or ``other``."""
+        self.holding = False
+        self.shown = False
+        """The round relayed something beyond a role chunk and comments."""
+        self.later = later
+        self.stream_id, self.created = stream_id, created
+        self.acc = ChunkAccumulator()
+        self.splitter = EventSplitter()
+        self._last_slot: int | None = None
+
+    # -- bytes in, bytes out ----------------------------------------------------------
+    def feed(self, data: bytes) -> bytes:
+        """Consume upstream bytes; return the bytes for the client now."""
+        return self.process(self.splitter.feed(data))
+
+    def close(self) -> bytes:
+        """The upstream body ended: decide on what is left."""
+        return self.process(self.splitter.close())
+
+    def pending(self) -> bytes:
+        """Bytes of an unfinished block (what an aborted stream still owes)."""
+        return self.splitter.pending()
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The round's assistant messages, as the upstream sent them."""
+        return self.acc.messages()
+
+    def process(self, blocks: list[Block]) -> bytes:
+        """Return the bytes to relay now for ``blocks``; from the finish chunk (or a
+        usage chunk) on, every block is held in ``tail``, in order, for the loop."""
+        out = b""
+        acc = self.acc
+        for raw, event in blocks:
+            if event is None:
+                if self.holding:
+                    self.tail.append(("other", raw))
+                else:
+                    out += raw  # comments (keep-alive) pass through
+                continue
+            if event.data.strip() == "[DONE]":
+                acc.add_event(event)
+                self.tail.append(("done", raw))
+                self.holding = True
+                continue
+            obj = acc.add_event(event)
+            choices = obj.get("choices") if obj is not None else None
+            if choices is not None and not isinstance(choices, list):
+                choices = None
+            if obj is not None and not choices and "usage" in obj:
+                self.tail.append(("usage", raw))
+                self.holding = True
+                continue
+            if obj is None or not choices:
+                if self.holding:
+                    self.tail.append(("other", raw))
+                else:
+                    self.shown = True  # an error object or junk: the client's to see
+                    out += raw
+                continue
+            if self.holding:
+                self.tail.append(("other", raw))
+                continue
+            out += self._chunk(raw, obj)
+        return out
+
+    # -- decisions ----------------------------------------------------------------------
+    def _decide(self, slot: dict[str, Any], final: bool) -> None:
+        if slot["ours"] is not None:
+            return
+        name = slot["name"]
+        if not name or not any(n.startswith(name) for n in self.names):
+            # A call's first fragment carries its name; one without is never ours.
+            slot["ours"] = False
+        elif name in self.names and (final or slot["args_started"]):
+            slot["ours"] = True
+        elif final:
+            slot["ours"] = False
+        if slot["ours"] is False:
+            slot["client_index"] = self.next_client_index
+            self.next_client_index += 1
+
+    def _slot_index(self, frag: dict[str, Any]) -> int:
+        """The fragment's call index; without ``index`` (some compatible servers), a
+        fragment with a new id starts a call and one without continues the last, as
+        :class:`~proxy.sse.ChunkAccumulator` reads them."""
+        idx = frag.get("index")
+        if isinstance(idx, int) and not isinstance(idx, bool):
+            self._last_slot = idx
+            return idx
+        last = self._last_slot
+        if last is not None and frag.get("id") in (None, "", self.slots[last].get("id")):
+            return last
+        idx = 0 if last is None else max(self.slots) + 1
+        self._last_slot = idx
+        return idx
+
+    def _emit(self, obj: dict[str, Any], changed: bool, raw: bytes) -> bytes:
+        """``raw`` when nothing changed, else ``obj`` re-serialised; a later round's
+        chunk takes the answer's ``id`` and ``created``."""
+        if self.later:
+            if obj.get("id") != self.stream_id or obj.get("created") != self.created:
+                obj = dict(obj, id=self.stream_id, created=self.created)
+                changed = True
+        return sse_data(obj) if changed else raw
+
+    def _chunk(self, raw: bytes, obj: dict[str, Any]) -> bytes:
+        changed = False
+        keep_choices = []
+        finish_here = False
+        for ch in obj["choices"]:
+            if not isinstance(ch, dict) or ch.get("index", 0) != 0:
+                keep_choices.append(ch)
+                continue
+            delta = ch.get("delta") or {}
+            if not isinstance(delta, dict):
+                delta = {}
+            if self.later and "role" in delta:
+                delta = {k: v for k, v in delta.items() if k != "role"}
+                ch = dict(ch, delta=delta)
+                changed = True
+            frags = delta.get("tool_calls")
+            if not isinstance(frags, list):
+                frags = None
+            if frags:
+                relay = []
+                altered = False
+                for frag in frags:
+                    if not isinstance(frag, dict):
+                        continue
+                    idx = self._slot_index(frag)
+                    slot = self.slots.setdefault(idx, {"name": "", "ours": None, "id": None,
+                                                       "args_started": False, "held": []})
+                    if frag.get("id"):
+                        slot["id"] = frag["id"]
+                    fn = frag.get("function")
+                    fn = fn if isinstance(fn, dict) else {}
+                    name = fn.get("name")
+                    slot["name"] += name if isinstance(name, str) else ""
+                    if fn.get("arguments"):
+                        slot["args_started"] = True
+                    for other_idx, other in self.slots.items():
+                        if other_idx != idx:
+                            self._decide(other, final=True)
+                    self._decide(slot, final=False)
+                    if slot["ours"] is None:
+                        slot["held"].append(frag)
+                        altered = True
+                    elif slot["ours"] is False:
+                        if slot["held"] or slot["client_index"] != idx:
+                            altered = True
+                        for held in [*slot["held"], frag]:
+                            relay.append(dict(held, index=slot["client_index"]))
+                        slot["held"] = []
+                    else:
+                        slot["held"] = []
+                        altered = True
+                if altered:
+                    delta = dict(delta)
+                    if relay:
+                        delta["tool_calls"] = relay
+                    else:
+                        delta.pop("tool_calls", None)
+                    ch = dict(ch, delta=delta)
+                    changed = True
+            if ch.get("finish_reason"):
+                for slot in self.slots.values():
+                    self._decide(slot, final=True)
+                released = [dict(h, index=s["client_index"]) for s in self.slots.values()
+                            if s["ours"] is False for h in s["held"]]
+                for s in self.slots.values():
+                    if s["ours"] is False:
+                        s["held"] = []
+                if released:
+                    delta = dict(ch.get("delta") or {}, tool_calls=released)
+                    ch = dict(ch, delta=delta)
+                    changed = True
+                finish_here = True
+            keep_choices.append(ch)
+        if finish_here and not changed and len(keep_choices) == 1:
+            self.tail.append(("finish", raw))  # unchanged: its exact bytes, at the end
+            self.holding = True
+            return b""
+        if finish_here:
+            # Held back: the loop decides whether this round really ends the answer.
+            first = [c for c in keep_choices if isinstance(c, dict) and c.get("index", 0) == 0]
+            rest = [c for c in keep_choices if c not in first]
+            finish = sse_data(dict(obj, choices=first))
+            pre = b""
+            if first and ((first[0].get("delta") or {}).get("tool_calls")
+                          or (first[0].get("delta") or {}).get("content")):
+                body = dict(first[0], finish_reason=None)
+                pre = self._emit(dict(obj, choices=[body]), True, raw)
+                self.shown = True
+                finish = sse_data(dict(obj, choices=[dict(first[0], delta={})]))
+            if rest:
+                pre += self._emit(dict(obj, choices=rest), True, raw)
+                self.shown = True
+            self.tail.append(("finish", finish))
+            self.holding = True
+            return pre
+        live = [c for c in keep_choices if isinstance(c, dict)]
+        if all(_role_only(c.get("delta")) and not c.get("finish_reason") for c in live):
+            if self.later or (changed and not any(
+                    "role" in (c.get("delta") or {}) for c in live)):
+                return b""  # a later round's role chunk, or only our fragments
+            return self._emit(obj if not changed else dict(obj, choices=keep_choices),
+                              changed, raw)  # the role chunk: not yet shown
+        self.shown = True
+        return self._emit(dict(obj, choices=keep_choices) if changed else obj, changed, raw)

@@ -1,0 +1,133 @@
+"""The Chat Completions stream round (proxy.wire.chatstream), fed byte scripts: no sockets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from proxy.sse import SSEDecoder
+from proxy.wire.chat import CHAT
+from proxy.wire.chatstream import ChatStreamRound
+
+NAMES = {"memory_grep": "memory_grep"}
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, *,
+          cid: str = "chatcmpl-1", created: int = 1, index: int = 0) -> dict[str, Any]:
+    return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": "m",
+            "choices": [{"index": index, "delta": delta or {}, "finish_reason": finish}]}
+
+
+def sse(*objs: Any, done: bool = True) -> bytes:
+    out = b"".join(b"data: " + orjson.dumps(o) + b"\n\n" for o in objs)
+    return out + (b"data: [DONE]\n\n" if done else b"")
+
+
+def run(script: bytes, size: int | None = None, **kw: Any) -> tuple[ChatStreamRound, bytes]:
+    sr = ChatStreamRound(NAMES, **kw)
+    out = b""
+    step = size or len(script) or 1
+    for i in range(0, len(script), step):
+        out += sr.feed(script[i:i + step])
+    return sr, out + sr.close()
+
+
+def chunks_of(data: bytes) -> list[dict[str, Any]]:
+    dec = SSEDecoder()
+    return [orjson.loads(e.data) for e in dec.feed(data) + dec.close()
+            if e.data != "[DONE]"]
+
+
+def client_calls(data: bytes) -> dict[int, dict[str, str]]:
+    calls: dict[int, dict[str, str]] = {}
+    for obj in chunks_of(data):
+        for ch in obj["choices"]:
+            for tc in (ch.get("delta") or {}).get("tool_calls") or []:
+                slot = calls.setdefault(tc["index"], {"name": "", "arguments": ""})
+                fn = tc.get("function") or {}
+                slot["name"] += fn.get("name") or ""
+                slot["arguments"] += fn.get("arguments") or ""
+    return calls
+
+
+ANSWER = sse(chunk({"role": "assistant", "content": ""}), chunk({"content": "Hel"}),
+             chunk({"content": "lo"}), chunk(finish="stop"),
+             {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+              "model": "m", "choices": [], "usage": {"total_tokens": 3}})
+
+
+@pytest.mark.parametrize("size", [None, 1, 7, 64])
+def test_a_plain_answer_passes_byte_for_byte_and_holds_its_tail(size: int | None) -> None:
+    sr, out = run(ANSWER, size)
+    held = b"".join(raw for _kind, raw in sr.tail)
+    assert out + held == ANSWER
+    assert [kind for kind, _raw in sr.tail] == ["finish", "usage", "done"]
+    assert sr.shown and sr.messages()[0]["content"] == "Hello"
+
+
+def test_a_role_chunk_alone_is_not_shown_yet() -> None:
+    sr, out = run(sse(chunk({"role": "assistant", "content": ""}), done=False))
+    assert out.startswith(b"data: ") and not sr.shown
+
+
+def test_a_memory_call_round_shows_nothing() -> None:
+    script = sse(chunk({"role": "assistant", "content": None}),
+                 chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                                        "function": {"name": "memory_", "arguments": ""}}]}),
+                 chunk({"tool_calls": [{"index": 0, "function": {"name": "grep"}}]}),
+                 chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
+                 chunk(finish="tool_calls"))
+    for size in (None, 1, 13):
+        sr, out = run(script, size)
+        assert not sr.shown and client_calls(out) == {}
+        calls = sr.messages()[0]["tool_calls"]
+        assert [c["function"]["name"] for c in calls] == ["memory_grep"]
+
+
+def test_calls_without_index_sharing_a_chunk_are_kept_apart() -> None:
+    # Some compatible servers omit ``index``: a client call and a memory call in one
+    # chunk must not merge into one call for the client.
+    script = sse(
+        chunk({"role": "assistant", "content": None}),
+        chunk({"tool_calls": [
+            {"id": "call_c", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city":'}},
+            {"id": "call_m", "type": "function",
+             "function": {"name": "memory_grep", "arguments": '{"query":"x"}'}}]}),
+        chunk(finish="tool_calls"))
+    sr, out = run(script)
+    assert client_calls(out) == {0: {"name": "get_weather", "arguments": '{"city":'}}
+    names = [c["function"]["name"] for c in sr.messages()[0]["tool_calls"]]
+    assert names == ["get_weather", "memory_grep"]
+
+
+def test_a_later_round_keeps_the_answer_id_and_drops_its_role_chunk() -> None:
+    script = sse(chunk({"role": "assistant", "content": ""}, cid="chatcmpl-2", created=9),
+                 chunk({"content": "Hi"}, cid="chatcmpl-2", created=9),
+                 chunk(finish="stop", cid="chatcmpl-2", created=9))
+    sr, out = run(script, later=True, stream_id="chatcmpl-1", created=1)
+    objs = chunks_of(out)
+    assert [o["choices"][0]["delta"] for o in objs] == [{"content": "Hi"}]
+    assert {(o["id"], o["created"]) for o in objs} == {("chatcmpl-1", 1)}
+    kind, raw = sr.tail[0]
+    again = CHAT.restate(kind, raw, finish_reason="stop", usage=None,
+                         stream_id="chatcmpl-1", created=1)
+    assert chunks_of(again)[0]["id"] == "chatcmpl-1"
+
+
+def test_reasoning_fields_are_assembled() -> None:
+    script = sse(chunk({"role": "assistant", "reasoning_content": "Let me "}),
+                 chunk({"reasoning_content": "think.", "reasoning_details": [{"t": 1}]}),
+                 chunk({"content": "Yes"}), chunk(finish="stop"))
+    sr, _out = run(script, 5)
+    msg = sr.messages()[0]
+    assert msg["reasoning_content"] == "Let me think." and msg["reasoning_details"] == [{"t": 1}]
+
+
+def test_any_split_gives_the_same_bytes() -> None:
+    whole_sr, whole = run(ANSWER)
+    for size in range(1, 40):
+        sr, out = run(ANSWER, size)
+        assert out == whole and sr.tail == whole_sr.tail

@@ -1,0 +1,310 @@
+"""The tool loop is transparent: what the client sees, through the real openai SDK and a
+fake upstream on loopback, is what the upstream would have sent it with no memory round
+in between (issue 25). Each test failed before the request path became one exchange."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import openai
+import orjson
+import pytest
+
+from memory_core import budget
+from tests.conftest import RunningProxy, start_proxy
+from tests.fake_upstream import FakeUpstream, Reply
+
+KEY = "sk-exchange-0123456789abcdef"
+GREP = {"id": "call_m", "name": "memory_grep",
+        "arguments": orjson.dumps({"query": "x", "start_time": None, "end_time": None,
+                                   "limit": None}).decode()}
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}}}}}
+
+
+@pytest.fixture
+async def make(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[Any]:
+    """``await make(**tools_settings)``: a proxy on the fake upstream."""
+    made: list[RunningProxy] = []
+
+    async def start(**tools: Any) -> RunningProxy:
+        made.append(await start_proxy(upstream.base_url, tmp_path / f"d{len(made)}",
+                                      tools=tools))
+        return made[-1]
+
+    yield start
+    for running in made:
+        await running.close()
+
+
+def client(proxy: RunningProxy) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, *, cid: str = "chatcmpl-a",
+          created: int = 100) -> dict[str, Any]:
+    return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def sse(*objs: Any) -> bytes:
+    return b"".join(b"data: " + orjson.dumps(o) + b"\n\n" for o in objs) + b"data: [DONE]\n\n"
+
+
+def response_events(proxy: RunningProxy) -> list[dict[str, Any]]:
+    data = proxy.engine.export(events=True)
+    return [e for e in data.get("events", []) if e.get("kind") == "response"]
+
+
+def assistant_rows(proxy: RunningProxy) -> list[dict[str, Any]]:
+    data = proxy.engine.export(events=True)
+    return [m for t in data["threads"] for m in t["messages"]
+            if m["role"] == "assistant" and not m["hidden"]]
+
+
+# -- (a) an error of the second upstream call keeps its status ----------------------------
+@pytest.mark.parametrize("status", [429, 503])
+async def test_an_error_after_a_hidden_round_reaches_a_stream_with_its_true_status(
+        make: Any, upstream: FakeUpstream, status: int) -> None:
+    proxy = await make()
+    err = {"message": "Rate limit reached", "type": "requests", "param": None,
+           "code": "rate_limit_exceeded"}
+    upstream.push(Reply(content=None, tool_calls=[GREP]),
+                  Reply(status=status, error=err, headers={"retry-after": "7",
+                                                           "x-ratelimit-remaining": "0"}))
+    with pytest.raises(openai.APIStatusError) as info:
+        stream = await client(proxy).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+        async for _ in stream:
+            pass
+    assert info.value.status_code == status
+    assert info.value.response.headers["retry-after"] == "7"
+    assert info.value.response.headers["x-ratelimit-remaining"] == "0"
+    assert orjson.loads(info.value.response.content) == {"error": err}
+    assert len(upstream.chat_requests) == 2
+
+
+# -- (b) calls without ``index`` sharing a chunk -------------------------------------------
+async def test_a_memory_call_without_index_does_not_leak_into_the_clients_call(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    upstream.push(Reply(raw_stream=sse(
+        chunk({"role": "assistant", "content": None}),
+        chunk({"tool_calls": [
+            {"id": "call_c", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}},
+            {"id": "call_m", "type": "function",
+             "function": {"name": "memory_grep", "arguments": GREP["arguments"]}}]}),
+        chunk({}, "tool_calls"))))
+    stream = await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "weather?"}], stream=True,
+        tools=[WEATHER_TOOL])  # type: ignore[list-item]
+    calls: dict[int, list[str]] = {}
+    async for part in stream:
+        for ch in part.choices:
+            for tc in ch.delta.tool_calls or []:
+                slot = calls.setdefault(tc.index, ["", ""])
+                slot[0] += (tc.function.name or "") if tc.function else ""
+                slot[1] += (tc.function.arguments or "") if tc.function else ""
+    assert calls == {0: ["get_weather", '{"city":"Paris"}']}
+
+
+# -- (c) heartbeats while a hidden round runs ----------------------------------------------
+async def test_a_slow_hidden_round_keeps_the_stream_alive_with_comments(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make(heartbeat_seconds=0.2)
+    upstream.push(Reply(content=None, tool_calls=[GREP]),
+                  Reply(content="found it", answer_delay=1.0))
+    gaps: list[float] = []
+    body = b""
+    async with aiohttp.ClientSession() as session, session.post(
+            f"{proxy.base_url}/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
+            json={"model": "m", "stream": True,
+                  "messages": [{"role": "user", "content": "hi"}]}) as resp:
+        assert resp.status == 200
+        last = time.monotonic()
+        async for data in resp.content.iter_any():
+            gaps.append(time.monotonic() - last)
+            last = time.monotonic()
+            body += data
+    assert body.count(b": keep-alive\n\n") >= 2
+    assert max(gaps) < 0.8  # never a second of silence
+    assert b"found it" not in body or body.index(b": keep-alive") < body.index(b"found")
+
+
+# -- (d) reasoning is kept and sent back ---------------------------------------------------
+async def test_streamed_reasoning_goes_back_to_the_upstream_in_the_next_round(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    upstream.push(Reply(raw_stream=sse(
+        chunk({"role": "assistant", "content": None, "reasoning_content": "I should "}),
+        chunk({"reasoning_content": "look it up."}),
+        chunk({"tool_calls": [{"index": 0, "id": "call_m", "type": "function",
+                               "function": {"name": "memory_grep",
+                                            "arguments": GREP["arguments"]}}]}),
+        chunk({}, "tool_calls"))), Reply(content="done"))
+    stream = await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+    async for _ in stream:
+        pass
+    second = upstream.chat_requests[-1]["json"]["messages"]
+    call = next(m for m in second if m.get("tool_calls"))
+    assert call["reasoning_content"] == "I should look it up."
+
+
+# -- (e) a non-streaming client that leaves ----------------------------------------------
+async def test_a_client_that_leaves_cancels_the_call_and_nothing_is_an_answer(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make(heartbeat_seconds=0.1)
+    upstream.push(Reply(content="an answer nobody reads", answer_delay=1.5))
+    impatient = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0,
+                                   timeout=0.4)
+    with pytest.raises(openai.APITimeoutError):
+        await impatient.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}])
+    await asyncio.sleep(1.6)
+    await proxy.settle()
+    assert assistant_rows(proxy) == []
+    events = response_events(proxy)
+    assert events and events[-1]["data"]["client_gone"] is True
+
+
+# -- (f) one id, one role chunk ------------------------------------------------------------
+async def test_a_streamed_answer_keeps_one_id_across_hidden_rounds(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    upstream.push(
+        Reply(raw_stream=sse(
+            chunk({"role": "assistant", "content": ""}),
+            chunk({"content": "Let me check. "}),
+            chunk({"tool_calls": [{"index": 0, "id": "call_m", "type": "function",
+                                   "function": {"name": "memory_grep",
+                                                "arguments": GREP["arguments"]}}]}),
+            chunk({}, "tool_calls"))),
+        Reply(raw_stream=sse(
+            chunk({"role": "assistant", "content": ""}, cid="chatcmpl-b", created=200),
+            chunk({"content": "Found."}, cid="chatcmpl-b", created=200),
+            chunk({}, "stop", cid="chatcmpl-b", created=200))))
+    stream = await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+    ids, roles, text = set(), 0, ""
+    async for part in stream:
+        ids.add((part.id, part.created))
+        for ch in part.choices:
+            roles += ch.delta.role is not None
+            text += ch.delta.content or ""
+    assert ids == {("chatcmpl-a", 100)} and roles == 1 and text == "Let me check. Found."
+
+
+# -- (g) the finish reason recorded is the upstream's --------------------------------------
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_recorded_finish_reason_is_the_upstreams(
+        make: Any, upstream: FakeUpstream, stream: bool) -> None:
+    proxy = await make()
+    upstream.push(Reply(content=None, tool_calls=[GREP]),
+                  Reply(content="cut short", finish_reason="length"))
+    if stream:
+        s = await client(proxy).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+        finish = [ch.finish_reason async for part in s for ch in part.choices
+                  if ch.finish_reason]
+    else:
+        r = await client(proxy).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}])
+        finish = [r.choices[0].finish_reason]
+    assert finish == ["length"]
+    await proxy.settle()
+    assert response_events(proxy)[-1]["data"]["finish_reasons"] == ["length"]
+
+
+# -- (h) n > 1 ------------------------------------------------------------------------------
+async def test_several_choices_are_forwarded_without_memory_tools(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    upstream.push(Reply(content=None, tool_calls=[GREP], n=2))
+    r = await client(proxy).chat.completions.create(
+        model="m", n=2, messages=[{"role": "user", "content": "hi"}])
+    assert len(r.choices) == 2
+    assert all(c.message.tool_calls[0].function.name == "memory_grep" for c in r.choices)
+    assert "tools" not in upstream.chat_requests[-1]["json"]
+
+
+# -- (i) strict only when the client uses it -----------------------------------------------
+@pytest.mark.parametrize(("mode", "client_strict", "expect"), [
+    ("auto", False, False), ("auto", True, True), ("always", False, True),
+    ("never", True, False)])
+async def test_memory_tools_are_strict_only_when_asked(
+        make: Any, upstream: FakeUpstream, mode: str, client_strict: bool,
+        expect: bool) -> None:
+    proxy = await make(strict=mode)
+    tool = {"type": "function", "function": dict(WEATHER_TOOL["function"])}
+    if client_strict:
+        tool["function"]["strict"] = True
+    await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}],
+        tools=[tool])  # type: ignore[list-item]
+    ours = [t for t in upstream.chat_requests[-1]["json"]["tools"]
+            if t["function"]["name"] != "get_weather"]
+    assert ours and all(("strict" in t["function"]) is expect for t in ours)
+
+
+# -- (j) integers past 64 bits -------------------------------------------------------------
+async def test_integers_past_64_bits_survive_the_tool_path(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    big = b"123456789012345678901234567890"
+    answer = (b'{"id": "chatcmpl-big", "object": "chat.completion", "created": 1, "model": "m",'
+              b' "trace": ' + big + b', "choices": [{"index": 0, "finish_reason": "stop",'
+              b' "message": {"role": "assistant", "content": "ok"}}]}')
+    upstream.push(Reply(content=None, tool_calls=[GREP]), Reply(raw_body=answer))
+    raw = (b'{"model": "m", "metadata_id": ' + big
+           + b', "messages": [{"role": "user", "content": "hi"}]}')
+    async with aiohttp.ClientSession() as session, session.post(
+            f"{proxy.base_url}/chat/completions", data=raw,
+            headers={"Authorization": f"Bearer {KEY}",
+                     "Content-Type": "application/json"}) as resp:
+        assert resp.status == 200
+        got = await resp.read()
+    assert b'"trace":' + big in got.replace(b" ", b"")
+    assert all(big in sent["raw"] for sent in upstream.chat_requests[-2:])
+
+
+# -- (k) memory off means no tools ---------------------------------------------------------
+async def test_memory_off_adds_no_tools(make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}],
+        extra_headers={"X-LCM-Memory": "off"})
+    assert "tools" not in upstream.chat_requests[-1]["json"]
+
+
+async def test_the_memory_tools_cost_few_prompt_tokens(make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make()
+    await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}])
+    tools = upstream.chat_requests[-1]["json"]["tools"]
+    assert len(tools) == 5 and budget.tools_tokens(tools) <= 350  # 542 before issue 25
+
+
+# -- (l) hidden rounds within the context budget -------------------------------------------
+async def test_no_hidden_round_goes_over_the_context_budget(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "budget",
+                              context={"model_windows": ["tiny*=2000"]})
+    try:
+        upstream.push(Reply(content="From what you said: ", tool_calls=[GREP]),
+                      Reply(content="never asked for"))
+        r = await client(proxy).chat.completions.create(
+            model="tiny-1", max_tokens=100,
+            messages=[{"role": "user", "content": "word " * 2500}])
+        assert r.choices[0].message.content == "From what you said: "
+        assert not r.choices[0].message.tool_calls and r.choices[0].finish_reason == "stop"
+        assert len(upstream.chat_requests) == 1
+    finally:
+        await proxy.close()

@@ -1,0 +1,40 @@
+"""Hidden memory-tool rounds fit the request's context budget (proxy.flow.roundbudget)."""
+
+from __future__ import annotations
+
+from memory_core import budget
+from proxy.flow.roundbudget import CLIP_NOTE, MIN_RESULT_TOKENS, fit_results
+
+MESSAGES = [{"role": "user", "content": "which dashboard was it?"}]
+CALL = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "memory_grep", "arguments": "{}"}}]}
+
+
+def result(text: str, cid: str = "c1") -> dict[str, str]:
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def size(results: list[dict[str, str]]) -> int:
+    return budget.messages_tokens([*MESSAGES, CALL, *results])
+
+
+def test_results_that_fit_are_unchanged_and_no_budget_means_no_check() -> None:
+    small = [result("GRF-7781 " * 10)]
+    assert fit_results(10_000, None, MESSAGES, CALL, small) is small
+    big = [result("GRF-7781 " * 5000)]
+    assert fit_results(None, None, MESSAGES, CALL, big) is big
+
+
+def test_results_are_clipped_to_the_room_left() -> None:
+    big = [result("alpha beta gamma " * 2000, "c1"), result("delta " * 3000, "c2")]
+    limit = size([]) + 600
+    out = fit_results(limit, None, MESSAGES, CALL, big)
+    assert out is not None and size(out) <= limit
+    assert all(r["content"].endswith(CLIP_NOTE) for r in out)
+    assert out[0]["content"].startswith("alpha beta gamma")
+
+
+def test_no_room_means_no_round() -> None:
+    big = [result("alpha " * 2000)]
+    assert fit_results(size([]) + MIN_RESULT_TOKENS // 2, None, MESSAGES, CALL, big) is None
+    assert fit_results(10, None, MESSAGES, CALL, big) is None
