@@ -200,6 +200,36 @@ async def test_over_budget_request_is_compacted_before_forwarding(upstream: Fake
         await proxy.runner.cleanup()
 
 
+async def test_a_large_head_turn_is_summarised_to_fit_a_small_window(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A 4k window and a first user turn of two pasted logs: once later turns are
+    summarised, the last inline stage summarises the head turn too (a gap before
+    the covered range), so every request fits; none goes out unchanged."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              context={"model_windows": ["tiny-*=4096"]})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000004",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+        limit = budget.request_budget({"model": "tiny-4k"},
+                                      proxy.engine.config.context).input_tokens
+        head = _paste(0) + "\n" + _paste(1)
+        assert budget.count_tokens(head) > limit // 3
+        for i in range(12):
+            messages.append({"role": "user", "content": head if i == 0 else _paste(i + 2)})
+            raw = await client.chat.completions.with_raw_response.create(
+                model="tiny-4k", messages=messages)
+            assert raw.headers["x-lcm-memory"] != "over-budget", i
+            messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+            await proxy.settle()
+        assert max(_forwarded_tokens(r) for r in upstream.chat_requests) <= limit
+        last = upstream.chat_requests[-1]["json"]["messages"]
+        assert all(m.get("content") != head for m in last)  # summarised, not forwarded
+        assert messages[-2]["content"] in last[-1]["content"]  # the newest turn verbatim
+    finally:
+        await proxy.runner.cleanup()
+
+
 async def test_protected_messages_over_budget_are_forwarded_unchanged(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
