@@ -382,3 +382,50 @@ def test_near_repetitive_steps_fold_into_one_line_under_the_cap() -> None:
     merged = merge_summaries(children, 1050)
     assert budget.count_tokens(merged) <= 1050
     assert "+479 similar, last [msg 480]" in merged
+
+
+def test_view_count_from_remembered_counts_equals_a_full_count(tmp_path: Path) -> None:
+    """The forwarded view is counted once per stored message and looked up after
+    (the client resends its history); the figure equals counting every message,
+    with a masked secret, tool calls, a name, content parts, a scaffold in the
+    middle and a changed first message."""
+    from memory_core.compaction import ACKNOWLEDGEMENT
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+    from proxy.memorypath import _view_tokens
+
+    settings = load_settings(None, environ={}, overrides={"embedding": {"provider": "hashing"}})
+    engine = Engine(tmp_path / "d", settings.memory_config())
+    try:
+        call = {"id": "call_1", "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "my key is sk-proj-" + "Ab3dE" * 12 + " keep it safe",
+             "name": "ana"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "print('hello world')\n" * 9},
+            {"role": "assistant", "content": "The file prints a greeting nine times."},
+            {"role": "user", "content": [{"type": "text", "text": "and this picture?"},
+                                         {"type": "image_url", "image_url": {"url": "u"}}]},
+            {"role": "assistant", "content": "A cat on a sofa."},
+            {"role": "user", "content": _paste(3)},
+        ]
+        _ticket, fut = engine.capture_request(Scope("t", "default", "s"), "r1", messages, {})
+        ids = list(fut.result(30).message_ids)
+        assert len(ids) == len(messages)
+        views = (messages, messages[:2] + [
+            {"role": "user", "content": "[Conversation summary — lcm-proxy]\nshort"},
+            {"role": "assistant", "content": ACKNOWLEDGEMENT}] + messages[5:],
+            [{"role": "user", "content": "x"}, *messages[1:]])
+        for _again in range(2):  # counted, then remembered
+            for view in views:
+                assert _view_tokens(engine, view, messages, ids) == budget.messages_tokens(view)
+        # A resent history (new objects, the same stored ids) is looked up, not counted.
+        resent = orjson.loads(orjson.dumps(messages))
+        resent[-1]["content"] = "not what the stored id stands for"
+        assert _view_tokens(engine, resent, resent, ids) == budget.messages_tokens(messages)
+        with pytest.raises(ValueError, match="length"):
+            engine.message_counts.total(messages, ids[:-1])
+    finally:
+        engine.close()
