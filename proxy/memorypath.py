@@ -274,7 +274,11 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         metrics.stage_latency.labels("compaction_rewrite").observe(
             time.perf_counter() - started)
     if total is not None:
-        block_room = min(block_room, max(0, limit - total))
+        # The block shares the budget: the room the messages leave (up to the soft
+        # budget), at least its share when that fits.
+        free = max(0, limit - total)
+        block_room = min(free, max(block_room, min(free, cfg.soft_budget_tokens))) \
+            if block_room else 0
         if block_room < MIN_BLOCK_TOKENS:
             block_room = 0
         out.tokens = total

@@ -230,6 +230,40 @@ async def test_a_large_head_turn_is_summarised_to_fit_a_small_window(
         await proxy.runner.cleanup()
 
 
+async def test_the_block_takes_the_room_the_messages_leave(upstream: FakeUpstream,
+                                                           tmp_path: Path) -> None:
+    """A 4k window, a compacted history and a turn that matches much of it: the
+    block grows past its share (15 % of the budget) into the room the messages
+    leave, and the request still fits its budget."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              context={"model_windows": ["tiny-*=4096"]},
+                              compaction={"min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000005",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+        cities = ("Oslo", "Lima", "Quito", "Hanoi", "Dakar", "Perth", "Cusco", "Turku")
+        for i in range(24):
+            messages.append({"role": "user", "content": (
+                f"Falcon release {i}: we decided to ship the Falcon build {100 + i} to "
+                f"{cities[i % 8]} on day {i + 3}, with {i * 7 % 40} MB of assets.")})
+            r = await client.chat.completions.create(model="tiny-4k", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+        messages.append({"role": "user", "content": "Which Falcon builds did we decide to"
+                                                    " ship, and where?"})
+        raw = await client.chat.completions.with_raw_response.create(
+            model="tiny-4k", messages=messages)
+        limit = budget.request_budget({"model": "tiny-4k"},
+                                      proxy.engine.config.context).input_tokens
+        share = int(proxy.engine.config.context.block_share * limit)
+        assert raw.headers["x-lcm-memory"] == "injected"
+        assert int(raw.headers["x-lcm-injected-tokens"]) > share
+        assert _forwarded_tokens(upstream.chat_requests[-1]) <= limit
+    finally:
+        await proxy.runner.cleanup()
+
+
 async def test_protected_messages_over_budget_are_forwarded_unchanged(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
