@@ -166,10 +166,12 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                     if out["requests"] % 25 == 0:
                         service.catch_up()
                     k += 2
+                    step = 2
                 else:
                     k += 1
+                    step = 1
                 if progress is not None:
-                    progress(1)
+                    progress(step)
             engine.flush()
             service.catch_up()
             known = set(text_of)
