@@ -552,7 +552,21 @@ def assemble(
         for row in conn.execute(f"SELECT * FROM memory_items WHERE id IN ({marks})",
                                 tuple(linked_ids)):
             linked[row["id"]] = row
+    hidden_path = set(capture.message_ids) - request_ids
+    # A matching item whose message was compacted out of the request is shown as
+    # that message, quoted whole (section 4, at the item's priority): the item is
+    # one sentence of it, often cut, and the message is the evidence the item
+    # indexes (who said it, the date, the rest of the turn). Not for standing
+    # items, corrections or conflicts (their notes are the point), nor when
+    # quoting is off.
+    source_quotes: dict[int, tuple[float, str]] = {}
     for r, prio, reason in chosen:
+        src = r["source_message_id"]
+        if (cfg.evidence_snippets and src in hidden_path and reason.startswith("matches")
+                and not r["supersedes"] and not r["conflict_with"]):
+            if src not in source_quotes or source_quotes[src][0] < prio:
+                source_quotes[src] = (prio, f"{reason}; the message of item {r['id']}")
+            continue
         old = linked.get(r["supersedes"]) if r["supersedes"] else None
         conflict = linked.get(r["conflict_with"]) or by_id.get(r["conflict_with"] or -1)
         others = similar.get(r["id"], [])
@@ -569,9 +583,8 @@ def assemble(
 
     # 4. evidence: messages of this thread's own path (DESIGN §3: raw evidence is
     # scoped to the thread's ancestry) that the upstream does not see verbatim —
-    # the compacted ones — and that match the turn.
-    hidden_path = set(capture.message_ids) - request_ids
-    if cfg.evidence_snippets and q_terms and hidden_path:
+    # the compacted ones — and that match the turn, or whose items do.
+    if cfg.evidence_snippets and (q_terms or source_quotes) and hidden_path:
         kinds = ("user", "assistant") + (("tool",) if cfg.quote_tool_output else ())
         cand: list[tuple[float, sqlite3.Row]] = []
         if search is not None:
@@ -608,15 +621,30 @@ def assemble(
             shared = len(q_terms & words)
             return shared > 0 and shared >= _EVIDENCE_MIN_SHARE * min(len(q_terms), len(words))
 
-        cand = [c for c in cand if c[1]["msg_role"] in kinds and relevant(c[1])]
+        cand = [c for c in cand if c[1]["msg_role"] in kinds and relevant(c[1])
+                and c[1]["id"] not in source_quotes]
         cand.sort(key=lambda c: (-c[0], -c[1]["id"]))
+        sources: list[tuple[float, sqlite3.Row]] = []
+        if source_quotes:
+            marks = ",".join("?" * len(source_quotes))
+            sources = sorted(((source_quotes[r["id"]][0], r) for r in conn.execute(
+                f"SELECT id, msg_role, text, created_at FROM messages WHERE id IN ({marks})"
+                " AND +tenant=? AND +role=?", (*source_quotes, scope.tenant, scope.role))),
+                key=lambda c: (-c[0], -c[1]["id"]))
         # A message saying word for word what this turn or a snippet already chosen
         # says (a question asked again, a pasted template) adds no evidence: only
         # its best-ranked copy is quoted, and none when it repeats this turn.
         seen = {" ".join(newest_text.split()).casefold()}
         chosen_msgs = []
+        quoted_sources: set[int] = set()
+        for c in sources:  # already capped by max_items
+            norm = " ".join((c[1]["text"] or "").split()).casefold()
+            if norm not in seen:
+                seen.add(norm)
+                chosen_msgs.append(c)
+                quoted_sources.add(c[1]["id"])
         for c in cand:
-            if len(chosen_msgs) >= cfg.evidence_snippets:
+            if len(chosen_msgs) - len(quoted_sources) >= cfg.evidence_snippets:
                 break
             norm = " ".join((c[1]["text"] or "").split()).casefold()
             if norm not in seen:
@@ -640,8 +668,9 @@ def assemble(
                 body += f" (later corrected: {olds} is superseded)"
             text = (f"<<< msg {r['id']} · {r['msg_role']} · {_fmt_time(r['created_at'])}\n"
                     f"{body}\n>>>")
-            lines.append(_Line("evidence", text, f"msg:{r['id']}", 10 + s,
-                               f"earlier message matching this turn ({s:.2f})", order=r["id"]))
+            prio, why = source_quotes[r["id"]] if r["id"] in quoted_sources else (
+                10 + s, f"earlier message matching this turn ({s:.2f})")
+            lines.append(_Line("evidence", text, f"msg:{r['id']}", prio, why, order=r["id"]))
 
     shown = {r["id"] for r, _, _ in chosen}
     not_repeated = inview.not_repeated_log([r for r in hidden if r["id"] not in shown],

@@ -227,6 +227,44 @@ def messages_tokens(messages: Sequence[Any]) -> int:
     return REQUEST_OVERHEAD + sum(message_tokens(m) for m in messages)
 
 
+class MessageCounts:
+    """:func:`message_tokens` of stored messages, by stored id, remembered.
+
+    A stored id stands for one canonical message (its node key hashes role,
+    content, name, tool calls and tool call id: every field
+    :func:`message_tokens` reads), so its count never changes, and a resent
+    history costs one lookup per message instead of a count. (The ``tokens``
+    capture stores are of the searchable text, masked secrets and all, without
+    the chat format: not what is forwarded.) Past ``max_ids`` the mapping is
+    replaced whole. Thread-safe: entries are only added, each value computed
+    from the message alone.
+    """
+
+    def __init__(self, max_ids: int = 100_000) -> None:
+        self._max = max_ids
+        self._counts: dict[int, int] = {}
+
+    def total(self, messages: Sequence[Any], ids: Sequence[int]) -> int:
+        """The sum of :func:`message_tokens` over ``messages``, whose stored ids
+        are ``ids`` (aligned; raises ``ValueError`` otherwise)."""
+        if len(messages) != len(ids):
+            raise ValueError("messages and ids differ in length")
+        counts = self._counts
+        values = list(map(counts.get, ids))
+        try:
+            return sum(values)  # every count known: no Python loop
+        except TypeError:
+            pass
+        fresh = {}
+        for k, value in enumerate(values):
+            if value is None:
+                values[k] = fresh[ids[k]] = message_tokens(messages[k])
+        if len(counts) + len(fresh) > self._max:
+            self._counts = counts = {}
+        counts.update(fresh)
+        return sum(values)
+
+
 def tools_tokens(tools: Any) -> int:
     """Tokens of a ``tools`` array (its JSON; 0 for none)."""
     if not tools:

@@ -220,22 +220,31 @@ def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: Compaction
     ``path``: :class:`PathMessage` or :class:`MessageOutline` values (only ids,
     roles and token counts are read: both give the same groups).
 
-    Level-0 groups first (only when the uncompacted middle reaches both
-    thresholds), then the consolidations the 2×K rule asks for after them.
+    Level-0 groups first (for each uncovered run of the middle that reaches both
+    thresholds: the run after the last covered message, and a gap before it, such
+    as the head turn once ``head_turns`` is lowered), then the consolidations the 2×K rule asks for after them.
     Deterministic: the same path and nodes always give the same groups.
     """
     if not cfg.enabled:
         return []
     start, end = protected_bounds(path, cfg)
     covered = {i for n in nodes for i in n.message_ids}
-    last_covered = max((path_index for path_index, m in enumerate(path) if m.id in covered),
-                       default=start - 1)
-    first = max(start, last_covered + 1)
-    middle = list(path[first:end])
     groups: list[Group] = []
-    tokens = sum(m.tokens for m in middle)
-    turns = sum(1 for m in middle if m.role == "user")
-    if middle and tokens >= cfg.min_tokens and turns >= cfg.min_turns:
+    # Every uncovered run of the middle: the one after the last covered message,
+    # and any gap before it (the head turn once fewer head turns are protected,
+    # as the proxy's last inline stage asks: issue 23).
+    runs: list[list[_Planned]] = [[]]
+    for m in path[start:end]:
+        if m.id in covered:
+            if runs[-1]:
+                runs.append([])
+        else:
+            runs[-1].append(m)
+    for middle in runs:
+        tokens = sum(m.tokens for m in middle)
+        turns = sum(1 for m in middle if m.role == "user")
+        if not middle or tokens < cfg.min_tokens or turns < cfg.min_turns:
+            continue
         current: list[_Planned] = []
         current_tokens = 0
         # Instructions are never summarised away: a system or developer message
@@ -269,9 +278,13 @@ def consolidations(nodes: Sequence[SummaryNode], new_l0: Sequence[Group],
     placeholder = -(len(new_l0) + 1)
     level = 0
     while True:
-        at_level = sorted((r for r in roots if r[0] == level), key=lambda r: r[2][0])
-        if len(at_level) >= 2 * k:
-            merged = at_level[:k]
+        in_order = sorted(roots, key=lambda r: r[2][0])
+        at_level = [r for r in in_order if r[0] == level]
+        # The oldest K that are neighbours: a node never spans another root (a
+        # gap filled before higher nodes stays apart from the Level-0 nodes after).
+        merged = next((in_order[i:i + k] for i in range(len(in_order) - k + 1)
+                       if all(r[0] == level for r in in_order[i:i + k])), None)
+        if len(at_level) >= 2 * k and merged is not None:
             ids = tuple(i for r in merged for i in r[2])
             out.append(Group(level + 1, ids, tuple(r[1] for r in merged)))
             roots = [r for r in roots if r not in merged] + [(level + 1, placeholder, ids)]

@@ -24,7 +24,7 @@ import orjson
 
 from memory_core import capture, compaction, inview, memory
 from memory_core.assemble import Assembly, assemble, terms
-from memory_core.budget import ContextLimits
+from memory_core.budget import ContextLimits, MessageCounts
 from memory_core.command import is_command_exchange
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError, StoreError
@@ -114,6 +114,8 @@ class Engine:
         self._path_ids = capture.PathIdCache()
         self._active_items = ActiveItems()
         self._message_facts = MessageFacts()
+        self.message_counts = MessageCounts()
+        """Forwarded token counts of stored messages by id (the proxy's budget check)."""
         self._summary_nodes = SummaryNodes()
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
         self._blocks_lock = threading.Lock()

@@ -682,13 +682,22 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) 
               help="History kinds, comma-separated, of: chatter, agent, pastes.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
               help="Also write the figures to this JSON file.")
-def bench_context(turns: str, windows: str, kinds: str, json_file: str | None) -> None:
+@click.option("--png", "png_file", type=click.Path(dir_okay=False), default=None,
+              help="Chart of forest tokens against turns (needs matplotlib: dev extra).")
+def bench_context(turns: str, windows: str, kinds: str, json_file: str | None,
+                  png_file: str | None) -> None:
     """Replay sessions through the memory path at several context budgets: requests
     over budget, forest tokens against turns, compaction time
     (proxy.evaluation.contextbench)."""
     from tqdm import tqdm
 
-    from proxy.evaluation.contextbench import run_context_bench
+    from proxy.evaluation.contextbench import run_context_bench, write_png
+
+    if png_file:
+        try:
+            import matplotlib  # noqa: F401 - fail before the run, not after it
+        except ImportError as exc:
+            raise click.ClickException(f"{exc}; --png needs matplotlib (dev extra)") from exc
 
     def bar(**kw: Any) -> Any:
         return tqdm(file=sys.stderr, dynamic_ncols=True, **kw)
@@ -703,6 +712,8 @@ def bench_context(turns: str, windows: str, kinds: str, json_file: str | None) -
     if json_file:
         with open(json_file, "wb") as fh:
             fh.write(orjson.dumps(result["rows"], option=orjson.OPT_INDENT_2))
+    if png_file:
+        write_png(result["rows"], png_file)
     click.echo(result["table"])
 
 

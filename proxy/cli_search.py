@@ -213,13 +213,33 @@ def register(main: click.Group) -> None:
     @click.option("--data-dir", default=None,
                   help="Store/index directory to (re)use; default: a fresh temp dir.")
     @click.option("--modes", default="bm25,vector,hybrid", show_default=True)
+    @click.option("--context-window", type=click.IntRange(min=1024), default=None,
+                  help="Instead of retrieval: replay each conversation through the proxy's"
+                       " memory path for a model with this context window (tokens) and"
+                       " measure the share of gold evidence turns that reach the upstream,"
+                       " against plain truncation (proxy.evaluation.locomo_context).")
     def eval_locomo(config: str | None, data_path: str, ks: str, json_file: str | None,
                     as_json: bool, limit_conversations: int | None, conv_spec: str | None,
-                    data_dir: str | None, modes: str) -> None:
-        """LoCoMo evidence retrieval: recall@k, all@k, hit@1, MRR per category and mode."""
+                    data_dir: str | None, modes: str, context_window: int | None) -> None:
+        """LoCoMo evidence retrieval: recall@k, all@k, hit@1, MRR per category and mode
+        (or, with --context-window, evidence that reaches a small upstream)."""
         import tempfile
 
         from memory_core.evaluation.locomo import run_locomo
+
+        if context_window is not None:
+            from proxy.evaluation.locomo_context import run_locomo_context
+
+            chosen = _indexes(conv_spec) if conv_spec else tuple(range(10))
+            if limit_conversations:
+                chosen = chosen[:limit_conversations]
+            try:
+                result = run_locomo_context(data_path, context_window, tuple(chosen),
+                                            progress_factory=_bar)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc)) from exc
+            _answer(result, json_file, as_json)
+            return
 
         settings = _settings(config, None)
         embedder = _embedder(settings)

@@ -169,6 +169,29 @@ def _memory_tools_tokens(body: dict[str, Any]) -> int:
     return budget.tools_tokens(with_tools["tools"]) - budget.tools_tokens(body.get("tools"))
 
 
+def _view_tokens(engine: Engine, view: list[Any], messages: list[Any], ids: list[int]) -> int:
+    """:func:`budget.messages_tokens` of ``view``, the upstream's messages made from
+    the client's ``messages`` (stored ids ``ids``, aligned).
+
+    The view keeps the client's leading and trailing messages as the same objects
+    (the forest replaces a middle range): those are counted once per stored id
+    (:attr:`Engine.message_counts`), later requests only look them up; the rest
+    (scaffold, acknowledgement, splices) is counted.
+    """
+    n, m = len(view), len(messages)
+    head = 0
+    while head < n and head < m and view[head] is messages[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and view[n - 1 - tail] is messages[m - 1 - tail]:
+        tail += 1
+    if head + tail == 0:
+        return budget.messages_tokens(view)
+    return (budget.messages_tokens(view[head:n - tail])
+            + engine.message_counts.total(view[:head] + view[n - tail:],
+                                          ids[:head] + ids[m - tail:]))
+
+
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool) -> Prepared:
@@ -239,17 +262,23 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     view = render(roots, forest_room)
     total: int | None = None
     if maybe_over:
-        total = fixed + budget.messages_tokens(view.messages)
+        total = fixed + (_view_tokens(engine, view.messages, messages, ids) if aligned
+                         else budget.messages_tokens(view.messages))
         if total + block_room > limit and want_compaction and aligned:
-            roots, view, total = _fit(metrics, engine, scope, result.thread_id, ids, roots,
-                                      view, total, render, limit - block_room, forest_room,
-                                      fixed)
+            roots, view, total = _fit(
+                metrics, engine, scope, result.thread_id, ids, roots, view, total, render,
+                limit - block_room, forest_room,
+                lambda v: fixed + _view_tokens(engine, v.messages, messages, ids))
             out.headers["x-lcm-context-compacted"] = "inline"
     if want_compaction and aligned:
         metrics.stage_latency.labels("compaction_rewrite").observe(
             time.perf_counter() - started)
     if total is not None:
-        block_room = min(block_room, max(0, limit - total))
+        # The block shares the budget: the room the messages leave (up to the soft
+        # budget), at least its share when that fits.
+        free = max(0, limit - total)
+        block_room = min(free, max(block_room, min(free, cfg.soft_budget_tokens))) \
+            if block_room else 0
         if block_room < MIN_BLOCK_TOKENS:
             block_room = 0
         out.tokens = total
@@ -319,7 +348,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
 
 def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[int],
          roots: list[Any], view: _View, total: int, render: Any, goal: int,
-         forest_room: int, fixed: int) -> tuple[list[Any], _View, int]:
+         forest_room: int, count: Any) -> tuple[list[Any], _View, int]:
     """Compact inline until the request counts at most ``goal`` tokens.
 
     Stages, each an extractive compaction with no minimum size: the configured
@@ -327,6 +356,7 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
     protected head turns. The first stage whose result leaves a fifth of ``goal``
     free wins (the next turns then fit without compacting again); otherwise the
     first that fits. If none fits, the scaffold is squeezed to the room left.
+    ``count(view)`` is the request's tokens with ``view``.
     Returns ``(roots, view, total)``.
     """
     base = engine.config.compaction
@@ -347,7 +377,7 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
         metrics.compactions.labels("inline").inc(len(created))
         roots = engine.forest_for(scope, ids)
         view = render(roots, forest_room)
-        total = fixed + budget.messages_tokens(view.messages)
+        total = count(view)
         if total <= goal and best is None:
             best = (roots, view, total)
         if total <= goal - goal // 5:
@@ -362,7 +392,7 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
             if _scaffold_index(view.messages) is not None else 0
         room = max(0, goal - (total - scaffold))
         view = render(roots, room)
-        total = fixed + budget.messages_tokens(view.messages)
+        total = count(view)
         if total <= goal:
             metrics.context.labels("fitted").inc()
     return roots, view, total

@@ -92,6 +92,42 @@ def test_consolidation_2k_rule() -> None:
     assert [n.id for n in forest(nodes)] == [1, 2, 3, 4]
 
 
+def test_plan_fills_the_head_gap_once_the_head_is_unprotected() -> None:
+    """Nodes exist after the protected head turn; a plan with ``head_turns=0`` (the
+    proxy's last inline stage) summarises the head turn too, in its own node."""
+    path = conversation(12)
+    after_head = [m.id for m in path[3:13]]  # turns 2-6
+    nodes = [SummaryNode(1, 0, after_head, "t", 10, 1000, "extractive")]
+    kept = CompactionConfig(min_tokens=0, min_turns=1, tail_turns=2)
+    assert all(path[1].id not in g.message_ids for g in plan(path, nodes, kept))
+    groups = plan(path, nodes, CompactionConfig(min_tokens=0, min_turns=1, tail_turns=2,
+                                                head_turns=0))
+    assert groups[0].message_ids == (path[1].id, path[2].id)  # the head turn, alone
+    assert groups[1].message_ids[0] == path[13].id  # then the run after the node
+    planned = [i for g in groups for i in g.message_ids]
+    assert not set(planned) & set(after_head)
+    # A gap that is only an instruction stays out of every node.
+    path2 = [*path[:3], pm(99, "developer", 40), *path[3:]]
+    nodes2 = [SummaryNode(1, 0, [m.id for m in path2[1:3]], "t", 10, 200, "extractive"),
+              SummaryNode(2, 0, [m.id for m in path2[4:14]], "t", 10, 1000, "extractive")]
+    assert all(99 not in g.message_ids for g in plan(path2, nodes2, CompactionConfig(
+        min_tokens=0, min_turns=1, tail_turns=2, head_turns=0)))
+
+
+def test_consolidation_merges_neighbouring_roots_only() -> None:
+    """A head node filled in before a Level-1 node is not merged across it with the
+    Level-0 nodes after: every merged node spans neighbouring roots."""
+    k = 2
+    head = SummaryNode(1, 0, [2, 3], "t", 10, 100, "extractive")
+    higher = SummaryNode(2, 1, list(range(4, 20)), "t", 10, 100, "extractive")
+    later = [SummaryNode(3 + n, 0, [20 + 3 * n + j for j in range(3)], "t", 10, 100,
+                         "extractive") for n in range(2 * k - 1)]
+    groups = plan([], [head, higher, *later], CompactionConfig(consolidation_k=k))
+    assert len(groups) == 1 and groups[0].level == 1
+    assert groups[0].children == (3, 4)  # the oldest K neighbours, not the head node
+    assert groups[0].message_ids == tuple(range(20, 26))
+
+
 def test_validate_summary() -> None:
     ids = [5, 6, 7]
     assert validate_summary("", ids, 100) == "empty"

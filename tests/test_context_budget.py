@@ -200,6 +200,70 @@ async def test_over_budget_request_is_compacted_before_forwarding(upstream: Fake
         await proxy.runner.cleanup()
 
 
+async def test_a_large_head_turn_is_summarised_to_fit_a_small_window(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A 4k window and a first user turn of two pasted logs: once later turns are
+    summarised, the last inline stage summarises the head turn too (a gap before
+    the covered range), so every request fits; none goes out unchanged."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              context={"model_windows": ["tiny-*=4096"]})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000004",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+        limit = budget.request_budget({"model": "tiny-4k"},
+                                      proxy.engine.config.context).input_tokens
+        head = _paste(0) + "\n" + _paste(1)
+        assert budget.count_tokens(head) > limit // 3
+        for i in range(12):
+            messages.append({"role": "user", "content": head if i == 0 else _paste(i + 2)})
+            raw = await client.chat.completions.with_raw_response.create(
+                model="tiny-4k", messages=messages)
+            assert raw.headers["x-lcm-memory"] != "over-budget", i
+            messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+            await proxy.settle()
+        assert max(_forwarded_tokens(r) for r in upstream.chat_requests) <= limit
+        last = upstream.chat_requests[-1]["json"]["messages"]
+        assert all(m.get("content") != head for m in last)  # summarised, not forwarded
+        assert messages[-2]["content"] in last[-1]["content"]  # the newest turn verbatim
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_the_block_takes_the_room_the_messages_leave(upstream: FakeUpstream,
+                                                           tmp_path: Path) -> None:
+    """A 4k window, a compacted history and a turn that matches much of it: the
+    block grows past its share (15 % of the budget) into the room the messages
+    leave, and the request still fits its budget."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              context={"model_windows": ["tiny-*=4096"]},
+                              compaction={"min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000005",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+        cities = ("Oslo", "Lima", "Quito", "Hanoi", "Dakar", "Perth", "Cusco", "Turku")
+        for i in range(24):
+            messages.append({"role": "user", "content": (
+                f"Falcon release {i}: we decided to ship the Falcon build {100 + i} to "
+                f"{cities[i % 8]} on day {i + 3}, with {i * 7 % 40} MB of assets.")})
+            r = await client.chat.completions.create(model="tiny-4k", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+        messages.append({"role": "user", "content": "Which Falcon builds did we decide to"
+                                                    " ship, and where?"})
+        raw = await client.chat.completions.with_raw_response.create(
+            model="tiny-4k", messages=messages)
+        limit = budget.request_budget({"model": "tiny-4k"},
+                                      proxy.engine.config.context).input_tokens
+        share = int(proxy.engine.config.context.block_share * limit)
+        assert raw.headers["x-lcm-memory"] == "injected"
+        assert int(raw.headers["x-lcm-injected-tokens"]) > share
+        assert _forwarded_tokens(upstream.chat_requests[-1]) <= limit
+    finally:
+        await proxy.runner.cleanup()
+
+
 async def test_protected_messages_over_budget_are_forwarded_unchanged(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
@@ -352,3 +416,50 @@ def test_near_repetitive_steps_fold_into_one_line_under_the_cap() -> None:
     merged = merge_summaries(children, 1050)
     assert budget.count_tokens(merged) <= 1050
     assert "+479 similar, last [msg 480]" in merged
+
+
+def test_view_count_from_remembered_counts_equals_a_full_count(tmp_path: Path) -> None:
+    """The forwarded view is counted once per stored message and looked up after
+    (the client resends its history); the figure equals counting every message,
+    with a masked secret, tool calls, a name, content parts, a scaffold in the
+    middle and a changed first message."""
+    from memory_core.compaction import ACKNOWLEDGEMENT
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+    from proxy.memorypath import _view_tokens
+
+    settings = load_settings(None, environ={}, overrides={"embedding": {"provider": "hashing"}})
+    engine = Engine(tmp_path / "d", settings.memory_config())
+    try:
+        call = {"id": "call_1", "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "my key is sk-proj-" + "Ab3dE" * 12 + " keep it safe",
+             "name": "ana"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "print('hello world')\n" * 9},
+            {"role": "assistant", "content": "The file prints a greeting nine times."},
+            {"role": "user", "content": [{"type": "text", "text": "and this picture?"},
+                                         {"type": "image_url", "image_url": {"url": "u"}}]},
+            {"role": "assistant", "content": "A cat on a sofa."},
+            {"role": "user", "content": _paste(3)},
+        ]
+        _ticket, fut = engine.capture_request(Scope("t", "default", "s"), "r1", messages, {})
+        ids = list(fut.result(30).message_ids)
+        assert len(ids) == len(messages)
+        views = (messages, messages[:2] + [
+            {"role": "user", "content": "[Conversation summary — lcm-proxy]\nshort"},
+            {"role": "assistant", "content": ACKNOWLEDGEMENT}] + messages[5:],
+            [{"role": "user", "content": "x"}, *messages[1:]])
+        for _again in range(2):  # counted, then remembered
+            for view in views:
+                assert _view_tokens(engine, view, messages, ids) == budget.messages_tokens(view)
+        # A resent history (new objects, the same stored ids) is looked up, not counted.
+        resent = orjson.loads(orjson.dumps(messages))
+        resent[-1]["content"] = "not what the stored id stands for"
+        assert _view_tokens(engine, resent, resent, ids) == budget.messages_tokens(messages)
+        with pytest.raises(ValueError, match="length"):
+            engine.message_counts.total(messages, ids[:-1])
+    finally:
+        engine.close()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -34,3 +37,25 @@ def test_context_bench_cli_refuses_unknown_kind() -> None:
 def test_context_bench_rejects_bad_window() -> None:
     with pytest.raises(ValueError, match="unknown budget"):
         run_context_bench((5,), ("3k",))
+
+
+def test_context_bench_cli_writes_the_forest_chart(tmp_path: Path) -> None:
+    png, js = tmp_path / "forest.png", tmp_path / "rows.json"
+    out = CliRunner().invoke(main, ["bench", "context", "--turns", "40", "--windows", "4k",
+                                    "--kinds", "pastes", "--png", str(png), "--json", str(js)])
+    assert out.exit_code == 0, out.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = orjson.loads(js.read_bytes())
+    turns = [p["turns"] for p in rows[0]["curve"]]
+    assert len(turns) > 5 and 10 in turns and turns[-1] == 40  # log-spaced points too
+    assert sum(p["table"] for p in rows[0]["curve"]) == 5
+    assert rows[0]["unfittable"] == 0  # the head paste is summarised once needed
+
+
+def test_sample_points_are_log_spaced() -> None:
+    from proxy.evaluation.contextbench import sample_points
+
+    table, points = sample_points(5000)
+    assert table == {1000, 2000, 3000, 4000, 5000}
+    assert {10, 5000} <= points and len(points) >= 15
+    assert sample_points(8) == ({2, 3, 5, 6, 8}, {2, 3, 5, 6, 8})

@@ -374,6 +374,30 @@ async def test_evidence_quotes_a_matching_message_once_and_never_this_turns_word
         await proxy.runner.cleanup()
 
 
+async def test_a_matching_item_of_a_compacted_message_is_quoted_whole(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The item extracted from a compacted message is one sentence of it; the block
+    quotes the message (the date, the rest of the turn) in the item's place."""
+    proxy = await _compacting_proxy(upstream, tmp_path)
+    try:
+        agent = Agent(proxy, upstream, session="mine")
+        upstream.push(*[Reply(content="noted") for _ in range(14)])
+        await agent.say("Hello, a new project.")
+        said = ("The Falcon firmware ships from the Tromsø plant. The first batch leaves"
+                " on 14 March with 480 units for the coastal stations.")
+        await agent.say(said)
+        await _bury(agent, proxy)
+        await agent.say("Where do we ship the Falcon firmware from?")
+        block = block_of(agent.upstream_last_user())
+        memory, _sep, evidence = block.partition("[Evidence")
+        assert said in evidence  # whole, with the date and the count
+        # The matching item is not repeated (a standing one, the next sentence, may be).
+        assert "ships from the Tromsø plant" not in memory
+        assert evidence.count("Falcon firmware ships") == 1
+    finally:
+        await proxy.runner.cleanup()
+
+
 async def test_a_long_turn_can_quote_the_short_message_that_explains_it(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     """The evidence floor counts against the shorter side: a pasted traceback has many

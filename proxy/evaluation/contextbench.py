@@ -100,6 +100,18 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000.0, 2)
 
 
+def sample_points(turns: int, samples: int = 5, spread: int = 12) -> tuple[set[int], set[int]]:
+    """Turns at which the forest is measured: ``samples`` evenly spaced (the
+    table's), and those with ``spread`` more spaced evenly on a log scale from turn
+    10 (the chart's). Returns ``(table, all)``."""
+    table = {max(1, round(turns * (i + 1) / samples)) for i in range(samples)}
+    if turns <= 10:
+        return table, table
+    ratio = (turns / 10) ** (1 / spread)
+    log_spaced = {round(10 * ratio ** i) for i in range(spread + 1)}
+    return table, table | {t for t in log_spaced if 1 <= t <= turns}
+
+
 def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
             samples: int = 5, progress: Any = None) -> dict[str, Any]:
     """Replay one session of ``turns`` turns of ``kind`` at ``window_name``.
@@ -107,9 +119,10 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
     Returns requests, ``over_budget`` (forwarded requests counting more than
     their budget, counted only when the proxy could have fitted them: a request
     forwarded unchanged as ``over-budget`` is counted in ``unfittable``), the
-    largest forwarded count, the budget, the forest curve (``curve``: ``samples``
-    points of turns, forest tokens = the scaffold as forwarded, and the stored
-    roots' total), and compaction and planning times.
+    largest forwarded count, the budget, the forest curve (``curve``: points of
+    turns (:func:`sample_points`; ``table`` marks the evenly spaced ones), forest
+    tokens = the scaffold as forwarded, and the stored roots' total), and
+    compaction and planning times.
     """
     model = f"bench-{window_name}"
     settings = load_settings(None, environ={}, overrides={
@@ -120,7 +133,7 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
     make = _MAKERS[kind]
     scope = Scope("t_ctxbench", "default", f"ctx-{kind}-{window_name}")
     metrics = Metrics()
-    points = {max(1, round(turns * (i + 1) / samples)) for i in range(samples)}
+    table_points, points = sample_points(turns, samples)
     curve: list[dict[str, int]] = []
     over = unfittable = inline = 0
     largest = 0
@@ -171,7 +184,8 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
                     curve.append({"turns": turn, "forest_tokens": scaffold,
                                   "roots_tokens": sum(n.tokens for n in roots),
                                   "roots": len(roots),
-                                  "levels": max((n.level for n in roots), default=-1) + 1})
+                                  "levels": max((n.level for n in roots), default=-1) + 1,
+                                  "table": turn in table_points})
                 if progress is not None:
                     progress.update(1)
         finally:
@@ -245,6 +259,8 @@ def format_table(rows: list[dict[str, Any]]) -> str:
               "levels"]]
     for r in rows:
         for p in r["curve"]:
+            if not p.get("table", True):
+                continue
             curve.append([r["kind"], r["window"], str(p["turns"]), f"{p['forest_tokens']:,}",
                           f"{p['roots_tokens']:,}", str(p["roots"]), str(p["levels"])])
     out.append("")
@@ -257,3 +273,37 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 def _align(table: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     return ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in table]
+
+
+def write_png(rows: list[dict[str, Any]], path: str) -> None:
+    """Chart the forest against turns, one line per kind and window: the scaffold as
+    forwarded (left, within its share of the budget) and the stored roots' full
+    texts (right), turns on a log scale (a straight line there is logarithmic
+    growth). Needs matplotlib (the ``dev``/``eval`` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4))
+    for r in rows:
+        pts = sorted((p["turns"], p["forest_tokens"], p["roots_tokens"]) for p in r["curve"])
+        if not pts:
+            continue
+        xs = [p[0] for p in pts]
+        label = f"{r['kind']} {r['window']}"
+        left.plot(xs, [p[1] for p in pts], marker=".", label=label)
+        right.plot(xs, [p[2] for p in pts], marker=".", label=label)
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("turns (log scale)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+    left.set_ylabel("scaffold tokens forwarded (o200k)")
+    left.set_title("forest as forwarded (capped by its share)", fontsize=10)
+    right.set_ylabel("stored roots' full texts (o200k tokens)")
+    right.set_title("forest stored (roots of every level)", fontsize=10)
+    fig.suptitle("lcm-proxy bench context: forest tokens against turns")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
