@@ -680,12 +680,12 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) 
               help="Context windows, comma-separated, of: 4k, 8k, 32k, 128k.")
 @click.option("--kinds", default="chatter,agent,pastes", show_default=True,
               help="History kinds, comma-separated, of: chatter, agent, pastes.")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
-              help="Also write the figures to this JSON file.")
+@output_option
+@print_json_option
 @click.option("--png", "png_file", type=click.Path(dir_okay=False), default=None,
               help="Chart of forest tokens against turns (needs matplotlib: dev extra).")
 def bench_context(turns: str, windows: str, kinds: str, json_file: str | None,
-                  png_file: str | None) -> None:
+                  as_json: bool, png_file: str | None) -> None:
     """Replay sessions through the memory path at several context budgets: requests
     over budget, forest tokens against turns, compaction time
     (proxy.evaluation.contextbench)."""
@@ -709,12 +709,15 @@ def bench_context(turns: str, windows: str, kinds: str, json_file: str | None,
             tuple(k.strip() for k in kinds.split(",") if k.strip()), progress_factory=bar)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
+    if png_file:
+        write_png(result["rows"], png_file)
     if json_file:
         with open(json_file, "wb") as fh:
             fh.write(orjson.dumps(result["rows"], option=orjson.OPT_INDENT_2))
-    if png_file:
-        write_png(result["rows"], png_file)
-    click.echo(result["table"])
+    if as_json:
+        _echo_json(result["rows"])
+    else:
+        click.echo(result["table"])
 
 
 def _register_extensions() -> None:

@@ -42,7 +42,7 @@ def test_context_bench_rejects_bad_window() -> None:
 def test_context_bench_cli_writes_the_forest_chart(tmp_path: Path) -> None:
     png, js = tmp_path / "forest.png", tmp_path / "rows.json"
     out = CliRunner().invoke(main, ["bench", "context", "--turns", "40", "--windows", "4k",
-                                    "--kinds", "pastes", "--png", str(png), "--json", str(js)])
+                                    "--kinds", "pastes", "--png", str(png), "--output", str(js)])
     assert out.exit_code == 0, out.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = orjson.loads(js.read_bytes())
