@@ -277,7 +277,12 @@ async def test_protected_messages_over_budget_are_forwarded_unchanged(
             model="tiny-1", messages=messages)
         assert raw.headers["x-lcm-memory"] == "over-budget"
         assert "budget=" in raw.headers["x-lcm-context"]
-        assert upstream.chat_requests[-1]["json"]["messages"] == messages
+        sent = upstream.chat_requests[-1]["json"]
+        assert sent["messages"] == messages
+        # Unchanged means unchanged: no memory tools either (they would add ~300 tokens
+        # to a request that is already too large).
+        assert "tools" not in sent, [t["function"]["name"] for t in sent["tools"]]
+        assert sent == {"model": "tiny-1", "messages": messages}
     finally:
         await proxy.runner.cleanup()
 
