@@ -359,6 +359,10 @@ async def test_context_length_error_is_recovered_once(upstream: FakeUpstream, tm
         assert _forwarded_tokens(sent[1]) < _forwarded_tokens(sent[0])
         assert _forwarded_tokens(sent[1]) <= 6000
         assert proxy.engine.context_limits.get("big-model") is not None
+        # The inspector shows the body that was answered (the retry), byte for byte.
+        await proxy.settle()
+        shown = proxy.engine.forwarded(raw.headers["x-lcm-request-id"])
+        assert shown is not None and shown["body"].encode() == sent[1]["raw"]
         assert b'lcm_context_events_total{outcome="recovered"} 1.0' in (
             proxy.app[__import__("proxy.keys").keys.METRICS].render())
         # Not looped: a second refusal reaches the client as the upstream sent it.

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memory_core import budget
+from proxy import forwardlog
 from proxy.flow.exchange import Exchange
 from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
@@ -78,6 +79,8 @@ def recoverer(ex: Exchange) -> Recover | None:
         extra.update(again.headers)
         extra["x-lcm-memory"] = again.state
         extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
+        # The inspector shows both bodies the upstream received; the retry is newest.
+        forwardlog.record(request, ex.scope, rid, again, ex.raw, body, tools=ex.tools)
         return ex.wire.add_tools(again.obj, strict=strict)[0] if ex.tools else again.obj
 
     return recover
