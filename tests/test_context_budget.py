@@ -385,6 +385,33 @@ async def test_context_length_error_is_recovered_once(upstream: FakeUpstream, tm
         await proxy.runner.cleanup()
 
 
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("tools", [True, False])
+async def test_a_context_error_that_cannot_be_helped_says_so(
+        upstream: FakeUpstream, tmp_path: Path, stream: bool, tools: bool) -> None:
+    """Nothing to compact (two short messages): the upstream's error reaches the client
+    as sent, once, with ``x-lcm-context-recovery: not-recovered``."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": tools})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000006",
+                                    max_retries=0)
+        upstream.push(Reply(status=400, error=CONTEXT_ERROR))
+        before = len(upstream.chat_requests)
+        with pytest.raises(openai.BadRequestError) as info:
+            await client.chat.completions.create(
+                model="big-model", stream=stream,
+                messages=[{"role": "system", "content": "sys"},
+                          {"role": "user", "content": "hello"}])
+        assert info.value.code == "context_length_exceeded"
+        assert info.value.response.headers["x-lcm-context-recovery"].startswith(
+            "not-recovered")
+        assert len(upstream.chat_requests) - before == 1
+        assert b'lcm_context_events_total{outcome="not_recovered"} 1.0' in (
+            proxy.app[__import__("proxy.keys").keys.METRICS].render())
+    finally:
+        await proxy.runner.cleanup()
+
+
 async def test_other_upstream_errors_pass_unchanged(upstream: FakeUpstream,
                                                     tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": False})
