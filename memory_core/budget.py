@@ -117,18 +117,24 @@ def parse_model_windows(entries: Sequence[str]) -> tuple[tuple[str, int], ...]:
 
 def window_for(model: Any, cfg: ContextConfig) -> int:
     """The context window of ``model`` (a name; anything else → the default)."""
+    return _matched_window(model, cfg)[0]
+
+
+def _matched_window(model: Any, cfg: ContextConfig) -> tuple[int, bool]:
+    """``model``'s window and whether a ``model_windows`` pattern gave it."""
     if not isinstance(model, str) or not model:
-        return cfg.default_window_tokens
+        return cfg.default_window_tokens, False
     return _window_for(model.lower(), cfg.model_windows, cfg.default_window_tokens)
 
 
 @lru_cache(maxsize=512)
-def _window_for(model: str, table: tuple[tuple[str, int], ...], default: int) -> int:
+def _window_for(model: str, table: tuple[tuple[str, int], ...],
+                default: int) -> tuple[int, bool]:
     short = model.rsplit("/", 1)[-1]
     for pattern, window in table:
         if fnmatch.fnmatchcase(model, pattern) or fnmatch.fnmatchcase(short, pattern):
-            return window
-    return default
+            return window, True
+    return default, False
 
 
 def output_reserve(body: Mapping[str, Any], cfg: ContextConfig, window: int) -> int:
@@ -146,12 +152,14 @@ def output_reserve(body: Mapping[str, Any], cfg: ContextConfig, window: int) -> 
 class Budget:
     """One request's plan: ``window`` (and where it came from: ``table``, ``default``
     or ``learned``), the output ``reserve``, and ``input_tokens``, the most the
-    forwarded request may count (never below 0)."""
+    forwarded request may count (never below 0); ``margin``: the tokens kept free
+    beside them (``ContextConfig.margin_tokens``)."""
 
     window: int
     reserve: int
     input_tokens: int
     source: str
+    margin: int = 0
 
 
 def request_budget(body: Mapping[str, Any], cfg: ContextConfig, *, hard_limit: int | None = None,
@@ -162,8 +170,8 @@ def request_budget(body: Mapping[str, Any], cfg: ContextConfig, *, hard_limit: i
     ``limits``: windows learned from context-length errors, which win when smaller.
     """
     model = body.get("model")
-    window = window_for(model, cfg)
-    source = "default" if window == cfg.default_window_tokens else "table"
+    window, matched = _matched_window(model, cfg)
+    source = "table" if matched else "default"
     learned = limits.get(model) if limits is not None else None
     if learned is not None and learned < window:
         window, source = learned, "learned"
@@ -171,7 +179,7 @@ def request_budget(body: Mapping[str, Any], cfg: ContextConfig, *, hard_limit: i
     tokens = window - reserve - cfg.margin_tokens
     if hard_limit is not None:
         tokens = min(tokens, hard_limit)
-    return Budget(window, reserve, max(0, tokens), source)
+    return Budget(window, reserve, max(0, tokens), source, cfg.margin_tokens)
 
 
 # -- counting ---------------------------------------------------------------------
@@ -372,7 +380,7 @@ class ContextLimits:
         when both are known (another tokenizer), and always at most 90 % of the
         window that failed; 75 % of it when the error states nothing.
         """
-        failed = min(budget.window, budget.input_tokens + budget.reserve + 256)
+        failed = min(budget.window, budget.input_tokens + budget.reserve + budget.margin)
         failed = max(failed, sent_tokens + budget.reserve)
         if error.limit is not None:
             window = error.limit

@@ -732,8 +732,9 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
 
 
 def _fits(text: str, budget: int) -> bool:
-    # A cheap bound first: a token is at least one character.
-    return len(text) <= budget or count_tokens(text) <= budget
+    # A cheap bound first: a byte-level BPE token is at least one UTF-8 byte (not
+    # one character: an emoji or a rare Han character is several tokens).
+    return len(text.encode()) <= budget or count_tokens(text) <= budget
 
 
 def _header(node: SummaryNode) -> str:

@@ -563,3 +563,15 @@ def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
         assert same(new_ids)
     finally:
         engine.close()
+
+
+def test_the_cheap_fit_bound_counts_bytes_not_characters() -> None:
+    """100 emoji are 100 characters but 300 o200k tokens: a scaffold that dense must
+    not pass as fitting a 150-token share."""
+    from memory_core.compaction import _fits
+    from memory_core.tokens import count_tokens
+
+    dense = "🦄" * 100
+    assert count_tokens(dense) > 150
+    assert not _fits(dense, 150)
+    assert _fits("plain words " * 10, 150)

@@ -30,6 +30,9 @@ def test_windows_from_the_shipped_table() -> None:
     assert budget.window_for("Meta-Llama-3-8B-Instruct", cfg) == 8_192
     assert budget.window_for("Qwen/Qwen2.5-7B-Instruct", cfg) == 32_768
     assert budget.window_for("claude-3-5-sonnet", cfg) == 200_000
+    # A pattern's window equal to the default is still the table's (x-lcm-context says so).
+    assert budget.request_budget({"model": "gpt-4o-mini"}, cfg).source == "table"
+    assert budget.request_budget({"model": "no-such-model"}, cfg).source == "default"
     assert budget.window_for("my-own-model", cfg) == cfg.default_window_tokens
     assert budget.window_for(None, cfg) == cfg.default_window_tokens
 
@@ -113,7 +116,7 @@ def test_learned_window_shrinks_and_scales_to_our_count() -> None:
     assert window == int(8192 * 0.9)  # their tokenizer counts 10 % more than ours
     assert limits.get("m") == window
     unknown = budget.ContextError(limit=None, counted=None, message="")
-    assert limits.learn("m", budget.Budget(window, 1000, window - 1256, "learned"), unknown,
+    assert limits.learn("m", budget.Budget(window, 1000, window - 1256, "learned", 256), unknown,
                         sent_tokens=window - 1300) < window
 
 
