@@ -302,6 +302,8 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
 
     index = rewrite.newest_user_index(messages)
     user_id = _newest_user_id(body["messages"], result)
+    if want_block and not block_room:
+        out.headers["x-lcm-memory-reason"] = "no-room"  # the messages fill the budget
     if want_block and block_room and index is not None:
         started = time.perf_counter()
         newest = message_text(messages[index])

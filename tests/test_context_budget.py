@@ -290,6 +290,30 @@ async def test_protected_messages_over_budget_are_forwarded_unchanged(
         await proxy.runner.cleanup()
 
 
+async def test_a_full_budget_skips_the_block_and_says_why(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """Messages that fit but leave less than a block's minimum room: no block,
+    ``x-lcm-memory-reason: no-room`` (not "nothing to inject")."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": False},
+                              context={"model_windows": ["tiny-*=2048"]})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000007",
+                                    max_retries=0)
+        probe = await client.chat.completions.with_raw_response.create(
+            model="tiny-1", messages=[{"role": "user", "content": "hi"}])
+        note = dict(p.split("=", 1) for p in probe.headers["x-lcm-context"].split("; "))
+        limit = int(note["budget"])
+        filler = "word " * (limit - 40)  # about one token a word: room under 64 left
+        messages = [{"role": "user", "content": filler}]
+        raw = await client.chat.completions.with_raw_response.create(
+            model="tiny-2", messages=messages)
+        assert raw.headers["x-lcm-memory"] == "skipped"
+        assert raw.headers["x-lcm-memory-reason"] == "no-room"
+        assert upstream.chat_requests[-1]["json"]["messages"] == messages
+    finally:
+        await proxy.runner.cleanup()
+
+
 async def test_mid_conversation_developer_message_survives_compaction(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={

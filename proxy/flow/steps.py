@@ -113,9 +113,13 @@ def skip_reason(ex: Exchange) -> str:
     """Why a forwarded request got no memory (``x-lcm-memory-reason`` beside
     ``x-lcm-memory: skipped``): ``not-chat`` (no messages array), ``capture-off``,
     ``error`` (the capture failed; logged), ``injection-off`` (settings),
-    ``memory-off-header`` (``X-LCM-Memory: off``), ``no-user-message``, or
+    ``memory-off-header`` (``X-LCM-Memory: off``), ``no-user-message``, ``no-room``
+    (the messages leave no room for a block in the context budget), or
     ``nothing-to-inject`` (the block came out empty)."""
     body, app = ex.body, ex.request.app
+    given = ex.prepared.headers.get("x-lcm-memory-reason")
+    if given is not None:  # the memory path said why
+        return given
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return "not-chat"
     if not app[SETTINGS].capture.enabled:
