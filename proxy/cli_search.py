@@ -36,6 +36,41 @@ def _embedder(settings: Any):  # type: ignore[no-untyped-def]
         raise click.ClickException(str(exc)) from exc
 
 
+def attach_readonly_search(engine: Any, settings: Any) -> Any:
+    """Attach a read-only ``SearchService`` over the data dir's indexes to ``engine``
+    (a ``memory_core.engine.Engine``) so ``search_memory(mode="hybrid")`` ranks as the
+    model's ``memory_search`` does. Takes no Tantivy writer lock and writes nothing, so
+    it runs beside a serving proxy (results as of its last commit and vector save).
+    Returns the embedder to close after ``engine.close()``, or ``None`` when search is
+    off or the indexes cannot be read (a warning on stderr; the keyword scan serves).
+    """
+    from memory_core.errors import MemoryError_
+    from memory_core.search import EmbedderError, EmbeddingConfig, SearchService, create_embedder
+    from proxy.settings import data_dir_path
+
+    section = getattr(settings, "search", None)
+    if section is not None and not section.enabled:
+        return None
+    emb_section = getattr(settings, "embedding", None)
+    try:
+        embedder = create_embedder(emb_section.embedding_config(settings.proxy)
+                                   if emb_section is not None else EmbeddingConfig())
+    except EmbedderError as exc:
+        click.echo(f"warning: embedder unavailable ({exc}); searching by keywords",
+                   err=True)
+        return None
+    try:
+        service = SearchService(engine.store, data_dir_path(settings),
+                                _search_config(settings), embedder, readonly=True)
+    except (MemoryError_, OSError, ValueError) as exc:
+        embedder.close()
+        click.echo(f"warning: search indexes unreadable ({exc}); searching by keywords",
+                   err=True)
+        return None
+    engine.attach_search(service, start=False)
+    return embedder
+
+
 def _bar(**kwargs: Any) -> Any:
     from tqdm import tqdm
 
