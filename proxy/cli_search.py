@@ -165,9 +165,14 @@ def register(main: click.Group) -> None:
     group = main.commands.get("eval")
     if not isinstance(group, click.Group):
         @main.group("eval", invoke_without_command=True)
-        @click.option("--profile", type=click.Choice(["quick", "full", "smoke"]), default=None,
+        @click.option("--profile", type=click.Choice(["quick", "full", "smoke", "crowd",
+                                                      "crowd-full", "crowd-smoke"]),
+                      default=None,
                       help="Long-session evaluation: quick (100, 200 turns), full (100-2000"
-                      " turns, 7 sessions), smoke (one 30-turn session, for CI).")
+                      " turns, 7 sessions), smoke (one 30-turn session, for CI); crowd"
+                      " (3 end users behind one key, speakers, numbered steps, unmarked"
+                      " updates, restatements; lcm-proxy only), crowd-full (5 users,"
+                      " longer), crowd-smoke (2 users, for CI).")
         @click.option("--seed", type=int, default=1, show_default=True)
         @output_option
         @print_json_option
@@ -217,6 +222,20 @@ def register(main: click.Group) -> None:
                     click.echo(f"embedding: {config.embedding}", err=True)
             from proxy.evaluation.runner import EvalAborted
 
+            if profile.startswith("crowd"):
+                if png_file:
+                    raise CliError("--png draws the quick/full profiles only")
+                from proxy.evaluation.crowd import run_crowd
+
+                with _bar(total=None, desc=profile, unit="turn") as bar:
+                    out = run_crowd(profile, seed, embedding=embedding_provider,
+                                    tables=config.tables if config else None,
+                                    tick=lambda: bar.update(1))
+                if md_file:
+                    with open(md_file, "w", encoding="utf-8") as fh:
+                        fh.write(out["markdown"])
+                _answer(out, json_file, as_json, text_key="markdown")
+                return
             try:
                 out = run_eval(profile, seed, embedding=embedding_provider, config=config)
             except EvalAborted as exc:
