@@ -24,7 +24,8 @@ turn: :func:`memory_core.assemble.standing_weight` > 0 on the item as it would b
 stored (evidence ``user`` unless a proposal; an extraction flagged ``correction``
 counts as superseding an earlier item). Predictions pair with the labels of their
 message by subject (any kind; the same kind first). Standing precision is the share
-of standing predictions, in messages whose every label carries ``standing``, paired
+of standing predictions, in messages whose every label carries ``standing`` (in a
+set that has such labels: its messages with no item are judged too), paired
 with a label that says ``true``; recall the share of ``true`` labels whose paired
 prediction stands.
 
@@ -244,10 +245,13 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
     errors: list[dict[str, Any]] = []
     standing: dict[str, int] = defaultdict(int)
     standing_errors: list[dict[str, Any]] = []
+    # A set that labels standing anywhere judges its empty messages too (nothing stands).
+    judged = any("standing" in i for r in rows for i in r["expected"])
     for row in rows:
         predicted = extract(row["text"], speaker=row["speaker"])
         expected = row["expected"]
-        _standing_counts(standing, standing_errors, row, predicted)
+        if judged:
+            _standing_counts(standing, standing_errors, row, predicted)
         pairs = _pairs(expected, predicted)
         good = [(i, j) for i, j in pairs if _value_ok(expected[i], predicted[j])]
         for i, j in pairs:

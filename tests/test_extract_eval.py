@@ -129,9 +129,10 @@ def test_standing_is_scored_on_labelled_messages_only(tmp_path: Path) -> None:
     ])
     st = score(path)["standing"]
     assert (st["tp"], st["fp"], st["fn"], st["messages"]) == (1, 1, 1, 3)
+    # a set without standing labels has no standing score (the main labelled set)
     assert score(_write(tmp_path, [{"id": "e", "lang": "en", "speaker": "user",
-                                    "text": "t", "expected": []}]))["standing"] == {
-        "tp": 0, "fp": 0, "fn": 0, "precision": 1.0, "recall": 1.0, "f1": 1.0, "messages": 1}
+                                    "text": "Always lint.", "expected": []}]))["standing"] is None
+    assert score(SET)["standing"] is None
 
 
 def test_standing_labels_are_booleans(tmp_path: Path) -> None:
