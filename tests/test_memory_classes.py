@@ -142,6 +142,17 @@ def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
     assert ("constraint", True) in kinds and "fact" not in {k for k, _ in kinds}, kinds
 
 
+@pytest.mark.parametrize("text", [
+    "From now on, always mark every proving tray with a violet sticker.",
+    "Going forward, use tabs.", "Starting today, reply in English.",
+    "From today on, deploys need two approvals."])
+def test_a_rule_lead_is_not_an_item_of_its_own(text: str) -> None:
+    # Found by the crowd eval profile: "From now on" stood as a constraint of its own,
+    # a line with nothing in it in every block.
+    (item,) = extract(text)
+    assert item.text == text and item.subject, item
+
+
 def test_a_series_item_with_nothing_but_its_label_for_a_subject_is_kept() -> None:
     (item,) = extract("Phase 2 ends on 30 June.")
     assert item.subject == "phase 2" and item.label == "phase 2" and item.value is None
