@@ -118,6 +118,28 @@ async def test_the_block_names_the_speaker(proxy: RunningProxy, upstream: FakeUp
     assert sent  # the first conversation's own request went through
 
 
+async def test_a_question_naming_a_speaker_finds_what_they_said(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-agent-0123456789abc",
+                           max_retries=0)
+    history: list[Any] = [{"role": "system", "content": "You help a team."}]
+    try:
+        for name, text in (("halvard", "I live in Galway."), ("ysolde", "I live in Bruges."),
+                           (None, "The oven needs a service next month.")):
+            history.append({"role": "user", "content": text, **({"name": name} if name
+                                                                else {})})
+            r = await c.chat.completions.create(model="m", messages=history)
+            history.append({"role": "assistant", "content": r.choices[0].message.content})
+    finally:
+        await c.close()
+    await proxy.settle()
+    fresh = Agent(proxy, upstream, system="Another conversation.")
+    await fresh.say("Which town is Ysolde based in?")
+    block = block_of(fresh.upstream_last_user())
+    # Found by the crowd eval profile: the item names nobody, its speaker does.
+    assert "Bruges" in block and "by ysolde" in block, block
+
+
 async def test_a_one_off_request_stays_in_its_conversation(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="one")
