@@ -44,6 +44,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from proxy.evaluation import crowd_topics as T
 from proxy.evaluation import metrics
 
@@ -390,8 +392,6 @@ async def run_crowd_async(profile: str, seed: int = 1, *, embedding: str | None 
                 (res.direct_ms if direct else res.proxy_ms).append(
                     (time.perf_counter() - t0) * 1000.0)
             res.requests += 1
-            import orjson
-
             upstream = orjson.loads(fake.take())["messages"]
             history.append({"role": "assistant", "content": turn.reply})
             block = metrics.block_text(upstream)
@@ -450,6 +450,8 @@ def _retrieval(engine: Any, role: str, scenario: Scenario, user: str,
         return
     import numpy as np
 
+    from proxy.evaluation.runner import _hit_text
+
     tenant = engine.store.read(lambda c: c.execute(
         "SELECT tenant FROM threads WHERE session=? LIMIT 1", (f"{user}-a",)).fetchone())
     if tenant is None:
@@ -462,8 +464,6 @@ def _retrieval(engine: Any, role: str, scenario: Scenario, user: str,
             vector = np.asarray(engine.search.embedder.embed_queries([k.question])[0],
                                 dtype=np.float32)
         hits = engine.search.search(tenant[0], role, k.question, k=10, query_vector=vector)
-        from proxy.evaluation.runner import _hit_text
-
         texts = engine.store.read(lambda c: [_hit_text(c, h.kind, h.ref_id) for h in hits])
         found = [metrics.hit_matches(t, s, k.current) for t, s in texts]
         res.retrieval_questions += 1
