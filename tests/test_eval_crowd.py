@@ -81,3 +81,28 @@ def test_a_tiny_crowd_run_through_the_cli_reports_every_target(tmp_path: Path) -
     # end users behind one key never see each other's memory
     assert fig["cross_user_leaks"] == 0, report["result"]["cross_user"]
     assert "| block precision |" in result.stdout
+
+
+def test_a_local_statement_cited_in_another_conversation_is_a_leak() -> None:
+    import sqlite3
+
+    from proxy.evaluation.crowd import _local_elsewhere
+
+    sc = generate("crowd-smoke", 1)
+    checklist = next(t for t in sc.turns if "checklist" in t.text)
+    rule = next(t for t in sc.turns if "From now on" in t.text)
+    conn = sqlite3.connect(":memory:")
+    conn.row_factory = sqlite3.Row
+    conn.executescript("CREATE TABLE threads (id INTEGER PRIMARY KEY, session TEXT);"
+                       "CREATE TABLE messages (id INTEGER PRIMARY KEY, thread_id INT, text TEXT);")
+    conn.execute("INSERT INTO threads VALUES (1, ?)", (checklist.thread,))
+    conn.executemany("INSERT INTO messages VALUES (?, 1, ?)",
+                     [(10, checklist.text), (12, rule.text)])
+    float_line = "- [fact · msg 10] bring a cash float of 80 euros"
+    rule_line = "- [constraint · msg 12] " + rule.text.splitlines()[-1]
+    elsewhere = f"{checklist.user}-ask"
+    # the checklist item is local to its conversation (it lost the tray code); the rule
+    # stands everywhere; in its own conversation nothing leaks
+    assert _local_elsewhere(conn, sc, [(elsewhere, [float_line, rule_line])]) == [
+        f"{elsewhere}: {float_line}"]
+    assert _local_elsewhere(conn, sc, [(checklist.thread, [float_line])]) == []

@@ -28,7 +28,8 @@ received and on the store (pure functions below, then :func:`run_crowd`):
 - **duplicates shown**: extra lines, in one block, that hold the same group's value
   (target 0);
 - **cross-user leaks** and **cross-thread leaks**: lines of any user turn's block
-  that hold another user's value, or another conversation's tray code (target 0).
+  that hold another user's value; lines that hold another conversation's tray code
+  or cite (``msg N``) a local statement said in another conversation (target 0).
 """
 
 from __future__ import annotations
@@ -362,6 +363,7 @@ async def run_crowd_async(profile: str, seed: int = 1, *, embedding: str | None 
     keys = {k.id: k for k in scenario.key}
     groups_of = {u: [k.current for k in scenario.key if k.user == u] for u in scenario.values}
     retrieved: set[str] = set()
+    shown: list[tuple[str, list[str]]] = []
     try:
         for n, turn in enumerate(scenario.turns):
             await _settle(app)
@@ -401,7 +403,9 @@ async def run_crowd_async(profile: str, seed: int = 1, *, embedding: str | None 
             others = [v for u, vals in scenario.values.items() if u != turn.user for v in vals]
             res.cross_user += [f"{turn.thread}: {ln}" for ln in leaks(lines, others)]
             foreign_codes = [c for t, c in scenario.codes.items() if t != turn.thread]
-            res.cross_thread += [f"{turn.thread}: {ln}" for ln in leaks(lines, foreign_codes)]
+            coded = leaks(lines, foreign_codes)
+            res.cross_thread += [f"{turn.thread}: {ln}" for ln in coded]
+            shown.append((turn.thread, [ln for ln in lines if ln not in coded]))
             if turn.asks is not None:
                 k = keys[turn.asks]
                 res.questions += 1
@@ -425,6 +429,7 @@ async def run_crowd_async(profile: str, seed: int = 1, *, embedding: str | None 
             tick()
         await _settle(app)
         res.invented_conflicts = engine.store.read(lambda c: _invented(c, scenario))
+        res.cross_thread += engine.store.read(lambda c: _local_elsewhere(c, scenario, shown))
     finally:
         for client in clients.values():
             await client.close()
@@ -490,11 +495,44 @@ def _invented(conn: Any, scenario: Scenario) -> list[str]:
     return out
 
 
-def _group(statements: Sequence[Statement], text: str) -> str | None:
-    """The group of the statement an item was taken from (most words in common)."""
+_SOURCE = re.compile(r"\bmsg (\d+)")
+
+
+def _local_elsewhere(conn: Any, scenario: Scenario,
+                     shown: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """Block lines whose cited source message (the first ``msg N``) is a local
+    statement of another conversation, whether or not the line kept its tray code
+    (an item taken from a checklist line does not)."""
+    said: dict[str, tuple[Statement, ...]] = {}
+    for t in scenario.turns:
+        said.setdefault(t.text, t.statements)
+    out = []
+    for thread, lines in shown:
+        for ln in lines:
+            m = _SOURCE.search(ln)
+            if m is None:
+                continue
+            row = conn.execute("SELECT m.text, t.session FROM messages m JOIN threads t ON"
+                               " t.id = m.thread_id WHERE m.id=?", (int(m.group(1)),)
+                               ).fetchone()
+            if row is None or row["session"] == thread:
+                continue
+            statement = _statement(said.get(row["text"], ()), ln)
+            if statement is not None and statement.local:
+                out.append(f"{thread}: {ln}")
+    return out
+
+
+def _statement(statements: Sequence[Statement], text: str) -> Statement | None:
+    """The statement an item was taken from (most words in common)."""
     words = set(re.findall(r"\w+", text.casefold()))
-    best = max(statements, default=None, key=lambda st: len(
+    return max(statements, default=None, key=lambda st: len(
         words & set(re.findall(r"\w+", st.text.casefold()))))
+
+
+def _group(statements: Sequence[Statement], text: str) -> str | None:
+    """The group of the statement an item was taken from."""
+    best = _statement(statements, text)
     return best.group if best is not None else None
 
 
