@@ -357,7 +357,9 @@ def _prepared_all(row: Any) -> tuple[int, float, frozenset[str], bool]:
     if len(_PREPARED) >= _PREPARED_MAX:
         _PREPARED.clear()
     item_id = int(row["id"])
-    words = frozenset(terms(f"{row['subject'] or ''} {row['text']}"))
+    # The speaker's name is one of the item's words: "Where does Halvard live?" asks
+    # for what Halvard said ("I live in Ghent"), which names nobody.
+    words = frozenset(terms(f"{row['subject'] or ''} {row['text']} {standing.speaker(row)}"))
     prep = (item_id, standing_weight(row), words, standing.conversation_local(row))
     _PREPARED[id(row)] = (row, *prep)
     return prep

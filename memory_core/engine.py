@@ -623,18 +623,109 @@ class Engine:
 
     def search_memory(self, query: str, *, tenant: str | None = None, role: str | None = None,
                       include_messages: bool = True, limit: int = 20,
-                      session: str | None = None, include_commands: bool = True
-                      ) -> list[dict[str, Any]]:
-        """Keyword search over memory items and messages.
+                      session: str | None = None, include_commands: bool = True,
+                      mode: str = "keyword") -> list[dict[str, Any]]:
+        """Search memory items and messages (the operator's search and ``/memory search``).
 
         Retracted items are left out: a retraction takes an item out of retrieval
         (``inspect`` and the audit trail still show it). Returns dicts
-        ``{ref, kind, status, score, text, ...}`` best first; ``score`` counts
-        the query's keyword terms found (see ``assemble.terms``). ``session`` keeps
-        only rows stored under that ``X-LCM-Session``. With ``include_commands=False``
-        stored ``/memory`` commands and their replies are left out before ``limit``
-        applies (:mod:`memory_core.command`).
+        ``{ref, kind, status, score, match, text, ...}`` best first. ``session``
+        keeps only rows stored under that ``X-LCM-Session``. With
+        ``include_commands=False`` stored ``/memory`` commands and their replies are
+        left out before ``limit`` applies (:mod:`memory_core.command`).
+
+        ``mode="keyword"``: an SQLite scan; ``score`` counts the query's keyword
+        terms found (see ``assemble.terms``), +2 for the exact phrase. ``mode=
+        "hybrid"``: the model's ``memory_search`` (``SearchService.search`` in hybrid
+        mode: BM25 fused with vectors, so a paraphrase sharing no word is found) in
+        every tenant and role the filters allow, best fused score first
+        (``match: "hybrid"``), then what only the keyword scan found (``match:
+        "keyword"``: rows the indexes do not hold yet). Without an attached search
+        service ``hybrid`` is the keyword scan. Raises ``ValueError`` for another
+        mode.
         """
+        if mode not in ("keyword", "hybrid"):
+            raise ValueError(f"unknown search mode {mode!r}; use keyword or hybrid")
+        keyword = self._keyword_search(query, tenant, role, include_messages, limit,
+                                       session, include_commands)
+        if mode == "keyword" or self.search is None or not query.strip():
+            return keyword
+        try:
+            hybrid = self._hybrid_search(query, tenant, role, include_messages, limit,
+                                         session, include_commands)
+        except Exception as exc:  # noqa: BLE001 - a failing index leaves the keyword scan
+            log.warning("hybrid memory search failed (%s): keyword results only", exc)
+            return keyword
+        seen = {h["ref"] for h in hybrid}
+        return (hybrid + [h for h in keyword if h["ref"] not in seen])[:limit]
+
+    OPERATOR_SEARCH_SCOPES = 64
+    """Most (tenant, role) scopes one hybrid operator search visits (newest first)."""
+
+    OPERATOR_QUERY_EMBED_SECONDS = 10.0
+    """How long a hybrid operator search waits for its query vector (the embedder may
+    be busy with a backlog); then it ranks by BM25 alone."""
+
+    def _hybrid_search(self, query: str, tenant: str | None, role: str | None,
+                       include_messages: bool, limit: int, session: str | None,
+                       include_commands: bool) -> list[dict[str, Any]]:
+        where, args = ["1=1"], []
+        for col, val in (("tenant", tenant), ("role", role), ("session", session)):
+            if val is not None:
+                where.append(f"{col}=?")
+                args.append(val)
+        scopes = self.store.read(lambda c: [(r[0], r[1]) for r in c.execute(
+            f"SELECT tenant, role FROM threads WHERE {' AND '.join(where)} GROUP BY"
+            f" tenant, role ORDER BY MAX(id) DESC LIMIT {self.OPERATOR_SEARCH_SCOPES}",
+            args)])
+        if not scopes:
+            return []
+        vector = self.search.embed_query(query, timeout=self.OPERATOR_QUERY_EMBED_SECONDS)
+        kinds = ("message", "item") if include_messages else ("item",)
+        found = []
+        for t, r in scopes:
+            # Overfetch: retracted items and command exchanges are dropped below.
+            found += [(h, t, r) for h in self.search.search(
+                t, r, query, k=max(limit, 1) * 2, kinds=kinds, session=session,
+                mode="hybrid", query_vector=vector)]
+        found.sort(key=lambda x: -x[0].score)
+
+        def rows(c: sqlite3.Connection) -> list[dict[str, Any]]:
+            out: list[dict[str, Any]] = []
+            for h, t, r in found:
+                if h.kind == "item":
+                    row = c.execute("SELECT * FROM memory_items WHERE id=? AND tenant=? AND"
+                                    " role=?", (h.ref_id, t, r)).fetchone()
+                    if row is None or row["status"] == "retracted":
+                        continue
+                    out.append({"ref": f"item:{row['id']}", "id": row["id"],
+                                "kind": row["kind"], "status": row["status"],
+                                "score": round(h.score, 4), "match": "hybrid",
+                                "text": row["text"], "value": row["value"],
+                                "unit": row["unit"], "condition": row["condition"],
+                                "role": row["role"],
+                                "source_message_id": row["source_message_id"]})
+                else:
+                    row = c.execute("SELECT id, msg_role, role, text, created_at FROM"
+                                    " messages WHERE id=? AND tenant=? AND role=?",
+                                    (h.ref_id, t, r)).fetchone()
+                    if row is None or (not include_commands
+                                       and is_command_exchange(row["text"])):
+                        continue
+                    out.append({"ref": f"msg:{row['id']}", "id": row["id"],
+                                "kind": "message", "status": row["msg_role"],
+                                "score": round(h.score, 4), "match": "hybrid",
+                                "text": row["text"][:300], "role": row["role"],
+                                "created_at": row["created_at"]})
+                if len(out) >= limit:
+                    break
+            return out
+
+        return self.store.read(rows)
+
+    def _keyword_search(self, query: str, tenant: str | None, role: str | None,
+                        include_messages: bool, limit: int, session: str | None,
+                        include_commands: bool) -> list[dict[str, Any]]:
         q_terms = terms(query)
         needle = query.strip().lower()
 
@@ -657,7 +748,8 @@ class Engine:
                 s += 2 if needle and needle in r["text"].lower() else 0
                 if s:
                     hits.append({"ref": f"item:{r['id']}", "id": r["id"], "kind": r["kind"],
-                                 "status": r["status"], "score": s, "text": r["text"],
+                                 "status": r["status"], "score": s, "match": "keyword",
+                                 "text": r["text"],
                                  "value": r["value"], "unit": r["unit"],
                                  "condition": r["condition"], "role": r["role"],
                                  "source_message_id": r["source_message_id"]})
@@ -671,6 +763,7 @@ class Engine:
                     if s:
                         hits.append({"ref": f"msg:{r['id']}", "id": r["id"], "kind": "message",
                                      "status": r["msg_role"], "score": s,
+                                     "match": "keyword",
                                      "text": r["text"][:300], "role": r["role"],
                                      "created_at": r["created_at"]})
             hits.sort(key=lambda h: (-h["score"], h["kind"] == "message", -h["id"]))
@@ -1047,7 +1140,10 @@ class Engine:
 
         if self.search is None:
             raise ValueError("search is disabled ([search] enabled = false)")
-        hits = self.search.search(tenant, role, query, k=limit, mode=mode)
+        vector = (self.search.embed_query(query, timeout=self.OPERATOR_QUERY_EMBED_SECONDS)
+                  if mode in ("hybrid", "vector") else None)
+        hits = self.search.search(tenant, role, query, k=limit, mode=mode,
+                                  query_vector=vector)
         rows = self.store.read(lambda c: overview.describe_hits(
             c, [(h.kind, h.ref_id, h.score) for h in hits], tenant=tenant, role=role))
         return [r for r in rows if r["status"] != "retracted"]

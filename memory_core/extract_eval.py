@@ -16,6 +16,19 @@ tolerance 1e-6) and the ``unit`` equals the labelled unit, where labelled; a pai
 fails only there counts as one false positive and one false negative. Unpaired
 predictions are false positives, unpaired labels false negatives.
 
+**Standing items.** Where a labelled item says ``"standing": true|false`` (standing =
+what the user set to last: preferences, rules, decisions, corrections, quantities the
+user fixed; not observations, one of a numbered series, one-off requests, small talk,
+assistant proposals), a prediction *stands* when the block would put it in every
+turn: :func:`memory_core.assemble.standing_weight` > 0 on the item as it would be
+stored (evidence ``user`` unless a proposal; an extraction flagged ``correction``
+counts as superseding an earlier item). Predictions pair with the labels of their
+message by subject (any kind; the same kind first). Standing precision is the share
+of standing predictions, in messages whose every label carries ``standing`` (in a
+set that has such labels: its messages with no item are judged too), paired
+with a label that says ``true``; recall the share of ``true`` labels whose paired
+prediction stands.
+
 **Field accuracy** is measured over the pairs (before the value/unit check): the share
 with the labelled value, unit and condition right (conditions compared with the same
 similarity as subjects), and the share whose ``correction`` flag equals the label (an
@@ -36,7 +49,8 @@ from typing import Any
 from memory_core.extraction import KINDS, LANGS, TASK_LABELS, Extracted, extract
 from memory_core.extraction.prepare import fold_traditional
 
-_LABEL_KEYS = {"kind", "subject", "value", "unit", "condition", "correction", "task_label"}
+_LABEL_KEYS = {"kind", "subject", "value", "unit", "condition", "correction", "task_label",
+               "standing"}
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _STRIP = re.compile(r"[\s\W_]+")
 _LINK = re.compile(r"[的の]")
@@ -72,6 +86,8 @@ def _problem(row: Any, seen: set[str]) -> str | None:
             return f"bad expected item {item!r}"
         if item.get("task_label") not in (None, *TASK_LABELS):
             return f"bad task_label {item!r}"
+        if item.get("standing") not in (None, True, False):
+            return f"bad standing {item!r}"
     return None
 
 
@@ -136,6 +152,73 @@ def _pairs(expected: list[dict[str, Any]], predicted: list[Extracted]) -> list[t
     return out
 
 
+def stands(item: Extracted, speaker: str = "user") -> bool:
+    """Whether the block would show ``item`` on every turn (module doc, "Standing
+    items")."""
+    import orjson
+
+    from memory_core.assemble import standing_weight
+
+    row = {"kind": item.kind, "text": item.text, "value": item.value,
+           "condition": item.condition,
+           "evidence": "assistant" if item.kind == "proposal" or speaker == "assistant"
+           else "user",
+           "supersedes": 0 if item.correction else None,
+           "data": orjson.dumps({"label": item.label} if item.label else {}).decode()}
+    return standing_weight(row) > 0
+
+
+def _standing_pairs(expected: list[dict[str, Any]], predicted: list[Extracted]
+                    ) -> list[tuple[int, int]]:
+    """Labels and predictions of one message paired by subject, any kind (the same
+    kind first), greedily, each used once."""
+    scored = []
+    for i, exp in enumerate(expected):
+        for j, got in enumerate(predicted):
+            sim = (subject_similarity(exp["subject"], got.subject or got.text)
+                   if "subject" in exp else 1.0)
+            if sim >= MATCH_THRESHOLD:
+                scored.append((sim + (1.0 if exp["kind"] == got.kind else 0.0), i, j))
+    used_e: set[int] = set()
+    used_p: set[int] = set()
+    out = []
+    for _, i, j in sorted(scored, key=lambda t: (-t[0], t[1], t[2])):
+        if i not in used_e and j not in used_p:
+            used_e.add(i)
+            used_p.add(j)
+            out.append((i, j))
+    return out
+
+
+def _standing_counts(counts: dict[str, int], errors: list[dict[str, Any]],
+                     row: dict[str, Any], predicted: list[Extracted]) -> None:
+    expected = row["expected"]
+    if not all("standing" in e for e in expected):
+        return
+    counts["messages"] += 1
+    flags = [stands(p, row["speaker"]) for p in predicted]
+    pairs = dict(_standing_pairs(expected, predicted))
+    wrong: list[str] = []
+    for i, exp in enumerate(expected):
+        j = pairs.get(i)
+        got = j is not None and flags[j]
+        if exp["standing"]:
+            counts["tp" if got else "fn"] += 1
+            if not got:
+                wrong.append("should stand: " + (predicted[j].text if j is not None
+                                                  else f"(no {exp['kind']} extracted)"))
+        elif got:
+            counts["fp"] += 1
+            wrong.append(f"stands, should not: {predicted[j].text}")  # type: ignore[index]
+    paired = set(pairs.values())
+    for j, flag in enumerate(flags):
+        if flag and j not in paired:
+            counts["fp"] += 1
+            wrong.append(f"stands, nothing labelled: {predicted[j].text}")
+    if wrong:
+        errors.append({"id": row["id"], "text": row["text"], "wrong": wrong})
+
+
 def _prf(c: dict[str, int]) -> dict[str, float | int]:
     tp, fp, fn = c["tp"], c["fp"], c["fn"]
     p = tp / (tp + fp) if tp + fp else 1.0
@@ -148,8 +231,9 @@ def _prf(c: dict[str, int]) -> dict[str, float | int]:
 def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
     """Precision/recall/F1 overall, per kind and per language, plus field accuracy.
 
-    Returns ``{"messages", "overall", "by_kind", "by_lang", "fields", "errors"}``; the
-    counts dicts hold ``tp``/``fp``/``fn``/``precision``/``recall``/``f1``. ``errors``
+    Returns ``{"messages", "overall", "by_kind", "by_lang", "fields", "standing",
+    "standing_errors", "errors"}`` (``standing``: ``None`` when no message carries
+    standing labels, else its counts and ``messages``); the counts dicts hold ``tp``/``fp``/``fn``/``precision``/``recall``/``f1``. ``errors``
     lists, per message with a mismatch, the missed labels and spurious predictions.
     ``only`` keeps the messages whose id starts with that prefix (e.g. ``"b-"``).
     """
@@ -159,9 +243,15 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
     by_lang: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     fields: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     errors: list[dict[str, Any]] = []
+    standing: dict[str, int] = defaultdict(int)
+    standing_errors: list[dict[str, Any]] = []
+    # A set that labels standing anywhere judges its empty messages too (nothing stands).
+    judged = any("standing" in i for r in rows for i in r["expected"])
     for row in rows:
         predicted = extract(row["text"], speaker=row["speaker"])
         expected = row["expected"]
+        if judged:
+            _standing_counts(standing, standing_errors, row, predicted)
         pairs = _pairs(expected, predicted)
         good = [(i, j) for i, j in pairs if _value_ok(expected[i], predicted[j])]
         for i, j in pairs:
@@ -191,6 +281,9 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
         "fields": {name: {"correct": c["correct"], "total": c["total"],
                           "accuracy": round(c["correct"] / c["total"], 4) if c["total"] else 1.0}
                    for name, c in sorted(fields.items())},
+        "standing": dict(_prf(standing), messages=standing["messages"])
+        if standing["messages"] else None,
+        "standing_errors": standing_errors,
         "errors": errors,
     }
 
@@ -243,7 +336,15 @@ def main(argv: list[str] | None = None) -> int:
     print(_table("lang", result["by_lang"]))
     print("fields:", ", ".join(f"{k} {v['correct']}/{v['total']} ({v['accuracy']:.3f})"
                                for k, v in result["fields"].items()))
+    st = result["standing"]
+    if st is not None:
+        print(f"standing ({st['messages']} labelled messages): P {st['precision']:.3f}"
+              f" R {st['recall']:.3f} (tp {st['tp']}, fp {st['fp']}, fn {st['fn']})")
     if args.errors:
+        for err in result["standing_errors"]:
+            print(f"\n{err['id']} (standing): {err['text']!r}")
+            for w in err["wrong"]:
+                print("   ", w)
         for err in result["errors"]:
             print(f"\n{err['id']}: {err['text']!r}")
             for e in err["missed"]:

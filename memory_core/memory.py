@@ -284,6 +284,82 @@ def _restated(conn: sqlite3.Connection, row: sqlite3.Row, thread_id: int,
     return True
 
 
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w-]*")
+"""A capitalised word not opening a sentence: a name ("Dana", "Argo", "Helm")."""
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(m.casefold() for m in _NAME.findall(text.strip())) - {"i"}
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in re.findall(r"[\w-]+", text))
+
+
+def same_meaning(new: sqlite3.Row | dict[str, Any], old: sqlite3.Row | dict[str, Any]
+                 ) -> bool:
+    """Whether two active items that embed alike may be one statement reworded
+    (the vector half of write-time dedupe: :func:`merge_duplicate`). Conservative: the
+    same tenant, role, kind, speaker, value, unit, condition, ordinal label, polarity
+    (flag and negation words) and numbers; at least one content term shared; each
+    saying something the other does not in other words (a statement that only adds
+    words, "my daughter is allergic to peanuts", is a refinement, not a repeat);
+    not one word swapped for another ("tea" / "coffee": a rival value); and no name
+    on each side that the other lacks ("Helm" / "Argo CD")."""
+    for col in ("tenant", "role", "kind", "value", "unit", "condition"):
+        if new[col] != old[col]:
+            return False
+    nd, od = _data(new), _data(old)  # type: ignore[arg-type]
+    if (nd.get("speaker", "") != od.get("speaker", "") or nd.get("label") != od.get("label")
+            or bool(nd.get("negated")) != bool(od.get("negated"))):
+        return False
+    if len(_NEGATION.findall(new["text"])) % 2 != len(_NEGATION.findall(old["text"])) % 2:
+        return False
+    if _numbers(new["text"]) != _numbers(old["text"]):
+        return False
+    a, b = content_terms(new["text"]), content_terms(old["text"])
+    only_a, only_b = a - b, b - a
+    if not a & b or not only_a or not only_b or (len(only_a) == 1 and len(only_b) == 1):
+        return False
+    na, nb = _names(new["text"]), _names(old["text"])
+    return not (na - _words(old["text"]) and nb - _words(new["text"]))
+
+
+def merge_duplicate(conn: sqlite3.Connection, new_id: int, old_id: int,
+                    now: float | None = None) -> bool:
+    """Merge item ``new_id`` into the older item ``old_id`` that says the same in other
+    words, when both are still active and :func:`same_meaning` agrees (checked again
+    here, on the rows as they are now): the older item takes every source of the new
+    one (``data.sources``, newest last, as a restatement does) and the new one gets
+    status ``merged`` with ``superseded_by`` pointing at the kept item (a ``merged``
+    revision; it leaves the indexes). A conversation-local item is merged only within
+    its thread. Returns whether it merged."""
+    now = time.time() if now is None else now
+    if new_id == old_id:
+        return False
+    rows = {r["id"]: r for r in conn.execute(
+        "SELECT * FROM memory_items WHERE id IN (?, ?) AND status='active'", (new_id, old_id))}
+    new, old = rows.get(new_id), rows.get(old_id)
+    if new is None or old is None or not same_meaning(new, old):
+        return False
+    if (standing.conversation_local(new) or standing.conversation_local(old)) \
+            and new["thread_id"] != old["thread_id"]:
+        return False
+    srcs = _data(new).get("sources")
+    if not isinstance(srcs, list):
+        srcs = [] if new["source_message_id"] is None else [new["source_message_id"]]
+    for message_id in srcs:
+        if not _restated(conn, old, new["thread_id"], message_id, now):
+            return False
+        old = conn.execute("SELECT * FROM memory_items WHERE id=?", (old_id,)).fetchone()
+    conn.execute("UPDATE memory_items SET status='merged', superseded_by=?, updated_at=?"
+                 " WHERE id=?", (old_id, now, new_id))
+    _revision(conn, new_id, "status", "active", "merged",
+              f"same meaning as item {old_id} (vector dedupe)", now)
+    _outbox(conn, "item", new_id, "delete")
+    return True
+
+
 def _other_dimension(a: str | None, b: str | None) -> bool:
     """Two units of different dimensions ("40 minutes" vs "12 GB": two attributes)."""
     return bool(a and b and unit_class(a) != unit_class(b))

@@ -338,18 +338,32 @@ def _fmt_ts(ts: float | None) -> str:
 @click.option("--role", default=None, help="Only this role.")
 @click.option("--tenant", default=None, help="Only this tenant id.")
 @click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--mode", type=click.Choice(["hybrid", "keyword"]), default="hybrid",
+              show_default=True, help="hybrid: the model's memory_search (meaning and"
+              " keywords, read-only use of the search indexes); keyword: an SQLite scan.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def memory_search(query: str, config: str | None, data_dir: str | None, session: str | None,
-                  role: str | None, tenant: str | None, limit: int, as_json: bool) -> None:
-    """Find memory items and messages matching QUERY (keywords; CJK substrings).
+                  role: str | None, tenant: str | None, limit: int, mode: str,
+                  as_json: bool) -> None:
+    """Find memory items and messages for QUERY: by meaning and keywords, as the
+    model's memory_search ranks them, then keyword-only matches (CJK substrings).
 
-    Stored ``/memory`` commands and their replies are left out, as in chat."""
+    Safe beside a running proxy. Stored ``/memory`` commands and their replies are
+    left out, as in chat."""
+    from proxy.cli_search import attach_readonly_search
+
     engine = _engine(config, data_dir)
+    embedder = None
     try:
+        if mode == "hybrid":
+            embedder = attach_readonly_search(
+                engine, _settings(config, {"storage": {"data_dir": data_dir}}))
         hits = engine.search_memory(query, tenant=tenant, role=role, session=session,
-                                    limit=limit, include_commands=False)
+                                    limit=limit, include_commands=False, mode=mode)
     finally:
         engine.close()
+        if embedder is not None:
+            embedder.close()
     if as_json:
         _echo_json(hits)
         return

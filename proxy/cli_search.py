@@ -36,6 +36,41 @@ def _embedder(settings: Any):  # type: ignore[no-untyped-def]
         raise click.ClickException(str(exc)) from exc
 
 
+def attach_readonly_search(engine: Any, settings: Any) -> Any:
+    """Attach a read-only ``SearchService`` over the data dir's indexes to ``engine``
+    (a ``memory_core.engine.Engine``) so ``search_memory(mode="hybrid")`` ranks as the
+    model's ``memory_search`` does. Takes no Tantivy writer lock and writes nothing, so
+    it runs beside a serving proxy (results as of its last commit and vector save).
+    Returns the embedder to close after ``engine.close()``, or ``None`` when search is
+    off or the indexes cannot be read (a warning on stderr; the keyword scan serves).
+    """
+    from memory_core.errors import MemoryError_
+    from memory_core.search import EmbedderError, EmbeddingConfig, SearchService, create_embedder
+    from proxy.settings import data_dir_path
+
+    section = getattr(settings, "search", None)
+    if section is not None and not section.enabled:
+        return None
+    emb_section = getattr(settings, "embedding", None)
+    try:
+        embedder = create_embedder(emb_section.embedding_config(settings.proxy)
+                                   if emb_section is not None else EmbeddingConfig())
+    except EmbedderError as exc:
+        click.echo(f"warning: embedder unavailable ({exc}); searching by keywords",
+                   err=True)
+        return None
+    try:
+        service = SearchService(engine.store, data_dir_path(settings),
+                                _search_config(settings), embedder, readonly=True)
+    except (MemoryError_, OSError, ValueError) as exc:
+        embedder.close()
+        click.echo(f"warning: search indexes unreadable ({exc}); searching by keywords",
+                   err=True)
+        return None
+    engine.attach_search(service, start=False)
+    return embedder
+
+
 def _bar(**kwargs: Any) -> Any:
     from tqdm import tqdm
 
@@ -130,9 +165,14 @@ def register(main: click.Group) -> None:
     group = main.commands.get("eval")
     if not isinstance(group, click.Group):
         @main.group("eval", invoke_without_command=True)
-        @click.option("--profile", type=click.Choice(["quick", "full", "smoke"]), default=None,
+        @click.option("--profile", type=click.Choice(["quick", "full", "smoke", "crowd",
+                                                      "crowd-full", "crowd-smoke"]),
+                      default=None,
                       help="Long-session evaluation: quick (100, 200 turns), full (100-2000"
-                      " turns, 7 sessions), smoke (one 30-turn session, for CI).")
+                      " turns, 7 sessions), smoke (one 30-turn session, for CI); crowd"
+                      " (3 end users behind one key, speakers, numbered steps, unmarked"
+                      " updates, restatements; lcm-proxy only), crowd-full (5 users,"
+                      " longer), crowd-smoke (2 users, for CI).")
         @click.option("--seed", type=int, default=1, show_default=True)
         @output_option
         @print_json_option
@@ -182,6 +222,20 @@ def register(main: click.Group) -> None:
                     click.echo(f"embedding: {config.embedding}", err=True)
             from proxy.evaluation.runner import EvalAborted
 
+            if profile.startswith("crowd"):
+                if png_file:
+                    raise CliError("--png draws the quick/full profiles only")
+                from proxy.evaluation.crowd import run_crowd
+
+                with _bar(total=None, desc=profile, unit="turn") as bar:
+                    out = run_crowd(profile, seed, embedding=embedding_provider,
+                                    tables=config.tables if config else None,
+                                    tick=lambda: bar.update(1))
+                if md_file:
+                    with open(md_file, "w", encoding="utf-8") as fh:
+                        fh.write(out["markdown"])
+                _answer(out, json_file, as_json, text_key="markdown")
+                return
             try:
                 out = run_eval(profile, seed, embedding=embedding_provider, config=config)
             except EvalAborted as exc:

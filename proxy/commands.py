@@ -69,7 +69,7 @@ def _search(engine: Engine, scope: Scope, query: str) -> str:
     if not query:
         return f"{REPLY_HEADER} · usage: /memory search QUERY"
     hits = engine.search_memory(query, tenant=scope.tenant, role=scope.role, limit=10,
-                                include_commands=False)
+                                include_commands=False, mode="hybrid")
     lines = [f"{REPLY_HEADER} · search {query!r}: {len(hits) or 'no'} match"
              f"{'' if len(hits) == 1 else 'es'}"]
     for h in hits:

@@ -81,9 +81,12 @@ def _paths() -> dict[str, Any]:
             "One stored message with its original JSON and the items taken from it.",
             [_path("message_id"), TENANT, ROLE], errors=(404,))},
         "/lcm/v1/search": {"get": _op(
-            "Keyword search over memory items and messages, best first; stored /memory"
-            " commands and their replies are left out.",
-            [{**_q("q", "Query (keywords; CJK substrings)."), "required": True},
+            "Search memory items and messages, best first: mode hybrid (default) ranks"
+            " as the model's memory_search (BM25 fused with vectors: a paraphrase is"
+            " found), then keyword-only matches; mode keyword is the SQLite scan alone."
+            " Stored /memory commands and their replies are left out.",
+            [{**_q("q", "Query (words or a paraphrase; CJK substrings)."), "required": True},
+             {**_q("mode", "hybrid (default) or keyword.")},
              TENANT, ROLE, SESSION, LIMIT], errors=(400,))},
         "/lcm/v1/explain": {"get": _op(
             "The last injection: trigger, budget, token source, sections, included,"

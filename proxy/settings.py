@@ -194,6 +194,7 @@ class SearchSettings:
     min_score: float = field(default=0.0, metadata=_rng(0, 10))
     vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1, 1))
     query_timeout_seconds: float = field(default=0.25, metadata=_rng(0.05, 60))
+    dedupe_similarity: float = field(default=0.9, metadata=_rng(0, 1))
 
     def search_config(self) -> Any:
         """Return the ``memory_core.search.SearchConfig`` these settings describe."""

@@ -109,3 +109,47 @@ def test_load_rejects_duplicate_ids(tmp_path: Path) -> None:
     row = {"id": "x", "lang": "en", "speaker": "user", "text": "t", "expected": []}
     with pytest.raises(ValueError, match="duplicate"):
         load(_write(tmp_path, [row, row]))
+
+
+# -- standing items (issue 24) ---------------------------------------------------------
+NEVER_TUNED = [Path(__file__).parent / "data" / name
+               for name in ("extraction_holdout2.jsonl", "extraction_standing.jsonl")]
+
+
+def test_standing_is_scored_on_labelled_messages_only(tmp_path: Path) -> None:
+    path = _write(tmp_path, [
+        {"id": "a", "lang": "en", "speaker": "user", "text": "Always run the linter first.",
+         "expected": [{"kind": "constraint", "standing": True}]},
+        {"id": "b", "lang": "en", "speaker": "user", "text": "The build took 14 minutes.",
+         "expected": [{"kind": "fact", "standing": True}]},   # labelled wrong on purpose
+        {"id": "c", "lang": "en", "speaker": "user", "text": "Set the quota to 5 jobs.",
+         "expected": [{"kind": "constraint", "standing": False}]},  # wrong on purpose
+        {"id": "d", "lang": "en", "speaker": "user", "text": "Set the quota to 5 jobs.",
+         "expected": [{"kind": "constraint"}]},                # no standing label: not scored
+    ])
+    st = score(path)["standing"]
+    assert (st["tp"], st["fp"], st["fn"], st["messages"]) == (1, 1, 1, 3)
+    # a set without standing labels has no standing score (the main labelled set)
+    assert score(_write(tmp_path, [{"id": "e", "lang": "en", "speaker": "user",
+                                    "text": "Always lint.", "expected": []}]))["standing"] is None
+    assert score(SET)["standing"] is None
+
+
+def test_standing_labels_are_booleans(tmp_path: Path) -> None:
+    row = {"id": "x", "lang": "en", "speaker": "user", "text": "t",
+           "expected": [{"kind": "fact", "standing": "yes"}]}
+    with pytest.raises(ValueError, match="bad standing"):
+        load(_write(tmp_path, [row]))
+
+
+def test_standing_precision_on_the_splits_never_tuned_on() -> None:
+    # Labelled by judgment from issue 24's definition, measured once (commit 3bd2ae9):
+    # holdout2 P 1.000 R 0.818, the standing set P 0.944 R 0.944; together 26 of 27.
+    tp = fp = fn = 0
+    for path in NEVER_TUNED:
+        rows = load(path)
+        assert all("standing" in i for r in rows for i in r["expected"])
+        st = score(path)["standing"]
+        tp, fp, fn = tp + st["tp"], fp + st["fp"], fn + st["fn"]
+    assert tp + fn >= 25 and tp / (tp + fp) >= 0.95, (tp, fp, fn)
+    assert tp / (tp + fn) >= 0.85, (tp, fp, fn)

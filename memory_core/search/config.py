@@ -70,6 +70,10 @@ class SearchConfig:
     """Partitions up to this size are searched exactly with numpy (no graph)."""
     vector_save_interval_seconds: float = field(default=30.0, metadata=_rng(0.0, 3600.0))
     """Dirty vector partitions are saved (and the checkpoint advanced) this often."""
+    dedupe_similarity: float = field(default=0.9, metadata=_rng(0.0, 1.0))
+    """Write-time dedupe, vector half: an item just embedded whose cosine similarity
+    to an older active item of its scope reaches this is merged into it when the
+    lexical guards agree (:func:`memory_core.memory.same_meaning`); 0 = off."""
     # -- hybrid ranking -----------------------------------------------------
     default_mode: str = "hybrid"
     fusion: str = "minmax"

@@ -39,7 +39,7 @@ CHAT_ROLES = frozenset({"user", "assistant"})
 prompt, which would swamp a short turn)."""
 CONTEXT_CHARS = 1000
 """Characters of each neighbouring turn put in a message's ``context`` field."""
-DELETED_STATUSES = frozenset({"retracted", "deleted", "purged"})
+DELETED_STATUSES = frozenset({"retracted", "deleted", "purged", "merged"})
 
 _QUERIES = {
     "message": (

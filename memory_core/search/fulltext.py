@@ -155,6 +155,11 @@ class TantivyTextIndex:
     and a different stamp empties the index (the caller then re-feeds it from SQLite:
     :attr:`was_reset` tells it to). Raises ``SearchIndexError`` when the index cannot
     be opened (for example ``LockBusy``: another process holds the writer).
+
+    ``readonly``: open for searching only, as an operator's command does beside a
+    running proxy: no writer (so no writer lock), nothing on disk is created, emptied
+    or stamped; a missing index or one stamped for other settings raises
+    ``SearchIndexError`` instead of being rebuilt, and the write methods raise it too.
     """
 
     def __init__(
@@ -165,9 +170,11 @@ class TantivyTextIndex:
         index_dates: bool = False,
         heap_bytes: int = 64 << 20,
         threads: int = 1,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
         self.stemming = stemming
+        self.readonly = readonly
         self._words = _word_analyzer(stemming)
         self._stop = STOPWORDS | {t for w in STOPWORDS for t in self._words.analyze(w)}
         self._ngrams = _ngram_analyzer()
@@ -179,6 +186,9 @@ class TantivyTextIndex:
             old = json.loads(stamp_file.read_text()) if stamp_file.exists() else None
         except (OSError, ValueError):
             old = None
+        if readonly and (old != stamp or not (self.path / "meta.json").exists()):
+            raise SearchIndexError(f"text index {self.path} is missing or was built with"
+                                   f" other settings ({old}); run `lcm-proxy reindex`")
         if old != stamp and self.path.exists():
             log.warning("text index %s has stamp %s, want %s: rebuilding", self.path, old, stamp)
             shutil.rmtree(self.path)
@@ -191,16 +201,22 @@ class TantivyTextIndex:
             self.index = tantivy.Index(self.schema, str(self.path), reuse=True)
             self.index.register_tokenizer("lcm_words", self._words)
             self.index.register_tokenizer("lcm_ngram", self._ngrams)
-            self._writer = self.index.writer(max(heap_bytes, (15 << 20) * threads), threads)
+            self._writer = (None if readonly else
+                            self.index.writer(max(heap_bytes, (15 << 20) * threads), threads))
         except ValueError as exc:
             raise SearchIndexError(f"cannot open text index {self.path}: {exc}") from exc
-        stamp_file.write_text(json.dumps(stamp))
+        if not readonly:
+            stamp_file.write_text(json.dumps(stamp))
         self._heap, self._threads = heap_bytes, threads
         self._wlock = threading.Lock()
         self._pending = 0
         self._built = functools.lru_cache(maxsize=_QUERY_CACHE)(self._build_query)
 
     # -- writes (one writer thread) ---------------------------------------------
+    def _writable(self) -> None:
+        if self.readonly:
+            raise SearchIndexError(f"text index {self.path} is open read-only")
+
     def _document(self, doc: IndexDoc) -> tantivy.Document:
         text, extra = normalise(doc.text), normalise(doc.extra)
         return tantivy.Document(
@@ -223,6 +239,7 @@ class TantivyTextIndex:
     def upsert(self, docs: list[IndexDoc]) -> None:
         """Replace (delete by key, then add) each doc; visible after :meth:`commit`."""
         with self._wlock:
+            self._writable()
             for doc in docs:
                 self._writer.delete_documents_by_term("key", doc.label)
                 self._writer.add_document(self._document(doc))
@@ -231,6 +248,7 @@ class TantivyTextIndex:
     def delete(self, labels: list[int]) -> None:
         """Delete the docs with these labels; visible after :meth:`commit`."""
         with self._wlock:
+            self._writable()
             for label in labels:
                 self._writer.delete_documents_by_term("key", int(label))
             self._pending += len(labels)
@@ -238,6 +256,7 @@ class TantivyTextIndex:
     def commit(self) -> None:
         """Commit pending changes (about 30 ms) and make them visible to searches."""
         with self._wlock:
+            self._writable()
             self._writer.commit()
             self._pending = 0
         self.index.reload()
@@ -245,6 +264,7 @@ class TantivyTextIndex:
     def clear(self) -> None:
         """Delete every document and commit."""
         with self._wlock:
+            self._writable()
             self._writer.delete_all_documents()
             self._writer.commit()
         self.index.reload()

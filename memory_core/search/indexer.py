@@ -33,7 +33,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import numpy as np
 
-from memory_core.search.base import IndexDoc, make_label
+from memory_core.search.base import IndexDoc, SearchFilter, make_label, split_label
 from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import embed_key, load_docs, scan_ids
 from memory_core.search.embed.base import Embedder, SerialEmbedder, background_priority
@@ -269,8 +269,42 @@ class Indexer:
         if skipped:
             self.vectors.delete(skipped)
         if wanted:
-            self.vectors.upsert(wanted, self._vectors_for(wanted, use_cache_all=rebuild))
+            vecs = self._vectors_for(wanted, use_cache_all=rebuild)
+            self.vectors.upsert(wanted, vecs)
+            if not rebuild and self.config.dedupe_similarity > 0:
+                self._merge_duplicates(wanted, vecs)
         return len(wanted)
+
+    def _merge_duplicates(self, docs: list[IndexDoc], vecs: np.ndarray) -> int:
+        """Write-time dedupe, vector half: merge each item just embedded into an older
+        active item of its scope whose vector is at least ``dedupe_similarity`` alike,
+        when :func:`memory_core.memory.merge_duplicate` agrees (same kind, speaker,
+        value, numbers and polarity; words that reword rather than replace). Off the
+        request path: this runs on the indexer's vector thread. Returns merges made."""
+        from memory_core import memory
+
+        threshold = self.config.dedupe_similarity
+        merged = 0
+        for doc, vec in zip(docs, vecs, strict=True):
+            if doc.kind != "item":
+                continue
+            flt = SearchFilter(tenant=doc.tenant, role=doc.role, kinds=("item",))
+            for label, sim in self.vectors.search(vec, flt, 8) if self.vectors else []:
+                _kind, ref = split_label(label)
+                if ref >= doc.ref_id or sim < threshold:
+                    continue
+                try:
+                    done = self.store.write_sync(memory.merge_duplicate, doc.ref_id, ref)
+                except Exception:  # noqa: BLE001 - dedupe is best effort; indexing goes on
+                    log.exception("vector dedupe of item %s failed", doc.ref_id)
+                    break
+                if done:
+                    log.info("item %s merged into item %s (cosine %.3f)", doc.ref_id, ref,
+                             sim)
+                    self.vectors.delete([doc.label])  # type: ignore[union-attr]
+                    merged += 1
+                    break
+        return merged
 
     def vector_step(self, *, save: bool) -> int:
         """Apply one outbox batch to the vector index; return outbox rows read."""

@@ -27,7 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.search.base import LABEL_SHIFT, Hit, SearchFilter, split_label
+from memory_core.search.base import (
+    LABEL_SHIFT,
+    Hit,
+    SearchFilter,
+    SearchIndexError,
+    split_label,
+)
 from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import DELETED_STATUSES, TABLES, embed_key
 from memory_core.search.embed.base import (
@@ -88,6 +94,12 @@ class SearchService:
     then returns nothing). ``clock`` returns UNIX seconds (recency boost).
     ``query_timeout``/``index_dates`` override the config's values (eval, tests).
     Raises ``SearchIndexError`` if an index cannot be opened.
+
+    ``readonly``: search what is on disk beside the process that writes it (an
+    operator's command while the proxy runs): no Tantivy writer lock, nothing
+    written (indexes, checkpoints); :meth:`start`, :meth:`catch_up` and
+    :meth:`rebuild` are refused with ``SearchIndexError``. Results are as fresh as
+    the writer's last commit (text) and save (vectors).
     """
 
     def __init__(
@@ -100,8 +112,10 @@ class SearchService:
         clock: Callable[[], float] = time.time,
         query_timeout: float | None = None,
         index_dates: bool | None = None,
+        readonly: bool = False,
     ) -> None:
         self.config = (config or SearchConfig()).clamped()
+        self.readonly = readonly
         self.store = store
         self.embedder = embedder
         self.clock = clock
@@ -111,7 +125,8 @@ class SearchService:
         cfg = self.config
         dates = cfg.index_dates if index_dates is None else index_dates
         self.text = TantivyTextIndex(root / "text", stemming=cfg.stemming, index_dates=dates,
-                                     heap_bytes=cfg.writer_heap_bytes, threads=cfg.writer_threads)
+                                     heap_bytes=cfg.writer_heap_bytes, threads=cfg.writer_threads,
+                                 readonly=readonly)
         self.vectors: HnswVectorIndex | None = None
         if embedder is not None:
             self.vectors = HnswVectorIndex(
@@ -119,6 +134,7 @@ class SearchService:
                                                           cfg.embed_context_chars),
                 m=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction,
                 ef_search=cfg.hnsw_ef_search, flat_max=cfg.flat_max_vectors,
+                readonly=readonly,
             )
         self.indexer = Indexer(store, self.text, self.vectors, embedder, cfg)
         self.indexer.index_dates = dates
@@ -129,6 +145,7 @@ class SearchService:
     # -- lifecycle -------------------------------------------------------------
     def start(self) -> None:
         """Start background indexing (catch-up from the checkpoints comes first)."""
+        self._writable()
         self.indexer.start()
 
     def notify(self) -> None:
@@ -141,10 +158,12 @@ class SearchService:
 
     def catch_up(self, progress: Progress | None = None) -> None:
         """Index everything past the checkpoints now, on this thread (blocking)."""
+        self._writable()
         self.indexer.catch_up(progress)
 
     def rebuild(self, progress: Progress | None = None) -> dict[str, int]:
         """Rebuild both indexes from SQLite (blocking); returns docs per kind."""
+        self._writable()
         return self.indexer.rebuild(progress)
 
     def close(self, timeout: float = 120.0) -> None:
@@ -154,11 +173,17 @@ class SearchService:
         if self._closed:
             return
         self._closed = True
+        if self.readonly:
+            return
         if not self.indexer.close(timeout):
             return
         self.text.close()
         if self.vectors is not None:
             self.vectors.close()
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise SearchIndexError("this search service is read-only")
 
     def status(self) -> dict[str, Any]:
         """Counts, checkpoints, outbox head and worker errors (JSON-ready)."""
@@ -177,15 +202,17 @@ class SearchService:
         }
 
     # -- search ----------------------------------------------------------------
-    def embed_query(self, query: str) -> np.ndarray | None:
-        """Return the query vector, or ``None`` (no embedder, timeout, failure)."""
+    def embed_query(self, query: str, timeout: float | None = None) -> np.ndarray | None:
+        """Return the query vector, or ``None`` (no embedder, timeout, failure).
+        ``timeout``: seconds to wait for a shared embedder (default ``query_timeout``)."""
         if self.embedder is None or not query.strip():
             return None
         query = unicodedata.normalize("NFC", query)  # as the indexed texts (docs.row_to_doc)
         try:
             emb: Any = self.embedder
             if isinstance(emb, SerialEmbedder):
-                vecs = emb.embed_queries([query], timeout=self.query_timeout)
+                vecs = emb.embed_queries([query], timeout=self.query_timeout
+                                         if timeout is None else timeout)
             else:
                 vecs = query_embedding(emb)([query])
             return np.asarray(vecs[0], dtype=np.float32)

@@ -314,6 +314,11 @@ class HnswVectorIndex:
     A manifest written by another dimension or model empties the index
     (:attr:`was_reset` is then true and the caller re-feeds it). Raises
     ``SearchIndexError`` when a partition file cannot be read.
+
+    ``readonly``: load what is on disk and never write there (an operator's command
+    beside a running proxy): a manifest of another model, or an unreadable
+    partition, leaves the index empty instead of rebuilding it, and :meth:`save`
+    does nothing.
     """
 
     def __init__(
@@ -326,8 +331,10 @@ class HnswVectorIndex:
         ef_construction: int = 200,
         ef_search: int = 64,
         flat_max: int = 20_000,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.readonly = readonly
         self.dim, self.model_id = dim, model_id
         self.cfg = {"m": m, "ef_c": ef_construction, "ef": ef_search, "flat_max": flat_max}
         self._parts: dict[tuple[str, str], _Partition] = {}
@@ -335,6 +342,11 @@ class HnswVectorIndex:
         self.was_reset = False
         manifest = self._read_manifest()
         want = {"version": FORMAT_VERSION, "dim": dim, "model": model_id}
+        if readonly and (manifest is None
+                         or any(manifest.get(k) != v for k, v in want.items())):
+            log.warning("vector index %s is missing or was built for another model:"
+                        " searching without vectors", self.path)
+            return
         if manifest is None or any(manifest.get(k) != v for k, v in want.items()):
             if manifest is not None:
                 log.warning("vector index %s was built for %s: rebuilding for %s",
@@ -348,6 +360,11 @@ class HnswVectorIndex:
                 part = _Partition.load(self.path / name, info["tenant"], info["role"], dim,
                                        self.cfg)
             except (OSError, ValueError, KeyError, RuntimeError, EOFError) as exc:
+                if readonly:
+                    log.warning("vector partition %s unreadable (%s): searching without"
+                                " vectors", name, exc)
+                    self._parts.clear()
+                    return
                 # Derived data: start empty and let the indexer re-feed it from SQLite
                 # (vectors come back from the embeddings table, no re-embedding).
                 log.warning("vector partition %s unreadable (%s): rebuilding all", name, exc)
@@ -356,8 +373,9 @@ class HnswVectorIndex:
                 self.was_reset = True
                 break
             self._parts[(part.tenant, part.role)] = part
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._write_manifest()
+        if not readonly:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._write_manifest()
 
     def _read_manifest(self) -> dict | None:  # type: ignore[type-arg]
         try:
@@ -412,6 +430,8 @@ class HnswVectorIndex:
 
     def save(self) -> None:
         """Write every changed partition (atomic per file) and the manifest."""
+        if self.readonly:
+            return
         for part in list(self._parts.values()):
             if part.dirty:
                 part.save(self.path / partition_name(part.tenant, part.role))

@@ -300,18 +300,24 @@ async def message(request: web.Request) -> web.Response:
 
 
 async def search(request: web.Request) -> web.Response:
-    """``GET /lcm/v1/search?q=`` → ``{query, hits}`` best first (tenant, role, session,
-    limit). Stored ``/memory`` commands and their replies are left out, as in chat."""
+    """``GET /lcm/v1/search?q=`` → ``{query, mode, hits}`` best first (tenant, role,
+    session, limit, ``mode``: ``hybrid``, the default, ranks as the model's
+    ``memory_search`` does, then keyword-only matches; ``keyword`` is the SQLite scan
+    alone). Stored ``/memory`` commands and their replies are left out, as in chat."""
     require_admin(request)
     tenant, role = _scope(request)
     query = request.query.get("q", "").strip()
     if not query:
         raise BadRequestError("q is required", code="invalid_parameter", param="q")
+    mode = request.query.get("mode", "hybrid").strip() or "hybrid"
+    if mode not in ("hybrid", "keyword"):
+        raise BadRequestError(f"mode must be hybrid or keyword, not {mode!r}",
+                              code="invalid_parameter", param="mode")
     limit = _int(request, "limit", 20, low=1, high=MAX_LIMIT)
     hits = await _run(lambda: request.app[ENGINE].search_memory(
         query, tenant=tenant, role=role, session=_param(request, "session"),
-        limit=limit or 20, include_commands=False))
-    return _json({"query": query, "hits": hits})
+        limit=limit or 20, include_commands=False, mode=mode))
+    return _json({"query": query, "mode": mode, "hits": hits})
 
 
 async def explain(request: web.Request) -> web.Response:

@@ -400,9 +400,11 @@ def _forbidden(tenant: str | None, why: str) -> web.Response:
     return _html(page("Refused", f"<p>{e(why)}</p>", tenant=tenant), 403)
 
 
-SEARCH_MODES = ("keyword", "bm25", "vector", "hybrid")
-"""``keyword``: SQLite scan, query terms found (any scope); the others ask the search
-indexes of one tenant and role (BM25, cosine, or the fused hybrid score)."""
+SEARCH_MODES = ("hybrid", "keyword", "bm25", "vector")
+"""``hybrid`` (the default): the model's ``memory_search`` ranking (BM25 fused with
+vectors) in one tenant and role, or in every scope the filters allow followed by
+keyword-only matches (``Engine.search_memory``); ``keyword``: SQLite scan, query
+terms found (any scope); ``bm25``/``vector``: one index of one tenant and role."""
 
 
 async def search_page(request: web.Request) -> web.Response:
@@ -412,28 +414,31 @@ async def search_page(request: web.Request) -> web.Response:
         return denied
     tenant, role = _filters(request)
     query = request.query.get("q", "").strip()
-    mode = request.query.get("mode", "").strip() or "keyword"
+    mode = request.query.get("mode", "").strip() or "hybrid"
     if mode not in SEARCH_MODES:
         return _html(page("Search", f"<p>unknown mode {e(mode)}; use one of"
                           f" {e(', '.join(SEARCH_MODES))}</p>", tenant=tenant), 400)
     form = _search_form(tenant, role, query, mode)
     body = form + '<p class="muted">type a query</p>'
-    if query and mode == "keyword":
+    across = mode == "hybrid" and (tenant is None or role is None)
+    if query and (mode == "keyword" or across):
         hits = await _run(lambda: request.app[ENGINE].search_memory(
-            query, tenant=tenant, role=role, limit=100, include_commands=False))
+            query, tenant=tenant, role=role, limit=100, include_commands=False, mode=mode))
         rows = [{"kind": "message", "id": h["id"], "score": h["score"], "status": None,
                  "text": h["text"], "message_id": h["id"], "thread_id": None,
                  "label": f"message ({h.get('status')})"} if h["kind"] == "message" else
                 {"kind": "item", "id": h["id"], "score": h["score"], "status": h.get("status"),
                  "text": h["text"], "message_id": h.get("source_message_id"),
                  "thread_id": None, "label": f"item ({h['kind']})"} for h in hits]
-        body = form + _hits_table(rows, query, mode, "query terms found (+2 for the exact"
-                                  " phrase)", tenant)
+        unit = ("fused rank score plus boosts in each tenant and role, then keyword-only"
+                " matches (query terms found)" if across else
+                "query terms found (+2 for the exact phrase)")
+        body = form + _hits_table(rows, query, mode, unit, tenant)
     elif query:
         if tenant is None or role is None:
-            body = form + ('<p class="notice">the indexed searches (bm25, vector, hybrid)'
-                           " run within one tenant and role: choose both (keyword search"
-                           " works on any scope)</p>")
+            body = form + ('<p class="notice">the bm25 and vector searches run within one'
+                           " tenant and role: choose both (hybrid and keyword search work"
+                           " on any scope)</p>")
         else:
             try:
                 rows = await _run(lambda: request.app[ENGINE].search_indexed(

