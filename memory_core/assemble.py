@@ -298,7 +298,8 @@ def standing_weight(row: Any) -> float:
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
     必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
     number, :func:`memory_core.standing.one_off`), 0 for an item led by an ordinal
-    label ("Run 39: …", one of a series), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
+    label ("Run 39: …", one of a series), decision 1.5 (+1.5 when explicit: "we
+    decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item), +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
@@ -346,7 +347,8 @@ def _prepared(row: Any) -> tuple[int, float, frozenset[str]]:
 
 
 def _local(row: Any) -> bool:
-    """Whether the item is conversation-local (:func:`memory_core.standing.conversation_local`), memoised."""
+    """Whether the item is conversation-local
+    (:func:`memory_core.standing.conversation_local`), memoised."""
     return _prepared_all(row)[3]
 
 

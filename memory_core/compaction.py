@@ -222,7 +222,8 @@ def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: Compaction
 
     Level-0 groups first (for each uncovered run of the middle that reaches both
     thresholds: the run after the last covered message, and a gap before it, such
-    as the head turn once ``head_turns`` is lowered), then the consolidations the 2×K rule asks for after them.
+    as the head turn once ``head_turns`` is lowered), then the consolidations the 2×K
+    rule asks for after them.
     Deterministic: the same path and nodes always give the same groups.
     """
     if not cfg.enabled:

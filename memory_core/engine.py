@@ -1155,8 +1155,9 @@ class Engine:
         ``dumps`` serialises on the writer thread); ``None`` when ``keep`` is 0.
 
         Does not wait: a background thread of the engine prepares the row (the costly
-        part, off the writer) and queues its insert. Secrets are masked as in capture; the newest ``keep`` rows per
-        tenant stay; bodies over ``max_bytes`` keep their size only. See
+        part, off the writer) and queues its insert. Secrets are masked as in capture;
+        the newest ``keep`` rows per tenant stay; bodies over ``max_bytes`` keep their
+        size only. See
         :mod:`memory_core.forwarded`."""
         if keep <= 0:
             return None

@@ -233,7 +233,8 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
 
     Returns ``{"messages", "overall", "by_kind", "by_lang", "fields", "standing",
     "standing_errors", "errors"}`` (``standing``: ``None`` when no message carries
-    standing labels, else its counts and ``messages``); the counts dicts hold ``tp``/``fp``/``fn``/``precision``/``recall``/``f1``. ``errors``
+    standing labels, else its counts and ``messages``); the counts dicts hold
+    ``tp``/``fp``/``fn``/``precision``/``recall``/``f1``. ``errors``
     lists, per message with a mismatch, the missed labels and spurious predictions.
     ``only`` keeps the messages whose id starts with that prefix (e.g. ``"b-"``).
     """

@@ -6,8 +6,8 @@ background thread of its own (:func:`prepare`), the body is serialised if it cam
 dict, secrets are masked when capture redacts (``memory_core.redact``, message by
 message, remembering clean ones; a masked body is re-serialised and the page says
 so) and zlib-compressed (level 1); the writer only inserts the row (:func:`insert`)
-into ``forwarded_requests`` with what memory did. Retention is bounded: only the newest ``keep`` rows per tenant stay, and a
-body over ``max_bytes`` is kept as its size alone.
+into ``forwarded_requests`` with what memory did. Retention is bounded: only the
+newest ``keep`` rows per tenant stay, and a body over ``max_bytes`` is kept as its size alone.
 
 :func:`request_log` and :func:`forwarded` are the operator reads (inspector, admin
 API); :func:`split_body` marks the scaffold, the injection block and the tail.

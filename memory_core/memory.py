@@ -192,7 +192,8 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
 
 _RESTATEMENT_WORDS = frozenset({"reminder", "remind", "remember", "note", "fyi", "btw",
                                 "recap", "repeat", "mention", "again", "said", "once",
-                                "提醒", "醒一", "记住", "再说", "一下", "念の", "のた", "ため", "繰り", "返し"})
+                                "提醒", "醒一", "记住", "再说", "一下", "念の", "のた", "ため",
+                                "繰り", "返し"})
 """Words that mark a statement as said before ("Reminder: …", "As I said, …",
 "提醒一下", "念のため"), not part of what it says."""
 _NEGATION = re.compile(r"\b(?:not|no|never|nobody|nothing|none|neither|nor)\b|n't\b"

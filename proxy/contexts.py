@@ -7,8 +7,8 @@ import logging
 import os
 import shutil
 from collections.abc import AsyncIterator
-from typing import Any
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import aiohttp
 from aiohttp import web

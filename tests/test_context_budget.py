@@ -132,8 +132,8 @@ def test_scaffold_fits_its_budget_at_5000_turns() -> None:
     for _turn in range(5000 // 10):  # one Level-0 node per ten turns (20 messages)
         ids = list(range(msg, msg + 20))
         msg += 20
-        nodes.append(SummaryNode(next_id, 0, ids, "- [msg %d] Step: ran the tests, 3 failed "
-                                 "in tests/test_api.py\n" % ids[0] * 25, 600, 4000,
+        nodes.append(SummaryNode(next_id, 0, ids, f"- [msg {ids[0]}] Step: ran the tests, 3 failed "
+                                 "in tests/test_api.py\n" * 25, 600, 4000,
                                  "extractive"))
         next_id += 1
         for group in consolidations(nodes, [], cfg):
@@ -188,7 +188,8 @@ async def test_over_budget_request_is_compacted_before_forwarding(upstream: Fake
             raw = await client.chat.completions.with_raw_response.create(
                 model="tiny-8b", messages=messages)
             assert raw.headers["x-lcm-memory"] != "over-budget"
-            messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+            answer = raw.parse().choices[0].message.content
+            messages.append({"role": "assistant", "content": answer})
         sent = [_forwarded_tokens(r) for r in upstream.chat_requests]
         client_size = budget.messages_tokens(messages)
         assert client_size > 2 * limit  # the client's history is far over the budget
@@ -223,7 +224,8 @@ async def test_a_large_head_turn_is_summarised_to_fit_a_small_window(
             raw = await client.chat.completions.with_raw_response.create(
                 model="tiny-4k", messages=messages)
             assert raw.headers["x-lcm-memory"] != "over-budget", i
-            messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+            answer = raw.parse().choices[0].message.content
+            messages.append({"role": "assistant", "content": answer})
             await proxy.settle()
         assert max(_forwarded_tokens(r) for r in upstream.chat_requests) <= limit
         last = upstream.chat_requests[-1]["json"]["messages"]

@@ -188,7 +188,7 @@ def test_numbers_alone_do_not_make_a_standing_item() -> None:
         (ex,) = [e for e in extract(text) if e.kind != "task"]
         row = {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
                "supersedes": None, "condition": ex.condition, "source_message_id": 1,
-               "data": '{"label": "%s"}' % ex.label if ex.label else None}
+               "data": f'{{"label": "{ex.label}"}}' if ex.label else None}
         return standing_weight(row)
 
     for observed in ("The p95 latency of checkout was 180 ms in the load test.",

@@ -41,12 +41,13 @@ for trig, turns in ((False, 10), (False, 100), (False, 1000), (True, 1000)):
                                 redact=True)
         prep.append(time.perf_counter() - t)
 
-        def run(c, row=row):
+        def run(c, row=row, ins=ins):
             t = time.perf_counter()
             forwarded.insert(c, row, 200)
             ins.append(time.perf_counter() - t)
         eng.store.write_sync(run)
-    med = lambda xs: statistics.median(xs) * 1000
+    def med(xs):
+        return statistics.median(xs) * 1000
     print(f"{'task- ' if trig else ''}{turns:5d} turns: body {len(body)/1024:6.1f} KiB,"
           f" stored {len(row[10])/1024:5.1f} KiB; prepare (own thread) median {med(prep):5.2f} ms;"
           f" writer insert median {med(ins):5.2f} ms; request-path call median"

@@ -108,7 +108,7 @@ EN_RULE_LEAD = en(r"^(?:from now on|going forward)\b")
 EN_UPDATE = Cue(en(
     r"(?<!\bfor )(?<!\bjust )(?<!\bright )\bnow\b(?!\s+that\b)"
     r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded)"
-    r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"), 
+    r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"),
     words="now switched switching moved migrated changed changing swapped upgraded longer "
           "anymore any")
 """'We deploy with Argo CD now', 'we switched to Argo CD', 'we no longer use Jenkins' (but

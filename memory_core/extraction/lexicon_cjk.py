@@ -53,7 +53,8 @@ ZH_PREFERENCE = Cue(re.compile(
 ), marks="喜欢|爱|偏好|倾向|讨厌|宁愿|宁可|习惯|受不了|希望|想要|最好|首选|不吃|不喝")
 ZH_HABIT = re.compile(r"^(?:我)(?:一般|平时|通常|都|总是|一直|只)?(?:用|使用)(?!了|过|完)")
 """The user's own convention ("我用公制单位"): a preference (issue 24, kind 10)."""
-JA_HABIT = re.compile(r"^(?P<o>[^。、，,]{1,30}?)を(?:いつも|普段|主に)?使(?:っています|います|ってます)")
+JA_HABIT = re.compile(
+    r"^(?P<o>[^。、，,]{1,30}?)を(?:いつも|普段|主に)?使(?:っています|います|ってます)")
 """「(私は)メートル法を使っています」 after a first-person topic: a preference (issue 24,
 kind 10)."""
 ZH_PREFERENCE_NEG = re.compile(r"不太|不怎么|不大|不喜欢|不爱|讨厌|受不了|不要|不想|不吃|不喝")
@@ -95,11 +96,11 @@ JA_CORRECTION = re.compile(
                   "|ごめんなさい|ごめん|すみません間違えました|言い間違えました")
     + r")[\s、,。:!！]*"
 )
-ZH_UPDATE = re.compile(r"现在|如今|目前已经|改成|改为|改用|换成|换到|切换到|迁移到|从今天起|从今天开始"
-                       r"|以后|今后|从现在起|不再")
+ZH_UPDATE = re.compile(r"现在|如今|目前已经|改成|改为|改用|换成|换到|切换到|迁移到"
+                       r"|从今天起|从今天开始|以后|今后|从现在起|不再")
 """Unmarked Chinese updates ("部署现在改成Argo CD了"); the match's start cuts the subject."""
-JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切り替え|に移行|今日から|今後は|これからは"
-                       r"|もう[^。]{0,12}ません")
+JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切り替え|に移行|今日から"
+                       r"|今後は|これからは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました")."""
 JA_CORRECTION_MID = re.compile(r"じゃなくて|じゃなく|ではなくて|ではなく(?!て?も)")
 JA_FILLER = re.compile(r"^(?:" + alt("ちなみに|なお|あと|また|それと|あの|えっと|ええと|すみません"

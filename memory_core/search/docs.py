@@ -7,7 +7,8 @@ The stored evidence is never altered: extra searchable words (a message's ``name
 its own (``embed_context`` > 0 characters of that turn; user and assistant turns
 only): a reply such as "Even as a child I learned on my own" means little without
 the question it answers (contextual embedding of a turn; measured in
-docs/evaluation/README.md, "Search quality and speed"). For the text index (``context=True``) a message also carries
+docs/evaluation/README.md, "Search quality and speed"). For the text index
+(``context=True``) a message also carries
 the text of its parent — the turn before it — cut at ``CONTEXT_CHARS`` (an answer
 often follows the turn that names the topic). Not its children: they arrive later,
 and re-indexing the parent then would leave deleted documents that skew BM25's

@@ -155,7 +155,8 @@ def section_table(sections: Sequence[dict[str, Any]], used: int) -> str:
     rows.append(('<span class="muted">section headers, [Current Request] marker,'
                  " line breaks</span>", "", e(rest)))
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    body += f'<tr class="total"><td>total (exact count of the block)</td><td></td><td>{e(used)}</td></tr>'
+    body += (f'<tr class="total"><td>total (exact count of the block)</td><td></td>'
+             f'<td>{e(used)}</td></tr>')
     return ("<table class=sections><thead><tr><th>section</th><th>lines</th><th>tokens</th>"
             f"</tr></thead><tbody>{body}</tbody></table>")
 
