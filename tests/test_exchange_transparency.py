@@ -298,13 +298,29 @@ async def test_no_hidden_round_goes_over_the_context_budget(
     proxy = await start_proxy(upstream.base_url, tmp_path / "budget",
                               context={"model_windows": ["tiny*=2000"]})
     try:
+        # A request that fits its budget with the memory tools, leaving no room for
+        # a tool result: the hidden round is not sent. (A request over budget is
+        # forwarded as sent, without the memory tools: tests/test_context_budget.py.)
+        probe = await client(proxy).chat.completions.with_raw_response.create(
+            model="tiny-1", max_tokens=100,
+            messages=[{"role": "user", "content": "word " * 1000}])
+        note = dict(p.split("=", 1) for p in probe.headers["x-lcm-context"].split("; "))
+        room = int(note["budget"]) - int(note["tokens"])
+        assert room > 20, note
+        await proxy.settle()
+        before = len(upstream.chat_requests)
         upstream.push(Reply(content="From what you said: ", tool_calls=[GREP]),
                       Reply(content="never asked for"))
-        r = await client(proxy).chat.completions.create(
+        raw = await client(proxy).chat.completions.with_raw_response.create(
             model="tiny-1", max_tokens=100,
-            messages=[{"role": "user", "content": "word " * 2500}])
+            messages=[{"role": "user", "content": "word " * (1000 + room - 8)}])
+        assert raw.headers["x-lcm-memory"] != "over-budget", raw.headers
+        r = raw.parse()
         assert r.choices[0].message.content == "From what you said: "
         assert not r.choices[0].message.tool_calls and r.choices[0].finish_reason == "stop"
-        assert len(upstream.chat_requests) == 1
+        # Chat rounds carry the tools; a background summary (the probe's thread
+        # compacted through the upstream) does not.
+        rounds = [q for q in upstream.chat_requests[before:] if "tools" in q["json"]]
+        assert len(rounds) == 1
     finally:
         await proxy.close()
