@@ -111,13 +111,9 @@ async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) ->
             return
         ids = await asyncio.wrap_future(engine.capture_response(
             ticket, ex.client_choices, event, ex.hidden or None, ex.upstream_view))
-        capture = ticket.result
-        if ids and capture is not None:
-            schedule_compaction(app, engine, ticket.scope, capture.thread_id,
-                                [*capture.message_ids, ids[0]], summarizer)
+        _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
-        metrics.fail_open.labels("capture_response").inc()
-        log.exception("response capture failed (request %s)", ticket.request_id)
+        _capture_failed(ex)
 
 
 async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
@@ -182,13 +178,25 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: Rel
         else:
             event["outcome"] = "complete"
         ids = await asyncio.wrap_future(engine.capture_response(ticket, choices, event))
-        capture = ticket.result
-        if ids and capture is not None:
-            schedule_compaction(app, engine, ticket.scope, capture.thread_id,
-                                [*capture.message_ids, ids[0]], summarizer)
+        _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
-        metrics.fail_open.labels("capture_response").inc()
-        log.exception("response capture failed (request %s)", ticket.request_id)
+        _capture_failed(ex)
+
+
+def _compact_after(ex: Exchange, ids: list[int], summarizer: LLMSummarizer | None) -> None:
+    """Schedule the compaction due on the thread once the answer (``ids``) is stored."""
+    ticket = ex.ticket
+    capture = ticket.result if ticket is not None else None
+    if ids and ticket is not None and capture is not None:
+        app = ex.request.app
+        schedule_compaction(app, app[ENGINE], ticket.scope, capture.thread_id,
+                            [*capture.message_ids, ids[0]], summarizer)
+
+
+def _capture_failed(ex: Exchange) -> None:
+    """Count and log a failed answer capture (the client was already served)."""
+    ex.request.app[METRICS].fail_open.labels("capture_response").inc()
+    log.exception("response capture failed (request %s)", ex.rid)
 
 
 async def count_usage(app: web.Application, streamed: bool, result: RelayResult) -> None:
