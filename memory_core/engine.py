@@ -42,7 +42,9 @@ log = logging.getLogger("lcm.engine")
 EXTRACT_MAX_CHARS = 32_000
 """Longest text extracted inside the capture transaction, and the size of each chunk
 a longer message is extracted in (by a writer job queued after the capture
-commits, off the request path: :meth:`Engine._extract_one`)."""
+commits, off the request path: :meth:`Engine._extract_one`). The capture runs on
+the writer thread that requests wait on, and the rules cost about 1.5 ms per 2 KB:
+a whole 100 KB paste extracted inline would hold every other capture for seconds."""
 EXTRACT_MAX_TOTAL_CHARS = 2_000_000
 """Characters of one message read for memory at most (about 63 chunks); the rest of
 a longer message is skipped, logged at WARNING. It stays stored and searchable."""
@@ -66,11 +68,6 @@ def extract_chunks(text: str, size: int = EXTRACT_MAX_CHARS) -> list[str]:
         out.append(text[start:end])
         start = end
     return out
-"""Characters of one message that extraction reads inside the capture transaction.
-
-Extraction runs on the writer thread, which the request waits on; rules take about
-1.5 ms per 2 KB (measured), so a 100 KB paste would hold every other capture for
-seconds. The whole message is stored regardless; only its head is extracted."""
 
 EXTRACT_RETRY_SECONDS = (5.0, 30.0, 300.0, 3600.0)
 """Backoff between extraction retries of one message (seconds), then every hour."""

@@ -49,9 +49,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     step by ``search.foreground_wait_ms``. On a small machine the embedder and
     Tantivy's writer, woken by this request's own capture, would otherwise take the
     cores from its memory path and, when the upstream answers quickly, from the
-    answer's relay and capture: on the history bench at 1000 turns (fake upstream,
-    about 1.5 ms an answer), also holding the indexer off during the round trip
-    took 1.6 to 2.8 ms off the added mean (three A/B pairs). Behind a real model
+    answer's relay and capture (the history bench's figures:
+    docs/evaluation/README.md). Behind a real model
     the step's budget runs out while the model thinks, and indexing goes on then.
     """
     with request.app[ENGINE].in_flight():
