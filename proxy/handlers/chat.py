@@ -50,7 +50,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     Tantivy's writer, woken by this request's own capture, would otherwise take the
     cores from its memory path and, when the upstream answers quickly, from the
     answer's relay and capture (the history bench's figures:
-    docs/evaluation/README.md). Behind a real model
+    docs/evaluation/constants.md). Behind a real model
     the step's budget runs out while the model thinks, and indexing goes on then.
     """
     with request.app[ENGINE].in_flight():
