@@ -141,6 +141,12 @@ def _pairs(expected: list[dict[str, Any]], predicted: list[Extracted]) -> list[t
                 sim = 1.0
             bonus = (1.0 if _value_ok(exp, got) else 0.0) + (0.1 if got.condition else 0.0)
             scored.append((sim + bonus, i, j))
+    return _greedy(scored)
+
+
+def _greedy(scored: list[tuple[float, int, int]]) -> list[tuple[int, int]]:
+    """``(score, label, prediction)`` triples paired best score first (ties by index),
+    each label and each prediction used once."""
     used_e: set[int] = set()
     used_p: set[int] = set()
     out: list[tuple[int, int]] = []
@@ -179,15 +185,7 @@ def _standing_pairs(expected: list[dict[str, Any]], predicted: list[Extracted]
                    if "subject" in exp else 1.0)
             if sim >= MATCH_THRESHOLD:
                 scored.append((sim + (1.0 if exp["kind"] == got.kind else 0.0), i, j))
-    used_e: set[int] = set()
-    used_p: set[int] = set()
-    out = []
-    for _, i, j in sorted(scored, key=lambda t: (-t[0], t[1], t[2])):
-        if i not in used_e and j not in used_p:
-            used_e.add(i)
-            used_p.add(j)
-            out.append((i, j))
-    return out
+    return _greedy(scored)
 
 
 def _standing_counts(counts: dict[str, int], errors: list[dict[str, Any]],
