@@ -224,7 +224,8 @@ def _check_indexes(report: dict[str, Any], warnings: list[str], problems: list[s
                  if have.get(k, 0) != n] + [f"{k} {n} indexed" for k, n in extra.items()]
         if not diffs:
             continue
-        behind = after["indexers"].get(checkpoint, {}).get("lag", 0)
+        behind = max(lag["indexers"].get(checkpoint, {}).get("lag", 0),
+                     after["indexers"].get(checkpoint, {}).get("lag", 0))
         if steady and behind == 0:
             problems.append(f"{name} index disagrees with SQLite ({'; '.join(diffs)}):"
                             " run `lcm-proxy reindex` with the proxy stopped")

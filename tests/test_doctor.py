@@ -232,3 +232,37 @@ def test_doctor_counts_retries_and_leftovers_not_an_answer_about_to_be_extracted
         engine.close()
     result = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data)])
     assert orjson.loads(result.output)["extraction_queue"] == 2, result.output
+
+
+async def test_doctor_counts_an_indexer_behind_at_the_start_as_at_work(
+        proxy: RunningProxy) -> None:
+    """An indexer that was behind when doctor began and caught up while it counted may
+    have committed after the count was read: a warning, never a problem."""
+    from memory_core.search import make_label
+    from proxy.cli_ops import _check_indexes
+
+    pop = await populate(proxy)
+    await proxy.settle()
+    engine = proxy.engine
+    service = engine.search
+    service.text.delete([make_label("message", pop.messages["a"])])
+    service.text.commit()
+    root = Path(proxy.settings.storage.data_dir) / "index"
+    kinds = proxy.settings.search.search_config().vector_kinds
+    now = engine.index_lag()
+    assert now["indexers"]["index_text"]["lag"] == 0
+
+    def check(lag_at_start: int) -> tuple[list[str], list[str]]:
+        before = {"outbox_head": now["outbox_head"], "indexers": {
+            name: {**v, "lag": lag_at_start if name == "index_text" else v["lag"]}
+            for name, v in now["indexers"].items()}}
+        warnings: list[str] = []
+        problems: list[str] = []
+        _check_indexes({}, warnings, problems, engine, root, kinds, before)
+        return warnings, problems
+
+    warnings, problems = check(11)
+    assert problems == [] and any("text index differs from SQLite" in w
+                                  and "11 outbox rows behind" in w for w in warnings)
+    warnings, problems = check(0)
+    assert any(p.startswith("text index disagrees with SQLite") for p in problems)
