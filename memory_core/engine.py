@@ -1,8 +1,9 @@
 """Engine: the synchronous façade of the memory core (capture, export, status).
 
-The proxy talks to :class:`memory_core.aio.AsyncEngine`, which wraps this class for
-asyncio. Writes are queued to the store's writer thread and return futures; reads
-run on the calling thread. No aiohttp here (DESIGN §1).
+The proxy calls it from its event loop: writes are queued to the store's writer
+thread and return futures (the proxy awaits them with ``asyncio.wrap_future``);
+reads run on the calling thread or, for slow ones, on the loop's default
+executor. No aiohttp here (DESIGN §1).
 """
 
 from __future__ import annotations
