@@ -103,6 +103,7 @@ async def test_block_goes_last_after_tool_results_and_breakpoints(
     assert last[0]["type"] == "tool_result"
     assert len(last) == 3 and last[2]["type"] == "text" and "cache_control" not in last[2]
     assert "Background Context" in last[2]["text"]
+    assert not last[2]["text"].endswith("[Current Request]")
     # The request bytes up to the client's last breakpoint are a prefix the client
     # would send unchanged: the body without the block serialises to the same prefix.
     without = dict(body, messages=[*body["messages"][:-1],

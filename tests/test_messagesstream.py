@@ -91,8 +91,8 @@ def test_block_after_tool_results_and_breakpoint() -> None:
         {"type": "text", "text": "go", "cache_control": {"type": "ephemeral"}}]}
     out = mw.with_block(msg, "BLOCK")
     assert out["content"][:2] == msg["content"] and out["content"][2] == text("BLOCK")
-    assert mw.with_block({"role": "user", "content": "hi"}, "B")["content"] == [
-        text("hi"), text("B")]
+    assert mw.with_block({"role": "user", "content": "hi"}, "B\n[Current Request]\n")[
+        "content"] == [text("hi"), text("B")]
 
 
 def test_map_back_refuses_a_tool_result_cut_from_its_tool_use() -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from memory_core import tools as mtools
+from memory_core.assemble import CURRENT_REQUEST
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import sum_usage
 
@@ -88,7 +89,12 @@ def with_block(message: dict[str, Any], block: str) -> dict[str, Any]:
     must start with them) and after the client's last ``cache_control`` breakpoint,
     so every byte before a breakpoint stays as the client sent it. The block carries
     no ``cache_control`` of its own (the four-breakpoint limit is the client's).
+    The block's closing ``[Current Request]`` line (which introduces the user's text
+    when the block goes first) is left off: the request is above it here.
     """
+    block = block.rstrip()
+    if block.endswith(CURRENT_REQUEST):
+        block = block[:-len(CURRENT_REQUEST)].rstrip()
     return dict(message, content=[*blocks(message.get("content")),
                                   {"type": "text", "text": block}])
 
