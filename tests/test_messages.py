@@ -307,3 +307,42 @@ async def test_without_memory_tools_the_answer_is_relayed_and_stored(
     await c.messages.create(model="claude-x", max_tokens=10, messages=history)
     await proxy.settle()
     assert [m["role"] for m in stored(proxy)] == ["user", "assistant", "user", "assistant"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_memory_command_is_answered_by_the_proxy(
+        proxy: RunningProxy, upstream: FakeUpstream, stream: bool) -> None:
+    c = client(proxy)
+    history = [{"role": "user", "content": "/memory status"}]
+    if stream:
+        async with c.messages.stream(model="claude-x", max_tokens=10, messages=history) as s:
+            final = await s.get_final_message()
+    else:
+        final = await c.messages.create(model="claude-x", max_tokens=10, messages=history)
+    assert final.content[0].type == "text" and final.stop_reason == "end_turn"
+    assert final.content[0].text.strip()
+    assert sent(upstream) == []
+    await proxy.settle()
+    assert [m["role"] for m in stored(proxy)] == ["user", "assistant"]
+
+
+async def test_a_tool_round_keeps_the_turns_block(proxy: RunningProxy,
+                                                  upstream: FakeUpstream) -> None:
+    c = client(proxy)
+    tools = [{"name": "read_file", "description": "Read a file",
+              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+    opening = {"role": "user", "content": "Fix the Makefile, the build flag must be -O3."}
+    upstream.anthropic_replies.append(AReply(
+        content=[text("Reading."), tool_use("toolu_r", "read_file", {"path": "Makefile"})]))
+    first = await c.messages.create(model="claude-x", max_tokens=100, messages=[opening],
+                                    tools=tools)
+    assert first.stop_reason == "tool_use" and first.content[1].name == "read_file"
+    block = sent(upstream)[-1]["json"]["messages"][-1]["content"][-1]["text"]
+    history = [opening, {"role": "assistant", "content": [b.to_dict() for b in first.content]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_r",
+                                             "content": "CFLAGS=-O2"}]}]
+    await c.messages.create(model="claude-x", max_tokens=100, messages=history, tools=tools)
+    body = sent(upstream)[-1]["json"]
+    assert body["messages"][:2] == history[:2]  # the opening message as the client sent it
+    last = body["messages"][-1]["content"]
+    assert last[0] == history[2]["content"][0] and last[1] == text(block)

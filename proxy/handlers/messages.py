@@ -24,12 +24,16 @@ import asyncio
 import json
 import logging
 import time
+import uuid
 from typing import Any
 
 import orjson
 from aiohttp import web
 
-from proxy import forwardlog, rewrite
+from memory_core import capture
+from memory_core.tokens import count_tokens
+from memory_core.tree import message_text
+from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.errors import ProxyError
 from proxy.flow import record
@@ -88,6 +92,10 @@ async def _messages(request: web.Request) -> web.StreamResponse:
         record.record_unparsed(request, raw, "body is not an object with a messages array")
     elif settings.capture.enabled:
         system = _begin_capture(ex)
+    if ex.scope is not None and mw.newest_is_user(body):
+        newest = message_text(body["messages"][-1])
+        if commands.is_command(newest):
+            return await answer_command(ex, newest)
     if ex.memory and ex.capture_future is not None:
         await _memory_path(ex, system)
     ex.extra = {"x-lcm-request-id": rid, "x-lcm-memory": ex.prepared.state,
@@ -100,6 +108,49 @@ async def _messages(request: web.Request) -> web.StreamResponse:
         from proxy.messagesloop import run_with_tools
         return await run_with_tools(ex)
     return await _forward(ex)
+
+
+async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
+    """Answer a ``/memory`` command (:func:`proxy.commands.run_command`) as an
+    Anthropic message, streamed when asked; stored as the request's reply (never
+    extracted from), never sent upstream."""
+    app, body = ex.request.app, ex.body
+    engine = app[ENGINE]
+    assert ex.scope is not None
+    reply = await asyncio.get_running_loop().run_in_executor(
+        None, commands.run_command, engine, ex.scope, text)
+    model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
+    content = [{"type": "text", "text": reply}]
+    if ex.ticket is not None:
+        engine.store.write(capture.capture_response, ex.ticket,
+                           [{"role": "assistant", "content": content}],
+                           {"status": 200, "outcome": "complete", "command": True,
+                            "model": model, "api": "messages"})
+    usage = {"input_tokens": 0, "output_tokens": 0}
+    msg = {"id": "msg_lcm_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
+           "model": model, "content": content, "stop_reason": "end_turn",
+           "stop_sequence": None, "usage": usage}
+    headers = {"x-lcm-request-id": ex.rid, "x-lcm-memory": "command"}
+    if not MESSAGES.is_stream(body):
+        return web.Response(body=orjson.dumps(msg), content_type="application/json",
+                            headers=headers)
+    resp = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream",
+                                       "Cache-Control": "no-cache"})
+    await resp.prepare(ex.request)
+    ev = mw.sse_event
+    await resp.write(
+        ev("message_start", {"type": "message_start", "message": dict(
+            msg, content=[], stop_reason=None)})
+        + ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}})
+        + ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": reply}})
+        + ev("content_block_stop", {"type": "content_block_stop", "index": 0})
+        + ev("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": "end_turn", "stop_sequence": None}, "usage": usage})
+        + ev("message_stop", {"type": "message_stop"}))
+    await resp.write_eof()
+    return resp
 
 
 def _begin_capture(ex: Exchange) -> Any:
@@ -154,6 +205,8 @@ async def _memory_path(ex: Exchange, system: Any) -> None:
                     prepared.headers.pop(key, None)
                 prepared.headers["x-lcm-compaction"] = "skipped-tool-pairs"
                 prepared.compacted_messages = 0
+            if prepared.state == "injected":
+                _turn_block(engine, ex, prepared, msgs, system)
             source = json.loads(ex.raw) if rewrite.needs_exact_numbers(ex.raw) else body
             new_body = dict(source, messages=msgs)
             prepared.obj = new_body
@@ -165,6 +218,25 @@ async def _memory_path(ex: Exchange, system: Any) -> None:
         ex.prepared = Prepared(state="failed-open", headers={"x-lcm-memory-reason": (
             "capture-timeout" if isinstance(exc, TimeoutError) else "error")})
     metrics.stage_latency.labels("memory_path").observe(time.perf_counter() - started)
+
+
+def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
+                system: Any) -> None:
+    """In a tool round (the newest user message holds only ``tool_result`` blocks)
+    the block is the one the turn's opening user message got, when this process
+    remembers it (:meth:`Engine.block_for`): the same memory for every round of
+    the turn, not one retrieved for tool output. Edits ``msgs[-1]`` in place."""
+    messages = ex.body["messages"]
+    opening = mw.opening_user_index(messages)
+    ids = prepared.capture.message_ids if prepared.capture is not None else []
+    shift = 1 if system is not None else 0
+    if opening is None or opening == len(messages) - 1 or len(ids) != len(messages) + shift:
+        return
+    assert ex.scope is not None
+    block = engine.block_for(ex.scope, ids[opening + shift])
+    if block:
+        msgs[-1] = mw.with_block(messages[-1], block)
+        prepared.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
 
 
 def upstream_target(ex: Exchange) -> tuple[Any, Any]:

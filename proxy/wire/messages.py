@@ -162,6 +162,25 @@ def map_back(body: dict[str, Any], out: list[Any], system: Any = None) -> list[A
     return msgs if tool_pairs_ok(msgs) else None
 
 
+def _results_only(msg: Any) -> bool:
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def opening_user_index(messages: list[Any]) -> int | None:
+    """Index of the user message that opened the current turn: the last user
+    message that is not only ``tool_result`` blocks, when everything after it is
+    assistant turns and ``tool_result``-only user turns; ``None`` otherwise."""
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        if not isinstance(msg, dict):
+            return None
+        if msg.get("role") == "user" and not _results_only(msg):
+            return i
+    return None
+
+
 def newest_is_user(body: dict[str, Any]) -> bool:
     """The request ends with a user message (the block's place)."""
     msgs = body.get("messages") or []
