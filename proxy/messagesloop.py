@@ -38,6 +38,7 @@ from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
+from proxy.flow.recovery import Recover
 from proxy.flow.steps import exact_body
 from proxy.flow.streamround import open_round, relay_round
 from proxy.handlers.messages import spawn_usage, upstream_target
@@ -51,9 +52,11 @@ from proxy.wire.messagesstream import MessagesStreamRound
 log = logging.getLogger("lcm.tools")
 
 
-async def run_with_tools(ex: Exchange) -> web.StreamResponse:
+async def run_with_tools(ex: Exchange, recover: Recover | None = None) -> web.StreamResponse:
     """Forward ``ex`` with the memory tools offered; answer their calls; store the
-    answer (before a plain answer's body, or a stream's last bytes, goes out)."""
+    answer (before a plain answer's body, or a stream's last bytes, goes out).
+    ``recover`` answers a context-length error of the first round once
+    (:func:`proxy.handlers.messages.recoverer`)."""
     app = ex.request.app
     settings, metrics = app[SETTINGS], app[METRICS]
     url, headers = upstream_target(ex)
@@ -65,7 +68,8 @@ async def run_with_tools(ex: Exchange) -> web.StreamResponse:
     loop = MessagesLoop(ex, session=app[HTTP], url=url, headers=headers, names=names,
                         max_rounds=settings.tools.max_rounds,
                         tool_timeout=settings.tools.tool_timeout_seconds,
-                        heartbeat=settings.tools.heartbeat_seconds, before_end=store_first)
+                        heartbeat=settings.tools.heartbeat_seconds, before_end=store_first,
+                        recover=recover)
     started = time.perf_counter()
     try:
         if ex.streamed:
@@ -95,11 +99,12 @@ class MessagesLoop:
 
     def __init__(self, ex: Exchange, *, session: aiohttp.ClientSession, url: Any,
                  headers: Any, names: dict[str, str], max_rounds: int, tool_timeout: float,
-                 heartbeat: float, before_end: Any) -> None:
+                 heartbeat: float, before_end: Any, recover: Recover | None = None) -> None:
         self.ex, self.wire = ex, MESSAGES
         self.session, self.url, self.headers = session, url, headers
         self.names, self.max_rounds, self.tool_timeout = names, max_rounds, tool_timeout
         self.before_end = before_end
+        self.recover = recover
         self.client = ClientSide(ex, heartbeat)
         self.engine = ex.request.app[ENGINE]
 
@@ -133,6 +138,16 @@ class MessagesLoop:
         return web.Response(status=resp.status, reason=resp.reason, body=raw,
                             headers=client_headers)
 
+    async def _retry_body(self, status: int, raw: bytes) -> dict[str, Any] | None:
+        """The body to send again after a first round's error, once, or ``None``."""
+        recover, self.recover = self.recover, None
+        if recover is None or len(self.ex.rounds) != 1:
+            return None
+        again = await recover(status, raw)
+        if again is not None:
+            self.ex.rounds = []
+        return again
+
     async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
         try:
             return await self.client.wait(resp.read())
@@ -156,6 +171,11 @@ class MessagesLoop:
             except (ValueError, RecursionError):
                 obj = None
             msg = wire.answer_message(obj)
+            if msg is None and resp.status >= 400:
+                again = await self._retry_body(resp.status, raw)
+                if again is not None:
+                    body, messages = again, wire.messages(again)
+                    continue
             if msg is None:  # an error or an answer we cannot read: as sent
                 ex.status, ex.complete = resp.status, False
                 ex.error = raw[:2000].decode("utf-8", "replace")
@@ -206,6 +226,13 @@ class MessagesLoop:
             rnd = Round(resp.status, resp.headers)
             ex.rounds.append(rnd)
             if queue is None:
+                if ex.response is None and resp.status >= 400:
+                    raw = await self._read(resp)
+                    again = await self._retry_body(resp.status, raw)
+                    if again is not None:
+                        body, messages = again, wire.messages(again)
+                        continue
+                    return self._error(resp, raw)
                 return await self._not_a_stream(resp)
             sr = MessagesStreamRound(self.names, offset, later=started)
             gone = not await relay_round(self.client, resp, queue, reader, sr)
@@ -259,11 +286,7 @@ class MessagesLoop:
                 ex.client_gone = relayed.client_gone
                 ex.error = relayed.body()[:2000].decode("utf-8", "replace")
                 return ex.response
-            raw = await self._read(resp)
-            # The true status, headers and body of the round the client sees.
-            ex.status, ex.complete = resp.status, False
-            ex.error = raw[:2000].decode("utf-8", "replace")
-            return self._whole(resp, raw)
+            return self._error(resp, await self._read(resp))
         raw = await self._read(resp)
         await self.client.write(self.wire.stream_error(
             "upstream failed during a memory tool round: "
@@ -271,6 +294,12 @@ class MessagesLoop:
         ex.status, ex.complete, ex.error = resp.status, False, "upstream error in round"
         _abort_client(ex.response, ex.request)
         return ex.response
+
+    def _error(self, resp: aiohttp.ClientResponse, raw: bytes) -> web.Response:
+        """The true status, headers and body of the round the client sees."""
+        self.ex.status, self.ex.complete = resp.status, False
+        self.ex.error = raw[:2000].decode("utf-8", "replace")
+        return self._whole(resp, raw)
 
     async def _end(self, sr: MessagesStreamRound | None,
                    shown: list[dict[str, Any]]) -> web.StreamResponse:

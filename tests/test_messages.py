@@ -346,3 +346,61 @@ async def test_a_tool_round_keeps_the_turns_block(proxy: RunningProxy,
     assert body["messages"][:2] == history[:2]  # the opening message as the client sent it
     last = body["messages"][-1]["content"]
     assert last[0] == history[2]["content"][0] and last[1] == text(block)
+
+
+def _paste(i: int) -> str:
+    return (f"Here is the log of run {i}:\n" + "\n".join(
+        f"2024-05-0{i % 9 + 1} 12:{k:02d}:07 INFO worker-{k} processed batch {i * 100 + k}"
+        f" in {k * 13 % 97} ms, queue depth {k * 7 % 31}" for k in range(25)))
+
+
+def _tokens(req: dict[str, Any]) -> int:
+    from memory_core import budget
+    body = req["json"]
+    return budget.messages_tokens(body["messages"]) + budget.tools_tokens(body.get("tools"))
+
+
+TOO_LONG = {"type": "invalid_request_error",
+            "message": "prompt is too long: 7000 tokens > 6000 maximum"}
+
+
+@pytest.mark.parametrize(("stream", "tools"), [(False, True), (True, True), (True, False)])
+async def test_prompt_too_long_is_recovered_once(make_proxy: Any, upstream: FakeUpstream,
+                                                 stream: bool, tools: bool) -> None:
+    proxy = await make_proxy(tools={"enabled": tools})
+    c = client(proxy)
+    messages: list[dict[str, Any]] = []
+    for i in range(12):
+        messages.append({"role": "user", "content": _paste(i)})
+        messages.append({"role": "assistant", "content": [text(f"Run {i} looks healthy.")]})
+    messages.append({"role": "user", "content": "Which run was slowest?"})
+    upstream.anthropic_replies.extend([AReply(status=400, error=TOO_LONG),
+                                       AReply(content=[text("run 7")])])
+    before = len(sent(upstream))
+    if stream:
+        async with c.messages.with_streaming_response.create(
+                model="claude-x", max_tokens=100, system="sys", messages=messages,
+                stream=True) as raw:
+            body = b"".join([chunk async for chunk in raw.iter_bytes()])
+        deltas = [orjson.loads(line[6:]) for line in body.split(b"\n")
+                  if line.startswith(b"data: ")]
+        assert "".join(d["delta"].get("text", "") for d in deltas
+                       if d["type"] == "content_block_delta") == "run 7"
+    else:
+        raw = await c.messages.with_raw_response.create(
+            model="claude-x", max_tokens=100, system="sys", messages=messages)
+        assert (await raw.parse()).content[0].text == "run 7"
+    assert raw.headers["x-lcm-context-recovery"].startswith("retried")
+    first, second = sent(upstream)[before:]
+    assert _tokens(second) < _tokens(first) and _tokens(second) <= 6000
+    assert second["json"]["system"] == "sys"
+    assert second["json"]["messages"][-1]["content"][0] == text("Which run was slowest?")
+    # once only: a second refusal reaches the client as the upstream sent it
+    upstream.anthropic_replies.extend([AReply(status=400, error=TOO_LONG),
+                                       AReply(status=400, error=TOO_LONG)])
+    messages += [{"role": "assistant", "content": [text("run 7")]},
+                 {"role": "user", "content": "And the fastest?"}]
+    with pytest.raises(anthropic.BadRequestError) as info:
+        await c.messages.create(model="claude-x", max_tokens=100, system="sys",
+                                messages=messages)
+    assert info.value.body["error"]["message"] == TOO_LONG["message"]  # type: ignore[index]

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core import capture
+from memory_core import budget, capture
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
@@ -38,6 +38,7 @@ from proxy import headers as hdrs
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
+from proxy.flow.recovery import Recover
 from proxy.flow.steps import memory_off, parse_body
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
@@ -106,8 +107,8 @@ async def _messages(request: web.Request) -> web.StreamResponse:
     forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools)
     if ex.tools:
         from proxy.messagesloop import run_with_tools
-        return await run_with_tools(ex)
-    return await _forward(ex)
+        return await run_with_tools(ex, recoverer(ex, system))
+    return await _forward(ex, system)
 
 
 async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
@@ -177,47 +178,106 @@ def _begin_capture(ex: Exchange) -> Any:
 
 async def _memory_path(ex: Exchange, system: Any) -> None:
     """The memory path on the request's view, mapped back onto its messages
-    (:func:`proxy.wire.messages.map_back`); on any failure the request goes as sent."""
-    app = ex.request.app
-    engine, metrics = app[ENGINE], app[METRICS]
-    body: dict[str, Any] = ex.body
+    (:func:`prepare`); on any failure the request goes as sent (``failed-open``)."""
+    metrics = ex.request.app[METRICS]
     started = time.perf_counter()
-    assert ex.scope is not None
-    view_body = {"model": body.get("model"), "max_tokens": body.get("max_tokens"),
-                 "messages": ([system] if system is not None else []) + body["messages"],
-                 "tools": body.get("tools")}
     try:
-        with engine.foreground():
-            prepared = await prepare_upstream(ex.request, engine, ex.scope, ex.capture_future,
-                                              ex.raw, view_body, ex.rid)
-        if prepared.obj is not None:
-            out = prepared.obj["messages"]
-            msgs = mw.map_back(body, out, system)
-            if msgs is None:
-                # The compacted view cannot be sent as Messages (a tool_result cut off
-                # from its tool_use): the client's messages, with the block if any.
-                msgs = list(body["messages"])
-                block = mw.injected_block(msgs[-1], out[-1]) if (
-                    prepared.state == "injected" and mw.newest_is_user(body)) else None
-                if block is not None:
-                    msgs[-1] = mw.with_block(msgs[-1], block)
-                for key in ("x-lcm-compacted-messages", "x-lcm-context-compacted"):
-                    prepared.headers.pop(key, None)
-                prepared.headers["x-lcm-compaction"] = "skipped-tool-pairs"
-                prepared.compacted_messages = 0
-            if prepared.state == "injected":
-                _turn_block(engine, ex, prepared, msgs, system)
-            source = json.loads(ex.raw) if rewrite.needs_exact_numbers(ex.raw) else body
-            new_body = dict(source, messages=msgs)
-            prepared.obj = new_body
-            prepared.body = rewrite.dumps_body(new_body)
-        ex.prepared = prepared
+        ex.prepared = await prepare(ex, system)
     except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
         metrics.fail_open.labels("memory_path").inc()
         log.exception("memory path failed; forwarding the request unmodified")
         ex.prepared = Prepared(state="failed-open", headers={"x-lcm-memory-reason": (
             "capture-timeout" if isinstance(exc, TimeoutError) else "error")})
     metrics.stage_latency.labels("memory_path").observe(time.perf_counter() - started)
+
+
+async def prepare(ex: Exchange, system: Any) -> Prepared:
+    """:func:`proxy.memorypath.prepare_upstream` on the request's chat-shaped view,
+    its edits mapped back onto the client's blocks (:func:`proxy.wire.messages.map_back`).
+    A view that cannot go as Messages (a ``tool_result`` cut from its ``tool_use`` by
+    a compacted range) goes uncompacted, with the block. Raises on failure."""
+    engine = ex.request.app[ENGINE]
+    body: dict[str, Any] = ex.body
+    assert ex.scope is not None
+    view_body = {"model": body.get("model"), "max_tokens": body.get("max_tokens"),
+                 "messages": ([system] if system is not None else []) + body["messages"],
+                 "tools": body.get("tools")}
+    with engine.foreground():
+        prepared = await prepare_upstream(ex.request, engine, ex.scope, ex.capture_future,
+                                          ex.raw, view_body, ex.rid)
+    if prepared.obj is None:
+        return prepared
+    out = prepared.obj["messages"]
+    msgs = mw.map_back(body, out, system)
+    if msgs is None:
+        msgs = list(body["messages"])
+        block = mw.injected_block(msgs[-1], out[-1]) if (
+            prepared.state == "injected" and mw.newest_is_user(body)) else None
+        if block is not None:
+            msgs[-1] = mw.with_block(msgs[-1], block)
+        for key in ("x-lcm-compacted-messages", "x-lcm-context-compacted"):
+            prepared.headers.pop(key, None)
+        prepared.headers["x-lcm-compaction"] = "skipped-tool-pairs"
+        prepared.compacted_messages = 0
+    if prepared.state == "injected":
+        _turn_block(engine, ex, prepared, msgs, system)
+    source = json.loads(ex.raw) if rewrite.needs_exact_numbers(ex.raw) else body
+    new_body = dict(source, messages=msgs)
+    prepared.obj = new_body
+    prepared.body = rewrite.dumps_body(new_body)
+    return prepared
+
+
+def recoverer(ex: Exchange, system: Any) -> Recover | None:
+    """The once-only answer to an upstream context-length error (Anthropic's "prompt
+    is too long", :func:`memory_core.budget.context_error`), as for chat
+    (:func:`proxy.flow.recovery.recoverer`): learn the smaller window, plan the
+    request again under it and return the new upstream body (memory tools added
+    when ``ex.tools``), or ``None``. Says what happened in ``x-lcm-context-recovery``."""
+    prepared = ex.prepared
+    if not ex.memory or prepared.budget is None or prepared.state in (
+            "over-budget", "failed-open"):
+        return None
+    app = ex.request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    tried = False
+
+    async def recover(status: int, error_body: bytes) -> dict[str, Any] | None:
+        nonlocal tried
+        error = budget.context_error(status, error_body)
+        if tried or error is None or prepared.budget is None:
+            return None
+        tried = True
+        sent_obj = prepared.obj or ex.body
+        sent = prepared.tokens
+        if sent is None:
+            sent = budget.messages_tokens(mw.view_messages(sent_obj)) + budget.tools_tokens(
+                MESSAGES.add_tools(sent_obj)[0]["tools"] if ex.tools else sent_obj.get("tools"))
+        model = ex.body.get("model")
+        window = engine.context_limits.learn(model, prepared.budget, error, sent)
+        again: Prepared | None = None
+        try:
+            again = await prepare(ex, system)
+        except Exception:  # noqa: BLE001 - fail open: the client gets the error
+            log.exception("memory path failed while recovering from a context-length error")
+        if (again is None or again.obj is None or again.state == "over-budget"
+                or (again.tokens is not None and again.tokens >= sent)):
+            metrics.context.labels("not_recovered").inc()
+            log.warning("request %s: the upstream refused %d tokens as too long; a window"
+                        " of %d for model %r cannot hold less: answered with the error",
+                        ex.rid, sent, window, model)
+            ex.extra["x-lcm-context-recovery"] = f"not-recovered; window={window}"
+            return None
+        metrics.context.labels("recovered").inc()
+        log.warning("request %s: the upstream refused %d tokens as too long; model %r now"
+                    " planned with a window of %d, retried once", ex.rid, sent, model, window)
+        ex.extra.update(again.headers)
+        ex.extra["x-lcm-memory"] = again.state
+        ex.extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
+        forwardlog.record(ex.request, ex.scope, ex.rid, again, ex.raw, ex.body, tools=ex.tools)
+        return MESSAGES.add_tools(again.obj)[0] if ex.tools else again.obj
+
+    return recover
 
 
 def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
@@ -250,14 +310,38 @@ def upstream_target(ex: Exchange) -> tuple[Any, Any]:
     return url, out_headers
 
 
-async def _forward(ex: Exchange) -> web.StreamResponse:
+def _refused(ex: Exchange, upstream: Any, raw: bytes) -> web.Response:
+    """An upstream error whose body was read already, for the client as sent."""
+    client_headers = hdrs.to_client(upstream.headers)
+    client_headers.update(ex.extra)
+    if ex.ticket is not None:
+        record.spawn(ex, capture_relayed(ex, upstream.status, False,
+                                         RelayResult(nbytes=len(raw), chunks=[raw])))
+    return web.Response(status=upstream.status, reason=upstream.reason, body=raw,
+                        headers=client_headers)
+
+
+async def _forward(ex: Exchange, system: Any) -> web.StreamResponse:
     """Forward without memory tools: relay the upstream's bytes as they come."""
     request, app = ex.request, ex.request.app
     url, out_headers = upstream_target(ex)
     started = time.perf_counter()
+    recover = recoverer(ex, system)
     try:
         upstream = await send(app[HTTP], "POST", url, out_headers,
                               ex.raw if ex.prepared.body is None else ex.prepared.body)
+        if upstream.status >= 400 and recover is not None:
+            # A context-length error is answered once more, compacted further,
+            # before any byte reached the client; any other error as it came.
+            try:
+                refused = await upstream.read()
+            finally:
+                upstream.release()
+            again = await recover(upstream.status, refused)
+            if again is None:
+                return _refused(ex, upstream, refused)
+            upstream = await send(app[HTTP], "POST", url, out_headers,
+                                  rewrite.dumps_body(again))
     except ProxyError as exc:
         record.record_failure(ex, exc.status, exc.code, exc.message)
         raise
