@@ -198,7 +198,9 @@ async def test_memory_tool_round_is_hidden(proxy: RunningProxy, upstream: FakeUp
     assert second["json"]["messages"][:-2] == first["json"]["messages"]
     await proxy.settle()
     hidden = [m for m in stored(proxy) if m["hidden"]]
-    assert [m["role"] for m in hidden] == ["assistant", "user"]
+    # the tool_result turn is kept as sent, filed as a tool result (not a user turn)
+    assert [m["role"] for m in hidden] == ["assistant", "tool"]
+    assert hidden[1]["message"]["role"] == "user"
     # the next request shows the model its own hidden round, in place
     history.append({"role": "assistant", "content": [b.to_dict() for b in final.content]})
     history.append({"role": "user", "content": "thanks"})
@@ -404,3 +406,54 @@ async def test_prompt_too_long_is_recovered_once(make_proxy: Any, upstream: Fake
         await c.messages.create(model="claude-x", max_tokens=100, system="sys",
                                 messages=messages)
     assert info.value.body["error"]["message"] == TOO_LONG["message"]  # type: ignore[index]
+
+
+async def test_long_tool_session_stays_in_budget_and_remembers(make_proxy: Any,
+                                                               upstream: FakeUpstream) -> None:
+    """A Claude-Code-like session (tool rounds, big tool output) on an 8k-window model:
+    every forwarded request fits its budget, is valid Messages (every tool_result
+    right after its tool_use's turn), keeps the system prompt, and an early fact
+    reaches the upstream late in the session (block or summary)."""
+    from memory_core import budget
+    proxy = await make_proxy(context={"model_windows": ["tiny-*=8192"]}, tools={"enabled": False})
+    c = client(proxy)
+    limit = budget.request_budget({"model": "tiny-8b", "max_tokens": 100},
+                                  proxy.engine.config.context).input_tokens
+    system = [{"type": "text", "text": "You are a coding agent.",
+               "cache_control": {"type": "ephemeral"}}]
+    tools = [{"name": "run", "description": "Run a command",
+              "input_schema": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "Remember: the deploy key id is KX-4491."}]
+    r = await c.messages.create(model="tiny-8b", max_tokens=100, system=system,
+                                messages=history, tools=tools)
+    history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+    for i in range(20):
+        history.append({"role": "user", "content": f"Step {i}: run the tests."})
+        upstream.anthropic_replies.append(AReply(content=[
+            text("Running."), tool_use(f"toolu_{i}", "run", {"cmd": f"pytest -k t{i}"})]))
+        r = await c.messages.create(model="tiny-8b", max_tokens=100, system=system,
+                                    messages=history, tools=tools)
+        history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": _paste(i)}]})
+        upstream.anthropic_replies.append(AReply(content=[text(f"Step {i} passed.")]))
+        raw = await c.messages.with_raw_response.create(
+            model="tiny-8b", max_tokens=100, system=system, messages=history, tools=tools)
+        assert "x-lcm-compaction" not in raw.headers  # no tool pair was ever cut
+        r = await raw.parse()
+        history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+    history.append({"role": "user", "content": "What is the deploy key id?"})
+    await c.messages.create(model="tiny-8b", max_tokens=100, system=system,
+                            messages=history, tools=tools)
+    from proxy.wire.messages import tool_pairs_ok
+    reqs = sent(upstream)
+    assert budget.messages_tokens(history) > 2 * limit  # far over the budget
+    for req in reqs:
+        body = req["json"]
+        assert body["system"] == system
+        assert tool_pairs_ok(body["messages"]), body["messages"]
+        assert budget.messages_tokens([{"role": "system", "content": "x"}, *body["messages"]]
+                                      ) + budget.tools_tokens(body["tools"]) <= limit + 50
+    assert b"KX-4491" in reqs[-1]["raw"]
+    assert len(reqs[-1]["json"]["messages"]) < len(history)  # compacted

@@ -111,3 +111,16 @@ def test_map_back_refuses_a_tool_result_cut_from_its_tool_use() -> None:
     out = mw.map_back(body, [*msgs[:4], injected])
     assert out is not None and out[:4] == msgs[:4]
     assert out[4]["content"] == [text("c"), text("BLOCK")]
+
+
+def test_tool_blocks_are_searchable_text_and_counted_by_size() -> None:
+    from memory_core import budget
+    from memory_core.tree import message_text
+    big = "x " * 4000
+    msg = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": [text("CFLAGS=-O3")]},
+        {"type": "tool_result", "tool_use_id": "u", "content": big}]}
+    assert message_text(msg).startswith("CFLAGS=-O3\n")
+    call = {"role": "assistant", "content": [tool_use("t", "read_file", {"path": "Makefile"})]}
+    assert message_text(call) == 'read_file({"path":"Makefile"})'
+    assert budget.message_tokens(msg) > budget.count_tokens(big)  # not an image's 765
