@@ -425,27 +425,28 @@ async def test_long_tool_session_stays_in_budget_and_remembers(make_proxy: Any,
               "input_schema": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]
     history: list[dict[str, Any]] = [
         {"role": "user", "content": "Remember: the deploy key id is KX-4491."}]
-    r = await c.messages.create(model="tiny-8b", max_tokens=100, system=system,
-                                messages=history, tools=tools)
-    history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+    compacted: list[str | None] = []
+
+    async def ask() -> None:
+        raw = await c.messages.with_raw_response.create(
+            model="tiny-8b", max_tokens=100, system=system, messages=history, tools=tools)
+        assert "x-lcm-compaction" not in raw.headers  # no tool pair was ever cut
+        compacted.append(raw.headers.get("x-lcm-compacted-messages"))
+        r = await raw.parse()
+        history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+
+    await ask()
     for i in range(20):
         history.append({"role": "user", "content": f"Step {i}: run the tests."})
         upstream.anthropic_replies.append(AReply(content=[
             text("Running."), tool_use(f"toolu_{i}", "run", {"cmd": f"pytest -k t{i}"})]))
-        r = await c.messages.create(model="tiny-8b", max_tokens=100, system=system,
-                                    messages=history, tools=tools)
-        history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+        await ask()
         history.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": _paste(i)}]})
         upstream.anthropic_replies.append(AReply(content=[text(f"Step {i} passed.")]))
-        raw = await c.messages.with_raw_response.create(
-            model="tiny-8b", max_tokens=100, system=system, messages=history, tools=tools)
-        assert "x-lcm-compaction" not in raw.headers  # no tool pair was ever cut
-        r = await raw.parse()
-        history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+        await ask()
     history.append({"role": "user", "content": "What is the deploy key id?"})
-    await c.messages.create(model="tiny-8b", max_tokens=100, system=system,
-                            messages=history, tools=tools)
+    await ask()
     from proxy.wire.messages import tool_pairs_ok
     reqs = sent(upstream)
     assert budget.messages_tokens(history) > 2 * limit  # far over the budget
@@ -457,3 +458,19 @@ async def test_long_tool_session_stays_in_budget_and_remembers(make_proxy: Any,
                                       ) + budget.tools_tokens(body["tools"]) <= limit + 50
     assert b"KX-4491" in reqs[-1]["raw"]
     assert len(reqs[-1]["json"]["messages"]) < len(history)  # compacted
+    # Prompt cache: between two requests with no new compaction, the earlier one's
+    # messages (its block taken off its last message) start the later one unchanged,
+    # so a breakpoint the client put on its last block hits next time.
+    # (A string's content counts as its one text block, as the upstream reads it.)
+    from proxy.wire.messages import blocks
+    same = 0
+    for k in range(1, len(reqs)):
+        if compacted[k] != compacted[k - 1]:
+            continue
+        same += 1
+        prev, cur = reqs[k - 1]["json"]["messages"], reqs[k]["json"]["messages"]
+        n = len(prev)
+        assert cur[:n - 1] == prev[:n - 1], k
+        was, now = blocks(prev[-1]["content"]), blocks(cur[n - 1]["content"])
+        assert was[:len(now)] == now and len(was) - len(now) in (0, 1), k
+    assert same >= len(reqs) // 2, (same, len(reqs))
