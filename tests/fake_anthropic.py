@@ -47,7 +47,8 @@ class AReply:
         "cache_read_input_tokens": 0})
     piece: int = 4  # characters per text/thinking delta, bytes per partial_json
     write_size: int | None = None  # re-split the SSE bytes into writes of this size
-    delay: float = 0.0
+    delay: float = 0.0  # seconds between writes
+    answer_delay: float = 0.0  # seconds before answering at all
     raw_stream: bytes | None = None
 
 
@@ -136,6 +137,8 @@ async def answer(fake: Any, request: web.Request) -> web.StreamResponse:
             status=400)
     reply = fake.anthropic_replies.popleft() if fake.anthropic_replies else AReply(
         content=[text("echo: " + _last_user_text(body))])
+    if reply.answer_delay:
+        await asyncio.sleep(reply.answer_delay)
     if reply.status >= 400:
         err = reply.error or {"type": "api_error", "message": "fake error"}
         return web.json_response({"type": "error", "error": err}, status=reply.status,
@@ -149,10 +152,14 @@ async def answer(fake: Any, request: web.Request) -> web.StreamResponse:
                                        "Cache-Control": "no-cache", **reply.headers})
     await resp.prepare(request)
     size = reply.write_size or len(payload) or 1
-    for s in range(0, len(payload), size):
-        await resp.write(payload[s:s + size])
-        if reply.delay:
-            await asyncio.sleep(reply.delay)
-    await resp.write_eof()
+    try:
+        for s in range(0, len(payload), size):
+            await resp.write(payload[s:s + size])
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
+        await resp.write_eof()
+    except (ConnectionResetError, asyncio.CancelledError):
+        fake.aborted += 1
+        raise
     fake.finished_streams += 1
     return resp

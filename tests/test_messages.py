@@ -474,3 +474,35 @@ async def test_long_tool_session_stays_in_budget_and_remembers(make_proxy: Any,
         was, now = blocks(prev[-1]["content"]), blocks(cur[n - 1]["content"])
         assert was[:len(now)] == now and len(was) - len(now) in (0, 1), k
     assert same >= len(reqs) // 2, (same, len(reqs))
+
+
+async def test_heartbeats_during_a_hidden_round_and_a_client_that_leaves(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """While a hidden round runs, ``ping`` events keep the stream alive (the SDK
+    skips them); a client that leaves cancels the upstream call in flight."""
+    proxy = await make_proxy(tools={"heartbeat_seconds": 0.2})
+    c = client(proxy)
+    upstream.anthropic_replies.extend([
+        AReply(content=[tool_use("toolu_m", "memory_search", {"query": "x"})]),
+        AReply(content=[text("late answer")], answer_delay=0.7)])
+    async with c.messages.with_streaming_response.create(
+            model="claude-x", max_tokens=10, stream=True,
+            messages=[{"role": "user", "content": "hi"}]) as raw:
+        body = b"".join([chunk async for chunk in raw.iter_bytes()])
+    assert body.startswith(b"event: ping\n")  # sent before the answer's first byte
+    assert body.count(b"event: message_start") == 1 and b"toolu_m" not in body
+    assert body.count(b"event: message_stop") == 1
+    # leaving while the hidden round's successor streams slowly
+    upstream.anthropic_replies.extend([
+        AReply(content=[tool_use("toolu_n", "memory_search", {"query": "y"})]),
+        AReply(content=[text("x" * 400)], piece=1, write_size=40, delay=0.05)])
+    async with c.messages.with_streaming_response.create(
+            model="claude-x", max_tokens=10, stream=True,
+            messages=[{"role": "user", "content": "again"}]) as raw:
+        async for chunk in raw.iter_bytes():
+            if b"text_delta" in chunk:
+                break
+    await proxy.settle()
+    assert upstream.aborted == 1
+    events = proxy.engine.export(events=True)["events"]
+    assert any(e["data"].get("client_gone") for e in events)

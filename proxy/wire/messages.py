@@ -37,10 +37,6 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                529: "overloaded_error"}
 """Anthropic's error ``type`` per HTTP status (the proxy's own errors use them)."""
 
-MAX_BREAKPOINTS = 4
-"""Anthropic accepts at most four ``cache_control`` breakpoints per request."""
-
-
 def error_body(status: int, message: str) -> dict[str, Any]:
     """Anthropic's error shape for ``status``: ``{"type": "error", "error": {...}}``."""
     return {"type": "error",
@@ -65,21 +61,6 @@ def view_messages(body: dict[str, Any]) -> list[Any]:
     system = body.get("system")
     head = [{"role": "system", "content": system}] if system not in (None, "", []) else []
     return [*head, *body["messages"]]
-
-
-def count_breakpoints(body: dict[str, Any]) -> int:
-    """``cache_control`` breakpoints of a request: tools, system blocks, message blocks."""
-    n = 0
-    for tool in body.get("tools") or []:
-        n += isinstance(tool, dict) and tool.get("cache_control") is not None
-    system = body.get("system")
-    for part in system if isinstance(system, list) else []:
-        n += isinstance(part, dict) and part.get("cache_control") is not None
-    for msg in body.get("messages") or []:
-        content = msg.get("content") if isinstance(msg, dict) else None
-        for part in content if isinstance(content, list) else []:
-            n += isinstance(part, dict) and part.get("cache_control") is not None
-    return n
 
 
 def with_block(message: dict[str, Any], block: str) -> dict[str, Any]:
