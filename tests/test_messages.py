@@ -309,6 +309,12 @@ async def test_without_memory_tools_the_answer_is_relayed_and_stored(
     await c.messages.create(model="claude-x", max_tokens=10, messages=history)
     await proxy.settle()
     assert [m["role"] for m in stored(proxy)] == ["user", "assistant", "user", "assistant"]
+    # memory off for one request: sent as the client wrote it, and the reason said
+    history += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "bye"}]
+    raw = await c.messages.with_raw_response.create(
+        model="claude-x", max_tokens=10, messages=history, extra_headers={"X-LCM-Memory": "off"})
+    assert raw.headers["x-lcm-memory-reason"] == "memory-off-header"
+    assert sent(upstream)[-1]["json"]["messages"] == history
 
 
 @pytest.mark.parametrize("stream", [False, True])

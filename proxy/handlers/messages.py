@@ -39,7 +39,7 @@ from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import Recover
-from proxy.flow.steps import memory_off, parse_body
+from proxy.flow.steps import memory_off, parse_body, skip_reason
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
 from proxy.relay import RelayResult, relay_body
@@ -101,6 +101,8 @@ async def _messages(request: web.Request) -> web.StreamResponse:
         await _memory_path(ex, system)
     ex.extra = {"x-lcm-request-id": rid, "x-lcm-memory": ex.prepared.state,
                 **ex.prepared.headers}
+    if ex.prepared.state == "skipped":
+        ex.extra["x-lcm-memory-reason"] = skip_reason(ex)
     ex.tools = (ex.memory and ex.prepared.state not in ("failed-open", "over-budget")
                 and settings.tools.enabled and not memory_off(ex)
                 and MESSAGES.tools_wanted(body))
