@@ -193,6 +193,11 @@ def _text_tokens(text: str) -> int:
     return _count(text) if len(text) > 32 else count_tokens(text)
 
 
+_JSON_PARTS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+"""Anthropic Messages blocks counted by their JSON (tool input and output can be
+long; an image-sized constant would undercount them)."""
+
+
 def message_tokens(msg: Any) -> int:
     """Tokens of one chat message as forwarded: its text (string content or text
     parts; :data:`IMAGE_PART_TOKENS` per other part), name, tool calls (names and
@@ -207,6 +212,8 @@ def message_tokens(msg: Any) -> int:
         for part in content:
             if isinstance(part, dict) and isinstance(part.get("text"), str):
                 total += _text_tokens(part["text"])
+            elif isinstance(part, dict) and part.get("type") in _JSON_PARTS:
+                total += _text_tokens(orjson.dumps(part).decode())
             elif isinstance(part, str):
                 total += _text_tokens(part)
             else:

@@ -223,6 +223,16 @@ def _prefix_ids(conn: sqlite3.Connection, scope: Scope, keys: list[str], k: int,
     return out
 
 
+def _tool_results_only(message: dict[str, Any]) -> bool:
+    """True for an Anthropic Messages user message holding only ``tool_result``
+    blocks: stored with ``msg_role`` ``tool``, so that compaction keeps it with the
+    ``tool_use`` it answers, user turns are counted right and extraction (user
+    messages only) leaves tool output alone. Its ``raw_json`` stays as sent."""
+    content = message.get("content")
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
 def _insert_message(
     conn: sqlite3.Connection,
     scope: Scope,
@@ -241,6 +251,8 @@ def _insert_message(
     text, raw_json = stored_forms(message, config)
     canon = canonical_bytes(message)
     role = message.get("role") if isinstance(message, dict) else None
+    if role == "user" and _tool_results_only(message):
+        role = "tool"  # an Anthropic tool_result turn: a tool result, not a user turn
     cur = conn.execute(
         "INSERT INTO messages (tenant, role, session, thread_id, node_key, parent_key,"
         " parent_id, depth, msg_role, kind, text, raw_json, content_hash, tokens,"

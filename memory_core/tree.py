@@ -200,6 +200,10 @@ def message_text(message: Any) -> str:
                     parts.append(part["text"])
                 elif isinstance(part.get("refusal"), str):
                     parts.append(part["refusal"])
+                elif part.get("type") == "tool_use":  # Anthropic Messages
+                    parts.append(f"{part.get('name')}({_plain_json(part.get('input'))})")
+                elif part.get("type") == "tool_result":
+                    parts.append(message_text({"content": part.get("content")}))
                 else:
                     parts.append(f"[{part.get('type', 'part')}]")
             elif isinstance(part, str):
@@ -215,6 +219,14 @@ def message_text(message: Any) -> str:
     if isinstance(fc, dict):
         parts.append(f"{fc.get('name')}({fc.get('arguments') or ''})")
     return "\n".join(p for p in parts if p)
+
+
+def _plain_json(value: Any) -> str:
+    """``value`` as compact JSON text (``str`` when it is not JSON-ready)."""
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return _plain(value)
 
 
 def _plain(value: Any) -> str:

@@ -30,11 +30,12 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.:@/-]")
 
 
 def bearer_key(headers: Mapping[str, str]) -> str:
-    """Return the API key from ``Authorization: Bearer …`` (or Azure's ``api-key``)."""
+    """Return the API key from ``Authorization: Bearer …``, else Azure's ``api-key``,
+    else Anthropic's ``x-api-key``."""
     auth = headers.get("Authorization", "")
     if auth[:7].lower() == "bearer ":
         return auth[7:].strip()
-    return headers.get("api-key", "").strip()
+    return (headers.get("api-key", "") or headers.get("x-api-key", "")).strip()
 
 
 def tenant_for_key(key: str, salt: str) -> str:

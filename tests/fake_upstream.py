@@ -63,6 +63,9 @@ class FakeUpstream:
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.app.router.add_get("/v1/models", self.models)
         self.app.router.add_post("/v1/embeddings", self.embeddings)
+        # Anthropic Messages (tests/fake_anthropic.py); count_tokens goes to echo.
+        self.anthropic_replies: deque[Any] = deque()
+        self.app.router.add_post("/v1/messages", self.anthropic_messages)
         self.app.router.add_route("*", "/v1/{tail:.*}", self.echo)
         self.runner: web.AppRunner | None = None
         self.port = 0
@@ -114,6 +117,10 @@ class FakeUpstream:
             }
         )
         return raw
+
+    async def anthropic_messages(self, request: web.Request) -> web.StreamResponse:
+        from tests.fake_anthropic import answer
+        return await answer(self, request)
 
     async def models(self, request: web.Request) -> web.Response:
         await self._record(request)

@@ -1,0 +1,453 @@
+"""``POST /v1/messages`` (Anthropic Messages): the request flow of DESIGN §2.
+
+The request is captured as evidence in its chat-shaped view
+(:func:`proxy.wire.messages.view_messages`: the ``system`` field as a leading
+``system`` message, every content block as sent); the memory path
+(:func:`proxy.memorypath.prepare_upstream`) decides the upstream messages on that
+view, and its edits are mapped back onto the client's own objects
+(:func:`proxy.wire.messages.map_back`): the block goes last on the newest user
+message, after its ``tool_result`` blocks and after the client's last
+``cache_control`` breakpoint. The memory tools are offered as Anthropic tools and
+their ``tool_use`` calls answered by :mod:`proxy.messagesloop`.
+
+Fail open as for chat: any exception in the memory path forwards the client's
+bytes unchanged. Upstream answers (errors with their status and headers such as
+``retry-after``) reach the client as sent; the proxy's own errors take
+Anthropic's shape (``{"type": "error", "error": {"type", "message"}}``).
+``x-api-key``, ``anthropic-version`` and ``anthropic-beta`` go upstream as sent
+(``proxy.upstream_api_key``, when set, replaces the key as ``x-api-key``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from memory_core import budget, capture
+from memory_core.tokens import count_tokens
+from memory_core.tree import message_text
+from proxy import commands, forwardlog, rewrite
+from proxy import headers as hdrs
+from proxy.errors import ProxyError
+from proxy.flow import record
+from proxy.flow.exchange import Exchange
+from proxy.flow.recovery import Recover
+from proxy.flow.steps import memory_off, parse_body, skip_reason
+from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.memorypath import Prepared, prepare_upstream
+from proxy.relay import RelayResult, relay_body
+from proxy.scope import effective_salt, resolve_scope
+from proxy.upstream import is_event_stream, send, upstream_url
+from proxy.wire import messages as mw
+from proxy.wire.messages import MESSAGES
+from proxy.wire.messagesstream import MessagesStreamRound
+
+log = logging.getLogger("lcm.messages")
+
+_ERROR_BODY_KEEP = 64 * 1024
+
+
+def error_response(status: int, message: str, rid: str) -> web.Response:
+    """The proxy's own error in Anthropic's shape, with ``x-lcm-request-id``."""
+    return web.Response(status=status, body=orjson.dumps(mw.error_body(status, message)),
+                        content_type="application/json", headers={"x-lcm-request-id": rid})
+
+
+async def messages(request: web.Request) -> web.StreamResponse:
+    """Handle one Messages request, streamed or not (see module docstring)."""
+    with request.app[ENGINE].in_flight():
+        try:
+            return await _messages(request)
+        except ProxyError as exc:  # upstream unreachable, timeout: Anthropic's shape
+            if exc.status >= 500:
+                log.warning("%s: %s", exc.__class__.__name__, exc.message)
+            return error_response(exc.status, exc.message, request[REQUEST_ID])
+
+
+def _is_messages_body(body: Any) -> bool:
+    return isinstance(body, dict) and isinstance(body.get("messages"), list) and all(
+        isinstance(m, dict) for m in body["messages"])
+
+
+async def _messages(request: web.Request) -> web.StreamResponse:
+    settings = request.app[SETTINGS]
+    rid = request[REQUEST_ID]
+    raw = await request.read()
+    parsed = parse_body(raw)
+    if parsed.error is not None:
+        record.record_unparsed(request, raw, parsed.error)
+        return error_response(400, f"request body is not valid JSON: {parsed.error}", rid)
+    ex = Exchange(request=request, rid=rid, raw=raw, body=parsed.value, wire=MESSAGES)
+    body = ex.body
+    if isinstance(body, dict) and isinstance(body.get("model"), str):
+        request[MODEL] = body["model"][:100]
+    system: Any = None
+    if not _is_messages_body(body):
+        record.record_unparsed(request, raw, "body is not an object with a messages array")
+    elif settings.capture.enabled:
+        system = _begin_capture(ex)
+    if ex.scope is not None and mw.newest_is_user(body):
+        newest = message_text(body["messages"][-1])
+        if commands.is_command(newest):
+            return await answer_command(ex, newest)
+    if ex.memory and ex.capture_future is not None:
+        await _memory_path(ex, system)
+    ex.extra = {"x-lcm-request-id": rid, "x-lcm-memory": ex.prepared.state,
+                **ex.prepared.headers}
+    if ex.prepared.state == "skipped":
+        ex.extra["x-lcm-memory-reason"] = skip_reason(ex)
+    ex.tools = (ex.memory and ex.prepared.state not in ("failed-open", "over-budget")
+                and settings.tools.enabled and not memory_off(ex)
+                and MESSAGES.tools_wanted(body))
+    forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools)
+    if ex.tools:
+        from proxy.messagesloop import run_with_tools
+        return await run_with_tools(ex, recoverer(ex, system))
+    return await _forward(ex, system)
+
+
+async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
+    """Answer a ``/memory`` command (:func:`proxy.commands.run_command`) as an
+    Anthropic message, streamed when asked; stored as the request's reply (never
+    extracted from), never sent upstream."""
+    app, body = ex.request.app, ex.body
+    engine = app[ENGINE]
+    assert ex.scope is not None
+    reply = await asyncio.get_running_loop().run_in_executor(
+        None, commands.run_command, engine, ex.scope, text)
+    model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
+    content = [{"type": "text", "text": reply}]
+    if ex.ticket is not None:
+        engine.store.write(capture.capture_response, ex.ticket,
+                           [{"role": "assistant", "content": content}],
+                           {"status": 200, "outcome": "complete", "command": True,
+                            "model": model, "api": "messages"})
+    usage = {"input_tokens": 0, "output_tokens": 0}
+    msg = {"id": "msg_lcm_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
+           "model": model, "content": content, "stop_reason": "end_turn",
+           "stop_sequence": None, "usage": usage}
+    headers = {"x-lcm-request-id": ex.rid, "x-lcm-memory": "command"}
+    if not MESSAGES.is_stream(body):
+        return web.Response(body=orjson.dumps(msg), content_type="application/json",
+                            headers=headers)
+    resp = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream",
+                                       "Cache-Control": "no-cache"})
+    await resp.prepare(ex.request)
+    ev = mw.sse_event
+    await resp.write(
+        ev("message_start", {"type": "message_start", "message": dict(
+            msg, content=[], stop_reason=None)})
+        + ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}})
+        + ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": reply}})
+        + ev("content_block_stop", {"type": "content_block_stop", "index": 0})
+        + ev("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": "end_turn", "stop_sequence": None}, "usage": usage})
+        + ev("message_stop", {"type": "message_stop"}))
+    await resp.write_eof()
+    return resp
+
+
+def _begin_capture(ex: Exchange) -> Any:
+    """Resolve the scope and queue the capture of the request's view; returns the
+    view's ``system`` message (``None`` without one). Fail open: no ticket."""
+    app = ex.request.app
+    try:
+        ex.scope = resolve_scope(
+            ex.request.headers,
+            salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
+            fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body)
+        view = mw.view_messages(ex.body)
+        ex.ticket, ex.capture_future = app[ENGINE].capture_request(
+            ex.scope, ex.rid, view,
+            {"model": ex.body.get("model") if isinstance(ex.body.get("model"), str) else None,
+             "stream": ex.body.get("stream") is True, "api": "messages"})
+        return view[0] if len(view) > len(ex.body["messages"]) else None
+    except Exception:  # noqa: BLE001 - fail open
+        app[METRICS].fail_open.labels("capture").inc()
+        log.exception("capture failed; forwarding unmodified")
+        ex.ticket = None
+        return None
+
+
+async def _memory_path(ex: Exchange, system: Any) -> None:
+    """The memory path on the request's view, mapped back onto its messages
+    (:func:`prepare`); on any failure the request goes as sent (``failed-open``)."""
+    metrics = ex.request.app[METRICS]
+    started = time.perf_counter()
+    try:
+        ex.prepared = await prepare(ex, system)
+    except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
+        metrics.fail_open.labels("memory_path").inc()
+        log.exception("memory path failed; forwarding the request unmodified")
+        ex.prepared = Prepared(state="failed-open", headers={"x-lcm-memory-reason": (
+            "capture-timeout" if isinstance(exc, TimeoutError) else "error")})
+    metrics.stage_latency.labels("memory_path").observe(time.perf_counter() - started)
+
+
+async def prepare(ex: Exchange, system: Any) -> Prepared:
+    """:func:`proxy.memorypath.prepare_upstream` on the request's chat-shaped view,
+    its edits mapped back onto the client's blocks (:func:`proxy.wire.messages.map_back`).
+    A view that cannot go as Messages (a ``tool_result`` cut from its ``tool_use`` by
+    a compacted range) goes uncompacted, with the block. Raises on failure."""
+    engine = ex.request.app[ENGINE]
+    body: dict[str, Any] = ex.body
+    assert ex.scope is not None
+    view_body = {"model": body.get("model"), "max_tokens": body.get("max_tokens"),
+                 "messages": ([system] if system is not None else []) + body["messages"],
+                 "tools": body.get("tools")}
+    with engine.foreground():
+        prepared = await prepare_upstream(ex.request, engine, ex.scope, ex.capture_future,
+                                          ex.raw, view_body, ex.rid)
+    if prepared.obj is None:
+        return prepared
+    out = prepared.obj["messages"]
+    msgs = mw.map_back(body, out, system)
+    if msgs is None:
+        msgs = list(body["messages"])
+        block = mw.injected_block(msgs[-1], out[-1]) if (
+            prepared.state == "injected" and mw.newest_is_user(body)) else None
+        if block is not None:
+            msgs[-1] = mw.with_block(msgs[-1], block)
+        for key in ("x-lcm-compacted-messages", "x-lcm-context-compacted"):
+            prepared.headers.pop(key, None)
+        prepared.headers["x-lcm-compaction"] = "skipped-tool-pairs"
+        prepared.compacted_messages = 0
+    if prepared.state == "injected":
+        _turn_block(engine, ex, prepared, msgs, system)
+    source = json.loads(ex.raw) if rewrite.needs_exact_numbers(ex.raw) else body
+    new_body = dict(source, messages=msgs)
+    prepared.obj = new_body
+    prepared.body = rewrite.dumps_body(new_body)
+    return prepared
+
+
+def recoverer(ex: Exchange, system: Any) -> Recover | None:
+    """The once-only answer to an upstream context-length error (Anthropic's "prompt
+    is too long", :func:`memory_core.budget.context_error`), as for chat
+    (:func:`proxy.flow.recovery.recoverer`): learn the smaller window, plan the
+    request again under it and return the new upstream body (memory tools added
+    when ``ex.tools``), or ``None``. Says what happened in ``x-lcm-context-recovery``."""
+    prepared = ex.prepared
+    if not ex.memory or prepared.budget is None or prepared.state in (
+            "over-budget", "failed-open"):
+        return None
+    app = ex.request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    tried = False
+
+    async def recover(status: int, error_body: bytes) -> dict[str, Any] | None:
+        nonlocal tried
+        error = budget.context_error(status, error_body)
+        if tried or error is None or prepared.budget is None:
+            return None
+        tried = True
+        sent_obj = prepared.obj or ex.body
+        sent = prepared.tokens
+        if sent is None:
+            sent = budget.messages_tokens(mw.view_messages(sent_obj)) + budget.tools_tokens(
+                MESSAGES.add_tools(sent_obj)[0]["tools"] if ex.tools else sent_obj.get("tools"))
+        model = ex.body.get("model")
+        window = engine.context_limits.learn(model, prepared.budget, error, sent)
+        again: Prepared | None = None
+        try:
+            again = await prepare(ex, system)
+        except Exception:  # noqa: BLE001 - fail open: the client gets the error
+            log.exception("memory path failed while recovering from a context-length error")
+        if (again is None or again.obj is None or again.state == "over-budget"
+                or (again.tokens is not None and again.tokens >= sent)):
+            metrics.context.labels("not_recovered").inc()
+            log.warning("request %s: the upstream refused %d tokens as too long; a window"
+                        " of %d for model %r cannot hold less: answered with the error",
+                        ex.rid, sent, window, model)
+            ex.extra["x-lcm-context-recovery"] = f"not-recovered; window={window}"
+            return None
+        metrics.context.labels("recovered").inc()
+        log.warning("request %s: the upstream refused %d tokens as too long; model %r now"
+                    " planned with a window of %d, retried once", ex.rid, sent, model, window)
+        ex.extra.update(again.headers)
+        ex.extra["x-lcm-memory"] = again.state
+        ex.extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
+        forwardlog.record(ex.request, ex.scope, ex.rid, again, ex.raw, ex.body, tools=ex.tools)
+        return MESSAGES.add_tools(again.obj)[0] if ex.tools else again.obj
+
+    return recover
+
+
+def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
+                system: Any) -> None:
+    """In a tool round (the newest user message holds only ``tool_result`` blocks)
+    the block is the one the turn's opening user message got, when this process
+    remembers it (:meth:`Engine.block_for`): the same memory for every round of
+    the turn, not one retrieved for tool output. Edits ``msgs[-1]`` in place."""
+    messages = ex.body["messages"]
+    opening = mw.opening_user_index(messages)
+    ids = prepared.capture.message_ids if prepared.capture is not None else []
+    shift = 1 if system is not None else 0
+    if opening is None or opening == len(messages) - 1 or len(ids) != len(messages) + shift:
+        return
+    assert ex.scope is not None
+    block = engine.block_for(ex.scope, ids[opening + shift])
+    if block:
+        msgs[-1] = mw.with_block(messages[-1], block)
+        prepared.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
+
+
+def upstream_target(ex: Exchange) -> tuple[Any, Any]:
+    """The upstream URL and headers (the client's ``x-api-key``, ``anthropic-*``)."""
+    settings = ex.request.app[SETTINGS]
+    url = upstream_url(settings.proxy.upstream, "/messages")
+    out_headers = hdrs.to_upstream(ex.request.headers, body_decoded=True)
+    if settings.proxy.upstream_api_key:
+        out_headers.pop("Authorization", None)
+        out_headers["x-api-key"] = settings.proxy.upstream_api_key
+    return url, out_headers
+
+
+def _refused(ex: Exchange, upstream: Any, raw: bytes) -> web.Response:
+    """An upstream error whose body was read already, for the client as sent."""
+    client_headers = hdrs.to_client(upstream.headers)
+    client_headers.update(ex.extra)
+    if ex.ticket is not None:
+        record.spawn(ex, capture_relayed(ex, upstream.status, False,
+                                         RelayResult(nbytes=len(raw), chunks=[raw])))
+    return web.Response(status=upstream.status, reason=upstream.reason, body=raw,
+                        headers=client_headers)
+
+
+async def _forward(ex: Exchange, system: Any) -> web.StreamResponse:
+    """Forward without memory tools: relay the upstream's bytes as they come."""
+    request, app = ex.request, ex.request.app
+    url, out_headers = upstream_target(ex)
+    started = time.perf_counter()
+    recover = recoverer(ex, system)
+    try:
+        upstream = await send(app[HTTP], "POST", url, out_headers,
+                              ex.raw if ex.prepared.body is None else ex.prepared.body)
+        if upstream.status >= 400 and recover is not None:
+            # A context-length error is answered once more, compacted further,
+            # before any byte reached the client; any other error as it came.
+            try:
+                refused = await upstream.read()
+            finally:
+                upstream.release()
+            again = await recover(upstream.status, refused)
+            if again is None:
+                return _refused(ex, upstream, refused)
+            upstream = await send(app[HTTP], "POST", url, out_headers,
+                                  rewrite.dumps_body(again))
+    except ProxyError as exc:
+        record.record_failure(ex, exc.status, exc.code, exc.message)
+        raise
+    app[METRICS].upstream_latency.labels("messages").observe(time.perf_counter() - started)
+    client_headers = hdrs.to_client(upstream.headers)
+    client_headers.update(ex.extra)
+    status = upstream.status
+    streamed = False
+    try:
+        response = web.StreamResponse(status=status, reason=upstream.reason,
+                                      headers=client_headers)
+        await response.prepare(request)
+        streamed = is_event_stream(upstream)
+
+        async def store_first(res: RelayResult) -> None:
+            if ex.ticket is not None:
+                await record.store_first(ex, capture_relayed(ex, status, streamed, res))
+
+        result = await relay_body(upstream, response, keep=True, request=request,
+                                  before_end=store_first)
+    finally:
+        upstream.release()
+    if result.client_gone:
+        app[METRICS].client_disconnects.inc()
+    if ex.ticket is not None and not ex.captured:
+        record.spawn(ex, capture_relayed(ex, status, streamed, result))
+    return response
+
+
+def read_answer(streamed: bool, body: bytes) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """``(assistant message, facts)`` of a relayed Messages answer: the message
+    (``None`` when unreadable) and ``id``, ``model``, ``usage``, ``stop_reason``,
+    ``done`` (a stream ended with ``message_stop``), ``error`` (an ``error`` event)."""
+    if streamed:
+        sr = MessagesStreamRound({})
+        sr.feed(body)
+        sr.close()
+        facts = {"id": sr.identity()[0], "model": (sr.message or {}).get("model"),
+                 "usage": sr.usage(), "stop_reason": sr.stop_reason, "done": sr.stopped}
+        if sr.error is not None:
+            facts["error"] = sr.error
+        msg = {"role": "assistant", "content": sr.content()} if sr.message else None
+        return msg, facts
+    try:
+        obj = rewrite.loads_exact(body)
+    except (ValueError, RecursionError):
+        return None, {}
+    msg = MESSAGES.answer_message(obj)
+    if msg is None:
+        return None, {}
+    return msg, {"id": obj.get("id"), "model": obj.get("model"), "usage": obj.get("usage"),
+                 "stop_reason": obj.get("stop_reason"), "done": True}
+
+
+async def capture_relayed(ex: Exchange, status: int, streamed: bool,
+                          result: RelayResult) -> None:
+    """Store a relayed answer: the reply as a message when the client received all
+    of it (2xx, a stream ended by ``message_stop``, no error event), else an event."""
+    app = ex.request.app
+    engine, metrics = app[ENGINE], app[METRICS]
+    ticket = ex.ticket
+    assert ticket is not None
+    try:
+        body = result.body()
+        event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes,
+                                 "api": "messages"}
+        if status >= 400:
+            event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+            engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
+            return
+        msg, facts = read_answer(streamed, body)
+        event.update(facts)
+        event["finish_reasons"] = [facts.get("stop_reason")]
+        metrics.count_tokens(facts.get("model"), _chat_usage(facts.get("usage")))
+        complete = (msg is not None and facts.get("done") and "error" not in facts
+                    and not result.client_gone and result.upstream_error is None)
+        if not complete:
+            event.update(outcome="incomplete", partial_choices=[msg] if msg else [],
+                         client_gone=result.client_gone, upstream_error=result.upstream_error)
+            if msg is None:
+                event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+            await asyncio.wrap_future(engine.capture_response(ticket, [], event))
+            return
+        event["outcome"] = "complete"
+        ids = await asyncio.wrap_future(engine.capture_response(ticket, [msg], event))
+        record._compact_after(ex, ids, None)
+    except Exception:  # noqa: BLE001 - fail open, after the client was served
+        record._capture_failed(ex)
+
+
+def _chat_usage(usage: Any) -> Any:
+    """Anthropic usage under the names the token metric reads."""
+    if not isinstance(usage, dict):
+        return None
+    prompt = sum(v for k, v in usage.items() if k in (
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        and isinstance(v, int))
+    out = usage.get("output_tokens")
+    return {"prompt_tokens": prompt, "completion_tokens": out if isinstance(out, int) else 0}
+
+
+def spawn_usage(app: web.Application, model: Any, usage: Any) -> None:
+    """Count a round's usage (for the tool loop)."""
+    app[METRICS].count_tokens(model, _chat_usage(usage))
+
+
+__all__ = ["capture_relayed", "error_response", "messages", "read_answer", "upstream_target"]

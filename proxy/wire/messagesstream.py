@@ -1,0 +1,197 @@
+"""One streamed Anthropic Messages round, sans-io: upstream bytes in, client bytes out.
+
+An Anthropic stream is ``message_start``; per content block ``content_block_start``,
+``content_block_delta`` (``text_delta``, ``input_json_delta``, ``thinking_delta``,
+``signature_delta``, ``citations_delta``), ``content_block_stop``; then
+``message_delta`` (``stop_reason``, cumulative ``usage``) and ``message_stop``;
+``ping`` anywhere; ``error`` in place of the rest. Each event is an ``event:``
+line and a JSON ``data:`` line.
+
+:class:`MessagesStreamRound` relays each event as its exact bytes unless it must
+change: a ``tool_use`` block calling a memory tool (one of ``names``, known from
+its ``content_block_start``) is swallowed whole (start, deltas, stop); every other
+block is re-indexed from ``client_offset`` so the client's block indices run
+0, 1, 2… across all rounds of one answer. ``message_delta`` and ``message_stop``
+are held in :attr:`tail` for the loop, which alone knows whether the round ends
+the answer. A later round (``later``) drops its own ``message_start``: the client
+sees one message. Thinking blocks and their signatures pass unchanged.
+
+:attr:`shown` is set once a client block (or an ``error``) was relayed: before
+that the round may still turn out to be a hidden memory round.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from proxy.sse import EventSplitter, SSEEvent
+from proxy.wire.base import StreamRound
+from proxy.wire.messages import sse_event
+
+
+def _merge_usage(into: dict[str, Any], usage: Any) -> None:
+    """Cumulative usage of a ``message_delta`` over ``message_start``'s (non-null wins)."""
+    if isinstance(usage, dict):
+        for key, value in usage.items():
+            if value is not None:
+                into[key] = value
+
+
+class MessagesStreamRound(StreamRound):
+    """Decisions over one round's events (see module docstring)."""
+
+    def __init__(self, names: dict[str, str], client_offset: int = 0, *,
+                 later: bool = False) -> None:
+        self.names = names
+        self.later = later
+        self.next_index = client_offset
+        self.tail: list[tuple[str, bytes]] = []
+        self.holding = False
+        self.shown = False
+        self.splitter = EventSplitter()
+        self.message: dict[str, Any] | None = None
+        """``message_start``'s message (id, model, usage…)."""
+        self.blocks: dict[int, dict[str, Any]] = {}
+        """Upstream index → ``{"block", "ours", "client", "json"}``, in arrival order."""
+        self.stop_reason: Any = None
+        self.stop_sequence: Any = None
+        self._usage: dict[str, Any] = {}
+        self.stopped = False
+        self.error: Any = None
+
+    # -- bytes in, bytes out ----------------------------------------------------------
+    def feed(self, data: bytes) -> bytes:
+        return self._process(self.splitter.feed(data))
+
+    def close(self) -> bytes:
+        return self._process(self.splitter.close())
+
+    def pending(self) -> bytes:
+        return self.splitter.pending()
+
+    def _process(self, items: list[tuple[bytes, SSEEvent | None]]) -> bytes:
+        out = b""
+        for raw, event in items:
+            if event is None:  # comments
+                if self.holding:
+                    self.tail.append(("other", raw))
+                else:
+                    out += raw
+                continue
+            try:
+                obj = orjson.loads(event.data)
+            except orjson.JSONDecodeError:
+                obj = None
+            kind = obj.get("type") if isinstance(obj, dict) else None
+            kind = kind or event.event
+            out += self._event(kind, raw, obj if isinstance(obj, dict) else {})
+        return out
+
+    def _event(self, kind: str, raw: bytes, obj: dict[str, Any]) -> bytes:
+        if kind == "message_start":
+            msg = obj.get("message")
+            self.message = msg if isinstance(msg, dict) else {}
+            _merge_usage(self._usage, self.message.get("usage"))
+            return b"" if self.later else raw
+        if kind == "message_delta":
+            delta = obj.get("delta") if isinstance(obj.get("delta"), dict) else {}
+            self.stop_reason = delta.get("stop_reason", self.stop_reason)
+            self.stop_sequence = delta.get("stop_sequence", self.stop_sequence)
+            _merge_usage(self._usage, obj.get("usage"))
+            self.tail.append(("finish", raw))
+            self.holding = True
+            return b""
+        if kind == "message_stop":
+            self.stopped = True
+            self.tail.append(("done", raw))
+            self.holding = True
+            return b""
+        if kind in ("content_block_start", "content_block_delta", "content_block_stop"):
+            return self._block_event(kind, raw, obj)
+        if kind == "error":
+            self.error = obj.get("error", obj)
+            self.shown = True
+            return raw
+        if self.holding:  # ping and unknown events after the end wait with it
+            self.tail.append(("other", raw))
+            return b""
+        return raw  # ping, unknown events: the client's to see (or ignore)
+
+    def _block_event(self, kind: str, raw: bytes, obj: dict[str, Any]) -> bytes:
+        index = obj.get("index")
+        if kind == "content_block_start":
+            block = obj.get("content_block")
+            block = dict(block) if isinstance(block, dict) else {}
+            ours = block.get("type") == "tool_use" and block.get("name") in self.names
+            slot = {"block": block, "ours": ours, "client": None, "json": ""}
+            if not ours:
+                slot["client"] = self.next_index
+                self.next_index += 1
+            self.blocks[index if isinstance(index, int) else len(self.blocks)] = slot
+        else:
+            slot = self.blocks.get(index) if isinstance(index, int) else None
+            if slot is None:  # a delta for no known block: not ours to judge
+                self.shown = True
+                return raw
+            if kind == "content_block_delta":
+                self._apply(slot, obj.get("delta"))
+            else:
+                self._finish(slot)
+        if slot["ours"]:
+            return b""
+        self.shown = True
+        if slot["client"] == index:
+            return raw
+        return sse_event(kind, dict(obj, index=slot["client"]))
+
+    @staticmethod
+    def _apply(slot: dict[str, Any], delta: Any) -> None:
+        if not isinstance(delta, dict):
+            return
+        block, kind = slot["block"], delta.get("type")
+        if kind == "text_delta":
+            block["text"] = (block.get("text") or "") + str(delta.get("text") or "")
+        elif kind == "input_json_delta":
+            slot["json"] += str(delta.get("partial_json") or "")
+        elif kind == "thinking_delta":
+            block["thinking"] = (block.get("thinking") or "") + str(delta.get("thinking") or "")
+        elif kind == "signature_delta":
+            block["signature"] = delta.get("signature")
+        elif kind == "citations_delta":
+            block["citations"] = [*(block.get("citations") or []), delta.get("citation")]
+
+    @staticmethod
+    def _finish(slot: dict[str, Any]) -> None:
+        if slot["json"]:
+            try:
+                slot["block"]["input"] = orjson.loads(slot["json"])
+            except orjson.JSONDecodeError:
+                slot["block"]["input"] = {}
+                slot["block"]["_unparsed_input"] = slot["json"]
+
+    # -- what the round said ------------------------------------------------------------
+    def content(self, *, client_only: bool = False) -> list[dict[str, Any]]:
+        """The round's content blocks, as the upstream sent them (``client_only``:
+        without the memory tool calls)."""
+        for slot in self.blocks.values():
+            if slot["json"]:
+                self._finish(slot)
+        return [s["block"] for s in self.blocks.values()
+                if not (client_only and s["ours"])]
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [{"role": "assistant", "content": self.content()}]
+
+    def finish_reasons(self) -> list[Any]:
+        return [self.stop_reason]
+
+    def usage(self) -> dict[str, Any] | None:
+        return dict(self._usage) if self._usage else None
+
+    def answered(self) -> bool:
+        return self.stopped or self.stop_reason is not None
+
+    def identity(self) -> tuple[Any, Any]:
+        return (self.message or {}).get("id"), None
