@@ -55,17 +55,27 @@ def _connection_tokens(headers: Mapping[str, str]) -> set[str]:
     return {t.strip().lower() for t in value.split(",") if t.strip()}
 
 
+def is_anthropic_path(path: str) -> bool:
+    """True for Anthropic's routes (``/v1/messages`` and below, ``count_tokens`` and
+    ``batches`` included): their keys travel as ``x-api-key`` and their errors are
+    ``{"type": "error", "error": {...}}``."""
+    return path == "/v1/messages" or path.startswith("/v1/messages/")
+
+
 def to_upstream(
     headers: Mapping[str, str] | Iterable[tuple[str, str]],
     *,
     api_key: str = "",
+    anthropic: bool = False,
     keep_length: bool = False,
     body_decoded: bool | None = None,
 ) -> CIMultiDict[str]:
     """Return the headers to send upstream for a client request.
 
     ``api_key``: when set, replaces the client's ``Authorization`` with
-    ``Bearer <api_key>``. ``keep_length``: keep ``Content-Length`` (streamed bodies).
+    ``Bearer <api_key>``; with ``anthropic`` (Anthropic's ``/v1/messages*`` routes)
+    it replaces the client's key headers with ``x-api-key: <api_key>``.
+    ``keep_length``: keep ``Content-Length`` (streamed bodies).
     ``body_decoded``: the forwarded body is not the client's encoded bytes, so
     ``Content-Encoding`` and ``Content-Length`` are dropped; ``None`` (the default)
     decides with :func:`is_body_decoded`, which holds for any body read from aiohttp.
@@ -84,7 +94,10 @@ def to_upstream(
         if low in drop or low.startswith("x-lcm-"):
             continue
         out.add(name, value)
-    if api_key:
+    if api_key and anthropic:
+        out.popall("Authorization", None)
+        out["x-api-key"] = api_key
+    elif api_key:
         out["Authorization"] = f"Bearer {api_key}"
     return out
 

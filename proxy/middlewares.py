@@ -1,4 +1,5 @@
-"""Request id, per-route counting, and errors rendered in OpenAI's shape."""
+"""Request id, per-route counting, and errors rendered in the route's API shape
+(OpenAI's; Anthropic's on ``/v1/messages*``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -17,9 +19,11 @@ from proxy.errors import (
     error_body,
     error_response,
 )
+from proxy.headers import is_anthropic_path
 from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
+from proxy.wire.messages import error_body as anthropic_error_body
 
 log = logging.getLogger("lcm.http")
 access_log = logging.getLogger("lcm.access")
@@ -89,6 +93,20 @@ def _route_label(request: web.Request) -> str:
     return info.canonical if info is not None else "unmatched"
 
 
+def _json_error(request: web.Request, status: int, body: dict[str, Any], rid: str
+                ) -> web.Response:
+    """``body`` (OpenAI's ``{"error": {...}}``) as the route's API shapes it."""
+    if is_anthropic_path(request.path):
+        body = anthropic_error_body(status, body["error"]["message"])
+    return web.json_response(body, status=status, headers={"x-lcm-request-id": rid})
+
+
+def _error(request: web.Request, exc: ProxyError, rid: str) -> web.Response:
+    if is_anthropic_path(request.path):
+        return _json_error(request, exc.status, exc.body(), rid)
+    return error_response(exc, rid)
+
+
 @web.middleware
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Assign the request id (``x-lcm-request-id``), render errors, count requests.
@@ -131,32 +149,28 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status = exc.status
         if exc.status >= 500:
             log.warning("%s: %s", exc.__class__.__name__, exc.message)
-        return error_response(exc, rid)
+        return _error(request, exc, rid)
     except web.HTTPRequestEntityTooLarge as exc:
         status = 413
         _record_rejected(request, rid, "body over proxy.max_body_bytes")
-        return error_response(PayloadTooLargeError(exc.text or "request body too large"), rid)
+        return _error(request, PayloadTooLargeError(exc.text or "request body too large"),
+                      rid)
     except web.RequestPayloadError:
         status = 400
         encoding = request.headers.get("Content-Encoding")
         what = f" (Content-Encoding: {encoding[:40]})" if encoding else ""
-        return error_response(BadRequestError(f"could not read the request body{what}",
-                                              code="invalid_body"), rid)
+        return _error(request, BadRequestError(f"could not read the request body{what}",
+                                               code="invalid_body"), rid)
     except web.HTTPException as exc:
         status = exc.status
         if exc.status >= 400 and exc.content_type != "application/json":
             err_type = "not_found_error" if exc.status == 404 else "invalid_request_error"
-            return web.json_response(
-                error_body(exc.reason, err_type), status=exc.status,
-                headers={"x-lcm-request-id": rid},
-            )
+            return _json_error(request, exc.status, error_body(exc.reason, err_type), rid)
         raise
     except Exception:
         log.exception("unhandled error")
-        return web.json_response(
-            error_body("internal error in lcm-proxy", "internal_error", "internal_error"),
-            status=500, headers={"x-lcm-request-id": rid},
-        )
+        return _json_error(request, 500, error_body("internal error in lcm-proxy",
+                                                    "internal_error", "internal_error"), rid)
     finally:
         in_flight.dec()
         request.app[METRICS].requests.labels(_route_label(request), str(status)).inc()

@@ -512,3 +512,35 @@ async def test_heartbeats_during_a_hidden_round_and_a_client_that_leaves(
     assert upstream.aborted == 1
     events = proxy.engine.export(events=True)["events"]
     assert any(e["data"].get("client_gone") for e in events)
+
+
+async def test_proxy_errors_and_the_upstream_key_on_anthropic_routes(
+        upstream: FakeUpstream, tmp_path: Any) -> None:
+    """Errors the proxy raises before any handler (a rejected client key) come in
+    Anthropic's shape on ``/v1/messages*``, and ``proxy.upstream_api_key`` replaces the
+    client's key as ``x-api-key`` there, count_tokens (pass-through) included."""
+    from proxy.scope import tenant_for_key
+    from tests.conftest import start_proxy
+
+    running = await start_proxy(upstream.base_url, tmp_path / "d", proxy={
+        "upstream_api_key": "sk-ant-upstream", "tenant_salt": "salt-1",
+        "require_client_keys": [tenant_for_key(TEST_KEY, "salt-1")]})
+    try:
+        with pytest.raises(anthropic.AuthenticationError) as info:
+            await client(running, key="sk-someone-else").messages.create(
+                model="claude-x", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+        assert info.value.status_code == 401
+        body = info.value.body
+        assert isinstance(body, dict) and body["type"] == "error"
+        assert body["error"]["type"] == "authentication_error"
+        c = client(running)
+        await c.messages.create(model="claude-x", max_tokens=10,
+                                messages=[{"role": "user", "content": "hi"}])
+        await c.messages.count_tokens(model="claude-x",
+                                      messages=[{"role": "user", "content": "hi"}])
+        for path in ("/v1/messages", "/v1/messages/count_tokens"):
+            req = [r for r in upstream.requests if r["path"] == path][-1]
+            assert req["headers"]["x-api-key"] == "sk-ant-upstream", path
+            assert "authorization" not in req["headers"], path
+    finally:
+        await running.close()

@@ -305,10 +305,8 @@ def upstream_target(ex: Exchange) -> tuple[Any, Any]:
     """The upstream URL and headers (the client's ``x-api-key``, ``anthropic-*``)."""
     settings = ex.request.app[SETTINGS]
     url = upstream_url(settings.proxy.upstream, "/messages")
-    out_headers = hdrs.to_upstream(ex.request.headers, body_decoded=True)
-    if settings.proxy.upstream_api_key:
-        out_headers.pop("Authorization", None)
-        out_headers["x-api-key"] = settings.proxy.upstream_api_key
+    out_headers = hdrs.to_upstream(ex.request.headers, body_decoded=True, anthropic=True,
+                                   api_key=settings.proxy.upstream_api_key)
     return url, out_headers
 
 

@@ -52,7 +52,8 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
     url = upstream_url(settings.proxy.upstream, tail_of(request), request.rel_url.raw_query_string)
     keep_length = request.content_length is not None
     out_headers = hdrs.to_upstream(
-        request.headers, api_key=settings.proxy.upstream_api_key, keep_length=keep_length
+        request.headers, api_key=settings.proxy.upstream_api_key, keep_length=keep_length,
+        anthropic=hdrs.is_anthropic_path(request.path),
     )
     body = _ClientBody(request) if request.body_exists else None
     started = time.perf_counter()
