@@ -75,6 +75,9 @@ class Exchange:
     error: str | None = None
     captured: bool = False
     """The answer's capture was started (it is never started twice)."""
+    conversation: list[Any] | None = None
+    """A Responses request that continues a stored response: the items of its whole
+    thread, the client's new ones last (``None`` otherwise)."""
 
     @property
     def streamed(self) -> bool:

@@ -1,0 +1,297 @@
+"""``POST /v1/responses`` end to end: the real ``openai`` SDK → proxy → fake upstream
+speaking the Responses API's byte format (tests/fake_responses.py).
+
+What the upstream received is read from the fake's request log, what was stored
+from the SQLite evidence log.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import aiohttp
+import openai
+import orjson
+import pytest
+
+from memory_core.assemble import BLOCK_MARKER, CURRENT_REQUEST
+from proxy.wire.responses import RESPONSES, flatten, to_turns
+from tests.conftest import TEST_KEY, RunningProxy
+from tests.fake_responses import RReply
+from tests.fake_upstream import FakeUpstream
+
+INSTRUCTIONS = "You are terse.\nNever use emoji."
+OPAQUE = [
+    {"type": "reasoning", "id": "rs_a", "summary": [],
+     "encrypted_content": "gAAAA\u00e9+/==opaque-bytes"},
+    {"type": "compaction", "id": "cmp_1", "encrypted_content": "c0mp\\u0000act", "x": 1.5},
+    {"type": "future_item", "payload": {"nested": [1, None, {"k": "\u2603"}]}},
+]
+
+
+def _rows(proxy: RunningProxy, sql: str, *args: Any) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(proxy.engine.store.path)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def _user_parts(body: dict[str, Any]) -> list[Any]:
+    last = body["input"][-1]
+    assert last["role"] == "user"
+    content = last["content"]
+    return content if isinstance(content, list) else [content]
+
+
+@pytest.fixture
+def rclient(proxy: RunningProxy) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+
+
+# -- the adapter, sans-io --------------------------------------------------------------
+def test_turns_round_trip_every_item_unchanged() -> None:
+    items = [
+        {"role": "developer", "content": "dev rule"},
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "look"},
+                     {"type": "input_image", "image_url": "data:image/png;base64,AA=="},
+                     {"type": "input_file", "file_id": "file_1"}]},
+        OPAQUE[0],
+        {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+         "content": [{"type": "output_text", "text": "calling", "annotations": []}]},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "42"},
+        OPAQUE[1], OPAQUE[2], "not-an-object",
+        {"role": "user", "content": "next"},
+    ]
+    turns = to_turns(items)
+    assert [t["role"] for t in turns] == ["developer", "user", "assistant", "tool",
+                                          "assistant", "assistant", "assistant", "user"]
+    assert turns[2]["content"] == "calling"
+    assert turns[2]["tool_calls"][0]["id"] == "c1"
+    assert flatten(turns) == items
+    body = {"instructions": INSTRUCTIONS, "input": items}
+    again = RESPONSES.with_messages(body, RESPONSES.messages(body))
+    assert again == body and again["instructions"] is INSTRUCTIONS
+
+
+def test_a_reply_echoed_without_ids_maps_to_the_same_turn() -> None:
+    from memory_core.tree import node_key
+
+    produced = [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "E"},
+                {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "hi", "annotations": [],
+                              "logprobs": []}]}]
+    echoed = [{"role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}]
+    assert node_key(None, RESPONSES.answer_message({"output": produced})) == node_key(
+        None, to_turns(echoed)[0])
+
+
+# -- capture and injection ---------------------------------------------------------------
+async def test_plain_request_gets_the_block_and_keeps_instructions_and_opaque_items(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    items = [*OPAQUE, {"type": "message", "role": "user",
+                       "content": [{"type": "input_text", "text": "Goal: ship the importer"}]}]
+    r = await rclient.responses.create(model="m", instructions=INSTRUCTIONS, input=items)
+    assert r.output_text == "echo: Goal: ship the importer"
+    sent = upstream.responses_requests[-1]
+    body = sent["json"]
+    assert body["instructions"] == INSTRUCTIONS
+    assert not any(i.get("role") == "system" for i in body["input"] if isinstance(i, dict))
+    parts = _user_parts(body)
+    assert parts[0]["type"] == "input_text" and parts[0]["text"].startswith(BLOCK_MARKER)
+    assert parts[0]["text"].rstrip().endswith(CURRENT_REQUEST)
+    assert parts[1:] == items[-1]["content"]
+    for item in OPAQUE:  # forwarded as parsed, byte for byte
+        assert orjson.dumps(item) in sent["raw"]
+    assert body["input"][:3] == OPAQUE
+    await proxy.settle()
+    stored = _rows(proxy, "SELECT msg_role, kind, raw_json FROM messages ORDER BY id")
+    assert [r["msg_role"] for r in stored] == ["system", "assistant", "assistant", "assistant",
+                                               "user", "assistant"]
+    assert orjson.loads(stored[0]["raw_json"])["content"] == INSTRUCTIONS
+    assert orjson.loads(stored[1]["raw_json"])["items"] == [OPAQUE[0]]
+    assert orjson.loads(stored[2]["raw_json"])["items"] == [OPAQUE[1]]
+    assert orjson.loads(stored[3]["raw_json"])["items"] == [OPAQUE[2]]
+    user = orjson.loads(stored[4]["raw_json"])
+    assert user["items"] == [items[-1]]  # the client's, not the injected one
+    reply = orjson.loads(stored[5]["raw_json"])
+    assert stored[5]["kind"] == "response" and reply["content"] == r.output_text
+    assert reply["items"][0]["id"] == r.output[0].id
+
+
+async def test_string_input_and_a_replay_store_nothing_new(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    r1 = await rclient.responses.create(model="m", input="TODO: write the CSV reader")
+    assert r1.output_text == "echo: TODO: write the CSV reader"
+    parts = _user_parts(upstream.responses_requests[-1]["json"])
+    assert parts[0]["text"].startswith(BLOCK_MARKER)
+    assert parts[1] == {"type": "input_text", "text": "TODO: write the CSV reader"}
+    await proxy.settle()
+    history = [{"role": "user", "content": "TODO: write the CSV reader"},
+               *[o.model_dump(exclude_unset=True) for o in r1.output],
+               {"role": "user", "content": "and then?"}]
+    await rclient.responses.create(model="m", input=history)
+    await proxy.settle()
+    n = len(_rows(proxy, "SELECT id FROM messages"))
+    assert n == 4 and len(_rows(proxy, "SELECT id FROM threads")) == 1
+    second = upstream.responses_requests[-1]["json"]
+    assert "TODO: write the CSV reader" in _user_parts(second)[0]["text"]  # task state
+    await rclient.responses.create(model="m", input=history)  # a retry
+    await proxy.settle()
+    assert len(_rows(proxy, "SELECT id FROM messages")) == n
+    assert len(_rows(proxy, "SELECT id FROM threads")) == 1
+
+
+async def test_stream_relays_every_event_and_stores_the_reply(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    upstream.push_response(RReply(text="streamed answer", reasoning="ENC", write_size=7,
+                                  crlf=True))
+    stream = await rclient.responses.create(model="m", input="hello there", stream=True,
+                                            instructions=INSTRUCTIONS)
+    events = [e async for e in stream]
+    kinds = [e.type for e in events]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text == "streamed answer"
+    assert upstream.responses_requests[-1]["json"]["instructions"] == INSTRUCTIONS
+    await proxy.settle()
+    reply = _rows(proxy, "SELECT raw_json FROM messages WHERE kind='response'")
+    assert len(reply) == 1
+    stored = orjson.loads(reply[0]["raw_json"])
+    assert stored["content"] == "streamed answer"
+    assert stored["items"][0] == {"type": "reasoning", "id": "rs_1", "summary": [],
+                                  "encrypted_content": "ENC"}
+
+
+async def test_upstream_errors_reach_the_client_with_status_and_headers(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    upstream.push_response(RReply(status=429, headers={"retry-after": "7",
+                                                       "x-ratelimit-remaining-requests": "0"},
+                                  error={"message": "slow down", "type": "rate_limit",
+                                         "param": None, "code": "rate_limit_exceeded"}))
+    with pytest.raises(openai.RateLimitError) as info:
+        await rclient.responses.create(model="m", input="hi")
+    assert info.value.status_code == 429
+    assert info.value.response.headers["retry-after"] == "7"
+    assert info.value.response.headers["x-ratelimit-remaining-requests"] == "0"
+    upstream.push_response(RReply(status=503))
+    with pytest.raises(openai.InternalServerError) as info5:
+        await rclient.responses.create(model="m", input="hi", stream=True)
+    assert info5.value.status_code == 503
+    upstream.push_response(RReply(status=400, error={"message": "bad input", "type":
+                                                     "invalid_request_error", "param": "input",
+                                                     "code": None}))
+    with pytest.raises(openai.BadRequestError) as info4:
+        await rclient.responses.create(model="m", input="hi")
+    assert info4.value.body["message"] == "bad input"
+    await proxy.settle()
+    events = _rows(proxy, "SELECT data FROM events WHERE kind='response'")
+    assert [orjson.loads(e["data"])["status"] for e in events] == [429, 503, 400]
+    assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response'")
+
+
+async def test_memory_failure_forwards_the_original_bytes(
+        proxy: RunningProxy, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch) -> None:
+    from proxy import memorypath
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("memory broke")
+
+    monkeypatch.setattr(memorypath, "_prepare", boom)
+    raw = b'{"model":"m", "input":[{"role":"user","content":"hi"}],  "instructions":"x"}'
+    async with aiohttp.ClientSession() as session, session.post(
+            f"{proxy.base_url}/responses", data=raw,
+            headers={"Authorization": f"Bearer {TEST_KEY}",
+                     "Content-Type": "application/json"}) as resp:
+        assert resp.status == 200
+        assert resp.headers["x-lcm-memory"] == "failed-open"
+        assert (await resp.json())["output"][0]["content"][0]["text"] == "echo: hi"
+    assert upstream.responses_requests[-1]["raw"] == raw
+
+
+async def test_a_body_without_input_is_forwarded_untouched(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    raw = b'{"model":"m","prompt":{"id":"pmpt_1"}}'
+    async with aiohttp.ClientSession() as session, session.post(
+            f"{proxy.base_url}/responses", data=raw,
+            headers={"Authorization": f"Bearer {TEST_KEY}"}) as resp:
+        assert resp.headers["x-lcm-memory-reason"] == "not-chat"
+    assert upstream.responses_requests[-1]["raw"] == raw
+
+
+# -- stored responses: previous_response_id ------------------------------------------------
+def _blocks(items: list[Any]) -> int:
+    """User messages that carry a memory block."""
+    return sum(1 for i in items if isinstance(i, dict) and i.get("role") == "user"
+               and CURRENT_REQUEST in orjson.dumps(i.get("content")).decode())
+
+
+async def test_previous_response_id_continues_the_thread_without_piling_up_blocks(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    turns = ["Goal: ship the importer by Friday", "TODO: write the CSV reader",
+             "Decision: use pyarrow for parsing", "what is left?"]
+    prev = None
+    ids = []
+    for text in turns:
+        kwargs: dict[str, Any] = {"previous_response_id": prev} if prev else {}
+        r = await rclient.responses.create(model="m", instructions=INSTRUCTIONS,
+                                           input=[{"role": "user", "content": text}], **kwargs)
+        assert r.output_text == f"echo: {text}"
+        prev = r.id
+        ids.append(r.id)
+        await proxy.settle()
+    sent = upstream.responses_requests
+    for i, req in enumerate(sent[1:], 1):  # every later turn went as a stateless replay
+        body = req["json"]
+        assert "previous_response_id" not in body
+        assert body["instructions"] == INSTRUCTIONS
+        users = [x for x in body["input"] if x.get("role") == "user"]
+        assert len(users) == i + 1
+        assert [u["content"] for u in users[:-1]] == turns[:i]  # earlier turns: no block
+        assert _user_parts(body)[0]["text"].startswith(("[", BLOCK_MARKER))
+        assert _blocks(body["input"]) == 1
+    # The model's whole context at the last turn (the fake's stored conversation)
+    # holds one block: the current one.
+    assert _blocks(upstream.responses.stored[ids[-1]]) == 1
+    assert "Goal: ship the importer by Friday" in _user_parts(sent[-1]["json"])[0]["text"]
+    stored = _rows(proxy, "SELECT msg_role, thread_id FROM messages ORDER BY id")
+    assert [r["msg_role"] for r in stored] == ["system"] + ["user", "assistant"] * 4
+    assert len({r["thread_id"] for r in stored}) == 1
+    # A retry of the last turn stores nothing new and stays on the thread.
+    await rclient.responses.create(model="m", instructions=INSTRUCTIONS,
+                                   previous_response_id=ids[-2],
+                                   input=[{"role": "user", "content": turns[-1]}])
+    await proxy.settle()
+    assert len(_rows(proxy, "SELECT id FROM messages")) == len(stored)
+
+
+async def test_previous_response_id_without_a_block_goes_as_sent(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0,
+                                default_headers={"X-LCM-Memory": "off"})
+    r1 = await client.responses.create(model="m", input="first")
+    r2 = await client.responses.create(model="m", previous_response_id=r1.id,
+                                       input="second")
+    assert r2.output_text == "echo: second"
+    assert upstream.responses_requests[-1]["json"]["previous_response_id"] == r1.id
+    assert upstream.responses_requests[-1]["json"]["input"] == "second"
+    await proxy.settle()
+    rows = _rows(proxy, "SELECT msg_role FROM messages ORDER BY id")
+    assert [r["msg_role"] for r in rows] == ["user", "assistant"] * 2
+
+
+async def test_unknown_previous_response_id_is_forwarded_untouched(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as info:
+        await rclient.responses.create(model="m", previous_response_id="resp_elsewhere",
+                                       input="hi")
+    assert info.value.code == "previous_response_not_found"
+    assert info.value.response.headers["x-lcm-memory-reason"] == "unknown-previous-response"
+    assert upstream.responses_requests[-1]["json"]["previous_response_id"] == "resp_elsewhere"
+    await proxy.settle()
+    assert not _rows(proxy, "SELECT id FROM messages")
