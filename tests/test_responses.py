@@ -295,3 +295,133 @@ async def test_unknown_previous_response_id_is_forwarded_untouched(
     assert upstream.responses_requests[-1]["json"]["previous_response_id"] == "resp_elsewhere"
     await proxy.settle()
     assert not _rows(proxy, "SELECT id FROM messages")
+
+
+# -- memory tools ------------------------------------------------------------------------
+WEATHER = {"type": "function", "name": "get_weather", "description": "Weather of a city.",
+           "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                          "required": ["city"]}, "strict": False}
+
+
+def _grep(call_id: str = "call_m1") -> dict[str, Any]:
+    return {"call_id": call_id, "name": "memory_grep",
+            "arguments": orjson.dumps({"query": "GRF-7781", "start_time": None,
+                                       "end_time": None, "limit": None}).decode()}
+
+
+async def _seed(rclient: openai.AsyncOpenAI, proxy: RunningProxy) -> list[Any]:
+    history: list[Any] = [{"role": "user",
+                           "content": "The Grafana dashboard id is GRF-7781 for billing."}]
+    r = await rclient.responses.create(model="m", input=history)
+    history += [o.model_dump(exclude_unset=True) for o in r.output]
+    await proxy.settle()
+    return history
+
+
+async def test_memory_tool_round_is_hidden_from_a_plain_response(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    history = await _seed(rclient, proxy)
+    history.append({"role": "user", "content": "Which dashboard was it again?"})
+    upstream.push_response(RReply(text=None, reasoning="ENC-1", calls=[_grep()]),
+                           RReply(text="It is GRF-7781."))
+    n = len(upstream.responses_requests)
+    r = await rclient.responses.create(model="m", input=history, tools=[WEATHER])
+    assert r.output_text == "It is GRF-7781."
+    assert [o.type for o in r.output] == ["message"]
+    assert r.usage is not None and r.usage.total_tokens == 30  # summed over two rounds
+    assert r.usage.input_tokens_details.cached_tokens == 0
+    first, second = upstream.responses_requests[n:]
+    offered = [t["name"] for t in first["json"]["tools"]]
+    assert offered[0] == "get_weather" and {"memory_grep", "memory_search", "view_message",
+                                            "view_chat_history_summary"} <= set(offered)
+    assert all(t["type"] == "function" and "function" not in t for t in first["json"]["tools"])
+    tail = second["json"]["input"][len(first["json"]["input"]):]
+    assert [t["type"] for t in tail] == ["reasoning", "function_call", "function_call_output"]
+    assert tail[0]["encrypted_content"] == "ENC-1"  # reasoning carried unchanged
+    assert tail[1]["call_id"] == tail[2]["call_id"] == "call_m1"
+    assert "GRF-7781" in tail[2]["output"]
+    await proxy.settle()
+    hidden = _rows(proxy, "SELECT msg_role FROM messages WHERE hidden=1 ORDER BY id")
+    assert [h["msg_role"] for h in hidden] == ["assistant", "tool"]
+    # The next stateless turn shows the model its own hidden round, in place.
+    history += [o.model_dump(exclude_unset=True) for o in r.output]
+    history.append({"role": "user", "content": "thanks"})
+    await rclient.responses.create(model="m", input=history)
+    seen = upstream.responses_requests[-1]["json"]["input"]
+    kinds = [i.get("type", "message") for i in seen]
+    at = kinds.index("function_call_output")
+    assert seen[at - 1]["name"] == "memory_grep"
+    assert seen[at + 1]["content"][0]["text"] == "It is GRF-7781."
+
+
+async def test_mixed_calls_give_the_client_only_its_own(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    history = await _seed(rclient, proxy)
+    history.append({"role": "user", "content": "check the dashboard and the weather"})
+    upstream.push_response(RReply(text=None, calls=[
+        _grep(), {"call_id": "call_w", "name": "get_weather",
+                  "arguments": '{"city":"Oslo"}'}]))
+    r = await rclient.responses.create(model="m", input=history, tools=[WEATHER])
+    assert [(o.type, o.name) for o in r.output] == [("function_call", "get_weather")]
+    # The client answers its call; the model sees its memory call answered too.
+    history += [o.model_dump(exclude_unset=True) for o in r.output]
+    history.append({"type": "function_call_output", "call_id": "call_w", "output": "sunny"})
+    r2 = await rclient.responses.create(model="m", input=history, tools=[WEATHER])
+    assert r2.output_text
+    seen = upstream.responses_requests[-1]["json"]["input"]
+    outputs = [i["call_id"] for i in seen if i.get("type") == "function_call_output"]
+    assert outputs == ["call_m1", "call_w"]
+    calls = [i["call_id"] for i in seen if i.get("type") == "function_call"]
+    assert calls == ["call_m1", "call_w"]
+
+
+# -- the OpenAI Agents SDK ------------------------------------------------------------------
+async def test_agents_sdk_runs_a_function_tool_through_the_proxy(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.models.openai_provider import OpenAIProvider
+
+    ran: list[str] = []
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather of a city."""
+        ran.append(city)
+        return f"sunny in {city}"
+
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    config = RunConfig(model_provider=OpenAIProvider(openai_client=client),
+                       tracing_disabled=True)
+    agent = Agent(name="ops", instructions=INSTRUCTIONS, tools=[get_weather], model="m")
+    upstream.push_response(
+        RReply(text=None, calls=[_grep("call_m")]),  # hidden by the proxy
+        RReply(text=None, calls=[{"call_id": "call_w", "name": "get_weather",
+                                  "arguments": '{"city":"Oslo"}'}]),
+        RReply(text="It is sunny in Oslo."))
+    result = await Runner.run(agent, "Goal: plan the Oslo trip. Weather in Oslo?",
+                              run_config=config)
+    assert result.final_output == "It is sunny in Oslo."
+    assert ran == ["Oslo"]
+    seen_by_agent = [getattr(i.raw_item, "name", None) for i in result.new_items]
+    assert "memory_grep" not in seen_by_agent and "get_weather" in seen_by_agent
+    reqs = upstream.responses_requests
+    assert len(reqs) == 3
+    for req in reqs:
+        assert req["json"]["instructions"] == INSTRUCTIONS
+        assert "memory_grep" in {t.get("name") for t in req["json"]["tools"]}
+    first_user = next(i for i in reqs[0]["json"]["input"] if i.get("role") == "user")
+    assert CURRENT_REQUEST in orjson.dumps(first_user["content"]).decode()
+    last = reqs[2]["json"]["input"]
+    names = [i.get("name") for i in last if i.get("type") == "function_call"]
+    assert names == ["memory_grep", "get_weather"]  # the model's own view, spliced back
+    outs = [i["call_id"] for i in last if i.get("type") == "function_call_output"]
+    assert outs == ["call_m", "call_w"]
+    # Continuing by previous_response_id keeps the same thread.
+    again = await Runner.run(agent, "and tomorrow?", run_config=config,
+                             previous_response_id=result.last_response_id)
+    assert again.final_output == "echo: and tomorrow?"
+    await proxy.settle()
+    rows = _rows(proxy, "SELECT msg_role, thread_id, hidden FROM messages ORDER BY id")
+    assert len({r["thread_id"] for r in rows if not r["hidden"]}) == 1
+    assert [r["msg_role"] for r in rows if not r["hidden"]] == [
+        "system", "user", "assistant", "tool", "assistant", "user", "assistant"]
