@@ -425,3 +425,101 @@ async def test_agents_sdk_runs_a_function_tool_through_the_proxy(
     assert len({r["thread_id"] for r in rows if not r["hidden"]}) == 1
     assert [r["msg_role"] for r in rows if not r["hidden"]] == [
         "system", "user", "assistant", "tool", "assistant", "user", "assistant"]
+
+
+# -- memory tools in a stream -----------------------------------------------------------
+async def _events(stream: Any) -> list[Any]:
+    return [e async for e in stream]
+
+
+def _check_one_answer(events: list[Any]) -> Any:
+    kinds = [e.type for e in events]
+    assert kinds.count("response.created") == 1 and kinds[0] == "response.created"
+    assert kinds[-1] in ("response.completed", "response.incomplete", "response.failed")
+    assert sum(k in ("response.completed", "response.incomplete", "response.failed")
+               for k in kinds) == 1
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    added = [e.output_index for e in events if e.type == "response.output_item.added"]
+    assert added == list(range(len(added)))
+    for e in events:
+        if e.type.startswith("response.output_item."):
+            assert getattr(e.item, "name", None) != "memory_grep"
+    final = events[-1].response
+    assert final.id == events[0].response.id
+    return final
+
+
+@pytest.mark.parametrize("write_size", [None, 1])
+async def test_memory_tool_round_is_hidden_from_a_stream(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI,
+        write_size: int | None) -> None:
+    history = await _seed(rclient, proxy)
+    history.append({"role": "user", "content": "Which dashboard was it again?"})
+    upstream.push_response(
+        RReply(text=None, reasoning="ENC-1", calls=[_grep()], write_size=write_size),
+        RReply(text="It is GRF-7781.", write_size=write_size))
+    n = len(upstream.responses_requests)
+    events = await _events(await rclient.responses.create(
+        model="m", input=history, tools=[WEATHER], stream=True))
+    final = _check_one_answer(events)
+    assert not any("function_call_arguments" in e.type for e in events)
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text == "It is GRF-7781."
+    # The first round's reasoning item was shown (it is not a memory call).
+    assert [o.type for o in final.output] == ["reasoning", "message"]
+    assert final.usage.total_tokens == 30
+    first, second = upstream.responses_requests[n:]
+    tail = second["json"]["input"][len(first["json"]["input"]):]
+    assert [t["type"] for t in tail] == ["reasoning", "function_call", "function_call_output"]
+    await proxy.settle()
+    hidden = _rows(proxy, "SELECT msg_role FROM messages WHERE hidden=1 ORDER BY id")
+    assert [h["msg_role"] for h in hidden] == ["assistant", "tool"]
+    reply = _rows(proxy, "SELECT raw_json FROM messages WHERE kind='response' AND hidden=0"
+                         " ORDER BY id DESC LIMIT 1")
+    assert orjson.loads(reply[0]["raw_json"])["content"] == "It is GRF-7781."
+
+
+async def test_mixed_calls_in_a_stream_show_the_client_call_renumbered(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    history = await _seed(rclient, proxy)
+    history.append({"role": "user", "content": "dashboard and weather?"})
+    upstream.push_response(RReply(text=None, calls=[
+        _grep(), {"call_id": "call_w", "name": "get_weather", "arguments": '{"city":"Oslo"}'}]))
+    events = await _events(await rclient.responses.create(
+        model="m", input=history, tools=[WEATHER], stream=True))
+    final = _check_one_answer(events)
+    assert [(o.type, o.name) for o in final.output] == [("function_call", "get_weather")]
+    args = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta")
+    assert args == '{"city":"Oslo"}'
+    assert {e.output_index for e in events if hasattr(e, "output_index")} == {0}
+
+
+async def test_a_stream_with_a_hidden_round_is_continued_by_the_id_the_client_saw(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    upstream.push_response(RReply(text=None, calls=[_grep()]), RReply(text="found it"))
+    events = await _events(await rclient.responses.create(
+        model="m", input="Which dashboard?", stream=True))
+    client_id = events[-1].response.id
+    assert client_id == "resp_0001"  # the first round's id, in created and completed
+    await proxy.settle()
+    off = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0,
+                             default_headers={"X-LCM-Memory": "off"})
+    r = await off.responses.create(model="m", previous_response_id=client_id, input="thanks")
+    assert r.output_text == "echo: thanks"
+    sent = upstream.responses_requests[-1]["json"]
+    assert "previous_response_id" not in sent  # replayed: the hidden round spliced back
+    names = [i.get("name") for i in sent["input"] if i.get("type") == "function_call"]
+    assert names == ["memory_grep"]
+    assert [i.get("content") for i in sent["input"] if i.get("role") == "user"] == [
+        "Which dashboard?", "thanks"]
+
+
+async def test_an_error_after_a_hidden_round_reaches_the_client_with_its_status(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    upstream.push_response(RReply(text=None, calls=[_grep()]),
+                           RReply(status=429, headers={"retry-after": "3"}))
+    with pytest.raises(openai.RateLimitError) as info:
+        await rclient.responses.create(model="m", input="Which dashboard?", stream=True)
+    assert info.value.response.headers["retry-after"] == "3"
+    await proxy.settle()
+    assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")

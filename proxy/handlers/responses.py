@@ -4,9 +4,9 @@ The same steps as :mod:`proxy.handlers.chat`, through the Responses wire adapter
 (:mod:`proxy.wire.responses`): parse, scope, capture the input items as evidence
 (``instructions`` as the system turn, every item kept whole in ``raw_json``), the
 memory path (block as an ``input_text`` part on the newest user message,
-compaction), forward, capture the response's ``output``. Non-streamed requests
-get the memory tools through the tool loop (:class:`proxy.toolloop.ToolLoop`);
-streamed ones are relayed as they come (the tools are not offered to them).
+compaction), forward, capture the response's ``output``. The memory tools go
+through the tool loop (:class:`proxy.toolloop.ToolLoop`; for streams
+:class:`proxy.flow.responsesloop.ResponsesToolLoop`).
 
 Fail open: any exception in the memory path forwards the client's original
 bytes; upstream answers, errors included, reach the client with their status,
@@ -25,7 +25,10 @@ with its ``encrypted_content``, compaction and unknown items unchanged), the blo
 on the newest user message only. This is what keeps the block from accumulating
 upstream: a stored response's input holds one block, but the next turn is sent
 from the proxy's map, which holds the client's items without it, so the model
-sees exactly one block, the current one, as on the chat path. A
+sees exactly one block, the current one, as on the chat path. A streamed answer
+with hidden memory-tool rounds shows the client the first round's response id;
+the map holds it, and the continuing request is replayed with the hidden rounds
+spliced back (the reply has a splice, so the memory path always rewrites it). A
 ``previous_response_id`` the map does not know (another process, a restart) and
 a ``conversation`` are forwarded untouched, without memory
 (``x-lcm-memory-reason: unknown-previous-response`` / ``conversation``).
@@ -51,6 +54,7 @@ from proxy import headers as hdrs
 from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
+from proxy.flow.responsesloop import ResponsesToolLoop
 from proxy.flow.steps import (
     begin_capture,
     exact_body,
@@ -62,7 +66,7 @@ from proxy.flow.steps import (
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.relay import RelayResult, relay_body
 from proxy.sse import SSEDecoder
-from proxy.toolloop import ClientGone, ToolLoop
+from proxy.toolloop import ClientGone
 from proxy.upstream import is_event_stream, send, upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
 
@@ -176,7 +180,7 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         ex.extra["x-lcm-memory-reason"] = reason or skip_reason(ex)
     elif whole is not None and ex.prepared.body is not None:
         ex.extra["x-lcm-responses-mode"] = "stateless-replay"
-    ex.tools = offers_tools(ex) and not ex.streamed
+    ex.tools = offers_tools(ex)
     forwardlog.record(request, ex.scope, ex.rid, ex.prepared, raw, body, tools=ex.tools)
     if ex.tools:
         return await _with_memory_tools(ex)
@@ -307,7 +311,8 @@ async def _store(ex: Exchange, choices: list[Any], event: dict[str, Any]) -> Non
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
-    """Forward with the memory tools offered (non-streamed) and answer their calls."""
+    """Forward with the memory tools offered and answer their calls (the tool loop,
+    :class:`proxy.flow.responsesloop.ResponsesToolLoop` for streams)."""
     request, app = ex.request, ex.request.app
     settings, metrics = app[SETTINGS], app[METRICS]
     url, out_headers = _upstream(ex)
@@ -315,9 +320,11 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     summarizer = record.summarizer_for(app, request)
 
     async def store_first() -> None:
+        if ex.streamed:  # mapped before the client holds the id it may continue
+            _remember(ex, loop.final)
         await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
 
-    loop = ToolLoop(
+    loop = ResponsesToolLoop(
         ex, session=app[HTTP], url=url, headers=out_headers, engine=app[ENGINE],
         names=names, max_rounds=settings.tools.max_rounds,
         tool_timeout=settings.tools.tool_timeout_seconds,
@@ -327,9 +334,12 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     )
     started = time.perf_counter()
     try:
-        response = await loop.run_plain(upstream_body)
-        if isinstance(response, web.Response) and response.status < 400 and isinstance(
-                response.body, bytes):
+        if ex.streamed:
+            response = await loop.run_stream(upstream_body)
+        else:
+            response = await loop.run_plain(upstream_body)
+        if not ex.streamed and isinstance(response, web.Response) and response.status < 400 \
+                and isinstance(response.body, bytes):
             try:
                 _remember(ex, loads_lossless(response.body))
             except ValueError:
@@ -344,7 +354,7 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     if ex.client_gone:
         metrics.client_disconnects.inc()
     if not ex.captured:
-        if ex.client_gone:
+        if ex.streamed or ex.client_gone:
             record.spawn(ex, record.capture_tool_answer(ex, summarizer))
         else:
             await store_first()
