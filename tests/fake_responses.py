@@ -46,6 +46,7 @@ class RReply:
     write_size: int | None = None  # re-split the SSE bytes into writes of this size
     crlf: bool = False
     delay: float = 0.0  # seconds between writes
+    answer_delay: float = 0.0  # seconds before answering at all
 
 
 class ResponsesFake:
@@ -56,6 +57,8 @@ class ResponsesFake:
         self.stored: dict[str, list[Any]] = {}
         """response id → the whole conversation it ends (input items and output)."""
         self.ids = itertools.count(1)
+        self.cancelled = 0
+        """Requests whose handler was cancelled (the proxy closed the connection)."""
 
     def conversation(self, body: dict[str, Any]) -> list[Any] | None:
         """What the model reads for ``body``: the stored response it continues plus
@@ -170,6 +173,12 @@ class ResponsesFake:
                            "type": "invalid_request_error", "param": None, "code": None}},
                 status=400)
         reply = self.replies.pop(0) if self.replies else None
+        if reply is not None and reply.answer_delay:
+            try:
+                await asyncio.sleep(reply.answer_delay)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
         if reply is not None and reply.status >= 400:
             err = reply.error or {"message": "fake error", "type": "server_error",
                                   "param": None, "code": None}

@@ -523,3 +523,22 @@ async def test_an_error_after_a_hidden_round_reaches_the_client_with_its_status(
     assert info.value.response.headers["retry-after"] == "3"
     await proxy.settle()
     assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")
+
+
+async def test_a_client_that_leaves_during_a_hidden_round_cancels_the_upstream_call(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    proxy = await make_proxy(tools={"heartbeat_seconds": 0.1})
+    upstream.push_response(RReply(text=None, calls=[_grep()]),
+                           RReply(text="nobody reads this", answer_delay=3.0))
+    async with aiohttp.ClientSession() as session:
+        resp = await session.post(
+            f"{proxy.base_url}/responses", headers={"Authorization": f"Bearer {TEST_KEY}"},
+            json={"model": "m", "input": "Which dashboard?", "stream": True})
+        assert resp.status == 200  # committed by the heartbeat while the hidden round runs
+        assert await resp.content.readuntil(b"\n\n") == b": keep-alive\n\n"
+        resp.close()
+    await proxy.settle()
+    assert upstream.responses.cancelled == 1
+    assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")
+    events = _rows(proxy, "SELECT data FROM events WHERE kind='response'")
+    assert orjson.loads(events[-1]["data"])["client_gone"] is True
