@@ -542,3 +542,45 @@ async def test_a_client_that_leaves_during_a_hidden_round_cancels_the_upstream_c
     assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")
     events = _rows(proxy, "SELECT data FROM events WHERE kind='response'")
     assert orjson.loads(events[-1]["data"])["client_gone"] is True
+
+
+# -- the context budget -------------------------------------------------------------------
+CONTEXT_ERROR = {"message": "This model's maximum context length is 6000 tokens. However, "
+                            "your messages resulted in 7000 tokens. Please reduce the length "
+                            "of the messages.", "type": "invalid_request_error",
+                 "param": "input", "code": "context_length_exceeded"}
+
+
+def _paste(i: int) -> str:
+    return f"run {i} log:\n" + "\n".join(f"{i}.{k} step ok in {k * 7 % 13} ms, cache warm"
+                                          for k in range(60))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("tools", [True, False])
+async def test_a_context_length_error_is_recovered_once_by_compacting(
+        make_proxy: Any, upstream: FakeUpstream, stream: bool, tools: bool) -> None:
+    proxy = await make_proxy(tools={"enabled": tools})
+    rclient = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    items: list[Any] = []
+    for i in range(12):
+        items.append({"role": "user", "content": _paste(i)})
+        items.append({"role": "assistant", "content": f"Run {i} looks healthy."})
+    items.append({"role": "user", "content": "Which run was slowest?"})
+    upstream.push_response(RReply(status=400, error=CONTEXT_ERROR), RReply(text="run 7"))
+    before = len(upstream.responses_requests)
+    raw = await rclient.responses.with_raw_response.create(
+        model="big-model", input=items, instructions=INSTRUCTIONS, stream=stream)
+    if stream:
+        text = "".join([e.delta async for e in raw.parse()
+                        if e.type == "response.output_text.delta"])
+    else:
+        text = raw.parse().output_text
+    assert text == "run 7"
+    assert raw.headers["x-lcm-context-recovery"].startswith("retried")
+    first, second = upstream.responses_requests[before:]
+    assert len(second["raw"]) < len(first["raw"]) // 2
+    assert second["json"]["instructions"] == INSTRUCTIONS
+    texts = [orjson.dumps(i.get("content")).decode() for i in second["json"]["input"]]
+    assert any("[Conversation summary" in t for t in texts)
+    assert "Which run was slowest?" in texts[-1]

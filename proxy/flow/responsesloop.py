@@ -66,6 +66,12 @@ class ResponsesToolLoop(ToolLoop):
                         ex.error = relayed.body()[:2000].decode("utf-8", "replace")
                         return ex.response
                     raw = await self._read(resp)
+                    if len(ex.rounds) == 1:
+                        # Nothing reached the client: a context-length error is tried again.
+                        again = await self._retry_body(resp.status, raw)
+                        if again is not None:
+                            body, messages, ex.rounds = again, wire.messages(again), []
+                            continue
                     ex.status, ex.complete = resp.status, False
                     ex.error = raw[:2000].decode("utf-8", "replace")
                     return self._whole(resp, raw)  # the true status of the round shown

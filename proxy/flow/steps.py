@@ -101,12 +101,10 @@ def begin_capture(ex: Exchange,
         ex.ticket = None
 
 
-async def run_memory_path(ex: Exchange, body: dict[str, Any] | None = None,
-                          raw: bytes | None = None) -> None:
-    """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`); on any
-    failure the request goes as sent (state ``failed-open``). ``body`` and ``raw``:
-    what the memory path reads instead of the client's (a Responses request that
-    continues a stored response reads its whole thread)."""
+async def run_memory_path(ex: Exchange) -> None:
+    """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`) from the
+    client's body, or ``ex.plan_body`` when set; on any failure the request goes as
+    sent (state ``failed-open``)."""
     app = ex.request.app
     engine, metrics = app[ENGINE], app[METRICS]
     started = time.perf_counter()
@@ -115,8 +113,8 @@ async def run_memory_path(ex: Exchange, body: dict[str, Any] | None = None,
         with engine.foreground():  # the background gives way (bounded) meanwhile
             ex.prepared = await prepare_upstream(
                 ex.request, engine, ex.scope, ex.capture_future,
-                ex.raw if raw is None else raw, ex.body if body is None else body, ex.rid,
-                ex.wire)
+                ex.raw if ex.plan_raw is None else ex.plan_raw,
+                ex.body if ex.plan_body is None else ex.plan_body, ex.rid, ex.wire)
     except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
         metrics.fail_open.labels("memory_path").inc()
         log.exception("memory path failed; forwarding the request unmodified")

@@ -54,6 +54,7 @@ from proxy import headers as hdrs
 from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
+from proxy.flow.recovery import recoverer
 from proxy.flow.responsesloop import ResponsesToolLoop
 from proxy.flow.steps import (
     begin_capture,
@@ -169,11 +170,10 @@ async def _responses(request: web.Request) -> web.StreamResponse:
             reason = "unknown-previous-response"
     elif settings.capture.enabled:
         begin_capture(ex)
+    if whole is not None:
+        ex.plan_body, ex.plan_raw = whole, rewrite.dumps_body(whole)
     if ex.memory and ex.capture_future is not None:
-        if whole is not None:
-            await run_memory_path(ex, whole, rewrite.dumps_body(whole))
-        else:
-            await run_memory_path(ex)
+        await run_memory_path(ex)
     ex.extra = {"x-lcm-request-id": ex.rid, "x-lcm-memory": ex.prepared.state,
                 **ex.prepared.headers}
     if ex.prepared.state == "skipped":
@@ -199,16 +199,36 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     """Forward without memory tools: relay the upstream's bytes as they come."""
     request, app = ex.request, ex.request.app
     url, out_headers = _upstream(ex)
+    recover = recoverer(ex)
     started = time.perf_counter()
+    refused: bytes | None = None
     try:
         upstream = await send(app[HTTP], "POST", url, out_headers,
                               ex.raw if ex.prepared.body is None else ex.prepared.body)
+        if upstream.status >= 400 and recover is not None:
+            # A context-length error is answered once more, compacted further,
+            # before any byte reached the client; any other error as it came.
+            try:
+                refused = await upstream.read()
+            finally:
+                upstream.release()
+            again = await recover(upstream.status, refused)
+            if again is not None:
+                refused = None
+                upstream = await send(app[HTTP], "POST", url, out_headers,
+                                      rewrite.dumps_body(again))
     except ProxyError as exc:
         record.record_failure(ex, exc.status, exc.code, exc.message)
         raise
     app[METRICS].upstream_latency.labels("responses").observe(time.perf_counter() - started)
     client_headers = hdrs.to_client(upstream.headers)
     client_headers.update(ex.extra)
+    if refused is not None:  # an upstream error whose body was read already
+        if ex.ticket is not None:
+            record.spawn(ex, capture_relayed(
+                ex, upstream.status, False, RelayResult(nbytes=len(refused), chunks=[refused])))
+        return web.Response(status=upstream.status, reason=upstream.reason, body=refused,
+                            headers=client_headers)
     status = upstream.status
     streamed = False
     try:
@@ -330,6 +350,7 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
         tool_timeout=settings.tools.tool_timeout_seconds,
         heartbeat=settings.tools.heartbeat_seconds,
         on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
+        recover=recoverer(ex),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
     )
     started = time.perf_counter()
