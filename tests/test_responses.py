@@ -584,3 +584,34 @@ async def test_a_context_length_error_is_recovered_once_by_compacting(
     texts = [orjson.dumps(i.get("content")).decode() for i in second["json"]["input"]]
     assert any("[Conversation summary" in t for t in texts)
     assert "Which run was slowest?" in texts[-1]
+
+
+# -- /memory commands ----------------------------------------------------------------------
+@pytest.mark.parametrize("stream", [False, True])
+async def test_memory_commands_are_answered_locally_and_can_be_continued(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI,
+        stream: bool) -> None:
+    r0 = await rclient.responses.create(model="m", input="Goal: ship the importer")
+    before = len(upstream.responses_requests)
+    if stream:
+        events = await _events(await rclient.responses.create(
+            model="m", input="/memory help", previous_response_id=r0.id, stream=True))
+        final = _check_one_answer(events)
+        text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    else:
+        final = await rclient.responses.create(model="m", input="/memory help",
+                                               previous_response_id=r0.id)
+        text = final.output_text
+    assert "/memory search QUERY" in text and final.output_text == text
+    assert len(upstream.responses_requests) == before  # never sent upstream
+    r2 = await rclient.responses.create(model="m", input="and now?",
+                                        previous_response_id=final.id)
+    assert r2.output_text == "echo: and now?"
+    sent = upstream.responses_requests[-1]["json"]
+    assert "previous_response_id" not in sent  # replayed, the command left out
+    assert "/memory" not in orjson.dumps(sent["input"]).decode()
+    assert "Goal: ship the importer" in orjson.dumps(sent["input"][0]).decode()
+    await proxy.settle()
+    rows = _rows(proxy, "SELECT msg_role, thread_id FROM messages ORDER BY id")
+    assert [r["msg_role"] for r in rows] == ["user", "assistant"] * 3
+    assert len({r["thread_id"] for r in rows}) == 1

@@ -40,16 +40,20 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 import weakref
 from collections import OrderedDict
 from typing import Any
 
+import orjson
 from aiohttp import web
 
+from memory_core import capture
 from memory_core.capture import loads_lossless
 from memory_core.engine import Engine
 from memory_core.models import Scope
-from proxy import forwardlog, rewrite
+from memory_core.tree import message_text
+from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
@@ -70,6 +74,7 @@ from proxy.sse import SSEDecoder
 from proxy.toolloop import ClientGone
 from proxy.upstream import is_event_stream, send, upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
+from proxy.wire.responsesstream import event_bytes
 
 log = logging.getLogger("lcm.responses")
 
@@ -172,6 +177,12 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         begin_capture(ex)
     if whole is not None:
         ex.plan_body, ex.plan_raw = whole, rewrite.dumps_body(whole)
+    if ex.scope is not None and ex.ticket is not None:
+        turns = RESPONSES.messages(whole if whole is not None else body)
+        index = rewrite.newest_user_index(turns)
+        newest = message_text(turns[index]) if index is not None else ""
+        if index is not None and commands.is_command(newest):
+            return await answer_command(ex, newest)
     if ex.memory and ex.capture_future is not None:
         await run_memory_path(ex)
     ex.extra = {"x-lcm-request-id": ex.rid, "x-lcm-memory": ex.prepared.state,
@@ -185,6 +196,66 @@ async def _responses(request: web.Request) -> web.StreamResponse:
     if ex.tools:
         return await _with_memory_tools(ex)
     return await _forward(ex)
+
+
+async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
+    """Answer a ``/memory`` command locally as a Responses answer (a response object,
+    or its events when streamed); never sent upstream. The reply is stored like a
+    chat command's (no extraction from it) and its id mapped, so the client may
+    continue from it by ``previous_response_id`` (that request is then replayed:
+    the memory path leaves earlier commands out, which rewrites it)."""
+    request, engine = ex.request, ex.request.app[ENGINE]
+    assert ex.scope is not None and ex.ticket is not None
+    body: dict[str, Any] = ex.body
+    reply = await asyncio.get_running_loop().run_in_executor(
+        None, commands.run_command, engine, ex.scope, text)
+    tag = uuid.uuid4().hex[:24]
+    item = {"type": "message", "id": f"msg_lcm_{tag}", "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": reply, "annotations": []}]}
+    model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
+    resp: dict[str, Any] = {
+        "id": f"resp_lcm_{tag}", "object": "response", "created_at": int(time.time()),
+        "status": "completed", "error": None, "incomplete_details": None,
+        "instructions": body.get("instructions"), "model": model, "output": [item],
+        "parallel_tool_calls": True, "previous_response_id": body.get("previous_response_id"),
+        "tool_choice": "auto", "tools": [], "metadata": {},
+        "usage": {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": 0, "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": 0}}
+    engine.store.write(capture.capture_response, ex.ticket, [reply_turn([item])], {
+        "status": 200, "outcome": "complete", "command": True, "model": model,
+        "id": resp["id"], "api": "responses"})
+    _remember(ex, resp)
+    headers = {"x-lcm-request-id": ex.rid, "x-lcm-memory": "command"}
+    if body.get("stream") is not True:
+        return web.Response(body=orjson.dumps(resp), content_type="application/json",
+                            headers=headers)
+    out = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream",
+                                      "Cache-Control": "no-cache"})
+    await out.prepare(request)
+    start = dict(resp, status="in_progress", output=[], usage=None)
+    part = item["content"][0]
+    events = [
+        {"type": "response.created", "response": start},
+        {"type": "response.in_progress", "response": start},
+        {"type": "response.output_item.added", "output_index": 0,
+         "item": dict(item, status="in_progress", content=[])},
+        {"type": "response.content_part.added", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "part": dict(part, text="")},
+        {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "delta": reply},
+        {"type": "response.output_text.done", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "text": reply},
+        {"type": "response.content_part.done", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "part": part},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": resp},
+    ]
+    for seq, event in enumerate(events):
+        await out.write(event_bytes(dict(event, sequence_number=seq)))
+    await out.write_eof()
+    return out
 
 
 def _upstream(ex: Exchange) -> tuple[Any, Any]:
