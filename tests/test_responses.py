@@ -615,3 +615,49 @@ async def test_memory_commands_are_answered_locally_and_can_be_continued(
     rows = _rows(proxy, "SELECT msg_role, thread_id FROM messages ORDER BY id")
     assert [r["msg_role"] for r in rows] == ["user", "assistant"] * 3
     assert len({r["thread_id"] for r in rows}) == 1
+
+
+# -- a long stored session ---------------------------------------------------------------
+async def test_a_fact_from_turn_2_reaches_the_upstream_at_turn_300_by_previous_response_id(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    texts = ["Hi, let's plan the data migration.",
+             "The staging database runs on port 5433 when the VPN is up.",
+             *(f"Step {i}: review the changelog entry number {i} and summarise it."
+               for i in range(297)),
+             "Which port does the staging database use?"]
+    prev = None
+    for text in texts:
+        kwargs: dict[str, Any] = {"previous_response_id": prev} if prev else {}
+        r = await rclient.responses.with_raw_response.create(
+            model="m", instructions=INSTRUCTIONS, input=text, **kwargs)
+        prev = r.parse().id
+    sent = upstream.responses_requests[-1]["json"]
+    block = _user_parts(sent)[0]["text"]
+    assert "5433" in block and "staging database" in block
+    assert _user_parts(sent)[1]["text"] == texts[-1]
+    assert _blocks(sent["input"]) == 1
+    # Within the context budget: counted when near it, else under it by a byte bound.
+    context = dict(p.split("=", 1) for p in r.headers["x-lcm-context"].split("; "))
+    assert int(context.get("tokens", 0)) <= int(context["budget"])
+    await proxy.settle()
+    rows = proxy.engine.export()["threads"]
+    assert len(rows) == 1 and len(rows[0]["messages"]) == 1 + 2 * 300
+
+
+@pytest.mark.parametrize("tools", [True, False])
+async def test_a_stream_without_memory_calls_reaches_the_client_byte_for_byte(
+        make_proxy: Any, upstream: FakeUpstream, tools: bool) -> None:
+    proxy = await make_proxy(tools={"enabled": tools})
+    upstream.push_response(RReply(text="exact bytes", reasoning="E", write_size=5, calls=[
+        {"call_id": "call_w", "name": "get_weather", "arguments": '{"city":"Oslo"}'}]))
+    async with aiohttp.ClientSession() as session, session.post(
+            f"{proxy.base_url}/responses", headers={"Authorization": f"Bearer {TEST_KEY}"},
+            json={"model": "m", "input": "hi", "stream": True, "tools": [WEATHER]}) as resp:
+        got = await resp.read()
+        assert resp.headers["x-lcm-memory"] == "injected"
+    assert got == upstream.streams[-1]
+    await proxy.settle()
+    reply = _rows(proxy, "SELECT raw_json FROM messages WHERE kind='response'")
+    stored = orjson.loads(reply[0]["raw_json"])
+    assert stored["content"] == "exact bytes"
+    assert stored["tool_calls"][0]["function"]["name"] == "get_weather"
