@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from memory_core.assemble import BLOCK_MARKER, CURRENT_REQUEST
+from proxy.sse import SSEDecoder
 from proxy.wire.responses import RESPONSES, flatten, to_turns
 from tests.conftest import TEST_KEY, RunningProxy
 from tests.fake_responses import RReply
@@ -328,6 +329,7 @@ async def test_memory_tool_round_is_hidden_from_a_plain_response(
     r = await rclient.responses.create(model="m", input=history, tools=[WEATHER])
     assert r.output_text == "It is GRF-7781."
     assert [o.type for o in r.output] == ["message"]
+    assert [t.name for t in r.tools] == ["get_weather"]  # the echo leaves ours out
     assert r.usage is not None and r.usage.total_tokens == 30  # summed over two rounds
     assert r.usage.input_tokens_details.cached_tokens == 0
     first, second = upstream.responses_requests[n:]
@@ -363,6 +365,7 @@ async def test_mixed_calls_give_the_client_only_its_own(
                   "arguments": '{"city":"Oslo"}'}]))
     r = await rclient.responses.create(model="m", input=history, tools=[WEATHER])
     assert [(o.type, o.name) for o in r.output] == [("function_call", "get_weather")]
+    assert [t.name for t in r.tools] == ["get_weather"]
     # The client answers its call; the model sees its memory call answered too.
     history += [o.model_dump(exclude_unset=True) for o in r.output]
     history.append({"type": "function_call_output", "call_id": "call_w", "output": "sunny"})
@@ -446,6 +449,9 @@ def _check_one_answer(events: list[Any]) -> Any:
             assert getattr(e.item, "name", None) != "memory_grep"
     final = events[-1].response
     assert final.id == events[0].response.id
+    for e in events:  # the echoed request's tools: the client's own only
+        if getattr(e, "response", None) is not None:
+            assert "memory_grep" not in {getattr(t, "name", None) for t in e.response.tools}
     return final
 
 
@@ -655,9 +661,39 @@ async def test_a_stream_without_memory_calls_reaches_the_client_byte_for_byte(
             json={"model": "m", "input": "hi", "stream": True, "tools": [WEATHER]}) as resp:
         got = await resp.read()
         assert resp.headers["x-lcm-memory"] == "injected"
-    assert got == upstream.streams[-1]
+    if not tools:
+        assert got == upstream.streams[-1]
+    else:  # the same, but the echoed request's tools in created/in_progress/completed
+        theirs, ours = upstream.streams[-1].split(b"\n\n"), got.split(b"\n\n")
+        assert len(theirs) == len(ours)
+        changed = [i for i, (a, b) in enumerate(zip(theirs, ours, strict=True)) if a != b]
+        assert changed == [0, 1, len(ours) - 2]
+        for i in changed:
+            a = orjson.loads(theirs[i].split(b"data: ", 1)[1])
+            b = orjson.loads(ours[i].split(b"data: ", 1)[1])
+            assert [t["name"] for t in b["response"]["tools"]] == ["get_weather"]
+            assert dict(a, response=dict(a["response"], tools=[WEATHER])) == b
     await proxy.settle()
     reply = _rows(proxy, "SELECT raw_json FROM messages WHERE kind='response'")
     stored = orjson.loads(reply[0]["raw_json"])
     assert stored["content"] == "exact bytes"
     assert stored["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+async def test_an_error_after_the_client_saw_a_round_is_an_error_event_in_sequence(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    upstream.push_response(RReply(text="Let me check.", calls=[_grep()]),
+                           RReply(status=500))
+    async with aiohttp.ClientSession() as session, session.post(
+            f"{proxy.base_url}/responses", headers={"Authorization": f"Bearer {TEST_KEY}"},
+            json={"model": "m", "input": "Which dashboard?", "stream": True}) as resp:
+        assert resp.status == 200
+        got = await resp.read()
+    decoder = SSEDecoder()
+    events = [orjson.loads(e.data) for e in decoder.feed(got) + decoder.close()]
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert events[0]["type"] == "response.created" and events[-1]["type"] == "error"
+    assert "memory tool round" in events[-1]["message"]
+    assert b"memory_grep" not in got
+    await proxy.settle()
+    assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")

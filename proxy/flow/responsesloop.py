@@ -21,11 +21,16 @@ from proxy import headers as hdrs
 from proxy.flow.exchange import Round
 from proxy.flow.streamround import open_round, relay_round
 from proxy.relay import _abort_client, relay_body
-from proxy.rewrite import dumps_body
+from proxy.rewrite import dumps_body, loads_exact
 from proxy.toolloop import ToolLoop
 from proxy.wire.chat import sum_usage
-from proxy.wire.responses import reply_turn
-from proxy.wire.responsesstream import ResponsesStreamRound, StreamState, terminal_bytes
+from proxy.wire.responses import error_event, reply_turn
+from proxy.wire.responsesstream import (
+    ResponsesStreamRound,
+    StreamState,
+    terminal_bytes,
+    without_our_tools,
+)
 
 log = logging.getLogger("lcm.tools")
 
@@ -35,6 +40,20 @@ class ResponsesToolLoop(ToolLoop):
 
     final: dict[str, Any] | None = None
     """The response object the client's stream ended with (``None`` before)."""
+
+    async def run_plain(self, body: dict[str, Any]) -> web.StreamResponse:
+        """:meth:`ToolLoop.run_plain`, the answer's echoed ``tools`` without ours."""
+        response = await super().run_plain(body)
+        if (isinstance(response, web.Response) and response.status < 400
+                and isinstance(response.body, bytes) and b'"tools"' in response.body):
+            try:
+                obj = loads_exact(response.body)
+            except (ValueError, RecursionError):
+                return response
+            scrubbed = without_our_tools(obj, self.names)
+            if scrubbed is not obj:
+                response.body = dumps_body(scrubbed)
+        return response
 
     async def run_stream(self, body: dict[str, Any]) -> web.StreamResponse:
         """Run the loop over SSE, relaying to one client response."""
@@ -76,9 +95,9 @@ class ResponsesToolLoop(ToolLoop):
                     ex.error = raw[:2000].decode("utf-8", "replace")
                     return self._whole(resp, raw)  # the true status of the round shown
                 raw = await self._read(resp)
-                await self.client.write(wire.stream_error(
+                await self.client.write(state.stamp(error_event(
                     "upstream failed during a memory tool round: "
-                    + raw[:500].decode("utf-8", "replace")))
+                    + raw[:500].decode("utf-8", "replace")), None))
                 ex.status, ex.complete, ex.error = resp.status, False, "upstream error in round"
                 return ex.response
             sr = ResponsesStreamRound(self.names, state, first=len(ex.rounds) == 1)

@@ -41,8 +41,8 @@ from proxy import rewrite
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import STRICT_MODES, sum_usage
 
-__all__ = ["RESPONSES", "STRICT_MODES", "Instructions", "ResponsesWire", "sum_usage",
-           "to_turns", "reply_turn", "flatten"]
+__all__ = ["RESPONSES", "STRICT_MODES", "Instructions", "ResponsesWire", "error_event",
+           "flatten", "input_items", "reply_turn", "sum_usage", "to_turns"]
 
 ITEMS = "items"
 """The key of a turn message that holds its original Responses items."""
@@ -150,6 +150,11 @@ def flatten(turns: list[Any]) -> list[Any]:
         else:
             out.append(turn)
     return out
+
+
+def error_event(message: str) -> dict[str, Any]:
+    """An in-band ``error`` event (its ``sequence_number`` is the stream's to add)."""
+    return {"type": "error", "code": "upstream_error", "message": message, "param": None}
 
 
 def input_items(body: dict[str, Any]) -> list[Any]:
@@ -323,9 +328,7 @@ class ResponsesWire(WireAdapter):
         raise NotImplementedError
 
     def stream_error(self, message: str) -> bytes:
-        return b"event: error\ndata: " + orjson.dumps(
-            {"type": "error", "code": "upstream_error", "message": message,
-             "param": None}) + b"\n\n"
+        return b"event: error\ndata: " + orjson.dumps(error_event(message)) + b"\n\n"
 
     def heartbeat(self) -> bytes:
         return b": keep-alive\n\n"

@@ -17,7 +17,9 @@ by block, what the client gets:
   the next client ``sequence_number`` (an event left unchanged is relayed as its
   exact bytes);
 - the terminal event is held in :attr:`ResponsesStreamRound.tail`: only the loop
-  knows whether this round ends the answer (:func:`terminal_bytes` restates it).
+  knows whether this round ends the answer (:func:`terminal_bytes` restates it);
+- the response objects of the head and terminal events echo the request's
+  ``tools``: the memory tools are left out of them (:func:`without_our_tools`).
 
 Nothing here touches a socket; tests feed byte scripts (tests/test_responses_stream.py).
 """
@@ -34,6 +36,17 @@ from proxy.wire.responses import reply_turn
 
 HEAD_EVENTS = ("response.created", "response.in_progress", "response.queued")
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+def without_our_tools(response: Any, names: dict[str, str]) -> Any:
+    """A response object whose ``tools`` (the request's, echoed) leave out the memory
+    tools ``names``; the same object when it lists none of them."""
+    if not isinstance(response, dict) or not isinstance(response.get("tools"), list):
+        return response
+    kept = [t for t in response["tools"] if not (isinstance(t, dict)
+                                                 and t.get("type") == "function"
+                                                 and t.get("name") in names)]
+    return response if len(kept) == len(response["tools"]) else dict(response, tools=kept)
 
 
 def event_bytes(obj: dict[str, Any]) -> bytes:
@@ -125,6 +138,11 @@ class ResponsesStreamRound(StreamRound):
                 else:
                     out += self._show() + raw  # junk: the client's to see, as sent
                 continue
+            if kind in HEAD_EVENTS or kind in TERMINAL_EVENTS:
+                scrubbed = without_our_tools(obj.get("response"), self.names)
+                if scrubbed is not obj.get("response"):  # the echoed request's tools
+                    obj = dict(obj, response=scrubbed)
+                    raw = event_bytes(obj)
             if kind in HEAD_EVENTS:
                 response = obj.get("response")
                 if isinstance(response, dict) and self.rid is None:
