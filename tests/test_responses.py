@@ -79,6 +79,21 @@ def test_turns_round_trip_every_item_unchanged() -> None:
     assert again == body and again["instructions"] is INSTRUCTIONS
 
 
+def test_a_custom_tool_round_is_a_tool_round_and_keeps_its_block() -> None:
+    from proxy import rewrite
+
+    items = [{"role": "user", "content": "patch it"},
+             {"type": "custom_tool_call", "call_id": "c9", "name": "apply_patch",
+              "input": "*** Begin Patch"},
+             {"type": "custom_tool_call_output", "call_id": "c9", "output": "Done"}]
+    turns = to_turns(items)
+    assert [t["role"] for t in turns] == ["user", "assistant", "tool"]
+    assert rewrite.tool_round_user_index(turns) == 0
+    injected = RESPONSES.inject_block(turns, "BLOCK", 0)
+    assert flatten(injected)[0]["content"][0] == {"type": "input_text", "text": "BLOCK"}
+    assert flatten(injected)[1:] == items[1:]
+
+
 def test_a_reply_echoed_without_ids_maps_to_the_same_turn() -> None:
     from memory_core.tree import node_key
 

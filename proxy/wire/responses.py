@@ -16,8 +16,10 @@ them and back, keeping every original item untouched under ``items``:
   are the function calls (``call_id`` as the id). The node key of a stored reply
   therefore depends on its text and calls only, so a client's echo of the
   response's ``output`` (with or without ids, status, annotations or reasoning)
-  maps to the node the proxy stored.
-- a ``function_call_output`` → a ``tool`` turn (``tool_call_id`` = ``call_id``).
+  maps to the node the proxy stored. ``custom_tool_call`` items count as calls too
+  (their ``input`` as arguments).
+- a ``function_call_output`` (any ``*_call_output``) → a ``tool`` turn
+  (``tool_call_id`` = ``call_id``).
 - anything else (``compaction``, ``item_reference``, unknown types, non-objects)
   → an opaque ``assistant`` turn whose content is the item itself, hashed whole
   and forwarded byte-for-byte as parsed.
@@ -97,6 +99,10 @@ def reply_turn(items: list[Any]) -> dict[str, Any]:
             calls.append({"id": item.get("call_id"), "type": "function",
                           "function": {"name": item.get("name"),
                                        "arguments": item.get("arguments")}})
+        elif item.get("type") == "custom_tool_call":  # free-form input (Codex's apply_patch)
+            calls.append({"id": item.get("call_id"), "type": "custom",
+                          "function": {"name": item.get("name"),
+                                       "arguments": item.get("input")}})
     turn: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
     if calls:
         turn["tool_calls"] = calls
@@ -122,7 +128,8 @@ def to_turns(items: list[Any]) -> list[dict[str, Any]]:
         if _is_message(item) and item["role"] in _PROMPT_ROLES:
             turns.append({"role": item["role"], "content": item.get("content"),
                           ITEMS: [item]})
-        elif isinstance(item, dict) and item.get("type") == "function_call_output":
+        elif isinstance(item, dict) and isinstance(item.get("type"), str) and item[
+                "type"].endswith("_call_output"):  # function, custom, shell… results
             turns.append({"role": "tool", "tool_call_id": item.get("call_id"),
                           "content": item.get("output"), ITEMS: [item]})
         else:
