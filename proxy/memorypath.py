@@ -33,7 +33,7 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
-from proxy import commands, rewrite, toolloop
+from proxy import commands, rewrite
 from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -170,7 +170,7 @@ class _View:
 
 def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT) -> int:
     """Tokens of the memory tool definitions the tool loop adds to ``body``."""
-    with_tools, _names = wire.add_tools(body) if wire is not CHAT else toolloop.add_tools(body)
+    with_tools, _names = wire.add_tools(body)
     return budget.tools_tokens(with_tools["tools"]) - budget.tools_tokens(body.get("tools"))
 
 

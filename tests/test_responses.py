@@ -712,3 +712,16 @@ async def test_an_error_after_the_client_saw_a_round_is_an_error_event_in_sequen
     assert b"memory_grep" not in got
     await proxy.settle()
     assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")
+
+
+async def test_the_inspector_shows_the_responses_body_with_flat_memory_tools(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    raw = await rclient.responses.with_raw_response.create(
+        model="m", input=[{"role": "user", "content": "hi"}], tools=[WEATHER])
+    await proxy.settle()
+    shown = proxy.engine.forwarded(raw.headers["x-lcm-request-id"])
+    assert shown is not None
+    body = orjson.loads(shown["body"])
+    assert [t.get("name") for t in body["tools"]][:2] == ["get_weather", "memory_grep"]
+    assert all("function" not in t for t in body["tools"])
+    assert body == upstream.responses_requests[-1]["json"]

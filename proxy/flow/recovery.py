@@ -82,7 +82,8 @@ def recoverer(ex: Exchange) -> Recover | None:
         extra["x-lcm-memory"] = again.state
         extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
         # The inspector shows both bodies the upstream received; the retry is newest.
-        forwardlog.record(request, ex.scope, rid, again, ex.raw, body, tools=ex.tools)
+        forwardlog.record(request, ex.scope, rid, again, ex.raw, body, tools=ex.tools,
+                          wire=ex.wire)
         return ex.wire.add_tools(again.obj, strict=strict)[0] if ex.tools else again.obj
 
     return recover

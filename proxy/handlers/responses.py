@@ -192,7 +192,8 @@ async def _responses(request: web.Request) -> web.StreamResponse:
     elif whole is not None and ex.prepared.body is not None:
         ex.extra["x-lcm-responses-mode"] = "stateless-replay"
     ex.tools = offers_tools(ex)
-    forwardlog.record(request, ex.scope, ex.rid, ex.prepared, raw, body, tools=ex.tools)
+    forwardlog.record(request, ex.scope, ex.rid, ex.prepared, raw, body, tools=ex.tools,
+                      wire=RESPONSES)
     if ex.tools:
         return await _with_memory_tools(ex)
     return await _forward(ex)
