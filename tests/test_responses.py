@@ -725,3 +725,20 @@ async def test_the_inspector_shows_the_responses_body_with_flat_memory_tools(
     assert [t.get("name") for t in body["tools"]][:2] == ["get_weather", "memory_grep"]
     assert all("function" not in t for t in body["tools"])
     assert body == upstream.responses_requests[-1]["json"]
+
+
+@pytest.mark.parametrize("tools", [True, False])
+@pytest.mark.parametrize("status", ["incomplete", "failed"])
+async def test_incomplete_is_an_answer_and_failed_is_not(
+        make_proxy: Any, upstream: FakeUpstream, tools: bool, status: str) -> None:
+    proxy = await make_proxy(tools={"enabled": tools})
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    upstream.push_response(RReply(text="cut sh", response_status=status))
+    events = await _events(await client.responses.create(model="m", input="hi", stream=True))
+    assert events[-1].type == f"response.{status}"
+    await proxy.settle()
+    replies = _rows(proxy, "SELECT id FROM messages WHERE kind='response'")
+    assert len(replies) == (1 if status == "incomplete" else 0)
+    last = orjson.loads(_rows(proxy, "SELECT data FROM events WHERE kind='response'")[-1][
+        "data"])
+    assert last["outcome"] == ("complete" if status == "incomplete" else "incomplete")
