@@ -23,9 +23,11 @@ compacts, the request becomes a *stateless replay*: ``previous_response_id`` is
 dropped and the whole thread goes as ``input`` (items as first relayed: reasoning
 with its ``encrypted_content``, compaction and unknown items unchanged), the block
 on the newest user message only. This is what keeps the block from accumulating
-upstream: a stored response's input holds one block, but the next turn is sent
-from the proxy's map, which holds the client's items without it, so the model
-sees exactly one block, the current one, as on the chat path. A streamed answer
+upstream: a stored response's input holds one block, but the next turn that gets
+a block is sent from the proxy's map, which holds the client's items without
+any, so the model sees that one block only; a turn that gets none goes as sent,
+and the upstream's context then holds the latest block only. Either way there is
+never more than one, as on the chat path. A streamed answer
 with hidden memory-tool rounds shows the client the first round's response id;
 the map holds it, and the continuing request is replayed with the hidden rounds
 spliced back (the reply has a splice, so the memory path always rewrites it). A
