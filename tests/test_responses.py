@@ -742,3 +742,31 @@ async def test_incomplete_is_an_answer_and_failed_is_not(
     last = orjson.loads(_rows(proxy, "SELECT data FROM events WHERE kind='response'")[-1][
         "data"])
     assert last["outcome"] == ("complete" if status == "incomplete" else "incomplete")
+
+
+async def test_agents_sdk_streamed_run_with_a_hidden_memory_round(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.models.openai_provider import OpenAIProvider
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather of a city."""
+        return f"sunny in {city}"
+
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    config = RunConfig(model_provider=OpenAIProvider(openai_client=client),
+                       tracing_disabled=True)
+    agent = Agent(name="ops", instructions=INSTRUCTIONS, tools=[get_weather], model="m")
+    upstream.push_response(
+        RReply(text=None, calls=[_grep("call_m")]),
+        RReply(text=None, calls=[{"call_id": "call_w", "name": "get_weather",
+                                  "arguments": '{"city":"Oslo"}'}], write_size=3),
+        RReply(text="It is sunny in Oslo.", write_size=3))
+    result = Runner.run_streamed(agent, "Weather in Oslo?", run_config=config)
+    kinds = [e.type async for e in result.stream_events()]
+    assert result.final_output == "It is sunny in Oslo."
+    assert "raw_response_event" in kinds
+    names = [getattr(i.raw_item, "name", None) for i in result.new_items]
+    assert "memory_grep" not in names and "get_weather" in names
+    assert len(upstream.responses_requests) == 3
