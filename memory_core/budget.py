@@ -139,9 +139,10 @@ def _window_for(model: str, table: tuple[tuple[str, int], ...],
 
 def output_reserve(body: Mapping[str, Any], cfg: ContextConfig, window: int) -> int:
     """Tokens kept for the answer: the request's ``max_completion_tokens`` (or
-    ``max_tokens``) when a positive integer, else ``cfg.output_reserve_tokens`` but
-    at most a quarter of ``window`` (a small local model keeps room for its input)."""
-    for key in ("max_completion_tokens", "max_tokens"):
+    ``max_tokens``, or the Responses API's ``max_output_tokens``) when a positive
+    integer, else ``cfg.output_reserve_tokens`` but at most a quarter of ``window``
+    (a small local model keeps room for its input)."""
+    for key in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
         value = body.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value

@@ -19,12 +19,15 @@ from memory_core.models import Scope
 from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.rewrite import dumps_body
 from proxy.toolloop import add_tools
+from proxy.wire.base import WireAdapter
+from proxy.wire.chat import CHAT
 
 log = logging.getLogger("lcm.forwardlog")
 
 
 def record(request: web.Request, scope: Scope | None, request_id: str, prepared: Any,
-           raw: bytes, client: dict[str, Any], *, tools: bool) -> None:
+           raw: bytes, client: dict[str, Any], *, tools: bool,
+           wire: WireAdapter = CHAT) -> None:
     """Queue the body the upstream receives for this request with what memory did.
 
     ``prepared``: the memory path's ``proxy.memorypath.Prepared`` (its ``body``, or
@@ -32,7 +35,8 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
     the memory tool loop will forward it, with the memory tools added: the body is
     then built on the writer thread by the loop's own functions
     (``toolloop.add_tools``, ``rewrite.dumps_body``), the same bytes as its first
-    round. ``client``: the client's parsed body (model, stream). Records nothing
+    round (``wire``: the request's API, Chat Completions by default).
+    ``client``: the client's parsed body (model, stream). Records nothing
     without a scope (no capture) or with ``capture.keep_forwarded_requests = 0``.
     """
     if scope is None:
@@ -51,7 +55,8 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
         queued = request.app[ENGINE].record_forwarded(
             scope, request_id, body, meta, keep=cfg.keep_forwarded_requests,
             max_bytes=cfg.forwarded_body_max_kib * 1024,
-            dumps=functools.partial(_with_tools, strict=request.app[SETTINGS].tools.strict))
+            dumps=functools.partial(_with_tools, strict=request.app[SETTINGS].tools.strict,
+                                    wire=wire))
     except Exception:  # noqa: BLE001 - the inspector never fails a chat
         _failed(request.app, request_id)
         return
@@ -68,5 +73,8 @@ def _failed(app: web.Application, request_id: str, exc: BaseException | None = N
               exc_info=exc or True)
 
 
-def _with_tools(body: dict[str, Any], strict: str = "auto") -> bytes:
+def _with_tools(body: dict[str, Any], strict: str = "auto",
+                wire: WireAdapter = CHAT) -> bytes:
+    if wire is not CHAT:
+        return dumps_body(wire.add_tools(body, strict=strict)[0])
     return dumps_body(add_tools(body, strict)[0])

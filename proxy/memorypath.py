@@ -33,8 +33,10 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
-from proxy import commands, rewrite, toolloop
+from proxy import commands, rewrite
 from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.wire.base import WireAdapter
+from proxy.wire.chat import CHAT
 
 log = logging.getLogger("lcm.memory")
 
@@ -89,9 +91,12 @@ def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
 
 async def prepare_upstream(
     request: web.Request, engine: Engine, scope: Scope, capture_future: Any, raw: bytes,
-    body: dict[str, Any], request_id: str,
+    body: dict[str, Any], request_id: str, wire: WireAdapter = CHAT,
 ) -> Prepared:
     """Decide the upstream body (see module docstring). Raises on failure (fail open).
+
+    ``wire``: the body's API (:mod:`proxy.wire`); its messages are read and written
+    through it, and it places the block (Chat Completions by default).
 
     Waits for the request's capture at most ``injection.capture_wait_seconds``
     (``TimeoutError`` beyond; the capture itself goes on). Honours ``X-LCM-Memory:
@@ -119,7 +124,7 @@ async def prepare_upstream(
             return
         try:
             prepared.set_result(_prepare(metrics, engine, scope, result, raw, body, request_id,
-                                         want_block, want_compaction))
+                                         want_block, want_compaction, wire))
         except BaseException as exc:  # noqa: BLE001 - delivered to the request (fail open)
             prepared.set_exception(exc)
 
@@ -163,9 +168,9 @@ class _View:
     spliced: bool
 
 
-def _memory_tools_tokens(body: dict[str, Any]) -> int:
+def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT) -> int:
     """Tokens of the memory tool definitions the tool loop adds to ``body``."""
-    with_tools, _names = toolloop.add_tools(body)
+    with_tools, _names = wire.add_tools(body)
     return budget.tools_tokens(with_tools["tools"]) - budget.tools_tokens(body.get("tools"))
 
 
@@ -194,7 +199,7 @@ def _view_tokens(engine: Engine, view: list[Any], messages: list[Any], ids: list
 
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
-             want_compaction: bool) -> Prepared:
+             want_compaction: bool, wire: WireAdapter = CHAT) -> Prepared:
     """The body of :func:`prepare_upstream` after the capture (worker thread).
 
     Plans the request against its context budget (:func:`memory_core.budget.request_budget`):
@@ -207,7 +212,8 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     """
     cfg = engine.config
     out = Prepared(capture=result)
-    messages: list[Any] = body["messages"]
+    client_messages: list[Any] = wire.messages(body)
+    messages = client_messages
     ids = list(result.message_ids)
     changed = False
 
@@ -222,9 +228,9 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
                                  limits=engine.context_limits)
     out.budget = plan
     limit = plan.input_tokens
-    offered_tools = cfg.tools_enabled and toolloop.tools_wanted(body)
+    offered_tools = cfg.tools_enabled and wire.tools_wanted(body)
     fixed = budget.tools_tokens(body.get("tools")) + (
-        _memory_tools_tokens(body) if offered_tools else 0)
+        _memory_tools_tokens(body, wire) if offered_tools else 0)
     block_room = min(cfg.soft_budget_tokens, int(cfg.context.block_share * limit)) \
         if want_block else 0
     forest_room = int(cfg.context.forest_share * limit)
@@ -301,7 +307,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     messages, covered = view.messages, view.covered
 
     index = rewrite.newest_user_index(messages)
-    user_id = _newest_user_id(body["messages"], result)
+    user_id = _newest_user_id(client_messages, result)
     if want_block and not block_room:
         out.headers["x-lcm-memory-reason"] = "no-room"  # the messages fill the budget
     if want_block and block_room and index is not None:
@@ -314,7 +320,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
                                    budget_tokens=block_room)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
-            messages = rewrite.inject_block(messages, assembly.block)
+            messages = wire.inject_block(messages, assembly.block)
             out.state = "injected"
             out.headers["x-lcm-injected-items"] = str(assembly.items_injected)
             out.headers["x-lcm-injected-tokens"] = str(assembly.used_tokens)
@@ -328,7 +334,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         block = engine.block_for(scope, user_id)
         at = rewrite.tool_round_user_index(messages)
         if block and at is not None and count_tokens(block) <= block_room:
-            messages = rewrite.inject_block(messages, block, at)
+            messages = wire.inject_block(messages, block, at)
             out.state = "injected"
             out.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
             changed = True
@@ -338,8 +344,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     if changed:
         # Other fields keep exact integers when orjson could have turned them to floats.
         source = json.loads(raw) if rewrite.needs_exact_numbers(raw) else body
-        new_body = dict(source)
-        new_body["messages"] = messages
+        new_body = wire.with_messages(source, messages)
         out.obj = new_body
         # Serialised here, inside the fail-open path, even when the tool loop will
         # serialise its own copy: a body too deep to encode must be forwarded as the

@@ -5,13 +5,14 @@ from __future__ import annotations
 from aiohttp import web
 
 from proxy import ui
-from proxy.handlers import admin, chat, messages, passthrough
+from proxy.handlers import admin, chat, messages, passthrough, responses
 
 
 def setup_routes(app: web.Application) -> None:
-    """Register every route: chat, Anthropic messages, /lcm/ admin, and the /v1/
-    catch-all pass-through."""
+    """Register every route: chat, responses, Anthropic messages, /lcm/ admin, and
+    the /v1/ catch-all pass-through."""
     app.router.add_post("/v1/chat/completions", chat.chat_completions)
+    app.router.add_post("/v1/responses", responses.responses)
     app.router.add_post("/v1/messages", messages.messages)  # count_tokens: pass-through
     app.router.add_get("/lcm/health", admin.health)
     app.router.add_get("/lcm/livez", admin.livez)

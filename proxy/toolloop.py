@@ -112,12 +112,12 @@ class ToolLoop:
         assert scope is not None  # the loop runs for captured requests only
         results = []
         for call in calls:
-            fn = call.get("function") or {}
-            name = self.names.get(fn.get("name", ""), fn.get("name", ""))
+            offered = self.wire.call_name(call)
+            name = self.names.get(offered, offered)
             try:
                 text = await asyncio.wait_for(loop.run_in_executor(
                     None, mtools.run_tool, self.engine, scope, name,
-                    fn.get("arguments")), self.tool_timeout)
+                    self.wire.call_arguments(call)), self.tool_timeout)
             except TimeoutError:
                 text = orjson.dumps({"error": f"{name} took longer than "
                                               f"{self.tool_timeout:g} s"}).decode()

@@ -20,6 +20,8 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
+from tests.fake_responses import ResponsesFake, RReply
+
 
 @dataclass
 class Reply:
@@ -61,6 +63,8 @@ class FakeUpstream:
         self.streams: list[bytes] = []  # the SSE payload of each stream, as scripted
         self.app = web.Application(client_max_size=256 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self.chat)
+        self.responses = ResponsesFake()
+        self.app.router.add_post("/v1/responses", self.responses_endpoint)
         self.app.router.add_get("/v1/models", self.models)
         self.app.router.add_post("/v1/embeddings", self.embeddings)
         # Anthropic Messages (tests/fake_anthropic.py); count_tokens goes to echo.
@@ -76,6 +80,18 @@ class FakeUpstream:
 
     def push(self, *replies: Reply) -> None:
         self.replies.extend(replies)
+
+    def push_response(self, *replies: RReply) -> None:
+        """Queue answers for ``POST /v1/responses`` (tests/fake_responses.py)."""
+        self.responses.replies.extend(replies)
+
+    @property
+    def responses_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"] == "/v1/responses"]
+
+    async def responses_endpoint(self, request: web.Request) -> web.StreamResponse:
+        await self._record(request)
+        return await self.responses.answer(request, self.requests[-1]["json"], self.streams)
 
     def push_for_model(self, model: str, *replies: Reply) -> None:
         """Queue replies that only requests for ``model`` receive."""

@@ -75,6 +75,13 @@ class Exchange:
     error: str | None = None
     captured: bool = False
     """The answer's capture was started (it is never started twice)."""
+    conversation: list[Any] | None = None
+    """A Responses request that continues a stored response: the items of its whole
+    thread, the client's new ones last (``None`` otherwise)."""
+    plan_body: dict[str, Any] | None = None
+    """The body the memory path plans from when it is not the client's (that whole
+    thread as a stateless request), and its bytes (``plan_raw``)."""
+    plan_raw: bytes | None = None
 
     @property
     def streamed(self) -> bool:

@@ -31,7 +31,9 @@ def recoverer(ex: Exchange) -> Recover | None:
     the new plan is no smaller). Says what happened in ``ex.extra``
     (``x-lcm-context-recovery``), the log and ``lcm_context_events``.
     """
-    prepared, body, extra = ex.prepared, ex.body, ex.extra
+    prepared, extra = ex.prepared, ex.extra
+    body = ex.body if ex.plan_body is None else ex.plan_body
+    raw = ex.raw if ex.plan_raw is None else ex.plan_raw
     if not ex.memory or prepared.budget is None or prepared.state in (
             "over-budget", "failed-open"):
         return None
@@ -51,7 +53,7 @@ def recoverer(ex: Exchange) -> Recover | None:
         sent_obj = prepared.obj or body
         sent = prepared.tokens
         if sent is None:
-            sent = budget.messages_tokens(sent_obj["messages"]) + budget.tools_tokens(
+            sent = budget.messages_tokens(ex.wire.messages(sent_obj)) + budget.tools_tokens(
                 ex.wire.add_tools(sent_obj, strict=strict)[0]["tools"] if ex.tools
                 else sent_obj.get("tools"))
         window = engine.context_limits.learn(body.get("model"), prepared.budget, error, sent)
@@ -60,7 +62,7 @@ def recoverer(ex: Exchange) -> Recover | None:
         try:
             with engine.foreground():
                 again = await prepare_upstream(request, engine, ex.scope, ex.capture_future,
-                                               ex.raw, body, rid)
+                                               raw, body, rid, ex.wire)
         except Exception:  # noqa: BLE001 - fail open: the client gets the error
             log.exception("memory path failed while recovering from a context-length error")
         if (again is None or again.obj is None or again.state == "over-budget"
@@ -80,7 +82,8 @@ def recoverer(ex: Exchange) -> Recover | None:
         extra["x-lcm-memory"] = again.state
         extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
         # The inspector shows both bodies the upstream received; the retry is newest.
-        forwardlog.record(request, ex.scope, rid, again, ex.raw, body, tools=ex.tools)
+        forwardlog.record(request, ex.scope, rid, again, ex.raw, body, tools=ex.tools,
+                          wire=ex.wire)
         return ex.wire.add_tools(again.obj, strict=strict)[0] if ex.tools else again.obj
 
     return recover

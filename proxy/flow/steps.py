@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from memory_core.models import Scope
 from proxy import rewrite
 from proxy.flow.exchange import Exchange
 from proxy.keys import ENGINE, METRICS, SETTINGS
@@ -73,8 +75,14 @@ def event_meta(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def begin_capture(ex: Exchange) -> None:
-    """Resolve the scope and queue the request's capture (fail open: no ticket)."""
+def begin_capture(ex: Exchange,
+                  expand: Callable[[Scope], dict[str, Any] | None] | None = None) -> None:
+    """Resolve the scope and queue the request's capture (fail open: no ticket).
+
+    ``expand``: given the scope, the body whose conversation is captured instead of
+    the client's (a Responses request continuing a stored response: its whole
+    thread), or ``None`` to capture nothing.
+    """
     app = ex.request.app
     try:
         ex.scope = resolve_scope(
@@ -82,8 +90,11 @@ def begin_capture(ex: Exchange) -> None:
             salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
             fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body,
         )
+        body = ex.body if expand is None else expand(ex.scope)
+        if body is None:
+            return
         ex.ticket, ex.capture_future = app[ENGINE].capture_request(
-            ex.scope, ex.rid, ex.body["messages"], event_meta(ex.body))
+            ex.scope, ex.rid, ex.wire.messages(body), event_meta(body))
     except Exception:  # noqa: BLE001 - fail open
         app[METRICS].fail_open.labels("capture").inc()
         log.exception("capture failed; forwarding unmodified")
@@ -91,16 +102,19 @@ def begin_capture(ex: Exchange) -> None:
 
 
 async def run_memory_path(ex: Exchange) -> None:
-    """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`); on any
-    failure the request goes as sent (state ``failed-open``)."""
+    """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`) from the
+    client's body, or ``ex.plan_body`` when set; on any failure the request goes as
+    sent (state ``failed-open``)."""
     app = ex.request.app
     engine, metrics = app[ENGINE], app[METRICS]
     started = time.perf_counter()
     assert ex.scope is not None
     try:
         with engine.foreground():  # the background gives way (bounded) meanwhile
-            ex.prepared = await prepare_upstream(ex.request, engine, ex.scope,
-                                                 ex.capture_future, ex.raw, ex.body, ex.rid)
+            ex.prepared = await prepare_upstream(
+                ex.request, engine, ex.scope, ex.capture_future,
+                ex.raw if ex.plan_raw is None else ex.plan_raw,
+                ex.body if ex.plan_body is None else ex.plan_body, ex.rid, ex.wire)
     except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
         metrics.fail_open.labels("memory_path").inc()
         log.exception("memory path failed; forwarding the request unmodified")
@@ -120,7 +134,7 @@ def skip_reason(ex: Exchange) -> str:
     given = ex.prepared.headers.get("x-lcm-memory-reason")
     if given is not None:  # the memory path said why
         return given
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+    if not ex.wire.understood(body):
         return "not-chat"
     if not app[SETTINGS].capture.enabled:
         return "capture-off"
@@ -130,7 +144,7 @@ def skip_reason(ex: Exchange) -> str:
         return "injection-off"
     if memory_off(ex):
         return "memory-off-header"
-    if rewrite.newest_user_index(body["messages"]) is None:
+    if rewrite.newest_user_index(ex.wire.messages(body)) is None:
         return "no-user-message"
     return "nothing-to-inject"
 

@@ -80,6 +80,11 @@ class WireAdapter(ABC):
     def is_stream(self, body: dict[str, Any]) -> bool:
         """True when the request asks for a streamed answer."""
 
+    def understood(self, body: Any) -> bool:
+        """True for a body whose conversation the memory steps can read (Chat
+        Completions: an object with a ``messages`` array)."""
+        return isinstance(body, dict) and isinstance(body.get("messages"), list)
+
     # -- answers ------------------------------------------------------------------------
     @abstractmethod
     def answer_message(self, obj: Any) -> dict[str, Any] | None:
@@ -118,6 +123,20 @@ class WireAdapter(ABC):
     @abstractmethod
     def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
         """The message that answers tool call ``call`` with ``text``."""
+
+    def call_arguments(self, call: dict[str, Any]) -> Any:
+        """The arguments (a JSON string, as sent) of one tool call (Chat Completions
+        shape: ``function.arguments``)."""
+        fn = call.get("function")
+        return fn.get("arguments") if isinstance(fn, dict) else None
+
+    def inject_block(self, messages: list[Any], block: str, index: int | None = None
+                     ) -> list[Any]:
+        """A copy of ``messages`` whose message ``index`` (default: the last) carries
+        the memory ``block`` (Chat Completions: :func:`proxy.rewrite.inject_block`)."""
+        from proxy import rewrite  # noqa: PLC0415 - rewrite is no dependency of the interface
+
+        return rewrite.inject_block(messages, block, index)
 
     # -- streams ------------------------------------------------------------------------
     @abstractmethod

@@ -1,0 +1,456 @@
+"""``POST /v1/responses``: the OpenAI Responses API with memory (DESIGN §2).
+
+The same steps as :mod:`proxy.handlers.chat`, through the Responses wire adapter
+(:mod:`proxy.wire.responses`): parse, scope, capture the input items as evidence
+(``instructions`` as the system turn, every item kept whole in ``raw_json``), the
+memory path (block as an ``input_text`` part on the newest user message,
+compaction), forward, capture the response's ``output``. The memory tools go
+through the tool loop (:class:`proxy.toolloop.ToolLoop`; for streams
+:class:`proxy.flow.responsesloop.ResponsesToolLoop`).
+
+Fail open: any exception in the memory path forwards the client's original
+bytes; upstream answers, errors included, reach the client with their status,
+headers and body.
+
+Stored responses (``previous_response_id``): the client sends only its new items.
+The proxy keeps, per tenant and role, a map from each response id it relayed to
+the conversation that response ends (its input items, the client's own, and its
+``output``; :class:`ResponseThreads`). A request that continues a known response
+is captured and planned as its whole thread (the evidence stays complete and a
+replay stores nothing new). When the memory path changes nothing, the client's
+bytes go as sent, ``previous_response_id`` included. When it injects a block or
+compacts, the request becomes a *stateless replay*: ``previous_response_id`` is
+dropped and the whole thread goes as ``input`` (items as first relayed: reasoning
+with its ``encrypted_content``, compaction and unknown items unchanged), the block
+on the newest user message only. This is what keeps the block from accumulating
+upstream: a stored response's input holds one block, but the next turn that gets
+a block is sent from the proxy's map, which holds the client's items without
+any, so the model sees that one block only; a turn that gets none goes as sent,
+and the upstream's context then holds the latest block only. Either way there is
+never more than one, as on the chat path. A streamed answer
+with hidden memory-tool rounds shows the client the first round's response id;
+the map holds it, and the continuing request is replayed with the hidden rounds
+spliced back (the reply has a splice, so the memory path always rewrites it). A
+``previous_response_id`` the map does not know (another process, a restart) and
+a ``conversation`` are forwarded untouched, without memory
+(``x-lcm-memory-reason: unknown-previous-response`` / ``conversation``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from memory_core import capture
+from memory_core.capture import loads_lossless
+from memory_core.engine import Engine
+from memory_core.models import Scope
+from memory_core.tree import message_text
+from proxy import commands, forwardlog, rewrite
+from proxy import headers as hdrs
+from proxy.errors import BadRequestError, ProxyError
+from proxy.flow import record
+from proxy.flow.exchange import Exchange
+from proxy.flow.recovery import recoverer
+from proxy.flow.responsesloop import ResponsesToolLoop
+from proxy.flow.steps import (
+    begin_capture,
+    exact_body,
+    offers_tools,
+    parse_body,
+    run_memory_path,
+    skip_reason,
+)
+from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.relay import RelayResult, relay_body
+from proxy.sse import SSEDecoder
+from proxy.toolloop import ClientGone
+from proxy.upstream import is_event_stream, send, upstream_url
+from proxy.wire.responses import RESPONSES, input_items, reply_turn
+from proxy.wire.responsesstream import event_bytes
+
+log = logging.getLogger("lcm.responses")
+
+_ERROR_BODY_KEEP = 64 * 1024
+TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+"""The events that end a Responses stream (there is no ``[DONE]``)."""
+
+
+class ResponseThreads:
+    """Response id → the conversation items it ends, per tenant and role; in memory,
+    the newest ``limit`` responses (each entry shares its items with the others)."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
+        with self._lock:
+            return self._map.get((scope.tenant, scope.role, response_id))
+
+    def put(self, scope: Scope, response_id: str, items: list[Any]) -> None:
+        key = (scope.tenant, scope.role, response_id)
+        with self._lock:
+            self._map[key] = tuple(items)
+            self._map.move_to_end(key)
+            while len(self._map) > self.limit:
+                self._map.popitem(last=False)
+
+
+_THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()
+
+
+def threads_of(engine: Engine) -> ResponseThreads:
+    """The :class:`ResponseThreads` of one engine (one per proxy app)."""
+    found = _THREADS.get(engine)
+    if found is None:
+        found = _THREADS[engine] = ResponseThreads()
+    return found
+
+
+def _remember(ex: Exchange, obj: Any) -> None:
+    """Map a relayed response's id to its thread (the request's items, then its
+    ``output``), unless the request said ``store: false``."""
+    if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
+            or not isinstance(obj.get("output"), list)
+            or not isinstance(ex.body, dict) or ex.body.get("store") is False):
+        return
+    conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
+    threads_of(ex.request.app[ENGINE]).put(ex.scope, obj["id"],
+                                           [*conversation, *obj["output"]])
+
+
+async def responses(request: web.Request) -> web.StreamResponse:
+    """Handle one ``POST /v1/responses``, streaming or not (see module docstring)."""
+    with request.app[ENGINE].in_flight():
+        return await _responses(request)
+
+
+async def _responses(request: web.Request) -> web.StreamResponse:
+    settings = request.app[SETTINGS]
+    raw = await request.read()
+    parsed = parse_body(raw)
+    if parsed.error is not None:
+        record.record_unparsed(request, raw, parsed.error)
+        raise BadRequestError(
+            "We could not parse the JSON body of your request. (HINT: This likely means"
+            " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
+            f" payload.) Parser said: {parsed.error}"
+        )
+    ex = Exchange(request=request, rid=request[REQUEST_ID], raw=raw, body=parsed.value,
+                  wire=RESPONSES)
+    body = ex.body
+    if isinstance(body, dict) and isinstance(body.get("model"), str):
+        request[MODEL] = body["model"][:100]
+    reason = None
+    whole: dict[str, Any] | None = None
+    if not RESPONSES.understood(body):
+        record.record_unparsed(request, raw, "body is not an object with an input")
+    elif body.get("conversation") is not None:
+        reason = "conversation"
+    elif settings.capture.enabled and body.get("previous_response_id") is not None:
+        prev = body["previous_response_id"]
+
+        def expand(scope: Scope) -> dict[str, Any] | None:
+            nonlocal whole
+            stored = threads_of(request.app[ENGINE]).get(scope, prev) if isinstance(
+                prev, str) else None
+            if stored is None:
+                return None
+            ex.conversation = [*stored, *input_items(body)]
+            whole = {k: v for k, v in body.items() if k != "previous_response_id"}
+            whole["input"] = ex.conversation
+            return whole
+
+        begin_capture(ex, expand)
+        if whole is None:
+            reason = "unknown-previous-response"
+    elif settings.capture.enabled:
+        begin_capture(ex)
+    if whole is not None:
+        ex.plan_body, ex.plan_raw = whole, rewrite.dumps_body(whole)
+    if ex.scope is not None and ex.ticket is not None:
+        turns = RESPONSES.messages(whole if whole is not None else body)
+        index = rewrite.newest_user_index(turns)
+        newest = message_text(turns[index]) if index is not None else ""
+        if index is not None and commands.is_command(newest):
+            return await answer_command(ex, newest)
+    if ex.memory and ex.capture_future is not None:
+        await run_memory_path(ex)
+    ex.extra = {"x-lcm-request-id": ex.rid, "x-lcm-memory": ex.prepared.state,
+                **ex.prepared.headers}
+    if ex.prepared.state == "skipped":
+        ex.extra["x-lcm-memory-reason"] = reason or skip_reason(ex)
+    elif whole is not None and ex.prepared.body is not None:
+        ex.extra["x-lcm-responses-mode"] = "stateless-replay"
+    ex.tools = offers_tools(ex)
+    forwardlog.record(request, ex.scope, ex.rid, ex.prepared, raw, body, tools=ex.tools,
+                      wire=RESPONSES)
+    if ex.tools:
+        return await _with_memory_tools(ex)
+    return await _forward(ex)
+
+
+async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
+    """Answer a ``/memory`` command locally as a Responses answer (a response object,
+    or its events when streamed); never sent upstream. The reply is stored like a
+    chat command's (no extraction from it) and its id mapped, so the client may
+    continue from it by ``previous_response_id`` (that request is then replayed:
+    the memory path leaves earlier commands out, which rewrites it)."""
+    request, engine = ex.request, ex.request.app[ENGINE]
+    assert ex.scope is not None and ex.ticket is not None
+    body: dict[str, Any] = ex.body
+    reply = await asyncio.get_running_loop().run_in_executor(
+        None, commands.run_command, engine, ex.scope, text)
+    tag = uuid.uuid4().hex[:24]
+    item = {"type": "message", "id": f"msg_lcm_{tag}", "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": reply, "annotations": []}]}
+    model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
+    resp: dict[str, Any] = {
+        "id": f"resp_lcm_{tag}", "object": "response", "created_at": int(time.time()),
+        "status": "completed", "error": None, "incomplete_details": None,
+        "instructions": body.get("instructions"), "model": model, "output": [item],
+        "parallel_tool_calls": True, "previous_response_id": body.get("previous_response_id"),
+        "tool_choice": "auto", "tools": [], "metadata": {},
+        "usage": {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": 0, "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": 0}}
+    engine.store.write(capture.capture_response, ex.ticket, [reply_turn([item])], {
+        "status": 200, "outcome": "complete", "command": True, "model": model,
+        "id": resp["id"], "api": "responses"})
+    _remember(ex, resp)
+    headers = {"x-lcm-request-id": ex.rid, "x-lcm-memory": "command"}
+    if body.get("stream") is not True:
+        return web.Response(body=orjson.dumps(resp), content_type="application/json",
+                            headers=headers)
+    out = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream",
+                                      "Cache-Control": "no-cache"})
+    await out.prepare(request)
+    start = dict(resp, status="in_progress", output=[], usage=None)
+    part = item["content"][0]
+    events = [
+        {"type": "response.created", "response": start},
+        {"type": "response.in_progress", "response": start},
+        {"type": "response.output_item.added", "output_index": 0,
+         "item": dict(item, status="in_progress", content=[])},
+        {"type": "response.content_part.added", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "part": dict(part, text="")},
+        {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "delta": reply},
+        {"type": "response.output_text.done", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "text": reply},
+        {"type": "response.content_part.done", "item_id": item["id"], "output_index": 0,
+         "content_index": 0, "part": part},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": resp},
+    ]
+    for seq, event in enumerate(events):
+        await out.write(event_bytes(dict(event, sequence_number=seq)))
+    await out.write_eof()
+    return out
+
+
+def _upstream(ex: Exchange) -> tuple[Any, Any]:
+    settings = ex.request.app[SETTINGS]
+    url = upstream_url(settings.proxy.upstream, "/responses")
+    out_headers = hdrs.to_upstream(ex.request.headers,
+                                   api_key=settings.proxy.upstream_api_key, body_decoded=True)
+    return url, out_headers
+
+
+async def _forward(ex: Exchange) -> web.StreamResponse:
+    """Forward without memory tools: relay the upstream's bytes as they come."""
+    request, app = ex.request, ex.request.app
+    url, out_headers = _upstream(ex)
+    recover = recoverer(ex)
+    started = time.perf_counter()
+    refused: bytes | None = None
+    try:
+        upstream = await send(app[HTTP], "POST", url, out_headers,
+                              ex.raw if ex.prepared.body is None else ex.prepared.body)
+        if upstream.status >= 400 and recover is not None:
+            # A context-length error is answered once more, compacted further,
+            # before any byte reached the client; any other error as it came.
+            try:
+                refused = await upstream.read()
+            finally:
+                upstream.release()
+            again = await recover(upstream.status, refused)
+            if again is not None:
+                refused = None
+                upstream = await send(app[HTTP], "POST", url, out_headers,
+                                      rewrite.dumps_body(again))
+    except ProxyError as exc:
+        record.record_failure(ex, exc.status, exc.code, exc.message)
+        raise
+    app[METRICS].upstream_latency.labels("responses").observe(time.perf_counter() - started)
+    client_headers = hdrs.to_client(upstream.headers)
+    client_headers.update(ex.extra)
+    if refused is not None:  # an upstream error whose body was read already
+        if ex.ticket is not None:
+            record.spawn(ex, capture_relayed(
+                ex, upstream.status, False, RelayResult(nbytes=len(refused), chunks=[refused])))
+        return web.Response(status=upstream.status, reason=upstream.reason, body=refused,
+                            headers=client_headers)
+    status = upstream.status
+    streamed = False
+    try:
+        response = web.StreamResponse(status=status, reason=upstream.reason,
+                                      headers=client_headers)
+        await response.prepare(request)
+        streamed = is_event_stream(upstream)
+
+        async def store_first(res: RelayResult) -> None:
+            # The answer is stored before the client's body ends (bounded wait).
+            if ex.ticket is not None:
+                await record.store_first(ex, capture_relayed(ex, status, streamed, res))
+
+        result = await relay_body(upstream, response, keep=True, request=request,
+                                  before_end=store_first)
+    finally:
+        upstream.release()
+    if result.client_gone:
+        app[METRICS].client_disconnects.inc()
+    if ex.ticket is not None and not ex.captured:
+        record.spawn(ex, capture_relayed(ex, status, streamed, result))
+    return response
+
+
+def final_response(streamed: bool, body: bytes) -> tuple[Any, str | None]:
+    """The response object of a relayed body and the event that carried it: the
+    object itself (``None`` as event), or a stream's terminal event's ``response``
+    (``response.completed``/``incomplete``/``failed``; ``None`` when it never came)."""
+    if not streamed:
+        try:
+            return loads_lossless(body), None
+        except ValueError:
+            return None, None
+    decoder = SSEDecoder()
+    found: tuple[Any, str | None] = (None, None)
+    for event in decoder.feed(body) + decoder.close():
+        try:
+            obj = loads_lossless(event.data)
+        except ValueError:
+            continue
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind in TERMINAL_EVENTS and isinstance(obj.get("response"), dict):
+            found = (obj["response"], kind)
+    return found
+
+
+async def capture_relayed(ex: Exchange, status: int, streamed: bool,
+                          result: RelayResult) -> None:
+    """Store a relayed answer (runs as the client's body ends, or after).
+
+    The reply (one ``assistant`` turn of the response's ``output``) is stored as a
+    message only when the client received all of it: a 2xx status, a response
+    object with status ``completed`` or ``incomplete`` (a stream's terminal event),
+    the client there to the end. Anything else is kept in an event.
+    """
+    app = ex.request.app
+    engine = app[ENGINE]
+    ticket = ex.ticket
+    assert ticket is not None
+    try:
+        body = result.body()
+        event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes,
+                                 "api": "responses"}
+        if status >= 400:
+            event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+            engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
+            return
+        obj, terminal = final_response(streamed, body)
+        _remember(ex, obj)
+        choices: list[Any] = []
+        finished = False
+        if isinstance(obj, dict) and isinstance(obj.get("output"), list):
+            choices = [reply_turn(obj["output"])]
+            finished = obj.get("status") in ("completed", "incomplete")
+            event.update(id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
+                         finish_reasons=[obj.get("status")])
+            if terminal is not None:
+                event["terminal_event"] = terminal
+        else:
+            event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+        complete = finished and not result.client_gone and result.upstream_error is None
+        if not complete:
+            event.update(outcome="incomplete", partial_choices=choices,
+                         client_gone=result.client_gone, upstream_error=result.upstream_error)
+            choices = []
+        else:
+            event["outcome"] = "complete"
+        await _store(ex, choices, event)
+    except Exception:  # noqa: BLE001 - fail open, after the client was served
+        app[METRICS].fail_open.labels("capture_response").inc()
+        log.exception("response capture failed (request %s)", ex.rid)
+
+
+async def _store(ex: Exchange, choices: list[Any], event: dict[str, Any]) -> None:
+    """Store the answer's reply ``choices`` with ``event``, then schedule compaction."""
+    assert ex.ticket is not None
+    engine = ex.request.app[ENGINE]
+    ids = await asyncio.wrap_future(engine.capture_response(ex.ticket, choices, event))
+    record._compact_after(ex, ids, record.summarizer_for(ex.request.app, ex.request))
+
+
+async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
+    """Forward with the memory tools offered and answer their calls (the tool loop,
+    :class:`proxy.flow.responsesloop.ResponsesToolLoop` for streams)."""
+    request, app = ex.request, ex.request.app
+    settings, metrics = app[SETTINGS], app[METRICS]
+    url, out_headers = _upstream(ex)
+    upstream_body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
+    summarizer = record.summarizer_for(app, request)
+
+    async def store_first() -> None:
+        if ex.streamed:  # mapped before the client holds the id it may continue
+            _remember(ex, loop.final)
+        await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
+
+    loop = ResponsesToolLoop(
+        ex, session=app[HTTP], url=url, headers=out_headers, engine=app[ENGINE],
+        names=names, max_rounds=settings.tools.max_rounds,
+        tool_timeout=settings.tools.tool_timeout_seconds,
+        heartbeat=settings.tools.heartbeat_seconds,
+        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
+        recover=recoverer(ex),
+        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
+    )
+    started = time.perf_counter()
+    try:
+        if ex.streamed:
+            response = await loop.run_stream(upstream_body)
+        else:
+            response = await loop.run_plain(upstream_body)
+        if not ex.streamed and isinstance(response, web.Response) and response.status < 400 \
+                and isinstance(response.body, bytes):
+            try:
+                _remember(ex, loads_lossless(response.body))
+            except ValueError:
+                pass
+    except ProxyError as exc:
+        record.record_failure(ex, exc.status, exc.code, exc.message)
+        raise
+    except ClientGone:
+        ex.client_gone, ex.complete = True, False
+        response = ex.response or web.Response(status=499)
+    metrics.upstream_latency.labels("responses").observe(time.perf_counter() - started)
+    if ex.client_gone:
+        metrics.client_disconnects.inc()
+    if not ex.captured:
+        if ex.streamed or ex.client_gone:
+            record.spawn(ex, record.capture_tool_answer(ex, summarizer))
+        else:
+            await store_first()
+    return response

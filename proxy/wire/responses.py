@@ -1,0 +1,345 @@
+"""The OpenAI Responses API wire adapter (``POST /v1/responses``).
+
+The memory steps speak chat-shaped *turn messages* (``role``, ``content``,
+``tool_calls``, ``tool_call_id``); this module turns a Responses ``input`` into
+them and back, keeping every original item untouched under ``items``:
+
+- ``instructions`` (a string) → a leading ``system`` turn (:class:`Instructions`);
+  it is evidence only: :meth:`ResponsesWire.with_messages` drops it again, the
+  body's ``instructions`` are never rewritten.
+- a ``message`` item (or the shorthand ``{"role", "content"}``, or a string
+  ``input``) with role user, system or developer → one turn of that role, its
+  ``content`` as sent (string or ``input_text``/image/file parts).
+- a run of model-output items (assistant ``message``, ``reasoning``,
+  ``function_call`` and other ``*_call`` items) → one ``assistant`` turn whose
+  ``content`` is the joined ``output_text``/refusal text and whose ``tool_calls``
+  are the function calls (``call_id`` as the id). The node key of a stored reply
+  therefore depends on its text and calls only, so a client's echo of the
+  response's ``output`` (with or without ids, status, annotations or reasoning)
+  maps to the node the proxy stored. ``custom_tool_call`` items count as calls too
+  (their ``input`` as arguments).
+- a ``function_call_output`` (any ``*_call_output``) → a ``tool`` turn
+  (``tool_call_id`` = ``call_id``).
+- anything else (``compaction``, ``item_reference``, unknown types, non-objects)
+  → an opaque ``assistant`` turn whose content is the item itself, hashed whole
+  and forwarded byte-for-byte as parsed.
+
+:meth:`ResponsesWire.with_messages` flattens turns back into items: a turn that
+carries ``items`` is replaced by them, a turn the proxy made (the summary scaffold,
+its acknowledgement) becomes an ``EasyInputMessage`` (``role`` + string
+``content``). The memory block goes into the newest user message as an extra
+``input_text`` part before the user's own (:meth:`ResponsesWire.inject_block`),
+never as a system-role item.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from memory_core import tools as mtools
+from proxy import rewrite
+from proxy.wire.base import StreamRound, WireAdapter
+from proxy.wire.chat import STRICT_MODES, sum_usage
+
+__all__ = ["RESPONSES", "STRICT_MODES", "Instructions", "ResponsesWire", "error_event",
+           "flatten", "input_items", "reply_turn", "sum_usage", "to_turns"]
+
+ITEMS = "items"
+"""The key of a turn message that holds its original Responses items."""
+
+_PROMPT_ROLES = ("user", "system", "developer")
+
+
+class Instructions(dict):  # type: ignore[type-arg]
+    """The ``system`` turn standing for the request's ``instructions`` (dropped again
+    when the turns become an ``input``)."""
+
+
+def _is_message(item: Any) -> bool:
+    return (isinstance(item, dict) and item.get("type", "message") == "message"
+            and isinstance(item.get("role"), str))
+
+
+def _is_output_side(item: Any) -> bool:
+    """Items the model produces: an assistant message, reasoning, any ``*_call``."""
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    if _is_message(item):
+        return item["role"] == "assistant"
+    return kind == "reasoning" or (isinstance(kind, str) and kind.endswith("_call"))
+
+
+def _output_text(item: dict[str, Any]) -> list[str]:
+    content = item.get("content")
+    if isinstance(content, str):
+        return [content]
+    out = []
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict):
+            for key in ("text", "refusal"):
+                if isinstance(part.get(key), str):
+                    out.append(part[key])
+                    break
+    return out
+
+
+def reply_turn(items: list[Any]) -> dict[str, Any]:
+    """One ``assistant`` turn for a run of model-output items (see module docstring)."""
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if _is_message(item):
+            texts.extend(_output_text(item))
+        elif item.get("type") == "function_call":
+            calls.append({"id": item.get("call_id"), "type": "function",
+                          "function": {"name": item.get("name"),
+                                       "arguments": item.get("arguments")}})
+        elif item.get("type") == "custom_tool_call":  # free-form input (Codex's apply_patch)
+            calls.append({"id": item.get("call_id"), "type": "custom",
+                          "function": {"name": item.get("name"),
+                                       "arguments": item.get("input")}})
+    turn: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        turn["tool_calls"] = calls
+    turn[ITEMS] = list(items)
+    return turn
+
+
+def to_turns(items: list[Any]) -> list[dict[str, Any]]:
+    """The turn messages of a list of input items (see module docstring)."""
+    turns: list[dict[str, Any]] = []
+    run: list[Any] = []
+
+    def close_run() -> None:
+        if run:
+            turns.append(reply_turn(run))
+            run.clear()
+
+    for item in items:
+        if _is_output_side(item):
+            run.append(item)
+            continue
+        close_run()
+        if _is_message(item) and item["role"] in _PROMPT_ROLES:
+            turns.append({"role": item["role"], "content": item.get("content"),
+                          ITEMS: [item]})
+        elif isinstance(item, dict) and isinstance(item.get("type"), str) and item[
+                "type"].endswith("_call_output"):  # function, custom, shell… results
+            turns.append({"role": "tool", "tool_call_id": item.get("call_id"),
+                          "content": item.get("output"), ITEMS: [item]})
+        else:
+            turns.append({"role": "assistant", "content": [item], ITEMS: [item],
+                          "opaque": True})
+    close_run()
+    return turns
+
+
+def flatten(turns: list[Any]) -> list[Any]:
+    """The ``input`` items of turn messages (the instructions turn left out)."""
+    out: list[Any] = []
+    for turn in turns:
+        if isinstance(turn, Instructions):
+            continue
+        items = turn.get(ITEMS) if isinstance(turn, dict) else None
+        if (isinstance(items, list) and turn.get("role") == "tool" and len(items) == 1
+                and isinstance(items[0], dict) and isinstance(turn.get("content"), str)
+                and items[0].get("output") != turn["content"]):
+            out.append(dict(items[0], output=turn["content"]))  # a result clipped to fit
+        elif isinstance(items, list):
+            out.extend(items)
+        elif isinstance(turn, dict):  # made by the proxy: scaffold, acknowledgement
+            out.append({"role": turn.get("role"), "content": turn.get("content")})
+        else:
+            out.append(turn)
+    return out
+
+
+def error_event(message: str) -> dict[str, Any]:
+    """An in-band ``error`` event (its ``sequence_number`` is the stream's to add)."""
+    return {"type": "error", "code": "upstream_error", "message": message, "param": None}
+
+
+def input_items(body: dict[str, Any]) -> list[Any]:
+    """The request's ``input`` as a list of items (a string is one user message)."""
+    given = body.get("input")
+    if isinstance(given, str):
+        return [{"role": "user", "content": given}]
+    return list(given) if isinstance(given, list) else []
+
+
+def understood(body: Any) -> bool:
+    """True for a body the memory steps can read: an object whose ``input`` is a
+    string or a list (absent ``input`` is a request the upstream judges)."""
+    return isinstance(body, dict) and isinstance(body.get("input"), str | list)
+
+
+def _client_strict(tools: list[Any]) -> bool:
+    return any(isinstance(t, dict) and t.get("type") == "function" and t.get("strict") is True
+               for t in tools)
+
+
+def _flat(tool: dict[str, Any], strict: bool) -> dict[str, Any]:
+    """A Chat Completions definition of ours as a flat Responses function tool;
+    without ``strict`` its nullable parameters become optional (as for chat)."""
+    fn = tool["function"]
+    out: dict[str, Any] = {"type": "function", "name": fn["name"],
+                           "description": fn.get("description", "")}
+    params = fn["parameters"]
+    if strict:
+        out["parameters"] = params
+        out["strict"] = True
+        return out
+    props = {}
+    for name, spec in params["properties"].items():
+        kind = spec.get("type")
+        if isinstance(kind, list) and "null" in kind:
+            rest = [k for k in kind if k != "null"]
+            spec = dict(spec, type=rest[0] if len(rest) == 1 else rest)
+        props[name] = spec
+    required = [n for n in params["required"]
+                if not (isinstance(params["properties"][n].get("type"), list)
+                        and "null" in params["properties"][n]["type"])]
+    out["parameters"] = {"type": "object", "properties": props, "required": required}
+    out["strict"] = False
+    return out
+
+
+class ResponsesWire(WireAdapter):
+    """The Responses API (see module docstring). Streams with memory tools are
+    handled by :mod:`proxy.handlers.responses`; :meth:`stream_round` is not offered."""
+
+    name = "responses"
+
+    # -- requests -----------------------------------------------------------------------
+    def messages(self, body: dict[str, Any]) -> list[Any]:
+        turns: list[Any] = []
+        instructions = body.get("instructions")
+        if isinstance(instructions, str) and instructions:
+            turns.append(Instructions(role="system", content=instructions))
+        turns.extend(to_turns(input_items(body)))
+        return turns
+
+    def with_messages(self, body: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
+        return dict(body, input=flatten(messages))
+
+    def is_stream(self, body: dict[str, Any]) -> bool:
+        return body.get("stream") is True
+
+    def understood(self, body: Any) -> bool:
+        return understood(body)
+
+    def tools_wanted(self, body: dict[str, Any]) -> bool:
+        """False when ``tool_choice`` is ``none`` or forces a tool (any object form),
+        or ``tools`` is not a list."""
+        choice = body.get("tool_choice")
+        if choice == "none" or isinstance(choice, dict):
+            return False
+        return body.get("tools") is None or isinstance(body.get("tools"), list)
+
+    def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
+                  ) -> tuple[dict[str, Any], dict[str, str]]:
+        client_tools = body.get("tools") or []
+        taken = {t.get("name") for t in client_tools
+                 if isinstance(t, dict) and isinstance(t.get("name"), str)}
+        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)})
+        keep = strict == "always" or (strict == "auto" and _client_strict(client_tools))
+        out = dict(body)
+        out["tools"] = [*client_tools, *(_flat(t, keep) for t in ours)]
+        return out, names
+
+    def inject_block(self, messages: list[Any], block: str, index: int | None = None
+                     ) -> list[Any]:
+        """A copy of ``messages`` whose user turn ``index`` (default: the last) starts
+        with an ``input_text`` part holding ``block`` (the block ends with
+        ``[Current Request]``: the user's own parts follow it, as in chat). The
+        items before this message are untouched, so their prefix stays cacheable."""
+        messages = list(messages)
+        index = len(messages) - 1 if index is None else index
+        turn = messages[index]
+        items = turn.get(ITEMS) if isinstance(turn, dict) else None
+        if not (isinstance(items, list) and len(items) == 1 and _is_message(items[0])):
+            return rewrite.inject_block(messages, block, index)
+        item = dict(items[0])
+        content = item.get("content")
+        part = {"type": "input_text", "text": block}
+        if isinstance(content, str):
+            parts: list[Any] = [part, {"type": "input_text", "text": content}]
+        elif isinstance(content, list):
+            parts = [part, *content]
+        else:
+            parts = [part]
+        item["content"] = parts
+        messages[index] = dict(turn, content=parts, **{ITEMS: [item]})
+        return messages
+
+    # -- whole answers -----------------------------------------------------------------
+    def answer_message(self, obj: Any) -> dict[str, Any] | None:
+        if not isinstance(obj, dict) or not isinstance(obj.get("output"), list):
+            return None
+        return reply_turn(obj["output"])
+
+    def set_answer(self, obj: dict[str, Any], message: dict[str, Any],
+                   finish_reason: Any, usage: dict[str, Any] | None) -> None:
+        obj["output"] = list(message.get(ITEMS) or [])
+        if usage is not None:
+            obj["usage"] = usage
+
+    def client_choices(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        msg = self.answer_message(obj)
+        return [msg] if msg is not None else []
+
+    def finish_reasons(self, obj: dict[str, Any]) -> list[Any]:
+        return [obj.get("status")]
+
+    def usage(self, obj: dict[str, Any]) -> Any:
+        return obj.get("usage")
+
+    def tool_calls(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [i for i in message.get(ITEMS) or []
+                if isinstance(i, dict) and i.get("type") == "function_call"]
+
+    def call_name(self, call: dict[str, Any]) -> str:
+        name = call.get("name")
+        return name if isinstance(name, str) else ""
+
+    def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
+                      ) -> dict[str, Any]:
+        kept = [i for i in message.get(ITEMS) or []
+                if not (isinstance(i, dict) and i.get("type") == "function_call")
+                or any(i is k for k in keep)]
+        return reply_turn(kept)
+
+    def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
+        item = {"type": "function_call_output", "call_id": call.get("call_id"),
+                "output": text}
+        return {"role": "tool", "tool_call_id": call.get("call_id"), "content": text,
+                ITEMS: [item]}
+
+    def call_arguments(self, call: dict[str, Any]) -> Any:
+        return call.get("arguments")
+
+    # -- streams -------------------------------------------------------------------------
+    def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
+                     later: bool = False, stream_id: Any = None,
+                     created: Any = None) -> StreamRound:
+        raise NotImplementedError("Responses streams with memory tools: see"
+                                  " proxy.wire.responsesstream")
+
+    def restate(self, kind: str, raw: bytes, *, finish_reason: Any, usage: Any,
+                stream_id: Any, created: Any) -> bytes:
+        raise NotImplementedError
+
+    def stream_error(self, message: str) -> bytes:
+        return b"event: error\ndata: " + orjson.dumps(error_event(message)) + b"\n\n"
+
+    def heartbeat(self) -> bytes:
+        return b": keep-alive\n\n"
+
+
+RESPONSES = ResponsesWire()
+"""The one Responses adapter."""

@@ -1,0 +1,246 @@
+"""One streamed Responses API round, sans-io: upstream bytes in, client bytes out.
+
+A Responses stream is SSE blocks of ``event: <type>`` and ``data: <json>``; every
+event has a ``sequence_number``, item events an ``output_index``, and the stream
+ends with one terminal event (``response.completed``/``incomplete``/``failed``;
+there is no ``[DONE]``). When the proxy answers memory tools, one client stream
+is made of several upstream rounds. :class:`ResponsesStreamRound` decides, block
+by block, what the client gets:
+
+- ``response.created``/``in_progress``/``queued`` of the first round are held in
+  the shared :class:`StreamState` and sent once, just before the first event the
+  client is shown; later rounds' are dropped: one ``response.created`` in all;
+- a ``function_call`` item whose name is a memory tool (its name comes whole in
+  ``response.output_item.added``) is hidden with every event of its
+  ``output_index`` (``function_call_arguments.delta``/``done``, ``output_item.done``);
+- every other item gets the next client ``output_index``, and every event sent
+  the next client ``sequence_number`` (an event left unchanged is relayed as its
+  exact bytes);
+- the terminal event is held in :attr:`ResponsesStreamRound.tail`: only the loop
+  knows whether this round ends the answer (:func:`terminal_bytes` restates it);
+- the response objects of the head and terminal events echo the request's
+  ``tools``: the memory tools are left out of them (:func:`without_our_tools`).
+
+Nothing here touches a socket; tests feed byte scripts (tests/test_responses_stream.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from proxy.sse import EventSplitter, SSEEvent
+from proxy.wire.base import StreamRound
+from proxy.wire.responses import reply_turn
+
+HEAD_EVENTS = ("response.created", "response.in_progress", "response.queued")
+TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+def without_our_tools(response: Any, names: dict[str, str]) -> Any:
+    """A response object whose ``tools`` (the request's, echoed) leave out the memory
+    tools ``names``; the same object when it lists none of them."""
+    if not isinstance(response, dict) or not isinstance(response.get("tools"), list):
+        return response
+    kept = [t for t in response["tools"] if not (isinstance(t, dict)
+                                                 and t.get("type") == "function"
+                                                 and t.get("name") in names)]
+    return response if len(kept) == len(response["tools"]) else dict(response, tools=kept)
+
+
+def event_bytes(obj: dict[str, Any]) -> bytes:
+    """One SSE block for a Responses event ``obj`` (``event:`` line and ``data:``)."""
+    return (b"event: " + str(obj.get("type", "")).encode() + b"\ndata: "
+            + orjson.dumps(obj) + b"\n\n")
+
+
+class StreamState:
+    """What the client was shown across the rounds of one streamed answer."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+        """The next client ``sequence_number``."""
+        self.next_index = 0
+        """The next client ``output_index``."""
+        self.head: list[tuple[dict[str, Any], bytes]] = []
+        """The first round's ``response.created``/``in_progress`` events, until sent."""
+        self.head_sent = False
+        self.client_id: Any = None
+        """The response id the client sees (the first round's)."""
+        self.output: list[Any] = []
+        """The items the client was shown, in its order (from ``output_item.done``)."""
+
+    def stamp(self, obj: dict[str, Any], raw: bytes | None) -> bytes:
+        """``obj`` with the next sequence number: ``raw`` when that changes nothing."""
+        seq = self.seq
+        self.seq += 1
+        if raw is not None and obj.get("sequence_number") == seq:
+            return raw
+        return event_bytes(dict(obj, sequence_number=seq))
+
+
+class ResponsesStreamRound(StreamRound):
+    """Decisions over one round's SSE blocks (see module docstring)."""
+
+    def __init__(self, names: dict[str, str], state: StreamState, *, first: bool) -> None:
+        self.names, self.state, self.first = names, state, first
+        self.splitter = EventSplitter()
+        self.tail: list[tuple[str, bytes]] = []
+        self.holding = False
+        self.shown = False
+        self.hidden: set[int] = set()
+        self.index_map: dict[int, int] = {}
+        self.items: dict[int, Any] = {}
+        """Upstream ``output_index`` → the item of its ``output_item.done``."""
+        self.response: dict[str, Any] | None = None
+        """The terminal event's response object."""
+        self.terminal: dict[str, Any] | None = None
+        self.rid: Any = None
+        self.created: Any = None
+
+    # -- bytes in, bytes out ----------------------------------------------------------
+    def feed(self, data: bytes) -> bytes:
+        return self._process(self.splitter.feed(data))
+
+    def close(self) -> bytes:
+        return self._process(self.splitter.close())
+
+    def pending(self) -> bytes:
+        return self.splitter.pending()
+
+    def _show(self) -> bytes:
+        """Mark the round shown; the held head goes first, once per answer."""
+        self.shown = True
+        state = self.state
+        if state.head_sent:
+            return b""
+        state.head_sent = True
+        return b"".join(state.stamp(obj, raw) for obj, raw in state.head)
+
+    def _process(self, blocks: list[tuple[bytes, SSEEvent | None]]) -> bytes:
+        out = b""
+        for raw, event in blocks:
+            if event is None:  # comments
+                if self.holding:
+                    self.tail.append(("other", raw))
+                else:
+                    out += raw
+                continue
+            try:
+                obj = orjson.loads(event.data)
+            except orjson.JSONDecodeError:
+                obj = None
+            kind = obj.get("type") if isinstance(obj, dict) else None
+            if not isinstance(obj, dict) or not isinstance(kind, str):
+                if self.holding:
+                    self.tail.append(("other", raw))
+                else:
+                    out += self._show() + raw  # junk: the client's to see, as sent
+                continue
+            if kind in HEAD_EVENTS or kind in TERMINAL_EVENTS:
+                scrubbed = without_our_tools(obj.get("response"), self.names)
+                if scrubbed is not obj.get("response"):  # the echoed request's tools
+                    obj = dict(obj, response=scrubbed)
+                    raw = event_bytes(obj)
+            if kind in HEAD_EVENTS:
+                response = obj.get("response")
+                if isinstance(response, dict) and self.rid is None:
+                    self.rid, self.created = response.get("id"), response.get("created_at")
+                if self.first and not self.state.head_sent:
+                    self.state.head.append((obj, raw))
+                    if self.state.client_id is None and isinstance(response, dict):
+                        self.state.client_id = response.get("id")
+                continue  # a later round's: the client has its one created event
+            if kind in TERMINAL_EVENTS:
+                response = obj.get("response")
+                self.response = response if isinstance(response, dict) else None
+                self.terminal = obj
+                self.tail.append(("terminal", raw))
+                self.holding = True
+                continue
+            if self.holding:
+                self.tail.append(("other", raw))
+                continue
+            idx = obj.get("output_index")
+            if isinstance(idx, int) and not isinstance(idx, bool):
+                item = obj.get("item")
+                if kind == "response.output_item.added" and idx not in self.index_map \
+                        and idx not in self.hidden:
+                    if (isinstance(item, dict) and item.get("type") == "function_call"
+                            and item.get("name") in self.names):
+                        self.hidden.add(idx)
+                    else:
+                        self.index_map[idx] = self.state.next_index
+                        self.state.next_index += 1
+                if kind == "response.output_item.done":
+                    self.items[idx] = item
+                if idx in self.hidden:
+                    continue
+                if idx not in self.index_map:  # an event before its item was added
+                    self.index_map[idx] = self.state.next_index
+                    self.state.next_index += 1
+                if kind == "response.output_item.done":
+                    self.state.output.append(item)
+                new = self.index_map[idx]
+                pre = self._show()
+                if new != idx:
+                    out += pre + self.state.stamp(dict(obj, output_index=new), None)
+                else:
+                    out += pre + self.state.stamp(obj, raw)
+                continue
+            out += self._show() + self.state.stamp(obj, raw)  # error and other events
+        return out
+
+    # -- what the round produced ------------------------------------------------------
+    def output(self) -> list[Any]:
+        """The round's output items, upstream order (the terminal's when it came)."""
+        if self.response is not None and isinstance(self.response.get("output"), list):
+            return list(self.response["output"])
+        return [self.items[i] for i in sorted(self.items)]
+
+    def messages(self) -> list[dict[str, Any]]:
+        items = self.output()
+        return [reply_turn(items)] if items else []
+
+    def finish_reasons(self) -> list[Any]:
+        return [self.response.get("status") if self.response is not None else None]
+
+    def usage(self) -> dict[str, Any] | None:
+        usage = self.response.get("usage") if self.response is not None else None
+        return usage if isinstance(usage, dict) else None
+
+    def answered(self) -> bool:
+        return self.terminal is not None
+
+    def identity(self) -> tuple[Any, Any]:
+        return self.rid, self.created
+
+
+def terminal_bytes(sr: ResponsesStreamRound, state: StreamState, *, rounds: int,
+                   usage: Any) -> tuple[bytes, dict[str, Any] | None]:
+    """The client's last bytes: the held head if it was never sent, then the last
+    round's terminal event (its exact bytes after one unaltered round; after
+    several, or with hidden items, restated: the id the client saw, the items it
+    was shown, the summed usage), then anything held after it. Returns the bytes
+    and the response object the client ends with (``None`` without a terminal)."""
+    out = sr._show() if not state.head_sent else b""
+    final: dict[str, Any] | None = None
+    for kind, raw in sr.tail:
+        if kind != "terminal" or sr.terminal is None:
+            out += raw
+            continue
+        altered = rounds > 1 or bool(sr.hidden) or any(
+            sr.index_map.get(i, i) != i for i in sr.index_map)
+        response = sr.response
+        if altered and response is not None:
+            response = dict(response, output=list(state.output))
+            if state.client_id is not None:
+                response["id"] = state.client_id
+            if usage is not None:
+                response["usage"] = usage
+            out += state.stamp(dict(sr.terminal, response=response), None)
+        else:
+            out += state.stamp(sr.terminal, raw)
+        final = response
+    return out, final

@@ -1,0 +1,211 @@
+"""The fake upstream's ``POST /v1/responses``: the OpenAI Responses API's byte format.
+
+JSON answers are whole ``response`` objects; streams are SSE blocks of
+``event: <type>`` and ``data: <json>`` lines (``response.created``,
+``response.in_progress``, ``response.output_item.added``/``done``,
+``response.content_part.added``/``done``, ``response.output_text.delta``/``done``,
+``response.function_call_arguments.delta``/``done``, then one of
+``response.completed``/``incomplete``/``failed``), every event with its
+``sequence_number`` and, for item events, its ``output_index``; no ``[DONE]``.
+Like the real API with ``store`` on, the fake keeps each response's input and
+output, and answers ``previous_response_id`` it does not know with a 400.
+Tests script answers with :meth:`tests.fake_upstream.FakeUpstream.push_response`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+
+def _usage() -> dict[str, Any]:
+    return {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15}
+
+
+@dataclass
+class RReply:
+    """One scripted Responses answer."""
+
+    text: str | None = "ok"
+    calls: list[dict[str, Any]] = field(default_factory=list)  # [{"call_id","name","arguments"}]
+    reasoning: str | None = None  # an encrypted reasoning item first, with this content
+    response_status: str = "completed"  # or "incomplete", "failed"
+    status: int = 200
+    error: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=_usage)
+    piece: int = 4  # characters per text or arguments delta
+    write_size: int | None = None  # re-split the SSE bytes into writes of this size
+    crlf: bool = False
+    delay: float = 0.0  # seconds between writes
+    answer_delay: float = 0.0  # seconds before answering at all
+
+
+class ResponsesFake:
+    """State of the fake's Responses endpoint (one per :class:`FakeUpstream`)."""
+
+    def __init__(self) -> None:
+        self.replies: list[RReply] = []
+        self.stored: dict[str, list[Any]] = {}
+        """response id → the whole conversation it ends (input items and output)."""
+        self.ids = itertools.count(1)
+        self.cancelled = 0
+        """Requests whose handler was cancelled (the proxy closed the connection)."""
+
+    def conversation(self, body: dict[str, Any]) -> list[Any] | None:
+        """What the model reads for ``body``: the stored response it continues plus
+        its input (``None``: an unknown ``previous_response_id``)."""
+        given = body.get("input")
+        items = [{"role": "user", "content": given}] if isinstance(given, str) else list(
+            given or [])
+        prev = body.get("previous_response_id")
+        if prev is None:
+            return items
+        if prev not in self.stored:
+            return None
+        return [*self.stored[prev], *items]
+
+    @staticmethod
+    def last_user_text(items: list[Any]) -> str:
+        for item in reversed(items):
+            if isinstance(item, dict) and item.get("role") == "user":
+                content = item.get("content")
+                if isinstance(content, str):
+                    return content
+                texts = [p["text"] for p in content if isinstance(p, dict)
+                         and isinstance(p.get("text"), str)] if isinstance(content,
+                                                                           list) else []
+                return str(texts[-1]) if texts else ""  # the user's own (last) part
+        return ""
+
+    def build(self, body: dict[str, Any], reply: RReply) -> dict[str, Any]:
+        """The whole response object for ``reply``."""
+        n = next(self.ids)
+        output: list[dict[str, Any]] = []
+        if reply.reasoning is not None:
+            output.append({"type": "reasoning", "id": f"rs_{n}", "summary": [],
+                           "encrypted_content": reply.reasoning})
+        if reply.text is not None:
+            output.append({"type": "message", "id": f"msg_{n}", "status": "completed",
+                           "role": "assistant",
+                           "content": [{"type": "output_text", "text": reply.text,
+                                        "annotations": [], "logprobs": []}]})
+        for k, call in enumerate(reply.calls):
+            output.append({"type": "function_call", "id": f"fc_{n}_{k}",
+                           "call_id": call["call_id"], "name": call["name"],
+                           "arguments": call["arguments"], "status": "completed"})
+        return {
+            "id": f"resp_{n:04d}", "object": "response", "created_at": time.time(),
+            "status": reply.response_status, "background": False, "error": None,
+            "incomplete_details": ({"reason": "max_output_tokens"}
+                                   if reply.response_status == "incomplete" else None),
+            "instructions": body.get("instructions"), "max_output_tokens": None,
+            "model": body.get("model", "fake-model"), "output": output,
+            "parallel_tool_calls": True,
+            "previous_response_id": body.get("previous_response_id"),
+            "reasoning": {"effort": None, "summary": None}, "store": body.get("store", True),
+            "temperature": 1.0, "text": {"format": {"type": "text"}},
+            "tool_choice": body.get("tool_choice", "auto"), "tools": body.get("tools") or [],
+            "top_p": 1.0, "truncation": "disabled", "usage": reply.usage, "user": None,
+            "metadata": {},
+        }
+
+    def stream_bytes(self, resp: dict[str, Any], reply: RReply) -> bytes:
+        """The SSE bytes OpenAI sends for ``resp`` (see module docstring)."""
+        events: list[dict[str, Any]] = []
+        seq = itertools.count(0)
+
+        def emit(kind: str, **fields: Any) -> None:
+            events.append({"type": kind, "sequence_number": next(seq), **fields})
+
+        start = dict(resp, status="in_progress", output=[], usage=None)
+        emit("response.created", response=start)
+        emit("response.in_progress", response=start)
+        step = max(1, reply.piece)
+        for i, item in enumerate(resp["output"]):
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                emit("response.output_item.added", output_index=i,
+                     item=dict(item, status="in_progress", content=[]))
+                part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+                emit("response.content_part.added", item_id=item["id"], output_index=i,
+                     content_index=0, part=part)
+                for at in range(0, len(text), step):
+                    emit("response.output_text.delta", item_id=item["id"], output_index=i,
+                         content_index=0, delta=text[at:at + step], logprobs=[])
+                emit("response.output_text.done", item_id=item["id"], output_index=i,
+                     content_index=0, text=text, logprobs=[])
+                emit("response.content_part.done", item_id=item["id"], output_index=i,
+                     content_index=0, part=dict(part, text=text))
+            elif item["type"] == "function_call":
+                args = item["arguments"]
+                emit("response.output_item.added", output_index=i,
+                     item=dict(item, arguments="", status="in_progress"))
+                for at in range(0, len(args), step):
+                    emit("response.function_call_arguments.delta", item_id=item["id"],
+                         output_index=i, delta=args[at:at + step])
+                emit("response.function_call_arguments.done", item_id=item["id"],
+                     output_index=i, arguments=args)
+            else:
+                emit("response.output_item.added", output_index=i, item=item)
+            emit("response.output_item.done", output_index=i, item=item)
+        terminal = {"completed": "response.completed", "incomplete": "response.incomplete",
+                    "failed": "response.failed"}[resp["status"]]
+        emit(terminal, response=resp)
+        nl = b"\r\n" if reply.crlf else b"\n"
+        return b"".join(b"event: " + ev["type"].encode() + nl + b"data: " + orjson.dumps(ev)
+                        + nl + nl for ev in events)
+
+    async def answer(self, request: web.Request, body: Any,
+                     streams: list[bytes]) -> web.StreamResponse:
+        """Answer one recorded request ``body``."""
+        if not isinstance(body, dict):
+            return web.json_response(
+                {"error": {"message": "request body must be a JSON object",
+                           "type": "invalid_request_error", "param": None, "code": None}},
+                status=400)
+        reply = self.replies.pop(0) if self.replies else None
+        if reply is not None and reply.answer_delay:
+            try:
+                await asyncio.sleep(reply.answer_delay)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+        if reply is not None and reply.status >= 400:
+            err = reply.error or {"message": "fake error", "type": "server_error",
+                                  "param": None, "code": None}
+            return web.json_response({"error": err}, status=reply.status, headers=reply.headers)
+        conversation = self.conversation(body)
+        if conversation is None:
+            return web.json_response(
+                {"error": {"message": f"Previous response with id"
+                                      f" '{body['previous_response_id']}' not found.",
+                           "type": "invalid_request_error", "param": "previous_response_id",
+                           "code": "previous_response_not_found"}}, status=400)
+        if reply is None:
+            reply = RReply(text="echo: " + self.last_user_text(conversation))
+        resp = self.build(body, reply)
+        if body.get("store", True) is not False:
+            self.stored[resp["id"]] = [*conversation, *resp["output"]]
+        if not body.get("stream"):
+            return web.json_response(resp, headers=reply.headers)
+        payload = self.stream_bytes(resp, reply)
+        streams.append(payload)
+        out = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                          "Cache-Control": "no-cache", **reply.headers})
+        await out.prepare(request)
+        size = reply.write_size or len(payload)
+        for at in range(0, len(payload), size):
+            await out.write(payload[at:at + size])
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
+        await out.write_eof()
+        return out

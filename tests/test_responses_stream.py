@@ -1,0 +1,77 @@
+"""The Responses stream round, sans-io: byte scripts in the real format
+(tests/fake_responses.py) through :class:`ResponsesStreamRound`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from proxy.sse import SSEDecoder
+from proxy.wire.responsesstream import ResponsesStreamRound, StreamState, terminal_bytes
+from tests.fake_responses import ResponsesFake, RReply
+
+NAMES = {"memory_grep": "memory_grep"}
+GREP = {"call_id": "call_m", "name": "memory_grep", "arguments": '{"query":"x"}'}
+CLIENT = {"call_id": "call_w", "name": "get_weather", "arguments": '{"city":"Oslo"}'}
+
+
+def script(fake: ResponsesFake, reply: RReply) -> bytes:
+    return fake.stream_bytes(fake.build({"model": "m"}, reply), reply)
+
+
+def run(sr: ResponsesStreamRound, data: bytes, size: int) -> bytes:
+    out = b""
+    for at in range(0, len(data), size):
+        out += sr.feed(data[at:at + size])
+    return out + sr.close()
+
+
+def events(data: bytes) -> list[dict[str, Any]]:
+    dec = SSEDecoder()
+    return [orjson.loads(e.data) for e in dec.feed(data) + dec.close()]
+
+
+@pytest.mark.parametrize("size", [1, 3, 64, 100000])
+def test_a_round_without_memory_calls_is_relayed_byte_for_byte(size: int) -> None:
+    fake = ResponsesFake()
+    data = script(fake, RReply(text="hello world", reasoning="E", calls=[CLIENT]))
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(sr, data, size)
+    end, final = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
+    assert out + end == data
+    assert final is not None and final["status"] == "completed"
+    assert sr.messages()[0]["content"] == "hello world"
+
+
+@pytest.mark.parametrize("size", [1, 7, 100000])
+def test_a_memory_call_round_shows_nothing(size: int) -> None:
+    fake = ResponsesFake()
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    assert run(sr, script(fake, RReply(text=None, calls=[GREP])), size) == b""
+    assert not sr.shown and sr.answered()
+    assert [c["name"] for c in sr.messages()[0]["items"]] == ["memory_grep"]
+
+
+def test_rounds_join_into_one_answer() -> None:
+    fake = ResponsesFake()
+    state = StreamState()
+    first = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(first, script(fake, RReply(text="looking", calls=[GREP])), 5)
+    second = ResponsesStreamRound(NAMES, state, first=False)
+    out += run(second, script(fake, RReply(text="found", calls=[CLIENT])), 5)
+    end, final = terminal_bytes(second, state, rounds=2, usage={"total_tokens": 30})
+    shown = events(out + end)
+    kinds = [e["type"] for e in shown]
+    assert kinds.count("response.created") == 1 and kinds[-1] == "response.completed"
+    assert [e["sequence_number"] for e in shown] == list(range(len(shown)))
+    assert [e["output_index"] for e in shown if e["type"] == "response.output_item.added"] == [
+        0, 1, 2]
+    assert "memory_grep" not in (out + end).decode()
+    assert final is not None and final["id"] == "resp_0001" and final["usage"] == {
+        "total_tokens": 30}
+    assert [(o["type"], o.get("name")) for o in final["output"]] == [
+        ("message", None), ("message", None), ("function_call", "get_weather")]
