@@ -41,7 +41,7 @@ from proxy.flow.exchange import Exchange, Round
 from proxy.flow.recovery import Recover
 from proxy.flow.steps import exact_body
 from proxy.flow.streamround import open_round, relay_round
-from proxy.handlers.messages import spawn_usage, upstream_target
+from proxy.handlers.messages import upstream_target
 from proxy.keys import ENGINE, HTTP, METRICS, SETTINGS
 from proxy.relay import _abort_client, relay_body
 from proxy.rewrite import dumps_body, loads_exact
@@ -83,7 +83,6 @@ async def run_with_tools(ex: Exchange, recover: Recover | None = None) -> web.St
         ex.client_gone, ex.complete = True, False
         response = ex.response or web.Response(status=499)
     metrics.upstream_latency.labels("messages").observe(time.perf_counter() - started)
-    spawn_usage(app, ex.body.get("model"), ex.usage)
     if ex.client_gone:
         metrics.client_disconnects.inc()
     if not ex.captured:

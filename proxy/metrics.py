@@ -146,16 +146,33 @@ class Metrics:
         self.registry.register(self._engine_collector)
 
     def count_tokens(self, model: Any, usage: Any) -> None:
-        """Add an upstream ``usage`` object's ``prompt_tokens``/``completion_tokens`` to
-        ``lcm_upstream_tokens_total`` under ``model`` (``unknown`` when not a string);
-        anything that is not a non-negative integer is ignored."""
+        """Add an upstream ``usage`` object's tokens to ``lcm_upstream_tokens_total``
+        under ``model`` (``unknown`` when not a string).
+
+        ``prompt``: ``prompt_tokens`` (Chat Completions), else ``input_tokens``
+        (Responses API) plus Anthropic's ``cache_creation_input_tokens`` and
+        ``cache_read_input_tokens``, which its ``input_tokens`` leaves out.
+        ``completion``: ``completion_tokens``, else ``output_tokens``. A value that is
+        not a non-negative integer counts as absent.
+        """
         if not isinstance(usage, dict):
             return
         name = model[:MODEL_LABEL_MAX] if isinstance(model, str) and model else "unknown"
-        for kind in ("prompt", "completion"):
-            n = usage.get(f"{kind}_tokens")
-            if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
-                self.tokens.labels(name, kind).inc(n)
+
+        def n(key: str) -> int | None:
+            v = usage.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+        prompt = n("prompt_tokens")
+        if prompt is None and n("input_tokens") is not None:
+            prompt = sum(n(k) or 0 for k in ("input_tokens", "cache_creation_input_tokens",
+                                              "cache_read_input_tokens"))
+        completion = n("completion_tokens")
+        if completion is None:
+            completion = n("output_tokens")
+        for kind, value in (("prompt", prompt), ("completion", completion)):
+            if value is not None:
+                self.tokens.labels(name, kind).inc(value)
 
     def render(self) -> bytes:
         """Return the Prometheus text exposition of this registry.

@@ -106,6 +106,41 @@ async def test_captured_messages_and_tokens_follow_the_traffic(
     await sdk.close()
 
 
+async def test_tokens_of_responses_and_messages_are_counted(
+        make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
+    """``input_tokens``/``output_tokens`` of the Responses API and of Anthropic
+    Messages count as ``prompt``/``completion``, streamed or not."""
+    import anthropic
+
+    from tests.fake_anthropic import AReply
+    from tests.fake_responses import RReply
+
+    proxy = await make_proxy()
+    sdk = client(proxy)
+    upstream.push_response(RReply(usage={"input_tokens": 40, "output_tokens": 9,
+                                         "total_tokens": 49}),
+                           RReply(usage={"input_tokens": 2, "output_tokens": 1,
+                                         "total_tokens": 3}))
+    await sdk.responses.create(model="resp-m", input="first question")
+    stream = await sdk.responses.create(model="resp-m", input="second one", stream=True)
+    async for _ in stream:
+        pass
+    upstream.anthropic_replies.append(AReply(usage={
+        "input_tokens": 30, "output_tokens": 8, "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0}))
+    ant = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+    await ant.messages.create(model="claude-m", max_tokens=20,
+                              messages=[{"role": "user", "content": "hello"}])
+    await proxy.settle()
+    samples, _ = await scrape(proxy)
+    assert value(samples, "lcm_upstream_tokens_total", model="resp-m", kind="prompt") == 42
+    assert value(samples, "lcm_upstream_tokens_total", model="resp-m", kind="completion") == 10
+    assert value(samples, "lcm_upstream_tokens_total", model="claude-m", kind="prompt") == 30
+    assert value(samples, "lcm_upstream_tokens_total", model="claude-m", kind="completion") == 8
+    await sdk.close()
+    await ant.close()
+
+
 async def test_tokens_are_counted_with_capture_off(make_proxy: MakeProxy,
                                                    upstream: FakeUpstream) -> None:
     proxy = await make_proxy(capture={"enabled": False})

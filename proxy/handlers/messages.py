@@ -415,7 +415,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
         msg, facts = read_answer(streamed, body)
         event.update(facts)
         event["finish_reasons"] = [facts.get("stop_reason")]
-        metrics.count_tokens(facts.get("model"), _chat_usage(facts.get("usage")))
+        metrics.count_tokens(facts.get("model"), facts.get("usage"))
         complete = (msg is not None and facts.get("done") and "error" not in facts
                     and not result.client_gone and result.upstream_error is None)
         if not complete:
@@ -430,22 +430,6 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
         record._compact_after(ex, ids, None)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         record._capture_failed(ex)
-
-
-def _chat_usage(usage: Any) -> Any:
-    """Anthropic usage under the names the token metric reads."""
-    if not isinstance(usage, dict):
-        return None
-    prompt = sum(v for k, v in usage.items() if k in (
-        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        and isinstance(v, int))
-    out = usage.get("output_tokens")
-    return {"prompt_tokens": prompt, "completion_tokens": out if isinstance(out, int) else 0}
-
-
-def spawn_usage(app: web.Application, model: Any, usage: Any) -> None:
-    """Count a round's usage (for the tool loop)."""
-    app[METRICS].count_tokens(model, _chat_usage(usage))
 
 
 __all__ = ["capture_relayed", "error_response", "messages", "read_answer", "upstream_target"]

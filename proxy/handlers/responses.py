@@ -379,6 +379,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
             finished = obj.get("status") in ("completed", "incomplete")
             event.update(id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
                          finish_reasons=[obj.get("status")])
+            app[METRICS].count_tokens(obj.get("model"), obj.get("usage"))
             if terminal is not None:
                 event["terminal_event"] = terminal
         else:

@@ -1,7 +1,7 @@
 """The wire-adapter interface: what the memory steps and the tool loop ask of an API.
 
-An adapter knows one wire format (OpenAI Chat Completions today; the Responses API
-and Anthropic Messages next): where a request keeps its messages and tools, how an
+An adapter knows one wire format (OpenAI Chat Completions, the Responses API,
+Anthropic Messages): where a request keeps its messages and tools, how an
 answer carries its choices, tool calls, finish reason and usage, how a stream's
 chunks look, and how an error is shaped. The tool loop (:mod:`proxy.toolloop`) and
 the exchange (:mod:`proxy.flow.exchange`) speak only through it.
