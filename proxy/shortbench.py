@@ -139,11 +139,14 @@ def serve_upstream(port: int) -> None:
 
 @dataclass
 class ProcStat:
-    """CPU seconds of a process (all threads) and of its main thread; RSS in MiB."""
+    """CPU seconds of a process (all threads) and of its main thread; RSS in MiB, and
+    its anonymous part (heap; the rest is mapped files such as the model weights,
+    which the kernel can drop and read again)."""
 
     cpu: float
     main_cpu: float
     rss_mib: float
+    anon_mib: float = 0.0
 
 
 def proc_stat(pid: int) -> ProcStat:
@@ -151,11 +154,13 @@ def proc_stat(pid: int) -> ProcStat:
     def ticks(path: str) -> float:
         fields = Path(path).read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / _TICKS
-    rss = 0.0
+    mem = {"VmRSS": 0.0, "RssAnon": 0.0}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            rss = int(line.split()[1]) / 1024
-    return ProcStat(ticks(f"/proc/{pid}/stat"), ticks(f"/proc/{pid}/task/{pid}/stat"), rss)
+        name = line.split(":", 1)[0]
+        if name in mem:
+            mem[name] = int(line.split()[1]) / 1024
+    return ProcStat(ticks(f"/proc/{pid}/stat"), ticks(f"/proc/{pid}/task/{pid}/stat"),
+                    mem["VmRSS"], mem["RssAnon"])
 
 
 async def wait_idle(pid: int, timeout: float) -> float:
@@ -314,14 +319,14 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                         {**auth, "X-LCM-Memory": "off"}, proxy_pid),
             ]
             run = _Run(session, idle_timeout)
-            rss_start = proc_stat(proxy_pid).rss_mib
+            rss_start = proc_stat(proxy_pid)
             say("warm-up")
             for t in targets:  # warm-up: connections, first embeddings; not counted
                 for s in (False, True):
                     for _ in range(5):
                         await run.one(t, s)
             warm_idle = await wait_idle(proxy_pid, idle_timeout)
-            rss_warm = proc_stat(proxy_pid).rss_mib
+            rss_warm = proc_stat(proxy_pid)
             for t in targets:
                 t.errors = 0
             n_blocks = max(1, -(-requests // block))
@@ -339,7 +344,7 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                 n = min(tblock, requests - b * tblock)
                 for j in range(len(targets)):
                     await run.tput_block(targets[(b + j) % len(targets)], n, concurrency)
-            rss_end = proc_stat(proxy_pid).rss_mib
+            rss_end = proc_stat(proxy_pid)
             health = {}
             try:
                 async with session.get(f"http://127.0.0.1:{proxy_port}/lcm/health") as resp:
@@ -347,7 +352,9 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
             except (aiohttp.ClientError, ValueError):
                 pass
         return _report(targets, requests, concurrency, embedding_provider,
-                       {"start": rss_start, "warm": rss_warm, "end": rss_end},
+                       {"start": rss_start.rss_mib, "warm": rss_warm.rss_mib,
+                        "end": rss_end.rss_mib, "start_anon": rss_start.anon_mib,
+                        "warm_anon": rss_warm.anon_mib, "end_anon": rss_end.anon_mib},
                        warm_idle, health, proxy_tree)
     finally:
         for p in procs:
@@ -431,8 +438,10 @@ def format_table(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"{result['requests']} requests per target and measurement, each a new conversation;"
-        f" embedding {result['embedding_provider']}; proxy RSS {rss['start']:.0f} MiB at start,"
-        f" {rss['warm']:.0f} MiB after warm-up, {rss['end']:.0f} MiB at the end; idle"
+        f" embedding {result['embedding_provider']}; proxy RSS (anonymous part)"
+        f" {rss['start']:.0f} ({rss['start_anon']:.0f}) MiB at start, {rss['warm']:.0f}"
+        f" ({rss['warm_anon']:.0f}) MiB after warm-up, {rss['end']:.0f}"
+        f" ({rss['end_anon']:.0f}) MiB at the end; idle"
         f" {result['warm_idle_s']:.1f} s after warm-up; errors {errors or 0}.",
         f"lcm-proxy {result['version']}, Python {result['python']}, {result['cpus']} CPUs,"
         f" load average {result['load_average'][0]}, {result['when']}"
