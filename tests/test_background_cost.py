@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memory_core.engine import Engine
 from memory_core.models import Scope
@@ -183,3 +184,15 @@ def test_a_text_seen_before_is_not_embedded_again(tmp_path: Path) -> None:
     finally:
         svc.close()
         engine.close()
+
+
+def test_minilm_vectors_are_those_of_the_folded_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaving out constant folding changes memory and speed, not the vectors."""
+    from memory_core.search.embed import minilm
+
+    texts = ["the staging database took 300 ms at peak", "Deploy on Friday, not Monday.",
+             "我们周五上线", "keep the timeout at 30 s when offline", ""]
+    kept = minilm.MiniLmEmbedder().embed(texts)
+    monkeypatch.setattr(minilm, "DISABLED_OPTIMIZERS", ())
+    folded = minilm.MiniLmEmbedder().embed(texts)
+    assert np.abs(kept - folded).max() < 1e-5
