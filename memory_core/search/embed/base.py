@@ -76,6 +76,8 @@ class SerialEmbedder:
         self._queue: queue.PriorityQueue[tuple[int, int, Any]] = queue.PriorityQueue()
         self._seq = itertools.count()
         self.latency = {"document": LatencyStats(), "query": LatencyStats()}
+        self.cpu_seconds = {"document": 0.0, "query": 0.0}
+        """CPU seconds of this embedder's thread spent on each kind of call, so far."""
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="lcm-embed", daemon=True)
         self._thread.start()
@@ -90,15 +92,18 @@ class SerialEmbedder:
             if not fut.set_running_or_notify_cancel():
                 continue
             run = query_embedding(self.inner) if query else self.inner.embed
-            timing = self.latency["query" if query else "document"]
-            started = time.perf_counter()
+            kind = "query" if query else "document"
+            timing = self.latency[kind]
+            started, cpu = time.perf_counter(), time.thread_time()
             try:
                 vectors = run(texts)
             except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                 timing.observe(time.perf_counter() - started)
+                self.cpu_seconds[kind] += time.thread_time() - cpu
                 fut.set_exception(exc)
             else:
                 timing.observe(time.perf_counter() - started)
+                self.cpu_seconds[kind] += time.thread_time() - cpu
                 fut.set_result(vectors)
 
     def embed(

