@@ -245,6 +245,7 @@ class ToolsSettings:
     tool_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 120))
     heartbeat_seconds: float = field(default=5.0, metadata=_rng(0.1, 120))
     strict: str = field(default="auto", metadata={"choices": ("auto", "always", "never")})
+    offer: str = field(default="history", metadata={"choices": ("history", "always")})
 
 
 @dataclass(frozen=True)
