@@ -177,6 +177,59 @@ async def test_a_client_that_leaves_cancels_the_call_and_nothing_is_an_answer(
     assert events and events[-1]["data"]["client_gone"] is True
 
 
+async def aborted(upstream: FakeUpstream, within: float) -> bool:
+    """True once the fake upstream saw its caller go away, waiting ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while upstream.aborted == 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return upstream.aborted == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_client_that_leaves_a_plain_request_cancels_the_call(
+        make: Any, upstream: FakeUpstream, stream: bool) -> None:
+    # No memory tools (nothing stored yet): the request is forwarded and relayed.
+    proxy = await make(offer="history", heartbeat_seconds=0.1)
+    upstream.push(Reply(content="an answer nobody reads", answer_delay=3.0))
+    impatient = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0,
+                                   timeout=0.4)
+    started = time.monotonic()
+    with pytest.raises(openai.APITimeoutError):
+        answer = await impatient.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=stream)
+        if stream:
+            async for _ in answer:  # type: ignore[union-attr]
+                pass
+    assert "tools" not in upstream.chat_requests[-1]["json"]
+    # The upstream call ends with the client, long before its answer was due.
+    assert await aborted(upstream, 1.5) and time.monotonic() - started < 2.5
+    await proxy.settle()
+    assert assistant_rows(proxy) == []
+    events = response_events(proxy)
+    assert events and events[-1]["data"]["client_gone"] is True
+    assert events[-1]["data"]["outcome"] == "incomplete"
+
+
+async def test_a_client_that_leaves_a_stalled_stream_closes_the_upstream(
+        make: Any, upstream: FakeUpstream) -> None:
+    # The first words, then the upstream thinks for 3 s: the client leaves meanwhile.
+    proxy = await make(offer="history", heartbeat_seconds=0.1)
+    upstream.push(Reply(content="first words, then a long pause", piece=12,
+                        write_size=120, delay=3.0))
+    stream = await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            break
+    left = time.monotonic()
+    await stream.close()
+    assert await aborted(upstream, 1.5) and time.monotonic() - left < 2.0
+    assert upstream.finished_streams == 0
+    await proxy.settle()
+    assert assistant_rows(proxy) == []
+    assert response_events(proxy)[-1]["data"]["client_gone"] is True
+
+
 # -- (f) one id, one role chunk ------------------------------------------------------------
 async def test_a_streamed_answer_keeps_one_id_across_hidden_rounds(
         make: Any, upstream: FakeUpstream) -> None:
