@@ -820,7 +820,8 @@ class Engine:
                 src = c.execute("SELECT id, msg_role, text, created_at FROM messages WHERE id=?",
                                 (row["source_message_id"],)).fetchone()
                 out["source"] = dict(src) if src else None
-                chain_back, cur = [], row["supersedes"]
+                chain_back: list[dict[str, Any]] = []
+                cur = row["supersedes"]
                 while cur is not None and len(chain_back) < 100:
                     r = c.execute("SELECT id, text, status, supersedes FROM memory_items"
                                   " WHERE id=?", (cur,)).fetchone()
@@ -828,7 +829,8 @@ class Engine:
                         break
                     chain_back.append({"id": r["id"], "text": r["text"], "status": r["status"]})
                     cur = r["supersedes"]
-                chain_fwd, cur = [], row["superseded_by"]
+                chain_fwd: list[dict[str, Any]] = []
+                cur = row["superseded_by"]
                 while cur is not None and len(chain_fwd) < 100:
                     r = c.execute("SELECT id, text, status, superseded_by FROM memory_items"
                                   " WHERE id=?", (cur,)).fetchone()
@@ -1014,7 +1016,8 @@ class Engine:
         ``kind``, ``hidden``, ``text``, ``message`` (the original JSON) and
         ``created_at`` (UNIX seconds).
         """
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         for col, val in (("session", session), ("role", role), ("tenant", tenant)):
             if val is not None:
                 where.append(f"{col}=?")

@@ -407,8 +407,8 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
         return best
     if roots:
         # Still over: give the scaffold only the room the rest leaves.
-        scaffold = budget.message_tokens(view.messages[_scaffold_index(view.messages)]) \
-            if _scaffold_index(view.messages) is not None else 0
+        at = _scaffold_index(view.messages)
+        scaffold = budget.message_tokens(view.messages[at]) if at is not None else 0
         room = max(0, goal - (total - scaffold))
         view = render(roots, room)
         total = count(view)

@@ -452,7 +452,7 @@ def _merge(layers: Layers, source: Mapping[str, Any], origin: str) -> None:
                 (value[0], where) if isinstance(value, _FromEnv) else (value, origin))
 
 
-class _FromEnv(tuple):  # type: ignore[type-arg]
+class _FromEnv(tuple[Any, str]):
     """``(value, "environment variable NAME")``: an environment value and its name."""
 
 
