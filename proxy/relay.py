@@ -71,10 +71,10 @@ async def relay_body(
     result = RelayResult()
     held: list[bytes] = []
     carry = b""
-    watcher = None
+    watch = None
     if check_every is not None:
         req = request if request is not None else getattr(response, "_req", None)
-        watcher = asyncio.ensure_future(_watch(req, upstream, result, check_every))
+        watch = _Watch(req, upstream, result, check_every)
     try:
         async for chunk in upstream.content.iter_any():
             if keep:
@@ -94,8 +94,8 @@ async def relay_body(
             result.upstream_error = f"{exc.__class__.__name__}: {exc}"
             log.warning("upstream body ended abnormally: %s", result.upstream_error)
     finally:
-        if watcher is not None:
-            watcher.cancel()
+        if watch is not None:
+            watch.stop()
     if result.client_gone:
         upstream.close()
         return result
@@ -119,17 +119,26 @@ async def relay_body(
     return result
 
 
-async def _watch(request: web.BaseRequest | None, upstream: aiohttp.ClientResponse,
+class _Watch:
+    """Every ``every`` seconds (a timer, no task), check the client's connection; once
+    it is gone, mark ``result`` and close ``upstream`` (which ends the relay's read)."""
+
+    def __init__(self, request: web.BaseRequest | None, upstream: aiohttp.ClientResponse,
                  result: RelayResult, every: float) -> None:
-    """Every ``every`` seconds, check the client's connection; once it is gone, mark
-    ``result`` and close ``upstream`` (which ends the relay's read)."""
-    while True:
-        await asyncio.sleep(every)
-        transport = request.transport if request is not None else None
+        self.request, self.upstream, self.result, self.every = request, upstream, result, every
+        self.loop = asyncio.get_running_loop()
+        self.timer = self.loop.call_later(every, self._check)
+
+    def _check(self) -> None:
+        transport = self.request.transport if self.request is not None else None
         if transport is None or transport.is_closing():
-            result.client_gone = True
-            upstream.close()
-            return
+            self.result.client_gone = True
+            self.upstream.close()
+        else:
+            self.timer = self.loop.call_later(self.every, self._check)
+
+    def stop(self) -> None:
+        self.timer.cancel()
 
 
 def _abort_client(response: web.StreamResponse, request: web.BaseRequest | None) -> None:
