@@ -25,6 +25,7 @@ import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -384,7 +385,8 @@ def _ancestry(conn: sqlite3.Connection, thread_id: int | None) -> dict[int, floa
     return out
 
 
-def _score(query_terms: set[str], text_terms: set[str], idf: dict[str, float]) -> float:
+def _score(query_terms: AbstractSet[str], text_terms: AbstractSet[str], idf: dict[str, float]
+           ) -> float:
     return sum(idf.get(t, 1.0) for t in query_terms & text_terms)
 
 
@@ -600,11 +602,11 @@ def assemble(
                 # plus (and without ANALYZE statistics) SQLite walks the scope's
                 # whole (tenant, role, created_at) index instead: every message of
                 # the scope on every turn (0.5 ms at 2,000 messages, growing).
-                rows = {r["id"]: r for r in conn.execute(
+                by_id = {r["id"]: r for r in conn.execute(
                     f"SELECT id, msg_role, text, created_at FROM messages WHERE id IN ({marks})"
                     " AND +tenant=? AND +role=?", (*ids, scope.tenant, scope.role))}
-                score = {ref: s for kind, ref, s in hits if kind == "message"}
-                cand = [(score[i], rows[i]) for i in ids if i in rows]
+                scores = {ref: s for kind, ref, s in hits if kind == "message"}
+                cand = [(scores[i], by_id[i]) for i in ids if i in by_id]
         else:
             newest_hidden = sorted(hidden_path)[-2000:]
             marks = ",".join("?" * len(newest_hidden))

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -268,7 +268,7 @@ class MessageCounts:
         counts = self._counts
         values = list(map(counts.get, ids))
         try:
-            return sum(values)  # every count known: no Python loop
+            return sum(cast("list[int]", values))  # every count known: no Python loop
         except TypeError:
             pass
         fresh = {}
@@ -278,7 +278,7 @@ class MessageCounts:
         if len(counts) + len(fresh) > self._max:
             self._counts = counts = {}
         counts.update(fresh)
-        return sum(values)
+        return sum(cast("list[int]", values))
 
 
 def tools_tokens(tools: Any) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from memory_core.budget import ContextConfig
 
@@ -135,7 +136,7 @@ class MemoryConfig:
             bounded = type(value)(clamp(value, low, high))
             if bounded != value:
                 changes[name] = bounded
-        comp_changes = {}
+        comp_changes: dict[str, Any] = {}
         for name, (low, high) in _COMPACTION_RANGES.items():
             value = getattr(self.compaction, name)
             bounded = int(clamp(value, low, high))

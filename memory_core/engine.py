@@ -336,7 +336,7 @@ class Engine:
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
                  request_id: str, visible_ids: set[int] | None = None,
                  visible_order: Sequence[int] | None = None,
-                 budget_tokens: int | None = None) -> Assembly:
+                 budget_tokens: int | None = None, tools: bool = True) -> Assembly:
         """Build the injection block for a captured request (reader thread).
 
         Queues the explain log (``assembly_logs``) without waiting for it. See
@@ -346,9 +346,13 @@ class Engine:
         on the same reader connection). ``None``: all of ``visible_ids`` are.
         ``budget_tokens``: the block's budget for this request when below
         ``soft_budget_tokens`` (its share of the request's context budget).
+        ``tools``: the memory tools go with the request (else the block does not
+        point to them).
         """
         hook = self.searcher if self.search is not None else None
         cfg = self.config
+        if not tools and cfg.tools_enabled:
+            cfg = dataclasses.replace(cfg, tools_enabled=False)
         if budget_tokens is not None and budget_tokens < cfg.soft_budget_tokens:
             cfg = dataclasses.replace(cfg, soft_budget_tokens=max(0, budget_tokens))
         namespace = str(self.store.path)
@@ -398,6 +402,30 @@ class Engine:
             int(r["message_id"]): capture.loads_lossless(r["messages"])
             for r in c.execute(f"SELECT message_id, messages FROM splices"
                                f" WHERE message_id IN ({marks})", tuple(wanted))})
+
+    def has_history_beyond(self, scope: Scope, result: CaptureResult) -> bool:
+        """True when the memory tools could find something a request whose capture is
+        ``result`` does not carry: another thread of the scope's tenant and role (an
+        earlier conversation, a branch, another session), a visible message after the
+        request's newest on its own thread (a retried turn's earlier answer), or an
+        agent memory of the role (memory items come from stored messages).
+
+        A thread is one chain of messages, each extending its head; a request's path
+        holds every message of its thread up to its newest (a branch is a thread of
+        its own): so a handful of index lookups answer, however long the history
+        (reader thread)."""
+        newest = max(result.message_ids, default=0)
+
+        def q(c: sqlite3.Connection) -> bool:
+            return any(c.execute(sql, args).fetchone() is not None for sql, args in (
+                ("SELECT 1 FROM threads WHERE tenant=? AND role=? AND id!=? LIMIT 1",
+                 (scope.tenant, scope.role, result.thread_id)),
+                ("SELECT 1 FROM messages WHERE thread_id=? AND id>? AND hidden=0 LIMIT 1",
+                 (result.thread_id, newest)),
+                ("SELECT 1 FROM agent_memories WHERE role=? AND tenant IN (?, '*') LIMIT 1",
+                 (scope.role, scope.tenant))))
+
+        return self.store.read(q)
 
     # -- compaction ----------------------------------------------------------------
     def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compaction.SummaryNode]:
@@ -793,7 +821,8 @@ class Engine:
                 src = c.execute("SELECT id, msg_role, text, created_at FROM messages WHERE id=?",
                                 (row["source_message_id"],)).fetchone()
                 out["source"] = dict(src) if src else None
-                chain_back, cur = [], row["supersedes"]
+                chain_back: list[dict[str, Any]] = []
+                cur = row["supersedes"]
                 while cur is not None and len(chain_back) < 100:
                     r = c.execute("SELECT id, text, status, supersedes FROM memory_items"
                                   " WHERE id=?", (cur,)).fetchone()
@@ -801,7 +830,8 @@ class Engine:
                         break
                     chain_back.append({"id": r["id"], "text": r["text"], "status": r["status"]})
                     cur = r["supersedes"]
-                chain_fwd, cur = [], row["superseded_by"]
+                chain_fwd: list[dict[str, Any]] = []
+                cur = row["superseded_by"]
                 while cur is not None and len(chain_fwd) < 100:
                     r = c.execute("SELECT id, text, status, superseded_by FROM memory_items"
                                   " WHERE id=?", (cur,)).fetchone()
@@ -987,7 +1017,8 @@ class Engine:
         ``kind``, ``hidden``, ``text``, ``message`` (the original JSON) and
         ``created_at`` (UNIX seconds).
         """
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         for col, val in (("session", session), ("role", role), ("tenant", tenant)):
             if val is not None:
                 where.append(f"{col}=?")

@@ -114,7 +114,8 @@ def _masked(raw: bytes, parsed: dict[str, Any] | None) -> Any:
     if not isinstance(value, dict):
         out = redact_value(value)
         return None if out == value else out
-    messages = value.get("messages") if isinstance(value.get("messages"), list) else []
+    given = value.get("messages")
+    messages = given if isinstance(given, list) else []
     changed = False
     new_messages = []
     for msg in messages:
@@ -270,7 +271,8 @@ def split_body(parsed: Any, *, injected: bool = True) -> dict[str, Any]:
     text. Never raises on a body of another shape.
     """
     body = parsed if isinstance(parsed, dict) else {}
-    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    given = body.get("messages")
+    messages = given if isinstance(given, list) else []
     out: list[dict[str, Any]] = []
     for i, msg in enumerate(messages):
         m = msg if isinstance(msg, dict) else {}

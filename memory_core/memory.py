@@ -162,7 +162,7 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     if same is not None and not ex.correction and _restated(conn, same, thread_id,
                                                            message_id, now):
         return None
-    data = {"negated": bool(getattr(ex, "negated", False))}
+    data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
     if getattr(ex, "task_label", None):
         data["task_label"] = ex.task_label
     if speaker:

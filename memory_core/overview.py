@@ -213,7 +213,7 @@ def summary_forest(conn: sqlite3.Connection, thread_id: int, *, tenant: str, rol
         node["message_ids"] = orjson.loads(r["message_ids"])
         node["children"] = []
         nodes[r["id"]] = node
-    roots = []
+    roots: list[dict[str, Any]] = []
     for node in sorted(nodes.values(), key=lambda n: (n["first_message_id"], n["id"])):
         parent = nodes.get(node["parent_id"]) if node["parent_id"] is not None else None
         (parent["children"] if parent is not None else roots).append(node)

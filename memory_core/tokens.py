@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 @lru_cache(maxsize=1)
-def _encoder():  # type: ignore[no-untyped-def]
+def _encoder() -> Any:
     try:
         import quicktok
 

@@ -51,7 +51,8 @@ def canonical_message(message: Any) -> dict[str, Any]:
         calls = []
         for call in tool_calls if isinstance(tool_calls, list) else [tool_calls]:
             if isinstance(call, dict):
-                fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+                given = call.get("function")
+                fn = given if isinstance(given, dict) else {}
                 calls.append(
                     {
                         "id": call.get("id"),
@@ -261,7 +262,7 @@ def dumps_deep(value: Any, *, sort_keys: bool = False) -> str:
     begin(value)
     while stack:
         frame = stack[-1]
-        child = next(frame[0], _END)
+        child: Any = next(frame[0], _END)
         if child is _END:
             parts.append(frame[1])
             stack.pop()

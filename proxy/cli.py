@@ -192,8 +192,8 @@ def _refuse_missing_store(path: Any) -> None:
         + "; check --data-dir, LCM_DATA_DIR or storage.data_dir")
 
 
-def _engine(config: str | None, data_dir: str | None, *,  # type: ignore[no-untyped-def]
-            create: bool = False):
+def _engine(config: str | None, data_dir: str | None, *,
+            create: bool = False) -> Any:
     """Open the store of the data dir in force. Without ``create`` a directory that
     holds no store is refused (exit 2) instead of getting a new empty one: a
     mistyped ``--data-dir`` must not look like an empty memory."""

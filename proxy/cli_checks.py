@@ -19,6 +19,7 @@ import fcntl
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 LOCK_FILENAME = ".lcm-proxy.lock"
 _TANTIVY_LOCK = Path("index") / "text" / ".tantivy-writer.lock"
@@ -137,10 +138,10 @@ def bind_sockets(host: str, port: int) -> list[socket.socket]:
                                    0, socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise OSError(f"cannot resolve listen address {host!r}: {exc.strerror}") from exc
-    seen: list[tuple[int, tuple]] = []  # type: ignore[type-arg]
-    for family, _type, _proto, _name, addr in infos:
-        if (family, addr) not in seen:
-            seen.append((family, addr))
+    seen: list[tuple[socket.AddressFamily, tuple[Any, ...]]] = []
+    for fam, _type, _proto, _name, sockaddr in infos:
+        if (fam, sockaddr) not in seen:
+            seen.append((fam, sockaddr))
     if port == 0:
         seen = seen[:1]
     socks: list[socket.socket] = []

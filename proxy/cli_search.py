@@ -11,20 +11,20 @@ from typing import Any
 import click
 
 
-def _settings(config: str | None, data_dir: str | None):  # type: ignore[no-untyped-def]
+def _settings(config: str | None, data_dir: str | None) -> Any:
     from proxy.cli import _settings as load
 
     return load(config, {"storage": {"data_dir": data_dir}})
 
 
-def _search_config(settings: Any):  # type: ignore[no-untyped-def]
+def _search_config(settings: Any) -> Any:
     from memory_core.search import SearchConfig
 
     section = getattr(settings, "search", None)
     return section.search_config() if section is not None else SearchConfig()
 
 
-def _embedder(settings: Any):  # type: ignore[no-untyped-def]
+def _embedder(settings: Any) -> Any:
     from memory_core.search import EmbedderError, EmbeddingConfig, create_embedder
 
     section = getattr(settings, "embedding", None)

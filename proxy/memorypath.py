@@ -63,6 +63,10 @@ class Prepared:
     """The request's context budget (``None`` when the memory path did not run)."""
     tokens: int | None = None
     """The forwarded request's count when it was counted (near or over its budget)."""
+    tools: bool = False
+    """The memory tools go with the request: they could find something the upstream
+    does not see (:meth:`~memory_core.engine.Engine.has_history_beyond`, or messages
+    compacted out of the view), or ``tools.offer`` is ``always``."""
 
 
 def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
@@ -115,6 +119,7 @@ async def prepare_upstream(
     want_block = cfg.inject and request.headers.get("X-LCM-Memory", "").lower() not in _OFF
     want_compaction = (cfg.compaction.enabled and settings.compaction.enabled
                        and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
+    offer_always = settings.tools.offer == "always"
     metrics, pool = request.app[METRICS], request.app[MEMORY_POOL]
     prepared: Future[Prepared] = Future()
     gave_up = threading.Event()
@@ -124,7 +129,7 @@ async def prepare_upstream(
             return
         try:
             prepared.set_result(_prepare(metrics, engine, scope, result, raw, body, request_id,
-                                         want_block, want_compaction, wire))
+                                         want_block, want_compaction, wire, offer_always))
         except BaseException as exc:  # noqa: BLE001 - delivered to the request (fail open)
             prepared.set_exception(exc)
 
@@ -199,7 +204,8 @@ def _view_tokens(engine: Engine, view: list[Any], messages: list[Any], ids: list
 
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
-             want_compaction: bool, wire: WireAdapter = CHAT) -> Prepared:
+             want_compaction: bool, wire: WireAdapter = CHAT,
+             offer_always: bool = False) -> Prepared:
     """The body of :func:`prepare_upstream` after the capture (worker thread).
 
     Plans the request against its context budget (:func:`memory_core.budget.request_budget`):
@@ -209,6 +215,12 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     that does not is compacted inline (extractive, lower thresholds, fewer
     protected tail turns stage by stage) until it fits; one whose protected
     messages alone are too large is forwarded unchanged (state ``over-budget``).
+
+    The memory tools are offered (``Prepared.tools``) when the request allows them
+    and they could find something beyond what the upstream sees: stored history or
+    memories beyond the request's own messages, or messages compacted out of its
+    view (also by an inline compaction: the tools are counted before it), or when
+    ``offer_always``. Otherwise the block does not point to them.
     """
     cfg = engine.config
     out = Prepared(capture=result)
@@ -228,18 +240,25 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
                                  limits=engine.context_limits)
     out.budget = plan
     limit = plan.input_tokens
-    offered_tools = cfg.tools_enabled and wire.tools_wanted(body)
-    fixed = budget.tools_tokens(body.get("tools")) + (
-        _memory_tools_tokens(body, wire) if offered_tools else 0)
+    aligned = len(ids) == len(messages)
+    roots: list[Any] = []
+    started = time.perf_counter()
+    if want_compaction and aligned:
+        roots = engine.forest_for(scope, ids)
+    wanted = cfg.tools_enabled and wire.tools_wanted(body)
+    offer = wanted and (offer_always or bool(roots)
+                        or engine.has_history_beyond(scope, result))
+    tools_tokens = _memory_tools_tokens(body, wire) if wanted else 0
+    fixed = budget.tools_tokens(body.get("tools")) + (tools_tokens if offer else 0)
     block_room = min(cfg.soft_budget_tokens, int(cfg.context.block_share * limit)) \
         if want_block else 0
     forest_room = int(cfg.context.forest_share * limit)
     # A token is at least one byte of the JSON it came from (and a message's JSON
     # framing outweighs its 4 tokens of overhead): under this bound, nothing to count.
     bound = (len(raw) + raw.count(b'"image_url"') * budget.IMAGE_PART_TOKENS + fixed
-             + block_room + (forest_room + 200 if want_compaction else 0))
+             + (0 if offer else tools_tokens) + block_room
+             + (forest_room + 200 if want_compaction else 0))
     maybe_over = bound > limit
-    aligned = len(ids) == len(messages)
 
     def render(roots: list[Any], room: int | None) -> _View:
         covered: set[int] = set().union(*(n.message_ids for n in roots)) if roots else set()
@@ -257,20 +276,18 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
             if covered:
                 superseded = engine.superseded_sources(scope, max(covered))
                 view_msgs = rewrite.apply_forest(view_msgs, view_ids, roots,
-                                                 tools_enabled=cfg.tools_enabled,
+                                                 tools_enabled=offer,
                                                  superseded=superseded, budget_tokens=room)
         return _View(view_msgs, view_ids, covered, spliced)
 
-    roots: list[Any] = []
-    started = time.perf_counter()
-    if want_compaction and aligned:
-        roots = engine.forest_for(scope, ids)
     view = render(roots, forest_room)
     total: int | None = None
     if maybe_over:
         total = fixed + (_view_tokens(engine, view.messages, messages, ids) if aligned
                          else budget.messages_tokens(view.messages))
         if total + block_room > limit and want_compaction and aligned:
+            if wanted and not offer:  # what the compaction takes out, the tools find
+                offer, fixed, total = True, fixed + tools_tokens, total + tools_tokens
             roots, view, total = _fit(
                 metrics, engine, scope, result.thread_id, ids, roots, view, total, render,
                 limit - block_room, forest_room,
@@ -317,7 +334,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         order = list(dict.fromkeys(itertools.filterfalse(covered.__contains__, view.ids)))
         visible = set(order)
         assembly = engine.assemble(scope, result, newest, request_id, visible, order,
-                                   budget_tokens=block_room)
+                                   budget_tokens=block_room, tools=offer)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
             messages = wire.inject_block(messages, assembly.block)
@@ -338,6 +355,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
             out.state = "injected"
             out.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
             changed = True
+    out.tools = offer
     out.headers["x-lcm-context"] = (f"tokens={out.tokens}; " if out.tokens is not None
                                     else "") + context_note
 
@@ -395,8 +413,8 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
         return best
     if roots:
         # Still over: give the scaffold only the room the rest leaves.
-        scaffold = budget.message_tokens(view.messages[_scaffold_index(view.messages)]) \
-            if _scaffold_index(view.messages) is not None else 0
+        at = _scaffold_index(view.messages)
+        scaffold = budget.message_tokens(view.messages[at]) if at is not None else 0
         room = max(0, goal - (total - scaffold))
         view = render(roots, room)
         total = count(view)

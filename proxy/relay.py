@@ -7,6 +7,7 @@ to a list — decoding happens after the last byte was written, off the hot path
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ async def relay_body(
     request: web.BaseRequest | None = None,
     before_end: Callable[[RelayResult], Awaitable[None]] | None = None,
     hold_done: bool = False,
+    check_every: float | None = None,
 ) -> RelayResult:
     """Copy ``upstream``'s body to the prepared ``response`` chunk by chunk.
 
@@ -61,10 +63,18 @@ async def relay_body(
     holds a whole answer the proxy lost). The end is the chunked terminator, and
     with ``hold_done`` (event streams) also everything from the chunk that
     completes the ``[DONE]`` event on, since SDKs stop reading at ``[DONE]``.
+
+    With ``check_every`` (seconds), a client that leaves while the upstream sends
+    nothing (a model thinking before its first token) is noticed within that time,
+    not at the next write: the upstream connection is closed then.
     """
     result = RelayResult()
     held: list[bytes] = []
     carry = b""
+    watch = None
+    if check_every is not None:
+        req = request if request is not None else getattr(response, "_req", None)
+        watch = _Watch(req, upstream, result, check_every)
     try:
         async for chunk in upstream.content.iter_any():
             if keep:
@@ -80,8 +90,12 @@ async def relay_body(
                 result.client_gone = True
                 break
     except (TimeoutError, aiohttp.ClientError) as exc:
-        result.upstream_error = f"{exc.__class__.__name__}: {exc}"
-        log.warning("upstream body ended abnormally: %s", result.upstream_error)
+        if not result.client_gone:  # not the watcher closing it
+            result.upstream_error = f"{exc.__class__.__name__}: {exc}"
+            log.warning("upstream body ended abnormally: %s", result.upstream_error)
+    finally:
+        if watch is not None:
+            watch.stop()
     if result.client_gone:
         upstream.close()
         return result
@@ -103,6 +117,28 @@ async def relay_body(
     except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
         result.client_gone = True
     return result
+
+
+class _Watch:
+    """Every ``every`` seconds (a timer, no task), check the client's connection; once
+    it is gone, mark ``result`` and close ``upstream`` (which ends the relay's read)."""
+
+    def __init__(self, request: web.BaseRequest | None, upstream: aiohttp.ClientResponse,
+                 result: RelayResult, every: float) -> None:
+        self.request, self.upstream, self.result, self.every = request, upstream, result, every
+        self.loop = asyncio.get_running_loop()
+        self.timer = self.loop.call_later(every, self._check)
+
+    def _check(self) -> None:
+        transport = self.request.transport if self.request is not None else None
+        if transport is None or transport.is_closing():
+            self.result.client_gone = True
+            self.upstream.close()
+        else:
+            self.timer = self.loop.call_later(self.every, self._check)
+
+    def stop(self) -> None:
+        self.timer.cancel()
 
 
 def _abort_client(response: web.StreamResponse, request: web.BaseRequest | None) -> None:

@@ -246,6 +246,7 @@ class ToolsSettings:
     tool_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 120))
     heartbeat_seconds: float = field(default=5.0, metadata=_rng(0.1, 120))
     strict: str = field(default="auto", metadata={"choices": ("auto", "always", "never")})
+    offer: str = field(default="history", metadata={"choices": ("history", "always")})
 
 
 @dataclass(frozen=True)
@@ -452,7 +453,7 @@ def _merge(layers: Layers, source: Mapping[str, Any], origin: str) -> None:
                 (value[0], where) if isinstance(value, _FromEnv) else (value, origin))
 
 
-class _FromEnv(tuple):  # type: ignore[type-arg]
+class _FromEnv(tuple[Any, str]):
     """``(value, "environment variable NAME")``: an environment value and its name."""
 
 

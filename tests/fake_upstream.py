@@ -198,7 +198,11 @@ class FakeUpstream:
                 content="echo: " + self._last_user_text(body)
             )
         if reply.answer_delay:
-            await asyncio.sleep(reply.answer_delay)
+            try:
+                await asyncio.sleep(reply.answer_delay)
+            except asyncio.CancelledError:  # the caller went away before the answer
+                self.aborted += 1
+                raise
         if reply.status >= 400:
             err = reply.error or {"message": "fake error", "type": "server_error",
                                   "param": None, "code": None}

@@ -695,3 +695,37 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         assert lost in engine.store.read(proposals) and engine.store.read(pending) == []
     finally:
         engine.close()
+
+
+def test_history_beyond_a_request_is_what_its_path_does_not_hold(engine: Any) -> None:
+    """:meth:`Engine.has_history_beyond`, asked (as the proxy does) after a request's
+    capture and before its answer's: when the memory tools could find something."""
+    from memory_core.models import Scope
+
+    scope = Scope("t_test")
+
+    def turn(messages: list[Any], reply: str | None, on: Any = scope) -> tuple[Any, bool]:
+        ticket, fut = engine.capture_request(on, "req_x", messages, {})
+        result = fut.result(10)
+        beyond = engine.has_history_beyond(on, result)
+        if reply is not None:
+            engine.capture_response(ticket, [{"role": "assistant", "content": reply}],
+                                    {"outcome": "complete"}).result(10)
+        return result, beyond
+
+    u1, a1 = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}
+    u2 = {"role": "user", "content": "how are you?"}
+    assert not turn([u1], "hello")[1]  # a first turn: nothing stored before it
+    turn([{"role": "user", "content": "secret"}], None, Scope("t_other"))
+    assert not turn([u1, a1, u2], "fine")[1]  # its whole thread; another tenant's is not
+    # A retried turn: its thread holds an answer after the request's newest message.
+    assert turn([u1, a1, u2], None)[1]
+    # An earlier conversation of the same tenant is history beyond a new one.
+    assert turn([{"role": "user", "content": "new topic"}], None)[1]
+    # An agent memory alone is something to find.
+    alone = Scope("t_alone")
+    only, beyond = turn([u1], None, alone)
+    assert not beyond
+    engine.set_agent_memory(tenant="t_alone", role=alone.role, category="progress",
+                            key="k", title="t", content="step 2 of 5")
+    assert engine.has_history_beyond(alone, only)

@@ -30,12 +30,14 @@ WEATHER_TOOL = {"type": "function", "function": {
 
 @pytest.fixture
 async def make(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[Any]:
-    """``await make(**tools_settings)``: a proxy on the fake upstream."""
+    """``await make(**tools_settings)``: a proxy on the fake upstream. The tools go
+    with every request unless ``offer`` says otherwise: most tests here are about the
+    tool loop on a one-message request (when the tools go by default: section (k))."""
     made: list[RunningProxy] = []
 
     async def start(**tools: Any) -> RunningProxy:
         made.append(await start_proxy(upstream.base_url, tmp_path / f"d{len(made)}",
-                                      tools=tools))
+                                      tools={"offer": "always", **tools}))
         return made[-1]
 
     yield start
@@ -175,6 +177,59 @@ async def test_a_client_that_leaves_cancels_the_call_and_nothing_is_an_answer(
     assert events and events[-1]["data"]["client_gone"] is True
 
 
+async def aborted(upstream: FakeUpstream, within: float) -> bool:
+    """True once the fake upstream saw its caller go away, waiting ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while upstream.aborted == 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return upstream.aborted == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_client_that_leaves_a_plain_request_cancels_the_call(
+        make: Any, upstream: FakeUpstream, stream: bool) -> None:
+    # No memory tools (nothing stored yet): the request is forwarded and relayed.
+    proxy = await make(offer="history", heartbeat_seconds=0.1)
+    upstream.push(Reply(content="an answer nobody reads", answer_delay=3.0))
+    impatient = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0,
+                                   timeout=0.4)
+    started = time.monotonic()
+    with pytest.raises(openai.APITimeoutError):
+        answer = await impatient.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=stream)
+        if stream:
+            async for _ in answer:  # type: ignore[union-attr]
+                pass
+    assert "tools" not in upstream.chat_requests[-1]["json"]
+    # The upstream call ends with the client, long before its answer was due.
+    assert await aborted(upstream, 1.5) and time.monotonic() - started < 2.5
+    await proxy.settle()
+    assert assistant_rows(proxy) == []
+    events = response_events(proxy)
+    assert events and events[-1]["data"]["client_gone"] is True
+    assert events[-1]["data"]["outcome"] == "incomplete"
+
+
+async def test_a_client_that_leaves_a_stalled_stream_closes_the_upstream(
+        make: Any, upstream: FakeUpstream) -> None:
+    # The first words, then the upstream thinks for 3 s: the client leaves meanwhile.
+    proxy = await make(offer="history", heartbeat_seconds=0.1)
+    upstream.push(Reply(content="first words, then a long pause", piece=12,
+                        write_size=120, delay=3.0))
+    stream = await client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            break
+    left = time.monotonic()
+    await stream.close()
+    assert await aborted(upstream, 1.5) and time.monotonic() - left < 2.0
+    assert upstream.finished_streams == 0
+    await proxy.settle()
+    assert assistant_rows(proxy) == []
+    assert response_events(proxy)[-1]["data"]["client_gone"] is True
+
+
 # -- (f) one id, one role chunk ------------------------------------------------------------
 async def test_a_streamed_answer_keeps_one_id_across_hidden_rounds(
         make: Any, upstream: FakeUpstream) -> None:
@@ -292,11 +347,87 @@ async def test_the_memory_tools_cost_few_prompt_tokens(make: Any, upstream: Fake
     assert len(tools) == 5 and budget.tools_tokens(tools) <= 350  # 542 before issue 25
 
 
+def recording_client(proxy: RunningProxy, sent: list[bytes]) -> openai.AsyncOpenAI:
+    """The SDK, keeping the body of every request it sends in ``sent``."""
+    async def keep(request: Any) -> None:
+        sent.append(request.content)
+
+    http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [keep]})
+    return openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0,
+                              http_client=http)
+
+
+def with_block(sent: bytes, text: str, forwarded: str) -> bytes:
+    """``sent`` with the newest user message's ``text`` as ``forwarded`` (block and
+    text, when the proxy injected one)."""
+    assert forwarded.endswith(text)
+    head, found, tail = sent.rpartition(orjson.dumps(text))
+    assert found
+    return head + orjson.dumps(forwarded) + tail
+
+
+async def test_a_request_holding_its_whole_history_goes_without_tools(
+        make: Any, upstream: FakeUpstream) -> None:
+    proxy = await make(offer="history")
+    sent: list[bytes] = []
+    sdk = recording_client(proxy, sent)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+    for turn in range(3):
+        raw = await sdk.chat.completions.with_raw_response.create(model="m",
+                                                                   messages=history)
+        # Nothing stored beyond what it carries: the upstream gets the client's bytes
+        # but for the block (a first turn has one: the guidelines), and no tools.
+        got = upstream.chat_requests[-1]
+        assert "tools" not in got["json"], turn
+        assert got["raw"] == with_block(sent[-1], history[-1]["content"],
+                                        got["json"]["messages"][-1]["content"]), turn
+        if turn == 0:
+            assert raw.headers["x-lcm-memory"] == "injected"
+            assert "memory_grep" not in got["json"]["messages"][-1]["content"]
+        history += [{"role": "assistant", "content": raw.parse().choices[0].message.content},
+                    {"role": "user", "content": f"and then {turn}?"}]
+        await proxy.settle()
+    # Another conversation under the same key: the first is stored beyond its view.
+    await sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "new"}])
+    offered = {t["function"]["name"] for t in upstream.chat_requests[-1]["json"]["tools"]}
+    assert "memory_grep" in offered
+
+
+async def test_a_block_without_tools_does_not_point_to_them(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    # Every fact restated (in_view_tokens 0): a block on a request that carries its
+    # whole history, so no tools; the block must not tell the model to call them.
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              injection={"in_view_tokens": 0})
+    try:
+        sent: list[bytes] = []
+        sdk = recording_client(proxy, sent)
+        history: list[dict[str, Any]] = [
+            {"role": "user", "content": "We decided to ship the release on Friday."}]
+        r = await sdk.chat.completions.create(model="m", messages=history)
+        await proxy.settle()
+        history += [{"role": "assistant", "content": r.choices[0].message.content},
+                    {"role": "user", "content": "When do we ship the release?"}]
+        raw = await sdk.chat.completions.with_raw_response.create(model="m",
+                                                                   messages=history)
+        assert raw.headers["x-lcm-memory"] == "injected", raw.headers
+        got = upstream.chat_requests[-1]["json"]
+        assert "tools" not in got
+        block = got["messages"][-1]["content"]
+        assert "Friday" in block and "memory_grep" not in block
+        # Apart from the block, the upstream sees what the client sent.
+        got["messages"][-1]["content"] = history[-1]["content"]
+        assert got == orjson.loads(sent[-1])
+    finally:
+        await proxy.close()
+
+
 # -- (l) hidden rounds within the context budget -------------------------------------------
 async def test_no_hidden_round_goes_over_the_context_budget(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     proxy = await start_proxy(upstream.base_url, tmp_path / "budget",
-                              context={"model_windows": ["tiny*=2000"]})
+                              context={"model_windows": ["tiny*=2000"]},
+                              tools={"offer": "always"})
     try:
         # A request that fits its budget with the memory tools, leaving no room for
         # a tool result: the hidden round is not sent. (A request over budget is

@@ -314,7 +314,7 @@ async def test_memory_grep_ranks_the_answer_above_the_question(
     from tests.fake_upstream import Reply
     from tests.test_memory_tools import call, tool_results
 
-    proxy = await make_proxy(search={"enabled": indexed})
+    proxy = await make_proxy(search={"enabled": indexed}, tools={"offer": "always"})
     agent = Agent(proxy, upstream, session="one")
     await agent.say("Our deploy window is Tuesday 14:00 to 16:00 UTC, after the freeze lifts"
                     " and the release notes are signed off by the on-call lead.")
@@ -341,7 +341,7 @@ async def test_memory_tools_match_across_unicode_forms_and_glued_scripts(
 
     nfd = unicodedata.normalize("NFD", "Le rendez-vous est au Café Crème avec 김민수.")
     assert nfd != unicodedata.normalize("NFC", nfd)
-    proxy = await make_proxy(search={"enabled": indexed})
+    proxy = await make_proxy(search={"enabled": indexed}, tools={"offer": "always"})
     agent = Agent(proxy, upstream, session="one")
     await agent.say(nfd)
     await agent.say("昨天部署auth-svc之后，登录变慢了。")

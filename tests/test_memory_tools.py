@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,17 @@ from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 
 KEY = "sk-tools-0123456789abcdef"
+ALWAYS = {"offer": "always"}
+"""Most tests here are about the tool loop, on a history the request carries whole:
+the tools go with every request. By default they go only where they can find
+something (tests/test_exchange_transparency.py)."""
+
+
+@pytest.fixture
+async def proxy(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[RunningProxy]:
+    running = await start_proxy(upstream.base_url, tmp_path / "data", tools=ALWAYS)
+    yield running
+    await running.close()
 
 
 def call(name: str, args: dict[str, Any], cid: str = "call_1") -> dict[str, Any]:
@@ -150,7 +162,7 @@ async def test_tool_choice_none_and_forced_offer_nothing(proxy: RunningProxy,
 @pytest.mark.parametrize("stream", [False, True])
 async def test_max_rounds_and_tool_errors(upstream: FakeUpstream, tmp_path: Path,
                                           stream: bool) -> None:
-    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"max_rounds": 2})
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"max_rounds": 2, **ALWAYS})
     try:
         client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0)
         upstream.push(

@@ -156,8 +156,9 @@ def join_fronted(scan: str, spans: list[tuple[int, int]], lang: str,
             cond = find_condition(scan, start, joint_end, lang)  # sees the comma
         lead = _LEAD.match(scan, start, end)
         first = lead.end() if lead else start
-        if cond is not None and cond[0] <= first and _CONDITION_TAIL.match(
-                scan, cond[1], joint_end).end() == joint_end:
+        if cond is not None and cond[0] <= first and (
+                (tail := _CONDITION_TAIL.match(scan, cond[1], joint_end)) is not None
+                and tail.end() == joint_end):
             carry = start
             continue
         out.append((start, end))

@@ -91,8 +91,9 @@ def text_index_counts(path: str | Path) -> dict[str, int] | None:
     index = tantivy.Index.open(str(path))
     searcher = index.searcher()
     schema = index.schema
+    # tantivy's stub leaves out SearchResult.count, which count=True fills in.
     return {kind: int(searcher.search(tantivy.Query.term_query(schema, "kind", code), 1,
-                                      count=True).count or 0)
+                                      count=True).count or 0)  # type: ignore[attr-defined]
             for kind, code in KIND_CODES.items()}
 
 

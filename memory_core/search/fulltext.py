@@ -44,6 +44,7 @@ import shutil
 import threading
 import unicodedata
 from pathlib import Path
+from typing import cast
 
 import tantivy
 from tantivy import Filter, Occur, Query, TextAnalyzerBuilder, Tokenizer
@@ -82,6 +83,11 @@ def _hidden_counts(searcher: tantivy.Searcher) -> tuple[int, int]:
     until their segment merges. Every document has a ``hidden`` value, so their sum
     is BM25's N as Tantivy counts it (``num_docs`` leaves the deleted ones out)."""
     return searcher.doc_freq("hidden", 0), searcher.doc_freq("hidden", 1)
+
+
+def _keys(searcher: tantivy.Searcher, addrs: list[tantivy.DocAddress]) -> list[int]:
+    """The ``key`` (label) of each hit: an integer fast field every document has."""
+    return [int(cast(int, k)) for k in searcher.fast_field_values("key", addrs)]
 
 STOPWORDS = frozenset(
     "a about above after again against all also am an and any are as at be because been before"
@@ -213,9 +219,13 @@ class TantivyTextIndex:
         self._built = functools.lru_cache(maxsize=_QUERY_CACHE)(self._build_query)
 
     # -- writes (one writer thread) ---------------------------------------------
-    def _writable(self) -> None:
+    def _writable(self) -> tantivy.IndexWriter:
+        """The index's writer; :class:`SearchIndexError` when read-only or closed."""
         if self.readonly:
             raise SearchIndexError(f"text index {self.path} is open read-only")
+        if self._writer is None:
+            raise SearchIndexError(f"text index {self.path} is closed")
+        return self._writer
 
     def _document(self, doc: IndexDoc) -> tantivy.Document:
         text, extra = normalise(doc.text), normalise(doc.extra)
@@ -239,34 +249,33 @@ class TantivyTextIndex:
     def upsert(self, docs: list[IndexDoc]) -> None:
         """Replace (delete by key, then add) each doc; visible after :meth:`commit`."""
         with self._wlock:
-            self._writable()
+            writer = self._writable()
             for doc in docs:
-                self._writer.delete_documents_by_term("key", doc.label)
-                self._writer.add_document(self._document(doc))
+                writer.delete_documents_by_term("key", doc.label)
+                writer.add_document(self._document(doc))
             self._pending += len(docs)
 
     def delete(self, labels: list[int]) -> None:
         """Delete the docs with these labels; visible after :meth:`commit`."""
         with self._wlock:
-            self._writable()
+            writer = self._writable()
             for label in labels:
-                self._writer.delete_documents_by_term("key", int(label))
+                writer.delete_documents_by_term("key", int(label))
             self._pending += len(labels)
 
     def commit(self) -> None:
         """Commit pending changes (about 30 ms) and make them visible to searches."""
         with self._wlock:
-            self._writable()
-            self._writer.commit()
+            self._writable().commit()
             self._pending = 0
         self.index.reload()
 
     def clear(self) -> None:
         """Delete every document and commit."""
         with self._wlock:
-            self._writable()
-            self._writer.delete_all_documents()
-            self._writer.commit()
+            writer = self._writable()
+            writer.delete_all_documents()
+            writer.commit()
         self.index.reload()
 
     def close(self) -> None:
@@ -513,8 +522,8 @@ class TantivyTextIndex:
             q = Query.boolean_query(clauses) if clauses else Query.all_query()
             res = searcher.search(q, limit, count=False, order_by_field="ts")
             addrs = [a for _, a in res.hits]
-            keys = searcher.fast_field_values("key", addrs)
-            return [(int(k), 0.0) for k in keys]  # newest first
+            keys = _keys(searcher, addrs)
+            return [(k, 0.0) for k in keys]  # newest first
         # The filters match without scoring: as scored term clauses each one added
         # its idf to every hit, a constant that min-max fusion (scaled from 0 when
         # the list runs out) and the reference score do not expect.
@@ -529,7 +538,7 @@ class TantivyTextIndex:
         except ValueError as exc:
             raise SearchIndexError(f"text search failed: {exc}") from exc
         addrs = [a for _, a in res.hits]
-        keys = searcher.fast_field_values("key", addrs)
-        pairs = [(int(k), float(score)) for k, (score, _) in zip(keys, res.hits, strict=True)]
+        keys = _keys(searcher, addrs)
+        pairs = [(k, float(score)) for k, (score, _) in zip(keys, res.hits, strict=True)]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:limit]

@@ -30,6 +30,7 @@ here runs on the asyncio loop (``foreground.hold``, called there, only counts);
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -103,18 +104,19 @@ class _Stopping(Exception):
     """Raised inside a worker step when :meth:`Indexer.close` asked it to stop."""
 
 
-def _get_checkpoint(conn, name: str) -> int:  # type: ignore[no-untyped-def]
+def _get_checkpoint(conn: sqlite3.Connection, name: str) -> int:
     row = conn.execute("SELECT value FROM checkpoints WHERE name=?", (name,)).fetchone()
     return int(row[0]) if row else 0
 
 
-def _set_checkpoint(conn, name: str, value: int) -> None:  # type: ignore[no-untyped-def]
+def _set_checkpoint(conn: sqlite3.Connection, name: str, value: int) -> None:
     conn.execute("INSERT INTO checkpoints (name, value, updated_at) VALUES (?,?,?) ON CONFLICT"
                  "(name) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
                  (name, value, time.time()))
 
 
-def _store_vectors(conn, rows: list[tuple[str, int, str, int, bytes, float]]) -> None:  # type: ignore[no-untyped-def]
+def _store_vectors(conn: sqlite3.Connection,
+                   rows: list[tuple[str, int, str, int, bytes, float]]) -> None:
     conn.executemany("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector,"
                      " created_at) VALUES (?,?,?,?,?,?)", rows)
 
@@ -256,8 +258,8 @@ class Indexer:
         cacheable = [i for i, d in enumerate(docs) if use_cache_all or d.kind == "message"]
         cached: dict[tuple[str, int], bytes] = {}
         if cacheable:
-            def q(conn):  # type: ignore[no-untyped-def]
-                got = {}
+            def q(conn: sqlite3.Connection) -> dict[tuple[str, int], bytes]:
+                got: dict[tuple[str, int], bytes] = {}
                 for kind in {docs[i].kind for i in cacheable}:
                     refs = [docs[i].ref_id for i in cacheable if docs[i].kind == kind]
                     for s in range(0, len(refs), 500):
@@ -602,8 +604,8 @@ class Indexer:
     def _log_left(self, took: float) -> None:
         """Log the outbox rows (and messages among them) each index has not applied."""
         try:
-            def q(conn):  # type: ignore[no-untyped-def]
-                out = {}
+            def q(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+                out: dict[str, tuple[int, int]] = {}
                 names = [("text", TEXT_CHECKPOINT)]
                 if self.vectors is not None:
                     names.append(("vector", VECTOR_CHECKPOINT))

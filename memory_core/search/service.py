@@ -656,7 +656,7 @@ class SearchService:
         return Hit(kind, ref, score, vector_rank=rank, vector_score=score)
 
     def _metadata(self, labels: list[int], needle: str | None, *, with_names: bool = False
-                  ) -> dict[str, dict[int, Any]]:
+                  ) -> dict[str, Any]:
         """Thread, time, exact-match flag, parent label and ``name`` of candidate labels,
         and the set ``tool`` of those that are tool outputs (role ``tool``).
 
@@ -670,7 +670,7 @@ class SearchService:
             kind, ref = split_label(label)
             by_kind.setdefault(kind, []).append(ref)
 
-        def q(conn: Any) -> dict[str, dict[int, Any]]:
+        def q(conn: Any) -> dict[str, Any]:
             thread: dict[int, int] = {}
             when: dict[int, float] = {}
             exact: dict[int, bool] = {}

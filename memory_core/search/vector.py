@@ -39,6 +39,7 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import hnswlib
 import numpy as np
@@ -88,7 +89,8 @@ class _Partition:
     def __init__(self, tenant: str, role: str, dim: int) -> None:
         self.tenant, self.role, self.dim = tenant, role, dim
         self.n = 0
-        self.cols = {c: np.zeros(16, dtype=t) for c, t in _COLUMNS.items()}
+        self.cols: dict[str, np.ndarray[Any, Any]] = {
+            c: np.zeros(16, dtype=t) for c, t in _COLUMNS.items()}
         self.session: list[str] = []
         self.vectors = np.zeros((16, dim), dtype=np.float32)
         self.pos: dict[int, int] = {}
@@ -259,12 +261,9 @@ class _Partition:
             n = self.n
             tmp = base.with_suffix(".tmp")
             # rows and vectors in one file, so one atomic rename covers both
-            np.savez(
-                str(tmp) + ".npz",
-                session=np.asarray(self.session, dtype=str),
-                vectors=self.vectors[:n],
-                **{c: a[:n] for c, a in self.cols.items()},
-            )
+            arrays: dict[str, Any] = {c: a[:n] for c, a in self.cols.items()}
+            np.savez(str(tmp) + ".npz", session=np.asarray(self.session, dtype=str),
+                     vectors=self.vectors[:n], **arrays)
             if self.graph is not None:
                 self.graph.save_index(str(tmp) + ".hnsw")
             os.replace(str(tmp) + ".npz", str(base) + ".npz")
@@ -377,7 +376,7 @@ class HnswVectorIndex:
             self.path.mkdir(parents=True, exist_ok=True)
             self._write_manifest()
 
-    def _read_manifest(self) -> dict | None:  # type: ignore[type-arg]
+    def _read_manifest(self) -> dict[str, Any] | None:
         try:
             data = json.loads((self.path / "manifest.json").read_text())
         except (OSError, ValueError):

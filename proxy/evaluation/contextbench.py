@@ -149,7 +149,7 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
                                               "short and cite the files you touch."}]
             for turn in range(1, turns + 1):
                 history.extend(make(rng, turn))
-                body = {"model": model, "messages": list(history)}
+                body: dict[str, Any] = {"model": model, "messages": list(history)}
                 raw = orjson.dumps(body)
                 ticket, fut = engine.capture_request(scope, f"r{turn}", body["messages"], {})
                 result = fut.result(120)

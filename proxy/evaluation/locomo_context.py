@@ -70,7 +70,7 @@ def _places(messages: list[dict[str, Any]], newest: int) -> dict[str, str]:
     """The forwarded text by place: ``summary`` (the scaffold), ``block`` (what was
     prepended to the newest user message) and ``tail`` (everything else), each
     whitespace-normalised and case-folded."""
-    out = {"summary": [], "block": [], "tail": []}
+    out: dict[str, list[str]] = {"summary": [], "block": [], "tail": []}
     for i, msg in enumerate(messages):
         for text in _texts(msg):
             if text.startswith(SCAFFOLD_HEADER):

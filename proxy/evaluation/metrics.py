@@ -180,7 +180,7 @@ def tool_pairs_ok(messages: Sequence[Any]) -> bool:
     """True when every assistant tool call is answered by a later ``tool`` message with
     its id before the next user/assistant turn, and every ``tool`` message answers a
     call made before it."""
-    open_calls: set[str] = set()
+    open_calls: set[Any] = set()
     for m in messages:
         if not isinstance(m, dict):
             continue

@@ -260,8 +260,9 @@ class _Exchange:
         upstream = sent["messages"]
         raw = metrics.rendered_prompt(sent)  # what a provider's prompt cache compares
         msg = p[3].choices[0].message
+        calls = msg.tool_calls or []
         answered = p[1] == 200 and (msg.content == answer if tool_call is None else bool(
-            msg.tool_calls) and msg.tool_calls[0].id == tool_call["id"])
+            calls) and calls[0].id == tool_call["id"])
         scaffold = next((m.get("content") for m in upstream if isinstance(m, dict) and
                          isinstance(m.get("content"), str) and
                          m["content"].startswith(SCAFFOLD_HEADER)), None)

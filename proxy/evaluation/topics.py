@@ -45,13 +45,13 @@ class Topic:
     fixes: tuple[str, ...] = ()
     concept: str = ""
 
-    def draw(self, rng: random.Random, count: int, avoid: set[str] = frozenset()
+    def draw(self, rng: random.Random, count: int, avoid: frozenset[str] | set[str] = frozenset()
              ) -> list[str]:
         """Return ``count`` distinct values (as written in text), none in ``avoid``.
 
         Raises ``ValueError`` when the topic cannot supply that many."""
         if self.values and isinstance(self.values[0], int):
-            low, high, step = self.values  # type: ignore[misc]
+            low, high, step = self.values
             pool = [str(x) for x in range(int(low), int(high) + 1, int(step))]
         else:
             pool = [str(x) for x in self.values]
@@ -101,7 +101,7 @@ class ToolKey:
     def draw(self, rng: random.Random) -> str:
         """Return one value for this tool key."""
         if self.values and isinstance(self.values[0], int):
-            low, high, step = self.values  # type: ignore[misc]
+            low, high, step = self.values
             return str(rng.randrange(int(low), int(high) + 1, int(step)))
         return str(rng.choice(self.values))
 

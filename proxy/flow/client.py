@@ -29,6 +29,43 @@ class ClientGone(Exception):
     """The client left while the loop waited (what it waited for was cancelled)."""
 
 
+class ClientWatch:
+    """``with ClientWatch(request, every):`` checks the client's connection every
+    ``every`` seconds while the block runs; once the client left, the task running
+    the block is cancelled (the upstream call it awaits with it) and the block raises
+    :class:`ClientGone`. Nothing runs between the block's own steps: an upstream
+    answer it awaits is read the moment it arrives."""
+
+    def __init__(self, request: web.BaseRequest, every: float) -> None:
+        self.request, self.every = request, every
+        self.gone = False
+        self._task: asyncio.Task[Any] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __enter__(self) -> ClientWatch:
+        # A timer, not a task: half the cost (about 20 us against 40-60 us a request).
+        self._task = asyncio.current_task()
+        self._timer = asyncio.get_running_loop().call_later(self.every, self._check)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: Any) -> None:
+        assert self._timer is not None and self._task is not None
+        self._timer.cancel()
+        if self.gone and kind is asyncio.CancelledError:
+            self._task.uncancel()
+            raise ClientGone from None
+
+    def _check(self) -> None:
+        assert self._task is not None
+        transport = self.request.transport
+        if transport is None or transport.is_closing():
+            self.gone = True
+            self._task.cancel()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(self.every, self._check)
+
+
 class ClientSide:
     """The client's response for one exchange (see module docstring)."""
 

@@ -79,6 +79,16 @@ def record_failure(ex: Exchange, status: int, code: str | None, message: str | N
             ex.ticket, [], {"status": status, "outcome": code, "error": message})
 
 
+def record_gone(ex: Exchange) -> None:
+    """The client left before the upstream's answer began: say so (an event, never
+    an answer)."""
+    if ex.ticket is not None:
+        ex.captured = True
+        ex.request.app[ENGINE].capture_response(
+            ex.ticket, [], {"status": None, "stream": ex.streamed, "outcome": "incomplete",
+                            "client_gone": True, "partial_choices": []})
+
+
 async def store_first(ex: Exchange, job: Any) -> None:
     """Start the answer's capture ``job`` and wait for it, bounded by
     ``capture.response_wait_seconds``, while the background gives way."""

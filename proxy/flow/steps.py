@@ -151,8 +151,10 @@ def skip_reason(ex: Exchange) -> str:
 
 def offers_tools(ex: Exchange) -> bool:
     """The memory tools go with this request: it is captured, its memory path did not
-    fail open nor find it over budget (then it goes exactly as sent), the tools are on,
-    memory is not off for it, and the request allows them."""
-    return (ex.memory and ex.prepared.state not in ("failed-open", "over-budget")
+    fail open nor find it over budget (then it goes exactly as sent) and found that
+    the tools could help (``Prepared.tools``), the tools are on, memory is not off
+    for it, and the request allows them."""
+    return (ex.memory and ex.prepared.tools
+            and ex.prepared.state not in ("failed-open", "over-budget")
             and ex.request.app[SETTINGS].tools.enabled and not memory_off(ex)
             and ex.wire.tools_wanted(ex.body))

@@ -20,6 +20,7 @@ from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
+from proxy.flow.client import ClientWatch
 from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import recoverer
 from proxy.flow.steps import (
@@ -108,30 +109,38 @@ def _upstream(ex: Exchange) -> tuple[Any, Any]:
 
 
 async def _forward(ex: Exchange) -> web.StreamResponse:
-    """Forward without memory tools: relay the upstream's bytes as they come."""
+    """Forward without memory tools: relay the upstream's bytes as they come. A client
+    that leaves meanwhile (checked every ``tools.heartbeat_seconds``) ends the
+    upstream call; what it did not see is not an answer."""
     request, app = ex.request, ex.request.app
     url, out_headers = _upstream(ex)
     recover = recoverer(ex)
+    check_every = app[SETTINGS].tools.heartbeat_seconds
     started = time.perf_counter()
     refused: bytes | None = None
     try:
-        upstream = await send(app[HTTP], "POST", url, out_headers,
-                              ex.raw if ex.prepared.body is None else ex.prepared.body)
-        if upstream.status >= 400 and recover is not None:
-            # A context-length error is answered once more, compacted further,
-            # before any byte reached the client; any other error as it came.
-            try:
-                refused = await upstream.read()
-            finally:
-                upstream.release()
-            again = await recover(upstream.status, refused)
-            if again is not None:
-                refused = None
-                upstream = await send(app[HTTP], "POST", url,
-                                      out_headers, rewrite.dumps_body(again))
+        with ClientWatch(request, check_every):
+            upstream = await send(app[HTTP], "POST", url, out_headers,
+                                  ex.raw if ex.prepared.body is None else ex.prepared.body)
+            if upstream.status >= 400 and recover is not None:
+                # A context-length error is answered once more, compacted further,
+                # before any byte reached the client; any other error as it came.
+                try:
+                    refused = await upstream.read()
+                finally:
+                    upstream.release()
+                again = await recover(upstream.status, refused)
+                if again is not None:
+                    refused = None
+                    upstream = await send(app[HTTP], "POST", url,
+                                          out_headers, rewrite.dumps_body(again))
     except ProxyError as exc:
         record.record_failure(ex, exc.status, exc.code, exc.message)
         raise
+    except ClientGone:  # the upstream call was cancelled with it
+        app[METRICS].client_disconnects.inc()
+        record.record_gone(ex)
+        return web.Response(status=499)
     app[METRICS].upstream_latency.labels("chat").observe(time.perf_counter() - started)
     client_headers = hdrs.to_client(upstream.headers)
     client_headers.update(ex.extra)
@@ -157,7 +166,8 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
                     ex, record.capture_relayed(ex, status, streamed, res, summarizer))
 
         result = await relay_body(upstream, response, keep=True, request=request,
-                                  before_end=store_first, hold_done=streamed)
+                                  before_end=store_first, hold_done=streamed,
+                                  check_every=check_every)
     finally:
         upstream.release()
     if result.client_gone:

@@ -103,7 +103,8 @@ async def _messages(request: web.Request) -> web.StreamResponse:
                 **ex.prepared.headers}
     if ex.prepared.state == "skipped":
         ex.extra["x-lcm-memory-reason"] = skip_reason(ex)
-    ex.tools = (ex.memory and ex.prepared.state not in ("failed-open", "over-budget")
+    ex.tools = (ex.memory and ex.prepared.tools  # tools.offer: only where they can help
+                and ex.prepared.state not in ("failed-open", "over-budget")
                 and settings.tools.enabled and not memory_off(ex)
                 and MESSAGES.tools_wanted(body))
     forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools)
