@@ -111,6 +111,7 @@ class MessagesLoop:
         """Run our ``tool_use`` calls; the user turn with their ``tool_result`` blocks."""
         loop = asyncio.get_running_loop()
         scope = self.ex.scope
+        assert scope is not None  # the loop runs for captured requests only
         results = []
         for call in calls:
             name = self.names.get(self.wire.call_name(call), self.wire.call_name(call))

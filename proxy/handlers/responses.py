@@ -213,7 +213,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     reply = await asyncio.get_running_loop().run_in_executor(
         None, commands.run_command, engine, ex.scope, text)
     tag = uuid.uuid4().hex[:24]
-    item = {"type": "message", "id": f"msg_lcm_{tag}", "status": "completed",
+    item: dict[str, Any] = {"type": "message", "id": f"msg_lcm_{tag}", "status": "completed",
             "role": "assistant",
             "content": [{"type": "output_text", "text": reply, "annotations": []}]}
     model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
@@ -239,7 +239,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     await out.prepare(request)
     start = dict(resp, status="in_progress", output=[], usage=None)
     part = item["content"][0]
-    events = [
+    events: list[dict[str, Any]] = [
         {"type": "response.created", "response": start},
         {"type": "response.in_progress", "response": start},
         {"type": "response.output_item.added", "output_index": 0,

@@ -103,7 +103,8 @@ def tool_pairs_ok(messages: list[Any]) -> bool:
     for msg in messages:
         if not isinstance(msg, dict):
             return False
-        content = msg.get("content") if isinstance(msg.get("content"), list) else []
+        raw_content = msg.get("content")
+        content: list[Any] = raw_content if isinstance(raw_content, list) else []
         if msg.get("role") == "user":
             for part in content:
                 if isinstance(part, dict) and part.get("type") == "tool_result" and (

@@ -96,7 +96,8 @@ class MessagesStreamRound(StreamRound):
             _merge_usage(self._usage, self.message.get("usage"))
             return b"" if self.later else raw
         if kind == "message_delta":
-            delta = obj.get("delta") if isinstance(obj.get("delta"), dict) else {}
+            raw_delta = obj.get("delta")
+            delta: dict[str, Any] = raw_delta if isinstance(raw_delta, dict) else {}
             self.stop_reason = delta.get("stop_reason", self.stop_reason)
             self.stop_sequence = delta.get("stop_sequence", self.stop_sequence)
             _merge_usage(self._usage, obj.get("usage"))
@@ -125,7 +126,9 @@ class MessagesStreamRound(StreamRound):
             block = obj.get("content_block")
             block = dict(block) if isinstance(block, dict) else {}
             ours = block.get("type") == "tool_use" and block.get("name") in self.names
-            slot = {"block": block, "ours": ours, "client": None, "json": ""}
+            slot: dict[str, Any] | None = {"block": block, "ours": ours, "client": None,
+                                           "json": ""}
+            assert slot is not None
             if not ours:
                 slot["client"] = self.next_index
                 self.next_index += 1

@@ -52,7 +52,7 @@ ITEMS = "items"
 _PROMPT_ROLES = ("user", "system", "developer")
 
 
-class Instructions(dict):  # type: ignore[type-arg]
+class Instructions(dict[str, Any]):
     """The ``system`` turn standing for the request's ``instructions`` (dropped again
     when the turns become an ``input``)."""
 
