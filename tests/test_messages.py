@@ -6,6 +6,8 @@ tools hidden (streamed and not), errors with their true status, pass-through."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -13,11 +15,23 @@ import anthropic
 import orjson
 import pytest
 
-from tests.conftest import TEST_KEY, RunningProxy
+from tests.conftest import TEST_KEY, RunningProxy, start_proxy
 from tests.fake_anthropic import AReply, text, thinking, tool_use
 from tests.fake_upstream import FakeUpstream
 
 SIG = "EqQBCkYIARgCKkC+sig/with+base64==" * 3
+
+
+@pytest.fixture
+async def proxy(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[RunningProxy]:
+    """The conftest proxy with ``tools.offer = "always"``: most tests here are about
+    the memory-tool rounds, on first requests that carry their whole history (the
+    default offers the tools only when stored history lies beyond the request:
+    ``test_tools_go_only_where_history_lies_beyond``)."""
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                tools={"offer": "always"})
+    yield running
+    await running.close()
 
 
 def client(proxy: RunningProxy, key: str = TEST_KEY) -> anthropic.AsyncAnthropic:
@@ -375,7 +389,7 @@ TOO_LONG = {"type": "invalid_request_error",
 @pytest.mark.parametrize(("stream", "tools"), [(False, True), (True, True), (True, False)])
 async def test_prompt_too_long_is_recovered_once(make_proxy: Any, upstream: FakeUpstream,
                                                  stream: bool, tools: bool) -> None:
-    proxy = await make_proxy(tools={"enabled": tools})
+    proxy = await make_proxy(tools={"enabled": tools, "offer": "always"})
     c = client(proxy)
     messages: list[dict[str, Any]] = []
     for i in range(12):
@@ -486,7 +500,7 @@ async def test_heartbeats_during_a_hidden_round_and_a_client_that_leaves(
         make_proxy: Any, upstream: FakeUpstream) -> None:
     """While a hidden round runs, ``ping`` events keep the stream alive (the SDK
     skips them); a client that leaves cancels the upstream call in flight."""
-    proxy = await make_proxy(tools={"heartbeat_seconds": 0.2})
+    proxy = await make_proxy(tools={"heartbeat_seconds": 0.2, "offer": "always"})
     c = client(proxy)
     upstream.anthropic_replies.extend([
         AReply(content=[tool_use("toolu_m", "memory_search", {"query": "x"})]),
@@ -542,5 +556,25 @@ async def test_proxy_errors_and_the_upstream_key_on_anthropic_routes(
             req = [r for r in upstream.requests if r["path"] == path][-1]
             assert req["headers"]["x-api-key"] == "sk-ant-upstream", path
             assert "authorization" not in req["headers"], path
+    finally:
+        await running.close()
+
+
+async def test_tools_go_only_where_history_lies_beyond(upstream: FakeUpstream,
+                                                      tmp_path: Path) -> None:
+    """Default ``tools.offer``: a first conversation carries all there is, so no memory
+    tools; a second conversation of the same key has the first beyond it."""
+    running = await start_proxy(upstream.base_url, tmp_path / "d")
+    try:
+        c = client(running)
+        await c.messages.create(model="claude-x", max_tokens=50, messages=[
+            {"role": "user", "content": "My cat is called Biscuit."}])
+        assert not [t for t in sent(upstream)[-1]["json"].get("tools", [])
+                    if t["name"].startswith("memory_")]
+        await running.settle()
+        await c.messages.create(model="claude-x", max_tokens=50, messages=[
+            {"role": "user", "content": "A new task: what is my cat called?"}])
+        names = {t["name"] for t in sent(upstream)[-1]["json"].get("tools", [])}
+        assert {"memory_search", "memory_grep"} <= names
     finally:
         await running.close()

@@ -8,6 +8,8 @@ from the SQLite evidence log.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -18,7 +20,7 @@ import pytest
 from memory_core.assemble import BLOCK_MARKER, CURRENT_REQUEST
 from proxy.sse import SSEDecoder
 from proxy.wire.responses import RESPONSES, flatten, to_turns
-from tests.conftest import TEST_KEY, RunningProxy
+from tests.conftest import TEST_KEY, RunningProxy, start_proxy
 from tests.fake_responses import RReply
 from tests.fake_upstream import FakeUpstream
 
@@ -45,6 +47,18 @@ def _user_parts(body: dict[str, Any]) -> list[Any]:
     assert last["role"] == "user"
     content = last["content"]
     return content if isinstance(content, list) else [content]
+
+
+@pytest.fixture
+async def proxy(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[RunningProxy]:
+    """The conftest proxy with ``tools.offer = "always"``: most tests here are about
+    the memory-tool rounds, on first requests that carry their whole history (the
+    default offers the tools only when stored history lies beyond the request:
+    ``test_tools_go_only_where_history_lies_beyond``)."""
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                tools={"offer": "always"})
+    yield running
+    await running.close()
 
 
 @pytest.fixture
@@ -548,7 +562,7 @@ async def test_an_error_after_a_hidden_round_reaches_the_client_with_its_status(
 
 async def test_a_client_that_leaves_during_a_hidden_round_cancels_the_upstream_call(
         make_proxy: Any, upstream: FakeUpstream) -> None:
-    proxy = await make_proxy(tools={"heartbeat_seconds": 0.1})
+    proxy = await make_proxy(tools={"heartbeat_seconds": 0.1, "offer": "always"})
     upstream.push_response(RReply(text=None, calls=[_grep()]),
                            RReply(text="nobody reads this", answer_delay=3.0))
     async with aiohttp.ClientSession() as session:
@@ -581,7 +595,7 @@ def _paste(i: int) -> str:
 @pytest.mark.parametrize("tools", [True, False])
 async def test_a_context_length_error_is_recovered_once_by_compacting(
         make_proxy: Any, upstream: FakeUpstream, stream: bool, tools: bool) -> None:
-    proxy = await make_proxy(tools={"enabled": tools})
+    proxy = await make_proxy(tools={"enabled": tools, "offer": "always"})
     rclient = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
     items: list[Any] = []
     for i in range(12):
@@ -668,7 +682,7 @@ async def test_a_fact_from_turn_2_reaches_the_upstream_at_turn_300_by_previous_r
 @pytest.mark.parametrize("tools", [True, False])
 async def test_a_stream_without_memory_calls_reaches_the_client_byte_for_byte(
         make_proxy: Any, upstream: FakeUpstream, tools: bool) -> None:
-    proxy = await make_proxy(tools={"enabled": tools})
+    proxy = await make_proxy(tools={"enabled": tools, "offer": "always"})
     upstream.push_response(RReply(text="exact bytes", reasoning="E", write_size=5, calls=[
         {"call_id": "call_w", "name": "get_weather", "arguments": '{"city":"Oslo"}'}]))
     async with aiohttp.ClientSession() as session, session.post(
@@ -731,7 +745,7 @@ async def test_the_inspector_shows_the_responses_body_with_flat_memory_tools(
 @pytest.mark.parametrize("status", ["incomplete", "failed"])
 async def test_incomplete_is_an_answer_and_failed_is_not(
         make_proxy: Any, upstream: FakeUpstream, tools: bool, status: str) -> None:
-    proxy = await make_proxy(tools={"enabled": tools})
+    proxy = await make_proxy(tools={"enabled": tools, "offer": "always"})
     client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
     upstream.push_response(RReply(text="cut sh", response_status=status))
     events = await _events(await client.responses.create(model="m", input="hi", stream=True))
@@ -770,3 +784,24 @@ async def test_agents_sdk_streamed_run_with_a_hidden_memory_round(
     names = [getattr(i.raw_item, "name", None) for i in result.new_items]
     assert "memory_grep" not in names and "get_weather" in names
     assert len(upstream.responses_requests) == 3
+
+
+async def test_tools_go_only_where_history_lies_beyond(upstream: FakeUpstream,
+                                                      tmp_path: Path) -> None:
+    """Default ``tools.offer``: a first conversation carries all there is, so no memory
+    tools; a second conversation of the same key has the first beyond it."""
+    running = await start_proxy(upstream.base_url, tmp_path / "d")
+    c = openai.AsyncOpenAI(base_url=running.base_url, api_key=TEST_KEY, max_retries=0)
+    try:
+        def offered() -> set[str]:
+            body = [r for r in upstream.requests if r["path"] == "/v1/responses"][-1]["json"]
+            return {t.get("name") for t in body.get("tools", [])}
+
+        await c.responses.create(model="gpt-x", input="My cat is called Biscuit.")
+        assert not {n for n in offered() if str(n).startswith("memory_")}
+        await running.settle()
+        await c.responses.create(model="gpt-x", input="A new task: what is my cat called?")
+        assert {"memory_search", "memory_grep"} <= offered()
+    finally:
+        await c.close()
+        await running.close()
