@@ -33,8 +33,8 @@ _TARGETS = (("p95 latency under", "ms", (20, 900)), ("error rate below", "%", (1
 _OPENERS = ("Quick update on", "Next, about", "Before I forget, for", "We measured", "Regarding",
             "One more thing on", "Status of")
 _REPLIES = (
-    "Noted: {part} on {site} uses {knob} {value}{unit}, and I will keep the {target} {tvalue} {tunit} target "
-    "in mind for the next steps.",
+    "Noted: {part} on {site} uses {knob} {value}{unit}, and I will keep the {target} "
+    "{tvalue} {tunit} target in mind for the next steps.",
     "Understood, I recorded {knob} {value}{unit} for the {part} and will check it against the "
     "{target} {tvalue} {tunit} goal before the next change.",
     "Got it. The {part} at {site} now has {knob} {value}{unit}; I will flag anything that "
