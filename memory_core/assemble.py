@@ -25,12 +25,14 @@ import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from memory_core import inview, standing
 from memory_core.config import MemoryConfig
+from memory_core.itemindex import IndexView, ItemIndex
 from memory_core.memory import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens, token_source
@@ -254,22 +256,38 @@ def _collapse(cands: list[tuple[Item, float, str]], limit: int
     first); return the kept ones and ``{kept id: [collapsed rows]}``. At most
     ``limit`` are kept; the scan stops at :data:`_COLLAPSE_SCAN` candidates."""
     kept: list[tuple[Item, float, str]] = []
-    reps: list[tuple[tuple[Any, ...], frozenset[str], int]] = []
+    reps: dict[tuple[Any, ...], list[tuple[frozenset[str], int]]] = {}
     similar: dict[int, list[Item]] = {}
     for cand in cands[:_COLLAPSE_SCAN]:
         r = cand[0]
         key = (r["kind"], standing.speaker(r), r["condition"] or "")
-        sk = skeleton(r["text"] or "")
-        for rkey, rsk, rid in reps:
-            if rkey == key and sk and rsk and len(sk & rsk) >= _NEAR_DUPLICATE * len(sk | rsk):
+        sk = _skeleton_of(r["text"] or "")
+        same_key = reps.setdefault(key, [])
+        for rsk, rid in same_key:
+            if sk and rsk and len(sk & rsk) >= _NEAR_DUPLICATE * len(sk | rsk):
                 similar[rid].append(r)
                 break
         else:
             if len(kept) < limit:
                 kept.append(cand)
-                reps.append((key, sk, r["id"]))
+                same_key.append((sk, r["id"]))
                 similar[r["id"]] = []
     return kept, similar
+
+
+_SKELETONS: dict[str, frozenset[str]] = {}
+_SKELETONS_MAX = 20_000
+
+
+def _skeleton_of(text: str) -> frozenset[str]:
+    """:func:`skeleton`, memoised by text (dropped whole past 20k texts): the same
+    candidates come back turn after turn."""
+    hit = _SKELETONS.get(text)
+    if hit is None:
+        if len(_SKELETONS) >= _SKELETONS_MAX:
+            _SKELETONS.clear()
+        hit = _SKELETONS[text] = skeleton(text)
+    return hit
 
 
 # An explicit decision ("we decided", "let's go with … — agreed", 决定, 決定) rather
@@ -359,13 +377,20 @@ def _prepared_all(row: Any) -> tuple[int, float, frozenset[str], bool]:
         return hit[1], hit[2], hit[3], hit[4]
     if len(_PREPARED) >= _PREPARED_MAX:
         _PREPARED.clear()
-    item_id = int(row["id"])
+    prep = (int(row["id"]), *item_features(row))
+    _PREPARED[id(row)] = (row, *prep)
+    return prep
+
+
+def item_features(row: Any) -> tuple[float, frozenset[str], bool]:
+    """``(standing weight, keyword terms, conversation-local)`` of an item row: what
+    assembly reads of every item (:func:`standing_weight`, :func:`terms` of its
+    subject, text and speaker, :func:`memory_core.standing.conversation_local`),
+    and what the item index keeps per item (:mod:`memory_core.itemindex`)."""
     # The speaker's name is one of the item's words: "Where does Halvard live?" asks
     # for what Halvard said ("I live in Ghent"), which names nobody.
     words = frozenset(terms(f"{row['subject'] or ''} {row['text']} {standing.speaker(row)}"))
-    prep = (item_id, standing_weight(row), words, standing.conversation_local(row))
-    _PREPARED[id(row)] = (row, *prep)
-    return prep
+    return standing_weight(row), words, standing.conversation_local(row)
 
 
 def _ancestry(conn: sqlite3.Connection, thread_id: int | None) -> dict[int, float]:
@@ -385,9 +410,117 @@ def _ancestry(conn: sqlite3.Connection, thread_id: int | None) -> dict[int, floa
     return out
 
 
-def _score(query_terms: AbstractSet[str], text_terms: AbstractSet[str], idf: dict[str, float]
-           ) -> float:
-    return sum(idf.get(t, 1.0) for t in query_terms & text_terms)
+def _choose_items(
+    ix: IndexView, conn: sqlite3.Connection, capture: CaptureResult, newest_ids: set[int],
+    view: set[int], q_terms: set[str], newest_text: str, scope: Scope, cfg: MemoryConfig,
+    search: Searcher | None,
+) -> tuple[list[tuple[Item, float, str]], list[Item], Callable[[Any], Item | None],
+           dict[int, list[Item]]]:
+    """The items for the block: ``(chosen, hidden, item_row, similar)``.
+
+    ``chosen``: ``(row, priority, reason)`` — standing items (newest first), then
+    the best keyword/search matches with near-duplicates collapsed, then in-view
+    updates of shown items (:func:`memory_core.inview.related_updates`).
+    ``hidden``: items left out because the upstream reads them (``view``: in-view
+    message ids), newest first. ``item_row(id)``: the row of a candidate item
+    (``None`` when it is not one). ``similar``: ``{chosen id: near-duplicates
+    collapsed into its line}``.
+
+    Candidates are the live items of ``ix`` less the user's own earlier questions
+    (not memory to hand back: they stay searchable, and summaries list the open
+    ones), this turn's own items (``newest_ids``: their message follows as the
+    current request), conversation-local items of other threads (proposals, "Run
+    39: …", one-off requests belong to the thread they were said in and its forks:
+    docs/scopes.md) and, for now, facts, decisions and proposals the upstream reads
+    where they were said (:mod:`memory_core.inview`). Array operations over the
+    index and the postings of this turn's keywords: no Python work per item.
+    """
+    n = ix.n
+    ok = ix.live & ~ix.question
+    if newest_ids:
+        ok[ix.source_slots(newest_ids)] = False
+    if ix.local.any():
+        own_threads = _ancestry(conn, capture.thread_id)
+        src0 = np.maximum(ix.src, 0)
+        keep = np.zeros(n, dtype=np.bool_)
+        for thread, last in own_threads.items():
+            keep |= (ix.thread == thread) & (src0 <= last)
+        ok &= ~ix.local | keep
+    hidden_mask = np.zeros(n, dtype=np.bool_)
+    if view:
+        if len(view) < n:
+            hidden_mask[ix.source_slots(view)] = True
+        else:
+            hidden_mask = np.isin(ix.src, np.fromiter(view, dtype=np.int64, count=len(view)))
+        hidden_mask &= ix.seen & ok
+    items_mask = ok & ~hidden_mask
+    n_items = max(1, int(np.count_nonzero(items_mask)))
+    weight = ix.weight
+    # Keyword relevance: the idf-weighted share of the turn's terms (idf over the
+    # candidates), then the search hook's scores.
+    rel = np.zeros(n, dtype=np.float64)
+    for t in q_terms:
+        p = ix.slots(t)
+        c = int(np.count_nonzero(items_mask[p]))
+        if c:
+            rel[p] += math.log(1 + n_items / c)
+    rel[~items_mask] = 0.0
+    if search is not None and newest_text.strip():
+        for kind, ref_id, score in search(scope, newest_text, ("item",), cfg.max_items * 2):
+            s = ix.slot(ref_id) if kind == "item" else None
+            if s is not None and items_mask[s]:
+                rel[s] += 2.0 * score
+    scored = rel[items_mask & (rel != 0)]
+    best = float(scored.max()) if scored.size else 0.0
+    # Standing items: shown on every turn whether or not the words match (a
+    # paraphrased question shares none), the heaviest first, newest on ties.
+    st = np.flatnonzero(items_mask & (weight > 0))
+    pinned = st[np.lexsort((-ix.ids[st], -weight[st]))[: cfg.pinned_items]]
+    pinned = pinned[np.argsort(-ix.ids[pinned], kind="stable")]
+    # Matches: only real ones (at least a third of the best score: shared common
+    # words or kana bigrams alone do not make an item relevant), the best first, in
+    # the room the standing items leave — standing items always keep their places.
+    floor = best * _RELEVANCE_FLOOR
+    standing_rows: list[tuple[Item, float, str]] = []
+    for s in pinned.tolist():
+        r, w, score = ix.rows[s], float(weight[s]), float(rel[s])
+        standing_rows.append((r, 50 + w + (score * 10 if score >= floor else 0)
+                              + r["id"] * 1e-9,
+                              f"standing {r['kind']} (weight {w:.1f})"
+                              + (f", matches this turn (score {score:.2f})"
+                                 if score >= floor and score > 0 else "")))
+    match_mask = items_mask & (rel > 0) & (rel >= floor)
+    match_mask[pinned] = False
+    m = np.flatnonzero(match_mask)
+    prio = 100 + rel[m] * 10 + 5 * weight[m]
+    order = np.lexsort((-ix.ids[m], -prio))[:_COLLAPSE_SCAN]
+    matching = [(ix.rows[s], p, f"matches this turn (score {float(rel[s]):.2f})")
+                for s, p in zip(m[order].tolist(), prio[order].tolist(), strict=True)]
+    # Near-duplicate matches (the same statement but for its numbers: "Run 12:
+    # latency 180 ms", "Run 13: latency 182 ms" …) take one line: the best match, the
+    # newest on ties, naming the others' sources. Standing items are each something
+    # the user set ("service 148 below 158 ms", "service 149 below 159 ms") and are
+    # not collapsed.
+    standing_rows = standing_rows[: cfg.max_items]
+    matching, similar = _collapse(matching, max(0, cfg.max_items - len(standing_rows)))
+    chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
+    hidden_slots = np.flatnonzero(hidden_mask)
+    hidden = [ix.rows[s] for s in hidden_slots[np.argsort(-ix.ids[hidden_slots])].tolist()]
+    either = items_mask | hidden_mask
+
+    def term_counts(wanted: set[str]) -> dict[str, int]:
+        return {t: int(np.count_nonzero(either[ix.slots(t)])) for t in wanted}
+
+    for r, prio_r, old in inview.related_updates(
+            [(c[0], c[1]) for c in chosen], hidden, lambda row: _prepared(row)[2],
+            cfg.max_items, term_counts=term_counts):
+        chosen.append((r, prio_r, f"in view, but newer than item {old['id']} shown here"))
+
+    def item_row(item_id: Any) -> Item | None:
+        s = ix.slot(item_id)
+        return ix.rows[s] if s is not None and items_mask[s] else None
+
+    return chosen, hidden, item_row, similar
 
 
 def assemble(
@@ -403,6 +536,7 @@ def assemble(
     in_view_ids: set[int] | None = None,
     namespace: str = "",
     active_items: Sequence[Item] | None = None,
+    item_index: IndexView | None = None,
 ) -> Assembly:
     """Build the injection block for one request (reader connection; no writes).
 
@@ -418,8 +552,9 @@ def assemble(
     all of ``visible_ids``); a fact, decision or proposal said in one of them is not
     repeated (:mod:`memory_core.inview`; none is when ``cfg.in_view_tokens`` is 0).
     ``namespace``: the database's identity for the term cache (its path).
-    ``active_items``: the scope's active items, newest first, when the caller keeps
-    them (:class:`memory_core.itemcache.ActiveItems`); default: read them here.
+    ``active_items``: the scope's active items, newest first, when the caller has
+    them; ``item_index``: the same as an index view, when the caller keeps one
+    (:meth:`memory_core.itemcache.ActiveItems.view`); default: read them here.
     Never raises for missing rows.
     """
     now = time.time() if now is None else now
@@ -471,85 +606,19 @@ def assemble(
                            "progress memory", order=9e6 + i))
 
     # 3. memory items: pinned kinds and keyword/search relevance.
-    if active_items is None:
-        active_items = conn.execute(
-            "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
-            " ORDER BY id DESC LIMIT 5000", (scope.tenant, scope.role),
-        ).fetchall()
-    # The user's own earlier questions are not memory to hand back (they stay
-    # searchable, and summaries list the open ones); nor are this turn's items.
-    # Nor, for now, are facts, decisions and proposals the upstream reads where they
-    # were said (memory_core.inview).
+    if item_index is None:
+        if active_items is None:
+            active_items = conn.execute(
+                "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+                " ORDER BY id DESC LIMIT 5000", (scope.tenant, scope.role),
+            ).fetchall()
+        item_index = ItemIndex(item_features, len(active_items),
+                               sorted(active_items, key=lambda r: r["id"])).view()
     view = in_view_ids if in_view_ids is not None else request_ids
     if not cfg.in_view_tokens:
         view = set()
-    items: list[Item] = []
-    hidden: list[Item] = []
-    # Conversation-local items (proposals, "Run 39: …", one-off requests) belong to the
-    # thread they were said in and its forks (docs/scopes.md).
-    own_threads = _ancestry(conn, capture.thread_id)
-    for r in active_items:
-        if r["source_message_id"] in newest_ids or r["kind"] == "question":
-            continue
-        if _local(r) and not (r["source_message_id"] or 0) <= own_threads.get(
-                r["thread_id"], -1.0):
-            continue
-        (hidden if view and inview.is_in_view(r, view) else items).append(r)
-    relevance: dict[int, float] = {}
-    prepared = [_prepared(r) for r in items]
-    term_sets = {item_id: ts for item_id, _, ts in prepared}
-    weights = {item_id: w for item_id, w, _ in prepared}
-    df: dict[str, int] = {}
-    for ts in term_sets.values():
-        for t in ts & q_terms:
-            df[t] = df.get(t, 0) + 1
-    n = max(1, len(items))
-    idf = {t: math.log(1 + n / c) for t, c in df.items()}
-    for r in items:
-        s = _score(q_terms, term_sets[r["id"]], idf)
-        if s > 0:
-            relevance[r["id"]] = s
-    if search is not None and newest_text.strip():
-        active = {r["id"] for r in items}
-        for kind, ref_id, score in search(scope, newest_text, ("item",), cfg.max_items * 2):
-            if kind == "item" and ref_id in active:
-                relevance[ref_id] = relevance.get(ref_id, 0.0) + 2.0 * score
-    # Standing items: shown on every turn whether or not the words match (a
-    # paraphrased question shares none), the heaviest first, newest on ties.
-    standing = sorted((r for r in items if weights[r["id"]] > 0),
-                      key=lambda r: (-weights[r["id"]], -r["id"]))[: cfg.pinned_items]
-    pinned_ids = {r["id"] for r in standing}
-    # Matches: only real ones (at least a third of the best score: shared common
-    # words or kana bigrams alone do not make an item relevant), the best first, in
-    # the room the standing items leave — standing items always keep their places.
-    floor = max(relevance.values(), default=0.0) * _RELEVANCE_FLOOR
-    matching: list[tuple[Item, float, str]] = []
-    standing_rows: list[tuple[Item, float, str]] = []
-    by_id = {r["id"]: r for r in items}
-    for r in items:
-        rel = relevance.get(r["id"], 0.0)
-        if r["id"] in pinned_ids:
-            standing_rows.append((r, 50 + weights[r["id"]] + (rel * 10 if rel >= floor else 0)
-                                  + r["id"] * 1e-9,
-                                  f"standing {r['kind']} (weight {weights[r['id']]:.1f})"
-                                  + (f", matches this turn (score {rel:.2f})"
-                                     if rel >= floor and rel > 0 else "")))
-        elif rel > 0 and rel >= floor:
-            matching.append((r, 100 + rel * 10 + 5 * weights[r["id"]],
-                             f"matches this turn (score {rel:.2f})"))
-    matching.sort(key=lambda c: (-c[1], -c[0]["id"]))
-    # Near-duplicate matches (the same statement but for its numbers: "Run 12:
-    # latency 180 ms", "Run 13: latency 182 ms" …) take one line: the best match, the
-    # newest on ties, naming the others' sources. Standing items are each something
-    # the user set ("service 148 below 158 ms", "service 149 below 159 ms") and are
-    # not collapsed.
-    standing_rows = standing_rows[: cfg.max_items]
-    matching, similar = _collapse(matching, max(0, cfg.max_items - len(standing_rows)))
-    chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
-    for r, prio, old in inview.related_updates([(c[0], c[1]) for c in chosen], hidden,
-                                               lambda row: _prepared(row)[2], cfg.max_items,
-                                               items):
-        chosen.append((r, prio, f"in view, but newer than item {old['id']} shown here"))
+    chosen, hidden, item_row, similar = _choose_items(
+        item_index, conn, capture, newest_ids, view, q_terms, newest_text, scope, cfg, search)
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
     linked: dict[int, Item] = {}
@@ -574,7 +643,7 @@ def assemble(
                 source_quotes[src] = (prio, f"{reason}; the message of item {r['id']}")
             continue
         old = linked.get(r["supersedes"]) if r["supersedes"] else None
-        conflict = linked.get(r["conflict_with"]) or by_id.get(r["conflict_with"] or -1)
+        conflict = linked.get(r["conflict_with"]) or item_row(r["conflict_with"])
         others = similar.get(r["id"], [])
         if others:
             reason += f"; {len(others)} near-duplicate(s) collapsed into this line"
@@ -614,9 +683,9 @@ def assemble(
                 f"SELECT id, msg_role, text, created_at FROM messages WHERE id IN ({marks})"
                 " AND tenant=? AND role=? AND hidden=0", (*newest_hidden, scope.tenant, scope.role),
             ):
-                s = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
-                if s >= max(1, min(2, len(q_terms))):
-                    cand.append((float(s), r))
+                shared = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
+                if shared >= max(1, min(2, len(q_terms))):
+                    cand.append((float(shared), r))
         # A quote shares at least a third of the keywords of the shorter of the two
         # (this turn, the message): one that matches on one or two common words
         # ("test", "flaky") is about something else, and a quote costs its bytes on

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from memory_core import capture, compaction, inview, memory
-from memory_core.assemble import Assembly, assemble, terms
+from memory_core.assemble import Assembly, assemble, item_features, terms
 from memory_core.budget import ContextLimits, MessageCounts
 from memory_core.command import is_command_exchange
 from memory_core.config import MemoryConfig
@@ -110,7 +110,7 @@ class Engine:
         self._compaction_failures: dict[int, tuple[int, float]] = {}
         self._chain_keys = ChainKeyCache()
         self._path_ids = capture.PathIdCache()
-        self._active_items = ActiveItems()
+        self._active_items = ActiveItems(prepare=item_features)
         self._message_facts = MessageFacts()
         self.message_counts = MessageCounts()
         """Forwarded token counts of stored messages by id (the proxy's budget check)."""
@@ -358,12 +358,12 @@ class Engine:
         namespace = str(self.store.path)
 
         def build(conn: sqlite3.Connection) -> Assembly:
-            items = self._active_items.get(conn, namespace, scope.tenant, scope.role)
+            items = self._active_items.view(conn, namespace, scope.tenant, scope.role)
             in_view = None if visible_order is None else inview.newest(
                 conn, visible_order, self.config.in_view_tokens, self._message_facts.counts)
             return assemble(conn, scope, result, newest_text, cfg, search=hook,
                             visible_ids=visible_ids, in_view_ids=in_view,
-                            namespace=namespace, active_items=items)
+                            namespace=namespace, item_index=items)
 
         assembly = self.store.read(build)
         self.store.write(_log_assembly, scope, request_id, assembly)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 SEEN_KINDS = frozenset(("fact", "decision", "proposal"))
@@ -77,7 +77,9 @@ def is_in_view(row: Any, view_ids: set[int]) -> bool:
 
 def related_updates(shown: Sequence[tuple[Any, float]], hidden: Sequence[Any],
                     terms_of: Callable[[Any], frozenset[str]], limit: int,
-                    population: Sequence[Any] = ()) -> list[tuple[Any, float, Any]]:
+                    population: Sequence[Any] = (), *,
+                    term_counts: Callable[[set[str]], Mapping[str, int]] | None = None,
+                    ) -> list[tuple[Any, float, Any]]:
     """In-view items to show after all: each ``hidden`` row newer (higher id) than a
     ``shown`` rule, preference, decision or proposal (:data:`ANCHOR_KINDS`) it
     relates to, and not saying the same words. Related: a keyword (``terms_of``)
@@ -91,7 +93,10 @@ def related_updates(shown: Sequence[tuple[Any, float]], hidden: Sequence[Any],
     or is marked as conflicting and restated). Returns ``(row, priority,
     shown_row)``, the priority just above the shown row's, so a budget that keeps
     the old item keeps its update; at most ``limit`` rows (the block's
-    ``max_items``), the most important first."""
+    ``max_items``), the most important first. ``term_counts(terms)``, when given,
+    returns those counts (``{term: items}``) in place of counting ``population``
+    and ``hidden`` here (the item index's postings:
+    :mod:`memory_core.itemindex`)."""
     if not shown or not hidden or limit <= 0:
         return []
     by_term: dict[str, list[int]] = {}
@@ -107,14 +112,19 @@ def related_updates(shown: Sequence[tuple[Any, float]], hidden: Sequence[Any],
     if not candidates:
         return []
     wanted = set().union(*(c[1] for c in candidates.values()))
-    df: Counter[str] = Counter()
-    for item in (*population, *hidden):
-        df.update(wanted & terms_of(item))
+    df: Mapping[str, int]
+    if term_counts is not None:
+        df = term_counts(wanted)
+    else:
+        counted: Counter[str] = Counter()
+        for item in (*population, *hidden):
+            counted.update(wanted & terms_of(item))
+        df = counted
     out: list[tuple[Any, float, Any]] = []
     for row, via_terms in candidates.values():
         related: set[int] = set()
         for term in via_terms:
-            if df[term] <= RARE_TERM_ITEMS:
+            if df.get(term, 0) <= RARE_TERM_ITEMS:
                 related.update(by_term[term])
         text = " ".join(str(row["text"]).split()).casefold()
         best: tuple[float, int] | None = None

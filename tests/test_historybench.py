@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from proxy.cli import main
 from proxy.evaluation.benchall import summary_rows
-from proxy.evaluation.historybench import run_history_bench_async
+from proxy.evaluation.historybench import run_depth_bench_async, run_history_bench_async
+from proxy.evaluation.numbersgen import numbers_session
 
 
 async def test_history_bench_measures_the_last_turns_against_direct_calls(
@@ -50,4 +51,52 @@ def test_bench_history_command_prints_the_table_and_writes_json(tmp_path: Path) 
     data = json.loads(out.read_text())
     assert data["measured_turns"] == 3 and data["embedding"] == "hashing"
     bad = CliRunner().invoke(main, ["bench", "history", "--turns", "30", "--measure", "30"])
+    assert bad.exit_code != 0 and "--measure" in bad.output
+
+
+async def test_depth_bench_grows_one_conversation_and_measures_a_relay_beside_it(
+        tmp_path: Path) -> None:
+    out = await run_depth_bench_async([30, 50], 4, workload="numbers", workdir=tmp_path)
+    assert [r["turns"] for r in out["depths"]] == [30, 50]
+    assert out["failed_open"] == 0 and out["workload"] == "numbers"
+    for row in out["depths"]:
+        assert row["measured"] == 4
+        for series in ("direct_ms", "relay_ms", "proxy_ms"):
+            assert 0 < row[series]["p50"] <= row[series]["p95"]
+        assert "assemble" in row["stage_mean_ms"]  # the proxy built blocks
+    # Two depths give a slope (ms per 1,000 turns), for the proxy and the relay.
+    assert isinstance(out["slope_per_1000_turns_ms"]["p50"], float)
+    assert isinstance(out["relay_slope_per_1000_turns_ms"]["p95"], float)
+    # The conversation grew to the last depth: system + two messages per turn.
+    assert out["messages"] == 1 + 2 * 50
+    assert out["table"].startswith("| turns | direct p50 | relay p50 |")
+    assert "| 50 |" in out["table"] and "slope per 1,000 turns" in out["table"]
+    with pytest.raises(ValueError, match="depth"):
+        await run_depth_bench_async([5], 4, workdir=tmp_path)
+    with pytest.raises(ValueError, match="workload"):
+        await run_depth_bench_async([30], 4, workload="nope", workdir=tmp_path)
+
+
+def test_numbers_workload_is_seeded_and_full_of_numbers() -> None:
+    a, b = numbers_session(1, 20), numbers_session(1, 20)
+    assert a == b and a != numbers_session(2, 20)
+    for turn in a.turns:
+        words = len(turn.text.split())
+        assert 35 <= words <= 60 and "Keep in mind the target" in turn.text
+        assert sum(ch.isdigit() for ch in turn.text) >= 5
+        assert 15 <= len(turn.reply.split()) <= 32 and turn.tool is None
+    with pytest.raises(ValueError):
+        numbers_session(1, 0)
+
+
+def test_bench_history_command_runs_the_numbers_workload_at_depths(tmp_path: Path) -> None:
+    out = tmp_path / "d.json"
+    result = CliRunner().invoke(main, ["bench", "history", "--workload", "numbers",
+                                       "--depths", "20,30", "--measure", "3",
+                                       "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "| 30 |" in result.output and "relay p50" in result.output
+    data = json.loads(out.read_text())
+    assert [r["turns"] for r in data["depths"]] == [20, 30]
+    bad = CliRunner().invoke(main, ["bench", "history", "--depths", "4", "--measure", "3"])
     assert bad.exit_code != 0 and "--measure" in bad.output

@@ -11,9 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memory_core.assemble import item_features
 from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
 from memory_core.itemcache import ActiveItems, prune_changes
+from memory_core.itemindex import ItemIndex
 from memory_core.models import Scope
 
 A = Scope("t_a", "coder")
@@ -88,5 +90,104 @@ def test_prune_keeps_the_newest_changes(tmp_path: Path) -> None:
         assert before >= 5
         assert engine.store.write_sync(lambda c: prune_changes(c, keep=2)) == before - 2
         assert engine.store.read(lambda c: tuple(c.execute(count).fetchone())) == (2, top)
+    finally:
+        engine.close()
+
+
+def _index_state(view: Any) -> tuple[Any, ...]:
+    """What assembly reads of a view: per live item its features, and the postings."""
+    live = [s for s in range(view.n) if view.live[s]]
+    items = sorted((int(view.ids[s]), float(view.weight[s]), view.terms[s],
+                    bool(view.local[s]), bool(view.question[s]), bool(view.seen[s]),
+                    int(view.src[s]), int(view.thread[s])) for s in live)
+    ids_of = {s: int(view.ids[s]) for s in live}
+    postings = {t: sorted(ids_of[s] for s in view.slots(t) if s in ids_of)
+                for t in view.postings}
+    return items, {t: p for t, p in postings.items() if p}
+
+
+def _fresh_index(engine: Engine, scope: Scope, max_items: int = 5000) -> tuple[Any, ...]:
+    rows = engine.store.read(lambda c: c.execute(
+        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active' ORDER BY id",
+        (scope.tenant, scope.role)).fetchall())
+    return _index_state(ItemIndex(item_features, max_items, rows).view())
+
+
+def test_the_item_index_follows_every_change_as_a_fresh_build_would(tmp_path: Path) -> None:
+    engine = Engine(tmp_path / "d", MemoryConfig())
+    other = Engine(tmp_path / "d", MemoryConfig())
+    cache = ActiveItems(max_scopes=4, prepare=item_features)
+    history: list[Any] = [{"role": "system", "content": "s"}]
+
+    def cached() -> tuple[Any, ...]:
+        return _index_state(engine.store.read(lambda c: cache.view(c, "db", A.tenant, A.role)))
+
+    try:
+        assert cached() == _fresh_index(engine, A) == ([], {})
+        _say(engine, A, history, "The API timeout is 30 s when offline.")
+        _say(engine, A, history, "We decided to deploy the frontend on Render.")
+        assert cached() == _fresh_index(engine, A) and cached()[0]
+        _say(engine, A, history, "Actually, the API timeout is 45 s when offline.")
+        _say(engine, B, [{"role": "system", "content": "s"}], "The batch size is 500 rows.")
+        got = cached()
+        assert got == _fresh_index(engine, A)
+        assert not any("30" in item[2] for item in got[0])  # the superseded value left
+        assert "45" in got[1]  # and the correction is indexed under its number
+        other.retract(got[0][0][0], "wrong")  # changed by another writer
+        assert cached() == _fresh_index(engine, A)
+        engine.store.write_sync(lambda c: prune_changes(c, keep=0))
+        _say(other, A, history, "The retry count is 7 for webhooks.")
+        assert cached() == _fresh_index(engine, A)
+    finally:
+        other.close()
+        engine.close()
+
+
+def test_the_item_index_rebuilds_past_dead_slots_and_keeps_the_newest_live() -> None:
+    def row(i: int, text: str) -> dict[str, Any]:
+        return {"id": i, "kind": "constraint", "subject": None, "text": text, "value": None,
+                "supersedes": None, "condition": None, "evidence": "user", "data": None,
+                "source_message_id": 100 + i, "thread_id": 1, "conflict_with": None,
+                "status": "active"}
+
+    index = ItemIndex(item_features, 3, [row(i, f"never touch server {i}") for i in range(1, 6)])
+    view = index.view()
+    assert sorted(int(view.ids[s]) for s in range(view.n) if view.live[s]) == [3, 4, 5]
+    for round_ in range(300):  # each change leaves a dead slot behind
+        index.apply([1], [row(1, f"never touch server {round_}")])
+    view = index.view()
+    assert view.n < 300  # rebuilt: dead slots do not pile up
+    assert sorted(int(view.ids[s]) for s in range(view.n) if view.live[s]) == [3, 4, 5]
+    index.apply([5, 4], [])
+    view = index.view()
+    assert sorted(int(view.ids[s]) for s in range(view.n) if view.live[s]) == [1, 2, 3]
+    assert view.slot(4) is None and view.rows[view.slot(1)]["text"] == "never touch server 299"
+    assert [int(view.ids[s]) for s in view.slots("299") if view.live[s]] == [1]
+
+
+def test_assembly_from_the_kept_index_equals_assembly_from_a_fresh_select(
+        tmp_path: Path) -> None:
+    from memory_core.assemble import assemble
+    from proxy.evaluation.numbersgen import numbers_session
+
+    engine = Engine(tmp_path / "d", MemoryConfig())
+    history: list[Any] = [{"role": "system", "content": "s"}]
+    try:
+        for turn in numbers_session(3, 40).turns:
+            _say(engine, A, history, turn.text)
+        _say(engine, A, history, "Actually, the pool size is 64 for the cache layer.")
+        _say(engine, A, history, "Never restart the billing job during business hours.")
+        for question in ("What is the pool size of the cache layer on eu-west?",
+                         "Which target did we set for the billing job?",
+                         "Remind me of the rules."):
+            history.append({"role": "user", "content": question})
+            _ticket, fut = engine.capture_request(A, "q", list(history), {})
+            result = fut.result(10)
+            kept = engine.assemble(A, result, question, "q")
+            fresh = engine.store.read(lambda c, r=result, q=question: assemble(
+                c, A, r, q, engine.config, namespace=str(engine.store.path)))
+            assert kept.block == fresh.block and kept.block.count("\n- [") >= 3
+            assert kept.log["included"] == fresh.log["included"]
+            history.append({"role": "assistant", "content": "ok"})
     finally:
         engine.close()

@@ -185,3 +185,320 @@ def run_history_bench(turns: int = DEFAULT_TURNS, measure: int = DEFAULT_MEASURE
     """:func:`run_history_bench_async` in a new event loop (call it outside one)."""
     return asyncio.run(run_history_bench_async(turns, measure, seed=seed,
                                                embedding=embedding, tick=tick))
+
+
+# --- Added latency at several depths of one growing conversation (issue 28) ---------
+
+WARM_TURNS = 2
+"""Turns sent through the proxy alone, not measured, after a depth's growth request:
+the items extracted from the grown history in the background reach the item index
+on the next request (one-off work per batch, not per turn)."""
+
+WORKLOADS = ("eval", "numbers")
+"""``eval``: the long-session eval's generator (English with Chinese and Japanese
+statements, tool calls); ``numbers``: :mod:`proxy.evaluation.numbersgen` (every turn
+~40 words with numbers and a "keep in mind" target, no tools)."""
+
+
+class MinimalRelay:
+    """The least a proxy can do, as a baseline measured beside lcm-proxy: an aiohttp
+    server that reads the body, posts it to the upstream on one persistent session
+    (the client's headers, less the hop-by-hop ones) and returns the answer's bytes."""
+
+    _DROP = frozenset({"host", "content-length", "connection", "keep-alive",
+                       "transfer-encoding", "accept-encoding"})
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.app = web.Application(client_max_size=1 << 30)
+        self.app.router.add_post("/v1/chat/completions", self._chat)
+        self._runner: web.AppRunner | None = None
+        self._session: Any = None
+        self.base_url = ""
+
+    async def start(self) -> str:
+        """Listen on 127.0.0.1, a free port; return ``http://127.0.0.1:PORT/v1``."""
+        import aiohttp
+
+        self._session = aiohttp.ClientSession()
+        self._runner = web.AppRunner(self.app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        self.base_url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/v1"
+        return self.base_url
+
+    async def stop(self) -> None:
+        """Close the socket and the upstream session."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in self._DROP}
+        async with self._session.post(f"{self.upstream}/chat/completions", data=raw,
+                                      headers=headers) as resp:
+            body = await resp.read()
+            return web.Response(body=body, status=resp.status,
+                                content_type=resp.content_type)
+
+
+def _session_for(workload: str, seed: int, n_turns: int) -> Any:
+    if workload == "numbers":
+        from proxy.evaluation.numbersgen import numbers_session
+
+        return numbers_session(seed, n_turns)
+    if workload == "eval":
+        return generate_session(seed, f"bench-{n_turns}en", n_turns, "en")
+    raise ValueError(f"unknown workload {workload!r}; known: {', '.join(WORKLOADS)}")
+
+
+def _messages_of(turn: Any) -> list[dict[str, Any]]:
+    """The messages one whole turn adds to the history the client resends."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": turn.text}]
+    if turn.tool is not None:
+        out += _tool_round(turn)
+    out.append({"role": "assistant", "content": turn.reply})
+    return out
+
+
+def _slope(points: list[tuple[int, float]]) -> float | None:
+    """Least-squares slope of ``(turns, ms)`` points, in ms per 1,000 turns."""
+    if len(points) < 2:
+        return None
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if not sxx:
+        return None
+    return round(1000 * sum((x - mx) * (y - my) for x, y in points) / sxx, 2)
+
+
+async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
+                                workload: str = "numbers", seed: int = 1,
+                                embedding: str | None = "hashing",
+                                workdir: Path | None = None,
+                                tick: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """Added latency at several depths of one conversation grown turn by turn.
+
+    One session of ``max(depths)`` user turns (``workload``: one of
+    :data:`WORKLOADS`) talks to one fresh proxy. For each depth ``d`` (ascending),
+    the turns not yet sent, up to ``d - measure - WARM_TURNS``, reach the proxy as
+    one request (a client that resends its whole history), background work
+    settles, :data:`WARM_TURNS` turns go to the proxy alone, then the turns up to
+    ``d`` are sent one by one with the real SDK, each request three
+    times, rotating the order: straight to the fake upstream, through a minimal
+    aiohttp relay (:class:`MinimalRelay`) and through lcm-proxy, the proxy's
+    background work settling before each turn. No ``X-LCM-Session`` header: the
+    thread is found by its prefix, as for a new user. Returns per depth the ms
+    figures (mean, p50, p95) of direct, relay and proxy and the added (per request,
+    proxy − direct) ones, the slope of added p50 and p95 per 1,000 turns, and
+    ``table``. ``ValueError`` when a depth is not above ``measure`` or the
+    workload is unknown. ``stage_mean_ms`` per depth: the proxy's stage-latency
+    means over the measured requests.
+    """
+    depths = sorted(set(depths))
+    if not depths or measure < 1 or depths[0] <= measure + WARM_TURNS:
+        raise ValueError(f"need every depth > measure >= 1, got depths={depths} "
+                         f"measure={measure}")
+    session = _session_for(workload, seed, depths[-1])
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="lcm-depth-") as tmp:
+            return await _run_depths(session, depths, measure, embedding, Path(tmp), tick,
+                                     workload)
+    return await _run_depths(session, depths, measure, embedding, workdir, tick, workload)
+
+
+async def _run_depths(session: Any, depths: list[int], measure: int, embedding: str | None,
+                      root: Path, tick: Callable[[], None], workload: str) -> dict[str, Any]:
+    import openai
+    from openai._response import AsyncAPIResponse
+    from openai.types.chat import ChatCompletion
+
+    from proxy.evaluation.fake import DIRECT_HEADER
+
+    fake = EvalUpstream()
+    await fake.start()
+    relay = MinimalRelay(fake.base_url)
+    await relay.start()
+    settings = runner._settings("lcm", fake.base_url, root / session.id, embedding)
+    app = create_app(settings)
+    site_runner = web.AppRunner(app, access_log=None)
+    await site_runner.setup()
+    await web.TCPSite(site_runner, "127.0.0.1", 0).start()
+    freeze_startup_heap()
+    url = f"http://127.0.0.1:{site_runner.addresses[0][1]}/v1"
+    direct_h = {DIRECT_HEADER: "1"}
+    clients = {
+        "direct": openai.AsyncOpenAI(base_url=fake.base_url, api_key=runner.API_KEY,
+                                     max_retries=0, timeout=600, default_headers=direct_h),
+        "relay": openai.AsyncOpenAI(base_url=relay.base_url, api_key=runner.API_KEY,
+                                    max_retries=0, timeout=600, default_headers=direct_h),
+        "proxy": openai.AsyncOpenAI(base_url=url, api_key=runner.API_KEY, max_retries=0,
+                                    timeout=600),
+    }
+    names = list(clients)
+
+    async def call(name: str, body: dict[str, Any]) -> tuple[float, float, str | None]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        resp = await clients[name].post("/chat/completions", body=body,
+                                        cast_to=AsyncAPIResponse[ChatCompletion])
+        await resp.parse()
+        return ((time.perf_counter() - t0) * 1000.0, (time.process_time() - c0) * 1000.0,
+                resp.headers.get("x-lcm-memory"))
+
+    history: list[dict[str, Any]] = [{"role": "system", "content": session.system}]
+    sent = 0  # turns whose messages are in history
+    rows: list[dict[str, Any]] = []
+    failed_open = 0
+    count = 0
+    try:
+        for depth in depths:
+            upto = depth - measure - WARM_TURNS
+            if sent < upto:  # grow: the turns in between arrive as one request
+                for turn in session.turns[sent:upto - 1]:
+                    history += _messages_of(turn)
+                last = session.turns[upto - 1]
+                history.append({"role": "user", "content": last.text})
+                fake.script(last.reply)
+                await call("proxy", {"model": "bench-model", "messages": history})
+                history.append({"role": "assistant", "content": last.reply})
+                sent = upto
+                await runner._settle(app)
+            series: dict[str, list[float]] = {n: [] for n in names}
+            cpu: dict[str, list[float]] = {n: [] for n in names}
+            stages_before: dict[str, tuple[float, int]] = {}
+            for k, turn in enumerate(session.turns[sent:depth]):
+                await runner._settle(app)
+                steps = _messages_of(turn)
+                history += steps[:-1]
+                fake.script(turn.reply)
+                body = {"model": "bench-model", "messages": history}
+                if k < WARM_TURNS and sent < upto + WARM_TURNS:
+                    await call("proxy", body)  # not measured (see the docstring)
+                    history.append(steps[-1])
+                    sent += 1
+                    stages_before = _stage_sums(app)
+                    continue
+                order = names[count % 3:] + names[:count % 3]
+                count += 1
+                for name in order:
+                    ms, cpu_ms, state = await call(name, body)
+                    series[name].append(ms)
+                    cpu[name].append(cpu_ms)
+                    failed_open += name == "proxy" and state == "failed-open"
+                history.append(steps[-1])
+                sent += 1
+                tick()
+            added = [p - d for p, d in zip(series["proxy"], series["direct"], strict=True)]
+            relay_added = [r - d for r, d in zip(series["relay"], series["direct"],
+                                                 strict=True)]
+            stages_after = _stage_sums(app)
+            stages = {k: round((v[0] - stages_before.get(k, (0.0, 0))[0]) * 1000 / max(
+                1, v[1] - stages_before.get(k, (0.0, 0))[1]), 2) for k, v in stages_after.items()}
+            rows.append({"turns": depth, "measured": len(added),
+                         **{f"{n}_ms": _stats(series[n]) for n in names},
+                         "relay_added_ms": _stats(relay_added), "added_ms": _stats(added),
+                         "added_cpu_ms": _stats([p - d for p, d in zip(
+                             cpu["proxy"], cpu["direct"], strict=True)]),
+                         "stage_mean_ms": stages})
+    finally:
+        for c in clients.values():
+            await c.close()
+        await site_runner.cleanup()
+        await relay.stop()
+        await fake.stop()
+        gc.unfreeze()
+    out: dict[str, Any] = {
+        "workload": workload, "depths": rows, "measure": measure, "failed_open": failed_open,
+        "embedding": settings.embedding.provider, "messages": len(history),
+        "client_kb": round(len(orjson.dumps(history)) / 1000, 1),
+        "slope_per_1000_turns_ms": {
+            k: _slope([(r["turns"], r["added_ms"][k]) for r in rows]) for k in ("p50", "p95")},
+        "cpu_slope_per_1000_turns_ms": {
+            k: _slope([(r["turns"], r["added_cpu_ms"][k]) for r in rows])
+            for k in ("p50", "p95")},
+        "relay_slope_per_1000_turns_ms": {
+            k: _slope([(r["turns"], r["relay_added_ms"][k]) for r in rows])
+            for k in ("p50", "p95")},
+    }
+    out["table"] = format_depth_table(out)
+    return out
+
+
+def _stage_sums(app: web.Application) -> dict[str, tuple[float, int]]:
+    """``{stage: (seconds, observations)}`` of the proxy's stage-latency histogram."""
+    from proxy.keys import METRICS
+
+    out: dict[str, tuple[float, int]] = {}
+    for metric in app[METRICS].stage_latency.collect():
+        sums: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        for sample in metric.samples:
+            stage = sample.labels.get("stage", "")
+            if sample.name.endswith("_sum"):
+                sums[stage] = sample.value
+            elif sample.name.endswith("_count"):
+                counts[stage] = int(sample.value)
+        out.update({k: (sums[k], counts.get(k, 0)) for k in sums})
+    return out
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {"mean": round(statistics.fmean(values), 2),
+            "p50": round(percentile(values, 0.5), 2),
+            "p95": round(percentile(values, 0.95), 2)}
+
+
+def format_depth_table(out: dict[str, Any]) -> str:
+    """A Markdown table of :func:`run_depth_bench_async`'s figures, one row per depth,
+    with the slopes, the machine and the date."""
+    lines = ["| turns | direct p50 | relay p50 | lcm-proxy p50 / p95 | relay added p50 "
+             "| added p50 / p95 | added mean | added CPU p50 / p95 |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in out["depths"]:
+        d, rl, p, ra, a, c = (r["direct_ms"], r["relay_ms"], r["proxy_ms"],
+                              r["relay_added_ms"], r["added_ms"], r["added_cpu_ms"])
+        lines.append(f"| {r['turns']:,} | {d['p50']:.2f} | {rl['p50']:.2f} | {p['p50']:.2f} / "
+                     f"{p['p95']:.2f} | {ra['p50']:+.2f} | {a['p50']:+.2f} / {a['p95']:+.2f} "
+                     f"| {a['mean']:+.2f} | {c['p50']:+.2f} / {c['p95']:+.2f} |")
+    s, rs = out["slope_per_1000_turns_ms"], out["relay_slope_per_1000_turns_ms"]
+    cs = out["cpu_slope_per_1000_turns_ms"]
+
+    def fmt(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:+.2f}"
+
+    stage_names = sorted({k for r in out["depths"] for k in r.get("stage_mean_ms", {})})
+    if stage_names:
+        lines.append("")
+        lines.append("| turns | " + " | ".join(f"{k} mean ms" for k in stage_names) + " |")
+        lines.append("|---:|" + "---:|" * len(stage_names))
+        for r in out["depths"]:
+            sm = r.get("stage_mean_ms", {})
+            lines.append(f"| {r['turns']:,} | " + " | ".join(
+                f"{sm[k]:.2f}" if k in sm else "" for k in stage_names) + " |")
+    lines.append("")
+    lines.append(
+        f"ms; added = proxy − direct per request; added CPU: the process's CPU time"
+        f" (all threads) during the proxied request less during the direct one (client,"
+        f" upstream and proxy share the process). Workload {out['workload']}, "
+        f"{out['measure']} measured turns per depth, each sent direct, through the relay and "
+        f"through lcm-proxy; slope per 1,000 turns: added p50 {fmt(s['p50'])}, p95 "
+        f"{fmt(s['p95'])} ms (relay {fmt(rs['p50'])}, {fmt(rs['p95'])}; added CPU "
+        f"{fmt(cs['p50'])}, {fmt(cs['p95'])}); failed open "
+        f"{out['failed_open']}; embedding {out['embedding']}; the client sends "
+        f"{out['messages']:,} messages, {out['client_kb']:,} KB, at the end. "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC.")
+    return "\n".join(lines)
+
+
+def run_depth_bench(depths: list[int], measure: int = 30, *, workload: str = "numbers",
+                    seed: int = 1, embedding: str | None = "hashing",
+                    tick: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """:func:`run_depth_bench_async` in a new event loop (call it outside one)."""
+    return asyncio.run(run_depth_bench_async(depths, measure, workload=workload, seed=seed,
+                                             embedding=embedding, tick=tick))

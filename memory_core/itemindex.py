@@ -1,0 +1,199 @@
+"""Arrays and a term index over a scope's active items, kept up to date by change.
+
+Assembly (:func:`memory_core.assemble.assemble`) scores every active item of the
+role against the turn, picks the standing ones and the matches, and counts how
+many items hold each of the turn's keywords. Done item by item in Python that is
+about 10 µs an item, on every request, and the item set grows with the
+conversation. :class:`ItemIndex` keeps, per item, what assembly reads (standing
+weight, keyword terms, conversation-locality, kind, source message, thread) in
+numpy arrays, and an inverted index from keyword term to the items holding it;
+the item cache (:mod:`memory_core.itemcache`) applies each change to it (an item
+added, changed or gone), so a request pays for its own keywords' postings and a
+few array operations in C, not for a Python loop over every item.
+
+Slots are append-only: a changed item takes a new slot and its old one is marked
+dead; the arrays are rebuilt when dead slots outnumber live ones. A
+:class:`IndexView` is a consistent copy of the arrays for one request (the
+postings are shared: they only grow, and a view ignores slots past its end).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Prepare = Callable[[Any], tuple[float, frozenset[str], bool]]
+"""``row -> (standing weight, keyword terms, conversation-local)``."""
+
+SEEN_KINDS = frozenset(("fact", "decision", "proposal"))
+"""Kinds the in-view rule may leave out (:data:`memory_core.inview.SEEN_KINDS`)."""
+
+_START = 256
+
+
+@dataclass(frozen=True)
+class IndexView:
+    """One request's view of an :class:`ItemIndex`: arrays of ``n`` slots.
+
+    ``rows[s]``: the item row of slot ``s``; ``ids``, ``weight``, ``src`` (source
+    message id, ``-1`` for none), ``thread`` (``-1`` for none); boolean arrays
+    ``live`` (an active item among the scope's newest ``max_items``), ``question``,
+    ``local``, ``seen`` (a kind the in-view rule applies to, without a conflict);
+    ``terms[s]`` the slot's keyword terms; ``postings`` term → slots; ``slot_of``
+    item id → live slot; ``by_source`` source message id → slots (live or not).
+    The lists and dicts are shared with the index and only grow (a rebuild makes
+    new ones): slots ≥ ``n`` are not this view's; use :meth:`slot`,
+    :meth:`slots` and :meth:`source_slots`.
+    """
+
+    n: int
+    rows: Sequence[Any]
+    ids: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.float64]
+    src: npt.NDArray[np.int64]
+    thread: npt.NDArray[np.int64]
+    live: npt.NDArray[np.bool_]
+    question: npt.NDArray[np.bool_]
+    local: npt.NDArray[np.bool_]
+    seen: npt.NDArray[np.bool_]
+    terms: Sequence[frozenset[str]]
+    postings: dict[str, list[int]]
+    slot_of: dict[int, int]
+    by_source: dict[int, list[int]]
+
+    def slots(self, term: str) -> npt.NDArray[np.intp]:
+        """Slots (< ``n``) of the items holding ``term`` (live or not)."""
+        p = self.postings.get(term)
+        if not p:
+            return np.empty(0, dtype=np.intp)
+        a = np.fromiter(p, dtype=np.intp, count=len(p))
+        return a[a < self.n] if a[-1] >= self.n else a
+
+    def slot(self, item_id: Any) -> int | None:
+        """The slot of item ``item_id`` in this view, ``None`` when absent."""
+        s = self.slot_of.get(item_id) if item_id is not None else None
+        if s is None or s >= self.n or self.ids[s] != item_id:
+            return None
+        return s
+
+    def source_slots(self, message_ids: Iterable[Any]) -> list[int]:
+        """Slots (< ``n``) of the items whose source is one of ``message_ids``."""
+        out: list[int] = []
+        for m in message_ids:
+            for s in self.by_source.get(m, ()):
+                if s < self.n:
+                    out.append(s)
+        return out
+
+
+class ItemIndex:
+    """The arrays and term index of one scope's active items (module docstring);
+    thread-safe. ``prepare`` computes a row's weight, terms and locality (called
+    once per item version); ``max_items``: only the newest this many active items
+    are ``live`` in a view (the item cache's limit)."""
+
+    def __init__(self, prepare: Prepare, max_items: int, rows: Iterable[Any] = ()) -> None:
+        self._prepare = prepare
+        self._max = max_items
+        self._lock = threading.Lock()
+        self.seq = 0
+        """The item cache's change-log position this index reflects (its owner's)."""
+        self._reset()
+        for r in rows:
+            self._add(r)
+
+    def _reset(self) -> None:
+        self._n = 0
+        self._live_count = 0
+        self._rows: list[Any] = []
+        self._terms: list[frozenset[str]] = []
+        self._ids = np.zeros(_START, dtype=np.int64)
+        self._weight = np.zeros(_START, dtype=np.float64)
+        self._src = np.zeros(_START, dtype=np.int64)
+        self._thread = np.zeros(_START, dtype=np.int64)
+        self._alive = np.zeros(_START, dtype=np.bool_)
+        self._question = np.zeros(_START, dtype=np.bool_)
+        self._local = np.zeros(_START, dtype=np.bool_)
+        self._seen = np.zeros(_START, dtype=np.bool_)
+        self._postings: dict[str, list[int]] = {}
+        self._slot_of: dict[int, int] = {}
+        self._by_source: dict[int, list[int]] = {}
+
+    def _grow(self) -> None:
+        cap = len(self._ids) * 2
+        for name in ("_ids", "_weight", "_src", "_thread", "_alive", "_question", "_local",
+                     "_seen"):
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def _add(self, row: Any) -> None:
+        item_id = int(row["id"])
+        self._drop(item_id)
+        if self._n == len(self._ids):
+            self._grow()
+        s = self._n
+        weight, words, local = self._prepare(row)
+        src = row["source_message_id"]
+        thread = row["thread_id"]
+        self._rows.append(row)
+        self._terms.append(words)
+        self._ids[s] = item_id
+        self._weight[s] = weight
+        self._src[s] = -1 if src is None else int(src)
+        self._thread[s] = -1 if thread is None else int(thread)
+        self._alive[s] = True
+        self._question[s] = row["kind"] == "question"
+        self._local[s] = local
+        self._seen[s] = row["kind"] in SEEN_KINDS and row["conflict_with"] is None
+        self._slot_of[item_id] = s
+        if src is not None:
+            self._by_source.setdefault(int(src), []).append(s)
+        if row["kind"] != "question":
+            for t in words:
+                self._postings.setdefault(t, []).append(s)
+        self._n += 1
+        self._live_count += 1
+
+    def _drop(self, item_id: int) -> None:
+        s = self._slot_of.pop(item_id, None)
+        if s is not None:
+            self._alive[s] = False
+            self._live_count -= 1
+
+    def apply(self, removed: Iterable[int], added: Iterable[Any]) -> None:
+        """Forget the items ``removed`` (ids) and add (or replace) the rows ``added``
+        (active items); rebuild the arrays when dead slots outnumber live ones."""
+        with self._lock:
+            for i in removed:
+                self._drop(int(i))
+            for r in added:
+                self._add(r)
+            if self._n - self._live_count > max(_START, self._live_count):
+                live = [self._rows[s] for s in sorted(self._slot_of.values())]
+                self._reset()
+                for r in live:
+                    self._add(r)
+
+    def view(self) -> IndexView:
+        """A consistent copy of the arrays for one request."""
+        with self._lock:
+            n = self._n
+            live = self._alive[:n].copy()
+            ids = self._ids[:n].copy()
+            if self._live_count > self._max:
+                # Only the newest max_items active items (the item cache's limit).
+                floor = np.partition(ids[live], -self._max)[-self._max]
+                live &= ids >= floor
+            return IndexView(
+                n=n, rows=self._rows, ids=ids, weight=self._weight[:n].copy(),
+                src=self._src[:n].copy(), thread=self._thread[:n].copy(), live=live,
+                question=self._question[:n].copy(), local=self._local[:n].copy(),
+                seen=self._seen[:n].copy(), terms=self._terms, postings=self._postings,
+                slot_of=self._slot_of, by_source=self._by_source)
