@@ -1171,6 +1171,32 @@ class Engine:
 
         return self._forward_pool.submit(job)
 
+    def remember_response(self, scope: Scope, response_id: str, parent: str | None,
+                          items: list[Any], ticket: CaptureTicket | None = None
+                          ) -> Future[None] | None:
+        """Queue the ``response_threads`` row of a relayed Responses API response: the
+        ``items`` it adds to the conversation of ``parent`` (its
+        ``previous_response_id``, ``None`` for a first turn). Queue it after the
+        request's capture (``ticket`` then gives the thread). ``None`` when capture
+        policy keeps it out; see :mod:`memory_core.responsemap`."""
+        from memory_core import responsemap
+
+        blob = responsemap.prepare(items, redact=self.config.redact_secrets,
+                                   store_raw=self.config.store_raw_json)
+        if blob is None:
+            return None
+        return self.store.write(responsemap.insert, scope, response_id, parent, blob, ticket)
+
+    def response_conversation(self, scope: Scope, response_id: str
+                              ) -> tuple[list[Any], int | None] | None:
+        """The items of the conversation a stored response ends and its thread id, or
+        ``None`` (unknown in ``scope``'s tenant and role, or a broken chain); see
+        :func:`memory_core.responsemap.conversation`."""
+        from memory_core import responsemap
+
+        return self.store.read(responsemap.conversation, scope.tenant, scope.role,
+                               response_id)
+
     def request_log(self, **filters: Any) -> dict[str, Any]:
         """Forwarded requests of a scope, newest first (``tenant``, ``role``,
         ``thread_id``, ``limit``, ``offset``); see :func:`memory_core.forwarded.request_log`."""
