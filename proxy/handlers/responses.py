@@ -13,27 +13,31 @@ bytes; upstream answers, errors included, reach the client with their status,
 headers and body.
 
 Stored responses (``previous_response_id``): the client sends only its new items.
-The proxy keeps, per tenant and role, a map from each response id it relayed to
-the conversation that response ends (its input items, the client's own, and its
-``output``; :class:`ResponseThreads`). A request that continues a known response
-is captured and planned as its whole thread (the evidence stays complete and a
-replay stores nothing new). When the memory path changes nothing, the client's
-bytes go as sent, ``previous_response_id`` included. When it injects a block or
-compacts, the request becomes a *stateless replay*: ``previous_response_id`` is
-dropped and the whole thread goes as ``input`` (items as first relayed: reasoning
-with its ``encrypted_content``, compaction and unknown items unchanged), the block
-on the newest user message only. This is what keeps the block from accumulating
-upstream: a stored response's input holds one block, but the next turn that gets
-a block is sent from the proxy's map, which holds the client's items without
-any, so the model sees that one block only; a turn that gets none goes as sent,
-and the upstream's context then holds the latest block only. Either way there is
-never more than one, as on the chat path. A streamed answer
-with hidden memory-tool rounds shows the client the first round's response id;
-the map holds it, and the continuing request is replayed with the hidden rounds
-spliced back (the reply has a splice, so the memory path always rewrites it). A
-``previous_response_id`` the map does not know (another process, a restart) and
-a ``conversation`` are forwarded untouched, without memory
-(``x-lcm-memory-reason: unknown-previous-response`` / ``conversation``).
+The proxy keeps, per tenant and role, a map from each response id it relayed to the
+conversation that response ends (its input items, the client's own, and its
+``output``; :class:`ResponseThreads`), in the store (``response_threads``, read
+through a bounded cache), so a restarted proxy or another one on the same data dir
+continues it too. A request that continues a known response is captured and planned
+as its whole thread (the evidence stays complete and a replay stores nothing new).
+When the memory path changes nothing, the client's bytes go as sent,
+``previous_response_id`` included. When it injects a block or compacts, the request
+becomes a *stateless replay*: ``previous_response_id`` is dropped and the whole
+thread goes as ``input`` (items as first relayed: reasoning with its
+``encrypted_content``, compaction and unknown items unchanged), the block on the
+newest user message only. This is what keeps the block from
+accumulating upstream: a stored response's input holds one block, but the next turn
+that gets a block is sent from the proxy's map, which holds the client's items
+without any, so the model sees that one block only; a turn that gets none goes as
+sent, and the upstream's context then holds the latest block only. Either way there
+is never more than one, as on the chat path. A streamed answer with hidden
+memory-tool rounds shows the client the first round's response id; the map holds it,
+and the continuing request is replayed with the hidden rounds spliced back (the
+reply has a splice, so the memory path always rewrites it). A
+``previous_response_id`` the map does not know (relayed elsewhere, purged, in
+another tenant, or kept out of the store by capture policy and relayed before a
+restart: :mod:`memory_core.responsemap`) and a ``conversation`` are forwarded
+untouched, without memory (``x-lcm-memory-reason: unknown-previous-response`` /
+``conversation``).
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from aiohttp import web
 from memory_core import capture
 from memory_core.capture import loads_lossless
 from memory_core.engine import Engine
-from memory_core.models import Scope
+from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
@@ -86,22 +90,56 @@ TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed
 
 
 class ResponseThreads:
-    """Response id → the conversation items it ends, per tenant and role; in memory,
-    the newest ``limit`` responses (each entry shares its items with the others)."""
+    """Response id → the conversation items it ends, per tenant and role.
 
-    def __init__(self, limit: int = 4096) -> None:
+    Durable: each relayed response's row goes to the store
+    (:meth:`Engine.remember_response`, ``response_threads``), so a restarted proxy, or
+    another on the same data dir, resolves it too; reads go through a cache of the
+    newest ``limit`` conversations (entries share their items). A store failure
+    resolves nothing (the request is forwarded untouched) and never fails the chat.
+    """
+
+    def __init__(self, engine: Engine, limit: int = 1024) -> None:
+        self.engine = engine
         self.limit = limit
         self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        with self._lock:
-            return self._map.get((scope.tenant, scope.role, response_id))
-
-    def put(self, scope: Scope, response_id: str, items: list[Any]) -> None:
+        """The items of the conversation ``response_id`` ends, or ``None``."""
         key = (scope.tenant, scope.role, response_id)
         with self._lock:
-            self._map[key] = tuple(items)
+            found = self._map.get(key)
+            if found is not None:
+                self._map.move_to_end(key)
+                return found
+        try:
+            stored = self.engine.response_conversation(scope, response_id)
+        except Exception:  # noqa: BLE001 - fail open: forwarded without memory
+            log.exception("could not read the stored response %s", response_id)
+            return None
+        if stored is None:
+            return None
+        items = tuple(stored[0])
+        self._cache(key, items)
+        return items
+
+    def put(self, scope: Scope, response_id: str, items: list[Any], *,
+            parent: str | None = None, added: list[Any] | None = None,
+            ticket: CaptureTicket | None = None) -> None:
+        """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
+        conversation of ``parent``) also store its row, after ``ticket``'s capture."""
+        self._cache((scope.tenant, scope.role, response_id), tuple(items))
+        if added is None:
+            return
+        try:
+            self.engine.remember_response(scope, response_id, parent, added, ticket)
+        except Exception:  # noqa: BLE001 - fail open: it stays in memory only
+            log.exception("could not store the response %s", response_id)
+
+    def _cache(self, key: tuple[str, str, str], items: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._map[key] = items
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
@@ -114,20 +152,26 @@ def threads_of(engine: Engine) -> ResponseThreads:
     """The :class:`ResponseThreads` of one engine (one per proxy app)."""
     found = _THREADS.get(engine)
     if found is None:
-        found = _THREADS[engine] = ResponseThreads()
+        found = _THREADS[engine] = ResponseThreads(engine)
     return found
 
 
 def _remember(ex: Exchange, obj: Any) -> None:
     """Map a relayed response's id to its thread (the request's items, then its
-    ``output``), unless the request said ``store: false``."""
+    ``output``), unless the request said ``store: false``; its row is stored when the
+    conversation it continues is known (always, unless it continued an unknown id)."""
     if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
             or not isinstance(obj.get("output"), list)
             or not isinstance(ex.body, dict) or ex.body.get("store") is False):
         return
+    prev = ex.body.get("previous_response_id")
     conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
-    threads_of(ex.request.app[ENGINE]).put(ex.scope, obj["id"],
-                                           [*conversation, *obj["output"]])
+    known = ex.conversation is not None or prev is None
+    added = [*input_items(ex.body), *obj["output"]]
+    threads_of(ex.request.app[ENGINE]).put(
+        ex.scope, obj["id"], [*conversation, *obj["output"]],
+        parent=prev if isinstance(prev, str) else None, added=added if known else None,
+        ticket=ex.ticket)
 
 
 async def responses(request: web.Request) -> web.StreamResponse:
