@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import aiohttp
 from aiohttp import web
@@ -36,6 +37,15 @@ class RelayResult:
 _DONE = b"[DONE]"
 
 
+class Rewriter(Protocol):
+    """Bytes the client is shown instead of the upstream's: ``feed`` each chunk,
+    ``close`` at the end of the body (what it still holds)."""
+
+    def feed(self, chunk: bytes) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
 async def relay_body(
     upstream: aiohttp.ClientResponse,
     response: web.StreamResponse,
@@ -44,6 +54,7 @@ async def relay_body(
     request: web.BaseRequest | None = None,
     before_end: Callable[[RelayResult], Awaitable[None]] | None = None,
     hold_done: bool = False,
+    rewriter: Rewriter | None = None,
 ) -> RelayResult:
     """Copy ``upstream``'s body to the prepared ``response`` chunk by chunk.
 
@@ -61,6 +72,9 @@ async def relay_body(
     holds a whole answer the proxy lost). The end is the chunked terminator, and
     with ``hold_done`` (event streams) also everything from the chunk that
     completes the ``[DONE]`` event on, since SDKs stop reading at ``[DONE]``.
+
+    ``rewriter``: the client is shown what it makes of the upstream's chunks (the
+    kept chunks stay the upstream's); not used with ``hold_done``.
     """
     result = RelayResult()
     held: list[bytes] = []
@@ -74,6 +88,10 @@ async def relay_body(
                 held.append(chunk)  # [DONE] (or its last bytes) waits for before_end
                 continue
             carry = chunk[-(len(_DONE) - 1):]
+            if rewriter is not None:
+                chunk = rewriter.feed(chunk)
+                if not chunk:
+                    continue
             try:
                 await response.write(chunk)
             except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
@@ -85,6 +103,9 @@ async def relay_body(
     if result.client_gone:
         upstream.close()
         return result
+    tail = rewriter.close() if rewriter is not None else b""
+    if tail:
+        held.insert(0, tail)
     if result.upstream_error is not None:
         upstream.close()
         try:  # every byte the upstream sent, then the abrupt end it gave us

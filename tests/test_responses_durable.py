@@ -77,6 +77,8 @@ async def test_a_session_continues_on_one_thread_after_a_restart(
         assert [u["content"] for u in users[:-1]] == TURNS[:2]
         block = users[-1]["content"][0]["text"]
         assert CURRENT_REQUEST in block and "ship the importer" in block
+        # The client sees the id it continued, as the upstream would have answered.
+        assert r3.previous_response_id == ids[-1]
         rows = _rows(proxy, "SELECT msg_role, thread_id FROM messages ORDER BY id")
         assert [r["msg_role"] for r in rows] == ["system"] + ["user", "assistant"] * 3
         assert len({r["thread_id"] for r in rows}) == 1
@@ -85,6 +87,29 @@ async def test_a_session_continues_on_one_thread_after_a_restart(
         assert [(m["response_id"], m["parent_response_id"]) for m in mapped] == [
             (ids[0], None), (ids[1], ids[0]), (r3.id, ids[1])]
         assert {m["thread_id"] for m in mapped} == {rows[0]["thread_id"]}
+    finally:
+        await proxy.close()
+
+
+@pytest.mark.parametrize("tools", [True, False])
+async def test_a_stream_after_a_restart_continues_and_shows_its_previous_id(
+        upstream: FakeUpstream, tmp_path: Path, tools: bool) -> None:
+    proxy, ids = await _two_turns_then_restart(upstream, tmp_path / "data",
+                                               tools={"enabled": tools})
+    try:
+        async with _client(proxy) as client:
+            stream = await client.responses.create(
+                model="m", instructions=INSTRUCTIONS, previous_response_id=ids[-1],
+                input=[{"role": "user", "content": TURNS[2]}], stream=True)
+            events = [e async for e in stream]
+        await proxy.settle()
+        assert "previous_response_id" not in upstream.responses_requests[-1]["json"]
+        shown = [e.response.previous_response_id for e in events
+                 if e.type in ("response.created", "response.in_progress",
+                               "response.completed")]
+        assert shown and all(p == ids[-1] for p in shown)
+        rows = _rows(proxy, "SELECT DISTINCT thread_id FROM messages")
+        assert len(rows) == 1
     finally:
         await proxy.close()
 

@@ -24,7 +24,8 @@ When the memory path changes nothing, the client's bytes go as sent,
 becomes a *stateless replay*: ``previous_response_id`` is dropped and the whole
 thread goes as ``input`` (items as first relayed: reasoning with its
 ``encrypted_content``, compaction and unknown items unchanged), the block on the
-newest user message only. This is what keeps the block from
+newest user message only; the client is still shown its own ``previous_response_id``
+in the answer (the upstream's says null). This is what keeps the block from
 accumulating upstream: a stored response's input holds one block, but the next turn
 that gets a block is sent from the proxy's map, which holds the client's items
 without any, so the model sees that one block only; a turn that gets none goes as
@@ -80,7 +81,7 @@ from proxy.sse import SSEDecoder
 from proxy.toolloop import ClientGone
 from proxy.upstream import is_event_stream, send, upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
-from proxy.wire.responsesstream import event_bytes
+from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
 log = logging.getLogger("lcm.responses")
 
@@ -360,8 +361,11 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
             if ex.ticket is not None:
                 await record.store_first(ex, capture_relayed(ex, status, streamed, res))
 
-        result = await relay_body(upstream, response, keep=True, request=request,
-                                  before_end=store_first)
+        shown = _shown_previous(ex)
+        result = await relay_body(
+            upstream, response, keep=True, request=request, before_end=store_first,
+            rewriter=ShowPrevious(shown, streamed=streamed)
+            if shown is not None and status < 400 else None)
     finally:
         upstream.release()
     if result.client_gone:
@@ -369,6 +373,14 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     if ex.ticket is not None and not ex.captured:
         record.spawn(ex, capture_relayed(ex, status, streamed, result))
     return response
+
+
+def _shown_previous(ex: Exchange) -> str | None:
+    """The client's ``previous_response_id`` when its request went as a stateless
+    replay (the upstream's answer then says null; the client is shown its own)."""
+    prev = ex.body.get("previous_response_id") if isinstance(ex.body, dict) else None
+    replayed = ex.extra.get("x-lcm-responses-mode") == "stateless-replay"
+    return prev if replayed and isinstance(prev, str) else None
 
 
 def final_response(streamed: bool, body: bytes) -> tuple[Any, str | None]:
@@ -472,6 +484,7 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
         recover=recoverer(ex),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
     )
+    loop.shown_previous = _shown_previous(ex)
     started = time.perf_counter()
     try:
         if ex.streamed:
