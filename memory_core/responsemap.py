@@ -15,6 +15,10 @@ a secret among its items (the items would be kept unmasked), and ``store_raw_jso
 off (the original items would be kept). Such a response and its descendants then
 resolve only within the process that relayed them (the proxy's in-memory map).
 
+A request in a Responses API ``conversation`` (the upstream keeps its items) is
+captured the same way: ``response_conversations`` names the newest response the
+proxy relayed in each conversation, whose chain the next request follows.
+
 Scoped by tenant and role: an id never resolves in another tenant. A purge
 removes a scope's rows with their threads (:mod:`memory_core.purge`).
 """
@@ -30,7 +34,7 @@ from memory_core.capture import dumps_lossless, loads_lossless
 from memory_core.models import CaptureTicket, Scope
 from memory_core.redact import may_contain_secret, redact_value
 
-__all__ = ["MAX_CHAIN", "conversation", "insert", "prepare"]
+__all__ = ["MAX_CHAIN", "conversation", "conversation_head", "insert", "prepare"]
 
 MAX_CHAIN = 100_000
 """The most rows one conversation is read back through (a guard against a cycle)."""
@@ -48,15 +52,37 @@ def prepare(items: list[Any], *, redact: bool, store_raw: bool) -> bytes | None:
 
 
 def insert(conn: sqlite3.Connection, scope: Scope, response_id: str, parent: str | None,
-           blob: bytes, ticket: CaptureTicket | None = None) -> None:
-    """Write (or replace) the row of ``response_id``. Writer job: queued after the
-    request's capture, whose ``ticket`` then holds the thread id."""
+           blob: bytes | None, ticket: CaptureTicket | None = None,
+           conversation_id: str | None = None) -> None:
+    """Write (or replace) the row of ``response_id`` (none when ``blob`` is ``None``)
+    and, with ``conversation_id``, make it that conversation's newest response.
+    Writer job: queued after the request's capture, whose ``ticket`` then holds the
+    thread id."""
     result = ticket.result if ticket is not None else None
-    conn.execute(
-        "INSERT OR REPLACE INTO response_threads (tenant, role, response_id, session,"
-        " parent_response_id, thread_id, items, created_at) VALUES (?,?,?,?,?,?,?,?)",
-        (scope.tenant, scope.role, response_id, scope.session, parent,
-         result.thread_id if result is not None else None, blob, time.time()))
+    thread_id = result.thread_id if result is not None else None
+    now = time.time()
+    if blob is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO response_threads (tenant, role, response_id, session,"
+            " parent_response_id, thread_id, items, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (scope.tenant, scope.role, response_id, scope.session, parent, thread_id, blob,
+             now))
+    if conversation_id is not None:
+        conn.execute(
+            "INSERT OR REPLACE INTO response_conversations (tenant, role, conversation_id,"
+            " session, response_id, thread_id, updated_at) VALUES (?,?,?,?,?,?,?)",
+            (scope.tenant, scope.role, conversation_id, scope.session, response_id,
+             thread_id, now))
+
+
+def conversation_head(conn: sqlite3.Connection, tenant: str, role: str,
+                      conversation_id: str) -> str | None:
+    """The newest response the proxy relayed in a Responses API conversation of this
+    tenant and role, or ``None``."""
+    row = conn.execute(
+        "SELECT response_id FROM response_conversations WHERE tenant=? AND role=?"
+        " AND conversation_id=?", (tenant, role, conversation_id)).fetchone()
+    return str(row[0]) if row is not None else None
 
 
 def conversation(conn: sqlite3.Connection, tenant: str, role: str, response_id: str

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import orjson
 import pytest
 
 from memory_core.assemble import CURRENT_REQUEST
@@ -181,3 +182,50 @@ async def test_a_turn_with_a_secret_stays_out_of_the_store(
         assert raw.headers["x-lcm-memory-reason"] == "unknown-previous-response"
     finally:
         await proxy.close()
+
+
+# -- conversations: captured as evidence, forwarded as sent ------------------------------
+async def test_a_conversation_is_captured_on_one_thread_across_a_restart(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    conv = {"id": "conv_abc"}
+    proxy = await start_proxy(upstream.base_url, data)
+    try:
+        r1 = await _turn(proxy, TURNS[0], conversation=conv)
+        assert r1.headers["x-lcm-memory"] == "skipped"
+        assert r1.headers["x-lcm-memory-reason"] == "conversation"
+        await _turn(proxy, TURNS[1], conversation="conv_abc")  # the id as a string
+    finally:
+        await proxy.close()
+    proxy = await start_proxy(upstream.base_url, data)
+    try:
+        raw = await _turn(proxy, TURNS[2], conversation=conv)
+        r3 = raw.parse()
+        assert r3.output_text == f"echo: {TURNS[2]}"
+        sent = upstream.responses_requests[-1]["json"]
+        assert sent["conversation"] == conv  # as sent: only the new item, no block
+        assert sent["input"] == [{"role": "user", "content": TURNS[2]}]
+        assert "memory_grep" not in orjson_text(sent)
+        rows = _rows(proxy, "SELECT msg_role, text, thread_id FROM messages ORDER BY id")
+        assert [r["msg_role"] for r in rows] == ["system"] + ["user", "assistant"] * 3
+        assert [r["text"] for r in rows if r["msg_role"] == "user"] == TURNS
+        assert len({r["thread_id"] for r in rows}) == 1
+        head = _rows(proxy, "SELECT response_id, thread_id FROM response_conversations")
+        assert [(h["response_id"], h["thread_id"]) for h in head] == [
+            (r3.id, rows[0]["thread_id"])]
+        # Another tenant's request in a conversation of the same id starts its own.
+        await _turn(proxy, "hello", key="sk-other-tenant-key", conversation=conv)
+        other = _rows(proxy, "SELECT DISTINCT thread_id FROM messages WHERE thread_id != ?",
+                      rows[0]["thread_id"])
+        assert len(other) == 1
+        assert len(_rows(proxy, "SELECT 1 FROM messages WHERE thread_id=?",
+                         other[0]["thread_id"])) == 3  # system, user, assistant
+        removed = proxy.engine.purge(tenant=_rows(proxy, "SELECT tenant FROM messages"
+                                                         " WHERE id=?", 1)[0]["tenant"])
+        assert removed["response_conversations"] == 1 and removed["response_threads"] == 3
+    finally:
+        await proxy.close()
+
+
+def orjson_text(value: Any) -> str:
+    return orjson.dumps(value).decode()

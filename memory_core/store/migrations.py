@@ -325,7 +325,7 @@ def m007_forwarded_requests() -> str:
         """
 
 
-@migration(8, "response threads: Responses API response id -> its conversation items")
+@migration(8, "response threads: Responses API response and conversation ids -> items")
 def m008_response_threads() -> str:
     return """
         -- One row per Responses API response the proxy relayed with store on: the
@@ -346,6 +346,20 @@ def m008_response_threads() -> str:
             PRIMARY KEY (tenant, role, response_id)
         );
         CREATE INDEX response_threads_thread ON response_threads(thread_id);
+        -- A Responses API conversation (a request's ``conversation``) → its newest
+        -- response relayed by the proxy: the next request's items follow that
+        -- response's conversation in the evidence.
+        CREATE TABLE response_conversations (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            session TEXT NOT NULL DEFAULT '',
+            response_id TEXT NOT NULL,
+            thread_id INTEGER,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (tenant, role, conversation_id)
+        );
+        CREATE INDEX response_conversations_thread ON response_conversations(thread_id);
         """
 
 

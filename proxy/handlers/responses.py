@@ -36,9 +36,12 @@ and the continuing request is replayed with the hidden rounds spliced back (the
 reply has a splice, so the memory path always rewrites it). A
 ``previous_response_id`` the map does not know (relayed elsewhere, purged, in
 another tenant, or kept out of the store by capture policy and relayed before a
-restart: :mod:`memory_core.responsemap`) and a ``conversation`` are forwarded
-untouched, without memory (``x-lcm-memory-reason: unknown-previous-response`` /
-``conversation``).
+restart: :mod:`memory_core.responsemap`) is forwarded untouched, without memory
+(``x-lcm-memory-reason: unknown-previous-response``). A request in a
+``conversation`` (the upstream keeps its items) is forwarded untouched too
+(``x-lcm-memory-reason: conversation``: no block, no memory tools, no command), but
+captured: as the items of the newest response the proxy relayed in that
+conversation (durable, as for ``previous_response_id``), then its own.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ class ResponseThreads:
         self.engine = engine
         self.limit = limit
         self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
+        self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
@@ -125,16 +129,40 @@ class ResponseThreads:
         self._cache(key, items)
         return items
 
+    def head(self, scope: Scope, conversation_id: str) -> str | None:
+        """The newest response relayed in a ``conversation``, or ``None`` (also when
+        the store cannot be read)."""
+        key = (scope.tenant, scope.role, conversation_id)
+        with self._lock:
+            found = self._heads.get(key)
+        if found is not None:
+            return found
+        try:
+            return self.engine.response_conversation_head(scope, conversation_id)
+        except Exception:  # noqa: BLE001 - fail open: captured as a new conversation
+            log.exception("could not read the stored conversation %s", conversation_id)
+            return None
+
     def put(self, scope: Scope, response_id: str, items: list[Any], *,
             parent: str | None = None, added: list[Any] | None = None,
-            ticket: CaptureTicket | None = None) -> None:
+            ticket: CaptureTicket | None = None, conversation_id: str | None = None
+            ) -> None:
         """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
-        conversation of ``parent``) also store its row, after ``ticket``'s capture."""
+        conversation of ``parent``) also store its row, after ``ticket``'s capture;
+        with ``conversation_id``, make it that conversation's newest response."""
         self._cache((scope.tenant, scope.role, response_id), tuple(items))
+        if conversation_id is not None:
+            with self._lock:
+                key = (scope.tenant, scope.role, conversation_id)
+                self._heads[key] = response_id
+                self._heads.move_to_end(key)
+                while len(self._heads) > self.limit:
+                    self._heads.popitem(last=False)
         if added is None:
             return
         try:
-            self.engine.remember_response(scope, response_id, parent, added, ticket)
+            self.engine.remember_response(scope, response_id, parent, added, ticket,
+                                          conversation_id)
         except Exception:  # noqa: BLE001 - fail open: it stays in memory only
             log.exception("could not store the response %s", response_id)
 
@@ -165,14 +193,19 @@ def _remember(ex: Exchange, obj: Any) -> None:
             or not isinstance(obj.get("output"), list)
             or not isinstance(ex.body, dict) or ex.body.get("store") is False):
         return
-    prev = ex.body.get("previous_response_id")
     conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
-    known = ex.conversation is not None or prev is None
+    known = ex.conversation is not None or (ex.body.get("previous_response_id") is None
+                                            and ex.body.get("conversation") is None)
     added = [*input_items(ex.body), *obj["output"]]
     threads_of(ex.request.app[ENGINE]).put(
-        ex.scope, obj["id"], [*conversation, *obj["output"]],
-        parent=prev if isinstance(prev, str) else None, added=added if known else None,
-        ticket=ex.ticket)
+        ex.scope, obj["id"], [*conversation, *obj["output"]], parent=ex.continues,
+        added=added if known else None, ticket=ex.ticket, conversation_id=ex.conversation_id)
+
+
+def conversation_id(given: Any) -> str | None:
+    """A request's ``conversation`` id (a string, or an object with an ``id``)."""
+    given = given.get("id") if isinstance(given, dict) else given
+    return given if isinstance(given, str) and given else None
 
 
 async def responses(request: web.Request) -> web.StreamResponse:
@@ -202,7 +235,23 @@ async def _responses(request: web.Request) -> web.StreamResponse:
     if not RESPONSES.understood(body):
         record.record_unparsed(request, raw, "body is not an object with an input")
     elif body.get("conversation") is not None:
+        # The upstream keeps the conversation: the request goes as sent, without
+        # memory; it is captured (evidence) as the conversation relayed so far.
         reason = "conversation"
+        conv = conversation_id(body["conversation"])
+        if settings.capture.enabled and conv is not None:
+
+            def expand_conversation(scope: Scope) -> dict[str, Any] | None:
+                threads = threads_of(request.app[ENGINE])
+                head = threads.head(scope, conv)
+                stored = threads.get(scope, head) if head is not None else ()
+                if stored is None:
+                    return None
+                ex.conversation = [*stored, *input_items(body)]
+                ex.continues, ex.conversation_id = head, conv
+                return dict(body, input=ex.conversation)
+
+            begin_capture(ex, expand_conversation)
     elif settings.capture.enabled and body.get("previous_response_id") is not None:
         prev = body["previous_response_id"]
 
@@ -212,7 +261,7 @@ async def _responses(request: web.Request) -> web.StreamResponse:
                 prev, str) else None
             if stored is None:
                 return None
-            ex.conversation = [*stored, *input_items(body)]
+            ex.conversation, ex.continues = [*stored, *input_items(body)], prev
             whole = {k: v for k, v in body.items() if k != "previous_response_id"}
             whole["input"] = ex.conversation
             return whole
@@ -224,13 +273,14 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         begin_capture(ex)
     if whole is not None:
         ex.plan_body, ex.plan_raw = whole, rewrite.dumps_body(whole)
-    if ex.scope is not None and ex.ticket is not None:
+    observed = reason == "conversation"  # captured, forwarded as sent
+    if ex.scope is not None and ex.ticket is not None and not observed:
         turns = RESPONSES.messages(whole if whole is not None else body)
         index = rewrite.newest_user_index(turns)
         newest = message_text(turns[index]) if index is not None else ""
         if index is not None and commands.is_command(newest):
             return await answer_command(ex, newest)
-    if ex.memory and ex.capture_future is not None:
+    if ex.memory and ex.capture_future is not None and not observed:
         await run_memory_path(ex)
     ex.extra = {"x-lcm-request-id": ex.rid, "x-lcm-memory": ex.prepared.state,
                 **ex.prepared.headers}
@@ -238,7 +288,7 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         ex.extra["x-lcm-memory-reason"] = reason or skip_reason(ex)
     elif whole is not None and ex.prepared.body is not None:
         ex.extra["x-lcm-responses-mode"] = "stateless-replay"
-    ex.tools = offers_tools(ex)
+    ex.tools = offers_tools(ex) and not observed
     forwardlog.record(request, ex.scope, ex.rid, ex.prepared, raw, body, tools=ex.tools,
                       wire=RESPONSES)
     if ex.tools:
