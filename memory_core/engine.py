@@ -1202,6 +1202,44 @@ class Engine:
 
         return self._forward_pool.submit(job)
 
+    def remember_response(self, scope: Scope, response_id: str, parent: str | None,
+                          items: list[Any], ticket: CaptureTicket | None = None,
+                          conversation_id: str | None = None) -> Future[None] | None:
+        """Queue the ``response_threads`` row of a relayed Responses API response: the
+        ``items`` it adds to the conversation of ``parent`` (its
+        ``previous_response_id``, ``None`` for a first turn); with
+        ``conversation_id``, it becomes that conversation's newest response. Queue it
+        after the request's capture (``ticket`` then gives the thread). ``None`` when
+        nothing is written (capture policy keeps the row out, and no conversation);
+        see :mod:`memory_core.responsemap`."""
+        from memory_core import responsemap
+
+        blob = responsemap.prepare(items, redact=self.config.redact_secrets,
+                                   store_raw=self.config.store_raw_json)
+        if blob is None and conversation_id is None:
+            return None
+        return self.store.write(responsemap.insert, scope, response_id, parent, blob, ticket,
+                                conversation_id)
+
+    def response_conversation_head(self, scope: Scope, conversation_id: str) -> str | None:
+        """The newest response relayed in a Responses API ``conversation`` of
+        ``scope``'s tenant and role, or ``None``; see
+        :func:`memory_core.responsemap.conversation_head`."""
+        from memory_core import responsemap
+
+        return self.store.read(responsemap.conversation_head, scope.tenant, scope.role,
+                               conversation_id)
+
+    def response_conversation(self, scope: Scope, response_id: str
+                              ) -> tuple[list[Any], int | None] | None:
+        """The items of the conversation a stored response ends and its thread id, or
+        ``None`` (unknown in ``scope``'s tenant and role, or a broken chain); see
+        :func:`memory_core.responsemap.conversation`."""
+        from memory_core import responsemap
+
+        return self.store.read(responsemap.conversation, scope.tenant, scope.role,
+                               response_id)
+
     def request_log(self, **filters: Any) -> dict[str, Any]:
         """Forwarded requests of a scope, newest first (``tenant``, ``role``,
         ``thread_id``, ``limit``, ``offset``); see :func:`memory_core.forwarded.request_log`."""

@@ -5,8 +5,8 @@ job: it runs inside the store's write transaction, so a purge is all or nothing.
 It removes the matching rows of every table that holds conversation content —
 threads, messages, events, memory items and their revisions, task state, summary
 nodes, assembly logs, forwarded request bodies, cached embeddings, the extraction
-queue, splices, and agent memories when the filter is a role or tenant (agent
-memories are not per session) — and
+queue, splices, Responses API response and conversation maps, and agent memories
+when the filter is a role or tenant (agent memories are not per session) — and
 appends an ``index_outbox`` ``delete`` for every removed message, item, agent
 memory and summary, so the derived indexes (Tantivy, vectors) drop them when their
 workers next run. Deleted pages are zeroed (``secure_delete``) so the text does not
@@ -175,6 +175,12 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
         delete("forwarded_requests",
                f"DELETE FROM forwarded_requests WHERE id IN {ids('forwarded')}")
     delete("agent_memories", f"DELETE FROM agent_memories WHERE id IN {ids('agent_memory')}")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND"
+                    " name='response_threads'").fetchone():  # schema 8+
+        for table in ("response_threads", "response_conversations"):
+            counts[table] = conn.execute(
+                f"DELETE FROM {table} WHERE ({by_scope}) OR thread_id IN {ids('thread')}",
+                s_args).rowcount
     conn.execute(f"UPDATE messages SET parent_id=NULL WHERE id IN {ids('message')}")
     delete("messages", f"DELETE FROM messages WHERE id IN {ids('message')}")
     conn.execute(f"UPDATE threads SET parent_thread_id=NULL WHERE id IN {ids('thread')}")

@@ -11,6 +11,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import aiohttp
 from aiohttp import web
@@ -37,6 +38,15 @@ class RelayResult:
 _DONE = b"[DONE]"
 
 
+class Rewriter(Protocol):
+    """Bytes the client is shown instead of the upstream's: ``feed`` each chunk,
+    ``close`` at the end of the body (what it still holds)."""
+
+    def feed(self, chunk: bytes) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
 async def relay_body(
     upstream: aiohttp.ClientResponse,
     response: web.StreamResponse,
@@ -46,6 +56,7 @@ async def relay_body(
     before_end: Callable[[RelayResult], Awaitable[None]] | None = None,
     hold_done: bool = False,
     check_every: float | None = None,
+    rewriter: Rewriter | None = None,
 ) -> RelayResult:
     """Copy ``upstream``'s body to the prepared ``response`` chunk by chunk.
 
@@ -67,6 +78,8 @@ async def relay_body(
     With ``check_every`` (seconds), a client that leaves while the upstream sends
     nothing (a model thinking before its first token) is noticed within that time,
     not at the next write: the upstream connection is closed then.
+    ``rewriter``: the client is shown what it makes of the upstream's chunks (the
+    kept chunks stay the upstream's); not used with ``hold_done``.
     """
     result = RelayResult()
     held: list[bytes] = []
@@ -84,6 +97,10 @@ async def relay_body(
                 held.append(chunk)  # [DONE] (or its last bytes) waits for before_end
                 continue
             carry = chunk[-(len(_DONE) - 1):]
+            if rewriter is not None:
+                chunk = rewriter.feed(chunk)
+                if not chunk:
+                    continue
             try:
                 await response.write(chunk)
             except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
@@ -99,6 +116,9 @@ async def relay_body(
     if result.client_gone:
         upstream.close()
         return result
+    tail = rewriter.close() if rewriter is not None else b""
+    if tail:
+        held.insert(0, tail)
     if result.upstream_error is not None:
         upstream.close()
         try:  # every byte the upstream sent, then the abrupt end it gave us

@@ -56,6 +56,9 @@ class ResponsesFake:
         self.replies: list[RReply] = []
         self.stored: dict[str, list[Any]] = {}
         """response id → the whole conversation it ends (input items and output)."""
+        self.conversations: dict[str, list[Any]] = {}
+        """conversation id → its items so far (a request's ``conversation``: the
+        model reads them before its input; its input and output are appended)."""
         self.ids = itertools.count(1)
         self.cancelled = 0
         """Requests whose handler was cancelled (the proxy closed the connection)."""
@@ -66,12 +69,22 @@ class ResponsesFake:
         given = body.get("input")
         items = [{"role": "user", "content": given}] if isinstance(given, str) else list(
             given or [])
+        conv = self.conversation_id(body)
+        if conv is not None:
+            return [*self.conversations.setdefault(conv, []), *items]
         prev = body.get("previous_response_id")
         if prev is None:
             return items
         if prev not in self.stored:
             return None
         return [*self.stored[prev], *items]
+
+    @staticmethod
+    def conversation_id(body: dict[str, Any]) -> str | None:
+        """The request's ``conversation`` id (a string or ``{"id": ...}``), or ``None``."""
+        conv = body.get("conversation")
+        conv = conv.get("id") if isinstance(conv, dict) else conv
+        return conv if isinstance(conv, str) else None
 
     @staticmethod
     def last_user_text(items: list[Any]) -> str:
@@ -195,6 +208,10 @@ class ResponsesFake:
         resp = self.build(body, reply)
         if body.get("store", True) is not False:
             self.stored[resp["id"]] = [*conversation, *resp["output"]]
+        conv = self.conversation_id(body)
+        if conv is not None:
+            resp["conversation"] = {"id": conv}
+            self.conversations[conv] = [*conversation, *resp["output"]]
         if not body.get("stream"):
             return web.json_response(resp, headers=reply.headers)
         payload = self.stream_bytes(resp, reply)

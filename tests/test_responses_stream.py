@@ -9,7 +9,12 @@ import orjson
 import pytest
 
 from proxy.sse import SSEDecoder
-from proxy.wire.responsesstream import ResponsesStreamRound, StreamState, terminal_bytes
+from proxy.wire.responsesstream import (
+    ResponsesStreamRound,
+    ShowPrevious,
+    StreamState,
+    terminal_bytes,
+)
 from tests.fake_responses import ResponsesFake, RReply
 
 NAMES = {"memory_grep": "memory_grep"}
@@ -75,3 +80,41 @@ def test_rounds_join_into_one_answer() -> None:
         "total_tokens": 30}
     assert [(o["type"], o.get("name")) for o in final["output"]] == [
         ("message", None), ("message", None), ("function_call", "get_weather")]
+
+
+@pytest.mark.parametrize("size", [1, 7, 100000])
+def test_a_replayed_stream_shows_the_clients_previous_id_and_nothing_else_changes(
+        size: int) -> None:
+    fake = ResponsesFake()
+    resp = fake.build({"model": "m"}, RReply(text="hi"))
+    assert resp["previous_response_id"] is None
+    data = fake.stream_bytes(resp, RReply(text="hi"))
+    rw = ShowPrevious("resp_prev", streamed=True)
+    out = b"".join(rw.feed(data[at:at + size]) for at in range(0, len(data), size))
+    out += rw.close()
+    before, after = events(data), events(out)
+    assert len(before) == len(after)
+    for old, new in zip(before, after, strict=True):
+        if isinstance(old.get("response"), dict):
+            assert new["response"]["previous_response_id"] == "resp_prev"
+            assert dict(new["response"], previous_response_id=None) == old["response"]
+        else:
+            assert new == old
+    # Events without a response object keep their exact bytes.
+    assert b'"type":"response.output_text.delta"' in out
+    assert out.count(b"resp_prev") == sum(1 for e in before if "response" in e)
+
+
+def test_a_replayed_plain_answer_shows_the_clients_previous_id() -> None:
+    fake = ResponsesFake()
+    resp = fake.build({"model": "m"}, RReply(text="hi"))
+    body = orjson.dumps(resp)
+    rw = ShowPrevious("resp_prev", streamed=False)
+    assert rw.feed(body[:10]) == b"" and rw.feed(body[10:]) == b""
+    assert orjson.loads(rw.close()) == dict(resp, previous_response_id="resp_prev")
+    # An answer that names a previous id, or is no JSON, goes as it came.
+    named = orjson.dumps(dict(resp, previous_response_id="resp_x"))
+    for given in (named, b"not json"):
+        rw = ShowPrevious("resp_prev", streamed=False)
+        rw.feed(given)
+        assert rw.close() == given

@@ -325,6 +325,44 @@ def m007_forwarded_requests() -> str:
         """
 
 
+@migration(8, "response threads: Responses API response and conversation ids -> items")
+def m008_response_threads() -> str:
+    return """
+        -- One row per Responses API response the proxy relayed with store on: the
+        -- items it adds to its conversation (the request's new input items, then the
+        -- response's output; zlib-compressed JSON array), and the response it
+        -- continued (previous_response_id), so a response's whole thread is its chain
+        -- of rows back to one without parent (memory_core.responsemap). Scoped by
+        -- tenant and role: an id never resolves in another tenant.
+        CREATE TABLE response_threads (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            response_id TEXT NOT NULL,
+            session TEXT NOT NULL DEFAULT '',
+            parent_response_id TEXT,    -- NULL: the request started its conversation
+            thread_id INTEGER,          -- the thread its request was captured on
+            items BLOB NOT NULL,        -- zlib(JSON array of the items it adds)
+            created_at REAL NOT NULL,
+            PRIMARY KEY (tenant, role, response_id)
+        );
+        CREATE INDEX response_threads_thread ON response_threads(thread_id);
+        -- A Responses API conversation (a request's ``conversation``) → its newest
+        -- response relayed by the proxy: the next request's items follow that
+        -- response's conversation in the evidence.
+        CREATE TABLE response_conversations (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            session TEXT NOT NULL DEFAULT '',
+            response_id TEXT NOT NULL,
+            thread_id INTEGER,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (tenant, role, conversation_id)
+        );
+        CREATE INDEX response_conversations_thread ON response_conversations(thread_id);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

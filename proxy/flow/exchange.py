@@ -78,6 +78,10 @@ class Exchange:
     conversation: list[Any] | None = None
     """A Responses request that continues a stored response: the items of its whole
     thread, the client's new ones last (``None`` otherwise)."""
+    continues: str | None = None
+    """The response id whose stored thread :attr:`conversation` follows."""
+    conversation_id: str | None = None
+    """A Responses request's ``conversation`` id, when it is captured."""
     plan_body: dict[str, Any] | None = None
     """The body the memory path plans from when it is not the client's (that whole
     thread as a stateless request), and its bytes (``plan_raw``)."""

@@ -40,17 +40,25 @@ class ResponsesToolLoop(ToolLoop):
 
     final: dict[str, Any] | None = None
     """The response object the client's stream ended with (``None`` before)."""
+    shown_previous: str | None = None
+    """The client's ``previous_response_id`` when its request went as a stateless
+    replay: the client is shown it where the upstream's answer says null."""
 
     async def run_plain(self, body: dict[str, Any]) -> web.StreamResponse:
         """:meth:`ToolLoop.run_plain`, the answer's echoed ``tools`` without ours."""
         response = await super().run_plain(body)
         if (isinstance(response, web.Response) and response.status < 400
-                and isinstance(response.body, bytes) and b'"tools"' in response.body):
+                and isinstance(response.body, bytes)
+                and (b'"tools"' in response.body or self.shown_previous is not None)):
             try:
                 obj = loads_exact(response.body)
             except (ValueError, RecursionError):
                 return response
             scrubbed = without_our_tools(obj, self.names)
+            if (self.shown_previous is not None and isinstance(scrubbed, dict)
+                    and "previous_response_id" in scrubbed
+                    and scrubbed["previous_response_id"] is None):
+                scrubbed = dict(scrubbed, previous_response_id=self.shown_previous)
             if scrubbed is not obj:
                 response.body = dumps_body(scrubbed)
         return response
@@ -60,6 +68,7 @@ class ResponsesToolLoop(ToolLoop):
         ex, wire = self.ex, self.wire
         messages = wire.messages(body)
         state = StreamState()
+        state.previous = self.shown_previous
         sr: ResponsesStreamRound | None = None
         while True:
             resp, queue, reader = await open_round(

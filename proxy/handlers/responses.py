@@ -13,27 +13,35 @@ bytes; upstream answers, errors included, reach the client with their status,
 headers and body.
 
 Stored responses (``previous_response_id``): the client sends only its new items.
-The proxy keeps, per tenant and role, a map from each response id it relayed to
-the conversation that response ends (its input items, the client's own, and its
-``output``; :class:`ResponseThreads`). A request that continues a known response
-is captured and planned as its whole thread (the evidence stays complete and a
-replay stores nothing new). When the memory path changes nothing, the client's
-bytes go as sent, ``previous_response_id`` included. When it injects a block or
-compacts, the request becomes a *stateless replay*: ``previous_response_id`` is
-dropped and the whole thread goes as ``input`` (items as first relayed: reasoning
-with its ``encrypted_content``, compaction and unknown items unchanged), the block
-on the newest user message only. This is what keeps the block from accumulating
-upstream: a stored response's input holds one block, but the next turn that gets
-a block is sent from the proxy's map, which holds the client's items without
-any, so the model sees that one block only; a turn that gets none goes as sent,
-and the upstream's context then holds the latest block only. Either way there is
-never more than one, as on the chat path. A streamed answer
-with hidden memory-tool rounds shows the client the first round's response id;
-the map holds it, and the continuing request is replayed with the hidden rounds
-spliced back (the reply has a splice, so the memory path always rewrites it). A
-``previous_response_id`` the map does not know (another process, a restart) and
-a ``conversation`` are forwarded untouched, without memory
-(``x-lcm-memory-reason: unknown-previous-response`` / ``conversation``).
+The proxy keeps, per tenant and role, a map from each response id it relayed to the
+conversation that response ends (its input items, the client's own, and its
+``output``; :class:`ResponseThreads`), in the store (``response_threads``, read
+through a bounded cache), so a restarted proxy or another one on the same data dir
+continues it too. A request that continues a known response is captured and planned
+as its whole thread (the evidence stays complete and a replay stores nothing new).
+When the memory path changes nothing, the client's bytes go as sent,
+``previous_response_id`` included. When it injects a block or compacts, the request
+becomes a *stateless replay*: ``previous_response_id`` is dropped and the whole
+thread goes as ``input`` (items as first relayed: reasoning with its
+``encrypted_content``, compaction and unknown items unchanged), the block on the
+newest user message only; the client is still shown its own ``previous_response_id``
+in the answer (the upstream's says null). This is what keeps the block from
+accumulating upstream: a stored response's input holds one block, but the next turn
+that gets a block is sent from the proxy's map, which holds the client's items
+without any, so the model sees that one block only; a turn that gets none goes as
+sent, and the upstream's context then holds the latest block only. Either way there
+is never more than one, as on the chat path. A streamed answer with hidden
+memory-tool rounds shows the client the first round's response id; the map holds it,
+and the continuing request is replayed with the hidden rounds spliced back (the
+reply has a splice, so the memory path always rewrites it). A
+``previous_response_id`` the map does not know (relayed elsewhere, purged, in
+another tenant, or kept out of the store by capture policy and relayed before a
+restart: :mod:`memory_core.responsemap`) is forwarded untouched, without memory
+(``x-lcm-memory-reason: unknown-previous-response``). A request in a
+``conversation`` (the upstream keeps its items) is forwarded untouched too
+(``x-lcm-memory-reason: conversation``: no block, no memory tools, no command), but
+captured: as the items of the newest response the proxy relayed in that
+conversation (durable, as for ``previous_response_id``), then its own.
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ from aiohttp import web
 from memory_core import capture
 from memory_core.capture import loads_lossless
 from memory_core.engine import Engine
-from memory_core.models import Scope
+from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
@@ -76,7 +84,7 @@ from proxy.sse import SSEDecoder
 from proxy.toolloop import ClientGone
 from proxy.upstream import is_event_stream, send, upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
-from proxy.wire.responsesstream import event_bytes
+from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
 log = logging.getLogger("lcm.responses")
 
@@ -86,22 +94,81 @@ TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed
 
 
 class ResponseThreads:
-    """Response id → the conversation items it ends, per tenant and role; in memory,
-    the newest ``limit`` responses (each entry shares its items with the others)."""
+    """Response id → the conversation items it ends, per tenant and role.
 
-    def __init__(self, limit: int = 4096) -> None:
+    Durable: each relayed response's row goes to the store
+    (:meth:`Engine.remember_response`, ``response_threads``), so a restarted proxy, or
+    another on the same data dir, resolves it too; reads go through a cache of the
+    newest ``limit`` conversations (entries share their items). A store failure
+    resolves nothing (the request is forwarded untouched) and never fails the chat.
+    """
+
+    def __init__(self, engine: Engine, limit: int = 1024) -> None:
+        self.engine = engine
         self.limit = limit
         self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
+        self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        with self._lock:
-            return self._map.get((scope.tenant, scope.role, response_id))
-
-    def put(self, scope: Scope, response_id: str, items: list[Any]) -> None:
+        """The items of the conversation ``response_id`` ends, or ``None``."""
         key = (scope.tenant, scope.role, response_id)
         with self._lock:
-            self._map[key] = tuple(items)
+            found = self._map.get(key)
+            if found is not None:
+                self._map.move_to_end(key)
+                return found
+        try:
+            stored = self.engine.response_conversation(scope, response_id)
+        except Exception:  # noqa: BLE001 - fail open: forwarded without memory
+            log.exception("could not read the stored response %s", response_id)
+            return None
+        if stored is None:
+            return None
+        items = tuple(stored[0])
+        self._cache(key, items)
+        return items
+
+    def head(self, scope: Scope, conversation_id: str) -> str | None:
+        """The newest response relayed in a ``conversation``, or ``None`` (also when
+        the store cannot be read)."""
+        key = (scope.tenant, scope.role, conversation_id)
+        with self._lock:
+            found = self._heads.get(key)
+        if found is not None:
+            return found
+        try:
+            return self.engine.response_conversation_head(scope, conversation_id)
+        except Exception:  # noqa: BLE001 - fail open: captured as a new conversation
+            log.exception("could not read the stored conversation %s", conversation_id)
+            return None
+
+    def put(self, scope: Scope, response_id: str, items: list[Any], *,
+            parent: str | None = None, added: list[Any] | None = None,
+            ticket: CaptureTicket | None = None, conversation_id: str | None = None
+            ) -> None:
+        """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
+        conversation of ``parent``) also store its row, after ``ticket``'s capture;
+        with ``conversation_id``, make it that conversation's newest response."""
+        self._cache((scope.tenant, scope.role, response_id), tuple(items))
+        if conversation_id is not None:
+            with self._lock:
+                key = (scope.tenant, scope.role, conversation_id)
+                self._heads[key] = response_id
+                self._heads.move_to_end(key)
+                while len(self._heads) > self.limit:
+                    self._heads.popitem(last=False)
+        if added is None:
+            return
+        try:
+            self.engine.remember_response(scope, response_id, parent, added, ticket,
+                                          conversation_id)
+        except Exception:  # noqa: BLE001 - fail open: it stays in memory only
+            log.exception("could not store the response %s", response_id)
+
+    def _cache(self, key: tuple[str, str, str], items: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._map[key] = items
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
@@ -114,20 +181,31 @@ def threads_of(engine: Engine) -> ResponseThreads:
     """The :class:`ResponseThreads` of one engine (one per proxy app)."""
     found = _THREADS.get(engine)
     if found is None:
-        found = _THREADS[engine] = ResponseThreads()
+        found = _THREADS[engine] = ResponseThreads(engine)
     return found
 
 
 def _remember(ex: Exchange, obj: Any) -> None:
     """Map a relayed response's id to its thread (the request's items, then its
-    ``output``), unless the request said ``store: false``."""
+    ``output``), unless the request said ``store: false``; its row is stored when the
+    conversation it continues is known (always, unless it continued an unknown id)."""
     if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
             or not isinstance(obj.get("output"), list)
             or not isinstance(ex.body, dict) or ex.body.get("store") is False):
         return
     conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
-    threads_of(ex.request.app[ENGINE]).put(ex.scope, obj["id"],
-                                           [*conversation, *obj["output"]])
+    known = ex.conversation is not None or (ex.body.get("previous_response_id") is None
+                                            and ex.body.get("conversation") is None)
+    added = [*input_items(ex.body), *obj["output"]]
+    threads_of(ex.request.app[ENGINE]).put(
+        ex.scope, obj["id"], [*conversation, *obj["output"]], parent=ex.continues,
+        added=added if known else None, ticket=ex.ticket, conversation_id=ex.conversation_id)
+
+
+def conversation_id(given: Any) -> str | None:
+    """A request's ``conversation`` id (a string, or an object with an ``id``)."""
+    given = given.get("id") if isinstance(given, dict) else given
+    return given if isinstance(given, str) and given else None
 
 
 async def responses(request: web.Request) -> web.StreamResponse:
@@ -157,7 +235,23 @@ async def _responses(request: web.Request) -> web.StreamResponse:
     if not RESPONSES.understood(body):
         record.record_unparsed(request, raw, "body is not an object with an input")
     elif body.get("conversation") is not None:
+        # The upstream keeps the conversation: the request goes as sent, without
+        # memory; it is captured (evidence) as the conversation relayed so far.
         reason = "conversation"
+        conv = conversation_id(body["conversation"])
+        if settings.capture.enabled and conv is not None:
+
+            def expand_conversation(scope: Scope) -> dict[str, Any] | None:
+                threads = threads_of(request.app[ENGINE])
+                head = threads.head(scope, conv)
+                stored = threads.get(scope, head) if head is not None else ()
+                if stored is None:
+                    return None
+                ex.conversation = [*stored, *input_items(body)]
+                ex.continues, ex.conversation_id = head, conv
+                return dict(body, input=ex.conversation)
+
+            begin_capture(ex, expand_conversation)
     elif settings.capture.enabled and body.get("previous_response_id") is not None:
         prev = body["previous_response_id"]
 
@@ -167,7 +261,7 @@ async def _responses(request: web.Request) -> web.StreamResponse:
                 prev, str) else None
             if stored is None:
                 return None
-            ex.conversation = [*stored, *input_items(body)]
+            ex.conversation, ex.continues = [*stored, *input_items(body)], prev
             whole = {k: v for k, v in body.items() if k != "previous_response_id"}
             whole["input"] = ex.conversation
             return whole
@@ -179,13 +273,14 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         begin_capture(ex)
     if whole is not None:
         ex.plan_body, ex.plan_raw = whole, rewrite.dumps_body(whole)
-    if ex.scope is not None and ex.ticket is not None:
+    observed = reason == "conversation"  # captured, forwarded as sent
+    if ex.scope is not None and ex.ticket is not None and not observed:
         turns = RESPONSES.messages(whole if whole is not None else body)
         index = rewrite.newest_user_index(turns)
         newest = message_text(turns[index]) if index is not None else ""
         if index is not None and commands.is_command(newest):
             return await answer_command(ex, newest)
-    if ex.memory and ex.capture_future is not None:
+    if ex.memory and ex.capture_future is not None and not observed:
         await run_memory_path(ex)
     ex.extra = {"x-lcm-request-id": ex.rid, "x-lcm-memory": ex.prepared.state,
                 **ex.prepared.headers}
@@ -193,7 +288,7 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         ex.extra["x-lcm-memory-reason"] = reason or skip_reason(ex)
     elif whole is not None and ex.prepared.body is not None:
         ex.extra["x-lcm-responses-mode"] = "stateless-replay"
-    ex.tools = offers_tools(ex)
+    ex.tools = offers_tools(ex) and not observed
     forwardlog.record(request, ex.scope, ex.rid, ex.prepared, raw, body, tools=ex.tools,
                       wire=RESPONSES)
     if ex.tools:
@@ -316,8 +411,11 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
             if ex.ticket is not None:
                 await record.store_first(ex, capture_relayed(ex, status, streamed, res))
 
-        result = await relay_body(upstream, response, keep=True, request=request,
-                                  before_end=store_first)
+        shown = _shown_previous(ex)
+        result = await relay_body(
+            upstream, response, keep=True, request=request, before_end=store_first,
+            rewriter=ShowPrevious(shown, streamed=streamed)
+            if shown is not None and status < 400 else None)
     finally:
         upstream.release()
     if result.client_gone:
@@ -325,6 +423,14 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     if ex.ticket is not None and not ex.captured:
         record.spawn(ex, capture_relayed(ex, status, streamed, result))
     return response
+
+
+def _shown_previous(ex: Exchange) -> str | None:
+    """The client's ``previous_response_id`` when its request went as a stateless
+    replay (the upstream's answer then says null; the client is shown its own)."""
+    prev = ex.body.get("previous_response_id") if isinstance(ex.body, dict) else None
+    replayed = ex.extra.get("x-lcm-responses-mode") == "stateless-replay"
+    return prev if replayed and isinstance(prev, str) else None
 
 
 def final_response(streamed: bool, body: bytes) -> tuple[Any, str | None]:
@@ -428,6 +534,7 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
         recover=recoverer(ex),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
     )
+    loop.shown_previous = _shown_previous(ex)
     started = time.perf_counter()
     try:
         if ex.streamed:

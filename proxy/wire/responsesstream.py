@@ -70,11 +70,19 @@ class StreamState:
         """The response id the client sees (the first round's)."""
         self.output: list[Any] = []
         """The items the client was shown, in its order (from ``output_item.done``)."""
+        self.previous: str | None = None
+        """The client's ``previous_response_id`` when its request went as a stateless
+        replay: shown in the response objects where the upstream says null."""
 
     def stamp(self, obj: dict[str, Any], raw: bytes | None) -> bytes:
         """``obj`` with the next sequence number: ``raw`` when that changes nothing."""
         seq = self.seq
         self.seq += 1
+        response = obj.get("response")
+        if (self.previous is not None and isinstance(response, dict)
+                and "previous_response_id" in response
+                and response["previous_response_id"] is None):
+            obj, raw = dict(obj, response=dict(response, previous_response_id=self.previous)), None
         if raw is not None and obj.get("sequence_number") == seq:
             return raw
         return event_bytes(dict(obj, sequence_number=seq))
@@ -244,3 +252,57 @@ def terminal_bytes(sr: ResponsesStreamRound, state: StreamState, *, rounds: int,
             out += state.stamp(sr.terminal, raw)
         final = response
     return out, final
+
+
+class ShowPrevious:
+    """A :class:`proxy.relay.Rewriter` for a stateless replay's answer: the client
+    sees ``value`` (its own ``previous_response_id``) where the upstream, which got
+    none, says ``previous_response_id: null``. Streamed: every event whose
+    ``response`` object says null is restated, any other block relayed as its exact
+    bytes. Not streamed: the body is held to its end and restated there (an
+    unparsable body goes as it came)."""
+
+    def __init__(self, value: str, *, streamed: bool) -> None:
+        self.value = value
+        self.streamed = streamed
+        self.splitter = EventSplitter()
+        self.held: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> bytes:
+        if not self.streamed:
+            self.held.append(chunk)
+            return b""
+        return self._process(self.splitter.feed(chunk))
+
+    def close(self) -> bytes:
+        if not self.streamed:
+            body = b"".join(self.held)
+            try:
+                obj = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                return body
+            shown = self._shown(obj)
+            return body if shown is None else orjson.dumps(shown)
+        return self._process(self.splitter.close())
+
+    def _shown(self, obj: Any) -> dict[str, Any] | None:
+        """``obj`` (a response object) with the client's id, or ``None`` unchanged."""
+        if (isinstance(obj, dict) and "previous_response_id" in obj
+                and obj["previous_response_id"] is None):
+            return dict(obj, previous_response_id=self.value)
+        return None
+
+    def _process(self, blocks: list[tuple[bytes, SSEEvent | None]]) -> bytes:
+        out = []
+        for raw, event in blocks:
+            if event is None or b'"previous_response_id"' not in raw:
+                out.append(raw)
+                continue
+            try:
+                obj = orjson.loads(event.data)
+            except orjson.JSONDecodeError:
+                out.append(raw)
+                continue
+            shown = self._shown(obj.get("response")) if isinstance(obj, dict) else None
+            out.append(raw if shown is None else event_bytes(dict(obj, response=shown)))
+        return b"".join(out)
