@@ -86,6 +86,58 @@ async def test_a_checklist_step_stays_in_its_conversation(
     assert "rollout cap to 25 percent" in block_of(first.upstream_last_user())
 
 
+# -- a rule restated as a fact --------------------------------------------------------------
+@pytest.mark.parametrize("first, again", [
+    ("From now on, always sign every release tag with the team key.",
+     "Reminder: release tags always get signed with the team key."),
+    ("Release tags always get signed with the team key.",
+     "From now on, always sign every release tag with the team key."),
+])
+def test_a_rule_restated_as_a_fact_is_one_rule(engine: Engine, first: str, again: str) -> None:
+    put(engine, first)
+    put(engine, again)
+    active = rows(engine)
+    assert [r["kind"] for r in active] == ["constraint"], active
+    merged = rows(engine, "merged")  # a fact said first is merged into the rule
+    assert [m["superseded_by"] for m in merged] == (
+        [active[0]["id"]] if first.startswith("Release") else []), merged
+
+
+async def test_a_rule_restated_as_a_fact_keeps_both_sources(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    fact = "Reminder: release tags always get signed with the team key."
+    rule = "From now on, always sign every release tag with the team key."
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say(fact)
+    await agent.say("Unrelated: the weather is nice.")
+    await agent.say(rule)
+    await proxy.settle()
+    found = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT kind, json_extract(data, '$.sources') AS sources, source_message_id"
+        " FROM memory_items WHERE status='active' AND text LIKE '%release tag%'")])
+    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
+        (fact, rule))])
+    assert [f["kind"] for f in found] == ["constraint"], found
+    assert found[0]["sources"] == f"[{msgs[0]},{msgs[1]}]", found
+    other = Agent(proxy, upstream, session="two", system="Another conversation.")
+    await other.say("How do we handle release tags?")
+    lines = [ln for ln in block_of(other.upstream_last_user()).splitlines()
+             if ln.startswith("- [") and "release tag" in ln]
+    assert len(lines) == 1, lines
+
+
+@pytest.mark.parametrize("first, again", [
+    ("Never force-push to the main branch.", "We force-push to the main branch on Fridays."),
+    ("Always sign release tags with the team key.", "Release tags are signed by the CI bot."),
+])
+def test_a_rule_and_a_different_fact_stay_two_items(engine: Engine, first: str,
+                                                    again: str) -> None:
+    put(engine, first)
+    put(engine, again)
+    assert len(rows(engine)) == 2 and not rows(engine, "merged")
+
+
 def test_a_title_over_a_list_is_not_a_statement_but_a_sentence_is() -> None:
     assert [e.text for e in extract(CHECKLIST)] == ["set the rollout cap to 25 percent"]
     assert [e.subject for e in extract("The budget is 200 euros:\n- rent\n- food")][0] \
