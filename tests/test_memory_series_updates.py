@@ -138,6 +138,49 @@ def test_a_rule_and_a_different_fact_stay_two_items(engine: Engine, first: str,
     assert len(rows(engine)) == 2 and not rows(engine, "merged")
 
 
+# -- paraphrased updates ---------------------------------------------------------------------
+@pytest.mark.parametrize("old, new", [
+    ("I live in Porto.", "Home is Lisbon these days."),
+    ("I'm based in Leeds.", "I relocated to York in spring."),
+    ("We live near Lyon.", "Nowadays we live in Nice."),
+    ("我住在杭州。", "我现在住在上海。"),
+    ("私は札幌に住んでいます。", "今は福岡に住んでいます。"),
+    ("Our paper comes from the Riverside supplier.",
+     "We moved our paper order to the Hillcrest supplier."),
+    ("The staging cluster runs Postgres 14.", "The staging cluster currently runs Postgres 16."),
+    ("We use Jenkins for CI.", "We don't use Jenkins anymore."),
+])
+def test_a_marked_paraphrased_update_supersedes(engine: Engine, old: str, new: str) -> None:
+    put(engine, old, speaker="kim")
+    put(engine, new, speaker="kim")
+    active = rows(engine)
+    assert [r["text"] for r in active] == [new], active
+    assert active[0]["supersedes"] is not None
+
+
+def test_an_update_supersedes_only_its_own_speaker_and_series(engine: Engine) -> None:
+    put(engine, "I live in Porto.", speaker="kim")
+    put(engine, "I live in Bergen.", speaker="lee")
+    put(engine, "Home is Lisbon these days.", speaker="kim")
+    assert sorted(r["text"] for r in rows(engine)) == [
+        "Home is Lisbon these days.", "I live in Bergen."]
+    assert all(r["conflict_with"] is None for r in rows(engine))
+    put(engine, "Run 39: accuracy is 0.91.")
+    put(engine, "Run 40: accuracy is currently 0.93.")
+    texts = [r["text"] for r in rows(engine)]
+    assert "Run 39: accuracy is 0.91." in texts and "Run 40: accuracy is currently 0.93." in texts
+    assert all(r["conflict_with"] is None for r in rows(engine))
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("My sister lives in Bergen.", "sister"),
+    ("We moved to Argo CD last week.", "argo cd last week"),
+    ("I'm currently working on the parser.", "working"),
+])
+def test_other_subjects_are_not_where_the_speaker_lives(text: str, subject: str) -> None:
+    assert [e.subject for e in extract(text)] == [subject]
+
+
 def test_a_title_over_a_list_is_not_a_statement_but_a_sentence_is() -> None:
     assert [e.text for e in extract(CHECKLIST)] == ["set the rollout cap to 25 percent"]
     assert [e.subject for e in extract("The budget is 200 euros:\n- rent\n- food")][0] \

@@ -121,6 +121,9 @@ _VERB = re.compile(
     r"|是|为|有|要|用|需要|です|ます|した|する", re.I)
 """Words that make a line ending in a colon a statement ("The budget is 200 euros:")
 rather than the title of the list below it ("Release checklist for v2.3:")."""
+_PRONOUN_ONLY = re.compile(r"^(?:i|we|you|they|he|she|it)(?:'m|'re|'s|'ve|'d)?$")
+"""A subject phrase that is only who speaks ("I'm currently working on …"): the
+subject is what follows the cue."""
 
 
 _TIME_LEAD = re.compile(
@@ -448,8 +451,12 @@ class _Message:
         phrase = c.scan[c.body_start:at]
         if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
             phrase = re.split(r"[はが]", phrase, maxsplit=1)[0]
+        if lang == "en":  # "We moved our flour order to …": what moved is the subject
+            cue = lx.EN_UPDATE.pattern.match(c.scan, at, c.end)
+            if cue is not None and cue.group("what"):
+                return key(cue.group("what"), lang) or subject
         before = key(phrase, lang)
-        if before:
+        if before and not (lang == "en" and _PRONOUN_ONLY.match(before)):
             return before
         if lang == "en":
             tail = lx.EN_UPDATE_FOR.search(c.scan, self.update_end or at, c.end)
@@ -520,6 +527,8 @@ class _Message:
             own = item.subject and not set(item.subject.split()) <= set(self.label.split())
             item = replace(item, subject=f"{self.label} {item.subject}" if own
                            else self.label, label=self.label)
+        if item.kind == "fact" and not self.label and lx.EN_HOME.search(item.text):
+            item = replace(item, subject="home")  # where the speaker lives (lexicon doc)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))
         self.out.append(item)
