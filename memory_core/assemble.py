@@ -316,9 +316,9 @@ def standing_weight(row: Any) -> float:
     Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
     必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
-    number, :func:`memory_core.standing.one_off`), 0 for an item led by an ordinal
-    label ("Run 39: …", one of a series), decision 1.5 (+1.5 when explicit: "we
-    decided", 决定), fact 0;
+    number, :func:`memory_core.standing.one_off`), 0 for an item of a series
+    (:func:`memory_core.standing.series`: "Run 39: …", a numbered checklist's
+    step), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item), +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
@@ -332,7 +332,7 @@ def standing_weight(row: Any) -> float:
     if row["kind"] == "fact" and not correction and not (
             numeric and standing.fixed_quantity(row)):
         return 0.0  # neither a correction nor a number the user set (an observation)
-    if standing.label(row) or standing.one_off(row):
+    if standing.series(row) or standing.one_off(row):
         return 0.0  # one of a series ("Run 39: …"), or a request about one answer
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):

@@ -21,7 +21,11 @@ Conflict (both sides stay visible until the user resolves it):
 Restatement: the same kind, subject and value again — or the same statement
   reworded, its content terms the same ("My manager is Dana." / "Reminder: Dana is
   my manager.") — adds a revision row, not a duplicate item; the item keeps every
-  source in ``data.sources`` and cites the newest.
+  source in ``data.sources`` and cites the newest. A statement said again as
+  another kind (a rule restated as a fact: "From now on, always sign every release
+  tag …" / "Reminder: release tags always get signed …") is one item too, kept as
+  the stronger kind (preference > rule or decision > fact); when the stronger one
+  comes second, the first gets status ``merged`` and gives it its sources.
 """
 
 from __future__ import annotations
@@ -156,12 +160,26 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
                 elif contradicts(ex, row):
                     old = row
                 break
-    if same is None and not ex.correction and kind in comparable:
-        # The same words reordered are a restatement, not a rival value.
-        same = _reworded(conn, scope, ex, kind, speaker)
-    if same is not None and not ex.correction and _restated(conn, same, thread_id,
-                                                           message_id, now):
+    absorb: sqlite3.Row | None = None
+    if same is None and kind in comparable:
+        if not ex.correction:
+            # The same words reordered are a restatement, not a rival value.
+            same = _reworded(conn, scope, ex, kind, speaker)
+        elif old is not None:
+            old = conn.execute("SELECT * FROM memory_items WHERE id=?", (old["id"],)).fetchone()
+            if _KIND_RANK[old["kind"]] < _KIND_RANK[kind] and _same_statement(
+                    old, ex, kind, content_terms(ex.text)):
+                # "From now on, always …" after the same rule said as a fact: not a new
+                # value (a correction restating its own kind still replaces, and settles
+                # a conflict its target was part of)
+                same = old
+        if same is not None and _KIND_RANK[same["kind"]] < _KIND_RANK[kind] and not (
+                standing.conversation_local(same) and same["thread_id"] != thread_id):
+            absorb, same = same, None  # a fact said again as a rule: the rule is kept
+    if same is not None and _restated(conn, same, thread_id, message_id, now):
         return None
+    if absorb is not None and absorb is old:
+        old = None
     data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
     if getattr(ex, "task_label", None):
         data["task_label"] = ex.task_label
@@ -179,6 +197,8 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     )
     item_id = int(cur.lastrowid or 0)
     _outbox(conn, "item", item_id)
+    if absorb is not None:
+        _absorb(conn, item_id, absorb, now)
     if old is not None:
         if ex.correction:
             supersede(conn, int(old["id"]), item_id, "correction", now)
@@ -209,34 +229,75 @@ def content_terms(text: str | None) -> frozenset[str]:
     return terms(text) - _RESTATEMENT_WORDS
 
 
+_KIND_RANK = {"fact": 0, "constraint": 1, "decision": 1, "preference": 2}
+"""Which of two kinds a statement said both ways is kept as: a rule restated as a fact
+("From now on, always mark …" / "Reminder: trays always get …") stays the rule."""
+
+
+def _same_statement(row: sqlite3.Row, ex: Any, kind: str, new_terms: frozenset[str]) -> bool:
+    """Whether the stored ``row`` says what ``ex`` says, reworded (:func:`_reworded`)."""
+    if row["value"] != ex.value or row["unit"] != ex.unit or row["condition"] != ex.condition:
+        return False
+    same_kind = row["kind"] == kind
+    old_terms = content_terms(row["text"])
+    shared = len(new_terms & old_terms)
+    if not ((same_kind and old_terms == new_terms) or (shared >= 3 and shared >= 0.8 * max(
+            len(new_terms), len(old_terms)))):
+        return False
+    data = _data(row)
+    return ((not same_kind or bool(data.get("negated")) == bool(getattr(ex, "negated", False)))
+            and data.get("label") == getattr(ex, "label", None)
+            and len(_NEGATION.findall(row["text"])) % 2 == len(_NEGATION.findall(ex.text)) % 2
+            and _numbers(row["text"]) == _numbers(ex.text))
+
+
 def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
               speaker: str) -> sqlite3.Row | None:
-    """An active item of the same kind, speaker, value, unit, condition, polarity and
-    numbers whose content terms are the new statement's, reordered ("My manager is Dana." /
-    "Reminder: Dana is my manager."): equal sets, or each covering 80 % of the other
-    with at least three shared. ``None`` when there is none."""
+    """An active item of the same speaker, value, unit, condition, ordinal label,
+    polarity and numbers whose content terms are the new statement's, reordered ("My
+    manager is Dana." / "Reminder: Dana is my manager."): equal sets, or each covering
+    80 % of the other with at least three shared. The item may be of another
+    comparable kind (a rule restated as a fact: "From now on, always mark every tray
+    with a violet sticker." / "Reminder: trays always get a violet sticker."); then
+    at least three terms must be shared, and the polarity is read from the negation
+    words alone (the ``negated`` flag means a prohibition for a rule, not for a
+    fact). ``None`` when there is none."""
     new_terms = content_terms(ex.text)
     if not new_terms:
         return None
-    negated = bool(getattr(ex, "negated", False))
+    kinds = ("fact", "decision", "constraint", "preference")
     for row in conn.execute(
-        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active' AND kind=?"
+        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+        f" AND kind IN ({','.join('?' * len(kinds))})"
         f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
         " ORDER BY id DESC LIMIT ?",
-        (scope.tenant, scope.role, kind, speaker, ex.value, ex.unit, ex.condition,
+        (scope.tenant, scope.role, *kinds, speaker, ex.value, ex.unit, ex.condition,
          _REWORDED_SCAN),
     ):
-        old_terms = content_terms(row["text"])
-        shared = len(new_terms & old_terms)
-        if old_terms == new_terms or (shared >= 3 and shared >= 0.8 * max(
-                len(new_terms), len(old_terms))):
-            data = _data(row)
-            if bool(data.get("negated")) == negated and data.get("label") == getattr(
-                    ex, "label", None) and len(_NEGATION.findall(row["text"])) % 2 == len(
-                    _NEGATION.findall(ex.text)) % 2 and _numbers(row["text"]) == _numbers(
-                    ex.text):
-                return row
+        if _same_statement(row, ex, kind, new_terms):
+            return row
     return None
+
+
+def _absorb(conn: sqlite3.Connection, keep_id: int, drop: sqlite3.Row, now: float) -> None:
+    """Merge the older item ``drop`` into the new item ``keep_id`` that says the same
+    as a stronger kind (:data:`_KIND_RANK`): ``keep_id`` takes every source of
+    ``drop`` before its own (``data.sources``, oldest first) and ``drop`` gets status
+    ``merged`` with ``superseded_by`` = ``keep_id`` (a ``merged`` revision)."""
+    keep = conn.execute("SELECT data, source_message_id FROM memory_items WHERE id=?",
+                        (keep_id,)).fetchone()
+    data = _data(keep)
+    srcs = standing.sources(drop) + [m for m in standing.sources(keep)
+                                     if m not in standing.sources(drop)]
+    data["sources"] = srcs
+    conn.execute("UPDATE memory_items SET data=? WHERE id=?",
+                 (orjson.dumps(data).decode(), keep_id))
+    conn.execute("UPDATE memory_items SET status='merged', superseded_by=?, updated_at=?"
+                 " WHERE id=?", (keep_id, now, drop["id"]))
+    _revision(conn, int(drop["id"]), "status", "active", "merged",
+              f"said again as a stronger kind by item {keep_id}", now)
+    _revision(conn, keep_id, "restated", None, drop["source_message_id"], "restated", now)
+    _outbox(conn, "item", int(drop["id"]), "delete")
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")

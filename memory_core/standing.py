@@ -7,13 +7,16 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   project", "by default", 以后/总是/一律, 今後/常に/毎回… A request about the current
   answer ("Reply in JSON with key answer.") is a one-off: it is kept and searchable,
   but is not put in every block, nor in another conversation's.
-- A **labelled** item leads with an ordinal label ("Run 39: …", "step 3", "第3步"): one
-  of a series in one conversation (``data.label``, set by the extraction).
+- A **labelled** item leads with an ordinal label ("Run 39: …", "step 3", "第3步") or is
+  a step of a numbered list ("2. bring a cash float of 50 euros" under "Checklist:"):
+  one of a series in one conversation (``data.label``, set by the extraction) — task
+  state, not something that stands. A labelled preference or a labelled rule that says
+  it stands ("1. Always use tabs.") is not one of a series (:func:`series`).
 - A **fixed quantity** is a number the user set (a budget, a port, a timeout); an
   **observation** reports what a run or a measurement gave ("latency was 180 ms",
   "the build took 40 s", "用了40秒", "3分かかった"): it is kept and searchable, but
   a statement is not standing merely because it holds a number.
-- **Conversation-local** items (assistant proposals, labelled items, one-off
+- **Conversation-local** items (assistant proposals, items of a series, one-off
   requests) are shown only in the thread they were said in and its forks
   (docs/scopes.md); long-term items in every thread of the tenant, end user and role.
 """
@@ -88,6 +91,15 @@ def label(row: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def series(row: Any) -> bool:
+    """One of a series said in one conversation (module doc): a labelled item, unless
+    it is a preference or a rule that says it stands."""
+    if not label(row):
+        return False
+    return not (row["kind"] == "preference"
+                or (row["kind"] == "constraint" and is_standing_rule(row["text"])))
+
+
 def one_off(row: Any) -> bool:
     """A constraint that does not say it stands and fixes no number."""
     return (row["kind"] == "constraint" and row["value"] is None
@@ -113,6 +125,6 @@ def sources(row: Any) -> list[int]:
 
 
 def conversation_local(row: Any) -> bool:
-    """Shown only in its own thread (module doc): assistant proposals, labelled
-    items and one-off requests."""
-    return row["evidence"] == "assistant" or bool(label(row)) or one_off(row)
+    """Shown only in its own thread (module doc): assistant proposals, items of a
+    series (:func:`series`) and one-off requests."""
+    return row["evidence"] == "assistant" or series(row) or one_off(row)

@@ -67,7 +67,8 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     """The active item a correction ``ex`` replaces, or None (module docstring).
 
     Candidates are the active items of ``kinds`` in the tenant and role said by
-    ``speaker`` (a message's ``name``; ``""`` for none), however old
+    ``speaker`` (a message's ``name``; ``""`` for none) — for a correction led by an
+    ordinal label ("Run 40: …"), only items of that label — however old
     (the newest ``CORRECTION_SCAN``; corrections are rare, the scan is cheap).
     Each must agree on the condition (:func:`conditions_agree`) and on the unit's
     dimension (both without a unit, or both of one class; only the very same
@@ -93,6 +94,9 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
            f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})"
            f" AND coalesce(json_extract(data, '$.speaker'), '') = ?")
     args: list[Any] = [scope.tenant, scope.role, *kinds, speaker]
+    if getattr(ex, "label", None):  # "Run 40: … currently 0.93" revises run 40, not run 39
+        sql += " AND coalesce(json_extract(data, '$.label'), '') = ?"
+        args.append(ex.label)
     if new_unit:  # units of another dimension never pair: leave them to SQLite
         alike = sorted({u for u in (*UNITS.values(), *CJK_UNITS.values(), ex.unit)
                         if unit_class(u) == new_unit})

@@ -107,12 +107,32 @@ EN_RULE_LEAD = en(r"^(?:from now on|going forward)\b")
 """Update leads that also state a rule: kept in the clause, whose rules read them."""
 EN_UPDATE = Cue(en(
     r"(?<!\bfor )(?<!\bjust )(?<!\bright )\bnow\b(?!\s+that\b)"
-    r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded)"
-    r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"),
-    words="now switched switching moved migrated changed changing swapped upgraded longer "
-          "anymore any")
+    r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded|relocated)"
+    r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"
+    r"|\b(?:switched|moved|migrated|changed|swapped)\s+(?:our|my|the|their|his|her)\s+"
+    r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
+    r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"),
+    words="now switched switching moved migrated changed changing swapped upgraded relocated "
+          "longer anymore any days nowadays currently moment present")
 """'We deploy with Argo CD now', 'we switched to Argo CD', 'we no longer use Jenkins' (but
-not 'for now', 'right now', 'now that'). The match's start cuts the subject phrase."""
+not 'for now', 'right now', 'now that'); 'we moved our flour order to …' (what moved is
+the ``what`` group); and a statement that marks its value as the present one ('Home is
+Ronda these days', nowadays, currently, at the moment, at present, anymore). The
+match's start cuts the subject phrase."""
+EN_HOME = re.compile(
+    r"\b(?:i|we)(?:['’]m|['’]re|\s+am|\s+are)?\s+(?:now\s+|currently\s+|still\s+|also\s+)?"
+    r"(?:live|living|reside|residing|based|settled)\s+(?:in|near|at)\b"
+    r"|\bi(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+)?(?:moved|relocated|moved\s+house"
+    r"|moved\s+back)\s+to\s+(?-i:[A-Z])"
+    r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:now\s+)?(?-i:[A-Z])"
+    r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|(?:に|で)(?:住んで|暮らして)|に引っ越し",
+    re.I)
+"""Where the speaker lives, however it is put ("I live in Visby", "I'm based in
+Ghent", "I moved to Ronda last month", "Home is Ronda these days", 我住在…,
+…に住んでいます): one attribute, subject ``home``, so a later value supersedes or
+conflicts with the earlier one. First person only ("my sister lives in …" is
+another subject); "moved to" only for "I" and a capitalised place ("we moved to
+Argo CD" is a tool)."""
 EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,40}?)\s*[.!]*$",
                            re.I)
 """'We switched to Argo CD for deploys': what changed is named after 'for'."""

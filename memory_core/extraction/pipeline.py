@@ -115,6 +115,17 @@ _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoi
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
 
 
+_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|will|would|should|must|can|could|need|needs"
+    r"|do|does|did|use|uses|want|wants|prefer|like|get|gets|set|keep|make)\b|'s\b|'re\b"
+    r"|是|为|有|要|用|需要|です|ます|した|する", re.I)
+"""Words that make a line ending in a colon a statement ("The budget is 200 euros:")
+rather than the title of the list below it ("Release checklist for v2.3:")."""
+_PRONOUN_ONLY = re.compile(r"^(?:i|we|you|they|he|she|it)(?:'m|'re|'s|'ve|'d)?$")
+"""A subject phrase that is only who speaks ("I'm currently working on …"): the
+subject is what follows the cue."""
+
+
 _TIME_LEAD = re.compile(
     r"\s*(?:(?:and|so)\s+)?(?:from\s+now\s+on|going\s+forward|from\s+today(?:\s+on)?"
     r"|from\s+this\s+(?:week|month|sprint|release)(?:\s+on)?|in\s+(?:the\s+)?future"
@@ -285,12 +296,14 @@ class _Message:
         self.pending_correction = False  # "訂正です。" flags the next sentence
         self.previous: tuple[str, str | None] | None = None  # (subject, unit class)
         self.label: str | None = None  # "run 39": the sentence's ordinal label, if any
+        self.list_number: str | None = None  # "2" in a numbered list's "2. bring …"
         self.update_at: int | None = None  # where an unmarked update cue starts ("now")
         self.update_end: int | None = None
         self.marked = False  # the sentence has a correction cue of its own
 
     def items(self) -> list[Extracted]:
-        for sent in segment(self.text, self.scan):
+        sents = segment(self.text, self.scan)
+        for i, sent in enumerate(sents):
             lang = detect_lang(self.scan[sent.start:sent.end], self.lang)
             if lang == "zh" and self.folded is None:
                 self.folded = fold_traditional(self.scan)
@@ -299,6 +312,11 @@ class _Message:
             labelled = ":" in head or "]" in head
             if self.speaker == "user" and self._task_line(sc, sent, lang, labelled):
                 continue
+            if sc[sent.end - 1] in ":：" and i + 1 < len(sents) and sents[i + 1].list_item \
+                    and sents[i + 1].line > sent.line and not _VERB.search(sc, sent.start,
+                                                                            sent.end):
+                continue  # "Release checklist for v2.3:" titles the list below: no statement
+            self.list_number = sent.number
             self._sentence(sc, sent.start, sent.end, lang, labelled)
         return self.out
 
@@ -357,6 +375,10 @@ class _Message:
             # ordinal is a name, not a quantity, and it names the subject.
             self.label = ordinal_label(ordinal)
             body = ordinal.end()
+        elif self.list_number:
+            # "2. bring a cash float of 50 euros": one step of a numbered list (a
+            # checklist, a plan) is one of a series like "Step 2: …".
+            self.label = "#" + self.list_number
         self.marked = correction  # "Actually …": the whole sentence revises
         if self.speaker == "user" and not _is_question(sc[body:b], lang):
             body, correction = self._update(sc, body, b, lang, correction)
@@ -429,8 +451,12 @@ class _Message:
         phrase = c.scan[c.body_start:at]
         if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
             phrase = re.split(r"[はが]", phrase, maxsplit=1)[0]
+        if lang == "en":  # "We moved our flour order to …": what moved is the subject
+            cue = lx.EN_UPDATE.pattern.match(c.scan, at, c.end)
+            if cue is not None and cue.group("what"):
+                return key(cue.group("what"), lang) or subject
         before = key(phrase, lang)
-        if before:
+        if before and not (lang == "en" and _PRONOUN_ONLY.match(before)):
             return before
         if lang == "en":
             tail = lx.EN_UPDATE_FOR.search(c.scan, self.update_end or at, c.end)
@@ -501,6 +527,8 @@ class _Message:
             own = item.subject and not set(item.subject.split()) <= set(self.label.split())
             item = replace(item, subject=f"{self.label} {item.subject}" if own
                            else self.label, label=self.label)
+        if item.kind == "fact" and not self.label and lx.EN_HOME.search(item.text):
+            item = replace(item, subject="home")  # where the speaker lives (lexicon doc)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))
         self.out.append(item)

@@ -29,10 +29,13 @@ class Sentence:
     end: int
     line: int
     list_item: bool
+    number: str | None = None
+    """The marker's number of a numbered list item ("2" for "2. bring …"), else None."""
 
 
 _LIST_MARKER = re.compile(
     r"[ \t]*(?:[-*+•・‣◦]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?|[ \t]*#{1,6}[ \t]+")
+_NUMBERED = re.compile(r"[ \t]*(\d{1,3})[.)]")
 _TERMINATOR = re.compile(r"[.!?;。！？；．]+")
 _FULL_STOPS = set("。！？；．")
 _CLOSERS = set("\"')]}”’」』）】》")
@@ -108,6 +111,8 @@ def segment(text: str, scan: str) -> list[Sentence]:
         line_end = n if nl < 0 else nl
         marker = _LIST_MARKER.match(scan, pos, line_end)
         is_item = marker is not None and scan[marker.start():marker.end()].strip()[:1] != "#"
+        number = (_NUMBERED.match(scan, marker.start(), marker.end())
+                  if is_item and marker is not None else None)
         start = marker.end() if marker else pos
         cursor = start
         pieces: list[tuple[int, int]] = []
@@ -128,9 +133,11 @@ def segment(text: str, scan: str) -> list[Sentence]:
                 continue
             continues = scan[a].islower() and scan[a].isascii()
             if first and prev_open is not None and not marker and continues:
-                out[-1] = Sentence(prev_open.start, b, prev_open.line, prev_open.list_item)
+                out[-1] = Sentence(prev_open.start, b, prev_open.line, prev_open.list_item,
+                                   prev_open.number)
             else:
-                out.append(Sentence(a, b, line_no, is_item))
+                out.append(Sentence(a, b, line_no, is_item,
+                                    number.group(1) if number else None))
             first = False
         last = out[-1] if out and out[-1].line == line_no else None
         prev_open = last if last is not None and scan[last.end - 1] not in ".!?;。:：" else None
