@@ -172,6 +172,7 @@ async def populate(proxy: RunningProxy) -> Populated:
                             key="code_style", title="Code style",
                             content=f"{MARK_B} tabs, 80 columns")
     pop.summaries = add_forest(proxy, pop.tenant_a, "coder", pop.threads["a"])
+    await proxy.settle()  # the items, memories and summaries indexed, as searches expect
     return pop
 
 
