@@ -379,16 +379,23 @@ async def test_a_corrupt_index_rebuilds_itself(echo: EchoUpstream, tmp_path: Pat
     text_dir, vec_dir = data / "index" / "text", data / "index" / "vectors"
     segments = [p for p in text_dir.iterdir() if p.suffix in (".term", ".idx", ".store")]
     assert segments
+    # Damaged copies replace the files (a new inode each): this process may still map
+    # the closed proxy's segments, and a mapped file cut short in place is a SIGBUS.
+    def replace(p: Path, data: bytes) -> None:
+        tmp = p.with_name(p.name + ".damaged")
+        tmp.write_bytes(data)
+        os.replace(tmp, p)
+
     if damage == "truncate text segments":
         for p in segments:
-            p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+            replace(p, p.read_bytes()[: p.stat().st_size // 2])
     elif damage == "garble text meta":
-        (text_dir / "meta.json").write_text('{"segments": [garbage')
+        replace(text_dir / "meta.json", b'{"segments": [garbage')
     elif damage == "delete a segment":
         segments[0].unlink()
     else:
         for p in vec_dir.glob("*.npz"):
-            p.write_bytes(b"\x00garbage" * 10)
+            replace(p, b"\x00garbage" * 10)
     proxy = await start_proxy(echo.base_url, data)
     try:
         assert proxy.engine.search is not None  # running with search, not without
