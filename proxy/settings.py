@@ -65,7 +65,7 @@ class CaptureSettings:
     enabled: bool = True
     store_raw_json: bool = True
     redact_secrets: bool = True
-    response_wait_seconds: float = field(default=2.0, metadata=_rng(0, 30))
+    response_wait_seconds: float = field(default=0.0, metadata=_rng(0, 30))
     keep_forwarded_requests: int = field(default=200, metadata=_rng(0, 100_000))
     forwarded_body_max_kib: int = field(default=4096, metadata=_rng(1, 1_048_576))
 
