@@ -46,6 +46,8 @@ a longer message is extracted in (by a writer job queued after the capture
 commits, off the request path: :meth:`Engine._extract_one`). The capture runs on
 the writer thread that requests wait on, and the rules cost about 1.5 ms per 2 KB:
 a whole 100 KB paste extracted inline would hold every other capture for seconds."""
+SUMMARIES_RECHECK_SECONDS = 1.0
+"""How long :meth:`Engine.has_summaries` trusts a scope's "no summary node"."""
 EXTRACT_MAX_TOTAL_CHARS = 2_000_000
 """Characters of one message read for memory at most (about 63 chunks); the rest of
 a longer message is skipped, logged at WARNING. It stays stored and searchable."""
@@ -115,6 +117,8 @@ class Engine:
         self.message_counts = MessageCounts()
         """Forwarded token counts of stored messages by id (the proxy's budget check)."""
         self._summary_nodes = SummaryNodes()
+        self._has_summaries: dict[tuple[str, str], tuple[bool, float]] = {}
+        self._has_summaries_lock = threading.Lock()
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
         self._blocks_lock = threading.Lock()
         self.context_limits = ContextLimits()
@@ -432,6 +436,39 @@ class Engine:
         """The summary forest that applies to a request whose path is ``path_ids``."""
         return compaction.forest(self._nodes_on_path(scope, path_ids))
 
+    def has_summaries(self, scope: Scope) -> bool:
+        """True when ``scope`` may have an active summary node; False when it has none.
+
+        For the memory path's quick decision on a request without a block
+        (``proxy.memorypath``). Cached per scope: a read on the event loop while
+        the writer thread runs Python waits for the interpreter lock (measured
+        1.3 ms a request with memory off, most of what such a request added). True
+        stays (a purge may remove nodes: the caller then only takes the slow,
+        exact path); this engine sets it before it writes a node; a False is read
+        again after :data:`SUMMARIES_RECHECK_SECONDS` (another process,
+        ``lcm-proxy compact``, may have compacted meanwhile: until then such a
+        request goes as the client sent it, uncompacted).
+        """
+        key = (scope.tenant, scope.role)
+        now = time.monotonic()
+        held = self._has_summaries.get(key)
+        if held is not None and (held[0] or now - held[1] < SUMMARIES_RECHECK_SECONDS):
+            return held[0]
+        found = self.store.read(lambda c: c.execute(
+            "SELECT 1 FROM summary_nodes WHERE tenant=? AND role=? AND status='active'"
+            " LIMIT 1", key).fetchone() is not None)
+        with self._has_summaries_lock:
+            if len(self._has_summaries) > 4096:
+                self._has_summaries.clear()
+            held = self._has_summaries.get(key)  # a node written meanwhile wins
+            if held is None or not held[0]:
+                self._has_summaries[key] = (found, now)
+            return found or bool(held and held[0])
+
+    def may_splice(self) -> bool:
+        """True when any stored reply has a splice (in-memory; no I/O)."""
+        return bool(self._spliced)
+
     def _nodes_on_path(self, scope: Scope, path_ids: Sequence[int]
                        ) -> list[compaction.SummaryNode]:
         """:func:`memory_core.compaction.load_nodes`, through the node cache."""
@@ -542,6 +579,8 @@ class Engine:
                 else:
                     text = compaction.merge_summaries(children, cap)
             source_tokens = sum(m.tokens for m in msgs)
+            with self._has_summaries_lock:  # before the node exists
+                self._has_summaries[(scope.tenant, scope.role)] = (True, 0.0)
             node_id = self.store.write_sync(
                 lambda conn, g=group, t=text, m=model, st=source_tokens, ch=children:
                 compaction.store_node(

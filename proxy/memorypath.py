@@ -121,6 +121,13 @@ async def prepare_upstream(
                        and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
     offer_always = settings.tools.offer == "always"
     metrics, pool = request.app[METRICS], request.app[MEMORY_POOL]
+    if not want_block:
+        quick = _unchanged(engine, scope, raw, body, want_compaction, wire)
+        if quick is not None:
+            # Decided without the capture, which goes on in the writer (its order
+            # with this request's answer and the next request's capture is the
+            # writer's FIFO): the evidence is the same, only nothing waits for it.
+            return quick
     prepared: Future[Prepared] = Future()
     gave_up = threading.Event()
 
@@ -202,6 +209,59 @@ def _view_tokens(engine: Engine, view: list[Any], messages: list[Any], ids: list
                                           ids[:head] + ids[m - tail:]))
 
 
+def _fixed_tokens(cfg: Any, body: dict[str, Any], wire: WireAdapter) -> int:
+    """Tokens of the tools the upstream gets: the client's and, when they may be
+    offered, the memory tools."""
+    offered_tools = cfg.tools_enabled and wire.tools_wanted(body)
+    return budget.tools_tokens(body.get("tools")) + (
+        _memory_tools_tokens(body, wire) if offered_tools else 0)
+
+
+def _upper_bound(cfg: Any, raw: bytes, fixed: int, block_room: int, forest_room: int,
+                 want_compaction: bool) -> int:
+    """An upper bound on the forwarded request's tokens, from its bytes: a token is
+    at least one byte of the JSON it came from (and a message's JSON framing
+    outweighs its 4 tokens of overhead)."""
+    return (len(raw) + raw.count(b'"image_url"') * budget.IMAGE_PART_TOKENS + fixed
+            + block_room + (forest_room + 200 if want_compaction else 0))
+
+
+def _unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
+               want_compaction: bool, wire: WireAdapter) -> Prepared | None:
+    """The outcome for a request without a block (``X-LCM-Memory: off``) when it is
+    certain before its capture that the memory path leaves it as sent; ``None``
+    when the capture is needed to know.
+
+    Without a block, the memory path changes a request only by leaving out earlier
+    ``/memory`` exchanges (none without those bytes in the body), by the summary
+    forest (none when the scope has no active summary node, or compaction is off
+    for it), by splices (only on stored replies: none when no reply was ever
+    spliced, or the request has no message but user, system and developer ones),
+    or by fitting it to its budget (not when its upper bound fits). A new
+    conversation with memory off, the common short request, then waits for no
+    capture (about 4-5 ms of hand-offs on a loaded 2-CPU machine,
+    docs/evaluation/README.md). Cheap: bytes, the budget table, one ``LIMIT 1``.
+    """
+    cfg = engine.config
+    if b"/memory" in raw:
+        return None
+    plan = budget.request_budget(body, cfg.context, hard_limit=cfg.compaction.hard_limit_tokens,
+                                 limits=engine.context_limits)
+    forest_room = int(cfg.context.forest_share * plan.input_tokens)
+    if _upper_bound(cfg, raw, _fixed_tokens(cfg, body, wire), 0, forest_room,
+                    want_compaction) > plan.input_tokens:
+        return None
+    if engine.may_splice() and not all(
+            isinstance(m, dict) and m.get("role") in ("user", "system", "developer")
+            for m in wire.messages(body)):
+        return None
+    if want_compaction and engine.has_summaries(scope):
+        return None
+    return Prepared(budget=plan, headers={"x-lcm-context": (
+        f"budget={plan.input_tokens}; window={plan.window}; source={plan.source};"
+        f" reserve={plan.reserve}")})
+
+
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool, wire: WireAdapter = CHAT,
@@ -253,12 +313,9 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     block_room = min(cfg.soft_budget_tokens, int(cfg.context.block_share * limit)) \
         if want_block else 0
     forest_room = int(cfg.context.forest_share * limit)
-    # A token is at least one byte of the JSON it came from (and a message's JSON
-    # framing outweighs its 4 tokens of overhead): under this bound, nothing to count.
-    bound = (len(raw) + raw.count(b'"image_url"') * budget.IMAGE_PART_TOKENS + fixed
-             + (0 if offer else tools_tokens) + block_room
-             + (forest_room + 200 if want_compaction else 0))
-    maybe_over = bound > limit
+    # Under this bound, nothing to count (the tools counted as if offered).
+    maybe_over = _upper_bound(cfg, raw, fixed + (0 if offer else tools_tokens), block_room,
+                              forest_room, want_compaction) > limit
 
     def render(roots: list[Any], room: int | None) -> _View:
         covered: set[int] = set().union(*(n.message_ids for n in roots)) if roots else set()

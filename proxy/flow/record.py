@@ -90,13 +90,29 @@ def record_gone(ex: Exchange) -> None:
 
 
 async def store_first(ex: Exchange, job: Any) -> None:
-    """Start the answer's capture ``job`` and wait for it, bounded by
-    ``capture.response_wait_seconds``, while the background gives way."""
+    """Start the answer's capture ``job`` before the client gets its end, let it queue
+    its write, then wait for the commit at most ``capture.response_wait_seconds``
+    (default 2 s; 0: not at all) while the background gives way.
+
+    ``job`` (one of this module's captures, or a handler's) must call
+    ``engine.capture_response`` before its first ``await``: its first step, which
+    runs in the ``sleep(0)`` below, queues the answer on the store's writer. The
+    writer runs jobs in order (FIFO), so anything this client sends after the end
+    (the next turn, whose capture matches its history against this answer by
+    prefix) is queued behind the answer and sees it stored: the guarantee the
+    commit wait used to give the next turn, at no wait. What the wait still adds
+    is durability against a crash in the few milliseconds before the commit (the
+    client has the answer, the store not yet; a Chat Completions or Messages
+    client sends it back with its next turn, and it is stored then).
+    """
     app = ex.request.app
     ex.captured = True
     task = app[TASKS].spawn(job, name=f"capture-response-{ex.rid}")
-    with app[ENGINE].foreground():
-        await bounded(task, app[SETTINGS].capture.response_wait_seconds, ex.rid)
+    await asyncio.sleep(0)  # the job's first step: its write is queued
+    seconds = app[SETTINGS].capture.response_wait_seconds
+    if seconds > 0 and not task.done():
+        with app[ENGINE].foreground():
+            await bounded(task, seconds, ex.rid)
 
 
 def spawn(ex: Exchange, job: Any) -> None:

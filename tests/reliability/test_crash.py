@@ -164,12 +164,13 @@ async def test_sigkill_mid_stream_loses_nothing_the_clients_received(
 
 async def test_sigkill_under_write_load(echo: EchoUpstream, tmp_path: Path) -> None:
     """16 agents send non-streamed turns as fast as they can; SIGKILL lands wherever.
-    Every answer an agent fully received is stored (the proxy stores an answer
-    before the client gets the end of its body: capture.response_wait_seconds);
-    after the agents resume, every turn is stored once."""
+    With ``capture.response_wait_seconds`` > 0 (default 2 s), every answer an agent
+    fully received is stored (the proxy stores an answer before the client gets
+    the end of its body); after the agents resume, every turn is stored once."""
     data = tmp_path / "data"
     agents = [Agent(f"w{i}") for i in range(16)]
-    server = ServeProcess(echo.base_url, data, tmp_path / "serve.log")
+    server = ServeProcess(echo.base_url, data, tmp_path / "serve.log",
+                          env={"LCM_CAPTURE__RESPONSE_WAIT_SECONDS": "2"})
     try:
         await server.start()
         async with aiohttp.ClientSession() as http:
