@@ -2,7 +2,7 @@
 
 A request with ``X-LCM-Memory: off`` that the memory path cannot change is
 forwarded without waiting for its capture; an answer is queued for storing before
-the client's end but not waited for (``capture.response_wait_seconds`` 0): the
+the client's end, and with ``capture.response_wait_seconds = 0`` not waited for: the
 store's writer runs jobs in order, so the next turn still finds it. Real proxy,
 real openai SDK, real fake upstream on loopback, real SQLite (the writer is held
 up by a second connection's write lock).
@@ -44,7 +44,8 @@ async def test_memory_off_is_answered_while_the_writer_is_stuck_and_stored_in_or
     first answer included, matched: the answer was queued before the second turn's
     capture), each message stored once."""
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
-                              injection={"capture_wait_seconds": 5.0})
+                              injection={"capture_wait_seconds": 5.0},
+                              capture={"response_wait_seconds": 0.0})
     client = _client(proxy, "sk-short-000000000001")
     try:
         holder = sqlite3.connect(proxy.engine.store.path, timeout=30)
@@ -142,8 +143,8 @@ async def test_the_next_turn_finds_an_answer_that_was_not_waited_for(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     """Memory on, back-to-back turns with no commit wait: every turn continues the
     one thread (the answer was always queued ahead of the next turn's capture)."""
-    proxy = await start_proxy(upstream.base_url, tmp_path / "d")
-    assert proxy.settings.capture.response_wait_seconds == 0
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              capture={"response_wait_seconds": 0.0})
     client = _client(proxy, "sk-short-000000000004")
     try:
         messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
