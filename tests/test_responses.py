@@ -805,3 +805,26 @@ async def test_tools_go_only_where_history_lies_beyond(upstream: FakeUpstream,
     finally:
         await c.close()
         await running.close()
+
+
+async def test_a_background_run_gets_no_memory_tools_and_is_continued_upstream(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """``background: true``: the upstream answers ``queued`` and runs on after the
+    proxy relayed that, so no memory tool is offered (nor named in the block), and the
+    queued response, whose output only the upstream will know, is not mapped: a request
+    continuing it goes with its ``previous_response_id``, never as a replay that would
+    lack the background answer."""
+    upstream.push_response(RReply(text=None, response_status="queued"))
+    first = await rclient.responses.create(model="gpt-x", background=True,
+                                           input="Write a long essay about owls.")
+    assert first.status == "queued"
+    body = upstream.responses_requests[-1]["json"]
+    assert not [t for t in body.get("tools", []) if t["name"].startswith("memory_")]
+    assert "memory_grep" not in orjson.dumps(body["input"]).decode()
+    await proxy.settle()
+    raw = await rclient.responses.with_raw_response.create(
+        model="gpt-x", previous_response_id=first.id, input="Shorter, please.")
+    assert "x-lcm-responses-mode" not in raw.headers
+    sent = upstream.responses_requests[-1]["json"]
+    assert sent["previous_response_id"] == first.id
+    assert sent["input"] == "Shorter, please."  # as the client sent it
