@@ -828,3 +828,20 @@ async def test_a_background_run_gets_no_memory_tools_and_is_continued_upstream(
     sent = upstream.responses_requests[-1]["json"]
     assert sent["previous_response_id"] == first.id
     assert sent["input"] == "Shorter, please."  # as the client sent it
+
+
+async def test_an_oversized_opening_is_compacted_but_never_the_request(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """A first request of two user turns whose first one alone overflows the budget:
+    the inline compaction summarises it, and the newest user message still goes
+    verbatim, last (it used to be summarised too, so the model got no request)."""
+    paste = "lorem ipsum dolor sit amet 12345 " * 20_000  # ~160,000 tokens
+    raw = await rclient.responses.with_raw_response.create(model="gpt-x", input=[
+        {"role": "user", "content": paste}, {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "Summarise it in one line."}])
+    assert raw.headers["x-lcm-context-compacted"] == "inline"
+    sent = upstream.responses_requests[-1]["json"]["input"]
+    assert len(orjson.dumps(sent)) < 100_000
+    assert sent[-1]["role"] == "user"
+    assert "Summarise it in one line." in orjson.dumps(_user_parts(
+        upstream.responses_requests[-1]["json"])).decode()
