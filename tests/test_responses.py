@@ -845,3 +845,24 @@ async def test_an_oversized_opening_is_compacted_but_never_the_request(
     assert sent[-1]["role"] == "user"
     assert "Summarise it in one line." in orjson.dumps(_user_parts(
         upstream.responses_requests[-1]["json"])).decode()
+
+
+async def test_tool_choice_required_gets_no_memory_tools(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """``tool_choice: "required"`` makes every round call a tool: a model that kept to
+    the memory tools ran out the round budget and the client got a completed
+    response with an empty output. So, as ``any`` on ``/v1/messages``, no memory
+    tools go (and the block names none); the client's forced call comes back."""
+    upstream.push_response(*(RReply(text=None, calls=[{
+        "call_id": f"c{k}", "name": "memory_grep", "arguments": '{"query": "x"}'}])
+        for k in range(8)))
+    tools = [{"type": "function", "name": "lookup", "strict": False,
+              "parameters": {"type": "object", "properties": {}}}]
+    resp = await rclient.responses.create(model="gpt-x", input="Look it up.",
+                                          tools=tools, tool_choice="required")
+    body = upstream.responses_requests[0]["json"]
+    assert [t["name"] for t in body["tools"]] == ["lookup"]
+    assert "memory_grep" not in orjson.dumps(body["input"]).decode()
+    # The fake answered the one round with its scripted call, relayed as it came.
+    assert len(upstream.responses_requests) == 1
+    assert [o.type for o in resp.output] == ["function_call"]
