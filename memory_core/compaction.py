@@ -196,7 +196,8 @@ def protected_bounds(path: Sequence[_Planned], cfg: CompactionConfig) -> tuple[i
     """Return ``(start, end)``: path indexes of the compactable middle ``[start, end)``.
 
     Head: leading system/developer messages, then ``head_turns`` user turns (a turn
-    runs to the next user message). Tail: the last ``tail_turns`` user turns.
+    runs to the next user message). Tail: the last ``tail_turns`` user turns, or all
+    of them when there are fewer (the newest user message is never compactable).
     """
     n = len(path)
     i = 0
@@ -204,7 +205,7 @@ def protected_bounds(path: Sequence[_Planned], cfg: CompactionConfig) -> tuple[i
         i += 1
     users = [k for k in range(i, n) if path[k].role == "user"]
     start = users[cfg.head_turns] if len(users) > cfg.head_turns else n
-    end = users[-cfg.tail_turns] if cfg.tail_turns and len(users) >= cfg.tail_turns else n
+    end = users[-min(cfg.tail_turns, len(users))] if cfg.tail_turns and users else n
     if cfg.tail_turns == 0:
         end = n
     # Never end inside a call/result segment.

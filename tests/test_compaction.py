@@ -62,6 +62,19 @@ def test_protected_head_and_tail() -> None:
     assert sum(1 for m in path[end:] if m.role == "user") == 3
 
 
+def test_fewer_user_turns_than_the_tail_are_all_protected() -> None:
+    """Two user turns under ``tail_turns = 6``: both are tail, so the inline stages
+    (no minimum size) can never summarise the newest user message away."""
+    path = [pm(1, "user", 160_000), pm(2, "assistant", 1), pm(3, "user", 3)]
+    for head in (0, 1):
+        cfg = CompactionConfig(head_turns=head, tail_turns=6, min_tokens=0, min_turns=1)
+        start, end = protected_bounds(path, cfg)
+        assert path[start:end] == []
+        assert plan(path, [], cfg) == []
+    cfg = CompactionConfig(head_turns=0, tail_turns=1, min_tokens=0, min_turns=1)
+    assert [i for g in plan(path, [], cfg) for i in g.message_ids] == [1, 2]
+
+
 def test_plan_waits_for_both_thresholds() -> None:
     path = conversation(12)
     assert plan(path, [], CompactionConfig(min_tokens=100_000, min_turns=1)) == []

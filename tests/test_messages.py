@@ -578,3 +578,23 @@ async def test_tools_go_only_where_history_lies_beyond(upstream: FakeUpstream,
         assert {"memory_search", "memory_grep"} <= names
     finally:
         await running.close()
+
+
+@pytest.mark.parametrize("choice", [{"type": "tool", "name": "read_file"}, {"type": "any"},
+                                    {"type": "none"}])
+async def test_a_tool_choice_without_memory_tools_gets_a_block_that_names_none(
+        proxy: RunningProxy, upstream: FakeUpstream, choice: dict[str, Any]) -> None:
+    """A ``tool_choice`` that keeps the memory tools out (forced, ``any``, ``none``)
+    also keeps them out of the block's guidelines: the model is never told to call a
+    tool it was not given."""
+    tools = [{"name": "read_file", "description": "Read a file",
+              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+    raw = await client(proxy).messages.with_raw_response.create(
+        model="claude-x", max_tokens=100, tools=tools, tool_choice=choice,  # type: ignore[arg-type]
+        messages=[{"role": "user", "content": "Read the Makefile."}])
+    assert raw.headers["x-lcm-memory"] == "injected"
+    body = sent(upstream)[-1]["json"]
+    assert [t["name"] for t in body["tools"]] == ["read_file"]
+    assert body["tool_choice"] == choice
+    block = body["messages"][-1]["content"][-1]["text"]
+    assert block.startswith("[Background Context") and "memory_grep" not in block

@@ -805,3 +805,64 @@ async def test_tools_go_only_where_history_lies_beyond(upstream: FakeUpstream,
     finally:
         await c.close()
         await running.close()
+
+
+async def test_a_background_run_gets_no_memory_tools_and_is_continued_upstream(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """``background: true``: the upstream answers ``queued`` and runs on after the
+    proxy relayed that, so no memory tool is offered (nor named in the block), and the
+    queued response, whose output only the upstream will know, is not mapped: a request
+    continuing it goes with its ``previous_response_id``, never as a replay that would
+    lack the background answer."""
+    upstream.push_response(RReply(text=None, response_status="queued"))
+    first = await rclient.responses.create(model="gpt-x", background=True,
+                                           input="Write a long essay about owls.")
+    assert first.status == "queued"
+    body = upstream.responses_requests[-1]["json"]
+    assert not [t for t in body.get("tools", []) if t["name"].startswith("memory_")]
+    assert "memory_grep" not in orjson.dumps(body["input"]).decode()
+    await proxy.settle()
+    raw = await rclient.responses.with_raw_response.create(
+        model="gpt-x", previous_response_id=first.id, input="Shorter, please.")
+    assert "x-lcm-responses-mode" not in raw.headers
+    sent = upstream.responses_requests[-1]["json"]
+    assert sent["previous_response_id"] == first.id
+    assert sent["input"] == "Shorter, please."  # as the client sent it
+
+
+async def test_an_oversized_opening_is_compacted_but_never_the_request(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """A first request of two user turns whose first one alone overflows the budget:
+    the inline compaction summarises it, and the newest user message still goes
+    verbatim, last (it used to be summarised too, so the model got no request)."""
+    paste = "lorem ipsum dolor sit amet 12345 " * 20_000  # ~160,000 tokens
+    raw = await rclient.responses.with_raw_response.create(model="gpt-x", input=[
+        {"role": "user", "content": paste}, {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "Summarise it in one line."}])
+    assert raw.headers["x-lcm-context-compacted"] == "inline"
+    sent = upstream.responses_requests[-1]["json"]["input"]
+    assert len(orjson.dumps(sent)) < 100_000
+    assert sent[-1]["role"] == "user"
+    assert "Summarise it in one line." in orjson.dumps(_user_parts(
+        upstream.responses_requests[-1]["json"])).decode()
+
+
+async def test_tool_choice_required_gets_no_memory_tools(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """``tool_choice: "required"`` makes every round call a tool: a model that kept to
+    the memory tools ran out the round budget and the client got a completed
+    response with an empty output. So, as ``any`` on ``/v1/messages``, no memory
+    tools go (and the block names none); the client's forced call comes back."""
+    upstream.push_response(*(RReply(text=None, calls=[{
+        "call_id": f"c{k}", "name": "memory_grep", "arguments": '{"query": "x"}'}])
+        for k in range(8)))
+    tools = [{"type": "function", "name": "lookup", "strict": False,
+              "parameters": {"type": "object", "properties": {}}}]
+    resp = await rclient.responses.create(model="gpt-x", input="Look it up.",
+                                          tools=tools, tool_choice="required")
+    body = upstream.responses_requests[0]["json"]
+    assert [t["name"] for t in body["tools"]] == ["lookup"]
+    assert "memory_grep" not in orjson.dumps(body["input"]).decode()
+    # The fake answered the one round with its scripted call, relayed as it came.
+    assert len(upstream.responses_requests) == 1
+    assert [o.type for o in resp.output] == ["function_call"]

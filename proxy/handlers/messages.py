@@ -205,6 +205,8 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
     view_body = {"model": body.get("model"), "max_tokens": body.get("max_tokens"),
                  "messages": ([system] if system is not None else []) + body["messages"],
                  "tools": body.get("tools")}
+    if not MESSAGES.tools_wanted(body):  # no memory tools: the block must not name them
+        view_body["tool_choice"] = "none"
     with engine.foreground():
         prepared = await prepare_upstream(ex.request, engine, ex.scope, ex.capture_future,
                                           ex.raw, view_body, ex.rid)

@@ -187,10 +187,13 @@ def threads_of(engine: Engine) -> ResponseThreads:
 
 def _remember(ex: Exchange, obj: Any) -> None:
     """Map a relayed response's id to its thread (the request's items, then its
-    ``output``), unless the request said ``store: false``; its row is stored when the
+    ``output``), unless the request said ``store: false`` or the response is not done
+    (``queued`` or ``in_progress``: a ``background`` run, whose output only the upstream
+    will know, so a request continuing it goes as sent); its row is stored when the
     conversation it continues is known (always, unless it continued an unknown id)."""
     if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
             or not isinstance(obj.get("output"), list)
+            or obj.get("status") in ("queued", "in_progress")
             or not isinstance(ex.body, dict) or ex.body.get("store") is False):
         return
     conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)

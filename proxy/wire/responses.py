@@ -234,10 +234,14 @@ class ResponsesWire(WireAdapter):
         return understood(body)
 
     def tools_wanted(self, body: dict[str, Any]) -> bool:
-        """False when ``tool_choice`` is ``none`` or forces a tool (any object form),
-        or ``tools`` is not a list."""
+        """False when ``tool_choice`` is ``none``, ``required`` (every round must call a
+        tool: the hidden rounds could end only on the round budget, with no answer) or
+        forces a tool (any object form), ``tools`` is not a list, or ``background`` is
+        true (the run goes on upstream after the proxy relayed its ``queued`` answer:
+        no round could be hidden)."""
         choice = body.get("tool_choice")
-        if choice == "none" or isinstance(choice, dict):
+        if (choice in ("none", "required") or isinstance(choice, dict)
+                or body.get("background") is True):
             return False
         return body.get("tools") is None or isinstance(body.get("tools"), list)
 
