@@ -145,13 +145,16 @@ async def test_client_tool_named_like_ours_wins(proxy: RunningProxy,
     assert names.count("memory_grep") == 1 and "lcm_memory_grep" in names
 
 
-async def test_tool_choice_none_and_forced_offer_nothing(proxy: RunningProxy,
-                                                         upstream: FakeUpstream) -> None:
+async def test_tool_choice_none_required_and_forced_offer_nothing(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
     client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0)
     fn = {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
                                                                        "properties": {}}}}
     await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "a"}],
                                          tools=[fn], tool_choice="none")
+    assert [t["function"]["name"] for t in upstream.chat_requests[-1]["json"]["tools"]] == ["f"]
+    await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "r"}],
+                                         tools=[fn], tool_choice="required")
     assert [t["function"]["name"] for t in upstream.chat_requests[-1]["json"]["tools"]] == ["f"]
     await client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "b"}], tools=[fn],

@@ -87,11 +87,13 @@ class ChatWire(WireAdapter):
         return body.get("stream") is True
 
     def tools_wanted(self, body: dict[str, Any]) -> bool:
-        """False when the request rules our tools out: ``tool_choice`` ``none``, a forced
-        client function, the legacy ``functions`` parameter (no mixing with ``tools``),
-        or ``n`` above 1 (one answer per choice: no round could be hidden in all)."""
+        """False when the request rules our tools out: ``tool_choice`` ``none``,
+        ``required`` (a call of the client's own tools is due: a memory call would
+        satisfy it and leave the client none), a forced client function, the legacy
+        ``functions`` parameter (no mixing with ``tools``), or ``n`` above 1 (one
+        answer per choice: no round could be hidden in all)."""
         choice = body.get("tool_choice")
-        if choice == "none" or body.get("functions") is not None:
+        if choice in ("none", "required") or body.get("functions") is not None:
             return False
         if isinstance(choice, dict):  # {"type": "function", "function": {"name": ...}}
             return False
