@@ -51,6 +51,8 @@ from memory_core.supersession import (
     correction_target,
     more_specific,
     settles,
+    subject_keys,
+    subject_probe,
     subjects_match,
 )
 
@@ -122,20 +124,67 @@ SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
 """An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
 
 
+_CANDIDATES = 200
+"""Most subject matches compared with a new statement (newest first)."""
+
+
 def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], *,
                 subject: str, speaker: str = "") -> list[sqlite3.Row]:
-    """Active items of ``kinds`` in the scope, newest first, whose subject contains
-    ``subject`` or is contained in it (``instr`` in SQL; :func:`subjects_match`
-    then checks word boundaries). Every active item of the scope is a candidate,
-    however old — a restatement at turn 900 still finds turn 3.
+    """Active items of ``kinds`` in the scope said by ``speaker`` whose subject
+    matches ``subject`` (:func:`subjects_match`: equal, or one containing the other
+    as whole words / CJK substring), the newest ``_CANDIDATES``, newest first. Every
+    active item of the scope can be one, however old — a restatement at turn 900
+    still finds turn 3. Found through the subject keys
+    (``memory_item_subject_keys``, :func:`subject_keys`): the items holding the
+    subject's probe key (those that may contain it) and those whose anchor is one
+    of its keys (those it may contain), so the cost follows the matches, not the
+    scope's size — except for a subject with no word and no CJK character ("--"),
+    which any subject may contain as a whole word: then every active item's subject
+    is read, as before the keys.
     """
+    keys, _anchor = subject_keys(subject)
+    probe = subject_probe(subject)
+    if probe:
+        ids = {r[0] for r in conn.execute(
+            "SELECT item_id FROM memory_item_subject_keys WHERE tenant=? AND role=?"
+            " AND part=0 AND key=?", (scope.tenant, scope.role, probe))}
+    else:  # no word, no CJK ("--"): any subject may hold it; read them all
+        ids = {r[0] for r in conn.execute(
+            "SELECT id FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+            " AND subject IS NOT NULL AND instr(subject, ?) > 0",
+            (scope.tenant, scope.role, subject))}
+    probes = sorted(keys | {""})
+    ids.update(r[0] for r in conn.execute(
+        "SELECT item_id FROM memory_item_subject_keys WHERE tenant=? AND role=? AND part=1"
+        f" AND key IN ({','.join('?' * len(probes))})", (scope.tenant, scope.role, *probes)))
+    if not ids:
+        return []
+    rows: list[sqlite3.Row] = []
     marks = ",".join("?" * len(kinds))
-    sql = (f"SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
-           f" AND kind IN ({marks})")
-    args: list[Any] = [scope.tenant, scope.role, *kinds, subject, subject, speaker]
-    sql += " AND subject IS NOT NULL AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
-    sql += f" AND {SPEAKER_SQL} = ?"
-    return conn.execute(sql + " ORDER BY id DESC LIMIT 200", args).fetchall()
+    ordered = sorted(ids, reverse=True)
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start:start + 500]
+        rows.extend(conn.execute(
+            f"SELECT * FROM memory_items WHERE id IN ({','.join('?' * len(chunk))})"
+            f" AND tenant=? AND role=? AND status='active' AND kind IN ({marks})"
+            f" AND {SPEAKER_SQL} = ?",
+            (*chunk, scope.tenant, scope.role, *kinds, speaker)))
+    rows = [r for r in rows if subjects_match(subject, r["subject"])]
+    rows.sort(key=lambda r: -int(r["id"]))
+    return rows[:_CANDIDATES]
+
+
+def _index_subject(conn: sqlite3.Connection, scope: Scope, item_id: int,
+                   subject: str | None) -> None:
+    """Record a new item's subject keys (:func:`_candidates`)."""
+    if not subject:
+        return
+    keys, anchor = subject_keys(subject)
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_item_subject_keys (tenant, role, part, key, item_id)"
+        " VALUES (?,?,?,?,?)",
+        [(scope.tenant, scope.role, 0, k, item_id) for k in keys]
+        + [(scope.tenant, scope.role, 1, anchor, item_id)])
 
 
 def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_id: int,
@@ -196,6 +245,7 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
          getattr(ex, "lang", None), now, now, orjson.dumps(data).decode()),
     )
     item_id = int(cur.lastrowid or 0)
+    _index_subject(conn, scope, item_id, ex.subject)
     _outbox(conn, "item", item_id)
     if absorb is not None:
         _absorb(conn, item_id, absorb, now)

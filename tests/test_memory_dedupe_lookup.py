@@ -1,0 +1,181 @@
+"""The writer's duplicate checks look items up through indexes, with the decisions of a
+full scan: the subject-key lookup (``memory._candidates``) against the old ``instr``
+scan of every active item, the migration's backfill against the keys the writer
+records, and the restatement check's query (``memory._reworded``) served by its index."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory_core import memory
+from memory_core.engine import Engine
+from memory_core.extraction import Extracted
+from memory_core.models import Scope
+from memory_core.store.migrations import MIGRATIONS, apply_migrations
+from memory_core.supersession import subject_keys, subjects_match
+
+SCOPE = Scope("t", "coder")
+OTHER = Scope("t", "reviewer")
+KINDS = ("fact", "decision", "constraint", "preference")
+
+WORDS = ["api", "gateway", "timeout", "port", "ports", "staging", "db", "database", "Port",
+         "API", "retry", "limit", "node", "count", "v2", "x_y", "eu-west", "c++", "app.py",
+         "long-polling", "client", "clients"]
+CJK = ["网关", "超时", "端口", "数据库", "重试", "タイムアウト", "ポート", "设置", "api网关",
+       "网关超时", "超", "時間"]
+ODD = ["++", "--", "-", ".", "a", "é", "café", "naïve mode", "p99 latency", "  spaced  ",
+       "x", "1", "42 nodes", "a -- b", "-- mode", "port --", "v . x"]
+
+
+def _subject(rng: random.Random) -> str:
+    r = rng.random()
+    if r < 0.55:
+        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+    if r < 0.85:
+        sep = rng.choice(["", "", " "])
+        return sep.join(rng.choice(CJK) for _ in range(rng.randint(1, 3)))
+    return rng.choice(ODD)
+
+
+def _old_candidates(conn: sqlite3.Connection, scope: Scope, subject: str,
+                    speaker: str) -> list[sqlite3.Row]:
+    """The query ``_candidates`` ran before the subject keys (no LIMIT), newest first."""
+    return conn.execute(
+        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+        f" AND kind IN ({','.join('?' * len(KINDS))}) AND subject IS NOT NULL"
+        " AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
+        f" AND {memory.SPEAKER_SQL} = ? ORDER BY id DESC",
+        (scope.tenant, scope.role, *KINDS, subject, subject, speaker)).fetchall()
+
+
+def _fill(engine: Engine, rng: random.Random, n: int) -> list[str]:
+    subjects = []
+
+    def write(c: sqlite3.Connection) -> None:
+        for i in range(n):
+            subject = _subject(rng)
+            subjects.append(subject)
+            kind = rng.choice(KINDS + ("question", "proposal"))
+            scope = SCOPE if rng.random() < 0.85 else OTHER
+            # distinct values: no statement here restates or conflicts with another
+            memory.store_extracted(c, scope, 1, None, [Extracted(
+                kind=kind, text=f"item {i} about {subject}", subject=subject, value=float(i),
+                value_text=str(i))], speaker=rng.choice(["", "", "ana"]))
+        # some items leave the active set
+        c.execute("UPDATE memory_items SET status='superseded' WHERE id % 7 = 0")
+    engine.store.write_sync(write)
+    return subjects
+
+
+def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> None:
+    rng = random.Random(28)
+    engine = Engine(tmp_path / "d")
+    try:
+        stored = _fill(engine, rng, 1500)
+        probes = stored[::7] + [_subject(rng) for _ in range(300)] + [
+            "api", "API", "gateway timeout", "port", "网", "网关", "api网关超时", "ポート",
+            "++", "c++ limit", "x", "app.py", "node -- port", "-- mode x", "naïve", "café", "eu", "west", "long", "é"]
+
+        def check(c: sqlite3.Connection) -> int:
+            compared = 0
+            for subject in probes:
+                for scope in (SCOPE, OTHER):
+                    for speaker in ("", "ana", "bob"):
+                        old = _old_candidates(c, scope, subject, speaker)
+                        assert len(old) <= memory._CANDIDATES  # the old LIMIT never cut
+                        want = [r["id"] for r in old if subjects_match(subject, r["subject"])]
+                        got = [r["id"] for r in memory._candidates(
+                            c, scope, KINDS, subject=subject, speaker=speaker)]
+                        assert got == want, (subject, scope, speaker)
+                        compared += len(want)
+            return compared
+        assert engine.store.read(check) > 1000  # the probes do find matches
+    finally:
+        engine.close()
+
+
+def test_subject_keys_cover_every_match() -> None:
+    """``subjects_match`` ⇒ the probe of the shorter side is a key of the longer, and
+    the anchor of the shorter a key of the longer (the two lookups of ``_candidates``)."""
+    from memory_core.supersession import subject_probe
+    rng = random.Random(5)
+    subjects = list({_subject(rng) for _ in range(1500)} | set(WORDS) | set(CJK) | set(ODD))
+    pairs = 0
+    for a in subjects:
+        for b in subjects:
+            if subjects_match(a, b):
+                pairs += 1
+                keys_b = subject_keys(b)[0]
+                if len(a) <= len(b) and subject_probe(a):  # "": _candidates reads all
+                    assert subject_probe(a) in keys_b, (a, b)
+                if len(a) < len(b) or a == b:
+                    assert subject_keys(a)[1] in keys_b | {""}, (a, b)
+    assert pairs > len(subjects)
+
+
+def test_migration_backfills_the_keys_the_writer_records(tmp_path: Path) -> None:
+    """A store made before migration 9 gets, on opening, the keys its items would have
+    got from the writer."""
+    rng = random.Random(9)
+    engine = Engine(tmp_path / "new")
+    try:
+        _fill(engine, rng, 300)
+        written = engine.store.read(lambda c: sorted(map(tuple, c.execute(
+            "SELECT tenant, role, part, key, item_id FROM memory_item_subject_keys"))))
+        items = engine.store.read(lambda c: c.execute(
+            "SELECT * FROM memory_items ORDER BY id").fetchall())
+    finally:
+        engine.close()
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, _name, fn in MIGRATIONS[:8]:
+        conn.executescript(f"BEGIN;\n{fn()}\nPRAGMA user_version = {number};\nCOMMIT;")
+    cols = items[0].keys()
+    conn.executemany(f"INSERT INTO memory_items ({','.join(cols)}) VALUES"
+                     f" ({','.join('?' * len(cols))})", [tuple(r) for r in items])
+    assert apply_migrations(conn) == len(MIGRATIONS)
+    backfilled = sorted(conn.execute(
+        "SELECT tenant, role, part, key, item_id FROM memory_item_subject_keys"))
+    conn.close()
+    assert backfilled == written and len(written) > 300
+
+
+def test_reworded_query_reads_its_index(tmp_path: Path) -> None:
+    """``_reworded``'s newest-first query is served by ``memory_items_restate``: no scan
+    of the scope's items through ``json_extract``, no sort."""
+    engine = Engine(tmp_path / "d")
+    try:
+        plan = engine.store.read(lambda c: [r[3] for r in c.execute(
+            "EXPLAIN QUERY PLAN SELECT * FROM memory_items WHERE tenant=? AND role=?"
+            " AND status='active' AND kind IN (?,?,?,?)"
+            f" AND {memory.SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
+            " ORDER BY id DESC LIMIT ?", ("t", "r", *KINDS, "", 1.0, "s", None, 300))])
+    finally:
+        engine.close()
+    assert len(plan) == 1 and "memory_items_restate" in plan[0], plan
+    assert "TEMP B-TREE" not in " ".join(plan)
+
+
+@pytest.mark.parametrize("subject", ["api gateway", "网关超时", "++"])
+def test_purge_drops_an_items_subject_keys(tmp_path: Path, subject: str) -> None:
+    from memory_core import purge
+    engine = Engine(tmp_path / "d")
+    keys = "SELECT COUNT(*) FROM memory_item_subject_keys"
+    try:
+        for scope in (SCOPE, Scope("u", "coder")):
+            engine.store.write_sync(lambda c, scope=scope: memory.store_extracted(
+                c, scope, 1, None, [Extracted(kind="fact", text=f"the {subject} is 5 s",
+                                              subject=subject, value=5.0)]))
+        before = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
+        counts = engine.store.write_sync(lambda c: purge.purge(c, tenant="t"))
+        after = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
+        left = engine.store.read(lambda c: {r[0] for r in c.execute(
+            "SELECT DISTINCT tenant FROM memory_item_subject_keys")})
+    finally:
+        engine.close()
+    assert before >= 4 and counts["memory_item_subject_keys"] == before // 2 == after
+    assert left == {"u"}
