@@ -78,7 +78,8 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
         stored = _fill(engine, rng, 1500)
         probes = stored[::7] + [_subject(rng) for _ in range(300)] + [
             "api", "API", "gateway timeout", "port", "网", "网关", "api网关超时", "ポート",
-            "++", "c++ limit", "x", "app.py", "node -- port", "-- mode x", "naïve", "café", "eu", "west", "long", "é"]
+            "++", "c++ limit", "x", "app.py", "node -- port", "-- mode x", "--", "naïve",
+            "café", "eu", "west", "long", "é"]
 
         def check(c: sqlite3.Connection) -> int:
             compared = 0
