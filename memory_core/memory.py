@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,30 +125,72 @@ SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
 
 
 _CANDIDATES = 200
-"""Most subject matches compared with a new statement (newest first)."""
+"""Newest subject matches (``instr`` hits) compared with a new statement."""
+
+
+class _Window:
+    """Whether an item is among the newest ``_CANDIDATES`` active items of the scope,
+    ``kinds`` and speaker whose subject contains ``subject`` or is contained in it
+    (``instr``). Asked for ids in falling order, it counts those matches newer than
+    each id through a range of the rowid, reading each item newer than the oldest id
+    asked at most once: the cost follows how recent the asked items are."""
+
+    def __init__(self, conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...],
+                 subject: str, speaker: str) -> None:
+        self._conn = conn
+        self._args = (scope.tenant, scope.role, *kinds, subject, subject, speaker)
+        self._sql = (
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_items WHERE id > ? AND id <= ?"
+            " AND +tenant=? AND +role=? AND +status='active'"
+            f" AND +kind IN ({','.join('?' * len(kinds))}) AND subject IS NOT NULL"
+            " AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
+            f" AND {SPEAKER_SQL} = ? LIMIT ?)")
+        self._low = 1 << 62  # matches with id > _low: _newer
+        self._newer = 0
+
+    def holds(self, item_id: int) -> bool:
+        if item_id < self._low and self._newer < _CANDIDATES:
+            self._newer += self._conn.execute(
+                self._sql, (item_id, self._low, *self._args, _CANDIDATES - self._newer)
+            ).fetchone()[0]
+            self._low = item_id
+        return item_id >= self._low and self._newer < _CANDIDATES
 
 
 def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], *,
-                subject: str, speaker: str = "") -> list[sqlite3.Row]:
+                subject: str, speaker: str = "") -> Iterator[sqlite3.Row]:
     """Active items of ``kinds`` in the scope said by ``speaker`` whose subject
     matches ``subject`` (:func:`subjects_match`: equal, or one containing the other
-    as whole words / CJK substring), the newest ``_CANDIDATES``, newest first. Every
-    active item of the scope can be one, however old — a restatement at turn 900
-    still finds turn 3. Found through the subject keys
-    (``memory_item_subject_keys``, :func:`subject_keys`): the items holding the
-    subject's probe key (those that may contain it) and those whose anchor is one
-    of its keys (those it may contain), so the cost follows the matches, not the
-    scope's size — except for a subject with no word and no CJK character ("--"),
-    which any subject may contain as a whole word: then every active item's subject
-    is read, as before the keys.
+    as whole words / CJK substring), among the newest ``_CANDIDATES`` whose subject
+    contains it or is contained in it: the same subject first, then the others, each
+    newest first. Every active item of the scope can be one, however old — a
+    restatement at turn 900 still finds turn 3.
+
+    Lazy, so a caller that stops at the first it takes reads little: the same
+    subject through ``memory_items_subject``, the others through the subject keys
+    (``memory_item_subject_keys``, :func:`subject_keys`: the items holding the
+    subject's probe key, which may contain it, and those whose anchor is one of its
+    keys, which it may contain), the window (:class:`_Window`) through the rowid.
+    A subject with no word and no CJK character ("--"), which any subject may
+    contain as a whole word, has its containing subjects found by reading every
+    active item's subject.
     """
+    marks = ",".join("?" * len(kinds))
+    window = _Window(conn, scope, kinds, subject, speaker)
+    for row in conn.execute(
+            "SELECT * FROM memory_items WHERE tenant=? AND role=? AND subject=?"
+            f" AND +status='active' AND +kind IN ({marks}) AND +{SPEAKER_SQL} = ?"
+            " ORDER BY id DESC", (scope.tenant, scope.role, subject, *kinds, speaker)):
+        if not window.holds(int(row["id"])):
+            break
+        yield row
     keys, _anchor = subject_keys(subject)
     probe = subject_probe(subject)
     if probe:
         ids = {r[0] for r in conn.execute(
             "SELECT item_id FROM memory_item_subject_keys WHERE tenant=? AND role=?"
             " AND part=0 AND key=?", (scope.tenant, scope.role, probe))}
-    else:  # no word, no CJK ("--"): any subject may hold it; read them all
+    else:
         ids = {r[0] for r in conn.execute(
             "SELECT id FROM memory_items WHERE tenant=? AND role=? AND status='active'"
             " AND subject IS NOT NULL AND instr(subject, ?) > 0",
@@ -157,21 +199,21 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], 
     ids.update(r[0] for r in conn.execute(
         "SELECT item_id FROM memory_item_subject_keys WHERE tenant=? AND role=? AND part=1"
         f" AND key IN ({','.join('?' * len(probes))})", (scope.tenant, scope.role, *probes)))
-    if not ids:
-        return []
-    rows: list[sqlite3.Row] = []
-    marks = ",".join("?" * len(kinds))
     ordered = sorted(ids, reverse=True)
-    for start in range(0, len(ordered), 500):
-        chunk = ordered[start:start + 500]
-        rows.extend(conn.execute(
+    window = _Window(conn, scope, kinds, subject, speaker)
+    for start in range(0, len(ordered), 100):
+        chunk = ordered[start:start + 100]
+        rows = conn.execute(
             f"SELECT * FROM memory_items WHERE id IN ({','.join('?' * len(chunk))})"
             f" AND tenant=? AND role=? AND status='active' AND kind IN ({marks})"
-            f" AND {SPEAKER_SQL} = ?",
-            (*chunk, scope.tenant, scope.role, *kinds, speaker)))
-    rows = [r for r in rows if subjects_match(subject, r["subject"])]
-    rows.sort(key=lambda r: -int(r["id"]))
-    return rows[:_CANDIDATES]
+            f" AND {SPEAKER_SQL} = ? ORDER BY id DESC",
+            (*chunk, scope.tenant, scope.role, *kinds, speaker)).fetchall()
+        for row in rows:
+            if row["subject"] == subject or not subjects_match(subject, row["subject"]):
+                continue
+            if not window.holds(int(row["id"])):
+                return
+            yield row
 
 
 def _index_subject(conn: sqlite3.Connection, scope: Scope, item_id: int,
@@ -197,9 +239,7 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     if kind in comparable and ex.correction:
         old = correction_target(conn, scope, ex, comparable, speaker=speaker)
     elif kind in comparable and ex.subject:
-        rows = _candidates(conn, scope, comparable, subject=ex.subject, speaker=speaker)
-        rows.sort(key=lambda r: r["subject"] != ex.subject)  # the same subject first
-        for row in rows:
+        for row in _candidates(conn, scope, comparable, subject=ex.subject, speaker=speaker):
             if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
                     and not _other_dimension(ex.unit, row["unit"]) \
                     and not more_specific(ex.subject, row["subject"]):

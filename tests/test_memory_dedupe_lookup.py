@@ -43,13 +43,16 @@ def _subject(rng: random.Random) -> str:
 
 def _old_candidates(conn: sqlite3.Connection, scope: Scope, subject: str,
                     speaker: str) -> list[sqlite3.Row]:
-    """The query ``_candidates`` ran before the subject keys (no LIMIT), newest first."""
-    return conn.execute(
+    """What ``_store_item`` compared before the subject keys: the query ``_candidates``
+    ran then, the same subject moved first, and the rows ``subjects_match`` takes."""
+    rows = conn.execute(
         "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
         f" AND kind IN ({','.join('?' * len(KINDS))}) AND subject IS NOT NULL"
         " AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
-        f" AND {memory.SPEAKER_SQL} = ? ORDER BY id DESC",
+        f" AND {memory.SPEAKER_SQL} = ? ORDER BY id DESC LIMIT 200",
         (scope.tenant, scope.role, *KINDS, subject, subject, speaker)).fetchall()
+    rows.sort(key=lambda r: r["subject"] != subject)
+    return [r for r in rows if subjects_match(subject, r["subject"])]
 
 
 def _fill(engine: Engine, rng: random.Random, n: int) -> list[str]:
@@ -76,9 +79,17 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
     engine = Engine(tmp_path / "d")
     try:
         stored = _fill(engine, rng, 1500)
+        # more matches than the window holds: a subject said 260 times, with longer
+        # and shorter ones around it, and substring hits that are no word match
+        engine.store.write_sync(lambda c: [memory.store_extracted(c, SCOPE, 1, None, [
+            Extracted(kind="fact", text=f"{s} {i}", subject=s, value=float(10_000 + i))])
+            for i in range(400) for s in [rng.choice(
+                ["queue depth"] * 6 + ["queue", "queue depths", "depth", "a queue depth",
+                 "网关超时"] * 1 + ["网关"] * 2)]])
         probes = stored[::7] + [_subject(rng) for _ in range(300)] + [
             "api", "API", "gateway timeout", "port", "网", "网关", "api网关超时", "ポート",
-            "++", "c++ limit", "x", "app.py", "node -- port", "-- mode x", "--", "naïve",
+            "++", "c++ limit", "x", "app.py", "queue depth", "queue", "depths", "node -- port",
+            "-- mode x", "--", "naïve",
             "café", "eu", "west", "long", "é"]
 
         def check(c: sqlite3.Connection) -> int:
@@ -86,9 +97,7 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
             for subject in probes:
                 for scope in (SCOPE, OTHER):
                     for speaker in ("", "ana", "bob"):
-                        old = _old_candidates(c, scope, subject, speaker)
-                        assert len(old) <= memory._CANDIDATES  # the old LIMIT never cut
-                        want = [r["id"] for r in old if subjects_match(subject, r["subject"])]
+                        want = [r["id"] for r in _old_candidates(c, scope, subject, speaker)]
                         got = [r["id"] for r in memory._candidates(
                             c, scope, KINDS, subject=subject, speaker=speaker)]
                         assert got == want, (subject, scope, speaker)
