@@ -286,6 +286,7 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     )
     item_id = int(cur.lastrowid or 0)
     _index_subject(conn, scope, item_id, ex.subject)
+    _index_terms(conn, scope, item_id, ex.text)
     _outbox(conn, "item", item_id)
     if absorb is not None:
         _absorb(conn, item_id, absorb, now)
@@ -341,6 +342,22 @@ def _same_statement(row: sqlite3.Row, ex: Any, kind: str, new_terms: frozenset[s
             and _numbers(row["text"]) == _numbers(ex.text))
 
 
+def _reworded_shared(new_terms: frozenset[str]) -> int:
+    """How many of a new statement's ``n`` terms an item that :func:`_same_statement`
+    takes holds at least: all of them for equal sets, else at least three and 80 %
+    of ``n`` (80 % of the larger set, so at least of ``n``)."""
+    n = len(new_terms)
+    least = min(s for s in range(n + 1) if s >= 0.8 * n)
+    return max(3, least) if n >= 3 else n
+
+
+def _index_terms(conn: sqlite3.Connection, scope: Scope, item_id: int, text: str) -> None:
+    """Record a new item's content terms (:func:`_reworded`)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_item_terms (tenant, role, term, item_id) VALUES (?,?,?,?)",
+        [(scope.tenant, scope.role, t, item_id) for t in content_terms(text)])
+
+
 def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
               speaker: str) -> sqlite3.Row | None:
     """An active item of the same speaker, value, unit, condition, ordinal label,
@@ -351,18 +368,24 @@ def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
     with a violet sticker." / "Reminder: trays always get a violet sticker."); then
     at least three terms must be shared, and the polarity is read from the negation
     words alone (the ``negated`` flag means a prohibition for a rule, not for a
-    fact). ``None`` when there is none."""
+    fact). ``None`` when there is none. Compares the newest ``_REWORDED_SCAN``
+    such items (``memory_items_restate``), and of those only the ones holding enough
+    of its terms (:func:`_reworded_shared`, counted in ``memory_item_terms``)."""
     new_terms = content_terms(ex.text)
     if not new_terms:
         return None
     kinds = ("fact", "decision", "constraint", "preference")
     for row in conn.execute(
-        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+        "SELECT * FROM memory_items WHERE id IN (SELECT id FROM memory_items"
+        " WHERE tenant=? AND role=? AND status='active'"
         f" AND kind IN ({','.join('?' * len(kinds))})"
         f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
-        " ORDER BY id DESC LIMIT ?",
+        " ORDER BY id DESC LIMIT ?)"
+        " AND (SELECT COUNT(*) FROM memory_item_terms t WHERE t.item_id=memory_items.id"
+        f" AND t.term IN ({','.join('?' * len(new_terms))})) >= ?"
+        " ORDER BY id DESC",
         (scope.tenant, scope.role, *kinds, speaker, ex.value, ex.unit, ex.condition,
-         _REWORDED_SCAN),
+         _REWORDED_SCAN, *sorted(new_terms), _reworded_shared(new_terms)),
     ):
         if _same_statement(row, ex, kind, new_terms):
             return row

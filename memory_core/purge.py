@@ -164,6 +164,8 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
                     " AND name='memory_item_subject_keys'").fetchone():  # schema 9+
         delete("memory_item_subject_keys", f"DELETE FROM memory_item_subject_keys"
                f" WHERE item_id IN {ids('item')}")
+        delete("memory_item_terms", f"DELETE FROM memory_item_terms"
+               f" WHERE item_id IN {ids('item')}")
     delete("memory_item_revisions", f"DELETE FROM memory_item_revisions WHERE item_id IN"
            f" {ids('item')}")
     # Items point at each other (supersession) and at messages: drop links inside the set.

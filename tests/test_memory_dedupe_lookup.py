@@ -127,15 +127,19 @@ def test_subject_keys_cover_every_match() -> None:
     assert pairs > len(subjects)
 
 
+KEYS_SQL = "SELECT tenant, role, part, key, item_id FROM memory_item_subject_keys"
+TERMS_SQL = "SELECT tenant, role, term, item_id FROM memory_item_terms"
+
+
 def test_migration_backfills_the_keys_the_writer_records(tmp_path: Path) -> None:
-    """A store made before migration 9 gets, on opening, the keys its items would have
-    got from the writer."""
+    """A store made before migration 9 gets, on opening, the subject keys and content
+    terms its items would have got from the writer."""
     rng = random.Random(9)
     engine = Engine(tmp_path / "new")
     try:
         _fill(engine, rng, 300)
-        written = engine.store.read(lambda c: sorted(map(tuple, c.execute(
-            "SELECT tenant, role, part, key, item_id FROM memory_item_subject_keys"))))
+        written = engine.store.read(lambda c: [sorted(map(tuple, c.execute(q))) for q in (
+            KEYS_SQL, TERMS_SQL)])
         items = engine.store.read(lambda c: c.execute(
             "SELECT * FROM memory_items ORDER BY id").fetchall())
     finally:
@@ -148,10 +152,9 @@ def test_migration_backfills_the_keys_the_writer_records(tmp_path: Path) -> None
     conn.executemany(f"INSERT INTO memory_items ({','.join(cols)}) VALUES"
                      f" ({','.join('?' * len(cols))})", [tuple(r) for r in items])
     assert apply_migrations(conn) == len(MIGRATIONS)
-    backfilled = sorted(conn.execute(
-        "SELECT tenant, role, part, key, item_id FROM memory_item_subject_keys"))
+    backfilled = [sorted(conn.execute(q)) for q in (KEYS_SQL, TERMS_SQL)]
     conn.close()
-    assert backfilled == written and len(written) > 300
+    assert backfilled == written and len(written[0]) > 300 and len(written[1]) > 600
 
 
 def test_reworded_query_reads_its_index(tmp_path: Path) -> None:
@@ -174,7 +177,8 @@ def test_reworded_query_reads_its_index(tmp_path: Path) -> None:
 def test_purge_drops_an_items_subject_keys(tmp_path: Path, subject: str) -> None:
     from memory_core import purge
     engine = Engine(tmp_path / "d")
-    keys = "SELECT COUNT(*) FROM memory_item_subject_keys"
+    keys = ("SELECT (SELECT COUNT(*) FROM memory_item_subject_keys)"
+            " + (SELECT COUNT(*) FROM memory_item_terms)")
     try:
         for scope in (SCOPE, Scope("u", "coder")):
             engine.store.write_sync(lambda c, scope=scope: memory.store_extracted(
@@ -184,8 +188,95 @@ def test_purge_drops_an_items_subject_keys(tmp_path: Path, subject: str) -> None
         counts = engine.store.write_sync(lambda c: purge.purge(c, tenant="t"))
         after = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
         left = engine.store.read(lambda c: {r[0] for r in c.execute(
-            "SELECT DISTINCT tenant FROM memory_item_subject_keys")})
+            "SELECT tenant FROM memory_item_subject_keys UNION"
+            " SELECT tenant FROM memory_item_terms")})
     finally:
         engine.close()
-    assert before >= 4 and counts["memory_item_subject_keys"] == before // 2 == after
+    assert before >= 4 and after == before // 2
+    assert counts["memory_item_subject_keys"] + counts["memory_item_terms"] == after
     assert left == {"u"}
+
+
+def _old_reworded(conn: sqlite3.Connection, scope: Scope, ex: Extracted, kind: str,
+                  speaker: str) -> int | None:
+    """``_reworded`` before the term index: the 300 newest items of the speaker, value,
+    unit and condition, compared one by one."""
+    new_terms = memory.content_terms(ex.text)
+    if not new_terms:
+        return None
+    for row in conn.execute(
+        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+        f" AND kind IN ({','.join('?' * len(KINDS))})"
+        f" AND {memory.SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
+        " ORDER BY id DESC LIMIT 300",
+        (scope.tenant, scope.role, *KINDS, speaker, ex.value, ex.unit, ex.condition),
+    ):
+        if memory._same_statement(row, ex, kind, new_terms):
+            return int(row["id"])
+    return None
+
+
+def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None:
+    """Statements of the numbers workload, and the same ones reworded (words shuffled,
+    some dropped or added, as another kind), against 1,200 turns' items: the term
+    index picks the same item as comparing the 300 newest one by one."""
+    from memory_core.extraction import extract
+    from proxy.evaluation.numbersgen import numbers_session
+    rng = random.Random(28)
+    session = numbers_session(3, 1300)
+    engine = Engine(tmp_path / "d")
+    try:
+        def fill(c: sqlite3.Connection) -> None:
+            for turn in session.turns[:1200]:
+                memory.store_extracted(c, SCOPE, 1, None, extract(turn.text))
+                memory.store_extracted(c, SCOPE, 1, None, extract(turn.reply),
+                                       speaker=rng.choice(["", "ana"]))
+            for text in ["My manager is Dana.", "From now on, always mark every tray with a"
+                         " violet sticker.", "我们的默认区域是法兰克福。", "私の上司はダナです。"]:
+                memory.store_extracted(c, SCOPE, 1, None, extract(text))
+        engine.store.write_sync(fill)
+        statements = [ex for turn in session.turns[1200:] for ex in extract(turn.text)]
+        stored = engine.store.read(lambda c: c.execute(
+            "SELECT kind, text, value, unit, condition FROM memory_items"
+            " WHERE status='active' ORDER BY random() LIMIT 400").fetchall())
+        for row in stored:
+            words = row["text"].split()
+            rng.shuffle(words)
+            if rng.random() < 0.3:
+                words.pop(rng.randrange(len(words)))
+            if rng.random() < 0.3:
+                words.append(rng.choice(["reminder:", "again", "cluster", "quietly"]))
+            statements.append(Extracted(
+                kind=rng.choice([row["kind"], "fact", "preference"]), text=" ".join(words),
+                subject=None, value=row["value"], unit=row["unit"], condition=row["condition"]))
+        statements += [Extracted(kind="fact", text="Reminder: Dana is my manager.",
+                                 subject=None),
+                       Extracted(kind="fact", text="Reminder: trays always get a violet"
+                                 " sticker.", subject=None)]
+
+        def check(c: sqlite3.Connection) -> int:
+            found = 0
+            for ex in statements:
+                for kind in {ex.kind, "fact"}:
+                    for speaker in ("", "ana"):
+                        want = _old_reworded(c, SCOPE, ex, kind, speaker)
+                        got = memory._reworded(c, SCOPE, ex, kind, speaker)
+                        assert (got["id"] if got is not None else None) == want, ex.text
+                        found += want is not None
+            return found
+        assert engine.store.read(check) > 100  # restatements are found
+    finally:
+        engine.close()
+
+
+def test_reworded_shared_is_what_same_statement_needs() -> None:
+    """``_reworded_shared(n terms)`` never exceeds what ``_same_statement`` accepts."""
+    for n in range(1, 60):
+        terms = frozenset(f"t{i}" for i in range(n))
+        need = memory._reworded_shared(terms)
+        assert need <= n
+        # an item sharing need terms, with no other term, is not ruled out by the count
+        assert need == n or (need >= 3 and need >= 0.8 * n)
+        # one fewer shared term can never be taken
+        shared = need - 1
+        assert not (shared == n or (shared >= 3 and shared >= 0.8 * n))

@@ -363,7 +363,7 @@ def m008_response_threads() -> str:
         """
 
 
-@migration(9, "subject keys and a restatement index for the writer's duplicate checks")
+@migration(9, "subject keys, content terms and a restatement index for duplicate checks")
 def m009_subject_keys() -> str:
     return """
         -- The words and CJK characters of each item's subject
@@ -386,6 +386,20 @@ def m009_subject_keys() -> str:
         INSERT OR IGNORE INTO memory_item_subject_keys (tenant, role, part, key, item_id)
             SELECT i.tenant, i.role, 1, lcm_subject_anchor(i.subject), i.id
             FROM memory_items i WHERE i.subject IS NOT NULL AND i.subject != '';
+        -- Each item's content terms (memory_core.memory.content_terms), for the
+        -- restatement check: only items holding one of a statement's terms are
+        -- compared with it.
+        CREATE TABLE memory_item_terms (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            term TEXT NOT NULL,
+            item_id INTEGER NOT NULL,
+            PRIMARY KEY (tenant, role, term, item_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_item_terms_item ON memory_item_terms(item_id);
+        INSERT OR IGNORE INTO memory_item_terms (tenant, role, term, item_id)
+            SELECT i.tenant, i.role, k.value, i.id
+            FROM memory_items i, json_each(lcm_content_terms(i.text)) k;
         -- The restatement check (memory_core.memory._reworded): the newest active
         -- items of one speaker, value, unit and condition, without reading the rest.
         CREATE INDEX memory_items_restate ON memory_items(tenant, role, status,
@@ -428,12 +442,16 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
 def _register_functions(conn: sqlite3.Connection) -> None:
     """SQL functions the migrations' backfills call (Python code the schema
     cannot express): ``lcm_subject_keys(subject)`` (JSON array) and
-    ``lcm_subject_anchor(subject)`` (:func:`memory_core.supersession.subject_keys`)."""
+    ``lcm_subject_anchor(subject)`` (:func:`memory_core.supersession.subject_keys`),
+    ``lcm_content_terms(text)`` (JSON array, :func:`memory_core.memory.content_terms`)."""
     import json
 
+    from memory_core.memory import content_terms
     from memory_core.supersession import subject_keys
 
     conn.create_function("lcm_subject_keys", 1,
                          lambda s: json.dumps(sorted(subject_keys(s)[0])), deterministic=True)
     conn.create_function("lcm_subject_anchor", 1, lambda s: subject_keys(s)[1],
                          deterministic=True)
+    conn.create_function("lcm_content_terms", 1,
+                         lambda s: json.dumps(sorted(content_terms(s))), deterministic=True)
