@@ -30,6 +30,8 @@ Restatement: the same kind, subject and value again — or the same statement
 
 from __future__ import annotations
 
+import heapq
+import json
 import re
 import sqlite3
 import time
@@ -52,7 +54,7 @@ from memory_core.supersession import (
     more_specific,
     settles,
     subject_keys,
-    subject_probe,
+    subject_probes,
     subjects_match,
 )
 
@@ -184,36 +186,66 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], 
         if not window.holds(int(row["id"])):
             break
         yield row
-    keys, _anchor = subject_keys(subject)
-    probe = subject_probe(subject)
-    if probe:
-        ids = {r[0] for r in conn.execute(
-            "SELECT item_id FROM memory_item_subject_keys WHERE tenant=? AND role=?"
-            " AND part=0 AND key=?", (scope.tenant, scope.role, probe))}
+    hit = (f" AND tenant=? AND role=? AND +status='active' AND +kind IN ({marks})"
+           " AND +subject IS NOT NULL AND +subject != ?"
+           f" AND (instr(subject, ?) > 0 OR instr(?, subject) > 0) AND +{SPEAKER_SQL} = ?"
+           " ORDER BY id DESC")
+    hit_args = (scope.tenant, scope.role, *kinds, subject, subject, subject, speaker)
+    probes = subject_probes(subject)
+    inside = _contained(subject)
+    if not probes or inside is None:  # "--", or a very long subject: read them all
+        streams: list[Iterable[sqlite3.Row]] = [
+            conn.execute("SELECT * FROM memory_items WHERE 1" + hit, hit_args)]
     else:
-        ids = {r[0] for r in conn.execute(
-            "SELECT id FROM memory_items WHERE tenant=? AND role=? AND status='active'"
-            " AND subject IS NOT NULL AND instr(subject, ?) > 0",
-            (scope.tenant, scope.role, subject))}
-    probes = sorted(keys | {""})
-    ids.update(r[0] for r in conn.execute(
-        "SELECT item_id FROM memory_item_subject_keys WHERE tenant=? AND role=? AND part=1"
-        f" AND key IN ({','.join('?' * len(probes))})", (scope.tenant, scope.role, *probes)))
-    ordered = sorted(ids, reverse=True)
+        probe = min(probes, key=lambda k: (conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_item_subject_keys WHERE tenant=?"
+            " AND role=? AND part=0 AND key=? LIMIT 256)",
+            (scope.tenant, scope.role, k)).fetchone()[0], k))
+        streams = [
+            conn.execute(  # subjects that may contain this one
+                "SELECT * FROM memory_items WHERE id IN (SELECT item_id FROM"
+                " memory_item_subject_keys WHERE tenant=? AND role=? AND part=0 AND key=?)"
+                + hit.replace(" tenant=? AND role=?", " +tenant=? AND +role=?"),
+                (scope.tenant, scope.role, probe, *hit_args)),
+            conn.execute(  # subjects this one contains
+                "SELECT * FROM memory_items WHERE subject IN (SELECT value FROM"
+                " json_each(?))" + hit, (json.dumps(sorted(inside)), *hit_args))]
     window = _Window(conn, scope, kinds, subject, speaker)
-    for start in range(0, len(ordered), 100):
-        chunk = ordered[start:start + 100]
-        rows = conn.execute(
-            f"SELECT * FROM memory_items WHERE id IN ({','.join('?' * len(chunk))})"
-            f" AND tenant=? AND role=? AND status='active' AND kind IN ({marks})"
-            f" AND {SPEAKER_SQL} = ? ORDER BY id DESC",
-            (*chunk, scope.tenant, scope.role, *kinds, speaker)).fetchall()
-        for row in rows:
-            if row["subject"] == subject or not subjects_match(subject, row["subject"]):
-                continue
-            if not window.holds(int(row["id"])):
-                return
-            yield row
+    last = None
+    for row in heapq.merge(*streams, key=lambda r: -int(r["id"])):
+        if row["id"] == last or not subjects_match(subject, row["subject"]):
+            continue
+        last = row["id"]
+        if not window.holds(int(row["id"])):
+            return
+        yield row
+
+
+_CONTAINED_MAX = 96
+"""Longest subject whose contained subjects :func:`_contained` lists."""
+
+
+def _contained(subject: str) -> set[str] | None:
+    """Every string that :func:`subjects_match` finds inside ``subject`` (shorter, of
+    at least two characters): the spans between word boundaries, and for one with a
+    kana/CJK character any span. ``None`` for a subject longer than
+    ``_CONTAINED_MAX`` characters."""
+    n = len(subject)
+    if n > _CONTAINED_MAX:
+        return None
+    word = [bool(_WORD_CHAR.match(c)) for c in subject]
+    starts = [i for i in range(n) if i == 0 or not word[i - 1]]
+    ends = {j for j in range(1, n + 1) if j == n or not word[j]}
+    out = {subject[i:j] for i in starts for j in ends if j - i >= 2}
+    if _CJK_CHAR.search(subject):
+        out.update(subject[i:j] for i in range(n) for j in range(i + 2, n + 1)
+                   if _CJK_CHAR.search(subject, i, j))
+    out.discard(subject)
+    return out
+
+
+_WORD_CHAR = re.compile(r"\w")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
 def _index_subject(conn: sqlite3.Connection, scope: Scope, item_id: int,

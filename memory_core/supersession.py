@@ -67,15 +67,13 @@ def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
     return (keys or frozenset({""})), anchor
 
 
-def subject_probe(subject: str) -> str:
-    """The key looked up for stored subjects that contain ``subject`` (or equal it):
-    its first kana/CJK character, else its longest word, else ``""`` (none: such a
-    subject, "--", may be in any other as a whole word; :func:`subject_keys`)."""
-    cjk = _CJK.search(subject)
-    if cjk:
-        return cjk.group()
-    words = _WORD_RUN.findall(subject)
-    return max(words, key=len) if words else ""
+def subject_probes(subject: str) -> list[str]:
+    """Keys every stored subject that contains ``subject`` (:func:`subjects_match`)
+    holds: its kana/CJK characters when it has one, else its words; ``[]`` for
+    neither ("--", which any subject may hold as a whole word)
+    (:func:`subject_keys`)."""
+    cjk = _CJK.findall(subject)
+    return sorted(set(cjk or _WORD_RUN.findall(subject)))
 
 
 def conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
