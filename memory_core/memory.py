@@ -169,13 +169,13 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], 
     restatement at turn 900 still finds turn 3.
 
     Lazy, so a caller that stops at the first it takes reads little: the same
-    subject through ``memory_items_subject``, the others through the subject keys
-    (``memory_item_subject_keys``, :func:`subject_keys`: the items holding the
-    subject's probe key, which may contain it, and those whose anchor is one of its
-    keys, which it may contain), the window (:class:`_Window`) through the rowid.
-    A subject with no word and no CJK character ("--"), which any subject may
-    contain as a whole word, has its containing subjects found by reading every
-    active item's subject.
+    subject through ``memory_items_subject``; the others merged, newest first, from
+    the subjects that may contain it (the items holding the rarest of its
+    :func:`subject_probes` in ``memory_item_subject_keys``) and the subjects it
+    contains (:func:`_contained`, by equality), both filtered by ``instr`` in SQL;
+    the window (:class:`_Window`) through the rowid. A subject with no word and no
+    CJK character ("--"), which any subject may contain as a whole word, or one
+    longer than ``_CONTAINED_MAX``, reads every active item's subject.
     """
     marks = ",".join("?" * len(kinds))
     window = _Window(conn, scope, kinds, subject, speaker)

@@ -48,11 +48,11 @@ def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
     a CJK character for a subject holding one, else its longest word; ``""`` (in the
     keys too) for a subject with neither.
 
-    Whenever ``subjects_match(a, b)`` holds, the probe of ``a``
-    (:func:`subject_probe`), if not ``""``, is among ``b``'s keys when ``a`` is the
-    shorter or equal side, and ``b``'s anchor
-    is among ``a``'s keys when ``b`` is the shorter: a whole-word match makes every
-    word of the shorter a word of the longer, a CJK substring every character."""
+    Whenever ``subjects_match(a, b)`` holds with ``a`` the shorter or equal side,
+    every one of :func:`subject_probes` of ``a`` is among ``b``'s keys: a whole-word
+    match makes every word of the shorter a word of the longer, a CJK substring
+    every character. (The anchor, stored as part 1 of
+    ``memory_item_subject_keys``, is not read by the writer's lookup any more.)"""
     if not subject:
         return frozenset(), ""
     words = _WORD_RUN.findall(subject)
