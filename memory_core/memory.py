@@ -30,10 +30,12 @@ Restatement: the same kind, subject and value again — or the same statement
 
 from __future__ import annotations
 
+import heapq
+import json
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +53,8 @@ from memory_core.supersession import (
     correction_target,
     more_specific,
     settles,
+    subject_keys,
+    subject_probes,
     subjects_match,
 )
 
@@ -122,20 +126,139 @@ SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
 """An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
 
 
+_CANDIDATES = 200
+"""Newest subject matches (``instr`` hits) compared with a new statement."""
+
+
+class _Window:
+    """Whether an item is among the newest ``_CANDIDATES`` active items of the scope,
+    ``kinds`` and speaker whose subject contains ``subject`` or is contained in it
+    (``instr``). Asked for ids in falling order, it counts those matches newer than
+    each id through a range of the rowid, reading each item newer than the oldest id
+    asked at most once: the cost follows how recent the asked items are."""
+
+    def __init__(self, conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...],
+                 subject: str, speaker: str) -> None:
+        self._conn = conn
+        self._args = (scope.tenant, scope.role, *kinds, subject, subject, speaker)
+        self._sql = (
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_items WHERE id > ? AND id <= ?"
+            " AND +tenant=? AND +role=? AND +status='active'"
+            f" AND +kind IN ({','.join('?' * len(kinds))}) AND subject IS NOT NULL"
+            " AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
+            f" AND {SPEAKER_SQL} = ? LIMIT ?)")
+        self._low = 1 << 62  # matches with id > _low: _newer
+        self._newer = 0
+
+    def holds(self, item_id: int) -> bool:
+        if item_id < self._low and self._newer < _CANDIDATES:
+            self._newer += self._conn.execute(
+                self._sql, (item_id, self._low, *self._args, _CANDIDATES - self._newer)
+            ).fetchone()[0]
+            self._low = item_id
+        return item_id >= self._low and self._newer < _CANDIDATES
+
+
 def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], *,
-                subject: str, speaker: str = "") -> list[sqlite3.Row]:
-    """Active items of ``kinds`` in the scope, newest first, whose subject contains
-    ``subject`` or is contained in it (``instr`` in SQL; :func:`subjects_match`
-    then checks word boundaries). Every active item of the scope is a candidate,
-    however old — a restatement at turn 900 still finds turn 3.
+                subject: str, speaker: str = "") -> Iterator[sqlite3.Row]:
+    """Active items of ``kinds`` in the scope said by ``speaker`` whose subject
+    matches ``subject`` (:func:`subjects_match`: equal, or one containing the other
+    as whole words / CJK substring), among the newest ``_CANDIDATES`` whose subject
+    contains it or is contained in it: the same subject first, then the others, each
+    newest first. Every active item of the scope can be one, however old — a
+    restatement at turn 900 still finds turn 3.
+
+    Lazy, so a caller that stops at the first it takes reads little: the same
+    subject through ``memory_items_subject``; the others merged, newest first, from
+    the subjects that may contain it (the items holding the rarest of its
+    :func:`subject_probes` in ``memory_item_subject_keys``) and the subjects it
+    contains (:func:`_contained`, by equality), both filtered by ``instr`` in SQL;
+    the window (:class:`_Window`) through the rowid. A subject with no word and no
+    CJK character ("--"), which any subject may contain as a whole word, or one
+    longer than ``_CONTAINED_MAX``, reads every active item's subject.
     """
     marks = ",".join("?" * len(kinds))
-    sql = (f"SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
-           f" AND kind IN ({marks})")
-    args: list[Any] = [scope.tenant, scope.role, *kinds, subject, subject, speaker]
-    sql += " AND subject IS NOT NULL AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
-    sql += f" AND {SPEAKER_SQL} = ?"
-    return conn.execute(sql + " ORDER BY id DESC LIMIT 200", args).fetchall()
+    window = _Window(conn, scope, kinds, subject, speaker)
+    for row in conn.execute(
+            "SELECT * FROM memory_items WHERE tenant=? AND role=? AND subject=?"
+            f" AND +status='active' AND +kind IN ({marks}) AND +{SPEAKER_SQL} = ?"
+            " ORDER BY id DESC", (scope.tenant, scope.role, subject, *kinds, speaker)):
+        if not window.holds(int(row["id"])):
+            break
+        yield row
+    hit = (f" AND tenant=? AND role=? AND +status='active' AND +kind IN ({marks})"
+           " AND +subject IS NOT NULL AND +subject != ?"
+           f" AND (instr(subject, ?) > 0 OR instr(?, subject) > 0) AND +{SPEAKER_SQL} = ?"
+           " ORDER BY id DESC")
+    hit_args = (scope.tenant, scope.role, *kinds, subject, subject, subject, speaker)
+    probes = subject_probes(subject)
+    inside = _contained(subject)
+    if not probes or inside is None:  # "--", or a very long subject: read them all
+        streams: list[Iterable[sqlite3.Row]] = [
+            conn.execute("SELECT * FROM memory_items WHERE 1" + hit, hit_args)]
+    else:
+        probe = min(probes, key=lambda k: (conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_item_subject_keys WHERE tenant=?"
+            " AND role=? AND part=0 AND key=? LIMIT 256)",
+            (scope.tenant, scope.role, k)).fetchone()[0], k))
+        streams = [
+            conn.execute(  # subjects that may contain this one
+                "SELECT * FROM memory_items WHERE id IN (SELECT item_id FROM"
+                " memory_item_subject_keys WHERE tenant=? AND role=? AND part=0 AND key=?)"
+                + hit.replace(" tenant=? AND role=?", " +tenant=? AND +role=?"),
+                (scope.tenant, scope.role, probe, *hit_args)),
+            conn.execute(  # subjects this one contains
+                "SELECT * FROM memory_items WHERE subject IN (SELECT value FROM"
+                " json_each(?))" + hit, (json.dumps(sorted(inside)), *hit_args))]
+    window = _Window(conn, scope, kinds, subject, speaker)
+    last = None
+    for row in heapq.merge(*streams, key=lambda r: -int(r["id"])):
+        if row["id"] == last or not subjects_match(subject, row["subject"]):
+            continue
+        last = row["id"]
+        if not window.holds(int(row["id"])):
+            return
+        yield row
+
+
+_CONTAINED_MAX = 96
+"""Longest subject whose contained subjects :func:`_contained` lists."""
+
+
+def _contained(subject: str) -> set[str] | None:
+    """Every string that :func:`subjects_match` finds inside ``subject`` (shorter, of
+    at least two characters): the spans between word boundaries, and for one with a
+    kana/CJK character any span. ``None`` for a subject longer than
+    ``_CONTAINED_MAX`` characters."""
+    n = len(subject)
+    if n > _CONTAINED_MAX:
+        return None
+    word = [bool(_WORD_CHAR.match(c)) for c in subject]
+    starts = [i for i in range(n) if i == 0 or not word[i - 1]]
+    ends = {j for j in range(1, n + 1) if j == n or not word[j]}
+    out = {subject[i:j] for i in starts for j in ends if j - i >= 2}
+    if _CJK_CHAR.search(subject):
+        out.update(subject[i:j] for i in range(n) for j in range(i + 2, n + 1)
+                   if _CJK_CHAR.search(subject, i, j))
+    out.discard(subject)
+    return out
+
+
+_WORD_CHAR = re.compile(r"\w")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+
+
+def _index_subject(conn: sqlite3.Connection, scope: Scope, item_id: int,
+                   subject: str | None) -> None:
+    """Record a new item's subject keys (:func:`_candidates`)."""
+    if not subject:
+        return
+    keys, anchor = subject_keys(subject)
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_item_subject_keys (tenant, role, part, key, item_id)"
+        " VALUES (?,?,?,?,?)",
+        [(scope.tenant, scope.role, 0, k, item_id) for k in keys]
+        + [(scope.tenant, scope.role, 1, anchor, item_id)])
 
 
 def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_id: int,
@@ -148,9 +271,7 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     if kind in comparable and ex.correction:
         old = correction_target(conn, scope, ex, comparable, speaker=speaker)
     elif kind in comparable and ex.subject:
-        rows = _candidates(conn, scope, comparable, subject=ex.subject, speaker=speaker)
-        rows.sort(key=lambda r: r["subject"] != ex.subject)  # the same subject first
-        for row in rows:
+        for row in _candidates(conn, scope, comparable, subject=ex.subject, speaker=speaker):
             if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
                     and not _other_dimension(ex.unit, row["unit"]) \
                     and not more_specific(ex.subject, row["subject"]):
@@ -196,6 +317,8 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
          getattr(ex, "lang", None), now, now, orjson.dumps(data).decode()),
     )
     item_id = int(cur.lastrowid or 0)
+    _index_subject(conn, scope, item_id, ex.subject)
+    _index_terms(conn, scope, item_id, ex.text)
     _outbox(conn, "item", item_id)
     if absorb is not None:
         _absorb(conn, item_id, absorb, now)
@@ -251,6 +374,22 @@ def _same_statement(row: sqlite3.Row, ex: Any, kind: str, new_terms: frozenset[s
             and _numbers(row["text"]) == _numbers(ex.text))
 
 
+def _reworded_shared(new_terms: frozenset[str]) -> int:
+    """How many of a new statement's ``n`` terms an item that :func:`_same_statement`
+    takes holds at least: all of them for equal sets, else at least three and 80 %
+    of ``n`` (80 % of the larger set, so at least of ``n``)."""
+    n = len(new_terms)
+    least = min(s for s in range(n + 1) if s >= 0.8 * n)
+    return max(3, least) if n >= 3 else n
+
+
+def _index_terms(conn: sqlite3.Connection, scope: Scope, item_id: int, text: str) -> None:
+    """Record a new item's content terms (:func:`_reworded`)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_item_terms (tenant, role, term, item_id) VALUES (?,?,?,?)",
+        [(scope.tenant, scope.role, t, item_id) for t in content_terms(text)])
+
+
 def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
               speaker: str) -> sqlite3.Row | None:
     """An active item of the same speaker, value, unit, condition, ordinal label,
@@ -261,18 +400,24 @@ def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
     with a violet sticker." / "Reminder: trays always get a violet sticker."); then
     at least three terms must be shared, and the polarity is read from the negation
     words alone (the ``negated`` flag means a prohibition for a rule, not for a
-    fact). ``None`` when there is none."""
+    fact). ``None`` when there is none. Compares the newest ``_REWORDED_SCAN``
+    such items (``memory_items_restate``), and of those only the ones holding enough
+    of its terms (:func:`_reworded_shared`, counted in ``memory_item_terms``)."""
     new_terms = content_terms(ex.text)
     if not new_terms:
         return None
     kinds = ("fact", "decision", "constraint", "preference")
     for row in conn.execute(
-        "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
+        "SELECT * FROM memory_items WHERE id IN (SELECT id FROM memory_items"
+        " WHERE tenant=? AND role=? AND status='active'"
         f" AND kind IN ({','.join('?' * len(kinds))})"
         f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
-        " ORDER BY id DESC LIMIT ?",
+        " ORDER BY id DESC LIMIT ?)"
+        " AND (SELECT COUNT(*) FROM memory_item_terms t WHERE t.item_id=memory_items.id"
+        f" AND t.term IN ({','.join('?' * len(new_terms))})) >= ?"
+        " ORDER BY id DESC",
         (scope.tenant, scope.role, *kinds, speaker, ex.value, ex.unit, ex.condition,
-         _REWORDED_SCAN),
+         _REWORDED_SCAN, *sorted(new_terms), _reworded_shared(new_terms)),
     ):
         if _same_statement(row, ex, kind, new_terms):
             return row

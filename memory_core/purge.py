@@ -160,6 +160,12 @@ def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='splices'"
                     ).fetchone():  # schema 3+
         delete("splices", f"DELETE FROM splices WHERE message_id IN {ids('message')}")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table'"
+                    " AND name='memory_item_subject_keys'").fetchone():  # schema 9+
+        delete("memory_item_subject_keys", f"DELETE FROM memory_item_subject_keys"
+               f" WHERE item_id IN {ids('item')}")
+        delete("memory_item_terms", f"DELETE FROM memory_item_terms"
+               f" WHERE item_id IN {ids('item')}")
     delete("memory_item_revisions", f"DELETE FROM memory_item_revisions WHERE item_id IN"
            f" {ids('item')}")
     # Items point at each other (supersession) and at messages: drop links inside the set.

@@ -23,6 +23,10 @@ CORRECTION_SCAN = 20000
 """Most active items a correction compares itself with (newest first)."""
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_WORD_RUN = re.compile(r"\w+")
+
+
 def subjects_match(a: str | None, b: str | None) -> bool:
     """True when two normalised subjects name the same thing (equal, or one contains
     the other as whole words / CJK substring, the shorter ≥ 2 characters)."""
@@ -33,9 +37,43 @@ def subjects_match(a: str | None, b: str | None) -> bool:
     short, long_ = sorted((a, b), key=len)
     if len(short) < 2:
         return False
-    if re.search(r"[\u3040-\u30ff\u3400-\u9fff]", short):
+    if _CJK.search(short):
         return short in long_
     return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
+
+
+def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
+    """Index keys of a stored subject for :func:`subjects_match` lookups: its words
+    (``\\w+`` runs, case kept) and its kana/CJK characters, and one anchor key —
+    a CJK character for a subject holding one, else its longest word; ``""`` (in the
+    keys too) for a subject with neither.
+
+    Whenever ``subjects_match(a, b)`` holds with ``a`` the shorter or equal side,
+    every one of :func:`subject_probes` of ``a`` is among ``b``'s keys: a whole-word
+    match makes every word of the shorter a word of the longer, a CJK substring
+    every character. (The anchor, stored as part 1 of
+    ``memory_item_subject_keys``, is not read by the writer's lookup any more.)"""
+    if not subject:
+        return frozenset(), ""
+    words = _WORD_RUN.findall(subject)
+    cjk = _CJK.findall(subject)
+    keys = frozenset(words) | frozenset(cjk)
+    if cjk:
+        anchor = cjk[0]
+    elif words:
+        anchor = max(words, key=len)
+    else:
+        anchor = ""
+    return (keys or frozenset({""})), anchor
+
+
+def subject_probes(subject: str) -> list[str]:
+    """Keys every stored subject that contains ``subject`` (:func:`subjects_match`)
+    holds: its kana/CJK characters when it has one, else its words; ``[]`` for
+    neither ("--", which any subject may hold as a whole word)
+    (:func:`subject_keys`)."""
+    cjk = _CJK.findall(subject)
+    return sorted(set(cjk or _WORD_RUN.findall(subject)))
 
 
 def conditions_agree(ex: Any, row: sqlite3.Row) -> bool:

@@ -363,6 +363,50 @@ def m008_response_threads() -> str:
         """
 
 
+@migration(9, "subject keys, content terms and a restatement index for duplicate checks")
+def m009_subject_keys() -> str:
+    return """
+        -- The words and CJK characters of each item's subject
+        -- (memory_core.supersession.subject_keys; part 0: every key, part 1: the
+        -- anchor), so the writer finds the items whose subject contains a new one's
+        -- or is contained in it without reading every item of the scope.
+        CREATE TABLE memory_item_subject_keys (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            part INTEGER NOT NULL,      -- 0: a key of the subject, 1: its anchor
+            key TEXT NOT NULL,
+            item_id INTEGER NOT NULL,
+            PRIMARY KEY (tenant, role, part, key, item_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_item_subject_keys_item ON memory_item_subject_keys(item_id);
+        INSERT OR IGNORE INTO memory_item_subject_keys (tenant, role, part, key, item_id)
+            SELECT i.tenant, i.role, 0, k.value, i.id
+            FROM memory_items i, json_each(lcm_subject_keys(i.subject)) k
+            WHERE i.subject IS NOT NULL AND i.subject != '';
+        INSERT OR IGNORE INTO memory_item_subject_keys (tenant, role, part, key, item_id)
+            SELECT i.tenant, i.role, 1, lcm_subject_anchor(i.subject), i.id
+            FROM memory_items i WHERE i.subject IS NOT NULL AND i.subject != '';
+        -- Each item's content terms (memory_core.memory.content_terms), for the
+        -- restatement check: only items holding one of a statement's terms are
+        -- compared with it.
+        CREATE TABLE memory_item_terms (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            term TEXT NOT NULL,
+            item_id INTEGER NOT NULL,
+            PRIMARY KEY (tenant, role, term, item_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_item_terms_item ON memory_item_terms(item_id);
+        INSERT OR IGNORE INTO memory_item_terms (tenant, role, term, item_id)
+            SELECT i.tenant, i.role, k.value, i.id
+            FROM memory_items i, json_each(lcm_content_terms(i.text)) k;
+        -- The restatement check (memory_core.memory._reworded): the newest active
+        -- items of one speaker, value, unit and condition, without reading the rest.
+        CREATE INDEX memory_items_restate ON memory_items(tenant, role, status,
+            coalesce(json_extract(data, '$.speaker'), ''), value, unit, condition);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 
@@ -380,6 +424,7 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
     latest = len(MIGRATIONS)
     if current > latest:
         raise SchemaTooNewError(f"database schema {current} is newer than this code ({latest})")
+    _register_functions(conn)
     for number, _name, fn in MIGRATIONS[current:]:
         # executescript commits any open transaction first, so BEGIN/COMMIT live in
         # the script itself; the version bump is inside the same transaction.
@@ -392,3 +437,21 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
                 conn.execute("ROLLBACK")
             raise
     return latest
+
+
+def _register_functions(conn: sqlite3.Connection) -> None:
+    """SQL functions the migrations' backfills call (Python code the schema
+    cannot express): ``lcm_subject_keys(subject)`` (JSON array) and
+    ``lcm_subject_anchor(subject)`` (:func:`memory_core.supersession.subject_keys`),
+    ``lcm_content_terms(text)`` (JSON array, :func:`memory_core.memory.content_terms`)."""
+    import json
+
+    from memory_core.memory import content_terms
+    from memory_core.supersession import subject_keys
+
+    conn.create_function("lcm_subject_keys", 1,
+                         lambda s: json.dumps(sorted(subject_keys(s)[0])), deterministic=True)
+    conn.create_function("lcm_subject_anchor", 1, lambda s: subject_keys(s)[1],
+                         deterministic=True)
+    conn.create_function("lcm_content_terms", 1,
+                         lambda s: json.dumps(sorted(content_terms(s))), deterministic=True)
