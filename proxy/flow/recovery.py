@@ -6,11 +6,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
+
 from memory_core import budget
-from proxy import forwardlog
+from proxy import forwardlog, rewrite
 from proxy.flow.exchange import Exchange
 from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
+from proxy.upstream import send
 
 log = logging.getLogger("lcm.chat")
 
@@ -87,3 +90,29 @@ def recoverer(ex: Exchange) -> Recover | None:
         return ex.wire.add_tools(again.obj, strict=strict)[0] if ex.tools else again.obj
 
     return recover
+
+
+async def send_recovering(session: aiohttp.ClientSession, url: Any, headers: Any,
+                          body: bytes, recover: Recover | None
+                          ) -> tuple[aiohttp.ClientResponse, bytes | None]:
+    """POST ``body`` upstream; on an error status with ``recover`` set, read the error
+    and, when ``recover`` gives a new body, send that once instead.
+
+    Returns ``(upstream, refused)``: ``refused`` is the body of an error that was
+    read (its response released) and stands as the answer, else ``None`` and
+    ``upstream`` is unread. Raises what :func:`proxy.upstream.send` raises
+    (``UpstreamError`` and its timeout).
+    """
+    upstream = await send(session, "POST", url, headers, body)
+    if upstream.status < 400 or recover is None:
+        return upstream, None
+    # A context-length error is answered once more, compacted further, before any
+    # byte reached the client; any other error as it came.
+    try:
+        refused = await upstream.read()
+    finally:
+        upstream.release()
+    again = await recover(upstream.status, refused)
+    if again is None:
+        return upstream, refused
+    return await send(session, "POST", url, headers, rewrite.dumps_body(again)), None

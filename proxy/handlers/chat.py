@@ -22,7 +22,7 @@ from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
 from proxy.flow.client import ClientWatch
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import recoverer
+from proxy.flow.recovery import recoverer, send_recovering
 from proxy.flow.steps import (
     ParsedBody,
     begin_capture,
@@ -35,7 +35,7 @@ from proxy.flow.steps import (
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS, TASKS
 from proxy.relay import RelayResult, relay_body
 from proxy.toolloop import ClientGone, ToolLoop
-from proxy.upstream import is_event_stream, send, upstream_url
+from proxy.upstream import is_event_stream, upstream_url
 
 __all__ = ["ParsedBody", "chat_completions", "parse_body"]
 
@@ -117,23 +117,11 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     recover = recoverer(ex)
     check_every = app[SETTINGS].tools.heartbeat_seconds
     started = time.perf_counter()
-    refused: bytes | None = None
     try:
         with ClientWatch(request, check_every):
-            upstream = await send(app[HTTP], "POST", url, out_headers,
-                                  ex.raw if ex.prepared.body is None else ex.prepared.body)
-            if upstream.status >= 400 and recover is not None:
-                # A context-length error is answered once more, compacted further,
-                # before any byte reached the client; any other error as it came.
-                try:
-                    refused = await upstream.read()
-                finally:
-                    upstream.release()
-                again = await recover(upstream.status, refused)
-                if again is not None:
-                    refused = None
-                    upstream = await send(app[HTTP], "POST", url,
-                                          out_headers, rewrite.dumps_body(again))
+            upstream, refused = await send_recovering(
+                app[HTTP], url, out_headers,
+                ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
     except ProxyError as exc:
         record.record_failure(ex, exc.status, exc.code, exc.message)
         raise

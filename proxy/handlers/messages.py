@@ -38,13 +38,13 @@ from proxy import headers as hdrs
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import Recover
+from proxy.flow.recovery import Recover, send_recovering
 from proxy.flow.steps import memory_off, parse_body, skip_reason
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
 from proxy.relay import RelayResult, relay_body
 from proxy.scope import effective_salt, resolve_scope
-from proxy.upstream import is_event_stream, send, upstream_url
+from proxy.upstream import is_event_stream, upstream_url
 from proxy.wire import messages as mw
 from proxy.wire.messages import MESSAGES
 from proxy.wire.messagesstream import MessagesStreamRound
@@ -331,23 +331,14 @@ async def _forward(ex: Exchange, system: Any) -> web.StreamResponse:
     started = time.perf_counter()
     recover = recoverer(ex, system)
     try:
-        upstream = await send(app[HTTP], "POST", url, out_headers,
-                              ex.raw if ex.prepared.body is None else ex.prepared.body)
-        if upstream.status >= 400 and recover is not None:
-            # A context-length error is answered once more, compacted further,
-            # before any byte reached the client; any other error as it came.
-            try:
-                refused = await upstream.read()
-            finally:
-                upstream.release()
-            again = await recover(upstream.status, refused)
-            if again is None:
-                return _refused(ex, upstream, refused)
-            upstream = await send(app[HTTP], "POST", url, out_headers,
-                                  rewrite.dumps_body(again))
+        upstream, refused = await send_recovering(
+            app[HTTP], url, out_headers,
+            ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
     except ProxyError as exc:
         record.record_failure(ex, exc.status, exc.code, exc.message)
         raise
+    if refused is not None:
+        return _refused(ex, upstream, refused)
     app[METRICS].upstream_latency.labels("messages").observe(time.perf_counter() - started)
     client_headers = hdrs.to_client(upstream.headers)
     client_headers.update(ex.extra)

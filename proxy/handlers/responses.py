@@ -68,7 +68,7 @@ from proxy import headers as hdrs
 from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import recoverer
+from proxy.flow.recovery import recoverer, send_recovering
 from proxy.flow.responsesloop import ResponsesToolLoop
 from proxy.flow.steps import (
     begin_capture,
@@ -82,7 +82,7 @@ from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.relay import RelayResult, relay_body
 from proxy.sse import SSEDecoder
 from proxy.toolloop import ClientGone
-from proxy.upstream import is_event_stream, send, upstream_url
+from proxy.upstream import is_event_stream, upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
 from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
@@ -373,22 +373,10 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     url, out_headers = _upstream(ex)
     recover = recoverer(ex)
     started = time.perf_counter()
-    refused: bytes | None = None
     try:
-        upstream = await send(app[HTTP], "POST", url, out_headers,
-                              ex.raw if ex.prepared.body is None else ex.prepared.body)
-        if upstream.status >= 400 and recover is not None:
-            # A context-length error is answered once more, compacted further,
-            # before any byte reached the client; any other error as it came.
-            try:
-                refused = await upstream.read()
-            finally:
-                upstream.release()
-            again = await recover(upstream.status, refused)
-            if again is not None:
-                refused = None
-                upstream = await send(app[HTTP], "POST", url, out_headers,
-                                      rewrite.dumps_body(again))
+        upstream, refused = await send_recovering(
+            app[HTTP], url, out_headers,
+            ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
     except ProxyError as exc:
         record.record_failure(ex, exc.status, exc.code, exc.message)
         raise
