@@ -35,6 +35,7 @@ from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, rewrite
 from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
 
@@ -96,11 +97,14 @@ def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
 async def prepare_upstream(
     request: web.Request, engine: Engine, scope: Scope, capture_future: Any, raw: bytes,
     body: dict[str, Any], request_id: str, wire: WireAdapter = CHAT,
+    raw_items: RawItems | None = None,
 ) -> Prepared:
     """Decide the upstream body (see module docstring). Raises on failure (fail open).
 
     ``wire``: the body's API (:mod:`proxy.wire`); its messages are read and written
     through it, and it places the block (Chat Completions by default).
+    ``raw_items``: the client's bytes of its conversation items, spliced into a
+    rewritten body for the items it keeps (:mod:`proxy.rawjson`).
 
     Waits for the request's capture at most ``injection.capture_wait_seconds``
     (``TimeoutError`` beyond; the capture itself goes on). Honours ``X-LCM-Memory:
@@ -136,7 +140,8 @@ async def prepare_upstream(
             return
         try:
             prepared.set_result(_prepare(metrics, engine, scope, result, raw, body, request_id,
-                                         want_block, want_compaction, wire, offer_always))
+                                         want_block, want_compaction, wire, offer_always,
+                                         raw_items))
         except BaseException as exc:  # noqa: BLE001 - delivered to the request (fail open)
             prepared.set_exception(exc)
 
@@ -265,7 +270,7 @@ def _unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool, wire: WireAdapter = CHAT,
-             offer_always: bool = False) -> Prepared:
+             offer_always: bool = False, raw_items: RawItems | None = None) -> Prepared:
     """The body of :func:`prepare_upstream` after the capture (worker thread).
 
     Plans the request against its context budget (:func:`memory_core.budget.request_budget`):
@@ -424,7 +429,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         # Serialised here, inside the fail-open path, even when the tool loop will
         # serialise its own copy: a body too deep to encode must be forwarded as the
         # client sent it, not become a 500 (tests/reliability/test_hostile_input).
-        out.body = rewrite.dumps_body(new_body)
+        out.body = rewrite.dumps_body(new_body, raw_items)
     return out
 
 

@@ -21,6 +21,7 @@ from memory_core.compaction import (
     Superseded,
     scaffold_text,
 )
+from proxy.rawjson import CURRENT, RawItems
 
 # Every ASCII digit maps to "0", every other byte to a space: a run of 19 zeros in
 # the translated body is a run of 19 digits in the original.
@@ -166,9 +167,18 @@ def apply_splices(messages: list[Any], message_ids: Sequence[int],
     return out, out_ids
 
 
-def dumps_body(body: dict[str, Any]) -> bytes:
+def dumps_body(body: dict[str, Any], raw_items: RawItems | None = None) -> bytes:
     """Serialise a request body: orjson, or the stdlib with ASCII escapes for values
-    orjson refuses (lone surrogates, huge integers)."""
+    orjson refuses (lone surrogates, huge integers).
+
+    With ``raw_items`` (default: the current request's, :data:`proxy.rawjson.CURRENT`),
+    the conversation items the body kept unchanged go as the client's own bytes
+    (:meth:`proxy.rawjson.RawItems.dumps`)."""
+    raw_items = raw_items if raw_items is not None else CURRENT.get()
+    if raw_items is not None:
+        spliced = raw_items.dumps(body)
+        if spliced is not None:
+            return spliced
     try:
         return orjson.dumps(body)
     except (TypeError, orjson.JSONEncodeError):
