@@ -76,9 +76,21 @@ def event_meta(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def scope_of(ex: Exchange) -> Scope:
+    """The request's scope (tenant, role, session) from its headers and body. Raises
+    on a request it cannot be resolved for (the caller fails open)."""
+    app = ex.request.app
+    return resolve_scope(
+        ex.request.headers,
+        salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
+        fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body,
+    )
+
+
 def begin_capture(ex: Exchange,
                   expand: Callable[[Scope], dict[str, Any] | None] | None = None) -> None:
-    """Resolve the scope and queue the request's capture (fail open: no ticket).
+    """Resolve the scope (unless ``ex.scope`` is set) and queue the request's capture
+    (fail open: no ticket).
 
     ``expand``: given the scope, the body whose conversation is captured instead of
     the client's (a Responses request continuing a stored response: its whole
@@ -86,11 +98,7 @@ def begin_capture(ex: Exchange,
     """
     app = ex.request.app
     try:
-        ex.scope = resolve_scope(
-            ex.request.headers,
-            salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
-            fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body,
-        )
+        ex.scope = ex.scope or scope_of(ex)
         body = ex.body if expand is None else expand(ex.scope)
         if body is None:
             return
