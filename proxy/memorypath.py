@@ -227,7 +227,7 @@ def _upper_bound(cfg: Any, raw: bytes, fixed: int, block_room: int, forest_room:
     """An upper bound on the forwarded request's tokens, from its bytes: a token is
     at least one byte of the JSON it came from (and a message's JSON framing
     outweighs its 4 tokens of overhead)."""
-    return (len(raw) + raw.count(b'"image_url"') * budget.IMAGE_PART_TOKENS + fixed
+    return (len(raw) + budget.media_upper_bound(raw) + fixed
             + block_room + (forest_room + 200 if want_compaction else 0))
 
 
