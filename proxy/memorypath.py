@@ -447,6 +447,7 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
     Returns ``(roots, view, total)``.
     """
     base = engine.config.compaction
+    path = list(dict.fromkeys(ids))  # each stored message once (regrouped calls repeat one)
     tails = [base.tail_turns]
     while tails[-1] > 1:
         tails.append(max(1, tails[-1] // 2))
@@ -458,7 +459,7 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
     for stage in stages:
         if time.perf_counter() - started > INLINE_SECONDS:
             break
-        created = engine.compact(scope, thread_id, ids, None, force=True, config=stage)
+        created = engine.compact(scope, thread_id, path, None, force=True, config=stage)
         if not created:
             continue
         metrics.compactions.labels("inline").inc(len(created))

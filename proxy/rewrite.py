@@ -150,15 +150,22 @@ def apply_splices(messages: list[Any], message_ids: Sequence[int],
     """Replace each message whose id has a splice by the messages the model saw.
 
     Returns new ``(messages, ids)``; the inserted messages carry the id of the reply
-    they stand for, so compaction keeps or drops them together with it.
+    they stand for, so compaction keeps or drops them together with it. A reply
+    whose id comes again (parallel calls the client echoed interleaved with their
+    results: :func:`memory_core.capture.regroup_calls`) is spliced once, where it
+    first stands; its later turns are left out (the splice holds every call).
     """
     if not splices:
         return messages, list(message_ids)
     out: list[Any] = []
     out_ids: list[int] = []
+    done: set[int] = set()
     for msg, mid in zip(messages, message_ids, strict=False):
         replacement = splices.get(mid)
+        if replacement and mid in done:
+            continue
         if replacement:
+            done.add(mid)
             out.extend(replacement)
             out_ids.extend([mid] * len(replacement))
         else:
