@@ -306,6 +306,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     out.budget = plan
     limit = plan.input_tokens
     aligned = len(ids) == len(messages)
+    remembered = aligned and not result.path_ids
     roots: list[Any] = []
     started = time.perf_counter()
     if want_compaction and aligned:
@@ -345,7 +346,9 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     view = render(roots, forest_room)
     total: int | None = None
     if maybe_over:
-        total = fixed + (_view_tokens(engine, view.messages, messages, ids) if aligned
+        # Remembered counts are per stored id: not when one id stands for several
+        # of the request's turns (regrouped parallel calls, CaptureResult.path_ids).
+        total = fixed + (_view_tokens(engine, view.messages, messages, ids) if remembered
                          else budget.messages_tokens(view.messages))
         if total + block_room > limit and want_compaction and aligned:
             if wanted and not offer:  # what the compaction takes out, the tools find
@@ -353,7 +356,8 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
             roots, view, total = _fit(
                 metrics, engine, scope, result.thread_id, ids, roots, view, total, render,
                 limit - block_room, forest_room,
-                lambda v: fixed + _view_tokens(engine, v.messages, messages, ids))
+                lambda v: fixed + (_view_tokens(engine, v.messages, messages, ids) if remembered
+                                   else budget.messages_tokens(v.messages)))
             out.headers["x-lcm-context-compacted"] = "inline"
     if want_compaction and aligned:
         metrics.stage_latency.labels("compaction_rewrite").observe(
