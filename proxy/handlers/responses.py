@@ -54,8 +54,9 @@ import time
 import uuid
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -90,6 +91,7 @@ from proxy.wire.responses import RESPONSES, input_items, reply_turn
 from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
 log = logging.getLogger("lcm.responses")
+_T = TypeVar("_T")
 
 _ERROR_BODY_KEEP = 64 * 1024
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
@@ -130,8 +132,7 @@ class ResponseThreads:
         found = self.cached(scope, response_id)
         if found is not None:
             return found
-        return await asyncio.get_running_loop().run_in_executor(
-            pool, self.get, scope, response_id)
+        return await _off_loop(pool, self.get, scope, response_id)
 
     async def fetch_conversation(self, scope: Scope, conversation_id: str, pool: Executor
                                  ) -> tuple[str | None, tuple[Any, ...] | None]:
@@ -148,7 +149,7 @@ class ResponseThreads:
             at = self.head(scope, conversation_id)
             return at, (self.get(scope, at) if at is not None else ())
 
-        return await asyncio.get_running_loop().run_in_executor(pool, read)
+        return await _off_loop(pool, read)
 
     def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
         """The items of the conversation ``response_id`` ends, or ``None``. Reads the
@@ -211,6 +212,15 @@ class ResponseThreads:
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
+
+
+async def _off_loop(pool: Executor, fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` on a thread of ``pool``; inline when the pool no longer takes
+    work (the proxy is stopping)."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+    except RuntimeError:  # cannot schedule new futures after shutdown
+        return fn(*args)
 
 
 _THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()
