@@ -198,11 +198,97 @@ _JSON_PARTS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinki
 """Anthropic Messages blocks counted by their JSON (tool input and output can be
 long; an image-sized constant would undercount them)."""
 
+MAX_IMAGE_TOKENS = 1600
+"""Tokens counted for one image of the Responses API (``input_image``) or Anthropic
+Messages (``image``): about the most one image costs there (Anthropic scales an
+image down past about 1,600 tokens; OpenAI's high-detail tiles of a 768×2048 image
+count 1,445). Chat Completions ``image_url`` parts keep :data:`IMAGE_PART_TOKENS`."""
+FILE_REF_TOKENS = 8192
+"""Tokens counted for a file or document the request only refers to (``file_id``,
+``file_url``, a URL source): its size is not in the request. An estimate, not a
+bound (about six PDF pages, each read as text and as an image); a larger file's
+context-length error teaches the proxy the rest (:class:`ContextLimits`)."""
+INLINE_CHARS_PER_TOKEN = 4
+"""An inline file's base64 ``data`` counts one token per this many characters (three
+bytes: more than a text file's bytes give, a page image's share included), at least
+:data:`MAX_IMAGE_TOKENS`."""
+ENCRYPTED_CHARS_PER_TOKEN = 2
+"""``encrypted_content`` (Responses reasoning and compaction items) counts one token
+per this many characters: the model reads the decrypted text, whose size the
+ciphertext hides; base64 of text compressed up to about 2.7 times at four bytes a
+token still counts no more tokens than this gives."""
 
-def message_tokens(msg: Any) -> int:
-    """Tokens of one chat message as forwarded: its text (string content or text
-    parts; :data:`IMAGE_PART_TOKENS` per other part), name, tool calls (names and
-    arguments) and tool call id, plus :data:`MESSAGE_OVERHEAD`."""
+_IMAGE_TYPES = frozenset({"input_image", "image"})
+_FILE_TYPES = frozenset({"input_file", "document", "file"})
+_OTHER_MEDIA = frozenset({"image_url", "input_audio", "audio"})
+"""Chat Completions media parts: :data:`IMAGE_PART_TOKENS` each (as before)."""
+_SHOWN_ITEMS = frozenset({"message", "function_call", "custom_tool_call"})
+"""Responses output items a turn's ``content``/``tool_calls`` already stand for."""
+ITEMS_KEY = "items"
+"""The key of a chat-shaped turn that holds its original wire items (the Responses
+adapter's turns, :mod:`proxy.wire.responses`); those items the turn's content and
+calls do not show (reasoning, hosted tools' calls) are counted from it."""
+
+
+def _json_tokens(value: Any) -> int:
+    try:
+        return _text_tokens(orjson.dumps(value).decode())
+    except TypeError:
+        return count_tokens(str(value))
+
+
+def _inline_data(part: dict[str, Any]) -> str | None:
+    """The inline base64 (or text) data of a file part, if any."""
+    for holder in (part, part.get("file"), part.get("source")):
+        if isinstance(holder, dict):
+            for key in ("file_data", "data"):
+                if isinstance(holder.get(key), str):
+                    return str(holder[key])
+    return None
+
+
+def _file_tokens(part: dict[str, Any]) -> int:
+    source = part.get("source")
+    if isinstance(source, dict) and source.get("type") == "text" and isinstance(
+            source.get("data"), str):  # an Anthropic plain-text document
+        return _text_tokens(source["data"])
+    if isinstance(source, dict) and source.get("type") == "content":
+        return _json_tokens(source.get("content"))
+    data = _inline_data(part)
+    if data is None:
+        return FILE_REF_TOKENS
+    return max(MAX_IMAGE_TOKENS, len(data) // INLINE_CHARS_PER_TOKEN)
+
+
+def part_tokens(part: Any) -> int:
+    """Tokens of one content part, block or wire item (see the constants above): its
+    text; the JSON of tool blocks and of unknown types; an estimate for images,
+    files and ``encrypted_content``; :data:`IMAGE_PART_TOKENS` for chat media."""
+    if isinstance(part, str):
+        return _text_tokens(part)
+    if not isinstance(part, dict):
+        return _json_tokens(part)
+    kind = part.get("type")
+    if isinstance(part.get("text"), str) and kind not in _FILE_TYPES:
+        return _text_tokens(part["text"])
+    if kind in _JSON_PARTS:
+        return _json_tokens(part)
+    if kind in _IMAGE_TYPES:
+        return MAX_IMAGE_TOKENS
+    if kind in _FILE_TYPES:
+        return _file_tokens(part)
+    encrypted = part.get("encrypted_content")
+    if isinstance(encrypted, str):
+        rest = {k: v for k, v in part.items() if k != "encrypted_content"}
+        return len(encrypted) // ENCRYPTED_CHARS_PER_TOKEN + _json_tokens(rest)
+    if kind in _OTHER_MEDIA or not isinstance(kind, str):
+        return IMAGE_PART_TOKENS
+    return _json_tokens(part)
+
+
+def _base_tokens(msg: Any) -> int:
+    """:func:`message_tokens` less :func:`item_tokens`: what a message's node key
+    fixes (the part :class:`MessageCounts` remembers)."""
     if not isinstance(msg, dict):
         return MESSAGE_OVERHEAD + _text_tokens(orjson.dumps(msg).decode())
     total = MESSAGE_OVERHEAD
@@ -211,14 +297,7 @@ def message_tokens(msg: Any) -> int:
         total += _text_tokens(content)
     elif isinstance(content, list):
         for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                total += _text_tokens(part["text"])
-            elif isinstance(part, dict) and part.get("type") in _JSON_PARTS:
-                total += _text_tokens(orjson.dumps(part).decode())
-            elif isinstance(part, str):
-                total += _text_tokens(part)
-            else:
-                total += IMAGE_PART_TOKENS
+            total += part_tokens(part)
     elif content is not None:
         total += _text_tokens(orjson.dumps(content).decode())
     for key in ("name", "tool_call_id"):
@@ -237,6 +316,45 @@ def message_tokens(msg: Any) -> int:
     return total
 
 
+def item_tokens(msg: Any) -> int:
+    """Tokens of a Responses assistant turn's items that its content and calls do not
+    show (:data:`ITEMS_KEY`): reasoning (``encrypted_content`` and summary), hosted
+    tools' calls and results. 0 for any other message. Not part of a message's node
+    key (an echo with or without its reasoning maps to the same node), so never
+    remembered by id."""
+    if not isinstance(msg, dict) or msg.get("role") != "assistant" or msg.get("opaque"):
+        return 0
+    items = msg.get(ITEMS_KEY)
+    if not isinstance(items, list):
+        return 0
+    total = 0
+    for item in items:
+        if isinstance(item, dict) and item.get("type", "message") not in _SHOWN_ITEMS:
+            total += part_tokens(item)
+    return total
+
+
+def message_tokens(msg: Any) -> int:
+    """Tokens of one message as forwarded: its text (string content or text parts,
+    other parts by :func:`part_tokens`), name, tool calls (names and arguments),
+    tool call id and the items only its wire form shows (:func:`item_tokens`),
+    plus :data:`MESSAGE_OVERHEAD`."""
+    return _base_tokens(msg) + item_tokens(msg)
+
+
+def media_upper_bound(raw: bytes) -> int:
+    """Tokens a request's images and referred files may count beyond their JSON
+    bytes: :data:`MAX_IMAGE_TOKENS` per quoted image type or key in ``raw``,
+    :data:`FILE_REF_TOKENS` per quoted file type (an upper bound together with
+    ``len(raw)``: a token is at least one byte of the JSON it came from, and the
+    estimates for inline data and ``encrypted_content`` count fewer tokens than
+    their bytes)."""
+    images = (raw.count(b'"image_url"') + raw.count(b'"input_image"')
+              + raw.count(b'"image"'))
+    files = raw.count(b'"input_file"') + raw.count(b'"document"') + raw.count(b'"file"')
+    return images * MAX_IMAGE_TOKENS + files * FILE_REF_TOKENS
+
+
 def messages_tokens(messages: Sequence[Any]) -> int:
     """Tokens of a message list as forwarded (:func:`message_tokens` each, plus
     :data:`REQUEST_OVERHEAD`)."""
@@ -244,7 +362,8 @@ def messages_tokens(messages: Sequence[Any]) -> int:
 
 
 class MessageCounts:
-    """:func:`message_tokens` of stored messages, by stored id, remembered.
+    """:func:`message_tokens` of stored messages, by stored id, remembered (all
+    but :func:`item_tokens`, which is counted each time).
 
     A stored id stands for one canonical message (its node key hashes role,
     content, name, tool calls and tool call id: every field
@@ -266,19 +385,20 @@ class MessageCounts:
         if len(messages) != len(ids):
             raise ValueError("messages and ids differ in length")
         counts = self._counts
+        extra = sum(map(item_tokens, messages))
         values = list(map(counts.get, ids))
         try:
-            return sum(cast("list[int]", values))  # every count known: no Python loop
+            return extra + sum(cast("list[int]", values))  # every count known
         except TypeError:
             pass
         fresh = {}
         for k, value in enumerate(values):
             if value is None:
-                values[k] = fresh[ids[k]] = message_tokens(messages[k])
+                values[k] = fresh[ids[k]] = _base_tokens(messages[k])
         if len(counts) + len(fresh) > self._max:
             self._counts = counts = {}
         counts.update(fresh)
-        return sum(cast("list[int]", values))
+        return extra + sum(cast("list[int]", values))
 
 
 def tools_tokens(tools: Any) -> int:

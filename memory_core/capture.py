@@ -308,6 +308,80 @@ def _thread_with_head(conn: sqlite3.Connection, scope: Scope, head_id: int) -> s
     return row
 
 
+def _calls(message: Any) -> list[Any]:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    return calls if isinstance(calls, list) and message.get("role") == "assistant" else []
+
+
+def _is_result(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("role") == "tool"
+
+
+def regroup_calls(conn: sqlite3.Connection, scope: Scope, messages: list[Any],
+                  keys: list[str], k: int) -> tuple[list[Any], list[int]] | None:
+    """A stored arrangement of a request whose stored prefix ends inside a tool round.
+
+    A model's parallel calls are one stored reply (one assistant turn with every
+    call), but a client may echo them interleaved with their results (call 1,
+    result 1, call 2, result 2: the Responses API's items allow it), or the results
+    in another order than it sent them before. From the assistant turn with calls
+    at or just before ``k`` (the first unstored message), the later assistant
+    turns that carry only calls (no text) are merged into it and the results are
+    ordered as stored (greedily, the rest as sent). Returns ``(messages in that
+    arrangement, index in it of each request message)`` when it is stored further
+    than ``keys[:k]``; ``None`` otherwise. A sequence of separate rounds stays as
+    it is: only a merged turn the store holds (the reply that made the calls) is
+    taken.
+    """
+    s = k
+    while s > 0 and _is_result(messages[s]):
+        s -= 1
+    if not _calls(messages[s]):
+        return None
+    calls = list(_calls(messages[s]))
+    merged_at: list[int] = [s]
+    results: list[int] = []
+    end = s + 1
+    while end < len(messages):
+        msg = messages[end]
+        if _is_result(msg):
+            results.append(end)
+        elif _calls(msg) and msg.get("content") in (None, "", []) and results:
+            calls.extend(_calls(msg))
+            merged_at.append(end)
+        else:
+            break
+        end += 1
+    if len(merged_at) == 1 and len(results) < 2:
+        return None
+    merged = dict(messages[s], tool_calls=calls) if len(merged_at) > 1 else messages[s]
+    parent = keys[s - 1] if s else None
+    key = node_key(parent, merged)
+    if _lookup(conn, scope, key) is None:
+        return None
+    ordered: list[int] = []
+    left = list(results)
+    while left:
+        for i in left:
+            child = node_key(key, messages[i])
+            if _lookup(conn, scope, child) is not None:
+                ordered.append(i)
+                left.remove(i)
+                key = child
+                break
+        else:
+            ordered.extend(left)
+            break
+    if len(merged_at) == 1 and ordered == results:
+        return None  # the arrangement as sent
+    out = [*messages[:s], merged, *(messages[i] for i in ordered), *messages[end:]]
+    folded = len(messages) - len(out)
+    place = {i: s + 1 + n for n, i in enumerate(ordered)}
+    place.update(dict.fromkeys(merged_at, s))
+    index = [place.get(i, i if i < s else i - folded) for i in range(len(messages))]
+    return out, index
+
+
 def capture_request(
     conn: sqlite3.Connection,
     ticket: CaptureTicket,
@@ -322,8 +396,10 @@ def capture_request(
     """Store the messages of one request that are not stored yet (writer job).
 
     ``messages`` is the request's ``messages`` array as parsed. Idempotent: a replay
-    of the same list stores nothing. Fills ``ticket.result`` and also records a
-    ``request`` event carrying ``event`` (model, stream flag…) plus the new ids.
+    of the same list stores nothing. Parallel tool calls echoed in another order than
+    stored continue the stored path (:func:`regroup_calls`). Fills ``ticket.result``
+    and also records a ``request`` event carrying ``event`` (model, stream flag…) plus
+    the new ids.
     ``config``: what is stored (secret redaction, raw JSON; see :func:`stored_forms`).
     ``key_cache``: reuse the node keys of a history seen before (same result, less
     hashing; see :class:`~memory_core.tree.ChainKeyCache`). ``path_cache``: the
@@ -334,7 +410,16 @@ def capture_request(
     now = time.time() if now is None else now
     keys = key_cache.keys(messages) if key_cache is not None else chain_keys(messages)
     k = matched_prefix(conn, scope, keys)
-    ids = _prefix_ids(conn, scope, keys, k, path_cache)
+    index: list[int] | None = None  # request message → its place in the stored path
+    if 0 < k < len(messages):
+        regrouped = regroup_calls(conn, scope, messages, keys, k)
+        if regrouped is not None:
+            keys_r = chain_keys(regrouped[0])
+            k_r = matched_prefix(conn, scope, keys_r)
+            if sum(1 for i in regrouped[1] if i < k_r) > k:
+                messages, index = regrouped
+                keys, k = keys_r, k_r
+    ids = _prefix_ids(conn, scope, keys, k, path_cache if index is None else None)
     created = False
     replay_only = False
     previous: float | None = None
@@ -400,12 +485,13 @@ def capture_request(
             )
     result = CaptureResult(
         thread_id=thread_id,
-        message_ids=tuple(ids),
+        message_ids=tuple(ids) if index is None else tuple(ids[i] for i in index),
         new_ids=tuple(new_ids),
         head_id=ids[-1] if ids else None,
         head_key=keys[-1] if keys else None,
         created_thread=created,
         previous_activity_at=previous,
+        path_ids=() if index is None else tuple(ids),
     )
     ticket.result = result
     data = dict(event)

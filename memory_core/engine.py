@@ -152,7 +152,7 @@ class Engine:
             if not done.cancelled() and done.exception() is None:
                 res = done.result()
                 if res.head_key and res.message_ids:
-                    self._path_ids.put(scope, res.head_key, res.message_ids)
+                    self._path_ids.put(scope, res.head_key, res.path)
 
         fut.add_done_callback(remember)
         return ticket, fut
@@ -166,9 +166,13 @@ class Engine:
                                          key_cache=self._chain_keys,
                                          path_cache=self._path_ids)
         if self.config.extract and result.new_ids:
+            # The new ids are the request's last messages, or (regrouped tool calls,
+            # capture.regroup_calls) each one request message's: found by id.
             first_new = len(result.message_ids) - len(result.new_ids)
-            for offset, mid in enumerate(result.new_ids):
-                msg = messages[first_new + offset]
+            at = ({mid: i for i, mid in enumerate(result.message_ids)} if result.path_ids
+                  else {mid: first_new + n for n, mid in enumerate(result.new_ids)})
+            for mid in result.new_ids:
+                msg = messages[at[mid]]
                 if isinstance(msg, dict) and msg.get("role") == "user":
                     name = msg.get("name")
                     self._extract_one(conn, ticket.scope, result.thread_id, mid,

@@ -31,6 +31,10 @@ class CaptureResult:
     ``head_id``/``head_key``: the last request message (parent of the response).
     ``created_thread``: a new root or fork. ``previous_activity_at``: the thread's
     ``updated_at`` before this call (UNIX seconds; ``None`` for a new thread).
+    ``path_ids``: the stored path, root first, when it differs from ``message_ids``
+    (the request's parallel tool calls were echoed interleaved with their results
+    and matched the one stored reply that made them: ``message_ids`` then repeats
+    that reply's id for each of the request's call turns); empty otherwise.
     """
 
     thread_id: int
@@ -40,6 +44,12 @@ class CaptureResult:
     head_key: str | None
     created_thread: bool
     previous_activity_at: float | None
+    path_ids: tuple[int, ...] = ()
+
+    @property
+    def path(self) -> tuple[int, ...]:
+        """The stored path of the request's messages, root first (each id once)."""
+        return self.path_ids or self.message_ids
 
 
 @dataclass(slots=True)

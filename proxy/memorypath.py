@@ -35,6 +35,7 @@ from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, rewrite
 from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
 
@@ -96,11 +97,14 @@ def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
 async def prepare_upstream(
     request: web.Request, engine: Engine, scope: Scope, capture_future: Any, raw: bytes,
     body: dict[str, Any], request_id: str, wire: WireAdapter = CHAT,
+    raw_items: RawItems | None = None,
 ) -> Prepared:
     """Decide the upstream body (see module docstring). Raises on failure (fail open).
 
     ``wire``: the body's API (:mod:`proxy.wire`); its messages are read and written
     through it, and it places the block (Chat Completions by default).
+    ``raw_items``: the client's bytes of its conversation items, spliced into a
+    rewritten body for the items it keeps (:mod:`proxy.rawjson`).
 
     Waits for the request's capture at most ``injection.capture_wait_seconds``
     (``TimeoutError`` beyond; the capture itself goes on). Honours ``X-LCM-Memory:
@@ -136,7 +140,8 @@ async def prepare_upstream(
             return
         try:
             prepared.set_result(_prepare(metrics, engine, scope, result, raw, body, request_id,
-                                         want_block, want_compaction, wire, offer_always))
+                                         want_block, want_compaction, wire, offer_always,
+                                         raw_items))
         except BaseException as exc:  # noqa: BLE001 - delivered to the request (fail open)
             prepared.set_exception(exc)
 
@@ -222,7 +227,7 @@ def _upper_bound(cfg: Any, raw: bytes, fixed: int, block_room: int, forest_room:
     """An upper bound on the forwarded request's tokens, from its bytes: a token is
     at least one byte of the JSON it came from (and a message's JSON framing
     outweighs its 4 tokens of overhead)."""
-    return (len(raw) + raw.count(b'"image_url"') * budget.IMAGE_PART_TOKENS + fixed
+    return (len(raw) + budget.media_upper_bound(raw) + fixed
             + block_room + (forest_room + 200 if want_compaction else 0))
 
 
@@ -265,7 +270,7 @@ def _unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
 def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool, wire: WireAdapter = CHAT,
-             offer_always: bool = False) -> Prepared:
+             offer_always: bool = False, raw_items: RawItems | None = None) -> Prepared:
     """The body of :func:`prepare_upstream` after the capture (worker thread).
 
     Plans the request against its context budget (:func:`memory_core.budget.request_budget`):
@@ -301,6 +306,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     out.budget = plan
     limit = plan.input_tokens
     aligned = len(ids) == len(messages)
+    remembered = aligned and not result.path_ids
     roots: list[Any] = []
     started = time.perf_counter()
     if want_compaction and aligned:
@@ -340,7 +346,9 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     view = render(roots, forest_room)
     total: int | None = None
     if maybe_over:
-        total = fixed + (_view_tokens(engine, view.messages, messages, ids) if aligned
+        # Remembered counts are per stored id: not when one id stands for several
+        # of the request's turns (regrouped parallel calls, CaptureResult.path_ids).
+        total = fixed + (_view_tokens(engine, view.messages, messages, ids) if remembered
                          else budget.messages_tokens(view.messages))
         if total + block_room > limit and want_compaction and aligned:
             if wanted and not offer:  # what the compaction takes out, the tools find
@@ -348,7 +356,8 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
             roots, view, total = _fit(
                 metrics, engine, scope, result.thread_id, ids, roots, view, total, render,
                 limit - block_room, forest_room,
-                lambda v: fixed + _view_tokens(engine, v.messages, messages, ids))
+                lambda v: fixed + (_view_tokens(engine, v.messages, messages, ids) if remembered
+                                   else budget.messages_tokens(v.messages)))
             out.headers["x-lcm-context-compacted"] = "inline"
     if want_compaction and aligned:
         metrics.stage_latency.labels("compaction_rewrite").observe(
@@ -424,7 +433,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
         # Serialised here, inside the fail-open path, even when the tool loop will
         # serialise its own copy: a body too deep to encode must be forwarded as the
         # client sent it, not become a 500 (tests/reliability/test_hostile_input).
-        out.body = rewrite.dumps_body(new_body)
+        out.body = rewrite.dumps_body(new_body, raw_items)
     return out
 
 
@@ -442,6 +451,7 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
     Returns ``(roots, view, total)``.
     """
     base = engine.config.compaction
+    path = list(dict.fromkeys(ids))  # each stored message once (regrouped calls repeat one)
     tails = [base.tail_turns]
     while tails[-1] > 1:
         tails.append(max(1, tails[-1] // 2))
@@ -453,7 +463,7 @@ def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[i
     for stage in stages:
         if time.perf_counter() - started > INLINE_SECONDS:
             break
-        created = engine.compact(scope, thread_id, ids, None, force=True, config=stage)
+        created = engine.compact(scope, thread_id, path, None, force=True, config=stage)
         if not created:
             continue
         metrics.compactions.labels("inline").inc(len(created))

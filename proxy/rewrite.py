@@ -21,6 +21,7 @@ from memory_core.compaction import (
     Superseded,
     scaffold_text,
 )
+from proxy.rawjson import CURRENT, RawItems
 
 # Every ASCII digit maps to "0", every other byte to a space: a run of 19 zeros in
 # the translated body is a run of 19 digits in the original.
@@ -149,15 +150,22 @@ def apply_splices(messages: list[Any], message_ids: Sequence[int],
     """Replace each message whose id has a splice by the messages the model saw.
 
     Returns new ``(messages, ids)``; the inserted messages carry the id of the reply
-    they stand for, so compaction keeps or drops them together with it.
+    they stand for, so compaction keeps or drops them together with it. A reply
+    whose id comes again (parallel calls the client echoed interleaved with their
+    results: :func:`memory_core.capture.regroup_calls`) is spliced once, where it
+    first stands; its later turns are left out (the splice holds every call).
     """
     if not splices:
         return messages, list(message_ids)
     out: list[Any] = []
     out_ids: list[int] = []
+    done: set[int] = set()
     for msg, mid in zip(messages, message_ids, strict=False):
         replacement = splices.get(mid)
+        if replacement and mid in done:
+            continue
         if replacement:
+            done.add(mid)
             out.extend(replacement)
             out_ids.extend([mid] * len(replacement))
         else:
@@ -166,9 +174,18 @@ def apply_splices(messages: list[Any], message_ids: Sequence[int],
     return out, out_ids
 
 
-def dumps_body(body: dict[str, Any]) -> bytes:
+def dumps_body(body: dict[str, Any], raw_items: RawItems | None = None) -> bytes:
     """Serialise a request body: orjson, or the stdlib with ASCII escapes for values
-    orjson refuses (lone surrogates, huge integers)."""
+    orjson refuses (lone surrogates, huge integers).
+
+    With ``raw_items`` (default: the current request's, :data:`proxy.rawjson.CURRENT`),
+    the conversation items the body kept unchanged go as the client's own bytes
+    (:meth:`proxy.rawjson.RawItems.dumps`)."""
+    raw_items = raw_items if raw_items is not None else CURRENT.get()
+    if raw_items is not None:
+        spliced = raw_items.dumps(body)
+        if spliced is not None:
+            return spliced
     try:
         return orjson.dumps(body)
     except (TypeError, orjson.JSONEncodeError):

@@ -17,6 +17,7 @@ import openai
 import orjson
 import pytest
 
+from memory_core import budget
 from memory_core.assemble import BLOCK_MARKER, CURRENT_REQUEST
 from proxy.sse import SSEDecoder
 from proxy.wire.responses import RESPONSES, flatten, to_turns
@@ -654,7 +655,12 @@ async def test_memory_commands_are_answered_locally_and_can_be_continued(
 
 # -- a long stored session ---------------------------------------------------------------
 async def test_a_fact_from_turn_2_reaches_the_upstream_at_turn_300_by_previous_response_id(
-        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """An 8k window, which the thread outgrows: the proxy compacts it (the request
+    then goes as a stateless replay) and every request it plans stays in budget."""
+    proxy = await make_proxy(tools={"offer": "always"},
+                             context={"model_windows": ["tiny-*=8192"]})
+    rclient = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
     texts = ["Hi, let's plan the data migration.",
              "The staging database runs on port 5433 when the VPN is up.",
              *(f"Step {i}: review the changelog entry number {i} and summarise it."
@@ -664,16 +670,22 @@ async def test_a_fact_from_turn_2_reaches_the_upstream_at_turn_300_by_previous_r
     for text in texts:
         kwargs: dict[str, Any] = {"previous_response_id": prev} if prev else {}
         r = await rclient.responses.with_raw_response.create(
-            model="m", instructions=INSTRUCTIONS, input=text, **kwargs)
+            model="tiny-m", instructions=INSTRUCTIONS, input=text, **kwargs)
         prev = r.parse().id
+        # Within the context budget: counted when near it, else under it by a byte bound.
+        context = dict(p.split("=", 1) for p in r.headers["x-lcm-context"].split("; "))
+        assert int(context.get("tokens", 0)) <= int(context["budget"])
+        assert r.headers["x-lcm-memory"] != "over-budget"
     sent = upstream.responses_requests[-1]["json"]
+    limit = int(context["budget"])
+    assert "previous_response_id" not in sent  # compacted: a stateless replay
+    assert budget.messages_tokens(RESPONSES.messages(sent)) + budget.tools_tokens(
+        sent["tools"]) <= limit
+    assert len(sent["input"]) < 2 * 300 - 100
     block = _user_parts(sent)[0]["text"]
     assert "5433" in block and "staging database" in block
     assert _user_parts(sent)[1]["text"] == texts[-1]
     assert _blocks(sent["input"]) == 1
-    # Within the context budget: counted when near it, else under it by a byte bound.
-    context = dict(p.split("=", 1) for p in r.headers["x-lcm-context"].split("; "))
-    assert int(context.get("tokens", 0)) <= int(context["budget"])
     await proxy.settle()
     rows = proxy.engine.export()["threads"]
     assert len(rows) == 1 and len(rows[0]["messages"]) == 1 + 2 * 300

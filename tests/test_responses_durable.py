@@ -229,3 +229,52 @@ async def test_a_conversation_is_captured_on_one_thread_across_a_restart(
 
 def orjson_text(value: Any) -> str:
     return orjson.dumps(value).decode()
+
+
+def _spy_reads(proxy: RunningProxy) -> list[tuple[str, bool]]:
+    """Record each store read of the response map: ``(method, on the event loop)``
+    (the engine's own methods, called through)."""
+    import asyncio
+
+    seen: list[tuple[str, bool]] = []
+    engine = proxy.engine
+    for name in ("response_conversation", "response_conversation_head"):
+        real = getattr(engine, name)
+
+        def spy(*args: Any, _real: Any = real, _name: str = name) -> Any:
+            try:
+                asyncio.get_running_loop()
+                on_loop = True
+            except RuntimeError:
+                on_loop = False
+            seen.append((_name, on_loop))
+            return _real(*args)
+
+        setattr(engine, name, spy)
+    return seen
+
+
+async def test_a_cache_miss_reads_the_map_off_the_event_loop(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    proxy, ids = await _two_turns_then_restart(upstream, data)
+    try:
+        conv = {"id": "conv_off_loop"}
+        await _turn(proxy, TURNS[0], conversation=conv)
+        await proxy.close()
+        proxy = await start_proxy(upstream.base_url, data)  # an empty cache
+        seen = _spy_reads(proxy)
+        raw = await _turn(proxy, TURNS[2], ids[-1])
+        assert raw.headers["x-lcm-responses-mode"] == "stateless-replay"  # it resolved
+        await _turn(proxy, TURNS[1], conversation=conv)
+        assert {name for name, _ in seen} == {"response_conversation",
+                                              "response_conversation_head"}
+        assert not any(on_loop for _, on_loop in seen), seen
+        # A hit in the cache reads nothing.
+        seen.clear()
+        await _turn(proxy, TURNS[2], raw.parse().id)
+        assert seen == []
+        heads = _rows(proxy, "SELECT COUNT(*) AS n FROM response_conversations")
+        assert heads[0]["n"] == 1
+    finally:
+        await proxy.close()

@@ -216,7 +216,7 @@ def _compact_after(ex: Exchange, ids: list[int], summarizer: LLMSummarizer | Non
     if ids and ticket is not None and capture is not None:
         app = ex.request.app
         schedule_compaction(app, app[ENGINE], ticket.scope, capture.thread_id,
-                            [*capture.message_ids, ids[0]], summarizer)
+                            [*capture.path, ids[0]], summarizer)
 
 
 def _capture_failed(ex: Exchange) -> None:

@@ -13,10 +13,11 @@ from typing import Any
 import orjson
 
 from memory_core.models import Scope
-from proxy import rewrite
+from proxy import rawjson, rewrite
 from proxy.flow.exchange import Exchange
 from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
+from proxy.rawjson import RawItems
 from proxy.scope import effective_salt, resolve_scope
 
 log = logging.getLogger("lcm.chat")
@@ -75,9 +76,21 @@ def event_meta(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def scope_of(ex: Exchange) -> Scope:
+    """The request's scope (tenant, role, session) from its headers and body. Raises
+    on a request it cannot be resolved for (the caller fails open)."""
+    app = ex.request.app
+    return resolve_scope(
+        ex.request.headers,
+        salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
+        fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body,
+    )
+
+
 def begin_capture(ex: Exchange,
                   expand: Callable[[Scope], dict[str, Any] | None] | None = None) -> None:
-    """Resolve the scope and queue the request's capture (fail open: no ticket).
+    """Resolve the scope (unless ``ex.scope`` is set) and queue the request's capture
+    (fail open: no ticket).
 
     ``expand``: given the scope, the body whose conversation is captured instead of
     the client's (a Responses request continuing a stored response: its whole
@@ -85,11 +98,7 @@ def begin_capture(ex: Exchange,
     """
     app = ex.request.app
     try:
-        ex.scope = resolve_scope(
-            ex.request.headers,
-            salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
-            fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body,
-        )
+        ex.scope = ex.scope or scope_of(ex)
         body = ex.body if expand is None else expand(ex.scope)
         if body is None:
             return
@@ -104,17 +113,25 @@ def begin_capture(ex: Exchange,
 async def run_memory_path(ex: Exchange) -> None:
     """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`) from the
     client's body, or ``ex.plan_body`` when set; on any failure the request goes as
-    sent (state ``failed-open``)."""
+    sent (state ``failed-open``).
+
+    For a wire whose items the proxy may not understand (``raw_items_key``), the
+    client's bytes of its items are kept for every body built from them from here on
+    (:data:`proxy.rawjson.CURRENT`, also the tool loop's rounds)."""
     app = ex.request.app
     engine, metrics = app[ENGINE], app[METRICS]
     started = time.perf_counter()
     assert ex.scope is not None
+    raw_items = RawItems(ex.raw, ex.body, ex.wire.raw_items_key) if ex.wire.raw_items_key \
+        else None
+    rawjson.CURRENT.set(raw_items)
     try:
         with engine.foreground():  # the background gives way (bounded) meanwhile
             ex.prepared = await prepare_upstream(
                 ex.request, engine, ex.scope, ex.capture_future,
                 ex.raw if ex.plan_raw is None else ex.plan_raw,
-                ex.body if ex.plan_body is None else ex.plan_body, ex.rid, ex.wire)
+                ex.body if ex.plan_body is None else ex.plan_body, ex.rid, ex.wire,
+                raw_items)
     except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
         metrics.fail_open.labels("memory_path").inc()
         log.exception("memory path failed; forwarding the request unmodified")

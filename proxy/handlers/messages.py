@@ -33,7 +33,7 @@ from aiohttp import web
 from memory_core import budget, capture
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
-from proxy import commands, forwardlog, rewrite
+from proxy import commands, forwardlog, rawjson, rewrite
 from proxy import headers as hdrs
 from proxy.errors import ProxyError
 from proxy.flow import record
@@ -42,6 +42,7 @@ from proxy.flow.recovery import Recover, send_recovering
 from proxy.flow.steps import memory_off, parse_body, skip_reason
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
+from proxy.rawjson import RawItems
 from proxy.relay import RelayResult, relay_body
 from proxy.scope import effective_salt, resolve_scope
 from proxy.upstream import is_event_stream, upstream_url
@@ -198,10 +199,14 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
     """:func:`proxy.memorypath.prepare_upstream` on the request's chat-shaped view,
     its edits mapped back onto the client's blocks (:func:`proxy.wire.messages.map_back`).
     A view that cannot go as Messages (a ``tool_result`` cut from its ``tool_use`` by
-    a compacted range) goes uncompacted, with the block. Raises on failure."""
+    a compacted range) goes uncompacted, with the block. Messages the body keeps, and
+    the blocks it keeps (``thinking`` with its signature…), go as the client's bytes,
+    here and in the tool loop's rounds (:mod:`proxy.rawjson`). Raises on failure."""
     engine = ex.request.app[ENGINE]
     body: dict[str, Any] = ex.body
     assert ex.scope is not None
+    raw_items = RawItems(ex.raw, body, MESSAGES.raw_items_key or "messages")
+    rawjson.CURRENT.set(raw_items)
     view_body = {"model": body.get("model"), "max_tokens": body.get("max_tokens"),
                  "messages": ([system] if system is not None else []) + body["messages"],
                  "tools": body.get("tools")}
@@ -229,7 +234,7 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
     source = json.loads(ex.raw) if rewrite.needs_exact_numbers(ex.raw) else body
     new_body = dict(source, messages=msgs)
     prepared.obj = new_body
-    prepared.body = rewrite.dumps_body(new_body)
+    prepared.body = rewrite.dumps_body(new_body, raw_items)
     return prepared
 
 

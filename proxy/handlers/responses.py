@@ -16,7 +16,8 @@ Stored responses (``previous_response_id``): the client sends only its new items
 The proxy keeps, per tenant and role, a map from each response id it relayed to the
 conversation that response ends (its input items, the client's own, and its
 ``output``; :class:`ResponseThreads`), in the store (``response_threads``, read
-through a bounded cache), so a restarted proxy or another one on the same data dir
+through a bounded cache; a miss reads on a memory-path thread, never on the event
+loop), so a restarted proxy or another one on the same data dir
 continues it too. A request that continues a known response is captured and planned
 as its whole thread (the evidence stays complete and a replay stores nothing new).
 When the memory path changes nothing, the client's bytes go as sent,
@@ -53,7 +54,9 @@ import time
 import uuid
 import weakref
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -76,9 +79,10 @@ from proxy.flow.steps import (
     offers_tools,
     parse_body,
     run_memory_path,
+    scope_of,
     skip_reason,
 )
-from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.keys import ENGINE, HTTP, MEMORY_POOL, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.relay import RelayResult, relay_body
 from proxy.sse import SSEDecoder
 from proxy.toolloop import ClientGone
@@ -87,6 +91,7 @@ from proxy.wire.responses import RESPONSES, input_items, reply_turn
 from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
 log = logging.getLogger("lcm.responses")
+_T = TypeVar("_T")
 
 _ERROR_BODY_KEEP = 64 * 1024
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
@@ -110,14 +115,49 @@ class ResponseThreads:
         self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation ``response_id`` ends, or ``None``."""
+    def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
+        """The items of the conversation ``response_id`` ends when the cache holds
+        them, else ``None`` (no store read)."""
         key = (scope.tenant, scope.role, response_id)
         with self._lock:
             found = self._map.get(key)
             if found is not None:
                 self._map.move_to_end(key)
-                return found
+            return found
+
+    async def fetch(self, scope: Scope, response_id: str, pool: Executor
+                    ) -> tuple[Any, ...] | None:
+        """:meth:`get` from the event loop: a cache miss reads the store on a thread of
+        ``pool``, never on the loop."""
+        found = self.cached(scope, response_id)
+        if found is not None:
+            return found
+        return await _off_loop(pool, self.get, scope, response_id)
+
+    async def fetch_conversation(self, scope: Scope, conversation_id: str, pool: Executor
+                                 ) -> tuple[str | None, tuple[Any, ...] | None]:
+        """``(head, items)`` of a ``conversation`` from the event loop: its newest
+        relayed response (:meth:`head`) and the items that response ends (``()``
+        without a head; ``None`` when they cannot be read); store reads on ``pool``."""
+        with self._lock:
+            head = self._heads.get((scope.tenant, scope.role, conversation_id))
+        found = self.cached(scope, head) if head is not None else None
+        if head is not None and found is not None:
+            return head, found
+
+        def read() -> tuple[str | None, tuple[Any, ...] | None]:
+            at = self.head(scope, conversation_id)
+            return at, (self.get(scope, at) if at is not None else ())
+
+        return await _off_loop(pool, read)
+
+    def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
+        """The items of the conversation ``response_id`` ends, or ``None``. Reads the
+        store on a cache miss: from the event loop, use :meth:`fetch`."""
+        key = (scope.tenant, scope.role, response_id)
+        found = self.cached(scope, response_id)
+        if found is not None:
+            return found
         try:
             stored = self.engine.response_conversation(scope, response_id)
         except Exception:  # noqa: BLE001 - fail open: forwarded without memory
@@ -131,7 +171,7 @@ class ResponseThreads:
 
     def head(self, scope: Scope, conversation_id: str) -> str | None:
         """The newest response relayed in a ``conversation``, or ``None`` (also when
-        the store cannot be read)."""
+        the store cannot be read). Reads the store on a cache miss."""
         key = (scope.tenant, scope.role, conversation_id)
         with self._lock:
             found = self._heads.get(key)
@@ -174,6 +214,15 @@ class ResponseThreads:
                 self._map.popitem(last=False)
 
 
+async def _off_loop(pool: Executor, fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` on a thread of ``pool``; inline when the pool no longer takes
+    work (the proxy is stopping)."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+    except RuntimeError:  # cannot schedule new futures after shutdown
+        return fn(*args)
+
+
 _THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()
 
 
@@ -203,6 +252,16 @@ def _remember(ex: Exchange, obj: Any) -> None:
     threads_of(ex.request.app[ENGINE]).put(
         ex.scope, obj["id"], [*conversation, *obj["output"]], parent=ex.continues,
         added=added if known else None, ticket=ex.ticket, conversation_id=ex.conversation_id)
+
+
+def _scope(ex: Exchange) -> Scope | None:
+    """The request's scope, set on ``ex`` for its capture; ``None`` when it cannot be
+    resolved (the capture then fails open, as for any request)."""
+    try:
+        ex.scope = scope_of(ex)
+    except Exception:  # noqa: BLE001 - begin_capture resolves it again and fails open
+        return None
+    return ex.scope
 
 
 def conversation_id(given: Any) -> str | None:
@@ -243,11 +302,11 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         reason = "conversation"
         conv = conversation_id(body["conversation"])
         if settings.capture.enabled and conv is not None:
+            scope = _scope(ex)
+            head, stored = await threads_of(request.app[ENGINE]).fetch_conversation(
+                scope, conv, request.app[MEMORY_POOL]) if scope is not None else (None, None)
 
             def expand_conversation(scope: Scope) -> dict[str, Any] | None:
-                threads = threads_of(request.app[ENGINE])
-                head = threads.head(scope, conv)
-                stored = threads.get(scope, head) if head is not None else ()
                 if stored is None:
                     return None
                 ex.conversation = [*stored, *input_items(body)]
@@ -257,11 +316,12 @@ async def _responses(request: web.Request) -> web.StreamResponse:
             begin_capture(ex, expand_conversation)
     elif settings.capture.enabled and body.get("previous_response_id") is not None:
         prev = body["previous_response_id"]
+        scope = _scope(ex) if isinstance(prev, str) else None
+        stored = await threads_of(request.app[ENGINE]).fetch(
+            scope, prev, request.app[MEMORY_POOL]) if scope is not None else None
 
         def expand(scope: Scope) -> dict[str, Any] | None:
             nonlocal whole
-            stored = threads_of(request.app[ENGINE]).get(scope, prev) if isinstance(
-                prev, str) else None
             if stored is None:
                 return None
             ex.conversation, ex.continues = [*stored, *input_items(body)], prev

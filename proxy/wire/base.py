@@ -57,6 +57,9 @@ class WireAdapter(ABC):
     """Everything one API's wire format decides (one instance serves all requests)."""
 
     name: str
+    raw_items_key: str | None = None
+    """The body's array of items to forward as the client's bytes when unchanged
+    (:mod:`proxy.rawjson`); ``None``: bodies are serialised from their values."""
 
     # -- requests ----------------------------------------------------------------------
     @abstractmethod

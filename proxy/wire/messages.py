@@ -191,6 +191,7 @@ class MessagesWire(WireAdapter):
     """Anthropic Messages (see module docstring)."""
 
     name = "messages"
+    raw_items_key = "messages"
 
     def messages(self, body: dict[str, Any]) -> list[Any]:
         return list(body["messages"])

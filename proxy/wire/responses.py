@@ -22,7 +22,7 @@ them and back, keeping every original item untouched under ``items``:
   (``tool_call_id`` = ``call_id``).
 - anything else (``compaction``, ``item_reference``, unknown types, non-objects)
   → an opaque ``assistant`` turn whose content is the item itself, hashed whole
-  and forwarded byte-for-byte as parsed.
+  and forwarded as the client's own bytes (:mod:`proxy.rawjson`).
 
 :meth:`ResponsesWire.with_messages` flattens turns back into items: a turn that
 carries ``items`` is replaced by them, a turn the proxy made (the summary scaffold,
@@ -214,6 +214,7 @@ class ResponsesWire(WireAdapter):
     handled by :mod:`proxy.handlers.responses`; :meth:`stream_round` is not offered."""
 
     name = "responses"
+    raw_items_key = "input"
 
     # -- requests -----------------------------------------------------------------------
     def messages(self, body: dict[str, Any]) -> list[Any]:
