@@ -349,7 +349,7 @@ async def run_session(system: str, session: Session, fake: EvalUpstream, root: P
                     item, upstream, retrieval.get(item.id, (None, None, ""))))
             tick()
         await _settle(app)
-        view = engine.store.read(lambda c: storecheck.load_view(c, tenant, ROLE, session.id))
+        view = engine.store.read_tx(storecheck.load_view, tenant, ROLE, session.id)
         # Baselines send a system prompt of their own (preferences, notes): their
         # evidence is checked on the conversation after it.
         sent = history if system == "lcm" else history[1:]
