@@ -9,7 +9,7 @@ Needs ``psycopg`` 3 (the ``postgres`` extra).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
 
@@ -75,5 +75,6 @@ class PgResponseMap:
                      "thread_id": r["thread_id"]} for r in cur.fetchall()]
 
 
-def _conforms(conn: Any) -> ResponseMap:  # mypy checks the group against its Protocol
-    return PgResponseMap(conn)
+if TYPE_CHECKING:  # mypy checks every group against its Protocol
+    def _conforms(conn: Any) -> ResponseMap:
+        return PgResponseMap(conn)
