@@ -158,3 +158,27 @@ def test_pg_migrations_apply_once_when_replicas_open_together(pg_url: str) -> No
         conn.commit()
         with pytest.raises(SchemaTooNewError):
             pg_migrations.apply_migrations(conn)
+
+
+def test_pg_chain_steps_are_key_lookups_before_any_analyze(pg_url: str) -> None:
+    """A freshly grown map has no statistics: each step must still be a lookup of
+    the parent by its full key, not a scan of the tenant's rows per step."""
+    import psycopg
+
+    from memory_core.store import pg_migrations
+    from memory_core.store.pg_ops import CHAIN_SQL, PgResponseMap
+
+    url = pgcluster.fresh_database(pg_url, "t_plan")
+    with psycopg.connect(url) as conn:
+        pg_migrations.apply_migrations(conn)
+        group = PgResponseMap(conn)
+        for i in range(300):
+            group.save_response(tenant="t", role="r", session="", response_id=f"r{i}",
+                                parent=f"r{i - 1}" if i else None, thread_id=1,
+                                items=b"x" * 200, created_at=0.0)
+        conn.commit()
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN " + CHAIN_SQL, {"t": "t", "r": "r", "id": "r299", "max": 1000}))
+        assert any("Index Cond" in line and ".parent" in line
+                   for line in plan.splitlines()), plan
+        assert len(group.response_chain("t", "r", "r299", 1000)) == 300
