@@ -34,6 +34,7 @@ from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.msgfacts import MessageFacts
 from memory_core.nodecache import SummaryNodes
 from memory_core.redact import redact_secrets
+from memory_core.store.api import Tx
 from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.store.sqlite import SqliteStore
 from memory_core.tree import ChainKeyCache, message_text
@@ -126,7 +127,7 @@ class Engine:
         self._captures = 0
         from memory_core import overview
 
-        self._messages_seq_at_open = self.store.read(overview.messages_sequence)
+        self._messages_seq_at_open = self.store.read_tx(overview.messages_sequence)
         self._spliced: set[int] = set(self.store.read(
             lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
 
@@ -1163,19 +1164,19 @@ class Engine:
         :func:`memory_core.overview.status_for`."""
         from memory_core import overview
 
-        return self.store.read(overview.status_for, tenant, role)
+        return self.store.read_tx(overview.status_for, tenant, role)
 
     def list_tenants(self) -> list[dict[str, Any]]:
         """Every tenant with its roles and counts (operators only)."""
         from memory_core import overview
 
-        return self.store.read(overview.list_tenants)
+        return self.store.read_tx(overview.list_tenants)
 
     def list_threads(self, **filters: Any) -> dict[str, Any]:
         """Threads of a scope (``tenant``, ``role``, ``session``, ``limit``, ``offset``)."""
         from memory_core import overview
 
-        return self.store.read(lambda c: overview.list_threads(c, **filters))
+        return self.store.read_tx(lambda tx: overview.list_threads(tx, **filters))
 
     def thread_detail(self, thread_id: int, *, tenant: str | None = None,
                       role: str | None = None) -> dict[str, Any]:
@@ -1184,22 +1185,22 @@ class Engine:
         Raises ``NotFoundError`` when absent or outside ``tenant``/``role``."""
         from memory_core import overview
 
-        return self.store.read(lambda c: overview.thread_detail(c, thread_id, tenant=tenant,
-                                                                role=role))
+        return self.store.read_tx(lambda tx: overview.thread_detail(tx, thread_id,
+                                                                    tenant=tenant, role=role))
 
     def list_items(self, **filters: Any) -> dict[str, Any]:
         """Memory items with supersession chains (``tenant``, ``role``, ``status``,
         ``kind``, ``limit``, ``offset``)."""
         from memory_core import overview
 
-        return self.store.read(lambda c: overview.list_items(c, **filters))
+        return self.store.read_tx(lambda tx: overview.list_items(tx, **filters))
 
     def corrections(self, **filters: Any) -> dict[str, Any]:
         """Supersession chains of a scope, newest correction first (``tenant``,
         ``role``, ``limit``, ``offset``); see :func:`memory_core.overview.corrections`."""
         from memory_core import overview
 
-        return self.store.read(lambda c: overview.corrections(c, **filters))
+        return self.store.read_tx(lambda tx: overview.corrections(tx, **filters))
 
     def search_indexed(self, query: str, *, tenant: str, role: str, mode: str,
                        limit: int = 50) -> list[dict[str, Any]]:
@@ -1216,8 +1217,8 @@ class Engine:
                   if mode in ("hybrid", "vector") else None)
         hits = self.search.search(tenant, role, query, k=limit, mode=mode,
                                   query_vector=vector)
-        rows = self.store.read(lambda c: overview.describe_hits(
-            c, [(h.kind, h.ref_id, h.score) for h in hits], tenant=tenant, role=role))
+        rows = self.store.read_tx(lambda tx: overview.describe_hits(
+            tx, [(h.kind, h.ref_id, h.score) for h in hits], tenant=tenant, role=role))
         return [r for r in rows if r["status"] != "retracted"]
 
     def record_forwarded(self, scope: Scope, request_id: str, body: Any,
@@ -1241,7 +1242,7 @@ class Engine:
         def job() -> int:  # serialise, mask, compress here; the writer only inserts
             row = forwarded.prepare(scope, request_id, body, meta, max_bytes=max_bytes,
                                     redact=self.config.redact_secrets, dumps=dumps)
-            return self.store.write(forwarded.insert, row, keep).result()
+            return self.store.write_tx(forwarded.insert, row, keep).result()
 
         return self._forward_pool.submit(job)
 
@@ -1261,8 +1262,8 @@ class Engine:
                                    store_raw=self.config.store_raw_json)
         if blob is None and conversation_id is None:
             return None
-        return self.store.write(responsemap.insert, scope, response_id, parent, blob, ticket,
-                                conversation_id)
+        return self.store.write_tx(responsemap.insert, scope, response_id, parent, blob,
+                                   ticket, conversation_id)
 
     def response_conversation_head(self, scope: Scope, conversation_id: str) -> str | None:
         """The newest response relayed in a Responses API ``conversation`` of
@@ -1270,8 +1271,8 @@ class Engine:
         :func:`memory_core.responsemap.conversation_head`."""
         from memory_core import responsemap
 
-        return self.store.read(responsemap.conversation_head, scope.tenant, scope.role,
-                               conversation_id)
+        return self.store.read_tx(responsemap.conversation_head, scope.tenant, scope.role,
+                                  conversation_id)
 
     def response_conversation(self, scope: Scope, response_id: str
                               ) -> tuple[list[Any], int | None] | None:
@@ -1280,15 +1281,15 @@ class Engine:
         :func:`memory_core.responsemap.conversation`."""
         from memory_core import responsemap
 
-        return self.store.read(responsemap.conversation, scope.tenant, scope.role,
-                               response_id)
+        return self.store.read_tx(responsemap.conversation, scope.tenant, scope.role,
+                                  response_id)
 
     def request_log(self, **filters: Any) -> dict[str, Any]:
         """Forwarded requests of a scope, newest first (``tenant``, ``role``,
         ``thread_id``, ``limit``, ``offset``); see :func:`memory_core.forwarded.request_log`."""
         from memory_core import forwarded
 
-        return self.store.read(lambda c: forwarded.request_log(c, **filters))
+        return self.store.read_tx(lambda tx: forwarded.request_log(tx, **filters))
 
     def forwarded(self, request_id: str, *, tenant: str | None = None,
                   role: str | None = None) -> dict[str, Any] | None:
@@ -1296,8 +1297,8 @@ class Engine:
         outside ``tenant``/``role``); see :func:`memory_core.forwarded.forwarded`."""
         from memory_core import forwarded
 
-        return self.store.read(lambda c: forwarded.forwarded(c, request_id, tenant=tenant,
-                                                             role=role))
+        return self.store.read_tx(lambda tx: forwarded.forwarded(tx, request_id,
+                                                                 tenant=tenant, role=role))
 
     def retract_in_scope(self, item_id: int, reason: str = "", *, tenant: str | None = None,
                          role: str | None = None, session: str | None = None
@@ -1311,7 +1312,7 @@ class Engine:
         from memory_core import overview
 
         def job(conn: sqlite3.Connection) -> dict[str, Any]:
-            owner = overview.item_scope(conn, item_id)
+            owner = overview.item_scope(self.store.tx_on(conn), item_id)
             if owner is None or (tenant is not None and owner[0] != tenant) or (
                     role is not None and owner[1] != role) or (
                     session is not None and owner[2] != session):
@@ -1329,8 +1330,8 @@ class Engine:
         from memory_core import purge
 
         purge.check_filters(tenant, role, session)
-        removed = self.store.write_sync(lambda c: purge.purge(
-            c, tenant=tenant, role=role, session=session, dry_run=dry_run), timeout=600)
+        removed = self.store.write_tx_sync(lambda tx: purge.purge(
+            tx, tenant=tenant, role=role, session=session, dry_run=dry_run), timeout=600)
         if not dry_run:
             self._message_facts.clear()  # the purged ids' counts (see memory_core.msgfacts)
             self._summary_nodes.clear()  # not needed for correctness: frees memory
@@ -1340,7 +1341,7 @@ class Engine:
         """Outbox rows past each index checkpoint (``{outbox_head, indexers}``)."""
         from memory_core import overview
 
-        return self.store.read(overview.index_lag)
+        return self.store.read_tx(overview.index_lag)
 
     def stats(self) -> dict[str, Any]:
         """Figures for an exporter (the proxy's ``/lcm/metrics``), read now.
@@ -1356,11 +1357,11 @@ class Engine:
         """
         from memory_core import overview
 
-        def q(conn: sqlite3.Connection) -> tuple[int, dict[str, Any], dict[str, float]]:
-            return (overview.messages_sequence(conn), overview.index_lag(conn),
-                    overview.index_lag_seconds(conn, self.now()))
+        def q(tx: Tx) -> tuple[int, dict[str, Any], dict[str, float]]:
+            return (overview.messages_sequence(tx), overview.index_lag(tx),
+                    overview.index_lag_seconds(tx, self.now()))
 
-        seq, lag, ages = self.store.read(q)
+        seq, lag, ages = self.store.read_tx(q)
         embedder = getattr(self.search, "embedder", None)
         timings = getattr(embedder, "latency", None)
         return {
@@ -1377,7 +1378,7 @@ class Engine:
         """``PRAGMA integrity_check`` output lines (``["ok"]`` when healthy)."""
         from memory_core import overview
 
-        return self.store.read(overview.integrity_check)
+        return self.store.read_tx(overview.integrity_check)
 
 
 def _log_assembly(conn: sqlite3.Connection, scope: Scope, request_id: str,

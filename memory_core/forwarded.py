@@ -16,7 +16,6 @@ API); :func:`split_body` marks the scaffold, the injection block and the tail.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 import zlib
 from collections import OrderedDict
@@ -30,13 +29,14 @@ from memory_core.capture import loads_lossless
 from memory_core.compaction import ACKNOWLEDGEMENT, SCAFFOLD_HEADER
 from memory_core.models import Scope
 from memory_core.redact import redact_value
+from memory_core.store.api import ForwardedRow, Tx
 
 __all__ = ["forwarded", "insert", "prepare", "request_log", "split_body"]
 
 
 def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, Any], *,
             max_bytes: int, redact: bool, dumps: Callable[[Any], bytes] | None = None
-            ) -> tuple[Any, ...]:
+            ) -> ForwardedRow:
     """The ``forwarded_requests`` row for one forwarded body (any thread but the
     writer: this is the costly part, about 5-9 ms for a 1000-turn body of 380 KiB).
 
@@ -57,29 +57,18 @@ def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, An
             if masked is not None:
                 raw, redacted = dumps(masked), True
         stored = zlib.compress(raw, 1)
-    return (request_id, scope.tenant, scope.role, meta.get("thread_id"), time.time(),
-            str(meta.get("state") or "skipped"), meta.get("model"),
-            int(bool(meta.get("stream"))), int(meta.get("client_bytes") or 0), size, stored,
-            int(stored is None), int(redacted), int(bool(meta.get("tools_added"))),
-            int(meta.get("compacted_messages") or 0))
+    return ForwardedRow(
+        request_id, scope.tenant, scope.role, meta.get("thread_id"), time.time(),
+        str(meta.get("state") or "skipped"), meta.get("model"),
+        int(bool(meta.get("stream"))), int(meta.get("client_bytes") or 0), size, stored,
+        int(stored is None), int(redacted), int(bool(meta.get("tools_added"))),
+        int(meta.get("compacted_messages") or 0))
 
 
-def insert(conn: sqlite3.Connection, row: tuple[Any, ...], keep: int) -> int:
+def insert(tx: Tx, row: ForwardedRow, keep: int) -> int:
     """Insert a :func:`prepare` row, then delete its tenant's rows beyond the newest
-    ``keep`` (at least 1). Writer job; returns the row id."""
-    cur = conn.execute(
-        "INSERT INTO forwarded_requests (request_id, tenant, role, thread_id, created_at,"
-        " state, model, stream, client_bytes, body_bytes, body, body_omitted, redacted,"
-        " tools_added, compacted_messages) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
-    row_id = int(cur.lastrowid or 0)
-    tenant = row[1]
-    cutoff = conn.execute(
-        "SELECT id FROM forwarded_requests WHERE tenant=? ORDER BY id DESC LIMIT 1 OFFSET ?",
-        (tenant, max(1, keep))).fetchone()
-    if cutoff is not None:
-        conn.execute("DELETE FROM forwarded_requests WHERE tenant=? AND id<=?",
-                     (tenant, cutoff[0]))
-    return row_id
+    ``keep`` (at least 1). Writer job (``store.write_tx``); returns the row id."""
+    return tx.forwarded.insert(row, keep)
 
 
 _TRIGGERS = (b"private key", b"sk-", b"akia", b"asia", b"abia", b"acca", b"ghp_", b"gho_",
@@ -145,23 +134,9 @@ def _masked(raw: bytes, parsed: dict[str, Any] | None) -> Any:
     return {k: out[k] for k in value}  # the client's field order
 
 
-def _where(tenant: str | None, role: str | None) -> tuple[str, list[Any]]:
-    parts, args = ["1=1"], []
-    for col, val in (("f.tenant", tenant), ("f.role", role)):
-        if val is not None:
-            parts.append(f"{col}=?")
-            args.append(val)
-    return " AND ".join(parts), args
-
-
-_COLS = ("f.id, f.request_id, f.tenant, f.role, f.thread_id, f.created_at, f.state, f.model,"
-         " f.stream, f.client_bytes, f.body_bytes, f.body_omitted, f.redacted, f.tools_added,"
-         " f.compacted_messages")
-
-
-def request_log(conn: sqlite3.Connection, *, tenant: str | None = None,
-                role: str | None = None, thread_id: int | None = None, limit: int = 50,
-                offset: int = 0) -> dict[str, Any]:
+def request_log(tx: Tx, *, tenant: str | None = None, role: str | None = None,
+                thread_id: int | None = None, limit: int = 50, offset: int = 0
+                ) -> dict[str, Any]:
     """The newest forwarded requests of a scope, with their outcome.
 
     Returns ``{total, requests: [{id, request_id, tenant, role, thread_id, created_at,
@@ -171,27 +146,18 @@ def request_log(conn: sqlite3.Connection, *, tenant: str | None = None,
     is from the request's capture to its answer's capture (seconds; ``None`` while
     unanswered); ``status``/``outcome``/``usage`` come from the response event.
     """
-    clause, args = _where(tenant, role)
-    if thread_id is not None:
-        clause += " AND f.thread_id=?"
-        args.append(thread_id)
-    total = conn.execute(f"SELECT COUNT(*) FROM forwarded_requests f WHERE {clause}",
-                         args).fetchone()[0]
-    rows = [dict(r) for r in conn.execute(
-        f"SELECT {_COLS} FROM forwarded_requests f WHERE {clause} ORDER BY f.id DESC"
-        " LIMIT ? OFFSET ?", [*args, max(0, limit), max(0, offset)])]
+    total, rows = tx.forwarded.page(tenant=tenant, role=role, thread_id=thread_id,
+                                    limit=max(0, limit), offset=max(0, offset))
     for r in rows:
-        r.update(_outcome(conn, r["request_id"], r["tenant"]))
+        r.update(_outcome(tx, r["request_id"], r["tenant"]))
     return {"total": total, "requests": rows}
 
 
-def _outcome(conn: sqlite3.Connection, request_id: str, tenant: str) -> dict[str, Any]:
+def _outcome(tx: Tx, request_id: str, tenant: str) -> dict[str, Any]:
     out: dict[str, Any] = {"latency_s": None, "status": None, "outcome": None,
                            "usage": None, "injection": None}
     started = None
-    for ev in conn.execute("SELECT kind, created_at, data FROM events WHERE request_id=?"
-                           " AND tenant=? AND kind IN ('request','response') ORDER BY id",
-                           (request_id, tenant)):
+    for ev in tx.forwarded.request_events(request_id, tenant):
         if ev["kind"] == "request":
             started = ev["created_at"]
             continue
@@ -204,9 +170,7 @@ def _outcome(conn: sqlite3.Connection, request_id: str, tenant: str) -> dict[str
             out["usage"] = data.get("usage") if isinstance(data.get("usage"), dict) else None
             if data.get("model") and isinstance(data.get("model"), str):
                 out["answer_model"] = data["model"]
-    a = conn.execute("SELECT trigger, used_tokens, budget_tokens, data FROM assembly_logs"
-                     " WHERE request_id=? AND tenant=? ORDER BY id DESC LIMIT 1",
-                     (request_id, tenant)).fetchone()
+    a = tx.forwarded.request_assembly(request_id, tenant)
     if a is not None:
         data = orjson.loads(a["data"])
         out["injection"] = {
@@ -216,7 +180,7 @@ def _outcome(conn: sqlite3.Connection, request_id: str, tenant: str) -> dict[str
     return out
 
 
-def forwarded(conn: sqlite3.Connection, request_id: str, *, tenant: str | None = None,
+def forwarded(tx: Tx, request_id: str, *, tenant: str | None = None,
               role: str | None = None) -> dict[str, Any] | None:
     """One forwarded request with its body and assembly log, or ``None``.
 
@@ -224,13 +188,9 @@ def forwarded(conn: sqlite3.Connection, request_id: str, *, tenant: str | None =
     ``None`` when omitted for size), ``parsed`` (that JSON parsed, or ``None``) and
     ``assembly`` (the assembly log row with ``data`` parsed, or ``None``).
     """
-    clause, args = _where(tenant, role)
-    row = conn.execute(
-        f"SELECT {_COLS}, f.body FROM forwarded_requests f WHERE {clause} AND"
-        " f.request_id=? ORDER BY f.id DESC LIMIT 1", [*args, request_id]).fetchone()
-    if row is None:
+    out = tx.forwarded.by_request(request_id, tenant=tenant, role=role)
+    if out is None:
         return None
-    out = dict(row)
     blob = out.pop("body")
     text = None if blob is None else zlib.decompress(blob).decode("utf-8", "replace")
     out["body"] = text
@@ -238,12 +198,11 @@ def forwarded(conn: sqlite3.Connection, request_id: str, *, tenant: str | None =
         out["parsed"] = None if text is None else loads_lossless(text)
     except ValueError:
         out["parsed"] = None
-    out.update(_outcome(conn, request_id, out["tenant"]))
-    a = conn.execute("SELECT * FROM assembly_logs WHERE request_id=? AND tenant=?"
-                     " ORDER BY id DESC LIMIT 1", (request_id, out["tenant"])).fetchone()
+    out.update(_outcome(tx, request_id, out["tenant"]))
+    a = tx.forwarded.request_assembly(request_id, out["tenant"])
     out["assembly"] = None
     if a is not None:
-        out["assembly"] = dict(a)
+        out["assembly"] = a
         out["assembly"]["data"] = loads_lossless(a["data"])
     return out
 

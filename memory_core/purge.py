@@ -19,32 +19,13 @@ one ``purge`` event (filters and counts, no content) as an audit trail.
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from typing import Any
 
 import orjson
 
-OUTBOX_KINDS = {"message": "messages", "item": "memory_items",
-                "agent_memory": "agent_memories", "summary": "summary_nodes"}
-"""Outbox kind → the table whose removed ids get a ``delete`` op."""
+from memory_core.store.api import OUTBOX_KINDS, Tx
 
-
-class PurgePreview(Exception):
-    """Raised inside a dry run to roll the purge back; carries the counts."""
-
-    def __init__(self, counts: dict[str, int]) -> None:
-        super().__init__("dry run")
-        self.counts = counts
-
-
-def _clause(**filters: str | None) -> tuple[str, list[Any]]:
-    parts, args = [], []
-    for col, val in filters.items():
-        if val is not None:
-            parts.append(f"{col}=?")
-            args.append(val)
-    return " AND ".join(parts) or "1=1", args
+__all__ = ["OUTBOX_KINDS", "check_filters", "purge"]
 
 
 def check_filters(tenant: str | None, role: str | None, session: str | None) -> None:
@@ -58,146 +39,23 @@ def check_filters(tenant: str | None, role: str | None, session: str | None) -> 
             raise ValueError(f"purge: {name} must not be empty")
 
 
-def purge(conn: sqlite3.Connection, *, tenant: str | None = None, role: str | None = None,
+def purge(tx: Tx, *, tenant: str | None = None, role: str | None = None,
           session: str | None = None, dry_run: bool = False,
           now: float | None = None) -> dict[str, int]:
-    """Delete every row of the scope (writer job; see module docstring).
+    """Delete every row of the scope (writer job, ``store.write_tx``; see module
+    docstring).
 
-    Returns rows removed per table plus ``outbox_deletes``. With ``dry_run`` the same
-    work is done inside a savepoint that is rolled back, so the counts are exact and
+    Returns rows removed per table plus ``outbox_deletes`` (index deletes queued) and
+    ``reindexed_children`` (surviving children of removed messages queued to be
+    indexed again without their parent). With ``dry_run`` the counts are exact and
     nothing changes. Raises ``ValueError`` for missing or empty filters.
     """
     check_filters(tenant, role, session)
     now = time.time() if now is None else now
-    secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
-    conn.execute("PRAGMA secure_delete=ON")
-    conn.execute("SAVEPOINT purge")
-    try:
-        counts = _purge(conn, tenant, role, session, now, record=not dry_run)
-        if dry_run:
-            raise PurgePreview(counts)
-    except PurgePreview as preview:
-        conn.execute("ROLLBACK TO purge")
-        conn.execute("RELEASE purge")
-        return preview.counts
-    except BaseException:
-        conn.execute("ROLLBACK TO purge")
-        conn.execute("RELEASE purge")
-        raise
-    finally:
-        conn.execute(f"PRAGMA secure_delete={int(secure)}")
-    conn.execute("RELEASE purge")
-    return counts
-
-
-def _purge(conn: sqlite3.Connection, tenant: str | None, role: str | None,
-           session: str | None, now: float, *, record: bool) -> dict[str, int]:
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
-                 " (kind TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id))")
-    conn.execute("DELETE FROM temp.purge_ids")
-    by_scope, s_args = _clause(tenant=tenant, role=role, session=session)
-    by_owner, o_args = _clause(tenant=tenant, role=role)
-    forwarded = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND"
-                             " name='forwarded_requests'").fetchone() is not None  # schema 7+
-
-    def mark(kind: str, sql: str, args: list[Any]) -> None:
-        conn.execute(f"INSERT OR IGNORE INTO temp.purge_ids (kind, id) {sql}", args)
-
-    ids = "(SELECT id FROM temp.purge_ids WHERE kind='{}')".format
-    mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope}", s_args)
-    mark("message", f"SELECT 'message', id FROM messages WHERE {by_scope}", s_args)
-    mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
-    mark("item", "SELECT 'item', id FROM memory_items WHERE source_message_id IN"
-         f" {ids('message')} OR thread_id IN {ids('thread')}", [])
-    # Tables without a session column belong to a session through its threads.
-    for kind, table in (("summary", "summary_nodes"), ("task", "task_state"),
-                        ("assembly", "assembly_logs"), ("event", "events"),
-                        *((("forwarded", "forwarded_requests"),) if forwarded else ())):
-        mark(kind, f"SELECT '{kind}', id FROM {table} WHERE thread_id IN {ids('thread')}", [])
-        if session is None:
-            mark(kind, f"SELECT '{kind}', id FROM {table} WHERE {by_owner}", o_args)
-    if session is None:
-        mark("agent_memory", f"SELECT 'agent_memory', id FROM agent_memories WHERE {by_owner}",
-             o_args)
-
-    counts: dict[str, int] = {}
-    outbox = 0
-    for kind in OUTBOX_KINDS:
-        outbox += conn.execute(
-            "INSERT INTO index_outbox (kind, ref_id, op) SELECT ?, id, 'delete'"
-            " FROM temp.purge_ids WHERE kind=?", (kind, kind)).rowcount
-    counts["embeddings"] = sum(conn.execute(
-        f"DELETE FROM embeddings WHERE kind=? AND ref_id IN {ids(kind)}", (kind,)).rowcount
-        for kind in OUTBOX_KINDS)
-
-    # Links from rows that stay to rows that go would break foreign keys: cut them.
-    for col in ("supersedes", "superseded_by", "conflict_with"):
-        conn.execute(f"UPDATE memory_items SET {col}=NULL WHERE {col} IN {ids('item')}"
-                     f" AND id NOT IN {ids('item')}")
-    conn.execute(f"UPDATE memory_items SET source_message_id=NULL WHERE source_message_id IN"
-                 f" {ids('message')} AND id NOT IN {ids('item')}")
-    conn.execute(f"UPDATE summary_nodes SET parent_id=NULL WHERE parent_id IN {ids('summary')}"
-                 f" AND id NOT IN {ids('summary')}")
-    # A surviving child of a purged turn (a fork in another session) was indexed with
-    # its parent's words: the text index's context field and, with embed_context,
-    # its vector. Drop its cached vector and index it again, without the parent.
-    children = (f"(SELECT id FROM messages WHERE parent_id IN {ids('message')}"
-                f" AND id NOT IN {ids('message')})")
-    conn.execute(f"DELETE FROM embeddings WHERE kind='message' AND ref_id IN {children}")
-    counts["reindexed_children"] = conn.execute(
-        f"INSERT INTO index_outbox (kind, ref_id, op) SELECT 'message', id, 'upsert'"
-        f" FROM messages WHERE id IN {children}").rowcount
-    conn.execute(f"UPDATE messages SET parent_id=NULL WHERE parent_id IN {ids('message')}"
-                 f" AND id NOT IN {ids('message')}")
-    conn.execute(f"UPDATE threads SET parent_thread_id=NULL WHERE parent_thread_id IN"
-                 f" {ids('thread')} AND id NOT IN {ids('thread')}")
-
-    def delete(name: str, sql: str) -> None:
-        counts[name] = conn.execute(sql).rowcount
-
-    delete("extraction_queue", f"DELETE FROM extraction_queue WHERE message_id IN"
-           f" {ids('message')}")
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='splices'"
-                    ).fetchone():  # schema 3+
-        delete("splices", f"DELETE FROM splices WHERE message_id IN {ids('message')}")
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table'"
-                    " AND name='memory_item_subject_keys'").fetchone():  # schema 9+
-        delete("memory_item_subject_keys", f"DELETE FROM memory_item_subject_keys"
-               f" WHERE item_id IN {ids('item')}")
-        delete("memory_item_terms", f"DELETE FROM memory_item_terms"
-               f" WHERE item_id IN {ids('item')}")
-    delete("memory_item_revisions", f"DELETE FROM memory_item_revisions WHERE item_id IN"
-           f" {ids('item')}")
-    # Items point at each other (supersession) and at messages: drop links inside the set.
-    conn.execute(f"UPDATE memory_items SET supersedes=NULL, superseded_by=NULL,"
-                 f" conflict_with=NULL WHERE id IN {ids('item')}")
-    delete("memory_items", f"DELETE FROM memory_items WHERE id IN {ids('item')}")
-    conn.execute(f"UPDATE summary_nodes SET parent_id=NULL WHERE id IN {ids('summary')}")
-    delete("summary_nodes", f"DELETE FROM summary_nodes WHERE id IN {ids('summary')}")
-    delete("task_state", f"DELETE FROM task_state WHERE id IN {ids('task')}")
-    delete("assembly_logs", f"DELETE FROM assembly_logs WHERE id IN {ids('assembly')}")
-    delete("events", f"DELETE FROM events WHERE id IN {ids('event')}")
-    if forwarded:
-        delete("forwarded_requests",
-               f"DELETE FROM forwarded_requests WHERE id IN {ids('forwarded')}")
-    delete("agent_memories", f"DELETE FROM agent_memories WHERE id IN {ids('agent_memory')}")
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND"
-                    " name='response_threads'").fetchone():  # schema 8+
-        for table in ("response_threads", "response_conversations"):
-            counts[table] = conn.execute(
-                f"DELETE FROM {table} WHERE ({by_scope}) OR thread_id IN {ids('thread')}",
-                s_args).rowcount
-    conn.execute(f"UPDATE messages SET parent_id=NULL WHERE id IN {ids('message')}")
-    delete("messages", f"DELETE FROM messages WHERE id IN {ids('message')}")
-    conn.execute(f"UPDATE threads SET parent_thread_id=NULL WHERE id IN {ids('thread')}")
-    delete("threads", f"DELETE FROM threads WHERE id IN {ids('thread')}")
-    counts["outbox_deletes"] = outbox
-    conn.execute("DELETE FROM temp.purge_ids")
-    if record:
+    counts = tx.purge.delete_scope(tenant=tenant, role=role, session=session,
+                                   dry_run=dry_run)
+    if not dry_run:
         filters = {k: v for k, v in (("tenant", tenant), ("role", role), ("session", session))
                    if v is not None}
-        conn.execute(
-            "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
-            " VALUES (NULL, NULL, NULL, NULL, 'purge', ?, ?)",
-            (now, orjson.dumps({"filters": filters, "counts": counts}).decode()))
+        tx.purge.record(now, orjson.dumps({"filters": filters, "counts": counts}).decode())
     return counts

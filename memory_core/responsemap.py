@@ -25,7 +25,6 @@ removes a scope's rows with their threads (:mod:`memory_core.purge`).
 
 from __future__ import annotations
 
-import sqlite3
 import time
 import zlib
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 from memory_core.capture import dumps_lossless, loads_lossless
 from memory_core.models import CaptureTicket, Scope
 from memory_core.redact import may_contain_secret, redact_value
+from memory_core.store.api import Tx
 
 __all__ = ["MAX_CHAIN", "conversation", "conversation_head", "insert", "prepare"]
 
@@ -51,55 +51,40 @@ def prepare(items: list[Any], *, redact: bool, store_raw: bool) -> bytes | None:
     return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
 
 
-def insert(conn: sqlite3.Connection, scope: Scope, response_id: str, parent: str | None,
+def insert(tx: Tx, scope: Scope, response_id: str, parent: str | None,
            blob: bytes | None, ticket: CaptureTicket | None = None,
            conversation_id: str | None = None) -> None:
     """Write (or replace) the row of ``response_id`` (none when ``blob`` is ``None``)
     and, with ``conversation_id``, make it that conversation's newest response.
-    Writer job: queued after the request's capture, whose ``ticket`` then holds the
-    thread id."""
+    Writer job (``store.write_tx``): queued after the request's capture, whose
+    ``ticket`` then holds the thread id."""
     result = ticket.result if ticket is not None else None
     thread_id = result.thread_id if result is not None else None
     now = time.time()
     if blob is not None:
-        conn.execute(
-            "INSERT OR REPLACE INTO response_threads (tenant, role, response_id, session,"
-            " parent_response_id, thread_id, items, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (scope.tenant, scope.role, response_id, scope.session, parent, thread_id, blob,
-             now))
+        tx.responses.save_response(tenant=scope.tenant, role=scope.role,
+                                   session=scope.session, response_id=response_id,
+                                   parent=parent, thread_id=thread_id, items=blob,
+                                   created_at=now)
     if conversation_id is not None:
-        conn.execute(
-            "INSERT OR REPLACE INTO response_conversations (tenant, role, conversation_id,"
-            " session, response_id, thread_id, updated_at) VALUES (?,?,?,?,?,?,?)",
-            (scope.tenant, scope.role, conversation_id, scope.session, response_id,
-             thread_id, now))
+        tx.responses.save_conversation_head(
+            tenant=scope.tenant, role=scope.role, session=scope.session,
+            conversation_id=conversation_id, response_id=response_id, thread_id=thread_id,
+            updated_at=now)
 
 
-def conversation_head(conn: sqlite3.Connection, tenant: str, role: str,
-                      conversation_id: str) -> str | None:
+def conversation_head(tx: Tx, tenant: str, role: str, conversation_id: str) -> str | None:
     """The newest response the proxy relayed in a Responses API conversation of this
     tenant and role, or ``None``."""
-    row = conn.execute(
-        "SELECT response_id FROM response_conversations WHERE tenant=? AND role=?"
-        " AND conversation_id=?", (tenant, role, conversation_id)).fetchone()
-    return str(row[0]) if row is not None else None
+    return tx.responses.conversation_head(tenant, role, conversation_id)
 
 
-def conversation(conn: sqlite3.Connection, tenant: str, role: str, response_id: str
+def conversation(tx: Tx, tenant: str, role: str, response_id: str
                  ) -> tuple[list[Any], int | None] | None:
     """The items of the conversation ``response_id`` ends, oldest first, and the
     thread id of its own row; ``None`` when the id is unknown in this tenant and role,
     or its chain is broken (an ancestor never stored or since purged)."""
-    rows = conn.execute(
-        "WITH RECURSIVE chain(response_id, parent, items, thread_id, depth) AS ("
-        " SELECT response_id, parent_response_id, items, thread_id, 0 FROM response_threads"
-        " WHERE tenant=? AND role=? AND response_id=?"
-        " UNION ALL SELECT r.response_id, r.parent_response_id, r.items, r.thread_id,"
-        " chain.depth + 1 FROM response_threads r JOIN chain"
-        " ON r.tenant=? AND r.role=? AND r.response_id=chain.parent"
-        " WHERE chain.depth < ?)"
-        " SELECT parent, items, thread_id FROM chain ORDER BY depth DESC",
-        (tenant, role, response_id, tenant, role, MAX_CHAIN)).fetchall()
+    rows = tx.responses.response_chain(tenant, role, response_id, MAX_CHAIN)
     if not rows or rows[0]["parent"] is not None:
         return None
     items: list[Any] = []

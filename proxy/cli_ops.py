@@ -162,9 +162,8 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
         # A row with no attempt yet, not due, is an answer whose extraction simply
         # follows its capture (memory_core.engine.Engine.capture_response): not a
         # backlog. One past due was left by a crash and waits for a capture.
-        backlog = engine.store.read(lambda c: c.execute(
-            "SELECT COUNT(*) FROM extraction_queue WHERE attempts > 0 OR next_at <= ?",
-            (time.time(),)).fetchone()[0])
+        backlog = engine.store.read_tx(lambda tx: tx.maintenance.extraction_backlog(
+            time.time()))
         report["extraction_queue"] = backlog
         if backlog:
             warnings.append(f"{backlog} messages wait for an extraction retry")

@@ -149,9 +149,7 @@ def register(main: click.Group) -> None:
         except MemoryError_ as exc:
             embedder.close()
             raise CliError(str(exc)) from exc
-        total = engine.store.read(lambda c: sum(
-            c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-            for t in ("messages", "memory_items", "agent_memories", "summary_nodes")))
+        total = engine.store.read_tx(lambda tx: tx.index.indexable_rows())
         bar = _bar(total=total, desc="reindex", unit="doc")
         try:
             counts = svc.rebuild(lambda stage, n: bar.update(n) if stage == "text" else None)

@@ -186,7 +186,7 @@ def test_purge_drops_an_items_subject_keys(tmp_path: Path, subject: str) -> None
                 c, scope, 1, None, [Extracted(kind="fact", text=f"the {subject} is 5 s",
                                               subject=subject, value=5.0)]))
         before = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
-        counts = engine.store.write_sync(lambda c: purge.purge(c, tenant="t"))
+        counts = engine.store.write_tx_sync(lambda tx: purge.purge(tx, tenant="t"))
         after = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
         left = engine.store.read(lambda c: {r[0] for r in c.execute(
             "SELECT tenant FROM memory_item_subject_keys UNION"

@@ -45,7 +45,7 @@ for trig, turns in ((False, 10), (False, 100), (False, 1000), (True, 1000)):
             t = time.perf_counter()
             forwarded.insert(c, row, 200)
             ins.append(time.perf_counter() - t)
-        eng.store.write_sync(run)
+        eng.store.write_tx_sync(run)
     def med(xs):
         return statistics.median(xs) * 1000
     print(f"{'task- ' if trig else ''}{turns:5d} turns: body {len(body)/1024:6.1f} KiB,"

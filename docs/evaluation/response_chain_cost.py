@@ -39,12 +39,12 @@ for turns in [int(a) for a in sys.argv[1:]] or [10, 300, 1000]:
                   "status": "completed",
                   "content": [{"type": "output_text", "text": text(70), "annotations": []}]}]
         blob = responsemap.prepare(items, redact=True, store_raw=True)
-        store.write(responsemap.insert, scope, f"resp_{i}", prev, blob).result()
+        store.write_tx(responsemap.insert, scope, f"resp_{i}", prev, blob).result()
         prev = f"resp_{i}"
     times = []
     for _ in range(20):
         started = time.perf_counter()
-        found = store.read(responsemap.conversation, "t", "default", prev)
+        found = store.read_tx(responsemap.conversation, "t", "default", prev)
         times.append((time.perf_counter() - started) * 1000)
     assert found is not None and len(found[0]) == 2 * turns
     size = store.read(lambda c: c.execute(

@@ -1,5 +1,9 @@
-"""Storage backends. ``sqlite`` is the embedded default and the source of truth."""
+"""Storage: the interface every database access goes through
+(:mod:`memory_core.store.api`) and its backends. ``sqlite`` is the embedded default
+and the source of truth; ``pg_ops`` holds the PostgreSQL groups built so far
+(issue 27; needs the ``postgres`` extra)."""
 
+from memory_core.store.api import Store, Tx
 from memory_core.store.sqlite import SqliteStore
 
-__all__ = ["SqliteStore"]
+__all__ = ["SqliteStore", "Store", "Tx"]

@@ -469,8 +469,8 @@ def _retrieval(engine: Any, role: str, scenario: Scenario, user: str,
             vector = np.asarray(engine.search.embedder.embed_queries([k.question])[0],
                                 dtype=np.float32)
         hits = engine.search.search(tenant[0], role, k.question, k=10, query_vector=vector)
-        texts = engine.store.read(
-            lambda c, hits=hits: [_hit_text(c, h.kind, h.ref_id) for h in hits])
+        texts = engine.store.read_tx(
+            lambda tx, hits=hits: [_hit_text(tx, h.kind, h.ref_id) for h in hits])
         found = [metrics.hit_matches(t, s, k.current) for t, s in texts]
         res.retrieval_questions += 1
         res.recall += int(any(found))

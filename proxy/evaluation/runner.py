@@ -34,6 +34,7 @@ from openai.types.chat import ChatCompletion
 
 from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.errors import MemoryError_
+from memory_core.store.api import Tx
 from proxy.app import create_app, freeze_startup_heap
 from proxy.evaluation import metrics, storecheck
 from proxy.evaluation.chatter import TOOLS
@@ -172,18 +173,16 @@ def _wait_indexed(search: Any) -> None:
                 + "; ".join(f"{k}: {v}" for k, v in sorted(errors.items())))
 
 
-def _hit_text(conn: Any, kind: str, ref: int) -> tuple[str, str | None]:
+def _hit_text(tx: Tx, kind: str, ref: int) -> tuple[str, str | None]:
+    r = tx.operator.ref_row(kind if kind in ("item", "message", "summary") else "agent_memory",
+                            ref)
+    if r is None:
+        return "", None
     if kind == "item":
-        r = conn.execute("SELECT text, status FROM memory_items WHERE id=?", (ref,)).fetchone()
-        return (r["text"], r["status"]) if r else ("", None)
-    if kind == "message":
-        r = conn.execute("SELECT text FROM messages WHERE id=?", (ref,)).fetchone()
-    elif kind == "summary":
-        r = conn.execute("SELECT text FROM summary_nodes WHERE id=?", (ref,)).fetchone()
-    else:
-        r = conn.execute("SELECT title || ': ' || content AS text FROM agent_memories"
-                         " WHERE id=?", (ref,)).fetchone()
-    return (r["text"], None) if r else ("", None)
+        return r["text"], r["status"]
+    if kind in ("message", "summary"):
+        return r["text"], None
+    return f"{r['title']}: {r['content']}", None
 
 
 def retrieve(engine: Any, tenant: str, item: KeyItem) -> tuple[bool | None, bool | None, str]:
@@ -205,7 +204,8 @@ def retrieve(engine: Any, tenant: str, item: KeyItem) -> tuple[bool | None, bool
             raise EvalAborted(f"embedding the question {item.id} failed: {exc}") from exc
     hits = engine.search.search(tenant, ROLE, item.question, k=RETRIEVAL_K,
                                 query_vector=vector)
-    texts = engine.store.read(lambda c: [_hit_text(c, h.kind, h.ref_id) for h in hits])
+    texts = engine.store.read_tx(lambda tx: [_hit_text(tx, h.kind, h.ref_id)
+                                             for h in hits])
     matches = [metrics.hit_matches(t, s, item.current) for t, s in texts]
     top = f"{hits[0].kind}:{hits[0].ref_id} {texts[0][0][:160]}" if hits else ""
     return any(matches), bool(matches) and matches[0], top
@@ -349,7 +349,7 @@ async def run_session(system: str, session: Session, fake: EvalUpstream, root: P
                     item, upstream, retrieval.get(item.id, (None, None, ""))))
             tick()
         await _settle(app)
-        view = engine.store.read(lambda c: storecheck.load_view(c, tenant, ROLE, session.id))
+        view = engine.store.read_tx(storecheck.load_view, tenant, ROLE, session.id)
         # Baselines send a system prompt of their own (preferences, notes): their
         # evidence is checked on the conversation after it.
         sent = history if system == "lcm" else history[1:]

@@ -1,18 +1,18 @@
 """Answer-key assertions on the store, task-state accuracy and the store's invariants.
 
-:func:`load_view` reads one session's rows from SQLite into plain dicts (a
+:func:`load_view` reads one session's rows from the store into plain dicts (a
 :class:`StoreView`); everything else here is a pure function of a view and the
 answer key, so each rule is unit-tested on hand-made rows.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_core.store.api import Tx
 from memory_core.tree import message_text
 from proxy.evaluation.generator import KeyItem, TaskExpectation
 from proxy.evaluation.metrics import has_needle, line_has_all
@@ -37,29 +37,9 @@ class StoreView:
     threads: list[int] = field(default_factory=list)
 
 
-def load_view(conn: sqlite3.Connection, tenant: str, role: str, session: str) -> StoreView:
-    """Read the session's rows (a reader connection; ``sqlite3.Row`` factory)."""
-    def rows(sql: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
-        return [dict(r) for r in conn.execute(sql, args)]
-
-    threads = [r["id"] for r in rows("SELECT id FROM threads WHERE tenant=? AND role=? AND"
-                                     " session=? ORDER BY id", (tenant, role, session))]
-    marks = ",".join("?" * len(threads)) or "NULL"
-    return StoreView(
-        items=rows("SELECT id, kind, text, status, source_message_id FROM memory_items"
-                   " WHERE tenant=? AND role=? ORDER BY id", (tenant, role)),
-        prefs=rows("SELECT key, title, content FROM agent_memories WHERE category="
-                   "'user_preferences' AND role=? AND tenant IN (?, '*') ORDER BY key",
-                   (role, tenant)),
-        tasks=rows(f"SELECT label, text, status FROM task_state WHERE thread_id IN ({marks})"
-                   " ORDER BY id", tuple(threads)),
-        messages=rows("SELECT id, thread_id, parent_id, msg_role, text, node_key, hidden"
-                      " FROM messages WHERE tenant=? AND role=? AND session=? ORDER BY id",
-                      (tenant, role, session)),
-        summaries=rows("SELECT level, message_ids FROM summary_nodes WHERE tenant=? AND"
-                       " role=? AND status='active'", (tenant, role)),
-        threads=threads,
-    )
+def load_view(tx: Tx, tenant: str, role: str, session: str) -> StoreView:
+    """Read the session's rows (a read job, ``store.read_tx``)."""
+    return StoreView(**tx.operator.session_rows(tenant, role, session))
 
 
 def storage_assertions(key: Sequence[KeyItem], view: StoreView) -> list[dict[str, Any]]:

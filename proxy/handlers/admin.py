@@ -114,7 +114,7 @@ async def health(request: web.Request) -> web.Response:
     engine = request.app[ENGINE]
     status, code = "ok", 200
     try:
-        await _run(engine.store.read, lambda c: c.execute("SELECT 1").fetchone())
+        await _run(engine.store.read_tx, lambda tx: tx.maintenance.ping())
     except Exception:  # noqa: BLE001 - health reports, never raises
         status, code = "degraded", 503
     body = {
@@ -164,7 +164,7 @@ async def readyz(request: web.Request) -> web.Response:
     engine = request.app[ENGINE]
     checks: dict[str, str] = {}
     try:
-        await _run(engine.store.read, lambda c: c.execute("SELECT 1").fetchone())
+        await _run(engine.store.read_tx, lambda tx: tx.maintenance.ping())
         checks["engine"] = "ok"
     except Exception as exc:  # noqa: BLE001 - a probe reports, never raises
         checks["engine"] = f"store cannot be read: {exc.__class__.__name__}"

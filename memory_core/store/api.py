@@ -1,0 +1,325 @@
+"""The storage interface: operation groups as typed Protocols, one per concern.
+
+Code outside ``memory_core/store/`` reaches the database only through these
+operations (the modules already moved behind them are listed in
+``tests/test_store_boundary.py``). A backend implements every group over one
+connection and hands them out together as a :class:`Tx`; its store object
+(:class:`Store`) runs functions of a ``Tx`` as reads or as queued writes.
+
+Transaction model:
+
+- ``Store.read_tx(fn, *args)`` runs ``fn(tx, *args)`` on the calling thread with a
+  read connection of its own and returns its value. Each operation reads committed
+  data; two operations of one ``fn`` may see different commits (SQLite readers run
+  in autocommit mode), so an operation that needs one snapshot is one operation.
+- ``Store.write_tx(fn, *args, then=None)`` queues ``fn(tx, *args)`` and returns a
+  ``concurrent.futures.Future`` of its value. Jobs run in the order queued; each is
+  atomic (all its changes commit, or none when it raises), and the future resolves
+  after the commit. Write operations may only be called inside a write job.
+
+Values crossing the interface are plain Python: ``dict`` rows keyed by column name,
+ints, floats (UNIX seconds), str and bytes (compressed blobs). No backend type
+(``sqlite3.Row``, a cursor, ``lastrowid``) and no SQL text crosses it: an insert
+that the caller needs the id of returns the id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, NamedTuple, Protocol, TypeVar
+
+T = TypeVar("T")
+Row = dict[str, Any]
+"""One row: column name → value, in the table's (or the query's) column order."""
+
+OUTBOX_KINDS = {"message": "messages", "item": "memory_items",
+                "agent_memory": "agent_memories", "summary": "summary_nodes"}
+"""``index_outbox`` kind → the table whose rows it indexes."""
+
+
+class PathRows(NamedTuple):
+    """A thread's path (root → head) with what branches off it.
+
+    ``messages``: ``{id, parent_id, msg_role, kind, hidden, text, tokens, created_at,
+    summary_node_id, thread_id, depth}`` ordered by depth. ``children``: every
+    child of a path message, ``{id, parent_id, thread_id, msg_role, text}`` by id.
+    ``forks``: ``(thread id, fork_message_id)`` of threads forked at a path message,
+    by thread id."""
+
+    messages: list[Row]
+    children: list[Row]
+    forks: list[tuple[int, int]]
+
+
+class ForwardedRow(NamedTuple):
+    """One ``forwarded_requests`` row as :func:`memory_core.forwarded.prepare` makes it."""
+
+    request_id: str
+    tenant: str
+    role: str
+    thread_id: int | None
+    created_at: float
+    state: str
+    model: str | None
+    stream: int
+    client_bytes: int
+    body_bytes: int
+    body: bytes | None
+    body_omitted: int
+    redacted: int
+    tools_added: int
+    compacted_messages: int
+
+
+class OperatorReads(Protocol):
+    """Reads of the admin API, the inspector, ``doctor`` and the evaluation.
+
+    ``tenant``/``role``/``session`` filters of ``None`` mean "any"; a given filter is
+    applied on every table read (tenant isolation, DESIGN §1). Agent memories of a
+    tenant include the shared ones (tenant ``'*'``)."""
+
+    def scope_status(self, tenant: str | None, role: str | None) -> Row:
+        """``{counts: {threads, messages, events, memory_items, task_state,
+        summary_nodes, hidden_messages, agent_memories}, items_by_status: {status: n},
+        summary_levels: [{level, nodes, tokens, source_tokens}] (active nodes),
+        last_message_at: float | None, last_assembly: assembly_logs row | None}``."""
+        ...
+
+    def tenants(self) -> list[Row]:
+        """``[{tenant, roles: [str], threads, messages, last_activity}]``, most
+        recently active first."""
+        ...
+
+    def threads_page(self, *, tenant: str | None, role: str | None, session: str | None,
+                     limit: int, offset: int) -> tuple[int, list[Row]]:
+        """``(total, rows)``: threads newest-updated first, each the ``threads`` row
+        plus ``head_depth``, ``own_messages`` and ``first_user`` (text or None)."""
+        ...
+
+    def thread(self, thread_id: int, *, tenant: str | None, role: str | None
+               ) -> Row | None:
+        """The ``threads`` row, or ``None`` (absent or outside the filter)."""
+        ...
+
+    def thread_path(self, head_message_id: int) -> PathRows:
+        """The path ending at ``head_message_id`` and its branches."""
+        ...
+
+    def task_state(self, thread_id: int) -> list[Row]:
+        """``[{id, label, text, status, source_message_id, updated_at}]`` by id."""
+        ...
+
+    def summary_nodes(self, tenant: str, role: str) -> list[Row]:
+        """Every ``summary_nodes`` row of a tenant and role, level descending, then id;
+        ``message_ids`` as stored (JSON text)."""
+        ...
+
+    def items_page(self, *, tenant: str | None, role: str | None, status: str | None,
+                   kind: str | None, thread_id: int | None, text: str | None,
+                   limit: int, offset: int) -> tuple[int, list[Row]]:
+        """``(total, rows)``: memory items newest first, ``{id, tenant, role, kind,
+        status, text, subject, value, unit, condition, supersedes, superseded_by,
+        conflict_with, source_message_id, evidence, created_at, updated_at}``;
+        ``text`` keeps items whose text or subject contains it (ASCII letters
+        compared case-insensitively)."""
+        ...
+
+    def item_brief(self, item_id: int) -> Row | None:
+        """``{id, status, kind, text, updated_at, supersedes, superseded_by}``."""
+        ...
+
+    def superseded_page(self, *, tenant: str | None, role: str | None, limit: int,
+                        offset: int) -> tuple[int, list[int]]:
+        """``(total, ids)``: superseded items, most recently updated first."""
+        ...
+
+    def ref_row(self, kind: str, ref_id: int) -> Row | None:
+        """The row a search hit names. ``message``: ``{tenant, role, text, thread_id,
+        msg_role}``; ``item``: ``{tenant, role, text, thread_id, status, kind,
+        source_message_id}``; ``summary``: ``{tenant, role, text, thread_id, level}``;
+        ``agent_memory``: ``{tenant, role, title, content, category}``. Raises
+        ``ValueError`` for another kind."""
+        ...
+
+    def item_scope(self, item_id: int) -> tuple[str, str, str] | None:
+        """``(tenant, role, session)`` of a memory item, or ``None``."""
+        ...
+
+    def session_rows(self, tenant: str, role: str, session: str) -> dict[str, list[Any]]:
+        """One session's rows for the evaluation: ``threads`` (ids), ``items``
+        ``{id, kind, text, status, source_message_id}`` (whole tenant and role),
+        ``prefs`` ``{key, title, content}`` (user preferences), ``tasks`` ``{label,
+        text, status}``, ``messages`` ``{id, thread_id, parent_id, msg_role, text,
+        node_key, hidden}``, ``summaries`` ``{level, message_ids}`` (active), each by
+        id (``prefs`` by key)."""
+        ...
+
+
+class IndexProgress(Protocol):
+    """The outbox that feeds the derived indexes, read by operators."""
+
+    def outbox_head(self) -> int:
+        """The highest outbox id (0 when empty)."""
+        ...
+
+    def index_checkpoints(self) -> dict[str, int]:
+        """Every ``index_*`` checkpoint: name → outbox id applied."""
+        ...
+
+    def outbox_after(self, position: int) -> int:
+        """Outbox rows with an id past ``position``."""
+        ...
+
+    def oldest_pending_message_at(self, position: int) -> float | None:
+        """``created_at`` of the message of the first ``message`` outbox row past
+        ``position``, or ``None``."""
+        ...
+
+    def indexable_rows(self) -> int:
+        """Rows the derived indexes are built from (messages, memory items, agent
+        memories, summary nodes)."""
+        ...
+
+
+class Maintenance(Protocol):
+    """Health probes and whole-store checks."""
+
+    def ping(self) -> None:
+        """One round trip; raises when the store cannot be read."""
+        ...
+
+    def integrity_check(self) -> list[str]:
+        """The backend's consistency check, one problem a line; ``["ok"]`` if none."""
+        ...
+
+    def message_id_high_water(self) -> int:
+        """The highest message id ever assigned (0 before the first); it only grows,
+        whatever is deleted or rolled back."""
+        ...
+
+    def extraction_backlog(self, now: float) -> int:
+        """Extraction-queue rows already tried or due at ``now``."""
+        ...
+
+
+class Purge(Protocol):
+    """Irreversible removal of a scope (write operations)."""
+
+    def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
+                     dry_run: bool) -> dict[str, int]:
+        """Delete every row of the scope, queue an outbox ``delete`` for every removed
+        row of :data:`OUTBOX_KINDS` and an ``upsert`` for each surviving child message
+        of a removed one; return the rows removed per table plus ``outbox_deletes``
+        and ``reindexed_children``. ``dry_run``: the same counts, nothing changed.
+        Freed storage is overwritten where the backend can. At least one filter is
+        given (checked by the caller)."""
+        ...
+
+    def record(self, created_at: float, data: str) -> None:
+        """Append the ``purge`` audit event (``data``: JSON text)."""
+        ...
+
+
+class ResponseMap(Protocol):
+    """Responses API response ids and conversations (``memory_core.responsemap``)."""
+
+    def save_response(self, *, tenant: str, role: str, session: str, response_id: str,
+                      parent: str | None, thread_id: int | None, items: bytes,
+                      created_at: float) -> None:
+        """Write or replace the row of ``response_id`` in its tenant and role."""
+        ...
+
+    def save_conversation_head(self, *, tenant: str, role: str, session: str,
+                               conversation_id: str, response_id: str,
+                               thread_id: int | None, updated_at: float) -> None:
+        """Make ``response_id`` the newest response of the conversation."""
+        ...
+
+    def conversation_head(self, tenant: str, role: str, conversation_id: str
+                          ) -> str | None:
+        """The newest response id of a conversation, or ``None``."""
+        ...
+
+    def response_chain(self, tenant: str, role: str, response_id: str, max_rows: int
+                       ) -> list[Row]:
+        """``[{parent, items, thread_id}]`` from ``response_id`` back through its
+        parents (at most ``max_rows + 1`` rows), oldest first; empty when unknown."""
+        ...
+
+
+class ForwardedLog(Protocol):
+    """Bodies forwarded upstream and the request log (``memory_core.forwarded``)."""
+
+    def insert(self, row: ForwardedRow, keep: int) -> int:
+        """Insert ``row``, then delete its tenant's rows beyond the newest ``keep``
+        (at least 1); return the new row's id."""
+        ...
+
+    def page(self, *, tenant: str | None, role: str | None, thread_id: int | None,
+             limit: int, offset: int) -> tuple[int, list[Row]]:
+        """``(total, rows)`` newest first: the row without ``body``, with ``id``."""
+        ...
+
+    def by_request(self, request_id: str, *, tenant: str | None, role: str | None
+                   ) -> Row | None:
+        """The newest row of ``request_id`` with its ``body`` (or ``None``)."""
+        ...
+
+    def request_events(self, request_id: str, tenant: str) -> list[Row]:
+        """``[{kind, created_at, data}]``: the request's ``request`` and ``response``
+        events, in order."""
+        ...
+
+    def request_assembly(self, request_id: str, tenant: str) -> Row | None:
+        """The request's newest ``assembly_logs`` row (``data`` as JSON text)."""
+        ...
+
+
+class Tx(Protocol):
+    """Every operation group over one connection: what read and write jobs receive."""
+
+    @property
+    def operator(self) -> OperatorReads: ...
+
+    @property
+    def index(self) -> IndexProgress: ...
+
+    @property
+    def maintenance(self) -> Maintenance: ...
+
+    @property
+    def purge(self) -> Purge: ...
+
+    @property
+    def responses(self) -> ResponseMap: ...
+
+    @property
+    def forwarded(self) -> ForwardedLog: ...
+
+
+class Store(Protocol):
+    """What a backend's store object offers the engine (see module docstring)."""
+
+    schema_version: int
+
+    def read_tx(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(tx, *args)`` on a read connection of this thread."""
+        ...
+
+    def write_tx(self, fn: Callable[..., T], *args: Any,
+                 then: Callable[[T], None] | None = None) -> Future[T]:
+        """Queue ``fn(tx, *args)`` as one atomic write job."""
+        ...
+
+    def flush(self, timeout: float | None = 60.0) -> None:
+        """Wait until every write queued before this call has committed."""
+        ...
+
+    def queue_depth(self) -> int:
+        """Write jobs queued and not yet started."""
+        ...
+
+    def close(self) -> None:
+        """Flush queued writes and release every connection."""
+        ...

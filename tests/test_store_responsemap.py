@@ -1,0 +1,184 @@
+"""The ``ResponseMap`` operation group (memory_core.store.api) behaves the same on
+every backend: each test runs on SQLite and on a throwaway PostgreSQL
+(tests/pgcluster.py), through the group and through memory_core.responsemap.
+
+Outside CI a machine without PostgreSQL or psycopg skips the PostgreSQL half (and
+says why); under ``CI=true`` it fails instead, so CI never skips it silently.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from memory_core import responsemap
+from memory_core.capture import dumps_lossless
+from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.store.sqlite import SqliteStore
+from tests import pgcluster
+
+Run = Callable[[Callable[[Any], Any]], Any]
+"""Runs ``fn(tx)`` as one committed job of the backend and returns its value."""
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    why = pgcluster.unavailable()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL tests cannot run in CI: {why}")
+        pytest.skip(why)
+    with pgcluster.cluster() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def run(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Run]:
+    if request.param == "sqlite":
+        store = SqliteStore(tmp_path / "data")
+        try:
+            yield lambda fn: store.write_tx_sync(fn)
+        finally:
+            store.close()
+        return
+    cluster_url = request.getfixturevalue("pg_url")  # skips (or fails in CI) first
+    import psycopg
+
+    from memory_core.store import pg_migrations
+    from memory_core.store.pg_ops import PgResponseMap
+
+    url = pgcluster.fresh_database(cluster_url, f"t_{abs(hash(request.node.nodeid)):x}")
+    with psycopg.connect(url) as conn:
+        assert pg_migrations.apply_migrations(conn) == pg_migrations.SCHEMA_VERSION
+        tx = SimpleNamespace(responses=PgResponseMap(conn))  # the groups built so far
+
+        def in_transaction(fn: Callable[[Any], Any]) -> Any:
+            with conn.transaction():
+                return fn(tx)
+
+        yield in_transaction
+
+
+def _blob(items: list[Any]) -> bytes:
+    return zlib.compress(dumps_lossless(items).encode(), 1)
+
+
+def _save(run: Run, response_id: str, parent: str | None, items: list[Any], *,
+          tenant: str = "t1", role: str = "coder", thread_id: int | None = 7) -> None:
+    run(lambda tx: tx.responses.save_response(
+        tenant=tenant, role=role, session="s", response_id=response_id, parent=parent,
+        thread_id=thread_id, items=_blob(items), created_at=1000.5))
+
+
+def test_a_chain_reads_back_oldest_first_within_its_tenant_and_role(run: Run) -> None:
+    _save(run, "r1", None, [{"role": "user", "content": "one"}], thread_id=1)
+    _save(run, "r2", "r1", [{"role": "assistant", "content": "two"}], thread_id=2)
+    _save(run, "r3", "r2", [{"role": "user", "content": "three ü \U0001f600"}], thread_id=3)
+    _save(run, "r3", None, [{"role": "user", "content": "other tenant"}], tenant="t2")
+
+    rows = run(lambda tx: tx.responses.response_chain("t1", "coder", "r3", 100))
+    assert [r["parent"] for r in rows] == [None, "r1", "r2"]
+    assert [r["thread_id"] for r in rows] == [1, 2, 3]
+    assert all(isinstance(r["items"], bytes) for r in rows)
+    got = run(lambda tx: responsemap.conversation(tx, "t1", "coder", "r3"))
+    assert got == ([{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
+                    {"role": "user", "content": "three ü \U0001f600"}], 3)
+    # Another tenant's r3 is its own conversation; another role sees nothing.
+    assert run(lambda tx: responsemap.conversation(tx, "t2", "coder", "r3")) == (
+        [{"role": "user", "content": "other tenant"}], 7)
+    assert run(lambda tx: tx.responses.response_chain("t1", "writer", "r3", 100)) == []
+    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "nope")) is None
+
+
+def test_saving_a_response_again_replaces_its_row(run: Run) -> None:
+    _save(run, "r1", None, [{"v": 1}], thread_id=1)
+    _save(run, "r1", "r0", [{"v": 2}], thread_id=None)
+    rows = run(lambda tx: tx.responses.response_chain("t1", "coder", "r1", 100))
+    assert rows == [{"parent": "r0", "items": _blob([{"v": 2}]), "thread_id": None}]
+    # r0 was never stored: the chain is broken, so no conversation.
+    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "r1")) is None
+
+
+def test_a_cycle_reads_at_most_max_rows_plus_one(run: Run) -> None:
+    _save(run, "a", "b", [1])
+    _save(run, "b", "a", [2])
+    rows = run(lambda tx: tx.responses.response_chain("t1", "coder", "a", 5))
+    assert len(rows) == 6
+    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "a")) is None
+
+
+def test_conversation_head_follows_the_newest_response(run: Run) -> None:
+    scope = Scope("t1", "coder", "s")
+    ticket = CaptureTicket(scope, "req_1")
+    ticket.result = CaptureResult(thread_id=42, message_ids=(), new_ids=(), head_id=None,
+                                  head_key=None, created_thread=True,
+                                  previous_activity_at=None)
+    run(lambda tx: responsemap.insert(tx, scope, "r1", None, _blob([{"a": 1}]), ticket,
+                                      "conv_1"))
+    assert run(lambda tx: tx.responses.conversation_head("t1", "coder", "conv_1")) == "r1"
+    run(lambda tx: responsemap.insert(tx, scope, "r2", "r1", None, None, "conv_1"))
+    assert run(lambda tx: responsemap.conversation_head(tx, "t1", "coder", "conv_1")) == "r2"
+    assert run(lambda tx: tx.responses.conversation_head("t2", "coder", "conv_1")) is None
+    assert run(lambda tx: tx.responses.conversation_head("t1", "coder", "conv_2")) is None
+    # r2 had no blob (capture policy): only r1's row exists, with the ticket's thread.
+    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "r1")) == ([{"a": 1}], 42)
+    assert run(lambda tx: tx.responses.response_chain("t1", "coder", "r2", 10)) == []
+
+
+def test_pg_migrations_apply_once_when_replicas_open_together(pg_url: str) -> None:
+    import psycopg
+
+    from memory_core.errors import SchemaTooNewError
+    from memory_core.store import pg_migrations
+
+    url = pgcluster.fresh_database(pg_url, "t_migrations")
+    versions: list[int] = []
+
+    def open_one() -> None:
+        with psycopg.connect(url) as conn:
+            versions.append(pg_migrations.apply_migrations(conn))
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert versions == [pg_migrations.SCHEMA_VERSION] * 4
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT number FROM lcm_schema ORDER BY number").fetchall() == [
+            (n,) for n in range(1, pg_migrations.SCHEMA_VERSION + 1)]
+        conn.execute("INSERT INTO lcm_schema VALUES (999, 'from newer code', 0)")
+        conn.commit()
+        with pytest.raises(SchemaTooNewError):
+            pg_migrations.apply_migrations(conn)
+
+
+def test_pg_chain_steps_are_key_lookups_before_any_analyze(pg_url: str) -> None:
+    """A freshly grown map has no statistics: each step must still be a lookup of
+    the parent by its full key, not a scan of the tenant's rows per step."""
+    import psycopg
+
+    from memory_core.store import pg_migrations
+    from memory_core.store.pg_ops import CHAIN_SQL, PgResponseMap
+
+    url = pgcluster.fresh_database(pg_url, "t_plan")
+    with psycopg.connect(url) as conn:
+        pg_migrations.apply_migrations(conn)
+        group = PgResponseMap(conn)
+        for i in range(300):
+            group.save_response(tenant="t", role="r", session="", response_id=f"r{i}",
+                                parent=f"r{i - 1}" if i else None, thread_id=1,
+                                items=b"x" * 200, created_at=0.0)
+        conn.commit()
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN " + CHAIN_SQL, {"t": "t", "r": "r", "id": "r299", "max": 1000}))
+        assert any("Index Cond" in line and ".parent" in line
+                   for line in plan.splitlines()), plan
+        assert len(group.response_chain("t", "r", "r299", 1000)) == 300
