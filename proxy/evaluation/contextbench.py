@@ -35,11 +35,11 @@ import orjson
 from memory_core import budget
 from memory_core.engine import Engine
 from memory_core.models import Scope
-from proxy import toolloop
 from proxy.evaluation.metrics import percentile
 from proxy.memorypath import _prepare
 from proxy.metrics import Metrics
 from proxy.settings import load_settings
+from proxy.wire.chat import CHAT
 
 KINDS = ("chatter", "agent", "pastes")
 WINDOWS = {"4k": 4096, "8k": 8192, "32k": 32768, "128k": 131072}
@@ -158,7 +158,7 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
                                     True, True)
                 prepare_s.append(time.perf_counter() - t0)
                 sent = prepared.obj or body
-                tools = toolloop.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
+                tools = CHAT.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
                 tokens = budget.messages_tokens(sent["messages"]) + budget.tools_tokens(tools)
                 largest = max(largest, tokens)
                 if prepared.state == "over-budget":

@@ -42,10 +42,10 @@ from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.engine import Engine
 from memory_core.evaluation.locomo import conversation_messages, gold_turns
 from memory_core.models import Scope
-from proxy import toolloop
 from proxy.memorypath import _prepare
 from proxy.metrics import Metrics
 from proxy.settings import load_settings
+from proxy.wire.chat import CHAT
 
 MODEL = "locomo-context"
 DEV = tuple(range(5))
@@ -183,7 +183,7 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                 messages = [*history, question]
                 _t, _r, prepared = ask(messages, f"c{index}-q{q}")
                 sent = prepared.obj or {"messages": messages}
-                tools = toolloop.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
+                tools = CHAT.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
                 size = (budget.messages_tokens(sent["messages"])
                         + budget.tools_tokens(tools))
                 out["tokens"].append(size)

@@ -2,7 +2,7 @@
 
 One :class:`~proxy.flow.exchange.Exchange` carries the request; the steps
 (:mod:`proxy.flow.steps`, :mod:`proxy.flow.record`, :mod:`proxy.flow.recovery`,
-:mod:`proxy.toolloop`) act on it; this module decides nothing itself. It keeps
+:mod:`proxy.flow.toolloop`) act on it; this module decides nothing itself. It keeps
 the fail-open promise: any exception in the memory path is logged with the
 request id, counted, and the original request bytes are forwarded unchanged.
 Upstream answers (errors included) reach the client exactly as sent.
@@ -26,15 +26,14 @@ from proxy.flow.recovery import recoverer, send_recovering
 from proxy.flow.steps import (
     ParsedBody,
     begin_capture,
-    exact_body,
     offers_tools,
     parse_body,
     run_memory_path,
     skip_reason,
 )
+from proxy.flow.toolloop import ClientGone, run_with_tools
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS, TASKS
 from proxy.relay import RelayResult, relay_body
-from proxy.toolloop import ClientGone, ToolLoop
 from proxy.upstream import is_event_stream, upstream_url
 
 __all__ = ["ParsedBody", "chat_completions", "parse_body"]
@@ -168,47 +167,11 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
-    """Forward with the memory tools offered and intercept their calls (proxy.toolloop);
-    a context-length error of the first round is answered once more
-    (:func:`proxy.flow.recovery.recoverer`)."""
-    request, app = ex.request, ex.request.app
-    settings, metrics = app[SETTINGS], app[METRICS]
+    """Forward with the memory tools offered and intercept their calls
+    (:func:`proxy.flow.toolloop.run_with_tools`); a context-length error of the first
+    round is answered once more (:func:`proxy.flow.recovery.recoverer`)."""
     url, out_headers = _upstream(ex)
-    upstream_body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
-    summarizer = record.summarizer_for(app, request)
-
-    async def store_first() -> None:
-        # Store the answer before the client gets its last bytes (bounded wait).
-        await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
-
-    loop = ToolLoop(
-        ex, session=app[HTTP], url=url, headers=out_headers, engine=app[ENGINE],
-        names=names, max_rounds=settings.tools.max_rounds,
-        tool_timeout=settings.tools.tool_timeout_seconds,
-        heartbeat=settings.tools.heartbeat_seconds,
-        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
-        recover=recoverer(ex),
-        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
-    )
-    started = time.perf_counter()
-    try:
-        if ex.streamed:
-            response = await loop.run_stream(upstream_body)
-        else:
-            response = await loop.run_plain(upstream_body)
-    except ProxyError as exc:  # the request is evidence; say what became of it
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    except ClientGone:
-        ex.client_gone, ex.complete = True, False
-        response = ex.response or web.Response(status=499)
-    metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
-    if ex.client_gone:
-        metrics.client_disconnects.inc()
-    if not ex.captured:
-        if ex.streamed or ex.client_gone:
-            # ended early (error, disconnect): nothing to hold back
-            record.spawn(ex, record.capture_tool_answer(ex, summarizer))
-        else:  # the body is not sent yet: store it first
-            await store_first()
-    return response
+    return await run_with_tools(
+        ex, url, out_headers, label="chat", recover=recoverer(ex),
+        summarizer=record.summarizer_for(ex.request.app, ex.request),
+        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None)

@@ -8,7 +8,7 @@ view, and its edits are mapped back onto the client's own objects
 (:func:`proxy.wire.messages.map_back`): the block goes last on the newest user
 message, after its ``tool_result`` blocks and after the client's last
 ``cache_control`` breakpoint. The memory tools are offered as Anthropic tools and
-their ``tool_use`` calls answered by :mod:`proxy.messagesloop`.
+their ``tool_use`` calls answered by the tool loop (:mod:`proxy.flow.toolloop`).
 
 Fail open as for chat: any exception in the memory path forwards the client's
 bytes unchanged. Upstream answers (errors with their status and headers such as
@@ -40,6 +40,7 @@ from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import Recover, send_recovering
 from proxy.flow.steps import memory_off, parse_body, skip_reason
+from proxy.flow.toolloop import run_with_tools
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
 from proxy.relay import RelayResult, relay_body
@@ -109,8 +110,9 @@ async def _messages(request: web.Request) -> web.StreamResponse:
                 and MESSAGES.tools_wanted(body))
     forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools)
     if ex.tools:
-        from proxy.messagesloop import run_with_tools
-        return await run_with_tools(ex, recoverer(ex, system))
+        url, headers = upstream_target(ex)
+        return await run_with_tools(ex, url, headers, label="messages",
+                                    recover=recoverer(ex, system))
     return await _forward(ex, system)
 
 

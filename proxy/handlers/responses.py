@@ -5,8 +5,7 @@ The same steps as :mod:`proxy.handlers.chat`, through the Responses wire adapter
 (``instructions`` as the system turn, every item kept whole in ``raw_json``), the
 memory path (block as an ``input_text`` part on the newest user message,
 compaction), forward, capture the response's ``output``. The memory tools go
-through the tool loop (:class:`proxy.toolloop.ToolLoop`; for streams
-:class:`proxy.flow.responsesloop.ResponsesToolLoop`).
+through the tool loop (:mod:`proxy.flow.toolloop`).
 
 Fail open: any exception in the memory path forwards the client's original
 bytes; upstream answers, errors included, reach the client with their status,
@@ -69,19 +68,17 @@ from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import recoverer, send_recovering
-from proxy.flow.responsesloop import ResponsesToolLoop
 from proxy.flow.steps import (
     begin_capture,
-    exact_body,
     offers_tools,
     parse_body,
     run_memory_path,
     skip_reason,
 )
+from proxy.flow.toolloop import run_with_tools
 from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.relay import RelayResult, relay_body
 from proxy.sse import SSEDecoder
-from proxy.toolloop import ClientGone
 from proxy.upstream import is_event_stream, upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
 from proxy.wire.responsesstream import ShowPrevious, event_bytes
@@ -503,53 +500,12 @@ async def _store(ex: Exchange, choices: list[Any], event: dict[str, Any]) -> Non
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
-    """Forward with the memory tools offered and answer their calls (the tool loop,
-    :class:`proxy.flow.responsesloop.ResponsesToolLoop` for streams)."""
-    request, app = ex.request, ex.request.app
-    settings, metrics = app[SETTINGS], app[METRICS]
+    """Forward with the memory tools offered and answer their calls
+    (:func:`proxy.flow.toolloop.run_with_tools`); each response the client ends with
+    is mapped to its thread."""
     url, out_headers = _upstream(ex)
-    upstream_body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
-    summarizer = record.summarizer_for(app, request)
-
-    async def store_first() -> None:
-        if ex.streamed:  # mapped before the client holds the id it may continue
-            _remember(ex, loop.final)
-        await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
-
-    loop = ResponsesToolLoop(
-        ex, session=app[HTTP], url=url, headers=out_headers, engine=app[ENGINE],
-        names=names, max_rounds=settings.tools.max_rounds,
-        tool_timeout=settings.tools.tool_timeout_seconds,
-        heartbeat=settings.tools.heartbeat_seconds,
-        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
-        recover=recoverer(ex),
+    return await run_with_tools(
+        ex, url, out_headers, label="responses", recover=recoverer(ex),
+        summarizer=record.summarizer_for(ex.request.app, ex.request),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
-    )
-    loop.shown_previous = _shown_previous(ex)
-    started = time.perf_counter()
-    try:
-        if ex.streamed:
-            response = await loop.run_stream(upstream_body)
-        else:
-            response = await loop.run_plain(upstream_body)
-        if not ex.streamed and isinstance(response, web.Response) and response.status < 400 \
-                and isinstance(response.body, bytes):
-            try:
-                _remember(ex, loads_lossless(response.body))
-            except ValueError:
-                pass
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    except ClientGone:
-        ex.client_gone, ex.complete = True, False
-        response = ex.response or web.Response(status=499)
-    metrics.upstream_latency.labels("responses").observe(time.perf_counter() - started)
-    if ex.client_gone:
-        metrics.client_disconnects.inc()
-    if not ex.captured:
-        if ex.streamed or ex.client_gone:
-            record.spawn(ex, record.capture_tool_answer(ex, summarizer))
-        else:
-            await store_first()
-    return response
+        shown_previous=_shown_previous(ex), remember=lambda obj: _remember(ex, obj))
