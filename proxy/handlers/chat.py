@@ -10,7 +10,6 @@ Upstream answers (errors included) reach the client exactly as sent.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from aiohttp import web
@@ -18,11 +17,11 @@ from aiohttp import web
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.errors import BadRequestError, ProxyError
+from proxy.errors import BadRequestError
 from proxy.flow import record
-from proxy.flow.client import ClientWatch
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import recoverer, send_recovering
+from proxy.flow.forward import forward
+from proxy.flow.recovery import recoverer
 from proxy.flow.steps import (
     ParsedBody,
     begin_capture,
@@ -31,10 +30,10 @@ from proxy.flow.steps import (
     run_memory_path,
     skip_reason,
 )
-from proxy.flow.toolloop import ClientGone, run_with_tools
-from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS, TASKS
-from proxy.relay import RelayResult, relay_body
-from proxy.upstream import is_event_stream, upstream_url
+from proxy.flow.toolloop import run_with_tools
+from proxy.keys import ENGINE, MODEL, REQUEST_ID, SETTINGS, TASKS
+from proxy.relay import RelayResult
+from proxy.upstream import upstream_url
 
 __all__ = ["ParsedBody", "chat_completions", "parse_body"]
 
@@ -108,62 +107,21 @@ def _upstream(ex: Exchange) -> tuple[Any, Any]:
 
 
 async def _forward(ex: Exchange) -> web.StreamResponse:
-    """Forward without memory tools: relay the upstream's bytes as they come. A client
-    that leaves meanwhile (checked every ``tools.heartbeat_seconds``) ends the
-    upstream call; what it did not see is not an answer."""
-    request, app = ex.request, ex.request.app
+    """Forward without memory tools (:func:`proxy.flow.forward.forward`); the usage of
+    an answer that is not captured is counted on its own."""
+    app = ex.request.app
     url, out_headers = _upstream(ex)
-    recover = recoverer(ex)
-    check_every = app[SETTINGS].tools.heartbeat_seconds
-    started = time.perf_counter()
-    try:
-        with ClientWatch(request, check_every):
-            upstream, refused = await send_recovering(
-                app[HTTP], url, out_headers,
-                ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    except ClientGone:  # the upstream call was cancelled with it
-        app[METRICS].client_disconnects.inc()
-        record.record_gone(ex)
-        return web.Response(status=499)
-    app[METRICS].upstream_latency.labels("chat").observe(time.perf_counter() - started)
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    if refused is not None:  # an upstream error whose body was read already
-        if ex.ticket is not None:
-            record.spawn(ex, record.capture_relayed(
-                ex, upstream.status, False, RelayResult(nbytes=len(refused), chunks=[refused])))
-        return web.Response(status=upstream.status, reason=upstream.reason, body=refused,
-                            headers=client_headers)
-    status = upstream.status
-    streamed = False
-    summarizer = record.summarizer_for(app, request) if ex.ticket is not None else None
-    try:
-        response = web.StreamResponse(status=status, reason=upstream.reason,
-                                      headers=client_headers)
-        await response.prepare(request)
-        streamed = is_event_stream(upstream)
+    summarizer = record.summarizer_for(app, ex.request) if ex.ticket is not None else None
 
-        async def store_first(res: RelayResult) -> None:
-            # Store the answer before the client gets its end (bounded wait).
-            if ex.ticket is not None:
-                await record.store_first(
-                    ex, record.capture_relayed(ex, status, streamed, res, summarizer))
+    async def capture(ex: Exchange, status: int, streamed: bool, res: RelayResult) -> None:
+        await record.capture_relayed(ex, status, streamed, res, summarizer)
 
-        result = await relay_body(upstream, response, keep=True, request=request,
-                                  before_end=store_first, hold_done=streamed,
-                                  check_every=check_every)
-    finally:
-        upstream.release()
-    if result.client_gone:
-        app[METRICS].client_disconnects.inc()
-    if ex.ticket is not None and not ex.captured:
-        record.spawn(ex, record.capture_relayed(ex, status, streamed, result, summarizer))
-    elif ex.ticket is None and status < 400:  # no capture to read the usage: read it alone
-        app[TASKS].spawn(record.count_usage(app, streamed, result), name=f"usage-{ex.rid}")
-    return response
+    def uncaptured(status: int, streamed: bool, res: RelayResult) -> None:
+        if status < 400:  # no capture to read the usage: read it alone
+            app[TASKS].spawn(record.count_usage(app, streamed, res), name=f"usage-{ex.rid}")
+
+    return await forward(ex, url, out_headers, label="chat", recover=recoverer(ex),
+                         capture=capture, hold_done=True, uncaptured=uncaptured)
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:

@@ -38,14 +38,15 @@ from proxy import headers as hdrs
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import Recover, send_recovering
+from proxy.flow.forward import forward
+from proxy.flow.recovery import Recover
 from proxy.flow.steps import memory_off, parse_body, skip_reason
 from proxy.flow.toolloop import run_with_tools
-from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.memorypath import Prepared, prepare_upstream
-from proxy.relay import RelayResult, relay_body
+from proxy.relay import RelayResult
 from proxy.scope import effective_salt, resolve_scope
-from proxy.upstream import is_event_stream, upstream_url
+from proxy.upstream import upstream_url
 from proxy.wire import messages as mw
 from proxy.wire.messages import MESSAGES
 from proxy.wire.messagesstream import MessagesStreamRound
@@ -315,56 +316,11 @@ def upstream_target(ex: Exchange) -> tuple[Any, Any]:
     return url, out_headers
 
 
-def _refused(ex: Exchange, upstream: Any, raw: bytes) -> web.Response:
-    """An upstream error whose body was read already, for the client as sent."""
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    if ex.ticket is not None:
-        record.spawn(ex, capture_relayed(ex, upstream.status, False,
-                                         RelayResult(nbytes=len(raw), chunks=[raw])))
-    return web.Response(status=upstream.status, reason=upstream.reason, body=raw,
-                        headers=client_headers)
-
-
 async def _forward(ex: Exchange, system: Any) -> web.StreamResponse:
-    """Forward without memory tools: relay the upstream's bytes as they come."""
-    request, app = ex.request, ex.request.app
+    """Forward without memory tools (:func:`proxy.flow.forward.forward`)."""
     url, out_headers = upstream_target(ex)
-    started = time.perf_counter()
-    recover = recoverer(ex, system)
-    try:
-        upstream, refused = await send_recovering(
-            app[HTTP], url, out_headers,
-            ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    if refused is not None:
-        return _refused(ex, upstream, refused)
-    app[METRICS].upstream_latency.labels("messages").observe(time.perf_counter() - started)
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    status = upstream.status
-    streamed = False
-    try:
-        response = web.StreamResponse(status=status, reason=upstream.reason,
-                                      headers=client_headers)
-        await response.prepare(request)
-        streamed = is_event_stream(upstream)
-
-        async def store_first(res: RelayResult) -> None:
-            if ex.ticket is not None:
-                await record.store_first(ex, capture_relayed(ex, status, streamed, res))
-
-        result = await relay_body(upstream, response, keep=True, request=request,
-                                  before_end=store_first)
-    finally:
-        upstream.release()
-    if result.client_gone:
-        app[METRICS].client_disconnects.inc()
-    if ex.ticket is not None and not ex.captured:
-        record.spawn(ex, capture_relayed(ex, status, streamed, result))
-    return response
+    return await forward(ex, url, out_headers, label="messages",
+                         recover=recoverer(ex, system), capture=capture_relayed)
 
 
 def read_answer(streamed: bool, body: bytes) -> tuple[dict[str, Any] | None, dict[str, Any]]:

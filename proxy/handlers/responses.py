@@ -64,10 +64,11 @@ from memory_core.models import CaptureTicket, Scope
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.errors import BadRequestError, ProxyError
+from proxy.errors import BadRequestError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import recoverer, send_recovering
+from proxy.flow.forward import forward
+from proxy.flow.recovery import recoverer
 from proxy.flow.steps import (
     begin_capture,
     offers_tools,
@@ -76,10 +77,10 @@ from proxy.flow.steps import (
     skip_reason,
 )
 from proxy.flow.toolloop import run_with_tools
-from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
-from proxy.relay import RelayResult, relay_body
+from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.relay import RelayResult
 from proxy.sse import SSEDecoder
-from proxy.upstream import is_event_stream, upstream_url
+from proxy.upstream import upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
 from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
@@ -365,52 +366,17 @@ def _upstream(ex: Exchange) -> tuple[Any, Any]:
 
 
 async def _forward(ex: Exchange) -> web.StreamResponse:
-    """Forward without memory tools: relay the upstream's bytes as they come."""
-    request, app = ex.request, ex.request.app
+    """Forward without memory tools (:func:`proxy.flow.forward.forward`); the client of
+    a stateless replay is shown its own ``previous_response_id``."""
     url, out_headers = _upstream(ex)
-    recover = recoverer(ex)
-    started = time.perf_counter()
-    try:
-        upstream, refused = await send_recovering(
-            app[HTTP], url, out_headers,
-            ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    app[METRICS].upstream_latency.labels("responses").observe(time.perf_counter() - started)
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    if refused is not None:  # an upstream error whose body was read already
-        if ex.ticket is not None:
-            record.spawn(ex, capture_relayed(
-                ex, upstream.status, False, RelayResult(nbytes=len(refused), chunks=[refused])))
-        return web.Response(status=upstream.status, reason=upstream.reason, body=refused,
-                            headers=client_headers)
-    status = upstream.status
-    streamed = False
-    try:
-        response = web.StreamResponse(status=status, reason=upstream.reason,
-                                      headers=client_headers)
-        await response.prepare(request)
-        streamed = is_event_stream(upstream)
+    shown = _shown_previous(ex)
 
-        async def store_first(res: RelayResult) -> None:
-            # The answer is stored before the client's body ends (bounded wait).
-            if ex.ticket is not None:
-                await record.store_first(ex, capture_relayed(ex, status, streamed, res))
+    def rewriter(streamed: bool, status: int) -> ShowPrevious | None:
+        return ShowPrevious(shown, streamed=streamed) if shown is not None and status < 400 \
+            else None
 
-        shown = _shown_previous(ex)
-        result = await relay_body(
-            upstream, response, keep=True, request=request, before_end=store_first,
-            rewriter=ShowPrevious(shown, streamed=streamed)
-            if shown is not None and status < 400 else None)
-    finally:
-        upstream.release()
-    if result.client_gone:
-        app[METRICS].client_disconnects.inc()
-    if ex.ticket is not None and not ex.captured:
-        record.spawn(ex, capture_relayed(ex, status, streamed, result))
-    return response
+    return await forward(ex, url, out_headers, label="responses", recover=recoverer(ex),
+                         capture=capture_relayed, rewriter=rewriter)
 
 
 def _shown_previous(ex: Exchange) -> str | None:
