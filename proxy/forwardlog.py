@@ -29,7 +29,7 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
            wire: WireAdapter = CHAT) -> None:
     """Queue the body the upstream receives for this request with what memory did.
 
-    ``prepared``: the memory path's ``proxy.memorypath.Prepared`` (its ``body``, or
+    ``prepared``: the memory path's ``proxy.flow.memorypath.Prepared`` (its ``body``, or
     ``raw`` — the client's bytes — when it left the request unchanged). ``tools``:
     the memory tool loop will forward it, with the memory tools added: the body is
     then built on the writer thread by the loop's own functions

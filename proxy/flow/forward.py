@@ -1,13 +1,15 @@
-"""Forward a request without memory tools: the upstream's bytes relayed as they come.
+"""Forward a request upstream, for every API: as it is, or with the memory tools.
 
-One path for every API (the handlers give the upstream's URL and headers and how a
-relayed answer is stored). A context-length error is answered once more before
-any byte reached the client (:func:`proxy.flow.recovery.send_recovering`); any
-other answer, errors included, reaches the client with its status, headers and
+The handlers give the upstream's URL and headers and how a relayed answer is
+stored. :func:`forward_with_tools` offers the memory tools and answers their
+calls (:class:`proxy.flow.toolloop.ToolLoop`). :func:`forward` relays the
+upstream's bytes as they come. Either way a context-length error is answered once
+more before any byte reached the client (:func:`proxy.flow.recovery.recoverer`);
+any other answer, errors included, reaches the client with its status, headers and
 body. The answer is stored before the client's body ends (bounded wait). A client
 that leaves while the upstream thinks (checked every ``tools.heartbeat_seconds``,
-before the answer's status line and between its chunks) ends the upstream call;
-what it did not see is not an answer.
+before the answer's status line and between its chunks; between the tool loop's
+rounds) ends the upstream call; what it did not see is not an answer.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from proxy.flow import record
 from proxy.flow.client import ClientGone, ClientWatch
 from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import Recover, send_recovering
-from proxy.keys import HTTP, METRICS, SETTINGS
+from proxy.flow.steps import exact_body
+from proxy.flow.toolloop import ToolLoop
+from proxy.keys import ENGINE, HTTP, METRICS, SETTINGS
 from proxy.relay import RelayResult, Rewriter, relay_body
+from proxy.rewrite import loads_exact
 from proxy.upstream import is_event_stream
 
 Capture = Callable[[Exchange, int, bool, RelayResult], Awaitable[None]]
@@ -98,4 +103,67 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
         record.spawn(ex, capture(ex, status, streamed, result))
     elif ex.ticket is None and uncaptured is not None:
         uncaptured(status, streamed, result)
+    return response
+
+
+async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str,
+                         recover: Recover | None, summarizer: Any = None,
+                         budget_tokens: int | None = None, shown_previous: str | None = None,
+                         remember: Callable[[Any], None] | None = None
+                         ) -> web.StreamResponse:
+    """Forward ``ex`` to ``url`` with the memory tools offered, answer their calls and
+    store the answer (before a plain answer's body, or a stream's last bytes, goes
+    out; ``summarizer`` for the compaction after it). ``label``: the API, for
+    ``lcm_upstream_latency_seconds``. ``recover`` answers a context-length error of
+    the first round once (:func:`proxy.flow.recovery.recoverer`); ``budget_tokens``
+    bounds the hidden rounds; ``shown_previous`` as for
+    :meth:`~proxy.wire.base.WireAdapter.client_answer`. ``remember`` (Responses) is
+    given the response object the client ends with, before the answer is stored.
+    Raises :class:`~proxy.errors.ProxyError` (recorded) when the upstream cannot be
+    reached."""
+    app = ex.request.app
+    settings, metrics = app[SETTINGS], app[METRICS]
+    body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
+
+    async def store_first() -> None:
+        # Store the answer before the client gets its last bytes (bounded wait).
+        if remember is not None and ex.streamed:  # mapped before the client holds its id
+            remember(loop.stream.final if loop.stream is not None else None)
+        await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
+
+    loop = ToolLoop(
+        ex, session=app[HTTP], url=url, headers=headers, engine=app[ENGINE], names=names,
+        max_rounds=settings.tools.max_rounds,
+        tool_timeout=settings.tools.tool_timeout_seconds,
+        heartbeat=settings.tools.heartbeat_seconds,
+        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
+        recover=recover, budget_tokens=budget_tokens)
+    loop.shown_previous = shown_previous
+    started = time.perf_counter()
+    try:
+        if ex.streamed:
+            response = await loop.run_stream(body)
+        else:
+            response = await loop.run_plain(body)
+            if (remember is not None and isinstance(response, web.Response)
+                    and response.status < 400 and isinstance(response.body, bytes)):
+                try:
+                    remember(loads_exact(response.body))
+                except (ValueError, RecursionError):
+                    pass
+    except ProxyError as exc:  # the request is evidence; say what became of it
+        record.record_failure(ex, exc.status, exc.code, exc.message)
+        raise
+    except ClientGone:
+        ex.client_gone, ex.complete = True, False
+        response = ex.response or web.Response(status=499)
+    metrics.upstream_latency.labels(label).observe(time.perf_counter() - started)
+    if ex.client_gone:
+        metrics.client_disconnects.inc()
+    if not ex.captured:
+        if ex.streamed or ex.client_gone:
+            # ended early (error, disconnect): nothing to hold back
+            record.spawn(ex, record.capture_tool_answer(ex, summarizer))
+        else:  # the body is not sent yet: store it first
+            await store_first()
     return response

@@ -11,8 +11,8 @@ import aiohttp
 from memory_core import budget
 from proxy import forwardlog, rewrite
 from proxy.flow.exchange import Exchange
+from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.keys import ENGINE, METRICS, SETTINGS
-from proxy.memorypath import Prepared, prepare_upstream
 from proxy.upstream import send
 
 log = logging.getLogger("lcm.chat")

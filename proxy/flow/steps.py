@@ -15,8 +15,8 @@ import orjson
 from memory_core.models import Scope
 from proxy import rewrite
 from proxy.flow.exchange import Exchange
+from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.keys import ENGINE, METRICS, SETTINGS
-from proxy.memorypath import Prepared, prepare_upstream
 from proxy.scope import effective_salt, resolve_scope
 
 log = logging.getLogger("lcm.chat")
@@ -102,7 +102,7 @@ def begin_capture(ex: Exchange,
 
 
 async def run_memory_path(ex: Exchange) -> None:
-    """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`) from the
+    """Decide the upstream body (:func:`proxy.flow.memorypath.prepare_upstream`) from the
     client's body, or ``ex.plan_body`` when set; on any failure the request goes as
     sent (state ``failed-open``)."""
     app = ex.request.app

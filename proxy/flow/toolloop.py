@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -42,15 +41,11 @@ from aiohttp import web
 from memory_core import tools as mtools
 from memory_core.engine import Engine
 from proxy import headers as hdrs
-from proxy.errors import ProxyError
-from proxy.flow import record
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
 from proxy.flow.recovery import Recover
 from proxy.flow.roundbudget import fit_results
-from proxy.flow.steps import exact_body
 from proxy.flow.streamround import open_round, relay_round
-from proxy.keys import ENGINE, HTTP, METRICS, SETTINGS
 from proxy.relay import _abort_client, relay_body
 from proxy.rewrite import dumps_body, loads_exact
 from proxy.upstream import send
@@ -60,70 +55,7 @@ from proxy.wire.streamsession import StreamSession
 
 log = logging.getLogger("lcm.tools")
 
-__all__ = ["ClientGone", "Recover", "ToolLoop", "run_with_tools"]
-
-
-async def run_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str,
-                         recover: Recover | None, summarizer: Any = None,
-                         budget_tokens: int | None = None, shown_previous: str | None = None,
-                         remember: Callable[[Any], None] | None = None
-                         ) -> web.StreamResponse:
-    """Forward ``ex`` to ``url`` with the memory tools offered, answer their calls and
-    store the answer (before a plain answer's body, or a stream's last bytes, goes
-    out; ``summarizer`` for the compaction after it). ``label``: the API, for
-    ``lcm_upstream_latency_seconds``. ``recover`` answers a context-length error of
-    the first round once (:func:`proxy.flow.recovery.recoverer`); ``budget_tokens``
-    bounds the hidden rounds; ``shown_previous`` as for
-    :meth:`~proxy.wire.base.WireAdapter.client_answer`. ``remember`` (Responses) is
-    given the response object the client ends with, before the answer is stored.
-    Raises :class:`~proxy.errors.ProxyError` (recorded) when the upstream cannot be
-    reached."""
-    app = ex.request.app
-    settings, metrics = app[SETTINGS], app[METRICS]
-    body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
-
-    async def store_first() -> None:
-        # Store the answer before the client gets its last bytes (bounded wait).
-        if remember is not None and ex.streamed:  # mapped before the client holds its id
-            remember(loop.stream.final if loop.stream is not None else None)
-        await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
-
-    loop = ToolLoop(
-        ex, session=app[HTTP], url=url, headers=headers, engine=app[ENGINE], names=names,
-        max_rounds=settings.tools.max_rounds,
-        tool_timeout=settings.tools.tool_timeout_seconds,
-        heartbeat=settings.tools.heartbeat_seconds,
-        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
-        recover=recover, budget_tokens=budget_tokens)
-    loop.shown_previous = shown_previous
-    started = time.perf_counter()
-    try:
-        if ex.streamed:
-            response = await loop.run_stream(body)
-        else:
-            response = await loop.run_plain(body)
-            if (remember is not None and isinstance(response, web.Response)
-                    and response.status < 400 and isinstance(response.body, bytes)):
-                try:
-                    remember(loads_exact(response.body))
-                except (ValueError, RecursionError):
-                    pass
-    except ProxyError as exc:  # the request is evidence; say what became of it
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    except ClientGone:
-        ex.client_gone, ex.complete = True, False
-        response = ex.response or web.Response(status=499)
-    metrics.upstream_latency.labels(label).observe(time.perf_counter() - started)
-    if ex.client_gone:
-        metrics.client_disconnects.inc()
-    if not ex.captured:
-        if ex.streamed or ex.client_gone:
-            # ended early (error, disconnect): nothing to hold back
-            record.spawn(ex, record.capture_tool_answer(ex, summarizer))
-        else:  # the body is not sent yet: store it first
-            await store_first()
-    return response
+__all__ = ["ClientGone", "Recover", "ToolLoop"]
 
 
 class ToolLoop:

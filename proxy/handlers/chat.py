@@ -20,7 +20,7 @@ from proxy import headers as hdrs
 from proxy.errors import BadRequestError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.forward import forward
+from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.recovery import recoverer
 from proxy.flow.steps import (
     ParsedBody,
@@ -30,7 +30,6 @@ from proxy.flow.steps import (
     run_memory_path,
     skip_reason,
 )
-from proxy.flow.toolloop import run_with_tools
 from proxy.keys import ENGINE, MODEL, REQUEST_ID, SETTINGS, TASKS
 from proxy.relay import RelayResult
 from proxy.upstream import upstream_url
@@ -126,10 +125,10 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     """Forward with the memory tools offered and intercept their calls
-    (:func:`proxy.flow.toolloop.run_with_tools`); a context-length error of the first
+    (:func:`proxy.flow.forward.forward_with_tools`); a context-length error of the first
     round is answered once more (:func:`proxy.flow.recovery.recoverer`)."""
     url, out_headers = _upstream(ex)
-    return await run_with_tools(
+    return await forward_with_tools(
         ex, url, out_headers, label="chat", recover=recoverer(ex),
         summarizer=record.summarizer_for(ex.request.app, ex.request),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None)

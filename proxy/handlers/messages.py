@@ -3,7 +3,7 @@
 The request is captured as evidence in its chat-shaped view
 (:func:`proxy.wire.messages.view_messages`: the ``system`` field as a leading
 ``system`` message, every content block as sent); the memory path
-(:func:`proxy.memorypath.prepare_upstream`) decides the upstream messages on that
+(:func:`proxy.flow.memorypath.prepare_upstream`) decides the upstream messages on that
 view, and its edits are mapped back onto the client's own objects
 (:func:`proxy.wire.messages.map_back`): the block goes last on the newest user
 message, after its ``tool_result`` blocks and after the client's last
@@ -38,12 +38,11 @@ from proxy import headers as hdrs
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.forward import forward
+from proxy.flow.forward import forward, forward_with_tools
+from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.flow.recovery import Recover
 from proxy.flow.steps import memory_off, parse_body, skip_reason
-from proxy.flow.toolloop import run_with_tools
 from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
-from proxy.memorypath import Prepared, prepare_upstream
 from proxy.relay import RelayResult
 from proxy.scope import effective_salt, resolve_scope
 from proxy.upstream import upstream_url
@@ -112,7 +111,7 @@ async def _messages(request: web.Request) -> web.StreamResponse:
     forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools)
     if ex.tools:
         url, headers = upstream_target(ex)
-        return await run_with_tools(ex, url, headers, label="messages",
+        return await forward_with_tools(ex, url, headers, label="messages",
                                     recover=recoverer(ex, system))
     return await _forward(ex, system)
 
@@ -198,7 +197,7 @@ async def _memory_path(ex: Exchange, system: Any) -> None:
 
 
 async def prepare(ex: Exchange, system: Any) -> Prepared:
-    """:func:`proxy.memorypath.prepare_upstream` on the request's chat-shaped view,
+    """:func:`proxy.flow.memorypath.prepare_upstream` on the request's chat-shaped view,
     its edits mapped back onto the client's blocks (:func:`proxy.wire.messages.map_back`).
     A view that cannot go as Messages (a ``tool_result`` cut from its ``tool_use`` by
     a compacted range) goes uncompacted, with the block. Raises on failure."""

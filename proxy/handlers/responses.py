@@ -14,10 +14,11 @@ headers and body.
 Stored responses (``previous_response_id``): the client sends only its new items.
 The proxy keeps, per tenant and role, a map from each response id it relayed to the
 conversation that response ends (its input items, the client's own, and its
-``output``; :class:`ResponseThreads`), in the store (``response_threads``, read
-through a bounded cache), so a restarted proxy or another one on the same data dir
-continues it too. A request that continues a known response is captured and planned
-as its whole thread (the evidence stays complete and a replay stores nothing new).
+``output``; :class:`proxy.flow.responsethreads.ResponseThreads`), in the store
+(``response_threads``, read through a bounded cache), so a restarted proxy or
+another one on the same data dir continues it too. A request that continues a
+known response is captured and planned as its whole thread (the evidence stays
+complete and a replay stores nothing new).
 When the memory path changes nothing, the client's bytes go as sent,
 ``previous_response_id`` included. When it injects a block or compacts, the request
 becomes a *stateless replay*: ``previous_response_id`` is dropped and the whole
@@ -47,11 +48,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 import uuid
-import weakref
-from collections import OrderedDict
 from typing import Any
 
 import orjson
@@ -59,16 +57,16 @@ from aiohttp import web
 
 from memory_core import capture
 from memory_core.capture import loads_lossless
-from memory_core.engine import Engine
-from memory_core.models import CaptureTicket, Scope
+from memory_core.models import Scope
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.errors import BadRequestError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.forward import forward
+from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.recovery import recoverer
+from proxy.flow.responsethreads import conversation_id, remember, threads_of
 from proxy.flow.steps import (
     begin_capture,
     offers_tools,
@@ -76,7 +74,6 @@ from proxy.flow.steps import (
     run_memory_path,
     skip_reason,
 )
-from proxy.flow.toolloop import run_with_tools
 from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.relay import RelayResult
 from proxy.sse import SSEDecoder
@@ -89,124 +86,6 @@ log = logging.getLogger("lcm.responses")
 _ERROR_BODY_KEEP = 64 * 1024
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 """The events that end a Responses stream (there is no ``[DONE]``)."""
-
-
-class ResponseThreads:
-    """Response id → the conversation items it ends, per tenant and role.
-
-    Durable: each relayed response's row goes to the store
-    (:meth:`Engine.remember_response`, ``response_threads``), so a restarted proxy, or
-    another on the same data dir, resolves it too; reads go through a cache of the
-    newest ``limit`` conversations (entries share their items). A store failure
-    resolves nothing (the request is forwarded untouched) and never fails the chat.
-    """
-
-    def __init__(self, engine: Engine, limit: int = 1024) -> None:
-        self.engine = engine
-        self.limit = limit
-        self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
-        self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation ``response_id`` ends, or ``None``."""
-        key = (scope.tenant, scope.role, response_id)
-        with self._lock:
-            found = self._map.get(key)
-            if found is not None:
-                self._map.move_to_end(key)
-                return found
-        try:
-            stored = self.engine.response_conversation(scope, response_id)
-        except Exception:  # noqa: BLE001 - fail open: forwarded without memory
-            log.exception("could not read the stored response %s", response_id)
-            return None
-        if stored is None:
-            return None
-        items = tuple(stored[0])
-        self._cache(key, items)
-        return items
-
-    def head(self, scope: Scope, conversation_id: str) -> str | None:
-        """The newest response relayed in a ``conversation``, or ``None`` (also when
-        the store cannot be read)."""
-        key = (scope.tenant, scope.role, conversation_id)
-        with self._lock:
-            found = self._heads.get(key)
-        if found is not None:
-            return found
-        try:
-            return self.engine.response_conversation_head(scope, conversation_id)
-        except Exception:  # noqa: BLE001 - fail open: captured as a new conversation
-            log.exception("could not read the stored conversation %s", conversation_id)
-            return None
-
-    def put(self, scope: Scope, response_id: str, items: list[Any], *,
-            parent: str | None = None, added: list[Any] | None = None,
-            ticket: CaptureTicket | None = None, conversation_id: str | None = None
-            ) -> None:
-        """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
-        conversation of ``parent``) also store its row, after ``ticket``'s capture;
-        with ``conversation_id``, make it that conversation's newest response."""
-        self._cache((scope.tenant, scope.role, response_id), tuple(items))
-        if conversation_id is not None:
-            with self._lock:
-                key = (scope.tenant, scope.role, conversation_id)
-                self._heads[key] = response_id
-                self._heads.move_to_end(key)
-                while len(self._heads) > self.limit:
-                    self._heads.popitem(last=False)
-        if added is None:
-            return
-        try:
-            self.engine.remember_response(scope, response_id, parent, added, ticket,
-                                          conversation_id)
-        except Exception:  # noqa: BLE001 - fail open: it stays in memory only
-            log.exception("could not store the response %s", response_id)
-
-    def _cache(self, key: tuple[str, str, str], items: tuple[Any, ...]) -> None:
-        with self._lock:
-            self._map[key] = items
-            self._map.move_to_end(key)
-            while len(self._map) > self.limit:
-                self._map.popitem(last=False)
-
-
-_THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()
-
-
-def threads_of(engine: Engine) -> ResponseThreads:
-    """The :class:`ResponseThreads` of one engine (one per proxy app)."""
-    found = _THREADS.get(engine)
-    if found is None:
-        found = _THREADS[engine] = ResponseThreads(engine)
-    return found
-
-
-def _remember(ex: Exchange, obj: Any) -> None:
-    """Map a relayed response's id to its thread (the request's items, then its
-    ``output``), unless the request said ``store: false`` or the response is not done
-    (``queued`` or ``in_progress``: a ``background`` run, whose output only the upstream
-    will know, so a request continuing it goes as sent); its row is stored when the
-    conversation it continues is known (always, unless it continued an unknown id)."""
-    if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
-            or not isinstance(obj.get("output"), list)
-            or obj.get("status") in ("queued", "in_progress")
-            or not isinstance(ex.body, dict) or ex.body.get("store") is False):
-        return
-    conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
-    known = ex.conversation is not None or (ex.body.get("previous_response_id") is None
-                                            and ex.body.get("conversation") is None)
-    added = [*input_items(ex.body), *obj["output"]]
-    threads_of(ex.request.app[ENGINE]).put(
-        ex.scope, obj["id"], [*conversation, *obj["output"]], parent=ex.continues,
-        added=added if known else None, ticket=ex.ticket, conversation_id=ex.conversation_id)
-
-
-def conversation_id(given: Any) -> str | None:
-    """A request's ``conversation`` id (a string, or an object with an ``id``)."""
-    given = given.get("id") if isinstance(given, dict) else given
-    return given if isinstance(given, str) and given else None
 
 
 async def responses(request: web.Request) -> web.StreamResponse:
@@ -325,7 +204,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     engine.store.write(capture.capture_response, ex.ticket, [reply_turn([item])], {
         "status": 200, "outcome": "complete", "command": True, "model": model,
         "id": resp["id"], "api": "responses"})
-    _remember(ex, resp)
+    remember(ex, resp)
     headers = {"x-lcm-request-id": ex.rid, "x-lcm-memory": "command"}
     if body.get("stream") is not True:
         return web.Response(body=orjson.dumps(resp), content_type="application/json",
@@ -431,7 +310,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
             engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
             return
         obj, terminal = final_response(streamed, body)
-        _remember(ex, obj)
+        remember(ex, obj)
         choices: list[Any] = []
         finished = False
         if isinstance(obj, dict) and isinstance(obj.get("output"), list):
@@ -467,11 +346,11 @@ async def _store(ex: Exchange, choices: list[Any], event: dict[str, Any]) -> Non
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     """Forward with the memory tools offered and answer their calls
-    (:func:`proxy.flow.toolloop.run_with_tools`); each response the client ends with
+    (:func:`proxy.flow.forward.forward_with_tools`); each response the client ends with
     is mapped to its thread."""
     url, out_headers = _upstream(ex)
-    return await run_with_tools(
+    return await forward_with_tools(
         ex, url, out_headers, label="responses", recover=recoverer(ex),
         summarizer=record.summarizer_for(ex.request.app, ex.request),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
-        shown_previous=_shown_previous(ex), remember=lambda obj: _remember(ex, obj))
+        shown_previous=_shown_previous(ex), remember=lambda obj: remember(ex, obj))
