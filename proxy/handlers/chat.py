@@ -17,7 +17,6 @@ from aiohttp import web
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.errors import BadRequestError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
@@ -26,11 +25,12 @@ from proxy.flow.steps import (
     ParsedBody,
     begin_capture,
     offers_tools,
+    open_exchange,
     parse_body,
     run_memory_path,
     skip_reason,
 )
-from proxy.keys import ENGINE, MODEL, REQUEST_ID, SETTINGS, TASKS
+from proxy.keys import ENGINE, SETTINGS, TASKS
 from proxy.relay import RelayResult
 from proxy.upstream import upstream_url
 
@@ -57,19 +57,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
     settings = request.app[SETTINGS]
-    raw = await request.read()
-    parsed = parse_body(raw)
-    if parsed.error is not None:
-        record.record_unparsed(request, raw, parsed.error)
-        raise BadRequestError(
-            "We could not parse the JSON body of your request. (HINT: This likely means"
-            " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
-            f" payload.) Parser said: {parsed.error}"
-        )
-    ex = Exchange(request=request, rid=request[REQUEST_ID], raw=raw, body=parsed.value)
+    ex = await open_exchange(request)
+    raw = ex.raw
     body = ex.body
-    if isinstance(body, dict) and isinstance(body.get("model"), str):
-        request[MODEL] = body["model"][:100]  # for the access line (middlewares)
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         # Not something we understand: the upstream answers it; we keep it.
         record.record_unparsed(request, raw, "body is not an object with a messages array")

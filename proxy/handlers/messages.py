@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core import budget, capture
+from memory_core import capture
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
@@ -41,6 +41,7 @@ from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.flow.recovery import Recover
+from proxy.flow.recovery import recoverer as flow_recoverer
 from proxy.flow.steps import memory_off, parse_body, skip_reason
 from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.relay import RelayResult
@@ -108,7 +109,8 @@ async def _messages(request: web.Request) -> web.StreamResponse:
                 and ex.prepared.state not in ("failed-open", "over-budget")
                 and settings.tools.enabled and not memory_off(ex)
                 and MESSAGES.tools_wanted(body))
-    forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools)
+    forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools,
+                      wire=MESSAGES)
     if ex.tools:
         url, headers = upstream_target(ex)
         return await forward_with_tools(ex, url, headers, label="messages",
@@ -238,53 +240,9 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
 def recoverer(ex: Exchange, system: Any) -> Recover | None:
     """The once-only answer to an upstream context-length error (Anthropic's "prompt
     is too long", :func:`memory_core.budget.context_error`), as for chat
-    (:func:`proxy.flow.recovery.recoverer`): learn the smaller window, plan the
-    request again under it and return the new upstream body (memory tools added
-    when ``ex.tools``), or ``None``. Says what happened in ``x-lcm-context-recovery``."""
-    prepared = ex.prepared
-    if not ex.memory or prepared.budget is None or prepared.state in (
-            "over-budget", "failed-open"):
-        return None
-    app = ex.request.app
-    engine, metrics = app[ENGINE], app[METRICS]
-    tried = False
-
-    async def recover(status: int, error_body: bytes) -> dict[str, Any] | None:
-        nonlocal tried
-        error = budget.context_error(status, error_body)
-        if tried or error is None or prepared.budget is None:
-            return None
-        tried = True
-        sent_obj = prepared.obj or ex.body
-        sent = prepared.tokens
-        if sent is None:
-            sent = budget.messages_tokens(mw.view_messages(sent_obj)) + budget.tools_tokens(
-                MESSAGES.add_tools(sent_obj)[0]["tools"] if ex.tools else sent_obj.get("tools"))
-        model = ex.body.get("model")
-        window = engine.context_limits.learn(model, prepared.budget, error, sent)
-        again: Prepared | None = None
-        try:
-            again = await prepare(ex, system)
-        except Exception:  # noqa: BLE001 - fail open: the client gets the error
-            log.exception("memory path failed while recovering from a context-length error")
-        if (again is None or again.obj is None or again.state == "over-budget"
-                or (again.tokens is not None and again.tokens >= sent)):
-            metrics.context.labels("not_recovered").inc()
-            log.warning("request %s: the upstream refused %d tokens as too long; a window"
-                        " of %d for model %r cannot hold less: answered with the error",
-                        ex.rid, sent, window, model)
-            ex.extra["x-lcm-context-recovery"] = f"not-recovered; window={window}"
-            return None
-        metrics.context.labels("recovered").inc()
-        log.warning("request %s: the upstream refused %d tokens as too long; model %r now"
-                    " planned with a window of %d, retried once", ex.rid, sent, model, window)
-        ex.extra.update(again.headers)
-        ex.extra["x-lcm-memory"] = again.state
-        ex.extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
-        forwardlog.record(ex.request, ex.scope, ex.rid, again, ex.raw, ex.body, tools=ex.tools)
-        return MESSAGES.add_tools(again.obj)[0] if ex.tools else again.obj
-
-    return recover
+    (:func:`proxy.flow.recovery.recoverer`), planned again on the request's view
+    (:func:`prepare`)."""
+    return flow_recoverer(ex, replan=lambda: prepare(ex, system), view=mw.view_messages)
 
 
 def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],

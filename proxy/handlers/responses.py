@@ -61,7 +61,6 @@ from memory_core.models import Scope
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.errors import BadRequestError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
@@ -70,11 +69,11 @@ from proxy.flow.responsethreads import conversation_id, remember, threads_of
 from proxy.flow.steps import (
     begin_capture,
     offers_tools,
-    parse_body,
+    open_exchange,
     run_memory_path,
     skip_reason,
 )
-from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.relay import RelayResult
 from proxy.sse import SSEDecoder
 from proxy.upstream import upstream_url
@@ -96,20 +95,9 @@ async def responses(request: web.Request) -> web.StreamResponse:
 
 async def _responses(request: web.Request) -> web.StreamResponse:
     settings = request.app[SETTINGS]
-    raw = await request.read()
-    parsed = parse_body(raw)
-    if parsed.error is not None:
-        record.record_unparsed(request, raw, parsed.error)
-        raise BadRequestError(
-            "We could not parse the JSON body of your request. (HINT: This likely means"
-            " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
-            f" payload.) Parser said: {parsed.error}"
-        )
-    ex = Exchange(request=request, rid=request[REQUEST_ID], raw=raw, body=parsed.value,
-                  wire=RESPONSES)
+    ex = await open_exchange(request, RESPONSES)
+    raw = ex.raw
     body = ex.body
-    if isinstance(body, dict) and isinstance(body.get("model"), str):
-        request[MODEL] = body["model"][:100]
     reason = None
     whole: dict[str, Any] | None = None
     if not RESPONSES.understood(body):
