@@ -1,6 +1,6 @@
 """The context budget of one upstream request, and the upstream's "too long" errors.
 
-Sans-io: numbers and bytes in, numbers out. The proxy (``proxy.memorypath``) plans
+Sans-io: numbers and bytes in, numbers out. The proxy (``proxy.flow.plan``) plans
 every forwarded request against :func:`request_budget`: the model's context window
 (from :class:`ContextConfig`'s pattern table, or a smaller one learned from an
 upstream's context-length error, :class:`ContextLimits`) minus the output reserve.

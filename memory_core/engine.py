@@ -445,7 +445,7 @@ class Engine:
         """True when ``scope`` may have an active summary node; False when it has none.
 
         For the memory path's quick decision on a request without a block
-        (``proxy.memorypath``). Cached per scope: a read on the event loop while
+        (``proxy.flow.plan.unchanged``). Cached per scope: a read on the event loop while
         the writer thread runs Python waits for the interpreter lock (measured
         1.3 ms a request with memory off, most of what such a request added). True
         stays (a purge may remove nodes: the caller then only takes the slow,

@@ -84,7 +84,7 @@ def _attach_search(app: web.Application) -> None:
 
 
 async def memory_pool(app: web.Application) -> AsyncIterator[None]:
-    """The worker threads of the memory paths (``proxy.memorypath``): a pool of
+    """The worker threads of the memory paths (``proxy.flow.memorypath``): a pool of
     their own, as many as asyncio's default (``min(32, CPUs + 4)``), so that
     compactions, commands and admin reads on the default pool never hold up a
     request's block, nor the other way round. Shut down before the engine closes,

@@ -17,7 +17,7 @@ HTTP = web.AppKey("http", ClientSession)
 TASKS = web.AppKey("tasks", TaskGroup)
 METRICS = web.AppKey("metrics", Metrics)
 MEMORY_POOL = web.AppKey("memory_pool", ThreadPoolExecutor)
-"""Threads of the chat requests' memory paths (``proxy.memorypath``)."""
+"""Threads of the chat requests' memory paths (``proxy.flow.memorypath``)."""
 REQUEST_ID = web.RequestKey("request_id", str)
 
 MODEL = web.RequestKey("model", str)

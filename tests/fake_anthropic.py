@@ -138,7 +138,11 @@ async def answer(fake: Any, request: web.Request) -> web.StreamResponse:
     reply = fake.anthropic_replies.popleft() if fake.anthropic_replies else AReply(
         content=[text("echo: " + _last_user_text(body))])
     if reply.answer_delay:
-        await asyncio.sleep(reply.answer_delay)
+        try:
+            await asyncio.sleep(reply.answer_delay)
+        except asyncio.CancelledError:  # the caller went away before the answer
+            fake.aborted += 1
+            raise
     if reply.status >= 400:
         err = reply.error or {"type": "api_error", "message": "fake error"}
         return web.json_response({"type": "error", "error": err}, status=reply.status,

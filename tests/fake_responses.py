@@ -220,9 +220,13 @@ class ResponsesFake:
                                           "Cache-Control": "no-cache", **reply.headers})
         await out.prepare(request)
         size = reply.write_size or len(payload)
-        for at in range(0, len(payload), size):
-            await out.write(payload[at:at + size])
-            if reply.delay:
-                await asyncio.sleep(reply.delay)
-        await out.write_eof()
+        try:
+            for at in range(0, len(payload), size):
+                await out.write(payload[at:at + size])
+                if reply.delay:
+                    await asyncio.sleep(reply.delay)
+            await out.write_eof()
+        except (ConnectionResetError, asyncio.CancelledError):
+            self.cancelled += 1
+            raise
         return out

@@ -491,7 +491,7 @@ def test_view_count_from_remembered_counts_equals_a_full_count(tmp_path: Path) -
     from memory_core.compaction import ACKNOWLEDGEMENT
     from memory_core.engine import Engine
     from memory_core.models import Scope
-    from proxy.memorypath import _view_tokens
+    from proxy.flow.plan import view_tokens
 
     settings = load_settings(None, environ={}, overrides={"embedding": {"provider": "hashing"}})
     engine = Engine(tmp_path / "d", settings.memory_config())
@@ -519,11 +519,11 @@ def test_view_count_from_remembered_counts_equals_a_full_count(tmp_path: Path) -
             [{"role": "user", "content": "x"}, *messages[1:]])
         for _again in range(2):  # counted, then remembered
             for view in views:
-                assert _view_tokens(engine, view, messages, ids) == budget.messages_tokens(view)
+                assert view_tokens(engine, view, messages, ids) == budget.messages_tokens(view)
         # A resent history (new objects, the same stored ids) is looked up, not counted.
         resent = orjson.loads(orjson.dumps(messages))
         resent[-1]["content"] = "not what the stored id stands for"
-        assert _view_tokens(engine, resent, resent, ids) == budget.messages_tokens(messages)
+        assert view_tokens(engine, resent, resent, ids) == budget.messages_tokens(messages)
         with pytest.raises(ValueError, match="length"):
             engine.message_counts.total(messages, ids[:-1])
     finally:

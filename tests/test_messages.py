@@ -6,6 +6,7 @@ tools hidden (streamed and not), errors with their true status, pass-through."""
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -598,3 +599,17 @@ async def test_a_tool_choice_without_memory_tools_gets_a_block_that_names_none(
     assert body["tool_choice"] == choice
     block = body["messages"][-1]["content"][-1]["text"]
     assert block.startswith("[Background Context") and "memory_grep" not in block
+
+
+async def test_the_inspector_keeps_the_bytes_the_upstream_received(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """The body recorded for the inspector is the one the upstream received, the
+    memory tools in Anthropic's shape (it was once built with Chat Completions')."""
+    await client(proxy).messages.create(model="claude-x", max_tokens=10,
+                                        messages=[{"role": "user", "content": "hi"}])
+    await proxy.settle()
+    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+        "SELECT * FROM forwarded_requests ORDER BY id")])
+    assert rows[-1]["tools_added"] == 1
+    assert "input_schema" in sent(upstream)[-1]["json"]["tools"][-1]
+    assert zlib.decompress(rows[-1]["body"]) == sent(upstream)[-1]["raw"]

@@ -228,12 +228,12 @@ async def test_upstream_errors_reach_the_client_with_status_and_headers(
 
 async def test_memory_failure_forwards_the_original_bytes(
         proxy: RunningProxy, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch) -> None:
-    from proxy import memorypath
+    from proxy.flow import plan
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("memory broke")
 
-    monkeypatch.setattr(memorypath, "_prepare", boom)
+    monkeypatch.setattr(plan, "prepare", boom)
     raw = b'{"model":"m", "input":[{"role":"user","content":"hi"}],  "instructions":"x"}'
     async with aiohttp.ClientSession() as session, session.post(
             f"{proxy.base_url}/responses", data=raw,

@@ -6,7 +6,7 @@ capture, then the compaction that is due (what the proxy runs after a response).
 When it reaches each size, the *rewrite step* of a request — load the summary
 forest that applies to the path (:meth:`Engine.forest_for`), replace the covered
 messages by the scaffold (:func:`proxy.rewrite.apply_forest`) and serialise the body
-(:func:`proxy.rewrite.dumps_body`), as :func:`proxy.memorypath.prepare_upstream`
+(:func:`proxy.rewrite.dumps_body`), as :func:`proxy.flow.memorypath.prepare_upstream`
 does — is timed ``repeats`` times. Tokens "before" are the stored o200k counts of
 the whole path; "after" are what the upstream sees once the forest replaces its
 ranges (:meth:`Engine.path_tokens`). Latencies in milliseconds, wall clock, one

@@ -1,7 +1,7 @@
 """``lcm-proxy bench context``: does every forwarded request fit its context budget?
 
 Sessions of three kinds are replayed turn by turn through the proxy's memory path
-(:func:`proxy.memorypath._prepare`, the function a chat request runs after its
+(:func:`proxy.flow.plan.prepare`, the function a chat request runs after its
 capture, with the proxy's default settings and the memory tools offered) against
 an engine in a temporary directory, as the proxy does it: capture the request,
 plan and rewrite it, capture the answer, then run the compaction that is due
@@ -35,11 +35,11 @@ import orjson
 from memory_core import budget
 from memory_core.engine import Engine
 from memory_core.models import Scope
-from proxy import toolloop
 from proxy.evaluation.metrics import percentile
-from proxy.memorypath import _prepare
+from proxy.flow.plan import prepare
 from proxy.metrics import Metrics
 from proxy.settings import load_settings
+from proxy.wire.chat import CHAT
 
 KINDS = ("chatter", "agent", "pastes")
 WINDOWS = {"4k": 4096, "8k": 8192, "32k": 32768, "128k": 131072}
@@ -154,11 +154,11 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
                 ticket, fut = engine.capture_request(scope, f"r{turn}", body["messages"], {})
                 result = fut.result(120)
                 t0 = time.perf_counter()
-                prepared = _prepare(metrics, engine, scope, result, raw, body, f"r{turn}",
+                prepared = prepare(metrics, engine, scope, result, raw, body, f"r{turn}",
                                     True, True)
                 prepare_s.append(time.perf_counter() - t0)
                 sent = prepared.obj or body
-                tools = toolloop.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
+                tools = CHAT.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
                 tokens = budget.messages_tokens(sent["messages"]) + budget.tools_tokens(tools)
                 largest = max(largest, tokens)
                 if prepared.state == "over-budget":

@@ -2,7 +2,7 @@
 
 LoCoMo (Maharana et al., ACL 2024, arXiv:2402.17753; data CC BY-NC 4.0, read from
 the path given, never copied) conversations are replayed turn by turn through the
-proxy's memory path (:func:`proxy.memorypath._prepare`, the function a chat request
+proxy's memory path (:func:`proxy.flow.plan.prepare`, the function a chat request
 runs after its capture, with the proxy's default settings, BM25 search attached as
 in the proxy, the memory tools offered) for a model whose context window is
 ``window`` tokens (``[context] model_windows``): speaker A's turns are user messages,
@@ -42,10 +42,10 @@ from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.engine import Engine
 from memory_core.evaluation.locomo import conversation_messages, gold_turns
 from memory_core.models import Scope
-from proxy import toolloop
-from proxy.memorypath import _prepare
+from proxy.flow.plan import prepare
 from proxy.metrics import Metrics
 from proxy.settings import load_settings
+from proxy.wire.chat import CHAT
 
 MODEL = "locomo-context"
 DEV = tuple(range(5))
@@ -147,7 +147,7 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                 raw = orjson.dumps(body)
                 ticket, fut = engine.capture_request(scope, rid, messages, {})
                 result = fut.result(120)
-                prepared = _prepare(metrics, engine, scope, result, raw, body, rid, True, True)
+                prepared = prepare(metrics, engine, scope, result, raw, body, rid, True, True)
                 return ticket, result, prepared
 
             history: list[dict[str, Any]] = []
@@ -183,7 +183,7 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                 messages = [*history, question]
                 _t, _r, prepared = ask(messages, f"c{index}-q{q}")
                 sent = prepared.obj or {"messages": messages}
-                tools = toolloop.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
+                tools = CHAT.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
                 size = (budget.messages_tokens(sent["messages"])
                         + budget.tools_tokens(tools))
                 out["tokens"].append(size)

@@ -2,7 +2,7 @@
 
 The handler creates it, the steps fill it in, in order: the parsed body and its
 scope and capture ticket (parse, scope, capture), the memory path's
-:class:`~proxy.memorypath.Prepared` upstream body, one :class:`Round` per upstream
+:class:`~proxy.flow.plan.Prepared` upstream body, one :class:`Round` per upstream
 call, the client's state (``response`` once its status line is committed,
 ``client_gone``), and the evidence recorded at the end (the client's choices, the
 hidden memory-tool rounds, the model's own view, usage, finish reasons, and
@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from memory_core.models import CaptureTicket, Scope
-from proxy.memorypath import Prepared
+from proxy.flow.plan import Prepared
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
 

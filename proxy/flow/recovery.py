@@ -11,8 +11,8 @@ import aiohttp
 from memory_core import budget
 from proxy import forwardlog, rewrite
 from proxy.flow.exchange import Exchange
+from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.keys import ENGINE, METRICS, SETTINGS
-from proxy.memorypath import Prepared, prepare_upstream
 from proxy.upstream import send
 
 log = logging.getLogger("lcm.chat")
@@ -22,9 +22,16 @@ Recover = Callable[[int, bytes], Awaitable[dict[str, Any] | None]]
 instead, or ``None``."""
 
 
-def recoverer(ex: Exchange) -> Recover | None:
+def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = None,
+              view: Callable[[dict[str, Any]], list[Any]] | None = None) -> Recover | None:
     """The once-only answer to an upstream context-length error, or ``None`` when
     the memory path did not plan this request (failed open, over budget).
+
+    ``replan`` runs the memory path again (default:
+    :func:`~proxy.flow.memorypath.prepare_upstream` on the planned body) and
+    ``view`` gives the messages a body is counted by (default: the adapter's);
+    Anthropic Messages plans on a chat-shaped view of its body
+    (:mod:`proxy.handlers.messages`).
 
     The returned coroutine function takes the error's status and body; for a
     context-length error (:func:`memory_core.budget.context_error`) it records a
@@ -56,16 +63,20 @@ def recoverer(ex: Exchange) -> Recover | None:
         sent_obj = prepared.obj or body
         sent = prepared.tokens
         if sent is None:
-            sent = budget.messages_tokens(ex.wire.messages(sent_obj)) + budget.tools_tokens(
+            messages = (view or ex.wire.messages)(sent_obj)
+            sent = budget.messages_tokens(messages) + budget.tools_tokens(
                 ex.wire.add_tools(sent_obj, strict=strict)[0]["tools"] if ex.tools
                 else sent_obj.get("tools"))
         window = engine.context_limits.learn(body.get("model"), prepared.budget, error, sent)
         again: Prepared | None = None
         assert ex.scope is not None  # ex.memory
         try:
-            with engine.foreground():
-                again = await prepare_upstream(request, engine, ex.scope, ex.capture_future,
-                                               raw, body, rid, ex.wire)
+            if replan is not None:
+                again = await replan()
+            else:
+                with engine.foreground():
+                    again = await prepare_upstream(request, engine, ex.scope,
+                                                   ex.capture_future, raw, body, rid, ex.wire)
         except Exception:  # noqa: BLE001 - fail open: the client gets the error
             log.exception("memory path failed while recovering from a context-length error")
         if (again is None or again.obj is None or again.state == "over-budget"

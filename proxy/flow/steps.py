@@ -11,14 +11,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from aiohttp import web
 
 from memory_core.models import Scope
 from proxy import rawjson, rewrite
+from proxy.errors import BadRequestError
 from proxy.flow.exchange import Exchange
-from proxy.keys import ENGINE, METRICS, SETTINGS
-from proxy.memorypath import Prepared, prepare_upstream
+from proxy.flow.memorypath import Prepared, prepare_upstream
+from proxy.flow.record import record_unparsed
+from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.rawjson import RawItems
 from proxy.scope import effective_salt, resolve_scope
+from proxy.wire.base import WireAdapter
+from proxy.wire.chat import CHAT
 
 log = logging.getLogger("lcm.chat")
 
@@ -48,6 +53,27 @@ def parse_body(body: bytes) -> ParsedBody:
         return ParsedBody(json.loads(body))
     except (ValueError, RecursionError) as exc:
         return ParsedBody(None, f"{exc.__class__.__name__}: {exc}"[:300])
+
+
+async def open_exchange(request: web.Request, wire: WireAdapter = CHAT) -> Exchange:
+    """Read and parse a request of an OpenAI-shaped API (``wire``) into a new
+    :class:`~proxy.flow.exchange.Exchange`, its model noted for the access line.
+    A body that is not JSON is recorded (an event) and raises
+    :class:`~proxy.errors.BadRequestError` in OpenAI's wording."""
+    raw = await request.read()
+    parsed = parse_body(raw)
+    if parsed.error is not None:
+        record_unparsed(request, raw, parsed.error)
+        raise BadRequestError(
+            "We could not parse the JSON body of your request. (HINT: This likely means"
+            " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
+            f" payload.) Parser said: {parsed.error}"
+        )
+    ex = Exchange(request=request, rid=request[REQUEST_ID], raw=raw, body=parsed.value,
+                  wire=wire)
+    if isinstance(ex.body, dict) and isinstance(ex.body.get("model"), str):
+        request[MODEL] = ex.body["model"][:100]  # for the access line (middlewares)
+    return ex
 
 
 def exact_body(ex: Exchange) -> dict[str, Any]:
@@ -111,7 +137,7 @@ def begin_capture(ex: Exchange,
 
 
 async def run_memory_path(ex: Exchange) -> None:
-    """Decide the upstream body (:func:`proxy.memorypath.prepare_upstream`) from the
+    """Decide the upstream body (:func:`proxy.flow.memorypath.prepare_upstream`) from the
     client's body, or ``ex.plan_body`` when set; on any failure the request goes as
     sent (state ``failed-open``).
 

@@ -2,7 +2,7 @@
 
 One :class:`~proxy.flow.exchange.Exchange` carries the request; the steps
 (:mod:`proxy.flow.steps`, :mod:`proxy.flow.record`, :mod:`proxy.flow.recovery`,
-:mod:`proxy.toolloop`) act on it; this module decides nothing itself. It keeps
+:mod:`proxy.flow.toolloop`) act on it; this module decides nothing itself. It keeps
 the fail-open promise: any exception in the memory path is logged with the
 request id, counted, and the original request bytes are forwarded unchanged.
 Upstream answers (errors included) reach the client exactly as sent.
@@ -10,7 +10,6 @@ Upstream answers (errors included) reach the client exactly as sent.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from aiohttp import web
@@ -18,24 +17,22 @@ from aiohttp import web
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
-from proxy.flow.client import ClientWatch
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import recoverer, send_recovering
+from proxy.flow.forward import forward, forward_with_tools
+from proxy.flow.recovery import recoverer
 from proxy.flow.steps import (
     ParsedBody,
     begin_capture,
-    exact_body,
     offers_tools,
+    open_exchange,
     parse_body,
     run_memory_path,
     skip_reason,
 )
-from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS, TASKS
-from proxy.relay import RelayResult, relay_body
-from proxy.toolloop import ClientGone, ToolLoop
-from proxy.upstream import is_event_stream, upstream_url
+from proxy.keys import ENGINE, SETTINGS, TASKS
+from proxy.relay import RelayResult
+from proxy.upstream import upstream_url
 
 __all__ = ["ParsedBody", "chat_completions", "parse_body"]
 
@@ -60,19 +57,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
     settings = request.app[SETTINGS]
-    raw = await request.read()
-    parsed = parse_body(raw)
-    if parsed.error is not None:
-        record.record_unparsed(request, raw, parsed.error)
-        raise BadRequestError(
-            "We could not parse the JSON body of your request. (HINT: This likely means"
-            " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
-            f" payload.) Parser said: {parsed.error}"
-        )
-    ex = Exchange(request=request, rid=request[REQUEST_ID], raw=raw, body=parsed.value)
+    ex = await open_exchange(request)
+    raw = ex.raw
     body = ex.body
-    if isinstance(body, dict) and isinstance(body.get("model"), str):
-        request[MODEL] = body["model"][:100]  # for the access line (middlewares)
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         # Not something we understand: the upstream answers it; we keep it.
         record.record_unparsed(request, raw, "body is not an object with a messages array")
@@ -109,106 +96,29 @@ def _upstream(ex: Exchange) -> tuple[Any, Any]:
 
 
 async def _forward(ex: Exchange) -> web.StreamResponse:
-    """Forward without memory tools: relay the upstream's bytes as they come. A client
-    that leaves meanwhile (checked every ``tools.heartbeat_seconds``) ends the
-    upstream call; what it did not see is not an answer."""
-    request, app = ex.request, ex.request.app
+    """Forward without memory tools (:func:`proxy.flow.forward.forward`); the usage of
+    an answer that is not captured is counted on its own."""
+    app = ex.request.app
     url, out_headers = _upstream(ex)
-    recover = recoverer(ex)
-    check_every = app[SETTINGS].tools.heartbeat_seconds
-    started = time.perf_counter()
-    try:
-        with ClientWatch(request, check_every):
-            upstream, refused = await send_recovering(
-                app[HTTP], url, out_headers,
-                ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    except ClientGone:  # the upstream call was cancelled with it
-        app[METRICS].client_disconnects.inc()
-        record.record_gone(ex)
-        return web.Response(status=499)
-    app[METRICS].upstream_latency.labels("chat").observe(time.perf_counter() - started)
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    if refused is not None:  # an upstream error whose body was read already
-        if ex.ticket is not None:
-            record.spawn(ex, record.capture_relayed(
-                ex, upstream.status, False, RelayResult(nbytes=len(refused), chunks=[refused])))
-        return web.Response(status=upstream.status, reason=upstream.reason, body=refused,
-                            headers=client_headers)
-    status = upstream.status
-    streamed = False
-    summarizer = record.summarizer_for(app, request) if ex.ticket is not None else None
-    try:
-        response = web.StreamResponse(status=status, reason=upstream.reason,
-                                      headers=client_headers)
-        await response.prepare(request)
-        streamed = is_event_stream(upstream)
+    summarizer = record.summarizer_for(app, ex.request) if ex.ticket is not None else None
 
-        async def store_first(res: RelayResult) -> None:
-            # Store the answer before the client gets its end (bounded wait).
-            if ex.ticket is not None:
-                await record.store_first(
-                    ex, record.capture_relayed(ex, status, streamed, res, summarizer))
+    async def capture(ex: Exchange, status: int, streamed: bool, res: RelayResult) -> None:
+        await record.capture_relayed(ex, status, streamed, res, summarizer)
 
-        result = await relay_body(upstream, response, keep=True, request=request,
-                                  before_end=store_first, hold_done=streamed,
-                                  check_every=check_every)
-    finally:
-        upstream.release()
-    if result.client_gone:
-        app[METRICS].client_disconnects.inc()
-    if ex.ticket is not None and not ex.captured:
-        record.spawn(ex, record.capture_relayed(ex, status, streamed, result, summarizer))
-    elif ex.ticket is None and status < 400:  # no capture to read the usage: read it alone
-        app[TASKS].spawn(record.count_usage(app, streamed, result), name=f"usage-{ex.rid}")
-    return response
+    def uncaptured(status: int, streamed: bool, res: RelayResult) -> None:
+        if status < 400:  # no capture to read the usage: read it alone
+            app[TASKS].spawn(record.count_usage(app, streamed, res), name=f"usage-{ex.rid}")
+
+    return await forward(ex, url, out_headers, label="chat", recover=recoverer(ex),
+                         capture=capture, hold_done=True, uncaptured=uncaptured)
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
-    """Forward with the memory tools offered and intercept their calls (proxy.toolloop);
-    a context-length error of the first round is answered once more
-    (:func:`proxy.flow.recovery.recoverer`)."""
-    request, app = ex.request, ex.request.app
-    settings, metrics = app[SETTINGS], app[METRICS]
+    """Forward with the memory tools offered and intercept their calls
+    (:func:`proxy.flow.forward.forward_with_tools`); a context-length error of the first
+    round is answered once more (:func:`proxy.flow.recovery.recoverer`)."""
     url, out_headers = _upstream(ex)
-    upstream_body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
-    summarizer = record.summarizer_for(app, request)
-
-    async def store_first() -> None:
-        # Store the answer before the client gets its last bytes (bounded wait).
-        await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
-
-    loop = ToolLoop(
-        ex, session=app[HTTP], url=url, headers=out_headers, engine=app[ENGINE],
-        names=names, max_rounds=settings.tools.max_rounds,
-        tool_timeout=settings.tools.tool_timeout_seconds,
-        heartbeat=settings.tools.heartbeat_seconds,
-        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
-        recover=recoverer(ex),
-        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
-    )
-    started = time.perf_counter()
-    try:
-        if ex.streamed:
-            response = await loop.run_stream(upstream_body)
-        else:
-            response = await loop.run_plain(upstream_body)
-    except ProxyError as exc:  # the request is evidence; say what became of it
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    except ClientGone:
-        ex.client_gone, ex.complete = True, False
-        response = ex.response or web.Response(status=499)
-    metrics.upstream_latency.labels("chat").observe(time.perf_counter() - started)
-    if ex.client_gone:
-        metrics.client_disconnects.inc()
-    if not ex.captured:
-        if ex.streamed or ex.client_gone:
-            # ended early (error, disconnect): nothing to hold back
-            record.spawn(ex, record.capture_tool_answer(ex, summarizer))
-        else:  # the body is not sent yet: store it first
-            await store_first()
-    return response
+    return await forward_with_tools(
+        ex, url, out_headers, label="chat", recover=recoverer(ex),
+        summarizer=record.summarizer_for(ex.request.app, ex.request),
+        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None)

@@ -3,12 +3,12 @@
 The request is captured as evidence in its chat-shaped view
 (:func:`proxy.wire.messages.view_messages`: the ``system`` field as a leading
 ``system`` message, every content block as sent); the memory path
-(:func:`proxy.memorypath.prepare_upstream`) decides the upstream messages on that
+(:func:`proxy.flow.memorypath.prepare_upstream`) decides the upstream messages on that
 view, and its edits are mapped back onto the client's own objects
 (:func:`proxy.wire.messages.map_back`): the block goes last on the newest user
 message, after its ``tool_result`` blocks and after the client's last
 ``cache_control`` breakpoint. The memory tools are offered as Anthropic tools and
-their ``tool_use`` calls answered by :mod:`proxy.messagesloop`.
+their ``tool_use`` calls answered by the tool loop (:mod:`proxy.flow.toolloop`).
 
 Fail open as for chat: any exception in the memory path forwards the client's
 bytes unchanged. Upstream answers (errors with their status and headers such as
@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core import budget, capture
+from memory_core import capture
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rawjson, rewrite
@@ -38,14 +38,16 @@ from proxy import headers as hdrs
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import Recover, send_recovering
+from proxy.flow.forward import forward, forward_with_tools
+from proxy.flow.memorypath import Prepared, prepare_upstream
+from proxy.flow.recovery import Recover
+from proxy.flow.recovery import recoverer as flow_recoverer
 from proxy.flow.steps import memory_off, parse_body, skip_reason
-from proxy.keys import ENGINE, HTTP, METRICS, MODEL, REQUEST_ID, SETTINGS
-from proxy.memorypath import Prepared, prepare_upstream
+from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.rawjson import RawItems
-from proxy.relay import RelayResult, relay_body
+from proxy.relay import RelayResult
 from proxy.scope import effective_salt, resolve_scope
-from proxy.upstream import is_event_stream, upstream_url
+from proxy.upstream import upstream_url
 from proxy.wire import messages as mw
 from proxy.wire.messages import MESSAGES
 from proxy.wire.messagesstream import MessagesStreamRound
@@ -108,10 +110,12 @@ async def _messages(request: web.Request) -> web.StreamResponse:
                 and ex.prepared.state not in ("failed-open", "over-budget")
                 and settings.tools.enabled and not memory_off(ex)
                 and MESSAGES.tools_wanted(body))
-    forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools)
+    forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools,
+                      wire=MESSAGES)
     if ex.tools:
-        from proxy.messagesloop import run_with_tools
-        return await run_with_tools(ex, recoverer(ex, system))
+        url, headers = upstream_target(ex)
+        return await forward_with_tools(ex, url, headers, label="messages",
+                                    recover=recoverer(ex, system))
     return await _forward(ex, system)
 
 
@@ -196,7 +200,7 @@ async def _memory_path(ex: Exchange, system: Any) -> None:
 
 
 async def prepare(ex: Exchange, system: Any) -> Prepared:
-    """:func:`proxy.memorypath.prepare_upstream` on the request's chat-shaped view,
+    """:func:`proxy.flow.memorypath.prepare_upstream` on the request's chat-shaped view,
     its edits mapped back onto the client's blocks (:func:`proxy.wire.messages.map_back`).
     A view that cannot go as Messages (a ``tool_result`` cut from its ``tool_use`` by
     a compacted range) goes uncompacted, with the block. Messages the body keeps, and
@@ -241,53 +245,9 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
 def recoverer(ex: Exchange, system: Any) -> Recover | None:
     """The once-only answer to an upstream context-length error (Anthropic's "prompt
     is too long", :func:`memory_core.budget.context_error`), as for chat
-    (:func:`proxy.flow.recovery.recoverer`): learn the smaller window, plan the
-    request again under it and return the new upstream body (memory tools added
-    when ``ex.tools``), or ``None``. Says what happened in ``x-lcm-context-recovery``."""
-    prepared = ex.prepared
-    if not ex.memory or prepared.budget is None or prepared.state in (
-            "over-budget", "failed-open"):
-        return None
-    app = ex.request.app
-    engine, metrics = app[ENGINE], app[METRICS]
-    tried = False
-
-    async def recover(status: int, error_body: bytes) -> dict[str, Any] | None:
-        nonlocal tried
-        error = budget.context_error(status, error_body)
-        if tried or error is None or prepared.budget is None:
-            return None
-        tried = True
-        sent_obj = prepared.obj or ex.body
-        sent = prepared.tokens
-        if sent is None:
-            sent = budget.messages_tokens(mw.view_messages(sent_obj)) + budget.tools_tokens(
-                MESSAGES.add_tools(sent_obj)[0]["tools"] if ex.tools else sent_obj.get("tools"))
-        model = ex.body.get("model")
-        window = engine.context_limits.learn(model, prepared.budget, error, sent)
-        again: Prepared | None = None
-        try:
-            again = await prepare(ex, system)
-        except Exception:  # noqa: BLE001 - fail open: the client gets the error
-            log.exception("memory path failed while recovering from a context-length error")
-        if (again is None or again.obj is None or again.state == "over-budget"
-                or (again.tokens is not None and again.tokens >= sent)):
-            metrics.context.labels("not_recovered").inc()
-            log.warning("request %s: the upstream refused %d tokens as too long; a window"
-                        " of %d for model %r cannot hold less: answered with the error",
-                        ex.rid, sent, window, model)
-            ex.extra["x-lcm-context-recovery"] = f"not-recovered; window={window}"
-            return None
-        metrics.context.labels("recovered").inc()
-        log.warning("request %s: the upstream refused %d tokens as too long; model %r now"
-                    " planned with a window of %d, retried once", ex.rid, sent, model, window)
-        ex.extra.update(again.headers)
-        ex.extra["x-lcm-memory"] = again.state
-        ex.extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
-        forwardlog.record(ex.request, ex.scope, ex.rid, again, ex.raw, ex.body, tools=ex.tools)
-        return MESSAGES.add_tools(again.obj)[0] if ex.tools else again.obj
-
-    return recover
+    (:func:`proxy.flow.recovery.recoverer`), planned again on the request's view
+    (:func:`prepare`)."""
+    return flow_recoverer(ex, replan=lambda: prepare(ex, system), view=mw.view_messages)
 
 
 def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
@@ -318,56 +278,11 @@ def upstream_target(ex: Exchange) -> tuple[Any, Any]:
     return url, out_headers
 
 
-def _refused(ex: Exchange, upstream: Any, raw: bytes) -> web.Response:
-    """An upstream error whose body was read already, for the client as sent."""
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    if ex.ticket is not None:
-        record.spawn(ex, capture_relayed(ex, upstream.status, False,
-                                         RelayResult(nbytes=len(raw), chunks=[raw])))
-    return web.Response(status=upstream.status, reason=upstream.reason, body=raw,
-                        headers=client_headers)
-
-
 async def _forward(ex: Exchange, system: Any) -> web.StreamResponse:
-    """Forward without memory tools: relay the upstream's bytes as they come."""
-    request, app = ex.request, ex.request.app
+    """Forward without memory tools (:func:`proxy.flow.forward.forward`)."""
     url, out_headers = upstream_target(ex)
-    started = time.perf_counter()
-    recover = recoverer(ex, system)
-    try:
-        upstream, refused = await send_recovering(
-            app[HTTP], url, out_headers,
-            ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    if refused is not None:
-        return _refused(ex, upstream, refused)
-    app[METRICS].upstream_latency.labels("messages").observe(time.perf_counter() - started)
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    status = upstream.status
-    streamed = False
-    try:
-        response = web.StreamResponse(status=status, reason=upstream.reason,
-                                      headers=client_headers)
-        await response.prepare(request)
-        streamed = is_event_stream(upstream)
-
-        async def store_first(res: RelayResult) -> None:
-            if ex.ticket is not None:
-                await record.store_first(ex, capture_relayed(ex, status, streamed, res))
-
-        result = await relay_body(upstream, response, keep=True, request=request,
-                                  before_end=store_first)
-    finally:
-        upstream.release()
-    if result.client_gone:
-        app[METRICS].client_disconnects.inc()
-    if ex.ticket is not None and not ex.captured:
-        record.spawn(ex, capture_relayed(ex, status, streamed, result))
-    return response
+    return await forward(ex, url, out_headers, label="messages",
+                         recover=recoverer(ex, system), capture=capture_relayed)
 
 
 def read_answer(streamed: bool, body: bytes) -> tuple[dict[str, Any] | None, dict[str, Any]]:

@@ -5,8 +5,7 @@ The same steps as :mod:`proxy.handlers.chat`, through the Responses wire adapter
 (``instructions`` as the system turn, every item kept whole in ``raw_json``), the
 memory path (block as an ``input_text`` part on the newest user message,
 compaction), forward, capture the response's ``output``. The memory tools go
-through the tool loop (:class:`proxy.toolloop.ToolLoop`; for streams
-:class:`proxy.flow.responsesloop.ResponsesToolLoop`).
+through the tool loop (:mod:`proxy.flow.toolloop`).
 
 Fail open: any exception in the memory path forwards the client's original
 bytes; upstream answers, errors included, reach the client with their status,
@@ -15,11 +14,12 @@ headers and body.
 Stored responses (``previous_response_id``): the client sends only its new items.
 The proxy keeps, per tenant and role, a map from each response id it relayed to the
 conversation that response ends (its input items, the client's own, and its
-``output``; :class:`ResponseThreads`), in the store (``response_threads``, read
-through a bounded cache; a miss reads on a memory-path thread, never on the event
-loop), so a restarted proxy or another one on the same data dir
-continues it too. A request that continues a known response is captured and planned
-as its whole thread (the evidence stays complete and a replay stores nothing new).
+``output``; :class:`proxy.flow.responsethreads.ResponseThreads`), in the store
+(``response_threads``, read through a bounded cache; a miss reads on a memory-path
+thread, never on the event loop), so a restarted proxy or
+another one on the same data dir continues it too. A request that continues a
+known response is captured and planned as its whole thread (the evidence stays
+complete and a replay stores nothing new).
 When the memory path changes nothing, the client's bytes go as sent,
 ``previous_response_id`` included. When it injects a block or compacts, the request
 becomes a *stateless replay*: ``previous_response_id`` is dropped and the whole
@@ -49,225 +49,44 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 import uuid
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable
-from concurrent.futures import Executor
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from aiohttp import web
 
 from memory_core import capture
 from memory_core.capture import loads_lossless
-from memory_core.engine import Engine
-from memory_core.models import CaptureTicket, Scope
+from memory_core.models import Scope
 from memory_core.tree import message_text
 from proxy import commands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.errors import BadRequestError, ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
-from proxy.flow.recovery import recoverer, send_recovering
-from proxy.flow.responsesloop import ResponsesToolLoop
+from proxy.flow.forward import forward, forward_with_tools
+from proxy.flow.recovery import recoverer
+from proxy.flow.responsethreads import conversation_id, remember, threads_of
 from proxy.flow.steps import (
     begin_capture,
-    exact_body,
     offers_tools,
-    parse_body,
+    open_exchange,
     run_memory_path,
     scope_of,
     skip_reason,
 )
-from proxy.keys import ENGINE, HTTP, MEMORY_POOL, METRICS, MODEL, REQUEST_ID, SETTINGS
-from proxy.relay import RelayResult, relay_body
+from proxy.keys import ENGINE, MEMORY_POOL, METRICS, SETTINGS
+from proxy.relay import RelayResult
 from proxy.sse import SSEDecoder
-from proxy.toolloop import ClientGone
-from proxy.upstream import is_event_stream, upstream_url
+from proxy.upstream import upstream_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
 from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
 log = logging.getLogger("lcm.responses")
-_T = TypeVar("_T")
 
 _ERROR_BODY_KEEP = 64 * 1024
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 """The events that end a Responses stream (there is no ``[DONE]``)."""
-
-
-class ResponseThreads:
-    """Response id → the conversation items it ends, per tenant and role.
-
-    Durable: each relayed response's row goes to the store
-    (:meth:`Engine.remember_response`, ``response_threads``), so a restarted proxy, or
-    another on the same data dir, resolves it too; reads go through a cache of the
-    newest ``limit`` conversations (entries share their items). A store failure
-    resolves nothing (the request is forwarded untouched) and never fails the chat.
-    """
-
-    def __init__(self, engine: Engine, limit: int = 1024) -> None:
-        self.engine = engine
-        self.limit = limit
-        self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
-        self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation ``response_id`` ends when the cache holds
-        them, else ``None`` (no store read)."""
-        key = (scope.tenant, scope.role, response_id)
-        with self._lock:
-            found = self._map.get(key)
-            if found is not None:
-                self._map.move_to_end(key)
-            return found
-
-    async def fetch(self, scope: Scope, response_id: str, pool: Executor
-                    ) -> tuple[Any, ...] | None:
-        """:meth:`get` from the event loop: a cache miss reads the store on a thread of
-        ``pool``, never on the loop."""
-        found = self.cached(scope, response_id)
-        if found is not None:
-            return found
-        return await _off_loop(pool, self.get, scope, response_id)
-
-    async def fetch_conversation(self, scope: Scope, conversation_id: str, pool: Executor
-                                 ) -> tuple[str | None, tuple[Any, ...] | None]:
-        """``(head, items)`` of a ``conversation`` from the event loop: its newest
-        relayed response (:meth:`head`) and the items that response ends (``()``
-        without a head; ``None`` when they cannot be read); store reads on ``pool``."""
-        with self._lock:
-            head = self._heads.get((scope.tenant, scope.role, conversation_id))
-        found = self.cached(scope, head) if head is not None else None
-        if head is not None and found is not None:
-            return head, found
-
-        def read() -> tuple[str | None, tuple[Any, ...] | None]:
-            at = self.head(scope, conversation_id)
-            return at, (self.get(scope, at) if at is not None else ())
-
-        return await _off_loop(pool, read)
-
-    def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation ``response_id`` ends, or ``None``. Reads the
-        store on a cache miss: from the event loop, use :meth:`fetch`."""
-        key = (scope.tenant, scope.role, response_id)
-        found = self.cached(scope, response_id)
-        if found is not None:
-            return found
-        try:
-            stored = self.engine.response_conversation(scope, response_id)
-        except Exception:  # noqa: BLE001 - fail open: forwarded without memory
-            log.exception("could not read the stored response %s", response_id)
-            return None
-        if stored is None:
-            return None
-        items = tuple(stored[0])
-        self._cache(key, items)
-        return items
-
-    def head(self, scope: Scope, conversation_id: str) -> str | None:
-        """The newest response relayed in a ``conversation``, or ``None`` (also when
-        the store cannot be read). Reads the store on a cache miss."""
-        key = (scope.tenant, scope.role, conversation_id)
-        with self._lock:
-            found = self._heads.get(key)
-        if found is not None:
-            return found
-        try:
-            return self.engine.response_conversation_head(scope, conversation_id)
-        except Exception:  # noqa: BLE001 - fail open: captured as a new conversation
-            log.exception("could not read the stored conversation %s", conversation_id)
-            return None
-
-    def put(self, scope: Scope, response_id: str, items: list[Any], *,
-            parent: str | None = None, added: list[Any] | None = None,
-            ticket: CaptureTicket | None = None, conversation_id: str | None = None
-            ) -> None:
-        """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
-        conversation of ``parent``) also store its row, after ``ticket``'s capture;
-        with ``conversation_id``, make it that conversation's newest response."""
-        self._cache((scope.tenant, scope.role, response_id), tuple(items))
-        if conversation_id is not None:
-            with self._lock:
-                key = (scope.tenant, scope.role, conversation_id)
-                self._heads[key] = response_id
-                self._heads.move_to_end(key)
-                while len(self._heads) > self.limit:
-                    self._heads.popitem(last=False)
-        if added is None:
-            return
-        try:
-            self.engine.remember_response(scope, response_id, parent, added, ticket,
-                                          conversation_id)
-        except Exception:  # noqa: BLE001 - fail open: it stays in memory only
-            log.exception("could not store the response %s", response_id)
-
-    def _cache(self, key: tuple[str, str, str], items: tuple[Any, ...]) -> None:
-        with self._lock:
-            self._map[key] = items
-            self._map.move_to_end(key)
-            while len(self._map) > self.limit:
-                self._map.popitem(last=False)
-
-
-async def _off_loop(pool: Executor, fn: Callable[..., _T], *args: Any) -> _T:
-    """``fn(*args)`` on a thread of ``pool``; inline when the pool no longer takes
-    work (the proxy is stopping)."""
-    try:
-        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
-    except RuntimeError:  # cannot schedule new futures after shutdown
-        return fn(*args)
-
-
-_THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()
-
-
-def threads_of(engine: Engine) -> ResponseThreads:
-    """The :class:`ResponseThreads` of one engine (one per proxy app)."""
-    found = _THREADS.get(engine)
-    if found is None:
-        found = _THREADS[engine] = ResponseThreads(engine)
-    return found
-
-
-def _remember(ex: Exchange, obj: Any) -> None:
-    """Map a relayed response's id to its thread (the request's items, then its
-    ``output``), unless the request said ``store: false`` or the response is not done
-    (``queued`` or ``in_progress``: a ``background`` run, whose output only the upstream
-    will know, so a request continuing it goes as sent); its row is stored when the
-    conversation it continues is known (always, unless it continued an unknown id)."""
-    if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
-            or not isinstance(obj.get("output"), list)
-            or obj.get("status") in ("queued", "in_progress")
-            or not isinstance(ex.body, dict) or ex.body.get("store") is False):
-        return
-    conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
-    known = ex.conversation is not None or (ex.body.get("previous_response_id") is None
-                                            and ex.body.get("conversation") is None)
-    added = [*input_items(ex.body), *obj["output"]]
-    threads_of(ex.request.app[ENGINE]).put(
-        ex.scope, obj["id"], [*conversation, *obj["output"]], parent=ex.continues,
-        added=added if known else None, ticket=ex.ticket, conversation_id=ex.conversation_id)
-
-
-def _scope(ex: Exchange) -> Scope | None:
-    """The request's scope, set on ``ex`` for its capture; ``None`` when it cannot be
-    resolved (the capture then fails open, as for any request)."""
-    try:
-        ex.scope = scope_of(ex)
-    except Exception:  # noqa: BLE001 - begin_capture resolves it again and fails open
-        return None
-    return ex.scope
-
-
-def conversation_id(given: Any) -> str | None:
-    """A request's ``conversation`` id (a string, or an object with an ``id``)."""
-    given = given.get("id") if isinstance(given, dict) else given
-    return given if isinstance(given, str) and given else None
 
 
 async def responses(request: web.Request) -> web.StreamResponse:
@@ -278,20 +97,9 @@ async def responses(request: web.Request) -> web.StreamResponse:
 
 async def _responses(request: web.Request) -> web.StreamResponse:
     settings = request.app[SETTINGS]
-    raw = await request.read()
-    parsed = parse_body(raw)
-    if parsed.error is not None:
-        record.record_unparsed(request, raw, parsed.error)
-        raise BadRequestError(
-            "We could not parse the JSON body of your request. (HINT: This likely means"
-            " you aren't using your HTTP library correctly. The OpenAI API expects a JSON"
-            f" payload.) Parser said: {parsed.error}"
-        )
-    ex = Exchange(request=request, rid=request[REQUEST_ID], raw=raw, body=parsed.value,
-                  wire=RESPONSES)
+    ex = await open_exchange(request, RESPONSES)
+    raw = ex.raw
     body = ex.body
-    if isinstance(body, dict) and isinstance(body.get("model"), str):
-        request[MODEL] = body["model"][:100]
     reason = None
     whole: dict[str, Any] | None = None
     if not RESPONSES.understood(body):
@@ -359,6 +167,16 @@ async def _responses(request: web.Request) -> web.StreamResponse:
     return await _forward(ex)
 
 
+def _scope(ex: Exchange) -> Scope | None:
+    """The request's scope, set on ``ex`` for its capture; ``None`` when it cannot be
+    resolved (the capture then fails open, as for any request)."""
+    try:
+        ex.scope = scope_of(ex)
+    except Exception:  # noqa: BLE001 - begin_capture resolves it again and fails open
+        return None
+    return ex.scope
+
+
 async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     """Answer a ``/memory`` command locally as a Responses answer (a response object,
     or its events when streamed); never sent upstream. The reply is stored like a
@@ -387,7 +205,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     engine.store.write(capture.capture_response, ex.ticket, [reply_turn([item])], {
         "status": 200, "outcome": "complete", "command": True, "model": model,
         "id": resp["id"], "api": "responses"})
-    _remember(ex, resp)
+    remember(ex, resp)
     headers = {"x-lcm-request-id": ex.rid, "x-lcm-memory": "command"}
     if body.get("stream") is not True:
         return web.Response(body=orjson.dumps(resp), content_type="application/json",
@@ -428,52 +246,17 @@ def _upstream(ex: Exchange) -> tuple[Any, Any]:
 
 
 async def _forward(ex: Exchange) -> web.StreamResponse:
-    """Forward without memory tools: relay the upstream's bytes as they come."""
-    request, app = ex.request, ex.request.app
+    """Forward without memory tools (:func:`proxy.flow.forward.forward`); the client of
+    a stateless replay is shown its own ``previous_response_id``."""
     url, out_headers = _upstream(ex)
-    recover = recoverer(ex)
-    started = time.perf_counter()
-    try:
-        upstream, refused = await send_recovering(
-            app[HTTP], url, out_headers,
-            ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    app[METRICS].upstream_latency.labels("responses").observe(time.perf_counter() - started)
-    client_headers = hdrs.to_client(upstream.headers)
-    client_headers.update(ex.extra)
-    if refused is not None:  # an upstream error whose body was read already
-        if ex.ticket is not None:
-            record.spawn(ex, capture_relayed(
-                ex, upstream.status, False, RelayResult(nbytes=len(refused), chunks=[refused])))
-        return web.Response(status=upstream.status, reason=upstream.reason, body=refused,
-                            headers=client_headers)
-    status = upstream.status
-    streamed = False
-    try:
-        response = web.StreamResponse(status=status, reason=upstream.reason,
-                                      headers=client_headers)
-        await response.prepare(request)
-        streamed = is_event_stream(upstream)
+    shown = _shown_previous(ex)
 
-        async def store_first(res: RelayResult) -> None:
-            # The answer is stored before the client's body ends (bounded wait).
-            if ex.ticket is not None:
-                await record.store_first(ex, capture_relayed(ex, status, streamed, res))
+    def rewriter(streamed: bool, status: int) -> ShowPrevious | None:
+        return ShowPrevious(shown, streamed=streamed) if shown is not None and status < 400 \
+            else None
 
-        shown = _shown_previous(ex)
-        result = await relay_body(
-            upstream, response, keep=True, request=request, before_end=store_first,
-            rewriter=ShowPrevious(shown, streamed=streamed)
-            if shown is not None and status < 400 else None)
-    finally:
-        upstream.release()
-    if result.client_gone:
-        app[METRICS].client_disconnects.inc()
-    if ex.ticket is not None and not ex.captured:
-        record.spawn(ex, capture_relayed(ex, status, streamed, result))
-    return response
+    return await forward(ex, url, out_headers, label="responses", recover=recoverer(ex),
+                         capture=capture_relayed, rewriter=rewriter)
 
 
 def _shown_previous(ex: Exchange) -> str | None:
@@ -528,7 +311,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
             engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
             return
         obj, terminal = final_response(streamed, body)
-        _remember(ex, obj)
+        remember(ex, obj)
         choices: list[Any] = []
         finished = False
         if isinstance(obj, dict) and isinstance(obj.get("output"), list):
@@ -563,53 +346,12 @@ async def _store(ex: Exchange, choices: list[Any], event: dict[str, Any]) -> Non
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
-    """Forward with the memory tools offered and answer their calls (the tool loop,
-    :class:`proxy.flow.responsesloop.ResponsesToolLoop` for streams)."""
-    request, app = ex.request, ex.request.app
-    settings, metrics = app[SETTINGS], app[METRICS]
+    """Forward with the memory tools offered and answer their calls
+    (:func:`proxy.flow.forward.forward_with_tools`); each response the client ends with
+    is mapped to its thread."""
     url, out_headers = _upstream(ex)
-    upstream_body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
-    summarizer = record.summarizer_for(app, request)
-
-    async def store_first() -> None:
-        if ex.streamed:  # mapped before the client holds the id it may continue
-            _remember(ex, loop.final)
-        await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
-
-    loop = ResponsesToolLoop(
-        ex, session=app[HTTP], url=url, headers=out_headers, engine=app[ENGINE],
-        names=names, max_rounds=settings.tools.max_rounds,
-        tool_timeout=settings.tools.tool_timeout_seconds,
-        heartbeat=settings.tools.heartbeat_seconds,
-        on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
-        recover=recoverer(ex),
+    return await forward_with_tools(
+        ex, url, out_headers, label="responses", recover=recoverer(ex),
+        summarizer=record.summarizer_for(ex.request.app, ex.request),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
-    )
-    loop.shown_previous = _shown_previous(ex)
-    started = time.perf_counter()
-    try:
-        if ex.streamed:
-            response = await loop.run_stream(upstream_body)
-        else:
-            response = await loop.run_plain(upstream_body)
-        if not ex.streamed and isinstance(response, web.Response) and response.status < 400 \
-                and isinstance(response.body, bytes):
-            try:
-                _remember(ex, loads_lossless(response.body))
-            except ValueError:
-                pass
-    except ProxyError as exc:
-        record.record_failure(ex, exc.status, exc.code, exc.message)
-        raise
-    except ClientGone:
-        ex.client_gone, ex.complete = True, False
-        response = ex.response or web.Response(status=499)
-    metrics.upstream_latency.labels("responses").observe(time.perf_counter() - started)
-    if ex.client_gone:
-        metrics.client_disconnects.inc()
-    if not ex.captured:
-        if ex.streamed or ex.client_gone:
-            record.spawn(ex, record.capture_tool_answer(ex, summarizer))
-        else:
-            await store_first()
-    return response
+        shown_previous=_shown_previous(ex), remember=lambda obj: remember(ex, obj))

@@ -3,14 +3,17 @@
 An adapter knows one wire format (OpenAI Chat Completions, the Responses API,
 Anthropic Messages): where a request keeps its messages and tools, how an
 answer carries its choices, tool calls, finish reason and usage, how a stream's
-chunks look, and how an error is shaped. The tool loop (:mod:`proxy.toolloop`) and
-the exchange (:mod:`proxy.flow.exchange`) speak only through it.
+chunks look, and how an error is shaped. The tool loop (:mod:`proxy.flow.toolloop`)
+and the exchange (:mod:`proxy.flow.exchange`) speak only through it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proxy.wire.streamsession import StreamSession
 
 
 class StreamRound(ABC):
@@ -60,6 +63,10 @@ class WireAdapter(ABC):
     raw_items_key: str | None = None
     """The body's array of items to forward as the client's bytes when unchanged
     (:mod:`proxy.rawjson`); ``None``: bodies are serialised from their values."""
+    finish_stop = "stop"
+    """The finish reason of an answer that ends without tool calls."""
+    finish_tools = "tool_calls"
+    """The finish reason of an answer that ends with the client's tool calls."""
 
     # -- requests ----------------------------------------------------------------------
     @abstractmethod
@@ -127,6 +134,18 @@ class WireAdapter(ABC):
     def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
         """The message that answers tool call ``call`` with ``text``."""
 
+    def result_turns(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The conversation entries that answer one round's memory calls, from their
+        results (:meth:`tool_result`; Chat Completions: the tool messages themselves)."""
+        return list(results)
+
+    def client_answer(self, body: bytes, names: dict[str, str], previous: str | None
+                      ) -> bytes:
+        """A whole 2xx answer's body as the client is shown it (``names``: the memory
+        tools offered; ``previous``: the client's ``previous_response_id`` of a
+        stateless replay). Chat Completions: unchanged."""
+        return body
+
     def call_arguments(self, call: dict[str, Any]) -> Any:
         """The arguments (a JSON string, as sent) of one tool call (Chat Completions
         shape: ``function.arguments``)."""
@@ -147,6 +166,12 @@ class WireAdapter(ABC):
                      later: bool = False, stream_id: Any = None,
                      created: Any = None) -> StreamRound:
         """A fresh sans-io state machine for one streamed round."""
+
+    @abstractmethod
+    def stream_session(self, names: dict[str, str], body: dict[str, Any], *,
+                       previous: str | None = None) -> StreamSession:
+        """A fresh :class:`~proxy.wire.streamsession.StreamSession` for one streamed
+        answer to ``body`` (``previous`` as for :meth:`client_answer`)."""
 
     @abstractmethod
     def restate(self, kind: str, raw: bytes, *, finish_reason: Any, usage: Any,

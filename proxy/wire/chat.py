@@ -7,13 +7,16 @@ stream chunks (:mod:`proxy.wire.chatstream`) and the error shape, in one place.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from memory_core import tools as mtools
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chatstream import ChatStreamRound, sse_data
+
+if TYPE_CHECKING:
+    from proxy.wire.streamsession import StreamSession
 
 STRICT_MODES = ("auto", "always", "never")
 """``tools.strict``: memory tools carry ``"strict": true`` when the client's own
@@ -185,6 +188,12 @@ class ChatWire(WireAdapter):
                      later: bool = False, stream_id: Any = None,
                      created: Any = None) -> StreamRound:
         return _Round(names, client_offset, later=later, stream_id=stream_id, created=created)
+
+    def stream_session(self, names: dict[str, str], body: dict[str, Any], *,
+                       previous: str | None = None) -> StreamSession:
+        from proxy.wire.streamsession import StreamSession  # noqa: PLC0415 - a cycle
+
+        return StreamSession(self, names, body)
 
     def restate(self, kind: str, raw: bytes, *, finish_reason: Any, usage: Any,
                 stream_id: Any, created: Any) -> bytes:

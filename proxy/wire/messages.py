@@ -21,7 +21,7 @@ same values and stay byte-identical.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -29,6 +29,9 @@ from memory_core import tools as mtools
 from memory_core.assemble import CURRENT_REQUEST
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import sum_usage
+
+if TYPE_CHECKING:
+    from proxy.wire.streamsession import StreamSession
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                403: "permission_error", 404: "not_found_error",
@@ -192,6 +195,8 @@ class MessagesWire(WireAdapter):
 
     name = "messages"
     raw_items_key = "messages"
+    finish_stop = "end_turn"
+    finish_tools = "tool_use"
 
     def messages(self, body: dict[str, Any]) -> list[Any]:
         return list(body["messages"])
@@ -272,7 +277,17 @@ class MessagesWire(WireAdapter):
         """A ``tool_result`` block (the loop puts all of a round's in one user message)."""
         return {"type": "tool_result", "tool_use_id": call.get("id"), "content": text}
 
+    def result_turns(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One user turn with every ``tool_result`` block of the round."""
+        return [{"role": "user", "content": results}]
+
     # -- streams -------------------------------------------------------------------------
+    def stream_session(self, names: dict[str, str], body: dict[str, Any], *,
+                       previous: str | None = None) -> StreamSession:
+        from proxy.wire.streamsession import MessagesSession  # noqa: PLC0415 - a cycle
+
+        return MessagesSession(self, names, body)
+
     def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
                      later: bool = False, stream_id: Any = None,
                      created: Any = None) -> StreamRound:

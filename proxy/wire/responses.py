@@ -34,7 +34,7 @@ never as a system-role item.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -42,6 +42,9 @@ from memory_core import tools as mtools
 from proxy import rewrite
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import STRICT_MODES, sum_usage
+
+if TYPE_CHECKING:
+    from proxy.wire.streamsession import StreamSession
 
 __all__ = ["RESPONSES", "STRICT_MODES", "Instructions", "ResponsesWire", "error_event",
            "flatten", "input_items", "reply_turn", "sum_usage", "to_turns"]
@@ -328,7 +331,32 @@ class ResponsesWire(WireAdapter):
     def call_arguments(self, call: dict[str, Any]) -> Any:
         return call.get("arguments")
 
+    def client_answer(self, body: bytes, names: dict[str, str], previous: str | None
+                      ) -> bytes:
+        """The answer's echoed ``tools`` without ours; ``previous_response_id`` the
+        client's own where the upstream's says null (a stateless replay)."""
+        if b'"tools"' not in body and previous is None:
+            return body
+        from proxy.wire.responsesstream import without_our_tools  # noqa: PLC0415 - a cycle
+
+        try:
+            obj = rewrite.loads_exact(body)
+        except (ValueError, RecursionError):
+            return body
+        scrubbed = without_our_tools(obj, names)
+        if (previous is not None and isinstance(scrubbed, dict)
+                and "previous_response_id" in scrubbed
+                and scrubbed["previous_response_id"] is None):
+            scrubbed = dict(scrubbed, previous_response_id=previous)
+        return rewrite.dumps_body(scrubbed) if scrubbed is not obj else body
+
     # -- streams -------------------------------------------------------------------------
+    def stream_session(self, names: dict[str, str], body: dict[str, Any], *,
+                       previous: str | None = None) -> StreamSession:
+        from proxy.wire.streamsession import ResponsesSession  # noqa: PLC0415 - a cycle
+
+        return ResponsesSession(self, names, body, previous)
+
     def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
                      later: bool = False, stream_id: Any = None,
                      created: Any = None) -> StreamRound:

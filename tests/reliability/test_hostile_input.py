@@ -299,7 +299,7 @@ def looped(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.fixture(scope="module")
 def looped_tools(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The same with the memory tools on (streams go through ``proxy.toolloop``)."""
+    """The same with the memory tools on (streams go through ``proxy.flow.toolloop``)."""
     yield from _looped(tmp_path_factory.mktemp("prop-tools"), tools=True)
 
 

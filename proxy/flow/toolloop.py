@@ -1,4 +1,4 @@
-"""Memory tools by tool-call interception (DESIGN §8), streaming and not.
+"""Memory tools by tool-call interception (DESIGN §8), streaming and not, for every API.
 
 The proxy adds its memory tools to the upstream request (never to the client's
 view). When the model calls one, the proxy runs it, appends the call and its
@@ -8,18 +8,23 @@ exchange is kept as the exchange's ``upstream_view`` so that it can be stored an
 spliced back into later requests in place of the client-visible reply (the
 model's view of its own history stays consistent). ``usage`` is summed over the
 rounds. Everything wire-specific goes through the exchange's adapter
-(:mod:`proxy.wire`); the stream round is its sans-io state machine.
+(:mod:`proxy.wire`): how a memory call is recognised, how the call and its
+results go upstream again, and, streamed, the adapter's sans-io stream round and
+stream session (:mod:`proxy.wire.streamsession`: what the rounds share, how the
+answer's last bytes are restated). One loop serves Chat Completions, the
+Responses API and Anthropic Messages.
 
 Streaming: nothing reaches the client (status line included) until a round shows
-something beyond a role chunk, or ends without a memory call, or
+something of its own (beyond a role chunk, ``message_start`` or
+``response.created``), or ends without a memory call, or
 ``tools.heartbeat_seconds`` pass: an error of a later upstream call then reaches
 the client with its true status, headers and body. While a hidden round runs
-after the client's status was sent, an SSE comment is sent every
-``heartbeat_seconds``. Content deltas are relayed the moment they arrive; a
-tool-call delta is held only until its function name shows whether it is ours
-(swallowed) or the client's (relayed, re-indexed from 0). ``[DONE]`` and the
-usage chunk are written once, at the very end. A client that leaves ends the
-loop, and the upstream call in flight is cancelled.
+after the client's status was sent, a heartbeat (an SSE comment, Anthropic's
+``ping``) is sent every ``heartbeat_seconds``. Content is relayed the moment it
+arrives; a tool call is held only until its name shows whether it is ours
+(swallowed) or the client's (relayed, renumbered). The end of the answer is
+written once, at the very end. A client that leaves ends the loop, and the
+upstream call in flight is cancelled.
 """
 
 from __future__ import annotations
@@ -45,28 +50,22 @@ from proxy.relay import _abort_client, relay_body
 from proxy.rewrite import dumps_body, loads_exact
 from proxy.upstream import send
 from proxy.wire.base import StreamRound
-from proxy.wire.chat import CHAT, sum_usage
+from proxy.wire.chat import sum_usage
+from proxy.wire.streamsession import StreamSession
 
 log = logging.getLogger("lcm.tools")
 
-__all__ = ["ClientGone", "Recover", "ToolLoop", "add_tools", "tools_wanted"]
-
-
-def tools_wanted(body: dict[str, Any]) -> bool:
-    """False when a Chat Completions request rules our tools out
-    (:meth:`proxy.wire.chat.ChatWire.tools_wanted`)."""
-    return CHAT.tools_wanted(body)
-
-
-def add_tools(body: dict[str, Any], strict: str = "auto"
-              ) -> tuple[dict[str, Any], dict[str, str]]:
-    """``(body with our tools appended, offered name → canonical name)``
-    (:meth:`proxy.wire.chat.ChatWire.add_tools`)."""
-    return CHAT.add_tools(body, strict=strict)
+__all__ = ["ClientGone", "Recover", "ToolLoop"]
 
 
 class ToolLoop:
-    """One chat request's interception loop (create one per request)."""
+    """One request's interception loop, any API (create one per request)."""
+
+    shown_previous: str | None = None
+    """The client's ``previous_response_id`` when its Responses request went as a
+    stateless replay: the client is shown it where the upstream's answer says null."""
+    stream: StreamSession | None = None
+    """The streamed answer's session (:meth:`run_stream`), else ``None``."""
 
     def __init__(self, ex: Exchange, *, session: aiohttp.ClientSession, url: Any,
                  headers: Any, engine: Engine, names: dict[str, str], max_rounds: int,
@@ -148,6 +147,17 @@ class ToolLoop:
         return web.Response(status=resp.status, reason=resp.reason, body=raw,
                             headers=client_headers)
 
+    def _answer(self, resp: aiohttp.ClientResponse, raw: bytes) -> web.Response:
+        """A whole 2xx answer as the client is shown it."""
+        return self._whole(resp, self.wire.client_answer(raw, self.names, self.shown_previous))
+
+    def _error(self, resp: aiohttp.ClientResponse, raw: bytes) -> web.Response:
+        """An error, or an answer the loop cannot read: its true status, headers and
+        body, as the client sees them; not an answer."""
+        self.ex.status, self.ex.complete = resp.status, False
+        self.ex.error = raw[:2000].decode("utf-8", "replace")
+        return self._whole(resp, raw) if resp.status >= 400 else self._answer(resp, raw)
+
     # -- non-streaming -------------------------------------------------------------
     async def run_plain(self, body: dict[str, Any]) -> web.StreamResponse:
         """Run the loop without streaming; returns the client's response. Raises
@@ -171,9 +181,7 @@ class ToolLoop:
                     continue
             if msg is None:
                 # An error or an answer we cannot read: the client gets it as sent.
-                ex.status, ex.complete = resp.status, False
-                ex.error = raw[:2000].decode("utf-8", "replace")
-                return self._whole(resp, raw)
+                return self._error(resp, raw)
             assert isinstance(obj, dict)
             ex.usage = sum_usage(ex.usage, wire.usage(obj))
             self._split(rnd, msg)
@@ -182,7 +190,7 @@ class ToolLoop:
                 if len(ex.rounds) == 1:  # nothing intercepted: the upstream's bytes
                     ex.client_choices = wire.client_choices(obj)
                     ex.finish_reasons = wire.finish_reasons(obj)
-                    return self._whole(resp, raw)
+                    return self._answer(resp, raw)
                 ex.upstream_view = [*ex.hidden, msg]
                 wire.set_answer(obj, msg, wire.finish_reasons(obj)[0], ex.usage)
                 break
@@ -192,36 +200,35 @@ class ToolLoop:
                             " without its memory calls", self.max_rounds)
                 msg = wire.without_calls(msg, others)
                 ex.upstream_view = [*ex.hidden, msg]
-                wire.set_answer(obj, msg, "tool_calls" if others else "stop", ex.usage)
+                wire.set_answer(obj, msg, wire.finish_tools if others else wire.finish_stop,
+                                ex.usage)
                 break
             results = await self.client.wait(self._run_tools(rnd.ours))
             fitted = self._fit(body, messages, msg, results) if not others else results
             if fitted is None:
                 msg = wire.without_calls(msg, others)
                 ex.upstream_view = [*ex.hidden, msg] if ex.hidden else None
-                wire.set_answer(obj, msg, "stop", ex.usage)
+                wire.set_answer(obj, msg, wire.finish_stop, ex.usage)
                 break
-            results = fitted
+            turns = wire.result_turns(fitted)
             rnd.hidden = not others
-            ex.hidden.extend([msg, *results])
+            ex.hidden.extend([msg, *turns])
             if others:  # mixed: the client must run its own tools now
                 ex.upstream_view = list(ex.hidden)
-                wire.set_answer(obj, wire.without_calls(msg, others), "tool_calls", ex.usage)
+                wire.set_answer(obj, wire.without_calls(msg, others), wire.finish_tools,
+                                ex.usage)
                 break
-            messages.extend([msg, *results])
+            messages.extend([msg, *turns])
         ex.client_choices = wire.client_choices(obj)
         ex.finish_reasons = wire.finish_reasons(obj)
-        return self._whole(resp, dumps_body(obj))
+        return self._answer(resp, dumps_body(obj))
 
     # -- streaming -------------------------------------------------------------------
     async def run_stream(self, body: dict[str, Any]) -> web.StreamResponse:
         """Run the loop over SSE, relaying to one client response (see module docstring)."""
         ex, wire = self.ex, self.wire
-        options = body.get("stream_options")
-        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        ss = self.stream = wire.stream_session(self.names, body, previous=self.shown_previous)
         messages = wire.messages(body)
-        content_parts: list[str] = []
-        stream_id: tuple[Any, Any] | None = None
         sr: StreamRound | None = None
         while True:
             resp, queue, reader = await open_round(
@@ -232,20 +239,7 @@ class ToolLoop:
             if queue is None:
                 if ex.response is None:
                     if resp.status < 400:  # not a stream: relay it as it comes
-                        client_headers = hdrs.to_client(resp.headers)
-                        client_headers.update(ex.extra)
-                        ex.response = web.StreamResponse(status=resp.status,
-                                                         reason=resp.reason,
-                                                         headers=client_headers)
-                        await ex.response.prepare(ex.request)
-                        try:
-                            relayed = await relay_body(resp, ex.response, keep=True)
-                        finally:
-                            resp.release()
-                        ex.status, ex.complete = resp.status, False
-                        ex.client_gone = relayed.client_gone
-                        ex.error = relayed.body()[:2000].decode("utf-8", "replace")
-                        return ex.response
+                        return await self._relay_whole(resp)
                     raw = await self._read(resp)
                     if len(ex.rounds) == 1:
                         # Nothing reached the client: a context-length error is tried again.
@@ -253,36 +247,32 @@ class ToolLoop:
                         if again is not None:
                             body, messages, ex.rounds = again, wire.messages(again), []
                             continue
-                    # The true status, headers and body of the round the client sees.
-                    ex.status, ex.complete = resp.status, False
-                    ex.error = raw[:2000].decode("utf-8", "replace")
-                    return self._whole(resp, raw)
+                    return self._error(resp, raw)  # the true status of the round shown
                 raw = await self._read(resp)
-                await self.client.write(wire.stream_error(
+                await self.client.write(ss.error_bytes(
                     "upstream failed during a memory tool round: "
                     + raw[:500].decode("utf-8", "replace")))
                 ex.status, ex.complete, ex.error = resp.status, False, "upstream error in round"
+                if ss.abort_after_error:
+                    _abort_client(ex.response, ex.request)
                 return ex.response
-            sr = wire.stream_round(self.names, 0, later=stream_id
-                                   is not None, stream_id=stream_id and stream_id[0],
-                                   created=stream_id and stream_id[1])
+            sr = ss.next_round(len(ex.rounds))
             gone = not await relay_round(self.client, resp, queue, reader, sr)
-            if ex.response is not None and stream_id is None and sr.identity()[0] is not None:
-                stream_id = sr.identity()
-            msgs = sr.messages()
+            ss.after_round(sr, ex.response is not None)
             if gone:
                 ex.client_gone, ex.complete = True, False
-                if msgs:
-                    partial = dict(msgs[0])
-                    partial["content"] = "".join(content_parts) + (partial.get("content") or "")
-                    ex.client_choices = [partial]
+                partial = ss.gone_choices(sr)
+                if partial is not None:
+                    ex.client_choices = partial
                 return ex.response or web.Response(status=499)
             ex.usage = sum_usage(ex.usage, sr.usage())
             ex.answered = sr.answered()
-            msg = msgs[0] if msgs else {"role": "assistant", "content": None}
+            msg = ss.message(sr)
             self._split(rnd, msg)
-            content_parts.append(msg.get("content") or "")
-            if ex.error is not None or not rnd.ours:
+            error = ss.round_error(sr)
+            if error is not None:
+                ex.error = error
+            if ex.error is not None or ss.stops(sr) or not rnd.ours:
                 if len(ex.rounds) > 1:
                     ex.upstream_view = [*ex.hidden, msg]
                 break
@@ -292,7 +282,7 @@ class ToolLoop:
                 break
             rnd.hidden = not rnd.client_calls and not sr.shown
             self.client.hidden_running = True
-            self.client.held = b""  # a hidden round's role chunk and comments: never shown
+            self.client.held = b""  # a hidden round's head and heartbeats: never shown
             results = await self.client.wait(self._run_tools(rnd.ours))
             fitted = (self._fit(body, messages, msg, results) if not rnd.client_calls
                       else results)
@@ -300,59 +290,58 @@ class ToolLoop:
                 ex.upstream_view = [*ex.hidden, wire.without_calls(msg, [])] \
                     if ex.hidden else None
                 break
-            results = fitted
-            ex.hidden.extend([msg, *results])
+            turns = wire.result_turns(fitted)
+            ex.hidden.extend([msg, *turns])
             if rnd.client_calls:
                 ex.upstream_view = list(ex.hidden)
                 break
-            messages.extend([msg, *results])
-        return await self._end(sr, include_usage, content_parts, stream_id)
+            messages.extend([msg, *turns])
+        return await self._end(ss, sr)
 
-    async def _end(self, sr: StreamRound | None, include_usage: bool,
-                   content_parts: list[str], stream_id: tuple[Any, Any] | None
-                   ) -> web.StreamResponse:
-        """The last round's held tail, in order: finish chunk, usage chunk, [DONE] (the
-        exact upstream bytes after a single round; restated after several, with the
-        answer's id, the finish the client's calls call for and the summed usage)."""
-        ex, wire = self.ex, self.wire
+    async def _relay_whole(self, resp: aiohttp.ClientResponse) -> web.StreamResponse:
+        """A 2xx round that is not an event stream, before the client saw anything:
+        relayed as it comes; not an answer."""
+        ex = self.ex
+        client_headers = hdrs.to_client(resp.headers)
+        client_headers.update(ex.extra)
+        ex.response = web.StreamResponse(status=resp.status, reason=resp.reason,
+                                         headers=client_headers)
+        await ex.response.prepare(ex.request)
+        try:
+            relayed = await relay_body(resp, ex.response, keep=True)
+        finally:
+            resp.release()
+        ex.status, ex.complete = resp.status, False
+        ex.client_gone = relayed.client_gone
+        ex.error = relayed.body()[:2000].decode("utf-8", "replace")
+        return ex.response
+
+    async def _end(self, ss: StreamSession, sr: StreamRound | None) -> web.StreamResponse:
+        """The last round's held tail (the exact upstream bytes after a single round;
+        restated by the session after several), after the answer is stored."""
+        ex = self.ex
         assert sr is not None
         last = ex.rounds[-1]
-        upstream_finish = (sr.finish_reasons() or [None])[0]
-        finish = upstream_finish
-        if last.ours and not last.client_calls:
-            finish = "stop"  # the model's memory calls were cut at max_rounds
-        later = len(ex.rounds) > 1
-        sid, created = stream_id if stream_id is not None else sr.identity()
-        out = b""
-        for kind, raw in sr.tail:
-            if (later or finish != upstream_finish) and kind in ("finish", "usage"):
-                raw = wire.restate(kind, raw, finish_reason=finish, usage=ex.usage,
-                                   stream_id=sid, created=created)
-            if kind != "usage" or include_usage or not later:
-                out += raw
+        out = ss.tail(sr, rounds=len(ex.rounds), usage=ex.usage,
+                      cut=bool(last.ours) and not last.client_calls)
         ok = await self.client.commit()
-        if not ex.complete:
+        if not ex.complete or not ss.ended():
             # The upstream broke off: the client must not see a clean end of stream.
+            ex.complete = False
+            ex.client_choices = ss.broken_choices()
             if ok and ex.response is not None:
+                flush = ss.flush_on_break(sr, out)
+                if flush:
+                    await self.client.write(flush)
                 _abort_client(ex.response, ex.request)
-            ex.client_choices = [{"role": "assistant",
-                                  "content": "".join(content_parts) or None}]
             return ex.response  # type: ignore[return-value]
-        final: dict[str, Any] = {"role": "assistant",
-                                 "content": "".join(content_parts) if any(content_parts)
-                                 else None}
-        msg = last.message or {}
-        for key in ("reasoning_content", "reasoning", "reasoning_details"):
-            if key in msg:
-                final[key] = msg[key]
-        if last.client_calls:
-            final["tool_calls"] = list(last.client_calls)
-        ex.client_choices = [final]
-        ex.finish_reasons = [finish]
+        ex.client_choices, ex.finish_reasons = ss.final_choices(last.message, last.client_calls)
+        if ss.failed():
+            ex.answered = False  # a clean end for the client; not an answer to store
         if not ok:
             ex.client_gone = True
             return ex.response  # type: ignore[return-value]
-        if self.before_end is not None:
+        if self.before_end is not None and ss.storable(sr):
             await self.before_end()
         if not await self.client.write(out):
             # The answer was stored as complete by before_end; the client left just
@@ -364,4 +353,3 @@ class ToolLoop:
         except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
             pass
         return ex.response  # type: ignore[return-value]
-

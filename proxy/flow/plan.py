@@ -1,47 +1,37 @@
-"""The memory path of a chat request: what the upstream sees, decided before forwarding.
+"""The plan of what the upstream sees, decided on a memory-path thread (DESIGN §6, §7).
 
-Given the parsed request and its capture, :func:`prepare_upstream` produces the
-upstream body: compacted ranges replaced by the summary scaffold (DESIGN §6),
-earlier ``/memory`` exchanges left out (they are not conversation), the injection
-block on the newest user message (§7). Any exception here is the caller's cue to
-fail open and forward the client's original bytes.
-
-After the response, :func:`schedule_compaction` runs the compaction that is due
-in a worker thread, one per thread at a time, off the request path.
+Given the parsed request and its capture, :func:`prepare` produces the
+upstream body: compacted ranges replaced by the summary scaffold, earlier
+``/memory`` exchanges left out (they are not conversation), the injection block
+on the newest user message, all within the request's context budget (compacted
+inline when it would not fit). :func:`unchanged` decides, before the capture,
+the requests it would leave as sent. Any exception here is the caller's cue to
+fail open and forward the client's original bytes. The asynchronous side (the
+wait for the capture, the hand-off to a thread) is :mod:`proxy.flow.memorypath`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import dataclasses
 import itertools
 import json
 import logging
-import threading
 import time
-from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
-
 from memory_core import budget
 from memory_core.budget import Budget
-from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import commands, rewrite
-from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.flow.inlinefit import View, fit
 from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
 
 log = logging.getLogger("lcm.memory")
-
-_OFF = ("off", "0", "false", "no")
 
 
 @dataclass
@@ -94,95 +84,8 @@ def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
     return drop
 
 
-async def prepare_upstream(
-    request: web.Request, engine: Engine, scope: Scope, capture_future: Any, raw: bytes,
-    body: dict[str, Any], request_id: str, wire: WireAdapter = CHAT,
-    raw_items: RawItems | None = None,
-) -> Prepared:
-    """Decide the upstream body (see module docstring). Raises on failure (fail open).
-
-    ``wire``: the body's API (:mod:`proxy.wire`); its messages are read and written
-    through it, and it places the block (Chat Completions by default).
-    ``raw_items``: the client's bytes of its conversation items, spliced into a
-    rewritten body for the items it keeps (:mod:`proxy.rawjson`).
-
-    Waits for the request's capture at most ``injection.capture_wait_seconds``
-    (``TimeoutError`` beyond; the capture itself goes on). Honours ``X-LCM-Memory:
-    off`` (no block) and ``X-LCM-Compaction: off`` (raw history) per request.
-    Everything after the wait runs as one job on the memory-path pool
-    (:data:`~proxy.keys.MEMORY_POOL`): one hand-off instead of one per stage (each
-    costs up to the interpreter's 5 ms switch interval while background threads
-    index), and the event loop stays free for other requests. The job is queued
-    by the capture's own completion, on the writer thread, rather than after a
-    round through the event loop (0.5 ms at 1000 turns, measured); no thread waits
-    for the capture. A request that gave up (time limit, client gone) before the
-    job started never runs it.
-    """
-    settings = request.app[SETTINGS]
-    cfg = engine.config
-    want_block = cfg.inject and request.headers.get("X-LCM-Memory", "").lower() not in _OFF
-    want_compaction = (cfg.compaction.enabled and settings.compaction.enabled
-                       and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
-    offer_always = settings.tools.offer == "always"
-    metrics, pool = request.app[METRICS], request.app[MEMORY_POOL]
-    if not want_block:
-        quick = _unchanged(engine, scope, raw, body, want_compaction, wire)
-        if quick is not None:
-            # Decided without the capture, which goes on in the writer (its order
-            # with this request's answer and the next request's capture is the
-            # writer's FIFO): the evidence is the same, only nothing waits for it.
-            return quick
-    prepared: Future[Prepared] = Future()
-    gave_up = threading.Event()
-
-    def run(result: CaptureResult) -> None:  # a memory-path thread
-        if not prepared.set_running_or_notify_cancel():
-            return
-        try:
-            prepared.set_result(_prepare(metrics, engine, scope, result, raw, body, request_id,
-                                         want_block, want_compaction, wire, offer_always,
-                                         raw_items))
-        except BaseException as exc:  # noqa: BLE001 - delivered to the request (fail open)
-            prepared.set_exception(exc)
-
-    def on_capture(done: Future[CaptureResult]) -> None:  # the writer thread, mostly
-        if gave_up.is_set() or done.cancelled() or done.exception() is not None:
-            return  # the request sees the capture's own outcome
-        try:
-            pool.submit(run, done.result())
-        except BaseException as exc:  # noqa: BLE001 - e.g. the pool is shut down (stopping):
-            # the request must not wait for a job that never runs.
-            with contextlib.suppress(InvalidStateError):  # unless the request gave up
-                prepared.set_exception(exc)
-
-    capture_future.add_done_callback(on_capture)
-    try:
-        # shield: giving up waiting must not cancel the capture itself (the writer
-        # skips cancelled jobs, and the request would be lost as evidence).
-        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(capture_future)),
-                               cfg.capture_wait_seconds)
-        return await asyncio.wrap_future(prepared)
-    except BaseException:
-        gave_up.set()
-        prepared.cancel()  # not started yet: it never will
-        raise
-
-
-INLINE_SECONDS = 5.0
-"""Inline compaction to fit a budget starts no further stage after this long."""
 MIN_BLOCK_TOKENS = 64
 """A block with less room than this is left out rather than squeezed."""
-
-
-@dataclass
-class _View:
-    """What the upstream would see: ``messages``, the stored ``ids`` beside them
-    (splices repeat their reply's id), the ids the forest ``covered``."""
-
-    messages: list[Any]
-    ids: list[int]
-    covered: set[int]
-    spliced: bool
 
 
 def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT) -> int:
@@ -191,7 +94,7 @@ def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT) -> int:
     return budget.tools_tokens(with_tools["tools"]) - budget.tools_tokens(body.get("tools"))
 
 
-def _view_tokens(engine: Engine, view: list[Any], messages: list[Any], ids: list[int]) -> int:
+def view_tokens(engine: Engine, view: list[Any], messages: list[Any], ids: list[int]) -> int:
     """:func:`budget.messages_tokens` of ``view``, the upstream's messages made from
     the client's ``messages`` (stored ids ``ids``, aligned).
 
@@ -231,7 +134,7 @@ def _upper_bound(cfg: Any, raw: bytes, fixed: int, block_room: int, forest_room:
             + block_room + (forest_room + 200 if want_compaction else 0))
 
 
-def _unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
+def unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
                want_compaction: bool, wire: WireAdapter) -> Prepared | None:
     """The outcome for a request without a block (``X-LCM-Memory: off``) when it is
     certain before its capture that the memory path leaves it as sent; ``None``
@@ -267,11 +170,12 @@ def _unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
         f" reserve={plan.reserve}")})
 
 
-def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
+def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool, wire: WireAdapter = CHAT,
              offer_always: bool = False, raw_items: RawItems | None = None) -> Prepared:
-    """The body of :func:`prepare_upstream` after the capture (worker thread).
+    """The plan of one request after its capture (a memory-path thread;
+    :func:`proxy.flow.memorypath.prepare_upstream`).
 
     Plans the request against its context budget (:func:`memory_core.budget.request_budget`):
     the tools (the client's and the memory tools), the scaffold (at most
@@ -323,7 +227,7 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     maybe_over = _upper_bound(cfg, raw, fixed + (0 if offer else tools_tokens), block_room,
                               forest_room, want_compaction) > limit
 
-    def render(roots: list[Any], room: int | None) -> _View:
+    def render(roots: list[Any], room: int | None) -> View:
         covered: set[int] = set().union(*(n.message_ids for n in roots)) if roots else set()
         view_msgs, view_ids = messages, ids
         spliced = False
@@ -341,22 +245,22 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
                 view_msgs = rewrite.apply_forest(view_msgs, view_ids, roots,
                                                  tools_enabled=offer,
                                                  superseded=superseded, budget_tokens=room)
-        return _View(view_msgs, view_ids, covered, spliced)
+        return View(view_msgs, view_ids, covered, spliced)
 
     view = render(roots, forest_room)
     total: int | None = None
     if maybe_over:
         # Remembered counts are per stored id: not when one id stands for several
         # of the request's turns (regrouped parallel calls, CaptureResult.path_ids).
-        total = fixed + (_view_tokens(engine, view.messages, messages, ids) if remembered
+        total = fixed + (view_tokens(engine, view.messages, messages, ids) if remembered
                          else budget.messages_tokens(view.messages))
         if total + block_room > limit and want_compaction and aligned:
             if wanted and not offer:  # what the compaction takes out, the tools find
                 offer, fixed, total = True, fixed + tools_tokens, total + tools_tokens
-            roots, view, total = _fit(
+            roots, view, total = fit(
                 metrics, engine, scope, result.thread_id, ids, roots, view, total, render,
                 limit - block_room, forest_room,
-                lambda v: fixed + (_view_tokens(engine, v.messages, messages, ids) if remembered
+                lambda v: fixed + (view_tokens(engine, v.messages, messages, ids) if remembered
                                    else budget.messages_tokens(v.messages)))
             out.headers["x-lcm-context-compacted"] = "inline"
     if want_compaction and aligned:
@@ -437,67 +341,6 @@ def _prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, 
     return out
 
 
-def _fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[int],
-         roots: list[Any], view: _View, total: int, render: Any, goal: int,
-         forest_room: int, count: Any) -> tuple[list[Any], _View, int]:
-    """Compact inline until the request counts at most ``goal`` tokens.
-
-    Stages, each an extractive compaction with no minimum size: the configured
-    protected turns, then fewer protected tail turns (halving to 1), then no
-    protected head turns. The first stage whose result leaves a fifth of ``goal``
-    free wins (the next turns then fit without compacting again); otherwise the
-    first that fits. If none fits, the scaffold is squeezed to the room left.
-    ``count(view)`` is the request's tokens with ``view``.
-    Returns ``(roots, view, total)``.
-    """
-    base = engine.config.compaction
-    path = list(dict.fromkeys(ids))  # each stored message once (regrouped calls repeat one)
-    tails = [base.tail_turns]
-    while tails[-1] > 1:
-        tails.append(max(1, tails[-1] // 2))
-    stages = [dataclasses.replace(base, min_tokens=0, min_turns=1, tail_turns=t)
-              for t in tails]
-    stages.append(dataclasses.replace(stages[-1], head_turns=0))
-    started = time.perf_counter()
-    best: tuple[list[Any], _View, int] | None = None
-    for stage in stages:
-        if time.perf_counter() - started > INLINE_SECONDS:
-            break
-        created = engine.compact(scope, thread_id, path, None, force=True, config=stage)
-        if not created:
-            continue
-        metrics.compactions.labels("inline").inc(len(created))
-        roots = engine.forest_for(scope, ids)
-        view = render(roots, forest_room)
-        total = count(view)
-        if total <= goal and best is None:
-            best = (roots, view, total)
-        if total <= goal - goal // 5:
-            best = (roots, view, total)
-            break
-    if best is not None:
-        metrics.context.labels("fitted").inc()
-        return best
-    if roots:
-        # Still over: give the scaffold only the room the rest leaves.
-        at = _scaffold_index(view.messages)
-        scaffold = budget.message_tokens(view.messages[at]) if at is not None else 0
-        room = max(0, goal - (total - scaffold))
-        view = render(roots, room)
-        total = count(view)
-        if total <= goal:
-            metrics.context.labels("fitted").inc()
-    return roots, view, total
-
-
-def _scaffold_index(messages: list[Any]) -> int | None:
-    for i, msg in enumerate(messages):
-        if (isinstance(msg, dict) and isinstance(msg.get("content"), str)
-                and msg["content"].startswith(SCAFFOLD_HEADER)):
-            return i
-    return None
-
-
 def _newest_user_id(messages: list[Any], result: CaptureResult) -> int | None:
     """Stored id of the user message that opened the current turn (the last
     message, or the one a trailing tool round continues); ``None`` otherwise."""
@@ -507,25 +350,3 @@ def _newest_user_id(messages: list[Any], result: CaptureResult) -> int | None:
     if at is None or len(result.message_ids) != len(messages):
         return None
     return result.message_ids[at]
-
-
-def schedule_compaction(app: web.Application, engine: Engine, scope: Scope, thread_id: int,
-                        path_ids: list[int], summarizer: Any) -> None:
-    """Run the compaction due on a thread in the background (never on the request path)."""
-    if not engine.config.compaction.enabled or not thread_id:
-        return
-
-    def job() -> list[int]:
-        # Scheduled as the answer is stored, while its request still holds the
-        # foreground (it waits for that store, then answers its client): checking
-        # what is due costs a few ms of CPU, which would take the interpreter lock
-        # from that request's last steps. Give way first (bounded).
-        engine.give_way()
-        return engine.compact(scope, thread_id, path_ids, summarizer)
-
-    async def run() -> None:
-        created = await asyncio.get_running_loop().run_in_executor(None, job)
-        if created:
-            app[METRICS].compactions.labels("background").inc(len(created))
-
-    app[TASKS].spawn(run(), name=f"compaction-{thread_id}")

@@ -1,0 +1,190 @@
+"""Stored responses: each relayed response id mapped to the conversation it ends.
+
+A Responses client that continues with ``previous_response_id`` (or in a
+``conversation``) sends only its new items; :class:`ResponseThreads` keeps, per
+tenant and role, the items each relayed response ends (durable in the store's
+``response_threads``, read through a bounded cache), so the proxy can capture
+and plan the request as its whole thread (:mod:`proxy.handlers.responses`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, TypeVar
+
+from memory_core.engine import Engine
+from memory_core.models import CaptureTicket, Scope
+from proxy.flow.exchange import Exchange
+from proxy.keys import ENGINE
+from proxy.wire.responses import input_items
+
+log = logging.getLogger("lcm.responses")
+_T = TypeVar("_T")
+
+
+class ResponseThreads:
+    """Response id → the conversation items it ends, per tenant and role.
+
+    Durable: each relayed response's row goes to the store
+    (:meth:`Engine.remember_response`, ``response_threads``), so a restarted proxy, or
+    another on the same data dir, resolves it too; reads go through a cache of the
+    newest ``limit`` conversations (entries share their items). A store failure
+    resolves nothing (the request is forwarded untouched) and never fails the chat.
+    """
+
+    def __init__(self, engine: Engine, limit: int = 1024) -> None:
+        self.engine = engine
+        self.limit = limit
+        self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
+        self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
+        """The items of the conversation ``response_id`` ends when the cache holds
+        them, else ``None`` (no store read)."""
+        key = (scope.tenant, scope.role, response_id)
+        with self._lock:
+            found = self._map.get(key)
+            if found is not None:
+                self._map.move_to_end(key)
+            return found
+
+    async def fetch(self, scope: Scope, response_id: str, pool: Executor
+                    ) -> tuple[Any, ...] | None:
+        """:meth:`get` from the event loop: a cache miss reads the store on a thread of
+        ``pool``, never on the loop."""
+        found = self.cached(scope, response_id)
+        if found is not None:
+            return found
+        return await _off_loop(pool, self.get, scope, response_id)
+
+    async def fetch_conversation(self, scope: Scope, conversation_id: str, pool: Executor
+                                 ) -> tuple[str | None, tuple[Any, ...] | None]:
+        """``(head, items)`` of a ``conversation`` from the event loop: its newest
+        relayed response (:meth:`head`) and the items that response ends (``()``
+        without a head; ``None`` when they cannot be read); store reads on ``pool``."""
+        with self._lock:
+            head = self._heads.get((scope.tenant, scope.role, conversation_id))
+        found = self.cached(scope, head) if head is not None else None
+        if head is not None and found is not None:
+            return head, found
+
+        def read() -> tuple[str | None, tuple[Any, ...] | None]:
+            at = self.head(scope, conversation_id)
+            return at, (self.get(scope, at) if at is not None else ())
+
+        return await _off_loop(pool, read)
+
+    def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
+        """The items of the conversation ``response_id`` ends, or ``None``. Reads the
+        store on a cache miss: from the event loop, use :meth:`fetch`."""
+        key = (scope.tenant, scope.role, response_id)
+        found = self.cached(scope, response_id)
+        if found is not None:
+            return found
+        try:
+            stored = self.engine.response_conversation(scope, response_id)
+        except Exception:  # noqa: BLE001 - fail open: forwarded without memory
+            log.exception("could not read the stored response %s", response_id)
+            return None
+        if stored is None:
+            return None
+        items = tuple(stored[0])
+        self._cache(key, items)
+        return items
+
+    def head(self, scope: Scope, conversation_id: str) -> str | None:
+        """The newest response relayed in a ``conversation``, or ``None`` (also when
+        the store cannot be read). Reads the store on a cache miss."""
+        key = (scope.tenant, scope.role, conversation_id)
+        with self._lock:
+            found = self._heads.get(key)
+        if found is not None:
+            return found
+        try:
+            return self.engine.response_conversation_head(scope, conversation_id)
+        except Exception:  # noqa: BLE001 - fail open: captured as a new conversation
+            log.exception("could not read the stored conversation %s", conversation_id)
+            return None
+
+    def put(self, scope: Scope, response_id: str, items: list[Any], *,
+            parent: str | None = None, added: list[Any] | None = None,
+            ticket: CaptureTicket | None = None, conversation_id: str | None = None
+            ) -> None:
+        """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
+        conversation of ``parent``) also store its row, after ``ticket``'s capture;
+        with ``conversation_id``, make it that conversation's newest response."""
+        self._cache((scope.tenant, scope.role, response_id), tuple(items))
+        if conversation_id is not None:
+            with self._lock:
+                key = (scope.tenant, scope.role, conversation_id)
+                self._heads[key] = response_id
+                self._heads.move_to_end(key)
+                while len(self._heads) > self.limit:
+                    self._heads.popitem(last=False)
+        if added is None:
+            return
+        try:
+            self.engine.remember_response(scope, response_id, parent, added, ticket,
+                                          conversation_id)
+        except Exception:  # noqa: BLE001 - fail open: it stays in memory only
+            log.exception("could not store the response %s", response_id)
+
+    def _cache(self, key: tuple[str, str, str], items: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._map[key] = items
+            self._map.move_to_end(key)
+            while len(self._map) > self.limit:
+                self._map.popitem(last=False)
+
+
+async def _off_loop(pool: Executor, fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` on a thread of ``pool``; inline when the pool no longer takes
+    work (the proxy is stopping)."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+    except RuntimeError:  # cannot schedule new futures after shutdown
+        return fn(*args)
+
+
+_THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()
+
+
+def threads_of(engine: Engine) -> ResponseThreads:
+    """The :class:`ResponseThreads` of one engine (one per proxy app)."""
+    found = _THREADS.get(engine)
+    if found is None:
+        found = _THREADS[engine] = ResponseThreads(engine)
+    return found
+
+
+def remember(ex: Exchange, obj: Any) -> None:
+    """Map a relayed response's id to its thread (the request's items, then its
+    ``output``), unless the request said ``store: false`` or the response is not done
+    (``queued`` or ``in_progress``: a ``background`` run, whose output only the upstream
+    will know, so a request continuing it goes as sent); its row is stored when the
+    conversation it continues is known (always, unless it continued an unknown id)."""
+    if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
+            or not isinstance(obj.get("output"), list)
+            or obj.get("status") in ("queued", "in_progress")
+            or not isinstance(ex.body, dict) or ex.body.get("store") is False):
+        return
+    conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
+    known = ex.conversation is not None or (ex.body.get("previous_response_id") is None
+                                            and ex.body.get("conversation") is None)
+    added = [*input_items(ex.body), *obj["output"]]
+    threads_of(ex.request.app[ENGINE]).put(
+        ex.scope, obj["id"], [*conversation, *obj["output"]], parent=ex.continues,
+        added=added if known else None, ticket=ex.ticket, conversation_id=ex.conversation_id)
+
+
+def conversation_id(given: Any) -> str | None:
+    """A request's ``conversation`` id (a string, or an object with an ``id``)."""
+    given = given.get("id") if isinstance(given, dict) else given
+    return given if isinstance(given, str) and given else None

@@ -1,0 +1,239 @@
+"""One streamed answer across its upstream rounds, sans-io: what each API decides.
+
+The tool loop (:mod:`proxy.flow.toolloop`) drives any API's stream the same way:
+open a round, relay it through a fresh :class:`~proxy.wire.base.StreamRound`,
+run the memory calls, go again. What differs by API lives here, one
+:class:`StreamSession` per streamed answer (made by
+:meth:`~proxy.wire.base.WireAdapter.stream_session`): the state the rounds share
+(chunk id, client block indexes, the items the client was shown), the round's
+assistant message, what a client that left was shown, the in-band error event,
+and the answer's last bytes (finish, usage, end marker: the exact upstream bytes
+after one unaltered round, restated after several).
+
+:class:`StreamSession` itself is Chat Completions'; :class:`MessagesSession` and
+:class:`ResponsesSession` override what their APIs decide otherwise. Nothing
+here touches a socket.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from proxy.wire.base import StreamRound, WireAdapter
+from proxy.wire.messagesstream import MessagesStreamRound
+from proxy.wire.responses import error_event, reply_turn
+from proxy.wire.responsesstream import ResponsesStreamRound, StreamState, terminal_bytes
+
+
+class StreamSession:
+    """Chat Completions: one chunk ``id``/``created`` across rounds (the first shown
+    round's), content joined over the rounds, the finish chunk, usage chunk and
+    ``[DONE]`` held and written once, at the very end."""
+
+    abort_after_error = False
+    """After an in-band error event (a later round failed), close the client's
+    connection instead of ending its stream."""
+    final: dict[str, Any] | None = None
+    """The response object the stream ended with, where the API has one."""
+
+    def __init__(self, wire: WireAdapter, names: dict[str, str], body: dict[str, Any]
+                 ) -> None:
+        self.wire, self.names = wire, names
+        options = body.get("stream_options")
+        self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        self.parts: list[str] = []
+        """The content of every round so far."""
+        self.stream_id: tuple[Any, Any] | None = None
+        self.finish: Any = None
+
+    # -- rounds --------------------------------------------------------------------
+    def next_round(self, rounds: int) -> StreamRound:
+        """The state machine of the next round (``rounds``: the rounds so far, this one
+        included)."""
+        sid = self.stream_id
+        return self.wire.stream_round(self.names, 0, later=sid is not None,
+                                      stream_id=sid and sid[0], created=sid and sid[1])
+
+    def after_round(self, sr: StreamRound, committed: bool) -> None:
+        """Note what round ``sr`` showed (``committed``: the client's status is sent)."""
+        if committed and self.stream_id is None and sr.identity()[0] is not None:
+            self.stream_id = sr.identity()
+        self.parts.append(self.message(sr).get("content") or "")
+
+    def message(self, sr: StreamRound) -> dict[str, Any]:
+        """The round's assistant message (choice 0), as it goes upstream again."""
+        msgs = sr.messages()
+        return msgs[0] if msgs else {"role": "assistant", "content": None}
+
+    def round_error(self, sr: StreamRound) -> str | None:
+        """An error the round's own events reported (it ends the answer)."""
+        return None
+
+    def stops(self, sr: StreamRound) -> bool:
+        """True when the round ends the answer whatever it called."""
+        return False
+
+    def gone_choices(self, sr: StreamRound) -> list[dict[str, Any]] | None:
+        """What a client that left during round ``sr`` was shown (``None``: nothing
+        to say)."""
+        msgs = sr.messages()
+        if not msgs:
+            return None
+        return [dict(msgs[0], content="".join(self.parts))]
+
+    def error_bytes(self, message: str) -> bytes:
+        """The in-band error event for a later round that failed."""
+        return self.wire.stream_error(message)
+
+    # -- the end ---------------------------------------------------------------------
+    def tail(self, sr: StreamRound, *, rounds: int, usage: Any, cut: bool) -> bytes:
+        """The last round's held bytes, in order (``cut``: the model's memory calls were
+        cut at the round limit, so the answer ends as a plain stop)."""
+        upstream_finish = (sr.finish_reasons() or [None])[0]
+        self.finish = self.wire.finish_stop if cut else upstream_finish
+        later = rounds > 1
+        sid, created = self.stream_id if self.stream_id is not None else sr.identity()
+        out = b""
+        for kind, raw in sr.tail:
+            if (later or self.finish != upstream_finish) and kind in ("finish", "usage"):
+                raw = self.wire.restate(kind, raw, finish_reason=self.finish, usage=usage,
+                                        stream_id=sid, created=created)
+            if kind != "usage" or self.include_usage or not later:
+                out += raw
+        return out
+
+    def ended(self) -> bool:
+        """True when the tail ends the stream properly."""
+        return True
+
+    def flush_on_break(self, sr: StreamRound, out: bytes) -> bytes:
+        """What of the tail still goes to the client before a broken stream is cut."""
+        return b""
+
+    def broken_choices(self) -> list[dict[str, Any]]:
+        """What the client of a stream that broke off was shown."""
+        return [{"role": "assistant", "content": "".join(self.parts) or None}]
+
+    def final_choices(self, last: dict[str, Any] | None, client_calls: list[Any]
+                      ) -> tuple[list[dict[str, Any]], list[Any]]:
+        """``(client choices, finish reasons)`` of a stream that ended properly."""
+        final: dict[str, Any] = {"role": "assistant",
+                                 "content": "".join(self.parts) if any(self.parts) else None}
+        msg = last or {}
+        for key in ("reasoning_content", "reasoning", "reasoning_details"):
+            if key in msg:
+                final[key] = msg[key]
+        if client_calls:
+            final["tool_calls"] = list(client_calls)
+        return [final], [self.finish]
+
+    def failed(self) -> bool:
+        """True when the stream ended properly but says the answer failed."""
+        return False
+
+    def storable(self, sr: StreamRound) -> bool:
+        """True when the answer is stored before the client's last bytes."""
+        return True
+
+
+class MessagesSession(StreamSession):
+    """Anthropic Messages: one ``message_start``, block indexes running on across
+    rounds, ``message_delta`` restated with the answer's stop reason and usage; an
+    ``error`` event ends the answer."""
+
+    abort_after_error = True
+
+    def __init__(self, wire: WireAdapter, names: dict[str, str], body: dict[str, Any]
+                 ) -> None:
+        super().__init__(wire, names, body)
+        self.shown: list[dict[str, Any]] = []
+        """The client's blocks, all rounds."""
+        self.started = False
+        """The client has its ``message_start``."""
+        self.offset = 0
+
+    def next_round(self, rounds: int) -> StreamRound:
+        return MessagesStreamRound(self.names, self.offset, later=self.started)
+
+    def after_round(self, sr: StreamRound, committed: bool) -> None:
+        assert isinstance(sr, MessagesStreamRound)
+        self.started = self.started or (committed and sr.message is not None)
+        self.shown.extend(sr.content(client_only=True))
+        self.offset = sr.next_index
+
+    def message(self, sr: StreamRound) -> dict[str, Any]:
+        return sr.messages()[0]
+
+    def round_error(self, sr: StreamRound) -> str | None:
+        error = sr.error if isinstance(sr, MessagesStreamRound) else None
+        return orjson.dumps(error).decode()[:2000] if error is not None else None
+
+    def gone_choices(self, sr: StreamRound) -> list[dict[str, Any]] | None:
+        return self.broken_choices()
+
+    def broken_choices(self) -> list[dict[str, Any]]:
+        return [{"role": "assistant", "content": self.shown}]
+
+    def final_choices(self, last: dict[str, Any] | None, client_calls: list[Any]
+                      ) -> tuple[list[dict[str, Any]], list[Any]]:
+        return self.broken_choices(), [self.finish]
+
+    def storable(self, sr: StreamRound) -> bool:
+        return not isinstance(sr, MessagesStreamRound) or sr.error is None
+
+
+class ResponsesSession(StreamSession):
+    """The Responses API: one ``response.created``, items and sequence numbers
+    renumbered across rounds, one terminal event restated with the id the client
+    saw, the items it was shown and the summed usage."""
+
+    def __init__(self, wire: WireAdapter, names: dict[str, str], body: dict[str, Any],
+                 previous: str | None = None) -> None:
+        super().__init__(wire, names, body)
+        self.state = StreamState()
+        self.state.previous = previous
+
+    def _turn(self) -> dict[str, Any]:
+        return reply_turn(list(self.state.output))
+
+    def next_round(self, rounds: int) -> StreamRound:
+        return ResponsesStreamRound(self.names, self.state, first=rounds == 1)
+
+    def after_round(self, sr: StreamRound, committed: bool) -> None:
+        pass
+
+    def message(self, sr: StreamRound) -> dict[str, Any]:
+        msgs = sr.messages()
+        return msgs[0] if msgs else reply_turn([])
+
+    def stops(self, sr: StreamRound) -> bool:
+        return not sr.answered()
+
+    def gone_choices(self, sr: StreamRound) -> list[dict[str, Any]] | None:
+        return [self._turn()] if self.state.output else []
+
+    def error_bytes(self, message: str) -> bytes:
+        return self.state.stamp(error_event(message), None)
+
+    def tail(self, sr: StreamRound, *, rounds: int, usage: Any, cut: bool) -> bytes:
+        assert isinstance(sr, ResponsesStreamRound)
+        out, self.final = terminal_bytes(sr, self.state, rounds=rounds, usage=usage)
+        return out
+
+    def ended(self) -> bool:
+        return self.final is not None
+
+    def flush_on_break(self, sr: StreamRound, out: bytes) -> bytes:
+        return out if sr.holding else b""
+
+    def broken_choices(self) -> list[dict[str, Any]]:
+        return [self._turn()]
+
+    def final_choices(self, last: dict[str, Any] | None, client_calls: list[Any]
+                      ) -> tuple[list[dict[str, Any]], list[Any]]:
+        return [self._turn()], [(self.final or {}).get("status")]
+
+    def failed(self) -> bool:
+        return (self.final or {}).get("status") == "failed"
