@@ -302,7 +302,9 @@ _EXPLICIT_RULE = re.compile(
     r"\b(?:always|never|must|mustn't|don't|do not|make sure|ensure|avoid|only ever|at most"
     r"|at least|no more than|forbidden|not allowed)\b"
     r"|必须|务必|一定要|一律|永远|总是|始终|只能|最多|至少|不超过|确保|严禁|禁止|不许|不准|不得|切勿|不要"
-    r"|必ず|絶対|常に|毎回|今後|ないでください|しないで|てはいけな|禁止|以内", re.I)
+    r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|每次"
+    r"|必ず|絶対|常に|毎回|今後|これから|今日から|以降は|次回から|次からは"
+    r"|ないでください|しないで|てはいけな|禁止|以内", re.I)
 _STANDING_BASE = {"preference": 3.0, "constraint": 0.5, "decision": 1.5, "fact": 0.0}
 
 

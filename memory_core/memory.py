@@ -357,6 +357,13 @@ _KIND_RANK = {"fact": 0, "constraint": 1, "decision": 1, "preference": 2}
 ("From now on, always mark …" / "Reminder: trays always get …") stays the rule."""
 
 
+_KIND_WORDS = frozenset({"prefer", "preference", "favorite", "favourite", "forward",
+                         "onward", "henceforth", "rule", "default"})
+"""Content terms (stems) that make a statement a rule or a preference rather than
+say what it is about ("I prefer …", "going forward", "as a rule", "by default"):
+left out when two kinds are compared (:func:`same_meaning`)."""
+
+
 def _same_statement(row: sqlite3.Row, ex: Any, kind: str, new_terms: frozenset[str]) -> bool:
     """Whether the stored ``row`` says what ``ex`` says, reworded (:func:`_reworded`)."""
     if row["value"] != ex.value or row["unit"] != ex.unit or row["condition"] != ex.condition:
@@ -507,64 +514,97 @@ def same_meaning(new: sqlite3.Row | dict[str, Any], old: sqlite3.Row | dict[str,
                  ) -> bool:
     """Whether two active items that embed alike may be one statement reworded
     (the vector half of write-time dedupe: :func:`merge_duplicate`). Conservative: the
-    same tenant, role, kind, speaker, value, unit, condition, ordinal label, polarity
-    (flag and negation words) and numbers; at least one content term shared; each
-    saying something the other does not in other words (a statement that only adds
-    words, "my daughter is allergic to peanuts", is a refinement, not a repeat);
-    not one word swapped for another ("tea" / "coffee": a rival value); and no name
-    on each side that the other lacks ("Helm" / "Argo CD")."""
-    for col in ("tenant", "role", "kind", "value", "unit", "condition"):
+    same tenant, role, speaker, value, unit, condition, ordinal label, polarity
+    (negation words; the ``negated`` flag too within one kind, since for a rule it
+    means a prohibition) and numbers; kinds that are one statement said two ways
+    (:data:`_KIND_RANK`: a fact, decision, constraint or preference, "From now on,
+    always …" / "Reminder: … always …"), else one kind; at least one content term
+    shared; each saying something the other does not in other words (a statement
+    that only adds words, "my daughter is allergic to peanuts", is a refinement, not
+    a repeat); not one word swapped for another ("tea" / "coffee": a rival value);
+    and no name on each side that the other lacks ("Helm" / "Argo CD")."""
+    for col in ("tenant", "role", "value", "unit", "condition"):
         if new[col] != old[col]:
             return False
+    same_kind = new["kind"] == old["kind"]
+    if not same_kind and not (new["kind"] in _KIND_RANK and old["kind"] in _KIND_RANK):
+        return False
     nd, od = _data(new), _data(old)  # type: ignore[arg-type]
     if (nd.get("speaker", "") != od.get("speaker", "") or nd.get("label") != od.get("label")
-            or bool(nd.get("negated")) != bool(od.get("negated"))):
+            or (same_kind and bool(nd.get("negated")) != bool(od.get("negated")))):
         return False
     if len(_NEGATION.findall(new["text"])) % 2 != len(_NEGATION.findall(old["text"])) % 2:
         return False
     if _numbers(new["text"]) != _numbers(old["text"]):
         return False
     a, b = content_terms(new["text"]), content_terms(old["text"])
+    if not same_kind:
+        # "I prefer metric units." / "Metric units are what I use.": the words that
+        # make it a rule or preference are not what it says; what is left must hold
+        # at least two shared terms, and be the same, or the stronger kind's plus
+        # one word (a verb the rule names: "always write commit messages in
+        # English" / "commit messages are in English"), or differ as reworded
+        # statements of one kind do. A fact that adds a word to a preference ("I
+        # prefer Python for scripts." / "Python is slow for scripts.") says more.
+        a, b = a - _KIND_WORDS, b - _KIND_WORDS
+        if len(a & b) < 2:
+            return False
+        rank_a, rank_b = _KIND_RANK[new["kind"]], _KIND_RANK[old["kind"]]
+        if a == b:
+            return _no_new_names(new["text"], old["text"])
+        if a < b or b < a:
+            extra_on_stronger = (rank_b > rank_a) if a < b else (rank_a > rank_b)
+            return (extra_on_stronger and abs(len(a) - len(b)) == 1
+                    and _no_new_names(new["text"], old["text"]))
     only_a, only_b = a - b, b - a
     if not a & b or not only_a or not only_b or (len(only_a) == 1 and len(only_b) == 1):
         return False
-    na, nb = _names(new["text"]), _names(old["text"])
-    return not (na - _words(old["text"]) and nb - _words(new["text"]))
+    return _no_new_names(new["text"], old["text"])
+
+
+def _no_new_names(a: str, b: str) -> bool:
+    """Not a name on each side that the other lacks ("Helm" / "Argo CD")."""
+    return not (_names(a) - _words(b) and _names(b) - _words(a))
 
 
 def merge_duplicate(conn: sqlite3.Connection, new_id: int, old_id: int,
-                    now: float | None = None) -> bool:
-    """Merge item ``new_id`` into the older item ``old_id`` that says the same in other
+                    now: float | None = None) -> int | None:
+    """Merge item ``new_id`` and the older item ``old_id`` that says the same in other
     words, when both are still active and :func:`same_meaning` agrees (checked again
-    here, on the rows as they are now): the older item takes every source of the new
-    one (``data.sources``, newest last, as a restatement does) and the new one gets
-    status ``merged`` with ``superseded_by`` pointing at the kept item (a ``merged``
-    revision; it leaves the indexes). A conversation-local item is merged only within
-    its thread. Returns whether it merged."""
+    here, on the rows as they are now). The older item is kept unless the new one is
+    of a stronger kind (:data:`_KIND_RANK`: a fact restated as a rule stays the
+    rule). The kept item takes every source of the other (``data.sources``, oldest
+    first, as a restatement does) and the other gets status ``merged`` with
+    ``superseded_by`` pointing at the kept item (a ``merged`` revision; it leaves the
+    indexes). A conversation-local item is merged only within its thread. Returns
+    the id of the item merged away, ``None`` when nothing was merged."""
     now = time.time() if now is None else now
     if new_id == old_id:
-        return False
+        return None
     rows = {r["id"]: r for r in conn.execute(
         "SELECT * FROM memory_items WHERE id IN (?, ?) AND status='active'", (new_id, old_id))}
     new, old = rows.get(new_id), rows.get(old_id)
     if new is None or old is None or not same_meaning(new, old):
-        return False
+        return None
     if (standing.conversation_local(new) or standing.conversation_local(old)) \
             and new["thread_id"] != old["thread_id"]:
-        return False
+        return None
+    if _KIND_RANK[old["kind"]] < _KIND_RANK[new["kind"]]:
+        _absorb(conn, new_id, old, now)  # a fact said again as a rule: the rule is kept
+        return old_id
     srcs = _data(new).get("sources")
     if not isinstance(srcs, list):
         srcs = [] if new["source_message_id"] is None else [new["source_message_id"]]
     for message_id in srcs:
         if not _restated(conn, old, new["thread_id"], message_id, now):
-            return False
+            return None
         old = conn.execute("SELECT * FROM memory_items WHERE id=?", (old_id,)).fetchone()
     conn.execute("UPDATE memory_items SET status='merged', superseded_by=?, updated_at=?"
                  " WHERE id=?", (old_id, now, new_id))
     _revision(conn, new_id, "status", "active", "merged",
               f"same meaning as item {old_id} (vector dedupe)", now)
     _outbox(conn, "item", new_id, "delete")
-    return True
+    return new_id
 
 
 def _other_dimension(a: str | None, b: str | None) -> bool:

@@ -454,3 +454,51 @@ def _scope_of(proxy: RunningProxy) -> tuple[str, str]:
     row = proxy.engine.store.read(lambda c: c.execute(
         "SELECT tenant, role FROM memory_items LIMIT 1").fetchone())
     return row[0], row[1]
+
+
+# -- kind 4, vector half across kinds: a preference or rule restated as a fact ----------------
+def _as_item(text: str) -> dict[str, Any]:
+    e = extract(text)[0]
+    return {"tenant": "t", "role": "r", "kind": e.kind, "value": e.value, "unit": e.unit,
+            "condition": e.condition, "text": e.text, "data": "{}"}
+
+
+@pytest.mark.parametrize("first, again, same", [
+    ("I prefer metric units.", "Metric units are what I use.", True),
+    ("Commit messages here are in English, as a reminder.",
+     "From now on, always write commit messages in English.", True),
+    # a fact that says more than the preference, another value, a name on each side
+    ("I prefer Python for scripts.", "Python is slow for scripts.", False),
+    ("From now on, always use Postgres for new services.", "We use MySQL for new services.",
+     False),
+    ("I prefer metric units.", "I prefer metric units for recipes.", False),
+])
+def test_two_kinds_said_alike_are_one_statement_only_when_the_words_agree(
+        first: str, again: str, same: bool) -> None:
+    a, b = _as_item(first), _as_item(again)
+    assert a["kind"] != b["kind"] or not same, (a, b)
+    assert memory.same_meaning(b, a) is same
+    assert memory.same_meaning(a, b) is same
+
+
+@pytest.mark.parametrize("first, again, kept", [
+    ("I prefer metric units.", "Metric units are what I use.", 0),
+    ("Metric units are what I use.", "I prefer metric units.", 1),
+])
+async def test_a_preference_restated_as_a_fact_merges_keeping_the_preference(
+        make_proxy: Any, upstream: FakeUpstream, first: str, again: str, kept: int) -> None:
+    proxy, rows = await _items_after(make_proxy, upstream, first, again)
+    live = [r for r in rows if r["status"] == "active"]
+    gone = [r for r in rows if r["status"] == "merged"]
+    assert [r["text"] for r in live] == [(first, again)[kept]], rows
+    assert len(gone) == 1 and gone[0]["superseded_by"] == live[0]["id"], rows
+    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
+        (first, again))])
+    assert live[0]["sources"] == f"[{msgs[0]},{msgs[1]}]"  # every source, oldest first
+    kind = proxy.engine.store.read(lambda c: c.execute(
+        "SELECT kind FROM memory_items WHERE id=?", (live[0]["id"],)).fetchone()[0])
+    assert kind == "preference"
+    hits = proxy.engine.search.search(*_scope_of(proxy), "which units do I use", k=5,
+                                      kinds=("item",))
+    assert gone[0]["id"] not in [h.ref_id for h in hits]

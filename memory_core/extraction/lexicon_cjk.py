@@ -86,6 +86,11 @@ ZH_IMPERATIVE = re.compile(r"^(?:请|麻烦)?(?:" + alt("把|将|用|使用|保�
                                                    "|回答|回复|保留|先|都用|统一|每次|设定|写|改")
                            + r")")
 ZH_STANDING = re.compile(alt("以后|今后|每次|所有|都|一律|默认|总是|始终|永远"))
+ZH_STANDING_LEAD = ("从今以后|从今往后|从此以后|从此|从现在开始|从现在起|从今天开始|从今天起"
+                    "|从明天开始|从明天起|以后|今后|往后")
+"""Leads by which what follows holds from now on ("从现在开始所有回复都要带上来源"):
+a rule's lead when the rest says it holds for all (都, 一律…), and an unmarked update
+(ZH_UPDATE) that starts there, not at its 现在."""
 
 # --- Japanese ------------------------------------------------------------------------
 # Corrections (issue 3: 訂正, 実は; and じゃなくて, やっぱり), fillers, small talk, requests,
@@ -96,11 +101,11 @@ JA_CORRECTION = re.compile(
                   "|ごめんなさい|ごめん|すみません間違えました|言い間違えました")
     + r")[\s、,。:!！]*"
 )
-ZH_UPDATE = re.compile(r"现在|如今|目前已经|改成|改为|改用|换成|换到|切换到|迁移到"
-                       r"|从今天起|从今天开始|以后|今后|从现在起|不再")
+ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|改为|改用|换成|换到|切换到"
+                       r"|迁移到|不再")
 """Unmarked Chinese updates ("部署现在改成Argo CD了"); the match's start cuts the subject."""
 JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切り替え|に移行|今日から"
-                       r"|今後は|これからは|もう[^。]{0,12}ません")
+                       r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました")."""
 JA_CORRECTION_MID = re.compile(r"じゃなくて|じゃなく|ではなくて|ではなく(?!て?も)")
 JA_FILLER = re.compile(r"^(?:" + alt("ちなみに|なお|あと|また|それと|あの|えっと|ええと|すみません"
@@ -162,5 +167,14 @@ JA_PROPOSAL = cjk_cue(
     "|べきだと思います|ましょうか|を検討してください|するといいでしょう|と良いでしょう"
     "|といいでしょう|のはどうですか|てみてはどうでしょう|のがおすすめ|がおすすめ"
 )
-JA_STANDING = re.compile(alt("必ず|常に|毎回|今後|以降|いつも|すべて|全て|全部|ように"))
+JA_STANDING = re.compile(alt("必ず|常に|毎回|今後|以降|いつも|すべて|全て|全部|ように|これから"
+                             "|今日から|ずっと"))
+JA_STANDING_LEAD = re.compile(
+    r"^(?P<when>これから(?:先)?|今後|今日から|明日から|以後|以降|次回から|次から)(?P<topic>は|も)?"
+    r"[、,]?\s*(?P<adv>常に|いつも|必ず|ずっと|毎回|全部|すべて|全て)?[、,]?")
+"""A lead by which the rest of the clause holds from now on ("これからは常に…",
+"今後は…", "今日から…"): with an order, a request or a plain statement of what is
+done after it, the clause is a standing rule; the lead is not its subject. A bare
+これから ("これから出かけます", about to) leads a plain statement only with は/も or an
+adverb of always after it."""
 JA_POLITE_REQUEST = re.compile(r"(?:てください|で下さい|て下さい|お願いします|お願い)[。!！]?$")

@@ -36,7 +36,8 @@ _ZH_CHOICE_TAIL = re.compile(r"[吧了啦呀，,。].*$")
 _ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么|哪里|哪儿|哪个|哪|几点|几|多少"
                                 r"|是否|是不是|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
 _ZH_FUTURE_RULE = re.compile(
-    r"(?:以后|今后|从今以后|从现在开始|从现在起)(?P<np>[^，,。]{0,8}?)(?:都|一律|统一|只|全部)")
+    rf"(?:{lc.ZH_STANDING_LEAD})[，,]?(?P<np>[^，,。]{{0,8}}?)(?:都|一律|统一|只|全部|每次)")
+_ZH_LEAD = re.compile(rf"^(?:{lc.ZH_STANDING_LEAD})[，,]?")
 _ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
 _ZH_VERB_NOUN = re.compile(r"^(?:重试|设置|控制|使用|限制|保留|回复|设定)"
                            r"(?:逻辑|机制|策略|次数|间隔|页面|面板|功能|模块|选项|上限|规则|时间"
@@ -73,6 +74,15 @@ _JA_VERB_TAIL = re.compile(r"(?:こと|の|する|します|して|しよう|し
 _JA_PARTICLES = re.compile(r"(?:には|では|から|まで|より|を|に|で|は|が|と|へ)")
 _JA_DEMONSTRATIVE = re.compile(r"^(?:これ|それ|あれ|ここ|そこ|今日|明日|今)$")
 _JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しないで$")
+_JA_PLAIN_ORDER = re.compile(r"(?:て|で)(?:ね|よ|な)?[。!！]?$|こと[。!！]?$")
+"""A plain order at the end of a clause ("使ってね", "書くこと")."""
+_JA_DOES = re.compile(r"(?:ます|る)[。!！]?$")
+"""A plain statement of what is done ("デプロイします", "付ける"): a rule after a
+standing lead, as "From now on, we deploy at 9." is."""
+_JA_DIRECT_OBJECT = re.compile(r"(?P<o>[^、。をにでがはへと\ue000]{1,15})を")
+"""The direct object (before を) of a rule's verb."""
+_JA_LIVES = re.compile(r"に住(?:む|み|ん)")
+"""Where the speaker lives: an attribute of the speaker (a fact), whatever the lead."""
 _JA_PURPOSE = re.compile(r"(?P<t>[^、。をはが]{1,15})に使")
 
 
@@ -110,7 +120,8 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
                 core, max(0, m.start() - 2), m.end() + 2):
             continue
         neg = bool(lc.ZH_CONSTRAINT_NEG.search(m.group()))
-        before = cjk_key(core[: m.start()], "zh") if m.start() else None
+        head = _ZH_LEAD.sub("", core[: m.start()])  # "以后别…": the lead is no subject
+        before = cjk_key(head, "zh") if head else None
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
     imp = lc.ZH_IMPERATIVE.match(core)
@@ -226,6 +237,12 @@ def classify_ja(c: Clause) -> Verdict | None:
     fp = lc.JA_FIRST_PERSON.match(core)
     if fp:
         core = core[fp.end():]
+    lead = lc.JA_STANDING_LEAD.match(core)
+    if lead and lead.end() and _has_words(core[lead.end():]):
+        strong = bool(lead["topic"] or lead["adv"]) or not lead["when"].startswith("これから")
+        from_now = _ja_standing(core[lead.end():], strong)
+        if from_now is not None:
+            return from_now
     m = lc.JA_PREFERENCE.search(core)
     if m:
         neg = bool(lc.JA_PREFERENCE_NEG.search(m.group()))
@@ -266,6 +283,26 @@ def classify_ja(c: Clause) -> Verdict | None:
     if c.quantities and c.quantities[0].kind == "port" and subject and "ポート" not in subject:
         subject += "ポート"
     return Verdict("fact", subject)
+
+
+def _ja_standing(rest: str, strong: bool) -> Verdict | None:
+    """A clause after a standing lead (:data:`~lc.JA_STANDING_LEAD`, "これからは常に"):
+    a rule when the rest is an order, a request or (``strong`` lead only) a plain
+    statement of what is done from now on ("日本語で話してください", "毎朝9時に
+    デプロイします"); ``None`` for anything else (a preference, a decision, where one
+    lives, a fact: classified as usual)."""
+    if (lc.JA_PREFERENCE.search(rest) or lc.JA_DECISION.search(rest)
+            or lc.JA_REQUEST.search(rest) or _JA_LIVES.search(rest)):
+        return None
+    rule = lc.JA_CONSTRAINT.search(rest)
+    ordered = rule or lc.JA_POLITE_REQUEST.search(rest) or _JA_PLAIN_ORDER.search(rest)
+    if not ordered and not (strong and _JA_DOES.search(rest)):
+        return None
+    obj = _JA_DIRECT_OBJECT.search(rest)  # "…にバックアップを取ります": what is done
+    subject = (_ja_topic(rest) or (cjk_key(obj.group("o"), "ja") if obj else None)
+               or _ja_object(rest) or _ja_action(rest))
+    neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group() if rule else rest))
+    return Verdict("constraint", subject, neg)
 
 
 def ja_question_subject(c: Clause) -> str | None:

@@ -2,7 +2,8 @@
 
 The stored evidence is never altered: extra searchable words (a message's ``name``
 — the speaker — and, when enabled, its day as "8 May 2023") go to the doc's
-``extra`` field, the name also to ``speaker``, and the vector encodes
+``extra`` field, the name also to ``speaker`` (an item's ``speaker`` is the name
+of the turn it was said in, ``data.speaker``), and the vector encodes
 ``"<name>: <text>"``, after the turn before it as ``"<name>: <text>"`` on a line of
 its own (``embed_context`` > 0 characters of that turn; user and assistant turns
 only): a reply such as "Even as a child I learned on my own" means little without
@@ -32,7 +33,7 @@ from memory_core.extraction.prepare import fold_traditional, fold_width
 from memory_core.search.base import IndexDoc
 
 EMBED_RECIPE = "r1"
-TEXT_RECIPE = "k3"
+TEXT_RECIPE = "k4"
 """Version of what :func:`row_to_doc` puts in the text index's ``extra`` field; it is
 stamped on the text index, so a change rebuilds it from SQLite on the next start."""
 CHAT_ROLES = frozenset({"user", "assistant"})
@@ -51,7 +52,8 @@ _QUERIES = {
     ),
     "item": (
         "SELECT id, tenant, role, session, thread_id, created_at, kind AS mkind, '' AS msg_role,"
-        " 0 AS hidden, text, subject AS name, status, unit, condition FROM memory_items"
+        " 0 AS hidden, text, subject AS name, status, unit, condition,"
+        " json_extract(data, '$.speaker') AS speaker FROM memory_items"
     ),
     "agent_memory": (
         "SELECT id, tenant, role, '' AS session, 0 AS thread_id, updated_at AS created_at,"
@@ -124,6 +126,13 @@ def _spoken(name: object, text: str) -> str:
     return f"{name}: {text}" if name else text
 
 
+def _speaker(kind: str, row: sqlite3.Row) -> str:
+    """The doc's ``speaker``: a message's ``name``, an item's ``data.speaker`` (the
+    ``name`` of the turn it was said in), else ``""``."""
+    who = row["name"] if kind == "message" else row["speaker"] if kind == "item" else None
+    return who.replace("_", " ") if isinstance(who, str) else ""
+
+
 def day_text(ts: float) -> str:
     """Return "8 May 2023" for a UNIX time (UTC), the form people ask about."""
     t = time.gmtime(ts)
@@ -163,7 +172,7 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
         msg_role=row["msg_role"] or "",
         hidden=bool(row["hidden"]),
         embed_text=unicodedata.normalize("NFC", embed[:max_chars]).strip(),
-        speaker=name.replace("_", " ") if kind == "message" and isinstance(name, str) else "",
+        speaker=_speaker(kind, row),
         context=context,
     )
 

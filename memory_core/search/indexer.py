@@ -379,9 +379,11 @@ class Indexer:
     def _merge_duplicates(self, docs: list[IndexDoc], vecs: np.ndarray) -> int:
         """Write-time dedupe, vector half: merge each item just embedded into an older
         active item of its scope whose vector is at least ``dedupe_similarity`` alike,
-        when :func:`memory_core.memory.merge_duplicate` agrees (same kind, speaker,
-        value, numbers and polarity; words that reword rather than replace). Off the
-        request path: this runs on the indexer's vector thread. Returns merges made."""
+        when :func:`memory_core.memory.merge_duplicate` agrees (kinds that are one
+        statement said two ways, same speaker, value, numbers and polarity; words that
+        reword rather than replace; the stronger kind is kept, so the item just
+        embedded may be the one kept). Off the request path: this runs on the
+        indexer's vector thread. Returns merges made."""
         from memory_core import memory
 
         threshold = self.config.dedupe_similarity
@@ -395,16 +397,18 @@ class Indexer:
                 if ref >= doc.ref_id or sim < threshold:
                     continue
                 try:
-                    done = self.store.write_sync(memory.merge_duplicate, doc.ref_id, ref)
+                    gone = self.store.write_sync(memory.merge_duplicate, doc.ref_id, ref)
                 except Exception:  # noqa: BLE001 - dedupe is best effort; indexing goes on
                     log.exception("vector dedupe of item %s failed", doc.ref_id)
                     break
-                if done:
-                    log.info("item %s merged into item %s (cosine %.3f)", doc.ref_id, ref,
-                             sim)
-                    self.vectors.delete([doc.label])  # type: ignore[union-attr]
+                if gone is not None:
+                    kept = ref if gone == doc.ref_id else doc.ref_id
+                    log.info("item %s merged into item %s (cosine %.3f)", gone, kept, sim)
+                    self.vectors.delete(  # type: ignore[union-attr]
+                        [doc.label if gone == doc.ref_id else label])
                     merged += 1
-                    break
+                    if gone == doc.ref_id:
+                        break
         return merged
 
     def vector_step(self, *, save: bool) -> int:

@@ -662,8 +662,10 @@ class SearchService:
 
         One query per kind. The verbatim test runs inside SQLite (``instr`` on the
         lowercased text) so candidate texts never cross into Python; SQLite's
-        ``lower`` folds ASCII only. ``parent`` and ``name`` exist for messages
-        (``name`` only ``with_names``).
+        ``lower`` folds ASCII only. ``parent`` exists for messages, ``name`` (only
+        ``with_names``) for messages and for items (the name of the turn the item
+        was said in): a question that names a speaker lifts what that speaker said,
+        whether it is found as the turn or as the item extracted from it.
         """
         by_kind: dict[str, list[int]] = {}
         for label in labels:
@@ -683,9 +685,14 @@ class SearchService:
                 code = KIND_CODES[kind] << LABEL_SHIFT
                 is_msg = kind == "message"
                 exact_col = f"instr(lower({_TEXT_COL[kind]}), ?) > 0" if needle else "0"
-                name_col = ("CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
-                            " THEN json_extract(raw_json, '$.name') END"
-                            if with_names and is_msg else "NULL")
+                name_col = "NULL"
+                if with_names and is_msg:
+                    name_col = ("CASE WHEN json_valid(raw_json) AND"
+                                " json_type(raw_json)='object'"
+                                " THEN json_extract(raw_json, '$.name') END")
+                elif with_names and kind == "item":
+                    # who said it: the item's ``data.speaker`` (memory.SPEAKER_SQL)
+                    name_col = "json_extract(data, '$.speaker')"
                 parent_col = "parent_id" if is_msg else "NULL"
                 role_col = "msg_role" if is_msg else "NULL"
                 sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {exact_col},"
