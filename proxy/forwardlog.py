@@ -18,7 +18,6 @@ from aiohttp import web
 from memory_core.models import Scope
 from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.rewrite import dumps_body
-from proxy.toolloop import add_tools
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
 
@@ -34,7 +33,7 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
     ``raw`` — the client's bytes — when it left the request unchanged). ``tools``:
     the memory tool loop will forward it, with the memory tools added: the body is
     then built on the writer thread by the loop's own functions
-    (``toolloop.add_tools``, ``rewrite.dumps_body``), the same bytes as its first
+    (the wire's ``add_tools``, ``rewrite.dumps_body``), the same bytes as its first
     round (``wire``: the request's API, Chat Completions by default).
     ``client``: the client's parsed body (model, stream). Records nothing
     without a scope (no capture) or with ``capture.keep_forwarded_requests = 0``.
@@ -75,6 +74,4 @@ def _failed(app: web.Application, request_id: str, exc: BaseException | None = N
 
 def _with_tools(body: dict[str, Any], strict: str = "auto",
                 wire: WireAdapter = CHAT) -> bytes:
-    if wire is not CHAT:
-        return dumps_body(wire.add_tools(body, strict=strict)[0])
-    return dumps_body(add_tools(body, strict)[0])
+    return dumps_body(wire.add_tools(body, strict=strict)[0])
