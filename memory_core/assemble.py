@@ -736,7 +736,6 @@ def assemble(
 
         cand = [c for c in cand if c[1]["msg_role"] in kinds and relevant(c[1])
                 and c[1]["id"] not in source_quotes]
-
         cand.sort(key=lambda c: (-c[0], -c[1]["id"]))
         sources: list[tuple[float, sqlite3.Row]] = []
         if source_quotes:
