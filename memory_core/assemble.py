@@ -120,6 +120,8 @@ class _Line:
     reason: str
     tokens: int = 0
     order: float = 0.0
+    group: str = ""
+    """Evidence only: the fence the line is quoted under (its UTC date)."""
 
 
 Item = Any
@@ -355,6 +357,27 @@ it shares with the turn are at least this share of the smaller term set of the t
 Quick long-session eval: cacheable prefix 88.8 -> 89.1 %, coverage unchanged at 100 %
 (measured with the turn's own term count; 1/2 measured the same)."""
 
+_QUOTE_COLS = ("id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
+               " json_type(raw_json)='object' THEN json_extract(raw_json, '$.name') END AS name")
+"""The columns of a message to quote; ``name``: its ``name`` field (a speaker's name)."""
+_NAME_TERMS: dict[str, frozenset[str]] = {}
+
+
+def _name_terms(name: Any) -> frozenset[str]:
+    """:func:`terms` of a speaker's name, memoised (dropped whole past 4k names)."""
+    key = str(name)
+    hit = _NAME_TERMS.get(key)
+    if hit is None:
+        if len(_NAME_TERMS) >= 4096:
+            _NAME_TERMS.clear()
+        hit = _NAME_TERMS[key] = frozenset(terms(key))
+    return hit
+
+
+_QUOTE_MIN_TOKENS = 24
+"""With ``evidence_fill``, at most one search quote per this many tokens of the block's
+budget are considered (a short quoted turn and its ``msg N · role · HH:MM:`` prefix)."""
+
 _PREPARED: dict[int, tuple[Any, int, float, frozenset[str], bool]] = {}
 _PREPARED_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
 
@@ -539,6 +562,7 @@ def assemble(
     namespace: str = "",
     active_items: Sequence[Item] | None = None,
     item_index: IndexView | None = None,
+    evidence_fill: bool = False,
 ) -> Assembly:
     """Build the injection block for one request (reader connection; no writes).
 
@@ -557,6 +581,10 @@ def assemble(
     ``active_items``: the scope's active items, newest first, when the caller has
     them; ``item_index``: the same as an index view, when the caller keeps one
     (:meth:`memory_core.itemcache.ActiveItems.view`); default: read them here.
+    ``evidence_fill``: quote earlier messages found by search beyond
+    ``cfg.evidence_snippets``, as many as the budget takes (the weakest go first),
+    for a block whose room the request's context budget cut: most of the history
+    is then compacted out of the upstream's view, and quotes are how it reaches.
     Never raises for missing rows.
     """
     now = time.time() if now is None else now
@@ -664,8 +692,12 @@ def assemble(
     if cfg.evidence_snippets and (q_terms or source_quotes) and hidden_path:
         kinds = ("user", "assistant") + (("tool",) if cfg.quote_tool_output else ())
         cand: list[tuple[float, sqlite3.Row]] = []
+        # A quoted message costs its text and about ten tokens: a cap on how many
+        # search quotes are worth counting, when the budget decides (``evidence_fill``).
+        snippets = max(cfg.evidence_snippets, budget // _QUOTE_MIN_TOKENS) if evidence_fill \
+            else cfg.evidence_snippets
         if search is not None:
-            hits = search(scope, newest_text, ("message",), cfg.evidence_snippets * 8)
+            hits = search(scope, newest_text, ("message",), snippets * 8)
             ids = [ref for kind, ref, _ in hits if kind == "message" and ref in hidden_path]
             if ids:
                 marks = ",".join("?" * len(ids))
@@ -674,7 +706,7 @@ def assemble(
                 # whole (tenant, role, created_at) index instead: every message of
                 # the scope on every turn (0.5 ms at 2,000 messages, growing).
                 by_id = {r["id"]: r for r in conn.execute(
-                    f"SELECT id, msg_role, text, created_at FROM messages WHERE id IN ({marks})"
+                    f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({marks})"
                     " AND +tenant=? AND +role=?", (*ids, scope.tenant, scope.role))}
                 scores = {ref: s for kind, ref, s in hits if kind == "message"}
                 cand = [(scores[i], by_id[i]) for i in ids if i in by_id]
@@ -682,7 +714,7 @@ def assemble(
             newest_hidden = sorted(hidden_path)[-2000:]
             marks = ",".join("?" * len(newest_hidden))
             for r in conn.execute(
-                f"SELECT id, msg_role, text, created_at FROM messages WHERE id IN ({marks})"
+                f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({marks})"
                 " AND tenant=? AND role=? AND hidden=0", (*newest_hidden, scope.tenant, scope.role),
             ):
                 shared = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
@@ -692,10 +724,16 @@ def assemble(
         # (this turn, the message): one that matches on one or two common words
         # ("test", "flaky") is about something else, and a quote costs its bytes on
         # every turn it is shown. The shorter side, so that a long turn (a pasted
-        # traceback) can still quote the short message that explains it.
+        # traceback) can still quote the short message that explains it. The
+        # speaker's name is one of the message's words. With ``evidence_fill`` one
+        # shared word is enough: search ranks them, and the budget drops the weakest.
         def relevant(row: sqlite3.Row) -> bool:
             words = cached_terms(namespace, "msg", row["id"], row["text"] or "")
+            if row["name"]:  # who said it: "what did Halvard say" names the speaker
+                words = words | _name_terms(row["name"])
             shared = len(q_terms & words)
+            if evidence_fill:
+                return shared > 0
             return shared > 0 and shared >= _EVIDENCE_MIN_SHARE * min(len(q_terms), len(words))
 
         cand = [c for c in cand if c[1]["msg_role"] in kinds and relevant(c[1])
@@ -705,7 +743,7 @@ def assemble(
         if source_quotes:
             marks = ",".join("?" * len(source_quotes))
             sources = sorted(((source_quotes[r["id"]][0], r) for r in conn.execute(
-                f"SELECT id, msg_role, text, created_at FROM messages WHERE id IN ({marks})"
+                f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({marks})"
                 " AND +tenant=? AND +role=?", (*source_quotes, scope.tenant, scope.role))),
                 key=lambda c: (-c[0], -c[1]["id"]))
         # A message saying word for word what this turn or a snippet already chosen
@@ -721,7 +759,7 @@ def assemble(
                 chosen_msgs.append(c)
                 quoted_sources.add(c[1]["id"])
         for c in cand:
-            if len(chosen_msgs) - len(quoted_sources) >= cfg.evidence_snippets:
+            if len(chosen_msgs) - len(quoted_sources) >= snippets:
                 break
             norm = " ".join((c[1]["text"] or "").split()).casefold()
             if norm not in seen:
@@ -743,11 +781,16 @@ def assemble(
             if r["id"] in corrected:
                 olds = "; ".join(f'"{_one_line(t, 120)}"' for t in corrected[r["id"]])
                 body += f" (later corrected: {olds} is superseded)"
-            text = (f"<<< msg {r['id']} · {r['msg_role']} · {_fmt_time(r['created_at'])}\n"
-                    f"{body}\n>>>")
+            day, clock = _fmt_time(r["created_at"]).split(" ")
+            who = f"{r['msg_role']} {_one_line(r['name'], 40)}" if r["name"] else r["msg_role"]
+            text = f"msg {r['id']} · {who} · {clock}: {body}"
+            # Filling, search quotes come before the items (an item is one sentence
+            # of a message; these are the messages search ranks best for the turn).
             prio, why = source_quotes[r["id"]] if r["id"] in quoted_sources else (
-                10 + s, f"earlier message matching this turn ({s:.2f})")
-            lines.append(_Line("evidence", text, f"msg:{r['id']}", prio, why, order=r["id"]))
+                (200 if evidence_fill else 10) + s,
+                f"earlier message matching this turn ({s:.2f})")
+            lines.append(_Line("evidence", text, f"msg:{r['id']}", prio, why, order=r["id"],
+                               group=day))
 
     shown = {r["id"] for r, _, _ in chosen}
     not_repeated = inview.not_repeated_log([r for r in hidden if r["id"] not in shown],
@@ -796,11 +839,17 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
     omitted: list[dict[str, Any]] = []
     truncated: list[dict[str, Any]] = []
     sections_open: set[str] = set()
+    groups_open: set[str] = set()
+    fence = _line_tokens(">>>") + 1
     for ln in sorted(lines, key=lambda x: -x.priority):
         hdr = 0 if ln.section in sections_open else header_cost[ln.section]
+        if ln.group and ln.group not in groups_open:
+            hdr += _line_tokens(f"<<< {ln.group}") + 1 + fence
         if used + ln.tokens + hdr <= budget:
             included.append(ln)
             sections_open.add(ln.section)
+            if ln.group:
+                groups_open.add(ln.group)
             used += ln.tokens + hdr
             continue
         room = budget - used - hdr
@@ -862,7 +911,16 @@ def _render(included: list[_Line], trigger: str) -> tuple[str, list[dict[str, An
             out.append(header)
         if section == "prefs" and not chosen:
             out.append("(none set)")
-        out.extend(ln.text for ln in chosen)
+        if section == "evidence":
+            # One fence per day: ``<<< YYYY-MM-DD``, one line per quoted message
+            # (``msg N · role · HH:MM: text``, flattened and neutralised: it cannot
+            # start a line or close the fence), ``>>>``.
+            for day in sorted({ln.group for ln in chosen}):
+                out.append(f"<<< {day}")
+                out.extend(ln.text for ln in chosen if ln.group == day)
+                out.append(">>>")
+        else:
+            out.extend(ln.text for ln in chosen)
         sections.append({"name": header or BLOCK_MARKER, "lines": len(chosen),
                          "tokens": sum(ln.tokens for ln in chosen)})
     out.append(CURRENT_REQUEST)

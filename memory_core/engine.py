@@ -354,7 +354,9 @@ class Engine:
         ``in_view_tokens`` of them count as in view (:func:`memory_core.inview.newest`,
         on the same reader connection). ``None``: all of ``visible_ids`` are.
         ``budget_tokens``: the block's budget for this request when below
-        ``soft_budget_tokens`` (its share of the request's context budget).
+        ``soft_budget_tokens`` (its share of the request's context budget); the
+        block then quotes as many matching earlier messages as it takes
+        (``evidence_fill``).
         ``tools``: the memory tools go with the request (else the block does not
         point to them).
         """
@@ -362,8 +364,10 @@ class Engine:
         cfg = self.config
         if not tools and cfg.tools_enabled:
             cfg = dataclasses.replace(cfg, tools_enabled=False)
+        fill = False
         if budget_tokens is not None and budget_tokens < cfg.soft_budget_tokens:
             cfg = dataclasses.replace(cfg, soft_budget_tokens=max(0, budget_tokens))
+            fill = True
         namespace = str(self.store.path)
 
         def build(conn: sqlite3.Connection) -> Assembly:
@@ -372,7 +376,7 @@ class Engine:
                 conn, visible_order, self.config.in_view_tokens, self._message_facts.counts)
             return assemble(conn, scope, result, newest_text, cfg, search=hook,
                             visible_ids=visible_ids, in_view_ids=in_view,
-                            namespace=namespace, item_index=items)
+                            namespace=namespace, item_index=items, evidence_fill=fill)
 
         assembly = self.store.read(build)
         self.store.write(_log_assembly, scope, request_id, assembly)

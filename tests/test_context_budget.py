@@ -528,3 +528,99 @@ def test_view_count_from_remembered_counts_equals_a_full_count(tmp_path: Path) -
             engine.message_counts.total(messages, ids[:-1])
     finally:
         engine.close()
+
+
+def _last_assembly(proxy: Any) -> dict[str, Any]:
+    """The explain log of the newest block (``memory explain``'s data)."""
+    row = proxy.engine.store.read(lambda c: c.execute(
+        "SELECT data FROM assembly_logs ORDER BY id DESC LIMIT 1").fetchone())
+    return dict(orjson.loads(row[0]))
+
+
+def _evidence(content: str) -> list[str]:
+    """The quoted lines of a block: ``msg N · role · HH:MM: text``, under day fences."""
+    evidence = content.partition("[Evidence")[2].partition("[Current Request]")[0]
+    lines = evidence.split("\n")[1:]
+    assert all(ln.startswith(("<<< ", "msg ")) or ln in (">>>", "") for ln in lines), lines
+    assert sum(ln.startswith("<<< ") for ln in lines) == lines.count(">>>")
+    return [ln for ln in lines if ln.startswith("msg ")]
+
+
+async def _trips(proxy: Any, model: str, key: str) -> tuple[Any, list[dict[str, Any]]]:
+    """Two people plan trips in one chat (``name`` on each turn), 24 turns, then
+    ask about one city; returns the raw answer and the client's messages."""
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=key, max_retries=0)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    cities = ("Lisbon", "Oslo", "Quito", "Hanoi", "Dakar", "Perth")
+    for i in range(24):
+        who = ("Halvard", "Ingrid")[i % 2]
+        messages.append({"role": "user", "name": who, "content": (
+            f"For trip {i} to {cities[i % 6]} the flights cost {200 + 17 * i} euros and"
+            f" the hotel {40 + i} a night; packing list item {i}: "
+            + ("umbrella", "charger", "boots", "scarf")[i % 4] + ".")})
+        r = await client.chat.completions.create(model=model, messages=messages)
+        messages.append({"role": "assistant", "content": r.choices[0].message.content})
+        await proxy.settle()
+    messages.append({"role": "user", "name": "Ingrid",
+                     "content": "What did the Lisbon flights cost us?"})
+    raw = await client.chat.completions.with_raw_response.create(model=model,
+                                                                 messages=messages)
+    return raw, messages
+
+
+async def test_a_small_window_fills_its_block_with_quotes(upstream: FakeUpstream,
+                                                         tmp_path: Path) -> None:
+    """A 4k window: most of the history is compacted out of view, so the block
+    quotes every earlier message search finds for the turn that fits (more than
+    ``evidence_snippets``, one shared word enough, best first), one fence per day,
+    and the request still fits its budget."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": False},
+                              context={"model_windows": ["tiny-*=4096"]},
+                              compaction={"min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    try:
+        raw, _messages = await _trips(proxy, "tiny-4k", "sk-ctx-000000000011")
+        limit = budget.request_budget({"model": "tiny-4k"},
+                                      proxy.engine.config.context).input_tokens
+        assert raw.headers["x-lcm-memory"] == "injected"
+        assert _forwarded_tokens(upstream.chat_requests[-1]) <= limit
+        content = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
+        quoted = _evidence(content)
+        searched = [ln for ln in _last_assembly(proxy)["included"]
+                    if ln["reason"].startswith("earlier message matching")]
+        assert len(searched) > proxy.engine.config.evidence_snippets, searched
+        # The Lisbon turns are quoted whole, with who said them.
+        lisbon = [q for q in quoted if "Lisbon" in q]
+        assert len(lisbon) >= 3, quoted
+        assert all(" · user Halvard · " in q or " · user Ingrid · " in q for q in lisbon)
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_a_large_window_quotes_at_most_evidence_snippets(upstream: FakeUpstream,
+                                                               tmp_path: Path) -> None:
+    """The same chat for a model with a large window: the block keeps its soft
+    budget, and search quotes stay at ``evidence_snippets``, each sharing a third
+    of the turn's keywords (the speaker's name counts as one of a message's)."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": False},
+                              injection={"evidence_snippets": 2},
+                              compaction={"min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    try:
+        raw, _messages = await _trips(proxy, "gpt-4o", "sk-ctx-000000000012")
+        assert raw.headers["x-lcm-memory"] == "injected"
+        content = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
+        quoted = _evidence(content)
+        searched = [ln for ln in _last_assembly(proxy)["included"]
+                    if ln["reason"].startswith("earlier message matching")]
+        assert 1 <= len(searched) <= 2, searched
+        assert quoted and all("Lisbon" in q for q in quoted), quoted
+        # Six keywords, one of them in the text ("boots"), one the speaker's name:
+        # a third of them only with the name.
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000012",
+                                    max_retries=0)
+        await client.chat.completions.create(model="gpt-4o", messages=[*_messages, {
+            "role": "user", "content": "Did Halvard ever mention boots during planning?"}])
+        content = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
+        quoted = _evidence(content)
+        assert quoted and all("boots" in q and " · user Halvard · " in q for q in quoted)
+    finally:
+        await proxy.runner.cleanup()

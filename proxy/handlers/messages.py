@@ -255,7 +255,9 @@ def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
     """In a tool round (the newest user message holds only ``tool_result`` blocks)
     the block is the one the turn's opening user message got, when this process
     remembers it (:meth:`Engine.block_for`): the same memory for every round of
-    the turn, not one retrieved for tool output. Edits ``msgs[-1]`` in place."""
+    the turn, not one retrieved for tool output, when it fits the request's context
+    budget (the room its count leaves, or the block's share when it was not
+    counted). Edits ``msgs[-1]`` in place."""
     messages = ex.body["messages"]
     opening = mw.opening_user_index(messages)
     ids = prepared.capture.message_ids if prepared.capture is not None else []
@@ -264,9 +266,19 @@ def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
         return
     assert ex.scope is not None
     block = engine.block_for(ex.scope, ids[opening + shift])
-    if block:
-        msgs[-1] = mw.with_block(messages[-1], block)
-        prepared.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
+    if not block:
+        return
+    tokens = count_tokens(block)
+    plan = prepared.budget
+    if plan is not None:
+        cfg = engine.config
+        room = plan.input_tokens - prepared.tokens if prepared.tokens is not None else min(
+            cfg.soft_budget_tokens, int(cfg.context.block_share * plan.input_tokens))
+        if tokens + 1 > room:  # the opening turn's block filled a room this round lacks
+            prepared.headers["x-lcm-memory-reason"] = "no-room"
+            return
+    msgs[-1] = mw.with_block(messages[-1], block)
+    prepared.headers["x-lcm-injected-tokens"] = str(tokens)
 
 
 def upstream_target(ex: Exchange) -> tuple[Any, Any]:
