@@ -26,8 +26,9 @@ MIGRATED = (
     "memory_core/stats.py",
     "proxy/handlers/admin.py",
     "proxy/handlers/access.py",
-    "proxy/cli_ops.py",
-    "proxy/cli_search.py",
+    "proxy/cli/doctor.py",
+    "proxy/cli/maintenance.py",
+    "proxy/cli/searching.py",
     "proxy/evaluation/storecheck.py",
     "proxy/evaluation/runner.py",
 )
