@@ -49,7 +49,7 @@ LEGACY = frozenset({
     "memory_core/search/service.py",
     "memory_core/search/successors.py",
     "memory_core/supersession.py",
-    "memory_core/tools.py",
+    "memory_core/memorytools.py",
     "proxy/evaluation/crowd.py",
 })
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""
