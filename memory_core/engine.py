@@ -26,7 +26,7 @@ import orjson
 from memory_core import capture, compaction, inview, memory
 from memory_core.assemble import Assembly, assemble, item_features, terms
 from memory_core.budget import ContextLimits, MessageCounts
-from memory_core.command import is_command_exchange
+from memory_core.commandtext import is_command_exchange
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError, StoreError
 from memory_core.itemcache import ActiveItems, prune_changes
@@ -706,7 +706,7 @@ class Engine:
         ``{ref, kind, status, score, match, text, ...}`` best first. ``session``
         keeps only rows stored under that ``X-LCM-Session``. With
         ``include_commands=False`` stored ``/memory`` commands and their replies are
-        left out before ``limit`` applies (:mod:`memory_core.command`).
+        left out before ``limit`` applies (:mod:`memory_core.commandtext`).
 
         ``mode="keyword"``: an SQLite scan; ``score`` counts the query's keyword
         terms found (see ``assemble.terms``), +2 for the exact phrase. ``mode=

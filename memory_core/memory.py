@@ -44,7 +44,7 @@ import orjson
 from memory_core import standing
 from memory_core.errors import NotFoundError
 from memory_core.extraction.units import unit_class
-from memory_core.keys import KeyMatch, near_duplicate, snake_key
+from memory_core.memorykeys import KeyMatch, near_duplicate, snake_key
 from memory_core.models import Scope
 from memory_core.overlap import overlap, terms
 from memory_core.supersession import (
@@ -772,7 +772,7 @@ def upsert_agent_memory(
 
     ``category`` ∈ progress | user_preferences | memo. ``key`` is normalised with
     :func:`snake_key`. A near-duplicate of an existing key (see
-    :func:`memory_core.keys.near_duplicate`) is routed to it when ``on_duplicate`` is
+    :func:`memory_core.memorykeys.near_duplicate`) is routed to it when ``on_duplicate`` is
     ``"route"`` or refused with :class:`DuplicateKeyError` when ``"refuse"``.
     ``content`` longer than 500 characters raises ``ValueError`` (the seed's limit;
     never silently truncated). Callers enforce who may write which category.

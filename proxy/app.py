@@ -7,8 +7,8 @@ import gc
 from aiohttp import web
 
 from memory_core.engine import Engine
+from proxy.appkeys import ENGINE, METRICS, SETTINGS, TASKS
 from proxy.contexts import http_session, memory_engine, memory_pool
-from proxy.keys import ENGINE, METRICS, SETTINGS, TASKS
 from proxy.metrics import Metrics
 from proxy.middlewares import request_context
 from proxy.routes import setup_routes

@@ -52,8 +52,8 @@ from tqdm import tqdm
 
 from proxy import __version__
 from proxy.app import create_app
+from proxy.appkeys import ENGINE, TASKS
 from proxy.benchfake import REPLY_TEXT, BenchUpstream
-from proxy.keys import ENGINE, TASKS
 from proxy.settings import load_settings
 
 TARGET_ADDED_P50_MS = 1.0

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from memory_core.tokens import count_tokens
-from proxy.keys import ENGINE, HTTP, MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.appkeys import ENGINE, HTTP, MEMORY_POOL, METRICS, SETTINGS, TASKS
 from proxy.metrics import upstream_error_cause
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from memory_core.models import Scope
-from proxy.keys import ENGINE, METRICS, SETTINGS
+from proxy.appkeys import ENGINE, METRICS, SETTINGS
 from proxy.rewrite import dumps_body
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT

@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from proxy.appkeys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import (
     BadRequestError,
     ClientKeyRejectedError,
@@ -20,7 +21,6 @@ from proxy.errors import (
     error_response,
 )
 from proxy.headers import is_anthropic_path
-from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
 from proxy.wire.messages import error_body as anthropic_error_body

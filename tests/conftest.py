@@ -15,7 +15,7 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from proxy.app import create_app
-from proxy.keys import ENGINE, TASKS
+from proxy.appkeys import ENGINE, TASKS
 from proxy.settings import Settings, load_settings
 from tests.fake_upstream import FakeUpstream
 

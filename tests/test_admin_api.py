@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from memory_core.command import REPLY_HEADER, is_command_exchange
+from memory_core.commandtext import REPLY_HEADER, is_command_exchange
 from proxy import __version__, openapi
 from proxy.errors import UnauthorizedError
 from proxy.handlers import access, admin
@@ -144,7 +144,7 @@ async def test_without_a_token_a_foreign_host_header_is_refused(
 def _mocked(peer: tuple[str, int], token: str, headers: dict[str, str] | None = None) -> Any:
     from unittest import mock
 
-    from proxy.keys import SETTINGS
+    from proxy.appkeys import SETTINGS
     from proxy.settings import load_settings
 
     settings = load_settings(None, environ={}, overrides={"proxy": {"admin_token": token}})

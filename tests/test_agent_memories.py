@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from memory_core.engine import Engine
-from memory_core.keys import near_duplicate, snake_key
 from memory_core.memory import DuplicateKeyError
+from memory_core.memorykeys import near_duplicate, snake_key
 from proxy.cli import main
 
 

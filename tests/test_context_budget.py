@@ -393,7 +393,7 @@ async def test_context_length_error_is_recovered_once(upstream: FakeUpstream, tm
         shown = proxy.engine.forwarded(raw.headers["x-lcm-request-id"])
         assert shown is not None and shown["body"].encode() == sent[1]["raw"]
         assert b'lcm_context_events_total{outcome="recovered"} 1.0' in (
-            proxy.app[__import__("proxy.keys").keys.METRICS].render())
+            proxy.app[__import__("proxy.appkeys").appkeys.METRICS].render())
         # Not looped: a second refusal reaches the client as the upstream sent it.
         upstream.push(Reply(status=400, error=CONTEXT_ERROR), Reply(status=400,
                                                                     error=CONTEXT_ERROR))
@@ -436,7 +436,7 @@ async def test_a_context_error_that_cannot_be_helped_says_so(
             "not-recovered")
         assert len(upstream.chat_requests) - before == 1
         assert b'lcm_context_events_total{outcome="not_recovered"} 1.0' in (
-            proxy.app[__import__("proxy.keys").keys.METRICS].render())
+            proxy.app[__import__("proxy.appkeys").appkeys.METRICS].render())
     finally:
         await proxy.runner.cleanup()
 

@@ -36,7 +36,7 @@ from click.testing import CliRunner
 from memory_core import memory
 from memory_core.models import Scope
 from proxy import cli
-from proxy.keys import ENGINE, SETTINGS
+from proxy.appkeys import ENGINE, SETTINGS
 from proxy.scope import tenant_for_key
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import fake_item

@@ -239,7 +239,7 @@ async def test_doctor_counts_an_indexer_behind_at_the_start_as_at_work(
     """An indexer that was behind when doctor began and caught up while it counted may
     have committed after the count was read: a warning, never a problem."""
     from memory_core.search import make_label
-    from proxy.cli_ops import _check_indexes
+    from proxy.cli.doctor import _check_indexes
 
     pop = await populate(proxy)
     await proxy.settle()

@@ -336,7 +336,7 @@ def test_bench_summary_reads_the_proxy_result_shape() -> None:
 
 
 def test_bench_without_subcommand_runs_all() -> None:
-    from proxy.cli import bench
+    from proxy.cli.benchmarks import bench
 
     assert bench.invoke_without_command and "all" in bench.commands
     help_text = CliRunner().invoke(main, ["bench", "--help"]).output

@@ -701,7 +701,7 @@ async def _serve_with_request_context(handler: Any) -> tuple[aiohttp.web.AppRunn
     """A real app with the proxy's middleware around ``handler`` (not the proxy routes)."""
     from aiohttp import web
 
-    from proxy.keys import METRICS, SETTINGS
+    from proxy.appkeys import METRICS, SETTINGS
     from proxy.metrics import Metrics
     from proxy.middlewares import request_context
     from proxy.settings import load_settings

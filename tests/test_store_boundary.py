@@ -26,8 +26,9 @@ MIGRATED = (
     "memory_core/stats.py",
     "proxy/handlers/admin.py",
     "proxy/handlers/access.py",
-    "proxy/cli_ops.py",
-    "proxy/cli_search.py",
+    "proxy/cli/doctor.py",
+    "proxy/cli/maintenance.py",
+    "proxy/cli/searching.py",
     "proxy/evaluation/storecheck.py",
     "proxy/evaluation/runner.py",
 )
@@ -48,7 +49,7 @@ LEGACY = frozenset({
     "memory_core/search/service.py",
     "memory_core/search/successors.py",
     "memory_core/supersession.py",
-    "memory_core/tools.py",
+    "memory_core/memorytools.py",
     "proxy/evaluation/crowd.py",
 })
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""

@@ -339,9 +339,9 @@ async def run_crowd_async(profile: str, seed: int = 1, *, embedding: str | None 
     from aiohttp import web
 
     from proxy.app import create_app
+    from proxy.appkeys import ENGINE
     from proxy.evaluation.fake import DIRECT_HEADER, EvalUpstream
     from proxy.evaluation.runner import API_KEY, ROLE, _settings, _settle
-    from proxy.keys import ENGINE
 
     scenario = generate(profile, seed)
     started = time.perf_counter()

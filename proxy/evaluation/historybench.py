@@ -431,7 +431,7 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
 
 def _stage_sums(app: web.Application) -> dict[str, tuple[float, int]]:
     """``{stage: (seconds, observations)}`` of the proxy's stage-latency histogram."""
-    from proxy.keys import METRICS
+    from proxy.appkeys import METRICS
 
     out: dict[str, tuple[float, int]] = {}
     for metric in app[METRICS].stage_latency.collect():

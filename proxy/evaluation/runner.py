@@ -36,12 +36,12 @@ from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.errors import MemoryError_
 from memory_core.store.api import Tx
 from proxy.app import create_app, freeze_startup_heap
+from proxy.appkeys import ENGINE, TASKS
 from proxy.evaluation import metrics, storecheck
 from proxy.evaluation.chatter import TOOLS
 from proxy.evaluation.fake import DIRECT_HEADER, EvalUpstream
 from proxy.evaluation.generator import KeyItem, Session, Turn
 from proxy.evaluation.systems import SUMMARY_BUDGET_TOKENS, Client, baseline_overrides
-from proxy.keys import ENGINE, TASKS
 from proxy.scope import tenant_for_key
 from proxy.settings import load_settings
 

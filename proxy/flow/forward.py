@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from proxy import headers as hdrs
+from proxy.appkeys import ENGINE, HTTP, METRICS, SETTINGS
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.client import ClientGone, ClientWatch
@@ -28,7 +29,6 @@ from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import Recover, send_recovering
 from proxy.flow.steps import exact_body
 from proxy.flow.toolloop import ToolLoop
-from proxy.keys import ENGINE, HTTP, METRICS, SETTINGS
 from proxy.relay import RelayResult, Rewriter, relay_body
 from proxy.rewrite import loads_exact
 from proxy.upstream import is_event_stream

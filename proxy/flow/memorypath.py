@@ -21,9 +21,9 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
+from proxy.appkeys import MEMORY_POOL, METRICS, SETTINGS, TASKS
 from proxy.flow import plan
 from proxy.flow.plan import Prepared
-from proxy.keys import MEMORY_POOL, METRICS, SETTINGS, TASKS
 from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -49,7 +49,7 @@ async def prepare_upstream(
     (``TimeoutError`` beyond; the capture itself goes on). Honours ``X-LCM-Memory:
     off`` (no block) and ``X-LCM-Compaction: off`` (raw history) per request.
     Everything after the wait runs as one job on the memory-path pool
-    (:data:`~proxy.keys.MEMORY_POOL`): one hand-off instead of one per stage (each
+    (:data:`~proxy.appkeys.MEMORY_POOL`): one hand-off instead of one per stage (each
     costs up to the interpreter's 5 ms switch interval while background threads
     index), and the event loop stays free for other requests. The job is queued
     by the capture's own completion, on the writer thread, rather than after a

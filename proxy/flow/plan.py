@@ -25,7 +25,7 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
-from proxy import commands, rewrite
+from proxy import chatcommands, rewrite
 from proxy.flow.inlinefit import View, fit
 from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
@@ -75,7 +75,7 @@ def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
         return drop
     last = len(messages) - 1
     for i, msg in enumerate(messages[:last]):
-        if isinstance(msg, dict) and msg.get("role") == "user" and commands.is_command(
+        if isinstance(msg, dict) and msg.get("role") == "user" and chatcommands.is_command(
                 message_text(msg)):
             drop.add(i)
             reply = messages[i + 1]

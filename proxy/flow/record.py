@@ -15,9 +15,9 @@ from typing import Any
 from aiohttp import web
 
 from memory_core.capture import loads_lossless
+from proxy.appkeys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import schedule_compaction
-from proxy.keys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.relay import RelayResult
 from proxy.scope import bearer_key
 from proxy.sse import ChunkAccumulator, SSEDecoder

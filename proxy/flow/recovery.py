@@ -10,9 +10,9 @@ import aiohttp
 
 from memory_core import budget
 from proxy import forwardlog, rewrite
+from proxy.appkeys import ENGINE, METRICS, SETTINGS
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
-from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.upstream import send
 
 log = logging.getLogger("lcm.chat")

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
+from proxy.appkeys import ENGINE
 from proxy.flow.exchange import Exchange
-from proxy.keys import ENGINE
 from proxy.wire.responses import input_items
 
 log = logging.getLogger("lcm.responses")

@@ -15,11 +15,11 @@ from aiohttp import web
 
 from memory_core.models import Scope
 from proxy import rawjson, rewrite
+from proxy.appkeys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import BadRequestError
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.flow.record import record_unparsed
-from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.rawjson import RawItems
 from proxy.scope import effective_salt, resolve_scope
 from proxy.wire.base import WireAdapter

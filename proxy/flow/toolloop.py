@@ -38,7 +38,7 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from memory_core import tools as mtools
+from memory_core import memorytools as mtools
 from memory_core.engine import Engine
 from proxy import headers as hdrs
 from proxy.flow.client import ClientGone, ClientSide

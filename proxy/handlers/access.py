@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from proxy.appkeys import SETTINGS
 from proxy.errors import BadRequestError, ProxyError, UnauthorizedError
-from proxy.keys import SETTINGS
 
 UI_COOKIE = "lcm_admin"
 

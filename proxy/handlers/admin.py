@@ -29,9 +29,9 @@ from memory_core.memory import GLOBAL_TENANT, DuplicateKeyError
 from memory_core.ref import parse_id
 from memory_core.store.migrations import SCHEMA_VERSION
 from proxy import __version__, openapi
+from proxy.appkeys import ENGINE, METRICS, SETTINGS
 from proxy.errors import BadRequestError, ProxyError
 from proxy.handlers.access import AdminForbiddenError, require_admin, require_write
-from proxy.keys import ENGINE, METRICS, SETTINGS
 from proxy.settings import data_dir_path
 
 T = TypeVar("T")

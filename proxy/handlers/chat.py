@@ -15,8 +15,9 @@ from typing import Any
 from aiohttp import web
 
 from memory_core.tree import message_text
-from proxy import commands, forwardlog, rewrite
+from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
+from proxy.appkeys import ENGINE, SETTINGS, TASKS
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
@@ -30,7 +31,6 @@ from proxy.flow.steps import (
     run_memory_path,
     skip_reason,
 )
-from proxy.keys import ENGINE, SETTINGS, TASKS
 from proxy.relay import RelayResult
 from proxy.upstream import upstream_url
 
@@ -68,9 +68,9 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     if ex.scope is not None:
         index = rewrite.newest_user_index(body["messages"])
         newest = message_text(body["messages"][index]) if index is not None else ""
-        if index is not None and commands.is_command(newest):
-            return await commands.answer(request, request.app[ENGINE], ex.scope, body,
-                                         newest, ex.ticket, ex.rid)
+        if index is not None and chatcommands.is_command(newest):
+            return await chatcommands.answer(request, request.app[ENGINE], ex.scope, body,
+                                             newest, ex.ticket, ex.rid)
     if ex.memory and ex.capture_future is not None:
         await run_memory_path(ex)
     ex.extra = {"x-lcm-request-id": ex.rid, "x-lcm-memory": ex.prepared.state,

@@ -33,8 +33,9 @@ from aiohttp import web
 from memory_core import capture
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
-from proxy import commands, forwardlog, rawjson, rewrite
+from proxy import chatcommands, forwardlog, rawjson, rewrite
 from proxy import headers as hdrs
+from proxy.appkeys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
@@ -43,7 +44,6 @@ from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.flow.recovery import Recover
 from proxy.flow.recovery import recoverer as flow_recoverer
 from proxy.flow.steps import memory_off, parse_body, skip_reason
-from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.rawjson import RawItems
 from proxy.relay import RelayResult
 from proxy.scope import effective_salt, resolve_scope
@@ -98,7 +98,7 @@ async def _messages(request: web.Request) -> web.StreamResponse:
         system = _begin_capture(ex)
     if ex.scope is not None and mw.newest_is_user(body):
         newest = message_text(body["messages"][-1])
-        if commands.is_command(newest):
+        if chatcommands.is_command(newest):
             return await answer_command(ex, newest)
     if ex.memory and ex.capture_future is not None:
         await _memory_path(ex, system)
@@ -120,14 +120,14 @@ async def _messages(request: web.Request) -> web.StreamResponse:
 
 
 async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
-    """Answer a ``/memory`` command (:func:`proxy.commands.run_command`) as an
+    """Answer a ``/memory`` command (:func:`proxy.chatcommands.run_command`) as an
     Anthropic message, streamed when asked; stored as the request's reply (never
     extracted from), never sent upstream."""
     app, body = ex.request.app, ex.body
     engine = app[ENGINE]
     assert ex.scope is not None
     reply = await asyncio.get_running_loop().run_in_executor(
-        None, commands.run_command, engine, ex.scope, text)
+        None, chatcommands.run_command, engine, ex.scope, text)
     model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
     content = [{"type": "text", "text": reply}]
     if ex.ticket is not None:

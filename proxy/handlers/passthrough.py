@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from proxy import headers as hdrs
+from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS
 from proxy.errors import UpstreamError
-from proxy.keys import HTTP, METRICS, REQUEST_ID, SETTINGS
 from proxy.relay import relay_body
 from proxy.upstream import send, upstream_url
 

@@ -60,8 +60,9 @@ from memory_core import capture
 from memory_core.capture import loads_lossless
 from memory_core.models import Scope
 from memory_core.tree import message_text
-from proxy import commands, forwardlog, rewrite
+from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
+from proxy.appkeys import ENGINE, MEMORY_POOL, METRICS, SETTINGS
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
@@ -75,7 +76,6 @@ from proxy.flow.steps import (
     scope_of,
     skip_reason,
 )
-from proxy.keys import ENGINE, MEMORY_POOL, METRICS, SETTINGS
 from proxy.relay import RelayResult
 from proxy.sse import SSEDecoder
 from proxy.upstream import upstream_url
@@ -149,7 +149,7 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         turns = RESPONSES.messages(whole if whole is not None else body)
         index = rewrite.newest_user_index(turns)
         newest = message_text(turns[index]) if index is not None else ""
-        if index is not None and commands.is_command(newest):
+        if index is not None and chatcommands.is_command(newest):
             return await answer_command(ex, newest)
     if ex.memory and ex.capture_future is not None and not observed:
         await run_memory_path(ex)
@@ -187,7 +187,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     assert ex.scope is not None and ex.ticket is not None
     body: dict[str, Any] = ex.body
     reply = await asyncio.get_running_loop().run_in_executor(
-        None, commands.run_command, engine, ex.scope, text)
+        None, chatcommands.run_command, engine, ex.scope, text)
     tag = uuid.uuid4().hex[:24]
     item: dict[str, Any] = {"type": "message", "id": f"msg_lcm_{tag}", "status": "completed",
             "role": "assistant",

@@ -23,6 +23,7 @@ from aiohttp import web
 
 from memory_core.errors import NotFoundError
 from memory_core.ref import parse_id
+from proxy.appkeys import ENGINE, SETTINGS
 from proxy.errors import UnauthorizedError
 from proxy.handlers.access import (
     UI_COOKIE,
@@ -30,7 +31,6 @@ from proxy.handlers.access import (
     require_admin,
     ui_session_value,
 )
-from proxy.keys import ENGINE, SETTINGS
 from proxy.ui.html import (
     SECURITY_HEADERS,
     budget_bar,

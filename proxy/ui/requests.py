@@ -16,7 +16,7 @@ import orjson
 from aiohttp import web
 
 from memory_core.forwarded import split_body
-from proxy.keys import ENGINE, SETTINGS
+from proxy.appkeys import ENGINE, SETTINGS
 from proxy.ui.html import (
     budget_bar,
     clip,

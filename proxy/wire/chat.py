@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memory_core import tools as mtools
+from memory_core import memorytools as mtools
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chatstream import ChatStreamRound, sse_data
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memory_core import tools as mtools
+from memory_core import memorytools as mtools
 from memory_core.assemble import CURRENT_REQUEST
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import sum_usage
@@ -173,7 +173,7 @@ def newest_is_user(body: dict[str, Any]) -> bool:
 
 
 def anthropic_tool(spec: dict[str, Any]) -> dict[str, Any]:
-    """A memory tool (chat definition, :mod:`memory_core.tools`) as an Anthropic tool:
+    """A memory tool (chat definition, :mod:`memory_core.memorytools`) as an Anthropic tool:
     ``name``, ``description``, ``input_schema`` (nullable fields made optional)."""
     fn = spec["function"]
     params = fn["parameters"]
@@ -221,7 +221,7 @@ class MessagesWire(WireAdapter):
     def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
                   ) -> tuple[dict[str, Any], dict[str, str]]:
         """``(body with the memory tools appended, offered name → canonical name)``;
-        a name the client uses is never shadowed (:func:`memory_core.tools.definitions_for`).
+        a name the client uses is never shadowed (:func:`memory_core.memorytools.definitions_for`).
         Appended after the client's tools, so a breakpoint on the client's last tool
         keeps its prefix only if the client's tools come first (they do)."""
         client_tools = body.get("tools") or []

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memory_core import tools as mtools
+from memory_core import memorytools as mtools
 from proxy import rewrite
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import STRICT_MODES, sum_usage

@@ -73,7 +73,7 @@ def test_serve_warns_when_exposed_without_an_admin_token(
     non-loopback address; the recorder binds loopback instead)."""
     import socket
 
-    from proxy import cli_checks
+    from proxy.cli import preflight
 
     started: list[dict[str, Any]] = []
     bound: list[str] = []
@@ -85,7 +85,7 @@ def test_serve_warns_when_exposed_without_an_admin_token(
         return [sock]
 
     monkeypatch.setattr(web, "run_app", lambda app, **kw: started.append(kw))
-    monkeypatch.setattr(cli_checks, "bind_sockets", bind_loopback)
+    monkeypatch.setattr(preflight, "bind_sockets", bind_loopback)
     args = ["serve", "--host", host, "--port", "0", "--upstream", "http://127.0.0.1:9/v1",
             "--data-dir", str(tmp_path / "d")]
     if token:

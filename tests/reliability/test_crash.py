@@ -27,7 +27,7 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.search import HashingEmbedder, SearchConfig, SearchService, SerialEmbedder
-from proxy.keys import METRICS
+from proxy.appkeys import METRICS
 from tests.conftest import RunningProxy, start_proxy
 from tests.reliability.support import Agent, EchoUpstream, ServeProcess, export
 
@@ -516,7 +516,7 @@ async def test_a_memory_path_that_cannot_be_queued_fails_open_instead_of_waiting
     """With the memory-path pool gone (as while the proxy stops), a request is
     answered unmodified at once and stored; it does not wait for a job that never
     runs."""
-    from proxy.keys import MEMORY_POOL
+    from proxy.appkeys import MEMORY_POOL
 
     proxy = await start_proxy(echo.base_url, tmp_path / "d",
                               injection={"capture_wait_seconds": 30})

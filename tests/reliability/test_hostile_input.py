@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy.keys import METRICS
+from proxy.appkeys import METRICS
 from tests.conftest import RunningProxy, start_proxy
 from tests.reliability.support import LoopThread, Script, ScriptedUpstream, chunk, sse
 

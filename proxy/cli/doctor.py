@@ -1,14 +1,12 @@
-"""Operator commands: ``memory purge`` and ``doctor`` (admin and maintenance).
+"""``lcm-proxy doctor``: what an operator pastes into a bug report.
 
-``purge`` is the only way raw evidence is ever deleted (DESIGN §4); it shows what
-it would remove and asks before doing it unless ``--yes``. ``doctor`` prints what
-an operator pastes into a bug report: schema, counts, ``PRAGMA integrity_check``,
-index lag, index consistency with SQLite (documents per kind), the configuration in
-force (secrets redacted), then warnings; it exits 1 when the database is damaged,
-an index disagrees with SQLite although it has caught up, or ``serve`` could not
-use the data dir (a regular file, not writable). A proxy serving the data dir and
-a port already taken are warnings (serve would refuse to start), since doctor is
-also run beside a running proxy.
+Schema, counts, ``PRAGMA integrity_check``, index lag, index consistency with
+SQLite (documents per kind), the configuration in force (secrets redacted), then
+warnings; it exits 1 when the database is damaged, an index disagrees with SQLite
+although it has caught up, or ``serve`` could not use the data dir (a regular
+file, not writable). A proxy serving the data dir and a port already taken are
+warnings (serve would refuse to start), since doctor is also run beside a running
+proxy.
 """
 
 from __future__ import annotations
@@ -20,117 +18,60 @@ from typing import Any
 import click
 
 from proxy import __version__
+from proxy.cli.common import (
+    config_option,
+    data_dir_option,
+    data_dir_settings,
+    echo_json,
+    is_loopback,
+    open_engine,
+)
 
 
-def _print_counts(counts: dict[str, int], *, err: bool = False) -> None:
-    for name, n in counts.items():
-        if n:
-            click.echo(f"  {name + ':':<24}{n}", err=err)
+@click.command("doctor")
+@config_option
+@data_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
+    """Check the data dir, schema, integrity, index lag and index consistency with
+    SQLite; print the config in force. Exit 1 when a problem needs fixing."""
+    from memory_core.store.migrations import SCHEMA_VERSION
+    from memory_core.store.sqlite import DB_FILENAME
+    from proxy.cli.preflight import bind_sockets, data_dir_problems, lock_holder
+    from proxy.settings import data_dir_path
 
-
-def register(main: click.Group, memory: click.Group) -> None:
-    """Add this module's commands to the ``lcm-proxy`` and ``lcm-proxy memory`` groups."""
-    from proxy.cli import _echo_json, _engine, _settings, config_option, data_dir_option
-
-    @memory.command("purge")
-    @click.option("--session", default=None, help="Every thread of this X-LCM-Session.")
-    @click.option("--role", default=None, help="Everything of this role (persona).")
-    @click.option("--tenant", default=None, help="Everything of this tenant id.")
-    @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-    @click.option("--dry-run", is_flag=True, help="Only show what would be removed.")
-    @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
-    @config_option
-    @data_dir_option
-    def memory_purge(session: str | None, role: str | None, tenant: str | None, yes: bool,
-                     dry_run: bool, as_json: bool, config: str | None,
-                     data_dir: str | None) -> None:
-        """Irreversibly delete a session, role or tenant (filters combine with AND).
-
-        Removes the SQLite rows (messages, threads, events, memory items and their
-        revisions, task state, summaries, assembly logs, embeddings; agent memories
-        for a role or tenant) and queues index deletes so full-text and vector
-        indexes drop them when the proxy's indexer next runs.
-        """
-        from memory_core.purge import check_filters
-
+    settings = data_dir_settings(config, data_dir)
+    path = data_dir_path(settings)
+    report: dict[str, Any] = {"version": __version__, "config_file": settings.config_file,
+                              "data_dir": str(path), "schema_version_code": SCHEMA_VERSION}
+    warnings = list(settings.warnings)
+    problems: list[str] = data_dir_problems(path)
+    holder = lock_holder(path) if path.is_dir() else None
+    p = settings.proxy
+    if holder is not None:
+        warnings.append(f"data dir {path} is in use by {holder}: a second serve on it"
+                        " refuses to start, and `lcm-proxy reindex` needs it stopped")
+    if p.port:  # a warning: the port may be this data dir's own running proxy
         try:
-            check_filters(tenant, role, session)
-        except ValueError as exc:
-            raise click.UsageError(str(exc)) from exc
-        engine = _engine(config, data_dir)
-        try:
-            preview = engine.purge(tenant=tenant, role=role, session=session, dry_run=True)
-            scope = ", ".join(f"{k}={v}" for k, v in (("tenant", tenant), ("role", role),
-                                                       ("session", session)) if v)
-            if not any(v for k, v in preview.items() if k != "outbox_deletes"):
-                click.echo(f"nothing stored for {scope}")
-                return
-            if dry_run:
-                if as_json:
-                    _echo_json({"would_remove": preview})
-                else:
-                    click.echo(f"would remove ({scope}):")
-                    _print_counts(preview)
-                return
-            click.echo(f"will remove ({scope}):", err=True)
-            _print_counts(preview, err=True)
-            if not yes:
-                click.confirm("This cannot be undone. Purge?", abort=True, err=True)
-            removed = engine.purge(tenant=tenant, role=role, session=session)
-        finally:
-            engine.close()
-        if as_json:
-            _echo_json({"removed": removed})
-            return
-        click.echo(f"purged {removed['messages']} messages, {removed['threads']} threads,"
-                   f" {removed['memory_items']} memory items; {removed['outbox_deletes']}"
-                   " index deletes queued")
-
-    @main.command("doctor")
-    @config_option
-    @data_dir_option
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
-        """Check the data dir, schema, integrity, index lag and index consistency with
-        SQLite; print the config in force. Exit 1 when a problem needs fixing."""
-        from memory_core.store.migrations import SCHEMA_VERSION
-        from memory_core.store.sqlite import DB_FILENAME
-        from proxy.cli import _is_loopback
-        from proxy.cli_checks import bind_sockets, data_dir_problems, lock_holder
-        from proxy.settings import data_dir_path
-
-        settings = _settings(config, {"storage": {"data_dir": data_dir}})
-        path = data_dir_path(settings)
-        report: dict[str, Any] = {"version": __version__, "config_file": settings.config_file,
-                                  "data_dir": str(path), "schema_version_code": SCHEMA_VERSION}
-        warnings = list(settings.warnings)
-        problems: list[str] = data_dir_problems(path)
-        holder = lock_holder(path) if path.is_dir() else None
-        p = settings.proxy
-        if holder is not None:
-            warnings.append(f"data dir {path} is in use by {holder}: a second serve on it"
-                            " refuses to start, and `lcm-proxy reindex` needs it stopped")
-        if p.port:  # a warning: the port may be this data dir's own running proxy
-            try:
-                for sock in bind_sockets(p.host, p.port):
-                    sock.close()
-            except OSError as exc:
-                warnings.append(f"serve with these settings would fail now: {exc}")
-        if path.is_dir() and (path / DB_FILENAME).exists():
-            _check_store(report, warnings, problems, config, str(path), _engine, settings)
-        elif not problems:
-            warnings.append(f"no database yet in {path} (created on first serve)")
-        if not _is_loopback(p.host) and not p.admin_token:
-            warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
-                            " the admin API and inspector answer loopback clients only")
-        report["config"] = settings.public_dict()
-        report["warnings"], report["problems"] = warnings, problems
-        if as_json:
-            _echo_json(report)
-        else:
-            _print_doctor(report)
-        if problems:
-            raise SystemExit(1)
+            for sock in bind_sockets(p.host, p.port):
+                sock.close()
+        except OSError as exc:
+            warnings.append(f"serve with these settings would fail now: {exc}")
+    if path.is_dir() and (path / DB_FILENAME).exists():
+        _check_store(report, warnings, problems, config, str(path), open_engine, settings)
+    elif not problems:
+        warnings.append(f"no database yet in {path} (created on first serve)")
+    if not is_loopback(p.host) and not p.admin_token:
+        warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
+                        " the admin API and inspector answer loopback clients only")
+    report["config"] = settings.public_dict()
+    report["warnings"], report["problems"] = warnings, problems
+    if as_json:
+        echo_json(report)
+    else:
+        _print_doctor(report)
+    if problems:
+        raise SystemExit(1)
 
 
 def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str],

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.command import is_command_exchange
+from memory_core.commandtext import is_command_exchange
 from memory_core.errors import NotFoundError
 from memory_core.models import Scope
 from memory_core.ref import parse_id
@@ -164,7 +164,7 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
               ) -> list[dict[str, Any]]:
     """Up to ``limit`` rows for search hits, read from SQLite and re-checked against the
     scope. Retracted items and the proxy's own ``/memory`` command exchanges are left
-    out, as in every other search (:mod:`memory_core.command`)."""
+    out, as in every other search (:mod:`memory_core.commandtext`)."""
     out: list[dict[str, Any]] = []
 
     def q(conn: Any) -> None:

@@ -1,6 +1,6 @@
 """What an in-chat ``/memory`` command and the proxy's reply to one look like.
 
-The proxy answers ``/memory …`` itself (``proxy.commands``) and stores both the
+The proxy answers ``/memory …`` itself (``proxy.chatcommands``) and stores both the
 command and its reply as evidence. They are bookkeeping, not conversation: every
 search an operator or user runs (in chat, CLI, admin API, inspector) leaves them
 out, so ``/memory search port`` does not find earlier ``/memory search port``

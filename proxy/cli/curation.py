@@ -1,0 +1,148 @@
+"""The memory commands that change what the model is shown: ``memory retract`` and
+``memory prefs set|list|delete`` (user preferences, written only by the user)."""
+
+from __future__ import annotations
+
+import click
+
+from proxy.cli.common import config_option, data_dir_option, echo_json, open_engine
+
+
+@click.command("retract")
+@click.argument("item_ref", metavar="ITEM_ID")
+@click.option("--reason", default="", help="Why (kept in the audit trail).")
+@click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
+@click.option("--role", default=None, help="Only if the item belongs to this role.")
+@click.option("--session", default=None,
+              help="Only if the item was stated in this X-LCM-Session.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@config_option
+@data_dir_option
+def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | None,
+                   session: str | None, as_json: bool, config: str | None,
+                   data_dir: str | None) -> None:
+    """Retract memory item ITEM_ID (7 or item:7, as search and inspect print it): kept
+    for audit, gone from retrieval and the indexes."""
+    from memory_core.errors import InvalidIdError, NotFoundError
+    from memory_core.ref import parse_item_id
+
+    try:
+        item_id = parse_item_id(item_ref)
+    except InvalidIdError as exc:
+        raise click.ClickException(str(exc)) from exc
+    engine = open_engine(config, data_dir)
+    try:
+        out = engine.retract_in_scope(item_id, reason, tenant=tenant, role=role,
+                                      session=session)
+    except NotFoundError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    if as_json:
+        echo_json(out)
+        return
+    click.echo(f"retracted item:{out['id']} (was {out['old_status']})")
+
+
+@click.group("prefs")
+def memory_prefs() -> None:
+    """User preferences (written only by the user: here, the admin API, /memory).
+
+    Preferences belong to a tenant and role, not to a session: they apply to every
+    conversation of that role, so these commands take no ``--session``."""
+
+
+tenant_option = click.option(
+    "--tenant", default="*", show_default=True,
+    help="Tenant id the preference belongs to; '*' applies to every tenant of this data dir.",
+)
+
+
+@click.command("set")
+@click.option("--role", default="default", show_default=True)
+@click.option("--key", required=True, help="snake_case key (normalised).")
+@click.option("--title", required=True)
+@click.option("--content", required=True, help="At most 500 characters.")
+@click.option("--replace-similar", is_flag=True,
+              help="Write into a near-duplicate existing key instead of refusing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@tenant_option
+@config_option
+@data_dir_option
+def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bool,
+              as_json: bool, tenant: str, config: str | None, data_dir: str | None) -> None:
+    """Create or replace a preference shown in every injection block of ROLE."""
+    from memory_core.memory import DuplicateKeyError
+
+    engine = open_engine(config, data_dir, create=True)
+    try:
+        out = engine.set_agent_memory(
+            tenant=tenant, role=role, category="user_preferences", key=key, title=title,
+            content=content, on_duplicate="route" if replace_similar else "refuse",
+        )
+    except DuplicateKeyError as exc:
+        raise click.ClickException(
+            f"{exc} (or pass --replace-similar to update '{exc.match.key}')") from exc
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    if as_json:
+        echo_json({"id": out.id, "key": out.key, "created": out.created, "tenant": tenant,
+                    "role": role, "routed_from": out.routed_from, "reason": out.reason})
+        return
+    verb = "created" if out.created else "updated"
+    note = f" (routed from '{out.routed_from}': {out.reason})" if out.routed_from else ""
+    click.echo(f"{verb} user_preferences/{out.key} for role {role}{note}")
+
+
+@click.command("list")
+@click.option("--role", default=None, help="Only this role.")
+@click.option("--tenant", default=None,
+              help="Only what this tenant id sees: its own and those set for '*'.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@config_option
+@data_dir_option
+def prefs_list(role: str | None, tenant: str | None, as_json: bool, config: str | None,
+               data_dir: str | None) -> None:
+    """List user preferences."""
+    engine = open_engine(config, data_dir)
+    try:
+        rows = engine.list_agent_memories(category="user_preferences", role=role,
+                                          tenant=tenant)
+    finally:
+        engine.close()
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("no preferences set")
+    for r in rows:
+        click.echo(f"{r['role']:<12} {r['key']:<28} {r['title']}: {r['content']}"
+                   f"{'' if r['tenant'] == '*' else '  [tenant ' + r['tenant'] + ']'}")
+
+
+@click.command("delete")
+@click.option("--role", default="default", show_default=True)
+@click.option("--key", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@tenant_option
+@config_option
+@data_dir_option
+def prefs_delete(role: str, key: str, as_json: bool, tenant: str, config: str | None,
+                 data_dir: str | None) -> None:
+    """Delete one preference."""
+    engine = open_engine(config, data_dir)
+    try:
+        ok = engine.delete_agent_memory(tenant=tenant, role=role, category="user_preferences",
+                                        key=key)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    if not ok:
+        raise click.ClickException(f"no preference '{key}' for role {role}")
+    if as_json:
+        echo_json({"deleted": True, "tenant": tenant, "role": role, "key": key})
+        return
+    click.echo(f"deleted user_preferences/{key} for role {role}")

@@ -1,0 +1,136 @@
+"""Maintenance commands: ``reindex`` and ``memory purge``.
+
+``reindex`` rebuilds the full-text and vector indexes from SQLite while holding
+the data-dir lock (the proxy must be stopped). ``purge`` is the only way raw
+evidence is ever deleted (DESIGN §4); it shows what it would remove and asks
+before doing it unless ``--yes``. Answers go to stdout, progress to stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from proxy.cli.common import (
+    CliError,
+    config_option,
+    data_dir_option,
+    data_dir_settings,
+    echo_json,
+    open_engine,
+    progress_bar,
+    refuse_missing_store,
+)
+from proxy.cli.searching import embedder_or_exit, search_config
+
+
+@click.command("reindex")
+@config_option
+@data_dir_option
+def reindex(config: str | None, data_dir: str | None) -> None:
+    """Rebuild the full-text and vector indexes from SQLite (the proxy must be stopped:
+    a running proxy keeps its indexes up to date itself; exit 2 while one serves this
+    data dir)."""
+    from proxy.cli.preflight import DataDirBusy, DataDirLock, has_store
+    from proxy.settings import data_dir_path
+
+    settings = data_dir_settings(config, data_dir)
+    path = data_dir_path(settings)
+    if not has_store(path):
+        refuse_missing_store(path)
+    try:
+        lock = DataDirLock(path)  # held while rebuilding: a serve started now refuses
+    except DataDirBusy as exc:
+        raise CliError(
+            f"{exc}: stop that proxy first, then run `lcm-proxy reindex` (a running"
+            " proxy catches its indexes up from SQLite by itself; reindex rebuilds"
+            " them from scratch)") from exc
+    try:
+        _rebuild(settings, path)
+    finally:
+        lock.release()
+
+def _rebuild(settings: Any, path: Any) -> None:
+    from memory_core.engine import Engine
+    from memory_core.errors import MemoryError_
+    from memory_core.search import SearchService
+
+    embedder = embedder_or_exit(settings)
+    try:
+        engine = Engine(path, settings.memory_config())
+        svc = SearchService(engine.store, path, search_config(settings), embedder)
+    except MemoryError_ as exc:
+        embedder.close()
+        raise CliError(str(exc)) from exc
+    total = engine.store.read_tx(lambda tx: tx.index.indexable_rows())
+    bar = progress_bar(total=total, desc="reindex", unit="doc")
+    try:
+        counts = svc.rebuild(lambda stage, n: bar.update(n) if stage == "text" else None)
+    finally:
+        bar.close()
+        svc.close()
+        embedder.close()
+        engine.close()
+    click.echo(" ".join(f"{k}={v}" for k, v in counts.items()))
+
+
+@click.command("purge")
+@click.option("--session", default=None, help="Every thread of this X-LCM-Session.")
+@click.option("--role", default=None, help="Everything of this role (persona).")
+@click.option("--tenant", default=None, help="Everything of this tenant id.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--dry-run", is_flag=True, help="Only show what would be removed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@config_option
+@data_dir_option
+def memory_purge(session: str | None, role: str | None, tenant: str | None, yes: bool,
+                 dry_run: bool, as_json: bool, config: str | None,
+                 data_dir: str | None) -> None:
+    """Irreversibly delete a session, role or tenant (filters combine with AND).
+
+    Removes the SQLite rows (messages, threads, events, memory items and their
+    revisions, task state, summaries, assembly logs, embeddings; agent memories
+    for a role or tenant) and queues index deletes so full-text and vector
+    indexes drop them when the proxy's indexer next runs.
+    """
+    from memory_core.purge import check_filters
+
+    try:
+        check_filters(tenant, role, session)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    engine = open_engine(config, data_dir)
+    try:
+        preview = engine.purge(tenant=tenant, role=role, session=session, dry_run=True)
+        scope = ", ".join(f"{k}={v}" for k, v in (("tenant", tenant), ("role", role),
+                                                   ("session", session)) if v)
+        if not any(v for k, v in preview.items() if k != "outbox_deletes"):
+            click.echo(f"nothing stored for {scope}")
+            return
+        if dry_run:
+            if as_json:
+                echo_json({"would_remove": preview})
+            else:
+                click.echo(f"would remove ({scope}):")
+                _print_counts(preview)
+            return
+        click.echo(f"will remove ({scope}):", err=True)
+        _print_counts(preview, err=True)
+        if not yes:
+            click.confirm("This cannot be undone. Purge?", abort=True, err=True)
+        removed = engine.purge(tenant=tenant, role=role, session=session)
+    finally:
+        engine.close()
+    if as_json:
+        echo_json({"removed": removed})
+        return
+    click.echo(f"purged {removed['messages']} messages, {removed['threads']} threads,"
+               f" {removed['memory_items']} memory items; {removed['outbox_deletes']}"
+               " index deletes queued")
+
+
+def _print_counts(counts: dict[str, int], *, err: bool = False) -> None:
+    for name, n in counts.items():
+        if n:
+            click.echo(f"  {name + ':':<24}{n}", err=err)
