@@ -28,7 +28,7 @@ from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import Recover, send_recovering
 from proxy.flow.steps import exact_body
 from proxy.flow.toolloop import ToolLoop
-from proxy.keys import ENGINE, HTTP, METRICS, SETTINGS
+from proxy.keys import AENGINE, HTTP, METRICS, SETTINGS
 from proxy.relay import RelayResult, Rewriter, relay_body
 from proxy.rewrite import loads_exact
 from proxy.upstream import is_event_stream
@@ -132,7 +132,7 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
         await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
 
     loop = ToolLoop(
-        ex, session=app[HTTP], url=url, headers=headers, engine=app[ENGINE], names=names,
+        ex, session=app[HTTP], url=url, headers=headers, aengine=app[AENGINE], names=names,
         max_rounds=settings.tools.max_rounds,
         tool_timeout=settings.tools.tool_timeout_seconds,
         heartbeat=settings.tools.heartbeat_seconds,
