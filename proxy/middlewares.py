@@ -20,7 +20,7 @@ from proxy.errors import (
     error_response,
 )
 from proxy.headers import is_anthropic_path
-from proxy.keys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.keys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
 from proxy.wire.messages import error_body as anthropic_error_body
@@ -81,7 +81,7 @@ def check_client_key(request: web.Request) -> None:
 def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
     """Keep an ``events`` row for a request refused before it could be read."""
     try:
-        request.app[ENGINE].record_event(None, rid, "rejected", {
+        request.app[AENGINE].queue_event(None, rid, "rejected", {
             "path": request.path, "reason": reason,
             "content_length": request.content_length})
     except Exception:  # noqa: BLE001 - the client's answer matters more

@@ -29,7 +29,7 @@ NOT_REQUEST_PATH = ("proxy/contexts.py",)
 """Startup and shutdown (opening the engine, loading the tokenizer, closing)."""
 
 FORBIDDEN = re.compile(
-    r"run_in_executor|wrap_future|\.submit\(|ThreadPoolExecutor|MEMORY_POOL"
+    r"run_in_executor|wrap_future|\.submit\(|ThreadPoolExecutor|concurrent\.futures|MEMORY_POOL"
     r"|\bengine\.(?:foreground|in_flight|give_way)\(|\[ENGINE\]\.(?:foreground|in_flight)\(")
 
 
@@ -60,6 +60,7 @@ def test_only_the_async_engine_touches_threads_on_the_request_path() -> None:
 def test_the_guard_sees_what_it_forbids() -> None:
     for line in ("await loop.run_in_executor(None, f)", "asyncio.wrap_future(fut)",
                  "pool.submit(run)", "with engine.foreground():",
+                 "from concurrent.futures import Future",
                  "with request.app[ENGINE].in_flight():"):
         assert FORBIDDEN.search(line), line
     assert not FORBIDDEN.search("with aengine.foreground():")

@@ -104,6 +104,21 @@ class AsyncEngine:
         """Queue one ``events`` row (:meth:`Engine.record_event`) without waiting."""
         self.engine.record_event(scope, request_id, kind, data)
 
+    def queue_forwarded(self, scope: Scope, request_id: str, body: Any, meta: dict[str, Any],
+                        *, keep: int, max_bytes: int, dumps: Callable[[Any], bytes] | None,
+                        on_error: Callable[[BaseException], None]) -> None:
+        """Queue the body forwarded upstream (:meth:`Engine.record_forwarded`) without
+        waiting; ``on_error(exc)`` runs on an engine thread if its write fails."""
+        queued = self.engine.record_forwarded(scope, request_id, body, meta, keep=keep,
+                                              max_bytes=max_bytes, dumps=dumps)
+        if queued is not None:
+            def check(done: Future[int]) -> None:
+                exc = None if done.cancelled() else done.exception()
+                if exc is not None:
+                    on_error(exc)
+
+            queued.add_done_callback(check)
+
     async def capture_response(self, ticket: CaptureTicket, choices: list[Any],
                                event: dict[str, Any], hidden_rounds: list[Any] | None = None,
                                upstream_view: list[Any] | None = None) -> list[int]:
