@@ -9,7 +9,7 @@ loop's default executor and the give-way protocol (``foreground``/``in_flight``/
 so (``tests/test_asyncengine.py`` fails if a request-path module uses an executor
 or a thread future itself).
 
-Two kinds of threads, as before this façade existed:
+Two kinds of threads:
 
 - the **memory-path pool** (``lcm-memory-path-*``, as many threads as asyncio's
   default, ``min(32, CPUs + 4)``): each request's memory path (:meth:`plan`) and
