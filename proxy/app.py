@@ -8,7 +8,7 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from proxy.appkeys import ENGINE, METRICS, SETTINGS, TASKS
-from proxy.contexts import http_session, memory_engine, memory_pool
+from proxy.contexts import async_engine, http_session, memory_engine
 from proxy.metrics import Metrics
 from proxy.middlewares import request_context
 from proxy.routes import setup_routes
@@ -32,7 +32,7 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
     if engine is not None:
         app[ENGINE] = engine
     app.cleanup_ctx.append(memory_engine)
-    app.cleanup_ctx.append(memory_pool)
+    app.cleanup_ctx.append(async_engine)
     app.cleanup_ctx.append(http_session)
     setup_routes(app)
     return app

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from aiohttp import ClientSession, web
 
@@ -11,13 +11,17 @@ from proxy.metrics import Metrics
 from proxy.settings import Settings
 from proxy.tasks import TaskGroup
 
+if TYPE_CHECKING:
+    from proxy.flow.asyncengine import AsyncEngine
+
 SETTINGS = web.AppKey("settings", Settings)
 ENGINE = web.AppKey("engine", Engine)
 HTTP = web.AppKey("http", ClientSession)
 TASKS = web.AppKey("tasks", TaskGroup)
 METRICS = web.AppKey("metrics", Metrics)
-MEMORY_POOL = web.AppKey("memory_pool", ThreadPoolExecutor)
-"""Threads of the chat requests' memory paths (``proxy.flow.memorypath``)."""
+AENGINE: web.AppKey[AsyncEngine] = web.AppKey("aengine")
+"""The engine's async façade, owner of the request path's threads
+(:class:`proxy.flow.asyncengine.AsyncEngine`)."""
 REQUEST_ID = web.RequestKey("request_id", str)
 
 MODEL = web.RequestKey("model", str)

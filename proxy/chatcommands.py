@@ -9,20 +9,22 @@ is not conversation content: it is never extracted from.
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from aiohttp import web
 
-from memory_core import capture, inview
+from memory_core import inview
 from memory_core.commandtext import PREFIX, REPLY_HEADER, is_command
 from memory_core.engine import Engine
 from memory_core.errors import InvalidIdError, NotFoundError
 from memory_core.models import CaptureTicket, Scope
 from memory_core.ref import parse_item_id
+
+if TYPE_CHECKING:
+    from proxy.flow.asyncengine import AsyncEngine
 
 __all__ = ["HELP", "PREFIX", "REPLY_HEADER", "answer", "is_command", "run_command"]
 
@@ -145,24 +147,21 @@ def run_command(engine: Engine, scope: Scope, text: str) -> str:
     return HELP if verb == "help" else f"{REPLY_HEADER} · unknown command '{verb}'\n{HELP}"
 
 
-async def answer(request: web.Request, engine: Engine, scope: Scope, body: dict[str, Any],
-                 text: str, ticket: CaptureTicket | None, request_id: str
-                 ) -> web.StreamResponse:
+async def answer(request: web.Request, aengine: AsyncEngine, scope: Scope,
+                 body: dict[str, Any], text: str, ticket: CaptureTicket | None,
+                 request_id: str) -> web.StreamResponse:
     """Answer a ``/memory`` command locally, streamed when ``body["stream"]`` is true.
 
     The reply is captured as the assistant message of ``ticket`` (when given).
     """
-    loop = asyncio.get_running_loop()
-    reply = await loop.run_in_executor(None, run_command, engine, scope, text)
+    reply = await aengine.run_command(scope, text)
     model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
     cid = "chatcmpl-lcm-" + uuid.uuid4().hex[:24]
     created = int(time.time())
     message = {"role": "assistant", "content": reply}
     headers = {"x-lcm-request-id": request_id, "x-lcm-memory": "command"}
     if ticket is not None:
-        # Stored as evidence, but not through Engine.capture_response: a command reply
-        # is not conversation content and must never be extracted from.
-        engine.store.write(capture.capture_response, ticket, [message], {
+        aengine.queue_command_reply(ticket, [message], {
             "status": 200, "outcome": "complete", "command": True, "model": model})
     if body.get("stream") is True:
         resp = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream",

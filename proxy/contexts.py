@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shutil
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import aiohttp
@@ -15,7 +13,8 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from memory_core.tokens import count_tokens
-from proxy.appkeys import ENGINE, HTTP, MEMORY_POOL, METRICS, SETTINGS, TASKS
+from proxy.appkeys import AENGINE, ENGINE, HTTP, METRICS, SETTINGS, TASKS
+from proxy.flow.asyncengine import AsyncEngine
 from proxy.metrics import upstream_error_cause
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout
@@ -83,19 +82,15 @@ def _attach_search(app: web.Application) -> None:
     engine.attach_search(service)
 
 
-async def memory_pool(app: web.Application) -> AsyncIterator[None]:
-    """The worker threads of the memory paths (``proxy.flow.memorypath``): a pool of
-    their own, as many as asyncio's default (``min(32, CPUs + 4)``), so that
-    compactions, commands and admin reads on the default pool never hold up a
-    request's block, nor the other way round. Shut down before the engine closes,
-    after the running paths finish (queued ones are cancelled: their requests fail
-    open)."""
-    pool = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 4),
-                              thread_name_prefix="lcm-memory-path")
-    app[MEMORY_POOL] = pool
+async def async_engine(app: web.Application) -> AsyncIterator[None]:
+    """The engine's async façade (:class:`proxy.flow.asyncengine.AsyncEngine`) under
+    :data:`~proxy.appkeys.AENGINE`, with its memory-path pool. Stopped before the engine
+    closes, after the running memory paths finish (queued ones are cancelled: their
+    requests fail open)."""
+    aengine = AsyncEngine(app[ENGINE])
+    app[AENGINE] = aengine
     yield
-    await asyncio.get_running_loop().run_in_executor(
-        None, lambda: pool.shutdown(wait=True, cancel_futures=True))
+    await aengine.aclose()
 
 
 async def http_session(app: web.Application) -> AsyncIterator[None]:

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from memory_core.models import Scope
-from proxy.appkeys import ENGINE, METRICS, SETTINGS
+from proxy.appkeys import AENGINE, METRICS, SETTINGS
 from proxy.rewrite import dumps_body
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -51,19 +51,15 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
         body: Any = raw if prepared.body is None else prepared.body
         if tools:
             body = prepared.obj or client
-        queued = request.app[ENGINE].record_forwarded(
+        app = request.app
+        app[AENGINE].queue_forwarded(
             scope, request_id, body, meta, keep=cfg.keep_forwarded_requests,
             max_bytes=cfg.forwarded_body_max_kib * 1024,
-            dumps=functools.partial(_with_tools, strict=request.app[SETTINGS].tools.strict,
-                                    wire=wire))
+            dumps=functools.partial(_with_tools, strict=app[SETTINGS].tools.strict,
+                                    wire=wire),
+            on_error=lambda exc: _failed(app, request_id, exc))
     except Exception:  # noqa: BLE001 - the inspector never fails a chat
         _failed(request.app, request_id)
-        return
-    if queued is not None:
-        app = request.app
-        queued.add_done_callback(
-            lambda f: _failed(app, request_id, f.exception())
-            if not f.cancelled() and f.exception() else None)
 
 
 def _failed(app: web.Application, request_id: str, exc: BaseException | None = None) -> None:

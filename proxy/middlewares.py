@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from proxy.appkeys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import (
     BadRequestError,
     ClientKeyRejectedError,
@@ -81,7 +81,7 @@ def check_client_key(request: web.Request) -> None:
 def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
     """Keep an ``events`` row for a request refused before it could be read."""
     try:
-        request.app[ENGINE].record_event(None, rid, "rejected", {
+        request.app[AENGINE].queue_event(None, rid, "rejected", {
             "path": request.path, "reason": reason,
             "content_length": request.content_length})
     except Exception:  # noqa: BLE001 - the client's answer matters more

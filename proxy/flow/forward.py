@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from proxy import headers as hdrs
-from proxy.appkeys import ENGINE, HTTP, METRICS, SETTINGS
+from proxy.appkeys import AENGINE, HTTP, METRICS, SETTINGS
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.client import ClientGone, ClientWatch
@@ -132,7 +132,7 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
         await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
 
     loop = ToolLoop(
-        ex, session=app[HTTP], url=url, headers=headers, engine=app[ENGINE], names=names,
+        ex, session=app[HTTP], url=url, headers=headers, aengine=app[AENGINE], names=names,
         max_rounds=settings.tools.max_rounds,
         tool_timeout=settings.tools.tool_timeout_seconds,
         heartbeat=settings.tools.heartbeat_seconds,

@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from memory_core.capture import loads_lossless
-from proxy.appkeys import ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
+from proxy.appkeys import AENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import schedule_compaction
 from proxy.relay import RelayResult
@@ -60,7 +60,7 @@ def record_unparsed(request: web.Request, raw: bytes, reason: str) -> None:
     """Keep a body the proxy could not read as a chat request (an ``unparsed`` event)."""
     app = request.app
     try:
-        app[ENGINE].record_event(
+        app[AENGINE].queue_event(
             None,
             request[REQUEST_ID],
             "unparsed",
@@ -75,7 +75,7 @@ def record_failure(ex: Exchange, status: int, code: str | None, message: str | N
                    ) -> None:
     """The request is evidence: say what became of it (a transport error)."""
     if ex.ticket is not None:
-        ex.request.app[ENGINE].capture_response(
+        ex.request.app[AENGINE].queue_response(
             ex.ticket, [], {"status": status, "outcome": code, "error": message})
 
 
@@ -84,7 +84,7 @@ def record_gone(ex: Exchange) -> None:
     an answer)."""
     if ex.ticket is not None:
         ex.captured = True
-        ex.request.app[ENGINE].capture_response(
+        ex.request.app[AENGINE].queue_response(
             ex.ticket, [], {"status": None, "stream": ex.streamed, "outcome": "incomplete",
                             "client_gone": True, "partial_choices": []})
 
@@ -95,7 +95,7 @@ async def store_first(ex: Exchange, job: Any) -> None:
     (default 2 s; 0: not at all) while the background gives way.
 
     ``job`` (one of this module's captures, or a handler's) must call
-    ``engine.capture_response`` before its first ``await``: its first step, which
+    ``AsyncEngine.capture_response`` before its first ``await``: its first step, which
     runs in the ``sleep(0)`` below, queues the answer on the store's writer. The
     writer runs jobs in order (FIFO), so anything this client sends after the end
     (the next turn, whose capture matches its history against this answer by
@@ -111,7 +111,7 @@ async def store_first(ex: Exchange, job: Any) -> None:
     await asyncio.sleep(0)  # the job's first step: its write is queued
     seconds = app[SETTINGS].capture.response_wait_seconds
     if seconds > 0 and not task.done():
-        with app[ENGINE].foreground():
+        with app[AENGINE].foreground():
             await bounded(task, seconds, ex.rid)
 
 
@@ -126,17 +126,17 @@ async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) ->
     the model's own view of the reply (spliced into later requests); count the
     rounds' summed usage under the request's model."""
     app = ex.request.app
-    engine, metrics = app[ENGINE], app[METRICS]
+    aengine, metrics = app[AENGINE], app[METRICS]
     metrics.count_tokens(ex.body.get("model") if isinstance(ex.body, dict) else None, ex.usage)
     ticket = ex.ticket
     assert ticket is not None
     try:
         event = ex.evidence()
         if not ex.is_whole_answer():
-            await asyncio.wrap_future(engine.capture_response(ticket, [], event))
+            await aengine.capture_response(ticket, [], event)
             return
-        ids = await asyncio.wrap_future(engine.capture_response(
-            ticket, ex.client_choices, event, ex.hidden or None, ex.upstream_view))
+        ids = await aengine.capture_response(
+            ticket, ex.client_choices, event, ex.hidden or None, ex.upstream_view)
         _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
@@ -151,7 +151,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: Rel
     stayed to the end. Anything else is kept in an event, never as an answer.
     """
     app = ex.request.app
-    engine, metrics = app[ENGINE], app[METRICS]
+    aengine, metrics = app[AENGINE], app[METRICS]
     ticket = ex.ticket
     assert ticket is not None
     try:
@@ -159,7 +159,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: Rel
         event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes}
         if status >= 400:
             event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-            engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
+            aengine.queue_response(ticket, [], dict(event, outcome="upstream_error"))
             return
         if streamed:
             decoder, acc = SSEDecoder(), ChunkAccumulator()
@@ -203,7 +203,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: Rel
             choices = []
         else:
             event["outcome"] = "complete"
-        ids = await asyncio.wrap_future(engine.capture_response(ticket, choices, event))
+        ids = await aengine.capture_response(ticket, choices, event)
         _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
@@ -214,8 +214,7 @@ def _compact_after(ex: Exchange, ids: list[int], summarizer: LLMSummarizer | Non
     ticket = ex.ticket
     capture = ticket.result if ticket is not None else None
     if ids and ticket is not None and capture is not None:
-        app = ex.request.app
-        schedule_compaction(app, app[ENGINE], ticket.scope, capture.thread_id,
+        schedule_compaction(ex.request.app, ticket.scope, capture.thread_id,
                             [*capture.path, ids[0]], summarizer)
 
 

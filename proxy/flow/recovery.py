@@ -74,9 +74,8 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
             if replan is not None:
                 again = await replan()
             else:
-                with engine.foreground():
-                    again = await prepare_upstream(request, engine, ex.scope,
-                                                   ex.capture_future, raw, body, rid, ex.wire)
+                again = await prepare_upstream(request, ex.scope, ex.capture_future, raw,
+                                               body, rid, ex.wire)
         except Exception:  # noqa: BLE001 - fail open: the client gets the error
             log.exception("memory path failed while recovering from a context-length error")
         if (again is None or again.obj is None or again.state == "over-budget"

@@ -9,14 +9,11 @@ and plan the request as its whole thread (:mod:`proxy.handlers.responses`).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
-from concurrent.futures import Executor
-from typing import Any, TypeVar
+from typing import Any
 
 from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
@@ -25,7 +22,6 @@ from proxy.flow.exchange import Exchange
 from proxy.wire.responses import input_items
 
 log = logging.getLogger("lcm.responses")
-_T = TypeVar("_T")
 
 
 class ResponseThreads:
@@ -55,35 +51,16 @@ class ResponseThreads:
                 self._map.move_to_end(key)
             return found
 
-    async def fetch(self, scope: Scope, response_id: str, pool: Executor
-                    ) -> tuple[Any, ...] | None:
-        """:meth:`get` from the event loop: a cache miss reads the store on a thread of
-        ``pool``, never on the loop."""
-        found = self.cached(scope, response_id)
-        if found is not None:
-            return found
-        return await _off_loop(pool, self.get, scope, response_id)
-
-    async def fetch_conversation(self, scope: Scope, conversation_id: str, pool: Executor
-                                 ) -> tuple[str | None, tuple[Any, ...] | None]:
-        """``(head, items)`` of a ``conversation`` from the event loop: its newest
-        relayed response (:meth:`head`) and the items that response ends (``()``
-        without a head; ``None`` when they cannot be read); store reads on ``pool``."""
+    def cached_head(self, scope: Scope, conversation_id: str) -> str | None:
+        """The newest response relayed in a ``conversation`` when the cache knows it,
+        else ``None`` (no store read)."""
         with self._lock:
-            head = self._heads.get((scope.tenant, scope.role, conversation_id))
-        found = self.cached(scope, head) if head is not None else None
-        if head is not None and found is not None:
-            return head, found
-
-        def read() -> tuple[str | None, tuple[Any, ...] | None]:
-            at = self.head(scope, conversation_id)
-            return at, (self.get(scope, at) if at is not None else ())
-
-        return await _off_loop(pool, read)
+            return self._heads.get((scope.tenant, scope.role, conversation_id))
 
     def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
         """The items of the conversation ``response_id`` ends, or ``None``. Reads the
-        store on a cache miss: from the event loop, use :meth:`fetch`."""
+        store on a cache miss: from the event loop, use
+        :meth:`proxy.flow.asyncengine.AsyncEngine.stored_response`."""
         key = (scope.tenant, scope.role, response_id)
         found = self.cached(scope, response_id)
         if found is not None:
@@ -142,15 +119,6 @@ class ResponseThreads:
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
-
-
-async def _off_loop(pool: Executor, fn: Callable[..., _T], *args: Any) -> _T:
-    """``fn(*args)`` on a thread of ``pool``; inline when the pool no longer takes
-    work (the proxy is stopping)."""
-    try:
-        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
-    except RuntimeError:  # cannot schedule new futures after shutdown
-        return fn(*args)
 
 
 _THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from memory_core.models import Scope
 from proxy import rawjson, rewrite
-from proxy.appkeys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import BadRequestError
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
@@ -128,7 +128,7 @@ def begin_capture(ex: Exchange,
         body = ex.body if expand is None else expand(ex.scope)
         if body is None:
             return
-        ex.ticket, ex.capture_future = app[ENGINE].capture_request(
+        ex.ticket, ex.capture_future = app[AENGINE].capture_request(
             ex.scope, ex.rid, ex.wire.messages(body), event_meta(body))
     except Exception:  # noqa: BLE001 - fail open
         app[METRICS].fail_open.labels("capture").inc()
@@ -145,19 +145,19 @@ async def run_memory_path(ex: Exchange) -> None:
     client's bytes of its items are kept for every body built from them from here on
     (:data:`proxy.rawjson.CURRENT`, also the tool loop's rounds)."""
     app = ex.request.app
-    engine, metrics = app[ENGINE], app[METRICS]
+    metrics = app[METRICS]
     started = time.perf_counter()
     assert ex.scope is not None
     raw_items = RawItems(ex.raw, ex.body, ex.wire.raw_items_key) if ex.wire.raw_items_key \
         else None
     rawjson.CURRENT.set(raw_items)
     try:
-        with engine.foreground():  # the background gives way (bounded) meanwhile
-            ex.prepared = await prepare_upstream(
-                ex.request, engine, ex.scope, ex.capture_future,
-                ex.raw if ex.plan_raw is None else ex.plan_raw,
-                ex.body if ex.plan_body is None else ex.plan_body, ex.rid, ex.wire,
-                raw_items)
+        # the background gives way (bounded) meanwhile
+        ex.prepared = await prepare_upstream(
+            ex.request, ex.scope, ex.capture_future,
+            ex.raw if ex.plan_raw is None else ex.plan_raw,
+            ex.body if ex.plan_body is None else ex.plan_body, ex.rid, ex.wire,
+            raw_items)
     except Exception as exc:  # noqa: BLE001 - fail open: forward unmodified
         metrics.fail_open.labels("memory_path").inc()
         log.exception("memory path failed; forwarding the request unmodified")

@@ -29,7 +29,6 @@ upstream call in flight is cancelled.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -38,9 +37,8 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from memory_core import memorytools as mtools
-from memory_core.engine import Engine
 from proxy import headers as hdrs
+from proxy.flow.asyncengine import AsyncEngine
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
 from proxy.flow.recovery import Recover
@@ -68,14 +66,14 @@ class ToolLoop:
     """The streamed answer's session (:meth:`run_stream`), else ``None``."""
 
     def __init__(self, ex: Exchange, *, session: aiohttp.ClientSession, url: Any,
-                 headers: Any, engine: Engine, names: dict[str, str], max_rounds: int,
+                 headers: Any, aengine: AsyncEngine, names: dict[str, str], max_rounds: int,
                  tool_timeout: float, heartbeat: float = 5.0,
                  on_round: Callable[[], None] | None = None,
                  before_end: Callable[[], Awaitable[None]] | None = None,
                  recover: Recover | None = None, budget_tokens: int | None = None) -> None:
         self.ex, self.wire = ex, ex.wire
         self.session, self.url, self.headers = session, url, headers
-        self.engine, self.names = engine, names
+        self.aengine, self.names = aengine, names
         self.max_rounds, self.tool_timeout = max_rounds, tool_timeout
         self.heartbeat = heartbeat
         self.on_round = on_round
@@ -106,7 +104,6 @@ class ToolLoop:
         return fitted
 
     async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        loop = asyncio.get_running_loop()
         scope = self.ex.scope
         assert scope is not None  # the loop runs for captured requests only
         results = []
@@ -114,9 +111,8 @@ class ToolLoop:
             offered = self.wire.call_name(call)
             name = self.names.get(offered, offered)
             try:
-                text = await asyncio.wait_for(loop.run_in_executor(
-                    None, mtools.run_tool, self.engine, scope, name,
-                    self.wire.call_arguments(call)), self.tool_timeout)
+                text = await self.aengine.run_tool(scope, name, self.wire.call_arguments(call),
+                                                   self.tool_timeout)
             except TimeoutError:
                 text = orjson.dumps({"error": f"{name} took longer than "
                                               f"{self.tool_timeout:g} s"}).decode()

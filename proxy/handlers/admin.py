@@ -15,7 +15,6 @@ documented in ``proxy.openapi`` (served at ``/lcm/v1/openapi.json``). Health
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -29,7 +28,7 @@ from memory_core.memory import GLOBAL_TENANT, DuplicateKeyError
 from memory_core.ref import parse_id
 from memory_core.store.migrations import SCHEMA_VERSION
 from proxy import __version__, openapi
-from proxy.appkeys import ENGINE, METRICS, SETTINGS
+from proxy.appkeys import AENGINE, ENGINE, METRICS, SETTINGS
 from proxy.errors import BadRequestError, ProxyError
 from proxy.handlers.access import AdminForbiddenError, require_admin, require_write
 from proxy.settings import data_dir_path
@@ -89,8 +88,9 @@ async def _body(request: web.Request) -> dict[str, Any]:
     return value
 
 
-async def _run(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+async def _run(request: web.Request, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` off the event loop (:meth:`proxy.flow.asyncengine.AsyncEngine.read`)."""
+    return await request.app[AENGINE].read(fn, *args)
 
 
 def _scope(request: web.Request) -> tuple[str | None, str | None]:
@@ -114,7 +114,7 @@ async def health(request: web.Request) -> web.Response:
     engine = request.app[ENGINE]
     status, code = "ok", 200
     try:
-        await _run(engine.store.read_tx, lambda tx: tx.maintenance.ping())
+        await _run(request, engine.store.read_tx, lambda tx: tx.maintenance.ping())
     except Exception:  # noqa: BLE001 - health reports, never raises
         status, code = "degraded", 503
     body = {
@@ -164,15 +164,14 @@ async def readyz(request: web.Request) -> web.Response:
     engine = request.app[ENGINE]
     checks: dict[str, str] = {}
     try:
-        await _run(engine.store.read_tx, lambda tx: tx.maintenance.ping())
+        await _run(request, engine.store.read_tx, lambda tx: tx.maintenance.ping())
         checks["engine"] = "ok"
     except Exception as exc:  # noqa: BLE001 - a probe reports, never raises
         checks["engine"] = f"store cannot be read: {exc.__class__.__name__}"
     try:
-        checks["store_writable"] = await _run(_store_writable, engine)
+        checks["store_writable"] = await _run(request, _store_writable, engine)
         if checks["store_writable"] == "ok":
-            job = asyncio.wrap_future(engine.store.write(lambda c: None))
-            await asyncio.wait_for(job, READY_WRITE_TIMEOUT_SECONDS)
+            await request.app[AENGINE].write_barrier(READY_WRITE_TIMEOUT_SECONDS)
     except TimeoutError:
         checks["store_writable"] = (
             f"writer queue busy for over {READY_WRITE_TIMEOUT_SECONDS:g} s")
@@ -193,7 +192,7 @@ async def metrics(request: web.Request) -> web.Response:
     writer queue) are read from SQLite at scrape time, and left out of a scrape
     when the store cannot be read.
     """
-    body = await _run(request.app[METRICS].render)
+    body = await _run(request, request.app[METRICS].render)
     return web.Response(body=body,
                         headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
@@ -225,9 +224,9 @@ async def status(request: web.Request) -> web.Response:
     require_admin(request)
     engine = request.app[ENGINE]
     tenant, role = _scope(request)
-    info = await _run(engine.status)
-    scoped = await _run(engine.status_for, tenant, role)
-    lag = await _run(engine.index_lag)
+    info = await _run(request, engine.status)
+    scoped = await _run(request, engine.status_for, tenant, role)
+    lag = await _run(request, engine.index_lag)
     return _json({"database": info["database"], "schema_version": info["schema_version"],
                   "size_bytes": info["size_bytes"],
                   "soft_budget_tokens": engine.config.soft_budget_tokens,
@@ -238,7 +237,7 @@ async def tenants(request: web.Request) -> web.Response:
     """``GET /lcm/v1/tenants`` → ``{tenants: [{tenant, roles, threads, messages, …}]}``."""
     require_admin(request)
     tenant, _ = _scope(request)
-    rows = await _run(request.app[ENGINE].list_tenants)
+    rows = await _run(request, request.app[ENGINE].list_tenants)
     return _json({"tenants": [r for r in rows if tenant is None or r["tenant"] == tenant]})
 
 
@@ -246,7 +245,7 @@ async def threads(request: web.Request) -> web.Response:
     """``GET /lcm/v1/threads`` → ``{total, threads}`` (filters tenant, role, session)."""
     require_admin(request)
     tenant, role = _scope(request)
-    out = await _run(lambda: request.app[ENGINE].list_threads(
+    out = await _run(request, lambda: request.app[ENGINE].list_threads(
         tenant=tenant, role=role, session=_param(request, "session"),
         limit=_int(request, "limit", 50, low=1, high=MAX_LIMIT),
         offset=_int(request, "offset", 0)))
@@ -259,7 +258,7 @@ async def thread(request: web.Request) -> web.Response:
     tenant, role = _scope(request)
     tid = _path_int(request, "thread_id")
     try:
-        out = await _run(lambda: request.app[ENGINE].thread_detail(tid, tenant=tenant,
+        out = await _run(request, lambda: request.app[ENGINE].thread_detail(tid, tenant=tenant,
                                                                      role=role))
     except NotFoundError as exc:
         raise AdminNotFoundError(str(exc)) from exc
@@ -270,7 +269,7 @@ async def items(request: web.Request) -> web.Response:
     """``GET /lcm/v1/items`` → ``{total, items, chains}`` (tenant, role, status, kind)."""
     require_admin(request)
     tenant, role = _scope(request)
-    out = await _run(lambda: request.app[ENGINE].list_items(
+    out = await _run(request, lambda: request.app[ENGINE].list_items(
         tenant=tenant, role=role, status=_param(request, "status"),
         kind=_param(request, "kind"), limit=_int(request, "limit", 200, low=1, high=MAX_LIMIT),
         offset=_int(request, "offset", 0)))
@@ -282,7 +281,7 @@ async def _inspect(request: web.Request, kind: str, name: str) -> web.Response:
     tenant, role = _scope(request)
     ident = _path_int(request, name)
     try:
-        out = await _run(request.app[ENGINE].inspect, f"{kind}:{ident}")
+        out = await _run(request, request.app[ENGINE].inspect, f"{kind}:{ident}")
     except NotFoundError as exc:
         raise AdminNotFoundError(str(exc)) from exc
     _in_scope(out, tenant, role, f"{'memory item' if kind == 'item' else 'message'} {ident}")
@@ -314,7 +313,7 @@ async def search(request: web.Request) -> web.Response:
         raise BadRequestError(f"mode must be hybrid or keyword, not {mode!r}",
                               code="invalid_parameter", param="mode")
     limit = _int(request, "limit", 20, low=1, high=MAX_LIMIT)
-    hits = await _run(lambda: request.app[ENGINE].search_memory(
+    hits = await _run(request, lambda: request.app[ENGINE].search_memory(
         query, tenant=tenant, role=role, session=_param(request, "session"),
         limit=limit or 20, include_commands=False, mode=mode))
     return _json({"query": query, "mode": mode, "hits": hits})
@@ -324,7 +323,7 @@ async def explain(request: web.Request) -> web.Response:
     """``GET /lcm/v1/explain`` → the newest assembly log (tenant, role, session, thread)."""
     require_admin(request)
     tenant, role = _scope(request)
-    last = await _run(lambda: request.app[ENGINE].last_assembly(
+    last = await _run(request, lambda: request.app[ENGINE].last_assembly(
         tenant=tenant, role=role, session=_param(request, "session"),
         thread_id=_int(request, "thread")))
     if last is None:
@@ -341,7 +340,7 @@ async def retract(request: web.Request) -> web.Response:
     body = await _body(request)
     reason = body.get("reason") if isinstance(body.get("reason"), str) else ""
     try:
-        out = await _run(lambda: request.app[ENGINE].retract_in_scope(
+        out = await _run(request, lambda: request.app[ENGINE].retract_in_scope(
             ident, reason or "retracted by operator", tenant=tenant, role=role))
     except NotFoundError as exc:
         raise AdminNotFoundError(str(exc)) from exc
@@ -374,7 +373,7 @@ async def purge(request: web.Request) -> web.Response:
     if body.get("confirm") is not True and not dry_run:
         raise BadRequestError('purge is irreversible: send {"confirm": true}',
                               code="confirmation_required", param="confirm")
-    counts = await _run(lambda: request.app[ENGINE].purge(dry_run=dry_run, **filters))
+    counts = await _run(request, lambda: request.app[ENGINE].purge(dry_run=dry_run, **filters))
     return _json({"filters": {k: v for k, v in filters.items() if v is not None},
                   "dry_run": dry_run, "removed": counts})
 
@@ -384,7 +383,7 @@ async def export(request: web.Request) -> web.Response:
     require_admin(request)
     tenant, role = _scope(request)
     events = request.query.get("events", "").lower() in ("1", "true", "yes")
-    out = await _run(lambda: request.app[ENGINE].export(
+    out = await _run(request, lambda: request.app[ENGINE].export(
         tenant=tenant, role=role, session=_param(request, "session"),
         thread_id=_int(request, "thread"), events=events))
     return _json(out)
@@ -394,7 +393,7 @@ async def preferences(request: web.Request) -> web.Response:
     """``GET /lcm/v1/preferences`` → ``{preferences}`` (a tenant also sees ``*`` ones)."""
     require_admin(request)
     tenant, role = _scope(request)
-    rows = await _run(lambda: request.app[ENGINE].list_agent_memories(
+    rows = await _run(request, lambda: request.app[ENGINE].list_agent_memories(
         category="user_preferences", role=role, tenant=tenant))
     return _json({"preferences": rows})
 
@@ -416,7 +415,7 @@ async def preference_put(request: web.Request) -> web.Response:
         raise BadRequestError("content (string) is required; title is a string",
                               param="content")
     try:
-        out = await _run(lambda: request.app[ENGINE].set_agent_memory(
+        out = await _run(request, lambda: request.app[ENGINE].set_agent_memory(
             tenant=tenant, role=role, category="user_preferences", key=key,
             title=title or key, content=content,
             on_duplicate="route" if body.get("replace_similar") is True else "refuse"))
@@ -435,7 +434,7 @@ async def preference_delete(request: web.Request) -> web.Response:
     tenant = _param(request, "tenant") or GLOBAL_TENANT
     role, key = request.match_info["role"], request.match_info["key"]
     try:
-        ok = await _run(lambda: request.app[ENGINE].delete_agent_memory(
+        ok = await _run(request, lambda: request.app[ENGINE].delete_agent_memory(
             tenant=tenant, role=role, category="user_preferences", key=key))
     except ValueError as exc:
         raise BadRequestError(str(exc)) from exc

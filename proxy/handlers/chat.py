@@ -17,7 +17,7 @@ from aiohttp import web
 from memory_core.tree import message_text
 from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.appkeys import ENGINE, SETTINGS, TASKS
+from proxy.appkeys import AENGINE, SETTINGS, TASKS
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
@@ -42,8 +42,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
     While its memory path runs, and while it waits for its answer's capture, the
     search indexer, compaction and WAL checkpoints give way to it
-    (``engine.foreground()``); for the rest of its life, upstream round trip
-    included, the indexer alone does (``engine.in_flight()``); both bounded per
+    (``AsyncEngine.foreground()``); for the rest of its life, upstream round trip
+    included, the indexer alone does (``AsyncEngine.in_flight()``); both bounded per
     step by ``search.foreground_wait_ms``. On a small machine the embedder and
     Tantivy's writer, woken by this request's own capture, would otherwise take the
     cores from its memory path and, when the upstream answers quickly, from the
@@ -51,7 +51,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     docs/evaluation/constants.md). Behind a real model
     the step's budget runs out while the model thinks, and indexing goes on then.
     """
-    with request.app[ENGINE].in_flight():
+    with request.app[AENGINE].in_flight():
         return await _chat_completions(request)
 
 
@@ -69,7 +69,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         index = rewrite.newest_user_index(body["messages"])
         newest = message_text(body["messages"][index]) if index is not None else ""
         if index is not None and chatcommands.is_command(newest):
-            return await chatcommands.answer(request, request.app[ENGINE], ex.scope, body,
+            return await chatcommands.answer(request, request.app[AENGINE], ex.scope, body,
                                              newest, ex.ticket, ex.rid)
     if ex.memory and ex.capture_future is not None:
         await run_memory_path(ex)

@@ -20,7 +20,6 @@ Anthropic's shape (``{"type": "error", "error": {"type", "message"}}``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -30,12 +29,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core import capture
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import chatcommands, forwardlog, rawjson, rewrite
 from proxy import headers as hdrs
-from proxy.appkeys import ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
@@ -65,7 +63,7 @@ def error_response(status: int, message: str, rid: str) -> web.Response:
 
 async def messages(request: web.Request) -> web.StreamResponse:
     """Handle one Messages request, streamed or not (see module docstring)."""
-    with request.app[ENGINE].in_flight():
+    with request.app[AENGINE].in_flight():
         try:
             return await _messages(request)
         except ProxyError as exc:  # upstream unreachable, timeout: Anthropic's shape
@@ -124,17 +122,15 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     Anthropic message, streamed when asked; stored as the request's reply (never
     extracted from), never sent upstream."""
     app, body = ex.request.app, ex.body
-    engine = app[ENGINE]
+    aengine = app[AENGINE]
     assert ex.scope is not None
-    reply = await asyncio.get_running_loop().run_in_executor(
-        None, chatcommands.run_command, engine, ex.scope, text)
+    reply = await aengine.run_command(ex.scope, text)
     model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
     content = [{"type": "text", "text": reply}]
     if ex.ticket is not None:
-        engine.store.write(capture.capture_response, ex.ticket,
-                           [{"role": "assistant", "content": content}],
-                           {"status": 200, "outcome": "complete", "command": True,
-                            "model": model, "api": "messages"})
+        aengine.queue_command_reply(ex.ticket, [{"role": "assistant", "content": content}],
+                                    {"status": 200, "outcome": "complete", "command": True,
+                                     "model": model, "api": "messages"})
     usage = {"input_tokens": 0, "output_tokens": 0}
     msg = {"id": "msg_lcm_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
            "model": model, "content": content, "stop_reason": "end_turn",
@@ -172,7 +168,7 @@ def _begin_capture(ex: Exchange) -> Any:
             salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
             fixed_tenant=app[SETTINGS].proxy.tenant, body=ex.body)
         view = mw.view_messages(ex.body)
-        ex.ticket, ex.capture_future = app[ENGINE].capture_request(
+        ex.ticket, ex.capture_future = app[AENGINE].capture_request(
             ex.scope, ex.rid, view,
             {"model": ex.body.get("model") if isinstance(ex.body.get("model"), str) else None,
              "stream": ex.body.get("stream") is True, "api": "messages"})
@@ -216,9 +212,8 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
                  "tools": body.get("tools")}
     if not MESSAGES.tools_wanted(body):  # no memory tools: the block must not name them
         view_body["tool_choice"] = "none"
-    with engine.foreground():
-        prepared = await prepare_upstream(ex.request, engine, ex.scope, ex.capture_future,
-                                          ex.raw, view_body, ex.rid)
+    prepared = await prepare_upstream(ex.request, ex.scope, ex.capture_future, ex.raw,
+                                      view_body, ex.rid)
     if prepared.obj is None:
         return prepared
     out = prepared.obj["messages"]
@@ -327,7 +322,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
     """Store a relayed answer: the reply as a message when the client received all
     of it (2xx, a stream ended by ``message_stop``, no error event), else an event."""
     app = ex.request.app
-    engine, metrics = app[ENGINE], app[METRICS]
+    aengine, metrics = app[AENGINE], app[METRICS]
     ticket = ex.ticket
     assert ticket is not None
     try:
@@ -336,7 +331,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
                                  "api": "messages"}
         if status >= 400:
             event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-            engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
+            aengine.queue_response(ticket, [], dict(event, outcome="upstream_error"))
             return
         msg, facts = read_answer(streamed, body)
         event.update(facts)
@@ -349,10 +344,10 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
                          client_gone=result.client_gone, upstream_error=result.upstream_error)
             if msg is None:
                 event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-            await asyncio.wrap_future(engine.capture_response(ticket, [], event))
+            await aengine.capture_response(ticket, [], event)
             return
         event["outcome"] = "complete"
-        ids = await asyncio.wrap_future(engine.capture_response(ticket, [msg], event))
+        ids = await aengine.capture_response(ticket, [msg], event)
         record._compact_after(ex, ids, None)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         record._capture_failed(ex)

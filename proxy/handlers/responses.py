@@ -47,7 +47,6 @@ conversation (durable, as for ``previous_response_id``), then its own.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import uuid
@@ -56,18 +55,17 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core import capture
 from memory_core.capture import loads_lossless
 from memory_core.models import Scope
 from memory_core.tree import message_text
 from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.appkeys import ENGINE, MEMORY_POOL, METRICS, SETTINGS
+from proxy.appkeys import AENGINE, METRICS, SETTINGS
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.recovery import recoverer
-from proxy.flow.responsethreads import conversation_id, remember, threads_of
+from proxy.flow.responsethreads import conversation_id, remember
 from proxy.flow.steps import (
     begin_capture,
     offers_tools,
@@ -91,7 +89,7 @@ TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed
 
 async def responses(request: web.Request) -> web.StreamResponse:
     """Handle one ``POST /v1/responses``, streaming or not (see module docstring)."""
-    with request.app[ENGINE].in_flight():
+    with request.app[AENGINE].in_flight():
         return await _responses(request)
 
 
@@ -111,8 +109,8 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         conv = conversation_id(body["conversation"])
         if settings.capture.enabled and conv is not None:
             scope = _scope(ex)
-            head, stored = await threads_of(request.app[ENGINE]).fetch_conversation(
-                scope, conv, request.app[MEMORY_POOL]) if scope is not None else (None, None)
+            head, stored = await request.app[AENGINE].stored_conversation(
+                scope, conv) if scope is not None else (None, None)
 
             def expand_conversation(scope: Scope) -> dict[str, Any] | None:
                 if stored is None:
@@ -125,8 +123,8 @@ async def _responses(request: web.Request) -> web.StreamResponse:
     elif settings.capture.enabled and body.get("previous_response_id") is not None:
         prev = body["previous_response_id"]
         scope = _scope(ex) if isinstance(prev, str) else None
-        stored = await threads_of(request.app[ENGINE]).fetch(
-            scope, prev, request.app[MEMORY_POOL]) if scope is not None else None
+        stored = await request.app[AENGINE].stored_response(
+            scope, prev) if scope is not None else None
 
         def expand(scope: Scope) -> dict[str, Any] | None:
             nonlocal whole
@@ -183,11 +181,10 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     chat command's (no extraction from it) and its id mapped, so the client may
     continue from it by ``previous_response_id`` (that request is then replayed:
     the memory path leaves earlier commands out, which rewrites it)."""
-    request, engine = ex.request, ex.request.app[ENGINE]
+    request, aengine = ex.request, ex.request.app[AENGINE]
     assert ex.scope is not None and ex.ticket is not None
     body: dict[str, Any] = ex.body
-    reply = await asyncio.get_running_loop().run_in_executor(
-        None, chatcommands.run_command, engine, ex.scope, text)
+    reply = await aengine.run_command(ex.scope, text)
     tag = uuid.uuid4().hex[:24]
     item: dict[str, Any] = {"type": "message", "id": f"msg_lcm_{tag}", "status": "completed",
             "role": "assistant",
@@ -202,7 +199,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
         "usage": {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0},
                   "output_tokens": 0, "output_tokens_details": {"reasoning_tokens": 0},
                   "total_tokens": 0}}
-    engine.store.write(capture.capture_response, ex.ticket, [reply_turn([item])], {
+    aengine.queue_command_reply(ex.ticket, [reply_turn([item])], {
         "status": 200, "outcome": "complete", "command": True, "model": model,
         "id": resp["id"], "api": "responses"})
     remember(ex, resp)
@@ -299,7 +296,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
     the client there to the end. Anything else is kept in an event.
     """
     app = ex.request.app
-    engine = app[ENGINE]
+    aengine = app[AENGINE]
     ticket = ex.ticket
     assert ticket is not None
     try:
@@ -308,7 +305,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
                                  "api": "responses"}
         if status >= 400:
             event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-            engine.capture_response(ticket, [], dict(event, outcome="upstream_error"))
+            aengine.queue_response(ticket, [], dict(event, outcome="upstream_error"))
             return
         obj, terminal = final_response(streamed, body)
         remember(ex, obj)
@@ -340,8 +337,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
 async def _store(ex: Exchange, choices: list[Any], event: dict[str, Any]) -> None:
     """Store the answer's reply ``choices`` with ``event``, then schedule compaction."""
     assert ex.ticket is not None
-    engine = ex.request.app[ENGINE]
-    ids = await asyncio.wrap_future(engine.capture_response(ex.ticket, choices, event))
+    ids = await ex.request.app[AENGINE].capture_response(ex.ticket, choices, event)
     record._compact_after(ex, ids, record.summarizer_for(ex.request.app, ex.request))
 
 

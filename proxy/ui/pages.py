@@ -11,7 +11,6 @@ the API would.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import secrets
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from aiohttp import web
 
 from memory_core.errors import NotFoundError
 from memory_core.ref import parse_id
-from proxy.appkeys import ENGINE, SETTINGS
+from proxy.appkeys import AENGINE, ENGINE, SETTINGS
 from proxy.errors import UnauthorizedError
 from proxy.handlers.access import (
     UI_COOKIE,
@@ -51,8 +50,9 @@ from proxy.ui.html import (
 T = TypeVar("T")
 
 
-async def _run(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+async def _run(request: web.Request, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` off the event loop (:meth:`proxy.flow.asyncengine.AsyncEngine.read`)."""
+    return await request.app[AENGINE].read(fn, *args)
 
 
 CSRF_COOKIE = "lcm_csrf"
@@ -133,13 +133,13 @@ async def index(request: web.Request) -> web.Response:
     tenant, role = _filters(request)
     out = []
     if tenant is None:
-        tenants = await _run(engine.list_tenants)
+        tenants = await _run(request, engine.list_tenants)
         out.append("<h2>Tenants</h2>" + table(
             ("tenant", "roles", "threads", "messages", "last activity"),
             ((link(url("/lcm/ui", tenant=t["tenant"]), t["tenant"]), e(", ".join(t["roles"])),
               e(t["threads"]), e(t["messages"]), e(when(t["last_activity"]))) for t in tenants),
             "no tenants yet"))
-    data = await _run(lambda: engine.list_threads(tenant=tenant, role=role, limit=200))
+    data = await _run(request, lambda: engine.list_threads(tenant=tenant, role=role, limit=200))
     rows = []
     for t in data["threads"]:
         parent = t["parent_thread_id"]
@@ -188,7 +188,7 @@ async def thread_page(request: web.Request) -> web.Response:
     tenant, role = _filters(request)
     try:
         tid = parse_id(request.match_info["thread_id"])
-        detail = await _run(lambda: engine.thread_detail(tid, tenant=tenant, role=role))
+        detail = await _run(request, lambda: engine.thread_detail(tid, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
         return _html(page("Not found", "<p>no such thread</p>", tenant=tenant), 404)
     t = detail["thread"]
@@ -196,7 +196,7 @@ async def thread_page(request: web.Request) -> web.Response:
                   "updated"), [(e(t["tenant"]), e(t["role"]), e(t["session"] or "-"),
                                 e(t["parent_thread_id"] or "-"), e(t["fork_message_id"] or "-"),
                                 e(when(t["created_at"])), e(when(t["updated_at"])))])
-    last = await _run(lambda: engine.last_assembly(tenant=t["tenant"], role=t["role"],
+    last = await _run(request, lambda: engine.last_assembly(tenant=t["tenant"], role=t["role"],
                                                    thread_id=tid))
     if last is None:
         inj = '<p class="muted">no injection recorded for this thread</p>'
@@ -245,10 +245,10 @@ async def items_page(request: web.Request) -> web.Response:
                               tenant=tenant), 400)
     limit = _query_int(request, "limit", 100, 500) or 100
     offset = _query_int(request, "offset", 0, 1 << 40)
-    data = await _run(lambda: engine.list_items(
+    data = await _run(request, lambda: engine.list_items(
         tenant=tenant, role=role, status=q["status"], kind=q["kind"], thread_id=thread,
         text=q["text"], limit=limit, offset=offset))
-    fixes = await _run(lambda: engine.corrections(tenant=tenant, role=role, limit=50))
+    fixes = await _run(request, lambda: engine.corrections(tenant=tenant, role=role, limit=50))
     token = csrf_token(request)
     chains = []
     for chain in fixes["chains"]:
@@ -329,7 +329,7 @@ async def _inspect_page(request: web.Request, kind: str, raw_id: str) -> web.Res
     what = "Memory item" if kind == "item" else "Message"
     try:
         ident = parse_id(raw_id)
-        info = await _run(request.app[ENGINE].inspect, f"{kind}:{ident}")
+        info = await _run(request, request.app[ENGINE].inspect, f"{kind}:{ident}")
     except (ValueError, NotFoundError):
         info = None
     if info is None or (tenant is not None and info.get("tenant") != tenant) or (
@@ -388,8 +388,8 @@ async def retract(request: web.Request) -> web.StreamResponse:
     try:
         ident = parse_id(request.match_info["item_id"])
         reason = str(form.get("reason", "")).strip()[:500] or "retracted in the inspector"
-        await _run(lambda: request.app[ENGINE].retract_in_scope(ident, reason, tenant=tenant,
-                                                                role=role))
+        await _run(request, lambda: request.app[ENGINE].retract_in_scope(
+            ident, reason, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
         return _html(page("Not found", "<p>no such memory item</p>", tenant=tenant), 404)
     back = url("/lcm/ui/items", tenant=tenant, retracted=ident)
@@ -422,7 +422,7 @@ async def search_page(request: web.Request) -> web.Response:
     body = form + '<p class="muted">type a query</p>'
     across = mode == "hybrid" and (tenant is None or role is None)
     if query and (mode == "keyword" or across):
-        hits = await _run(lambda: request.app[ENGINE].search_memory(
+        hits = await _run(request, lambda: request.app[ENGINE].search_memory(
             query, tenant=tenant, role=role, limit=100, include_commands=False, mode=mode))
         rows = [{"kind": "message", "id": h["id"], "score": h["score"], "status": None,
                  "text": h["text"], "message_id": h["id"], "thread_id": None,
@@ -441,7 +441,7 @@ async def search_page(request: web.Request) -> web.Response:
                            " on any scope)</p>")
         else:
             try:
-                rows = await _run(lambda: request.app[ENGINE].search_indexed(
+                rows = await _run(request, lambda: request.app[ENGINE].search_indexed(
                     query, tenant=tenant, role=role, mode=mode, limit=100))
             except ValueError as exc:
                 return _html(page("Search", form + f"<p>{e(exc)}</p>", tenant=tenant), 400)

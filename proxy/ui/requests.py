@@ -73,7 +73,7 @@ async def request_log_page(request: web.Request) -> web.Response:
         return _html(page("Requests", "<p>thread must be a thread id</p>", tenant=tenant), 400)
     limit = _query_int(request, "limit", 50, 500) or 50
     offset = _query_int(request, "offset", 0, 1 << 40)
-    data = await _run(lambda: request.app[ENGINE].request_log(
+    data = await _run(request, lambda: request.app[ENGINE].request_log(
         tenant=tenant, role=role, thread_id=thread, limit=limit, offset=offset))
     rows = []
     for r in data["requests"]:
@@ -131,7 +131,7 @@ async def request_page(request: web.Request) -> web.Response:
         return denied
     tenant, role = _filters(request)
     rid = request.match_info["request_id"]
-    fw = await _run(lambda: request.app[ENGINE].forwarded(rid, tenant=tenant, role=role))
+    fw = await _run(request, lambda: request.app[ENGINE].forwarded(rid, tenant=tenant, role=role))
     if fw is None:
         return _html(page("Not found", "<p>no forwarded body recorded for this request"
                           " (not kept, purged, or outside the filter)</p>", tenant=tenant), 404)

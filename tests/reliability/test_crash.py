@@ -516,14 +516,14 @@ async def test_a_memory_path_that_cannot_be_queued_fails_open_instead_of_waiting
     """With the memory-path pool gone (as while the proxy stops), a request is
     answered unmodified at once and stored; it does not wait for a job that never
     runs."""
-    from proxy.appkeys import MEMORY_POOL
+    from proxy.appkeys import AENGINE
 
     proxy = await start_proxy(echo.base_url, tmp_path / "d",
                               injection={"capture_wait_seconds": 30})
     agent = Agent("stopping")
     try:
         await run_turns([agent], proxy.base_url, 1, 1)
-        proxy.app[MEMORY_POOL].shutdown(wait=True)
+        proxy.app[AENGINE].stop()
         body = {"model": "m", "messages": [*agent.history,
                                            {"role": "user", "content": "still there?"}]}
         async with aiohttp.ClientSession() as http:

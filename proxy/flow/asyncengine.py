@@ -1,0 +1,266 @@
+"""AsyncEngine: the one owner of the proxy's concurrency around the engine.
+
+:class:`memory_core.engine.Engine` is synchronous; its writes go to one writer
+thread and come back as thread futures. The request path (handlers, flow steps,
+the admin API and the inspector) reaches the engine through this façade only,
+with ``await aengine.x(...)``: the thread futures, the memory-path pool, the event
+loop's default executor and the give-way protocol (``foreground``/``in_flight``/
+``give_way``, :mod:`memory_core.search.foreground`) stay in here. A test keeps it
+so (``tests/test_asyncengine.py`` fails if a request-path module uses an executor
+or a thread future itself).
+
+Two kinds of threads:
+
+- the **memory-path pool** (``lcm-memory-path-*``, as many threads as asyncio's
+  default, ``min(32, CPUs + 4)``): each request's memory path (:meth:`plan`) and
+  stored-response reads. A pool of its own so that compactions, commands and admin
+  reads never hold up a request's block, nor the other way round;
+- the loop's **default executor**: memory tools, ``/memory`` commands, compaction,
+  operator reads.
+
+Created by :func:`proxy.contexts.async_engine` under :data:`proxy.appkeys.AENGINE`;
+its pool is shut down before the engine closes, after the running jobs finish
+(queued ones are cancelled: their requests fail open).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from memory_core import capture
+from memory_core import memorytools as mtools
+from memory_core.engine import Engine
+from memory_core.models import CaptureResult, CaptureTicket, Scope
+from proxy.chatcommands import run_command
+from proxy.flow.responsethreads import threads_of
+
+__all__ = ["AsyncEngine"]
+
+T = TypeVar("T")
+
+
+class AsyncEngine:
+    """Awaitable access to one :class:`Engine` for code on the event loop.
+
+    ``engine``: the open engine (its config and cheap in-memory reads stay
+    available as :attr:`engine` for jobs that run on this façade's threads).
+    ``workers``: threads of the memory-path pool (default ``min(32, CPUs + 4)``).
+    Non-``async`` methods only queue work (never block the loop); ``async`` ones
+    return once it is done. Errors are the engine's own, unchanged, so each caller
+    keeps its fail-open handling.
+    """
+
+    def __init__(self, engine: Engine, workers: int | None = None) -> None:
+        self.engine = engine
+        self._pool = ThreadPoolExecutor(
+            max_workers=workers or min(32, (os.cpu_count() or 1) + 4),
+            thread_name_prefix="lcm-memory-path")
+
+    # -- lifecycle --------------------------------------------------------------
+    def stop(self) -> None:
+        """Let the running memory-path jobs finish and cancel the queued ones (their
+        requests fail open); later memory paths fail open at once. Blocks: call it
+        off the loop (:meth:`aclose`), or where blocking is fine."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    async def aclose(self) -> None:
+        """:meth:`stop` without blocking the event loop."""
+        await asyncio.get_running_loop().run_in_executor(None, self.stop)
+
+    # -- give-way protocol ------------------------------------------------------
+    def in_flight(self) -> contextlib.AbstractContextManager[None]:
+        """Mark a chat request for its whole life (the indexer gives way, bounded)."""
+        return self.engine.in_flight()
+
+    def foreground(self) -> contextlib.AbstractContextManager[None]:
+        """Mark a request's latency-critical step (indexer, compaction and WAL
+        checkpoints give way, bounded by ``search.foreground_wait_ms``)."""
+        return self.engine.foreground()
+
+    # -- capture ----------------------------------------------------------------
+    def capture_request(self, scope: Scope, request_id: str, messages: list[Any],
+                        event: dict[str, Any]) -> tuple[CaptureTicket, Future[CaptureResult]]:
+        """Queue a request's capture on the writer; return ``(ticket, capture)``.
+
+        ``capture`` is a handle to pass to :meth:`plan` (a thread future: await it
+        only through this façade). Raises what :meth:`Engine.capture_request` raises
+        (e.g. the store is closed)."""
+        return self.engine.capture_request(scope, request_id, messages, event)
+
+    def queue_response(self, ticket: CaptureTicket, choices: list[Any],
+                       event: dict[str, Any]) -> None:
+        """Queue an answer's capture (or an event saying what became of the request)
+        without waiting for it."""
+        self.engine.capture_response(ticket, choices, event)
+
+    def queue_event(self, scope: Scope | None, request_id: str, kind: str,
+                    data: dict[str, Any]) -> None:
+        """Queue one ``events`` row (:meth:`Engine.record_event`) without waiting."""
+        self.engine.record_event(scope, request_id, kind, data)
+
+    def queue_forwarded(self, scope: Scope, request_id: str, body: Any, meta: dict[str, Any],
+                        *, keep: int, max_bytes: int, dumps: Callable[[Any], bytes] | None,
+                        on_error: Callable[[BaseException], None]) -> None:
+        """Queue the body forwarded upstream (:meth:`Engine.record_forwarded`) without
+        waiting; ``on_error(exc)`` runs on an engine thread if its write fails."""
+        queued = self.engine.record_forwarded(scope, request_id, body, meta, keep=keep,
+                                              max_bytes=max_bytes, dumps=dumps)
+        if queued is not None:
+            def check(done: Future[int]) -> None:
+                exc = None if done.cancelled() else done.exception()
+                if exc is not None:
+                    on_error(exc)
+
+            queued.add_done_callback(check)
+
+    async def capture_response(self, ticket: CaptureTicket, choices: list[Any],
+                               event: dict[str, Any], hidden_rounds: list[Any] | None = None,
+                               upstream_view: list[Any] | None = None) -> list[int]:
+        """Capture an answer (:meth:`Engine.capture_response`) and return the stored
+        message ids once committed. The write is queued before the first ``await``
+        (the writer's FIFO order is the caller's: see :func:`proxy.flow.record.store_first`)."""
+        return await asyncio.wrap_future(self.engine.capture_response(
+            ticket, choices, event, hidden_rounds, upstream_view))
+
+    def queue_command_reply(self, ticket: CaptureTicket, messages: list[Any],
+                            event: dict[str, Any]) -> None:
+        """Queue a ``/memory`` command's reply as the request's answer: stored as
+        evidence, but not through :meth:`Engine.capture_response` (a command reply is
+        not conversation content and is never extracted from)."""
+        self.engine.store.write(capture.capture_response, ticket, messages, event)
+
+    async def write_barrier(self, timeout: float) -> None:
+        """Return once an empty job has passed the writer queue; ``TimeoutError``
+        after ``timeout`` seconds (the job stays queued)."""
+        await asyncio.wait_for(asyncio.wrap_future(self.engine.store.write(lambda c: None)),
+                               timeout)
+
+    # -- the memory path --------------------------------------------------------
+    async def plan(self, capture_future: Future[CaptureResult],
+                   job: Callable[[CaptureResult], T], wait_seconds: float) -> T:
+        """``job(capture result)`` on the memory-path pool, once the request's
+        capture is done; its result, or its exception.
+
+        The job is queued by the capture's own completion, on the writer thread,
+        rather than after a round through the event loop (0.5 ms at 1000 turns,
+        measured); no thread waits for the capture. Everything after the wait is one
+        job: one hand-off instead of one per stage (each costs up to the
+        interpreter's 5 ms switch interval while background threads index).
+
+        Waits for the capture at most ``wait_seconds`` (``TimeoutError`` beyond; the
+        capture itself goes on, never cancelled). A failed capture raises its own
+        error. A caller that gave up (time limit, cancelled: the client left) before
+        the job started never has it run. With the pool stopped, raises at once
+        instead of waiting for a job that never runs.
+        """
+        prepared: Future[T] = Future()
+        gave_up = threading.Event()
+        pool = self._pool
+
+        def run(result: CaptureResult) -> None:  # a memory-path thread
+            if not prepared.set_running_or_notify_cancel():
+                return
+            try:
+                prepared.set_result(job(result))
+            except BaseException as exc:  # noqa: BLE001 - delivered to the request (fail open)
+                prepared.set_exception(exc)
+
+        def on_capture(done: Future[CaptureResult]) -> None:  # the writer thread, mostly
+            if gave_up.is_set() or done.cancelled() or done.exception() is not None:
+                return  # the request sees the capture's own outcome
+            try:
+                pool.submit(run, done.result())
+            except BaseException as exc:  # noqa: BLE001 - e.g. the pool is shut down (stopping):
+                # the request must not wait for a job that never runs.
+                with contextlib.suppress(InvalidStateError):  # unless the request gave up
+                    prepared.set_exception(exc)
+
+        capture_future.add_done_callback(on_capture)
+        try:
+            # shield: giving up waiting must not cancel the capture itself (the writer
+            # skips cancelled jobs, and the request would be lost as evidence).
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(capture_future)),
+                                   wait_seconds)
+            return await asyncio.wrap_future(prepared)
+        except BaseException:
+            gave_up.set()
+            prepared.cancel()  # not started yet: it never will
+            raise
+
+    async def compact(self, scope: Scope, thread_id: int, path_ids: list[int],
+                      summarizer: Any) -> list[int]:
+        """Run the compaction due on a thread (:meth:`Engine.compact`) on the default
+        executor, after giving way to requests in their critical step (bounded);
+        the ids of the summaries created."""
+        engine = self.engine
+
+        def job() -> list[int]:
+            # Scheduled as the answer is stored, while its request still holds the
+            # foreground (it waits for that store, then answers its client): checking
+            # what is due costs a few ms of CPU, which would take the interpreter lock
+            # from that request's last steps. Give way first (bounded).
+            engine.give_way()
+            return engine.compact(scope, thread_id, path_ids, summarizer)
+
+        return await asyncio.get_running_loop().run_in_executor(None, job)
+
+    # -- tools and commands -----------------------------------------------------
+    async def run_tool(self, scope: Scope, name: str, arguments: str | None,
+                       timeout: float) -> str:
+        """A memory tool's result as JSON text (:func:`memory_core.memorytools.run_tool`,
+        which never raises); ``TimeoutError`` after ``timeout`` seconds (the tool
+        finishes in its thread, unseen)."""
+        return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(
+            None, mtools.run_tool, self.engine, scope, name, arguments), timeout)
+
+    async def run_command(self, scope: Scope, text: str) -> str:
+        """The reply text of a ``/memory`` command (:func:`proxy.chatcommands.run_command`)."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, run_command, self.engine, scope, text)
+
+    # -- stored responses (Responses API) ---------------------------------------
+    async def stored_response(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
+        """The items of the conversation a relayed response ends, or ``None``
+        (:meth:`~proxy.flow.responsethreads.ResponseThreads.get`); a cache miss reads
+        the store on the memory-path pool, never on the loop."""
+        threads = threads_of(self.engine)
+        found = threads.cached(scope, response_id)
+        if found is not None:
+            return found
+        return await self._on_pool(threads.get, scope, response_id)
+
+    async def stored_conversation(self, scope: Scope, conversation_id: str
+                                  ) -> tuple[str | None, tuple[Any, ...] | None]:
+        """``(head, items)`` of a ``conversation``: its newest relayed response and the
+        items that response ends (``()`` without a head; ``None`` when they cannot be
+        read); store reads on the memory-path pool."""
+        threads = threads_of(self.engine)
+        head = threads.cached_head(scope, conversation_id)
+        found = threads.cached(scope, head) if head is not None else None
+        if head is not None and found is not None:
+            return head, found
+
+        def read() -> tuple[str | None, tuple[Any, ...] | None]:
+            at = threads.head(scope, conversation_id)
+            return at, (threads.get(scope, at) if at is not None else ())
+
+        return await self._on_pool(read)
+
+    async def _on_pool(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on a memory-path thread; inline when the pool no longer takes
+        work (the proxy is stopping)."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+        except RuntimeError:  # cannot schedule new futures after shutdown
+            return fn(*args)
+
+    # -- operator reads (admin API, inspector) ----------------------------------
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` (an engine read or operator action) on the default executor."""
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
