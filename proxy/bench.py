@@ -1,10 +1,13 @@
 """``lcm-proxy bench proxy``: what going through the proxy adds, against going direct.
 
 One process and one event loop hold everything: a fake upstream
-(:mod:`proxy.benchfake`), two real proxies built by :func:`proxy.app.create_app`
-(evidence capture on, and ``capture.enabled = false``) each with its own data
-directory in a temporary directory, and the load client. Every figure is measured
-in the same run against the same fake, with the three targets interleaved in
+(:mod:`proxy.benchfake`), three real proxies built by :func:`proxy.app.create_app`
+(evidence capture on; ``capture.enabled = false``; capture on with the memory
+tools offered on every request, ``tools.offer = "always"``, so that every request
+goes through the memory-tool loop although the model calls no memory tool) each
+with its own data directory in a temporary directory, and the load client. Every
+figure is measured in the same run against the same fake, with the four targets
+interleaved in
 blocks (each block a few dozen requests, the order rotating), so that machine
 noise — another process, a CPU frequency change — hits all of them alike. After
 each block of a proxy, its background work (response capture, indexing,
@@ -60,9 +63,15 @@ TARGET_ADDED_P50_MS = 1.0
 TARGET_ADDED_P99_MS = 5.0
 TARGET_THROUGHPUT_RATIO = 0.70
 TURNS_PER_CONVERSATION = 8
-MODES = ("direct", "proxy_capture_on", "proxy_capture_off")
+MODES = ("direct", "proxy_capture_on", "proxy_capture_off", "proxy_tools_offered")
 _LABELS = {"direct": "direct", "proxy_capture_on": "proxy (capture on)",
-           "proxy_capture_off": "proxy (capture off)"}
+           "proxy_capture_off": "proxy (capture off)",
+           "proxy_tools_offered": "proxy (memory tools offered)"}
+_PROXIES = {  # mode → (capture.enabled, tools.offer)
+    "proxy_capture_on": (True, "history"),
+    "proxy_capture_off": (False, "history"),
+    "proxy_tools_offered": (True, "always"),
+}
 _SYSTEM = ("You are a careful coding assistant. Answer briefly, cite files you touch, and "
            "ask before running anything destructive.")
 
@@ -175,11 +184,13 @@ class _Target:
         await self.session.close()
 
 
-async def _start_proxy(upstream: str, data_dir: Path, capture: bool) -> tuple[web.AppRunner, str]:
+async def _start_proxy(upstream: str, data_dir: Path, capture: bool,
+                       offer: str = "history") -> tuple[web.AppRunner, str]:
     settings = load_settings(None, environ={}, overrides={
         "proxy": {"upstream": upstream, "host": "127.0.0.1", "port": 0},
         "storage": {"data_dir": str(data_dir)},
         "capture": {"enabled": capture},
+        "tools": {"offer": offer},
     })
     runner = web.AppRunner(create_app(settings), access_log=None)
     await runner.setup()
@@ -242,8 +253,8 @@ async def run_proxy_bench_async(n_requests: int, concurrency: int, *,
     with tempfile.TemporaryDirectory(prefix="lcm-bench-") as tmp:
         try:
             targets.append(_Target("direct", upstream, concurrency))
-            for mode, capture in (("proxy_capture_on", True), ("proxy_capture_off", False)):
-                runner, url = await _start_proxy(upstream, Path(tmp) / mode, capture)
+            for mode, (capture, offer) in _PROXIES.items():
+                runner, url = await _start_proxy(upstream, Path(tmp) / mode, capture, offer)
                 runners.append(runner)
                 targets.append(_Target(mode, url, concurrency, runner.app))
             total = len(targets) * (2 * warm + 3 * n)
