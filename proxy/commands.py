@@ -162,7 +162,7 @@ async def answer(request: web.Request, engine: Engine, scope: Scope, body: dict[
     if ticket is not None:
         # Stored as evidence, but not through Engine.capture_response: a command reply
         # is not conversation content and must never be extracted from.
-        engine.store.write(capture.capture_response, ticket, [message], {
+        engine.store.write_tx(capture.capture_response, ticket, [message], {
             "status": 200, "outcome": "complete", "command": True, "model": model})
     if body.get("stream") is True:
         resp = web.StreamResponse(headers={**headers, "Content-Type": "text/event-stream",

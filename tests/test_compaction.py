@@ -504,7 +504,7 @@ def test_plan_on_the_outline_equals_the_plan_on_the_loaded_path(tmp_path: Path) 
         ids = list(fut.result(30).message_ids)
         nodes = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
         path = engine.store.read(load_path, ids)
-        facts = engine.store.read(engine._message_facts.outlines, [*ids, 10**9])  # one unknown
+        facts = engine.store.read_tx(engine._message_facts.outlines, [*ids, 10**9])  # one unknown
         for cfg in (CompactionConfig(), CompactionConfig(min_tokens=500, group_tokens=900,
                                                          consolidation_k=2),
                     CompactionConfig(min_tokens=10**7)):
@@ -538,8 +538,8 @@ def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
 
     def same(ids: list[int]) -> list[Any]:
         fresh = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
-        cached = engine.store.read(engine._summary_nodes.on_path, namespace, scope.tenant,
-                                   scope.role, ids)
+        cached = engine.store.read_tx(engine._summary_nodes.on_path, namespace, scope.tenant,
+                                      scope.role, ids)
         assert cached == fresh
         return cached
 
@@ -560,7 +560,7 @@ def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
             same(ids[::-1])  # not ascending: the set comparison
             same([i for i in ids if i % 7])  # gaps: nodes over a missing id are off the path
         assert any(n.level > 0 for n in seen[-1])  # consolidated: parents were set
-        assert any(n.parent_id is not None for n in engine.store.read(
+        assert any(n.parent_id is not None for n in engine.store.read_tx(
             engine._summary_nodes.active, namespace, scope.tenant, scope.role))
         other = Engine(tmp_path, cfg)  # another process's purge
         try:

@@ -30,18 +30,18 @@ MIGRATED = (
     "proxy/cli_search.py",
     "proxy/evaluation/storecheck.py",
     "proxy/evaluation/runner.py",
+    "memory_core/capture.py",
+    "memory_core/msgfacts.py",
+    "memory_core/nodecache.py",
+    "memory_core/inview.py",
 )
 
 LEGACY = frozenset({
     "memory_core/assemble.py",
-    "memory_core/capture.py",
     "memory_core/compaction.py",
     "memory_core/engine.py",
-    "memory_core/inview.py",
     "memory_core/itemcache.py",
     "memory_core/memory.py",
-    "memory_core/msgfacts.py",
-    "memory_core/nodecache.py",
     "memory_core/search/consistency.py",
     "memory_core/search/docs.py",
     "memory_core/search/indexer.py",

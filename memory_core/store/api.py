@@ -25,7 +25,7 @@ that the caller needs the id of returns the id.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -70,6 +70,137 @@ class ForwardedRow(NamedTuple):
     redacted: int
     tools_added: int
     compacted_messages: int
+
+
+class NodeRef(NamedTuple):
+    """Where a stored message sits: its id, its thread and its depth (root 0)."""
+
+    id: int
+    thread_id: int
+    depth: int
+
+
+class MessageRow(NamedTuple):
+    """One ``messages`` row as :mod:`memory_core.capture` stores it (``id`` is
+    assigned by the store; ``summary_node_id`` starts unset)."""
+
+    tenant: str
+    role: str
+    session: str
+    thread_id: int
+    node_key: str
+    parent_key: str | None
+    parent_id: int | None
+    depth: int
+    msg_role: str | None
+    kind: str
+    text: str
+    raw_json: str
+    content_hash: str
+    tokens: int
+    created_at: float
+    hidden: int
+    request_id: str | None
+
+
+class CaptureWrites(Protocol):
+    """The evidence tree and the event log (``memory_core.capture``): messages,
+    threads, splices, events. Lookups read inside the write job that calls them.
+
+    ``tenant``, ``role`` and ``session`` scope every node lookup: a node key is
+    unique within its scope only."""
+
+    def node(self, tenant: str, role: str, session: str, key: str) -> NodeRef | None:
+        """The stored message of node ``key`` in the scope, or ``None``."""
+        ...
+
+    def path_ids(self, message_id: int) -> list[int]:
+        """The ids from the root of ``message_id``'s path down to it (by depth)."""
+        ...
+
+    def insert_message(self, row: MessageRow) -> int:
+        """Insert ``row`` and queue its outbox ``upsert``; return its id (ids only
+        grow)."""
+        ...
+
+    def new_thread(self, tenant: str, role: str, session: str, now: float,
+                   parent_thread_id: int | None, fork_message_id: int | None) -> int:
+        """Create a thread (created and updated at ``now``); return its id."""
+        ...
+
+    def thread_with_head(self, tenant: str, role: str, session: str, head_id: int
+                         ) -> Row | None:
+        """``{id, updated_at}`` of the oldest thread of the scope whose head is
+        ``head_id``, or ``None``."""
+        ...
+
+    def thread_updated_at(self, thread_id: int) -> float | None:
+        """When the thread last moved, or ``None`` when it does not exist."""
+        ...
+
+    def thread_ends(self, thread_id: int) -> Row | None:
+        """``{head_message_id, root_message_id}`` of a thread, or ``None``."""
+        ...
+
+    def message_depth(self, message_id: int | None) -> int | None:
+        """The depth of a stored message, or ``None``."""
+        ...
+
+    def fill_thread_root(self, thread_id: int, root_id: int | None) -> None:
+        """Set the thread's root message unless it has one."""
+        ...
+
+    def touch_thread(self, thread_id: int, now: float) -> None:
+        """Mark the thread active at ``now`` (its head stays)."""
+        ...
+
+    def extend_thread(self, thread_id: int, head_id: int | None, now: float,
+                      user_turn: bool) -> None:
+        """Move the thread's head to ``head_id`` at ``now``; with ``user_turn`` also
+        its last user activity."""
+        ...
+
+    def set_head(self, thread_id: int, head_id: int | None, now: float) -> None:
+        """Move the thread's head to ``head_id`` at ``now`` whatever it was."""
+        ...
+
+    def advance_head(self, thread_id: int, head_id: int, now: float,
+                     from_head: int | None) -> None:
+        """Move the thread's head to ``head_id`` at ``now`` only if it is still
+        ``from_head`` or unset (another answer may have moved it)."""
+        ...
+
+    def save_splice(self, message_id: int, tenant: str, role: str, messages: str,
+                    hidden_ids: str) -> None:
+        """Write or replace the splice of ``message_id`` (both as JSON text)."""
+        ...
+
+    def insert_event(self, request_id: str | None, tenant: str | None, role: str | None,
+                     thread_id: int | None, kind: str, created_at: float, data: str
+                     ) -> int:
+        """Append one ``events`` row (``data``: JSON text); return its id."""
+        ...
+
+
+class HistoryReads(Protocol):
+    """Immutable facts of stored messages and the summary forest, read by the
+    engine's in-memory caches (``memory_core.msgfacts``, ``memory_core.nodecache``).
+
+    Lists of ids may be of any length (a backend splits them as it must)."""
+
+    def message_outlines(self, ids: Sequence[int]) -> list[tuple[int, str | None, int | None]]:
+        """``(id, msg_role, tokens)`` of each of ``ids`` that exists (any order;
+        role and count as stored, ``None`` when unset)."""
+        ...
+
+    def active_summaries(self, tenant: str, role: str) -> dict[int, int | None]:
+        """Every active summary node of a tenant and role: id → ``parent_id``."""
+        ...
+
+    def summary_rows(self, ids: Sequence[int]) -> list[Row]:
+        """``{id, level, message_ids, text, tokens, source_tokens, model, parent_id}``
+        of each of ``ids`` that exists (``message_ids`` as stored: JSON text)."""
+        ...
 
 
 class OperatorReads(Protocol):
@@ -296,6 +427,12 @@ class Tx(Protocol):
 
     @property
     def forwarded(self) -> ForwardedLog: ...
+
+    @property
+    def capture(self) -> CaptureWrites: ...
+
+    @property
+    def history(self) -> HistoryReads: ...
 
 
 class Store(Protocol):

@@ -7,6 +7,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import ForwardedRow, Row, Tx
+from memory_core.store.sqlite_capture import SqliteCaptureWrites, SqliteHistoryReads
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
 
@@ -171,7 +172,8 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("forwarded", "index", "maintenance", "operator", "purge", "responses")
+    __slots__ = ("capture", "forwarded", "history", "index", "maintenance", "operator",
+                 "purge", "responses")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -180,6 +182,8 @@ class SqliteTx:
         self.purge = SqlitePurge(conn)
         self.responses = SqliteResponseMap(conn)
         self.forwarded = SqliteForwardedLog(conn)
+        self.capture = SqliteCaptureWrites(conn)
+        self.history = SqliteHistoryReads(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol

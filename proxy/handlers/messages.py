@@ -131,7 +131,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
     model = body.get("model") if isinstance(body.get("model"), str) else "lcm-proxy"
     content = [{"type": "text", "text": reply}]
     if ex.ticket is not None:
-        engine.store.write(capture.capture_response, ex.ticket,
+        engine.store.write_tx(capture.capture_response, ex.ticket,
                            [{"role": "assistant", "content": content}],
                            {"status": 200, "outcome": "complete", "command": True,
                             "model": model, "api": "messages"})

@@ -202,7 +202,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
         "usage": {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0},
                   "output_tokens": 0, "output_tokens_details": {"reasoning_tokens": 0},
                   "total_tokens": 0}}
-    engine.store.write(capture.capture_response, ex.ticket, [reply_turn([item])], {
+    engine.store.write_tx(capture.capture_response, ex.ticket, [reply_turn([item])], {
         "status": 200, "outcome": "complete", "command": True, "model": model,
         "id": resp["id"], "api": "responses"})
     remember(ex, resp)
