@@ -34,6 +34,7 @@ MIGRATED = (
     "memory_core/msgfacts.py",
     "memory_core/nodecache.py",
     "memory_core/inview.py",
+    "memory_core/search/consistency.py",
 )
 
 LEGACY = frozenset({
@@ -42,7 +43,6 @@ LEGACY = frozenset({
     "memory_core/engine.py",
     "memory_core/itemcache.py",
     "memory_core/memory.py",
-    "memory_core/search/consistency.py",
     "memory_core/search/docs.py",
     "memory_core/search/indexer.py",
     "memory_core/search/service.py",

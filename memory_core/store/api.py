@@ -25,7 +25,7 @@ that the caller needs the id of returns the id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -36,6 +36,12 @@ Row = dict[str, Any]
 OUTBOX_KINDS = {"message": "messages", "item": "memory_items",
                 "agent_memory": "agent_memories", "summary": "summary_nodes"}
 """``index_outbox`` kind → the table whose rows it indexes."""
+
+
+WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+              "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+"""Every character ``str.isspace`` accepts (what ``strip`` removes): a text of these
+only is blank, and the indexer embeds no blank text."""
 
 
 class PathRows(NamedTuple):
@@ -310,6 +316,16 @@ class IndexProgress(Protocol):
     def indexable_rows(self) -> int:
         """Rows the derived indexes are built from (messages, memory items, agent
         memories, summary nodes)."""
+        ...
+
+    def expected_documents(self, vector_kinds: Collection[str],
+                           deleted_statuses: Collection[str]) -> dict[str, dict[str, int]]:
+        """What each derived index should hold, per :data:`OUTBOX_KINDS` kind:
+        ``{"text": {kind: n}, "vector": {kind: n}}``. Text: every row, less items and
+        summaries whose status is one of ``deleted_statuses``. Vector: the same rows
+        of ``vector_kinds`` whose embedded text (an agent memory's ``title`` newline
+        ``content``) is not blank (only :data:`WHITESPACE`), a message with a
+        ``name`` in its raw JSON counting too; 0 for other kinds."""
         ...
 
 

@@ -4,9 +4,10 @@ bound together over one connection as a :class:`SqliteTx`."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from memory_core.store.api import ForwardedRow, Row, Tx
+from memory_core.store.api import OUTBOX_KINDS, WHITESPACE, ForwardedRow, Row, Tx
 from memory_core.store.sqlite_capture import SqliteCaptureWrites, SqliteHistoryReads
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
@@ -40,6 +41,45 @@ class SqliteIndexProgress:
     def indexable_rows(self) -> int:
         return sum(int(self._c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
                    for t in ("messages", "memory_items", "agent_memories", "summary_nodes"))
+
+    def expected_documents(self, vector_kinds: Collection[str],
+                           deleted_statuses: Collection[str]) -> dict[str, dict[str, int]]:
+        vkinds = set(vector_kinds)
+        text: dict[str, int] = {}
+        vector: dict[str, int] = {}
+        for kind, table in OUTBOX_KINDS.items():
+            live = _where_live(kind, deleted_statuses)
+            text[kind] = int(self._c.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {live}").fetchone()[0])
+            if kind not in vkinds:
+                vector[kind] = 0
+                continue
+            not_blank = f"trim(COALESCE({_EMBED_TEXT[kind]}, ''), ?) != ''"
+            if kind == "message":  # "<name>: <text>" is embedded when the message has a name
+                not_blank = f"({not_blank} OR COALESCE({_MESSAGE_NAME}, '') NOT IN ('', 0))"
+            vector[kind] = int(self._c.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {live} AND {not_blank}",
+                (WHITESPACE,)).fetchone()[0])
+        return {"text": text, "vector": vector}
+
+
+_LIVE = {"item": "status", "summary": "status"}
+_EMBED_TEXT = {
+    "message": "text",
+    "item": "text",
+    "agent_memory": "title || char(10) || content",
+    "summary": "text",
+}
+_MESSAGE_NAME = ("CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
+                 " THEN json_extract(raw_json, '$.name') END")
+
+
+def _where_live(kind: str, deleted_statuses: Collection[str]) -> str:
+    col = _LIVE.get(kind)
+    if col is None:
+        return "1"
+    marks = ",".join("'" + s.replace("'", "''") + "'" for s in sorted(deleted_statuses))
+    return f"COALESCE({col}, '') NOT IN ({marks})"
 
 
 class SqliteMaintenance:
