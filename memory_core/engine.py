@@ -183,7 +183,7 @@ class Engine:
             self._retry_extractions(conn)
         self._captures += 1
         if self._captures % 1000 == 0:
-            prune_changes(conn)
+            prune_changes(self.store.tx_on(conn))
         return result
 
     def _extract_one(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
@@ -367,7 +367,8 @@ class Engine:
         namespace = str(self.store.path)
 
         def build(conn: sqlite3.Connection) -> Assembly:
-            items = self._active_items.view(conn, namespace, scope.tenant, scope.role)
+            items = self._active_items.view(self.store.tx_on(conn), namespace, scope.tenant,
+                                            scope.role)
             in_view = None if visible_order is None else inview.newest(
                 self.store.tx_on(conn), visible_order, self.config.in_view_tokens,
                 self._message_facts.counts)

@@ -35,13 +35,13 @@ MIGRATED = (
     "memory_core/nodecache.py",
     "memory_core/inview.py",
     "memory_core/search/consistency.py",
+    "memory_core/itemcache.py",
 )
 
 LEGACY = frozenset({
     "memory_core/assemble.py",
     "memory_core/compaction.py",
     "memory_core/engine.py",
-    "memory_core/itemcache.py",
     "memory_core/memory.py",
     "memory_core/search/docs.py",
     "memory_core/search/indexer.py",

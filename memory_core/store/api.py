@@ -209,6 +209,49 @@ class HistoryReads(Protocol):
         ...
 
 
+ITEM_ROW_COLUMNS = (
+    "id", "tenant", "role", "session", "thread_id", "kind", "subject", "text", "value",
+    "value_text", "unit", "condition", "status", "supersedes", "superseded_by",
+    "conflict_with", "source_message_id", "evidence", "lang", "created_at", "updated_at",
+    "data")
+"""The ``memory_items`` columns of an item row that :class:`ItemFeed` hands out, in
+this order (``data`` holds the speaker and ordinal label the block reads)."""
+
+
+class ItemFeed(Protocol):
+    """Memory items and their change log (``memory_item_changes``: every insert,
+    update and delete of an item appends its id, whoever made it), read by the
+    engine's cache of active items (``memory_core.itemcache``). Item rows are
+    dicts of :data:`ITEM_ROW_COLUMNS`, in that order."""
+
+    def change_position(self) -> int:
+        """The newest change-log position (0 when empty)."""
+        ...
+
+    def oldest_change(self) -> int | None:
+        """The oldest change-log position kept, or ``None`` when empty."""
+        ...
+
+    def changes_after(self, position: int, limit: int) -> list[tuple[int, int]]:
+        """``(position, item id)`` of the first ``limit`` changes past ``position``,
+        in order."""
+        ...
+
+    def active_items(self, tenant: str, role: str) -> list[Row]:
+        """Every active item of a tenant and role (any order)."""
+        ...
+
+    def items_in_scope(self, ids: Sequence[int], tenant: str, role: str) -> list[Row]:
+        """The items of ``ids`` that exist in the tenant and role, whatever their
+        status, looked up by id (any order)."""
+        ...
+
+    def prune_changes(self, keep: int) -> int:
+        """Delete all but the newest ``keep`` change-log rows; return how many went
+        (write operation)."""
+        ...
+
+
 class OperatorReads(Protocol):
     """Reads of the admin API, the inspector, ``doctor`` and the evaluation.
 
@@ -449,6 +492,9 @@ class Tx(Protocol):
 
     @property
     def history(self) -> HistoryReads: ...
+
+    @property
+    def item_feed(self) -> ItemFeed: ...
 
 
 class Store(Protocol):

@@ -2,7 +2,7 @@
 of :mod:`memory_core.capture`, statement for statement: the request path's hottest
 writes, one statement per operation, no extra round) and of
 :class:`~memory_core.store.api.HistoryReads` (what the message and summary caches
-read)."""
+read), and of :class:`~memory_core.store.api.ItemFeed` (the active-item cache's)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memory_core.store.api import CaptureWrites, HistoryReads, MessageRow, NodeRef, Row
+from memory_core.store.api import (
+    ITEM_ROW_COLUMNS,
+    CaptureWrites,
+    HistoryReads,
+    ItemFeed,
+    MessageRow,
+    NodeRef,
+    Row,
+)
 
 _CHUNK = 900
 """Ids per ``IN (…)`` query (under SQLite's default 999 variables)."""
@@ -164,6 +172,54 @@ class SqliteHistoryReads:
         return out
 
 
+_ITEM_COLUMNS = ", ".join(ITEM_ROW_COLUMNS)
+
+
+class SqliteItemFeed:
+    """``memory_items`` and ``memory_item_changes`` (filled by triggers, m004)."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._c = conn
+
+    def change_position(self) -> int:
+        return int(self._c.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM memory_item_changes").fetchone()[0])
+
+    def oldest_change(self) -> int | None:
+        oldest = self._c.execute("SELECT MIN(seq) FROM memory_item_changes").fetchone()[0]
+        return int(oldest) if oldest is not None else None
+
+    def changes_after(self, position: int, limit: int) -> list[tuple[int, int]]:
+        return [(int(r[0]), int(r[1])) for r in self._c.execute(
+            "SELECT seq, item_id FROM memory_item_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+            (position, limit))]
+
+    def active_items(self, tenant: str, role: str) -> list[Row]:
+        return [_item(r) for r in self._c.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE tenant=? AND role=?"
+            " AND status='active'", (tenant, role))]
+
+    def items_in_scope(self, ids: Sequence[int], tenant: str, role: str) -> list[Row]:
+        marks = ",".join("?" * len(ids))
+        # By primary key (``+``: not through a scope index, which would read every
+        # item of the scope once the list is long enough for the planner to prefer it).
+        return [_item(r) for r in self._c.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE id IN ({marks})"
+            " AND +tenant=? AND +role=?", (*ids, tenant, role))]
+
+    def prune_changes(self, keep: int) -> int:
+        cur = self._c.execute(
+            "DELETE FROM memory_item_changes WHERE seq <="
+            " (SELECT COALESCE(MAX(seq), 0) FROM memory_item_changes) - ?", (keep,))
+        return cur.rowcount
+
+
+def _item(row: sqlite3.Row) -> Row:
+    return dict(zip(ITEM_ROW_COLUMNS, row, strict=True))
+
+
 if TYPE_CHECKING:  # mypy checks the groups against their Protocols
-    def _conforms(conn: sqlite3.Connection) -> tuple[CaptureWrites, HistoryReads]:
-        return SqliteCaptureWrites(conn), SqliteHistoryReads(conn)
+    def _conforms(conn: sqlite3.Connection) -> tuple[CaptureWrites, HistoryReads, ItemFeed]:
+        return SqliteCaptureWrites(conn), SqliteHistoryReads(conn), SqliteItemFeed(conn)

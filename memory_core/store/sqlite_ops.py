@@ -8,7 +8,11 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import OUTBOX_KINDS, WHITESPACE, ForwardedRow, Row, Tx
-from memory_core.store.sqlite_capture import SqliteCaptureWrites, SqliteHistoryReads
+from memory_core.store.sqlite_capture import (
+    SqliteCaptureWrites,
+    SqliteHistoryReads,
+    SqliteItemFeed,
+)
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
 
@@ -212,8 +216,8 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("capture", "forwarded", "history", "index", "maintenance", "operator",
-                 "purge", "responses")
+    __slots__ = ("capture", "forwarded", "history", "index", "item_feed", "maintenance",
+                 "operator", "purge", "responses")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -224,6 +228,7 @@ class SqliteTx:
         self.forwarded = SqliteForwardedLog(conn)
         self.capture = SqliteCaptureWrites(conn)
         self.history = SqliteHistoryReads(conn)
+        self.item_feed = SqliteItemFeed(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol
