@@ -36,6 +36,7 @@ MIGRATED = (
     "memory_core/inview.py",
     "memory_core/search/consistency.py",
     "memory_core/itemcache.py",
+    "proxy/evaluation/crowd.py",
 )
 
 LEGACY = frozenset({
@@ -49,7 +50,6 @@ LEGACY = frozenset({
     "memory_core/search/successors.py",
     "memory_core/supersession.py",
     "memory_core/tools.py",
-    "proxy/evaluation/crowd.py",
 })
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""
 

@@ -335,6 +335,21 @@ class OperatorReads(Protocol):
         id (``prefs`` by key)."""
         ...
 
+    def session_tenant(self, session: str) -> str | None:
+        """The tenant of one thread of ``session`` (any tenant, any role), or
+        ``None`` (the evaluation's users are sessions)."""
+        ...
+
+    def conflict_pairs(self) -> list[Row]:
+        """Every item marked as conflicting, whole store: ``{a_text, b_text, a_msg,
+        b_msg}``, its text and the text of the item it conflicts with, and the texts
+        of their source messages (``None`` when gone)."""
+        ...
+
+    def message_session(self, message_id: int) -> Row | None:
+        """``{text, session}`` of a message (the session of its thread), or ``None``."""
+        ...
+
 
 class IndexProgress(Protocol):
     """The outbox that feeds the derived indexes, read by operators."""
