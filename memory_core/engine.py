@@ -556,7 +556,7 @@ class Engine:
         outlines = self.store.read_tx(self._message_facts.outlines, path_ids)
         if not compaction.plan(compaction.outline_path(path_ids, outlines), nodes, cfg):
             return []
-        path = self.store.read(compaction.load_path, path_ids)
+        path = self.store.read_tx(compaction.load_path, path_ids)
         groups = compaction.plan(path, nodes, cfg)  # the same groups, now with the texts
         if not groups:
             return []
@@ -582,16 +582,16 @@ class Engine:
                                 group.message_ids[0], group.message_ids[-1], problem)
             if text is None:
                 if group.level == 0:
-                    text = self.store.read(compaction.extractive_summary, msgs, cap)
+                    text = self.store.read_tx(compaction.extractive_summary, msgs, cap)
                 else:
                     text = compaction.merge_summaries(children, cap)
             source_tokens = sum(m.tokens for m in msgs)
             with self._has_summaries_lock:  # before the node exists
                 self._has_summaries[(scope.tenant, scope.role)] = (True, 0.0)
-            node_id = self.store.write_sync(
-                lambda conn, g=group, t=text, m=model, st=source_tokens, ch=children:
+            node_id = self.store.write_tx_sync(
+                lambda tx, g=group, t=text, m=model, st=source_tokens, ch=children:
                 compaction.store_node(
-                    conn, tenant=scope.tenant, role=scope.role, thread_id=thread_id,
+                    tx, tenant=scope.tenant, role=scope.role, thread_id=thread_id,
                     level=g.level, message_ids=g.message_ids, text=t, model=m,
                     source_tokens=st, children=[c.id for c in ch]))
             node = compaction.SummaryNode(node_id, group.level, list(group.message_ids), text,
@@ -603,7 +603,7 @@ class Engine:
 
     def forest_status(self, **filters: Any) -> dict[str, Any]:
         """Summary forest per level (nodes, covered ranges, tokens before/after)."""
-        return self.store.read(lambda c: compaction.forest_status(c, **filters))
+        return self.store.read_tx(lambda tx: compaction.forest_status(tx, **filters))
 
     # -- agent memories ------------------------------------------------------------
     def set_agent_memory(self, *, tenant: str, role: str, category: str, key: str, title: str,

@@ -37,11 +37,11 @@ MIGRATED = (
     "memory_core/search/consistency.py",
     "memory_core/itemcache.py",
     "proxy/evaluation/crowd.py",
+    "memory_core/compaction.py",
 )
 
 LEGACY = frozenset({
     "memory_core/assemble.py",
-    "memory_core/compaction.py",
     "memory_core/engine.py",
     "memory_core/memory.py",
     "memory_core/search/docs.py",

@@ -208,6 +208,47 @@ class HistoryReads(Protocol):
         of each of ``ids`` that exists (``message_ids`` as stored: JSON text)."""
         ...
 
+    def path_messages(self, ids: Sequence[int]) -> list[Row]:
+        """``{id, msg_role, text, tokens, raw_json, created_at}`` of each of ``ids``
+        that exists (any order)."""
+        ...
+
+    def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
+        """What was extracted from the messages ``ids``: memory items ``{id, kind,
+        text, status, source_message_id}`` and task lines ``{label, text, status,
+        source_message_id}``, each by id within every 900 ids."""
+        ...
+
+
+class SummaryForest(Protocol):
+    """The summary nodes compaction writes and ``memory status`` reports
+    (``memory_core.compaction``)."""
+
+    def nodes_within(self, tenant: str, role: str, first_id: int, last_id: int
+                     ) -> list[Row]:
+        """Every column of each active node of a tenant and role whose covered range
+        lies within ``first_id``..``last_id``, by level, first message id, id."""
+        ...
+
+    def forest_rows(self, *, tenant: str | None, role: str | None, thread_id: int | None
+                    ) -> list[Row]:
+        """``{id, thread_id, level, first_message_id, last_message_id, message_ids,
+        tokens, source_tokens, model, parent_id}`` of every active node (``None``
+        filters: any), by level and first message id."""
+        ...
+
+    def save_node(self, *, tenant: str, role: str, thread_id: int, level: int,
+                  message_ids: Sequence[int], ids_json: str, text: str, tokens: int,
+                  source_tokens: int, model: str, created_at: float,
+                  children: Sequence[int]) -> int:
+        """Store one summary node over ``message_ids`` (``ids_json``: them as JSON
+        text) and return its id; idempotent for a covered range: when an active node
+        of that level already covers exactly ``ids_json``, its id, nothing written.
+        A new node becomes the parent of ``children``; at level 0 it is set as the
+        summary of each of its messages that has none; its outbox ``upsert`` is
+        queued (write operation)."""
+        ...
+
 
 ITEM_ROW_COLUMNS = (
     "id", "tenant", "role", "session", "thread_id", "kind", "subject", "text", "value",
@@ -510,6 +551,9 @@ class Tx(Protocol):
 
     @property
     def item_feed(self) -> ItemFeed: ...
+
+    @property
+    def summaries(self) -> SummaryForest: ...
 
 
 class Store(Protocol):

@@ -171,6 +171,30 @@ class SqliteHistoryReads:
                 f" FROM summary_nodes WHERE id IN ({marks})", chunk))
         return out
 
+    def path_messages(self, ids: Sequence[int]) -> list[Row]:
+        out: list[Row] = []
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            out.extend(dict(r) for r in self._c.execute(
+                f"SELECT id, msg_role, text, tokens, raw_json, created_at FROM messages"
+                f" WHERE id IN ({marks})", chunk))
+        return out
+
+    def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
+        items: list[Row] = []
+        todos: list[Row] = []
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            items += (dict(r) for r in self._c.execute(
+                f"SELECT id, kind, text, status, source_message_id FROM memory_items"
+                f" WHERE source_message_id IN ({marks}) ORDER BY id", chunk))
+            todos += (dict(r) for r in self._c.execute(
+                f"SELECT label, text, status, source_message_id FROM task_state"
+                f" WHERE source_message_id IN ({marks}) ORDER BY id", chunk))
+        return items, todos
+
 
 _ITEM_COLUMNS = ", ".join(ITEM_ROW_COLUMNS)
 

@@ -15,6 +15,7 @@ from memory_core.store.sqlite_capture import (
 )
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
+from memory_core.store.sqlite_summaries import SqliteSummaryForest
 
 
 class SqliteIndexProgress:
@@ -217,7 +218,7 @@ class SqliteTx:
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
     __slots__ = ("capture", "forwarded", "history", "index", "item_feed", "maintenance",
-                 "operator", "purge", "responses")
+                 "operator", "purge", "responses", "summaries")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -229,6 +230,7 @@ class SqliteTx:
         self.capture = SqliteCaptureWrites(conn)
         self.history = SqliteHistoryReads(conn)
         self.item_feed = SqliteItemFeed(conn)
+        self.summaries = SqliteSummaryForest(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol
