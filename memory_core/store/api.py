@@ -216,7 +216,8 @@ class HistoryReads(Protocol):
     def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
         """What was extracted from the messages ``ids``: memory items ``{id, kind,
         text, status, source_message_id}`` and task lines ``{label, text, status,
-        source_message_id}``, each by id within every 900 ids."""
+        source_message_id}``. Order (the summary's line order): by id within each
+        consecutive run of 900 of ``ids``, the runs in turn."""
         ...
 
 
