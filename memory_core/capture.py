@@ -1,17 +1,17 @@
 """Evidence capture: store each message once as a node of the conversation tree.
 
-These functions run on the store's writer thread inside a transaction (they take
-the writer's ``sqlite3.Connection`` as first argument). See DESIGN §3 for the
-tree: an incoming ``messages`` list is matched to its longest stored prefix; what
-follows is new. Continuing a thread's head extends that thread; continuing from
-any other node forks a new thread (``parent_thread_id``/``fork_message_id``).
+These functions run as write jobs of the store (``store.write_tx``: they take the
+job's :class:`~memory_core.store.api.Tx` as first argument and reach the database
+through its ``capture`` group only). See DESIGN §3 for the tree: an incoming
+``messages`` list is matched to its longest stored prefix; what follows is new.
+Continuing a thread's head extends that thread; continuing from any other node
+forks a new thread (``parent_thread_id``/``fork_message_id``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -22,6 +22,7 @@ import orjson
 from memory_core.config import MemoryConfig
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.redact import may_contain_secret, redact_secrets, redact_value
+from memory_core.store.api import MessageRow, NodeRef, Tx
 from memory_core.tokens import count_tokens
 from memory_core.tree import (
     ChainKeyCache,
@@ -105,16 +106,11 @@ def storable_text(text: str) -> str:
     return text
 
 
-def _lookup(conn: sqlite3.Connection, scope: Scope, key: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT id, thread_id, depth FROM messages"
-        " WHERE tenant=? AND role=? AND session=? AND node_key=?",
-        (scope.tenant, scope.role, scope.session, key),
-    ).fetchone()
-    return row
+def _lookup(tx: Tx, scope: Scope, key: str) -> NodeRef | None:
+    return tx.capture.node(scope.tenant, scope.role, scope.session, key)
 
 
-def matched_prefix(conn: sqlite3.Connection, scope: Scope, keys: list[str]) -> int:
+def matched_prefix(tx: Tx, scope: Scope, keys: list[str]) -> int:
     """Return how many leading keys of ``keys`` are already stored in ``scope``.
 
     A node is only ever stored after its parent, so existence is monotone along the
@@ -127,14 +123,14 @@ def matched_prefix(conn: sqlite3.Connection, scope: Scope, keys: list[str]) -> i
     for k in (n, n - 1, n - 2):
         if k <= 0:
             break
-        if _lookup(conn, scope, keys[k - 1]) is not None:
-            if k == n or _lookup(conn, scope, keys[k]) is None:
+        if _lookup(tx, scope, keys[k - 1]) is not None:
+            if k == n or _lookup(tx, scope, keys[k]) is None:
                 return k
             break
     lo, hi = 0, n  # invariant: keys[:lo] stored, keys[hi:] not stored
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _lookup(conn, scope, keys[mid - 1]) is not None:
+        if _lookup(tx, scope, keys[mid - 1]) is not None:
             lo = mid
         else:
             hi = mid - 1
@@ -177,7 +173,7 @@ a remembered path (the previous request's head is usually 1–2 nodes back: the
 reply, and the tool results of a tool round)."""
 
 
-def _prefix_ids(conn: sqlite3.Connection, scope: Scope, keys: list[str], k: int,
+def _prefix_ids(tx: Tx, scope: Scope, keys: list[str], k: int,
                 cache: PathIdCache | None = None) -> list[int]:
     """Return the stored ids of ``keys[:k]`` (all stored), root first.
 
@@ -194,32 +190,24 @@ def _prefix_ids(conn: sqlite3.Connection, scope: Scope, keys: list[str], k: int,
             known = cache.get(scope, keys[j - 1])
             if known is None or len(known) != j:
                 continue
-            row = _lookup(conn, scope, keys[j - 1])
-            if row is None or int(row["id"]) != known[-1]:
+            row = _lookup(tx, scope, keys[j - 1])
+            if row is None or row.id != known[-1]:
                 break
-            tail = [_lookup(conn, scope, key) for key in keys[j:k]]
+            tail = [_lookup(tx, scope, key) for key in keys[j:k]]
             if all(r is not None for r in tail):
-                return [*known, *(int(r["id"]) for r in tail if r is not None)]
+                return [*known, *(r.id for r in tail if r is not None)]
             break
-    last = _lookup(conn, scope, keys[k - 1])
+    last = _lookup(tx, scope, keys[k - 1])
     assert last is not None
-    rows = conn.execute(
-        "WITH RECURSIVE chain(id, parent_id, depth) AS ("
-        " SELECT id, parent_id, depth FROM messages WHERE id=?"
-        " UNION ALL SELECT m.id, m.parent_id, m.depth FROM messages m"
-        " JOIN chain c ON m.id=c.parent_id)"
-        " SELECT id FROM chain ORDER BY depth",
-        (int(last["id"]),),
-    ).fetchall()
-    ids = [int(r[0]) for r in rows]
+    ids = tx.capture.path_ids(last.id)
     if len(ids) == k:
         return ids
     # Not a plain chain (should not happen): look each key up.
     out = []
     for key in keys[:k]:
-        row = _lookup(conn, scope, key)
+        row = _lookup(tx, scope, key)
         assert row is not None
-        out.append(int(row["id"]))
+        out.append(row.id)
     return out
 
 
@@ -234,7 +222,7 @@ def _tool_results_only(message: dict[str, Any]) -> bool:
 
 
 def _insert_message(
-    conn: sqlite3.Connection,
+    tx: Tx,
     scope: Scope,
     thread_id: int,
     key: str,
@@ -253,11 +241,8 @@ def _insert_message(
     role = message.get("role") if isinstance(message, dict) else None
     if role == "user" and _tool_results_only(message):
         role = "tool"  # an Anthropic tool_result turn: a tool result, not a user turn
-    cur = conn.execute(
-        "INSERT INTO messages (tenant, role, session, thread_id, node_key, parent_key,"
-        " parent_id, depth, msg_role, kind, text, raw_json, content_hash, tokens,"
-        " created_at, hidden, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
+    return tx.capture.insert_message(
+        MessageRow(
             scope.tenant,
             scope.role,
             scope.session,
@@ -275,37 +260,19 @@ def _insert_message(
             now,
             1 if hidden else 0,
             request_id,
-        ),
+        )
     )
-    mid = int(cur.lastrowid or 0)
-    conn.execute(
-        "INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?, 'upsert')", (mid,)
-    )
-    return mid
 
 
 def _new_thread(
-    conn: sqlite3.Connection,
+    tx: Tx,
     scope: Scope,
     now: float,
     parent_thread_id: int | None = None,
     fork_message_id: int | None = None,
 ) -> int:
-    cur = conn.execute(
-        "INSERT INTO threads (tenant, role, session, parent_thread_id, fork_message_id,"
-        " created_at, updated_at) VALUES (?,?,?,?,?,?,?)",
-        (scope.tenant, scope.role, scope.session, parent_thread_id, fork_message_id, now, now),
-    )
-    return int(cur.lastrowid or 0)
-
-
-def _thread_with_head(conn: sqlite3.Connection, scope: Scope, head_id: int) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT id, updated_at FROM threads WHERE head_message_id=? AND tenant=? AND role=?"
-        " AND session=? ORDER BY id LIMIT 1",
-        (head_id, scope.tenant, scope.role, scope.session),
-    ).fetchone()
-    return row
+    return tx.capture.new_thread(scope.tenant, scope.role, scope.session, now,
+                                 parent_thread_id, fork_message_id)
 
 
 def _calls(message: Any) -> list[Any]:
@@ -317,7 +284,7 @@ def _is_result(message: Any) -> bool:
     return isinstance(message, dict) and message.get("role") == "tool"
 
 
-def regroup_calls(conn: sqlite3.Connection, scope: Scope, messages: list[Any],
+def regroup_calls(tx: Tx, scope: Scope, messages: list[Any],
                   keys: list[str], k: int) -> tuple[list[Any], list[int]] | None:
     """A stored arrangement of a request whose stored prefix ends inside a tool round.
 
@@ -357,14 +324,14 @@ def regroup_calls(conn: sqlite3.Connection, scope: Scope, messages: list[Any],
     merged = dict(messages[s], tool_calls=calls) if len(merged_at) > 1 else messages[s]
     parent = keys[s - 1] if s else None
     key = node_key(parent, merged)
-    if _lookup(conn, scope, key) is None:
+    if _lookup(tx, scope, key) is None:
         return None
     ordered: list[int] = []
     left = list(results)
     while left:
         for i in left:
             child = node_key(key, messages[i])
-            if _lookup(conn, scope, child) is not None:
+            if _lookup(tx, scope, child) is not None:
                 ordered.append(i)
                 left.remove(i)
                 key = child
@@ -383,7 +350,7 @@ def regroup_calls(conn: sqlite3.Connection, scope: Scope, messages: list[Any],
 
 
 def capture_request(
-    conn: sqlite3.Connection,
+    tx: Tx,
     ticket: CaptureTicket,
     messages: list[Any],
     event: dict[str, Any],
@@ -409,27 +376,27 @@ def capture_request(
     scope = ticket.scope
     now = time.time() if now is None else now
     keys = key_cache.keys(messages) if key_cache is not None else chain_keys(messages)
-    k = matched_prefix(conn, scope, keys)
+    k = matched_prefix(tx, scope, keys)
     index: list[int] | None = None  # request message → its place in the stored path
     if 0 < k < len(messages):
-        regrouped = regroup_calls(conn, scope, messages, keys, k)
+        regrouped = regroup_calls(tx, scope, messages, keys, k)
         if regrouped is not None:
             keys_r = chain_keys(regrouped[0])
-            k_r = matched_prefix(conn, scope, keys_r)
+            k_r = matched_prefix(tx, scope, keys_r)
             if sum(1 for i in regrouped[1] if i < k_r) > k:
                 messages, index = regrouped
                 keys, k = keys_r, k_r
-    ids = _prefix_ids(conn, scope, keys, k, path_cache if index is None else None)
+    ids = _prefix_ids(tx, scope, keys, k, path_cache if index is None else None)
     created = False
     replay_only = False
     previous: float | None = None
     if k == 0:
-        thread_id = _new_thread(conn, scope, now) if messages else 0
+        thread_id = _new_thread(tx, scope, now) if messages else 0
         created = bool(messages)
     else:
-        prefix_row = _lookup(conn, scope, keys[k - 1])
+        prefix_row = _lookup(tx, scope, keys[k - 1])
         assert prefix_row is not None
-        head = _thread_with_head(conn, scope, ids[-1])
+        head = tx.capture.thread_with_head(scope.tenant, scope.role, scope.session, ids[-1])
         if head is not None:
             thread_id = int(head["id"])
             previous = float(head["updated_at"])
@@ -438,14 +405,11 @@ def capture_request(
             # or a "regenerate". No head moves (the thread keeps its own answer);
             # capture_response forks a branch if a different answer comes back.
             replay_only = True
-            thread_id = int(prefix_row["thread_id"])
-            row = conn.execute(
-                "SELECT updated_at FROM threads WHERE id=?", (thread_id,)
-            ).fetchone()
-            previous = float(row["updated_at"]) if row else None
+            thread_id = prefix_row.thread_id
+            previous = tx.capture.thread_updated_at(thread_id)
         else:
             thread_id = _new_thread(
-                conn, scope, now, int(prefix_row["thread_id"]), int(prefix_row["id"])
+                tx, scope, now, prefix_row.thread_id, prefix_row.id
             )
             created = True
     new_ids: list[int] = []
@@ -453,7 +417,7 @@ def capture_request(
     for i in range(k, len(messages)):
         msg = messages[i]
         mid = _insert_message(
-            conn,
+            tx,
             scope,
             thread_id,
             keys[i],
@@ -471,18 +435,11 @@ def capture_request(
         has_user = has_user or (isinstance(msg, dict) and msg.get("role") == "user")
     if thread_id:
         if created:
-            conn.execute(
-                "UPDATE threads SET root_message_id=COALESCE(root_message_id, ?) WHERE id=?",
-                (ids[0] if ids else None, thread_id),
-            )
+            tx.capture.fill_thread_root(thread_id, ids[0] if ids else None)
         if replay_only:
-            conn.execute("UPDATE threads SET updated_at=? WHERE id=?", (now, thread_id))
+            tx.capture.touch_thread(thread_id, now)
         else:
-            conn.execute(
-                "UPDATE threads SET head_message_id=?, updated_at=?,"
-                " last_user_at=CASE WHEN ? THEN ? ELSE last_user_at END WHERE id=?",
-                (ids[-1] if ids else None, now, has_user, now, thread_id),
-            )
+            tx.capture.extend_thread(thread_id, ids[-1] if ids else None, now, has_user)
     result = CaptureResult(
         thread_id=thread_id,
         message_ids=tuple(ids) if index is None else tuple(ids[i] for i in index),
@@ -496,12 +453,12 @@ def capture_request(
     ticket.result = result
     data = dict(event)
     data.update(n_messages=len(messages), new_ids=new_ids, created_thread=created)
-    record_event(conn, ticket, "request", data, thread_id=thread_id, now=now, config=config)
+    record_event(tx, ticket, "request", data, thread_id=thread_id, now=now, config=config)
     return result
 
 
 def capture_response(
-    conn: sqlite3.Connection,
+    tx: Tx,
     ticket: CaptureTicket,
     choices: list[Any],
     event: dict[str, Any],
@@ -529,15 +486,13 @@ def capture_response(
     if result is None or not result.thread_id:
         data = dict(event)
         data["orphan_choices"] = choices
-        record_event(conn, ticket, "response", data, now=now, config=config)
+        record_event(tx, ticket, "response", data, now=now, config=config)
         return []
     scope = ticket.scope
     parent_key, parent_id = result.head_key, result.head_id
-    row = conn.execute("SELECT depth FROM messages WHERE id=?", (parent_id,)).fetchone()
-    depth = int(row["depth"]) + 1 if row else 0
-    thread = conn.execute(
-        "SELECT head_message_id, root_message_id FROM threads WHERE id=?", (result.thread_id,)
-    ).fetchone()
+    parent_depth = tx.capture.message_depth(parent_id)
+    depth = parent_depth + 1 if parent_depth is not None else 0
+    thread = tx.capture.thread_ends(result.thread_id)
     # The request's last message is no longer its thread's head when this is a
     # regenerate (or another answer extended the thread meanwhile): a *new* answer
     # then forks a branch instead of being filed under a thread it is not on.
@@ -553,18 +508,16 @@ def capture_response(
               parent_id: int | None = parent_id, depth: int = depth) -> int:
         nonlocal thread_id, forked
         key = node_key(parent_key, msg)
-        existing = _lookup(conn, scope, key)
+        existing = _lookup(tx, scope, key)
         if existing is not None:
-            return int(existing["id"])
+            return existing.id
         if must_fork and not forked:
-            thread_id = _new_thread(conn, scope, now, result.thread_id, parent_id)
-            conn.execute(
-                "UPDATE threads SET root_message_id=? WHERE id=?",
-                (thread["root_message_id"], thread_id),
-            )
+            thread_id = _new_thread(tx, scope, now, result.thread_id, parent_id)
+            # must_fork: the request's thread exists; the branch shares its root
+            tx.capture.fill_thread_root(thread_id, thread["root_message_id"] if thread else None)
             forked = True
         return _insert_message(
-            conn, scope, thread_id, key, parent_key, parent_id, depth, msg, kind, now,
+            tx, scope, thread_id, key, parent_key, parent_id, depth, msg, kind, now,
             ticket.request_id, hidden=hidden, config=config,
         )
 
@@ -580,35 +533,24 @@ def capture_response(
     if ids and upstream_view is not None:
         if (config or _DEFAULT_CONFIG).redact_secrets:  # stored like any other evidence
             upstream_view = redact_value(upstream_view)
-        conn.execute(
-            "INSERT OR REPLACE INTO splices (message_id, tenant, role, messages, hidden_ids)"
-            " VALUES (?,?,?,?,?)",
-            (ids[0], scope.tenant, scope.role, dumps_lossless(upstream_view),
-             dumps_lossless(hidden_ids)),
-        )
+        tx.capture.save_splice(ids[0], scope.tenant, scope.role,
+                               dumps_lossless(upstream_view), dumps_lossless(hidden_ids))
     if forked:
-        conn.execute(
-            "UPDATE threads SET head_message_id=?, updated_at=? WHERE id=?",
-            (ids[0] if ids else parent_id, now, thread_id),
-        )
+        tx.capture.set_head(thread_id, ids[0] if ids else parent_id, now)
     elif ids:
-        conn.execute(
-            "UPDATE threads SET head_message_id=?, updated_at=? WHERE id=?"
-            " AND (head_message_id=? OR head_message_id IS NULL)",
-            (ids[0], now, result.thread_id, result.head_id),
-        )
+        tx.capture.advance_head(result.thread_id, ids[0], now, result.head_id)
     data = dict(event)
     data["message_ids"] = ids
     if hidden_ids:
         data["hidden_message_ids"] = hidden_ids
     if forked:
         data["forked_thread_id"] = thread_id
-    record_event(conn, ticket, "response", data, thread_id=thread_id, now=now, config=config)
+    record_event(tx, ticket, "response", data, thread_id=thread_id, now=now, config=config)
     return ids
 
 
 def record_event(
-    conn: sqlite3.Connection,
+    tx: Tx,
     ticket: CaptureTicket | None,
     kind: str,
     data: dict[str, Any],
@@ -626,17 +568,12 @@ def record_event(
     if (config or _DEFAULT_CONFIG).redact_secrets:
         data = redact_value(data)
     scope = ticket.scope if ticket else None
-    cur = conn.execute(
-        "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
-        " VALUES (?,?,?,?,?,?,?)",
-        (
-            ticket.request_id if ticket else data.get("request_id"),
-            scope.tenant if scope else data.get("tenant"),
-            scope.role if scope else data.get("role"),
-            thread_id,
-            kind,
-            time.time() if now is None else now,
-            dumps_lossless(data),
-        ),
+    return tx.capture.insert_event(
+        ticket.request_id if ticket else data.get("request_id"),
+        scope.tenant if scope else data.get("tenant"),
+        scope.role if scope else data.get("role"),
+        thread_id,
+        kind,
+        time.time() if now is None else now,
+        dumps_lossless(data),
     )
-    return int(cur.lastrowid or 0)

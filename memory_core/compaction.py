@@ -15,17 +15,17 @@ A node applies to a request when every message it covers is in the request's
 path; the *forest* shown to the upstream is the set of maximal applicable nodes,
 so a fork inside a compacted range simply stops using the nodes it broke.
 
-Writer-side functions take the writer connection; readers take a reader
-connection. Summaries text comes from :func:`extractive_summary` (deterministic,
-no model) or from an LLM summarizer supplied by the proxy, validated by
-:func:`validate_summary` before it is stored.
+Functions that touch the store take the job's :class:`~memory_core.store.api.Tx`
+(``store.write_tx`` for :func:`store_node`, ``store.read_tx`` for the reads) and
+use its ``history`` and ``summaries`` groups. Summaries text comes from
+:func:`extractive_summary` (deterministic, no model) or from an LLM summarizer
+supplied by the proxy, validated by :func:`validate_summary` before it is stored.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +34,7 @@ from typing import Any, NamedTuple, TypeVar
 import orjson
 
 from memory_core.config import CompactionConfig
+from memory_core.store.api import Tx
 from memory_core.tokens import count_tokens
 
 __all__ = ["CompactionConfig", "Group", "PathMessage", "SummaryNode", "plan"]
@@ -98,20 +99,12 @@ class Group:
 
 
 # -- reading ----------------------------------------------------------------------
-def load_path(conn: sqlite3.Connection, ids: Sequence[int]) -> list[PathMessage]:
+def load_path(tx: Tx, ids: Sequence[int]) -> list[PathMessage]:
     """Load the messages ``ids`` (in the given order) as :class:`PathMessage`."""
     if not ids:
         return []
-    rows: dict[int, sqlite3.Row] = {}
     ids = list(ids)
-    for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
-        marks = ",".join("?" * len(chunk))
-        for r in conn.execute(
-            f"SELECT id, msg_role, text, tokens, raw_json, created_at FROM messages"
-            f" WHERE id IN ({marks})", chunk,
-        ):
-            rows[r["id"]] = r
+    rows = {r["id"]: r for r in tx.history.path_messages(ids)}
     out = []
     for i in ids:
         r = rows.get(i)
@@ -141,7 +134,7 @@ def summary_node(row: Any) -> SummaryNode:
                        row["model"], row["parent_id"])
 
 
-def load_nodes(conn: sqlite3.Connection, tenant: str, role: str, path_ids: Sequence[int]
+def load_nodes(tx: Tx, tenant: str, role: str, path_ids: Sequence[int]
                ) -> list[SummaryNode]:
     """Every active node of (tenant, role) whose covered ids all lie on ``path_ids``,
     ordered by level, first id, id: a fresh read. The engine reads the same through
@@ -151,11 +144,7 @@ def load_nodes(conn: sqlite3.Connection, tenant: str, role: str, path_ids: Seque
     on_path = set(path_ids)
     lo, hi = min(path_ids), max(path_ids)
     nodes = []
-    for r in conn.execute(
-        "SELECT * FROM summary_nodes WHERE tenant=? AND role=? AND status='active'"
-        " AND first_message_id>=? AND last_message_id<=? ORDER BY level, first_message_id, id",
-        (tenant, role, lo, hi),
-    ):
+    for r in tx.summaries.nodes_within(tenant, role, lo, hi):
         node = summary_node(r)
         if node.message_ids and on_path.issuperset(node.message_ids):
             nodes.append(node)
@@ -321,7 +310,7 @@ def _first_sentence(text: str, limit: int) -> str:
     return sent if len(sent) <= limit else sent[: limit - 1] + "…"
 
 
-def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
+def extractive_summary(tx: Tx, path: Sequence[PathMessage],
                        cap_tokens: int) -> str:
     """Deterministic Level-0 summary of ``path`` (no model), at most ``cap_tokens``.
 
@@ -338,17 +327,7 @@ def extractive_summary(conn: sqlite3.Connection, path: Sequence[PathMessage],
     """
     ids = [m.id for m in path]
     by_id = {m.id: m for m in path}
-    items: list[sqlite3.Row] = []
-    todos: list[sqlite3.Row] = []
-    for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
-        marks = ",".join("?" * len(chunk))
-        items += conn.execute(
-            f"SELECT id, kind, text, status, source_message_id FROM memory_items"
-            f" WHERE source_message_id IN ({marks}) ORDER BY id", chunk).fetchall()
-        todos += conn.execute(
-            f"SELECT label, text, status, source_message_id FROM task_state"
-            f" WHERE source_message_id IN ({marks}) ORDER BY id", chunk).fetchall()
+    items, todos = tx.history.message_evidence(ids)
     decisions = [f"- [msg {r['source_message_id']}] {r['kind']}: {_first_sentence(r['text'], 200)}"
                  + (" (later superseded)" if r["status"] == "superseded" else "")
                  for r in items if r["kind"] in ("decision", "constraint", "preference")]
@@ -550,7 +529,7 @@ def validate_summary(text: str, message_ids: Sequence[int], cap_tokens: int) -> 
 
 
 # -- writing ----------------------------------------------------------------------------
-def store_node(conn: sqlite3.Connection, *, tenant: str, role: str, thread_id: int, level: int,
+def store_node(tx: Tx, *, tenant: str, role: str, thread_id: int, level: int,
                message_ids: Sequence[int], text: str, model: str, source_tokens: int,
                children: Sequence[int] = ()) -> int:
     """Insert one summary node and link ``children`` to it (writer job).
@@ -559,48 +538,17 @@ def store_node(conn: sqlite3.Connection, *, tenant: str, role: str, thread_id: i
     covers exactly ``message_ids`` (two compactions raced), its id is returned and
     nothing is written — never two nodes for the same range.
     """
-    ids_json = orjson.dumps(list(message_ids)).decode()
-    existing = conn.execute(
-        "SELECT id FROM summary_nodes WHERE tenant=? AND role=? AND level=? AND message_ids=?"
-        " AND status='active'", (tenant, role, level, ids_json),
-    ).fetchone()
-    if existing is not None:
-        return int(existing["id"])
-    cur = conn.execute(
-        "INSERT INTO summary_nodes (tenant, role, thread_id, level, first_message_id,"
-        " last_message_id, message_ids, text, tokens, source_tokens, model, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        (tenant, role, thread_id, level, message_ids[0], message_ids[-1], ids_json, text,
-         count_tokens(text), source_tokens, model, time.time()),
-    )
-    node_id = int(cur.lastrowid or 0)
-    if children:
-        marks = ",".join("?" * len(children))
-        conn.execute(f"UPDATE summary_nodes SET parent_id=? WHERE id IN ({marks})",
-                     (node_id, *children))
-    if level == 0:
-        for start in range(0, len(message_ids), 900):
-            chunk = list(message_ids[start:start + 900])
-            marks = ",".join("?" * len(chunk))
-            conn.execute(f"UPDATE messages SET summary_node_id=? WHERE id IN ({marks})"
-                         " AND summary_node_id IS NULL", (node_id, *chunk))
-    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('summary', ?, 'upsert')",
-                 (node_id,))
-    return node_id
+    return tx.summaries.save_node(
+        tenant=tenant, role=role, thread_id=thread_id, level=level, message_ids=message_ids,
+        ids_json=orjson.dumps(list(message_ids)).decode(), text=text,
+        tokens=count_tokens(text), source_tokens=source_tokens, model=model,
+        created_at=time.time(), children=children)
 
 
-def forest_status(conn: sqlite3.Connection, *, tenant: str | None = None,
+def forest_status(tx: Tx, *, tenant: str | None = None,
                   role: str | None = None, thread_id: int | None = None) -> dict[str, Any]:
     """Nodes per level with covered ranges and tokens before/after, for ``memory status``."""
-    where, args = ["status='active'"], []
-    for col, val in (("tenant", tenant), ("role", role), ("thread_id", thread_id)):
-        if val is not None:
-            where.append(f"{col}=?")
-            args.append(val)
-    rows = conn.execute(
-        f"SELECT id, thread_id, level, first_message_id, last_message_id, message_ids, tokens,"
-        f" source_tokens, model, parent_id FROM summary_nodes WHERE {' AND '.join(where)}"
-        f" ORDER BY level, first_message_id", args).fetchall()
+    rows = tx.summaries.forest_rows(tenant=tenant, role=role, thread_id=thread_id)
     levels: dict[int, dict[str, Any]] = {}
     nodes = []
     for r in rows:

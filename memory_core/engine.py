@@ -163,8 +163,8 @@ class Engine:
         event: dict[str, Any], deferred: list[int] | None = None,
     ) -> CaptureResult:
         self._deferred.ids = deferred
-        result = capture.capture_request(conn, ticket, messages, event, config=self.config,
-                                         key_cache=self._chain_keys,
+        result = capture.capture_request(self.store.tx_on(conn), ticket, messages, event,
+                                         config=self.config, key_cache=self._chain_keys,
                                          path_cache=self._path_ids)
         if self.config.extract and result.new_ids:
             # The new ids are the request's last messages, or (regrouped tool calls,
@@ -183,7 +183,7 @@ class Engine:
             self._retry_extractions(conn)
         self._captures += 1
         if self._captures % 1000 == 0:
-            prune_changes(conn)
+            prune_changes(self.store.tx_on(conn))
         return result
 
     def _extract_one(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
@@ -315,8 +315,8 @@ class Engine:
         event: dict[str, Any], hidden_rounds: list[Any] | None,
         upstream_view: list[Any] | None = None,
     ) -> list[int]:
-        ids = capture.capture_response(conn, ticket, choices, event, None, hidden_rounds,
-                                       upstream_view, config=self.config)
+        ids = capture.capture_response(self.store.tx_on(conn), ticket, choices, event, None,
+                                       hidden_rounds, upstream_view, config=self.config)
         if ids and upstream_view is not None:
             self._spliced.add(ids[0])
         if ids and ticket.result is not None and self._wants_extraction(choices):
@@ -371,9 +371,11 @@ class Engine:
         namespace = str(self.store.path)
 
         def build(conn: sqlite3.Connection) -> Assembly:
-            items = self._active_items.view(conn, namespace, scope.tenant, scope.role)
+            items = self._active_items.view(self.store.tx_on(conn), namespace, scope.tenant,
+                                            scope.role)
             in_view = None if visible_order is None else inview.newest(
-                conn, visible_order, self.config.in_view_tokens, self._message_facts.counts)
+                self.store.tx_on(conn), visible_order, self.config.in_view_tokens,
+                self._message_facts.counts)
             return assemble(conn, scope, result, newest_text, cfg, search=hook,
                             visible_ids=visible_ids, in_view_ids=in_view,
                             namespace=namespace, item_index=items, evidence_fill=fill)
@@ -481,7 +483,7 @@ class Engine:
     def _nodes_on_path(self, scope: Scope, path_ids: Sequence[int]
                        ) -> list[compaction.SummaryNode]:
         """:func:`memory_core.compaction.load_nodes`, through the node cache."""
-        return self.store.read(self._summary_nodes.on_path, str(self.store.path),
+        return self.store.read_tx(self._summary_nodes.on_path, str(self.store.path),
                                scope.tenant, scope.role, path_ids)
 
     def superseded_sources(self, scope: Scope, last_id: int, limit: int = 200
@@ -504,7 +506,7 @@ class Engine:
         rest = set(path_ids).difference(*(n.message_ids for n in roots))
         # The stored counts only (reading each message's text and raw JSON cost
         # 1.3 ms a request at 1000 turns), from memory once read (MessageFacts).
-        return (self.store.read(self._message_facts.total, rest)
+        return (self.store.read_tx(self._message_facts.total, rest)
                 + sum(n.tokens + 40 for n in roots))
 
     def compact(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
@@ -540,9 +542,9 @@ class Engine:
             self._compaction_failures[thread_id] = (failures, now + backoff)
             log.warning("compaction of thread %s failed (%r); retry in %.0f s", thread_id, exc,
                         backoff)
-            self.store.write(capture.record_event, None, "compaction_failed",
-                             {"thread_id": thread_id, "error": repr(exc)[:500],
-                              "failures": failures, "request_id": None})
+            self.store.write_tx(capture.record_event, None, "compaction_failed",
+                                {"thread_id": thread_id, "error": repr(exc)[:500],
+                                 "failures": failures, "request_id": None})
             return []
         finally:
             lock.release()
@@ -555,10 +557,10 @@ class Engine:
         # Plan on roles and token counts first (from memory, MessageFacts): on most
         # turns nothing is due, and reading every message's text and raw JSON to
         # find that out cost 5-7 ms of CPU after each answer at 2,000 messages.
-        outlines = self.store.read(self._message_facts.outlines, path_ids)
+        outlines = self.store.read_tx(self._message_facts.outlines, path_ids)
         if not compaction.plan(compaction.outline_path(path_ids, outlines), nodes, cfg):
             return []
-        path = self.store.read(compaction.load_path, path_ids)
+        path = self.store.read_tx(compaction.load_path, path_ids)
         groups = compaction.plan(path, nodes, cfg)  # the same groups, now with the texts
         if not groups:
             return []
@@ -584,16 +586,16 @@ class Engine:
                                 group.message_ids[0], group.message_ids[-1], problem)
             if text is None:
                 if group.level == 0:
-                    text = self.store.read(compaction.extractive_summary, msgs, cap)
+                    text = self.store.read_tx(compaction.extractive_summary, msgs, cap)
                 else:
                     text = compaction.merge_summaries(children, cap)
             source_tokens = sum(m.tokens for m in msgs)
             with self._has_summaries_lock:  # before the node exists
                 self._has_summaries[(scope.tenant, scope.role)] = (True, 0.0)
-            node_id = self.store.write_sync(
-                lambda conn, g=group, t=text, m=model, st=source_tokens, ch=children:
+            node_id = self.store.write_tx_sync(
+                lambda tx, g=group, t=text, m=model, st=source_tokens, ch=children:
                 compaction.store_node(
-                    conn, tenant=scope.tenant, role=scope.role, thread_id=thread_id,
+                    tx, tenant=scope.tenant, role=scope.role, thread_id=thread_id,
                     level=g.level, message_ids=g.message_ids, text=t, model=m,
                     source_tokens=st, children=[c.id for c in ch]))
             node = compaction.SummaryNode(node_id, group.level, list(group.message_ids), text,
@@ -605,7 +607,7 @@ class Engine:
 
     def forest_status(self, **filters: Any) -> dict[str, Any]:
         """Summary forest per level (nodes, covered ranges, tokens before/after)."""
-        return self.store.read(lambda c: compaction.forest_status(c, **filters))
+        return self.store.read_tx(lambda tx: compaction.forest_status(tx, **filters))
 
     # -- agent memories ------------------------------------------------------------
     def set_agent_memory(self, *, tenant: str, role: str, category: str, key: str, title: str,
@@ -921,8 +923,8 @@ class Engine:
         ticket = CaptureTicket(scope=scope, request_id=request_id) if scope else None
         if ticket is None:
             data = dict(data, request_id=request_id)
-        return self.store.write(
-            lambda conn: capture.record_event(conn, ticket, kind, data, config=self.config))
+        return self.store.write_tx(
+            lambda tx: capture.record_event(tx, ticket, kind, data, config=self.config))
 
     def attach_search(self, service: Any, *, start: bool = True) -> None:
         """Use ``service`` (a ``SearchService`` over this engine's store) for retrieval.

@@ -21,10 +21,11 @@ Its effect on tokens and the cacheable prefix: docs/evaluation/constants.md.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from memory_core.store.api import Tx
 
 SEEN_KINDS = frozenset(("fact", "decision", "proposal"))
 """Kinds of item not repeated while their source message is in view."""
@@ -42,16 +43,15 @@ NOT_REPEATED = "not repeated"
 """How an explain-log ``omitted`` row left out by this rule begins its ``reason``."""
 
 
-def newest(conn: sqlite3.Connection, visible_ids: Sequence[int], tokens: int,
-           counts_of: Callable[[sqlite3.Connection, Sequence[int]], dict[int, int]]
-           ) -> set[int]:
+def newest(tx: Tx, visible_ids: Sequence[int], tokens: int,
+           counts_of: Callable[[Tx, Sequence[int]], dict[int, int]]) -> set[int]:
     """The in-view ids: the newest of ``visible_ids`` (distinct, in path order, as the
     upstream sees them verbatim) whose stored o200k token counts (``messages.tokens``)
     add up to at most ``tokens``, walking back from the end and stopping at the first
     that does not fit (the newest message counts too: after a pasted message longer
     than ``tokens``, nothing is in view); ``set()`` when ``tokens`` is 0. Reads the
     counts of the tail only, 128 ids at a time (a few for 8000 tokens), through
-    ``counts_of(conn, ids)`` (:meth:`memory_core.msgfacts.MessageFacts.counts`:
+    ``counts_of(tx, ids)`` (:meth:`memory_core.msgfacts.MessageFacts.counts`:
     ``{id: tokens}``, missing ids absent)."""
     out: set[int] = set()
     if tokens <= 0:
@@ -59,7 +59,7 @@ def newest(conn: sqlite3.Connection, visible_ids: Sequence[int], tokens: int,
     used = 0
     for end in range(len(visible_ids), 0, -128):
         chunk = list(visible_ids[max(0, end - 128):end])
-        counts = counts_of(conn, chunk)
+        counts = counts_of(tx, chunk)
         for mid in reversed(chunk):
             used += counts.get(mid) or 0
             if used > tokens:

@@ -13,33 +13,27 @@ same items as arrays and a term index (:mod:`memory_core.itemindex`), to which
 each change is applied as it is read, so that assembly's cost does not grow with
 the number of items.
 
-Items are handed out as plain dicts (column name → value), not ``sqlite3.Row``: a
-``Row`` looks a name up by comparing it with each column name in turn (about
-0.35 µs for ``source_message_id``, against 0.05 µs for a dict), and assembly reads
-several columns of every active item on every turn. Each row is converted once,
-when it is read.
+Items are handed out as plain dicts (column name → value), as the store's
+:class:`~memory_core.store.api.ItemFeed` reads them, not ``sqlite3.Row``: a ``Row``
+looks a name up by comparing it with each column name in turn (about 0.35 µs for
+``source_message_id``, against 0.05 µs for a dict), and assembly reads several
+columns of every active item on every turn. Each row is converted once, when it is
+read.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 from memory_core.itemindex import IndexView, ItemIndex, Prepare
-
-ITEM_COLUMNS = (
-    "id, tenant, role, session, thread_id, kind, subject, text, value, value_text, unit,"
-    " condition, status, supersedes, superseded_by, conflict_with, source_message_id,"
-    " evidence, lang, created_at, updated_at, data"
-)
-"""The ``memory_items`` columns kept (``data`` holds the speaker and ordinal label the
-block reads: :mod:`memory_core.standing`)."""
+from memory_core.store.api import Tx
 
 ItemRow = dict[str, Any]
-"""One cached item: :data:`ITEM_COLUMNS` by name (as ``row["kind"]`` on a ``Row``)."""
+"""One cached item: :data:`~memory_core.store.api.ITEM_ROW_COLUMNS` by name (``data``
+holds the speaker and ordinal label the block reads: :mod:`memory_core.standing`)."""
 
 MAX_ITEMS = 5000
 """Newest active items of a scope handed to assembly (older ones stay searchable)."""
@@ -80,34 +74,34 @@ class ActiveItems:
         self._lock = threading.Lock()
         self._scopes: OrderedDict[tuple[str, str, str], _Snapshot] = OrderedDict()
 
-    def get(self, conn: sqlite3.Connection, namespace: str, tenant: str,
+    def get(self, tx: Tx, namespace: str, tenant: str,
             role: str) -> list[ItemRow]:
         """Active items of ``(tenant, role)``, newest first, at most :data:`MAX_ITEMS`.
 
-        ``conn``: a (reader) connection to the database named ``namespace`` (its
-        path). Items are dicts of :data:`ITEM_COLUMNS` (:data:`ItemRow`), the same
-        object for an item until it changes; do not mutate them or the returned
-        list. Raises ``sqlite3.Error`` as the queries do.
+        ``tx``: the operation groups of a read job on the database named
+        ``namespace`` (its path). Items are dicts of the item columns
+        (:data:`ItemRow`), the same object for an item until it changes; do not
+        mutate them or the returned list. Raises the store's errors as the reads do.
         """
-        return self._snapshot(conn, namespace, tenant, role, indexed=False).newest_first()
+        return self._snapshot(tx, namespace, tenant, role, indexed=False).newest_first()
 
-    def view(self, conn: sqlite3.Connection, namespace: str, tenant: str,
+    def view(self, tx: Tx, namespace: str, tenant: str,
              role: str) -> IndexView:
         """The same items as :meth:`get`, as an :class:`~memory_core.itemindex.IndexView`
         (only the newest :data:`MAX_ITEMS` are live). Needs ``prepare`` (the
-        constructor's); raises ``sqlite3.Error`` as the queries do."""
-        snap = self._snapshot(conn, namespace, tenant, role, indexed=True)
+        constructor's); raises the store's errors as the reads do."""
+        snap = self._snapshot(tx, namespace, tenant, role, indexed=True)
         assert snap.index is not None
         return snap.index.view()
 
-    def _snapshot(self, conn: sqlite3.Connection, namespace: str, tenant: str, role: str,
+    def _snapshot(self, tx: Tx, namespace: str, tenant: str, role: str,
                   *, indexed: bool) -> _Snapshot:
         key = (namespace, tenant, role)
         with self._lock:
             snap = self._scopes.get(key)
             if snap is not None:
                 self._scopes.move_to_end(key)
-        fresh = self._refresh(conn, tenant, role, snap)
+        fresh = self._refresh(tx, tenant, role, snap)
         with self._lock:
             held = self._scopes.get(key)
             if fresh is not snap:
@@ -144,40 +138,30 @@ class ActiveItems:
             self._scopes.clear()
 
     @staticmethod
-    def _full(conn: sqlite3.Connection, tenant: str, role: str) -> _Snapshot:
+    def _full(tx: Tx, tenant: str, role: str) -> _Snapshot:
         # The log position first: a change landing between the two reads is then
         # applied again on the next look (reloading an item is idempotent).
-        seq = int(conn.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM memory_item_changes").fetchone()[0])
-        rows = conn.execute(
-            f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE tenant=? AND role=?"
-            " AND status='active'", (tenant, role)).fetchall()
-        return _Snapshot(seq, {int(r["id"]): _item(r) for r in rows})
+        seq = tx.item_feed.change_position()
+        rows = tx.item_feed.active_items(tenant, role)
+        return _Snapshot(seq, {int(r["id"]): r for r in rows})
 
-    def _refresh(self, conn: sqlite3.Connection, tenant: str, role: str,
+    def _refresh(self, tx: Tx, tenant: str, role: str,
                  snap: _Snapshot | None) -> _Snapshot:
         if snap is None:
-            return self._full(conn, tenant, role)
-        oldest = conn.execute("SELECT MIN(seq) FROM memory_item_changes").fetchone()[0]
-        if oldest is not None and snap.seq < int(oldest) - 1:
-            return self._full(conn, tenant, role)  # changes we never saw were pruned
-        changes = conn.execute(
-            "SELECT seq, item_id FROM memory_item_changes WHERE seq > ? ORDER BY seq LIMIT ?",
-            (snap.seq, _FULL_RELOAD_CHANGES + 1)).fetchall()
+            return self._full(tx, tenant, role)
+        oldest = tx.item_feed.oldest_change()
+        if oldest is not None and snap.seq < oldest - 1:
+            return self._full(tx, tenant, role)  # changes we never saw were pruned
+        changes = tx.item_feed.changes_after(snap.seq, _FULL_RELOAD_CHANGES + 1)
         if not changes:
             return snap
         if len(changes) > _FULL_RELOAD_CHANGES:
-            return self._full(conn, tenant, role)
-        ids = sorted({int(c[1]) for c in changes})
-        marks = ",".join("?" * len(ids))
-        # By primary key (``+``: not through a scope index, which would read every
-        # item of the scope once the list is long enough for the planner to prefer it).
-        fresh = conn.execute(
-            f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id IN ({marks})"
-            " AND +tenant=? AND +role=?", (*ids, tenant, role)).fetchall()
+            return self._full(tx, tenant, role)
+        ids = sorted({c[1] for c in changes})
+        fresh = tx.item_feed.items_in_scope(ids, tenant, role)
         if not fresh and snap.rows.keys().isdisjoint(ids):
             # Not ours: the same items (and index) at a later position in the log.
-            return _Snapshot(int(changes[-1][0]), snap.rows, snap.ordered, ([], []),
+            return _Snapshot(changes[-1][0], snap.rows, snap.ordered, ([], []),
                              snap.index)
         rows = dict(snap.rows)
         for i in ids:
@@ -185,21 +169,14 @@ class ActiveItems:
         added = []
         for r in fresh:
             if r["status"] == "active":
-                row = rows[int(r["id"])] = _item(r)
-                added.append(row)
-        return _Snapshot(int(changes[-1][0]), rows, changed=(ids, added))
+                rows[int(r["id"])] = r
+                added.append(r)
+        return _Snapshot(changes[-1][0], rows, changed=(ids, added))
 
 
-def _item(row: sqlite3.Row) -> ItemRow:
-    return dict(zip(row.keys(), row, strict=True))
-
-
-def prune_changes(conn: sqlite3.Connection, keep: int = KEEP_CHANGES) -> int:
-    """Delete all but the newest ``keep`` change-log rows (writer connection).
+def prune_changes(tx: Tx, keep: int = KEEP_CHANGES) -> int:
+    """Delete all but the newest ``keep`` change-log rows (a write job's ``tx``).
 
     Returns the number deleted. Caches behind the pruned part reload whole.
     """
-    cur = conn.execute(
-        "DELETE FROM memory_item_changes WHERE seq <="
-        " (SELECT COALESCE(MAX(seq), 0) FROM memory_item_changes) - ?", (keep,))
-    return cur.rowcount
+    return tx.item_feed.prune_changes(keep)

@@ -21,19 +21,16 @@ of the messages its client sent.
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import threading
 from collections.abc import Collection, Sequence
 
 from memory_core.compaction import MessageOutline
+from memory_core.store.api import Tx
 
 MAX_IDS = 100_000
 """Messages kept (about 170 bytes each, 17 MB); past this the cache is dropped
 whole and refilled."""
-
-_CHUNK = 900
-"""Ids per ``IN (…)`` query (under SQLite's default 999 variables)."""
 
 
 class MessageFacts:
@@ -51,29 +48,29 @@ class MessageFacts:
         self._facts: dict[int, MessageOutline] = {}
         self._lock = threading.Lock()
 
-    def outlines(self, conn: sqlite3.Connection, ids: Sequence[int]
+    def outlines(self, tx: Tx, ids: Sequence[int]
                  ) -> dict[int, MessageOutline]:
         """The outline of each of ``ids`` that exists, by id.
 
-        ``conn``: a (reader) connection to the store. Ids with no row are absent
-        from the result and are not remembered (a later read may find them).
-        Raises ``sqlite3.Error`` as the query does.
+        ``tx``: the store's operation groups (a read job's). Ids with no row are
+        absent from the result and are not remembered (a later read may find them).
+        Raises the store's errors as the read does.
         """
-        known, missing, fresh = self._lookup(conn, ids)
+        known, missing, fresh = self._lookup(tx, ids)
         out = {i: known[i] for i in ids if i not in missing}
         out.update(fresh)
         return out
 
-    def counts(self, conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, int]:
+    def counts(self, tx: Tx, ids: Sequence[int]) -> dict[int, int]:
         """``{id: tokens}`` for each of ``ids`` that exists (as ``SELECT id, tokens``,
         ``NULL`` as 0)."""
-        return {i: f.tokens for i, f in self.outlines(conn, ids).items()}
+        return {i: f.tokens for i, f in self.outlines(tx, ids).items()}
 
-    def total(self, conn: sqlite3.Connection, ids: Sequence[int]) -> int:
+    def total(self, tx: Tx, ids: Sequence[int]) -> int:
         """The sum of the stored counts of the distinct ``ids`` (missing rows as 0):
         ``SELECT SUM(tokens) FROM messages WHERE id IN (ids)``, from memory."""
         distinct = set(ids)
-        known, missing, fresh = self._lookup(conn, distinct)
+        known, missing, fresh = self._lookup(tx, distinct)
         return (sum(known[i].tokens for i in distinct - missing)
                 + sum(f.tokens for f in fresh.values()))
 
@@ -82,7 +79,7 @@ class MessageFacts:
         with self._lock:
             self._facts = {}
 
-    def _lookup(self, conn: sqlite3.Connection, ids: Collection[int]
+    def _lookup(self, tx: Tx, ids: Collection[int]
                 ) -> tuple[dict[int, MessageOutline], set[int], dict[int, MessageOutline]]:
         """``(known, missing, fresh)``: the mapping as it was (holding every id of
         ``ids`` outside ``missing``), the ids it lacked, and the outlines just read
@@ -90,12 +87,8 @@ class MessageFacts:
         known = self._facts
         missing = set(ids).difference(known)
         fresh: dict[int, MessageOutline] = {}
-        ordered = sorted(missing)
-        for at in range(0, len(ordered), _CHUNK):
-            chunk = ordered[at:at + _CHUNK]
-            rows = conn.execute(f"SELECT id, msg_role, tokens FROM messages WHERE id IN"
-                                f" ({','.join('?' * len(chunk))})", chunk)
-            for i, role, tokens in rows:
+        if missing:
+            for i, role, tokens in tx.history.message_outlines(sorted(missing)):
                 # Roles interned: a handful of distinct strings, not one per message.
                 fresh[i] = MessageOutline(i, sys.intern(role or ""), int(tokens or 0))
         if fresh:

@@ -5,8 +5,8 @@ Every request of a compacted conversation looks up the summary forest of its pat
 answer plans on the same nodes. Reading them meant fetching every active node of
 the scope and parsing each one's ``message_ids`` JSON again: about 0.75 ms a
 request at 1,000 turns, growing with the conversation. :class:`SummaryNodes`
-keeps each node parsed and, on each call, asks SQLite only which nodes are
-active now (their ids and ``parent_id``: one scan of small integers, no JSON). A
+keeps each node parsed and, on each call, asks the store only which nodes
+are active now (their ids and ``parent_id``: one scan of small integers, no JSON). A
 node's content never changes once written (``store_node`` inserts; only
 ``parent_id`` is set later, and a purge deletes rows), and ids are
 ``AUTOINCREMENT`` (never reused), so the nodes handed out always equal a fresh
@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
 from memory_core.compaction import SummaryNode, summary_node
-
-_CHUNK = 900
-"""Ids per ``IN (…)`` query (under SQLite's default 999 variables)."""
+from memory_core.store.api import Tx
 
 
 class SummaryNodes:
@@ -43,22 +40,20 @@ class SummaryNodes:
         self._lock = threading.Lock()
         self._scopes: OrderedDict[tuple[str, str, str], dict[int, SummaryNode]] = OrderedDict()
 
-    def active(self, conn: sqlite3.Connection, namespace: str, tenant: str, role: str
+    def active(self, tx: Tx, namespace: str, tenant: str, role: str
                ) -> list[SummaryNode]:
         """Every active node of ``(tenant, role)``, ordered by level, first id, id.
 
-        ``conn``: a connection to the database named ``namespace`` (its path). The
-        nodes are shared: do not mutate them. Raises ``sqlite3.Error`` as the
-        queries do.
+        ``tx``: the operation groups of a read job on the database named
+        ``namespace`` (its path). The nodes are shared: do not mutate them. Raises
+        the store's errors as the reads do.
         """
         key = (namespace, tenant, role)
         with self._lock:
             held = self._scopes.get(key)
             if held is not None:
                 self._scopes.move_to_end(key)
-        now = {int(r[0]): r[1] for r in conn.execute(
-            "SELECT id, parent_id FROM summary_nodes WHERE tenant=? AND role=?"
-            " AND status='active'", (tenant, role))}
+        now = tx.history.active_summaries(tenant, role)
         nodes: dict[int, SummaryNode] = {}
         missing: list[int] = []
         for node_id, parent in now.items():
@@ -69,13 +64,8 @@ class SummaryNodes:
                 nodes[node_id] = dataclasses.replace(node, parent_id=parent)
             else:
                 nodes[node_id] = node
-        for start in range(0, len(missing), _CHUNK):
-            chunk = missing[start:start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for r in conn.execute(
-                f"SELECT id, level, message_ids, text, tokens, source_tokens, model, parent_id"
-                f" FROM summary_nodes WHERE id IN ({marks})", chunk,
-            ):
+        if missing:
+            for r in tx.history.summary_rows(missing):
                 nodes[int(r["id"])] = summary_node(r)
         with self._lock:
             self._scopes[key] = nodes
@@ -85,7 +75,7 @@ class SummaryNodes:
         return sorted((n for n in nodes.values() if n.message_ids),
                       key=lambda n: (n.level, n.first, n.id))
 
-    def on_path(self, conn: sqlite3.Connection, namespace: str, tenant: str, role: str,
+    def on_path(self, tx: Tx, namespace: str, tenant: str, role: str,
                 path_ids: Sequence[int]) -> list[SummaryNode]:
         """What :func:`memory_core.compaction.load_nodes` returns: the active nodes
         whose covered ids all lie on ``path_ids``, ordered by level, first id, id."""
@@ -101,7 +91,7 @@ class SummaryNodes:
         lo, hi = (path[0], path[-1]) if ordered else (min(path), max(path))
         on_path: set[int] | None = None
         out = []
-        for node in self.active(conn, namespace, tenant, role):
+        for node in self.active(tx, namespace, tenant, role):
             if node.first < lo or node.last > hi:
                 continue
             if ordered:

@@ -20,8 +20,9 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 
 def _binaries() -> Path | None:
@@ -127,3 +128,28 @@ def fresh_database(url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     return url.rsplit("/", 1)[0] + "/" + name
+
+
+@contextlib.contextmanager
+def migrated(url: str, name: str) -> Iterator[Any]:
+    """A fresh database ``name`` in the cluster at ``url`` with every migration of
+    :mod:`memory_core.store.pg_migrations` applied; yield a ``psycopg`` connection
+    to it (closed on exit)."""
+    import psycopg
+
+    from memory_core.store import pg_migrations
+
+    with psycopg.connect(fresh_database(url, name)) as conn:
+        assert pg_migrations.apply_migrations(conn) == pg_migrations.SCHEMA_VERSION
+        yield conn
+
+
+def in_transaction(conn: Any, tx: Any) -> Callable[[Callable[[Any], Any]], Any]:
+    """``run(fn)``: ``fn(tx)`` inside one committed transaction of ``conn`` (rolled
+    back when it raises), as a store runs a write job."""
+
+    def run(fn: Callable[[Any], Any]) -> Any:
+        with conn.transaction():
+            return fn(tx)
+
+    return run

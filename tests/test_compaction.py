@@ -386,7 +386,7 @@ def test_path_tokens_sums_the_stored_counts_outside_the_forest(tmp_path: Path) -
         # More ids than one SQL statement takes (900 per chunk).
         ids = capture_chat(engine, Scope("t", "default"),
                            [f"turn {i} says something about item {i * 7}" for i in range(1000)])
-        path = engine.store.read(load_path, ids)
+        path = engine.store.read_tx(load_path, ids)
         assert len(path) == 1000
         assert engine.path_tokens(ids) == sum(m.tokens for m in path)
         node = SummaryNode(1, 0, tuple(ids[:600]), "summary", 55, 9000, "extractive")
@@ -455,7 +455,7 @@ def test_tool_results_outlive_the_timeline_under_a_tight_cap(tmp_path: Path) -> 
             i += 2
     engine = Engine(tmp_path / "data")
     try:
-        text = engine.store.read(extractive_summary, path, 600)
+        text = engine.store.read_tx(extractive_summary, path, 600)
     finally:
         engine.close()
     assert count_tokens(text) <= 600
@@ -502,9 +502,9 @@ def test_plan_on_the_outline_equals_the_plan_on_the_loaded_path(tmp_path: Path) 
             history.append({"role": "assistant", "content": f"done with item {i * 7}. " * 15})
         ticket, fut = engine.capture_request(scope, "r", history, {})
         ids = list(fut.result(30).message_ids)
-        nodes = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
-        path = engine.store.read(load_path, ids)
-        facts = engine.store.read(engine._message_facts.outlines, [*ids, 10**9])  # one unknown
+        nodes = engine.store.read_tx(load_nodes, scope.tenant, scope.role, ids)
+        path = engine.store.read_tx(load_path, ids)
+        facts = engine.store.read_tx(engine._message_facts.outlines, [*ids, 10**9])  # one unknown
         for cfg in (CompactionConfig(), CompactionConfig(min_tokens=500, group_tokens=900,
                                                          consolidation_k=2),
                     CompactionConfig(min_tokens=10**7)):
@@ -513,7 +513,7 @@ def test_plan_on_the_outline_equals_the_plan_on_the_loaded_path(tmp_path: Path) 
         assert plan(path, nodes, CompactionConfig(min_tokens=500, group_tokens=900))
         created = engine.compact(scope, ticket.result.thread_id, ids)  # type: ignore[union-attr]
         assert created  # due: compacted through the full load
-        nodes = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
+        nodes = engine.store.read_tx(load_nodes, scope.tenant, scope.role, ids)
         cfg = engine.config.compaction
         assert (plan(outline_path(ids, facts), nodes, cfg) == plan(path, nodes, cfg))
     finally:
@@ -537,9 +537,9 @@ def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
     namespace = str(engine.store.path)
 
     def same(ids: list[int]) -> list[Any]:
-        fresh = engine.store.read(load_nodes, scope.tenant, scope.role, ids)
-        cached = engine.store.read(engine._summary_nodes.on_path, namespace, scope.tenant,
-                                   scope.role, ids)
+        fresh = engine.store.read_tx(load_nodes, scope.tenant, scope.role, ids)
+        cached = engine.store.read_tx(engine._summary_nodes.on_path, namespace, scope.tenant,
+                                      scope.role, ids)
         assert cached == fresh
         return cached
 
@@ -560,7 +560,7 @@ def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
             same(ids[::-1])  # not ascending: the set comparison
             same([i for i in ids if i % 7])  # gaps: nodes over a missing id are off the path
         assert any(n.level > 0 for n in seen[-1])  # consolidated: parents were set
-        assert any(n.parent_id is not None for n in engine.store.read(
+        assert any(n.parent_id is not None for n in engine.store.read_tx(
             engine._summary_nodes.active, namespace, scope.tenant, scope.role))
         other = Engine(tmp_path, cfg)  # another process's purge
         try:

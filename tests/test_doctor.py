@@ -193,7 +193,7 @@ def test_doctor_expected_counts_follow_the_indexer(tmp_path: Path) -> None:
             built = svc.rebuild()
         finally:
             svc.close()
-        want = engine.store.read(lambda c: expected_counts(c, cfg.vector_kinds))
+        want = engine.store.read_tx(expected_counts, cfg.vector_kinds)
     finally:
         engine.close()
     assert built["message"] == want["text"]["message"] == 3

@@ -86,6 +86,7 @@ def test_a_tiny_crowd_run_through_the_cli_reports_every_target(tmp_path: Path) -
 def test_a_local_statement_cited_in_another_conversation_is_a_leak() -> None:
     import sqlite3
 
+    from memory_core.store.sqlite_ops import SqliteTx
     from proxy.evaluation.crowd import _local_elsewhere
 
     sc = generate("crowd-smoke", 1)
@@ -103,6 +104,7 @@ def test_a_local_statement_cited_in_another_conversation_is_a_leak() -> None:
     elsewhere = f"{checklist.user}-ask"
     # the checklist item is local to its conversation (it lost the tray code); the rule
     # stands everywhere; in its own conversation nothing leaks
-    assert _local_elsewhere(conn, sc, [(elsewhere, [float_line, rule_line])]) == [
+    tx = SqliteTx(conn)
+    assert _local_elsewhere(tx, sc, [(elsewhere, [float_line, rule_line])]) == [
         f"{elsewhere}: {float_line}"]
-    assert _local_elsewhere(conn, sc, [(checklist.thread, [float_line])]) == []
+    assert _local_elsewhere(tx, sc, [(checklist.thread, [float_line])]) == []

@@ -39,7 +39,7 @@ def _fresh(engine: Engine, scope: Scope) -> list[tuple[Any, ...]]:
 
 
 def _cached(cache: ActiveItems, engine: Engine, scope: Scope) -> list[tuple[Any, ...]]:
-    rows = engine.store.read(lambda c: cache.get(c, "db", scope.tenant, scope.role))
+    rows = engine.store.read_tx(cache.get, "db", scope.tenant, scope.role)
     return [(r["id"], r["status"], r["text"], r["supersedes"]) for r in rows]
 
 
@@ -68,7 +68,7 @@ def test_cached_active_items_equal_a_fresh_select_through_every_change(
         assert victim not in [r[0] for r in _cached(cache, engine, A)]
         # Pruned past what the cache has seen: it reloads whole, still exact.
         _say(other, A, ha, "The upload limit is 80 MB for enterprise users.")
-        engine.store.write_sync(lambda c: prune_changes(c, keep=0))
+        engine.store.write_tx_sync(lambda tx: prune_changes(tx, keep=0))
         _say(other, A, ha, "The retry count is 7 for webhooks.")
         assert _cached(cache, engine, A) == _fresh(engine, A)
         other.purge(tenant="t_b")
@@ -88,7 +88,7 @@ def test_prune_keeps_the_newest_changes(tmp_path: Path) -> None:
         count = "SELECT COUNT(*), MAX(seq) FROM memory_item_changes"
         before, top = engine.store.read(lambda c: tuple(c.execute(count).fetchone()))
         assert before >= 5
-        assert engine.store.write_sync(lambda c: prune_changes(c, keep=2)) == before - 2
+        assert engine.store.write_tx_sync(lambda tx: prune_changes(tx, keep=2)) == before - 2
         assert engine.store.read(lambda c: tuple(c.execute(count).fetchone())) == (2, top)
     finally:
         engine.close()
@@ -120,7 +120,7 @@ def test_the_item_index_follows_every_change_as_a_fresh_build_would(tmp_path: Pa
     history: list[Any] = [{"role": "system", "content": "s"}]
 
     def cached() -> tuple[Any, ...]:
-        return _index_state(engine.store.read(lambda c: cache.view(c, "db", A.tenant, A.role)))
+        return _index_state(engine.store.read_tx(cache.view, "db", A.tenant, A.role))
 
     try:
         assert cached() == _fresh_index(engine, A) == ([], {})
@@ -135,7 +135,7 @@ def test_the_item_index_follows_every_change_as_a_fresh_build_would(tmp_path: Pa
         assert "45" in got[1]  # and the correction is indexed under its number
         other.retract(got[0][0][0], "wrong")  # changed by another writer
         assert cached() == _fresh_index(engine, A)
-        engine.store.write_sync(lambda c: prune_changes(c, keep=0))
+        engine.store.write_tx_sync(lambda tx: prune_changes(tx, keep=0))
         _say(other, A, history, "The retry count is 7 for webhooks.")
         assert cached() == _fresh_index(engine, A)
     finally:

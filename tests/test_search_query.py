@@ -26,7 +26,7 @@ def _capture(engine: Engine, scope: Scope, turns: list[tuple[str, str]], *,
         for i, (name, text) in enumerate(turns)
     ]
     ticket = CaptureTicket(scope=scope, request_id=request_id)
-    result = engine.store.write(capture.capture_request, ticket, messages, {}, now).result(30)
+    result = engine.store.write_tx(capture.capture_request, ticket, messages, {}, now).result(30)
     return list(result.message_ids)
 
 
@@ -213,8 +213,8 @@ def test_a_turn_is_embedded_after_the_turn_before_it(tmp_path: Path) -> None:
             {"role": "assistant", "content": "Done: four files."},
         ]
         ticket = CaptureTicket(scope=A, request_id="tools")
-        other = list(engine.store.write(capture.capture_request, ticket, messages, {},
-                                        None).result(30).message_ids)
+        other = list(engine.store.write_tx(capture.capture_request, ticket, messages, {},
+                                           None).result(30).message_ids)
 
         def embedded(refs: list[int], chars: int, max_chars: int = 2000) -> list[str]:
             docs, _ = engine.store.read(lambda c: load_docs(

@@ -22,7 +22,7 @@ def capture_chat(engine: Engine, scope: Scope, texts: list[str], *, now: float |
         {"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)
     ]
     ticket = CaptureTicket(scope=scope, request_id=request_id)
-    result = engine.store.write(capture.capture_request, ticket, messages, {}, now).result(30)
+    result = engine.store.write_tx(capture.capture_request, ticket, messages, {}, now).result(30)
     return list(result.message_ids)
 
 

@@ -31,26 +31,26 @@ MIGRATED = (
     "proxy/cli/searching.py",
     "proxy/evaluation/storecheck.py",
     "proxy/evaluation/runner.py",
+    "memory_core/capture.py",
+    "memory_core/msgfacts.py",
+    "memory_core/nodecache.py",
+    "memory_core/inview.py",
+    "memory_core/search/consistency.py",
+    "memory_core/itemcache.py",
+    "proxy/evaluation/crowd.py",
+    "memory_core/compaction.py",
 )
 
 LEGACY = frozenset({
     "memory_core/assemble.py",
-    "memory_core/capture.py",
-    "memory_core/compaction.py",
     "memory_core/engine.py",
-    "memory_core/inview.py",
-    "memory_core/itemcache.py",
     "memory_core/memory.py",
-    "memory_core/msgfacts.py",
-    "memory_core/nodecache.py",
-    "memory_core/search/consistency.py",
     "memory_core/search/docs.py",
     "memory_core/search/indexer.py",
     "memory_core/search/service.py",
     "memory_core/search/successors.py",
     "memory_core/supersession.py",
     "memory_core/memorytools.py",
-    "proxy/evaluation/crowd.py",
 })
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""
 

@@ -88,3 +88,25 @@ def test_session_view_is_one_session(engine: Engine) -> None:
         view, [{"role": "user", "content": "Deploy on Friday; remember the DNS."}],
         whole_history=True) == {"evidence_kept": True, "stored_once": True,
                                 "no_duplicate_rows": True}
+
+
+def test_crowd_eval_reads_conflicts_and_sessions(engine: Engine) -> None:
+    """The crowd evaluation's reads (proxy/evaluation/crowd.py): a session's tenant,
+    a message's text with its thread's session, and every conflicting pair."""
+    scope = Scope("t1", "coder", "alice-a")
+    _thread, [first] = _capture(engine, scope, "The staging database port is 5432.")
+    other = Scope("t1", "coder", "bob-a")
+    _capture(engine, other, "The staging database port is 6543.")
+    engine.flush()
+    reads = engine.store.read_tx(lambda tx: (
+        tx.operator.session_tenant("alice-a"), tx.operator.session_tenant("nobody"),
+        tx.operator.message_session(first), tx.operator.message_session(10**9),
+        tx.operator.conflict_pairs()))
+    assert reads[:4] == ("t1", None, {"text": "The staging database port is 5432.",
+                                      "session": "alice-a"}, None)
+    pairs = reads[4]
+    assert pairs, "two ports for one subject should be marked as conflicting"
+    assert {(p["a_msg"], p["b_msg"]) for p in pairs} <= {
+        ("The staging database port is 6543.", "The staging database port is 5432."),
+        ("The staging database port is 5432.", "The staging database port is 6543.")}
+    assert all(p["a_text"] and p["b_text"] for p in pairs)

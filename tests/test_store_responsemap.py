@@ -49,21 +49,12 @@ def run(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Run]:
             store.close()
         return
     cluster_url = request.getfixturevalue("pg_url")  # skips (or fails in CI) first
-    import psycopg
-
-    from memory_core.store import pg_migrations
     from memory_core.store.pg_ops import PgResponseMap
 
-    url = pgcluster.fresh_database(cluster_url, f"t_{abs(hash(request.node.nodeid)):x}")
-    with psycopg.connect(url) as conn:
-        assert pg_migrations.apply_migrations(conn) == pg_migrations.SCHEMA_VERSION
+    name = f"t_{abs(hash(request.node.nodeid)):x}"
+    with pgcluster.migrated(cluster_url, name) as conn:
         tx = SimpleNamespace(responses=PgResponseMap(conn))  # the groups built so far
-
-        def in_transaction(fn: Callable[[Any], Any]) -> Any:
-            with conn.transaction():
-                return fn(tx)
-
-        yield in_transaction
+        yield pgcluster.in_transaction(conn, tx)
 
 
 def _blob(items: list[Any]) -> bytes:

@@ -74,7 +74,7 @@ def bench_size(n: int, n_queries: int, *, vectors: bool,
                 msgs = [{"role": "user" if j % 2 == 0 else "assistant", "content": t}
                         for j, t in enumerate(texts[s : s + 50])]
                 ticket = CaptureTicket(scope=scope, request_id=f"b{s}")
-                futures.append(engine.store.write(
+                futures.append(engine.store.write_tx(
                     capture.capture_request, ticket, msgs, {}, 1_700_000_000.0 + s))
                 if len(futures) >= 200:
                     for f in futures:

@@ -104,7 +104,7 @@ def ingest(engine: Engine, index: int, conv: dict[str, Any], *, captions: bool =
             history.append(msg)
             dia.append(dia_id)
         ticket = CaptureTicket(scope=scope, request_id=f"locomo-{index}-{len(history)}")
-        result = engine.store.write(
+        result = engine.store.write_tx(
             capture.capture_request, ticket, list(history), {"eval": "locomo"},
             when or None).result(120)
         ids = result.message_ids

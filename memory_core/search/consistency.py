@@ -1,9 +1,9 @@
-"""Index consistency: what SQLite says each derived index should hold, and what it holds.
+"""Index consistency: what the store says each derived index should hold, and what it holds.
 
 ``lcm-proxy doctor`` compares the two per kind (message, item, agent_memory,
-summary). SQLite is the truth: the text index should hold every row the indexer
+summary). The store is the truth: the text index should hold every row the indexer
 would load (``docs.load_docs``: items and summaries whose status is retracted,
-deleted or purged are left out; purged rows are gone from SQLite altogether); the
+deleted or purged are left out; purged rows are gone from the store altogether); the
 vector index the same rows of the configured ``vector_kinds`` whose embedded text
 is not blank (the indexer skips those).
 
@@ -17,64 +17,26 @@ caller decides how to treat a difference while the indexer is behind.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 from memory_core.search.config import KIND_CODES, KIND_NAMES
-from memory_core.search.docs import DELETED_STATUSES, TABLES
-
-WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
-              "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-"""Every character ``str.isspace`` accepts (what ``strip`` removes): the indexer's
-blank test, done in SQL with ``trim``."""
+from memory_core.search.docs import DELETED_STATUSES
+from memory_core.store.api import Tx
 
 
-_LIVE = {"item": "status", "summary": "status"}
-_EMBED_TEXT = {
-    "message": "text",
-    "item": "text",
-    "agent_memory": "title || char(10) || content",
-    "summary": "text",
-}
-_MESSAGE_NAME = ("CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
-                 " THEN json_extract(raw_json, '$.name') END")
-
-
-def _where_live(kind: str) -> str:
-    col = _LIVE.get(kind)
-    if col is None:
-        return "1"
-    marks = ",".join(f"'{s}'" for s in sorted(DELETED_STATUSES))
-    return f"COALESCE({col}, '') NOT IN ({marks})"
-
-
-def expected_counts(conn: sqlite3.Connection, vector_kinds: Iterable[str]
-                    ) -> dict[str, dict[str, int]]:
-    """Rows per kind each index should hold: ``{"text": {kind: n}, "vector": {kind: n}}``.
+def expected_counts(tx: Tx, vector_kinds: Iterable[str]) -> dict[str, dict[str, int]]:
+    """Rows per kind each index should hold: ``{"text": {kind: n}, "vector": {kind: n}}``
+    (:meth:`~memory_core.store.api.IndexProgress.expected_documents` with the
+    indexer's rule: items and summaries of :data:`~memory_core.search.docs.DELETED_STATUSES`
+    are left out).
 
     ``vector_kinds``: the kinds the configuration embeds (``SearchConfig.vector_kinds``);
     other kinds expect 0 vectors.
     """
-    vkinds = set(vector_kinds)
-    text: dict[str, int] = {}
-    vector: dict[str, int] = {}
-    for kind, table in TABLES.items():
-        live = _where_live(kind)
-        text[kind] = int(conn.execute(
-            f"SELECT COUNT(*) FROM {table} WHERE {live}").fetchone()[0])
-        if kind not in vkinds:
-            vector[kind] = 0
-            continue
-        not_blank = f"trim(COALESCE({_EMBED_TEXT[kind]}, ''), ?) != ''"
-        if kind == "message":  # "<name>: <text>" is embedded when the message has a name
-            not_blank = f"({not_blank} OR COALESCE({_MESSAGE_NAME}, '') NOT IN ('', 0))"
-        vector[kind] = int(conn.execute(
-            f"SELECT COUNT(*) FROM {table} WHERE {live} AND {not_blank}",
-            (WHITESPACE,)).fetchone()[0])
-    return {"text": text, "vector": vector}
+    return tx.index.expected_documents(set(vector_kinds), DELETED_STATUSES)
 
 
 def text_index_counts(path: str | Path) -> dict[str, int] | None:

@@ -25,7 +25,7 @@ that the caller needs the id of returns the id.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -36,6 +36,12 @@ Row = dict[str, Any]
 OUTBOX_KINDS = {"message": "messages", "item": "memory_items",
                 "agent_memory": "agent_memories", "summary": "summary_nodes"}
 """``index_outbox`` kind → the table whose rows it indexes."""
+
+
+WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+              "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+"""Every character ``str.isspace`` accepts (what ``strip`` removes): a text of these
+only is blank, and the indexer embeds no blank text."""
 
 
 class PathRows(NamedTuple):
@@ -70,6 +76,222 @@ class ForwardedRow(NamedTuple):
     redacted: int
     tools_added: int
     compacted_messages: int
+
+
+class NodeRef(NamedTuple):
+    """Where a stored message sits: its id, its thread and its depth (root 0)."""
+
+    id: int
+    thread_id: int
+    depth: int
+
+
+class MessageRow(NamedTuple):
+    """One ``messages`` row as :mod:`memory_core.capture` stores it (``id`` is
+    assigned by the store; ``summary_node_id`` starts unset)."""
+
+    tenant: str
+    role: str
+    session: str
+    thread_id: int
+    node_key: str
+    parent_key: str | None
+    parent_id: int | None
+    depth: int
+    msg_role: str | None
+    kind: str
+    text: str
+    raw_json: str
+    content_hash: str
+    tokens: int
+    created_at: float
+    hidden: int
+    request_id: str | None
+
+
+class CaptureWrites(Protocol):
+    """The evidence tree and the event log (``memory_core.capture``): messages,
+    threads, splices, events. Lookups read inside the write job that calls them.
+
+    ``tenant``, ``role`` and ``session`` scope every node lookup: a node key is
+    unique within its scope only."""
+
+    def node(self, tenant: str, role: str, session: str, key: str) -> NodeRef | None:
+        """The stored message of node ``key`` in the scope, or ``None``."""
+        ...
+
+    def path_ids(self, message_id: int) -> list[int]:
+        """The ids from the root of ``message_id``'s path down to it (by depth)."""
+        ...
+
+    def insert_message(self, row: MessageRow) -> int:
+        """Insert ``row`` and queue its outbox ``upsert``; return its id (ids only
+        grow)."""
+        ...
+
+    def new_thread(self, tenant: str, role: str, session: str, now: float,
+                   parent_thread_id: int | None, fork_message_id: int | None) -> int:
+        """Create a thread (created and updated at ``now``); return its id."""
+        ...
+
+    def thread_with_head(self, tenant: str, role: str, session: str, head_id: int
+                         ) -> Row | None:
+        """``{id, updated_at}`` of the oldest thread of the scope whose head is
+        ``head_id``, or ``None``."""
+        ...
+
+    def thread_updated_at(self, thread_id: int) -> float | None:
+        """When the thread last moved, or ``None`` when it does not exist."""
+        ...
+
+    def thread_ends(self, thread_id: int) -> Row | None:
+        """``{head_message_id, root_message_id}`` of a thread, or ``None``."""
+        ...
+
+    def message_depth(self, message_id: int | None) -> int | None:
+        """The depth of a stored message, or ``None``."""
+        ...
+
+    def fill_thread_root(self, thread_id: int, root_id: int | None) -> None:
+        """Set the thread's root message unless it has one."""
+        ...
+
+    def touch_thread(self, thread_id: int, now: float) -> None:
+        """Mark the thread active at ``now`` (its head stays)."""
+        ...
+
+    def extend_thread(self, thread_id: int, head_id: int | None, now: float,
+                      user_turn: bool) -> None:
+        """Move the thread's head to ``head_id`` at ``now``; with ``user_turn`` also
+        its last user activity."""
+        ...
+
+    def set_head(self, thread_id: int, head_id: int | None, now: float) -> None:
+        """Move the thread's head to ``head_id`` at ``now`` whatever it was."""
+        ...
+
+    def advance_head(self, thread_id: int, head_id: int, now: float,
+                     from_head: int | None) -> None:
+        """Move the thread's head to ``head_id`` at ``now`` only if it is still
+        ``from_head`` or unset (another answer may have moved it)."""
+        ...
+
+    def save_splice(self, message_id: int, tenant: str, role: str, messages: str,
+                    hidden_ids: str) -> None:
+        """Write or replace the splice of ``message_id`` (both as JSON text)."""
+        ...
+
+    def insert_event(self, request_id: str | None, tenant: str | None, role: str | None,
+                     thread_id: int | None, kind: str, created_at: float, data: str
+                     ) -> int:
+        """Append one ``events`` row (``data``: JSON text); return its id."""
+        ...
+
+
+class HistoryReads(Protocol):
+    """Immutable facts of stored messages and the summary forest, read by the
+    engine's in-memory caches (``memory_core.msgfacts``, ``memory_core.nodecache``).
+
+    Lists of ids may be of any length (a backend splits them as it must)."""
+
+    def message_outlines(self, ids: Sequence[int]) -> list[tuple[int, str | None, int | None]]:
+        """``(id, msg_role, tokens)`` of each of ``ids`` that exists (any order;
+        role and count as stored, ``None`` when unset)."""
+        ...
+
+    def active_summaries(self, tenant: str, role: str) -> dict[int, int | None]:
+        """Every active summary node of a tenant and role: id → ``parent_id``."""
+        ...
+
+    def summary_rows(self, ids: Sequence[int]) -> list[Row]:
+        """``{id, level, message_ids, text, tokens, source_tokens, model, parent_id}``
+        of each of ``ids`` that exists (``message_ids`` as stored: JSON text)."""
+        ...
+
+    def path_messages(self, ids: Sequence[int]) -> list[Row]:
+        """``{id, msg_role, text, tokens, raw_json, created_at}`` of each of ``ids``
+        that exists (any order)."""
+        ...
+
+    def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
+        """What was extracted from the messages ``ids``: memory items ``{id, kind,
+        text, status, source_message_id}`` and task lines ``{label, text, status,
+        source_message_id}``. Order (the summary's line order): by id within each
+        consecutive run of 900 of ``ids``, the runs in turn."""
+        ...
+
+
+class SummaryForest(Protocol):
+    """The summary nodes compaction writes and ``memory status`` reports
+    (``memory_core.compaction``)."""
+
+    def nodes_within(self, tenant: str, role: str, first_id: int, last_id: int
+                     ) -> list[Row]:
+        """Every column of each active node of a tenant and role whose covered range
+        lies within ``first_id``..``last_id``, by level, first message id, id."""
+        ...
+
+    def forest_rows(self, *, tenant: str | None, role: str | None, thread_id: int | None
+                    ) -> list[Row]:
+        """``{id, thread_id, level, first_message_id, last_message_id, message_ids,
+        tokens, source_tokens, model, parent_id}`` of every active node (``None``
+        filters: any), by level and first message id."""
+        ...
+
+    def save_node(self, *, tenant: str, role: str, thread_id: int, level: int,
+                  message_ids: Sequence[int], ids_json: str, text: str, tokens: int,
+                  source_tokens: int, model: str, created_at: float,
+                  children: Sequence[int]) -> int:
+        """Store one summary node over ``message_ids`` (``ids_json``: them as JSON
+        text) and return its id; idempotent for a covered range: when an active node
+        of that level already covers exactly ``ids_json``, its id, nothing written.
+        A new node becomes the parent of ``children``; at level 0 it is set as the
+        summary of each of its messages that has none; its outbox ``upsert`` is
+        queued (write operation)."""
+        ...
+
+
+ITEM_ROW_COLUMNS = (
+    "id", "tenant", "role", "session", "thread_id", "kind", "subject", "text", "value",
+    "value_text", "unit", "condition", "status", "supersedes", "superseded_by",
+    "conflict_with", "source_message_id", "evidence", "lang", "created_at", "updated_at",
+    "data")
+"""The ``memory_items`` columns of an item row that :class:`ItemFeed` hands out, in
+this order (``data`` holds the speaker and ordinal label the block reads)."""
+
+
+class ItemFeed(Protocol):
+    """Memory items and their change log (``memory_item_changes``: every insert,
+    update and delete of an item appends its id, whoever made it), read by the
+    engine's cache of active items (``memory_core.itemcache``). Item rows are
+    dicts of :data:`ITEM_ROW_COLUMNS`, in that order."""
+
+    def change_position(self) -> int:
+        """The newest change-log position (0 when empty)."""
+        ...
+
+    def oldest_change(self) -> int | None:
+        """The oldest change-log position kept, or ``None`` when empty."""
+        ...
+
+    def changes_after(self, position: int, limit: int) -> list[tuple[int, int]]:
+        """``(position, item id)`` of the first ``limit`` changes past ``position``,
+        in order."""
+        ...
+
+    def active_items(self, tenant: str, role: str) -> list[Row]:
+        """Every active item of a tenant and role (any order)."""
+        ...
+
+    def items_in_scope(self, ids: Sequence[int], tenant: str, role: str) -> list[Row]:
+        """The items of ``ids`` that exist in the tenant and role, whatever their
+        status, looked up by id (any order)."""
+        ...
+
+    def prune_changes(self, keep: int) -> int:
+        """Delete all but the newest ``keep`` change-log rows; return how many went
+        (write operation)."""
+        ...
 
 
 class OperatorReads(Protocol):
@@ -155,6 +377,21 @@ class OperatorReads(Protocol):
         id (``prefs`` by key)."""
         ...
 
+    def session_tenant(self, session: str) -> str | None:
+        """The tenant of one thread of ``session`` (any tenant, any role), or
+        ``None`` (the evaluation's users are sessions)."""
+        ...
+
+    def conflict_pairs(self) -> list[Row]:
+        """Every item marked as conflicting, whole store: ``{a_text, b_text, a_msg,
+        b_msg}``, its text and the text of the item it conflicts with, and the texts
+        of their source messages (``None`` when gone)."""
+        ...
+
+    def message_session(self, message_id: int) -> Row | None:
+        """``{text, session}`` of a message (the session of its thread), or ``None``."""
+        ...
+
 
 class IndexProgress(Protocol):
     """The outbox that feeds the derived indexes, read by operators."""
@@ -179,6 +416,16 @@ class IndexProgress(Protocol):
     def indexable_rows(self) -> int:
         """Rows the derived indexes are built from (messages, memory items, agent
         memories, summary nodes)."""
+        ...
+
+    def expected_documents(self, vector_kinds: Collection[str],
+                           deleted_statuses: Collection[str]) -> dict[str, dict[str, int]]:
+        """What each derived index should hold, per :data:`OUTBOX_KINDS` kind:
+        ``{"text": {kind: n}, "vector": {kind: n}}``. Text: every row, less items and
+        summaries whose status is one of ``deleted_statuses``. Vector: the same rows
+        of ``vector_kinds`` whose embedded text (an agent memory's ``title`` newline
+        ``content``) is not blank (only :data:`WHITESPACE`), a message with a
+        ``name`` in its raw JSON counting too; 0 for other kinds."""
         ...
 
 
@@ -296,6 +543,18 @@ class Tx(Protocol):
 
     @property
     def forwarded(self) -> ForwardedLog: ...
+
+    @property
+    def capture(self) -> CaptureWrites: ...
+
+    @property
+    def history(self) -> HistoryReads: ...
+
+    @property
+    def item_feed(self) -> ItemFeed: ...
+
+    @property
+    def summaries(self) -> SummaryForest: ...
 
 
 class Store(Protocol):

@@ -46,6 +46,73 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX response_conversations_thread ON response_conversations(thread_id);
     """),
+    (2, "evidence: threads, messages, events, splices, the index outbox", """
+        CREATE TABLE threads (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            session TEXT NOT NULL DEFAULT '',
+            parent_thread_id BIGINT REFERENCES threads(id),
+            fork_message_id BIGINT,
+            root_message_id BIGINT,
+            head_message_id BIGINT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            last_user_at DOUBLE PRECISION
+        );
+        CREATE INDEX threads_scope ON threads(tenant, role, session, updated_at);
+        CREATE INDEX threads_head ON threads(head_message_id);
+        CREATE TABLE messages (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            session TEXT NOT NULL DEFAULT '',
+            thread_id BIGINT NOT NULL REFERENCES threads(id),
+            node_key TEXT NOT NULL,
+            parent_key TEXT,
+            parent_id BIGINT REFERENCES messages(id),
+            depth INTEGER NOT NULL,
+            msg_role TEXT,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            raw_json TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            hidden INTEGER NOT NULL DEFAULT 0,
+            summary_node_id BIGINT,
+            request_id TEXT,
+            UNIQUE (tenant, role, session, node_key)
+        );
+        CREATE INDEX messages_thread ON messages(thread_id, id);
+        CREATE INDEX messages_parent ON messages(parent_id);
+        CREATE INDEX messages_scope ON messages(tenant, role, created_at);
+        CREATE TABLE events (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            request_id TEXT,
+            tenant TEXT,
+            role TEXT,
+            thread_id BIGINT,
+            kind TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            data TEXT NOT NULL
+        );
+        CREATE INDEX events_thread ON events(thread_id, id);
+        CREATE INDEX events_request ON events(request_id);
+        CREATE TABLE splices (
+            message_id BIGINT PRIMARY KEY REFERENCES messages(id),
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            messages TEXT NOT NULL,
+            hidden_ids TEXT NOT NULL
+        );
+        CREATE TABLE index_outbox (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            kind TEXT NOT NULL,
+            ref_id BIGINT NOT NULL,
+            op TEXT NOT NULL
+        );
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,9 +1,10 @@
 """PostgreSQL implementations of the operation groups of :mod:`memory_core.store.api`.
 
-The first group to have one is :class:`PgResponseMap`; the others follow as issue
-27 goes on, each with its tables in :mod:`memory_core.store.pg_migrations`. A group
-works over one ``psycopg`` connection (a pooled one, inside the transaction its
-store opens for the job) and returns the same plain values as its SQLite twin.
+The first group to have one is :class:`PgResponseMap` (capture's is in
+:mod:`memory_core.store.pg_capture`); the others follow as issue 27 goes on, each
+with its tables in :mod:`memory_core.store.pg_migrations`. A group works over one
+``psycopg`` connection (a pooled one, inside the transaction its store opens for
+the job) and returns the same plain values as its SQLite twin.
 Needs ``psycopg`` 3 (the ``postgres`` extra).
 """
 

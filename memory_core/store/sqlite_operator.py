@@ -203,3 +203,20 @@ class SqliteOperatorReads:
                               " AND role=? AND status='active'", (tenant, role)),
             "threads": threads,
         }
+
+    def session_tenant(self, session: str) -> str | None:
+        row = self._c.execute("SELECT tenant FROM threads WHERE session=? LIMIT 1",
+                              (session,)).fetchone()
+        return str(row[0]) if row is not None else None
+
+    def conflict_pairs(self) -> list[Row]:
+        return [dict(r) for r in self._c.execute(
+            "SELECT a.text AS a_text, b.text AS b_text, ma.text AS a_msg, mb.text AS b_msg"
+            " FROM memory_items a JOIN memory_items b ON b.id = a.conflict_with"
+            " LEFT JOIN messages ma ON ma.id = a.source_message_id"
+            " LEFT JOIN messages mb ON mb.id = b.source_message_id")]
+
+    def message_session(self, message_id: int) -> Row | None:
+        row = self._c.execute("SELECT m.text, t.session FROM messages m JOIN threads t ON"
+                              " t.id = m.thread_id WHERE m.id=?", (message_id,)).fetchone()
+        return dict(row) if row is not None else None

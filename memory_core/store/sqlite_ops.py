@@ -4,11 +4,18 @@ bound together over one connection as a :class:`SqliteTx`."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from memory_core.store.api import ForwardedRow, Row, Tx
+from memory_core.store.api import OUTBOX_KINDS, WHITESPACE, ForwardedRow, Row, Tx
+from memory_core.store.sqlite_capture import (
+    SqliteCaptureWrites,
+    SqliteHistoryReads,
+    SqliteItemFeed,
+)
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
+from memory_core.store.sqlite_summaries import SqliteSummaryForest
 
 
 class SqliteIndexProgress:
@@ -39,6 +46,45 @@ class SqliteIndexProgress:
     def indexable_rows(self) -> int:
         return sum(int(self._c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
                    for t in ("messages", "memory_items", "agent_memories", "summary_nodes"))
+
+    def expected_documents(self, vector_kinds: Collection[str],
+                           deleted_statuses: Collection[str]) -> dict[str, dict[str, int]]:
+        vkinds = set(vector_kinds)
+        text: dict[str, int] = {}
+        vector: dict[str, int] = {}
+        for kind, table in OUTBOX_KINDS.items():
+            live = _where_live(kind, deleted_statuses)
+            text[kind] = int(self._c.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {live}").fetchone()[0])
+            if kind not in vkinds:
+                vector[kind] = 0
+                continue
+            not_blank = f"trim(COALESCE({_EMBED_TEXT[kind]}, ''), ?) != ''"
+            if kind == "message":  # "<name>: <text>" is embedded when the message has a name
+                not_blank = f"({not_blank} OR COALESCE({_MESSAGE_NAME}, '') NOT IN ('', 0))"
+            vector[kind] = int(self._c.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {live} AND {not_blank}",
+                (WHITESPACE,)).fetchone()[0])
+        return {"text": text, "vector": vector}
+
+
+_LIVE = {"item": "status", "summary": "status"}
+_EMBED_TEXT = {
+    "message": "text",
+    "item": "text",
+    "agent_memory": "title || char(10) || content",
+    "summary": "text",
+}
+_MESSAGE_NAME = ("CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
+                 " THEN json_extract(raw_json, '$.name') END")
+
+
+def _where_live(kind: str, deleted_statuses: Collection[str]) -> str:
+    col = _LIVE.get(kind)
+    if col is None:
+        return "1"
+    marks = ",".join("'" + s.replace("'", "''") + "'" for s in sorted(deleted_statuses))
+    return f"COALESCE({col}, '') NOT IN ({marks})"
 
 
 class SqliteMaintenance:
@@ -171,7 +217,8 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("forwarded", "index", "maintenance", "operator", "purge", "responses")
+    __slots__ = ("capture", "forwarded", "history", "index", "item_feed", "maintenance",
+                 "operator", "purge", "responses", "summaries")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -180,6 +227,10 @@ class SqliteTx:
         self.purge = SqlitePurge(conn)
         self.responses = SqliteResponseMap(conn)
         self.forwarded = SqliteForwardedLog(conn)
+        self.capture = SqliteCaptureWrites(conn)
+        self.history = SqliteHistoryReads(conn)
+        self.item_feed = SqliteItemFeed(conn)
+        self.summaries = SqliteSummaryForest(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol

@@ -134,7 +134,7 @@ def _check_indexes(report: dict[str, Any], warnings: list[str], problems: list[s
         vector_index_model,
     )
 
-    expected = engine.store.read(lambda c: expected_counts(c, vector_kinds))
+    expected = engine.store.read_tx(expected_counts, vector_kinds)
     readers = {"text": text_index_counts, "vector": vector_index_counts}
     actual: dict[str, dict[str, int] | None] = {}
     unreadable: set[str] = set()

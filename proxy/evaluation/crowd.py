@@ -47,6 +47,7 @@ from typing import Any
 
 import orjson
 
+from memory_core.store.api import Tx
 from proxy.evaluation import crowd_topics as T
 from proxy.evaluation import metrics
 
@@ -428,8 +429,8 @@ async def run_crowd_async(profile: str, seed: int = 1, *, embedding: str | None 
                         res.duplicate_examples.append(f"{k.id}: " + " | ".join(same))
             tick()
         await _settle(app)
-        res.invented_conflicts = engine.store.read(lambda c: _invented(c, scenario))
-        res.cross_thread += engine.store.read(lambda c: _local_elsewhere(c, scenario, shown))
+        res.invented_conflicts = engine.store.read_tx(_invented, scenario)
+        res.cross_thread += engine.store.read_tx(_local_elsewhere, scenario, shown)
     finally:
         for client in clients.values():
             await client.close()
@@ -457,8 +458,7 @@ def _retrieval(engine: Any, role: str, scenario: Scenario, user: str,
 
     from proxy.evaluation.runner import _hit_text
 
-    tenant = engine.store.read(lambda c: c.execute(
-        "SELECT tenant FROM threads WHERE session=? LIMIT 1", (f"{user}-a",)).fetchone())
+    tenant = engine.store.read_tx(lambda tx: tx.operator.session_tenant(f"{user}-a"))
     if tenant is None:
         return
     for k in scenario.key:
@@ -468,7 +468,7 @@ def _retrieval(engine: Any, role: str, scenario: Scenario, user: str,
         if engine.search.embedder is not None:
             vector = np.asarray(engine.search.embedder.embed_queries([k.question])[0],
                                 dtype=np.float32)
-        hits = engine.search.search(tenant[0], role, k.question, k=10, query_vector=vector)
+        hits = engine.search.search(tenant, role, k.question, k=10, query_vector=vector)
         texts = engine.store.read_tx(
             lambda tx, hits=hits: [_hit_text(tx, h.kind, h.ref_id) for h in hits])
         found = [metrics.hit_matches(t, s, k.current) for t, s in texts]
@@ -477,18 +477,14 @@ def _retrieval(engine: Any, role: str, scenario: Scenario, user: str,
         res.rank1 += int(bool(found) and found[0])
 
 
-def _invented(conn: Any, scenario: Scenario) -> list[str]:
+def _invented(tx: Tx, scenario: Scenario) -> list[str]:
     """Stored conflict pairs whose two items come from statements of different
     groups (or from no statement of the key: small talk)."""
     said: dict[str, tuple[Statement, ...]] = {}
     for t in scenario.turns:
         said.setdefault(t.text, t.statements)
     out = []
-    for r in conn.execute(
-            "SELECT a.text AS a_text, b.text AS b_text, ma.text AS a_msg, mb.text AS b_msg"
-            " FROM memory_items a JOIN memory_items b ON b.id = a.conflict_with"
-            " LEFT JOIN messages ma ON ma.id = a.source_message_id"
-            " LEFT JOIN messages mb ON mb.id = b.source_message_id"):
+    for r in tx.operator.conflict_pairs():
         ga = _group(said.get(r["a_msg"] or "", ()), r["a_text"])
         gb = _group(said.get(r["b_msg"] or "", ()), r["b_text"])
         if ga is None or gb is None or ga != gb:
@@ -499,7 +495,7 @@ def _invented(conn: Any, scenario: Scenario) -> list[str]:
 _SOURCE = re.compile(r"\bmsg (\d+)")
 
 
-def _local_elsewhere(conn: Any, scenario: Scenario,
+def _local_elsewhere(tx: Tx, scenario: Scenario,
                      shown: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     """Block lines whose cited source message (the first ``msg N``) is a local
     statement of another conversation, whether or not the line kept its tray code
@@ -513,9 +509,7 @@ def _local_elsewhere(conn: Any, scenario: Scenario,
             m = _SOURCE.search(ln)
             if m is None:
                 continue
-            row = conn.execute("SELECT m.text, t.session FROM messages m JOIN threads t ON"
-                               " t.id = m.thread_id WHERE m.id=?", (int(m.group(1)),)
-                               ).fetchone()
+            row = tx.operator.message_session(int(m.group(1)))
             if row is None or row["session"] == thread:
                 continue
             statement = _statement(said.get(row["text"], ()), ln)

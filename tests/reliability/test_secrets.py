@@ -289,9 +289,9 @@ async def test_no_secret_is_written_to_the_data_dir_with_extraction(
 # -- the settings: capture.redact_secrets and capture.store_raw_json ---------------------------
 def _capture(engine: Engine, messages: list[Any], config: MemoryConfig) -> dict[str, Any]:
     ticket = CaptureTicket(Scope("t", "r"), "req")
-    engine.store.write(lambda c: capture.capture_request(
+    engine.store.write_tx(lambda c: capture.capture_request(
         c, ticket, messages, {"body": SECRET_TEXT}, config=config)).result(30)
-    engine.store.write(lambda c: capture.record_event(
+    engine.store.write_tx(lambda c: capture.record_event(
         c, ticket, "probe", {"partial": SECRET_TEXT}, config=config)).result(30)
     return engine.export(events=True)
 
@@ -318,7 +318,7 @@ def test_capture_honours_redact_secrets_and_store_raw_json(tmp_path: Path, redac
             assert msg["message"] == {"role": "user", "content": msg["text"]}
         # the node key is the original's: a replay of the same list stores nothing
         ticket = CaptureTicket(Scope("t", "r"), "again")
-        result = engine.store.write(lambda c: capture.capture_request(
+        result = engine.store.write_tx(lambda c: capture.capture_request(
             c, ticket, messages, {}, config=MemoryConfig(redact_secrets=redact_on,
                                                          store_raw_json=raw_on))).result(30)
         assert result.new_ids == ()
@@ -358,14 +358,14 @@ def test_hidden_tool_rounds_and_splices_are_redacted(tmp_path: Path) -> None:
     engine = Engine(tmp_path / "d", MemoryConfig(extract=False))
     try:
         ticket = CaptureTicket(Scope("t", "r"), "req")
-        engine.store.write(lambda c: capture.capture_request(
+        engine.store.write_tx(lambda c: capture.capture_request(
             c, ticket, [{"role": "user", "content": "deploy"}], {})).result(30)
         call = {"role": "assistant", "content": None, "tool_calls": [{
             "id": "c1", "type": "function", "function": {
                 "name": "memory_grep", "arguments": f'{{"query": "{SECRETS["openai"]}"}}'}}]}
         result = {"role": "tool", "tool_call_id": "c1", "content": SECRET_TEXT}
         answer = {"role": "assistant", "content": "done"}
-        engine.store.write(lambda c: capture.capture_response(
+        engine.store.write_tx(lambda c: capture.capture_response(
             c, ticket, [answer], {}, None, [call, result], [call, result, answer])).result(30)
         stored = engine.store.read(lambda c: str(c.execute(
             "SELECT group_concat(text) || group_concat(raw_json) FROM messages").fetchone()[0])

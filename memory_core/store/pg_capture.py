@@ -1,0 +1,134 @@
+"""PostgreSQL implementation of :class:`~memory_core.store.api.CaptureWrites`
+(tables of migration 2 in :mod:`memory_core.store.pg_migrations`).
+
+The same statements as :mod:`memory_core.store.sqlite_capture`, one round trip
+each, with ``RETURNING id`` where SQLite reads ``lastrowid``. Behaviour equals the
+SQLite group under one writer per scope (tested on both backends); several
+replicas capturing one scope at once need the cross-replica idempotence of issue
+27 (a lock per scope, or ``ON CONFLICT`` on the node key), not built yet.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memory_core.store.api import CaptureWrites, MessageRow, NodeRef, Row
+
+
+class PgCaptureWrites:
+    """``messages``, ``threads``, ``splices``, ``events`` (and the message outbox)."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, conn: Any) -> None:
+        self._c = conn
+
+    def node(self, tenant: str, role: str, session: str, key: str) -> NodeRef | None:
+        row = self._c.execute(
+            "SELECT id, thread_id, depth FROM messages WHERE tenant = %s AND role = %s"
+            " AND session = %s AND node_key = %s", (tenant, role, session, key)).fetchone()
+        return NodeRef(int(row[0]), int(row[1]), int(row[2])) if row is not None else None
+
+    def path_ids(self, message_id: int) -> list[int]:
+        return [int(r[0]) for r in self._c.execute(
+            "WITH RECURSIVE chain(id, parent_id, depth) AS ("
+            " SELECT id, parent_id, depth FROM messages WHERE id = %s"
+            " UNION ALL SELECT m.id, m.parent_id, m.depth FROM messages m"
+            " JOIN chain c ON m.id = c.parent_id)"
+            " SELECT id FROM chain ORDER BY depth", (message_id,))]
+
+    def insert_message(self, row: MessageRow) -> int:
+        # One round trip: the outbox row is written by the same statement.
+        got = self._c.execute(
+            "WITH m AS (INSERT INTO messages (tenant, role, session, thread_id, node_key,"
+            " parent_key, parent_id, depth, msg_role, kind, text, raw_json, content_hash,"
+            " tokens, created_at, hidden, request_id) VALUES (%s, %s, %s, %s, %s, %s, %s,"
+            " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id),"
+            " o AS (INSERT INTO index_outbox (kind, ref_id, op)"
+            " SELECT 'message', id, 'upsert' FROM m)"
+            " SELECT id FROM m", tuple(row)).fetchone()
+        return int(got[0])
+
+    def new_thread(self, tenant: str, role: str, session: str, now: float,
+                   parent_thread_id: int | None, fork_message_id: int | None) -> int:
+        got = self._c.execute(
+            "INSERT INTO threads (tenant, role, session, parent_thread_id, fork_message_id,"
+            " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (tenant, role, session, parent_thread_id, fork_message_id, now, now)).fetchone()
+        return int(got[0])
+
+    def thread_with_head(self, tenant: str, role: str, session: str, head_id: int
+                         ) -> Row | None:
+        row = self._c.execute(
+            "SELECT id, updated_at FROM threads WHERE head_message_id = %s AND tenant = %s"
+            " AND role = %s AND session = %s ORDER BY id LIMIT 1",
+            (head_id, tenant, role, session)).fetchone()
+        return {"id": int(row[0]), "updated_at": row[1]} if row is not None else None
+
+    def thread_updated_at(self, thread_id: int) -> float | None:
+        row = self._c.execute("SELECT updated_at FROM threads WHERE id = %s",
+                              (thread_id,)).fetchone()
+        return float(row[0]) if row is not None else None
+
+    def thread_ends(self, thread_id: int) -> Row | None:
+        row = self._c.execute(
+            "SELECT head_message_id, root_message_id FROM threads WHERE id = %s",
+            (thread_id,)).fetchone()
+        return ({"head_message_id": row[0], "root_message_id": row[1]}
+                if row is not None else None)
+
+    def message_depth(self, message_id: int | None) -> int | None:
+        if message_id is None:
+            return None
+        row = self._c.execute("SELECT depth FROM messages WHERE id = %s",
+                              (message_id,)).fetchone()
+        return int(row[0]) if row is not None else None
+
+    def fill_thread_root(self, thread_id: int, root_id: int | None) -> None:
+        self._c.execute(
+            "UPDATE threads SET root_message_id = COALESCE(root_message_id, %s) WHERE id = %s",
+            (root_id, thread_id))
+
+    def touch_thread(self, thread_id: int, now: float) -> None:
+        self._c.execute("UPDATE threads SET updated_at = %s WHERE id = %s", (now, thread_id))
+
+    def extend_thread(self, thread_id: int, head_id: int | None, now: float,
+                      user_turn: bool) -> None:
+        self._c.execute(
+            "UPDATE threads SET head_message_id = %s, updated_at = %s,"
+            " last_user_at = CASE WHEN %s THEN %s ELSE last_user_at END WHERE id = %s",
+            (head_id, now, user_turn, now, thread_id))
+
+    def set_head(self, thread_id: int, head_id: int | None, now: float) -> None:
+        self._c.execute("UPDATE threads SET head_message_id = %s, updated_at = %s"
+                        " WHERE id = %s", (head_id, now, thread_id))
+
+    def advance_head(self, thread_id: int, head_id: int, now: float,
+                     from_head: int | None) -> None:
+        self._c.execute(
+            "UPDATE threads SET head_message_id = %s, updated_at = %s WHERE id = %s"
+            " AND (head_message_id = %s OR head_message_id IS NULL)",
+            (head_id, now, thread_id, from_head))
+
+    def save_splice(self, message_id: int, tenant: str, role: str, messages: str,
+                    hidden_ids: str) -> None:
+        self._c.execute(
+            "INSERT INTO splices (message_id, tenant, role, messages, hidden_ids)"
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (message_id) DO UPDATE SET"
+            " tenant = EXCLUDED.tenant, role = EXCLUDED.role,"
+            " messages = EXCLUDED.messages, hidden_ids = EXCLUDED.hidden_ids",
+            (message_id, tenant, role, messages, hidden_ids))
+
+    def insert_event(self, request_id: str | None, tenant: str | None, role: str | None,
+                     thread_id: int | None, kind: str, created_at: float, data: str
+                     ) -> int:
+        got = self._c.execute(
+            "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (request_id, tenant, role, thread_id, kind, created_at, data)).fetchone()
+        return int(got[0])
+
+
+if TYPE_CHECKING:  # mypy checks the group against its Protocol
+    def _conforms(conn: Any) -> CaptureWrites:
+        return PgCaptureWrites(conn)
