@@ -6,7 +6,7 @@ import asyncio
 import logging
 import shutil
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp import web
@@ -19,6 +19,9 @@ from proxy.metrics import upstream_error_cause
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout
 
+if TYPE_CHECKING:
+    from memory_core.search import SerialEmbedder
+
 log = logging.getLogger("lcm.app")
 
 
@@ -28,8 +31,10 @@ async def memory_engine(app: web.Application) -> AsyncIterator[None]:
     if owned:
         settings = app[SETTINGS]
         app[ENGINE] = Engine(data_dir_path(settings), settings.memory_config())
+    embedder = None
     if owned and app[SETTINGS].search.enabled:
-        await asyncio.get_running_loop().run_in_executor(None, _attach_search, app)
+        embedder = await asyncio.get_running_loop().run_in_executor(
+            None, _attach_search, app)
     app[METRICS].watch_engine(app[ENGINE].stats)
     # Load the tokenizer's ranks now (about 2 s) rather than inside the first request.
     await asyncio.get_running_loop().run_in_executor(None, count_tokens, "warm up")
@@ -43,10 +48,25 @@ async def memory_engine(app: web.Application) -> AsyncIterator[None]:
         # embedding batches, within what is left of the shutdown budget (1 s at least).
         left = max(1.0, budget - (loop.time() - started))
         await loop.run_in_executor(None, lambda: app[ENGINE].close(search_timeout=left))
+    if embedder is not None:
+        # The indexer stops without waiting for its embedding batch; the batch must
+        # end before the process exits, or the interpreter's finalization kills the
+        # embedder thread inside onnxruntime and the process aborts (exit code 134).
+        left = max(_EMBEDDER_STOP_MIN_S, budget - (loop.time() - started))
+        if not await loop.run_in_executor(None, embedder.close, left):
+            log.warning("embedder still busy %.1f s after shutdown began; the process"
+                        " may abort at exit", loop.time() - started)
 
 
-def _attach_search(app: web.Application) -> None:
+_EMBEDDER_STOP_MIN_S = 10.0
+"""Seconds the embedder's batch in progress may take at shutdown even when the
+shutdown budget is spent (a batch of ``embed_batch_size`` texts takes a few)."""
+
+
+def _attach_search(app: web.Application) -> SerialEmbedder | None:
     """Open the search indexes and start the indexer; on failure run without search.
+    Returns the embedder it started (``None`` when none loaded), for the caller to
+    close after the engine.
 
     An embedder that cannot load leaves BM25 (Tantivy) only. An index that cannot
     be opened (truncated or garbled files) is derived data: it is deleted and
@@ -73,13 +93,14 @@ def _attach_search(app: web.Application) -> None:
         except Exception as exc:  # noqa: BLE001 - fail open: keyword retrieval still works
             if "LockBusy" in str(exc) or not repairs:
                 log.exception("search indexes unavailable; using keyword retrieval")
-                return
+                return embedder
             broken = repairs.pop(0)
             app[METRICS].fail_open.labels("search_index").inc()
             log.error("search index unreadable (%s); deleting %s and rebuilding it from"
                       " SQLite", exc, broken)
             shutil.rmtree(broken, ignore_errors=True)
     engine.attach_search(service)
+    return embedder
 
 
 async def async_engine(app: web.Application) -> AsyncIterator[None]:

@@ -6,7 +6,11 @@ what was left, and the next start goes on indexing from the checkpoints."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -123,3 +127,51 @@ async def test_sigterm_with_an_indexing_backlog_exits_in_seconds(
         assert time.monotonic() - started < STOP_LIMIT_S
     finally:
         again.stop()
+
+
+EXIT_CHILD = textwrap.dedent("""
+    import asyncio, sys, time
+    from aiohttp import web
+    from proxy.app import create_app
+    from proxy.appkeys import ENGINE
+    from proxy.settings import load_settings
+
+    class SlowFinalizer:
+        # Cleared with this module while the interpreter finalizes: keeps the
+        # finalization going until a batch still running would have ended.
+        def __init__(self, seconds):
+            self.seconds = seconds
+        def __del__(self):
+            time.sleep(self.seconds)
+
+    async def main():
+        settings = load_settings(None, environ={}, overrides={
+            "proxy": {"upstream": "http://127.0.0.1:9/v1", "port": 0},
+            "storage": {"data_dir": sys.argv[1]},
+            "embedding": {"provider": "minilm"},
+        })
+        runner = web.AppRunner(create_app(settings), access_log=None)
+        await runner.setup()
+        embedder = runner.app[ENGINE].search.embedder
+        fut = embedder.submit([f"text {i} about deployments and caches" for i in range(96)])
+        while not fut.running():
+            await asyncio.sleep(0.01)
+        await runner.cleanup()
+        print("batch done at cleanup:", fut.done(), flush=True)
+
+    slow = SlowFinalizer(5.0)
+    asyncio.run(main())
+""")
+
+
+def test_app_cleanup_with_an_embedding_batch_running_exits_0(tmp_path: Path) -> None:
+    """An embedding batch (onnxruntime) still running when the interpreter finalizes
+    kills its thread inside native code and aborts the process (exit code 134,
+    ``terminate called without an active exception``); the app's cleanup waits for
+    the batch, so the process exits 0."""
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    proc = subprocess.run([sys.executable, "-c", EXIT_CHILD, str(tmp_path / "data")],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "batch done at cleanup: True" in proc.stdout, proc.stdout

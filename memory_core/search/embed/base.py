@@ -142,13 +142,21 @@ class SerialEmbedder:
             fut.cancel()
             raise TimeoutError("embedding did not finish in time") from None
 
-    def close(self) -> None:
-        """Finish queued calls, then stop the thread."""
-        if self._closed:
-            return
-        self._closed = True
-        self._queue.put((1 << 30, next(self._seq), None))
-        self._thread.join(timeout=60)
+    def close(self, timeout: float = 60.0) -> bool:
+        """Finish queued calls (cancelled ones are skipped), then stop the thread,
+        waiting up to ``timeout`` seconds for it. Returns ``True`` when the thread
+        has stopped.
+
+        Call it before the process exits: a thread still inside the native model
+        (onnxruntime) when the interpreter finalizes is killed while it takes the
+        GIL back, which aborts the process (``terminate called without an active
+        exception``, exit code 134).
+        """
+        if not self._closed:
+            self._closed = True
+            self._queue.put((1 << 30, next(self._seq), None))
+        self._thread.join(timeout=max(0.0, timeout))
+        return not self._thread.is_alive()
 
 
 def background_priority(niceness: int = 10) -> None:
