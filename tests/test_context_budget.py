@@ -419,8 +419,10 @@ async def test_context_length_error_is_recovered_once(upstream: FakeUpstream, tm
 async def test_a_context_error_that_cannot_be_helped_says_so(
         upstream: FakeUpstream, tmp_path: Path, stream: bool, tools: bool) -> None:
     """Nothing to compact (two short messages): the upstream's error reaches the client
-    as sent, once, with ``x-lcm-context-recovery: not-recovered``."""
-    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": tools})
+    as sent, once, with ``x-lcm-context-recovery: not-recovered``. (A 4k window: the
+    block is already in its small-budget form, so a smaller window cannot shrink it.)"""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": tools},
+                              context={"model_windows": ["big-model=4096"]})
     try:
         client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000006",
                                     max_retries=0)
@@ -622,5 +624,33 @@ async def test_a_large_window_quotes_at_most_evidence_snippets(upstream: FakeUps
         content = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
         quoted = _evidence(content)
         assert quoted and all("boots" in q and " · user Halvard · " in q for q in quoted)
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_a_small_window_bootstrap_block_has_short_guidelines(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A conversation's first block (bootstrap) for a 4k window is filled with
+    quotes: its guidelines are the short form, naming only the look-up tools, and
+    no ``(none set)`` preferences line; a large window keeps the full form (the
+    tools offered on every request here: ``tools.offer = "always"``)."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"offer": "always"},
+                              context={"model_windows": ["tiny-*=4096"]})
+    try:
+        blocks = {}
+        for model, key in (("tiny-4k", "sk-ctx-000000000013"), ("gpt-4o", "sk-ctx-000000000014")):
+            client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=key, max_retries=0)
+            raw = await client.chat.completions.with_raw_response.create(
+                model=model, messages=[{"role": "user", "content": "Plan the kayak trip."}])
+            assert raw.headers["x-lcm-memory"] == "injected"
+            blocks[model] = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
+        small, large = blocks["tiny-4k"], blocks["gpt-4o"]
+        assert small.startswith("[Background Context: Sync Guidelines]")
+        assert "memory_search or view_message" in small and "memory_grep" not in small
+        assert "(none set)" not in small and "[User Preferences]" not in small
+        assert large.startswith("[Background Context: Sync Guidelines]")
+        assert "memory_grep" in large and "(none set)" in large
+        guide = small.partition("[Current Request]")[0]
+        assert budget.count_tokens(guide) + 40 < budget.count_tokens(large.partition("[Current Request]")[0])
     finally:
         await proxy.runner.cleanup()
