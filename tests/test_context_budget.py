@@ -651,6 +651,7 @@ async def test_a_small_window_bootstrap_block_has_short_guidelines(
         assert large.startswith("[Background Context: Sync Guidelines]")
         assert "memory_grep" in large and "(none set)" in large
         guide = small.partition("[Current Request]")[0]
-        assert budget.count_tokens(guide) + 40 < budget.count_tokens(large.partition("[Current Request]")[0])
+        large_guide = large.partition("[Current Request]")[0]
+        assert budget.count_tokens(guide) + 40 < budget.count_tokens(large_guide)
     finally:
         await proxy.runner.cleanup()
