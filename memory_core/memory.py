@@ -47,6 +47,7 @@ from memory_core.extraction.units import unit_class
 from memory_core.memorykeys import KeyMatch, near_duplicate, snake_key
 from memory_core.models import Scope
 from memory_core.overlap import overlap, terms
+from memory_core.store.sqlite_items import SqliteItemReads
 from memory_core.supersession import (
     conditions_agree,
     contradicts,
@@ -269,7 +270,7 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
     old: sqlite3.Row | None = None
     same: sqlite3.Row | None = None
     if kind in comparable and ex.correction:
-        old = correction_target(conn, scope, ex, comparable, speaker=speaker)
+        old = correction_target(SqliteItemReads(conn), scope, ex, comparable, speaker=speaker)
     elif kind in comparable and ex.subject:
         for row in _candidates(conn, scope, comparable, subject=ex.subject, speaker=speaker):
             if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \

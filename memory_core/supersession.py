@@ -11,12 +11,12 @@ called by ``memory_core.memory`` inside the writer's transaction.
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import Any
 
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.models import Scope
 from memory_core.overlap import covered, overlap, terms
+from memory_core.store.api import ItemReads
 
 _CONDITION_COVER = 0.75
 CORRECTION_SCAN = 20000
@@ -76,7 +76,7 @@ def subject_probes(subject: str) -> list[str]:
     return sorted(set(cjk or _WORD_RUN.findall(subject)))
 
 
-def conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
+def conditions_agree(ex: Any, row: Any) -> bool:
     """Whether a new item and a stored one hold under the same condition.
 
     Each side's condition terms must appear (≥ 75 %) in the other side's text, so
@@ -90,7 +90,7 @@ def conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
             and covered(old_cond, terms(ex.text)) >= _CONDITION_COVER)
 
 
-def _correction_conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
+def _correction_conditions_agree(ex: Any, row: Any) -> bool:
     """:func:`conditions_agree` for a correction: one that states no condition of its
     own ("Actually, the staging port is 5434") keeps the condition of what it
     corrects ("… 5433 when the VPN is up") — the user did not restate it."""
@@ -100,9 +100,12 @@ def _correction_conditions_agree(ex: Any, row: sqlite3.Row) -> bool:
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)(?![.,]\d)")
 
 
-def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
-                      kinds: tuple[str, ...], *, speaker: str = "") -> sqlite3.Row | None:
+def correction_target(items: ItemReads, scope: Scope, ex: Any,
+                      kinds: tuple[str, ...], *, speaker: str = "") -> Any:
     """The active item a correction ``ex`` replaces, or None (module docstring).
+
+    ``items``: the store's item reads (one statement); the item is returned as
+    ``{id, subject, text, unit, condition, value_text}``.
 
     Candidates are the active items of ``kinds`` in the tenant and role said by
     ``speaker`` (a message's ``name``; ``""`` for none) — for a correction led by an
@@ -125,28 +128,22 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     new_terms = terms(ex.text)
     new_unit = unit_class(ex.unit)
     best: tuple[int, float, float, int] | None = None
-    found: sqlite3.Row | None = None
-    fallback: sqlite3.Row | None = None
-    sql = (f"SELECT id, subject, text, unit, condition, value_text FROM memory_items"
-           f" WHERE tenant=? AND"
-           f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})"
-           f" AND coalesce(json_extract(data, '$.speaker'), '') = ?")
-    args: list[Any] = [scope.tenant, scope.role, *kinds, speaker]
-    if getattr(ex, "label", None):  # "Run 40: … currently 0.93" revises run 40, not run 39
-        sql += " AND coalesce(json_extract(data, '$.label'), '') = ?"
-        args.append(ex.label)
-    if new_unit:  # units of another dimension never pair: leave them to SQLite
+    found: dict[str, Any] | None = None
+    fallback: dict[str, Any] | None = None
+    # "Run 40: … currently 0.93" revises run 40, not run 39
+    label = getattr(ex, "label", None) or None
+    alike: list[str] | None = None
+    if new_unit:  # units of another dimension never pair: leave them to the store
         alike = sorted({u for u in (*UNITS.values(), *CJK_UNITS.values(), ex.unit)
                         if unit_class(u) == new_unit})
-        sql += f" AND (unit IS NULL OR unit IN ({','.join('?' * len(alike))}))"
-        args += alike
-    rows = conn.execute(f"{sql} ORDER BY id DESC LIMIT {CORRECTION_SCAN}", args)
+    rows = items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
+                                       alike, CORRECTION_SCAN)
     # A cheap pre-check before a row's terms are computed: the first characters of two
     # of the correction's stems (of one, when it has one) occur in the row's text.
     probes = {t if len(t) <= 2 else t[:min(4, len(t) - 1)] for t in new_terms}
     need = min(2, len(probes))
     subject = ex.subject or ""
-    by_value: sqlite3.Row | None = None
+    by_value: dict[str, Any] | None = None
     for row in rows:
         old_unit = unit_class(row["unit"])
         same_unit = new_unit == old_unit
@@ -193,7 +190,7 @@ def correction_target(conn: sqlite3.Connection, scope: Scope, ex: Any,
     return found
 
 
-def settles(side: sqlite3.Row, correction_text: str) -> bool:
+def settles(side: Any, correction_text: str) -> bool:
     """Whether a correction also settles the other side of a conflict it resolves:
     it names that side's subject (≥ 80 % of the subject's terms in its text). "訂正：
     ログの保存期間は79日" settles "ログの保存期間は177日", not "監査ログの保存期間は103年"."""
@@ -214,7 +211,7 @@ _SHORT_CLAIM = 2
 read as one claim about it ("the deadline is Friday"), so two of them can disagree."""
 
 
-def contradicts(ex: Any, row: sqlite3.Row) -> bool:
+def contradicts(ex: Any, row: Any) -> bool:
     """Whether a new statement disagrees with a stored one about the same subject.
 
     Two values (different ones: the caller checks equality) always disagree. Without

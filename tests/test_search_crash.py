@@ -77,7 +77,7 @@ def test_sigkill_mid_ingest_then_catch_up_finds_everything(tmp_path: Path) -> No
         emb = svc.embedder
         assert emb is not None
         # what the vector of each message encodes (its turn before, then its text)
-        docs, _ = engine.store.read(lambda c: load_docs(
+        docs, _ = engine.store.read_tx(lambda c: load_docs(
             c, "message", [mid for mid, _ in rows], index_dates=False, max_chars=2000,
             embed_context=svc.config.embed_context_chars))
         encoded = {d.ref_id: d.embed_text for d in docs}

@@ -217,7 +217,7 @@ def test_a_turn_is_embedded_after_the_turn_before_it(tmp_path: Path) -> None:
                                            None).result(30).message_ids)
 
         def embedded(refs: list[int], chars: int, max_chars: int = 2000) -> list[str]:
-            docs, _ = engine.store.read(lambda c: load_docs(
+            docs, _ = engine.store.read_tx(lambda c: load_docs(
                 c, "message", refs, index_dates=False, max_chars=max_chars,
                 embed_context=chars))
             by_id = {d.ref_id: d.embed_text for d in docs}
@@ -234,7 +234,7 @@ def test_a_turn_is_embedded_after_the_turn_before_it(tmp_path: Path) -> None:
         user, final = other[1], other[-1]
         assert texts[user] == "Run the job."  # after a system prompt: alone
         assert texts[final] == "Done: four files."  # after a tool result: alone
-        docs, _ = engine.store.read(lambda c: load_docs(
+        docs, _ = engine.store.read_tx(lambda c: load_docs(
             c, "message", ids, index_dates=False, max_chars=2000, context=True))
         assert docs[1].embed_text == "Bob: Yes, every evening."
         assert embed_key("m", 0) == "m|r1" and embed_key("m", 500) == "m|r1|ctx500"

@@ -39,17 +39,17 @@ MIGRATED = (
     "memory_core/itemcache.py",
     "proxy/evaluation/crowd.py",
     "memory_core/compaction.py",
+    "memory_core/supersession.py",
+    "memory_core/search/successors.py",
+    "memory_core/search/docs.py",
+    "memory_core/search/indexer.py",
+    "memory_core/search/service.py",
 )
 
 LEGACY = frozenset({
     "memory_core/assemble.py",
     "memory_core/engine.py",
     "memory_core/memory.py",
-    "memory_core/search/docs.py",
-    "memory_core/search/indexer.py",
-    "memory_core/search/service.py",
-    "memory_core/search/successors.py",
-    "memory_core/supersession.py",
     "memory_core/memorytools.py",
 })
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""

@@ -120,7 +120,7 @@ def _bench_vectors(tmp: str, engine: Engine, svc: SearchService, n: int, n_queri
     t0 = time.perf_counter()
     for s in range(1, n + 1, 5000):
         ids = list(range(s, min(n, s + 4999) + 1))
-        docs, _ = engine.store.read(
+        docs, _ = engine.store.read_tx(
             lambda c, ids=ids: load_docs(c, "message", ids, index_dates=False, max_chars=10))
         v = rng.normal(size=(len(docs), DIM)).astype(np.float32)
         v /= np.linalg.norm(v, axis=1, keepdims=True)

@@ -23,14 +23,15 @@ deletions. ``EMBED_RECIPE`` is part of the model id stored with each vector
 
 from __future__ import annotations
 
-import sqlite3
 import time
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 from memory_core.extraction.lexicon import TASK_LABEL, TASK_LABELS
 from memory_core.extraction.prepare import fold_traditional, fold_width
 from memory_core.search.base import IndexDoc
+from memory_core.store.api import Tx
 
 EMBED_RECIPE = "r1"
 TEXT_RECIPE = "k4"
@@ -42,43 +43,6 @@ prompt, which would swamp a short turn)."""
 CONTEXT_CHARS = 1000
 """Characters of each neighbouring turn put in a message's ``context`` field."""
 DELETED_STATUSES = frozenset({"retracted", "deleted", "purged", "merged"})
-
-_QUERIES = {
-    "message": (
-        "SELECT id, tenant, role, session, thread_id, created_at, kind AS mkind, msg_role,"
-        " hidden, text, CASE WHEN json_valid(raw_json) AND json_type(raw_json)='object'"
-        " THEN json_extract(raw_json, '$.name') END AS name, NULL AS status{context}"
-        " FROM messages"
-    ),
-    "item": (
-        "SELECT id, tenant, role, session, thread_id, created_at, kind AS mkind, '' AS msg_role,"
-        " 0 AS hidden, text, subject AS name, status, unit, condition,"
-        " json_extract(data, '$.speaker') AS speaker FROM memory_items"
-    ),
-    "agent_memory": (
-        "SELECT id, tenant, role, '' AS session, 0 AS thread_id, updated_at AS created_at,"
-        " category AS mkind, '' AS msg_role, 0 AS hidden, title || '\n' || content AS text,"
-        " key AS name, NULL AS status FROM agent_memories"
-    ),
-    "summary": (
-        "SELECT id, tenant, role, '' AS session, thread_id, created_at, 'summary' AS mkind,"
-        " '' AS msg_role, 0 AS hidden, text, NULL AS name, status FROM summary_nodes"
-    ),
-}
-_MESSAGE_CONTEXT = (
-    f", (SELECT substr(p.text, 1, {CONTEXT_CHARS}) FROM messages p"
-    " WHERE p.id = messages.parent_id) AS ctx_parent"
-)
-_EMBED_CONTEXT = (
-    ", (SELECT substr(p.text, 1, {chars}) FROM messages p WHERE p.id = messages.parent_id"
-    " AND p.msg_role IN ('user', 'assistant')) AS embed_parent,"
-    " (SELECT CASE WHEN json_valid(p.raw_json) AND json_type(p.raw_json)='object'"
-    " THEN json_extract(p.raw_json, '$.name') END FROM messages p"
-    " WHERE p.id = messages.parent_id) AS embed_parent_name"
-)
-TABLES = {"message": "messages", "item": "memory_items", "agent_memory": "agent_memories",
-          "summary": "summary_nodes"}
-
 
 # Document expansion of task-state lines ("Goal: …", "Blocked: …", "阻塞：…"): the
 # label's synonyms from the extraction lexicon (written for extraction, DESIGN §5),
@@ -126,7 +90,7 @@ def _spoken(name: object, text: str) -> str:
     return f"{name}: {text}" if name else text
 
 
-def _speaker(kind: str, row: sqlite3.Row) -> str:
+def _speaker(kind: str, row: Any) -> str:
     """The doc's ``speaker``: a message's ``name``, an item's ``data.speaker`` (the
     ``name`` of the turn it was said in), else ``""``."""
     who = row["name"] if kind == "message" else row["speaker"] if kind == "item" else None
@@ -139,8 +103,9 @@ def day_text(ts: float) -> str:
     return f"{t.tm_mday} {time.strftime('%B %Y', t)}"
 
 
-def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int) -> IndexDoc:
-    """Build the doc of one row of ``_QUERIES[kind]``."""
+def row_to_doc(kind: str, row: Any, *, index_dates: bool, max_chars: int) -> IndexDoc:
+    """Build the doc of one row of ``kind`` (a mapping as
+    :meth:`~memory_core.store.api.IndexSource.doc_rows` returns)."""
     name = row["name"] or ""
     text = row["text"] or ""
     extra_parts = [name.replace("_", " ")] if isinstance(name, str) and name else []
@@ -178,34 +143,27 @@ def row_to_doc(kind: str, row: sqlite3.Row, *, index_dates: bool, max_chars: int
 
 
 def load_docs(
-    conn: sqlite3.Connection, kind: str, ids: Iterable[int], *, index_dates: bool, max_chars: int,
+    tx: Tx, kind: str, ids: Iterable[int], *, index_dates: bool, max_chars: int,
     context: bool = False, embed_context: int = 0,
 ) -> tuple[list[IndexDoc], list[int]]:
     """Return ``(docs to upsert, ref_ids to delete)`` for these row ids of ``kind``.
 
-    ``context``: fill a message's ``context`` (neighbouring turns; the text index
-    wants it, the vector index does not). ``embed_context``: characters of the turn
-    before that a message's ``embed_text`` starts with (0: none; the vector index)."""
-    extra = _MESSAGE_CONTEXT if context else ""
-    if embed_context > 0:
-        extra += _EMBED_CONTEXT.format(chars=int(embed_context))
-    sql = _QUERIES[kind].replace("{context}", extra)
+    ``tx``: the store's operation groups (a read job's). ``context``: fill a
+    message's ``context`` (neighbouring turns; the text index wants it, the vector
+    index does not). ``embed_context``: characters of the turn before that a
+    message's ``embed_text`` starts with (0: none; the vector index)."""
     wanted = list(dict.fromkeys(int(i) for i in ids))
     docs: list[IndexDoc] = []
-    found: set[int] = set()
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in conn.execute(f"{sql} WHERE id IN ({marks})", chunk):
-            found.add(int(row["id"]))
-            if row["status"] in DELETED_STATUSES:
-                continue
-            docs.append(row_to_doc(kind, row, index_dates=index_dates, max_chars=max_chars))
+    for row in tx.index_source.doc_rows(kind, wanted,
+                                        context_chars=CONTEXT_CHARS if context else 0,
+                                        embed_chars=int(embed_context)):
+        if row["status"] in DELETED_STATUSES:
+            continue
+        docs.append(row_to_doc(kind, row, index_dates=index_dates, max_chars=max_chars))
     kept = {d.ref_id for d in docs}
     return docs, [i for i in wanted if i not in kept]
 
 
-def scan_ids(conn: sqlite3.Connection, kind: str, after: int, limit: int) -> list[int]:
+def scan_ids(tx: Tx, kind: str, after: int, limit: int) -> list[int]:
     """Return up to ``limit`` row ids of ``kind`` greater than ``after`` (rebuild scan)."""
-    return [int(r[0]) for r in conn.execute(
-        f"SELECT id FROM {TABLES[kind]} WHERE id > ? ORDER BY id LIMIT ?", (after, limit))]
+    return tx.index_source.ids_after(kind, after, limit)

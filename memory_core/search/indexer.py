@@ -30,7 +30,6 @@ here runs on the asyncio loop (``foreground.hold``, called there, only counts);
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -46,6 +45,7 @@ from memory_core.search.embed.base import Embedder, SerialEmbedder, background_p
 from memory_core.search.foreground import Foreground, StepBudget
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.vector import HnswVectorIndex
+from memory_core.store.api import Tx
 from memory_core.store.sqlite import SqliteStore
 
 log = logging.getLogger("lcm.search.indexer")
@@ -104,21 +104,13 @@ class _Stopping(Exception):
     """Raised inside a worker step when :meth:`Indexer.close` asked it to stop."""
 
 
-def _get_checkpoint(conn: sqlite3.Connection, name: str) -> int:
-    row = conn.execute("SELECT value FROM checkpoints WHERE name=?", (name,)).fetchone()
-    return int(row[0]) if row else 0
+def _set_checkpoint(tx: Tx, name: str, value: int) -> None:
+    """A write job: checkpoint ``name`` is at outbox id ``value`` (stamped when it runs)."""
+    tx.index_feed.set_checkpoint(name, value, time.time())
 
 
-def _set_checkpoint(conn: sqlite3.Connection, name: str, value: int) -> None:
-    conn.execute("INSERT INTO checkpoints (name, value, updated_at) VALUES (?,?,?) ON CONFLICT"
-                 "(name) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
-                 (name, value, time.time()))
-
-
-def _store_vectors(conn: sqlite3.Connection,
-                   rows: list[tuple[str, int, str, int, bytes, float]]) -> None:
-    conn.executemany("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector,"
-                     " created_at) VALUES (?,?,?,?,?,?)", rows)
+def _store_vectors(tx: Tx, rows: list[tuple[str, int, str, int, bytes, float]]) -> None:
+    tx.index_feed.save_vectors(rows)
 
 
 class Indexer:
@@ -162,32 +154,27 @@ class Indexer:
         self._budget = threading.local()  # each worker thread's StepBudget
         self._duty = threading.local()  # each worker thread's _Duty (CPU ceiling)
         if text.was_reset:
-            self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, 0)
+            self.store.write_tx_sync(_set_checkpoint, TEXT_CHECKPOINT, 0)
         if vectors is not None and vectors.was_reset:
-            self.store.write_sync(_set_checkpoint, VECTOR_CHECKPOINT, 0)
+            self.store.write_tx_sync(_set_checkpoint, VECTOR_CHECKPOINT, 0)
 
     # -- shared helpers ----------------------------------------------------------
     def checkpoint(self, name: str) -> int:
-        return int(self.store.read(_get_checkpoint, name))
+        return int(self.store.read_tx(lambda tx: tx.index_feed.checkpoint(name)))
 
     def outbox_head(self) -> int:
         """The newest outbox id (0 when empty)."""
-        row = self.store.read(lambda c: c.execute("SELECT MAX(id) FROM index_outbox").fetchone())
-        return int(row[0] or 0)
+        return self.store.read_tx(lambda tx: tx.index.outbox_head())
 
     def _read_outbox(self, after: int) -> list[tuple[int, str, int, str]]:
         limit = self.config.batch_size
-        return self.store.read(lambda c: [
-            (int(r[0]), r[1], int(r[2]), r[3]) for r in c.execute(
-                "SELECT id, kind, ref_id, op FROM index_outbox WHERE id > ? ORDER BY id LIMIT ?",
-                (after, limit))
-        ])
+        return self.store.read_tx(lambda tx: tx.index_feed.outbox_rows(after, limit))
 
     def _load(self, kind: str, ids: list[int], *, context: bool = False, embed: bool = True
               ) -> tuple[list[IndexDoc], list[int]]:
         dates, max_chars = self.index_dates, self.config.embed_max_chars
         before = self.config.embed_context_chars if embed and self.vectors is not None else 0
-        return self.store.read(
+        return self.store.read_tx(
             lambda c: load_docs(c, kind, ids, index_dates=dates, max_chars=max_chars,
                                 context=context, embed_context=before))
 
@@ -246,7 +233,7 @@ class Indexer:
         self.text.commit()
         self._text_dirty = False
         if pos != self._text_saved:
-            self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, pos)
+            self.store.write_tx_sync(_set_checkpoint, TEXT_CHECKPOINT, pos)
             self._text_saved = pos
 
     # -- vectors -----------------------------------------------------------------
@@ -258,20 +245,15 @@ class Indexer:
         cacheable = [i for i, d in enumerate(docs) if use_cache_all or d.kind == "message"]
         cached: dict[tuple[str, int], bytes] = {}
         if cacheable:
-            def q(conn: sqlite3.Connection) -> dict[tuple[str, int], bytes]:
+            def q(tx: Tx) -> dict[tuple[str, int], bytes]:
                 got: dict[tuple[str, int], bytes] = {}
                 for kind in {docs[i].kind for i in cacheable}:
                     refs = [docs[i].ref_id for i in cacheable if docs[i].kind == kind]
-                    for s in range(0, len(refs), 500):
-                        chunk = refs[s : s + 500]
-                        for r in conn.execute(
-                            f"SELECT ref_id, vector FROM embeddings WHERE kind=? AND model=?"
-                            f" AND dim=? AND ref_id IN ({','.join('?' * len(chunk))})",
-                            [kind, self.model_key, dim, *chunk],
-                        ):
-                            got[(kind, int(r[0]))] = r[1]
+                    for ref, blob in tx.index_feed.cached_vectors(
+                            kind, self.model_key, dim, refs).items():
+                        got[(kind, ref)] = blob
                 return got
-            cached = self.store.read(q)
+            cached = self.store.read_tx(q)
         todo: list[int] = []
         known: list[int] = []
         for i, d in enumerate(docs):
@@ -286,7 +268,7 @@ class Indexer:
                 todo.append(i)
         now = time.time()
         if known:  # embedded before under another ref: store it for this one too
-            self.store.write(_store_vectors, [
+            self.store.write_tx(_store_vectors, [
                 (docs[i].kind, docs[i].ref_id, self.model_key, dim, out[i].tobytes(), now)
                 for i in known])
         first: dict[str, int] = {}  # the same text twice in this step: embed it once
@@ -311,7 +293,7 @@ class Indexer:
             for i, j in again:
                 if j in done:
                     out[i] = out[j]
-            self.store.write(_store_vectors, [
+            self.store.write_tx(_store_vectors, [
                 (docs[i].kind, docs[i].ref_id, self.model_key, dim,
                  out[i].astype(np.float32).tobytes(), now)
                 for i in idx + [i for i, j in again if j in done]
@@ -435,7 +417,7 @@ class Indexer:
             return
         if pos != self._vec_saved:
             self.vectors.save()
-            self.store.write_sync(_set_checkpoint, VECTOR_CHECKPOINT, pos)
+            self.store.write_tx_sync(_set_checkpoint, VECTOR_CHECKPOINT, pos)
             self._vec_saved = pos
             self._last_save = time.monotonic()
 
@@ -466,7 +448,7 @@ class Indexer:
             counts: dict[str, int] = {}
             for kind in KIND_CODES:
                 after = 0
-                while ids := self.store.read(scan_ids, kind, after, self.config.batch_size):
+                while ids := self.store.read_tx(scan_ids, kind, after, self.config.batch_size):
                     after = ids[-1]
                     docs, _gone = self._load(kind, ids, context=True)
                     self.text.upsert(docs)
@@ -479,8 +461,8 @@ class Indexer:
             self.text.commit()
             if self.vectors is not None:
                 self.vectors.save()
-            self.store.write_sync(_set_checkpoint, TEXT_CHECKPOINT, head)
-            self.store.write_sync(_set_checkpoint, VECTOR_CHECKPOINT, head)
+            self.store.write_tx_sync(_set_checkpoint, TEXT_CHECKPOINT, head)
+            self.store.write_tx_sync(_set_checkpoint, VECTOR_CHECKPOINT, head)
             self._text_pos = self._text_saved = head
             self._text_dirty = False
             self._vec_pos = self._vec_saved = head
@@ -608,18 +590,15 @@ class Indexer:
     def _log_left(self, took: float) -> None:
         """Log the outbox rows (and messages among them) each index has not applied."""
         try:
-            def q(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+            def q(tx: Tx) -> dict[str, tuple[int, int]]:
                 out: dict[str, tuple[int, int]] = {}
                 names = [("text", TEXT_CHECKPOINT)]
                 if self.vectors is not None:
                     names.append(("vector", VECTOR_CHECKPOINT))
                 for which, name in names:
-                    row = conn.execute(
-                        "SELECT COUNT(*), COALESCE(SUM(kind = 'message'), 0) FROM index_outbox"
-                        " WHERE id > ?", (_get_checkpoint(conn, name),)).fetchone()
-                    out[which] = (int(row[0]), int(row[1]))
+                    out[which] = tx.index_feed.outbox_left(tx.index_feed.checkpoint(name))
                 return out
-            left = self.store.read(q)
+            left = self.store.read_tx(q)
         except Exception as exc:  # noqa: BLE001 - only a report
             log.warning("search indexer: could not count what is left to index: %s", exc)
             return

@@ -35,7 +35,7 @@ from memory_core.search.base import (
     split_label,
 )
 from memory_core.search.config import KIND_CODES, SearchConfig
-from memory_core.search.docs import DELETED_STATUSES, TABLES, embed_key
+from memory_core.search.docs import DELETED_STATUSES, embed_key
 from memory_core.search.embed.base import (
     Embedder,
     EmbedderError,
@@ -56,19 +56,12 @@ from memory_core.search.hybrid import (
 )
 from memory_core.search.indexer import Indexer, Progress
 from memory_core.search.intent import TASK_INTENTS, query_intents
-from memory_core.search.successors import ITEM_COLUMNS, current_successors
+from memory_core.search.successors import current_successors
 from memory_core.search.vector import HnswVectorIndex
+from memory_core.store.api import Tx
 from memory_core.store.sqlite import SqliteStore
 
 log = logging.getLogger("lcm.search")
-
-_TIME_COL = {"message": "created_at", "item": "created_at", "agent_memory": "updated_at",
-             "summary": "created_at"}
-_TEXT_COL = {"message": "text", "item": "text", "agent_memory": "title || ' ' || content",
-             "summary": "text"}
-_THREAD_COL = {"message": "thread_id", "item": "thread_id", "agent_memory": "0",
-               "summary": "thread_id"}
-
 
 _STATEMENT_KINDS = frozenset({"fact", "decision", "constraint", "preference"})
 """Item kinds the memory prior favours (a user's question answers nothing)."""
@@ -425,9 +418,7 @@ class SearchService:
         refs = sorted(ref for kind, ref in map(split_label, fused) if kind == "item")
         if not refs:
             return []
-        return self.store.read(lambda c: c.execute(
-            f"SELECT {ITEM_COLUMNS} FROM memory_items"
-            f" WHERE id IN ({','.join('?' * len(refs))})", refs).fetchall())
+        return self.store.read_tx(lambda tx: tx.items.search_items(refs))
 
     def _successors(self, fused: dict[int, Any], rows: list[Any], flt: SearchFilter,
                     meta: dict[str, dict[int, Any]]) -> tuple[dict[int, int], list[Any]]:
@@ -437,9 +428,9 @@ class SearchService:
         the successors that were not candidates. Those join ``fused`` (score 0,
         no list ranks: a hit found through the item it replaced) and ``meta``'s
         thread and time. No query when no candidate is superseded."""
-        pairs, found = self.store.read(current_successors, rows, flt)
+        pairs, found = self.store.read_tx(current_successors, rows, flt)
         code = KIND_CODES["item"] << LABEL_SHIFT
-        have = {int(r[0]) for r in rows}
+        have = {int(r["id"]) for r in rows}
         added = []
         for ref, row in found.items():
             label = code | ref
@@ -475,12 +466,12 @@ class SearchService:
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
         best: dict[int, Any] = {}
         for r in rows:
-            if r[4] is None or r[1] in DELETED_STATUSES:
+            if r["source_message_id"] is None or r["status"] in DELETED_STATUSES:
                 continue
-            source = msg_code | int(r[4])
+            source = msg_code | int(r["source_message_id"])
             if source in keep:
                 continue
-            item = fused.get(code | int(r[0]))
+            item = fused.get(code | int(r["id"]))
             if source in fused and item is not None and (
                     source not in best or item.score > best[source].score):
                 best[source] = item
@@ -504,9 +495,7 @@ class SearchService:
         msgs = sorted(ref for kind, ref in map(split_label, fused) if kind == "message")
         out: dict[str, Any] = {"open": set(), "superseded": set(), "labels": {}}
         if msgs:
-            for r in self.store.read(lambda c: c.execute(
-                    f"SELECT source_message_id, status, label FROM task_state WHERE"
-                    f" source_message_id IN ({','.join('?' * len(msgs))})", msgs).fetchall()):
+            for r in self.store.read_tx(lambda tx: tx.search.task_lines_of(msgs)):
                 label = msg_code | int(r[0])
                 if r[1] == "open":  # a turn may hold several task lines
                     out["labels"].setdefault(label, set()).add(r[2])
@@ -522,41 +511,15 @@ class SearchService:
         the newest, within ``flt`` (tenant, role, the message's thread, session,
         time range, hidden rounds). One query per label, on the ``task_state_open``
         index (migration 6)."""
-        where = ["t.tenant=?", "t.role=?", "t.status='open'", "t.label=?",
-                 "m.tenant=t.tenant", "m.role=t.role"]
-        args: list[Any] = []  # the filters' values, after tenant, role and label
-        if flt.thread_ids is not None:
-            where.append(f"m.thread_id IN ({','.join('?' * len(flt.thread_ids))})")
-            args.extend(flt.thread_ids)
-        if flt.session is not None:
-            where.append("m.session=?")
-            args.append(flt.session)
-        if flt.start_time is not None:
-            where.append("m.created_at>=?")
-            args.append(flt.start_time)
-        if flt.end_time is not None:
-            where.append("m.created_at<=?")
-            args.append(flt.end_time)
-        if not flt.include_hidden:
-            where.append("m.hidden=0")
-        # CROSS JOIN keeps task_state the outer loop (its index), whatever the
-        # planner's statistics say: the messages of a scope far outnumber its lines.
-        sql = ("SELECT t.source_message_id FROM task_state t CROSS JOIN messages m"
-               " ON m.id=t.source_message_id WHERE " + " AND ".join(where)
-               + " ORDER BY t.thread_id=? DESC, t.updated_at DESC, t.id DESC LIMIT ?")
         msg_code = KIND_CODES["message"] << LABEL_SHIFT
         current = -1 if current_thread_id is None else int(current_thread_id)
-
-        def q(conn: Any) -> list[int]:
-            out: list[int] = []
-            for name in TASK_INTENTS:
-                if name in intents:
-                    params = [flt.tenant, flt.role, name, *args, current,
-                              TASK_LINES_PER_LABEL]
-                    out.extend(msg_code | int(r[0]) for r in conn.execute(sql, params))
-            return out
-
-        return self.store.read(q)
+        labels = [name for name in TASK_INTENTS if name in intents]
+        ids = self.store.read_tx(lambda tx: tx.search.open_task_lines(
+            flt.tenant, flt.role, labels, thread_ids=flt.thread_ids, session=flt.session,
+            start_time=flt.start_time, end_time=flt.end_time,
+            include_hidden=flt.include_hidden, current_thread=current,
+            per_label=TASK_LINES_PER_LABEL))
+        return [msg_code | i for i in ids]
 
     def _asked_for(self, fused: dict[int, Any], intents: frozenset[str], rows: list[Any],
                    tools: set[int], turns: dict[str, Any]) -> set[int]:
@@ -570,7 +533,8 @@ class SearchService:
         item_code = KIND_CODES["item"] << LABEL_SHIFT
         out = {lb for lb, names in turns["labels"].items() if names & intents}
         kinds = {kind for kind in ("decision", "preference") if kind in intents}
-        out |= {item_code | int(r[0]) for r in rows if r[1] == "active" and r[3] in kinds}
+        out |= {item_code | int(r["id"]) for r in rows
+                if r["status"] == "active" and r["kind"] in kinds}
         if "observation" in intents:
             out |= tools & turns["open"]
         if "preference" in intents:
@@ -578,9 +542,8 @@ class SearchService:
             refs = sorted(ref for kind, ref in map(split_label, fused)
                           if kind == "agent_memory")
             if refs:
-                out |= {am_code | int(r[0]) for r in self.store.read(lambda c: c.execute(
-                    f"SELECT id FROM agent_memories WHERE category='user_preferences'"
-                    f" AND id IN ({','.join('?' * len(refs))})", refs).fetchall())}
+                out |= {am_code | i for i in self.store.read_tx(
+                    lambda tx: tx.search.preference_memories(refs))}
         return out & fused.keys()
 
     def _memory_prior(self, fused: dict[int, Any], rows: list[Any], folded: set[int],
@@ -611,9 +574,9 @@ class SearchService:
         code = KIND_CODES["item"] << LABEL_SHIFT
         for label in folded:
             fused.pop(label, None)
-        current = {code | int(r[0]) for r in rows if r[1] == "active" and r[2] == "user"
-                   and r[3] in _STATEMENT_KINDS}
-        old = {code | int(r[0]) for r in rows if r[1] == "superseded"}
+        current = {code | int(r["id"]) for r in rows if r["status"] == "active"
+                   and r["evidence"] == "user" and r["kind"] in _STATEMENT_KINDS}
+        old = {code | int(r["id"]) for r in rows if r["status"] == "superseded"}
         # Agent memories are memories someone chose to keep (a preference set with
         # `memory prefs set`, a note the model saved): as much a statement as an item.
         current |= {lb for lb in fused if lb >> LABEL_SHIFT == KIND_CODES["agent_memory"]}
@@ -672,7 +635,7 @@ class SearchService:
             kind, ref = split_label(label)
             by_kind.setdefault(kind, []).append(ref)
 
-        def q(conn: Any) -> dict[str, Any]:
+        def q(tx: Tx) -> dict[str, Any]:
             thread: dict[int, int] = {}
             when: dict[int, float] = {}
             exact: dict[int, bool] = {}
@@ -683,23 +646,8 @@ class SearchService:
             for kind, refs in by_kind.items():
                 refs.sort()  # rowid order: neighbouring B-tree pages, about 2x faster
                 code = KIND_CODES[kind] << LABEL_SHIFT
-                is_msg = kind == "message"
-                exact_col = f"instr(lower({_TEXT_COL[kind]}), ?) > 0" if needle else "0"
-                name_col = "NULL"
-                if with_names and is_msg:
-                    name_col = ("CASE WHEN json_valid(raw_json) AND"
-                                " json_type(raw_json)='object'"
-                                " THEN json_extract(raw_json, '$.name') END")
-                elif with_names and kind == "item":
-                    # who said it: the item's ``data.speaker`` (memory.SPEAKER_SQL)
-                    name_col = "json_extract(data, '$.speaker')"
-                parent_col = "parent_id" if is_msg else "NULL"
-                role_col = "msg_role" if is_msg else "NULL"
-                sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {exact_col},"
-                       f" {parent_col}, {name_col}, {role_col} FROM {TABLES[kind]} WHERE id IN"
-                       f" ({','.join('?' * len(refs))})")
-                args = [needle, *refs] if needle else refs
-                for rid, th, ts, ex, par, name, mrole in conn.execute(sql, args):
+                for rid, th, ts, ex, par, name, mrole in tx.search.candidate_facts(
+                        kind, refs, needle, with_names):
                     label = code | rid
                     if mrole == "tool":
                         tools.add(label)
@@ -714,7 +662,7 @@ class SearchService:
             return {"thread": thread, "time": when, "exact": exact, "parent": parent,
                     "name": names, "tool": tools}
 
-        return self.store.read(q)
+        return self.store.read_tx(q)
 
 
 def _within(entry: Fused | None, bm25_rank: int, vector_rank: int) -> bool:

@@ -17,22 +17,19 @@ questions): rank-1 58 → 63 of 77, recall@10 unchanged (76).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from memory_core.search.base import SearchFilter
+from memory_core.store.api import SEARCH_ITEM_COLUMNS, Tx
 
 MAX_HOPS = 8
 """Most ``superseded_by`` links followed from a superseded item (a correction of a
 correction is two); a longer chain, or a cycle, yields no successor."""
 
-ITEM_COLUMNS = "id, status, evidence, kind, source_message_id, superseded_by"
-"""The ``memory_items`` columns of a search's item rows, in this order (indexes 0–5,
-which the memory prior reads): what it ranks by, and the link
-:func:`current_successors` follows."""
-
-_WHERE_COLUMNS = "tenant, role, session, thread_id, created_at"
+ITEM_COLUMNS = SEARCH_ITEM_COLUMNS
+"""The ``memory_items`` columns of a search's item rows (the keys the memory prior
+reads): what it ranks by, and the link :func:`current_successors` follows."""
 
 
 def in_filter(row: Any, flt: SearchFilter) -> bool:
@@ -51,21 +48,21 @@ def in_filter(row: Any, flt: SearchFilter) -> bool:
             and (flt.end_time is None or at <= flt.end_time))
 
 
-def current_successors(conn: sqlite3.Connection, rows: Sequence[Any], flt: SearchFilter
+def current_successors(tx: Tx, rows: Sequence[Any], flt: SearchFilter
                        ) -> tuple[dict[int, int], dict[int, Any]]:
     """Map each superseded item among ``rows`` to the active item that replaced it.
 
-    ``conn``: a connection whose rows are ``sqlite3.Row`` (the store's). ``rows``:
-    item rows with :data:`ITEM_COLUMNS`. Returns ``(successor, found)``:
+    ``tx``: the store's operation groups (a read job's). ``rows``: item rows keyed
+    by :data:`ITEM_COLUMNS`. Returns ``(successor, found)``:
     ``successor`` maps a superseded item id to the id of the active item at the end
     of its ``superseded_by`` chain (at most :data:`MAX_HOPS` links), for chains that
     end on an active item passing ``flt`` (:func:`in_filter`: a search up to a
     moment never returns a value stated after it); ``found`` maps the id of every
-    such successor to its row (:data:`ITEM_COLUMNS` first, then tenant, role,
-    session, thread_id, created_at). A retracted or missing link, a cycle, or a longer
+    such successor to its row (:data:`ITEM_COLUMNS`, then tenant, role, session,
+    thread_id, created_at). A retracted or missing link, a cycle, or a longer
     chain yields nothing. One query per hop (none when no row is superseded).
     """
-    start = {int(r[0]): int(r[5]) for r in rows if _replaced(r)}
+    start = {int(r["id"]): int(r["superseded_by"]) for r in rows if _replaced(r)}
     if not start:
         return {}, {}
     seen: dict[int, Any] = {}
@@ -74,10 +71,8 @@ def current_successors(conn: sqlite3.Connection, rows: Sequence[Any], flt: Searc
         want -= seen.keys()
         if not want:
             break
-        marks = ",".join("?" * len(want))
-        for r in conn.execute(f"SELECT {ITEM_COLUMNS}, {_WHERE_COLUMNS} FROM memory_items"
-                              f" WHERE id IN ({marks})", sorted(want)):
-            seen[int(r[0])] = r
+        for r in tx.items.search_items(sorted(want), scope=True):
+            seen[int(r["id"])] = r
         want = {int(r["superseded_by"]) for r in seen.values() if _replaced(r)}
     successor: dict[int, int] = {}
     found: dict[int, Any] = {}
@@ -88,11 +83,11 @@ def current_successors(conn: sqlite3.Connection, rows: Sequence[Any], flt: Searc
                 break
             row = seen.get(int(row["superseded_by"]))
         if row is not None and row["status"] == "active" and in_filter(row, flt):
-            successor[old] = int(row[0])
-            found[int(row[0])] = row
+            successor[old] = int(row["id"])
+            found[int(row["id"])] = row
     return successor, found
 
 
 def _replaced(row: Any) -> bool:
-    """A superseded item row (:data:`ITEM_COLUMNS` by index) that names its successor."""
-    return bool(row[1] == "superseded" and row[5] is not None)
+    """A superseded item row (:data:`ITEM_COLUMNS`) that names its successor."""
+    return bool(row["status"] == "superseded" and row["superseded_by"] is not None)

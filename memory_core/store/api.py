@@ -294,6 +294,127 @@ class ItemFeed(Protocol):
         ...
 
 
+SEARCH_ITEM_COLUMNS = ("id", "status", "evidence", "kind", "source_message_id",
+                       "superseded_by")
+"""The ``memory_items`` columns of a search's item rows (:class:`ItemReads`), in
+this order: what the search ranks by, and the link to a successor."""
+
+
+class ItemReads(Protocol):
+    """Memory items read by the writer's supersession rules
+    (``memory_core.supersession``) and by search (``memory_core.search``)."""
+
+    def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                              speaker: str, label: str | None,
+                              units: Sequence[str] | None, limit: int) -> list[Row]:
+        """``{id, subject, text, unit, condition, value_text}`` of the newest
+        ``limit`` active items of ``kinds`` in a tenant and role said by ``speaker``
+        (the ``speaker`` of their data, ``""`` for none), newest (highest id) first.
+        ``label``: only items of that ordinal label (``None``: any); ``units``: only
+        items without a unit or with one of these (``None``: any). One statement."""
+        ...
+
+    def search_items(self, ids: Sequence[int], *, scope: bool = False) -> list[Row]:
+        """:data:`SEARCH_ITEM_COLUMNS` of each of ``ids`` that exists (any order);
+        with ``scope`` also ``tenant, role, session, thread_id, created_at``. One
+        statement for any number of ids (a search's candidates: at most a few
+        hundred)."""
+        ...
+
+
+class IndexSource(Protocol):
+    """The rows the derived indexes are built from, per :data:`OUTBOX_KINDS` kind
+    (``memory_core.search.docs``)."""
+
+    def doc_rows(self, kind: str, ids: Sequence[int], *, context_chars: int = 0,
+                 embed_chars: int = 0) -> list[Row]:
+        """One row per existing id of ``ids`` (distinct; any order): ``{id, tenant,
+        role, session, thread_id, created_at, mkind, msg_role, hidden, text, name,
+        status}``, an item's also ``unit, condition, speaker``. A message's ``name``
+        is the one in its raw JSON; ``context_chars`` > 0 adds ``ctx_parent`` (that
+        many characters of the parent's text), ``embed_chars`` > 0 adds
+        ``embed_parent`` (of a user or assistant parent) and ``embed_parent_name``.
+        One statement per 500 ids."""
+        ...
+
+    def ids_after(self, kind: str, after: int, limit: int) -> list[int]:
+        """Up to ``limit`` row ids of ``kind`` above ``after``, ascending."""
+        ...
+
+
+class IndexFeed(Protocol):
+    """What the outbox indexer reads and writes besides the indexed rows
+    (``memory_core.search.indexer``): its checkpoints, the outbox, and the
+    ``embeddings`` cache of vectors (float32 bytes)."""
+
+    def checkpoint(self, name: str) -> int:
+        """The outbox id checkpoint ``name`` has applied (0 when unset)."""
+        ...
+
+    def set_checkpoint(self, name: str, value: int, now: float) -> None:
+        """Write checkpoint ``name`` (updated at ``now``; write operation)."""
+        ...
+
+    def outbox_rows(self, after: int, limit: int) -> list[tuple[int, str, int, str]]:
+        """``(id, kind, ref_id, op)`` of the first ``limit`` outbox rows past ``after``,
+        in order."""
+        ...
+
+    def outbox_left(self, after: int) -> tuple[int, int]:
+        """``(rows, message rows)`` of the outbox past ``after``."""
+        ...
+
+    def cached_vectors(self, kind: str, model: str, dim: int, refs: Sequence[int]
+                       ) -> dict[int, bytes]:
+        """ref id → stored vector of each of ``refs`` of ``kind`` embedded by
+        ``model`` at ``dim``. One statement per 500 ids."""
+        ...
+
+    def save_vectors(self, rows: Sequence[tuple[str, int, str, int, bytes, float]]) -> None:
+        """Write or replace ``(kind, ref_id, model, dim, vector, created_at)`` rows
+        (write operation)."""
+        ...
+
+
+class SearchReads(Protocol):
+    """What a search reads about its candidates besides the indexes
+    (``memory_core.search.service``). Candidate lists are a search's: at most a few
+    hundred ids, one statement each."""
+
+    def task_lines_of(self, message_ids: Sequence[int]) -> list[tuple[int, str, str]]:
+        """``(source_message_id, status, label)`` of every task line stated in one of
+        ``message_ids`` (any order)."""
+        ...
+
+    def open_task_lines(self, tenant: str, role: str, labels: Sequence[str], *,
+                        thread_ids: Collection[int] | None, session: str | None,
+                        start_time: float | None, end_time: float | None,
+                        include_hidden: bool, current_thread: int, per_label: int
+                        ) -> list[int]:
+        """Source message ids of the open task lines of each of ``labels`` in turn, at
+        most ``per_label`` each: those of ``current_thread`` first, then the newest
+        updated. The message must lie in the tenant and role and pass the filters
+        (``None``: any; ``thread_ids`` by its thread, times inclusive on its
+        ``created_at`` in UNIX s, hidden rounds only with ``include_hidden``). One
+        statement per label."""
+        ...
+
+    def preference_memories(self, ids: Sequence[int]) -> list[int]:
+        """The ids among ``ids`` of agent memories of category ``user_preferences``."""
+        ...
+
+    def candidate_facts(self, kind: str, refs: Sequence[int], needle: str | None,
+                        with_names: bool) -> list[tuple[Any, ...]]:
+        """``(id, thread_id, time, exact, parent_id, name, msg_role)`` of each of
+        ``refs`` of an :data:`OUTBOX_KINDS` kind. ``thread_id`` (0 for an agent
+        memory) and ``time`` (``created_at``; an agent memory's ``updated_at``) as
+        stored; ``exact``: truthy when the lowercased text (an agent memory's title,
+        space, content) contains ``needle`` (falsy without one; ASCII letters folded
+        only); ``parent_id`` and ``msg_role`` for messages, else ``None``; ``name``
+        only ``with_names``: a message's name in its raw JSON, an item's speaker."""
+        ...
+
+
 class OperatorReads(Protocol):
     """Reads of the admin API, the inspector, ``doctor`` and the evaluation.
 
@@ -555,6 +676,18 @@ class Tx(Protocol):
 
     @property
     def summaries(self) -> SummaryForest: ...
+
+    @property
+    def items(self) -> ItemReads: ...
+
+    @property
+    def index_source(self) -> IndexSource: ...
+
+    @property
+    def index_feed(self) -> IndexFeed: ...
+
+    @property
+    def search(self) -> SearchReads: ...
 
 
 class Store(Protocol):

@@ -13,8 +13,11 @@ from memory_core.store.sqlite_capture import (
     SqliteHistoryReads,
     SqliteItemFeed,
 )
+from memory_core.store.sqlite_index import SqliteIndexFeed, SqliteIndexSource
+from memory_core.store.sqlite_items import SqliteItemReads
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
+from memory_core.store.sqlite_search import SqliteSearchReads
 from memory_core.store.sqlite_summaries import SqliteSummaryForest
 
 
@@ -217,8 +220,9 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("capture", "forwarded", "history", "index", "item_feed", "maintenance",
-                 "operator", "purge", "responses", "summaries")
+    __slots__ = ("capture", "forwarded", "history", "index", "index_feed", "index_source",
+                 "item_feed",
+                 "items", "maintenance", "operator", "purge", "responses", "search", "summaries")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -231,6 +235,10 @@ class SqliteTx:
         self.history = SqliteHistoryReads(conn)
         self.item_feed = SqliteItemFeed(conn)
         self.summaries = SqliteSummaryForest(conn)
+        self.items = SqliteItemReads(conn)
+        self.index_source = SqliteIndexSource(conn)
+        self.index_feed = SqliteIndexFeed(conn)
+        self.search = SqliteSearchReads(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol

@@ -1,0 +1,51 @@
+"""SQLite implementation of :class:`~memory_core.store.api.ItemReads`: the SQL of
+:mod:`memory_core.supersession` and :mod:`memory_core.search.successors`, statement
+for statement."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from memory_core.store.api import SEARCH_ITEM_COLUMNS, ItemReads, Row
+
+_SEARCH_COLUMNS = ", ".join(SEARCH_ITEM_COLUMNS)
+_SCOPE_COLUMNS = "tenant, role, session, thread_id, created_at"
+
+
+class SqliteItemReads:
+    """``memory_items`` reads of supersession and search."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._c = conn
+
+    def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                              speaker: str, label: str | None,
+                              units: Sequence[str] | None, limit: int) -> list[Row]:
+        sql = (f"SELECT id, subject, text, unit, condition, value_text FROM memory_items"
+               f" WHERE tenant=? AND"
+               f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})"
+               f" AND coalesce(json_extract(data, '$.speaker'), '') = ?")
+        args: list[Any] = [tenant, role, *kinds, speaker]
+        if label:
+            sql += " AND coalesce(json_extract(data, '$.label'), '') = ?"
+            args.append(label)
+        if units is not None:
+            sql += f" AND (unit IS NULL OR unit IN ({','.join('?' * len(units))}))"
+            args += units
+        return [dict(r) for r in self._c.execute(
+            f"{sql} ORDER BY id DESC LIMIT {int(limit)}", args)]
+
+    def search_items(self, ids: Sequence[int], *, scope: bool = False) -> list[Row]:
+        columns = f"{_SEARCH_COLUMNS}, {_SCOPE_COLUMNS}" if scope else _SEARCH_COLUMNS
+        return [dict(r) for r in self._c.execute(
+            f"SELECT {columns} FROM memory_items WHERE id IN ({','.join('?' * len(ids))})",
+            list(ids))]
+
+
+if TYPE_CHECKING:  # mypy checks the group against its Protocol
+    def _conforms(conn: sqlite3.Connection) -> ItemReads:
+        return SqliteItemReads(conn)
