@@ -149,8 +149,8 @@ def test_reference_score_is_what_tantivy_scores_a_document_holding_each_term_onc
     texts in the index (the filters add nothing to the score) and after texts
     were replaced (deleted documents still count in BM25's N)."""
     from memory_core.search.base import IndexDoc, SearchFilter
-    from memory_core.search.config import KIND_CODES
     from memory_core.search.fulltext import TantivyTextIndex
+    from memory_core.search.searchconfig import KIND_CODES
 
     index = TantivyTextIndex(tmp_path / "text", stemming=False)
     other = ["charlie", "delta", "echo", "foxtrot", "golf", "hotel"]

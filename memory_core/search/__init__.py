@@ -18,7 +18,6 @@ from memory_core.search.base import (
     make_label,
     split_label,
 )
-from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.embed import (
     Embedder,
     EmbedderError,
@@ -28,6 +27,7 @@ from memory_core.search.embed import (
     create_embedder,
 )
 from memory_core.search.indexer import Indexer
+from memory_core.search.searchconfig import KIND_CODES, SearchConfig
 from memory_core.search.service import SearchService
 
 __all__ = [

@@ -24,7 +24,7 @@ from typing import Protocol
 import numpy as np
 
 from memory_core.errors import MemoryError_
-from memory_core.search.config import KIND_CODES, KIND_NAMES
+from memory_core.search.searchconfig import KIND_CODES, KIND_NAMES
 
 LABEL_SHIFT = 40
 REF_MASK = (1 << LABEL_SHIFT) - 1

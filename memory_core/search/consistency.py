@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_core.search.config import KIND_CODES, KIND_NAMES
 from memory_core.search.docs import DELETED_STATUSES
+from memory_core.search.searchconfig import KIND_CODES, KIND_NAMES
 from memory_core.store.api import Tx
 
 

@@ -50,8 +50,8 @@ import tantivy
 from tantivy import Filter, Occur, Query, TextAnalyzerBuilder, Tokenizer
 
 from memory_core.search.base import IndexDoc, SearchFilter, SearchIndexError
-from memory_core.search.config import KIND_CODES
 from memory_core.search.docs import TEXT_RECIPE
+from memory_core.search.searchconfig import KIND_CODES
 
 log = logging.getLogger("lcm.search.text")
 

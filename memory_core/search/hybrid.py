@@ -38,7 +38,7 @@ import calendar
 import re
 from dataclasses import dataclass, field
 
-from memory_core.search.config import SearchConfig
+from memory_core.search.searchconfig import SearchConfig
 
 
 @dataclass(slots=True)

@@ -39,11 +39,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import numpy as np
 
 from memory_core.search.base import IndexDoc, SearchFilter, make_label, split_label
-from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import embed_key, load_docs, scan_ids
 from memory_core.search.embed.base import Embedder, SerialEmbedder, background_priority
 from memory_core.search.foreground import Foreground, StepBudget
 from memory_core.search.fulltext import TantivyTextIndex
+from memory_core.search.searchconfig import KIND_CODES, SearchConfig
 from memory_core.search.vector import HnswVectorIndex
 from memory_core.store.api import Tx
 from memory_core.store.sqlite import SqliteStore

@@ -34,7 +34,6 @@ from memory_core.search.base import (
     SearchIndexError,
     split_label,
 )
-from memory_core.search.config import KIND_CODES, SearchConfig
 from memory_core.search.docs import DELETED_STATUSES, embed_key
 from memory_core.search.embed.base import (
     Embedder,
@@ -56,6 +55,7 @@ from memory_core.search.hybrid import (
 )
 from memory_core.search.indexer import Indexer, Progress
 from memory_core.search.intent import TASK_INTENTS, query_intents
+from memory_core.search.searchconfig import KIND_CODES, SearchConfig
 from memory_core.search.successors import current_successors
 from memory_core.search.vector import HnswVectorIndex
 from memory_core.store.api import Tx

@@ -45,7 +45,7 @@ import hnswlib
 import numpy as np
 
 from memory_core.search.base import IndexDoc, SearchFilter
-from memory_core.search.config import KIND_CODES
+from memory_core.search.searchconfig import KIND_CODES
 
 log = logging.getLogger("lcm.search.vector")
 
