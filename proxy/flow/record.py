@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -142,58 +143,40 @@ async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) ->
         _capture_failed(ex)
 
 
-async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
-                          summarizer: LLMSummarizer | None = None) -> None:
-    """Decode a relayed body and store the reply (runs after the client is served).
+ReadAnswer = Callable[[bool, bytes, dict[str, Any]], tuple[list[Any], bool]]
+"""``read(streamed, body, event) -> (choices, finished)``: one API's decoding of a
+relayed 2xx body into its reply turns, adding the answer's facts (``id``, ``model``,
+``usage``, ``finish_reasons``…) to ``event``; ``finished``: the answer ended as the
+API ends a whole answer."""
 
-    A reply is stored as a message only when it is complete: a 2xx status and, for
-    streams, ``[DONE]`` or a ``finish_reason`` on every choice, and the client
-    stayed to the end. Anything else is kept in an event, never as an answer.
+
+async def store_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
+                        read: ReadAnswer, summarizer: LLMSummarizer | None = None,
+                        api: str | None = None) -> None:
+    """Store a relayed answer, for every API (runs after the client is served).
+
+    The reply turns ``read`` decodes are stored as messages only when the answer is
+    complete: a 2xx status, ``finished``, no upstream error mid-stream, and the client
+    stayed to the end. Anything else is kept in an event (``upstream_error`` with the
+    first 64 KiB of the body, or ``incomplete`` with the partial turns), never as an
+    answer. Counts the answer's ``usage`` under its ``model``; schedules the compaction
+    due. Never raises (a failure is counted and logged with the request id).
     """
     app = ex.request.app
-    aengine, metrics = app[AENGINE], app[METRICS]
+    aengine = app[AENGINE]
     ticket = ex.ticket
     assert ticket is not None
     try:
         body = result.body()
         event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes}
+        if api is not None:
+            event["api"] = api
         if status >= 400:
             event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
             aengine.queue_response(ticket, [], dict(event, outcome="upstream_error"))
             return
-        if streamed:
-            decoder, acc = SSEDecoder(), ChunkAccumulator()
-            for ev in decoder.feed(body) + decoder.close():
-                acc.add_event(ev)
-            choices = acc.messages()
-            finished = acc.done or (bool(choices) and all(acc.finish_reasons()))
-            event.update(
-                id=acc.id, model=acc.model, usage=acc.usage,
-                finish_reasons=acc.finish_reasons(), done=acc.done,
-            )
-            metrics.count_tokens(acc.model, acc.usage)
-            if acc.error is not None:
-                event["error"] = acc.error
-        else:
-            try:
-                obj = loads_lossless(body)
-            except ValueError:
-                obj = None
-            choices, finished = [], False
-            if isinstance(obj, dict) and isinstance(obj.get("choices"), list):
-                choices = ex.wire.client_choices(obj)
-                finished = bool(choices)
-                ordered = sorted(
-                    (c for c in obj["choices"] if isinstance(c, dict)),
-                    key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
-                )
-                event.update(
-                    id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
-                    finish_reasons=[c.get("finish_reason") for c in ordered],
-                )
-                metrics.count_tokens(obj.get("model"), obj.get("usage"))
-            else:
-                event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+        choices, finished = read(streamed, body, event)
+        app[METRICS].count_tokens(event.get("model"), event.get("usage"))
         complete = finished and not result.client_gone and result.upstream_error is None
         if not complete:
             event.update(
@@ -207,6 +190,51 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: Rel
         _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
+
+
+def unparsed(body: bytes) -> str:
+    """The first 64 KiB of a body no API reader understood, as text (for its event)."""
+    return body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
+
+
+async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
+                          summarizer: LLMSummarizer | None = None) -> None:
+    """Store a relayed Chat Completions answer (:func:`store_relayed`): complete when a
+    non-streamed body has ``choices``, or a stream ended with ``[DONE]`` or a
+    ``finish_reason`` on every choice."""
+
+    def read(streamed: bool, body: bytes, event: dict[str, Any]) -> tuple[list[Any], bool]:
+        if streamed:
+            decoder, acc = SSEDecoder(), ChunkAccumulator()
+            for ev in decoder.feed(body) + decoder.close():
+                acc.add_event(ev)
+            choices = acc.messages()
+            event.update(
+                id=acc.id, model=acc.model, usage=acc.usage,
+                finish_reasons=acc.finish_reasons(), done=acc.done,
+            )
+            if acc.error is not None:
+                event["error"] = acc.error
+            return choices, acc.done or (bool(choices) and all(acc.finish_reasons()))
+        try:
+            obj = loads_lossless(body)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict) or not isinstance(obj.get("choices"), list):
+            event["unparsed_body"] = unparsed(body)
+            return [], False
+        choices = ex.wire.client_choices(obj)
+        ordered = sorted(
+            (c for c in obj["choices"] if isinstance(c, dict)),
+            key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0,
+        )
+        event.update(
+            id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
+            finish_reasons=[c.get("finish_reason") for c in ordered],
+        )
+        return choices, bool(choices)
+
+    await store_relayed(ex, status, streamed, result, read, summarizer)
 
 
 def _compact_after(ex: Exchange, ids: list[int], summarizer: LLMSummarizer | None) -> None:

@@ -52,7 +52,6 @@ from proxy.wire.messagesstream import MessagesStreamRound
 
 log = logging.getLogger("lcm.messages")
 
-_ERROR_BODY_KEEP = 64 * 1024
 
 
 def error_response(status: int, message: str, rid: str) -> web.Response:
@@ -319,38 +318,20 @@ def read_answer(streamed: bool, body: bytes) -> tuple[dict[str, Any] | None, dic
 
 async def capture_relayed(ex: Exchange, status: int, streamed: bool,
                           result: RelayResult) -> None:
-    """Store a relayed answer: the reply as a message when the client received all
-    of it (2xx, a stream ended by ``message_stop``, no error event), else an event."""
-    app = ex.request.app
-    aengine, metrics = app[AENGINE], app[METRICS]
-    ticket = ex.ticket
-    assert ticket is not None
-    try:
-        body = result.body()
-        event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes,
-                                 "api": "messages"}
-        if status >= 400:
-            event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-            aengine.queue_response(ticket, [], dict(event, outcome="upstream_error"))
-            return
+    """Store a relayed Messages answer (:func:`proxy.flow.record.store_relayed`):
+    complete when the message was read whole (a stream ended by ``message_stop``)
+    and no ``error`` event came."""
+
+    def read(streamed: bool, body: bytes, event: dict[str, Any]) -> tuple[list[Any], bool]:
         msg, facts = read_answer(streamed, body)
         event.update(facts)
         event["finish_reasons"] = [facts.get("stop_reason")]
-        metrics.count_tokens(facts.get("model"), facts.get("usage"))
-        complete = (msg is not None and facts.get("done") and "error" not in facts
-                    and not result.client_gone and result.upstream_error is None)
-        if not complete:
-            event.update(outcome="incomplete", partial_choices=[msg] if msg else [],
-                         client_gone=result.client_gone, upstream_error=result.upstream_error)
-            if msg is None:
-                event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-            await aengine.capture_response(ticket, [], event)
-            return
-        event["outcome"] = "complete"
-        ids = await aengine.capture_response(ticket, [msg], event)
-        record._compact_after(ex, ids, None)
-    except Exception:  # noqa: BLE001 - fail open, after the client was served
-        record._capture_failed(ex)
+        if msg is None:
+            event["unparsed_body"] = record.unparsed(body)
+            return [], False
+        return [msg], bool(facts.get("done")) and "error" not in facts
+
+    await record.store_relayed(ex, status, streamed, result, read, api="messages")
 
 
 __all__ = ["capture_relayed", "error_response", "messages", "read_answer", "upstream_target"]

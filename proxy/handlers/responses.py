@@ -60,7 +60,7 @@ from memory_core.models import Scope
 from memory_core.tree import message_text
 from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
-from proxy.appkeys import AENGINE, METRICS, SETTINGS
+from proxy.appkeys import AENGINE, SETTINGS
 from proxy.flow import record
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
@@ -82,7 +82,6 @@ from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
 log = logging.getLogger("lcm.responses")
 
-_ERROR_BODY_KEEP = 64 * 1024
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 """The events that end a Responses stream (there is no ``[DONE]``)."""
 
@@ -288,57 +287,30 @@ def final_response(streamed: bool, body: bytes) -> tuple[Any, str | None]:
 
 async def capture_relayed(ex: Exchange, status: int, streamed: bool,
                           result: RelayResult) -> None:
-    """Store a relayed answer (runs as the client's body ends, or after).
+    """Store a relayed answer (:func:`proxy.flow.record.store_relayed`; runs as the
+    client's body ends, or after) and map its response id (:func:`remember`).
 
     The reply (one ``assistant`` turn of the response's ``output``) is stored as a
     message only when the client received all of it: a 2xx status, a response
     object with status ``completed`` or ``incomplete`` (a stream's terminal event),
     the client there to the end. Anything else is kept in an event.
     """
-    app = ex.request.app
-    aengine = app[AENGINE]
-    ticket = ex.ticket
-    assert ticket is not None
-    try:
-        body = result.body()
-        event: dict[str, Any] = {"status": status, "stream": streamed, "bytes": result.nbytes,
-                                 "api": "responses"}
-        if status >= 400:
-            event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-            aengine.queue_response(ticket, [], dict(event, outcome="upstream_error"))
-            return
+
+    def read(streamed: bool, body: bytes, event: dict[str, Any]) -> tuple[list[Any], bool]:
         obj, terminal = final_response(streamed, body)
         remember(ex, obj)
-        choices: list[Any] = []
-        finished = False
-        if isinstance(obj, dict) and isinstance(obj.get("output"), list):
-            choices = [reply_turn(obj["output"])]
-            finished = obj.get("status") in ("completed", "incomplete")
-            event.update(id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
-                         finish_reasons=[obj.get("status")])
-            app[METRICS].count_tokens(obj.get("model"), obj.get("usage"))
-            if terminal is not None:
-                event["terminal_event"] = terminal
-        else:
-            event["unparsed_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
-        complete = finished and not result.client_gone and result.upstream_error is None
-        if not complete:
-            event.update(outcome="incomplete", partial_choices=choices,
-                         client_gone=result.client_gone, upstream_error=result.upstream_error)
-            choices = []
-        else:
-            event["outcome"] = "complete"
-        await _store(ex, choices, event)
-    except Exception:  # noqa: BLE001 - fail open, after the client was served
-        app[METRICS].fail_open.labels("capture_response").inc()
-        log.exception("response capture failed (request %s)", ex.rid)
+        if not isinstance(obj, dict) or not isinstance(obj.get("output"), list):
+            event["unparsed_body"] = record.unparsed(body)
+            return [], False
+        event.update(id=obj.get("id"), model=obj.get("model"), usage=obj.get("usage"),
+                     finish_reasons=[obj.get("status")])
+        if terminal is not None:
+            event["terminal_event"] = terminal
+        return [reply_turn(obj["output"])], obj.get("status") in ("completed", "incomplete")
 
-
-async def _store(ex: Exchange, choices: list[Any], event: dict[str, Any]) -> None:
-    """Store the answer's reply ``choices`` with ``event``, then schedule compaction."""
-    assert ex.ticket is not None
-    ids = await ex.request.app[AENGINE].capture_response(ex.ticket, choices, event)
-    record._compact_after(ex, ids, record.summarizer_for(ex.request.app, ex.request))
+    await record.store_relayed(ex, status, streamed, result, read,
+                               record.summarizer_for(ex.request.app, ex.request),
+                               api="responses")
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
