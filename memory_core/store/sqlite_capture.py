@@ -19,9 +19,9 @@ from memory_core.store.api import (
     NodeRef,
     Row,
 )
+from memory_core.store.sqlite_rows import IN_CHUNK, rows_by_ids
 
-_CHUNK = 900
-"""Ids per ``IN (…)`` query (under SQLite's default 999 variables)."""
+_CHUNK = IN_CHUNK
 
 
 class SqliteCaptureWrites:
@@ -148,13 +148,8 @@ class SqliteHistoryReads:
         self._c = conn
 
     def message_outlines(self, ids: Sequence[int]) -> list[tuple[int, str | None, int | None]]:
-        out: list[tuple[int, str | None, int | None]] = []
-        for at in range(0, len(ids), _CHUNK):
-            chunk = ids[at:at + _CHUNK]
-            out.extend((r[0], r[1], r[2]) for r in self._c.execute(
-                f"SELECT id, msg_role, tokens FROM messages WHERE id IN"
-                f" ({','.join('?' * len(chunk))})", chunk))
-        return out
+        return [(r[0], r[1], r[2]) for r in rows_by_ids(
+            self._c, "SELECT id, msg_role, tokens FROM messages WHERE id IN ({marks})", ids)]
 
     def active_summaries(self, tenant: str, role: str) -> dict[int, int | None]:
         return {int(r[0]): r[1] for r in self._c.execute(
@@ -162,24 +157,14 @@ class SqliteHistoryReads:
             " AND status='active'", (tenant, role))}
 
     def summary_rows(self, ids: Sequence[int]) -> list[Row]:
-        out: list[Row] = []
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start:start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            out.extend(dict(r) for r in self._c.execute(
-                f"SELECT id, level, message_ids, text, tokens, source_tokens, model, parent_id"
-                f" FROM summary_nodes WHERE id IN ({marks})", chunk))
-        return out
+        return [dict(r) for r in rows_by_ids(
+            self._c, "SELECT id, level, message_ids, text, tokens, source_tokens, model,"
+            " parent_id FROM summary_nodes WHERE id IN ({marks})", ids)]
 
     def path_messages(self, ids: Sequence[int]) -> list[Row]:
-        out: list[Row] = []
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start:start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            out.extend(dict(r) for r in self._c.execute(
-                f"SELECT id, msg_role, text, tokens, raw_json, created_at FROM messages"
-                f" WHERE id IN ({marks})", chunk))
-        return out
+        return [dict(r) for r in rows_by_ids(
+            self._c, "SELECT id, msg_role, text, tokens, raw_json, created_at FROM messages"
+            " WHERE id IN ({marks})", ids)]
 
     def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
         items: list[Row] = []

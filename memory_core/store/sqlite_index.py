@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import OUTBOX_KINDS, IndexFeed, IndexSource, Row
+from memory_core.store.sqlite_rows import rows_by_ids
 
 _QUERIES = {
     "message": (
@@ -62,12 +63,9 @@ class SqliteIndexSource:
         if embed_chars > 0:
             extra += _EMBED_CONTEXT.format(chars=int(embed_chars))
         sql = _QUERIES[kind].replace("{context}", extra)
-        out: list[Row] = []
-        for start in range(0, len(ids), _CHUNK):
-            chunk = list(ids[start : start + _CHUNK])
-            marks = ",".join("?" * len(chunk))
-            out.extend(dict(r) for r in self._c.execute(f"{sql} WHERE id IN ({marks})", chunk))
-        return out
+        return [dict(r) for r in rows_by_ids(
+            self._c, sql.replace("{", "{{").replace("}", "}}") + " WHERE id IN ({marks})", ids,
+            chunk=_CHUNK)]
 
     def ids_after(self, kind: str, after: int, limit: int) -> list[int]:
         return [int(r[0]) for r in self._c.execute(
@@ -105,16 +103,10 @@ class SqliteIndexFeed:
 
     def cached_vectors(self, kind: str, model: str, dim: int, refs: Sequence[int]
                        ) -> dict[int, bytes]:
-        got: dict[int, bytes] = {}
-        for s in range(0, len(refs), _CHUNK):
-            chunk = list(refs[s : s + _CHUNK])
-            for r in self._c.execute(
-                f"SELECT ref_id, vector FROM embeddings WHERE kind=? AND model=?"
-                f" AND dim=? AND ref_id IN ({','.join('?' * len(chunk))})",
-                [kind, model, dim, *chunk],
-            ):
-                got[int(r[0])] = r[1]
-        return got
+        return {int(r[0]): r[1] for r in rows_by_ids(
+            self._c, "SELECT ref_id, vector FROM embeddings WHERE kind=? AND model=?"
+            " AND dim=? AND ref_id IN ({marks})", refs, before=(kind, model, dim),
+            chunk=_CHUNK)}
 
     def save_vectors(self, rows: Sequence[tuple[str, int, str, int, bytes, float]]) -> None:
         self._c.executemany("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim,"
