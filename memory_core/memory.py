@@ -590,7 +590,9 @@ def merge_duplicate(conn: sqlite3.Connection, new_id: int, old_id: int,
     if (standing.conversation_local(new) or standing.conversation_local(old)) \
             and new["thread_id"] != old["thread_id"]:
         return None
-    if _KIND_RANK[old["kind"]] < _KIND_RANK[new["kind"]]:
+    if old["kind"] != new["kind"] and _KIND_RANK[old["kind"]] < _KIND_RANK[new["kind"]]:
+        # kinds differ only between statement kinds (same_meaning); a question or
+        # proposal merges only with its own kind
         _absorb(conn, new_id, old, now)  # a fact said again as a rule: the rule is kept
         return old_id
     srcs = _data(new).get("sources")

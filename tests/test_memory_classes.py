@@ -502,3 +502,19 @@ async def test_a_preference_restated_as_a_fact_merges_keeping_the_preference(
     hits = proxy.engine.search.search(*_scope_of(proxy), "which units do I use", k=5,
                                       kinds=("item",))
     assert gone[0]["id"] not in [h.ref_id for h in hits]
+
+
+
+def test_two_wordings_of_one_question_merge_as_questions(engine: Engine) -> None:
+    # a kind outside the statement ranks (question) merged with its own kind raised
+    # KeyError in the indexer's dedupe step, and the duplicate stayed active
+    first = "Open question: who owns the billing service?"
+    again = "Open question: which team maintains billing service code?"
+    put(engine, first)
+    put(engine, again)
+    ids = engine.store.read(lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM memory_items WHERE kind='question' ORDER BY id")])
+    assert len(ids) == 2
+    gone = engine.store.write_sync(memory.merge_duplicate, ids[1], ids[0])
+    assert gone == ids[1]
+    assert [r["text"] for r in active(engine)] == [first]
