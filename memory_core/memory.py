@@ -364,6 +364,12 @@ _KIND_WORDS = frozenset({"prefer", "preference", "favorite", "favourite", "forwa
 say what it is about ("I prefer …", "going forward", "as a rule", "by default"):
 left out when two kinds are compared (:func:`same_meaning`)."""
 
+_SPEAKER_SELF = re.compile(r"\b(?:i|i'm|i've|me|my|mine|we|we're|our|ours|us)\b"
+                           r"|我|咱|本人|私|僕|俺|わたし", re.I)
+"""A speaker talking of themselves: a fact restates a preference only so ("Metric
+units are what I use"); "The editor has a dark mode" says what the editor offers,
+not what the speaker prefers."""
+
 
 def _same_statement(row: sqlite3.Row, ex: Any, kind: str, new_terms: frozenset[str]) -> bool:
     """Whether the stored ``row`` says what ``ex`` says, reworded (:func:`_reworded`)."""
@@ -549,6 +555,10 @@ def same_meaning(new: sqlite3.Row | dict[str, Any], old: sqlite3.Row | dict[str,
         # prefer Python for scripts." / "Python is slow for scripts.") says more.
         a, b = a - _KIND_WORDS, b - _KIND_WORDS
         if len(a & b) < 2:
+            return False
+        kinds = {new["kind"]: new, old["kind"]: old}
+        if "preference" in kinds and "fact" in kinds \
+                and not _SPEAKER_SELF.search(kinds["fact"]["text"]):
             return False
         rank_a, rank_b = _KIND_RANK[new["kind"]], _KIND_RANK[old["kind"]]
         if a == b:

@@ -472,6 +472,9 @@ def _as_item(text: str) -> dict[str, Any]:
     ("From now on, always use Postgres for new services.", "We use MySQL for new services.",
      False),
     ("I prefer metric units.", "I prefer metric units for recipes.", False),
+    # a fact about a thing, not about the speaker, does not restate a preference
+    ("I prefer dark mode in the editor.", "The editor has a dark mode.", False),
+    ("我喜欢用公制单位。", "公制单位是我常用的。", True),
 ])
 def test_two_kinds_said_alike_are_one_statement_only_when_the_words_agree(
         first: str, again: str, same: bool) -> None:
