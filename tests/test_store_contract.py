@@ -505,3 +505,38 @@ def test_a_closed_store_refuses_writes(backend: tuple[Store, Raw]) -> None:
     assert fut.result(1) == 1  # queued before close: committed
     with pytest.raises(StoreError):
         store.write_tx(lambda tx: None)
+
+
+def test_open_store_picks_the_backend_from_the_configuration(tmp_path: Path,
+                                                             pg_url: str) -> None:  # noqa: F811
+    from memory_core.config import MemoryConfig
+    from memory_core.store.factory import open_store
+    from memory_core.store.pg import PgStore
+
+    lite = open_store(tmp_path / "a", MemoryConfig(sqlite_cache_kib=128))
+    try:
+        assert isinstance(lite, SqliteStore) and (tmp_path / "a" / "lcm.sqlite3").exists()
+    finally:
+        lite.close()
+    url = pgcluster.fresh_database(pg_url, "k_factory")
+    pg = open_store(tmp_path / "b", MemoryConfig(store_url=url))
+    try:
+        assert isinstance(pg, PgStore) and not (tmp_path / "b").exists()
+        assert pg.write_tx(lambda tx: tx.capture.new_thread("t", "r", "", 1.0, None, None)
+                           ).result(30) == 1
+        assert pg.read_tx(lambda tx: tx.operator.thread(1, tenant="t", role=None)) is not None
+    finally:
+        pg.close()
+    # Reopening applies no migration twice and keeps the rows.
+    again = open_store(tmp_path / "b", MemoryConfig(store_url=url))
+    try:
+        assert again.read_tx(lambda tx: tx.operator.session_tenant("")) == "t"
+    finally:
+        again.close()
+    with pytest.raises(StoreError, match="postgresql://"):
+        open_store(tmp_path, MemoryConfig(store_url="mysql://db/x"))
+    port = pg_url.rsplit(":", 1)[1].split("/")[0]
+    dead = pg_url.replace(f":{port}/", ":1/")  # nothing listens on port 1
+    with pytest.raises(StoreError, match="cannot open store at 127.0.0.1:1/postgres"):
+        from memory_core.store.pg import PgStore as Pg
+        Pg(dead, timeout=2)
