@@ -245,10 +245,11 @@ def test_storage_memory_limits_reach_every_sqlite_connection(tmp_path: Path) -> 
         engine.close()
 
 
-@pytest.mark.parametrize("env", [{"LCM_STORE__URL": "postgresql://u:pw@db:5432/lcm"},
-                                 {"LCM_STORAGE__URL": "postgres://db/lcm"}])
+@pytest.mark.parametrize(("name", "url"), [("LCM_STORE__URL", "postgresql://u:pw@db:5432/lcm"),
+                                           ("LCM_STORAGE__URL", "postgres://db/lcm")])
 def test_a_store_url_is_read_and_refused_until_the_engine_runs_on_postgresql(
-        env: dict[str, str]) -> None:
+        name: str, url: str) -> None:
+    env = {name: url}
     # Until the engine opens memory_core.store.factory.open_store, a URL would be
     # ignored (the proxy would serve from SQLite): it stops the start instead.
     with pytest.raises(SettingsError, match="cannot run on PostgreSQL yet"):

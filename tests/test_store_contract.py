@@ -540,3 +540,81 @@ def test_open_store_picks_the_backend_from_the_configuration(tmp_path: Path,
     with pytest.raises(StoreError, match="cannot open store at 127.0.0.1:1/postgres"):
         from memory_core.store.pg import PgStore as Pg
         Pg(dead, timeout=2)
+
+
+def test_two_stores_on_one_database_commit_in_id_order(pg_url: str) -> None:  # noqa: F811
+    """Replicas: every write batch holds one advisory lock until it commits, so a
+    job of store B waits while a job of store A that drew a smaller id is still
+    open, and a reader that catches up by position (the outbox) skips nothing."""
+    from memory_core.store.pg import PgStore
+
+    url = pgcluster.fresh_database(pg_url, "k_replicas")
+    a, b = PgStore(url, max_size=2), PgStore(url, max_size=2)
+    try:
+        inside, release = threading.Event(), threading.Event()
+
+        def slow(tx: Any) -> int:
+            tid = int(tx.capture.new_thread("t", "r", "", 1.0, None, None))
+            inside.set()
+            assert release.wait(30)
+            return tid
+
+        first = a.write_tx(slow)
+        assert inside.wait(30)
+        second = b.write_tx(lambda tx: tx.capture.new_thread("t", "r", "", 2.0, None, None))
+        threading.Event().wait(0.3)
+        assert not second.done(), "store B committed while store A's batch was open"
+        release.set()
+        assert (first.result(30), second.result(30)) == (1, 2)
+    finally:
+        release.set()
+        a.close()
+        b.close()
+
+
+def test_one_conversation_through_two_stores_is_stored_once(pg_url: str) -> None:  # noqa: F811
+    """Requests of one conversation alternating between two stores (two replicas),
+    several clients at once: each message is stored once, on one path, in order."""
+    from memory_core.store.pg import PgStore
+
+    url = pgcluster.fresh_database(pg_url, "k_alternate")
+    stores = [PgStore(url, max_size=2), PgStore(url, max_size=2)]
+    new: list[list[int]] = []  # per request: messages each replica stored
+    try:
+        def client(n: int) -> None:
+            scope = Scope("t", "r", f"s{n}")
+            hist: list[Any] = []
+            for turn in range(12):
+                hist.append(_user(f"client {n} turn {turn}"))
+                store = stores[turn % 2]
+                # Each request reaches both replicas at once (a client's retry).
+                def job(tx: Any, ticket: CaptureTicket, h: list[Any], now: float) -> Any:
+                    return capture.capture_request(tx, ticket, h, {}, now)
+                futures = [s.write_tx(job, CaptureTicket(scope, f"{n}-{turn}"), list(hist),
+                                      float(turn))
+                           for s in (store, stores[(turn + 1) % 2])]
+                stored = [f.result(30).new_ids for f in futures]
+                new.append(sorted(len(ids) for ids in stored))
+                hist.append({"role": "assistant", "content": f"reply {n}.{turn}"})
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        # One replica stored the request's new messages (the previous answer and the
+        # question; the first question alone), the other nothing.
+        assert sorted(new) == sorted([[0, 1]] * 4 + [[0, 2]] * 44)
+
+        def rows(tx: Any, n: int) -> dict[str, list[Any]]:
+            return tx.operator.session_rows("t", "r", f"s{n}")
+        for n in range(4):
+            got = stores[n % 2].read_tx(rows, n)
+            assert len(got["threads"]) == 1
+            texts = [m["text"] for m in got["messages"]]
+            assert len(texts) == 23 and len(set(texts)) == 23  # 12 questions, 11 replies
+            assert [m["parent_id"] for m in got["messages"][1:]] == [
+                m["id"] for m in got["messages"][:-1]]
+    finally:
+        for s in stores:
+            s.close()

@@ -3,9 +3,11 @@
 
 The same statements as :mod:`memory_core.store.sqlite_capture`, one round trip
 each, with ``RETURNING id`` where SQLite reads ``lastrowid``. Behaviour equals the
-SQLite group under one writer per scope (tested on both backends); several
-replicas capturing one scope at once need the cross-replica idempotence of issue
-27 (a lock per scope, or ``ON CONFLICT`` on the node key), not built yet.
+SQLite group (tested on both backends). Several replicas capturing one scope at
+once stay idempotent because :class:`~memory_core.store.pg.PgStore` runs every
+write batch under one advisory lock: a capture's node lookups see whatever another
+replica committed before it (``UNIQUE (tenant, role, session, node_key)`` backs
+that up).
 """
 
 from __future__ import annotations
