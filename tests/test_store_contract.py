@@ -479,6 +479,12 @@ def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
     assert store.read_tx(lambda tx: tx.operator.scope_status("t1", None)
                          )["counts"]["events"] == 2
     assert store.queue_depth() == 0
+    # A failing job alone in its batch rolls back too, and the next job commits.
+    with pytest.raises(RuntimeError, match="job fails"):
+        store.write_tx(bad).result(30)
+    assert store.write_tx(good, "three").result(30) > second  # PostgreSQL skips the lost id
+    assert store.read_tx(lambda tx: tx.operator.scope_status("t1", None)
+                         )["counts"]["events"] == 3
 
     # Many threads queueing at once: every job runs once, each thread's in order.
     seen: list[tuple[int, int]] = []
@@ -618,3 +624,42 @@ def test_one_conversation_through_two_stores_is_stored_once(pg_url: str) -> None
     finally:
         for s in stores:
             s.close()
+
+
+def test_a_batch_whose_connection_dies_fails_and_the_next_one_commits(
+        pg_url: str) -> None:  # noqa: F811
+    """The server ends the writer's connection in the middle of a job (a restart, a
+    failover): every job of that batch fails with StoreError, nothing of it is
+    kept, and the next write runs on a fresh connection from the pool."""
+    import psycopg
+
+    from memory_core.store.pg import PgStore
+
+    url = pgcluster.fresh_database(pg_url, "k_dies")
+    store = PgStore(url, max_size=2)
+    try:
+        inside, release = threading.Event(), threading.Event()
+
+        def doomed(tx: Any) -> int:
+            tx.capture.new_thread("t", "r", "", 1.0, None, None)
+            inside.set()
+            assert release.wait(30)
+            return int(tx.capture.new_thread("t", "r", "", 2.0, None, None))
+
+        fut = store.write_tx(doomed)
+        assert inside.wait(30)
+        with psycopg.connect(url, autocommit=True) as conn:
+            killed = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'"
+                " AND granted AND pid <> pg_backend_pid()").fetchall()
+        assert killed == [(True,)]
+        release.set()
+        with pytest.raises(StoreError, match="write failed"):
+            fut.result(30)
+        assert store.write_tx(lambda tx: tx.capture.new_thread("t", "r", "", 3.0, None, None)
+                              ).result(30) == 2  # id 1 was drawn by the lost batch
+        assert store.read_tx(lambda tx: tx.operator.threads_page(
+            tenant="t", role=None, session=None, limit=10, offset=0))[0] == 1
+    finally:
+        release.set()
+        store.close()

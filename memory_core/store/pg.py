@@ -9,12 +9,14 @@ The contract is :class:`memory_core.store.api.Store`'s, and what
   autocommit readers).
 - **Writes** (:meth:`PgStore.write_tx`) are queued to one writer thread, which drains
   the queue into batches of up to 256 jobs; a batch is one transaction on a pooled
-  connection and each job a savepoint in it, so a failing job rolls back alone and
-  the batch commits once. Jobs of this store run in the order queued, a job's future
-  resolves after its commit, and ``then`` runs (on the writer thread) after the
-  commit and before the future resolves, so what it queues runs before anything
-  queued by whoever waits on the future. A failed ``COMMIT`` (connection lost, …)
-  fails every job of its batch with :class:`~memory_core.errors.StoreError`.
+  connection and each job a savepoint in it (a batch of one job needs none), so a
+  failing job rolls back alone and the batch commits once. Jobs of this store run
+  in the order queued, a job's future resolves after its commit, and ``then`` runs
+  (on the writer thread) after the commit and before the future resolves, so what
+  it queues runs before anything queued by whoever waits on the future. A lost
+  connection (a restart, a failover) or a failed ``COMMIT`` fails every job of its
+  batch with :class:`~memory_core.errors.StoreError`; the next batch takes a fresh
+  connection from the pool.
 - **Across replicas**: each batch first takes a transaction-level advisory lock
   (:data:`WRITE_LOCK`), so the write transactions of every store on one database
   commit one at a time. Ids (messages, the index outbox, the item change log) are
@@ -150,16 +152,22 @@ class PgStore:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 tx = PgTx(conn)
+                alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
                 for fn, args, fut, then in jobs:
                     if not fut.set_running_or_notify_cancel():
                         continue
                     try:
-                        with conn.transaction():  # SAVEPOINT: the job rolls back alone
+                        if alone:
                             value = fn(tx, *args)
+                        else:
+                            with conn.transaction():  # SAVEPOINT: the job rolls back alone
+                                value = fn(tx, *args)
                     except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                         if conn.broken:
                             raise
                         results.append((fut, False, exc, None))
+                        if alone:
+                            raise psycopg.Rollback() from exc  # ends the transaction quietly
                     else:
                         results.append((fut, True, value, then))
         except BaseException as exc:  # noqa: BLE001 - e.g. the connection lost at COMMIT

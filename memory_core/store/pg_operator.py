@@ -53,7 +53,10 @@ def _one(conn: Any, sql: str, args: Any = ()) -> Any:
 
 
 _PATH_CTE = ("WITH RECURSIVE path(id) AS (SELECT %(head)s::bigint UNION ALL SELECT m.parent_id"
-             " FROM messages m JOIN path p ON m.id = p.id WHERE m.parent_id IS NOT NULL)")
+             " FROM path CROSS JOIN LATERAL (SELECT parent_id FROM messages"
+             " WHERE messages.id = path.id LIMIT 1) m WHERE m.parent_id IS NOT NULL)")
+"""The ids of a path, head first: one primary-key lookup per step (see
+``PgCaptureWrites.path_ids``)."""
 
 _REF_SQL = {
     "message": "SELECT tenant, role, text, thread_id, msg_role FROM messages WHERE id = %s",
