@@ -315,6 +315,18 @@ def _reads(tx: Any) -> dict[str, Any]:
                                    for rid, t in (("r4", "t1"), ("r1", "t1"), ("r5", "t1"))]
     out["forwarded.request_events"] = fw.request_events("r2", "t1")
     out["forwarded.request_assembly"] = [fw.request_assembly("r2", t) for t in ("t1", "t2")]
+    out["empty lists"] = [
+        h.message_outlines([]), h.summary_rows([]), h.message_evidence([]),
+        f.items_in_scope([], "t1", "coder"), it.search_items([]),
+        it.correction_candidates("t1", "coder", [], "", None, [], 5),
+        src.doc_rows("message", []), feed.cached_vectors("message", "e5", 4, []),
+        se.task_lines_of([]), se.preference_memories([]),
+        se.open_task_lines("t1", "coder", ["goal"], thread_ids=[], session=None,
+                           start_time=None, end_time=None, include_hidden=True,
+                           current_thread=0, per_label=3),
+        se.candidate_facts("item", [], "x", True), op.session_rows("t1", "coder", "none"),
+        op.items_page(tenant=None, role=None, status=None, kind=None, thread_id=None,
+                      text="t_2", limit=5, offset=0)]
     return out
 
 

@@ -1,11 +1,16 @@
 """PostgreSQL schema: numbered, append-only migrations of its own, applied on open.
 
-The PostgreSQL backend (issue 27) keeps its own numbering: its tables arrive one
-operation group at a time as the groups move behind :mod:`memory_core.store.api`,
-with the same columns and meaning as the SQLite tables of that group
-(:mod:`memory_core.store.migrations`) in PostgreSQL's types: ``BIGINT`` ids,
-``DOUBLE PRECISION`` UNIX seconds, ``BYTEA`` blobs. Never edit a migration that
-has shipped: add the next one.
+The PostgreSQL backend (issue 27) keeps its own numbering. Migrations 1-3 hold
+every table of SQLite's schema 9 (:mod:`memory_core.store.migrations`), same
+columns, same order and meaning, in PostgreSQL's types: ``BIGINT`` identity ids
+(``GENERATED ALWAYS``: never reused, like ``AUTOINCREMENT``), ``DOUBLE PRECISION``
+UNIX seconds, ``BYTEA`` blobs and vectors. JSON columns (``memory_items.data``,
+``raw_json``, ``message_ids``, ``events.data``) stay ``TEXT``: they read back byte
+for byte as SQLite's do (``JSONB`` would reorder keys and drop duplicates), and
+queries parse them with ``::json`` where SQLite calls ``json_extract``. The item
+change log is filled by a trigger (as SQLite's m004) and ``lcm_json_field`` is
+SQLite's ``json_valid`` + ``json_extract`` of one key (``NULL`` for text that is not
+a JSON object). Never edit a migration that has shipped: add the next one.
 
 ``lcm_schema`` holds one row per migration applied. Several replicas may open one
 database at once: each migration runs in its own transaction under a
