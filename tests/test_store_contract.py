@@ -642,7 +642,7 @@ def test_a_batch_whose_connection_dies_fails_and_the_next_one_commits(
         pg_url: str) -> None:  # noqa: F811
     """The server ends the writer's connection in the middle of a job (a restart, a
     failover): every job of that batch fails with StoreError, nothing of it is
-    kept, and the next write runs on a fresh connection from the pool."""
+    kept, and the next write connects again."""
     import psycopg
 
     from memory_core.store.pg import PgStore

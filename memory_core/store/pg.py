@@ -1,4 +1,4 @@
-"""PostgreSQL store: a ``psycopg_pool`` pool, one writer thread fed by a queue.
+"""PostgreSQL store: a ``psycopg_pool`` pool of readers, one writer thread fed by a queue.
 
 The contract is :class:`memory_core.store.api.Store`'s, and what
 :class:`memory_core.store.sqlite.SqliteStore` guarantees holds here too:
@@ -8,15 +8,16 @@ The contract is :class:`memory_core.store.api.Store`'s, and what
   started (two statements of one job may see different commits, as SQLite's
   autocommit readers).
 - **Writes** (:meth:`PgStore.write_tx`) are queued to one writer thread, which drains
-  the queue into batches of up to 256 jobs; a batch is one transaction on a pooled
-  connection and each job a savepoint in it (a batch of one job needs none), so a
-  failing job rolls back alone and the batch commits once. Jobs of this store run
-  in the order queued, a job's future resolves after its commit, and ``then`` runs
-  (on the writer thread) after the commit and before the future resolves, so what
-  it queues runs before anything queued by whoever waits on the future. A lost
-  connection (a restart, a failover) or a failed ``COMMIT`` fails every job of its
-  batch with :class:`~memory_core.errors.StoreError`; the next batch takes a fresh
-  connection from the pool.
+  the queue into batches of up to 256 jobs; a batch is one transaction on the
+  writer's own connection (outside the pool, so that reads holding every pooled
+  connection never make a write wait) and each job a savepoint in it (a batch of
+  one job needs none), so a failing job rolls back alone and the batch commits
+  once. Jobs of this store run in the order queued, a job's future resolves after
+  its commit, and ``then`` runs (on the writer thread) after the commit and before
+  the future resolves, so what it queues runs before anything queued by whoever
+  waits on the future. A lost connection (a restart, a failover) or a failed
+  ``COMMIT`` fails every job of its batch with
+  :class:`~memory_core.errors.StoreError`; the next batch connects again.
 - **Across replicas**: each batch first takes a transaction-level advisory lock
   (:data:`WRITE_LOCK`), so the write transactions of every store on one database
   commit one at a time. Ids (messages, the index outbox, the item change log) are
@@ -74,11 +75,11 @@ class PgStore:
     Opening connects (at most ``timeout`` seconds), applies pending migrations and
     starts the writer thread; it raises :class:`~memory_core.errors.StoreError` when
     the database cannot be reached or migrated and ``SchemaTooNewError`` when it is
-    newer than this code. The pool keeps ``min_size`` to ``max_size`` connections:
-    the writer holds one while it runs a batch, each read job one while it runs (a
-    read waits up to ``timeout`` seconds for a free one, then raises
-    ``psycopg_pool.PoolTimeout``). Call :meth:`close` to flush queued writes and
-    close the pool.
+    newer than this code. The read pool keeps ``min_size`` to ``max_size``
+    connections, each read job holding one while it runs (a read waits up to
+    ``timeout`` seconds for a free one, then raises ``psycopg_pool.PoolTimeout``);
+    the writer has one more of its own. Call :meth:`close` to flush queued writes
+    and close every connection.
     """
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10,
@@ -97,14 +98,16 @@ class PgStore:
         except Exception as exc:  # psycopg.Error, PoolTimeout
             self._pool.close()
             raise StoreError(f"cannot open store at {describe(url)}: {exc}") from exc
+        self._timeout = timeout
+        self._wconn: psycopg.Connection[Any] | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
         self.after_commit: Callable[[], None] | None = None
         """Called on the writer thread after each committed batch (e.g. to wake an
         indexer). Must be cheap and must not raise."""
         self.commit_latency = LatencyStats()
-        """Seconds each write transaction took on the writer thread, from taking a
-        connection to the end of its ``COMMIT`` (all its jobs included)."""
+        """Seconds each write transaction took on the writer thread, from ``BEGIN``
+        to the end of its ``COMMIT`` (all its jobs included)."""
         self._thread = threading.Thread(target=self._run, name="lcm-pg-writer", daemon=True)
         self._thread.start()
 
@@ -149,7 +152,8 @@ class PgStore:
         results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None]] = []
         started = time.perf_counter()
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            conn = self._writer_connection()
+            with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 tx = PgTx(conn)
                 alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
@@ -196,6 +200,17 @@ class PgStore:
             else:
                 fut.set_exception(value)
 
+    def _writer_connection(self) -> psycopg.Connection[Any]:
+        conn = self._wconn
+        if conn is None or conn.closed or conn.broken:
+            if conn is not None:
+                conn.close()
+            self._wconn = None
+            conn = psycopg.connect(self.url, autocommit=True,
+                                   connect_timeout=max(1, int(self._timeout)))
+            self._wconn = conn
+        return conn
+
     # -- reads ----------------------------------------------------------------
     def read_tx(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(tx, *args)`` on a pooled connection (autocommit) and return its
@@ -217,6 +232,8 @@ class PgStore:
         self._closed = True
         self._queue.put(_STOP)
         self._thread.join(timeout=60)
+        if self._wconn is not None:
+            self._wconn.close()
         self._pool.close()
 
 
