@@ -675,3 +675,24 @@ def test_a_batch_whose_connection_dies_fails_and_the_next_one_commits(
     finally:
         release.set()
         store.close()
+
+
+@pytest.mark.parametrize(("raw_json", "name"), [
+    ('{"role": "user", "name": "alice"}', "alice"),
+    ('\n\t {"name": "bob"}', "bob"),
+    ('{"role": "user"}', None),
+    ('{"name": null}', None),
+    ('[{"name": "x"}]', None),
+    ("not json {", None),
+])
+def test_a_message_name_is_read_from_its_raw_json_only_when_it_is_an_object(
+        backend: tuple[Store, Raw], raw_json: str, name: str | None) -> None:
+    store, raw = backend
+    _capture(store, S1, "r", [_user("hello")], 1.0)
+    raw("UPDATE messages SET raw_json = ? WHERE id = 1", (raw_json,))
+    rows = store.read_tx(lambda tx: tx.index_source.doc_rows("message", [1]))
+    assert rows[0]["name"] == name
+    facts = store.read_tx(lambda tx: tx.search.candidate_facts("message", [1], None, True))
+    assert facts[0][5] == name
+    counts = store.read_tx(lambda tx: tx.index.expected_documents({"message"}, set()))
+    assert counts["vector"]["message"] == 1

@@ -16,7 +16,9 @@ The statements are those of the SQLite twins (``sqlite_capture``, ``sqlite_summa
   AND json_type(raw_json)='object' THEN json_extract(raw_json, '$.name') END``) is
   ``lcm_json_field(raw_json, 'name')``, a function of migration 3 that gives ``NULL``
   for text that is not a JSON object. Both return text: a name that is a JSON number
-  reads as ``'5'`` where SQLite gives ``5`` (names are strings in practice).
+  reads as ``'5'`` where SQLite gives ``5``, and a name holding ``\u0000`` or a lone
+  surrogate escape (which capture's lossless JSON may keep) reads as ``NULL``
+  (PostgreSQL's text cannot hold them); names are plain strings in practice.
 - ``instr(lower(x), ?)`` is ``strpos(lower_ascii(x), %s)``: SQLite's ``lower`` folds
   ASCII letters only, PostgreSQL's folds by locale, so :data:`LOWER_ASCII` spells
   the ASCII folding out with ``translate``.
