@@ -104,6 +104,8 @@ class MemoryConfig:
     ``sqlite_cache_kib``/``sqlite_statement_cache``: page cache (KiB) and prepared
     statements kept per SQLite connection (one writer, one reader per reading
     thread); see :class:`memory_core.store.sqlite.SqliteStore`.
+    ``store_url``: a ``postgresql://`` URL selects the PostgreSQL store
+    (:func:`memory_core.store.factory.open_store`); empty: SQLite.
     """
 
     enabled: bool = True
@@ -125,6 +127,7 @@ class MemoryConfig:
     tools_enabled: bool = False
     sqlite_cache_kib: int = 2000
     sqlite_statement_cache: int = 32
+    store_url: str = ""
     compaction: CompactionConfig = CompactionConfig()
     context: ContextConfig = ContextConfig()
 

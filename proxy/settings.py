@@ -251,8 +251,13 @@ class ToolsSettings:
 
 @dataclass(frozen=True)
 class StorageSettings:
-    """``[storage]``: where the embedded store lives, and its memory per connection."""
+    """``[storage]``: where the embedded store lives, and its memory per connection.
 
+    ``url``: a ``postgresql://`` URL selects the shared PostgreSQL store instead
+    (:func:`memory_core.store.factory.open_store`); empty: SQLite in ``data_dir``.
+    Also ``LCM_STORE__URL`` (issue 27's name)."""
+
+    url: str = ""
     data_dir: str = "./lcm-data"
     sqlite_cache_kib: int = field(default=2000, metadata=_rng(64, 4_194_304))
     sqlite_statement_cache: int = field(default=32, metadata=_rng(0, 1000))
@@ -307,6 +312,7 @@ class Settings:
             tools_enabled=self.tools.enabled,
             sqlite_cache_kib=self.storage.sqlite_cache_kib,
             sqlite_statement_cache=self.storage.sqlite_statement_cache,
+            store_url=self.storage.url,
             compaction=CompactionConfig(
                 enabled=self.compaction.enabled,
                 min_tokens=self.compaction.min_tokens,
@@ -349,6 +355,7 @@ SECRET_KEYS = {
     "proxy": ("upstream_api_key", "admin_token", "tenant_salt"),
     "compaction": ("llm_api_key",),
     "embedding": ("api_key",),
+    "storage": ("url",),
 }
 
 ENV_ALIASES: dict[str, tuple[str, str]] = {
@@ -359,6 +366,7 @@ ENV_ALIASES: dict[str, tuple[str, str]] = {
     "LCM_ADMIN_TOKEN": ("proxy", "admin_token"),
     "LCM_TENANT": ("proxy", "tenant"),
     "LCM_DATA_DIR": ("storage", "data_dir"),
+    "LCM_STORE__URL": ("storage", "url"),
     "LCM_LOG_LEVEL": ("log", "level"),
 }
 """Short environment names for the settings people set most often."""
@@ -543,11 +551,25 @@ def load_settings(
     if not upstream.startswith(("http://", "https://")):
         raise SettingsError(f"proxy.upstream must be an http(s) URL, got {proxy.upstream!r}")
     built["proxy"] = dataclasses.replace(proxy, upstream=upstream)
+    store_url = built["storage"].url
+    if store_url and not store_url.startswith(STORE_URL_SCHEMES):
+        raise SettingsError("storage.url must be a postgresql:// URL or empty, got"
+                            f" {store_url.split('://')[0]!r}://...")
+    if store_url:
+        # Until the engine opens its store through memory_core.store.factory (issue
+        # 27: engine, memory, assembly and memorytools still run SQL on SQLite), a
+        # URL would be ignored: refuse it rather than serve from SQLite silently.
+        raise SettingsError("storage.url: the proxy cannot run on PostgreSQL yet (issue"
+                            " 27); leave it empty to use SQLite in storage.data_dir")
     return Settings(
         **built,
         warnings=tuple(warnings),
         config_file=str(path) if path is not None else None,
     )
+
+
+STORE_URL_SCHEMES = ("postgresql://", "postgres://")
+"""The URL schemes ``storage.url`` accepts (psycopg's)."""
 
 
 def default_toml_keys() -> dict[str, set[str]]:

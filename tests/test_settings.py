@@ -243,3 +243,28 @@ def test_storage_memory_limits_reach_every_sqlite_connection(tmp_path: Path) -> 
         assert engine.store._limits == (1024, 4)
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize(("name", "url"), [("LCM_STORE__URL", "postgresql://u:pw@db:5432/lcm"),
+                                           ("LCM_STORAGE__URL", "postgres://db/lcm")])
+def test_a_store_url_is_read_and_refused_until_the_engine_runs_on_postgresql(
+        name: str, url: str) -> None:
+    env = {name: url}
+    # Until the engine opens memory_core.store.factory.open_store, a URL would be
+    # ignored (the proxy would serve from SQLite): it stops the start instead.
+    with pytest.raises(SettingsError, match="cannot run on PostgreSQL yet"):
+        load_settings(None, environ=env)
+
+
+def test_a_store_url_of_another_scheme_is_refused_without_echoing_it() -> None:
+    with pytest.raises(SettingsError, match="must be a postgresql:// URL") as err:
+        load_settings(None, environ={"LCM_STORE__URL": "mysql://u:secret@db/lcm"})
+    assert "secret" not in str(err.value)
+
+
+def test_the_store_url_reaches_the_engine_config_and_is_masked() -> None:
+    s = load_settings(None, environ={})
+    assert s.storage.url == "" and s.memory_config().store_url == ""
+    masked = dataclasses.replace(s, storage=dataclasses.replace(s.storage, url="postgresql://x"))
+    assert masked.memory_config().store_url == "postgresql://x"
+    assert masked.public_dict()["storage"]["url"] == "***"

@@ -1,11 +1,16 @@
 """PostgreSQL schema: numbered, append-only migrations of its own, applied on open.
 
-The PostgreSQL backend (issue 27) keeps its own numbering: its tables arrive one
-operation group at a time as the groups move behind :mod:`memory_core.store.api`,
-with the same columns and meaning as the SQLite tables of that group
-(:mod:`memory_core.store.migrations`) in PostgreSQL's types: ``BIGINT`` ids,
-``DOUBLE PRECISION`` UNIX seconds, ``BYTEA`` blobs. Never edit a migration that
-has shipped: add the next one.
+The PostgreSQL backend (issue 27) keeps its own numbering. Migrations 1-3 hold
+every table of SQLite's schema 9 (:mod:`memory_core.store.migrations`), same
+columns, same order and meaning, in PostgreSQL's types: ``BIGINT`` identity ids
+(``GENERATED ALWAYS``: never reused, like ``AUTOINCREMENT``), ``DOUBLE PRECISION``
+UNIX seconds, ``BYTEA`` blobs and vectors. JSON columns (``memory_items.data``,
+``raw_json``, ``message_ids``, ``events.data``) stay ``TEXT``: they read back byte
+for byte as SQLite's do (``JSONB`` would reorder keys and drop duplicates), and
+queries parse them with ``::json`` where SQLite calls ``json_extract``. The item
+change log is filled by a trigger (as SQLite's m004) and ``lcm_json_field`` is
+SQLite's ``json_valid`` + ``json_extract`` of one key (``NULL`` for text that is not
+a JSON object). Never edit a migration that has shipped: add the next one.
 
 ``lcm_schema`` holds one row per migration applied. Several replicas may open one
 database at once: each migration runs in its own transaction under a
@@ -112,6 +117,197 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             ref_id BIGINT NOT NULL,
             op TEXT NOT NULL
         );
+    """),
+    (3, "memory: items and their logs, agent memories, task state, summaries,"
+        " assembly logs, checkpoints, vectors, extraction queue, forwarded requests", """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE checkpoints (
+            name TEXT PRIMARY KEY,
+            value BIGINT NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE memory_items (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            session TEXT NOT NULL DEFAULT '',
+            thread_id BIGINT,
+            kind TEXT NOT NULL,
+            subject TEXT,
+            text TEXT NOT NULL,
+            value DOUBLE PRECISION,
+            value_text TEXT,
+            unit TEXT,
+            condition TEXT,
+            status TEXT NOT NULL DEFAULT 'active',
+            supersedes BIGINT REFERENCES memory_items(id),
+            superseded_by BIGINT REFERENCES memory_items(id),
+            conflict_with BIGINT REFERENCES memory_items(id),
+            source_message_id BIGINT REFERENCES messages(id),
+            evidence TEXT NOT NULL DEFAULT 'user',
+            lang TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            data TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX memory_items_scope ON memory_items(tenant, role, status, kind);
+        CREATE INDEX memory_items_subject ON memory_items(tenant, role, subject);
+        CREATE INDEX memory_items_source ON memory_items(source_message_id);
+        CREATE INDEX memory_items_restate ON memory_items(tenant, role, status,
+            (COALESCE(data::json ->> 'speaker', '')), value, unit, condition);
+        CREATE TABLE memory_item_revisions (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            item_id BIGINT NOT NULL REFERENCES memory_items(id),
+            changed_at DOUBLE PRECISION NOT NULL,
+            field TEXT NOT NULL,
+            old TEXT,
+            new TEXT,
+            reason TEXT
+        );
+        CREATE INDEX memory_item_revisions_item ON memory_item_revisions(item_id, id);
+        CREATE TABLE memory_item_changes (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            item_id BIGINT NOT NULL
+        );
+        CREATE FUNCTION lcm_item_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'DELETE' THEN
+                INSERT INTO memory_item_changes (item_id) VALUES (OLD.id);
+            ELSE
+                INSERT INTO memory_item_changes (item_id) VALUES (NEW.id);
+            END IF;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER memory_items_changed AFTER INSERT OR UPDATE OR DELETE
+            ON memory_items FOR EACH ROW EXECUTE FUNCTION lcm_item_changed();
+        CREATE TABLE memory_item_subject_keys (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            part INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            item_id BIGINT NOT NULL,
+            PRIMARY KEY (tenant, role, part, key, item_id)
+        );
+        CREATE INDEX memory_item_subject_keys_item ON memory_item_subject_keys(item_id);
+        CREATE TABLE memory_item_terms (
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            term TEXT NOT NULL,
+            item_id BIGINT NOT NULL,
+            PRIMARY KEY (tenant, role, term, item_id)
+        );
+        CREATE INDEX memory_item_terms_item ON memory_item_terms(item_id);
+        CREATE TABLE agent_memories (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            category TEXT NOT NULL
+                CHECK (category IN ('progress', 'user_preferences', 'memo')),
+            key TEXT NOT NULL,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL CHECK (length(content) <= 500),
+            updated_at DOUBLE PRECISION NOT NULL,
+            role TEXT NOT NULL DEFAULT 'default',
+            embedding BYTEA,
+            tenant TEXT NOT NULL DEFAULT '',
+            UNIQUE (tenant, category, key, role)
+        );
+        CREATE TABLE task_state (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id BIGINT NOT NULL,
+            label TEXT NOT NULL,
+            text TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',
+            source_message_id BIGINT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            UNIQUE (thread_id, label, norm)
+        );
+        CREATE INDEX task_state_source ON task_state(source_message_id);
+        CREATE INDEX task_state_open ON task_state(tenant, role, status, label, updated_at);
+        CREATE TABLE summary_nodes (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id BIGINT NOT NULL,
+            level INTEGER NOT NULL,
+            first_message_id BIGINT NOT NULL,
+            last_message_id BIGINT NOT NULL,
+            message_ids TEXT NOT NULL,
+            parent_id BIGINT REFERENCES summary_nodes(id),
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            source_tokens INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active',
+            created_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX summary_nodes_thread ON summary_nodes(thread_id, level, id);
+        CREATE INDEX summary_nodes_scope ON summary_nodes(tenant, role, status, level);
+        CREATE TABLE assembly_logs (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            request_id TEXT,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id BIGINT,
+            created_at DOUBLE PRECISION NOT NULL,
+            trigger TEXT NOT NULL,
+            budget_tokens INTEGER NOT NULL,
+            used_tokens INTEGER NOT NULL,
+            token_source TEXT NOT NULL,
+            data TEXT NOT NULL
+        );
+        CREATE INDEX assembly_logs_thread ON assembly_logs(thread_id, id);
+        CREATE INDEX assembly_logs_scope ON assembly_logs(tenant, role, id);
+        CREATE INDEX assembly_logs_request ON assembly_logs(request_id);
+        CREATE TABLE embeddings (
+            kind TEXT NOT NULL,
+            ref_id BIGINT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BYTEA NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (kind, ref_id)
+        );
+        CREATE TABLE extraction_queue (
+            message_id BIGINT PRIMARY KEY REFERENCES messages(id),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            next_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE forwarded_requests (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            request_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            thread_id BIGINT,
+            created_at DOUBLE PRECISION NOT NULL,
+            state TEXT NOT NULL,
+            model TEXT,
+            stream INTEGER NOT NULL DEFAULT 0,
+            client_bytes BIGINT NOT NULL,
+            body_bytes BIGINT NOT NULL,
+            body BYTEA,
+            body_omitted INTEGER NOT NULL DEFAULT 0,
+            redacted INTEGER NOT NULL DEFAULT 0,
+            tools_added INTEGER NOT NULL DEFAULT 0,
+            compacted_messages INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX forwarded_requests_scope ON forwarded_requests(tenant, role, id);
+        CREATE INDEX forwarded_requests_request ON forwarded_requests(request_id);
+        CREATE INDEX forwarded_requests_thread ON forwarded_requests(thread_id, id);
+        CREATE INDEX index_outbox_message ON index_outbox(id) WHERE kind = 'message';
+        CREATE FUNCTION lcm_json_field(doc TEXT, field TEXT) RETURNS TEXT
+        LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+        BEGIN
+            IF doc IS NULL OR left(ltrim(doc, E' \t\n\r'), 1) <> '{' THEN
+                RETURN NULL;
+            END IF;
+            RETURN doc::json ->> field;
+        EXCEPTION WHEN others THEN
+            RETURN NULL;
+        END $$;
     """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,11 +1,13 @@
-"""PostgreSQL implementations of the operation groups of :mod:`memory_core.store.api`.
+"""PostgreSQL implementations of the operation groups of :mod:`memory_core.store.api`,
+bound together over one connection as a :class:`PgTx`.
 
-The first group to have one is :class:`PgResponseMap` (capture's is in
-:mod:`memory_core.store.pg_capture`); the others follow as issue 27 goes on, each
-with its tables in :mod:`memory_core.store.pg_migrations`. A group works over one
-``psycopg`` connection (a pooled one, inside the transaction its store opens for
-the job) and returns the same plain values as its SQLite twin.
-Needs ``psycopg`` 3 (the ``postgres`` extra).
+:class:`PgResponseMap` is here; capture's group is in :mod:`memory_core.store.pg_capture`,
+the engine's reads in :mod:`memory_core.store.pg_reads`, the operator's groups and
+purge in :mod:`memory_core.store.pg_operator`; their tables in
+:mod:`memory_core.store.pg_migrations`. A group works over one ``psycopg``
+connection (a pooled one: in autocommit mode for a read job, inside the transaction
+its store opens for a write job) and returns the same plain values as its SQLite
+twin. Needs ``psycopg`` 3 (the ``postgres`` extra).
 """
 
 from __future__ import annotations
@@ -14,7 +16,24 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
 
-from memory_core.store.api import ResponseMap, Row
+from memory_core.store.api import ResponseMap, Row, Tx
+from memory_core.store.pg_capture import PgCaptureWrites
+from memory_core.store.pg_operator import (
+    PgForwardedLog,
+    PgIndexProgress,
+    PgMaintenance,
+    PgOperatorReads,
+    PgPurge,
+)
+from memory_core.store.pg_reads import (
+    PgHistoryReads,
+    PgIndexFeed,
+    PgIndexSource,
+    PgItemFeed,
+    PgItemReads,
+    PgSearchReads,
+    PgSummaryForest,
+)
 
 
 class PgResponseMap:
@@ -86,6 +105,35 @@ analyzed that join read a 1,000-turn chain in 0.75-1.9 s instead of 4 ms
 (docs/evaluation/store_backends_chain.py)."""
 
 
+class PgTx:
+    """Every operation group over one ``psycopg`` connection
+    (:class:`~memory_core.store.api.Tx`); :class:`memory_core.store.pg.PgStore` makes
+    one per job."""
+
+    __slots__ = ("capture", "forwarded", "history", "index", "index_feed", "index_source",
+                 "item_feed", "items", "maintenance", "operator", "purge", "responses",
+                 "search", "summaries")
+
+    def __init__(self, conn: Any) -> None:
+        self.operator = PgOperatorReads(conn)
+        self.index = PgIndexProgress(conn)
+        self.maintenance = PgMaintenance(conn)
+        self.purge = PgPurge(conn)
+        self.responses = PgResponseMap(conn)
+        self.forwarded = PgForwardedLog(conn)
+        self.capture = PgCaptureWrites(conn)
+        self.history = PgHistoryReads(conn)
+        self.item_feed = PgItemFeed(conn)
+        self.summaries = PgSummaryForest(conn)
+        self.items = PgItemReads(conn)
+        self.index_source = PgIndexSource(conn)
+        self.index_feed = PgIndexFeed(conn)
+        self.search = PgSearchReads(conn)
+
+
 if TYPE_CHECKING:  # mypy checks every group against its Protocol
     def _conforms(conn: Any) -> ResponseMap:
         return PgResponseMap(conn)
+
+    def _conforms_tx(conn: Any) -> Tx:
+        return PgTx(conn)

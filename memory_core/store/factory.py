@@ -1,0 +1,40 @@
+"""Open the store the configuration names: PostgreSQL for a ``postgresql://`` URL
+(``[storage] url``, ``LCM_STORE__URL``), else the embedded SQLite store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory_core.config import MemoryConfig
+from memory_core.errors import StoreError
+from memory_core.store.api import Store
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+"""The URL schemes that select :class:`~memory_core.store.pg.PgStore`."""
+
+
+def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Store:
+    """The store of ``config``: a :class:`~memory_core.store.pg.PgStore` on
+    ``config.store_url`` when it is set, else a
+    :class:`~memory_core.store.sqlite.SqliteStore` in ``data_dir`` with the
+    configured page and statement caches.
+
+    Raises :class:`~memory_core.errors.StoreError` when the store cannot be opened
+    or migrated, when the URL is not ``postgresql://``, or when it is and
+    ``psycopg``/``psycopg_pool`` (the ``postgres`` extra) are not installed."""
+    cfg = config or MemoryConfig()
+    url = cfg.store_url
+    if url:
+        if not url.startswith(URL_SCHEMES):
+            raise StoreError(f"store URL must start with postgresql://, got"
+                             f" {url.split('://')[0]!r}://...")
+        try:
+            from memory_core.store.pg import PgStore
+        except ImportError as exc:
+            raise StoreError(f"a PostgreSQL store needs the postgres extra"
+                             f" (pip install 'lcm-proxy[postgres]'): {exc}") from exc
+        return PgStore(url)
+    from memory_core.store.sqlite import SqliteStore
+
+    return SqliteStore(data_dir, cache_kib=cfg.sqlite_cache_kib,
+                       statements=cfg.sqlite_statement_cache)

@@ -1,0 +1,242 @@
+"""PostgreSQL store: a ``psycopg_pool`` pool of readers, one writer thread fed by a queue.
+
+The contract is :class:`memory_core.store.api.Store`'s, and what
+:class:`memory_core.store.sqlite.SqliteStore` guarantees holds here too:
+
+- **Reads** (:meth:`PgStore.read_tx`) run on the calling thread on a pooled
+  connection in autocommit mode: each statement reads what was committed when it
+  started (two statements of one job may see different commits, as SQLite's
+  autocommit readers).
+- **Writes** (:meth:`PgStore.write_tx`) are queued to one writer thread, which drains
+  the queue into batches of up to 256 jobs; a batch is one transaction on the
+  writer's own connection (outside the pool, so that reads holding every pooled
+  connection never make a write wait) and each job a savepoint in it (a batch of
+  one job needs none), so a failing job rolls back alone and the batch commits
+  once. Jobs of this store run in the order queued, a job's future resolves after
+  its commit, and ``then`` runs (on the writer thread) after the commit and before
+  the future resolves, so what it queues runs before anything queued by whoever
+  waits on the future. A lost connection (a restart, a failover) or a failed
+  ``COMMIT`` fails every job of its batch with
+  :class:`~memory_core.errors.StoreError`; the next batch connects again.
+- **Across replicas**: each batch first takes a transaction-level advisory lock
+  (:data:`WRITE_LOCK`), so the write transactions of every store on one database
+  commit one at a time. Ids (messages, the index outbox, the item change log) are
+  drawn from sequences inside that lock, so they grow in commit order on the whole
+  database, not only per process: a reader that catches up by position (the
+  indexer's checkpoint, the item cache's change position) never skips a row that a
+  slower transaction commits later with a smaller id.
+
+Schema: :mod:`memory_core.store.pg_migrations`, applied on open under an advisory
+lock of its own. Needs ``psycopg`` 3 and ``psycopg_pool`` (the ``postgres`` extra).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool
+
+from memory_core.errors import SchemaTooNewError, StoreError
+from memory_core.stats import LatencyStats
+from memory_core.store.api import Store
+from memory_core.store.pg_migrations import apply_migrations
+from memory_core.store.pg_ops import PgTx
+
+log = logging.getLogger("lcm.store")
+T = TypeVar("T")
+
+_BATCH_MAX = 256
+_STOP = object()
+
+WRITE_LOCK = 0x6C636D5F777269  # "lcm_wri"
+"""Key of the transaction-level advisory lock every write batch holds until it commits."""
+
+
+def describe(url: str) -> str:
+    """``url`` without its password: ``host:port/dbname`` (for messages and logs)."""
+    try:
+        info = conninfo_to_dict(url)
+    except psycopg.Error:
+        return "(unparsable PostgreSQL URL)"
+    return f"{info.get('host', '')}:{info.get('port', '5432')}/{info.get('dbname', '')}"
+
+
+class PgStore:
+    """The shared store: one PostgreSQL database at ``url`` (``postgresql://…``).
+
+    Opening connects (at most ``timeout`` seconds), applies pending migrations and
+    starts the writer thread; it raises :class:`~memory_core.errors.StoreError` when
+    the database cannot be reached or migrated and ``SchemaTooNewError`` when it is
+    newer than this code. The read pool keeps ``min_size`` to ``max_size``
+    connections, each read job holding one while it runs (a read waits up to
+    ``timeout`` seconds for a free one, then raises ``psycopg_pool.PoolTimeout``);
+    the writer has one more of its own. Call :meth:`close` to flush queued writes
+    and close every connection.
+    """
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10,
+                 timeout: float = 30.0) -> None:
+        self.url = url
+        self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
+                                    timeout=timeout, kwargs={"autocommit": True},
+                                    open=False, name="lcm-pg")
+        try:
+            self._pool.open(wait=True, timeout=timeout)
+            with self._pool.connection() as conn:
+                self.schema_version = apply_migrations(conn)
+        except SchemaTooNewError:
+            self._pool.close()
+            raise
+        except Exception as exc:  # psycopg.Error, PoolTimeout
+            self._pool.close()
+            raise StoreError(f"cannot open store at {describe(url)}: {exc}") from exc
+        self._timeout = timeout
+        self._wconn: psycopg.Connection[Any] | None = None
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closed = False
+        self.after_commit: Callable[[], None] | None = None
+        """Called on the writer thread after each committed batch (e.g. to wake an
+        indexer). Must be cheap and must not raise."""
+        self.commit_latency = LatencyStats()
+        """Seconds each write transaction took on the writer thread, from ``BEGIN``
+        to the end of its ``COMMIT`` (all its jobs included)."""
+        self._thread = threading.Thread(target=self._run, name="lcm-pg-writer", daemon=True)
+        self._thread.start()
+
+    # -- writes ---------------------------------------------------------------
+    def write_tx(self, fn: Callable[..., T], *args: Any,
+                 then: Callable[[T], None] | None = None) -> Future[T]:
+        """Queue ``fn(tx, *args)`` as one atomic write job (``tx``: a
+        :class:`~memory_core.store.pg_ops.PgTx` in the batch's transaction); return
+        its future (``fn``'s value, or the exception it raised, its changes rolled
+        back). ``then(value)``: see the module docstring. Raises ``StoreError``
+        after :meth:`close`."""
+        if self._closed:
+            raise StoreError("store is closed")
+        fut: Future[T] = Future()
+        self._queue.put((fn, args, fut, then))
+        return fut
+
+    def write_tx_sync(self, fn: Callable[..., T], *args: Any,
+                      timeout: float | None = 60.0) -> T:
+        """Run ``fn(tx, *args)`` as a write job and wait for its result."""
+        return self.write_tx(fn, *args).result(timeout)
+
+    def queue_depth(self) -> int:
+        """Write jobs queued and not yet taken by the writer thread (approximate)."""
+        return self._queue.qsize()
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while len(batch) < _BATCH_MAX:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            jobs = [job for job in batch if job is not _STOP]
+            if jobs:
+                self._run_batch(jobs)
+            if len(jobs) < len(batch):
+                return
+
+    def _run_batch(self, jobs: list[Any]) -> None:
+        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None]] = []
+        started = time.perf_counter()
+        try:
+            conn = self._writer_connection()
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                tx = PgTx(conn)
+                alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
+                for fn, args, fut, then in jobs:
+                    if not fut.set_running_or_notify_cancel():
+                        continue
+                    try:
+                        if alone:
+                            value = fn(tx, *args)
+                        else:
+                            with conn.transaction():  # SAVEPOINT: the job rolls back alone
+                                value = fn(tx, *args)
+                    except BaseException as exc:  # noqa: BLE001 - delivered to the caller
+                        if conn.broken:
+                            raise
+                        results.append((fut, False, exc, None))
+                        if alone:
+                            raise psycopg.Rollback() from exc  # ends the transaction quietly
+                    else:
+                        results.append((fut, True, value, then))
+        except BaseException as exc:  # noqa: BLE001 - e.g. the connection lost at COMMIT
+            log.error("postgresql write batch failed: %s", exc)
+            err = StoreError(f"write failed: {exc}")
+            for _fn, _args, fut, _then in jobs:
+                if fut.running():
+                    fut.set_exception(err)
+            return
+        self.commit_latency.observe(time.perf_counter() - started)
+        hook = self.after_commit
+        if hook is not None:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a hook never breaks writes
+                log.exception("after_commit hook failed")
+        for _fut, ok, value, then in results:
+            if ok and then is not None:
+                try:
+                    then(value)
+                except BaseException:  # noqa: BLE001 - the job itself has committed
+                    log.exception("a write's follow-up failed")
+        for fut, ok, value, _then in results:
+            if ok:
+                fut.set_result(value)
+            else:
+                fut.set_exception(value)
+
+    def _writer_connection(self) -> psycopg.Connection[Any]:
+        conn = self._wconn
+        if conn is None or conn.closed or conn.broken:
+            if conn is not None:
+                conn.close()
+            self._wconn = None
+            conn = psycopg.connect(self.url, autocommit=True,
+                                   connect_timeout=max(1, int(self._timeout)))
+            self._wconn = conn
+        return conn
+
+    # -- reads ----------------------------------------------------------------
+    def read_tx(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(tx, *args)`` on a pooled connection (autocommit) and return its
+        value. Raises ``StoreError`` after :meth:`close`."""
+        if self._closed:
+            raise StoreError("store is closed")
+        with self._pool.connection() as conn:
+            return fn(PgTx(conn), *args)
+
+    def flush(self, timeout: float | None = 60.0) -> None:
+        """Wait until every write queued before this call has committed."""
+        if not self._closed:
+            self.write_tx(lambda tx: None).result(timeout)
+
+    def close(self) -> None:
+        """Flush queued writes, stop the writer thread and close the pool."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        self._thread.join(timeout=60)
+        if self._wconn is not None:
+            self._wconn.close()
+        self._pool.close()
+
+
+if TYPE_CHECKING:  # mypy checks that PgStore implements the Store Protocol
+    def _conforms(store: PgStore) -> Store:
+        return store

@@ -1,0 +1,698 @@
+"""The storage contract (memory_core.store.api) on both backends: every operation
+group through ``Store.read_tx``/``Store.write_tx`` of a real ``SqliteStore`` (in
+tmp_path) and a real ``PgStore`` (a throwaway PostgreSQL, tests/pgcluster.py).
+
+Two kinds of test: ``test_backends_agree`` runs one scenario that calls every read
+operation on each backend and compares the two results value by value; the others
+run on each backend (parametrised) with the expected values written out (capture
+idempotence, the write-job contract, purge). Rows that no interface operation writes
+yet (memory items, task lines, agent memories, assembly logs: still written by the
+legacy modules) are seeded with plain INSERTs, the same statement on both backends.
+
+The PostgreSQL half skips outside CI when no server binaries or psycopg are found,
+and fails under ``CI=true`` (tests/test_store_responsemap.py's ``pg_url``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import capture
+from memory_core.errors import StoreError
+from memory_core.models import CaptureTicket, Scope
+from memory_core.store.api import ForwardedRow, Store
+from memory_core.store.sqlite import SqliteStore
+from tests import pgcluster
+from tests.test_store_responsemap import pg_url  # noqa: F401 - the cluster fixture
+
+Raw = Callable[[str, tuple[Any, ...]], None]
+"""Runs one INSERT/UPDATE (``?`` placeholders) on the backend outside the interface."""
+
+S1 = Scope("t1", "coder", "s1")
+S2 = Scope("t1", "coder", "s2")
+OTHER = Scope("t2", "coder", "s1")
+
+
+def _sqlite(tmp_path: Path) -> tuple[Store, Raw, Callable[[], None]]:
+    store = SqliteStore(tmp_path / "data")
+
+    def raw(sql: str, args: tuple[Any, ...]) -> None:
+        with sqlite3.connect(store.path) as conn:
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(sql, args)
+
+    return store, raw, store.close
+
+
+def _postgres(cluster_url: str, name: str) -> tuple[Store, Raw, Callable[[], None]]:
+    import psycopg
+
+    from memory_core.store.pg import PgStore
+
+    url = pgcluster.fresh_database(cluster_url, name)
+    store = PgStore(url, max_size=4)
+
+    def raw(sql: str, args: tuple[Any, ...]) -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(sql.replace("?", "%s"), args)
+
+    return store, raw, store.close
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Raw]]:
+    if request.param == "sqlite":
+        store, raw, close = _sqlite(tmp_path)
+    else:
+        cluster_url = request.getfixturevalue("pg_url")  # skips (or fails in CI) first
+        store, raw, close = _postgres(cluster_url, f"k_{abs(hash(request.node.nodeid)):x}")
+    try:
+        yield store, raw
+    finally:
+        close()
+
+
+def _w(store: Store, fn: Callable[..., Any], *args: Any) -> Any:
+    return store.write_tx(fn, *args).result(30)
+
+
+def _capture(store: Store, scope: Scope, request_id: str, messages: list[Any], now: float,
+             reply: str | None = None) -> Any:
+    ticket = CaptureTicket(scope, request_id)
+    result = _w(store, lambda tx: capture.capture_request(tx, ticket, messages,
+                                                          {"model": "m"}, now))
+    if reply is not None:
+        _w(store, lambda tx: capture.capture_response(
+            tx, ticket, [{"role": "assistant", "content": reply}], {}, now + 1))
+    return result
+
+
+def _user(text: str, **extra: Any) -> dict[str, Any]:
+    return {"role": "user", "content": text, **extra}
+
+
+def _seed(store: Store, raw: Raw) -> dict[str, Any]:
+    """Two sessions and another tenant, with items, tasks, memories and logs."""
+    hist = [{"role": "system", "content": "be brief"}, _user("Port of STAGING?")]
+    first = _capture(store, S1, "r1", hist, 100.0, reply="5432")
+    hist += [{"role": "assistant", "content": "5432"}, _user("and production?", name="alice")]
+    second = _capture(store, S1, "r2", hist, 102.0, reply="6543")
+    # "Regenerate" the first answer: a fork of thread 1 at message 2.
+    _capture(store, S1, "r3", hist[:2], 104.0, reply="Kestrel")
+    _capture(store, S2, "r4", [_user("deploy the blue build")], 106.0, reply="done")
+    _capture(store, OTHER, "r5", [_user("secret of t2")], 108.0, reply="ok")
+    ins = ("INSERT INTO memory_items (tenant, role, session, thread_id, kind, subject, text,"
+           " value, value_text, unit, condition, status, source_message_id, evidence,"
+           " created_at, updated_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+    raw(ins, ("t1", "coder", "s1", 1, "fact", "staging port", "Staging port is 5432",
+              5432.0, "5432", None, None, "active", 2, "user", 110.0, 110.0,
+              json.dumps({"speaker": "alice", "label": "a"})))
+    raw(ins, ("t1", "coder", "s1", 1, "fact", "prod port", "Prod port is 6543", 6543.0,
+              "6543", "port", None, "active", 4, "user", 111.0, 111.0, "{}"))
+    raw(ins, ("t1", "coder", "s2", 3, "decision", "build", "Deploy the BLUE build", None,
+              None, None, "if green", "active", 8, "assistant", 112.0, 112.0,
+              json.dumps({"speaker": "bob"})))
+    raw(ins, ("t2", "coder", "s1", 4, "fact", "secret", "t2 secret", None, None, None, None,
+              "active", 10, "user", 113.0, 113.0, "{}"))
+    raw("UPDATE memory_items SET status='superseded', superseded_by=2, updated_at=120.0"
+        " WHERE id=1", ())
+    raw("UPDATE memory_items SET supersedes=1, conflict_with=3 WHERE id=2", ())
+    task = ("INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
+            " source_message_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)")
+    raw(task, ("t1", "coder", 1, "goal", "ship it", "ship it", "open", 2, 100.0, 130.0))
+    raw(task, ("t1", "coder", 1, "todo", "write docs", "write docs", "done", 4, 100.0, 131.0))
+    raw(task, ("t1", "coder", 3, "goal", "blue build", "blue build", "open", 8, 100.0, 132.0))
+    raw(task, ("t2", "coder", 4, "goal", "t2 goal", "t2 goal", "open", 10, 100.0, 133.0))
+    mem = ("INSERT INTO agent_memories (category, key, title, content, updated_at, role,"
+           " tenant) VALUES (?,?,?,?,?,?,?)")
+    raw(mem, ("user_preferences", "tone", "Tone", "Terse ANSWERS", 140.0, "coder", "t1"))
+    raw(mem, ("memo", "m1", " ", "\u3000\t", 141.0, "coder", "t1"))  # blank
+    raw(mem, ("user_preferences", "lang", "Lang", "English", 142.0, "coder", "*"))
+    raw(mem, ("progress", "p", "P", "t2 progress", 143.0, "coder", "t2"))
+    raw("INSERT INTO assembly_logs (request_id, tenant, role, thread_id, created_at, trigger,"
+        " budget_tokens, used_tokens, token_source, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        ("r2", "t1", "coder", 1, 102.5, "regular", 3000, 120, "estimate", '{"a": 1}'))
+    raw("INSERT INTO extraction_queue (message_id, attempts, last_error, next_at)"
+        " VALUES (?,?,?,?)", (2, 1, "boom", 500.0))
+    raw("INSERT INTO extraction_queue (message_id, attempts, last_error, next_at)"
+        " VALUES (?,?,?,?)", (4, 0, None, 90.0))
+    raw("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new, reason)"
+        " VALUES (?,?,?,?,?,?)", (1, 120.0, "status", "active", "superseded", "newer"))
+    return {"first": first, "second": second}
+
+
+def _summaries(tx: Any) -> list[int]:
+    s = tx.summaries
+    common = {"tenant": "t1", "role": "coder", "thread_id": 1, "tokens": 5,
+              "source_tokens": 20, "model": "extractive", "created_at": 150.0}
+    a = s.save_node(level=0, message_ids=[1, 2], ids_json="[1,2]", text="setup",
+                    children=[], **common)
+    again = s.save_node(level=0, message_ids=[1, 2], ids_json="[1,2]", text="other",
+                        children=[], **common)
+    b = s.save_node(level=0, message_ids=[3, 4], ids_json="[3,4]", text="ports",
+                    children=[], **common)
+    top = s.save_node(level=1, message_ids=[1, 2, 3, 4], ids_json="[1,2,3,4]",
+                      text="all", children=[a, b], **common)
+    return [a, again, b, top]
+
+
+def _forwarded(store: Store) -> list[int]:
+    def row(request_id: str, tenant: str, thread: int | None) -> ForwardedRow:
+        return ForwardedRow(request_id, tenant, "coder", thread, 160.0, "injected", "m", 1,
+                            100, 200, b"\x78\x9c body", 0, 1, 2, 3)
+    rows = [row(rid, t, th) for rid, t, th in (("r1", "t1", 1), ("r2", "t1", 1),
+                                                ("r4", "t1", 3), ("r5", "t2", 4))]
+    return [_w(store, lambda tx, r=r: tx.forwarded.insert(r, 2)) for r in rows]
+
+
+def _index_writes(tx: Any) -> None:
+    tx.index_feed.set_checkpoint("index_text", 3, 170.0)
+    tx.index_feed.set_checkpoint("index_text", 5, 171.0)
+    tx.index_feed.set_checkpoint("index_vector", 2, 172.0)
+    tx.index_feed.set_checkpoint("other", 9, 173.0)
+    tx.index_feed.save_vectors([("message", 1, "e5", 4, b"\x00\x01\x02\x03", 174.0),
+                                ("message", 2, "e5", 4, b"\x04\x05\x06\x07", 174.0),
+                                ("item", 2, "e5", 4, b"\x08", 174.0)])
+    tx.index_feed.save_vectors([("message", 2, "e5", 4, b"\xff\xfe", 175.0)])
+
+
+def _responses(tx: Any) -> None:
+    r = tx.responses
+    r.save_response(tenant="t1", role="coder", session="s1", response_id="resp1",
+                    parent=None, thread_id=1, items=b"a", created_at=180.0)
+    r.save_response(tenant="t1", role="coder", session="s1", response_id="resp2",
+                    parent="resp1", thread_id=1, items=b"b", created_at=181.0)
+    r.save_conversation_head(tenant="t1", role="coder", session="s1", conversation_id="c1",
+                             response_id="resp2", thread_id=1, updated_at=182.0)
+
+
+def _reads(tx: Any) -> dict[str, Any]:
+    """Every read operation of every group, with the seeded data."""
+    out: dict[str, Any] = {}
+    c, h, f, s = tx.capture, tx.history, tx.item_feed, tx.summaries
+    out["capture.path_ids"] = [c.path_ids(i) for i in (1, 4, 5, 9)]
+    out["capture.thread_with_head"] = c.thread_with_head("t1", "coder", "s1", 5)
+    out["capture.thread_updated_at"] = [c.thread_updated_at(i) for i in (1, 2, 99)]
+    out["capture.thread_ends"] = [c.thread_ends(i) for i in (1, 2, 99)]
+    out["capture.message_depth"] = [c.message_depth(i) for i in (1, 5, None, 99)]
+    out["history.message_outlines"] = sorted(h.message_outlines([5, 1, 2, 99]))
+    out["history.active_summaries"] = h.active_summaries("t1", "coder")
+    out["history.summary_rows"] = sorted(h.summary_rows([1, 3, 2]), key=lambda r: r["id"])
+    out["history.path_messages"] = sorted(h.path_messages([4, 2]), key=lambda r: r["id"])
+    out["history.message_evidence"] = h.message_evidence([2, 4, 8])
+    out["item_feed.change_position"] = f.change_position()
+    out["item_feed.oldest_change"] = f.oldest_change()
+    out["item_feed.changes_after"] = f.changes_after(2, 3)
+    out["item_feed.active_items"] = sorted(f.active_items("t1", "coder"),
+                                           key=lambda r: r["id"])
+    out["item_feed.items_in_scope"] = sorted(f.items_in_scope([1, 2, 4], "t1", "coder"),
+                                             key=lambda r: r["id"])
+    out["summaries.nodes_within"] = s.nodes_within("t1", "coder", 1, 3)
+    out["summaries.forest_rows"] = [s.forest_rows(tenant="t1", role=None, thread_id=None),
+                                    s.forest_rows(tenant="t2", role=None, thread_id=1)]
+    it = tx.items
+    out["items.correction_candidates"] = [
+        it.correction_candidates("t1", "coder", ["fact", "decision"], sp, lab, units, 5)
+        for sp, lab, units in (("", None, None), ("alice", None, None), ("bob", None, None),
+                               ("", None, ["port"]), ("", None, ["kg"]), ("alice", "a", None),
+                               ("alice", "b", None))]
+    out["items.search_items"] = [sorted(it.search_items([1, 2, 3, 77], scope=sc),
+                                        key=lambda r: r["id"]) for sc in (False, True)]
+    src = tx.index_source
+    out["index_source.doc_rows"] = {
+        (kind, ctx, emb): sorted(src.doc_rows(kind, [1, 2, 3, 4, 5, 2], context_chars=ctx,
+                                  embed_chars=emb), key=lambda r: r["id"])
+        for kind in ("message", "item", "agent_memory", "summary")
+        for ctx, emb in ((0, 0), (4, 3))}
+    out["index_source.ids_after"] = {k: src.ids_after(k, 1, 3)
+                                     for k in ("message", "item", "agent_memory", "summary")}
+    feed = tx.index_feed
+    out["index_feed.checkpoint"] = [feed.checkpoint(n) for n in ("index_text", "nope")]
+    out["index_feed.outbox_rows"] = feed.outbox_rows(3, 4)
+    out["index_feed.outbox_left"] = feed.outbox_left(2)
+    out["index_feed.cached_vectors"] = [feed.cached_vectors("message", "e5", 4, [1, 2, 3]),
+                                        feed.cached_vectors("message", "e6", 4, [1]),
+                                        feed.cached_vectors("item", "e5", 4, [2])]
+    se = tx.search
+    out["search.task_lines_of"] = sorted(se.task_lines_of([2, 4, 8, 10]))
+    out["search.open_task_lines"] = [
+        se.open_task_lines("t1", "coder", ["goal", "todo"], thread_ids=th, session=sess,
+                           start_time=st, end_time=en, include_hidden=False,
+                           current_thread=cur, per_label=2)
+        for th, sess, st, en, cur in ((None, None, None, None, 3), (None, None, None, None, 1),
+                                      ([1], None, None, None, 1), (None, "s2", None, None, 1),
+                                      (None, None, 101.0, 200.0, 1))]
+    out["search.preference_memories"] = sorted(se.preference_memories([1, 2, 3, 4]))
+    out["search.candidate_facts"] = {
+        (kind, needle, names): sorted(se.candidate_facts(kind, [1, 2, 3, 4, 5], needle, names))
+        for kind in ("message", "item", "agent_memory", "summary")
+        for needle, names in ((None, False), ("staging", True), ("blue", True),
+                              ("terse", False))}
+    op = tx.operator
+    out["operator.scope_status"] = [op.scope_status(t, r) for t, r in
+                                    (("t1", None), ("t1", "coder"), (None, None), ("t9", None))]
+    tenants = op.tenants()
+    out["operator.tenants"] = [{**t, "roles": sorted(t["roles"])} for t in tenants]
+    out["operator.threads_page"] = [
+        op.threads_page(tenant=t, role=None, session=sess, limit=lim, offset=off)
+        for t, sess, lim, off in (("t1", None, 10, 0), ("t1", "s1", 1, 1), (None, None, 2, 0))]
+    out["operator.thread"] = [op.thread(1, tenant=t, role=None) for t in ("t1", "t2", None)]
+    out["operator.thread_path"] = [op.thread_path(i) for i in (4, 5, 1)]
+    out["operator.task_state"] = op.task_state(1)
+    out["operator.summary_nodes"] = op.summary_nodes("t1", "coder")
+    out["operator.items_page"] = [
+        op.items_page(tenant=t, role=None, status=st, kind=k, thread_id=th, text=txt,
+                      limit=10, offset=0)
+        for t, st, k, th, txt in (("t1", None, None, None, None),
+                                  ("t1", "active", None, None, None),
+                                  (None, None, "fact", None, "PORT"),
+                                  (None, None, None, None, "blue"),
+                                  (None, None, None, 3, None),
+                                  (None, None, None, None, "5%"),
+                                  (None, None, None, None, "staging port"))]
+    out["operator.item_brief"] = [op.item_brief(i) for i in (1, 99)]
+    out["operator.superseded_page"] = op.superseded_page(tenant="t1", role=None, limit=5,
+                                                         offset=0)
+    out["operator.ref_row"] = [op.ref_row(k, i) for k, i in (
+        ("message", 2), ("item", 2), ("summary", 1), ("agent_memory", 1), ("message", 99))]
+    out["operator.item_scope"] = [op.item_scope(i) for i in (3, 99)]
+    out["operator.session_rows"] = [op.session_rows("t1", "coder", s) for s in ("s1", "zz")]
+    out["operator.session_tenant"] = [op.session_tenant(s) for s in ("s2", "zz")]
+    out["operator.conflict_pairs"] = op.conflict_pairs()
+    out["operator.message_session"] = [op.message_session(i) for i in (7, 99)]
+    ix = tx.index
+    out["index.outbox_head"] = ix.outbox_head()
+    out["index.index_checkpoints"] = ix.index_checkpoints()
+    out["index.outbox_after"] = ix.outbox_after(5)
+    out["index.oldest_pending_message_at"] = [ix.oldest_pending_message_at(p) for p in (0, 6,
+                                                                                        999)]
+    out["index.indexable_rows"] = ix.indexable_rows()
+    out["index.expected_documents"] = [
+        ix.expected_documents(vk, ds) for vk, ds in (({"message", "item", "agent_memory",
+                                                      "summary"}, {"deleted"}),
+                                                     ({"message"}, {"superseded"}))]
+    m = tx.maintenance
+    m.ping()
+    out["maintenance.integrity_check"] = m.integrity_check()
+    out["maintenance.message_id_high_water"] = m.message_id_high_water()
+    out["maintenance.extraction_backlog"] = [m.extraction_backlog(n) for n in (0.0, 95.0)]
+    r = tx.responses
+    out["responses.conversation_head"] = [r.conversation_head("t1", "coder", c)
+                                          for c in ("c1", "zz")]
+    out["responses.response_chain"] = r.response_chain("t1", "coder", "resp2", 5)
+    fw = tx.forwarded
+    out["forwarded.page"] = [fw.page(tenant=t, role=None, thread_id=th, limit=5, offset=0)
+                             for t, th in (("t1", None), (None, 4), ("t1", 3))]
+    out["forwarded.by_request"] = [fw.by_request(rid, tenant=t, role=None)
+                                   for rid, t in (("r4", "t1"), ("r1", "t1"), ("r5", "t1"))]
+    out["forwarded.request_events"] = fw.request_events("r2", "t1")
+    out["forwarded.request_assembly"] = [fw.request_assembly("r2", t) for t in ("t1", "t2")]
+    out["empty lists"] = [
+        h.message_outlines([]), h.summary_rows([]), h.message_evidence([]),
+        f.items_in_scope([], "t1", "coder"), it.search_items([]),
+        it.correction_candidates("t1", "coder", [], "", None, [], 5),
+        src.doc_rows("message", []), feed.cached_vectors("message", "e5", 4, []),
+        se.task_lines_of([]), se.preference_memories([]),
+        se.open_task_lines("t1", "coder", ["goal"], thread_ids=[], session=None,
+                           start_time=None, end_time=None, include_hidden=True,
+                           current_thread=0, per_label=3),
+        se.candidate_facts("item", [], "x", True), op.session_rows("t1", "coder", "none"),
+        op.items_page(tenant=None, role=None, status=None, kind=None, thread_id=None,
+                      text="t_2", limit=5, offset=0)]
+    return out
+
+
+def _scenario(store: Store, raw: Raw) -> dict[str, Any]:
+    seeded = _seed(store, raw)
+    out: dict[str, Any] = {"seed": (seeded["first"].message_ids, seeded["second"].message_ids)}
+    out["save_node"] = _w(store, _summaries)
+    out["forwarded.insert"] = _forwarded(store)
+    _w(store, _index_writes)
+    _w(store, _responses)
+    out.update(store.read_tx(_reads))
+    # the same reads inside a write job (the writer's connection) agree with a reader's
+    inside = _w(store, _reads)
+    assert inside == {k: v for k, v in out.items() if k in inside}
+    out["item_feed.prune_changes"] = _w(store, lambda tx: tx.item_feed.prune_changes(2))
+    out["item_feed.after_prune"] = store.read_tx(
+        lambda tx: (tx.item_feed.oldest_change(), tx.item_feed.change_position()))
+    out["purge.dry_run"] = _w(store, lambda tx: tx.purge.delete_scope(
+        tenant="t1", role=None, session="s1", dry_run=True))
+    out["purge.after_dry_run"] = store.read_tx(_reads)["operator.scope_status"]
+    out["purge.delete"] = _w(store, lambda tx: tx.purge.delete_scope(
+        tenant="t1", role=None, session="s1", dry_run=False))
+    _w(store, lambda tx: tx.purge.record(190.0, '{"tenant": "t1"}'))
+    after = store.read_tx(_reads)
+    # Ids drawn inside a rolled-back transaction (the dry run's) are reused by SQLite
+    # (AUTOINCREMENT's counter rolls back) and skipped by PostgreSQL (sequences do
+    # not): positions after it differ by that gap, what they hold does not.
+    for key in ("item_feed.change_position", "item_feed.changes_after", "index.outbox_head"):
+        del after[key]
+    after["outbox"] = store.read_tx(lambda tx: [
+        row[1:] for row in tx.index_feed.outbox_rows(0, 1000)])
+    after["changes"] = store.read_tx(lambda tx: [
+        item for _pos, item in tx.item_feed.changes_after(0, 1000)])
+    out["purge.after"] = after
+    return out
+
+
+def test_backends_agree(tmp_path: Path, pg_url: str) -> None:  # noqa: F811 - the fixture
+    results = []
+    for open_backend in (lambda: _sqlite(tmp_path),
+                         lambda: _postgres(pg_url, "k_agree")):
+        store, raw, close = open_backend()
+        try:
+            results.append(_scenario(store, raw))
+        finally:
+            close()
+    lite, pg = results
+    assert lite.keys() == pg.keys()
+    differ = [k for k in lite if lite[k] != pg[k]]
+    for k in differ:
+        if isinstance(lite[k], dict) and isinstance(pg[k], dict):
+            for sub in lite[k]:
+                if lite[k][sub] != pg[k].get(sub):
+                    print(f"{k}.{sub}:\n  sqlite   {lite[k][sub]!r}\n  postgres {pg[k].get(sub)!r}")
+        else:
+            print(f"{k}:\n  sqlite   {lite[k]!r}\n  postgres {pg[k]!r}")
+    assert not differ
+
+
+def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
+    """The values behind test_backends_agree, written out for the main operations
+    (so that agreeing on an empty or wrong answer cannot pass)."""
+    store, raw = backend
+    out = _scenario(store, raw)
+    assert out["seed"] == ((1, 2), (1, 2, 3, 4))
+    assert out["save_node"] == [1, 1, 2, 3]  # the second save of [1,2] is the first node
+    assert out["capture.path_ids"] == [[1], [1, 2, 3, 4], [1, 2, 3, 4, 5], [9]]
+    assert out["capture.thread_ends"] == [{"head_message_id": 5, "root_message_id": 1},
+                                          {"head_message_id": 6, "root_message_id": 1}, None]
+    assert out["history.active_summaries"] == {1: 3, 2: 3, 3: None}
+    items, todos = out["history.message_evidence"]
+    assert [i["id"] for i in items] == [1, 2, 3]
+    assert [t["label"] for t in todos] == ["goal", "todo", "goal"]
+    assert [i["id"] for i in out["item_feed.active_items"]] == [2, 3]
+    assert out["item_feed.changes_after"] == [(3, 3), (4, 4), (5, 1)]
+    assert [[r["id"] for r in x] for x in out["items.correction_candidates"]] == [
+        [2], [], [3], [2], [], [], []]
+    names = {r["id"]: r["name"] for r in out["index_source.doc_rows"][("message", 0, 0)]}
+    assert names == {1: None, 2: None, 3: None, 4: "alice", 5: None}
+    ctx = out["index_source.doc_rows"][("message", 4, 3)]
+    assert [(r["ctx_parent"], r["embed_parent"]) for r in ctx][:3] == [
+        (None, None), ("be b", None), ("Port", "Por")]
+    assert out["index_feed.cached_vectors"] == [{1: b"\x00\x01\x02\x03", 2: b"\xff\xfe"}, {},
+                                                {2: b"\x08"}]
+    assert out["index.index_checkpoints"] == {"index_text": 5, "index_vector": 2}
+    assert out["search.preference_memories"] == [1, 3]
+    assert out["search.open_task_lines"] == [[8, 2], [2, 8], [2], [8], [8]]
+    facts = out["search.candidate_facts"]
+    assert [f[3] for f in facts[("message", "staging", True)]] == [0, 1, 0, 0, 0]
+    assert [f[3] for f in facts[("agent_memory", "terse", False)]] == [1, 0, 0, 0]
+    assert [f[5] for f in facts[("item", "blue", True)]] == ["alice", None, "bob", None]
+    assert out["index.expected_documents"][0]["vector"]["agent_memory"] == 3  # one blank
+    assert out["operator.superseded_page"] == (1, [1])
+    assert out["operator.items_page"][2][0] == 2  # "PORT" matches "port" in text or subject
+    assert out["operator.items_page"][5][0] == 0  # "%" is a character, not a wildcard
+    assert out["maintenance.integrity_check"] == ["ok"]
+    assert out["maintenance.message_id_high_water"] == 10
+    assert out["maintenance.extraction_backlog"] == [1, 2]
+    assert [r["items"] for r in out["responses.response_chain"]] == [b"a", b"b"]
+    total, page = out["forwarded.page"][0]
+    assert total == 2 and [p["request_id"] for p in page] == ["r4", "r2"]  # keep=2
+    assert out["forwarded.by_request"][0]["body"] == b"\x78\x9c body"
+    assert out["forwarded.by_request"][1:] == [None, None]  # pruned; other tenant
+    assert out["purge.dry_run"] == out["purge.delete"]
+    assert {k: out["purge.delete"][k] for k in ("messages", "threads", "memory_items",
+                                                "summary_nodes", "outbox_deletes")} == {
+        "messages": 6, "threads": 2, "memory_items": 2, "summary_nodes": 3,
+        "outbox_deletes": 11}
+    assert out["purge.after_dry_run"] == out["operator.scope_status"]
+    after = out["purge.after"]
+    assert after["operator.session_rows"][0]["messages"] == []
+    assert after["operator.scope_status"][0]["counts"]["messages"] == 2  # session s2 stays
+    assert after["operator.scope_status"][2]["counts"]["messages"] == 4  # and tenant t2
+    assert after["outbox"][-11:] == [(k, ref, "delete") for k, refs in (
+        ("message", range(1, 7)), ("item", (1, 2)), ("summary", (1, 2, 3))) for ref in refs]
+
+
+def test_capture_of_one_key_twice_stores_one_row(backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    hist = [_user("hello"), {"role": "assistant", "content": "hi"}, _user("again")]
+    first = _capture(store, S1, "a", hist, 10.0)
+    second = _capture(store, S1, "b", hist, 11.0)
+    assert first.new_ids == (1, 2, 3) and second.new_ids == ()
+    assert second.message_ids == first.message_ids
+    # The same node key in another scope is another row.
+    other = _capture(store, S2, "c", hist, 12.0)
+    assert other.new_ids == (4, 5, 6)
+
+    def nodes(tx: Any) -> list[Any]:
+        return [tx.capture.node(s.tenant, s.role, s.session, k) for s in (S1, S2)
+                for k in ("nope",)]
+    assert store.read_tx(nodes) == [None, None]
+    status = store.read_tx(lambda tx: tx.operator.scope_status("t1", None))
+    assert status["counts"]["messages"] == 6 and status["counts"]["threads"] == 2
+    outbox = store.read_tx(lambda tx: tx.index_feed.outbox_rows(0, 100))
+    assert [(k, ref, op) for _id, k, ref, op in outbox] == [
+        ("message", i, "upsert") for i in range(1, 7)]
+
+
+def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
+        backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    order: list[str] = []
+
+    def good(tx: Any, name: str) -> int:
+        order.append(name)
+        return int(tx.capture.insert_event(None, "t1", "coder", None, name, 1.0, "{}"))
+
+    def bad(tx: Any) -> None:
+        tx.capture.insert_event(None, "t1", "coder", None, "lost", 1.0, "{}")
+        raise RuntimeError("job fails")
+
+    followed: list[int] = []
+    futures: list[Future[Any]] = [store.write_tx(good, "one"), store.write_tx(bad),
+               store.write_tx(good, "two", then=followed.append)]
+    assert futures[0].result(30) == 1
+    with pytest.raises(RuntimeError, match="job fails"):
+        futures[1].result(30)
+    second = futures[2].result(30)
+    assert followed == [second] and order == ["one", "two"]
+    # Visible to a reader once the future has resolved; the failed job left nothing.
+    assert store.read_tx(lambda tx: tx.operator.scope_status("t1", None)
+                         )["counts"]["events"] == 2
+    assert store.queue_depth() == 0
+    # A failing job alone in its batch rolls back too, and the next job commits.
+    with pytest.raises(RuntimeError, match="job fails"):
+        store.write_tx(bad).result(30)
+    assert store.write_tx(good, "three").result(30) > second  # PostgreSQL skips the lost id
+    assert store.read_tx(lambda tx: tx.operator.scope_status("t1", None)
+                         )["counts"]["events"] == 3
+
+    # Many threads queueing at once: every job runs once, each thread's in order.
+    seen: list[tuple[int, int]] = []
+
+    def queue_from(thread: int) -> None:
+        for k in range(20):
+            store.write_tx(lambda tx, t=thread, k=k: seen.append((t, k)))
+
+    threads = [threading.Thread(target=queue_from, args=(n,)) for n in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    store.flush()
+    assert sorted(seen) == [(t, k) for t in range(4) for k in range(20)]
+    for t in range(4):
+        assert [k for tt, k in seen if tt == t] == list(range(20))
+
+
+def test_a_closed_store_refuses_writes(backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    fut = store.write_tx(lambda tx: tx.capture.new_thread("t1", "coder", "s", 1.0, None, None))
+    store.close()
+    assert fut.result(1) == 1  # queued before close: committed
+    with pytest.raises(StoreError):
+        store.write_tx(lambda tx: None)
+
+
+def test_open_store_picks_the_backend_from_the_configuration(tmp_path: Path,
+                                                             pg_url: str) -> None:  # noqa: F811
+    from memory_core.config import MemoryConfig
+    from memory_core.store.factory import open_store
+    from memory_core.store.pg import PgStore
+
+    lite = open_store(tmp_path / "a", MemoryConfig(sqlite_cache_kib=128))
+    try:
+        assert isinstance(lite, SqliteStore) and (tmp_path / "a" / "lcm.sqlite3").exists()
+    finally:
+        lite.close()
+    url = pgcluster.fresh_database(pg_url, "k_factory")
+    pg = open_store(tmp_path / "b", MemoryConfig(store_url=url))
+    try:
+        assert isinstance(pg, PgStore) and not (tmp_path / "b").exists()
+        assert pg.write_tx(lambda tx: tx.capture.new_thread("t", "r", "", 1.0, None, None)
+                           ).result(30) == 1
+        assert pg.read_tx(lambda tx: tx.operator.thread(1, tenant="t", role=None)) is not None
+    finally:
+        pg.close()
+    # Reopening applies no migration twice and keeps the rows.
+    again = open_store(tmp_path / "b", MemoryConfig(store_url=url))
+    try:
+        assert again.read_tx(lambda tx: tx.operator.session_tenant("")) == "t"
+    finally:
+        again.close()
+    with pytest.raises(StoreError, match="postgresql://"):
+        open_store(tmp_path, MemoryConfig(store_url="mysql://db/x"))
+    port = pg_url.rsplit(":", 1)[1].split("/")[0]
+    dead = pg_url.replace(f":{port}/", ":1/")  # nothing listens on port 1
+    with pytest.raises(StoreError, match="cannot open store at 127.0.0.1:1/postgres"):
+        from memory_core.store.pg import PgStore as Pg
+        Pg(dead, timeout=2)
+
+
+def test_two_stores_on_one_database_commit_in_id_order(pg_url: str) -> None:  # noqa: F811
+    """Replicas: every write batch holds one advisory lock until it commits, so a
+    job of store B waits while a job of store A that drew a smaller id is still
+    open, and a reader that catches up by position (the outbox) skips nothing."""
+    from memory_core.store.pg import PgStore
+
+    url = pgcluster.fresh_database(pg_url, "k_replicas")
+    a, b = PgStore(url, max_size=2), PgStore(url, max_size=2)
+    try:
+        inside, release = threading.Event(), threading.Event()
+
+        def slow(tx: Any) -> int:
+            tid = int(tx.capture.new_thread("t", "r", "", 1.0, None, None))
+            inside.set()
+            assert release.wait(30)
+            return tid
+
+        first = a.write_tx(slow)
+        assert inside.wait(30)
+        second = b.write_tx(lambda tx: tx.capture.new_thread("t", "r", "", 2.0, None, None))
+        threading.Event().wait(0.3)
+        assert not second.done(), "store B committed while store A's batch was open"
+        release.set()
+        assert (first.result(30), second.result(30)) == (1, 2)
+    finally:
+        release.set()
+        a.close()
+        b.close()
+
+
+def test_one_conversation_through_two_stores_is_stored_once(pg_url: str) -> None:  # noqa: F811
+    """Requests of one conversation alternating between two stores (two replicas),
+    several clients at once: each message is stored once, on one path, in order."""
+    from memory_core.store.pg import PgStore
+
+    url = pgcluster.fresh_database(pg_url, "k_alternate")
+    stores = [PgStore(url, max_size=2), PgStore(url, max_size=2)]
+    new: list[list[int]] = []  # per request: messages each replica stored
+    try:
+        def client(n: int) -> None:
+            scope = Scope("t", "r", f"s{n}")
+            hist: list[Any] = []
+            for turn in range(12):
+                hist.append(_user(f"client {n} turn {turn}"))
+                store = stores[turn % 2]
+                # Each request reaches both replicas at once (a client's retry).
+                def job(tx: Any, ticket: CaptureTicket, h: list[Any], now: float) -> Any:
+                    return capture.capture_request(tx, ticket, h, {}, now)
+                futures = [s.write_tx(job, CaptureTicket(scope, f"{n}-{turn}"), list(hist),
+                                      float(turn))
+                           for s in (store, stores[(turn + 1) % 2])]
+                stored = [f.result(30).new_ids for f in futures]
+                new.append(sorted(len(ids) for ids in stored))
+                hist.append({"role": "assistant", "content": f"reply {n}.{turn}"})
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        # One replica stored the request's new messages (the previous answer and the
+        # question; the first question alone), the other nothing.
+        assert sorted(new) == sorted([[0, 1]] * 4 + [[0, 2]] * 44)
+
+        def rows(tx: Any, n: int) -> dict[str, list[Any]]:
+            return tx.operator.session_rows("t", "r", f"s{n}")
+        for n in range(4):
+            got = stores[n % 2].read_tx(rows, n)
+            assert len(got["threads"]) == 1
+            texts = [m["text"] for m in got["messages"]]
+            assert len(texts) == 23 and len(set(texts)) == 23  # 12 questions, 11 replies
+            assert [m["parent_id"] for m in got["messages"][1:]] == [
+                m["id"] for m in got["messages"][:-1]]
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_batch_whose_connection_dies_fails_and_the_next_one_commits(
+        pg_url: str) -> None:  # noqa: F811
+    """The server ends the writer's connection in the middle of a job (a restart, a
+    failover): every job of that batch fails with StoreError, nothing of it is
+    kept, and the next write connects again."""
+    import psycopg
+
+    from memory_core.store.pg import PgStore
+
+    url = pgcluster.fresh_database(pg_url, "k_dies")
+    store = PgStore(url, max_size=2)
+    try:
+        inside, release = threading.Event(), threading.Event()
+
+        def doomed(tx: Any) -> int:
+            tx.capture.new_thread("t", "r", "", 1.0, None, None)
+            inside.set()
+            assert release.wait(30)
+            return int(tx.capture.new_thread("t", "r", "", 2.0, None, None))
+
+        fut = store.write_tx(doomed)
+        assert inside.wait(30)
+        with psycopg.connect(url, autocommit=True) as conn:
+            killed = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'"
+                " AND granted AND pid <> pg_backend_pid()").fetchall()
+        assert killed == [(True,)]
+        release.set()
+        with pytest.raises(StoreError, match="write failed"):
+            fut.result(30)
+        assert store.write_tx(lambda tx: tx.capture.new_thread("t", "r", "", 3.0, None, None)
+                              ).result(30) == 2  # id 1 was drawn by the lost batch
+        assert store.read_tx(lambda tx: tx.operator.threads_page(
+            tenant="t", role=None, session=None, limit=10, offset=0))[0] == 1
+    finally:
+        release.set()
+        store.close()
+
+
+@pytest.mark.parametrize(("raw_json", "name"), [
+    ('{"role": "user", "name": "alice"}', "alice"),
+    ('\n\t {"name": "bob"}', "bob"),
+    ('{"role": "user"}', None),
+    ('{"name": null}', None),
+    ('[{"name": "x"}]', None),
+    ("not json {", None),
+])
+def test_a_message_name_is_read_from_its_raw_json_only_when_it_is_an_object(
+        backend: tuple[Store, Raw], raw_json: str, name: str | None) -> None:
+    store, raw = backend
+    _capture(store, S1, "r", [_user("hello")], 1.0)
+    raw("UPDATE messages SET raw_json = ? WHERE id = 1", (raw_json,))
+    rows = store.read_tx(lambda tx: tx.index_source.doc_rows("message", [1]))
+    assert rows[0]["name"] == name
+    facts = store.read_tx(lambda tx: tx.search.candidate_facts("message", [1], None, True))
+    assert facts[0][5] == name
+    counts = store.read_tx(lambda tx: tx.index.expected_documents({"message"}, set()))
+    assert counts["vector"]["message"] == 1
