@@ -644,6 +644,27 @@ class ForwardedLog(Protocol):
         ...
 
 
+class ToolReads(Protocol):
+    """What the memory tools read besides the indexes (``memory_core.memorytools``)."""
+
+    def hit_row(self, kind: str, ref_id: int) -> Row | None:
+        """The row a search hit names, or ``None``: a ``message``'s ``{id, msg_role,
+        text, created_at, tenant, role, hidden}``; every column of an ``item``
+        (``memory_items``), ``agent_memory`` or ``summary`` (``summary_nodes``). Raises
+        ``ValueError`` for another kind. One statement."""
+        ...
+
+    def root_summary_texts(self, tenant: str, role: str) -> dict[int, str]:
+        """id → text of every active root summary node (no parent) of a tenant and
+        role."""
+        ...
+
+    def thread_timeline(self, tenant: str, role: str) -> list[Row]:
+        """``{id, created_at, updated_at, messages}`` of every thread of a tenant and
+        role (``messages``: how many it holds), oldest created first."""
+        ...
+
+
 class Tx(Protocol):
     """Every operation group over one connection: what read and write jobs receive."""
 
@@ -688,6 +709,9 @@ class Tx(Protocol):
 
     @property
     def search(self) -> SearchReads: ...
+
+    @property
+    def tools(self) -> ToolReads: ...
 
 
 class Store(Protocol):

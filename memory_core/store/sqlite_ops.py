@@ -19,6 +19,7 @@ from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
 from memory_core.store.sqlite_search import SqliteSearchReads
 from memory_core.store.sqlite_summaries import SqliteSummaryForest
+from memory_core.store.sqlite_tools import SqliteToolReads
 
 
 class SqliteIndexProgress:
@@ -222,7 +223,8 @@ class SqliteTx:
 
     __slots__ = ("capture", "forwarded", "history", "index", "index_feed", "index_source",
                  "item_feed",
-                 "items", "maintenance", "operator", "purge", "responses", "search", "summaries")
+                 "items", "maintenance", "operator", "purge", "responses", "search", "summaries",
+                 "tools")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -239,6 +241,7 @@ class SqliteTx:
         self.index_source = SqliteIndexSource(conn)
         self.index_feed = SqliteIndexFeed(conn)
         self.search = SqliteSearchReads(conn)
+        self.tools = SqliteToolReads(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol
