@@ -370,17 +370,15 @@ class Engine:
             fill = True
         namespace = str(self.store.path)
 
-        def build(conn: sqlite3.Connection) -> Assembly:
-            items = self._active_items.view(self.store.tx_on(conn), namespace, scope.tenant,
-                                            scope.role)
+        def build(tx: Tx) -> Assembly:
+            items = self._active_items.view(tx, namespace, scope.tenant, scope.role)
             in_view = None if visible_order is None else inview.newest(
-                self.store.tx_on(conn), visible_order, self.config.in_view_tokens,
-                self._message_facts.counts)
-            return assemble(conn, scope, result, newest_text, cfg, search=hook,
+                tx, visible_order, self.config.in_view_tokens, self._message_facts.counts)
+            return assemble(tx, scope, result, newest_text, cfg, search=hook,
                             visible_ids=visible_ids, in_view_ids=in_view,
                             namespace=namespace, item_index=items, evidence_fill=fill)
 
-        assembly = self.store.read(build)
+        assembly = self.store.read_tx(build)
         self.store.write(_log_assembly, scope, request_id, assembly)
         return assembly
 

@@ -45,10 +45,10 @@ MIGRATED = (
     "memory_core/search/indexer.py",
     "memory_core/search/service.py",
     "memory_core/memorytools.py",
+    "memory_core/assemble.py",
 )
 
 LEGACY = frozenset({
-    "memory_core/assemble.py",
     "memory_core/engine.py",
     "memory_core/memory.py",
 })

@@ -665,6 +665,59 @@ class ToolReads(Protocol):
         ...
 
 
+class AssemblyReads(Protocol):
+    """What the injection block reads (``memory_core.assemble``), on the request
+    path: one statement per call. Lists of ids are a block's (at most a few
+    thousand)."""
+
+    def thread_fork(self, thread_id: int) -> tuple[int | None, int | None] | None:
+        """``(parent_thread_id, fork_message_id)`` of a thread, or ``None`` when it
+        does not exist."""
+        ...
+
+    def preferences(self, role: str, tenants: Sequence[str]) -> list[Row]:
+        """``{id, key, title, content}`` of the ``user_preferences`` agent memories
+        of ``role`` in any of ``tenants``, by key, then tenant."""
+        ...
+
+    def open_task_state(self, thread_id: int) -> list[Row]:
+        """``{id, label, text, status, source_message_id}`` of the thread's open task
+        lines, by id."""
+        ...
+
+    def progress_memories(self, tenant: str, role: str, limit: int) -> list[Row]:
+        """``{id, key, title, content}`` of the newest updated ``limit`` ``progress``
+        agent memories of a tenant and role, newest first."""
+        ...
+
+    def newest_active_items(self, tenant: str, role: str, limit: int) -> list[Row]:
+        """Every column of the newest ``limit`` active items of a tenant and role,
+        highest id first."""
+        ...
+
+    def items_by_ids(self, ids: Sequence[int]) -> list[Row]:
+        """Every column of each item of ``ids`` that exists, whatever its scope and
+        status (any order)."""
+        ...
+
+    def quote_messages(self, ids: Sequence[int], tenant: str, role: str) -> list[Row]:
+        """``{id, msg_role, text, created_at, name}`` of each message of ``ids`` in a
+        tenant and role (``name``: the one in its raw JSON, else ``None``), looked
+        up by id (any order)."""
+        ...
+
+    def visible_quote_messages(self, ids: Sequence[int], tenant: str, role: str
+                               ) -> list[Row]:
+        """:meth:`quote_messages` less hidden messages (any order)."""
+        ...
+
+    def superseded_texts(self, tenant: str, role: str, message_ids: Sequence[int]
+                         ) -> list[tuple[int, str]]:
+        """``(source_message_id, text)`` of the superseded items of a tenant and role
+        stated in one of ``message_ids``, by item id."""
+        ...
+
+
 class Tx(Protocol):
     """Every operation group over one connection: what read and write jobs receive."""
 
@@ -712,6 +765,9 @@ class Tx(Protocol):
 
     @property
     def tools(self) -> ToolReads: ...
+
+    @property
+    def assembly(self) -> AssemblyReads: ...
 
 
 class Store(Protocol):

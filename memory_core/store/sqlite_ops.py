@@ -8,6 +8,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import OUTBOX_KINDS, WHITESPACE, ForwardedRow, Row, Tx
+from memory_core.store.sqlite_assembly import SqliteAssemblyReads
 from memory_core.store.sqlite_capture import (
     SqliteCaptureWrites,
     SqliteHistoryReads,
@@ -221,10 +222,9 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("capture", "forwarded", "history", "index", "index_feed", "index_source",
-                 "item_feed",
-                 "items", "maintenance", "operator", "purge", "responses", "search", "summaries",
-                 "tools")
+    __slots__ = ("assembly", "capture", "forwarded", "history", "index", "index_feed",
+                 "index_source", "item_feed", "items", "maintenance", "operator", "purge",
+                 "responses", "search", "summaries", "tools")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -242,6 +242,7 @@ class SqliteTx:
         self.index_feed = SqliteIndexFeed(conn)
         self.search = SqliteSearchReads(conn)
         self.tools = SqliteToolReads(conn)
+        self.assembly = SqliteAssemblyReads(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol
