@@ -226,7 +226,7 @@ class Engine:
                 text = text[:EXTRACT_MAX_TOTAL_CHARS]
             for chunk in extract_chunks(text):
                 items = extract(chunk, speaker=speaker)
-                memory.store_extracted(conn, scope, thread_id, message_id, items,
+                memory.store_extracted(self.store.tx_on(conn), scope, thread_id, message_id, items,
                                        speaker=name)
         except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
             conn.execute("ROLLBACK TO extract")
@@ -615,9 +615,9 @@ class Engine:
         Raises ``ValueError`` (bad category, content over 500 characters, empty key)
         and ``memory.DuplicateKeyError`` (near-duplicate key with ``refuse``).
         """
-        return self.store.write_sync(
-            lambda conn: memory.upsert_agent_memory(
-                conn, tenant=tenant, role=role, category=category, key=key, title=title,
+        return self.store.write_tx_sync(
+            lambda tx: memory.upsert_agent_memory(
+                tx, tenant=tenant, role=role, category=category, key=key, title=title,
                 content=content, on_duplicate=on_duplicate, similar=self.similarity,
             )
         )
@@ -647,9 +647,9 @@ class Engine:
 
     def delete_agent_memory(self, *, tenant: str, role: str, category: str, key: str) -> bool:
         """Delete one agent memory; returns whether it existed."""
-        return self.store.write_sync(
-            lambda conn: memory.delete_agent_memory(
-                conn, tenant=tenant, role=role, category=category, key=key)
+        return self.store.write_tx_sync(
+            lambda tx: memory.delete_agent_memory(
+                tx, tenant=tenant, role=role, category=category, key=key)
         )
 
     def list_agent_memories(self, *, category: str | None = None, role: str | None = None,
@@ -670,7 +670,7 @@ class Engine:
     # -- operator reads ------------------------------------------------------------
     def retract(self, item_id: int, reason: str = "") -> dict[str, Any]:
         """Retract a memory item (status change, audit kept). Raises ``NotFoundError``."""
-        return self.store.write_sync(lambda c: memory.retract_item(c, item_id, reason))
+        return self.store.write_tx_sync(lambda tx: memory.retract_item(tx, item_id, reason))
 
     def last_assembly(self, *, tenant: str | None = None, role: str | None = None,
                       session: str | None = None, thread_id: int | None = None
@@ -1315,15 +1315,15 @@ class Engine:
         cannot tell which)."""
         from memory_core import overview
 
-        def job(conn: sqlite3.Connection) -> dict[str, Any]:
-            owner = overview.item_scope(self.store.tx_on(conn), item_id)
+        def job(tx: Tx) -> dict[str, Any]:
+            owner = overview.item_scope(tx, item_id)
             if owner is None or (tenant is not None and owner[0] != tenant) or (
                     role is not None and owner[1] != role) or (
                     session is not None and owner[2] != session):
                 raise NotFoundError(f"no memory item {item_id}")
-            return memory.retract_item(conn, item_id, reason)
+            return memory.retract_item(tx, item_id, reason)
 
-        return self.store.write_sync(job)
+        return self.store.write_tx_sync(job)
 
     def purge(self, *, tenant: str | None = None, role: str | None = None,
               session: str | None = None, dry_run: bool = False) -> dict[str, int]:

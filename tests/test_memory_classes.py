@@ -30,7 +30,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def put(engine: Engine, text: str, speaker: str = "") -> None:
-    engine.store.write_sync(lambda c: memory.store_extracted(
+    engine.store.write_tx_sync(lambda c: memory.store_extracted(
         c, SCOPE, 1, None, extract(text), speaker=speaker))
 
 
@@ -515,6 +515,6 @@ def test_two_wordings_of_one_question_merge_as_questions(engine: Engine) -> None
     ids = engine.store.read(lambda c: [r[0] for r in c.execute(
         "SELECT id FROM memory_items WHERE kind='question' ORDER BY id")])
     assert len(ids) == 2
-    gone = engine.store.write_sync(memory.merge_duplicate, ids[1], ids[0])
+    gone = engine.store.write_tx_sync(memory.merge_duplicate, ids[1], ids[0])
     assert gone == ids[1]
     assert [r["text"] for r in active(engine)] == [first]

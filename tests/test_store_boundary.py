@@ -46,11 +46,11 @@ MIGRATED = (
     "memory_core/search/service.py",
     "memory_core/memorytools.py",
     "memory_core/assemble.py",
+    "memory_core/memory.py",
 )
 
 LEGACY = frozenset({
     "memory_core/engine.py",
-    "memory_core/memory.py",
 })
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""
 

@@ -25,7 +25,7 @@ that the caller needs the id of returns the id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -718,6 +718,205 @@ class AssemblyReads(Protocol):
         ...
 
 
+class ItemWrites(Protocol):
+    """Memory items as the writer's rules read and change them
+    (``memory_core.memory``): supersession, conflicts, restatements, merges,
+    retraction, with the revision log, the duplicate checks' subject keys and
+    content terms, and the outbox. Write operations: call them inside a write job.
+
+    Item rows are every ``memory_items`` column. The lookups marked lazy return an
+    iterator that reads its rows as it is advanced (a caller that stops early reads
+    little); use it within the job that made it."""
+
+    def queue_index(self, kind: str, ref_id: int, op: str = "upsert") -> None:
+        """Append an outbox row (``op``: ``upsert`` or ``delete``)."""
+        ...
+
+    def revision(self, item_id: int, field: str, old: Any, new: Any, reason: str,
+                 now: float) -> None:
+        """Append a ``memory_item_revisions`` row (``old``/``new`` stored as text,
+        ``None`` kept)."""
+        ...
+
+    def subject_window_count(self, tenant: str, role: str, kinds: Sequence[str],
+                             subject: str, speaker: str, above: int, upto: int,
+                             limit: int) -> int:
+        """How many active items of ``kinds`` in the tenant and role said by
+        ``speaker`` whose subject contains ``subject`` or is contained in it lie at
+        ids ``above`` < id <= ``upto``, counted up to ``limit``. Walks the id range."""
+        ...
+
+    def same_subject(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
+                     speaker: str) -> Iterator[Row]:
+        """Active items of ``kinds`` of the tenant, role and ``speaker`` whose subject
+        is ``subject``, newest first (lazy; through the subject index)."""
+        ...
+
+    def subject_hits(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
+                     speaker: str) -> Iterator[Row]:
+        """Active items of ``kinds`` of the tenant, role and ``speaker`` whose
+        subject differs from ``subject`` and contains it or is contained in it,
+        newest first (lazy; reads every item of the scope)."""
+        ...
+
+    def subject_key_count(self, tenant: str, role: str, key: str, cap: int) -> int:
+        """How many items of the tenant and role hold subject key ``key`` (part 0),
+        counted up to ``cap``."""
+        ...
+
+    def subject_hits_by_key(self, tenant: str, role: str, key: str, kinds: Sequence[str],
+                            subject: str, speaker: str) -> Iterator[Row]:
+        """:meth:`subject_hits` among the items holding subject key ``key`` (lazy)."""
+        ...
+
+    def subject_hits_among(self, tenant: str, role: str, subjects: Sequence[str],
+                           kinds: Sequence[str], subject: str, speaker: str
+                           ) -> Iterator[Row]:
+        """:meth:`subject_hits` among the items whose subject is one of ``subjects``
+        (lazy)."""
+        ...
+
+    def reworded_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                            speaker: str, value: Any, unit: str | None,
+                            condition: str | None, scan: int, terms: Sequence[str],
+                            least: int) -> Iterator[Row]:
+        """Of the newest ``scan`` active items of ``kinds`` of the tenant, role and
+        ``speaker`` with this ``value``, ``unit`` and ``condition`` (``None`` equal
+        to ``None``), those holding at least ``least`` of content ``terms``, newest
+        first (lazy)."""
+        ...
+
+    def item(self, item_id: int) -> Row | None:
+        """Every column of an item, or ``None``."""
+        ...
+
+    def item_sources(self, item_id: int) -> Row | None:
+        """``{data, source_message_id}`` of an item, or ``None``."""
+        ...
+
+    def active_pair(self, a: int, b: int) -> list[Row]:
+        """Every column of items ``a`` and ``b`` that are active (any order)."""
+        ...
+
+    def conflict_of(self, item_id: int) -> tuple[int | None] | None:
+        """``(conflict_with,)`` of an item, or ``None`` when it does not exist."""
+        ...
+
+    def item_text(self, item_id: int) -> str | None:
+        """An item's text, or ``None`` when it does not exist."""
+        ...
+
+    def conflicting_active(self, item_id: int, besides: int) -> list[int]:
+        """Ids of the active items marked as conflicting with ``item_id``, less
+        ``besides`` (any order)."""
+        ...
+
+    def item_claim(self, item_id: int) -> Row | None:
+        """``{status, subject, text}`` of an item, or ``None``."""
+        ...
+
+    def item_status(self, item_id: int) -> str | None:
+        """An item's status, or ``None`` when it does not exist."""
+        ...
+
+    def insert_item(self, *, tenant: str, role: str, session: str, thread_id: int, kind: str,
+                    subject: str | None, text: str, value: Any, value_text: str | None,
+                    unit: str | None, condition: str | None, source_message_id: int | None,
+                    evidence: str, lang: str | None, now: float, data: str) -> int:
+        """Insert an active item (created and updated at ``now``; ``data``: JSON
+        text); return its id. Queues nothing (see :meth:`queue_index`)."""
+        ...
+
+    def index_subject_keys(self, tenant: str, role: str, item_id: int, keys: Sequence[str],
+                           anchor: str) -> None:
+        """Record an item's subject ``keys`` (part 0) and ``anchor`` (part 1)."""
+        ...
+
+    def index_terms(self, tenant: str, role: str, item_id: int, terms: Sequence[str]) -> None:
+        """Record an item's content terms."""
+        ...
+
+    def set_conflict(self, item_id: int, other_id: int) -> None:
+        """Mark ``item_id`` as conflicting with ``other_id``."""
+        ...
+
+    def set_data(self, item_id: int, data: str) -> None:
+        """Replace an item's ``data`` (JSON text)."""
+        ...
+
+    def mark_merged(self, item_id: int, into: int, now: float) -> None:
+        """Status ``merged``, ``superseded_by`` = ``into``, updated at ``now``."""
+        ...
+
+    def touch(self, item_id: int, now: float) -> None:
+        """Set an item's ``updated_at``."""
+        ...
+
+    def restate(self, item_id: int, *, now: float, message_id: int, thread_id: int,
+                data: str) -> None:
+        """Make ``message_id`` (of ``thread_id``) the item's source, with ``data``,
+        updated at ``now``."""
+        ...
+
+    def mark_superseded(self, old_id: int, new_id: int, now: float) -> None:
+        """``old_id`` superseded by ``new_id`` (updated at ``now``), ``new_id``
+        supersedes ``old_id``."""
+        ...
+
+    def settle(self, item_id: int, new_id: int, now: float) -> None:
+        """A conflict side superseded by ``new_id``: its ``conflict_with`` cleared."""
+        ...
+
+    def mark_retracted(self, item_id: int, now: float) -> None:
+        """Status ``retracted``, updated at ``now``."""
+        ...
+
+
+class TaskWrites(Protocol):
+    """A thread's task state lines (``memory_core.memory.merge_task_line``; write
+    operations)."""
+
+    def supersede_goals(self, thread_id: int, keep_norm: str, now: float) -> None:
+        """Mark the thread's open goals superseded, but the one of ``keep_norm``."""
+        ...
+
+    def open_todos(self, thread_id: int) -> list[Row]:
+        """``{id, text}`` of the thread's open ``todo`` and ``blocked`` lines."""
+        ...
+
+    def close(self, line_id: int, now: float) -> None:
+        """Mark a line ``done`` at ``now``."""
+        ...
+
+    def upsert_line(self, *, tenant: str, role: str, thread_id: int, label: str, text: str,
+                    norm: str, message_id: int | None, now: float) -> None:
+        """Add an open line, or reopen the thread's line of that label and ``norm``
+        (its source and ``updated_at`` replaced)."""
+        ...
+
+
+class AgentMemoryWrites(Protocol):
+    """Agent memories (``memory_core.memory.upsert_agent_memory``; write operations)."""
+
+    def keys(self, tenant: str, category: str, role: str) -> list[tuple[str, str]]:
+        """``(key, title)`` of every memory of a tenant, category and role."""
+        ...
+
+    def find(self, tenant: str, category: str, key: str, role: str) -> int | None:
+        """The id of a memory, or ``None``."""
+        ...
+
+    def upsert(self, *, tenant: str, role: str, category: str, key: str, title: str,
+               content: str, now: float) -> int:
+        """Insert or replace (title, content, ``updated_at``; the stored embedding
+        cleared) a memory, queue its outbox ``upsert``; return its id."""
+        ...
+
+    def delete(self, memory_id: int) -> None:
+        """Delete a memory and queue its outbox ``delete``."""
+        ...
+
+
 class Tx(Protocol):
     """Every operation group over one connection: what read and write jobs receive."""
 
@@ -768,6 +967,15 @@ class Tx(Protocol):
 
     @property
     def assembly(self) -> AssemblyReads: ...
+
+    @property
+    def item_writes(self) -> ItemWrites: ...
+
+    @property
+    def tasks(self) -> TaskWrites: ...
+
+    @property
+    def agent_memories(self) -> AgentMemoryWrites: ...
 
 
 class Store(Protocol):

@@ -16,6 +16,11 @@ from memory_core.store.sqlite_capture import (
 )
 from memory_core.store.sqlite_index import SqliteIndexFeed, SqliteIndexSource
 from memory_core.store.sqlite_items import SqliteItemReads
+from memory_core.store.sqlite_memory import (
+    SqliteAgentMemoryWrites,
+    SqliteItemWrites,
+    SqliteTaskWrites,
+)
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
 from memory_core.store.sqlite_search import SqliteSearchReads
@@ -222,9 +227,10 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("assembly", "capture", "forwarded", "history", "index", "index_feed",
-                 "index_source", "item_feed", "items", "maintenance", "operator", "purge",
-                 "responses", "search", "summaries", "tools")
+    __slots__ = ("agent_memories", "assembly", "capture", "forwarded", "history", "index",
+                 "index_feed", "index_source", "item_feed", "item_writes", "items",
+                 "maintenance", "operator", "purge", "responses", "search", "summaries",
+                 "tasks", "tools")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -243,6 +249,9 @@ class SqliteTx:
         self.search = SqliteSearchReads(conn)
         self.tools = SqliteToolReads(conn)
         self.assembly = SqliteAssemblyReads(conn)
+        self.item_writes = SqliteItemWrites(conn)
+        self.tasks = SqliteTaskWrites(conn)
+        self.agent_memories = SqliteAgentMemoryWrites(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol
