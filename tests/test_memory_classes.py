@@ -391,7 +391,7 @@ def test_long_texts_are_cut_at_line_ends_and_bounded(
     assert all(c.endswith("\n") for c in chunks)
     monkeypatch.setattr(engine_mod, "EXTRACT_MAX_TOTAL_CHARS", 50_000)
     with caplog.at_level("INFO", logger="lcm.engine"):
-        engine.store.write_sync(lambda c: engine._extract_one(
+        engine.store.write_tx_sync(lambda c: engine._extract_one(
             c, SCOPE, 1, 1, _paste(60_000) + "The API timeout is 45 s.", "user"))
     skips = [r for r in caplog.records if "skipping the rest" in r.getMessage()]
     assert skips and skips[0].levelname == "WARNING"

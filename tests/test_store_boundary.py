@@ -47,11 +47,10 @@ MIGRATED = (
     "memory_core/memorytools.py",
     "memory_core/assemble.py",
     "memory_core/memory.py",
+    "memory_core/engine.py",
 )
 
-LEGACY = frozenset({
-    "memory_core/engine.py",
-})
+LEGACY: frozenset[str] = frozenset()
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""
 
 _SQL = re.compile(

@@ -917,6 +917,190 @@ class AgentMemoryWrites(Protocol):
         ...
 
 
+class ExtractionQueue(Protocol):
+    """Messages whose extraction is pending or failed (``extraction_queue``), read
+    and written by the engine's writer jobs (write operations)."""
+
+    def defer(self, message_id: int, next_at: float) -> None:
+        """Queue a message as pending (``attempts`` 0, due at ``next_at``) unless it
+        is queued already."""
+        ...
+
+    def attempt(self, fn: Callable[[], T]) -> T:
+        """Run ``fn()`` so that when it raises, what it wrote is undone (the rest of
+        the job stays) and the exception propagates; return its value."""
+        ...
+
+    def attempts(self, message_id: int) -> int | None:
+        """Failed attempts so far of a queued message, or ``None`` when not queued."""
+        ...
+
+    def failed(self, message_id: int, attempts: int, error: str, next_at: float) -> None:
+        """Queue or update a message after a failure: ``attempts``, the error text,
+        due again at ``next_at``."""
+        ...
+
+    def done(self, message_id: int) -> None:
+        """Take a message off the queue."""
+        ...
+
+    def due(self, now: float, limit: int) -> list[Row]:
+        """The first ``limit`` queued messages due at ``now``, soonest due first:
+        ``{message_id, tenant, role, session, thread_id, text, msg_role, name}``
+        (``name``: the one in its raw JSON, else ``None``)."""
+        ...
+
+    def pending(self, message_id: int) -> list[Row]:
+        """The row of :meth:`due` of ``message_id`` when it is queued and not yet
+        tried (``attempts`` 0); else empty."""
+        ...
+
+
+class RequestReads(Protocol):
+    """Small reads of the engine on the request path (each one statement unless
+    said)."""
+
+    def spliced_ids(self) -> list[int]:
+        """Every message id with a splice."""
+        ...
+
+    def splices(self, ids: Sequence[int]) -> dict[int, str]:
+        """message id → its splice's ``messages`` (JSON text as stored), for each
+        of ``ids`` that has one."""
+        ...
+
+    def history_beyond(self, tenant: str, role: str, thread_id: int, newest: int) -> bool:
+        """Whether the tenant and role have another thread than ``thread_id``, or the
+        thread a visible message after ``newest``, or the role an agent memory of the
+        tenant or shared (``'*'``). Up to three statements, stopping at the first
+        that finds one."""
+        ...
+
+    def has_active_summaries(self, tenant: str, role: str) -> bool:
+        """Whether the tenant and role have an active summary node."""
+        ...
+
+    def superseded_sources(self, tenant: str, role: str, last_id: int, limit: int
+                           ) -> list[Row]:
+        """``{source_message_id, text, value_text, unit}`` of the newest ``limit``
+        superseded items of the tenant and role stated up to message ``last_id``,
+        newest first."""
+        ...
+
+
+class Inspection(Protocol):
+    """The engine's operator reads (``memory_core.engine``): agent memories, assembly
+    logs, the keyword scan, search hits by scope, one item or message in full,
+    exports. Filters of ``None`` mean "any". Lazy results are read as they are
+    iterated, within the read that made them."""
+
+    def agent_memories(self, *, category: str | None, role: str | None, tenant: str | None,
+                       shared_tenant: str) -> list[Row]:
+        """``{id, category, key, title, content, updated_at, role, tenant}`` by role,
+        category, key; a ``tenant`` filter also keeps ``shared_tenant``'s."""
+        ...
+
+    def last_assembly(self, *, tenant: str | None, role: str | None, session: str | None,
+                      thread_id: int | None) -> Row | None:
+        """The newest ``assembly_logs`` row (``data`` as JSON text) of the filters
+        (``session``: its thread's), or ``None``."""
+        ...
+
+    def recent_scopes(self, *, tenant: str | None, role: str | None, session: str | None,
+                      limit: int) -> list[tuple[str, str]]:
+        """``(tenant, role)`` of the threads of the filters, the one with the newest
+        thread first, at most ``limit``."""
+        ...
+
+    def scoped_item(self, item_id: int, tenant: str, role: str) -> Row | None:
+        """Every column of an item of the tenant and role, or ``None``."""
+        ...
+
+    def scoped_message(self, message_id: int, tenant: str, role: str) -> Row | None:
+        """``{id, msg_role, role, text, created_at}`` of a message of the tenant and
+        role, or ``None``."""
+        ...
+
+    def keyword_items(self, *, tenant: str | None, role: str | None, session: str | None,
+                      limit: int) -> Iterator[Row]:
+        """Every column of the newest ``limit`` items of the filters that are not
+        retracted, newest first (lazy)."""
+        ...
+
+    def keyword_messages(self, *, tenant: str | None, role: str | None, session: str | None,
+                         limit: int) -> Iterator[Row]:
+        """``{id, msg_role, role, text, created_at}`` of the newest ``limit`` messages
+        of the filters, newest first (lazy)."""
+        ...
+
+    def item(self, item_id: int) -> Row | None:
+        """Every column of an item, or ``None``."""
+        ...
+
+    def message_brief(self, message_id: int | None) -> Row | None:
+        """``{id, msg_role, text, created_at}`` of a message, or ``None``."""
+        ...
+
+    def item_link(self, item_id: int, direction: str) -> Row | None:
+        """``{id, text, status, <direction>}`` of an item, ``direction`` being
+        ``supersedes`` or ``superseded_by`` (else ``ValueError``), or ``None``."""
+        ...
+
+    def revisions(self, item_id: int) -> list[Row]:
+        """``{changed_at, field, old, new, reason}`` of an item's revisions, in order."""
+        ...
+
+    def message(self, message_id: int) -> Row | None:
+        """Every column of a message, or ``None``."""
+        ...
+
+    def message_items(self, message_id: int) -> list[Row]:
+        """``{id, kind, status, text}`` of the items stated in a message."""
+        ...
+
+    def store_counts(self) -> Row:
+        """``{counts: {threads, messages, events, hidden_messages}, tenants, roles,
+        last}``: tenants, tenant-roles with a thread, and the newest message's
+        ``created_at`` (``None`` when empty). Whole store."""
+        ...
+
+    def export_threads(self, *, session: str | None, role: str | None, tenant: str | None,
+                       thread_id: int | None) -> list[Row]:
+        """Every column of the threads of the filters, by id."""
+        ...
+
+    def thread_messages(self, thread_id: int) -> list[Row]:
+        """Every column of a thread's own messages, by id."""
+        ...
+
+    def events(self, thread_ids: Sequence[int] | None) -> list[Row]:
+        """Every column of the events of ``thread_ids`` (``None``: every event), by id."""
+        ...
+
+    def head_path(self, thread_id: int) -> list[Row]:
+        """``{id, msg_role, kind, text, hidden}`` of the path from the root to the
+        thread's head, by depth; empty without a thread or head."""
+        ...
+
+
+class EngineWrites(Protocol):
+    """The engine's own small writes (write operations)."""
+
+    def meta(self, key: str) -> str | None:
+        """A ``meta`` value, or ``None``."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Add a ``meta`` value (the key must be new)."""
+        ...
+
+    def log_assembly(self, *, request_id: str, tenant: str, role: str, thread_id: int | None,
+                     created_at: float, trigger: str, budget_tokens: int, used_tokens: int,
+                     token_source: str, data: str) -> int:
+        """Append an ``assembly_logs`` row (``data``: JSON text); return its id."""
+        ...
+
+
 class Tx(Protocol):
     """Every operation group over one connection: what read and write jobs receive."""
 
@@ -976,6 +1160,18 @@ class Tx(Protocol):
 
     @property
     def agent_memories(self) -> AgentMemoryWrites: ...
+
+    @property
+    def extraction(self) -> ExtractionQueue: ...
+
+    @property
+    def request_reads(self) -> RequestReads: ...
+
+    @property
+    def inspection(self) -> Inspection: ...
+
+    @property
+    def engine_writes(self) -> EngineWrites: ...
 
 
 class Store(Protocol):

@@ -14,6 +14,12 @@ from memory_core.store.sqlite_capture import (
     SqliteHistoryReads,
     SqliteItemFeed,
 )
+from memory_core.store.sqlite_engine import (
+    SqliteEngineWrites,
+    SqliteExtractionQueue,
+    SqliteInspection,
+    SqliteRequestReads,
+)
 from memory_core.store.sqlite_index import SqliteIndexFeed, SqliteIndexSource
 from memory_core.store.sqlite_items import SqliteItemReads
 from memory_core.store.sqlite_memory import (
@@ -227,10 +233,10 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("agent_memories", "assembly", "capture", "forwarded", "history", "index",
-                 "index_feed", "index_source", "item_feed", "item_writes", "items",
-                 "maintenance", "operator", "purge", "responses", "search", "summaries",
-                 "tasks", "tools")
+    __slots__ = ("agent_memories", "assembly", "capture", "engine_writes", "extraction",
+                 "forwarded", "history", "index", "index_feed", "index_source", "inspection",
+                 "item_feed", "item_writes", "items", "maintenance", "operator", "purge",
+                 "request_reads", "responses", "search", "summaries", "tasks", "tools")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -252,6 +258,10 @@ class SqliteTx:
         self.item_writes = SqliteItemWrites(conn)
         self.tasks = SqliteTaskWrites(conn)
         self.agent_memories = SqliteAgentMemoryWrites(conn)
+        self.extraction = SqliteExtractionQueue(conn)
+        self.request_reads = SqliteRequestReads(conn)
+        self.inspection = SqliteInspection(conn)
+        self.engine_writes = SqliteEngineWrites(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol
