@@ -1,6 +1,6 @@
 """The injection block: what is prepended to the newest user message (DESIGN §7).
 
-Read side only: :func:`assemble` reads SQLite on a reader connection and returns an
+Read side only: :func:`assemble` reads the store (a read ``Tx``) and returns an
 :class:`Assembly` (the block text and the explain log); the caller queues the log
 write. Sections always appear in this fixed order, each only when non-empty::
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from memory_core.config import MemoryConfig
 from memory_core.itemindex import IndexView, ItemIndex
 from memory_core.memory import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
+from memory_core.store.api import Tx
 from memory_core.tokens import count_tokens, token_source
 
 CURRENT_REQUEST = "[Current Request]"
@@ -126,7 +126,7 @@ class _Line:
 
 Item = Any
 """A ``memory_items`` row read by column name: an :data:`memory_core.itemcache.ItemRow`
-(dict) from the item cache, or a ``sqlite3.Row`` read here."""
+(dict) from the item cache, or a row (dict) read here."""
 
 Searcher = Callable[[Scope, str, Sequence[str], int], list[tuple[str, int, float]]]
 """``search(scope, query, kinds, k) -> [(kind, ref_id, score)]`` — the search
@@ -366,9 +366,6 @@ it shares with the turn are at least this share of the smaller term set of the t
 Quick long-session eval: cacheable prefix 88.8 -> 89.1 %, coverage unchanged at 100 %
 (measured with the turn's own term count; 1/2 measured the same)."""
 
-_QUOTE_COLS = ("id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
-               " json_type(raw_json)='object' THEN json_extract(raw_json, '$.name') END AS name")
-"""The columns of a message to quote; ``name``: its ``name`` field (a speaker's name)."""
 _NAME_TERMS: dict[str, frozenset[str]] = {}
 
 
@@ -427,15 +424,14 @@ def item_features(row: Any) -> tuple[float, frozenset[str], bool]:
     return standing_weight(row), words, standing.conversation_local(row)
 
 
-def _ancestry(conn: sqlite3.Connection, thread_id: int | None) -> dict[int, float]:
+def _ancestry(tx: Tx, thread_id: int | None) -> dict[int, float]:
     """``{thread id: last message id on this thread's path}`` for ``thread_id`` (no
     limit) and the threads it forked from (up to the fork point), at most 64 levels."""
     out: dict[int, float] = {}
     current, limit = thread_id, math.inf
     while current is not None and current not in out and len(out) < 64:
         out[current] = limit
-        row = conn.execute("SELECT parent_thread_id, fork_message_id FROM threads WHERE id=?",
-                           (current,)).fetchone()
+        row = tx.assembly.thread_fork(current)
         if row is None:
             break
         current = row[0]
@@ -445,7 +441,7 @@ def _ancestry(conn: sqlite3.Connection, thread_id: int | None) -> dict[int, floa
 
 
 def _choose_items(
-    ix: IndexView, conn: sqlite3.Connection, capture: CaptureResult, newest_ids: set[int],
+    ix: IndexView, tx: Tx, capture: CaptureResult, newest_ids: set[int],
     view: set[int], q_terms: set[str], newest_text: str, scope: Scope, cfg: MemoryConfig,
     search: Searcher | None,
 ) -> tuple[list[tuple[Item, float, str]], list[Item], Callable[[Any], Item | None],
@@ -474,7 +470,7 @@ def _choose_items(
     if newest_ids:
         ok[ix.source_slots(newest_ids)] = False
     if ix.local.any():
-        own_threads = _ancestry(conn, capture.thread_id)
+        own_threads = _ancestry(tx, capture.thread_id)
         src0 = np.maximum(ix.src, 0)
         keep = np.zeros(n, dtype=np.bool_)
         for thread, last in own_threads.items():
@@ -558,7 +554,7 @@ def _choose_items(
 
 
 def assemble(
-    conn: sqlite3.Connection,
+    tx: Tx,
     scope: Scope,
     capture: CaptureResult,
     newest_text: str,
@@ -573,7 +569,7 @@ def assemble(
     item_index: IndexView | None = None,
     evidence_fill: bool = False,
 ) -> Assembly:
-    """Build the injection block for one request (reader connection; no writes).
+    """Build the injection block for one request (``tx``: a read transaction; no writes).
 
     ``capture``: the result of capturing this request (thread, ids, activity).
     ``newest_text``: the newest user message's text (its own items are excluded:
@@ -608,11 +604,8 @@ def assemble(
     if trigger == "bootstrap":
         for i, text in enumerate(_sync_guidelines(scope, cfg, short=evidence_fill)):
             lines.append(_Line("guidelines", text, "guidelines", 1000, "bootstrap turn", order=i))
-    prefs = conn.execute(
-        "SELECT id, key, title, content FROM agent_memories WHERE category='user_preferences'"
-        " AND role=? AND tenant IN (?, ?, ?) ORDER BY key, tenant",
-        (scope.role, scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT),
-    ).fetchall()
+    prefs = tx.assembly.preferences(
+        scope.role, (scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT))
     for i, p in enumerate(prefs):
         lines.append(_Line("prefs", f"- {neutralise(p['title'])}: {neutralise(p['content'])}",
                            f"pref:{p['key']}", 900,
@@ -620,10 +613,7 @@ def assemble(
 
     # 2. task state of this thread, and the role's progress memories.
     if capture.thread_id:
-        rows = conn.execute(
-            "SELECT id, label, text, status, source_message_id FROM task_state WHERE thread_id=?"
-            " AND status='open' ORDER BY id", (capture.thread_id,),
-        ).fetchall()
+        rows = tx.assembly.open_task_state(capture.thread_id)
         label_order = {"goal": 0, "blocked": 1, "todo": 2, "decision": 3, "progress": 4}
         progress_rows = [r for r in rows if r["label"] in ("progress", "decision")]
         keep_recent = {r["id"] for r in progress_rows[-3:]}
@@ -635,11 +625,7 @@ def assemble(
             lines.append(_Line("task", f"{name}: {_one_line(r['text'], 300)}{src}",
                                f"task:{r['id']}", 500, f"open {r['label']}",
                                order=label_order.get(r["label"], 5) * 1e6 + r["id"]))
-    for i, m in enumerate(conn.execute(
-        "SELECT id, key, title, content FROM agent_memories WHERE category='progress'"
-        " AND role=? AND tenant=? ORDER BY updated_at DESC LIMIT 10",
-        (scope.role, scope.tenant),
-    ).fetchall()):
+    for i, m in enumerate(tx.assembly.progress_memories(scope.tenant, scope.role, 10)):
         lines.append(_Line("task", f"Progress [{m['key']}]: {_one_line(m['title'], 200)} — "
                            f"{_one_line(m['content'], 500)}", f"progress:{m['key']}", 480,
                            "progress memory", order=9e6 + i))
@@ -647,24 +633,19 @@ def assemble(
     # 3. memory items: pinned kinds and keyword/search relevance.
     if item_index is None:
         if active_items is None:
-            active_items = conn.execute(
-                "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
-                " ORDER BY id DESC LIMIT 5000", (scope.tenant, scope.role),
-            ).fetchall()
+            active_items = tx.assembly.newest_active_items(scope.tenant, scope.role, 5000)
         item_index = ItemIndex(item_features, len(active_items),
                                sorted(active_items, key=lambda r: r["id"])).view()
     view = in_view_ids if in_view_ids is not None else request_ids
     if not cfg.in_view_tokens:
         view = set()
     chosen, hidden, item_row, similar = _choose_items(
-        item_index, conn, capture, newest_ids, view, q_terms, newest_text, scope, cfg, search)
+        item_index, tx, capture, newest_ids, view, q_terms, newest_text, scope, cfg, search)
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
     linked: dict[int, Item] = {}
     if linked_ids:
-        marks = ",".join("?" * len(linked_ids))
-        for row in conn.execute(f"SELECT * FROM memory_items WHERE id IN ({marks})",
-                                tuple(linked_ids)):
+        for row in tx.assembly.items_by_ids(tuple(linked_ids)):
             linked[row["id"]] = row
     hidden_path = set(capture.message_ids) - request_ids
     # A matching item whose message was compacted out of the request is shown as
@@ -700,7 +681,7 @@ def assemble(
     # the compacted ones — and that match the turn, or whose items do.
     if cfg.evidence_snippets and (q_terms or source_quotes) and hidden_path:
         kinds = ("user", "assistant") + (("tool",) if cfg.quote_tool_output else ())
-        cand: list[tuple[float, sqlite3.Row]] = []
+        cand: list[tuple[float, dict[str, Any]]] = []
         # A quoted message costs its text and about ten tokens: a cap on how many
         # search quotes are worth counting, when the budget decides (``evidence_fill``).
         snippets = max(cfg.evidence_snippets, budget // _QUOTE_MIN_TOKENS) if evidence_fill \
@@ -709,23 +690,14 @@ def assemble(
             hits = search(scope, newest_text, ("message",), snippets * 8)
             ids = [ref for kind, ref, _ in hits if kind == "message" and ref in hidden_path]
             if ids:
-                marks = ",".join("?" * len(ids))
-                # ``+tenant``/``+role``: look the ids up by primary key. Without the
-                # plus (and without ANALYZE statistics) SQLite walks the scope's
-                # whole (tenant, role, created_at) index instead: every message of
-                # the scope on every turn (0.5 ms at 2,000 messages, growing).
-                by_id = {r["id"]: r for r in conn.execute(
-                    f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({marks})"
-                    " AND +tenant=? AND +role=?", (*ids, scope.tenant, scope.role))}
+                by_id = {r["id"]: r for r in tx.assembly.quote_messages(
+                    ids, scope.tenant, scope.role)}
                 scores = {ref: s for kind, ref, s in hits if kind == "message"}
                 cand = [(scores[i], by_id[i]) for i in ids if i in by_id]
         else:
             newest_hidden = sorted(hidden_path)[-2000:]
-            marks = ",".join("?" * len(newest_hidden))
-            for r in conn.execute(
-                f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({marks})"
-                " AND tenant=? AND role=? AND hidden=0", (*newest_hidden, scope.tenant, scope.role),
-            ):
+            for r in tx.assembly.visible_quote_messages(newest_hidden, scope.tenant,
+                                                        scope.role):
                 shared = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
                 if shared >= max(1, min(2, len(q_terms))):
                     cand.append((float(shared), r))
@@ -736,7 +708,7 @@ def assemble(
         # traceback) can still quote the short message that explains it. The
         # speaker's name is one of the message's words. With ``evidence_fill`` one
         # shared word is enough: search ranks them, and the budget drops the weakest.
-        def relevant(row: sqlite3.Row) -> bool:
+        def relevant(row: dict[str, Any]) -> bool:
             words = cached_terms(namespace, "msg", row["id"], row["text"] or "")
             if row["name"]:  # who said it: "what did Halvard say" names the speaker
                 words = words | _name_terms(row["name"])
@@ -748,12 +720,10 @@ def assemble(
         cand = [c for c in cand if c[1]["msg_role"] in kinds and relevant(c[1])
                 and c[1]["id"] not in source_quotes]
         cand.sort(key=lambda c: (-c[0], -c[1]["id"]))
-        sources: list[tuple[float, sqlite3.Row]] = []
+        sources: list[tuple[float, dict[str, Any]]] = []
         if source_quotes:
-            marks = ",".join("?" * len(source_quotes))
-            sources = sorted(((source_quotes[r["id"]][0], r) for r in conn.execute(
-                f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({marks})"
-                " AND +tenant=? AND +role=?", (*source_quotes, scope.tenant, scope.role))),
+            sources = sorted(((source_quotes[r["id"]][0], r) for r in tx.assembly.quote_messages(
+                list(source_quotes), scope.tenant, scope.role)),
                 key=lambda c: (-c[0], -c[1]["id"]))
         # A message saying word for word what this turn or a snippet already chosen
         # says (a question asked again, a pasted template) adds no evidence: only
@@ -778,13 +748,9 @@ def assemble(
         if chosen_msgs:
             # A quoted message whose stated value was corrected since says so, on the
             # line that holds the old value.
-            marks = ",".join("?" * len(chosen_msgs))
-            for row in conn.execute(
-                f"SELECT source_message_id, text FROM memory_items WHERE tenant=? AND role=?"
-                f" AND status='superseded' AND source_message_id IN ({marks}) ORDER BY id",
-                (scope.tenant, scope.role, *(r["id"] for _, r in chosen_msgs)),
-            ):
-                corrected.setdefault(row["source_message_id"], []).append(row["text"])
+            for source_id, old_text in tx.assembly.superseded_texts(
+                    scope.tenant, scope.role, [r["id"] for _, r in chosen_msgs]):
+                corrected.setdefault(source_id, []).append(old_text)
         for s, r in chosen_msgs:
             body = _one_line(r["text"], cfg.snippet_chars)
             if r["id"] in corrected:

@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import logging
 import secrets
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -82,13 +81,13 @@ def is_memory_command(text: str) -> bool:
     return text.lstrip().startswith("/memory")
 
 
-def _ensure_salt(conn: Any) -> str:
+def _ensure_salt(tx: Tx) -> str:
     """Return this data directory's tenant salt, creating it on first open."""
-    row = conn.execute("SELECT value FROM meta WHERE key='tenant_salt'").fetchone()
-    if row is not None:
-        return str(row[0])
+    salt = tx.engine_writes.meta("tenant_salt")
+    if salt is not None:
+        return salt
     salt = secrets.token_hex(16)
-    conn.execute("INSERT INTO meta (key, value) VALUES ('tenant_salt', ?)", (salt,))
+    tx.engine_writes.set_meta("tenant_salt", salt)
     return salt
 
 
@@ -99,7 +98,7 @@ class Engine:
         self.config = (config or MemoryConfig()).clamped()
         self.store = SqliteStore(data_dir, cache_kib=self.config.sqlite_cache_kib,
                                  statements=self.config.sqlite_statement_cache)
-        self.tenant_salt: str = self.store.write_sync(_ensure_salt)
+        self.tenant_salt: str = self.store.write_tx_sync(_ensure_salt)
         self._embedder: Any = None
         self._deferred = threading.local()  # ids of long messages queued by a capture
         self.search: Any = None
@@ -128,8 +127,8 @@ class Engine:
         from memory_core import overview
 
         self._messages_seq_at_open = self.store.read_tx(overview.messages_sequence)
-        self._spliced: set[int] = set(self.store.read(
-            lambda c: [r[0] for r in c.execute("SELECT message_id FROM splices")]))
+        self._spliced: set[int] = set(self.store.read_tx(
+            lambda tx: tx.request_reads.spliced_ids()))
 
     # -- capture (writes) -------------------------------------------------------
     def capture_request(
@@ -142,14 +141,14 @@ class Engine:
         """
         ticket = CaptureTicket(scope=scope, request_id=request_id)
         deferred: list[int] = []
-        fut = self.store.write(self._capture_request_job, ticket, messages, event, deferred)
+        fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred)
 
         def remember(done: Future[CaptureResult]) -> None:
             # Runs after COMMIT (the writer resolves futures then): only committed
             # paths are remembered, and long messages queued for extraction.
             for message_id in deferred:
                 with contextlib.suppress(StoreError):  # closing: retried on a later start
-                    self.store.write(self._extract_pending, message_id)
+                    self.store.write_tx(self._extract_pending, message_id)
             if not done.cancelled() and done.exception() is None:
                 res = done.result()
                 if res.head_key and res.message_ids:
@@ -159,11 +158,11 @@ class Engine:
         return ticket, fut
 
     def _capture_request_job(
-        self, conn: sqlite3.Connection, ticket: CaptureTicket, messages: list[Any],
+        self, tx: Tx, ticket: CaptureTicket, messages: list[Any],
         event: dict[str, Any], deferred: list[int] | None = None,
     ) -> CaptureResult:
         self._deferred.ids = deferred
-        result = capture.capture_request(self.store.tx_on(conn), ticket, messages, event,
+        result = capture.capture_request(tx, ticket, messages, event,
                                          config=self.config, key_cache=self._chain_keys,
                                          path_cache=self._path_ids)
         if self.config.extract and result.new_ids:
@@ -176,17 +175,17 @@ class Engine:
                 msg = messages[at[mid]]
                 if isinstance(msg, dict) and msg.get("role") == "user":
                     name = msg.get("name")
-                    self._extract_one(conn, ticket.scope, result.thread_id, mid,
+                    self._extract_one(tx, ticket.scope, result.thread_id, mid,
                                       message_text(msg), "user",
                                       name if isinstance(name, str) else "", defer=True)
         if self.config.extract:
-            self._retry_extractions(conn)
+            self._retry_extractions(tx)
         self._captures += 1
         if self._captures % 1000 == 0:
-            prune_changes(self.store.tx_on(conn))
+            prune_changes(tx)
         return result
 
-    def _extract_one(self, conn: sqlite3.Connection, scope: Scope, thread_id: int,
+    def _extract_one(self, tx: Tx, scope: Scope, thread_id: int,
                      message_id: int, text: str, speaker: str, name: str = "",
                      defer: bool = False) -> None:
         """Extract and store items of one message; on failure queue it for a retry.
@@ -204,10 +203,7 @@ class Engine:
         if defer and len(text) > EXTRACT_MAX_CHARS:
             # Off the request path: a writer job queued once this capture commits
             # (:meth:`capture_request`) extracts it in chunks, as a retry would.
-            conn.execute(
-                "INSERT INTO extraction_queue (message_id, attempts, next_at)"
-                " VALUES (?, 0, ?) ON CONFLICT(message_id) DO NOTHING",
-                (message_id, time.time() + EXTRACT_RETRY_SECONDS[0]))
+            tx.extraction.defer(message_id, time.time() + EXTRACT_RETRY_SECONDS[0])
             deferred = getattr(self._deferred, "ids", None)
             if deferred is not None:
                 deferred.append(message_id)
@@ -215,56 +211,41 @@ class Engine:
         if self.config.redact_secrets:
             # Items are stored text too: extract from what capture stored, never the key.
             text = redact_secrets(text)
-        conn.execute("SAVEPOINT extract")
-        try:
+        if len(text) > EXTRACT_MAX_TOTAL_CHARS:
+            log.warning("message %s: %d characters; reading the first %d for memory,"
+                        " skipping the rest (it stays stored and searchable)",
+                        message_id, len(text), EXTRACT_MAX_TOTAL_CHARS)
+            text = text[:EXTRACT_MAX_TOTAL_CHARS]
+
+        def store_items() -> None:
             from memory_core.extraction import extract
 
-            if len(text) > EXTRACT_MAX_TOTAL_CHARS:
-                log.warning("message %s: %d characters; reading the first %d for memory,"
-                            " skipping the rest (it stays stored and searchable)",
-                            message_id, len(text), EXTRACT_MAX_TOTAL_CHARS)
-                text = text[:EXTRACT_MAX_TOTAL_CHARS]
             for chunk in extract_chunks(text):
                 items = extract(chunk, speaker=speaker)
-                memory.store_extracted(conn, scope, thread_id, message_id, items,
-                                       speaker=name)
-        except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
-            conn.execute("ROLLBACK TO extract")
-            conn.execute("RELEASE extract")
-            log.warning("extraction of message %s failed: %r; queued for retry", message_id, exc)
-            row = conn.execute("SELECT attempts FROM extraction_queue WHERE message_id=?",
-                               (message_id,)).fetchone()
-            attempts = (row["attempts"] if row else 0) + 1
-            delay = EXTRACT_RETRY_SECONDS[min(attempts - 1, len(EXTRACT_RETRY_SECONDS) - 1)]
-            conn.execute(
-                "INSERT INTO extraction_queue (message_id, attempts, last_error, next_at)"
-                " VALUES (?,?,?,?) ON CONFLICT(message_id) DO UPDATE SET"
-                " attempts=excluded.attempts, last_error=excluded.last_error,"
-                " next_at=excluded.next_at",
-                (message_id, attempts, repr(exc)[:500], time.time() + delay),
-            )
-            return
-        conn.execute("RELEASE extract")
-        conn.execute("DELETE FROM extraction_queue WHERE message_id=?", (message_id,))
+                memory.store_extracted(tx, scope, thread_id, message_id, items, speaker=name)
 
-    def _extract_queued(self, conn: sqlite3.Connection, where: str, params: tuple[Any, ...]
-                        ) -> None:
-        """Extract the queued messages ``where`` selects (on ``extraction_queue q``),
-        each from its stored text, in its own thread, as its author's speaker."""
-        for r in conn.execute(
-            "SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text, m.msg_role,"
-            " json_extract(m.raw_json, '$.name') AS name"
-            f" FROM extraction_queue q JOIN messages m ON m.id=q.message_id WHERE {where}",
-            params,
-        ).fetchall():
+        try:
+            tx.extraction.attempt(store_items)
+        except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
+            log.warning("extraction of message %s failed: %r; queued for retry", message_id, exc)
+            attempts = (tx.extraction.attempts(message_id) or 0) + 1
+            delay = EXTRACT_RETRY_SECONDS[min(attempts - 1, len(EXTRACT_RETRY_SECONDS) - 1)]
+            tx.extraction.failed(message_id, attempts, repr(exc)[:500], time.time() + delay)
+            return
+        tx.extraction.done(message_id)
+
+    def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]]) -> None:
+        """Extract the queued messages ``rows`` (:meth:`ExtractionQueue.due
+        <memory_core.store.api.ExtractionQueue.due>`), each from its stored text, in
+        its own thread, as its author's speaker."""
+        for r in rows:
             scope = Scope(r["tenant"], r["role"], r["session"])
             speaker = "assistant" if r["msg_role"] == "assistant" else "user"
-            self._extract_one(conn, scope, r["thread_id"], r["message_id"], r["text"], speaker,
+            self._extract_one(tx, scope, r["thread_id"], r["message_id"], r["text"], speaker,
                               r["name"] if isinstance(r["name"], str) else "")
 
-    def _retry_extractions(self, conn: sqlite3.Connection, limit: int = 10) -> None:
-        self._extract_queued(conn, "q.next_at <= ? ORDER BY q.next_at LIMIT ?",
-                             (time.time(), limit))
+    def _retry_extractions(self, tx: Tx, limit: int = 10) -> None:
+        self._extract_queued(tx, tx.extraction.due(time.time(), limit))
 
     def capture_response(
         self,
@@ -282,7 +263,7 @@ class Engine:
         extracted by the writer job queued just before that (:meth:`_extract_pending`),
         ahead of anything queued by whoever waited on the future.
         """
-        return self.store.write(
+        return self.store.write_tx(
             self._capture_response_job, ticket, choices, event, hidden_rounds,
             upstream_view, then=self._queue_extraction)
 
@@ -294,7 +275,7 @@ class Engine:
             return
         message_id = ids[0]
         try:
-            job = self.store.write(self._extract_pending, message_id)
+            job = self.store.write_tx(self._extract_pending, message_id)
         except StoreError:  # closing: the pending row is retried on a later start
             return
 
@@ -311,11 +292,11 @@ class Engine:
         return bool(text.strip()) and not is_memory_command(text)
 
     def _capture_response_job(
-        self, conn: sqlite3.Connection, ticket: CaptureTicket, choices: list[Any],
+        self, tx: Tx, ticket: CaptureTicket, choices: list[Any],
         event: dict[str, Any], hidden_rounds: list[Any] | None,
         upstream_view: list[Any] | None = None,
     ) -> list[int]:
-        ids = capture.capture_response(self.store.tx_on(conn), ticket, choices, event, None,
+        ids = capture.capture_response(tx, ticket, choices, event, None,
                                        hidden_rounds, upstream_view, config=self.config)
         if ids and upstream_view is not None:
             self._spliced.add(ids[0])
@@ -328,18 +309,15 @@ class Engine:
             # writer runs before any capture queued later (FIFO): the next request's
             # block sees its items as before. After a crash in between, the pending
             # row is retried once due (``EXTRACT_RETRY_SECONDS[0]``).
-            conn.execute(
-                "INSERT INTO extraction_queue (message_id, attempts, next_at)"
-                " VALUES (?, 0, ?) ON CONFLICT(message_id) DO NOTHING",
-                (ids[0], time.time() + EXTRACT_RETRY_SECONDS[0]))
+            tx.extraction.defer(ids[0], time.time() + EXTRACT_RETRY_SECONDS[0])
         return ids
 
-    def _extract_pending(self, conn: sqlite3.Connection, message_id: int) -> None:
+    def _extract_pending(self, tx: Tx, message_id: int) -> None:
         """Extract a committed answer its capture marked pending (writer job, see
         :meth:`capture_response`), from the stored message as a retry would; nothing
         when it is not pending (not marked, a retry did it, a purge removed it) or is
         already in the retry backoff (``attempts`` > 0)."""
-        self._extract_queued(conn, "q.message_id=? AND q.attempts=0", (message_id,))
+        self._extract_queued(tx, tx.extraction.pending(message_id))
 
     # -- injection -----------------------------------------------------------------
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
@@ -370,18 +348,16 @@ class Engine:
             fill = True
         namespace = str(self.store.path)
 
-        def build(conn: sqlite3.Connection) -> Assembly:
-            items = self._active_items.view(self.store.tx_on(conn), namespace, scope.tenant,
-                                            scope.role)
+        def build(tx: Tx) -> Assembly:
+            items = self._active_items.view(tx, namespace, scope.tenant, scope.role)
             in_view = None if visible_order is None else inview.newest(
-                self.store.tx_on(conn), visible_order, self.config.in_view_tokens,
-                self._message_facts.counts)
-            return assemble(conn, scope, result, newest_text, cfg, search=hook,
+                tx, visible_order, self.config.in_view_tokens, self._message_facts.counts)
+            return assemble(tx, scope, result, newest_text, cfg, search=hook,
                             visible_ids=visible_ids, in_view_ids=in_view,
                             namespace=namespace, item_index=items, evidence_fill=fill)
 
-        assembly = self.store.read(build)
-        self.store.write(_log_assembly, scope, request_id, assembly)
+        assembly = self.store.read_tx(build)
+        self.store.write_tx(_log_assembly, scope, request_id, assembly)
         return assembly
 
     def remember_block(self, scope: Scope, user_message_id: int, block: str) -> None:
@@ -412,11 +388,9 @@ class Engine:
         wanted = self._spliced.intersection(ids)
         if not wanted:
             return {}
-        marks = ",".join("?" * len(wanted))
-        return self.store.read(lambda c: {
-            int(r["message_id"]): capture.loads_lossless(r["messages"])
-            for r in c.execute(f"SELECT message_id, messages FROM splices"
-                               f" WHERE message_id IN ({marks})", tuple(wanted))})
+        found = self.store.read_tx(lambda tx: tx.request_reads.splices(tuple(wanted)))
+        return {message_id: capture.loads_lossless(messages)
+                for message_id, messages in found.items()}
 
     def has_history_beyond(self, scope: Scope, result: CaptureResult) -> bool:
         """True when the memory tools could find something a request whose capture is
@@ -431,16 +405,8 @@ class Engine:
         (reader thread)."""
         newest = max(result.message_ids, default=0)
 
-        def q(c: sqlite3.Connection) -> bool:
-            return any(c.execute(sql, args).fetchone() is not None for sql, args in (
-                ("SELECT 1 FROM threads WHERE tenant=? AND role=? AND id!=? LIMIT 1",
-                 (scope.tenant, scope.role, result.thread_id)),
-                ("SELECT 1 FROM messages WHERE thread_id=? AND id>? AND hidden=0 LIMIT 1",
-                 (result.thread_id, newest)),
-                ("SELECT 1 FROM agent_memories WHERE role=? AND tenant IN (?, '*') LIMIT 1",
-                 (scope.role, scope.tenant))))
-
-        return self.store.read(q)
+        return self.store.read_tx(lambda tx: tx.request_reads.history_beyond(
+            scope.tenant, scope.role, result.thread_id, newest))
 
     # -- compaction ----------------------------------------------------------------
     def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compaction.SummaryNode]:
@@ -465,9 +431,7 @@ class Engine:
         held = self._has_summaries.get(key)
         if held is not None and (held[0] or now - held[1] < SUMMARIES_RECHECK_SECONDS):
             return held[0]
-        found = self.store.read(lambda c: c.execute(
-            "SELECT 1 FROM summary_nodes WHERE tenant=? AND role=? AND status='active'"
-            " LIMIT 1", key).fetchone() is not None)
+        found = self.store.read_tx(lambda tx: tx.request_reads.has_active_summaries(*key))
         with self._has_summaries_lock:
             if len(self._has_summaries) > 4096:
                 self._has_summaries.clear()
@@ -492,10 +456,8 @@ class Engine:
         ``limit`` of them, oldest first: what summaries of messages up to
         ``last_id`` may quote (from the range itself, or echoed from before it).
         One indexed query (status ``superseded`` is rare)."""
-        rows = self.store.read(lambda c: c.execute(
-            "SELECT source_message_id, text, value_text, unit FROM memory_items"
-            " WHERE tenant=? AND role=? AND status='superseded' AND source_message_id<=?"
-            " ORDER BY id DESC LIMIT ?", (scope.tenant, scope.role, last_id, limit)).fetchall())
+        rows = self.store.read_tx(lambda tx: tx.request_reads.superseded_sources(
+            scope.tenant, scope.role, last_id, limit))
         return [compaction.Superseded(int(r["source_message_id"]), r["text"],
                                       r["value_text"], r["unit"]) for r in reversed(rows)]
 
@@ -617,9 +579,9 @@ class Engine:
         Raises ``ValueError`` (bad category, content over 500 characters, empty key)
         and ``memory.DuplicateKeyError`` (near-duplicate key with ``refuse``).
         """
-        return self.store.write_sync(
-            lambda conn: memory.upsert_agent_memory(
-                conn, tenant=tenant, role=role, category=category, key=key, title=title,
+        return self.store.write_tx_sync(
+            lambda tx: memory.upsert_agent_memory(
+                tx, tenant=tenant, role=role, category=category, key=key, title=title,
                 content=content, on_duplicate=on_duplicate, similar=self.similarity,
             )
         )
@@ -649,53 +611,32 @@ class Engine:
 
     def delete_agent_memory(self, *, tenant: str, role: str, category: str, key: str) -> bool:
         """Delete one agent memory; returns whether it existed."""
-        return self.store.write_sync(
-            lambda conn: memory.delete_agent_memory(
-                conn, tenant=tenant, role=role, category=category, key=key)
+        return self.store.write_tx_sync(
+            lambda tx: memory.delete_agent_memory(
+                tx, tenant=tenant, role=role, category=category, key=key)
         )
 
     def list_agent_memories(self, *, category: str | None = None, role: str | None = None,
                             tenant: str | None = None) -> list[dict[str, Any]]:
         """Return agent memories (without embeddings), filtered, ordered by role and key."""
-        where, args = ["1=1"], []
-        for col, val in (("category", category), ("role", role)):
-            if val is not None:
-                where.append(f"{col}=?")
-                args.append(val)
-        if tenant is not None:
-            where.append("tenant IN (?, ?)")
-            args.extend([tenant, memory.GLOBAL_TENANT])
-        sql = ("SELECT id, category, key, title, content, updated_at, role, tenant FROM"
-               f" agent_memories WHERE {' AND '.join(where)} ORDER BY role, category, key")
-        return self.store.read(lambda c: [dict(r) for r in c.execute(sql, args)])
+        return self.store.read_tx(lambda tx: tx.inspection.agent_memories(
+            category=category, role=role, tenant=tenant, shared_tenant=memory.GLOBAL_TENANT))
 
     # -- operator reads ------------------------------------------------------------
     def retract(self, item_id: int, reason: str = "") -> dict[str, Any]:
         """Retract a memory item (status change, audit kept). Raises ``NotFoundError``."""
-        return self.store.write_sync(lambda c: memory.retract_item(c, item_id, reason))
+        return self.store.write_tx_sync(lambda tx: memory.retract_item(tx, item_id, reason))
 
     def last_assembly(self, *, tenant: str | None = None, role: str | None = None,
                       session: str | None = None, thread_id: int | None = None
                       ) -> dict[str, Any] | None:
         """Return the newest assembly log matching the filters, or ``None``."""
-        where, args = ["1=1"], []
-        for col, val in (("a.tenant", tenant), ("a.role", role), ("a.thread_id", thread_id),
-                         ("t.session", session)):
-            if val is not None:
-                where.append(f"{col}=?")
-                args.append(val)
-        sql = ("SELECT a.* FROM assembly_logs a LEFT JOIN threads t ON t.id=a.thread_id"
-               f" WHERE {' AND '.join(where)} ORDER BY a.id DESC LIMIT 1")
-
-        def q(c: sqlite3.Connection) -> dict[str, Any] | None:
-            row = c.execute(sql, args).fetchone()
-            if row is None:
-                return None
-            out = dict(row)
-            out["data"] = capture.loads_lossless(row["data"])
-            return out
-
-        return self.store.read(q)
+        row = self.store.read_tx(lambda tx: tx.inspection.last_assembly(
+            tenant=tenant, role=role, session=session, thread_id=thread_id))
+        if row is None:
+            return None
+        row["data"] = capture.loads_lossless(row["data"])
+        return row
 
     def search_memory(self, query: str, *, tenant: str | None = None, role: str | None = None,
                       include_messages: bool = True, limit: int = 20,
@@ -745,15 +686,8 @@ class Engine:
     def _hybrid_search(self, query: str, tenant: str | None, role: str | None,
                        include_messages: bool, limit: int, session: str | None,
                        include_commands: bool) -> list[dict[str, Any]]:
-        where, args = ["1=1"], []
-        for col, val in (("tenant", tenant), ("role", role), ("session", session)):
-            if val is not None:
-                where.append(f"{col}=?")
-                args.append(val)
-        scopes = self.store.read(lambda c: [(r[0], r[1]) for r in c.execute(
-            f"SELECT tenant, role FROM threads WHERE {' AND '.join(where)} GROUP BY"
-            f" tenant, role ORDER BY MAX(id) DESC LIMIT {self.OPERATOR_SEARCH_SCOPES}",
-            args)])
+        scopes = self.store.read_tx(lambda tx: tx.inspection.recent_scopes(
+            tenant=tenant, role=role, session=session, limit=self.OPERATOR_SEARCH_SCOPES))
         if not scopes:
             return []
         vector = self.search.embed_query(query, timeout=self.OPERATOR_QUERY_EMBED_SECONDS)
@@ -766,12 +700,11 @@ class Engine:
                 mode="hybrid", query_vector=vector)]
         found.sort(key=lambda x: -x[0].score)
 
-        def rows(c: sqlite3.Connection) -> list[dict[str, Any]]:
+        def rows(tx: Tx) -> list[dict[str, Any]]:
             out: list[dict[str, Any]] = []
             for h, t, r in found:
                 if h.kind == "item":
-                    row = c.execute("SELECT * FROM memory_items WHERE id=? AND tenant=? AND"
-                                    " role=?", (h.ref_id, t, r)).fetchone()
+                    row = tx.inspection.scoped_item(h.ref_id, t, r)
                     if row is None or row["status"] == "retracted":
                         continue
                     out.append({"ref": f"item:{row['id']}", "id": row["id"],
@@ -782,9 +715,7 @@ class Engine:
                                 "role": row["role"],
                                 "source_message_id": row["source_message_id"]})
                 else:
-                    row = c.execute("SELECT id, msg_role, role, text, created_at FROM"
-                                    " messages WHERE id=? AND tenant=? AND role=?",
-                                    (h.ref_id, t, r)).fetchone()
+                    row = tx.inspection.scoped_message(h.ref_id, t, r)
                     if row is None or (not include_commands
                                        and is_command_exchange(row["text"])):
                         continue
@@ -797,7 +728,7 @@ class Engine:
                     break
             return out
 
-        return self.store.read(rows)
+        return self.store.read_tx(rows)
 
     def _keyword_search(self, query: str, tenant: str | None, role: str | None,
                         include_messages: bool, limit: int, session: str | None,
@@ -805,21 +736,10 @@ class Engine:
         q_terms = terms(query)
         needle = query.strip().lower()
 
-        def run(c: sqlite3.Connection) -> list[dict[str, Any]]:
-            where, args = ["1=1"], []
-            if tenant is not None:
-                where.append("tenant=?")
-                args.append(tenant)
-            if role is not None:
-                where.append("role=?")
-                args.append(role)
-            if session is not None:
-                where.append("session=?")
-                args.append(session)
-            clause = " AND ".join(where)
+        def run(tx: Tx) -> list[dict[str, Any]]:
             hits: list[dict[str, Any]] = []
-            for r in c.execute(f"SELECT * FROM memory_items WHERE {clause} AND"
-                               " status != 'retracted' ORDER BY id DESC LIMIT 20000", args):
+            for r in tx.inspection.keyword_items(tenant=tenant, role=role, session=session,
+                                                 limit=20000):
                 s = len(q_terms & terms(f"{r['subject'] or ''} {r['text']}"))
                 s += 2 if needle and needle in r["text"].lower() else 0
                 if s:
@@ -830,8 +750,8 @@ class Engine:
                                  "condition": r["condition"], "role": r["role"],
                                  "source_message_id": r["source_message_id"]})
             if include_messages:
-                for r in c.execute(f"SELECT id, msg_role, role, text, created_at FROM messages"
-                                   f" WHERE {clause} ORDER BY id DESC LIMIT 20000", args):
+                for r in tx.inspection.keyword_messages(tenant=tenant, role=role,
+                                                        session=session, limit=20000):
                     if not include_commands and is_command_exchange(r["text"]):
                         continue
                     s = len(q_terms & terms(r["text"]))
@@ -845,7 +765,7 @@ class Engine:
             hits.sort(key=lambda h: (-h["score"], h["kind"] == "message", -h["id"]))
             return hits[:limit]
 
-        return self.store.read(run)
+        return self.store.read_tx(run)
 
     def inspect(self, ref: str) -> dict[str, Any]:
         """Return an item (``item:7``) or a message (``msg:12`` or ``12``) in full.
@@ -860,22 +780,21 @@ class Engine:
         except ValueError as exc:
             raise ValueError(f"not an id: {ref!r} (use item:N or msg:N)") from exc
 
-        def q(c: sqlite3.Connection) -> dict[str, Any]:
+        def q(tx: Tx) -> dict[str, Any]:
+            reads = tx.inspection
             if kind in ("item", "i"):
-                row = c.execute("SELECT * FROM memory_items WHERE id=?", (ident,)).fetchone()
+                row = reads.item(ident)
                 if row is None:
                     raise NotFoundError(f"no memory item {ident}")
                 out = dict(row)
                 out["data"] = capture.loads_lossless(row["data"])
                 out["ref"] = f"item:{ident}"
-                src = c.execute("SELECT id, msg_role, text, created_at FROM messages WHERE id=?",
-                                (row["source_message_id"],)).fetchone()
-                out["source"] = dict(src) if src else None
+                src = reads.message_brief(row["source_message_id"])
+                out["source"] = src if src else None
                 chain_back: list[dict[str, Any]] = []
                 cur = row["supersedes"]
                 while cur is not None and len(chain_back) < 100:
-                    r = c.execute("SELECT id, text, status, supersedes FROM memory_items"
-                                  " WHERE id=?", (cur,)).fetchone()
+                    r = reads.item_link(cur, "supersedes")
                     if r is None:
                         break
                     chain_back.append({"id": r["id"], "text": r["text"], "status": r["status"]})
@@ -883,38 +802,31 @@ class Engine:
                 chain_fwd: list[dict[str, Any]] = []
                 cur = row["superseded_by"]
                 while cur is not None and len(chain_fwd) < 100:
-                    r = c.execute("SELECT id, text, status, superseded_by FROM memory_items"
-                                  " WHERE id=?", (cur,)).fetchone()
+                    r = reads.item_link(cur, "superseded_by")
                     if r is None:
                         break
                     chain_fwd.append({"id": r["id"], "text": r["text"], "status": r["status"]})
                     cur = r["superseded_by"]
                 out["supersedes_chain"] = chain_back
                 out["superseded_by_chain"] = chain_fwd
-                out["revisions"] = [dict(r) for r in c.execute(
-                    "SELECT changed_at, field, old, new, reason FROM memory_item_revisions"
-                    " WHERE item_id=? ORDER BY id", (ident,))]
+                out["revisions"] = reads.revisions(ident)
                 return out
             if kind in ("msg", "m", "message"):
-                row = c.execute("SELECT * FROM messages WHERE id=?", (ident,)).fetchone()
+                row = reads.message(ident)
                 if row is None:
                     raise NotFoundError(f"no message {ident}")
-                out = {k: row[k] for k in row.keys() if k != "raw_json"}
+                out = {k: v for k, v in row.items() if k != "raw_json"}
                 out["message"] = capture.loads_lossless(row["raw_json"])
                 out["ref"] = f"msg:{ident}"
-                out["items"] = [dict(r) for r in c.execute(
-                    "SELECT id, kind, status, text FROM memory_items WHERE source_message_id=?",
-                    (ident,))]
+                out["items"] = reads.message_items(ident)
                 return out
             raise ValueError(f"unknown reference kind {kind!r} (use item:N or msg:N)")
 
-        return self.store.read(q)
+        return self.store.read_tx(q)
 
     def task_state(self, thread_id: int) -> list[dict[str, Any]]:
         """Return every task-state line of a thread (open, done and superseded)."""
-        return self.store.read(lambda c: [dict(r) for r in c.execute(
-            "SELECT id, label, text, status, source_message_id, updated_at FROM task_state"
-            " WHERE thread_id=? ORDER BY id", (thread_id,))])
+        return self.store.read_tx(lambda tx: tx.operator.task_state(thread_id))
 
     def record_event(
         self, scope: Scope | None, request_id: str, kind: str, data: dict[str, Any]
@@ -1022,21 +934,7 @@ class Engine:
     def status(self) -> dict[str, Any]:
         """Return database path, schema version, row counts and file size in bytes."""
 
-        def q(conn: Any) -> dict[str, Any]:
-            counts = {}
-            for table in ("threads", "messages", "events"):
-                counts[table] = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            counts["hidden_messages"] = conn.execute(
-                "SELECT COUNT(*) FROM messages WHERE hidden=1"
-            ).fetchone()[0]
-            scopes = conn.execute(
-                "SELECT COUNT(DISTINCT tenant), COUNT(DISTINCT tenant || '/' || role)"
-                " FROM threads"
-            ).fetchone()
-            last = conn.execute("SELECT MAX(created_at) FROM messages").fetchone()[0]
-            return {"counts": counts, "tenants": scopes[0], "roles": scopes[1], "last": last}
-
-        info = self.store.read(q)
+        info = self.store.read_tx(lambda tx: tx.inspection.store_counts())
         path = self.store.path
         size = sum(
             p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file()
@@ -1067,20 +965,12 @@ class Engine:
         ``kind``, ``hidden``, ``text``, ``message`` (the original JSON) and
         ``created_at`` (UNIX seconds).
         """
-        where: list[str] = []
-        args: list[Any] = []
-        for col, val in (("session", session), ("role", role), ("tenant", tenant)):
-            if val is not None:
-                where.append(f"{col}=?")
-                args.append(val)
-        if thread_id is not None:
-            where.append("id=?")
-            args.append(thread_id)
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        filtered = any(v is not None for v in (session, role, tenant, thread_id))
 
-        def q(conn: Any) -> dict[str, Any]:
+        def q(tx: Tx) -> dict[str, Any]:
             threads = []
-            for t in conn.execute(f"SELECT * FROM threads{clause} ORDER BY id", args):
+            for t in tx.inspection.export_threads(session=session, role=role, tenant=tenant,
+                                                  thread_id=thread_id):
                 msgs = [
                     {
                         "id": m["id"],
@@ -1093,9 +983,7 @@ class Engine:
                         "message": capture.loads_lossless(m["raw_json"]),
                         "created_at": m["created_at"],
                     }
-                    for m in conn.execute(
-                        "SELECT * FROM messages WHERE thread_id=? ORDER BY id", (t["id"],)
-                    )
+                    for m in tx.inspection.thread_messages(t["id"])
                 ]
                 threads.append(
                     {
@@ -1115,13 +1003,8 @@ class Engine:
             if events:
                 ids = [t["id"] for t in threads]
                 rows = []
-                if ids or not where:
-                    ev_clause = ""
-                    ev_args: list[Any] = []
-                    if where:
-                        ev_clause = f" WHERE thread_id IN ({','.join('?' * len(ids))})"
-                        ev_args = ids
-                    for e in conn.execute(f"SELECT * FROM events{ev_clause} ORDER BY id", ev_args):
+                if ids or not filtered:
+                    for e in tx.inspection.events(ids if filtered else None):
                         rows.append(
                             {
                                 "id": e["id"],
@@ -1135,28 +1018,12 @@ class Engine:
                 out["events"] = rows
             return out
 
-        return self.store.read(q)
+        return self.store.read_tx(q)
 
     def thread_messages(self, thread_id: int) -> list[dict[str, Any]]:
         """Return the path from the root to the thread's head (ids, roles, texts)."""
 
-        def q(conn: Any) -> list[dict[str, Any]]:
-            head = conn.execute(
-                "SELECT head_message_id FROM threads WHERE id=?", (thread_id,)
-            ).fetchone()
-            if head is None or head[0] is None:
-                return []
-            rows = conn.execute(
-                "WITH RECURSIVE path(id) AS (SELECT ? UNION ALL"
-                " SELECT m.parent_id FROM messages m JOIN path p ON m.id=p.id"
-                " WHERE m.parent_id IS NOT NULL)"
-                " SELECT m.id, m.msg_role, m.kind, m.text, m.hidden FROM messages m"
-                " JOIN path USING(id) ORDER BY m.depth",
-                (head[0],),
-            ).fetchall()
-            return [dict(r) for r in rows]
-
-        return self.store.read(q)
+        return self.store.read_tx(lambda tx: tx.inspection.head_path(thread_id))
 
     @staticmethod
     def now() -> float:
@@ -1317,15 +1184,15 @@ class Engine:
         cannot tell which)."""
         from memory_core import overview
 
-        def job(conn: sqlite3.Connection) -> dict[str, Any]:
-            owner = overview.item_scope(self.store.tx_on(conn), item_id)
+        def job(tx: Tx) -> dict[str, Any]:
+            owner = overview.item_scope(tx, item_id)
             if owner is None or (tenant is not None and owner[0] != tenant) or (
                     role is not None and owner[1] != role) or (
                     session is not None and owner[2] != session):
                 raise NotFoundError(f"no memory item {item_id}")
-            return memory.retract_item(conn, item_id, reason)
+            return memory.retract_item(tx, item_id, reason)
 
-        return self.store.write_sync(job)
+        return self.store.write_tx_sync(job)
 
     def purge(self, *, tenant: str | None = None, role: str | None = None,
               session: str | None = None, dry_run: bool = False) -> dict[str, int]:
@@ -1387,13 +1254,10 @@ class Engine:
         return self.store.read_tx(overview.integrity_check)
 
 
-def _log_assembly(conn: sqlite3.Connection, scope: Scope, request_id: str,
-                  assembly: Assembly) -> int:
-    cur = conn.execute(
-        "INSERT INTO assembly_logs (request_id, tenant, role, thread_id, created_at, trigger,"
-        " budget_tokens, used_tokens, token_source, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (request_id, scope.tenant, scope.role, assembly.log.get("thread_id"), time.time(),
-         assembly.trigger, assembly.budget_tokens, assembly.used_tokens, assembly.token_source,
-         orjson.dumps(assembly.log).decode()),
-    )
-    return int(cur.lastrowid or 0)
+def _log_assembly(tx: Tx, scope: Scope, request_id: str, assembly: Assembly) -> int:
+    return tx.engine_writes.log_assembly(
+        request_id=request_id, tenant=scope.tenant, role=scope.role,
+        thread_id=assembly.log.get("thread_id"), created_at=time.time(),
+        trigger=assembly.trigger, budget_tokens=assembly.budget_tokens,
+        used_tokens=assembly.used_tokens, token_source=assembly.token_source,
+        data=orjson.dumps(assembly.log).decode())

@@ -1,7 +1,8 @@
 """Memory items, task state and agent memories: the writer-side rules (DESIGN §4-5).
 
-Every function here takes the writer's ``sqlite3.Connection`` and runs inside the
-store's write transaction, so each rule is atomic with the evidence it came from.
+Every function here takes the writer's :class:`~memory_core.store.api.Tx` and runs
+inside the store's write transaction, so each rule is atomic with the evidence it came
+from.
 
 Supersession (one item replaces another, both kept, linked both ways):
   an item flagged as a correction replaces the best-matching *active* item of the
@@ -31,9 +32,7 @@ Restatement: the same kind, subject and value again — or the same statement
 from __future__ import annotations
 
 import heapq
-import json
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ from memory_core.extraction.units import unit_class
 from memory_core.memorykeys import KeyMatch, near_duplicate, snake_key
 from memory_core.models import Scope
 from memory_core.overlap import overlap, terms
-from memory_core.store.sqlite_items import SqliteItemReads
+from memory_core.store.api import Row, Tx
 from memory_core.supersession import (
     conditions_agree,
     contradicts,
@@ -76,23 +75,9 @@ def account_tenant(tenant: str) -> str:
     return tenant.split(USER_SEP, 1)[0]
 
 
-def _outbox(conn: sqlite3.Connection, kind: str, ref_id: int, op: str = "upsert") -> None:
-    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES (?,?,?)", (kind, ref_id, op))
-
-
-def _revision(conn: sqlite3.Connection, item_id: int, field: str, old: Any, new: Any,
-              reason: str, now: float) -> None:
-    conn.execute(
-        "INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new, reason)"
-        " VALUES (?,?,?,?,?,?)",
-        (item_id, now, field, None if old is None else str(old),
-         None if new is None else str(new), reason),
-    )
-
-
 # -- memory items -----------------------------------------------------------------
 def store_extracted(
-    conn: sqlite3.Connection,
+    tx: Tx,
     scope: Scope,
     thread_id: int,
     message_id: int,
@@ -114,17 +99,13 @@ def store_extracted(
     new_ids: list[int] = []
     for ex in items:
         if ex.kind == "task":
-            merge_task_line(conn, scope, thread_id, message_id, ex.task_label or "progress",
+            merge_task_line(tx, scope, thread_id, message_id, ex.task_label or "progress",
                             ex.text, now)
             continue
-        item_id = _store_item(conn, scope, thread_id, message_id, ex, now, speaker)
+        item_id = _store_item(tx, scope, thread_id, message_id, ex, now, speaker)
         if item_id is not None:
             new_ids.append(item_id)
     return new_ids
-
-
-SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
-"""An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
 
 
 _CANDIDATES = 200
@@ -138,30 +119,23 @@ class _Window:
     each id through a range of the rowid, reading each item newer than the oldest id
     asked at most once: the cost follows how recent the asked items are."""
 
-    def __init__(self, conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...],
+    def __init__(self, tx: Tx, scope: Scope, kinds: tuple[str, ...],
                  subject: str, speaker: str) -> None:
-        self._conn = conn
-        self._args = (scope.tenant, scope.role, *kinds, subject, subject, speaker)
-        self._sql = (
-            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_items WHERE id > ? AND id <= ?"
-            " AND +tenant=? AND +role=? AND +status='active'"
-            f" AND +kind IN ({','.join('?' * len(kinds))}) AND subject IS NOT NULL"
-            " AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
-            f" AND {SPEAKER_SQL} = ? LIMIT ?)")
+        self._count = tx.item_writes.subject_window_count
+        self._args = (scope.tenant, scope.role, kinds, subject, speaker)
         self._low = 1 << 62  # matches with id > _low: _newer
         self._newer = 0
 
     def holds(self, item_id: int) -> bool:
         if item_id < self._low and self._newer < _CANDIDATES:
-            self._newer += self._conn.execute(
-                self._sql, (item_id, self._low, *self._args, _CANDIDATES - self._newer)
-            ).fetchone()[0]
+            self._newer += self._count(*self._args, item_id, self._low,
+                                       _CANDIDATES - self._newer)
             self._low = item_id
         return item_id >= self._low and self._newer < _CANDIDATES
 
 
-def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], *,
-                subject: str, speaker: str = "") -> Iterator[sqlite3.Row]:
+def _candidates(tx: Tx, scope: Scope, kinds: tuple[str, ...], *,
+                subject: str, speaker: str = "") -> Iterator[Row]:
     """Active items of ``kinds`` in the scope said by ``speaker`` whose subject
     matches ``subject`` (:func:`subjects_match`: equal, or one containing the other
     as whole words / CJK substring), among the newest ``_CANDIDATES`` whose subject
@@ -178,40 +152,28 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, kinds: tuple[str, ...], 
     CJK character ("--"), which any subject may contain as a whole word, or one
     longer than ``_CONTAINED_MAX``, reads every active item's subject.
     """
-    marks = ",".join("?" * len(kinds))
-    window = _Window(conn, scope, kinds, subject, speaker)
-    for row in conn.execute(
-            "SELECT * FROM memory_items WHERE tenant=? AND role=? AND subject=?"
-            f" AND +status='active' AND +kind IN ({marks}) AND +{SPEAKER_SQL} = ?"
-            " ORDER BY id DESC", (scope.tenant, scope.role, subject, *kinds, speaker)):
+    items = tx.item_writes
+    window = _Window(tx, scope, kinds, subject, speaker)
+    for row in items.same_subject(scope.tenant, scope.role, kinds, subject, speaker):
         if not window.holds(int(row["id"])):
             break
         yield row
-    hit = (f" AND tenant=? AND role=? AND +status='active' AND +kind IN ({marks})"
-           " AND +subject IS NOT NULL AND +subject != ?"
-           f" AND (instr(subject, ?) > 0 OR instr(?, subject) > 0) AND +{SPEAKER_SQL} = ?"
-           " ORDER BY id DESC")
-    hit_args = (scope.tenant, scope.role, *kinds, subject, subject, subject, speaker)
     probes = subject_probes(subject)
     inside = _contained(subject)
     if not probes or inside is None:  # "--", or a very long subject: read them all
-        streams: list[Iterable[sqlite3.Row]] = [
-            conn.execute("SELECT * FROM memory_items WHERE 1" + hit, hit_args)]
+        streams: list[Iterable[Row]] = [
+            items.subject_hits(scope.tenant, scope.role, kinds, subject, speaker)]
     else:
-        probe = min(probes, key=lambda k: (conn.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_item_subject_keys WHERE tenant=?"
-            " AND role=? AND part=0 AND key=? LIMIT 256)",
-            (scope.tenant, scope.role, k)).fetchone()[0], k))
+        probe = min(probes, key=lambda k: (
+            items.subject_key_count(scope.tenant, scope.role, k, 256), k))
         streams = [
-            conn.execute(  # subjects that may contain this one
-                "SELECT * FROM memory_items WHERE id IN (SELECT item_id FROM"
-                " memory_item_subject_keys WHERE tenant=? AND role=? AND part=0 AND key=?)"
-                + hit.replace(" tenant=? AND role=?", " +tenant=? AND +role=?"),
-                (scope.tenant, scope.role, probe, *hit_args)),
-            conn.execute(  # subjects this one contains
-                "SELECT * FROM memory_items WHERE subject IN (SELECT value FROM"
-                " json_each(?))" + hit, (json.dumps(sorted(inside)), *hit_args))]
-    window = _Window(conn, scope, kinds, subject, speaker)
+            # subjects that may contain this one
+            items.subject_hits_by_key(scope.tenant, scope.role, probe, kinds, subject,
+                                      speaker),
+            # subjects this one contains
+            items.subject_hits_among(scope.tenant, scope.role, sorted(inside), kinds,
+                                     subject, speaker)]
+    window = _Window(tx, scope, kinds, subject, speaker)
     last = None
     for row in heapq.merge(*streams, key=lambda r: -int(r["id"])):
         if row["id"] == last or not subjects_match(subject, row["subject"]):
@@ -249,30 +211,26 @@ _WORD_CHAR = re.compile(r"\w")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
 
-def _index_subject(conn: sqlite3.Connection, scope: Scope, item_id: int,
-                   subject: str | None) -> None:
+def _index_subject(tx: Tx, scope: Scope, item_id: int, subject: str | None) -> None:
     """Record a new item's subject keys (:func:`_candidates`)."""
     if not subject:
         return
     keys, anchor = subject_keys(subject)
-    conn.executemany(
-        "INSERT OR IGNORE INTO memory_item_subject_keys (tenant, role, part, key, item_id)"
-        " VALUES (?,?,?,?,?)",
-        [(scope.tenant, scope.role, 0, k, item_id) for k in keys]
-        + [(scope.tenant, scope.role, 1, anchor, item_id)])
+    tx.item_writes.index_subject_keys(scope.tenant, scope.role, item_id, list(keys), anchor)
 
 
-def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_id: int,
+def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 ex: Any, now: float, speaker: str = "") -> int | None:
     kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
     evidence = "assistant" if kind == "proposal" else "user"
     comparable = ("fact", "decision", "constraint", "preference")
-    old: sqlite3.Row | None = None
-    same: sqlite3.Row | None = None
+    items = tx.item_writes
+    old: Row | None = None
+    same: Row | None = None
     if kind in comparable and ex.correction:
-        old = correction_target(SqliteItemReads(conn), scope, ex, comparable, speaker=speaker)
+        old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
     elif kind in comparable and ex.subject:
-        for row in _candidates(conn, scope, comparable, subject=ex.subject, speaker=speaker):
+        for row in _candidates(tx, scope, comparable, subject=ex.subject, speaker=speaker):
             if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
                     and not _other_dimension(ex.unit, row["unit"]) \
                     and not more_specific(ex.subject, row["subject"]):
@@ -282,14 +240,14 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
                 elif contradicts(ex, row):
                     old = row
                 break
-    absorb: sqlite3.Row | None = None
+    absorb: Row | None = None
     if same is None and kind in comparable:
         if not ex.correction:
             # The same words reordered are a restatement, not a rival value.
-            same = _reworded(conn, scope, ex, kind, speaker)
+            same = _reworded(tx, scope, ex, kind, speaker)
         elif old is not None:
-            old = conn.execute("SELECT * FROM memory_items WHERE id=?", (old["id"],)).fetchone()
-            if _KIND_RANK[old["kind"]] < _KIND_RANK[kind] and _same_statement(
+            old = items.item(old["id"])  # the candidate, read whole (same job: it exists)
+            if old is not None and _KIND_RANK[old["kind"]] < _KIND_RANK[kind] and _same_statement(
                     old, ex, kind, content_terms(ex.text)):
                 # "From now on, always …" after the same rule said as a fact: not a new
                 # value (a correction restating its own kind still replaces, and settles
@@ -298,7 +256,7 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
         if same is not None and _KIND_RANK[same["kind"]] < _KIND_RANK[kind] and not (
                 standing.conversation_local(same) and same["thread_id"] != thread_id):
             absorb, same = same, None  # a fact said again as a rule: the rule is kept
-    if same is not None and _restated(conn, same, thread_id, message_id, now):
+    if same is not None and _restated(tx, same, thread_id, message_id, now):
         return None
     if absorb is not None and absorb is old:
         old = None
@@ -309,28 +267,23 @@ def _store_item(conn: sqlite3.Connection, scope: Scope, thread_id: int, message_
         data["speaker"] = speaker
     if getattr(ex, "label", None):
         data["label"] = ex.label
-    cur = conn.execute(
-        "INSERT INTO memory_items (tenant, role, session, thread_id, kind, subject, text, value,"
-        " value_text, unit, condition, status, source_message_id, evidence, lang, created_at,"
-        " updated_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,'active',?,?,?,?,?,?)",
-        (scope.tenant, scope.role, scope.session, thread_id, kind, ex.subject, ex.text,
-         ex.value, ex.value_text, ex.unit, ex.condition, message_id, evidence,
-         getattr(ex, "lang", None), now, now, orjson.dumps(data).decode()),
-    )
-    item_id = int(cur.lastrowid or 0)
-    _index_subject(conn, scope, item_id, ex.subject)
-    _index_terms(conn, scope, item_id, ex.text)
-    _outbox(conn, "item", item_id)
+    item_id = items.insert_item(
+        tenant=scope.tenant, role=scope.role, session=scope.session, thread_id=thread_id,
+        kind=kind, subject=ex.subject, text=ex.text, value=ex.value, value_text=ex.value_text,
+        unit=ex.unit, condition=ex.condition, source_message_id=message_id, evidence=evidence,
+        lang=getattr(ex, "lang", None), now=now, data=orjson.dumps(data).decode())
+    _index_subject(tx, scope, item_id, ex.subject)
+    _index_terms(tx, scope, item_id, ex.text)
+    items.queue_index("item", item_id)
     if absorb is not None:
-        _absorb(conn, item_id, absorb, now)
+        _absorb(tx, item_id, absorb, now)
     if old is not None:
         if ex.correction:
-            supersede(conn, int(old["id"]), item_id, "correction", now)
+            supersede(tx, int(old["id"]), item_id, "correction", now)
         else:
-            conn.execute("UPDATE memory_items SET conflict_with=? WHERE id=?",
-                         (old["id"], item_id))
-            _revision(conn, item_id, "conflict_with", None, old["id"],
-                      "same subject, different value", now)
+            items.set_conflict(item_id, old["id"])
+            items.revision(item_id, "conflict_with", None, old["id"],
+                           "same subject, different value", now)
     return item_id
 
 
@@ -371,7 +324,7 @@ units are what I use"); "The editor has a dark mode" says what the editor offers
 not what the speaker prefers."""
 
 
-def _same_statement(row: sqlite3.Row, ex: Any, kind: str, new_terms: frozenset[str]) -> bool:
+def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> bool:
     """Whether the stored ``row`` says what ``ex`` says, reworded (:func:`_reworded`)."""
     if row["value"] != ex.value or row["unit"] != ex.unit or row["condition"] != ex.condition:
         return False
@@ -397,15 +350,12 @@ def _reworded_shared(new_terms: frozenset[str]) -> int:
     return max(3, least) if n >= 3 else n
 
 
-def _index_terms(conn: sqlite3.Connection, scope: Scope, item_id: int, text: str) -> None:
+def _index_terms(tx: Tx, scope: Scope, item_id: int, text: str) -> None:
     """Record a new item's content terms (:func:`_reworded`)."""
-    conn.executemany(
-        "INSERT OR IGNORE INTO memory_item_terms (tenant, role, term, item_id) VALUES (?,?,?,?)",
-        [(scope.tenant, scope.role, t, item_id) for t in content_terms(text)])
+    tx.item_writes.index_terms(scope.tenant, scope.role, item_id, list(content_terms(text)))
 
 
-def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
-              speaker: str) -> sqlite3.Row | None:
+def _reworded(tx: Tx, scope: Scope, ex: Any, kind: str, speaker: str) -> Row | None:
     """An active item of the same speaker, value, unit, condition, ordinal label,
     polarity and numbers whose content terms are the new statement's, reordered ("My
     manager is Dana." / "Reminder: Dana is my manager."): equal sets, or each covering
@@ -421,42 +371,32 @@ def _reworded(conn: sqlite3.Connection, scope: Scope, ex: Any, kind: str,
     if not new_terms:
         return None
     kinds = ("fact", "decision", "constraint", "preference")
-    for row in conn.execute(
-        "SELECT * FROM memory_items WHERE id IN (SELECT id FROM memory_items"
-        " WHERE tenant=? AND role=? AND status='active'"
-        f" AND kind IN ({','.join('?' * len(kinds))})"
-        f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
-        " ORDER BY id DESC LIMIT ?)"
-        " AND (SELECT COUNT(*) FROM memory_item_terms t WHERE t.item_id=memory_items.id"
-        f" AND t.term IN ({','.join('?' * len(new_terms))})) >= ?"
-        " ORDER BY id DESC",
-        (scope.tenant, scope.role, *kinds, speaker, ex.value, ex.unit, ex.condition,
-         _REWORDED_SCAN, *sorted(new_terms), _reworded_shared(new_terms)),
-    ):
+    for row in tx.item_writes.reworded_candidates(
+            scope.tenant, scope.role, kinds, speaker, ex.value, ex.unit, ex.condition,
+            _REWORDED_SCAN, sorted(new_terms), _reworded_shared(new_terms)):
         if _same_statement(row, ex, kind, new_terms):
             return row
     return None
 
 
-def _absorb(conn: sqlite3.Connection, keep_id: int, drop: sqlite3.Row, now: float) -> None:
+def _absorb(tx: Tx, keep_id: int, drop: Row, now: float) -> None:
     """Merge the older item ``drop`` into the new item ``keep_id`` that says the same
     as a stronger kind (:data:`_KIND_RANK`): ``keep_id`` takes every source of
     ``drop`` before its own (``data.sources``, oldest first) and ``drop`` gets status
     ``merged`` with ``superseded_by`` = ``keep_id`` (a ``merged`` revision)."""
-    keep = conn.execute("SELECT data, source_message_id FROM memory_items WHERE id=?",
-                        (keep_id,)).fetchone()
+    items = tx.item_writes
+    keep = items.item_sources(keep_id)
+    assert keep is not None  # the item just stored
     data = _data(keep)
     srcs = standing.sources(drop) + [m for m in standing.sources(keep)
                                      if m not in standing.sources(drop)]
     data["sources"] = srcs
-    conn.execute("UPDATE memory_items SET data=? WHERE id=?",
-                 (orjson.dumps(data).decode(), keep_id))
-    conn.execute("UPDATE memory_items SET status='merged', superseded_by=?, updated_at=?"
-                 " WHERE id=?", (keep_id, now, drop["id"]))
-    _revision(conn, int(drop["id"]), "status", "active", "merged",
-              f"said again as a stronger kind by item {keep_id}", now)
-    _revision(conn, keep_id, "restated", None, drop["source_message_id"], "restated", now)
-    _outbox(conn, "item", int(drop["id"]), "delete")
+    items.set_data(keep_id, orjson.dumps(data).decode())
+    items.mark_merged(int(drop["id"]), keep_id, now)
+    items.revision(int(drop["id"]), "status", "active", "merged",
+                   f"said again as a stronger kind by item {keep_id}", now)
+    items.revision(keep_id, "restated", None, drop["source_message_id"], "restated", now)
+    items.queue_index("item", int(drop["id"]), "delete")
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -468,7 +408,7 @@ def _numbers(text: str | None) -> list[str]:
     return sorted(_NUMBER.findall(text or ""))
 
 
-def _data(row: sqlite3.Row) -> dict[str, Any]:
+def _data(row: Row) -> dict[str, Any]:
     try:
         value = orjson.loads(row["data"] or "{}")
     except orjson.JSONDecodeError:
@@ -476,7 +416,7 @@ def _data(row: sqlite3.Row) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _restated(conn: sqlite3.Connection, row: sqlite3.Row, thread_id: int,
+def _restated(tx: Tx, row: Row, thread_id: int,
               message_id: int | None, now: float) -> bool:
     """Merge a restatement into ``row``: a ``restated`` revision, the message added
     to ``data.sources`` (every message that said it, oldest first) and made the
@@ -486,10 +426,11 @@ def _restated(conn: sqlite3.Connection, row: sqlite3.Row, thread_id: int,
     keeps its own."""
     if standing.conversation_local(row) and row["thread_id"] != thread_id:
         return False
+    items = tx.item_writes
     item_id = int(row["id"])
-    _revision(conn, item_id, "restated", None, message_id, "restated", now)
+    items.revision(item_id, "restated", None, message_id, "restated", now)
     if message_id is None or message_id == row["source_message_id"]:
-        conn.execute("UPDATE memory_items SET updated_at=? WHERE id=?", (now, item_id))
+        items.touch(item_id, now)
         return True
     data = _data(row)
     srcs = data.get("sources")
@@ -498,10 +439,9 @@ def _restated(conn: sqlite3.Connection, row: sqlite3.Row, thread_id: int,
     if message_id not in srcs:
         srcs.append(message_id)
     data["sources"] = srcs
-    conn.execute("UPDATE memory_items SET updated_at=?, source_message_id=?, thread_id=?,"
-                 " data=? WHERE id=?",
-                 (now, message_id, thread_id, orjson.dumps(data).decode(), item_id))
-    _outbox(conn, "item", item_id)
+    items.restate(item_id, now=now, message_id=message_id, thread_id=thread_id,
+                  data=orjson.dumps(data).decode())
+    items.queue_index("item", item_id)
     return True
 
 
@@ -517,8 +457,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w.casefold() for w in re.findall(r"[\w-]+", text))
 
 
-def same_meaning(new: sqlite3.Row | dict[str, Any], old: sqlite3.Row | dict[str, Any]
-                 ) -> bool:
+def same_meaning(new: Row, old: Row) -> bool:
     """Whether two active items that embed alike may be one statement reworded
     (the vector half of write-time dedupe: :func:`merge_duplicate`). Conservative: the
     same tenant, role, speaker, value, unit, condition, ordinal label, polarity
@@ -536,7 +475,7 @@ def same_meaning(new: sqlite3.Row | dict[str, Any], old: sqlite3.Row | dict[str,
     same_kind = new["kind"] == old["kind"]
     if not same_kind and not (new["kind"] in _KIND_RANK and old["kind"] in _KIND_RANK):
         return False
-    nd, od = _data(new), _data(old)  # type: ignore[arg-type]
+    nd, od = _data(new), _data(old)
     if (nd.get("speaker", "") != od.get("speaker", "") or nd.get("label") != od.get("label")
             or (same_kind and bool(nd.get("negated")) != bool(od.get("negated")))):
         return False
@@ -578,7 +517,7 @@ def _no_new_names(a: str, b: str) -> bool:
     return not (_names(a) - _words(b) and _names(b) - _words(a))
 
 
-def merge_duplicate(conn: sqlite3.Connection, new_id: int, old_id: int,
+def merge_duplicate(tx: Tx, new_id: int, old_id: int,
                     now: float | None = None) -> int | None:
     """Merge item ``new_id`` and the older item ``old_id`` that says the same in other
     words, when both are still active and :func:`same_meaning` agrees (checked again
@@ -592,8 +531,8 @@ def merge_duplicate(conn: sqlite3.Connection, new_id: int, old_id: int,
     now = time.time() if now is None else now
     if new_id == old_id:
         return None
-    rows = {r["id"]: r for r in conn.execute(
-        "SELECT * FROM memory_items WHERE id IN (?, ?) AND status='active'", (new_id, old_id))}
+    items = tx.item_writes
+    rows = {r["id"]: r for r in items.active_pair(new_id, old_id)}
     new, old = rows.get(new_id), rows.get(old_id)
     if new is None or old is None or not same_meaning(new, old):
         return None
@@ -603,20 +542,19 @@ def merge_duplicate(conn: sqlite3.Connection, new_id: int, old_id: int,
     if old["kind"] != new["kind"] and _KIND_RANK[old["kind"]] < _KIND_RANK[new["kind"]]:
         # kinds differ only between statement kinds (same_meaning); a question or
         # proposal merges only with its own kind
-        _absorb(conn, new_id, old, now)  # a fact said again as a rule: the rule is kept
+        _absorb(tx, new_id, old, now)  # a fact said again as a rule: the rule is kept
         return old_id
     srcs = _data(new).get("sources")
     if not isinstance(srcs, list):
         srcs = [] if new["source_message_id"] is None else [new["source_message_id"]]
     for message_id in srcs:
-        if not _restated(conn, old, new["thread_id"], message_id, now):
+        if old is None or not _restated(tx, old, new["thread_id"], message_id, now):
             return None
-        old = conn.execute("SELECT * FROM memory_items WHERE id=?", (old_id,)).fetchone()
-    conn.execute("UPDATE memory_items SET status='merged', superseded_by=?, updated_at=?"
-                 " WHERE id=?", (old_id, now, new_id))
-    _revision(conn, new_id, "status", "active", "merged",
-              f"same meaning as item {old_id} (vector dedupe)", now)
-    _outbox(conn, "item", new_id, "delete")
+        old = items.item(old_id)
+    items.mark_merged(new_id, old_id, now)
+    items.revision(new_id, "status", "active", "merged",
+                   f"same meaning as item {old_id} (vector dedupe)", now)
+    items.queue_index("item", new_id, "delete")
     return new_id
 
 
@@ -625,7 +563,7 @@ def _other_dimension(a: str | None, b: str | None) -> bool:
     return bool(a and b and unit_class(a) != unit_class(b))
 
 
-def supersede(conn: sqlite3.Connection, old_id: int, new_id: int, reason: str,
+def supersede(tx: Tx, old_id: int, new_id: int, reason: str,
               now: float | None = None) -> None:
     """Mark ``old_id`` superseded by ``new_id`` (links both ways, revision rows).
 
@@ -635,50 +573,43 @@ def supersede(conn: sqlite3.Connection, old_id: int, new_id: int, reason: str,
     current.
     """
     now = time.time() if now is None else now
-    row = conn.execute("SELECT conflict_with FROM memory_items WHERE id=?",
-                       (old_id,)).fetchone()
-    new_row = conn.execute("SELECT text FROM memory_items WHERE id=?", (new_id,)).fetchone()
-    new_text = new_row["text"] if new_row is not None else ""
-    conn.execute(
-        "UPDATE memory_items SET status='superseded', superseded_by=?, updated_at=? WHERE id=?",
-        (new_id, now, old_id),
-    )
-    conn.execute("UPDATE memory_items SET supersedes=? WHERE id=?", (old_id, new_id))
-    _revision(conn, old_id, "status", "active", "superseded", f"{reason}: by item {new_id}", now)
-    _outbox(conn, "item", old_id)
-    sides = {r["id"] for r in conn.execute(
-        "SELECT id FROM memory_items WHERE conflict_with=? AND status='active' AND id<>?",
-        (old_id, new_id))}
-    if row is not None and row["conflict_with"] is not None:
-        sides.add(int(row["conflict_with"]))
+    items = tx.item_writes
+    row = items.conflict_of(old_id)
+    new_text = items.item_text(new_id)
+    if new_text is None:
+        new_text = ""
+    items.mark_superseded(old_id, new_id, now)
+    items.revision(old_id, "status", "active", "superseded", f"{reason}: by item {new_id}", now)
+    items.queue_index("item", old_id)
+    sides = set(items.conflicting_active(old_id, new_id))
+    if row is not None and row[0] is not None:
+        sides.add(int(row[0]))
     for other in sorted(sides):
         if other == new_id:
             continue
-        status = conn.execute("SELECT status, subject, text FROM memory_items WHERE id=?",
-                              (other,)).fetchone()
+        status = items.item_claim(other)
         if status is not None and status["status"] == "active" and settles(status, new_text):
-            conn.execute("UPDATE memory_items SET status='superseded', superseded_by=?,"
-                         " conflict_with=NULL, updated_at=? WHERE id=?", (new_id, now, other))
-            _revision(conn, other, "status", "active", "superseded",
-                      f"conflict resolved by item {new_id}", now)
-            _outbox(conn, "item", other)
+            items.settle(other, new_id, now)
+            items.revision(other, "status", "active", "superseded",
+                           f"conflict resolved by item {new_id}", now)
+            items.queue_index("item", other)
 
 
-def retract_item(conn: sqlite3.Connection, item_id: int, reason: str,
+def retract_item(tx: Tx, item_id: int, reason: str,
                  now: float | None = None) -> dict[str, Any]:
     """Set an item's status to ``retracted`` (kept for audit; gone from retrieval).
 
     Raises ``NotFoundError`` for an unknown id. Returns ``{id, old_status}``.
     """
     now = time.time() if now is None else now
-    row = conn.execute("SELECT status FROM memory_items WHERE id=?", (item_id,)).fetchone()
-    if row is None:
+    items = tx.item_writes
+    old_status = items.item_status(item_id)
+    if old_status is None:
         raise NotFoundError(f"no memory item {item_id}")
-    conn.execute("UPDATE memory_items SET status='retracted', updated_at=? WHERE id=?",
-                 (now, item_id))
-    _revision(conn, item_id, "status", row["status"], "retracted", reason or "retracted", now)
-    _outbox(conn, "item", item_id, "delete")
-    return {"id": item_id, "old_status": row["status"]}
+    items.mark_retracted(item_id, now)
+    items.revision(item_id, "status", old_status, "retracted", reason or "retracted", now)
+    items.queue_index("item", item_id, "delete")
+    return {"id": item_id, "old_status": old_status}
 
 
 # -- task state -----------------------------------------------------------------------
@@ -697,7 +628,7 @@ def norm_task(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))[:300]
 
 
-def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
+def merge_task_line(tx: Tx, scope: Scope, thread_id: int,
                     message_id: int | None, label: str, text: str,
                     now: float | None = None) -> None:
     """Merge one labelled line into the thread's task state.
@@ -715,19 +646,14 @@ def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
     norm = norm_task(text)
     if not norm:
         return
+    tasks = tx.tasks
     if label == "goal":
-        conn.execute(
-            "UPDATE task_state SET status='superseded', updated_at=? WHERE thread_id=?"
-            " AND label='goal' AND status='open' AND norm<>?", (now, thread_id, norm),
-        )
+        tasks.supersede_goals(thread_id, norm, now)
     if label == "progress" and (_DONE.search(text) or (
             _PERFECTIVE.search(text) and not _NOT_DONE.search(text))):
         done = terms(_DONE.sub(" ", text))
         scored = []
-        for row in conn.execute(
-            "SELECT id, text FROM task_state WHERE thread_id=? AND label IN ('todo','blocked')"
-            " AND status='open'", (thread_id,),
-        ).fetchall():
+        for row in tasks.open_todos(thread_id):
             entry = terms(row["text"])
             shared = len(entry & done)
             if shared and shared >= min(2, len(entry), len(done)):
@@ -736,16 +662,9 @@ def merge_task_line(conn: sqlite3.Connection, scope: Scope, thread_id: int,
         if best is not None and best[0] >= 0.6:
             for score, shared, row_id in scored:
                 if (score, shared) == best[:2]:
-                    conn.execute("UPDATE task_state SET status='done', updated_at=?"
-                                 " WHERE id=?", (now, row_id))
-    conn.execute(
-        "INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
-        " source_message_id, created_at, updated_at) VALUES (?,?,?,?,?,?,'open',?,?,?)"
-        " ON CONFLICT(thread_id, label, norm) DO UPDATE SET status='open',"
-        " updated_at=excluded.updated_at, source_message_id=excluded.source_message_id",
-        (scope.tenant, scope.role, thread_id, label, text.strip()[:500], norm, message_id,
-         now, now),
-    )
+                    tasks.close(row_id, now)
+    tasks.upsert_line(tenant=scope.tenant, role=scope.role, thread_id=thread_id, label=label,
+                      text=text.strip()[:500], norm=norm, message_id=message_id, now=now)
 
 
 # -- agent memories ---------------------------------------------------------------------
@@ -769,7 +688,7 @@ class AgentMemoryWrite:
 
 
 def upsert_agent_memory(
-    conn: sqlite3.Connection,
+    tx: Tx,
     *,
     tenant: str,
     role: str,
@@ -797,46 +716,26 @@ def upsert_agent_memory(
         raise ValueError(f"content is {len(content)} characters; the limit is {CONTENT_LIMIT}")
     norm = snake_key(key)
     title = title.strip() or norm
-    rows = conn.execute(
-        "SELECT key, title FROM agent_memories WHERE tenant=? AND category=? AND role=?",
-        (tenant, category, role),
-    ).fetchall()
-    match = near_duplicate(norm, title, [(r["key"], r["title"]) for r in rows], similar=similar)
+    memories = tx.agent_memories
+    match = near_duplicate(norm, title, memories.keys(tenant, category, role), similar=similar)
     routed_from = None
     if match is not None:
         if on_duplicate == "refuse":
             raise DuplicateKeyError(match)
         routed_from, norm = norm, match.key
-    existed = conn.execute(
-        "SELECT id FROM agent_memories WHERE tenant=? AND category=? AND key=? AND role=?",
-        (tenant, category, norm, role),
-    ).fetchone()
-    conn.execute(
-        "INSERT INTO agent_memories (category, key, title, content, updated_at, role, tenant)"
-        " VALUES (?,?,?,?,?,?,?) ON CONFLICT(tenant, category, key, role) DO UPDATE SET"
-        " title=excluded.title, content=excluded.content, updated_at=excluded.updated_at,"
-        " embedding=NULL",
-        (category, norm, title, content, now, role, tenant),
-    )
-    row = conn.execute(
-        "SELECT id FROM agent_memories WHERE tenant=? AND category=? AND key=? AND role=?",
-        (tenant, category, norm, role),
-    ).fetchone()
-    _outbox(conn, "agent_memory", int(row["id"]))
-    return AgentMemoryWrite(int(row["id"]), norm, existed is None, routed_from,
+    existed = memories.find(tenant, category, norm, role)
+    memory_id = memories.upsert(tenant=tenant, role=role, category=category, key=norm,
+                                title=title, content=content, now=now)
+    return AgentMemoryWrite(memory_id, norm, existed is None, routed_from,
                             match.reason if match else None)
 
 
-def delete_agent_memory(conn: sqlite3.Connection, *, tenant: str, role: str, category: str,
+def delete_agent_memory(tx: Tx, *, tenant: str, role: str, category: str,
                         key: str) -> bool:
     """Delete one agent memory; return whether it existed."""
     norm = snake_key(key)
-    row = conn.execute(
-        "SELECT id FROM agent_memories WHERE tenant=? AND category=? AND key=? AND role=?",
-        (tenant, category, norm, role),
-    ).fetchone()
-    if row is None:
+    memory_id = tx.agent_memories.find(tenant, category, norm, role)
+    if memory_id is None:
         return False
-    conn.execute("DELETE FROM agent_memories WHERE id=?", (row["id"],))
-    _outbox(conn, "agent_memory", int(row["id"]), "delete")
+    tx.agent_memories.delete(memory_id)
     return True

@@ -19,6 +19,9 @@ from memory_core.commandtext import is_command_exchange
 from memory_core.errors import NotFoundError
 from memory_core.models import Scope
 from memory_core.ref import parse_id
+from memory_core.store.api import Tx
+
+_HIT_KINDS = frozenset({"message", "item", "agent_memory", "summary"})
 
 MAX_RESULT_CHARS = 12_000
 """Longest tool result returned to the model, in characters (≈3k tokens)."""
@@ -162,27 +165,29 @@ def _statements_first(rows: list[dict[str, Any]], limit: int) -> list[dict[str, 
 
 def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], limit: int
               ) -> list[dict[str, Any]]:
-    """Up to ``limit`` rows for search hits, read from SQLite and re-checked against the
+    """Up to ``limit`` rows for search hits, read from the store and re-checked against the
     scope. Retracted items and the proxy's own ``/memory`` command exchanges are left
     out, as in every other search (:mod:`memory_core.commandtext`)."""
     out: list[dict[str, Any]] = []
 
-    def q(conn: Any) -> None:
+    def q(tx: Tx) -> None:
         for kind, ref, score in refs:
             if len(out) >= limit:
                 return
+            if kind not in _HIT_KINDS:
+                continue
+            r = tx.tools.hit_row(kind, ref)
+            if r is None:
+                continue
             if kind == "message":
-                r = conn.execute("SELECT id, msg_role, text, created_at, tenant, role, hidden"
-                                 " FROM messages WHERE id=?", (ref,)).fetchone()
-                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
+                if (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
                         is_command_exchange(r["text"]):
                     continue
                 out.append({"type": "message", "message_id": r["id"], "role": r["msg_role"],
                             "time": _iso(r["created_at"]), "text": _clip(r["text"]),
                             "score": round(score, 4), "_question": is_question(r["text"])})
             elif kind == "item":
-                r = conn.execute("SELECT * FROM memory_items WHERE id=?", (ref,)).fetchone()
-                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
+                if (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
                         r["status"] == "retracted":
                     continue
                 out.append({"type": f"memory:{r['kind']}", "status": r["status"],
@@ -190,21 +195,19 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
                             "text": _clip(r["text"]), "score": round(score, 4),
                             "_question": r["kind"] == "question"})
             elif kind == "agent_memory":
-                r = conn.execute("SELECT * FROM agent_memories WHERE id=?", (ref,)).fetchone()
-                if r is None or r["role"] != scope.role or r["tenant"] not in (scope.tenant, "*"):
+                if r["role"] != scope.role or r["tenant"] not in (scope.tenant, "*"):
                     continue
                 out.append({"type": f"agent_memory:{r['category']}", "key": r["key"],
                             "title": r["title"], "text": _clip(r["content"]),
                             "time": _iso(r["updated_at"]), "score": round(score, 4)})
-            elif kind == "summary":
-                r = conn.execute("SELECT * FROM summary_nodes WHERE id=?", (ref,)).fetchone()
-                if r is None or (r["tenant"], r["role"]) != (scope.tenant, scope.role):
+            else:  # summary
+                if (r["tenant"], r["role"]) != (scope.tenant, scope.role):
                     continue
                 out.append({"type": f"summary:level{r['level']}",
                             "messages": f"{r['first_message_id']}-{r['last_message_id']}",
                             "text": _clip(r["text"], 1500), "score": round(score, 4)})
 
-    engine.store.read(q)
+    engine.store.read_tx(q)
     return out
 
 
@@ -289,13 +292,10 @@ def view_chat_history_summary(engine: Any, scope: Scope, args: dict[str, Any]
     """The role's summary forest (roots, oldest first) and a short thread timeline."""
     status = engine.forest_status(tenant=scope.tenant, role=scope.role)
     roots = [n for n in status["nodes"] if n["parent_id"] is None]
-    texts = engine.store.read(lambda c: {r["id"]: r["text"] for r in c.execute(
-        "SELECT id, text FROM summary_nodes WHERE tenant=? AND role=? AND parent_id IS NULL"
-        " AND status='active'", (scope.tenant, scope.role))})
-    threads = engine.store.read(lambda c: [dict(r) for r in c.execute(
-        "SELECT t.id, t.created_at, t.updated_at, COUNT(m.id) AS messages FROM threads t"
-        " LEFT JOIN messages m ON m.thread_id=t.id WHERE t.tenant=? AND t.role=?"
-        " GROUP BY t.id ORDER BY t.created_at", (scope.tenant, scope.role))])
+    texts = engine.store.read_tx(
+        lambda tx: tx.tools.root_summary_texts(scope.tenant, scope.role))
+    threads = engine.store.read_tx(
+        lambda tx: tx.tools.thread_timeline(scope.tenant, scope.role))
     return {
         "threads": [{"thread_id": t["id"], "started": _iso(t["created_at"]),
                      "last_active": _iso(t["updated_at"]), "messages": t["messages"]}

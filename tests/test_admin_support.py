@@ -164,7 +164,7 @@ async def populate(proxy: RunningProxy) -> Populated:
         put(scope_w, "w_style", "w", fake_item(f"{MARK_A} prose style is plain",
                                                subject="prose style", kind="preference"))
 
-    engine.store.write_sync(add_items)
+    engine.store.write_tx_sync(add_items)
     engine.set_agent_memory(tenant=pop.tenant_a, role="coder", category="user_preferences",
                             key="code_style", title="Code style",
                             content=f"{MARK_A} black, 100 columns")

@@ -676,14 +676,14 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         ids = engine.capture_response(ticket, [reply], {}).result(10)
         ask("r2", [question, reply, {"role": "user", "content": "ok"}])  # queued after
         assert engine.store.read(proposals) == ids and engine.store.read(pending) == []
-        engine.store.write_sync(lambda c: engine._extract_pending(c, ids[0]))
+        engine.store.write_tx_sync(lambda c: engine._extract_pending(c, ids[0]))
         assert engine.store.read(proposals) == ids  # no longer pending: nothing added
 
         # The answer's own job, alone (as if the process died right after its commit).
         later = ask("r3", [{"role": "user", "content": "And the job queue?"}])
         other = {"role": "assistant", "content": "I suggest we use Postgres for the job queue."}
         before = time.time()
-        (lost,) = engine.store.write_sync(
+        (lost,) = engine.store.write_tx_sync(
             lambda c: engine._capture_response_job(c, later, [other], {}, None))
         ((mid, attempts, due),) = engine.store.read(pending)
         assert (mid, attempts) == (lost, 0) and lost not in engine.store.read(proposals)

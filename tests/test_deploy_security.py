@@ -211,8 +211,9 @@ async def _seed(app: web.Application, root: str) -> int:
         tenant, role, thread, mid = c.execute(
             "SELECT tenant, role, thread_id, id FROM messages WHERE text LIKE ?",
             (f"%{FACT}%",)).fetchone()
-        ids = memory.store_extracted(c, Scope(tenant, role, ""), thread, mid, [fake_item(
-            "vault combination is ZEBRA-7781", subject="vault combination")])
+        ids = memory.store_extracted(
+            engine.store.tx_on(c), Scope(tenant, role, ""), thread, mid, [fake_item(
+                "vault combination is ZEBRA-7781", subject="vault combination")])
         return int(ids[-1])
 
     return int(engine.store.write_sync(job))

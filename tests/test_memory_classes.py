@@ -30,7 +30,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def put(engine: Engine, text: str, speaker: str = "") -> None:
-    engine.store.write_sync(lambda c: memory.store_extracted(
+    engine.store.write_tx_sync(lambda c: memory.store_extracted(
         c, SCOPE, 1, None, extract(text), speaker=speaker))
 
 
@@ -391,7 +391,7 @@ def test_long_texts_are_cut_at_line_ends_and_bounded(
     assert all(c.endswith("\n") for c in chunks)
     monkeypatch.setattr(engine_mod, "EXTRACT_MAX_TOTAL_CHARS", 50_000)
     with caplog.at_level("INFO", logger="lcm.engine"):
-        engine.store.write_sync(lambda c: engine._extract_one(
+        engine.store.write_tx_sync(lambda c: engine._extract_one(
             c, SCOPE, 1, 1, _paste(60_000) + "The API timeout is 45 s.", "user"))
     skips = [r for r in caplog.records if "skipping the rest" in r.getMessage()]
     assert skips and skips[0].levelname == "WARNING"
@@ -518,6 +518,6 @@ def test_two_wordings_of_one_question_merge_as_questions(engine: Engine) -> None
     ids = engine.store.read(lambda c: [r[0] for r in c.execute(
         "SELECT id FROM memory_items WHERE kind='question' ORDER BY id")])
     assert len(ids) == 2
-    gone = engine.store.write_sync(memory.merge_duplicate, ids[1], ids[0])
+    gone = engine.store.write_tx_sync(memory.merge_duplicate, ids[1], ids[0])
     assert gone == ids[1]
     assert [r["text"] for r in active(engine)] == [first]

@@ -15,7 +15,9 @@ from memory_core import memory
 from memory_core.engine import Engine
 from memory_core.extraction import Extracted
 from memory_core.models import Scope
+from memory_core.store.api import Tx
 from memory_core.store.migrations import MIGRATIONS, apply_migrations
+from memory_core.store.sqlite_memory import SPEAKER_SQL
 from memory_core.supersession import subject_keys, subjects_match
 
 SCOPE = Scope("t", "coder")
@@ -49,7 +51,7 @@ def _old_candidates(conn: sqlite3.Connection, scope: Scope, subject: str,
         "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
         f" AND kind IN ({','.join('?' * len(KINDS))}) AND subject IS NOT NULL"
         " AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
-        f" AND {memory.SPEAKER_SQL} = ? ORDER BY id DESC LIMIT 200",
+        f" AND {SPEAKER_SQL} = ? ORDER BY id DESC LIMIT 200",
         (scope.tenant, scope.role, *KINDS, subject, subject, speaker)).fetchall()
     rows.sort(key=lambda r: r["subject"] != subject)
     return [r for r in rows if subjects_match(subject, r["subject"])]
@@ -65,7 +67,7 @@ def _fill(engine: Engine, rng: random.Random, n: int) -> list[str]:
             kind = rng.choice(KINDS + ("question", "proposal"))
             scope = SCOPE if rng.random() < 0.85 else OTHER
             # distinct values: no statement here restates or conflicts with another
-            memory.store_extracted(c, scope, 1, None, [Extracted(
+            memory.store_extracted(engine.store.tx_on(c), scope, 1, None, [Extracted(
                 kind=kind, text=f"item {i} about {subject}", subject=subject, value=float(i),
                 value_text=str(i))], speaker=rng.choice(["", "", "ana"]))
         # some items leave the active set
@@ -81,7 +83,7 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
         stored = _fill(engine, rng, 1500)
         # more matches than the window holds: a subject said 260 times, with longer
         # and shorter ones around it, and substring hits that are no word match
-        engine.store.write_sync(lambda c: [memory.store_extracted(c, SCOPE, 1, None, [
+        engine.store.write_tx_sync(lambda c: [memory.store_extracted(c, SCOPE, 1, None, [
             Extracted(kind="fact", text=f"{s} {i}", subject=s, value=float(10_000 + i))])
             for i in range(400) for s in [rng.choice(
                 ["queue depth"] * 6 + ["queue", "queue depths", "depth", "a queue depth",
@@ -99,7 +101,7 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
                     for speaker in ("", "ana", "bob"):
                         want = [r["id"] for r in _old_candidates(c, scope, subject, speaker)]
                         got = [r["id"] for r in memory._candidates(
-                            c, scope, KINDS, subject=subject, speaker=speaker)]
+                            engine.store.tx_on(c), scope, KINDS, subject=subject, speaker=speaker)]
                         assert got == want, (subject, scope, speaker)
                         compared += len(want)
             return compared
@@ -166,7 +168,7 @@ def test_reworded_query_reads_its_index(tmp_path: Path) -> None:
         plan = engine.store.read(lambda c: [r[3] for r in c.execute(
             "EXPLAIN QUERY PLAN SELECT * FROM memory_items WHERE tenant=? AND role=?"
             " AND status='active' AND kind IN (?,?,?,?)"
-            f" AND {memory.SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
+            f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
             " ORDER BY id DESC LIMIT ?", ("t", "r", *KINDS, "", 1.0, "s", None, 300))])
     finally:
         engine.close()
@@ -182,7 +184,7 @@ def test_purge_drops_an_items_subject_keys(tmp_path: Path, subject: str) -> None
             " + (SELECT COUNT(*) FROM memory_item_terms)")
     try:
         for scope in (SCOPE, Scope("u", "coder")):
-            engine.store.write_sync(lambda c, scope=scope: memory.store_extracted(
+            engine.store.write_tx_sync(lambda c, scope=scope: memory.store_extracted(
                 c, scope, 1, None, [Extracted(kind="fact", text=f"the {subject} is 5 s",
                                               subject=subject, value=5.0)]))
         before = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
@@ -208,7 +210,7 @@ def _old_reworded(conn: sqlite3.Connection, scope: Scope, ex: Extracted, kind: s
     for row in conn.execute(
         "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active'"
         f" AND kind IN ({','.join('?' * len(KINDS))})"
-        f" AND {memory.SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
+        f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
         " ORDER BY id DESC LIMIT 300",
         (scope.tenant, scope.role, *KINDS, speaker, ex.value, ex.unit, ex.condition),
     ):
@@ -227,7 +229,7 @@ def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None
     session = numbers_session(3, 1300)
     engine = Engine(tmp_path / "d")
     try:
-        def fill(c: sqlite3.Connection) -> None:
+        def fill(c: Tx) -> None:
             for turn in session.turns[:1200]:
                 memory.store_extracted(c, SCOPE, 1, None, extract(turn.text))
                 memory.store_extracted(c, SCOPE, 1, None, extract(turn.reply),
@@ -235,7 +237,7 @@ def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None
             for text in ["My manager is Dana.", "From now on, always mark every tray with a"
                          " violet sticker.", "我们的默认区域是法兰克福。", "私の上司はダナです。"]:
                 memory.store_extracted(c, SCOPE, 1, None, extract(text))
-        engine.store.write_sync(fill)
+        engine.store.write_tx_sync(fill)
         statements = [ex for turn in session.turns[1200:] for ex in extract(turn.text)]
         stored = engine.store.read(lambda c: c.execute(
             "SELECT kind, text, value, unit, condition FROM memory_items"
@@ -261,7 +263,8 @@ def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None
                 for kind in {ex.kind, "fact"}:
                     for speaker in ("", "ana"):
                         want = _old_reworded(c, SCOPE, ex, kind, speaker)
-                        got = memory._reworded(c, SCOPE, ex, kind, speaker)
+                        got = memory._reworded(engine.store.tx_on(c), SCOPE, ex, kind,
+                                               speaker)
                         assert (got["id"] if got is not None else None) == want, ex.text
                         found += want is not None
             return found

@@ -23,7 +23,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def put(engine: Engine, text: str, message_id: int | None = None) -> list[int]:
-    return engine.store.write_sync(
+    return engine.store.write_tx_sync(
         lambda c: memory.store_extracted(c, SCOPE, 1, message_id, extract(text)))
 
 
@@ -51,7 +51,7 @@ def test_correction_chain_a_b_c(engine: Engine) -> None:
 def test_correction_reaches_an_item_older_than_many_others(engine: Engine) -> None:
     put(engine, "The staging database port is 5433.")
     for i in range(600):
-        engine.store.write_sync(lambda c, i=i: memory.store_extracted(c, SCOPE, 1, None, [
+        engine.store.write_tx_sync(lambda c, i=i: memory.store_extracted(c, SCOPE, 1, None, [
             Extracted(kind="fact", text=f"service {i} runs", subject=f"service {i}")]))
     put(engine, "Actually, the staging database port is 5434.")
     first = items(engine)[0]
@@ -91,7 +91,7 @@ def test_task_lines_merge(engine: Engine) -> None:
 
 def test_questions_and_assistant_text_are_not_facts(engine: Engine) -> None:
     put(engine, "Which port does staging use?")
-    engine.store.write_sync(lambda c: memory.store_extracted(
+    engine.store.write_tx_sync(lambda c: memory.store_extracted(
         c, SCOPE, 1, None, extract("I suggest we use Redis for the cache.", speaker="assistant")))
     kinds = engine.store.read(lambda c: [r[0] for r in c.execute(
         "SELECT kind FROM memory_items ORDER BY id")])

@@ -31,7 +31,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def put(engine: Engine, text: str, speaker: str = "") -> None:
-    engine.store.write_sync(lambda c: memory.store_extracted(
+    engine.store.write_tx_sync(lambda c: memory.store_extracted(
         c, SCOPE, 1, None, extract(text), speaker=speaker))
 
 

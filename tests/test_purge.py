@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from memory_core import memory
 from memory_core.models import Scope
+from memory_core.store.api import Tx
 from proxy.cli import main
 from tests.conftest import RunningProxy
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
@@ -38,8 +39,8 @@ async def pop(proxy: RunningProxy) -> Populated:
 
     def extra(c: sqlite3.Connection) -> None:
         # task state, an embedding and an extraction retry for the bravo thread
-        memory.merge_task_line(c, Scope(p.tenant_b, "coder", "sess-b"), p.threads["b"],
-                               p.messages["b"], "todo", "rotate the cache keys")
+        memory.merge_task_line(proxy.engine.store.tx_on(c), Scope(p.tenant_b, "coder", "sess-b"),
+                               p.threads["b"], p.messages["b"], "todo", "rotate the cache keys")
         c.execute("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector,"
                   " created_at)"
                   " VALUES ('message', ?, 'test', 1, x'00000000', 0)", (p.messages["b"],))
@@ -135,13 +136,13 @@ async def test_purge_by_combined_filters_then_by_role(proxy: RunningProxy,
                                                          pop: Populated) -> None:
     scope = Scope(pop.tenant_a, "coder", "sess-z")
 
-    def corrected_elsewhere(c: sqlite3.Connection) -> int:
+    def corrected_elsewhere(c: Tx) -> int:
         # same role, another session: corrects an item of sess-a (cross-session link)
         return memory.store_extracted(c, scope, pop.threads["a"], pop.messages["a"], [
             fake_item(f"{MARK_A} API timeout is 60 s when offline", subject="api timeout",
                       value=60, unit="s", condition="when offline", correction=True)])[0]
 
-    newer = proxy.engine.store.write_sync(corrected_elsewhere)
+    newer = proxy.engine.store.write_tx_sync(corrected_elsewhere)
     proxy.engine.purge(tenant=pop.tenant_a, role="coder", session="sess-a")
     # the sess-z item was stored against thread a, so it went with the thread;
     # what stays must not point at what went

@@ -44,14 +44,13 @@ MIGRATED = (
     "memory_core/search/docs.py",
     "memory_core/search/indexer.py",
     "memory_core/search/service.py",
+    "memory_core/memorytools.py",
+    "memory_core/assemble.py",
+    "memory_core/memory.py",
+    "memory_core/engine.py",
 )
 
-LEGACY = frozenset({
-    "memory_core/assemble.py",
-    "memory_core/engine.py",
-    "memory_core/memory.py",
-    "memory_core/memorytools.py",
-})
+LEGACY: frozenset[str] = frozenset()
 """Modules that still hold SQL or import ``sqlite3``: to move behind the interface."""
 
 _SQL = re.compile(

@@ -192,7 +192,8 @@ async def many_items(proxy: RunningProxy, pop: Populated, n: int) -> None:
     def job(c: Any) -> None:
         for i in range(n):
             kind = "decision" if i % 3 == 0 else "fact"
-            memory.store_extracted(c, scope, pop.threads["a"], pop.messages["a"], [
+            memory.store_extracted(proxy.engine.store.tx_on(c), scope, pop.threads["a"],
+                                   pop.messages["a"], [
                 fake_item(f"{MARK_A} bulk note number {i:03d}", subject=f"bulk {i}",
                           kind=kind)])
 

@@ -65,7 +65,7 @@ def main(depths):
                     memory.store_extracted(conn, SCOPE, 1, None, extract(turn.text))
                     memory.store_extracted(conn, SCOPE, 1, None,
                                            extract(turn.reply, speaker="assistant"))
-            engine.store.write_sync(fill, session.turns[:depth])
+            engine.store.write_tx_sync(fill, session.turns[:depth])
             active = engine.store.read(lambda c: c.execute(
                 "SELECT COUNT(*) FROM memory_items WHERE status='active'").fetchone()[0])
             whole, cand, rew = [], [], []
@@ -78,7 +78,7 @@ def main(depths):
                     start = time.thread_time()
                     memory.store_extracted(conn, SCOPE, 1, None, items)
                     return time.thread_time() - start
-                whole.append(engine.store.write_sync(one) * 1000)
+                whole.append(engine.store.write_tx_sync(one) * 1000)
                 cand.append(spent["_candidates"] * 1000)
                 rew.append(spent["_reworded"] * 1000)
             engine.close()

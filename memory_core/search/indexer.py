@@ -379,7 +379,7 @@ class Indexer:
                 if ref >= doc.ref_id or sim < threshold:
                     continue
                 try:
-                    gone = self.store.write_sync(memory.merge_duplicate, doc.ref_id, ref)
+                    gone = self.store.write_tx_sync(memory.merge_duplicate, doc.ref_id, ref)
                 except Exception:  # noqa: BLE001 - dedupe is best effort; indexing goes on
                     log.exception("vector dedupe of item %s failed", doc.ref_id)
                     break

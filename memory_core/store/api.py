@@ -25,7 +25,7 @@ that the caller needs the id of returns the id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -644,6 +644,463 @@ class ForwardedLog(Protocol):
         ...
 
 
+class ToolReads(Protocol):
+    """What the memory tools read besides the indexes (``memory_core.memorytools``)."""
+
+    def hit_row(self, kind: str, ref_id: int) -> Row | None:
+        """The row a search hit names, or ``None``: a ``message``'s ``{id, msg_role,
+        text, created_at, tenant, role, hidden}``; every column of an ``item``
+        (``memory_items``), ``agent_memory`` or ``summary`` (``summary_nodes``). Raises
+        ``ValueError`` for another kind. One statement."""
+        ...
+
+    def root_summary_texts(self, tenant: str, role: str) -> dict[int, str]:
+        """id → text of every active root summary node (no parent) of a tenant and
+        role."""
+        ...
+
+    def thread_timeline(self, tenant: str, role: str) -> list[Row]:
+        """``{id, created_at, updated_at, messages}`` of every thread of a tenant and
+        role (``messages``: how many it holds), oldest created first."""
+        ...
+
+
+class AssemblyReads(Protocol):
+    """What the injection block reads (``memory_core.assemble``), on the request
+    path: one statement per call. Lists of ids are a block's (at most a few
+    thousand)."""
+
+    def thread_fork(self, thread_id: int) -> tuple[int | None, int | None] | None:
+        """``(parent_thread_id, fork_message_id)`` of a thread, or ``None`` when it
+        does not exist."""
+        ...
+
+    def preferences(self, role: str, tenants: Sequence[str]) -> list[Row]:
+        """``{id, key, title, content}`` of the ``user_preferences`` agent memories
+        of ``role`` in any of ``tenants``, by key, then tenant."""
+        ...
+
+    def open_task_state(self, thread_id: int) -> list[Row]:
+        """``{id, label, text, status, source_message_id}`` of the thread's open task
+        lines, by id."""
+        ...
+
+    def progress_memories(self, tenant: str, role: str, limit: int) -> list[Row]:
+        """``{id, key, title, content}`` of the newest updated ``limit`` ``progress``
+        agent memories of a tenant and role, newest first."""
+        ...
+
+    def newest_active_items(self, tenant: str, role: str, limit: int) -> list[Row]:
+        """Every column of the newest ``limit`` active items of a tenant and role,
+        highest id first."""
+        ...
+
+    def items_by_ids(self, ids: Sequence[int]) -> list[Row]:
+        """Every column of each item of ``ids`` that exists, whatever its scope and
+        status (any order)."""
+        ...
+
+    def quote_messages(self, ids: Sequence[int], tenant: str, role: str) -> list[Row]:
+        """``{id, msg_role, text, created_at, name}`` of each message of ``ids`` in a
+        tenant and role (``name``: the one in its raw JSON, else ``None``), looked
+        up by id (any order)."""
+        ...
+
+    def visible_quote_messages(self, ids: Sequence[int], tenant: str, role: str
+                               ) -> list[Row]:
+        """:meth:`quote_messages` less hidden messages (any order)."""
+        ...
+
+    def superseded_texts(self, tenant: str, role: str, message_ids: Sequence[int]
+                         ) -> list[tuple[int, str]]:
+        """``(source_message_id, text)`` of the superseded items of a tenant and role
+        stated in one of ``message_ids``, by item id."""
+        ...
+
+
+class ItemWrites(Protocol):
+    """Memory items as the writer's rules read and change them
+    (``memory_core.memory``): supersession, conflicts, restatements, merges,
+    retraction, with the revision log, the duplicate checks' subject keys and
+    content terms, and the outbox. Write operations: call them inside a write job.
+
+    Item rows are every ``memory_items`` column. The lookups marked lazy return an
+    iterator that reads its rows as it is advanced (a caller that stops early reads
+    little); use it within the job that made it."""
+
+    def queue_index(self, kind: str, ref_id: int, op: str = "upsert") -> None:
+        """Append an outbox row (``op``: ``upsert`` or ``delete``)."""
+        ...
+
+    def revision(self, item_id: int, field: str, old: Any, new: Any, reason: str,
+                 now: float) -> None:
+        """Append a ``memory_item_revisions`` row (``old``/``new`` stored as text,
+        ``None`` kept)."""
+        ...
+
+    def subject_window_count(self, tenant: str, role: str, kinds: Sequence[str],
+                             subject: str, speaker: str, above: int, upto: int,
+                             limit: int) -> int:
+        """How many active items of ``kinds`` in the tenant and role said by
+        ``speaker`` whose subject contains ``subject`` or is contained in it lie at
+        ids ``above`` < id <= ``upto``, counted up to ``limit``. Walks the id range."""
+        ...
+
+    def same_subject(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
+                     speaker: str) -> Iterator[Row]:
+        """Active items of ``kinds`` of the tenant, role and ``speaker`` whose subject
+        is ``subject``, newest first (lazy; through the subject index)."""
+        ...
+
+    def subject_hits(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
+                     speaker: str) -> Iterator[Row]:
+        """Active items of ``kinds`` of the tenant, role and ``speaker`` whose
+        subject differs from ``subject`` and contains it or is contained in it,
+        newest first (lazy; reads every item of the scope)."""
+        ...
+
+    def subject_key_count(self, tenant: str, role: str, key: str, cap: int) -> int:
+        """How many items of the tenant and role hold subject key ``key`` (part 0),
+        counted up to ``cap``."""
+        ...
+
+    def subject_hits_by_key(self, tenant: str, role: str, key: str, kinds: Sequence[str],
+                            subject: str, speaker: str) -> Iterator[Row]:
+        """:meth:`subject_hits` among the items holding subject key ``key`` (lazy)."""
+        ...
+
+    def subject_hits_among(self, tenant: str, role: str, subjects: Sequence[str],
+                           kinds: Sequence[str], subject: str, speaker: str
+                           ) -> Iterator[Row]:
+        """:meth:`subject_hits` among the items whose subject is one of ``subjects``
+        (lazy)."""
+        ...
+
+    def reworded_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                            speaker: str, value: Any, unit: str | None,
+                            condition: str | None, scan: int, terms: Sequence[str],
+                            least: int) -> Iterator[Row]:
+        """Of the newest ``scan`` active items of ``kinds`` of the tenant, role and
+        ``speaker`` with this ``value``, ``unit`` and ``condition`` (``None`` equal
+        to ``None``), those holding at least ``least`` of content ``terms``, newest
+        first (lazy)."""
+        ...
+
+    def item(self, item_id: int) -> Row | None:
+        """Every column of an item, or ``None``."""
+        ...
+
+    def item_sources(self, item_id: int) -> Row | None:
+        """``{data, source_message_id}`` of an item, or ``None``."""
+        ...
+
+    def active_pair(self, a: int, b: int) -> list[Row]:
+        """Every column of items ``a`` and ``b`` that are active (any order)."""
+        ...
+
+    def conflict_of(self, item_id: int) -> tuple[int | None] | None:
+        """``(conflict_with,)`` of an item, or ``None`` when it does not exist."""
+        ...
+
+    def item_text(self, item_id: int) -> str | None:
+        """An item's text, or ``None`` when it does not exist."""
+        ...
+
+    def conflicting_active(self, item_id: int, besides: int) -> list[int]:
+        """Ids of the active items marked as conflicting with ``item_id``, less
+        ``besides`` (any order)."""
+        ...
+
+    def item_claim(self, item_id: int) -> Row | None:
+        """``{status, subject, text}`` of an item, or ``None``."""
+        ...
+
+    def item_status(self, item_id: int) -> str | None:
+        """An item's status, or ``None`` when it does not exist."""
+        ...
+
+    def insert_item(self, *, tenant: str, role: str, session: str, thread_id: int, kind: str,
+                    subject: str | None, text: str, value: Any, value_text: str | None,
+                    unit: str | None, condition: str | None, source_message_id: int | None,
+                    evidence: str, lang: str | None, now: float, data: str) -> int:
+        """Insert an active item (created and updated at ``now``; ``data``: JSON
+        text); return its id. Queues nothing (see :meth:`queue_index`)."""
+        ...
+
+    def index_subject_keys(self, tenant: str, role: str, item_id: int, keys: Sequence[str],
+                           anchor: str) -> None:
+        """Record an item's subject ``keys`` (part 0) and ``anchor`` (part 1)."""
+        ...
+
+    def index_terms(self, tenant: str, role: str, item_id: int, terms: Sequence[str]) -> None:
+        """Record an item's content terms."""
+        ...
+
+    def set_conflict(self, item_id: int, other_id: int) -> None:
+        """Mark ``item_id`` as conflicting with ``other_id``."""
+        ...
+
+    def set_data(self, item_id: int, data: str) -> None:
+        """Replace an item's ``data`` (JSON text)."""
+        ...
+
+    def mark_merged(self, item_id: int, into: int, now: float) -> None:
+        """Status ``merged``, ``superseded_by`` = ``into``, updated at ``now``."""
+        ...
+
+    def touch(self, item_id: int, now: float) -> None:
+        """Set an item's ``updated_at``."""
+        ...
+
+    def restate(self, item_id: int, *, now: float, message_id: int, thread_id: int,
+                data: str) -> None:
+        """Make ``message_id`` (of ``thread_id``) the item's source, with ``data``,
+        updated at ``now``."""
+        ...
+
+    def mark_superseded(self, old_id: int, new_id: int, now: float) -> None:
+        """``old_id`` superseded by ``new_id`` (updated at ``now``), ``new_id``
+        supersedes ``old_id``."""
+        ...
+
+    def settle(self, item_id: int, new_id: int, now: float) -> None:
+        """A conflict side superseded by ``new_id``: its ``conflict_with`` cleared."""
+        ...
+
+    def mark_retracted(self, item_id: int, now: float) -> None:
+        """Status ``retracted``, updated at ``now``."""
+        ...
+
+
+class TaskWrites(Protocol):
+    """A thread's task state lines (``memory_core.memory.merge_task_line``; write
+    operations)."""
+
+    def supersede_goals(self, thread_id: int, keep_norm: str, now: float) -> None:
+        """Mark the thread's open goals superseded, but the one of ``keep_norm``."""
+        ...
+
+    def open_todos(self, thread_id: int) -> list[Row]:
+        """``{id, text}`` of the thread's open ``todo`` and ``blocked`` lines."""
+        ...
+
+    def close(self, line_id: int, now: float) -> None:
+        """Mark a line ``done`` at ``now``."""
+        ...
+
+    def upsert_line(self, *, tenant: str, role: str, thread_id: int, label: str, text: str,
+                    norm: str, message_id: int | None, now: float) -> None:
+        """Add an open line, or reopen the thread's line of that label and ``norm``
+        (its source and ``updated_at`` replaced)."""
+        ...
+
+
+class AgentMemoryWrites(Protocol):
+    """Agent memories (``memory_core.memory.upsert_agent_memory``; write operations)."""
+
+    def keys(self, tenant: str, category: str, role: str) -> list[tuple[str, str]]:
+        """``(key, title)`` of every memory of a tenant, category and role."""
+        ...
+
+    def find(self, tenant: str, category: str, key: str, role: str) -> int | None:
+        """The id of a memory, or ``None``."""
+        ...
+
+    def upsert(self, *, tenant: str, role: str, category: str, key: str, title: str,
+               content: str, now: float) -> int:
+        """Insert or replace (title, content, ``updated_at``; the stored embedding
+        cleared) a memory, queue its outbox ``upsert``; return its id."""
+        ...
+
+    def delete(self, memory_id: int) -> None:
+        """Delete a memory and queue its outbox ``delete``."""
+        ...
+
+
+class ExtractionQueue(Protocol):
+    """Messages whose extraction is pending or failed (``extraction_queue``), read
+    and written by the engine's writer jobs (write operations)."""
+
+    def defer(self, message_id: int, next_at: float) -> None:
+        """Queue a message as pending (``attempts`` 0, due at ``next_at``) unless it
+        is queued already."""
+        ...
+
+    def attempt(self, fn: Callable[[], T]) -> T:
+        """Run ``fn()`` so that when it raises, what it wrote is undone (the rest of
+        the job stays) and the exception propagates; return its value."""
+        ...
+
+    def attempts(self, message_id: int) -> int | None:
+        """Failed attempts so far of a queued message, or ``None`` when not queued."""
+        ...
+
+    def failed(self, message_id: int, attempts: int, error: str, next_at: float) -> None:
+        """Queue or update a message after a failure: ``attempts``, the error text,
+        due again at ``next_at``."""
+        ...
+
+    def done(self, message_id: int) -> None:
+        """Take a message off the queue."""
+        ...
+
+    def due(self, now: float, limit: int) -> list[Row]:
+        """The first ``limit`` queued messages due at ``now``, soonest due first:
+        ``{message_id, tenant, role, session, thread_id, text, msg_role, name}``
+        (``name``: the one in its raw JSON, else ``None``)."""
+        ...
+
+    def pending(self, message_id: int) -> list[Row]:
+        """The row of :meth:`due` of ``message_id`` when it is queued and not yet
+        tried (``attempts`` 0); else empty."""
+        ...
+
+
+class RequestReads(Protocol):
+    """Small reads of the engine on the request path (each one statement unless
+    said)."""
+
+    def spliced_ids(self) -> list[int]:
+        """Every message id with a splice."""
+        ...
+
+    def splices(self, ids: Sequence[int]) -> dict[int, str]:
+        """message id → its splice's ``messages`` (JSON text as stored), for each
+        of ``ids`` that has one."""
+        ...
+
+    def history_beyond(self, tenant: str, role: str, thread_id: int, newest: int) -> bool:
+        """Whether the tenant and role have another thread than ``thread_id``, or the
+        thread a visible message after ``newest``, or the role an agent memory of the
+        tenant or shared (``'*'``). Up to three statements, stopping at the first
+        that finds one."""
+        ...
+
+    def has_active_summaries(self, tenant: str, role: str) -> bool:
+        """Whether the tenant and role have an active summary node."""
+        ...
+
+    def superseded_sources(self, tenant: str, role: str, last_id: int, limit: int
+                           ) -> list[Row]:
+        """``{source_message_id, text, value_text, unit}`` of the newest ``limit``
+        superseded items of the tenant and role stated up to message ``last_id``,
+        newest first."""
+        ...
+
+
+class Inspection(Protocol):
+    """The engine's operator reads (``memory_core.engine``): agent memories, assembly
+    logs, the keyword scan, search hits by scope, one item or message in full,
+    exports. Filters of ``None`` mean "any". Lazy results are read as they are
+    iterated, within the read that made them."""
+
+    def agent_memories(self, *, category: str | None, role: str | None, tenant: str | None,
+                       shared_tenant: str) -> list[Row]:
+        """``{id, category, key, title, content, updated_at, role, tenant}`` by role,
+        category, key; a ``tenant`` filter also keeps ``shared_tenant``'s."""
+        ...
+
+    def last_assembly(self, *, tenant: str | None, role: str | None, session: str | None,
+                      thread_id: int | None) -> Row | None:
+        """The newest ``assembly_logs`` row (``data`` as JSON text) of the filters
+        (``session``: its thread's), or ``None``."""
+        ...
+
+    def recent_scopes(self, *, tenant: str | None, role: str | None, session: str | None,
+                      limit: int) -> list[tuple[str, str]]:
+        """``(tenant, role)`` of the threads of the filters, the one with the newest
+        thread first, at most ``limit``."""
+        ...
+
+    def scoped_item(self, item_id: int, tenant: str, role: str) -> Row | None:
+        """Every column of an item of the tenant and role, or ``None``."""
+        ...
+
+    def scoped_message(self, message_id: int, tenant: str, role: str) -> Row | None:
+        """``{id, msg_role, role, text, created_at}`` of a message of the tenant and
+        role, or ``None``."""
+        ...
+
+    def keyword_items(self, *, tenant: str | None, role: str | None, session: str | None,
+                      limit: int) -> Iterator[Row]:
+        """Every column of the newest ``limit`` items of the filters that are not
+        retracted, newest first (lazy)."""
+        ...
+
+    def keyword_messages(self, *, tenant: str | None, role: str | None, session: str | None,
+                         limit: int) -> Iterator[Row]:
+        """``{id, msg_role, role, text, created_at}`` of the newest ``limit`` messages
+        of the filters, newest first (lazy)."""
+        ...
+
+    def item(self, item_id: int) -> Row | None:
+        """Every column of an item, or ``None``."""
+        ...
+
+    def message_brief(self, message_id: int | None) -> Row | None:
+        """``{id, msg_role, text, created_at}`` of a message, or ``None``."""
+        ...
+
+    def item_link(self, item_id: int, direction: str) -> Row | None:
+        """``{id, text, status, <direction>}`` of an item, ``direction`` being
+        ``supersedes`` or ``superseded_by`` (else ``ValueError``), or ``None``."""
+        ...
+
+    def revisions(self, item_id: int) -> list[Row]:
+        """``{changed_at, field, old, new, reason}`` of an item's revisions, in order."""
+        ...
+
+    def message(self, message_id: int) -> Row | None:
+        """Every column of a message, or ``None``."""
+        ...
+
+    def message_items(self, message_id: int) -> list[Row]:
+        """``{id, kind, status, text}`` of the items stated in a message."""
+        ...
+
+    def store_counts(self) -> Row:
+        """``{counts: {threads, messages, events, hidden_messages}, tenants, roles,
+        last}``: tenants, tenant-roles with a thread, and the newest message's
+        ``created_at`` (``None`` when empty). Whole store."""
+        ...
+
+    def export_threads(self, *, session: str | None, role: str | None, tenant: str | None,
+                       thread_id: int | None) -> list[Row]:
+        """Every column of the threads of the filters, by id."""
+        ...
+
+    def thread_messages(self, thread_id: int) -> list[Row]:
+        """Every column of a thread's own messages, by id."""
+        ...
+
+    def events(self, thread_ids: Sequence[int] | None) -> list[Row]:
+        """Every column of the events of ``thread_ids`` (``None``: every event), by id."""
+        ...
+
+    def head_path(self, thread_id: int) -> list[Row]:
+        """``{id, msg_role, kind, text, hidden}`` of the path from the root to the
+        thread's head, by depth; empty without a thread or head."""
+        ...
+
+
+class EngineWrites(Protocol):
+    """The engine's own small writes (write operations)."""
+
+    def meta(self, key: str) -> str | None:
+        """A ``meta`` value, or ``None``."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Add a ``meta`` value (the key must be new)."""
+        ...
+
+    def log_assembly(self, *, request_id: str, tenant: str, role: str, thread_id: int | None,
+                     created_at: float, trigger: str, budget_tokens: int, used_tokens: int,
+                     token_source: str, data: str) -> int:
+        """Append an ``assembly_logs`` row (``data``: JSON text); return its id."""
+        ...
+
+
 class Tx(Protocol):
     """Every operation group over one connection: what read and write jobs receive."""
 
@@ -688,6 +1145,33 @@ class Tx(Protocol):
 
     @property
     def search(self) -> SearchReads: ...
+
+    @property
+    def tools(self) -> ToolReads: ...
+
+    @property
+    def assembly(self) -> AssemblyReads: ...
+
+    @property
+    def item_writes(self) -> ItemWrites: ...
+
+    @property
+    def tasks(self) -> TaskWrites: ...
+
+    @property
+    def agent_memories(self) -> AgentMemoryWrites: ...
+
+    @property
+    def extraction(self) -> ExtractionQueue: ...
+
+    @property
+    def request_reads(self) -> RequestReads: ...
+
+    @property
+    def inspection(self) -> Inspection: ...
+
+    @property
+    def engine_writes(self) -> EngineWrites: ...
 
 
 class Store(Protocol):

@@ -8,17 +8,30 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import OUTBOX_KINDS, WHITESPACE, ForwardedRow, Row, Tx
+from memory_core.store.sqlite_assembly import SqliteAssemblyReads
 from memory_core.store.sqlite_capture import (
     SqliteCaptureWrites,
     SqliteHistoryReads,
     SqliteItemFeed,
 )
+from memory_core.store.sqlite_engine import (
+    SqliteEngineWrites,
+    SqliteExtractionQueue,
+    SqliteInspection,
+    SqliteRequestReads,
+)
 from memory_core.store.sqlite_index import SqliteIndexFeed, SqliteIndexSource
 from memory_core.store.sqlite_items import SqliteItemReads
+from memory_core.store.sqlite_memory import (
+    SqliteAgentMemoryWrites,
+    SqliteItemWrites,
+    SqliteTaskWrites,
+)
 from memory_core.store.sqlite_operator import SqliteOperatorReads, where
 from memory_core.store.sqlite_purge import SqlitePurge
 from memory_core.store.sqlite_search import SqliteSearchReads
 from memory_core.store.sqlite_summaries import SqliteSummaryForest
+from memory_core.store.sqlite_tools import SqliteToolReads
 
 
 class SqliteIndexProgress:
@@ -220,9 +233,10 @@ class SqliteTx:
     :class:`memory_core.store.sqlite.SqliteStore` keeps one per connection (the
     writer's, each thread's reader) and hands it to ``read_tx``/``write_tx`` jobs."""
 
-    __slots__ = ("capture", "forwarded", "history", "index", "index_feed", "index_source",
-                 "item_feed",
-                 "items", "maintenance", "operator", "purge", "responses", "search", "summaries")
+    __slots__ = ("agent_memories", "assembly", "capture", "engine_writes", "extraction",
+                 "forwarded", "history", "index", "index_feed", "index_source", "inspection",
+                 "item_feed", "item_writes", "items", "maintenance", "operator", "purge",
+                 "request_reads", "responses", "search", "summaries", "tasks", "tools")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.operator = SqliteOperatorReads(conn)
@@ -239,6 +253,15 @@ class SqliteTx:
         self.index_source = SqliteIndexSource(conn)
         self.index_feed = SqliteIndexFeed(conn)
         self.search = SqliteSearchReads(conn)
+        self.tools = SqliteToolReads(conn)
+        self.assembly = SqliteAssemblyReads(conn)
+        self.item_writes = SqliteItemWrites(conn)
+        self.tasks = SqliteTaskWrites(conn)
+        self.agent_memories = SqliteAgentMemoryWrites(conn)
+        self.extraction = SqliteExtractionQueue(conn)
+        self.request_reads = SqliteRequestReads(conn)
+        self.inspection = SqliteInspection(conn)
+        self.engine_writes = SqliteEngineWrites(conn)
 
 
 if TYPE_CHECKING:  # mypy checks that every group implements its Protocol

@@ -80,7 +80,7 @@ class SqliteSearchReads:
                         " json_type(raw_json)='object'"
                         " THEN json_extract(raw_json, '$.name') END")
         elif with_names and kind == "item":
-            # who said it: the item's ``data.speaker`` (memory.SPEAKER_SQL)
+            # who said it: the item's ``data.speaker`` (store.sqlite_memory.SPEAKER_SQL)
             name_col = "json_extract(data, '$.speaker')"
         parent_col = "parent_id" if is_msg else "NULL"
         role_col = "msg_role" if is_msg else "NULL"
