@@ -57,8 +57,8 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pop
     yield data, asyncio.run(fill())
 
 
-def _migrate(*args: str) -> Result:
-    return CliRunner().invoke(cli.main, ["migrate", *args], catch_exceptions=False)
+def _migrate(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli.main, ["migrate", *args], env=env, catch_exceptions=False)
 
 
 def _sqlite_rows(data: Path, table: str) -> int:
@@ -165,8 +165,10 @@ def test_verification_fails_on_an_altered_row(filled: tuple[Path, Populated],
         flipped = bytes([vec[0] ^ 1]) + bytes(vec[1:])
         conn.execute("UPDATE embeddings SET vector = %s WHERE kind = %s AND ref_id = %s",
                      (flipped, kind, ref))
-    result = _migrate("--to", url, "--data-dir", str(data), "--verify-only", "--json")
-    assert result.exit_code == 1
+    # the target from LCM_STORE__URL, the replicas' own setting
+    result = _migrate("--data-dir", str(data), "--verify-only", "--json",
+                      env={"LCM_STORE__URL": url})
+    assert result.exit_code == 1, result.output
     bad = {t["table"] for t in json.loads(result.stdout)["tables"] if not t["equal"]}
     assert bad == {"embeddings"}
 

@@ -23,9 +23,10 @@ from proxy.cli.common import (
 
 
 @click.command("migrate")
-@click.option("--to", "url", required=True, envvar="LCM_MIGRATE_TO", metavar="URL",
-              help="The target: postgresql://user:password@host:5432/dbname (env"
-                   " LCM_MIGRATE_TO, which keeps the password out of the process list).")
+@click.option("--to", "url", required=True, envvar="LCM_STORE__URL", metavar="URL",
+              help="The target: postgresql://user:password@host:5432/dbname (default:"
+                   " $LCM_STORE__URL, the replicas' store, which keeps the password out"
+                   " of the process list).")
 @click.option("--force", is_flag=True,
               help="Empty the target's lcm-proxy tables first when they hold data (what"
                    " they held is lost). Without it a non-empty target is refused.")
@@ -57,7 +58,8 @@ def migrate(url: str, force: bool, verify_only: bool, batch_rows: int, as_json: 
 
     if not url.startswith(URL_SCHEMES):
         raise click.BadParameter("must be a postgresql:// URL", param_hint="--to")
-    # The source is the data dir whatever storage.url says (it may name the target).
+    # The source is the data dir whatever storage.url says (LCM_STORE__URL names the
+    # target here).
     settings = cli_settings(config, {"storage": {"data_dir": data_dir, "url": ""}})
     path = data_dir_path(settings)
     if not has_store(path):
