@@ -207,3 +207,27 @@ def test_migrate_refuses_a_data_dir_without_a_store_and_a_bad_url(tmp_path: Path
     assert result.exit_code == 2 and "no lcm-proxy store" in result.stderr
     result = _migrate("--to", "mysql://u@h/x", "--data-dir", str(tmp_path))
     assert result.exit_code == 2 and "postgresql://" in result.stderr
+
+
+def test_a_row_postgresql_refuses_rolls_the_whole_copy_back(
+        tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    """One transaction: tables copied before the failing one are not left behind."""
+    import psycopg
+
+    data = tmp_path / "data"
+    store = SqliteStore(data)
+    store.close()
+    with sqlite3.connect(data / DB_FILENAME) as conn:
+        conn.execute("INSERT INTO agent_memories (category, key, title, content, updated_at,"
+                     " role, tenant) VALUES ('memo', 'k', 't', 'kept?', 1.0, 'r', 't1')")
+        # PostgreSQL text cannot hold NUL; SQLite's can
+        conn.execute("INSERT INTO meta (key, value) VALUES ('odd', 'a' || char(0) || 'b')")
+    url = pgcluster.fresh_database(pg_url, "migrate_rollback")
+    result = _migrate("--to", url, "--data-dir", str(data))
+    assert result.exit_code == 1
+    assert "copying meta" in result.stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM agent_memories").fetchone()[0] == 0
+        # the triggers are on again (the ALTER TABLE rolled back with the rest)
+        assert conn.execute("SELECT COUNT(*) FROM pg_trigger WHERE NOT tgisinternal"
+                            " AND tgenabled = 'D'").fetchone()[0] == 0
