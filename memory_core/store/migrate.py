@@ -3,9 +3,10 @@
 :func:`copy_store` copies every table of the schema, row for row and id for id:
 
 - The target's schema is brought up to date first
-  (:mod:`memory_core.store.pg_migrations`); then the tables of both schemas must be
-  the same set with the same columns, else :class:`MigrateError` (a store written by
-  another version of lcm-proxy).
+  (:mod:`memory_core.store.pg_migrations`); then every table and column of the
+  SQLite schema must exist there, else :class:`MigrateError` (a target of an older
+  lcm-proxy). Tables and columns only PostgreSQL has (state of its own, such as
+  per-replica bookkeeping) are left to their defaults and not compared.
 - The copy is **one PostgreSQL transaction**: a copy that fails or is interrupted
   leaves the target as it was (run it again). It holds the write lock every
   :class:`~memory_core.store.pg.PgStore` batch takes, so a replica already started
@@ -188,15 +189,14 @@ def _tables(src: sqlite3.Connection, conn: Any) -> list[_Table]:
     """The tables to copy, parents before children; :class:`MigrateError` when the
     two schemas differ."""
     lite, pg = _sqlite_tables(src), _pg_tables(conn)
-    if set(lite) != set(pg):
-        only_s, only_p = sorted(set(lite) - set(pg)), sorted(set(pg) - set(lite))
-        raise MigrateError(f"the schemas differ: tables only in SQLite {only_s}, only in"
-                           f" PostgreSQL {only_p} (source and target of different versions?)")
+    if set(lite) - set(pg):
+        raise MigrateError(f"tables only in SQLite: {sorted(set(lite) - set(pg))} (a target"
+                           " schema older than the source? use the same lcm-proxy version)")
     tables: dict[str, _Table] = {}
     for name, (cols, key) in lite.items():
-        if set(cols) != set(pg[name]):
-            raise MigrateError(f"the schemas differ in table {name}: SQLite columns"
-                               f" {sorted(cols)}, PostgreSQL {sorted(pg[name])}")
+        if set(cols) - set(pg[name]):
+            raise MigrateError(f"columns of {name} only in SQLite:"
+                               f" {sorted(set(cols) - set(pg[name]))}")
         key = key or cols
         tables[name] = _Table(
             name, tuple(cols), tuple(key),
