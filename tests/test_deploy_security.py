@@ -1,14 +1,18 @@
 """The shipped configurations keep memory away from unauthenticated peers.
 
 Each configuration the project ships (deploy/compose.yaml's proxy service and the
-Kubernetes sidecar, each over the image's ``ENV``; the image's own ``CMD``;
+Kubernetes sidecar, each over the image's ``ENV``; the replicas of
+deploy/compose.postgres.yaml and deploy/kubernetes/lcm-proxy-postgres.yaml; the image's own ``CMD``;
 config/default.toml and config/examples/*.toml as ``--config`` files) is read from
 its file, turned into real ``Settings`` by the real ``serve`` command (its
 ``web.run_app`` replaced by a recorder, the one thing not run: binding the shipped
 port), and the app it built is served on the shipped host with port 0 against
-the fake upstream. Replaced values: the data dir, the upstream URL and the embedder
-(``hashing``, so that no 600 MiB model loads); everything that decides access
-(host, tenant, admin token, client keys) is the shipped value.
+the fake upstream. Replaced values: the data dir, the upstream URL, the embedder
+(``hashing``, so that no 600 MiB model loads) and the store URL (emptied: the
+replicated files' PostgreSQL is not here, and no access decision depends on the
+store); everything that decides access (host, tenant, admin token, client keys)
+is the shipped value, or for a variable the operator must set (``${X:?…}`` in
+compose, a Secret in Kubernetes) the value the file's header says to give.
 
 A configuration passes when either it listens on loopback only — then a peer
 outside the network namespace cannot connect at all, which the test shows by
@@ -45,7 +49,17 @@ ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 AGENT_KEY = "sk-agent-0123456789abcdefghij"
 FACT = "The vault combination is ZEBRA-7781 for the night shift."
-REPLACED_ENV = {"LCM_DATA_DIR", "LCM_UPSTREAM", "LCM_EMBEDDING__PROVIDER"}
+REPLACED_ENV = {"LCM_DATA_DIR", "LCM_UPSTREAM", "LCM_EMBEDDING__PROVIDER", "LCM_STORE__URL"}
+SALT = "salt-chosen-by-the-operator"
+OPERATOR_SET = {
+    # what the replicated files' headers tell the operator to export / put in Secrets
+    "POSTGRES_PASSWORD": "pw0123456789", "LCM_TENANT_SALT": SALT,
+    "LCM_ADMIN_TOKEN": "admin-0123456789abcdef",
+    "LCM_CLIENT_KEY_IDS": tenant_for_key(AGENT_KEY, SALT),
+    "admin-token": "admin-0123456789abcdef", "tenant-salt": SALT,
+    "client-key-ids": tenant_for_key(AGENT_KEY, SALT),
+    "url": "postgresql://lcm:pw@db.invalid:5432/lcm",
+}
 REPLACED_FLAGS = {"--data-dir", "--upstream"}
 
 
@@ -86,12 +100,15 @@ def _json_list(text: str) -> list[str]:
     return value
 
 
-def _compose_value(value: Any) -> str:
-    """Compose interpolation as ``docker compose`` does with the variable unset."""
+def _compose_value(value: Any, given: dict[str, str] | None = None) -> str:
+    """Compose interpolation as ``docker compose`` does with the variables of
+    ``given`` set and every other one unset."""
     text = str(value)
 
     def sub(m: re.Match[str]) -> str:
         op, default = m.group(2) or "", m.group(3) or ""
+        if given and m.group(1) in given:
+            return given[m.group(1)]
         if op.endswith("?"):
             raise AssertionError(f"the proxy service requires {m.group(1)}: {default}")
         return default
@@ -129,6 +146,23 @@ def _shipped() -> list[Shipped]:
         cases.append(Shipped(f"kubernetes{' with its secrets' if secrets else ''}", env,
                              list(proxy.get("args") or image_cmd)))
 
+    replicated = yaml.safe_load((DEPLOY / "compose.postgres.yaml").read_text(encoding="utf-8"))
+    for name, service in replicated["services"].items():
+        if (service.get("command") or [None])[0] == "serve":
+            env = dict(image_env)
+            env.update({k: _compose_value(v, OPERATOR_SET)
+                        for k, v in (service.get("environment") or {}).items()})
+            cases.append(Shipped(f"compose.postgres {name}", env, list(service["command"])))
+    docs = [d for d in yaml.safe_load_all(
+        (DEPLOY / "kubernetes" / "lcm-proxy-postgres.yaml").read_text(encoding="utf-8")) if d]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    (proxy,) = deployment["spec"]["template"]["spec"]["containers"]
+    env = dict(image_env)
+    for item in proxy["env"]:
+        env[item["name"]] = str(item["value"]) if "value" in item else \
+            OPERATOR_SET[item["valueFrom"]["secretKeyRef"]["key"]]
+    cases.append(Shipped("kubernetes lcm-proxy-postgres", env, list(proxy["args"])))
+
     for path in sorted((ROOT / "config").rglob("*.toml")):
         # run as its header says: `lcm-proxy serve --config FILE`, no LCM_* variables
         cases.append(Shipped(str(path.relative_to(ROOT)), {}, ["serve"], config=path))
@@ -151,7 +185,7 @@ def _build(case: Shipped, upstream: FakeUpstream, data_dir: Path,
     monkeypatch.setattr(web, "run_app", lambda app, **kw: started.append((app, kw)))
     env = dict(case.env)
     env.update({"LCM_DATA_DIR": str(data_dir), "LCM_UPSTREAM": upstream.base_url,
-                "LCM_EMBEDDING__PROVIDER": "hashing", "LCM_PORT": "0"})
+                "LCM_EMBEDDING__PROVIDER": "hashing", "LCM_PORT": "0", "LCM_STORE__URL": ""})
     args = list(case.args) + (["--config", str(case.config)] if case.config else [])
     if "--port" in args:  # the port is not what is checked; a busy one must not matter
         args[args.index("--port") + 1] = "0"

@@ -10,6 +10,7 @@ this module only assembles the tree:
   ``memory prefs …`` (:mod:`proxy.cli.curation`), ``memory purge`` and
   ``reindex`` (:mod:`proxy.cli.maintenance`);
 - ``doctor`` (:mod:`proxy.cli.doctor`);
+- ``migrate`` (:mod:`proxy.cli.migration`): the embedded store into PostgreSQL;
 - ``bench …`` (:mod:`proxy.cli.benchmarks`), ``eval …`` (:mod:`proxy.cli.evaluations`);
 - what they share: settings, the store, options, output (:mod:`proxy.cli.common`).
 
@@ -31,6 +32,7 @@ from proxy.cli import (
     evaluations,
     inspection,
     maintenance,
+    migration,
     searching,
     serving,
 )
@@ -57,6 +59,7 @@ for _command in (curation.prefs_set, curation.prefs_list, curation.prefs_delete)
 
 main.add_command(maintenance.reindex)
 main.add_command(doctor.doctor)
+main.add_command(migration.migrate)
 
 main.add_command(benchmarks.bench)
 for _command in (benchmarks.bench_all, benchmarks.bench_proxy, benchmarks.bench_short,
