@@ -957,14 +957,16 @@ class Engine:
         return (indexer.foreground.hold_request() if indexer is not None
                 else contextlib.nullcontext())
 
-    def give_way(self) -> None:
-        """Block while a request holds :meth:`foreground`, at most
+    def give_way(self, *, requests: bool = False) -> None:
+        """Block while a request holds :meth:`foreground` (with ``requests``, also
+        while a chat request is in flight: :meth:`in_flight`), at most
         ``search.foreground_wait_ms`` (as the indexer does before each step); returns
         at once without search or without a hold. For background work on a worker
         thread, never on the event loop nor inside a hold (it would wait for itself)."""
         indexer = getattr(self.search, "indexer", None)
         if indexer is not None:
-            indexer.foreground.wait_clear(indexer.config.foreground_wait_ms / 1000)
+            indexer.foreground.wait_clear(indexer.config.foreground_wait_ms / 1000,
+                                          requests=requests)
 
     def searcher(self, scope: Scope, query: str, kinds: Sequence[str], k: int
                  ) -> list[tuple[str, int, float]]:
@@ -1261,21 +1263,13 @@ class Engine:
                 self._forward_queued -= 1
                 last = not self._forward_queued
             if last:
-                self._give_way_to_requests()
+                self.give_way(requests=True)
             row = forwarded.prepare(scope, request_id, body, meta, max_bytes=max_bytes,
                                     redact=self.config.redact_secrets, dumps=dumps)
             return self.store.write_tx(forwarded.insert, row, keep).result()
 
         return self._forward_pool.submit(job)
 
-    def _give_way_to_requests(self) -> None:
-        """Block while a chat request is in flight (:meth:`in_flight` or
-        :meth:`foreground`), at most ``search.foreground_wait_ms``; at once without
-        search. For a background thread of the engine."""
-        indexer = getattr(self.search, "indexer", None)
-        if indexer is not None:
-            indexer.foreground.wait_clear(indexer.config.foreground_wait_ms / 1000,
-                                          requests=True)
 
     def remember_response(self, scope: Scope, response_id: str, parent: str | None,
                           items: list[Any], ticket: CaptureTicket | None = None,
