@@ -271,7 +271,8 @@ def _collapse(cands: list[tuple[Item, float, str]], limit: int
     similar: dict[int, list[Item]] = {}
     for cand in cands[:_COLLAPSE_SCAN]:
         r = cand[0]
-        key, sk = _collapse_key(r)
+        key = (r["kind"], standing.speaker(r), r["condition"] or "")
+        sk = _skeleton_of(r["text"] or "")
         same_key = reps.setdefault(key, [])
         for rsk, rid in same_key:
             if sk and rsk and len(sk & rsk) >= _NEAR_DUPLICATE * len(sk | rsk):
@@ -283,26 +284,6 @@ def _collapse(cands: list[tuple[Item, float, str]], limit: int
                 same_key.append((sk, r["id"]))
                 similar[r["id"]] = []
     return kept, similar
-
-
-_COLLAPSE_KEYS: dict[int, tuple[Any, tuple[Any, ...], frozenset[str]]] = {}
-_COLLAPSE_KEYS_MAX = 20_000  # entries hold their rows, as _PREPARED's
-
-
-def _collapse_key(row: Any) -> tuple[tuple[Any, ...], frozenset[str]]:
-    """``((kind, speaker, condition), skeleton)`` of an item row for :func:`_collapse`,
-    memoised by the row object as :func:`_prepared` is (the item cache hands out the
-    same row until the item changes): the speaker is read from the row's ``data``
-    JSON, once per row rather than once per request."""
-    hit = _COLLAPSE_KEYS.get(id(row))
-    if hit is not None and hit[0] is row:
-        return hit[1], hit[2]
-    if len(_COLLAPSE_KEYS) >= _COLLAPSE_KEYS_MAX:
-        _COLLAPSE_KEYS.clear()
-    key = (row["kind"], standing.speaker(row), row["condition"] or "")
-    sk = _skeleton_of(row["text"] or "")
-    _COLLAPSE_KEYS[id(row)] = (row, key, sk)
-    return key, sk
 
 
 _SKELETONS: dict[str, frozenset[str]] = {}
