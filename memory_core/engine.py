@@ -102,9 +102,11 @@ class Engine:
         self._embedder: Any = None
         self._deferred = threading.local()  # ids of long messages queued by a capture
         self.search: Any = None
-        self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         """The attached ``memory_core.search.SearchService``, or ``None`` (keyword
         retrieval over SQLite then serves the injection and ``search_memory``)."""
+        self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
+        self._forward_lock = threading.Lock()
+        self._forward_queued = 0  # record_forwarded jobs queued, not started
         # Striped, not one lock per thread id: a dict of per-thread locks grew with
         # every conversation the process ever saw. Two threads that share a stripe
         # only defer one background compaction to their next turn.
@@ -867,14 +869,16 @@ class Engine:
         return (indexer.foreground.hold_request() if indexer is not None
                 else contextlib.nullcontext())
 
-    def give_way(self) -> None:
-        """Block while a request holds :meth:`foreground`, at most
+    def give_way(self, *, requests: bool = False) -> None:
+        """Block while a request holds :meth:`foreground` (with ``requests``, also
+        while a chat request is in flight: :meth:`in_flight`), at most
         ``search.foreground_wait_ms`` (as the indexer does before each step); returns
         at once without search or without a hold. For background work on a worker
         thread, never on the event loop nor inside a hold (it would wait for itself)."""
         indexer = getattr(self.search, "indexer", None)
         if indexer is not None:
-            indexer.foreground.wait_clear(indexer.config.foreground_wait_ms / 1000)
+            indexer.foreground.wait_clear(indexer.config.foreground_wait_ms / 1000,
+                                          requests=requests)
 
     def searcher(self, scope: Scope, query: str, kinds: Sequence[str], k: int
                  ) -> list[tuple[str, int, float]]:
@@ -1104,20 +1108,35 @@ class Engine:
         part, off the writer) and queues its insert. Secrets are masked as in capture;
         the newest ``keep`` rows per tenant stay; bodies over ``max_bytes`` keep their
         size only. See
-        :mod:`memory_core.forwarded`."""
+        :mod:`memory_core.forwarded`.
+
+        The thread first gives way to the chat requests in flight, the one that
+        queued it included (:meth:`in_flight`, at most ``search.foreground_wait_ms``),
+        when nothing else is queued behind it: its work (about 1 ms of interpreter
+        time per 1,000-turn body) otherwise runs while that request relays its
+        answer, and takes the interpreter from it. Behind a backlog it does not wait.
+        """
         if keep <= 0:
             return None
         from memory_core import forwarded
 
         if self._forward_pool is None:
             self._forward_pool = ThreadPoolExecutor(1, thread_name_prefix="lcm-forwardlog")
+        with self._forward_lock:
+            self._forward_queued += 1
 
         def job() -> int:  # serialise, mask, compress here; the writer only inserts
+            with self._forward_lock:
+                self._forward_queued -= 1
+                last = not self._forward_queued
+            if last:
+                self.give_way(requests=True)
             row = forwarded.prepare(scope, request_id, body, meta, max_bytes=max_bytes,
                                     redact=self.config.redact_secrets, dumps=dumps)
             return self.store.write_tx(forwarded.insert, row, keep).result()
 
         return self._forward_pool.submit(job)
+
 
     def remember_response(self, scope: Scope, response_id: str, parent: str | None,
                           items: list[Any], ticket: CaptureTicket | None = None,

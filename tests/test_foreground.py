@@ -202,3 +202,48 @@ def test_only_the_index_workers_wait_for_requests_in_flight() -> None:
         assert not done.wait(0.1)
     assert done.wait(5)  # released: the worker goes on at once
     t.join()
+
+
+async def test_the_forwarded_record_and_the_compaction_check_wait_for_the_request(
+        tmp_path: Path) -> None:
+    """Background work a request queues while it runs (its forwarded body's record,
+    the compaction check) starts once no request is in flight, not while that
+    request still relays its answer; bounded by ``search.foreground_wait_ms``."""
+    from proxy.flow.asyncengine import AsyncEngine
+
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, foreground_wait_ms=10_000)
+    engine.attach_search(svc, start=False)  # only its foreground is used here
+    aengine = AsyncEngine(engine, workers=1)
+    try:
+        with engine.in_flight():
+            record = engine.record_forwarded(A, "req-1", b'{"model":"m","messages":[]}',
+                                             {"state": "skipped"}, keep=10, max_bytes=1 << 20)
+            assert record is not None
+            compaction = asyncio.ensure_future(aengine.compact(A, 0, [], None))
+            await asyncio.sleep(0.4)
+            assert not record.done() and not compaction.done()
+        assert record.result(5) > 0
+        assert await asyncio.wait_for(compaction, 5) == []
+        # No request in flight: neither waits.
+        started = time.monotonic()
+        again = engine.record_forwarded(A, "req-2", b'{"model":"m","messages":[]}',
+                                        {"state": "skipped"}, keep=10, max_bytes=1 << 20)
+        assert again is not None and again.result(5) > 0
+        assert await asyncio.wait_for(aengine.compact(A, 0, [], None), 5) == []
+        assert time.monotonic() - started < 3
+    finally:
+        await aengine.aclose()
+        engine.close()
+
+    # A request that never ends delays them by the budget at most.
+    engine = Engine(tmp_path / "bounded")
+    svc = open_service(tmp_path / "bounded", engine, foreground_wait_ms=200)
+    engine.attach_search(svc, start=False)
+    try:
+        with engine.in_flight():
+            record = engine.record_forwarded(A, "req-3", b'{"model":"m","messages":[]}',
+                                             {"state": "skipped"}, keep=10, max_bytes=1 << 20)
+            assert record is not None and record.result(5) > 0
+    finally:
+        engine.close()

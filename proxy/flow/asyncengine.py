@@ -61,6 +61,8 @@ class AsyncEngine:
         self._pool = ThreadPoolExecutor(
             max_workers=workers or min(32, (os.cpu_count() or 1) + 4),
             thread_name_prefix="lcm-memory-path")
+        self._compact_lock = threading.Lock()
+        self._compact_waiting = 0  # compaction jobs giving way to requests now
 
     # -- lifecycle --------------------------------------------------------------
     def stop(self) -> None:
@@ -196,16 +198,27 @@ class AsyncEngine:
     async def compact(self, scope: Scope, thread_id: int, path_ids: list[int],
                       summarizer: Any) -> list[int]:
         """Run the compaction due on a thread (:meth:`Engine.compact`) on the default
-        executor, after giving way to requests in their critical step (bounded);
-        the ids of the summaries created."""
+        executor, after giving way to requests in flight (bounded); the ids of the
+        summaries created."""
         engine = self.engine
 
         def job() -> list[int]:
             # Scheduled as the answer is stored, while its request still holds the
             # foreground (it waits for that store, then answers its client): checking
-            # what is due costs a few ms of CPU, which would take the interpreter lock
-            # from that request's last steps. Give way first (bounded).
-            engine.give_way()
+            # what is due costs a few ms of CPU (about 2-3 ms at 1,000 turns), which
+            # would take the interpreter lock from that request's last steps, its
+            # answer's relay to the client included. Give way first (bounded): to
+            # the requests in flight when no other compaction is already waiting for
+            # them, else (steady load) to their critical steps only, so that the
+            # default executor's threads never queue up behind the wait.
+            with self._compact_lock:
+                first = not self._compact_waiting
+                self._compact_waiting += 1
+            try:
+                engine.give_way(requests=first)
+            finally:
+                with self._compact_lock:
+                    self._compact_waiting -= 1
             return engine.compact(scope, thread_id, path_ids, summarizer)
 
         return await asyncio.get_running_loop().run_in_executor(None, job)
