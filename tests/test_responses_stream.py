@@ -82,6 +82,46 @@ def test_rounds_join_into_one_answer() -> None:
         ("message", None), ("message", None), ("function_call", "get_weather")]
 
 
+def only_deltas(data: bytes) -> bytes:
+    """The stream as some compatible servers send it: no output_item events, the
+    items only in the terminal event."""
+    dec = SSEDecoder()
+    keep = b""
+    n = 0
+    for e in dec.feed(data) + dec.close():
+        obj = orjson.loads(e.data)
+        if obj["type"] not in ("response.output_item.added", "response.output_item.done"):
+            obj["sequence_number"], n = n, n + 1
+            keep += f"event: {e.event}\ndata: ".encode() + orjson.dumps(obj) + b"\n\n"
+    return keep
+
+
+def test_items_only_in_the_terminal_event_are_kept_for_the_record() -> None:
+    fake = ResponsesFake()
+    data = only_deltas(script(fake, RReply(text="hello world")))
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(sr, data, 5)
+    end, final = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
+    assert out + end == data  # one unaltered round: the client's bytes as they came
+    assert [o["type"] for o in state.output] == ["message"]  # what the turn records
+    assert final is not None and final["output"] == state.output
+
+
+def test_after_a_memory_round_terminal_only_items_reach_the_restated_terminal() -> None:
+    fake = ResponsesFake()
+    state = StreamState()
+    first = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(first, script(fake, RReply(text=None, calls=[GREP])), 5)
+    second = ResponsesStreamRound(NAMES, state, first=False)
+    out += run(second, only_deltas(script(fake, RReply(text="found it"))), 5)
+    end, final = terminal_bytes(second, state, rounds=2, usage={"total_tokens": 9})
+    assert final is not None
+    assert [o["type"] for o in final["output"]] == ["message"]
+    assert "found it" in orjson.dumps(final["output"]).decode()
+    assert "memory_grep" not in (out + end).decode()
+
+
 @pytest.mark.parametrize("size", [1, 7, 100000])
 def test_a_replayed_stream_shows_the_clients_previous_id_and_nothing_else_changes(
         size: int) -> None:

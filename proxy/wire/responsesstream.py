@@ -234,6 +234,7 @@ def terminal_bytes(sr: ResponsesStreamRound, state: StreamState, *, rounds: int,
     and the response object the client ends with (``None`` without a terminal)."""
     out = sr._show() if not state.head_sent else b""
     final: dict[str, Any] | None = None
+    _adopt_terminal_items(sr, state)
     for kind, raw in sr.tail:
         if kind != "terminal" or sr.terminal is None:
             out += raw
@@ -252,6 +253,24 @@ def terminal_bytes(sr: ResponsesStreamRound, state: StreamState, *, rounds: int,
             out += state.stamp(sr.terminal, raw)
         final = response
     return out, final
+
+
+def _adopt_terminal_items(sr: ResponsesStreamRound, state: StreamState) -> None:
+    """Items the terminal event's ``output`` holds but no ``output_item.done`` brought
+    (some compatible servers stream only deltas and the terminal) join the items
+    the client is shown, so that the stored turn and a restated terminal keep them.
+    The proxy's own memory calls stay out."""
+    up = sr.response.get("output") if sr.terminal is not None and sr.response else None
+    if not isinstance(up, list):
+        return
+    for i, item in enumerate(up):
+        if i in sr.items or i in sr.hidden:
+            continue
+        if isinstance(item, dict) and item.get("type") == "function_call" \
+                and item.get("name") in sr.names:
+            continue
+        sr.items[i] = item
+        state.output.append(item)
 
 
 class ShowPrevious:
