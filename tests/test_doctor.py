@@ -177,12 +177,16 @@ def test_doctor_expected_counts_follow_the_indexer(tmp_path: Path) -> None:
         def seed(c: sqlite3.Connection) -> None:
             c.execute("INSERT INTO threads (id, tenant, role, session, created_at, updated_at)"
                       " VALUES (1, 't', 'r', 's', 0, 0)")
-            for i, (text, raw) in enumerate([("hello", "{}"), (" \u3000\n", "{}"),
-                                             ("", '{"name": "bob"}')], 1):
+            # the fourth: a blank answer to the first (with the turn before as
+            # context, its embed text was that turn alone, so it got a vector)
+            for i, (text, raw, parent) in enumerate([
+                    ("hello", "{}", None), (" \u3000\n", "{}", None),
+                    ("", '{"name": "bob"}', None), ("", "{}", 1)], 1):
                 c.execute("INSERT INTO messages (id, tenant, role, session, thread_id,"
                           " node_key, depth, created_at, msg_role, kind, text, raw_json,"
-                          " content_hash, tokens) VALUES (?, 't', 'r', 's', 1, ?, ?, 0,"
-                          " 'user', 'request', ?, ?, ?, 1)", (i, f"k{i}", i, text, raw, f"h{i}"))
+                          " content_hash, tokens, parent_id) VALUES (?, 't', 'r', 's', 1, ?,"
+                          " ?, 0, 'user', 'request', ?, ?, ?, 1, ?)",
+                          (i, f"k{i}", i, text, raw, f"h{i}", parent))
                 c.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?,"
                           " 'upsert')", (i,))
 
@@ -196,8 +200,8 @@ def test_doctor_expected_counts_follow_the_indexer(tmp_path: Path) -> None:
         want = engine.store.read_tx(expected_counts, cfg.vector_kinds)
     finally:
         engine.close()
-    assert built["message"] == want["text"]["message"] == 3
-    assert want["vector"]["message"] == 2  # the blank one has no vector; "bob: " has
+    assert built["message"] == want["text"]["message"] == 4
+    assert want["vector"]["message"] == 2  # the blank ones have no vector; "bob: " has
     assert text_index_counts(tmp_path / "d" / "index" / "text") == want["text"]
     assert vector_index_counts(tmp_path / "d" / "index" / "vectors") == want["vector"]
 

@@ -118,7 +118,9 @@ def row_to_doc(kind: str, row: Any, *, index_dates: bool, max_chars: int) -> Ind
     embed = _spoken(name, text) if kind == "message" else text
     cols = row.keys()
     before = (row["embed_parent"] or "") if "embed_parent" in cols else ""
-    if before.strip() and row["msg_role"] in CHAT_ROLES:
+    if before.strip() and embed.strip() and row["msg_role"] in CHAT_ROLES:
+        # a blank turn gets no vector (doctor's expectation): the turn before's
+        # text alone would stand for a message that says nothing
         own = embed[:max_chars]
         room = max_chars - len(own) - 1  # the turn's own text is never cut for it
         if room > 0:
