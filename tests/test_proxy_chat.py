@@ -526,6 +526,22 @@ async def test_invalid_json_is_a_400_in_openai_shape(
     assert event["kind"] == "unparsed"
 
 
+@pytest.mark.parametrize("path", ["/chat/completions", "/responses", "/messages"])
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity"])
+async def test_nan_and_infinity_are_not_json_and_reach_no_upstream(
+        core: RunningProxy, upstream: FakeUpstream, path: str, constant: bytes) -> None:
+    # the stdlib reads them; re-serialised, the parameter became null upstream
+    raw = (b'{"model": "m", "temperature": ' + constant + b', "max_tokens": 9,'
+           b' "messages": [{"role": "user", "content": "hi"}], "input": "hi"}')
+    async with aiohttp.ClientSession() as session:
+        async with session.post(core.base_url + path, data=raw,
+                                headers={"Content-Type": "application/json"}) as resp:
+            assert resp.status == 400
+            err = (await resp.json())["error"]
+    assert constant.lstrip(b"-").decode() in err["message"]
+    assert upstream.requests == []
+
+
 @pytest.mark.parametrize("raw", [b"[1, 2, 3]", b'{"model": "m"}', b'"just a string"',
                                  b'{"messages": "not a list"}'])
 async def test_non_chat_json_is_forwarded_untouched(

@@ -41,18 +41,24 @@ class ParsedBody:
 def parse_body(body: bytes) -> ParsedBody:
     """Parse a request body: orjson first, the stdlib as fallback.
 
-    orjson rejects lone surrogates, NaN/Infinity and integers past 64 bits, all of
-    which the stdlib accepts (shared/DEPENDENCIES.md); a body neither accepts is
-    reported in ``error``. Never raises.
+    orjson rejects lone surrogates and integers past 64 bits, which the stdlib
+    accepts (shared/DEPENDENCIES.md); a body neither accepts is reported in
+    ``error``. ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (RFC 8259): the
+    stdlib would read them, and a rewritten body would carry ``null`` in their place,
+    so they are reported too. Never raises.
     """
     try:
         return ParsedBody(orjson.loads(body))
     except orjson.JSONDecodeError:
         pass
     try:
-        return ParsedBody(json.loads(body))
+        return ParsedBody(json.loads(body, parse_constant=_not_json))
     except (ValueError, RecursionError) as exc:
         return ParsedBody(None, f"{exc.__class__.__name__}: {exc}"[:300])
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 async def open_exchange(request: web.Request, wire: WireAdapter = CHAT) -> Exchange:
