@@ -130,3 +130,48 @@ def test_a_writes_follow_up_runs_after_its_commit_before_its_future_resolves(
         assert store.write_sync(lambda c: c.execute("SELECT COUNT(*) FROM t").fetchone()[0]) == 5
     finally:
         store.close()
+
+
+def test_a_write_job_and_its_follow_up_log_with_the_queuing_requests_id(
+        tmp_path: Path) -> None:
+    """A job runs on the writer thread in a copy of its caller's context: its log
+    lines (and those of a job its follow-up queues) carry the request id of the
+    request that queued it, not "-" (a fail-open line must name its request)."""
+    import logging
+
+    from proxy.log import JsonFormatter, request_id_var
+
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(self.format(record))
+
+    handler = Keep()
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("lcm.test.writer")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    store = SqliteStore(tmp_path)
+    done = threading.Event()
+    try:
+        def later(_c: Any) -> None:
+            logger.warning("follow-up job")
+            done.set()
+
+        def job(_c: Any) -> None:
+            logger.warning("first job")
+
+        token = request_id_var.set("req_abc")
+        try:
+            store.write(job, then=lambda _v: store.write(later)).result(10)
+        finally:
+            request_id_var.reset(token)
+        store.write_sync(lambda _c: logger.warning("no request"))
+        assert done.wait(10)
+    finally:
+        logger.removeHandler(handler)
+        store.close()
+    import orjson
+    got = {orjson.loads(line)["msg"]: orjson.loads(line)["request_id"] for line in lines}
+    assert got == {"first job": "req_abc", "follow-up job": "req_abc", "no request": "-"}

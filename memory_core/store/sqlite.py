@@ -15,6 +15,7 @@ asyncio façade (``memory_core.aio``) can wait on them — or not.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import sqlite3
@@ -134,12 +135,14 @@ class SqliteStore:
         thread once the job has committed and before its future resolves, so that
         what it queues runs before anything queued by whoever waited on the future
         (it must not raise; nothing is called for a failed job or batch). Raises
-        ``StoreError`` after :meth:`close`.
+        ``StoreError`` after :meth:`close`. ``fn`` and ``then`` run in a copy of the
+        caller's context (:mod:`contextvars`): a job logs with the request id of the
+        request that queued it.
         """
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
-        self._queue.put((fn, args, fut, then))
+        self._queue.put((fn, args, fut, then, contextvars.copy_context()))
         return fut
 
     def write_sync(self, fn: Callable[..., T], *args: Any, timeout: float | None = 60.0) -> T:
@@ -192,23 +195,24 @@ class SqliteStore:
         return self._queue.qsize()
 
     def _run_batch(self, conn: sqlite3.Connection, jobs: list[Any]) -> None:
-        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None]] = []
+        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None,
+                            contextvars.Context]] = []
         started = time.perf_counter()
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for fn, args, fut, then in jobs:
+            for fn, args, fut, then, ctx in jobs:
                 if not fut.set_running_or_notify_cancel():
                     continue
                 conn.execute("SAVEPOINT job")
                 try:
-                    value = fn(conn, *args)
+                    value = ctx.run(fn, conn, *args)
                 except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                     conn.execute("ROLLBACK TO job")
                     conn.execute("RELEASE job")
-                    results.append((fut, False, exc, None))
+                    results.append((fut, False, exc, None, ctx))
                 else:
                     conn.execute("RELEASE job")
-                    results.append((fut, True, value, then))
+                    results.append((fut, True, value, then, ctx))
             conn.execute("COMMIT")
         except BaseException as exc:  # noqa: BLE001 - e.g. disk full at COMMIT
             log.error("sqlite write batch failed: %s", exc)
@@ -219,7 +223,7 @@ class SqliteStore:
                     pass
             err = StoreError(f"write failed: {exc}")
             # Every job of the batch was rolled back with it: fail them all.
-            for _fn, _args, fut, _then in jobs:
+            for _fn, _args, fut, _then, _ctx in jobs:
                 if fut.running():
                     fut.set_exception(err)
             return
@@ -233,13 +237,13 @@ class SqliteStore:
                 hook()
             except Exception:  # noqa: BLE001 - a hook never breaks writes
                 log.exception("after_commit hook failed")
-        for _fut, ok, value, then in results:
+        for _fut, ok, value, then, ctx in results:
             if ok and then is not None:
                 try:
-                    then(value)
+                    ctx.run(then, value)
                 except BaseException:  # noqa: BLE001 - the job itself has committed
                     log.exception("a write's follow-up failed")
-        for fut, ok, value, _then in results:
+        for fut, ok, value, _then, _ctx in results:
             if ok:
                 fut.set_result(value)
             else:
