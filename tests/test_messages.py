@@ -16,7 +16,7 @@ import anthropic
 import orjson
 import pytest
 
-from tests.conftest import TEST_KEY, RunningProxy, start_proxy
+from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy
 from tests.fake_anthropic import AReply, text, thinking, tool_use
 from tests.fake_upstream import FakeUpstream
 
@@ -608,7 +608,7 @@ async def test_the_inspector_keeps_the_bytes_the_upstream_received(
     await client(proxy).messages.create(model="claude-x", max_tokens=10,
                                         messages=[{"role": "user", "content": "hi"}])
     await proxy.settle()
-    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT * FROM forwarded_requests ORDER BY id")])
     assert rows[-1]["tools_added"] == 1
     assert "input_schema" in sent(upstream)[-1]["json"]["tools"][-1]
