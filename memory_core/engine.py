@@ -33,9 +33,9 @@ from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.msgfacts import MessageFacts
 from memory_core.nodecache import SummaryNodes
 from memory_core.redact import redact_secrets
-from memory_core.store.api import Tx
+from memory_core.store.api import EngineStore, Tx
+from memory_core.store.factory import open_store
 from memory_core.store.migrations import SCHEMA_VERSION
-from memory_core.store.sqlite import SqliteStore
 from memory_core.tree import ChainKeyCache, message_text
 
 log = logging.getLogger("lcm.engine")
@@ -92,12 +92,15 @@ def _ensure_salt(tx: Tx) -> str:
 
 
 class Engine:
-    """Owns one :class:`SqliteStore` in ``data_dir`` (raises ``StoreError`` on open)."""
+    """Owns the store of ``config`` (:func:`memory_core.store.factory.open_store`: the
+    PostgreSQL database of ``config.store_url``, else SQLite in ``data_dir``; raises
+    ``StoreError`` on open). ``data_dir`` also holds what is local to this process
+    (the derived search indexes)."""
 
     def __init__(self, data_dir: str | Path, config: MemoryConfig | None = None) -> None:
         self.config = (config or MemoryConfig()).clamped()
-        self.store = SqliteStore(data_dir, cache_kib=self.config.sqlite_cache_kib,
-                                 statements=self.config.sqlite_statement_cache)
+        self.data_dir = Path(data_dir)
+        self.store: EngineStore = open_store(data_dir, self.config)
         self.tenant_salt: str = self.store.write_tx_sync(_ensure_salt)
         self._embedder: Any = None
         self._deferred = threading.local()  # ids of long messages queued by a capture
@@ -348,7 +351,7 @@ class Engine:
         if budget_tokens is not None and budget_tokens < cfg.soft_budget_tokens:
             cfg = dataclasses.replace(cfg, soft_budget_tokens=max(0, budget_tokens))
             fill = True
-        namespace = str(self.store.path)
+        namespace = self.store.location
 
         def build(tx: Tx) -> Assembly:
             items = self._active_items.view(tx, namespace, scope.tenant, scope.role)
@@ -449,7 +452,7 @@ class Engine:
     def _nodes_on_path(self, scope: Scope, path_ids: Sequence[int]
                        ) -> list[compaction.SummaryNode]:
         """:func:`memory_core.compaction.load_nodes`, through the node cache."""
-        return self.store.read_tx(self._summary_nodes.on_path, str(self.store.path),
+        return self.store.read_tx(self._summary_nodes.on_path, self.store.location,
                                scope.tenant, scope.role, path_ids)
 
     def superseded_sources(self, scope: Scope, last_id: int, limit: int = 200
@@ -936,16 +939,17 @@ class Engine:
 
     # -- reads ------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """Return database path, schema version, row counts and file size in bytes."""
+        """Return the database (path, or ``host:port/dbname``), schema version, row
+        counts and size in bytes (the SQLite files'; ``None`` on PostgreSQL)."""
 
         info = self.store.read_tx(lambda tx: tx.inspection.store_counts())
-        path = self.store.path
-        size = sum(
+        path = getattr(self.store, "path", None)
+        size = None if path is None else sum(
             p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file()
         )
         return {
-            "database": str(path),
-            "schema_version": SCHEMA_VERSION,
+            "database": self.store.location,
+            "schema_version": self.store.schema_version,
             "size_bytes": size,
             "counts": info["counts"],
             "tenants": info["tenants"],

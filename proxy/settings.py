@@ -555,12 +555,6 @@ def load_settings(
     if store_url and not store_url.startswith(STORE_URL_SCHEMES):
         raise SettingsError("storage.url must be a postgresql:// URL or empty, got"
                             f" {store_url.split('://')[0]!r}://...")
-    if store_url:
-        # Until the engine opens its store through memory_core.store.factory (issue
-        # 27: engine, memory, assembly and memorytools still run SQL on SQLite), a
-        # URL would be ignored: refuse it rather than serve from SQLite silently.
-        raise SettingsError("storage.url: the proxy cannot run on PostgreSQL yet (issue"
-                            " 27); leave it empty to use SQLite in storage.data_dir")
     return Settings(
         **built,
         warnings=tuple(warnings),

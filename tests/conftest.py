@@ -1,9 +1,20 @@
-"""Shared fixtures: a fake upstream and a real proxy, both on 127.0.0.1 port 0."""
+"""Shared fixtures: a fake upstream and a real proxy, both on 127.0.0.1 port 0.
+
+``LCM_TEST_STORE=postgresql`` runs the engine and proxy tests on PostgreSQL: one
+throwaway cluster per session (tests/pgcluster.py), and every engine a test opens
+without a ``store_url`` gets a fresh database of its own, one per data dir (an
+engine reopened on the same data dir in one test finds the same database). Tests
+marked ``sqlite_only`` (they read or write the SQLite file directly) skip then.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import itertools
 import os
+import re
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -13,13 +24,79 @@ import openai
 import pytest
 from aiohttp import web
 
+import memory_core.engine
+from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
+from memory_core.store import factory
 from proxy.app import create_app
 from proxy.appkeys import ENGINE, TASKS
+from proxy.cli import preflight
 from proxy.settings import Settings, load_settings
+from tests import pgcluster
 from tests.fake_upstream import FakeUpstream
 
 TEST_KEY = "sk-test-123456789012345"
+
+TEST_STORE = os.environ.get("LCM_TEST_STORE", "sqlite")
+"""The backend the engine and proxy fixtures run on: ``sqlite`` or ``postgresql``."""
+if TEST_STORE not in ("sqlite", "postgresql"):
+    raise RuntimeError(f"LCM_TEST_STORE must be sqlite or postgresql, got {TEST_STORE!r}")
+
+_DATABASES = itertools.count()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only(reason): reads or writes the SQLite file directly; skipped"
+        " under LCM_TEST_STORE=postgresql")
+
+
+@pytest.fixture(scope="session")
+def pg_session_cluster() -> Iterator[str]:
+    """One throwaway PostgreSQL cluster for the session (``LCM_TEST_STORE=postgresql``)."""
+    why = pgcluster.unavailable()
+    if why is not None:
+        pytest.fail(f"LCM_TEST_STORE=postgresql but no PostgreSQL can start: {why}")
+    with pgcluster.cluster() as url:
+        yield url
+
+
+@pytest.fixture(autouse=True)
+def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                ) -> Iterator[None]:
+    """Under ``LCM_TEST_STORE=postgresql``: engines opened without a store URL get a
+    fresh database (per data dir) of the session's cluster, dropped after the test."""
+    if TEST_STORE != "postgresql":
+        yield
+        return
+    marker = request.node.get_closest_marker("sqlite_only")
+    if marker is not None:
+        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else ''}")
+    cluster = request.getfixturevalue("pg_session_cluster")
+    databases: dict[str, str] = {}
+    real_open = factory.open_store
+
+    def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Any:
+        cfg = config or MemoryConfig()
+        if not cfg.store_url:
+            key = str(Path(data_dir).resolve())
+            if key not in databases:
+                databases[key] = pgcluster.fresh_database(cluster,
+                                                          f"lcm_test_{next(_DATABASES)}")
+            cfg = dataclasses.replace(cfg, store_url=databases[key])
+        return real_open(data_dir, cfg)
+
+    def has_store(path: Path) -> bool:  # the CLI's check: a database for that data dir
+        return str(Path(path).resolve()) in databases
+
+    monkeypatch.setattr(memory_core.engine, "open_store", open_store)
+    monkeypatch.setattr(preflight, "has_store", has_store)
+    yield
+    import psycopg
+
+    with psycopg.connect(cluster, autocommit=True) as conn:
+        for url in databases.values():
+            conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
 
 
 @pytest.fixture(autouse=True)
@@ -165,6 +242,128 @@ def sclient(proxy: RunningProxy) -> Iterator[openai.OpenAI]:
     client = openai.OpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
     yield client
     client.close()
+
+
+class SqlRow(tuple):
+    """A row of :func:`store_sql`: indexed by position or by column name."""
+
+    cols: tuple[str, ...]
+
+    def __new__(cls, values: Any, cols: tuple[str, ...]) -> SqlRow:
+        row = super().__new__(cls, values)
+        row.cols = cols
+        return row
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            key = self.cols.index(key)
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self.cols)
+
+
+def store_sql(engine: Engine, sql: str, args: tuple[Any, ...] = ()) -> list[SqlRow]:
+    """Run one statement (``?`` placeholders, SQL both backends read alike) on the
+    engine's database outside the store interface, committed, and return its rows
+    (empty for a write): for tests that age or inspect rows on either backend."""
+    store: Any = engine.store
+    if getattr(store, "path", None) is not None:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(store.path)) as conn, conn:
+            cur = conn.execute(sql, args)
+            cols = tuple(d[0] for d in cur.description or ())
+            return [SqlRow(r, cols) for r in cur.fetchall()]
+    import psycopg
+
+    with psycopg.connect(store.url, autocommit=True) as pconn:
+        pcur = pconn.execute(sql.replace("?", "%s"), args)
+        if pcur.description is None:
+            return []
+        cols = tuple(d.name for d in pcur.description)
+        return [SqlRow(r, cols) for r in pcur.fetchall()]
+
+
+class _PgCursor:
+    """What tests read of a ``sqlite3.Cursor``, over a ``psycopg`` cursor."""
+
+    def __init__(self, cur: Any, returning: bool = False) -> None:
+        self._cur = cur
+        self._cols = tuple(d.name for d in cur.description or ())
+        self.rowcount = cur.rowcount
+        self.lastrowid: int | None = None
+        if returning:  # an INSERT … RETURNING * added by _PgConn: its new row's id
+            rows = self.fetchall()
+            self.lastrowid = rows[-1]["id"] if rows and "id" in self._cols else None
+            self._cols = ()
+
+    def fetchone(self) -> SqlRow | None:
+        row = self._cur.fetchone() if self._cols else None
+        return SqlRow(row, self._cols) if row is not None else None
+
+    def fetchall(self) -> list[SqlRow]:
+        return [SqlRow(r, self._cols) for r in self._cur.fetchall()] if self._cols else []
+
+    def __iter__(self) -> Iterator[SqlRow]:
+        return iter(self.fetchall())
+
+
+class _PgConn:
+    """What tests call on a ``sqlite3.Connection`` (``execute``/``executemany`` with
+    ``?`` placeholders), over a ``psycopg`` connection: for plain SQL that both
+    backends read alike."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    @staticmethod
+    def _sql(sql: str) -> str:
+        # json_extract(col, '$.key') → col::json ->> 'key' (text, as the tests read it;
+        # an array of numbers minified as SQLite gives it)
+        sql = re.sub(r"json_extract\((\w+), '\$\.(\w+)'\)",
+                     r"(CASE WHEN json_typeof(\1::json -> '\2') = 'array' THEN"
+                     r" replace((\1::json -> '\2')::text, ' ', '') ELSE \1::json ->> '\2' END)",
+                     sql)
+        return sql.replace("%", "%%").replace("?", "%s")
+
+    def execute(self, sql: str, args: Any = ()) -> _PgCursor:
+        # an INSERT returns its row, so that ``lastrowid`` is there as with sqlite3
+        returning = (sql.lstrip().upper().startswith("INSERT")
+                     and "RETURNING" not in sql.upper())
+        text = self._sql(sql) + (" RETURNING *" if returning else "")
+        return _PgCursor(self._conn.execute(text, tuple(args)), returning)
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        with self._conn.cursor() as cur:
+            cur.executemany(self._sql(sql), [tuple(r) for r in rows])
+
+
+def sql_read(engine: Engine, fn: Callable[[Any], Any]) -> Any:
+    """``fn(conn)`` on the engine's database outside the store interface: SQLite's
+    read connection, or a PostgreSQL connection behind the same ``execute`` (rows
+    indexed by position or name)."""
+    store: Any = engine.store
+    if getattr(store, "path", None) is not None:
+        return store.read(fn)
+    import psycopg
+
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        return fn(_PgConn(conn))
+
+
+def sql_write(engine: Engine, fn: Callable[[Any], Any]) -> Any:
+    """:func:`sql_read` as one committed write (SQLite: a job of the store's writer)."""
+    store: Any = engine.store
+    if getattr(store, "path", None) is not None:
+        return store.write_sync(fn)
+    import psycopg
+
+    engine.flush()
+    with psycopg.connect(store.url) as conn:
+        value = fn(_PgConn(conn))
+        conn.commit()
+    return value
 
 
 def closed_port() -> int:

@@ -17,7 +17,7 @@ from memory_core.commandtext import REPLY_HEADER, is_command_exchange
 from proxy import __version__, openapi
 from proxy.errors import UnauthorizedError
 from proxy.handlers import access, admin
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import (
     ADMIN_TOKEN,
@@ -399,14 +399,14 @@ async def test_purge_needs_confirmation_and_removes_the_session(
                              json={"tenant": pop.tenant_b, "confirm": True},
                              tenant=pop.tenant_a)
     assert st == 403
-    msg_ids = guarded.engine.store.read(lambda c: [r[0] for r in c.execute(
+    msg_ids = sql_read(guarded.engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM messages WHERE session='sess-b'")])
     st, body, _ = await call(http, guarded, "POST", "/lcm/v1/purge",
                              json={"session": "sess-b", "confirm": True})
     assert st == 200 and body["removed"]["messages"] == 3 and body["removed"]["threads"] == 1
     for table in ("messages", "threads", "memory_items"):
         assert count(guarded, f"SELECT COUNT(*) FROM {table} WHERE tenant=?", pop.tenant_b) == 0
-    deleted = guarded.engine.store.read(lambda c: {r[0] for r in c.execute(
+    deleted = sql_read(guarded.engine, lambda c: {r[0] for r in c.execute(
         "SELECT ref_id FROM index_outbox WHERE kind='message' AND op='delete'")})
     assert set(msg_ids) <= deleted
     assert count(guarded, "SELECT COUNT(*) FROM messages WHERE tenant=?", pop.tenant_a) > 0

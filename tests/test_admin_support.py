@@ -24,7 +24,7 @@ import pytest
 from memory_core import memory
 from memory_core.models import Scope
 from proxy.scope import tenant_for_key
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, sql_read, sql_write, start_proxy
 from tests.fake_upstream import FakeUpstream
 
 STEADY = {"capture_wait_seconds": 30, "extract": False}
@@ -140,7 +140,7 @@ async def populate(proxy: RunningProxy) -> Populated:
                 "SELECT id FROM messages WHERE tenant=? AND role=? AND msg_role='user'"
                 " ORDER BY id LIMIT 1", (tenant, role)).fetchone()[0]
 
-    engine.store.read(ids)
+    sql_read(engine, ids)
     scope_a = Scope(pop.tenant_a, "coder", "sess-a")
     scope_b = Scope(pop.tenant_b, "coder", "sess-b")
     scope_w = Scope(pop.tenant_a, "writer", "sess-w")
@@ -201,9 +201,9 @@ def add_forest(proxy: RunningProxy, tenant: str, role: str, thread_id: int) -> l
         c.execute("UPDATE summary_nodes SET parent_id=? WHERE id IN (?, ?)", (top, first, second))
         return [first, second, top]
 
-    return proxy.engine.store.write_sync(job)
+    return sql_write(proxy.engine, job)
 
 
 def count(proxy: RunningProxy, sql: str, *args: Any) -> int:
     """Run a ``SELECT COUNT(*)``-style query on a reader connection."""
-    return int(proxy.engine.store.read(lambda c: c.execute(sql, args).fetchone()[0]))
+    return int(sql_read(proxy.engine, lambda c: c.execute(sql, args).fetchone()[0]))

@@ -72,6 +72,7 @@ def test_cross_script_duplicate_refused_with_suggestion(engine: Engine) -> None:
     assert keys == {"standard_japanese", "饮食偏好"}
 
 
+@pytest.mark.sqlite_only("reads PRAGMA table_info and the CHECK on the SQLite file")
 def test_seed_schema_and_limits(engine: Engine) -> None:
     with pytest.raises(ValueError):
         engine.set_agent_memory(tenant="t", role="r", category="user_preferences", key="k",

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from proxy.cli import main as cli
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read, sql_write
 from tests.fake_upstream import FakeUpstream, Reply
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
@@ -299,6 +299,7 @@ def _files_containing(root: Path, needle: bytes) -> list[str]:
     return [str(p) for p in sorted(root.rglob("*")) if p.is_file() and needle in p.read_bytes()]
 
 
+@pytest.mark.sqlite_only("scans the SQLite files (and WAL) in the data dir for the key")
 async def test_api_key_is_never_written_to_disk(
     make_proxy: MakeProxy, upstream: FakeUpstream, tmp_path: Path
 ) -> None:
@@ -478,7 +479,7 @@ async def test_lone_surrogates_are_still_stored(
     """Bodies orjson rejects (an escaped lone surrogate from a cut emoji) are still
     valid JSON to the upstream; the evidence must keep them, not drop the request."""
     await _send_surrogate_body(core, upstream)
-    rows = core.engine.store.read(lambda c: c.execute(
+    rows = sql_read(core.engine, lambda c: c.execute(
         "SELECT msg_role, text, raw_json FROM messages ORDER BY id").fetchall())
     assert [r["msg_role"] for r in rows] == ["user", "user", "assistant"]
     assert rows[0]["text"] == "cut emoji \ufffd"  # searchable text: replacement char
@@ -596,7 +597,7 @@ def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:
     fork = [*history[:9], {"role": "user", "content": "a different question"}]
     forked = _capture(engine, fork, None)
     warm = _capture(engine, list(history[:-1]), None)
-    cold_engine = Engine(engine.store.data_dir, MemoryConfig(extract=False))
+    cold_engine = Engine(engine.data_dir, MemoryConfig(extract=False))
     try:
         cold = _capture(cold_engine, list(history[:-1]), None)
         assert warm.message_ids == cold.message_ids == results[-1].message_ids
@@ -634,7 +635,7 @@ async def test_an_answer_is_stored_before_the_client_has_all_of_it(
             r = await client.chat.completions.create(model="m", messages=messages)
             text = r.choices[0].message.content
         assert text == "Stored before you saw the end."
-        rows = proxy.engine.store.read(lambda c: c.execute(
+        rows = sql_read(proxy.engine, lambda c: c.execute(
             "SELECT text FROM messages WHERE msg_role='assistant'").fetchall())
         assert [r[0] for r in rows] == [text]
     finally:
@@ -675,9 +676,9 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         ticket = ask("r1", [question])
         ids = engine.capture_response(ticket, [reply], {}).result(10)
         ask("r2", [question, reply, {"role": "user", "content": "ok"}])  # queued after
-        assert engine.store.read(proposals) == ids and engine.store.read(pending) == []
+        assert sql_read(engine, proposals) == ids and sql_read(engine, pending) == []
         engine.store.write_tx_sync(lambda c: engine._extract_pending(c, ids[0]))
-        assert engine.store.read(proposals) == ids  # no longer pending: nothing added
+        assert sql_read(engine, proposals) == ids  # no longer pending: nothing added
 
         # The answer's own job, alone (as if the process died right after its commit).
         later = ask("r3", [{"role": "user", "content": "And the job queue?"}])
@@ -685,15 +686,15 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         before = time.time()
         (lost,) = engine.store.write_tx_sync(
             lambda c: engine._capture_response_job(c, later, [other], {}, None))
-        ((mid, attempts, due),) = engine.store.read(pending)
-        assert (mid, attempts) == (lost, 0) and lost not in engine.store.read(proposals)
+        ((mid, attempts, due),) = sql_read(engine, pending)
+        assert (mid, attempts) == (lost, 0) and lost not in sql_read(engine, proposals)
         assert before + EXTRACT_RETRY_SECONDS[0] <= due <= time.time() + EXTRACT_RETRY_SECONDS[0]
         ask("r4", [{"role": "user", "content": "first"}])  # not due yet: left alone
-        assert [p[0] for p in engine.store.read(pending)] == [lost]
-        engine.store.write_sync(lambda c: c.execute(
+        assert [p[0] for p in sql_read(engine, pending)] == [lost]
+        sql_write(engine, lambda c: c.execute(
             "UPDATE extraction_queue SET next_at=?", (time.time() - 1,)))  # time passes
         ask("r5", [{"role": "user", "content": "second"}])
-        assert lost in engine.store.read(proposals) and engine.store.read(pending) == []
+        assert lost in sql_read(engine, proposals) and sql_read(engine, pending) == []
     finally:
         engine.close()
 

@@ -9,7 +9,7 @@ from typing import Any
 import openai
 import pytest
 
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import (  # noqa: F401 - sdk_fixture is the `sdk` fixture
     KEY_A,
@@ -176,7 +176,7 @@ async def test_commands_and_replies_are_stored_but_never_extracted(
     finally:
         await a.close()
     await proxy.settle()
-    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT id, msg_role, text FROM messages WHERE session='sess-x' ORDER BY id")])
     assert [r["msg_role"] for r in rows[:3]] == ["system", "user", "assistant"]
     assert rows[2]["text"].startswith("lcm-proxy memory")

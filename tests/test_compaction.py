@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from memory_core.compaction import (
     validate_summary,
 )
 from memory_core.tokens import count_tokens
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream, Reply
 
 
@@ -226,9 +225,7 @@ async def test_thousand_turns_stay_under_the_hard_limit(upstream: FakeUpstream,
         status = proxy.engine.forest_status()
         assert max(lv["level"] for lv in status["levels"]) >= 2
         # Lossless: every original message is still stored, with its exact text.
-        conn = sqlite3.connect(proxy.engine.store.path)
-        n = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-        conn.close()
+        n = store_sql(proxy.engine, "SELECT COUNT(*) FROM messages")[0][0]
         assert n == len(agent.messages)
     finally:
         await proxy.runner.cleanup()
@@ -534,7 +531,7 @@ def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
                                                    consolidation_k=2))
     engine = Engine(tmp_path, cfg)
     scope = Scope("t", "default", session="s1")
-    namespace = str(engine.store.path)
+    namespace = engine.store.location
 
     def same(ids: list[int]) -> list[Any]:
         fresh = engine.store.read_tx(load_nodes, scope.tenant, scope.role, ids)

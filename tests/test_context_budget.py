@@ -15,7 +15,7 @@ from memory_core import budget
 from memory_core.budget import ContextConfig, ContextLimits
 from memory_core.compaction import SummaryNode, scaffold_text
 from proxy.settings import SettingsError, load_settings
-from tests.conftest import start_proxy
+from tests.conftest import sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 
 
@@ -534,7 +534,7 @@ def test_view_count_from_remembered_counts_equals_a_full_count(tmp_path: Path) -
 
 def _last_assembly(proxy: Any) -> dict[str, Any]:
     """The explain log of the newest block (``memory explain``'s data)."""
-    row = proxy.engine.store.read(lambda c: c.execute(
+    row = sql_read(proxy.engine, lambda c: c.execute(
         "SELECT data FROM assembly_logs ORDER BY id DESC LIMIT 1").fetchone())
     return dict(orjson.loads(row[0]))
 

@@ -42,6 +42,7 @@ from memory_core.models import Scope
 from proxy import cli
 from proxy.appkeys import ENGINE, SETTINGS
 from proxy.scope import tenant_for_key
+from tests.conftest import sql_read, sql_write
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import fake_item
 
@@ -250,11 +251,11 @@ async def _seed(app: web.Application, root: str) -> int:
                 "vault combination is ZEBRA-7781", subject="vault combination")])
         return int(ids[-1])
 
-    return int(engine.store.write_sync(job))
+    return int(sql_write(engine, job))
 
 
 def _item_status(app: web.Application, item_id: int) -> str:
-    return str(app[ENGINE].store.read(lambda c: c.execute(
+    return str(sql_read(app[ENGINE], lambda c: c.execute(
         "SELECT status FROM memory_items WHERE id=?", (item_id,)).fetchone()[0]))
 
 

@@ -8,16 +8,21 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from memory_core.store.migrations import SCHEMA_VERSION
 from proxy.cli import main
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_write
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
     count,
     populate,
     steady_proxy_fixture,
 )
+
+pytestmark = pytest.mark.sqlite_only(
+    "lcm-proxy doctor reads the data dir's SQLite file (schema, integrity, index"
+    " counts); proxy/cli/doctor.py is not ported to PostgreSQL yet")
 
 
 async def test_doctor_reports_a_populated_store(proxy: RunningProxy, tmp_path: Path) -> None:
@@ -77,7 +82,7 @@ def test_doctor_index_lag_counts_rows_past_each_checkpoint(tmp_path: Path) -> No
             c.execute("INSERT INTO checkpoints (name, value, updated_at) VALUES"
                       " ('index_text', 7, 0), ('index_vector', 3, 0), ('other', 1, 0)")
 
-        engine.store.write_sync(seed)
+        sql_write(engine, seed)
         lag = engine.index_lag()
     finally:
         engine.close()
@@ -96,7 +101,7 @@ def test_doctor_fails_on_a_damaged_database(tmp_path: Path) -> None:
 
     data = tmp_path / "d"
     engine = Engine(data)
-    engine.store.write_sync(lambda c: c.executemany(
+    sql_write(engine, lambda c: c.executemany(
         "INSERT INTO events (kind, created_at, data) VALUES ('x', 0, ?)",
         [("y" * 3000,) for _ in range(200)]))
     engine.close()
@@ -190,7 +195,7 @@ def test_doctor_expected_counts_follow_the_indexer(tmp_path: Path) -> None:
                 c.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?,"
                           " 'upsert')", (i,))
 
-        engine.store.write_sync(seed)
+        sql_write(engine, seed)
         cfg = SearchConfig(vector_kinds=("message", "item"))
         svc = SearchService(engine.store, tmp_path / "d", cfg, HashingEmbedder(dim=32))
         try:
@@ -228,7 +233,7 @@ def test_doctor_counts_retries_and_leftovers_not_an_answer_about_to_be_extracted
                 {"role": "assistant", "content": f"answer {i}"}], {}).result(10)
         engine.flush()
         now = time.time()
-        engine.store.write_sync(lambda c: c.executemany(
+        sql_write(engine, lambda c: c.executemany(
             "INSERT OR REPLACE INTO extraction_queue (message_id, attempts, next_at)"
             " VALUES (?, ?, ?)", [(ids[0], 0, now + 60), (ids[1], 2, now + 60),
                                   (ids[2], 0, now - 60)]))

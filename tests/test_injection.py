@@ -6,7 +6,6 @@ messages are checked to be unchanged.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from openai.types.chat import ChatCompletion
 
 from memory_core.tokens import count_tokens
 from proxy.cli import main
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream, Reply
 
 
@@ -236,10 +235,7 @@ async def test_bootstrap_then_regular_then_idle_bootstrap(
     assert "Sync Guidelines" not in second
     assert "Goal: ship the importer by Friday" in second  # task state, regular turn
     await proxy.settle()
-    conn = sqlite3.connect(proxy.engine.store.path)
-    conn.execute("UPDATE threads SET updated_at = ?", (time.time() - 7200,))
-    conn.commit()
-    conn.close()
+    store_sql(proxy.engine, "UPDATE threads SET updated_at = ?", (time.time() - 7200,))
     await agent.say("where were we?")
     third = block_of(agent.upstream_last_user())
     assert third.startswith("[Background Context: Sync Guidelines]")

@@ -17,6 +17,7 @@ from memory_core.engine import Engine
 from memory_core.itemcache import ActiveItems, prune_changes
 from memory_core.itemindex import ItemIndex
 from memory_core.models import Scope
+from tests.conftest import sql_read
 
 A = Scope("t_a", "coder")
 B = Scope("t_b", "coder")
@@ -32,7 +33,7 @@ def _say(engine: Engine, scope: Scope, history: list[Any], text: str) -> None:
 
 
 def _fresh(engine: Engine, scope: Scope) -> list[tuple[Any, ...]]:
-    rows = engine.store.read(lambda c: c.execute(
+    rows = sql_read(engine, lambda c: c.execute(
         "SELECT id, status, text, supersedes FROM memory_items WHERE tenant=? AND role=?"
         " AND status='active' ORDER BY id DESC", (scope.tenant, scope.role)).fetchall())
     return [tuple(r) for r in rows]
@@ -86,10 +87,10 @@ def test_prune_keeps_the_newest_changes(tmp_path: Path) -> None:
         for i in range(5):
             _say(engine, A, history, f"The limit number {i} is {i + 10} MB.")
         count = "SELECT COUNT(*), MAX(seq) FROM memory_item_changes"
-        before, top = engine.store.read(lambda c: tuple(c.execute(count).fetchone()))
+        before, top = sql_read(engine, lambda c: tuple(c.execute(count).fetchone()))
         assert before >= 5
         assert engine.store.write_tx_sync(lambda tx: prune_changes(tx, keep=2)) == before - 2
-        assert engine.store.read(lambda c: tuple(c.execute(count).fetchone())) == (2, top)
+        assert sql_read(engine, lambda c: tuple(c.execute(count).fetchone())) == (2, top)
     finally:
         engine.close()
 
@@ -107,7 +108,7 @@ def _index_state(view: Any) -> tuple[Any, ...]:
 
 
 def _fresh_index(engine: Engine, scope: Scope, max_items: int = 5000) -> tuple[Any, ...]:
-    rows = engine.store.read(lambda c: c.execute(
+    rows = sql_read(engine, lambda c: c.execute(
         "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active' ORDER BY id",
         (scope.tenant, scope.role)).fetchall())
     return _index_state(ItemIndex(item_features, max_items, rows).view())

@@ -14,6 +14,7 @@ from memory_core.evaluation.locomo import (
     run_locomo,
 )
 from memory_core.search import HashingEmbedder
+from tests.conftest import sql_read
 
 SAMPLE = [{
     "sample_id": "x",
@@ -74,7 +75,7 @@ def test_run_locomo_on_a_tiny_conversation(tmp_path: Path) -> None:
     from memory_core.engine import Engine
 
     engine = Engine(tmp_path / "dd")
-    raw = engine.store.read(lambda c: [r[0] for r in c.execute(
+    raw = sql_read(engine, lambda c: [r[0] for r in c.execute(
         "SELECT raw_json FROM messages ORDER BY id")])
     engine.close()
     first = json.loads(raw[0])

@@ -15,7 +15,7 @@ from memory_core import memory
 from memory_core.engine import Engine
 from memory_core.extraction import extract
 from memory_core.models import Scope
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
 
@@ -35,7 +35,7 @@ def put(engine: Engine, text: str, speaker: str = "") -> None:
 
 
 def active(engine: Engine) -> list[dict[str, Any]]:
-    return engine.store.read(lambda c: [dict(r) for r in c.execute(
+    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
         "SELECT text, conflict_with, supersedes FROM memory_items WHERE status='active'"
         " ORDER BY id")])
 
@@ -107,7 +107,7 @@ async def test_the_block_names_the_speaker(proxy: RunningProxy, upstream: FakeUp
         await c.close()
     sent = upstream.chat_requests[-1]["json"]["messages"]
     await proxy.settle()
-    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT text, conflict_with, json_extract(data, '$.speaker') AS who FROM memory_items"
         " WHERE kind='fact' ORDER BY id")])
     assert [(r["who"], r["conflict_with"]) for r in rows] == [("alice", None), ("bob", None)]
@@ -247,12 +247,12 @@ async def test_a_reworded_restatement_is_one_item_with_both_sources(
     await agent.say("Unrelated: the weather is nice.")
     await agent.say(again)
     await proxy.settle()
-    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT id, text, source_message_id, json_extract(data, '$.sources') AS sources"
         " FROM memory_items WHERE status='active' AND kind='fact' AND text NOT LIKE"
         " 'Unrelated%'")])
     assert len(rows) == 1, rows
-    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+    msgs = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
         (first, again))])
     assert len(msgs) == 2
@@ -272,7 +272,7 @@ def test_the_same_words_with_another_polarity_or_value_are_not_a_restatement(
     put(engine, "Dana is not my manager.")
     put(engine, "The cache holds 500 entries.")
     put(engine, "The cache holds 800 entries.")
-    texts = engine.store.read(lambda c: [r[0] for r in c.execute(
+    texts = sql_read(engine, lambda c: [r[0] for r in c.execute(
         "SELECT text FROM memory_items ORDER BY id")])
     assert len(texts) == 4, texts  # four items (the second may update the first), none merged
 
@@ -372,7 +372,7 @@ async def test_a_fact_after_a_long_paste_is_remembered(
     await agent.say("Here is the worker log:\n" + _paste(90_000)
                     + "\nAlso, the staging database port is 5433.")
     await proxy.settle()
-    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT text, value FROM memory_items WHERE status='active' AND value=5433")])
     assert rows and "staging database port" in rows[0]["text"], rows
     other = Agent(proxy, upstream, session="two")
@@ -407,7 +407,7 @@ async def _items_after(make_proxy: Any, upstream: FakeUpstream, *texts: str
         await agent.say(text)
         await proxy.settle()  # embedded (and deduped) before the next turn
     await proxy.settle()  # and a merge's own index updates applied
-    rows = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT id, text, status, superseded_by, source_message_id,"
         " json_extract(data, '$.sources') AS sources FROM memory_items ORDER BY id")])
     return proxy, rows
@@ -423,7 +423,7 @@ async def test_a_reworded_duplicate_sharing_few_words_merges_keeping_both_source
     assert len(kept) == 1 and kept[0]["text"] == first, rows
     assert len(gone) == 1 and gone[0]["text"] == again and gone[0]["superseded_by"] == \
         kept[0]["id"]
-    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+    msgs = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
         (first, again))])
     assert kept[0]["sources"] == f"[{msgs[0]},{msgs[1]}]"
@@ -451,7 +451,7 @@ async def test_alike_vectors_with_another_value_subject_or_polarity_do_not_merge
 
 
 def _scope_of(proxy: RunningProxy) -> tuple[str, str]:
-    row = proxy.engine.store.read(lambda c: c.execute(
+    row = sql_read(proxy.engine, lambda c: c.execute(
         "SELECT tenant, role FROM memory_items LIMIT 1").fetchone())
     return row[0], row[1]
 
@@ -495,11 +495,11 @@ async def test_a_preference_restated_as_a_fact_merges_keeping_the_preference(
     gone = [r for r in rows if r["status"] == "merged"]
     assert [r["text"] for r in live] == [(first, again)[kept]], rows
     assert len(gone) == 1 and gone[0]["superseded_by"] == live[0]["id"], rows
-    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+    msgs = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
         (first, again))])
     assert live[0]["sources"] == f"[{msgs[0]},{msgs[1]}]"  # every source, oldest first
-    kind = proxy.engine.store.read(lambda c: c.execute(
+    kind = sql_read(proxy.engine, lambda c: c.execute(
         "SELECT kind FROM memory_items WHERE id=?", (live[0]["id"],)).fetchone()[0])
     assert kind == "preference"
     hits = proxy.engine.search.search(*_scope_of(proxy), "which units do I use", k=5,
@@ -515,7 +515,7 @@ def test_two_wordings_of_one_question_merge_as_questions(engine: Engine) -> None
     again = "Open question: which team maintains billing service code?"
     put(engine, first)
     put(engine, again)
-    ids = engine.store.read(lambda c: [r[0] for r in c.execute(
+    ids = sql_read(engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM memory_items WHERE kind='question' ORDER BY id")])
     assert len(ids) == 2
     gone = engine.store.write_tx_sync(memory.merge_duplicate, ids[1], ids[0])

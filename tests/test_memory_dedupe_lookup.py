@@ -19,6 +19,10 @@ from memory_core.store.api import Tx
 from memory_core.store.migrations import MIGRATIONS, apply_migrations
 from memory_core.store.sqlite_memory import SPEAKER_SQL
 from memory_core.supersession import subject_keys, subjects_match
+from tests.conftest import sql_read, sql_write
+
+pytestmark = pytest.mark.sqlite_only("compares with the pre-index SQLite statements and"
+                                     " query plans, on a SQLite file")
 
 SCOPE = Scope("t", "coder")
 OTHER = Scope("t", "reviewer")
@@ -72,7 +76,7 @@ def _fill(engine: Engine, rng: random.Random, n: int) -> list[str]:
                 value_text=str(i))], speaker=rng.choice(["", "", "ana"]))
         # some items leave the active set
         c.execute("UPDATE memory_items SET status='superseded' WHERE id % 7 = 0")
-    engine.store.write_sync(write)
+    sql_write(engine, write)
     return subjects
 
 
@@ -105,7 +109,7 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
                         assert got == want, (subject, scope, speaker)
                         compared += len(want)
             return compared
-        assert engine.store.read(check) > 1000  # the probes do find matches
+        assert sql_read(engine, check) > 1000  # the probes do find matches
     finally:
         engine.close()
 
@@ -141,9 +145,9 @@ def test_migration_backfills_the_keys_the_writer_records(tmp_path: Path) -> None
     engine = Engine(tmp_path / "new")
     try:
         _fill(engine, rng, 300)
-        written = engine.store.read(lambda c: [sorted(map(tuple, c.execute(q))) for q in (
+        written = sql_read(engine, lambda c: [sorted(map(tuple, c.execute(q))) for q in (
             KEYS_SQL, TERMS_SQL)])
-        items = engine.store.read(lambda c: c.execute(
+        items = sql_read(engine, lambda c: c.execute(
             "SELECT * FROM memory_items ORDER BY id").fetchall())
     finally:
         engine.close()
@@ -165,7 +169,7 @@ def test_reworded_query_reads_its_index(tmp_path: Path) -> None:
     of the scope's items through ``json_extract``, no sort."""
     engine = Engine(tmp_path / "d")
     try:
-        plan = engine.store.read(lambda c: [r[3] for r in c.execute(
+        plan = sql_read(engine, lambda c: [r[3] for r in c.execute(
             "EXPLAIN QUERY PLAN SELECT * FROM memory_items WHERE tenant=? AND role=?"
             " AND status='active' AND kind IN (?,?,?,?)"
             f" AND {SPEAKER_SQL} = ? AND value IS ? AND unit IS ? AND condition IS ?"
@@ -187,10 +191,10 @@ def test_purge_drops_an_items_subject_keys(tmp_path: Path, subject: str) -> None
             engine.store.write_tx_sync(lambda c, scope=scope: memory.store_extracted(
                 c, scope, 1, None, [Extracted(kind="fact", text=f"the {subject} is 5 s",
                                               subject=subject, value=5.0)]))
-        before = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
+        before = sql_read(engine, lambda c: c.execute(keys).fetchone()[0])
         counts = engine.store.write_tx_sync(lambda tx: purge.purge(tx, tenant="t"))
-        after = engine.store.read(lambda c: c.execute(keys).fetchone()[0])
-        left = engine.store.read(lambda c: {r[0] for r in c.execute(
+        after = sql_read(engine, lambda c: c.execute(keys).fetchone()[0])
+        left = sql_read(engine, lambda c: {r[0] for r in c.execute(
             "SELECT tenant FROM memory_item_subject_keys UNION"
             " SELECT tenant FROM memory_item_terms")})
     finally:
@@ -239,7 +243,7 @@ def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None
                 memory.store_extracted(c, SCOPE, 1, None, extract(text))
         engine.store.write_tx_sync(fill)
         statements = [ex for turn in session.turns[1200:] for ex in extract(turn.text)]
-        stored = engine.store.read(lambda c: c.execute(
+        stored = sql_read(engine, lambda c: c.execute(
             "SELECT kind, text, value, unit, condition FROM memory_items"
             " WHERE status='active' ORDER BY random() LIMIT 400").fetchall())
         for row in stored:
@@ -268,7 +272,7 @@ def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None
                         assert (got["id"] if got is not None else None) == want, ex.text
                         found += want is not None
             return found
-        assert engine.store.read(check) > 100  # restatements are found
+        assert sql_read(engine, check) > 100  # restatements are found
     finally:
         engine.close()
 

@@ -11,6 +11,7 @@ from memory_core.engine import Engine
 from memory_core.extraction import Extracted, extract
 from memory_core.models import Scope
 from memory_core.overlap import overlap, terms
+from tests.conftest import sql_read
 
 SCOPE = Scope("t", "coder")
 
@@ -28,7 +29,7 @@ def put(engine: Engine, text: str, message_id: int | None = None) -> list[int]:
 
 
 def items(engine: Engine) -> list[dict]:
-    return engine.store.read(lambda c: [dict(r) for r in c.execute(
+    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
         "SELECT id, text, status, supersedes, superseded_by, conflict_with, value"
         " FROM memory_items ORDER BY id")])
 
@@ -73,7 +74,7 @@ def test_restatement_is_not_a_duplicate(engine: Engine) -> None:
     assert put(engine, "The staging database port is 5433.")
     assert put(engine, "The staging database port is 5433.") == []
     assert len(items(engine)) == 1
-    revisions = engine.store.read(lambda c: c.execute(
+    revisions = sql_read(engine, lambda c: c.execute(
         "SELECT field FROM memory_item_revisions").fetchall())
     assert [r[0] for r in revisions] == ["restated"]
 
@@ -93,7 +94,7 @@ def test_questions_and_assistant_text_are_not_facts(engine: Engine) -> None:
     put(engine, "Which port does staging use?")
     engine.store.write_tx_sync(lambda c: memory.store_extracted(
         c, SCOPE, 1, None, extract("I suggest we use Redis for the cache.", speaker="assistant")))
-    kinds = engine.store.read(lambda c: [r[0] for r in c.execute(
+    kinds = sql_read(engine, lambda c: [r[0] for r in c.execute(
         "SELECT kind FROM memory_items ORDER BY id")])
     assert kinds == ["question", "proposal"]
 

@@ -16,7 +16,7 @@ from memory_core.assemble import standing_weight
 from memory_core.engine import Engine
 from memory_core.extraction import extract
 from memory_core.models import Scope
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
 
@@ -36,7 +36,7 @@ def put(engine: Engine, text: str, speaker: str = "") -> None:
 
 
 def rows(engine: Engine, status: str = "active") -> list[dict[str, Any]]:
-    return engine.store.read(lambda c: [dict(r) for r in c.execute(
+    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
         "SELECT * FROM memory_items WHERE status=? ORDER BY id", (status,))])
 
 
@@ -112,10 +112,10 @@ async def test_a_rule_restated_as_a_fact_keeps_both_sources(
     await agent.say("Unrelated: the weather is nice.")
     await agent.say(rule)
     await proxy.settle()
-    found = proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    found = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT kind, json_extract(data, '$.sources') AS sources, source_message_id"
         " FROM memory_items WHERE status='active' AND text LIKE '%release tag%'")])
-    msgs = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+    msgs = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM messages WHERE msg_role='user' AND text IN (?, ?) ORDER BY id",
         (fact, rule))])
     assert [f["kind"] for f in found] == ["constraint"], found

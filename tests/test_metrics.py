@@ -21,7 +21,7 @@ from memory_core.engine import Engine
 from memory_core.store.sqlite import SqliteStore
 from proxy.app import create_app
 from proxy.settings import load_settings
-from tests.conftest import TEST_KEY, RunningProxy, closed_port
+from tests.conftest import TEST_KEY, RunningProxy, closed_port, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
@@ -47,7 +47,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 
 
 def stored_messages(proxy: RunningProxy) -> int:
-    return int(proxy.engine.store.read(
+    return int(sql_read(proxy.engine,
         lambda c: c.execute("SELECT COUNT(*) FROM messages").fetchone()[0]))
 
 

@@ -18,7 +18,7 @@ from memory_core.engine import Engine
 from memory_core.models import Scope
 from proxy.settings import load_settings
 from proxy.wire.responses import RESPONSES, reply_turn, to_turns
-from tests.conftest import TEST_KEY, RunningProxy
+from tests.conftest import TEST_KEY, RunningProxy, sql_read
 from tests.fake_responses import RReply
 from tests.fake_upstream import FakeUpstream
 
@@ -109,7 +109,7 @@ def test_separate_rounds_stay_separate_and_the_ids_line_up(tmp_path: Path) -> No
         assert result.path == (ids[0], ids[1], ids[2], ids[4], ids[5])
         assert not result.created_thread and len(result.new_ids) == 3
         # the user message was stored (and extracted) as itself
-        texts = dict(engine.store.read(lambda c: c.execute(
+        texts = dict(sql_read(engine, lambda c: c.execute(
             "SELECT id, text FROM messages").fetchall()))
         assert texts[ids[5]] == "next"
         assert RESPONSES.messages({"input": []}) == []

@@ -14,7 +14,7 @@ from memory_core import memory
 from memory_core.models import Scope
 from memory_core.store.api import Tx
 from proxy.cli import main
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read, sql_write, store_sql
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
     MARK_A,
     MARK_B,
@@ -37,17 +37,14 @@ async def pop(proxy: RunningProxy) -> Populated:
         # when the purge commits would write its cache rows afterwards (see report).
         assert proxy.engine.search.wait_idle(60)
 
-    def extra(c: sqlite3.Connection) -> None:
+    def extra(tx: Tx) -> None:
         # task state, an embedding and an extraction retry for the bravo thread
-        memory.merge_task_line(proxy.engine.store.tx_on(c), Scope(p.tenant_b, "coder", "sess-b"),
+        memory.merge_task_line(tx, Scope(p.tenant_b, "coder", "sess-b"),
                                p.threads["b"], p.messages["b"], "todo", "rotate the cache keys")
-        c.execute("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector,"
-                  " created_at)"
-                  " VALUES ('message', ?, 'test', 1, x'00000000', 0)", (p.messages["b"],))
-        c.execute("INSERT OR REPLACE INTO extraction_queue (message_id, attempts, next_at)"
-                  " VALUES (?, 1, 0)", (p.messages["b"],))
+        tx.index_feed.save_vectors([("message", p.messages["b"], "test", 1, b"\0\0\0\0", 0.0)])
+        tx.extraction.failed(p.messages["b"], 1, "", 0.0)
 
-    proxy.engine.store.write_sync(extra)
+    proxy.engine.store.write_tx_sync(extra)
     return p
 
 
@@ -57,26 +54,33 @@ def snapshot(proxy: RunningProxy, where: str, *args: Any) -> dict[str, int]:
 
 
 def tables_with_tenant(proxy: RunningProxy) -> list[str]:
+    if getattr(proxy.engine.store, "path", None) is None:  # PostgreSQL
+        return [r[0] for r in store_sql(
+            proxy.engine, "SELECT table_name FROM information_schema.columns WHERE"
+            " table_schema = current_schema() AND column_name = 'tenant'")]
+
     def q(c: sqlite3.Connection) -> list[str]:
         names = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return [n for n in names
                 if any(col[1] == "tenant" for col in c.execute(f"PRAGMA table_info({n})"))]
 
-    return proxy.engine.store.read(q)
+    return sql_read(proxy.engine, q)
 
 
 def fk_problems(proxy: RunningProxy) -> list[Any]:
-    return proxy.engine.store.read(lambda c: c.execute("PRAGMA foreign_key_check").fetchall())
+    if getattr(proxy.engine.store, "path", None) is None:
+        return []  # PostgreSQL checks every foreign key at each statement
+    return sql_read(proxy.engine, lambda c: c.execute("PRAGMA foreign_key_check").fetchall())
 
 
 async def test_purge_tenant_removes_every_row_and_queues_index_deletes(
         proxy: RunningProxy, pop: Populated) -> None:
     keep_a = snapshot(proxy, "tenant=?", pop.tenant_a)
-    msgs = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+    msgs = sql_read(proxy.engine, lambda c: {r[0] for r in c.execute(
         "SELECT id FROM messages WHERE tenant=?", (pop.tenant_b,))})
-    items = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+    items = sql_read(proxy.engine, lambda c: {r[0] for r in c.execute(
         "SELECT id FROM memory_items WHERE tenant=?", (pop.tenant_b,))})
-    prefs = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+    prefs = sql_read(proxy.engine, lambda c: {r[0] for r in c.execute(
         "SELECT id FROM agent_memories WHERE tenant=?", (pop.tenant_b,))})
     assert msgs and items and prefs
     preview = proxy.engine.purge(tenant=pop.tenant_b, dry_run=True)
@@ -88,7 +92,7 @@ async def test_purge_tenant_removes_every_row_and_queues_index_deletes(
     assert removed["extraction_queue"] >= 1
     assert all(v == 0 for v in snapshot(proxy, "tenant=?", pop.tenant_b).values())
     assert count(proxy, "SELECT COUNT(*) FROM agent_memories WHERE tenant=?", pop.tenant_b) == 0
-    assert not proxy.engine.store.read(lambda c: c.execute(
+    assert not sql_read(proxy.engine, lambda c: c.execute(
         "SELECT 1 FROM embeddings e WHERE (e.kind='message' AND e.ref_id NOT IN (SELECT id FROM"
         " messages)) OR (e.kind='item' AND e.ref_id NOT IN (SELECT id FROM memory_items))"
         " OR (e.kind='agent_memory' AND e.ref_id NOT IN (SELECT id FROM agent_memories))"
@@ -96,7 +100,7 @@ async def test_purge_tenant_removes_every_row_and_queues_index_deletes(
     for table in tables_with_tenant(proxy):  # every table, including future ones
         assert count(proxy, f"SELECT COUNT(*) FROM {table} WHERE tenant=?", pop.tenant_b) == 0
     assert snapshot(proxy, "tenant=?", pop.tenant_a) == keep_a
-    outbox = proxy.engine.store.read(lambda c: {(r[0], r[1]) for r in c.execute(
+    outbox = sql_read(proxy.engine, lambda c: {(r[0], r[1]) for r in c.execute(
         "SELECT kind, ref_id FROM index_outbox WHERE op='delete'")})
     assert {("message", m) for m in msgs} <= outbox
     assert {("item", i) for i in items} <= outbox
@@ -126,7 +130,7 @@ async def test_purge_session_keeps_other_sessions_and_role_memories(
                  pop.tenant_a) == 1
     assert snapshot(proxy, "tenant=? AND role='writer'", pop.tenant_a) == keep_w
     assert count(proxy, "SELECT COUNT(*) FROM messages WHERE tenant=?", pop.tenant_b) == 3
-    outbox = proxy.engine.store.read(lambda c: {r[0] for r in c.execute(
+    outbox = sql_read(proxy.engine, lambda c: {r[0] for r in c.execute(
         "SELECT ref_id FROM index_outbox WHERE op='delete' AND kind='summary'")})
     assert summaries <= outbox
     assert fk_problems(proxy) == []
@@ -157,12 +161,12 @@ async def test_purge_by_combined_filters_then_by_role(proxy: RunningProxy,
 async def test_purge_cuts_supersession_links_into_the_purged_scope(
         proxy: RunningProxy, pop: Populated) -> None:
     old, new = pop.items["a_old"], pop.items["a_new"]
-    proxy.engine.store.write_sync(lambda c: c.execute(
+    sql_write(proxy.engine, lambda c: c.execute(
         "UPDATE memory_items SET session='sess-keep', thread_id=NULL WHERE id=?", (new,)))
-    proxy.engine.store.write_sync(lambda c: c.execute(
+    sql_write(proxy.engine, lambda c: c.execute(
         "UPDATE memory_items SET source_message_id=NULL WHERE id=?", (new,)))
     proxy.engine.purge(session="sess-a")
-    row = proxy.engine.store.read(lambda c: c.execute(
+    row = sql_read(proxy.engine, lambda c: c.execute(
         "SELECT supersedes, status FROM memory_items WHERE id=?", (new,)).fetchone())
     assert row is not None and row[0] is None and row[1] == "active"
     assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE id=?", old) == 0
@@ -186,14 +190,8 @@ async def test_cli_purge_asks_and_honours_the_answer(proxy: RunningProxy,
     assert dry.exit_code == 0 and "would remove" in dry.output and "messages:" in dry.output
     no = runner.invoke(main, args, input="n\n")
     assert no.exit_code == 1 and "Purge?" in no.output
-    db = Path(data_dir) / "lcm.sqlite3"
-
     def n(sql: str, *a: Any) -> int:
-        conn = sqlite3.connect(db)
-        try:
-            return int(conn.execute(sql, a).fetchone()[0])
-        finally:
-            conn.close()
+        return int(store_sql(proxy.engine, sql, a)[0][0])
 
     assert n("SELECT COUNT(*) FROM messages WHERE tenant=?", pop.tenant_b) == 3
     yes = runner.invoke(main, args, input="y\n")
@@ -251,6 +249,7 @@ async def test_purge_and_retract_leave_both_derived_indexes(
             service.close()
 
 
+@pytest.mark.sqlite_only("links and seeds rows with SQLite's INSERT OR REPLACE and blob literal")
 def test_purge_reindexes_a_surviving_child_without_its_parent(tmp_path: Path) -> None:
     """A turn that survives its purged parent (a fork across sessions; linked here
     by hand, since the fork is made elsewhere) was indexed with the parent's words
@@ -276,18 +275,18 @@ def test_purge_reindexes_a_surviving_child_without_its_parent(tmp_path: Path) ->
                          " created_at) VALUES ('message', ?, 'm', 1, x'00000000', 0)", (child,))
             return int(child)
 
-        child = engine.store.write_sync(setup)
-        head = engine.store.read(lambda c: c.execute(
+        child = sql_write(engine, setup)
+        head = sql_read(engine, lambda c: c.execute(
             "SELECT COALESCE(MAX(id), 0) FROM index_outbox").fetchone()[0])
         removed = engine.purge(tenant="t", session="s1")
         assert removed["reindexed_children"] == 1
-        row = engine.store.read(lambda c: c.execute(
+        row = sql_read(engine, lambda c: c.execute(
             "SELECT parent_id FROM messages WHERE id=?", (child,)).fetchone())
         assert row is not None and row[0] is None
-        assert engine.store.read(lambda c: c.execute(
+        assert sql_read(engine, lambda c: c.execute(
             "SELECT COUNT(*) FROM embeddings WHERE kind='message' AND ref_id=?",
             (child,)).fetchone()[0]) == 0
-        assert engine.store.read(lambda c: [r[0] for r in c.execute(
+        assert sql_read(engine, lambda c: [r[0] for r in c.execute(
             "SELECT op FROM index_outbox WHERE id > ? AND kind='message' AND ref_id=?",
             (head, child))]) == ["upsert"]
     finally:

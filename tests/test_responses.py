@@ -7,7 +7,6 @@ from the SQLite evidence log.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from memory_core import budget
 from memory_core.assemble import BLOCK_MARKER, CURRENT_REQUEST
 from proxy.sse import SSEDecoder
 from proxy.wire.responses import RESPONSES, flatten, to_turns
-from tests.conftest import TEST_KEY, RunningProxy, start_proxy
+from tests.conftest import TEST_KEY, RunningProxy, SqlRow, start_proxy, store_sql
 from tests.fake_responses import RReply
 from tests.fake_upstream import FakeUpstream
 
@@ -34,13 +33,8 @@ OPAQUE = [
 ]
 
 
-def _rows(proxy: RunningProxy, sql: str, *args: Any) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(proxy.engine.store.path)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
+def _rows(proxy: RunningProxy, sql: str, *args: Any) -> list[SqlRow]:
+    return store_sql(proxy.engine, sql, args)
 
 
 def _user_parts(body: dict[str, Any]) -> list[Any]:

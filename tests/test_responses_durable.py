@@ -8,7 +8,6 @@ tenant; a purge removes the rows with their thread.
 
 from __future__ import annotations
 
-import sqlite3
 import zlib
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import orjson
 import pytest
 
 from memory_core.assemble import CURRENT_REQUEST
-from tests.conftest import TEST_KEY, RunningProxy, start_proxy
+from tests.conftest import TEST_KEY, RunningProxy, SqlRow, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream
 
 INSTRUCTIONS = "You are terse."
@@ -26,13 +25,8 @@ TURNS = ["Goal: ship the importer by Friday", "Decision: use pyarrow for parsing
          "what was the goal again?"]
 
 
-def _rows(proxy: RunningProxy, sql: str, *args: Any) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(proxy.engine.store.path)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
+def _rows(proxy: RunningProxy, sql: str, *args: Any) -> list[SqlRow]:
+    return store_sql(proxy.engine, sql, args)
 
 
 def _client(proxy: RunningProxy, key: str = TEST_KEY) -> openai.AsyncOpenAI:

@@ -13,6 +13,7 @@ from pathlib import Path
 from memory_core.engine import Engine
 from memory_core.search import make_label
 from memory_core.search.docs import load_docs
+from tests.conftest import sql_read
 from tests.test_search_support import open_service
 
 CHILD = textwrap.dedent("""
@@ -61,7 +62,7 @@ def test_sigkill_mid_ingest_then_catch_up_finds_everything(tmp_path: Path) -> No
     engine = Engine(tmp_path)
     svc = open_service(tmp_path, engine)
     try:
-        rows = engine.store.read(lambda c: c.execute("SELECT id, text FROM messages").fetchall())
+        rows = sql_read(engine, lambda c: c.execute("SELECT id, text FROM messages").fetchall())
         head = svc.indexer.outbox_head()
         # the kill left work behind at least in one index (else the test proves nothing)
         behind = min(svc.status()["checkpoints"].values())

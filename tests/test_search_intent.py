@@ -16,6 +16,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search.intent import INTENTS, query_intents
+from tests.conftest import sql_read
 from tests.test_search_support import Conversation, hit_text, open_service, running_service
 
 A = Scope(tenant="tenantA", role="default")
@@ -169,7 +170,7 @@ def test_task_lines_added_by_an_intent_respect_the_filters(tmp_path: Path) -> No
         Conversation(engine, A).say("The shipping window for the first cluster is Friday.",
                                     "Noted.")
         engine.flush(10)
-        blocker = engine.store.read(lambda c: c.execute(
+        blocker = sql_read(engine, lambda c: c.execute(
             "SELECT t.source_message_id, m.thread_id FROM task_state t JOIN messages m"
             " ON m.id = t.source_message_id WHERE t.label='blocked'").fetchone())
         assert blocker is not None
@@ -182,7 +183,7 @@ def test_task_lines_added_by_an_intent_respect_the_filters(tmp_path: Path) -> No
             Conversation(engine, scope).say("The shipping window is Friday.", "OK.")
         engine.flush(10)
         assert svc.wait_idle(20)
-        other_thread = engine.store.read(lambda c: c.execute(
+        other_thread = sql_read(engine, lambda c: c.execute(
             "SELECT thread_id FROM messages WHERE text LIKE 'Another shipping%'").fetchone()[0])
         query = "Is anything preventing us from shipping?"
 
@@ -244,7 +245,7 @@ def test_a_decision_question_ranks_the_decision_first(tmp_path: Path) -> None:
         _memory_chat(engine)
         engine.flush(10)
         assert svc.wait_idle(20)
-        kinds = engine.store.read(lambda c: dict(c.execute(
+        kinds = sql_read(engine, lambda c: dict(c.execute(
             "SELECT id, kind FROM memory_items").fetchall()))
         hits = svc.search("tenantA", "default",
                           "Which bus did we settle on for the reporting cluster events?", k=5)
@@ -303,7 +304,7 @@ def test_a_task_line_turn_ranks_as_memory_only_when_it_matches_or_is_asked_for(
                  "I'll remember the export log.")
         engine.flush(10)
         assert svc.wait_idle(20)
-        todo = engine.store.read(lambda c: c.execute(
+        todo = sql_read(engine, lambda c: c.execute(
             "SELECT source_message_id FROM task_state WHERE label='todo'").fetchone()[0])
 
         def turn(query: str) -> Any:

@@ -14,6 +14,7 @@ from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search import HashingEmbedder, SearchConfig, SerialEmbedder, make_label
 from memory_core.search.fulltext import TantivyTextIndex
+from tests.conftest import sql_read, sql_write
 from tests.test_search_support import (
     Conversation,
     capture_chat,
@@ -46,7 +47,7 @@ def test_thread_session_and_kind_filters(tmp_path: Path) -> None:
         two = capture_chat(engine, A, ["beta shared topic"], request_id="2")
         sess = capture_chat(engine, Scope("tenantA", "default", "s1"), ["gamma shared topic"])
         assert svc.wait_idle(20)
-        t1 = engine.store.read(lambda c: c.execute(
+        t1 = sql_read(engine, lambda c: c.execute(
             "SELECT thread_id FROM messages WHERE id=?", (one[0],)).fetchone()[0])
         for mode in ("bm25", "vector", "hybrid"):
             hits = svc.search("tenantA", "default", "shared topic", mode=mode, thread_ids=[t1])
@@ -87,14 +88,14 @@ def test_deletion_removes_from_both_indexes(tmp_path: Path) -> None:
     svc.start()
     try:
         ids = capture_chat(engine, A, ["the orchid needs water weekly", "orchid pot is blue"])
-        item = engine.store.write_sync(_insert_item, "orchid fertiliser monthly")
+        item = sql_write(engine, _insert_item, "orchid fertiliser monthly")
         assert svc.wait_idle(20)
         for mode in ("bm25", "vector"):
             found = {(h.kind, h.ref_id) for h in svc.search("tenantA", "default", "orchid",
                                                              mode=mode)}
             assert found == {("message", ids[0]), ("message", ids[1]), ("item", item)}, mode
-        engine.store.write_sync(_delete_message, ids[0])
-        engine.store.write_sync(_retract, item)
+        sql_write(engine, _delete_message, ids[0])
+        sql_write(engine, _retract, item)
         assert svc.wait_idle(20)
         for mode in ("bm25", "vector", "hybrid"):
             found = {(h.kind, h.ref_id) for h in svc.search("tenantA", "default", "orchid",
@@ -137,8 +138,8 @@ def test_rebuild_equals_incremental(tmp_path: Path) -> None:
     try:
         capture_chat(engine, A, texts[:20], request_id="x")
         capture_chat(engine, A, texts, request_id="y")
-        item = engine.store.write_sync(_insert_item, "python safety item")
-        engine.store.write_sync(_retract, engine.store.write_sync(_insert_item, "gone search"))
+        item = sql_write(engine, _insert_item, "python safety item")
+        sql_write(engine, _retract, sql_write(engine, _insert_item, "gone search"))
         assert svc.wait_idle(20)
         incremental = _snapshot(svc, queries)
         assert any(h[0] == "item" and h[1] == item for _q, _m, hits in incremental for h in hits)
@@ -195,7 +196,7 @@ def test_model_change_reembeds_vectors(tmp_path: Path) -> None:
         assert svc.wait_idle(20)
         hits = svc.search("tenantA", "default", "stamped model", mode="vector")
         assert [h.ref_id for h in hits] == ids
-        models = engine.store.read(lambda c: [tuple(r) for r in c.execute(
+        models = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
             "SELECT model, dim FROM embeddings WHERE kind='message'")])
         assert models == [("hashing-32|r1|ctx500", 32)]
     finally:
@@ -242,7 +243,7 @@ def test_current_memory_items_rank_first_and_superseded_ones_below(tmp_path: Pat
         old = next(h for h in hits if h.kind == "item" and "280" in texts[h.ref_id])
         assert old.boosts.get("superseded") == -0.7  # factor 0.3
         # Each item's source turn is folded into the item: one statement, one place.
-        sources = engine.store.read(lambda c: {int(r[0]) for r in c.execute(
+        sources = sql_read(engine, lambda c: {int(r[0]) for r in c.execute(
             "SELECT source_message_id FROM memory_items WHERE source_message_id IS NOT NULL")})
         assert sources and not sources & {h.ref_id for h in hits if h.kind == "message"}
         assert any(h.kind == "message" for h in hits)  # the replies are still there
@@ -444,7 +445,7 @@ def test_a_sibling_item_does_not_take_its_turns_score(tmp_path: Path) -> None:
         say("Goal: move the billing jobs to the new scheduler", "OK, billing jobs it is.")
         engine.flush(10)
         assert svc.wait_idle(20)
-        items = engine.store.read(lambda c: {r[0]: r[1] for r in c.execute(
+        items = sql_read(engine, lambda c: {r[0]: r[1] for r in c.execute(
             "SELECT id, text FROM memory_items")})
         postgres = next(i for i, t in items.items() if "Postgres" in t)
         hits = svc.search("tenantA", "default", "dentist appointment Harbor Clinic",

@@ -10,6 +10,7 @@ from typing import Any
 
 from memory_core.engine import Engine
 from memory_core.models import Scope
+from tests.conftest import sql_read
 from tests.test_search_support import hit_text, running_service
 
 A = Scope(tenant="tenantA", role="default")
@@ -42,7 +43,7 @@ def test_an_item_said_by_the_named_speaker_ranks_first(tmp_path: Path) -> None:
     with running_service(tmp_path) as (engine, svc):
         _group_chat(engine, TURNS)
         assert svc.wait_idle(20)
-        speakers = engine.store.read(lambda c: dict(c.execute(
+        speakers = sql_read(engine, lambda c: dict(c.execute(
             "SELECT text, json_extract(data, '$.speaker') FROM memory_items"
             " WHERE status='active'").fetchall()))
         assert speakers["I live in Graz."] == "petra", speakers

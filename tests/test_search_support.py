@@ -10,6 +10,7 @@ from typing import Any
 from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search import HashingEmbedder, SearchConfig, SearchService, SerialEmbedder
+from tests.conftest import sql_read
 
 
 def capture_chat(engine: Engine, scope: Scope, texts: list[str], *, now: float | None = None,
@@ -75,5 +76,5 @@ _TEXT = {"message": ("messages", "text"), "item": ("memory_items", "text"),
 def hit_text(engine: Engine, kind: str, ref_id: int) -> str:
     """The stored text of a search hit (an agent memory's content)."""
     table, col = _TEXT[kind]
-    return str(engine.store.read(lambda c: c.execute(
+    return str(sql_read(engine, lambda c: c.execute(
         f"SELECT {col} FROM {table} WHERE id=?", (ref_id,)).fetchone()[0]))

@@ -247,13 +247,10 @@ def test_storage_memory_limits_reach_every_sqlite_connection(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("name", "url"), [("LCM_STORE__URL", "postgresql://u:pw@db:5432/lcm"),
                                            ("LCM_STORAGE__URL", "postgres://db/lcm")])
-def test_a_store_url_is_read_and_refused_until_the_engine_runs_on_postgresql(
+def test_a_store_url_is_read_under_either_name_and_reaches_the_engine(
         name: str, url: str) -> None:
-    env = {name: url}
-    # Until the engine opens memory_core.store.factory.open_store, a URL would be
-    # ignored (the proxy would serve from SQLite): it stops the start instead.
-    with pytest.raises(SettingsError, match="cannot run on PostgreSQL yet"):
-        load_settings(None, environ=env)
+    s = load_settings(None, environ={name: url})
+    assert s.storage.url == url and s.memory_config().store_url == url
 
 
 def test_a_store_url_of_another_scheme_is_refused_without_echoing_it() -> None:

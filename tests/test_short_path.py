@@ -18,7 +18,7 @@ from typing import Any
 import openai
 
 from memory_core.models import Scope
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream
 
 OFF = {"X-LCM-Memory": "off"}
@@ -31,7 +31,7 @@ def _client(proxy: RunningProxy, key: str) -> openai.AsyncOpenAI:
 def _threads(proxy: RunningProxy) -> list[list[tuple[str, str]]]:
     """Every stored thread's path, as (role, text)."""
     engine = proxy.engine
-    ids = engine.store.read(lambda c: [r[0] for r in c.execute(
+    ids = sql_read(engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM threads ORDER BY id")])
     return [[(m["msg_role"], m["text"]) for m in engine.thread_messages(t)] for t in ids]
 
@@ -119,7 +119,7 @@ async def test_has_summaries_is_cached_and_set_before_a_node_is_written(
         messages.append({"role": "user", "content": "hello"})
         await client.chat.completions.create(model="m", messages=messages)
         await proxy.settle()
-        tenant = engine.store.read(lambda c: c.execute(
+        tenant = sql_read(engine, lambda c: c.execute(
             "SELECT tenant, role FROM threads").fetchone())
         scope = Scope(tenant=tenant[0], role=tenant[1])
         assert engine.has_summaries(scope) is False
@@ -132,7 +132,7 @@ async def test_has_summaries_is_cached_and_set_before_a_node_is_written(
             messages.append({"role": "user", "content": f"step {i}: " + "words " * 80})
             await client.chat.completions.create(model="m", messages=messages)
             await proxy.settle()
-        assert engine.store.read(lambda c: c.execute(
+        assert sql_read(engine, lambda c: c.execute(
             "SELECT count(*) FROM summary_nodes").fetchone()[0]) > 0
         assert engine.has_summaries(scope) is True
     finally:

@@ -5,9 +5,8 @@ tmp_path) and a real ``PgStore`` (a throwaway PostgreSQL, tests/pgcluster.py).
 Two kinds of test: ``test_backends_agree`` runs one scenario that calls every read
 operation on each backend and compares the two results value by value; the others
 run on each backend (parametrised) with the expected values written out (capture
-idempotence, the write-job contract, purge). Rows that no interface operation writes
-yet (memory items, task lines, agent memories, assembly logs: still written by the
-legacy modules) are seeded with plain INSERTs, the same statement on both backends.
+idempotence, the write-job contract, purge). Every row is seeded through the
+interface's write operations.
 
 The PostgreSQL half skips outside CI when no server binaries or psycopg are found,
 and fails under ``CI=true`` (tests/test_store_responsemap.py's ``pg_url``).
@@ -109,44 +108,53 @@ def _seed(store: Store, raw: Raw) -> dict[str, Any]:
     _capture(store, S1, "r3", hist[:2], 104.0, reply="Kestrel")
     _capture(store, S2, "r4", [_user("deploy the blue build")], 106.0, reply="done")
     _capture(store, OTHER, "r5", [_user("secret of t2")], 108.0, reply="ok")
-    ins = ("INSERT INTO memory_items (tenant, role, session, thread_id, kind, subject, text,"
-           " value, value_text, unit, condition, status, source_message_id, evidence,"
-           " created_at, updated_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-    raw(ins, ("t1", "coder", "s1", 1, "fact", "staging port", "Staging port is 5432",
-              5432.0, "5432", None, None, "active", 2, "user", 110.0, 110.0,
-              json.dumps({"speaker": "alice", "label": "a"})))
-    raw(ins, ("t1", "coder", "s1", 1, "fact", "prod port", "Prod port is 6543", 6543.0,
-              "6543", "port", None, "active", 4, "user", 111.0, 111.0, "{}"))
-    raw(ins, ("t1", "coder", "s2", 3, "decision", "build", "Deploy the BLUE build", None,
-              None, None, "if green", "active", 8, "assistant", 112.0, 112.0,
-              json.dumps({"speaker": "bob"})))
-    raw(ins, ("t2", "coder", "s1", 4, "fact", "secret", "t2 secret", None, None, None, None,
-              "active", 10, "user", 113.0, 113.0, "{}"))
-    raw("UPDATE memory_items SET status='superseded', superseded_by=2, updated_at=120.0"
-        " WHERE id=1", ())
-    raw("UPDATE memory_items SET supersedes=1, conflict_with=3 WHERE id=2", ())
-    task = ("INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
-            " source_message_id, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)")
-    raw(task, ("t1", "coder", 1, "goal", "ship it", "ship it", "open", 2, 100.0, 130.0))
-    raw(task, ("t1", "coder", 1, "todo", "write docs", "write docs", "done", 4, 100.0, 131.0))
-    raw(task, ("t1", "coder", 3, "goal", "blue build", "blue build", "open", 8, 100.0, 132.0))
-    raw(task, ("t2", "coder", 4, "goal", "t2 goal", "t2 goal", "open", 10, 100.0, 133.0))
-    mem = ("INSERT INTO agent_memories (category, key, title, content, updated_at, role,"
-           " tenant) VALUES (?,?,?,?,?,?,?)")
-    raw(mem, ("user_preferences", "tone", "Tone", "Terse ANSWERS", 140.0, "coder", "t1"))
-    raw(mem, ("memo", "m1", " ", "\u3000\t", 141.0, "coder", "t1"))  # blank
-    raw(mem, ("user_preferences", "lang", "Lang", "English", 142.0, "coder", "*"))
-    raw(mem, ("progress", "p", "P", "t2 progress", 143.0, "coder", "t2"))
-    raw("INSERT INTO assembly_logs (request_id, tenant, role, thread_id, created_at, trigger,"
-        " budget_tokens, used_tokens, token_source, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        ("r2", "t1", "coder", 1, 102.5, "regular", 3000, 120, "estimate", '{"a": 1}'))
-    raw("INSERT INTO extraction_queue (message_id, attempts, last_error, next_at)"
-        " VALUES (?,?,?,?)", (2, 1, "boom", 500.0))
-    raw("INSERT INTO extraction_queue (message_id, attempts, last_error, next_at)"
-        " VALUES (?,?,?,?)", (4, 0, None, 90.0))
-    raw("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new, reason)"
-        " VALUES (?,?,?,?,?,?)", (1, 120.0, "status", "active", "superseded", "newer"))
+    _w(store, _seed_rows)
     return {"first": first, "second": second}
+
+
+def _seed_rows(tx: Any) -> None:
+    """Items, task lines, agent memories, an assembly log, the extraction queue and a
+    revision, written through the interface's write operations."""
+    iw = tx.item_writes
+    for args in (
+            ("t1", "s1", 1, "fact", "staging port", "Staging port is 5432", 5432.0, "5432",
+             None, None, 2, "user", 110.0, json.dumps({"speaker": "alice", "label": "a"})),
+            ("t1", "s1", 1, "fact", "prod port", "Prod port is 6543", 6543.0, "6543",
+             "port", None, 4, "user", 111.0, "{}"),
+            ("t1", "s2", 3, "decision", "build", "Deploy the BLUE build", None, None, None,
+             "if green", 8, "assistant", 112.0, json.dumps({"speaker": "bob"})),
+            ("t2", "s1", 4, "fact", "secret", "t2 secret", None, None, None, None, 10,
+             "user", 113.0, "{}")):
+        (tenant, session, thread, kind, subject, text, value, value_text, unit, condition,
+         source, evidence, now, data) = args
+        iw.insert_item(tenant=tenant, role="coder", session=session, thread_id=thread,
+                       kind=kind, subject=subject, text=text, value=value,
+                       value_text=value_text, unit=unit, condition=condition,
+                       source_message_id=source, evidence=evidence, lang=None, now=now,
+                       data=data)
+    iw.mark_superseded(1, 2, 120.0)
+    iw.set_conflict(2, 3)
+    tasks = tx.tasks
+    for tenant, thread, label, text, source, now in (
+            ("t1", 1, "goal", "ship it", 2, 130.0), ("t1", 1, "todo", "write docs", 4, 131.0),
+            ("t1", 3, "goal", "blue build", 8, 132.0), ("t2", 4, "goal", "t2 goal", 10, 133.0)):
+        tasks.upsert_line(tenant=tenant, role="coder", thread_id=thread, label=label,
+                          text=text, norm=text, message_id=source, now=now)
+    tasks.close(2, 131.0)
+    mem = tx.agent_memories
+    for category, key, title, content, now, tenant in (
+            ("user_preferences", "tone", "Tone", "Terse ANSWERS", 140.0, "t1"),
+            ("memo", "m1", " ", "\u3000\t", 141.0, "t1"),  # blank
+            ("user_preferences", "lang", "Lang", "English", 142.0, "*"),
+            ("progress", "p", "P", "t2 progress", 143.0, "t2")):
+        mem.upsert(tenant=tenant, role="coder", category=category, key=key, title=title,
+                   content=content, now=now)
+    tx.engine_writes.log_assembly(request_id="r2", tenant="t1", role="coder", thread_id=1,
+                                  created_at=102.5, trigger="regular", budget_tokens=3000,
+                                  used_tokens=120, token_source="estimate", data='{"a": 1}')
+    tx.extraction.failed(2, 1, "boom", 500.0)
+    tx.extraction.defer(4, 90.0)
+    iw.revision(1, "status", "active", "superseded", "newer", 120.0)
 
 
 def _summaries(tx: Any) -> list[int]:
@@ -315,6 +323,7 @@ def _reads(tx: Any) -> dict[str, Any]:
                                    for rid, t in (("r4", "t1"), ("r1", "t1"), ("r5", "t1"))]
     out["forwarded.request_events"] = fw.request_events("r2", "t1")
     out["forwarded.request_assembly"] = [fw.request_assembly("r2", t) for t in ("t1", "t2")]
+    _engine_reads(tx, out)
     out["empty lists"] = [
         h.message_outlines([]), h.summary_rows([]), h.message_evidence([]),
         f.items_in_scope([], "t1", "coder"), it.search_items([]),
@@ -330,6 +339,210 @@ def _reads(tx: Any) -> dict[str, Any]:
     return out
 
 
+def _engine_reads(tx: Any, out: dict[str, Any]) -> None:
+    """The reads of the tools, the block, the request path, the operator and the
+    writer's item rules (ToolReads … ItemWrites), into ``out``."""
+    def by_id(rows: Any) -> list[Any]:
+        return sorted(rows, key=lambda r: r["id"])
+    tl = tx.tools
+    out["tools.hit_row"] = [tl.hit_row(k, i) for k, i in (
+        ("message", 4), ("item", 2), ("agent_memory", 1), ("summary", 3), ("message", 99))]
+    with pytest.raises(ValueError):
+        tl.hit_row("thread", 1)
+    out["tools.root_summary_texts"] = [tl.root_summary_texts(t, "coder") for t in ("t1", "t2")]
+    out["tools.thread_timeline"] = [tl.thread_timeline(t, "coder") for t in ("t1", "t9")]
+    a = tx.assembly
+    out["assembly.thread_fork"] = [a.thread_fork(i) for i in (1, 2, 99)]
+    out["assembly.preferences"] = [a.preferences("coder", ts) for ts in (["t1", "*"], ["t2"])]
+    out["assembly.open_task_state"] = [a.open_task_state(i) for i in (1, 3, 99)]
+    out["assembly.progress_memories"] = [a.progress_memories(t, "coder", 2) for t in ("t1", "t2")]
+    out["assembly.newest_active_items"] = [a.newest_active_items("t1", "coder", n)
+                                           for n in (1, 5)]
+    out["assembly.items_by_ids"] = by_id(a.items_by_ids([4, 1, 99]))
+    out["assembly.quote_messages"] = [by_id(a.quote_messages([1, 4, 9, 99], t, "coder"))
+                                      for t in ("t1", "t2")]
+    out["assembly.visible_quote_messages"] = by_id(
+        a.visible_quote_messages([1, 2, 4, 9], "t1", "coder"))
+    out["assembly.superseded_texts"] = [a.superseded_texts("t1", "coder", ids)
+                                        for ids in ([2, 4], [4])]
+    rq = tx.request_reads
+    out["request_reads.spliced_ids"] = sorted(rq.spliced_ids())
+    out["request_reads.splices"] = rq.splices([1, 2, 3, 4, 5, 6])
+    out["request_reads.history_beyond"] = [rq.history_beyond(t, r, th, n) for t, r, th, n in (
+        ("t1", "coder", 1, 10), ("t2", "coder", 4, 10), ("t2", "coder", 4, 9),
+        ("t9", "coder", 1, 99), ("t9", "other", 1, 99))]
+    out["request_reads.has_active_summaries"] = [rq.has_active_summaries(t, "coder")
+                                                 for t in ("t1", "t2")]
+    out["request_reads.superseded_sources"] = [rq.superseded_sources("t1", "coder", last, 5)
+                                               for last in (1, 2, 10)]
+    ins = tx.inspection
+    out["inspection.agent_memories"] = [
+        ins.agent_memories(category=c, role=r, tenant=t, shared_tenant="*")
+        for c, r, t in ((None, None, None), ("user_preferences", "coder", "t1"),
+                        (None, None, "t2"))]
+    out["inspection.last_assembly"] = [
+        ins.last_assembly(tenant=t, role=None, session=s, thread_id=th)
+        for t, s, th in (("t1", None, None), (None, "s1", 1), ("t1", "s2", None))]
+    out["inspection.recent_scopes"] = [
+        ins.recent_scopes(tenant=t, role=None, session=s, limit=5)
+        for t, s in ((None, None), ("t1", "s2"))]
+    out["inspection.scoped_item"] = [ins.scoped_item(i, t, "coder")
+                                     for i, t in ((2, "t1"), (2, "t2"))]
+    out["inspection.scoped_message"] = [ins.scoped_message(i, t, "coder")
+                                        for i, t in ((4, "t1"), (4, "t2"))]
+    out["inspection.keyword_items"] = [list(ins.keyword_items(
+        tenant=t, role=None, session=s, limit=3)) for t, s in ((None, None), ("t1", "s2"))]
+    out["inspection.keyword_messages"] = [list(ins.keyword_messages(
+        tenant=t, role="coder", session=s, limit=3)) for t, s in ((None, None), ("t1", "s1"))]
+    out["inspection.item"] = [ins.item(i) for i in (1, 99)]
+    out["inspection.message_brief"] = [ins.message_brief(i) for i in (4, None, 99)]
+    out["inspection.item_link"] = [ins.item_link(i, d) for i, d in (
+        (1, "superseded_by"), (2, "supersedes"), (99, "supersedes"))]
+    with pytest.raises(ValueError):
+        ins.item_link(1, "text")
+    out["inspection.revisions"] = [ins.revisions(i) for i in (1, 2)]
+    out["inspection.message"] = [ins.message(i) for i in (4, 99)]
+    out["inspection.message_items"] = [ins.message_items(i) for i in (2, 4, 99)]
+    out["inspection.store_counts"] = ins.store_counts()
+    out["inspection.export_threads"] = [
+        ins.export_threads(session=s, role=None, tenant=t, thread_id=th)
+        for s, t, th in ((None, None, None), ("s1", "t1", None), (None, None, 3))]
+    out["inspection.thread_messages"] = [ins.thread_messages(i) for i in (1, 99)]
+    out["inspection.events"] = [ins.events(ids) for ids in (None, [3], [])]
+    out["inspection.head_path"] = [ins.head_path(i) for i in (1, 2, 99)]
+    iw = tx.item_writes
+    kinds = ["fact", "decision"]
+    out["item_writes.lookups"] = [
+        iw.subject_window_count("t1", "coder", kinds, "port", "", 0, 10, 5),
+        iw.subject_window_count("t1", "coder", kinds, "build", "bob", 0, 10, 5),
+        iw.subject_window_count("t1", "coder", kinds, "port", "", 2, 10, 5),
+        list(iw.same_subject("t1", "coder", kinds, "build", "bob")),
+        list(iw.same_subject("t1", "coder", kinds, "build", "")),
+        list(iw.subject_hits("t1", "coder", kinds, "port", "")),
+        list(iw.subject_hits("t1", "coder", kinds, "prod port", "")),
+        iw.subject_key_count("t1", "coder", "port", 5),
+        list(iw.subject_hits_by_key("t1", "coder", "port", kinds, "port", "")),
+        list(iw.subject_hits_among("t1", "coder", ["prod port", "zz"], kinds, "port", "")),
+        list(iw.subject_hits_among("t1", "coder", [], kinds, "port", "")),
+        list(iw.reworded_candidates("t1", "coder", ["fact"], "", 6543.0, "port", None, 5,
+                                    ["prod", "port", "zz"], 2)),
+        list(iw.reworded_candidates("t1", "coder", ["fact"], "", 6543.0, "port", None, 5,
+                                    ["prod", "zz"], 2)),
+        list(iw.reworded_candidates("t1", "coder", ["decision"], "bob", None, None,
+                                    "if green", 5, ["blue"], 1)),
+        [iw.item(i) for i in (2, 99)], [iw.item_sources(i) for i in (1, 99)],
+        by_id(iw.active_pair(2, 3)), iw.active_pair(1, 2),
+        [iw.conflict_of(i) for i in (2, 3, 99)], [iw.item_text(i) for i in (3, 99)],
+        iw.conflicting_active(3, 0), iw.conflicting_active(3, 2),
+        [iw.item_claim(i) for i in (1, 99)], [iw.item_status(i) for i in (1, 99)]]
+    out["agent_memories.keys"] = sorted(tx.agent_memories.keys("t1", "user_preferences",
+                                                               "coder"))
+    out["agent_memories.find"] = [tx.agent_memories.find(t, c, k, "coder") for t, c, k in (
+        ("t1", "user_preferences", "tone"), ("*", "user_preferences", "lang"),
+        ("t1", "memo", "tone"))]
+    q = tx.extraction
+    out["extraction.reads"] = [[q.attempts(i) for i in (2, 4, 99)], q.due(95.0, 5),
+                               q.due(1000.0, 1), q.due(1000.0, 5), q.pending(4), q.pending(2)]
+    out["engine_writes.meta"] = tx.engine_writes.meta("nope")
+
+
+def _engine_writes(tx: Any) -> dict[str, Any]:
+    """Every write operation of ItemWrites, TaskWrites, AgentMemoryWrites,
+    ExtractionQueue and EngineWrites, with what each left behind."""
+    out: dict[str, Any] = {}
+    iw, ins = tx.item_writes, tx.inspection
+
+    def item(**kw: Any) -> int:
+        base = {"tenant": "t1", "role": "coder", "session": "s2", "thread_id": 3,
+                "kind": "fact", "subject": "blue build colour", "text": "The build is blue",
+                "value": 3.0, "value_text": "3", "unit": "kg", "condition": None,
+                "source_message_id": 8, "evidence": "user", "lang": "en", "now": 200.0,
+                "data": json.dumps({"speaker": "bob"})}
+        return int(iw.insert_item(**{**base, **kw}))
+    a, b, c = item(), item(text="Build colour: blue"), item(subject=None, text="x")
+    out["ids"] = [a, b, c]
+    iw.index_subject_keys("t1", "coder", a, ["blue", "build"], "blue build colour")
+    iw.index_subject_keys("t1", "coder", a, ["blue"], "blue build colour")  # kept once
+    iw.index_terms("t1", "coder", a, ["build", "blue", "colour"])
+    iw.index_terms("t1", "coder", b, ["build", "blue"])
+    iw.index_terms("t1", "coder", b, [])
+    iw.queue_index("item", a)
+    iw.queue_index("item", c, "delete")
+    iw.revision(a, "value", None, 3.5, "why", 201.0)
+    iw.revision(a, "text", "old", None, "why not", 202.0)
+    kinds = ["fact", "decision"]
+    out["lookups"] = [
+        iw.subject_key_count("t1", "coder", "blue", 9),
+        list(iw.subject_hits_by_key("t1", "coder", "blue", kinds, "build", "bob")),
+        iw.subject_window_count("t1", "coder", kinds, "build", "bob", 0, 100, 2),
+        list(iw.reworded_candidates("t1", "coder", ["fact"], "bob", 3.0, "kg", None, 10,
+                                    ["blue", "build", "colour"], 3)),
+        list(iw.reworded_candidates("t1", "coder", ["fact"], "bob", 3.0, "kg", None, 1,
+                                    ["blue", "build"], 2))]
+    iw.set_conflict(a, 3)
+    iw.set_data(b, json.dumps({"speaker": "bob", "label": "x"}))
+    iw.touch(a, 203.0)
+    iw.restate(a, now=204.0, message_id=7, thread_id=3, data=json.dumps({"speaker": "ann"}))
+    iw.mark_merged(b, a, 205.0)
+    iw.settle(3, a, 206.0)
+    iw.mark_retracted(c, 207.0)
+    out["items"] = [ins.item(i) for i in (3, a, b, c)]
+    out["revisions"] = ins.revisions(a)
+    t = tx.tasks
+    t.upsert_line(tenant="t1", role="coder", thread_id=3, label="todo", text="fix docs",
+                  norm="fix docs", message_id=8, now=210.0)
+    t.upsert_line(tenant="t1", role="coder", thread_id=3, label="blocked", text="wait",
+                  norm="wait", message_id=None, now=211.0)
+    t.upsert_line(tenant="t1", role="coder", thread_id=3, label="goal", text="new goal",
+                  norm="new goal", message_id=7, now=212.0)
+    t.supersede_goals(3, "new goal", 213.0)
+    todos = t.open_todos(3)
+    out["open_todos"] = sorted(todos, key=lambda r: r["id"])
+    t.close(min(r["id"] for r in todos), 214.0)
+    t.upsert_line(tenant="t1", role="coder", thread_id=3, label="todo", text="Fix docs!",
+                  norm="fix docs", message_id=7, now=215.0)  # reopened
+    out["task_lines"] = [tx.assembly.open_task_state(3), sorted(t.open_todos(3),
+                                                                key=lambda r: r["id"])]
+    m = tx.agent_memories
+    first = m.upsert(tenant="t1", role="coder", category="memo", key="k", title="K",
+                     content="one", now=220.0)
+    again = m.upsert(tenant="t1", role="coder", category="memo", key="k", title="K2",
+                     content="two", now=221.0)
+    out["memories"] = [first == again, sorted(m.keys("t1", "memo", "coder")),
+                       tx.tools.hit_row("agent_memory", first)]
+    m.delete(first)
+    out["memories.after_delete"] = [m.find("t1", "memo", "k", "coder"),
+                                    tx.tools.hit_row("agent_memory", first)]
+    q = tx.extraction
+    q.defer(6, 300.0)
+    q.defer(6, 400.0)  # queued already: unchanged
+    out["queue"] = [q.attempts(6), q.pending(6), q.due(350.0, 9)]
+    q.failed(6, 2, "bad", 310.0)
+    q.failed(5, 1, "new", 305.0)
+    out["queue.failed"] = [q.attempts(6), q.pending(6), q.due(350.0, 9)]
+    q.done(6)
+    q.done(99)
+    out["queue.done"] = [q.attempts(6), q.due(1000.0, 9)]
+
+    ew = tx.engine_writes
+
+    def boom() -> None:  # draws no id: PostgreSQL's sequences skip what a rollback drew
+        q.done(5)
+        ew.set_meta("rolled", "back")
+        raise RuntimeError("boom")
+    with pytest.raises(RuntimeError):
+        q.attempt(boom)
+    out["attempt"] = [q.attempt(lambda: item(text="kept")), q.attempts(5), ew.meta("rolled"),
+                      [r["text"] for r in tx.assembly.newest_active_items("t1", "coder", 2)]]
+    ew.set_meta("salt", "abc")
+    out["meta"] = [ew.meta("salt"), ew.meta("nope")]
+    out["log_assembly"] = ew.log_assembly(
+        request_id="r9", tenant="t1", role="coder", thread_id=None, created_at=230.0,
+        trigger="tool", budget_tokens=10, used_tokens=0, token_source="x", data="{}")
+    out["outbox"] = [row[1:] for row in tx.index_feed.outbox_rows(0, 1000)]
+    return out
+
+
 def _scenario(store: Store, raw: Raw) -> dict[str, Any]:
     seeded = _seed(store, raw)
     out: dict[str, Any] = {"seed": (seeded["first"].message_ids, seeded["second"].message_ids)}
@@ -341,6 +554,8 @@ def _scenario(store: Store, raw: Raw) -> dict[str, Any]:
     # the same reads inside a write job (the writer's connection) agree with a reader's
     inside = _w(store, _reads)
     assert inside == {k: v for k, v in out.items() if k in inside}
+    out["engine_writes"] = _w(store, _engine_writes)
+    out["before_purge"] = store.read_tx(_reads)["operator.scope_status"]
     out["item_feed.prune_changes"] = _w(store, lambda tx: tx.item_feed.prune_changes(2))
     out["item_feed.after_prune"] = store.read_tx(
         lambda tx: (tx.item_feed.oldest_change(), tx.item_feed.change_position()))
@@ -430,12 +645,41 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert total == 2 and [p["request_id"] for p in page] == ["r4", "r2"]  # keep=2
     assert out["forwarded.by_request"][0]["body"] == b"\x78\x9c body"
     assert out["forwarded.by_request"][1:] == [None, None]  # pruned; other tenant
+    assert out["tools.root_summary_texts"] == [{3: "all"}, {}]
+    assert [r["messages"] for r in out["tools.thread_timeline"][0]] == [5, 1, 2]
+    assert out["assembly.thread_fork"] == [(None, None), (1, 2), None]
+    assert [r["key"] for r in out["assembly.preferences"][0]] == ["lang", "tone"]
+    assert out["request_reads.history_beyond"] == [True, True, True, True, False]
+    assert [len(r) for r in out["request_reads.superseded_sources"]] == [0, 1, 1]
+    assert out["inspection.recent_scopes"] == [[("t2", "coder"), ("t1", "coder")],
+                                               [("t1", "coder")]]
+    assert [r["id"] for r in out["inspection.head_path"][0]] == [1, 2, 3, 4, 5]
+    assert out["inspection.store_counts"]["counts"]["messages"] == 10
+    assert out["agent_memories.find"] == [1, 3, None]
+    lookups = out["item_writes.lookups"]
+    assert lookups[:3] == [1, 1, 0] and [r["id"] for r in lookups[3]] == [3]
+    assert [r["id"] for r in lookups[5]] == [2] and [r["id"] for r in lookups[9]] == [2]
+    assert out["extraction.reads"][0] == [1, 0, None]
+    assert [r["name"] for r in out["extraction.reads"][1]] == ["alice"]
+    ew = out["engine_writes"]
+    a, _b, _c = ew["ids"]
+    assert [x if isinstance(x, int) else [r["id"] for r in x] for x in ew["lookups"]] == [
+        1, [a], 2, [a], []]
+    assert [r["text"] for r in ew["open_todos"]] == ["fix docs", "wait"]
+    assert [r["text"] for r in ew["task_lines"][0]] == ["fix docs", "wait", "new goal"]
+    assert ew["memories"][:2] == [True, [("k", "K2"), ("m1", " ")]]
+    assert ew["memories.after_delete"] == [None, None]
+    assert [r["message_id"] for r in ew["queue"][1]] == [6]
+    assert ew["queue.failed"][:2] == [2, []]
+    assert ew["queue.done"][0] is None
+    assert ew["attempt"][1:] == [1, None, ["kept", "The build is blue"]]
+    assert ew["meta"] == ["abc", None]
     assert out["purge.dry_run"] == out["purge.delete"]
     assert {k: out["purge.delete"][k] for k in ("messages", "threads", "memory_items",
                                                 "summary_nodes", "outbox_deletes")} == {
         "messages": 6, "threads": 2, "memory_items": 2, "summary_nodes": 3,
         "outbox_deletes": 11}
-    assert out["purge.after_dry_run"] == out["operator.scope_status"]
+    assert out["purge.after_dry_run"] == out["before_purge"]
     after = out["purge.after"]
     assert after["operator.session_rows"][0]["messages"] == []
     assert after["operator.scope_status"][0]["counts"]["messages"] == 2  # session s2 stays

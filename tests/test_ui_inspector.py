@@ -23,7 +23,7 @@ import pytest
 
 from memory_core import forwarded, memory
 from memory_core.models import Scope
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, sql_read, sql_write, start_proxy
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import (
     ADMIN_TOKEN,
@@ -50,7 +50,7 @@ async def guarded(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[Runni
 
 
 def forwarded_rows(proxy: RunningProxy) -> list[dict[str, Any]]:
-    return proxy.engine.store.read(lambda c: [dict(r) for r in c.execute(
+    return sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT * FROM forwarded_requests ORDER BY id")])
 
 
@@ -197,7 +197,7 @@ async def many_items(proxy: RunningProxy, pop: Populated, n: int) -> None:
                 fake_item(f"{MARK_A} bulk note number {i:03d}", subject=f"bulk {i}",
                           kind=kind)])
 
-    proxy.engine.store.write_sync(job)
+    sql_write(proxy.engine, job)
 
 
 async def test_items_are_paged_and_filtered_and_corrections_always_shown(
@@ -284,7 +284,7 @@ async def test_retract_needs_the_csrf_token(guarded: RunningProxy) -> None:
     path = f"/lcm/ui/items/{item}/retract"
 
     def status_of() -> str:
-        return guarded.engine.store.read(lambda c: c.execute(
+        return sql_read(guarded.engine, lambda c: c.execute(
             "SELECT status FROM memory_items WHERE id=?", (item,)).fetchone()[0])
 
     async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
@@ -310,7 +310,7 @@ async def test_retract_needs_the_csrf_token(guarded: RunningProxy) -> None:
             assert r.status == 303
             assert r.headers["Location"] == f"/lcm/ui/items?retracted={item}"
     assert status_of() == "retracted"
-    reason = guarded.engine.store.read(lambda c: c.execute(
+    reason = sql_read(guarded.engine, lambda c: c.execute(
         "SELECT reason FROM memory_item_revisions WHERE item_id=? ORDER BY id DESC",
         (item,)).fetchone()[0])
     assert "stale" in reason
@@ -396,7 +396,7 @@ async def test_inspector_in_chromium(guarded: RunningProxy) -> None:
             await page.screenshot(path=str(SHOTS / "inspector-item.png"), full_page=True)
         finally:
             await browser.close()
-    status = guarded.engine.store.read(lambda c: c.execute(
+    status = sql_read(guarded.engine, lambda c: c.execute(
         "SELECT status FROM memory_items WHERE id=?", (pop.items["a_port"],)).fetchone()[0])
     assert status == "retracted"
 

@@ -45,8 +45,7 @@ from memory_core.search.foreground import Foreground, StepBudget
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.searchconfig import KIND_CODES, SearchConfig
 from memory_core.search.vector import HnswVectorIndex
-from memory_core.store.api import Tx
-from memory_core.store.sqlite import SqliteStore
+from memory_core.store.api import EngineStore, Tx
 
 log = logging.getLogger("lcm.search.indexer")
 
@@ -123,7 +122,7 @@ class Indexer:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: EngineStore,
         text: TantivyTextIndex,
         vectors: HnswVectorIndex | None,
         embedder: Embedder | None,

@@ -58,8 +58,7 @@ from memory_core.search.intent import TASK_INTENTS, query_intents
 from memory_core.search.searchconfig import KIND_CODES, SearchConfig
 from memory_core.search.successors import current_successors
 from memory_core.search.vector import HnswVectorIndex
-from memory_core.store.api import Tx
-from memory_core.store.sqlite import SqliteStore
+from memory_core.store.api import EngineStore, Tx
 
 log = logging.getLogger("lcm.search")
 
@@ -97,7 +96,7 @@ class SearchService:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: EngineStore,
         data_dir: str | Path,
         config: SearchConfig | None = None,
         embedder: Embedder | None = None,

@@ -1199,3 +1199,27 @@ class Store(Protocol):
     def close(self) -> None:
         """Flush queued writes and release every connection."""
         ...
+
+
+class EngineStore(Store, Protocol):
+    """What :class:`memory_core.engine.Engine` and its search service use of a store
+    besides :class:`Store`: both backends' store objects are one."""
+
+    location: str
+    """Where the store lives, for messages and as the namespace of in-process
+    caches: the SQLite file's path, or ``host:port/dbname`` (no password)."""
+
+    after_commit: Callable[[], None] | None
+    """Called on the writer thread after each committed batch (cheap, must not
+    raise); ``None``: nothing."""
+
+    before_checkpoint: Callable[[], None] | None
+    """Called before a WAL checkpoint (SQLite; never called on PostgreSQL)."""
+
+    commit_latency: Any
+    """A :class:`memory_core.stats.LatencyStats` of write transactions (seconds)."""
+
+    def write_tx_sync(self, fn: Callable[..., T], *args: Any,
+                      timeout: float | None = 60.0) -> T:
+        """Run ``fn(tx, *args)`` as a write job and wait for its value."""
+        ...

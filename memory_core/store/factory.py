@@ -7,13 +7,13 @@ from pathlib import Path
 
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
-from memory_core.store.api import Store
+from memory_core.store.api import EngineStore
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 """The URL schemes that select :class:`~memory_core.store.pg.PgStore`."""
 
 
-def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Store:
+def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> EngineStore:
     """The store of ``config``: a :class:`~memory_core.store.pg.PgStore` on
     ``config.store_url`` when it is set, else a
     :class:`~memory_core.store.sqlite.SqliteStore` in ``data_dir`` with the

@@ -46,7 +46,7 @@ from psycopg_pool import ConnectionPool
 
 from memory_core.errors import SchemaTooNewError, StoreError
 from memory_core.stats import LatencyStats
-from memory_core.store.api import Store
+from memory_core.store.api import EngineStore, Store
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
 
@@ -85,6 +85,10 @@ class PgStore:
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10,
                  timeout: float = 30.0) -> None:
         self.url = url
+        self.location = describe(url)
+        """``host:port/dbname`` (:class:`~memory_core.store.api.EngineStore`)."""
+        self.before_checkpoint: Callable[[], None] | None = None
+        """Unused: PostgreSQL has no WAL checkpoints for the engine to give way to."""
         self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
                                     timeout=timeout, kwargs={"autocommit": True},
                                     open=False, name="lcm-pg")
@@ -239,4 +243,7 @@ class PgStore:
 
 if TYPE_CHECKING:  # mypy checks that PgStore implements the Store Protocol
     def _conforms(store: PgStore) -> Store:
+        return store
+
+    def _engine_store(store: PgStore) -> EngineStore:
         return store

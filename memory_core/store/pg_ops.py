@@ -2,7 +2,9 @@
 bound together over one connection as a :class:`PgTx`.
 
 :class:`PgResponseMap` is here; capture's group is in :mod:`memory_core.store.pg_capture`,
-the engine's reads in :mod:`memory_core.store.pg_reads`, the operator's groups and
+the engine's reads in :mod:`memory_core.store.pg_reads`, the writer's item, task
+and agent-memory rules in :mod:`memory_core.store.pg_memory`, the tools', block's
+and engine's own groups in :mod:`memory_core.store.pg_engine`, the operator's groups and
 purge in :mod:`memory_core.store.pg_operator`; their tables in
 :mod:`memory_core.store.pg_migrations`. A group works over one ``psycopg``
 connection (a pooled one: in autocommit mode for a read job, inside the transaction
@@ -18,6 +20,15 @@ from psycopg.rows import dict_row
 
 from memory_core.store.api import ResponseMap, Row, Tx
 from memory_core.store.pg_capture import PgCaptureWrites
+from memory_core.store.pg_engine import (
+    PgAssemblyReads,
+    PgEngineWrites,
+    PgExtractionQueue,
+    PgInspection,
+    PgRequestReads,
+    PgToolReads,
+)
+from memory_core.store.pg_memory import PgAgentMemoryWrites, PgItemWrites, PgTaskWrites
 from memory_core.store.pg_operator import (
     PgForwardedLog,
     PgIndexProgress,
@@ -110,9 +121,10 @@ class PgTx:
     (:class:`~memory_core.store.api.Tx`); :class:`memory_core.store.pg.PgStore` makes
     one per job."""
 
-    __slots__ = ("capture", "forwarded", "history", "index", "index_feed", "index_source",
-                 "item_feed", "items", "maintenance", "operator", "purge", "responses",
-                 "search", "summaries")
+    __slots__ = ("agent_memories", "assembly", "capture", "engine_writes", "extraction",
+                 "forwarded", "history", "index", "index_feed", "index_source", "inspection",
+                 "item_feed", "item_writes", "items", "maintenance", "operator", "purge",
+                 "request_reads", "responses", "search", "summaries", "tasks", "tools")
 
     def __init__(self, conn: Any) -> None:
         self.operator = PgOperatorReads(conn)
@@ -129,6 +141,15 @@ class PgTx:
         self.index_source = PgIndexSource(conn)
         self.index_feed = PgIndexFeed(conn)
         self.search = PgSearchReads(conn)
+        self.tools = PgToolReads(conn)
+        self.assembly = PgAssemblyReads(conn)
+        self.item_writes = PgItemWrites(conn)
+        self.tasks = PgTaskWrites(conn)
+        self.agent_memories = PgAgentMemoryWrites(conn)
+        self.extraction = PgExtractionQueue(conn)
+        self.request_reads = PgRequestReads(conn)
+        self.inspection = PgInspection(conn)
+        self.engine_writes = PgEngineWrites(conn)
 
 
 if TYPE_CHECKING:  # mypy checks every group against its Protocol

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_core.errors import StoreError
 from memory_core.stats import LatencyStats
-from memory_core.store.api import Store
+from memory_core.store.api import EngineStore, Store
 from memory_core.store.migrations import apply_migrations
 from memory_core.store.sqlite_ops import SqliteTx
 
@@ -94,6 +94,7 @@ class SqliteStore:
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self.path = self.data_dir / DB_FILENAME
+            self.location = str(self.path)
             self._wconn = _connect(self.path, *self._limits)
             self.schema_version = apply_migrations(self._wconn)
             self._wtx = SqliteTx(self._wconn)
@@ -335,4 +336,7 @@ class SqliteStore:
 
 if TYPE_CHECKING:  # mypy checks that SqliteStore implements the Store Protocol
     def _conforms(store: SqliteStore) -> Store:
+        return store
+
+    def _engine_store(store: SqliteStore) -> EngineStore:
         return store

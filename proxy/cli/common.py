@@ -76,17 +76,18 @@ def refuse_missing_store(path: Path) -> None:
 
 def open_engine(config: str | None, data_dir: str | None, *,
                 create: bool = False) -> Any:
-    """Open the store of the data dir in force (a ``memory_core.engine.Engine``; the
-    caller closes it). Without ``create`` a directory that holds no store is refused
-    (exit 2) instead of getting a new empty one: a mistyped ``--data-dir`` must not
-    look like an empty memory. A store that cannot be opened exits 1."""
+    """Open the store in force (a ``memory_core.engine.Engine``; the caller closes it):
+    the PostgreSQL database of ``storage.url``, else the data dir's. Without ``create``
+    a directory that holds no store is refused (exit 2) instead of getting a new
+    empty one: a mistyped ``--data-dir`` must not look like an empty memory. A store
+    that cannot be opened exits 1."""
     from memory_core.engine import Engine
     from memory_core.errors import StoreError
     from proxy.cli.preflight import data_dir_problems, has_store
 
     settings = data_dir_settings(config, data_dir)
     path = data_dir_path(settings)
-    if not has_store(path):
+    if not settings.storage.url and not has_store(path):  # a URL: the store is there
         if not create or (path.exists() and not path.is_dir()):
             refuse_missing_store(path)
         for problem in data_dir_problems(path):

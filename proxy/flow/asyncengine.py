@@ -140,7 +140,7 @@ class AsyncEngine:
     async def write_barrier(self, timeout: float) -> None:
         """Return once an empty job has passed the writer queue; ``TimeoutError``
         after ``timeout`` seconds (the job stays queued)."""
-        await asyncio.wait_for(asyncio.wrap_future(self.engine.store.write(lambda c: None)),
+        await asyncio.wait_for(asyncio.wrap_future(self.engine.store.write_tx(lambda tx: None)),
                                timeout)
 
     # -- the memory path --------------------------------------------------------

@@ -137,14 +137,16 @@ async def livez(request: web.Request) -> web.Response:
 
 
 READY_WRITE_TIMEOUT_SECONDS = 2.0
-"""How long ``/lcm/readyz`` waits for an empty job to pass the SQLite writer queue."""
+"""How long ``/lcm/readyz`` waits for an empty job to pass the store's writer queue."""
 
 
 def _store_writable(engine: Any) -> str:
-    """``"ok"``, or why the store cannot take writes (data dir or database file not
-    writable by this process). Runs on an executor thread."""
-    store = engine.store
-    for path in (store.data_dir, store.path):
+    """``"ok"``, or why the store cannot take writes (data dir or SQLite database
+    file not writable by this process). Runs on an executor thread."""
+    paths = [engine.data_dir]
+    if getattr(engine.store, "path", None) is not None:  # SQLite's file
+        paths.append(engine.store.path)
+    for path in paths:
         if not os.access(path, os.W_OK):
             return f"{path.name or path} is not writable"
     return "ok"

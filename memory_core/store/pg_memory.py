@@ -1,0 +1,307 @@
+"""PostgreSQL implementations of :class:`~memory_core.store.api.ItemWrites`,
+:class:`~memory_core.store.api.TaskWrites` and
+:class:`~memory_core.store.api.AgentMemoryWrites`: the statements of
+:mod:`memory_core.store.sqlite_memory` in PostgreSQL's dialect (see
+:mod:`memory_core.store.pg_reads` for the translation rules).
+
+Besides those rules: ``instr(a, b) > 0`` is ``strpos(a, b) > 0`` (both
+case-sensitive); ``value IS ?`` is ``IS NOT DISTINCT FROM``; ``json_each(?)`` of a
+list is ``= ANY(%s)``; SQLite's planner hints (``+column``) are dropped. The
+duplicate checks' lazy lookups fetch their rows in one round trip and hand out an
+iterator over them: each filters in SQL, so it returns the matching rows only, and a
+server-side cursor would cost three round trips where one does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from memory_core.store.api import AgentMemoryWrites, ItemWrites, Row, TaskWrites
+from memory_core.store.pg_reads import SPEAKER, dicts
+
+
+def _outbox(conn: Any, kind: str, ref_id: int, op: str) -> None:
+    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES (%s, %s, %s)",
+                 (kind, ref_id, op))
+
+
+_HIT = (" AND tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
+        " AND subject IS NOT NULL AND subject <> %s"
+        " AND (strpos(subject, %s) > 0 OR strpos(%s, subject) > 0)"
+        f" AND {SPEAKER} = %s ORDER BY id DESC")
+"""The filter of a subject lookup's streams (after ``WHERE …``)."""
+
+
+def _hit_args(tenant: str, role: str, kinds: Sequence[str], subject: str,
+              speaker: str) -> tuple[Any, ...]:
+    return (tenant, role, list(kinds), subject, subject, subject, speaker)
+
+
+class PgItemWrites:
+    """``memory_items`` as the writer's rules read and change them, with their
+    revisions, subject keys, content terms and outbox rows."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, conn: Any) -> None:
+        self._c = conn
+
+    def queue_index(self, kind: str, ref_id: int, op: str = "upsert") -> None:
+        _outbox(self._c, kind, ref_id, op)
+
+    def revision(self, item_id: int, field: str, old: Any, new: Any, reason: str,
+                 now: float) -> None:
+        self._c.execute(
+            "INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new, reason)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            (item_id, now, field, None if old is None else str(old),
+             None if new is None else str(new), reason))
+
+    # -- the duplicate checks' lookups ----------------------------------------------
+    def subject_window_count(self, tenant: str, role: str, kinds: Sequence[str],
+                             subject: str, speaker: str, above: int, upto: int,
+                             limit: int) -> int:
+        return int(self._c.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_items WHERE id > %s AND id <= %s"
+            " AND tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
+            " AND subject IS NOT NULL"
+            " AND (strpos(subject, %s) > 0 OR strpos(%s, subject) > 0)"
+            f" AND {SPEAKER} = %s LIMIT %s) w",
+            (above, upto, tenant, role, list(kinds), subject, subject, speaker, limit)
+        ).fetchone()[0])
+
+    def same_subject(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
+                     speaker: str) -> Iterator[Row]:
+        return iter(dicts(
+            self._c, "SELECT * FROM memory_items WHERE tenant = %s AND role = %s"
+            " AND subject = %s AND status = 'active' AND kind = ANY(%s)"
+            f" AND {SPEAKER} = %s ORDER BY id DESC",
+            (tenant, role, subject, list(kinds), speaker)))
+
+    def subject_hits(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
+                     speaker: str) -> Iterator[Row]:
+        return iter(dicts(self._c, "SELECT * FROM memory_items WHERE TRUE" + _HIT,
+                          _hit_args(tenant, role, kinds, subject, speaker)))
+
+    def subject_key_count(self, tenant: str, role: str, key: str, cap: int) -> int:
+        return int(self._c.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_item_subject_keys WHERE tenant = %s"
+            " AND role = %s AND part = 0 AND key = %s LIMIT %s) k",
+            (tenant, role, key, cap)).fetchone()[0])
+
+    def subject_hits_by_key(self, tenant: str, role: str, key: str, kinds: Sequence[str],
+                            subject: str, speaker: str) -> Iterator[Row]:
+        return iter(dicts(
+            self._c, "SELECT * FROM memory_items WHERE id IN (SELECT item_id FROM"
+            " memory_item_subject_keys WHERE tenant = %s AND role = %s AND part = 0"
+            " AND key = %s)" + _HIT,
+            (tenant, role, key) + _hit_args(tenant, role, kinds, subject, speaker)))
+
+    def subject_hits_among(self, tenant: str, role: str, subjects: Sequence[str],
+                           kinds: Sequence[str], subject: str, speaker: str
+                           ) -> Iterator[Row]:
+        return iter(dicts(
+            self._c, "SELECT * FROM memory_items WHERE subject = ANY(%s)" + _HIT,
+            (list(subjects),) + _hit_args(tenant, role, kinds, subject, speaker)))
+
+    def reworded_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                            speaker: str, value: Any, unit: str | None,
+                            condition: str | None, scan: int, terms: Sequence[str],
+                            least: int) -> Iterator[Row]:
+        return iter(dicts(
+            self._c, "SELECT * FROM memory_items WHERE id IN (SELECT id FROM memory_items"
+            " WHERE tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
+            f" AND {SPEAKER} = %s AND value IS NOT DISTINCT FROM %s::double precision"
+            " AND unit IS NOT DISTINCT FROM %s::text"
+            " AND condition IS NOT DISTINCT FROM %s::text ORDER BY id DESC LIMIT %s)"
+            " AND (SELECT COUNT(*) FROM memory_item_terms t WHERE t.item_id = memory_items.id"
+            " AND t.term = ANY(%s)) >= %s ORDER BY id DESC",
+            (tenant, role, list(kinds), speaker, value, unit, condition, scan, list(terms),
+             least)))
+
+    # -- reads by id -----------------------------------------------------------------
+    def item(self, item_id: int) -> Row | None:
+        rows = dicts(self._c, "SELECT * FROM memory_items WHERE id = %s", (item_id,))
+        return rows[0] if rows else None
+
+    def item_sources(self, item_id: int) -> Row | None:
+        rows = dicts(self._c, "SELECT data, source_message_id FROM memory_items WHERE id = %s",
+                     (item_id,))
+        return rows[0] if rows else None
+
+    def active_pair(self, a: int, b: int) -> list[Row]:
+        return dicts(self._c, "SELECT * FROM memory_items WHERE id IN (%s, %s)"
+                     " AND status = 'active'", (a, b))
+
+    def conflict_of(self, item_id: int) -> tuple[int | None] | None:
+        row = self._c.execute("SELECT conflict_with FROM memory_items WHERE id = %s",
+                              (item_id,)).fetchone()
+        return (row[0],) if row is not None else None
+
+    def item_text(self, item_id: int) -> str | None:
+        row = self._c.execute("SELECT text FROM memory_items WHERE id = %s",
+                              (item_id,)).fetchone()
+        return row[0] if row is not None else None
+
+    def conflicting_active(self, item_id: int, besides: int) -> list[int]:
+        return [int(r[0]) for r in self._c.execute(
+            "SELECT id FROM memory_items WHERE conflict_with = %s AND status = 'active'"
+            " AND id <> %s", (item_id, besides))]
+
+    def item_claim(self, item_id: int) -> Row | None:
+        rows = dicts(self._c, "SELECT status, subject, text FROM memory_items WHERE id = %s",
+                     (item_id,))
+        return rows[0] if rows else None
+
+    def item_status(self, item_id: int) -> str | None:
+        row = self._c.execute("SELECT status FROM memory_items WHERE id = %s",
+                              (item_id,)).fetchone()
+        return row[0] if row is not None else None
+
+    # -- writes ----------------------------------------------------------------------
+    def insert_item(self, *, tenant: str, role: str, session: str, thread_id: int, kind: str,
+                    subject: str | None, text: str, value: Any, value_text: str | None,
+                    unit: str | None, condition: str | None, source_message_id: int | None,
+                    evidence: str, lang: str | None, now: float, data: str) -> int:
+        return int(self._c.execute(
+            "INSERT INTO memory_items (tenant, role, session, thread_id, kind, subject, text,"
+            " value, value_text, unit, condition, status, source_message_id, evidence, lang,"
+            " created_at, updated_at, data) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+            " %s, 'active', %s, %s, %s, %s, %s, %s) RETURNING id",
+            (tenant, role, session, thread_id, kind, subject, text, value, value_text, unit,
+             condition, source_message_id, evidence, lang, now, now, data)).fetchone()[0])
+
+    def index_subject_keys(self, tenant: str, role: str, item_id: int, keys: Sequence[str],
+                           anchor: str) -> None:
+        rows = [(tenant, role, 0, k, item_id) for k in keys] + [(tenant, role, 1, anchor,
+                                                                  item_id)]
+        with self._c.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memory_item_subject_keys (tenant, role, part, key, item_id)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", rows)
+
+    def index_terms(self, tenant: str, role: str, item_id: int, terms: Sequence[str]) -> None:
+        if not terms:
+            return
+        with self._c.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memory_item_terms (tenant, role, term, item_id)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [(tenant, role, t, item_id) for t in terms])
+
+    def set_conflict(self, item_id: int, other_id: int) -> None:
+        self._c.execute("UPDATE memory_items SET conflict_with = %s WHERE id = %s",
+                        (other_id, item_id))
+
+    def set_data(self, item_id: int, data: str) -> None:
+        self._c.execute("UPDATE memory_items SET data = %s WHERE id = %s", (data, item_id))
+
+    def mark_merged(self, item_id: int, into: int, now: float) -> None:
+        self._c.execute("UPDATE memory_items SET status = 'merged', superseded_by = %s,"
+                        " updated_at = %s WHERE id = %s", (into, now, item_id))
+
+    def touch(self, item_id: int, now: float) -> None:
+        self._c.execute("UPDATE memory_items SET updated_at = %s WHERE id = %s", (now, item_id))
+
+    def restate(self, item_id: int, *, now: float, message_id: int, thread_id: int,
+                data: str) -> None:
+        self._c.execute("UPDATE memory_items SET updated_at = %s, source_message_id = %s,"
+                        " thread_id = %s, data = %s WHERE id = %s",
+                        (now, message_id, thread_id, data, item_id))
+
+    def mark_superseded(self, old_id: int, new_id: int, now: float) -> None:
+        self._c.execute("UPDATE memory_items SET status = 'superseded', superseded_by = %s,"
+                        " updated_at = %s WHERE id = %s", (new_id, now, old_id))
+        self._c.execute("UPDATE memory_items SET supersedes = %s WHERE id = %s",
+                        (old_id, new_id))
+
+    def settle(self, item_id: int, new_id: int, now: float) -> None:
+        self._c.execute("UPDATE memory_items SET status = 'superseded', superseded_by = %s,"
+                        " conflict_with = NULL, updated_at = %s WHERE id = %s",
+                        (new_id, now, item_id))
+
+    def mark_retracted(self, item_id: int, now: float) -> None:
+        self._c.execute("UPDATE memory_items SET status = 'retracted', updated_at = %s"
+                        " WHERE id = %s", (now, item_id))
+
+
+class PgTaskWrites:
+    """``task_state`` lines of a thread."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, conn: Any) -> None:
+        self._c = conn
+
+    def supersede_goals(self, thread_id: int, keep_norm: str, now: float) -> None:
+        self._c.execute(
+            "UPDATE task_state SET status = 'superseded', updated_at = %s WHERE thread_id = %s"
+            " AND label = 'goal' AND status = 'open' AND norm <> %s", (now, thread_id, keep_norm))
+
+    def open_todos(self, thread_id: int) -> list[Row]:
+        return dicts(self._c, "SELECT id, text FROM task_state WHERE thread_id = %s"
+                     " AND label IN ('todo', 'blocked') AND status = 'open' ORDER BY id",
+                     (thread_id,))
+
+    def close(self, line_id: int, now: float) -> None:
+        self._c.execute("UPDATE task_state SET status = 'done', updated_at = %s WHERE id = %s",
+                        (now, line_id))
+
+    def upsert_line(self, *, tenant: str, role: str, thread_id: int, label: str, text: str,
+                    norm: str, message_id: int | None, now: float) -> None:
+        self._c.execute(
+            "INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
+            " source_message_id, created_at, updated_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, 'open', %s, %s, %s)"
+            " ON CONFLICT (thread_id, label, norm) DO UPDATE SET status = 'open',"
+            " updated_at = EXCLUDED.updated_at,"
+            " source_message_id = EXCLUDED.source_message_id",
+            (tenant, role, thread_id, label, text, norm, message_id, now, now))
+
+
+class PgAgentMemoryWrites:
+    """``agent_memories`` upserts and deletes, with their outbox rows."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, conn: Any) -> None:
+        self._c = conn
+
+    def keys(self, tenant: str, category: str, role: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._c.execute(
+            "SELECT key, title FROM agent_memories WHERE tenant = %s AND category = %s"
+            " AND role = %s ORDER BY id", (tenant, category, role))]
+
+    def find(self, tenant: str, category: str, key: str, role: str) -> int | None:
+        row = self._c.execute(
+            "SELECT id FROM agent_memories WHERE tenant = %s AND category = %s AND key = %s"
+            " AND role = %s", (tenant, category, key, role)).fetchone()
+        return int(row[0]) if row is not None else None
+
+    def upsert(self, *, tenant: str, role: str, category: str, key: str, title: str,
+               content: str, now: float) -> int:
+        found = int(self._c.execute(
+            "INSERT INTO agent_memories (category, key, title, content, updated_at, role,"
+            " tenant) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (tenant, category, key, role) DO UPDATE SET"
+            " title = EXCLUDED.title, content = EXCLUDED.content,"
+            " updated_at = EXCLUDED.updated_at, embedding = NULL RETURNING id",
+            (category, key, title, content, now, role, tenant)).fetchone()[0])
+        _outbox(self._c, "agent_memory", found, "upsert")
+        return found
+
+    def delete(self, memory_id: int) -> None:
+        self._c.execute("DELETE FROM agent_memories WHERE id = %s", (memory_id,))
+        _outbox(self._c, "agent_memory", memory_id, "delete")
+
+
+if TYPE_CHECKING:  # mypy checks the groups against their Protocols
+    def _items(conn: Any) -> ItemWrites:
+        return PgItemWrites(conn)
+
+    def _tasks(conn: Any) -> TaskWrites:
+        return PgTaskWrites(conn)
+
+    def _agent(conn: Any) -> AgentMemoryWrites:
+        return PgAgentMemoryWrites(conn)
