@@ -1218,7 +1218,13 @@ class Engine:
         """Outbox rows past each index checkpoint (``{outbox_head, indexers}``)."""
         from memory_core import overview
 
-        return self.store.read_tx(overview.index_lag)
+        return self.store.read_tx(overview.index_lag, self.checkpoint_names())
+
+    def checkpoint_names(self) -> tuple[str, str]:
+        """This replica's index checkpoints (:func:`memory_core.replica.checkpoint_names`)."""
+        from memory_core.replica import checkpoint_names
+
+        return checkpoint_names(self.store, self.data_dir)
 
     def stats(self) -> dict[str, Any]:
         """Figures for an exporter (the proxy's ``/lcm/metrics``), read now.
@@ -1234,9 +1240,11 @@ class Engine:
         """
         from memory_core import overview
 
+        names = self.checkpoint_names()
+
         def q(tx: Tx) -> tuple[int, dict[str, Any], dict[str, float]]:
-            return (overview.messages_sequence(tx), overview.index_lag(tx),
-                    overview.index_lag_seconds(tx, self.now()))
+            return (overview.messages_sequence(tx), overview.index_lag(tx, names),
+                    overview.index_lag_seconds(tx, self.now(), names))
 
         seq, lag, ages = self.store.read_tx(q)
         embedder = getattr(self.search, "embedder", None)

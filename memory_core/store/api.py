@@ -1209,6 +1209,9 @@ class EngineStore(Store, Protocol):
     """Where the store lives, for messages and as the namespace of in-process
     caches: the SQLite file's path, or ``host:port/dbname`` (no password)."""
 
+    shared: bool
+    """True when other processes (replicas) may write the same store (PostgreSQL)."""
+
     after_commit: Callable[[], None] | None
     """Called on the writer thread after each committed batch (cheap, must not
     raise); ``None``: nothing."""

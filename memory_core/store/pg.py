@@ -85,6 +85,8 @@ class PgStore:
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10,
                  timeout: float = 30.0) -> None:
         self.url = url
+        self.shared = True
+        """Other processes may write this database (replicas, :mod:`memory_core.replica`)."""
         self.location = describe(url)
         """``host:port/dbname`` (:class:`~memory_core.store.api.EngineStore`)."""
         self.before_checkpoint: Callable[[], None] | None = None

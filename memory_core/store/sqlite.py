@@ -89,6 +89,8 @@ class SqliteStore:
     def __init__(self, data_dir: str | Path, *, cache_kib: int = 2000,
                  statements: int = 32) -> None:
         self.data_dir = Path(data_dir)
+        self.shared = False
+        """One process per data directory (its indexes hold a writer lock)."""
         self._limits = (cache_kib, statements)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
