@@ -76,6 +76,11 @@ EXTRACT_RETRY_SECONDS = (5.0, 30.0, 300.0, 3600.0)
 """Backoff between extraction retries of one message (seconds), then every hour."""
 
 
+COMPACTION_WAIT_SECONDS = 30.0
+"""How long an inline (``force``) compaction waits for another replica's compaction
+of the same thread to end before it gives up (returns no nodes)."""
+
+
 def is_memory_command(text: str) -> bool:
     """True for in-chat ``/memory …`` commands, which are never extracted from."""
     return text.lstrip().startswith("/memory")
@@ -482,8 +487,9 @@ class Engine:
         ``config``: thresholds for this run instead of the engine's (the proxy's
         inline compaction to fit a context budget lowers them).
 
-        One compaction per thread at a time (a concurrent call returns ``[]`` at
-        once). ``summarizer``: an object with ``model: str`` and
+        One compaction per thread at a time, across replicas on a shared store too
+        (a concurrent call, here or in another process, returns ``[]`` at once).
+        ``summarizer``: an object with ``model: str`` and
         ``summarize(messages, level, children, cap_tokens) -> str`` (may raise); its
         answer is validated (:func:`compaction.validate_summary`) and replaced by the
         extractive summary when unusable. A failure is logged and retried later
@@ -500,7 +506,7 @@ class Engine:
         if not lock.acquire(blocking=force):
             return []
         try:
-            created = self._compact_locked(scope, thread_id, path_ids, summarizer, cfg)
+            created = self._compact_locked(scope, thread_id, path_ids, summarizer, cfg, force)
         except Exception as exc:  # noqa: BLE001 - raw history stays in place
             failures += 1
             backoff = (10.0, 60.0, 300.0, 1800.0)[min(failures - 1, 3)]
@@ -517,7 +523,8 @@ class Engine:
         return created
 
     def _compact_locked(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
-                        summarizer: Any, cfg: compaction.CompactionConfig) -> list[int]:
+                        summarizer: Any, cfg: compaction.CompactionConfig,
+                        force: bool = False) -> list[int]:
         nodes = self._nodes_on_path(scope, path_ids)
         # Plan on roles and token counts first (from memory, MessageFacts): on most
         # turns nothing is due, and reading every message's text and raw JSON to
@@ -525,6 +532,26 @@ class Engine:
         outlines = self.store.read_tx(self._message_facts.outlines, path_ids)
         if not compaction.plan(compaction.outline_path(path_ids, outlines), nodes, cfg):
             return []
+        # Something is due: one replica compacts the thread, the others skip (on a
+        # shared store a lock of the database; store_node also refuses a second
+        # node over one range). The nodes are read again under the lock: another
+        # replica may have just written them.
+        # ``force`` (inline, the request waits for it) waits for the other replica.
+        deadline = time.monotonic() + (COMPACTION_WAIT_SECONDS if force else 0.0)
+        while True:
+            with self.store.exclusive(thread_id) as mine:
+                if mine:
+                    if self.store.shared:
+                        nodes = self._nodes_on_path(scope, path_ids)
+                    return self._compact_due(scope, thread_id, path_ids, summarizer, cfg,
+                                             nodes)
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(0.05)
+
+    def _compact_due(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
+                     summarizer: Any, cfg: compaction.CompactionConfig,
+                     nodes: list[compaction.SummaryNode]) -> list[int]:
         path = self.store.read_tx(compaction.load_path, path_ids)
         groups = compaction.plan(path, nodes, cfg)  # the same groups, now with the texts
         if not groups:

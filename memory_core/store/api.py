@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -1225,4 +1226,11 @@ class EngineStore(Store, Protocol):
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
                       timeout: float | None = 60.0) -> T:
         """Run ``fn(tx, *args)`` as a write job and wait for its value."""
+        ...
+
+    def exclusive(self, key: int) -> AbstractContextManager[bool]:
+        """Try, without waiting, to take the lock ``key`` (31 bits) of every process
+        on this store; the context yields whether it was taken and releases it on
+        exit. Not exclusive between threads of one process (keep a lock of your own);
+        PostgreSQL: a session advisory lock, released if the process dies."""
         ...
