@@ -384,16 +384,20 @@ class Engine:
             return self._blocks.get((scope.tenant, scope.role, user_message_id))
 
     def has_splices(self, ids: Sequence[int]) -> bool:
-        """True when any of ``ids`` has a splice (in-memory set; no I/O)."""
+        """True when any of ``ids`` may have a splice (in-memory set; no I/O). On a
+        shared store always True: another replica may have spliced since (then
+        :meth:`splices_for` asks the store)."""
+        if self.store.shared:
+            return bool(ids)
         return bool(self._spliced) and not self._spliced.isdisjoint(ids)
 
     def splices_for(self, ids: Sequence[int]) -> dict[int, list[Any]]:
         """Messages the upstream saw in place of each of ``ids`` (memory-tool rounds).
 
         Only ids with a splice appear in the result; the common case (none) costs a
-        set intersection, no query.
+        set intersection, no query (on a shared store one query: other replicas splice).
         """
-        wanted = self._spliced.intersection(ids)
+        wanted = set(ids) if self.store.shared else self._spliced.intersection(ids)
         if not wanted:
             return {}
         found = self.store.read_tx(lambda tx: tx.request_reads.splices(tuple(wanted)))

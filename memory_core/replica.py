@@ -10,6 +10,29 @@ to ``<data_dir>/replica_id`` once and reads it back afterwards, so a restarted
 replica finds its checkpoints again, and two replicas never share them. On the
 embedded store (one process per data directory) the checkpoints keep their
 historical names ``index_text`` and ``index_vector``.
+
+What a replica keeps in memory, and how it sees the other replicas' writes:
+
+- compaction runs once per thread across replicas: ``store.exclusive(thread_id)``
+  (a PostgreSQL session advisory lock), and ``store_node`` refuses a second node
+  over one range;
+- active items (:mod:`memory_core.itemcache`): read the shared change log
+  ``memory_item_changes`` on every call (sequence ids drawn under the write lock, so
+  in commit order): exact, no delay;
+- summary nodes (:mod:`memory_core.nodecache`): the active node ids are read on
+  every call, only parsed texts are kept (a node never changes): exact;
+- ``Engine.has_summaries``: a "none" is read again after
+  ``SUMMARIES_RECHECK_SECONDS`` (1 s): a request within that second of another
+  replica's first compaction of the scope goes uncompacted;
+- splices (memory-tool rounds shown back to the model): on a shared store read
+  from the store for every aligned request (one query), not from the set kept;
+- captured paths, chain keys, message token counts and roles, response threads:
+  immutable rows keyed by id or content; a miss or a mismatch reads the store;
+- agent memories and the tenant salt: not cached (read per request / at open from
+  the shared store);
+- blocks remembered for a turn's tool rounds (``Engine.block_for``) and learned
+  context windows stay per process (for a tool round served by the other replica
+  ``block_for`` returns ``None``, as after a restart).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from memory_core.store.pg import PgStore
 from proxy.scope import tenant_for_key
 from tests import pgcluster
 from tests.conftest import RunningProxy, start_proxy
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_injection import block_of
 from tests.test_store_responsemap import pg_url  # noqa: F401 - the cluster fixture
 
@@ -172,3 +172,43 @@ def test_the_store_lock_excludes_other_processes_only(pg_url: str) -> None:  # n
     finally:
         one.close()
         two.close()
+
+
+async def test_a_memory_tool_round_of_one_replica_is_shown_by_the_other(
+        upstream: FakeUpstream, tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    """Replica a answers a turn with a hidden memory_grep round; the next turn, served
+    by replica b, shows the model that round in place (the splice written by a)."""
+    url = pgcluster.fresh_database(pg_url, "replica_splices")
+    sections: dict[str, dict[str, Any]] = {"storage": {"url": url},
+                                           "tools": {"offer": "always"}}
+    a = await start_proxy(upstream.base_url, tmp_path / "a", **sections)
+    b = await start_proxy(upstream.base_url, tmp_path / "b", **sections)
+    try:
+        ca, cb = (openai.AsyncOpenAI(base_url=r.base_url, api_key=KEYS[0], max_retries=0)
+                  for r in (a, b))
+        history: list[Any] = [
+            {"role": "system", "content": "You are the ops agent."},
+            {"role": "user", "content": "The Grafana dashboard id is GRF-7781 for billing."}]
+        r = await ca.chat.completions.create(model="m", messages=history)
+        history.append({"role": "assistant", "content": r.choices[0].message.content})
+        await a.settle()
+        history.append({"role": "user", "content": "Which dashboard was it again?"})
+        upstream.push(Reply(content=None, tool_calls=[{
+            "id": "call_1", "name": "memory_grep", "arguments": orjson.dumps(
+                {"query": "GRF-7781", "start_time": None, "end_time": None,
+                 "limit": None}).decode()}]), Reply(content="It is GRF-7781."))
+        r = await ca.chat.completions.create(model="m", messages=history)
+        assert r.choices[0].message.content == "It is GRF-7781."
+        await a.settle()
+        history += [{"role": "assistant", "content": "It is GRF-7781."},
+                    {"role": "user", "content": "thanks"}]
+        await cb.chat.completions.create(model="m", messages=history)
+        seen = upstream.chat_requests[-1]["json"]["messages"]
+        roles = [m["role"] for m in seen]
+        assert "tool" in roles
+        i = roles.index("tool")
+        assert seen[i - 1]["tool_calls"][0]["function"]["name"] == "memory_grep"
+        assert seen[i + 1]["content"] == "It is GRF-7781."
+    finally:
+        for p in (a, b):
+            await p.close()
