@@ -21,6 +21,9 @@ import openai
 import orjson
 import psycopg
 
+from memory_core.config import MemoryConfig
+from memory_core.engine import Engine
+from memory_core.models import Scope
 from memory_core.replica import replica_id
 from memory_core.store.pg import PgStore
 from proxy.scope import tenant_for_key
@@ -212,3 +215,30 @@ async def test_a_memory_tool_round_of_one_replica_is_shown_by_the_other(
     finally:
         for p in (a, b):
             await p.close()
+
+
+def test_a_thread_compacts_on_one_replica_at_a_time(tmp_path: Path,
+                                                    pg_url: str) -> None:  # noqa: F811
+    """While another replica holds a thread's compaction lock, a due compaction here
+    skips (no summarizer call, no node); once released, it runs."""
+    url = pgcluster.fresh_database(pg_url, "replica_compact")
+    one = Engine(tmp_path / "one", MemoryConfig(store_url=url))
+    two = Engine(tmp_path / "two", MemoryConfig(store_url=url))
+    scope = Scope("t", "default")
+    try:
+        history: list[Any] = [{"role": "system", "content": "s"}]
+        for i in range(40):
+            history.append({"role": "user", "content": f"turn {i}: fix item {i * 7} " * 20})
+            history.append({"role": "assistant", "content": f"done with item {i * 7}. " * 15})
+        ticket, fut = one.capture_request(scope, "r", history, {})
+        ids = list(fut.result(30).message_ids)
+        thread = ticket.result.thread_id  # type: ignore[union-attr]
+        with two.store.exclusive(thread) as held:
+            assert held
+            assert one.compact(scope, thread, ids) == []
+        created = one.compact(scope, thread, ids)
+        assert created
+        assert two.compact(scope, thread, ids) == []  # nothing left due: the nodes seen
+    finally:
+        one.close()
+        two.close()
