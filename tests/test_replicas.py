@@ -150,6 +150,14 @@ async def test_two_replicas_share_one_memory(upstream: FakeUpstream, tmp_path: P
             assert points[f"index_text@{rid}"] >= head[0]
             assert points[f"index_vector@{rid}"] >= head[0]
         assert "index_text" not in points
+        # A replica started later builds its indexes from the shared outbox and
+        # reuses the message vectors stored there: it embeds only the other kinds
+        # (items, memories, summaries, whose text may change under one id).
+        c = await start_proxy(upstream.base_url, tmp_path / "c", **sections)
+        replicas.append(c)
+        await c.settle()
+        indexer = c.engine.search.indexer
+        assert indexer.embedded_texts > 0 and indexer.embedded_kinds.get("message", 0) == 0
         for r in replicas:
             assert r.engine.index_lag()["indexers"]["index_text"]["lag"] == 0
             hits = await asyncio.to_thread(r.engine.search.search, tenant, "default",

@@ -161,6 +161,8 @@ class Indexer:
         self._by_text: OrderedDict[str, np.ndarray] = OrderedDict()  # TEXT_CACHE_SIZE
         self.embedded_texts = 0
         """Texts sent to the embedder so far (cache hits not counted)."""
+        self.embedded_kinds: dict[str, int] = {}
+        """:attr:`embedded_texts` by document kind (``message``, ``item``, …)."""
         self.foreground = Foreground()
         self._budget = threading.local()  # each worker thread's StepBudget
         self._duty = threading.local()  # each worker thread's _Duty (CPU ceiling)
@@ -297,6 +299,8 @@ class Indexer:
                 raise _Stopping
             vecs = self._embed([docs[i].embed_text for i in idx])
             self.embedded_texts += len(idx)
+            for i in idx:
+                self.embedded_kinds[docs[i].kind] = self.embedded_kinds.get(docs[i].kind, 0) + 1
             out[idx] = vecs
             for i in idx:
                 self._remember(docs[i].embed_text, out[i])
