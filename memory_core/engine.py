@@ -76,6 +76,11 @@ EXTRACT_RETRY_SECONDS = (5.0, 30.0, 300.0, 3600.0)
 """Backoff between extraction retries of one message (seconds), then every hour."""
 
 
+COMPACTION_WAIT_SECONDS = 30.0
+"""How long an inline (``force``) compaction waits for another replica's compaction
+of the same thread to end before it gives up (returns no nodes)."""
+
+
 def is_memory_command(text: str) -> bool:
     """True for in-chat ``/memory …`` commands, which are never extracted from."""
     return text.lstrip().startswith("/memory")
@@ -381,16 +386,20 @@ class Engine:
             return self._blocks.get((scope.tenant, scope.role, user_message_id))
 
     def has_splices(self, ids: Sequence[int]) -> bool:
-        """True when any of ``ids`` has a splice (in-memory set; no I/O)."""
+        """True when any of ``ids`` may have a splice (in-memory set; no I/O). On a
+        shared store always True: another replica may have spliced since (then
+        :meth:`splices_for` asks the store)."""
+        if self.store.shared:
+            return bool(ids)
         return bool(self._spliced) and not self._spliced.isdisjoint(ids)
 
     def splices_for(self, ids: Sequence[int]) -> dict[int, list[Any]]:
         """Messages the upstream saw in place of each of ``ids`` (memory-tool rounds).
 
         Only ids with a splice appear in the result; the common case (none) costs a
-        set intersection, no query.
+        set intersection, no query (on a shared store one query: other replicas splice).
         """
-        wanted = self._spliced.intersection(ids)
+        wanted = set(ids) if self.store.shared else self._spliced.intersection(ids)
         if not wanted:
             return {}
         found = self.store.read_tx(lambda tx: tx.request_reads.splices(tuple(wanted)))
@@ -484,8 +493,9 @@ class Engine:
         ``config``: thresholds for this run instead of the engine's (the proxy's
         inline compaction to fit a context budget lowers them).
 
-        One compaction per thread at a time (a concurrent call returns ``[]`` at
-        once). ``summarizer``: an object with ``model: str`` and
+        One compaction per thread at a time, across replicas on a shared store too
+        (a concurrent call, here or in another process, returns ``[]`` at once).
+        ``summarizer``: an object with ``model: str`` and
         ``summarize(messages, level, children, cap_tokens) -> str`` (may raise); its
         answer is validated (:func:`compaction.validate_summary`) and replaced by the
         extractive summary when unusable. A failure is logged and retried later
@@ -502,7 +512,7 @@ class Engine:
         if not lock.acquire(blocking=force):
             return []
         try:
-            created = self._compact_locked(scope, thread_id, path_ids, summarizer, cfg)
+            created = self._compact_locked(scope, thread_id, path_ids, summarizer, cfg, force)
         except Exception as exc:  # noqa: BLE001 - raw history stays in place
             failures += 1
             backoff = (10.0, 60.0, 300.0, 1800.0)[min(failures - 1, 3)]
@@ -519,7 +529,8 @@ class Engine:
         return created
 
     def _compact_locked(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
-                        summarizer: Any, cfg: compaction.CompactionConfig) -> list[int]:
+                        summarizer: Any, cfg: compaction.CompactionConfig,
+                        force: bool = False) -> list[int]:
         nodes = self._nodes_on_path(scope, path_ids)
         # Plan on roles and token counts first (from memory, MessageFacts): on most
         # turns nothing is due, and reading every message's text and raw JSON to
@@ -527,6 +538,26 @@ class Engine:
         outlines = self.store.read_tx(self._message_facts.outlines, path_ids)
         if not compaction.plan(compaction.outline_path(path_ids, outlines), nodes, cfg):
             return []
+        # Something is due: one replica compacts the thread, the others skip (on a
+        # shared store a lock of the database; store_node also refuses a second
+        # node over one range). The nodes are read again under the lock: another
+        # replica may have just written them.
+        # ``force`` (inline, the request waits for it) waits for the other replica.
+        deadline = time.monotonic() + (COMPACTION_WAIT_SECONDS if force else 0.0)
+        while True:
+            with self.store.exclusive(thread_id) as mine:
+                if mine:
+                    if self.store.shared:
+                        nodes = self._nodes_on_path(scope, path_ids)
+                    return self._compact_due(scope, thread_id, path_ids, summarizer, cfg,
+                                             nodes)
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(0.05)
+
+    def _compact_due(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
+                     summarizer: Any, cfg: compaction.CompactionConfig,
+                     nodes: list[compaction.SummaryNode]) -> list[int]:
         path = self.store.read_tx(compaction.load_path, path_ids)
         groups = compaction.plan(path, nodes, cfg)  # the same groups, now with the texts
         if not groups:
@@ -1237,7 +1268,13 @@ class Engine:
         """Outbox rows past each index checkpoint (``{outbox_head, indexers}``)."""
         from memory_core import overview
 
-        return self.store.read_tx(overview.index_lag)
+        return self.store.read_tx(overview.index_lag, self.checkpoint_names())
+
+    def checkpoint_names(self) -> tuple[str, str]:
+        """This replica's index checkpoints (:func:`memory_core.replica.checkpoint_names`)."""
+        from memory_core.replica import checkpoint_names
+
+        return checkpoint_names(self.store, self.data_dir)
 
     def stats(self) -> dict[str, Any]:
         """Figures for an exporter (the proxy's ``/lcm/metrics``), read now.
@@ -1253,9 +1290,11 @@ class Engine:
         """
         from memory_core import overview
 
+        names = self.checkpoint_names()
+
         def q(tx: Tx) -> tuple[int, dict[str, Any], dict[str, float]]:
-            return (overview.messages_sequence(tx), overview.index_lag(tx),
-                    overview.index_lag_seconds(tx, self.now()))
+            return (overview.messages_sequence(tx), overview.index_lag(tx, names),
+                    overview.index_lag_seconds(tx, self.now(), names))
 
         seq, lag, ages = self.store.read_tx(q)
         embedder = getattr(self.search, "embedder", None)

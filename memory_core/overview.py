@@ -273,34 +273,48 @@ def item_scope(tx: Tx, item_id: int) -> tuple[str, str, str] | None:
     return tx.operator.item_scope(item_id)
 
 
-def index_lag(tx: Tx) -> dict[str, Any]:
+def _own_points(tx: Tx, names: tuple[str, str]) -> dict[str, int]:
+    """Every ``index_*`` checkpoint, this replica's ``names`` reported under the plain
+    :data:`INDEX_CHECKPOINTS` (0 when unset), other replicas' under their own."""
+    points = tx.index.index_checkpoints()
+    out = {plain: int(points.pop(name, 0)) for plain, name in zip(INDEX_CHECKPOINTS, names,
+                                                                   strict=True)}
+    for name, pos in points.items():
+        out.setdefault(name, int(pos))
+    return out
+
+
+def index_lag(tx: Tx, names: tuple[str, str] = INDEX_CHECKPOINTS) -> dict[str, Any]:
     """Outbox rows each derived-index worker has not applied yet.
 
     Returns ``{outbox_head, indexers: {name: {checkpoint, lag}}}`` for the text and
     vector workers (a missing checkpoint counts as 0: nothing applied yet) and for
-    any other ``index_*`` checkpoint found.
+    any other ``index_*`` checkpoint found. ``names``: this replica's checkpoints
+    (:func:`memory_core.replica.checkpoint_names`), reported as ``index_text`` and
+    ``index_vector``; other replicas' appear as ``index_text@<id>``.
     """
     head = tx.index.outbox_head()
-    points = tx.index.index_checkpoints()
+    points = _own_points(tx, names)
     out: dict[str, dict[str, int]] = {}
-    for name in sorted(set(INDEX_CHECKPOINTS) | set(points)):
-        pos = int(points.get(name, 0))
+    for name in sorted(points):
+        pos = points[name]
         out[name] = {"checkpoint": pos, "lag": tx.index.outbox_after(pos)}
     return {"outbox_head": head, "indexers": out}
 
 
-def index_lag_seconds(tx: Tx, now: float) -> dict[str, float]:
+def index_lag_seconds(tx: Tx, now: float, names: tuple[str, str] = INDEX_CHECKPOINTS
+                      ) -> dict[str, float]:
     """How far behind each derived-index worker is, as an age: ``{name: seconds}``.
 
-    For each checkpoint of :func:`index_lag`, the seconds from the ``created_at`` of
-    the oldest stored message whose outbox row lies past the checkpoint to ``now``
-    (epoch seconds); ``0.0`` when every message is applied. Grows while a worker is
-    stalled, even when no new message arrives.
+    For each checkpoint of :func:`index_lag` (named as there), the seconds from the
+    ``created_at`` of the oldest stored message whose outbox row lies past the
+    checkpoint to ``now`` (epoch seconds); ``0.0`` when every message is applied.
+    Grows while a worker is stalled, even when no new message arrives.
     """
-    points = tx.index.index_checkpoints()
+    points = _own_points(tx, names)
     out: dict[str, float] = {}
-    for name in sorted(set(INDEX_CHECKPOINTS) | set(points)):
-        at = tx.index.oldest_pending_message_at(int(points.get(name, 0)))
+    for name in sorted(points):
+        at = tx.index.oldest_pending_message_at(points[name])
         out[name] = max(0.0, now - at) if at is not None else 0.0
     return out
 

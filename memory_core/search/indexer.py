@@ -13,6 +13,13 @@ Two worker threads consume it, each from its own checkpoint (``checkpoints`` row
   them at most every ``vector_save_interval_seconds`` and only then advances
   ``index_vector``.
 
+On a shared store each replica has checkpoints of its own (``index_text@<id>``,
+:mod:`memory_core.replica`) and its own indexes in its data directory; the outbox is
+append-only (never pruned), so a replica that lags or was down catches up from its
+checkpoint, and message vectors another replica stored in ``embeddings`` are reused
+(items, memories and summaries, whose text may change under one id, are embedded
+again by each replica).
+
 Both workers keep under a CPU ceiling (``background_cpu_share``, :class:`_Duty`).
 
 Because a checkpoint only moves after its index is durable and every operation is
@@ -51,6 +58,8 @@ log = logging.getLogger("lcm.search.indexer")
 
 TEXT_CHECKPOINT = "index_text"
 VECTOR_CHECKPOINT = "index_vector"
+"""Checkpoint names on a store of one process (a shared store's replicas key them by
+replica: :func:`memory_core.replica.checkpoint_names`)."""
 Progress = Callable[[str, int], None]
 """``progress(stage, n_done_increment)``; stages ``text`` and ``vector``."""
 
@@ -127,7 +136,10 @@ class Indexer:
         vectors: HnswVectorIndex | None,
         embedder: Embedder | None,
         config: SearchConfig,
+        checkpoints: tuple[str, str] = (TEXT_CHECKPOINT, VECTOR_CHECKPOINT),
     ) -> None:
+        self.text_checkpoint, self.vector_checkpoint = checkpoints
+        """This replica's checkpoint names (``checkpoints``: text, vector)."""
         self.store, self.text, self.vectors, self.embedder = store, text, vectors, embedder
         self.config = config
         self.model_key = (embed_key(embedder.model_id, config.embed_context_chars)
@@ -149,13 +161,15 @@ class Indexer:
         self._by_text: OrderedDict[str, np.ndarray] = OrderedDict()  # TEXT_CACHE_SIZE
         self.embedded_texts = 0
         """Texts sent to the embedder so far (cache hits not counted)."""
+        self.embedded_kinds: dict[str, int] = {}
+        """:attr:`embedded_texts` by document kind (``message``, ``item``, …)."""
         self.foreground = Foreground()
         self._budget = threading.local()  # each worker thread's StepBudget
         self._duty = threading.local()  # each worker thread's _Duty (CPU ceiling)
         if text.was_reset:
-            self.store.write_tx_sync(_set_checkpoint, TEXT_CHECKPOINT, 0)
+            self.store.write_tx_sync(_set_checkpoint, self.text_checkpoint, 0)
         if vectors is not None and vectors.was_reset:
-            self.store.write_tx_sync(_set_checkpoint, VECTOR_CHECKPOINT, 0)
+            self.store.write_tx_sync(_set_checkpoint, self.vector_checkpoint, 0)
 
     # -- shared helpers ----------------------------------------------------------
     def checkpoint(self, name: str) -> int:
@@ -213,7 +227,7 @@ class Indexer:
         with self._locks["text"]:
             pos = self._text_pos
             if pos is None:
-                pos = self.checkpoint(TEXT_CHECKPOINT)
+                pos = self.checkpoint(self.text_checkpoint)
             ops = self._read_outbox(pos)
             if ops:
                 self._text_apply(*self._resolve(ops, text=True))
@@ -232,7 +246,7 @@ class Indexer:
         self.text.commit()
         self._text_dirty = False
         if pos != self._text_saved:
-            self.store.write_tx_sync(_set_checkpoint, TEXT_CHECKPOINT, pos)
+            self.store.write_tx_sync(_set_checkpoint, self.text_checkpoint, pos)
             self._text_saved = pos
 
     # -- vectors -----------------------------------------------------------------
@@ -285,6 +299,8 @@ class Indexer:
                 raise _Stopping
             vecs = self._embed([docs[i].embed_text for i in idx])
             self.embedded_texts += len(idx)
+            for i in idx:
+                self.embedded_kinds[docs[i].kind] = self.embedded_kinds.get(docs[i].kind, 0) + 1
             out[idx] = vecs
             for i in idx:
                 self._remember(docs[i].embed_text, out[i])
@@ -399,7 +415,7 @@ class Indexer:
         with self._locks["vector"]:
             pos = self._vec_pos
             if pos is None:
-                pos = self.checkpoint(VECTOR_CHECKPOINT)
+                pos = self.checkpoint(self.vector_checkpoint)
             ops = self._read_outbox(pos)
             if ops:
                 self._vector_apply(*self._resolve(ops), rebuild=False)
@@ -416,7 +432,7 @@ class Indexer:
             return
         if pos != self._vec_saved:
             self.vectors.save()
-            self.store.write_tx_sync(_set_checkpoint, VECTOR_CHECKPOINT, pos)
+            self.store.write_tx_sync(_set_checkpoint, self.vector_checkpoint, pos)
             self._vec_saved = pos
             self._last_save = time.monotonic()
 
@@ -460,8 +476,8 @@ class Indexer:
             self.text.commit()
             if self.vectors is not None:
                 self.vectors.save()
-            self.store.write_tx_sync(_set_checkpoint, TEXT_CHECKPOINT, head)
-            self.store.write_tx_sync(_set_checkpoint, VECTOR_CHECKPOINT, head)
+            self.store.write_tx_sync(_set_checkpoint, self.text_checkpoint, head)
+            self.store.write_tx_sync(_set_checkpoint, self.vector_checkpoint, head)
             self._text_pos = self._text_saved = head
             self._text_dirty = False
             self._vec_pos = self._vec_saved = head
@@ -488,8 +504,8 @@ class Indexer:
         self._flush.set()
         self.notify()
         while time.monotonic() < deadline:
-            done_text = self.checkpoint(TEXT_CHECKPOINT) >= head
-            done_vec = self.vectors is None or self.checkpoint(VECTOR_CHECKPOINT) >= head
+            done_text = self.checkpoint(self.text_checkpoint) >= head
+            done_vec = self.vectors is None or self.checkpoint(self.vector_checkpoint) >= head
             if done_text and done_vec:
                 return True
             self.notify()
@@ -591,9 +607,9 @@ class Indexer:
         try:
             def q(tx: Tx) -> dict[str, tuple[int, int]]:
                 out: dict[str, tuple[int, int]] = {}
-                names = [("text", TEXT_CHECKPOINT)]
+                names = [("text", self.text_checkpoint)]
                 if self.vectors is not None:
-                    names.append(("vector", VECTOR_CHECKPOINT))
+                    names.append(("vector", self.vector_checkpoint))
                 for which, name in names:
                     out[which] = tx.index_feed.outbox_left(tx.index_feed.checkpoint(name))
                 return out

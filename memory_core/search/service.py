@@ -128,7 +128,10 @@ class SearchService:
                 ef_search=cfg.hnsw_ef_search, flat_max=cfg.flat_max_vectors,
                 readonly=readonly,
             )
-        self.indexer = Indexer(store, self.text, self.vectors, embedder, cfg)
+        from memory_core.replica import checkpoint_names
+
+        self.indexer = Indexer(store, self.text, self.vectors, embedder, cfg,
+                               checkpoints=checkpoint_names(store, data_dir))
         self.indexer.index_dates = dates
         self.last_degraded: str | None = None
         self._closed = False
@@ -179,7 +182,6 @@ class SearchService:
 
     def status(self) -> dict[str, Any]:
         """Counts, checkpoints, outbox head and worker errors (JSON-ready)."""
-        from memory_core.search.indexer import TEXT_CHECKPOINT, VECTOR_CHECKPOINT
 
         return {
             "text_docs": self.text.count(),
@@ -187,8 +189,8 @@ class SearchService:
             "model": self.embedder.model_id if self.embedder else None,
             "outbox_head": self.indexer.outbox_head(),
             "checkpoints": {
-                "text": self.indexer.checkpoint(TEXT_CHECKPOINT),
-                "vector": self.indexer.checkpoint(VECTOR_CHECKPOINT),
+                "text": self.indexer.checkpoint(self.indexer.text_checkpoint),
+                "vector": self.indexer.checkpoint(self.indexer.vector_checkpoint),
             },
             "errors": dict(self.indexer.errors),
         }

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -1209,6 +1210,9 @@ class EngineStore(Store, Protocol):
     """Where the store lives, for messages and as the namespace of in-process
     caches: the SQLite file's path, or ``host:port/dbname`` (no password)."""
 
+    shared: bool
+    """True when other processes (replicas) may write the same store (PostgreSQL)."""
+
     after_commit: Callable[[], None] | None
     """Called on the writer thread after each committed batch (cheap, must not
     raise); ``None``: nothing."""
@@ -1222,4 +1226,11 @@ class EngineStore(Store, Protocol):
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
                       timeout: float | None = 60.0) -> T:
         """Run ``fn(tx, *args)`` as a write job and wait for its value."""
+        ...
+
+    def exclusive(self, key: int) -> AbstractContextManager[bool]:
+        """Try, without waiting, to take the lock ``key`` (31 bits) of every process
+        on this store; the context yields whether it was taken and releases it on
+        exit. Not exclusive between threads of one process (keep a lock of your own);
+        PostgreSQL: a session advisory lock, released if the process dies."""
         ...

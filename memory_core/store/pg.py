@@ -32,11 +32,12 @@ lock of its own. Needs ``psycopg`` 3 and ``psycopg_pool`` (the ``postgres`` extr
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,6 +59,9 @@ _STOP = object()
 
 WRITE_LOCK = 0x6C636D5F777269  # "lcm_wri"
 """Key of the transaction-level advisory lock every write batch holds until it commits."""
+
+EXCLUSIVE_CLASS = 0x6C636D  # "lcm"
+"""First key of the session-level advisory locks of :meth:`PgStore.exclusive`."""
 
 
 def describe(url: str) -> str:
@@ -85,6 +89,8 @@ class PgStore:
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10,
                  timeout: float = 30.0) -> None:
         self.url = url
+        self.shared = True
+        """Other processes may write this database (replicas, :mod:`memory_core.replica`)."""
         self.location = describe(url)
         """``host:port/dbname`` (:class:`~memory_core.store.api.EngineStore`)."""
         self.before_checkpoint: Callable[[], None] | None = None
@@ -104,6 +110,8 @@ class PgStore:
             raise StoreError(f"cannot open store at {describe(url)}: {exc}") from exc
         self._timeout = timeout
         self._wconn: psycopg.Connection[Any] | None = None
+        self._lconn: psycopg.Connection[Any] | None = None
+        self._lmutex = threading.Lock()  # one statement at a time on _lconn
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
         self.after_commit: Callable[[], None] | None = None
@@ -215,6 +223,49 @@ class PgStore:
             self._wconn = conn
         return conn
 
+    # -- locks across replicas ----------------------------------------------------
+    @contextlib.contextmanager
+    def exclusive(self, key: int) -> Iterator[bool]:
+        """Try to take the lock ``key`` (a 31-bit integer, e.g. a thread id) of every
+        process on this database; yield whether it was taken, release it on exit.
+
+        A session-level advisory lock on a connection of its own (outside the pool),
+        so that it is held across the reads, writes and upstream calls of the block
+        (a compaction), and released by the server if this process dies. Within one
+        process the lock is not exclusive (advisory locks stack per session): callers
+        keep their own in-process lock. Never waits; a database error yields False.
+        """
+        taken = False
+        try:
+            with self._lmutex:
+                taken = bool(self._lock_connection().execute(
+                    "SELECT pg_try_advisory_lock(%s, %s)",
+                    (EXCLUSIVE_CLASS, key & 0x7FFFFFFF)).fetchone()[0])  # type: ignore[index]
+        except psycopg.Error as exc:
+            log.warning("cross-replica lock %s not taken: %s", key, exc)
+        try:
+            yield taken
+        finally:
+            if taken:
+                try:
+                    with self._lmutex:
+                        self._lock_connection().execute(
+                            "SELECT pg_advisory_unlock(%s, %s)",
+                            (EXCLUSIVE_CLASS, key & 0x7FFFFFFF))
+                except psycopg.Error:  # a lost session released it already
+                    pass
+
+    def _lock_connection(self) -> psycopg.Connection[Any]:
+        conn = self._lconn
+        if conn is None or conn.closed or conn.broken:
+            if conn is not None:
+                conn.close()
+            self._lconn = None
+            conn = psycopg.connect(self.url, autocommit=True,
+                                   connect_timeout=max(1, int(self._timeout)))
+            self._lconn = conn
+        return conn
+
     # -- reads ----------------------------------------------------------------
     def read_tx(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(tx, *args)`` on a pooled connection (autocommit) and return its
@@ -238,6 +289,9 @@ class PgStore:
         self._thread.join(timeout=60)
         if self._wconn is not None:
             self._wconn.close()
+        with self._lmutex:
+            if self._lconn is not None:
+                self._lconn.close()
         self._pool.close()
 
 

@@ -15,13 +15,14 @@ asyncio façade (``memory_core.aio``) can wait on them — or not.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -90,6 +91,8 @@ class SqliteStore:
     def __init__(self, data_dir: str | Path, *, cache_kib: int = 2000,
                  statements: int = 32) -> None:
         self.data_dir = Path(data_dir)
+        self.shared = False
+        """One process per data directory (its indexes hold a writer lock)."""
         self._limits = (cache_kib, statements)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -310,6 +313,13 @@ class SqliteStore:
         """Wait until every write queued before this call has committed."""
         if not self._closed:
             self.write(lambda conn: None).result(timeout)
+
+    @contextlib.contextmanager
+    def exclusive(self, key: int) -> Iterator[bool]:
+        """The lock ``key`` of every process on this store: always taken (yields
+        True). One process serves a data directory (its index writer lock), so the
+        caller's in-process lock already excludes everyone."""
+        yield True
 
     def close(self) -> None:
         """Flush queued writes, stop the writer thread and close every connection."""
