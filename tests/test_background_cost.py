@@ -186,13 +186,50 @@ def test_a_text_seen_before_is_not_embedded_again(tmp_path: Path) -> None:
         engine.close()
 
 
-def test_minilm_vectors_are_those_of_the_folded_graph(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Leaving out constant folding changes memory and speed, not the vectors."""
+def test_minilm_vectors_are_those_of_the_folded_graph() -> None:
+    """Keeping the int8 weights changes memory and speed, not the vectors."""
     from memory_core.search.embed import minilm
 
     texts = ["the staging database took 300 ms at peak", "Deploy on Friday, not Monday.",
              "我们周五上线", "keep the timeout at 30 s when offline", ""]
     kept = minilm.MiniLmEmbedder().embed(texts)
-    monkeypatch.setattr(minilm, "DISABLED_OPTIMIZERS", ())
-    folded = minilm.MiniLmEmbedder().embed(texts)
+    folded = minilm.MiniLmEmbedder("float32").embed(texts)
     assert np.abs(kept - folded).max() < 1e-5
+
+
+def test_minilm_weights_setting_reaches_the_model_and_trades_memory_for_cpu() -> None:
+    """``embedding.minilm_weights = "float32"`` (from the environment, as a deployment
+    sets it) folds the weights at load: a short text then costs a fraction of the CPU
+    that the int8 weights, turned into float32 on every run, cost."""
+    out = _child(
+        "import time\n"
+        "from proxy.settings import load_settings\n"
+        "from memory_core.search import create_embedder\n"
+        "s = load_settings(environ={'LCM_EMBEDDING__PROVIDER': 'minilm',"
+        " 'LCM_EMBEDDING__MINILM_WEIGHTS': 'float32'})\n"
+        "cfg = s.embedding.embedding_config(s.proxy)\n"
+        "def cpu(emb):\n"
+        "    emb.embed(['warm up'])\n"
+        "    runs = []\n"
+        "    for _ in range(5):\n"
+        "        t = time.thread_time()\n"
+        "        emb.embed(['Keep in mind that the target is under 75 ms.'])\n"
+        "        runs.append(time.thread_time() - t)\n"
+        "    return sorted(runs)[2]\n"
+        "import dataclasses\n"
+        "folded = create_embedder(cfg)\n"
+        "kept = create_embedder(dataclasses.replace(cfg, minilm_weights='int8'))\n"
+        "print(folded.inner.weights, kept.inner.weights,"
+        " round(cpu(kept.inner) / cpu(folded.inner), 1))\n"
+        "folded.close(); kept.close()\n")
+    folded, kept, ratio = out.split()
+    assert (folded, kept) == ("float32", "int8")
+    assert float(ratio) > 2.5, f"int8 / float32 CPU per short text: {ratio}"
+
+
+def test_unknown_minilm_weights_are_refused() -> None:
+    from memory_core.search import EmbeddingConfig, create_embedder
+    from memory_core.search.embed import EmbedderError
+
+    with pytest.raises(EmbedderError, match="int8"):
+        create_embedder(EmbeddingConfig(provider="minilm", minilm_weights="float16"))
