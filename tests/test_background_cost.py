@@ -3,6 +3,7 @@ the local embedders' threads and memory, and `lcm-proxy bench short`."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -233,3 +234,41 @@ def test_unknown_minilm_weights_are_refused() -> None:
 
     with pytest.raises(EmbedderError, match="int8"):
         create_embedder(EmbeddingConfig(provider="minilm", minilm_weights="float16"))
+
+
+def test_embedding_backlog_counts_what_has_no_vector_yet(tmp_path: Path) -> None:
+    """What `bench short` waits for besides idle CPU: messages and live items of the
+    proxy's store without a vector (read from outside, as the bench does)."""
+    from proxy.shortbench import embedding_backlog
+
+    backlog = embedding_backlog(tmp_path)
+    assert backlog() == 0  # no store yet
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, embedder=SerialEmbedder(HashingEmbedder(64)))
+    try:
+        capture_chat(engine, A, ["Keep in mind that the staging database must answer within"
+                                 " 300 ms.", "Noted: 300 ms for staging."])
+        assert backlog() >= 2  # both turns (and the item kept from the first)
+        svc.start()
+        assert svc.indexer.wait_idle(30)
+        assert backlog() == 0
+    finally:
+        svc.close()
+        engine.close()
+
+
+async def test_wait_idle_also_waits_for_the_backlog() -> None:
+    """A process that sits idle between two embedding batches (the CPU ceiling's
+    sleep) is not idle while its store still has texts to embed."""
+    from proxy.shortbench import wait_idle
+
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        await asyncio.sleep(0.5)  # past the interpreter's start
+        ends = time.monotonic() + 2.5
+        waited = await wait_idle(idle.pid, 20, lambda: int(time.monotonic() < ends))
+        assert 2.0 < waited < 10
+        assert await wait_idle(idle.pid, 20) < 1.0  # CPU alone: idle at once
+    finally:
+        idle.kill()
+        idle.wait()
