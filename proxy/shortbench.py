@@ -390,7 +390,7 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                        {"start": rss_start.rss_mib, "warm": rss_warm.rss_mib,
                         "end": rss_end.rss_mib, "start_anon": rss_start.anon_mib,
                         "warm_anon": rss_warm.anon_mib, "end_anon": rss_end.anon_mib},
-                       warm_idle, health, proxy_tree)
+                       warm_idle, health, proxy_tree, extra_env or {})
     finally:
         for p in procs:
             if p.poll() is None:
@@ -418,7 +418,7 @@ def _ms(s: float) -> float:
 
 def _report(targets: list[_Target], requests: int, concurrency: int, provider: str,
             rss: dict[str, float], warm_idle: float, health: dict[str, Any],
-            proxy_tree: str | None) -> dict[str, Any]:
+            proxy_tree: str | None, extra_env: dict[str, str]) -> dict[str, Any]:
     by = {t.name: t for t in targets}
     d = by["direct"]
     rows: dict[str, dict[str, Any]] = {}
@@ -445,6 +445,7 @@ def _report(targets: list[_Target], requests: int, concurrency: int, provider: s
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "rss_mib": {k: round(v, 1) for k, v in rss.items()}, "proxy_tree": proxy_tree,
+        "proxy_env": dict(extra_env),
         "warm_idle_s": round(warm_idle, 2), "targets": rows,
         "proxy_status": health.get("status"),
     }
@@ -480,7 +481,8 @@ def format_table(result: dict[str, Any]) -> str:
         f" {result['warm_idle_s']:.1f} s after warm-up; errors {errors or 0}.",
         f"lcm-proxy {result['version']}, Python {result['python']}, {result['cpus']} CPUs,"
         f" load average {result['load_average'][0]}, {result['when']}"
-        + (f"; proxy from {result['proxy_tree']}." if result.get("proxy_tree") else "."),
+        + (f"; proxy from {result['proxy_tree']}" if result.get("proxy_tree") else "")
+        + "".join(f"; {k}={v}" for k, v in result.get("proxy_env", {}).items()) + ".",
     ]
     return "\n".join(lines)
 

@@ -133,7 +133,7 @@ def test_bench_short_prints_one_table_with_every_target() -> None:
     from proxy.shortbench import format_table, run_short_bench
 
     out = run_short_bench(requests=6, concurrency=4, block=3, embedding_provider="hashing",
-                          idle_timeout=60)
+                          idle_timeout=60, extra_env={"LCM_SEARCH__COMMIT_INTERVAL_MS": "200"})
     rows = out["targets"]
     assert set(rows) == {"direct", "relay", "memory_on", "memory_off"}
     assert all(r["errors"] == 0 for r in rows.values())
@@ -144,6 +144,7 @@ def test_bench_short_prints_one_table_with_every_target() -> None:
     table = format_table(out)
     assert out["table"] == table
     assert "lcm-proxy, X-LCM-Memory: off" in table and "minimal aiohttp relay" in table
+    assert "LCM_SEARCH__COMMIT_INTERVAL_MS=200" in table  # the proxy's extra settings, named
 
 
 class CountingEmbedder(HashingEmbedder):
