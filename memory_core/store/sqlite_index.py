@@ -114,7 +114,7 @@ class SqliteIndexFeed:
 
     def unembedded(self) -> int:
         row = self._c.execute(
-            "SELECT (SELECT COUNT(*) FROM messages m WHERE m.text != '' AND NOT EXISTS"
+            "SELECT (SELECT COUNT(*) FROM messages m WHERE trim(m.text) != '' AND NOT EXISTS"
             " (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id))"
             " + (SELECT COUNT(*) FROM memory_items i"
             " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged')"
