@@ -222,6 +222,7 @@ class EmbeddingSettings:
     dim: int = field(default=0, metadata=_rng(0, 65536))
     timeout_seconds: float = field(default=30.0, metadata=_rng(0.5, 600))
     batch_size: int = field(default=64, metadata=_rng(1, 2048))
+    minilm_weights: str = field(default="int8", metadata={"choices": ("int8", "float32")})
 
     def embedding_config(self, proxy: ProxySettings) -> Any:
         """Return a ``memory_core.search.EmbeddingConfig``; ``upstream`` uses [proxy]'s
@@ -234,7 +235,8 @@ class EmbeddingSettings:
             api_key = api_key or proxy.upstream_api_key
         return EmbeddingConfig(
             provider=self.provider, model=self.model, base_url=base_url, api_key=api_key,
-            dim=self.dim, timeout_seconds=self.timeout_seconds, batch_size=self.batch_size)
+            dim=self.dim, timeout_seconds=self.timeout_seconds, batch_size=self.batch_size,
+            minilm_weights=self.minilm_weights)
 
 
 @dataclass(frozen=True)

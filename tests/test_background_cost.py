@@ -3,6 +3,7 @@ the local embedders' threads and memory, and `lcm-proxy bench short`."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -133,7 +134,7 @@ def test_bench_short_prints_one_table_with_every_target() -> None:
     from proxy.shortbench import format_table, run_short_bench
 
     out = run_short_bench(requests=6, concurrency=4, block=3, embedding_provider="hashing",
-                          idle_timeout=60)
+                          idle_timeout=60, extra_env={"LCM_SEARCH__COMMIT_INTERVAL_MS": "200"})
     rows = out["targets"]
     assert set(rows) == {"direct", "relay", "memory_on", "memory_off"}
     assert all(r["errors"] == 0 for r in rows.values())
@@ -144,6 +145,7 @@ def test_bench_short_prints_one_table_with_every_target() -> None:
     table = format_table(out)
     assert out["table"] == table
     assert "lcm-proxy, X-LCM-Memory: off" in table and "minimal aiohttp relay" in table
+    assert "LCM_SEARCH__COMMIT_INTERVAL_MS=200" in table  # the proxy's extra settings, named
 
 
 class CountingEmbedder(HashingEmbedder):
@@ -187,13 +189,88 @@ def test_a_text_seen_before_is_not_embedded_again(tmp_path: Path) -> None:
         engine.close()
 
 
-def test_minilm_vectors_are_those_of_the_folded_graph(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Leaving out constant folding changes memory and speed, not the vectors."""
+def test_minilm_vectors_are_those_of_the_folded_graph() -> None:
+    """Keeping the int8 weights changes memory and speed, not the vectors."""
     from memory_core.search.embed import minilm
 
     texts = ["the staging database took 300 ms at peak", "Deploy on Friday, not Monday.",
              "我们周五上线", "keep the timeout at 30 s when offline", ""]
     kept = minilm.MiniLmEmbedder().embed(texts)
-    monkeypatch.setattr(minilm, "DISABLED_OPTIMIZERS", ())
-    folded = minilm.MiniLmEmbedder().embed(texts)
+    folded = minilm.MiniLmEmbedder("float32").embed(texts)
     assert np.abs(kept - folded).max() < 1e-5
+
+
+def test_minilm_weights_setting_reaches_the_model_and_trades_memory_for_cpu() -> None:
+    """``embedding.minilm_weights = "float32"`` (from the environment, as a deployment
+    sets it) folds the weights at load: a short text then costs a fraction of the CPU
+    that the int8 weights, turned into float32 on every run, cost."""
+    out = _child(
+        "import time\n"
+        "from proxy.settings import load_settings\n"
+        "from memory_core.search import create_embedder\n"
+        "s = load_settings(environ={'LCM_EMBEDDING__PROVIDER': 'minilm',"
+        " 'LCM_EMBEDDING__MINILM_WEIGHTS': 'float32'})\n"
+        "cfg = s.embedding.embedding_config(s.proxy)\n"
+        "def cpu(emb):\n"
+        "    emb.embed(['warm up'])\n"
+        "    runs = []\n"
+        "    for _ in range(5):\n"
+        "        t = time.thread_time()\n"
+        "        emb.embed(['Keep in mind that the target is under 75 ms.'])\n"
+        "        runs.append(time.thread_time() - t)\n"
+        "    return sorted(runs)[2]\n"
+        "import dataclasses\n"
+        "folded = create_embedder(cfg)\n"
+        "kept = create_embedder(dataclasses.replace(cfg, minilm_weights='int8'))\n"
+        "print(folded.inner.weights, kept.inner.weights,"
+        " round(cpu(kept.inner) / cpu(folded.inner), 1))\n"
+        "folded.close(); kept.close()\n")
+    folded, kept, ratio = out.split()
+    assert (folded, kept) == ("float32", "int8")
+    assert float(ratio) > 2.5, f"int8 / float32 CPU per short text: {ratio}"
+
+
+def test_unknown_minilm_weights_are_refused() -> None:
+    from memory_core.search import EmbeddingConfig, create_embedder
+    from memory_core.search.embed import EmbedderError
+
+    with pytest.raises(EmbedderError, match="int8"):
+        create_embedder(EmbeddingConfig(provider="minilm", minilm_weights="float16"))
+
+
+def test_embedding_backlog_counts_what_has_no_vector_yet(tmp_path: Path) -> None:
+    """What `bench short` waits for besides idle CPU: messages and live items of the
+    proxy's store without a vector (read from outside, as the bench does)."""
+    from proxy.shortbench import embedding_backlog
+
+    backlog = embedding_backlog(tmp_path)
+    assert backlog() == 0  # no store yet
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, embedder=SerialEmbedder(HashingEmbedder(64)))
+    try:
+        capture_chat(engine, A, ["Keep in mind that the staging database must answer within"
+                                 " 300 ms.", "Noted: 300 ms for staging."])
+        assert backlog() >= 2  # both turns (and the item kept from the first)
+        svc.start()
+        assert svc.indexer.wait_idle(30)
+        assert backlog() == 0
+    finally:
+        svc.close()
+        engine.close()
+
+
+async def test_wait_idle_also_waits_for_the_backlog() -> None:
+    """A process that sits idle between two embedding batches (the CPU ceiling's
+    sleep) is not idle while its store still has texts to embed."""
+    from proxy.shortbench import wait_idle
+
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        await asyncio.sleep(0.5)  # past the interpreter's start
+        ends = time.monotonic() + 2.5
+        waited = await wait_idle(idle.pid, 20, lambda: int(time.monotonic() < ends))
+        assert 2.0 < waited < 10
+        assert await wait_idle(idle.pid, 20) < 1.0  # CPU alone: idle at once
+    finally:
+        idle.kill()
+        idle.wait()

@@ -249,6 +249,7 @@ def _reads(tx: Any) -> dict[str, Any]:
     out["index_feed.cached_vectors"] = [feed.cached_vectors("message", "e5", 4, [1, 2, 3]),
                                         feed.cached_vectors("message", "e6", 4, [1]),
                                         feed.cached_vectors("item", "e5", 4, [2])]
+    out["index_feed.unembedded"] = feed.unembedded()
     se = tx.search
     out["search.task_lines_of"] = sorted(se.task_lines_of([2, 4, 8, 10]))
     out["search.open_task_lines"] = [
@@ -627,6 +628,7 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert out["index_feed.cached_vectors"] == [{1: b"\x00\x01\x02\x03", 2: b"\xff\xfe"}, {},
                                                 {2: b"\x08"}]
     assert out["index.index_checkpoints"] == {"index_text": 5, "index_vector": 2}
+    assert out["index_feed.unembedded"] == 11  # 2 of the messages have vectors
     assert out["search.preference_memories"] == [1, 3]
     assert out["search.open_task_lines"] == [[8, 2], [2, 8], [2], [8], [8]]
     facts = out["search.candidate_facts"]

@@ -252,9 +252,11 @@ def run_locomo(
         b.close()
         timings["index_s"] = time.monotonic() - t0
         t0 = time.monotonic()
-        items = []
+        items = []  # the chosen conversations' questions: only those are embedded
         for i, sample in enumerate(data):
-            known = set(maps[i].values()) if i in maps else set()
+            if i not in maps:
+                continue
+            known = set(maps[i].values())
             for qa in sample["qa"]:
                 items.append((i, qa, gold_turns(qa, known)))
         questions = [str(qa["question"]) for _i, qa, _g in items]

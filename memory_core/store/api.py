@@ -376,6 +376,12 @@ class IndexFeed(Protocol):
         (write operation)."""
         ...
 
+    def unembedded(self) -> int:
+        """Messages with text and live memory items (not retracted, deleted, purged or
+        merged) that have no row in ``embeddings`` yet (with any model): the
+        vector index's backlog as a benchmark sees it from outside the process."""
+        ...
+
 
 class SearchReads(Protocol):
     """What a search reads about its candidates besides the indexes

@@ -351,6 +351,17 @@ class PgIndexFeed:
                 " model = EXCLUDED.model, dim = EXCLUDED.dim, vector = EXCLUDED.vector,"
                 " created_at = EXCLUDED.created_at", list(rows))
 
+    def unembedded(self) -> int:
+        row = self._c.execute(
+            "SELECT (SELECT COUNT(*) FROM messages m WHERE btrim(m.text, ' ') != ''"
+            " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message'"
+            " AND e.ref_id = m.id))"
+            " + (SELECT COUNT(*) FROM memory_items i"
+            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged')"
+            " AND NOT EXISTS (SELECT 1 FROM embeddings e"
+            " WHERE e.kind = 'item' AND e.ref_id = i.id))").fetchone()
+        return int(row[0])
+
 
 _TIME_COL = {"message": "created_at", "item": "created_at", "agent_memory": "updated_at",
              "summary": "created_at"}

@@ -112,6 +112,16 @@ class SqliteIndexFeed:
         self._c.executemany("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim,"
                             " vector, created_at) VALUES (?,?,?,?,?,?)", rows)
 
+    def unembedded(self) -> int:
+        row = self._c.execute(
+            "SELECT (SELECT COUNT(*) FROM messages m WHERE trim(m.text) != '' AND NOT EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id))"
+            " + (SELECT COUNT(*) FROM memory_items i"
+            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged')"
+            " AND NOT EXISTS (SELECT 1 FROM embeddings e"
+            " WHERE e.kind = 'item' AND e.ref_id = i.id))").fetchone()
+        return int(row[0])
+
 
 if TYPE_CHECKING:  # mypy checks the groups against their Protocols
     def _conforms(conn: sqlite3.Connection) -> IndexSource:

@@ -77,10 +77,13 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) 
               help="The proxy's [embedding] provider.")
 @click.option("--proxy-tree", type=click.Path(file_okay=False, exists=True), default=None,
               help="Run the proxy from this source tree (A/B against another commit).")
+@click.option("--proxy-env", "proxy_env", multiple=True, metavar="LCM_KEY=VALUE",
+              help="A setting for the proxy, as its environment variable (repeatable; the"
+                   " proxy sees no other LCM_ variable).")
 @output_option
 @print_json_option
 def bench_short(n: int, concurrency: int, embedding_provider: str, proxy_tree: str | None,
-                json_file: str | None, as_json: bool) -> None:
+                proxy_env: tuple[str, ...], json_file: str | None, as_json: bool) -> None:
     """Short requests, each a new conversation: added latency, req/s, CPU per request
     (request path + background) and RSS, against direct and a minimal relay
     (proxy.shortbench)."""
@@ -89,9 +92,15 @@ def bench_short(n: int, concurrency: int, embedding_provider: str, proxy_tree: s
     def say(msg: str) -> None:
         click.echo(f"bench short: {msg}", err=True)
 
+    extra = {}
+    for item in proxy_env:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("LCM_"):
+            raise click.BadParameter(f"{item!r} is not LCM_KEY=VALUE", param_hint="--proxy-env")
+        extra[key] = value
     answer(run_short_bench(requests=n, concurrency=concurrency,
                            embedding_provider=embedding_provider, progress=say,
-                           proxy_tree=proxy_tree),
+                           proxy_tree=proxy_tree, extra_env=extra),
            json_file, as_json)
 
 

