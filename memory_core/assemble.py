@@ -791,8 +791,16 @@ def assemble(
                 olds = "; ".join(f'"{_one_line(t, 120)}"' for t in corrected[r["id"]])
                 body += f" (later corrected: {olds} is superseded)"
             day, clock = _fmt_time(r["created_at"]).split(" ")
-            who = f"{r['msg_role']} {_one_line(r['name'], 40)}" if r["name"] else r["msg_role"]
-            text = f"msg {r['id']} · {who} · {clock}: {body}"
+            if evidence_fill:
+                # Filling a small block, a quote is ``msg N · Speaker: text``: the day
+                # fence dates it (``view_message`` has the time), and a speaker's name
+                # says who spoke without the role (about six tokens a quote).
+                who = _one_line(r["name"], 40) if r["name"] else r["msg_role"]
+                text = f"msg {r['id']} · {who}: {body}"
+            else:
+                who = f"{r['msg_role']} {_one_line(r['name'], 40)}" if r["name"] \
+                    else r["msg_role"]
+                text = f"msg {r['id']} · {who} · {clock}: {body}"
             # Filling, search quotes come before the items (an item is one sentence
             # of a message; these are the messages search ranks best for the turn).
             prio, why = source_quotes[r["id"]] if r["id"] in quoted_sources else (
@@ -928,7 +936,8 @@ def _render(included: list[_Line], trigger: str, empty_prefs: bool = True
             out.append("(none set)")
         if section == "evidence":
             # One fence per day: ``<<< YYYY-MM-DD``, one line per quoted message
-            # (``msg N · role · HH:MM: text``, flattened and neutralised: it cannot
+            # (``msg N · role · HH:MM: text``, or ``msg N · Speaker: text`` in a block
+            # filled at a small budget; flattened and neutralised: it cannot
             # start a line or close the fence), ``>>>``.
             for day in sorted({ln.group for ln in chosen}):
                 out.append(f"<<< {day}")

@@ -4,6 +4,7 @@ from an upstream's context-length error."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -540,7 +541,8 @@ def _last_assembly(proxy: Any) -> dict[str, Any]:
 
 
 def _evidence(content: str) -> list[str]:
-    """The quoted lines of a block: ``msg N · role · HH:MM: text``, under day fences."""
+    """The quoted lines of a block: ``msg N · role · HH:MM: text`` (filled at a small
+    budget: ``msg N · Speaker: text``), under day fences."""
     evidence = content.partition("[Evidence")[2].partition("[Current Request]")[0]
     lines = evidence.split("\n")[1:]
     assert all(ln.startswith(("<<< ", "msg ")) or ln in (">>>", "") for ln in lines), lines
@@ -590,10 +592,12 @@ async def test_a_small_window_fills_its_block_with_quotes(upstream: FakeUpstream
         searched = [ln for ln in _last_assembly(proxy)["included"]
                     if ln["reason"].startswith("earlier message matching")]
         assert len(searched) > proxy.engine.config.evidence_snippets, searched
-        # The Lisbon turns are quoted whole, with who said them.
+        # The Lisbon turns are quoted whole, with who said them: by name, without
+        # the role or the clock (the day fence dates them).
         lisbon = [q for q in quoted if "Lisbon" in q]
         assert len(lisbon) >= 3, quoted
-        assert all(" · user Halvard · " in q or " · user Ingrid · " in q for q in lisbon)
+        assert all(re.fullmatch(r"msg \d+ · (Halvard|Ingrid): For trip .*", q) for q in lisbon)
+        assert all(re.fullmatch(r"msg \d+ · [^·:]+: .*", q) for q in quoted), quoted
     finally:
         await proxy.runner.cleanup()
 
