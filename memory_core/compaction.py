@@ -647,8 +647,8 @@ def _mark_superseded(text: str, key: tuple[tuple[int, str, str | None, str | Non
 
 
 def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
-                  superseded: Sequence[Superseded] = (), budget_tokens: int | None = None
-                  ) -> str:
+                  superseded: Sequence[Superseded] = (), budget_tokens: int | None = None,
+                  short_tools: bool = False) -> str:
     """The scaffold header that replaces the compacted ranges in the upstream view.
 
     Lists the forest (level, covered id range, message count, tokens before → after)
@@ -658,11 +658,13 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
     one-line headers with their ranges (oldest and highest first), then runs of
     headers as one line, until it fits (or only the intro is left). Deterministic,
     so the bytes stay identical until the forest, the superseded items or the
-    budget change.
+    budget change. ``short_tools``: the tools offered are the short set
+    (:data:`memory_core.memorytools.SHORT_DEFINITIONS`), the only ones named.
     """
     first, last = roots[0].first, roots[-1].last
-    how = ("call view_message(message_id) to read any of them in full, or memory_grep / "
-           "memory_search to find details" if tools_enabled else
+    search = "memory_search" if short_tools else "memory_grep / memory_search"
+    how = (f"call view_message(message_id) to read any of them in full, or {search} to "
+           "find details" if tools_enabled else
            "they are kept by lcm-proxy and can be inspected by the user")
     intro = [
         SCAFFOLD_HEADER,

@@ -15,6 +15,7 @@ import pytest
 from memory_core import budget
 from memory_core.budget import ContextConfig, ContextLimits
 from memory_core.compaction import SummaryNode, scaffold_text
+from memory_core.memorytools import NAMES
 from proxy.settings import SettingsError, load_settings
 from tests.conftest import start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
@@ -659,3 +660,58 @@ async def test_a_small_window_bootstrap_block_has_short_guidelines(
         assert budget.count_tokens(guide) + 40 < budget.count_tokens(large_guide)
     finally:
         await proxy.runner.cleanup()
+
+
+def _tool_names(tools: Any) -> list[str]:
+    """The names in a ``tools`` array of any of the three APIs."""
+    return [t.get("name") or t["function"]["name"] for t in tools or []]
+
+
+async def test_a_small_window_gets_the_short_tool_set_in_every_api(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """At a 4k window the full memory tools (about 320 tokens) would take over a
+    twelfth of the budget: Chat Completions, Messages and Responses requests all
+    get only memory_search and view_message, with short schemas, the inspector
+    records those, and the requests fit; a large window gets all five."""
+    import anthropic
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"offer": "always"},
+                              context={"model_windows": ["tiny-*=4096"]})
+    short = ["memory_search", "view_message"]
+    try:
+        oai = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000015",
+                                 max_retries=0)
+        ant = anthropic.AsyncAnthropic(base_url=proxy.root, api_key="sk-ctx-000000000016",
+                                       max_retries=0)
+        for model, want in (("tiny-4k", short), ("gpt-4o", list(NAMES))):
+            raw = await oai.chat.completions.with_raw_response.create(
+                model=model, max_tokens=1024,
+                messages=[{"role": "user", "content": "Plan the kayak trip."}])
+            got = upstream.chat_requests[-1]
+            assert _tool_names(got["json"]["tools"]) == want
+            await proxy.settle()
+            shown = proxy.engine.forwarded(raw.headers["x-lcm-request-id"])
+            assert shown is not None and shown["body"].encode() == got["raw"]
+            if model == "tiny-4k":
+                limit = budget.request_budget({"model": model, "max_tokens": 1024},
+                                              proxy.engine.config.context).input_tokens
+                assert _forwarded_tokens(got) <= limit
+                assert budget.tools_tokens(got["json"]["tools"]) < 130
+            await ant.messages.create(model=model, max_tokens=1024, messages=[
+                {"role": "user", "content": "Plan the canoe trip."}])
+            sent = [r for r in upstream.requests if r["path"] == "/v1/messages"][-1]
+            assert _tool_names(sent["json"]["tools"]) == want
+            await oai.responses.create(model=model, max_output_tokens=1024,
+                                       input="Plan the rafting trip.")
+            assert _tool_names(upstream.responses_requests[-1]["json"]["tools"]) == want
+    finally:
+        await proxy.runner.cleanup()
+
+
+def test_the_scaffold_names_only_the_tools_offered() -> None:
+    roots = [SummaryNode(id=1, level=0, message_ids=list(range(1, 10)),
+                         text="- the kayak trip is on Friday", tokens=9, source_tokens=90,
+                         model="extractive")]
+    assert "memory_grep" in scaffold_text(roots, tools_enabled=True)
+    short = scaffold_text(roots, tools_enabled=True, short_tools=True)
+    assert "memory_grep" not in short and "memory_search" in short and "view_message" in short

@@ -226,7 +226,8 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                 last.clear()
                 _t, captured, prepared = ask(messages, f"c{index}-q{q}")
                 sent = prepared.obj or {"messages": messages}
-                tools = CHAT.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
+                tools = (CHAT.add_tools(sent, short=prepared.short_tools)[0]["tools"]
+                         if cfg.tools_enabled else None)
                 size = (budget.messages_tokens(sent["messages"])
                         + budget.tools_tokens(tools))
                 out["tokens"].append(size)
