@@ -694,10 +694,27 @@ def _header(node: SummaryNode) -> str:
             f"({len(node.message_ids)} messages; collapsed, the originals are kept) ==")
 
 
+HEADERS_LINE = "== Collapsed summaries (the originals are kept) of messages "
+"""How the one line of a scaffold whose nodes are all collapsed to headers begins."""
+
+
+def _headers_line(roots: Sequence[SummaryNode]) -> str:
+    """The ranges of ``roots``, all collapsed to headers, as one line."""
+    return HEADERS_LINE + ", ".join(f"{node.first}–{node.last}" for node in roots) + " =="
+
+
+def headers_line_saving(roots: Sequence[SummaryNode]) -> int:
+    """Tokens a scaffold saves by listing ``roots``' ranges on one line
+    (:data:`HEADERS_LINE`) instead of a header per node."""
+    per_node = sum(count_tokens(_header(node)) + 2 for node in roots)
+    return max(0, per_node - count_tokens(_headers_line(roots)))
+
+
 def _collapsed(roots: Sequence[SummaryNode], intro: list[str], full: list[str],
                budget: int) -> str:
     """:func:`scaffold_text` over budget: collapse nodes to headers, oldest and
-    highest first, until it fits; then join runs of headers into one line."""
+    highest first, until it fits; once all are headers, one line of their ranges;
+    then one line for the whole range."""
     parts = list(full)
     cost = [count_tokens(p) + 2 for p in parts]
     fixed = count_tokens("\n".join(intro))
@@ -709,7 +726,9 @@ def _collapsed(roots: Sequence[SummaryNode], intro: list[str], full: list[str],
                 return text
         parts[i] = _header(roots[i])
         cost[i] = count_tokens(parts[i]) + 2
-    text = "\n\n".join(["\n".join(intro), *parts])
+    # Every node is a header now: one line lists their ranges (a header per line says
+    # no more, at about three times the tokens).
+    text = "\n\n".join(["\n".join(intro), _headers_line(roots)])
     if count_tokens(text) <= budget:
         return text
     # Every node is a header now and that is still too much: one line for them all.

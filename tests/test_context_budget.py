@@ -708,6 +708,23 @@ async def test_a_small_window_gets_the_short_tool_set_in_every_api(
         await proxy.runner.cleanup()
 
 
+def test_a_scaffold_of_headers_lists_their_ranges_on_one_line() -> None:
+    """Squeezed until every node is a header, the scaffold lists the nodes' ranges on
+    one line (about a third of a header per line), and says what saving that is."""
+    from memory_core.compaction import HEADERS_LINE, headers_line_saving
+
+    bounds = [(4, 119), (119, 195), (195, 224), (224, 271), (271, 318), (318, 356)]
+    roots = [SummaryNode(id=i, level=1, message_ids=list(range(a, b)), text="- a line\n" * 200,
+                         tokens=400, source_tokens=4000, model="extractive")
+             for i, (a, b) in enumerate(bounds)]
+    text = scaffold_text(roots, tools_enabled=True, budget_tokens=200, short_tools=True)
+    assert budget.count_tokens(text) <= 200
+    line = text.split("\n")[-1]
+    assert line == HEADERS_LINE + "4–118, 119–194, 195–223, 224–270, 271–317, 318–355 =="
+    assert "Level" not in text
+    assert headers_line_saving(roots) > 80
+
+
 def test_the_scaffold_names_only_the_tools_offered() -> None:
     roots = [SummaryNode(id=1, level=0, message_ids=list(range(1, 10)),
                          text="- the kayak trip is on Friday", tokens=9, source_tokens=90,

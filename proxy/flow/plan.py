@@ -21,12 +21,13 @@ from typing import Any
 
 from memory_core import budget
 from memory_core.budget import Budget
+from memory_core.compaction import HEADERS_LINE, headers_line_saving
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import chatcommands, rewrite
-from proxy.flow.inlinefit import View, fit
+from proxy.flow.inlinefit import View, fit, scaffold_index
 from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -264,6 +265,10 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         return View(view_msgs, view_ids, covered, spliced)
 
     view = render(roots, forest_room)
+    at = scaffold_index(view.messages) if short and block_room and view.covered else None
+    if at is not None and HEADERS_LINE in view.messages[at]["content"]:
+        # Likewise the room the scaffold saves by listing its collapsed nodes on one line.
+        block_room = min(cfg.soft_budget_tokens, block_room + headers_line_saving(roots))
     total: int | None = None
     if maybe_over:
         # Remembered counts are per stored id: not when one id stands for several
