@@ -366,7 +366,7 @@ it shares with the turn are at least this share of the smaller term set of the t
 Quick long-session eval: cacheable prefix 88.8 -> 89.1 %, coverage unchanged at 100 %
 (measured with the turn's own term count; 1/2 measured the same)."""
 
-_QUOTE_COLS = ("id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
+_QUOTE_COLS = ("id, parent_id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
                " json_type(raw_json)='object' THEN json_extract(raw_json, '$.name') END AS name")
 """The columns of a message to quote; ``name``: its ``name`` field (a speaker's name)."""
 _NAME_TERMS: dict[str, frozenset[str]] = {}
@@ -735,14 +735,26 @@ def assemble(
         # every turn it is shown. The shorter side, so that a long turn (a pasted
         # traceback) can still quote the short message that explains it. The
         # speaker's name is one of the message's words. With ``evidence_fill`` one
-        # shared word is enough: search ranks them, and the budget drops the weakest.
+        # shared word is enough, in the message or in the turn before it (the
+        # question it answers, which the filled block's search also matches):
+        # search ranks them, and the budget drops the weakest.
+        before: dict[int, frozenset[str]] = {}
+        if evidence_fill and cand:
+            parents = {c[1]["parent_id"] for c in cand if c[1]["parent_id"] and not (
+                q_terms & cached_terms(namespace, "msg", c[1]["id"], c[1]["text"] or ""))}
+            if parents:
+                marks = ",".join("?" * len(parents))
+                before = {r["id"]: cached_terms(namespace, "msg", r["id"], r["text"] or "")
+                          for r in conn.execute(f"SELECT id, text FROM messages WHERE id IN"
+                                                f" ({marks})", tuple(parents))}
+
         def relevant(row: sqlite3.Row) -> bool:
             words = cached_terms(namespace, "msg", row["id"], row["text"] or "")
             if row["name"]:  # who said it: "what did Halvard say" names the speaker
                 words = words | _name_terms(row["name"])
             shared = len(q_terms & words)
             if evidence_fill:
-                return shared > 0
+                return shared > 0 or bool(q_terms & before.get(row["parent_id"], frozenset()))
             return shared > 0 and shared >= _EVIDENCE_MIN_SHARE * min(len(q_terms), len(words))
 
         cand = [c for c in cand if c[1]["msg_role"] in kinds and relevant(c[1])

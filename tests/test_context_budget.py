@@ -732,3 +732,40 @@ def test_the_scaffold_names_only_the_tools_offered() -> None:
     assert "memory_grep" in scaffold_text(roots, tools_enabled=True)
     short = scaffold_text(roots, tools_enabled=True, short_tools=True)
     assert "memory_grep" not in short and "memory_search" in short and "view_message" in short
+
+
+async def test_a_filled_block_finds_the_answer_through_the_turn_before(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A filled block's search ranks as hybrid search does without vectors: an
+    answer that shares no word with the question ("Pottery, mostly…") is found
+    through the question it answers, the turn before it, and quoted; plain BM25
+    (the block's search at a large window) cannot find it."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": False},
+                              context={"model_windows": ["tiny-*=4096"]},
+                              compaction={"min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    answer = "Pottery, mostly; the wheel calms me down."
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000017",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = []
+        for i in range(24):
+            if i == 2:
+                turn = ("How do you unwind after a long shift at the hospital?", answer)
+            else:
+                turn = (f"Trip {i} to {('Lisbon', 'Oslo', 'Quito')[i % 3]} costs {200 + 17 * i}"
+                        f" euros for the flights and {40 + i} a night for the hotel.",
+                        f"Noted: trip {i} booked, seat {i}A, window side.")
+            messages.append({"role": "user", "content": turn[0]})
+            upstream.push(Reply(content=turn[1]))
+            await client.chat.completions.create(model="tiny-4k", messages=messages)
+            messages.append({"role": "assistant", "content": turn[1]})
+            await proxy.settle()
+        messages.append({"role": "user", "content": "What helps me unwind after a shift?"})
+        raw = await client.chat.completions.with_raw_response.create(model="tiny-4k",
+                                                                     messages=messages)
+        assert raw.headers["x-lcm-memory"] == "injected"
+        sent = upstream.chat_requests[-1]["json"]["messages"]
+        assert all(m["content"] != answer for m in sent)  # compacted out of view
+        assert any(q.endswith(answer) for q in _evidence(sent[-1]["content"]))
+    finally:
+        await proxy.runner.cleanup()

@@ -112,7 +112,8 @@ MISS_KINDS = ("not retrieved", "retrieved, no keyword", "retrieved, past the cap
               "left out for room", "quoted, cut", "no block")
 """Why a gold turn that did not reach was missing, in order: not among the block
 search's first :data:`MISS_RANK` message hits for the question; among them but not
-a quote the block considered (no keyword shared, past the quote cap, a repeat);
+a quote the block considered (no keyword shared with the message, its speaker's
+name or the turn before it; past the quote cap, or a repeat);
 considered and left out for room (the explain log's ``omitted``); quoted, but not
 whole (cut at ``snippet_chars``); no block at all for the question."""
 MISS_RANK = 200
@@ -129,13 +130,17 @@ def _miss_kind(engine: Engine, scope: Scope, question: str, msg_id: int | None,
         return "quoted, cut"
     if any(e.get("ref") == ref for e in assembly.log.get("omitted", [])):
         return "left out for room"
-    hits = engine.searcher(scope, question, ("message",), MISS_RANK)
+    hits = engine.searcher(scope, question, ("message",), MISS_RANK, structured=True)
     if not any(kind == "message" and ref_id == msg_id for kind, ref_id, _s in hits):
         return "not retrieved"
+    # The message's words, its speaker's name and the words of the turn before it
+    # (the filled block's test, :func:`memory_core.assemble.assemble`).
     row = engine.store.read(lambda conn: conn.execute(
-        "SELECT text, CASE WHEN json_valid(raw_json) THEN json_extract(raw_json, '$.name')"
-        " END AS name FROM messages WHERE id=?", (msg_id,)).fetchone())
-    words = terms(row["text"] or "") | terms(str(row["name"] or ""))
+        "SELECT m.text, CASE WHEN json_valid(m.raw_json) THEN json_extract(m.raw_json,"
+        " '$.name') END AS name, p.text AS before FROM messages m LEFT JOIN messages p"
+        " ON p.id = m.parent_id WHERE m.id=?", (msg_id,)).fetchone())
+    words = (terms(row["text"] or "") | terms(str(row["name"] or ""))
+             | terms(row["before"] or ""))
     return "retrieved, past the cap" if terms(question) & words else "retrieved, no keyword"
 
 
