@@ -543,12 +543,12 @@ def _last_assembly(proxy: Any) -> dict[str, Any]:
 
 def _evidence(content: str) -> list[str]:
     """The quoted lines of a block: ``msg N · role · HH:MM: text`` (filled at a small
-    budget: ``msg N · Speaker: text``), under day fences."""
+    budget: ``#N Speaker: text``), under day fences."""
     evidence = content.partition("[Evidence")[2].partition("[Current Request]")[0]
     lines = evidence.split("\n")[1:]
-    assert all(ln.startswith(("<<< ", "msg ")) or ln in (">>>", "") for ln in lines), lines
+    assert all(ln.startswith(("<<< ", "msg ", "#")) or ln in (">>>", "") for ln in lines), lines
     assert sum(ln.startswith("<<< ") for ln in lines) == lines.count(">>>")
-    return [ln for ln in lines if ln.startswith("msg ")]
+    return [ln for ln in lines if ln.startswith(("msg ", "#"))]
 
 
 async def _trips(proxy: Any, model: str, key: str) -> tuple[Any, list[dict[str, Any]]]:
@@ -594,11 +594,13 @@ async def test_a_small_window_fills_its_block_with_quotes(upstream: FakeUpstream
                     if ln["reason"].startswith("earlier message matching")]
         assert len(searched) > proxy.engine.config.evidence_snippets, searched
         # The Lisbon turns are quoted whole, with who said them: by name, without
-        # the role or the clock (the day fence dates them).
+        # the role or the clock (the day fence dates them), under a header that
+        # says what the short form means.
         lisbon = [q for q in quoted if "Lisbon" in q]
         assert len(lisbon) >= 3, quoted
-        assert all(re.fullmatch(r"msg \d+ · (Halvard|Ingrid): For trip .*", q) for q in lisbon)
-        assert all(re.fullmatch(r"msg \d+ · [^·:]+: .*", q) for q in quoted), quoted
+        assert all(re.fullmatch(r"#\d+ (Halvard|Ingrid): For trip .*", q) for q in lisbon)
+        assert all(re.fullmatch(r"#\d+ [^:]+: .*", q) for q in quoted), quoted
+        assert "quoted as #id speaker: text" in content
     finally:
         await proxy.runner.cleanup()
 
