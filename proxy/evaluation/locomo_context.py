@@ -120,9 +120,10 @@ MISS_RANK = 200
 
 
 def _miss_kind(engine: Engine, scope: Scope, question: str, msg_id: int | None,
-               assembly: Any) -> str:
-    """The :data:`MISS_KINDS` entry for a gold turn (stored id ``msg_id``) that did
-    not reach the upstream for ``question``; ``assembly``: the question's block."""
+               assembly: Any, msg: dict[str, Any], before: dict[str, Any] | None) -> str:
+    """The :data:`MISS_KINDS` entry for a gold turn (stored id ``msg_id``, the chat
+    message ``msg``, after the message ``before``) that did not reach the upstream
+    for ``question``; ``assembly``: the question's block."""
     if assembly is None or not assembly.block:
         return "no block"
     ref = f"msg:{msg_id}"
@@ -135,12 +136,9 @@ def _miss_kind(engine: Engine, scope: Scope, question: str, msg_id: int | None,
         return "not retrieved"
     # The message's words, its speaker's name and the words of the turn before it
     # (the filled block's test, :func:`memory_core.assemble.assemble`).
-    row = engine.store.read(lambda conn: conn.execute(
-        "SELECT m.text, CASE WHEN json_valid(m.raw_json) THEN json_extract(m.raw_json,"
-        " '$.name') END AS name, p.text AS before FROM messages m LEFT JOIN messages p"
-        " ON p.id = m.parent_id WHERE m.id=?", (msg_id,)).fetchone())
-    words = (terms(row["text"] or "") | terms(str(row["name"] or ""))
-             | terms(row["before"] or ""))
+    words = terms("\n".join(_texts(msg))) | terms(str(msg.get("name") or ""))
+    if before is not None:
+        words |= terms("\n".join(_texts(before)))
     return "retrieved, past the cap" if terms(question) & words else "retrieved, no keyword"
 
 
@@ -259,8 +257,10 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                         ids = captured.message_ids
                         at = turn_at.get(dia)
                         msg_id = ids[at] if at is not None and at < len(ids) else None
-                        out["misses"][_miss_kind(engine, scope, str(qa["question"]), msg_id,
-                                                 last[-1] if last else None)] += 1
+                        out["misses"][_miss_kind(
+                            engine, scope, str(qa["question"]), msg_id,
+                            last[-1] if last else None, turns[at][1] if at is not None else {},
+                            turns[at - 1][1] if at else None)] += 1
                     if text in plain:
                         out["truncation"] += 1
                         cat["truncation"] += 1
