@@ -647,8 +647,8 @@ def _mark_superseded(text: str, key: tuple[tuple[int, str, str | None, str | Non
 
 
 def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
-                  superseded: Sequence[Superseded] = (), budget_tokens: int | None = None
-                  ) -> str:
+                  superseded: Sequence[Superseded] = (), budget_tokens: int | None = None,
+                  short_tools: bool = False) -> str:
     """The scaffold header that replaces the compacted ranges in the upstream view.
 
     Lists the forest (level, covered id range, message count, tokens before → after)
@@ -658,11 +658,13 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
     one-line headers with their ranges (oldest and highest first), then runs of
     headers as one line, until it fits (or only the intro is left). Deterministic,
     so the bytes stay identical until the forest, the superseded items or the
-    budget change.
+    budget change. ``short_tools``: the tools offered are the short set
+    (:data:`memory_core.memorytools.SHORT_DEFINITIONS`), the only ones named.
     """
     first, last = roots[0].first, roots[-1].last
-    how = ("call view_message(message_id) to read any of them in full, or memory_grep / "
-           "memory_search to find details" if tools_enabled else
+    search = "memory_search" if short_tools else "memory_grep / memory_search"
+    how = (f"call view_message(message_id) to read any of them in full, or {search} to "
+           "find details" if tools_enabled else
            "they are kept by lcm-proxy and can be inspected by the user")
     intro = [
         SCAFFOLD_HEADER,
@@ -692,10 +694,27 @@ def _header(node: SummaryNode) -> str:
             f"({len(node.message_ids)} messages; collapsed, the originals are kept) ==")
 
 
+HEADERS_LINE = "== Collapsed summaries (the originals are kept) of messages "
+"""How the one line of a scaffold whose nodes are all collapsed to headers begins."""
+
+
+def _headers_line(roots: Sequence[SummaryNode]) -> str:
+    """The ranges of ``roots``, all collapsed to headers, as one line."""
+    return HEADERS_LINE + ", ".join(f"{node.first}–{node.last}" for node in roots) + " =="
+
+
+def headers_line_saving(roots: Sequence[SummaryNode]) -> int:
+    """Tokens a scaffold saves by listing ``roots``' ranges on one line
+    (:data:`HEADERS_LINE`) instead of a header per node."""
+    per_node = sum(count_tokens(_header(node)) + 2 for node in roots)
+    return max(0, per_node - count_tokens(_headers_line(roots)))
+
+
 def _collapsed(roots: Sequence[SummaryNode], intro: list[str], full: list[str],
                budget: int) -> str:
     """:func:`scaffold_text` over budget: collapse nodes to headers, oldest and
-    highest first, until it fits; then join runs of headers into one line."""
+    highest first, until it fits; once all are headers, one line of their ranges;
+    then one line for the whole range."""
     parts = list(full)
     cost = [count_tokens(p) + 2 for p in parts]
     fixed = count_tokens("\n".join(intro))
@@ -707,7 +726,9 @@ def _collapsed(roots: Sequence[SummaryNode], intro: list[str], full: list[str],
                 return text
         parts[i] = _header(roots[i])
         cost[i] = count_tokens(parts[i]) + 2
-    text = "\n\n".join(["\n".join(intro), *parts])
+    # Every node is a header now: one line lists their ranges (a header per line says
+    # no more, at about three times the tokens).
+    text = "\n\n".join(["\n".join(intro), _headers_line(roots)])
     if count_tokens(text) <= budget:
         return text
     # Every node is a header now and that is still too much: one line for them all.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import secrets
 import threading
@@ -348,7 +349,7 @@ class Engine:
         ``tools``: the memory tools go with the request (else the block does not
         point to them).
         """
-        hook = self.searcher if self.search is not None else None
+        hook: Any = self.searcher if self.search is not None else None
         cfg = self.config
         if not tools and cfg.tools_enabled:
             cfg = dataclasses.replace(cfg, tools_enabled=False)
@@ -356,6 +357,8 @@ class Engine:
         if budget_tokens is not None and budget_tokens < cfg.soft_budget_tokens:
             cfg = dataclasses.replace(cfg, soft_budget_tokens=max(0, budget_tokens))
             fill = True
+            if hook is not None:
+                hook = functools.partial(self.searcher, structured=True)
         namespace = self.store.location
 
         def build(tx: Tx) -> Assembly:
@@ -914,23 +917,30 @@ class Engine:
             indexer.foreground.wait_clear(indexer.config.foreground_wait_ms / 1000,
                                           requests=requests)
 
-    def searcher(self, scope: Scope, query: str, kinds: Sequence[str], k: int
-                 ) -> list[tuple[str, int, float]]:
+    def searcher(self, scope: Scope, query: str, kinds: Sequence[str], k: int, *,
+                 structured: bool = False) -> list[tuple[str, int, float]]:
         """``assemble``'s search hook: hits of ``kinds`` in (tenant, role), by
         ``injection.search_mode``: BM25 (the default, :meth:`SearchService.keyword_hits`)
         or hybrid (vector neighbours kept only above the similarity floor).
+
+        ``structured``: a BM25 search of messages alone ranks as the hybrid search
+        does without its vectors (no query embedding): the turn before each message
+        as a field, the neighbouring turns' scores, speaker, session and date boosts
+        (``vectors=False``). For a block filled at a small budget, whose quotes are
+        how the compacted history reaches the upstream.
 
         Hidden messages (memory-tool rounds) are excluded. Returns ``(kind, ref_id,
         score)`` best first; ``[]`` without a search service.
         """
         if self.search is None:
             return []
-        if self.config.injection_search_mode == "bm25":  # the default: no vector to gate
+        mode = self.config.injection_search_mode
+        if mode == "bm25" and not (structured and tuple(kinds) == ("message",)):
             return self.search.keyword_hits(scope.tenant, scope.role, query, k=k,
                                             kinds=tuple(kinds), include_hidden=False)
         hits = self.search.search(scope.tenant, scope.role, query, k=k, kinds=tuple(kinds),
-                                  include_hidden=False,
-                                  mode=self.config.injection_search_mode)
+                                  include_hidden=False, mode="hybrid" if mode == "bm25" else mode,
+                                  vectors=mode != "bm25")
         # The floor is set in multilingual-e5-small's cosines; an embedder whose scores
         # are e5's scaled (PairEmbedder: a·cos_e5 for a non-English query) scales it.
         floor = self.config.semantic_min_similarity * getattr(

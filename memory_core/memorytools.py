@@ -86,15 +86,32 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
 }
 NAMES = tuple(DEFINITIONS)
 
+SHORT_DEFINITIONS: dict[str, dict[str, Any]] = {
+    "memory_search": _fn(
+        "memory_search",
+        "Search earlier messages by meaning.",
+        {"query": {"type": "string"}},
+    ),
+    "view_message": _fn(
+        "view_message",
+        "An earlier message in full, by id ([msg N]).",
+        {"message_id": {"type": "integer"}},
+    ),
+}
+"""The short set, for a small context budget: the two tools that find and read an
+earlier message, with short schemas (about 100 tokens instead of about 320)."""
 
-def definitions_for(taken: set[str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+
+def definitions_for(taken: set[str], *, short: bool = False
+                    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Tool definitions to add to a request whose client already uses ``taken`` names.
 
     A name the client uses keeps its meaning (never shadowed): ours is then offered
-    as ``lcm_<name>``. Returns ``(tools, offered name → canonical name)``.
+    as ``lcm_<name>``. ``short``: only :data:`SHORT_DEFINITIONS`. Returns
+    ``(tools, offered name → canonical name)``.
     """
     tools, names = [], {}
-    for name, spec in DEFINITIONS.items():
+    for name, spec in (SHORT_DEFINITIONS if short else DEFINITIONS).items():
         offered = name if name not in taken else f"lcm_{name}"
         if offered in taken:
             continue

@@ -56,7 +56,8 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
             scope, request_id, body, meta, keep=cfg.keep_forwarded_requests,
             max_bytes=cfg.forwarded_body_max_kib * 1024,
             dumps=functools.partial(_with_tools, strict=app[SETTINGS].tools.strict,
-                                    wire=wire),
+                                    wire=wire,
+                                    short=bool(getattr(prepared, "short_tools", False))),
             on_error=lambda exc: _failed(app, request_id, exc))
     except Exception:  # noqa: BLE001 - the inspector never fails a chat
         _failed(request.app, request_id)
@@ -69,5 +70,5 @@ def _failed(app: web.Application, request_id: str, exc: BaseException | None = N
 
 
 def _with_tools(body: dict[str, Any], strict: str = "auto",
-                wire: WireAdapter = CHAT) -> bytes:
-    return dumps_body(wire.add_tools(body, strict=strict)[0])
+                wire: WireAdapter = CHAT, short: bool = False) -> bytes:
+    return dumps_body(wire.add_tools(body, strict=strict, short=short)[0])

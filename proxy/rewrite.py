@@ -109,7 +109,7 @@ def inject_block(messages: list[Any], block: str, index: int | None = None) -> l
 
 def apply_forest(messages: list[Any], message_ids: Sequence[int],
                  roots: Sequence[SummaryNode], *, tools_enabled: bool,
-                 superseded: Sequence[Superseded] = (),
+                 short_tools: bool = False, superseded: Sequence[Superseded] = (),
                  budget_tokens: int | None = None) -> list[Any]:
     """Replace the messages covered by ``roots`` with the scaffold and acknowledgement.
 
@@ -122,7 +122,7 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
     no roots, ``messages`` is returned. ``superseded``: items corrected since the
     summaries were written (see :func:`memory_core.compaction.mark_superseded`).
     ``budget_tokens``: the scaffold's share of the context budget
-    (:func:`memory_core.compaction.scaffold_text`).
+    (:func:`memory_core.compaction.scaffold_text`, as ``short_tools``).
     """
     if not roots:
         return messages
@@ -134,6 +134,7 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
             if not placed:
                 out.append({"role": "user",
                             "content": scaffold_text(roots, tools_enabled=tools_enabled,
+                                                     short_tools=short_tools,
                                                      superseded=superseded,
                                                      budget_tokens=budget_tokens)})
                 out.append({"role": "assistant", "content": ACKNOWLEDGEMENT})

@@ -168,20 +168,14 @@ def embedding_backlog(data_dir: Path) -> Callable[[], int]:
     """A function that returns how many messages and live items of the proxy whose
     data directory is ``data_dir`` have no vector yet (read-only, from its SQLite
     file; 0 before the file exists)."""
-    import sqlite3
-
-    from memory_core.store.sqlite_index import SqliteIndexFeed
+    from memory_core.store.sqlite import read_only_tx
 
     path = data_dir / "lcm.sqlite3"
 
     def left() -> int:
         if not path.exists():
             return 0
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            return SqliteIndexFeed(conn).unembedded()
-        finally:
-            conn.close()
+        return read_only_tx(path, lambda tx: tx.index_feed.unembedded())
     return left
 
 

@@ -180,7 +180,8 @@ def test_a_text_seen_before_is_not_embedded_again(tmp_path: Path) -> None:
         def vec(conn, ref: int) -> bytes:  # type: ignore[no-untyped-def]
             return conn.execute("SELECT vector FROM embeddings WHERE kind='message' AND"
                                 " ref_id=?", (ref,)).fetchone()[0]
-        first_a, first_b = (sql_read(engine, vec, ids[0]) for ids in (ids_a, ids_b))
+        first_a, first_b = (sql_read(engine, lambda c, r=ids[0]: vec(c, r))
+                            for ids in (ids_a, ids_b))
         assert first_a == first_b  # stored for the second ref as well
         hits = svc.search("tenantB", "default", same, mode="vector", kinds=["message"], k=5)
         assert any(h.ref_id == ids_b[0] for h in hits)

@@ -4,6 +4,7 @@ from an upstream's context-length error."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from memory_core import budget
 from memory_core.budget import ContextConfig, ContextLimits
 from memory_core.compaction import SummaryNode, scaffold_text
+from memory_core.memorytools import NAMES
 from proxy.settings import SettingsError, load_settings
 from tests.conftest import sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
@@ -540,12 +542,13 @@ def _last_assembly(proxy: Any) -> dict[str, Any]:
 
 
 def _evidence(content: str) -> list[str]:
-    """The quoted lines of a block: ``msg N · role · HH:MM: text``, under day fences."""
+    """The quoted lines of a block: ``msg N · role · HH:MM: text`` (filled at a small
+    budget: ``#N Speaker: text``), under day fences."""
     evidence = content.partition("[Evidence")[2].partition("[Current Request]")[0]
     lines = evidence.split("\n")[1:]
-    assert all(ln.startswith(("<<< ", "msg ")) or ln in (">>>", "") for ln in lines), lines
+    assert all(ln.startswith(("<<< ", "msg ", "#")) or ln in (">>>", "") for ln in lines), lines
     assert sum(ln.startswith("<<< ") for ln in lines) == lines.count(">>>")
-    return [ln for ln in lines if ln.startswith("msg ")]
+    return [ln for ln in lines if ln.startswith(("msg ", "#"))]
 
 
 async def _trips(proxy: Any, model: str, key: str) -> tuple[Any, list[dict[str, Any]]]:
@@ -590,10 +593,14 @@ async def test_a_small_window_fills_its_block_with_quotes(upstream: FakeUpstream
         searched = [ln for ln in _last_assembly(proxy)["included"]
                     if ln["reason"].startswith("earlier message matching")]
         assert len(searched) > proxy.engine.config.evidence_snippets, searched
-        # The Lisbon turns are quoted whole, with who said them.
+        # The Lisbon turns are quoted whole, with who said them: by name, without
+        # the role or the clock (the day fence dates them), under a header that
+        # says what the short form means.
         lisbon = [q for q in quoted if "Lisbon" in q]
         assert len(lisbon) >= 3, quoted
-        assert all(" · user Halvard · " in q or " · user Ingrid · " in q for q in lisbon)
+        assert all(re.fullmatch(r"#\d+ (Halvard|Ingrid): For trip .*", q) for q in lisbon)
+        assert all(re.fullmatch(r"#\d+ [^:]+: .*", q) for q in quoted), quoted
+        assert "quoted as #id speaker: text" in content
     finally:
         await proxy.runner.cleanup()
 
@@ -653,5 +660,114 @@ async def test_a_small_window_bootstrap_block_has_short_guidelines(
         guide = small.partition("[Current Request]")[0]
         large_guide = large.partition("[Current Request]")[0]
         assert budget.count_tokens(guide) + 40 < budget.count_tokens(large_guide)
+    finally:
+        await proxy.runner.cleanup()
+
+
+def _tool_names(tools: Any) -> list[str]:
+    """The names in a ``tools`` array of any of the three APIs."""
+    return [t.get("name") or t["function"]["name"] for t in tools or []]
+
+
+async def test_a_small_window_gets_the_short_tool_set_in_every_api(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """At a 4k window the full memory tools (about 320 tokens) would take over a
+    twelfth of the budget: Chat Completions, Messages and Responses requests all
+    get only memory_search and view_message, with short schemas, the inspector
+    records those, and the requests fit; a large window gets all five."""
+    import anthropic
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"offer": "always"},
+                              context={"model_windows": ["tiny-*=4096"]})
+    short = ["memory_search", "view_message"]
+    try:
+        oai = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000015",
+                                 max_retries=0)
+        ant = anthropic.AsyncAnthropic(base_url=proxy.root, api_key="sk-ctx-000000000016",
+                                       max_retries=0)
+        for model, want in (("tiny-4k", short), ("gpt-4o", list(NAMES))):
+            raw = await oai.chat.completions.with_raw_response.create(
+                model=model, max_tokens=1024,
+                messages=[{"role": "user", "content": "Plan the kayak trip."}])
+            got = upstream.chat_requests[-1]
+            assert _tool_names(got["json"]["tools"]) == want
+            await proxy.settle()
+            shown = proxy.engine.forwarded(raw.headers["x-lcm-request-id"])
+            assert shown is not None and shown["body"].encode() == got["raw"]
+            if model == "tiny-4k":
+                limit = budget.request_budget({"model": model, "max_tokens": 1024},
+                                              proxy.engine.config.context).input_tokens
+                assert _forwarded_tokens(got) <= limit
+                assert budget.tools_tokens(got["json"]["tools"]) < 130
+            await ant.messages.create(model=model, max_tokens=1024, messages=[
+                {"role": "user", "content": "Plan the canoe trip."}])
+            sent = [r for r in upstream.requests if r["path"] == "/v1/messages"][-1]
+            assert _tool_names(sent["json"]["tools"]) == want
+            await oai.responses.create(model=model, max_output_tokens=1024,
+                                       input="Plan the rafting trip.")
+            assert _tool_names(upstream.responses_requests[-1]["json"]["tools"]) == want
+    finally:
+        await proxy.runner.cleanup()
+
+
+def test_a_scaffold_of_headers_lists_their_ranges_on_one_line() -> None:
+    """Squeezed until every node is a header, the scaffold lists the nodes' ranges on
+    one line (about a third of a header per line), and says what saving that is."""
+    from memory_core.compaction import HEADERS_LINE, headers_line_saving
+
+    bounds = [(4, 119), (119, 195), (195, 224), (224, 271), (271, 318), (318, 356)]
+    roots = [SummaryNode(id=i, level=1, message_ids=list(range(a, b)), text="- a line\n" * 200,
+                         tokens=400, source_tokens=4000, model="extractive")
+             for i, (a, b) in enumerate(bounds)]
+    text = scaffold_text(roots, tools_enabled=True, budget_tokens=200, short_tools=True)
+    assert budget.count_tokens(text) <= 200
+    line = text.split("\n")[-1]
+    assert line == HEADERS_LINE + "4–118, 119–194, 195–223, 224–270, 271–317, 318–355 =="
+    assert "Level" not in text
+    assert headers_line_saving(roots) > 80
+
+
+def test_the_scaffold_names_only_the_tools_offered() -> None:
+    roots = [SummaryNode(id=1, level=0, message_ids=list(range(1, 10)),
+                         text="- the kayak trip is on Friday", tokens=9, source_tokens=90,
+                         model="extractive")]
+    assert "memory_grep" in scaffold_text(roots, tools_enabled=True)
+    short = scaffold_text(roots, tools_enabled=True, short_tools=True)
+    assert "memory_grep" not in short and "memory_search" in short and "view_message" in short
+
+
+async def test_a_filled_block_finds_the_answer_through_the_turn_before(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A filled block's search ranks as hybrid search does without vectors: an
+    answer that shares no word with the question ("Pottery, mostly…") is found
+    through the question it answers, the turn before it, and quoted; plain BM25
+    (the block's search at a large window) cannot find it."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": False},
+                              context={"model_windows": ["tiny-*=4096"]},
+                              compaction={"min_tokens": 500, "min_turns": 2, "tail_turns": 2})
+    answer = "Pottery, mostly; the wheel calms me down."
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000017",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = []
+        for i in range(24):
+            if i == 2:
+                turn = ("How do you unwind after a long shift at the hospital?", answer)
+            else:
+                turn = (f"Trip {i} to {('Lisbon', 'Oslo', 'Quito')[i % 3]} costs {200 + 17 * i}"
+                        f" euros for the flights and {40 + i} a night for the hotel.",
+                        f"Noted: trip {i} booked, seat {i}A, window side.")
+            messages.append({"role": "user", "content": turn[0]})
+            upstream.push(Reply(content=turn[1]))
+            await client.chat.completions.create(model="tiny-4k", messages=messages)
+            messages.append({"role": "assistant", "content": turn[1]})
+            await proxy.settle()
+        messages.append({"role": "user", "content": "What helps me unwind after a shift?"})
+        raw = await client.chat.completions.with_raw_response.create(model="tiny-4k",
+                                                                     messages=messages)
+        assert raw.headers["x-lcm-memory"] == "injected"
+        sent = upstream.chat_requests[-1]["json"]["messages"]
+        assert all(m["content"] != answer for m in sent)  # compacted out of view
+        assert any(q.endswith(answer) for q in _evidence(sent[-1]["content"]))
     finally:
         await proxy.runner.cleanup()

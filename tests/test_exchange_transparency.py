@@ -23,6 +23,8 @@ KEY = "sk-exchange-0123456789abcdef"
 GREP = {"id": "call_m", "name": "memory_grep",
         "arguments": orjson.dumps({"query": "x", "start_time": None, "end_time": None,
                                    "limit": None}).decode()}
+SEARCH = {"id": "call_m", "name": "memory_search",
+          "arguments": orjson.dumps({"query": "x"}).decode()}
 WEATHER_TOOL = {"type": "function", "function": {
     "name": "get_weather", "parameters": {"type": "object", "properties": {
         "city": {"type": "string"}}}}}
@@ -444,7 +446,8 @@ async def test_no_hidden_round_goes_over_the_context_budget(
         assert room > 20, note
         await proxy.settle()
         before = len(upstream.chat_requests)
-        upstream.push(Reply(content="From what you said: ", tool_calls=[GREP]),
+        # (A 2,000-token window gets the short tool set: memory_search, view_message.)
+        upstream.push(Reply(content="From what you said: ", tool_calls=[SEARCH]),
                       Reply(content="never asked for"))
         raw = await client(proxy).chat.completions.with_raw_response.create(
             model="tiny-1", max_tokens=100,

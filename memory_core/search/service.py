@@ -232,6 +232,7 @@ class SearchService:
         include_hidden: bool = True,
         require_all: bool = False,
         query_vector: np.ndarray | None = None,
+        vectors: bool = True,
     ) -> list[Hit]:
         """Return up to ``k`` hits for ``query`` within one tenant and role.
 
@@ -244,6 +245,9 @@ class SearchService:
         agent_memory, summary}; ``thread_ids``; ``session``; ``start_time``/
         ``end_time`` in UNIX seconds, inclusive. ``current_thread_id`` earns the
         scope boost. ``query_vector`` skips query embedding (benchmarks, eval).
+        ``vectors=False``: a ``hybrid`` search without the vector list (no query
+        embedding): BM25 with the turn-before field, the neighbour, speaker,
+        session and date scores.
         Hybrid scores are normalised fused scores plus boosts (``Hit.boosts``). In
         a hybrid search over several kinds, the records of the kind of memory the
         query asks for (:func:`~memory_core.search.intent.query_intents`) gain
@@ -277,7 +281,7 @@ class SearchService:
             bm25, speakers = self._keyword(
                 query, flt, n_cand if mode == "hybrid" else k, require_all=require_all,
                 context_weight=cfg.context_weight if mode == "hybrid" else 0.0)
-        if mode in ("hybrid", "vector") and self.vectors is not None:
+        if mode in ("hybrid", "vector") and self.vectors is not None and vectors:
             qv = query_vector if query_vector is not None else self.embed_query(query)
             if qv is not None:
                 vec = self.vectors.search(qv, flt, n_cand if mode == "hybrid" else k)

@@ -708,9 +708,9 @@ class AssemblyReads(Protocol):
         ...
 
     def quote_messages(self, ids: Sequence[int], tenant: str, role: str) -> list[Row]:
-        """``{id, msg_role, text, created_at, name}`` of each message of ``ids`` in a
-        tenant and role (``name``: the one in its raw JSON, else ``None``), looked
-        up by id (any order)."""
+        """``{id, parent_id, msg_role, text, created_at, name}`` of each message of
+        ``ids`` in a tenant and role (``name``: the one in its raw JSON, else
+        ``None``), looked up by id (any order)."""
         ...
 
     def visible_quote_messages(self, ids: Sequence[int], tenant: str, role: str

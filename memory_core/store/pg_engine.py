@@ -74,7 +74,7 @@ class PgToolReads:
             (tenant, role))
 
 
-_QUOTE_COLS = f"id, msg_role, text, created_at, {MESSAGE_NAME} AS name"
+_QUOTE_COLS = f"id, parent_id, msg_role, text, created_at, {MESSAGE_NAME} AS name"
 """The columns of a message to quote; ``name``: its ``name`` field (a speaker's name)."""
 
 

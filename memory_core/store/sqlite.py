@@ -350,3 +350,15 @@ if TYPE_CHECKING:  # mypy checks that SqliteStore implements the Store Protocol
 
     def _engine_store(store: SqliteStore) -> EngineStore:
         return store
+
+
+def read_only_tx(path: Path, fn: Callable[..., T], *args: Any) -> T:
+    """Run ``fn(tx, *args)`` on a read-only connection to the SQLite file ``path``
+    (another process's store, e.g. a benchmark watching a proxy), ``tx`` a
+    :class:`~memory_core.store.sqlite_ops.SqliteTx`; the connection is closed after.
+    Raises ``sqlite3.OperationalError`` when the file cannot be opened."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        return fn(SqliteTx(conn), *args)
+    finally:
+        conn.close()

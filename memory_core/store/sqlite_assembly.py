@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from memory_core.store.api import AssemblyReads, Row
 
-_QUOTE_COLS = ("id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
+_QUOTE_COLS = ("id, parent_id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
                " json_type(raw_json)='object' THEN json_extract(raw_json, '$.name') END AS name")
 """The columns of a message to quote; ``name``: its ``name`` field (a speaker's name)."""
 

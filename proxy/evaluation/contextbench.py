@@ -158,7 +158,8 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
                                     True, True)
                 prepare_s.append(time.perf_counter() - t0)
                 sent = prepared.obj or body
-                tools = CHAT.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
+                tools = (CHAT.add_tools(sent, short=prepared.short_tools)[0]["tools"]
+                         if cfg.tools_enabled else None)
                 tokens = budget.messages_tokens(sent["messages"]) + budget.tools_tokens(tools)
                 largest = max(largest, tokens)
                 if prepared.state == "over-budget":

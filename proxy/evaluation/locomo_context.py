@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from memory_core import budget
-from memory_core.assemble import CURRENT_REQUEST
+from memory_core.assemble import CURRENT_REQUEST, terms
 from memory_core.compaction import SCAFFOLD_HEADER
 from memory_core.engine import Engine
 from memory_core.evaluation.locomo import conversation_messages, gold_turns
@@ -108,6 +108,40 @@ def _truncated(messages: list[dict[str, Any]], size: int) -> str:
     return _norm("\n".join(t for m in reversed(kept) for t in _texts(m)))
 
 
+MISS_KINDS = ("not retrieved", "retrieved, no keyword", "retrieved, past the cap",
+              "left out for room", "quoted, cut", "no block")
+"""Why a gold turn that did not reach was missing, in order: not among the block
+search's first :data:`MISS_RANK` message hits for the question; among them but not
+a quote the block considered (no keyword shared with the message, its speaker's
+name or the turn before it; past the quote cap, or a repeat);
+considered and left out for room (the explain log's ``omitted``); quoted, but not
+whole (cut at ``snippet_chars``); no block at all for the question."""
+MISS_RANK = 200
+
+
+def _miss_kind(engine: Engine, scope: Scope, question: str, msg_id: int | None,
+               assembly: Any, msg: dict[str, Any], before: dict[str, Any] | None) -> str:
+    """The :data:`MISS_KINDS` entry for a gold turn (stored id ``msg_id``, the chat
+    message ``msg``, after the message ``before``) that did not reach the upstream
+    for ``question``; ``assembly``: the question's block."""
+    if assembly is None or not assembly.block:
+        return "no block"
+    ref = f"msg:{msg_id}"
+    if any(e.get("ref") == ref for e in assembly.log.get("included", [])):
+        return "quoted, cut"
+    if any(e.get("ref") == ref for e in assembly.log.get("omitted", [])):
+        return "left out for room"
+    hits = engine.searcher(scope, question, ("message",), MISS_RANK, structured=True)
+    if not any(kind == "message" and ref_id == msg_id for kind, ref_id, _s in hits):
+        return "not retrieved"
+    # The message's words, its speaker's name and the words of the turn before it
+    # (the filled block's test, :func:`memory_core.assemble.assemble`).
+    words = terms("\n".join(_texts(msg))) | terms(str(msg.get("name") or ""))
+    if before is not None:
+        words |= terms("\n".join(_texts(before)))
+    return "retrieved, past the cap" if terms(question) & words else "retrieved, no keyword"
+
+
 def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                         progress: Callable[[int], None] | None = None,
                         overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -124,6 +158,7 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
     text_of = {dia: _norm(t["text"]) for key, s in conv.items()
                if key.startswith("session_") and isinstance(s, list)
                for t in s for dia in [t["dia_id"]] if t.get("text")}
+    turn_at = {dia: i for i, (dia, _msg) in enumerate(turns)}
     scope = Scope("locomo-context", "default", f"conv{index}")
     metrics = Metrics()
     from memory_core.search import SearchService
@@ -132,7 +167,8 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                            "gold": 0, "reached": 0, "truncation": 0, "over_budget": 0,
                            "sentence": 0, "truncation_sentence": 0,
                            "unfittable": 0, "where": {"tail": 0, "block": 0, "summary": 0},
-                           "tokens": [], "by_category": {}}
+                           "tokens": [], "by_category": {},
+                           "misses": {k: 0 for k in MISS_KINDS}}
     with tempfile.TemporaryDirectory(prefix="lcm-locomo-ctx-") as tmp:
         engine = Engine(tmp, cfg)
         service = SearchService(engine.store, Path(tmp), settings.search.search_config(), None)
@@ -175,15 +211,26 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
             engine.flush()
             service.catch_up()
             known = set(text_of)
+            # The block each question got (its explain log tells what was left out).
+            last: list[Any] = []
+            assemble = engine.assemble
+
+            def assemble_kept(*args: Any, **kwargs: Any) -> Any:
+                last.append(assemble(*args, **kwargs))
+                return last[-1]
+
+            engine.assemble = assemble_kept  # type: ignore[method-assign]
             for q, qa in enumerate(sample["qa"]):
                 gold = sorted(gold_turns(qa, known))
                 if not gold:
                     continue
                 question = {"role": "user", "content": str(qa["question"])}
                 messages = [*history, question]
-                _t, _r, prepared = ask(messages, f"c{index}-q{q}")
+                last.clear()
+                _t, captured, prepared = ask(messages, f"c{index}-q{q}")
                 sent = prepared.obj or {"messages": messages}
-                tools = CHAT.add_tools(sent)[0]["tools"] if cfg.tools_enabled else None
+                tools = (CHAT.add_tools(sent, short=prepared.short_tools)[0]["tools"]
+                         if cfg.tools_enabled else None)
                 size = (budget.messages_tokens(sent["messages"])
                         + budget.tools_tokens(tools))
                 out["tokens"].append(size)
@@ -206,6 +253,14 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                         out["reached"] += 1
                         cat["reached"] += 1
                         out["where"][where] += 1
+                    else:
+                        ids = captured.message_ids
+                        at = turn_at.get(dia)
+                        msg_id = ids[at] if at is not None and at < len(ids) else None
+                        out["misses"][_miss_kind(
+                            engine, scope, str(qa["question"]), msg_id,
+                            last[-1] if last else None, turns[at][1] if at is not None else {},
+                            turns[at - 1][1] if at else None)] += 1
                     if text in plain:
                         out["truncation"] += 1
                         cat["truncation"] += 1
@@ -279,6 +334,7 @@ def _sums(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                  if gold else None),
             "where": {p: sum(r["where"][p] for r in rows) for p in ("tail", "block", "summary")},
             "over_budget": sum(r["over_budget"] for r in rows),
+            "misses": {k: sum(r["misses"][k] for r in rows) for k in MISS_KINDS},
             "unfittable": sum(r["unfittable"] for r in rows),
             "tokens_mean": round(sum(tokens) / len(tokens)) if tokens else None,
             "tokens_max": max(tokens) if tokens else None}
@@ -308,6 +364,11 @@ def format_table(rows: list[dict[str, Any]], splits: dict[str, dict[str, Any]]) 
                                            (DEV if name.startswith("dev") else HELD_OUT)))))
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     out = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in table]
+    out.append("")
+    out.append("gold turns that did not reach, by why (" + ", ".join(
+        f"{k}" for k in MISS_KINDS) + "):")
+    for name, s in splits.items():
+        out.append(f"  {name}: " + "  ".join(f"{s['misses'][k]}" for k in MISS_KINDS))
     out.append("(reach: share of gold evidence turns whose text is in the forwarded request;"
                " trunc.: plain truncation of the same request to the same size; sentence: a"
                " sentence of four words or more of the turn is (a memory item, a summary"

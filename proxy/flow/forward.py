@@ -123,7 +123,8 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
     reached."""
     app = ex.request.app
     settings, metrics = app[SETTINGS], app[METRICS]
-    body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict)
+    body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict,
+                                    short=ex.prepared.short_tools)
 
     async def store_first() -> None:
         # Store the answer before the client gets its last bytes (bounded wait).

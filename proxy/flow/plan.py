@@ -21,12 +21,13 @@ from typing import Any
 
 from memory_core import budget
 from memory_core.budget import Budget
+from memory_core.compaction import HEADERS_LINE, headers_line_saving
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tree import message_text
 from proxy import chatcommands, rewrite
-from proxy.flow.inlinefit import View, fit
+from proxy.flow.inlinefit import View, fit, scaffold_index
 from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -58,6 +59,9 @@ class Prepared:
     """The memory tools go with the request: they could find something the upstream
     does not see (:meth:`~memory_core.engine.Engine.has_history_beyond`, or messages
     compacted out of the view), or ``tools.offer`` is ``always``."""
+    short_tools: bool = False
+    """The memory tools go as the short set (:data:`SHORT_TOOLS_SHARE`): every
+    ``add_tools`` of this request passes ``short=``."""
 
 
 def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
@@ -88,9 +92,18 @@ MIN_BLOCK_TOKENS = 64
 """A block with less room than this is left out rather than squeezed."""
 
 
-def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT) -> int:
+SHORT_TOOLS_SHARE = 1 / 12
+"""The full memory tools go with a request when their definitions take at most this
+share of its context budget; above it (a 4k window: about 320 of 2,816 tokens) only
+``memory_search`` and ``view_message``, with short schemas
+(:data:`memory_core.memorytools.SHORT_DEFINITIONS`, about 100 tokens): the rest of
+the room goes to the block's quotes."""
+
+
+def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT,
+                         short: bool = False) -> int:
     """Tokens of the memory tool definitions the tool loop adds to ``body``."""
-    with_tools, _names = wire.add_tools(body)
+    with_tools, _names = wire.add_tools(body, short=short)
     return budget.tools_tokens(with_tools["tools"]) - budget.tools_tokens(body.get("tools"))
 
 
@@ -222,10 +235,14 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     wanted = cfg.tools_enabled and wire.tools_wanted(body)
     offer = wanted and (offer_always or bool(roots)
                         or engine.has_history_beyond(scope, result))
-    tools_tokens = _memory_tools_tokens(body, wire) if wanted else 0
+    full_tools = tools_tokens = _memory_tools_tokens(body, wire) if wanted else 0
+    short = tools_tokens > SHORT_TOOLS_SHARE * limit
+    if short:
+        tools_tokens = _memory_tools_tokens(body, wire, short=True)
     fixed = budget.tools_tokens(body.get("tools")) + (tools_tokens if offer else 0)
-    block_room = min(cfg.soft_budget_tokens, int(cfg.context.block_share * limit)) \
-        if want_block else 0
+    # The room the short tool set frees is the block's (its quotes), not the tail's.
+    block_room = min(cfg.soft_budget_tokens, int(cfg.context.block_share * limit)
+                     + full_tools - tools_tokens) if want_block else 0
     forest_room = int(cfg.context.forest_share * limit)
     # Under this bound, nothing to count (the tools counted as if offered).
     maybe_over = _may_exceed(raw, fixed + (0 if offer else tools_tokens), block_room,
@@ -247,11 +264,15 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
             if covered:
                 superseded = engine.superseded_sources(scope, max(covered))
                 view_msgs = rewrite.apply_forest(view_msgs, view_ids, roots,
-                                                 tools_enabled=offer,
+                                                 tools_enabled=offer, short_tools=short,
                                                  superseded=superseded, budget_tokens=room)
         return View(view_msgs, view_ids, covered, spliced)
 
     view = render(roots, forest_room)
+    at = scaffold_index(view.messages) if short and block_room and view.covered else None
+    if at is not None and HEADERS_LINE in view.messages[at]["content"]:
+        # Likewise the room the scaffold saves by listing its collapsed nodes on one line.
+        block_room = min(cfg.soft_budget_tokens, block_room + headers_line_saving(roots))
     total: int | None = None
     if maybe_over:
         # Remembered counts are per stored id: not when one id stands for several
@@ -330,6 +351,7 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
             out.headers["x-lcm-injected-tokens"] = str(count_tokens(block))
             changed = True
     out.tools = offer
+    out.short_tools = short
     out.headers["x-lcm-context"] = (f"tokens={out.tokens}; " if out.tokens is not None
                                     else "") + context_note
 

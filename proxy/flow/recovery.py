@@ -65,7 +65,8 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
         if sent is None:
             messages = (view or ex.wire.messages)(sent_obj)
             sent = budget.messages_tokens(messages) + budget.tools_tokens(
-                ex.wire.add_tools(sent_obj, strict=strict)[0]["tools"] if ex.tools
+                ex.wire.add_tools(sent_obj, strict=strict, short=prepared.short_tools
+                                  )[0]["tools"] if ex.tools
                 else sent_obj.get("tools"))
         window = engine.context_limits.learn(body.get("model"), prepared.budget, error, sent)
         again: Prepared | None = None
@@ -97,7 +98,8 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
         # The inspector shows both bodies the upstream received; the retry is newest.
         forwardlog.record(request, ex.scope, rid, again, ex.raw, body, tools=ex.tools,
                           wire=ex.wire)
-        return ex.wire.add_tools(again.obj, strict=strict)[0] if ex.tools else again.obj
+        return ex.wire.add_tools(again.obj, strict=strict, short=again.short_tools
+                                 )[0] if ex.tools else again.obj
 
     return recover
 

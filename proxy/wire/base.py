@@ -82,9 +82,10 @@ class WireAdapter(ABC):
         """False when the request rules out the memory tools."""
 
     @abstractmethod
-    def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
+    def add_tools(self, body: dict[str, Any], *, strict: str = "auto", short: bool = False
                   ) -> tuple[dict[str, Any], dict[str, str]]:
-        """``(body with the memory tools, offered name → canonical name)``."""
+        """``(body with the memory tools, offered name → canonical name)``; ``short``:
+        only the short set (:data:`memory_core.memorytools.SHORT_DEFINITIONS`)."""
 
     @abstractmethod
     def is_stream(self, body: dict[str, Any]) -> bool:

@@ -105,7 +105,7 @@ class ChatWire(WireAdapter):
             return False
         return body.get("tools") is None or isinstance(body.get("tools"), list)
 
-    def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
+    def add_tools(self, body: dict[str, Any], *, strict: str = "auto", short: bool = False
                   ) -> tuple[dict[str, Any], dict[str, str]]:
         """Return ``(body with our tools appended, offered name → canonical name)``.
 
@@ -118,7 +118,8 @@ class ChatWire(WireAdapter):
             t.get("function", {}).get("name") for t in client_tools
             if isinstance(t, dict) and isinstance(t.get("function"), dict)
         }
-        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)})
+        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)},
+                                               short=short)
         keep_strict = strict == "always" or (strict == "auto" and _client_strict(client_tools))
         if not keep_strict:
             ours = [_loose(t) for t in ours]

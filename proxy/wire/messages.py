@@ -218,7 +218,7 @@ class MessagesWire(WireAdapter):
             return False
         return body.get("tools") is None or isinstance(body.get("tools"), list)
 
-    def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
+    def add_tools(self, body: dict[str, Any], *, strict: str = "auto", short: bool = False
                   ) -> tuple[dict[str, Any], dict[str, str]]:
         """``(body with the memory tools appended, offered name → canonical name)``;
         a name the client uses is never shadowed (:func:`memory_core.memorytools.definitions_for`).
@@ -226,7 +226,8 @@ class MessagesWire(WireAdapter):
         keeps its prefix only if the client's tools come first (they do)."""
         client_tools = body.get("tools") or []
         taken = {t.get("name") for t in client_tools if isinstance(t, dict)}
-        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)})
+        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)},
+                                               short=short)
         return dict(body, tools=[*client_tools, *(anthropic_tool(t) for t in ours)]), names
 
     # -- whole answers -----------------------------------------------------------------

@@ -249,12 +249,13 @@ class ResponsesWire(WireAdapter):
             return False
         return body.get("tools") is None or isinstance(body.get("tools"), list)
 
-    def add_tools(self, body: dict[str, Any], *, strict: str = "auto"
+    def add_tools(self, body: dict[str, Any], *, strict: str = "auto", short: bool = False
                   ) -> tuple[dict[str, Any], dict[str, str]]:
         client_tools = body.get("tools") or []
         taken = {t.get("name") for t in client_tools
                  if isinstance(t, dict) and isinstance(t.get("name"), str)}
-        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)})
+        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)},
+                                               short=short)
         keep = strict == "always" or (strict == "auto" and _client_strict(client_tools))
         out = dict(body)
         out["tools"] = [*client_tools, *(_flat(t, keep) for t in ours)]
