@@ -762,6 +762,36 @@ def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
         assert [k for tt, k in seen if tt == t] == list(range(20))
 
 
+def test_write_jobs_run_in_their_callers_context(backend: tuple[Store, Raw]) -> None:
+    """A job and its follow-up see the context variables of whoever queued the job
+    (a request id, for their log lines); a job queued outside sees the default."""
+    import contextvars
+    import threading
+
+    store, _raw = backend
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="-")
+    seen: list[tuple[str, str]] = []
+    done = threading.Event()
+
+    def later(_tx: Any) -> None:
+        seen.append(("follow-up's job", var.get()))
+        done.set()
+
+    def then(_value: Any) -> None:
+        seen.append(("then", var.get()))
+        store.write_tx(later)
+
+    token = var.set("req_1")
+    try:
+        store.write_tx(lambda _tx: seen.append(("job", var.get())), then=then).result(10)
+    finally:
+        var.reset(token)
+    assert done.wait(10)
+    store.write_tx_sync(lambda _tx: seen.append(("outside", var.get())))
+    assert seen == [("job", "req_1"), ("then", "req_1"), ("follow-up's job", "req_1"),
+                    ("outside", "-")]
+
+
 def test_a_closed_store_refuses_writes(backend: tuple[Store, Raw]) -> None:
     store, _raw = backend
     fut = store.write_tx(lambda tx: tx.capture.new_thread("t1", "coder", "s", 1.0, None, None))

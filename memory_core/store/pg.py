@@ -33,6 +33,7 @@ lock of its own. Needs ``psycopg`` 3 and ``psycopg_pool`` (the ``postgres`` extr
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import queue
 import threading
@@ -130,11 +131,12 @@ class PgStore:
         :class:`~memory_core.store.pg_ops.PgTx` in the batch's transaction); return
         its future (``fn``'s value, or the exception it raised, its changes rolled
         back). ``then(value)``: see the module docstring. Raises ``StoreError``
-        after :meth:`close`."""
+        after :meth:`close`. ``fn`` and ``then`` run in a copy of the caller's
+        context (:mod:`contextvars`), as the SQLite store's jobs do."""
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
-        self._queue.put((fn, args, fut, then))
+        self._queue.put((fn, args, fut, then, contextvars.copy_context()))
         return fut
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
@@ -161,7 +163,8 @@ class PgStore:
                 return
 
     def _run_batch(self, jobs: list[Any]) -> None:
-        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None]] = []
+        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None,
+                            contextvars.Context]] = []
         started = time.perf_counter()
         try:
             conn = self._writer_connection()
@@ -169,27 +172,27 @@ class PgStore:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 tx = PgTx(conn)
                 alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
-                for fn, args, fut, then in jobs:
+                for fn, args, fut, then, ctx in jobs:
                     if not fut.set_running_or_notify_cancel():
                         continue
                     try:
                         if alone:
-                            value = fn(tx, *args)
+                            value = ctx.run(fn, tx, *args)
                         else:
                             with conn.transaction():  # SAVEPOINT: the job rolls back alone
-                                value = fn(tx, *args)
+                                value = ctx.run(fn, tx, *args)
                     except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                         if conn.broken:
                             raise
-                        results.append((fut, False, exc, None))
+                        results.append((fut, False, exc, None, ctx))
                         if alone:
                             raise psycopg.Rollback() from exc  # ends the transaction quietly
                     else:
-                        results.append((fut, True, value, then))
+                        results.append((fut, True, value, then, ctx))
         except BaseException as exc:  # noqa: BLE001 - e.g. the connection lost at COMMIT
             log.error("postgresql write batch failed: %s", exc)
             err = StoreError(f"write failed: {exc}")
-            for _fn, _args, fut, _then in jobs:
+            for _fn, _args, fut, _then, _ctx in jobs:
                 if fut.running():
                     fut.set_exception(err)
             return
@@ -200,13 +203,13 @@ class PgStore:
                 hook()
             except Exception:  # noqa: BLE001 - a hook never breaks writes
                 log.exception("after_commit hook failed")
-        for _fut, ok, value, then in results:
+        for _fut, ok, value, then, ctx in results:
             if ok and then is not None:
                 try:
-                    then(value)
+                    ctx.run(then, value)
                 except BaseException:  # noqa: BLE001 - the job itself has committed
                     log.exception("a write's follow-up failed")
-        for fut, ok, value, _then in results:
+        for fut, ok, value, _then, _ctx in results:
             if ok:
                 fut.set_result(value)
             else:
