@@ -339,29 +339,29 @@ class _PgConn:
             cur.executemany(self._sql(sql), [tuple(r) for r in rows])
 
 
-def sql_read(engine: Engine, fn: Callable[[Any], Any]) -> Any:
-    """``fn(conn)`` on the engine's database outside the store interface: SQLite's
+def sql_read(engine: Engine, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(conn, *args)`` on the engine's database outside the store interface: SQLite's
     read connection, or a PostgreSQL connection behind the same ``execute`` (rows
     indexed by position or name)."""
     store: Any = engine.store
     if getattr(store, "path", None) is not None:
-        return store.read(fn)
+        return store.read(fn, *args)
     import psycopg
 
     with psycopg.connect(store.url, autocommit=True) as conn:
-        return fn(_PgConn(conn))
+        return fn(_PgConn(conn), *args)
 
 
-def sql_write(engine: Engine, fn: Callable[[Any], Any]) -> Any:
+def sql_write(engine: Engine, fn: Callable[..., Any], *args: Any) -> Any:
     """:func:`sql_read` as one committed write (SQLite: a job of the store's writer)."""
     store: Any = engine.store
     if getattr(store, "path", None) is not None:
-        return store.write_sync(fn)
+        return store.write_sync(fn, *args)
     import psycopg
 
     engine.flush()
     with psycopg.connect(store.url) as conn:
-        value = fn(_PgConn(conn))
+        value = fn(_PgConn(conn), *args)
         conn.commit()
     return value
 
