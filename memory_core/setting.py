@@ -10,10 +10,12 @@ its range (``low``–``high``, inclusive) or its choices live in the field's met
 
 ``proxy.settings`` takes both from here for its ``[injection]``, ``[compaction]``,
 ``[context]``, ``[search]``, ``[embedding]`` and ``[storage]`` keys (memory_core cannot
-import proxy, so the declaration lives on this side) and refuses a value outside them;
-:func:`clamped_fields` keeps an engine config built by other callers inside the
-ranges. tests/test_settings_declared.py ties every declaration to
-config/default.toml, the environment and docs/configuration.md.
+import proxy, so the declaration lives on this side) and refuses a value outside them.
+``MemoryConfig.clamped`` (with its compaction) and ``SearchConfig.clamped`` keep a
+config built by other callers inside the same ranges (:func:`clamped_fields`);
+ContextConfig's and EmbeddingConfig's ranges bound what the loader accepts only.
+tests/test_settings_declared.py ties every declaration to config/default.toml, the
+environment and docs/configuration.md.
 """
 
 from __future__ import annotations
