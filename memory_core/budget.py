@@ -14,12 +14,13 @@ import fnmatch
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, cast
 
 import orjson
 
+from memory_core.setting import rng
 from memory_core.tokens import count_tokens
 
 MESSAGE_OVERHEAD = 4
@@ -84,14 +85,16 @@ class ContextConfig:
     fractions of the input budget the summary scaffold and the memory block may use.
     ``margin_tokens``: kept free for what the count cannot see (a server's chat
     template, another tokenizer).
+    The ranges (field metadata, :mod:`memory_core.setting`) are what the settings
+    loader accepts; nothing here clamps them.
     """
 
-    default_window_tokens: int = 128_000
+    default_window_tokens: int = field(default=128_000, metadata=rng(MIN_WINDOW, 100_000_000))
     model_windows: tuple[tuple[str, int], ...] = DEFAULT_MODEL_WINDOWS
-    output_reserve_tokens: int = 4096
-    forest_share: float = 0.3
-    block_share: float = 0.15
-    margin_tokens: int = 256
+    output_reserve_tokens: int = field(default=4096, metadata=rng(0, 10_000_000))
+    forest_share: float = field(default=0.3, metadata=rng(0.05, 0.9))
+    block_share: float = field(default=0.15, metadata=rng(0, 0.5))
+    margin_tokens: int = field(default=256, metadata=rng(0, 100_000))
 
 
 def parse_model_windows(entries: Sequence[str]) -> tuple[tuple[str, int], ...]:

@@ -1,27 +1,26 @@
 """MemoryConfig: the engine's settings, frozen and clamped. Never reads the environment.
 
 The proxy's settings loader (``proxy.settings``) builds one of these from the
-``[capture]`` and ``[injection]`` tables of the TOML file; every number is clamped
-to a safe range by :meth:`MemoryConfig.clamped` so that the engine can trust it.
+``[capture]``, ``[injection]``, ``[compaction]`` and ``[storage]`` tables of the TOML
+file. Each setting's default and range are declared here, once, as field metadata
+(:mod:`memory_core.setting`); the loader takes both from these fields, and
+:meth:`MemoryConfig.clamped` keeps every number inside its range so that the engine
+can trust it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from memory_core.budget import ContextConfig
-
-
-def clamp(value: float, low: float, high: float) -> float:
-    """Return ``value`` limited to ``[low, high]``."""
-    return max(low, min(high, value))
+from memory_core.setting import clamped_fields, one_of, rng
 
 
 @dataclass(frozen=True, slots=True)
 class CompactionConfig:
-    """Thresholds; tokens are o200k tokens. Ranges are clamped by the settings loader.
+    """Thresholds; tokens are o200k tokens. Each number's range is its field's
+    metadata (:mod:`memory_core.setting`), clamped by :meth:`MemoryConfig.clamped`.
 
     ``min_tokens``/``min_turns``: how much uncompacted middle triggers a Level-0 pass.
     ``head_turns``/``tail_turns``: user turns protected at each end.
@@ -31,42 +30,14 @@ class CompactionConfig:
     """
 
     enabled: bool = True
-    min_tokens: int = 6000
-    min_turns: int = 6
-    head_turns: int = 1
-    tail_turns: int = 6
-    group_tokens: int = 12000
-    consolidation_k: int = 4
-    summary_tokens: int = 700
-    hard_limit_tokens: int = 100000
-
-
-
-
-_COMPACTION_RANGES: dict[str, tuple[int, int]] = {
-    "min_tokens": (500, 1_000_000),
-    "min_turns": (1, 10_000),
-    "head_turns": (0, 100),
-    "tail_turns": (1, 1000),
-    "group_tokens": (1000, 1_000_000),
-    "consolidation_k": (2, 64),
-    "summary_tokens": (100, 8000),
-    "hard_limit_tokens": (2000, 10_000_000),
-}
-
-
-_RANGES: dict[str, tuple[float, float]] = {
-    "soft_budget_tokens": (200, 20000),
-    "idle_resume_seconds": (0, 30 * 86400),
-    "max_items": (0, 500),
-    "pinned_items": (0, 200),
-    "evidence_snippets": (0, 50),
-    "in_view_tokens": (0, 10_000_000),
-    "snippet_chars": (40, 4000),
-    "capture_wait_seconds": (0.05, 30),
-    "sqlite_cache_kib": (64, 4_194_304),
-    "sqlite_statement_cache": (0, 1000),
-}
+    min_tokens: int = field(default=6000, metadata=rng(500, 1_000_000))
+    min_turns: int = field(default=6, metadata=rng(1, 10_000))
+    head_turns: int = field(default=1, metadata=rng(0, 100))
+    tail_turns: int = field(default=6, metadata=rng(1, 1000))
+    group_tokens: int = field(default=12000, metadata=rng(1000, 1_000_000))
+    consolidation_k: int = field(default=4, metadata=rng(2, 64))
+    summary_tokens: int = field(default=700, metadata=rng(100, 8000))
+    hard_limit_tokens: int = field(default=100000, metadata=rng(2000, 10_000_000))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +45,7 @@ class MemoryConfig:
     """Engine settings. Units are in the names: ``*_tokens`` are o200k tokens,
     ``*_seconds`` are seconds, ``*_chars`` are characters.
 
-    ``soft_budget_tokens`` default 3000, clamped to 200–20000 (DESIGN §7).
+    ``soft_budget_tokens``: the memory block's budget (DESIGN §7).
     ``idle_resume_seconds`` (1800 = 30 min): a thread idle longer gets a bootstrap turn.
     ``max_items``: memory items per block; ``pinned_items``: of those, at most this
     many standing items (preferences, constraints, decisions, facts with a number or
@@ -113,38 +84,29 @@ class MemoryConfig:
     redact_secrets: bool = True
     extract: bool = True
     inject: bool = True
-    soft_budget_tokens: int = 3000
-    idle_resume_seconds: float = 1800.0
-    max_items: int = 40
-    pinned_items: int = 20
-    evidence_snippets: int = 4
-    snippet_chars: int = 400
-    in_view_tokens: int = 8000
+    soft_budget_tokens: int = field(default=3000, metadata=rng(200, 20000))
+    idle_resume_seconds: float = field(default=1800.0, metadata=rng(0, 30 * 86400))
+    max_items: int = field(default=40, metadata=rng(0, 500))
+    pinned_items: int = field(default=20, metadata=rng(0, 200))
+    evidence_snippets: int = field(default=4, metadata=rng(0, 50))
+    snippet_chars: int = field(default=400, metadata=rng(40, 4000))
+    in_view_tokens: int = field(default=8000, metadata=rng(0, 10_000_000))
     quote_tool_output: bool = False
-    capture_wait_seconds: float = 2.0
+    capture_wait_seconds: float = field(default=2.0, metadata=rng(0.05, 30))
     semantic_min_similarity: float = 0.84
-    injection_search_mode: str = "bm25"
+    injection_search_mode: str = field(default="bm25", metadata=one_of("bm25", "hybrid"))
     tools_enabled: bool = False
-    sqlite_cache_kib: int = 2000
-    sqlite_statement_cache: int = 32
+    sqlite_cache_kib: int = field(default=2000, metadata=rng(64, 4_194_304))
+    sqlite_statement_cache: int = field(default=32, metadata=rng(0, 1000))
     store_url: str = ""
     compaction: CompactionConfig = CompactionConfig()
     context: ContextConfig = ContextConfig()
 
     def clamped(self) -> MemoryConfig:
-        """Return a copy with every number inside its documented range."""
-        changes = {}
-        for name, (low, high) in _RANGES.items():
-            value = getattr(self, name)
-            bounded = type(value)(clamp(value, low, high))
-            if bounded != value:
-                changes[name] = bounded
-        comp_changes: dict[str, Any] = {}
-        for name, (low, high) in _COMPACTION_RANGES.items():
-            value = getattr(self.compaction, name)
-            bounded = int(clamp(value, low, high))
-            if bounded != value:
-                comp_changes[name] = bounded
-        if comp_changes:
-            changes["compaction"] = dataclasses.replace(self.compaction, **comp_changes)
-        return dataclasses.replace(self, **changes) if changes else self
+        """Return a copy with every number (its own and :attr:`compaction`'s) inside the
+        range its field declares; :attr:`context` is left as given."""
+        fixed = clamped_fields(self)
+        compaction = clamped_fields(self.compaction)
+        if compaction is not self.compaction:
+            fixed = dataclasses.replace(fixed, compaction=compaction)
+        return fixed

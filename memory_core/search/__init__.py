@@ -9,6 +9,8 @@ Public API::
     svc.close()
 """
 
+from typing import TYPE_CHECKING, Any
+
 from memory_core.search.base import (
     Hit,
     IndexDoc,
@@ -26,9 +28,26 @@ from memory_core.search.embed import (
     SerialEmbedder,
     create_embedder,
 )
-from memory_core.search.indexer import Indexer
 from memory_core.search.searchconfig import KIND_CODES, SearchConfig
-from memory_core.search.service import SearchService
+
+if TYPE_CHECKING:
+    from memory_core.search.indexer import Indexer
+    from memory_core.search.service import SearchService
+
+
+def __getattr__(name: str) -> Any:
+    """``Indexer`` and ``SearchService`` load Tantivy and hnswlib, so they are imported
+    when first named: reading a :class:`SearchConfig` or :class:`EmbeddingConfig` (the
+    settings loader declares ``[search]`` and ``[embedding]`` from them) does not."""
+    if name == "Indexer":
+        from memory_core.search.indexer import Indexer
+
+        return Indexer
+    if name == "SearchService":
+        from memory_core.search.service import SearchService
+
+        return SearchService
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "KIND_CODES",

