@@ -972,3 +972,54 @@ def test_a_message_name_is_read_from_its_raw_json_only_when_it_is_an_object(
     assert facts[0][5] == name
     counts = store.read_tx(lambda tx: tx.index.expected_documents({"message"}, set()))
     assert counts["vector"]["message"] == 1
+
+
+def _one_job_capture_turn(store: Any, session: str, turn: int, hist: list[Any]) -> None:
+    """One chat turn's capture, as the engine queues it: the request, then the answer."""
+    hist.append({"role": "user", "content": f"question {turn}"})
+    ticket = CaptureTicket(Scope("t", "r", session), f"{session}-{turn}")
+    store.write_tx(lambda tx, h=list(hist): capture.capture_request(
+        tx, ticket, h, {}, 1.0)).result(30)
+    answer = {"role": "assistant", "content": f"answer {turn}"}
+    store.write_tx(lambda tx: capture.capture_response(tx, ticket, [answer], {}, 2.0)
+                   ).result(30)
+    hist.append(answer)
+
+
+def test_postgresql_round_trips_are_counted_by_job(pg_url: str) -> None:  # noqa: F811
+    """Every statement a job sends is one round trip, counted under the job's name;
+    a write batch of one job adds its BEGIN, lock and COMMIT to that job. A turn
+    deep into a conversation (the path cache warm) makes a fixed number of round
+    trips, whatever the history's length."""
+    from memory_core.store.pg import PgStore
+
+    store = PgStore(pgcluster.fresh_database(pg_url, "k_trips"), max_size=2)
+    try:
+        def two(tx: Any) -> None:
+            tx.capture.node("t", "r", "s", "a")
+            tx.capture.node("t", "r", "s", "b")
+
+        store.write_tx(two).result(30)
+        store.read_tx(lambda tx: tx.capture.node("t", "r", "s", "a"))
+        got = store.round_trips.snapshot()
+        assert got["test_store_contract.test_postgresql_round_trips_are_counted_by_job"
+                   ".<locals>.two"] == (1, 2 + WRITE_OVERHEAD)
+        assert got["test_store_contract.test_postgresql_round_trips_are_counted_by_job"
+                   ".<locals>.<lambda>"] == (1, 1)
+
+        hist: list[Any] = [{"role": "system", "content": "be brief"}]
+        per_turn = []
+        for turn in range(12):
+            before = sum(t for _j, t in store.round_trips.snapshot().values())
+            _one_job_capture_turn(store, "deep", turn, hist)
+            per_turn.append(sum(t for _j, t in store.round_trips.snapshot().values())
+                            - before)
+        assert per_turn[-1] == per_turn[-2] == per_turn[-6] == CAPTURE_TURN_TRIPS, per_turn
+    finally:
+        store.close()
+
+
+WRITE_OVERHEAD = 3
+"""BEGIN, the advisory lock, COMMIT."""
+CAPTURE_TURN_TRIPS = 22
+"""Round trips of one turn's capture (request and answer), deep in a conversation."""

@@ -51,6 +51,7 @@ from memory_core.stats import LatencyStats
 from memory_core.store.api import EngineStore, Store
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
+from memory_core.store.pg_trips import CountingCursor, RoundTrips, job_name, running
 
 log = logging.getLogger("lcm.store")
 T = TypeVar("T")
@@ -97,7 +98,9 @@ class PgStore:
         self.before_checkpoint: Callable[[], None] | None = None
         """Unused: PostgreSQL has no WAL checkpoints for the engine to give way to."""
         self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
-                                    timeout=timeout, kwargs={"autocommit": True},
+                                    timeout=timeout,
+                                    kwargs={"autocommit": True,
+                                            "cursor_factory": CountingCursor},
                                     open=False, name="lcm-pg")
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -118,6 +121,10 @@ class PgStore:
         self.after_commit: Callable[[], None] | None = None
         """Called on the writer thread after each committed batch (e.g. to wake an
         indexer). Must be cheap and must not raise."""
+        self.round_trips = RoundTrips()
+        """Jobs and round trips by job name (:mod:`memory_core.store.pg_trips`); a
+        write batch's ``BEGIN``, lock and ``COMMIT`` count to its job when it holds
+        one, else to ``(write batch)``."""
         self.commit_latency = LatencyStats()
         """Seconds each write transaction took on the writer thread, from ``BEGIN``
         to the end of its ``COMMIT`` (all its jobs included)."""
@@ -166,21 +173,26 @@ class PgStore:
         results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None,
                             contextvars.Context]] = []
         started = time.perf_counter()
+        alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
+        batch_key = job_name(jobs[0][0]) if alone else "(write batch)"
+        trips = self.round_trips
         try:
             conn = self._writer_connection()
+            trips.add(batch_key, trips=3)  # BEGIN, the lock, COMMIT or ROLLBACK
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 tx = PgTx(conn)
-                alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
                 for fn, args, fut, then, ctx in jobs:
                     if not fut.set_running_or_notify_cancel():
                         continue
                     try:
-                        if alone:
-                            value = ctx.run(fn, tx, *args)
-                        else:
-                            with conn.transaction():  # SAVEPOINT: the job rolls back alone
+                        with running(trips, job_name(fn)):
+                            if alone:
                                 value = ctx.run(fn, tx, *args)
+                            else:
+                                trips.add(job_name(fn), trips=2)  # SAVEPOINT, RELEASE
+                                with conn.transaction():  # the job rolls back alone
+                                    value = ctx.run(fn, tx, *args)
                     except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                         if conn.broken:
                             raise
@@ -222,7 +234,8 @@ class PgStore:
                 conn.close()
             self._wconn = None
             conn = psycopg.connect(self.url, autocommit=True,
-                                   connect_timeout=max(1, int(self._timeout)))
+                                   connect_timeout=max(1, int(self._timeout)),
+                                   cursor_factory=CountingCursor)
             self._wconn = conn
         return conn
 
@@ -275,7 +288,7 @@ class PgStore:
         value. Raises ``StoreError`` after :meth:`close`."""
         if self._closed:
             raise StoreError("store is closed")
-        with self._pool.connection() as conn:
+        with self._pool.connection() as conn, running(self.round_trips, job_name(fn)):
             return fn(PgTx(conn), *args)
 
     def flush(self, timeout: float | None = 60.0) -> None:

@@ -30,6 +30,7 @@ from memory_core.store.api import (
     ToolReads,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list
+from memory_core.store.pg_trips import count
 
 T = TypeVar("T")
 
@@ -153,6 +154,7 @@ class PgExtractionQueue:
     def attempt(self, fn: Callable[[], T]) -> T:
         # A nested transaction block is a SAVEPOINT (a transaction of its own in a
         # read job's autocommit connection): rolled back when ``fn`` raises.
+        count(2)  # SAVEPOINT and RELEASE (or BEGIN and COMMIT)
         with self._c.transaction():
             return fn()
 
