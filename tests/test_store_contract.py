@@ -712,6 +712,26 @@ def test_capture_of_one_key_twice_stores_one_row(backend: tuple[Store, Raw]) -> 
         ("message", i, "upsert") for i in range(1, 7)]
 
 
+def test_nodes_reads_many_keys_of_one_scope_as_node_reads_each(
+        backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    hist = [_user("hello"), {"role": "assistant", "content": "hi"}, _user("again")]
+    _capture(store, S1, "a", hist, 10.0)
+    _capture(store, S2, "b", hist[:2], 11.0)
+    keys = capture.chain_keys(hist)
+
+    def both(tx: Any, s: Scope) -> tuple[Any, Any]:
+        many = tx.capture.nodes(s.tenant, s.role, s.session, [*keys, "nope", keys[0]])
+        one = {k: tx.capture.node(s.tenant, s.role, s.session, k) for k in keys}
+        return many, {k: v for k, v in one.items() if v is not None}
+
+    many, one = store.read_tx(both, S1)
+    assert many == one and len(many) == 3
+    many, one = store.read_tx(both, S2)
+    assert many == one and set(many) == set(keys[:2])
+    assert store.read_tx(lambda tx: tx.capture.nodes("t1", "coder", "s1", [])) == {}
+
+
 def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
         backend: tuple[Store, Raw]) -> None:
     store, _raw = backend
@@ -1019,7 +1039,7 @@ def test_postgresql_round_trips_are_counted_by_job(pg_url: str) -> None:  # noqa
         store.close()
 
 
-WRITE_OVERHEAD = 3
-"""BEGIN, the advisory lock, COMMIT."""
-CAPTURE_TURN_TRIPS = 22
+WRITE_OVERHEAD = 2
+"""BEGIN with the advisory lock (one round trip), COMMIT."""
+CAPTURE_TURN_TRIPS = 15
 """Round trips of one turn's capture (request and answer), deep in a conversation."""

@@ -121,6 +121,12 @@ class CaptureWrites(Protocol):
         """The stored message of node ``key`` in the scope, or ``None``."""
         ...
 
+    def nodes(self, tenant: str, role: str, session: str, keys: Sequence[str]
+              ) -> dict[str, NodeRef]:
+        """The stored messages of those of ``keys`` stored in the scope, by key (one
+        statement: capture asks for the few keys it may need at once)."""
+        ...
+
     def path_ids(self, message_id: int) -> list[int]:
         """The ids from the root of ``message_id``'s path down to it (by depth)."""
         ...

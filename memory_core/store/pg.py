@@ -62,6 +62,10 @@ _STOP = object()
 WRITE_LOCK = 0x6C636D5F777269  # "lcm_wri"
 """Key of the transaction-level advisory lock every write batch holds until it commits."""
 
+_BEGIN = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})".encode()
+"""A write batch's first round trip: its transaction and the lock (a statement
+without parameters may hold several commands)."""
+
 EXCLUSIVE_CLASS = 0x6C636D  # "lcm"
 """First key of the session-level advisory locks of :meth:`PgStore.exclusive`."""
 
@@ -176,33 +180,40 @@ class PgStore:
         alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
         batch_key = job_name(jobs[0][0]) if alone else "(write batch)"
         trips = self.round_trips
+        conn: psycopg.Connection[Any] | None = None
         try:
             conn = self._writer_connection()
-            trips.add(batch_key, trips=3)  # BEGIN, the lock, COMMIT or ROLLBACK
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                tx = PgTx(conn)
-                for fn, args, fut, then, ctx in jobs:
-                    if not fut.set_running_or_notify_cancel():
-                        continue
-                    try:
-                        with running(trips, job_name(fn)):
-                            if alone:
-                                value = ctx.run(fn, tx, *args)
-                            else:
-                                trips.add(job_name(fn), trips=2)  # SAVEPOINT, RELEASE
-                                with conn.transaction():  # the job rolls back alone
-                                    value = ctx.run(fn, tx, *args)
-                    except BaseException as exc:  # noqa: BLE001 - delivered to the caller
-                        if conn.broken:
-                            raise
-                        results.append((fut, False, exc, None, ctx))
+            # BEGIN and the advisory lock in one round trip; the jobs' savepoints
+            # nest in it (psycopg opens a savepoint inside a transaction it finds).
+            conn.execute(_BEGIN)
+            trips.add(batch_key, trips=1)
+            tx = PgTx(conn)
+            failed_alone = False
+            for fn, args, fut, then, ctx in jobs:
+                if not fut.set_running_or_notify_cancel():
+                    continue
+                try:
+                    with running(trips, job_name(fn)):
                         if alone:
-                            raise psycopg.Rollback() from exc  # ends the transaction quietly
-                    else:
-                        results.append((fut, True, value, then, ctx))
+                            value = ctx.run(fn, tx, *args)
+                        else:
+                            trips.add(job_name(fn), trips=2)  # SAVEPOINT, RELEASE
+                            with conn.transaction():  # the job rolls back alone
+                                value = ctx.run(fn, tx, *args)
+                except BaseException as exc:  # noqa: BLE001 - delivered to the caller
+                    if conn.broken:
+                        raise
+                    results.append((fut, False, exc, None, ctx))
+                    failed_alone = alone
+                else:
+                    results.append((fut, True, value, then, ctx))
+            conn.execute(b"ROLLBACK" if failed_alone else b"COMMIT")
+            trips.add(batch_key, trips=1)
         except BaseException as exc:  # noqa: BLE001 - e.g. the connection lost at COMMIT
             log.error("postgresql write batch failed: %s", exc)
+            if conn is not None and not conn.closed and not conn.broken:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute(b"ROLLBACK")  # a no-op (a warning) outside a transaction
             err = StoreError(f"write failed: {exc}")
             for _fn, _args, fut, _then, _ctx in jobs:
                 if fut.running():
