@@ -219,6 +219,9 @@ def _reads(tx: Any) -> dict[str, Any]:
     out["item_feed.change_position"] = f.change_position()
     out["item_feed.oldest_change"] = f.oldest_change()
     out["item_feed.changes_after"] = f.changes_after(2, 3)
+    out["item_feed.changes_since"] = [f.changes_since(p, n) for p, n in ((2, 3), (0, 1), (99, 5))]
+    assert out["item_feed.changes_since"] == [
+        (f.oldest_change(), f.changes_after(p, n)) for p, n in ((2, 3), (0, 1), (99, 5))]
     out["item_feed.active_items"] = sorted(f.active_items("t1", "coder"),
                                            key=lambda r: r["id"])
     out["item_feed.items_in_scope"] = sorted(f.items_in_scope([1, 2, 4], "t1", "coder"),
@@ -357,6 +360,15 @@ def _engine_reads(tx: Any, out: dict[str, Any]) -> None:
     out["assembly.preferences"] = [a.preferences("coder", ts) for ts in (["t1", "*"], ["t2"])]
     out["assembly.open_task_state"] = [a.open_task_state(i) for i in (1, 3, 99)]
     out["assembly.progress_memories"] = [a.progress_memories(t, "coder", 2) for t in ("t1", "t2")]
+    basics = []
+    for tenants, tenant, thread in ((["t1", "*"], "t1", 1), (["t2"], "t2", 3),
+                                    (["t1"], "t1", None), (["t1"], "t1", 99)):
+        got = a.block_basics("coder", tenants, tenant, thread, 2)
+        assert tuple(got) == (a.preferences("coder", tenants),
+                              a.open_task_state(thread) if thread else [],
+                              a.progress_memories(tenant, "coder", 2))
+        basics.append(tuple(got))
+    out["assembly.block_basics"] = basics
     out["assembly.newest_active_items"] = [a.newest_active_items("t1", "coder", n)
                                            for n in (1, 5)]
     out["assembly.items_by_ids"] = by_id(a.items_by_ids([4, 1, 99]))
@@ -570,7 +582,8 @@ def _scenario(store: Store, raw: Raw) -> dict[str, Any]:
     # Ids drawn inside a rolled-back transaction (the dry run's) are reused by SQLite
     # (AUTOINCREMENT's counter rolls back) and skipped by PostgreSQL (sequences do
     # not): positions after it differ by that gap, what they hold does not.
-    for key in ("item_feed.change_position", "item_feed.changes_after", "index.outbox_head"):
+    for key in ("item_feed.change_position", "item_feed.changes_after",
+                "item_feed.changes_since", "index.outbox_head"):
         del after[key]
     after["outbox"] = store.read_tx(lambda tx: [
         row[1:] for row in tx.index_feed.outbox_rows(0, 1000)])

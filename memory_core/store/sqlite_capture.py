@@ -217,6 +217,10 @@ class SqliteItemFeed:
             "SELECT seq, item_id FROM memory_item_changes WHERE seq > ? ORDER BY seq LIMIT ?",
             (position, limit))]
 
+    def changes_since(self, position: int, limit: int
+                      ) -> tuple[int | None, list[tuple[int, int]]]:
+        return self.oldest_change(), self.changes_after(position, limit)
+
     def active_items(self, tenant: str, role: str) -> list[Row]:
         return [_item(r) for r in self._c.execute(
             f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE tenant=? AND role=?"
