@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from proxy.app import create_app, freeze_startup_heap
@@ -186,6 +187,8 @@ async def _backend(session: Any, measure: int, concurrency: int, per_client: int
                     series[name].append(await call(name, body))
             history.append(steps[-1])
             tick()
+        tools = await asyncio.get_running_loop().run_in_executor(
+            None, _tool_reads, app[ENGINE], measured, snap)
         throughput = await _throughput(app, fake, call, session, concurrency, per_client)
     finally:
         for c in clients.values():
@@ -201,6 +204,40 @@ async def _backend(session: Any, measure: int, concurrency: int, per_client: int
     }
     if trips is not None:
         out["round_trips"] = _per_turn(request_jobs, after_jobs)
+        out["round_trips"]["tools"] = tools
+    return out
+
+
+TOOL_CALLS = (("memory_search", "query"), ("memory_grep", "query"),
+              ("view_message", "message_id"), ("view_chat_history_summary", None))
+"""The read tools a model may call, and the argument each gets."""
+
+
+def _tool_reads(engine: Any, measured: list[Any],
+                snap: Callable[[], dict[str, tuple[int, int]]]) -> dict[str, float]:
+    """Round trips of each read tool (mean of a call per measured turn's words),
+    called as the proxy calls them, in the conversation's scope."""
+    from memory_core.memorytools import run_tool
+    from memory_core.models import Scope
+
+    scopes = engine.store.read_tx(lambda tx: tx.inspection.recent_scopes(
+        tenant=None, role=None, session=None, limit=1))
+    if not scopes:
+        return {}
+    scope = Scope(scopes[0][0], scopes[0][1], "")
+    newest = engine.store.read_tx(lambda tx: tx.inspection.keyword_messages(
+        tenant=scope.tenant, role=scope.role, session=None, limit=len(measured)))
+    ids = [int(r["id"]) for r in newest] or [1]
+    out: dict[str, float] = {}
+    for name, arg in TOOL_CALLS:
+        total = 0
+        for n, turn in enumerate(measured):
+            value: Any = (ids[n % len(ids)] if arg == "message_id"
+                          else " ".join(turn.text.split()[:4]))
+            before = snap()
+            run_tool(engine, scope, name, orjson.dumps({arg: value} if arg else {}).decode())
+            total += sum(t for _j, t in _delta(snap(), before).values())
+        out[name] = round(total / max(1, len(measured)), 1)
     return out
 
 
@@ -311,6 +348,10 @@ def format_table(out: dict[str, Any]) -> str:
     if rt:
         lines += ["", "| PostgreSQL stage | round trips a turn, p50 | mean |", "|---|---:|---:|"]
         lines += [f"| {k} | {v['p50']:g} | {v['mean']:g} |" for k, v in rt["stages"].items()]
+        if rt.get("tools"):
+            lines += ["", "| PostgreSQL read tool (a model's call) | round trips a call |",
+                      "|---|---:|"]
+            lines += [f"| `{k}` | {v:g} |" for k, v in rt["tools"].items()]
         lines += ["", "| job | jobs a turn | round trips a turn |", "|---|---:|---:|"]
         lines += [f"| `{k}` | {v['jobs']:g} | {v['round_trips']:g} |"
                   for k, v in rt["jobs"].items()]
