@@ -28,6 +28,8 @@ def test_jobs_fall_into_the_stages_the_table_shows() -> None:
     assert stage_of("indexer.Indexer._read_outbox.<locals>.<lambda>") == "background"
 
 
+@pytest.mark.sqlite_only("its first half is the SQLite store, which LCM_TEST_STORE=postgresql"
+                        " replaces; the second half is PostgreSQL in either pass")
 def test_bench_store_prints_both_backends_with_round_trips(tmp_path: Path) -> None:
     why = pgcluster.unavailable()
     if why is not None:
