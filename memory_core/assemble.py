@@ -604,8 +604,10 @@ def assemble(
     if trigger == "bootstrap":
         for i, text in enumerate(_sync_guidelines(scope, cfg, short=evidence_fill)):
             lines.append(_Line("guidelines", text, "guidelines", 1000, "bootstrap turn", order=i))
-    prefs = tx.assembly.preferences(
-        scope.role, (scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT))
+    basics = tx.assembly.block_basics(
+        scope.role, (scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT),
+        scope.tenant, capture.thread_id or None, 10)
+    prefs = basics.preferences
     for i, p in enumerate(prefs):
         lines.append(_Line("prefs", f"- {neutralise(p['title'])}: {neutralise(p['content'])}",
                            f"pref:{p['key']}", 900,
@@ -613,7 +615,7 @@ def assemble(
 
     # 2. task state of this thread, and the role's progress memories.
     if capture.thread_id:
-        rows = tx.assembly.open_task_state(capture.thread_id)
+        rows = basics.open_tasks
         label_order = {"goal": 0, "blocked": 1, "todo": 2, "decision": 3, "progress": 4}
         progress_rows = [r for r in rows if r["label"] in ("progress", "decision")]
         keep_recent = {r["id"] for r in progress_rows[-3:]}
@@ -625,7 +627,7 @@ def assemble(
             lines.append(_Line("task", f"{name}: {_one_line(r['text'], 300)}{src}",
                                f"task:{r['id']}", 500, f"open {r['label']}",
                                order=label_order.get(r["label"], 5) * 1e6 + r["id"]))
-    for i, m in enumerate(tx.assembly.progress_memories(scope.tenant, scope.role, 10)):
+    for i, m in enumerate(basics.progress):
         lines.append(_Line("task", f"Progress [{m['key']}]: {_one_line(m['title'], 200)} — "
                            f"{_one_line(m['content'], 500)}", f"progress:{m['key']}", 480,
                            "progress memory", order=9e6 + i))

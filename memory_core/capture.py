@@ -106,11 +106,53 @@ def storable_text(text: str) -> str:
     return text
 
 
-def _lookup(tx: Tx, scope: Scope, key: str) -> NodeRef | None:
-    return tx.capture.node(scope.tenant, scope.role, scope.session, key)
+class _Nodes:
+    """The node lookups of one capture job in ``scope``.
+
+    Each key is read at most once a job (found or not): no other write runs
+    between the job's statements (one writer; on PostgreSQL every write batch
+    holds one advisory lock), and the job's own inserts are recorded
+    (:meth:`stored`). :meth:`prefetch` reads the keys a job will likely ask for in
+    one statement, so that the usual capture (a history resent with one or two new
+    messages) makes one node lookup instead of six or seven (a round trip each on
+    PostgreSQL).
+    """
+
+    __slots__ = ("_known", "scope", "tx")
+
+    def __init__(self, tx: Tx, scope: Scope) -> None:
+        self.tx, self.scope = tx, scope
+        self._known: dict[str, NodeRef | None] = {}
+
+    def prefetch(self, keys: list[str]) -> None:
+        """Read those of ``keys`` not read yet, in one statement."""
+        want = [k for k in dict.fromkeys(keys) if k not in self._known]
+        if not want:
+            return
+        s = self.scope
+        found = self.tx.capture.nodes(s.tenant, s.role, s.session, want)
+        for key in want:
+            self._known[key] = found.get(key)
+
+    def get(self, key: str) -> NodeRef | None:
+        """The stored message of node ``key``, or ``None``."""
+        if key not in self._known:
+            s = self.scope
+            self._known[key] = self.tx.capture.node(s.tenant, s.role, s.session, key)
+        return self._known[key]
+
+    def stored(self, key: str, ref: NodeRef) -> None:
+        """Record a message this job inserted."""
+        self._known[key] = ref
 
 
-def matched_prefix(tx: Tx, scope: Scope, keys: list[str]) -> int:
+_PREFETCH = 8
+"""Trailing keys of a request that :func:`capture_request` reads at once: the
+checks of :func:`matched_prefix` (the last three) and the path cache's
+(:data:`_CACHE_REACH` nodes back from the stored prefix)."""
+
+
+def matched_prefix(nodes: _Nodes, keys: list[str]) -> int:
     """Return how many leading keys of ``keys`` are already stored in ``scope``.
 
     A node is only ever stored after its parent, so existence is monotone along the
@@ -123,14 +165,14 @@ def matched_prefix(tx: Tx, scope: Scope, keys: list[str]) -> int:
     for k in (n, n - 1, n - 2):
         if k <= 0:
             break
-        if _lookup(tx, scope, keys[k - 1]) is not None:
-            if k == n or _lookup(tx, scope, keys[k]) is None:
+        if nodes.get(keys[k - 1]) is not None:
+            if k == n or nodes.get(keys[k]) is None:
                 return k
             break
     lo, hi = 0, n  # invariant: keys[:lo] stored, keys[hi:] not stored
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _lookup(tx, scope, keys[mid - 1]) is not None:
+        if nodes.get(keys[mid - 1]) is not None:
             lo = mid
         else:
             hi = mid - 1
@@ -173,7 +215,7 @@ a remembered path (the previous request's head is usually 1–2 nodes back: the
 reply, and the tool results of a tool round)."""
 
 
-def _prefix_ids(tx: Tx, scope: Scope, keys: list[str], k: int,
+def _prefix_ids(nodes: _Nodes, keys: list[str], k: int,
                 cache: PathIdCache | None = None) -> list[int]:
     """Return the stored ids of ``keys[:k]`` (all stored), root first.
 
@@ -187,25 +229,25 @@ def _prefix_ids(tx: Tx, scope: Scope, keys: list[str], k: int,
         return []
     if cache is not None:
         for j in range(k, max(0, k - _CACHE_REACH), -1):
-            known = cache.get(scope, keys[j - 1])
+            known = cache.get(nodes.scope, keys[j - 1])
             if known is None or len(known) != j:
                 continue
-            row = _lookup(tx, scope, keys[j - 1])
+            row = nodes.get(keys[j - 1])
             if row is None or row.id != known[-1]:
                 break
-            tail = [_lookup(tx, scope, key) for key in keys[j:k]]
+            tail = [nodes.get(key) for key in keys[j:k]]
             if all(r is not None for r in tail):
                 return [*known, *(r.id for r in tail if r is not None)]
             break
-    last = _lookup(tx, scope, keys[k - 1])
+    last = nodes.get(keys[k - 1])
     assert last is not None
-    ids = tx.capture.path_ids(last.id)
+    ids = nodes.tx.capture.path_ids(last.id)
     if len(ids) == k:
         return ids
     # Not a plain chain (should not happen): look each key up.
     out = []
     for key in keys[:k]:
-        row = _lookup(tx, scope, key)
+        row = nodes.get(key)
         assert row is not None
         out.append(row.id)
     return out
@@ -284,7 +326,7 @@ def _is_result(message: Any) -> bool:
     return isinstance(message, dict) and message.get("role") == "tool"
 
 
-def regroup_calls(tx: Tx, scope: Scope, messages: list[Any],
+def regroup_calls(nodes: _Nodes, messages: list[Any],
                   keys: list[str], k: int) -> tuple[list[Any], list[int]] | None:
     """A stored arrangement of a request whose stored prefix ends inside a tool round.
 
@@ -324,14 +366,14 @@ def regroup_calls(tx: Tx, scope: Scope, messages: list[Any],
     merged = dict(messages[s], tool_calls=calls) if len(merged_at) > 1 else messages[s]
     parent = keys[s - 1] if s else None
     key = node_key(parent, merged)
-    if _lookup(tx, scope, key) is None:
+    if nodes.get(key) is None:
         return None
     ordered: list[int] = []
     left = list(results)
     while left:
         for i in left:
             child = node_key(key, messages[i])
-            if _lookup(tx, scope, child) is not None:
+            if nodes.get(child) is not None:
                 ordered.append(i)
                 left.remove(i)
                 key = child
@@ -376,17 +418,19 @@ def capture_request(
     scope = ticket.scope
     now = time.time() if now is None else now
     keys = key_cache.keys(messages) if key_cache is not None else chain_keys(messages)
-    k = matched_prefix(tx, scope, keys)
+    nodes = _Nodes(tx, scope)
+    nodes.prefetch(keys[-_PREFETCH:])
+    k = matched_prefix(nodes, keys)
     index: list[int] | None = None  # request message → its place in the stored path
     if 0 < k < len(messages):
-        regrouped = regroup_calls(tx, scope, messages, keys, k)
+        regrouped = regroup_calls(nodes, messages, keys, k)
         if regrouped is not None:
             keys_r = chain_keys(regrouped[0])
-            k_r = matched_prefix(tx, scope, keys_r)
+            k_r = matched_prefix(nodes, keys_r)
             if sum(1 for i in regrouped[1] if i < k_r) > k:
                 messages, index = regrouped
                 keys, k = keys_r, k_r
-    ids = _prefix_ids(tx, scope, keys, k, path_cache if index is None else None)
+    ids = _prefix_ids(nodes, keys, k, path_cache if index is None else None)
     created = False
     replay_only = False
     previous: float | None = None
@@ -394,7 +438,7 @@ def capture_request(
         thread_id = _new_thread(tx, scope, now) if messages else 0
         created = bool(messages)
     else:
-        prefix_row = _lookup(tx, scope, keys[k - 1])
+        prefix_row = nodes.get(keys[k - 1])
         assert prefix_row is not None
         head = tx.capture.thread_with_head(scope.tenant, scope.role, scope.session, ids[-1])
         if head is not None:
@@ -430,6 +474,7 @@ def capture_request(
             ticket.request_id,
             config=config,
         )
+        nodes.stored(keys[i], NodeRef(mid, thread_id, i))
         ids.append(mid)
         new_ids.append(mid)
         has_user = has_user or (isinstance(msg, dict) and msg.get("role") == "user")
@@ -490,7 +535,19 @@ def capture_response(
         return []
     scope = ticket.scope
     parent_key, parent_id = result.head_key, result.head_id
-    parent_depth = tx.capture.message_depth(parent_id)
+    # One statement reads the request's last node (its depth) and the nodes this
+    # answer may already have (a replayed answer, hidden rounds): see _Nodes.
+    nodes = _Nodes(tx, scope)
+    want = [parent_key] if parent_key is not None else []
+    h_key = parent_key
+    for msg in hidden_rounds or []:
+        h_key = node_key(h_key, msg)
+        want.append(h_key)
+    want += [node_key(parent_key, msg) for msg in choices]
+    nodes.prefetch(want)
+    head = nodes.get(parent_key) if parent_key is not None else None
+    parent_depth = (head.depth if head is not None and head.id == parent_id
+                    else tx.capture.message_depth(parent_id))
     depth = parent_depth + 1 if parent_depth is not None else 0
     thread = tx.capture.thread_ends(result.thread_id)
     # The request's last message is no longer its thread's head when this is a
@@ -508,7 +565,7 @@ def capture_response(
               parent_id: int | None = parent_id, depth: int = depth) -> int:
         nonlocal thread_id, forked
         key = node_key(parent_key, msg)
-        existing = _lookup(tx, scope, key)
+        existing = nodes.get(key)
         if existing is not None:
             return existing.id
         if must_fork and not forked:
@@ -516,10 +573,12 @@ def capture_response(
             # must_fork: the request's thread exists; the branch shares its root
             tx.capture.fill_thread_root(thread_id, thread["root_message_id"] if thread else None)
             forked = True
-        return _insert_message(
+        mid = _insert_message(
             tx, scope, thread_id, key, parent_key, parent_id, depth, msg, kind, now,
             ticket.request_id, hidden=hidden, config=config,
         )
+        nodes.stored(key, NodeRef(mid, thread_id, depth))
+        return mid
 
     hidden_ids: list[int] = []
     h_key, h_id, h_depth = parent_key, parent_id, depth

@@ -149,10 +149,9 @@ class ActiveItems:
                  snap: _Snapshot | None) -> _Snapshot:
         if snap is None:
             return self._full(tx, tenant, role)
-        oldest = tx.item_feed.oldest_change()
+        oldest, changes = tx.item_feed.changes_since(snap.seq, _FULL_RELOAD_CHANGES + 1)
         if oldest is not None and snap.seq < oldest - 1:
             return self._full(tx, tenant, role)  # changes we never saw were pruned
-        changes = tx.item_feed.changes_after(snap.seq, _FULL_RELOAD_CHANGES + 1)
         if not changes:
             return snap
         if len(changes) > _FULL_RELOAD_CHANGES:

@@ -219,6 +219,9 @@ def _reads(tx: Any) -> dict[str, Any]:
     out["item_feed.change_position"] = f.change_position()
     out["item_feed.oldest_change"] = f.oldest_change()
     out["item_feed.changes_after"] = f.changes_after(2, 3)
+    out["item_feed.changes_since"] = [f.changes_since(p, n) for p, n in ((2, 3), (0, 1), (99, 5))]
+    assert out["item_feed.changes_since"] == [
+        (f.oldest_change(), f.changes_after(p, n)) for p, n in ((2, 3), (0, 1), (99, 5))]
     out["item_feed.active_items"] = sorted(f.active_items("t1", "coder"),
                                            key=lambda r: r["id"])
     out["item_feed.items_in_scope"] = sorted(f.items_in_scope([1, 2, 4], "t1", "coder"),
@@ -357,6 +360,15 @@ def _engine_reads(tx: Any, out: dict[str, Any]) -> None:
     out["assembly.preferences"] = [a.preferences("coder", ts) for ts in (["t1", "*"], ["t2"])]
     out["assembly.open_task_state"] = [a.open_task_state(i) for i in (1, 3, 99)]
     out["assembly.progress_memories"] = [a.progress_memories(t, "coder", 2) for t in ("t1", "t2")]
+    basics = []
+    for tenants, tenant, thread in ((["t1", "*"], "t1", 1), (["t2"], "t2", 3),
+                                    (["t1"], "t1", None), (["t1"], "t1", 99)):
+        got = a.block_basics("coder", tenants, tenant, thread, 2)
+        assert tuple(got) == (a.preferences("coder", tenants),
+                              a.open_task_state(thread) if thread else [],
+                              a.progress_memories(tenant, "coder", 2))
+        basics.append(tuple(got))
+    out["assembly.block_basics"] = basics
     out["assembly.newest_active_items"] = [a.newest_active_items("t1", "coder", n)
                                            for n in (1, 5)]
     out["assembly.items_by_ids"] = by_id(a.items_by_ids([4, 1, 99]))
@@ -570,7 +582,8 @@ def _scenario(store: Store, raw: Raw) -> dict[str, Any]:
     # Ids drawn inside a rolled-back transaction (the dry run's) are reused by SQLite
     # (AUTOINCREMENT's counter rolls back) and skipped by PostgreSQL (sequences do
     # not): positions after it differ by that gap, what they hold does not.
-    for key in ("item_feed.change_position", "item_feed.changes_after", "index.outbox_head"):
+    for key in ("item_feed.change_position", "item_feed.changes_after",
+                "item_feed.changes_since", "index.outbox_head"):
         del after[key]
     after["outbox"] = store.read_tx(lambda tx: [
         row[1:] for row in tx.index_feed.outbox_rows(0, 1000)])
@@ -710,6 +723,26 @@ def test_capture_of_one_key_twice_stores_one_row(backend: tuple[Store, Raw]) -> 
     outbox = store.read_tx(lambda tx: tx.index_feed.outbox_rows(0, 100))
     assert [(k, ref, op) for _id, k, ref, op in outbox] == [
         ("message", i, "upsert") for i in range(1, 7)]
+
+
+def test_nodes_reads_many_keys_of_one_scope_as_node_reads_each(
+        backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    hist = [_user("hello"), {"role": "assistant", "content": "hi"}, _user("again")]
+    _capture(store, S1, "a", hist, 10.0)
+    _capture(store, S2, "b", hist[:2], 11.0)
+    keys = capture.chain_keys(hist)
+
+    def both(tx: Any, s: Scope) -> tuple[Any, Any]:
+        many = tx.capture.nodes(s.tenant, s.role, s.session, [*keys, "nope", keys[0]])
+        one = {k: tx.capture.node(s.tenant, s.role, s.session, k) for k in keys}
+        return many, {k: v for k, v in one.items() if v is not None}
+
+    many, one = store.read_tx(both, S1)
+    assert many == one and len(many) == 3
+    many, one = store.read_tx(both, S2)
+    assert many == one and set(many) == set(keys[:2])
+    assert store.read_tx(lambda tx: tx.capture.nodes("t1", "coder", "s1", [])) == {}
 
 
 def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
@@ -972,3 +1005,54 @@ def test_a_message_name_is_read_from_its_raw_json_only_when_it_is_an_object(
     assert facts[0][5] == name
     counts = store.read_tx(lambda tx: tx.index.expected_documents({"message"}, set()))
     assert counts["vector"]["message"] == 1
+
+
+def _one_job_capture_turn(store: Any, session: str, turn: int, hist: list[Any]) -> None:
+    """One chat turn's capture, as the engine queues it: the request, then the answer."""
+    hist.append({"role": "user", "content": f"question {turn}"})
+    ticket = CaptureTicket(Scope("t", "r", session), f"{session}-{turn}")
+    store.write_tx(lambda tx, h=list(hist): capture.capture_request(
+        tx, ticket, h, {}, 1.0)).result(30)
+    answer = {"role": "assistant", "content": f"answer {turn}"}
+    store.write_tx(lambda tx: capture.capture_response(tx, ticket, [answer], {}, 2.0)
+                   ).result(30)
+    hist.append(answer)
+
+
+def test_postgresql_round_trips_are_counted_by_job(pg_url: str) -> None:  # noqa: F811
+    """Every statement a job sends is one round trip, counted under the job's name;
+    a write batch of one job adds its BEGIN, lock and COMMIT to that job. A turn
+    deep into a conversation (the path cache warm) makes a fixed number of round
+    trips, whatever the history's length."""
+    from memory_core.store.pg import PgStore
+
+    store = PgStore(pgcluster.fresh_database(pg_url, "k_trips"), max_size=2)
+    try:
+        def two(tx: Any) -> None:
+            tx.capture.node("t", "r", "s", "a")
+            tx.capture.node("t", "r", "s", "b")
+
+        store.write_tx(two).result(30)
+        store.read_tx(lambda tx: tx.capture.node("t", "r", "s", "a"))
+        got = store.round_trips.snapshot()
+        assert got["test_store_contract.test_postgresql_round_trips_are_counted_by_job"
+                   ".<locals>.two"] == (1, 2 + WRITE_OVERHEAD)
+        assert got["test_store_contract.test_postgresql_round_trips_are_counted_by_job"
+                   ".<locals>.<lambda>"] == (1, 1)
+
+        hist: list[Any] = [{"role": "system", "content": "be brief"}]
+        per_turn = []
+        for turn in range(12):
+            before = sum(t for _j, t in store.round_trips.snapshot().values())
+            _one_job_capture_turn(store, "deep", turn, hist)
+            per_turn.append(sum(t for _j, t in store.round_trips.snapshot().values())
+                            - before)
+        assert per_turn[-1] == per_turn[-2] == per_turn[-6] == CAPTURE_TURN_TRIPS, per_turn
+    finally:
+        store.close()
+
+
+WRITE_OVERHEAD = 2
+"""BEGIN with the advisory lock (one round trip), COMMIT."""
+CAPTURE_TURN_TRIPS = 15
+"""Round trips of one turn's capture (request and answer), deep in a conversation."""

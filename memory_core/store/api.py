@@ -79,6 +79,14 @@ class ForwardedRow(NamedTuple):
     compacted_messages: int
 
 
+class BlockBasics(NamedTuple):
+    """What every injection block reads first (:meth:`AssemblyReads.block_basics`)."""
+
+    preferences: list[Row]
+    open_tasks: list[Row]
+    progress: list[Row]
+
+
 class NodeRef(NamedTuple):
     """Where a stored message sits: its id, its thread and its depth (root 0)."""
 
@@ -119,6 +127,12 @@ class CaptureWrites(Protocol):
 
     def node(self, tenant: str, role: str, session: str, key: str) -> NodeRef | None:
         """The stored message of node ``key`` in the scope, or ``None``."""
+        ...
+
+    def nodes(self, tenant: str, role: str, session: str, keys: Sequence[str]
+              ) -> dict[str, NodeRef]:
+        """The stored messages of those of ``keys`` stored in the scope, by key (one
+        statement: capture asks for the few keys it may need at once)."""
         ...
 
     def path_ids(self, message_id: int) -> list[int]:
@@ -278,6 +292,12 @@ class ItemFeed(Protocol):
     def changes_after(self, position: int, limit: int) -> list[tuple[int, int]]:
         """``(position, item id)`` of the first ``limit`` changes past ``position``,
         in order."""
+        ...
+
+    def changes_since(self, position: int, limit: int
+                      ) -> tuple[int | None, list[tuple[int, int]]]:
+        """:meth:`oldest_change` and :meth:`changes_after` (``position``,
+        ``limit``) at once (one statement where a statement is a round trip)."""
         ...
 
     def active_items(self, tenant: str, role: str) -> list[Row]:
@@ -685,6 +705,14 @@ class AssemblyReads(Protocol):
     def preferences(self, role: str, tenants: Sequence[str]) -> list[Row]:
         """``{id, key, title, content}`` of the ``user_preferences`` agent memories
         of ``role`` in any of ``tenants``, by key, then tenant."""
+        ...
+
+    def block_basics(self, role: str, tenants: Sequence[str], tenant: str,
+                     thread_id: int | None, progress_limit: int) -> BlockBasics:
+        """:meth:`preferences` (``role``, ``tenants``), :meth:`open_task_state`
+        (``thread_id``; none without one) and :meth:`progress_memories` (``tenant``,
+        ``role``, ``progress_limit``) at once: one statement where a statement is
+        a round trip."""
         ...
 
     def open_task_state(self, thread_id: int) -> list[Row]:

@@ -51,6 +51,7 @@ from memory_core.stats import LatencyStats
 from memory_core.store.api import EngineStore, Store
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
+from memory_core.store.pg_trips import CountingCursor, RoundTrips, job_name, running
 
 log = logging.getLogger("lcm.store")
 T = TypeVar("T")
@@ -60,6 +61,10 @@ _STOP = object()
 
 WRITE_LOCK = 0x6C636D5F777269  # "lcm_wri"
 """Key of the transaction-level advisory lock every write batch holds until it commits."""
+
+_BEGIN = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})".encode()
+"""A write batch's first round trip: its transaction and the lock (a statement
+without parameters may hold several commands)."""
 
 EXCLUSIVE_CLASS = 0x6C636D  # "lcm"
 """First key of the session-level advisory locks of :meth:`PgStore.exclusive`."""
@@ -97,7 +102,9 @@ class PgStore:
         self.before_checkpoint: Callable[[], None] | None = None
         """Unused: PostgreSQL has no WAL checkpoints for the engine to give way to."""
         self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
-                                    timeout=timeout, kwargs={"autocommit": True},
+                                    timeout=timeout,
+                                    kwargs={"autocommit": True,
+                                            "cursor_factory": CountingCursor},
                                     open=False, name="lcm-pg")
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -118,6 +125,10 @@ class PgStore:
         self.after_commit: Callable[[], None] | None = None
         """Called on the writer thread after each committed batch (e.g. to wake an
         indexer). Must be cheap and must not raise."""
+        self.round_trips = RoundTrips()
+        """Jobs and round trips by job name (:mod:`memory_core.store.pg_trips`); a
+        write batch's ``BEGIN``, lock and ``COMMIT`` count to its job when it holds
+        one, else to ``(write batch)``."""
         self.commit_latency = LatencyStats()
         """Seconds each write transaction took on the writer thread, from ``BEGIN``
         to the end of its ``COMMIT`` (all its jobs included)."""
@@ -166,31 +177,43 @@ class PgStore:
         results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None,
                             contextvars.Context]] = []
         started = time.perf_counter()
+        alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
+        batch_key = job_name(jobs[0][0]) if alone else "(write batch)"
+        trips = self.round_trips
+        conn: psycopg.Connection[Any] | None = None
         try:
             conn = self._writer_connection()
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                tx = PgTx(conn)
-                alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
-                for fn, args, fut, then, ctx in jobs:
-                    if not fut.set_running_or_notify_cancel():
-                        continue
-                    try:
+            # BEGIN and the advisory lock in one round trip; the jobs' savepoints
+            # nest in it (psycopg opens a savepoint inside a transaction it finds).
+            conn.execute(_BEGIN)
+            trips.add(batch_key, trips=1)
+            tx = PgTx(conn)
+            failed_alone = False
+            for fn, args, fut, then, ctx in jobs:
+                if not fut.set_running_or_notify_cancel():
+                    continue
+                try:
+                    with running(trips, job_name(fn)):
                         if alone:
                             value = ctx.run(fn, tx, *args)
                         else:
-                            with conn.transaction():  # SAVEPOINT: the job rolls back alone
+                            trips.add(job_name(fn), trips=2)  # SAVEPOINT, RELEASE
+                            with conn.transaction():  # the job rolls back alone
                                 value = ctx.run(fn, tx, *args)
-                    except BaseException as exc:  # noqa: BLE001 - delivered to the caller
-                        if conn.broken:
-                            raise
-                        results.append((fut, False, exc, None, ctx))
-                        if alone:
-                            raise psycopg.Rollback() from exc  # ends the transaction quietly
-                    else:
-                        results.append((fut, True, value, then, ctx))
+                except BaseException as exc:  # noqa: BLE001 - delivered to the caller
+                    if conn.broken:
+                        raise
+                    results.append((fut, False, exc, None, ctx))
+                    failed_alone = alone
+                else:
+                    results.append((fut, True, value, then, ctx))
+            conn.execute(b"ROLLBACK" if failed_alone else b"COMMIT")
+            trips.add(batch_key, trips=1)
         except BaseException as exc:  # noqa: BLE001 - e.g. the connection lost at COMMIT
             log.error("postgresql write batch failed: %s", exc)
+            if conn is not None and not conn.closed and not conn.broken:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute(b"ROLLBACK")  # a no-op (a warning) outside a transaction
             err = StoreError(f"write failed: {exc}")
             for _fn, _args, fut, _then, _ctx in jobs:
                 if fut.running():
@@ -222,7 +245,8 @@ class PgStore:
                 conn.close()
             self._wconn = None
             conn = psycopg.connect(self.url, autocommit=True,
-                                   connect_timeout=max(1, int(self._timeout)))
+                                   connect_timeout=max(1, int(self._timeout)),
+                                   cursor_factory=CountingCursor)
             self._wconn = conn
         return conn
 
@@ -275,7 +299,7 @@ class PgStore:
         value. Raises ``StoreError`` after :meth:`close`."""
         if self._closed:
             raise StoreError("store is closed")
-        with self._pool.connection() as conn:
+        with self._pool.connection() as conn, running(self.round_trips, job_name(fn)):
             return fn(PgTx(conn), *args)
 
     def flush(self, timeout: float | None = 60.0) -> None:

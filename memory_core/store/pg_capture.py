@@ -12,6 +12,7 @@ that up).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from memory_core.store.api import CaptureWrites, MessageRow, NodeRef, Row
@@ -30,6 +31,13 @@ class PgCaptureWrites:
             "SELECT id, thread_id, depth FROM messages WHERE tenant = %s AND role = %s"
             " AND session = %s AND node_key = %s", (tenant, role, session, key)).fetchone()
         return NodeRef(int(row[0]), int(row[1]), int(row[2])) if row is not None else None
+
+    def nodes(self, tenant: str, role: str, session: str, keys: Sequence[str]
+              ) -> dict[str, NodeRef]:
+        return {r[3]: NodeRef(int(r[0]), int(r[1]), int(r[2])) for r in self._c.execute(
+            "SELECT id, thread_id, depth, node_key FROM messages WHERE tenant = %s"
+            " AND role = %s AND session = %s AND node_key = ANY(%s)",
+            (tenant, role, session, list(dict.fromkeys(keys))))}
 
     def path_ids(self, message_id: int) -> list[int]:
         return [int(r[0]) for r in self._c.execute(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_core.store.api import (
     AssemblyReads,
+    BlockBasics,
     EngineWrites,
     ExtractionQueue,
     Inspection,
@@ -30,6 +31,7 @@ from memory_core.store.api import (
     ToolReads,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list
+from memory_core.store.pg_trips import count
 
 T = TypeVar("T")
 
@@ -78,6 +80,30 @@ _QUOTE_COLS = f"id, parent_id, msg_role, text, created_at, {MESSAGE_NAME} AS nam
 """The columns of a message to quote; ``name``: its ``name`` field (a speaker's name)."""
 
 
+_BLOCK_BASICS = (
+    "SELECT * FROM ("
+    " (SELECT 0 AS part, row_number() OVER (ORDER BY key COLLATE \"C\", tenant COLLATE \"C\")"
+    " AS n, id, key, title, content, NULL::text AS label, NULL::text AS text,"
+    " NULL::text AS status, NULL::bigint AS source_message_id FROM agent_memories"
+    " WHERE category = 'user_preferences' AND role = %(role)s AND tenant = ANY(%(tenants)s))"
+    " UNION ALL (SELECT 1, row_number() OVER (ORDER BY id), id, NULL, NULL, NULL, label,"
+    " text, status, source_message_id FROM task_state WHERE thread_id = %(thread)s"
+    " AND status = 'open')"
+    " UNION ALL (SELECT 2, row_number() OVER (ORDER BY updated_at DESC, id), id, key,"
+    " title, content, NULL, NULL, NULL, NULL FROM agent_memories"
+    " WHERE category = 'progress' AND role = %(role)s AND tenant = %(tenant)s"
+    " ORDER BY updated_at DESC, id LIMIT %(limit)s)"
+    ") u ORDER BY part, n")
+""":meth:`PgAssemblyReads.block_basics`: the three reads of
+:meth:`~PgAssemblyReads.preferences`, :meth:`~PgAssemblyReads.open_task_state` and
+:meth:`~PgAssemblyReads.progress_memories`, in their orders, as one statement
+(``part`` tells them apart; thread 0 has no task state)."""
+
+_BASICS_COLUMNS = (("id", "key", "title", "content"),
+                   ("id", "label", "text", "status", "source_message_id"),
+                   ("id", "key", "title", "content"))
+
+
 class PgAssemblyReads:
     """Preferences, task state, items and messages to quote of the injection block."""
 
@@ -95,6 +121,18 @@ class PgAssemblyReads:
         return dicts(self._c, "SELECT id, key, title, content FROM agent_memories"
                      " WHERE category = 'user_preferences' AND role = %s AND tenant = ANY(%s)"
                      ' ORDER BY key COLLATE "C", tenant COLLATE "C"', (role, list(tenants)))
+
+    def block_basics(self, role: str, tenants: Sequence[str], tenant: str,
+                     thread_id: int | None, progress_limit: int) -> BlockBasics:
+        out: tuple[list[Row], list[Row], list[Row]] = ([], [], [])
+        for r in dicts(self._c, _BLOCK_BASICS, {
+                "role": role, "tenants": list(tenants), "tenant": tenant,
+                "thread": thread_id or 0, "limit": int(progress_limit)}):
+            part = r.pop("part")
+            r.pop("n")
+            cols = _BASICS_COLUMNS[part]
+            out[part].append({k: r[k] for k in cols})
+        return BlockBasics(*out)
 
     def open_task_state(self, thread_id: int) -> list[Row]:
         return dicts(self._c, "SELECT id, label, text, status, source_message_id FROM"
@@ -153,6 +191,7 @@ class PgExtractionQueue:
     def attempt(self, fn: Callable[[], T]) -> T:
         # A nested transaction block is a SAVEPOINT (a transaction of its own in a
         # read job's autocommit connection): rolled back when ``fn`` raises.
+        count(2)  # SAVEPOINT and RELEASE (or BEGIN and COMMIT)
         with self._c.transaction():
             return fn()
 

@@ -145,6 +145,17 @@ class PgItemFeed:
             "SELECT seq, item_id FROM memory_item_changes WHERE seq > %s ORDER BY seq"
             " LIMIT %s", (position, limit))]
 
+    def changes_since(self, position: int, limit: int
+                      ) -> tuple[int | None, list[tuple[int, int]]]:
+        rows = self._c.execute(
+            "SELECT (SELECT MIN(seq) FROM memory_item_changes), c.seq, c.item_id"
+            " FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq, item_id FROM"
+            " memory_item_changes WHERE seq > %s ORDER BY seq LIMIT %s) c ON TRUE"
+            " ORDER BY c.seq", (position, limit)).fetchall()
+        oldest = rows[0][0] if rows else None
+        return (int(oldest) if oldest is not None else None,
+                [(int(r[1]), int(r[2])) for r in rows if r[1] is not None])
+
     def active_items(self, tenant: str, role: str) -> list[Row]:
         return dicts(self._c, f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE tenant = %s"
                      " AND role = %s AND status = 'active'", (tenant, role))

@@ -40,6 +40,18 @@ class SqliteCaptureWrites:
         ).fetchone()
         return NodeRef(row[0], row[1], row[2]) if row is not None else None
 
+    def nodes(self, tenant: str, role: str, session: str, keys: Sequence[str]
+              ) -> dict[str, NodeRef]:
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, NodeRef] = {}
+        for start in range(0, len(wanted), IN_CHUNK):
+            run = wanted[start:start + IN_CHUNK]
+            out.update((r[3], NodeRef(r[0], r[1], r[2])) for r in self._c.execute(
+                "SELECT id, thread_id, depth, node_key FROM messages"
+                " WHERE tenant=? AND role=? AND session=? AND node_key IN"
+                f" ({','.join('?' * len(run))})", (tenant, role, session, *run)))
+        return out
+
     def path_ids(self, message_id: int) -> list[int]:
         return [int(r[0]) for r in self._c.execute(
             "WITH RECURSIVE chain(id, parent_id, depth) AS ("
@@ -204,6 +216,10 @@ class SqliteItemFeed:
         return [(int(r[0]), int(r[1])) for r in self._c.execute(
             "SELECT seq, item_id FROM memory_item_changes WHERE seq > ? ORDER BY seq LIMIT ?",
             (position, limit))]
+
+    def changes_since(self, position: int, limit: int
+                      ) -> tuple[int | None, list[tuple[int, int]]]:
+        return self.oldest_change(), self.changes_after(position, limit)
 
     def active_items(self, tenant: str, role: str) -> list[Row]:
         return [_item(r) for r in self._c.execute(

@@ -218,3 +218,39 @@ def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
         out = run_history_bench(turns, measure, seed=seed,
                                 embedding=embedding_provider, tick=bar.update)
     answer(out, json_file, as_json)
+
+
+@click.command("store")
+@click.option("--turns", type=int, default=1000, show_default=True,
+              help="Length of the generated conversation, in user turns (>= 24).")
+@click.option("--measure", type=int, default=60, show_default=True,
+              help="The last turns measured, each through the proxy and direct.")
+@click.option("--concurrency", type=int, default=16, show_default=True,
+              help="New conversations at once for the throughput columns.")
+@click.option("--per-client", type=int, default=10, show_default=True,
+              help="Turns each of those conversations sends.")
+@click.option("--pg-url", default=None, metavar="postgresql://…",
+              help="A PostgreSQL server to create a scratch database in (dropped"
+                   " after). Default: a throwaway cluster on loopback (initdb/pg_ctl,"
+                   " from a source checkout: tests/pgcluster.py).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@output_option
+@print_json_option
+def bench_store(turns: int, measure: int, concurrency: int, per_client: int,
+                pg_url: str | None, seed: int, json_file: str | None,
+                as_json: bool) -> None:
+    """SQLite vs PostgreSQL in one run: added latency deep into a conversation,
+    throughput at a concurrency, round trips a turn (proxy.evaluation.storebench)."""
+    from proxy.evaluation.storebench import run_store_bench
+
+    if turns < 24 or not 1 <= measure < turns or concurrency < 1 or per_client < 1:
+        raise click.BadParameter("need --turns >= 24, 1 <= --measure < --turns,"
+                                 " --concurrency and --per-client >= 1")
+    with progress_bar(total=2 * measure, desc="measured turns", unit="turn") as bar:
+        try:
+            out = run_store_bench(turns, measure, concurrency=concurrency,
+                                  per_client=per_client, pg_url=pg_url, seed=seed,
+                                  tick=bar.update)
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from exc
+    answer(out, json_file, as_json)
