@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from memory_core.config import MemoryConfig
@@ -38,3 +40,20 @@ def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Engi
 
     return SqliteStore(data_dir, cache_kib=cfg.sqlite_cache_kib,
                        statements=cfg.sqlite_statement_cache)
+
+
+@contextlib.contextmanager
+def scratch_database(url: str, name: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database ``name`` in the cluster at ``url`` (which
+    must allow ``CREATE DATABASE``); yield its URL, drop it on exit (``WITH
+    (FORCE)``: open sessions are ended). For benchmarks; raises ``psycopg`` errors."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -97,16 +97,10 @@ def _postgres(url: str | None) -> Iterator[str]:
         pgcluster = None  # type: ignore[assignment]
     name = f"lcm_bench_{os.getpid()}"
     if url is not None:
-        import psycopg
+        from memory_core.store.factory import scratch_database
 
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            conn.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield url.rsplit("/", 1)[0] + "/" + name
-        finally:
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with scratch_database(url, name) as scratch_url:
+            yield scratch_url
         return
     assert pgcluster is not None
     with pgcluster.cluster() as cluster_url:
