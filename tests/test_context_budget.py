@@ -542,13 +542,20 @@ def _last_assembly(proxy: Any) -> dict[str, Any]:
 
 
 def _evidence(content: str) -> list[str]:
-    """The quoted lines of a block: ``msg N · role · HH:MM: text`` (filled at a small
-    budget: ``#N Speaker: text``), under day fences."""
+    """The quoted lines of a block: ``msg N · role · HH:MM: text`` under day fences
+    (filled at a small budget: ``#N Speaker: text`` in one fence, under date lines)."""
     evidence = content.partition("[Evidence")[2].partition("[Current Request]")[0]
     lines = evidence.split("\n")[1:]
-    assert all(ln.startswith(("<<< ", "msg ", "#")) or ln in (">>>", "") for ln in lines), lines
+    if lines and lines[0] == "<<<":  # filled: one fence, a date line per day
+        body = lines[1:lines.index(">>>")]
+        assert lines[lines.index(">>>") + 1:] in ([], [""]), lines
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d", body[0]), body
+        assert all(ln.startswith("#") or re.fullmatch(r"\d{4}-\d\d-\d\d", ln)
+                   for ln in body), body
+        return [ln for ln in body if ln.startswith("#")]
+    assert all(ln.startswith(("<<< ", "msg ")) or ln in (">>>", "") for ln in lines), lines
     assert sum(ln.startswith("<<< ") for ln in lines) == lines.count(">>>")
-    return [ln for ln in lines if ln.startswith(("msg ", "#"))]
+    return [ln for ln in lines if ln.startswith("msg ")]
 
 
 async def _trips(proxy: Any, model: str, key: str) -> tuple[Any, list[dict[str, Any]]]:
@@ -596,11 +603,16 @@ async def test_a_small_window_fills_its_block_with_quotes(upstream: FakeUpstream
         # The Lisbon turns are quoted whole, with who said them: by name, without
         # the role or the clock (the day fence dates them), under a header that
         # says what the short form means.
-        lisbon = [q for q in quoted if "Lisbon" in q]
+        # (The echoing upstream's replies repeat the turns: quoted whole, they name
+        # Lisbon too.)
+        lisbon = [q for q in quoted if re.match(r"#\d+ [^:]+: For trip \d+ to Lisbon", q)]
         assert len(lisbon) >= 3, quoted
         assert all(re.fullmatch(r"#\d+ (Halvard|Ingrid): For trip .*", q) for q in lisbon)
         assert all(re.fullmatch(r"#\d+ [^:]+: .*", q) for q in quoted), quoted
-        assert "quoted as #id speaker: text" in content
+        assert "quoted as #id speaker: text under their dates" in content
+        # One fence for all the quotes, not one per day.
+        evidence = content.partition("[Evidence")[2]
+        assert evidence.count("<<<") == evidence.count(">>>") == 1, evidence
     finally:
         await proxy.runner.cleanup()
 
@@ -631,6 +643,80 @@ async def test_a_large_window_quotes_at_most_evidence_snippets(upstream: FakeUps
         content = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
         quoted = _evidence(content)
         assert quoted and all("boots" in q and " · user Halvard · " in q for q in quoted)
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_a_small_window_fork_compacts_its_tail_for_the_block(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """At a 4k window (short memory tools) a new fork of a long chat (a bootstrap
+    turn) is compacted down to its protected tail turns although it fits: the
+    room goes to the block's quotes. A regular turn that fits keeps its tail, and
+    a second fork finds nothing more to compact (the summaries cover the shared
+    history)."""
+    from memory_core.compaction import SCAFFOLD_HEADER
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"offer": "always"},
+                              context={"model_windows": ["tiny-*=4096"]},
+                              compaction={"tail_turns": 2})
+    cities = ("Lisbon", "Oslo", "Quito", "Hanoi", "Dakar", "Perth")
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000019",
+                                    max_retries=0)
+        limit = budget.request_budget({"model": "tiny-4k"},
+                                      proxy.engine.config.context).input_tokens
+        messages: list[dict[str, Any]] = []
+
+        async def ask(chat: list[dict[str, Any]]) -> tuple[Any, int]:
+            """The answer's headers, and the messages forwarded after the scaffold
+            and its acknowledgement (all of them when there is no scaffold)."""
+            upstream.push(Reply(content="Noted."))
+            raw = await client.chat.completions.with_raw_response.create(
+                model="tiny-4k", messages=chat)
+            await proxy.settle()
+            assert _forwarded_tokens(upstream.chat_requests[-1]) <= limit
+            sent = upstream.chat_requests[-1]["json"]["messages"]
+            at = next((i for i, m in enumerate(sent) if isinstance(m["content"], str)
+                       and m["content"].startswith(SCAFFOLD_HEADER)), -2)
+            return raw, len(sent) - at - 2
+
+        tail = 0
+        for i in range(56):
+            messages.append({"role": "user", "name": ("Halvard", "Ingrid")[i % 2], "content": (
+                f"Trip {i} goes to {cities[i % 6]}: the flights cost {200 + 17 * i} euros,"
+                f" the hotel {40 + i} euros a night, and we pack the "
+                + ("umbrella", "charger", "boots", "scarf")[i % 4] + " and a map of the old"
+                " town with the museums marked.")})
+            if i == 3:  # a long turn (over snippet_chars) that ends with the answer
+                messages[-1]["content"] += " Ferry notes: " + (
+                    "we walk from the hotel past the harbour market, the fish stalls and"
+                    " the old customs house to the pier; " * 4) + "it leaves at 7:40."
+            _raw, tail = await ask(messages)
+            messages.append({"role": "assistant", "content": "Noted."})
+        # The last regular turn kept more than its protected tail (it fit).
+        assert tail > 3, tail
+        tails, compacted = [], []
+        for city in ("Oslo", "Quito", "Hanoi"):
+            # Oslo continues the chat (a regular turn); Quito and Hanoi ask instead
+            # of it (new forks: bootstrap turns).
+            raw, tail = await ask([*messages, {"role": "user", "name": "Ingrid",
+                                               "content": f"What did the {city} hotel cost?"}])
+            assert raw.headers["x-lcm-memory"] == "injected"
+            block = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
+            assert f"goes to {city}: the flights cost" in block
+            tails.append(tail)
+            compacted.append(raw.headers.get("x-lcm-context-compacted"))
+        # The forks: the protected tail (two user turns: the one before, its reply,
+        # and the new question); the second had nothing more to compact.
+        assert tails[0] > 3 and tails[1:] == [3, 3], tails
+        assert compacted == [None, "inline", None], compacted
+        # A long message is quoted whole, not cut at snippet_chars: the block's budget
+        # decides what fits.
+        long_turn = messages[6]["content"]
+        assert len(long_turn) > proxy.engine.config.snippet_chars + 100
+        await ask([*messages, {"role": "user", "content": "When does the ferry leave?"}])
+        block = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
+        assert f"Ingrid: {long_turn}\n" in block, block
     finally:
         await proxy.runner.cleanup()
 

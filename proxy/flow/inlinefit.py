@@ -29,7 +29,8 @@ class View:
 
 def fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[int],
          roots: list[Any], view: View, total: int, render: Any, goal: int,
-         forest_room: int, count: Any) -> tuple[list[Any], View, int]:
+         forest_room: int, count: Any, first_stage_only: bool = False
+         ) -> tuple[list[Any], View, int]:
     """Compact inline until the request counts at most ``goal`` tokens.
 
     Stages, each an extractive compaction with no minimum size: the configured
@@ -38,6 +39,9 @@ def fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[in
     free wins (the next turns then fit without compacting again); otherwise the
     first that fits. If none fits, the scaffold is squeezed to the room left.
     ``count(view)`` is the request's tokens with ``view``.
+    ``first_stage_only``: the request already fits; run only the first stage (the
+    configured protected turns), and leave the view as it is when it compacts
+    nothing (a resumed thread at a small budget, :func:`proxy.flow.plan.prepare`).
     Returns ``(roots, view, total)``.
     """
     base = engine.config.compaction
@@ -48,6 +52,8 @@ def fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[in
     stages = [dataclasses.replace(base, min_tokens=0, min_turns=1, tail_turns=t)
               for t in tails]
     stages.append(dataclasses.replace(stages[-1], head_turns=0))
+    if first_stage_only:
+        stages = stages[:1]
     started = time.perf_counter()
     best: tuple[list[Any], View, int] | None = None
     for stage in stages:
@@ -65,6 +71,8 @@ def fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[in
         if total <= goal - goal // 5:
             best = (roots, view, total)
             break
+    if first_stage_only:  # it fit before: not a fitted request
+        return best or (roots, view, total)
     if best is not None:
         metrics.context.labels("fitted").inc()
         return best

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_core import budget
+from memory_core.assemble import is_bootstrap
 from memory_core.budget import Budget
 from memory_core.compaction import HEADERS_LINE, headers_line_saving
 from memory_core.engine import Engine
@@ -98,6 +99,13 @@ share of its context budget; above it (a 4k window: about 320 of 2,816 tokens) o
 ``memory_search`` and ``view_message``, with short schemas
 (:data:`memory_core.memorytools.SHORT_DEFINITIONS`, about 100 tokens): the rest of
 the room goes to the block's quotes."""
+
+
+SHORT_FOREST_SHARE = 0.05
+"""With the short tool set (a small budget), the summary scaffold's room is at most
+this share of the budget (``context.forest_share``'s least): its nodes go as one-line
+headers with their message ranges, and a resumed thread or a new fork is compacted
+to its protected turns (:func:`prepare`), so the room goes to the block's quotes."""
 
 
 def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT,
@@ -244,6 +252,10 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     block_room = min(cfg.soft_budget_tokens, int(cfg.context.block_share * limit)
                      + full_tools - tools_tokens) if want_block else 0
     forest_room = int(cfg.context.forest_share * limit)
+    if short and block_room:
+        # A small budget: the scaffold keeps to its nodes' headers (the memory tools
+        # read them in full), the block's quotes, found for this turn, take the room.
+        forest_room = min(forest_room, int(SHORT_FOREST_SHARE * limit))
     # Under this bound, nothing to count (the tools counted as if offered).
     maybe_over = _may_exceed(raw, fixed + (0 if offer else tools_tokens), block_room,
                              forest_room, want_compaction, limit)
@@ -279,15 +291,24 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         # of the request's turns (regrouped parallel calls, CaptureResult.path_ids).
         total = fixed + (view_tokens(engine, view.messages, messages, ids) if remembered
                          else budget.messages_tokens(view.messages))
-        if total + block_room > limit and want_compaction and aligned:
+        # A resumed thread or a new fork (a bootstrap turn) at a small budget: its
+        # older tail is compacted down to the protected turns, so the block's quotes,
+        # found for this turn, take that room (the upstream holds no cache of it).
+        resume = (short and block_room > 0 and bool(roots) and want_compaction and aligned
+                  and is_bootstrap(result, time.time(), cfg.idle_resume_seconds))
+        over = total + block_room > limit
+        if (over or resume) and want_compaction and aligned:
             if wanted and not offer:  # what the compaction takes out, the tools find
                 offer, fixed, total = True, fixed + tools_tokens, total + tools_tokens
+            compacted = len(roots), view.covered
             roots, view, total = fit(
                 metrics, engine, scope, result.thread_id, ids, roots, view, total, render,
                 limit - block_room, forest_room,
                 lambda v: fixed + (view_tokens(engine, v.messages, messages, ids) if remembered
-                                   else budget.messages_tokens(v.messages)))
-            out.headers["x-lcm-context-compacted"] = "inline"
+                                   else budget.messages_tokens(v.messages)),
+                first_stage_only=not over)
+            if over or (len(roots), view.covered) != compacted:
+                out.headers["x-lcm-context-compacted"] = "inline"
     if want_compaction and aligned:
         metrics.stage_latency.labels("compaction_rewrite").observe(
             time.perf_counter() - started)
