@@ -21,7 +21,9 @@ Checked at the end, from the database and from what the fake upstream received:
 
 Size: ``LCM_REPLICA_AGENTS`` agents (default 16) × ``LCM_REPLICA_TURNS`` turns
 (default 40); ``.ci/run`` runs it with 200 turns (3,200 requests) in its
-PostgreSQL pass. Skips outside CI without PostgreSQL server binaries or psycopg;
+PostgreSQL pass. Diagnosis: ``LCM_REPLICA_DEBUG=1`` prints the block of each missed
+fact; ``LCM_REPLICA_ONE=1`` sends every turn to replica a (the one-proxy baseline).
+Skips outside CI without PostgreSQL server binaries or psycopg;
 fails under ``CI=true`` (tests/test_store_responsemap.py's ``pg_url``).
 """
 
