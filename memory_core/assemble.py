@@ -447,7 +447,7 @@ def _ancestry(tx: Tx, thread_id: int | None) -> dict[int, float]:
 def _choose_items(
     ix: IndexView, tx: Tx, capture: CaptureResult, newest_ids: set[int],
     view: set[int], q_terms: set[str], newest_text: str, scope: Scope, cfg: MemoryConfig,
-    search: Searcher | None,
+    search: Searcher | None, indexed_items: int | None = None,
 ) -> tuple[list[tuple[Item, float, str]], list[Item], Callable[[Any], Item | None],
            dict[int, list[Item]]]:
     """The items for the block: ``(chosen, hidden, item_row, similar)``.
@@ -499,7 +499,13 @@ def _choose_items(
         if c:
             rel[p] += math.log(1 + n_items / c)
     rel[~items_mask] = 0.0
-    if search is not None and newest_text.strip():
+    # The search hook scores only what its index holds. While a matching item is
+    # newer than that (``indexed_items``: the index lags behind a capture, or behind
+    # another replica's writes), its scores would rank every older match above it,
+    # whatever the turn's words say: keyword relevance alone ranks them then.
+    lagging = (indexed_items is not None
+               and bool(np.any(items_mask & (rel > 0) & (ix.ids > indexed_items))))
+    if search is not None and newest_text.strip() and not lagging:
         for kind, ref_id, score in search(scope, newest_text, ("item",), cfg.max_items * 2):
             s = ix.slot(ref_id) if kind == "item" else None
             if s is not None and items_mask[s]:
@@ -572,6 +578,7 @@ def assemble(
     active_items: Sequence[Item] | None = None,
     item_index: IndexView | None = None,
     evidence_fill: bool = False,
+    indexed_items: int | None = None,
 ) -> Assembly:
     """Build the injection block for one request (``tx``: a read transaction; no writes).
 
@@ -594,6 +601,8 @@ def assemble(
     ``cfg.evidence_snippets``, as many as the budget takes (the weakest go first),
     for a block whose room the request's context budget cut: most of the history
     is then compacted out of the upstream's view, and quotes are how it reaches.
+    ``indexed_items``: the newest item id ``search``'s index holds (``None``:
+    unknown); while a matching item is newer, items are ranked without ``search``.
     Never raises for missing rows.
     """
     now = time.time() if now is None else now
@@ -646,7 +655,8 @@ def assemble(
     if not cfg.in_view_tokens:
         view = set()
     chosen, hidden, item_row, similar = _choose_items(
-        item_index, tx, capture, newest_ids, view, q_terms, newest_text, scope, cfg, search)
+        item_index, tx, capture, newest_ids, view, q_terms, newest_text, scope, cfg, search,
+        indexed_items)
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
     linked: dict[int, Item] = {}

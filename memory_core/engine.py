@@ -360,6 +360,7 @@ class Engine:
             if hook is not None:
                 hook = functools.partial(self.searcher, structured=True)
         namespace = self.store.location
+        indexed = self.search.indexer.indexed_items if self.search is not None else None
 
         def build(tx: Tx) -> Assembly:
             items = self._active_items.view(tx, namespace, scope.tenant, scope.role)
@@ -367,7 +368,8 @@ class Engine:
                 tx, visible_order, self.config.in_view_tokens, self._message_facts.counts)
             return assemble(tx, scope, result, newest_text, cfg, search=hook,
                             visible_ids=visible_ids, in_view_ids=in_view,
-                            namespace=namespace, item_index=items, evidence_fill=fill)
+                            namespace=namespace, item_index=items, evidence_fill=fill,
+                            indexed_items=indexed)
 
         assembly = self.store.read_tx(build)
         self.store.write_tx(_log_assembly, scope, request_id, assembly)

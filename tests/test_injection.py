@@ -540,3 +540,25 @@ async def test_standing_items_keep_their_places_against_many_weak_matches(
         assert len(memory) <= 5
     finally:
         await proxy.runner.cleanup()
+
+
+async def test_a_fact_the_index_has_not_reached_outranks_older_similar_ones(
+        upstream: FakeUpstream, make_proxy: Any) -> None:
+    """Issue 27's scaled replica test: a fact stated on one turn (to the other replica,
+    or under load) and asked about on the next is not in the search index yet; the
+    index's scores of older facts of the same shape ranked all of them above it, and
+    the near-duplicate line showed another project's code. Items newer than the index
+    rank by the turn's keywords alone until it catches up."""
+    proxy = await make_proxy(injection={"in_view_tokens": 0})
+    for n in range(6):  # older facts of one shape, each in a session of its own
+        await Agent(proxy, upstream, session=f"s{n}").say(
+            f"The vault code of project pja{n:02d}k001 is A{n:02d}001Z.")
+    await proxy.settle()
+    indexer = proxy.engine.search.indexer
+    assert indexer.indexed_items is not None
+    indexer.close(timeout=30)  # the index stops here, as on a lagging replica
+    agent = Agent(proxy, upstream, session="fresh")
+    await agent.say("The vault code of project pja09k001 is A09001Z.")
+    await agent.say("What is the vault code of project pja09k001?")
+    block = block_of(agent.upstream_last_user())
+    assert "A09001Z" in block, block

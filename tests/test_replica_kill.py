@@ -33,14 +33,17 @@ KEY = "sk-kill-test-0123456789"
 
 
 class Replica:
-    """A ``python -m proxy serve`` process on ``url``; ``port`` read from its log."""
+    """A ``python -m proxy serve`` process on ``url``; ``port`` read from its log;
+    ``extra``: more environment variables (settings) for it."""
 
-    def __init__(self, data_dir: Path, url: str, upstream: str) -> None:
+    def __init__(self, data_dir: Path, url: str, upstream: str,
+                 extra: dict[str, str] | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
         env.update(PYTHONPATH=str(ROOT), LCM_EMBEDDING__PROVIDER="hashing",
                    LCM_UPSTREAM=upstream, LCM_LOG__JSON="false", LCM_STORE__URL=url,
                    # Vectors saved (and their checkpoint moved) within a second.
                    LCM_SEARCH__VECTOR_SAVE_INTERVAL_SECONDS="1")
+        env.update(extra or {})
         self.data_dir = data_dir
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "proxy", "serve", "--port", "0", "--data-dir",

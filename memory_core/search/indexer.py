@@ -153,6 +153,11 @@ class Indexer:
         self._text_pos: int | None = None
         self._text_saved: int | None = None
         self._text_dirty = False
+        self._text_items = 0  # the newest item id applied since the last commit
+        self.indexed_items: int | None = None
+        """The newest item id the text index holds (committed, searchable): every
+        item with a smaller id is in it too, since item ids and outbox ids are both
+        drawn in commit order. ``None`` until this process has applied an item."""
         self._vec_pos: int | None = None
         self._vec_saved: int | None = None
         self._last_save = time.monotonic()
@@ -231,6 +236,8 @@ class Indexer:
             ops = self._read_outbox(pos)
             if ops:
                 self._text_apply(*self._resolve(ops, text=True))
+                self._text_items = max([self._text_items,
+                                        *(ref for _, kind, ref, _ in ops if kind == "item")])
                 self._text_pos = ops[-1][0]
                 self._text_dirty = True
             if commit or not ops:
@@ -245,6 +252,8 @@ class Indexer:
             return
         self.text.commit()
         self._text_dirty = False
+        if self._text_items:
+            self.indexed_items = max(self.indexed_items or 0, self._text_items)
         if pos != self._text_saved:
             self.store.write_tx_sync(_set_checkpoint, self.text_checkpoint, pos)
             self._text_saved = pos

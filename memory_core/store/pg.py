@@ -49,6 +49,7 @@ from psycopg_pool import ConnectionPool
 from memory_core.errors import SchemaTooNewError, StoreError
 from memory_core.stats import LatencyStats
 from memory_core.store.api import EngineStore, Store
+from memory_core.store.batch import Done, complete_batch, fail_batch
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
 from memory_core.store.pg_trips import CountingCursor, RoundTrips, job_name, running
@@ -174,8 +175,7 @@ class PgStore:
                 return
 
     def _run_batch(self, jobs: list[Any]) -> None:
-        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None,
-                            contextvars.Context]] = []
+        results: list[Done] = []
         started = time.perf_counter()
         alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
         batch_key = job_name(jobs[0][0]) if alone else "(write batch)"
@@ -214,29 +214,10 @@ class PgStore:
             if conn is not None and not conn.closed and not conn.broken:
                 with contextlib.suppress(psycopg.Error):
                     conn.execute(b"ROLLBACK")  # a no-op (a warning) outside a transaction
-            err = StoreError(f"write failed: {exc}")
-            for _fn, _args, fut, _then, _ctx in jobs:
-                if fut.running():
-                    fut.set_exception(err)
+            fail_batch(jobs, exc)  # every job was rolled back with it
             return
         self.commit_latency.observe(time.perf_counter() - started)
-        hook = self.after_commit
-        if hook is not None:
-            try:
-                hook()
-            except Exception:  # noqa: BLE001 - a hook never breaks writes
-                log.exception("after_commit hook failed")
-        for _fut, ok, value, then, ctx in results:
-            if ok and then is not None:
-                try:
-                    ctx.run(then, value)
-                except BaseException:  # noqa: BLE001 - the job itself has committed
-                    log.exception("a write's follow-up failed")
-        for fut, ok, value, _then, _ctx in results:
-            if ok:
-                fut.set_result(value)
-            else:
-                fut.set_exception(value)
+        complete_batch(results, self.after_commit)
 
     def _writer_connection(self) -> psycopg.Connection[Any]:
         conn = self._wconn

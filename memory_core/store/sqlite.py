@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memory_core.errors import StoreError
 from memory_core.stats import LatencyStats
 from memory_core.store.api import EngineStore, Store
+from memory_core.store.batch import Done, complete_batch, fail_batch
 from memory_core.store.migrations import apply_migrations
 from memory_core.store.sqlite_ops import SqliteTx
 
@@ -199,8 +200,7 @@ class SqliteStore:
         return self._queue.qsize()
 
     def _run_batch(self, conn: sqlite3.Connection, jobs: list[Any]) -> None:
-        results: list[tuple[Future[Any], bool, Any, Callable[[Any], None] | None,
-                            contextvars.Context]] = []
+        results: list[Done] = []
         started = time.perf_counter()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -225,33 +225,13 @@ class SqliteStore:
                     conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
-            err = StoreError(f"write failed: {exc}")
-            # Every job of the batch was rolled back with it: fail them all.
-            for _fn, _args, fut, _then, _ctx in jobs:
-                if fut.running():
-                    fut.set_exception(err)
+            fail_batch(jobs, exc)  # every job was rolled back with it
             return
         self.commit_latency.observe(time.perf_counter() - started)
         self._commits += 1
         if self._commits % CHECKPOINT_COMMITS == 0:
             self._checkpoint_due.set()
-        hook = self.after_commit
-        if hook is not None:
-            try:
-                hook()
-            except Exception:  # noqa: BLE001 - a hook never breaks writes
-                log.exception("after_commit hook failed")
-        for _fut, ok, value, then, ctx in results:
-            if ok and then is not None:
-                try:
-                    ctx.run(then, value)
-                except BaseException:  # noqa: BLE001 - the job itself has committed
-                    log.exception("a write's follow-up failed")
-        for fut, ok, value, _then, _ctx in results:
-            if ok:
-                fut.set_result(value)
-            else:
-                fut.set_exception(value)
+        complete_batch(results, self.after_commit)
 
     def _checkpoint_loop(self) -> None:
         conn: sqlite3.Connection | None = None
