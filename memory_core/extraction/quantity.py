@@ -351,7 +351,7 @@ _EN_BINDS = re.compile(
     r"|capped|limit|limited|needs?|needed|uses?|used|costs?|takes?|allow|allows|allowed"
     r"|runs?|holds?|gets?|got|with|without|every|each|per|for|in|on|within|after|before"
     r"|until|till|last|first|next|another|those|these|all|its|our|my|your|their|his"
-    r"|her|the|a|an)|'s|'re|[:=≈~<>≤≥])\s*$", re.I)
+    r"|her|the|a|an)|'s|'re|'m|[:=≈~<>≤≥])\s*$", re.I)
 """What binds a unitless number to its subject when it stands right before it: a
 copula or a verb that takes an amount ("the limit is 5", "we have 3", "set X to 4"),
 a separator ("retries: 3", "workers=8"), a bound ("at most 5") or a determiner and
