@@ -733,12 +733,18 @@ class Engine:
             return []
         vector = self.search.embed_query(query, timeout=self.OPERATOR_QUERY_EMBED_SECONDS)
         kinds = ("message", "item") if include_messages else ("item",)
+        k = max(limit, 1) * 2  # overfetch: retracted items and commands are dropped below
+        # One fusion over every scope's candidates (each scope's vectors from its own
+        # partition), so that scores of two scopes compare: fused per scope, a scope
+        # with no keyword match would rank its nearest vector as a whole-query match.
+        pool = self.search.pool((self.search.candidate_lists(
+            t, r, query, k=k, kinds=kinds, session=session, query_vector=vector)
+            for t, r in scopes), k)
         found = []
         for t, r in scopes:
-            # Overfetch: retracted items and command exchanges are dropped below.
             found += [(h, t, r) for h in self.search.search(
-                t, r, query, k=max(limit, 1) * 2, kinds=kinds, session=session,
-                mode="hybrid", query_vector=vector)]
+                t, r, query, k=k, kinds=kinds, session=session,
+                mode="hybrid", query_vector=vector, pool=pool)]
         found.sort(key=lambda x: -x[0].score)
 
         def rows(tx: Tx) -> list[dict[str, Any]]:

@@ -164,13 +164,14 @@ def stands(item: Extracted, speaker: str = "user") -> bool:
     import orjson
 
     from memory_core.assemble import standing_weight
+    from memory_core.standing import extraction_data
 
     row = {"kind": item.kind, "text": item.text, "value": item.value,
            "condition": item.condition,
            "evidence": "assistant" if item.kind == "proposal" or speaker == "assistant"
            else "user",
            "supersedes": 0 if item.correction else None,
-           "data": orjson.dumps({"label": item.label} if item.label else {}).decode()}
+           "data": orjson.dumps(extraction_data(item)).decode()}
     return standing_weight(row) > 0
 
 

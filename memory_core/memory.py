@@ -260,13 +260,9 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         return None
     if absorb is not None and absorb is old:
         old = None
-    data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
-    if getattr(ex, "task_label", None):
-        data["task_label"] = ex.task_label
+    data = standing.extraction_data(ex)
     if speaker:
         data["speaker"] = speaker
-    if getattr(ex, "label", None):
-        data["label"] = ex.label
     item_id = items.insert_item(
         tenant=scope.tenant, role=scope.role, session=scope.session, thread_id=thread_id,
         kind=kind, subject=ex.subject, text=ex.text, value=ex.value, value_text=ex.value_text,

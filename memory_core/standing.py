@@ -12,7 +12,9 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   one of a series in one conversation (``data.label``, set by the extraction) — task
   state, not something that stands. A labelled preference or a labelled rule that says
   it stands ("1. Always use tabs.") is not one of a series (:func:`series`).
-- A **fixed quantity** is a number the user set (a budget, a port, a timeout); an
+- A **fixed quantity** is a number the user set (a budget, a port, a timeout), not
+  any number in a message: a unitless number the clause binds to nothing ("hello
+  429", "rate limit me 2"; ``data.loose``, set by the extraction) fixes nothing. An
   **observation** reports what a run or a measurement gave ("latency was 180 ms",
   "the build took 40 s", "用了40秒", "3分かかった"): it is kept and searchable, but
   a statement is not standing merely because it holds a number.
@@ -101,17 +103,39 @@ def series(row: Any) -> bool:
                 or (row["kind"] == "constraint" and is_standing_rule(row["text"])))
 
 
+def loose(row: Any) -> bool:
+    """Whether the item's number is one its statement does not fix (``data.loose``:
+    "try 5", "hello 429"; :func:`memory_core.extraction.quantity.loose`). Rows stored
+    before the extraction marked it read ``False``."""
+    return bool(data_of(row).get("loose"))
+
+
+def extraction_data(ex: Any) -> dict[str, Any]:
+    """The ``data`` JSON fields an extracted item (``Extracted``) carries into its row:
+    ``negated``, ``task_label``, ``label`` and ``loose`` where set (the speaker is the
+    caller's)."""
+    data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
+    for name in ("task_label", "label"):
+        if getattr(ex, name, None):
+            data[name] = getattr(ex, name)
+    if getattr(ex, "loose", False) and getattr(ex, "value", None) is not None:
+        data["loose"] = True
+    return data
+
+
 def one_off(row: Any) -> bool:
-    """A constraint that does not say it stands and fixes no number."""
-    return (row["kind"] == "constraint" and row["value"] is None
+    """A constraint that does not say it stands and fixes no number (a loose number,
+    :func:`loose`, fixes none)."""
+    return (row["kind"] == "constraint" and (row["value"] is None or loose(row))
             and not is_standing_rule(row["text"]))
 
 
 def fixed_quantity(row: Any) -> bool:
     """A number the user set: a user's numeric fact that is neither one of a series
-    (:func:`label`) nor an observation (:func:`is_observation`)."""
+    (:func:`label`), nor an observation (:func:`is_observation`), nor a number its
+    statement does not fix (:func:`loose`)."""
     return (row["evidence"] == "user" and row["value"] is not None and not label(row)
-            and not is_observation(row["text"]))
+            and not loose(row) and not is_observation(row["text"]))
 
 
 def sources(row: Any) -> list[int]:

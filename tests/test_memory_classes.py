@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import orjson
 import pytest
 
 from memory_core import memory
@@ -197,6 +198,52 @@ def test_numbers_alone_do_not_make_a_standing_item() -> None:
     for fixed in ("The budget is 5000 USD.", "The staging DB is on port 5433.",
                   "The latency budget was set to 200 ms.", "Always keep replies under 200 words."):
         assert weight(fixed) > 0, fixed
+
+
+LOOSE_NUMBERS = ["hello 429", "rate limit me 2", "ping 42", "error 500 again", "ok try 5",
+                 "test 3", "你好 429", "测试一下 2", "テスト 3"]
+"""Messages whose number the user fixes nothing with (the class behind issue 24's
+"hello 429" standing as a fact in every other conversation)."""
+
+
+@pytest.mark.parametrize("text", LOOSE_NUMBERS)
+def test_a_number_bound_to_nothing_is_not_a_standing_quantity(text: str) -> None:
+    from memory_core import standing
+    from memory_core.assemble import standing_weight
+
+    for ex in extract(text):
+        row = {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
+               "supersedes": None, "condition": ex.condition, "source_message_id": 1,
+               "data": orjson.dumps(standing.extraction_data(ex)).decode()}
+        assert standing_weight(row) == 0, (text, ex)
+
+
+@pytest.mark.parametrize("text", [
+    "The limit is 5 requests per second.", "Keep the budget under $200.",
+    "We have 3 replicas in production.", "retries: 3", "workers=8", "Retry 3 times.",
+    "并发数上限是20。", "最大接続数は100です。", "We run Python 3.10 in CI."])
+def test_a_number_the_user_fixes_stands(text: str) -> None:
+    from memory_core import standing
+    from memory_core.assemble import standing_weight
+
+    (ex,) = [e for e in extract(text) if e.value is not None]
+    row = {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
+           "supersedes": None, "condition": ex.condition, "source_message_id": 1,
+           "data": orjson.dumps(standing.extraction_data(ex)).decode()}
+    assert not ex.loose and standing_weight(row) > 0, ex
+
+
+async def test_a_loose_number_does_not_reach_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    for text in ("hello 429", "rate limit me 2", "The limit is 5 requests per second."):
+        await first.say(text)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("What should the retry policy of the sync client look like?")
+    block = block_of(other.upstream_last_user())
+    assert "5 requests per second" in block  # a quantity the user fixed stands
+    assert "429" not in block and "rate limit me" not in block, block
 
 
 async def test_sixty_near_identical_statements_do_not_flood_the_block(

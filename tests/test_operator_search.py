@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import orjson
@@ -130,3 +131,78 @@ def test_a_readonly_service_writes_nothing_and_refuses_to_index(tmp_path: Path) 
         svc.close()
     finally:
         engine.close()
+
+
+# -- scores of several scopes compare (one fusion over their candidates) ---------------
+def _scoped_store(data_dir: Path) -> Any:
+    """An engine and search service (hashing embedder) holding three scopes: tenant
+    ``t_a`` (several statements, one of them the exact match), one of its end users
+    and another tenant (one unrelated statement each, sharing no word with it)."""
+    from memory_core.models import Scope
+    from tests.test_search_support import Conversation, running_service
+
+    ctx = running_service(data_dir)
+    engine, svc = ctx.__enter__()
+    engine.attach_search(svc, start=False)
+    talks = {"t_a": ["Our staging database listens on port 5433.", EXACT,
+                     "The quarterly report is due on Monday.", "I like green tea."],
+             "t_a~u_5f0c": ["My dog is named Rex."],
+             "t_b": ["I went hiking with friends."]}
+    for tenant, texts in talks.items():
+        conv = Conversation(engine, Scope(tenant=tenant, role="default", session=""))
+        for text in texts:
+            conv.say(text, "ok")
+    engine.flush()
+    assert svc.wait_idle(60)
+    return ctx, engine
+
+
+EXACT = "The deploy window is Friday at 18:00."
+
+
+def test_an_exact_match_outranks_other_scopes_nearest_vectors(tmp_path: Path) -> None:
+    ctx, engine = _scoped_store(tmp_path / "d")
+    try:
+        # messages and items, as `lcm-proxy memory search` and the admin API search
+        for messages in (True, False):
+            hits = engine.search_memory("deploy window is Friday", mode="hybrid", limit=5,
+                                        include_messages=messages)
+            assert hits[0]["text"] == EXACT, hits
+        # every scope still takes part: a paraphrase in another scope is found
+        texts = [h["text"] for h in engine.search_memory("dog", mode="hybrid", limit=3)]
+        assert texts[0] == "My dog is named Rex.", texts
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("tenant, others", [
+    ("t_a", ("Rex", "hiking")), ("t_a~u_5f0c", ("deploy", "hiking", "tea")),
+    ("t_b", ("deploy", "Rex", "tea"))])
+def test_a_tenant_or_end_user_search_sees_only_its_own_scope(
+        tmp_path: Path, tenant: str, others: tuple[str, ...]) -> None:
+    ctx, engine = _scoped_store(tmp_path / "d")
+    try:
+        for query in ("deploy window is Friday", "My dog is named Rex", "hiking", "tea"):
+            hits = engine.search_memory(query, tenant=tenant, mode="hybrid", limit=20)
+            seen = " ".join(h["text"] for h in hits)
+            assert not any(word in seen for word in others), (tenant, query, hits)
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+def test_a_pool_of_one_scope_ranks_as_a_plain_search(tmp_path: Path) -> None:
+    ctx, engine = _scoped_store(tmp_path / "d")
+    try:
+        svc = engine.search
+        assert svc is not None
+        for query in ("deploy window is Friday", "green tea", "when is the report due"):
+            vector = svc.embed_query(query)
+            pool = svc.pool([svc.candidate_lists("t_a", "default", query, k=10,
+                                                 query_vector=vector)], 10)
+            plain = svc.search("t_a", "default", query, k=10, query_vector=vector)
+            pooled = svc.search("t_a", "default", query, k=10, query_vector=vector,
+                                pool=pool)
+            assert [(h.kind, h.ref_id, round(h.score, 9)) for h in pooled] == [
+                (h.kind, h.ref_id, round(h.score, 9)) for h in plain]
+    finally:
+        ctx.__exit__(None, None, None)

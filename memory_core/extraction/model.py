@@ -31,7 +31,10 @@ class Extracted:
     revision of an earlier statement (or an unmarked update: "now", "switched to", 改成, 今は);
     ``negated`` marks prohibitions and dislikes. ``label`` is an ordinal label that leads
     the sentence ("run 39", "step 3", "第3步"): the item is one of a series, its subject
-    starts with the label, and it is local to its conversation.
+    starts with the label, and it is local to its conversation. ``loose`` marks a
+    value the clause does not fix: a unitless number bound to no subject ("hello 429",
+    "rate limit me 2"; :func:`memory_core.extraction.quantity.loose`) — kept, but not a
+    quantity the user set.
     """
 
     kind: str
@@ -46,3 +49,4 @@ class Extracted:
     lang: str = "en"
     negated: bool = False
     label: str | None = None
+    loose: bool = False

@@ -44,7 +44,7 @@ from memory_core.extraction.cue import tokens
 from memory_core.extraction.lexicon import ORDINAL_LABEL, ordinal_label
 from memory_core.extraction.model import Extracted
 from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
-from memory_core.extraction.quantity import Quantity, find_quantities, primary_quantity
+from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
 from memory_core.extraction.segment import Sentence, segment
 from memory_core.extraction.subject import key
 from memory_core.extraction.units import unit_class
@@ -252,6 +252,7 @@ def _item(text: str, c: Clause, v: Verdict, correction: bool,
         value=q.value if q else None, value_text=q.value_text if q else None,
         unit=q.unit if q else None, condition=cond, correction=correction,
         task_label=task_label, lang=c.lang, negated=v.negated,
+        loose=q is not None and loose(c.scan, q, c.start, c.end, c.lang),
     )
 
 

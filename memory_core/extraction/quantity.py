@@ -342,3 +342,61 @@ def primary_quantity(quantities: list[Quantity], scan: str) -> Quantity | None:
             continue
         return q
     return quantities[0] if quantities else None
+
+
+_EN_BINDS = re.compile(
+    r"(?:\b(?:is|are|was|were|be|been|being|equals?|to|at|of|under|over|below|above|by"
+    r"|max(?:imum)?|min(?:imum)?|least|most|than|from|between|and|or|about|around|roughly"
+    r"|approximately|approx|exactly|only|just|nearly|almost|has|have|had|keep|set|cap"
+    r"|capped|limit|limited|needs?|needed|uses?|used|costs?|takes?|allow|allows|allowed"
+    r"|runs?|holds?|gets?|got|with|without|every|each|per|for|in|on|within|after|before"
+    r"|until|till|last|first|next|another|those|these|all|its|our|my|your|their|his"
+    r"|her|the|a|an)|'s|'re|'m|[:=≈~<>≤≥])\s*$", re.I)
+"""What binds a unitless number to its subject when it stands right before it: a
+copula or a verb that takes an amount ("the limit is 5", "we have 3", "set X to 4"),
+a separator ("retries: 3", "workers=8"), a bound ("at most 5") or a determiner and
+preposition of a noun phrase ("in the 3 regions")."""
+_EN_LOOSE_AFTER = frozenset(
+    "again too also now then please pls plz thanks thx ty today tomorrow yesterday lol "
+    "haha ok okay already yet anyway right here there so ?".split())
+"""Words after a number that name nothing counted ("error 500 again")."""
+_EN_WORD_AFTER = re.compile(r"\s*([A-Za-z][A-Za-z'-]*)")
+_CJK_BINDS = re.compile(
+    r"(?:是|为|為|到|成|至|有|约|約|大约|大約|最多|至少|不超过|不超過|上限|下限|以内|以內"
+    r"|は|が|を|に|で|も|の|約|およそ|最大|最小|[:：=＝≈~〜～<>≤≥])\s*$")
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z])([A-Za-z][A-Za-z0-9+#.-]*)\s?$")
+"""A product name right before a number is its version ("Python 3.10", "MySQL 8")."""
+_CJK_AFTER = re.compile(r"\s*[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _named(word: str, lead: str) -> bool:
+    """Whether ``word`` (right before a number) names a product: mixed case with an
+    inner capital ("MySQL", "iOS"), or a capital not at the start of the clause ("we use Python
+    3.10"; "Hello 429" starts its clause)."""
+    inner = any(ch.isupper() for ch in word[1:]) and any(ch.islower() for ch in word)
+    return inner or (word[0].isupper() and bool(lead.strip(" \t,.:;!?-")))
+
+
+def loose(scan: str, q: Quantity, start: int, end: int, lang: str) -> bool:
+    """Whether ``q`` is a number the clause ``scan[start:end]`` does not fix: unitless,
+    with no port or version cue, and bound to nothing — neither by a word or separator
+    right before it (:data:`_EN_BINDS`: "the limit is 5", "retries: 3", "we have 3")
+    nor by a noun right after it that it counts ("3 replicas", "2 kids", "3台").
+    "hello 429", "rate limit me 2", "ping 42", "error 500 again" hold loose numbers:
+    such a number is kept with its item (searchable) but is not a quantity the user
+    set (:func:`memory_core.standing.fixed_quantity`)."""
+    if q.kind != "bare" or q.value is None:
+        return False
+    before = scan[max(start, q.start - 24):q.start]
+    after = scan[q.end:end]
+    name = _NAME_BEFORE.search(before)
+    if name and _named(name.group(1), scan[start:q.start - len(name.group(0))]):
+        return False
+    if lang == "en" or before.isascii():
+        if _EN_BINDS.search(before):
+            return False
+        word = _EN_WORD_AFTER.match(after)
+        return word is None or word.group(1).lower() in _EN_LOOSE_AFTER
+    if _CJK_BINDS.search(before) or _EN_BINDS.search(before):
+        return False
+    return _CJK_AFTER.match(after) is None and _EN_WORD_AFTER.match(after) is None

@@ -16,6 +16,7 @@ import re
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.prepare import MASK
+from memory_core.extraction.quantity import loose
 from memory_core.extraction.subject import cjk_key
 
 _WORDY = re.compile(r"[^\W_]")
@@ -127,10 +128,16 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
     imp = lc.ZH_IMPERATIVE.match(core)
     if imp and _ZH_VERB_NOUN.match(c.raw.strip()):
         imp = None  # 重试逻辑…, 设置页面…: a noun that starts with a verb, not an order
-    if imp and (c.quantities or c.condition or lc.ZH_STANDING.search(core)):
+    if imp and (_fixes(c) or c.condition or lc.ZH_STANDING.search(core)):
         head = _ZH_COMMA.split(core, maxsplit=1)[0]
         return 0, bool(_ZH_NEGATION.search(core)), cjk_key(head, "zh", keep_last=False)
     return None
+
+
+def _fixes(c: Clause) -> bool:
+    """Whether the clause holds a number it fixes (not a loose one: "你好 429",
+    "テスト 3", :func:`~memory_core.extraction.quantity.loose`)."""
+    return any(not loose(c.scan, q, c.start, c.end, c.lang) for q in c.quantities)
 
 
 def classify_zh(c: Clause) -> Verdict | None:
@@ -170,7 +177,7 @@ def classify_zh(c: Clause) -> Verdict | None:
     first_person = lc.ZH_FIRST_PERSON.match(core)
     if hedged and copula is None:
         return None
-    if copula is None and not c.quantities and not (first_person and len(core) >= 4):
+    if copula is None and not _fixes(c) and not (first_person and len(core) >= 4):
         return None
     if subject is None and not c.quantities:
         return None
@@ -254,7 +261,7 @@ def classify_ja(c: Clause) -> Verdict | None:
         return Verdict("preference", cjk_key(habit.group("o"), "ja"))
     rule = lc.JA_CONSTRAINT.search(core)
     if rule and _JA_WEAK_RULE.fullmatch(rule.group()):
-        standing = _JA_TOPIC.match(core) or c.quantities or lc.JA_STANDING.search(core)
+        standing = _JA_TOPIC.match(core) or _fixes(c) or lc.JA_STANDING.search(core)
         rule = rule if standing else None
     dec = lc.JA_DECISION.search(core)
     subject = _ja_topic(core) or _ja_object(core)
@@ -271,7 +278,7 @@ def classify_ja(c: Clause) -> Verdict | None:
         return Verdict("constraint", subject, bool(lc.JA_CONSTRAINT_NEG.search(core)))
     if lc.JA_REQUEST.search(core) or lc.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
         return None
-    if not _JA_DECLARATIVE.search(core.rstrip("。!！")) and not c.quantities:
+    if not _JA_DECLARATIVE.search(core.rstrip("。!！")) and not _fixes(c):
         return None
     subject = _ja_topic(core)
     if subject is None and c.quantities:

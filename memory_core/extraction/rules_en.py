@@ -19,7 +19,8 @@ Order of the checks, and why:
 5. A fact is a declarative clause with a subject and a verb; it is kept only when it
    has a subject key or a number (so "It works now" is dropped).
 6. A verbless note with a number is a setting ("port 8080", "timeout: 30s") or, led by
-   max/at most/under…, a bound ("max 500 MB").
+   max/at most/under…, a bound ("max 500 MB"); one whose number has no unit, cue or
+   separator ("hello 429", "ping 42": ``quantity.loose``) is not memory.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import re
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.cue import Lead, first_word
+from memory_core.extraction.quantity import loose
 from memory_core.extraction.subject import en_key
 
 _ALNUM = re.compile(r"[A-Za-z0-9]")
@@ -169,10 +171,12 @@ def _target_or_object(rest: str) -> str | None:
 
 
 def _is_standing(c: Clause, verb: str, core: str) -> bool:
-    """An imperative that is a lasting instruction rather than a one-off request."""
+    """An imperative that is a lasting instruction rather than a one-off request (a
+    number counts only when the clause fixes it: "retry 3 times", not "try 5")."""
     if verb.lower() in lx.EN_VERY_STANDING:
         return True
-    has_number = any(q.kind != "bare" or q.value is not None for q in c.quantities)
+    has_number = any((q.kind != "bare" or q.value is not None)
+                     and not loose(c.scan, q, c.start, c.end, c.lang) for q in c.quantities)
     strong = bool(lx.EN_STANDING_SCOPE.search(core, c.tokens)) or c.condition is not None
     if verb.lower() in lx.EN_STANDING_VERBS:
         return has_number or strong or not _SCOPING_PREPOSITIONS.isdisjoint(c.tokens)
@@ -313,6 +317,8 @@ def _fragment(core: str, c: Clause) -> Verdict | None:
     if not c.quantities or len(core.split()) > _FRAGMENT_WORDS:
         return None
     first = c.quantities[0]
+    if loose(c.scan, first, c.start, c.end, c.lang) and not _BOUND.match(core):
+        return None  # "hello 429", "ping 42": a number bound to nothing sets nothing
     head = c.raw[: max(0, first.start - c.body_start)]
     if first.kind in ("port", "version"):
         head = c.raw[: max(0, first.end - len(first.value_text) - c.body_start)]

@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,25 @@ eval, kept stores searched as at question time (seed 1, 77 questions): rank-1 44
 TASK_LINES_PER_LABEL = 3
 """Most open task lines of one label a query intent adds as candidates (the current
 thread's first, then the newest)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidatePool:
+    """The keyword and vector candidate lists of several scopes, each merged into one
+    list best first and cut to ``depth`` (:meth:`SearchService.pool`).
+
+    A hybrid search scales each list over its own candidates; run in one scope at a
+    time, a scope where no keyword matches scales its best vector neighbour to the
+    top, as high as a whole-query match elsewhere, so per-scope scores do not compare
+    (an operator's search across tenants ranked another tenant's unrelated item above
+    an exact match). Given a pool, :meth:`SearchService.search` fuses the pooled
+    lists, which hold only the candidates of the scopes that were pooled (each
+    scope's vectors come from its own partition), and keeps its own scope's: its
+    scores are those of one search over the pooled scopes together."""
+
+    bm25: tuple[tuple[int, float], ...]
+    vector: tuple[tuple[int, float], ...]
+    depth: int
 
 
 class SearchService:
@@ -233,6 +253,7 @@ class SearchService:
         require_all: bool = False,
         query_vector: np.ndarray | None = None,
         vectors: bool = True,
+        pool: CandidatePool | None = None,
     ) -> list[Hit]:
         """Return up to ``k`` hits for ``query`` within one tenant and role.
 
@@ -258,6 +279,10 @@ class SearchService:
         current item (``boosts["successor"]``; hybrid searches that include items),
         so a hit may come from neither list (``bm25_rank`` and ``vector_rank``
         ``None``).
+        ``pool`` (hybrid): the candidate lists of several scopes, this one among them
+        (:meth:`pool`); the fused scores are those of one search over all of them
+        (ranks and scaling over the pooled lists), the hits this scope's own, so hits
+        of several scopes compare by score (:class:`CandidatePool`).
         Raises ``ValueError`` for an unknown mode or kind.
         """
         cfg = self.config
@@ -303,7 +328,12 @@ class SearchService:
                 and cfg.bm25_reference_share > 0):
             # A vector list is there to rank what the keywords do not cover.
             reference = cfg.bm25_reference_share * self.text.reference_score(query, speakers)
-        fused = fuse(bm25, vec, cfg, n_cand, reference)
+        if pool is not None:
+            own = {lb for lb, _ in bm25} | {lb for lb, _ in vec}
+            fused = {lb: e for lb, e in fuse(list(pool.bm25), list(pool.vector), cfg,
+                                             pool.depth, reference).items() if lb in own}
+        else:
+            fused = fuse(bm25, vec, cfg, n_cand, reference)
         intents = (query_intents(query) if competing and cfg.intent_boost > 0
                    else frozenset())
         if intents & set(TASK_INTENTS) and (flt.kinds is None or "message" in flt.kinds):
@@ -382,6 +412,44 @@ class SearchService:
                 thread_id=meta["thread"].get(e.label), created_at=meta["time"].get(e.label),
             ))
         return hits
+
+    def candidate_lists(self, tenant: str, role: str, query: str, *, k: int = 10,
+                        kinds: tuple[str, ...] | list[str] | None = None,
+                        session: str | None = None,
+                        query_vector: np.ndarray | None = None,
+                        ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """The keyword and vector ``(label, score)`` lists a hybrid :meth:`search` of
+        one tenant and role fuses (filters as there; the vector list from that scope's
+        own partition, none without ``query_vector`` or an embedder). For
+        :meth:`pool`."""
+        k = self._checked_k(k, kinds)
+        flt = SearchFilter(tenant=tenant, role=role,
+                           kinds=tuple(kinds) if kinds is not None else None,
+                           session=session)
+        n_cand = max(k, self.config.candidates)
+        bm25, _ = self._keyword(query, flt, n_cand, context_weight=self.config.context_weight)
+        vec: list[tuple[int, float]] = []
+        if self.vectors is not None and query_vector is not None:
+            vec = [(lb, sc) for lb, sc in self.vectors.search(query_vector, flt, n_cand)
+                   if sc >= self.config.vector_min_similarity]
+        return bm25, vec
+
+    def pool(self, lists: Iterable[tuple[list[tuple[int, float]], list[tuple[int, float]]]],
+             k: int = 10) -> CandidatePool:
+        """Merge the :meth:`candidate_lists` of several scopes into one
+        :class:`CandidatePool`: each kind of list best first (ties: lower label),
+        cut to the depth a search of ``k`` asks each list for."""
+        depth = max(self._checked_k(k, None), self.config.candidates)
+        bm25: list[tuple[int, float]] = []
+        vec: list[tuple[int, float]] = []
+        for b, v in lists:
+            bm25 += b
+            vec += v
+
+        def best(pairs: list[tuple[int, float]]) -> tuple[tuple[int, float], ...]:
+            return tuple(sorted(pairs, key=lambda p: (-p[1], p[0]))[:depth])
+
+        return CandidatePool(best(bm25), best(vec), depth)
 
     def keyword_hits(self, tenant: str, role: str, query: str, *, k: int,
                      kinds: tuple[str, ...], include_hidden: bool = True
