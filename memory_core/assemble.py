@@ -499,17 +499,24 @@ def _choose_items(
         if c:
             rel[p] += math.log(1 + n_items / c)
     rel[~items_mask] = 0.0
-    # The search hook scores only what its index holds. While a matching item is
-    # newer than that (``indexed_items``: the index lags behind a capture, or behind
-    # another replica's writes), its scores would rank every older match above it,
-    # whatever the turn's words say: keyword relevance alone ranks them then.
-    lagging = (indexed_items is not None
-               and bool(np.any(items_mask & (rel > 0) & (ix.ids > indexed_items))))
-    if search is not None and newest_text.strip() and not lagging:
+    # The search hook scores only what its index holds. An item newer than that
+    # (``indexed_items``: the index lags behind a capture, or behind another
+    # replica's writes) would rank below every older match whatever the turn's
+    # words say: it gets an imputed score instead, the best search score scaled by
+    # its keyword relevance against the best keyword relevance.
+    if search is not None and newest_text.strip():
+        keyword = rel.copy()
+        found = 0.0
         for kind, ref_id, score in search(scope, newest_text, ("item",), cfg.max_items * 2):
             s = ix.slot(ref_id) if kind == "item" else None
             if s is not None and items_mask[s]:
                 rel[s] += 2.0 * score
+                found = max(found, score)
+        if indexed_items is not None:
+            fresh = np.flatnonzero(items_mask & (keyword > 0) & (ix.ids > indexed_items))
+            top = float(keyword.max())
+            if fresh.size and top > 0:
+                rel[fresh] += 2.0 * (found or 1.0) * keyword[fresh] / top
     scored = rel[items_mask & (rel != 0)]
     best = float(scored.max()) if scored.size else 0.0
     # Standing items: shown on every turn whether or not the words match (a
