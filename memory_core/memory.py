@@ -31,6 +31,7 @@ Restatement: the same kind, subject and value again — or the same statement
 
 from __future__ import annotations
 
+import functools
 import heapq
 import re
 import time
@@ -333,8 +334,16 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
     data = _data(row)
     return ((not same_kind or bool(data.get("negated")) == bool(getattr(ex, "negated", False)))
             and data.get("label") == getattr(ex, "label", None)
-            and len(_NEGATION.findall(row["text"])) % 2 == len(_NEGATION.findall(ex.text)) % 2
-            and _numbers(row["text"]) == _numbers(ex.text))
+            and _polarity_numbers(row["text"]) == _polarity_numbers(ex.text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _polarity_numbers(text: str | None) -> tuple[int, tuple[str, ...]]:
+    """``(parity of the negation words, the numbers)`` of a statement
+    (:func:`_same_statement`). Memoised: a new statement is compared with up to
+    ``_REWORDED_SCAN`` stored ones, mostly the same texts from one turn to the next,
+    and the negation pattern is the costly part of that comparison."""
+    return len(_NEGATION.findall(text or "")) % 2, tuple(_numbers(text))
 
 
 def _reworded_shared(new_terms: frozenset[str]) -> int:
@@ -475,9 +484,7 @@ def same_meaning(new: Row, old: Row) -> bool:
     if (nd.get("speaker", "") != od.get("speaker", "") or nd.get("label") != od.get("label")
             or (same_kind and bool(nd.get("negated")) != bool(od.get("negated")))):
         return False
-    if len(_NEGATION.findall(new["text"])) % 2 != len(_NEGATION.findall(old["text"])) % 2:
-        return False
-    if _numbers(new["text"]) != _numbers(old["text"]):
+    if _polarity_numbers(new["text"]) != _polarity_numbers(old["text"]):
         return False
     a, b = content_terms(new["text"]), content_terms(old["text"])
     if not same_kind:

@@ -12,6 +12,7 @@ from typing import Any
 
 import openai
 import pytest
+from aiohttp import web
 
 from memory_core.engine import Engine
 from memory_core.models import Scope
@@ -171,6 +172,45 @@ async def test_the_chat_handler_holds_its_critical_steps_and_its_whole_life(
             asked.cancel()
             with contextlib.suppress(BaseException):
                 await asked
+        await client.close()
+        await proxy.close()
+
+
+async def test_a_whole_answer_is_sent_while_its_request_is_still_in_flight(
+        upstream: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A non-streamed answer's status line and body go out while the request still
+    holds its whole-request mark: once the mark ends, the index workers and the
+    compaction check wake and would take the interpreter lock from that write. A
+    streamed answer was always sent inside the handler. (The memory tools offered:
+    the tool loop answers a plain request whole, the plain relay streams it.)"""
+    proxy: RunningProxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                                            tools={"offer": "always"})
+    fg = proxy.engine.search.indexer.foreground
+    seen: list[tuple[bool, int]] = []
+    real = web.StreamResponse.prepare
+
+    async def spy(self: web.StreamResponse, request: web.BaseRequest) -> Any:
+        if request.app is proxy.app and request.path == "/v1/chat/completions" \
+                and not self.prepared:
+            seen.append((isinstance(self, web.Response), fg.requests))
+        return await real(self, request)
+
+    monkeypatch.setattr(web.StreamResponse, "prepare", spy)
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    try:
+        upstream.push(Reply(content="fine"), Reply(content="fine too"))
+        raw = await client.chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "user", "content": "The heron nests by the weir."}])
+        assert raw.parse().choices[0].message.content == "fine"
+        assert raw.headers["x-lcm-request-id"].startswith("req_")
+        stream = await client.chat.completions.create(
+            model="m", stream=True,
+            messages=[{"role": "user", "content": "And the kestrel on the post?"}])
+        assert "".join([c.choices[0].delta.content or "" async for c in stream
+                        if c.choices]) == "fine too"
+        assert seen == [(True, 1), (False, 1)]  # both sent inside the mark
+        assert fg.requests == 0
+    finally:
         await client.close()
         await proxy.close()
 

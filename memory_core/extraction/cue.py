@@ -25,15 +25,20 @@ class Cue:
     word or substring that every match contains (a missing trigger silently disables a
     branch, so every rule has positive cases in ``tests/test_extract.py``)."""
 
-    __slots__ = ("pattern", "words", "marks", "mark_chars")
+    __slots__ = ("pattern", "words", "marks", "mark_chars", "ascii_marks")
 
     def __init__(self, pattern: re.Pattern[str], *, words: str = "", marks: str = "") -> None:
         self.pattern = pattern
         self.words = frozenset(words.split())
         self.marks = tuple(m for m in marks.split("|") if m)
         self.mark_chars = frozenset(m[0] for m in self.marks)
+        self.ascii_marks = any(m.isascii() for m in self.marks)
 
     def _marked(self, text: str) -> bool:
+        # ``isdisjoint`` walks the whole text, a mark or not: an ASCII text (the
+        # interpreter knows it without a scan) holds none of the CJK marks.
+        if not self.marks or (not self.ascii_marks and text.isascii()):
+            return False
         return not self.mark_chars.isdisjoint(text) and any(m in text for m in self.marks)
 
     def search(self, text: str, toks: frozenset[str] = frozenset()) -> re.Match[str] | None:

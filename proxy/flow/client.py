@@ -19,10 +19,34 @@ import aiohttp
 from aiohttp import web
 
 from proxy import headers as hdrs
+from proxy.appkeys import REQUEST_ID
 from proxy.flow.exchange import Exchange
 from proxy.wire.base import StreamRound
 
 T = TypeVar("T")
+
+
+async def send_whole(request: web.Request, response: web.StreamResponse) -> None:
+    """Send a response the handler built whole (a ``web.Response`` not prepared yet):
+    its status line, headers and body, now rather than after the handler returned.
+
+    A handler calls it while its request is still marked in flight
+    (``AsyncEngine.in_flight()``): aiohttp would send the body only after the
+    handler returned, once the mark is gone, and the background work that gives way
+    to requests (the indexer's Tantivy commit, the compaction check, both woken by
+    the end of the mark) then took the interpreter lock from that write
+    (docs/evaluation/README.md, "Short non-streamed requests: what main added").
+    A response already started (a stream) is left as it is. A client that left is
+    not an error here (aiohttp sees it too).
+    """
+    if response.prepared:
+        return
+    response.headers.setdefault("x-lcm-request-id", request[REQUEST_ID])
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+    except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
+        pass
 
 
 class ClientGone(Exception):

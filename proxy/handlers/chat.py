@@ -19,6 +19,7 @@ from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.appkeys import AENGINE, SETTINGS, TASKS
 from proxy.flow import record
+from proxy.flow.client import send_whole
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.recovery import recoverer
@@ -52,7 +53,9 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     the step's budget runs out while the model thinks, and indexing goes on then.
     """
     with request.app[AENGINE].in_flight():
-        return await _chat_completions(request)
+        response = await _chat_completions(request)
+        await send_whole(request, response)  # the give-way covers the answer's bytes too
+        return response
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:

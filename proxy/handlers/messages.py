@@ -36,6 +36,7 @@ from proxy import headers as hdrs
 from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import ProxyError
 from proxy.flow import record
+from proxy.flow.client import send_whole
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.memorypath import Prepared, prepare_upstream
@@ -64,11 +65,13 @@ async def messages(request: web.Request) -> web.StreamResponse:
     """Handle one Messages request, streamed or not (see module docstring)."""
     with request.app[AENGINE].in_flight():
         try:
-            return await _messages(request)
+            response = await _messages(request)
         except ProxyError as exc:  # upstream unreachable, timeout: Anthropic's shape
             if exc.status >= 500:
                 log.warning("%s: %s", exc.__class__.__name__, exc.message)
-            return error_response(exc.status, exc.message, request[REQUEST_ID])
+            response = error_response(exc.status, exc.message, request[REQUEST_ID])
+        await send_whole(request, response)  # the give-way covers the answer's bytes too
+        return response
 
 
 def _is_messages_body(body: Any) -> bool:

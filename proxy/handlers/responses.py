@@ -62,6 +62,7 @@ from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.appkeys import AENGINE, SETTINGS
 from proxy.flow import record
+from proxy.flow.client import send_whole
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.recovery import recoverer
@@ -89,7 +90,9 @@ TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed
 async def responses(request: web.Request) -> web.StreamResponse:
     """Handle one ``POST /v1/responses``, streaming or not (see module docstring)."""
     with request.app[AENGINE].in_flight():
-        return await _responses(request)
+        response = await _responses(request)
+        await send_whole(request, response)  # the give-way covers the answer's bytes too
+        return response
 
 
 async def _responses(request: web.Request) -> web.StreamResponse:
