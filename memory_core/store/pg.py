@@ -48,6 +48,7 @@ from psycopg_pool import ConnectionPool
 
 from memory_core.errors import SchemaTooNewError, StoreError
 from memory_core.stats import LatencyStats
+from memory_core.store import pg_text
 from memory_core.store.api import EngineStore, Store
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
@@ -98,7 +99,7 @@ class PgStore:
         """Unused: PostgreSQL has no WAL checkpoints for the engine to give way to."""
         self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size,
                                     timeout=timeout, kwargs={"autocommit": True},
-                                    open=False, name="lcm-pg")
+                                    configure=pg_text.register, open=False, name="lcm-pg")
         try:
             self._pool.open(wait=True, timeout=timeout)
             with self._pool.connection() as conn:
@@ -223,6 +224,7 @@ class PgStore:
             self._wconn = None
             conn = psycopg.connect(self.url, autocommit=True,
                                    connect_timeout=max(1, int(self._timeout)))
+            pg_text.register(conn)
             self._wconn = conn
         return conn
 
@@ -266,6 +268,7 @@ class PgStore:
             self._lconn = None
             conn = psycopg.connect(self.url, autocommit=True,
                                    connect_timeout=max(1, int(self._timeout)))
+            pg_text.register(conn)
             self._lconn = conn
         return conn
 
