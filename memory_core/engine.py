@@ -217,13 +217,16 @@ class Engine:
         size (:func:`extract_chunks`), up to :data:`EXTRACT_MAX_TOTAL_CHARS`; with
         ``defer`` (the capture transaction) it is only queued, for a writer job
         after the commit, as is any text with ``later`` (a backfill message,
-        :data:`EXTRACT_INLINE_MESSAGES`).
+        :data:`EXTRACT_INLINE_MESSAGES`) the rules find items in (one they find
+        nothing in needs no job).
 
         Runs inside the capture transaction under its own savepoint, so a failing
         rule never loses the evidence it was reading.
         """
         if not text.strip() or is_memory_command(text):
             return
+        if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):
+            return  # a backfill message the rules find nothing in: no job for it
         if defer and (later or len(text) > EXTRACT_MAX_CHARS):
             # Off the request path: a writer job queued once this capture commits
             # (:meth:`capture_request`) extracts it in chunks, as a retry would.
@@ -257,6 +260,14 @@ class Engine:
             tx.extraction.failed(message_id, attempts, repr(exc)[:500], time.time() + delay)
             return
         tx.extraction.done(message_id)
+
+    def _has_items(self, text: str, speaker: str) -> bool:
+        """Whether the rules find anything to store in ``text`` (CPU only, no store)."""
+        from memory_core.extraction import extract
+
+        if self.config.redact_secrets:
+            text = redact_secrets(text)
+        return bool(extract(text, speaker=speaker))
 
     def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]]) -> None:
         """Extract the queued messages ``rows`` (:meth:`ExtractionQueue.due
