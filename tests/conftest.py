@@ -411,6 +411,21 @@ def sql_write(engine: Engine, fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
+@contextlib.contextmanager
+def writer_stalled(engine: Engine) -> Iterator[None]:
+    """The store's writer stuck on a job until the block exits, on either backend (as
+    another connection holding SQLite's write lock stalls it): later writes queue."""
+    import threading
+
+    release = threading.Event()
+    stuck = engine.store.write_tx(lambda tx: release.wait(120))
+    try:
+        yield
+    finally:
+        release.set()
+        stuck.result(120)
+
+
 def closed_port() -> int:
     """Return a loopback port that nothing listens on (bound, then released)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

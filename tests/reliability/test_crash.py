@@ -28,7 +28,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.search import HashingEmbedder, SearchConfig, SearchService, SerialEmbedder
 from proxy.appkeys import METRICS
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, start_proxy, writer_stalled
 from tests.reliability.support import Agent, EchoUpstream, ServeProcess, export
 
 
@@ -234,12 +234,10 @@ async def test_sigterm_drains_a_stream_in_flight(echo: EchoUpstream, tmp_path: P
 
 # -- a locked database ---------------------------------------------------------------------------
 async def _chat_through_a_lock(proxy: RunningProxy, agents: list[Agent]) -> tuple[str, str]:
-    """Turn 2 of every agent while another connection holds SQLite's write lock
-    (``BEGIN IMMEDIATE``) for 1.5 s; returns the probe's ``x-lcm-memory`` and the
-    metrics text scraped meanwhile."""
-    holder = sqlite3.connect(proxy.engine.store.path, timeout=30)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
+    """Turn 2 of every agent while the store's writer is stalled (as by another
+    connection holding SQLite's write lock) for 1.5 s; returns the probe's
+    ``x-lcm-memory`` and the metrics text scraped meanwhile."""
+    with writer_stalled(proxy.engine):
         async with aiohttp.ClientSession() as http:
             await asyncio.gather(*(a.turn(http, proxy.base_url, 2, stream=a.name < "l2")
                                    for a in agents))
@@ -249,9 +247,6 @@ async def _chat_through_a_lock(proxy: RunningProxy, agents: list[Agent]) -> tupl
             async with http.post(proxy.base_url + "/chat/completions", json=body) as r:
                 state = r.headers["x-lcm-memory"]
         await asyncio.sleep(1.5)
-    finally:
-        holder.rollback()
-        holder.close()
     await proxy.settle()
     return state, metrics
 
@@ -458,14 +453,9 @@ async def test_more_requests_than_memory_path_threads_each_wait_once_for_a_stuck
     agents = [Agent(f"w{i:02d}") for i in range(20)]
     try:
         await run_turns(agents, proxy.base_url, 1, 1)
-        holder = sqlite3.connect(proxy.engine.store.path, timeout=30)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
+        with writer_stalled(proxy.engine):
             async with aiohttp.ClientSession() as http:
                 await asyncio.gather(*(a.turn(http, proxy.base_url, 2) for a in agents))
-        finally:
-            holder.rollback()
-            holder.close()
         # Three or four waves of six threads would put the last first bytes past 1.5 s.
         assert max(a.last_ttfb for a in agents) < wait + 1.0, sorted(
             round(a.last_ttfb, 2) for a in agents)
@@ -496,14 +486,9 @@ async def test_a_request_that_gave_up_on_its_capture_builds_no_block_later(
     try:
         await run_turns([agent], proxy.base_url, 1, 1)
         assert built == [agent.user_text(1)]
-        holder = sqlite3.connect(engine.store.path, timeout=30)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
+        with writer_stalled(engine):
             async with aiohttp.ClientSession() as http:
                 await agent.turn(http, proxy.base_url, 2)
-        finally:
-            holder.rollback()
-            holder.close()
         await proxy.settle()
         assert built == [agent.user_text(1)]  # nothing built once the request gave up
         assert _path(proxy, agent.name) == transcript(agent)  # stored all the same

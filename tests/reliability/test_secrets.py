@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.redact import redact_secrets, redact_value
 from proxy.log import JsonFormatter, PlainFormatter, redact
-from tests.conftest import RunningProxy, closed_port, start_proxy
+from tests.conftest import RunningProxy, closed_port, start_proxy, writer_stalled
 from tests.fake_upstream import FakeUpstream, Reply
 
 API_KEY = "sk-proj-" + "Qx7" * 12 + "Zz"
@@ -147,16 +146,11 @@ async def _drive_every_path(proxy: RunningProxy, broken: RunningProxy,
         async with http.get(proxy.root + "/lcm/v1/status",
                             headers={"Authorization": f"Bearer {ADMIN}x"}) as r:
             assert r.status == 401
-        # a fail-open memory path: the store is locked past the capture wait
-        lock = sqlite3.connect(proxy.engine.store.path, timeout=30)
-        lock.execute("BEGIN IMMEDIATE")
-        try:
+        # a fail-open memory path: the store's writer is stalled past the capture wait
+        with writer_stalled(proxy.engine):
             async with http.post(proxy.base_url + "/chat/completions", headers=headers,
                                  json={"model": "m", "messages": messages}) as r:
                 assert r.status == 200 and r.headers["x-lcm-memory"] == "failed-open"
-        finally:
-            lock.rollback()
-            lock.close()
     await proxy.settle()
 
 
