@@ -11,7 +11,9 @@ Tests that open an engine store without a ``store_url`` -- the ones whose backen
 appends their node ids to FILE, and ``LCM_TEST_ONLY=FILE`` deselects every test not
 listed there. ``.ci/run`` runs the whole suite on SQLite with the log, then the
 listed tests on PostgreSQL, so that the second pass is chosen by what the tests do,
-not by a hand list.
+not by a hand list. A fixture that opens such a store must be function-scoped: the
+store belongs to the test that opened it (its database is dropped after it, and only
+that test is recorded).
 """
 
 from __future__ import annotations

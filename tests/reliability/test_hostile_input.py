@@ -290,14 +290,15 @@ def _looped(tmp: Path, tools: bool) -> Any:
         lt.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def looped(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A proxy (memory tools off: the plain relay) and a scripted upstream on an event
-    loop in a thread (hypothesis drives synchronous test functions)."""
+    loop in a thread (hypothesis drives synchronous test functions). One per test,
+    as every store fixture: the store a test runs on (LCM_TEST_STORE) is the test's."""
     yield from _looped(tmp_path_factory.mktemp("prop"), tools=False)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def looped_tools(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The same with the memory tools on (streams go through ``proxy.flow.toolloop``)."""
     yield from _looped(tmp_path_factory.mktemp("prop-tools"), tools=True)
