@@ -28,7 +28,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.search import HashingEmbedder, SearchConfig, SearchService, SerialEmbedder
 from proxy.appkeys import METRICS
-from tests.conftest import RunningProxy, start_proxy, writer_stalled
+from tests.conftest import RunningProxy, sql_read, start_proxy, writer_stalled
 from tests.reliability.support import Agent, EchoUpstream, ServeProcess, export
 
 
@@ -102,7 +102,7 @@ def search_finds(data_dir: Path) -> None:
     svc = SearchService(engine.store, data_dir, SearchConfig(),
                         SerialEmbedder(HashingEmbedder(64)))
     try:
-        rows = engine.store.read(lambda c: c.execute(
+        rows = sql_read(engine, lambda c: c.execute(
             "SELECT id, tenant, role, text FROM messages WHERE msg_role='user'").fetchall())
         assert rows
         for mid, tenant, role, text in rows:
@@ -295,7 +295,7 @@ async def test_requests_answered_during_a_lock_are_stored_without_another_turn(
 
 
 def _thread_of(proxy: RunningProxy, session: str) -> int:
-    return int(proxy.engine.store.read(lambda c: c.execute(
+    return int(sql_read(proxy.engine, lambda c: c.execute(
         "SELECT id FROM threads WHERE session=? ORDER BY id DESC", (session,)).fetchone()[0]))
 
 
@@ -401,7 +401,7 @@ async def test_a_corrupt_index_rebuilds_itself(echo: EchoUpstream, tmp_path: Pat
             assert proxy.app[METRICS].fail_open.labels("search_index")._value.get() == 1
             assert any("search index unreadable" in r.getMessage() for r in caplog.records)
         svc = proxy.engine.search
-        rows = proxy.engine.store.read(lambda c: c.execute(
+        rows = sql_read(proxy.engine, lambda c: c.execute(
             "SELECT id, tenant, role, text FROM messages WHERE msg_role='user'").fetchall())
         for mid, tenant, role, text in rows:
             marker = next(w for w in text.split() if w.startswith("marker"))

@@ -30,7 +30,7 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.redact import redact_secrets, redact_value
 from proxy.log import JsonFormatter, PlainFormatter, redact
-from tests.conftest import RunningProxy, closed_port, start_proxy, writer_stalled
+from tests.conftest import RunningProxy, closed_port, sql_read, start_proxy, writer_stalled
 from tests.fake_upstream import FakeUpstream, Reply
 
 API_KEY = "sk-proj-" + "Qx7" * 12 + "Zz"
@@ -208,7 +208,7 @@ def test_formatters_mask_whatever_a_record_carries() -> None:
 
 # -- the data directory -----------------------------------------------------------------------
 def _non_assistant(proxy: RunningProxy) -> int:
-    return int(proxy.engine.store.read(lambda c: c.execute(
+    return int(sql_read(proxy.engine, lambda c: c.execute(
         "SELECT COUNT(*) FROM messages WHERE msg_role != 'assistant'").fetchone()[0]))
 
 
@@ -361,7 +361,7 @@ def test_hidden_tool_rounds_and_splices_are_redacted(tmp_path: Path) -> None:
         answer = {"role": "assistant", "content": "done"}
         engine.store.write_tx(lambda c: capture.capture_response(
             c, ticket, [answer], {}, None, [call, result], [call, result, answer])).result(30)
-        stored = engine.store.read(lambda c: str(c.execute(
+        stored = sql_read(engine, lambda c: str(c.execute(
             "SELECT group_concat(text) || group_concat(raw_json) FROM messages").fetchone()[0])
             + str(c.execute("SELECT messages FROM splices").fetchone()[0]))
     finally:
