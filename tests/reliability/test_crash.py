@@ -115,6 +115,8 @@ def search_finds(data_dir: Path) -> None:
 
 
 # -- SIGKILL --------------------------------------------------------------------------------
+@pytest.mark.sqlite_only("the server is a subprocess on the data dir's SQLite file"
+                         " (LCM_TEST_STORE does not reach it); the checks read that file")
 async def test_sigkill_mid_stream_loses_nothing_the_clients_received(
         echo: EchoUpstream, tmp_path: Path) -> None:
     data = tmp_path / "data"
@@ -324,6 +326,7 @@ def _fill(path: Path) -> None:
             os.fsync(fh.fileno())
 
 
+@pytest.mark.sqlite_only("fills the disk under the data dir's SQLite file")
 async def test_a_full_disk_fails_open_and_recovers(
         echo: EchoUpstream, tiny_disk: Path, caplog: pytest.LogCaptureFixture) -> None:
     data = tiny_disk / "data"

@@ -256,6 +256,8 @@ async def _check_data_dir(proxy: RunningProxy, data: Path) -> None:
     assert (data / "lcm.sqlite3").exists() and list((data / "index").rglob("*.term"))
 
 
+@pytest.mark.sqlite_only("scans the bytes of the data dir's SQLite files (and WAL) for the"
+                         " secrets")
 async def test_no_secret_is_written_to_the_data_dir(upstream: FakeUpstream,
                                                     tmp_path: Path) -> None:
     """Messages, raw JSON, events, WAL and both indexes; extraction is off here (see
@@ -269,6 +271,8 @@ async def test_no_secret_is_written_to_the_data_dir(upstream: FakeUpstream,
         await proxy.close()
 
 
+@pytest.mark.sqlite_only("scans the bytes of the data dir's SQLite files (and WAL) for the"
+                         " secrets")
 async def test_no_secret_is_written_to_the_data_dir_with_extraction(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     data = tmp_path / "d"
@@ -361,8 +365,8 @@ def test_hidden_tool_rounds_and_splices_are_redacted(tmp_path: Path) -> None:
         answer = {"role": "assistant", "content": "done"}
         engine.store.write_tx(lambda c: capture.capture_response(
             c, ticket, [answer], {}, None, [call, result], [call, result, answer])).result(30)
-        stored = sql_read(engine, lambda c: str(c.execute(
-            "SELECT group_concat(text) || group_concat(raw_json) FROM messages").fetchone()[0])
+        stored = sql_read(engine, lambda c: "".join(
+            f"{text},{raw}" for text, raw in c.execute("SELECT text, raw_json FROM messages"))
             + str(c.execute("SELECT messages FROM splices").fetchone()[0]))
     finally:
         engine.close()
