@@ -47,6 +47,15 @@ a longer message is extracted in (by a writer job queued after the capture
 commits, off the request path: :meth:`Engine._extract_one`). The capture runs on
 the writer thread that requests wait on, and the rules cost about 1.5 ms per 2 KB:
 a whole 100 KB paste extracted inline would hold every other capture for seconds."""
+EXTRACT_INLINE_MESSAGES = 4
+"""Most new user messages of one request extracted inside its capture transaction.
+A request bringing more (a conversation the proxy first sees with its history,
+dozens of messages at once) has them all extracted, in order, by writer jobs
+queued after the capture commits, as a long message is: the request that brings
+them carries those messages itself, and extracting them inline holds it (and every
+capture queued behind it) for a statement per rule step (on PostgreSQL a round trip each: a
+25-message first request, ~600 items, ~6,500 statements, over the capture wait).
+All or none, so that items are still stored in message order (supersession)."""
 SUMMARIES_RECHECK_SECONDS = 1.0
 """How long :meth:`Engine.has_summaries` trusts a scope's "no summary node"."""
 EXTRACT_MAX_TOTAL_CHARS = 2_000_000
@@ -182,13 +191,16 @@ class Engine:
             first_new = len(result.message_ids) - len(result.new_ids)
             at = ({mid: i for i, mid in enumerate(result.message_ids)} if result.path_ids
                   else {mid: first_new + n for n, mid in enumerate(result.new_ids)})
-            for mid in result.new_ids:
-                msg = messages[at[mid]]
-                if isinstance(msg, dict) and msg.get("role") == "user":
-                    name = msg.get("name")
-                    self._extract_one(tx, ticket.scope, result.thread_id, mid,
-                                      message_text(msg), "user",
-                                      name if isinstance(name, str) else "", defer=True)
+            users = [(mid, messages[at[mid]]) for mid in result.new_ids
+                     if isinstance(messages[at[mid]], dict)
+                     and messages[at[mid]].get("role") == "user"]
+            backfill = len(users) > EXTRACT_INLINE_MESSAGES
+            for mid, msg in users:
+                name = msg.get("name")
+                self._extract_one(tx, ticket.scope, result.thread_id, mid,
+                                  message_text(msg), "user",
+                                  name if isinstance(name, str) else "", defer=True,
+                                  later=backfill)
         if self.config.extract:
             self._retry_extractions(tx)
         self._captures += 1
@@ -198,20 +210,24 @@ class Engine:
 
     def _extract_one(self, tx: Tx, scope: Scope, thread_id: int,
                      message_id: int, text: str, speaker: str, name: str = "",
-                     defer: bool = False) -> None:
+                     defer: bool = False, later: bool = False) -> None:
         """Extract and store items of one message; on failure queue it for a retry.
         ``name``: the message's ``name`` field, the items' speaker (``""``: none).
         A text longer than :data:`EXTRACT_MAX_CHARS` is read whole, in chunks of that
         size (:func:`extract_chunks`), up to :data:`EXTRACT_MAX_TOTAL_CHARS`; with
         ``defer`` (the capture transaction) it is only queued, for a writer job
-        after the commit.
+        after the commit, as is any text with ``later`` (a backfill message,
+        :data:`EXTRACT_INLINE_MESSAGES`) the rules find items in (one they find
+        nothing in needs no job).
 
         Runs inside the capture transaction under its own savepoint, so a failing
         rule never loses the evidence it was reading.
         """
         if not text.strip() or is_memory_command(text):
             return
-        if defer and len(text) > EXTRACT_MAX_CHARS:
+        if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):
+            return  # a backfill message the rules find nothing in: no job for it
+        if defer and (later or len(text) > EXTRACT_MAX_CHARS):
             # Off the request path: a writer job queued once this capture commits
             # (:meth:`capture_request`) extracts it in chunks, as a retry would.
             tx.extraction.defer(message_id, time.time() + EXTRACT_RETRY_SECONDS[0])
@@ -244,6 +260,14 @@ class Engine:
             tx.extraction.failed(message_id, attempts, repr(exc)[:500], time.time() + delay)
             return
         tx.extraction.done(message_id)
+
+    def _has_items(self, text: str, speaker: str) -> bool:
+        """Whether the rules find anything to store in ``text`` (CPU only, no store)."""
+        from memory_core.extraction import extract
+
+        if self.config.redact_secrets:
+            text = redact_secrets(text)
+        return bool(extract(text, speaker=speaker))
 
     def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]]) -> None:
         """Extract the queued messages ``rows`` (:meth:`ExtractionQueue.due

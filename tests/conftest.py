@@ -5,6 +5,15 @@ throwaway cluster per session (tests/pgcluster.py), and every engine a test open
 without a ``store_url`` gets a fresh database of its own, one per data dir (an
 engine reopened on the same data dir in one test finds the same database). Tests
 marked ``sqlite_only`` (they read or write the SQLite file directly) skip then.
+
+Tests that open an engine store without a ``store_url`` -- the ones whose backend
+``LCM_TEST_STORE`` decides -- are recorded as they run: ``LCM_TEST_STORE_LOG=FILE``
+appends their node ids to FILE, and ``LCM_TEST_ONLY=FILE`` deselects every test not
+listed there. ``.ci/run`` runs the whole suite on SQLite with the log, then the
+listed tests on PostgreSQL, so that the second pass is chosen by what the tests do,
+not by a hand list. A fixture that opens such a store must be function-scoped: the
+store belongs to the test that opened it (its database is dropped after it, and only
+that test is recorded).
 """
 
 from __future__ import annotations
@@ -51,6 +60,21 @@ def pytest_configure(config: pytest.Config) -> None:
         " under LCM_TEST_STORE=postgresql")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``LCM_TEST_ONLY=FILE``: keep only the tests whose node ids FILE lists."""
+    only = os.environ.get("LCM_TEST_ONLY")
+    if not only:
+        return
+    wanted = set(Path(only).read_text(encoding="utf-8").split("\n"))
+    keep = [item for item in items if item.nodeid in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
+    items[:] = keep
+
+
+_STORE_LOG = os.environ.get("LCM_TEST_STORE_LOG")
+"""A file that gets the node id of every test that opened a store ``LCM_TEST_STORE`` chose."""
+
+
 @pytest.fixture(scope="session")
 def pg_session_cluster() -> Iterator[str]:
     """One throwaway PostgreSQL cluster for the session (``LCM_TEST_STORE=postgresql``)."""
@@ -65,9 +89,24 @@ def pg_session_cluster() -> Iterator[str]:
 def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
                 ) -> Iterator[None]:
     """Under ``LCM_TEST_STORE=postgresql``: engines opened without a store URL get a
-    fresh database (per data dir) of the session's cluster, dropped after the test."""
+    fresh database (per data dir) of the session's cluster, dropped after the test.
+    On either backend such a test is recorded in ``LCM_TEST_STORE_LOG``."""
     if TEST_STORE != "postgresql":
+        if not _STORE_LOG:
+            yield
+            return
+        opened: list[bool] = []
+        real_sqlite_open = factory.open_store
+
+        def open_logged(data_dir: str | Path, config: MemoryConfig | None = None) -> Any:
+            if not (config or MemoryConfig()).store_url:
+                opened.append(True)
+            return real_sqlite_open(data_dir, config)
+
+        monkeypatch.setattr(memory_core.engine, "open_store", open_logged)
         yield
+        if opened:
+            _log_store_test(request.node.nodeid)
         return
     marker = request.node.get_closest_marker("sqlite_only")
     if marker is not None:
@@ -79,6 +118,8 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Any:
         cfg = config or MemoryConfig()
         if not cfg.store_url:
+            if not databases and _STORE_LOG:
+                _log_store_test(request.node.nodeid)
             key = str(Path(data_dir).resolve())
             if key not in databases:
                 databases[key] = pgcluster.fresh_database(cluster,
@@ -97,6 +138,12 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     with psycopg.connect(cluster, autocommit=True) as conn:
         for url in databases.values():
             conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+
+
+def _log_store_test(nodeid: str) -> None:
+    assert _STORE_LOG
+    with open(_STORE_LOG, "a", encoding="utf-8") as log:
+        log.write(nodeid + "\n")
 
 
 @pytest.fixture(autouse=True)
@@ -364,6 +411,21 @@ def sql_write(engine: Engine, fn: Callable[..., Any], *args: Any) -> Any:
         value = fn(_PgConn(conn), *args)
         conn.commit()
     return value
+
+
+@contextlib.contextmanager
+def writer_stalled(engine: Engine) -> Iterator[None]:
+    """The store's writer stuck on a job until the block exits, on either backend (as
+    another connection holding SQLite's write lock stalls it): later writes queue."""
+    import threading
+
+    release = threading.Event()
+    stuck = engine.store.write_tx(lambda tx: release.wait(120))
+    try:
+        yield
+    finally:
+        release.set()
+        stuck.result(120)
 
 
 def closed_port() -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -12,6 +13,7 @@ from memory_core.engine import Engine
 from memory_core.memory import DuplicateKeyError
 from memory_core.memorykeys import near_duplicate, snake_key
 from proxy.cli import main
+from tests.conftest import sql_read, sql_write
 
 
 @pytest.mark.parametrize(
@@ -72,7 +74,6 @@ def test_cross_script_duplicate_refused_with_suggestion(engine: Engine) -> None:
     assert keys == {"standard_japanese", "饮食偏好"}
 
 
-@pytest.mark.sqlite_only("reads PRAGMA table_info and the CHECK on the SQLite file")
 def test_seed_schema_and_limits(engine: Engine) -> None:
     with pytest.raises(ValueError):
         engine.set_agent_memory(tenant="t", role="r", category="user_preferences", key="k",
@@ -86,14 +87,16 @@ def test_seed_schema_and_limits(engine: Engine) -> None:
                             title="t2", content="b")
     rows = engine.list_agent_memories(category="progress")
     assert [(r["key"], r["content"]) for r in rows] == [("step_one", "b")]
-    conn = sqlite3.connect(engine.store.path)
-    cols = [r[1] for r in conn.execute("PRAGMA table_info(agent_memories)")]
+    cols = sql_read(engine, lambda c: c.execute(
+        "SELECT * FROM agent_memories").fetchone().keys())
     for col in ("category", "key", "title", "content", "updated_at", "role", "embedding"):
         assert col in cols
-    with pytest.raises(sqlite3.IntegrityError):  # the CHECK holds even for raw SQL
-        conn.execute("INSERT INTO agent_memories (category, key, title, content, updated_at,"
-                     " role) VALUES ('other', 'k', 't', 'c', 0, 'r')")
-    conn.close()
+    for category, content in (("other", "c"), ("memo", "x" * 501)):
+        # the CHECKs hold even for raw SQL
+        with pytest.raises((sqlite3.IntegrityError, psycopg.IntegrityError), match="(?i)check"):
+            sql_write(engine, lambda c, cat=category, text=content: c.execute(
+                "INSERT INTO agent_memories (category, key, title, content, updated_at,"
+                " role) VALUES (?, 'k', 't', ?, 0, 'r')", (cat, text)))
 
 
 def test_roles_are_separate(engine: Engine) -> None:

@@ -170,7 +170,7 @@ async def test_capture_response_queues_its_write_before_its_first_await(
         ticket, [{"role": "assistant", "content": "hi"}], {"outcome": "complete"}))
     await asyncio.sleep(0)  # its first step: the write is queued
     order: list[str] = []
-    later = aengine.engine.store.write(lambda conn: order.append("later"))
+    later = aengine.engine.store.write_tx(lambda tx: order.append("later"))
     ids = await stored
     await asyncio.wrap_future(later)
     assert ids and order == ["later"] and capture.done()

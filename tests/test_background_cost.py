@@ -16,7 +16,6 @@ from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search.embed.base import SerialEmbedder
 from memory_core.search.embed.hashing import HashingEmbedder
-from memory_core.search.indexer import VECTOR_CHECKPOINT
 from tests.conftest import sql_read
 from tests.test_search_support import capture_chat, open_service
 
@@ -52,7 +51,7 @@ def _index_without_waiting(tmp_path: Path, share: float) -> tuple[float, float, 
         capture_chat(engine, A, [f"turn {i} about the deploy window" for i in range(12)])
         svc.indexer.notify()
         head = svc.indexer.outbox_head()
-        while svc.indexer.checkpoint(VECTOR_CHECKPOINT) < head:
+        while svc.indexer.checkpoint(svc.indexer.vector_checkpoint) < head:
             assert time.monotonic() - t0 < 60, "indexing did not finish"
             time.sleep(0.02)
         return (time.monotonic() - t0, emb.cpu_seconds["document"],
@@ -239,6 +238,8 @@ def test_unknown_minilm_weights_are_refused() -> None:
         create_embedder(EmbeddingConfig(provider="minilm", minilm_weights="float16"))
 
 
+@pytest.mark.sqlite_only("bench short's backlog reads the proxy's SQLite file from outside"
+                         " the process (proxy/shortbench.py; the bench runs SQLite only)")
 def test_embedding_backlog_counts_what_has_no_vector_yet(tmp_path: Path) -> None:
     """What `bench short` waits for besides idle CPU: messages and live items of the
     proxy's store without a vector (read from outside, as the bench does)."""

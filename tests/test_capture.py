@@ -731,3 +731,58 @@ def test_history_beyond_a_request_is_what_its_path_does_not_hold(engine: Any) ->
     engine.set_agent_memory(tenant="t_alone", role=alone.role, category="progress",
                             key="k", title="t", content="step 2 of 5")
     assert engine.has_history_beyond(alone, only)
+
+
+def test_a_request_bringing_its_history_is_extracted_after_its_capture(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request with more than EXTRACT_INLINE_MESSAGES new user messages (a
+    conversation first seen with its history) commits its capture without extracting
+    them; writer jobs queued after the commit do, in message order (the rules that
+    compare a statement with earlier ones see them in the order they were said). A
+    usual turn is extracted inline."""
+    from memory_core import memory
+    from memory_core.engine import EXTRACT_INLINE_MESSAGES, Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path / "d")
+    in_capture: list[bool] = []
+    inline: list[int] = []
+    real_job, real_store = engine._capture_request_job, memory.store_extracted
+
+    def capture_job(*args: Any, **kw: Any) -> Any:
+        in_capture.append(True)
+        try:
+            return real_job(*args, **kw)
+        finally:
+            in_capture.pop()
+
+    def store_extracted(tx: Any, scope: Any, thread_id: int, message_id: int, *a: Any,
+                        **kw: Any) -> Any:
+        if in_capture:
+            inline.append(message_id)
+        return real_store(tx, scope, thread_id, message_id, *a, **kw)
+
+    monkeypatch.setattr(engine, "_capture_request_job", capture_job)
+    monkeypatch.setattr(memory, "store_extracted", store_extracted)
+    n = EXTRACT_INLINE_MESSAGES + 2
+    history: list[dict[str, Any]] = []
+    for i in range(n):
+        history += [{"role": "user", "content": f"The staging port is {5400 + i}."},
+                    {"role": "assistant", "content": "Noted."}]
+    try:
+        _ticket, fut = engine.capture_request(Scope("t"), "r1", history, {})
+        fut.result(30)
+        assert inline == []
+        engine.flush()
+        rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+            "SELECT value, status, source_message_id FROM memory_items"
+            " WHERE subject LIKE '%staging port%' ORDER BY id")])
+        assert [float(r[0]) for r in rows] == [5400.0 + i for i in range(n)]
+        assert [r[2] for r in rows] == sorted(r[2] for r in rows)  # message order
+        # a usual turn: its one new user message is extracted inside the capture
+        turn = [*history, {"role": "user", "content": "The staging port is 6000."}]
+        _ticket, fut = engine.capture_request(Scope("t"), "r2", turn, {})
+        fut.result(30)
+        assert inline == [fut.result().new_ids[-1]]
+    finally:
+        engine.close()

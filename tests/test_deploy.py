@@ -350,7 +350,7 @@ async def test_liveness_and_readiness_are_separate(upstream: FakeUpstream,
 
         # A writer stuck on a long job: not ready (503, said why), still alive.
         release = threading.Event()
-        blocker = proxy.engine.store.write(lambda c: release.wait(30))
+        blocker = proxy.engine.store.write_tx(lambda tx: release.wait(30))
         try:
             status, body = await _get(proxy, READY)
             assert status == 503 and body["status"] == "not_ready"

@@ -42,7 +42,7 @@ from memory_core.models import Scope
 from proxy import cli
 from proxy.appkeys import ENGINE, SETTINGS
 from proxy.scope import tenant_for_key
-from tests.conftest import sql_read, sql_write
+from tests.conftest import sql_read
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import fake_item
 
@@ -242,16 +242,13 @@ async def _seed(app: web.Application, root: str) -> int:
     engine = app[ENGINE]
     engine.store.flush()
 
-    def job(c: Any) -> int:
-        tenant, role, thread, mid = c.execute(
-            "SELECT tenant, role, thread_id, id FROM messages WHERE text LIKE ?",
-            (f"%{FACT}%",)).fetchone()
-        ids = memory.store_extracted(
-            engine.store.tx_on(c), Scope(tenant, role, ""), thread, mid, [fake_item(
-                "vault combination is ZEBRA-7781", subject="vault combination")])
-        return int(ids[-1])
-
-    return int(sql_write(engine, job))
+    tenant, role, thread, mid = sql_read(engine, lambda c: c.execute(
+        "SELECT tenant, role, thread_id, id FROM messages WHERE text LIKE ?",
+        (f"%{FACT}%",)).fetchone())
+    ids = engine.store.write_tx(lambda tx: memory.store_extracted(
+        tx, Scope(tenant, role, ""), thread, mid, [fake_item(
+            "vault combination is ZEBRA-7781", subject="vault combination")])).result(30)
+    return int(ids[-1])
 
 
 def _item_status(app: web.Application, item_id: int) -> str:

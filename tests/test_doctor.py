@@ -11,18 +11,17 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from memory_core.store.migrations import SCHEMA_VERSION
+from memory_core.store import migrations, pg_migrations
 from proxy.cli import main
-from tests.conftest import RunningProxy, sql_write
+from tests.conftest import TEST_STORE, RunningProxy, sql_write
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
     count,
     populate,
     steady_proxy_fixture,
 )
 
-pytestmark = pytest.mark.sqlite_only(
-    "lcm-proxy doctor reads the data dir's SQLite file (schema, integrity, index"
-    " counts); proxy/cli/doctor.py is not ported to PostgreSQL yet")
+SCHEMA_VERSION = (pg_migrations if TEST_STORE == "postgresql" else migrations).SCHEMA_VERSION
+"""The code's schema version of the backend under test (each numbers its own)."""
 
 
 async def test_doctor_reports_a_populated_store(proxy: RunningProxy, tmp_path: Path) -> None:
@@ -74,13 +73,14 @@ def test_doctor_index_lag_counts_rows_past_each_checkpoint(tmp_path: Path) -> No
     from memory_core.engine import Engine
 
     engine = Engine(tmp_path / "d")
+    text, vector = engine.checkpoint_names()  # a shared store: index_text@<replica>
     try:
         def seed(c: sqlite3.Connection) -> None:
             for i in range(10):
                 c.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?,"
                           " 'upsert')", (i,))
             c.execute("INSERT INTO checkpoints (name, value, updated_at) VALUES"
-                      " ('index_text', 7, 0), ('index_vector', 3, 0), ('other', 1, 0)")
+                      " (?, 7, 0), (?, 3, 0), ('other', 1, 0)", (text, vector))
 
         sql_write(engine, seed)
         lag = engine.index_lag()
@@ -96,6 +96,8 @@ def test_doctor_does_not_create_a_missing_database(tmp_path: Path) -> None:
     assert not (tmp_path / "none" / "lcm.sqlite3").exists()
 
 
+@pytest.mark.sqlite_only("damages the SQLite file's pages by hand (PostgreSQL's own"
+                         " files are the server's, checksummed by it)")
 def test_doctor_fails_on_a_damaged_database(tmp_path: Path) -> None:
     from memory_core.engine import Engine
 
@@ -180,20 +182,22 @@ def test_doctor_expected_counts_follow_the_indexer(tmp_path: Path) -> None:
     engine = Engine(tmp_path / "d")
     try:
         def seed(c: sqlite3.Connection) -> None:
-            c.execute("INSERT INTO threads (id, tenant, role, session, created_at, updated_at)"
-                      " VALUES (1, 't', 'r', 's', 0, 0)")
+            thread = c.execute("INSERT INTO threads (tenant, role, session, created_at,"
+                               " updated_at) VALUES ('t', 'r', 's', 0, 0)").lastrowid
             # the fourth: a blank answer to the first (with the turn before as
             # context, its embed text was that turn alone, so it got a vector)
+            ids: list[int | None] = []
             for i, (text, raw, parent) in enumerate([
                     ("hello", "{}", None), (" \u3000\n", "{}", None),
-                    ("", '{"name": "bob"}', None), ("", "{}", 1)], 1):
-                c.execute("INSERT INTO messages (id, tenant, role, session, thread_id,"
-                          " node_key, depth, created_at, msg_role, kind, text, raw_json,"
-                          " content_hash, tokens, parent_id) VALUES (?, 't', 'r', 's', 1, ?,"
-                          " ?, 0, 'user', 'request', ?, ?, ?, 1, ?)",
-                          (i, f"k{i}", i, text, raw, f"h{i}", parent))
+                    ("", '{"name": "bob"}', None), ("", "{}", 0)], 1):
+                ids.append(c.execute(
+                    "INSERT INTO messages (tenant, role, session, thread_id, node_key, depth,"
+                    " created_at, msg_role, kind, text, raw_json, content_hash, tokens,"
+                    " parent_id) VALUES ('t', 'r', 's', ?, ?, ?, 0, 'user', 'request', ?, ?,"
+                    " ?, 1, ?)", (thread, f"k{i}", i, text, raw, f"h{i}",
+                                  None if parent is None else ids[parent])).lastrowid)
                 c.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?,"
-                          " 'upsert')", (i,))
+                          " 'upsert')", (ids[-1],))
 
         sql_write(engine, seed)
         cfg = SearchConfig(vector_kinds=("message", "item"))
@@ -234,8 +238,9 @@ def test_doctor_counts_retries_and_leftovers_not_an_answer_about_to_be_extracted
         engine.flush()
         now = time.time()
         sql_write(engine, lambda c: c.executemany(
-            "INSERT OR REPLACE INTO extraction_queue (message_id, attempts, next_at)"
-            " VALUES (?, ?, ?)", [(ids[0], 0, now + 60), (ids[1], 2, now + 60),
+            "INSERT INTO extraction_queue (message_id, attempts, next_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (message_id) DO UPDATE SET attempts = excluded.attempts,"
+            " next_at = excluded.next_at", [(ids[0], 0, now + 60), (ids[1], 2, now + 60),
                                   (ids[2], 0, now - 60)]))
     finally:
         engine.close()

@@ -17,7 +17,6 @@ from aiohttp import web
 from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search.foreground import Foreground, StepBudget
-from memory_core.search.indexer import TEXT_CHECKPOINT, VECTOR_CHECKPOINT
 from tests.conftest import TEST_KEY, RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_search_support import capture_chat, open_service
@@ -89,8 +88,8 @@ def test_indexing_waits_while_held_and_not_past_the_budget(tmp_path: Path) -> No
             capture_chat(engine, A, ["the heron nests by the weir"])
             head = svc.indexer.outbox_head()
             time.sleep(0.5)  # the workers are awake (notified on commit) and waiting
-            assert svc.indexer.checkpoint(TEXT_CHECKPOINT) < head
-            assert svc.indexer.checkpoint(VECTOR_CHECKPOINT) < head
+            assert svc.indexer.checkpoint(svc.indexer.text_checkpoint) < head
+            assert svc.indexer.checkpoint(svc.indexer.vector_checkpoint) < head
             assert svc.search("tenantA", "default", "heron", mode="bm25") == []
         assert not svc.indexer.foreground.busy
         assert svc.wait_idle(20)

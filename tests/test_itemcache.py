@@ -186,7 +186,7 @@ def test_assembly_from_the_kept_index_equals_assembly_from_a_fresh_select(
             result = fut.result(10)
             kept = engine.assemble(A, result, question, "q")
             fresh = engine.store.read_tx(lambda c, r=result, q=question: assemble(
-                c, A, r, q, engine.config, namespace=str(engine.store.path)))
+                c, A, r, q, engine.config, namespace=engine.store.location))
             assert kept.block == fresh.block and kept.block.count("\n- [") >= 3
             assert kept.log["included"] == fresh.log["included"]
             history.append({"role": "assistant", "content": "ok"})

@@ -21,8 +21,8 @@ from memory_core.store.sqlite_memory import SPEAKER_SQL
 from memory_core.supersession import subject_keys, subjects_match
 from tests.conftest import sql_read, sql_write
 
-pytestmark = pytest.mark.sqlite_only("compares with the pre-index SQLite statements and"
-                                     " query plans, on a SQLite file")
+OLD_SQLITE = pytest.mark.sqlite_only("compares with the pre-index SQLite statements,"
+                                     " migrations or query plans, on the SQLite file")
 
 SCOPE = Scope("t", "coder")
 OTHER = Scope("t", "reviewer")
@@ -80,6 +80,7 @@ def _fill(engine: Engine, rng: random.Random, n: int) -> list[str]:
     return subjects
 
 
+@OLD_SQLITE
 def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> None:
     rng = random.Random(28)
     engine = Engine(tmp_path / "d")
@@ -138,6 +139,7 @@ KEYS_SQL = "SELECT tenant, role, part, key, item_id FROM memory_item_subject_key
 TERMS_SQL = "SELECT tenant, role, term, item_id FROM memory_item_terms"
 
 
+@OLD_SQLITE
 def test_migration_backfills_the_keys_the_writer_records(tmp_path: Path) -> None:
     """A store made before migration 9 gets, on opening, the subject keys and content
     terms its items would have got from the writer."""
@@ -164,6 +166,7 @@ def test_migration_backfills_the_keys_the_writer_records(tmp_path: Path) -> None
     assert backfilled == written and len(written[0]) > 300 and len(written[1]) > 600
 
 
+@OLD_SQLITE
 def test_reworded_query_reads_its_index(tmp_path: Path) -> None:
     """``_reworded``'s newest-first query is served by ``memory_items_restate``: no scan
     of the scope's items through ``json_extract``, no sort."""
@@ -223,6 +226,7 @@ def _old_reworded(conn: sqlite3.Connection, scope: Scope, ex: Extracted, kind: s
     return None
 
 
+@OLD_SQLITE
 def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None:
     """Statements of the numbers workload, and the same ones reworded (words shuffled,
     some dropped or added, as another kind), against 1,200 turns' items: the term

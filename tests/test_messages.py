@@ -16,7 +16,7 @@ import anthropic
 import orjson
 import pytest
 
-from tests.conftest import TEST_KEY, TEST_STORE, RunningProxy, sql_read, start_proxy
+from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy
 from tests.fake_anthropic import AReply, text, thinking, tool_use
 from tests.fake_upstream import FakeUpstream
 
@@ -387,10 +387,6 @@ TOO_LONG = {"type": "invalid_request_error",
             "message": "prompt is too long: 7000 tokens > 6000 maximum"}
 
 
-@pytest.mark.xfail(TEST_STORE == "postgresql", strict=False, reason=(
-    "on PostgreSQL the capture of this 25-message first request (with extraction) takes"
-    " longer than injection.capture_wait_seconds (2 s), so the memory path is skipped:"
-    " the per-statement round trips of issue 27's latency item"))
 @pytest.mark.parametrize(("stream", "tools"), [(False, True), (True, True), (True, False)])
 async def test_prompt_too_long_is_recovered_once(make_proxy: Any, upstream: FakeUpstream,
                                                  stream: bool, tools: bool) -> None:

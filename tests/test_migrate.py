@@ -34,6 +34,10 @@ COVERED = ("threads", "messages", "events", "memory_items", "memory_item_revisio
            "index_outbox", "forwarded_requests", "assembly_logs", "checkpoints")
 """Tables the filled store must hold rows in, so that the copy of each is tested."""
 
+pytestmark = pytest.mark.sqlite_only(
+    "lcm-proxy migrate copies a data dir's SQLite file into PostgreSQL: the source is"
+    " that file (the target is PostgreSQL on either pass)")
+
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Populated]]:

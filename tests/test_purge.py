@@ -249,7 +249,6 @@ async def test_purge_and_retract_leave_both_derived_indexes(
             service.close()
 
 
-@pytest.mark.sqlite_only("links and seeds rows with SQLite's INSERT OR REPLACE and blob literal")
 def test_purge_reindexes_a_surviving_child_without_its_parent(tmp_path: Path) -> None:
     """A turn that survives its purged parent (a fork across sessions; linked here
     by hand, since the fork is made elsewhere) was indexed with the parent's words
@@ -271,8 +270,11 @@ def test_purge_reindexes_a_surviving_child_without_its_parent(tmp_path: Path) ->
             parent = conn.execute("SELECT id FROM messages WHERE session='s1'").fetchone()[0]
             child = conn.execute("SELECT id FROM messages WHERE session='s2'").fetchone()[0]
             conn.execute("UPDATE messages SET parent_id=? WHERE id=?", (parent, child))
-            conn.execute("INSERT OR REPLACE INTO embeddings (kind, ref_id, model, dim, vector,"
-                         " created_at) VALUES ('message', ?, 'm', 1, x'00000000', 0)", (child,))
+            conn.execute("INSERT INTO embeddings (kind, ref_id, model, dim, vector, created_at)"
+                         " VALUES ('message', ?, 'm', 1, ?, 0) ON CONFLICT (kind, ref_id)"
+                         " DO UPDATE SET model = excluded.model, dim = excluded.dim,"
+                         " vector = excluded.vector, created_at = excluded.created_at",
+                         (child, b"\x00\x00\x00\x00"))
             return int(child)
 
         child = sql_write(engine, setup)

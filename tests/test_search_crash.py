@@ -19,11 +19,12 @@ from tests.test_search_support import open_service
 CHILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
+    from memory_core.config import MemoryConfig
     from memory_core.engine import Engine
     from memory_core.models import Scope
     from tests.test_search_support import capture_chat, open_service
     d = Path(sys.argv[1])
-    engine = Engine(d)
+    engine = Engine(d, MemoryConfig(store_url=sys.argv[2]))  # "": SQLite in d
     # slow vector saves, so the kill lands between index work and checkpoints
     svc = open_service(d, engine, commit_interval_ms=50, vector_save_interval_seconds=0.3)
     svc.start()
@@ -42,8 +43,11 @@ CHILD = textwrap.dedent("""
 def test_sigkill_mid_ingest_then_catch_up_finds_everything(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=str(root))
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path)], stdout=subprocess.PIPE,
-                            cwd=root, env=env, text=True)
+    first = Engine(tmp_path)  # the store under test; the child writes that one
+    url = getattr(first.store, "url", "")
+    first.close()
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), url],
+                            stdout=subprocess.PIPE, cwd=root, env=env, text=True)
     try:
         assert proc.stdout is not None
         deadline = time.monotonic() + 60

@@ -294,15 +294,15 @@ def test_a_match_on_a_corrected_value_finds_the_value_that_replaced_it(
     search nor a search of messages alone."""
     t0 = time.time() - 3600
     with running_service(tmp_path, embedder=embedder) as (engine, svc):
-        first, _, third = engine.store.write(_chain, t0).result(10)
-        engine.store.write(lambda c: c.execute(
+        first, _, third = sql_write(engine, _chain, t0)
+        sql_write(engine, lambda c: c.execute(
             "INSERT INTO memory_items (tenant, role, kind, text, status, created_at,"
             " updated_at) VALUES ('tenantB', 'default', 'fact', ?, 'active', ?, ?)",
-            ("The nightly ledger export runs on the Heron cluster.", t0, t0))).result(10)
+            ("The nightly ledger export runs on the Heron cluster.", t0, t0)))
         msgs = capture_chat(engine, A, ["which cluster runs the nightly ledger export?"])
-        engine.store.write(lambda c: c.execute(
+        sql_write(engine, lambda c: c.execute(
             "INSERT INTO index_outbox (kind, ref_id, op) SELECT 'item', id, 'upsert'"
-            " FROM memory_items WHERE tenant='tenantB'")).result(10)
+            " FROM memory_items WHERE tenant='tenantB'"))
         assert svc.wait_idle(20)
         hits = svc.search("tenantA", "default", _LEDGER, mode="hybrid", k=10,
                           end_time=t0 + 600)
@@ -351,7 +351,7 @@ def test_a_broken_chain_lifts_nothing_and_a_better_successor_keeps_its_score(
             _supersede(conn, old, new, t0 + 60)
             return gone, retracted, loop_a, loop_b, new
 
-        gone, retracted, loop_a, loop_b, new = engine.store.write(write).result(10)
+        gone, retracted, loop_a, loop_b, new = sql_write(engine, write)
         assert svc.wait_idle(20)
         archive = svc.search("tenantA", "default", "where does the invoice archive live",
                              mode="hybrid")

@@ -224,6 +224,8 @@ def test_settings_are_frozen_and_secrets_redacted() -> None:
     assert isinstance(s, Settings)
 
 
+@pytest.mark.sqlite_only("reads the PRAGMAs of the SQLite file's connections"
+                         " (storage.sqlite_* settings)")
 def test_storage_memory_limits_reach_every_sqlite_connection(tmp_path: Path) -> None:
     """``storage.sqlite_cache_kib`` sets the page cache of the writer and of every
     reader connection (the statement-cache bound travels with it)."""

@@ -10,7 +10,7 @@ up by a second connection's write lock).
 
 from __future__ import annotations
 
-import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,9 @@ def _threads(proxy: RunningProxy) -> list[list[tuple[str, str]]]:
 
 async def test_memory_off_is_answered_while_the_writer_is_stuck_and_stored_in_order(
         upstream: FakeUpstream, tmp_path: Path) -> None:
-    """Two turns with memory off while another connection holds SQLite's write lock:
+    """Two turns with memory off while the store's writer is stuck on a long job:
     both are answered at once, unchanged (no capture wait, no commit wait); once the
-    lock is gone, the second turn continues the first one's thread (its prefix, the
+    job is done, the second turn continues the first one's thread (its prefix, the
     first answer included, matched: the answer was queued before the second turn's
     capture), each message stored once."""
     proxy = await start_proxy(upstream.base_url, tmp_path / "d",
@@ -48,8 +48,8 @@ async def test_memory_off_is_answered_while_the_writer_is_stuck_and_stored_in_or
                               capture={"response_wait_seconds": 0.0})
     client = _client(proxy, "sk-short-000000000001")
     try:
-        holder = sqlite3.connect(proxy.engine.store.path, timeout=30)
-        holder.execute("BEGIN IMMEDIATE")
+        release = threading.Event()  # the writer stuck on a job (either backend)
+        stuck = proxy.engine.store.write_tx(lambda tx: release.wait(30))
         try:
             messages: list[dict[str, Any]] = [{"role": "system", "content": "be brief"},
                                               {"role": "user", "content": "first question"}]
@@ -67,8 +67,8 @@ async def test_memory_off_is_answered_while_the_writer_is_stuck_and_stored_in_or
             assert time.perf_counter() - started < 2.0  # neither waited for the writer
             assert upstream.chat_requests[-1]["json"]["messages"] == messages
         finally:
-            holder.rollback()
-            holder.close()
+            release.set()
+        stuck.result(30)
         await proxy.settle()
         threads = _threads(proxy)
         assert len(threads) == 1, threads

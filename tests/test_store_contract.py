@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_core import capture
 from memory_core.errors import StoreError
@@ -1056,3 +1058,38 @@ WRITE_OVERHEAD = 2
 """BEGIN with the advisory lock (one round trip), COMMIT."""
 CAPTURE_TURN_TRIPS = 15
 """Round trips of one turn's capture (request and answer), deep in a conversation."""
+_AWKWARD = "a\x00b \uffff0 \uffff1 \\u0000 \\\\u0000 \\uffff1 \x00\uffff"
+"""NUL, the PostgreSQL backend's escape (U+FFFF) and JSON escapes of both, as they
+come (memory_core/store/pg_text.py)."""
+
+
+def test_a_message_with_nul_characters_round_trips(backend: tuple[Store, Raw]) -> None:
+    """PostgreSQL's text cannot hold NUL: the store still gives back every character
+    of the text, the raw JSON and the name (read from that JSON) SQLite gives."""
+    store, _raw = backend
+    # (SQLite's json_extract ends a name at a NUL: the name holds the escape only)
+    message = {"role": "user", "content": _AWKWARD, "name": "x\uffff0y\\u0000"}
+    result = _capture(store, S1, "r", [message], 1.0, reply="ok\x00")
+    (row,) = store.read_tx(lambda tx: tx.history.path_messages(list(result.message_ids)))
+    assert row["text"] == _AWKWARD
+    assert json.loads(row["raw_json"]) == message
+    docs = store.read_tx(lambda tx: tx.index_source.doc_rows("message", [row["id"]]))
+    assert docs[0]["name"] == message["name"] and docs[0]["text"] == _AWKWARD
+    answer = store.read_tx(lambda tx: tx.history.path_messages([row["id"] + 1]))
+    assert answer[0]["text"] == "ok\x00"
+    # equality on an encoded column: the same conversation is found again, not re-stored
+    again = _capture(store, S1, "r2", [message], 2.0)
+    assert again.new_ids == () and again.message_ids == result.message_ids
+
+
+@given(st.text(alphabet=st.sampled_from(["\x00", "\uffff", "\\", "u", "0", "f", "1", "a"]),
+               max_size=24))
+@settings(max_examples=400)
+def test_the_postgresql_text_encoding_is_lossless_and_nul_free(text: str) -> None:
+    from memory_core.store import pg_text
+
+    stored = pg_text.encode(text)
+    assert "\x00" not in stored and "\\u0000" not in stored.replace("\\\\", "")
+    assert pg_text.decode(stored) == text
+    if "\x00" not in text and "\uffff" not in text and "\\u" not in text:
+        assert stored == text

@@ -23,7 +23,7 @@ import pytest
 
 from memory_core import forwarded, memory
 from memory_core.models import Scope
-from tests.conftest import RunningProxy, sql_read, sql_write, start_proxy
+from tests.conftest import RunningProxy, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import (
     ADMIN_TOKEN,
@@ -189,15 +189,14 @@ async def test_budget_bar_and_section_table_agree(guarded: RunningProxy) -> None
 async def many_items(proxy: RunningProxy, pop: Populated, n: int) -> None:
     scope = Scope(pop.tenant_a, "coder", "sess-a")
 
-    def job(c: Any) -> None:
+    def job(tx: Any) -> None:
         for i in range(n):
             kind = "decision" if i % 3 == 0 else "fact"
-            memory.store_extracted(proxy.engine.store.tx_on(c), scope, pop.threads["a"],
-                                   pop.messages["a"], [
+            memory.store_extracted(tx, scope, pop.threads["a"], pop.messages["a"], [
                 fake_item(f"{MARK_A} bulk note number {i:03d}", subject=f"bulk {i}",
                           kind=kind)])
 
-    sql_write(proxy.engine, job)
+    proxy.engine.store.write_tx_sync(job)
 
 
 async def test_items_are_paged_and_filtered_and_corrections_always_shown(

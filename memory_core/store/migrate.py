@@ -236,11 +236,13 @@ def source_rows(data_dir: str | Path) -> dict[str, int]:
 def _connect(url: str) -> Any:
     import psycopg
 
+    from memory_core.store import pg_text
     from memory_core.store.pg import describe
     from memory_core.store.pg_migrations import apply_migrations
 
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=30)
+        pg_text.register(conn)
     except psycopg.Error as exc:
         raise MigrateError(f"cannot connect to {describe(url)}: {exc}") from exc
     try:

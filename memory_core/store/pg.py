@@ -48,6 +48,7 @@ from psycopg_pool import ConnectionPool
 
 from memory_core.errors import SchemaTooNewError, StoreError
 from memory_core.stats import LatencyStats
+from memory_core.store import pg_text
 from memory_core.store.api import EngineStore, Store
 from memory_core.store.batch import Done, complete_batch, fail_batch
 from memory_core.store.pg_migrations import apply_migrations
@@ -106,7 +107,7 @@ class PgStore:
                                     timeout=timeout,
                                     kwargs={"autocommit": True,
                                             "cursor_factory": CountingCursor},
-                                    open=False, name="lcm-pg")
+                                    configure=pg_text.register, open=False, name="lcm-pg")
         try:
             self._pool.open(wait=True, timeout=timeout)
             with self._pool.connection() as conn:
@@ -228,6 +229,7 @@ class PgStore:
             conn = psycopg.connect(self.url, autocommit=True,
                                    connect_timeout=max(1, int(self._timeout)),
                                    cursor_factory=CountingCursor)
+            pg_text.register(conn)
             self._wconn = conn
         return conn
 
@@ -271,6 +273,7 @@ class PgStore:
             self._lconn = None
             conn = psycopg.connect(self.url, autocommit=True,
                                    connect_timeout=max(1, int(self._timeout)))
+            pg_text.register(conn)
             self._lconn = conn
         return conn
 

@@ -1,12 +1,14 @@
 """``lcm-proxy doctor``: what an operator pastes into a bug report.
 
-Schema, counts, ``PRAGMA integrity_check``, index lag, index consistency with
-SQLite (documents per kind), the configuration in force (secrets redacted), then
-warnings; it exits 1 when the database is damaged, an index disagrees with SQLite
-although it has caught up, or ``serve`` could not use the data dir (a regular
-file, not writable). A proxy serving the data dir and a port already taken are
-warnings (serve would refuse to start), since doctor is also run beside a running
-proxy.
+Schema, counts, the store's integrity check (SQLite's ``PRAGMA integrity_check``;
+on PostgreSQL the links no foreign key guards), index lag, index consistency with
+the store (documents per kind; "SQLite" in its lines means the store on either
+backend), the configuration in force (secrets redacted), then warnings; it exits 1
+when the database is damaged, an index disagrees with the store although it has
+caught up, or ``serve`` could not use the data dir (a regular file, not writable).
+A proxy serving the data dir and a port already taken are warnings (serve would
+refuse to start), since doctor is also run beside a running proxy. With
+``storage.url`` the store checked is that PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -36,8 +38,7 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
     """Check the data dir, schema, integrity, index lag and index consistency with
     SQLite; print the config in force. Exit 1 when a problem needs fixing."""
     from memory_core.store.migrations import SCHEMA_VERSION
-    from memory_core.store.sqlite import DB_FILENAME
-    from proxy.cli.preflight import bind_sockets, data_dir_problems, lock_holder
+    from proxy.cli.preflight import bind_sockets, data_dir_problems, has_store, lock_holder
     from proxy.settings import data_dir_path
 
     settings = data_dir_settings(config, data_dir)
@@ -57,7 +58,7 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
                 sock.close()
         except OSError as exc:
             warnings.append(f"serve with these settings would fail now: {exc}")
-    if path.is_dir() and (path / DB_FILENAME).exists():
+    if settings.storage.url or has_store(path):  # a URL: the store is that database
         _check_store(report, warnings, problems, config, str(path), open_engine, settings)
     elif not problems:
         warnings.append(f"no database yet in {path} (created on first serve)")
@@ -80,6 +81,10 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
     try:
         info = engine.status()
         scoped = engine.status_for()
+        if getattr(engine.store, "path", None) is None:  # PostgreSQL: its own numbering
+            from memory_core.store.pg_migrations import SCHEMA_VERSION as PG_SCHEMA_VERSION
+
+            report["schema_version_code"] = PG_SCHEMA_VERSION
         report.update(database=info["database"], size_bytes=info["size_bytes"],
                       schema_version_db=engine.store.schema_version,
                       counts={**info["counts"], **scoped["counts"]},
@@ -88,8 +93,11 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
                       tenants=info["tenants"], tenant_roles=info["tenant_roles"])
         integrity = engine.integrity_check()
         report["integrity_check"] = integrity
-        if integrity != ["ok"]:
+        if integrity != ["ok"] and getattr(engine.store, "path", None) is not None:
             problems.append(f"PRAGMA integrity_check failed ({len(integrity)} lines): "
+                            + "; ".join(integrity[:3]))
+        elif integrity != ["ok"]:  # PostgreSQL: the links no foreign key guards
+            problems.append(f"integrity check failed ({len(integrity)} lines): "
                             + "; ".join(integrity[:3]))
         lag = engine.index_lag()
         report["index"] = lag

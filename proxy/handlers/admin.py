@@ -26,7 +26,6 @@ from aiohttp import web
 from memory_core.errors import InvalidIdError, NotFoundError
 from memory_core.memory import GLOBAL_TENANT, DuplicateKeyError
 from memory_core.ref import parse_id
-from memory_core.store.migrations import SCHEMA_VERSION
 from proxy import __version__, openapi
 from proxy.appkeys import AENGINE, ENGINE, METRICS, SETTINGS
 from proxy.errors import BadRequestError, ProxyError
@@ -121,7 +120,7 @@ async def health(request: web.Request) -> web.Response:
         "status": status,
         "version": __version__,
         "data_dir": str(data_dir_path(settings)),
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": engine.store.schema_version,  # the backend's own numbering
         "upstream": settings.proxy.upstream,
     }
     return _json(body, code)

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from proxy import cli
 from proxy.handlers import access
-from tests.conftest import start_proxy
+from tests.conftest import sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import KEY_A, KEY_B
 
@@ -122,7 +122,7 @@ async def test_require_client_keys_refuses_unlisted_keys_before_anything_is_stor
         await first.close()
     proxy = await start_proxy(upstream.base_url, data, proxy={"require_client_keys": [allowed]})
     try:
-        before = proxy.engine.store.read(lambda c: (
+        before = sql_read(proxy.engine, lambda c: (
             c.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
             c.execute("SELECT COUNT(*) FROM events").fetchone()[0]))
         upstream.requests.clear()
@@ -147,7 +147,7 @@ async def test_require_client_keys_refuses_unlisted_keys_before_anything_is_stor
                         assert r.status == 401
                         assert (await r.json())["error"]["code"] == "invalid_api_key"
         await proxy.settle()
-        after = proxy.engine.store.read(lambda c: (
+        after = sql_read(proxy.engine, lambda c: (
             c.execute("SELECT COUNT(*) FROM messages").fetchone()[0],
             c.execute("SELECT COUNT(*) FROM events").fetchone()[0]))
         assert after == before and upstream.requests == []

@@ -28,7 +28,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.search import HashingEmbedder, SearchConfig, SearchService, SerialEmbedder
 from proxy.appkeys import METRICS
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, sql_read, start_proxy, writer_stalled
 from tests.reliability.support import Agent, EchoUpstream, ServeProcess, export
 
 
@@ -102,7 +102,7 @@ def search_finds(data_dir: Path) -> None:
     svc = SearchService(engine.store, data_dir, SearchConfig(),
                         SerialEmbedder(HashingEmbedder(64)))
     try:
-        rows = engine.store.read(lambda c: c.execute(
+        rows = sql_read(engine, lambda c: c.execute(
             "SELECT id, tenant, role, text FROM messages WHERE msg_role='user'").fetchall())
         assert rows
         for mid, tenant, role, text in rows:
@@ -115,6 +115,8 @@ def search_finds(data_dir: Path) -> None:
 
 
 # -- SIGKILL --------------------------------------------------------------------------------
+@pytest.mark.sqlite_only("the server is a subprocess on the data dir's SQLite file"
+                         " (LCM_TEST_STORE does not reach it); the checks read that file")
 async def test_sigkill_mid_stream_loses_nothing_the_clients_received(
         echo: EchoUpstream, tmp_path: Path) -> None:
     data = tmp_path / "data"
@@ -234,12 +236,10 @@ async def test_sigterm_drains_a_stream_in_flight(echo: EchoUpstream, tmp_path: P
 
 # -- a locked database ---------------------------------------------------------------------------
 async def _chat_through_a_lock(proxy: RunningProxy, agents: list[Agent]) -> tuple[str, str]:
-    """Turn 2 of every agent while another connection holds SQLite's write lock
-    (``BEGIN IMMEDIATE``) for 1.5 s; returns the probe's ``x-lcm-memory`` and the
-    metrics text scraped meanwhile."""
-    holder = sqlite3.connect(proxy.engine.store.path, timeout=30)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
+    """Turn 2 of every agent while the store's writer is stalled (as by another
+    connection holding SQLite's write lock) for 1.5 s; returns the probe's
+    ``x-lcm-memory`` and the metrics text scraped meanwhile."""
+    with writer_stalled(proxy.engine):
         async with aiohttp.ClientSession() as http:
             await asyncio.gather(*(a.turn(http, proxy.base_url, 2, stream=a.name < "l2")
                                    for a in agents))
@@ -249,9 +249,6 @@ async def _chat_through_a_lock(proxy: RunningProxy, agents: list[Agent]) -> tupl
             async with http.post(proxy.base_url + "/chat/completions", json=body) as r:
                 state = r.headers["x-lcm-memory"]
         await asyncio.sleep(1.5)
-    finally:
-        holder.rollback()
-        holder.close()
     await proxy.settle()
     return state, metrics
 
@@ -300,7 +297,7 @@ async def test_requests_answered_during_a_lock_are_stored_without_another_turn(
 
 
 def _thread_of(proxy: RunningProxy, session: str) -> int:
-    return int(proxy.engine.store.read(lambda c: c.execute(
+    return int(sql_read(proxy.engine, lambda c: c.execute(
         "SELECT id FROM threads WHERE session=? ORDER BY id DESC", (session,)).fetchone()[0]))
 
 
@@ -329,6 +326,7 @@ def _fill(path: Path) -> None:
             os.fsync(fh.fileno())
 
 
+@pytest.mark.sqlite_only("fills the disk under the data dir's SQLite file")
 async def test_a_full_disk_fails_open_and_recovers(
         echo: EchoUpstream, tiny_disk: Path, caplog: pytest.LogCaptureFixture) -> None:
     data = tiny_disk / "data"
@@ -406,7 +404,7 @@ async def test_a_corrupt_index_rebuilds_itself(echo: EchoUpstream, tmp_path: Pat
             assert proxy.app[METRICS].fail_open.labels("search_index")._value.get() == 1
             assert any("search index unreadable" in r.getMessage() for r in caplog.records)
         svc = proxy.engine.search
-        rows = proxy.engine.store.read(lambda c: c.execute(
+        rows = sql_read(proxy.engine, lambda c: c.execute(
             "SELECT id, tenant, role, text FROM messages WHERE msg_role='user'").fetchall())
         for mid, tenant, role, text in rows:
             marker = next(w for w in text.split() if w.startswith("marker"))
@@ -458,14 +456,9 @@ async def test_more_requests_than_memory_path_threads_each_wait_once_for_a_stuck
     agents = [Agent(f"w{i:02d}") for i in range(20)]
     try:
         await run_turns(agents, proxy.base_url, 1, 1)
-        holder = sqlite3.connect(proxy.engine.store.path, timeout=30)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
+        with writer_stalled(proxy.engine):
             async with aiohttp.ClientSession() as http:
                 await asyncio.gather(*(a.turn(http, proxy.base_url, 2) for a in agents))
-        finally:
-            holder.rollback()
-            holder.close()
         # Three or four waves of six threads would put the last first bytes past 1.5 s.
         assert max(a.last_ttfb for a in agents) < wait + 1.0, sorted(
             round(a.last_ttfb, 2) for a in agents)
@@ -496,14 +489,9 @@ async def test_a_request_that_gave_up_on_its_capture_builds_no_block_later(
     try:
         await run_turns([agent], proxy.base_url, 1, 1)
         assert built == [agent.user_text(1)]
-        holder = sqlite3.connect(engine.store.path, timeout=30)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
+        with writer_stalled(engine):
             async with aiohttp.ClientSession() as http:
                 await agent.turn(http, proxy.base_url, 2)
-        finally:
-            holder.rollback()
-            holder.close()
         await proxy.settle()
         assert built == [agent.user_text(1)]  # nothing built once the request gave up
         assert _path(proxy, agent.name) == transcript(agent)  # stored all the same

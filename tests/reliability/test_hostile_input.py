@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proxy.appkeys import METRICS
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, sql_read, start_proxy
 from tests.reliability.support import LoopThread, Script, ScriptedUpstream, chunk, sse
 
 KEY = "sk-hostile-0123456789abcdef"
@@ -46,7 +46,7 @@ async def post(proxy: RunningProxy, body: bytes, headers: dict[str, str] | None 
 
 
 def events_for(proxy: RunningProxy, request_id: str) -> list[dict[str, Any]]:
-    rows = proxy.engine.store.read(lambda c: c.execute(
+    rows = sql_read(proxy.engine, lambda c: c.execute(
         "SELECT kind, data FROM events WHERE request_id=? ORDER BY id", (request_id,)).fetchall())
     return [{"kind": k, **json.loads(d)} for k, d in rows]
 
@@ -123,7 +123,7 @@ async def test_nesting_encoding_and_size_extremes(scripted: ScriptedUpstream,
         await proxy.settle()
         kinds = [e["kind"] for e in events_for(proxy, headers["x-lcm-request-id"])]
         assert kinds == ["request", "response"]
-        raw = proxy.engine.store.read(lambda c: c.execute(
+        raw = sql_read(proxy.engine, lambda c: c.execute(
             "SELECT raw_json FROM messages WHERE request_id=? AND msg_role='user'",
             (headers["x-lcm-request-id"],)).fetchone()[0])
         assert json.loads(raw.replace("[" * 900, "").replace("]" * 900, ""))  # intact JSON
@@ -135,7 +135,7 @@ async def test_nesting_encoding_and_size_extremes(scripted: ScriptedUpstream,
         assert status == 200 and headers["x-lcm-memory"] in ("injected", "skipped",
                                                              "failed-open")
         await proxy.settle(120)
-        assert proxy.engine.store.read(lambda c: c.execute(
+        assert sql_read(proxy.engine, lambda c: c.execute(
             "SELECT length(text) FROM messages WHERE request_id=? AND msg_role='user'",
             (headers["x-lcm-request-id"],)).fetchone()[0]) == len(huge)
         assert await health(proxy) == 200
@@ -158,7 +158,7 @@ async def test_one_hundred_thousand_messages_are_stored(scripted: ScriptedUpstre
         status, headers, _ = await post(proxy, body)
         assert status == 200 and scripted.received[-1] == body  # forwarded untouched
         await proxy.settle(300)
-        n, roles = proxy.engine.store.read(lambda c: (
+        n, roles = sql_read(proxy.engine, lambda c: (
             c.execute("SELECT COUNT(*) FROM messages WHERE request_id=?",
                       (headers["x-lcm-request-id"],)).fetchone()[0],
             dict(c.execute("SELECT msg_role, COUNT(*) FROM messages GROUP BY msg_role"))))
@@ -236,7 +236,7 @@ async def test_wrong_types_are_forwarded_or_refused_never_500(
             if isinstance(messages, list):
                 # everything we could parse is stored: the request's messages, each once
                 assert kinds[:1] == ["request"], (name, kinds)
-                n = proxy.engine.store.read(lambda c, h=headers: c.execute(
+                n = sql_read(proxy.engine, lambda c, h=headers: c.execute(
                     "SELECT COUNT(*) FROM messages WHERE request_id=? AND kind='request'",
                     (h["x-lcm-request-id"],)).fetchone()[0])
                 assert n == len(messages), name
@@ -290,14 +290,15 @@ def _looped(tmp: Path, tools: bool) -> Any:
         lt.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def looped(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A proxy (memory tools off: the plain relay) and a scripted upstream on an event
-    loop in a thread (hypothesis drives synchronous test functions)."""
+    loop in a thread (hypothesis drives synchronous test functions). One per test,
+    as every store fixture: the store a test runs on (LCM_TEST_STORE) is the test's."""
     yield from _looped(tmp_path_factory.mktemp("prop"), tools=False)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def looped_tools(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The same with the memory tools on (streams go through ``proxy.flow.toolloop``)."""
     yield from _looped(tmp_path_factory.mktemp("prop-tools"), tools=True)
@@ -407,7 +408,7 @@ def _check_stream(looped: Any, script: Script, n: int, *, exact_when_cut: bool) 
         assert ended_cleanly is not script.drop  # a cut upstream is a cut client stream
         await proxy.settle()
         assert fail_open._value.get() == before  # decoding the stream never raised
-        stored = proxy.engine.store.read(lambda c: c.execute(
+        stored = sql_read(proxy.engine, lambda c: c.execute(
             "SELECT COUNT(*) FROM messages WHERE request_id=? AND msg_role='assistant'",
             (rid,)).fetchone()[0])
         response = [e for e in events_for(proxy, rid) if e["kind"] == "response"]

@@ -22,7 +22,7 @@ import pytest
 
 from proxy.handlers import admin
 from proxy.scope import tenant_for_key
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_admin_support import (  # noqa: F401 - fixtures: proxy, sdk
     KEY_A,
@@ -67,7 +67,7 @@ def owner(proxy: RunningProxy, kind: str, ref: int) -> tuple[str, str]:
     """(tenant, role) owning a search hit, read from SQLite."""
     table = {"message": "messages", "item": "memory_items", "summary": "summary_nodes",
              "agent_memory": "agent_memories"}[kind]
-    row = proxy.engine.store.read(lambda c: c.execute(
+    row = sql_read(proxy.engine, lambda c: c.execute(
         f"SELECT tenant, role FROM {table} WHERE id=?", (ref,)).fetchone())
     assert row is not None, (kind, ref)
     return str(row[0]), str(row[1])
@@ -136,13 +136,13 @@ async def test_commands_with_guessed_ids_never_touch_another_scope(
         proxy: RunningProxy, sdk: Any, pop: Populated) -> None:
     b = sdk(KEY_B, "coder", "sess-b")
     top = count(proxy, "SELECT MAX(id) FROM memory_items")
-    before = proxy.engine.store.read(lambda c: dict(c.execute(
+    before = sql_read(proxy.engine, lambda c: dict(c.execute(
         "SELECT id, status FROM memory_items").fetchall()))
     for item_id in range(1, top + 3):
         reply = await ask(b, f"/memory retract {item_id} guessing")
         if item_id != pop.items["b_port"]:
             assert f"no memory item {item_id}" in reply, reply
-    after = proxy.engine.store.read(lambda c: dict(c.execute(
+    after = sql_read(proxy.engine, lambda c: dict(c.execute(
         "SELECT id, status FROM memory_items").fetchall()))
     changed = {i for i in before if before[i] != after[i]}
     assert changed == {pop.items["b_port"]}  # only B's own item
@@ -192,7 +192,7 @@ async def test_search_service_returns_only_the_callers_scope(proxy: RunningProxy
     service = proxy.engine.search
     assert service is not None
     await proxy.settle()
-    texts = proxy.engine.store.read(lambda c: [r[0] for r in c.execute(
+    texts = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
         "SELECT text FROM messages WHERE tenant=? AND role='coder' UNION ALL"
         " SELECT text FROM memory_items WHERE tenant=? AND role='coder' UNION ALL"
         " SELECT text FROM summary_nodes WHERE tenant=? AND role='coder'",

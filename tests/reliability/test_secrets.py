@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.redact import redact_secrets, redact_value
 from proxy.log import JsonFormatter, PlainFormatter, redact
-from tests.conftest import RunningProxy, closed_port, start_proxy
+from tests.conftest import RunningProxy, closed_port, sql_read, start_proxy, writer_stalled
 from tests.fake_upstream import FakeUpstream, Reply
 
 API_KEY = "sk-proj-" + "Qx7" * 12 + "Zz"
@@ -147,16 +146,11 @@ async def _drive_every_path(proxy: RunningProxy, broken: RunningProxy,
         async with http.get(proxy.root + "/lcm/v1/status",
                             headers={"Authorization": f"Bearer {ADMIN}x"}) as r:
             assert r.status == 401
-        # a fail-open memory path: the store is locked past the capture wait
-        lock = sqlite3.connect(proxy.engine.store.path, timeout=30)
-        lock.execute("BEGIN IMMEDIATE")
-        try:
+        # a fail-open memory path: the store's writer is stalled past the capture wait
+        with writer_stalled(proxy.engine):
             async with http.post(proxy.base_url + "/chat/completions", headers=headers,
                                  json={"model": "m", "messages": messages}) as r:
                 assert r.status == 200 and r.headers["x-lcm-memory"] == "failed-open"
-        finally:
-            lock.rollback()
-            lock.close()
     await proxy.settle()
 
 
@@ -214,7 +208,7 @@ def test_formatters_mask_whatever_a_record_carries() -> None:
 
 # -- the data directory -----------------------------------------------------------------------
 def _non_assistant(proxy: RunningProxy) -> int:
-    return int(proxy.engine.store.read(lambda c: c.execute(
+    return int(sql_read(proxy.engine, lambda c: c.execute(
         "SELECT COUNT(*) FROM messages WHERE msg_role != 'assistant'").fetchone()[0]))
 
 
@@ -262,6 +256,8 @@ async def _check_data_dir(proxy: RunningProxy, data: Path) -> None:
     assert (data / "lcm.sqlite3").exists() and list((data / "index").rglob("*.term"))
 
 
+@pytest.mark.sqlite_only("scans the bytes of the data dir's SQLite files (and WAL) for the"
+                         " secrets")
 async def test_no_secret_is_written_to_the_data_dir(upstream: FakeUpstream,
                                                     tmp_path: Path) -> None:
     """Messages, raw JSON, events, WAL and both indexes; extraction is off here (see
@@ -275,6 +271,8 @@ async def test_no_secret_is_written_to_the_data_dir(upstream: FakeUpstream,
         await proxy.close()
 
 
+@pytest.mark.sqlite_only("scans the bytes of the data dir's SQLite files (and WAL) for the"
+                         " secrets")
 async def test_no_secret_is_written_to_the_data_dir_with_extraction(
         upstream: FakeUpstream, tmp_path: Path) -> None:
     data = tmp_path / "d"
@@ -367,8 +365,8 @@ def test_hidden_tool_rounds_and_splices_are_redacted(tmp_path: Path) -> None:
         answer = {"role": "assistant", "content": "done"}
         engine.store.write_tx(lambda c: capture.capture_response(
             c, ticket, [answer], {}, None, [call, result], [call, result, answer])).result(30)
-        stored = engine.store.read(lambda c: str(c.execute(
-            "SELECT group_concat(text) || group_concat(raw_json) FROM messages").fetchone()[0])
+        stored = sql_read(engine, lambda c: "".join(
+            f"{text},{raw}" for text, raw in c.execute("SELECT text, raw_json FROM messages"))
             + str(c.execute("SELECT messages FROM splices").fetchone()[0]))
     finally:
         engine.close()

@@ -20,7 +20,7 @@ import aiohttp
 import openai
 import pytest
 
-from tests.conftest import RunningProxy, closed_port, start_proxy
+from tests.conftest import RunningProxy, closed_port, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 
 KEY = "sk-faults-0123456789abcdef"
@@ -82,7 +82,7 @@ async def call(proxy: RunningProxy, *, stream: bool, text: str = "hello") -> Out
         async with http.get(proxy.root + "/lcm/health") as h:
             assert h.status == 200  # the proxy stays healthy
     await proxy.settle()
-    events, rows = proxy.engine.store.read(lambda c: (
+    events, rows = sql_read(proxy.engine, lambda c: (
         [{"kind": k, **json.loads(d)} for k, d in c.execute(
             "SELECT kind, data FROM events WHERE request_id=? ORDER BY id", (rid,))],
         c.execute("SELECT COUNT(*) FROM messages WHERE request_id=? AND msg_role='assistant'",
