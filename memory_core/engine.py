@@ -56,6 +56,13 @@ them carries those messages itself, and extracting them inline holds it (and eve
 capture queued behind it) for a statement per rule step (on PostgreSQL a round trip each: a
 25-message first request, ~600 items, ~6,500 statements, over the capture wait).
 All or none, so that items are still stored in message order (supersession)."""
+EXTRACT_INLINE_ITEMS = 12
+"""Most items one message may yield inside its capture transaction. A message the
+rules find more in (a pasted log: a line each) is extracted by a writer job queued
+after the capture commits, as a long message is: each item costs its duplicate and
+supersession checks (on PostgreSQL a round trip each), which would hold the request
+and every capture queued behind it. The message itself is in the upstream's view
+on that turn; its items serve later turns."""
 SUMMARIES_RECHECK_SECONDS = 1.0
 """How long :meth:`Engine.has_summaries` trusts a scope's "no summary node"."""
 EXTRACT_MAX_TOTAL_CHARS = 2_000_000
@@ -228,16 +235,19 @@ class Engine:
         if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):
             return  # a backfill message the rules find nothing in: no job for it
         if defer and (later or len(text) > EXTRACT_MAX_CHARS):
-            # Off the request path: a writer job queued once this capture commits
-            # (:meth:`capture_request`) extracts it in chunks, as a retry would.
-            tx.extraction.defer(message_id, time.time() + EXTRACT_RETRY_SECONDS[0])
-            deferred = getattr(self._deferred, "ids", None)
-            if deferred is not None:
-                deferred.append(message_id)
+            self._defer_extraction(tx, message_id)
             return
         if self.config.redact_secrets:
             # Items are stored text too: extract from what capture stored, never the key.
             text = redact_secrets(text)
+        found: list[list[Any]] | None = None
+        if defer:
+            from memory_core.extraction import extract
+
+            found = [extract(chunk, speaker=speaker) for chunk in extract_chunks(text)]
+            if sum(map(len, found)) > EXTRACT_INLINE_ITEMS:
+                self._defer_extraction(tx, message_id)
+                return
         if len(text) > EXTRACT_MAX_TOTAL_CHARS:
             log.warning("message %s: %d characters; reading the first %d for memory,"
                         " skipping the rest (it stays stored and searchable)",
@@ -247,8 +257,9 @@ class Engine:
         def store_items() -> None:
             from memory_core.extraction import extract
 
-            for chunk in extract_chunks(text):
-                items = extract(chunk, speaker=speaker)
+            chunks = found if found is not None else (
+                extract(chunk, speaker=speaker) for chunk in extract_chunks(text))
+            for items in chunks:
                 memory.store_extracted(tx, scope, thread_id, message_id, items, speaker=name)
 
         try:
@@ -260,6 +271,14 @@ class Engine:
             tx.extraction.failed(message_id, attempts, repr(exc)[:500], time.time() + delay)
             return
         tx.extraction.done(message_id)
+
+    def _defer_extraction(self, tx: Tx, message_id: int) -> None:
+        """Queue ``message_id``'s extraction for a writer job run once this capture
+        commits (:meth:`capture_request`), off the request path, as a retry would."""
+        tx.extraction.defer(message_id, time.time() + EXTRACT_RETRY_SECONDS[0])
+        deferred = getattr(self._deferred, "ids", None)
+        if deferred is not None:
+            deferred.append(message_id)
 
     def _has_items(self, text: str, speaker: str) -> bool:
         """Whether the rules find anything to store in ``text`` (CPU only, no store)."""

@@ -786,3 +786,56 @@ def test_a_request_bringing_its_history_is_extracted_after_its_capture(
         assert inline == [fut.result().new_ids[-1]]
     finally:
         engine.close()
+
+
+def test_a_message_yielding_many_items_is_extracted_after_its_capture(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A single new user message the rules find more than EXTRACT_INLINE_ITEMS items
+    in (a pasted list of settings) is not stored item by item inside the capture
+    transaction that the request waits on (on PostgreSQL a round trip per check);
+    a writer job queued after the commit stores all of them. A message with a few
+    items is still extracted inline."""
+    from memory_core import memory
+    from memory_core.engine import EXTRACT_INLINE_ITEMS, Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path / "d")
+    in_capture: list[bool] = []
+    inline: list[int] = []
+    real_job, real_store = engine._capture_request_job, memory.store_extracted
+
+    def capture_job(*args: Any, **kw: Any) -> Any:
+        in_capture.append(True)
+        try:
+            return real_job(*args, **kw)
+        finally:
+            in_capture.pop()
+
+    def store_extracted(tx: Any, scope: Any, thread_id: int, message_id: int, *a: Any,
+                        **kw: Any) -> Any:
+        if in_capture:
+            inline.append(message_id)
+        return real_store(tx, scope, thread_id, message_id, *a, **kw)
+
+    monkeypatch.setattr(engine, "_capture_request_job", capture_job)
+    monkeypatch.setattr(memory, "store_extracted", store_extracted)
+    n = EXTRACT_INLINE_ITEMS + 4
+    paste = "\n".join(f"The port of service svc{i:02d} is {7100 + i}." for i in range(n))
+    try:
+        _ticket, fut = engine.capture_request(
+            Scope("t"), "r1", [{"role": "user", "content": paste}], {})
+        fut.result(30)
+        assert inline == []
+        engine.flush()
+        rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+            "SELECT value FROM memory_items WHERE subject LIKE 'service svc%'"
+            " ORDER BY id")])
+        assert sorted(float(r[0]) for r in rows) == [7100.0 + i for i in range(n)]
+        few = [{"role": "user", "content": paste},
+               {"role": "assistant", "content": "Noted."},
+               {"role": "user", "content": "The port of service web is 8080."}]
+        _ticket, fut = engine.capture_request(Scope("t"), "r2", few, {})
+        fut.result(30)
+        assert inline == [fut.result().new_ids[-1]]
+    finally:
+        engine.close()
