@@ -609,7 +609,8 @@ def assemble(
     for a block whose room the request's context budget cut: most of the history
     is then compacted out of the upstream's view, and quotes are how it reaches.
     ``indexed_items``: the newest item id ``search``'s index holds (``None``:
-    unknown); while a matching item is newer, items are ranked without ``search``.
+    unknown); a matching item newer than that gets a search score imputed from its
+    keyword relevance (the best search score times its share of the best keyword score).
     Never raises for missing rows.
     """
     now = time.time() if now is None else now

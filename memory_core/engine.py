@@ -201,15 +201,22 @@ class Engine:
             users = [(mid, messages[at[mid]]) for mid in result.new_ids
                      if isinstance(messages[at[mid]], dict)
                      and messages[at[mid]].get("role") == "user"]
-            backfill = len(users) > EXTRACT_INLINE_MESSAGES
+            # Items are stored in the order their messages were said (supersession):
+            # once one message is queued for after the commit, every later one is.
+            later = len(users) > EXTRACT_INLINE_MESSAGES
             for mid, msg in users:
                 name = msg.get("name")
+                queued = len(deferred) if deferred is not None else 0
                 self._extract_one(tx, ticket.scope, result.thread_id, mid,
                                   message_text(msg), "user",
                                   name if isinstance(name, str) else "", defer=True,
-                                  later=backfill)
+                                  later=later)
+                if deferred is not None and len(deferred) > queued:
+                    later = True
         if self.config.extract:
-            self._retry_extractions(tx)
+            # Bounded: one queued message a capture (the request waits on this job);
+            # queued messages are otherwise extracted by their own writer jobs.
+            self._retry_extractions(tx, limit=1)
         self._captures += 1
         if self._captures % 1000 == 0:
             prune_changes(tx)
@@ -244,8 +251,12 @@ class Engine:
         if defer:
             from memory_core.extraction import extract
 
-            found = [extract(chunk, speaker=speaker) for chunk in extract_chunks(text)]
-            if sum(map(len, found)) > EXTRACT_INLINE_ITEMS:
+            try:
+                found = [extract(chunk, speaker=speaker) for chunk in extract_chunks(text)]
+            except Exception as exc:  # noqa: BLE001 - the job retries it; evidence kept
+                log.warning("extraction of message %s failed: %r; queued", message_id, exc)
+                found = None
+            if found is None or sum(map(len, found)) > EXTRACT_INLINE_ITEMS:
                 self._defer_extraction(tx, message_id)
                 return
         if len(text) > EXTRACT_MAX_TOTAL_CHARS:
@@ -281,12 +292,16 @@ class Engine:
             deferred.append(message_id)
 
     def _has_items(self, text: str, speaker: str) -> bool:
-        """Whether the rules find anything to store in ``text`` (CPU only, no store)."""
+        """Whether the rules find anything to store in ``text`` (CPU only, no store);
+        ``True`` when a rule fails (the queued job retries it and records the failure)."""
         from memory_core.extraction import extract
 
         if self.config.redact_secrets:
             text = redact_secrets(text)
-        return bool(extract(text, speaker=speaker))
+        try:
+            return bool(extract(text, speaker=speaker))
+        except Exception:  # noqa: BLE001 - decided by the job, evidence kept
+            return True
 
     def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]]) -> None:
         """Extract the queued messages ``rows`` (:meth:`ExtractionQueue.due

@@ -839,3 +839,65 @@ def test_a_message_yielding_many_items_is_extracted_after_its_capture(
         assert inline == [fut.result().new_ids[-1]]
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("users", [1, 6])
+def test_a_rule_that_raises_never_loses_the_capture(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users: int) -> None:
+    """The rules run before the capture decides to extract inline or queue (the
+    item count of a message, a backfill's "anything to extract"); a rule raising
+    there must not roll the request's messages back: they are stored, and the
+    message is queued for extraction like any failed one."""
+    from memory_core import extraction
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    real = extraction.extract
+
+    def poisoned(text: str, *a: Any, **kw: Any) -> Any:
+        if "POISON" in text:
+            raise ValueError("a rule failed")
+        return real(text, *a, **kw)
+
+    monkeypatch.setattr(extraction, "extract", poisoned)
+    engine = Engine(tmp_path / "d")
+    history: list[dict[str, Any]] = []
+    for i in range(users - 1):
+        history += [{"role": "user", "content": f"The staging port is {5400 + i}."},
+                    {"role": "assistant", "content": "Noted."}]
+    history.append({"role": "user", "content": "POISON: my name is Ada."})
+    try:
+        _ticket, fut = engine.capture_request(Scope("t"), "r1", history, {})
+        assert len(fut.result(30).new_ids) == len(history)
+        engine.flush()
+        stored = sql_read(engine, lambda c: c.execute(
+            "SELECT count(*) FROM messages").fetchone()[0])
+        assert stored == len(history)
+    finally:
+        engine.close()
+
+
+def test_a_correction_after_a_queued_paste_still_supersedes(tmp_path: Path) -> None:
+    """One request: a paste the rules find many items in (queued for after the
+    commit), then a correction of one of them. Items are stored in the order they
+    were said, so the correction supersedes the pasted value, not the reverse."""
+    from memory_core.engine import EXTRACT_INLINE_ITEMS, Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path / "d")
+    paste = "\n".join(f"The port of service svc{i:02d} is {7100 + i}."
+                      for i in range(EXTRACT_INLINE_ITEMS + 4))
+    messages = [{"role": "user", "content": paste},
+                {"role": "assistant", "content": "Noted."},
+                {"role": "user", "content": "Actually, the port of service svc00 is 9999 now."}]
+    try:
+        _ticket, fut = engine.capture_request(Scope("t"), "r1", messages, {})
+        fut.result(30)
+        engine.flush()
+        rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+            "SELECT value, status FROM memory_items WHERE subject LIKE 'service svc00%'"
+            " ORDER BY id")])
+        active = [float(v) for v, status in rows if status == "active"]
+        assert active == [9999.0], rows
+    finally:
+        engine.close()
