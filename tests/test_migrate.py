@@ -224,8 +224,8 @@ def test_a_row_postgresql_refuses_rolls_the_whole_copy_back(
     with sqlite3.connect(data / DB_FILENAME) as conn:
         conn.execute("INSERT INTO agent_memories (category, key, title, content, updated_at,"
                      " role, tenant) VALUES ('memo', 'k', 't', 'kept?', 1.0, 'r', 't1')")
-        # PostgreSQL text cannot hold NUL; SQLite's can
-        conn.execute("INSERT INTO meta (key, value) VALUES ('odd', 'a' || char(0) || 'b')")
+        # SQLite lets a TEXT PRIMARY KEY hold NULL (a legacy quirk); PostgreSQL refuses
+        conn.execute("INSERT INTO meta (key, value) VALUES (NULL, 'odd')")
     url = pgcluster.fresh_database(pg_url, "migrate_rollback")
     result = _migrate("--to", url, "--data-dir", str(data))
     assert result.exit_code == 1
