@@ -265,6 +265,10 @@ class Engine:
                         message_id, len(text), EXTRACT_MAX_TOTAL_CHARS)
             text = text[:EXTRACT_MAX_TOTAL_CHARS]
 
+        if found is not None and not any(found):
+            tx.extraction.done(message_id)  # nothing to store: no savepoint for it
+            return
+
         def store_items() -> None:
             from memory_core.extraction import extract
 
