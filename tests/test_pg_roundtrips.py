@@ -24,7 +24,7 @@ from tests import pgcluster
 from tests.test_store_responsemap import pg_url  # noqa: F401 - the cluster fixture
 
 PER_JOB = {
-    "engine.Engine._capture_request_job": 5,
+    "engine.Engine._capture_request_job": 4,
     "engine.Engine.has_history_beyond.<locals>.<lambda>": 1,
     "engine.Engine.splices_for.<locals>.<lambda>": 1,
     "engine.Engine.assemble.<locals>.build": 4,

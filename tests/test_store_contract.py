@@ -818,6 +818,27 @@ def test_a_failing_event_row_fails_its_job_and_leaves_nothing(
     assert events() == 2
 
 
+def test_due_later_reads_the_queue_as_it_stood_when_asked(
+        backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    first = _capture(store, S1, "a", [_user("hello"), _user("again")], 10.0)
+    _w(store, lambda tx: tx.extraction.defer(first.message_ids[0], 5.0))
+    _w(store, lambda tx: tx.extraction.defer(first.message_ids[1], 50.0))
+
+    def job(tx: Any) -> tuple[list[Any], list[Any]]:
+        later = tx.extraction.due_later(20.0, 5)
+        tx.extraction.done(first.message_ids[0])  # after it was asked
+        tx.capture.nodes("t1", "coder", "s1", ["x"])
+        return later(), tx.extraction.due(20.0, 5)
+
+    got, now = _w(store, job)
+    assert [r["message_id"] for r in got] == [first.message_ids[0]] and now == []
+    assert got[0]["text"] == "hello" and got[0]["thread_id"] == first.thread_id
+    # Read before any other statement of the job: sent on its own.
+    assert _w(store, lambda tx: tx.extraction.due_later(100.0, 5)()) == store.read_tx(
+        lambda tx: tx.extraction.due(100.0, 5))
+
+
 def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
         backend: tuple[Store, Raw]) -> None:
     store, _raw = backend

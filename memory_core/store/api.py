@@ -1019,6 +1019,12 @@ class ExtractionQueue(Protocol):
         (``name``: the one in its raw JSON, else ``None``)."""
         ...
 
+    def due_later(self, now: float, limit: int) -> Callable[[], list[Row]]:
+        """:meth:`due` as the job's store stands now, read when the returned function
+        is called (on PostgreSQL sent with the job's next statement: no round trip of
+        its own when the job sends another before it needs the rows)."""
+        ...
+
     def pending(self, message_id: int) -> list[Row]:
         """The row of :meth:`due` of ``message_id`` when it is queued and not yet
         tried (``attempts`` 0); else empty."""

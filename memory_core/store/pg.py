@@ -72,7 +72,8 @@ _STOP = object()
 WRITE_LOCK = 0x6C636D5F777269  # "lcm_wri"
 """Key of the transaction-level advisory lock every write batch holds until it commits."""
 
-_BEGIN = ((b"BEGIN", None), (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})".encode(), None))
+_BEGIN = ((b"BEGIN", None, None),
+          (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})".encode(), None, None))
 """A write batch's transaction and lock, deferred to its first statement
 (:func:`~memory_core.store.pg_trips.defer`)."""
 

@@ -31,7 +31,7 @@ from memory_core.store.api import (
     ToolReads,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list
-from memory_core.store.pg_trips import count, defer
+from memory_core.store.pg_trips import Deferred, count, defer, defer_read
 
 T = TypeVar("T")
 
@@ -198,7 +198,7 @@ class PgExtractionQueue:
                 return fn()
         # The writer's, in the batch's transaction: a savepoint, deferred with its
         # release (pg_trips.defer); rolled back to when ``fn`` raises.
-        savepoint: tuple[Any, Any] = (b"SAVEPOINT lcm_attempt", None)
+        savepoint: Deferred = (b"SAVEPOINT lcm_attempt", None, None)
         pending.append(savepoint)
         try:
             value = fn()
@@ -211,7 +211,7 @@ class PgExtractionQueue:
                 self._c.execute(b"ROLLBACK TO SAVEPOINT lcm_attempt")
                 defer(self._c, b"RELEASE SAVEPOINT lcm_attempt")
             raise
-        pending.append((b"RELEASE SAVEPOINT lcm_attempt", None))
+        pending.append((b"RELEASE SAVEPOINT lcm_attempt", None, None))
         return value
 
     def attempts(self, message_id: int) -> int | None:
@@ -232,6 +232,10 @@ class PgExtractionQueue:
     def due(self, now: float, limit: int) -> list[Row]:
         return dicts(self._c, _QUEUED + "q.next_at <= %s ORDER BY q.next_at, q.message_id"
                      " LIMIT %s", (now, limit))
+
+    def due_later(self, now: float, limit: int) -> Callable[[], list[Row]]:
+        return defer_read(self._c, _QUEUED + "q.next_at <= %s ORDER BY q.next_at,"
+                          " q.message_id LIMIT %s", (now, limit))
 
     def pending(self, message_id: int) -> list[Row]:
         return dicts(self._c, _QUEUED + "q.message_id = %s AND q.attempts = 0", (message_id,))

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
 from psycopg import pq
+from psycopg.rows import dict_row
 
 _job = threading.local()
 """``trips`` (the :class:`RoundTrips` of the store whose job runs on this thread)
@@ -90,8 +91,9 @@ def count(n: int = 1) -> None:
         trips.add(_job.key, trips=n)
 
 
-Deferred = tuple[Any, Any]
-"""A deferred statement: ``(query, params)``."""
+Deferred = tuple[Any, Any, "psycopg.Cursor[Any] | None"]
+"""A deferred statement: ``(query, params, cursor)`` (the cursor that keeps its
+rows, :func:`defer_read`; ``None``: its result is not read)."""
 
 
 class WriterConnection(psycopg.Connection[Any]):
@@ -114,7 +116,29 @@ def defer(conn: Any, query: Any, params: Any = None) -> None:
     if pending is None:
         conn.execute(query, params)
     else:
-        pending.append((query, params))
+        pending.append((query, params, None))
+
+
+def defer_read(conn: Any, query: Any, params: Any = None) -> Callable[[], list[Any]]:
+    """Send ``query`` with the next statement of ``conn`` as :func:`defer`, keeping
+    its rows; return a function that reads them (as dicts), sending it first
+    (:func:`sync`) when nothing has carried it yet. On any other connection the
+    query runs now."""
+    pending = getattr(conn, "deferred", None)
+    cur = psycopg.Cursor(conn, row_factory=dict_row)
+    if pending is None:
+        count()
+        rows = cur.execute(query, params).fetchall()
+        return lambda: rows
+    entry: Deferred = (query, params, cur)
+    pending.append(entry)
+
+    def read() -> list[Any]:
+        if any(e is entry for e in pending):
+            sync(conn)
+        return cur.fetchall()
+
+    return read
 
 
 def sync(conn: Any) -> bool:
@@ -137,8 +161,8 @@ def _send(conn: Any, cursor: psycopg.Cursor[Any] | None = None, query: Any = Non
     if pending:
         conn.deferred.clear()
     with contextlib.nullcontext() if in_pipeline(conn) else conn.pipeline():
-        for q, p in pending:
-            psycopg.Cursor(conn).execute(q, p)
+        for q, p, cur in pending:
+            (cur or psycopg.Cursor(conn)).execute(q, p)
         if cursor is not None:
             psycopg.Cursor.execute(cursor, query, params, **(kwargs or {}))
 
