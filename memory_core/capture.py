@@ -22,7 +22,7 @@ import orjson
 from memory_core.config import MemoryConfig
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.redact import may_contain_secret, redact_secrets, redact_value
-from memory_core.store.api import MessageRow, NodeRef, Tx
+from memory_core.store.api import MessageRow, NodeRef, Row, Tx
 from memory_core.tokens import count_tokens
 from memory_core.tree import (
     ChainKeyCache,
@@ -118,21 +118,38 @@ class _Nodes:
     PostgreSQL).
     """
 
-    __slots__ = ("_known", "scope", "tx")
+    __slots__ = ("_heads", "_known", "scope", "thread", "tx")
 
     def __init__(self, tx: Tx, scope: Scope) -> None:
         self.tx, self.scope = tx, scope
         self._known: dict[str, NodeRef | None] = {}
+        self._heads: dict[int, Row | None] = {}
+        self.thread: Row | None = None
+        """The ends of the thread :meth:`prefetch` was asked for."""
 
-    def prefetch(self, keys: list[str]) -> None:
-        """Read those of ``keys`` not read yet, in one statement."""
+    def prefetch(self, keys: list[str], thread_id: int | None = None) -> None:
+        """Read those of ``keys`` not read yet, with the threads they head and the
+        ends of thread ``thread_id`` (:attr:`thread`), in one statement."""
         want = [k for k in dict.fromkeys(keys) if k not in self._known]
-        if not want:
+        if not want and thread_id is None:
             return
         s = self.scope
-        found = self.tx.capture.nodes(s.tenant, s.role, s.session, want)
+        got = self.tx.capture.node_reads(s.tenant, s.role, s.session, want, thread_id)
         for key in want:
-            self._known[key] = found.get(key)
+            ref = got.nodes.get(key)
+            self._known[key] = ref
+            if ref is not None:
+                self._heads[ref.id] = got.heads.get(ref.id)
+        self.thread = got.thread
+
+    def thread_with_head(self, head_id: int) -> Row | None:
+        """``{id, updated_at}`` of the oldest thread of the scope whose head is
+        ``head_id`` (read with the node when :meth:`prefetch` found it: no thread
+        moves before the job's own writes)."""
+        if head_id in self._heads:
+            return self._heads[head_id]
+        s = self.scope
+        return self.tx.capture.thread_with_head(s.tenant, s.role, s.session, head_id)
 
     def get(self, key: str) -> NodeRef | None:
         """The stored message of node ``key``, or ``None``."""
@@ -278,31 +295,48 @@ def _insert_message(
     hidden: bool = False,
     config: MemoryConfig | None = None,
 ) -> int:
+    return tx.capture.insert_message(_message_row(
+        scope, thread_id, key, parent_key, parent_id, depth, message, kind, now,
+        request_id, hidden, config))
+
+
+def _message_row(
+    scope: Scope,
+    thread_id: int,
+    key: str,
+    parent_key: str | None,
+    parent_id: int | None,
+    depth: int,
+    message: Any,
+    kind: str,
+    now: float,
+    request_id: str | None,
+    hidden: bool = False,
+    config: MemoryConfig | None = None,
+) -> MessageRow:
     text, raw_json = stored_forms(message, config)
     canon = canonical_bytes(message)
     role = message.get("role") if isinstance(message, dict) else None
     if role == "user" and _tool_results_only(message):
         role = "tool"  # an Anthropic tool_result turn: a tool result, not a user turn
-    return tx.capture.insert_message(
-        MessageRow(
-            scope.tenant,
-            scope.role,
-            scope.session,
-            thread_id,
-            key,
-            parent_key,
-            parent_id,
-            depth,
-            role if isinstance(role, str) else None,
-            kind,
-            text,
-            raw_json,
-            hashlib.sha256(canon).hexdigest(),
-            count_tokens(text),
-            now,
-            1 if hidden else 0,
-            request_id,
-        )
+    return MessageRow(
+        scope.tenant,
+        scope.role,
+        scope.session,
+        thread_id,
+        key,
+        parent_key,
+        parent_id,
+        depth,
+        role if isinstance(role, str) else None,
+        kind,
+        text,
+        raw_json,
+        hashlib.sha256(canon).hexdigest(),
+        count_tokens(text),
+        now,
+        1 if hidden else 0,
+        request_id,
     )
 
 
@@ -440,7 +474,7 @@ def capture_request(
     else:
         prefix_row = nodes.get(keys[k - 1])
         assert prefix_row is not None
-        head = tx.capture.thread_with_head(scope.tenant, scope.role, scope.session, ids[-1])
+        head = nodes.thread_with_head(ids[-1])
         if head is not None:
             thread_id = int(head["id"])
             previous = float(head["updated_at"])
@@ -456,28 +490,18 @@ def capture_request(
                 tx, scope, now, prefix_row.thread_id, prefix_row.id
             )
             created = True
-    new_ids: list[int] = []
-    has_user = False
-    for i in range(k, len(messages)):
-        msg = messages[i]
-        mid = _insert_message(
-            tx,
-            scope,
-            thread_id,
-            keys[i],
-            keys[i - 1] if i else None,
-            ids[-1] if ids else None,
-            i,
-            msg,
-            "request",
-            now,
-            ticket.request_id,
-            config=config,
-        )
+    # The new messages, a chain under the stored prefix: one insert (one round
+    # trip on PostgreSQL) however many.
+    new_ids = tx.capture.insert_chain([
+        _message_row(scope, thread_id, keys[i], keys[i - 1] if i else None,
+                     ids[-1] if ids else None, i, messages[i], "request", now,
+                     ticket.request_id, config=config)
+        for i in range(k, len(messages))])
+    for i, mid in zip(range(k, len(messages)), new_ids, strict=True):
         nodes.stored(keys[i], NodeRef(mid, thread_id, i))
         ids.append(mid)
-        new_ids.append(mid)
-        has_user = has_user or (isinstance(msg, dict) and msg.get("role") == "user")
+    has_user = any(isinstance(msg, dict) and msg.get("role") == "user"
+                   for msg in messages[k:])
     if thread_id:
         if created:
             tx.capture.fill_thread_root(thread_id, ids[0] if ids else None)
@@ -498,7 +522,8 @@ def capture_request(
     ticket.result = result
     data = dict(event)
     data.update(n_messages=len(messages), new_ids=new_ids, created_thread=created)
-    record_event(tx, ticket, "request", data, thread_id=thread_id, now=now, config=config)
+    record_event(tx, ticket, "request", data, thread_id=thread_id, now=now, config=config,
+                 returning=False)
     return result
 
 
@@ -531,7 +556,7 @@ def capture_response(
     if result is None or not result.thread_id:
         data = dict(event)
         data["orphan_choices"] = choices
-        record_event(tx, ticket, "response", data, now=now, config=config)
+        record_event(tx, ticket, "response", data, now=now, config=config, returning=False)
         return []
     scope = ticket.scope
     parent_key, parent_id = result.head_key, result.head_id
@@ -544,12 +569,12 @@ def capture_response(
         h_key = node_key(h_key, msg)
         want.append(h_key)
     want += [node_key(parent_key, msg) for msg in choices]
-    nodes.prefetch(want)
+    nodes.prefetch(want, result.thread_id)
     head = nodes.get(parent_key) if parent_key is not None else None
     parent_depth = (head.depth if head is not None and head.id == parent_id
                     else tx.capture.message_depth(parent_id))
     depth = parent_depth + 1 if parent_depth is not None else 0
-    thread = tx.capture.thread_ends(result.thread_id)
+    thread = nodes.thread
     # The request's last message is no longer its thread's head when this is a
     # regenerate (or another answer extended the thread meanwhile): a *new* answer
     # then forks a branch instead of being filed under a thread it is not on.
@@ -604,7 +629,8 @@ def capture_response(
         data["hidden_message_ids"] = hidden_ids
     if forked:
         data["forked_thread_id"] = thread_id
-    record_event(tx, ticket, "response", data, thread_id=thread_id, now=now, config=config)
+    record_event(tx, ticket, "response", data, thread_id=thread_id, now=now, config=config,
+                 returning=False)
     return ids
 
 
@@ -617,17 +643,20 @@ def record_event(
     now: float | None = None,
     *,
     config: MemoryConfig | None = None,
+    returning: bool = True,
 ) -> int:
     """Append one row to ``events`` (what happened: request, response, unparsed, error).
 
     ``data`` is stored as JSON; with ``config.redact_secrets`` (the default) its
     strings are redacted first: events keep unparsed bodies, partial answers and
     upstream error bodies, which may quote a key as readily as a message does.
+    Returns the row's id; ``0`` without ``returning`` (the id is not read back: no
+    round trip of its own on PostgreSQL).
     """
     if (config or _DEFAULT_CONFIG).redact_secrets:
         data = redact_value(data)
     scope = ticket.scope if ticket else None
-    return tx.capture.insert_event(
+    row = (
         ticket.request_id if ticket else data.get("request_id"),
         scope.tenant if scope else data.get("tenant"),
         scope.role if scope else data.get("role"),
@@ -636,3 +665,7 @@ def record_event(
         time.time() if now is None else now,
         dumps_lossless(data),
     )
+    if not returning:
+        tx.capture.add_event(*row)
+        return 0
+    return tx.capture.insert_event(*row)

@@ -189,6 +189,11 @@ class Engine:
         event: dict[str, Any], deferred: list[int] | None = None,
     ) -> CaptureResult:
         self._deferred.ids = deferred
+        # Bounded: one queued message a capture (the request waits on this job);
+        # queued messages are otherwise extracted by their own writer jobs. Asked
+        # first, read last (with the capture's first read: no round trip of its own
+        # on PostgreSQL); what this job queues is not due yet.
+        due = tx.extraction.due_later(time.time(), 1) if self.config.extract else None
         result = capture.capture_request(tx, ticket, messages, event,
                                          config=self.config, key_cache=self._chain_keys,
                                          path_cache=self._path_ids)
@@ -213,10 +218,8 @@ class Engine:
                                   later=later)
                 if deferred is not None and len(deferred) > queued:
                     later = True
-        if self.config.extract:
-            # Bounded: one queued message a capture (the request waits on this job);
-            # queued messages are otherwise extracted by their own writer jobs.
-            self._retry_extractions(tx, limit=1)
+        if due is not None:
+            self._extract_queued(tx, due())
         self._captures += 1
         if self._captures % 1000 == 0:
             prune_changes(tx)
@@ -264,6 +267,10 @@ class Engine:
                         " skipping the rest (it stays stored and searchable)",
                         message_id, len(text), EXTRACT_MAX_TOTAL_CHARS)
             text = text[:EXTRACT_MAX_TOTAL_CHARS]
+
+        if found is not None and not any(found):
+            tx.extraction.done(message_id)  # nothing to store: no savepoint for it
+            return
 
         def store_items() -> None:
             from memory_core.extraction import extract

@@ -747,6 +747,98 @@ def test_nodes_reads_many_keys_of_one_scope_as_node_reads_each(
     assert store.read_tx(lambda tx: tx.capture.nodes("t1", "coder", "s1", [])) == {}
 
 
+def test_node_reads_are_nodes_with_the_threads_they_head_and_a_threads_ends(
+        backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    hist = [_user("hello"), {"role": "assistant", "content": "hi"}, _user("again")]
+    first = _capture(store, S1, "a", hist, 10.0, reply="ok")
+    _capture(store, S1, "b", [*hist[:2], _user("other")], 11.0)  # a fork from "hi"
+    keys = capture.chain_keys(hist)
+    reply_key = capture.node_key(keys[-1], {"role": "assistant", "content": "ok"})
+    want = [*keys, reply_key, "nope"]
+
+    def reads(tx: Any, thread_id: int | None) -> tuple[Any, Any]:
+        got = tx.capture.node_reads("t1", "coder", "s1", want, thread_id)
+        nodes = tx.capture.nodes("t1", "coder", "s1", want)
+        heads = {ref.id: tx.capture.thread_with_head("t1", "coder", "s1", ref.id)
+                 for ref in nodes.values()}
+        ends = tx.capture.thread_ends(thread_id) if thread_id is not None else None
+        return got, (nodes, {k: v for k, v in heads.items() if v is not None}, ends)
+
+    got, expected = store.read_tx(reads, first.thread_id)
+    assert (got.nodes, got.heads, got.thread) == expected
+    assert len(got.nodes) == 4 and len(got.heads) == 1 and got.thread is not None
+    got, expected = store.read_tx(reads, None)
+    assert got.thread is None and (got.nodes, got.heads) == expected[:2]
+    assert store.read_tx(lambda tx: tx.capture.node_reads("t1", "coder", "s1", [], 999)
+                         ) == ({}, {}, None)
+
+
+def test_insert_chain_stores_each_row_under_the_one_before(
+        backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    root = _capture(store, S1, "a", [_user("hello")], 10.0)
+    parent_key = root.head_key
+    rows, key = [], parent_key
+    for n in range(3):
+        child = capture.node_key(key, _user(f"m{n}"))
+        rows.append(capture._message_row(S1, root.thread_id, child, key, root.head_id
+                                         if n == 0 else 12345, 1 + n, _user(f"m{n}"),
+                                         "request", 11.0, "b"))
+        key = child
+
+    ids = _w(store, lambda tx: tx.capture.insert_chain(rows))
+    assert ids == sorted(ids) and len(set(ids)) == 3 and ids[0] > root.head_id
+    assert store.read_tx(lambda tx: tx.capture.path_ids(ids[-1])) == [root.head_id, *ids]
+    assert _w(store, lambda tx: tx.capture.insert_chain([])) == []
+
+
+def test_a_failing_event_row_fails_its_job_and_leaves_nothing(
+        backend: tuple[Store, Raw]) -> None:
+    """``add_event`` is sent with the job's next statement on PostgreSQL (or with
+    COMMIT): its error is still the job's own, and the job rolls back alone."""
+    store, _raw = backend
+
+    def job(tx: Any, kind: str | None, then_read: bool) -> int:
+        tx.capture.add_event(None, "t1", "coder", None, kind, 1.0, "{}")
+        if then_read:
+            return len(tx.capture.nodes("t1", "coder", "s1", ["x"]))
+        return 7
+
+    def events() -> int:
+        return int(store.read_tx(lambda tx: tx.operator.scope_status("t1", None)
+                                 )["counts"]["events"])
+
+    for then_read in (False, True):
+        with pytest.raises(Exception, match="(?i)null"):
+            store.write_tx(job, None, then_read).result(30)
+        assert events() == 0
+    assert store.write_tx(job, "fine", False).result(30) == 7
+    assert store.write_tx(job, "fine", True).result(30) == 0
+    assert events() == 2
+
+
+def test_due_later_reads_the_queue_as_it_stood_when_asked(
+        backend: tuple[Store, Raw]) -> None:
+    store, _raw = backend
+    first = _capture(store, S1, "a", [_user("hello"), _user("again")], 10.0)
+    _w(store, lambda tx: tx.extraction.defer(first.message_ids[0], 5.0))
+    _w(store, lambda tx: tx.extraction.defer(first.message_ids[1], 50.0))
+
+    def job(tx: Any) -> tuple[list[Any], list[Any]]:
+        later = tx.extraction.due_later(20.0, 5)
+        tx.extraction.done(first.message_ids[0])  # after it was asked
+        tx.capture.nodes("t1", "coder", "s1", ["x"])
+        return later(), tx.extraction.due(20.0, 5)
+
+    got, now = _w(store, job)
+    assert [r["message_id"] for r in got] == [first.message_ids[0]] and now == []
+    assert got[0]["text"] == "hello" and got[0]["thread_id"] == first.thread_id
+    # Read before any other statement of the job: sent on its own.
+    assert _w(store, lambda tx: tx.extraction.due_later(100.0, 5)()) == store.read_tx(
+        lambda tx: tx.extraction.due(100.0, 5))
+
+
 def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
         backend: tuple[Store, Raw]) -> None:
     store, _raw = backend
@@ -1054,9 +1146,9 @@ def test_postgresql_round_trips_are_counted_by_job(pg_url: str) -> None:  # noqa
         store.close()
 
 
-WRITE_OVERHEAD = 2
-"""BEGIN with the advisory lock (one round trip), COMMIT."""
-CAPTURE_TURN_TRIPS = 15
+WRITE_OVERHEAD = 1
+"""COMMIT (BEGIN and the advisory lock go with the job's first statement)."""
+CAPTURE_TURN_TRIPS = 7
 """Round trips of one turn's capture (request and answer), deep in a conversation."""
 _AWKWARD = "a\x00b \uffff0 \uffff1 \\u0000 \\\\u0000 \\uffff1 \x00\uffff"
 """NUL, the PostgreSQL backend's escape (U+FFFF) and JSON escapes of both, as they

@@ -118,6 +118,21 @@ class MessageRow(NamedTuple):
     request_id: str | None
 
 
+class NodeReads(NamedTuple):
+    """What a capture job reads first, in one statement
+    (:meth:`CaptureWrites.node_reads`)."""
+
+    nodes: dict[str, NodeRef]
+    """The stored messages of the keys asked for, by key (as :meth:`CaptureWrites.nodes`)."""
+    heads: dict[int, Row]
+    """For each message of ``nodes`` that is the head of a thread of the scope:
+    ``{id, updated_at}`` of the oldest such thread (as
+    :meth:`CaptureWrites.thread_with_head`), by message id."""
+    thread: Row | None
+    """``{head_message_id, root_message_id}`` of the thread asked for (as
+    :meth:`CaptureWrites.thread_ends`), or ``None``."""
+
+
 class CaptureWrites(Protocol):
     """The evidence tree and the event log (``memory_core.capture``): messages,
     threads, splices, events. Lookups read inside the write job that calls them.
@@ -135,6 +150,13 @@ class CaptureWrites(Protocol):
         statement: capture asks for the few keys it may need at once)."""
         ...
 
+    def node_reads(self, tenant: str, role: str, session: str, keys: Sequence[str],
+                   thread_id: int | None = None) -> NodeReads:
+        """:meth:`nodes` of ``keys``, the threads of the scope headed by those found
+        and, with ``thread_id``, that thread's ends: a capture job's first reads, one
+        round trip on PostgreSQL."""
+        ...
+
     def path_ids(self, message_id: int) -> list[int]:
         """The ids from the root of ``message_id``'s path down to it (by depth)."""
         ...
@@ -142,6 +164,12 @@ class CaptureWrites(Protocol):
     def insert_message(self, row: MessageRow) -> int:
         """Insert ``row`` and queue its outbox ``upsert``; return its id (ids only
         grow)."""
+        ...
+
+    def insert_chain(self, rows: Sequence[MessageRow]) -> list[int]:
+        """Insert ``rows`` as :meth:`insert_message` does, each after the first as the
+        child of the row before it (its ``parent_id`` is that row's id, whatever the
+        row says); return their ids, in order (one round trip on PostgreSQL)."""
         ...
 
     def new_thread(self, tenant: str, role: str, session: str, now: float,
@@ -200,6 +228,12 @@ class CaptureWrites(Protocol):
                      thread_id: int | None, kind: str, created_at: float, data: str
                      ) -> int:
         """Append one ``events`` row (``data``: JSON text); return its id."""
+        ...
+
+    def add_event(self, request_id: str | None, tenant: str | None, role: str | None,
+                  thread_id: int | None, kind: str, created_at: float, data: str) -> None:
+        """:meth:`insert_event` without reading its id back (on PostgreSQL sent with
+        the job's next statement: no round trip of its own)."""
         ...
 
 
@@ -983,6 +1017,12 @@ class ExtractionQueue(Protocol):
         """The first ``limit`` queued messages due at ``now``, soonest due first:
         ``{message_id, tenant, role, session, thread_id, text, msg_role, name}``
         (``name``: the one in its raw JSON, else ``None``)."""
+        ...
+
+    def due_later(self, now: float, limit: int) -> Callable[[], list[Row]]:
+        """:meth:`due` as the job's store stands now, read when the returned function
+        is called (on PostgreSQL sent with the job's next statement: no round trip of
+        its own when the job sends another before it needs the rows)."""
         ...
 
     def pending(self, message_id: int) -> list[Row]:

@@ -43,6 +43,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
+from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
@@ -53,7 +54,14 @@ from memory_core.store.api import EngineStore, Store
 from memory_core.store.batch import Done, complete_batch, fail_batch
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
-from memory_core.store.pg_trips import CountingCursor, RoundTrips, job_name, running
+from memory_core.store.pg_trips import (
+    CountingCursor,
+    RoundTrips,
+    WriterConnection,
+    job_name,
+    running,
+    sync,
+)
 
 log = logging.getLogger("lcm.store")
 T = TypeVar("T")
@@ -64,9 +72,10 @@ _STOP = object()
 WRITE_LOCK = 0x6C636D5F777269  # "lcm_wri"
 """Key of the transaction-level advisory lock every write batch holds until it commits."""
 
-_BEGIN = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})".encode()
-"""A write batch's first round trip: its transaction and the lock (a statement
-without parameters may hold several commands)."""
+_BEGIN = ((b"BEGIN", None, None),
+          (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})".encode(), None, None))
+"""A write batch's transaction and lock, deferred to its first statement
+(:func:`~memory_core.store.pg_trips.defer`)."""
 
 EXCLUSIVE_CLASS = 0x6C636D  # "lcm"
 """First key of the session-level advisory locks of :meth:`PgStore.exclusive`."""
@@ -119,7 +128,7 @@ class PgStore:
             self._pool.close()
             raise StoreError(f"cannot open store at {describe(url)}: {exc}") from exc
         self._timeout = timeout
-        self._wconn: psycopg.Connection[Any] | None = None
+        self._wconn: WriterConnection | None = None
         self._lconn: psycopg.Connection[Any] | None = None
         self._lmutex = threading.Lock()  # one statement at a time on _lconn
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -181,14 +190,18 @@ class PgStore:
         alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
         batch_key = job_name(jobs[0][0]) if alone else "(write batch)"
         trips = self.round_trips
-        conn: psycopg.Connection[Any] | None = None
+        conn: WriterConnection | None = None
         try:
             conn = self._writer_connection()
-            # BEGIN and the advisory lock in one round trip; the jobs' savepoints
-            # nest in it (psycopg opens a savepoint inside a transaction it finds).
-            conn.execute(_BEGIN)
-            trips.add(batch_key, trips=1)
+            # BEGIN and the advisory lock go with the first statement of the batch
+            # (pg_trips.defer: no round trip of their own).
+            conn.deferred[:] = list(_BEGIN)
             tx = PgTx(conn)
+            if not alone:
+                # The jobs' savepoints nest in the transaction (psycopg opens a
+                # savepoint inside a transaction it finds): open it first.
+                sync(conn)
+                trips.add(batch_key, trips=1)
             failed_alone = False
             for fn, args, fut, then, ctx in jobs:
                 if not fut.set_running_or_notify_cancel():
@@ -200,7 +213,11 @@ class PgStore:
                         else:
                             trips.add(job_name(fn), trips=2)  # SAVEPOINT, RELEASE
                             with conn.transaction():  # the job rolls back alone
-                                value = ctx.run(fn, tx, *args)
+                                try:
+                                    value = ctx.run(fn, tx, *args)
+                                    sync(conn)  # its deferred writes, before RELEASE
+                                finally:
+                                    conn.deferred.clear()
                 except BaseException as exc:  # noqa: BLE001 - delivered to the caller
                     if conn.broken:
                         raise
@@ -208,11 +225,29 @@ class PgStore:
                     failed_alone = alone
                 else:
                     results.append((fut, True, value, then, ctx))
-            conn.execute(b"ROLLBACK" if failed_alone else b"COMMIT")
-            trips.add(batch_key, trips=1)
+            if failed_alone:
+                conn.deferred.clear()  # what the job deferred is dropped with it
+                if conn.pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                    conn.execute(b"ROLLBACK")
+                    trips.add(batch_key, trips=1)
+            else:
+                deferred = alone and bool(conn.deferred) and results
+                try:
+                    conn.execute(b"COMMIT")  # with the job's last deferred writes
+                except psycopg.Error as exc:
+                    if not deferred or conn.broken:
+                        raise
+                    # A deferred statement of the job failed: the job's own error,
+                    # as if the statement had run when the job asked for it.
+                    fut, _ok, _value, _then, ctx = results[-1]
+                    results[-1] = (fut, False, exc, None, ctx)
+                    conn.execute(b"ROLLBACK")
+                    trips.add(batch_key, trips=1)
+                trips.add(batch_key, trips=1)
         except BaseException as exc:  # noqa: BLE001 - e.g. the connection lost at COMMIT
             log.error("postgresql write batch failed: %s", exc)
             if conn is not None and not conn.closed and not conn.broken:
+                conn.deferred.clear()
                 with contextlib.suppress(psycopg.Error):
                     conn.execute(b"ROLLBACK")  # a no-op (a warning) outside a transaction
             fail_batch(jobs, exc)  # every job was rolled back with it
@@ -220,15 +255,15 @@ class PgStore:
         self.commit_latency.observe(time.perf_counter() - started)
         complete_batch(results, self.after_commit)
 
-    def _writer_connection(self) -> psycopg.Connection[Any]:
+    def _writer_connection(self) -> WriterConnection:
         conn = self._wconn
         if conn is None or conn.closed or conn.broken:
             if conn is not None:
                 conn.close()
             self._wconn = None
-            conn = psycopg.connect(self.url, autocommit=True,
-                                   connect_timeout=max(1, int(self._timeout)),
-                                   cursor_factory=CountingCursor)
+            conn = WriterConnection.open(self.url, autocommit=True,
+                                         connect_timeout=max(1, int(self._timeout)),
+                                         cursor_factory=CountingCursor)
             pg_text.register(conn)
             self._wconn = conn
         return conn

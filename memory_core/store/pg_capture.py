@@ -15,7 +15,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memory_core.store.api import CaptureWrites, MessageRow, NodeRef, Row
+from memory_core.store.api import CaptureWrites, MessageRow, NodeReads, NodeRef, Row
+from memory_core.store.pg_trips import defer, pipelined
+
+_INSERT_MESSAGE = (
+    "WITH m AS (INSERT INTO messages (tenant, role, session, thread_id, node_key,"
+    " parent_key, parent_id, depth, msg_role, kind, text, raw_json, content_hash,"
+    " tokens, created_at, hidden, request_id) VALUES (%s, %s, %s, %s, %s, %s, {parent},"
+    " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id),"
+    " o AS (INSERT INTO index_outbox (kind, ref_id, op)"
+    " SELECT 'message', id, 'upsert' FROM m)"
+    " SELECT id FROM m")
+"""One message and its outbox row: one statement."""
+
+_INSERT_CHILD = _INSERT_MESSAGE.format(
+    parent="(SELECT id FROM messages WHERE tenant = %s AND role = %s AND session = %s"
+           " AND node_key = %s)")
+"""A message whose parent is found by its key (the row inserted just before it, in
+the same pipeline)."""
 
 
 class PgCaptureWrites:
@@ -39,6 +56,29 @@ class PgCaptureWrites:
             " AND role = %s AND session = %s AND node_key = ANY(%s)",
             (tenant, role, session, list(dict.fromkeys(keys))))}
 
+    def node_reads(self, tenant: str, role: str, session: str, keys: Sequence[str],
+                   thread_id: int | None = None) -> NodeReads:
+        nodes: dict[str, NodeRef] = {}
+        heads: dict[int, Row] = {}
+        thread: Row | None = None
+        for r in self._c.execute(
+                "SELECT m.id, m.thread_id, m.depth, m.node_key, h.id, h.updated_at"
+                " FROM messages m LEFT JOIN LATERAL (SELECT t.id, t.updated_at FROM threads t"
+                "  WHERE t.head_message_id = m.id AND t.tenant = m.tenant AND t.role = m.role"
+                "  AND t.session = m.session ORDER BY t.id LIMIT 1) h ON true"
+                " WHERE m.tenant = %s AND m.role = %s AND m.session = %s"
+                " AND m.node_key = ANY(%s)"
+                " UNION ALL SELECT head_message_id, root_message_id, NULL, NULL, NULL, NULL"
+                " FROM threads WHERE id = %s",
+                (tenant, role, session, list(dict.fromkeys(keys)), thread_id)):
+            if r[3] is None:
+                thread = {"head_message_id": r[0], "root_message_id": r[1]}
+                continue
+            nodes[r[3]] = NodeRef(int(r[0]), int(r[1]), int(r[2]))
+            if r[4] is not None:
+                heads[int(r[0])] = {"id": int(r[4]), "updated_at": r[5]}
+        return NodeReads(nodes, heads, thread)
+
     def path_ids(self, message_id: int) -> list[int]:
         return [int(r[0]) for r in self._c.execute(
             "WITH RECURSIVE chain(id, parent_id, depth) AS ("
@@ -53,15 +93,28 @@ class PgCaptureWrites:
 
     def insert_message(self, row: MessageRow) -> int:
         # One round trip: the outbox row is written by the same statement.
-        got = self._c.execute(
-            "WITH m AS (INSERT INTO messages (tenant, role, session, thread_id, node_key,"
-            " parent_key, parent_id, depth, msg_role, kind, text, raw_json, content_hash,"
-            " tokens, created_at, hidden, request_id) VALUES (%s, %s, %s, %s, %s, %s, %s,"
-            " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id),"
-            " o AS (INSERT INTO index_outbox (kind, ref_id, op)"
-            " SELECT 'message', id, 'upsert' FROM m)"
-            " SELECT id FROM m", tuple(row)).fetchone()
+        got = self._c.execute(_INSERT_MESSAGE.format(parent="%s"), tuple(row)).fetchone()
         return int(got[0])
+
+    def insert_chain(self, rows: Sequence[MessageRow]) -> list[int]:
+        if len(rows) <= 1:
+            return [self.insert_message(row) for row in rows]
+        # One pipeline, one round trip: each child finds its parent (the row before
+        # it, inserted by the statement before) by its key.
+        conn = self._c
+        cursors = []
+        with pipelined(conn):
+            for n, row in enumerate(rows):
+                cur = conn.cursor()
+                if n == 0:
+                    cur.execute(_INSERT_MESSAGE.format(parent="%s"), tuple(row))
+                else:
+                    prev = rows[n - 1]
+                    head = tuple(row[:6])
+                    cur.execute(_INSERT_CHILD, (*head, prev.tenant, prev.role, prev.session,
+                                                prev.node_key, *tuple(row[7:])))
+                cursors.append(cur)
+        return [int(cur.fetchone()[0]) for cur in cursors]
 
     def new_thread(self, tenant: str, role: str, session: str, now: float,
                    parent_thread_id: int | None, fork_message_id: int | None) -> int:
@@ -99,39 +152,39 @@ class PgCaptureWrites:
         return int(row[0]) if row is not None else None
 
     def fill_thread_root(self, thread_id: int, root_id: int | None) -> None:
-        self._c.execute(
-            "UPDATE threads SET root_message_id = COALESCE(root_message_id, %s) WHERE id = %s",
-            (root_id, thread_id))
+        defer(self._c,
+              "UPDATE threads SET root_message_id = COALESCE(root_message_id, %s) WHERE id = %s",
+              (root_id, thread_id))
 
     def touch_thread(self, thread_id: int, now: float) -> None:
-        self._c.execute("UPDATE threads SET updated_at = %s WHERE id = %s", (now, thread_id))
+        defer(self._c, "UPDATE threads SET updated_at = %s WHERE id = %s", (now, thread_id))
 
     def extend_thread(self, thread_id: int, head_id: int | None, now: float,
                       user_turn: bool) -> None:
-        self._c.execute(
-            "UPDATE threads SET head_message_id = %s, updated_at = %s,"
-            " last_user_at = CASE WHEN %s THEN %s ELSE last_user_at END WHERE id = %s",
-            (head_id, now, user_turn, now, thread_id))
+        defer(self._c,
+              "UPDATE threads SET head_message_id = %s, updated_at = %s,"
+              " last_user_at = CASE WHEN %s THEN %s ELSE last_user_at END WHERE id = %s",
+              (head_id, now, user_turn, now, thread_id))
 
     def set_head(self, thread_id: int, head_id: int | None, now: float) -> None:
-        self._c.execute("UPDATE threads SET head_message_id = %s, updated_at = %s"
-                        " WHERE id = %s", (head_id, now, thread_id))
+        defer(self._c, "UPDATE threads SET head_message_id = %s, updated_at = %s"
+                       " WHERE id = %s", (head_id, now, thread_id))
 
     def advance_head(self, thread_id: int, head_id: int, now: float,
                      from_head: int | None) -> None:
-        self._c.execute(
-            "UPDATE threads SET head_message_id = %s, updated_at = %s WHERE id = %s"
-            " AND (head_message_id = %s OR head_message_id IS NULL)",
-            (head_id, now, thread_id, from_head))
+        defer(self._c,
+              "UPDATE threads SET head_message_id = %s, updated_at = %s WHERE id = %s"
+              " AND (head_message_id = %s OR head_message_id IS NULL)",
+              (head_id, now, thread_id, from_head))
 
     def save_splice(self, message_id: int, tenant: str, role: str, messages: str,
                     hidden_ids: str) -> None:
-        self._c.execute(
-            "INSERT INTO splices (message_id, tenant, role, messages, hidden_ids)"
-            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (message_id) DO UPDATE SET"
-            " tenant = EXCLUDED.tenant, role = EXCLUDED.role,"
-            " messages = EXCLUDED.messages, hidden_ids = EXCLUDED.hidden_ids",
-            (message_id, tenant, role, messages, hidden_ids))
+        defer(self._c,
+              "INSERT INTO splices (message_id, tenant, role, messages, hidden_ids)"
+              " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (message_id) DO UPDATE SET"
+              " tenant = EXCLUDED.tenant, role = EXCLUDED.role,"
+              " messages = EXCLUDED.messages, hidden_ids = EXCLUDED.hidden_ids",
+              (message_id, tenant, role, messages, hidden_ids))
 
     def insert_event(self, request_id: str | None, tenant: str | None, role: str | None,
                      thread_id: int | None, kind: str, created_at: float, data: str
@@ -141,6 +194,13 @@ class PgCaptureWrites:
             " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (request_id, tenant, role, thread_id, kind, created_at, data)).fetchone()
         return int(got[0])
+
+    def add_event(self, request_id: str | None, tenant: str | None, role: str | None,
+                  thread_id: int | None, kind: str, created_at: float, data: str) -> None:
+        defer(self._c,
+              "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
+              " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+              (request_id, tenant, role, thread_id, kind, created_at, data))
 
 
 if TYPE_CHECKING:  # mypy checks the group against its Protocol

@@ -31,7 +31,7 @@ from memory_core.store.api import (
     ToolReads,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list
-from memory_core.store.pg_trips import count
+from memory_core.store.pg_trips import Deferred, count, defer, defer_read
 
 T = TypeVar("T")
 
@@ -184,16 +184,35 @@ class PgExtractionQueue:
         self._c = conn
 
     def defer(self, message_id: int, next_at: float) -> None:
-        self._c.execute(
-            "INSERT INTO extraction_queue (message_id, attempts, next_at) VALUES (%s, 0, %s)"
-            " ON CONFLICT (message_id) DO NOTHING", (message_id, next_at))
+        defer(self._c,
+              "INSERT INTO extraction_queue (message_id, attempts, next_at) VALUES (%s, 0, %s)"
+              " ON CONFLICT (message_id) DO NOTHING", (message_id, next_at))
 
     def attempt(self, fn: Callable[[], T]) -> T:
-        # A nested transaction block is a SAVEPOINT (a transaction of its own in a
-        # read job's autocommit connection): rolled back when ``fn`` raises.
-        count(2)  # SAVEPOINT and RELEASE (or BEGIN and COMMIT)
-        with self._c.transaction():
-            return fn()
+        pending = getattr(self._c, "deferred", None)
+        if pending is None:
+            # A read job's autocommit connection: a transaction of its own, rolled
+            # back when ``fn`` raises.
+            count(2)  # BEGIN and COMMIT
+            with self._c.transaction():
+                return fn()
+        # The writer's, in the batch's transaction: a savepoint, deferred with its
+        # release (pg_trips.defer); rolled back to when ``fn`` raises.
+        savepoint: Deferred = (b"SAVEPOINT lcm_attempt", None, None)
+        pending.append(savepoint)
+        try:
+            value = fn()
+        except BaseException:
+            at = next((i for i, s in enumerate(pending) if s is savepoint), None)
+            if at is not None:  # never sent: nor was anything after it
+                del pending[at:]
+            else:
+                pending.clear()
+                self._c.execute(b"ROLLBACK TO SAVEPOINT lcm_attempt")
+                defer(self._c, b"RELEASE SAVEPOINT lcm_attempt")
+            raise
+        pending.append((b"RELEASE SAVEPOINT lcm_attempt", None, None))
+        return value
 
     def attempts(self, message_id: int) -> int | None:
         row = self._c.execute("SELECT attempts FROM extraction_queue WHERE message_id = %s",
@@ -208,11 +227,15 @@ class PgExtractionQueue:
             " next_at = EXCLUDED.next_at", (message_id, attempts, error, next_at))
 
     def done(self, message_id: int) -> None:
-        self._c.execute("DELETE FROM extraction_queue WHERE message_id = %s", (message_id,))
+        defer(self._c, "DELETE FROM extraction_queue WHERE message_id = %s", (message_id,))
 
     def due(self, now: float, limit: int) -> list[Row]:
         return dicts(self._c, _QUEUED + "q.next_at <= %s ORDER BY q.next_at, q.message_id"
                      " LIMIT %s", (now, limit))
+
+    def due_later(self, now: float, limit: int) -> Callable[[], list[Row]]:
+        return defer_read(self._c, _QUEUED + "q.next_at <= %s ORDER BY q.next_at,"
+                          " q.message_id LIMIT %s", (now, limit))
 
     def pending(self, message_id: int) -> list[Row]:
         return dicts(self._c, _QUEUED + "q.message_id = %s AND q.attempts = 0", (message_id,))

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from memory_core.store.api import AgentMemoryWrites, ItemWrites, Row, TaskWrites
 from memory_core.store.pg_reads import SPEAKER, dicts
+from memory_core.store.pg_trips import defer
 
 
 def _outbox(conn: Any, kind: str, ref_id: int, op: str) -> None:
-    conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES (%s, %s, %s)",
-                 (kind, ref_id, op))
+    defer(conn, "INSERT INTO index_outbox (kind, ref_id, op) VALUES (%s, %s, %s)",
+          (kind, ref_id, op))
 
 
 _HIT = (" AND tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
@@ -52,8 +53,8 @@ class PgItemWrites:
 
     def revision(self, item_id: int, field: str, old: Any, new: Any, reason: str,
                  now: float) -> None:
-        self._c.execute(
-            "INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new, reason)"
+        defer(self._c,
+              "INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new, reason)"
             " VALUES (%s, %s, %s, %s, %s, %s)",
             (item_id, now, field, None if old is None else str(old),
              None if new is None else str(new), reason))
@@ -174,55 +175,55 @@ class PgItemWrites:
 
     def index_subject_keys(self, tenant: str, role: str, item_id: int, keys: Sequence[str],
                            anchor: str) -> None:
-        rows = [(tenant, role, 0, k, item_id) for k in keys] + [(tenant, role, 1, anchor,
-                                                                  item_id)]
-        with self._c.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO memory_item_subject_keys (tenant, role, part, key, item_id)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", rows)
+        # One statement (deferred: sent with the job's next one), rows in this order.
+        defer(self._c,
+              "INSERT INTO memory_item_subject_keys (tenant, role, part, key, item_id)"
+              " SELECT %s, %s, u.part, u.key, %s FROM unnest(%s::int[], %s::text[])"
+              " WITH ORDINALITY AS u(part, key, n) ORDER BY u.n ON CONFLICT DO NOTHING",
+              (tenant, role, item_id, [0] * len(keys) + [1], [*keys, anchor]))
 
     def index_terms(self, tenant: str, role: str, item_id: int, terms: Sequence[str]) -> None:
         if not terms:
             return
-        with self._c.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO memory_item_terms (tenant, role, term, item_id)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                [(tenant, role, t, item_id) for t in terms])
+        defer(self._c,
+              "INSERT INTO memory_item_terms (tenant, role, term, item_id)"
+              " SELECT %s, %s, u.term, %s FROM unnest(%s::text[]) WITH ORDINALITY"
+              " AS u(term, n) ORDER BY u.n ON CONFLICT DO NOTHING",
+              (tenant, role, item_id, list(terms)))
 
     def set_conflict(self, item_id: int, other_id: int) -> None:
-        self._c.execute("UPDATE memory_items SET conflict_with = %s WHERE id = %s",
+        defer(self._c, "UPDATE memory_items SET conflict_with = %s WHERE id = %s",
                         (other_id, item_id))
 
     def set_data(self, item_id: int, data: str) -> None:
-        self._c.execute("UPDATE memory_items SET data = %s WHERE id = %s", (data, item_id))
+        defer(self._c, "UPDATE memory_items SET data = %s WHERE id = %s", (data, item_id))
 
     def mark_merged(self, item_id: int, into: int, now: float) -> None:
-        self._c.execute("UPDATE memory_items SET status = 'merged', superseded_by = %s,"
+        defer(self._c, "UPDATE memory_items SET status = 'merged', superseded_by = %s,"
                         " updated_at = %s WHERE id = %s", (into, now, item_id))
 
     def touch(self, item_id: int, now: float) -> None:
-        self._c.execute("UPDATE memory_items SET updated_at = %s WHERE id = %s", (now, item_id))
+        defer(self._c, "UPDATE memory_items SET updated_at = %s WHERE id = %s", (now, item_id))
 
     def restate(self, item_id: int, *, now: float, message_id: int, thread_id: int,
                 data: str) -> None:
-        self._c.execute("UPDATE memory_items SET updated_at = %s, source_message_id = %s,"
+        defer(self._c, "UPDATE memory_items SET updated_at = %s, source_message_id = %s,"
                         " thread_id = %s, data = %s WHERE id = %s",
                         (now, message_id, thread_id, data, item_id))
 
     def mark_superseded(self, old_id: int, new_id: int, now: float) -> None:
-        self._c.execute("UPDATE memory_items SET status = 'superseded', superseded_by = %s,"
+        defer(self._c, "UPDATE memory_items SET status = 'superseded', superseded_by = %s,"
                         " updated_at = %s WHERE id = %s", (new_id, now, old_id))
-        self._c.execute("UPDATE memory_items SET supersedes = %s WHERE id = %s",
+        defer(self._c, "UPDATE memory_items SET supersedes = %s WHERE id = %s",
                         (old_id, new_id))
 
     def settle(self, item_id: int, new_id: int, now: float) -> None:
-        self._c.execute("UPDATE memory_items SET status = 'superseded', superseded_by = %s,"
+        defer(self._c, "UPDATE memory_items SET status = 'superseded', superseded_by = %s,"
                         " conflict_with = NULL, updated_at = %s WHERE id = %s",
                         (new_id, now, item_id))
 
     def mark_retracted(self, item_id: int, now: float) -> None:
-        self._c.execute("UPDATE memory_items SET status = 'retracted', updated_at = %s"
+        defer(self._c, "UPDATE memory_items SET status = 'retracted', updated_at = %s"
                         " WHERE id = %s", (now, item_id))
 
 
@@ -235,8 +236,8 @@ class PgTaskWrites:
         self._c = conn
 
     def supersede_goals(self, thread_id: int, keep_norm: str, now: float) -> None:
-        self._c.execute(
-            "UPDATE task_state SET status = 'superseded', updated_at = %s WHERE thread_id = %s"
+        defer(self._c,
+              "UPDATE task_state SET status = 'superseded', updated_at = %s WHERE thread_id = %s"
             " AND label = 'goal' AND status = 'open' AND norm <> %s", (now, thread_id, keep_norm))
 
     def open_todos(self, thread_id: int) -> list[Row]:
@@ -245,13 +246,13 @@ class PgTaskWrites:
                      (thread_id,))
 
     def close(self, line_id: int, now: float) -> None:
-        self._c.execute("UPDATE task_state SET status = 'done', updated_at = %s WHERE id = %s",
+        defer(self._c, "UPDATE task_state SET status = 'done', updated_at = %s WHERE id = %s",
                         (now, line_id))
 
     def upsert_line(self, *, tenant: str, role: str, thread_id: int, label: str, text: str,
                     norm: str, message_id: int | None, now: float) -> None:
-        self._c.execute(
-            "INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
+        defer(self._c,
+              "INSERT INTO task_state (tenant, role, thread_id, label, text, norm, status,"
             " source_message_id, created_at, updated_at)"
             " VALUES (%s, %s, %s, %s, %s, %s, 'open', %s, %s, %s)"
             " ON CONFLICT (thread_id, label, norm) DO UPDATE SET status = 'open',"

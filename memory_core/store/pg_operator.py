@@ -36,6 +36,7 @@ from memory_core.store.api import (
     Row,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list, lower_ascii
+from memory_core.store.pg_trips import sync
 
 
 def where(prefix: str = "", **filters: Any) -> tuple[str, list[Any]]:
@@ -439,6 +440,7 @@ class PgPurge:
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
                      dry_run: bool) -> dict[str, int]:
+        sync(self._c)  # the batch's deferred BEGIN: the savepoint nests in it
         try:
             with self._c.transaction():  # a savepoint inside the job's transaction
                 counts = _delete(self._c, tenant, role, session)

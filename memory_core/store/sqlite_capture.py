@@ -16,6 +16,7 @@ from memory_core.store.api import (
     HistoryReads,
     ItemFeed,
     MessageRow,
+    NodeReads,
     NodeRef,
     Row,
 )
@@ -52,6 +53,22 @@ class SqliteCaptureWrites:
                 f" ({','.join('?' * len(run))})", (tenant, role, session, *run)))
         return out
 
+    def node_reads(self, tenant: str, role: str, session: str, keys: Sequence[str],
+                   thread_id: int | None = None) -> NodeReads:
+        nodes = self.nodes(tenant, role, session, keys)
+        heads: dict[int, Row] = {}
+        ids = sorted({ref.id for ref in nodes.values()})
+        for start in range(0, len(ids), IN_CHUNK):
+            run = ids[start:start + IN_CHUNK]
+            for r in self._c.execute(
+                    "SELECT head_message_id, id, updated_at FROM threads WHERE tenant=?"
+                    " AND role=? AND session=? AND head_message_id IN"
+                    f" ({','.join('?' * len(run))}) ORDER BY id",
+                    (tenant, role, session, *run)):
+                heads.setdefault(int(r[0]), {"id": r[1], "updated_at": r[2]})
+        thread = self.thread_ends(thread_id) if thread_id is not None else None
+        return NodeReads(nodes, heads, thread)
+
     def path_ids(self, message_id: int) -> list[int]:
         return [int(r[0]) for r in self._c.execute(
             "WITH RECURSIVE chain(id, parent_id, depth) AS ("
@@ -74,6 +91,12 @@ class SqliteCaptureWrites:
             "INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?, 'upsert')",
             (mid,))
         return mid
+
+    def insert_chain(self, rows: Sequence[MessageRow]) -> list[int]:
+        ids: list[int] = []
+        for row in rows:
+            ids.append(self.insert_message(row._replace(parent_id=ids[-1]) if ids else row))
+        return ids
 
     def new_thread(self, tenant: str, role: str, session: str, now: float,
                    parent_thread_id: int | None, fork_message_id: int | None) -> int:
@@ -149,6 +172,10 @@ class SqliteCaptureWrites:
             " VALUES (?,?,?,?,?,?,?)",
             (request_id, tenant, role, thread_id, kind, created_at, data))
         return int(cur.lastrowid or 0)
+
+    def add_event(self, request_id: str | None, tenant: str | None, role: str | None,
+                  thread_id: int | None, kind: str, created_at: float, data: str) -> None:
+        self.insert_event(request_id, tenant, role, thread_id, kind, created_at, data)
 
 
 class SqliteHistoryReads:

@@ -79,6 +79,10 @@ class SqliteExtractionQueue:
         return [dict(r) for r in self._c.execute(
             _QUEUED + "q.next_at <= ? ORDER BY q.next_at LIMIT ?", (now, limit)).fetchall()]
 
+    def due_later(self, now: float, limit: int) -> Callable[[], list[Row]]:
+        rows = self.due(now, limit)
+        return lambda: rows
+
     def pending(self, message_id: int) -> list[Row]:
         return [dict(r) for r in self._c.execute(
             _QUEUED + "q.message_id=? AND q.attempts=0", (message_id,)).fetchall()]
