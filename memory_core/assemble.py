@@ -533,6 +533,12 @@ def item_features(row: Any) -> tuple[float, frozenset[str], bool]:
     # The speaker's name is one of the item's words: "Where does Halvard live?" asks
     # for what Halvard said ("I live in Ghent"), which names nobody.
     words = frozenset(terms(f"{row['subject'] or ''} {row['text']} {standing.speaker(row)}"))
+    # The near-duplicate scan's key and mask of the row, once per item version here
+    # rather than on the first turn the item is a match (a few dozen items a turn),
+    # while the memo has room (else on that turn, as before).
+    vocab = _SK_VOCAB[0]
+    if len(vocab.bits) < _SK_VOCAB_MAX and len(_SK_ROWS) < _SK_ROWS_MAX:
+        _collapse_key(row, vocab)
     return standing_weight(row), words, standing.conversation_local(row)
 
 

@@ -127,21 +127,23 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
     if not roots:
         return messages
     covered = {i for node in roots for i in node.message_ids}
-    n = min(len(messages), len(message_ids))
-    hit = list(map(covered.__contains__, message_ids[:n]))
-    if True not in hit:
-        return [*messages]
-    first = hit.index(True)
-    # Uncovered messages keep their places; covered instructions stay, in order,
-    # after the scaffold, which stands where the first covered message stood.
-    kept = [msg for msg, h in zip(messages[first:n], hit[first:], strict=True)
-            if not h or (isinstance(msg, dict) and msg.get("role") in INSTRUCTION_ROLES)]
-    scaffold = {"role": "user",
-                "content": scaffold_text(roots, tools_enabled=tools_enabled,
-                                         short_tools=short_tools, superseded=superseded,
-                                         budget_tokens=budget_tokens)}
-    return [*messages[:first], scaffold, {"role": "assistant", "content": ACKNOWLEDGEMENT},
-            *kept, *messages[len(message_ids):]]
+    out: list[Any] = []
+    placed = False
+    for msg, mid in zip(messages, message_ids, strict=False):
+        if mid in covered:
+            if not placed:
+                out.append({"role": "user",
+                            "content": scaffold_text(roots, tools_enabled=tools_enabled,
+                                                     short_tools=short_tools,
+                                                     superseded=superseded,
+                                                     budget_tokens=budget_tokens)})
+                out.append({"role": "assistant", "content": ACKNOWLEDGEMENT})
+                placed = True
+            if not (isinstance(msg, dict) and msg.get("role") in INSTRUCTION_ROLES):
+                continue
+        out.append(msg)
+    out.extend(messages[len(message_ids):])
+    return out
 
 
 def apply_splices(messages: list[Any], message_ids: Sequence[int],
