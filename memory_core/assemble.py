@@ -86,9 +86,9 @@ def terms(text: str) -> set[str]:
     one-character runs). The unit of keyword retrieval before full-text search.
 
     Each distinct word's term is memoised (:func:`_word_term`; dropped whole past
-    50k words): a conversation's vocabulary repeats, and the lookups run in C. An
-    ASCII text (no CJK run, nothing to normalise) is split by bytes: the same words
-    as :data:`_WORD` finds, several times faster."""
+    50k words): a conversation's vocabulary repeats. An ASCII text (no CJK run,
+    nothing to normalise) is split by bytes: the same words as :data:`_WORD` finds,
+    several times faster."""
     memo = _WORD_TERMS
     ascii_text = text.isascii()
     if ascii_text:
@@ -98,15 +98,17 @@ def terms(text: str) -> set[str]:
         text = unicodedata.normalize("NFC", text)
         words = _WORD.findall(text.lower())
         make = _word_term
-    out: set[Any] = set(map(memo.get, words))
-    if None in out:  # words not seen before
-        if len(memo) + len(words) > _WORD_TERMS_MAX:
-            memo.clear()
-        for w in words:
-            if w not in memo:
-                memo[w] = make(w)
-        out = set(map(memo.__getitem__, words))
-    out.discard("")
+    if len(memo) + len(words) > _WORD_TERMS_MAX:
+        memo.clear()
+    # Added one by one in the words' order, as the regex loop did: the same set,
+    # iterated in the same order (keyword scores are float sums in that order).
+    out: set[str] = set()
+    for w in words:
+        t = memo.get(w)
+        if t is None:
+            t = memo[w] = make(w)
+        if t:
+            out.add(t)
     if ascii_text:
         return out
     for run in _CJK_RUN.findall(text):
