@@ -19,6 +19,7 @@ truncated or omitted — and why — is recorded for ``memory explain``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
@@ -53,20 +54,63 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_.+-]*", re.I)
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 
 
+def _word_term(w: str) -> str:
+    """The term of one word :data:`_WORD` found in lowercased text: punctuation
+    stripped, a trailing plural ``s`` dropped; ``""`` for a stopword, a short
+    non-number or nothing."""
+    w = w.strip(".-+")
+    if not w or w in _EN_STOP or (len(w) < 3 and not w.isdigit()):
+        return ""
+    if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    return w
+
+
+_WORD_TERMS: dict[Any, str] = {}
+_WORD_TERMS_MAX = 50_000
+# ASCII text: every byte that cannot be part of a :data:`_WORD` word becomes a space;
+# a run of the others is a word once its leading ``_.+-`` are stripped.
+_ASCII_WORD_BYTES = bytes(
+    b if (0x61 <= b <= 0x7A or 0x30 <= b <= 0x39 or b in b"_.+-") else 0x20
+    for b in range(256))
+
+
+def _piece_term(piece: bytes) -> str:
+    """:func:`_word_term` of the word in one run of word bytes (:func:`terms`)."""
+    return _word_term(piece.lstrip(b"_.+-").decode())
+
+
 def terms(text: str) -> set[str]:
     """Keyword terms of ``text``: English words (lowercased, trailing plural ``s``
     dropped, stopwords removed), numbers, and CJK character bigrams (unigrams for
-    one-character runs). The unit of keyword retrieval before full-text search."""
-    out: set[str] = set()
-    if not text.isascii():
+    one-character runs). The unit of keyword retrieval before full-text search.
+
+    Each distinct word's term is memoised (:func:`_word_term`; dropped whole past
+    50k words): a conversation's vocabulary repeats. An ASCII text (no CJK run,
+    nothing to normalise) is split by bytes: the same words as :data:`_WORD` finds,
+    several times faster."""
+    memo = _WORD_TERMS
+    ascii_text = text.isascii()
+    if ascii_text:
+        words: list[Any] = text.encode().lower().translate(_ASCII_WORD_BYTES).split()
+        make: Callable[[Any], str] = _piece_term
+    else:
         text = unicodedata.normalize("NFC", text)
-    for w in _WORD.findall(text.lower()):
-        w = w.strip(".-+")
-        if not w or w in _EN_STOP or (len(w) < 3 and not w.isdigit()):
-            continue
-        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w)
+        words = _WORD.findall(text.lower())
+        make = _word_term
+    if len(memo) + len(words) > _WORD_TERMS_MAX:
+        memo.clear()
+    # Added one by one in the words' order, as the regex loop did: the same set,
+    # iterated in the same order (keyword scores are float sums in that order).
+    out: set[str] = set()
+    for w in words:
+        t = memo.get(w)
+        if t is None:
+            t = memo[w] = make(w)
+        if t:
+            out.add(t)
+    if ascii_text:
+        return out
     for run in _CJK_RUN.findall(text):
         if len(run) == 1:
             out.add(run)
@@ -94,6 +138,25 @@ def cached_terms(namespace: str, kind: str, ref_id: int, text: str) -> frozenset
         hit = frozenset(terms(text))
         _TERMS_CACHE[key] = hit
     return hit
+
+
+WARM_MAX_CHARS = 8000
+"""Longer messages are left to :func:`cached_terms` on their first quote."""
+
+
+def warm_message_terms(namespace: str, messages: Sequence[tuple[int, str, str]]) -> int:
+    """Compute ahead the :func:`cached_terms` of stored ``(id, role, text)`` messages
+    that a block may quote (user and assistant turns, up to :data:`WARM_MAX_CHARS`),
+    off the request path: the search indexer calls it as it indexes new messages, so
+    a message's first quote, turns later, finds its terms (about 20 new quotes a
+    request at 1,000 turns of issue 28's workload). Returns how many were computed."""
+    done = 0
+    for ref_id, role, text in messages:
+        if role in ("user", "assistant") and len(text) <= WARM_MAX_CHARS \
+                and (namespace, "msg", ref_id) not in _TERMS_CACHE:
+            cached_terms(namespace, "msg", ref_id, text)
+            done += 1
+    return done
 
 
 @dataclass
@@ -265,25 +328,72 @@ def _collapse(cands: list[tuple[Item, float, str]], limit: int
               ) -> tuple[list[tuple[Item, float, str]], dict[int, list[Item]]]:
     """Keep the first of each group of near-duplicate candidates (``cands`` best
     first); return the kept ones and ``{kept id: [collapsed rows]}``. At most
-    ``limit`` are kept; the scan stops at :data:`_COLLAPSE_SCAN` candidates."""
+    ``limit`` are kept; the scan stops at :data:`_COLLAPSE_SCAN` candidates.
+
+    A skeleton is compared as a bit mask (:func:`_collapse_key`): the size of the
+    overlap is one ``&`` and a bit count, the union's size follows from it."""
+    vocab = _SK_VOCAB[0]
+    if len(vocab.bits) > _SK_VOCAB_MAX or len(_SK_ROWS) > _SK_ROWS_MAX:
+        vocab = _SK_VOCAB[0] = _Vocab()
+        _SK_ROWS.clear()
     kept: list[tuple[Item, float, str]] = []
-    reps: dict[tuple[Any, ...], list[tuple[frozenset[str], int]]] = {}
+    reps: dict[tuple[Any, ...], list[tuple[int, int, int]]] = {}
     similar: dict[int, list[Item]] = {}
     for cand in cands[:_COLLAPSE_SCAN]:
         r = cand[0]
-        key = (r["kind"], standing.speaker(r), r["condition"] or "")
-        sk = _skeleton_of(r["text"] or "")
+        key, mask, n = _collapse_key(r, vocab)
         same_key = reps.setdefault(key, [])
-        for rsk, rid in same_key:
-            if sk and rsk and len(sk & rsk) >= _NEAR_DUPLICATE * len(sk | rsk):
-                similar[rid].append(r)
-                break
+        for rmask, rn, rid in same_key:
+            if n and rn:
+                shared = (mask & rmask).bit_count()
+                if shared >= _NEAR_DUPLICATE * (n + rn - shared):
+                    similar[rid].append(r)
+                    break
         else:
             if len(kept) < limit:
                 kept.append(cand)
-                same_key.append((sk, r["id"]))
+                same_key.append((mask, n, r["id"]))
                 similar[r["id"]] = []
     return kept, similar
+
+
+class _Vocab:
+    """One generation of bit numbers for skeleton words (:func:`_collapse_key`).
+    ``itertools.count`` hands out each number once, also to threads racing on a
+    new word (``setdefault`` keeps the first)."""
+
+    __slots__ = ("bits", "numbers")
+
+    def __init__(self) -> None:
+        self.bits: dict[str, int] = {}
+        self.numbers = itertools.count()
+
+
+_SK_VOCAB = [_Vocab()]
+_SK_VOCAB_MAX = 4096
+_SK_ROWS: dict[int, tuple[Any, _Vocab, tuple[Any, ...], int, int]] = {}
+_SK_ROWS_MAX = 20_000  # entries hold their rows, as _PREPARED's
+
+
+def _collapse_key(row: Item, vocab: _Vocab) -> tuple[tuple[Any, ...], int, int]:
+    """``(group key, skeleton mask, skeleton size)`` of a candidate row, memoised by
+    the row object (the item cache hands out the same row until the item changes).
+    Group key: kind, speaker and condition (only items sharing them collapse); mask:
+    one bit per word of :func:`skeleton` (of ``row["text"]``), numbered by ``vocab``
+    (masks of one generation only are compared: a new generation recomputes)."""
+    hit = _SK_ROWS.get(id(row))
+    if hit is not None and hit[0] is row and hit[1] is vocab:
+        return hit[2], hit[3], hit[4]
+    key = (row["kind"], standing.speaker(row), row["condition"] or "")
+    sk = _skeleton_of(row["text"] or "")
+    bits, mask = vocab.bits, 0
+    for w in sk:
+        b = bits.get(w)
+        if b is None:
+            b = bits.setdefault(w, next(vocab.numbers))
+        mask |= 1 << b
+    _SK_ROWS[id(row)] = (row, vocab, key, mask, len(sk))
+    return key, mask, len(sk)
 
 
 _SKELETONS: dict[str, frozenset[str]] = {}
@@ -425,6 +535,12 @@ def item_features(row: Any) -> tuple[float, frozenset[str], bool]:
     # The speaker's name is one of the item's words: "Where does Halvard live?" asks
     # for what Halvard said ("I live in Ghent"), which names nobody.
     words = frozenset(terms(f"{row['subject'] or ''} {row['text']} {standing.speaker(row)}"))
+    # The near-duplicate scan's key and mask of the row, once per item version here
+    # rather than on the first turn the item is a match (a few dozen items a turn),
+    # while the memo has room (else on that turn, as before).
+    vocab = _SK_VOCAB[0]
+    if len(vocab.bits) < _SK_VOCAB_MAX and len(_SK_ROWS) < _SK_ROWS_MAX:
+        _collapse_key(row, vocab)
     return standing_weight(row), words, standing.conversation_local(row)
 
 

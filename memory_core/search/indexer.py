@@ -45,6 +45,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import numpy as np
 
+from memory_core.assemble import warm_message_terms
 from memory_core.search.base import IndexDoc, SearchFilter, make_label, split_label
 from memory_core.search.docs import embed_key, load_docs, scan_ids
 from memory_core.search.embed.base import Embedder, SerialEmbedder, background_priority
@@ -226,6 +227,11 @@ class Indexer:
             self.text.delete(deletes)
         if docs:
             self.text.upsert(docs)
+            # The block's evidence terms of the new messages, here rather than on the
+            # request that first quotes one (memory_core.assemble.warm_message_terms).
+            warm_message_terms(self.store.location, [
+                (d.ref_id, d.msg_role, d.text) for d in docs
+                if d.kind == "message" and not d.hidden])
 
     def text_step(self, *, commit: bool) -> int:
         """Apply one outbox batch to Tantivy; return the number of outbox rows read."""

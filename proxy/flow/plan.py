@@ -65,6 +65,9 @@ class Prepared:
     ``add_tools`` of this request passes ``short=``."""
 
 
+_MAY_START_COMMAND = frozenset(("", "/"))
+
+
 def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
     """Indexes of earlier ``/memory`` commands and the proxy's replies to them.
 
@@ -80,8 +83,15 @@ def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
         return drop
     last = len(messages) - 1
     for i, msg in enumerate(messages[:last]):
-        if isinstance(msg, dict) and msg.get("role") == "user" and chatcommands.is_command(
-                message_text(msg)):
+        if not isinstance(msg, dict) or msg.get("role") != "user":
+            continue
+        content = msg.get("content")
+        if isinstance(content, str) and content[:1] not in _MAY_START_COMMAND \
+                and not content[:1].isspace():
+            # A text that starts with another character cannot start with /memory:
+            # the message's text starts with its string content (message_text).
+            continue
+        if chatcommands.is_command(message_text(msg)):
             drop.add(i)
             reply = messages[i + 1]
             if i + 1 < last and isinstance(reply, dict) and reply.get("role") == "assistant":

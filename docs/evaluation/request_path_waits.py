@@ -1,0 +1,131 @@
+"""Wall-clock against CPU on a request's critical path, per measured request.
+
+Runs ``lcm-proxy bench history`` in-process as ``request_path_stages.py`` does and
+records, per measured request, when each critical step starts and ends (wall,
+``time.perf_counter``) and its thread's CPU (``time.thread_time``): the parse on
+the event loop (``steps.parse_body``), the memory path's wait
+(``steps.prepare_upstream``, event loop), the capture (writer,
+``Engine._capture_request_job``) and the memory-path job (pool, ``plan.prepare``).
+The gaps between them are hand-offs and waits for the interpreter lock:
+
+    cd TREE && PYTHONPATH=$PWD python docs/evaluation/request_path_waits.py eval 1000 60
+    SWITCH=0.0005 PYTHONPATH=$PWD python docs/evaluation/request_path_waits.py eval 1000 60
+
+``SWITCH``: ``sys.setswitchinterval`` for the whole run (default: Python's 5 ms).
+``to_capture``: from the memory path's start to the capture's start (negative when
+the writer started first); ``to_plan``: from the capture's end to the job's start;
+``to_loop``: from the job's end to the event loop resuming the request. Figures:
+docs/evaluation/README.md, "The memory-path job at 1,000 turns".
+"""
+import asyncio
+import functools
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.getcwd())
+
+ON = [False]
+EV: list[tuple[str, float, float]] = []  # (step> or step<, wall, thread CPU)
+
+
+def _mark(label: str) -> None:
+    EV.append((label, time.perf_counter(), time.thread_time()))
+
+
+def wrap(obj: Any, name: str, label: str) -> None:
+    """Mark the start and end of ``obj.name`` while ``ON``."""
+    orig = getattr(obj, name)
+
+    @functools.wraps(orig)
+    def marked(*a: Any, **k: Any) -> Any:
+        if not ON[0]:
+            return orig(*a, **k)
+        _mark(label + ">")
+        try:
+            return orig(*a, **k)
+        finally:
+            _mark(label + "<")
+
+    setattr(obj, name, marked)
+
+
+def awrap(obj: Any, name: str, label: str) -> None:
+    """:func:`wrap` for a coroutine function."""
+    orig = getattr(obj, name)
+
+    @functools.wraps(orig)
+    async def marked(*a: Any, **k: Any) -> Any:
+        if not ON[0]:
+            return await orig(*a, **k)
+        _mark(label + ">")
+        try:
+            return await orig(*a, **k)
+        finally:
+            _mark(label + "<")
+
+    setattr(obj, name, marked)
+
+
+STEPS = ("parse", "to_capture", "capture wall", "capture cpu", "to_plan", "plan wall",
+         "plan cpu", "to_loop", "parse to loop")
+NEEDED = ("parse>", "parse<", "mp>", "cap>", "cap<", "plan>", "plan<", "mp<")
+
+
+def main() -> None:
+    if os.environ.get("SWITCH"):
+        sys.setswitchinterval(float(os.environ["SWITCH"]))
+    from memory_core.engine import Engine
+    from proxy.evaluation import historybench as hb
+    from proxy.flow import plan, steps
+    wrap(Engine, "_capture_request_job", "cap")
+    wrap(plan, "prepare", "plan")
+    awrap(steps, "prepare_upstream", "mp")  # the name steps calls
+    wrap(steps, "parse_body", "parse")
+    mode, turns, measure = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+    def tick() -> None:
+        ON[0] = True
+
+    if mode == "eval":
+        out = asyncio.run(hb.run_history_bench_async(turns, measure, tick=tick))
+    else:
+        out = asyncio.run(hb.run_depth_bench_async([turns], measure, workload=mode, tick=tick))
+    ON[0] = False
+    requests: list[dict[str, tuple[float, float]]] = []
+    for label, wall, cpu in EV:  # a request's marks start with its parse
+        if label == "parse>":
+            requests.append({})
+        if requests and label not in requests[-1]:
+            requests[-1][label] = (wall, cpu)
+    rows: dict[str, list[float]] = {k: [] for k in STEPS}
+    for r in requests:
+        if not all(k in r for k in NEEDED):
+            continue
+
+        def ms(a: str, b: str, r: dict[str, tuple[float, float]] = r) -> float:
+            return (r[b][0] - r[a][0]) * 1e3
+
+        rows["parse"].append(ms("parse>", "parse<"))
+        rows["to_capture"].append(ms("mp>", "cap>"))
+        rows["capture wall"].append(ms("cap>", "cap<"))
+        rows["capture cpu"].append((r["cap<"][1] - r["cap>"][1]) * 1e3)
+        rows["to_plan"].append(ms("cap<", "plan>"))
+        rows["plan wall"].append(ms("plan>", "plan<"))
+        rows["plan cpu"].append((r["plan<"][1] - r["plan>"][1]) * 1e3)
+        rows["to_loop"].append(ms("plan<", "mp<"))
+        rows["parse to loop"].append(ms("parse>", "mp<"))
+    print(out["table"])
+    print(f"\n{len(rows['parse'])} requests, switch interval {sys.getswitchinterval() * 1e3} ms;"
+          " ms mean / p50 / p95")
+    for k, v in rows.items():
+        if v:
+            v = sorted(v)
+            print(f"  {k:16s} {statistics.fmean(v):7.2f} {v[len(v) // 2]:7.2f}"
+                  f" {v[int(len(v) * 0.95)]:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

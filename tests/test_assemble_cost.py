@@ -1,0 +1,208 @@
+"""The block's hot spots keep their results: terms by bytes, collapse by bit masks,
+the scaffold's view, the ``/memory`` scan, and message terms computed at indexing
+(issue 28; docs/evaluation/README.md, "The memory-path job at 1,000 turns")."""
+
+from __future__ import annotations
+
+import json
+import random
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core import assemble as asm
+from memory_core import standing
+from memory_core.compaction import ACKNOWLEDGEMENT, INSTRUCTION_ROLES, SummaryNode
+from memory_core.models import Scope
+from memory_core.tree import message_text
+from proxy import chatcommands, rewrite
+from proxy.flow import plan
+from tests.test_search_support import capture_chat, running_service
+
+
+def _reference_terms(text: str) -> set[str]:
+    """:func:`asm.terms` as it was written before the byte split (the regex loop)."""
+    out: set[str] = set()
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    for w in asm._WORD.findall(text.lower()):
+        w = w.strip(".-+")
+        if not w or w in asm._EN_STOP or (len(w) < 3 and not w.isdigit()):
+            continue
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w)
+    for run in asm._CJK_RUN.findall(text):
+        if len(run) == 1:
+            out.add(run)
+        out.update(run[i:i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def _texts(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    fixed = ["Status of the cache layer on ap-south: we run version 1.23.96 on 60 nodes, "
+             "the pool size is 208. Keep in mind: p95 latency under 511 ms.",
+             "", "   ", "the and of", "_a_ -5- .x +y+ a--b c++ v2.0- 1.2.3. __init__",
+             "classes glass bus buses ss sss", "Straße ſtraße \u212a K İı é e\u0301",
+             "東京タワーに行きました 我们决定 A 한국어", "\u212a"]
+    alphabets = ("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789.-+_ \t\n,;:!?'\"()[]/\\sS",
+                 "abcdefgxyz0123456789.-+_ sSſK東京éİı\u212a\u0301")
+    out = list(fixed)
+    for i in range(n):
+        alph = alphabets[i % 2]
+        out.append("".join(rng.choice(alph) for _ in range(rng.randint(0, 60))))
+    return out
+
+
+def test_terms_match_the_regex_loop_also_across_memo_drops(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _texts(1, 4000)
+    for text in texts:
+        got, want = asm.terms(text), _reference_terms(text)
+        # Equal, and iterated in the same order: keyword scores sum floats in it.
+        assert got == want and list(got) == list(want), text
+    # A small memo is dropped whole many times on the way: same terms.
+    monkeypatch.setattr(asm, "_WORD_TERMS_MAX", 50)
+    asm._WORD_TERMS.clear()
+    for text in texts:
+        assert asm.terms(text) == _reference_terms(text), text
+    assert len(asm._WORD_TERMS) <= 50 + max(len(t) for t in texts)
+
+
+def _reference_collapse(cands: list[tuple[Any, float, str]], limit: int
+                        ) -> tuple[list[int], dict[int, list[int]]]:
+    """The pairwise Jaccard scan on skeleton sets (before the bit masks)."""
+    kept: list[int] = []
+    reps: dict[tuple[Any, ...], list[tuple[frozenset[str], int]]] = {}
+    similar: dict[int, list[int]] = {}
+    for r, _, _ in cands[:asm._COLLAPSE_SCAN]:
+        key = (r["kind"], standing.speaker(r), r["condition"] or "")
+        sk = asm.skeleton(r["text"] or "")
+        same = reps.setdefault(key, [])
+        for rsk, rid in same:
+            if sk and rsk and len(sk & rsk) >= asm._NEAR_DUPLICATE * len(sk | rsk):
+                similar[rid].append(r["id"])
+                break
+        else:
+            if len(kept) < limit:
+                kept.append(r["id"])
+                same.append((sk, r["id"]))
+                similar[r["id"]] = []
+    return kept, similar
+
+
+def _rows(seed: int, n: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    words = "latency run service cache pool batch window timeout quota disk node build".split()
+    rows = []
+    for i in range(n):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 7)))
+        text += f" {rng.randint(1, 999)} ms" if rng.random() < 0.7 else ""
+        rows.append({"id": i + 1, "kind": rng.choice(("fact", "decision")),
+                     "condition": rng.choice((None, "", "on canary")),
+                     "data": json.dumps({"speaker": rng.choice(("", "Ann"))}),
+                     "text": text if rng.random() < 0.95 else None})
+    return rows
+
+
+def test_collapse_matches_the_pairwise_scan_across_vocabulary_generations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _rows(2, 600)
+    rng = random.Random(3)
+    calls = []
+    for _ in range(40):
+        cands = [(r, 0.0, "") for r in rng.sample(rows, rng.randint(0, 450))]
+        calls.append((cands, rng.randint(0, 25)))
+    for small in (False, True):
+        if small:  # a new vocabulary (and row memo) almost every call
+            monkeypatch.setattr(asm, "_SK_VOCAB_MAX", 3)
+        generations: list[Any] = []  # held: no id is reused
+        for cands, limit in calls:
+            kept, similar = asm._collapse(cands, limit)
+            generations.append(asm._SK_VOCAB[0])
+            want_kept, want_similar = _reference_collapse(cands, limit)
+            assert [c[0]["id"] for c in kept] == want_kept
+            assert {k: [r["id"] for r in v] for k, v in similar.items()} == want_similar
+        assert (len({id(g) for g in generations}) > 10) == small
+
+
+def _reference_forest(messages: list[Any], ids: list[int], roots: list[SummaryNode]
+                      ) -> list[Any]:
+    covered = {i for node in roots for i in node.message_ids}
+    out: list[Any] = []
+    placed = False
+    for msg, mid in zip(messages, ids, strict=False):
+        if mid in covered:
+            if not placed:
+                out.append("SCAFFOLD")
+                out.append({"role": "assistant", "content": ACKNOWLEDGEMENT})
+                placed = True
+            if not (isinstance(msg, dict) and msg.get("role") in INSTRUCTION_ROLES):
+                continue
+        out.append(msg)
+    out.extend(messages[len(ids):])
+    return out
+
+
+def test_apply_forest_keeps_places_instructions_and_the_tail() -> None:
+    rng = random.Random(4)
+    for _ in range(300):
+        n = rng.randint(0, 30)
+        messages: list[Any] = [{"role": rng.choice(("user", "assistant", "system", "developer",
+                                                     "tool")), "content": f"m{i}"}
+                               for i in range(n)]
+        if messages and rng.random() < 0.2:
+            messages[rng.randrange(n)] = "not a dict"
+        ids = list(range(100, 100 + n + rng.randint(-3, 3)))
+        covered = sorted(rng.sample(range(95, 140), rng.randint(1, 12)))
+        roots = [SummaryNode(id=1, level=0, message_ids=covered, text="summary", tokens=1,
+                             source_tokens=9, model="extractive")]
+        got = rewrite.apply_forest(messages, ids, roots, tools_enabled=False)
+        want = _reference_forest(messages, ids, roots)
+        assert [("SCAFFOLD" if isinstance(m, dict) and m.get("role") == "user"
+                 and m not in messages else m) for m in got] == want
+        assert got is not messages
+
+
+def test_command_scan_finds_commands_after_whitespace_and_in_parts() -> None:
+    messages: list[Any] = [
+        {"role": "user", "content": "  /memory list"},
+        {"role": "assistant", "content": "reply 1"},
+        {"role": "user", "content": "talk about /memory here"},
+        {"role": "assistant", "content": "reply 2"},
+        {"role": "user", "content": [{"type": "text", "text": "\n/memory forget x"}]},
+        {"role": "assistant", "content": "reply 3"},
+        {"role": "user", "content": "/memoryless is text"},
+        {"role": "assistant", "content": "reply 4"},
+        {"role": "user", "content": "/memory"},
+        {"role": "assistant", "content": "reply 5"},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "now"},
+    ]
+    want = set()
+    for i, m in enumerate(messages[:-1]):
+        if m["role"] == "user" and chatcommands.is_command(message_text(m)):
+            want |= {i, i + 1}
+    assert plan._command_exchanges(messages, json.dumps(messages).encode()) == want \
+        == {0, 1, 4, 5, 8, 9}
+
+
+def test_the_indexer_computes_the_terms_of_new_messages_ahead(tmp_path: Path) -> None:
+    scope = Scope(tenant="tenantA", role="default")
+    with running_service(tmp_path) as (engine, svc):
+        ids = capture_chat(engine, scope, ["the ingest worker runs 12 nodes on canary",
+                                           "noted: twelve nodes for the ingest worker"])
+        assert svc.wait_idle(20)
+        where = engine.store.location
+        rows = engine.store.read_tx(lambda tx: tx.assembly.quote_messages(
+            ids, scope.tenant, scope.role))
+        assert rows
+        for r in rows:
+            held = asm._TERMS_CACHE.get((where, "msg", r["id"]))
+            assert held == frozenset(asm.terms(r["text"])), r
+    assert asm.warm_message_terms("elsewhere", [(1, "tool", "x y z"), (2, "user", "a" * 9000),
+                                                (3, "user", "cache layer")]) == 1
+    assert asm._TERMS_CACHE[("elsewhere", "msg", 3)] == frozenset({"cache", "layer"})
