@@ -630,8 +630,8 @@ def _choose_items(
                 found = max(found, score)
         if indexed_items is not None:
             fresh = np.flatnonzero(items_mask & (keyword > 0) & (ix.ids > indexed_items))
-            top = float(keyword.max())
-            if fresh.size and top > 0:
+            top = float(keyword.max()) if fresh.size else 0.0
+            if top > 0:
                 rel[fresh] += 2.0 * (found or 1.0) * keyword[fresh] / top
     scored = rel[items_mask & (rel != 0)]
     best = float(scored.max()) if scored.size else 0.0

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from openai.types.chat import ChatCompletion
 
 from memory_core.tokens import count_tokens
+from proxy.appkeys import METRICS
 from proxy.cli import main
 from tests.conftest import RunningProxy, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream, Reply
@@ -540,6 +541,25 @@ async def test_standing_items_keep_their_places_against_many_weak_matches(
         assert len(memory) <= 5
     finally:
         await proxy.runner.cleanup()
+
+
+async def test_a_role_without_items_gets_its_block_while_the_index_holds_others(
+        upstream: FakeUpstream, make_proxy: Any) -> None:
+    """A persona with no memory item yet (its first question states nothing) asks
+    while the search index already holds another persona's items: the block is
+    built (tasks, search) and nothing fails open. The imputed score for items newer
+    than the index read the best keyword score of an empty candidate array and
+    raised, so such a request went upstream without memory."""
+    proxy = await make_proxy()
+    await Agent(proxy, upstream, role="ops").say("The staging database runs on port 5433.")
+    await proxy.settle()
+    assert proxy.engine.search.indexer.indexed_items is not None
+    failed = proxy.app[METRICS].fail_open.labels("memory_path")
+    before = failed._value.get()
+    agent = Agent(proxy, upstream, role="newcomer")
+    await agent.say("Hello there, staging database.")  # no memory item in it
+    assert failed._value.get() == before
+    assert "5433" not in agent.upstream_last_user()  # another persona's memory
 
 
 async def test_a_fact_the_index_has_not_reached_outranks_older_similar_ones(
