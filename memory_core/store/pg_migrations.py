@@ -309,6 +309,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             RETURN NULL;
         END $$;
     """),
+    (4, "agent memories: content length checked before the write", """
+        -- length() counts the escape pairs of pg_text (a NUL is stored as two
+        -- characters), so the CHECK refused content of 500 characters that SQLite
+        -- keeps; both stores check the length in Python (store.api.check_agent_content).
+        ALTER TABLE agent_memories DROP CONSTRAINT IF EXISTS agent_memories_content_check;
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
