@@ -1202,3 +1202,27 @@ def test_an_agent_memorys_length_counts_real_characters(backend: tuple[Store, Ra
             _w(store, put(content))
     (doc,) = store.read_tx(lambda tx: tx.index_source.doc_rows("agent_memory", [mid]))
     assert doc["text"] == "K\n" + fits
+
+
+@given(st.text(alphabet=st.sampled_from(["\x00", "\uffff", "\\", "u", "0", "f", "1", "a"]),
+               max_size=24))
+@settings(max_examples=200, deadline=None)
+def test_postgresqls_length_of_stored_text_counts_real_characters(pg_url: str,  # noqa: F811
+                                                                  text: str) -> None:
+    """``lcm_text_length`` (migration 4, the agent-memory CHECK) of a stored value is
+    the length of the string it decodes to."""
+    import psycopg
+
+    from memory_core.store import pg_migrations, pg_text
+
+    if pg_url not in _LENGTH_DB:  # one migrated database per cluster, not per example
+        _LENGTH_DB[pg_url] = pgcluster.fresh_database(pg_url, "k_text_length")
+        with psycopg.connect(_LENGTH_DB[pg_url], autocommit=True) as conn:
+            pg_migrations.apply_migrations(conn)
+    with psycopg.connect(_LENGTH_DB[pg_url], autocommit=True) as conn:
+        pg_text.register(conn)
+        got = conn.execute("SELECT lcm_text_length(%s::text)", (text,)).fetchone()
+        assert got is not None and got[0] == len(text)
+
+
+_LENGTH_DB: dict[str, str] = {}

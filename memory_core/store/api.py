@@ -349,9 +349,9 @@ AGENT_CONTENT_LIMIT = 500
 
 def check_agent_content(content: str) -> None:
     """Raise ``ValueError`` when ``content`` is longer than :data:`AGENT_CONTENT_LIMIT`
-    characters. Checked in Python before the write, on both backends: a ``CHECK
-    (length(content) <= 500)`` counts up to the first NUL on SQLite and counts the
-    escape pairs of ``pg_text`` on PostgreSQL."""
+    characters. Checked in Python before the write, on both backends: SQLite's
+    ``CHECK (length(content) <= 500)`` counts up to the first NUL only (PostgreSQL's
+    counts real characters, ``lcm_text_length``: migration 4)."""
     if len(content) > AGENT_CONTENT_LIMIT:
         raise ValueError(f"content is {len(content)} characters; the limit is"
                          f" {AGENT_CONTENT_LIMIT}")

@@ -27,9 +27,10 @@ such SQL decides only for values stored as they are (:func:`plain_sql`), with th
 raw search string (:class:`Verbatim`), and hands the others to Python, which reads
 them decoded (:func:`contains`; the backend's ``doc_rows``, ``items_page``,
 ``candidate_facts`` and subject lookups; an agent memory's length is checked before
-its write). (A JSON field extracted from a document whose producer
-wrote an upper-case ``\\uFFFF`` escape followed by ``0``/``1`` would decode as a
-pair; the store's own JSON comes from ``orjson``, which writes U+FFFF unescaped.)
+its write, and its CHECK counts with ``lcm_text_length``, migration 4). (A JSON
+field extracted from a document whose producer wrote an upper-case ``\\uFFFF``
+escape followed by ``0``/``1`` would decode as a pair; the store's own JSON comes
+from ``orjson``, which writes U+FFFF unescaped.)
 """
 
 from __future__ import annotations
