@@ -47,7 +47,7 @@ from memory_core.extraction.units import unit_class
 from memory_core.memorykeys import KeyMatch, near_duplicate, snake_key
 from memory_core.models import Scope
 from memory_core.overlap import overlap, terms
-from memory_core.store.api import Row, Tx
+from memory_core.store.api import AGENT_CONTENT_LIMIT, Row, Tx
 from memory_core.supersession import (
     conditions_agree,
     contradicts,
@@ -62,7 +62,7 @@ from memory_core.supersession import (
 ITEM_KINDS = ("fact", "decision", "constraint", "preference", "question", "proposal")
 TASK_LABELS = ("goal", "progress", "todo", "blocked", "decision")
 AGENT_CATEGORIES = ("progress", "user_preferences", "memo")
-CONTENT_LIMIT = 500
+CONTENT_LIMIT = AGENT_CONTENT_LIMIT
 """``agent_memories.content`` limit in characters (the seed's 500)."""
 GLOBAL_TENANT = "*"
 """Tenant of operator-set preferences that apply to every tenant of a data dir."""

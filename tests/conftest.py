@@ -11,9 +11,10 @@ Tests that open an engine store without a ``store_url`` -- the ones whose backen
 appends their node ids to FILE, and ``LCM_TEST_ONLY=FILE`` deselects every test not
 listed there. ``.ci/run`` runs the whole suite on SQLite with the log, then the
 listed tests on PostgreSQL, so that the second pass is chosen by what the tests do,
-not by a hand list. A fixture that opens such a store must be function-scoped: the
-store belongs to the test that opened it (its database is dropped after it, and only
-that test is recorded).
+not by a hand list. A test that runs ``lcm-proxy`` in a subprocess on a data dir
+passes it :func:`store_env` (the chosen store; recorded the same way). A fixture
+that opens such a store must be function-scoped: the store belongs to the test that
+opened it (its database is dropped after it, and only that test is recorded).
 """
 
 from __future__ import annotations
@@ -91,10 +92,8 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     """Under ``LCM_TEST_STORE=postgresql``: engines opened without a store URL get a
     fresh database (per data dir) of the session's cluster, dropped after the test.
     On either backend such a test is recorded in ``LCM_TEST_STORE_LOG``."""
+    global _store_env_for
     if TEST_STORE != "postgresql":
-        if not _STORE_LOG:
-            yield
-            return
         opened: list[bool] = []
         real_sqlite_open = factory.open_store
 
@@ -103,9 +102,18 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
                 opened.append(True)
             return real_sqlite_open(data_dir, config)
 
-        monkeypatch.setattr(memory_core.engine, "open_store", open_logged)
-        yield
-        if opened:
+        def sqlite_env(data_dir: Path) -> dict[str, str]:
+            opened.append(True)
+            return {}
+
+        if _STORE_LOG:
+            monkeypatch.setattr(memory_core.engine, "open_store", open_logged)
+        _store_env_for = sqlite_env
+        try:
+            yield
+        finally:
+            _store_env_for = None
+        if opened and _STORE_LOG:
             _log_store_test(request.node.nodeid)
         return
     marker = request.node.get_closest_marker("sqlite_only")
@@ -115,16 +123,18 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     databases: dict[str, str] = {}
     real_open = factory.open_store
 
+    def database_for(data_dir: str | Path) -> str:
+        if not databases and _STORE_LOG:
+            _log_store_test(request.node.nodeid)
+        key = str(Path(data_dir).resolve())
+        if key not in databases:
+            databases[key] = pgcluster.fresh_database(cluster, f"lcm_test_{next(_DATABASES)}")
+        return databases[key]
+
     def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Any:
         cfg = config or MemoryConfig()
         if not cfg.store_url:
-            if not databases and _STORE_LOG:
-                _log_store_test(request.node.nodeid)
-            key = str(Path(data_dir).resolve())
-            if key not in databases:
-                databases[key] = pgcluster.fresh_database(cluster,
-                                                          f"lcm_test_{next(_DATABASES)}")
-            cfg = dataclasses.replace(cfg, store_url=databases[key])
+            cfg = dataclasses.replace(cfg, store_url=database_for(data_dir))
         return real_open(data_dir, cfg)
 
     def has_store(path: Path) -> bool:  # the CLI's check: a database for that data dir
@@ -132,12 +142,32 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(memory_core.engine, "open_store", open_store)
     monkeypatch.setattr(preflight, "has_store", has_store)
-    yield
+    _store_env_for = lambda data_dir: {"LCM_STORE__URL": database_for(data_dir)}  # noqa: E731
+    try:
+        yield
+    finally:
+        _store_env_for = None
     import psycopg
 
     with psycopg.connect(cluster, autocommit=True) as conn:
         for url in databases.values():
             conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+
+
+_store_env_for: Callable[[Path], dict[str, str]] | None = None
+"""The running test's :func:`store_env` (set by ``_test_store``)."""
+
+
+def store_env(data_dir: str | Path) -> dict[str, str]:
+    """The environment an ``lcm-proxy`` subprocess (``serve``, ``reindex``, ``memory
+    export``…) on ``data_dir`` needs to open the store ``LCM_TEST_STORE`` chose: on
+    PostgreSQL ``LCM_STORE__URL``, the test's database for that data dir (the one an
+    engine opened on it in the test process gets too); on SQLite nothing (the data
+    dir's file). The test is recorded in ``LCM_TEST_STORE_LOG`` either way, so that
+    ``.ci/run`` runs it again on PostgreSQL."""
+    if _store_env_for is None:
+        raise RuntimeError("store_env() is for a test's own body and fixtures")
+    return _store_env_for(Path(data_dir))
 
 
 def _log_store_test(nodeid: str) -> None:

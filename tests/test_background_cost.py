@@ -16,7 +16,7 @@ from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search.embed.base import SerialEmbedder
 from memory_core.search.embed.hashing import HashingEmbedder
-from tests.conftest import sql_read
+from tests.conftest import sql_read, store_env
 from tests.test_search_support import capture_chat, open_service
 
 A = Scope(tenant="tenantA", role="default")
@@ -129,11 +129,14 @@ def test_minilm_keeps_its_int8_weights_in_memory() -> None:
     assert int(grown) < 120, f"MiniLM grew the heap by {grown} MB"
 
 
-def test_bench_short_prints_one_table_with_every_target() -> None:
+def test_bench_short_prints_one_table_with_every_target(tmp_path: Path) -> None:
     from proxy.shortbench import format_table, run_short_bench
 
+    # the proxy on the store LCM_TEST_STORE chose (its data dir is the bench's own)
+    store = store_env(tmp_path / "bench")
     out = run_short_bench(requests=6, concurrency=4, block=3, embedding_provider="hashing",
-                          idle_timeout=60, extra_env={"LCM_SEARCH__COMMIT_INTERVAL_MS": "200"})
+                          idle_timeout=60, extra_env={"LCM_SEARCH__COMMIT_INTERVAL_MS": "200",
+                                                      **store})
     rows = out["targets"]
     assert set(rows) == {"direct", "relay", "memory_on", "memory_off"}
     assert all(r["errors"] == 0 for r in rows.values())

@@ -25,20 +25,28 @@ import pytest
 from click.testing import CliRunner
 
 from proxy.cli import main
+from tests.conftest import store_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _env() -> dict[str, str]:
+def _env(data_dir: str | Path | None = None) -> dict[str, str]:
+    """The subprocess's environment; with ``data_dir``, on the store ``LCM_TEST_STORE``
+    chose for it (``tests.conftest.store_env``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
     env.update(PYTHONPATH=str(ROOT), LCM_EMBEDDING__PROVIDER="hashing",
                LCM_UPSTREAM="http://127.0.0.1:9/v1", LCM_LOG__JSON="false")
+    if data_dir is not None:
+        env.update(store_env(data_dir))
     return env
 
 
-def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "proxy", *args], env=_env(), cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+def run_cli(*args: str, timeout: float = 60, store: bool = False
+            ) -> subprocess.CompletedProcess[str]:
+    """``python -m proxy ARGS``; ``store``: on the chosen store of its ``--data-dir``."""
+    data_dir = args[args.index("--data-dir") + 1] if store else None
+    return subprocess.run([sys.executable, "-m", "proxy", *args], env=_env(data_dir),
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 READ_COMMANDS = [
@@ -137,7 +145,7 @@ class Serving:
     def __init__(self, data_dir: Path) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "proxy", "serve", "--port", "0", "--data-dir",
-             str(data_dir)], env=_env(), cwd=ROOT, stderr=subprocess.PIPE, text=True)
+             str(data_dir)], env=_env(data_dir), cwd=ROOT, stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         deadline = time.monotonic() + 60
@@ -175,20 +183,21 @@ def test_a_second_serve_reindex_and_doctor_beside_a_running_proxy(
     pid = server.proc.pid
     # the same port, another data dir: one line, nothing announced, nothing opened
     other = tmp_path / "other"
-    second = run_cli("serve", "--port", str(server.port), "--data-dir", str(other))
+    second = run_cli("serve", "--port", str(server.port), "--data-dir", str(other),
+                     store=True)
     assert second.returncode == 2, second.stderr
     assert second.stderr.strip() == (
         f"Error: cannot listen on 127.0.0.1 port {server.port}: address already in use"
         " (another lcm-proxy or program listens there; stop it or pick another --port)")
     assert not (other / "lcm.sqlite3").exists()
     # another port, the same data dir: the lock names the running proxy
-    third = run_cli("serve", "--port", "0", "--data-dir", str(data_dir))
+    third = run_cli("serve", "--port", "0", "--data-dir", str(data_dir), store=True)
     assert third.returncode == 2, third.stderr
     assert third.stderr.strip() == (f"Error: data dir {data_dir} is in use by a running"
                                      f" lcm-proxy (pid {pid}): stop it first, or pass"
                                      " another --data-dir")
     # reindex says what to do instead of Tantivy's lock message
-    reindex = run_cli("reindex", "--data-dir", str(data_dir))
+    reindex = run_cli("reindex", "--data-dir", str(data_dir), store=True)
     assert reindex.returncode == 2, reindex.stderr
     assert reindex.stderr.strip().startswith(
         f"Error: data dir {data_dir} is in use by a running lcm-proxy (pid {pid}): stop that"
@@ -206,7 +215,7 @@ def test_a_second_serve_reindex_and_doctor_beside_a_running_proxy(
     assert server.proc.poll() is None  # the running proxy was never disturbed
     assert server.stop() == 0
     # stopped: the lock is gone and reindex runs
-    done = run_cli("reindex", "--data-dir", str(data_dir), timeout=120)
+    done = run_cli("reindex", "--data-dir", str(data_dir), timeout=120, store=True)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 

@@ -49,12 +49,31 @@ class Replica:
             [sys.executable, "-m", "proxy", "serve", "--port", "0", "--data-dir",
              str(data_dir)], env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
+        self.log: list[str] = []
+        """Every line of its log so far (what a failed check quotes)."""
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
+            self.log.append(line)
             self.lines.put(line)
+
+    def problems(self, limit: int = 40) -> str:
+        """The log's warnings and errors with their tracebacks (at most ``limit``
+        records): what a memory path that failed open says about why."""
+        out: list[str] = []
+        keep = False
+        for line in list(self.log):
+            if re.match(r"\S", line):
+                keep = bool(re.search(r"\b(WARNING|ERROR|CRITICAL)\b", line))
+                if keep:
+                    if len(out) >= limit:
+                        break
+                    out.append(line)
+            elif keep:
+                out[-1] += line
+        return "".join(out)
 
     async def ready(self) -> str:
         """The proxy's base URL once it listens (waits up to 60 s)."""
@@ -78,6 +97,8 @@ class Replica:
         self.proc.wait(timeout=30)
 
     def stop(self) -> None:
+        """Stop it (SIGTERM, then SIGKILL after a minute); its log is kept beside its
+        data dir (``<data dir>.log``)."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -85,6 +106,7 @@ class Replica:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=30)
+        self.data_dir.with_suffix(".log").write_text("".join(self.log), encoding="utf-8")
 
 
 def _client(base_url: str) -> openai.AsyncOpenAI:

@@ -251,12 +251,12 @@ async def test_sixteen_agents_alternate_between_two_replicas(
 
         # No turn went out without its memory path (failed open).
         async with aiohttp.ClientSession() as http:
-            for root in roots:
+            for root, replica in zip(roots, replicas, strict=True):
                 async with http.get(f"{root}/lcm/metrics") as r:
                     text = await r.text()
                 failed = [line for line in text.splitlines()
                           if line.startswith("lcm_fail_open_total") and not line.endswith(" 0.0")]
-                assert not failed, failed
+                assert not failed, (failed, replica.problems())
 
         # A fact stated to one replica is in the other's block on the next turn.
         missed = {a.n: a.missed for a in agents if a.missed}

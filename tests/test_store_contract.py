@@ -1185,3 +1185,136 @@ def test_the_postgresql_text_encoding_is_lossless_and_nul_free(text: str) -> Non
     assert pg_text.decode(stored) == text
     if "\x00" not in text and "\uffff" not in text and "\\u" not in text:
         assert stored == text
+
+
+# -- text that holds NUL, U+FFFF or JSON escapes of them (pg_text), inside SQL --------------------
+_ODD_TEXTS = ("a\x00b", "x\uffffy", "plain 0 and 1", "json \\u0000 escape", "kept \\\\u0000",
+              "Port\x00\x00END", "\uffff0 \uffff1", "none here")
+"""Item texts: NUL, the escape character, JSON escapes, and ordinary text with the
+digits the escape pairs end in."""
+_NEEDLES = ("\x00", "\uffff", "0", "1", "b", "\\u0000", "u0000", "ffff", "\x00e", "PORT",
+            "y", "\uffff1", "x")
+
+
+def _insert_items(tx: Any, texts: tuple[str, ...], subjects: tuple[str | None, ...]) -> None:
+    for i, (text, subject) in enumerate(zip(texts, subjects, strict=True)):
+        tx.item_writes.insert_item(
+            tenant="t1", role="coder", session="s1", thread_id=1, kind="fact",
+            subject=subject, text=text, value=None, value_text=None, unit=None,
+            condition=None, source_message_id=None, evidence="user", lang=None,
+            now=100.0 + i, data="{}")
+
+
+def _folded(text: str) -> str:
+    return text.translate(str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                                        "abcdefghijklmnopqrstuvwxyz"))
+
+
+def test_a_search_finds_exactly_the_items_containing_nul_or_the_escape(
+        backend: tuple[Store, Raw]) -> None:
+    """The operator search and search's exact-match flag find what contains the
+    string, character for character, on both backends: a NUL does not end a string
+    (SQLite's LIKE did), and a search never matches inside an escape pair of
+    pg_text (``"0"`` in a NUL's ``ESC 0``) nor misses text the JSON layer rewrote."""
+    store, _raw = backend
+    _w(store, _insert_items, _ODD_TEXTS, (None,) * len(_ODD_TEXTS))
+    ids = list(range(1, len(_ODD_TEXTS) + 1))
+    for needle in _NEEDLES:
+        want = [i for i, t in zip(ids, _ODD_TEXTS, strict=True)
+                if _folded(needle) in _folded(t)]
+        total, rows = store.read_tx(lambda tx, n=needle: tx.operator.items_page(
+            tenant="t1", role=None, status=None, kind=None, thread_id=None, text=n,
+            limit=100, offset=0))
+        assert (total, sorted(r["id"] for r in rows)) == (len(want), want), repr(needle)
+        facts = store.read_tx(lambda tx, n=needle: tx.search.candidate_facts(
+            "item", ids, n, False))
+        exact = sorted(r[0] for r in facts if r[3])
+        assert exact == [i for i, t in zip(ids, _ODD_TEXTS, strict=True)
+                         if needle in _folded(t)], repr(needle)
+    # a page of such a search: counted and cut in SQL as any other
+    total, rows = store.read_tx(lambda tx: tx.operator.items_page(
+        tenant="t1", role=None, status=None, kind=None, thread_id=None, text="\x00",
+        limit=1, offset=1))
+    assert (total, [r["id"] for r in rows]) == (2, [1])
+
+
+def test_subject_lookups_compare_the_real_characters(backend: tuple[Store, Raw]) -> None:
+    """The duplicate checks' subject containment (``instr`` both ways) on subjects
+    holding NUL and the escape character."""
+    store, _raw = backend
+    subjects = ("port\x00x", "a\uffffb", "port", "\\u0000", "10")
+    _w(store, _insert_items, tuple(f"item {i}" for i in range(5)), subjects)
+    for looked_up in ("0", "1", "\x00", "\uffff", "port", "port\x00xy", "u0000", "b"):
+        want = [i for i, s in zip(range(5, 0, -1), reversed(subjects), strict=True)
+                if s != looked_up and (looked_up in s or s in looked_up)]
+        hits = store.read_tx(lambda tx, s=looked_up: [r["id"] for r in tx.item_writes.subject_hits(
+            "t1", "coder", ["fact"], s, "")])
+        assert hits == want, repr(looked_up)
+        count = store.read_tx(lambda tx, s=looked_up: tx.item_writes.subject_window_count(
+            "t1", "coder", ["fact"], s, "", 0, 5, 10))
+        assert count == len([s for s in subjects if looked_up in s or s in looked_up]), \
+            repr(looked_up)
+
+
+def test_a_parents_context_is_cut_at_real_characters(backend: tuple[Store, Raw]) -> None:
+    """``doc_rows``' parent text is its first characters, NULs and escape characters
+    counted as one each (SQLite's substr ended it at a NUL; PostgreSQL's counted and
+    split escape pairs)."""
+    store, _raw = backend
+    parent = "\x00\uffff\x00" * 4 + "tail of the question"
+    hist = [_user(parent)]
+    first = _capture(store, S1, "r1", hist, 1.0, reply="answer")
+    child = first.message_ids[-1] + 1
+    (row,) = store.read_tx(lambda tx: tx.index_source.doc_rows(
+        "message", [child], context_chars=7, embed_chars=13))
+    assert row["ctx_parent"] == parent[:7]
+    assert row["embed_parent"] == parent[:13]
+    (row,) = store.read_tx(lambda tx: tx.index_source.doc_rows(
+        "message", [child], context_chars=500, embed_chars=500))
+    assert row["ctx_parent"] == row["embed_parent"] == parent
+
+
+def test_an_agent_memorys_length_counts_real_characters(backend: tuple[Store, Raw]) -> None:
+    """500 characters fit whatever they are (PostgreSQL's CHECK counted a NUL as its
+    two-character escape); 501 do not, NUL first or not (SQLite's CHECK stopped
+    counting at the NUL)."""
+    store, _raw = backend
+
+    def put(content: str) -> Callable[[Any], int]:
+        return lambda tx: tx.agent_memories.upsert(
+            tenant="t1", role="coder", category="memo", key="k", title="K", content=content,
+            now=1.0)
+
+    fits = "\x00\uffff" * 150 + "a" * 200
+    mid = _w(store, put(fits))
+    (doc,) = store.read_tx(lambda tx: tx.index_source.doc_rows("agent_memory", [mid]))
+    assert doc["text"] == "K\n" + fits
+    for content in ("\x00" + "a" * 500, "a" * 501):
+        with pytest.raises((ValueError, StoreError)):
+            _w(store, put(content))
+    (doc,) = store.read_tx(lambda tx: tx.index_source.doc_rows("agent_memory", [mid]))
+    assert doc["text"] == "K\n" + fits
+
+
+@given(st.text(alphabet=st.sampled_from(["\x00", "\uffff", "\\", "u", "0", "f", "1", "a"]),
+               max_size=24))
+@settings(max_examples=200, deadline=None)
+def test_postgresqls_length_of_stored_text_counts_real_characters(pg_url: str,  # noqa: F811
+                                                                  text: str) -> None:
+    """``lcm_text_length`` (migration 4, the agent-memory CHECK) of a stored value is
+    the length of the string it decodes to."""
+    import psycopg
+
+    from memory_core.store import pg_migrations, pg_text
+
+    if pg_url not in _LENGTH_DB:  # one migrated database per cluster, not per example
+        _LENGTH_DB[pg_url] = pgcluster.fresh_database(pg_url, "k_text_length")
+        with psycopg.connect(_LENGTH_DB[pg_url], autocommit=True) as conn:
+            pg_migrations.apply_migrations(conn)
+    with psycopg.connect(_LENGTH_DB[pg_url], autocommit=True) as conn:
+        pg_text.register(conn)
+        got = conn.execute("SELECT lcm_text_length(%s::text)", (text,)).fetchone()
+        assert got is not None and got[0] == len(text)
+
+
+_LENGTH_DB: dict[str, str] = {}

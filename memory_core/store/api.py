@@ -377,6 +377,34 @@ class ItemReads(Protocol):
         ...
 
 
+AGENT_CONTENT_LIMIT = 500
+"""The most characters an agent memory's content holds (the seed's limit)."""
+
+
+def check_agent_content(content: str) -> None:
+    """Raise ``ValueError`` when ``content`` is longer than :data:`AGENT_CONTENT_LIMIT`
+    characters. Checked in Python before the write, on both backends: SQLite's
+    ``CHECK (length(content) <= 500)`` counts up to the first NUL only (PostgreSQL's
+    counts real characters, ``lcm_text_length``: migration 4)."""
+    if len(content) > AGENT_CONTENT_LIMIT:
+        raise ValueError(f"content is {len(content)} characters; the limit is"
+                         f" {AGENT_CONTENT_LIMIT}")
+
+
+def cut_parents(rows: list[Row], context_chars: int, embed_chars: int) -> list[Row]:
+    """``rows`` of :meth:`IndexSource.doc_rows` with ``ctx_parent`` and ``embed_parent``
+    cut to ``context_chars`` and ``embed_chars`` characters. A backend cuts in SQL
+    only text whose characters SQL counts right (SQLite's ``substr`` ends a string at
+    a NUL; PostgreSQL's counts the escape pairs of ``pg_text``) and hands the rest
+    whole, cut here."""
+    for row in rows:
+        for col, chars in (("ctx_parent", context_chars), ("embed_parent", embed_chars)):
+            text = row.get(col)
+            if isinstance(text, str) and len(text) > chars:
+                row[col] = text[:chars]
+    return rows
+
+
 class IndexSource(Protocol):
     """The rows the derived indexes are built from, per :data:`OUTBOX_KINDS` kind
     (``memory_core.search.docs``)."""
@@ -978,7 +1006,9 @@ class AgentMemoryWrites(Protocol):
     def upsert(self, *, tenant: str, role: str, category: str, key: str, title: str,
                content: str, now: float) -> int:
         """Insert or replace (title, content, ``updated_at``; the stored embedding
-        cleared) a memory, queue its outbox ``upsert``; return its id."""
+        cleared) a memory, queue its outbox ``upsert``; return its id. ``content``
+        longer than :data:`AGENT_CONTENT_LIMIT` characters raises ``ValueError``
+        before anything is written (see :func:`check_agent_content`)."""
         ...
 
     def delete(self, memory_id: int) -> None:

@@ -5,11 +5,13 @@
 :mod:`memory_core.store.pg_reads` for the translation rules).
 
 Besides those rules: ``instr(a, b) > 0`` is ``strpos(a, b) > 0`` (both
-case-sensitive); ``value IS ?`` is ``IS NOT DISTINCT FROM``; ``json_each(?)`` of a
-list is ``= ANY(%s)``; SQLite's planner hints (``+column``) are dropped. The
-duplicate checks' lazy lookups fetch their rows in one round trip and hand out an
-iterator over them: each filters in SQL, so it returns the matching rows only, and a
-server-side cursor would cost three round trips where one does.
+case-sensitive) for subjects stored as they are, and Python's ``in`` for those
+holding an escape pair (:mod:`memory_core.store.pg_text`); ``value IS ?`` is ``IS
+NOT DISTINCT FROM``; ``json_each(?)`` of a list is ``= ANY(%s)``; SQLite's planner
+hints (``+column``) are dropped. The duplicate checks' lazy lookups fetch their rows
+in one round trip and hand out an iterator over them: each filters in SQL, so it
+returns the matching rows only, and a server-side cursor would cost three round trips
+where one does.
 """
 
 from __future__ import annotations
@@ -17,8 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memory_core.store.api import AgentMemoryWrites, ItemWrites, Row, TaskWrites
+from memory_core.store.api import (
+    AgentMemoryWrites,
+    ItemWrites,
+    Row,
+    TaskWrites,
+    check_agent_content,
+)
 from memory_core.store.pg_reads import SPEAKER, dicts
+from memory_core.store.pg_text import Verbatim, plain_sql, sendable
 from memory_core.store.pg_trips import defer
 
 
@@ -27,16 +36,44 @@ def _outbox(conn: Any, kind: str, ref_id: int, op: str) -> None:
           (kind, ref_id, op))
 
 
-_HIT = (" AND tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
-        " AND subject IS NOT NULL AND subject <> %s"
-        " AND (strpos(subject, %s) > 0 OR strpos(%s, subject) > 0)"
-        f" AND {SPEAKER} = %s ORDER BY id DESC")
-"""The filter of a subject lookup's streams (after ``WHERE …``)."""
+_PLAIN = plain_sql("subject")
+_OVERLAP = f"({_PLAIN} AND (strpos(subject, %s) > 0 OR strpos(%s, subject) > 0))"
+"""SQL: a subject stored as it is that contains the subject looked up or is in it
+(both ``Verbatim``); one holding an escape pair is decided by :func:`_overlaps`."""
+
+
+def _overlap_sql(subject: str) -> tuple[str, list[Any]]:
+    """``(sql, args)``: the rows whose subject may contain ``subject`` or be in it:
+    those :data:`_OVERLAP` finds, and all holding an escape pair (``NOT plain``),
+    which :func:`_overlaps` decides on the decoded text. A ``subject`` holding NUL or
+    ``ESC`` cannot be sent as it is: then every row is left to :func:`_overlaps`."""
+    if not sendable(subject):
+        return "TRUE", []
+    return f"({_OVERLAP} OR NOT {_PLAIN})", [Verbatim(subject), Verbatim(subject)]
+
+
+def _overlaps(row_subject: str, subject: str) -> bool:
+    """SQLite's ``instr(subject, ?) > 0 OR instr(?, subject) > 0``."""
+    return subject in row_subject or row_subject in subject
+
+
+def _hit(subject: str) -> tuple[str, list[Any]]:
+    """The filter of a subject lookup's streams (after ``WHERE …``) and its
+    arguments after the tenant, role and kinds."""
+    sql, args = _overlap_sql(subject)
+    return (" AND tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
+            f" AND subject IS NOT NULL AND subject <> %s AND {sql}"
+            f" AND {SPEAKER} = %s ORDER BY id DESC"), [subject, *args]
+
+
+def _hits(conn: Any, sql: str, args: list[Any], subject: str) -> Iterator[Row]:
+    return iter([r for r in dicts(conn, sql, args) if _overlaps(r["subject"], subject)])
 
 
 def _hit_args(tenant: str, role: str, kinds: Sequence[str], subject: str,
-              speaker: str) -> tuple[Any, ...]:
-    return (tenant, role, list(kinds), subject, subject, subject, speaker)
+              speaker: str) -> tuple[str, list[Any]]:
+    sql, args = _hit(subject)
+    return sql, [tenant, role, list(kinds), *args, speaker]
 
 
 class PgItemWrites:
@@ -63,14 +100,20 @@ class PgItemWrites:
     def subject_window_count(self, tenant: str, role: str, kinds: Sequence[str],
                              subject: str, speaker: str, above: int, upto: int,
                              limit: int) -> int:
-        return int(self._c.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_items WHERE id > %s AND id <= %s"
-            " AND tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
-            " AND subject IS NOT NULL"
-            " AND (strpos(subject, %s) > 0 OR strpos(%s, subject) > 0)"
-            f" AND {SPEAKER} = %s LIMIT %s) w",
-            (above, upto, tenant, role, list(kinds), subject, subject, speaker, limit)
-        ).fetchone()[0])
+        window = ("FROM memory_items WHERE id > %s AND id <= %s AND tenant = %s"
+                  " AND role = %s AND status = 'active' AND kind = ANY(%s)"
+                  f" AND subject IS NOT NULL AND {SPEAKER} = %s")
+        where = [above, upto, tenant, role, list(kinds), speaker]
+        plain, odd = 0, []
+        if sendable(subject):  # the plain subjects counted in SQL, the others here
+            plain, odd = self._c.execute(
+                f"SELECT (SELECT COUNT(*) FROM (SELECT 1 {window} AND {_OVERLAP} LIMIT %s) w),"
+                f" (SELECT array_agg(subject) {window} AND NOT {_PLAIN})",
+                [*where, Verbatim(subject), Verbatim(subject), limit, *where]).fetchone()
+        else:
+            odd = [r[0] for r in self._c.execute(f"SELECT subject {window}", where)]
+        found = int(plain) + sum(_overlaps(s, subject) for s in odd or ())
+        return min(found, limit)
 
     def same_subject(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
                      speaker: str) -> Iterator[Row]:
@@ -82,8 +125,8 @@ class PgItemWrites:
 
     def subject_hits(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
                      speaker: str) -> Iterator[Row]:
-        return iter(dicts(self._c, "SELECT * FROM memory_items WHERE TRUE" + _HIT,
-                          _hit_args(tenant, role, kinds, subject, speaker)))
+        sql, args = _hit_args(tenant, role, kinds, subject, speaker)
+        return _hits(self._c, "SELECT * FROM memory_items WHERE TRUE" + sql, args, subject)
 
     def subject_key_count(self, tenant: str, role: str, key: str, cap: int) -> int:
         return int(self._c.execute(
@@ -93,18 +136,18 @@ class PgItemWrites:
 
     def subject_hits_by_key(self, tenant: str, role: str, key: str, kinds: Sequence[str],
                             subject: str, speaker: str) -> Iterator[Row]:
-        return iter(dicts(
+        sql, args = _hit_args(tenant, role, kinds, subject, speaker)
+        return _hits(
             self._c, "SELECT * FROM memory_items WHERE id IN (SELECT item_id FROM"
             " memory_item_subject_keys WHERE tenant = %s AND role = %s AND part = 0"
-            " AND key = %s)" + _HIT,
-            (tenant, role, key) + _hit_args(tenant, role, kinds, subject, speaker)))
+            " AND key = %s)" + sql, [tenant, role, key, *args], subject)
 
     def subject_hits_among(self, tenant: str, role: str, subjects: Sequence[str],
                            kinds: Sequence[str], subject: str, speaker: str
                            ) -> Iterator[Row]:
-        return iter(dicts(
-            self._c, "SELECT * FROM memory_items WHERE subject = ANY(%s)" + _HIT,
-            (list(subjects),) + _hit_args(tenant, role, kinds, subject, speaker)))
+        sql, args = _hit_args(tenant, role, kinds, subject, speaker)
+        return _hits(self._c, "SELECT * FROM memory_items WHERE subject = ANY(%s)" + sql,
+                     [list(subjects), *args], subject)
 
     def reworded_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                             speaker: str, value: Any, unit: str | None,
@@ -282,6 +325,7 @@ class PgAgentMemoryWrites:
 
     def upsert(self, *, tenant: str, role: str, category: str, key: str, title: str,
                content: str, now: float) -> int:
+        check_agent_content(content)
         found = int(self._c.execute(
             "INSERT INTO agent_memories (category, key, title, content, updated_at, role,"
             " tenant) VALUES (%s, %s, %s, %s, %s, %s, %s)"

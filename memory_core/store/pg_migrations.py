@@ -309,6 +309,22 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             RETURN NULL;
         END $$;
     """),
+    (4, "agent memories: content length in real characters", r"""
+        -- length() counts the escape pairs of pg_text (a NUL is stored as two
+        -- characters), so the CHECK refused content of 500 characters that SQLite
+        -- keeps. lcm_text_length is the length of the text a stored value decodes
+        -- to: every ESC (U+FFFF) starts a two-character pair, every unescaped
+        -- \uffff0 or \uffff1 stands for the six characters \u0000 or \uffff.
+        CREATE FUNCTION lcm_text_length(t TEXT) RETURNS INTEGER
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+            SELECT length(replace(t, chr(65535), ''))
+                   - (SELECT count(*)::integer
+                      FROM regexp_matches(t, '(?<!\\)(?:\\\\)*\\uffff[01]', 'g'))
+        $$;
+        ALTER TABLE agent_memories DROP CONSTRAINT IF EXISTS agent_memories_content_check;
+        ALTER TABLE agent_memories ADD CONSTRAINT agent_memories_content_check
+            CHECK (lcm_text_length(content) <= 500);
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

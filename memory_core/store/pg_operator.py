@@ -9,8 +9,9 @@ translations), and:
 
 - ``GROUP_CONCAT(DISTINCT role)`` is ``string_agg(DISTINCT role, ',' ORDER BY role)``
   (SQLite leaves the order unspecified; here it is alphabetical);
-- SQLite's ``LIKE`` ignores the case of ASCII letters; PostgreSQL's does not, so both
-  sides are folded with ``lower_ascii`` (``ILIKE`` would fold by locale);
+- a search of items (``instr(lower(text), lower(?))``) folds ASCII letters only, with
+  ``lower_ascii`` (PostgreSQL's ``lower`` folds by locale), and decides in Python
+  for items holding an escape pair (:mod:`memory_core.store.pg_text`);
 - ``PRAGMA integrity_check`` has no equivalent: :meth:`PgMaintenance.integrity_check`
   checks what the schema cannot enforce (see there);
 - the message id high-water mark is the identity sequence's ``last_value``: like
@@ -36,6 +37,7 @@ from memory_core.store.api import (
     Row,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list, lower_ascii
+from memory_core.store.pg_text import Verbatim, contains, plain_sql, sendable
 from memory_core.store.pg_trips import sync
 
 
@@ -47,6 +49,29 @@ def where(prefix: str = "", **filters: Any) -> tuple[str, list[Any]]:
             parts.append(f"{prefix}{col} = %s")
             args.append(val)
     return " AND ".join(parts), args
+
+
+_SUBJECT = "COALESCE(subject, '')"
+_PLAIN_ITEM = f"{plain_sql('text')} AND {plain_sql(_SUBJECT)}"
+"""SQL: an item whose text and subject are stored as they are (pg_text)."""
+
+
+def _text_filter(conn: Any, clause: str, args: list[Any], text: str
+                 ) -> tuple[str, list[Any]]:
+    """``clause`` narrowed to items whose text or subject contains ``text`` (ASCII
+    letters folded): decided in SQL for items stored as they are, in Python on the
+    decoded text for the few holding an escape pair (NUL, U+FFFF; pg_text)."""
+    odd = [int(r[0]) for r in conn.execute(
+        f"SELECT id, text, subject FROM memory_items WHERE {clause} AND NOT ({_PLAIN_ITEM})",
+        args) if contains(r[1], text) or contains(r[2], text)]
+    found = "FALSE"
+    more: list[Any] = []
+    if sendable(text):
+        found = (f"({_PLAIN_ITEM} AND (strpos({lower_ascii('text')}, {lower_ascii('%s')}) > 0"
+                 f" OR strpos({lower_ascii(_SUBJECT)},"
+                 f" {lower_ascii('%s')}) > 0))")
+        more = [Verbatim(text), Verbatim(text)]
+    return f"{clause} AND ({found} OR id = ANY(%s))", [*args, *more, odd]
 
 
 def _one(conn: Any, sql: str, args: Any = ()) -> Any:
@@ -168,12 +193,7 @@ class PgOperatorReads:
         clause, args = where(tenant=tenant, role=role, status=status, kind=kind,
                              thread_id=thread_id)
         if text:
-            pattern = ("%" + text.replace("\\", "\\\\").replace("%", "\\%")
-                       .replace("_", "\\_") + "%")
-            like = f"LIKE {lower_ascii('%s')} ESCAPE '\\'"
-            subject = lower_ascii("COALESCE(subject, '')")
-            clause += f" AND ({lower_ascii('text')} {like} OR {subject} {like})"
-            args += [pattern, pattern]
+            clause, args = _text_filter(conn, clause, args, text)
         total = int(_one(conn, f"SELECT COUNT(*) FROM memory_items WHERE {clause}", args))
         cols = ("id, tenant, role, kind, status, text, subject, value, unit, condition,"
                 " supersedes, superseded_by, conflict_with, source_message_id, evidence,"

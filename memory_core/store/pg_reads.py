@@ -45,7 +45,9 @@ from memory_core.store.api import (
     Row,
     SearchReads,
     SummaryForest,
+    cut_parents,
 )
+from memory_core.store.pg_text import Verbatim, fold_ascii, plain_sql, sendable
 
 SPEAKER = "COALESCE(data::json ->> 'speaker', '')"
 """An item's speaker ("" for none): the expression of the ``memory_items_restate``
@@ -282,12 +284,17 @@ _QUERIES = {
         " '' AS msg_role, 0 AS hidden, text, NULL::text AS name, status FROM summary_nodes"
     ),
 }
+_PREFIX = (f"CASE WHEN {plain_sql('p.text')} THEN substr(p.text, 1, {{chars}})"
+           " ELSE p.text END")
+"""The first characters of the parent's text; whole when it holds an escape pair
+(``substr`` would count the pairs, and could split one), cut by
+:func:`~memory_core.store.api.cut_parents`."""
 _MESSAGE_CONTEXT = (
-    ", (SELECT substr(p.text, 1, {chars}) FROM messages p"
+    f", (SELECT {_PREFIX} FROM messages p"
     " WHERE p.id = messages.parent_id) AS ctx_parent"
 )
 _EMBED_CONTEXT = (
-    ", (SELECT substr(p.text, 1, {chars}) FROM messages p WHERE p.id = messages.parent_id"
+    f", (SELECT {_PREFIX} FROM messages p WHERE p.id = messages.parent_id"
     " AND p.msg_role IN ('user', 'assistant')) AS embed_parent,"
     " (SELECT lcm_json_field(p.raw_json, 'name') FROM messages p"
     " WHERE p.id = messages.parent_id) AS embed_parent_name"
@@ -309,7 +316,8 @@ class PgIndexSource:
         if embed_chars > 0:
             extra += _EMBED_CONTEXT.format(chars=int(embed_chars))
         sql = _QUERIES[kind].replace("{context}", extra)
-        return dicts(self._c, f"{sql} WHERE id = ANY(%s)", (sorted(set(ids_list(ids))),))
+        return cut_parents(dicts(self._c, f"{sql} WHERE id = ANY(%s)",
+                                 (sorted(set(ids_list(ids))),)), context_chars, embed_chars)
 
     def ids_after(self, kind: str, after: int, limit: int) -> list[int]:
         return [int(r[0]) for r in self._c.execute(
@@ -434,8 +442,14 @@ class PgSearchReads:
     def candidate_facts(self, kind: str, refs: Sequence[int], needle: str | None,
                         with_names: bool) -> list[tuple[Any, ...]]:
         is_msg = kind == "message"
-        exact_col = (f"(strpos({lower_ascii(_TEXT_COL[kind])}, %s) > 0)::int" if needle
-                     else "0")
+        text_col = _TEXT_COL[kind]
+        # decided in SQL for text stored as it is, in Python for the rest (pg_text):
+        # ``odd`` is the decoded text of those, else NULL
+        exact_col, odd_col = "0", "NULL::text"
+        if needle:
+            exact_col = (f"(strpos({lower_ascii(text_col)}, %s) > 0)::int" if sendable(needle)
+                         else "0")
+            odd_col = f"CASE WHEN {plain_sql(text_col)} THEN NULL ELSE {text_col} END"
         name_col = "NULL::text"
         if with_names and is_msg:
             name_col = MESSAGE_NAME
@@ -444,10 +458,17 @@ class PgSearchReads:
         parent_col = "parent_id" if is_msg else "NULL::bigint"
         role_col = "msg_role" if is_msg else "NULL::text"
         sql = (f"SELECT id, {_THREAD_COL[kind]}, {_TIME_COL[kind]}, {exact_col},"
-               f" {parent_col}, {name_col}, {role_col} FROM {OUTBOX_KINDS[kind]}"
+               f" {parent_col}, {name_col}, {role_col}, {odd_col} FROM {OUTBOX_KINDS[kind]}"
                " WHERE id = ANY(%s)")
-        args: list[Any] = [needle, ids_list(refs)] if needle else [ids_list(refs)]
-        return [tuple(r) for r in self._c.execute(sql, args)]
+        args: list[Any] = [ids_list(refs)]
+        if needle and sendable(needle):
+            args.insert(0, Verbatim(needle))
+        out = []
+        for *row, odd in self._c.execute(sql, args):
+            if odd is not None:  # needle given; SQLite: instr(lower(text), needle)
+                row[3] = int(needle is not None and needle in fold_ascii(odd))
+            out.append(tuple(row))
+        return out
 
 
 if TYPE_CHECKING:  # mypy checks every group against its Protocol

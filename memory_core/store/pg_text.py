@@ -20,10 +20,17 @@ text never pays for it), in two layers:
 Every ``ESC`` (every unescaped ``\\uffff``) of an encoded string starts one of these
 pairs, so decoding is unambiguous, and a string with none of them is stored as it
 is. The encoding is injective, so equality and ``IN`` on encoded columns mean what
-they meant; only the order of strings holding these, and their ``length()``,
-differ from SQLite's. (A JSON field extracted from a document whose producer
-wrote an upper-case ``\\uFFFF`` escape followed by ``0``/``1`` would decode as a
-pair; the store's own JSON comes from ``orjson``, which writes U+FFFF unescaped.)
+they meant; the order of strings holding these differs from SQLite's, and SQL that
+looks inside a string (``strpos``, ``LIKE``, ``substr``, ``length``) sees the pairs:
+a search could match inside a pair, a cut split one, a length count the escapes. So
+such SQL decides only for values stored as they are (:func:`plain_sql`), with the
+raw search string (:class:`Verbatim`), and hands the others to Python, which reads
+them decoded (:func:`contains`; the backend's ``doc_rows``, ``items_page``,
+``candidate_facts`` and subject lookups; an agent memory's length is checked before
+its write, and its CHECK counts with ``lcm_text_length``, migration 4). (A JSON
+field extracted from a document whose producer wrote an upper-case ``\\uFFFF``
+escape followed by ``0``/``1`` would decode as a pair; the store's own JSON comes
+from ``orjson``, which writes U+FFFF unescaped.)
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from typing import Any
 from psycopg.types.string import StrBinaryDumper, StrDumperUnknown, TextBinaryLoader, TextLoader
 
 ESC = "\uffff"
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _CHAR_PAIR = re.compile(ESC + "[01]")
 _CHAR_DECODED = {ESC + "0": "\x00", ESC + "1": ESC}
@@ -70,6 +79,39 @@ def decode(stored: str) -> str:
     return stored
 
 
+def plain_sql(expr: str) -> str:
+    """SQL: whether the stored text ``expr`` (not ``NULL``) is stored as it is (holds
+    no ``ESC`` and no ``\\uffff``, so it decodes to itself): SQL that looks inside it
+    sees its real characters."""
+    return f"(strpos({expr}, chr(65535)) = 0 AND strpos({expr}, '\\uffff') = 0)"
+
+
+def fold_ascii(text: str) -> str:
+    """``text`` with ASCII capitals folded to small letters (SQLite's ``lower``)."""
+    return text.translate(_ASCII_LOWER)
+
+
+def contains(text: str | None, needle: str) -> bool:
+    """Whether ``text`` contains ``needle``, ASCII letters folded on both sides (what
+    the stores' substring searches mean, decided here on decoded text)."""
+    return text is not None and fold_ascii(needle) in fold_ascii(text)
+
+
+def sendable(needle: str) -> bool:
+    """Whether ``needle`` can be sent as :class:`Verbatim`: it holds no NUL and no
+    ``ESC`` (neither is in any text stored as it is, so a search for it matches
+    only encoded values)."""
+    return "\x00" not in needle and ESC not in needle
+
+
+class Verbatim(str):
+    """A string sent as it is, not encoded: a search string compared with values
+    :func:`plain_sql` says are stored as they are. Never holds NUL (see
+    :func:`sendable`)."""
+
+    __slots__ = ()
+
+
 class _Dumper(StrDumperUnknown):
     def dump(self, obj: str) -> Any:
         return super().dump(encode(obj))
@@ -96,6 +138,8 @@ def register(conn: Any) -> None:
     adapters = conn.adapters
     adapters.register_dumper(str, _BinaryDumper)
     adapters.register_dumper(str, _Dumper)  # the last one is the default: untyped text
+    adapters.register_dumper(Verbatim, StrBinaryDumper)
+    adapters.register_dumper(Verbatim, StrDumperUnknown)
     for name in ("text", "varchar"):
         adapters.register_loader(name, _Loader)
         adapters.register_loader(name, _BinaryLoader)

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memory_core.store.api import OUTBOX_KINDS, IndexFeed, IndexSource, Row
+from memory_core.store.api import OUTBOX_KINDS, IndexFeed, IndexSource, Row, cut_parents
 from memory_core.store.sqlite_rows import rows_by_ids
 
 _QUERIES = {
@@ -33,12 +33,15 @@ _QUERIES = {
         " '' AS msg_role, 0 AS hidden, text, NULL AS name, status FROM summary_nodes"
     ),
 }
+_PREFIX = "CASE WHEN instr(p.text, char(0)) > 0 THEN p.text ELSE substr(p.text, 1, {chars}) END"
+"""The first characters of the parent's text; whole when it holds a NUL (``substr``
+would end it there), cut by :func:`~memory_core.store.api.cut_parents`."""
 _MESSAGE_CONTEXT = (
-    ", (SELECT substr(p.text, 1, {chars}) FROM messages p"
+    f", (SELECT {_PREFIX} FROM messages p"
     " WHERE p.id = messages.parent_id) AS ctx_parent"
 )
 _EMBED_CONTEXT = (
-    ", (SELECT substr(p.text, 1, {chars}) FROM messages p WHERE p.id = messages.parent_id"
+    f", (SELECT {_PREFIX} FROM messages p WHERE p.id = messages.parent_id"
     " AND p.msg_role IN ('user', 'assistant')) AS embed_parent,"
     " (SELECT CASE WHEN json_valid(p.raw_json) AND json_type(p.raw_json)='object'"
     " THEN json_extract(p.raw_json, '$.name') END FROM messages p"
@@ -63,9 +66,9 @@ class SqliteIndexSource:
         if embed_chars > 0:
             extra += _EMBED_CONTEXT.format(chars=int(embed_chars))
         sql = _QUERIES[kind].replace("{context}", extra)
-        return [dict(r) for r in rows_by_ids(
+        return cut_parents([dict(r) for r in rows_by_ids(
             self._c, sql.replace("{", "{{").replace("}", "}}") + " WHERE id IN ({marks})", ids,
-            chunk=_CHUNK)]
+            chunk=_CHUNK)], context_chars, embed_chars)
 
     def ids_after(self, kind: str, after: int, limit: int) -> list[int]:
         return [int(r[0]) for r in self._c.execute(

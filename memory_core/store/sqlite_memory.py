@@ -11,7 +11,13 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memory_core.store.api import AgentMemoryWrites, ItemWrites, Row, TaskWrites
+from memory_core.store.api import (
+    AgentMemoryWrites,
+    ItemWrites,
+    Row,
+    TaskWrites,
+    check_agent_content,
+)
 
 SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
 """An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
@@ -268,6 +274,7 @@ class SqliteAgentMemoryWrites:
 
     def upsert(self, *, tenant: str, role: str, category: str, key: str, title: str,
                content: str, now: float) -> int:
+        check_agent_content(content)
         self._c.execute(
             "INSERT INTO agent_memories (category, key, title, content, updated_at, role, tenant)"
             " VALUES (?,?,?,?,?,?,?) ON CONFLICT(tenant, category, key, role) DO UPDATE SET"

@@ -135,11 +135,11 @@ class SqliteOperatorReads:
         clause, args = where(tenant=tenant, role=role, status=status, kind=kind,
                              thread_id=thread_id)
         if text:
-            pattern = ("%" + text.replace("\\", "\\\\").replace("%", "\\%")
-                       .replace("_", "\\_") + "%")
-            clause += (" AND (text LIKE ? ESCAPE '\\' OR COALESCE(subject, '') LIKE ?"
-                       " ESCAPE '\\')")
-            args += [pattern, pattern]
+            # instr, not LIKE: LIKE ends both strings at a NUL (ASCII letters folded
+            # either way: SQLite's lower folds those only)
+            clause += (" AND (instr(lower(text), lower(?)) > 0"
+                       " OR instr(lower(COALESCE(subject, '')), lower(?)) > 0)")
+            args += [text, text]
         total = _one(conn, f"SELECT COUNT(*) FROM memory_items WHERE {clause}", args)
         cols = ("id, tenant, role, kind, status, text, subject, value, unit, condition,"
                 " supersedes, superseded_by, conflict_with, source_message_id, evidence,"

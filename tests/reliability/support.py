@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,6 +26,8 @@ from typing import Any, TypeVar
 
 import aiohttp
 from aiohttp import web
+
+from tests.conftest import store_env
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -49,14 +52,16 @@ class ServeProcess:
     """``python -m proxy serve`` on 127.0.0.1 with its own data dir and settings.
 
     ``env`` adds ``LCM_*`` variables (the hashing embedder is the default here, so
-    that a test does not wait for a model). stderr (the JSON log) goes to
+    that a test does not wait for a model); the store is the one ``LCM_TEST_STORE``
+    chose (``tests.conftest.store_env``). stderr (the JSON log) goes to
     ``log_path``. :meth:`start` waits until ``/lcm/health`` answers 200.
     """
 
     def __init__(self, upstream: str, data_dir: Path, log_path: Path,
                  env: dict[str, str] | None = None) -> None:
         self.upstream, self.data_dir, self.log_path = upstream, data_dir, log_path
-        self.extra_env = {"LCM_EMBEDDING__PROVIDER": "hashing", **(env or {})}
+        self.extra_env = {"LCM_EMBEDDING__PROVIDER": "hashing", **store_env(data_dir),
+                          **(env or {})}
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: Any = None
@@ -159,13 +164,49 @@ async def serve_process(upstream: str, data_dir: Path, log_path: Path,
 
 
 def cli(*args: str, timeout: float = 120.0) -> str:
-    """Run ``python -m proxy <args>`` and return its stdout (raises on failure)."""
+    """Run ``python -m proxy <args>`` and return its stdout (raises on failure); with
+    ``--data-dir DIR``, on the store ``LCM_TEST_STORE`` chose for ``DIR``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
     env["PYTHONPATH"] = str(ROOT)
+    if "--data-dir" in args:
+        env.update(store_env(args[args.index("--data-dir") + 1]))
     done = subprocess.run([sys.executable, "-m", "proxy", *args], cwd=ROOT, env=env,
                           capture_output=True, timeout=timeout, check=False)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     return done.stdout.decode()
+
+
+def read_sql(data_dir: Path, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of one read-only statement (the same in both dialects) on the store of
+    a server's ``data_dir``, from outside that server: its SQLite file, or its
+    PostgreSQL database (``tests.conftest.store_env``)."""
+    url = store_env(data_dir).get("LCM_STORE__URL")
+    if url:
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            return [tuple(r) for r in conn.execute(sql)]
+    lite = sqlite3.connect(f"file:{data_dir / 'lcm.sqlite3'}?mode=ro", uri=True, timeout=30)
+    try:
+        return [tuple(r) for r in lite.execute(sql)]
+    finally:
+        lite.close()
+
+
+def integrity(data_dir: Path) -> list[str]:
+    """The store's integrity check from outside its server: ``PRAGMA integrity_check``
+    of a read-only SQLite connection, or the PostgreSQL backend's own check
+    (``Maintenance.integrity_check``); ``["ok"]`` when healthy."""
+    url = store_env(data_dir).get("LCM_STORE__URL")
+    if url:
+        from memory_core.store.pg import PgStore
+
+        store = PgStore(url, max_size=1)
+        try:
+            return list(store.read_tx(lambda tx: tx.maintenance.integrity_check()))
+        finally:
+            store.close()
+    return [r[0] for r in read_sql(data_dir, "PRAGMA integrity_check")]
 
 
 def export(data_dir: Path, *extra: str) -> dict[str, Any]:

@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import re
-import sqlite3
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,7 +28,7 @@ from memory_core.engine import Engine
 from memory_core.search import HashingEmbedder, SearchConfig, SearchService, SerialEmbedder
 from proxy.appkeys import METRICS
 from tests.conftest import RunningProxy, sql_read, start_proxy, writer_stalled
-from tests.reliability.support import Agent, EchoUpstream, ServeProcess, export
+from tests.reliability.support import Agent, EchoUpstream, ServeProcess, export, integrity
 
 
 @pytest.fixture
@@ -38,15 +37,6 @@ async def echo() -> AsyncIterator[EchoUpstream]:
     await up.start()
     yield up
     await up.stop()
-
-
-def integrity(data_dir: Path) -> list[str]:
-    """``PRAGMA integrity_check`` from a separate read-only connection."""
-    conn = sqlite3.connect(f"file:{data_dir / 'lcm.sqlite3'}?mode=ro", uri=True, timeout=30)
-    try:
-        return [r[0] for r in conn.execute("PRAGMA integrity_check")]
-    finally:
-        conn.close()
 
 
 def stored_paths(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
@@ -115,8 +105,6 @@ def search_finds(data_dir: Path) -> None:
 
 
 # -- SIGKILL --------------------------------------------------------------------------------
-@pytest.mark.sqlite_only("the server is a subprocess on the data dir's SQLite file"
-                         " (LCM_TEST_STORE does not reach it); the checks read that file")
 async def test_sigkill_mid_stream_loses_nothing_the_clients_received(
         echo: EchoUpstream, tmp_path: Path) -> None:
     data = tmp_path / "data"
