@@ -8,7 +8,7 @@ from aiohttp import web
 
 from memory_core.engine import Engine
 from proxy.appkeys import ENGINE, METRICS, SETTINGS, TASKS
-from proxy.contexts import async_engine, http_session, memory_engine
+from proxy.contexts import async_engine, http_session, memory_engine, memory_release
 from proxy.metrics import Metrics
 from proxy.middlewares import request_context
 from proxy.routes import setup_routes
@@ -34,6 +34,7 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
     app.cleanup_ctx.append(memory_engine)
     app.cleanup_ctx.append(async_engine)
     app.cleanup_ctx.append(http_session)
+    app.cleanup_ctx.append(memory_release)
     setup_routes(app)
     return app
 

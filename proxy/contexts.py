@@ -114,6 +114,24 @@ async def async_engine(app: web.Application) -> AsyncIterator[None]:
     await aengine.aclose()
 
 
+async def memory_release(app: web.Application) -> AsyncIterator[None]:
+    """Hand freed C-heap memory back to the system once the process is quiet after
+    some work (:func:`proxy.allocator.idle_trim_loop`,
+    ``proxy.memory_release_idle_seconds``; glibc only, a no-op elsewhere or at 0)."""
+    from proxy import allocator
+
+    seconds = app[SETTINGS].proxy.memory_release_idle_seconds
+    task = None
+    if seconds > 0 and allocator.available():
+        def count(took: float) -> None:
+            app[METRICS].memory_release.observe(took)
+        task = app[TASKS].spawn(allocator.idle_trim_loop(seconds, on_trim=count),
+                                "memory-release")
+    yield
+    if task is not None:
+        task.cancel()
+
+
 async def http_session(app: web.Application) -> AsyncIterator[None]:
     """One shared upstream ``ClientSession`` with bounded connection pool and timeouts.
 

@@ -132,6 +132,12 @@ class Metrics:
             "lcm_requests_in_flight", "Requests being handled now, by route",
             ["route"], registry=self.registry,
         )
+        self.memory_release = Histogram(
+            "lcm_memory_release_seconds", "Returns of freed C-heap memory to the system"
+            " once the proxy is quiet (glibc malloc_trim; proxy.memory_release_idle_seconds),"
+            " and how long each took", buckets=(0.001, 0.005, 0.02, 0.1, 0.5),
+            registry=self.registry,
+        )
         ProcessCollector(registry=self.registry)  # process_* (Linux /proc): RSS, CPU, fds
         self._engine_collector: EngineCollector | None = None
 

@@ -79,7 +79,9 @@ def _embedding(name: str) -> Any:
 
 @dataclass(frozen=True)
 class ProxySettings:
-    """``[proxy]``: listening address, upstream, limits and timeouts.
+    """``[proxy]``: listening address, upstream, limits and timeouts, and the C
+    allocator of ``lcm-proxy serve`` (``malloc_arena_max``,
+    ``memory_release_idle_seconds``: :mod:`proxy.allocator`).
 
     ``require_client_keys``: tenant ids (``proxy.scope.tenant_for_key``) allowed to
     use ``/v1/``; empty allows every key. From the environment: comma-separated.
@@ -99,6 +101,8 @@ class ProxySettings:
     max_connections: int = field(default=512, metadata=rng(1, 100000))
     max_connections_per_host: int = field(default=0, metadata=rng(0, 100000))
     shutdown_timeout_seconds: float = field(default=30.0, metadata=rng(0, 3600))
+    malloc_arena_max: int = field(default=2, metadata=rng(0, 1024))
+    memory_release_idle_seconds: float = field(default=2.0, metadata=rng(0, 3600))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,11 @@ Measured (milliseconds, client-side wall clock):
   all the process's CPU from the block's first request until idle, minus the request
   path (the indexer, embedder and writer threads, plus what the loop did after the
   last answer); with the time to go idle after the block;
-- the proxy's RSS after the warm-up (and its first idle) and at the end.
+- the proxy's RSS, with its anonymous part, at the start, after the warm-up and at
+  the end, each read once the proxy has been idle for ``RSS_SETTLE_S`` more (what
+  an idle sidecar holds, after the proxy has handed freed memory back:
+  ``proxy.memory_release_idle_seconds``), and its peak (``VmHWM``);
+- both against issue 28's targets (``TARGET_RSS_MB``, ``TARGET_BACKGROUND_CPU_MS``).
 
 Linux only (``/proc``). Needs nothing beyond the base install.
 """
@@ -58,6 +62,14 @@ IDLE_WINDOW_S = 1.0
 """Seconds of near-zero CPU that count as idle."""
 IDLE_CPU_SHARE = 0.02
 """Process CPU share of one core below which a window counts as idle."""
+RSS_SETTLE_S = 3.0
+"""Seconds the proxy is left idle, after :func:`wait_idle`, before its RSS is read:
+longer than the default ``proxy.memory_release_idle_seconds``, so the reading is
+what an idle proxy keeps rather than what its last burst of work left behind."""
+TARGET_RSS_MB = 300
+"""Issue 28: resident memory with the default embedders, in MB (10^6 bytes)."""
+TARGET_BACKGROUND_CPU_MS = 30
+"""Issue 28: background CPU per short request, in ms."""
 TARGETS = ("direct", "relay", "memory_on", "memory_off")
 LABELS = {"direct": "direct", "relay": "minimal aiohttp relay",
           "memory_on": "lcm-proxy, memory on", "memory_off": "lcm-proxy, X-LCM-Memory: off"}
@@ -140,14 +152,15 @@ def serve_upstream(port: int) -> None:
 
 @dataclass
 class ProcStat:
-    """CPU seconds of a process (all threads) and of its main thread; RSS in MiB, and
-    its anonymous part (heap; the rest is mapped files such as the model weights,
-    which the kernel can drop and read again)."""
+    """CPU seconds of a process (all threads) and of its main thread; RSS in MiB, its
+    anonymous part (heap; the rest is mapped files such as the model weights,
+    which the kernel can drop and read again) and its peak so far (``VmHWM``)."""
 
     cpu: float
     main_cpu: float
     rss_mib: float
     anon_mib: float = 0.0
+    peak_mib: float = 0.0
 
 
 def proc_stat(pid: int) -> ProcStat:
@@ -155,13 +168,13 @@ def proc_stat(pid: int) -> ProcStat:
     def ticks(path: str) -> float:
         fields = Path(path).read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / _TICKS
-    mem = {"VmRSS": 0.0, "RssAnon": 0.0}
+    mem = {"VmRSS": 0.0, "RssAnon": 0.0, "VmHWM": 0.0}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         name = line.split(":", 1)[0]
         if name in mem:
             mem[name] = int(line.split()[1]) / 1024
     return ProcStat(ticks(f"/proc/{pid}/stat"), ticks(f"/proc/{pid}/task/{pid}/stat"),
-                    mem["VmRSS"], mem["RssAnon"])
+                    mem["VmRSS"], mem["RssAnon"], mem["VmHWM"])
 
 
 def embedding_backlog(data_dir: Path) -> Callable[[], int]:
@@ -348,6 +361,7 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
             ]
             backlog = embedding_backlog(Path(tmp.name) / "data")
             run = _Run(session, idle_timeout, backlog)
+            await asyncio.sleep(RSS_SETTLE_S)
             rss_start = proc_stat(proxy_pid)
             say("warm-up")
             for t in targets:  # warm-up: connections, first embeddings; not counted
@@ -355,6 +369,7 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                     for _ in range(5):
                         await run.one(t, s)
             warm_idle = await wait_idle(proxy_pid, idle_timeout, backlog)
+            await asyncio.sleep(RSS_SETTLE_S)
             rss_warm = proc_stat(proxy_pid)
             for t in targets:
                 t.errors = 0
@@ -373,6 +388,7 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                 n = min(tblock, requests - b * tblock)
                 for j in range(len(targets)):
                     await run.tput_block(targets[(b + j) % len(targets)], n, concurrency)
+            await asyncio.sleep(RSS_SETTLE_S)  # the last block already waited idle
             rss_end = proc_stat(proxy_pid)
             health = {}
             try:
@@ -383,7 +399,8 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
         return _report(targets, requests, concurrency, embedding_provider,
                        {"start": rss_start.rss_mib, "warm": rss_warm.rss_mib,
                         "end": rss_end.rss_mib, "start_anon": rss_start.anon_mib,
-                        "warm_anon": rss_warm.anon_mib, "end_anon": rss_end.anon_mib},
+                        "warm_anon": rss_warm.anon_mib, "end_anon": rss_end.anon_mib,
+                        "peak": rss_end.peak_mib},
                        warm_idle, health, proxy_tree, extra_env or {})
     finally:
         for p in procs:
@@ -442,7 +459,21 @@ def _report(targets: list[_Target], requests: int, concurrency: int, provider: s
         "proxy_env": dict(extra_env),
         "warm_idle_s": round(warm_idle, 2), "targets": rows,
         "proxy_status": health.get("status"),
+        "issue_targets": issue_targets(rss["end"], rows),
     }
+
+
+def issue_targets(rss_end_mib: float, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Issue 28's memory and background-CPU targets against this run: the proxy's RSS
+    at the end in MB and whether it is at most ``TARGET_RSS_MB``; the larger
+    background CPU per request of the two proxy modes and whether it is at most
+    ``TARGET_BACKGROUND_CPU_MS``."""
+    rss_mb = rss_end_mib * 1024 * 1024 / 1e6
+    cpu = [r["cpu_background_ms"] for r in rows.values() if "cpu_background_ms" in r]
+    worst = max(cpu) if cpu else None
+    return {"rss_end_mb": round(rss_mb, 1), "rss_met": rss_mb <= TARGET_RSS_MB,
+            "background_cpu_ms": worst,
+            "background_cpu_met": worst is not None and worst <= TARGET_BACKGROUND_CPU_MS}
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -465,14 +496,22 @@ def format_table(result: dict[str, Any]) -> str:
                      f"{r['req_per_s']} | {cpu} | {idle} |")
     rss = result["rss_mib"]
     errors = {k: r["errors"] for k, r in result["targets"].items() if r["errors"]}
+    goals = result["issue_targets"]
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "missed"
     lines += [
         "",
         f"{result['requests']} requests per target and measurement, each a new conversation;"
-        f" embedding {result['embedding_provider']}; proxy RSS (anonymous part)"
-        f" {rss['start']:.0f} ({rss['start_anon']:.0f}) MiB at start, {rss['warm']:.0f}"
-        f" ({rss['warm_anon']:.0f}) MiB after warm-up, {rss['end']:.0f}"
-        f" ({rss['end_anon']:.0f}) MiB at the end; idle"
+        f" embedding {result['embedding_provider']}; proxy RSS (anonymous part), idle"
+        f" {RSS_SETTLE_S:.0f} s: {rss['start']:.0f} ({rss['start_anon']:.0f}) MiB at start,"
+        f" {rss['warm']:.0f} ({rss['warm_anon']:.0f}) MiB after warm-up, {rss['end']:.0f}"
+        f" ({rss['end_anon']:.0f}) MiB at the end, peak {rss.get('peak', 0):.0f} MiB; idle"
         f" {result['warm_idle_s']:.1f} s after warm-up; errors {errors or 0}.",
+        f"Issue 28's targets: RSS at the end {goals['rss_end_mb']:.0f} MB"
+        f" (<= {TARGET_RSS_MB} MB: {verdict(goals['rss_met'])}); background CPU per"
+        f" request {goals['background_cpu_ms']} ms, the larger of memory on and off"
+        f" (<= {TARGET_BACKGROUND_CPU_MS} ms: {verdict(goals['background_cpu_met'])}).",
         f"lcm-proxy {result['version']}, Python {result['python']}, {result['cpus']} CPUs,"
         f" load average {result['load_average'][0]}, {result['when']}"
         + (f"; proxy from {result['proxy_tree']}" if result.get("proxy_tree") else "")

@@ -144,7 +144,14 @@ def test_bench_short_prints_one_table_with_every_target(tmp_path: Path) -> None:
         assert rows[name]["cpu_path_ms"] > 0 and rows[name]["cpu_background_ms"] >= 0
     assert all(r["req_per_s"] > 0 for r in rows.values())
     assert 20 < out["rss_mib"]["warm"] < 2000
+    assert out["rss_mib"]["peak"] >= max(out["rss_mib"]["warm"], out["rss_mib"]["end"])
+    goals = out["issue_targets"]  # against issue 28's targets, in MB (10^6 bytes)
+    assert goals["rss_end_mb"] == pytest.approx(out["rss_mib"]["end"] * 1.048576, abs=0.1)
+    assert goals["rss_met"] is (goals["rss_end_mb"] <= 300)
+    assert goals["background_cpu_ms"] == max(rows[n]["cpu_background_ms"]
+                                             for n in ("memory_on", "memory_off"))
     table = format_table(out)
+    assert "Issue 28's targets: RSS at the end" in table and "peak" in table
     assert out["table"] == table
     assert "lcm-proxy, X-LCM-Memory: off" in table and "minimal aiohttp relay" in table
     assert "LCM_SEARCH__COMMIT_INTERVAL_MS=200" in table  # the proxy's extra settings, named

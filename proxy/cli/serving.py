@@ -35,6 +35,7 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
     from aiohttp import web
 
     from memory_core.errors import MemoryError_
+    from proxy.allocator import limit_arenas
     from proxy.app import create_app, freeze_on_startup
     from proxy.cli.preflight import DataDirBusy, DataDirLock, bind_sockets, data_dir_problems
     from proxy.log import setup_logging
@@ -78,6 +79,8 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
             sock.close()
         raise CliError(f"{exc}: stop it first, or pass another --data-dir") from exc
     port = socks[0].getsockname()[1]
+    # Before the engine starts its threads, so that they share the few arenas.
+    limit_arenas(p.malloc_arena_max)
     app = create_app(settings)
     app.on_startup.append(freeze_on_startup)  # after the engine opened (cleanup_ctx)
 
