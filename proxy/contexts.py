@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import shutil
 from collections.abc import AsyncIterator
@@ -125,11 +126,16 @@ async def memory_release(app: web.Application) -> AsyncIterator[None]:
     if seconds > 0 and allocator.available():
         def count(took: float) -> None:
             app[METRICS].memory_release.observe(took)
-        task = app[TASKS].spawn(allocator.idle_trim_loop(seconds, on_trim=count),
-                                "memory-release")
+        # Held here for the app's life, not in ``app[TASKS]``: that group is drained
+        # (waited for, then cancelled) on shutdown and by whoever waits for the
+        # requests' background work, and this loop never ends by itself.
+        task = asyncio.get_running_loop().create_task(
+            allocator.idle_trim_loop(seconds, on_trim=count), name="memory-release")
     yield
     if task is not None:
         task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def http_session(app: web.Application) -> AsyncIterator[None]:

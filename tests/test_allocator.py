@@ -18,6 +18,7 @@ import pytest
 
 from proxy import allocator
 from proxy.allocator import MIN_WORK_CPU_S, IdleTrim, operator_set_arenas
+from proxy.appkeys import TASKS
 from tests.conftest import TEST_KEY, RunningProxy
 from tests.fake_upstream import FakeUpstream
 
@@ -170,3 +171,17 @@ async def test_memory_release_can_be_turned_off(make_proxy: MakeProxy,
     async with aiohttp.ClientSession() as http, http.get(proxy.root + "/lcm/metrics") as r:
         text = await r.text()
     assert "lcm_memory_release_seconds_count 0.0" in text
+
+
+@glibc_only
+async def test_waiting_for_background_work_leaves_the_release_loop_running(
+        make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
+    """The release loop never ends by itself: it is not one of the requests'
+    background tasks, which shutdown, benches and tests drain (wait for, then
+    cancel). In that group every such wait lasted its whole timeout and then
+    cancelled the loop."""
+    proxy = await make_proxy(proxy={"memory_release_idle_seconds": 0.5})
+    await proxy.app[TASKS].drain(0.2)
+    loops = [t for t in asyncio.all_tasks() if t.get_name() == "memory-release"]
+    assert len(loops) == 1 and not loops[0].done()
+    assert len(proxy.app[TASKS]) == 0
