@@ -25,8 +25,9 @@ SCOPE = Scope(tenant="t", role="r")
 ALLOWED = "proxy/flow/asyncengine.py"
 """The one request-path module that may use executors and thread futures."""
 
-NOT_REQUEST_PATH = ("proxy/contexts.py",)
-"""Startup and shutdown (opening the engine, loading the tokenizer, closing)."""
+NOT_REQUEST_PATH = ("proxy/contexts.py", "proxy/allocator.py")
+"""Startup and shutdown (opening the engine, loading the tokenizer, closing), and the
+process-wide heap release that runs only while no request keeps the proxy busy."""
 
 FORBIDDEN = re.compile(
     r"run_in_executor|wrap_future|\.submit\(|ThreadPoolExecutor|concurrent\.futures|MEMORY_POOL"
