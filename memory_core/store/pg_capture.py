@@ -35,6 +35,11 @@ _INSERT_CHILD = _INSERT_MESSAGE.format(
 the same pipeline)."""
 
 
+
+_PIPELINED_CHAIN_MAX = 16
+"""The longest chain :meth:`PgCaptureWrites.insert_chain` sends as one pipeline
+(a request's new turn with its tool rounds)."""
+
 class PgCaptureWrites:
     """``messages``, ``threads``, ``splices``, ``events`` (and the message outbox)."""
 
@@ -97,8 +102,15 @@ class PgCaptureWrites:
         return int(got[0])
 
     def insert_chain(self, rows: Sequence[MessageRow]) -> list[int]:
-        if len(rows) <= 1:
-            return [self.insert_message(row) for row in rows]
+        if len(rows) <= 1 or len(rows) > _PIPELINED_CHAIN_MAX:
+            # A long chain (a backfill of a whole history) one row at a time, each
+            # with its parent's id: the pipelined lookup by key is planned before the
+            # table has statistics and scanned the scope once per row (quadratic).
+            ids: list[int] = []
+            for row in rows:
+                ids.append(self.insert_message(row._replace(parent_id=ids[-1]) if ids
+                                               else row))
+            return ids
         # One pipeline, one round trip: each child finds its parent (the row before
         # it, inserted by the statement before) by its key.
         conn = self._c
