@@ -620,14 +620,14 @@ class Engine:
                     if self.store.shared:
                         nodes = self._nodes_on_path(scope, path_ids)
                     return self._compact_due(scope, thread_id, path_ids, summarizer, cfg,
-                                             nodes)
+                                             nodes, urgent=force)
             if time.monotonic() >= deadline:
                 return []
             time.sleep(0.05)
 
     def _compact_due(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
                      summarizer: Any, cfg: compaction.CompactionConfig,
-                     nodes: list[compaction.SummaryNode]) -> list[int]:
+                     nodes: list[compaction.SummaryNode], urgent: bool = False) -> list[int]:
         path = self.store.read_tx(compaction.load_path, path_ids)
         groups = compaction.plan(path, nodes, cfg)  # the same groups, now with the texts
         if not groups:
@@ -665,7 +665,8 @@ class Engine:
                 compaction.store_node(
                     tx, tenant=scope.tenant, role=scope.role, thread_id=thread_id,
                     level=g.level, message_ids=g.message_ids, text=t, model=m,
-                    source_tokens=st, children=[c.id for c in ch]))
+                    source_tokens=st, children=[c.id for c in ch]),
+                urgent=urgent)  # inline: the request waits (a node depends on no queued job)
             node = compaction.SummaryNode(node_id, group.level, list(group.message_ids), text,
                                           compaction.count_tokens(text), source_tokens, model)
             known[-(idx + 1)] = node
@@ -685,12 +686,12 @@ class Engine:
         Raises ``ValueError`` (bad category, content over 500 characters, empty key)
         and ``memory.DuplicateKeyError`` (near-duplicate key with ``refuse``).
         """
+        # Urgent: a memory tool's caller waits; agent memories depend on no queued job.
         return self.store.write_tx_sync(
             lambda tx: memory.upsert_agent_memory(
                 tx, tenant=tenant, role=role, category=category, key=key, title=title,
                 content=content, on_duplicate=on_duplicate, similar=self.similarity,
-            )
-        )
+            ), urgent=True)
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity (0–1) of two short texts with the local embedder.
@@ -719,8 +720,7 @@ class Engine:
         """Delete one agent memory; returns whether it existed."""
         return self.store.write_tx_sync(
             lambda tx: memory.delete_agent_memory(
-                tx, tenant=tenant, role=role, category=category, key=key)
-        )
+                tx, tenant=tenant, role=role, category=category, key=key), urgent=True)
 
     def list_agent_memories(self, *, category: str | None = None, role: str | None = None,
                             tenant: str | None = None) -> list[dict[str, Any]]:

@@ -585,3 +585,68 @@ def test_the_cheap_fit_bound_counts_bytes_not_characters() -> None:
     assert count_tokens(dense) > 150
     assert not _fits(dense, 150)
     assert _fits("plain words " * 10, 150)
+
+
+def test_an_inline_compaction_waits_for_the_running_write_only(tmp_path: Path) -> None:
+    """Inline compaction (``force``, a request waits for it) writes its nodes ahead of
+    the background writes queued before it (long messages' extraction): it waits for
+    the job running now, not for the batch behind it (tests/test_context_budget.py's
+    recovery ran past its time limit on PostgreSQL in CI behind such a batch)."""
+    import threading
+
+    from memory_core.config import CompactionConfig, MemoryConfig
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path, MemoryConfig(compaction=CompactionConfig(
+        min_tokens=500, group_tokens=10**6)))  # one node
+    scope = Scope("t", "default")
+    try:
+        history: list[Any] = [{"role": "system", "content": "s"}]
+        for i in range(30):
+            history.append({"role": "user", "content": f"turn {i}: fix item {i * 7} " * 20})
+            history.append({"role": "assistant", "content": f"done with item {i * 7}. " * 15})
+        ticket, fut = engine.capture_request(scope, "r", history, {})
+        ids = list(fut.result(30).message_ids)
+        engine.flush()
+        ran: list[int] = []
+        hold, started, go = threading.Event(), threading.Event(), threading.Event()
+
+        def background(_tx: Any, n: int) -> None:
+            if n == 0:
+                started.set()
+                assert go.wait(30)
+            # The nodes committed when this job runs (a reader of its own).
+            ran.append(len(engine.forest_status()["nodes"]))
+
+        engine.store.write_tx(lambda _tx: hold.wait(30))
+        for n in range(6):  # one batch behind the holder: job 0 blocks, 1-5 wait
+            engine.store.write_tx(background, n)
+        hold.set()
+        assert started.wait(30)
+        created: list[int] = []
+
+        def compact() -> None:
+            created.extend(engine.compact(
+                scope, ticket.result.thread_id, ids, force=True))  # type: ignore[union-attr]
+
+        queued = threading.Event()
+        write_tx = engine.store.write_tx
+
+        def seen(*args: Any, **kwargs: Any) -> Any:  # the real write, then the signal
+            fut = write_tx(*args, **kwargs)
+            if kwargs.get("urgent"):
+                queued.set()
+            return fut
+
+        engine.store.write_tx = seen  # type: ignore[method-assign]
+        worker = threading.Thread(target=compact)
+        worker.start()
+        assert queued.wait(30)  # the compaction's node is queued behind job 0
+        go.set()
+        worker.join(30)
+        engine.flush()
+        assert len(created) == 1  # compacted: one node
+        assert ran == [0, 1, 1, 1, 1, 1]  # written after job 0, before jobs 1-5
+    finally:
+        engine.close()

@@ -889,6 +889,41 @@ def test_write_jobs_are_atomic_ordered_and_visible_after_their_future(
         assert [k for tt, k in seen if tt == t] == list(range(20))
 
 
+def test_an_urgent_job_waits_for_the_running_job_only(backend: tuple[Store, Raw]) -> None:
+    """An urgent job queued behind a batch of ordinary ones runs after the job running
+    now, commits alone (its future resolves before the rest start), and the rest
+    then run in their order; an ordinary job keeps its place behind them."""
+    store, _raw = backend
+    order: list[str] = []
+    running, release = threading.Event(), threading.Event()
+    urgent: list[Future[Any]] = []
+
+    def slow(tx: Any, name: str) -> int:
+        order.append(name)
+        running.set()
+        assert release.wait(30)
+        return int(tx.capture.insert_event(None, "t1", "coder", None, name, 1.0, "{}"))
+
+    def job(tx: Any, name: str) -> int:
+        order.append(name if not urgent or not urgent[0].done() else f"{name} (after)")
+        return int(tx.capture.insert_event(None, "t1", "coder", None, name, 1.0, "{}"))
+
+    hold = threading.Event()
+    store.write_tx(lambda _tx: hold.wait(30))  # the writer is busy: the next queue up
+    queued = [store.write_tx(slow, "a")] + [store.write_tx(job, n) for n in "bcd"]
+    hold.set()
+    assert running.wait(30)  # "a" runs, "b" to "d" wait in its batch
+    urgent.append(store.write_tx(job, "urgent", urgent=True))
+    late = store.write_tx(job, "e")
+    release.set()
+    assert urgent[0].result(30) > queued[0].result(30)
+    assert late.result(30) > max(f.result(30) for f in queued)
+    assert order == ["a", "urgent", "b (after)", "c (after)", "d (after)", "e (after)"]
+    assert store.read_tx(lambda tx: tx.operator.scope_status("t1", None)
+                         )["counts"]["events"] == 6
+    assert store.queue_depth() == 0
+
+
 def test_write_jobs_run_in_their_callers_context(backend: tuple[Store, Raw]) -> None:
     """A job and its follow-up see the context variables of whoever queued the job
     (a request id, for their log lines); a job queued outside sees the default."""

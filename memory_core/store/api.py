@@ -1289,8 +1289,10 @@ class Store(Protocol):
         ...
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
-                 then: Callable[[T], None] | None = None) -> Future[T]:
-        """Queue ``fn(tx, *args)`` as one atomic write job."""
+                 then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
+        """Queue ``fn(tx, *args)`` as one atomic write job; ``urgent`` (a request
+        waits for it): ahead of queued jobs that are not, so only for a job whose
+        outcome does not depend on that order (:class:`~memory_core.store.batch.WriteQueue`)."""
         ...
 
     def flush(self, timeout: float | None = 60.0) -> None:
@@ -1328,7 +1330,7 @@ class EngineStore(Store, Protocol):
     """A :class:`memory_core.stats.LatencyStats` of write transactions (seconds)."""
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
-                      timeout: float | None = 60.0) -> T:
+                      timeout: float | None = 60.0, urgent: bool = False) -> T:
         """Run ``fn(tx, *args)`` as a write job and wait for its value."""
         ...
 

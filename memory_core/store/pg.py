@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -51,7 +50,7 @@ from memory_core.errors import SchemaTooNewError, StoreError
 from memory_core.stats import LatencyStats
 from memory_core.store import pg_text
 from memory_core.store.api import EngineStore, Store
-from memory_core.store.batch import Done, complete_batch, fail_batch
+from memory_core.store.batch import Done, Entry, WriteQueue, complete_batch, fail_batch
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
 from memory_core.store.pg_trips import (
@@ -67,7 +66,6 @@ log = logging.getLogger("lcm.store")
 T = TypeVar("T")
 
 _BATCH_MAX = 256
-_STOP = object()
 
 WRITE_LOCK = 0x6C636D5F777269  # "lcm_wri"
 """Key of the transaction-level advisory lock every write batch holds until it commits."""
@@ -131,7 +129,7 @@ class PgStore:
         self._wconn: WriterConnection | None = None
         self._lconn: psycopg.Connection[Any] | None = None
         self._lmutex = threading.Lock()  # one statement at a time on _lconn
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue = WriteQueue()
         self._closed = False
         self.after_commit: Callable[[], None] | None = None
         """Called on the writer thread after each committed batch (e.g. to wake an
@@ -148,23 +146,25 @@ class PgStore:
 
     # -- writes ---------------------------------------------------------------
     def write_tx(self, fn: Callable[..., T], *args: Any,
-                 then: Callable[[T], None] | None = None) -> Future[T]:
+                 then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
         """Queue ``fn(tx, *args)`` as one atomic write job (``tx``: a
         :class:`~memory_core.store.pg_ops.PgTx` in the batch's transaction); return
         its future (``fn``'s value, or the exception it raised, its changes rolled
-        back). ``then(value)``: see the module docstring. Raises ``StoreError``
-        after :meth:`close`. ``fn`` and ``then`` run in a copy of the caller's
-        context (:mod:`contextvars`), as the SQLite store's jobs do."""
+        back). ``urgent``: ahead of queued jobs that are not (see
+        :class:`~memory_core.store.batch.WriteQueue`; only for a job whose outcome
+        does not depend on that order). ``then(value)``: see the module docstring.
+        Raises ``StoreError`` after :meth:`close`. ``fn`` and ``then`` run in a copy
+        of the caller's context (:mod:`contextvars`), as the SQLite store's jobs do."""
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
-        self._queue.put((fn, args, fut, then, contextvars.copy_context()))
+        self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent)
         return fut
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
-                      timeout: float | None = 60.0) -> T:
+                      timeout: float | None = 60.0, urgent: bool = False) -> T:
         """Run ``fn(tx, *args)`` as a write job and wait for its result."""
-        return self.write_tx(fn, *args).result(timeout)
+        return self.write_tx(fn, *args, urgent=urgent).result(timeout)
 
     def queue_depth(self) -> int:
         """Write jobs queued and not yet taken by the writer thread (approximate)."""
@@ -172,21 +172,16 @@ class PgStore:
 
     def _run(self) -> None:
         while True:
-            batch = [self._queue.get()]
-            while len(batch) < _BATCH_MAX:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            jobs = [job for job in batch if job is not _STOP]
-            if jobs:
-                self._run_batch(jobs)
-            if len(jobs) < len(batch):
+            entries, stop = self._queue.take(_BATCH_MAX)
+            if entries:
+                self._run_batch(entries)
+            if stop:
                 return
 
-    def _run_batch(self, jobs: list[Any]) -> None:
+    def _run_batch(self, entries: list[Entry]) -> None:
         results: list[Done] = []
         started = time.perf_counter()
+        jobs = [entry[2] for entry in entries]
         alone = len(jobs) == 1  # the batch is the job: no savepoint round trips
         batch_key = job_name(jobs[0][0]) if alone else "(write batch)"
         trips = self.round_trips
@@ -203,7 +198,11 @@ class PgStore:
                 sync(conn)
                 trips.add(batch_key, trips=1)
             failed_alone = False
-            for fn, args, fut, then, ctx in jobs:
+            for at, entry in enumerate(entries):
+                if self._queue.cut(at, entry):  # an urgent job waits: commit what ran
+                    self._queue.put_back(entries[at:])
+                    break
+                fn, args, fut, then, ctx = entry[2]
                 if not fut.set_running_or_notify_cancel():
                     continue
                 try:
@@ -331,7 +330,7 @@ class PgStore:
         if self._closed:
             return
         self._closed = True
-        self._queue.put(_STOP)
+        self._queue.stop()
         self._thread.join(timeout=60)
         if self._wconn is not None:
             self._wconn.close()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import queue
 import sqlite3
 import threading
 import time
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memory_core.errors import StoreError
 from memory_core.stats import LatencyStats
 from memory_core.store.api import EngineStore, Store
-from memory_core.store.batch import Done, complete_batch, fail_batch
+from memory_core.store.batch import Done, Entry, WriteQueue, complete_batch, fail_batch
 from memory_core.store.migrations import apply_migrations
 from memory_core.store.sqlite_ops import SqliteTx
 
@@ -39,7 +38,6 @@ T = TypeVar("T")
 
 DB_FILENAME = "lcm.sqlite3"
 _BATCH_MAX = 256
-_STOP = object()
 
 CHECKPOINT_COMMITS = 32
 """Commits between two WAL checkpoints, which a thread of their own runs.
@@ -109,7 +107,7 @@ class SqliteStore:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue = WriteQueue()
         self._closed = False
         self.after_commit: Callable[[], None] | None = None
         """Called on the writer thread after each committed batch (e.g. to wake an
@@ -131,12 +129,15 @@ class SqliteStore:
 
     # -- writes ---------------------------------------------------------------
     def write(self, fn: Callable[..., T], *args: Any,
-              then: Callable[[T], None] | None = None) -> Future[T]:
+              then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
         """Queue ``fn(conn, *args)`` to run in a write transaction; return its future.
 
         The future holds ``fn``'s return value, or the exception it raised (the job's
         changes are then rolled back; other jobs of the batch are unaffected). Jobs
-        run in the order they were queued. ``then(value)``: called on the writer
+        run in the order they were queued; ``urgent`` ones (a request waits for
+        them) ahead of those that are not, so only a job whose outcome does not
+        depend on that order may be urgent (:class:`~memory_core.store.batch.WriteQueue`).
+        ``then(value)``: called on the writer
         thread once the job has committed and before its future resolves, so that
         what it queues runs before anything queued by whoever waited on the future
         (it must not raise; nothing is called for a failed job or batch). Raises
@@ -147,7 +148,7 @@ class SqliteStore:
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
-        self._queue.put((fn, args, fut, then, contextvars.copy_context()))
+        self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent)
         return fut
 
     def write_sync(self, fn: Callable[..., T], *args: Any, timeout: float | None = 60.0) -> T:
@@ -155,15 +156,15 @@ class SqliteStore:
         return self.write(fn, *args).result(timeout)
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
-                 then: Callable[[T], None] | None = None) -> Future[T]:
+                 then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
         """Queue ``fn(tx, *args)`` as a write job, ``tx`` the writer's
         :class:`~memory_core.store.sqlite_ops.SqliteTx`; as :meth:`write` otherwise."""
-        return self.write(self._on_writer, fn, args, then=then)
+        return self.write(self._on_writer, fn, args, then=then, urgent=urgent)
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
-                      timeout: float | None = 60.0) -> T:
+                      timeout: float | None = 60.0, urgent: bool = False) -> T:
         """Run ``fn(tx, *args)`` as a write job and wait for its result."""
-        return self.write_tx(fn, *args).result(timeout)
+        return self.write_tx(fn, *args, urgent=urgent).result(timeout)
 
     def _on_writer(self, conn: sqlite3.Connection, fn: Callable[..., T],
                    args: tuple[Any, ...]) -> T:
@@ -181,17 +182,9 @@ class SqliteStore:
     def _run(self) -> None:
         conn = self._wconn
         while True:
-            item = self._queue.get()
-            batch = [item]
-            while len(batch) < _BATCH_MAX:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stop = any(job is _STOP for job in batch)
-            jobs = [job for job in batch if job is not _STOP]
-            if jobs:
-                self._run_batch(conn, jobs)
+            entries, stop = self._queue.take(_BATCH_MAX)
+            if entries:
+                self._run_batch(conn, entries)
             if stop:
                 return
 
@@ -199,12 +192,17 @@ class SqliteStore:
         """Write jobs queued and not yet taken by the writer thread (approximate)."""
         return self._queue.qsize()
 
-    def _run_batch(self, conn: sqlite3.Connection, jobs: list[Any]) -> None:
+    def _run_batch(self, conn: sqlite3.Connection, entries: list[Entry]) -> None:
         results: list[Done] = []
         started = time.perf_counter()
+        jobs = [entry[2] for entry in entries]
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for fn, args, fut, then, ctx in jobs:
+            for at, entry in enumerate(entries):
+                if self._queue.cut(at, entry):  # an urgent job waits: commit what ran
+                    self._queue.put_back(entries[at:])
+                    break
+                fn, args, fut, then, ctx = entry[2]
                 if not fut.set_running_or_notify_cancel():
                     continue
                 conn.execute("SAVEPOINT job")
@@ -306,7 +304,7 @@ class SqliteStore:
         if self._closed:
             return
         self._closed = True
-        self._queue.put(_STOP)
+        self._queue.stop()
         self._thread.join(timeout=60)
         self._checkpoint_due.set()
         self._checkpointer.join(timeout=60)
