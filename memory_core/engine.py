@@ -16,7 +16,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,13 @@ COMPACTION_WAIT_SECONDS = 30.0
 of the same thread to end before it gives up (returns no nodes)."""
 
 
+def persona_order(scope: Scope) -> tuple[str, str]:
+    """The writer's order key of a persona (tenant, role): its captures and
+    extraction jobs keep their queued order (:class:`memory_core.store.batch.WriteQueue`),
+    so its items are stored in message order (supersession)."""
+    return (scope.tenant, scope.role)
+
+
 def is_memory_command(text: str) -> bool:
     """True for in-chat ``/memory …`` commands, which are never extracted from."""
     return text.lstrip().startswith("/memory")
@@ -168,14 +175,19 @@ class Engine:
         """
         ticket = CaptureTicket(scope=scope, request_id=request_id)
         deferred: list[int] = []
-        fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred)
+        # Urgent (the request may wait for it): ahead of the background writes
+        # queued before it, except its persona's extraction jobs, which go ahead
+        # with it (its own extraction then stores items in message order).
+        order = persona_order(scope)
+        fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred,
+                                  urgent=True, order_key=order)
 
         def remember(done: Future[CaptureResult]) -> None:
             # Runs after COMMIT (the writer resolves futures then): only committed
             # paths are remembered, and long messages queued for extraction.
             for message_id in deferred:
                 with contextlib.suppress(StoreError):  # closing: retried on a later start
-                    self.store.write_tx(self._extract_pending, message_id)
+                    self.store.write_tx(self._extract_pending, message_id, order_key=order)
             if not done.cancelled() and done.exception() is None:
                 res = done.result()
                 if res.head_key and res.message_ids:
@@ -338,12 +350,20 @@ class Engine:
         The future resolves once the answer is committed; its memory items are
         extracted by the writer job queued just before that (:meth:`_extract_pending`),
         ahead of anything queued by whoever waited on the future.
+
+        The write is urgent, as its request's capture is (which it follows): it
+        waits for the writer's running job, not for the background jobs queued
+        before it (long messages' extraction). It extracts nothing itself; its
+        extraction job, queued after it commits, keeps its place behind its
+        persona's (:func:`persona_order`: items in message order).
         """
         return self.store.write_tx(
             self._capture_response_job, ticket, choices, event, hidden_rounds,
-            upstream_view, then=self._queue_extraction)
+            upstream_view, then=functools.partial(self._queue_extraction,
+                                                  persona_order(ticket.scope)),
+            urgent=True)
 
-    def _queue_extraction(self, ids: list[int]) -> None:
+    def _queue_extraction(self, order: Hashable, ids: list[int]) -> None:
         """Queue the extraction of a committed answer (writer thread, after the
         commit, while the client still waits: cheap; never raises). The job itself
         decided whether the answer is pending; :meth:`_extract_pending` looks."""
@@ -351,7 +371,7 @@ class Engine:
             return
         message_id = ids[0]
         try:
-            job = self.store.write_tx(self._extract_pending, message_id)
+            job = self.store.write_tx(self._extract_pending, message_id, order_key=order)
         except StoreError:  # closing: the pending row is retried on a later start
             return
 

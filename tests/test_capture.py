@@ -699,6 +699,49 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         engine.close()
 
 
+def test_an_answer_waits_for_the_running_write_only(tmp_path: Path) -> None:
+    """Once its request is captured, an answer's capture (the client's end waits for
+    it) runs after the writer's running job, ahead of the background jobs queued
+    before it; its extraction job keeps its place behind them."""
+    import threading
+
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path / "d")
+    scope = Scope("t_test")
+    try:
+        ticket, fut = engine.capture_request(
+            scope, "r1", [{"role": "user", "content": "How should we cache sessions?"}], {})
+        thread_id = fut.result(10).thread_id
+        ran: list[int] = []
+        hold, started, go = threading.Event(), threading.Event(), threading.Event()
+
+        def background(_tx: Any, n: int) -> None:
+            if n == 0:
+                started.set()
+                assert go.wait(30)
+            # The thread's committed messages when this job runs (a reader of its own).
+            ran.append(len(engine.thread_messages(thread_id)))
+
+        engine.store.write_tx(lambda _tx: hold.wait(30))
+        for n in range(6):  # one batch behind the holder: job 0 blocks, 1-5 wait
+            engine.store.write_tx(background, n)
+        hold.set()
+        assert started.wait(30)
+        answer = engine.capture_response(ticket, [
+            {"role": "assistant", "content": "I suggest we use Redis for the cache."}], {})
+        go.set()
+        ids = answer.result(30)
+        engine.flush()
+        assert ran == [1, 2, 2, 2, 2, 2]  # stored after job 0, before jobs 1-5
+        proposals = sql_read(engine, lambda c: [r[0] for r in c.execute(
+            "SELECT source_message_id FROM memory_items WHERE kind='proposal'")])
+        assert proposals == ids  # extracted by its own job, after them
+    finally:
+        engine.close()
+
+
 def test_history_beyond_a_request_is_what_its_path_does_not_hold(engine: Any) -> None:
     """:meth:`Engine.has_history_beyond`, asked (as the proxy does) after a request's
     capture and before its answer's: when the memory tools could find something."""
@@ -894,6 +937,53 @@ def test_a_correction_after_a_queued_paste_still_supersedes(tmp_path: Path) -> N
         _ticket, fut = engine.capture_request(Scope("t"), "r1", messages, {})
         fut.result(30)
         engine.flush()
+        rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+            "SELECT value, status FROM memory_items WHERE subject LIKE 'service svc00%'"
+            " ORDER BY id")])
+        active = [float(v) for v, status in rows if status == "active"]
+        assert active == [9999.0], rows
+    finally:
+        engine.close()
+
+
+def test_a_correction_in_the_next_request_waits_for_the_queued_paste(tmp_path: Path) -> None:
+    """A request's capture is urgent, but its persona's extraction jobs queued before
+    it (a paste from the previous request) run first, even when the writer had
+    already taken them into a batch: the correction supersedes the pasted value.
+    Another persona's queued job is not waited for."""
+    import threading
+
+    from memory_core.engine import EXTRACT_INLINE_ITEMS, Engine
+    from memory_core.models import Scope
+
+    engine = Engine(tmp_path / "d")
+    scope = Scope("t")
+    paste = "\n".join(f"The port of service svc{i:02d} is {7100 + i}."
+                      for i in range(EXTRACT_INLINE_ITEMS + 4))
+    first = [{"role": "user", "content": paste}]
+    try:
+        hold, running = threading.Event(), threading.Event()
+        order: list[str] = []
+
+        def blocker(_tx: Any) -> None:
+            running.set()
+            assert hold.wait(30)
+
+        _ticket, fut = engine.capture_request(scope, "r1", first, {})
+        engine.store.write_tx(blocker)  # after r1's capture, before its paste's job
+        engine.store.write_tx(lambda _tx: order.append("other persona"),
+                              order_key=("t2", "default"))
+        fut.result(30)  # committed: the paste's extraction job is queued behind the blocker
+        assert running.wait(30)
+        second = engine.capture_request(scope, "r2", first + [
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "Actually, the port of service svc00 is 9999 now."}],
+            {})[1]
+        second.add_done_callback(lambda _f: order.append("r2"))
+        hold.set()
+        second.result(30)
+        engine.flush()
+        assert order == ["r2", "other persona"]
         rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
             "SELECT value, status FROM memory_items WHERE subject LIKE 'service svc00%'"
             " ORDER BY id")])

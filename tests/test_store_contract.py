@@ -924,6 +924,52 @@ def test_an_urgent_job_waits_for_the_running_job_only(backend: tuple[Store, Raw]
     assert store.queue_depth() == 0
 
 
+def test_an_urgent_job_takes_the_jobs_of_its_order_key_ahead(
+        backend: tuple[Store, Raw]) -> None:
+    """Jobs that share an order key keep their order whatever their lanes: an urgent
+    job runs after the queued jobs of its key (they go ahead with it), before the
+    others; so do the jobs of its key in a batch it cuts short."""
+    store, _raw = backend
+    order: list[str] = []
+    hold, running = threading.Event(), threading.Event()
+
+    def job(_tx: Any, name: str) -> None:
+        order.append(name)
+
+    def blocker(_tx: Any, name: str) -> None:
+        order.append(name)
+        running.set()
+        assert hold.wait(30)
+
+    # Queued while the writer is busy.
+    store.write_tx(blocker, "busy")
+    assert running.wait(30)
+    for name, key in (("p1", "p"), ("q1", "q"), ("p2", "p"), ("x", None)):
+        store.write_tx(job, name, order_key=key)
+    last = store.write_tx(job, "p-urgent", urgent=True, order_key="p")
+    hold.set()
+    last.result(30)
+    store.flush()
+    assert order == ["busy", "p1", "p2", "p-urgent", "q1", "x"]
+
+    # Taken into a batch, then cut short by the urgent job.
+    order.clear()
+    hold.clear()
+    running.clear()
+    gate = threading.Event()
+    store.write_tx(lambda _tx: gate.wait(30))  # holds the writer while the batch queues
+    store.write_tx(blocker, "first")
+    for name, key in (("q1", "q"), ("p1", "p"), ("x", None)):
+        store.write_tx(job, name, order_key=key)
+    gate.set()
+    assert running.wait(30)  # "first" runs; q1, p1 and x wait in its batch
+    last = store.write_tx(job, "p-urgent", urgent=True, order_key="p")
+    hold.set()
+    last.result(30)
+    store.flush()
+    assert order == ["first", "p1", "p-urgent", "q1", "x"]
+
+
 def test_write_jobs_run_in_their_callers_context(backend: tuple[Store, Raw]) -> None:
     """A job and its follow-up see the context variables of whoever queued the job
     (a request id, for their log lines); a job queued outside sees the default."""

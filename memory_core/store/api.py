@@ -25,7 +25,7 @@ that the caller needs the id of returns the id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -1289,10 +1289,11 @@ class Store(Protocol):
         ...
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
-                 then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
+                 then: Callable[[T], None] | None = None, urgent: bool = False,
+                 order_key: Hashable = None) -> Future[T]:
         """Queue ``fn(tx, *args)`` as one atomic write job; ``urgent`` (a request
-        waits for it): ahead of queued jobs that are not, so only for a job whose
-        outcome does not depend on that order (:class:`~memory_core.store.batch.WriteQueue`)."""
+        waits for it): ahead of queued jobs that are not, except those that share
+        its ``order_key`` (:class:`~memory_core.store.batch.WriteQueue`)."""
         ...
 
     def flush(self, timeout: float | None = 60.0) -> None:

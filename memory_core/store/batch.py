@@ -22,7 +22,8 @@ import heapq
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import Future
 from typing import Any
 
@@ -38,9 +39,9 @@ Done = tuple["Future[Any]", bool, Any, "Callable[[Any], None] | None", contextva
 """A job's outcome in its batch: ``(future, ok, value or exception, then, context)``."""
 
 
-Entry = tuple[int, int, Any]
-"""A queued entry: ``(lane, sequence number, job)``; lower lanes run first, each
-lane in the order queued."""
+Entry = tuple[int, int, Any, Hashable]
+"""A queued entry: ``(lane, sequence number, job, order key)``; lower lanes run
+first, each lane in the order queued."""
 
 URGENT, NORMAL, STOP = 0, 1, 2
 """The lanes: urgent jobs, every other job, and the writer's stop (after all)."""
@@ -48,6 +49,13 @@ URGENT, NORMAL, STOP = 0, 1, 2
 
 class WriteQueue:
     """The writer thread's queue of :data:`Job` entries, by lane then order queued.
+
+    An urgent job runs ahead of the queued jobs that are not, so only a job whose
+    outcome does not depend on its order against them may be urgent, unless they
+    share its *order key*: jobs with one key keep their order whatever their
+    lanes (an urgent job takes the queued jobs of its key ahead with it). The
+    engine keys a persona's captures and extraction jobs, so that its items are
+    still stored in message order.
 
     Thread-safe; one consumer (the writer thread) calls :meth:`take`,
     :meth:`cut` and :meth:`put_back`.
@@ -58,20 +66,42 @@ class WriteQueue:
         self._cond = threading.Condition()
         self._seq = itertools.count()
         self._urgent = 0
+        self._urgent_keys: Counter[Hashable] = Counter()  # queued urgent entries per key
 
-    def put(self, job: Job, *, urgent: bool = False) -> None:
-        """Queue ``job``; ``urgent``: ahead of every queued job that is not."""
-        self._push((URGENT if urgent else NORMAL, next(self._seq), job))
+    def put(self, job: Job, *, urgent: bool = False, key: Hashable = None) -> None:
+        """Queue ``job``; ``urgent``: ahead of every queued job that is not, except
+        those with its ``key`` (not ``None``), which go ahead with it."""
+        with self._cond:
+            if urgent and key is not None:
+                self._promote(lambda entry: entry[3] == key)
+            self._push((URGENT if urgent else NORMAL, next(self._seq), job, key))
+            self._cond.notify()
 
     def stop(self) -> None:
         """Queue the writer's stop, after every job queued before or after it."""
-        self._push((STOP, next(self._seq), None))
+        with self._cond:
+            self._push((STOP, next(self._seq), None, None))
+            self._cond.notify()
 
     def _push(self, entry: Entry) -> None:
-        with self._cond:
-            heapq.heappush(self._heap, entry)
-            self._urgent += entry[0] == URGENT
-            self._cond.notify()
+        heapq.heappush(self._heap, entry)
+        if entry[0] == URGENT:
+            self._urgent += 1
+            if entry[3] is not None:
+                self._urgent_keys[entry[3]] += 1
+
+    def _promote(self, which: Callable[[Entry], bool]) -> None:
+        """Move the queued entries ``which`` selects to the urgent lane (in place)."""
+        moved = False
+        for at, entry in enumerate(self._heap):
+            if entry[0] == NORMAL and which(entry):
+                self._heap[at] = (URGENT, entry[1], entry[2], entry[3])
+                self._urgent += 1
+                if entry[3] is not None:
+                    self._urgent_keys[entry[3]] += 1
+                moved = True
+        if moved:
+            heapq.heapify(self._heap)
 
     def take(self, limit: int) -> tuple[list[Entry], bool]:
         """Wait for a job; return ``(entries, stop)``: up to ``limit`` entries in the
@@ -87,7 +117,12 @@ class WriteQueue:
                 entry = heapq.heappop(self._heap)
                 if entry[0] == STOP:
                     return out, True
-                self._urgent -= entry[0] == URGENT
+                if entry[0] == URGENT:
+                    self._urgent -= 1
+                    if entry[3] is not None:
+                        self._urgent_keys[entry[3]] -= 1
+                        if not self._urgent_keys[entry[3]]:
+                            del self._urgent_keys[entry[3]]
                 out.append(entry)
             return out, False
 
@@ -97,11 +132,13 @@ class WriteQueue:
         return ran > 0 and entry[0] != URGENT and self._urgent > 0
 
     def put_back(self, entries: Iterable[Entry]) -> None:
-        """Return entries a batch did not start, in their places."""
+        """Return entries a batch did not start, in their places (in the urgent lane
+        when an urgent job of their key waits: they were queued before it)."""
         with self._cond:
             for entry in entries:
-                heapq.heappush(self._heap, entry)
-                self._urgent += entry[0] == URGENT
+                if entry[0] == NORMAL and entry[3] is not None and self._urgent_keys[entry[3]]:
+                    entry = (URGENT, entry[1], entry[2], entry[3])
+                self._push(entry)
             self._cond.notify()
 
     def qsize(self) -> int:

@@ -37,7 +37,7 @@ import contextvars
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -146,19 +146,21 @@ class PgStore:
 
     # -- writes ---------------------------------------------------------------
     def write_tx(self, fn: Callable[..., T], *args: Any,
-                 then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
+                 then: Callable[[T], None] | None = None, urgent: bool = False,
+                 order_key: Hashable = None) -> Future[T]:
         """Queue ``fn(tx, *args)`` as one atomic write job (``tx``: a
         :class:`~memory_core.store.pg_ops.PgTx` in the batch's transaction); return
         its future (``fn``'s value, or the exception it raised, its changes rolled
-        back). ``urgent``: ahead of queued jobs that are not (see
-        :class:`~memory_core.store.batch.WriteQueue`; only for a job whose outcome
-        does not depend on that order). ``then(value)``: see the module docstring.
+        back). ``urgent``: ahead of queued jobs that are not, except those that
+        share its ``order_key`` (see :class:`~memory_core.store.batch.WriteQueue`).
+        ``then(value)``: see the module docstring.
         Raises ``StoreError`` after :meth:`close`. ``fn`` and ``then`` run in a copy
         of the caller's context (:mod:`contextvars`), as the SQLite store's jobs do."""
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
-        self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent)
+        self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
+                        key=order_key)
         return fut
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,

@@ -21,7 +21,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -129,17 +129,18 @@ class SqliteStore:
 
     # -- writes ---------------------------------------------------------------
     def write(self, fn: Callable[..., T], *args: Any,
-              then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
+              then: Callable[[T], None] | None = None, urgent: bool = False,
+              order_key: Hashable = None) -> Future[T]:
         """Queue ``fn(conn, *args)`` to run in a write transaction; return its future.
 
         The future holds ``fn``'s return value, or the exception it raised (the job's
         changes are then rolled back; other jobs of the batch are unaffected). Jobs
         run in the order they were queued; ``urgent`` ones (a request waits for
-        them) ahead of those that are not, so only a job whose outcome does not
-        depend on that order may be urgent (:class:`~memory_core.store.batch.WriteQueue`).
-        ``then(value)``: called on the writer
-        thread once the job has committed and before its future resolves, so that
-        what it queues runs before anything queued by whoever waited on the future
+        them) ahead of those that are not, except those that share their
+        ``order_key``: see :class:`~memory_core.store.batch.WriteQueue`.
+        ``then(value)``: called on the writer thread once the job has committed and
+        before its future resolves, so that what it queues runs before anything
+        queued by whoever waited on the future
         (it must not raise; nothing is called for a failed job or batch). Raises
         ``StoreError`` after :meth:`close`. ``fn`` and ``then`` run in a copy of the
         caller's context (:mod:`contextvars`): a job logs with the request id of the
@@ -148,7 +149,8 @@ class SqliteStore:
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
-        self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent)
+        self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
+                        key=order_key)
         return fut
 
     def write_sync(self, fn: Callable[..., T], *args: Any, timeout: float | None = 60.0) -> T:
@@ -156,10 +158,12 @@ class SqliteStore:
         return self.write(fn, *args).result(timeout)
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
-                 then: Callable[[T], None] | None = None, urgent: bool = False) -> Future[T]:
+                 then: Callable[[T], None] | None = None, urgent: bool = False,
+                 order_key: Hashable = None) -> Future[T]:
         """Queue ``fn(tx, *args)`` as a write job, ``tx`` the writer's
         :class:`~memory_core.store.sqlite_ops.SqliteTx`; as :meth:`write` otherwise."""
-        return self.write(self._on_writer, fn, args, then=then, urgent=urgent)
+        return self.write(self._on_writer, fn, args, then=then, urgent=urgent,
+                          order_key=order_key)
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
                       timeout: float | None = 60.0, urgent: bool = False) -> T:

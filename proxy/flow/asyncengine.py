@@ -135,7 +135,9 @@ class AsyncEngine:
         """Queue a ``/memory`` command's reply as the request's answer: stored as
         evidence, but not through :meth:`Engine.capture_response` (a command reply is
         not conversation content and is never extracted from)."""
-        self.engine.store.write_tx(capture.capture_response, ticket, messages, event)
+        # Urgent, as every capture is: the next turn's capture comes after it.
+        self.engine.store.write_tx(capture.capture_response, ticket, messages, event,
+                                   urgent=True)
 
     async def write_barrier(self, timeout: float) -> None:
         """Return once an empty job has passed the writer queue; ``TimeoutError``
