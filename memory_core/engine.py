@@ -1360,8 +1360,10 @@ class Engine:
         from memory_core import purge
 
         purge.check_filters(tenant, role, session)
+        # Urgent, as captures are: a capture queued after the purge is not purged.
         removed = self.store.write_tx_sync(lambda tx: purge.purge(
-            tx, tenant=tenant, role=role, session=session, dry_run=dry_run), timeout=600)
+            tx, tenant=tenant, role=role, session=session, dry_run=dry_run), timeout=600,
+            urgent=True)
         if not dry_run:
             self._message_facts.clear()  # the purged ids' counts (see memory_core.msgfacts)
             self._summary_nodes.clear()  # not needed for correctness: frees memory

@@ -293,3 +293,45 @@ def test_purge_reindexes_a_surviving_child_without_its_parent(tmp_path: Path) ->
             (head, child))]) == ["upsert"]
     finally:
         engine.close()
+
+
+def test_a_message_sent_after_a_purge_is_kept(tmp_path: Path) -> None:
+    """A purge queued behind background writes, then a request of the purged
+    session: captures run ahead of background writes, and so does the purge, so the
+    new message is stored after the purge, not deleted by it."""
+    import threading
+
+    from memory_core.engine import Engine
+
+    engine = Engine(tmp_path)
+    scope = Scope(tenant="t", role="default", session="s1")
+    try:
+        engine.capture_request(scope, "r1", [{"role": "user", "content": "old"}], {})[1].result(10)
+        hold, running, queued = threading.Event(), threading.Event(), threading.Event()
+        engine.store.write_tx(lambda _tx: (running.set(), hold.wait(30)))
+        assert running.wait(10)
+        write_tx = engine.store.write_tx
+
+        def seen(*args: Any, **kwargs: Any) -> Any:  # the real write, then the signal
+            fut = write_tx(*args, **kwargs)
+            queued.set()
+            return fut
+
+        engine.store.write_tx = seen  # type: ignore[method-assign]
+        purged: list[dict[str, int]] = []
+        worker = threading.Thread(target=lambda: purged.append(
+            engine.purge(tenant="t", session="s1")))
+        worker.start()
+        assert queued.wait(10)  # the purge is queued behind the busy writer
+        engine.store.write_tx = write_tx  # type: ignore[method-assign]
+        _t, fut = engine.capture_request(scope, "r2", [{"role": "user", "content": "new"}], {})
+        hold.set()
+        worker.join(30)
+        fut.result(10)
+        engine.flush(10)
+        assert purged and purged[0]["messages"] == 1
+        texts = sql_read(engine, lambda c: [r[0] for r in c.execute(
+            "SELECT text FROM messages WHERE session='s1'")])
+        assert texts == ["new"]
+    finally:
+        engine.close()
