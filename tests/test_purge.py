@@ -308,7 +308,11 @@ def test_a_message_sent_after_a_purge_is_kept(tmp_path: Path) -> None:
     try:
         engine.capture_request(scope, "r1", [{"role": "user", "content": "old"}], {})[1].result(10)
         hold, running, queued = threading.Event(), threading.Event(), threading.Event()
-        engine.store.write_tx(lambda _tx: (running.set(), hold.wait(30)))
+        def busy(_tx: Any) -> None:
+            running.set()
+            assert hold.wait(30)
+
+        engine.store.write_tx(busy)
         assert running.wait(10)
         write_tx = engine.store.write_tx
 
