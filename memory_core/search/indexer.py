@@ -163,7 +163,7 @@ class Indexer:
         self._vec_saved: int | None = None
         self._last_save = time.monotonic()
         self._flush = threading.Event()
-        self._slept: dict[str, float] = {}
+        self._duties: dict[str, _Duty] = {}  # each worker's ceiling, read live
         self._by_text: OrderedDict[str, np.ndarray] = OrderedDict()  # TEXT_CACHE_SIZE
         self.embedded_texts = 0
         """Texts sent to the embedder so far (cache hits not counted)."""
@@ -352,7 +352,7 @@ class Indexer:
 
     def paced_seconds(self) -> float:
         """Seconds the workers have slept so far to keep under the CPU ceiling."""
-        return sum(self._slept.values())
+        return sum(duty.slept for duty in list(self._duties.values()))
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """One embedding batch; with a :class:`SerialEmbedder`, the wait for it ends
@@ -535,8 +535,8 @@ class Indexer:
         duty = _Duty(cfg.background_cpu_share, self._worker_cpu(which), self._stop,
                      self._flush)
         self._duty.duty = duty
+        self._duties[which] = duty
         while not self._stop.is_set():
-            self._slept[which] = duty.slept
             duty.start()
             try:
                 self._budget.step = StepBudget(self.foreground, cfg.foreground_wait_ms / 1000)
