@@ -449,8 +449,16 @@ def writer_stalled(engine: Engine) -> Iterator[None]:
     another connection holding SQLite's write lock stalls it): later writes queue."""
     import threading
 
-    release = threading.Event()
-    stuck = engine.store.write_tx(lambda tx: release.wait(120))
+    release, running = threading.Event(), threading.Event()
+
+    def stall(_tx: Any) -> None:
+        running.set()
+        release.wait(120)
+
+    stuck = engine.store.write_tx(stall)
+    # Running, not only queued: a capture is urgent and would run ahead of a job
+    # still queued behind background work.
+    assert running.wait(60), "the writer did not reach the stalling job"
     try:
         yield
     finally:

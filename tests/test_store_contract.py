@@ -970,6 +970,36 @@ def test_an_urgent_job_takes_the_jobs_of_its_order_key_ahead(
     assert order == ["first", "p1", "p-urgent", "q1", "x"]
 
 
+def test_a_stream_of_urgent_jobs_does_not_starve_the_others(
+        backend: tuple[Store, Raw]) -> None:
+    """Each urgent job queues the next (a steady stream, never a queue without one):
+    the waiting ordinary jobs still run, one after each urgent batch, in order."""
+    store, _raw = backend
+    order: list[str] = []
+    hold, running = threading.Event(), threading.Event()
+    done: list[Future[Any]] = []
+
+    def blocker(_tx: Any) -> None:
+        running.set()
+        assert hold.wait(30)
+
+    def urgent(_tx: Any, n: int) -> None:
+        order.append(f"u{n}")
+        if n < 4:
+            done.append(store.write_tx(urgent, n + 1, urgent=True))
+
+    store.write_tx(blocker)
+    assert running.wait(30)
+    for name in ("n1", "n2"):
+        store.write_tx(lambda _tx, name=name: order.append(name))
+    store.write_tx(urgent, 1, urgent=True)
+    hold.set()
+    store.flush()
+    for fut in list(done):
+        fut.result(30)
+    assert order == ["u1", "n1", "u2", "n2", "u3", "u4"]
+
+
 def test_write_jobs_run_in_their_callers_context(backend: tuple[Store, Raw]) -> None:
     """A job and its follow-up see the context variables of whoever queued the job
     (a request id, for their log lines); a job queued outside sees the default."""

@@ -57,6 +57,11 @@ class WriteQueue:
     engine keys a persona's captures and extraction jobs, so that its items are
     still stored in message order.
 
+    Background work is never starved: after an urgent batch, while jobs that are
+    not urgent wait, the next batch is the oldest of them alone (one a key of a
+    waiting urgent job does not hold back), so under a steady stream of urgent
+    jobs the others still run one per urgent batch.
+
     Thread-safe; one consumer (the writer thread) calls :meth:`take`,
     :meth:`cut` and :meth:`put_back`.
     """
@@ -67,6 +72,7 @@ class WriteQueue:
         self._seq = itertools.count()
         self._urgent = 0
         self._urgent_keys: Counter[Hashable] = Counter()  # queued urgent entries per key
+        self._owed = False  # an urgent batch ran since the last one that was not
 
     def put(self, job: Job, *, urgent: bool = False, key: Hashable = None) -> None:
         """Queue ``job``; ``urgent``: ahead of every queued job that is not, except
@@ -110,6 +116,15 @@ class WriteQueue:
         with self._cond:
             while not self._heap:
                 self._cond.wait()
+            if self._owed and self._heap[0][0] == URGENT:
+                waiting = self._oldest_free_normal()
+                if waiting is not None:  # one job for the background, then urgent again
+                    self._owed = False
+                    entry = self._heap[waiting]
+                    self._heap[waiting] = self._heap[-1]
+                    self._heap.pop()
+                    heapq.heapify(self._heap)
+                    return [entry], False
             out: list[Entry] = []
             while self._heap and len(out) < limit:
                 if out and out[0][0] == URGENT and self._heap[0][0] != URGENT:
@@ -124,7 +139,18 @@ class WriteQueue:
                         if not self._urgent_keys[entry[3]]:
                             del self._urgent_keys[entry[3]]
                 out.append(entry)
+            self._owed = bool(out) and out[0][0] == URGENT
             return out, False
+
+    def _oldest_free_normal(self) -> int | None:
+        """The heap index of the oldest job that is not urgent and whose key no queued
+        urgent job holds (it may run before them), or ``None``."""
+        best: int | None = None
+        for at, entry in enumerate(self._heap):
+            if entry[0] == NORMAL and (entry[3] is None or not self._urgent_keys[entry[3]]) \
+                    and (best is None or entry[1] < self._heap[best][1]):
+                best = at
+        return best
 
     def cut(self, ran: int, entry: Entry) -> bool:
         """Whether a batch that has run ``ran`` jobs ends before ``entry``: an urgent
