@@ -35,6 +35,7 @@ from memory_core.msgfacts import MessageFacts
 from memory_core.nodecache import SummaryNodes
 from memory_core.redact import redact_secrets
 from memory_core.store.api import EngineStore, Tx
+from memory_core.store.batch import EVERY_KEY
 from memory_core.store.factory import open_store
 from memory_core.store.migrations import SCHEMA_VERSION
 from memory_core.tree import ChainKeyCache, message_text
@@ -1360,10 +1361,11 @@ class Engine:
         from memory_core import purge
 
         purge.check_filters(tenant, role, session)
-        # Urgent, as captures are: a capture queued after the purge is not purged.
-        removed = self.store.write_tx_sync(lambda tx: purge.purge(
-            tx, tenant=tenant, role=role, session=session, dry_run=dry_run), timeout=600,
-            urgent=True)
+        # Urgent, as captures are, so a capture queued after the purge is not purged;
+        # after every write queued before it, so none writes the purged rows back.
+        removed = self.store.write_tx(lambda tx: purge.purge(
+            tx, tenant=tenant, role=role, session=session, dry_run=dry_run),
+            urgent=True, order_key=EVERY_KEY).result(600)
         if not dry_run:
             self._message_facts.clear()  # the purged ids' counts (see memory_core.msgfacts)
             self._summary_nodes.clear()  # not needed for correctness: frees memory

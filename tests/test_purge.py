@@ -298,7 +298,9 @@ def test_purge_reindexes_a_surviving_child_without_its_parent(tmp_path: Path) ->
 def test_a_message_sent_after_a_purge_is_kept(tmp_path: Path) -> None:
     """A purge queued behind background writes, then a request of the purged
     session: captures run ahead of background writes, and so does the purge, so the
-    new message is stored after the purge, not deleted by it."""
+    new message is stored after the purge, not deleted by it. A write of the session
+    queued before the purge (a Responses API response's thread row) still runs
+    before it and is purged, not written back after it."""
     import threading
 
     from memory_core.engine import Engine
@@ -306,14 +308,19 @@ def test_a_message_sent_after_a_purge_is_kept(tmp_path: Path) -> None:
     engine = Engine(tmp_path)
     scope = Scope(tenant="t", role="default", session="s1")
     try:
-        engine.capture_request(scope, "r1", [{"role": "user", "content": "old"}], {})[1].result(10)
+        ticket, first = engine.capture_request(scope, "r1", [{"role": "user", "content": "old"}],
+                                               {})
+        first.result(10)
         hold, running, queued = threading.Event(), threading.Event(), threading.Event()
+
         def busy(_tx: Any) -> None:
             running.set()
             assert hold.wait(30)
 
         engine.store.write_tx(busy)
         assert running.wait(10)
+        engine.remember_response(scope, "resp_1", None, [
+            {"type": "message", "role": "user", "content": "old"}], ticket)
         write_tx = engine.store.write_tx
 
         def seen(*args: Any, **kwargs: Any) -> Any:  # the real write, then the signal
@@ -337,5 +344,7 @@ def test_a_message_sent_after_a_purge_is_kept(tmp_path: Path) -> None:
         texts = sql_read(engine, lambda c: [r[0] for r in c.execute(
             "SELECT text FROM messages WHERE session='s1'")])
         assert texts == ["new"]
+        assert purged[0]["response_threads"] == 1
+        assert engine.response_conversation(scope, "resp_1") is None
     finally:
         engine.close()

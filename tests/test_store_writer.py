@@ -175,3 +175,90 @@ def test_a_write_job_and_its_follow_up_log_with_the_queuing_requests_id(
     import orjson
     got = {orjson.loads(line)["msg"]: orjson.loads(line)["request_id"] for line in lines}
     assert got == {"first job": "req_abc", "follow-up job": "req_abc", "no request": "-"}
+
+
+def _job(name: str) -> Any:
+    """A queue entry's job: (fn, args, future, then, context), named by its fn."""
+    import contextvars
+    from concurrent.futures import Future
+
+    def fn(_tx: Any) -> str:
+        return name
+
+    return (fn, (), Future(), None, contextvars.copy_context())
+
+
+def _names(entries: list[Any]) -> list[str]:
+    return [entry[2][0](None) for entry in entries]
+
+
+def test_the_stop_stays_queued_behind_jobs_a_cut_batch_puts_back() -> None:
+    """close() queues the stop after the jobs before it; when the batch holding
+    them is cut by an urgent job, they run before the writer stops."""
+    from memory_core.store.batch import WriteQueue
+
+    q = WriteQueue()
+    q.put(_job("n1"))
+    q.put(_job("n2"))
+    q.stop()
+    batch, stop = q.take(256)
+    assert _names(batch) == ["n1", "n2"] and not stop
+    q.put(_job("late, urgent"), urgent=True)  # queued past close()'s check
+    assert q.cut(1, batch[1])  # n1 ran: the batch ends before n2
+    q.put_back(batch[1:])
+    assert [(_names(b), s) for b, s in (q.take(256), q.take(256), q.take(256))] == [
+        (["late, urgent"], False), (["n2"], False), ([], True)]
+
+
+def test_the_background_turn_never_runs_a_job_ahead_of_an_older_urgent_one() -> None:
+    """After an urgent batch the oldest ordinary job runs alone only when it was
+    queued before every waiting urgent job: one queued after them waits for them."""
+    from memory_core.store.batch import WriteQueue
+
+    q = WriteQueue()
+    q.put(_job("u0"), urgent=True)
+    assert _names(q.take(256)[0]) == ["u0"]  # an urgent batch: the background is owed one
+    q.put(_job("u1"), urgent=True, key="k")
+    q.put(_job("after u1"))
+    assert _names(q.take(256)[0]) == ["u1"]
+    assert _names(q.take(256)[0]) == ["after u1"]
+    # Queued before the urgent ones: it gets its turn between two urgent batches.
+    q.put(_job("older"))
+    q.put(_job("u2"), urgent=True)
+    q.put(_job("u3"), urgent=True)
+    assert _names(q.take(1)[0]) == ["u2"]
+    assert _names(q.take(256)[0]) == ["older"]
+    assert _names(q.take(256)[0]) == ["u3"]
+
+
+def test_an_urgent_job_keyed_every_key_keeps_its_place_after_everything_before_it() -> None:
+    """A purge's key: every job queued before it runs first, whatever its key,
+    including those of a batch it cuts short; jobs queued after it wait for it."""
+    from memory_core.store.batch import EVERY_KEY, WriteQueue
+
+    q = WriteQueue()
+    for name, key in (("a", None), ("b", "p"), ("c", None)):
+        q.put(_job(name), key=key)
+    batch, _ = q.take(256)
+    q.put(_job("d"), key="q")
+    q.put(_job("purge"), urgent=True, key=EVERY_KEY)
+    q.put(_job("after"))
+    assert q.cut(1, batch[1])
+    q.put_back(batch[1:])
+    assert _names(q.take(256)[0]) == ["b", "c", "d", "purge"]
+    assert _names(q.take(256)[0]) == ["after"]
+
+
+def test_a_batch_that_fails_before_its_first_job_fails_every_future() -> None:
+    """BEGIN (or the connection) failed: the jobs that never started get the
+    error too, instead of waiting forever; a cancelled one stays cancelled."""
+    from memory_core.errors import StoreError
+    from memory_core.store.batch import fail_batch
+
+    jobs = [_job("started"), _job("not started"), _job("cancelled")]
+    jobs[0][2].set_running_or_notify_cancel()
+    jobs[2][2].cancel()
+    fail_batch(jobs, OSError("disk I/O error"))
+    for job in jobs[:2]:
+        assert isinstance(job[2].exception(0), StoreError)
+    assert jobs[2][2].cancelled()

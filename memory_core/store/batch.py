@@ -4,15 +4,15 @@
 Both queue jobs ``(fn, args, future, then, context)`` in a :class:`WriteQueue` and
 run a batch of them as one transaction, each job's outcome kept as a :data:`Done`
 row. Jobs run in the order queued, except that an *urgent* job (a request waits for
-it: an inline compaction's node, an agent memory written by a memory tool) runs
-ahead of the jobs that are not, and a running batch ends at the next job boundary
-when one arrives (:meth:`WriteQueue.cut`): it waits for at most one background job
-(a long message's extraction) instead of a batch of them. After the
+it: a capture, an inline compaction's node, an agent memory written by a memory
+tool, a purge) runs ahead of the jobs that are not, and a running batch ends at the
+next job boundary when one arrives (:meth:`WriteQueue.cut`): it waits for at most
+one background job (a long message's extraction) instead of a batch of them. After the
 commit, :func:`complete_batch` runs the ``after_commit`` hook, then each
 committed job's ``then`` (in the job's context), then resolves the futures, in
 that order (the stores' contract: what ``then`` queues runs before anything
 queued by whoever waits on the future). When the batch as a whole failed,
-:func:`fail_batch` fails every job that had started with one ``StoreError``.
+:func:`fail_batch` fails every job it held with one ``StoreError``.
 """
 
 from __future__ import annotations
@@ -46,6 +46,11 @@ first, each lane in the order queued."""
 URGENT, NORMAL, STOP = 0, 1, 2
 """The lanes: urgent jobs, every other job, and the writer's stop (after all)."""
 
+EVERY_KEY: Hashable = object()
+"""The order key of an urgent job that keeps its place after *every* job queued
+before it, whatever their keys (a purge: nothing queued earlier may write the
+purged rows back after it)."""
+
 
 class WriteQueue:
     """The writer thread's queue of :data:`Job` entries, by lane then order queued.
@@ -53,14 +58,14 @@ class WriteQueue:
     An urgent job runs ahead of the queued jobs that are not, so only a job whose
     outcome does not depend on its order against them may be urgent, unless they
     share its *order key*: jobs with one key keep their order whatever their
-    lanes (an urgent job takes the queued jobs of its key ahead with it). The
-    engine keys a persona's captures and extraction jobs, so that its items are
-    still stored in message order.
+    lanes (an urgent job takes the queued jobs of its key ahead with it, and one
+    keyed :data:`EVERY_KEY` all of them). The engine keys a persona's captures and
+    extraction jobs, so that its items are still stored in message order.
 
-    Background work is never starved: after an urgent batch, while jobs that are
-    not urgent wait, the next batch is the oldest of them alone (one a key of a
-    waiting urgent job does not hold back), so under a steady stream of urgent
-    jobs the others still run one per urgent batch.
+    A job that is not urgent never runs ahead of an urgent job queued before it.
+    Background work is not starved: after an urgent batch, the oldest job that is
+    not urgent runs alone next when it was queued before every waiting urgent job,
+    so under a steady stream of urgent jobs the others still advance in order.
 
     Thread-safe; one consumer (the writer thread) calls :meth:`take`,
     :meth:`cut` and :meth:`put_back`.
@@ -76,10 +81,11 @@ class WriteQueue:
 
     def put(self, job: Job, *, urgent: bool = False, key: Hashable = None) -> None:
         """Queue ``job``; ``urgent``: ahead of every queued job that is not, except
-        those with its ``key`` (not ``None``), which go ahead with it."""
+        those with its ``key`` (not ``None``; :data:`EVERY_KEY`: all of them), which
+        go ahead with it."""
         with self._cond:
             if urgent and key is not None:
-                self._promote(lambda entry: entry[3] == key)
+                self._promote(lambda entry: key is EVERY_KEY or entry[3] == key)
             self._push((URGENT if urgent else NORMAL, next(self._seq), job, key))
             self._cond.notify()
 
@@ -91,10 +97,20 @@ class WriteQueue:
 
     def _push(self, entry: Entry) -> None:
         heapq.heappush(self._heap, entry)
+        self._count(entry, 1)
+
+    def _count(self, entry: Entry, n: int) -> None:
         if entry[0] == URGENT:
-            self._urgent += 1
+            self._urgent += n
             if entry[3] is not None:
-                self._urgent_keys[entry[3]] += 1
+                self._urgent_keys[entry[3]] += n
+                if not self._urgent_keys[entry[3]]:
+                    del self._urgent_keys[entry[3]]
+
+    def _held(self, entry: Entry) -> bool:
+        """Whether a queued urgent job keeps ``entry`` (not urgent) ahead of it."""
+        return bool(self._urgent_keys[EVERY_KEY]) or (
+            entry[3] is not None and bool(self._urgent_keys[entry[3]]))
 
     def _promote(self, which: Callable[[Entry], bool]) -> None:
         """Move the queued entries ``which`` selects to the urgent lane (in place)."""
@@ -102,55 +118,50 @@ class WriteQueue:
         for at, entry in enumerate(self._heap):
             if entry[0] == NORMAL and which(entry):
                 self._heap[at] = (URGENT, entry[1], entry[2], entry[3])
-                self._urgent += 1
-                if entry[3] is not None:
-                    self._urgent_keys[entry[3]] += 1
+                self._count(self._heap[at], 1)
                 moved = True
         if moved:
             heapq.heapify(self._heap)
 
     def take(self, limit: int) -> tuple[list[Entry], bool]:
         """Wait for a job; return ``(entries, stop)``: up to ``limit`` entries in the
-        order they run, and whether the stop was reached (nothing is left). A batch
-        of urgent jobs holds only those: they resolve at its commit."""
+        order they run, and whether the writer stops (nothing else is queued). A
+        batch holds urgent jobs only or none: urgent ones resolve at its commit."""
         with self._cond:
             while not self._heap:
                 self._cond.wait()
             if self._owed and self._heap[0][0] == URGENT:
-                waiting = self._oldest_free_normal()
-                if waiting is not None:  # one job for the background, then urgent again
-                    self._owed = False
-                    entry = self._heap[waiting]
-                    self._heap[waiting] = self._heap[-1]
+                self._owed = False
+                turn = self._oldest_before(self._heap[0][1])
+                if turn is not None:  # one job for the background, then urgent again
+                    entry = self._heap[turn]
+                    self._heap[turn] = self._heap[-1]
                     self._heap.pop()
                     heapq.heapify(self._heap)
                     return [entry], False
             out: list[Entry] = []
             while self._heap and len(out) < limit:
-                if out and out[0][0] == URGENT and self._heap[0][0] != URGENT:
-                    break
-                entry = heapq.heappop(self._heap)
-                if entry[0] == STOP:
+                top = self._heap[0]
+                if top[0] == STOP:
+                    if out:  # stays queued: a cut batch's jobs go back ahead of it
+                        break
+                    heapq.heappop(self._heap)
                     return out, True
-                if entry[0] == URGENT:
-                    self._urgent -= 1
-                    if entry[3] is not None:
-                        self._urgent_keys[entry[3]] -= 1
-                        if not self._urgent_keys[entry[3]]:
-                            del self._urgent_keys[entry[3]]
-                out.append(entry)
+                if out and out[0][0] == URGENT and top[0] != URGENT:
+                    break
+                out.append(heapq.heappop(self._heap))
+                self._count(top, -1)
             self._owed = bool(out) and out[0][0] == URGENT
             return out, False
 
-    def _oldest_free_normal(self) -> int | None:
-        """The heap index of the oldest job that is not urgent and whose key no queued
-        urgent job holds (it may run before them), or ``None``."""
+    def _oldest_before(self, seq: int) -> int | None:
+        """The heap index of the oldest entry that is not urgent, when it was queued
+        before sequence number ``seq``, else ``None``."""
         best: int | None = None
         for at, entry in enumerate(self._heap):
-            if entry[0] == NORMAL and (entry[3] is None or not self._urgent_keys[entry[3]]) \
-                    and (best is None or entry[1] < self._heap[best][1]):
+            if entry[0] == NORMAL and (best is None or entry[1] < self._heap[best][1]):
                 best = at
-        return best
+        return best if best is not None and self._heap[best][1] < seq else None
 
     def cut(self, ran: int, entry: Entry) -> bool:
         """Whether a batch that has run ``ran`` jobs ends before ``entry``: an urgent
@@ -159,10 +170,10 @@ class WriteQueue:
 
     def put_back(self, entries: Iterable[Entry]) -> None:
         """Return entries a batch did not start, in their places (in the urgent lane
-        when an urgent job of their key waits: they were queued before it)."""
+        when a waiting urgent job holds them: they were queued before it)."""
         with self._cond:
             for entry in entries:
-                if entry[0] == NORMAL and entry[3] is not None and self._urgent_keys[entry[3]]:
+                if entry[0] == NORMAL and self._held(entry):
                     entry = (URGENT, entry[1], entry[2], entry[3])
                 self._push(entry)
             self._cond.notify()
@@ -196,9 +207,10 @@ def complete_batch(done: Iterable[Done], after_commit: Callable[[], None] | None
 
 
 def fail_batch(jobs: Iterable[Job], exc: BaseException) -> None:
-    """The batch's transaction failed as a whole (rolled back, or lost at
-    ``COMMIT``): fail every job that had started with ``StoreError``."""
+    """The batch's transaction failed as a whole (rolled back, lost at ``COMMIT``,
+    or never begun): fail each of its jobs with ``StoreError``, those that had not
+    started yet too (a job cancelled before it started stays cancelled)."""
     err = StoreError(f"write failed: {exc}")
     for _fn, _args, fut, _then, _ctx in jobs:
-        if fut.running():
+        if fut.running() or (not fut.done() and fut.set_running_or_notify_cancel()):
             fut.set_exception(err)

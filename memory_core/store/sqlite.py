@@ -205,6 +205,7 @@ class SqliteStore:
             for at, entry in enumerate(entries):
                 if self._queue.cut(at, entry):  # an urgent job waits: commit what ran
                     self._queue.put_back(entries[at:])
+                    jobs = jobs[:at]  # the batch's own, should it fail
                     break
                 fn, args, fut, then, ctx = entry[2]
                 if not fut.set_running_or_notify_cancel():
