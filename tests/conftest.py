@@ -466,6 +466,35 @@ def writer_stalled(engine: Engine) -> Iterator[None]:
         stuck.result(120)
 
 
+@contextlib.contextmanager
+def writer_in_a_batch(engine: Engine, probe: Callable[[], Any], behind: int = 5
+                      ) -> Iterator[list[Any]]:
+    """The writer inside a batch of ``1 + behind`` ordinary jobs: the first runs
+    until the block exits, the others wait behind it in the same batch; each of
+    them records ``probe()`` (read on a connection of its own) when it runs. Yields
+    that list; on exit the first job ends and every queued write is waited for."""
+    import threading
+
+    hold, started, go = threading.Event(), threading.Event(), threading.Event()
+    seen: list[Any] = []
+
+    def first(_tx: Any) -> None:
+        started.set()
+        assert go.wait(30)
+
+    engine.store.write_tx(lambda _tx: hold.wait(30))  # so that the next queue up together
+    engine.store.write_tx(first)
+    for _ in range(behind):
+        engine.store.write_tx(lambda _tx: seen.append(probe()))
+    hold.set()
+    assert started.wait(30), "the writer did not reach the batch"
+    try:
+        yield seen
+    finally:
+        go.set()
+        engine.flush()
+
+
 def closed_port() -> int:
     """Return a loopback port that nothing listens on (bound, then released)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

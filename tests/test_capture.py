@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from proxy.cli import main as cli
-from tests.conftest import RunningProxy, sql_read, sql_write
+from tests.conftest import RunningProxy, sql_read, sql_write, writer_in_a_batch
 from tests.fake_upstream import FakeUpstream, Reply
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
@@ -703,7 +703,6 @@ def test_an_answer_waits_for_the_running_write_only(tmp_path: Path) -> None:
     """Once its request is captured, an answer's capture (the client's end waits for
     it) runs after the writer's running job, ahead of the background jobs queued
     before it; its extraction job keeps its place behind them."""
-    import threading
 
     from memory_core.engine import Engine
     from memory_core.models import Scope
@@ -714,27 +713,13 @@ def test_an_answer_waits_for_the_running_write_only(tmp_path: Path) -> None:
         ticket, fut = engine.capture_request(
             scope, "r1", [{"role": "user", "content": "How should we cache sessions?"}], {})
         thread_id = fut.result(10).thread_id
-        ran: list[int] = []
-        hold, started, go = threading.Event(), threading.Event(), threading.Event()
-
-        def background(_tx: Any, n: int) -> None:
-            if n == 0:
-                started.set()
-                assert go.wait(30)
-            # The thread's committed messages when this job runs (a reader of its own).
-            ran.append(len(engine.thread_messages(thread_id)))
-
-        engine.store.write_tx(lambda _tx: hold.wait(30))
-        for n in range(6):  # one batch behind the holder: job 0 blocks, 1-5 wait
-            engine.store.write_tx(background, n)
-        hold.set()
-        assert started.wait(30)
-        answer = engine.capture_response(ticket, [
-            {"role": "assistant", "content": "I suggest we use Redis for the cache."}], {})
-        go.set()
+        # The thread's committed messages as each job behind the running one runs.
+        with writer_in_a_batch(engine, lambda: len(engine.thread_messages(thread_id))
+                               ) as seen:
+            answer = engine.capture_response(ticket, [
+                {"role": "assistant", "content": "I suggest we use Redis for the cache."}], {})
         ids = answer.result(30)
-        engine.flush()
-        assert ran == [1, 2, 2, 2, 2, 2]  # stored after job 0, before jobs 1-5
+        assert seen == [2] * 5  # stored after the running job, before those behind it
         proposals = sql_read(engine, lambda c: [r[0] for r in c.execute(
             "SELECT source_message_id FROM memory_items WHERE kind='proposal'")])
         assert proposals == ids  # extracted by its own job, after them
@@ -920,6 +905,14 @@ def test_a_rule_that_raises_never_loses_the_capture(
         engine.close()
 
 
+def _assert_svc00_port_is_9999(engine: Any) -> None:
+    """The correction's value is svc00's only active port (the pasted 7100 superseded)."""
+    rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT value, status FROM memory_items WHERE subject LIKE 'service svc00%'"
+        " ORDER BY id")])
+    assert [float(v) for v, status in rows if status == "active"] == [9999.0], rows
+
+
 def test_a_correction_after_a_queued_paste_still_supersedes(tmp_path: Path) -> None:
     """One request: a paste the rules find many items in (queued for after the
     commit), then a correction of one of them. Items are stored in the order they
@@ -937,11 +930,7 @@ def test_a_correction_after_a_queued_paste_still_supersedes(tmp_path: Path) -> N
         _ticket, fut = engine.capture_request(Scope("t"), "r1", messages, {})
         fut.result(30)
         engine.flush()
-        rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
-            "SELECT value, status FROM memory_items WHERE subject LIKE 'service svc00%'"
-            " ORDER BY id")])
-        active = [float(v) for v, status in rows if status == "active"]
-        assert active == [9999.0], rows
+        _assert_svc00_port_is_9999(engine)
     finally:
         engine.close()
 
@@ -984,10 +973,6 @@ def test_a_correction_in_the_next_request_waits_for_the_queued_paste(tmp_path: P
         second.result(30)
         engine.flush()
         assert order == ["r2", "other persona"]
-        rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
-            "SELECT value, status FROM memory_items WHERE subject LIKE 'service svc00%'"
-            " ORDER BY id")])
-        active = [float(v) for v, status in rows if status == "active"]
-        assert active == [9999.0], rows
+        _assert_svc00_port_is_9999(engine)
     finally:
         engine.close()

@@ -22,7 +22,7 @@ from memory_core.compaction import (
     validate_summary,
 )
 from memory_core.tokens import count_tokens
-from tests.conftest import RunningProxy, start_proxy, store_sql
+from tests.conftest import RunningProxy, start_proxy, store_sql, writer_in_a_batch
 from tests.fake_upstream import FakeUpstream, Reply
 
 
@@ -609,44 +609,25 @@ def test_an_inline_compaction_waits_for_the_running_write_only(tmp_path: Path) -
         ticket, fut = engine.capture_request(scope, "r", history, {})
         ids = list(fut.result(30).message_ids)
         engine.flush()
-        ran: list[int] = []
-        hold, started, go = threading.Event(), threading.Event(), threading.Event()
-
-        def background(_tx: Any, n: int) -> None:
-            if n == 0:
-                started.set()
-                assert go.wait(30)
-            # The nodes committed when this job runs (a reader of its own).
-            ran.append(len(engine.forest_status()["nodes"]))
-
-        engine.store.write_tx(lambda _tx: hold.wait(30))
-        for n in range(6):  # one batch behind the holder: job 0 blocks, 1-5 wait
-            engine.store.write_tx(background, n)
-        hold.set()
-        assert started.wait(30)
         created: list[int] = []
-
-        def compact() -> None:
-            created.extend(engine.compact(
-                scope, ticket.result.thread_id, ids, force=True))  # type: ignore[union-attr]
-
         queued = threading.Event()
         write_tx = engine.store.write_tx
 
-        def seen(*args: Any, **kwargs: Any) -> Any:  # the real write, then the signal
+        def signalled(*args: Any, **kwargs: Any) -> Any:  # the real write, then the signal
             fut = write_tx(*args, **kwargs)
             if kwargs.get("urgent"):
                 queued.set()
             return fut
 
-        engine.store.write_tx = seen  # type: ignore[method-assign]
-        worker = threading.Thread(target=compact)
-        worker.start()
-        assert queued.wait(30)  # the compaction's node is queued behind job 0
-        go.set()
+        # The nodes committed as each job behind the running one runs.
+        with writer_in_a_batch(engine, lambda: len(engine.forest_status()["nodes"])) as seen:
+            engine.store.write_tx = signalled  # type: ignore[method-assign]
+            worker = threading.Thread(target=lambda: created.extend(engine.compact(
+                scope, ticket.result.thread_id, ids, force=True)))  # type: ignore[union-attr]
+            worker.start()
+            assert queued.wait(30)  # the compaction's node is queued behind the running job
         worker.join(30)
-        engine.flush()
         assert len(created) == 1  # compacted: one node
-        assert ran == [0, 1, 1, 1, 1, 1]  # written after job 0, before jobs 1-5
+        assert seen == [1] * 5  # written after the running job, before those behind it
     finally:
         engine.close()
