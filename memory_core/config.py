@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from memory_core.budget import ContextConfig
+from memory_core.assembly.budget import ContextConfig
 from memory_core.setting import clamped_fields, one_of, rng
 
 
@@ -49,12 +49,12 @@ class MemoryConfig:
     ``idle_resume_seconds`` (1800 = 30 min): a thread idle longer gets a bootstrap turn.
     ``max_items``: memory items per block; ``pinned_items``: of those, at most this
     many standing items (preferences, constraints, decisions, facts with a number or
-    a correction; :func:`memory_core.assemble.standing_weight`) shown without a
+    a correction; :func:`memory_core.assembly.block.standing_weight`) shown without a
     keyword match.
     ``evidence_snippets``/``snippet_chars``: quoted earlier messages not in the request.
     ``in_view_tokens``: a fact, decision or proposal whose message is among the newest
     this-many tokens the upstream sees verbatim is not repeated in the block
-    (:mod:`memory_core.inview`); 0 = always repeat.
+    (:mod:`memory_core.assembly.in_view`); 0 = always repeat.
     ``quote_tool_output``: tool results may be quoted as evidence (off by default).
     ``semantic_min_similarity``: cosine similarity (−1…1) a vector-only search hit
     needs to count as relevant, in multilingual-e5-small's cosines: 0.84 suits it,
@@ -63,7 +63,7 @@ class MemoryConfig:
     non-English query (figures: docs/evaluation/constants.md).
     ``store_raw_json``: keep each message's original JSON (else only its canonical
     fields, content as text). ``redact_secrets``: mask keys, tokens and private keys
-    (``memory_core.redact``) in stored text, raw JSON and events.
+    (``memory_core.capture.redact``) in stored text, raw JSON and events.
     ``injection_search_mode``: ``bm25`` (default) or ``hybrid`` retrieval for the
     block. Hybrid embeds the query on the request path, which waits behind the indexer's
     backlog (docs/evaluation/constants.md), so the block uses BM25 plus keyword
@@ -71,7 +71,7 @@ class MemoryConfig:
     ``capture_wait_seconds``: how long a request waits for its capture before the
     proxy gives up on injection for it and forwards unmodified (fail open).
     ``context``: the context budget of each upstream request
-    (:class:`memory_core.budget.ContextConfig`).
+    (:class:`memory_core.assembly.budget.ContextConfig`).
     ``sqlite_cache_kib``/``sqlite_statement_cache``: page cache (KiB) and prepared
     statements kept per SQLite connection (one writer, one reader per reading
     thread); see :class:`memory_core.store.sqlite.SqliteStore`.

@@ -23,22 +23,25 @@ from typing import Any
 
 import orjson
 
-from memory_core import capture, compaction, inview, memory
-from memory_core.assemble import Assembly, assemble, item_features, terms
-from memory_core.budget import ContextLimits, MessageCounts
-from memory_core.commandtext import is_command_exchange
+from memory_core.assembly import in_view as inview
+from memory_core.assembly.block import Assembly, assemble, item_features, terms
+from memory_core.assembly.budget import ContextLimits, MessageCounts
+from memory_core.capture import evidence as capture
+from memory_core.capture.message_facts import MessageFacts
+from memory_core.capture.redact import redact_secrets
+from memory_core.capture.tree import ChainKeyCache, message_text
+from memory_core.compaction import compressor
+from memory_core.compaction.node_cache import SummaryNodes
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError, StoreError
-from memory_core.itemcache import ActiveItems, prune_changes
+from memory_core.items import writer as memory
+from memory_core.items.cache import ActiveItems, prune_changes
 from memory_core.models import CaptureResult, CaptureTicket, Scope
-from memory_core.msgfacts import MessageFacts
-from memory_core.nodecache import SummaryNodes
-from memory_core.redact import redact_secrets
 from memory_core.store.api import EngineStore, Tx
 from memory_core.store.batch import EVERY_KEY
 from memory_core.store.factory import open_store
 from memory_core.store.migrations import SCHEMA_VERSION
-from memory_core.tree import ChainKeyCache, message_text
+from memory_core.tools.commands import is_command_exchange
 
 log = logging.getLogger("lcm.engine")
 
@@ -159,7 +162,7 @@ class Engine:
         self.context_limits = ContextLimits()
         """Context windows learned from upstream context-length errors (this process)."""
         self._captures = 0
-        from memory_core import overview
+        from memory_core.admin import overview
 
         self._messages_seq_at_open = self.store.read_tx(overview.messages_sequence)
         self._spliced: set[int] = set(self.store.read_tx(
@@ -424,9 +427,9 @@ class Engine:
         """Build the injection block for a captured request (reader thread).
 
         Queues the explain log (``assembly_logs``) without waiting for it. See
-        :func:`memory_core.assemble.assemble` for the block's shape and budget.
+        :func:`memory_core.assembly.block.assemble` for the block's shape and budget.
         ``visible_order``: the visible ids in path order, distinct; the newest
-        ``in_view_tokens`` of them count as in view (:func:`memory_core.inview.newest`,
+        ``in_view_tokens`` of them count as in view (:func:`memory_core.assembly.in_view.newest`,
         on the same reader connection). ``None``: all of ``visible_ids`` are.
         ``budget_tokens``: the block's budget for this request when below
         ``soft_budget_tokens`` (its share of the request's context budget); the
@@ -514,9 +517,9 @@ class Engine:
             scope.tenant, scope.role, result.thread_id, newest))
 
     # -- compaction ----------------------------------------------------------------
-    def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compaction.SummaryNode]:
+    def forest_for(self, scope: Scope, path_ids: Sequence[int]) -> list[compressor.SummaryNode]:
         """The summary forest that applies to a request whose path is ``path_ids``."""
-        return compaction.forest(self._nodes_on_path(scope, path_ids))
+        return compressor.forest(self._nodes_on_path(scope, path_ids))
 
     def has_summaries(self, scope: Scope) -> bool:
         """True when ``scope`` may have an active summary node; False when it has none.
@@ -550,24 +553,24 @@ class Engine:
         return bool(self._spliced)
 
     def _nodes_on_path(self, scope: Scope, path_ids: Sequence[int]
-                       ) -> list[compaction.SummaryNode]:
-        """:func:`memory_core.compaction.load_nodes`, through the node cache."""
+                       ) -> list[compressor.SummaryNode]:
+        """:func:`memory_core.compaction.compressor.load_nodes`, through the node cache."""
         return self.store.read_tx(self._summary_nodes.on_path, self.store.location,
                                scope.tenant, scope.role, path_ids)
 
     def superseded_sources(self, scope: Scope, last_id: int, limit: int = 200
-                           ) -> list[compaction.Superseded]:
+                           ) -> list[compressor.Superseded]:
         """Superseded items of ``scope`` stated up to message ``last_id``, newest
         ``limit`` of them, oldest first: what summaries of messages up to
         ``last_id`` may quote (from the range itself, or echoed from before it).
         One indexed query (status ``superseded`` is rare)."""
         rows = self.store.read_tx(lambda tx: tx.request_reads.superseded_sources(
             scope.tenant, scope.role, last_id, limit))
-        return [compaction.Superseded(int(r["source_message_id"]), r["text"],
+        return [compressor.Superseded(int(r["source_message_id"]), r["text"],
                                       r["value_text"], r["unit"]) for r in reversed(rows)]
 
     def path_tokens(self, path_ids: Sequence[int],
-                    roots: Sequence[compaction.SummaryNode] = ()) -> int:
+                    roots: Sequence[compressor.SummaryNode] = ()) -> int:
         """Tokens the upstream sees for ``path_ids`` once ``roots`` replace their ranges
         (stored o200k counts; the scaffold counted as its summaries' tokens)."""
         rest = set(path_ids).difference(*(n.message_ids for n in roots))
@@ -578,7 +581,7 @@ class Engine:
 
     def compact(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
                 summarizer: Any = None, *, force: bool = False,
-                config: compaction.CompactionConfig | None = None) -> list[int]:
+                config: compressor.CompactionConfig | None = None) -> list[int]:
         """Run the compaction due on ``path_ids``; return the ids of the new nodes.
 
         ``config``: thresholds for this run instead of the engine's (the proxy's
@@ -588,7 +591,7 @@ class Engine:
         (a concurrent call, here or in another process, returns ``[]`` at once).
         ``summarizer``: an object with ``model: str`` and
         ``summarize(messages, level, children, cap_tokens) -> str`` (may raise); its
-        answer is validated (:func:`compaction.validate_summary`) and replaced by the
+        answer is validated (:func:`compressor.validate_summary`) and replaced by the
         extractive summary when unusable. A failure is logged and retried later
         with backoff (10 s, 1 min, 5 min, 30 min) unless ``force`` (inline use).
         """
@@ -620,14 +623,14 @@ class Engine:
         return created
 
     def _compact_locked(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
-                        summarizer: Any, cfg: compaction.CompactionConfig,
+                        summarizer: Any, cfg: compressor.CompactionConfig,
                         force: bool = False) -> list[int]:
         nodes = self._nodes_on_path(scope, path_ids)
         # Plan on roles and token counts first (from memory, MessageFacts): on most
         # turns nothing is due, and reading every message's text and raw JSON to
         # find that out cost 5-7 ms of CPU after each answer at 2,000 messages.
         outlines = self.store.read_tx(self._message_facts.outlines, path_ids)
-        if not compaction.plan(compaction.outline_path(path_ids, outlines), nodes, cfg):
+        if not compressor.plan(compressor.outline_path(path_ids, outlines), nodes, cfg):
             return []
         # Something is due: one replica compacts the thread, the others skip (on a
         # shared store a lock of the database; store_node also refuses a second
@@ -647,24 +650,24 @@ class Engine:
             time.sleep(0.05)
 
     def _compact_due(self, scope: Scope, thread_id: int, path_ids: Sequence[int],
-                     summarizer: Any, cfg: compaction.CompactionConfig,
-                     nodes: list[compaction.SummaryNode], urgent: bool = False) -> list[int]:
-        path = self.store.read_tx(compaction.load_path, path_ids)
-        groups = compaction.plan(path, nodes, cfg)  # the same groups, now with the texts
+                     summarizer: Any, cfg: compressor.CompactionConfig,
+                     nodes: list[compressor.SummaryNode], urgent: bool = False) -> list[int]:
+        path = self.store.read_tx(compressor.load_path, path_ids)
+        groups = compressor.plan(path, nodes, cfg)  # the same groups, now with the texts
         if not groups:
             return []
         by_id = {m.id: m for m in path}
-        known: dict[int, compaction.SummaryNode] = {n.id: n for n in nodes}
+        known: dict[int, compressor.SummaryNode] = {n.id: n for n in nodes}
         created: list[int] = []
         for idx, group in enumerate(groups):
             msgs = [by_id[i] for i in group.message_ids]
             children = [known[c] for c in group.children]
-            cap = compaction.level_cap(cfg, group.level)
+            cap = compressor.level_cap(cfg, group.level)
             text, model = None, "extractive"
             if summarizer is not None:
                 try:
                     candidate = summarizer.summarize(msgs, group.level, children, cap)
-                    problem = compaction.validate_summary(candidate, group.message_ids, cap)
+                    problem = compressor.validate_summary(candidate, group.message_ids, cap)
                 except Exception as exc:  # noqa: BLE001 - fall back, never block
                     problem = f"summarizer failed: {exc!r}"[:300]
                     candidate = None
@@ -675,21 +678,21 @@ class Engine:
                                 group.message_ids[0], group.message_ids[-1], problem)
             if text is None:
                 if group.level == 0:
-                    text = self.store.read_tx(compaction.extractive_summary, msgs, cap)
+                    text = self.store.read_tx(compressor.extractive_summary, msgs, cap)
                 else:
-                    text = compaction.merge_summaries(children, cap)
+                    text = compressor.merge_summaries(children, cap)
             source_tokens = sum(m.tokens for m in msgs)
             with self._has_summaries_lock:  # before the node exists
                 self._has_summaries[(scope.tenant, scope.role)] = (True, 0.0)
             node_id = self.store.write_tx_sync(
                 lambda tx, g=group, t=text, m=model, st=source_tokens, ch=children:
-                compaction.store_node(
+                compressor.store_node(
                     tx, tenant=scope.tenant, role=scope.role, thread_id=thread_id,
                     level=g.level, message_ids=g.message_ids, text=t, model=m,
                     source_tokens=st, children=[c.id for c in ch]),
                 urgent=urgent)  # inline: the request waits (a node depends on no queued job)
-            node = compaction.SummaryNode(node_id, group.level, list(group.message_ids), text,
-                                          compaction.count_tokens(text), source_tokens, model)
+            node = compressor.SummaryNode(node_id, group.level, list(group.message_ids), text,
+                                          compressor.count_tokens(text), source_tokens, model)
             known[-(idx + 1)] = node
             known[node_id] = node
             created.append(node_id)
@@ -697,7 +700,7 @@ class Engine:
 
     def forest_status(self, **filters: Any) -> dict[str, Any]:
         """Summary forest per level (nodes, covered ranges, tokens before/after)."""
-        return self.store.read_tx(lambda tx: compaction.forest_status(tx, **filters))
+        return self.store.read_tx(lambda tx: compressor.forest_status(tx, **filters))
 
     # -- agent memories ------------------------------------------------------------
     def set_agent_memory(self, *, tenant: str, role: str, category: str, key: str, title: str,
@@ -776,7 +779,7 @@ class Engine:
         ``{ref, kind, status, score, match, text, ...}`` best first. ``session``
         keeps only rows stored under that ``X-LCM-Session``. With
         ``include_commands=False`` stored ``/memory`` commands and their replies are
-        left out before ``limit`` applies (:mod:`memory_core.commandtext`).
+        left out before ``limit`` applies (:mod:`memory_core.tools.commands`).
 
         ``mode="keyword"``: an SQLite scan; ``score`` counts the query's keyword
         terms found (see ``assemble.terms``), +2 for the exact phrase. ``mode=
@@ -1173,24 +1176,24 @@ class Engine:
         """Wall-clock UNIX seconds (one place to stub in tests of idle logic)."""
         return time.time()
 
-    # -- operator surfaces: scoped reads, scoped retract, purge (memory_core.overview) --
+    # -- operator surfaces: scoped reads, scoped retract, purge (memory_core.admin.overview) --
     def status_for(self, tenant: str | None = None, role: str | None = None
                    ) -> dict[str, Any]:
         """Counts and last injection of one tenant/role (``None`` = all); see
-        :func:`memory_core.overview.status_for`."""
-        from memory_core import overview
+        :func:`memory_core.admin.overview.status_for`."""
+        from memory_core.admin import overview
 
         return self.store.read_tx(overview.status_for, tenant, role)
 
     def list_tenants(self) -> list[dict[str, Any]]:
         """Every tenant with its roles and counts (operators only)."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         return self.store.read_tx(overview.list_tenants)
 
     def list_threads(self, **filters: Any) -> dict[str, Any]:
         """Threads of a scope (``tenant``, ``role``, ``session``, ``limit``, ``offset``)."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         return self.store.read_tx(lambda tx: overview.list_threads(tx, **filters))
 
@@ -1199,7 +1202,7 @@ class Engine:
         """A thread's path, branch points, task state and summary forest.
 
         Raises ``NotFoundError`` when absent or outside ``tenant``/``role``."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         return self.store.read_tx(lambda tx: overview.thread_detail(tx, thread_id,
                                                                     tenant=tenant, role=role))
@@ -1207,14 +1210,14 @@ class Engine:
     def list_items(self, **filters: Any) -> dict[str, Any]:
         """Memory items with supersession chains (``tenant``, ``role``, ``status``,
         ``kind``, ``limit``, ``offset``)."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         return self.store.read_tx(lambda tx: overview.list_items(tx, **filters))
 
     def corrections(self, **filters: Any) -> dict[str, Any]:
         """Supersession chains of a scope, newest correction first (``tenant``,
-        ``role``, ``limit``, ``offset``); see :func:`memory_core.overview.corrections`."""
-        from memory_core import overview
+        ``role``, ``limit``, ``offset``); see :func:`memory_core.admin.overview.corrections`."""
+        from memory_core.admin import overview
 
         return self.store.read_tx(lambda tx: overview.corrections(tx, **filters))
 
@@ -1222,10 +1225,10 @@ class Engine:
                        limit: int = 50) -> list[dict[str, Any]]:
         """Search the derived indexes of one tenant and role (``mode``: ``bm25``,
         ``vector`` or ``hybrid``; see ``SearchService.search``), hits described by
-        :func:`memory_core.overview.describe_hits` (retracted items left out).
+        :func:`memory_core.admin.overview.describe_hits` (retracted items left out).
 
         Raises ``ValueError`` for an unknown mode or when search is disabled."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         if self.search is None:
             raise ValueError("search is disabled ([search] enabled = false)")
@@ -1247,7 +1250,7 @@ class Engine:
         part, off the writer) and queues its insert. Secrets are masked as in capture;
         the newest ``keep`` rows per tenant stay; bodies over ``max_bytes`` keep their
         size only. See
-        :mod:`memory_core.forwarded`.
+        :mod:`memory_core.capture.forwarded`.
 
         The thread first gives way to the chat requests in flight, the one that
         queued it included (:meth:`in_flight`, at most ``search.foreground_wait_ms``),
@@ -1257,7 +1260,7 @@ class Engine:
         """
         if keep <= 0:
             return None
-        from memory_core import forwarded
+        from memory_core.capture import forwarded
 
         if self._forward_pool is None:
             self._forward_pool = ThreadPoolExecutor(1, thread_name_prefix="lcm-forwardlog")
@@ -1286,8 +1289,8 @@ class Engine:
         ``conversation_id``, it becomes that conversation's newest response. Queue it
         after the request's capture (``ticket`` then gives the thread). ``None`` when
         nothing is written (capture policy keeps the row out, and no conversation);
-        see :mod:`memory_core.responsemap`."""
-        from memory_core import responsemap
+        see :mod:`memory_core.capture.response_threads`."""
+        from memory_core.capture import response_threads as responsemap
 
         blob = responsemap.prepare(items, redact=self.config.redact_secrets,
                                    store_raw=self.config.store_raw_json)
@@ -1299,8 +1302,8 @@ class Engine:
     def response_conversation_head(self, scope: Scope, conversation_id: str) -> str | None:
         """The newest response relayed in a Responses API ``conversation`` of
         ``scope``'s tenant and role, or ``None``; see
-        :func:`memory_core.responsemap.conversation_head`."""
-        from memory_core import responsemap
+        :func:`memory_core.capture.response_threads.conversation_head`."""
+        from memory_core.capture import response_threads as responsemap
 
         return self.store.read_tx(responsemap.conversation_head, scope.tenant, scope.role,
                                   conversation_id)
@@ -1309,24 +1312,25 @@ class Engine:
                               ) -> tuple[list[Any], int | None] | None:
         """The items of the conversation a stored response ends and its thread id, or
         ``None`` (unknown in ``scope``'s tenant and role, or a broken chain); see
-        :func:`memory_core.responsemap.conversation`."""
-        from memory_core import responsemap
+        :func:`memory_core.capture.response_threads.conversation`."""
+        from memory_core.capture import response_threads as responsemap
 
         return self.store.read_tx(responsemap.conversation, scope.tenant, scope.role,
                                   response_id)
 
     def request_log(self, **filters: Any) -> dict[str, Any]:
         """Forwarded requests of a scope, newest first (``tenant``, ``role``,
-        ``thread_id``, ``limit``, ``offset``); see :func:`memory_core.forwarded.request_log`."""
-        from memory_core import forwarded
+        ``thread_id``, ``limit``, ``offset``); see
+        :func:`memory_core.capture.forwarded.request_log`."""
+        from memory_core.capture import forwarded
 
         return self.store.read_tx(lambda tx: forwarded.request_log(tx, **filters))
 
     def forwarded(self, request_id: str, *, tenant: str | None = None,
                   role: str | None = None) -> dict[str, Any] | None:
         """One forwarded request with its body and explain log, or ``None`` (also
-        outside ``tenant``/``role``); see :func:`memory_core.forwarded.forwarded`."""
-        from memory_core import forwarded
+        outside ``tenant``/``role``); see :func:`memory_core.capture.forwarded.forwarded`."""
+        from memory_core.capture import forwarded
 
         return self.store.read_tx(lambda tx: forwarded.forwarded(tx, request_id,
                                                                  tenant=tenant, role=role))
@@ -1340,7 +1344,7 @@ class Engine:
         The check and the change run in one write transaction. Raises
         ``NotFoundError`` for an unknown item or one outside the scope (the caller
         cannot tell which)."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         def job(tx: Tx) -> dict[str, Any]:
             owner = overview.item_scope(tx, item_id)
@@ -1354,11 +1358,11 @@ class Engine:
 
     def purge(self, *, tenant: str | None = None, role: str | None = None,
               session: str | None = None, dry_run: bool = False) -> dict[str, int]:
-        """Irreversibly delete a session/role/tenant; see :mod:`memory_core.purge`.
+        """Irreversibly delete a session/role/tenant; see :mod:`memory_core.admin.purge`.
 
         Returns rows removed per table (or that would be, with ``dry_run``). Raises
         ``ValueError`` without a filter."""
-        from memory_core import purge
+        from memory_core.admin import purge
 
         purge.check_filters(tenant, role, session)
         # Urgent, as captures are, so a capture queued after the purge is not purged;
@@ -1367,13 +1371,14 @@ class Engine:
             tx, tenant=tenant, role=role, session=session, dry_run=dry_run),
             urgent=True, order_key=EVERY_KEY).result(600)
         if not dry_run:
-            self._message_facts.clear()  # the purged ids' counts (see memory_core.msgfacts)
+            # the purged ids' counts (see memory_core.capture.message_facts)
+            self._message_facts.clear()
             self._summary_nodes.clear()  # not needed for correctness: frees memory
         return removed
 
     def index_lag(self) -> dict[str, Any]:
         """Outbox rows past each index checkpoint (``{outbox_head, indexers}``)."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         return self.store.read_tx(overview.index_lag, self.checkpoint_names())
 
@@ -1395,7 +1400,7 @@ class Engine:
         :meth:`index_lag`'s ``indexers`` plus :func:`overview.index_lag_seconds`.
         Raises ``StoreError``/``sqlite3.Error`` when the store cannot be read.
         """
-        from memory_core import overview
+        from memory_core.admin import overview
 
         names = self.checkpoint_names()
 
@@ -1418,7 +1423,7 @@ class Engine:
 
     def integrity_check(self) -> list[str]:
         """``PRAGMA integrity_check`` output lines (``["ok"]`` when healthy)."""
-        from memory_core import overview
+        from memory_core.admin import overview
 
         return self.store.read_tx(overview.integrity_check)
 

@@ -16,10 +16,10 @@ What a replica keeps in memory, and how it sees the other replicas' writes:
 - compaction runs once per thread across replicas: ``store.exclusive(thread_id)``
   (a PostgreSQL session advisory lock), and ``store_node`` refuses a second node
   over one range;
-- active items (:mod:`memory_core.itemcache`): read the shared change log
+- active items (:mod:`memory_core.items.cache`): read the shared change log
   ``memory_item_changes`` on every call (sequence ids drawn under the write lock, so
   in commit order): exact, no delay;
-- summary nodes (:mod:`memory_core.nodecache`): the active node ids are read on
+- summary nodes (:mod:`memory_core.compaction.node_cache`): the active node ids are read on
   every call, only parsed texts are kept (a node never changes): exact;
 - ``Engine.has_summaries``: a "none" is read again after
   ``SUMMARIES_RECHECK_SECONDS`` (1 s): a request within that second of another

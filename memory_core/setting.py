@@ -2,7 +2,7 @@
 
 A setting of the engine is a field of a frozen config dataclass
 (:class:`~memory_core.config.MemoryConfig`, :class:`~memory_core.config.CompactionConfig`,
-:class:`~memory_core.budget.ContextConfig`, :class:`~memory_core.search.SearchConfig`,
+:class:`~memory_core.assembly.budget.ContextConfig`, :class:`~memory_core.search.SearchConfig`,
 :class:`~memory_core.search.EmbeddingConfig`). Its default is the field's default;
 its range (``low``–``high``, inclusive) or its choices live in the field's metadata::
 

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from memory_core import inview
-from memory_core.commandtext import PREFIX, REPLY_HEADER, is_command
+from memory_core.assembly import in_view as inview
 from memory_core.engine import Engine
 from memory_core.errors import InvalidIdError, NotFoundError
 from memory_core.models import CaptureTicket, Scope
-from memory_core.ref import parse_item_id
+from memory_core.tools.commands import PREFIX, REPLY_HEADER, is_command
+from memory_core.tools.refs import parse_item_id
 
 if TYPE_CHECKING:
     from proxy.flow.asyncengine import AsyncEngine

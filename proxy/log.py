@@ -3,7 +3,7 @@
 Every record carries the id of the request being handled (``request_id``), so a
 fail-open line can be matched to the client's ``x-lcm-request-id`` header.
 Anything that looks like a credential is masked before it is written: bearer
-tokens, OpenAI/Anthropic/AWS keys, PEM private keys (``memory_core.redact``) and
+tokens, OpenAI/Anthropic/AWS keys, PEM private keys (``memory_core.capture.redact``) and
 ``Authorization``/``api-key`` values. Our own code never passes a key to a logger
 (tests capture every record); masking in the formatters is the second line.
 """
@@ -18,7 +18,7 @@ import time
 
 import orjson
 
-from memory_core.redact import redact_secrets
+from memory_core.capture.redact import redact_secrets
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -29,12 +29,12 @@ _LOG_SECRET = re.compile(
     r"|(?P<bearer>\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"
     r"|\b(?:sk|rk|pk)-[A-Za-z0-9_-]{12,}"
 )
-"""What logs mask beyond :mod:`memory_core.redact`: header values (``Authorization:
+"""What logs mask beyond :mod:`memory_core.capture.redact`: header values (``Authorization:
 Basic …``, ``api-key: …``) and shorter tokens than stored text needs to mask."""
 
 
 def redact(text: str) -> str:
-    """Mask credentials in ``text``: every pattern of :func:`memory_core.redact.
+    """Mask credentials in ``text``: every pattern of :func:`memory_core.capture.redact.
     redact_secrets` (keys, tokens, PEM private keys), then header values and short
     tokens as ``***`` (the ``Authorization:`` / ``Bearer `` prefix is kept)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.compaction import (
+from memory_core.compaction.compressor import (
     ACKNOWLEDGEMENT,
     INSTRUCTION_ROLES,
     SummaryNode,
@@ -120,9 +120,9 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
     message (a node written before instructions were kept out of summaries) is
     kept too, verbatim and in order: instructions are never summarised away. With
     no roots, ``messages`` is returned. ``superseded``: items corrected since the
-    summaries were written (see :func:`memory_core.compaction.mark_superseded`).
+    summaries were written (see :func:`memory_core.compaction.compressor.mark_superseded`).
     ``budget_tokens``: the scaffold's share of the context budget
-    (:func:`memory_core.compaction.scaffold_text`, as ``short_tools``).
+    (:func:`memory_core.compaction.compressor.scaffold_text`, as ``short_tools``).
     """
     if not roots:
         return messages
@@ -153,7 +153,7 @@ def apply_splices(messages: list[Any], message_ids: Sequence[int],
     Returns new ``(messages, ids)``; the inserted messages carry the id of the reply
     they stand for, so compaction keeps or drops them together with it. A reply
     whose id comes again (parallel calls the client echoed interleaved with their
-    results: :func:`memory_core.capture.regroup_calls`) is spliced once, where it
+    results: :func:`memory_core.capture.evidence.regroup_calls`) is spliced once, where it
     first stands; its later turns are left out (the splice holds every call).
     """
     if not splices:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from memory_core.memory import USER_SEP
+from memory_core.items.writer import USER_SEP
 from memory_core.models import Scope
 
 ROLE_HEADER = "X-LCM-Role"

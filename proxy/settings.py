@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_core.budget import ContextConfig, parse_model_windows
+from memory_core.assembly.budget import ContextConfig, parse_model_windows
 from memory_core.config import CompactionConfig, MemoryConfig
 from memory_core.search import EmbeddingConfig, SearchConfig
 from memory_core.setting import default_of, one_of, rng
@@ -165,7 +165,7 @@ class CompactionSettings:
 
 @dataclass(frozen=True)
 class ContextSettings:
-    """``[context]``: the context budget of every upstream request (memory_core.budget).
+    """``[context]``: the context budget of every upstream request (memory_core.assembly.budget).
 
     ``model_windows``: ``"pattern=tokens"`` entries (fnmatch, case-insensitive, first
     match wins); a malformed entry is a :class:`SettingsError` at load.
@@ -186,7 +186,7 @@ class ContextSettings:
             raise SettingsError(f"context.model_windows: {exc}") from exc
 
     def context_config(self) -> ContextConfig:
-        """The engine's :class:`~memory_core.budget.ContextConfig` of these settings."""
+        """The engine's :class:`~memory_core.assembly.budget.ContextConfig` of these settings."""
         return ContextConfig(
             default_window_tokens=self.default_window_tokens,
             model_windows=parse_model_windows(self.model_windows),

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from memory_core.compaction import PathMessage, SummaryNode
+from memory_core.compaction.compressor import PathMessage, SummaryNode
 
 PROMPT = """You write the summary of part of a conversation between a user and an AI agent.
 The summary replaces these messages in the agent's context, so keep what the agent needs:

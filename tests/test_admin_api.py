@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from memory_core.commandtext import REPLY_HEADER, is_command_exchange
+from memory_core.tools.commands import REPLY_HEADER, is_command_exchange
 from proxy import __version__, openapi
 from proxy.errors import UnauthorizedError
 from proxy.handlers import access, admin

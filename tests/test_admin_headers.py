@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import openai
 
-from memory_core import memory
+from memory_core.items import writer
 from memory_core.models import Scope
 from proxy.scope import tenant_for_key
 from tests.conftest import RunningProxy
@@ -34,7 +34,7 @@ async def test_headers_report_injection_skips_and_request_ids(
         await proxy.settle()
         tenant = tenant_for_key(KEY_A, proxy.engine.tenant_salt)
         thread = proxy.engine.list_threads(tenant=tenant)["threads"][0]["id"]
-        proxy.engine.store.write_tx_sync(lambda conn: memory.store_extracted(
+        proxy.engine.store.write_tx_sync(lambda conn: writer.store_extracted(
             conn, Scope(tenant, "default", "hdr"), thread, 2, [
                 fake_item("API timeout is 30 s when offline", subject="api timeout", value=30,
                           unit="s", condition="when offline"),

@@ -21,7 +21,7 @@ from typing import Any
 import openai
 import pytest
 
-from memory_core import memory
+from memory_core.items import writer as memory
 from memory_core.models import Scope
 from proxy.scope import tenant_for_key
 from tests.conftest import RunningProxy, sql_read, sql_write, start_proxy

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from memory_core.engine import Engine
-from memory_core.memory import DuplicateKeyError
-from memory_core.memorykeys import near_duplicate, snake_key
+from memory_core.items.agent_keys import near_duplicate, snake_key
+from memory_core.items.writer import DuplicateKeyError
 from proxy.cli import main
 from tests.conftest import sql_read, sql_write
 

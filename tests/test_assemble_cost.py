@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from memory_core import assemble as asm
-from memory_core import standing
-from memory_core.compaction import ACKNOWLEDGEMENT, INSTRUCTION_ROLES, SummaryNode
+from memory_core.assembly import block as asm
+from memory_core.capture.tree import message_text
+from memory_core.compaction.compressor import ACKNOWLEDGEMENT, INSTRUCTION_ROLES, SummaryNode
+from memory_core.items import standing
 from memory_core.models import Scope
-from memory_core.tree import message_text
 from proxy import chatcommands, rewrite
 from proxy.flow import plan
 from tests.test_search_support import capture_chat, running_service

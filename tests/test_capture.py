@@ -554,7 +554,7 @@ def test_chain_key_cache_always_equals_a_full_rehash() -> None:
     """The memoised node keys are exactly chain_keys: on append, on an edited
     earlier message, on values Python calls equal but JSON does not (1, 1.0, true),
     and on integers orjson cannot serialise (the slow path)."""
-    from memory_core.tree import ChainKeyCache, chain_keys
+    from memory_core.capture.tree import ChainKeyCache, chain_keys
 
     cache = ChainKeyCache(max_roots=2, per_root=2)
     history: list[Any] = [{"role": "system", "content": "sys"}]
@@ -768,8 +768,8 @@ def test_a_request_bringing_its_history_is_extracted_after_its_capture(
     them; writer jobs queued after the commit do, in message order (the rules that
     compare a statement with earlier ones see them in the order they were said). A
     usual turn is extracted inline."""
-    from memory_core import memory
     from memory_core.engine import EXTRACT_INLINE_MESSAGES, Engine
+    from memory_core.items import writer as memory
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")
@@ -823,8 +823,8 @@ def test_a_message_yielding_many_items_is_extracted_after_its_capture(
     transaction that the request waits on (on PostgreSQL a round trip per check);
     a writer job queued after the commit stores all of them. A message with a few
     items is still extracted inline."""
-    from memory_core import memory
     from memory_core.engine import EXTRACT_INLINE_ITEMS, Engine
+    from memory_core.items import writer as memory
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")

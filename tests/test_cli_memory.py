@@ -12,7 +12,7 @@ import orjson
 import pytest
 from click.testing import CliRunner, Result
 
-from memory_core.commandtext import REPLY_HEADER, is_command_exchange
+from memory_core.tools.commands import REPLY_HEADER, is_command_exchange
 from proxy.cli import main
 from tests.conftest import RunningProxy
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`

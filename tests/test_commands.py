@@ -203,7 +203,7 @@ async def test_earlier_command_exchanges_are_left_out_of_what_the_upstream_reads
     import aiohttp
     import orjson
 
-    from memory_core.commandtext import REPLY_HEADER
+    from memory_core.tools.commands import REPLY_HEADER
 
     a = client(proxy, KEY_A, "coder", "sess-x")
     try:

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from openai.types.chat import ChatCompletion
 
-from memory_core.compaction import (
+from memory_core.compaction.compressor import (
     CompactionConfig,
     PathMessage,
     SummaryNode,
@@ -348,7 +348,7 @@ async def test_memory_status_shows_the_forest(upstream: FakeUpstream, tmp_path: 
 
 
 def test_mark_superseded_annotates_lines_that_quote_a_corrected_value() -> None:
-    from memory_core.compaction import Superseded, mark_superseded
+    from memory_core.compaction.compressor import Superseded, mark_superseded
 
     old = Superseded(5, "The gateway timeout is 280 s.", "280", "s")
     text = ("- [msg 5] user: The gateway timeout is 280 s.\n"
@@ -373,7 +373,7 @@ def test_mark_superseded_annotates_lines_that_quote_a_corrected_value() -> None:
 
 
 def test_path_tokens_sums_the_stored_counts_outside_the_forest(tmp_path: Path) -> None:
-    from memory_core.compaction import SummaryNode, load_path
+    from memory_core.compaction.compressor import SummaryNode, load_path
     from memory_core.engine import Engine
     from memory_core.models import Scope
     from tests.test_search_support import capture_chat
@@ -433,7 +433,7 @@ def test_tool_results_outlive_the_timeline_under_a_tight_cap(tmp_path: Path) -> 
     """A tool result's head is its own summary section: when the cap drops the whole
     timeline, the failing test's name and the config value are still quoted, and a
     ``snake_case = value`` setting is kept with its value among the identifiers."""
-    from memory_core.compaction import extractive_summary
+    from memory_core.compaction.compressor import extractive_summary
     from memory_core.engine import Engine
 
     path = [PathMessage(1, "system", "You are a coding assistant.", 8, False, 0.0)]
@@ -472,7 +472,7 @@ def test_tool_results_outlive_the_timeline_under_a_tight_cap(tmp_path: Path) -> 
 def test_a_setting_is_kept_with_its_value_on_its_own_line() -> None:
     """``key = value`` never reaches across a line break (a YAML list, a value on
     the next line): an identifier line of the summary stays one line."""
-    from memory_core.compaction import _IDENT
+    from memory_core.compaction.compressor import _IDENT
 
     assert _IDENT.findall("max_inflight = 224") == ["max_inflight = 224"]
     assert all("\n" not in m for m in _IDENT.findall("retry_count:\n- a\nmax_body =\n  32"))
@@ -480,7 +480,7 @@ def test_a_setting_is_kept_with_its_value_on_its_own_line() -> None:
 
 def test_plan_on_the_outline_equals_the_plan_on_the_loaded_path(tmp_path: Path) -> None:
     """Engine.compact plans on roles and counts from memory before reading texts."""
-    from memory_core.compaction import load_nodes, load_path, outline_path, plan
+    from memory_core.compaction.compressor import load_nodes, load_path, outline_path, plan
     from memory_core.config import CompactionConfig
     from memory_core.engine import Engine
     from memory_core.models import Scope
@@ -518,11 +518,11 @@ def test_plan_on_the_outline_equals_the_plan_on_the_loaded_path(tmp_path: Path) 
 
 
 def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
-    """Engine.forest_for and compaction read nodes through memory_core.nodecache:
+    """Engine.forest_for and compaction read nodes through memory_core.compaction.node_cache:
     the cached nodes equal load_nodes after every change — new Level-0 nodes, a
     consolidation setting children's parent_id, another engine on the same data
     directory (another process) purging the session, and a new conversation."""
-    from memory_core.compaction import load_nodes
+    from memory_core.compaction.compressor import load_nodes
     from memory_core.config import CompactionConfig, MemoryConfig
     from memory_core.engine import Engine
     from memory_core.models import Scope
@@ -578,7 +578,7 @@ def test_summary_node_cache_equals_a_fresh_read(tmp_path: Path) -> None:
 def test_the_cheap_fit_bound_counts_bytes_not_characters() -> None:
     """100 emoji are 100 characters but 300 o200k tokens: a scaffold that dense must
     not pass as fitting a 150-token share."""
-    from memory_core.compaction import _fits
+    from memory_core.compaction.compressor import _fits
     from memory_core.tokens import count_tokens
 
     dense = "🦄" * 100

@@ -12,10 +12,10 @@ import openai
 import orjson
 import pytest
 
-from memory_core import budget
-from memory_core.budget import ContextConfig, ContextLimits
-from memory_core.compaction import SummaryNode, scaffold_text
-from memory_core.memorytools import NAMES
+from memory_core.assembly import budget
+from memory_core.assembly.budget import ContextConfig, ContextLimits
+from memory_core.compaction.compressor import SummaryNode, scaffold_text
+from memory_core.tools.memory_tools import NAMES
 from proxy.settings import SettingsError, load_settings
 from tests.conftest import sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
@@ -126,7 +126,7 @@ def test_learned_window_shrinks_and_scales_to_our_count() -> None:
 def test_scaffold_fits_its_budget_at_5000_turns() -> None:
     """A forest of 5,000 turns (logarithmic in size: up to 2K-1 roots per level)
     renders within its share of every budget, oldest and highest nodes as headers."""
-    from memory_core.compaction import CompactionConfig, consolidations
+    from memory_core.compaction.compressor import CompactionConfig, consolidations
 
     cfg = CompactionConfig(consolidation_k=4)
     nodes: list[SummaryNode] = []
@@ -465,7 +465,7 @@ async def test_other_upstream_errors_pass_unchanged(upstream: FakeUpstream,
 
 # -- summaries condense ------------------------------------------------------------------
 def test_near_repetitive_steps_fold_into_one_line_under_the_cap() -> None:
-    from memory_core.compaction import _fit_sections, merge_summaries
+    from memory_core.compaction.compressor import _fit_sections, merge_summaries
 
     lines = [f"- [msg {i}] user: Step {i}: ran the tests, {i % 5} failed." for i in range(1, 121)]
     text = _fit_sections("Messages 1–120 (120 messages)", [("Timeline", lines)], 300)
@@ -492,7 +492,7 @@ def test_view_count_from_remembered_counts_equals_a_full_count(tmp_path: Path) -
     (the client resends its history); the figure equals counting every message,
     with a masked secret, tool calls, a name, content parts, a scaffold in the
     middle and a changed first message."""
-    from memory_core.compaction import ACKNOWLEDGEMENT
+    from memory_core.compaction.compressor import ACKNOWLEDGEMENT
     from memory_core.engine import Engine
     from memory_core.models import Scope
     from proxy.flow.plan import view_tokens
@@ -654,7 +654,7 @@ async def test_a_small_window_fork_compacts_its_tail_for_the_block(
     room goes to the block's quotes. A regular turn that fits keeps its tail, and
     a second fork finds nothing more to compact (the summaries cover the shared
     history)."""
-    from memory_core.compaction import SCAFFOLD_HEADER
+    from memory_core.compaction.compressor import SCAFFOLD_HEADER
 
     proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"offer": "always"},
                               context={"model_windows": ["tiny-*=4096"]},
@@ -799,7 +799,7 @@ async def test_a_small_window_gets_the_short_tool_set_in_every_api(
 def test_a_scaffold_of_headers_lists_their_ranges_on_one_line() -> None:
     """Squeezed until every node is a header, the scaffold lists the nodes' ranges on
     one line (about a third of a header per line), and says what saving that is."""
-    from memory_core.compaction import HEADERS_LINE, headers_line_saving
+    from memory_core.compaction.compressor import HEADERS_LINE, headers_line_saving
 
     bounds = [(4, 119), (119, 195), (195, 224), (224, 271), (271, 318), (318, 356)]
     roots = [SummaryNode(id=i, level=1, message_ids=list(range(a, b)), text="- a line\n" * 200,

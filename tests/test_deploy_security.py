@@ -37,7 +37,7 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from memory_core import memory
+from memory_core.items import writer
 from memory_core.models import Scope
 from proxy import cli
 from proxy.appkeys import ENGINE, SETTINGS
@@ -245,7 +245,7 @@ async def _seed(app: web.Application, root: str) -> int:
     tenant, role, thread, mid = sql_read(engine, lambda c: c.execute(
         "SELECT tenant, role, thread_id, id FROM messages WHERE text LIKE ?",
         (f"%{FACT}%",)).fetchone())
-    ids = engine.store.write_tx(lambda tx: memory.store_extracted(
+    ids = engine.store.write_tx(lambda tx: writer.store_extracted(
         tx, Scope(tenant, role, ""), thread, mid, [fake_item(
             "vault combination is ZEBRA-7781", subject="vault combination")])).result(30)
     return int(ids[-1])

@@ -196,9 +196,9 @@ def test_search_and_memory_search_embed_their_query_as_a_query(tmp_path: Path) -
     ``embed_queries`` (the pair drops its English half there for CJK queries); the
     indexer embeds stored text through ``embed``. ``similarity_scale`` passes through
     the serialising wrapper."""
-    from memory_core import memorytools
     from memory_core.engine import Engine
     from memory_core.models import Scope
+    from memory_core.tools import memory_tools
     from tests.test_search_support import capture_chat, open_service
 
     inner = _Recording()
@@ -213,7 +213,7 @@ def test_search_and_memory_search_embed_their_query_as_a_query(tmp_path: Path) -
         assert inner.queries == []
         svc.search("t", "r", "staging nodes")
         assert inner.queries == ["staging nodes"]
-        memorytools.memory_search(engine, Scope("t", "r"), {"query": "how many nodes"})
+        memory_tools.memory_search(engine, Scope("t", "r"), {"query": "how many nodes"})
         assert inner.queries == ["staging nodes", "how many nodes"]
     finally:
         engine.close()

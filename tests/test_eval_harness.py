@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memory_core.assemble import terms
+from memory_core.assembly.block import terms
 from proxy.cli import main
 from proxy.evaluation import generate_profile, generate_session
 from proxy.evaluation import topics_cjk as cjk

@@ -15,7 +15,7 @@ import openai
 import orjson
 import pytest
 
-from memory_core import budget
+from memory_core.assembly import budget
 from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 

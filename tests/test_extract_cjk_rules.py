@@ -7,9 +7,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from memory_core import standing
-from memory_core.assemble import standing_weight
+from memory_core.assembly.block import standing_weight
 from memory_core.extraction import extract
+from memory_core.items import standing
 
 
 def _row(text: str) -> list[dict[str, object]]:

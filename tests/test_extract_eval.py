@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.extract_eval import load, score, subject_similarity
+from memory_core.evaluation.extraction import load, score, subject_similarity
 from memory_core.extraction import KINDS
 
 SET = Path(__file__).parent / "data" / "extraction_labelled.jsonl"

@@ -423,7 +423,7 @@ def test_standing_weight_orders_what_long_sessions_lose_first() -> None:
     """Pure ranking rule: numbers, corrections, preferences, explicit rules and
     decisions stand; questions, proposals, plain remarks never do; a one-off
     instruction filed as a constraint never stands."""
-    from memory_core.assemble import standing_weight
+    from memory_core.assembly.block import standing_weight
 
     def row(kind: str, text: str, *, value: float | None = None, supersedes: int | None = None,
             condition: str | None = None, evidence: str = "user") -> dict[str, Any]:

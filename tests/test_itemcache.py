@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memory_core.assemble import item_features
+from memory_core.assembly.block import item_features
 from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
-from memory_core.itemcache import ActiveItems, prune_changes
-from memory_core.itemindex import ItemIndex
+from memory_core.items.cache import ActiveItems, prune_changes
+from memory_core.items.index import ItemIndex
 from memory_core.models import Scope
 from tests.conftest import sql_read
 
@@ -168,7 +168,7 @@ def test_the_item_index_rebuilds_past_dead_slots_and_keeps_the_newest_live() -> 
 
 def test_assembly_from_the_kept_index_equals_assembly_from_a_fresh_select(
         tmp_path: Path) -> None:
-    from memory_core.assemble import assemble
+    from memory_core.assembly.block import assemble
     from proxy.evaluation.numbersgen import numbers_session
 
     engine = Engine(tmp_path / "d", MemoryConfig())

@@ -12,9 +12,9 @@ import openai
 import orjson
 import pytest
 
-from memory_core import memory
 from memory_core.engine import Engine
 from memory_core.extraction import extract
+from memory_core.items import writer
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
@@ -31,7 +31,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def put(engine: Engine, text: str, speaker: str = "") -> None:
-    engine.store.write_tx_sync(lambda c: memory.store_extracted(
+    engine.store.write_tx_sync(lambda c: writer.store_extracted(
         c, SCOPE, 1, None, extract(text), speaker=speaker))
 
 
@@ -183,7 +183,7 @@ def test_a_series_item_with_nothing_but_its_label_for_a_subject_is_kept() -> Non
 
 # -- kinds 3, 4: a flooded block, reworded duplicates ------------------------------------------
 def test_numbers_alone_do_not_make_a_standing_item() -> None:
-    from memory_core.assemble import standing_weight
+    from memory_core.assembly.block import standing_weight
 
     def weight(text: str) -> float:
         (ex,) = [e for e in extract(text) if e.kind != "task"]
@@ -208,8 +208,8 @@ LOOSE_NUMBERS = ["hello 429", "rate limit me 2", "ping 42", "error 500 again", "
 
 @pytest.mark.parametrize("text", LOOSE_NUMBERS)
 def test_a_number_bound_to_nothing_is_not_a_standing_quantity(text: str) -> None:
-    from memory_core import standing
-    from memory_core.assemble import standing_weight
+    from memory_core.assembly.block import standing_weight
+    from memory_core.items import standing
 
     for ex in extract(text):
         row = {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
@@ -223,8 +223,8 @@ def test_a_number_bound_to_nothing_is_not_a_standing_quantity(text: str) -> None
     "We have 3 replicas in production.", "retries: 3", "workers=8", "Retry 3 times.",
     "并发数上限是20。", "最大接続数は100です。", "We run Python 3.10 in CI."])
 def test_a_number_the_user_fixes_stands(text: str) -> None:
-    from memory_core import standing
-    from memory_core.assemble import standing_weight
+    from memory_core.assembly.block import standing_weight
+    from memory_core.items import standing
 
     (ex,) = [e for e in extract(text) if e.value is not None]
     row = {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
@@ -267,7 +267,7 @@ async def test_sixty_near_identical_statements_do_not_flood_the_block(
 
 
 def test_near_duplicates_take_one_line_citing_the_newest() -> None:
-    from memory_core.assemble import _collapse, _item_line
+    from memory_core.assembly.block import _collapse, _item_line
 
     rows = [{"id": i, "kind": "fact", "text": f"Run {i}: checkout latency {150 + i} ms.",
              "condition": None, "data": None, "source_message_id": 10 + i, "status": "active",
@@ -527,8 +527,8 @@ def test_two_kinds_said_alike_are_one_statement_only_when_the_words_agree(
         first: str, again: str, same: bool) -> None:
     a, b = _as_item(first), _as_item(again)
     assert a["kind"] != b["kind"] or not same, (a, b)
-    assert memory.same_meaning(b, a) is same
-    assert memory.same_meaning(a, b) is same
+    assert writer.same_meaning(b, a) is same
+    assert writer.same_meaning(a, b) is same
 
 
 @pytest.mark.parametrize("first, again, kept", [
@@ -565,6 +565,6 @@ def test_two_wordings_of_one_question_merge_as_questions(engine: Engine) -> None
     ids = sql_read(engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM memory_items WHERE kind='question' ORDER BY id")])
     assert len(ids) == 2
-    gone = engine.store.write_tx_sync(memory.merge_duplicate, ids[1], ids[0])
+    gone = engine.store.write_tx_sync(writer.merge_duplicate, ids[1], ids[0])
     assert gone == ids[1]
     assert [r["text"] for r in active(engine)] == [first]

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import memory
 from memory_core.engine import Engine
 from memory_core.extraction import Extracted
+from memory_core.items import writer as memory
+from memory_core.items.supersession import subject_keys, subjects_match
 from memory_core.models import Scope
 from memory_core.store.api import Tx
 from memory_core.store.migrations import MIGRATIONS, apply_migrations
 from memory_core.store.sqlite_memory import SPEAKER_SQL
-from memory_core.supersession import subject_keys, subjects_match
 from tests.conftest import sql_read, sql_write
 
 OLD_SQLITE = pytest.mark.sqlite_only("compares with the pre-index SQLite statements,"
@@ -118,8 +118,8 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
 def test_subject_keys_cover_every_match() -> None:
     """``subjects_match`` ⇒ the probes of the shorter side are keys of the longer, and
     the shorter is among the longer's contained subjects (``_candidates``' lookups)."""
-    from memory_core.memory import _contained
-    from memory_core.supersession import subject_probes
+    from memory_core.items.supersession import subject_probes
+    from memory_core.items.writer import _contained
     rng = random.Random(5)
     subjects = list({_subject(rng) for _ in range(1500)} | set(WORDS) | set(CJK) | set(ODD))
     pairs = 0
@@ -185,7 +185,7 @@ def test_reworded_query_reads_its_index(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("subject", ["api gateway", "网关超时", "++"])
 def test_purge_drops_an_items_subject_keys(tmp_path: Path, subject: str) -> None:
-    from memory_core import purge
+    from memory_core.admin import purge
     engine = Engine(tmp_path / "d")
     keys = ("SELECT (SELECT COUNT(*) FROM memory_item_subject_keys)"
             " + (SELECT COUNT(*) FROM memory_item_terms)")

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import memory
 from memory_core.engine import Engine
 from memory_core.extraction import Extracted, extract
+from memory_core.items import writer
+from memory_core.items.overlap import overlap, terms
 from memory_core.models import Scope
-from memory_core.overlap import overlap, terms
 from tests.conftest import sql_read
 
 SCOPE = Scope("t", "coder")
@@ -25,7 +25,7 @@ def engine(tmp_path: Path) -> Engine:
 
 def put(engine: Engine, text: str, message_id: int | None = None) -> list[int]:
     return engine.store.write_tx_sync(
-        lambda c: memory.store_extracted(c, SCOPE, 1, message_id, extract(text)))
+        lambda c: writer.store_extracted(c, SCOPE, 1, message_id, extract(text)))
 
 
 def items(engine: Engine) -> list[dict]:
@@ -52,7 +52,7 @@ def test_correction_chain_a_b_c(engine: Engine) -> None:
 def test_correction_reaches_an_item_older_than_many_others(engine: Engine) -> None:
     put(engine, "The staging database port is 5433.")
     for i in range(600):
-        engine.store.write_tx_sync(lambda c, i=i: memory.store_extracted(c, SCOPE, 1, None, [
+        engine.store.write_tx_sync(lambda c, i=i: writer.store_extracted(c, SCOPE, 1, None, [
             Extracted(kind="fact", text=f"service {i} runs", subject=f"service {i}")]))
     put(engine, "Actually, the staging database port is 5434.")
     first = items(engine)[0]
@@ -92,7 +92,7 @@ def test_task_lines_merge(engine: Engine) -> None:
 
 def test_questions_and_assistant_text_are_not_facts(engine: Engine) -> None:
     put(engine, "Which port does staging use?")
-    engine.store.write_tx_sync(lambda c: memory.store_extracted(
+    engine.store.write_tx_sync(lambda c: writer.store_extracted(
         c, SCOPE, 1, None, extract("I suggest we use Redis for the cache.", speaker="assistant")))
     kinds = sql_read(engine, lambda c: [r[0] for r in c.execute(
         "SELECT kind FROM memory_items ORDER BY id")])

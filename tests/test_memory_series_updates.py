@@ -11,10 +11,10 @@ from typing import Any
 import orjson
 import pytest
 
-from memory_core import memory, standing
-from memory_core.assemble import standing_weight
+from memory_core.assembly.block import standing_weight
 from memory_core.engine import Engine
 from memory_core.extraction import extract
+from memory_core.items import standing, writer
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
@@ -31,7 +31,7 @@ def engine(tmp_path: Path) -> Engine:
 
 
 def put(engine: Engine, text: str, speaker: str = "") -> None:
-    engine.store.write_tx_sync(lambda c: memory.store_extracted(
+    engine.store.write_tx_sync(lambda c: writer.store_extracted(
         c, SCOPE, 1, None, extract(text), speaker=speaker))
 
 

@@ -10,7 +10,7 @@ import openai
 import orjson
 import pytest
 
-from memory_core.commandtext import REPLY_HEADER, is_command_exchange
+from memory_core.tools.commands import REPLY_HEADER, is_command_exchange
 from tests.conftest import RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 

@@ -378,7 +378,7 @@ def _paste(i: int) -> str:
 
 
 def _tokens(req: dict[str, Any]) -> int:
-    from memory_core import budget
+    from memory_core.assembly import budget
     body = req["json"]
     return budget.messages_tokens(body["messages"]) + budget.tools_tokens(body.get("tools"))
 
@@ -435,7 +435,7 @@ async def test_long_tool_session_stays_in_budget_and_remembers(make_proxy: Any,
     every forwarded request fits its budget, is valid Messages (every tool_result
     right after its tool_use's turn), keeps the system prompt, and an early fact
     reaches the upstream late in the session (block or summary)."""
-    from memory_core import budget
+    from memory_core.assembly import budget
     proxy = await make_proxy(context={"model_windows": ["tiny-*=8192"]}, tools={"enabled": False})
     c = client(proxy)
     limit = budget.request_budget({"model": "tiny-8b", "max_tokens": 100},

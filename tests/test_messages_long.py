@@ -11,7 +11,7 @@ from typing import Any
 
 import anthropic
 
-from memory_core import budget
+from memory_core.assembly import budget
 from proxy.wire import messages as mw
 from tests.conftest import TEST_KEY
 from tests.fake_upstream import FakeUpstream

@@ -114,8 +114,8 @@ def test_map_back_refuses_a_tool_result_cut_from_its_tool_use() -> None:
 
 
 def test_tool_blocks_are_searchable_text_and_counted_by_size() -> None:
-    from memory_core import budget
-    from memory_core.tree import message_text
+    from memory_core.assembly import budget
+    from memory_core.capture.tree import message_text
     big = "x " * 4000
     msg = {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t", "content": [text("CFLAGS=-O3")]},

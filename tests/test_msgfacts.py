@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 import sqlite3
 
-from memory_core.compaction import MessageOutline
-from memory_core.msgfacts import MessageFacts
+from memory_core.capture.message_facts import MessageFacts
+from memory_core.compaction.compressor import MessageOutline
 from memory_core.store.sqlite_ops import SqliteTx
 
 

@@ -2,7 +2,7 @@
 
 A model's parallel calls are one stored reply; a client may echo them interleaved
 with their results (call 1, result 1, call 2, result 2), or the results in another
-order. Capture (memory_core/capture.py ``regroup_calls``) maps such an echo to the
+order. Capture (memory_core/capture/evidence.py ``regroup_calls``) maps such an echo to the
 stored reply instead of forking a branch; separate rounds stay separate. Driven by
 raw Responses requests through the proxy to the fake upstream, and on the engine."""
 

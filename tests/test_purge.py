@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memory_core import memory
+from memory_core.items import writer as memory
 from memory_core.models import Scope
 from memory_core.store.api import Tx
 from proxy.cli import main

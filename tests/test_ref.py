@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core.errors import InvalidIdError
-from memory_core.ref import MAX_ID, parse_id, parse_item_id, parse_ref
+from memory_core.tools.refs import MAX_ID, parse_id, parse_item_id, parse_ref
 
 
 @pytest.mark.parametrize("value,expected", [("7", 7), (" 12 ", 12), ("007", 7), (3, 3),

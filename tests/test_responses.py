@@ -16,8 +16,8 @@ import openai
 import orjson
 import pytest
 
-from memory_core import budget
-from memory_core.assemble import BLOCK_MARKER, CURRENT_REQUEST
+from memory_core.assembly import budget
+from memory_core.assembly.block import BLOCK_MARKER, CURRENT_REQUEST
 from proxy.sse import SSEDecoder
 from proxy.wire.responses import RESPONSES, flatten, to_turns
 from tests.conftest import TEST_KEY, RunningProxy, SqlRow, start_proxy, store_sql
@@ -104,7 +104,7 @@ def test_a_custom_tool_round_is_a_tool_round_and_keeps_its_block() -> None:
 
 
 def test_a_reply_echoed_without_ids_maps_to_the_same_turn() -> None:
-    from memory_core.tree import node_key
+    from memory_core.capture.tree import node_key
 
     produced = [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "E"},
                 {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",

@@ -16,7 +16,7 @@ import openai
 import orjson
 import pytest
 
-from memory_core.assemble import CURRENT_REQUEST
+from memory_core.assembly.block import CURRENT_REQUEST
 from tests.conftest import TEST_KEY, RunningProxy, SqlRow, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream
 

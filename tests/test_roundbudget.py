@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_core import budget
+from memory_core.assembly import budget
 from proxy.flow.roundbudget import CLIP_NOTE, MIN_RESULT_TOKENS, fit_results
 
 MESSAGES = [{"role": "user", "content": "which dashboard was it?"}]

@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from memory_core import capture
+from memory_core.capture import evidence
 from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.search import SearchConfig
@@ -26,7 +26,7 @@ def _capture(engine: Engine, scope: Scope, turns: list[tuple[str, str]], *,
         for i, (name, text) in enumerate(turns)
     ]
     ticket = CaptureTicket(scope=scope, request_id=request_id)
-    result = engine.store.write_tx(capture.capture_request, ticket, messages, {}, now).result(30)
+    result = engine.store.write_tx(evidence.capture_request, ticket, messages, {}, now).result(30)
     return list(result.message_ids)
 
 
@@ -213,7 +213,7 @@ def test_a_turn_is_embedded_after_the_turn_before_it(tmp_path: Path) -> None:
             {"role": "assistant", "content": "Done: four files."},
         ]
         ticket = CaptureTicket(scope=A, request_id="tools")
-        other = list(engine.store.write_tx(capture.capture_request, ticket, messages, {},
+        other = list(engine.store.write_tx(evidence.capture_request, ticket, messages, {},
                                            None).result(30).message_ids)
 
         def embedded(refs: list[int], chars: int, max_chars: int = 2000) -> list[str]:

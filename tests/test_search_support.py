@@ -16,14 +16,14 @@ from tests.conftest import sql_read
 def capture_chat(engine: Engine, scope: Scope, texts: list[str], *, now: float | None = None,
                  request_id: str = "req") -> list[int]:
     """Store ``texts`` as one alternating user/assistant chat; return the message ids."""
-    from memory_core import capture
+    from memory_core.capture import evidence
     from memory_core.models import CaptureTicket
 
     messages: list[Any] = [
         {"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)
     ]
     ticket = CaptureTicket(scope=scope, request_id=request_id)
-    result = engine.store.write_tx(capture.capture_request, ticket, messages, {}, now).result(30)
+    result = engine.store.write_tx(evidence.capture_request, ticket, messages, {}, now).result(30)
     return list(result.message_ids)
 
 

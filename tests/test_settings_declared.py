@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from memory_core.budget import ContextConfig
+from memory_core.assembly.budget import ContextConfig
 from memory_core.config import CompactionConfig, MemoryConfig
 from memory_core.search import EmbeddingConfig, SearchConfig
 from memory_core.setting import default_of

@@ -1,4 +1,4 @@
-"""Capture (memory_core.capture through the ``CaptureWrites`` group) behaves the
+"""Capture (memory_core.capture.evidence through the ``CaptureWrites`` group) behaves the
 same on every backend: each test runs on SQLite and on a throwaway PostgreSQL
 (tests/pgcluster.py), with the same calls and the same expected ids, threads and
 events. The PostgreSQL half skips outside CI without PostgreSQL or psycopg, and
@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from memory_core import capture
+from memory_core.capture import evidence
 from memory_core.models import CaptureTicket, Scope
 from memory_core.store.sqlite import SqliteStore
 from tests import pgcluster
@@ -52,7 +52,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 
 def _request(run: Any, request_id: str, messages: list[Any], now: float) -> Any:
     ticket = CaptureTicket(SCOPE, request_id)
-    result = run(lambda tx: capture.capture_request(tx, ticket, messages, {"model": "m"}, now))
+    result = run(lambda tx: evidence.capture_request(tx, ticket, messages, {"model": "m"}, now))
     return ticket, result
 
 
@@ -70,7 +70,7 @@ def test_a_conversation_is_stored_once_and_extends_its_thread(backend: Backend) 
     ticket, first = _request(run, "r1", history, 100.0)
     assert (first.thread_id, first.message_ids, first.new_ids) == (1, (1, 2), (1, 2))
     assert first.created_thread and first.previous_activity_at is None
-    assert run(lambda tx: capture.capture_response(tx, ticket, [_reply("5432")], {}, 101.0)
+    assert run(lambda tx: evidence.capture_response(tx, ticket, [_reply("5432")], {}, 101.0)
                ) == [3]
 
     # The client resends the history with the answer and a new question.
@@ -103,7 +103,7 @@ def test_a_regenerated_answer_forks_a_branch_with_the_same_root(backend: Backend
     run, rows = backend
     history = [_user("name the service")]
     ticket, _first = _request(run, "r1", history, 10.0)
-    run(lambda tx: capture.capture_response(tx, ticket, [_reply("Falcon")], {}, 11.0))
+    run(lambda tx: evidence.capture_response(tx, ticket, [_reply("Falcon")], {}, 11.0))
     _ticket, _next = _request(run, "r2", [*history, _reply("Falcon"), _user("why?")], 12.0)
 
     # "Regenerate": the first question again, whose node is no thread's head now.
@@ -111,7 +111,7 @@ def test_a_regenerated_answer_forks_a_branch_with_the_same_root(backend: Backend
     assert (retry.thread_id, retry.new_ids, retry.created_thread) == (1, (), False)
     assert retry.previous_activity_at == 12.0
     view = [{"role": "assistant", "content": None, "tool_calls": []}, _reply("Kestrel")]
-    ids = run(lambda tx: capture.capture_response(tx, ticket, [_reply("Kestrel")], {}, 14.0,
+    ids = run(lambda tx: evidence.capture_response(tx, ticket, [_reply("Kestrel")], {}, 14.0,
                                                   None, view))
     assert ids == [4]
     assert rows("SELECT id, parent_thread_id, fork_message_id, root_message_id,"
@@ -122,7 +122,7 @@ def test_a_regenerated_answer_forks_a_branch_with_the_same_root(backend: Backend
     assert rows("SELECT message_id, tenant, role, messages, hidden_ids FROM splices") == [
         (4, "t1", "coder", orjson.dumps(view).decode(), "[]")]
     # The same answer again maps to its node: nothing new, no second fork.
-    assert run(lambda tx: capture.capture_response(tx, ticket, [_reply("Kestrel")], {}, 15.0,
+    assert run(lambda tx: evidence.capture_response(tx, ticket, [_reply("Kestrel")], {}, 15.0,
                                                    None, view)) == [4]
     assert rows("SELECT COUNT(*) FROM threads") == [(2,)]
     data = [orjson.loads(r[0]) for r in rows(
@@ -132,10 +132,10 @@ def test_a_regenerated_answer_forks_a_branch_with_the_same_root(backend: Backend
 
 def test_events_without_a_request_and_orphan_answers(backend: Backend) -> None:
     run, rows = backend
-    first = run(lambda tx: capture.record_event(tx, None, "unparsed", {
+    first = run(lambda tx: evidence.record_event(tx, None, "unparsed", {
         "request_id": "x1", "tenant": "t9", "body": "sk-ant-api03-" + "a" * 90}, now=5.0))
     orphan = CaptureTicket(SCOPE, "r0")  # its request capture failed: no result
-    assert run(lambda tx: capture.capture_response(tx, orphan, [_reply("hi")], {}, 6.0)) == []
+    assert run(lambda tx: evidence.capture_response(tx, orphan, [_reply("hi")], {}, 6.0)) == []
     assert first == 1
     stored = rows("SELECT id, request_id, tenant, role, thread_id, kind, created_at, data"
                   " FROM events ORDER BY id")

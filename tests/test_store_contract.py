@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core import capture
+from memory_core.capture import evidence as capture
 from memory_core.errors import StoreError
 from memory_core.models import CaptureTicket, Scope
 from memory_core.store.api import ForwardedRow, Store

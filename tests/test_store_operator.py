@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import overview
+from memory_core.admin import overview
 from memory_core.engine import Engine
 from memory_core.models import Scope
 from proxy.evaluation import storecheck

@@ -1,6 +1,6 @@
 """The ``ResponseMap`` operation group (memory_core.store.api) behaves the same on
 every backend: each test runs on SQLite and on a throwaway PostgreSQL
-(tests/pgcluster.py), through the group and through memory_core.responsemap.
+(tests/pgcluster.py), through the group and through memory_core.capture.response_threads.
 
 Outside CI a machine without PostgreSQL or psycopg skips the PostgreSQL half (and
 says why); under ``CI=true`` it fails instead, so CI never skips it silently.
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from memory_core import responsemap
-from memory_core.capture import dumps_lossless
+from memory_core.capture import response_threads
+from memory_core.capture.evidence import dumps_lossless
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.sqlite import SqliteStore
 from tests import pgcluster
@@ -78,14 +78,14 @@ def test_a_chain_reads_back_oldest_first_within_its_tenant_and_role(run: Run) ->
     assert [r["parent"] for r in rows] == [None, "r1", "r2"]
     assert [r["thread_id"] for r in rows] == [1, 2, 3]
     assert all(isinstance(r["items"], bytes) for r in rows)
-    got = run(lambda tx: responsemap.conversation(tx, "t1", "coder", "r3"))
+    got = run(lambda tx: response_threads.conversation(tx, "t1", "coder", "r3"))
     assert got == ([{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
                     {"role": "user", "content": "three ü \U0001f600"}], 3)
     # Another tenant's r3 is its own conversation; another role sees nothing.
-    assert run(lambda tx: responsemap.conversation(tx, "t2", "coder", "r3")) == (
+    assert run(lambda tx: response_threads.conversation(tx, "t2", "coder", "r3")) == (
         [{"role": "user", "content": "other tenant"}], 7)
     assert run(lambda tx: tx.responses.response_chain("t1", "writer", "r3", 100)) == []
-    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "nope")) is None
+    assert run(lambda tx: response_threads.conversation(tx, "t1", "coder", "nope")) is None
 
 
 def test_saving_a_response_again_replaces_its_row(run: Run) -> None:
@@ -94,7 +94,7 @@ def test_saving_a_response_again_replaces_its_row(run: Run) -> None:
     rows = run(lambda tx: tx.responses.response_chain("t1", "coder", "r1", 100))
     assert rows == [{"parent": "r0", "items": _blob([{"v": 2}]), "thread_id": None}]
     # r0 was never stored: the chain is broken, so no conversation.
-    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "r1")) is None
+    assert run(lambda tx: response_threads.conversation(tx, "t1", "coder", "r1")) is None
 
 
 def test_a_cycle_reads_at_most_max_rows_plus_one(run: Run) -> None:
@@ -102,7 +102,7 @@ def test_a_cycle_reads_at_most_max_rows_plus_one(run: Run) -> None:
     _save(run, "b", "a", [2])
     rows = run(lambda tx: tx.responses.response_chain("t1", "coder", "a", 5))
     assert len(rows) == 6
-    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "a")) is None
+    assert run(lambda tx: response_threads.conversation(tx, "t1", "coder", "a")) is None
 
 
 def test_conversation_head_follows_the_newest_response(run: Run) -> None:
@@ -111,15 +111,16 @@ def test_conversation_head_follows_the_newest_response(run: Run) -> None:
     ticket.result = CaptureResult(thread_id=42, message_ids=(), new_ids=(), head_id=None,
                                   head_key=None, created_thread=True,
                                   previous_activity_at=None)
-    run(lambda tx: responsemap.insert(tx, scope, "r1", None, _blob([{"a": 1}]), ticket,
+    run(lambda tx: response_threads.insert(tx, scope, "r1", None, _blob([{"a": 1}]), ticket,
                                       "conv_1"))
     assert run(lambda tx: tx.responses.conversation_head("t1", "coder", "conv_1")) == "r1"
-    run(lambda tx: responsemap.insert(tx, scope, "r2", "r1", None, None, "conv_1"))
-    assert run(lambda tx: responsemap.conversation_head(tx, "t1", "coder", "conv_1")) == "r2"
+    run(lambda tx: response_threads.insert(tx, scope, "r2", "r1", None, None, "conv_1"))
+    assert run(lambda tx: response_threads.conversation_head(tx, "t1", "coder", "conv_1")) == "r2"
     assert run(lambda tx: tx.responses.conversation_head("t2", "coder", "conv_1")) is None
     assert run(lambda tx: tx.responses.conversation_head("t1", "coder", "conv_2")) is None
     # r2 had no blob (capture policy): only r1's row exists, with the ticket's thread.
-    assert run(lambda tx: responsemap.conversation(tx, "t1", "coder", "r1")) == ([{"a": 1}], 42)
+    assert run(lambda tx: response_threads.conversation(tx, "t1", "coder", "r1")) == (
+        [{"a": 1}], 42)
     assert run(lambda tx: tx.responses.response_chain("t1", "coder", "r2", 10)) == []
 
 

@@ -21,7 +21,8 @@ import openai
 import orjson
 import pytest
 
-from memory_core import forwarded, memory
+from memory_core.capture import forwarded
+from memory_core.items import writer as memory
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream

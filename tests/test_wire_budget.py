@@ -1,5 +1,5 @@
 """Counting what a Responses or Messages request forwards that is not text
-(memory_core/budget.py): encrypted reasoning and compaction items, images, files and
+(memory_core/assembly/budget.py): encrypted reasoning and compaction items, images, files and
 documents, hosted tools' items; and a Responses session whose encrypted reasoning
 alone overflows a small window is compacted to fit, where before the reasoning was
 not counted at all."""
@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from memory_core import budget
+from memory_core.assembly import budget
 from proxy.wire.responses import RESPONSES, to_turns
 from tests.conftest import TEST_KEY, start_proxy
 from tests.fake_upstream import FakeUpstream

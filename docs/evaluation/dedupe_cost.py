@@ -1,4 +1,4 @@
-"""Writer CPU of storing one user turn's items (``memory_core.memory.store_extracted``)
+"""Writer CPU of storing one user turn's items (``memory_core.items.writer.store_extracted``)
 on the history bench's numbers workload at given depths, and the part of it spent in
 the duplicate checks ``_candidates`` (a generator: its iteration is timed) and
 ``_reworded``. The store is filled with ``depth`` turns (user and assistant items),

@@ -58,16 +58,18 @@ def wrap(obj: Any, name: str, label: str | None = None) -> None:
 
 
 def instrument() -> None:
-    from memory_core import assemble as asm
-    from memory_core import budget, capture, tree
-    from memory_core import forwarded as fwd
-    from memory_core import memory as mem
+    from memory_core.assembly import block as asm
+    from memory_core.assembly import budget
+    from memory_core.capture import evidence
+    from memory_core.capture import tree
+    from memory_core.capture import forwarded as fwd
+    from memory_core.items import writer as mem
     from memory_core.engine import Engine
-    from memory_core.store import sqlite as sq
+    from memory_core.store import sqlite
     from proxy import rewrite
 
     wrap(cft._WorkItem, "run", "[thread] pool jobs (all pools)")
-    wrap(sq.SqliteStore, "_run_batch", "[thread] writer batches")
+    wrap(sqlite.SqliteStore, "_run_batch", "[thread] writer batches")
     for n in ("_capture_request_job", "_extract_one", "_capture_response_job",
               "_extract_pending", "assemble", "forest_for", "superseded_sources",
               "has_history_beyond", "compact"):

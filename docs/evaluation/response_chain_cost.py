@@ -1,5 +1,5 @@
 """Cost of reading a Responses API conversation back from the store
-(``memory_core.responsemap.conversation``: the chain of ``response_threads`` rows of
+(``memory_core.capture.response_threads.conversation``: the chain of ``response_threads`` rows of
 a ``previous_response_id`` session), which a continued request pays on a cache miss
 only (after a restart, or once evicted from the proxy's 1024-entry cache). Each turn
 adds a user message and an assistant reply of about 70 distinct words each.

@@ -2,7 +2,7 @@
 
 Writes a conversation of ``turns`` responses through the ``ResponseMap`` group of
 each backend (memory_core.store.api), then times 20 reads of its whole chain
-(``memory_core.responsemap.conversation``): median and minimum, in ms. PostgreSQL
+(``memory_core.capture.response_threads.conversation``): median and minimum, in ms. PostgreSQL
 is a throwaway server (tests/pgcluster.py; needs psycopg and the server binaries).
 
 Run: ``python docs/evaluation/store_backends_chain.py [turns ...]`` (default 300 1000).

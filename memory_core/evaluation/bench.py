@@ -1,7 +1,7 @@
 """``lcm-proxy bench search``: ingest throughput and query latency on generated messages.
 
 For each size N: N messages (Zipf-distributed words from a 5,000-word vocabulary,
-every 10th with a CJK phrase) are captured through ``capture.capture_request`` into
+every 10th with a CJK phrase) are captured through ``evidence.capture_request`` into
 a fresh store, 50 messages per request/thread, in two (tenant, role) scopes; then the
 indexer's text catch-up feeds Tantivy. Reported: SQLite capture rate, Tantivy rate
 and the combined rate (N / (sqlite s + tantivy s)); then BM25 query latency p50/p95
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_core import capture
+from memory_core.capture import evidence
 from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.search import SearchConfig, SearchService
@@ -75,7 +75,7 @@ def bench_size(n: int, n_queries: int, *, vectors: bool,
                         for j, t in enumerate(texts[s : s + 50])]
                 ticket = CaptureTicket(scope=scope, request_id=f"b{s}")
                 futures.append(engine.store.write_tx(
-                    capture.capture_request, ticket, msgs, {}, 1_700_000_000.0 + s))
+                    evidence.capture_request, ticket, msgs, {}, 1_700_000_000.0 + s))
                 if len(futures) >= 200:
                     for f in futures:
                         f.result(600)

@@ -5,7 +5,7 @@ Very Long-Term Conversational Memory of LLM Agents", ACL 2024, arXiv:2402.17753)
 licence CC BY-NC 4.0 — read from the path given, never copied into the repository.
 
 Method. Each conversation becomes one thread of scope ``Scope("locomo", f"conv{i}")``,
-captured session by session through ``memory_core.capture.capture_request`` (the
+captured session by session through ``memory_core.capture.evidence.capture_request`` (the
 function the proxy's capture uses) with ``now`` = the session's date, as a client
 would resend the growing history: speaker A is ``user``, speaker B ``assistant``, the
 speaker's name goes in the OpenAI ``name`` field and a shared image is an extra text
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_core import capture
+from memory_core.capture import evidence as capture
 from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
 from memory_core.search import SearchConfig, SearchService

@@ -12,7 +12,7 @@ Layout: ``prepare`` (width folding, masking of code and quotes), ``segment`` (se
 ``subject`` (normalised keys), ``lexicon``/``lexicon_cjk`` (cue tables) over ``cue`` (the
 gates that keep them cheap), ``clause`` (what a rule reads), ``rules_en``/``rules_cjk``
 (classification), ``pipeline`` (``extract``), ``model`` (``Extracted``). Scoring against
-the labelled set: ``memory_core.extract_eval``.
+the labelled set: ``memory_core.evaluation.extraction``.
 """
 
 from __future__ import annotations

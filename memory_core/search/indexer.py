@@ -45,7 +45,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import numpy as np
 
-from memory_core.assemble import warm_message_terms
+from memory_core.assembly.block import warm_message_terms
 from memory_core.search.base import IndexDoc, SearchFilter, make_label, split_label
 from memory_core.search.docs import embed_key, load_docs, scan_ids
 from memory_core.search.embed.base import Embedder, SerialEmbedder, background_priority
@@ -228,7 +228,7 @@ class Indexer:
         if docs:
             self.text.upsert(docs)
             # The block's evidence terms of the new messages, here rather than on the
-            # request that first quotes one (memory_core.assemble.warm_message_terms).
+            # request that first quotes one (memory_core.assembly.block.warm_message_terms).
             warm_message_terms(self.store.location, [
                 (d.ref_id, d.msg_role, d.text) for d in docs
                 if d.kind == "message" and not d.hidden])
@@ -391,12 +391,12 @@ class Indexer:
     def _merge_duplicates(self, docs: list[IndexDoc], vecs: np.ndarray) -> int:
         """Write-time dedupe, vector half: merge each item just embedded into an older
         active item of its scope whose vector is at least ``dedupe_similarity`` alike,
-        when :func:`memory_core.memory.merge_duplicate` agrees (kinds that are one
+        when :func:`memory_core.items.writer.merge_duplicate` agrees (kinds that are one
         statement said two ways, same speaker, value, numbers and polarity; words that
         reword rather than replace; the stronger kind is kept, so the item just
         embedded may be the one kept). Off the request path: this runs on the
         indexer's vector thread. Returns merges made."""
-        from memory_core import memory
+        from memory_core.items import writer
 
         threshold = self.config.dedupe_similarity
         merged = 0
@@ -409,7 +409,7 @@ class Indexer:
                 if ref >= doc.ref_id or sim < threshold:
                     continue
                 try:
-                    gone = self.store.write_tx_sync(memory.merge_duplicate, doc.ref_id, ref)
+                    gone = self.store.write_tx_sync(writer.merge_duplicate, doc.ref_id, ref)
                 except Exception:  # noqa: BLE001 - dedupe is best effort; indexing goes on
                     log.exception("vector dedupe of item %s failed", doc.ref_id)
                     break

@@ -78,7 +78,7 @@ class SearchConfig:
     dedupe_similarity: float = field(default=0.9, metadata=rng(0.0, 1.0))
     """Write-time dedupe, vector half: an item just embedded whose cosine similarity
     to an older active item of its scope reaches this is merged into it when the
-    lexical guards agree (:func:`memory_core.memory.same_meaning`); 0 = off."""
+    lexical guards agree (:func:`memory_core.items.writer.same_meaning`); 0 = off."""
     # -- hybrid ranking -----------------------------------------------------
     default_mode: str = field(default="hybrid", metadata=one_of(*VALID_MODES))
     fusion: str = field(default="minmax", metadata=one_of(*VALID_FUSIONS))

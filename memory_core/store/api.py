@@ -60,7 +60,7 @@ class PathRows(NamedTuple):
 
 
 class ForwardedRow(NamedTuple):
-    """One ``forwarded_requests`` row as :func:`memory_core.forwarded.prepare` makes it."""
+    """One ``forwarded_requests`` row as :func:`memory_core.capture.forwarded.prepare` makes it."""
 
     request_id: str
     tenant: str
@@ -96,7 +96,7 @@ class NodeRef(NamedTuple):
 
 
 class MessageRow(NamedTuple):
-    """One ``messages`` row as :mod:`memory_core.capture` stores it (``id`` is
+    """One ``messages`` row as :mod:`memory_core.capture.evidence` stores it (``id`` is
     assigned by the store; ``summary_node_id`` starts unset)."""
 
     tenant: str
@@ -134,7 +134,7 @@ class NodeReads(NamedTuple):
 
 
 class CaptureWrites(Protocol):
-    """The evidence tree and the event log (``memory_core.capture``): messages,
+    """The evidence tree and the event log (``memory_core.capture.evidence``): messages,
     threads, splices, events. Lookups read inside the write job that calls them.
 
     ``tenant``, ``role`` and ``session`` scope every node lookup: a node key is
@@ -239,7 +239,8 @@ class CaptureWrites(Protocol):
 
 class HistoryReads(Protocol):
     """Immutable facts of stored messages and the summary forest, read by the
-    engine's in-memory caches (``memory_core.msgfacts``, ``memory_core.nodecache``).
+    engine's in-memory caches (``memory_core.capture.message_facts``,
+    ``memory_core.compaction.node_cache``).
 
     Lists of ids may be of any length (a backend splits them as it must)."""
 
@@ -272,7 +273,7 @@ class HistoryReads(Protocol):
 
 class SummaryForest(Protocol):
     """The summary nodes compaction writes and ``memory status`` reports
-    (``memory_core.compaction``)."""
+    (``memory_core.compaction.compressor``)."""
 
     def nodes_within(self, tenant: str, role: str, first_id: int, last_id: int
                      ) -> list[Row]:
@@ -312,7 +313,7 @@ this order (``data`` holds the speaker and ordinal label the block reads)."""
 class ItemFeed(Protocol):
     """Memory items and their change log (``memory_item_changes``: every insert,
     update and delete of an item appends its id, whoever made it), read by the
-    engine's cache of active items (``memory_core.itemcache``). Item rows are
+    engine's cache of active items (``memory_core.items.cache``). Item rows are
     dicts of :data:`ITEM_ROW_COLUMNS`, in that order."""
 
     def change_position(self) -> int:
@@ -357,7 +358,7 @@ this order: what the search ranks by, and the link to a successor."""
 
 class ItemReads(Protocol):
     """Memory items read by the writer's supersession rules
-    (``memory_core.supersession``) and by search (``memory_core.search``)."""
+    (``memory_core.items.supersession``) and by search (``memory_core.search``)."""
 
     def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                               speaker: str, label: str | None,
@@ -679,7 +680,7 @@ class Purge(Protocol):
 
 
 class ResponseMap(Protocol):
-    """Responses API response ids and conversations (``memory_core.responsemap``)."""
+    """Responses API response ids and conversations (``memory_core.capture.response_threads``)."""
 
     def save_response(self, *, tenant: str, role: str, session: str, response_id: str,
                       parent: str | None, thread_id: int | None, items: bytes,
@@ -706,7 +707,7 @@ class ResponseMap(Protocol):
 
 
 class ForwardedLog(Protocol):
-    """Bodies forwarded upstream and the request log (``memory_core.forwarded``)."""
+    """Bodies forwarded upstream and the request log (``memory_core.capture.forwarded``)."""
 
     def insert(self, row: ForwardedRow, keep: int) -> int:
         """Insert ``row``, then delete its tenant's rows beyond the newest ``keep``
@@ -734,7 +735,7 @@ class ForwardedLog(Protocol):
 
 
 class ToolReads(Protocol):
-    """What the memory tools read besides the indexes (``memory_core.memorytools``)."""
+    """What the memory tools read besides the indexes (``memory_core.tools.memory_tools``)."""
 
     def hit_row(self, kind: str, ref_id: int) -> Row | None:
         """The row a search hit names, or ``None``: a ``message``'s ``{id, msg_role,
@@ -755,7 +756,7 @@ class ToolReads(Protocol):
 
 
 class AssemblyReads(Protocol):
-    """What the injection block reads (``memory_core.assemble``), on the request
+    """What the injection block reads (``memory_core.assembly.block``), on the request
     path: one statement per call. Lists of ids are a block's (at most a few
     thousand)."""
 
@@ -817,7 +818,7 @@ class AssemblyReads(Protocol):
 
 class ItemWrites(Protocol):
     """Memory items as the writer's rules read and change them
-    (``memory_core.memory``): supersession, conflicts, restatements, merges,
+    (``memory_core.items.writer``): supersession, conflicts, restatements, merges,
     retraction, with the revision log, the duplicate checks' subject keys and
     content terms, and the outbox. Write operations: call them inside a write job.
 
@@ -970,7 +971,7 @@ class ItemWrites(Protocol):
 
 
 class TaskWrites(Protocol):
-    """A thread's task state lines (``memory_core.memory.merge_task_line``; write
+    """A thread's task state lines (``memory_core.items.writer.merge_task_line``; write
     operations)."""
 
     def supersede_goals(self, thread_id: int, keep_norm: str, now: float) -> None:
@@ -993,7 +994,7 @@ class TaskWrites(Protocol):
 
 
 class AgentMemoryWrites(Protocol):
-    """Agent memories (``memory_core.memory.upsert_agent_memory``; write operations)."""
+    """Agent memories (``memory_core.items.writer.upsert_agent_memory``; write operations)."""
 
     def keys(self, tenant: str, category: str, role: str) -> list[tuple[str, str]]:
         """``(key, title)`` of every memory of a tenant, category and role."""

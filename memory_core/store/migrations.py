@@ -255,7 +255,7 @@ def m004_item_changes() -> str:
     return """
         -- Every insert, update and delete of a memory item appends its id here, by
         -- trigger (whatever code or process made the change). Readers that keep
-        -- items in memory (memory_core.itemcache) reload only the ids changed since
+        -- items in memory (memory_core.items.cache) reload only the ids changed since
         -- the last seq they saw. Ids only, no content; old rows are pruned.
         CREATE TABLE memory_item_changes (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -332,7 +332,7 @@ def m008_response_threads() -> str:
         -- items it adds to its conversation (the request's new input items, then the
         -- response's output; zlib-compressed JSON array), and the response it
         -- continued (previous_response_id), so a response's whole thread is its chain
-        -- of rows back to one without parent (memory_core.responsemap). Scoped by
+        -- of rows back to one without parent (memory_core.capture.response_threads). Scoped by
         -- tenant and role: an id never resolves in another tenant.
         CREATE TABLE response_threads (
             tenant TEXT NOT NULL,
@@ -367,7 +367,7 @@ def m008_response_threads() -> str:
 def m009_subject_keys() -> str:
     return """
         -- The words and CJK characters of each item's subject
-        -- (memory_core.supersession.subject_keys; part 0: every key, part 1: the
+        -- (memory_core.items.supersession.subject_keys; part 0: every key, part 1: the
         -- anchor), so the writer finds the items whose subject contains a new one's
         -- or is contained in it without reading every item of the scope.
         CREATE TABLE memory_item_subject_keys (
@@ -386,7 +386,7 @@ def m009_subject_keys() -> str:
         INSERT OR IGNORE INTO memory_item_subject_keys (tenant, role, part, key, item_id)
             SELECT i.tenant, i.role, 1, lcm_subject_anchor(i.subject), i.id
             FROM memory_items i WHERE i.subject IS NOT NULL AND i.subject != '';
-        -- Each item's content terms (memory_core.memory.content_terms), for the
+        -- Each item's content terms (memory_core.items.writer.content_terms), for the
         -- restatement check: only items holding one of a statement's terms are
         -- compared with it.
         CREATE TABLE memory_item_terms (
@@ -400,7 +400,7 @@ def m009_subject_keys() -> str:
         INSERT OR IGNORE INTO memory_item_terms (tenant, role, term, item_id)
             SELECT i.tenant, i.role, k.value, i.id
             FROM memory_items i, json_each(lcm_content_terms(i.text)) k;
-        -- The restatement check (memory_core.memory._reworded): the newest active
+        -- The restatement check (memory_core.items.writer._reworded): the newest active
         -- items of one speaker, value, unit and condition, without reading the rest.
         CREATE INDEX memory_items_restate ON memory_items(tenant, role, status,
             coalesce(json_extract(data, '$.speaker'), ''), value, unit, condition);
@@ -442,12 +442,12 @@ def apply_migrations(conn: sqlite3.Connection) -> int:
 def _register_functions(conn: sqlite3.Connection) -> None:
     """SQL functions the migrations' backfills call (Python code the schema
     cannot express): ``lcm_subject_keys(subject)`` (JSON array) and
-    ``lcm_subject_anchor(subject)`` (:func:`memory_core.supersession.subject_keys`),
-    ``lcm_content_terms(text)`` (JSON array, :func:`memory_core.memory.content_terms`)."""
+    ``lcm_subject_anchor(subject)`` (:func:`memory_core.items.supersession.subject_keys`),
+    ``lcm_content_terms(text)`` (JSON array, :func:`memory_core.items.writer.content_terms`)."""
     import json
 
-    from memory_core.memory import content_terms
-    from memory_core.supersession import subject_keys
+    from memory_core.items.supersession import subject_keys
+    from memory_core.items.writer import content_terms
 
     conn.create_function("lcm_subject_keys", 1,
                          lambda s: json.dumps(sorted(subject_keys(s)[0])), deterministic=True)

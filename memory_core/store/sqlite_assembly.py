@@ -1,5 +1,5 @@
 """SQLite implementation of :class:`~memory_core.store.api.AssemblyReads`: the SQL
-of :mod:`memory_core.assemble`, statement for statement."""
+of :mod:`memory_core.assembly.block`, statement for statement."""
 
 from __future__ import annotations
 

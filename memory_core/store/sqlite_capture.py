@@ -1,5 +1,5 @@
 """SQLite implementations of :class:`~memory_core.store.api.CaptureWrites` (the SQL
-of :mod:`memory_core.capture`, statement for statement: the request path's hottest
+of :mod:`memory_core.capture.evidence`, statement for statement: the request path's hottest
 writes, one statement per operation, no extra round) and of
 :class:`~memory_core.store.api.HistoryReads` (what the message and summary caches
 read), and of :class:`~memory_core.store.api.ItemFeed` (the active-item cache's)."""

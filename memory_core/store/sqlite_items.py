@@ -1,5 +1,5 @@
 """SQLite implementation of :class:`~memory_core.store.api.ItemReads`: the SQL of
-:mod:`memory_core.supersession` and :mod:`memory_core.search.successors`, statement
+:mod:`memory_core.items.supersession` and :mod:`memory_core.search.successors`, statement
 for statement."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """SQLite implementations of :class:`~memory_core.store.api.ItemWrites`,
 :class:`~memory_core.store.api.TaskWrites` and
 :class:`~memory_core.store.api.AgentMemoryWrites`: the SQL of
-:mod:`memory_core.memory`, statement for statement (the duplicate checks' queries
+:mod:`memory_core.items.writer`, statement for statement (the duplicate checks' queries
 and the indexes they read: docs/evaluation/README.md, "The duplicate checks")."""
 
 from __future__ import annotations

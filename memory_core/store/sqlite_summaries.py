@@ -1,5 +1,5 @@
 """SQLite implementation of :class:`~memory_core.store.api.SummaryForest`: the SQL
-of :mod:`memory_core.compaction`, statement for statement."""
+of :mod:`memory_core.compaction.compressor`, statement for statement."""
 
 from __future__ import annotations
 

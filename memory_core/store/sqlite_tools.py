@@ -1,5 +1,5 @@
 """SQLite implementation of :class:`~memory_core.store.api.ToolReads`: the SQL of
-:mod:`memory_core.memorytools`, statement for statement."""
+:mod:`memory_core.tools.memory_tools`, statement for statement."""
 
 from __future__ import annotations
 

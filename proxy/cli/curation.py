@@ -24,7 +24,7 @@ def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | N
     """Retract memory item ITEM_ID (7 or item:7, as search and inspect print it): kept
     for audit, gone from retrieval and the indexes."""
     from memory_core.errors import InvalidIdError, NotFoundError
-    from memory_core.ref import parse_item_id
+    from memory_core.tools.refs import parse_item_id
 
     try:
         item_id = parse_item_id(item_ref)
@@ -72,7 +72,7 @@ tenant_option = click.option(
 def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bool,
               as_json: bool, tenant: str, config: str | None, data_dir: str | None) -> None:
     """Create or replace a preference shown in every injection block of ROLE."""
-    from memory_core.memory import DuplicateKeyError
+    from memory_core.items.writer import DuplicateKeyError
 
     engine = open_engine(config, data_dir, create=True)
     try:

@@ -139,7 +139,7 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
                    role: str | None, session: str | None, as_json: bool) -> None:
     """Show one item (item:7) or message (msg:12, or 12) in full."""
     from memory_core.errors import InvalidIdError, NotFoundError
-    from memory_core.ref import parse_ref
+    from memory_core.tools.refs import parse_ref
 
     try:
         kind, ident = parse_ref(ref)

@@ -95,7 +95,7 @@ def memory_purge(session: str | None, role: str | None, tenant: str | None, yes:
     for a role or tenant) and queues index deletes so full-text and vector
     indexes drop them when the proxy's indexer next runs.
     """
-    from memory_core.purge import check_filters
+    from memory_core.admin.purge import check_filters
 
     try:
         check_filters(tenant, role, session)

@@ -17,7 +17,7 @@ model_windows`` for the bench's model names); the input budget is the window les
 the output reserve (a quarter of a small window, 4,096 tokens otherwise) and the
 margin, capped by ``hard_limit_tokens`` (100,000). "Forwarded" counts what the
 upstream would receive: messages (with the chat format's 4 tokens each) and tool
-definitions, in o200k tokens (:mod:`memory_core.budget`). Times are wall clock on
+definitions, in o200k tokens (:mod:`memory_core.assembly.budget`). Times are wall clock on
 this machine, milliseconds.
 """
 
@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from memory_core import budget
+from memory_core.assembly import budget
 from memory_core.engine import Engine
 from memory_core.models import Scope
 from proxy.evaluation.metrics import percentile

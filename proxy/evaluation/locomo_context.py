@@ -36,9 +36,9 @@ from typing import Any
 
 import orjson
 
-from memory_core import budget
-from memory_core.assemble import CURRENT_REQUEST, terms
-from memory_core.compaction import SCAFFOLD_HEADER
+from memory_core.assembly import budget
+from memory_core.assembly.block import CURRENT_REQUEST, terms
+from memory_core.compaction.compressor import SCAFFOLD_HEADER
 from memory_core.engine import Engine
 from memory_core.evaluation.locomo import conversation_messages, gold_turns
 from memory_core.models import Scope
@@ -135,7 +135,7 @@ def _miss_kind(engine: Engine, scope: Scope, question: str, msg_id: int | None,
     if not any(kind == "message" and ref_id == msg_id for kind, ref_id, _s in hits):
         return "not retrieved"
     # The message's words, its speaker's name and the words of the turn before it
-    # (the filled block's test, :func:`memory_core.assemble.assemble`).
+    # (the filled block's test, :func:`memory_core.assembly.block.assemble`).
     words = terms("\n".join(_texts(msg))) | terms(str(msg.get("name") or ""))
     if before is not None:
         words |= terms("\n".join(_texts(before)))

@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from memory_core.assemble import CURRENT_REQUEST
-from memory_core.compaction import SCAFFOLD_HEADER
+from memory_core.assembly.block import CURRENT_REQUEST
+from memory_core.compaction.compressor import SCAFFOLD_HEADER
 from memory_core.tokens import count_tokens
 
 ROLLING_MARKER = "[Notes kept from earlier in this conversation]"

@@ -32,7 +32,7 @@ from aiohttp import web
 from openai._response import AsyncAPIResponse
 from openai.types.chat import ChatCompletion
 
-from memory_core.compaction import SCAFFOLD_HEADER
+from memory_core.compaction.compressor import SCAFFOLD_HEADER
 from memory_core.errors import MemoryError_
 from memory_core.store.api import Tx
 from proxy.app import create_app, freeze_startup_heap

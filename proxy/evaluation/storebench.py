@@ -211,8 +211,8 @@ def _tool_reads(engine: Any, measured: list[Any],
                 snap: Callable[[], dict[str, tuple[int, int]]]) -> dict[str, float]:
     """Round trips of each read tool (mean of a call per measured turn's words),
     called as the proxy calls them, in the conversation's scope."""
-    from memory_core.memorytools import run_tool
     from memory_core.models import Scope
+    from memory_core.tools.memory_tools import run_tool
 
     scopes = engine.store.read_tx(lambda tx: tx.inspection.recent_scopes(
         tenant=None, role=None, session=None, limit=1))

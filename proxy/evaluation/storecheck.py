@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_core.capture.tree import message_text
 from memory_core.store.api import Tx
-from memory_core.tree import message_text
 from proxy.evaluation.generator import KeyItem, TaskExpectation
 from proxy.evaluation.metrics import has_needle, line_has_all
 

@@ -33,10 +33,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from memory_core import capture
-from memory_core import memorytools as mtools
+from memory_core.capture import evidence as capture
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.tools import memory_tools
 from proxy.chatcommands import run_command
 from proxy.flow.responsethreads import threads_of
 
@@ -228,11 +228,11 @@ class AsyncEngine:
     # -- tools and commands -----------------------------------------------------
     async def run_tool(self, scope: Scope, name: str, arguments: str | None,
                        timeout: float) -> str:
-        """A memory tool's result as JSON text (:func:`memory_core.memorytools.run_tool`,
+        """A memory tool's result as JSON text (:func:`memory_core.tools.memory_tools.run_tool`,
         which never raises); ``TimeoutError`` after ``timeout`` seconds (the tool
         finishes in its thread, unseen)."""
         return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(
-            None, mtools.run_tool, self.engine, scope, name, arguments), timeout)
+            None, memory_tools.run_tool, self.engine, scope, name, arguments), timeout)
 
     async def run_command(self, scope: Scope, text: str) -> str:
         """The reply text of a ``/memory`` command (:func:`proxy.chatcommands.run_command`)."""

@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core import budget
-from memory_core.compaction import SCAFFOLD_HEADER
+from memory_core.assembly import budget
+from memory_core.compaction.compressor import SCAFFOLD_HEADER
 from memory_core.engine import Engine
 from memory_core.models import Scope
 

@@ -19,14 +19,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core import budget
-from memory_core.assemble import is_bootstrap
-from memory_core.budget import Budget
-from memory_core.compaction import HEADERS_LINE, headers_line_saving
+from memory_core.assembly import budget
+from memory_core.assembly.block import is_bootstrap
+from memory_core.assembly.budget import Budget
+from memory_core.capture.tree import message_text
+from memory_core.compaction.compressor import HEADERS_LINE, headers_line_saving
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
-from memory_core.tree import message_text
 from proxy import chatcommands, rewrite
 from proxy.flow.inlinefit import View, fit, scaffold_index
 from proxy.rawjson import RawItems
@@ -107,7 +107,7 @@ SHORT_TOOLS_SHARE = 1 / 12
 """The full memory tools go with a request when their definitions take at most this
 share of its context budget; above it (a 4k window: about 320 of 2,816 tokens) only
 ``memory_search`` and ``view_message``, with short schemas
-(:data:`memory_core.memorytools.SHORT_DEFINITIONS`, about 100 tokens): the rest of
+(:data:`memory_core.tools.memory_tools.SHORT_DEFINITIONS`, about 100 tokens): the rest of
 the room goes to the block's quotes."""
 
 
@@ -212,7 +212,8 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     """The plan of one request after its capture (a memory-path thread;
     :func:`proxy.flow.memorypath.prepare_upstream`).
 
-    Plans the request against its context budget (:func:`memory_core.budget.request_budget`):
+    Plans the request against its context budget
+    (:func:`memory_core.assembly.budget.request_budget`):
     the tools (the client's and the memory tools), the scaffold (at most
     ``context.forest_share`` of the budget), the messages and the block (at most
     ``context.block_share``) must fit. A request that may not fit is counted; one

@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from memory_core.capture import loads_lossless
+from memory_core.capture.evidence import loads_lossless
 from proxy.appkeys import AENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import schedule_compaction

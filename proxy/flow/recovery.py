@@ -8,7 +8,7 @@ from typing import Any
 
 import aiohttp
 
-from memory_core import budget
+from memory_core.assembly import budget
 from proxy import forwardlog, rewrite
 from proxy.appkeys import ENGINE, METRICS, SETTINGS
 from proxy.flow.exchange import Exchange
@@ -34,8 +34,8 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
     (:mod:`proxy.handlers.messages`).
 
     The returned coroutine function takes the error's status and body; for a
-    context-length error (:func:`memory_core.budget.context_error`) it records a
-    smaller window for the model (:class:`memory_core.budget.ContextLimits`), runs
+    context-length error (:func:`memory_core.assembly.budget.context_error`) it records a
+    smaller window for the model (:class:`memory_core.assembly.budget.ContextLimits`), runs
     the memory path again under it and returns the new upstream body (memory tools
     added when ``ex.tools``), or ``None`` (not such an error, already retried, or
     the new plan is no smaller). Says what happened in ``ex.extra``

@@ -2,7 +2,7 @@
 
 Each hidden round sends the conversation again with the model's memory calls and
 their results appended. :func:`fit_results` checks that body against the
-request's input budget (:class:`memory_core.budget.Budget`, planned by the memory
+request's input budget (:class:`memory_core.assembly.budget.Budget`, planned by the memory
 path) and clips the tool results to the room left; when even clipped results
 cannot fit, the loop ends as at ``tools.max_rounds``. Sans-io.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core import budget
+from memory_core.assembly import budget
 
 MIN_RESULT_TOKENS = 64
 """A tool result with less room than this is not worth sending: the round stops."""

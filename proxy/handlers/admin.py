@@ -24,8 +24,8 @@ import orjson
 from aiohttp import web
 
 from memory_core.errors import InvalidIdError, NotFoundError
-from memory_core.memory import GLOBAL_TENANT, DuplicateKeyError
-from memory_core.ref import parse_id
+from memory_core.items.writer import GLOBAL_TENANT, DuplicateKeyError
+from memory_core.tools.refs import parse_id
 from proxy import __version__, openapi
 from proxy.appkeys import AENGINE, ENGINE, METRICS, SETTINGS
 from proxy.errors import BadRequestError, ProxyError

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from memory_core.tree import message_text
+from memory_core.capture.tree import message_text
 from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.appkeys import AENGINE, SETTINGS, TASKS

@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from memory_core.capture.tree import message_text
 from memory_core.tokens import count_tokens
-from memory_core.tree import message_text
 from proxy import chatcommands, forwardlog, rawjson, rewrite
 from proxy import headers as hdrs
 from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
@@ -241,7 +241,7 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
 
 def recoverer(ex: Exchange, system: Any) -> Recover | None:
     """The once-only answer to an upstream context-length error (Anthropic's "prompt
-    is too long", :func:`memory_core.budget.context_error`), as for chat
+    is too long", :func:`memory_core.assembly.budget.context_error`), as for chat
     (:func:`proxy.flow.recovery.recoverer`), planned again on the request's view
     (:func:`prepare`)."""
     return flow_recoverer(ex, replan=lambda: prepare(ex, system), view=mw.view_messages)

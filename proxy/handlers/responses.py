@@ -37,7 +37,7 @@ and the continuing request is replayed with the hidden rounds spliced back (the
 reply has a splice, so the memory path always rewrites it). A
 ``previous_response_id`` the map does not know (relayed elsewhere, purged, in
 another tenant, or kept out of the store by capture policy and relayed before a
-restart: :mod:`memory_core.responsemap`) is forwarded untouched, without memory
+restart: :mod:`memory_core.capture.response_threads`) is forwarded untouched, without memory
 (``x-lcm-memory-reason: unknown-previous-response``). A request in a
 ``conversation`` (the upstream keeps its items) is forwarded untouched too
 (``x-lcm-memory-reason: conversation``: no block, no memory tools, no command), but
@@ -55,9 +55,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core.capture import loads_lossless
+from memory_core.capture.evidence import loads_lossless
+from memory_core.capture.tree import message_text
 from memory_core.models import Scope
-from memory_core.tree import message_text
 from proxy import chatcommands, forwardlog, rewrite
 from proxy import headers as hdrs
 from proxy.appkeys import AENGINE, SETTINGS

@@ -21,7 +21,7 @@ import orjson
 from aiohttp import web
 
 from memory_core.errors import NotFoundError
-from memory_core.ref import parse_id
+from memory_core.tools.refs import parse_id
 from proxy.appkeys import AENGINE, ENGINE, SETTINGS
 from proxy.errors import UnauthorizedError
 from proxy.handlers.access import (

@@ -3,7 +3,7 @@ model, tokens, what memory did) and ``/lcm/ui/requests/{request_id}``, the exact
 the upstream received — summary scaffold, injection block and tail marked, tool
 definitions — beside the injection's budget, sections and explain table.
 
-Bodies come from ``forwarded_requests`` (:mod:`memory_core.forwarded`): the newest
+Bodies come from ``forwarded_requests`` (:mod:`memory_core.capture.forwarded`): the newest
 ``capture.keep_forwarded_requests`` per tenant, secrets masked as in capture.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from memory_core.forwarded import split_body
+from memory_core.capture.forwarded import split_body
 from proxy.appkeys import ENGINE, SETTINGS
 from proxy.ui.html import (
     budget_bar,

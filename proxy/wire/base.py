@@ -85,7 +85,7 @@ class WireAdapter(ABC):
     def add_tools(self, body: dict[str, Any], *, strict: str = "auto", short: bool = False
                   ) -> tuple[dict[str, Any], dict[str, str]]:
         """``(body with the memory tools, offered name → canonical name)``; ``short``:
-        only the short set (:data:`memory_core.memorytools.SHORT_DEFINITIONS`)."""
+        only the short set (:data:`memory_core.tools.memory_tools.SHORT_DEFINITIONS`)."""
 
     @abstractmethod
     def is_stream(self, body: dict[str, Any]) -> bool:

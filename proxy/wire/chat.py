@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memory_core import memorytools as mtools
+from memory_core.tools import memory_tools
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chatstream import ChatStreamRound, sse_data
 
@@ -118,7 +118,7 @@ class ChatWire(WireAdapter):
             t.get("function", {}).get("name") for t in client_tools
             if isinstance(t, dict) and isinstance(t.get("function"), dict)
         }
-        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)},
+        ours, names = memory_tools.definitions_for({n for n in taken if isinstance(n, str)},
                                                short=short)
         keep_strict = strict == "always" or (strict == "auto" and _client_strict(client_tools))
         if not keep_strict:

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memory_core import memorytools as mtools
-from memory_core.assemble import CURRENT_REQUEST
+from memory_core.assembly.block import CURRENT_REQUEST
+from memory_core.tools import memory_tools
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import sum_usage
 
@@ -173,7 +173,7 @@ def newest_is_user(body: dict[str, Any]) -> bool:
 
 
 def anthropic_tool(spec: dict[str, Any]) -> dict[str, Any]:
-    """A memory tool (chat definition, :mod:`memory_core.memorytools`) as an Anthropic tool:
+    """A memory tool (chat definition, :mod:`memory_core.tools.memory_tools`) as an Anthropic tool:
     ``name``, ``description``, ``input_schema`` (nullable fields made optional)."""
     fn = spec["function"]
     params = fn["parameters"]
@@ -221,12 +221,13 @@ class MessagesWire(WireAdapter):
     def add_tools(self, body: dict[str, Any], *, strict: str = "auto", short: bool = False
                   ) -> tuple[dict[str, Any], dict[str, str]]:
         """``(body with the memory tools appended, offered name → canonical name)``;
-        a name the client uses is never shadowed (:func:`memory_core.memorytools.definitions_for`).
+        a name the client uses is never shadowed
+        (:func:`memory_core.tools.memory_tools.definitions_for`).
         Appended after the client's tools, so a breakpoint on the client's last tool
         keeps its prefix only if the client's tools come first (they do)."""
         client_tools = body.get("tools") or []
         taken = {t.get("name") for t in client_tools if isinstance(t, dict)}
-        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)},
+        ours, names = memory_tools.definitions_for({n for n in taken if isinstance(n, str)},
                                                short=short)
         return dict(body, tools=[*client_tools, *(anthropic_tool(t) for t in ours)]), names
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memory_core import memorytools as mtools
+from memory_core.tools import memory_tools
 from proxy import rewrite
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import STRICT_MODES, sum_usage
@@ -254,7 +254,7 @@ class ResponsesWire(WireAdapter):
         client_tools = body.get("tools") or []
         taken = {t.get("name") for t in client_tools
                  if isinstance(t, dict) and isinstance(t.get("name"), str)}
-        ours, names = mtools.definitions_for({n for n in taken if isinstance(n, str)},
+        ours, names = memory_tools.definitions_for({n for n in taken if isinstance(n, str)},
                                                short=short)
         keep = strict == "always" or (strict == "auto" and _client_strict(client_tools))
         out = dict(body)

@@ -147,7 +147,7 @@ async def test_one_hundred_thousand_messages_are_stored(scripted: ScriptedUpstre
                                                         tmp_path: Path) -> None:
     """Search is off: indexing 100k documents is the indexer's test, not this one. The
     texts carry no facts: 50k extracted near-duplicate facts cost the extractor's
-    dedupe quadratic time (memory_core/memory.py ``_candidates``; reported)."""
+    dedupe quadratic time (memory_core/items/writer.py ``_candidates``; reported)."""
     proxy = await start_proxy(scripted.base_url, tmp_path / "d", search={"enabled": False},
                               injection={"capture_wait_seconds": 0.2})
     try:

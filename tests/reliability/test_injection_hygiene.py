@@ -17,7 +17,7 @@ from typing import Any
 import openai
 import pytest
 
-from memory_core.assemble import CURRENT_REQUEST, neutralise
+from memory_core.assembly.block import CURRENT_REQUEST, neutralise
 from tests.conftest import TEST_KEY, RunningProxy, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 

@@ -24,11 +24,11 @@ import aiohttp
 import openai
 import pytest
 
-from memory_core import capture
+from memory_core.capture import evidence as capture
+from memory_core.capture.redact import redact_secrets, redact_value
 from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
 from memory_core.models import CaptureTicket, Scope
-from memory_core.redact import redact_secrets, redact_value
 from proxy.log import JsonFormatter, PlainFormatter, redact
 from tests.conftest import RunningProxy, closed_port, sql_read, start_proxy, writer_stalled
 from tests.fake_upstream import FakeUpstream, Reply

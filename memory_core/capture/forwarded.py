@@ -3,7 +3,7 @@
 The proxy hands every body it forwards with memory in play to
 :meth:`memory_core.engine.Engine.record_forwarded` (nothing waits for it). On a
 background thread of its own (:func:`prepare`), the body is serialised if it came as a
-dict, secrets are masked when capture redacts (``memory_core.redact``, message by
+dict, secrets are masked when capture redacts (``memory_core.capture.redact``, message by
 message, remembering clean ones; a masked body is re-serialised and the page says
 so) and zlib-compressed (level 1); the writer only inserts the row (:func:`insert`)
 into ``forwarded_requests`` with what memory did. Retention is bounded: only the
@@ -24,11 +24,11 @@ from typing import Any
 
 import orjson
 
-from memory_core.assemble import CURRENT_REQUEST
-from memory_core.capture import loads_lossless
-from memory_core.compaction import ACKNOWLEDGEMENT, SCAFFOLD_HEADER
+from memory_core.assembly.block import CURRENT_REQUEST
+from memory_core.capture.evidence import loads_lossless
+from memory_core.capture.redact import redact_value
+from memory_core.compaction.compressor import ACKNOWLEDGEMENT, SCAFFOLD_HEADER
 from memory_core.models import Scope
-from memory_core.redact import redact_value
 from memory_core.store.api import ForwardedRow, Tx
 
 __all__ = ["forwarded", "insert", "prepare", "request_log", "split_body"]
@@ -44,7 +44,7 @@ def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, An
     (the same function, so the bytes are the same). ``meta``: ``state``,
     ``thread_id``, ``model``, ``stream``, ``client_bytes``, ``tools_added``,
     ``compacted_messages``. With ``redact``, secrets are masked
-    (``memory_core.redact``) and the masked body re-serialised with ``dumps``.
+    (``memory_core.capture.redact``) and the masked body re-serialised with ``dumps``.
     """
     dumps = dumps or orjson.dumps
     raw = bytes(body if isinstance(body, bytes | bytearray) else dumps(body))
@@ -74,7 +74,7 @@ def insert(tx: Tx, row: ForwardedRow, keep: int) -> int:
 _TRIGGERS = (b"private key", b"sk-", b"akia", b"asia", b"abia", b"acca", b"ghp_", b"gho_",
              b"ghu_", b"ghs_", b"ghr_", b"github_pat_", b"xox", b"aiza", b"eyj", b"secret",
              b"access", b"bearer")
-"""Case-folded literals that cover every trigger of ``memory_core.redact`` (JSON
+"""Case-folded literals that cover every trigger of ``memory_core.capture.redact`` (JSON
 escapes none of them): a body without any holds no secret."""
 
 _CLEAN: OrderedDict[bytes, None] = OrderedDict()

@@ -19,12 +19,8 @@ from typing import Any
 
 import orjson
 
-from memory_core.config import MemoryConfig
-from memory_core.models import CaptureResult, CaptureTicket, Scope
-from memory_core.redact import may_contain_secret, redact_secrets, redact_value
-from memory_core.store.api import MessageRow, NodeRef, Row, Tx
-from memory_core.tokens import count_tokens
-from memory_core.tree import (
+from memory_core.capture.redact import may_contain_secret, redact_secrets, redact_value
+from memory_core.capture.tree import (
     ChainKeyCache,
     canonical_bytes,
     canonical_message,
@@ -33,6 +29,10 @@ from memory_core.tree import (
     message_text,
     node_key,
 )
+from memory_core.config import MemoryConfig
+from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.store.api import MessageRow, NodeRef, Row, Tx
+from memory_core.tokens import count_tokens
 
 _DEFAULT_CONFIG = MemoryConfig()
 """What capture stores when the caller passes no config: secrets redacted, raw JSON kept."""
@@ -59,7 +59,7 @@ def stored_forms(message: Any, config: MemoryConfig | None = None) -> tuple[str,
     """Return ``(text, raw_json)`` to store for ``message`` under ``config``.
 
     With ``redact_secrets`` (the default) every secret pattern of
-    :mod:`memory_core.redact` is masked in both. Without ``store_raw_json`` the raw
+    :mod:`memory_core.capture.redact` is masked in both. Without ``store_raw_json`` the raw
     JSON is reduced to the message's canonical fields (role, name, tool calls…)
     with ``content`` replaced by the stored text, so extra fields, images and audio
     are not kept. Node keys never depend on these forms: they are computed from the
@@ -445,7 +445,7 @@ def capture_request(
     the new ids.
     ``config``: what is stored (secret redaction, raw JSON; see :func:`stored_forms`).
     ``key_cache``: reuse the node keys of a history seen before (same result, less
-    hashing; see :class:`~memory_core.tree.ChainKeyCache`). ``path_cache``: the
+    hashing; see :class:`~memory_core.capture.tree.ChainKeyCache`). ``path_cache``: the
     stored ids of recent paths (:class:`PathIdCache`; the caller fills it after
     commit).
     """

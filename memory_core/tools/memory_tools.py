@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
-from memory_core.commandtext import is_command_exchange
 from memory_core.errors import NotFoundError
 from memory_core.models import Scope
-from memory_core.ref import parse_id
 from memory_core.store.api import Tx
+from memory_core.tools.commands import is_command_exchange
+from memory_core.tools.refs import parse_id
 
 _HIT_KINDS = frozenset({"message", "item", "agent_memory", "summary"})
 
@@ -184,7 +184,7 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
               ) -> list[dict[str, Any]]:
     """Up to ``limit`` rows for search hits, read from the store and re-checked against the
     scope. Retracted items and the proxy's own ``/memory`` command exchanges are left
-    out, as in every other search (:mod:`memory_core.commandtext`)."""
+    out, as in every other search (:mod:`memory_core.tools.commands`)."""
     out: list[dict[str, Any]] = []
 
     def q(tx: Tx) -> None:

@@ -11,7 +11,7 @@ node's content never changes once written (``store_node`` inserts; only
 ``parent_id`` is set later, and a purge deletes rows), and ids are
 ``AUTOINCREMENT`` (never reused), so the nodes handed out always equal a fresh
 read, whichever process wrote or purged (tested against
-:func:`memory_core.compaction.load_nodes`). The cache is keyed by the database's
+:func:`memory_core.compaction.compressor.load_nodes`). The cache is keyed by the database's
 path: a file replaced under a running engine (a restore) needs a restart, as the
 engine's other caches do.
 """
@@ -24,7 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from memory_core.compaction import SummaryNode, summary_node
+from memory_core.compaction.compressor import SummaryNode, summary_node
 from memory_core.store.api import Tx
 
 
@@ -77,7 +77,7 @@ class SummaryNodes:
 
     def on_path(self, tx: Tx, namespace: str, tenant: str, role: str,
                 path_ids: Sequence[int]) -> list[SummaryNode]:
-        """What :func:`memory_core.compaction.load_nodes` returns: the active nodes
+        """What :func:`memory_core.compaction.compressor.load_nodes` returns: the active nodes
         whose covered ids all lie on ``path_ids``, ordered by level, first id, id."""
         if not path_ids:
             return []

@@ -120,7 +120,7 @@ def load_path(tx: Tx, ids: Sequence[int]) -> list[PathMessage]:
 def outline_path(ids: Sequence[int], outlines: Mapping[int, MessageOutline]
                  ) -> list[MessageOutline]:
     """The messages ``ids`` (in order) as :func:`plan` reads them, from ``outlines``
-    (:meth:`memory_core.msgfacts.MessageFacts.outlines`). Ids missing from it are
+    (:meth:`memory_core.capture.message_facts.MessageFacts.outlines`). Ids missing from it are
     skipped, as :func:`load_path` skips missing rows: ``plan`` gives the same groups
     on both (it reads ids, roles and token counts only)."""
     return [outlines[i] for i in ids if i in outlines]
@@ -138,7 +138,7 @@ def load_nodes(tx: Tx, tenant: str, role: str, path_ids: Sequence[int]
                ) -> list[SummaryNode]:
     """Every active node of (tenant, role) whose covered ids all lie on ``path_ids``,
     ordered by level, first id, id: a fresh read. The engine reads the same through
-    its cache (:class:`memory_core.nodecache.SummaryNodes`), tested against this."""
+    its cache (:class:`memory_core.compaction.node_cache.SummaryNodes`), tested against this."""
     if not path_ids:
         return []
     on_path = set(path_ids)
@@ -659,7 +659,7 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
     headers as one line, until it fits (or only the intro is left). Deterministic,
     so the bytes stay identical until the forest, the superseded items or the
     budget change. ``short_tools``: the tools offered are the short set
-    (:data:`memory_core.memorytools.SHORT_DEFINITIONS`), the only ones named.
+    (:data:`memory_core.tools.memory_tools.SHORT_DEFINITIONS`), the only ones named.
     """
     first, last = roots[0].first, roots[-1].last
     search = "memory_search" if short_tools else "memory_grep / memory_search"

@@ -51,7 +51,7 @@ def newest(tx: Tx, visible_ids: Sequence[int], tokens: int,
     that does not fit (the newest message counts too: after a pasted message longer
     than ``tokens``, nothing is in view); ``set()`` when ``tokens`` is 0. Reads the
     counts of the tail only, 128 ids at a time (a few for 8000 tokens), through
-    ``counts_of(tx, ids)`` (:meth:`memory_core.msgfacts.MessageFacts.counts`:
+    ``counts_of(tx, ids)`` (:meth:`memory_core.capture.message_facts.MessageFacts.counts`:
     ``{id: tokens}``, missing ids absent)."""
     out: set[int] = set()
     if tokens <= 0:
@@ -96,7 +96,7 @@ def related_updates(shown: Sequence[tuple[Any, float]], hidden: Sequence[Any],
     ``max_items``), the most important first. ``term_counts(terms)``, when given,
     returns those counts (``{term: items}``) in place of counting ``population``
     and ``hidden`` here (the item index's postings:
-    :mod:`memory_core.itemindex`)."""
+    :mod:`memory_core.items.index`)."""
     if not shown or not hidden or limit <= 0:
         return []
     by_term: dict[str, list[int]] = {}

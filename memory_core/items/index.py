@@ -1,13 +1,13 @@
 """Arrays and a term index over a scope's active items, kept up to date by change.
 
-Assembly (:func:`memory_core.assemble.assemble`) scores every active item of the
+Assembly (:func:`memory_core.assembly.block.assemble`) scores every active item of the
 role against the turn, picks the standing ones and the matches, and counts how
 many items hold each of the turn's keywords. Done item by item in Python that is
 about 10 µs an item, on every request, and the item set grows with the
 conversation. :class:`ItemIndex` keeps, per item, what assembly reads (standing
 weight, keyword terms, conversation-locality, kind, source message, thread) in
 numpy arrays, and an inverted index from keyword term to the items holding it;
-the item cache (:mod:`memory_core.itemcache`) applies each change to it (an item
+the item cache (:mod:`memory_core.items.cache`) applies each change to it (an item
 added, changed or gone), so a request pays for its own keywords' postings and a
 few array operations in C, not for a Python loop over every item.
 
@@ -31,7 +31,7 @@ Prepare = Callable[[Any], tuple[float, frozenset[str], bool]]
 """``row -> (standing weight, keyword terms, conversation-local)``."""
 
 SEEN_KINDS = frozenset(("fact", "decision", "proposal"))
-"""Kinds the in-view rule may leave out (:data:`memory_core.inview.SEEN_KINDS`)."""
+"""Kinds the in-view rule may leave out (:data:`memory_core.assembly.in_view.SEEN_KINDS`)."""
 
 _START = 256
 

@@ -1,6 +1,6 @@
 """Score ``memory_core.extraction.extract`` against a labelled JSONL set.
 
-    python -m memory_core.extract_eval tests/data/extraction_labelled.jsonl [--errors]
+    python -m memory_core.evaluation.extraction tests/data/extraction_labelled.jsonl [--errors]
 
 Each line of the set is ``{"id", "lang", "speaker", "text", "expected": [item…]}`` where an
 item is ``{"kind", "subject"?, "value"?, "unit"?, "condition"?, "correction"?,
@@ -20,7 +20,7 @@ predictions are false positives, unpaired labels false negatives.
 what the user set to last: preferences, rules, decisions, corrections, quantities the
 user fixed; not observations, one of a numbered series, one-off requests, small talk,
 assistant proposals), a prediction *stands* when the block would put it in every
-turn: :func:`memory_core.assemble.standing_weight` > 0 on the item as it would be
+turn: :func:`memory_core.assembly.block.standing_weight` > 0 on the item as it would be
 stored (evidence ``user`` unless a proposal; an extraction flagged ``correction``
 counts as superseding an earlier item). Predictions pair with the labels of their
 message by subject (any kind; the same kind first). Standing precision is the share
@@ -163,8 +163,8 @@ def stands(item: Extracted, speaker: str = "user") -> bool:
     items")."""
     import orjson
 
-    from memory_core.assemble import standing_weight
-    from memory_core.standing import extraction_data
+    from memory_core.assembly.block import standing_weight
+    from memory_core.items.standing import extraction_data
 
     row = {"kind": item.kind, "text": item.text, "value": item.value,
            "condition": item.condition,
@@ -320,7 +320,7 @@ def _table(title: str, rows: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: print the score tables (and with ``--errors`` every mismatch) to stdout."""
-    parser = argparse.ArgumentParser(prog="python -m memory_core.extract_eval")
+    parser = argparse.ArgumentParser(prog="python -m memory_core.evaluation.extraction")
     parser.add_argument("path", nargs="?", default="tests/data/extraction_labelled.jsonl")
     parser.add_argument("--errors", action="store_true", help="list every mismatch")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")

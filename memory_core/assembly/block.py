@@ -30,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from memory_core import inview, standing
+from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
-from memory_core.itemindex import IndexView, ItemIndex
-from memory_core.memory import GLOBAL_TENANT, account_tenant
+from memory_core.items import standing
+from memory_core.items.index import IndexView, ItemIndex
+from memory_core.items.writer import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
 from memory_core.store.api import Tx
 from memory_core.tokens import count_tokens, token_source
@@ -188,7 +189,7 @@ class _Line:
 
 
 Item = Any
-"""A ``memory_items`` row read by column name: an :data:`memory_core.itemcache.ItemRow`
+"""A ``memory_items`` row read by column name: an :data:`memory_core.items.cache.ItemRow`
 (dict) from the item cache, or a row (dict) read here."""
 
 Searcher = Callable[[Scope, str, Sequence[str], int], list[tuple[str, int, float]]]
@@ -435,12 +436,12 @@ def standing_weight(row: Any) -> float:
     ``row``: a ``memory_items`` row (mapping). Returns 0 for items never shown
     without a match: questions, assistant proposals, and facts with neither a
     number the user set nor a correction behind them (an observation such as
-    "latency was 180 ms" is not standing: :func:`memory_core.standing.fixed_quantity`).
+    "latency was 180 ms" is not standing: :func:`memory_core.items.standing.fixed_quantity`).
     Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
     必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
-    number, :func:`memory_core.standing.one_off`), 0 for an item of a series
-    (:func:`memory_core.standing.series`: "Run 39: …", a numbered checklist's
+    number, :func:`memory_core.items.standing.one_off`), 0 for an item of a series
+    (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
     step), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item), +0.5 for a condition.
@@ -504,7 +505,7 @@ _PREPARED_MAX = 20_000  # entries hold their rows: bounded to about 20 MB
 
 def _prepared(row: Any) -> tuple[int, float, frozenset[str]]:
     """``(id, standing weight, keyword terms)`` of an item row, memoised by the row
-    object: the item cache (:mod:`memory_core.itemcache`) hands out the same row
+    object: the item cache (:mod:`memory_core.items.cache`) hands out the same row
     until the item changes, so unchanged items cost one dict lookup per request."""
     item_id, weight, words, _ = _prepared_all(row)
     return item_id, weight, words
@@ -512,7 +513,7 @@ def _prepared(row: Any) -> tuple[int, float, frozenset[str]]:
 
 def _local(row: Any) -> bool:
     """Whether the item is conversation-local
-    (:func:`memory_core.standing.conversation_local`), memoised."""
+    (:func:`memory_core.items.standing.conversation_local`), memoised."""
     return _prepared_all(row)[3]
 
 
@@ -530,8 +531,8 @@ def _prepared_all(row: Any) -> tuple[int, float, frozenset[str], bool]:
 def item_features(row: Any) -> tuple[float, frozenset[str], bool]:
     """``(standing weight, keyword terms, conversation-local)`` of an item row: what
     assembly reads of every item (:func:`standing_weight`, :func:`terms` of its
-    subject, text and speaker, :func:`memory_core.standing.conversation_local`),
-    and what the item index keeps per item (:mod:`memory_core.itemindex`)."""
+    subject, text and speaker, :func:`memory_core.items.standing.conversation_local`),
+    and what the item index keeps per item (:mod:`memory_core.items.index`)."""
     # The speaker's name is one of the item's words: "Where does Halvard live?" asks
     # for what Halvard said ("I live in Ghent"), which names nobody.
     words = frozenset(terms(f"{row['subject'] or ''} {row['text']} {standing.speaker(row)}"))
@@ -570,7 +571,7 @@ def _choose_items(
 
     ``chosen``: ``(row, priority, reason)`` — standing items (newest first), then
     the best keyword/search matches with near-duplicates collapsed, then in-view
-    updates of shown items (:func:`memory_core.inview.related_updates`).
+    updates of shown items (:func:`memory_core.assembly.in_view.related_updates`).
     ``hidden``: items left out because the upstream reads them (``view``: in-view
     message ids), newest first. ``item_row(id)``: the row of a candidate item
     (``None`` when it is not one). ``similar``: ``{chosen id: near-duplicates
@@ -582,7 +583,7 @@ def _choose_items(
     current request), conversation-local items of other threads (proposals, "Run
     39: …", one-off requests belong to the thread they were said in and its forks:
     docs/scopes.md) and, for now, facts, decisions and proposals the upstream reads
-    where they were said (:mod:`memory_core.inview`). Array operations over the
+    where they were said (:mod:`memory_core.assembly.in_view`). Array operations over the
     index and the postings of this turn's keywords: no Python work per item.
     """
     n = ix.n
@@ -674,7 +675,7 @@ def _choose_items(
     def term_counts(wanted: set[str]) -> dict[str, int]:
         return {t: int(np.count_nonzero(either[ix.slots(t)])) for t in wanted}
 
-    for r, prio_r, old in inview.related_updates(
+    for r, prio_r, old in in_view.related_updates(
             [(c[0], c[1]) for c in chosen], hidden, lambda row: _prepared(row)[2],
             cfg.max_items, term_counts=term_counts):
         chosen.append((r, prio_r, f"in view, but newer than item {old['id']} shown here"))
@@ -715,11 +716,11 @@ def assemble(
     (default: all of the request's); only others can be quoted as evidence.
     ``in_view_ids``: the newest of those, up to ``cfg.in_view_tokens`` tokens (default:
     all of ``visible_ids``); a fact, decision or proposal said in one of them is not
-    repeated (:mod:`memory_core.inview`; none is when ``cfg.in_view_tokens`` is 0).
+    repeated (:mod:`memory_core.assembly.in_view`; none is when ``cfg.in_view_tokens`` is 0).
     ``namespace``: the database's identity for the term cache (its path).
     ``active_items``: the scope's active items, newest first, when the caller has
     them; ``item_index``: the same as an index view, when the caller keeps one
-    (:meth:`memory_core.itemcache.ActiveItems.view`); default: read them here.
+    (:meth:`memory_core.items.cache.ActiveItems.view`); default: read them here.
     ``evidence_fill``: quote earlier messages found by search beyond
     ``cfg.evidence_snippets``, as many as the budget takes (the weakest go first),
     for a block whose room the request's context budget cut: most of the history
@@ -932,7 +933,7 @@ def assemble(
                                group=day))
 
     shown = {r["id"] for r, _, _ in chosen}
-    not_repeated = inview.not_repeated_log([r for r in hidden if r["id"] not in shown],
+    not_repeated = in_view.not_repeated_log([r for r in hidden if r["id"] not in shown],
                                            lambda row: _prepared(row)[1], q_terms,
                                            lambda row: _prepared(row)[2])
     return _fit(lines, trigger, budget, scope, capture, not_repeated,

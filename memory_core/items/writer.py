@@ -6,9 +6,9 @@ from.
 
 Supersession (one item replaces another, both kept, linked both ways):
   an item flagged as a correction replaces the best-matching *active* item of the
-  same tenant and role (:func:`memory_core.supersession.correction_target`): the
+  same tenant and role (:func:`memory_core.items.supersession.correction_target`): the
   same subject first, then one containing the other, else the most content terms
-  shared (``memory_core.overlap``: stemmed words, CJK bigrams); never an item with
+  shared (``memory_core.items.overlap``: stemmed words, CJK bigrams); never an item with
   a different condition or a unit of another dimension. A correction with no subject
   and no shared terms replaces the most recent active item with the same unit.
   Chains A→B→C work because only active items are candidates.
@@ -17,7 +17,7 @@ Conflict (both sides stay visible until the user resolves it):
   narrower one: "audit log retention" after "log retention" is another thing), the
   same condition and no unit of another dimension but a different value (or,
   without values, a rival choice or short claim:
-  :func:`memory_core.supersession.contradicts`) sets ``conflict_with`` on the new
+  :func:`memory_core.items.supersession.contradicts`) sets ``conflict_with`` on the new
   item. A correction of either side settles the conflict when it names both.
 Restatement: the same kind, subject and value again — or the same statement
   reworded, its content terms the same ("My manager is Dana." / "Reminder: Dana is
@@ -41,14 +41,12 @@ from typing import Any
 
 import orjson
 
-from memory_core import standing
 from memory_core.errors import NotFoundError
 from memory_core.extraction.units import unit_class
-from memory_core.memorykeys import KeyMatch, near_duplicate, snake_key
-from memory_core.models import Scope
-from memory_core.overlap import overlap, terms
-from memory_core.store.api import AGENT_CONTENT_LIMIT, Row, Tx
-from memory_core.supersession import (
+from memory_core.items import standing
+from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
+from memory_core.items.overlap import overlap, terms
+from memory_core.items.supersession import (
     conditions_agree,
     contradicts,
     correction_target,
@@ -58,6 +56,8 @@ from memory_core.supersession import (
     subject_probes,
     subjects_match,
 )
+from memory_core.models import Scope
+from memory_core.store.api import AGENT_CONTENT_LIMIT, Row, Tx
 
 ITEM_KINDS = ("fact", "decision", "constraint", "preference", "question", "proposal")
 TASK_LABELS = ("goal", "progress", "todo", "blocked", "decision")
@@ -298,7 +298,7 @@ _REWORDED_SCAN = 300
 
 
 def content_terms(text: str | None) -> frozenset[str]:
-    """A statement's content terms (:func:`memory_core.overlap.terms`) without the
+    """A statement's content terms (:func:`memory_core.items.overlap.terms`) without the
     words that mark it as a restatement."""
     return terms(text) - _RESTATEMENT_WORDS
 
@@ -426,7 +426,7 @@ def _restated(tx: Tx, row: Row, thread_id: int,
     """Merge a restatement into ``row``: a ``restated`` revision, the message added
     to ``data.sources`` (every message that said it, oldest first) and made the
     item's source (the block cites the newest), the item moved to that thread.
-    A conversation-local item (:func:`memory_core.standing.conversation_local`)
+    A conversation-local item (:func:`memory_core.items.standing.conversation_local`)
     said again in another thread is not merged (returns ``False``): each thread
     keeps its own."""
     if standing.conversation_local(row) and row["thread_id"] != thread_id:
@@ -572,7 +572,7 @@ def supersede(tx: Tx, old_id: int, new_id: int, reason: str,
 
     A correction also settles a conflict: the other side of a conflict ``old_id``
     was part of is superseded by ``new_id`` as well when the correction names its
-    subject (:func:`memory_core.supersession.settles`), so exactly one value stays
+    subject (:func:`memory_core.items.supersession.settles`), so exactly one value stays
     current.
     """
     now = time.time() if now is None else now
@@ -640,7 +640,7 @@ def merge_task_line(tx: Tx, scope: Scope, thread_id: int,
     merged). progress: appended; when it says done/完成/完了 (or, in Chinese and
     Japanese, a completion aspect: 已经…, …しました; not 开始/開始/まだ) it closes
     the open TODO or blocker it names best — the most content terms shared
-    (stemmed words, CJK bigrams; :mod:`memory_core.overlap`), at least 60 % of the
+    (stemmed words, CJK bigrams; :mod:`memory_core.items.overlap`), at least 60 % of the
     smaller side and two terms (one when a side has one). blocked: added open;
     decision: appended. Lines are unique per (thread, label, normalised text).
     """
@@ -707,7 +707,7 @@ def upsert_agent_memory(
 
     ``category`` ∈ progress | user_preferences | memo. ``key`` is normalised with
     :func:`snake_key`. A near-duplicate of an existing key (see
-    :func:`memory_core.memorykeys.near_duplicate`) is routed to it when ``on_duplicate`` is
+    :func:`memory_core.items.agent_keys.near_duplicate`) is routed to it when ``on_duplicate`` is
     ``"route"`` or refused with :class:`DuplicateKeyError` when ``"refuse"``.
     ``content`` longer than 500 characters raises ``ValueError`` (the seed's limit;
     never silently truncated). Callers enforce who may write which category.

@@ -1,7 +1,7 @@
 """What an item is: standing or one-off, long-term or local to its conversation, whose.
 
 Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence``,
-``data``…). Used by the block (:mod:`memory_core.assemble`) to choose items; pure, no I/O.
+``data``…). Used by the block (:mod:`memory_core.assembly.block`) to choose items; pure, no I/O.
 
 - A **standing rule** says it stands: "always", "never", "from now on", "in this
   project", "by default", 以后/总是/一律, 今後/常に/毎回… A request about the current
@@ -140,7 +140,7 @@ def fixed_quantity(row: Any) -> bool:
 
 def sources(row: Any) -> list[int]:
     """Every message that stated the item, oldest first: ``data.sources`` (kept when
-    a restatement is merged into it, :func:`memory_core.memory.store_extracted`),
+    a restatement is merged into it, :func:`memory_core.items.writer.store_extracted`),
     else its ``source_message_id`` alone."""
     value = data_of(row).get("sources")
     if isinstance(value, list) and value:

@@ -9,7 +9,7 @@ inserted, updated or deleted item, whichever code or process made the change).
 A reader that fell behind the pruned part of that log, or sees too many changes,
 reloads the scope whole. The result always equals a fresh ``SELECT`` of the active
 items (tested against it), newest first. :meth:`ActiveItems.view` hands out the
-same items as arrays and a term index (:mod:`memory_core.itemindex`), to which
+same items as arrays and a term index (:mod:`memory_core.items.index`), to which
 each change is applied as it is read, so that assembly's cost does not grow with
 the number of items.
 
@@ -28,12 +28,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core.itemindex import IndexView, ItemIndex, Prepare
+from memory_core.items.index import IndexView, ItemIndex, Prepare
 from memory_core.store.api import Tx
 
 ItemRow = dict[str, Any]
 """One cached item: :data:`~memory_core.store.api.ITEM_ROW_COLUMNS` by name (``data``
-holds the speaker and ordinal label the block reads: :mod:`memory_core.standing`)."""
+holds the speaker and ordinal label the block reads: :mod:`memory_core.items.standing`)."""
 
 MAX_ITEMS = 5000
 """Newest active items of a scope handed to assembly (older ones stay searchable)."""
@@ -87,7 +87,7 @@ class ActiveItems:
 
     def view(self, tx: Tx, namespace: str, tenant: str,
              role: str) -> IndexView:
-        """The same items as :meth:`get`, as an :class:`~memory_core.itemindex.IndexView`
+        """The same items as :meth:`get`, as an :class:`~memory_core.items.index.IndexView`
         (only the newest :data:`MAX_ITEMS` are live). Needs ``prepare`` (the
         constructor's); raises the store's errors as the reads do."""
         snap = self._snapshot(tx, namespace, tenant, role, indexed=True)

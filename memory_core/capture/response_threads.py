@@ -20,7 +20,7 @@ captured the same way: ``response_conversations`` names the newest response the
 proxy relayed in each conversation, whose chain the next request follows.
 
 Scoped by tenant and role: an id never resolves in another tenant. A purge
-removes a scope's rows with their threads (:mod:`memory_core.purge`).
+removes a scope's rows with their threads (:mod:`memory_core.admin.purge`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import time
 import zlib
 from typing import Any
 
-from memory_core.capture import dumps_lossless, loads_lossless
+from memory_core.capture.evidence import dumps_lossless, loads_lossless
+from memory_core.capture.redact import may_contain_secret, redact_value
 from memory_core.models import CaptureTicket, Scope
-from memory_core.redact import may_contain_secret, redact_value
 from memory_core.store.api import Tx
 
 __all__ = ["MAX_CHAIN", "conversation", "conversation_head", "insert", "prepare"]

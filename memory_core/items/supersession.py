@@ -5,7 +5,7 @@ A correction replaces the best-matching active item of its tenant and role
 whose subject matches (:func:`subjects_match`) — in both cases only under the same
 condition (:func:`conditions_agree`): "the timeout is 30 s when offline" and "the
 timeout is 5 s" are two facts, never one correcting the other. Read-only helpers,
-called by ``memory_core.memory`` inside the writer's transaction.
+called by ``memory_core.items.writer`` inside the writer's transaction.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
+from memory_core.items.overlap import covered, overlap, terms
 from memory_core.models import Scope
-from memory_core.overlap import covered, overlap, terms
 from memory_core.store.api import ItemReads
 
 _CONDITION_COVER = 0.75
@@ -115,7 +115,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     dimension (both without a unit, or both of one class; only the very same
     subject may pair a unit with none). Best first: the same subject; a subject
     that contains the other or is contained in it; else term overlap
-    (:func:`memory_core.overlap.overlap`) of at least 0.5 with two shared terms
+    (:func:`memory_core.items.overlap.overlap`) of at least 0.5 with two shared terms
     (one when a side has only one). Ties go to more shared terms, then the newest.
     A correction that names the old value ("it's 5434, not 5433") replaces the item
     stating it, whatever its wording; one with no subject ("Actually, it's 5434")

@@ -3,9 +3,9 @@
 Three steps read them for much of a conversation's path on every turn:
 :meth:`memory_core.engine.Engine.path_tokens` (is the request over the hard
 limit?) sums ``messages.tokens`` over every uncompacted message,
-:func:`memory_core.inview.newest` walks the counts back from the newest message,
+:func:`memory_core.assembly.in_view.newest` walks the counts back from the newest message,
 and the compaction that runs after each answer plans on the roles and counts of
-the whole path (:func:`memory_core.compaction.plan`). At 2,000 messages the reads
+the whole path (:func:`memory_core.compaction.compressor.plan`). At 2,000 messages the reads
 cost about 0.7 ms on the request path and 5–7 ms of CPU after it, for values that
 never change: a message's ``msg_role`` and ``tokens`` are written with the row and
 never updated, and ids are ``AUTOINCREMENT`` (never reused). :class:`MessageFacts`
@@ -25,7 +25,7 @@ import sys
 import threading
 from collections.abc import Collection, Sequence
 
-from memory_core.compaction import MessageOutline
+from memory_core.compaction.compressor import MessageOutline
 from memory_core.store.api import Tx
 
 MAX_IDS = 100_000
@@ -34,7 +34,7 @@ whole and refilled."""
 
 
 class MessageFacts:
-    """Each message's :class:`~memory_core.compaction.MessageOutline` (id, role,
+    """Each message's :class:`~memory_core.compaction.compressor.MessageOutline` (id, role,
     tokens; ``NULL`` role as ``""``, ``NULL`` count as 0) by id, read once per id;
     thread-safe.
 

@@ -1,0 +1,1 @@
+"""Operator work on stored memory: scoped reads, search, export and purge."""

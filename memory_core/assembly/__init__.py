@@ -1,0 +1,1 @@
+"""The injection block and the context budget of each upstream request."""

@@ -1,0 +1,1 @@
+"""Memory tools the model calls and in-chat ``/memory`` commands, answered by the proxy."""
