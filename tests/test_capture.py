@@ -651,7 +651,8 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
     follow-up for an answer no longer pending does nothing."""
     import time
 
-    from memory_core.engine import EXTRACT_RETRY_SECONDS, Engine
+    from memory_core.capture.jobs import EXTRACT_RETRY_SECONDS
+    from memory_core.engine import Engine
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")
@@ -677,7 +678,7 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         ids = engine.capture_response(ticket, [reply], {}).result(10)
         ask("r2", [question, reply, {"role": "user", "content": "ok"}])  # queued after
         assert sql_read(engine, proposals) == ids and sql_read(engine, pending) == []
-        engine.store.write_tx_sync(lambda c: engine._extract_pending(c, ids[0]))
+        engine.store.write_tx_sync(lambda c: engine.captures._extract_pending(c, ids[0]))
         assert sql_read(engine, proposals) == ids  # no longer pending: nothing added
 
         # The answer's own job, alone (as if the process died right after its commit).
@@ -685,7 +686,7 @@ def test_an_answer_is_extracted_by_the_job_after_its_capture(tmp_path: Path) -> 
         other = {"role": "assistant", "content": "I suggest we use Postgres for the job queue."}
         before = time.time()
         (lost,) = engine.store.write_tx_sync(
-            lambda c: engine._capture_response_job(c, later, [other], {}, None))
+            lambda c: engine.captures._capture_response_job(c, later, [other], {}, None))
         ((mid, attempts, due),) = sql_read(engine, pending)
         assert (mid, attempts) == (lost, 0) and lost not in sql_read(engine, proposals)
         assert before + EXTRACT_RETRY_SECONDS[0] <= due <= time.time() + EXTRACT_RETRY_SECONDS[0]
@@ -768,14 +769,15 @@ def test_a_request_bringing_its_history_is_extracted_after_its_capture(
     them; writer jobs queued after the commit do, in message order (the rules that
     compare a statement with earlier ones see them in the order they were said). A
     usual turn is extracted inline."""
-    from memory_core.engine import EXTRACT_INLINE_MESSAGES, Engine
+    from memory_core.capture.jobs import EXTRACT_INLINE_MESSAGES
+    from memory_core.engine import Engine
     from memory_core.items import writer as memory
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")
     in_capture: list[bool] = []
     inline: list[int] = []
-    real_job, real_store = engine._capture_request_job, memory.store_extracted
+    real_job, real_store = engine.captures._capture_request_job, memory.store_extracted
 
     def capture_job(*args: Any, **kw: Any) -> Any:
         in_capture.append(True)
@@ -790,7 +792,7 @@ def test_a_request_bringing_its_history_is_extracted_after_its_capture(
             inline.append(message_id)
         return real_store(tx, scope, thread_id, message_id, *a, **kw)
 
-    monkeypatch.setattr(engine, "_capture_request_job", capture_job)
+    monkeypatch.setattr(engine.captures, "_capture_request_job", capture_job)
     monkeypatch.setattr(memory, "store_extracted", store_extracted)
     n = EXTRACT_INLINE_MESSAGES + 2
     history: list[dict[str, Any]] = []
@@ -823,14 +825,15 @@ def test_a_message_yielding_many_items_is_extracted_after_its_capture(
     transaction that the request waits on (on PostgreSQL a round trip per check);
     a writer job queued after the commit stores all of them. A message with a few
     items is still extracted inline."""
-    from memory_core.engine import EXTRACT_INLINE_ITEMS, Engine
+    from memory_core.capture.jobs import EXTRACT_INLINE_ITEMS
+    from memory_core.engine import Engine
     from memory_core.items import writer as memory
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")
     in_capture: list[bool] = []
     inline: list[int] = []
-    real_job, real_store = engine._capture_request_job, memory.store_extracted
+    real_job, real_store = engine.captures._capture_request_job, memory.store_extracted
 
     def capture_job(*args: Any, **kw: Any) -> Any:
         in_capture.append(True)
@@ -845,7 +848,7 @@ def test_a_message_yielding_many_items_is_extracted_after_its_capture(
             inline.append(message_id)
         return real_store(tx, scope, thread_id, message_id, *a, **kw)
 
-    monkeypatch.setattr(engine, "_capture_request_job", capture_job)
+    monkeypatch.setattr(engine.captures, "_capture_request_job", capture_job)
     monkeypatch.setattr(memory, "store_extracted", store_extracted)
     n = EXTRACT_INLINE_ITEMS + 4
     paste = "\n".join(f"The port of service svc{i:02d} is {7100 + i}." for i in range(n))
@@ -917,7 +920,8 @@ def test_a_correction_after_a_queued_paste_still_supersedes(tmp_path: Path) -> N
     """One request: a paste the rules find many items in (queued for after the
     commit), then a correction of one of them. Items are stored in the order they
     were said, so the correction supersedes the pasted value, not the reverse."""
-    from memory_core.engine import EXTRACT_INLINE_ITEMS, Engine
+    from memory_core.capture.jobs import EXTRACT_INLINE_ITEMS
+    from memory_core.engine import Engine
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")
@@ -942,7 +946,8 @@ def test_a_correction_in_the_next_request_waits_for_the_queued_paste(tmp_path: P
     Another persona's queued job is not waited for."""
     import threading
 
-    from memory_core.engine import EXTRACT_INLINE_ITEMS, Engine
+    from memory_core.capture.jobs import EXTRACT_INLINE_ITEMS
+    from memory_core.engine import Engine
     from memory_core.models import Scope
 
     engine = Engine(tmp_path / "d")

@@ -430,15 +430,15 @@ async def test_a_fact_after_a_long_paste_is_remembered(
 def test_long_texts_are_cut_at_line_ends_and_bounded(
         engine: Engine, caplog: pytest.LogCaptureFixture,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory_core import engine as engine_mod
+    from memory_core.capture import jobs
 
     text = _paste(100_000)
-    chunks = engine_mod.extract_chunks(text)
-    assert "".join(chunks) == text and all(len(c) <= engine_mod.EXTRACT_MAX_CHARS for c in chunks)
+    chunks = jobs.extract_chunks(text)
+    assert "".join(chunks) == text and all(len(c) <= jobs.EXTRACT_MAX_CHARS for c in chunks)
     assert all(c.endswith("\n") for c in chunks)
-    monkeypatch.setattr(engine_mod, "EXTRACT_MAX_TOTAL_CHARS", 50_000)
+    monkeypatch.setattr(jobs, "EXTRACT_MAX_TOTAL_CHARS", 50_000)
     with caplog.at_level("INFO", logger="lcm.engine"):
-        engine.store.write_tx_sync(lambda c: engine._extract_one(
+        engine.store.write_tx_sync(lambda c: engine.captures._extract_one(
             c, SCOPE, 1, 1, _paste(60_000) + "The API timeout is 45 s.", "user"))
     skips = [r for r in caplog.records if "skipping the rest" in r.getMessage()]
     assert skips and skips[0].levelname == "WARNING"

@@ -24,11 +24,11 @@ from tests import pgcluster
 from tests.test_store_responsemap import pg_url  # noqa: F401 - the cluster fixture
 
 PER_JOB = {
-    "engine.Engine._capture_request_job": 4,
+    "jobs.CaptureJobs._capture_request_job": 4,
     "engine.Engine.has_history_beyond.<locals>.<lambda>": 1,
     "engine.Engine.splices_for.<locals>.<lambda>": 1,
     "engine.Engine.assemble.<locals>.build": 4,
-    "engine.Engine._capture_response_job": 3,
+    "jobs.CaptureJobs._capture_response_job": 3,
 }
 """Round trips of each job a turn waits for on PostgreSQL (a job alone in its write
 batch), besides the summary forest's (``SummaryNodes.on_path``: one, and one more

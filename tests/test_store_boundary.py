@@ -48,6 +48,10 @@ MIGRATED = (
     "memory_core/assembly/block.py",
     "memory_core/items/writer.py",
     "memory_core/engine.py",
+    "memory_core/capture/jobs.py",
+    "memory_core/compaction/scheduler.py",
+    "memory_core/admin/search.py",
+    "memory_core/admin/inspection.py",
 )
 
 LEGACY: frozenset[str] = frozenset()

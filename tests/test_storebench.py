@@ -19,12 +19,12 @@ from tests import pgcluster
 
 
 def test_jobs_fall_into_the_stages_the_table_shows() -> None:
-    assert stage_of("engine.Engine._capture_request_job") == "capture"
-    assert stage_of("engine.Engine._capture_response_job") == "capture"
+    assert stage_of("jobs.CaptureJobs._capture_request_job") == "capture"
+    assert stage_of("jobs.CaptureJobs._capture_response_job") == "capture"
     assert stage_of("engine.Engine.assemble.<locals>.build") == "memory path reads"
     assert stage_of("engine._log_assembly") == "logs (queued, not waited)"
     assert stage_of("forwarded.insert") == "logs (queued, not waited)"
-    assert stage_of("engine.Engine._extract_pending") == "background"
+    assert stage_of("jobs.CaptureJobs._extract_pending") == "background"
     assert stage_of("indexer.Indexer._read_outbox.<locals>.<lambda>") == "background"
 
 

@@ -11,7 +11,7 @@ tree lacks are reported as missing), so one command compares two checkouts:
     cd TREE && PYTHONPATH=$PWD python docs/evaluation/request_path_stages.py numbers 1000 30
 
 What is on the critical path of a request: the event loop's parse
-(``steps.parse_body``), the writer's capture (``Engine._capture_request_job``: node keys,
+(``steps.parse_body``), the writer's capture (``CaptureJobs._capture_request_job``: node keys,
 insert, the user message's extraction) and the memory-path job (``plan.prepare``:
 context budget, scaffold, block). In the background: the answer's capture and
 extraction (``_capture_response_job``, ``_extract_pending``), the forwarded-body
@@ -60,21 +60,22 @@ def wrap(obj: Any, name: str, label: str | None = None) -> None:
 def instrument() -> None:
     from memory_core.assembly import block as asm
     from memory_core.assembly import budget
-    from memory_core.capture import evidence
-    from memory_core.capture import tree
+    from memory_core.capture import evidence, tree
     from memory_core.capture import forwarded as fwd
-    from memory_core.items import writer as mem
+    from memory_core.capture.jobs import CaptureJobs
     from memory_core.engine import Engine
+    from memory_core.items import writer as mem
     from memory_core.store import sqlite
     from proxy import rewrite
 
     wrap(cft._WorkItem, "run", "[thread] pool jobs (all pools)")
     wrap(sqlite.SqliteStore, "_run_batch", "[thread] writer batches")
     for n in ("_capture_request_job", "_extract_one", "_capture_response_job",
-              "_extract_pending", "assemble", "forest_for", "superseded_sources",
-              "has_history_beyond", "compact"):
+              "_extract_pending"):
+        wrap(CaptureJobs, n, f"CaptureJobs.{n}")
+    for n in ("assemble", "forest_for", "superseded_sources", "has_history_beyond", "compact"):
         wrap(Engine, n, f"Engine.{n}")
-    wrap(capture, "capture_request", "capture.capture_request")
+    wrap(evidence, "capture_request", "evidence.capture_request")
     wrap(tree.ChainKeyCache, "keys", "ChainKeyCache.keys")
     for n in ("_choose_items", "_collapse", "terms"):
         wrap(asm, n, f"assemble.{n}")

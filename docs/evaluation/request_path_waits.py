@@ -5,7 +5,7 @@ records, per measured request, when each critical step starts and ends (wall,
 ``time.perf_counter``) and its thread's CPU (``time.thread_time``): the parse on
 the event loop (``steps.parse_body``), the memory path's wait
 (``steps.prepare_upstream``, event loop), the capture (writer,
-``Engine._capture_request_job``) and the memory-path job (pool, ``plan.prepare``).
+``CaptureJobs._capture_request_job``) and the memory-path job (pool, ``plan.prepare``).
 The gaps between them are hand-offs and waits for the interpreter lock:
 
     cd TREE && PYTHONPATH=$PWD python docs/evaluation/request_path_waits.py eval 1000 60
@@ -77,10 +77,10 @@ NEEDED = ("parse>", "parse<", "mp>", "cap>", "cap<", "plan>", "plan<", "mp<")
 def main() -> None:
     if os.environ.get("SWITCH"):
         sys.setswitchinterval(float(os.environ["SWITCH"]))
-    from memory_core.engine import Engine
+    from memory_core.capture.jobs import CaptureJobs
     from proxy.evaluation import historybench as hb
     from proxy.flow import plan, steps
-    wrap(Engine, "_capture_request_job", "cap")
+    wrap(CaptureJobs, "_capture_request_job", "cap")
     wrap(plan, "prepare", "plan")
     awrap(steps, "prepare_upstream", "mp")  # the name steps calls
     wrap(steps, "parse_body", "parse")

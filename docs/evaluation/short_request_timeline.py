@@ -30,7 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
-from memory_core.engine import Engine
+from memory_core.capture.jobs import CaptureJobs
 from proxy import bench
 from proxy.app import create_app
 from proxy.benchfake import BenchUpstream
@@ -65,7 +65,7 @@ def timed(owner: Any, attr: str, label: str) -> None:
 
 
 def instrument() -> None:
-    timed(Engine, "_capture_request_job", "capture")
+    timed(CaptureJobs, "_capture_request_job", "capture")
     if (Path(bench.__file__).parent / "flow").is_dir():  # after the redesign
         import proxy.flow.plan as plan
         import proxy.flow.record as record

@@ -1,0 +1,137 @@
+"""Operator reads of one item, one message, or everything stored: inspect and export.
+
+Each function reads inside one reader transaction (``store.read_tx(fn, …)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_core.capture.evidence import loads_lossless
+from memory_core.errors import NotFoundError
+from memory_core.store.api import Tx
+from memory_core.store.migrations import SCHEMA_VERSION
+
+
+def inspect(tx: Tx, ref: str) -> dict[str, Any]:
+    """Return an item (``item:7``) or a message (``msg:12`` or ``12``) in full.
+
+    Items include numbers, condition, scope, source message text, supersession
+    links (both directions, as chains) and revision history. Raises
+    ``NotFoundError`` for an unknown id and ``ValueError`` for a malformed ref.
+    """
+    kind, _, num = ref.partition(":") if ":" in ref else ("msg", "", ref)
+    try:
+        ident = int(num)
+    except ValueError as exc:
+        raise ValueError(f"not an id: {ref!r} (use item:N or msg:N)") from exc
+
+    reads = tx.inspection
+    if kind in ("item", "i"):
+        row = reads.item(ident)
+        if row is None:
+            raise NotFoundError(f"no memory item {ident}")
+        out = dict(row)
+        out["data"] = loads_lossless(row["data"])
+        out["ref"] = f"item:{ident}"
+        src = reads.message_brief(row["source_message_id"])
+        out["source"] = src if src else None
+        chain_back: list[dict[str, Any]] = []
+        cur = row["supersedes"]
+        while cur is not None and len(chain_back) < 100:
+            r = reads.item_link(cur, "supersedes")
+            if r is None:
+                break
+            chain_back.append({"id": r["id"], "text": r["text"], "status": r["status"]})
+            cur = r["supersedes"]
+        chain_fwd: list[dict[str, Any]] = []
+        cur = row["superseded_by"]
+        while cur is not None and len(chain_fwd) < 100:
+            r = reads.item_link(cur, "superseded_by")
+            if r is None:
+                break
+            chain_fwd.append({"id": r["id"], "text": r["text"], "status": r["status"]})
+            cur = r["superseded_by"]
+        out["supersedes_chain"] = chain_back
+        out["superseded_by_chain"] = chain_fwd
+        out["revisions"] = reads.revisions(ident)
+        return out
+    if kind in ("msg", "m", "message"):
+        row = reads.message(ident)
+        if row is None:
+            raise NotFoundError(f"no message {ident}")
+        out = {k: v for k, v in row.items() if k != "raw_json"}
+        out["message"] = loads_lossless(row["raw_json"])
+        out["ref"] = f"msg:{ident}"
+        out["items"] = reads.message_items(ident)
+        return out
+    raise ValueError(f"unknown reference kind {kind!r} (use item:N or msg:N)")
+
+
+def export(
+    tx: Tx,
+    *,
+    session: str | None = None,
+    role: str | None = None,
+    tenant: str | None = None,
+    thread_id: int | None = None,
+    events: bool = False,
+) -> dict[str, Any]:
+    """Return stored threads and messages (and events) as plain JSON-ready dicts.
+
+    Filters combine with AND. ``session`` matches ``X-LCM-Session`` values.
+    Messages carry ``id`` (the public message id), ``parent_id``, ``role``,
+    ``kind``, ``hidden``, ``text``, ``message`` (the original JSON) and
+    ``created_at`` (UNIX seconds).
+    """
+    filtered = any(v is not None for v in (session, role, tenant, thread_id))
+
+    threads = []
+    for t in tx.inspection.export_threads(session=session, role=role, tenant=tenant,
+                                          thread_id=thread_id):
+        msgs = [
+            {
+                "id": m["id"],
+                "parent_id": m["parent_id"],
+                "role": m["msg_role"],
+                "kind": m["kind"],
+                "hidden": bool(m["hidden"]),
+                "text": m["text"],
+                "tokens": m["tokens"],
+                "message": loads_lossless(m["raw_json"]),
+                "created_at": m["created_at"],
+            }
+            for m in tx.inspection.thread_messages(t["id"])
+        ]
+        threads.append(
+            {
+                "id": t["id"],
+                "tenant": t["tenant"],
+                "role": t["role"],
+                "session": t["session"] or None,
+                "parent_thread_id": t["parent_thread_id"],
+                "fork_message_id": t["fork_message_id"],
+                "head_message_id": t["head_message_id"],
+                "created_at": t["created_at"],
+                "updated_at": t["updated_at"],
+                "messages": msgs,
+            }
+        )
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "threads": threads}
+    if events:
+        ids = [t["id"] for t in threads]
+        rows = []
+        if ids or not filtered:
+            for e in tx.inspection.events(ids if filtered else None):
+                rows.append(
+                    {
+                        "id": e["id"],
+                        "request_id": e["request_id"],
+                        "thread_id": e["thread_id"],
+                        "kind": e["kind"],
+                        "created_at": e["created_at"],
+                        "data": loads_lossless(e["data"]),
+                    }
+                )
+        out["events"] = rows
+    return out

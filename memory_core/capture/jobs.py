@@ -1,0 +1,359 @@
+"""The writer jobs that capture requests and answers, and extract their items.
+
+A request's capture is urgent (the request may wait for it) and keyed by its persona
+(:func:`persona_order`): that persona's extraction jobs keep their queued order, so
+items are stored in message order (supersession). What a capture cannot afford to
+extract inline (long messages, backfills, pasted logs, answers) is extracted by
+writer jobs queued once the capture commits, off the request path; a failing rule
+queues its message for a retry and never loses the evidence it was reading.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import threading
+import time
+from collections.abc import Hashable
+from concurrent.futures import Future
+from typing import Any
+
+from memory_core.capture import evidence
+from memory_core.capture.redact import redact_secrets
+from memory_core.capture.tree import ChainKeyCache, message_text
+from memory_core.config import MemoryConfig
+from memory_core.errors import StoreError
+from memory_core.items import writer as items_writer
+from memory_core.items.cache import prune_changes
+from memory_core.models import CaptureResult, CaptureTicket, Scope
+from memory_core.store.api import EngineStore, Tx
+
+log = logging.getLogger("lcm.engine")
+
+EXTRACT_MAX_CHARS = 32_000
+"""Longest text extracted inside the capture transaction, and the size of each chunk
+a longer message is extracted in (by a writer job queued after the capture
+commits, off the request path: :meth:`CaptureJobs._extract_one`). The capture runs on
+the writer thread that requests wait on, and the rules cost about 1.5 ms per 2 KB:
+a whole 100 KB paste extracted inline would hold every other capture for seconds."""
+EXTRACT_INLINE_MESSAGES = 4
+"""Most new user messages of one request extracted inside its capture transaction.
+A request bringing more (a conversation the proxy first sees with its history,
+dozens of messages at once) has them all extracted, in order, by writer jobs
+queued after the capture commits, as a long message is: the request that brings
+them carries those messages itself, and extracting them inline holds it (and every
+capture queued behind it) for a statement per rule step (on PostgreSQL a round trip each: a
+25-message first request, ~600 items, ~6,500 statements, over the capture wait).
+All or none, so that items are still stored in message order (supersession)."""
+EXTRACT_INLINE_ITEMS = 12
+"""Most items one message may yield inside its capture transaction. A message the
+rules find more in (a pasted log: a line each) is extracted by a writer job queued
+after the capture commits, as a long message is: each item costs its duplicate and
+supersession checks (on PostgreSQL a round trip each), which would hold the request
+and every capture queued behind it. The message itself is in the upstream's view
+on that turn; its items serve later turns."""
+EXTRACT_MAX_TOTAL_CHARS = 2_000_000
+"""Characters of one message read for memory at most (about 63 chunks); the rest of
+a longer message is skipped, logged at WARNING. It stays stored and searchable."""
+
+
+def extract_chunks(text: str, size: int = EXTRACT_MAX_CHARS) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters, each ending at the
+    last line break (else sentence end, else space) of its window when there is one
+    in its second half: a fact is not cut in two at a chunk's edge."""
+    out: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            window = text[start:end]
+            for sep in ("\n", ". ", "。", " "):
+                cut = window.rfind(sep)
+                if cut >= size // 2:
+                    end = start + cut + len(sep)
+                    break
+        out.append(text[start:end])
+        start = end
+    return out
+
+EXTRACT_RETRY_SECONDS = (5.0, 30.0, 300.0, 3600.0)
+"""Backoff between extraction retries of one message (seconds), then every hour."""
+
+
+def persona_order(scope: Scope) -> tuple[str, str]:
+    """The writer's order key of a persona (tenant, role): its captures and
+    extraction jobs keep their queued order (:class:`memory_core.store.batch.WriteQueue`),
+    so its items are stored in message order (supersession)."""
+    return (scope.tenant, scope.role)
+
+
+def is_memory_command(text: str) -> bool:
+    """True for in-chat ``/memory …`` commands, which are never extracted from."""
+    return text.lstrip().startswith("/memory")
+
+
+class CaptureJobs:
+    """Queues captures on ``store``'s writer and extracts what they bring.
+
+    ``spliced``: the engine's set of answer ids with a splice (memory-tool rounds
+    the client never saw); an answer captured with an ``upstream_view`` joins it."""
+
+    def __init__(self, store: EngineStore, config: MemoryConfig, spliced: set[int]) -> None:
+        self.store = store
+        self.config = config
+        self._spliced = spliced
+        self._deferred = threading.local()  # ids of long messages queued by a capture
+        self._chain_keys = ChainKeyCache()
+        self._path_ids = evidence.PathIdCache()
+        self._captures = 0
+
+    def capture_request(
+        self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any]
+    ) -> tuple[CaptureTicket, Future[CaptureResult]]:
+        """Queue the capture of a request's ``messages``; return (ticket, future).
+
+        Pass the ticket to :meth:`capture_response` for the matching response; the
+        writer runs jobs in order so the response always sees the request's result.
+        """
+        ticket = CaptureTicket(scope=scope, request_id=request_id)
+        deferred: list[int] = []
+        # Urgent (the request may wait for it): ahead of the background writes
+        # queued before it, except its persona's extraction jobs, which go ahead
+        # with it (its own extraction then stores items in message order).
+        order = persona_order(scope)
+        fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred,
+                                  urgent=True, order_key=order)
+
+        def remember(done: Future[CaptureResult]) -> None:
+            # Runs after COMMIT (the writer resolves futures then): only committed
+            # paths are remembered, and long messages queued for extraction.
+            for message_id in deferred:
+                with contextlib.suppress(StoreError):  # closing: retried on a later start
+                    self.store.write_tx(self._extract_pending, message_id, order_key=order)
+            if not done.cancelled() and done.exception() is None:
+                res = done.result()
+                if res.head_key and res.message_ids:
+                    self._path_ids.put(scope, res.head_key, res.path)
+
+        fut.add_done_callback(remember)
+        return ticket, fut
+
+    def _capture_request_job(
+        self, tx: Tx, ticket: CaptureTicket, messages: list[Any],
+        event: dict[str, Any], deferred: list[int] | None = None,
+    ) -> CaptureResult:
+        self._deferred.ids = deferred
+        # Bounded: one queued message a capture (the request waits on this job);
+        # queued messages are otherwise extracted by their own writer jobs. Asked
+        # first, read last (with the capture's first read: no round trip of its own
+        # on PostgreSQL); what this job queues is not due yet.
+        due = tx.extraction.due_later(time.time(), 1) if self.config.extract else None
+        result = evidence.capture_request(tx, ticket, messages, event,
+                                         config=self.config, key_cache=self._chain_keys,
+                                         path_cache=self._path_ids)
+        if self.config.extract and result.new_ids:
+            # The new ids are the request's last messages, or (regrouped tool calls,
+            # evidence.regroup_calls) each one request message's: found by id.
+            first_new = len(result.message_ids) - len(result.new_ids)
+            at = ({mid: i for i, mid in enumerate(result.message_ids)} if result.path_ids
+                  else {mid: first_new + n for n, mid in enumerate(result.new_ids)})
+            users = [(mid, messages[at[mid]]) for mid in result.new_ids
+                     if isinstance(messages[at[mid]], dict)
+                     and messages[at[mid]].get("role") == "user"]
+            # Items are stored in the order their messages were said (supersession):
+            # once one message is queued for after the commit, every later one is.
+            later = len(users) > EXTRACT_INLINE_MESSAGES
+            for mid, msg in users:
+                name = msg.get("name")
+                queued = len(deferred) if deferred is not None else 0
+                self._extract_one(tx, ticket.scope, result.thread_id, mid,
+                                  message_text(msg), "user",
+                                  name if isinstance(name, str) else "", defer=True,
+                                  later=later)
+                if deferred is not None and len(deferred) > queued:
+                    later = True
+        if due is not None:
+            self._extract_queued(tx, due())
+        self._captures += 1
+        if self._captures % 1000 == 0:
+            prune_changes(tx)
+        return result
+
+    def _extract_one(self, tx: Tx, scope: Scope, thread_id: int,
+                     message_id: int, text: str, speaker: str, name: str = "",
+                     defer: bool = False, later: bool = False) -> None:
+        """Extract and store items of one message; on failure queue it for a retry.
+        ``name``: the message's ``name`` field, the items' speaker (``""``: none).
+        A text longer than :data:`EXTRACT_MAX_CHARS` is read whole, in chunks of that
+        size (:func:`extract_chunks`), up to :data:`EXTRACT_MAX_TOTAL_CHARS`; with
+        ``defer`` (the capture transaction) it is only queued, for a writer job
+        after the commit, as is any text with ``later`` (a backfill message,
+        :data:`EXTRACT_INLINE_MESSAGES`) the rules find items in (one they find
+        nothing in needs no job).
+
+        Runs inside the capture transaction under its own savepoint, so a failing
+        rule never loses the evidence it was reading.
+        """
+        if not text.strip() or is_memory_command(text):
+            return
+        if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):
+            return  # a backfill message the rules find nothing in: no job for it
+        if defer and (later or len(text) > EXTRACT_MAX_CHARS):
+            self._defer_extraction(tx, message_id)
+            return
+        if self.config.redact_secrets:
+            # Items are stored text too: extract from what capture stored, never the key.
+            text = redact_secrets(text)
+        found: list[list[Any]] | None = None
+        if defer:
+            from memory_core.extraction import extract
+
+            try:
+                found = [extract(chunk, speaker=speaker) for chunk in extract_chunks(text)]
+            except Exception as exc:  # noqa: BLE001 - the job retries it; evidence kept
+                log.warning("extraction of message %s failed: %r; queued", message_id, exc)
+                found = None
+            if found is None or sum(map(len, found)) > EXTRACT_INLINE_ITEMS:
+                self._defer_extraction(tx, message_id)
+                return
+        if len(text) > EXTRACT_MAX_TOTAL_CHARS:
+            log.warning("message %s: %d characters; reading the first %d for memory,"
+                        " skipping the rest (it stays stored and searchable)",
+                        message_id, len(text), EXTRACT_MAX_TOTAL_CHARS)
+            text = text[:EXTRACT_MAX_TOTAL_CHARS]
+
+        if found is not None and not any(found):
+            tx.extraction.done(message_id)  # nothing to store: no savepoint for it
+            return
+
+        def store_items() -> None:
+            from memory_core.extraction import extract
+
+            chunks = found if found is not None else (
+                extract(chunk, speaker=speaker) for chunk in extract_chunks(text))
+            for items in chunks:
+                items_writer.store_extracted(tx, scope, thread_id, message_id, items, speaker=name)
+
+        try:
+            tx.extraction.attempt(store_items)
+        except Exception as exc:  # noqa: BLE001 - queued for retry, evidence kept
+            log.warning("extraction of message %s failed: %r; queued for retry", message_id, exc)
+            attempts = (tx.extraction.attempts(message_id) or 0) + 1
+            delay = EXTRACT_RETRY_SECONDS[min(attempts - 1, len(EXTRACT_RETRY_SECONDS) - 1)]
+            tx.extraction.failed(message_id, attempts, repr(exc)[:500], time.time() + delay)
+            return
+        tx.extraction.done(message_id)
+
+    def _defer_extraction(self, tx: Tx, message_id: int) -> None:
+        """Queue ``message_id``'s extraction for a writer job run once this capture
+        commits (:meth:`capture_request`), off the request path, as a retry would."""
+        tx.extraction.defer(message_id, time.time() + EXTRACT_RETRY_SECONDS[0])
+        deferred = getattr(self._deferred, "ids", None)
+        if deferred is not None:
+            deferred.append(message_id)
+
+    def _has_items(self, text: str, speaker: str) -> bool:
+        """Whether the rules find anything to store in ``text`` (CPU only, no store);
+        ``True`` when a rule fails (the queued job retries it and records the failure)."""
+        from memory_core.extraction import extract
+
+        if self.config.redact_secrets:
+            text = redact_secrets(text)
+        try:
+            return bool(extract(text, speaker=speaker))
+        except Exception:  # noqa: BLE001 - decided by the job, evidence kept
+            return True
+
+    def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]]) -> None:
+        """Extract the queued messages ``rows`` (:meth:`ExtractionQueue.due
+        <memory_core.store.api.ExtractionQueue.due>`), each from its stored text, in
+        its own thread, as its author's speaker."""
+        for r in rows:
+            scope = Scope(r["tenant"], r["role"], r["session"])
+            speaker = "assistant" if r["msg_role"] == "assistant" else "user"
+            self._extract_one(tx, scope, r["thread_id"], r["message_id"], r["text"], speaker,
+                              r["name"] if isinstance(r["name"], str) else "")
+
+    def _retry_extractions(self, tx: Tx, limit: int = 10) -> None:
+        self._extract_queued(tx, tx.extraction.due(time.time(), limit))
+
+    def capture_response(
+        self,
+        ticket: CaptureTicket,
+        choices: list[Any],
+        event: dict[str, Any],
+        hidden_rounds: list[Any] | None = None,
+        upstream_view: list[Any] | None = None,
+    ) -> Future[list[int]]:
+        """Queue the capture of the assistant messages of a response (one per choice).
+
+        ``hidden_rounds``/``upstream_view``: see ``evidence.capture_response`` (memory
+        tool rounds the client never saw, and what replaces choice 0 upstream later).
+        The future resolves once the answer is committed; its memory items are
+        extracted by the writer job queued just before that (:meth:`_extract_pending`),
+        ahead of anything queued by whoever waited on the future.
+
+        The write is urgent, as its request's capture is (which it follows): it
+        waits for the writer's running job, not for the background jobs queued
+        before it (long messages' extraction). It extracts nothing itself; its
+        extraction job, queued after it commits, keeps its place behind its
+        persona's (:func:`persona_order`: items in message order).
+        """
+        return self.store.write_tx(
+            self._capture_response_job, ticket, choices, event, hidden_rounds,
+            upstream_view, then=functools.partial(self._queue_extraction,
+                                                  persona_order(ticket.scope)),
+            urgent=True)
+
+    def _queue_extraction(self, order: Hashable, ids: list[int]) -> None:
+        """Queue the extraction of a committed answer (writer thread, after the
+        commit, while the client still waits: cheap; never raises). The job itself
+        decided whether the answer is pending; :meth:`_extract_pending` looks."""
+        if not ids or not self.config.extract:
+            return
+        message_id = ids[0]
+        try:
+            job = self.store.write_tx(self._extract_pending, message_id, order_key=order)
+        except StoreError:  # closing: the pending row is retried on a later start
+            return
+
+        def report(f: Future[None]) -> None:
+            if not f.cancelled() and f.exception() is not None:
+                log.error("extraction of answer %s failed: %r", message_id, f.exception())
+
+        job.add_done_callback(report)
+
+    def _wants_extraction(self, choices: list[Any]) -> bool:
+        if not self.config.extract or not choices:
+            return False
+        text = message_text(choices[0])
+        return bool(text.strip()) and not is_memory_command(text)
+
+    def _capture_response_job(
+        self, tx: Tx, ticket: CaptureTicket, choices: list[Any],
+        event: dict[str, Any], hidden_rounds: list[Any] | None,
+        upstream_view: list[Any] | None = None,
+    ) -> list[int]:
+        ids = evidence.capture_response(tx, ticket, choices, event, None,
+                                       hidden_rounds, upstream_view, config=self.config)
+        if ids and upstream_view is not None:
+            self._spliced.add(ids[0])
+        if ids and ticket.result is not None and self._wants_extraction(choices):
+            # Assistant text becomes proposals only (DESIGN §5), from choice 0. Not in
+            # this job: the client's end waits for it (the answer's durability), and
+            # extraction took about 0.4 ms of that wait at 1000 turns. The answer is
+            # marked pending in this transaction (``attempts`` 0) and extracted by
+            # the job queued once it commits (:meth:`capture_response`), which the
+            # writer runs before any capture queued later (FIFO): the next request's
+            # block sees its items as before. After a crash in between, the pending
+            # row is retried once due (``EXTRACT_RETRY_SECONDS[0]``).
+            tx.extraction.defer(ids[0], time.time() + EXTRACT_RETRY_SECONDS[0])
+        return ids
+
+    def _extract_pending(self, tx: Tx, message_id: int) -> None:
+        """Extract a committed answer its capture marked pending (writer job, see
+        :meth:`capture_response`), from the stored message as a retry would; nothing
+        when it is not pending (not marked, a retry did it, a purge removed it) or is
+        already in the retry backoff (``attempts`` > 0)."""
+        self._extract_queued(tx, tx.extraction.pending(message_id))
