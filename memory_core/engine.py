@@ -65,6 +65,19 @@ class Engine:
     ``StoreError`` on open). ``data_dir`` also holds what is local to this process
     (the derived search indexes)."""
 
+    @property
+    def config(self) -> MemoryConfig:
+        """The engine's settings (frozen). Replacing them reaches the capture jobs and
+        the compactor, which read the same value."""
+        return self._config
+
+    @config.setter
+    def config(self, value: MemoryConfig) -> None:
+        self._config = value
+        for part in (getattr(self, "captures", None), getattr(self, "compactor", None)):
+            if part is not None:
+                part.config = value
+
     def __init__(self, data_dir: str | Path, config: MemoryConfig | None = None) -> None:
         self.config = (config or MemoryConfig()).clamped()
         self.data_dir = Path(data_dir)
@@ -377,7 +390,8 @@ class Engine:
         """Return an item (``item:7``) or a message (``msg:12`` or ``12``) in full
         (:func:`memory_core.admin.inspection.inspect`). Raises ``NotFoundError`` for an
         unknown id and ``ValueError`` for a malformed ref."""
-        return self.store.read_tx(inspection.inspect, ref)
+        kind, ident = inspection.parse_ref(ref)  # a malformed ref fails before any read
+        return self.store.read_tx(inspection.inspect, kind, ident)
 
     def task_state(self, thread_id: int) -> list[dict[str, Any]]:
         """Return every task-state line of a thread (open, done and superseded)."""

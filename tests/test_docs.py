@@ -121,3 +121,37 @@ def test_readme_documents_every_response_header() -> None:
     rows = {h for line in README.read_text("utf-8").splitlines() if line.startswith("| `x-lcm")
             for h in re.findall(r"`(x-lcm-[a-z-]+)`", line)}
     assert used <= rows, f"not in README.md's header tables: {sorted(used - rows)}"
+
+
+SCRIPTS = sorted((ROOT / "docs").rglob("*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_scripts_import_what_exists(script: Path) -> None:
+    """The reproducing scripts under docs/ import names that exist in this tree
+    (their commands are quoted in the docs; a moved module must not break them).
+    An import guarded by ``try``/``except ImportError`` (an older tree's layout) may
+    name what this tree lacks."""
+    import ast
+    import importlib
+
+    tree = ast.parse(script.read_text(), str(script))
+    guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try)
+               and any(isinstance(h.type, ast.Name) and h.type.id == "ImportError"
+                       for h in t.handlers)
+               for h in t.handlers for n in ast.walk(h)}
+    for node in ast.walk(tree):
+        if id(node) in guarded or not isinstance(node, ast.ImportFrom | ast.Import):
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in ("memory_core", "proxy"):
+                    importlib.import_module(alias.name)
+            continue
+        if node.level or not node.module or node.module.split(".")[0] not in (
+                "memory_core", "proxy"):
+            continue
+        module = importlib.import_module(node.module)
+        for alias in node.names:
+            if not hasattr(module, alias.name):
+                importlib.import_module(f"{node.module}.{alias.name}")  # a submodule

@@ -26,6 +26,9 @@ def test_jobs_fall_into_the_stages_the_table_shows() -> None:
     assert stage_of("forwarded.insert") == "logs (queued, not waited)"
     assert stage_of("jobs.CaptureJobs._extract_pending") == "background"
     assert stage_of("indexer.Indexer._read_outbox.<locals>.<lambda>") == "background"
+    # The compaction check after an answer reads the path: background, not waited.
+    assert stage_of("compressor.load_path") == "background"
+    assert stage_of("compressor.store_node") == "background"
 
 
 @pytest.mark.sqlite_only("its first half is the SQLite store, which LCM_TEST_STORE=postgresql"

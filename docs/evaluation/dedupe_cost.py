@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from memory_core import memory  # noqa: E402
 from memory_core.engine import Engine  # noqa: E402
 from memory_core.extraction import extract  # noqa: E402
+from memory_core.items import writer as memory  # noqa: E402
 from memory_core.models import Scope  # noqa: E402
 from proxy.evaluation.numbersgen import numbers_session  # noqa: E402
 

@@ -17,7 +17,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from memory_core import forwarded  # noqa: E402
+from memory_core.capture import forwarded  # noqa: E402
 from memory_core.engine import Engine  # noqa: E402
 from memory_core.models import Scope  # noqa: E402
 

@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from memory_core import capture  # noqa: E402
+from memory_core.capture import evidence as capture  # noqa: E402
 from memory_core.models import CaptureTicket, Scope  # noqa: E402
 from memory_core.store import migrate  # noqa: E402
 from memory_core.store.sqlite import DB_FILENAME, SqliteStore  # noqa: E402

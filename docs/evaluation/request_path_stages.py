@@ -58,13 +58,21 @@ def wrap(obj: Any, name: str, label: str | None = None) -> None:
 
 
 def instrument() -> None:
-    from memory_core.assembly import block as asm
-    from memory_core.assembly import budget
-    from memory_core.capture import evidence, tree
-    from memory_core.capture import forwarded as fwd
-    from memory_core.capture.jobs import CaptureJobs
     from memory_core.engine import Engine
-    from memory_core.items import writer as mem
+    try:  # memory_core in folders (since 2d18265)
+        from memory_core.assembly import block as asm
+        from memory_core.assembly import budget
+        from memory_core.capture import evidence, tree
+        from memory_core.capture import forwarded as fwd
+        from memory_core.capture.jobs import CaptureJobs
+        from memory_core.items import writer as mem
+    except ImportError:  # an older tree: flat modules, the capture jobs on the engine
+        from memory_core import assemble as asm  # type: ignore[no-redef]
+        from memory_core import budget, tree
+        from memory_core import capture as evidence  # type: ignore[no-redef]
+        from memory_core import forwarded as fwd
+        from memory_core import memory as mem
+        CaptureJobs = Engine  # type: ignore[misc]
     from memory_core.store import sqlite
     from proxy import rewrite
 

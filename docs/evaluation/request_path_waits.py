@@ -77,7 +77,10 @@ NEEDED = ("parse>", "parse<", "mp>", "cap>", "cap<", "plan>", "plan<", "mp<")
 def main() -> None:
     if os.environ.get("SWITCH"):
         sys.setswitchinterval(float(os.environ["SWITCH"]))
-    from memory_core.capture.jobs import CaptureJobs
+    try:  # memory_core in folders (since 2d18265)
+        from memory_core.capture.jobs import CaptureJobs
+    except ImportError:  # an older tree: the capture jobs on the engine
+        from memory_core.engine import Engine as CaptureJobs  # type: ignore[assignment]
     from proxy.evaluation import historybench as hb
     from proxy.flow import plan, steps
     wrap(CaptureJobs, "_capture_request_job", "cap")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from memory_core import responsemap  # noqa: E402
+from memory_core.capture import response_threads as responsemap  # noqa: E402
 from memory_core.models import Scope  # noqa: E402
 from memory_core.store.sqlite import SqliteStore  # noqa: E402
 

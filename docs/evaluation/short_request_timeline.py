@@ -30,7 +30,10 @@ from typing import Any
 
 from aiohttp import web
 
-from memory_core.capture.jobs import CaptureJobs
+try:  # memory_core in folders (since 2d18265)
+    from memory_core.capture.jobs import CaptureJobs
+except ImportError:  # an older tree: the capture jobs on the engine
+    from memory_core.engine import Engine as CaptureJobs  # type: ignore[assignment]
 from proxy import bench
 from proxy.app import create_app
 from proxy.benchfake import BenchUpstream
@@ -66,7 +69,7 @@ def timed(owner: Any, attr: str, label: str) -> None:
 
 def instrument() -> None:
     timed(CaptureJobs, "_capture_request_job", "capture")
-    if (Path(bench.__file__).parent / "flow").is_dir():  # after the redesign
+    try:  # after the redesign (proxy/flow/)
         import proxy.flow.plan as plan
         import proxy.flow.record as record
         import proxy.flow.recovery as recovery
@@ -78,7 +81,7 @@ def instrument() -> None:
         timed(record, "bounded", "commit_wait")
         timed(toolloop, "send", "upstream")
         timed(recovery, "send", "upstream")
-    else:  # 598bc15
+    except ImportError:  # 598bc15
         import proxy.memorypath as memorypath
         import proxy.toolloop as toolloop
 

@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from memory_core import responsemap  # noqa: E402
+from memory_core.capture import response_threads as responsemap  # noqa: E402
 from memory_core.store.sqlite import SqliteStore  # noqa: E402
 from tests import pgcluster  # noqa: E402
 

@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from memory_core import capture  # noqa: E402
+from memory_core.capture import evidence as capture  # noqa: E402
 from memory_core.models import CaptureTicket, Scope  # noqa: E402
 from memory_core.store.api import Store  # noqa: E402
 from memory_core.store.sqlite import SqliteStore  # noqa: E402

@@ -13,21 +13,32 @@ from memory_core.store.api import Tx
 from memory_core.store.migrations import SCHEMA_VERSION
 
 
-def inspect(tx: Tx, ref: str) -> dict[str, Any]:
-    """Return an item (``item:7``) or a message (``msg:12`` or ``12``) in full.
-
-    Items include numbers, condition, scope, source message text, supersession
-    links (both directions, as chains) and revision history. Raises
-    ``NotFoundError`` for an unknown id and ``ValueError`` for a malformed ref.
-    """
+def parse_ref(ref: str) -> tuple[str, int]:
+    """``(kind, id)`` of an operator's reference: ``item:7`` → ``("item", 7)``,
+    ``msg:12`` or ``12`` → ``("msg", 12)``. Raises ``ValueError`` for a malformed ref."""
     kind, _, num = ref.partition(":") if ":" in ref else ("msg", "", ref)
     try:
         ident = int(num)
     except ValueError as exc:
         raise ValueError(f"not an id: {ref!r} (use item:N or msg:N)") from exc
+    if kind in ("item", "i"):
+        return "item", ident
+    if kind in ("msg", "m", "message"):
+        return "msg", ident
+    raise ValueError(f"unknown reference kind {kind!r} (use item:N or msg:N)")
+
+
+def inspect(tx: Tx, kind: str, ident: int) -> dict[str, Any]:
+    """Return an item (``kind`` ``"item"``) or a message (``"msg"``) in full
+    (:func:`parse_ref` gives both).
+
+    Items include numbers, condition, scope, source message text, supersession
+    links (both directions, as chains) and revision history. Raises
+    ``NotFoundError`` for an unknown id.
+    """
 
     reads = tx.inspection
-    if kind in ("item", "i"):
+    if kind == "item":
         row = reads.item(ident)
         if row is None:
             raise NotFoundError(f"no memory item {ident}")
@@ -56,16 +67,14 @@ def inspect(tx: Tx, ref: str) -> dict[str, Any]:
         out["superseded_by_chain"] = chain_fwd
         out["revisions"] = reads.revisions(ident)
         return out
-    if kind in ("msg", "m", "message"):
-        row = reads.message(ident)
-        if row is None:
-            raise NotFoundError(f"no message {ident}")
-        out = {k: v for k, v in row.items() if k != "raw_json"}
-        out["message"] = loads_lossless(row["raw_json"])
-        out["ref"] = f"msg:{ident}"
-        out["items"] = reads.message_items(ident)
-        return out
-    raise ValueError(f"unknown reference kind {kind!r} (use item:N or msg:N)")
+    msg = reads.message(ident)
+    if msg is None:
+        raise NotFoundError(f"no message {ident}")
+    found = {k: v for k, v in msg.items() if k != "raw_json"}
+    found["message"] = loads_lossless(msg["raw_json"])
+    found["ref"] = f"msg:{ident}"
+    found["items"] = reads.message_items(ident)
+    return found
 
 
 def export(

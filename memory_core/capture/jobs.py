@@ -275,9 +275,6 @@ class CaptureJobs:
             self._extract_one(tx, scope, r["thread_id"], r["message_id"], r["text"], speaker,
                               r["name"] if isinstance(r["name"], str) else "")
 
-    def _retry_extractions(self, tx: Tx, limit: int = 10) -> None:
-        self._extract_queued(tx, tx.extraction.due(time.time(), limit))
-
     def capture_response(
         self,
         ticket: CaptureTicket,

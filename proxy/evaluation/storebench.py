@@ -47,7 +47,7 @@ from proxy.evaluation.historybench import _messages_of
 from proxy.evaluation.metrics import percentile
 
 BACKGROUND = ("extract", "Indexer", "indexer", "checkpoint", "vectors", "compact",
-              "summar", "prune", "merge_duplicate")
+              "compressor.", "summar", "prune", "merge_duplicate")
 """Parts of job names of background work (not waited on by a request)."""
 
 
