@@ -613,3 +613,53 @@ async def test_the_inspector_keeps_the_bytes_the_upstream_received(
     assert rows[-1]["tools_added"] == 1
     assert "input_schema" in sent(upstream)[-1]["json"]["tools"][-1]
     assert zlib.decompress(rows[-1]["body"]) == sent(upstream)[-1]["raw"]
+
+
+async def test_a_moving_breakpoint_keeps_one_conversation(proxy: RunningProxy,
+                                                           upstream: FakeUpstream) -> None:
+    """Claude Code puts its ``cache_control`` breakpoint on the newest message and
+    takes it off the one before: the message is the same message, so the history
+    still matches what is stored (one thread, each message once), and a hidden
+    memory round is still shown to the model in place on the next turn (with its
+    thinking block, which the API requires before a tool_use)."""
+    c = client(proxy)
+    mark = {"type": "ephemeral"}
+
+    def ask(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The history as sent: a breakpoint on the newest message's last block only."""
+        out = []
+        for n, m in enumerate(history):
+            blocks = ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str)
+                      else [dict(b) for b in m["content"]])
+            for b in blocks:
+                b.pop("cache_control", None)
+            if n == len(history) - 1:
+                blocks[-1]["cache_control"] = mark
+            out.append({"role": m["role"], "content": blocks})
+        return out
+
+    history: list[dict[str, Any]] = []
+    for turn, said in enumerate(["The deploy target is cluster blue-7.",
+                                 "Which cluster do we deploy to?", "Thanks.", "Bye."]):
+        history.append({"role": "user", "content": said})
+        if turn == 1:
+            upstream.anthropic_replies.extend([
+                AReply(content=[thinking("Look it up.", SIG),
+                                tool_use("toolu_c", "memory_grep", {"query": "blue-7"})]),
+                AReply(content=[text("It is blue-7.")])])
+        r = await c.messages.create(model="claude-x", max_tokens=100, messages=ask(history),
+                                    thinking={"type": "enabled", "budget_tokens": 1024})
+        history.append({"role": "assistant", "content": [b.to_dict() for b in r.content]})
+        await proxy.settle()
+    threads = proxy.engine.export()["threads"]
+    assert len(threads) == 1, [len(t["messages"]) for t in threads]
+    said = [m["text"] for m in threads[0]["messages"] if m["role"] == "user"
+            and not m["hidden"]]
+    assert said == ["The deploy target is cluster blue-7.", "Which cluster do we deploy to?",
+                    "Thanks.", "Bye."]
+    # The last request showed the model its hidden round in place: thinking, tool_use,
+    # then the tool_result turn, before the answer the client saw.
+    seen = sent(upstream)[-1]["json"]["messages"]
+    kinds = [[b.get("type") for b in m["content"]] for m in seen]
+    i = kinds.index(["tool_result"])
+    assert kinds[i - 1] == ["thinking", "tool_use"]

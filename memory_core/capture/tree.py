@@ -9,8 +9,12 @@ The canonical form keeps only what identifies a message to the model — ``role`
 ``name``, ``content`` (text or parts), ``tool_calls`` (id, type, function name and
 arguments), ``tool_call_id`` and the legacy ``function_call`` — so that the client's
 echo of an assistant reply (which may add ``refusal: null``, ``annotations: []``…)
-maps to the node the proxy stored when it produced that reply. Pure functions only:
-no I/O, unit-testable.
+maps to the node the proxy stored when it produced that reply. Prompt-caching
+breakpoints (``cache_control`` on a content part, at any depth of a part's own
+``content``) are left out too: a client such as Claude Code moves its breakpoint to
+the newest message on every turn, and the message it left is still the same message
+(a form without ``cache_control`` is unchanged, so the key version stays). Pure
+functions only: no I/O, unit-testable.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def canonical_message(message: Any) -> dict[str, Any]:
     if name is not None:
         out["name"] = name
     content = message.get("content")
-    out["content"] = content if content not in ("", [], None) else None
+    out["content"] = _without_breakpoints(content) if content not in ("", [], None) else None
     tool_calls = message.get("tool_calls")
     if tool_calls:
         calls = []
@@ -68,6 +72,30 @@ def canonical_message(message: Any) -> dict[str, Any]:
     if message.get("function_call") is not None:
         out["function_call"] = message.get("function_call")
     return out
+
+
+def _without_breakpoints(content: Any) -> Any:
+    """``content`` with the ``cache_control`` of each part (and of the parts of a
+    part's own ``content``, as a ``tool_result``'s) left out; anything else as is.
+    Iterative: nesting as deep as a client sends never exhausts the stack."""
+    if not isinstance(content, list):
+        return content
+    top: list[Any] = list(content)
+    stack = [top]
+    while stack:
+        parts = stack.pop()
+        for at, part in enumerate(parts):
+            if not isinstance(part, dict):
+                continue
+            inner = part.get("content")
+            if "cache_control" not in part and not isinstance(inner, list):
+                continue
+            part = {k: v for k, v in part.items() if k != "cache_control"}
+            if isinstance(inner, list):
+                part["content"] = list(inner)
+                stack.append(part["content"])
+            parts[at] = part
+    return top
 
 
 def canonical_bytes(message: Any) -> bytes:
