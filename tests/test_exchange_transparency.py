@@ -462,3 +462,27 @@ async def test_no_hidden_round_goes_over_the_context_budget(
         assert len(rounds) == 1
     finally:
         await proxy.close()
+
+
+async def test_the_query_string_reaches_the_upstream_on_every_api(
+        make: Any, upstream: FakeUpstream) -> None:
+    """``?api-version=`` (Azure OpenAI), ``?beta=true`` (the Anthropic SDK's beta
+    namespace, Claude Code): the chat routes forward the client's query string as
+    encoded, as the pass-through routes do, on every upstream round."""
+    import anthropic
+
+    proxy = await make()
+    root = proxy.base_url.removesuffix("/v1")
+    azure = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0,
+                               default_query={"api-version": "2024-10-21"})
+    upstream.push(Reply(tool_calls=[SEARCH]), Reply(content="done"))
+    await azure.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "What is the port?"}])
+    await azure.responses.create(model="m", input="hello")
+    claude = anthropic.AsyncAnthropic(base_url=root, api_key=KEY, max_retries=0)
+    await claude.messages.create(model="claude-x", max_tokens=10,
+                                 messages=[{"role": "user", "content": "hi"}],
+                                 extra_query={"beta": "true"})
+    by_path = [(r["path"], r["query"]) for r in upstream.requests]
+    assert by_path == [("/v1/chat/completions", "api-version=2024-10-21")] * 2 + [
+        ("/v1/responses", "api-version=2024-10-21"), ("/v1/messages", "beta=true")]

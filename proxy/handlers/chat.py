@@ -90,7 +90,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 
 def _upstream(ex: Exchange) -> tuple[Any, Any]:
     settings = ex.request.app[SETTINGS]
-    url = upstream_url(settings.proxy.upstream, "/chat/completions")
+    url = upstream_url(settings.proxy.upstream, "/chat/completions",
+                       ex.request.rel_url.raw_query_string)
     # The body sent is bytes aiohttp decoded, or the proxy's rewrite of them: never
     # the client's Content-Encoding.
     out_headers = hdrs.to_upstream(ex.request.headers,

@@ -281,7 +281,7 @@ def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
 def upstream_target(ex: Exchange) -> tuple[Any, Any]:
     """The upstream URL and headers (the client's ``x-api-key``, ``anthropic-*``)."""
     settings = ex.request.app[SETTINGS]
-    url = upstream_url(settings.proxy.upstream, "/messages")
+    url = upstream_url(settings.proxy.upstream, "/messages", ex.request.rel_url.raw_query_string)
     out_headers = hdrs.to_upstream(ex.request.headers, body_decoded=True, anthropic=True,
                                    api_key=settings.proxy.upstream_api_key)
     return url, out_headers

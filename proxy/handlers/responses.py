@@ -238,7 +238,7 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
 
 def _upstream(ex: Exchange) -> tuple[Any, Any]:
     settings = ex.request.app[SETTINGS]
-    url = upstream_url(settings.proxy.upstream, "/responses")
+    url = upstream_url(settings.proxy.upstream, "/responses", ex.request.rel_url.raw_query_string)
     out_headers = hdrs.to_upstream(ex.request.headers,
                                    api_key=settings.proxy.upstream_api_key, body_decoded=True)
     return url, out_headers
