@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -35,7 +36,11 @@ class RelayResult:
         return b"".join(self.chunks)
 
 
-_DONE = b"[DONE]"
+_DONE_EVENT = re.compile(rb"[\r\n]data: ?\[DONE\]")
+"""The ``[DONE]`` event's line: ``data: [DONE]`` at a line start. The bytes ``[DONE]``
+inside an event's JSON (a model writing "Step 1 [DONE]") are not it: a JSON string
+holds no raw line break, so its text never starts a line."""
+_DONE_SPAN = len(b"\ndata: [DONE]") - 1
 
 
 class Rewriter(Protocol):
@@ -83,7 +88,7 @@ async def relay_body(
     """
     result = RelayResult()
     held: list[bytes] = []
-    carry = b""
+    carry = b"\n"  # the stream starts a line
     watch = None
     if check_every is not None:
         req = request if request is not None else getattr(response, "_req", None)
@@ -93,10 +98,11 @@ async def relay_body(
             if keep:
                 result.chunks.append(chunk)
             result.nbytes += len(chunk)
-            if held or (hold_done and before_end is not None and _DONE in carry + chunk):
+            if held or (hold_done and before_end is not None
+                        and _DONE_EVENT.search(carry + chunk) is not None):
                 held.append(chunk)  # [DONE] (or its last bytes) waits for before_end
                 continue
-            carry = chunk[-(len(_DONE) - 1):]
+            carry = (carry + chunk)[-_DONE_SPAN:]
             if rewriter is not None:
                 chunk = rewriter.feed(chunk)
                 if not chunk:

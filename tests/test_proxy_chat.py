@@ -248,6 +248,27 @@ async def test_first_chunk_arrives_before_the_upstream_finishes(
     await client.close()
 
 
+async def test_done_in_the_content_does_not_hold_the_stream_back(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    """Only the ``data: [DONE]`` event waits for the answer to be stored; the text
+    "[DONE]" inside a delta (a model ticking off steps) is relayed as it comes."""
+    upstream.push(Reply(content="Step 1 [DONE] " + "y" * 60, piece=20, write_size=40,
+                        delay=0.05))
+    client = openai.AsyncOpenAI(base_url=core.base_url, api_key=TEST_KEY, max_retries=0)
+    stream = await client.chat.completions.create(model="m", messages=USER, stream=True)
+    text, seen_unfinished = "", False
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            text += chunk.choices[0].delta.content
+            if "[DONE]" in text and len(text) > 20:
+                seen_unfinished = upstream.finished_streams == 0
+                break
+    assert seen_unfinished, "the text [DONE] held the rest of the stream back"
+    await stream.close()
+    await client.close()
+
+
 # -- upstream errors pass through unchanged ------------------------------------------
 
 ERROR_HEADERS = {
