@@ -663,3 +663,59 @@ async def test_a_moving_breakpoint_keeps_one_conversation(proxy: RunningProxy,
     kinds = [[b.get("type") for b in m["content"]] for m in seen]
     i = kinds.index(["tool_result"])
     assert kinds[i - 1] == ["thinking", "tool_use"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_memory_call_cut_off_by_max_tokens_is_not_run(
+        proxy: RunningProxy, upstream: FakeUpstream, stream: bool) -> None:
+    """The model reached ``max_tokens`` while writing a memory call (its input half
+    written): the call is not run and no second round is sent; the client gets the
+    text before it and ``stop_reason: max_tokens``, as the upstream ended it."""
+    from tests.fake_anthropic import _event
+
+    c = client(proxy)
+    history = await _seed(c)
+    await proxy.settle()
+    history.append({"role": "user", "content": "Which dashboard was it?"})
+    if stream:
+        head = {"id": "msg_cut", "type": "message", "role": "assistant", "model": "claude-x",
+                "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1}}
+        raw = (_event("message_start", {"type": "message_start", "message": head})
+               + _event("content_block_start", {"type": "content_block_start", "index": 0,
+                                                "content_block": text("")})
+               + _event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                "delta": {"type": "text_delta",
+                                                          "text": "Let me look."}})
+               + _event("content_block_stop", {"type": "content_block_stop", "index": 0})
+               + _event("content_block_start", {
+                   "type": "content_block_start", "index": 1,
+                   "content_block": tool_use("toolu_cut", "memory_search", {})})
+               + _event("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                                "delta": {"type": "input_json_delta",
+                                                          "partial_json": '{"query": "das'}})
+               + _event("content_block_stop", {"type": "content_block_stop", "index": 1})
+               + _event("message_delta", {"type": "message_delta",
+                                          "delta": {"stop_reason": "max_tokens",
+                                                    "stop_sequence": None},
+                                          "usage": {"output_tokens": 100}})
+               + _event("message_stop", {"type": "message_stop"}))
+        upstream.anthropic_replies.append(AReply(raw_stream=raw))
+    else:
+        upstream.anthropic_replies.append(AReply(
+            content=[text("Let me look."), tool_use("toolu_cut", "memory_search", {})],
+            stop_reason="max_tokens"))
+    before = len(sent(upstream))
+    if stream:
+        async with c.messages.stream(model="claude-x", max_tokens=100,
+                                     messages=history) as s:
+            final = await s.get_final_message()
+    else:
+        final = await c.messages.create(model="claude-x", max_tokens=100, messages=history)
+    assert len(sent(upstream)) == before + 1  # no second round
+    assert [b.type for b in final.content] == ["text"]
+    assert final.content[0].text == "Let me look."
+    assert final.stop_reason == "max_tokens"
+    await proxy.settle()
+    answers = [m for m in stored(proxy) if m["role"] == "assistant" and not m["hidden"]]
+    assert answers[-1]["message"]["content"] == [text("Let me look.")]

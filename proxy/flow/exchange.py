@@ -37,6 +37,9 @@ class Round:
     usage: Any = None
     finish_reasons: list[Any] = field(default_factory=list)
     hidden: bool = False
+    cut: bool = False
+    """The model reached its output limit in this round (``WireAdapter.finish_cut``):
+    its memory calls were not run."""
 
 
 @dataclass

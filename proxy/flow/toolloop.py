@@ -191,6 +191,16 @@ class ToolLoop:
                 wire.set_answer(obj, msg, wire.finish_reasons(obj)[0], ex.usage)
                 break
             others = rnd.client_calls
+            reason = (wire.finish_reasons(obj) or [None])[0]
+            if reason in wire.finish_cut:
+                # The model ran out of output room: its memory calls may be cut off
+                # (arguments half written). None is run; the answer ends as the
+                # upstream ended it, without them.
+                rnd.cut = True
+                msg = wire.without_calls(msg, others)
+                ex.upstream_view = [*ex.hidden, msg] if ex.hidden else None
+                wire.set_answer(obj, msg, reason, ex.usage)
+                break
             if len(ex.rounds) >= self.max_rounds:
                 log.warning("memory tool rounds reached %d; returning the model's last answer"
                             " without its memory calls", self.max_rounds)
@@ -268,9 +278,13 @@ class ToolLoop:
             error = ss.round_error(sr)
             if error is not None:
                 ex.error = error
-            if ex.error is not None or ss.stops(sr) or not rnd.ours:
+            rnd.cut = bool(rnd.ours) and (sr.finish_reasons() or [None])[0] in wire.finish_cut
+            if ex.error is not None or ss.stops(sr) or not rnd.ours or rnd.cut:
+                # (A cut round's memory calls may be half written: none is run, and
+                # the upstream's view of the round leaves them out, as the client's.)
                 if len(ex.rounds) > 1:
-                    ex.upstream_view = [*ex.hidden, msg]
+                    ex.upstream_view = [*ex.hidden, wire.without_calls(msg, rnd.client_calls)
+                                        if rnd.cut else msg]
                 break
             if len(ex.rounds) >= self.max_rounds:
                 log.warning("memory tool rounds reached %d; ending the stream", self.max_rounds)
@@ -319,7 +333,7 @@ class ToolLoop:
         assert sr is not None
         last = ex.rounds[-1]
         out = ss.tail(sr, rounds=len(ex.rounds), usage=ex.usage,
-                      cut=bool(last.ours) and not last.client_calls)
+                      cut=bool(last.ours) and not last.client_calls and not last.cut)
         ok = await self.client.commit()
         if not ex.complete or not ss.ended():
             # The upstream broke off: the client must not see a clean end of stream.

@@ -67,6 +67,10 @@ class WireAdapter(ABC):
     """The finish reason of an answer that ends without tool calls."""
     finish_tools = "tool_calls"
     """The finish reason of an answer that ends with the client's tool calls."""
+    finish_cut: frozenset[str] = frozenset({"length"})
+    """Finish reasons of a round the model did not finish (it reached its output
+    limit): a memory call in it may be cut off, so it is not run, and the answer
+    ends there, with that finish reason."""
 
     # -- requests ----------------------------------------------------------------------
     @abstractmethod

@@ -197,6 +197,7 @@ class MessagesWire(WireAdapter):
     raw_items_key = "messages"
     finish_stop = "end_turn"
     finish_tools = "tool_use"
+    finish_cut = frozenset({"max_tokens", "model_context_window_exceeded"})
 
     def messages(self, body: dict[str, Any]) -> list[Any]:
         return list(body["messages"])

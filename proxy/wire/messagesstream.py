@@ -172,7 +172,7 @@ class MessagesStreamRound(StreamRound):
                 slot["block"]["input"] = orjson.loads(slot["json"])
             except orjson.JSONDecodeError:
                 slot["block"]["input"] = {}
-                slot["block"]["_unparsed_input"] = slot["json"]
+                slot["unparsed"] = slot["json"]  # never sent on: not a block field
 
     # -- what the round said ------------------------------------------------------------
     def content(self, *, client_only: bool = False) -> list[dict[str, Any]]:
