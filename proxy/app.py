@@ -7,8 +7,9 @@ import gc
 from aiohttp import web
 
 from memory_core.engine import Engine
-from proxy.appkeys import ENGINE, METRICS, SETTINGS, TASKS
+from proxy.appkeys import ENGINE, METRICS, SETTINGS, TASKS, TOOL_REFUSALS
 from proxy.contexts import async_engine, http_session, memory_engine, memory_release
+from proxy.flow.toolrefusal import ToolRefusals
 from proxy.metrics import Metrics
 from proxy.middlewares import request_context
 from proxy.routes import setup_routes
@@ -28,6 +29,7 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
     )
     app[SETTINGS] = settings
     app[METRICS] = Metrics()
+    app[TOOL_REFUSALS] = ToolRefusals()
     app[TASKS] = TaskGroup()
     if engine is not None:
         app[ENGINE] = engine

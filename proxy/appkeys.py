@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from aiohttp import ClientSession, web
 
 from memory_core.engine import Engine
+from proxy.flow.toolrefusal import ToolRefusals
 from proxy.metrics import Metrics
 from proxy.settings import Settings
 from proxy.tasks import TaskGroup
@@ -22,6 +23,9 @@ METRICS = web.AppKey("metrics", Metrics)
 AENGINE: web.AppKey[AsyncEngine] = web.AppKey("aengine")
 """The engine's async façade, owner of the request path's threads
 (:class:`proxy.flow.asyncengine.AsyncEngine`)."""
+TOOL_REFUSALS = web.AppKey("tool_refusals", ToolRefusals)
+"""Models whose upstream refused tools: offered no memory tools
+(:mod:`proxy.flow.toolrefusal`)."""
 REQUEST_ID = web.RequestKey("request_id", str)
 
 MODEL = web.RequestKey("model", str)

@@ -486,3 +486,46 @@ async def test_the_query_string_reaches_the_upstream_on_every_api(
     by_path = [(r["path"], r["query"]) for r in upstream.requests]
     assert by_path == [("/v1/chat/completions", "api-version=2024-10-21")] * 2 + [
         ("/v1/responses", "api-version=2024-10-21"), ("/v1/messages", "beta=true")]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_an_upstream_that_takes_no_tools_gets_none_and_the_chat_goes_on(
+        make: Any, upstream: FakeUpstream, stream: bool) -> None:
+    """A model served without tool calling (Ollama: "… does not support tools") refuses
+    the request the memory tools were added to: the proxy sends it again without
+    them, the client gets the model's answer, and that model's later requests go
+    without them from the start (another model still gets them). A refusal of the
+    client's own tools reaches the client as the upstream said it."""
+    proxy = await make()
+    c = client(proxy)
+    refusal = {"message": "registry.ollama.ai/library/gemma3:latest does not support tools",
+               "type": "api_error", "param": None, "code": None}
+
+    async def ask(model: str, **kw: Any) -> str:
+        messages = [{"role": "user", "content": "What is the port?"}]
+        if stream:
+            out = await c.chat.completions.create(model=model, messages=messages,
+                                                  stream=True, **kw)
+            return "".join([ch.choices[0].delta.content or "" async for ch in out
+                            if ch.choices])
+        done = await c.chat.completions.create(model=model, messages=messages, **kw)
+        return done.choices[0].message.content or ""
+
+    upstream.push(Reply(status=400, error=refusal), Reply(content="It is 5432."))
+    assert await ask("gemma3") == "It is 5432."
+    first, second = upstream.chat_requests
+    assert {t["function"]["name"] for t in first["json"]["tools"]} >= {"memory_search"}
+    assert "tools" not in second["json"]
+    upstream.push(Reply(content="Again."))
+    assert await ask("gemma3") == "Again."
+    assert "tools" not in upstream.chat_requests[-1]["json"]
+    upstream.push(Reply(content="Tools here."))
+    assert await ask("qwen3") == "Tools here."
+    assert "tools" in upstream.chat_requests[-1]["json"]
+    # The client's own tools refused: sent again without the memory tools only,
+    # and the upstream's answer to the client's request is what the client gets.
+    upstream.push(Reply(status=400, error=refusal), Reply(status=400, error=refusal))
+    with pytest.raises(openai.BadRequestError, match="does not support tools"):
+        await ask("llama2", tools=[WEATHER_TOOL])
+    assert [t["function"]["name"] for t in upstream.chat_requests[-1]["json"]["tools"]] == [
+        "get_weather"]

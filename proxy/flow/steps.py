@@ -15,7 +15,15 @@ from aiohttp import web
 
 from memory_core.models import Scope
 from proxy import rawjson, rewrite
-from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.appkeys import (
+    AENGINE,
+    ENGINE,
+    METRICS,
+    MODEL,
+    REQUEST_ID,
+    SETTINGS,
+    TOOL_REFUSALS,
+)
 from proxy.errors import BadRequestError
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
@@ -202,8 +210,12 @@ def offers_tools(ex: Exchange) -> bool:
     """The memory tools go with this request: it is captured, its memory path did not
     fail open nor find it over budget (then it goes exactly as sent) and found that
     the tools could help (``Prepared.tools``), the tools are on, memory is not off
-    for it, and the request allows them."""
+    for it, the request allows them, and its model's upstream has not refused tools
+    (:mod:`proxy.flow.toolrefusal`)."""
+    app = ex.request.app
     return (ex.memory and ex.prepared.tools
             and ex.prepared.state not in ("failed-open", "over-budget")
-            and ex.request.app[SETTINGS].tools.enabled and not memory_off(ex)
-            and ex.wire.tools_wanted(ex.body))
+            and app[SETTINGS].tools.enabled and not memory_off(ex)
+            and ex.wire.tools_wanted(ex.body)
+            and not app[TOOL_REFUSALS].refuses(app[SETTINGS].proxy.upstream,
+                                               ex.body.get("model")))

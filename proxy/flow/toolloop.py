@@ -38,12 +38,14 @@ import orjson
 from aiohttp import web
 
 from proxy import headers as hdrs
+from proxy.appkeys import SETTINGS, TOOL_REFUSALS
 from proxy.flow.asyncengine import AsyncEngine
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
 from proxy.flow.recovery import Recover
 from proxy.flow.roundbudget import fit_results
 from proxy.flow.streamround import open_round, relay_round
+from proxy.flow.toolrefusal import tools_refused, without_memory_tools
 from proxy.relay import _abort_client, relay_body
 from proxy.rewrite import dumps_body, loads_exact
 from proxy.upstream import send
@@ -88,8 +90,22 @@ class ToolLoop:
         """The request's input budget: hidden rounds stay within it (``None``: no plan)."""
         self.client = ClientSide(ex, heartbeat)
 
-    async def _retry_body(self, status: int, raw: bytes) -> dict[str, Any] | None:
-        """The body to send again after a first round's error, once, or ``None``."""
+    async def _retry_body(self, body: dict[str, Any], status: int, raw: bytes
+                          ) -> dict[str, Any] | None:
+        """The body to send again after a first round's error, once, or ``None``:
+        without the memory tools when the upstream takes no tools
+        (:mod:`proxy.flow.toolrefusal`; the model is remembered), else what
+        :attr:`recover` makes of a context-length error."""
+        if self.names and tools_refused(status, raw):
+            app = self.ex.request.app
+            model = body.get("model")
+            app[TOOL_REFUSALS].learn(app[SETTINGS].proxy.upstream, model)
+            log.warning("request %s: the upstream takes no tools for model %r (%s); sent"
+                        " again without the memory tools, which it is no longer offered",
+                        self.ex.rid, model, raw[:200].decode("utf-8", "replace"))
+            offered = set(self.names)
+            self.names.clear()  # in place: the stream session reads the same names
+            return without_memory_tools(body, offered)
         recover, self.recover = self.recover, None
         return await recover(status, raw) if recover is not None else None
 
@@ -171,7 +187,7 @@ class ToolLoop:
                 obj = None
             msg = wire.answer_message(obj)
             if msg is None and len(ex.rounds) == 1 and resp.status >= 400:
-                again = await self._retry_body(resp.status, raw)
+                again = await self._retry_body(body, resp.status, raw)
                 if again is not None:
                     body, messages, ex.rounds = again, wire.messages(again), []
                     continue
@@ -249,7 +265,7 @@ class ToolLoop:
                     raw = await self._read(resp)
                     if len(ex.rounds) == 1:
                         # Nothing reached the client: a context-length error is tried again.
-                        again = await self._retry_body(resp.status, raw)
+                        again = await self._retry_body(body, resp.status, raw)
                         if again is not None:
                             body, messages, ex.rounds = again, wire.messages(again), []
                             continue

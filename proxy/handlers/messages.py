@@ -33,7 +33,15 @@ from memory_core.capture.tree import message_text
 from memory_core.tokens import count_tokens
 from proxy import chatcommands, forwardlog, rawjson, rewrite
 from proxy import headers as hdrs
-from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
+from proxy.appkeys import (
+    AENGINE,
+    ENGINE,
+    METRICS,
+    MODEL,
+    REQUEST_ID,
+    SETTINGS,
+    TOOL_REFUSALS,
+)
 from proxy.errors import ProxyError
 from proxy.flow import record
 from proxy.flow.client import send_whole
@@ -109,7 +117,9 @@ async def _messages(request: web.Request) -> web.StreamResponse:
     ex.tools = (ex.memory and ex.prepared.tools  # tools.offer: only where they can help
                 and ex.prepared.state not in ("failed-open", "over-budget")
                 and settings.tools.enabled and not memory_off(ex)
-                and MESSAGES.tools_wanted(body))
+                and MESSAGES.tools_wanted(body)
+                and not request.app[TOOL_REFUSALS].refuses(settings.proxy.upstream,
+                                                           body.get("model")))
     forwardlog.record(request, ex.scope, rid, ex.prepared, raw, body, tools=ex.tools,
                       wire=MESSAGES)
     if ex.tools:
