@@ -5,6 +5,7 @@ tools hidden (streamed and not), errors with their true status, pass-through."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zlib
 from collections.abc import AsyncIterator
@@ -719,3 +720,34 @@ async def test_a_memory_call_cut_off_by_max_tokens_is_not_run(
     await proxy.settle()
     answers = [m for m in stored(proxy) if m["role"] == "assistant" and not m["hidden"]]
     assert answers[-1]["message"]["content"] == [text("Let me look.")]
+
+
+async def test_an_error_after_shown_bytes_keeps_the_upstreams_type(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """Round 1 showed the client a thinking block (its status 200 is sent), then the
+    upstream refused round 2 as overloaded: the client's stream carries the
+    upstream's own error event, ``overloaded_error``, which clients retry on."""
+    c = client(proxy)
+    history = await _seed(c)
+    await proxy.settle()
+    history.append({"role": "user", "content": "Which dashboard was it?"})
+    overloaded = {"type": "error", "error": {"type": "overloaded_error",
+                                             "message": "Overloaded"}}
+    upstream.anthropic_replies.extend([
+        AReply(content=[thinking("Check memory.", SIG),
+                        tool_use("toolu_e", "memory_grep", {"query": "GRF"})]),
+        AReply(status=529, error=overloaded["error"], headers={"retry-after": "30"})])
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{proxy.root}/v1/messages", headers={
+                "x-api-key": TEST_KEY, "anthropic-version": "2023-06-01"}, json={
+                "model": "claude-x", "max_tokens": 100, "stream": True,
+                "thinking": {"type": "enabled", "budget_tokens": 1024},
+                "messages": history}) as resp:
+            assert resp.status == 200
+            raw = b""
+            with contextlib.suppress(aiohttp.ClientPayloadError):
+                async for chunk in resp.content.iter_any():
+                    raw += chunk
+    assert b"event: content_block_start" in raw  # the thinking block was shown
+    tail = raw.rsplit(b"event: error\ndata: ", 1)[1].split(b"\n\n", 1)[0]
+    assert orjson.loads(tail) == overloaded

@@ -728,7 +728,8 @@ async def test_an_error_after_the_client_saw_a_round_is_an_error_event_in_sequen
     events = [orjson.loads(e.data) for e in decoder.feed(got) + decoder.close()]
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     assert events[0]["type"] == "response.created" and events[-1]["type"] == "error"
-    assert "memory tool round" in events[-1]["message"]
+    # the upstream's own error, as a Responses stream carries one
+    assert events[-1]["message"] == "fake error" and events[-1]["code"] is not None
     assert b"memory_grep" not in got
     await proxy.settle()
     assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")

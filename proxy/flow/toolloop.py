@@ -271,8 +271,8 @@ class ToolLoop:
                             continue
                     return self._error(resp, raw)  # the true status of the round shown
                 raw = await self._read(resp)
-                await self.client.write(ss.error_bytes(
-                    "upstream failed during a memory tool round: "
+                await self.client.write(ss.upstream_error_bytes(
+                    raw, "upstream failed during a memory tool round: "
                     + raw[:500].decode("utf-8", "replace")))
                 ex.status, ex.complete, ex.error = resp.status, False, "upstream error in round"
                 if ss.abort_after_error:

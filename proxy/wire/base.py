@@ -12,6 +12,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 if TYPE_CHECKING:
     from proxy.wire.streamsession import StreamSession
 
@@ -186,6 +188,21 @@ class WireAdapter(ABC):
     @abstractmethod
     def stream_error(self, message: str) -> bytes:
         """An in-band error event, for an error after the client's status was sent."""
+
+    def upstream_error(self, raw: bytes) -> dict[str, Any] | None:
+        """The error object of an upstream's error body ``raw`` when it has this
+        API's error shape (``{"error": {...}}``), else ``None``."""
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        return obj if isinstance(obj, dict) and isinstance(obj.get("error"), dict) else None
+
+    def stream_upstream_error(self, raw: bytes) -> bytes | None:
+        """The in-band event that carries the upstream's own error body ``raw`` (its
+        type kept: clients decide on retries by it), or ``None`` when ``raw`` is not
+        this API's error shape."""
+        return None
 
     @abstractmethod
     def heartbeat(self) -> bytes:

@@ -211,6 +211,10 @@ class ChatWire(WireAdapter):
         return sse_data({"error": {"message": message, "type": "upstream_error",
                                    "param": None, "code": None}})
 
+    def stream_upstream_error(self, raw: bytes) -> bytes | None:
+        obj = self.upstream_error(raw)
+        return sse_data(obj) if obj is not None else None
+
     def heartbeat(self) -> bytes:
         return b": keep-alive\n\n"
 

@@ -312,6 +312,10 @@ class MessagesWire(WireAdapter):
     def stream_error(self, message: str) -> bytes:
         return sse_event("error", error_body(502, message))
 
+    def stream_upstream_error(self, raw: bytes) -> bytes | None:
+        obj = self.upstream_error(raw)  # {"type": "error", "error": {"type": …}}
+        return sse_event("error", obj) if obj is not None else None
+
     def heartbeat(self) -> bytes:
         return sse_event("ping", {"type": "ping"})
 

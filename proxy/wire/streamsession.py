@@ -87,6 +87,13 @@ class StreamSession:
         """The in-band error event for a later round that failed."""
         return self.wire.stream_error(message)
 
+    def upstream_error_bytes(self, raw: bytes, message: str) -> bytes:
+        """The in-band error event for a later round the upstream answered with the
+        error body ``raw``: that error as the API streams one, its type kept (an
+        ``overloaded_error`` stays one), else :meth:`error_bytes` of ``message``."""
+        own = self.wire.stream_upstream_error(raw)
+        return own if own is not None else self.error_bytes(message)
+
     # -- the end ---------------------------------------------------------------------
     def tail(self, sr: StreamRound, *, rounds: int, usage: Any, cut: bool) -> bytes:
         """The last round's held bytes, in order (``cut``: the model's memory calls were
@@ -216,6 +223,16 @@ class ResponsesSession(StreamSession):
 
     def error_bytes(self, message: str) -> bytes:
         return self.state.stamp(error_event(message), None)
+
+    def upstream_error_bytes(self, raw: bytes, message: str) -> bytes:
+        obj = self.wire.upstream_error(raw)
+        if obj is None:
+            return self.error_bytes(message)
+        err = obj["error"]
+        code = err.get("code") if err.get("code") is not None else err.get("type")
+        return self.state.stamp({"type": "error", "code": code,
+                                 "message": err.get("message"), "param": err.get("param")},
+                                None)
 
     def tail(self, sr: StreamRound, *, rounds: int, usage: Any, cut: bool) -> bytes:
         assert isinstance(sr, ResponsesStreamRound)
