@@ -224,12 +224,18 @@ class FakeUpstream:
             choices.append({"index": i, "message": msg, "logprobs": None,
                             "finish_reason": reply.finish_reason
                             or ("tool_calls" if reply.tool_calls else "stop")})
-        return web.json_response(
-            {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-             "model": body.get("model", "fake-model"), "choices": choices,
-             "usage": reply.usage, "system_fingerprint": "fp_fake"},
-            headers=reply.headers,
-        )
+        whole = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                 "model": body.get("model", "fake-model"), "choices": choices,
+                 "usage": reply.usage, "system_fingerprint": "fp_fake"}
+        if reply.drop_after is not None:  # promise the whole body, send a part, hang up
+            raw = orjson.dumps(whole)
+            cut = web.StreamResponse(headers={"Content-Type": "application/json",
+                                              "Content-Length": str(len(raw))})
+            await cut.prepare(request)
+            await cut.write(raw[:reply.drop_after])
+            request.transport.close()  # type: ignore[union-attr]
+            return cut
+        return web.json_response(whole, headers=reply.headers)
 
     def stream_bytes(self, body: dict[str, Any], reply: Reply) -> bytes:
         """Render ``reply`` as the SSE byte stream OpenAI would send."""

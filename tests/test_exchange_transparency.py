@@ -529,3 +529,20 @@ async def test_an_upstream_that_takes_no_tools_gets_none_and_the_chat_goes_on(
         await ask("llama2", tools=[WEATHER_TOOL])
     assert [t["function"]["name"] for t in upstream.chat_requests[-1]["json"]["tools"]] == [
         "get_weather"]
+
+
+async def test_a_body_cut_off_on_the_tool_path_is_a_502_and_recorded(
+        make: Any, upstream: FakeUpstream) -> None:
+    """The upstream hangs up halfway through a whole (non-streamed) answer the tool
+    loop must read: the client gets a 502 in OpenAI's error shape, not the proxy's
+    500, and the request is recorded as failed."""
+    proxy = await make()
+    upstream.push(Reply(content="a long answer " * 20, drop_after=40))
+    with pytest.raises(openai.APIStatusError) as info:
+        await client(proxy).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}])
+    assert info.value.status_code == 502
+    assert info.value.body["type"] == "upstream_error"  # type: ignore[index]
+    await proxy.settle()
+    outcomes = [e["data"].get("outcome") for e in response_events(proxy)]
+    assert "upstream_unreachable" in outcomes, outcomes

@@ -39,6 +39,7 @@ from aiohttp import web
 
 from proxy import headers as hdrs
 from proxy.appkeys import SETTINGS, TOOL_REFUSALS
+from proxy.errors import UpstreamError
 from proxy.flow.asyncengine import AsyncEngine
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
@@ -148,8 +149,13 @@ class ToolLoop:
                                       dumps_body(self.wire.with_messages(body, messages))))
 
     async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
+        """The whole body of a round. Raises :class:`UpstreamError` (502) when the
+        upstream ends it abnormally (connection dropped mid-body, bad chunking): the
+        loop cannot answer from half a body, and the request is recorded as failed."""
         try:
             return await self.client.wait(resp.read())
+        except aiohttp.ClientPayloadError as exc:
+            raise UpstreamError(f"upstream body ended abnormally: {exc}") from exc
         finally:
             resp.release()
 
