@@ -7,6 +7,7 @@ stream chunks (:mod:`proxy.wire.chatstream`) and the error shape, in one place.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -24,16 +25,23 @@ tools do (``auto``), always, or never."""
 
 
 def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
-    """Add ``usage`` into ``total`` (numbers summed, nested objects likewise)."""
+    """Add ``usage`` into ``total`` (numbers summed, nested objects likewise; a field
+    only a later round reports, or that ``total`` holds as null, is taken as is)."""
     if not isinstance(usage, dict):
         return total
     if total is None:
-        return orjson.loads(orjson.dumps(usage))
+        return copy.deepcopy(usage)
     for key, value in usage.items():
-        if isinstance(value, int | float) and isinstance(total.get(key), int | float):
-            total[key] += value
-        elif isinstance(value, dict) and isinstance(total.get(key), dict):
-            sum_usage(total[key], value)
+        have = total.get(key)
+        if have is None:
+            if value is not None:
+                total[key] = copy.deepcopy(value)
+        elif isinstance(value, bool) or isinstance(have, bool):
+            continue  # not a count
+        elif isinstance(value, int | float) and isinstance(have, int | float):
+            total[key] = have + value
+        elif isinstance(value, dict) and isinstance(have, dict):
+            sum_usage(have, value)
     return total
 
 
