@@ -47,6 +47,7 @@ class RReply:
     crlf: bool = False
     delay: float = 0.0  # seconds between writes
     answer_delay: float = 0.0  # seconds before answering at all
+    raw_stream: bytes | None = None  # a stream: exactly these bytes
 
 
 class ResponsesFake:
@@ -214,7 +215,8 @@ class ResponsesFake:
             self.conversations[conv] = [*conversation, *resp["output"]]
         if not body.get("stream"):
             return web.json_response(resp, headers=reply.headers)
-        payload = self.stream_bytes(resp, reply)
+        payload = (reply.raw_stream if reply.raw_stream is not None
+                   else self.stream_bytes(resp, reply))
         streams.append(payload)
         out = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                           "Cache-Control": "no-cache", **reply.headers})

@@ -873,3 +873,29 @@ async def test_tool_choice_required_gets_no_memory_tools(
     # The fake answered the one round with its scripted call, relayed as it came.
     assert len(upstream.responses_requests) == 1
     assert [o.type for o in resp.output] == ["function_call"]
+
+
+async def test_a_stream_the_upstream_ends_with_an_error_event_ends_cleanly(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A Responses stream may end with an ``error`` event and no terminal event
+    (compatible servers do): with the memory tools offered, the client gets every
+    event and a clean end, as from the upstream, not a connection cut mid-stream;
+    the request is recorded as an error, not as an answer."""
+    import openai
+
+    def ev(obj: dict[str, Any]) -> bytes:
+        return b"event: " + obj["type"].encode() + b"\ndata: " + orjson.dumps(obj) + b"\n\n"
+
+    head = {"id": "resp_err", "object": "response", "created_at": 1, "status": "in_progress",
+            "model": "m", "output": []}
+    raw = (ev({"type": "response.created", "sequence_number": 0, "response": head})
+           + ev({"type": "response.in_progress", "sequence_number": 1, "response": head})
+           + ev({"type": "error", "sequence_number": 2, "code": "server_error",
+                 "message": "model crashed", "param": None}))
+    upstream.push_response(RReply(raw_stream=raw))
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    kinds = [event.type async for event in await client.responses.create(
+        model="m", input="hi", stream=True)]  # no APIConnectionError: a clean end
+    assert kinds == ["response.created", "response.in_progress", "error"]
+    await proxy.settle()
+    assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")

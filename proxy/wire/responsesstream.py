@@ -104,6 +104,8 @@ class ResponsesStreamRound(StreamRound):
         self.response: dict[str, Any] | None = None
         """The terminal event's response object."""
         self.terminal: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        """The round's ``error`` event: it ends the stream (no terminal follows)."""
         self.rid: Any = None
         self.created: Any = None
 
@@ -197,6 +199,8 @@ class ResponsesStreamRound(StreamRound):
                 else:
                     out += pre + self.state.stamp(obj, raw)
                 continue
+            if kind == "error":
+                self.error = obj
             out += self._show() + self.state.stamp(obj, raw)  # error and other events
         return out
 

@@ -201,6 +201,7 @@ class ResponsesSession(StreamSession):
         super().__init__(wire, names, body)
         self.state = StreamState()
         self.state.previous = previous
+        self.errored = False
 
     def _turn(self) -> dict[str, Any]:
         return reply_turn(list(self.state.output))
@@ -217,6 +218,10 @@ class ResponsesSession(StreamSession):
 
     def stops(self, sr: StreamRound) -> bool:
         return not sr.answered()
+
+    def round_error(self, sr: StreamRound) -> str | None:
+        error = sr.error if isinstance(sr, ResponsesStreamRound) else None
+        return orjson.dumps(error).decode()[:2000] if error is not None else None
 
     def gone_choices(self, sr: StreamRound) -> list[dict[str, Any]] | None:
         return [self._turn()] if self.state.output else []
@@ -237,10 +242,12 @@ class ResponsesSession(StreamSession):
     def tail(self, sr: StreamRound, *, rounds: int, usage: Any, cut: bool) -> bytes:
         assert isinstance(sr, ResponsesStreamRound)
         out, self.final = terminal_bytes(sr, self.state, rounds=rounds, usage=usage)
+        self.errored = sr.error is not None
         return out
 
     def ended(self) -> bool:
-        return self.final is not None
+        # An error event ends a Responses stream as a terminal event does.
+        return self.final is not None or self.errored
 
     def flush_on_break(self, sr: StreamRound, out: bytes) -> bytes:
         return out if sr.holding else b""
