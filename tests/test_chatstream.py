@@ -131,3 +131,20 @@ def test_any_split_gives_the_same_bytes() -> None:
     for size in range(1, 40):
         sr, out = run(ANSWER, size)
         assert out == whole and sr.tail == whole_sr.tail
+
+
+def test_a_finishing_chunk_split_in_two_carries_its_logprobs_once() -> None:
+    """A later round's one chunk with content, finish_reason and logprobs is shown
+    as the content (with its logprobs) and a held finish chunk (logprobs null): the
+    client's logprobs list each token once."""
+    lp = {"content": [{"token": "Hi", "logprob": -0.1, "bytes": [72, 105],
+                       "top_logprobs": []}], "refusal": None}
+    last = chunk({"role": "assistant", "content": "Hi"}, "stop", cid="chatcmpl-2")
+    last["choices"][0]["logprobs"] = lp
+    sr, out = run(sse(last), later=True, stream_id="chatcmpl-1", created=1)
+    shown = [c for o in chunks_of(out) for c in o["choices"]]
+    kind, raw = sr.tail[0]
+    held = [c for o in chunks_of(raw) for c in o["choices"]]
+    assert [c.get("logprobs") for c in shown] == [lp]
+    assert [c.get("logprobs") for c in held] == [None]
+    assert held[0]["finish_reason"] == "stop"

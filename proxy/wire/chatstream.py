@@ -245,7 +245,11 @@ class ChatStreamRound:
                 body = dict(first[0], finish_reason=None)
                 pre = self._emit(dict(obj, choices=[body]), True, raw)
                 self.shown = True
-                finish = sse_data(dict(obj, choices=[dict(first[0], delta={})]))
+                # The finish chunk repeats nothing the content chunk carried.
+                rest_of = dict(first[0], delta={})
+                if rest_of.get("logprobs") is not None:
+                    rest_of["logprobs"] = None
+                finish = sse_data(dict(obj, choices=[rest_of]))
             if rest:
                 pre += self._emit(dict(obj, choices=rest), True, raw)
                 self.shown = True
