@@ -158,3 +158,37 @@ def test_a_replayed_plain_answer_shows_the_clients_previous_id() -> None:
         rw = ShowPrevious("resp_prev", streamed=False)
         rw.feed(given)
         assert rw.close() == given
+
+
+@pytest.mark.parametrize("numbering", ["from 1", "none"])
+def test_a_single_round_keeps_the_upstreams_numbering(numbering: str) -> None:
+    """A compatible server that numbers its events from 1, or not at all: one round
+    with no memory call is relayed byte for byte (no number rewritten or added); a
+    later round continues the upstream's count, or adds none."""
+    fake = ResponsesFake()
+    data = script(fake, RReply(text="hello", calls=[CLIENT]))
+    shifted = []
+    for e in events(data):
+        if numbering == "none":
+            e.pop("sequence_number")
+        else:
+            e["sequence_number"] += 1
+        shifted.append(b"event: " + e["type"].encode() + b"\ndata: " + orjson.dumps(e)
+                       + b"\n\n")
+    data = b"".join(shifted)
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(sr, data, 7)
+    end, _ = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
+    assert out + end == data
+    state = StreamState()
+    first = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(first, b"".join(shifted[:-1]), 7)  # no terminal yet: a later round follows
+    second = ResponsesStreamRound(NAMES, state, first=False)
+    out += run(second, data, 7)
+    end, _ = terminal_bytes(second, state, rounds=2, usage=second.usage())
+    numbers = [e.get("sequence_number") for e in events(out + end)]
+    if numbering == "none":
+        assert set(numbers) == {None}
+    else:
+        assert numbers == list(range(1, len(numbers) + 1))

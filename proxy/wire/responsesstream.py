@@ -61,6 +61,10 @@ class StreamState:
     def __init__(self) -> None:
         self.seq = 0
         """The next client ``sequence_number``."""
+        self.numbered: bool | None = None
+        """Whether the upstream numbers its events (decided by the first event
+        stamped, whose number the client's count then starts from): a stream whose
+        upstream numbers none gets none added, one that starts at 1 keeps its own."""
         self.next_index = 0
         """The next client ``output_index``."""
         self.head: list[tuple[dict[str, Any], bytes]] = []
@@ -75,15 +79,25 @@ class StreamState:
         replay: shown in the response objects where the upstream says null."""
 
     def stamp(self, obj: dict[str, Any], raw: bytes | None) -> bytes:
-        """``obj`` with the next sequence number: ``raw`` when that changes nothing."""
-        seq = self.seq
-        self.seq += 1
+        """``obj`` with the next sequence number (none when the upstream numbers
+        none: :attr:`numbered`): ``raw`` when that changes nothing."""
+        given = obj.get("sequence_number")
+        if self.numbered is None:
+            self.numbered = isinstance(given, int) and not isinstance(given, bool)
+            if isinstance(given, int) and self.numbered:
+                self.seq = given
         response = obj.get("response")
         if (self.previous is not None and isinstance(response, dict)
                 and "previous_response_id" in response
                 and response["previous_response_id"] is None):
             obj, raw = dict(obj, response=dict(response, previous_response_id=self.previous)), None
-        if raw is not None and obj.get("sequence_number") == seq:
+        if not self.numbered:
+            if raw is not None and "sequence_number" not in obj:
+                return raw
+            return event_bytes({k: v for k, v in obj.items() if k != "sequence_number"})
+        seq = self.seq
+        self.seq += 1
+        if raw is not None and given == seq:
             return raw
         return event_bytes(dict(obj, sequence_number=seq))
 
