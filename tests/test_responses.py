@@ -530,7 +530,16 @@ async def test_a_stream_with_a_hidden_round_is_continued_by_the_id_the_client_sa
     events = await _events(await rclient.responses.create(
         model="m", input="Which dashboard?", stream=True))
     client_id = events[-1].response.id
-    assert client_id == "resp_0001"  # the first round's id, in created and completed
+    # The hidden round showed nothing: the client sees the answering round's id (in
+    # created and completed), whose upstream conversation holds the memory call
+    # and its output; the first round's ends in an unanswered call, which the
+    # upstream refuses as a previous_response_id (a request that goes as sent:
+    # memory failed open, or another proxy without this one's map).
+    assert events[0].response.id == client_id == "resp_0002"
+    held = upstream.responses.stored[client_id]
+    calls = {i["call_id"] for i in held if i.get("type") == "function_call"}
+    outputs = {i["call_id"] for i in held if i.get("type") == "function_call_output"}
+    assert calls == outputs == {"call_m1"}
     await proxy.settle()
     off = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0,
                              default_headers={"X-LCM-Memory": "off"})

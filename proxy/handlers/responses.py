@@ -32,7 +32,8 @@ that gets a block is sent from the proxy's map, which holds the client's items
 without any, so the model sees that one block only; a turn that gets none goes as
 sent, and the upstream's context then holds the latest block only. Either way there
 is never more than one, as on the chat path. A streamed answer with hidden
-memory-tool rounds shows the client the first round's response id; the map holds it,
+memory-tool rounds shows the client the response id of the first round it shows
+anything from (never one that only called memory tools); the map holds it,
 and the continuing request is replayed with the hidden rounds spliced back (the
 reply has a splice, so the memory path always rewrites it). A
 ``previous_response_id`` the map does not know (relayed elsewhere, purged, in

@@ -7,15 +7,18 @@ there is no ``[DONE]``). When the proxy answers memory tools, one client stream
 is made of several upstream rounds. :class:`ResponsesStreamRound` decides, block
 by block, what the client gets:
 
-- ``response.created``/``in_progress``/``queued`` of the first round are held in
-  the shared :class:`StreamState` and sent once, just before the first event the
-  client is shown; later rounds' are dropped: one ``response.created`` in all;
+- ``response.created``/``in_progress``/``queued`` are held in the shared
+  :class:`StreamState` and sent once, just before the first event the client is
+  shown: those of the round that shows it (a round that only called memory tools
+  is never the client's response: the upstream's copy of it ends in an unanswered
+  call); later rounds' are dropped: one ``response.created`` in all;
 - a ``function_call`` item whose name is a memory tool (its name comes whole in
   ``response.output_item.added``) is hidden with every event of its
   ``output_index`` (``function_call_arguments.delta``/``done``, ``output_item.done``);
 - every other item gets the next client ``output_index``, and every event sent
-  the next client ``sequence_number`` (an event left unchanged is relayed as its
-  exact bytes);
+  the next client ``sequence_number``, counted from the upstream's first (none
+  when the upstream numbers none; an event left unchanged is relayed as its exact
+  bytes);
 - the terminal event is held in :attr:`ResponsesStreamRound.tail`: only the loop
   knows whether this round ends the answer (:func:`terminal_bytes` restates it);
 - the response objects of the head and terminal events echo the request's
@@ -68,10 +71,12 @@ class StreamState:
         self.next_index = 0
         """The next client ``output_index``."""
         self.head: list[tuple[dict[str, Any], bytes]] = []
-        """The first round's ``response.created``/``in_progress`` events, until sent."""
+        """The held ``response.created``/``in_progress`` events, until sent (those of
+        the latest round while every round so far was hidden)."""
         self.head_sent = False
         self.client_id: Any = None
-        """The response id the client sees (the first round's)."""
+        """The response id the client sees (that of the first round it was shown
+        anything from)."""
         self.output: list[Any] = []
         """The items the client was shown, in its order (from ``output_item.done``)."""
         self.previous: str | None = None
@@ -171,11 +176,19 @@ class ResponsesStreamRound(StreamRound):
                 response = obj.get("response")
                 if isinstance(response, dict) and self.rid is None:
                     self.rid, self.created = response.get("id"), response.get("created_at")
-                if self.first and not self.state.head_sent:
+                if not self.state.head_sent:
+                    if not self.first and kind == "response.created":
+                        # Every earlier round was hidden (a memory call, nothing
+                        # shown): the client is shown this round's response, whose
+                        # upstream conversation holds those rounds and their
+                        # results, not one that ends in an unanswered memory call
+                        # (a previous_response_id the upstream would refuse).
+                        self.state.head.clear()
+                        self.state.client_id = None
                     self.state.head.append((obj, raw))
                     if self.state.client_id is None and isinstance(response, dict):
                         self.state.client_id = response.get("id")
-                continue  # a later round's: the client has its one created event
+                continue  # a later round's once the head is shown: the client has it
             if kind in TERMINAL_EVENTS:
                 response = obj.get("response")
                 self.response = response if isinstance(response, dict) else None
