@@ -17,7 +17,15 @@ Pure functions, no I/O. Patterns (each replaced by ``[REDACTED:<label>]``):
 - ``private_key``: PEM blocks ``-----BEGIN … PRIVATE KEY----- … -----END …-----``
   (a block cut off before its END line is masked to the end of the text)
 - ``github_token`` (``ghp_``, ``gho_``, ``ghs_``, ``ghu_``, ``ghr_``, ``github_pat_``),
-  ``slack_token`` (``xox[abprs]-``), ``google_api_key`` (``AIza…``)
+  ``slack_token`` (``xox[abprs]-``), ``google_api_key`` (``AIza…``), ``stripe_key``
+  (``sk_live_``, ``rk_live_``, ``sk_test_``…), ``slack_webhook`` (the path of a
+  ``hooks.slack.com/services/…`` URL)
+- ``url_password``: the password of a URL's credentials (``postgresql://admin:…@db``;
+  the scheme and user name are kept)
+- ``password``: the value stated for a password, passphrase, secret, token, API key
+  or client secret (``password is …``, ``DB_PASSWORD=…``, ``secret: …``, ``密码是…``,
+  ``パスワードは…``) when it looks like one: six or more characters with a digit or
+  a symbol inside (``the token is expired`` stays as it is)
 
 Matching is linear in the text's length (no nested quantifiers), so a 10 MB paste
 costs one scan. Redaction is not reversible and never changes anything else: a
@@ -55,28 +63,75 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ("aws_secret_key", "access",
      r"(?i)(?P<keep>secret_?access_?key[\"']?\s*[:=]\s*[\"']?)"
      r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"),
-    ("github_token", "_",
+    ("github_token", "ghp_|gho_|ghs_|ghu_|ghr_|github_pat_",
      _NB + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
     ("slack_token", "xox", _NB + r"xox[abprs]-[A-Za-z0-9-]{10,}"),
     ("google_api_key", "AIza", _NB + r"AIza[0-9A-Za-z_-]{35}"),
     ("bearer_token", "bearer", r"(?i)(?P<keep>bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
     ("jwt", "eyJ", _NB + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("stripe_key", "k_live_|k_test_", _NB + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("slack_webhook", "hooks.slack.com",
+     r"(?P<keep>hooks\.slack\.com/services/)[A-Za-z0-9_/-]{16,}"),
+    ("url_password", "://",
+     # anchored just after each "://" (see _scan_urls): user name kept, password masked
+     r"(?P<keep>[^\s:/@\[\]]{1,128}:)[^\s@/]{1,256}(?=@)"),
+    ("password", "",
+     # anchored at each keyword found in the ASCII-lowered text (see _scan_passwords)
+     r"(?i)(?P<keep>(?<![A-Za-z])(?:pass(?:word|wd|phrase)|pwd|secret|token|api[ _-]?key|"
+     r"client[ _-]?secret|密码|口令|パスワード)(?:[_-][A-Za-z0-9]{1,12}){0,2}"
+     r"(?:\s+(?:is|was|are)(?:\s+now)?\s*:?|\s*[:=：]|\s*(?:是|为|は|が))\s*[\"'`]?)"
+     r"(?P<val>[^\s\"'`]{6,256})"),
 ]
-_COMPILED = [(label, trigger.lower(), re.compile(pattern))
+_ANCHORED = {"url_password", "password"}
+"""Patterns run only where their keyword is (a scan of the text with ``str.find``),
+never at every position: they start with no literal the regex engine can skip to."""
+_COMPILED = [(label, tuple(trigger.lower().split("|")), re.compile(pattern))
              for label, trigger, pattern in _PATTERNS]
-_ANY_TRIGGER = re.compile(
-    r"PRIVATE KEY|sk-|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox[abprs]-|AIza|eyJ"
-    r"|(?i:secret_?access_?key|bearer)")
-"""One scan that every secret above needs to pass: most texts fail it and cost only
-this (the per-pattern work runs on the few that do not)."""
+"""``(label, triggers, pattern)``: a pattern runs when one of its triggers (``|``
+separated in ``_PATTERNS``) is in the ASCII-lowered text."""
+_PASSWORD_WORDS = ("pass", "pwd", "secret", "token", "api", "client", "密码", "口令",
+                   "パスワード")
+"""Where the ``password`` pattern may start (in the ASCII-lowered text)."""
+_CASED_TRIGGERS = (
+    "PRIVATE KEY", "sk-", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghs_", "ghu_",
+    "ghr_", "github_pat_", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "AIza", "eyJ",
+    "k_live_", "k_test_", "hooks.slack.com", "://", "密码", "口令", "パスワード",
+    "\\u5bc6\\u7801", "\\u53e3\\u4ee4", "\\u30d1\\u30b9\\u30ef\\u30fc\\u30c9")
+_FOLDED_TRIGGERS = ("secret", "bearer", "pass", "pwd", "token", "api")
+"""What every secret above needs in its text (``_FOLDED_TRIGGERS`` in the
+ASCII-lowered text): most texts hold none and cost only these substring tests.
+The non-ASCII words are also looked for as the ``\\uXXXX`` escapes of an
+ASCII-only JSON text."""
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+"""Lower-case ASCII letters only: the folded text keeps every character's position."""
 _AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA")
+
+
+_SYMBOLS = frozenset("!#$%&*+-/=?@^_~.,;:|<>()[]{}")
+
+
+def _looks_secret(value: str) -> bool:
+    """A stated password-like value: not a placeholder already, and a digit or a
+    symbol before its last character (trailing punctuation ends a sentence)."""
+    if value.startswith("[REDACTED"):
+        return False
+    body = value[:-1]
+    return any(c.isdigit() or c in _SYMBOLS for c in body) or any(
+        c.isdigit() for c in value)
 
 
 def _replacer(label: str) -> Any:
     placeholder = PLACEHOLDER.format(label=label)
 
     def sub(match: re.Match[str]) -> str:
-        keep = match.groupdict().get("keep") or ""
+        groups = match.groupdict()
+        keep = groups.get("keep") or ""
+        value = groups.get("val")
+        if value is not None:
+            if not _looks_secret(value):
+                return match.group(0)
+            tail = value[-1] if value[-1] in ".,;:!?)" and len(value) > 6 else ""
+            return keep + placeholder + tail
         return keep + placeholder
 
     return sub
@@ -88,11 +143,14 @@ _REPLACERS = {label: _replacer(label) for label, _, _ in _PATTERNS}
 def may_contain_secret(text: str) -> bool:
     """Cheap pre-test: ``False`` guarantees :func:`redact_secrets` would change nothing.
 
-    Every trigger is ASCII without quotes or backslashes, so the test also holds for
-    the JSON serialisation of a value: no trigger in the JSON text, no secret in any
-    of its strings.
+    The triggers hold no quote or backslash (the non-ASCII ones are also looked for
+    as their ``\\uXXXX`` escapes), so the test also holds for the JSON serialisation
+    of a value: no trigger in the JSON text, no secret in any of its strings.
     """
-    return _ANY_TRIGGER.search(text) is not None
+    if any(t in text for t in _CASED_TRIGGERS):
+        return True
+    folded = text.translate(_ASCII_LOWER)
+    return any(t in folded for t in _FOLDED_TRIGGERS)
 
 
 def contains_secret(text: str) -> bool:
@@ -106,17 +164,61 @@ def redact_secrets(text: str) -> str:
     Keeps the surrounding text (and the ``Bearer `` / ``secret_access_key=``
     prefixes) so that the message still reads naturally. Never raises.
     """
-    if not text or _ANY_TRIGGER.search(text) is None:
+    if not text or not may_contain_secret(text):
         return text
-    folded = text.lower()  # triggers are tested case-folded: a superset, never a miss
-    for label, trigger, pattern in _COMPILED:
+    folded = text.translate(_ASCII_LOWER)  # positions kept (ASCII letters only)
+    for label, triggers, pattern in _COMPILED:
         if label == "aws_access_key":
             if not any(p in text for p in _AWS_PREFIXES):
                 continue
-        elif trigger not in folded:
+        elif label in _ANCHORED:
+            starts = _starts(folded, ("://",) if label == "url_password" else _PASSWORD_WORDS)
+            if starts:
+                masked = _sub_at(pattern, text, [s + 3 for s in starts]
+                                 if label == "url_password" else starts, _REPLACERS[label])
+                if masked is not text:
+                    text, folded = masked, masked.translate(_ASCII_LOWER)
             continue
-        text = pattern.sub(_REPLACERS[label], text)
+        elif not any(t in folded for t in triggers):
+            continue
+        masked = pattern.sub(_REPLACERS[label], text)
+        if masked != text:
+            text, folded = masked, masked.translate(_ASCII_LOWER)
     return text
+
+
+def _starts(folded: str, words: tuple[str, ...]) -> list[int]:
+    """Every position of any of ``words`` in ``folded``, ascending."""
+    found: set[int] = set()
+    for word in words:
+        at = folded.find(word)
+        while at != -1:
+            found.add(at)
+            at = folded.find(word, at + 1)
+    return sorted(found)
+
+
+def _sub_at(pattern: re.Pattern[str], text: str, starts: list[int], replace: Any) -> str:
+    """``text`` with ``pattern`` replaced where it matches at one of ``starts``
+    (ascending; a match is never overlapped by a later one)."""
+    out: list[str] = []
+    done = 0
+    for at in starts:
+        if at < done:
+            continue
+        match = pattern.match(text, at)
+        if match is None:
+            continue
+        new = replace(match)
+        if new == match.group(0):  # not a secret after all (a word, not a value)
+            continue
+        out.append(text[done:match.start()])
+        out.append(new)
+        done = match.end()
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def redact_value(value: Any) -> Any:

@@ -86,10 +86,40 @@ def test_each_secret_kind_is_redacted(name: str) -> None:
     assert redact(SECRET_TEXT).count("***") + redact(SECRET_TEXT).count("[REDACTED:") >= 7
 
 
+@pytest.mark.parametrize(("text", "secret", "label"), [
+    ("The database password is hunter2-Sup3rS3cret!", "hunter2-Sup3rS3cret", "password"),
+    ("my password was Tr0ub4dor&3.", "Tr0ub4dor&3", "password"),
+    ("DB_PASSWORD=s3cr3t-value\nGITHUB_TOKEN_PROD='abc123def456'", "s3cr3t-value",
+     "password"),
+    ("The JWT signing secret is 8f3a9c2d7e1b4a60", "8f3a9c2d7e1b4a60", "password"),
+    ("client_secret: 9Yq!r7Lm2@pX", "9Yq!r7Lm2@pX", "password"),
+    ("数据库密码是Hx92!kq3z", "Hx92!kq3z", "password"),
+    ("パスワードは abc123xyz です", "abc123xyz", "password"),
+    ("dsn = postgresql://admin:Pa55w0rdXyz@db.internal:5432/app", "Pa55w0rdXyz",
+     "url_password"),
+    ("Stripe key rk_live_51HabcdefghijklmnopQR", "rk_live_51HabcdefghijklmnopQR",
+     "stripe_key"),
+    ("Alerts go to https://hooks.slack.com/services/T0001/B0002/XXXXyyyyZZZZ1234",
+     "T0001/B0002/XXXXyyyyZZZZ1234", "slack_webhook"),
+])
+def test_stated_passwords_and_url_credentials_are_redacted(text: str, secret: str,
+                                                             label: str) -> None:
+    """A value stated for a password, secret, token or key (any language the rules
+    read), URL credentials, Stripe keys and Slack webhooks: the value is masked, the
+    words around it kept (``password is [REDACTED:password]``)."""
+    out = redact_secrets(text)
+    assert secret not in out and f"[REDACTED:{label}]" in out, out
+    assert redact_value({"content": text})["content"] == out
+
+
 @pytest.mark.parametrize("text", [
     "The disk-usage-report-for-the-cluster is ready", "task-0123456789abcdefghijklmn",
     "Use the bearer of bad news", "AKIA is not a key", "skip-to-content-abcdefghijklmnop",
-    "Keys: a, b, c", "the rest of the -----BEGIN CERTIFICATE----- is public"])
+    "Keys: a, b, c", "the rest of the -----BEGIN CERTIFICATE----- is public",
+    "The password is required for login.", "the token is expired",
+    "The tokenizer is bert_base_uncased.", "The primary key is user_id.",
+    "We hit the token limit of 8192 tokens.", "See https://example.com/a:b for details.",
+    "Reset the password: see docs/security.md"])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact_secrets(text) is text
 
