@@ -444,6 +444,26 @@ def test_long_texts_are_cut_at_line_ends_and_bounded(
     assert skips and skips[0].levelname == "WARNING"
 
 
+def test_a_fenced_paste_longer_than_a_chunk_stays_code(engine: Engine) -> None:
+    """A fenced log longer than one extraction chunk: the chunks after the first
+    start inside the fence and are read as code (no item from any log line), and a
+    statement after the fence is still remembered."""
+    from memory_core.capture import jobs
+
+    line = "2026-05-01T12:29:29Z INFO worker-4 listening on port=8{n:03d} for queue jobs\n"
+    log = "".join(line.format(n=i % 1000) for i in range(900))  # about 70 KB
+    text = "Here is the log:\n```\n" + log + "```\nThe staging database port is 5433."
+    chunks = jobs.extract_chunks(text)
+    assert len(chunks) >= 3 and all(c.startswith("```\n") for c in chunks[1:])
+    _, captured = engine.capture_request(SCOPE, "r-log", [{"role": "user", "content": text}],
+                                         {})
+    captured.result(30)
+    engine.flush()  # the long message is extracted by a job after its capture
+    rows = sql_read(engine, lambda c: [r[0] for r in c.execute(
+        "SELECT text FROM memory_items WHERE status='active'")])
+    assert [r for r in rows if "5433" in r] and not [r for r in rows if "worker-4" in r], rows
+
+
 # -- kind 4, vector half: reworded duplicates that share few words ------------------------------
 async def _items_after(make_proxy: Any, upstream: FakeUpstream, *texts: str
                        ) -> tuple[RunningProxy, list[dict[str, Any]]]:

@@ -24,6 +24,7 @@ from memory_core.capture.redact import redact_secrets
 from memory_core.capture.tree import ChainKeyCache, message_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
+from memory_core.extraction.prepare import open_fence
 from memory_core.items import writer as items_writer
 from memory_core.items.cache import prune_changes
 from memory_core.models import CaptureResult, CaptureTicket, Scope
@@ -61,7 +62,10 @@ a longer message is skipped, logged at WARNING. It stays stored and searchable."
 def extract_chunks(text: str, size: int = EXTRACT_MAX_CHARS) -> list[str]:
     """``text`` cut into pieces of at most ``size`` characters, each ending at the
     last line break (else sentence end, else space) of its window when there is one
-    in its second half: a fact is not cut in two at a chunk's edge."""
+    in its second half: a fact is not cut in two at a chunk's edge. A piece that
+    starts inside a fenced code block (opened in an earlier piece) is read with that
+    fence line before it, so the rules still see code, not statements (a 40 KB
+    pasted log is not 90 user facts)."""
     out: list[str] = []
     start = 0
     while start < len(text):
@@ -75,7 +79,13 @@ def extract_chunks(text: str, size: int = EXTRACT_MAX_CHARS) -> list[str]:
                     break
         out.append(text[start:end])
         start = end
-    return out
+    if len(out) < 2 or ("```" not in text and "~~~" not in text):
+        return out
+    fenced, fence = [], None
+    for piece in out:
+        fenced.append(f"{fence}\n{piece}" if fence else piece)
+        fence = open_fence(piece, fence)
+    return fenced
 
 EXTRACT_RETRY_SECONDS = (5.0, 30.0, 300.0, 3600.0)
 """Backoff between extraction retries of one message (seconds), then every hour."""

@@ -94,6 +94,27 @@ def fold_traditional(text: str) -> str:
     return text.translate(_TRAD_TO_SIMP)
 
 
+def open_fence(text: str, opened: str | None = None) -> str | None:
+    """The fence (```` ``` ````, ``~~~``…) of a code block still open at the end of
+    ``text``, or ``None``; ``opened``: the fence open at its start (a long message
+    read in chunks: the next chunk starts inside that block). Same rules as the
+    masking below; linear."""
+    pos = 0
+    while pos <= len(text):
+        nl = text.find("\n", pos)
+        end = len(text) if nl < 0 else nl
+        m = _FENCE_LINE.match(text, pos, end)
+        if opened is None and m:
+            opened = m.group(1)
+        elif opened is not None and m and m.group(1)[0] == opened[0] \
+                and len(m.group(1)) >= len(opened) and not text[m.end():end].strip():
+            opened = None
+        if nl < 0:
+            break
+        pos = nl + 1
+    return opened
+
+
 def _fenced_blocks(scan: str) -> list[tuple[int, int]]:
     """Spans of fenced code blocks, line by line (linear; a regex with a back-reference
     to the fence backtracks quadratically on a long run of backticks). A block closes at
