@@ -674,3 +674,19 @@ def test_adversarial_100kb_inputs_complete(text: str) -> None:
 ])
 def test_the_conversation_moving_on_is_not_memory(text: str, expected: list[str]) -> None:
     assert kinds(text) == expected
+
+
+@pytest.mark.parametrize(("text", "value", "unit"), [
+    ("The discount went from 10% to 15%.", 15.0, "%"),
+    ("We moved the API from port 8080 to port 9090.", 9090.0, None),
+    ("We cut the budget from $20,000 to $15,000.", 15000.0, "USD"),
+    ("折扣从10%改为15%。", 15.0, "%"),
+    ("割引率を10%から15%に変更しました。", 15.0, "%"),
+    # no change stated: a range keeps its first end
+    ("The range is from 10 to 20 ms.", 10.0, "ms"),
+    ("The timeout is 30 seconds.", 30.0, "s"),
+])
+def test_a_stated_change_keeps_its_new_value(text: str, value: float, unit: str | None
+                                             ) -> None:
+    (item,) = [i for i in extract(text) if i.value is not None]
+    assert (item.value, item.unit) == (value, unit)

@@ -329,19 +329,53 @@ _PER = re.compile(r"\s?(?:あたり|当たり|につき|に|per|/|每|毎)?\s?",
 """What sits between a unit denominator and the amount: "一人5万円", "1分あたり100"."""
 
 
+_CHANGE_FROM = re.compile(
+    r"(?:\b(?:went|goes|go|gone|chang\w*|increas\w*|decreas\w*|rais\w*|reduc\w*|cut|bump\w*"
+    r"|mov\w*|switch\w*|upgrad\w*|downgrad\w*|dropp?\w*|grew|grow\w*|fell|rose|jump\w*"
+    r"|lower\w*|updat\w*|migrat\w*|shift\w*|expand\w*|shrunk|shrank|extend\w*|slash\w*"
+    r"|doubl\w*|halv\w*|tripl\w*)\b[^.;!?]{0,40}?\bfrom|从|由|從)\s*$", re.I)
+"""A change verb and "from" right before the old value ("went from", "bumped … from",
+从 …): the clause states a change, and its value is the new one."""
+_CHANGE_TO = re.compile(
+    r"\s*(?:to|->|→|=>|到|改为|改成|变为|变成|變為|變成|调到|調到|升到|降到)\s*", re.I)
+"""Between the old and the new value of a stated change ("from 10% to 15%")."""
+_CHANGE_KARA = re.compile(r"\s*から\s*")
+"""Japanese: "10%から15%に" (the change's verb follows: 変更, 上げ, 下げ…)."""
+
+
 def primary_quantity(quantities: list[Quantity], scan: str) -> Quantity | None:
     """The quantity a clause is about: the first with a unit, port or version, else the
     first bare number. A "1 <unit>" directly followed by another quantity is a
     denominator ("一人5万円" is 50 000 yen per person; "1分あたり100リクエスト" is 100
-    requests a minute), so it is skipped.
+    requests a minute), so it is skipped. A stated change ("the discount went from
+    10% to 15%", "从8080改为9090", "10%から15%に変更") is about its new value; a range
+    ("we work from 9 to 5") names no change and keeps its first.
     """
     ranked = [q for q in quantities if q.kind != "bare"]
     for i, q in enumerate(ranked):
         nxt = ranked[i + 1] if i + 1 < len(ranked) else None
         if q.value == 1 and nxt is not None and _PER.fullmatch(scan[q.end:nxt.start]):
             continue
-        return q
-    return quantities[0] if quantities else None
+        return _new_value(quantities, q, scan)
+    return _new_value(quantities, quantities[0], scan) if quantities else None
+
+
+def _new_value(quantities: list[Quantity], q: Quantity, scan: str) -> Quantity:
+    """``q``, or the quantity right after it when the two are the ends of a stated
+    change (its new value)."""
+    after = [o for o in quantities if o.start >= q.end]
+    nxt = min(after, key=lambda o: o.start) if after else None
+    return nxt if nxt is not None and _changed_to(scan, q, nxt) else q
+
+
+def _changed_to(scan: str, old: Quantity, new: Quantity) -> bool:
+    """Whether ``old`` and ``new`` are the two ends of a stated change."""
+    between = scan[old.end:new.start]
+    if _CHANGE_TO.fullmatch(between):
+        return _CHANGE_FROM.search(scan[max(0, old.start - 60):old.start]) is not None
+    if _CHANGE_KARA.fullmatch(between):
+        return scan[new.end:new.end + 6].lstrip().startswith("に")
+    return False
 
 
 _EN_BINDS = re.compile(
