@@ -224,3 +224,27 @@ def _port_config(tmp_path: Path, port: int) -> str:
     path = tmp_path / "port.toml"
     path.write_text(f"[proxy]\nport = {port}\n")
     return str(path)
+
+
+def test_reindex_rebuilds_an_index_it_cannot_open(tmp_path: Path) -> None:
+    """The fix doctor names for a corrupt index is `reindex`: an index whose files
+    cannot be opened is deleted and rebuilt from the store (as serve does), not
+    refused."""
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    data_dir = tmp_path / "d"
+    engine = Engine(data_dir)
+    _, done = engine.capture_request(Scope("t"), "r1", [
+        {"role": "user", "content": "The staging database port is 5433."}], {})
+    done.result(30)
+    engine.close()
+    first = run_cli("reindex", "--data-dir", str(data_dir), timeout=120, store=True)
+    assert first.returncode == 0, first.stderr
+    meta = data_dir / "index" / "text" / "meta.json"
+    assert meta.exists()
+    meta.write_text("{ not json")
+    again = run_cli("reindex", "--data-dir", str(data_dir), timeout=120, store=True)
+    assert again.returncode == 0, again.stderr
+    assert "deleting" in again.stderr and "Traceback" not in again.stderr
+    assert again.stdout.split() == first.stdout.split() == ["message=1", "item=1"]

@@ -8,6 +8,8 @@ before doing it unless ``--yes``. Answers go to stdout, progress to stderr.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import click
@@ -60,10 +62,26 @@ def _rebuild(settings: Any, path: Any) -> None:
     embedder = embedder_or_exit(settings)
     try:
         engine = Engine(path, settings.memory_config())
-        svc = SearchService(engine.store, path, search_config(settings), embedder)
     except MemoryError_ as exc:
         embedder.close()
         raise CliError(str(exc)) from exc
+    # The indexes are derived and about to be rebuilt: one that cannot be opened
+    # (corrupt files) is deleted, the text index first, then all, as serve does.
+    # A held lock (a running proxy) is never repaired: that is refused.
+    repairs = [Path(path) / "index" / "text", Path(path) / "index"]
+    while True:
+        try:
+            svc = SearchService(engine.store, path, search_config(settings), embedder)
+            break
+        except Exception as exc:  # noqa: BLE001 - any unreadable index is rebuilt
+            if "LockBusy" in str(exc) or not repairs:
+                embedder.close()
+                engine.close()
+                raise CliError(str(exc)) from exc
+            broken = repairs.pop(0)
+            click.echo(f"index unreadable ({exc}); deleting {broken} and rebuilding it",
+                       err=True)
+            shutil.rmtree(broken, ignore_errors=True)
     total = engine.store.read_tx(lambda tx: tx.index.indexable_rows())
     bar = progress_bar(total=total, desc="reindex", unit="doc")
     try:
