@@ -21,7 +21,7 @@ import pytest
 from yarl import URL
 
 from proxy.headers import HOP_BY_HOP
-from tests.conftest import TEST_KEY, RunningProxy, closed_port
+from tests.conftest import TEST_KEY, RunningProxy, closed_port, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
@@ -545,6 +545,35 @@ async def test_invalid_json_is_a_400_in_openai_shape(
     await core.settle()
     (event,) = core.engine.export(events=True)["events"]
     assert event["kind"] == "unparsed"
+
+
+async def test_an_unreadable_body_is_filed_under_its_tenant_and_purged_with_it(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    """A body the proxy cannot read is kept (an ``unparsed`` event) under the tenant
+    and role its headers name: a tenant's export holds it, and purging the tenant
+    removes it (it may hold anything the client pasted)."""
+    async with aiohttp.ClientSession() as session:
+        for key in ("sk-unparsed-tenant-a-0001", "sk-unparsed-tenant-b-0002"):
+            async with session.post(core.base_url + "/chat/completions",
+                                    data=b'{"model": "m", "messages": "PRIVATE-DIAG-42"}',
+                                    headers={"Authorization": f"Bearer {key}",
+                                             "X-LCM-Role": "coder",
+                                             "Content-Type": "application/json"}) as resp:
+                assert resp.status in (200, 400)
+    await core.settle()
+    events = core.engine.export(events=True)["events"]
+    assert len(events) == 2
+    rows = sql_read(core.engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT tenant, role FROM events WHERE kind='unparsed' ORDER BY id")])
+    (ta, role_a), (tb, _) = rows
+    assert ta.startswith("t_") and ta != tb and role_a == "coder"
+    assert len(core.engine.export(tenant=ta, events=True)["events"]) == 1
+    core.engine.purge(tenant=ta)
+    left = core.engine.export(events=True)["events"]  # tenant b's, and the purge's audit
+    assert [e["kind"] for e in left] == ["unparsed", "purge"]
+    assert b"PRIVATE" not in orjson.dumps(core.engine.export(tenant=ta, events=True))
+    assert len(core.engine.export(tenant=tb, events=True)["events"]) == 1
 
 
 @pytest.mark.parametrize("path", ["/chat/completions", "/responses", "/messages"])

@@ -130,8 +130,13 @@ def export(
     if events:
         ids = [t["id"] for t in threads]
         rows = []
-        if ids or not filtered:
-            for e in tx.inspection.events(ids if filtered else None):
+        # A tenant's or role's export also holds its events of no thread (a body the
+        # proxy could not read), as its purge removes them; a session's or thread's
+        # holds its threads' events only.
+        owner = ((tenant, role) if filtered and session is None and thread_id is None
+                 else None)
+        if ids or not filtered or owner is not None:
+            for e in tx.inspection.events(ids if filtered else None, owner=owner):
                 rows.append(
                     {
                         "id": e["id"],

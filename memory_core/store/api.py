@@ -1179,8 +1179,11 @@ class Inspection(Protocol):
         """Every column of a thread's own messages, by id."""
         ...
 
-    def events(self, thread_ids: Sequence[int] | None) -> list[Row]:
-        """Every column of the events of ``thread_ids`` (``None``: every event), by id."""
+    def events(self, thread_ids: Sequence[int] | None, *,
+               owner: tuple[str | None, str | None] | None = None) -> list[Row]:
+        """Every column of the events of ``thread_ids`` (``None``: every event), by id;
+        with ``owner`` ``(tenant, role)`` (``None`` for any) also the events of no thread
+        filed under that tenant and role (a body the proxy could not read)."""
         ...
 
     def head_path(self, thread_id: int) -> list[Row]:

@@ -396,11 +396,18 @@ class PgInspection:
         return dicts(self._c, "SELECT * FROM messages WHERE thread_id = %s ORDER BY id",
                      (thread_id,))
 
-    def events(self, thread_ids: Sequence[int] | None) -> list[Row]:
+    def events(self, thread_ids: Sequence[int] | None, *,
+               owner: tuple[str | None, str | None] | None = None) -> list[Row]:
         if thread_ids is None:
             return dicts(self._c, "SELECT * FROM events ORDER BY id")
-        return dicts(self._c, "SELECT * FROM events WHERE thread_id = ANY(%s) ORDER BY id",
-                     (ids_list(thread_ids),))
+        if owner is None:
+            return dicts(self._c, "SELECT * FROM events WHERE thread_id = ANY(%s) ORDER BY id",
+                         (ids_list(thread_ids),))
+        tenant, role = owner
+        return dicts(
+            self._c, "SELECT * FROM events WHERE thread_id = ANY(%s) OR (thread_id IS NULL"
+            " AND (%s::text IS NULL OR tenant = %s) AND (%s::text IS NULL OR role = %s))"
+            " ORDER BY id", (ids_list(thread_ids), tenant, tenant, role, role))
 
     def head_path(self, thread_id: int) -> list[Row]:
         return dicts(

@@ -248,12 +248,18 @@ class SqliteInspection:
         return [dict(r) for r in self._c.execute(
             "SELECT * FROM messages WHERE thread_id=? ORDER BY id", (thread_id,))]
 
-    def events(self, thread_ids: Sequence[int] | None) -> list[Row]:
+    def events(self, thread_ids: Sequence[int] | None, *,
+               owner: tuple[str | None, str | None] | None = None) -> list[Row]:
         ev_clause = ""
         ev_args: list[Any] = []
         if thread_ids is not None:
             ev_clause = f" WHERE thread_id IN ({','.join('?' * len(thread_ids))})"
             ev_args = list(thread_ids)
+            if owner is not None:
+                tenant, role = owner
+                ev_clause += (" OR (thread_id IS NULL AND (? IS NULL OR tenant = ?)"
+                              " AND (? IS NULL OR role = ?))")
+                ev_args += [tenant, tenant, role, role]
         return [dict(r) for r in self._c.execute(
             f"SELECT * FROM events{ev_clause} ORDER BY id", ev_args)]
 

@@ -16,11 +16,12 @@ from typing import Any
 from aiohttp import web
 
 from memory_core.capture.evidence import loads_lossless
-from proxy.appkeys import AENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
+from memory_core.models import Scope
+from proxy.appkeys import AENGINE, ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import schedule_compaction
 from proxy.relay import RelayResult
-from proxy.scope import bearer_key
+from proxy.scope import bearer_key, effective_salt, resolve_scope
 from proxy.sse import ChunkAccumulator, SSEDecoder
 from proxy.summarizer import LLMSummarizer
 
@@ -58,11 +59,25 @@ def summarizer_for(app: web.Application, request: web.Request) -> LLMSummarizer 
 
 
 def record_unparsed(request: web.Request, raw: bytes, reason: str) -> None:
-    """Keep a body the proxy could not read as a chat request (an ``unparsed`` event)."""
+    """Keep a body the proxy could not read as a chat request (an ``unparsed`` event),
+    filed under the tenant and role its headers (and body, when it is an object) name,
+    so that export and purge of that tenant cover it."""
     app = request.app
     try:
+        try:
+            parsed = loads_lossless(raw) if raw else None
+        except ValueError:
+            parsed = None
+        scope: Scope | None = resolve_scope(
+            request.headers,
+            salt=effective_salt(app[SETTINGS].proxy.tenant_salt, app[ENGINE].tenant_salt),
+            fixed_tenant=app[SETTINGS].proxy.tenant,
+            body=parsed if isinstance(parsed, dict) else None)
+    except Exception:  # noqa: BLE001 - kept unscoped rather than lost
+        scope = None
+    try:
         app[AENGINE].queue_event(
-            None,
+            scope,
             request[REQUEST_ID],
             "unparsed",
             {"path": request.path, "reason": reason, "body": raw.decode("utf-8", "replace")},
