@@ -62,3 +62,31 @@ def test_partitions_isolate_scopes_and_model_change_resets(tmp_path: Path) -> No
     assert HnswVectorIndex(tmp_path, 16, "m1").count() == 4
     changed = HnswVectorIndex(tmp_path, 16, "m2")
     assert changed.was_reset and changed.count() == 0
+
+
+def test_deleted_rows_leave_the_files_and_an_emptied_partition_goes(tmp_path: Path) -> None:
+    """What a purge or retraction deleted does not stay on disk: a saved partition
+    holds its live rows only (no vector, session or thread of a deleted one), a graph
+    a tenth of whose elements are deleted is rebuilt without them, and a partition
+    left empty is removed with its manifest entry."""
+    vecs = _vectors(300)
+    ix = HnswVectorIndex(tmp_path, 16, "m", flat_max=100)
+    ix.upsert(_docs(300), vecs)
+    ix.upsert(_docs(3, "gone", "r"), vecs[:3])
+    ix.save()
+    ix.delete([make_label("message", i) for i in range(1, 41)])  # 40 of 300: a graph rebuild
+    ix.delete([make_label("message", i) for i in range(1, 4)])  # the other tenant's three
+    ix.save()
+    part = np.load(tmp_path / f"{partition_name('t', 'r')}.npz")
+    assert len(part["label"]) == 260 and part["alive"].all()
+    assert not {make_label("message", i) for i in range(1, 41)} & set(part["label"].tolist())
+    graph = ix._parts[("t", "r")].graph
+    assert graph is not None and graph.get_current_count() == 260
+    assert not (tmp_path / f"{partition_name('gone', 'r')}.npz").exists()
+    manifest = (tmp_path / "manifest.json").read_text()
+    assert "gone" not in manifest
+    ix.close()
+    again = HnswVectorIndex(tmp_path, 16, "m", flat_max=100)
+    assert again.count() == 260
+    got = [lb & ((1 << 40) - 1) for lb, _ in again.search(vecs[100], SearchFilter("t", "r"), 5)]
+    assert got[0] == 101

@@ -32,6 +32,7 @@ guards each partition's arrays (held only for the short numpy/hnswlib calls).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -255,6 +256,35 @@ class _Partition:
                 out = [(int(lb), float(1.0 - d)) for lb, d in zip(found[0], dist[0], strict=True)]
             return out[:limit]
 
+    def compact(self, cfg: dict[str, int]) -> None:
+        """Drop deleted rows from memory (their vectors, sessions, threads, times), so
+        that what is saved next holds none of them. The graph, which keeps a deleted
+        element's vector, is rebuilt from the rows left once a tenth of its elements
+        are deleted (or dropped when the partition fell under ``flat_max``)."""
+        with self.lock:
+            n = self.n
+            keep = np.flatnonzero(self.cols["alive"][:n])
+            if len(keep) == n:
+                return
+            size = max(16, len(keep))
+            for c, arr in self.cols.items():
+                new = np.zeros(size, dtype=arr.dtype)
+                new[: len(keep)] = arr[keep]
+                self.cols[c] = new
+            vectors = np.zeros((size, self.dim), dtype=np.float32)
+            vectors[: len(keep)] = self.vectors[keep]
+            self.vectors = vectors
+            self.session = [self.session[i] for i in keep]
+            self.n = self.live = len(keep)
+            self.pos = {int(lb): i for i, lb in enumerate(self.cols["label"][: self.n])}
+            if self.graph is not None:
+                total = self.graph.get_current_count()
+                if self.live <= cfg["flat_max"]:
+                    self.graph = None
+                elif total and total - self.live >= total // 10:
+                    self.build_graph(cfg["m"], cfg["ef_c"], cfg["ef"])
+            self.dirty = True
+
     # -- persistence -------------------------------------------------------------
     def save(self, base: Path) -> None:
         with self.lock:
@@ -428,12 +458,26 @@ class HnswVectorIndex:
         return part is not None and part.graph is not None
 
     def save(self) -> None:
-        """Write every changed partition (atomic per file) and the manifest."""
+        """Write every changed partition (atomic per file) and the manifest. Deleted
+        rows are dropped first (:meth:`_Partition.compact`: a purged or retracted
+        row's vector and metadata do not stay on disk), and a partition left empty is
+        removed, files and manifest entry."""
         if self.readonly:
             return
-        for part in list(self._parts.values()):
-            if part.dirty:
-                part.save(self.path / partition_name(part.tenant, part.role))
+        for key, part in list(self._parts.items()):
+            if not part.dirty:
+                continue
+            part.compact(self.cfg)
+            base = self.path / partition_name(part.tenant, part.role)
+            if part.n == 0:
+                with self._lock:
+                    if self._parts.get(key) is part and part.n == 0:
+                        del self._parts[key]
+                for suffix in (".npz", ".hnsw"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(str(base) + suffix)
+                continue
+            part.save(base)
         self._write_manifest()
 
     def count(self) -> int:
