@@ -399,6 +399,14 @@ async def test_purge_needs_confirmation_and_removes_the_session(
                              json={"tenant": pop.tenant_b, "confirm": True},
                              tenant=pop.tenant_a)
     assert st == 403
+    # the role query parameter bounds a purge as it bounds every read
+    st, body, _ = await call(http, guarded, "POST", "/lcm/v1/purge",
+                             json={"session": "sess-b", "dry_run": True}, role="no-such-role")
+    assert st == 200 and body["removed"]["messages"] == 0
+    assert body["filters"] == {"session": "sess-b", "role": "no-such-role"}
+    st, body, _ = await call(http, guarded, "POST", "/lcm/v1/purge",
+                             json={"role": "other", "confirm": True}, role="no-such-role")
+    assert st == 403
     msg_ids = sql_read(guarded.engine, lambda c: [r[0] for r in c.execute(
         "SELECT id FROM messages WHERE session='sess-b'")])
     st, body, _ = await call(http, guarded, "POST", "/lcm/v1/purge",

@@ -248,3 +248,12 @@ def test_reindex_rebuilds_an_index_it_cannot_open(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert "deleting" in again.stderr and "Traceback" not in again.stderr
     assert again.stdout.split() == first.stdout.split() == ["message=1", "item=1"]
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_search_refuses_a_limit_below_one(tmp_path: Path, limit: str) -> None:
+    """`--limit -1` sliced the hits to all but the last; the admin API clamps to 1:
+    the CLI refuses it as bad usage (exit 2) before opening anything."""
+    result = CliRunner().invoke(main, ["memory", "search", "port", "--limit", limit,
+                                       "--data-dir", str(tmp_path / "d")])
+    assert result.exit_code == 2 and "--limit" in result.output

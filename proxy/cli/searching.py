@@ -24,7 +24,7 @@ from proxy.cli.common import (
 @click.option("--session", default=None, help="Only this X-LCM-Session.")
 @click.option("--role", default=None, help="Only this role.")
 @click.option("--tenant", default=None, help="Only this tenant id.")
-@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--mode", type=click.Choice(["hybrid", "keyword"]), default="hybrid",
               show_default=True, help="hybrid: the model's memory_search (meaning and"
               " keywords, read-only use of the search indexes); keyword: an SQLite scan.")

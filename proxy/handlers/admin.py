@@ -351,12 +351,13 @@ async def retract(request: web.Request) -> web.Response:
 async def purge(request: web.Request) -> web.Response:
     """``POST /lcm/v1/purge`` ``{session?, role?, tenant?, confirm: true}`` → counts.
 
-    Irreversible. The ``tenant`` query parameter, when set, bounds the purge to that
-    tenant (a body ``tenant`` must then match it). ``"dry_run": true`` only counts.
+    Irreversible. The ``tenant`` and ``role`` query parameters, when set, bound the
+    purge to that tenant and role, as on every other route (a body value must then
+    match). ``"dry_run": true`` only counts.
     """
     require_admin(request)
     require_write(request)
-    q_tenant, _ = _scope(request)
+    q_tenant, q_role = _scope(request)
     body = await _body(request)
     filters: dict[str, str | None] = {}
     for name in ("tenant", "role", "session"):
@@ -364,10 +365,11 @@ async def purge(request: web.Request) -> web.Response:
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise BadRequestError(f"{name} must be a non-empty string", param=name)
         filters[name] = value
-    if q_tenant is not None:
-        if filters["tenant"] not in (None, q_tenant):
-            raise AdminForbiddenError("tenant in the body differs from the tenant filter")
-        filters["tenant"] = q_tenant
+    for name, bound in (("tenant", q_tenant), ("role", q_role)):
+        if bound is not None:
+            if filters[name] not in (None, bound):
+                raise AdminForbiddenError(f"{name} in the body differs from the {name} filter")
+            filters[name] = bound
     if not any(filters.values()):
         raise BadRequestError("purge needs session, role or tenant", code="missing_filter")
     dry_run = body.get("dry_run") is True
