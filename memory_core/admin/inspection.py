@@ -47,24 +47,8 @@ def inspect(tx: Tx, kind: str, ident: int) -> dict[str, Any]:
         out["ref"] = f"item:{ident}"
         src = reads.message_brief(row["source_message_id"])
         out["source"] = src if src else None
-        chain_back: list[dict[str, Any]] = []
-        cur = row["supersedes"]
-        while cur is not None and len(chain_back) < 100:
-            r = reads.item_link(cur, "supersedes")
-            if r is None:
-                break
-            chain_back.append({"id": r["id"], "text": r["text"], "status": r["status"]})
-            cur = r["supersedes"]
-        chain_fwd: list[dict[str, Any]] = []
-        cur = row["superseded_by"]
-        while cur is not None and len(chain_fwd) < 100:
-            r = reads.item_link(cur, "superseded_by")
-            if r is None:
-                break
-            chain_fwd.append({"id": r["id"], "text": r["text"], "status": r["status"]})
-            cur = r["superseded_by"]
-        out["supersedes_chain"] = chain_back
-        out["superseded_by_chain"] = chain_fwd
+        out["supersedes_chain"] = _chain(tx, row, "supersedes")
+        out["superseded_by_chain"] = _chain(tx, row, "superseded_by")
         out["revisions"] = reads.revisions(ident)
         return out
     msg = reads.message(ident)
@@ -75,6 +59,20 @@ def inspect(tx: Tx, kind: str, ident: int) -> dict[str, Any]:
     found["ref"] = f"msg:{ident}"
     found["items"] = reads.message_items(ident)
     return found
+
+
+def _chain(tx: Tx, row: Any, link: str) -> list[dict[str, Any]]:
+    """``{id, text, status}`` of the items reached from ``row`` by following ``link``
+    (``supersedes`` or ``superseded_by``), nearest first, at most 100."""
+    chain: list[dict[str, Any]] = []
+    cur = row[link]
+    while cur is not None and len(chain) < 100:
+        r = tx.inspection.item_link(cur, link)
+        if r is None:
+            break
+        chain.append({"id": r["id"], "text": r["text"], "status": r["status"]})
+        cur = r[link]
+    return chain
 
 
 def export(

@@ -115,9 +115,7 @@ def _looks_secret(value: str) -> bool:
     symbol before its last character (trailing punctuation ends a sentence)."""
     if value.startswith("[REDACTED"):
         return False
-    body = value[:-1]
-    return any(c.isdigit() or c in _SYMBOLS for c in body) or any(
-        c.isdigit() for c in value)
+    return any(c.isdigit() for c in value) or any(c in _SYMBOLS for c in value[:-1])
 
 
 def _replacer(label: str) -> Any:

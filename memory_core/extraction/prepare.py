@@ -98,47 +98,41 @@ def open_fence(text: str, opened: str | None = None) -> str | None:
     """The fence (```` ``` ````, ``~~~``…) of a code block still open at the end of
     ``text``, or ``None``; ``opened``: the fence open at its start (a long message
     read in chunks: the next chunk starts inside that block). Same rules as the
-    masking below; linear."""
-    pos = 0
-    while pos <= len(text):
-        nl = text.find("\n", pos)
-        end = len(text) if nl < 0 else nl
-        m = _FENCE_LINE.match(text, pos, end)
-        if opened is None and m:
-            opened = m.group(1)
-        elif opened is not None and m and m.group(1)[0] == opened[0] \
-                and len(m.group(1)) >= len(opened) and not text[m.end():end].strip():
-            opened = None
-        if nl < 0:
-            break
-        pos = nl + 1
-    return opened
+    masking below (:func:`_walk_fences`); linear."""
+    return _walk_fences(text, opened)[1]
 
 
 def _fenced_blocks(scan: str) -> list[tuple[int, int]]:
-    """Spans of fenced code blocks, line by line (linear; a regex with a back-reference
-    to the fence backtracks quadratically on a long run of backticks). A block closes at
-    a line holding only a fence of the same character at least as long; an unclosed one
-    runs to the end of the message."""
+    """Spans of fenced code blocks (:func:`_walk_fences`); an unclosed one runs to the
+    end of the message."""
+    blocks, still_open, start = _walk_fences(scan)
+    return blocks if still_open is None else [*blocks, (start, len(scan))]
+
+
+def _walk_fences(scan: str, opened: str | None = None
+                 ) -> tuple[list[tuple[int, int]], str | None, int]:
+    """``(closed blocks' spans, the fence still open at the end or None, where that
+    block started)``, line by line (linear; a regex with a back-reference to the fence
+    backtracks quadratically on a long run of backticks). A block closes at a line
+    holding only a fence of the same character at least as long. ``opened``: a fence
+    already open at the start of ``scan``."""
     blocks: list[tuple[int, int]] = []
-    opened: tuple[int, str] | None = None  # (start, fence)
+    start = 0
     pos = 0
     while pos <= len(scan):
         nl = scan.find("\n", pos)
         end = len(scan) if nl < 0 else nl
         m = _FENCE_LINE.match(scan, pos, end)
         if opened is None and m:
-            opened = (pos, m.group(1))
-        elif opened is not None and m and m.group(1)[0] == opened[1][0] \
-                and len(m.group(1)) >= len(opened[1]) and not scan[m.end():end].strip():
-            blocks.append((opened[0], end))
+            opened, start = m.group(1), pos
+        elif opened is not None and m and m.group(1)[0] == opened[0] \
+                and len(m.group(1)) >= len(opened) and not scan[m.end():end].strip():
+            blocks.append((start, end))
             opened = None
         if nl < 0:
             break
         pos = nl + 1
-    if opened is not None:
-        blocks.append((opened[0], len(scan)))
-    return blocks
+    return blocks, opened, start
 
 
 def _blank(chars: list[str], start: int, end: int) -> None:
