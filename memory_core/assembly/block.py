@@ -282,6 +282,8 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
         tags.append(f"msg {row['source_message_id']}")
     if row["evidence"] == "assistant":
         tags.append("assistant proposal, not confirmed")
+    elif standing.tentative(row):
+        tags.append("user was unsure, not confirmed")
     extra = ""
     if old is not None:
         extra += (f' (corrects msg {old["source_message_id"]}: "{_one_line(old["text"], 120)}"'
@@ -440,7 +442,8 @@ def standing_weight(row: Any) -> float:
     Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
     必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
-    number, :func:`memory_core.items.standing.one_off`), 0 for an item of a series
+    number, :func:`memory_core.items.standing.one_off`), 0 for a hedged item
+    (:func:`memory_core.items.standing.tentative`), 0 for an item of a series
     (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
     step), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
@@ -456,8 +459,8 @@ def standing_weight(row: Any) -> float:
     if row["kind"] == "fact" and not correction and not (
             numeric and standing.fixed_quantity(row)):
         return 0.0  # neither a correction nor a number the user set (an observation)
-    if standing.series(row) or standing.one_off(row):
-        return 0.0  # one of a series ("Run 39: …"), or a request about one answer
+    if standing.series(row) or standing.one_off(row) or standing.tentative(row):
+        return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
         weight += 1.5

@@ -43,6 +43,7 @@ from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
 from memory_core.extraction.lexicon import ORDINAL_LABEL, ordinal_label
 from memory_core.extraction.model import Extracted
+from memory_core.extraction.modality import answer_request, hedged, hedged_lead, hypothetical
 from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
 from memory_core.extraction.segment import Sentence, segment
@@ -110,6 +111,8 @@ _ZH_REQUEST_JOINT = re.compile(
 _LEAD_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
 _FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
 """At the start of a sentence "while"/"whereas" open a condition, not a second clause."""
+_HYPOTHETICAL_JOINT = re.compile(r",?\s+(?:but|and|so|whereas|while)\s+|[,;，；、]\s*", re.I)
+"""Where a statement ends and a supposition after it begins (:func:`modality.hypothetical`)."""
 _CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
 _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
@@ -478,7 +481,18 @@ class _Message:
         quantities = [q for q in find_quantities(sc, body, b) if q.start >= numbers_from]
         spans = _join_leads(sc, join_fronted(sc, _clause_spans(
             sc, body, b, lang, quantities, toks), lang, [q.start for q in quantities]))
+        imagined = hypothetical(sc, body, b, lang)
+        unsure = hedged_lead(sc, body, b, lang)
         for i, (start, end) in enumerate(spans):
+            if imagined is not None and start < imagined[1] and end > imagined[0]:
+                # "If we had 10 nodes, the job would finish …": nothing stated; what
+                # comes before the supposition ("Our API listens on 8080, but if …") is
+                joint = None
+                for joint in _HYPOTHETICAL_JOINT.finditer(sc, start, imagined[0]):
+                    pass
+                if joint is None or not _has_content(sc[start:joint.start()]):
+                    continue
+                end = joint.start()
             lead = (_LEAD_JOINT if i else _FIRST_JOINT).match(sc, start, end)
             cbody = lead.end() if lead else start
             ctoks = toks if len(spans) == 1 else None
@@ -516,6 +530,11 @@ class _Message:
                 # "I like short answers, so skip the pleasantries": what the preference
                 # asks for is the order after it; the item quotes both.
                 item = replace(item, text=self.text[c.start:spans[i + 1][1]].strip())
+            if verdict.kind in ("fact", "decision") and (unsure or hedged(sc, start, end, lang)):
+                item = replace(item, tentative=True)  # "I think …", "maybe", 可能, たぶん
+            elif verdict.kind == "constraint" and item.value is not None \
+                    and answer_request(sc, c.body_start, end, lang):
+                item = replace(item, one_off=True)  # "Give me 5 ideas …": this answer only
             self._add(item)
 
     def _add(self, item: Extracted) -> None:

@@ -7,8 +7,9 @@ verbatim while the rules read a cleaned copy. Three things happen:
 * full-width ASCII (``１２３``, ``：``, ``？``) becomes half-width, so one set of patterns
   serves both (Japanese and Chinese input methods produce either);
 * text that is not the user's own statement is *masked* (replaced by ``MASK``, which no
-  rule pattern matches): fenced code, block-quote lines, URLs, inline code that contains
-  spaces, and quoted spans (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never
+  rule pattern matches): fenced code, machine text pasted without a fence (a traceback,
+  log lines, CSV rows, a JSON object, a shell session: :func:`machine_spans`),
+  block-quote lines, URLs, inline code that contains spaces, and quoted spans (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never
   retry"`` then reads as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
 * traditional Chinese characters fold to simplified for Chinese sentences only
   (``fold_traditional``), so one cue table serves both scripts and a subject restated in
@@ -135,6 +136,179 @@ def _walk_fences(scan: str, opened: str | None = None
     return blocks, opened, start
 
 
+# --- machine text pasted without a fence -------------------------------------------------
+# Each test is a ``match`` at a line start (bounded), and each line is read once, so the
+# walk stays linear in the message.
+
+_TB_HEAD = re.compile(r"[ \t]*Traceback \(most recent call last\):")
+_TB_CHAIN = re.compile(r"[ \t]*(?:During handling of the above exception|The above exception was"
+                       r" the direct cause)")
+_EXCEPTION = re.compile(
+    r"[ \t]*(?:Uncaught\s|Unhandled\s|Exception in thread \S+\s)?(?:[A-Za-z_][\w$]*\.){0,8}"
+    r"[A-Z][\w$]*(?:Error|Exception|Warning|Exit|Interrupt|Fault|Failure|Panic)\b(?::|\s*$)")
+"""An exception line ("ValueError: port must be 8080", "java.lang.IllegalStateException: …")."""
+_FRAME = re.compile(
+    r"[ \t]+(?:at\s+(?:async\s+)?(?:[\w$.<>\[\]/\\-]+\s?\(|\S+:\d+:\d+)"
+    r"|File\s\"[^\"\n]{1,400}\",\sline\s\d+|\.\.\.\s\d+\s(?:more|common))"
+    r"|[ \t]*Caused by:\s|[ \t]*Exception in thread\s|[ \t]*goroutine\s\d+\s\[")
+"""A stack frame (Java/JS ``at f(…)``, Python ``File "…", line N``, Go) or a trace's
+own line."""
+_LOG_TIME = re.compile(
+    r"[ \t]*[\[(]?(?:\d{4}[-/.]\d{2}[-/.]\d{2}[T ]\d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2}"
+    r"|\d{2}/\d{2}/\d{4}[ :]\d{2}:\d{2}:\d{2})")
+"""A log line's timestamp, to the second, at the line's start."""
+_LOG_LEVEL = re.compile(
+    r"[ \t]*[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|SEVERE|PANIC)"
+    r"[\]>]?(?::|\s)")
+"""An upper-case level opening a line ("ERROR worker …"): a log line when a neighbour is one."""
+_KV_LOG = re.compile(r"[ \t]*(?:\w+=\S+\s+){0,3}(?:level|lvl|severity)=\w+", re.I)
+_PROMPT = re.compile(
+    r"[ \t]*(?:[$%❯]|>>>|PS [A-Z]:\\[^>\n]{0,200}>|[\w.-]{1,40}@[\w.-]{1,60}(?::[^$#\n]{0,200})?[$#])"
+    r"\s+[a-z./~_][\w./~-]*")
+"""A shell or REPL prompt and the command after it ("$ kubectl get pods")."""
+_PROSE_END = re.compile(r".*[A-Za-z]{2}[.!?:。！？]\s*$")
+_CSV_MAX_FIELD = 40
+_JSON_KEY = re.compile(r"\"[^\"\n]{0,80}\"\s*:")
+
+
+def _csv_shape(line: str) -> tuple[str, int] | None:
+    """``(delimiter, count)`` of a line that reads as a CSV/TSV row: a tab, or at least
+    two commas or semicolons, short fields (a few words each), no sentence end."""
+    stripped = line.strip()
+    if not stripped or stripped[-1] in ".!?。！？" or stripped[:2] in ("- ", "* "):
+        return None
+    for delim, least in (("\t", 1), (",", 2), (";", 2)):
+        n = stripped.count(delim)
+        if n >= least:
+            fields = stripped.split(delim)
+            if all(len(f) <= _CSV_MAX_FIELD and len(f.split()) <= 4 for f in fields):
+                return delim, n
+            return None
+    return None
+
+
+def _json_end(scan: str, pos: int) -> int | None:
+    """End (exclusive) of the line closing the JSON value that opens at ``pos`` ("{" or
+    "["), when it holds an object key; ``None`` otherwise. Reads each character once."""
+    depth, in_str, esc = 0, False, False
+    i = pos
+    n = len(scan)
+    while i < n:
+        ch = scan[i]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            elif ch == "\n":
+                return None  # a JSON string never spans lines
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                nl = scan.find("\n", i)
+                end = n if nl < 0 else nl
+                if scan[i + 1:end].strip(" \t,;") or not _JSON_KEY.search(scan, pos, i):
+                    return None
+                return end
+        i += 1
+    return None
+
+
+def machine_spans(scan: str) -> list[tuple[int, int]]:
+    """Line spans of machine text pasted without a fence: a Python traceback, a stack
+    trace, log lines (a timestamp to the second, or an upper-case level next to
+    another log line, or ``level=…``), two or more CSV/TSV rows of one shape, a JSON
+    object, a shell session (the prompt line and its output up to a blank line or a
+    line of prose). Masked like a fenced block: nothing in them is the user's
+    statement, while prose around the paste still is. Linear in ``scan``."""
+    lines: list[tuple[int, int]] = []
+    pos = 0
+    while pos <= len(scan):
+        nl = scan.find("\n", pos)
+        end = len(scan) if nl < 0 else nl
+        lines.append((pos, end))
+        if nl < 0:
+            break
+        pos = nl + 1
+    mark = [False] * len(lines)
+    level = [False] * len(lines)
+    i = 0
+    while i < len(lines):
+        a, b = lines[i]
+        if _TB_HEAD.match(scan, a, b):
+            mark[i] = True
+            i += 1
+            while i < len(lines):  # the frames, then the exception line
+                a, b = lines[i]
+                if a == b or scan[a] in " \t" or _TB_CHAIN.match(scan, a, b) \
+                        or _TB_HEAD.match(scan, a, b):
+                    mark[i] = a != b
+                    i += 1
+                    continue
+                if _EXCEPTION.match(scan, a, b) or re.match(r"[\w.]+:\s", scan[a:b]):
+                    mark[i] = True
+                    i += 1
+                break
+            continue
+        if scan.startswith(("{", "["), a) or scan[a:b].lstrip().startswith(("{", "[")):
+            start = a + len(scan[a:b]) - len(scan[a:b].lstrip())
+            end = _json_end(scan, start)
+            if end is not None:
+                j = i
+                while j < len(lines) and lines[j][0] <= end:
+                    mark[j] = True
+                    j += 1
+                i = j
+                continue
+        if _PROMPT.match(scan, a, b):
+            mark[i] = True
+            i += 1
+            while i < len(lines):  # the command's output
+                a, b = lines[i]
+                if a == b or not scan[a:b].strip() or _PROMPT.match(scan, a, b):
+                    break
+                if _PROSE_END.match(scan, a, b) and len(scan[a:b].split()) >= 4:
+                    break
+                mark[i] = True
+                i += 1
+            continue
+        if _FRAME.match(scan, a, b) or _LOG_TIME.match(scan, a, b) or _KV_LOG.match(scan, a, b):
+            mark[i] = True
+            if _FRAME.match(scan, a, b) and i and not mark[i - 1] \
+                    and _EXCEPTION.match(scan, *lines[i - 1]):
+                mark[i - 1] = True  # the exception a trace starts with
+        elif _EXCEPTION.match(scan, a, b) and i and mark[i - 1] and not level[i - 1]:
+            mark[i] = True  # the exception line after a trace's frames
+        elif _LOG_LEVEL.match(scan, a, b):
+            level[i] = True
+        i += 1
+    for i in range(len(lines)):  # a level line is a log line next to another one
+        if level[i] and ((i and (mark[i - 1] or level[i - 1]))
+                         or (i + 1 < len(lines) and (mark[i + 1] or level[i + 1]))):
+            mark[i] = True
+    shapes = [_csv_shape(scan[a:b]) if not mark[k] and b - a < 2000 else None
+              for k, (a, b) in enumerate(lines)]
+    for k, shape in enumerate(shapes):  # CSV/TSV: two or more rows of one shape
+        if shape is not None and ((k and shapes[k - 1] == shape)
+                                  or (k + 1 < len(shapes) and shapes[k + 1] == shape)):
+            mark[k] = True
+    if _EXCEPTION.match(scan, *lines[0]) and len(lines) == 1:
+        mark[0] = True  # a message that is only an exception line
+    return [span for span, m in zip(lines, mark, strict=True) if m]
+
+
+_MAY_BE_MACHINE = re.compile(r"[ \t]*(?:[\[{$%<(\d]|Traceback|[\w.]*(?:Error|Exception)"
+                             r"|[A-Z]{4,8}\s|\w+@|PS\s|>>>|\w+=)")
+"""A one-line message can be machine text only if it starts like one."""
+
+
 def _blank(chars: list[str], start: int, end: int) -> None:
     for i in range(start, end):
         if chars[i] != "\n":
@@ -147,9 +321,12 @@ def prepare(text: str) -> str:
     ``len(prepare(t)) == len(t)`` always holds; the rules rely on it.
     """
     scan = fold_width(text)
-    if not _MAY_MASK.search(scan):  # plain prose: nothing to mask
+    machine = machine_spans(scan) if "\n" in scan or _MAY_BE_MACHINE.match(scan) else []
+    if not machine and not _MAY_MASK.search(scan):  # plain prose: nothing to mask
         return scan.translate(_APOSTROPHES) if "\u2019" in scan else scan
     chars = list(scan)
+    for start, end in machine:
+        _blank(chars, start, end)
     if "```" in scan or "~~~" in scan:
         for start, end in _fenced_blocks(scan):
             _blank(chars, start, end)

@@ -90,11 +90,13 @@ def en_key(phrase: str, *, action: bool = False) -> str | None:
 
 
 _ZH_LEAD = re.compile(
-    r"^(?:我们的|我们|我的|我|咱们的|咱们|你们的|你们|你的|你|他们的|他的|她的|这个|那个|这些|那些"
+    r"^(?:也许|或许|可能|好像|似乎|估计|貌似|恐怕|说不定|我们的|我们|我的|我|咱们的|咱们|你们的|你们|你的|你|他们的|他的|她的|这个|那个|这些|那些"
     r"|这|那|该|本|其实|现在|目前|另外|还有|然后|所以|但是|而且|对了|公司的|今天|明天|后天|昨天"
     r"|上午|下午|晚上|早上|中午|本周|这周|下周|上周|这个月|下个月|每次|先|再|都|也|就|还|已经"
     r"|直接|一定|对|在|把|将|用|使用|给|跟|和|被|让|太|很|非常|比较|更|最|大概|大约)+"
 )
+_ZH_HEDGE_TRAIL = re.compile(r"(?:可能|也许|或许|好像|似乎|应该|大概|估计|恐怕|貌似)+$")
+"""A hedge between a subject and its copula ("超时可能是30秒"): not part of the subject."""
 _ZH_TIME = re.compile(
     r"(?:周|星期)[一二三四五六日天]|[0-9一二三四五六七八九十两]{1,3}点(?:半|[0-9]{1,2}分)?")
 _JA_LEAD = re.compile(
@@ -121,7 +123,7 @@ def cjk_key(phrase: str, lang: str, *, keep_last: bool = True) -> str | None:
     text = _CJK_NOISE.sub("", phrase).lower()
     if lang == "zh":
         text = _ZH_TIME.sub("", text)
-        text = _ZH_LEAD.sub("", text)
+        text = _ZH_HEDGE_TRAIL.sub("", _ZH_LEAD.sub("", text))
     else:
         text = _JA_TOPIC.sub("", text)
         text = _JA_LEAD.sub("", text)

@@ -6,7 +6,9 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
 - A **standing rule** says it stands: "always", "never", "from now on", "in this
   project", "by default", 以后/总是/一律, 今後/常に/毎回… A request about the current
   answer ("Reply in JSON with key answer.") is a one-off: it is kept and searchable,
-  but is not put in every block, nor in another conversation's.
+  but is not put in every block, nor in another conversation's. A number in such a
+  request counts the parts of the answer ("Give me 5 ideas …", "Summarise this in 3
+  bullet points": ``data.one_off``), so it does not make the request a rule.
 - A **labelled** item leads with an ordinal label ("Run 39: …", "step 3", "第3步") or is
   a step of a numbered list ("2. bring a cash float of 50 euros" under "Checklist:"):
   one of a series in one conversation (``data.label``, set by the extraction) — task
@@ -18,6 +20,23 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   **observation** reports what a run or a measurement gave ("latency was 180 ms",
   "the build took 40 s", "用了40秒", "3分かかった"): it is kept and searchable, but
   a statement is not standing merely because it holds a number.
+- A **tentative** item is a fact or decision the user hedged ("I think the limit is
+  50 requests per second", "maybe", 可能, たぶん; ``data.tentative``, set by the
+  extraction: :mod:`memory_core.extraction.modality`). It is kept, searchable and
+  shown when it matches the turn, tagged as not confirmed, because the message is
+  evidence anyway and "what did I think the limit was?" deserves an answer. It never
+  stands, never supersedes nor conflicts with another item (a guess does not
+  override what the user stated), and a later firm statement of the same subject
+  supersedes it, whether it confirms the guess or replaces it
+  (:func:`memory_core.items.writer.store_extracted`). Not storing it would lose the
+  guess; storing it as a fact would let a guess stand in every block and raise a
+  ``CONFLICTS … ask the user`` line against the firm value: the agent's view would
+  then hold two current values where the user gave one.
+- What is **not a statement** is not an item: a hypothetical ("If we had 10 nodes,
+  the job would finish in an hour", 假如…, もし…たら) and machine text pasted
+  without a fence (a traceback, log lines, CSV rows, a JSON blob, a shell session:
+  :func:`memory_core.extraction.prepare.machine_spans`) yield nothing; the message
+  stays searchable evidence.
 - **Conversation-local** items (assistant proposals, items of a series, one-off
   requests) are shown only in the thread they were said in and its forks
   (docs/scopes.md); long-term items in every thread of the tenant, end user and role.
@@ -110,23 +129,34 @@ def loose(row: Any) -> bool:
     return bool(data_of(row).get("loose"))
 
 
+def tentative(row: Any) -> bool:
+    """Whether the user hedged the item (``data.tentative``: "I think …", "maybe";
+    module doc). Rows stored before the extraction marked it read ``False``."""
+    return bool(data_of(row).get("tentative"))
+
+
 def extraction_data(ex: Any) -> dict[str, Any]:
     """The ``data`` JSON fields an extracted item (``Extracted``) carries into its row:
-    ``negated``, ``task_label``, ``label`` and ``loose`` where set (the speaker is the
-    caller's)."""
+    ``negated``, ``task_label``, ``label``, ``loose``, ``tentative`` and ``one_off``
+    where set (the speaker is the caller's)."""
     data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
     for name in ("task_label", "label"):
         if getattr(ex, name, None):
             data[name] = getattr(ex, name)
     if getattr(ex, "loose", False) and getattr(ex, "value", None) is not None:
         data["loose"] = True
+    for name in ("tentative", "one_off"):
+        if getattr(ex, name, False):
+            data[name] = True
     return data
 
 
 def one_off(row: Any) -> bool:
     """A constraint that does not say it stands and fixes no number (a loose number,
-    :func:`loose`, fixes none)."""
-    return (row["kind"] == "constraint" and (row["value"] is None or loose(row))
+    :func:`loose`, fixes none; a request's count of the answer's parts,
+    ``data.one_off``, fixes none either)."""
+    return (row["kind"] == "constraint"
+            and (row["value"] is None or loose(row) or bool(data_of(row).get("one_off")))
             and not is_standing_rule(row["text"]))
 
 

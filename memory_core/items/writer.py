@@ -228,13 +228,21 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     items = tx.item_writes
     old: Row | None = None
     same: Row | None = None
-    if kind in comparable and ex.correction:
+    hedge = bool(getattr(ex, "tentative", False))
+    guesses: list[Row] = []  # hedged items of the subject a firm statement settles
+    if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
     elif kind in comparable and ex.subject:
         for row in _candidates(tx, scope, comparable, subject=ex.subject, speaker=speaker):
             if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
                     and not _other_dimension(ex.unit, row["unit"]) \
                     and not more_specific(ex.subject, row["subject"]):
+                if standing.tentative(row) != hedge:
+                    # a guess neither restates nor rivals a firm statement
+                    # (standing module doc); a firm one settles it below
+                    if not hedge:
+                        guesses.append(row)
+                    continue
                 if (row["value"] == ex.value and row["unit"] == ex.unit
                         and (ex.value is not None or row["text"] == ex.text)):
                     same = row
@@ -257,7 +265,14 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         if same is not None and _KIND_RANK[same["kind"]] < _KIND_RANK[kind] and not (
                 standing.conversation_local(same) and same["thread_id"] != thread_id):
             absorb, same = same, None  # a fact said again as a rule: the rule is kept
+    if hedge:
+        old = absorb = None  # a guess supersedes, conflicts with and absorbs nothing
+    if same is not None and standing.tentative(same) != hedge:
+        if not hedge:
+            guesses.append(same)  # the guess, now said firmly: settled below
+        same = None  # a firm statement said again as a guess is kept apart
     if same is not None and _restated(tx, same, thread_id, message_id, now):
+        _settle_guesses(tx, guesses, int(same["id"]), now)
         return None
     if absorb is not None and absorb is old:
         old = None
@@ -274,6 +289,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     items.queue_index("item", item_id)
     if absorb is not None:
         _absorb(tx, item_id, absorb, now)
+    _settle_guesses(tx, guesses, item_id, now)
     if old is not None:
         if ex.correction:
             supersede(tx, int(old["id"]), item_id, "correction", now)
@@ -282,6 +298,22 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             items.revision(item_id, "conflict_with", None, old["id"],
                            "same subject, different value", now)
     return item_id
+
+
+def _settle_guesses(tx: Tx, guesses: list[Row], item_id: int, now: float) -> None:
+    """A firm statement (item ``item_id``) supersedes the hedged items of its subject
+    ("I think the limit is 50 …" then "The limit is 60 …"): the guess leaves the block
+    without making the firm item a correction of it."""
+    items = tx.item_writes
+    done = {item_id}
+    for row in guesses:
+        if int(row["id"]) in done:
+            continue
+        done.add(int(row["id"]))
+        items.settle(int(row["id"]), item_id, now)
+        items.revision(int(row["id"]), "status", "active", "superseded",
+                       f"firm statement: item {item_id}", now)
+        items.queue_index("item", int(row["id"]))
 
 
 _RESTATEMENT_WORDS = frozenset({"reminder", "remind", "remember", "note", "fyi", "btw",
@@ -481,6 +513,8 @@ def same_meaning(new: Row, old: Row) -> bool:
     if not same_kind and not (new["kind"] in _KIND_RANK and old["kind"] in _KIND_RANK):
         return False
     nd, od = _data(new), _data(old)
+    if bool(nd.get("tentative")) != bool(od.get("tentative")):
+        return False  # a guess and a firm statement are kept apart (standing module doc)
     if (nd.get("speaker", "") != od.get("speaker", "") or nd.get("label") != od.get("label")
             or (same_kind and bool(nd.get("negated")) != bool(od.get("negated")))):
         return False

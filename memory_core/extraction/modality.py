@@ -1,0 +1,223 @@
+"""What a statement commits to: hypotheticals, hedges and requests about one answer.
+
+Three classes of user sentences look like facts or rules to the clause rules but do
+not state one (issue 24):
+
+* A **hypothetical** says what would be under a condition that does not hold ("If we
+  had 10 nodes, the job would finish in an hour", "Suppose the budget is 500 euros",
+  "Had we used Redis, …", "We could finish in two weeks if we hired another
+  engineer", 如果我们有10台机器，任务一小时就能跑完, 假如…的话, もしノードが10台あったら…).
+  :func:`hypothetical` finds the span of the sentence it covers; the clauses inside
+  yield nothing. A conditional *fact* or *rule* is not hypothetical: "If the client is
+  offline, the timeout is 60 s", "If the request fails, retry 3 times",
+  离线的话，超时是60秒, もし失敗したら、3回リトライしてください keep their items with
+  the condition. What tells them apart is the consequence: a counterfactual modal
+  (would, could, might; 就能, 可以, 就不会…了; 買える, だろう) or a frame that sets the
+  premise up as imagined (suppose, imagine, what if, let's say; 假如, 假设; もし, 仮に).
+* A **hedge** states something the speaker is not sure of ("I think the limit is 50
+  requests per second", "Maybe the timeout is 30 s", "probably", "not sure but",
+  我觉得, 可能, 也许, 大概是, たぶん, かもしれない, と思う). :func:`hedged` says whether a
+  span holds one; the extraction keeps the fact or decision, flagged ``tentative``
+  (:class:`memory_core.extraction.model.Extracted`), and the memory never lets it
+  stand nor override a firm statement (:mod:`memory_core.items.standing`).
+  "大概" before a number is an approximation ("延迟大概120毫秒"), not a hedge.
+* A **request about the current answer** that holds a number ("Give me 5 ideas for a
+  team name", "Summarise this in 3 bullet points", "Write a 200-word intro"): the
+  number counts the answer's parts; it fixes no setting. :func:`answer_request` marks
+  such a constraint ``one_off`` (conversation-local, never standing), as a request
+  without a number already is.
+
+Pure functions over the prepared scan string (:mod:`memory_core.extraction.prepare`);
+every pattern is anchored or bounded, so the work is linear in the sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- hypotheticals ---------------------------------------------------------------------
+
+_EN_FRAME = re.compile(
+    r"(?:(?:and|but|so|ok|okay|now|well|just|hmm)[,\s]+)*"
+    r"(?:suppose|supposing|imagine|hypothetically|what\s+if|let's\s+say|lets\s+say|let\s+us\s+say"
+    r"|say\s+(?:we|you|i|they|the|our|that)|in\s+a\s+hypothetical)\b", re.I)
+"""A sentence that sets its premise up as imagined: everything after it is imagined."""
+_EN_INVERSION = re.compile(
+    r"(?:had|were)\s+(?:we|i|you|they|he|she|it|the|our|my|their)\b", re.I)
+"""'Had we used Redis, …', 'Were the budget larger, …': a counterfactual premise."""
+_EN_IF = re.compile(r"\b(?:if|unless)\b", re.I)
+_EN_MODAL = re.compile(r"\b(?:would|could|might|wouldn't|couldn't)\b|\b\w+'d\b", re.I)
+_EN_NOT_MODAL = re.compile(
+    r"(?:would|'d)\s+(?:(?:really|much|also)\s+)?(?:like|love|prefer|rather|appreciate"
+    r"|be\s+(?:great|nice|good|helpful|ideal|awesome|perfect|lovely|appreciated|better))\b"
+    r"|(?:if|when)\s+you(?:\s+could|\s+would|'d)\b|(?:could|would)\s+you\b"
+    r"|\b(?:we|i|you|they|he|she|it)'d\s+(?:already|just|never|been|had|gone|done|seen"
+    r"|decided|agreed|used|moved|set)\b", re.I)
+"""Modals that are politeness or a preference ("I'd like", "it would be great if",
+"if you could …") or a past perfect ("we'd decided"), not a counterfactual."""
+_EN_WINDOW = 120  # a modal this far from its "if" belongs to the same supposition
+
+_ZH_STRONG = re.compile(r"假如|假设|假使|倘若|要不是|假若|设想|想象一下|试想")
+_ZH_IF = re.compile(r"如果|要是|若是|万一|如若")
+_ZH_MODAL = re.compile(r"能|可以|可能|就好了|早就|本来|会[^，,。；;]{0,20}了|应该会|说不定")
+_ZH_ORDER = re.compile(r"请|必须|务必|一定要|不要|别|禁止|不许|不准|记得|重试|确保")
+"""A consequence that orders ("如果失败，请重试3次"): a conditional rule, not imagined."""
+
+_JA_STRONG = re.compile(r"^(?:もしも|もし|仮に)|[、,](?:もしも|もし|仮に)")
+_JA_IF = re.compile(r"(?:たら|なら|れば|としたら|とすれば|だったら)[、,]")
+_JA_CONJECTURE = re.compile(
+    r"(?:える|られる|できる|だろう|でしょう|のに|かもしれない|かもしれません|はずだ|はずです"
+    r"|えます|られます|できます|たのに)[。.!！]?$")
+_JA_ORDER = re.compile(r"てください|でください|て下さい|ないで|ように|必ず|しましょう|お願い"
+                       r"|こと[。]?$|禁止")
+
+
+def hypothetical(scan: str, start: int, end: int, lang: str) -> tuple[int, int] | None:
+    """The span of ``scan[start:end]`` (one sentence body) that is imagined, not
+    stated (module doc), or ``None``. Clauses overlapping it yield no item."""
+    if lang == "en":
+        return _en_hypothetical(scan, start, end)
+    if lang == "zh":
+        return _zh_hypothetical(scan, start, end)
+    return _ja_hypothetical(scan, start, end)
+
+
+def _modal(scan: str, lo: int, hi: int) -> re.Match[str] | None:
+    """The first counterfactual modal in ``scan[lo:hi]`` that is not inside a
+    politeness or past-perfect phrase (:data:`_EN_NOT_MODAL`)."""
+    for m in _EN_MODAL.finditer(scan, lo, hi):
+        polite = any(p.start() <= m.start() < p.end() for p in _EN_NOT_MODAL.finditer(
+            scan, max(lo, m.start() - 12), min(hi, m.end() + 24)))
+        if not polite:
+            return m
+    return None
+
+
+def _en_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
+    if _EN_FRAME.match(scan, start, end):
+        return start, end
+    if _EN_INVERSION.match(scan, start, end):
+        m = _modal(scan, start, end)
+        return (start, m.end()) if m else None
+    for cue in _EN_IF.finditer(scan, start, end):
+        lo, hi = max(start, cue.start() - _EN_WINDOW), min(end, cue.end() + _EN_WINDOW)
+        m = _modal(scan, lo, hi)
+        if m is not None:
+            return min(cue.start(), m.start()), max(cue.end(), m.end())
+    return None
+
+
+def _zh_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
+    strong = _ZH_STRONG.search(scan, start, end)
+    cue = strong or _ZH_IF.search(scan, start, end)
+    if cue is None:
+        return None
+    rest = scan[cue.end():end]
+    if _ZH_ORDER.search(rest):
+        return None
+    if strong is not None:
+        return cue.start(), end
+    m = _ZH_MODAL.search(scan, cue.end(), end)
+    return (cue.start(), m.end()) if m else None
+
+
+def _ja_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
+    body = scan[start:end].rstrip()
+    if _JA_ORDER.search(body):
+        return None
+    strong = _JA_STRONG.search(body)
+    if strong is not None:
+        return start + strong.start(), end
+    cue = _JA_IF.search(body)
+    if cue is not None and _JA_CONJECTURE.search(body):
+        return start + cue.start(), end
+    return None
+
+
+# --- hedges ------------------------------------------------------------------------------
+
+_EN_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|presumably|likely|unlikely|supposedly|apparently"
+    r"|might|could\s+be|i\s+(?:(?:really|honestly|still|also)\s+)?(?:think|guess|believe"
+    r"|suppose|suspect|reckon|assume|imagine|doubt)|i\s+feel\s+like"
+    r"|(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:(?:100%|entirely|completely|totally|quite"
+    r"|really|fully)\s+)?(?:sure|certain)|not\s+(?:(?:100%|entirely|completely|totally|quite"
+    r"|really|fully)\s+)?sure|unsure|iirc|afaik|if\s+i\s+(?:remember|recall)"
+    r"|if\s+i'm\s+not\s+mistaken|as\s+far\s+as\s+i\s+(?:know|remember|recall)"
+    r"|seems?\s+(?:to|like)|appears\s+to|in\s+theory|i'd\s+(?:say|guess|think|imagine)"
+    r"|my\s+(?:guess|hunch)|i\s+have\s+a\s+(?:feeling|hunch))\b", re.I)
+"""Words by which an English speaker marks a statement as unsure. "I'm pretty sure",
+"I know", "approximately" and "about" are not hedges."""
+_ZH_HEDGE = re.compile(
+    r"(?:我们|我)(?:觉得|认为|感觉|猜|估计|相信|印象中)|(?<![尽不])可能|也许|或许|好像|似乎|貌似"
+    r"|大概(?![\d一二两三四五六七八九十百千万几])|应该是|说不定|不确定|不太确定|不敢确定|恐怕"
+    r"|估计|印象中|看起来")
+"""Chinese hedges. 大概 before a number is "about" (an approximation); 尽可能 is "as …
+as possible" and 不可能 "impossible": neither is a hedge."""
+_JA_HEDGE = re.compile(
+    r"たぶん|多分|おそらく|恐らく|かもしれ|と思う|と思います|と思いま|と思っ|気がする|気がします"
+    r"|はずです|はずだ|らしい|みたいです|ようです|でしょう(?!か)|だろう|確か(?![にめ])|かな[。]?$")
+"""Japanese hedges (たぶん, かもしれない, …と思う, 確か…)."""
+_EN_LEAD = re.compile(r"(?:(?:and|but|so|ok|okay|well|hmm|honestly|also)[,\s]+)*")
+_ZH_LEAD = re.compile(r"(?:我们|我)?(?:觉得|认为|感觉|猜|估计|相信|印象中)|也许|或许|可能|好像|似乎"
+                      r"|大概(?![\d一二两三四五六七八九十百千万几])|说不定|恐怕|估计|不确定")
+_JA_LEAD = re.compile(r"(?:たぶん|多分|おそらく|恐らく|確か(?![にめ]))")
+
+
+def hedged(scan: str, start: int, end: int, lang: str) -> bool:
+    """Whether ``scan[start:end]`` holds a hedge (module doc)."""
+    if lang == "en":
+        return _EN_HEDGE.search(scan, start, end) is not None
+    if lang == "zh":
+        return _ZH_HEDGE.search(scan, start, end) is not None
+    return _JA_HEDGE.search(scan[start:end].rstrip()) is not None
+
+
+def hedged_lead(scan: str, start: int, end: int, lang: str) -> bool:
+    """Whether a hedge opens the sentence ``scan[start:end]`` ("I think X, and Y",
+    "Not sure but …", 我觉得…, たぶん…): it then scopes every clause of it; a hedge
+    further in scopes only its own clause."""
+    if lang == "en":
+        lead = _EN_LEAD.match(scan, start, end)
+        at = lead.end() if lead else start
+        m = _EN_HEDGE.match(scan, at, end)
+        return m is not None
+    if lang == "zh":
+        return _ZH_LEAD.match(scan, start, end) is not None
+    return _JA_LEAD.match(scan, start, end) is not None
+
+
+# --- requests about the current answer --------------------------------------------------
+
+_EN_ANSWER_VERB = re.compile(
+    r"(?:(?:please|pls|kindly|just|also|and|then|now|so|ok|okay|can\s+you|could\s+you)[,\s]+)*"
+    r"(?:give|write|list|summari[sz]e|sum\s+up|suggest|generate|draft|brainstorm|name|propose"
+    r"|create|make|show|tell|translate|rewrite|rephrase|outline|explain|describe|compare"
+    r"|recommend|find|pick|choose|provide|produce|come\s+up\s+with|offer|condense|shorten"
+    r"|expand|compose|send)\b", re.I)
+_EN_COUNTED = re.compile(
+    r"\b\d+(?:\s+|-)(?:[a-z]+[\s-]+){0,2}?(?:ideas?|options?|examples?|bullet(?:\s*points?)?s?"
+    r"|points?|names?|words?|sentences?|paragraphs?|lines?|variants?|versions?|alternatives?"
+    r"|suggestions?|tips?|questions?|reasons?|titles?|taglines?|slogans?|drafts?|items?"
+    r"|takeaways?|tweets?|jokes?|headlines?|ways?|things?|bullets?|candidates?|choices?"
+    r"|summaries|descriptions?|steps?|facts?|pros|cons|words?)\b", re.I)
+_EN_BOUND = re.compile(
+    r"\b(?:at\s+most|at\s+least|no\s+more\s+than|no\s+less\s+than|up\s+to|under|over|below"
+    r"|above|max(?:imum)?|min(?:imum)?|fewer\s+than|less\s+than|more\s+than|within|every"
+    r"|each|always|never|all|any|whenever|from\s+now\s+on|going\s+forward|by\s+default)\b",
+    re.I)
+"""A bound or a scope word: the number then limits every answer ("Keep replies under
+200 words", "Always list 3 options")."""
+
+
+def answer_request(scan: str, start: int, end: int, lang: str) -> bool:
+    """Whether an English order in ``scan[start:end]`` asks for the current answer
+    with a count of its parts ("Give me 5 ideas…", "Summarise this in 3 bullet
+    points"): a one-off, whatever numbers it holds (module doc)."""
+    if lang != "en":
+        return False
+    lead = _EN_ANSWER_VERB.match(scan, start, end)
+    if lead is None:
+        return False
+    return _EN_COUNTED.search(scan, lead.end(), end) is not None \
+        and _EN_BOUND.search(scan, start, end) is None

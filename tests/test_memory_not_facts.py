@@ -1,0 +1,247 @@
+"""What is not a fact does not become a long-term item (issue 24): hypotheticals,
+hedges, one-off requests that hold a number, machine text pasted without a fence.
+
+Extraction-level checks run ``extract`` on whole messages; engine-level checks store
+them through the writer (real SQLite) and read the rows back; proxy-level checks read
+the block the upstream received."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from memory_core.assembly.block import standing_weight
+from memory_core.engine import Engine
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import Extracted, extract
+from memory_core.extraction.prepare import prepare
+from memory_core.items import standing, writer
+from memory_core.models import Scope
+from tests.conftest import RunningProxy, sql_read
+from tests.fake_upstream import FakeUpstream
+from tests.test_injection import Agent, block_of
+
+SCOPE = Scope("t", "coder")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+def put(engine: Engine, text: str) -> None:
+    engine.store.write_tx_sync(lambda c: writer.store_extracted(
+        c, SCOPE, 1, None, extract(text)))
+
+
+def rows(engine: Engine) -> list[dict[str, Any]]:
+    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT id, text, status, supersedes, superseded_by, conflict_with, data"
+        " FROM memory_items ORDER BY id")])
+
+
+def as_row(ex: Extracted) -> dict[str, Any]:
+    return {"kind": ex.kind, "text": ex.text, "value": ex.value, "evidence": "user",
+            "supersedes": None, "condition": ex.condition, "source_message_id": 1,
+            "data": orjson.dumps(standing.extraction_data(ex)).decode()}
+
+
+# -- hypotheticals ---------------------------------------------------------------------------
+HYPOTHETICALS = [
+    "If we had 10 nodes, the job would finish in an hour.",
+    "The job would finish in an hour if we had 10 nodes.",
+    "We could finish the migration in two weeks if we hired another engineer.",
+    "Imagine the budget is 500 euros.",
+    "Let's say the cluster has 64 GB of RAM.",
+    "Had we used Redis, the p99 would be 20 ms.",
+    "If I were you, I'd set the pool size to 50.",
+    "如果我们有10台机器，任务一小时就能跑完。",
+    "假如预算是500元的话，我们可以买新服务器。",
+    "要是超时设成60秒的话，就不会报错了。",
+    "もしノードが10台あったら、ジョブは1時間で終わる。",
+    "予算が500ユーロなら、新しいサーバーを買える。",
+]
+
+
+@pytest.mark.parametrize("text", HYPOTHETICALS)
+def test_a_hypothetical_states_nothing(text: str) -> None:
+    assert extract(text) == [], extract(text)
+
+
+def test_a_conditional_fact_or_rule_is_not_a_hypothetical() -> None:
+    # The consequence decides: a counterfactual modal or an imagined premise is not
+    # stated; a present-tense fact or an order under a condition is.
+    assert extract("If we had 10 nodes, the job would finish in an hour.") == []
+    for text, value in (("If the client is offline, the timeout is 60 s.", 60),
+                        ("If the request fails, retry 3 times.", 3),
+                        ("如果离线，超时是60秒。", 60),
+                        ("オフラインなら、タイムアウトは60秒です。", 60),
+                        ("It would be great if replies stayed under 100 words.", None)):
+        items = extract(text)
+        if value is not None:
+            assert [i.value for i in items] == [value], (text, items)
+    (fact,) = extract("Our API listens on 8080, but if we had more nodes it would be faster.")
+    assert fact.value == 8080 and fact.subject == "api"
+
+
+# -- hedges ---------------------------------------------------------------------------------
+HEDGES = [
+    ("I think the limit is 50 requests per second.", "limit"),
+    ("Maybe the timeout is 30 s.", "timeout"),
+    ("The timeout is probably 30 s.", "timeout"),
+    ("Not sure but the port might be 8080.", "port"),
+    ("I believe the budget is 200 euros.", "budget"),
+    ("I guess the staging cluster has 12 nodes.", "staging cluster"),
+    ("我觉得限额是每秒50个请求。", "限额"),
+    ("超时可能是30秒。", "超时"),
+    ("也许端口是8080。", "端口"),
+    ("预算大概是200欧元。", "预算"),
+    ("タイムアウトはたぶん30秒です。", "タイムアウト"),
+    ("上限は50件かもしれない。", "上限"),
+    ("ポートは8080だと思う。", "ポート"),
+]
+
+
+@pytest.mark.parametrize("text, subject", HEDGES)
+def test_a_hedged_statement_is_kept_tentative_and_never_stands(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.subject == subject and item.value is not None, item
+    assert item.tentative and not stands(item), item
+    assert standing_weight(as_row(item)) == 0
+
+
+def test_firm_statements_and_approximations_are_not_hedges() -> None:
+    for text in ("The limit is 50 requests per second.", "I'm pretty sure the port is 5432.",
+                 "The job takes about 40 minutes.", "服务器在新加坡，延迟大概120毫秒。",
+                 "タイムアウトは30秒です。"):
+        items = [i for i in extract(text) if i.value is not None]
+        assert items and not any(i.tentative for i in items), (text, items)
+        assert all(stands(i) for i in items), (text, items)
+    # a hedge scopes its own clause: the firm one beside it stands
+    firm, guess = extract("The port is 8080, but I think the timeout is 30 s.")
+    assert not firm.tentative and guess.tentative and guess.subject == "timeout"
+
+
+def test_a_firm_statement_supersedes_a_guess_without_a_conflict(engine: Engine) -> None:
+    put(engine, "I think the limit is 50 requests per second.")
+    put(engine, "The limit is 60 requests per second.")
+    guess, firm = rows(engine)
+    assert guess["status"] == "superseded" and guess["superseded_by"] == firm["id"]
+    assert firm["status"] == "active" and firm["conflict_with"] is None
+    assert firm["supersedes"] is None  # settling a guess is not a correction
+
+
+def test_a_firm_statement_confirming_a_guess_replaces_it(engine: Engine) -> None:
+    put(engine, "Maybe the timeout is 30 s.")
+    put(engine, "The timeout is 30 s.")
+    guess, firm = rows(engine)
+    assert (guess["status"], firm["status"]) == ("superseded", "active"), rows(engine)
+    assert not standing.tentative(firm)
+
+
+def test_a_guess_neither_supersedes_nor_conflicts_with_a_firm_statement(engine: Engine) -> None:
+    put(engine, "The limit is 60 requests per second.")
+    put(engine, "Actually, I think the limit is 50 requests per second.")
+    put(engine, "Maybe the limit is 40 requests per second.")
+    firm, *guesses = rows(engine)
+    assert firm["status"] == "active" and firm["conflict_with"] is None
+    assert all(g["status"] == "active" and g["conflict_with"] is None
+               and g["supersedes"] is None and standing.tentative(g) for g in guesses), guesses
+
+
+async def test_a_guess_does_not_stand_and_is_shown_as_unsure(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("I think the upload limit is 50 files per batch.")
+    await first.say("The API timeout is 30 s.")
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("What should the retry policy of the sync client look like?")
+    block = block_of(other.upstream_last_user())
+    assert "30 s" in block and "upload limit" not in block, block  # the firm one stands
+    await other.say("What is the upload limit per batch?")
+    block = block_of(other.upstream_last_user())
+    line = next(x for x in block.splitlines() if "upload limit" in x)
+    assert "unsure" in line and "CONFLICTS" not in block, block
+
+
+# -- one-off requests that hold a number ------------------------------------------------------
+ONE_OFF = ["Give me 5 ideas for a team name.", "Summarise this in 3 bullet points.",
+           "Write a 200-word intro for the blog post.", "List 10 names for the cat.",
+           "Please suggest 3 alternatives to Redis."]
+
+
+@pytest.mark.parametrize("text", ONE_OFF)
+def test_a_request_counting_the_answer_is_a_one_off(text: str) -> None:
+    for item in extract(text):
+        row = as_row(item)
+        assert standing_weight(row) == 0 and standing.conversation_local(row), item
+
+
+def test_rules_with_numbers_still_stand() -> None:
+    (one,) = extract("Give me 5 ideas for a team name.")
+    assert one.one_off
+    for text in ("Retry 3 times.", "Keep replies under 200 words.",
+                 "Always give me 3 options.", "Please keep each PR under 400 lines of diff."):
+        (item,) = extract(text)
+        assert not item.one_off and stands(item), (text, item)
+
+
+async def test_a_counted_request_stays_in_its_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("Give me 5 ideas for a team name.")
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Which ideas do you have for the team offsite?")
+    assert "5 ideas" not in block_of(other.upstream_last_user())
+
+
+# -- machine text pasted without a fence ------------------------------------------------------
+TRACEBACK = ('Traceback (most recent call last):\n  File "app.py", line 12, in <module>\n'
+             '    main()\n  File "app.py", line 8, in main\n'
+             '    raise ValueError("port must be 8080")\nValueError: port must be 8080')
+PASTES = [
+    TRACEBACK,
+    "2024-05-01 12:00:01 ERROR worker timeout is 30 s, retrying\n"
+    "2024-05-01 12:00:02 INFO retry limit must be 5",
+    "ERROR worker pool must stay under 8 workers\nWARN retry limit must be 5",
+    'level=error msg="timeout must be 30 s" service=api\nlevel=info msg="keep 5 workers"',
+    "service,port,note\napi,8080,must be reachable\nworker,9090,timeout is 60 s",
+    "service\tport\tnote\napi\t8080\tmust be reachable",
+    '{\n  "timeout": 30,\n  "note": "the port must be 8080",\n  "retries": 5\n}',
+    "$ kubectl describe pod api-1\nRestart Count: 5\nLimits: cpu 500m memory 512Mi",
+    'Exception in thread "main" java.lang.IllegalStateException: max pool size must be 10\n'
+    "\tat com.example.Pool.start(Pool.java:42)\n\tat com.example.Main.main(Main.java:7)",
+    "TypeError: the port must be a number\n    at Server.listen (server.js:10:5)\n"
+    "    at main (index.js:3:1)",
+]
+
+
+@pytest.mark.parametrize("paste", PASTES)
+def test_unfenced_machine_text_yields_no_item_but_prose_around_it_does(paste: str) -> None:
+    assert extract(paste) == [], extract(paste)
+    text = f"Our API listens on 8080. Here's what I got:\n{paste}\nThe budget is 500 euros."
+    assert [(i.subject, i.value) for i in extract(text)] == [("api", 8080), ("budget", 500)]
+    assert len(prepare(text)) == len(text)
+
+
+def test_prose_that_looks_a_little_like_a_paste_is_still_read() -> None:
+    assert [i.value for i in extract("WARNING: never push to main on Fridays after 16:00.")]
+    lines = ["We use Postgres, Redis, and Kafka.",
+             "The budget is 500, the deadline Friday, and the team 4.",
+             "Plan:", "2024-05-01: deploy freeze starts", "$5 is the max per user."]
+    values = [i.value for i in extract("\n".join(lines))]
+    assert 500 in values and 4 in values, values
+    assert extract(TRACEBACK) == []
+
+
+def test_a_pasted_traceback_leaves_no_item_in_the_store(engine: Engine) -> None:
+    put(engine, "The deploy failed:\n" + TRACEBACK + "\nThe staging port is 5433.")
+    texts = [r["text"] for r in rows(engine)]
+    assert any("5433" in t for t in texts) and not any("ValueError" in t for t in texts), texts
