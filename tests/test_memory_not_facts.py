@@ -7,6 +7,7 @@ the block the upstream received."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ SCOPE = Scope("t", "coder")
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> Engine:
+def engine(tmp_path: Path) -> Iterator[Engine]:
     eng = Engine(tmp_path / "d")
     yield eng
     eng.close()
@@ -36,7 +37,7 @@ def engine(tmp_path: Path) -> Engine:
 
 def put(engine: Engine, text: str) -> None:
     engine.store.write_tx_sync(lambda c: writer.store_extracted(
-        c, SCOPE, 1, None, extract(text)))
+        c, SCOPE, 1, None, extract(text)))  # type: ignore[arg-type]  # items, no message
 
 
 def rows(engine: Engine) -> list[dict[str, Any]]:
@@ -57,9 +58,9 @@ HYPOTHETICALS = [
     "The job would finish in an hour if we had 10 nodes.",
     "We could finish the migration in two weeks if we hired another engineer.",
     "Imagine the budget is 500 euros.",
-    "Let's say the cluster has 64 GB of RAM.",
+    "Suppose the budget is 500 euros.",
     "Had we used Redis, the p99 would be 20 ms.",
-    "If I were you, I'd set the pool size to 50.",
+    "If we moved to Postgres, the p99 would drop to 20 ms.",
     "如果我们有10台机器，任务一小时就能跑完。",
     "假如预算是500元的话，我们可以买新服务器。",
     "要是超时设成60秒的话，就不会报错了。",
@@ -173,7 +174,7 @@ async def test_a_guess_does_not_stand_and_is_shown_as_unsure(
 # -- one-off requests that hold a number ------------------------------------------------------
 ONE_OFF = ["Give me 5 ideas for a team name.", "Summarise this in 3 bullet points.",
            "Write a 200-word intro for the blog post.", "List 10 names for the cat.",
-           "Please suggest 3 alternatives to Redis."]
+           "Brainstorm 10 names for the new service."]
 
 
 @pytest.mark.parametrize("text", ONE_OFF)
@@ -206,15 +207,18 @@ async def test_a_counted_request_stays_in_its_conversation(
 TRACEBACK = ('Traceback (most recent call last):\n  File "app.py", line 12, in <module>\n'
              '    main()\n  File "app.py", line 8, in main\n'
              '    raise ValueError("port must be 8080")\nValueError: port must be 8080')
+JSON_BLOB = ('{\n  "id": 42,\n  "retries": 5,\n  "description": "'
+             + "The upload limit must be 50 files per batch, " * 12 + '"\n}')
+"""A JSON object whose long string value the quote masking does not cover."""
 PASTES = [
     TRACEBACK,
     "2024-05-01 12:00:01 ERROR worker timeout is 30 s, retrying\n"
     "2024-05-01 12:00:02 INFO retry limit must be 5",
     "ERROR worker pool must stay under 8 workers\nWARN retry limit must be 5",
-    'level=error msg="timeout must be 30 s" service=api\nlevel=info msg="keep 5 workers"',
+    "level=warn the retry limit must be 5\nlevel=error the worker timeout is 30 s",
     "service,port,note\napi,8080,must be reachable\nworker,9090,timeout is 60 s",
     "service\tport\tnote\napi\t8080\tmust be reachable",
-    '{\n  "timeout": 30,\n  "note": "the port must be 8080",\n  "retries": 5\n}',
+    JSON_BLOB,
     "$ kubectl describe pod api-1\nRestart Count: 5\nLimits: cpu 500m memory 512Mi",
     'Exception in thread "main" java.lang.IllegalStateException: max pool size must be 10\n'
     "\tat com.example.Pool.start(Pool.java:42)\n\tat com.example.Main.main(Main.java:7)",

@@ -42,8 +42,8 @@ from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
 from memory_core.extraction.lexicon import ORDINAL_LABEL, ordinal_label
-from memory_core.extraction.model import Extracted
 from memory_core.extraction.modality import answer_request, hedged, hedged_lead, hypothetical
+from memory_core.extraction.model import Extracted
 from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
 from memory_core.extraction.segment import Sentence, segment
@@ -487,12 +487,10 @@ class _Message:
             if imagined is not None and start < imagined[1] and end > imagined[0]:
                 # "If we had 10 nodes, the job would finish …": nothing stated; what
                 # comes before the supposition ("Our API listens on 8080, but if …") is
-                joint = None
-                for joint in _HYPOTHETICAL_JOINT.finditer(sc, start, imagined[0]):
-                    pass
-                if joint is None or not _has_content(sc[start:joint.start()]):
+                joints = [m.start() for m in _HYPOTHETICAL_JOINT.finditer(sc, start, imagined[0])]
+                if not joints or not _has_content(sc[start:joints[-1]]):
                     continue
-                end = joint.start()
+                end = joints[-1]
             lead = (_LEAD_JOINT if i else _FIRST_JOINT).match(sc, start, end)
             cbody = lead.end() if lead else start
             ctoks = toks if len(spans) == 1 else None
@@ -532,9 +530,10 @@ class _Message:
                 item = replace(item, text=self.text[c.start:spans[i + 1][1]].strip())
             if verdict.kind in ("fact", "decision") and (unsure or hedged(sc, start, end, lang)):
                 item = replace(item, tentative=True)  # "I think …", "maybe", 可能, たぶん
-            elif verdict.kind == "constraint" and item.value is not None \
+            elif verdict.kind in ("constraint", "fact") and item.value is not None \
                     and answer_request(sc, c.body_start, end, lang):
-                item = replace(item, one_off=True)  # "Give me 5 ideas …": this answer only
+                # "Give me 5 ideas …", "Brainstorm 10 names …": an order about this answer
+                item = replace(item, kind="constraint", one_off=True)
             self._add(item)
 
     def _add(self, item: Extracted) -> None:

@@ -9,8 +9,9 @@ verbatim while the rules read a cleaned copy. Three things happen:
 * text that is not the user's own statement is *masked* (replaced by ``MASK``, which no
   rule pattern matches): fenced code, machine text pasted without a fence (a traceback,
   log lines, CSV rows, a JSON object, a shell session: :func:`machine_spans`),
-  block-quote lines, URLs, inline code that contains spaces, and quoted spans (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never
-  retry"`` then reads as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
+  block-quote lines, URLs, inline code that contains spaces, and quoted spans
+  (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never retry"`` then reads
+  as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
 * traditional Chinese characters fold to simplified for Chinese sentences only
   (``fold_traditional``), so one cue table serves both scripts and a subject restated in
   the other script keys the same. Japanese keeps its kanji (実は must stay 実は).
@@ -164,9 +165,11 @@ _LOG_LEVEL = re.compile(
 """An upper-case level opening a line ("ERROR worker …"): a log line when a neighbour is one."""
 _KV_LOG = re.compile(r"[ \t]*(?:\w+=\S+\s+){0,3}(?:level|lvl|severity)=\w+", re.I)
 _PROMPT = re.compile(
-    r"[ \t]*(?:[$%❯]|>>>|PS [A-Z]:\\[^>\n]{0,200}>|[\w.-]{1,40}@[\w.-]{1,60}(?::[^$#\n]{0,200})?[$#])"
-    r"\s+[a-z./~_][\w./~-]*")
+    r"[ \t]*(?:[$%❯]|>>>|PS [A-Z]:\\[^>\n]{0,200}>"
+    r"|[\w.-]{1,40}@[\w.-]{1,60}(?::[^$#\n]{0,200})?[$#])\s+[a-z./~_][\w./~-]*")
 """A shell or REPL prompt and the command after it ("$ kubectl get pods")."""
+_QUALIFIED = re.compile(r"[\w.]+:\s")
+"""The last line of a Python traceback: an exception's (qualified) name, then its message."""
 _PROSE_END = re.compile(r".*[A-Za-z]{2}[.!?:。！？]\s*$")
 _CSV_MAX_FIELD = 40
 _JSON_KEY = re.compile(r"\"[^\"\n]{0,80}\"\s*:")
@@ -242,6 +245,9 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
     i = 0
     while i < len(lines):
         a, b = lines[i]
+        if not _LINE_HINT.match(scan, a, b):  # most lines of prose: one test
+            i += 1
+            continue
         if _TB_HEAD.match(scan, a, b):
             mark[i] = True
             i += 1
@@ -252,17 +258,17 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
                     mark[i] = a != b
                     i += 1
                     continue
-                if _EXCEPTION.match(scan, a, b) or re.match(r"[\w.]+:\s", scan[a:b]):
+                if _EXCEPTION.match(scan, a, b) or _QUALIFIED.match(scan, a, b):
                     mark[i] = True
                     i += 1
                 break
             continue
-        if scan.startswith(("{", "["), a) or scan[a:b].lstrip().startswith(("{", "[")):
-            start = a + len(scan[a:b]) - len(scan[a:b].lstrip())
-            end = _json_end(scan, start)
-            if end is not None:
+        opening = a + len(scan[a:b]) - len(scan[a:b].lstrip())
+        if opening < b and scan[opening] in "{[":
+            close = _json_end(scan, opening)
+            if close is not None:
                 j = i
-                while j < len(lines) and lines[j][0] <= end:
+                while j < len(lines) and lines[j][0] <= close:
                     mark[j] = True
                     j += 1
                 i = j
@@ -293,8 +299,9 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
         if level[i] and ((i and (mark[i - 1] or level[i - 1]))
                          or (i + 1 < len(lines) and (mark[i + 1] or level[i + 1]))):
             mark[i] = True
-    shapes = [_csv_shape(scan[a:b]) if not mark[k] and b - a < 2000 else None
-              for k, (a, b) in enumerate(lines)]
+    shapes = [_csv_shape(scan[a:b]) if not mark[k] and b - a < 2000 and (
+        scan.count(",", a, b) >= 2 or scan.count(";", a, b) >= 2 or scan.find("\t", a, b) >= 0)
+        else None for k, (a, b) in enumerate(lines)]
     for k, shape in enumerate(shapes):  # CSV/TSV: two or more rows of one shape
         if shape is not None and ((k and shapes[k - 1] == shape)
                                   or (k + 1 < len(shapes) and shapes[k + 1] == shape)):
@@ -304,6 +311,11 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
     return [span for span, m in zip(lines, mark, strict=True) if m]
 
 
+_LINE_HINT = re.compile("|".join(
+    f"(?:{p.pattern})" for p in (_TB_HEAD, _FRAME, _LOG_TIME, _PROMPT, _EXCEPTION, _LOG_LEVEL))
+    + f"|(?i:{_KV_LOG.pattern})" + r"|[ \t]*[{\[]")
+"""Any line-start test of :func:`machine_spans` at once (a line no test can match is
+skipped with one ``match``)."""
 _MAY_BE_MACHINE = re.compile(r"[ \t]*(?:[\[{$%<(\d]|Traceback|[\w.]*(?:Error|Exception)"
                              r"|[A-Z]{4,8}\s|\w+@|PS\s|>>>|\w+=)")
 """A one-line message can be machine text only if it starts like one."""
