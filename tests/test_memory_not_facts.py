@@ -86,6 +86,9 @@ def test_a_conditional_fact_or_rule_is_not_a_hypothetical() -> None:
         items = extract(text)
         if value is not None:
             assert [i.value for i in items] == [value], (text, items)
+    for text in ("I'd prefer short answers if possible.",  # politeness, not a supposition
+                 "We'd like replies in JSON if that works."):
+        assert [i.kind for i in extract(text)] == ["preference"], text
     (fact,) = extract("Our API listens on 8080, but if we had more nodes it would be faster.")
     assert fact.value == 8080 and fact.subject == "api"
 

@@ -86,7 +86,7 @@ def _modal(scan: str, lo: int, hi: int) -> re.Match[str] | None:
     """The first counterfactual modal in ``scan[lo:hi]`` that is not inside a
     politeness or past-perfect phrase (:data:`_EN_NOT_MODAL`)."""
     for m in _EN_MODAL.finditer(scan, lo, hi):
-        polite = any(p.start() <= m.start() < p.end() for p in _EN_NOT_MODAL.finditer(
+        polite = any(p.start() < m.end() and m.start() < p.end() for p in _EN_NOT_MODAL.finditer(
             scan, max(lo, m.start() - 12), min(hi, m.end() + 24)))
         if not polite:
             return m
@@ -138,7 +138,8 @@ def _ja_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
 
 _EN_HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|presumably|likely|unlikely|supposedly|apparently"
-    r"|might|could\s+be|i\s+(?:(?:really|honestly|still|also)\s+)?(?:think|guess|believe"
+    r"|might|could\s+be|i\s+(?:could|might)\s+be\s+wrong"
+    r"|i\s+(?:(?:really|honestly|still|also)\s+)?(?:think|guess|believe"
     r"|suppose|suspect|reckon|assume|imagine|doubt)|i\s+feel\s+like"
     r"|(?:i'm|i\s+am|we're|we\s+are)\s+not\s+(?:(?:100%|entirely|completely|totally|quite"
     r"|really|fully)\s+)?(?:sure|certain)|not\s+(?:(?:100%|entirely|completely|totally|quite"
