@@ -177,7 +177,8 @@ async def test_a_guess_does_not_stand_and_is_shown_as_unsure(
 # -- one-off requests that hold a number ------------------------------------------------------
 ONE_OFF = ["Give me 5 ideas for a team name.", "Summarise this in 3 bullet points.",
            "Write a 200-word intro for the blog post.", "List 10 names for the cat.",
-           "Brainstorm 10 names for the new service."]
+           "Brainstorm 10 names for the new service.", "用3个要点总结一下。",
+           "请列出5个团队名称。", "アイデアを5つください。"]
 
 
 @pytest.mark.parametrize("text", ONE_OFF)
@@ -191,7 +192,8 @@ def test_rules_with_numbers_still_stand() -> None:
     (one,) = extract("Give me 5 ideas for a team name.")
     assert one.one_off
     for text in ("Retry 3 times.", "Keep replies under 200 words.",
-                 "Always give me 3 options.", "Please keep each PR under 400 lines of diff."):
+                 "Always give me 3 options.", "Please keep each PR under 400 lines of diff.",
+                 "以后每次回答都用3个要点。", "回答不超过200字。", "並列数は3つにしてください。"):
         (item,) = extract(text)
         assert not item.one_off and stands(item), (text, item)
 

@@ -211,12 +211,35 @@ _EN_BOUND = re.compile(
 200 words", "Always list 3 options")."""
 
 
+_ZH_ANSWER_VERB = re.compile(
+    r"(?:请|麻烦)?(?:你|您)?(?:帮我|给我|帮忙)?(?:用|写|列出|列|总结|概括|想|起|生成|提供|推荐|翻译"
+    r"|改写|举|给出|给|出)")
+_ZH_COUNTED = re.compile(r"\d+\s*(?:个|条|句|段|点|行|字|种|版|篇|项|句话)")
+_ZH_STANDING = re.compile(r"以后|今后|每次|总是|一律|默认|始终|永远|所有|不超过|最多|至少|以内|以下"
+                          r"|之内|不少于")
+_JA_COUNTED = re.compile(r"\d+\s*(?:つ|個|行|文字|案|点|件|文|段落|項目|パターン|通り)")
+_JA_ASK = re.compile(r"(?:ください|下さい|お願いします|お願い)[。!！]?$")
+_JA_OUTPUT = re.compile(r"アイデア|案|例|候補|要点|名前|タイトル|ポイント|理由|選択肢|要約|まとめ"
+                        r"|箇条書き|提案|質問|考えて|挙げて|書いて|出して|教えて|列挙")
+"""What a request about the answer asks for (ideas, names, a summary…); "並列数は3つに
+してください" sets a value instead."""
+_JA_STANDING = re.compile(r"毎回|常に|必ず|今後|いつも|これから|以降|以内|以下|以上|まで|未満|ずつ")
+
+
 def answer_request(scan: str, start: int, end: int, lang: str) -> bool:
-    """Whether an English order in ``scan[start:end]`` asks for the current answer
-    with a count of its parts ("Give me 5 ideas…", "Summarise this in 3 bullet
-    points"): a one-off, whatever numbers it holds (module doc)."""
-    if lang != "en":
-        return False
+    """Whether an order in ``scan[start:end]`` asks for the current answer with a
+    count of its parts ("Give me 5 ideas…", "Summarise this in 3 bullet points",
+    用3个要点总结一下, アイデアを5つください): a one-off, whatever numbers it holds
+    (module doc). A bound or a word by which it stands ("under", "always", 每次,
+    以内, 毎回) makes it a rule."""
+    if lang == "zh":
+        return (_ZH_ANSWER_VERB.match(scan, start, end) is not None
+                and _ZH_COUNTED.search(scan, start, end) is not None
+                and _ZH_STANDING.search(scan, start, end) is None)
+    if lang == "ja":
+        body = scan[start:end].rstrip()
+        return (_JA_ASK.search(body) is not None and _JA_COUNTED.search(body) is not None
+                and _JA_OUTPUT.search(body) is not None and _JA_STANDING.search(body) is None)
     lead = _EN_ANSWER_VERB.match(scan, start, end)
     if lead is None:
         return False

@@ -27,6 +27,12 @@ Restatement: the same kind, subject and value again — or the same statement
   tag …" / "Reminder: release tags always get signed …") is one item too, kept as
   the stronger kind (preference > rule or decision > fact); when the stronger one
   comes second, the first gets status ``merged`` and gives it its sources.
+Guesses (``data.tentative``, :func:`memory_core.items.standing.tentative`):
+  a hedged statement ("I think the limit is 50 …") supersedes, conflicts with,
+  restates and absorbs nothing firm; it restates only another guess. A firm
+  statement of a subject settles the active guesses of that subject it meets among
+  its candidates (status ``superseded``, ``superseded_by`` the firm item, which is
+  not marked as a correction), whether it confirms the guessed value or not.
 """
 
 from __future__ import annotations
