@@ -61,6 +61,12 @@ class ClientKeyRejectedError(UnauthorizedError):
     status, type, code = 401, "invalid_request_error", "invalid_api_key"
 
 
+class CrossSiteRequestError(ProxyError):
+    """A browser request from another site that no CORS preflight approved (403)."""
+
+    status, type, code = 403, "permission_error", "cross_site_request"
+
+
 class UpstreamError(ProxyError):
     status, type, code = 502, "upstream_error", "upstream_unreachable"
 

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -15,6 +16,7 @@ from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import (
     BadRequestError,
     ClientKeyRejectedError,
+    CrossSiteRequestError,
     PayloadTooLargeError,
     ProxyError,
     error_body,
@@ -78,6 +80,38 @@ def check_client_key(request: web.Request) -> None:
             " in proxy.require_client_keys.")
 
 
+_SIMPLE_TYPES = frozenset({"", "text/plain", "application/x-www-form-urlencoded",
+                           "multipart/form-data"})
+"""Content types a browser sends cross-site without a CORS preflight."""
+_KEY_HEADERS = ("Authorization", "api-key", "x-api-key")
+
+
+def check_cross_site(request: web.Request) -> None:
+    """Raise ``CrossSiteRequestError`` (403) for a ``/v1/`` request that a web page of
+    another site made a browser send without a CORS preflight.
+
+    Such a request carries a foreign ``Origin`` (or ``null``), a content type a form
+    can send (``text/plain``, form encodings, none) and no key header (a key header
+    needs a preflight). No SDK sends one: they send JSON with a key. Served, it would
+    let any page the user visits store text in the memory of the tenant the proxy pins
+    (``proxy.tenant``) or maps keyless requests to, run ``/memory`` commands there,
+    and spend ``proxy.upstream_api_key``. Preflighted requests (JSON, a key header)
+    and ``OPTIONS`` are left alone: the upstream's CORS answer decides them.
+    """
+    origin = request.headers.get("Origin")
+    if origin is None or request.method == "OPTIONS" or not request.path.startswith("/v1/"):
+        return
+    if origin != "null" and urlsplit(origin).netloc == request.host:
+        return
+    mimetype = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    if mimetype not in _SIMPLE_TYPES or any(
+            request.headers.get(h) for h in _KEY_HEADERS):
+        return
+    raise CrossSiteRequestError(
+        "cross-site request refused: a web page of another origin cannot use this"
+        " lcm-proxy (send JSON with an API key, as the SDKs do)")
+
+
 def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
     """Keep an ``events`` row for a request refused before it could be read."""
     try:
@@ -111,7 +145,8 @@ def _error(request: web.Request, exc: ProxyError, rid: str) -> web.Response:
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Assign the request id (``x-lcm-request-id``), render errors, count requests.
 
-    A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs.
+    A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs;
+    a cross-site browser request that no preflight approved → 403 (:func:`check_cross_site`).
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
     ``proxy.max_body_bytes``) → 413 in the same shape, recorded as a ``rejected``
     event (nothing of the body could be kept); a body aiohttp cannot read (a
@@ -132,6 +167,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     try:
         try:
             check_client_key(request)
+            check_cross_site(request)
             response = await handler(request)
         except Exception as exc:
             if _response_started(request):

@@ -14,6 +14,7 @@ import click
 from proxy import __version__
 from proxy.cli.common import CliError, cli_settings, config_option, data_dir_option, is_loopback
 from proxy.settings import data_dir_path
+from proxy.upstream import shown_url
 
 
 @click.command()
@@ -86,7 +87,8 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
 
     async def announce(_app: web.Application) -> None:  # bound, and the store is open
         click.echo(
-            f"lcm-proxy {__version__} listening on http://{p.host}:{port}/v1 -> {p.upstream}\n"
+            f"lcm-proxy {__version__} listening on http://{p.host}:{port}/v1 ->"
+            f" {shown_url(p.upstream)}\n"
             f"  data dir: {path}\n"
             f"  health:   http://{p.host}:{port}/lcm/health",
             err=True,
