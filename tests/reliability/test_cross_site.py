@@ -215,7 +215,11 @@ def test_serve_banner_does_not_show_the_upstream_credentials(
     runner = CliRunner()
     with runner.isolation() as (out, err, _):
         announce = next(h for h in app.on_startup if h.__name__ == "announce")
-        asyncio.run(announce(app))
+
+        async def start() -> None:
+            await announce(app)
+
+        asyncio.run(start())
         printed = out.getvalue().decode() + (err.getvalue().decode() if err else "")
     assert "listening on" in printed
     assert "s3cret-pw" not in printed and "AZ0123456789" not in printed
