@@ -67,6 +67,12 @@ class CrossSiteRequestError(ProxyError):
     status, type, code = 403, "permission_error", "cross_site_request"
 
 
+class HostNotAllowedError(CrossSiteRequestError):
+    """A ``Host`` a loopback listener does not serve (DNS rebinding) (403)."""
+
+    code = "host_not_allowed"
+
+
 class UpstreamError(ProxyError):
     status, type, code = 502, "upstream_error", "upstream_unreachable"
 

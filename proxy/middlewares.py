@@ -17,11 +17,13 @@ from proxy.errors import (
     BadRequestError,
     ClientKeyRejectedError,
     CrossSiteRequestError,
+    HostNotAllowedError,
     PayloadTooLargeError,
     ProxyError,
     error_body,
     error_response,
 )
+from proxy.handlers.access import host_is_loopback
 from proxy.headers import is_anthropic_path
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
@@ -112,6 +114,35 @@ def check_cross_site(request: web.Request) -> None:
         " lcm-proxy (send JSON with an API key, as the SDKs do)")
 
 
+def check_host(request: web.Request) -> None:
+    """Raise ``HostNotAllowedError`` (403) when the proxy listens on a loopback address
+    (``proxy.host``) and the request's ``Host`` names another machine, unless that
+    name is in ``proxy.allowed_hosts`` (or it holds ``*``).
+
+    Only a browser led by DNS rebinding sends such a request to a loopback listener: a
+    page of ``evil.example`` whose name now resolves to 127.0.0.1 is same-origin with
+    the proxy, so it could read answers, ``/memory search`` the tenant the proxy pins
+    or maps keyless requests to, and spend ``proxy.upstream_api_key``. Clients on
+    this machine name it ``127.0.0.1``, ``localhost`` or ``::1``; a request without
+    ``Host`` (HTTP/1.0) is served.
+    """
+    proxy = request.app[SETTINGS].proxy
+    listen = proxy.host.strip().strip("[]")
+    if not (listen == "localhost" or host_is_loopback(f"[{listen}]" if ":" in listen
+                                                        else listen)):
+        return
+    given = request.headers.get("Host")
+    if given is None or host_is_loopback(given) or "*" in proxy.allowed_hosts:
+        return
+    name = (urlsplit("//" + given).hostname or "").rstrip(".")
+    if name and name in (h.lower().rstrip(".") for h in proxy.allowed_hosts):
+        return
+    raise HostNotAllowedError(
+        f"Host {given[:100]!r} is not served: lcm-proxy listens on loopback ({proxy.host})"
+        " and answers loopback host names only (DNS rebinding); list a name a local"
+        " reverse proxy forwards in proxy.allowed_hosts")
+
+
 def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
     """Keep an ``events`` row for a request refused before it could be read."""
     try:
@@ -146,7 +177,8 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     """Assign the request id (``x-lcm-request-id``), render errors, count requests.
 
     A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs;
-    a cross-site browser request that no preflight approved → 403 (:func:`check_cross_site`).
+    a cross-site browser request that no preflight approved → 403 (:func:`check_cross_site`),
+    as is a ``Host`` a loopback listener does not serve (:func:`check_host`).
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
     ``proxy.max_body_bytes``) → 413 in the same shape, recorded as a ``rejected``
     event (nothing of the body could be kept); a body aiohttp cannot read (a
@@ -166,6 +198,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     in_flight.inc()
     try:
         try:
+            check_host(request)
             check_client_key(request)
             check_cross_site(request)
             response = await handler(request)

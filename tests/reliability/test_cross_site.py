@@ -224,3 +224,94 @@ def test_serve_banner_does_not_show_the_upstream_credentials(
     assert "listening on" in printed
     assert "s3cret-pw" not in printed and "AZ0123456789" not in printed
     assert "http://***@127.0.0.1:9/v1?api-key=***" in printed
+
+
+# -- DNS rebinding: a loopback listener serves loopback Host names only -----------------------
+async def _chat(http: aiohttp.ClientSession, proxy: RunningProxy, path: str,
+                host: str) -> tuple[int, dict[str, Any]]:
+    body = (orjson.dumps({"model": "claude-x", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "/memory search code"}]}) if path == "/v1/messages"
+            else BODY)
+    async with http.post(proxy.root + path, data=body, headers={
+            "Host": host, "Content-Type": "application/json", "Origin": f"http://{host}",
+            "Authorization": "Bearer sk-anything-0123456789"}) as r:
+        return r.status, await r.json()
+
+
+async def test_a_rebound_host_name_is_refused_on_a_loopback_listener(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A page of evil.example whose name now resolves to 127.0.0.1 is same-origin with
+    the proxy: it could send JSON and read the answers. Its ``Host`` gives it away."""
+    proxy = await _sidecar(upstream, tmp_path)
+    port = proxy.port
+    try:
+        async with aiohttp.ClientSession() as http:
+            for path in ("/v1/chat/completions", "/v1/messages", "/v1/models"):
+                status, body = await _chat(http, proxy, path, f"evil.example:{port}")
+                assert status == 403, body
+                err = body["error"]
+                assert err["type"] == "permission_error"
+                if path != "/v1/messages":
+                    assert err["code"] == "host_not_allowed"
+            async with http.get(proxy.root + "/lcm/health",
+                                headers={"Host": f"evil.example:{port}"}) as r:
+                assert r.status == 403
+            await proxy.settle()
+            assert upstream.requests == [] and stored_texts(proxy) == []
+            for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}",
+                         f"app.localhost:{port}", "127.0.0.1"):
+                status, body = await _chat(http, proxy, "/v1/chat/completions", host)
+                assert status == 200, (host, body)
+    finally:
+        await proxy.close()
+
+
+@pytest.mark.parametrize("listen,allowed,host,status", [
+    ("127.0.0.1", ["proxy.internal"], "proxy.internal:8787", 200),
+    ("127.0.0.1", ["Proxy.Internal."], "proxy.internal", 200),
+    ("127.0.0.1", ["proxy.internal"], "other.internal:8787", 403),
+    ("127.0.0.1", ["*"], "evil.example:8787", 200),
+    ("::1", [], "evil.example:8787", 403),
+    ("localhost", [], "evil.example:8787", 403),
+    ("0.0.0.0", [], "lcm-proxy:8787", 200),  # listening beyond loopback: names are normal
+])
+async def test_allowed_hosts_and_the_listen_address(
+        upstream: FakeUpstream, tmp_path: Path, listen: str, allowed: list[str], host: str,
+        status: int) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data",
+                              proxy={"host": listen, "allowed_hosts": allowed})
+    try:
+        async with aiohttp.ClientSession() as http:
+            got, body = await _chat(http, proxy, "/v1/chat/completions", host)
+        assert got == status, body
+    finally:
+        await proxy.close()
+
+
+async def test_a_rebound_name_in_chromium(upstream: FakeUpstream, tmp_path: Path) -> None:
+    """Chromium resolving evil.test to 127.0.0.1 (as after DNS rebinding) gets 403 from
+    the inspector, health and the chat route, and nothing is stored."""
+    async_playwright = _browser_or_skip()
+    proxy = await _sidecar(upstream, tmp_path)
+    origin = f"http://evil.test:{proxy.port}"
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(
+                executable_path=CHROMIUM,
+                args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP evil.test 127.0.0.1"])
+            try:
+                page = await browser.new_page()
+                for path in ("/lcm/health", "/lcm/ui"):
+                    response = await page.goto(origin + path)
+                    assert response is not None and response.status == 403
+                status = await page.evaluate("""async (body) => {
+                    const r = await fetch("/v1/chat/completions", {method: "POST", body,
+                        headers: {"Content-Type": "application/json"}});
+                    return r.status; }""", BODY.decode())
+                assert status == 403
+            finally:
+                await browser.close()
+        await proxy.settle()
+        assert upstream.requests == [] and stored_texts(proxy) == []
+    finally:
+        await proxy.close()
