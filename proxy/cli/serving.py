@@ -16,6 +16,9 @@ from proxy.cli.common import CliError, cli_settings, config_option, data_dir_opt
 from proxy.settings import data_dir_path
 from proxy.upstream import shown_url
 
+ADMIN_TOKEN_MIN_CHARS = 16
+"""Shorter admin tokens get a warning at start: nothing slows down guessing them."""
+
 
 @click.command()
 @config_option
@@ -56,6 +59,13 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
         click.echo(
             f"warning: listening on {p.host} without an admin token; /lcm/ admin routes "
             "answer loopback clients only", err=True,
+        )
+    if 0 < len(p.admin_token) < ADMIN_TOKEN_MIN_CHARS:
+        click.echo(
+            f"warning: the admin token has {len(p.admin_token)} characters; anyone who "
+            "reaches the port may guess it (the inspector's sign-in form, the admin API). "
+            f"Use {ADMIN_TOKEN_MIN_CHARS} or more random characters: openssl rand -hex 24",
+            err=True,
         )
     if not is_loopback(p.host) and not p.require_client_keys:
         who = f"tenant {p.tenant!r}" if p.tenant else "the tenant its key (or no key) maps to"
