@@ -134,8 +134,12 @@ def check_host(request: web.Request) -> None:
     given = request.headers.get("Host")
     if given is None or host_is_loopback(given) or "*" in proxy.allowed_hosts:
         return
-    name = (urlsplit("//" + given).hostname or "").rstrip(".")
-    if name and name in (h.lower().rstrip(".") for h in proxy.allowed_hosts):
+    try:
+        name = (urlsplit("//" + given).hostname or "").rstrip(".")
+    except ValueError:  # "[bad": no host name at all
+        name = ""
+    if name and (host_is_loopback(name) or name in (
+            h.lower().rstrip(".") for h in proxy.allowed_hosts)):
         return
     raise HostNotAllowedError(
         f"Host {given[:100]!r} is not served: lcm-proxy listens on loopback ({proxy.host})"

@@ -274,6 +274,8 @@ async def test_a_rebound_host_name_is_refused_on_a_loopback_listener(
     ("::1", [], "evil.example:8787", 403),
     ("localhost", [], "evil.example:8787", 403),
     ("0.0.0.0", [], "lcm-proxy:8787", 200),  # listening beyond loopback: names are normal
+    ("127.0.0.1", [], "localhost.:8787", 200),
+    ("127.0.0.1", [], "[bad", 403),  # not a host name at all: refused, not a 500
 ])
 async def test_allowed_hosts_and_the_listen_address(
         upstream: FakeUpstream, tmp_path: Path, listen: str, allowed: list[str], host: str,
@@ -313,5 +315,19 @@ async def test_a_rebound_name_in_chromium(upstream: FakeUpstream, tmp_path: Path
                 await browser.close()
         await proxy.settle()
         assert upstream.requests == [] and stored_texts(proxy) == []
+    finally:
+        await proxy.close()
+
+
+async def test_an_unparsable_host_gets_403_from_the_admin_api(upstream: FakeUpstream,
+                                                               tmp_path: Path) -> None:
+    """Listening beyond loopback with no token, the admin API's own ``Host`` check
+    refuses ``[bad`` (it answered 500 ``internal_error`` before)."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data", proxy={"host": "0.0.0.0"})
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(proxy.root + "/lcm/v1/status", headers={"Host": "[bad"}) as r:
+                assert r.status == 403
+                assert (await r.json())["error"]["type"] == "permission_error"
     finally:
         await proxy.close()
