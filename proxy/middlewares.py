@@ -114,6 +114,12 @@ def check_cross_site(request: web.Request) -> None:
         " lcm-proxy (send JSON with an API key, as the SDKs do)")
 
 
+HOST_NAMES_OF_THIS_MACHINE = frozenset({
+    "host.docker.internal", "gateway.docker.internal", "host.containers.internal"})
+"""Names a container uses for the machine it runs on (Docker Desktop, Podman): its
+runtime resolves them, a web page cannot re-point them, so they are served too."""
+
+
 def check_host(request: web.Request) -> None:
     """Raise ``HostNotAllowedError`` (403) when the proxy listens on a loopback address
     (``proxy.host``) and the request's ``Host`` names another machine, unless that
@@ -123,8 +129,8 @@ def check_host(request: web.Request) -> None:
     page of ``evil.example`` whose name now resolves to 127.0.0.1 is same-origin with
     the proxy, so it could read answers, ``/memory search`` the tenant the proxy pins
     or maps keyless requests to, and spend ``proxy.upstream_api_key``. Clients on
-    this machine name it ``127.0.0.1``, ``localhost`` or ``::1``; a request without
-    ``Host`` (HTTP/1.0) is served.
+    this machine name it ``127.0.0.1``, ``localhost`` or ``::1`` (containers
+    :data:`HOST_NAMES_OF_THIS_MACHINE`); a request without ``Host`` (HTTP/1.0) is served.
     """
     proxy = request.app[SETTINGS].proxy
     listen = proxy.host.strip().strip("[]")
@@ -138,7 +144,7 @@ def check_host(request: web.Request) -> None:
         name = (urlsplit("//" + given).hostname or "").rstrip(".")
     except ValueError:  # "[bad": no host name at all
         name = ""
-    if name and (host_is_loopback(name) or name in (
+    if name and (host_is_loopback(name) or name in HOST_NAMES_OF_THIS_MACHINE or name in (
             h.lower().rstrip(".") for h in proxy.allowed_hosts)):
         return
     raise HostNotAllowedError(

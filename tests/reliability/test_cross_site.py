@@ -275,6 +275,7 @@ async def test_a_rebound_host_name_is_refused_on_a_loopback_listener(
     ("localhost", [], "evil.example:8787", 403),
     ("0.0.0.0", [], "lcm-proxy:8787", 200),  # listening beyond loopback: names are normal
     ("127.0.0.1", [], "localhost.:8787", 200),
+    ("127.0.0.1", [], "host.docker.internal:8787", 200),  # a container on this machine
     ("127.0.0.1", [], "[bad", 403),  # not a host name at all: refused, not a 500
 ])
 async def test_allowed_hosts_and_the_listen_address(
