@@ -120,11 +120,11 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     A replacement that names the old value ("We replaced RabbitMQ with Kafka": the
     extraction's ``replaces``) replaces the item stating that value
     (:func:`_replaced_item`) or nothing. A correction that names the old number
-    ("it's 5434, not 5433") replaces the item stating it, whatever its wording; one with no subject ("Actually, it's 5434")
-    replaces the newest item with a value of the same unit dimension. A correction
-    without a condition may replace an item stated under one (it keeps that
-    condition: the user did not restate it), but an item under the same condition
-    as the correction's wins over it.
+    ("it's 5434, not 5433") replaces the item stating it, whatever its wording; one
+    with no subject ("Actually, it's 5434") replaces the newest item with a value of
+    the same unit dimension. A correction without a condition may replace an item
+    stated under one (it keeps that condition: the user did not restate it), but an
+    item under the same condition as the correction's wins over it.
     """
     if getattr(ex, "replaces", None):
         return _replaced_item(items, scope, ex, kinds, speaker)
@@ -231,10 +231,10 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     replaced Tom as team lead"), the item must be about it too (its subject matches,
     or its text holds the attribute's terms): "Tom is my brother" stays. Otherwise
     the item must be a short statement of the value (at most ``_SHORT_MENTION`` other
-    content terms; CJK text twice that): "We host on Heroku", not a long story that
-    happens to name it (CJK: at most ``_SHORT_MENTION_CJK`` other characters). Best first: a matching subject, then the attribute in the
-    text, then the fewest other terms, then the newest. ``None`` when no item
-    qualifies — the replacement then supersedes nothing (it never falls back to a
+    content terms; CJK: ``_SHORT_MENTION_CJK`` other characters): "We host on Heroku",
+    not a long story that happens to name it. Best first: a matching subject, then
+    the attribute in the text, then the fewest other terms, then the newest. ``None``
+    when no item qualifies — the replacement then supersedes nothing (it never falls back to a
     subject match alone: "Kafka runs three brokers" is not what "We replaced RabbitMQ
     with Kafka" replaces)."""
     old_value = ex.replaces
