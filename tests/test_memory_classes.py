@@ -149,6 +149,31 @@ def test_a_replacement_revises_its_own_speaker_and_series_item_only(engine: Engi
                                     "active"], rows
 
 
+@pytest.mark.parametrize("earlier, now, back", [
+    ("We deploy with Helm.", "We deploy with Argo CD now.", "We went back to Helm."),
+    ("We run Postgres 14.", "We upgraded Postgres to 16.", "We reverted to Postgres 14."),
+    ("We ship v2.3.", "We ship v2.4 now.", "We rolled back to v2.3."),
+    ("我们用Helm部署。", "我们现在用Argo CD部署。", "我们回滚到了Helm。"),
+    ("デプロイはHelmです。", "デプロイは今はArgo CDです。", "Helmに戻しました。"),
+])
+def test_going_back_to_an_earlier_value_supersedes_what_replaced_it(
+        engine: Engine, earlier: str, now: str, back: str) -> None:
+    for text in (earlier, now, back):
+        put(engine, text)
+    assert superseded_by(engine) == {earlier: now, now: back}
+
+
+def test_going_back_to_a_name_supersedes_nothing_that_only_shares_the_name(
+        engine: Engine) -> None:
+    put(engine, "Helm charts live in the deploy folder.")
+    put(engine, "We deploy with Argo CD.")
+    put(engine, "We went back to Helm.")
+    assert superseded_by(engine) == {}
+    put(engine, "We run Postgres 16.")
+    put(engine, "We reverted to Postgres 14.")
+    assert superseded_by(engine) == {"We run Postgres 16.": "We reverted to Postgres 14."}
+
+
 @pytest.mark.parametrize("text", [
     "Should we migrate from RabbitMQ to Kafka?",
     "If we moved from RabbitMQ to Kafka, would latency drop?",

@@ -128,6 +128,15 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     """
     if getattr(ex, "replaces", None):
         return _replaced_item(items, scope, ex, kinds, speaker)
+    back = _returned_from(items, scope, ex, kinds, speaker)
+    if back is not None:
+        return back
+    # "We went back to Helm" names no attribute: without an earlier item of that value
+    # (above), only a rival value may be what it replaces ("… to Postgres 14" after
+    # "We run Postgres 16"), never an item that merely shares the name ("Helm charts …")
+    values_only = bool(getattr(ex, "replacement", None)) and not _names_attribute(ex)
+    if values_only and ex.value is None:
+        return None
     named = {n for n in _NUMBER.findall(ex.text or "") if n != (ex.value_text or "")}
     new_terms = terms(ex.text)
     new_unit = unit_class(ex.unit)
@@ -158,6 +167,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         row_subject = row["subject"] or ""
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
+        if values_only and row["value_text"] is None:
+            continue
         low = row["text"].lower()
         has_value = row["value_text"] is not None and ex.value_text is not None
         if not related and sum(p in low for p in probes) < need:
@@ -210,6 +221,21 @@ def _squash(text: str) -> str:
     return _SQUASH.sub("", text.casefold())
 
 
+def _own_subject(ex: Any) -> str:
+    """A new item's subject without its series label ("run 40 kafka" → "kafka")."""
+    label = getattr(ex, "label", None) or ""
+    subject = ex.subject or ""
+    return subject[len(label):].strip() if label and subject.startswith(label) else subject
+
+
+def _names_attribute(ex: Any) -> bool:
+    """Whether a replacement's subject names the attribute that changed ("… for the
+    event bus", "bumped Node …") rather than only keying the new value ("fly.io")."""
+    subject = _own_subject(ex)
+    return bool(subject) and _squash(subject) not in _squash(
+        getattr(ex, "replacement", None) or "")
+
+
 def mentions(text: str, phrase: str) -> bool:
     """Whether ``text`` names ``phrase``: each of its Latin words as a whole word
     (case folded; "RabbitMQ" in "我们用RabbitMQ做队列" too), a CJK phrase as a substring."""
@@ -240,12 +266,9 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     old_value = ex.replaces
     new_value = getattr(ex, "replacement", None) or ""
     label = getattr(ex, "label", None) or None
-    subject = ex.subject or ""
-    if label and subject.startswith(label):  # "run 40 kafka": the series label is no attribute
-        subject = subject[len(label):].strip()
+    subject = _own_subject(ex)
     subject_terms = terms(subject)
-    # the subject names the attribute unless it only keys the new value ("fly.io")
-    named_attribute = bool(subject) and _squash(subject) not in _squash(new_value)
+    named_attribute = _names_attribute(ex)
     skip = terms(old_value) | subject_terms
     best: tuple[int, int, int] | None = None
     found: Any = None
@@ -275,6 +298,31 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
         if best is None or score > best:
             best, found = score, row
     return found
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _returned_from(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ...],
+                   speaker: str) -> Any:
+    """The active item a change back to an earlier value replaces ("We went back to
+    Helm", "We reverted to Postgres 14", 回滚到v2.3 — the extraction's
+    ``replacement`` without ``replaces``): the successor of the newest superseded item
+    of the speaker that names the value returned to (and agrees on the condition),
+    when that successor does not name it itself. ``None`` otherwise, and for a value
+    without a letter ("bumped Node to 20": a bare number names no earlier item)."""
+    value = getattr(ex, "replacement", None)
+    if not value or not _LETTER.search(value):
+        return None
+    label = getattr(ex, "label", None) or None
+    for row in items.replaced_candidates(scope.tenant, scope.role, kinds, speaker, label,
+                                         CORRECTION_SCAN):
+        if not mentions(row["text"] or "", value) or not conditions_agree(ex, row):
+            continue
+        if mentions(row["successor_text"] or "", value):
+            return None  # the value is current already
+        return {"id": row["superseded_by"], "text": row["successor_text"]}
+    return None
 
 
 def settles(side: Any, correction_text: str) -> bool:
