@@ -127,8 +127,9 @@ match's start cuts the subject phrase."""
 # group: ``old`` (the value replaced), ``new`` (the value now), ``what`` (the attribute).
 _NP = r"(?:(?![,;!?\n]|:(?!\d)).){1,48}?"
 EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("swap", en(r"\b(?:replaced|swapped(?:\s+out)?|exchanged|traded)\s+(?P<old>" + _NP
-                + r")\s+(?:with|for|by)\s+(?P<new>.{1,60})")),
+    ("swap", en(r"\breplaced\s+(?P<old>" + _NP + r")\s+(?:with|by)\s+(?P<new>.{1,60})"
+                r"|\b(?:swapped(?:\s+out)?|exchanged|traded)\s+(?P<old2>" + _NP
+                + r")\s+for\s+(?P<new2>.{1,60})")),
     ("swap", en(r"^(?P<old>" + _NP + r")\s+(?:was|were|has\s+been|have\s+been|had\s+been|got"
                 r"|is\s+now|are\s+now)\s+(?:replaced|superseded|swapped\s+out)\s+(?:with|by|for)"
                 r"\s+(?P<new>.{1,60})")),
@@ -395,7 +396,8 @@ EN_DECISION = Lead(en(
           "|host|put|make it|aim for|do it|standardize on|standardise on|reserve|order|split")
     + r")\b"
     r"|^(?:we|i)(?:'ll|\swill|\sshall|'re\sgoing\sto|\sare\sgoing\sto|'m\sgoing\sto"
-    r"|\sam\sgoing\sto|\sshould)\s(?:"
+    r"|\sam\sgoing\sto|\sshould|\splan\sto|\sintend\sto|'re\splanning\sto|\sare\splanning\sto"
+    r"|'m\splanning\sto|\sam\splanning\sto)\s(?:"
     + alt("go with|use|stick with|switch to|keep|pick|choose|adopt|move to|migrate to|drop"
           "|postpone|target|ship|settle on|go for|skip|defer|host|deploy|launch|release"
           "|fly|stay at|stay in|book|take|run|standardize on|standardise on|meet|aim for")
@@ -408,7 +410,9 @@ EN_DECISION = Lead(en(
     r"|^(?:we|i)\skeep\b|^go\swith\b"
 ), "ok okay alright so then right fine good great cool yes yeah let's let lets we i we'll i'll "
    "we're i'm we've i've the our my plan decision verdict final go")
-"""Choices stated at the start of a clause (used with ``match``)."""
+"""Choices stated at the start of a clause (used with ``match``). A plan ("we plan to
+migrate to Kafka") is a decision about the future, not a change of the current state
+(``replacement``): it supersedes nothing."""
 EN_DECISION_ANY = Cue(en(r"\bdecided\s(?:to|on|that|against)\b"), words="decided")
 # Assistant proposals (DESIGN §5: assistant text is stored only as a proposal).
 EN_PROPOSAL = Cue(en(

@@ -68,6 +68,10 @@ _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/-]*")
 _LATIN = re.compile(r"[A-Za-z0-9]")
 _CJK_TAIL = re.compile(r"(?:了|吧|啦|呢|的|过|了吧|です|でした|ます|ました|を使っています|を使って"
                        r"|を使用|を|は|が|に|へ)+$")
+_CJK_ADVERB = re.compile(r"(?:已经|已|都|也|就|还|上周|上个月|昨天|今天|最近|刚刚|刚|先月|先週|昨日"
+                         r"|最近|すでに|もう)+$")
+"""Adverbs and times between the attribute and the replacement ("官网已经从…"): no part
+of the attribute."""
 _NUMERIC = re.compile(r"^v?\d[\d.,]*(?:\s*[a-z%]{0,4})?$", re.I)
 _VERSIONISH = re.compile(r"^v?\d+(?:\.\d+)+$|^v\d+$", re.I)
 
@@ -160,8 +164,8 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
         new_end = m.start("old") + len(_trim(g["old"] or ""))
     role = _role(seg, new_end, len(seg)) if new else None
     what = (g.get("what") or g.get("what2") or "").strip() or None
-    if kind == "swap":
-        old = _trim(g["old"] or "")
+    if kind == "swap":  # ("swapped shifts with Maria" is an exchange: only "… for")
+        old = _trim(g.get("old") or g.get("old2") or "")
         initial_new = m.re.pattern.startswith("^(?P<new>")
         if initial_new and (not _name_like(new, initial=True) or _DETERMINER.match(new + " ")
                             or _PRONOUN.match(new)):
@@ -252,7 +256,7 @@ def _read_cjk(kind: str, g: dict[str, str | None], lang: str
               ) -> tuple[str | None, str | None, str | None, bool] | None:
     new = _cjk_phrase(g.get("new"))
     old = _cjk_phrase(g.get("old"))
-    what = key(_cjk_phrase(g.get("what")), lang) if g.get("what") else None
+    what = key(_CJK_ADVERB.sub("", _cjk_phrase(g.get("what"))), lang) if g.get("what") else None
     if not new and kind != "drop":
         return None
     if old and lc.CJK_NOT_VALUE.match(old):
