@@ -127,12 +127,16 @@ def test_a_replacement_supersedes_the_item_of_the_old_value_and_nothing_else(
         "We use RabbitMQ for queues.": "We replaced RabbitMQ with Kafka."}
 
 
+@pytest.mark.parametrize("other, old, new", [
+    ("I play tennis with Tom.", "Tom is our team lead.", "Dana replaced Tom as team lead."),
+    ("Anna is my sister.", "Anna works the night shift.",
+     "Tom replaced Anna on the night shift."),
+])
 def test_a_replacement_naming_its_attribute_leaves_other_items_of_the_old_value(
-        engine: Engine) -> None:
-    put(engine, "I play tennis with Tom.")
-    put(engine, "Tom is our team lead.")
-    put(engine, "Dana replaced Tom as team lead.")
-    assert superseded_by(engine) == {"Tom is our team lead.": "Dana replaced Tom as team lead."}
+        engine: Engine, other: str, old: str, new: str) -> None:
+    for text in (other, old, new):
+        put(engine, text)
+    assert superseded_by(engine) == {old: new}
 
 
 def test_a_replacement_revises_its_own_speaker_and_series_item_only(engine: Engine) -> None:

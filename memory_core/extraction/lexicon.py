@@ -184,10 +184,15 @@ EN_REPLACE_TAIL = en(
     r"|and|but|so|to|with|from|during|earlier|recently|back|over|instead|now|already|across"
     r"|everywhere|again|too|entirely|completely)\b|\s*[,;(]|:(?!\d)|\s+-\s|\.(?:\s|$)|[.!]+$")
 """Where a new value's phrase ends ("Kafka| last month", "Fly.io| for the API")."""
-EN_REPLACE_ROLE = en(r"^\s+(?:for|as)\s+(?:the\s+|our\s+|my\s+|their\s+|a\s+|an\s+)?"
+EN_REPLACE_ROLE = en(r"^\s+(?:(?:for|as)\s+(?:the\s+|our\s+|my\s+|their\s+|a\s+|an\s+)?"
+                     r"|(?:on|in|at)\s+(?:the|our|my|their)\s+)"
                      r"(?P<role>[\w\s-]{2,40}?)\s*(?:[,.;!]|$|\s+(?:last|this|since|because"
                      r"|after|and|but|so|in|on|at|now|yesterday|today))")
-"""What the new value is for or as ("… with Kafka for the event bus", "… as team lead")."""
+"""What the new value is for, as or where ("… with Kafka for the event bus", "… as team
+lead", "Tom replaced Anna on the night shift"; not a time: ``EN_REPLACE_WHEN``)."""
+EN_REPLACE_WHEN = en(r"\b(?:spring|summer|autumn|fall|winter|week|weekend|month|year|morning"
+                     r"|afternoon|evening|night|day|quarter|sprint|end|past|meantime|end"
+                     r"|beginning|start|middle|holidays?)$")
 EN_HOME = re.compile(
     r"\b(?:i|we)(?:['’]m|['’]re|\s+am|\s+are)?\s+(?:now\s+|currently\s+|still\s+|also\s+)?"
     r"(?:live|living|reside|residing|based|settled)\s+(?:in|near|at)\b"

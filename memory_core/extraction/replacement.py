@@ -115,7 +115,9 @@ def _attribute(phrase: str | None) -> str | None:
 def _role(scan: str, at: int, end: int) -> str | None:
     """What the new value is for or as, right after it ("… for the event bus")."""
     m = lx.EN_REPLACE_ROLE.match(scan[at:end] + ".")
-    return key(m.group("role"), "en") if m else None
+    if m is None or lx.EN_REPLACE_WHEN.search(m.group("role").strip()):
+        return None  # "… in the spring" says when, not what
+    return key(m.group("role"), "en")
 
 
 def find(scan: str, start: int, end: int, lang: str) -> Replacement | None:
