@@ -455,9 +455,8 @@ class _Message:
                 self.update_at, self.update_end = cue.start(), cue.end()
                 return body, True
             return body, correction
-        if cue is None or (cue.group(0)[:1].isalpha() and cue.group(0).split()[0].lower()
-                           in _UPDATE_VERBS and lx.EN_REPLACE_BLOCK.search(sc, body,
-                                                                         body + cue.start())):
+        if cue is None or (cue.group(0).split()[0].lower() in _UPDATE_VERBS
+                           and lx.EN_REPLACE_BLOCK.search(sc, body, body + cue.start())):
             return body, correction  # "We haven't switched to Kafka", "If we moved to …"
         self.update_at, self.update_end = body + cue.start(), body + cue.end()
         return body, True
@@ -532,21 +531,22 @@ class _Message:
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
             revises = correction
-            swap = self.swap
-            if swap is not None and c.start <= swap.at <= c.end:
+            swap = self.swap if self.swap and c.start <= self.swap.at <= c.end else None
+            if swap is not None:
                 # "We replaced RabbitMQ with Kafka": the item names what it replaces
                 verdict = Verdict(verdict.kind, swap.subject or verdict.subject,
                                   verdict.negated)
                 item = replace(_item(self.text, c, verdict, True),
                                replaces=self._original(swap.old),
                                replacement=self._original(swap.new))
-            elif self.update_at is not None and not marked:
-                # an unmarked update revises only the clause that holds its cue
-                revises = c.start <= self.update_at <= c.end
-                if revises:
-                    verdict = Verdict(verdict.kind, self._update_subject(c, verdict.subject),
-                                      verdict.negated)
-            if swap is None or not c.start <= swap.at <= c.end:
+            else:
+                if self.update_at is not None and not marked:
+                    # an unmarked update revises only the clause that holds its cue
+                    revises = c.start <= self.update_at <= c.end
+                    if revises:
+                        verdict = Verdict(verdict.kind,
+                                          self._update_subject(c, verdict.subject),
+                                          verdict.negated)
                 item = _item(self.text, c, verdict, revises)
             if verdict.kind == "preference" and i + 1 < len(spans) \
                     and _CONSEQUENCE.match(sc[end:spans[i + 1][0]]) \

@@ -226,10 +226,13 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
     return old, new, None, False
 
 
+_ZH_MARKS = tuple(lc.ZH_REPLACE_MARKS.split("|"))
+_JA_MARKS = tuple(lc.JA_REPLACE_MARKS.split("|"))
+
+
 def _find_cjk(scan: str, start: int, end: int, lang: str) -> Replacement | None:
     seg = scan[start:end]
-    marks = lc.ZH_REPLACE_MARKS if lang == "zh" else lc.JA_REPLACE_MARKS
-    if not any(mark in seg for mark in marks.split("|")):
+    if not any(mark in seg for mark in (_ZH_MARKS if lang == "zh" else _JA_MARKS)):
         return None
     table = lc.ZH_REPLACE if lang == "zh" else lc.JA_REPLACE
     for kind, pattern in table:
