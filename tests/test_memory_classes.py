@@ -189,11 +189,17 @@ def test_going_back_to_a_name_supersedes_nothing_that_only_shares_the_name(
     "我们打算从RabbitMQ迁移到Kafka。",
     "我们还没把RabbitMQ换成Kafka。",
     "RabbitMQからKafkaに移行する予定です。",
+    # alike, but no replacement (the last two from LoCoMo chat)
+    "I swapped shifts with Maria on Friday.",
+    "We went back to the office.",
+    "Last week I dropped off that stuff I baked at the homeless shelter.",
+    "You can use coconut oil instead of butter.",
 ])
 def test_a_replacement_not_yet_done_supersedes_nothing(engine: Engine, text: str) -> None:
     """A question, a condition, a plan or a negated change is not a change of the
-    current state (a plan is a decision or proposal about the future): the old item
-    stays until a done replacement supersedes it."""
+    current state (a plan is a decision or proposal about the future), and an
+    exchange, an errand or advice is no replacement: the old item stays until a done
+    replacement supersedes it."""
     assert not any(e.correction for e in extract(text)), extract(text)
     put(engine, "We use RabbitMQ for queues.")
     put(engine, text)

@@ -147,7 +147,8 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("set", en(r"\b(?:bumped|upgraded|downgraded|pinned|updated|raised|lowered|increased"
                r"|decreased|reduced|changed|switched|ported|rewrote|migrated|moved|converted)\s+(?P<what>(?!to\b|from\b|back\b|over\b)"
                + _NP + r")\s+(?:up\s+|down\s+)?to\s+(?P<new>.{1,60})")),
-    ("drop", en(r"\b(?:dropped|ditched|abandoned|retired|dumped|phased\s+out|got\s+rid\s+of"
+    ("drop", en(r"\b(?:dropped(?!\s+(?:off|by|in|out|back)\b)|ditched|abandoned|retired|dumped"
+                r"|phased\s+out|got\s+rid\s+of"
                 r"|stopped\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
                 r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
                 r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
@@ -171,14 +172,15 @@ EN_UPDATE_SINCE = Cue(en(
 """'The database is Postgres 16 now that we upgraded': the statement is the state after
 a change, so it revises the old state; the clause keeps its own subject."""
 EN_REPLACE_BLOCK = en(
-    r"\b(?:not|never|will|would|could|should|might|may|must|shall|plan|plans|planned|planning"
+    r"\b(?:not|never|will|would|can|could|should|might|may|must|shall|plan|plans|planned|planning"
     r"|going|want|wants|wanted|need|needs|hope|hoping|try|trying|consider|considering"
     r"|thinking|think|about|if|unless|whether|once|when|before|until|suppose|assuming|case"
     r"|let's|let|lets|propose|suggest|maybe|perhaps|probably|almost|nearly|tried)\b"
     r"|n't\b|'ll\b|'d\b")
 """Words before a replacement that make it not (yet) done: a negation ("haven't
-migrated"), a modal or plan ("we will have moved", "we plan to …"), a condition ("if
-we moved to Kafka", "when we migrated …": a fronted clause, not the statement)."""
+migrated"), a modal, advice ("you can use X instead of Y") or plan ("we will have
+moved", "we plan to …"), a condition ("if we moved to Kafka", "when we migrated …": a
+fronted clause, not the statement)."""
 EN_REPLACE_TAIL = en(
     r"\s+(?:for|as|in|at|on|last|this|next|yesterday|today|since|because|after|before|when"
     r"|and|but|so|to|with|from|during|earlier|recently|back|over|instead|now|already|across"

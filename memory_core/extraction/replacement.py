@@ -87,6 +87,8 @@ def _name_like(phrase: str, *, initial: bool = False) -> bool:
     it opens the sentence), a digit or a dot inside ("Kafka", "RabbitMQ", "Fly.io",
     "v2.3", "Node 18")."""
     for i, tok in enumerate(_NAME_TOKEN.findall(phrase)):
+        if tok == "I" or tok.startswith("I'"):
+            continue  # the speaker, not a name
         if any(ch.isdigit() for ch in tok) or "." in tok.strip("."):
             return True
         body = tok[1:] if initial and i == 0 else tok
