@@ -129,6 +129,7 @@ def test_a_replacement_supersedes_the_item_of_the_old_value_and_nothing_else(
 
 @pytest.mark.parametrize("other, old, new", [
     ("I play tennis with Tom.", "Tom is our team lead.", "Dana replaced Tom as team lead."),
+    ("The team has 18 people.", "We run Node 18.", "We upgraded Node from 18 to 20."),
     ("Anna is my sister.", "Anna works the night shift.",
      "Tom replaced Anna on the night shift."),
 ])

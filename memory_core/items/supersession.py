@@ -162,11 +162,14 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         same_unit = new_unit == old_unit
         if new_unit and old_unit and not same_unit:
             continue
-        if by_value is None and named and row["value_text"] in named:
-            by_value = row  # the newest item stating the value the correction names
         row_subject = row["subject"] or ""
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
+        if by_value is None and named and row["value_text"] in named and (
+                related or not getattr(ex, "replacement", None)):
+            # the newest item stating the value the correction names ("upgraded Node
+            # from 18 to 20": of the attribute it names, not "The team has 18 people")
+            by_value = row
         if values_only and row["value_text"] is None:
             continue
         low = row["text"].lower()
