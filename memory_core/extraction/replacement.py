@@ -69,7 +69,7 @@ _LATIN = re.compile(r"[A-Za-z0-9]")
 _CJK_TAIL = re.compile(r"(?:了|吧|啦|呢|的|过|了吧|です|でした|ます|ました|を使っています|を使って"
                        r"|を使用|を|は|が|に|へ)+$")
 _CJK_ADVERB = re.compile(r"(?:已经|已|都|也|就|还|上周|上个月|昨天|今天|最近|刚刚|刚|先月|先週|昨日"
-                         r"|最近|すでに|もう)+$")
+                         r"|すでに|もう)+$")
 """Adverbs and times between the attribute and the replacement ("官网已经从…"): no part
 of the attribute."""
 _NUMERIC = re.compile(r"^v?\d[\d.,]*(?:\s*[a-z%]{0,4})?$", re.I)
