@@ -237,6 +237,11 @@ def _reads(tx: Any) -> dict[str, Any]:
         for sp, lab, units in (("", None, None), ("alice", None, None), ("bob", None, None),
                                ("", None, ["port"]), ("", None, ["kg"]), ("alice", "a", None),
                                ("alice", "b", None))]
+    out["items.replaced_candidates"] = [
+        it.replaced_candidates("t1", "coder", kinds, sp, lab, 5)
+        for kinds, sp, lab in ((["fact", "decision"], "alice", None), (["fact"], "alice", "a"),
+                               (["fact"], "alice", "b"), (["decision"], "alice", None),
+                               (["fact"], "", None))]
     out["items.search_items"] = [sorted(it.search_items([1, 2, 3, 77], scope=sc),
                                         key=lambda r: r["id"]) for sc in (False, True)]
     src = tx.index_source
@@ -334,6 +339,7 @@ def _reads(tx: Any) -> dict[str, Any]:
         h.message_outlines([]), h.summary_rows([]), h.message_evidence([]),
         f.items_in_scope([], "t1", "coder"), it.search_items([]),
         it.correction_candidates("t1", "coder", [], "", None, [], 5),
+        it.replaced_candidates("t1", "coder", [], "alice", None, 5),
         src.doc_rows("message", []), feed.cached_vectors("message", "e5", 4, []),
         se.task_lines_of([]), se.preference_memories([]),
         se.open_task_lines("t1", "coder", ["goal"], thread_ids=[], session=None,
@@ -635,6 +641,12 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert out["item_feed.changes_after"] == [(3, 3), (4, 4), (5, 1)]
     assert [[r["id"] for r in x] for x in out["items.correction_candidates"]] == [
         [2], [], [3], [2], [], [], []]
+    assert out["items.replaced_candidates"] == [
+        [{"id": 1, "text": "Staging port is 5432", "condition": None, "superseded_by": 2,
+          "successor_text": "Prod port is 6543"}],
+        [{"id": 1, "text": "Staging port is 5432", "condition": None, "superseded_by": 2,
+          "successor_text": "Prod port is 6543"}],
+        [], [], []]
     names = {r["id"]: r["name"] for r in out["index_source.doc_rows"][("message", 0, 0)]}
     assert names == {1: None, 2: None, 3: None, 4: "alice", 5: None}
     ctx = out["index_source.doc_rows"][("message", 4, 3)]

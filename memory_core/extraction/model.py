@@ -34,7 +34,10 @@ class Extracted:
     starts with the label, and it is local to its conversation. ``loose`` marks a
     value the clause does not fix: a unitless number bound to no subject ("hello 429",
     "rate limit me 2"; :func:`memory_core.extraction.quantity.loose`) — kept, but not a
-    quantity the user set.
+    quantity the user set. ``replaces``/``replacement``: the old and the new value a
+    replacement names ("We replaced RabbitMQ with Kafka": "RabbitMQ", "Kafka";
+    :mod:`memory_core.extraction.replacement`), as written; the engine supersedes the
+    item that states the old value.
     """
 
     kind: str
@@ -50,3 +53,5 @@ class Extracted:
     negated: bool = False
     label: str | None = None
     loose: bool = False
+    replaces: str | None = None
+    replacement: str | None = None

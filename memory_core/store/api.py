@@ -370,6 +370,15 @@ class ItemReads(Protocol):
         items without a unit or with one of these (``None``: any). One statement."""
         ...
 
+    def replaced_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                            speaker: str, label: str | None, limit: int) -> list[Row]:
+        """``{id, text, condition, superseded_by, successor_text}`` of the newest
+        ``limit`` superseded items of ``kinds`` in a tenant and role said by
+        ``speaker`` whose successor (``superseded_by``; its text: ``successor_text``)
+        is still active, newest (highest id) first. ``label``: only items of that
+        ordinal label (``None``: any). One statement."""
+        ...
+
     def search_items(self, ids: Sequence[int], *, scope: bool = False) -> list[Row]:
         """:data:`SEARCH_ITEM_COLUMNS` of each of ``ids`` that exists (any order);
         with ``scope`` also ``tenant, role, session, thread_id, created_at``. One
