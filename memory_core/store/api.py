@@ -392,6 +392,22 @@ def check_agent_content(content: str) -> None:
                          f" {AGENT_CONTENT_LIMIT}")
 
 
+def orphan_successor(by: int, purged: dict[int, int | None]) -> int | None:
+    """Where a surviving item superseded by purged item ``by`` points after a purge:
+    the first item down the purged items' own supersession chain (``purged``: each
+    purged item's id → its ``superseded_by``) that is not purged itself, or ``None``
+    when the chain ends inside the purged scope (the item is current again). Both
+    backends' purges use it."""
+    nxt: int | None = by
+    seen: set[int] = set()
+    while nxt is not None and nxt in purged:
+        if nxt in seen:
+            return None
+        seen.add(nxt)
+        nxt = purged[nxt]
+    return nxt
+
+
 def cut_parents(rows: list[Row], context_chars: int, embed_chars: int) -> list[Row]:
     """``rows`` of :meth:`IndexSource.doc_rows` with ``ctx_parent`` and ``embed_parent``
     cut to ``context_chars`` and ``embed_chars`` characters. A backend cuts in SQL
@@ -669,7 +685,10 @@ class Purge(Protocol):
         """Delete every row of the scope, queue an outbox ``delete`` for every removed
         row of :data:`OUTBOX_KINDS` and an ``upsert`` for each surviving child message
         of a removed one; return the rows removed per table plus ``outbox_deletes``
-        and ``reindexed_children``. ``dry_run``: the same counts, nothing changed.
+        and ``reindexed_children``, and ``restored_items``: surviving items that a
+        removed item had superseded or merged away become active again, or point at
+        the first survivor down its chain (:func:`orphan_successor`), with a
+        ``restored`` revision and an outbox ``upsert``. ``dry_run``: the same counts, nothing changed.
         Freed storage is overwritten where the backend can. At least one filter is
         given (checked by the caller)."""
         ...

@@ -21,6 +21,7 @@ translations), and:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from memory_core.store.api import (
     PathRows,
     Purge,
     Row,
+    orphan_successor,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list, lower_ascii
 from memory_core.store.pg_text import Verbatim, contains, plain_sql, sendable
@@ -476,6 +478,41 @@ class PgPurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', %s, %s)", (created_at, data))
 
 
+def _restore_orphans(conn: Any, purged: str) -> int:
+    """``sqlite_purge._restore_orphans``: surviving items a purged item superseded or
+    merged away point at the first survivor down its chain, or become active again
+    (a ``restored`` revision, an outbox ``upsert``). Returns how many became active."""
+    orphans = conn.execute(
+        f"SELECT id, status, superseded_by FROM memory_items WHERE superseded_by IN"
+        f" {purged} AND id NOT IN {purged} AND status IN ('superseded', 'merged')"
+        " ORDER BY id").fetchall()
+    if not orphans:
+        return 0
+    chain = {int(r[0]): r[1] for r in conn.execute(
+        f"SELECT id, superseded_by FROM memory_items WHERE id IN {purged}").fetchall()}
+    now = time.time()
+    restored = 0
+    for item_id, status, by in orphans:
+        successor = orphan_successor(int(by), chain)
+        if successor is not None:
+            conn.execute("UPDATE memory_items SET superseded_by = %s WHERE id = %s",
+                         (successor, item_id))
+            conn.execute("UPDATE memory_items SET supersedes = %s WHERE id = %s AND"
+                         f" (supersedes IS NULL OR supersedes IN {purged})",
+                         (item_id, successor))
+            continue
+        conn.execute("UPDATE memory_items SET status = 'active', superseded_by = NULL,"
+                     " updated_at = %s WHERE id = %s", (now, item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (%s, %s, %s, %s, %s, %s)",
+                     (item_id, now, "status", status, "active",
+                      f"restored: item {by} that replaced it was purged"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', %s, 'upsert')",
+                     (item_id,))
+        restored += 1
+    return restored
+
+
 def _delete(conn: Any, tenant: str | None, role: str | None,
             session: str | None) -> dict[str, int]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
@@ -515,6 +552,7 @@ def _delete(conn: Any, tenant: str | None, role: str | None,
         rows(f"DELETE FROM embeddings WHERE kind = %s AND ref_id IN {ids(kind)}", (kind,))
         for kind in OUTBOX_KINDS)
 
+    counts["restored_items"] = _restore_orphans(conn, ids("item"))
     # Links from rows that stay to rows that go would break foreign keys: cut them.
     for col in ("supersedes", "superseded_by", "conflict_with"):
         conn.execute(f"UPDATE memory_items SET {col} = NULL WHERE {col} IN {ids('item')}"

@@ -9,9 +9,10 @@ A dry run does the same work and rolls the savepoint back, so its counts are exa
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import Any
 
-from memory_core.store.api import OUTBOX_KINDS
+from memory_core.store.api import OUTBOX_KINDS, orphan_successor
 
 
 class _Preview(Exception):
@@ -66,6 +67,43 @@ class SqlitePurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', ?, ?)", (created_at, data))
 
 
+def _restore_orphans(conn: sqlite3.Connection, purged: str) -> int:
+    """Surviving items that a purged item superseded or merged away: each takes the
+    first surviving item down the purged one's own chain as its superseder, or,
+    when the chain ends in the purged scope, becomes ``active`` again (a
+    ``restored`` revision; indexed again): the purged statement's revision is gone,
+    so the value it replaced is current again. Returns how many became active."""
+    orphans = conn.execute(
+        f"SELECT id, status, superseded_by FROM memory_items WHERE superseded_by IN"
+        f" {purged} AND id NOT IN {purged} AND status IN ('superseded', 'merged')"
+        " ORDER BY id").fetchall()
+    if not orphans:
+        return 0
+    chain = {int(r[0]): r[1] for r in conn.execute(
+        f"SELECT id, superseded_by FROM memory_items WHERE id IN {purged}")}
+    now = time.time()
+    restored = 0
+    for item_id, status, by in orphans:
+        successor = orphan_successor(int(by), chain)
+        if successor is not None:
+            conn.execute("UPDATE memory_items SET superseded_by=? WHERE id=?",
+                         (successor, item_id))
+            conn.execute("UPDATE memory_items SET supersedes=? WHERE id=? AND"
+                         f" (supersedes IS NULL OR supersedes IN {purged})",
+                         (item_id, successor))
+            continue
+        conn.execute("UPDATE memory_items SET status='active', superseded_by=NULL,"
+                     " updated_at=? WHERE id=?", (now, item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (?,?,?,?,?,?)",
+                     (item_id, now, "status", status, "active",
+                      f"restored: item {by} that replaced it was purged"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                     (item_id,))
+        restored += 1
+    return restored
+
+
 def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
             session: str | None) -> dict[str, int]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
@@ -106,6 +144,7 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
         f"DELETE FROM embeddings WHERE kind=? AND ref_id IN {ids(kind)}", (kind,)).rowcount
         for kind in OUTBOX_KINDS)
 
+    counts["restored_items"] = _restore_orphans(conn, ids("item"))
     # Links from rows that stay to rows that go would break foreign keys: cut them.
     for col in ("supersedes", "superseded_by", "conflict_with"):
         conn.execute(f"UPDATE memory_items SET {col}=NULL WHERE {col} IN {ids('item')}"
