@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from memory_core.engine import Engine
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream

@@ -12,8 +12,8 @@ memory and summary, so the derived indexes (Tantivy, vectors) drop them when the
 workers next run. An item outside the scope that a removed item superseded (a
 correction said in the purged session) or merged away is current again — the
 revision that replaced it is gone — unless a surviving item replaced that one in
-turn, which then supersedes it (a ``restored`` revision says which). Deleted pages are zeroed (``secure_delete``) so the text does not
-linger in free pages of the file.
+turn, which then supersedes it (a ``restored`` revision says which). Deleted pages
+are zeroed (``secure_delete``) so the text does not linger in free pages of the file.
 
 Filters combine with AND: ``session`` alone purges that ``X-LCM-Session`` value in
 every tenant and role; add ``tenant``/``role`` to narrow it. A purge also records

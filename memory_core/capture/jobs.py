@@ -29,6 +29,7 @@ from memory_core.items import writer as items_writer
 from memory_core.items.cache import prune_changes
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.api import EngineStore, Tx
+from memory_core.tools.commands import is_command
 
 log = logging.getLogger("lcm.engine")
 
@@ -99,8 +100,9 @@ def persona_order(scope: Scope) -> tuple[str, str]:
 
 
 def is_memory_command(text: str) -> bool:
-    """True for in-chat ``/memory …`` commands, which are never extracted from."""
-    return text.lstrip().startswith("/memory")
+    """True for in-chat ``/memory …`` commands, which are never extracted from
+    (:func:`memory_core.tools.commands.is_command`)."""
+    return is_command(text)
 
 
 class CaptureJobs:
