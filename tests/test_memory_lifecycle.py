@@ -5,9 +5,15 @@ where a client is involved; the block is read from what the upstream received.""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.items import writer
+from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
@@ -66,3 +72,59 @@ async def test_purging_a_middle_correction_points_the_old_value_at_the_newest(
     proxy.engine.purge(session="s3")
     [only] = items(proxy.engine)
     assert (only["id"], only["status"]) == (first["id"], "active")
+
+
+# -- restatements across sessions -----------------------------------------------------------------
+def put_in_sessions(engine: Engine, texts: list[str]) -> None:
+    """Each text said in a session (thread) of its own, one tenant and role."""
+    for i, text in enumerate(texts):
+        scope = Scope("t", "coder", f"s{i}")
+        engine.store.write_tx_sync(lambda c, s=scope, t=text, n=i: writer.store_extracted(
+            c, s, n + 1, None, extract(t)))  # type: ignore[arg-type]  # no message
+
+
+def active_items(engine: Engine) -> list[dict[str, Any]]:
+    return [r for r in items(engine) if r["status"] == "active"]
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Any:
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+@pytest.mark.parametrize("texts, kept", [
+    (["My manager is Dana.", "Reminder: Dana is my manager.",
+      "Just so you know, my manager is Dana.", "My manager is Dana, as I said.",
+      "Reminder: Dana is my manager."], "Just so you know, my manager is Dana."),
+    (["The deploy window is Tuesday 14:00 UTC.", "We deploy on Tuesdays at 14:00 UTC.",
+      "Reminder: our deploy window is Tuesday at 14:00 UTC."],
+     "The deploy window is Tuesday 14:00 UTC."),
+    (["I prefer metric units.", "I use metric units.", "As I said, I prefer metric units."],
+     "I prefer metric units."),
+    (["My manager is Dana.", "My manager is Dana Smith.", "My manager is Dana."],
+     "My manager is Dana Smith."),
+])
+def test_a_fact_restated_in_later_sessions_is_one_item_without_conflicts(
+        engine: Engine, texts: list[str], kept: str) -> None:
+    put_in_sessions(engine, texts)
+    rows = items(engine)
+    assert all(r["conflict_with"] is None for r in rows), rows
+    assert [r["text"] for r in active_items(engine)] == [kept], rows
+
+
+def test_rival_values_across_sessions_still_conflict(engine: Engine) -> None:
+    put_in_sessions(engine, ["My manager is Dana.", "My manager is Lee."])
+    assert active_items(engine)[-1]["conflict_with"] is not None
+    put_in_sessions(engine, ["The deploy window is Tuesday 14:00 UTC.",
+                             "The deploy window is Tuesday 16:00 UTC."])
+    assert active_items(engine)[-1]["conflict_with"] is not None
+
+
+def test_a_statement_of_its_subject_alone_conflicts_with_nothing(engine: Engine) -> None:
+    put_in_sessions(engine, ["We deploy the billing service with Argo CD.",
+                             "Tell me again what you know about Dana and the billing deploys."])
+    rows = active_items(engine)
+    assert rows[0]["text"] == "We deploy the billing service with Argo CD."
+    assert all(r["conflict_with"] is None for r in rows), rows
