@@ -128,3 +128,89 @@ def test_a_statement_of_its_subject_alone_conflicts_with_nothing(engine: Engine)
     rows = active_items(engine)
     assert rows[0]["text"] == "We deploy the billing service with Argo CD."
     assert all(r["conflict_with"] is None for r in rows), rows
+
+
+# -- an edited message ---------------------------------------------------------------------------
+async def send(agent: Agent, history: list[dict[str, Any]]) -> str:
+    """Send ``history`` as it is (an edit: a changed message, the later turns gone)."""
+    r = await agent.client.chat.completions.create(model="m", messages=history)  # type: ignore[arg-type]
+    return r.choices[0].message.content or ""
+
+
+async def test_an_edited_message_retires_the_old_branch_and_the_edit_supersedes_it(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream)
+    await agent.say("I'm planning a trip to Lisbon in May.")
+    await agent.say("My budget is $500. I prefer window seats.")
+    await agent.say("What hotels do you suggest?")
+    # the user edits the second message: same prefix, the later turns gone
+    edited = agent.messages[:3] + [{"role": "user", "content": "My budget is $800."}]
+    await send(agent, edited)
+    await proxy.settle()
+    rows = {r["text"]: r for r in items(proxy.engine)}
+    old, seats = rows["My budget is $500."], rows["I prefer window seats."]
+    new = rows["My budget is $800."]
+    assert old["status"] == "edited" and seats["status"] == "edited", rows
+    assert (old["superseded_by"], new["supersedes"]) == (new["id"], old["id"])
+    assert new["status"] == "active" and new["conflict_with"] is None
+    assert rows["I'm planning a trip to Lisbon in May."]["status"] == "active"  # shared prefix
+    reason = revisions(proxy.engine, old["id"])[-1]["reason"]
+    assert reason.startswith("edited:"), revisions(proxy.engine, old["id"])
+    # a later conversation sees the edited value only
+    other = Agent(proxy, upstream, system="Another conversation.")
+    await other.say("How much can I spend on the Lisbon trip, and which seats do I like?")
+    block = block_of(other.upstream_last_user())
+    assert "800" in block and "500" not in block and "window" not in block, block
+    assert "CONFLICTS" not in block
+    # the old branch's words are still evidence: kept and searchable
+    assert proxy.engine.search_memory("budget $500")
+
+
+async def test_an_edit_that_drops_a_statement_retires_it_and_keeps_what_it_repeats(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, session="chat-1")
+    await agent.say("My budget is $500. The hotel must have a pool.")
+    edited = agent.messages[:1] + [
+        {"role": "user", "content": "The hotel must have a pool. What about Porto?"}]
+    await send(agent, edited)
+    await proxy.settle()
+    rows = items(proxy.engine)
+    status = {r["text"]: r["status"] for r in rows}
+    assert status["My budget is $500."] == "edited", rows
+    pool = [r for r in rows if r["text"] == "The hotel must have a pool."]
+    assert [r["status"] for r in pool] == ["active"], rows  # said again: one item, active
+
+
+async def test_a_regeneration_or_a_new_conversation_retires_nothing(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream)
+    await agent.say("My budget is $500.")
+    await send(agent, agent.messages[:2])  # "regenerate": the same user message again
+    # a new conversation with the same system prompt and no session header
+    await Agent(proxy, upstream).say("What is the capital of Portugal?")
+    await proxy.settle()
+    rows = items(proxy.engine)
+    assert [r["status"] for r in rows if "budget" in r["text"]] == ["active"], rows
+
+
+async def test_a_branch_that_goes_on_gets_its_items_back(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """An agent that forks on purpose continues both branches: memory follows the
+    branch continued last, and nothing is lost either way."""
+    agent = Agent(proxy, upstream, session="agent-1")
+    await agent.say("Plan the migration of the billing service.")
+    await agent.say("The staging database port is 5433.")
+    branch_a = list(agent.messages)
+    await send(agent, branch_a[:3] + [{"role": "user", "content": "The cache size is 4 GB."}])
+    await proxy.settle()
+    status = {r["text"]: r["status"] for r in items(proxy.engine)}
+    assert status["The staging database port is 5433."] == "edited", status
+    assert status["The cache size is 4 GB."] == "active", status
+    # branch A goes on
+    await send(agent, branch_a + [{"role": "user", "content": "Continue with the plan."}])
+    await proxy.settle()
+    rows = {r["text"]: r for r in items(proxy.engine)}
+    port = rows["The staging database port is 5433."]
+    assert port["status"] == "active" and port["superseded_by"] is None, rows
+    assert rows["The cache size is 4 GB."]["status"] == "active"
+    assert revisions(proxy.engine, port["id"])[-1]["reason"].startswith("restored:")

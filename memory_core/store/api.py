@@ -957,6 +957,34 @@ class ItemWrites(Protocol):
         """Mark ``item_id`` as conflicting with ``other_id``."""
         ...
 
+    def branch_messages(self, parent_id: int, keep_id: int) -> dict[int, int]:
+        """Every message under the user-message children of ``parent_id`` other than
+        ``keep_id`` (the sibling branches an edit left), those children included:
+        message id → the id of the child its branch starts at. ``{}`` for none."""
+        ...
+
+    def items_sourced_in(self, tenant: str, role: str, message_ids: Sequence[int]
+                         ) -> list[Row]:
+        """Active items of the tenant and role whose ``source_message_id`` is one of
+        ``message_ids``, oldest first."""
+        ...
+
+    def edited_items(self, tenant: str, role: str) -> list[Row]:
+        """Items of the tenant and role with status ``edited``, oldest first."""
+        ...
+
+    def set_status(self, item_id: int, status: str, superseded_by: int | None,
+                   now: float) -> None:
+        """Set status and ``superseded_by``, updated at ``now``."""
+        ...
+
+    def link_edit(self, old_id: int, new_id: int | None) -> None:
+        """``old_id`` (status ``edited``) replaced by ``new_id`` of the edit: its
+        ``superseded_by`` and the new item's ``supersedes`` point at each other and
+        the new item's ``conflict_with`` (with the old one) is cleared. With
+        ``new_id`` ``None``: the links to ``old_id`` are cleared (a restore)."""
+        ...
+
     def set_data(self, item_id: int, data: str) -> None:
         """Replace an item's ``data`` (JSON text)."""
         ...
