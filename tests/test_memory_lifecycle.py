@@ -169,8 +169,9 @@ async def test_an_edited_message_retires_the_old_branch_and_the_edit_supersedes_
 async def test_an_edit_that_drops_a_statement_retires_it_and_keeps_what_it_repeats(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     agent = Agent(proxy, upstream, session="chat-1")
+    await agent.say("Let's plan a city trip.")
     await agent.say("My budget is $500. The hotel must have a pool.")
-    edited = agent.messages[:1] + [
+    edited = agent.messages[:3] + [
         {"role": "user", "content": "The hotel must have a pool. What about Porto?"}]
     await send(agent, edited)
     await proxy.settle()
@@ -183,14 +184,25 @@ async def test_an_edit_that_drops_a_statement_retires_it_and_keeps_what_it_repea
 
 async def test_a_regeneration_or_a_new_conversation_retires_nothing(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    agent = Agent(proxy, upstream)
+    """Only a user message changed after an answer the user saw is an edit: not the
+    same message resent, not a new conversation that shares the system prompt (with
+    or without the same session header), not one that shares a few-shot example."""
+    agent = Agent(proxy, upstream, session="app")
+    await agent.say("Hello, I need help with a trip.")
     await agent.say("My budget is $500.")
-    await send(agent, agent.messages[:2])  # "regenerate": the same user message again
-    # a new conversation with the same system prompt and no session header
-    await Agent(proxy, upstream).say("What is the capital of Portugal?")
+    await send(agent, agent.messages[:4])  # "regenerate": the same user message again
+    await Agent(proxy, upstream, session="app").say("What is the capital of Portugal?")
+    await Agent(proxy, upstream).say("What is the capital of Spain?")
+    shots = [{"role": "user", "content": "Example: my budget is $100."},
+             {"role": "assistant", "content": "Noted: $100."}]
+    for text in ("Our office is in Lyon.", "What is the capital of Italy?"):
+        few_shot = Agent(proxy, upstream, session="shots")
+        few_shot.messages += shots
+        await few_shot.say(text)
     await proxy.settle()
     rows = items(proxy.engine)
-    assert [r["status"] for r in rows if "budget" in r["text"]] == ["active"], rows
+    assert [r["status"] for r in rows if "$500" in r["text"]] == ["active"], rows
+    assert all(r["status"] == "active" for r in rows if "Lyon" in r["text"]), rows
 
 
 async def test_a_branch_that_goes_on_gets_its_items_back(

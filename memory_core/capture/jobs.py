@@ -202,7 +202,7 @@ class CaptureJobs:
         were extracted (:mod:`memory_core.items.branches`). Under its own savepoint:
         a failure loses nothing the capture stored."""
         first_new = len(result.message_ids) - len(result.new_ids)
-        if not branches.is_edit(messages, first_new, scope):
+        if not branches.is_edit(messages, first_new):
             return
         parent_id, new_id = result.message_ids[first_new - 1], result.new_ids[0]
         try:

@@ -24,10 +24,14 @@ which items are current:
 * **A regeneration is not an edit.** Resending the same user message for another
   answer stores no new user node; the new answer forks beside the old one and
   nothing is retired (the old answer's proposals are conversation-local anyway).
-* **A new conversation is not an edit.** Two conversations that start with the same
-  system prompt share its node, so their first user messages are siblings too. An
-  edit is recognised only when the shared prefix already holds a user turn, or when
-  both requests name the same session (``X-LCM-Session``: one conversation).
+* **A new conversation is not an edit.** Conversations that start alike share
+  nodes: the same system prompt, or a few-shot example exchange the client sends at
+  the start of every conversation. An edit is recognised only after an answer: the
+  message before the edited one is an assistant message the proxy stored as an
+  upstream answer (kind ``response``), so the user saw that turn and changed what came
+  after it. Editing the very first user message of a conversation therefore retires
+  nothing (it cannot be told apart from a new conversation), nor does a ``/memory``
+  command.
 * **A branch that goes on is not abandoned.** An agent that forks on purpose
   continues both branches. When an answer is stored on a path through a retired
   branch (:func:`restore_continued`, run after the answer, off the request path),
@@ -49,22 +53,26 @@ import orjson
 from memory_core.items import standing
 from memory_core.models import Scope
 from memory_core.store.api import Row, Tx
+from memory_core.tools.commands import is_command
 
 EDITED = "edited"
 """Status of an item whose every source lies in a branch the user edited away."""
 
 
-def is_edit(messages: list[Any], first_new: int, scope: Scope) -> bool:
+def is_edit(messages: list[Any], first_new: int) -> bool:
     """Whether a request whose messages from ``first_new`` on are new, forking from
     a stored prefix, may be an edit (module doc): its first new message is a user
-    message, and the prefix holds a user turn or the request names its session."""
+    message (not a ``/memory`` command) after an assistant message. The caller checks
+    that this assistant message was stored as an answer (:func:`retire_edited`)."""
     if first_new <= 0 or first_new >= len(messages):
         return False
-    msg = messages[first_new]
+    msg, before = messages[first_new], messages[first_new - 1]
     if not isinstance(msg, dict) or msg.get("role") != "user":
         return False
-    return bool(scope.session) or any(
-        isinstance(m, dict) and m.get("role") == "user" for m in messages[:first_new])
+    if not isinstance(before, dict) or before.get("role") != "assistant":
+        return False
+    content = msg.get("content")
+    return not (isinstance(content, str) and is_command(content))
 
 
 def _data(row: Row) -> dict[str, Any]:
@@ -78,6 +86,9 @@ def retire_edited(tx: Tx, scope: Scope, parent_id: int, new_id: int,
     Returns the ids of the items retired (``[]`` when ``new_id`` has no sibling)."""
     now = time.time() if now is None else now
     items = tx.item_writes
+    parent = tx.inspection.message(parent_id)
+    if parent is None or parent["kind"] != "response":
+        return []  # a prefix the client wrote (a few-shot example): not an edit
     branch = items.branch_messages(parent_id, new_id)
     if not branch:
         return []
