@@ -74,6 +74,32 @@ async def test_purging_a_middle_correction_points_the_old_value_at_the_newest(
     assert (only["id"], only["status"]) == (first["id"], "active")
 
 
+@pytest.mark.parametrize("purged", ["s-first", "s-again"])
+async def test_purging_one_session_of_a_restated_fact_keeps_the_others_statement(
+        proxy: RunningProxy, upstream: FakeUpstream, purged: str) -> None:
+    """A restatement moves the item to the newest session that said it; purging
+    either session leaves the item, citing the statement that survives."""
+    await Agent(proxy, upstream, session="s-first").say("My manager is Dana.")
+    await Agent(proxy, upstream, session="s-again").say("Reminder: Dana is my manager.")
+    await proxy.settle()
+    [before] = items(proxy.engine)
+    assert before["session"] == "s-first"
+    proxy.engine.purge(session=purged)
+    [after] = items(proxy.engine)
+    assert (after["id"], after["status"]) == (before["id"], "active")
+    kept = "s-again" if purged == "s-first" else "s-first"
+    src = sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT m.session, m.text, i.thread_id = m.thread_id FROM memory_items i"
+        " JOIN messages m ON m.id = i.source_message_id")])
+    text = "My manager is Dana." if kept == "s-first" else "Reminder: Dana is my manager."
+    assert src == [(kept, text, True)]
+    assert after["session"] == kept
+    await proxy.settle()
+    asker = Agent(proxy, upstream, session="s-ask")
+    await asker.say("Who is my manager?")
+    assert "Dana" in block_of(asker.upstream_last_user())
+
+
 # -- restatements across sessions -----------------------------------------------------------------
 def put_in_sessions(engine: Engine, texts: list[str]) -> None:
     """Each text said in a session (thread) of its own, one tenant and role."""

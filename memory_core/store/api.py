@@ -688,7 +688,9 @@ class Purge(Protocol):
         and ``reindexed_children``, and ``restored_items``: surviving items that a
         removed item had superseded or merged away become active again, or point at
         the first survivor down its chain (:func:`orphan_successor`), with a
-        ``restored`` revision and an outbox ``upsert``. ``dry_run``: the same counts,
+        ``restored`` revision and an outbox ``upsert``. An item of the scope that a
+        message outside it also stated (``data.sources``) stays, moved to its newest
+        surviving source (a ``sources`` revision). ``dry_run``: the same counts,
         nothing changed. Freed storage is overwritten where the backend can. At least one filter is
         given (checked by the caller)."""
         ...

@@ -12,6 +12,8 @@ import sqlite3
 import time
 from typing import Any
 
+import orjson
+
 from memory_core.store.api import OUTBOX_KINDS, orphan_successor
 
 
@@ -65,6 +67,40 @@ class SqlitePurge:
         self._c.execute(
             "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
             " VALUES (NULL, NULL, NULL, NULL, 'purge', ?, ?)", (created_at, data))
+
+
+def _keep_restated(conn: sqlite3.Connection, items: str, messages: str) -> None:
+    """Items of the scope that a message outside it also stated (``data.sources``: a
+    fact restated in another session) stay: each is taken off the purge list and
+    cites its newest surviving source (its thread and session too), with only the
+    surviving sources listed, a ``sources`` revision and an index upsert."""
+    now = time.time()
+    for item_id, data in conn.execute(
+            f"SELECT id, data FROM memory_items WHERE id IN {items}"
+            " AND data LIKE '%\"sources\"%' ORDER BY id").fetchall():
+        value = orjson.loads(data or "{}")
+        srcs = value.get("sources") if isinstance(value, dict) else None
+        if not isinstance(srcs, list) or len(srcs) < 2:
+            continue
+        wanted = [int(m) for m in srcs if isinstance(m, int)]
+        kept = {int(r[0]): (int(r[1]), r[2]) for r in conn.execute(
+            f"SELECT id, thread_id, session FROM messages WHERE id IN"
+            f" ({','.join('?' * len(wanted))}) AND id NOT IN {messages}", wanted)}
+        if not kept:
+            continue
+        value["sources"] = [m for m in wanted if m in kept]
+        newest = max(kept)
+        thread_id, session = kept[newest]
+        conn.execute("DELETE FROM temp.purge_ids WHERE kind='item' AND id=?", (item_id,))
+        conn.execute("UPDATE memory_items SET source_message_id=?, thread_id=?, session=?,"
+                     " data=? WHERE id=?",
+                     (newest, thread_id, session, orjson.dumps(value).decode(), item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (?,?,?,?,?,?)",
+                     (item_id, now, "sources", str(wanted), str(value["sources"]),
+                      "purged: the sources in the purged scope"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                     (item_id,))
 
 
 def _restore_orphans(conn: sqlite3.Connection, purged: str) -> int:
@@ -123,6 +159,7 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
     mark("item", "SELECT 'item', id FROM memory_items WHERE source_message_id IN"
          f" {ids('message')} OR thread_id IN {ids('thread')}", [])
+    _keep_restated(conn, ids("item"), ids("message"))
     # Tables without a session column belong to a session through its threads.
     for kind, table in (("summary", "summary_nodes"), ("task", "task_state"),
                         ("assembly", "assembly_logs"), ("event", "events"),
