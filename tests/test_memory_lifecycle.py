@@ -252,3 +252,12 @@ async def test_a_branch_that_goes_on_gets_its_items_back(
     assert port["status"] == "active" and port["superseded_by"] is None, rows
     assert rows["The cache size is 4 GB."]["status"] == "active"
     assert revisions(proxy.engine, port["id"])[-1]["reason"].startswith("restored:")
+
+
+def test_a_fuller_restatement_takes_the_place_of_the_shorter_one(engine: Engine) -> None:
+    """Not a correction: the shorter item is merged into the fuller one, which cites
+    both statements and is not shown as correcting anything."""
+    put_in_sessions(engine, ["My manager is Dana.", "My manager is Dana Smith."])
+    old, new = items(engine)
+    assert (old["status"], old["superseded_by"]) == ("merged", new["id"])
+    assert (new["status"], new["supersedes"], new["conflict_with"]) == ("active", None, None)

@@ -30,9 +30,10 @@ Restatement: the same kind, subject and value again — or the same statement
   Compared by what it claims (its terms beyond the subject: :func:`_same_claim`), a
   statement of a matching subject that claims the same, or one term less, is a
   restatement too ("We deploy on Tuesdays at 14:00 UTC." after "The deploy window is
-  Tuesday 14:00 UTC."); one that claims all of the old and more replaces it
-  (superseded, "restated with more detail": "My manager is Dana Smith." after "My
-  manager is Dana."). Neither is ever a conflict, in whichever session it is said.
+  Tuesday 14:00 UTC."); one that claims all of the old and more takes its place (the
+  old one ``merged`` into it with its sources, "said again with more detail": "My
+  manager is Dana Smith." after "My manager is Dana."). Neither is ever a conflict,
+  in whichever session it is said.
 """
 
 from __future__ import annotations
@@ -287,7 +288,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         _absorb(tx, item_id, absorb, now)
     if refined is not None and not (standing.conversation_local(refined)
                                     and refined["thread_id"] != thread_id):
-        supersede(tx, int(refined["id"]), item_id, "restated with more detail", now)
+        # one statement, the fuller wording kept: a merge, not a correction
+        _absorb(tx, item_id, refined, now, "said again with more detail")
     if old is not None:
         if ex.correction:
             supersede(tx, int(old["id"]), item_id, "correction", now)
@@ -377,10 +379,10 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
     window is Tuesday 14:00 UTC.", "My manager is Dana." after "My manager is Dana
     Smith."): a restatement; ``"more"``
     when the new claim holds all of the old one and more ("Just so you know, my
-    manager is Dana." after "My manager is Dana."): it replaces the old item, so
-    one line stays, the fuller one; ``None`` otherwise — rival claims, left to
-    :func:`memory_core.items.supersession.contradicts`. A restated fact is never a
-    conflict with itself, whatever session says it again."""
+    manager is Dana." after "My manager is Dana."): the old item is merged into it
+    (:func:`_absorb`), so one line stays, the fuller one, citing both; ``None``
+    otherwise — rival claims, left to :func:`memory_core.items.supersession.contradicts`.
+    A restated fact is never a conflict with itself, whatever session says it again."""
     if ex.value is not None or row["value"] is not None or kind != row["kind"]:
         return None
     data = _data(row)
@@ -438,11 +440,13 @@ def _reworded(tx: Tx, scope: Scope, ex: Any, kind: str, speaker: str) -> Row | N
     return None
 
 
-def _absorb(tx: Tx, keep_id: int, drop: Row, now: float) -> None:
+def _absorb(tx: Tx, keep_id: int, drop: Row, now: float,
+            reason: str = "said again as a stronger kind") -> None:
     """Merge the older item ``drop`` into the new item ``keep_id`` that says the same
-    as a stronger kind (:data:`_KIND_RANK`): ``keep_id`` takes every source of
-    ``drop`` before its own (``data.sources``, oldest first) and ``drop`` gets status
-    ``merged`` with ``superseded_by`` = ``keep_id`` (a ``merged`` revision)."""
+    as a stronger kind (:data:`_KIND_RANK`), or more fully (``reason`` says which):
+    ``keep_id`` takes every source of ``drop`` before its own (``data.sources``,
+    oldest first) and ``drop`` gets status ``merged`` with ``superseded_by`` =
+    ``keep_id`` (a ``merged`` revision)."""
     items = tx.item_writes
     keep = items.item_sources(keep_id)
     assert keep is not None  # the item just stored
@@ -453,7 +457,7 @@ def _absorb(tx: Tx, keep_id: int, drop: Row, now: float) -> None:
     items.set_data(keep_id, orjson.dumps(data).decode())
     items.mark_merged(int(drop["id"]), keep_id, now)
     items.revision(int(drop["id"]), "status", "active", "merged",
-                   f"said again as a stronger kind by item {keep_id}", now)
+                   f"{reason} by item {keep_id}", now)
     items.revision(keep_id, "restated", None, drop["source_message_id"], "restated", now)
     items.queue_index("item", int(drop["id"]), "delete")
 
