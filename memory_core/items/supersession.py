@@ -356,7 +356,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     values, only two choices of the same kind ("we'll use Postgres" / "we'll use MySQL"
     for the same thing) or two short claims of the same kind ("the deadline is Friday"
     / "… Monday") disagree; "the export job logs every request" and "the export job
-    feels too clever" say two different things about one subject.
+    feels too clever" say two different things about one subject, and a statement
+    that says nothing but its subject disagrees with nothing.
     """
     if ex.value is not None and row["value"] is not None:
         return True
@@ -365,5 +366,7 @@ def contradicts(ex: Any, row: Any) -> bool:
     if ex.kind == "decision":
         return True
     subject = terms(ex.subject) | terms(row["subject"])
-    return (len(terms(ex.text) - subject) <= _SHORT_CLAIM
-            and len(terms(row["text"]) - subject) <= _SHORT_CLAIM)
+    new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
+    # a statement that claims nothing beyond its subject ("the billing deploys.")
+    # holds no value to disagree with
+    return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM)

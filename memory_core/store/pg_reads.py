@@ -389,7 +389,7 @@ class PgIndexFeed:
             " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message'"
             " AND e.ref_id = m.id))"
             " + (SELECT COUNT(*) FROM memory_items i"
-            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged')"
+            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged', 'edited')"
             " AND NOT EXISTS (SELECT 1 FROM embeddings e"
             " WHERE e.kind = 'item' AND e.ref_id = i.id))").fetchone()
         return int(row[0])
