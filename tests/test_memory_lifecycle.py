@@ -15,7 +15,7 @@ from memory_core.extraction import extract
 from memory_core.items import writer
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_injection import Agent, block_of
 
 
@@ -166,11 +166,12 @@ async def send(agent: Agent, history: list[dict[str, Any]]) -> str:
 async def test_an_edited_message_retires_the_old_branch_and_the_edit_supersedes_it(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     agent = Agent(proxy, upstream)
+    await agent.say("Hi, can you help me plan something?")
     await agent.say("I'm planning a trip to Lisbon in May.")
     await agent.say("My budget is $500. I prefer window seats.")
     await agent.say("What hotels do you suggest?")
-    # the user edits the second message: same prefix, the later turns gone
-    edited = agent.messages[:3] + [{"role": "user", "content": "My budget is $800."}]
+    # the user edits the third message: same prefix, the later turns gone
+    edited = agent.messages[:5] + [{"role": "user", "content": "My budget is $800."}]
     await send(agent, edited)
     await proxy.settle()
     rows = {r["text"]: r for r in items(proxy.engine)}
@@ -195,9 +196,10 @@ async def test_an_edited_message_retires_the_old_branch_and_the_edit_supersedes_
 async def test_an_edit_that_drops_a_statement_retires_it_and_keeps_what_it_repeats(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     agent = Agent(proxy, upstream, session="chat-1")
+    await agent.say("Hello.")
     await agent.say("Let's plan a city trip.")
     await agent.say("My budget is $500. The hotel must have a pool.")
-    edited = agent.messages[:3] + [
+    edited = agent.messages[:5] + [
         {"role": "user", "content": "The hotel must have a pool. What about Porto?"}]
     await send(agent, edited)
     await proxy.settle()
@@ -236,10 +238,11 @@ async def test_a_branch_that_goes_on_gets_its_items_back(
     """An agent that forks on purpose continues both branches: memory follows the
     branch continued last, and nothing is lost either way."""
     agent = Agent(proxy, upstream, session="agent-1")
+    await agent.say("Hello.")
     await agent.say("Plan the migration of the billing service.")
     await agent.say("The staging database port is 5433.")
     branch_a = list(agent.messages)
-    await send(agent, branch_a[:3] + [{"role": "user", "content": "The cache size is 4 GB."}])
+    await send(agent, branch_a[:5] + [{"role": "user", "content": "The cache size is 4 GB."}])
     await proxy.settle()
     status = {r["text"]: r["status"] for r in items(proxy.engine)}
     assert status["The staging database port is 5433."] == "edited", status
@@ -261,3 +264,20 @@ def test_a_fuller_restatement_takes_the_place_of_the_shorter_one(engine: Engine)
     old, new = items(engine)
     assert (old["status"], old["superseded_by"]) == ("merged", new["id"])
     assert (new["status"], new["supersedes"], new["conflict_with"]) == ("active", None, None)
+
+
+async def test_conversations_of_two_sessions_that_open_alike_are_not_edits(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """Two sessions whose first exchange is byte-identical ("Hi!" and the same
+    answer, as a model at temperature 0 gives) share those nodes; the second
+    session's next message is not an edit of the first session's."""
+    upstream.push(*[Reply(content="Hello! How can I help you today?") for _ in range(4)])
+    first, second = Agent(proxy, upstream), Agent(proxy, upstream)
+    await first.say("Hi!")
+    await second.say("Hi!")
+    assert first.messages == second.messages  # the same opening, answer included
+    await first.say("My budget is $500.")
+    await second.say("What is the capital of Spain?")
+    await proxy.settle()
+    rows = items(proxy.engine)
+    assert [r["status"] for r in rows if "$500" in r["text"]] == ["active"], rows

@@ -31,7 +31,13 @@ which items are current:
   upstream answer (kind ``response``), so the user saw that turn and changed what came
   after it. Editing the very first user message of a conversation therefore retires
   nothing (it cannot be told apart from a new conversation), nor does a ``/memory``
-  command.
+  command. Nor does editing the second: two conversations without a session header
+  that open with the same message get the same answer from a model at temperature 0
+  ("Hi!", "Hello! How can I help?"), so they share the first exchange, and the
+  second one's next message would read as an edit of the first's. An edit needs
+  :data:`EDIT_MIN_ANSWERS` answers before it; a missed edit leaves the old branch's
+  items active (the edit's own items still supersede or conflict with them as any
+  later statement does), a false one would hide another conversation's memory.
 * **A branch that goes on is not abandoned.** An agent that forks on purpose
   continues both branches. When an answer is stored on a path through a retired
   branch (:func:`restore_continued`, run after the answer, off the request path),
@@ -57,6 +63,11 @@ from memory_core.tools.commands import is_command
 
 EDITED = "edited"
 """Status of an item whose every source lies in a branch the user edited away."""
+EDIT_MIN_ANSWERS = 2
+"""Assistant messages the history must hold before a changed user message for it to
+count as an edit: conversations of one key and session that open alike ("Hi!" and
+the answer a model gives at temperature 0) share their first exchange's nodes, and
+the second conversation's next message must not retire the first one's items."""
 
 
 def is_edit(messages: list[Any], first_new: int) -> bool:
@@ -71,6 +82,10 @@ def is_edit(messages: list[Any], first_new: int) -> bool:
         return False
     if not isinstance(before, dict) or before.get("role") != "assistant":
         return False
+    answers = sum(1 for m in messages[:first_new]
+                  if isinstance(m, dict) and m.get("role") == "assistant")
+    if answers < EDIT_MIN_ANSWERS:
+        return False  # an opening two conversations may share (module doc)
     content = msg.get("content")
     return not (isinstance(content, str) and is_command(content))
 
