@@ -61,6 +61,18 @@ class ClientKeyRejectedError(UnauthorizedError):
     status, type, code = 401, "invalid_request_error", "invalid_api_key"
 
 
+class CrossSiteRequestError(ProxyError):
+    """A browser request from another site that no CORS preflight approved (403)."""
+
+    status, type, code = 403, "permission_error", "cross_site_request"
+
+
+class HostNotAllowedError(CrossSiteRequestError):
+    """A ``Host`` a loopback listener does not serve (DNS rebinding) (403)."""
+
+    code = "host_not_allowed"
+
+
 class UpstreamError(ProxyError):
     status, type, code = 502, "upstream_error", "upstream_unreachable"
 

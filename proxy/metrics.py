@@ -44,6 +44,11 @@ another 4xx; a 5xx."""
 
 MODEL_LABEL_MAX = 100
 """Characters of a model name kept in the ``model`` label."""
+MODEL_LABELS_MAX = 64
+"""Distinct ``model`` label values a process exports; later new names count under
+``other``. The name comes from the client's request (and the upstream's answer), so
+without a bound each new string would add series for good: a client could grow the
+proxy's memory and the scrape without end."""
 
 
 def upstream_error_cause(status: int | None = None, exc: BaseException | None = None
@@ -124,6 +129,7 @@ class Metrics:
         )
         for cause in UPSTREAM_ERROR_CAUSES:  # exported at 0 from the start, for alerts
             self.upstream_errors.labels(cause)
+        self._models: set[str] = set()
         self.tokens = Counter(
             "lcm_upstream_tokens", "Tokens the upstream reported in its usage, by model"
             " and kind (prompt or completion)", ["model", "kind"], registry=self.registry,
@@ -153,7 +159,8 @@ class Metrics:
 
     def count_tokens(self, model: Any, usage: Any) -> None:
         """Add an upstream ``usage`` object's tokens to ``lcm_upstream_tokens_total``
-        under ``model`` (``unknown`` when not a string).
+        under ``model`` (``unknown`` when not a string; ``other`` once
+        :data:`MODEL_LABELS_MAX` names are exported).
 
         ``prompt``: ``prompt_tokens`` (Chat Completions), else ``input_tokens``
         (Responses API) plus Anthropic's ``cache_creation_input_tokens`` and
@@ -164,6 +171,11 @@ class Metrics:
         if not isinstance(usage, dict):
             return
         name = model[:MODEL_LABEL_MAX] if isinstance(model, str) and model else "unknown"
+        if name not in self._models:
+            if len(self._models) >= MODEL_LABELS_MAX:
+                name = "other"
+            else:
+                self._models.add(name)
 
         def n(key: str) -> int | None:
             v = usage.get(key)

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -15,11 +16,14 @@ from proxy.appkeys import AENGINE, ENGINE, METRICS, MODEL, REQUEST_ID, SETTINGS
 from proxy.errors import (
     BadRequestError,
     ClientKeyRejectedError,
+    CrossSiteRequestError,
+    HostNotAllowedError,
     PayloadTooLargeError,
     ProxyError,
     error_body,
     error_response,
 )
+from proxy.handlers.access import host_is_loopback
 from proxy.headers import is_anthropic_path
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
@@ -78,6 +82,77 @@ def check_client_key(request: web.Request) -> None:
             " in proxy.require_client_keys.")
 
 
+_SIMPLE_TYPES = frozenset({"", "text/plain", "application/x-www-form-urlencoded",
+                           "multipart/form-data"})
+"""Content types a browser sends cross-site without a CORS preflight."""
+_KEY_HEADERS = ("Authorization", "api-key", "x-api-key")
+
+
+def check_cross_site(request: web.Request) -> None:
+    """Raise ``CrossSiteRequestError`` (403) for a ``/v1/`` request that a web page of
+    another site made a browser send without a CORS preflight.
+
+    Such a request carries a foreign ``Origin`` (or ``null``), a content type a form
+    can send (``text/plain``, form encodings, none) and no key header (a key header
+    needs a preflight). No SDK sends one: they send JSON with a key. Served, it would
+    let any page the user visits store text in the memory of the tenant the proxy pins
+    (``proxy.tenant``) or maps keyless requests to, run ``/memory`` commands there,
+    and spend ``proxy.upstream_api_key``. Preflighted requests (JSON, a key header)
+    and ``OPTIONS`` are left alone: the upstream's CORS answer decides them.
+    """
+    origin = request.headers.get("Origin")
+    if origin is None or request.method == "OPTIONS" or not request.path.startswith("/v1/"):
+        return
+    if origin != "null" and urlsplit(origin).netloc == request.host:
+        return
+    mimetype = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    if mimetype not in _SIMPLE_TYPES or any(
+            request.headers.get(h) for h in _KEY_HEADERS):
+        return
+    raise CrossSiteRequestError(
+        "cross-site request refused: a web page of another origin cannot use this"
+        " lcm-proxy (send JSON with an API key, as the SDKs do)")
+
+
+HOST_NAMES_OF_THIS_MACHINE = frozenset({
+    "host.docker.internal", "gateway.docker.internal", "host.containers.internal"})
+"""Names a container uses for the machine it runs on (Docker Desktop, Podman): its
+runtime resolves them, a web page cannot re-point them, so they are served too."""
+
+
+def check_host(request: web.Request) -> None:
+    """Raise ``HostNotAllowedError`` (403) when the proxy listens on a loopback address
+    (``proxy.host``) and the request's ``Host`` names another machine, unless that
+    name is in ``proxy.allowed_hosts`` (or it holds ``*``).
+
+    Only a browser led by DNS rebinding sends such a request to a loopback listener: a
+    page of ``evil.example`` whose name now resolves to 127.0.0.1 is same-origin with
+    the proxy, so it could read answers, ``/memory search`` the tenant the proxy pins
+    or maps keyless requests to, and spend ``proxy.upstream_api_key``. Clients on
+    this machine name it ``127.0.0.1``, ``localhost`` or ``::1`` (containers
+    :data:`HOST_NAMES_OF_THIS_MACHINE`); a request without ``Host`` (HTTP/1.0) is served.
+    """
+    proxy = request.app[SETTINGS].proxy
+    listen = proxy.host.strip().strip("[]")
+    if not (listen == "localhost" or host_is_loopback(f"[{listen}]" if ":" in listen
+                                                        else listen)):
+        return
+    given = request.headers.get("Host")
+    if given is None or host_is_loopback(given) or "*" in proxy.allowed_hosts:
+        return
+    try:
+        name = (urlsplit("//" + given).hostname or "").rstrip(".")
+    except ValueError:  # "[bad": no host name at all
+        name = ""
+    if name and (host_is_loopback(name) or name in HOST_NAMES_OF_THIS_MACHINE or name in (
+            h.lower().rstrip(".") for h in proxy.allowed_hosts)):
+        return
+    raise HostNotAllowedError(
+        f"Host {given[:100]!r} is not served: lcm-proxy listens on loopback ({proxy.host})"
+        " and answers loopback host names only (DNS rebinding); list a name a local"
+        " reverse proxy forwards in proxy.allowed_hosts")
+
+
 def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
     """Keep an ``events`` row for a request refused before it could be read."""
     try:
@@ -111,7 +186,9 @@ def _error(request: web.Request, exc: ProxyError, rid: str) -> web.Response:
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Assign the request id (``x-lcm-request-id``), render errors, count requests.
 
-    A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs.
+    A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs;
+    a cross-site browser request that no preflight approved → 403 (:func:`check_cross_site`),
+    as is a ``Host`` a loopback listener does not serve (:func:`check_host`).
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
     ``proxy.max_body_bytes``) → 413 in the same shape, recorded as a ``rejected``
     event (nothing of the body could be kept); a body aiohttp cannot read (a
@@ -131,7 +208,9 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     in_flight.inc()
     try:
         try:
+            check_host(request)
             check_client_key(request)
+            check_cross_site(request)
             response = await handler(request)
         except Exception as exc:
             if _response_started(request):

@@ -66,7 +66,7 @@ def _paths() -> dict[str, Any]:
             " state and summary forest.", [_path("thread_id"), TENANT, ROLE], errors=(404,))},
         "/lcm/v1/items": {"get": _op(
             "Memory items (all statuses) with supersession chains.",
-            [TENANT, ROLE, _q("status", "active | superseded | retracted"),
+            [TENANT, ROLE, _q("status", "active | superseded | edited | retracted"),
              _q("kind", "fact | decision | constraint | preference | question | proposal"),
              LIMIT, OFFSET])},
         "/lcm/v1/items/{item_id}": {"get": _op(

@@ -85,6 +85,8 @@ class ProxySettings:
 
     ``require_client_keys``: tenant ids (``proxy.scope.tenant_for_key``) allowed to
     use ``/v1/``; empty allows every key. From the environment: comma-separated.
+    ``allowed_hosts``: ``Host`` names served besides loopback ones while ``host`` is
+    a loopback address (``proxy.middlewares.check_host``); ``*`` serves any.
     """
 
     host: str = "127.0.0.1"
@@ -95,6 +97,7 @@ class ProxySettings:
     tenant_salt: str = ""
     admin_token: str = ""
     require_client_keys: list[str] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
     max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=rng(1024, 1 << 31))
     connect_timeout_seconds: float = field(default=10.0, metadata=rng(0.1, 300))
     read_timeout_seconds: float = field(default=600.0, metadata=rng(1, 86400))

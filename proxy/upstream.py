@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiohttp
 from yarl import URL
@@ -26,6 +27,22 @@ def upstream_url(base: str, tail: str, query: str = "") -> URL:
     if query:
         raw += "?" + query
     return URL(raw, encoded=True)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as health and the start banner show it: its user info and every query
+    value replaced by ``***`` (an upstream URL may carry basic-auth credentials, a
+    token as user name, or an ``?api-key=``); scheme, host, port and path kept."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            netloc = "***@" + netloc.rpartition("@")[2]
+        query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)],
+                          safe="*")
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return "(unparsable URL)"
 
 
 async def send(

@@ -257,3 +257,19 @@ def test_search_refuses_a_limit_below_one(tmp_path: Path, limit: str) -> None:
     result = CliRunner().invoke(main, ["memory", "search", "port", "--limit", limit,
                                        "--data-dir", str(tmp_path / "d")])
     assert result.exit_code == 2 and "--limit" in result.output
+
+
+@pytest.mark.parametrize("args", [["memory", "inspect", "item:abc"], ["memory", "inspect", "xyz"],
+                                  ["memory", "retract", "0"]], ids=lambda a: " ".join(a[1:]))
+def test_a_malformed_ref_is_bad_usage(tmp_path: Path, args: list[str]) -> None:
+    """A ref that cannot exist is bad usage (exit 2, like docs/cli.md says), before any
+    store opens; a well-formed ref that is not there is the command's own failure (1)."""
+    d = tmp_path / "d"
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(d)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error: ") and len(result.stderr.splitlines()) == 1
+    assert not d.exists()
+    from memory_core.engine import Engine
+    Engine(d).close()
+    missing = CliRunner().invoke(main, ["memory", "inspect", "item:999", "--data-dir", str(d)])
+    assert missing.exit_code == 1 and "no memory item 999" in missing.stderr

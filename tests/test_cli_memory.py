@@ -137,8 +137,9 @@ BIG = "99999999999999999999999"
 ])
 async def test_ids_no_row_can_have_are_a_clear_error(proxy: RunningProxy,
                                                      args: tuple[str, str]) -> None:
+    """Bad usage (docs/cli.md): exit 2 with one ``Error:`` line."""
     result = cli(proxy, "memory", *args)
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert isinstance(result.exception, SystemExit)  # a ClickException, not a traceback
     assert result.output.startswith("Error: ") and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1

@@ -234,3 +234,41 @@ async def test_earlier_command_exchanges_are_left_out_of_what_the_upstream_reads
     assert "Our memory budget is 4 GB per worker." in texts
     assert any("Which memory budget did we set?" in t for t in texts)
     assert len(sent) == 4  # system, the two kept turns, the newest (block prepended)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_command_words_match_in_any_letter_case_and_only_as_a_command(
+        proxy: RunningProxy, upstream: FakeUpstream, stream: bool) -> None:
+    """``/Memory status`` (a phone capitalises the first letter) and ``/MEMORY HELP``
+    are commands, answered locally and never extracted from; ``/Memoryless mode``,
+    ``/MEMORY-leak`` and a message that names ``/Memory`` later on are ordinary text
+    and go upstream. An earlier ``/Memory`` exchange is left out of what the upstream
+    reads, as a lower-case one is."""
+    from memory_core.tools.commands import REPLY_HEADER, is_command
+
+    assert is_command("/Memory status") and is_command("  /MEMORY\thelp") and is_command(
+        "/mEmOrY")
+    assert not any(is_command(t) for t in ("/Memoryless mode", "/MEMORY-leak", "/memory:",
+                                           "use /Memory status to check", "memory status"))
+    a = client(proxy, KEY_A, "coder", "sess-case")
+    try:
+        before = len(upstream.chat_requests)
+        status = await ask(a, "/Memory status", stream=stream)
+        assert status.startswith(REPLY_HEADER) and "memory items:" in status
+        assert "/memory search QUERY" in await ask(a, "/MEMORY HELP", stream=stream)
+        assert "/memory search QUERY" in await ask(a, "/Memory Help The timeout is 90 s.",
+                                                  stream=stream)
+        assert len(upstream.chat_requests) == before
+        for text in ("/Memoryless mode is what I want.", "/MEMORY-leak in the worker again"):
+            assert not (await ask(a, text, stream=stream)).startswith(REPLY_HEADER)
+        assert len(upstream.chat_requests) == before + 2
+        history = [{"role": "user", "content": "/Memory status"},
+                   {"role": "assistant", "content": status}]
+        await ask(a, "Which memory budget did we set?", history=history, stream=stream)
+    finally:
+        await a.close()
+    sent = upstream.chat_requests[-1]["json"]["messages"]
+    texts = [m["content"] for m in sent if isinstance(m.get("content"), str)]
+    assert not any(t.startswith(("/Memory", REPLY_HEADER)) for t in texts), texts
+    await proxy.settle()
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE text LIKE '%90 s%'") == 0

@@ -50,6 +50,33 @@ def active(engine: Engine) -> list[dict[str, Any]]:
     ("我们的部署工具是Helm。", "部署工具现在改成Argo CD了。"),
     ("リリース日は木曜日です。", "リリース日は金曜日に変更しました。"),
     ("デプロイはHelmです。", "デプロイは今はArgo CDです。"),
+    # replacements: what was replaced by what (the old value names the item replaced)
+    ("We host on Heroku.", "We migrated from Heroku to Fly.io."),
+    ("Our hosting is Heroku.", "We migrated from Heroku to Fly.io."),
+    ("We use RabbitMQ for queues.", "We replaced RabbitMQ with Kafka."),
+    ("We use RabbitMQ for queues.", "Kafka replaced RabbitMQ last month."),
+    ("We use RabbitMQ for queues.", "RabbitMQ was replaced by Kafka."),
+    ("We build with Jenkins.", "We swapped Jenkins for GitHub Actions."),
+    ("The billing service is written in Python.",
+     "We ported the billing service from Python to Go."),
+    ("We use Redis for caching.", "We dropped Redis in favour of Memcached."),
+    ("We use Redis for caching.", "We use Memcached instead of Redis."),
+    ("We use Redis for caching.", "We stopped using Redis."),
+    ("Tom is our team lead.", "Dana replaced Tom as team lead."),
+    ("The standup is at 9:30.", "We moved the standup from 9:30 to 10:00."),
+    ("We run Node 18.", "We bumped Node to 20."),
+    ("We run Postgres 16.", "We reverted to Postgres 14."),
+    ("The database is Postgres 14.", "The database is Postgres 16 now that we upgraded."),
+    ("我们托管在Heroku上。", "我们从Heroku迁移到了Fly.io。"),
+    ("我们用Jenkins做CI。", "我们把Jenkins换成了GitLab CI。"),
+    ("我们用Redis做缓存。", "我们不再用Redis了。"),
+    ("我们的消息队列是RabbitMQ。", "我们把消息队列替换成Kafka了。"),
+    ("我们用Node 18。", "我们把Node升级到20了。"),
+    ("本番環境はHerokuです。", "HerokuからFly.ioに移行しました。"),
+    ("メッセージキューはRabbitMQです。", "RabbitMQをKafkaに置き換えました。"),
+    ("CIはJenkinsです。", "CIをJenkinsからGitHub Actionsに切り替えました。"),
+    ("デプロイツールはHelmです。", "デプロイツールをArgo CDに変更しました。"),
+    ("キャッシュはRedisです。", "Redisの代わりにMemcachedを使っています。"),
 ])
 def test_an_update_without_actually_supersedes_the_old_item(engine: Engine, old: str,
                                                             new: str) -> None:
@@ -69,6 +96,117 @@ def test_now_of_another_subject_supersedes_nothing(engine: Engine) -> None:
 def test_update_cues_in_questions_and_for_now_are_not_corrections() -> None:
     assert not any(e.correction for e in extract("Should we shard now or later?"))
     assert not any(e.correction for e in extract("For now the build uses the old runner."))
+
+
+def superseded_by(engine: Engine) -> dict[str, str]:
+    """Each superseded item's text → the text of the item that superseded it."""
+    return sql_read(engine, lambda c: {r[0]: r[1] for r in c.execute(
+        "SELECT o.text, n.text FROM memory_items o JOIN memory_items n ON n.id = o.superseded_by"
+        " WHERE o.status = 'superseded'")})
+
+
+@pytest.mark.parametrize("others", [
+    # an item that names the new value too compares them: it is not the old state
+    ["Kafka is faster than RabbitMQ."],
+    # a long story that happens to name the old value is not a statement of it
+    ["Last spring the on-call team spent three nights debugging RabbitMQ disk alarms in"
+     " the staging cluster."],
+    # "replaced the battery" names no new value: it replaces no item
+    ["The smoke detector battery is 9 V.", "My laptop battery lasts 5 hours.",
+     "We replaced the battery in the smoke detector."],
+])
+def test_a_replacement_supersedes_the_item_of_the_old_value_and_nothing_else(
+        engine: Engine, others: list[str]) -> None:
+    for text in others[:2]:
+        put(engine, text)
+    put(engine, "We use RabbitMQ for queues.")
+    for text in others[2:]:
+        put(engine, text)
+    put(engine, "We replaced RabbitMQ with Kafka.")
+    assert superseded_by(engine) == {
+        "We use RabbitMQ for queues.": "We replaced RabbitMQ with Kafka."}
+
+
+@pytest.mark.parametrize("other, old, new", [
+    ("I play tennis with Tom.", "Tom is our team lead.", "Dana replaced Tom as team lead."),
+    ("The team has 18 people.", "We run Node 18.", "We upgraded Node from 18 to 20."),
+    ("Anna is my sister.", "Anna works the night shift.",
+     "Tom replaced Anna on the night shift."),
+])
+def test_a_replacement_naming_its_attribute_leaves_other_items_of_the_old_value(
+        engine: Engine, other: str, old: str, new: str) -> None:
+    for text in (other, old, new):
+        put(engine, text)
+    assert superseded_by(engine) == {old: new}
+
+
+def test_a_replacement_revises_its_own_speaker_and_series_item_only(engine: Engine) -> None:
+    put(engine, "We use RabbitMQ for queues.", speaker="alice")
+    put(engine, "We use RabbitMQ for queues.", speaker="bob")
+    put(engine, "Run 39: the broker is RabbitMQ.")
+    put(engine, "Run 40: the broker is RabbitMQ.")
+    put(engine, "We replaced RabbitMQ with Kafka.", speaker="alice")
+    put(engine, "Run 40: we replaced RabbitMQ with Kafka.")
+    rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT text, coalesce(json_extract(data, '$.speaker'), ''), status FROM memory_items"
+        " ORDER BY id")])
+    assert [r[2] for r in rows] == ["superseded", "active", "active", "superseded", "active",
+                                    "active"], rows
+
+
+@pytest.mark.parametrize("earlier, now, back", [
+    ("We deploy with Helm.", "We deploy with Argo CD now.", "We went back to Helm."),
+    ("We run Postgres 14.", "We upgraded Postgres to 16.", "We reverted to Postgres 14."),
+    ("We ship v2.3.", "We ship v2.4 now.", "We rolled back to v2.3."),
+    ("我们用Helm部署。", "我们现在用Argo CD部署。", "我们回滚到了Helm。"),
+    ("デプロイはHelmです。", "デプロイは今はArgo CDです。", "Helmに戻しました。"),
+])
+def test_going_back_to_an_earlier_value_supersedes_what_replaced_it(
+        engine: Engine, earlier: str, now: str, back: str) -> None:
+    for text in (earlier, now, back):
+        put(engine, text)
+    assert superseded_by(engine) == {earlier: now, now: back}
+
+
+def test_going_back_to_a_name_supersedes_nothing_that_only_shares_the_name(
+        engine: Engine) -> None:
+    put(engine, "Helm charts live in the deploy folder.")
+    put(engine, "We deploy with Argo CD.")
+    put(engine, "We went back to Helm.")
+    assert superseded_by(engine) == {}
+    put(engine, "We run Postgres 16.")
+    put(engine, "We reverted to Postgres 14.")
+    assert superseded_by(engine) == {"We run Postgres 16.": "We reverted to Postgres 14."}
+
+
+@pytest.mark.parametrize("text", [
+    "Should we migrate from RabbitMQ to Kafka?",
+    "If we moved from RabbitMQ to Kafka, would latency drop?",
+    "We plan to migrate from RabbitMQ to Kafka next quarter.",
+    "We haven't switched to Kafka yet.",
+    "We haven't replaced RabbitMQ with Kafka yet.",
+    "We will have moved from RabbitMQ to Kafka by May.",
+    "When we migrated from RabbitMQ to Kafka, we lost two days of events.",
+    "我们打算从RabbitMQ迁移到Kafka。",
+    "我们还没把RabbitMQ换成Kafka。",
+    "RabbitMQからKafkaに移行する予定です。",
+    # alike, but no replacement (the last two from LoCoMo chat)
+    "I swapped shifts with Maria on Friday.",
+    "We went back to the office.",
+    "Last week I dropped off that stuff I baked at the homeless shelter.",
+    "You can use coconut oil instead of butter.",
+])
+def test_a_replacement_not_yet_done_supersedes_nothing(engine: Engine, text: str) -> None:
+    """A question, a condition, a plan or a negated change is not a change of the
+    current state (a plan is a decision or proposal about the future), and an
+    exchange, an errand or advice is no replacement: the old item stays until a done
+    replacement supersedes it."""
+    assert not any(e.correction for e in extract(text)), extract(text)
+    put(engine, "We use RabbitMQ for queues.")
+    put(engine, text)
+    put(engine, "We replaced RabbitMQ with Kafka.")
+    assert superseded_by(engine) == {
+        "We use RabbitMQ for queues.": "We replaced RabbitMQ with Kafka."}
 
 
 # -- kind 2: invented conflicts ---------------------------------------------------------------

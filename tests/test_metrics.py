@@ -106,6 +106,32 @@ async def test_captured_messages_and_tokens_follow_the_traffic(
     await sdk.close()
 
 
+async def test_model_labels_are_bounded_however_many_names_clients_send(
+        make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
+    """The ``model`` label is the client's (and upstream's) string: past
+    ``MODEL_LABELS_MAX`` names new ones count as ``other``, and no token is lost."""
+    from proxy import metrics
+
+    MODEL_LABELS_MAX = getattr(metrics, "MODEL_LABELS_MAX", 64)  # noqa: N806 - the constant
+    proxy = await make_proxy()
+    names = [f"made-up-model-{i:03d}" for i in range(MODEL_LABELS_MAX + 40)]
+    async with aiohttp.ClientSession() as http:
+        for i, name in enumerate(names):
+            body = {"model": name, "messages": [{"role": "user", "content": f"q {i}"}]}
+            async with http.post(proxy.base_url + "/chat/completions", json=body,
+                                 headers={"Authorization": f"Bearer {TEST_KEY}",
+                                          "X-LCM-Session": f"s{i}"}) as r:
+                assert r.status == 200
+    after, _ = await scrape(proxy)
+    prompt = {dict(labels)["model"]: v for (n, labels), v in after.items()
+              if n == "lcm_upstream_tokens_total" and dict(labels)["kind"] == "prompt"}
+    assert len(prompt) == MODEL_LABELS_MAX + 1  # the first names, then "other"
+    assert set(names[:MODEL_LABELS_MAX]) < set(prompt)
+    per_call = prompt[names[0]]  # the fake upstream's usage, the same every call
+    assert prompt["other"] == 40 * per_call
+    assert sum(prompt.values()) == len(names) * per_call
+
+
 async def test_tokens_of_responses_and_messages_are_counted(
         make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
     """``input_tokens``/``output_tokens`` of the Responses API and of Anthropic

@@ -237,6 +237,11 @@ def _reads(tx: Any) -> dict[str, Any]:
         for sp, lab, units in (("", None, None), ("alice", None, None), ("bob", None, None),
                                ("", None, ["port"]), ("", None, ["kg"]), ("alice", "a", None),
                                ("alice", "b", None))]
+    out["items.replaced_candidates"] = [
+        it.replaced_candidates("t1", "coder", kinds, sp, lab, 5)
+        for kinds, sp, lab in ((["fact", "decision"], "alice", None), (["fact"], "alice", "a"),
+                               (["fact"], "alice", "b"), (["decision"], "alice", None),
+                               (["fact"], "", None))]
     out["items.search_items"] = [sorted(it.search_items([1, 2, 3, 77], scope=sc),
                                         key=lambda r: r["id"]) for sc in (False, True)]
     src = tx.index_source
@@ -334,6 +339,7 @@ def _reads(tx: Any) -> dict[str, Any]:
         h.message_outlines([]), h.summary_rows([]), h.message_evidence([]),
         f.items_in_scope([], "t1", "coder"), it.search_items([]),
         it.correction_candidates("t1", "coder", [], "", None, [], 5),
+        it.replaced_candidates("t1", "coder", [], "alice", None, 5),
         src.doc_rows("message", []), feed.cached_vectors("message", "e5", 4, []),
         se.task_lines_of([]), se.preference_memories([]),
         se.open_task_lines("t1", "coder", ["goal"], thread_ids=[], session=None,
@@ -501,6 +507,20 @@ def _engine_writes(tx: Any) -> dict[str, Any]:
     iw.mark_merged(b, a, 205.0)
     iw.settle(3, a, 206.0)
     iw.mark_retracted(c, 207.0)
+    # an edited message's branch (memory_core.items.branches): message 1's user
+    # children but 999, with everything under them (the regenerated answer too)
+    out["branches"] = [iw.branch_messages(1, 999), iw.branch_messages(1, 2),
+                       iw.branch_messages(3, 999), iw.branch_messages(2, 999)]
+    out["sourced_in"] = [r["id"] for r in iw.items_sourced_in("t1", "coder", [2, 4, 8])]
+    edited = item(text="edited away", source_message_id=4, thread_id=1)
+    iw.set_status(edited, "edited", None, 208.0)
+    iw.link_edit(edited, a)
+    out["edited"] = [[r["id"] for r in iw.edited_items("t1", "coder")],
+                     iw.edited_items("t2", "coder"), ins.item(edited), ins.item(a)]
+    iw.link_edit(edited, None)
+    iw.set_status(edited, "active", None, 209.0)
+    out["restored"] = [iw.edited_items("t1", "coder"), ins.item(edited), ins.item(a)]
+    iw.mark_retracted(edited, 209.5)  # out of the active items read below
     out["items"] = [ins.item(i) for i in (3, a, b, c)]
     out["revisions"] = ins.revisions(a)
     t = tx.tasks
@@ -635,6 +655,12 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert out["item_feed.changes_after"] == [(3, 3), (4, 4), (5, 1)]
     assert [[r["id"] for r in x] for x in out["items.correction_candidates"]] == [
         [2], [], [3], [2], [], [], []]
+    assert out["items.replaced_candidates"] == [
+        [{"id": 1, "text": "Staging port is 5432", "condition": None, "superseded_by": 2,
+          "successor_text": "Prod port is 6543"}],
+        [{"id": 1, "text": "Staging port is 5432", "condition": None, "superseded_by": 2,
+          "successor_text": "Prod port is 6543"}],
+        [], [], []]
     names = {r["id"]: r["name"] for r in out["index_source.doc_rows"][("message", 0, 0)]}
     assert names == {1: None, 2: None, 3: None, 4: "alice", 5: None}
     ctx = out["index_source.doc_rows"][("message", 4, 3)]
@@ -690,19 +716,29 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert ew["queue.failed"][:2] == [2, []]
     assert ew["queue.done"][0] is None
     assert ew["attempt"][1:] == [1, None, ["kept", "The build is blue"]]
+    assert ew["branches"] == [{2: 2, 3: 2, 4: 2, 5: 2, 6: 2}, {}, {4: 4, 5: 4}, {}]
+    assert ew["sourced_in"] == [2]  # the active one (1: superseded, 3: settled)
+    ids, other, old, new = ew["edited"]
+    assert ids == [old["id"]] and other == [] and old["status"] == "edited"
+    assert (old["superseded_by"], new["supersedes"]) == (new["id"], old["id"])
+    assert new["conflict_with"] == 3  # not a conflict with the edited item: kept
+    gone, back, unlinked = ew["restored"]
+    assert gone == [] and back["status"] == "active" and back["superseded_by"] is None
+    assert unlinked["supersedes"] is None
     assert ew["meta"] == ["abc", None]
     assert out["purge.dry_run"] == out["purge.delete"]
     assert {k: out["purge.delete"][k] for k in ("messages", "threads", "memory_items",
                                                 "summary_nodes", "outbox_deletes")} == {
-        "messages": 6, "threads": 2, "memory_items": 2, "summary_nodes": 3,
-        "outbox_deletes": 11}
+        "messages": 6, "threads": 2, "memory_items": 3, "summary_nodes": 3,
+        "outbox_deletes": 12}  # memory_items: with the retracted item of thread 1
     assert out["purge.after_dry_run"] == out["before_purge"]
     after = out["purge.after"]
     assert after["operator.session_rows"][0]["messages"] == []
     assert after["operator.scope_status"][0]["counts"]["messages"] == 2  # session s2 stays
     assert after["operator.scope_status"][2]["counts"]["messages"] == 4  # and tenant t2
-    assert after["outbox"][-11:] == [(k, ref, "delete") for k, refs in (
-        ("message", range(1, 7)), ("item", (1, 2)), ("summary", (1, 2, 3))) for ref in refs]
+    assert after["outbox"][-12:] == [(k, ref, "delete") for k, refs in (
+        ("message", range(1, 7)), ("item", (1, 2, 8)), ("summary", (1, 2, 3)))
+        for ref in refs]
 
 
 def test_capture_of_one_key_twice_stores_one_row(backend: tuple[Store, Raw]) -> None:

@@ -9,8 +9,14 @@ queue, splices, Responses API response and conversation maps, and agent memories
 when the filter is a role or tenant (agent memories are not per session) — and
 appends an ``index_outbox`` ``delete`` for every removed message, item, agent
 memory and summary, so the derived indexes (Tantivy, vectors) drop them when their
-workers next run. Deleted pages are zeroed (``secure_delete``) so the text does not
-linger in free pages of the file.
+workers next run. An item of the scope that a message outside it stated too (a fact
+restated in another session: ``data.sources``) is not removed: it cites its newest
+surviving statement, in that statement's thread and session. An item outside the
+scope that a removed item superseded (a correction said in the purged session) or
+merged away is current again — the revision that replaced it is gone — unless a
+surviving item replaced that one in turn, which then supersedes it (a ``restored``
+revision says which). Deleted pages are zeroed (``secure_delete``) so the text does
+not linger in free pages of the file.
 
 Filters combine with AND: ``session`` alone purges that ``X-LCM-Session`` value in
 every tenant and role; add ``tenant``/``role`` to narrow it. A purge also records
@@ -47,7 +53,10 @@ def purge(tx: Tx, *, tenant: str | None = None, role: str | None = None,
 
     Returns rows removed per table plus ``outbox_deletes`` (index deletes queued) and
     ``reindexed_children`` (surviving children of removed messages queued to be
-    indexed again without their parent). With ``dry_run`` the counts are exact and
+    indexed again without their parent), and ``restored_items``: surviving items that
+    a removed one had superseded or merged away, active again because the statement
+    that replaced them is gone (an item replaced again by a survivor points at it
+    instead). With ``dry_run`` the counts are exact and
     nothing changes. Raises ``ValueError`` for missing or empty filters.
     """
     check_filters(tenant, role, session)

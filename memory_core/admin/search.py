@@ -94,7 +94,7 @@ def hybrid_search(store: EngineStore, search: Any, query: str, tenant: str | Non
         for h, t, r in found:
             if h.kind == "item":
                 row = tx.inspection.scoped_item(h.ref_id, t, r)
-                if row is None or row["status"] == "retracted":
+                if row is None or row["status"] in ("retracted", "edited"):
                     continue
                 out.append({"ref": f"item:{row['id']}", "id": row["id"],
                             "kind": row["kind"], "status": row["status"],
@@ -173,4 +173,4 @@ def indexed_search(store: EngineStore, search: Any, query: str, *, tenant: str, 
     hits = search.search(tenant, role, query, k=limit, mode=mode, query_vector=vector)
     rows = store.read_tx(lambda tx: overview.describe_hits(
         tx, [(h.kind, h.ref_id, h.score) for h in hits], tenant=tenant, role=role))
-    return [r for r in rows if r["status"] != "retracted"]
+    return [r for r in rows if r["status"] not in ("retracted", "edited")]

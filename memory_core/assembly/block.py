@@ -33,6 +33,7 @@ import numpy as np
 from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
 from memory_core.items import standing
+from memory_core.items.branches import EDITED
 from memory_core.items.index import IndexView, ItemIndex
 from memory_core.items.writer import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
@@ -807,6 +808,8 @@ def assemble(
                 source_quotes[src] = (prio, f"{reason}; the message of item {r['id']}")
             continue
         old = linked.get(r["supersedes"]) if r["supersedes"] else None
+        if old is not None and old["status"] == EDITED:
+            old = None  # words the user took back by editing the message: not history
         conflict = linked.get(r["conflict_with"]) or item_row(r["conflict_with"])
         others = similar.get(r["id"], [])
         if others:

@@ -25,10 +25,12 @@ from memory_core.capture.tree import ChainKeyCache, message_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
 from memory_core.extraction.prepare import open_fence
+from memory_core.items import branches
 from memory_core.items import writer as items_writer
 from memory_core.items.cache import prune_changes
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.api import EngineStore, Tx
+from memory_core.tools.commands import is_command
 
 log = logging.getLogger("lcm.engine")
 
@@ -99,8 +101,9 @@ def persona_order(scope: Scope) -> tuple[str, str]:
 
 
 def is_memory_command(text: str) -> bool:
-    """True for in-chat ``/memory …`` commands, which are never extracted from."""
-    return text.lstrip().startswith("/memory")
+    """True for in-chat ``/memory …`` commands, which are never extracted from
+    (:func:`memory_core.tools.commands.is_command`)."""
+    return is_command(text)
 
 
 class CaptureJobs:
@@ -183,12 +186,30 @@ class CaptureJobs:
                                   later=later)
                 if deferred is not None and len(deferred) > queued:
                     later = True
+        if result.created_thread and result.new_ids and not result.path_ids:
+            self._edited(tx, ticket.scope, messages, result)
         if due is not None:
             self._extract_queued(tx, due())
         self._captures += 1
         if self._captures % 1000 == 0:
             prune_changes(tx)
         return result
+
+    def _edited(self, tx: Tx, scope: Scope, messages: list[Any],
+                result: CaptureResult) -> None:
+        """A request that forks a new thread with a user message beside another one
+        (an edited message): retire the old branch's items, after the edit's own
+        were extracted (:mod:`memory_core.items.branches`). Under its own savepoint:
+        a failure loses nothing the capture stored."""
+        first_new = len(result.message_ids) - len(result.new_ids)
+        if not branches.is_edit(messages, first_new):
+            return
+        parent_id, new_id = result.message_ids[first_new - 1], result.new_ids[0]
+        try:
+            tx.extraction.attempt(lambda: branches.retire_edited(tx, scope, parent_id, new_id))
+        except Exception as exc:  # noqa: BLE001 - fail open: the evidence is kept
+            log.warning("retiring the items edited away under message %s failed: %r",
+                        parent_id, exc)
 
     def _extract_one(self, tx: Tx, scope: Scope, thread_id: int,
                      message_id: int, text: str, speaker: str, name: str = "",
@@ -362,5 +383,16 @@ class CaptureJobs:
         """Extract a committed answer its capture marked pending (writer job, see
         :meth:`capture_response`), from the stored message as a retry would; nothing
         when it is not pending (not marked, a retry did it, a purge removed it) or is
-        already in the retry backoff (``attempts`` > 0)."""
-        self._extract_queued(tx, tx.extraction.pending(message_id))
+        already in the retry backoff (``attempts`` > 0). An answer on a branch an edit
+        had left (an agent that forks on purpose) gives that branch its items back
+        (:func:`memory_core.items.branches.restore_continued`)."""
+        rows = tx.extraction.pending(message_id)
+        self._extract_queued(tx, rows)
+        for r in rows:
+            scope = Scope(r["tenant"], r["role"], r["session"])
+            try:
+                tx.extraction.attempt(functools.partial(
+                    branches.restore_continued, tx, scope, message_id))
+            except Exception as exc:  # noqa: BLE001 - fail open: nothing is lost
+                log.warning("restoring items on the path of message %s failed: %r",
+                            message_id, exc)

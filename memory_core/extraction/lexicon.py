@@ -119,6 +119,82 @@ not 'for now', 'right now', 'now that'); 'we moved our flour order to …' (what
 the ``what`` group); and a statement that marks its value as the present one ('Home is
 Ronda these days', nowadays, currently, at the moment, at present, anymore). The
 match's start cuts the subject phrase."""
+# Replacements: a statement that names what changed into what ("We replaced RabbitMQ with
+# Kafka", "Kafka replaced RabbitMQ", "We migrated from Heroku to Fly.io", "We bumped Node
+# to 20", "We went back to Helm", "We dropped Redis in favour of Memcached", "We use
+# Memcached instead of Redis"). Completed forms only: a plan ("we plan to migrate …") is
+# not a change yet. Read by ``memory_core.extraction.replacement``, which names each
+# group: ``old`` (the value replaced), ``new`` (the value now), ``what`` (the attribute).
+_NP = r"(?:(?![,;!?\n]|:(?!\d)).){1,48}?"
+EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("swap", en(r"\breplaced\s+(?P<old>" + _NP + r")\s+(?:with|by)\s+(?P<new>.{1,60})"
+                r"|\b(?:swapped(?:\s+out)?|exchanged|traded)\s+(?P<old2>" + _NP
+                + r")\s+for\s+(?P<new2>.{1,60})")),
+    ("swap", en(r"^(?P<old>" + _NP + r")\s+(?:was|were|has\s+been|have\s+been|had\s+been|got"
+                r"|is\s+now|are\s+now)\s+(?:replaced|superseded|swapped\s+out)\s+(?:with|by|for)"
+                r"\s+(?P<new>.{1,60})")),
+    ("swap", en(r"^(?P<new>" + _NP + r")\s+(?:(?:has|have|had|now|officially|fully|finally)\s+)*"
+                r"(?:replaced|superseded)\s+(?P<old>.{1,60})")),
+    ("move", en(r"\b(?:migrated|moved|ported|switched|transitioned|changed|converted|went"
+                r"|upgraded|downgraded|bumped|shifted|rewrote)\s+(?:(?P<what>(?!from\b|over\b)"
+                + _NP + r")\s+)?(?:over\s+|back\s+)?from\s+(?P<old>" + _NP
+                + r")\s+(?:over\s+|back\s+)?(?:to|onto|into)\s+(?P<new>.{1,60})")),
+    ("revert", en(r"\b(?:reverted|rolled|went|switched|moved|changed|fell|downgraded|are"
+                  r"|'re|is|'s|returned)\s+(?:(?P<what>(?!to\b|back\b)" + _NP
+                  + r")\s+)?back\s+to\s+(?P<new>.{1,60})"
+                  r"|\b(?:reverted|returned|rolled\s+back)\s+(?:(?P<what2>(?!to\b)" + _NP
+                  + r")\s+)?to\s+(?P<new2>.{1,60})")),
+    ("set", en(r"\b(?:bumped|upgraded|downgraded|pinned|updated|raised|lowered|increased"
+               r"|decreased|reduced|changed|switched|ported|rewrote|migrated|moved|converted)\s+(?P<what>(?!to\b|from\b|back\b|over\b)"
+               + _NP + r")\s+(?:up\s+|down\s+)?to\s+(?P<new>.{1,60})")),
+    ("drop", en(r"\b(?:dropped(?!\s+(?:off|by|in|out|back)\b)|ditched|abandoned|retired|dumped"
+                r"|phased\s+out|got\s+rid\s+of"
+                r"|stopped\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
+                r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
+                r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
+                r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?$")),
+    ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
+)
+"""Replacement forms, tried in order; the first that holds wins (see above)."""
+EN_REPLACE_WORDS = frozenset(
+    "replaced swapped exchanged traded superseded migrated moved ported switched transitioned "
+    "changed converted went upgraded downgraded bumped shifted rewrote reverted rolled fell "
+    "returned pinned updated raised lowered increased decreased reduced dropped ditched "
+    "abandoned retired dumped phased got stopped gave decommissioned deprecated instead "
+    "ported rewrote converted "
+    "back".split())
+"""A replacement form holds one of these words (a cheap gate before the patterns)."""
+EN_UPDATE_SINCE = Cue(en(
+    r"\bnow\s+that\s+(?:we|i|they|you|it|he|she|the\s+[\w-]+)\s+(?:have\s+|'ve\s+|has\s+|had\s+)?"
+    r"(?:finally\s+|just\s+)?(?:upgraded|downgraded|migrated|moved|switched|changed|replaced"
+    r"|updated|bumped|reverted|rolled\s+back|ported|swapped|been\s+(?:upgraded|migrated|moved"
+    r"|replaced|updated))\b"), words="now")
+"""'The database is Postgres 16 now that we upgraded': the statement is the state after
+a change, so it revises the old state; the clause keeps its own subject."""
+EN_REPLACE_BLOCK = en(
+    r"\b(?:not|never|will|would|can|could|should|might|may|must|shall|plan|plans|planned|planning"
+    r"|going|want|wants|wanted|need|needs|hope|hoping|try|trying|consider|considering"
+    r"|thinking|think|about|if|unless|whether|once|when|before|until|suppose|assuming|case"
+    r"|let's|let|lets|propose|suggest|maybe|perhaps|probably|almost|nearly|tried)\b"
+    r"|n't\b|'ll\b|'d\b")
+"""Words before a replacement that make it not (yet) done: a negation ("haven't
+migrated"), a modal, advice ("you can use X instead of Y") or plan ("we will have
+moved", "we plan to …"), a condition ("if we moved to Kafka", "when we migrated …": a
+fronted clause, not the statement)."""
+EN_REPLACE_TAIL = en(
+    r"\s+(?:for|as|in|at|on|last|this|next|yesterday|today|since|because|after|before|when"
+    r"|and|but|so|to|with|from|during|earlier|recently|back|over|instead|now|already|across"
+    r"|everywhere|again|too|entirely|completely)\b|\s*[,;(]|:(?!\d)|\s+-\s|\.(?:\s|$)|[.!]+$")
+"""Where a new value's phrase ends ("Kafka| last month", "Fly.io| for the API")."""
+EN_REPLACE_ROLE = en(r"^\s+(?:(?:for|as)\s+(?:the\s+|our\s+|my\s+|their\s+|a\s+|an\s+)?"
+                     r"|(?:on|in|at)\s+(?:the|our|my|their)\s+)"
+                     r"(?P<role>[\w\s-]{2,40}?)\s*(?:[,.;!]|$|\s+(?:last|this|since|because"
+                     r"|after|and|but|so|in|on|at|now|yesterday|today))")
+"""What the new value is for, as or where ("… with Kafka for the event bus", "… as team
+lead", "Tom replaced Anna on the night shift"; not a time: ``EN_REPLACE_WHEN``)."""
+EN_REPLACE_WHEN = en(r"\b(?:spring|summer|autumn|fall|winter|week|weekend|month|year|morning"
+                     r"|afternoon|evening|night|day|quarter|sprint|end|past|meantime|end"
+                     r"|beginning|start|middle|holidays?)$")
 EN_HOME = re.compile(
     r"\b(?:i|we)(?:['’]m|['’]re|\s+am|\s+are)?\s+(?:now\s+|currently\s+|still\s+|also\s+)?"
     r"(?:live|living|reside|residing|based|settled)\s+(?:in|near|at)\b"
@@ -327,7 +403,8 @@ EN_DECISION = Lead(en(
           "|host|put|make it|aim for|do it|standardize on|standardise on|reserve|order|split")
     + r")\b"
     r"|^(?:we|i)(?:'ll|\swill|\sshall|'re\sgoing\sto|\sare\sgoing\sto|'m\sgoing\sto"
-    r"|\sam\sgoing\sto|\sshould)\s(?:"
+    r"|\sam\sgoing\sto|\sshould|\splan\sto|\sintend\sto|'re\splanning\sto|\sare\splanning\sto"
+    r"|'m\splanning\sto|\sam\splanning\sto)\s(?:"
     + alt("go with|use|stick with|switch to|keep|pick|choose|adopt|move to|migrate to|drop"
           "|postpone|target|ship|settle on|go for|skip|defer|host|deploy|launch|release"
           "|fly|stay at|stay in|book|take|run|standardize on|standardise on|meet|aim for")
@@ -340,7 +417,9 @@ EN_DECISION = Lead(en(
     r"|^(?:we|i)\skeep\b|^go\swith\b"
 ), "ok okay alright so then right fine good great cool yes yeah let's let lets we i we'll i'll "
    "we're i'm we've i've the our my plan decision verdict final go")
-"""Choices stated at the start of a clause (used with ``match``)."""
+"""Choices stated at the start of a clause (used with ``match``). A plan ("we plan to
+migrate to Kafka") is a decision about the future, not a change of the current state
+(``replacement``): it supersedes nothing."""
 EN_DECISION_ANY = Cue(en(r"\bdecided\s(?:to|on|that|against)\b"), words="decided")
 # Assistant proposals (DESIGN §5: assistant text is stored only as a proposal).
 EN_PROPOSAL = Cue(en(

@@ -107,6 +107,77 @@ ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|�
 JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切り替え|に移行|今日から"
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました")."""
+# Replacements (the Chinese and Japanese forms of ``lexicon.EN_REPLACE``): 把X换成Y,
+# 从X迁移到Y, 用Y替换X, Y取代了X, 不再用X, 回滚到Y; XからYに移行, XをYに置き換え, Xの代わりに
+# Y, Yに戻し. Groups as in English: ``old``, ``new``, ``what``; the verb's kind decides
+# whether 把X/Xを is the old value or the attribute (``replacement``).
+_ZH_NP = r"[^，,。；;！!？?把从用]{1,20}?"
+_ZH_TAIL = r"[^，,。；;！!？?]{1,30}"
+_ZH_SWAP_VERB = ("替换成|替换为|换成|换为|改成|改为|切换成|切换为|迁移到|迁移至|迁到|切换到|换到"
+                 "|转到|搬到")
+_ZH_SET_VERB = "升级到|升级成|升级至|降级到|降级至|升到|降到"
+_ZH_BACK_VERB = "回滚到|回退到|退回到|换回|改回|切回|回到"
+ZH_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("move", re.compile(r"(?P<what>[^，,。；;！!？?从]{0,12}?)从(?P<old>" + _ZH_NP + r")(?:"
+                        + _ZH_SWAP_VERB + "|" + _ZH_SET_VERB + "|改到" + r")了?(?P<new>"
+                        + _ZH_TAIL + ")")),
+    ("swap", re.compile(r"把(?P<old>" + _ZH_NP + r")(?:" + _ZH_SWAP_VERB
+                        + r")了?(?P<new>" + _ZH_TAIL + ")")),
+    ("set", re.compile(r"(?:把|将)?(?P<what>" + _ZH_NP + r")(?:" + _ZH_SET_VERB
+                       + r")了?(?P<new>" + _ZH_TAIL + ")")),
+    ("revert", re.compile(r"(?:把|将)?(?P<what>[^，,。；;！!？?把]{0,20}?)(?:" + _ZH_BACK_VERB
+                          + r")了?(?P<new>" + _ZH_TAIL + ")")),
+    ("swap", re.compile(r"用(?P<new>" + _ZH_NP + r")(?:替换|替代|取代|代替)了?(?P<old>"
+                        + _ZH_TAIL + ")")),
+    ("swap", re.compile(r"^(?P<new>" + _ZH_NP + r")(?:取代了|替代了|替换了)(?P<old>"
+                        + _ZH_TAIL + ")")),
+    ("drop", re.compile(r"(?:不再用|不再使用|停用了|弃用了|淘汰了|放弃了)(?P<old>"
+                        + _ZH_TAIL + ")")),
+)
+ZH_REPLACE_MARKS = ("换成|换为|替换|改成|改为|切换|迁移|迁到|换到|转到|搬到|升级|降级|升到|降到"
+                    "|回滚|回退|退回|换回|改回|切回|回到|替代|取代|代替|不再|停用|弃用|淘汰|放弃"
+                    "|改到")
+ZH_REPLACE_BLOCK = re.compile(
+    r"打算|计划|准备|想要|想把|想从|要把|要从|将要|会把|会从|可能|如果|要是|假如|假设|考虑"
+    r"|是否|还没|没有|没把|未|不会|应该|建议|吧$|能不能|可以")
+"""Words that make a Chinese replacement not (yet) done: a plan, a condition, a
+negation, a suggestion ("我们打算从Heroku迁移到Fly.io", "还没换成Kafka")."""
+_JA_NP = r"[^、。,，！!？?をはが]{1,20}?"
+_JA_TAIL = r"[^、。,，！!？?]{1,30}?"
+_JA_SWAP_VERB = ("置き換え|置き換|入れ替え|入れ替|乗り換え|乗り換|リプレース|切り替え|切り替"
+                 "|切替|変更|移行|移し|移動")
+_JA_SET_VERB = "アップグレード|ダウングレード|更新|上げ|下げ"
+JA_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("move", re.compile(r"(?:(?P<what>[^、。,，！!？?をはが]{1,12}?)(?:を|は))?(?P<old>" + _JA_NP
+                        + r")から(?P<new>" + _JA_TAIL + r")(?:に|へ)(?:" + _JA_SWAP_VERB
+                        + "|" + _JA_SET_VERB + r")")),
+    ("swap", re.compile(r"(?P<old>" + _JA_NP + r")(?:を|は)(?P<new>" + _JA_TAIL + r")に(?:"
+                        + _JA_SWAP_VERB + r")")),
+    ("set", re.compile(r"(?P<what>" + _JA_NP + r")(?:を|は)(?P<new>" + _JA_TAIL + r")に(?:"
+                       + _JA_SET_VERB + r")")),
+    ("revert", re.compile(r"(?:(?P<what>" + _JA_NP + r")(?:を|は))?(?P<new>"
+                          r"[^、。,，！!？?をはが]{1,30}?)"
+                          r"に(?:戻し|戻り|戻っ|ロールバックし|切り戻し)")),
+    ("swap", re.compile(r"(?P<old>" + _JA_NP + r")の代わりに(?P<new>" + _JA_TAIL
+                        + r")(?:を|に)")),
+    ("drop", re.compile(r"(?P<old>" + _JA_NP + r")(?:を使うのをやめ|の利用をやめ|の使用をやめ"
+                        r"|を廃止し|の利用を停止し|の使用を停止し)")),
+)
+JA_REPLACE_MARKS = ("置き換|入れ替|乗り換|リプレース|切り替|切替|変更|移行|移し|移動|アップグレード"
+                    "|ダウングレード|更新|上げ|下げ|戻し|戻り|戻っ|ロールバック|代わりに|やめ|廃止"
+                    "|停止")
+JA_REPLACE_DONE = re.compile(r"^(?:し)?(?:ました|た|済み|済|ています|ている|てる|てます|てあります"
+                             r"|になりました|になった|になっています)")
+"""A Japanese replacement is told done by its verb's ending (…に移行しました, …に変更済み)."""
+JA_REPLACE_BLOCK = re.compile(r"予定|つもり|たい|よう|ましょう|検討|かもしれ|もし|たら|れば|なら"
+                              r"|ません|ない|まだ|べき")
+"""…and not done when a plan, wish, condition or negation follows or leads it."""
+_TIME_WORD = (r"今日|明日|昨日|来週|今週|先週|来月|今月|先月|次回|次|今後|これ|それ|以降|今|現在"
+              r"|[0-9０-９]+(?:月|日|時)")
+CJK_NOT_VALUE = re.compile(r"^(?:" + _TIME_WORD + r"|现在|今天|明天|下周|本周|下个月|以后|之后"
+                           r"|这里|那里|这|那)$")
+"""Old-value phrases that name a time or a place in the talk ("今日からFly.ioに移行"): no
+value."""
 JA_CORRECTION_MID = re.compile(r"じゃなくて|じゃなく|ではなくて|ではなく(?!て?も)")
 JA_FILLER = re.compile(r"^(?:" + alt("ちなみに|なお|あと|また|それと|あの|えっと|ええと|すみません"
                                      "|すいません|念のため|覚えておいてほしいのですが|ところで"

@@ -34,8 +34,11 @@ class Extracted:
     starts with the label, and it is local to its conversation. ``loose`` marks a
     value the clause does not fix: a unitless number bound to no subject ("hello 429",
     "rate limit me 2"; :func:`memory_core.extraction.quantity.loose`) — kept, but not a
-    quantity the user set. ``tentative`` marks a fact or decision the speaker hedged
-    ("I think …", "maybe", 可能, たぶん; :func:`memory_core.extraction.modality.hedged`):
+    quantity the user set. ``replaces``/``replacement``: the old and the new value a
+    replacement names ("We replaced RabbitMQ with Kafka": "RabbitMQ", "Kafka";
+    :mod:`memory_core.extraction.replacement`), as written; the engine supersedes the
+    item that states the old value. ``tentative`` marks a fact or decision the speaker
+    hedged ("I think …", "maybe", 可能, たぶん; :func:`memory_core.extraction.modality.hedged`):
     kept and searchable, never standing, never overriding a firm statement.
     ``one_off`` marks a request about the current answer that holds a number ("Give
     me 5 ideas …"; :func:`memory_core.extraction.modality.answer_request`).
@@ -54,5 +57,7 @@ class Extracted:
     negated: bool = False
     label: str | None = None
     loose: bool = False
+    replaces: str | None = None
+    replacement: str | None = None
     tentative: bool = False
     one_off: bool = False

@@ -37,7 +37,7 @@ from typing import Protocol
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
-from memory_core.extraction import rules_cjk, rules_en
+from memory_core.extraction import replacement, rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
@@ -127,6 +127,11 @@ rather than the title of the list below it ("Release checklist for v2.3:")."""
 _PRONOUN_ONLY = re.compile(r"^(?:i|we|you|they|he|she|it)(?:'m|'re|'s|'ve|'d)?$")
 """A subject phrase that is only who speaks ("I'm currently working on …"): the
 subject is what follows the cue."""
+
+
+_UPDATE_VERBS = frozenset(("switched", "switching", "moved", "migrated", "changed", "changing",
+                           "swapped", "upgraded", "relocated"))
+"""``lexicon.EN_UPDATE`` cues that are verbs: negated or planned, they change nothing."""
 
 
 _TIME_LEAD = re.compile(
@@ -304,6 +309,7 @@ class _Message:
         self.update_at: int | None = None  # where an unmarked update cue starts ("now")
         self.update_end: int | None = None
         self.marked = False  # the sentence has a correction cue of its own
+        self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
 
     def items(self) -> list[Extracted]:
         sents = segment(self.text, self.scan)
@@ -372,7 +378,7 @@ class _Message:
     def _sentence(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
         rules = _LANGS[lang]
         body, correction, forced = self._prefixes(sc, a, b, rules, labelled)
-        self.label = self.update_at = self.update_end = None
+        self.label = self.update_at = self.update_end = self.swap = None
         ordinal = ORDINAL_LABEL.match(sc, body, b)
         if ordinal and _has_content(sc[ordinal.end():b]):
             # "Run 39: loss 0.41", "Step 3: restart", "第3步": a sibling in a series. The
@@ -423,14 +429,27 @@ class _Message:
         """Find an unmarked update ("From today …", "… now", "switched to", 现在, 今は):
         it revises the earlier state of the same subject like "actually" does. A cue
         that opens the sentence is stripped; one inside it marks where the subject
-        phrase ends (:meth:`_add`)."""
+        phrase ends (:meth:`_add`). A replacement ("We replaced RabbitMQ with Kafka",
+        :mod:`~memory_core.extraction.replacement`) is one too; one that is not done
+        (negated, planned, a condition) is no update at all."""
+        swap = replacement.find(sc, body, b, lang)
+        if swap is replacement.BLOCKED:
+            return body, correction
+        if swap is not None:
+            self.swap = swap
+            self.update_at, self.update_end = swap.at, swap.end
+            return body, True
         if lang == "en":
             lead = lx.EN_UPDATE_LEAD.match(sc[body:b])
             if lead and lead.end() and _has_content(sc[body + lead.end():b]):
                 if lx.EN_RULE_LEAD.match(lead.group()):
                     return body, True  # "From now on, …": the rule's own words stay
                 return body + lead.end(), True
-            cue = lx.EN_UPDATE.search(sc[body:b], tokens(sc[body:b]))
+            toks = tokens(sc[body:b])
+            since = lx.EN_UPDATE_SINCE.search(sc[body:b], toks)
+            if since is not None and since.start() > 0:
+                return body, True  # "… is Postgres 16 now that we upgraded"
+            cue = lx.EN_UPDATE.search(sc[body:b], toks)
         else:
             cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)
             if cue is not None:
@@ -439,10 +458,19 @@ class _Message:
                 self.update_at, self.update_end = cue.start(), cue.end()
                 return body, True
             return body, correction
-        if cue is None:
-            return body, correction
+        if cue is None or (cue.group(0).split()[0].lower() in _UPDATE_VERBS
+                           and lx.EN_REPLACE_BLOCK.search(sc, body, body + cue.start())):
+            return body, correction  # "We haven't switched to Kafka", "If we moved to …"
         self.update_at, self.update_end = body + cue.start(), body + cue.end()
         return body, True
+
+    def _original(self, phrase: str | None) -> str | None:
+        """A phrase read from the scan as the message wrote it (the scan folds
+        traditional Chinese; the writer compares with stored text)."""
+        if not phrase:
+            return None
+        at = (self.folded or self.scan).find(phrase)
+        return self.text[at:at + len(phrase)] if at >= 0 else phrase
 
     def _update_subject(self, c: Clause, subject: str | None) -> str | None:
         """The subject of a clause holding an update cue: the phrase before the cue
@@ -515,13 +543,23 @@ class _Message:
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
             revises = correction
-            if self.update_at is not None and not marked:
-                # an unmarked update revises only the clause that holds its cue
-                revises = c.start <= self.update_at <= c.end
-                if revises:
-                    verdict = Verdict(verdict.kind, self._update_subject(c, verdict.subject),
-                                      verdict.negated)
-            item = _item(self.text, c, verdict, revises)
+            swap = self.swap if self.swap and c.start <= self.swap.at <= c.end else None
+            if swap is not None:
+                # "We replaced RabbitMQ with Kafka": the item names what it replaces
+                verdict = Verdict(verdict.kind, swap.subject or verdict.subject,
+                                  verdict.negated)
+                item = replace(_item(self.text, c, verdict, True),
+                               replaces=self._original(swap.old),
+                               replacement=self._original(swap.new))
+            else:
+                if self.update_at is not None and not marked:
+                    # an unmarked update revises only the clause that holds its cue
+                    revises = c.start <= self.update_at <= c.end
+                    if revises:
+                        verdict = Verdict(verdict.kind,
+                                          self._update_subject(c, verdict.subject),
+                                          verdict.negated)
+                item = _item(self.text, c, verdict, revises)
             if verdict.kind == "preference" and i + 1 < len(spans) \
                     and _CONSEQUENCE.match(sc[end:spans[i + 1][0]]) \
                     and _is_order(sc[spans[i + 1][0]:spans[i + 1][1]]):

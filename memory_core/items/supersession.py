@@ -117,13 +117,26 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     that contains the other or is contained in it; else term overlap
     (:func:`memory_core.items.overlap.overlap`) of at least 0.5 with two shared terms
     (one when a side has only one). Ties go to more shared terms, then the newest.
-    A correction that names the old value ("it's 5434, not 5433") replaces the item
-    stating it, whatever its wording; one with no subject ("Actually, it's 5434")
-    replaces the newest item with a value of the same unit dimension. A correction
-    without a condition may replace an item stated under one (it keeps that
-    condition: the user did not restate it), but an item under the same condition
-    as the correction's wins over it.
+    A replacement that names the old value ("We replaced RabbitMQ with Kafka": the
+    extraction's ``replaces``) replaces the item stating that value
+    (:func:`_replaced_item`) or nothing. A correction that names the old number
+    ("it's 5434, not 5433") replaces the item stating it, whatever its wording; one
+    with no subject ("Actually, it's 5434") replaces the newest item with a value of
+    the same unit dimension. A correction without a condition may replace an item
+    stated under one (it keeps that condition: the user did not restate it), but an
+    item under the same condition as the correction's wins over it.
     """
+    if getattr(ex, "replaces", None):
+        return _replaced_item(items, scope, ex, kinds, speaker)
+    back = _returned_from(items, scope, ex, kinds, speaker)
+    if back is not None:
+        return back
+    # "We went back to Helm" names no attribute: without an earlier item of that value
+    # (above), only a rival value may be what it replaces ("… to Postgres 14" after
+    # "We run Postgres 16"), never an item that merely shares the name ("Helm charts …")
+    values_only = bool(getattr(ex, "replacement", None)) and not _names_attribute(ex)
+    if values_only and ex.value is None:
+        return None
     named = {n for n in _NUMBER.findall(ex.text or "") if n != (ex.value_text or "")}
     new_terms = terms(ex.text)
     new_unit = unit_class(ex.unit)
@@ -149,11 +162,16 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         same_unit = new_unit == old_unit
         if new_unit and old_unit and not same_unit:
             continue
-        if by_value is None and named and row["value_text"] in named:
-            by_value = row  # the newest item stating the value the correction names
         row_subject = row["subject"] or ""
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
+        if by_value is None and named and row["value_text"] in named and (
+                related or not getattr(ex, "replacement", None)):
+            # the newest item stating the value the correction names ("upgraded Node
+            # from 18 to 20": of the attribute it names, not "The team has 18 people")
+            by_value = row
+        if values_only and row["value_text"] is None:
+            continue
         low = row["text"].lower()
         has_value = row["value_text"] is not None and ex.value_text is not None
         if not related and sum(p in low for p in probes) < need:
@@ -190,6 +208,126 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     return found
 
 
+_LATIN_RUN = re.compile(r"[a-z0-9]+")
+_SHORT_MENTION = 3
+"""Most content terms an item may hold besides the old value (and the attribute) to be
+taken as a statement of that value ("We host on Heroku", "Our hosting is Heroku") when
+the replacement names no attribute."""
+
+
+_SHORT_MENTION_CJK = 12
+"""…and most CJK characters besides the attribute ("メッセージキューはRabbitMQです")."""
+_SQUASH = re.compile(r"[\W_]+")
+
+
+def _squash(text: str) -> str:
+    return _SQUASH.sub("", text.casefold())
+
+
+def _own_subject(ex: Any) -> str:
+    """A new item's subject without its series label ("run 40 kafka" → "kafka")."""
+    label = getattr(ex, "label", None) or ""
+    subject = ex.subject or ""
+    return subject[len(label):].strip() if label and subject.startswith(label) else subject
+
+
+def _names_attribute(ex: Any) -> bool:
+    """Whether a replacement's subject names the attribute that changed ("… for the
+    event bus", "bumped Node …") rather than only keying the new value ("fly.io")."""
+    subject = _own_subject(ex)
+    return bool(subject) and _squash(subject) not in _squash(
+        getattr(ex, "replacement", None) or "")
+
+
+def mentions(text: str, phrase: str) -> bool:
+    """Whether ``text`` names ``phrase``: each of its Latin words as a whole word
+    (case folded; "RabbitMQ" in "我们用RabbitMQ做队列" too), a CJK phrase as a substring."""
+    low = text.casefold()
+    want = _LATIN_RUN.findall(phrase.casefold())
+    if _CJK.search(phrase) or not want:
+        return phrase.casefold() in low
+    have = set(_LATIN_RUN.findall(low))
+    return all(w in have for w in want)
+
+
+def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ...],
+                   speaker: str) -> Any:
+    """The active item a replacement that names its old value replaces ("We replaced
+    RabbitMQ with Kafka", "We migrated from Heroku to Fly.io", 不再用Redis): one of the
+    speaker's items that names the old value, does not name the new one ("Kafka is
+    faster than RabbitMQ" compares the two, it is not the old state) and agrees on the
+    condition. When the replacement names the attribute ("… for the event bus", "Dana
+    replaced Tom as team lead"), the item must be about it too (its subject matches,
+    or its text holds the attribute's terms): "Tom is my brother" stays. Otherwise
+    the item must be a short statement of the value (at most ``_SHORT_MENTION`` other
+    content terms; CJK: ``_SHORT_MENTION_CJK`` other characters): "We host on Heroku",
+    not a long story that happens to name it. Best first: a matching subject, then
+    the attribute in the text, then the fewest other terms, then the newest. ``None``
+    when no item qualifies — the replacement then supersedes nothing (it never falls back to a
+    subject match alone: "Kafka runs three brokers" is not what "We replaced RabbitMQ
+    with Kafka" replaces)."""
+    old_value = ex.replaces
+    new_value = getattr(ex, "replacement", None) or ""
+    label = getattr(ex, "label", None) or None
+    subject = _own_subject(ex)
+    subject_terms = terms(subject)
+    named_attribute = _names_attribute(ex)
+    skip = terms(old_value) | subject_terms
+    best: tuple[int, int, int] | None = None
+    found: Any = None
+    for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
+                                           None, CORRECTION_SCAN):
+        text = row["text"] or ""
+        if not mentions(text, old_value) or (new_value and mentions(text, new_value)):
+            continue
+        if not _correction_conditions_agree(ex, row):
+            continue
+        if subject and subjects_match(subject, row["subject"]):
+            rank = 2
+        elif subject_terms and covered(subject_terms, terms(text)) >= _CONDITION_COVER:
+            rank = 1
+        else:
+            rank = 0
+        if _CJK.search(text):  # bigrams overcount: the CJK characters besides the attribute
+            extra = len(_CJK.findall(text)) - (len(_CJK.findall(subject))
+                                               if subject and subject in text else 0)
+            short = extra <= _SHORT_MENTION_CJK
+        else:
+            extra = len(terms(text) - skip)
+            short = extra <= _SHORT_MENTION
+        if rank == 0 and (named_attribute or not short):
+            continue
+        score = (rank, -extra, int(row["id"]))
+        if best is None or score > best:
+            best, found = score, row
+    return found
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _returned_from(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ...],
+                   speaker: str) -> Any:
+    """The active item a change back to an earlier value replaces ("We went back to
+    Helm", "We reverted to Postgres 14", 回滚到v2.3 — the extraction's
+    ``replacement`` without ``replaces``): the successor of the newest superseded item
+    of the speaker that names the value returned to (and agrees on the condition),
+    when that successor does not name it itself. ``None`` otherwise, and for a value
+    without a letter ("bumped Node to 20": a bare number names no earlier item)."""
+    value = getattr(ex, "replacement", None)
+    if not value or not _LETTER.search(value):
+        return None
+    label = getattr(ex, "label", None) or None
+    for row in items.replaced_candidates(scope.tenant, scope.role, kinds, speaker, label,
+                                         CORRECTION_SCAN):
+        if not mentions(row["text"] or "", value) or not conditions_agree(ex, row):
+            continue
+        if mentions(row["successor_text"] or "", value):
+            return None  # the value is current already
+        return {"id": row["superseded_by"], "text": row["successor_text"]}
+    return None
+
+
 def settles(side: Any, correction_text: str) -> bool:
     """Whether a correction also settles the other side of a conflict it resolves:
     it names that side's subject (≥ 80 % of the subject's terms in its text). "訂正：
@@ -218,7 +356,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     values, only two choices of the same kind ("we'll use Postgres" / "we'll use MySQL"
     for the same thing) or two short claims of the same kind ("the deadline is Friday"
     / "… Monday") disagree; "the export job logs every request" and "the export job
-    feels too clever" say two different things about one subject.
+    feels too clever" say two different things about one subject, and a statement
+    that says nothing but its subject disagrees with nothing.
     """
     if ex.value is not None and row["value"] is not None:
         return True
@@ -227,5 +366,7 @@ def contradicts(ex: Any, row: Any) -> bool:
     if ex.kind == "decision":
         return True
     subject = terms(ex.subject) | terms(row["subject"])
-    return (len(terms(ex.text) - subject) <= _SHORT_CLAIM
-            and len(terms(row["text"]) - subject) <= _SHORT_CLAIM)
+    new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
+    # a statement that claims nothing beyond its subject ("the billing deploys.")
+    # holds no value to disagree with
+    return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM)

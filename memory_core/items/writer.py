@@ -27,6 +27,13 @@ Restatement: the same kind, subject and value again — or the same statement
   tag …" / "Reminder: release tags always get signed …") is one item too, kept as
   the stronger kind (preference > rule or decision > fact); when the stronger one
   comes second, the first gets status ``merged`` and gives it its sources.
+  Compared by what it claims (its terms beyond the subject: :func:`_same_claim`), a
+  statement of a matching subject that claims the same, or one term less, is a
+  restatement too ("We deploy on Tuesdays at 14:00 UTC." after "The deploy window is
+  Tuesday 14:00 UTC."); one that claims all of the old and more takes its place (the
+  old one ``merged`` into it with its sources, "said again with more detail": "My
+  manager is Dana Smith." after "My manager is Dana."). Neither is ever a conflict,
+  in whichever session it is said.
 Guesses (``data.tentative``, :func:`memory_core.items.standing.tentative`):
   a hedged statement ("I think the limit is 50 …") supersedes, conflicts with,
   restates and absorbs nothing firm; it restates only another guess. A firm
@@ -234,6 +241,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     items = tx.item_writes
     old: Row | None = None
     same: Row | None = None
+    refined: Row | None = None
     hedge = bool(getattr(ex, "tentative", False))
     guesses: list[Row] = []  # hedged items of the subject a firm statement settles
     if kind in comparable and ex.correction and not hedge:
@@ -252,6 +260,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 if (row["value"] == ex.value and row["unit"] == ex.unit
                         and (ex.value is not None or row["text"] == ex.text)):
                     same = row
+                elif (claim := _same_claim(ex, kind, row)) == "same":
+                    same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
+                elif claim == "more":
+                    refined = row  # "My manager is Dana Smith." after "My manager is Dana."
                 elif contradicts(ex, row):
                     old = row
                 break
@@ -296,6 +308,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     if absorb is not None:
         _absorb(tx, item_id, absorb, now)
     _settle_guesses(tx, guesses, item_id, now)
+    if refined is not None and not (standing.conversation_local(refined)
+                                    and refined["thread_id"] != thread_id):
+        # one statement, the fuller wording kept: a merge, not a correction
+        _absorb(tx, item_id, refined, now, "said again with more detail")
     if old is not None:
         if ex.correction:
             supersede(tx, int(old["id"]), item_id, "correction", now)
@@ -366,8 +382,8 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
     same_kind = row["kind"] == kind
     old_terms = content_terms(row["text"])
     shared = len(new_terms & old_terms)
-    if not ((same_kind and old_terms == new_terms) or (shared >= 3 and shared >= 0.8 * max(
-            len(new_terms), len(old_terms)))):
+    if not ((same_kind and (old_terms == new_terms or _one_less(new_terms, old_terms)))
+            or (shared >= 3 and shared >= 0.8 * max(len(new_terms), len(old_terms)))):
         return False
     data = _data(row)
     return ((not same_kind or bool(data.get("negated")) == bool(getattr(ex, "negated", False)))
@@ -382,6 +398,45 @@ def _polarity_numbers(text: str | None) -> tuple[int, tuple[str, ...]]:
     ``_REWORDED_SCAN`` stored ones, mostly the same texts from one turn to the next,
     and the negation pattern is the costly part of that comparison."""
     return len(_NEGATION.findall(text or "")) % 2, tuple(_numbers(text))
+
+
+def _one_less(new: frozenset[str], old: frozenset[str]) -> bool:
+    """Whether ``new`` is ``old`` less one term, keeping at least two ("Reminder: Dana
+    is my manager." after "Just so you know, my manager is Dana."): the statement
+    said again, shorter. A fragment that shares two words of a longer statement
+    ("the billing deploys") says something else."""
+    return len(new) >= 2 and new < old and len(old) - len(new) == 1
+
+
+def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
+    """How a value-less statement relates to a stored one of the same subject, kind,
+    speaker, polarity and numbers, compared by what each claims about the subject
+    (its content terms without the subject's and without restatement words):
+    ``"same"`` when the claims are equal or the new one lacks one term of the old
+    (:func:`_one_less`; "We deploy on Tuesdays at 14:00 UTC." after "The deploy
+    window is Tuesday 14:00 UTC.", "My manager is Dana." after "My manager is Dana
+    Smith."): a restatement; ``"more"``
+    when the new claim holds all of the old one and more ("Just so you know, my
+    manager is Dana." after "My manager is Dana."): the old item is merged into it
+    (:func:`_absorb`), so one line stays, the fuller one, citing both; ``None``
+    otherwise — rival claims, left to :func:`memory_core.items.supersession.contradicts`.
+    A restated fact is never a conflict with itself, whatever session says it again."""
+    if ex.value is not None or row["value"] is not None or kind != row["kind"]:
+        return None
+    data = _data(row)
+    if (bool(data.get("negated")) != bool(getattr(ex, "negated", False))
+            or data.get("label") != getattr(ex, "label", None)
+            or _polarity_numbers(row["text"]) != _polarity_numbers(ex.text)):
+        return None
+    subject = terms(ex.subject) | terms(row["subject"])
+    new, old_claim = content_terms(ex.text) - subject, content_terms(row["text"]) - subject
+    if not old_claim or not new:
+        return None
+    if new == old_claim or _one_less(new, old_claim):
+        return "same"
+    if old_claim < new and _no_new_names(row["text"], ex.text):
+        return "more"
+    return None
 
 
 def _reworded_shared(new_terms: frozenset[str]) -> int:
@@ -401,8 +456,9 @@ def _index_terms(tx: Tx, scope: Scope, item_id: int, text: str) -> None:
 def _reworded(tx: Tx, scope: Scope, ex: Any, kind: str, speaker: str) -> Row | None:
     """An active item of the same speaker, value, unit, condition, ordinal label,
     polarity and numbers whose content terms are the new statement's, reordered ("My
-    manager is Dana." / "Reminder: Dana is my manager."): equal sets, or each covering
-    80 % of the other with at least three shared. The item may be of another
+    manager is Dana." / "Reminder: Dana is my manager."): equal sets, or the new one's
+    the item's less one term (:func:`_one_less`), or each covering 80 % of the other
+    with at least three shared. The item may be of another
     comparable kind (a rule restated as a fact: "From now on, always mark every tray
     with a violet sticker." / "Reminder: trays always get a violet sticker."); then
     at least three terms must be shared, and the polarity is read from the negation
@@ -422,11 +478,13 @@ def _reworded(tx: Tx, scope: Scope, ex: Any, kind: str, speaker: str) -> Row | N
     return None
 
 
-def _absorb(tx: Tx, keep_id: int, drop: Row, now: float) -> None:
+def _absorb(tx: Tx, keep_id: int, drop: Row, now: float,
+            reason: str = "said again as a stronger kind") -> None:
     """Merge the older item ``drop`` into the new item ``keep_id`` that says the same
-    as a stronger kind (:data:`_KIND_RANK`): ``keep_id`` takes every source of
-    ``drop`` before its own (``data.sources``, oldest first) and ``drop`` gets status
-    ``merged`` with ``superseded_by`` = ``keep_id`` (a ``merged`` revision)."""
+    as a stronger kind (:data:`_KIND_RANK`), or more fully (``reason`` says which):
+    ``keep_id`` takes every source of ``drop`` before its own (``data.sources``,
+    oldest first) and ``drop`` gets status ``merged`` with ``superseded_by`` =
+    ``keep_id`` (a ``merged`` revision)."""
     items = tx.item_writes
     keep = items.item_sources(keep_id)
     assert keep is not None  # the item just stored
@@ -437,7 +495,7 @@ def _absorb(tx: Tx, keep_id: int, drop: Row, now: float) -> None:
     items.set_data(keep_id, orjson.dumps(data).decode())
     items.mark_merged(int(drop["id"]), keep_id, now)
     items.revision(int(drop["id"]), "status", "active", "merged",
-                   f"said again as a stronger kind by item {keep_id}", now)
+                   f"{reason} by item {keep_id}", now)
     items.revision(keep_id, "restated", None, drop["source_message_id"], "restated", now)
     items.queue_index("item", int(drop["id"]), "delete")
 

@@ -42,7 +42,7 @@ CHAT_ROLES = frozenset({"user", "assistant"})
 prompt, which would swamp a short turn)."""
 CONTEXT_CHARS = 1000
 """Characters of each neighbouring turn put in a message's ``context`` field."""
-DELETED_STATUSES = frozenset({"retracted", "deleted", "purged", "merged"})
+DELETED_STATUSES = frozenset({"retracted", "deleted", "purged", "merged", "edited"})
 
 # Document expansion of task-state lines ("Goal: …", "Blocked: …", "阻塞：…"): the
 # label's synonyms from the extraction lexicon (written for extraction, DESIGN §5),

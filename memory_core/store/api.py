@@ -370,6 +370,15 @@ class ItemReads(Protocol):
         items without a unit or with one of these (``None``: any). One statement."""
         ...
 
+    def replaced_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                            speaker: str, label: str | None, limit: int) -> list[Row]:
+        """``{id, text, condition, superseded_by, successor_text}`` of the newest
+        ``limit`` superseded items of ``kinds`` in a tenant and role said by
+        ``speaker`` whose successor (``superseded_by``; its text: ``successor_text``)
+        is still active, newest (highest id) first. ``label``: only items of that
+        ordinal label (``None``: any). One statement."""
+        ...
+
     def search_items(self, ids: Sequence[int], *, scope: bool = False) -> list[Row]:
         """:data:`SEARCH_ITEM_COLUMNS` of each of ``ids`` that exists (any order);
         with ``scope`` also ``tenant, role, session, thread_id, created_at``. One
@@ -390,6 +399,22 @@ def check_agent_content(content: str) -> None:
     if len(content) > AGENT_CONTENT_LIMIT:
         raise ValueError(f"content is {len(content)} characters; the limit is"
                          f" {AGENT_CONTENT_LIMIT}")
+
+
+def orphan_successor(by: int, purged: dict[int, int | None]) -> int | None:
+    """Where a surviving item superseded by purged item ``by`` points after a purge:
+    the first item down the purged items' own supersession chain (``purged``: each
+    purged item's id → its ``superseded_by``) that is not purged itself, or ``None``
+    when the chain ends inside the purged scope (the item is current again). Both
+    backends' purges use it."""
+    nxt: int | None = by
+    seen: set[int] = set()
+    while nxt is not None and nxt in purged:
+        if nxt in seen:
+            return None
+        seen.add(nxt)
+        nxt = purged[nxt]
+    return nxt
 
 
 def cut_parents(rows: list[Row], context_chars: int, embed_chars: int) -> list[Row]:
@@ -669,8 +694,13 @@ class Purge(Protocol):
         """Delete every row of the scope, queue an outbox ``delete`` for every removed
         row of :data:`OUTBOX_KINDS` and an ``upsert`` for each surviving child message
         of a removed one; return the rows removed per table plus ``outbox_deletes``
-        and ``reindexed_children``. ``dry_run``: the same counts, nothing changed.
-        Freed storage is overwritten where the backend can. At least one filter is
+        and ``reindexed_children``, and ``restored_items``: surviving items that a
+        removed item had superseded or merged away become active again, or point at
+        the first survivor down its chain (:func:`orphan_successor`), with a
+        ``restored`` revision and an outbox ``upsert``. An item of the scope that a
+        message outside it also stated (``data.sources``) stays, moved to its newest
+        surviving source (a ``sources`` revision). ``dry_run``: the same counts,
+        nothing changed. Freed storage is overwritten where the backend can. At least one filter is
         given (checked by the caller)."""
         ...
 
@@ -936,6 +966,34 @@ class ItemWrites(Protocol):
 
     def set_conflict(self, item_id: int, other_id: int) -> None:
         """Mark ``item_id`` as conflicting with ``other_id``."""
+        ...
+
+    def branch_messages(self, parent_id: int, keep_id: int) -> dict[int, int]:
+        """Every message under the user-message children of ``parent_id`` other than
+        ``keep_id`` (the sibling branches an edit left), those children included:
+        message id → the id of the child its branch starts at. ``{}`` for none."""
+        ...
+
+    def items_sourced_in(self, tenant: str, role: str, message_ids: Sequence[int]
+                         ) -> list[Row]:
+        """Active items of the tenant and role whose ``source_message_id`` is one of
+        ``message_ids``, oldest first."""
+        ...
+
+    def edited_items(self, tenant: str, role: str) -> list[Row]:
+        """Items of the tenant and role with status ``edited``, oldest first."""
+        ...
+
+    def set_status(self, item_id: int, status: str, superseded_by: int | None,
+                   now: float) -> None:
+        """Set status and ``superseded_by``, updated at ``now``."""
+        ...
+
+    def link_edit(self, old_id: int, new_id: int | None) -> None:
+        """``old_id`` (status ``edited``) replaced by ``new_id`` of the edit: its
+        ``superseded_by`` and the new item's ``supersedes`` point at each other and
+        the new item's ``conflict_with`` (with the old one) is cleared. With
+        ``new_id`` ``None``: the links to ``old_id`` are cleared (a restore)."""
         ...
 
     def set_data(self, item_id: int, data: str) -> None:

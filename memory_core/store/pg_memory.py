@@ -238,6 +238,42 @@ class PgItemWrites:
         defer(self._c, "UPDATE memory_items SET conflict_with = %s WHERE id = %s",
                         (other_id, item_id))
 
+    def branch_messages(self, parent_id: int, keep_id: int) -> dict[int, int]:
+        return {int(r[0]): int(r[1]) for r in self._c.execute(
+            "WITH RECURSIVE sub(id, root) AS ("
+            " SELECT id, id FROM messages WHERE parent_id = %s AND id <> %s"
+            " AND msg_role = 'user'"
+            " UNION ALL SELECT m.id, sub.root FROM messages m JOIN sub ON m.parent_id = sub.id)"
+            " SELECT id, root FROM sub", (parent_id, keep_id)).fetchall()}
+
+    def items_sourced_in(self, tenant: str, role: str, message_ids: Sequence[int]
+                         ) -> list[Row]:
+        return dicts(self._c, "SELECT * FROM memory_items WHERE source_message_id = ANY(%s)"
+                     " AND tenant = %s AND role = %s AND status = 'active' ORDER BY id",
+                     (sorted(set(message_ids)), tenant, role))
+
+    def edited_items(self, tenant: str, role: str) -> list[Row]:
+        return dicts(self._c, "SELECT * FROM memory_items WHERE tenant = %s AND role = %s"
+                     " AND status = 'edited' ORDER BY id", (tenant, role))
+
+    def set_status(self, item_id: int, status: str, superseded_by: int | None,
+                   now: float) -> None:
+        defer(self._c, "UPDATE memory_items SET status = %s, superseded_by = %s,"
+              " updated_at = %s WHERE id = %s", (status, superseded_by, now, item_id))
+
+    def link_edit(self, old_id: int, new_id: int | None) -> None:
+        if new_id is None:
+            defer(self._c, "UPDATE memory_items SET supersedes = NULL WHERE supersedes = %s",
+                  (old_id,))
+            defer(self._c, "UPDATE memory_items SET superseded_by = NULL WHERE id = %s",
+                  (old_id,))
+            return
+        defer(self._c, "UPDATE memory_items SET superseded_by = %s WHERE id = %s",
+              (new_id, old_id))
+        defer(self._c, "UPDATE memory_items SET supersedes = %s, conflict_with = CASE WHEN"
+              " conflict_with = %s THEN NULL ELSE conflict_with END WHERE id = %s",
+              (old_id, old_id, new_id))
+
     def set_data(self, item_id: int, data: str) -> None:
         defer(self._c, "UPDATE memory_items SET data = %s WHERE id = %s", (data, item_id))
 

@@ -21,8 +21,11 @@ translations), and:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from memory_core.store.api import (
     OUTBOX_KINDS,
@@ -35,6 +38,7 @@ from memory_core.store.api import (
     PathRows,
     Purge,
     Row,
+    orphan_successor,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list, lower_ascii
 from memory_core.store.pg_text import Verbatim, contains, plain_sql, sendable
@@ -476,6 +480,73 @@ class PgPurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', %s, %s)", (created_at, data))
 
 
+def _keep_restated(conn: Any, items: str, messages: str) -> None:
+    """``sqlite_purge._keep_restated``: items a message outside the scope also stated
+    stay, citing their newest surviving source."""
+    now = time.time()
+    for item_id, data in conn.execute(
+            f"SELECT id, data FROM memory_items WHERE id IN {items}"
+            " AND data LIKE '%%\"sources\"%%' ORDER BY id").fetchall():
+        value = orjson.loads(data or "{}")
+        srcs = value.get("sources") if isinstance(value, dict) else None
+        if not isinstance(srcs, list) or len(srcs) < 2:
+            continue
+        wanted = [int(m) for m in srcs if isinstance(m, int)]
+        kept = {int(r[0]): (int(r[1]), r[2]) for r in conn.execute(
+            f"SELECT id, thread_id, session FROM messages WHERE id = ANY(%s)"
+            f" AND id NOT IN {messages}", (wanted,)).fetchall()}
+        if not kept:
+            continue
+        value["sources"] = [m for m in wanted if m in kept]
+        newest = max(kept)
+        thread_id, session = kept[newest]
+        conn.execute("DELETE FROM purge_ids WHERE kind = 'item' AND id = %s", (item_id,))
+        conn.execute("UPDATE memory_items SET source_message_id = %s, thread_id = %s,"
+                     " session = %s, data = %s WHERE id = %s",
+                     (newest, thread_id, session, orjson.dumps(value).decode(), item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (%s, %s, %s, %s, %s, %s)",
+                     (item_id, now, "sources", str(wanted), str(value["sources"]),
+                      "purged: the sources in the purged scope"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', %s, 'upsert')",
+                     (item_id,))
+
+
+def _restore_orphans(conn: Any, purged: str) -> int:
+    """``sqlite_purge._restore_orphans``: surviving items a purged item superseded or
+    merged away point at the first survivor down its chain, or become active again
+    (a ``restored`` revision, an outbox ``upsert``). Returns how many became active."""
+    orphans = conn.execute(
+        f"SELECT id, status, superseded_by FROM memory_items WHERE superseded_by IN"
+        f" {purged} AND id NOT IN {purged} AND status IN ('superseded', 'merged')"
+        " ORDER BY id").fetchall()
+    if not orphans:
+        return 0
+    chain = {int(r[0]): r[1] for r in conn.execute(
+        f"SELECT id, superseded_by FROM memory_items WHERE id IN {purged}").fetchall()}
+    now = time.time()
+    restored = 0
+    for item_id, status, by in orphans:
+        successor = orphan_successor(int(by), chain)
+        if successor is not None:
+            conn.execute("UPDATE memory_items SET superseded_by = %s WHERE id = %s",
+                         (successor, item_id))
+            conn.execute("UPDATE memory_items SET supersedes = %s WHERE id = %s AND"
+                         f" (supersedes IS NULL OR supersedes IN {purged})",
+                         (item_id, successor))
+            continue
+        conn.execute("UPDATE memory_items SET status = 'active', superseded_by = NULL,"
+                     " updated_at = %s WHERE id = %s", (now, item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (%s, %s, %s, %s, %s, %s)",
+                     (item_id, now, "status", status, "active",
+                      f"restored: item {by} that replaced it was purged"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', %s, 'upsert')",
+                     (item_id,))
+        restored += 1
+    return restored
+
+
 def _delete(conn: Any, tenant: str | None, role: str | None,
             session: str | None) -> dict[str, int]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
@@ -493,6 +564,7 @@ def _delete(conn: Any, tenant: str | None, role: str | None,
     mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
     mark("item", "SELECT 'item', id FROM memory_items WHERE source_message_id IN"
          f" {ids('message')} OR thread_id IN {ids('thread')}", [])
+    _keep_restated(conn, ids("item"), ids("message"))
     # Tables without a session column belong to a session through its threads.
     for kind, table in (("summary", "summary_nodes"), ("task", "task_state"),
                         ("assembly", "assembly_logs"), ("event", "events"),
@@ -515,6 +587,7 @@ def _delete(conn: Any, tenant: str | None, role: str | None,
         rows(f"DELETE FROM embeddings WHERE kind = %s AND ref_id IN {ids(kind)}", (kind,))
         for kind in OUTBOX_KINDS)
 
+    counts["restored_items"] = _restore_orphans(conn, ids("item"))
     # Links from rows that stay to rows that go would break foreign keys: cut them.
     for col in ("supersedes", "superseded_by", "conflict_with"):
         conn.execute(f"UPDATE memory_items SET {col} = NULL WHERE {col} IN {ids('item')}"

@@ -256,6 +256,19 @@ class PgItemReads:
             args.append(list(units))
         return dicts(self._c, f"{sql} ORDER BY id DESC LIMIT %s", [*args, int(limit)])
 
+    def replaced_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                            speaker: str, label: str | None, limit: int) -> list[Row]:
+        sql = ("SELECT o.id, o.text, o.condition, o.superseded_by, n.text AS successor_text"
+               " FROM memory_items o"
+               " JOIN memory_items n ON n.id = o.superseded_by AND n.status = 'active'"
+               " WHERE o.tenant = %s AND o.role = %s AND o.status = 'superseded'"
+               " AND o.kind = ANY(%s) AND COALESCE(o.data::json ->> 'speaker', '') = %s")
+        args: list[Any] = [tenant, role, list(kinds), speaker]
+        if label:
+            sql += " AND COALESCE(o.data::json ->> 'label', '') = %s"
+            args.append(label)
+        return dicts(self._c, f"{sql} ORDER BY o.id DESC LIMIT %s", [*args, int(limit)])
+
     def search_items(self, ids: Sequence[int], *, scope: bool = False) -> list[Row]:
         columns = f"{_SEARCH_COLUMNS}, {_SCOPE_COLUMNS}" if scope else _SEARCH_COLUMNS
         return dicts(self._c, f"SELECT {columns} FROM memory_items WHERE id = ANY(%s)",
@@ -376,7 +389,7 @@ class PgIndexFeed:
             " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.kind = 'message'"
             " AND e.ref_id = m.id))"
             " + (SELECT COUNT(*) FROM memory_items i"
-            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged')"
+            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged', 'edited')"
             " AND NOT EXISTS (SELECT 1 FROM embeddings e"
             " WHERE e.kind = 'item' AND e.ref_id = i.id))").fetchone()
         return int(row[0])

@@ -120,7 +120,7 @@ class SqliteIndexFeed:
             "SELECT (SELECT COUNT(*) FROM messages m WHERE trim(m.text) != '' AND NOT EXISTS"
             " (SELECT 1 FROM embeddings e WHERE e.kind = 'message' AND e.ref_id = m.id))"
             " + (SELECT COUNT(*) FROM memory_items i"
-            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged')"
+            " WHERE i.status NOT IN ('retracted', 'deleted', 'purged', 'merged', 'edited')"
             " AND NOT EXISTS (SELECT 1 FROM embeddings e"
             " WHERE e.kind = 'item' AND e.ref_id = i.id))").fetchone()
         return int(row[0])

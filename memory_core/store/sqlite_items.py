@@ -39,6 +39,21 @@ class SqliteItemReads:
         return [dict(r) for r in self._c.execute(
             f"{sql} ORDER BY id DESC LIMIT {int(limit)}", args)]
 
+    def replaced_candidates(self, tenant: str, role: str, kinds: Sequence[str],
+                            speaker: str, label: str | None, limit: int) -> list[Row]:
+        sql = (f"SELECT o.id, o.text, o.condition, o.superseded_by, n.text AS successor_text"
+               f" FROM memory_items o"
+               f" JOIN memory_items n ON n.id = o.superseded_by AND n.status='active'"
+               f" WHERE o.tenant=? AND o.role=? AND o.status='superseded'"
+               f" AND o.kind IN ({','.join('?' * len(kinds))})"
+               f" AND coalesce(json_extract(o.data, '$.speaker'), '') = ?")
+        args: list[Any] = [tenant, role, *kinds, speaker]
+        if label:
+            sql += " AND coalesce(json_extract(o.data, '$.label'), '') = ?"
+            args.append(label)
+        return [dict(r) for r in self._c.execute(
+            f"{sql} ORDER BY o.id DESC LIMIT {int(limit)}", args)]
+
     def search_items(self, ids: Sequence[int], *, scope: bool = False) -> list[Row]:
         columns = f"{_SEARCH_COLUMNS}, {_SCOPE_COLUMNS}" if scope else _SEARCH_COLUMNS
         return [dict(r) for r in self._c.execute(

@@ -18,6 +18,7 @@ from memory_core.store.api import (
     TaskWrites,
     check_agent_content,
 )
+from memory_core.store.sqlite_rows import IN_CHUNK
 
 SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
 """An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
@@ -190,6 +191,46 @@ class SqliteItemWrites:
     def set_conflict(self, item_id: int, other_id: int) -> None:
         self._c.execute("UPDATE memory_items SET conflict_with=? WHERE id=?",
                         (other_id, item_id))
+
+    def branch_messages(self, parent_id: int, keep_id: int) -> dict[int, int]:
+        return {int(r[0]): int(r[1]) for r in self._c.execute(
+            "WITH RECURSIVE sub(id, root) AS ("
+            " SELECT id, id FROM messages WHERE parent_id=? AND id<>? AND msg_role='user'"
+            " UNION ALL SELECT m.id, sub.root FROM messages m JOIN sub ON m.parent_id=sub.id)"
+            " SELECT id, root FROM sub", (parent_id, keep_id))}
+
+    def items_sourced_in(self, tenant: str, role: str, message_ids: Sequence[int]
+                         ) -> list[Row]:
+        ids = sorted(set(message_ids))
+        out: list[Row] = []
+        for start in range(0, len(ids), IN_CHUNK):
+            run = ids[start:start + IN_CHUNK]
+            out.extend(dict(r) for r in self._c.execute(
+                "SELECT * FROM memory_items WHERE source_message_id IN"
+                f" ({_marks(len(run))}) AND tenant=? AND role=? AND status='active'",
+                (*run, tenant, role)))
+        return sorted(out, key=lambda r: r["id"])
+
+    def edited_items(self, tenant: str, role: str) -> list[Row]:
+        return [dict(r) for r in self._c.execute(
+            "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='edited'"
+            " ORDER BY id", (tenant, role))]
+
+    def set_status(self, item_id: int, status: str, superseded_by: int | None,
+                   now: float) -> None:
+        self._c.execute("UPDATE memory_items SET status=?, superseded_by=?, updated_at=?"
+                        " WHERE id=?", (status, superseded_by, now, item_id))
+
+    def link_edit(self, old_id: int, new_id: int | None) -> None:
+        if new_id is None:
+            self._c.execute("UPDATE memory_items SET supersedes=NULL WHERE supersedes=?",
+                            (old_id,))
+            self._c.execute("UPDATE memory_items SET superseded_by=NULL WHERE id=?", (old_id,))
+            return
+        self._c.execute("UPDATE memory_items SET superseded_by=? WHERE id=?", (new_id, old_id))
+        self._c.execute("UPDATE memory_items SET supersedes=?, conflict_with=CASE WHEN"
+                        " conflict_with=? THEN NULL ELSE conflict_with END WHERE id=?",
+                        (old_id, old_id, new_id))
 
     def set_data(self, item_id: int, data: str) -> None:
         self._c.execute("UPDATE memory_items SET data=? WHERE id=?", (data, item_id))

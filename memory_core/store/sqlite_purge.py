@@ -9,9 +9,12 @@ A dry run does the same work and rolls the savepoint back, so its counts are exa
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import Any
 
-from memory_core.store.api import OUTBOX_KINDS
+import orjson
+
+from memory_core.store.api import OUTBOX_KINDS, orphan_successor
 
 
 class _Preview(Exception):
@@ -66,6 +69,77 @@ class SqlitePurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', ?, ?)", (created_at, data))
 
 
+def _keep_restated(conn: sqlite3.Connection, items: str, messages: str) -> None:
+    """Items of the scope that a message outside it also stated (``data.sources``: a
+    fact restated in another session) stay: each is taken off the purge list and
+    cites its newest surviving source (its thread and session too), with only the
+    surviving sources listed, a ``sources`` revision and an index upsert."""
+    now = time.time()
+    for item_id, data in conn.execute(
+            f"SELECT id, data FROM memory_items WHERE id IN {items}"
+            " AND data LIKE '%\"sources\"%' ORDER BY id").fetchall():
+        value = orjson.loads(data or "{}")
+        srcs = value.get("sources") if isinstance(value, dict) else None
+        if not isinstance(srcs, list) or len(srcs) < 2:
+            continue
+        wanted = [int(m) for m in srcs if isinstance(m, int)]
+        kept = {int(r[0]): (int(r[1]), r[2]) for r in conn.execute(
+            f"SELECT id, thread_id, session FROM messages WHERE id IN"
+            f" ({','.join('?' * len(wanted))}) AND id NOT IN {messages}", wanted)}
+        if not kept:
+            continue
+        value["sources"] = [m for m in wanted if m in kept]
+        newest = max(kept)
+        thread_id, session = kept[newest]
+        conn.execute("DELETE FROM temp.purge_ids WHERE kind='item' AND id=?", (item_id,))
+        conn.execute("UPDATE memory_items SET source_message_id=?, thread_id=?, session=?,"
+                     " data=? WHERE id=?",
+                     (newest, thread_id, session, orjson.dumps(value).decode(), item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (?,?,?,?,?,?)",
+                     (item_id, now, "sources", str(wanted), str(value["sources"]),
+                      "purged: the sources in the purged scope"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                     (item_id,))
+
+
+def _restore_orphans(conn: sqlite3.Connection, purged: str) -> int:
+    """Surviving items that a purged item superseded or merged away: each takes the
+    first surviving item down the purged one's own chain as its superseder, or,
+    when the chain ends in the purged scope, becomes ``active`` again (a
+    ``restored`` revision; indexed again): the purged statement's revision is gone,
+    so the value it replaced is current again. Returns how many became active."""
+    orphans = conn.execute(
+        f"SELECT id, status, superseded_by FROM memory_items WHERE superseded_by IN"
+        f" {purged} AND id NOT IN {purged} AND status IN ('superseded', 'merged')"
+        " ORDER BY id").fetchall()
+    if not orphans:
+        return 0
+    chain = {int(r[0]): r[1] for r in conn.execute(
+        f"SELECT id, superseded_by FROM memory_items WHERE id IN {purged}")}
+    now = time.time()
+    restored = 0
+    for item_id, status, by in orphans:
+        successor = orphan_successor(int(by), chain)
+        if successor is not None:
+            conn.execute("UPDATE memory_items SET superseded_by=? WHERE id=?",
+                         (successor, item_id))
+            conn.execute("UPDATE memory_items SET supersedes=? WHERE id=? AND"
+                         f" (supersedes IS NULL OR supersedes IN {purged})",
+                         (item_id, successor))
+            continue
+        conn.execute("UPDATE memory_items SET status='active', superseded_by=NULL,"
+                     " updated_at=? WHERE id=?", (now, item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (?,?,?,?,?,?)",
+                     (item_id, now, "status", status, "active",
+                      f"restored: item {by} that replaced it was purged"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                     (item_id,))
+        restored += 1
+    return restored
+
+
 def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
             session: str | None) -> dict[str, int]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
@@ -85,6 +159,7 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
     mark("item", "SELECT 'item', id FROM memory_items WHERE source_message_id IN"
          f" {ids('message')} OR thread_id IN {ids('thread')}", [])
+    _keep_restated(conn, ids("item"), ids("message"))
     # Tables without a session column belong to a session through its threads.
     for kind, table in (("summary", "summary_nodes"), ("task", "task_state"),
                         ("assembly", "assembly_logs"), ("event", "events"),
@@ -106,6 +181,7 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
         f"DELETE FROM embeddings WHERE kind=? AND ref_id IN {ids(kind)}", (kind,)).rowcount
         for kind in OUTBOX_KINDS)
 
+    counts["restored_items"] = _restore_orphans(conn, ids("item"))
     # Links from rows that stay to rows that go would break foreign keys: cut them.
     for col in ("supersedes", "superseded_by", "conflict_with"):
         conn.execute(f"UPDATE memory_items SET {col}=NULL WHERE {col} IN {ids('item')}"

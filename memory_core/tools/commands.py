@@ -10,17 +10,30 @@ apply the same test the in-chat command applies.
 
 from __future__ import annotations
 
+import re
+
 PREFIX = "/memory"
 REPLY_HEADER = "lcm-proxy memory"
 """Every command reply starts with this, so later searches can leave replies out."""
 
 
+_RAW_PREFIX = re.compile(rb"/[Mm][Ee][Mm][Oo][Rr][Yy]")
+
+
 def is_command(text: str) -> bool:
-    """True when ``text`` is an in-chat memory command (``/memory`` alone or followed
-    by a space or newline; ``/memoryless`` is ordinary text)."""
+    """True when ``text`` is an in-chat memory command: ``/memory`` in any letter case
+    (``/Memory``, ``/MEMORY``: a phone's keyboard capitalises the first letter), alone
+    or followed by whitespace. ``/memoryless`` or ``/memory-leak`` is ordinary text,
+    and so is ``/memory`` anywhere but at the start of the message."""
     stripped = text.lstrip()
-    return stripped == PREFIX or stripped.startswith(PREFIX + " ") or stripped.startswith(
-        PREFIX + "\n")
+    n = len(PREFIX)
+    return stripped[:n].lower() == PREFIX and (len(stripped) == n or stripped[n].isspace())
+
+
+def may_hold_command(raw: bytes) -> bool:
+    """Whether a request body's bytes may hold a ``/memory`` command in any letter case
+    (a cheap test before its messages are read; False means none)."""
+    return _RAW_PREFIX.search(raw) is not None
 
 
 def is_command_exchange(text: str) -> bool:

@@ -205,7 +205,7 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
                             "score": round(score, 4), "_question": is_question(r["text"])})
             elif kind == "item":
                 if (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
-                        r["status"] == "retracted":
+                        r["status"] in ("retracted", "edited"):
                     continue
                 out.append({"type": f"memory:{r['kind']}", "status": r["status"],
                             "message_id": r["source_message_id"], "time": _iso(r["created_at"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from proxy.cli.common import config_option, data_dir_option, echo_json, open_engine
+from proxy.cli.common import CliError, config_option, data_dir_option, echo_json, open_engine
 
 
 @click.command("retract")
@@ -28,8 +28,8 @@ def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | N
 
     try:
         item_id = parse_item_id(item_ref)
-    except InvalidIdError as exc:
-        raise click.ClickException(str(exc)) from exc
+    except InvalidIdError as exc:  # a ref that cannot exist is bad usage: exit 2
+        raise CliError(str(exc)) from exc
     engine = open_engine(config, data_dir)
     try:
         out = engine.retract_in_scope(item_id, reason, tenant=tenant, role=role,

@@ -10,7 +10,14 @@ from __future__ import annotations
 import click
 import orjson
 
-from proxy.cli.common import config_option, data_dir_option, echo_json, fmt_ts, open_engine
+from proxy.cli.common import (
+    CliError,
+    config_option,
+    data_dir_option,
+    echo_json,
+    fmt_ts,
+    open_engine,
+)
 
 
 @click.group()
@@ -143,8 +150,8 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
 
     try:
         kind, ident = parse_ref(ref)
-    except InvalidIdError as exc:
-        raise click.ClickException(str(exc)) from exc
+    except InvalidIdError as exc:  # a ref that cannot exist is bad usage: exit 2
+        raise CliError(str(exc)) from exc
     engine = open_engine(config, data_dir)
     try:
         info = engine.inspect(f"{kind}:{ident}")

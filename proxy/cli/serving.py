@@ -14,6 +14,10 @@ import click
 from proxy import __version__
 from proxy.cli.common import CliError, cli_settings, config_option, data_dir_option, is_loopback
 from proxy.settings import data_dir_path
+from proxy.upstream import shown_url
+
+ADMIN_TOKEN_MIN_CHARS = 16
+"""Shorter admin tokens get a warning at start: nothing slows down guessing them."""
 
 
 @click.command()
@@ -56,6 +60,13 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
             f"warning: listening on {p.host} without an admin token; /lcm/ admin routes "
             "answer loopback clients only", err=True,
         )
+    if 0 < len(p.admin_token) < ADMIN_TOKEN_MIN_CHARS:
+        click.echo(
+            f"warning: the admin token has {len(p.admin_token)} characters; anyone who "
+            "reaches the port may guess it (the inspector's sign-in form, the admin API). "
+            f"Use {ADMIN_TOKEN_MIN_CHARS} or more random characters: openssl rand -hex 24",
+            err=True,
+        )
     if not is_loopback(p.host) and not p.require_client_keys:
         who = f"tenant {p.tenant!r}" if p.tenant else "the tenant its key (or no key) maps to"
         click.echo(
@@ -86,7 +97,8 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
 
     async def announce(_app: web.Application) -> None:  # bound, and the store is open
         click.echo(
-            f"lcm-proxy {__version__} listening on http://{p.host}:{port}/v1 -> {p.upstream}\n"
+            f"lcm-proxy {__version__} listening on http://{p.host}:{port}/v1 ->"
+            f" {shown_url(p.upstream)}\n"
             f"  data dir: {path}\n"
             f"  health:   http://{p.host}:{port}/lcm/health",
             err=True,

@@ -27,6 +27,7 @@ from memory_core.compaction.compressor import HEADERS_LINE, headers_line_saving
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
+from memory_core.tools.commands import may_hold_command
 from proxy import chatcommands, rewrite
 from proxy.flow.inlinefit import View, fit, scaffold_index
 from proxy.rawjson import RawItems
@@ -71,15 +72,15 @@ _MAY_START_COMMAND = frozenset(("", "/"))
 def _command_exchanges(messages: list[Any], raw: bytes) -> set[int]:
     """Indexes of earlier ``/memory`` commands and the proxy's replies to them.
 
-    ``raw`` is the request body: without the bytes ``/memory`` anywhere in it (a
-    command's JSON string holds them, its slash escaped as ``\\/`` or not) there is
-    no command to look for, and the per-message scan (about 0.8 ms per thousand
-    messages) is skipped, also in a conversation that talks about memory. (A
+    ``raw`` is the request body: without the bytes ``/memory`` (in any letter case)
+    anywhere in it (a command's JSON string holds them, its slash escaped as ``\\/``
+    or not) there is no command to look for, and the per-message scan (about 0.8 ms
+    per thousand messages) is skipped, also in a conversation that talks about memory. (A
     command whose slash or letters are JSON ``\\u`` escapes, ``\\u002f``, would be
     missed; no client writes them that way.)
     """
     drop: set[int] = set()
-    if b"/memory" not in raw:
+    if not may_hold_command(raw):
         return drop
     last = len(messages) - 1
     for i, msg in enumerate(messages[:last]):
@@ -186,7 +187,7 @@ def unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
     docs/evaluation/README.md). Cheap: bytes, the budget table, one ``LIMIT 1``.
     """
     cfg = engine.config
-    if b"/memory" in raw:
+    if may_hold_command(raw):
         return None
     plan = budget.request_budget(body, cfg.context, hard_limit=cfg.compaction.hard_limit_tokens,
                                  limits=engine.context_limits)

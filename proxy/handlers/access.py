@@ -51,7 +51,10 @@ def host_is_loopback(host: str | None) -> bool:
     """True when a ``Host`` header names this machine (localhost, 127.x, ::1)."""
     if not host:
         return False
-    name = urlsplit("//" + host).hostname or ""
+    try:
+        name = urlsplit("//" + host).hostname or ""
+    except ValueError:  # "[bad": no host name at all
+        return False
     return name == "localhost" or name.endswith(".localhost") or _is_loopback_ip(name)
 
 

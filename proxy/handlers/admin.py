@@ -31,6 +31,7 @@ from proxy.appkeys import AENGINE, ENGINE, METRICS, SETTINGS
 from proxy.errors import BadRequestError, ProxyError
 from proxy.handlers.access import AdminForbiddenError, require_admin, require_write
 from proxy.settings import data_dir_path
+from proxy.upstream import shown_url
 
 T = TypeVar("T")
 PREFIX = "/lcm/v1"
@@ -121,7 +122,7 @@ async def health(request: web.Request) -> web.Response:
         "version": __version__,
         "data_dir": str(data_dir_path(settings)),
         "schema_version": engine.store.schema_version,  # the backend's own numbering
-        "upstream": settings.proxy.upstream,
+        "upstream": shown_url(settings.proxy.upstream),  # no token here: no credentials
     }
     return _json(body, code)
 

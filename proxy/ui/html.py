@@ -47,7 +47,7 @@ margin:6px 0;padding:6px 10px}
 font-size:12px}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;background:#e4e8ee;
 font-size:12px}
-.active{background:#d6f5e3}.superseded{background:#fde2c8}.retracted{background:#f5d0d0}
+.active{background:#d6f5e3}.superseded{background:#fde2c8}.retracted{background:#f5d0d0}.edited{background:#e6e0f5}
 .bar{width:100%;max-width:600px;height:16px;background:#e4e8ee;border-radius:8px;
 overflow:hidden;border:1px solid #c8ced8}
 .bar div{height:100%;background:#2f6fdd}

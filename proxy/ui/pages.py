@@ -297,7 +297,7 @@ def _item_filters(tenant: str | None, q: dict[str, str | None]) -> str:
             f'<input type="hidden" name="tenant" value="{e(tenant or "")}">'
             + select("kind", ("fact", "decision", "constraint", "preference", "question",
                               "proposal"))
-            + select("status", ("active", "superseded", "retracted"))
+            + select("status", ("active", "superseded", "edited", "retracted"))
             + text("role", 90) + text("thread", 60) + text("text", 200)
             + ' <button type="submit">Filter</button></form>')
 

@@ -100,6 +100,25 @@ def test_serve_warns_when_exposed_without_an_admin_token(
     assert token == "" or token not in result.output  # the token is never echoed
 
 
+@pytest.mark.parametrize("token,warns", [
+    ("hunter2", True), ("changeme1234567", True), ("x" * 16, False), (TOKEN, False)])
+def test_serve_warns_about_a_short_admin_token(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path, token: str, warns: bool) -> None:
+    """The sign-in form and the admin API do not slow down guessing: a short token is
+    named at start (its length, never the token)."""
+    started: list[dict[str, Any]] = []
+    monkeypatch.setattr(web, "run_app", lambda app, **kw: started.append(kw))
+    result = CliRunner().invoke(cli.main, [
+        "serve", "--port", "0", "--upstream", "http://127.0.0.1:9/v1",
+        "--data-dir", str(tmp_path / "d"), "--admin-token", token],
+        env={"LCM_LOG_LEVEL": "ERROR"})
+    assert result.exit_code == 0, result.output
+    for sock in started[0]["sock"]:
+        sock.close()
+    assert ("the admin token has" in result.stderr) is warns, result.stderr
+    assert token not in result.output
+
+
 # -- proxy.require_client_keys -----------------------------------------------------------------
 async def _status_tenant(base_url: str, key: str) -> str:
     """The tenant id the proxy computes for ``key``, as ``/memory status`` reports it."""

@@ -1,0 +1,292 @@
+"""Replacements: a statement that says what was replaced by what, without "actually".
+
+"We replaced RabbitMQ with Kafka", "Kafka replaced RabbitMQ", "We migrated from Heroku
+to Fly.io", "We bumped Node to 20", "We went back to Helm", "We dropped Redis in favour
+of Memcached", "We use Memcached instead of Redis", 把Jenkins换成了GitLab CI,
+从Heroku迁移到了Fly.io, 不再用Redis, HerokuからFly.ioに移行しました,
+RabbitMQをKafkaに置き換えました: each revises the earlier state like an unmarked update
+(``pipeline._update``), and most name the old value, which is the strongest evidence of
+which stored item they replace (the writer's
+:func:`memory_core.items.supersession.correction_target` looks for the item that
+states it).
+
+:func:`find` reads one sentence and returns a :class:`Replacement` — where its cue is,
+the old value (``old``) where it names one, the new value (``new``) and the subject the
+item gets — or :data:`BLOCKED` when a replacement form is there but not done: negated
+("we haven't migrated from Heroku yet"), planned or wished ("we'll have moved …",
+"我们打算从Heroku迁移到Fly.io", "…に移行する予定"), or a condition ("if we moved …",
+"when we migrated …"). A plan is a decision or a proposal about the future, not a
+change of the current state: it supersedes nothing.
+
+Which phrase is the old *value* and which the *attribute*: an old phrase led by a
+determiner or possessive ("our queue", "the battery") names the attribute, so "We
+replaced our queue with Kafka" revises the queue, and "We replaced the battery in the
+smoke detector" (no new value) is no replacement at all. A version change ("bumped
+Node to 20", 把Node升级到20, NodeをYにアップグレード) names the attribute; a revert
+("went back to Helm") names only the new value. In Chinese and Japanese the 把X/Xを of
+a swap is the old value when it is a name in Latin letters (Jenkins, RabbitMQ), else
+the attribute (把消息队列换成Kafka, デプロイツールをArgo CDに変更).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from memory_core.extraction import lexicon as lx
+from memory_core.extraction import lexicon_cjk as lc
+from memory_core.extraction.cue import tokens
+from memory_core.extraction.subject import key
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """One replacement in a sentence (positions are in the sentence's scan).
+
+    ``subject``: the key the item gets (``None``: keep the clause's own);
+    ``attribute``: whether it names the attribute that changed ("… for the event
+    bus", "bumped Node …", 把消息队列…) rather than only the new value."""
+
+    at: int
+    end: int
+    old: str | None
+    new: str | None
+    subject: str | None
+    attribute: bool
+
+
+BLOCKED: Final = Replacement(-1, -1, None, None, None, False)
+"""A replacement form that is not a done change (module doc)."""
+
+_DETERMINER = re.compile(
+    r"^(?:the|a|an|our|my|your|their|his|her|its|this|that|these|those|some|one|another"
+    r"|each|every|all|no|any)\s", re.I)
+_PRONOUN = re.compile(r"^(?:we|i|you|they|he|she|it|this|that|there|who|which|everyone"
+                      r"|everybody|someone|somebody|nobody)$", re.I)
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/-]*")
+_LATIN = re.compile(r"[A-Za-z0-9]")
+_CJK_TAIL = re.compile(r"(?:了|吧|啦|呢|的|过|了吧|です|でした|ます|ました|を使っています|を使って"
+                       r"|を使用|を|は|が|に|へ)+$")
+_CJK_ADVERB = re.compile(r"(?:已经|已|都|也|就|还|上周|上个月|昨天|今天|最近|刚刚|刚|先月|先週|昨日"
+                         r"|すでに|もう)+$")
+"""Adverbs and times between the attribute and the replacement ("官网已经从…"): no part
+of the attribute."""
+_NUMERIC = re.compile(r"^v?\d[\d.,]*(?:\s*[a-z%]{0,4})?$", re.I)
+_VERSIONISH = re.compile(r"^v?\d+(?:\.\d+)+$|^v\d+$", re.I)
+
+
+def _trim(phrase: str) -> str:
+    """A phrase cut where the value ends (:data:`lexicon.EN_REPLACE_TAIL`)."""
+    m = lx.EN_REPLACE_TAIL.search(phrase)
+    return (phrase[:m.start()] if m else phrase).strip(" \t\"'“”‘’.!")
+
+
+def _name_like(phrase: str, *, initial: bool = False) -> bool:
+    """A name: a word with a capital letter (past the first letter of the phrase when
+    it opens the sentence), a digit or a dot inside ("Kafka", "RabbitMQ", "Fly.io",
+    "v2.3", "Node 18")."""
+    for i, tok in enumerate(_NAME_TOKEN.findall(phrase)):
+        if tok == "I" or tok.startswith("I'"):
+            continue  # the speaker, not a name
+        if any(ch.isdigit() for ch in tok) or "." in tok.strip("."):
+            return True
+        body = tok[1:] if initial and i == 0 else tok
+        if any(ch.isupper() for ch in body) or (not initial and tok[:1].isupper()):
+            return True
+        if initial and i == 0 and tok[:1].isupper() and not _PRONOUN.match(tok) \
+                and not _DETERMINER.match(tok + " "):
+            return True
+    return False
+
+
+def _value_like(phrase: str) -> bool:
+    """A value: a name, or a bare phrase of up to three words ("pnpm", "tabs")."""
+    if not phrase or _DETERMINER.match(phrase + " ") or _PRONOUN.match(phrase):
+        return False
+    return _name_like(phrase) or len(phrase.split()) <= 3
+
+
+def _attribute(phrase: str | None) -> str | None:
+    """The key of an attribute phrase ("our CI" → "ci"); None for a pronoun or nothing."""
+    if not phrase or _PRONOUN.match(phrase.strip()):
+        return None
+    return key(phrase, "en")
+
+
+def _role(scan: str, at: int, end: int) -> str | None:
+    """What the new value is for or as, right after it ("… for the event bus")."""
+    m = lx.EN_REPLACE_ROLE.match(scan[at:end] + ".")
+    if m is None or lx.EN_REPLACE_WHEN.search(m.group("role").strip()):
+        return None  # "… in the spring" says when, not what
+    return key(m.group("role"), "en")
+
+
+def find(scan: str, start: int, end: int, lang: str) -> Replacement | None:
+    """The replacement stated in ``scan[start:end]`` (one sentence, its prefixes
+    stripped), :data:`BLOCKED`, or None (module doc)."""
+    if lang == "en":
+        return _find_en(scan, start, end)
+    return _find_cjk(scan, start, end, lang)
+
+
+def _find_en(scan: str, start: int, end: int) -> Replacement | None:
+    seg = scan[start:end]
+    if lx.EN_REPLACE_WORDS.isdisjoint(tokens(seg)):
+        return None
+    seg = seg.rstrip(" .!")
+    for kind, pattern in lx.EN_REPLACE:
+        m = pattern.search(seg)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        cue = m.start()
+        if kind == "swap" and m.re.pattern.startswith("^(?P<old>"):
+            cue = m.end("old")  # "RabbitMQ was replaced by Kafka"
+        elif kind == "swap" and m.re.pattern.startswith("^(?P<new>"):
+            cue = m.end("new")  # "Kafka replaced RabbitMQ"
+        elif kind == "instead":
+            cue = m.end("head")
+        if lx.EN_REPLACE_BLOCK.search(seg, 0, cue) or (
+                kind in ("swap", "instead") and m.re.pattern.startswith("^")
+                and lx.EN_REPLACE_BLOCK.match(seg)):
+            return BLOCKED
+        found = _read_en(kind, m, groups, seg, start)
+        if found is not None:
+            return Replacement(start + cue, start + m.end(), *found)
+    return None
+
+
+def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
+             start: int) -> tuple[str | None, str | None, str | None, bool] | None:
+    """(old, new, subject, attribute) of one matched form, None when its phrases are
+    not values (module doc)."""
+    new = _trim(g.get("new") or g.get("new2") or "")
+    new_end = m.start("new") + len(new) if g.get("new") else (
+        m.start("new2") + len(new) if g.get("new2") else m.end())
+    if m.re.pattern.startswith("^(?P<new>"):  # "Dana replaced Tom as team lead"
+        new_end = m.start("old") + len(_trim(g["old"] or ""))
+    role = _role(seg, new_end, len(seg)) if new else None
+    what = (g.get("what") or g.get("what2") or "").strip() or None
+    if kind == "swap":  # ("swapped shifts with Maria" is an exchange: only "… for")
+        old = _trim(g.get("old") or g.get("old2") or "")
+        initial_new = m.re.pattern.startswith("^(?P<new>")
+        if initial_new and (not _name_like(new, initial=True) or _DETERMINER.match(new + " ")
+                            or _PRONOUN.match(new)):
+            return None  # "We replaced the battery…" is no "X replaced Y"
+        if _DETERMINER.match(old + " ") or (m.re.pattern.startswith("^(?P<old>")
+                                            and not _name_like(old, initial=True)):
+            if not _name_like(new):
+                return None  # "… the battery with a new one"
+            return None, new, role or key(old, "en"), True
+        if not _value_like(old) or not (_value_like(new) or initial_new):
+            return None
+        if initial_new and not _name_like(old):
+            return None
+        return old, new, role or key(new, "en"), role is not None
+    if kind == "move":
+        old = _trim(g["old"] or "")
+        if not _name_like(new) and not _value_like(new):
+            return None
+        if not _LATIN.search(old) or _NUMERIC.match(old):
+            subject = _attribute(what)
+            return (None, new, subject, True) if subject else None
+        if _DETERMINER.match(old + " "):
+            subject = _attribute(what) or key(old, "en")
+            return (None, new, subject, True) if _name_like(new) and subject else None
+        subject = role or _attribute(what)
+        return old, new, subject or key(new, "en"), subject is not None
+    if kind in ("set", "revert"):
+        if not (_name_like(new) or _NUMERIC.match(new)):
+            return None  # "went back to the office", "updated the docs to reflect …"
+        subject = _attribute(what)
+        if subject is None and kind == "set":
+            return None
+        if subject is None:
+            subject = role or key(new, "en") or ("version" if _VERSIONISH.match(new) else None)
+            return (None, new, subject, role is not None) if subject else None
+        return None, new, subject, True
+    if kind == "drop":
+        old = _trim(g["old"] or "")
+        if new and not _name_like(new):
+            role, new = key(new, "en"), ""  # "dropped Redis for caching": a purpose
+        if not _name_like(old) or _DETERMINER.match(old + " "):
+            return None
+        return old, new or None, role or key(new or old, "en"), role is not None
+    # instead: "We use Memcached instead of Redis"
+    old = _trim(g["old"] or "")
+    head = g.get("head") or ""
+    words = head.split()
+    if not words or not _value_like(old) or lx.EN_IMPERATIVE.match(head):
+        return None  # "Use tabs instead of spaces": an order, read by the rules
+    n = 1
+    while n < min(3, len(words) - 1) and words[-n - 1][:1].isupper():
+        n += 1
+    new = " ".join(words[-n:]).strip(",;:")
+    if not _value_like(new):
+        return None
+    return old, new, None, False
+
+
+_ZH_MARKS = tuple(lc.ZH_REPLACE_MARKS.split("|"))
+_JA_MARKS = tuple(lc.JA_REPLACE_MARKS.split("|"))
+
+
+def _find_cjk(scan: str, start: int, end: int, lang: str) -> Replacement | None:
+    seg = scan[start:end]
+    if not any(mark in seg for mark in (_ZH_MARKS if lang == "zh" else _JA_MARKS)):
+        return None
+    table = lc.ZH_REPLACE if lang == "zh" else lc.JA_REPLACE
+    for kind, pattern in table:
+        m = pattern.search(seg)
+        if m is None:
+            continue
+        if lang == "zh" and lc.ZH_REPLACE_BLOCK.search(seg):
+            return BLOCKED
+        if lang == "ja":
+            after = seg[m.end():m.end() + 12]
+            if lc.JA_REPLACE_BLOCK.search(seg[:m.start()]) or lc.JA_REPLACE_BLOCK.search(after):
+                return BLOCKED
+            if not pattern.pattern.endswith("(?:を|に)") and not lc.JA_REPLACE_DONE.match(after):
+                return None  # "…に移行します": not told done; the update cues decide
+        found = _read_cjk(kind, m.groupdict(), lang)
+        if found is not None:
+            return Replacement(start + m.start(), start + m.end(), *found)
+    return None
+
+
+def _cjk_phrase(phrase: str | None) -> str:
+    return _CJK_TAIL.sub("", (phrase or "").strip(" \t　")).strip(" \t　")
+
+
+def _read_cjk(kind: str, g: dict[str, str | None], lang: str
+              ) -> tuple[str | None, str | None, str | None, bool] | None:
+    new = _cjk_phrase(g.get("new"))
+    old = _cjk_phrase(g.get("old"))
+    what = key(_CJK_ADVERB.sub("", _cjk_phrase(g.get("what"))), lang) if g.get("what") else None
+    if not new and kind != "drop":
+        return None
+    if old and lc.CJK_NOT_VALUE.match(old):
+        return None  # "今日からFly.ioに移行": a time, not the old value
+    if kind == "move":
+        if _NUMERIC.match(old):
+            return (None, new, what, True) if what else None
+        return old, new, what or key(new, lang), what is not None
+    if kind == "swap":
+        if not old:
+            return None
+        if not _LATIN.search(old):
+            return None, new, key(old, lang), True  # 把消息队列换成Kafka: the attribute
+        return old, new, key(new, lang), False
+    if kind == "set":
+        if not what or not _LATIN.search(new):
+            return None
+        return None, new, what, True
+    if kind == "revert":
+        if not _LATIN.search(new) and not what:
+            return None
+        return None, new, what or key(new, lang), what is not None
+    # drop: 不再用Redis, Redisを使うのをやめました
+    if not _LATIN.search(old):
+        return None
+    return old, None, key(old, lang), False
