@@ -9,6 +9,7 @@ subject. Patterns are bounded ({1,80}) and use no nested repetition.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from memory_core.extraction.cue import tokens
 
@@ -147,12 +148,14 @@ def join_fronted(scan: str, spans: list[tuple[int, int]], lang: str,
         return spans
     out: list[tuple[int, int]] = []
     carry: int | None = None
+    numbers = sorted(numbers)
     for k, (start, end) in enumerate(spans):
         if carry is not None:
             start, carry = carry, None
         cond = None
         joint_end = spans[k + 1][0] if k + 1 < len(spans) else end
-        if k + 1 < len(spans) and not any(start <= n < end for n in numbers):
+        at = bisect_left(numbers, start)  # a number inside the clause: not a condition
+        if k + 1 < len(spans) and not (at < len(numbers) and numbers[at] < end):
             cond = find_condition(scan, start, joint_end, lang)  # sees the comma
         lead = _LEAD.match(scan, start, end)
         first = lead.end() if lead else start

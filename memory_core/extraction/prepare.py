@@ -80,6 +80,9 @@ _RULE_FRAME = re.compile(
     re.I)
 """A quote introduced as the rule itself ('Remember: "never push to main"') is the
 user's instruction, so it is left unmasked."""
+_RULE_FRAME_REACH = 64
+"""Characters before a quote that :data:`_RULE_FRAME` may span (its longest words and
+their spacing fit well within)."""
 
 
 _MAY_MASK = re.compile("[\"'`>~:\u201c\u2018\u2019\u300c\u300e\u00ab]")
@@ -358,8 +361,11 @@ def prepare(text: str) -> str:
                   if m.start() == 0 or not (scan[m.start() - 1].isalnum()
                                             or scan[m.start() - 1] in "_'")]
     for m in spans:
-        line_start = scan.rfind("\n", 0, m.start()) + 1
-        if _RULE_FRAME.search(scan, line_start, m.start()):
+        # the frame is a few words right before the quote: look back a bounded
+        # window, not the whole line (a long line of quotes would cost its square)
+        line_start = scan.rfind("\n", max(0, m.start() - _RULE_FRAME_REACH), m.start()) + 1
+        if _RULE_FRAME.search(scan, max(line_start, m.start() - _RULE_FRAME_REACH),
+                              m.start()):
             continue
         _blank(chars, m.start(1), m.end(1))
     # Typographic apostrophes fold after masking, so "don’t" reads as "don't" while
