@@ -230,6 +230,33 @@ def test_two_people_are_not_a_conflict_but_one_person_is(engine: Engine) -> None
     assert active(engine)[-1]["conflict_with"] is not None
 
 
+@pytest.mark.parametrize("first, second", [
+    ("Tom is my brother.", "Tom is our team lead."),
+    ("Kafka is a message broker.", "Kafka is our event bus."),
+    ("Mia is my neighbour.", "Mia is a nurse."),
+    ("汤姆是我的哥哥。", "汤姆是我们的组长。"),
+    ("トムは私の兄です。", "トムは私の上司です。"),
+])
+def test_two_descriptions_of_one_named_thing_are_not_a_conflict(engine: Engine, first: str,
+                                                               second: str) -> None:
+    """A person or a thing is many things at once: two descriptions never disagree."""
+    put(engine, first)
+    put(engine, second)
+    rows = active(engine)
+    assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
+
+
+@pytest.mark.parametrize("first, second", [
+    ("The deadline is Friday.", "The deadline is Monday."),
+    ("My manager is Dana.", "My manager is Lee."),
+])
+def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
+                                                    second: str) -> None:
+    put(engine, first)
+    put(engine, second)
+    assert active(engine)[-1]["conflict_with"] is not None, active(engine)
+
+
 # -- kinds 5, 9 and scopes through the proxy ------------------------------------------------
 async def test_the_block_names_the_speaker(proxy: RunningProxy, upstream: FakeUpstream) -> None:
     c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-agent-0123456789abc",

@@ -349,6 +349,22 @@ _SHORT_CLAIM = 2
 read as one claim about it ("the deadline is Friday"), so two of them can disagree."""
 
 
+_DESCRIPTION = re.compile(
+    r"^(?!(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those|it|we|i|they"
+    r"|he|she|you|there|here)\b)(?-i:[A-Z])[\w.-]*(?:\s+(?-i:[A-Z])[\w.-]*){0,2}"
+    r"(?:\s+(?:is|was)\b|['’]s)\s+(?:also\s+|still\s+)?"
+    r"(?:my|our|your|his|her|their|a|an|one\s+of)\s"
+    r"|^(?![我你他她它这那本])\w{1,8}?(?:也|还)?是(?:我|我们|你|你们|他|她|他们)的"
+    r"|^(?![我你他她それこれ])\w{1,10}?は(?:私|僕|俺|うち|わたし)の",
+    re.I)
+"""A statement that describes a named thing by what it is to someone or by its class
+("Tom is my brother", "Tom is our team lead", "Kafka is a message broker",
+汤姆是我的哥哥, トムは私の兄です): a person or a thing holds many such descriptions at
+once, so two of them never disagree. "My manager is Dana" and "The deadline is Friday"
+state the one value of an attribute, and "Our database is a Postgres cluster" starts
+with a possessive: those still can."""
+
+
 def contradicts(ex: Any, row: Any) -> bool:
     """Whether a new statement disagrees with a stored one about the same subject.
 
@@ -356,8 +372,9 @@ def contradicts(ex: Any, row: Any) -> bool:
     values, only two choices of the same kind ("we'll use Postgres" / "we'll use MySQL"
     for the same thing) or two short claims of the same kind ("the deadline is Friday"
     / "… Monday") disagree; "the export job logs every request" and "the export job
-    feels too clever" say two different things about one subject, and a statement
-    that says nothing but its subject disagrees with nothing.
+    feels too clever" say two different things about one subject, two descriptions
+    of a named thing ("Tom is my brother" / "Tom is our team lead") hold together,
+    and a statement that says nothing but its subject disagrees with nothing.
     """
     if ex.value is not None and row["value"] is not None:
         return True
@@ -365,6 +382,8 @@ def contradicts(ex: Any, row: Any) -> bool:
         return False
     if ex.kind == "decision":
         return True
+    if _DESCRIPTION.match(ex.text or "") and _DESCRIPTION.match(row["text"] or ""):
+        return False  # two descriptions of one named thing (_DESCRIPTION)
     subject = terms(ex.subject) | terms(row["subject"])
     new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
     # a statement that claims nothing beyond its subject ("the billing deploys.")
