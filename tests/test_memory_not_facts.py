@@ -254,3 +254,29 @@ def test_a_pasted_traceback_leaves_no_item_in_the_store(engine: Engine) -> None:
     put(engine, "The deploy failed:\n" + TRACEBACK + "\nThe staging port is 5433.")
     texts = [r["text"] for r in rows(engine)]
     assert any("5433" in t for t in texts) and not any("ValueError" in t for t in texts), texts
+
+
+@pytest.mark.parametrize("text", [
+    "Keep it under 100 words.", "Use Python 3.11 for this script.",
+    "Use a 2 s timeout this time.", "Limit the answer to 50 words.",
+    "Cap the summary at 3 sentences.",
+])
+def test_an_order_scoped_to_this_answer_does_not_stand_whatever_its_bound(text: str) -> None:
+    """"it", "this script", "this time": the order is about the answer at hand."""
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert items[0].one_off and not stands(items[0]), items
+
+
+@pytest.mark.parametrize("text", [
+    "Keep replies under 200 words.", "Set it to 30 s.", "Keep it under 100 words from now on.",
+    "Use 4 spaces for this file and every file from now on.",
+])
+def test_an_order_for_later_answers_still_stands(text: str) -> None:
+    items = extract(text)
+    assert items and all(stands(i) and not i.one_off for i in items), items
+
+
+def test_a_fact_about_this_time_stays_a_fact() -> None:
+    items = extract("The build took 5 minutes this time.")
+    assert [i.kind for i in items] == ["fact"] and not items[0].one_off, items

@@ -209,6 +209,21 @@ _EN_BOUND = re.compile(
     re.I)
 """A bound or a scope word: the number then limits every answer ("Keep replies under
 200 words", "Always list 3 options")."""
+_EN_THIS_ANSWER = re.compile(
+    r"\b(?:for|in|with)\s+this\s+(?:one|answer|reply|response|message|question|request"
+    r"|task|script|file|function|snippet|example|draft|post|email|page|section|paragraph"
+    r"|summary|translation|version|run|query|commit|pr|pull\s+request)\b"
+    r"|\bthis\s+time\b|\bjust\s+(?:this|here|now)\b"
+    r"|^(?:(?:please|pls|just|and|ok|okay|now|so)[,\s]+)*(?:keep|make|cut|trim|shorten"
+    r"|limit|cap)\s+(?:it|this|that|the\s+(?:answer|reply|response|summary|text"
+    r"|draft|above))\b", re.I)
+"""An order scoped to the answer at hand, whatever its number or bound: "Keep it under
+100 words", "Use Python 3.11 for this script", "… this time" ("Keep replies under
+200 words" and "Set it to 30 s", a setting named earlier, are not)."""
+_EN_STANDS = re.compile(
+    r"\b(?:always|never|every|each|whenever|from\s+now\s+on|going\s+forward|by\s+default"
+    r"|in\s+future|in\s+the\s+future|from\s+today)\b", re.I)
+"""Words by which an order scoped to this answer still says it stands for later ones."""
 
 
 _ZH_ANSWER_VERB = re.compile(
@@ -224,6 +239,15 @@ _JA_OUTPUT = re.compile(r"アイデア|案|例|候補|要点|名前|タイトル
 """What a request about the answer asks for (ideas, names, a summary…); "並列数は3つに
 してください" sets a value instead."""
 _JA_STANDING = re.compile(r"毎回|常に|必ず|今後|いつも|これから|以降|以内|以下|以上|まで|未満|ずつ")
+
+
+def about_this_answer(scan: str, start: int, end: int, lang: str) -> bool:
+    """Whether an order in ``scan[start:end]`` is scoped to the answer at hand ("Keep it
+    under 100 words", "Use Python 3.11 for this script", "… this time"), with no word
+    by which it stands for later answers: a one-off, whatever its number or bound.
+    English only; the caller applies it to constraints (a fact "… this time" reports)."""
+    return lang == "en" and _EN_THIS_ANSWER.search(scan, start, end) is not None \
+        and _EN_STANDS.search(scan, start, end) is None
 
 
 def answer_request(scan: str, start: int, end: int, lang: str) -> bool:

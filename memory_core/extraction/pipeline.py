@@ -42,7 +42,13 @@ from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
 from memory_core.extraction.lexicon import ORDINAL_LABEL, ordinal_label
-from memory_core.extraction.modality import answer_request, hedged, hedged_lead, hypothetical
+from memory_core.extraction.modality import (
+    about_this_answer,
+    answer_request,
+    hedged,
+    hedged_lead,
+    hypothetical,
+)
 from memory_core.extraction.model import Extracted
 from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
@@ -572,6 +578,10 @@ class _Message:
                     and answer_request(sc, c.body_start, end, lang):
                 # "Give me 5 ideas …", "Brainstorm 10 names …": an order about this answer
                 item = replace(item, kind="constraint", one_off=True)
+            elif verdict.kind == "constraint" and item.value is not None \
+                    and about_this_answer(sc, c.body_start, end, lang):
+                # "Keep it under 100 words", "Use Python 3.11 for this script"
+                item = replace(item, one_off=True)
             self._add(item)
 
     def _add(self, item: Extracted) -> None:

@@ -8,7 +8,9 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   answer ("Reply in JSON with key answer.") is a one-off: it is kept and searchable,
   but is not put in every block, nor in another conversation's. A number in such a
   request counts the parts of the answer ("Give me 5 ideas …", "Summarise this in 3
-  bullet points": ``data.one_off``), so it does not make the request a rule.
+  bullet points": ``data.one_off``), so it does not make the request a rule; nor does
+  a bound in an order scoped to the answer at hand ("Keep it under 100 words", "Use
+  Python 3.11 for this script", "… this time").
 - A **labelled** item leads with an ordinal label ("Run 39: …", "step 3", "第3步") or is
   a step of a numbered list ("2. bring a cash float of 50 euros" under "Checklist:"):
   one of a series in one conversation (``data.label``, set by the extraction) — task
