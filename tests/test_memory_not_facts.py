@@ -259,7 +259,7 @@ def test_a_pasted_traceback_leaves_no_item_in_the_store(engine: Engine) -> None:
 @pytest.mark.parametrize("text", [
     "Keep it under 100 words.", "Use Python 3.11 for this script.",
     "Use a 2 s timeout this time.", "Limit the answer to 50 words.",
-    "Cap the summary at 3 sentences.",
+    "Cap the summary at 3 sentences.", "Thanks. Keep it under 100 words.",
 ])
 def test_an_order_scoped_to_this_answer_does_not_stand_whatever_its_bound(text: str) -> None:
     """"it", "this script", "this time": the order is about the answer at hand."""
@@ -271,6 +271,8 @@ def test_an_order_scoped_to_this_answer_does_not_stand_whatever_its_bound(text: 
 @pytest.mark.parametrize("text", [
     "Keep replies under 200 words.", "Set it to 30 s.", "Keep it under 100 words from now on.",
     "Use 4 spaces for this file and every file from now on.",
+    # "it" is a setting named earlier, and the number counts no part of an answer
+    "Limit it to 3 retries.", "Cap it at 40 connections.", "Make it 60 seconds.",
 ])
 def test_an_order_for_later_answers_still_stands(text: str) -> None:
     items = extract(text)

@@ -213,13 +213,19 @@ _EN_THIS_ANSWER = re.compile(
     r"\b(?:for|in|with)\s+this\s+(?:one|answer|reply|response|message|question|request"
     r"|task|script|file|function|snippet|example|draft|post|email|page|section|paragraph"
     r"|summary|translation|version|run|query|commit|pr|pull\s+request)\b"
-    r"|\bthis\s+time\b|\bjust\s+(?:this|here|now)\b"
-    r"|^(?:(?:please|pls|just|and|ok|okay|now|so)[,\s]+)*(?:keep|make|cut|trim|shorten"
-    r"|limit|cap)\s+(?:it|this|that|the\s+(?:answer|reply|response|summary|text"
-    r"|draft|above))\b", re.I)
-"""An order scoped to the answer at hand, whatever its number or bound: "Keep it under
-100 words", "Use Python 3.11 for this script", "… this time" ("Keep replies under
-200 words" and "Set it to 30 s", a setting named earlier, are not)."""
+    r"|\bthis\s+time\b|\bjust\s+(?:this|here|now)\b", re.I)
+"""An order scoped to the answer at hand by its words, whatever its number or bound:
+"Use Python 3.11 for this script", "… this time"."""
+_EN_KEEP_IT = re.compile(
+    r"(?:(?:please|pls|just|and|ok|okay|now|so)[,\s]+)*(?:keep|make|cut|trim|shorten"
+    r"|limit|cap)\s+(?:it|this|that|the\s+(?:answer|reply|response|summary|text|draft"
+    r"|above))\b", re.I)
+_EN_ANSWER_UNIT = re.compile(
+    r"\b\d+\s*(?:words?|sentences?|lines?|bullets?|bullet\s+points?|points?|paragraphs?"
+    r"|characters?|chars?|pages?|tokens?|items?|sections?)\b", re.I)
+""""Keep it under 100 words", "Cap the summary at 3 sentences": an order whose object is
+the answer and whose number counts the answer's parts ("Limit it to 3 retries", "Make
+it 60 seconds" set a value named earlier, and stand)."""
 _EN_STANDS = re.compile(
     r"\b(?:always|never|every|each|whenever|from\s+now\s+on|going\s+forward|by\s+default"
     r"|in\s+future|in\s+the\s+future|from\s+today)\b", re.I)
@@ -246,8 +252,11 @@ def about_this_answer(scan: str, start: int, end: int, lang: str) -> bool:
     under 100 words", "Use Python 3.11 for this script", "… this time"), with no word
     by which it stands for later answers: a one-off, whatever its number or bound.
     English only; the caller applies it to constraints (a fact "… this time" reports)."""
-    return lang == "en" and _EN_THIS_ANSWER.search(scan, start, end) is not None \
-        and _EN_STANDS.search(scan, start, end) is None
+    if lang != "en" or _EN_STANDS.search(scan, start, end) is not None:
+        return False
+    return _EN_THIS_ANSWER.search(scan, start, end) is not None or (
+        _EN_KEEP_IT.match(scan, start, end) is not None
+        and _EN_ANSWER_UNIT.search(scan, start, end) is not None)
 
 
 def answer_request(scan: str, start: int, end: int, lang: str) -> bool:
