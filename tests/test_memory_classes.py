@@ -753,3 +753,13 @@ def test_two_wordings_of_one_question_merge_as_questions(engine: Engine) -> None
     gone = engine.store.write_tx_sync(writer.merge_duplicate, ids[1], ids[0])
     assert gone == ids[1]
     assert [r["text"] for r in active(engine)] == [first]
+
+
+def test_dropping_a_member_of_a_list_is_not_a_restatement(engine: Engine) -> None:
+    """"… on Monday mornings" after "… on Monday and Thursday mornings" narrows the
+    value: a statement of its own, not the old one said shorter."""
+    put(engine, "The standup is on Monday and Thursday mornings.")
+    put(engine, "The standup is on Monday mornings.")
+    put(engine, "Reminder: the standup is on Monday mornings.")  # said again: no new item
+    assert [r["text"] for r in active(engine)] == [
+        "The standup is on Monday and Thursday mornings.", "The standup is on Monday mornings."]

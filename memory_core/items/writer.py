@@ -382,7 +382,8 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
     same_kind = row["kind"] == kind
     old_terms = content_terms(row["text"])
     shared = len(new_terms & old_terms)
-    if not ((same_kind and (old_terms == new_terms or _one_less(new_terms, old_terms)))
+    if not ((same_kind and (old_terms == new_terms
+                              or _one_less(new_terms, old_terms, row["text"])))
             or (shared >= 3 and shared >= 0.8 * max(len(new_terms), len(old_terms)))):
         return False
     data = _data(row)
@@ -400,12 +401,26 @@ def _polarity_numbers(text: str | None) -> tuple[int, tuple[str, ...]]:
     return len(_NEGATION.findall(text or "")) % 2, tuple(_numbers(text))
 
 
-def _one_less(new: frozenset[str], old: frozenset[str]) -> bool:
+def _one_less(new: frozenset[str], old: frozenset[str], old_text: str | None) -> bool:
     """Whether ``new`` is ``old`` less one term, keeping at least two ("Reminder: Dana
     is my manager." after "Just so you know, my manager is Dana."): the statement
     said again, shorter. A fragment that shares two words of a longer statement
-    ("the billing deploys") says something else."""
-    return len(new) >= 2 and new < old and len(old) - len(new) == 1
+    ("the billing deploys") says something else, and so does one that drops a member
+    of a list in ``old_text`` ("… on Monday mornings" after "… on Monday and Thursday
+    mornings" narrows the value)."""
+    if not (len(new) >= 2 and new < old and len(old) - len(new) == 1):
+        return False
+    (dropped,) = old - new
+    return _listed_pattern(dropped).search(old_text or "") is None
+
+
+@functools.lru_cache(maxsize=1024)
+def _listed_pattern(term: str) -> re.Pattern[str]:
+    """A term written as a member of a list: next to "and", "or", "&", "/", 、, 和 or と (a
+    comma alone is no list: "Just so you know, …")."""
+    word = re.escape(term) + r"\w*"
+    return re.compile(rf"(?:\band\b|\bor\b|&|/|、|和|と)\s*{word}|\b{word}\s*(?:\band\b"
+                      rf"|\bor\b|&|/|、|和|と)", re.I)
 
 
 def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
@@ -432,7 +447,7 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
     new, old_claim = content_terms(ex.text) - subject, content_terms(row["text"]) - subject
     if not old_claim or not new:
         return None
-    if new == old_claim or _one_less(new, old_claim):
+    if new == old_claim or _one_less(new, old_claim, row["text"]):
         return "same"
     if old_claim < new and _no_new_names(row["text"], ex.text):
         return "more"
