@@ -281,3 +281,27 @@ async def test_conversations_of_two_sessions_that_open_alike_are_not_edits(
     await proxy.settle()
     rows = items(proxy.engine)
     assert [r["status"] for r in rows if "$500" in r["text"]] == ["active"], rows
+
+
+async def test_an_edit_that_drops_a_correction_makes_the_old_value_current_again(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """"Actually, $800" edited away: the $500 it replaced is the budget again; when
+    the branch goes on, $800 replaces it again."""
+    agent = Agent(proxy, upstream, session="budget")
+    await agent.say("Hello.")
+    await agent.say("My budget is $500.")
+    await agent.say("Actually, my budget is $800.")
+    branch = list(agent.messages)
+    await send(agent, branch[:5] + [{"role": "user", "content": "Which hotels are near the sea?"}])
+    await proxy.settle()
+    rows = {r["text"]: r for r in items(proxy.engine)}
+    assert rows["Actually, my budget is $800."]["status"] == "edited", rows
+    old = rows["My budget is $500."]
+    assert old["status"] == "active" and old["superseded_by"] is None, rows
+    await send(agent, branch + [{"role": "user", "content": "Book the first one."}])
+    await proxy.settle()
+    rows = {r["text"]: r for r in items(proxy.engine)}
+    new = rows["Actually, my budget is $800."]
+    assert new["status"] == "active", rows
+    assert rows["My budget is $500."]["status"] == "superseded", rows
+    assert rows["My budget is $500."]["superseded_by"] == new["id"], rows

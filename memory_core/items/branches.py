@@ -121,9 +121,28 @@ def retire_edited(tx: Tx, scope: Scope, parent_id: int, new_id: int,
                        f"edited: message {root} was replaced by message {new_id}", now)
         items.queue_index("item", item_id, "delete")
         retired[item_id] = row
+    for row in retired.values():
+        _uncover(tx, row, retired, now)
     if retired:
         _link_counterparts(tx, scope, new_id, retired, now)
     return sorted(retired)
+
+
+def _uncover(tx: Tx, row: Row, retired: dict[int, Row], now: float) -> None:
+    """The item a retired correction superseded ("My budget is $500" before the branch,
+    "Actually, $800" in it) is current again: the statement that replaced it was
+    edited away (:func:`restore_continued` supersedes it again if the branch goes on)."""
+    old_id = row["supersedes"]
+    if old_id is None or int(old_id) in retired:
+        return
+    items = tx.item_writes
+    old = items.item(int(old_id))
+    if old is None or old["status"] != "superseded" or old["superseded_by"] != row["id"]:
+        return
+    items.set_status(int(old_id), "active", None, now)
+    items.revision(int(old_id), "status", "superseded", "active",
+                   f"restored: item {row['id']} that replaced it was edited away", now)
+    items.queue_index("item", int(old_id))
 
 
 def _link_counterparts(tx: Tx, scope: Scope, new_id: int, retired: dict[int, Row],
@@ -175,4 +194,12 @@ def restore_continued(tx: Tx, scope: Scope, message_id: int,
                        f"restored: the branch of message {root} was continued", now)
         items.queue_index("item", item_id)
         restored.append(item_id)
+        old_id = row["supersedes"]
+        old = items.item(int(old_id)) if old_id is not None else None
+        if old is not None and old["status"] == "active":  # _uncover, undone
+            items.mark_superseded(int(old_id), item_id, now)
+            items.revision(int(old_id), "status", "active", "superseded",
+                           f"superseded again by item {item_id}: its branch was continued",
+                           now)
+            items.queue_index("item", int(old_id))
     return restored
