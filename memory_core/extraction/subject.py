@@ -106,6 +106,19 @@ _JA_LEAD = re.compile(
 )
 _JA_TRAIL = re.compile(r"(?:です|でした|である|だ|ます|ました|は|が|を|に|で|と|へ|も|の|から|まで"
                        r"|より|って|とか|や)+$")
+_TAIL_REACH = 48
+"""Characters at the end of a phrase that a trailing-particle or hedge run may span."""
+
+
+def _strip_tail(pattern: re.Pattern[str], text: str) -> str:
+    """``pattern`` (a ``(…)+$`` run) removed from the end of ``text``, looked for in its
+    last :data:`_TAIL_REACH` characters only: searched over the whole text, a long
+    run that does not reach the end costs the square of its length."""
+    if len(text) <= _TAIL_REACH:
+        return pattern.sub("", text)
+    return text[:-_TAIL_REACH] + pattern.sub("", text[-_TAIL_REACH:])
+
+
 _JA_TOPIC = re.compile(r"^(?:に|で)?[はも](?=[^\u3040-\u309f])")
 """The particle left at the start when a fronted condition is cut ("セールの時|は、…")."""
 _LINK = re.compile(r"(?<=[^\u3040-\u309f])[的の](?=[^\u3040-\u309f])")
@@ -123,11 +136,11 @@ def cjk_key(phrase: str, lang: str, *, keep_last: bool = True) -> str | None:
     text = _CJK_NOISE.sub("", phrase).lower()
     if lang == "zh":
         text = _ZH_TIME.sub("", text)
-        text = _ZH_HEDGE_TRAIL.sub("", _ZH_LEAD.sub("", text))
+        text = _strip_tail(_ZH_HEDGE_TRAIL, _ZH_LEAD.sub("", text))
     else:
         text = _JA_TOPIC.sub("", text)
         text = _JA_LEAD.sub("", text)
-        text = _JA_TRAIL.sub("", text)
+        text = _strip_tail(_JA_TRAIL, text)
     text = _LINK.sub("", text).lstrip("的の")
     if not text or not _LETTER.search(text):
         return None
