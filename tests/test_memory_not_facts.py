@@ -220,6 +220,7 @@ PASTES = [
     "2024-05-01 12:00:01 ERROR worker timeout is 30 s, retrying\n"
     "2024-05-01 12:00:02 INFO retry limit must be 5",
     "ERROR worker pool must stay under 8 workers\nWARN retry limit must be 5",
+    "ERROR [worker] pool must stay under 8 workers.\nWARN worker-1 retry limit must be 5.",
     "level=warn the retry limit must be 5\nlevel=error the worker timeout is 30 s",
     "service,port,note\napi,8080,must be reachable\nworker,9090,timeout is 60 s",
     "service\tport\tnote\napi\t8080\tmust be reachable",
@@ -282,3 +283,66 @@ def test_an_order_for_later_answers_still_stands(text: str) -> None:
 def test_a_fact_about_this_time_stays_a_fact() -> None:
     items = extract("The build took 5 minutes this time.")
     assert [i.kind for i in items] == ["fact"] and not items[0].one_off, items
+
+
+# -- review of the hypothetical, hedge and paste rules (firm statements kept) -----------------
+@pytest.mark.parametrize("text, kind, subject", [
+    ("Please always answer in German if you can, it would be much easier for me.",
+     "preference", None),
+    ("If possible, keep answers short, it would help me a lot.", "constraint", None),
+    ("If you need me, I live in Berlin and I could meet on Fridays.", "fact", "home"),
+    ("The service would crash if the pool size exceeded 50, so we cap it at 40.", "fact", None),
+    ("如果有问题，我们的服务器端口是8080，可以直接访问。", "fact", "服务器端口"),
+    ("必要なら、私の電話番号は090-1234-5678で、いつでも連絡できます。", "fact", "電話番号"),
+    ("Imagine Dragons is my favorite band.", "preference", None),
+])
+def test_a_polite_condition_or_a_clause_after_a_supposition_is_stated(
+        text: str, kind: str, subject: str | None) -> None:
+    items = [i for i in extract(text) if i.kind == kind]
+    assert items and not any(i.tentative for i in items), (text, extract(text))
+    if subject is not None:
+        assert subject in [i.subject for i in items], (text, items)
+    if "cap it at 40" in text:
+        assert [i.value for i in items] == [40], items
+
+
+@pytest.mark.parametrize("text, subjects", [
+    ("About me\nMy kids are Tom, Anna and Ben, all under 10\n"
+     "I live in Berlin, Germany, near the park", {"kids", "home"}),
+    ("WARNING: never push to main\nERROR handling must use Result types.", {"error handling"}),
+])
+def test_chat_lines_with_commas_or_a_level_word_are_not_a_paste(
+        text: str, subjects: set[str]) -> None:
+    assert subjects <= {i.subject for i in extract(text)}, extract(text)
+
+
+def test_a_hedge_in_a_word_or_a_relative_clause_leaves_the_statement_firm() -> None:
+    for text in ("私の会社は素晴らしい会社で、社員は50人です。",
+                 "I live in Austin, which is probably the best city."):
+        items = extract(text)
+        assert items and not any(i.tentative for i in items), (text, items)
+
+
+def test_unclosed_brackets_and_repeated_cues_cost_linear_time() -> None:
+    # Bounded work, checked by a count rather than a clock: the pairing pass reads each
+    # character once, and a sentence's "if" cues are read up to a bound.
+    from memory_core.extraction import modality
+    from memory_core.extraction.prepare import machine_spans
+    assert machine_spans("[\n" * 6000) == []
+    assert [i.text for i in extract("Config dump follows\n" + "  [\n" * 4000)] \
+        == ["Config dump follows"]
+    calls = 0
+    real = modality._modal
+
+    def counting(*args: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return real(*args)
+
+    modality._modal = counting  # type: ignore[assignment]
+    try:
+        text = "if I'd like " * 1700
+        modality.hypothetical(text, 0, len(text), "en")
+    finally:
+        modality._modal = real
+    assert calls <= 16, calls

@@ -40,12 +40,20 @@ import re
 _EN_FRAME = re.compile(
     r"(?:(?:and|but|so|ok|okay|now|well|just|hmm)[,\s]+)*"
     r"(?:suppose|supposing|imagine|hypothetically|what\s+if|let's\s+say|lets\s+say|let\s+us\s+say"
-    r"|say\s+(?:we|you|i|they|the|our|that)|in\s+a\s+hypothetical)\b", re.I)
-"""A sentence that sets its premise up as imagined: everything after it is imagined."""
+    r"|say\s+(?:we|you|i|they|the|our|that)|in\s+a\s+hypothetical)\b"
+    r"(?!\s+(?-i:(?!I\b)[A-Z]))", re.I)
+"""A sentence that sets its premise up as imagined: everything after it is imagined.
+Not before a capitalised name ("Imagine Dragons is my favorite band")."""
 _EN_INVERSION = re.compile(
     r"(?:had|were)\s+(?:we|i|you|they|he|she|it|the|our|my|their)\b", re.I)
 """'Had we used Redis, …', 'Were the budget larger, …': a counterfactual premise."""
 _EN_IF = re.compile(r"\b(?:if|unless)\b", re.I)
+_EN_IF_POLITE = re.compile(
+    r"(?:if|unless)\s+(?:possible|needed|necessary|required|so|not|applicable|any"
+    r"|you\s+(?:can|could|like|want|wish|prefer|need\s+(?:me|us|to|it|anything|more|help))"
+    r"|that's\s+(?:ok|okay|fine|possible)|it\s+helps)\b", re.I)
+"""Fixed phrases that are a polite condition, not a supposition ("if possible", "if
+you can", "if you need me")."""
 _EN_MODAL = re.compile(r"\b(?:would|could|might|wouldn't|couldn't)\b|\b\w+'d\b", re.I)
 _EN_NOT_MODAL = re.compile(
     r"(?:would|'d)\s+(?:(?:really|much|also)\s+)?(?:like|love|prefer|rather|appreciate"
@@ -56,15 +64,31 @@ _EN_NOT_MODAL = re.compile(
 """Modals that are politeness or a preference ("I'd like", "it would be great if",
 "if you could …") or a past perfect ("we'd decided"), not a counterfactual."""
 _EN_WINDOW = 120  # a modal this far from its "if" belongs to the same supposition
+_EN_MAX_CUES = 8  # "if" cues read per sentence: the work stays linear in its length
+_EN_COMMA = re.compile(r"[,;:]")
+_EN_CLAUSE_END = re.compile(
+    r"[,;:]|\s(?:so|but|because|whereas|while|and\s+(?:i|we|you|they|he|she|it|our|my))\s",
+    re.I)
+"""Where the clause joined to an if-clause ends: a clause after it with its own
+subject ("…, so we cap it at 40", "… and I could meet on Fridays") is stated."""
 
 _ZH_STRONG = re.compile(r"假如|假设|假使|倘若|要不是|假若|设想|想象一下|试想")
 _ZH_IF = re.compile(r"如果|要是|若是|万一|如若")
+_ZH_IF_POLITE = re.compile(
+    r"(?:如果|要是|万一)(?:有(?:问题|疑问|需要|任何问题)|需要(?:的话)?|可以(?:的话)?|可能(?:的话)?"
+    r"|方便(?:的话)?|不行(?:的话)?)")
+"""Fixed conditions (如果有问题, 如果需要, 如果可以的话): not a supposition."""
 _ZH_MODAL = re.compile(r"能|可以|可能|就好了|早就|本来|会[^，,。；;]{0,20}了|应该会|说不定")
+_ZH_CLAUSE = re.compile(r"[，,；;。]")
 _ZH_ORDER = re.compile(r"请|必须|务必|一定要|不要|别|禁止|不许|不准|记得|重试|确保")
 """A consequence that orders ("如果失败，请重试3次"): a conditional rule, not imagined."""
 
 _JA_STRONG = re.compile(r"^(?:もしも|もし|仮に)|[、,](?:もしも|もし|仮に)")
 _JA_IF = re.compile(r"(?:たら|なら|れば|としたら|とすれば|だったら)[、,]")
+_JA_IF_POLITE = re.compile(
+    r"(?:必要|可能|大丈夫|問題|何か|気に|お手数|差し支え|ご都合|もし良|良|よ|でき)"
+    r"(?:が|で|に)?(?:あれ|あっ|なっ|なけれ|あ)?(?:なら|れば|たら|ければ|かったら|れば)[、,]$")
+"""Fixed conditions (必要なら, できれば, よければ, 何かあれば): not a supposition."""
 _JA_CONJECTURE = re.compile(
     r"(?:える|られる|できる|だろう|でしょう|のに|かもしれない|かもしれません|はずだ|はずです"
     r"|えます|られます|できます|たのに)[。.!！]?$")
@@ -85,12 +109,19 @@ def hypothetical(scan: str, start: int, end: int, lang: str) -> tuple[int, int] 
 def _modal(scan: str, lo: int, hi: int) -> re.Match[str] | None:
     """The first counterfactual modal in ``scan[lo:hi]`` that is not inside a
     politeness or past-perfect phrase (:data:`_EN_NOT_MODAL`)."""
-    for m in _EN_MODAL.finditer(scan, lo, hi):
+    for n, m in enumerate(_EN_MODAL.finditer(scan, lo, hi)):
+        if n >= _EN_MAX_CUES:
+            return None
         polite = any(p.start() < m.end() and m.start() < p.end() for p in _EN_NOT_MODAL.finditer(
             scan, max(lo, m.start() - 12), min(hi, m.end() + 24)))
         if not polite:
             return m
     return None
+
+
+def _clause_end(scan: str, at: int, end: int, boundary: re.Pattern[str]) -> int:
+    m = boundary.search(scan, at, min(end, at + _EN_WINDOW))
+    return m.start() if m else min(end, at + _EN_WINDOW)
 
 
 def _en_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
@@ -99,17 +130,47 @@ def _en_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
     if _EN_INVERSION.match(scan, start, end):
         m = _modal(scan, start, end)
         return (start, m.end()) if m else None
-    for cue in _EN_IF.finditer(scan, start, end):
-        lo, hi = max(start, cue.start() - _EN_WINDOW), min(end, cue.end() + _EN_WINDOW)
-        m = _modal(scan, lo, hi)
+    for n, cue in enumerate(_EN_IF.finditer(scan, start, end)):
+        if n >= _EN_MAX_CUES:
+            break
+        if _EN_IF_POLITE.match(scan, cue.start(), end):
+            continue
+        # the if-clause runs to its comma; the clause joined to it (the consequence)
+        # is the one after it when it is fronted, else the one it ends
+        if_end = _clause_end(scan, cue.end(), end, _EN_COMMA)
+        before = scan[max(start, cue.start() - _EN_WINDOW):cue.start()]
+        cut = [m.end() for m in _EN_CLAUSE_END.finditer(before)]
+        lo = max(start, cue.start() - _EN_WINDOW) + (cut[-1] if cut else 0)
+        if cut or lo == start:
+            fronted = not scan[lo:cue.start()].strip(" ,;:") or \
+                re.fullmatch(r"\s*(?:and|but|so|or|then|even|only|and\s+even)?\s*",
+                             scan[lo:cue.start()], re.I) is not None
+        else:
+            fronted = False
+        if fronted:
+            hi = if_end
+            if if_end < end and scan[if_end] in ",;:":
+                hi = _clause_end(scan, if_end + 1, end, _EN_CLAUSE_END)
+            seg_lo = cue.start()
+        else:
+            hi = _clause_end(scan, cue.end(), end, _EN_CLAUSE_END)
+            seg_lo = lo
+        m = _modal(scan, seg_lo, hi)
         if m is not None:
-            return min(cue.start(), m.start()), max(cue.end(), m.end())
+            return min(cue.start(), m.start()), max(hi, m.end())
     return None
 
 
 def _zh_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
     strong = _ZH_STRONG.search(scan, start, end)
-    cue = strong or _ZH_IF.search(scan, start, end)
+    cue = strong
+    if cue is None:
+        for n, c in enumerate(_ZH_IF.finditer(scan, start, end)):
+            if n >= _EN_MAX_CUES:
+                break
+            if _ZH_IF_POLITE.match(scan, c.start(), end) is None:
+                cue = c
+                break
     if cue is None:
         return None
     rest = scan[cue.end():end]
@@ -117,7 +178,13 @@ def _zh_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
         return None
     if strong is not None:
         return cue.start(), end
-    m = _ZH_MODAL.search(scan, cue.end(), end)
+    # 能/可以 count only in the if-clause and the clause right after it
+    first = _ZH_CLAUSE.search(scan, cue.end(), end)
+    hi = end
+    if first is not None:
+        second = _ZH_CLAUSE.search(scan, first.end(), end)
+        hi = second.start() if second else end
+    m = _ZH_MODAL.search(scan, cue.end(), hi)
     return (cue.start(), m.end()) if m else None
 
 
@@ -128,9 +195,14 @@ def _ja_hypothetical(scan: str, start: int, end: int) -> tuple[int, int] | None:
     strong = _JA_STRONG.search(body)
     if strong is not None:
         return start + strong.start(), end
-    cue = _JA_IF.search(body)
-    if cue is not None and _JA_CONJECTURE.search(body):
-        return start + cue.start(), end
+    for n, cue in enumerate(_JA_IF.finditer(body)):
+        if n >= _EN_MAX_CUES:
+            break
+        if _JA_IF_POLITE.search(body, max(0, cue.start() - 8), cue.end()):
+            continue
+        if _JA_CONJECTURE.search(body):
+            return start + cue.start(), end
+        break
     return None
 
 
@@ -157,8 +229,12 @@ _ZH_HEDGE = re.compile(
 as possible" and 不可能 "impossible": neither is a hedge."""
 _JA_HEDGE = re.compile(
     r"たぶん|多分|おそらく|恐らく|かもしれ|と思う|と思います|と思いま|と思っ|気がする|気がします"
-    r"|はずです|はずだ|らしい|みたいです|ようです|でしょう(?!か)|だろう|確か(?![にめ])|かな[。]?$")
-"""Japanese hedges (たぶん, かもしれない, …と思う, 確か…)."""
+    r"|はずです|はずだ|(?<!晴)(?<!愛)(?<!憎)(?<!誇)(?<!鹿)(?<!汚)(?<!男)(?<!女)(?<!供)らしい|みたいです|ようです|でしょう(?!か)|だろう|確か(?![にめ])|かな[。]?$")
+"""Japanese hedges (たぶん, かもしれない, …と思う, 確か…); not the らしい of an adjective
+(素晴らしい, 可愛らしい, 男らしい)."""
+_EN_RELATIVE = re.compile(r",\s*(?:which|who|whom|whose|where)\b", re.I)
+"""A relative clause: its hedge ("…, which is probably the best city") does not cover
+the main clause."""
 _EN_LEAD = re.compile(r"(?:(?:and|but|so|ok|okay|well|hmm|honestly|also)[,\s]+)*")
 _ZH_LEAD = re.compile(r"(?:我们|我)?(?:觉得|认为|感觉|猜|估计|相信|印象中)|也许|或许|可能|好像|似乎"
                       r"|大概(?![\d一二两三四五六七八九十百千万几])|说不定|恐怕|估计|不确定")
@@ -168,7 +244,8 @@ _JA_LEAD = re.compile(r"(?:たぶん|多分|おそらく|恐らく|確か(?![に
 def hedged(scan: str, start: int, end: int, lang: str) -> bool:
     """Whether ``scan[start:end]`` holds a hedge (module doc)."""
     if lang == "en":
-        return _EN_HEDGE.search(scan, start, end) is not None
+        rel = _EN_RELATIVE.search(scan, start, end)
+        return _EN_HEDGE.search(scan, start, rel.start() if rel else end) is not None
     if lang == "zh":
         return _ZH_HEDGE.search(scan, start, end) is not None
     return _JA_HEDGE.search(scan[start:end].rstrip()) is not None

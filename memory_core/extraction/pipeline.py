@@ -119,6 +119,7 @@ _FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
 """At the start of a sentence "while"/"whereas" open a condition, not a second clause."""
 _HYPOTHETICAL_JOINT = re.compile(r",?\s+(?:but|and|so|whereas|while)\s+|[,;，；、]\s*", re.I)
 """Where a statement ends and a supposition after it begins (:func:`modality.hypothetical`)."""
+_AFTER_JOINT = re.compile(r"(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
 _CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
 _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
@@ -517,18 +518,33 @@ class _Message:
             sc, body, b, lang, quantities, toks), lang, [q.start for q in quantities]))
         imagined = hypothetical(sc, body, b, lang)
         unsure = hedged_lead(sc, body, b, lang)
+        after_imagined = False
         for i, (start, end) in enumerate(spans):
+            if imagined is not None and start >= imagined[1] and after_imagined:
+                # the first clause after a supposition: its joint ("…, so we cap it
+                # at 40") is not part of what it states
+                lead = _AFTER_JOINT.match(sc, start, end)
+                start = lead.end() if lead else start
+            after_imagined = False
             if imagined is not None and start < imagined[1] and end > imagined[0]:
                 # "If we had 10 nodes, the job would finish …": nothing stated; what
                 # comes before the supposition ("Our API listens on 8080, but if …") is
+                # stated too, and so is a clause after it ("…, so we cap it at 40")
                 joints = [m.start() for m in _HYPOTHETICAL_JOINT.finditer(sc, start, imagined[0])]
-                if not joints or not _has_content(sc[start:joints[-1]]):
+                after = _HYPOTHETICAL_JOINT.search(sc, imagined[1], end) \
+                    if end > imagined[1] else None
+                if joints and _has_content(sc[start:joints[-1]]):
+                    end = joints[-1]
+                elif after is not None and _has_content(sc[after.end():end]):
+                    start = after.end()
+                else:
+                    after_imagined = True
                     continue
-                end = joints[-1]
-            lead = (_LEAD_JOINT if i else _FIRST_JOINT).match(sc, start, end)
+            lead = (_LEAD_JOINT if i or start > body else _FIRST_JOINT).match(sc, start, end)
             cbody = lead.end() if lead else start
-            ctoks = toks if len(spans) == 1 else None
-            c = _build(sc, a if i == 0 else cbody, cbody, end, lang, False, quantities, ctoks)
+            ctoks = toks if len(spans) == 1 and (start, end) == spans[0] else None
+            c = _build(sc, a if i == 0 and start <= body else cbody, cbody, end, lang, False,
+                       quantities, ctoks)
             if i == 0 and rules.is_hypothetical(c):
                 return
             verdict = rules.classify(c)

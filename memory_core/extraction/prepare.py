@@ -20,6 +20,7 @@ verbatim while the rules read a cleaned copy. Three things happen:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 MASK = "\ue000"
 """Private-use character standing in for masked text; not ``\\w``, so no cue matches it."""
@@ -166,6 +167,12 @@ _LOG_LEVEL = re.compile(
     r"[ \t]*[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|SEVERE|PANIC)"
     r"[\]>]?(?::|\s)")
 """An upper-case level opening a line ("ERROR worker …"): a log line when a neighbour is one."""
+_LOG_SOURCE = re.compile(
+    r"[ \t]*[\[<]?[A-Z]+[\]>]?:?\s+(?:\[[^\]\n]{1,80}\]|<[^>\n]{1,80}>|\(\S{1,80}\)"
+    r"|[\w$-]+(?:[./:][\w$-]+)+:?(?=\s)|[\w$-]*\d[\w$-]*:?(?=\s)|[\w$-]+:(?=\s))")
+"""The source beside a level ("ERROR [main] …", "WARN app.db: …", "INFO worker-1 …",
+"ERROR 1234 …"). A level line without one that ends like a sentence ("ERROR handling
+must use Result types.") is prose."""
 _KV_LOG = re.compile(r"[ \t]*(?:\w+=\S+\s+){0,3}(?:level|lvl|severity)=\w+", re.I)
 _PROMPT = re.compile(
     r"[ \t]*(?:[$%❯]|>>>|PS [A-Z]:\\[^>\n]{0,200}>"
@@ -194,13 +201,32 @@ def _csv_shape(line: str) -> tuple[str, int] | None:
     return None
 
 
-def _json_end(scan: str, pos: int) -> int | None:
-    """End (exclusive) of the line closing the JSON value that opens at ``pos`` ("{" or
-    "["), when it holds an object key; ``None`` otherwise. Reads each character once."""
-    depth, in_str, esc = 0, False, False
-    i = pos
+def _space_free(scan: str, rows: list[tuple[int, int]], shape: tuple[str, int] | None) -> bool:
+    """Whether most fields of two rows hold no space ("api,8080,reachable"): two
+    lines of chat with commas ("My kids are Tom, Anna and Ben") are not a table."""
+    if shape is None:
+        return False
+    fields = [f.strip() for a, b in rows for f in scan[a:b].split(shape[0])]
+    return sum(" " not in f for f in fields) * 2 > len(fields)
+
+
+def _json_ends(scan: str, starts: set[int]) -> dict[int, int]:
+    """For each ``{``/``[`` in ``starts`` (a line's first character) that opens a JSON
+    value holding an object key: the end (exclusive) of the line that closes it. One
+    pass that pairs brackets (linear; reading from each opening to its close would cost
+    the square of a run of unclosed ones). A string never spans lines: a line break
+    inside one fails every value still open."""
+    out: dict[int, int] = {}
+    if not starts:
+        return out
+    found = [(m.start(), m.end()) for m in _JSON_KEY.finditer(scan)]
+    keys = [k for k, _ in found]
+    key_ends = dict(found)
+    line_tail: dict[int, int] = {}  # line end -> last character other than " \t,;"
+    stack: list[int] = []
+    in_str = esc = False
     n = len(scan)
-    while i < n:
+    for i in range(min(starts), n):
         ch = scan[i]
         if in_str:
             if esc:
@@ -210,21 +236,29 @@ def _json_end(scan: str, pos: int) -> int | None:
             elif ch == '"':
                 in_str = False
             elif ch == "\n":
-                return None  # a JSON string never spans lines
+                stack.clear()
+                in_str = False
         elif ch == '"':
             in_str = True
         elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                nl = scan.find("\n", i)
-                end = n if nl < 0 else nl
-                if scan[i + 1:end].strip(" \t,;") or not _JSON_KEY.search(scan, pos, i):
-                    return None
-                return end
-        i += 1
-    return None
+            stack.append(i)
+        elif ch in "}]" and stack:
+            o = stack.pop()
+            if o not in starts:
+                continue
+            nl = scan.find("\n", i)
+            end = n if nl < 0 else nl
+            if end not in line_tail:  # each line's filler is read once
+                j = end - 1
+                while j > i and scan[j] in " \t,;":
+                    j -= 1
+                line_tail[end] = j
+            if line_tail[end] > i:
+                continue
+            k = bisect_left(keys, o)
+            if k < len(keys) and key_ends[keys[k]] <= i:
+                out[o] = end
+    return out
 
 
 def machine_spans(scan: str) -> list[tuple[int, int]]:
@@ -245,6 +279,7 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
         pos = nl + 1
     mark = [False] * len(lines)
     level = [False] * len(lines)
+    json_ends: dict[int, int] | None = None
     i = 0
     while i < len(lines):
         a, b = lines[i]
@@ -268,7 +303,11 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
             continue
         opening = a + len(scan[a:b]) - len(scan[a:b].lstrip())
         if opening < b and scan[opening] in "{[":
-            close = _json_end(scan, opening)
+            if json_ends is None:
+                json_ends = _json_ends(scan, {
+                    o for o in (x + len(scan[x:y]) - len(scan[x:y].lstrip()) for x, y in lines)
+                    if o < len(scan) and scan[o] in "{["})
+            close = json_ends.get(opening)
             if close is not None:
                 j = i
                 while j < len(lines) and lines[j][0] <= close:
@@ -295,7 +334,8 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
                 mark[i - 1] = True  # the exception a trace starts with
         elif _EXCEPTION.match(scan, a, b) and i and mark[i - 1] and not level[i - 1]:
             mark[i] = True  # the exception line after a trace's frames
-        elif _LOG_LEVEL.match(scan, a, b):
+        elif _LOG_LEVEL.match(scan, a, b) and (_LOG_SOURCE.match(scan, a, b)
+                                                or not _PROSE_END.match(scan, a, b)):
             level[i] = True
         i += 1
     for i in range(len(lines)):  # a level line is a log line next to another one
@@ -305,10 +345,15 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
     shapes = [_csv_shape(scan[a:b]) if not mark[k] and b - a < 2000 and (
         scan.count(",", a, b) >= 2 or scan.count(";", a, b) >= 2 or scan.find("\t", a, b) >= 0)
         else None for k, (a, b) in enumerate(lines)]
-    for k, shape in enumerate(shapes):  # CSV/TSV: two or more rows of one shape
-        if shape is not None and ((k and shapes[k - 1] == shape)
-                                  or (k + 1 < len(shapes) and shapes[k + 1] == shape)):
-            mark[k] = True
+    k = 0
+    while k < len(shapes):  # CSV/TSV: a run of rows of one shape
+        run = k + 1
+        while shapes[k] is not None and run < len(shapes) and shapes[run] == shapes[k]:
+            run += 1
+        if run - k >= 3 or (run - k == 2 and _space_free(scan, lines[k:run], shapes[k])):
+            for r in range(k, run):
+                mark[r] = True
+        k = run
     if _EXCEPTION.match(scan, *lines[0]) and len(lines) == 1:
         mark[0] = True  # a message that is only an exception line
     return [span for span, m in zip(lines, mark, strict=True) if m]
