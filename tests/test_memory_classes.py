@@ -179,6 +179,49 @@ def test_going_back_to_a_name_supersedes_nothing_that_only_shares_the_name(
     assert superseded_by(engine) == {"We run Postgres 16.": "We reverted to Postgres 14."}
 
 
+@pytest.mark.parametrize("earlier, now, back", [
+    ("I live in Ohio.", "Actually I live in Denver now.", "My sister moved back to Ohio."),
+    ("We use Postgres 16.", "We use Postgres 15 now.",
+     "The analytics team went back to Postgres 16 last week."),
+])
+def test_someone_else_going_back_supersedes_nothing(engine: Engine, earlier: str, now: str,
+                                                    back: str) -> None:
+    """A change back by another person or team is their own: the speaker's current
+    state stays."""
+    for text in (earlier, now, back):
+        put(engine, text)
+    assert superseded_by(engine) == {earlier: now}
+
+
+@pytest.mark.parametrize("old, new", [
+    ("My brother lives in Boston.", "I moved from Boston to Denver last year."),
+    ("My favorite food is pasta.", "I had pizza instead of pasta."),
+    ("私は東京に住んでいます。", "昨日、東京から大阪に移動しました。"),
+    ("我妈妈住在北京。", "我从北京搬到上海了。"),
+    ("I prefer single quotes in Python.", "Black replaced my single quotes with double quotes."),
+])
+def test_a_replacement_leaves_another_persons_or_another_attributes_item(
+        engine: Engine, old: str, new: str) -> None:
+    """A relative's fact is not the speaker's, a trip is no move of home, a meal is
+    no change of taste, and a tool's edit is no change of preference."""
+    put(engine, old)
+    put(engine, new)
+    assert superseded_by(engine) == {}, active(engine)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Our team uses RabbitMQ.", "We replaced RabbitMQ with Kafka."),
+    ("My sister lives in Boston.", "My sister moved from Boston to Denver."),
+    ("I live in Boston.", "I moved from Boston to Denver last year."),
+    ("我住在北京。", "我从北京搬到上海了。"),
+])
+def test_a_replacement_by_the_same_person_still_supersedes(engine: Engine, old: str,
+                                                          new: str) -> None:
+    put(engine, old)
+    put(engine, new)
+    assert superseded_by(engine) == {old: new}
+
+
 @pytest.mark.parametrize("text", [
     "Should we migrate from RabbitMQ to Kafka?",
     "If we moved from RabbitMQ to Kafka, would latency drop?",
