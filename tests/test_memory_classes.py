@@ -160,6 +160,8 @@ def test_a_replacement_revises_its_own_speaker_and_series_item_only(engine: Engi
     ("We ship v2.3.", "We ship v2.4 now.", "We rolled back to v2.3."),
     ("我们用Helm部署。", "我们现在用Argo CD部署。", "我们回滚到了Helm。"),
     ("デプロイはHelmです。", "デプロイは今はArgo CDです。", "Helmに戻しました。"),
+    ("The CI runner is Jenkins.", "The CI runner is GitHub Actions now.",
+     "We switched the CI runner back to Jenkins."),
 ])
 def test_going_back_to_an_earlier_value_supersedes_what_replaced_it(
         engine: Engine, earlier: str, now: str, back: str) -> None:
@@ -183,11 +185,16 @@ def test_going_back_to_a_name_supersedes_nothing_that_only_shares_the_name(
     ("I live in Ohio.", "Actually I live in Denver now.", "My sister moved back to Ohio."),
     ("We use Postgres 16.", "We use Postgres 15 now.",
      "The analytics team went back to Postgres 16 last week."),
+    # a change back of another attribute than the successor's
+    ("We build the docs with Sphinx.", "We build the docs with MkDocs now.",
+     "We switched the test runner back to Sphinx."),
+    ("We deploy with Helm.", "We deploy with Argo CD now.",
+     "We moved the docs build back to Helm."),
 ])
 def test_someone_else_going_back_supersedes_nothing(engine: Engine, earlier: str, now: str,
                                                     back: str) -> None:
-    """A change back by another person or team is their own: the speaker's current
-    state stays."""
+    """A change back by another person or team is their own, and one of another
+    attribute is not the successor's: the speaker's current state stays."""
     for text in (earlier, now, back):
         put(engine, text)
     assert superseded_by(engine) == {earlier: now}

@@ -324,16 +324,26 @@ def _returned_from(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     without a letter ("bumped Node to 20": a bare number names no earlier item), and
     for a change back not by the speaker: an English one must open with "I"/"we" ("My
     sister moved back to Ohio", "The analytics team went back to Postgres 16" are
-    someone else's; :func:`correction_target` then supersedes nothing either)."""
+    someone else's; :func:`correction_target` then supersedes nothing either). A change
+    back that names its attribute ("We reverted the database to Postgres 14") takes only
+    a successor whose text holds the attribute's terms."""
     value = getattr(ex, "replacement", None)
     if not value or not _LETTER.search(value):
         return None
     if getattr(ex, "lang", "en") == "en" and actor(ex.text or "") != "self":
         return None  # only the speaker's own change back ("We went back to Helm")
     label = getattr(ex, "label", None) or None
+    # "We reverted the database to Postgres 14": the successor must be about the database
+    # (one the sentence names: "We rolled back to v2.3" keys "version" without naming it)
+    attribute = terms(_own_subject(ex)) if _names_attribute(ex) else frozenset()
+    if covered(attribute, terms(ex.text)) < _CONDITION_COVER:
+        attribute = frozenset()
     for row in items.replaced_candidates(scope.tenant, scope.role, kinds, speaker, label,
                                          CORRECTION_SCAN):
         if not mentions(row["text"] or "", value) or not conditions_agree(ex, row):
+            continue
+        if attribute and covered(attribute, terms(row["successor_text"] or "")) \
+                < _CONDITION_COVER:
             continue
         if mentions(row["successor_text"] or "", value):
             return None  # the value is current already
