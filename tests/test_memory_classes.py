@@ -160,6 +160,8 @@ def test_a_replacement_revises_its_own_speaker_and_series_item_only(engine: Engi
     ("We ship v2.3.", "We ship v2.4 now.", "We rolled back to v2.3."),
     ("我们用Helm部署。", "我们现在用Argo CD部署。", "我们回滚到了Helm。"),
     ("デプロイはHelmです。", "デプロイは今はArgo CDです。", "Helmに戻しました。"),
+    ("The CI runner is Jenkins.", "The CI runner is GitHub Actions now.",
+     "We switched the CI runner back to Jenkins."),
 ])
 def test_going_back_to_an_earlier_value_supersedes_what_replaced_it(
         engine: Engine, earlier: str, now: str, back: str) -> None:
@@ -177,6 +179,54 @@ def test_going_back_to_a_name_supersedes_nothing_that_only_shares_the_name(
     put(engine, "We run Postgres 16.")
     put(engine, "We reverted to Postgres 14.")
     assert superseded_by(engine) == {"We run Postgres 16.": "We reverted to Postgres 14."}
+
+
+@pytest.mark.parametrize("earlier, now, back", [
+    ("I live in Ohio.", "Actually I live in Denver now.", "My sister moved back to Ohio."),
+    ("We use Postgres 16.", "We use Postgres 15 now.",
+     "The analytics team went back to Postgres 16 last week."),
+    # a change back of another attribute than the successor's
+    ("We build the docs with Sphinx.", "We build the docs with MkDocs now.",
+     "We switched the test runner back to Sphinx."),
+    ("We deploy with Helm.", "We deploy with Argo CD now.",
+     "We moved the docs build back to Helm."),
+])
+def test_someone_else_going_back_supersedes_nothing(engine: Engine, earlier: str, now: str,
+                                                    back: str) -> None:
+    """A change back by another person or team is their own, and one of another
+    attribute is not the successor's: the speaker's current state stays."""
+    for text in (earlier, now, back):
+        put(engine, text)
+    assert superseded_by(engine) == {earlier: now}
+
+
+@pytest.mark.parametrize("old, new", [
+    ("My brother lives in Boston.", "I moved from Boston to Denver last year."),
+    ("My favorite food is pasta.", "I had pizza instead of pasta."),
+    ("私は東京に住んでいます。", "昨日、東京から大阪に移動しました。"),
+    ("我妈妈住在北京。", "我从北京搬到上海了。"),
+    ("I prefer single quotes in Python.", "Black replaced my single quotes with double quotes."),
+])
+def test_a_replacement_leaves_another_persons_or_another_attributes_item(
+        engine: Engine, old: str, new: str) -> None:
+    """A relative's fact is not the speaker's, a trip is no move of home, a meal is
+    no change of taste, and a tool's edit is no change of preference."""
+    put(engine, old)
+    put(engine, new)
+    assert superseded_by(engine) == {}, active(engine)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Our team uses RabbitMQ.", "We replaced RabbitMQ with Kafka."),
+    ("My sister lives in Boston.", "My sister moved from Boston to Denver."),
+    ("I live in Boston.", "I moved from Boston to Denver last year."),
+    ("我住在北京。", "我从北京搬到上海了。"),
+])
+def test_a_replacement_by_the_same_person_still_supersedes(engine: Engine, old: str,
+                                                          new: str) -> None:
+    put(engine, old)
+    put(engine, new)
+    assert superseded_by(engine) == {old: new}
 
 
 @pytest.mark.parametrize("text", [

@@ -156,6 +156,30 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
 """Replacement forms, tried in order; the first that holds wins (see above)."""
+_EN_LEAD = (r"^(?:(?:actually|so|and|but|well|also|then|now|yesterday|today|recently|last\s+\w+"
+            r"|this\s+\w+|in\s+\w+)[\s,]+)*")
+EN_SELF_ACTOR = re.compile(_EN_LEAD + r"(?:i|we)\b", re.I)
+"""A sentence whose actor is the speaker ("I moved …", "Actually, we went back to …")."""
+EN_OTHER_ACTOR = re.compile(
+    _EN_LEAD + r"(?:(?:he|she|they|someone|somebody|everyone)\b"
+    r"|(?:my|our|his|her|their|the|a|an)\s+(?:[\w'-]+\s+){0,2}?(?:sister|brother|sibling"
+    r"|mom|mum|mother|dad|father|parents?|wife|husband|partner|spouse|son|daughter|kids?"
+    r"|child|children|friends?|boyfriend|girlfriend|cousin|aunt|uncle|niece|nephew"
+    r"|grand(?:ma|mother|pa|father|parents?)|family|roommate|neighbou?r|boss|manager"
+    r"|colleagues?|co-?workers?|client|customer)s?\b"
+    r"|(?:his|her|their|the|a|an|another)\s+(?:[\w'-]+\s+){1,2}?(?:team|department"
+    r"|company|group)s?\b(?!\s+(?:lead|leads|leader|size|name|lunch|meeting|members?)\b))",
+    re.I)
+"""A sentence whose actor (or whose subject's owner) is another person or group
+("My sister moved back to Ohio", "The analytics team went back to Postgres 16", "My
+brother lives in Boston"): their change or fact is not the speaker's. "Our team",
+"my team" and "the team" are the speaker's own."""
+EN_INSTEAD_STATE = re.compile(
+    r"\b(?:use|uses|using|run|runs|running|host|hosts|hosting|deploy|deploys|build|builds"
+    r"|store|stores|prefer|prefers|went\s+with|go\s+with|chose|picked|switched\s+to"
+    r"|moved\s+to|migrated\s+to|rely\s+on|relies\s+on|are\s+on|is\s+on|'re\s+on)\b", re.I)
+"""An "X instead of Y" that states a standing choice ("We use Memcached instead of
+Redis"), not one event ("I had pizza instead of pasta"): only these replace an item."""
 EN_REPLACE_WORDS = frozenset(
     "replaced swapped exchanged traded superseded migrated moved ported switched transitioned "
     "changed converted went upgraded downgraded bumped shifted rewrote reverted rolled fell "

@@ -145,7 +145,8 @@ negation, a suggestion ("我们打算从Heroku迁移到Fly.io", "还没换成Kaf
 _JA_NP = r"[^、。,，！!？?をはが]{1,20}?"
 _JA_TAIL = r"[^、。,，！!？?]{1,30}?"
 _JA_SWAP_VERB = ("置き換え|置き換|入れ替え|入れ替|乗り換え|乗り換|リプレース|切り替え|切り替"
-                 "|切替|変更|移行|移し|移動")
+                 "|切替|変更|移行")
+"""(移動/移し are travel and moving things: "東京から大阪に移動しました" is a trip.)"""
 _JA_SET_VERB = "アップグレード|ダウングレード|更新|上げ|下げ"
 JA_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("move", re.compile(r"(?:(?P<what>[^、。,，！!？?をはが]{1,12}?)(?:を|は))?(?P<old>" + _JA_NP
@@ -163,7 +164,7 @@ JA_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("drop", re.compile(r"(?P<old>" + _JA_NP + r")(?:を使うのをやめ|の利用をやめ|の使用をやめ"
                         r"|を廃止し|の利用を停止し|の使用を停止し)")),
 )
-JA_REPLACE_MARKS = ("置き換|入れ替|乗り換|リプレース|切り替|切替|変更|移行|移し|移動|アップグレード"
+JA_REPLACE_MARKS = ("置き換|入れ替|乗り換|リプレース|切り替|切替|変更|移行|アップグレード"
                     "|ダウングレード|更新|上げ|下げ|戻し|戻り|戻っ|ロールバック|代わりに|やめ|廃止"
                     "|停止")
 JA_REPLACE_DONE = re.compile(r"^(?:し)?(?:ました|た|済み|済|ています|ている|てる|てます|てあります"
@@ -249,3 +250,12 @@ done after it, the clause is a standing rule; the lead is not its subject. A bar
 これから ("これから出かけます", about to) leads a plain statement only with は/も or an
 adverb of always after it."""
 JA_POLITE_REQUEST = re.compile(r"(?:てください|で下さい|て下さい|お願いします|お願い)[。!！]?$")
+_CJK_RELATIVE = (r"妈妈|母亲|爸爸|父亲|父母|姐姐|妹妹|哥哥|弟弟|老婆|老公|妻子|丈夫|儿子|女儿|孩子"
+                 r"|朋友|同事|老板|经理|家人|室友|邻居|男朋友|女朋友|他们|她们|他|她"
+                 r"|母|父|姉|妹|兄|弟|妻|夫|息子|娘|子供|友達|友人|同僚|上司|家族|彼女|彼"
+                 r"|お母さん|お父さん|お姉さん|お兄さん")
+CJK_OTHER_ACTOR = re.compile(
+    r"^(?:(?:昨天|今天|上周|上个月|去年|最近|其实|昨日|今日|先週|先月|去年|最近|実は)[，,、\s]*)*"
+    r"(?:我的?|我们的?|私の|僕の|俺の|うちの)?(?:" + _CJK_RELATIVE + r")(?:は|が|も|都|也|已经)?")
+"""A Chinese or Japanese sentence whose actor (or whose subject's owner) is another
+person or group (我妈妈住在北京, 母は東京に住んでいます, 他们回到了…)."""

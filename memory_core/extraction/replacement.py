@@ -135,10 +135,15 @@ def _find_en(scan: str, start: int, end: int) -> Replacement | None:
     if lx.EN_REPLACE_WORDS.isdisjoint(tokens(seg)):
         return None
     seg = seg.rstrip(" .!")
+    swap_read = False
     for kind, pattern in lx.EN_REPLACE:
+        if swap_read and pattern.pattern.startswith("^(?P<new>"):
+            continue  # "Black replaced my single quotes with …": read and rejected already
         m = pattern.search(seg)
         if m is None:
             continue
+        if kind == "swap" and not pattern.pattern.startswith("^"):
+            swap_read = True
         groups = m.groupdict()
         cue = m.start()
         if kind == "swap" and m.re.pattern.startswith("^(?P<old>"):
@@ -219,6 +224,8 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
     words = head.split()
     if not words or not _value_like(old) or lx.EN_IMPERATIVE.match(head):
         return None  # "Use tabs instead of spaces": an order, read by the rules
+    if not lx.EN_INSTEAD_STATE.search(head):
+        return None  # "I had pizza instead of pasta": one event, not a standing choice
     n = 1
     while n < min(3, len(words) - 1) and words[-n - 1][:1].isupper():
         n += 1
@@ -290,3 +297,17 @@ def _read_cjk(kind: str, g: dict[str, str | None], lang: str
     if not _LATIN.search(old):
         return None
     return old, None, key(old, lang), False
+
+
+def actor(text: str) -> str | None:
+    """Who a sentence is about: ``"other"`` for another person or group as its actor or
+    its subject's owner ("My sister moved back to Ohio", "My brother lives in Boston",
+    "The analytics team went back to …", 我妈妈住在北京, 母は…), ``"self"`` for the
+    speaker ("I …", "we …"), else None (a thing: "Kafka replaced RabbitMQ", "Our
+    hosting is Heroku", or a Chinese or Japanese sentence without a subject)."""
+    stripped = text.strip()
+    if lx.EN_OTHER_ACTOR.match(stripped) or lc.CJK_OTHER_ACTOR.match(stripped):
+        return "other"
+    if lx.EN_SELF_ACTOR.match(stripped):
+        return "self"
+    return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memory_core.extraction.replacement import actor
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, overlap, terms
 from memory_core.models import Scope
@@ -126,6 +127,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     stated under one (it keeps that condition: the user did not restate it), but an
     item under the same condition as the correction's wins over it.
     """
+    if getattr(ex, "replacement", None) and not getattr(ex, "replaces", None) \
+            and actor(ex.text or "") == "other":
+        return None  # "My sister moved back to Ohio": another person's change back
     if getattr(ex, "replaces", None):
         return _replaced_item(items, scope, ex, kinds, speaker)
     back = _returned_from(items, scope, ex, kinds, speaker)
@@ -261,7 +265,10 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     or its text holds the attribute's terms): "Tom is my brother" stays. Otherwise
     the item must be a short statement of the value (at most ``_SHORT_MENTION`` other
     content terms; CJK: ``_SHORT_MENTION_CJK`` other characters): "We host on Heroku",
-    not a long story that happens to name it. Best first: a matching subject, then
+    not a long story that happens to name it — and about the same person: an item
+    about a relative ("My brother lives in Boston", :func:`~memory_core.extraction.
+    replacement.actor`) is not what the speaker's "I moved from Boston to Denver"
+    left, and the other way round. Best first: a matching subject, then
     the attribute in the text, then the fewest other terms, then the newest. ``None``
     when no item qualifies — the replacement then supersedes nothing (it never falls back to a
     subject match alone: "Kafka runs three brokers" is not what "We replaced RabbitMQ
@@ -273,6 +280,7 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     subject_terms = terms(subject)
     named_attribute = _names_attribute(ex)
     skip = terms(old_value) | subject_terms
+    other = actor(ex.text or "") == "other"
     best: tuple[int, int, int] | None = None
     found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
@@ -295,8 +303,8 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
         else:
             extra = len(terms(text) - skip)
             short = extra <= _SHORT_MENTION
-        if rank == 0 and (named_attribute or not short):
-            continue
+        if rank == 0 and (named_attribute or not short or (actor(text) == "other") != other):
+            continue  # "My brother lives in Boston" is not what "I moved from Boston …" left
         score = (rank, -extra, int(row["id"]))
         if best is None or score > best:
             best, found = score, row
@@ -312,15 +320,30 @@ def _returned_from(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     Helm", "We reverted to Postgres 14", 回滚到v2.3 — the extraction's
     ``replacement`` without ``replaces``): the successor of the newest superseded item
     of the speaker that names the value returned to (and agrees on the condition),
-    when that successor does not name it itself. ``None`` otherwise, and for a value
-    without a letter ("bumped Node to 20": a bare number names no earlier item)."""
+    when that successor does not name it itself. ``None`` otherwise, for a value
+    without a letter ("bumped Node to 20": a bare number names no earlier item), and
+    for a change back not by the speaker: an English one must open with "I"/"we" ("My
+    sister moved back to Ohio", "The analytics team went back to Postgres 16" are
+    someone else's; :func:`correction_target` then supersedes nothing either). A change
+    back that names its attribute ("We reverted the database to Postgres 14") takes only
+    a successor whose text holds the attribute's terms."""
     value = getattr(ex, "replacement", None)
     if not value or not _LETTER.search(value):
         return None
+    if getattr(ex, "lang", "en") == "en" and actor(ex.text or "") != "self":
+        return None  # only the speaker's own change back ("We went back to Helm")
     label = getattr(ex, "label", None) or None
+    # "We reverted the database to Postgres 14": the successor must be about the database
+    # (one the sentence names: "We rolled back to v2.3" keys "version" without naming it)
+    attribute = terms(_own_subject(ex)) if _names_attribute(ex) else frozenset()
+    if covered(attribute, terms(ex.text)) < _CONDITION_COVER:
+        attribute = frozenset()
     for row in items.replaced_candidates(scope.tenant, scope.role, kinds, speaker, label,
                                          CORRECTION_SCAN):
         if not mentions(row["text"] or "", value) or not conditions_agree(ex, row):
+            continue
+        if attribute and covered(attribute, terms(row["successor_text"] or "")) \
+                < _CONDITION_COVER:
             continue
         if mentions(row["successor_text"] or "", value):
             return None  # the value is current already
