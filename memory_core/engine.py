@@ -25,7 +25,7 @@ import orjson
 
 from memory_core.admin import inspection
 from memory_core.admin.search import indexed_search, search_memory
-from memory_core.assembly import in_view
+from memory_core.assembly import in_view, lookahead
 from memory_core.assembly.block import Assembly, assemble, item_features
 from memory_core.assembly.budget import ContextLimits, MessageCounts
 from memory_core.capture import evidence
@@ -134,7 +134,8 @@ class Engine:
     def assemble(self, scope: Scope, result: CaptureResult, newest_text: str,
                  request_id: str, visible_ids: set[int] | None = None,
                  visible_order: Sequence[int] | None = None,
-                 budget_tokens: int | None = None, tools: bool = True) -> Assembly:
+                 budget_tokens: int | None = None, tools: bool = True,
+                 ahead: Future[lookahead.BlockSearches] | None = None) -> Assembly:
         """Build the injection block for a captured request (reader thread).
 
         Queues the explain log (``assembly_logs``) without waiting for it. See
@@ -148,7 +149,9 @@ class Engine:
         block then quotes as many matching earlier messages as it takes
         (``evidence_fill``).
         ``tools``: the memory tools go with the request (else the block does not
-        point to them).
+        point to them). ``ahead``: the block's searches run ahead
+        (:meth:`search_ahead`); assembly takes their hits for the same query and
+        searches live otherwise.
         """
         hook: Any = self.searcher if self.search is not None else None
         cfg = self.config
@@ -161,7 +164,11 @@ class Engine:
             if hook is not None:
                 hook = functools.partial(self.searcher, structured=True)
         namespace = self.store.location
-        indexed = self.search.indexer.indexed_items if self.search is not None else None
+        found = lookahead.take(ahead) if hook is not None and not fill else None
+        if found is not None:
+            hook, indexed = lookahead.hook(hook, found), found.indexed
+        else:
+            indexed = self._indexed_items()
 
         def build(tx: Tx) -> Assembly:
             items = self._active_items.view(tx, namespace, scope.tenant, scope.role)
@@ -175,6 +182,25 @@ class Engine:
         assembly = self.store.read_tx(build)
         self.store.write_tx(_log_assembly, scope, request_id, assembly)
         return assembly
+
+    def _indexed_items(self) -> int | None:
+        """The newest item id the search index holds (``None``: no search)."""
+        return self.search.indexer.indexed_items if self.search is not None else None
+
+    def search_ahead(self, scope: Scope, query: str,
+                     compacted: bool) -> lookahead.BlockSearches:
+        """The searches :meth:`assemble` makes for a block whose newest user message
+        is ``query`` (at the full block budget), run before the request's capture
+        is done (:mod:`memory_core.assembly.lookahead`; a memory-path thread).
+        ``compacted``: the scope may have summary nodes, so the block may quote
+        compacted messages (their search is skipped otherwise)."""
+        cfg = self.config
+        wanted: list[tuple[tuple[str, ...], int]] = []
+        if self.search is not None and query.strip():
+            wanted.append((("item",), cfg.max_items * 2))
+            if cfg.evidence_snippets and compacted:
+                wanted.append((("message",), cfg.evidence_snippets * 8))
+        return lookahead.run_ahead(self.searcher, scope, query, wanted, self._indexed_items)
 
     def remember_block(self, scope: Scope, user_message_id: int, block: str) -> None:
         """Keep the block injected into a user message, for the tool rounds of the

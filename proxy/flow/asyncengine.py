@@ -33,6 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from memory_core.assembly.lookahead import BlockSearches
 from memory_core.capture import evidence as capture
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, CaptureTicket, Scope
@@ -146,6 +147,24 @@ class AsyncEngine:
                                timeout)
 
     # -- the memory path --------------------------------------------------------
+    def search_ahead(self, scope: Scope, query: str,
+                     compacted: bool) -> Future[BlockSearches] | None:
+        """Queue :meth:`Engine.search_ahead` on the memory-path pool (``compacted``:
+        compaction applies to the request: the scope's summary nodes decide whether
+        compacted messages may be quoted); ``None`` without a search index or a
+        query, or with the pool stopped."""
+        engine = self.engine
+        if engine.search is None or not query.strip():
+            return None
+
+        def run() -> BlockSearches:
+            return engine.search_ahead(scope, query, compacted and engine.has_summaries(scope))
+
+        try:
+            return self._pool.submit(run)
+        except RuntimeError:  # the pool is shut down: the plan fails open anyway
+            return None
+
     async def plan(self, capture_future: Future[CaptureResult],
                    job: Callable[[CaptureResult], T], wait_seconds: float) -> T:
         """``job(capture result)`` on the memory-path pool, once the request's

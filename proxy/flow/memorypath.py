@@ -78,9 +78,15 @@ async def _prepare(
             # writer's FIFO): the evidence is the same, only nothing waits for it.
             return quick
 
+    # The block's searches need only the newest user message: they run while the
+    # writer captures (memory_core.assembly.lookahead).
+    ahead = aengine.search_ahead(scope, plan.newest_user_text(body, wire),
+                                 want_compaction) if want_block else None
+
     def job(result: CaptureResult) -> Prepared:  # a memory-path thread
         return plan.prepare(metrics, engine, scope, result, raw, body, request_id,
-                            want_block, want_compaction, wire, offer_always, raw_items)
+                            want_block, want_compaction, wire, offer_always, raw_items,
+                            ahead=ahead)
 
     return await aengine.plan(capture_future, job, cfg.capture_wait_seconds)
 

@@ -22,6 +22,7 @@ from typing import Any
 from memory_core.assembly import budget
 from memory_core.assembly.block import is_bootstrap
 from memory_core.assembly.budget import Budget
+from memory_core.assembly.lookahead import Ahead
 from memory_core.capture.tree import message_text
 from memory_core.compaction.compressor import HEADERS_LINE, headers_line_saving
 from memory_core.engine import Engine
@@ -209,7 +210,8 @@ def unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
 def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, raw: bytes,
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool, wire: WireAdapter = CHAT,
-             offer_always: bool = False, raw_items: RawItems | None = None) -> Prepared:
+             offer_always: bool = False, raw_items: RawItems | None = None,
+             ahead: Ahead | None = None) -> Prepared:
     """The plan of one request after its capture (a memory-path thread;
     :func:`proxy.flow.memorypath.prepare_upstream`).
 
@@ -226,7 +228,8 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     and they could find something beyond what the upstream sees: stored history or
     memories beyond the request's own messages, or messages compacted out of its
     view (also by an inline compaction: the tools are counted before it), or when
-    ``offer_always``. Otherwise the block does not point to them.
+    ``offer_always``. Otherwise the block does not point to them. ``ahead``: the
+    block's searches, run while the capture ran (:meth:`Engine.search_ahead`).
     """
     cfg = engine.config
     out = Prepared(capture=result)
@@ -362,7 +365,7 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         order = list(dict.fromkeys(itertools.filterfalse(covered.__contains__, view.ids)))
         visible = set(order)
         assembly = engine.assemble(scope, result, newest, request_id, visible, order,
-                                   budget_tokens=block_room, tools=offer)
+                                   budget_tokens=block_room, tools=offer, ahead=ahead)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
             messages = wire.inject_block(messages, assembly.block)
@@ -398,6 +401,14 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         # client sent it, not become a 500 (tests/reliability/test_hostile_input).
         out.body = rewrite.dumps_body(new_body, raw_items)
     return out
+
+
+def newest_user_text(body: dict[str, Any], wire: WireAdapter = CHAT) -> str:
+    """The text of the request's last message when it is a user message (the
+    block's query, as :func:`prepare` reads it), else ``""``."""
+    messages = wire.messages(body)
+    at = rewrite.newest_user_index(messages)
+    return message_text(messages[at]) if at is not None else ""
 
 
 def _newest_user_id(messages: list[Any], result: CaptureResult) -> int | None:
