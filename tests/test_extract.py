@@ -87,6 +87,25 @@ def test_statements_without_subject_or_number_are_dropped(text: str) -> None:
     assert extract(text) == []
 
 
+@pytest.mark.parametrize(("text", "subject"), [
+    ("Dana's my manager.", "dana"),
+    ("Priya's our tech lead now.", "priya tech lead"),
+    ("The build server's the bottleneck.", "build server"),
+    ("My manager's a morning person.", "manager"),
+])
+def test_a_name_contracted_with_is_before_a_determiner_is_a_fact(text: str, subject: str) -> None:
+    item = one(text)
+    spelled_out = one(text.replace("'s ", " is ", 1))
+    assert (item.kind, item.subject) == ("fact", subject)
+    assert (spelled_out.kind, spelled_out.subject, spelled_out.correction) == (
+        item.kind, item.subject, item.correction)
+
+
+def test_a_possessive_is_not_a_contracted_is() -> None:
+    assert one("Dana's car is red.").subject == "dana's car"
+    assert extract("Dana's team.") == []
+
+
 def test_first_person_facts() -> None:
     assert one("I'm allergic to shellfish.").subject == "allergic"
     assert one("我对花生过敏。").subject == "花生过敏"

@@ -498,6 +498,7 @@ def test_near_duplicates_take_one_line_citing_the_newest() -> None:
 
 @pytest.mark.parametrize("first, again", [
     ("My manager is Dana.", "Reminder: Dana is my manager."),
+    ("Dana's my manager.", "Reminder: Dana is my manager."),
     ("We deploy the billing service with Argo CD.",
      "As I said, the billing service is deployed with Argo CD."),
     ("我的经理是Dana。", "提醒一下，Dana是我的经理。"),
@@ -526,6 +527,14 @@ async def test_a_reworded_restatement_is_one_item_with_both_sources(
     item_lines = [ln for ln in block.splitlines() if ln.startswith("- [")]
     assert sum("Dana" in ln or "Argo" in ln for ln in item_lines) == 1, block
     assert f"msg {msgs[1]}" in block, block
+
+
+def test_a_name_contracted_with_is_states_a_fact_said_again_once(engine: Engine) -> None:
+    put(engine, "Dana's my manager.")
+    put(engine, "Dana is my manager.")
+    put(engine, "Priya's our tech lead.")
+    assert [r["text"] for r in active(engine)] == ["Dana's my manager.",
+                                                    "Priya's our tech lead."]
 
 
 def test_the_same_words_with_another_polarity_or_value_are_not_a_restatement(

@@ -78,6 +78,12 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _PRONOUN_CONTRACTION = re.compile(
     r"^(?:it|that|there|this|what|he|she|i|we|you|they|here|who)('s|'re|'m|'ll|'ve|'d)(?![\w'])",
     re.I)
+_NOUN_CONTRACTION = re.compile(
+    r"^(?:[^\W\d_][\w-]*\s+){0,3}[^\W\d_][\w-]*(?P<v>'s)\s+"
+    r"(?=(?:my|our|your|his|her|their|the|a|an)\s)", re.I)
+"""A name or noun phrase contracted with "is" before a determiner ("Dana's my manager",
+"The build server's our bottleneck"): a possessive "'s" is followed by its noun, not by
+a determiner."""
 _DETERMINERS = frozenset("the a an my our your their his her its this that these those each "
                          "every all some any no".split())
 _COPULAS = frozenset("is are was were am 's 're 'm isn't aren't wasn't weren't".split())
@@ -214,8 +220,11 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
 def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     np_end, pred_start, verb = -1, -1, ""
     contraction = _PRONOUN_CONTRACTION.match(core) if "'" in first else None
+    noun = _NOUN_CONTRACTION.match(core) if not contraction and "'s " in core else None
     if contraction:
         np_end, pred_start, verb = contraction.start(1), contraction.end(), contraction.group(1)
+    elif noun:
+        np_end, pred_start, verb = noun.start("v"), noun.end("v"), "'s"
     else:
         m = _first_verb(core, c.tokens)
         first_person = _FIRST_PERSON_VERB.match(core) if first in ("i", "we", "you") else None

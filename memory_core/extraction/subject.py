@@ -39,6 +39,7 @@ _EN_CUT = frozenset(
     "without except whenever once otherwise through within against".split()
 )
 _EN_FOLD = frozenset(("of", "for", "in"))
+_EN_IS_NEXT = frozenset("my our your his her their the a an".split())
 _EN_ACTION_STOP = frozenset(
     "use using used have has had get got make made keep kept put do does doing done be "
     "directly ever always never dont don't not no".split()
@@ -62,6 +63,9 @@ def en_key(phrase: str, *, action: bool = False) -> str | None:
     """
     tokens = [t.lower().rstrip(".-'") for t in _EN_TOKEN.findall(phrase.replace(MASK, " "))]
     tokens = [t for t in tokens if t and not _EN_NUMBERISH.match(t)]
+    # "Priya's our lead": before a determiner, "'s" is "is", not a possessive.
+    tokens = [t[:-2] if t.endswith("'s") and nxt in _EN_IS_NEXT else t
+              for t, nxt in zip(tokens, [*tokens[1:], ""][:len(tokens)], strict=True)]
     if action:
         kept: list[str] = []
         for tok in tokens:
