@@ -101,6 +101,17 @@ def test_a_name_contracted_with_is_before_a_determiner_is_a_fact(text: str, subj
         item.kind, item.subject, item.correction)
 
 
+@pytest.mark.parametrize(("text", "subject"), [
+    ("I moved from Berlin to Lisbon.", "home"),
+    ("I moved back from New York to Lisbon last year.", "home"),
+    ("我从柏林搬到了里斯本。", "home"),
+    ("I moved from Python to Go for this service.", "service"),  # a tool, for a purpose
+])
+def test_a_move_from_one_place_to_another_is_where_the_speaker_lives(text: str,
+                                                                      subject: str) -> None:
+    assert one(text).subject == subject
+
+
 def test_a_possessive_is_not_a_contracted_is() -> None:
     assert one("Dana's car is red.").subject == "dana's car"
     assert extract("Dana's team.") == []

@@ -221,6 +221,9 @@ def test_a_replacement_leaves_another_persons_or_another_attributes_item(
     ("My sister lives in Boston.", "My sister moved from Boston to Denver."),
     ("I live in Boston.", "I moved from Boston to Denver last year."),
     ("我住在北京。", "我从北京搬到上海了。"),
+    # the place the speaker lives (subject "home"), though the old item names another
+    ("I'm based in Kreuzberg.", "I moved from Berlin to Lisbon."),
+    ("我住在朝阳区。", "我从北京搬到上海了。"),
 ])
 def test_a_replacement_by_the_same_person_still_supersedes(engine: Engine, old: str,
                                                           new: str) -> None:

@@ -219,20 +219,26 @@ lead", "Tom replaced Anna on the night shift"; not a time: ``EN_REPLACE_WHEN``).
 EN_REPLACE_WHEN = en(r"\b(?:spring|summer|autumn|fall|winter|week|weekend|month|year|morning"
                      r"|afternoon|evening|night|day|quarter|sprint|end|past|meantime|end"
                      r"|beginning|start|middle|holidays?)$")
+HOME = "home"
+"""The subject of where the speaker lives (:data:`EN_HOME`)."""
 EN_HOME = re.compile(
     r"\b(?:i|we)(?:['’]m|['’]re|\s+am|\s+are)?\s+(?:now\s+|currently\s+|still\s+|also\s+)?"
     r"(?:live|living|reside|residing|based|settled)\s+(?:in|near|at)\b"
     r"|\bi(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+)?(?:moved|relocated|moved\s+house"
-    r"|moved\s+back)\s+to\s+(?-i:[A-Z])"
+    r"|moved\s+back)\s+(?:(?:back\s+)?from\s+(?-i:[A-Z])[\w .'’-]{0,40}?\s+)?to\s+(?-i:[A-Z])"
+    r"(?![^.!?]*\b(?:for|in\s+(?:the|our|this|my)\s+(?:code|repo|project|service|stack)))"
     r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:now\s+)?(?-i:[A-Z])"
-    r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|(?:に|で)(?:住んで|暮らして)|に引っ越し",
+    r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|我(?:已经|刚|刚刚|上个月|去年)?从\S{1,20}?搬到"
+    r"|(?:に|で)(?:住んで|暮らして)|に引っ越し",
     re.I)
 """Where the speaker lives, however it is put ("I live in Visby", "I'm based in
-Ghent", "I moved to Ronda last month", "Home is Ronda these days", 我住在…,
+Ghent", "I moved to Ronda last month", "I moved from Lyon to Ronda", "Home is Ronda
+these days", 我住在…, 我从…搬到…,
 …に住んでいます): one attribute, subject ``home``, so a later value supersedes or
 conflicts with the earlier one. First person only ("my sister lives in …" is
 another subject); "moved to" only for "I" and a capitalised place ("we moved to
-Argo CD" is a tool)."""
+Argo CD" is a tool), and not with a purpose ("I moved from Python to Go for this
+service")."""
 EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,40}?)\s*[.!]*$",
                            re.I)
 """'We switched to Argo CD for deploys': what changed is named after 'for'."""

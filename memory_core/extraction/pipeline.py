@@ -611,7 +611,7 @@ class _Message:
             item = replace(item, subject=f"{self.label} {item.subject}" if own
                            else self.label, label=self.label)
         if item.kind == "fact" and not self.label and lx.EN_HOME.search(item.text):
-            item = replace(item, subject="home")  # where the speaker lives (lexicon doc)
+            item = replace(item, subject=lx.HOME)  # where the speaker lives (lexicon doc)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))
         self.out.append(item)

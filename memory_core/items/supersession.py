@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memory_core.extraction.lexicon import HOME
 from memory_core.extraction.replacement import actor
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, overlap, terms
@@ -120,18 +121,24 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     (one when a side has only one). Ties go to more shared terms, then the newest.
     A replacement that names the old value ("We replaced RabbitMQ with Kafka": the
     extraction's ``replaces``) replaces the item stating that value
-    (:func:`_replaced_item`) or nothing. A correction that names the old number
-    ("it's 5434, not 5433") replaces the item stating it, whatever its wording; one
-    with no subject ("Actually, it's 5434") replaces the newest item with a value of
-    the same unit dimension. A correction without a condition may replace an item
-    stated under one (it keeps that condition: the user did not restate it), but an
-    item under the same condition as the correction's wins over it.
+    (:func:`_replaced_item`) or nothing, unless it is where the speaker lives
+    (subject ``home``: a move replaces the home item whatever place it names). A
+    correction that names the old number ("it's 5434, not 5433") replaces the item
+    stating it, whatever its wording; one with no subject ("Actually, it's 5434")
+    replaces the newest item with a value of the same unit dimension. A correction
+    without a condition may replace an item stated under one (it keeps that
+    condition: the user did not restate it), but an item under the same condition as
+    the correction's wins over it.
     """
     if getattr(ex, "replacement", None) and not getattr(ex, "replaces", None) \
             and actor(ex.text or "") == "other":
         return None  # "My sister moved back to Ohio": another person's change back
     if getattr(ex, "replaces", None):
-        return _replaced_item(items, scope, ex, kinds, speaker)
+        replaced = _replaced_item(items, scope, ex, kinds, speaker)
+        if replaced is not None or ex.subject != HOME:
+            return replaced
+        # The speaker moved ("I moved from Berlin to Lisbon"): whatever the stored
+        # place is called ("I'm based in Kreuzberg"), home changed.
     back = _returned_from(items, scope, ex, kinds, speaker)
     if back is not None:
         return back
