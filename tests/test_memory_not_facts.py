@@ -198,6 +198,52 @@ def test_rules_with_numbers_still_stand() -> None:
         assert not item.one_off and stands(item), (text, item)
 
 
+ON_THE_WORK = [
+    # orders on material at hand: the number points into it, it sets no lasting value
+    "Fix the off-by-one on line 42 of parser.py.",
+    "List the top 10 slowest queries from that dump.",
+    "Summarise the log above in 5 bullets.",
+    # scoped to this answer, "always" included
+    "Always show the diff in this answer.",
+    "这个回答控制在100字以内。",
+    "この返信は200字以内でお願いします。",
+    "この回答では、変更点を常に差分で見せて。",
+    # plain requests about the work at hand (Japanese te-form), 把这个… orders
+    "42行目のバグを直して。",
+    "この関数を3つのテストで確認して",
+    "把这个变量名改成 user_count。",
+    # the next order of a conversation, not an update; someone else's rule
+    "Now translate that paragraph into Spanish.",
+    "Some blog I read says you should always rebase instead of merge.",
+]
+
+
+@pytest.mark.parametrize("text", ON_THE_WORK)
+def test_an_order_on_the_work_at_hand_is_no_standing_item(text: str) -> None:
+    assert [i for i in extract(text) if stands(i)] == []
+    assert not any(i.correction for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Always show the diff from now on.",
+    "Keep retries at 3 so that the job fails fast.",
+    "Cap every reply at 200 words.",
+    "以后回答都控制在100字以内。",
+    "今後は返信を200字以内にしてください。",
+    "常にテストを書いてね。",
+    "In this repo we never merge without a review.",
+    "In this repo, never push to main directly.",
+])
+def test_the_same_orders_said_to_last_still_stand(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)
+
+
+def test_a_subjectless_ba_order_is_no_update_but_a_done_swap_is() -> None:
+    assert not any(i.correction for i in extract("把这个变量名改成 user_count。"))
+    assert any(i.correction for i in extract("我们把Jenkins换成了GitLab CI。"))
+    assert any(i.correction for i in extract("Now we deploy with Argo CD."))
+
+
 async def test_a_counted_request_stays_in_its_conversation(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="one")

@@ -301,17 +301,17 @@ EN_HYPOTHETICAL_MODAL = Cue(en(r"\b(?:would|could|might|wouldn't|couldn't)\b|'d\
                             words="would could might wouldn't couldn't i'd we'd you'd they'd it'd")
 # Reported speech (issue 3: a fact about others at most, never a rule for the agent).
 EN_REPORTED = en(
-    r"^(?P<who>(?:my|our|the|his|her|their|a|an)\s[\w\s-]{1,30}?"
+    r"^(?P<who>(?:my|our|the|his|her|their|a|an|some|one|this|that)\s[\w\s-]{1,30}?"
     r"|[A-Z][\w-]{1,20}(?:\s[A-Z][\w-]{1,20})?"
     r"|he|she|they|someone|somebody|everyone|people|the docs|the log)\s"
-    r"(?:" + alt("said|says|told me|told us|tells me|mentioned|mentions|thinks|thought|believes"
+    r"(?:" + alt("said|says|say|told me|told us|tells me|mentioned|mentions|thinks|thought|believes"
                  "|wants|wanted|asked|asks|claims|claimed|wrote|writes|warned|insists|insisted"
                  "|suggested|suggests|recommends|recommended|reckons|keeps saying|printed|shows"
                  "|showed|reads|read|states|stated") + r")\b[\s,:]*(?:that\b\s*)?"
 )
 """Someone other than the user speaking: a fact about them, never a rule for the agent."""
 EN_REPORTING_VERBS = frozenset(
-    "said says told tells mentioned mentions thinks thought believes wants wanted asked asks "
+    "said says say told tells mentioned mentions thinks thought believes wants wanted asked asks "
     "claims claimed wrote writes warned insists insisted suggested suggests recommends "
     "recommended reckons keeps printed shows showed reads read states stated".split())
 """Trigger words of ``EN_REPORTED``."""

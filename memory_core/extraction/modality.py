@@ -324,16 +324,81 @@ _JA_OUTPUT = re.compile(r"アイデア|案|例|候補|要点|名前|タイトル
 _JA_STANDING = re.compile(r"毎回|常に|必ず|今後|いつも|これから|以降|以内|以下|以上|まで|未満|ずつ")
 
 
-def about_this_answer(scan: str, start: int, end: int, lang: str) -> bool:
+_EN_LASTING = re.compile(
+    r"\b(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|from\s+today"
+    r"|every\s+time|each\s+time|whenever|in\s+(?:this|our|the)\s+(?:project|repo|repository"
+    r"|codebase|team|company))\b", re.I)
+"""Words by which an order lasts beyond the answer at hand, whatever else it says."""
+_EN_THIS_REPLY = re.compile(
+    r"\b(?:in|for|with)\s+this\s+(?:one|answer|reply|response|message)\b|\bthis\s+time\b",
+    re.I)
+"""The answer at hand named as the order's scope: "Always show the diff in this answer"
+orders this answer throughout, not every later one."""
+_EN_PRESENT = re.compile(
+    r"(?<!\bso\s)(?<!\bsure\s)(?<!\bsuch\s)\b(?:that|those|these)\s+(?!(?:the|a|an|it|we|you|i"
+    r"|they|he|she|is|was|are|were|will|would|should|must|can|could)\b)[a-z]"
+    r"|\b(?:above|below)\b(?!\s+\$?\d)|\bline\s+\d+\b"
+    r"|\bthe\s+(?:last|first|top|bottom|next|previous)\s+\d+\b", re.I)
+"""Material at hand an order works on ("that dump", "the log above", "line 42", "the
+last 50 lines of the build output"): its number counts or points into that material,
+it sets no lasting value."""
+_ZH_LASTING = re.compile(r"以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|每次|一律"
+                         r"|默认|始终|永远|总是|这个(?:项目|仓库|代码库|团队|公司)里?")
+_ZH_THIS_REPLY = re.compile(r"这个回答|这次|这一次|本次|这条回复|这段回复|这条消息|这个回复")
+_ZH_STANDS = re.compile(r"必须|务必|一直|不要|别|禁止")
+_ZH_PRESENT = re.compile(r"第\s*\d+\s*行|这(?:个|段|些|份|张|条)|上面|下面的")
+_JA_LASTING = re.compile(r"今後|以後|以降|これから|毎回|次回から|次からは|いつも|今日から"
+                         r"|この(?:リポジトリ|プロジェクト|チーム|会社)")
+_JA_THIS_REPLY = re.compile(r"この回答|この返信|今回|このメッセージ")
+_JA_STANDS = re.compile(r"常に|必ず|絶対|原則")
+_JA_PRESENT = re.compile(r"\d+\s*行目|この|その|上の|下の|もう一度")
+
+
+def about_this_answer(scan: str, start: int, end: int, lang: str,
+                      sentence_start: int | None = None) -> bool:
     """Whether an order in ``scan[start:end]`` is scoped to the answer at hand ("Keep it
-    under 100 words", "Use Python 3.11 for this script", "… this time"), with no word
-    by which it stands for later answers: a one-off, whatever its number or bound.
-    English only; the caller applies it to constraints (a fact "… this time" reports)."""
-    if lang != "en" or _EN_STANDS.search(scan, start, end) is not None:
+    under 100 words", "Use Python 3.11 for this script", "… this time", 这个回答控制在
+    100字以内, 今回は1案でいいです) or works on material at hand ("Fix the off-by-one on
+    line 42", "List the top 10 slowest queries from that dump", 把第42行的…修一下,
+    この関数を3つのテストで確認して): a one-off, whatever its number or bound. Words by
+    which it lasts ("from now on", "every time", 以后, 今後) make it a rule, and so do
+    "always", "never", 必须, 常に unless the order names this answer as its scope
+    ("Always show the diff in this answer"). The caller applies it to constraints (a
+    fact "… this time" reports). ``sentence_start``: where the clause's sentence
+    begins; in Chinese and Japanese a scope said before the clause (この回答では、…)
+    counts, unless a lasting word comes between."""
+    lead = start if sentence_start is None else min(sentence_start, start)
+    if lang == "zh":
+        return _scoped(scan, lead, start, end, _ZH_LASTING, _ZH_THIS_REPLY, _ZH_STANDS,
+                       _ZH_PRESENT)
+    if lang == "ja":
+        return _scoped(scan, lead, start, end, _JA_LASTING, _JA_THIS_REPLY, _JA_STANDS,
+                       _JA_PRESENT)
+    if lang != "en" or _EN_LASTING.search(scan, start, end) is not None:
         return False
-    return _EN_THIS_ANSWER.search(scan, start, end) is not None or (
-        _EN_KEEP_IT.match(scan, start, end) is not None
-        and _EN_ANSWER_UNIT.search(scan, start, end) is not None)
+    if _EN_THIS_REPLY.search(scan, start, end) is not None:
+        return True
+    if _EN_STANDS.search(scan, start, end) is not None:
+        return False
+    return _EN_THIS_ANSWER.search(scan, start, end) is not None \
+        or _EN_PRESENT.search(scan, start, end) is not None or (
+            _EN_KEEP_IT.match(scan, start, end) is not None
+            and _EN_ANSWER_UNIT.search(scan, start, end) is not None)
+
+
+def _scoped(scan: str, lead: int, start: int, end: int, lasting: re.Pattern[str],
+            this_reply: re.Pattern[str], stands: re.Pattern[str],
+            present: re.Pattern[str]) -> bool:
+    """:func:`about_this_answer` for Chinese and Japanese, from its four word lists
+    (``lead``: where the sentence begins, ``start``: the clause)."""
+    if lasting.search(scan, start, end) is not None:
+        return False
+    if this_reply.search(scan, start, end) is not None or (
+            lead < start and lasting.search(scan, lead, start) is None
+            and this_reply.search(scan, lead, start) is not None):
+        return True
+    return stands.search(scan, start, end) is None \
+        and present.search(scan, start, end) is not None
 
 
 def answer_request(scan: str, start: int, end: int, lang: str) -> bool:

@@ -120,6 +120,18 @@ _FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
 _HYPOTHETICAL_JOINT = re.compile(r",?\s+(?:but|and|so|whereas|while)\s+|[,;，；、]\s*", re.I)
 """Where a statement ends and a supposition after it begins (:func:`modality.hypothetical`)."""
 _AFTER_JOINT = re.compile(r"(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
+_SCOPE_LEAD = re.compile(
+    r"(?:in|for|within|across)\s+(?:this|our|the|every|all)\s+(?:repo|repository|repos"
+    r"|project|projects|codebase|team|company|org|organi[sz]ation|monorepo|workspace)\b"
+    r"[,:]?\s*", re.I)
+"""Where a rule holds, before it ("In this repo, we never push to main"): the clause is
+read from after it, and quotes it (its scope is part of what the user said)."""
+_ZH_ORDER_LEAD = re.compile(
+    r"(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?把(?:这|那|上面|下面|第\s*\d+\s*行)")
+"""An order that opens on 把 and works on material at hand, with no subject
+("把这个变量名改成 user_count"): what it changes is the work, not a state the user
+reports."""
+_ZH_DONE = re.compile(r"了|已经|过")
 _CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
 _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
@@ -439,6 +451,8 @@ class _Message:
         phrase ends (:meth:`_add`). A replacement ("We replaced RabbitMQ with Kafka",
         :mod:`~memory_core.extraction.replacement`) is one too; one that is not done
         (negated, planned, a condition) is no update at all."""
+        if lang == "zh" and _ZH_ORDER_LEAD.match(sc, body, b) and not _ZH_DONE.search(sc, body, b):
+            return body, correction  # "把这个变量名改成 user_count": an order, no update
         swap = replacement.find(sc, body, b, lang)
         if swap is replacement.BLOCKED:
             return body, correction
@@ -457,6 +471,9 @@ class _Message:
             if since is not None and since.start() > 0:
                 return body, True  # "… is Postgres 16 now that we upgraded"
             cue = lx.EN_UPDATE.search(sc[body:b], toks)
+            if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
+                    and lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)):
+                return body, correction  # "Now translate that paragraph": the next order
         else:
             cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)
             if cue is not None:
@@ -542,6 +559,9 @@ class _Message:
                     continue
             lead = (_LEAD_JOINT if i or start > body else _FIRST_JOINT).match(sc, start, end)
             cbody = lead.end() if lead else start
+            scope = _SCOPE_LEAD.match(sc, cbody, end) if lang == "en" else None
+            if scope is not None and _has_content(sc[scope.end():end]):
+                cbody = scope.end()  # "In this repo(,) we never push to main": the rule
             ctoks = toks if len(spans) == 1 and (start, end) == spans[0] else None
             c = _build(sc, a if i == 0 and start <= body else cbody, cbody, end, lang, False,
                        quantities, ctoks)
@@ -594,9 +614,10 @@ class _Message:
                     and answer_request(sc, c.body_start, end, lang):
                 # "Give me 5 ideas …", "Brainstorm 10 names …": an order about this answer
                 item = replace(item, kind="constraint", one_off=True)
-            elif verdict.kind == "constraint" and item.value is not None \
-                    and about_this_answer(sc, c.body_start, end, lang):
-                # "Keep it under 100 words", "Use Python 3.11 for this script"
+            elif verdict.kind == "constraint" \
+                    and about_this_answer(sc, c.body_start, end, lang, body):
+                # "Keep it under 100 words", "Use Python 3.11 for this script", "Fix
+                # line 42 of parser.py", 这个回答控制在100字以内, 今回は1案でいいです
                 item = replace(item, one_off=True)
             self._add(item)
 

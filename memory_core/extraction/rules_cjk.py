@@ -77,6 +77,9 @@ _JA_DEMONSTRATIVE = re.compile(r"^(?:これ|それ|あれ|ここ|そこ|今日|�
 _JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しないで$")
 _JA_PLAIN_ORDER = re.compile(r"(?:て|で)(?:ね|よ|な)?[。!！]?$|こと[。!！]?$")
 """A plain order at the end of a clause ("使ってね", "書くこと")."""
+_JA_TE_ORDER = re.compile(r"(?<!につい)(?<!によっ)(?<!とし)(?<!おい)て(?:ね|よ)?[。!！]?$")
+"""A plain request in the te-form ("直して", "見せてね"): outside a rule or a topic's
+scope, an order about the work at hand, as a polite request there is."""
 _JA_DOES = re.compile(r"(?:ます|る)[。!！]?$")
 """A plain statement of what is done ("デプロイします", "付ける"): a rule after a
 standing lead, as "From now on, we deploy at 9." is."""
@@ -274,10 +277,12 @@ def classify_ja(c: Clause) -> Verdict | None:
     scoped = topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))
     one_off = (_JA_ONE_OFF.search(core)  # the lead ("PRでは、") counts for the scope
                and not _JA_EVERY_TIME.search(c.scan, c.start, c.end))
-    if scoped and lc.JA_POLITE_REQUEST.search(core) and not one_off:
+    if scoped and (lc.JA_POLITE_REQUEST.search(core) or _JA_TE_ORDER.search(core)) \
+            and not one_off:
         return Verdict("constraint", subject, bool(lc.JA_CONSTRAINT_NEG.search(core)))
-    if lc.JA_REQUEST.search(core) or lc.JA_POLITE_REQUEST.search(core) or "ましょう" in core:
-        return None
+    if lc.JA_REQUEST.search(core) or lc.JA_POLITE_REQUEST.search(core) or "ましょう" in core \
+            or _JA_TE_ORDER.search(core):
+        return None  # a request about the work at hand ("42行目のバグを直して")
     if not _JA_DECLARATIVE.search(core.rstrip("。!！")) and not _fixes(c):
         return None
     subject = _ja_topic(core)

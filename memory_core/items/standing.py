@@ -154,12 +154,13 @@ def extraction_data(ex: Any) -> dict[str, Any]:
 
 
 def one_off(row: Any) -> bool:
-    """A constraint that does not say it stands and fixes no number (a loose number,
-    :func:`loose`, fixes none; a request's count of the answer's parts,
-    ``data.one_off``, fixes none either)."""
-    return (row["kind"] == "constraint"
-            and (row["value"] is None or loose(row) or bool(data_of(row).get("one_off")))
-            and not is_standing_rule(row["text"]))
+    """A constraint that extraction found scoped to the answer or the material at hand
+    (``data.one_off``: a request's count of the answer's parts, "… in this answer",
+    "line 42"; its "always" holds within that scope), or one that does not say it
+    stands and fixes no number (a loose number, :func:`loose`, fixes none)."""
+    return row["kind"] == "constraint" and (
+        bool(data_of(row).get("one_off"))
+        or ((row["value"] is None or loose(row)) and not is_standing_rule(row["text"])))
 
 
 def fixed_quantity(row: Any) -> bool:
