@@ -156,3 +156,56 @@ async def test_the_proxy_searches_while_the_writer_captures(
         assert max(searched) < captured[-1]  # every search ran before the capture ended
     finally:
         await running.close()
+
+
+_ITEMS: list[Any] = [
+    {"role": "user", "content": "Which port does staging use?"},
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "And prod?"}]},
+    {"type": "message", "role": "assistant",
+     "content": [{"type": "output_text", "text": "5433."}]},
+    {"type": "reasoning", "summary": []},
+    {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+    {"role": "developer", "content": "Be brief."},
+    {"type": "item_reference", "id": "x"},
+]
+
+
+@pytest.mark.parametrize("tail", [[], *([i] for i in _ITEMS), _ITEMS[2:4], _ITEMS[3:5]])
+@pytest.mark.parametrize("head", [[], _ITEMS[:3]])
+def test_the_responses_query_is_its_last_turns_without_converting_the_rest(
+        monkeypatch: pytest.MonkeyPatch, head: list[Any], tail: list[Any]) -> None:
+    """The query the searches ahead use is the one the plan assembles with, read on
+    the event loop from the last input item alone when that is a turn of its own."""
+    from proxy import rewrite
+    from proxy.flow import plan
+    from proxy.wire import responses
+    from proxy.wire.responses import RESPONSES
+
+    body: dict[str, Any] = {"model": "m", "instructions": "Be kind.", "input": head + tail}
+    turns = RESPONSES.messages(body)
+    at = rewrite.newest_user_index(turns)
+    expected = plan.message_text(turns[at]) if at is not None else ""
+    assert RESPONSES.last_message(body) == (turns[-1] if turns else None)
+    converted: list[int] = []
+    live = responses.to_turns
+
+    def to_turns(items: list[Any]) -> list[dict[str, Any]]:
+        converted.append(len(items))
+        return live(items)
+
+    monkeypatch.setattr(responses, "to_turns", to_turns)
+    long = dict(body, input=[*_ITEMS[:3]] * 100 + body["input"])
+    assert plan.newest_user_text(body, RESPONSES) == expected
+    converted.clear()
+    plan.newest_user_text(long, RESPONSES)
+    assert max(converted, default=0) <= (1 if tail and not responses._is_output_side(tail[-1])
+                                         else len(long["input"]))
+
+
+def test_a_string_input_is_the_query() -> None:
+    from proxy.flow import plan
+    from proxy.wire.responses import RESPONSES
+
+    assert plan.newest_user_text({"input": "Which port?"}, RESPONSES) == "Which port?"
+    assert plan.newest_user_text({"input": [], "instructions": "x"}, RESPONSES) == ""
