@@ -209,3 +209,50 @@ def test_a_string_input_is_the_query() -> None:
 
     assert plan.newest_user_text({"input": "Which port?"}, RESPONSES) == "Which port?"
     assert plan.newest_user_text({"input": [], "instructions": "x"}, RESPONSES) == ""
+
+
+async def test_a_request_that_gave_up_never_runs_its_searches_ahead(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The memory-path pool busy, the capture slower than ``capture_wait_seconds``:
+    the request goes as sent, and its searches ahead, still queued, never run."""
+    from proxy.appkeys import AENGINE
+
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                injection={"capture_wait_seconds": 0.2})
+    gate = threading.Event()
+    try:
+        import openai
+
+        client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{running.port}/v1",
+                                    api_key="sk-test", max_retries=0)
+        engine = running.engine
+        await client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": SAID[0][0]}])
+        await running.settle()
+        ahead: list[str] = []
+        live_ahead, live_capture = engine.search_ahead, engine.captures._capture_request_job
+
+        def search_ahead(scope: Scope, query: str, compacted: bool) -> Any:
+            ahead.append(query)
+            return live_ahead(scope, query, compacted)
+
+        def capture_job(*args: Any, **kwargs: Any) -> Any:
+            time.sleep(0.5)  # past the request's wait
+            return live_capture(*args, **kwargs)
+
+        engine.search_ahead = search_ahead  # type: ignore[method-assign]
+        engine.captures._capture_request_job = capture_job  # type: ignore[method-assign]
+        pool = running.app[AENGINE]._pool
+        busy = [pool.submit(gate.wait, 30) for _ in range(pool._max_workers)]
+        out = await client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": QUESTION}])
+        assert out.headers["x-lcm-memory-reason"] == "capture-timeout"
+        gate.set()
+        for job in busy:
+            job.result(10)
+        await client.close()
+        await running.settle()
+        assert ahead == []
+    finally:
+        gate.set()
+        await running.close()
