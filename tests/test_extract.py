@@ -101,6 +101,14 @@ def test_a_name_contracted_with_is_before_a_determiner_is_a_fact(text: str, subj
         item.kind, item.subject, item.correction)
 
 
+@pytest.mark.parametrize("text", ["Dana's not my manager.", "Dana's still my manager.",
+                                  "Dana's also my manager.", "Dana's really a fan of Rust."])
+def test_a_contracted_is_before_an_adverb_reads_as_spelled_out(text: str) -> None:
+    spelled_out = text.replace("'s ", " is ", 1)
+    assert [(i.kind, i.subject) for i in extract(text)] == [
+        (i.kind, i.subject) for i in extract(spelled_out)] == [("fact", "dana")]
+
+
 def test_a_possessive_is_not_a_contracted_is() -> None:
     assert one("Dana's car is red.").subject == "dana's car"
     assert extract("Dana's team.") == []
