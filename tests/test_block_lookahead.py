@@ -156,3 +156,103 @@ async def test_the_proxy_searches_while_the_writer_captures(
         assert max(searched) < captured[-1]  # every search ran before the capture ended
     finally:
         await running.close()
+
+
+_ITEMS: list[Any] = [
+    {"role": "user", "content": "Which port does staging use?"},
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "And prod?"}]},
+    {"type": "message", "role": "assistant",
+     "content": [{"type": "output_text", "text": "5433."}]},
+    {"type": "reasoning", "summary": []},
+    {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+    {"role": "developer", "content": "Be brief."},
+    {"type": "item_reference", "id": "x"},
+]
+
+
+@pytest.mark.parametrize("tail", [[], *([i] for i in _ITEMS), _ITEMS[2:4], _ITEMS[3:5]])
+@pytest.mark.parametrize("head", [[], _ITEMS[:3]])
+def test_the_responses_query_is_its_last_turns_without_converting_the_rest(
+        monkeypatch: pytest.MonkeyPatch, head: list[Any], tail: list[Any]) -> None:
+    """The query the searches ahead use is the one the plan assembles with, read on
+    the event loop from the last input item alone when that is a turn of its own."""
+    from proxy import rewrite
+    from proxy.flow import plan
+    from proxy.wire import responses
+    from proxy.wire.responses import RESPONSES
+
+    body: dict[str, Any] = {"model": "m", "instructions": "Be kind.", "input": head + tail}
+    turns = RESPONSES.messages(body)
+    at = rewrite.newest_user_index(turns)
+    expected = plan.message_text(turns[at]) if at is not None else ""
+    assert RESPONSES.last_message(body) == (turns[-1] if turns else None)
+    converted: list[int] = []
+    live = responses.to_turns
+
+    def to_turns(items: list[Any]) -> list[dict[str, Any]]:
+        converted.append(len(items))
+        return live(items)
+
+    monkeypatch.setattr(responses, "to_turns", to_turns)
+    long = dict(body, input=[*_ITEMS[:3]] * 100 + body["input"])
+    assert plan.newest_user_text(body, RESPONSES) == expected
+    converted.clear()
+    plan.newest_user_text(long, RESPONSES)
+    assert max(converted, default=0) <= (1 if tail and not responses._is_output_side(tail[-1])
+                                         else len(long["input"]))
+
+
+def test_a_string_input_is_the_query() -> None:
+    from proxy.flow import plan
+    from proxy.wire.responses import RESPONSES
+
+    assert plan.newest_user_text({"input": "Which port?"}, RESPONSES) == "Which port?"
+    assert plan.newest_user_text({"input": [], "instructions": "x"}, RESPONSES) == ""
+
+
+async def test_a_request_that_gave_up_never_runs_its_searches_ahead(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The memory-path pool busy, the capture slower than ``capture_wait_seconds``:
+    the request goes as sent, and its searches ahead, still queued, never run."""
+    from proxy.appkeys import AENGINE
+
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                injection={"capture_wait_seconds": 0.2})
+    gate = threading.Event()
+    try:
+        import openai
+
+        client = openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{running.port}/v1",
+                                    api_key="sk-test", max_retries=0)
+        engine = running.engine
+        await client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": SAID[0][0]}])
+        await running.settle()
+        ahead: list[str] = []
+        live_ahead, live_capture = engine.search_ahead, engine.captures._capture_request_job
+
+        def search_ahead(scope: Scope, query: str, compacted: bool) -> Any:
+            ahead.append(query)
+            return live_ahead(scope, query, compacted)
+
+        def capture_job(*args: Any, **kwargs: Any) -> Any:
+            time.sleep(0.5)  # past the request's wait
+            return live_capture(*args, **kwargs)
+
+        engine.search_ahead = search_ahead  # type: ignore[method-assign]
+        engine.captures._capture_request_job = capture_job  # type: ignore[method-assign]
+        pool = running.app[AENGINE]._pool
+        busy = [pool.submit(gate.wait, 30) for _ in range(pool._max_workers)]
+        out = await client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": QUESTION}])
+        assert out.headers["x-lcm-memory-reason"] == "capture-timeout"
+        gate.set()
+        for job in busy:
+            job.result(10)
+        await client.close()
+        await running.settle()
+        assert ahead == []
+    finally:
+        gate.set()
+        await running.close()

@@ -112,6 +112,14 @@ def test_a_move_from_one_place_to_another_is_where_the_speaker_lives(text: str,
     assert one(text).subject == subject
 
 
+@pytest.mark.parametrize("text", ["Dana's not my manager.", "Dana's still my manager.",
+                                  "Dana's also my manager.", "Dana's really a fan of Rust."])
+def test_a_contracted_is_before_an_adverb_reads_as_spelled_out(text: str) -> None:
+    spelled_out = text.replace("'s ", " is ", 1)
+    assert [(i.kind, i.subject) for i in extract(text)] == [
+        (i.kind, i.subject) for i in extract(spelled_out)] == [("fact", "dana")]
+
+
 def test_a_possessive_is_not_a_contracted_is() -> None:
     assert one("Dana's car is red.").subject == "dana's car"
     assert extract("Dana's team.") == []

@@ -540,6 +540,15 @@ def test_a_name_contracted_with_is_states_a_fact_said_again_once(engine: Engine)
                                                     "Priya's our tech lead."]
 
 
+@pytest.mark.parametrize("first", ["Dana is my manager.", "Dana's my manager."])
+def test_a_contracted_negation_is_a_conflict_as_spelled_out(engine: Engine, first: str) -> None:
+    put(engine, first)
+    put(engine, "Dana's not my manager.")
+    put(engine, "Dana's still my manager.")
+    assert [(r["text"], r["conflict_with"] is not None) for r in active(engine)] == [
+        (first, False), ("Dana's not my manager.", True)]
+
+
 def test_the_same_words_with_another_polarity_or_value_are_not_a_restatement(
         engine: Engine) -> None:
     put(engine, "Dana is my manager.")

@@ -80,10 +80,11 @@ _PRONOUN_CONTRACTION = re.compile(
     re.I)
 _NOUN_CONTRACTION = re.compile(
     r"^(?:[^\W\d_][\w-]*\s+){0,3}[^\W\d_][\w-]*(?P<v>'s)\s+"
-    r"(?=(?:my|our|your|his|her|their|the|a|an)\s)", re.I)
+    r"(?=(?:(?:not|no\s+longer|still|also|now|really|actually|already|definitely|just)\s+)?"
+    r"(?:my|our|your|his|her|their|the|a|an)\s)", re.I)
 """A name or noun phrase contracted with "is" before a determiner ("Dana's my manager",
-"The build server's our bottleneck"): a possessive "'s" is followed by its noun, not by
-a determiner."""
+"The build server's our bottleneck", "Dana's not my manager"): a possessive "'s" is
+followed by its noun, not by a determiner (nor by an adverb and a determiner)."""
 _DETERMINERS = frozenset("the a an my our your their his her its this that these those each "
                          "every all some any no".split())
 _COPULAS = frozenset("is are was were am 's 're 'm isn't aren't wasn't weren't".split())

@@ -88,7 +88,13 @@ async def _prepare(
                             want_block, want_compaction, wire, offer_always, raw_items,
                             ahead=ahead)
 
-    return await aengine.plan(capture_future, job, cfg.capture_wait_seconds)
+    try:
+        return await aengine.plan(capture_future, job, cfg.capture_wait_seconds)
+    finally:
+        if ahead is not None:
+            # Not started yet: nothing takes it any more (the request gave up, or its
+            # plan searched live or made no block), so it never runs.
+            ahead.cancel()
 
 
 def schedule_compaction(app: web.Application, scope: Scope, thread_id: int,

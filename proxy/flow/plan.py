@@ -406,9 +406,8 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
 def newest_user_text(body: dict[str, Any], wire: WireAdapter = CHAT) -> str:
     """The text of the request's last message when it is a user message (the
     block's query, as :func:`prepare` reads it), else ``""``."""
-    messages = wire.messages(body)
-    at = rewrite.newest_user_index(messages)
-    return message_text(messages[at]) if at is not None else ""
+    last = wire.last_message(body)  # not every message: on the event loop
+    return message_text(last) if rewrite.newest_user_index([last]) is not None else ""
 
 
 def _newest_user_id(messages: list[Any], result: CaptureResult) -> int | None:

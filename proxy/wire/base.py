@@ -79,6 +79,13 @@ class WireAdapter(ABC):
     def messages(self, body: dict[str, Any]) -> list[Any]:
         """The conversation of a request body."""
 
+    def last_message(self, body: dict[str, Any]) -> Any:
+        """The last of :meth:`messages` (``None`` when there is none); a wire whose
+        :meth:`messages` converts every item reads only what the last one needs (on
+        the event loop: :func:`proxy.flow.plan.newest_user_text`)."""
+        messages = self.messages(body)
+        return messages[-1] if messages else None
+
     @abstractmethod
     def with_messages(self, body: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
         """A copy of ``body`` with ``messages`` instead."""

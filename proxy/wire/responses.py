@@ -229,6 +229,18 @@ class ResponsesWire(WireAdapter):
         turns.extend(to_turns(input_items(body)))
         return turns
 
+    def last_message(self, body: dict[str, Any]) -> Any:
+        """The last turn of :meth:`messages`, converting only the last item when it
+        is not an output item (a prompt message, a tool result or another item is a
+        turn of its own, :func:`to_turns`); the whole input otherwise (a run of
+        output items is one turn), or without input (the instructions)."""
+        given = body.get("input")
+        last = given[-1:] if isinstance(given, list) else input_items(body)
+        if last and not _is_output_side(last[0]):
+            return to_turns(last)[-1]
+        turns = self.messages(body)
+        return turns[-1] if turns else None
+
     def with_messages(self, body: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
         return dict(body, input=flatten(messages))
 
