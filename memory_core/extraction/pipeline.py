@@ -127,10 +127,11 @@ _SCOPE_LEAD = re.compile(
 """Where a rule holds, before it ("In this repo, we never push to main"): the clause is
 read from after it, and quotes it (its scope is part of what the user said)."""
 _ZH_ORDER_LEAD = re.compile(
-    r"(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?把(?:这|那|上面|下面|第\s*\d+\s*行)")
+    r"(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?把(?:这(?!个?(?:项目|仓库|代码库|团队|公司|服务|系统))"
+    r"|那|上面|下面|第\s*\d+\s*行)")
 """An order that opens on 把 and works on material at hand, with no subject
 ("把这个变量名改成 user_count"): what it changes is the work, not a state the user
-reports."""
+reports; not a lasting scope (把这个项目的超时改成30秒 revises the project's)."""
 _ZH_DONE = re.compile(r"了|已经|过")
 _CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
 _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
