@@ -239,6 +239,7 @@ def test_an_order_on_the_work_at_hand_is_no_standing_item(text: str) -> None:
     "Use Python 3.11 or above.",
     "Keep PRs to 400 lines or below.",
     "Please keep these answers under 200 words.",
+    "Show the first 3 lines of those stack traces in all bug reports.",
 ])
 def test_the_same_orders_said_to_last_still_stand(text: str) -> None:
     assert any(stands(i) for i in extract(text)), extract(text)

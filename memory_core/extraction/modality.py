@@ -307,10 +307,12 @@ _EN_STANDS = re.compile(
     r"\b(?:always|never|every|each|whenever|from\s+now\s+on|going\s+forward|by\s+default"
     r"|in\s+future|in\s+the\s+future|from\s+today|must|mustn't|anymore|no\s+longer"
     r"|as\s+a\s+rule|at\s+all\s+times|as\s+a\s+standard|standard\s+practice"
-    r"|for\s+this\s+(?:project|repo|repository))\b", re.I)
+    r"|for\s+this\s+(?:project|repo|repository)|(?:for|in|to|on)\s+(?:all|any|new|future))\b",
+    re.I)
 """Words by which an order scoped to this answer still says it stands for later ones
 (those of ``items.standing.STANDING_RULE``: "You must not touch that table", "Don't
-use that library anymore" stand, as they did before material at hand was read)."""
+use that library anymore" stand, as they did before material at hand was read), and
+a quantified scope ("Use those settings for all future projects")."""
 
 
 _ZH_ANSWER_VERB = re.compile(
