@@ -264,6 +264,15 @@ def test_a_subjectless_ba_order_is_no_update_but_a_done_swap_is() -> None:
     assert any(i.correction for i in extract("Now we deploy with Argo CD."))
 
 
+@pytest.mark.parametrize("text", [
+    "Now test coverage is 85%.",  # a noun that is also a verb, then the statement's verb
+    "Now build times are under 5 minutes.",
+    "Now review requests go to Dana.",
+])
+def test_now_before_a_noun_that_is_also_a_verb_is_an_update(text: str) -> None:
+    assert any(i.correction for i in extract(text)), extract(text)
+
+
 async def test_a_counted_request_stays_in_its_conversation(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="one")
