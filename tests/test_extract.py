@@ -110,6 +110,7 @@ def test_a_name_contracted_with_is_before_a_determiner_is_a_fact(text: str, subj
     ("我从柏林搬到了里斯本。", "home"),
     ("I moved from Python to Go for this service.", "service"),  # a tool, for a purpose
     ("I moved to Go for the backend.", "backend"),
+    ("I relocated to Lisbon for the summer.", "summer"),  # a stay, no move of home
     # with no word of dwelling, "moved from X to Y" tells of a tool, an employer, a team
     ("I moved from Jira to Linear last month.", "linear"),
     ("I moved from VS Code to Neovim.", "neovim"),

@@ -229,7 +229,7 @@ _TECH_PURPOSE = (r"(?:backend|frontend|services?|project|app|api|tests?|testing|
                  r"|deploys?|deployment|scripts?|code|repo|stack|queues?|database|db|infra\w*"
                  r"|tooling|monitoring|logging|servers?|pipelines?)")
 """What a tool is moved to Go for ("I moved to Go for the backend"); a move "for work"
-or "for my wife's job" is still one of home."""
+or "for my wife's job" is still one of home, one "for the summer" a stay."""
 EN_HOME = re.compile(
     r"\b(?:i|we)(?:['’]m|['’]re|\s+am|\s+are)?\s+(?:now\s+|currently\s+|still\s+|also\s+)?"
     r"(?:live|living|reside|residing|based|settled)\s+(?:in|near|at)\b"
@@ -238,6 +238,8 @@ EN_HOME = re.compile(
     r"|(?=from\s[^.!?]*\b" + _DWELLING + r"))"
     r"(?:back\s+)?from\s+(?-i:[A-Z])[\w .'’-]{0,40}?\s+)?to\s+(?-i:[A-Z])"
     r"(?![^.!?]*\b(?:for\s+(?:(?:the|this|our|my|a|all|its)\s+)?" + _TECH_PURPOSE + r"\b"
+    r"|for\s+(?:the|a|a\s+few|two|three|six|some)\s+(?:summer|winter|spring|autumn|weeks?"
+    r"|months?|semester|term|holidays?|while|conference|trip)\b"
     r"|in\s+(?:the|our|this|my)\s+(?:code|repo|project|service|stack)))"
     r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:now\s+)?(?-i:[A-Z])"
     r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|我(?:已经|刚|刚刚|上个月|去年)?从\S{1,20}?搬到"
