@@ -102,10 +102,19 @@ def test_a_name_contracted_with_is_before_a_determiner_is_a_fact(text: str, subj
 
 
 @pytest.mark.parametrize(("text", "subject"), [
-    ("I moved from Berlin to Lisbon.", "home"),
+    ("I relocated from Berlin to Lisbon.", "home"),
+    ("I moved from Berlin to Lisbon with my family.", "home"),
     ("I moved back from New York to Lisbon last year.", "home"),
+    ("I moved to Lisbon for work last year.", "home"),  # a purpose, not a tool's
+    ("I relocated to Austin for my wife's job.", "home"),
     ("我从柏林搬到了里斯本。", "home"),
     ("I moved from Python to Go for this service.", "service"),  # a tool, for a purpose
+    ("I moved to Go for the backend.", "backend"),
+    ("I relocated to Lisbon for the summer.", "summer"),  # a stay, no move of home
+    # with no word of dwelling, "moved from X to Y" tells of a tool, an employer, a team
+    ("I moved from Jira to Linear last month.", "linear"),
+    ("I moved from VS Code to Neovim.", "neovim"),
+    ("I moved from Google to Stripe in March.", "stripe"),
 ])
 def test_a_move_from_one_place_to_another_is_where_the_speaker_lives(text: str,
                                                                       subject: str) -> None:

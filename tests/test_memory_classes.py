@@ -206,6 +206,9 @@ def test_someone_else_going_back_supersedes_nothing(engine: Engine, earlier: str
     ("私は東京に住んでいます。", "昨日、東京から大阪に移動しました。"),
     ("我妈妈住在北京。", "我从北京搬到上海了。"),
     ("I prefer single quotes in Python.", "Black replaced my single quotes with double quotes."),
+    # a change of tool or employer is no move of home
+    ("I live in Berlin.", "I moved from Jira to Linear."),
+    ("I live in Berlin.", "I moved from Google to Stripe in March."),
 ])
 def test_a_replacement_leaves_another_persons_or_another_attributes_item(
         engine: Engine, old: str, new: str) -> None:
@@ -222,7 +225,8 @@ def test_a_replacement_leaves_another_persons_or_another_attributes_item(
     ("I live in Boston.", "I moved from Boston to Denver last year."),
     ("我住在北京。", "我从北京搬到上海了。"),
     # the place the speaker lives (subject "home"), though the old item names another
-    ("I'm based in Kreuzberg.", "I moved from Berlin to Lisbon."),
+    ("I'm based in Kreuzberg.", "I relocated from Berlin to Lisbon."),
+    ("I live in Berlin.", "I moved from Berlin to Lisbon."),
     ("我住在朝阳区。", "我从北京搬到上海了。"),
 ])
 def test_a_replacement_by_the_same_person_still_supersedes(engine: Engine, old: str,

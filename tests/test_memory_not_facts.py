@@ -233,15 +233,44 @@ def test_an_order_on_the_work_at_hand_is_no_standing_item(text: str) -> None:
     "常にテストを書いてね。",
     "In this repo we never merge without a review.",
     "In this repo, never push to main directly.",
+    # a word of STANDING_RULE other than always/never, a bound, the answers in general
+    "You must not touch that table.",
+    "Don't use that library anymore.",
+    "Use Python 3.11 or above.",
+    "Keep PRs to 400 lines or below.",
+    "Please keep these answers under 200 words.",
+    "Show the first 3 lines of those stack traces in all bug reports.",
 ])
 def test_the_same_orders_said_to_last_still_stand(text: str) -> None:
     assert any(stands(i) for i in extract(text)), extract(text)
 
 
+@pytest.mark.parametrize("text", [
+    "このサービスのログは英語で書いてください。",  # a lasting scope, not material at hand
+])
+def test_a_lasting_scope_named_with_this_is_no_one_off(text: str) -> None:
+    assert extract(text) and not any(i.one_off for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text", ["会議は3時からだって。", "デプロイは金曜日だって。"])
+def test_japanese_hearsay_in_tte_is_no_order(text: str) -> None:
+    assert not any(i.kind == "constraint" for i in extract(text)), extract(text)
+
+
 def test_a_subjectless_ba_order_is_no_update_but_a_done_swap_is() -> None:
+    assert any(i.correction for i in extract("把这个项目的超时改成30秒。"))  # a lasting scope
     assert not any(i.correction for i in extract("把这个变量名改成 user_count。"))
     assert any(i.correction for i in extract("我们把Jenkins换成了GitLab CI。"))
     assert any(i.correction for i in extract("Now we deploy with Argo CD."))
+
+
+@pytest.mark.parametrize("text", [
+    "Now test coverage is 85%.",  # a noun that is also a verb, then the statement's verb
+    "Now build times are under 5 minutes.",
+    "Now review requests go to Dana.",
+])
+def test_now_before_a_noun_that_is_also_a_verb_is_an_update(text: str) -> None:
+    assert any(i.correction for i in extract(text)), extract(text)
 
 
 async def test_a_counted_request_stays_in_its_conversation(

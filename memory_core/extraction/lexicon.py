@@ -221,24 +221,41 @@ EN_REPLACE_WHEN = en(r"\b(?:spring|summer|autumn|fall|winter|week|weekend|month|
                      r"|beginning|start|middle|holidays?)$")
 HOME = "home"
 """The subject of where the speaker lives (:data:`EN_HOME`)."""
+_DWELLING = (r"(?:live[sd]?|living|relocat\w*|house|home|flat|apartment|city|cities|country"
+             r"|countries|family|abroad|overseas)\b")
+"""A word by which "I moved from X to Y" is a move of home, not of a tool, an employer
+or a team ("I moved from Jira to Linear", "… from Google to Stripe")."""
+_TECH_PURPOSE = (r"(?:backend|frontend|services?|project|app|api|tests?|testing|builds?|ci"
+                 r"|deploys?|deployment|scripts?|code|repo|stack|queues?|database|db|infra\w*"
+                 r"|tooling|monitoring|logging|servers?|pipelines?)")
+"""What a tool is moved to Go for ("I moved to Go for the backend"); a move "for work"
+or "for my wife's job" is still one of home, one "for the summer" a stay."""
 EN_HOME = re.compile(
     r"\b(?:i|we)(?:['’]m|['’]re|\s+am|\s+are)?\s+(?:now\s+|currently\s+|still\s+|also\s+)?"
     r"(?:live|living|reside|residing|based|settled)\s+(?:in|near|at)\b"
     r"|\bi(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+)?(?:moved|relocated|moved\s+house"
-    r"|moved\s+back)\s+(?:(?:back\s+)?from\s+(?-i:[A-Z])[\w .'’-]{0,40}?\s+)?to\s+(?-i:[A-Z])"
-    r"(?![^.!?]*\b(?:for|in\s+(?:the|our|this|my)\s+(?:code|repo|project|service|stack)))"
+    r"|moved\s+back)\s+(?:(?:(?<=relocated\s)|(?<=house\s)|(?=back\s)"
+    r"|(?=from\s[^.!?]*\b" + _DWELLING + r"))"
+    r"(?:back\s+)?from\s+(?-i:[A-Z])[\w .'’-]{0,40}?\s+)?to\s+(?-i:[A-Z])"
+    r"(?![^.!?]*\b(?:for\s+(?:(?:the|this|our|my|a|all|its)\s+)?" + _TECH_PURPOSE + r"\b"
+    r"|for\s+(?:the|a|a\s+few|two|three|six|some)\s+(?:summer|winter|spring|autumn|weeks?"
+    r"|months?|semester|term|holidays?|while|conference|trip)\b"
+    r"|in\s+(?:the|our|this|my)\s+(?:code|repo|project|service|stack)))"
     r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:now\s+)?(?-i:[A-Z])"
     r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|我(?:已经|刚|刚刚|上个月|去年)?从\S{1,20}?搬到"
     r"|(?:に|で)(?:住んで|暮らして)|に引っ越し",
     re.I)
 """Where the speaker lives, however it is put ("I live in Visby", "I'm based in
-Ghent", "I moved to Ronda last month", "I moved from Lyon to Ronda", "Home is Ronda
-these days", 我住在…, 我从…搬到…,
+Ghent", "I moved to Ronda last month", "I relocated from Lyon to Ronda", "I moved
+from Lyon to Ronda with my family", "Home is Ronda these days", 我住在…, 我从…搬到…,
 …に住んでいます): one attribute, subject ``home``, so a later value supersedes or
 conflicts with the earlier one. First person only ("my sister lives in …" is
 another subject); "moved to" only for "I" and a capitalised place ("we moved to
-Argo CD" is a tool), and not with a purpose ("I moved from Python to Go for this
-service")."""
+Argo CD" is a tool), and not with a technical purpose ("I moved to Go for the
+backend"); "moved from X to Y" only "back", "relocated", "moved house" or with a
+word of dwelling (:data:`_DWELLING`): else it is the usual way to tell of a tool's,
+an employer's or a team's change, and keeps its own subject (it still replaces a
+home item naming X)."""
 EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,40}?)\s*[.!]*$",
                            re.I)
 """'We switched to Argo CD for deploys': what changed is named after 'for'."""

@@ -305,8 +305,14 @@ the answer and whose number counts the answer's parts ("Limit it to 3 retries", 
 it 60 seconds" set a value named earlier, and stand)."""
 _EN_STANDS = re.compile(
     r"\b(?:always|never|every|each|whenever|from\s+now\s+on|going\s+forward|by\s+default"
-    r"|in\s+future|in\s+the\s+future|from\s+today)\b", re.I)
-"""Words by which an order scoped to this answer still says it stands for later ones."""
+    r"|in\s+future|in\s+the\s+future|from\s+today|must|mustn't|anymore|no\s+longer"
+    r"|as\s+a\s+rule|at\s+all\s+times|as\s+a\s+standard|standard\s+practice"
+    r"|for\s+this\s+(?:project|repo|repository)|(?:for|in|to|on)\s+(?:all|any|new|future))\b",
+    re.I)
+"""Words by which an order scoped to this answer still says it stands for later ones
+(those of ``items.standing.STANDING_RULE``: "You must not touch that table", "Don't
+use that library anymore" stand, as they did before material at hand was read), and
+a quantified scope ("Use those settings for all future projects")."""
 
 
 _ZH_ANSWER_VERB = re.compile(
@@ -336,19 +342,22 @@ _EN_THIS_REPLY = re.compile(
 orders this answer throughout, not every later one."""
 _EN_PRESENT = re.compile(
     r"(?<!\bso\s)(?<!\bsure\s)(?<!\bsuch\s)\b(?:that|those|these)\s+(?!(?:the|a|an|it|we|you|i"
-    r"|they|he|she|is|was|are|were|will|would|should|must|can|could)\b)[a-z]"
-    r"|\b(?:above|below)\b(?!\s+\$?\d)|\bline\s+\d+\b"
+    r"|they|he|she|is|was|are|were|will|would|should|must|can|could|answers|replies"
+    r"|responses)\b)[a-z]"
+    r"|(?<!\bor\s)(?<!\band\s)\b(?:above|below)\b(?!\s+\$?\d)|\bline\s+\d+\b"
     r"|\bthe\s+(?:last|first|top|bottom|next|previous)\s+\d+\b", re.I)
 """Material at hand an order works on ("that dump", "the log above", "line 42", "the
 last 50 lines of the build output"): its number counts or points into that material,
-it sets no lasting value."""
+it sets no lasting value. Not a bound ("Python 3.11 or above", "400 lines or below")
+nor the answers in general ("Keep these answers under 200 words": more than the one
+at hand)."""
 _ZH_LASTING = re.compile(r"以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|每次|一律"
-                         r"|默认|始终|永远|总是|这个(?:项目|仓库|代码库|团队|公司)里?")
+                         r"|默认|始终|永远|总是|这个(?:项目|仓库|代码库|代码仓库|团队|公司|服务|系统|应用|产品)里?")
 _ZH_THIS_REPLY = re.compile(r"这个回答|这次|这一次|本次|这条回复|这段回复|这条消息|这个回复")
 _ZH_STANDS = re.compile(r"必须|务必|一直|不要|别|禁止")
 _ZH_PRESENT = re.compile(r"第\s*\d+\s*行|这(?:个|段|些|份|张|条)|上面|下面的")
 _JA_LASTING = re.compile(r"今後|以後|以降|これから|毎回|次回から|次からは|いつも|今日から"
-                         r"|この(?:リポジトリ|プロジェクト|チーム|会社)")
+                         r"|この(?:リポジトリ|プロジェクト|チーム|会社|サービス|アプリ|システム|コードベース|レポ|組織)")
 _JA_THIS_REPLY = re.compile(r"この回答|この返信|今回|このメッセージ")
 _JA_STANDS = re.compile(r"常に|必ず|絶対|原則")
 _JA_PRESENT = re.compile(r"\d+\s*行目|この|その|上の|下の|もう一度")

@@ -127,11 +127,19 @@ _SCOPE_LEAD = re.compile(
 """Where a rule holds, before it ("In this repo, we never push to main"): the clause is
 read from after it, and quotes it (its scope is part of what the user said)."""
 _ZH_ORDER_LEAD = re.compile(
-    r"(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?把(?:这|那|上面|下面|第\s*\d+\s*行)")
+    r"(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?把(?:这(?!个?(?:项目|仓库|代码库|团队|公司|服务|系统))"
+    r"|那|上面|下面|第\s*\d+\s*行)")
 """An order that opens on 把 and works on material at hand, with no subject
 ("把这个变量名改成 user_count"): what it changes is the work, not a state the user
-reports."""
+reports; not a lasting scope (把这个项目的超时改成30秒 revises the project's)."""
 _ZH_DONE = re.compile(r"了|已经|过")
+_NOW_STATEMENT = re.compile(
+    r"now[,\s]+[\w-]+\s+(?:[\w-]+\s+)?(?:is|are|was|were|has|have|had|will|would|must|should"
+    r"|can|could|goes|go|happens|takes|take|stays|sits|lives|needs|lands|gets|works|fails"
+    r"|passes|lasts)\b", re.I)
+"""'Now' before a noun that is also a verb, then the statement's verb ("Now test
+coverage is 85%", "Now review requests go to Dana", "Now deploy happens on
+Fridays"): an update, not the next order."""
 _CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
 _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
@@ -472,7 +480,8 @@ class _Message:
                 return body, True  # "… is Postgres 16 now that we upgraded"
             cue = lx.EN_UPDATE.search(sc[body:b], toks)
             if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
-                    and lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)):
+                    and lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
+                    and not _NOW_STATEMENT.match(sc, body, b):
                 return body, correction  # "Now translate that paragraph": the next order
         else:
             cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)

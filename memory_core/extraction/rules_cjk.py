@@ -77,9 +77,11 @@ _JA_DEMONSTRATIVE = re.compile(r"^(?:これ|それ|あれ|ここ|そこ|今日|�
 _JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しないで$")
 _JA_PLAIN_ORDER = re.compile(r"(?:て|で)(?:ね|よ|な)?[。!！]?$|こと[。!！]?$")
 """A plain order at the end of a clause ("使ってね", "書くこと")."""
-_JA_TE_ORDER = re.compile(r"(?<!につい)(?<!によっ)(?<!とし)(?<!おい)て(?:ね|よ)?[。!！]?$")
+_JA_TE_ORDER = re.compile(r"(?<!につい)(?<!によっ)(?<!とし)(?<!おい)(?<!だっ)(?<!たっ)(?<!るっ)"
+                          r"(?<!いっ)(?<!すっ)て(?:ね|よ)?[。!！]?$")
 """A plain request in the te-form ("直して", "見せてね"): outside a rule or a topic's
-scope, an order about the work at hand, as a polite request there is."""
+scope, an order about the work at hand, as a polite request there is. Not the
+quoting って ("会議は3時からだって", "来るって", "ないって": hearsay)."""
 _JA_DOES = re.compile(r"(?:ます|る)[。!！]?$")
 """A plain statement of what is done ("デプロイします", "付ける"): a rule after a
 standing lead, as "From now on, we deploy at 9." is."""
