@@ -257,6 +257,13 @@ def test_japanese_hearsay_in_tte_is_no_order(text: str) -> None:
     assert not any(i.kind == "constraint" for i in extract(text)), extract(text)
 
 
+@pytest.mark.parametrize("text", ["Now keep answers under 100 words.",
+                                  "Now use 4 spaces for indentation."])
+def test_now_before_a_lasting_order_revises_the_earlier_rule(text: str) -> None:
+    (item,) = extract(text)
+    assert item.kind == "constraint" and item.correction and stands(item), item
+
+
 def test_a_subjectless_ba_order_is_no_update_but_a_done_swap_is() -> None:
     assert any(i.correction for i in extract("把这个项目的超时改成30秒。"))  # a lasting scope
     assert not any(i.correction for i in extract("把这个变量名改成 user_count。"))

@@ -140,6 +140,7 @@ _NOW_STATEMENT = re.compile(
 """'Now' before a noun that is also a verb, then the statement's verb ("Now test
 coverage is 85%", "Now review requests go to Dana", "Now deploy happens on
 Fridays"): an update, not the next order."""
+_ONE_OFF_VERBS = frozenset(lx.EN_ONE_OFF_VERBS)
 _CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
 _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""
@@ -479,10 +480,14 @@ class _Message:
             if since is not None and since.start() > 0:
                 return body, True  # "… is Postgres 16 now that we upgraded"
             cue = lx.EN_UPDATE.search(sc[body:b], toks)
-            if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
-                    and lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
+            order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
+                if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
+                else None
+            if order is not None and order.group("verb").lower() in _ONE_OFF_VERBS \
                     and not _NOW_STATEMENT.match(sc, body, b):
-                return body, correction  # "Now translate that paragraph": the next order
+                # "Now translate that paragraph": the next task, no update ("Now keep
+                # answers under 100 words" revises the earlier rule)
+                return body, correction
         else:
             cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)
             if cue is not None:
