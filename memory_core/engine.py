@@ -26,7 +26,13 @@ import orjson
 from memory_core.admin import inspection
 from memory_core.admin.search import indexed_search, search_memory
 from memory_core.assembly import in_view, lookahead
-from memory_core.assembly.block import Assembly, assemble, item_features
+from memory_core.assembly.block import (
+    Assembly,
+    assemble,
+    item_features,
+    item_search,
+    quote_search,
+)
 from memory_core.assembly.budget import ContextLimits, MessageCounts
 from memory_core.capture import evidence
 from memory_core.capture.jobs import CaptureJobs
@@ -197,9 +203,9 @@ class Engine:
         cfg = self.config
         wanted: list[tuple[tuple[str, ...], int]] = []
         if self.search is not None and query.strip():
-            wanted.append((("item",), cfg.max_items * 2))
+            wanted.append(item_search(cfg))
             if cfg.evidence_snippets and compacted:
-                wanted.append((("message",), cfg.evidence_snippets * 8))
+                wanted.append(quote_search(cfg.evidence_snippets))
         return lookahead.run_ahead(self.searcher, scope, query, wanted, self._indexed_items)
 
     def remember_block(self, scope: Scope, user_message_id: int, block: str) -> None:

@@ -198,6 +198,19 @@ Searcher = Callable[[Scope, str, Sequence[str], int], list[tuple[str, int, float
 service's hook; ``None`` selects keyword scoring over SQLite."""
 
 
+def item_search(cfg: MemoryConfig) -> tuple[tuple[str, ...], int]:
+    """``(kinds, k)`` of the block's item search: twice ``max_items`` hits (the block
+    keeps at most ``max_items`` items). Shared with :meth:`Engine.search_ahead`."""
+    return ("item",), cfg.max_items * 2
+
+
+def quote_search(snippets: int) -> tuple[tuple[str, ...], int]:
+    """``(kinds, k)`` of the block's search for messages to quote: eight hits per
+    quote (hits the upstream sees verbatim are skipped; only compacted messages are
+    quoted). Shared with :meth:`Engine.search_ahead`."""
+    return ("message",), snippets * 8
+
+
 def is_bootstrap(capture: CaptureResult, now: float, idle_seconds: float) -> bool:
     """First turn of a thread, or the thread idle longer than ``idle_seconds``."""
     if capture.created_thread or capture.previous_activity_at is None:
@@ -628,7 +641,7 @@ def _choose_items(
     if search is not None and newest_text.strip():
         keyword = rel.copy()
         found = 0.0
-        for kind, ref_id, score in search(scope, newest_text, ("item",), cfg.max_items * 2):
+        for kind, ref_id, score in search(scope, newest_text, *item_search(cfg)):
             s = ix.slot(ref_id) if kind == "item" else None
             if s is not None and items_mask[s]:
                 rel[s] += 2.0 * score
@@ -834,7 +847,7 @@ def assemble(
         snippets = max(cfg.evidence_snippets, budget // _QUOTE_MIN_TOKENS) if evidence_fill \
             else cfg.evidence_snippets
         if search is not None:
-            hits = search(scope, newest_text, ("message",), snippets * 8)
+            hits = search(scope, newest_text, *quote_search(snippets))
             ids = [ref for kind, ref, _ in hits if kind == "message" and ref in hidden_path]
             if ids:
                 by_id = {r["id"]: r for r in tx.assembly.quote_messages(
