@@ -40,7 +40,7 @@ def test_extracted_is_frozen_with_the_agreed_fields() -> None:
     names = [f.name for f in dataclasses.fields(Extracted)]
     assert names == ["kind", "text", "subject", "value", "value_text", "unit", "condition",
                      "correction", "task_label", "lang", "negated", "label", "loose",
-                     "replaces", "replacement", "tentative", "one_off"]
+                     "replaces", "replacement", "tentative", "one_off", "lasting"]
     item = one("The staging DB is on port 5433.")
     with pytest.raises(dataclasses.FrozenInstanceError):
         item.kind = "decision"  # type: ignore[misc]
@@ -135,7 +135,7 @@ def test_a_possessive_is_not_a_contracted_is() -> None:
 
 
 def test_first_person_facts() -> None:
-    assert one("I'm allergic to shellfish.").subject == "allergic"
+    assert one("I'm allergic to shellfish.").subject == "shellfish allergy"
     assert one("我对花生过敏。").subject == "花生过敏"
     assert one("私は東京に住んでいます。").kind == "fact"
 

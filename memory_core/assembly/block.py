@@ -451,7 +451,8 @@ def standing_weight(row: Any) -> float:
 
     ``row``: a ``memory_items`` row (mapping). Returns 0 for items never shown
     without a match: questions, assistant proposals, and facts with neither a
-    number the user set nor a correction behind them (an observation such as
+    number the user set nor a correction behind them nor a lasting trait
+    (:func:`memory_core.items.standing.lasting`) (an observation such as
     "latency was 180 ms" is not standing: :func:`memory_core.items.standing.fixed_quantity`).
     Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
@@ -461,7 +462,8 @@ def standing_weight(row: Any) -> float:
     (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
     step), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
-    +1.5 for a correction (it supersedes an earlier item), +0.5 for a condition.
+    +1.5 for a correction (it supersedes an earlier item) or a lasting trait,
+    +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
     state as numbers, corrections, preferences and decisions is what long
     sessions lose first (DESIGN §4).
@@ -470,9 +472,9 @@ def standing_weight(row: Any) -> float:
         return 0.0
     numeric = row["value"] is not None
     correction = row["supersedes"] is not None
-    if row["kind"] == "fact" and not correction and not (
+    if row["kind"] == "fact" and not correction and not standing.lasting(row) and not (
             numeric and standing.fixed_quantity(row)):
-        return 0.0  # neither a correction nor a number the user set (an observation)
+        return 0.0  # no correction, no lasting trait, no number the user set
     if standing.series(row) or standing.one_off(row) or standing.tentative(row):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess
     weight = _STANDING_BASE[row["kind"]]
@@ -481,7 +483,7 @@ def standing_weight(row: Any) -> float:
     if row["kind"] == "constraint" and _EXPLICIT_RULE.search(row["text"] or ""):
         weight += 1.5
     weight += 2.5 if numeric else 0.0
-    weight += 1.5 if correction else 0.0
+    weight += 1.5 if correction or standing.lasting(row) else 0.0
     weight += 0.5 if row["condition"] else 0.0
     return weight
 

@@ -25,11 +25,13 @@ _LEADING_NOISE = MASK + " \t,，、:：;；-—"
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A rule's decision: the kind, the subject key (already normalised), negation."""
+    """A rule's decision: the kind, the subject key (already normalised), negation,
+    and whether the fact lasts (``Extracted.lasting``)."""
 
     kind: str
     subject: str | None
     negated: bool = False
+    lasting: bool = False
 
 
 @dataclass(slots=True)

@@ -358,6 +358,16 @@ EN_PREFERENCE = Lead(en(
 EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:favou?rite|preferred|go-to)\b|\b(?:is|are)\smy\s(?:favou?rite"
                            r"|preference)\b|\bworks\sbest\sfor\sme\b|\bi'd\s(?:love|like)\sit\sif\b"),
                         words="favourite favorite preferred go-to preference works i'd")
+EN_DIET = Lead(en(
+    r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:a|an|now|strictly|fully|also|still|actually|pretty"
+    r"|very|severely|quite|mostly)\s){0,2}"
+    r"(?P<trait>vegetarian|vegan|pescatarian|pescetarian|gluten[-\s]free|lactose[-\s]intolerant"
+    r"|celiac|coeliac|diabetic|teetotal|kosher|halal"
+    r"|(?:allergic|intolerant)\sto\s(?:[\w-]+(?:\s(?:and|or)\s)?){1,3})"
+    r"(?=\s*(?:$|[,.;:!?)]|\s(?:and|but|so|now|too|since|because|though)\b))"
+), "i we i'm we're")
+"""A lasting restriction of the user's own diet or health ("I'm vegetarian", "I'm
+allergic to peanuts"): a fact that holds for every later answer (``lasting``)."""
 EN_HABIT = Lead(en(
     r"^i\s(?:(?:usually|always|normally|generally|mostly|only|personally|just)\s){0,2}"
     r"(?P<verb>use|stick\s(?:to|with)|go\sby|write\sin|code\sin|measure\sin|think\sin"
@@ -442,28 +452,32 @@ EN_STANDING_SCOPE = Cue(en(r"\b(?:every|each|all|any|whenever|always|never|from 
 
 # Decisions (issue 3: "we'll use Postgres", "let's go with X", "we decided").
 EN_DECISION = Lead(en(
-    r"^(?:(?:ok|okay|alright|so|then|right|fine|good|great|cool|yes|yeah|ok\sthen)[,\s]+)*"
+    r"^(?:(?:ok|okay|alright|so|then|right|fine|good|great|cool|yes|yeah|ok\sthen|sounds\sgood"
+    r"|agreed|deal|perfect)[,.!\s]+)*"
+    r"(?:(?:the\s|our\s|team\s)?(?:final\s)?decision(?:\smade)?(?:\s(?:from|at|in)\s[\w\s']{1,30}?)?"
+    r"\s*[:\u2014-]\s*)?(?:"
     r"(?:let's|let\sus|lets)\s(?:not\s)?(?:"
     + alt("go with|use|stick with|stick to|switch to|keep|pick|choose|adopt|move to|migrate to"
           "|schedule|meet|book|take|drop|postpone|target|ship|call it|settle on|plan|name|set"
           "|fly|stay|rent|run with|go for|start with|skip|defer|freeze|cut|release|deploy|launch"
           "|host|put|make it|aim for|do it|standardize on|standardise on|reserve|order|split")
     + r")\b"
-    r"|^(?:we|i)(?:'ll|\swill|\sshall|'re\sgoing\sto|\sare\sgoing\sto|'m\sgoing\sto"
+    r"|(?:we|i)(?:'ll|\swill|\sshall|'re\sgoing\sto|\sare\sgoing\sto|'m\sgoing\sto"
     r"|\sam\sgoing\sto|\sshould|\splan\sto|\sintend\sto|'re\splanning\sto|\sare\splanning\sto"
     r"|'m\splanning\sto|\sam\splanning\sto)\s(?:"
     + alt("go with|use|stick with|switch to|keep|pick|choose|adopt|move to|migrate to|drop"
           "|postpone|target|ship|settle on|go for|skip|defer|host|deploy|launch|release"
           "|fly|stay at|stay in|book|take|run|standardize on|standardise on|meet|aim for")
     + r")\b"
-    r"|^(?:we|i)(?:'ve|\shave)?\s(?:finally\s|just\s)?(?:decided|chose|chosen|picked|settled\son"
+    r"|(?:we|i)(?:'ve|\shave)?\s(?:finally\s|just\s)?(?:decided|chose|chosen|picked|settled\son"
     r"|agreed|opted|committed\sto|went\swith|gone\swith|selected)\b"
-    r"|^(?:we're|we\sare|i'm|i\sam)\s(?:now\s)?(?:going\swith|switching\sto|moving\sto"
+    r"|(?:we're|we\sare|i'm|i\sam)\s(?:now\s)?(?:going\swith|switching\sto|moving\sto"
     r"|sticking\swith|dropping|migrating\sto|standardi[sz]ing\son)\b"
-    r"|^(?:the\s|our\s|my\s)?(?:plan|decision|verdict|final\sdecision|final\sanswer)\s(?:is|was)\b"
-    r"|^(?:we|i)\skeep\b|^go\swith\b"
+    r"|(?:the\s|our\s|my\s)?(?:plan|decision|verdict|final\sdecision|final\sanswer)\s(?:is|was)\b"
+    r"|(?:we|i)\skeep\b|go\swith\b)"
 ), "ok okay alright so then right fine good great cool yes yeah let's let lets we i we'll i'll "
-   "we're i'm we've i've the our my plan decision verdict final go")
+   "we're i'm we've i've the our my plan decision verdict final go sounds agreed deal perfect "
+   "team")
 """Choices stated at the start of a clause (used with ``match``). A plan ("we plan to
 migrate to Kafka") is a decision about the future, not a change of the current state
 (``replacement``): it supersedes nothing."""

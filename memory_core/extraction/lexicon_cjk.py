@@ -51,6 +51,16 @@ ZH_PREFERENCE = Cue(re.compile(
     r"|^(?:我们|我)(?:还是|更|比较|其实)?(?:希望|想要|宁愿|宁可)|偏好|最好是|最好|我的首选|首选"
     r"|^(?:我们|我)(?:从来|一般|平时|基本)?不(?:吃|喝)"
 ), marks="喜欢|爱|偏好|倾向|讨厌|宁愿|宁可|习惯|受不了|希望|想要|最好|首选|不吃|不喝")
+ZH_DIET = re.compile(
+    r"^(?:我们|我)(?:是|一直|从小|现在|已经|也|都)?(?P<trait>(?:纯)?素食(?:主义)?者?|吃素"
+    r"|对[^，,。！!？?]{1,10}过敏|[^，,。！!？?]{0,6}过敏|乳糖不耐受?)")
+"""A lasting restriction of the user's diet or health (我是素食者, 我对花生过敏): a
+fact that holds for every later answer (``lasting``)."""
+JA_DIET = re.compile(
+    r"(?P<trait>ベジタリアン|ヴィーガン|ビーガン|菜食主義(?:者)?|[^、。，,]{1,10}アレルギー|乳糖不耐症)"
+    r"(?:な|で|です|だ|があります|持ち)")
+"""The same in Japanese (私はベジタリアンなので, 卵アレルギーがあります), after a
+first-person topic."""
 ZH_HABIT = re.compile(r"^(?:我)(?:一般|平时|通常|都|总是|一直|只)?(?:用|使用)(?!了|过|完)")
 """The user's own convention ("我用公制单位"): a preference (issue 24, kind 10)."""
 JA_HABIT = re.compile(

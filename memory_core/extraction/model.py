@@ -42,6 +42,8 @@ class Extracted:
     kept and searchable, never standing, never overriding a firm statement.
     ``one_off`` marks a request about the current answer that holds a number ("Give
     me 5 ideas …"; :func:`memory_core.extraction.modality.answer_request`).
+    ``lasting`` marks a fact that holds for every later answer without a number: a
+    restriction of the speaker's own diet or health ("I'm vegetarian", 我对花生过敏).
     """
 
     kind: str
@@ -61,3 +63,4 @@ class Extracted:
     replacement: str | None = None
     tentative: bool = False
     one_off: bool = False
+    lasting: bool = False

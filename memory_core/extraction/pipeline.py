@@ -289,6 +289,7 @@ def _item(text: str, c: Clause, v: Verdict, correction: bool,
         unit=q.unit if q else None, condition=cond, correction=correction,
         task_label=task_label, lang=c.lang, negated=v.negated,
         loose=q is not None and loose(c.scan, q, c.start, c.end, c.lang),
+        lasting=v.lasting,
     )
 
 

@@ -157,6 +157,9 @@ def classify_zh(c: Clause) -> Verdict | None:
     hedged = lc.ZH_FIRST_PERSON_FRAME.match(core)
     if hedged:
         core = core[hedged.end():]
+    m = lc.ZH_DIET.match(core)
+    if m:
+        return Verdict("fact", cjk_key(m.group("trait"), "zh"), lasting=True)
     m = lc.ZH_PREFERENCE.search(core)
     if m:
         neg = bool(lc.ZH_PREFERENCE_NEG.search(m.group()))
@@ -255,6 +258,9 @@ def classify_ja(c: Clause) -> Verdict | None:
         from_now = _ja_standing(core[lead.end():], strong)
         if from_now is not None:
             return from_now
+    m = lc.JA_DIET.search(core) if fp else None
+    if m:
+        return Verdict("fact", cjk_key(m.group("trait"), "ja"), lasting=True)
     m = lc.JA_PREFERENCE.search(core)
     if m:
         neg = bool(lc.JA_PREFERENCE_NEG.search(m.group()))

@@ -269,6 +269,11 @@ def _with_port(subject: str | None, c: Clause) -> str | None:
     return subject
 
 
+_ASKED = re.compile(r"\b(?:asked|asks)\b", re.I)
+_REPORTED_QUESTION = re.compile(
+    r"(?:me\s|us\s|around\s)?(?:whether|if|how|what|why|when|where|who|which)\b", re.I)
+
+
 def classify(c: Clause) -> Verdict | None:
     """Classify an English user statement (see module doc); None when not memory."""
     core = c.core
@@ -277,6 +282,8 @@ def classify(c: Clause) -> Verdict | None:
         rest = core[m.end():]
         if not _words(_QUOTE_MARKS.sub("", rest)) and not c.quantities:
             return None  # only a quote; "the export job writes 12 GB" reports an amount
+        if _ASKED.search(m.group()) and _REPORTED_QUESTION.match(rest):
+            return None  # "Kai asked whether we still support 3.9": a question, no claim
         return Verdict("fact", en_key(m.group("who")) or en_key(rest, action=True))
     raw = c.raw
     first = c.first
@@ -284,6 +291,12 @@ def classify(c: Clause) -> Verdict | None:
     if m and _words(core[m.end():]):
         core, raw = core[m.end():], raw[m.end():]
         first = first_word(core)
+    m = lx.EN_DIET.match(core, first)
+    if m:
+        trait = m.group("trait")
+        to = re.match(r"(?:allergic|intolerant)\sto\s", trait, re.I)
+        subject = f"{en_key(trait[to.end():]) or ''} allergy".strip() if to else en_key(trait)
+        return Verdict("fact", subject, lasting=True)
     m = lx.EN_PREFERENCE.match(core, first) or lx.EN_PREFERENCE_ANY.search(core, c.tokens)
     if m:
         neg = bool(lx.EN_PREFERENCE_NEG.search(m.group()))

@@ -65,10 +65,23 @@ STANDING_RULE = re.compile(
 OBSERVATION = re.compile(
     r"\b(?:was|were|took|got|hit|measured|reached|dropped|fell|rose|climbed|spiked|peaked"
     r"|averaged|came in at|ended (?:at|up)|finished in|ran in|clocked|recorded|observed"
-    r"|saw|scored|logged|showed|returned|printed|went (?:up|down))\b"
-    r"|用了|花了|耗时|测得|测出|跑了|达到了|降到了|升到了|变成了"
-    r"|だった|でした|かかった|かかりました|計測|測定|記録した|になった|になりました", re.I)
-"""Words by which a numeric statement reports an observation (module doc)."""
+    r"|saw|scored|logged|showed|returned|printed|went (?:up|down|from)|jumped|increased"
+    r"|decreased|grew|doubled|tripled|halved|shrank|improved|regressed|slowed|surged|plunged)\b"
+    r"|\b\d[\d.,]*\s*[a-z]*\s+(?:ago|later)\b"
+    r"|用了|花了|耗时|测得|测出|跑了|达到了|降到了|升到了|变成了|涨到|涨了|增加到|增加了|减少到"
+    r"|减少了|下降到|下降了|上升到|上升了|增长到|增长了|翻了"
+    r"|了(?:[一二三四五六七八九十两几半]+|\d+)\s*(?:个)?(?:天|周|星期|月|年|小时|分钟|次|遍|趟)"
+    r"|だった|でした|かかった|かかりました|計測|測定|記録した|になった|になりました"
+    r"|に増え|に減っ|に減り|に上が|に下が|に伸び", re.I)
+"""Words by which a numeric statement reports an observation or a change (module doc):
+what a run or a measurement gave, what rose or fell, what happened some time ago."""
+HEARSAY = re.compile(
+    r"\b(?:said|says|told (?:me|us)|tells (?:me|us)|according to|apparently|reportedly"
+    r"|i heard|heard that|rumou?red)\b"
+    r"|听说|据说|によると|とのこと|だそうです|だそうだ|らしい|って言って|と聞いた", re.I)
+"""Words by which a number is someone else's claim the user passes on."""
+AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)", re.I)
+"""An age: a number that describes, never one the user fixed."""
 SETTING = re.compile(
     r"\b(?:set (?:it )?(?:to|at)|fixed at|capped at|limited to|is capped|is limited|cap|limit"
     r"|budget|quota|target|deadline|must|should|at most|at least|no more than|up to)\b"
@@ -76,11 +89,14 @@ SETTING = re.compile(
 """Words by which a number is one the user sets, even in the past tense."""
 
 
-def is_observation(text: str | None) -> bool:
-    """Whether a numeric statement reports a measurement or a result rather than
-    fixing a value (module doc)."""
+def reports_number(text: str | None) -> bool:
+    """Whether a numeric statement's number is not one the user fixed: an observation
+    or a change (what a run gave, what rose), someone else's claim
+    ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), unless a word
+    says the number is set (a budget, a limit, a target)."""
     t = text or ""
-    return OBSERVATION.search(t) is not None and SETTING.search(t) is None
+    return SETTING.search(t) is None and any(
+        p.search(t) is not None for p in (OBSERVATION, HEARSAY, AGE))
 
 
 def data_of(row: Any) -> dict[str, Any]:
@@ -115,13 +131,21 @@ def label(row: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+_MODAL_ONLY = re.compile(r"\b(?:must|mustn't)\b|必须|务必|必ず", re.I)
+"""Rule words that say how a thing is done, not for how long: in a plan's step ("2. It
+must return 404 …", 必ずステージングで先に) they bind that step."""
+
+
 def series(row: Any) -> bool:
     """One of a series said in one conversation (module doc): a labelled item, unless
-    it is a preference or a rule that says it stands."""
+    it is a preference or a rule that says it lasts ("1. Always use tabs."; a "must"
+    alone binds the step it is in)."""
     if not label(row):
         return False
-    return not (row["kind"] == "preference"
-                or (row["kind"] == "constraint" and is_standing_rule(row["text"])))
+    text = row["text"] or ""
+    return not (row["kind"] == "preference" or (
+        row["kind"] == "constraint"
+        and STANDING_RULE.search(_MODAL_ONLY.sub(" ", text)) is not None))
 
 
 def loose(row: Any) -> bool:
@@ -139,15 +163,15 @@ def tentative(row: Any) -> bool:
 
 def extraction_data(ex: Any) -> dict[str, Any]:
     """The ``data`` JSON fields an extracted item (``Extracted``) carries into its row:
-    ``negated``, ``task_label``, ``label``, ``loose``, ``tentative`` and ``one_off``
-    where set (the speaker is the caller's)."""
+    ``negated``, ``task_label``, ``label``, ``loose``, ``tentative``, ``one_off`` and
+    ``lasting`` where set (the speaker is the caller's)."""
     data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
     for name in ("task_label", "label"):
         if getattr(ex, name, None):
             data[name] = getattr(ex, name)
     if getattr(ex, "loose", False) and getattr(ex, "value", None) is not None:
         data["loose"] = True
-    for name in ("tentative", "one_off"):
+    for name in ("tentative", "one_off", "lasting"):
         if getattr(ex, name, False):
             data[name] = True
     return data
@@ -163,12 +187,29 @@ def one_off(row: Any) -> bool:
         or ((row["value"] is None or loose(row)) and not is_standing_rule(row["text"])))
 
 
+def is_year(value: Any, text: str | None) -> bool:
+    """Whether ``value`` is a calendar year its statement dates something by ("since
+    2021", "in 2019", 2019年): a date, not a quantity."""
+    if not isinstance(value, (int, float)) or value != int(value) or not 1900 <= value < 2100:
+        return False
+    year = str(int(value))
+    return re.search(r"\b(?:in|since|from|until|till|by|of|back in|circa)\s+" + year
+                     + r"\b|" + year + r"\s*年", text or "", re.I) is not None
+
+
+def lasting(row: Any) -> bool:
+    """A user's fact that holds for every later answer (``data.lasting``: a restriction
+    of their diet or health, "I'm allergic to peanuts"; set by the extraction)."""
+    return row["evidence"] == "user" and bool(data_of(row).get("lasting"))
+
+
 def fixed_quantity(row: Any) -> bool:
     """A number the user set: a user's numeric fact that is neither one of a series
-    (:func:`label`), nor an observation (:func:`is_observation`), nor a number its
-    statement does not fix (:func:`loose`)."""
+    (:func:`label`), nor a reported number (:func:`reports_number`), nor a year
+    (:func:`is_year`), nor a number its statement does not fix (:func:`loose`)."""
     return (row["evidence"] == "user" and row["value"] is not None and not label(row)
-            and not loose(row) and not is_observation(row["text"]))
+            and not loose(row) and not reports_number(row["text"])
+            and not is_year(row["value"], row["text"]))
 
 
 def sources(row: Any) -> list[int]:
