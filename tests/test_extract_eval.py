@@ -181,3 +181,18 @@ def test_requests_to_the_assistant_keep_their_standing_precision() -> None:
     assert len(rows) >= 100 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
     assert standing["precision"] >= 0.88 and standing["recall"] >= 0.7, standing
+
+
+def test_agent_sessions_chit_chat_and_team_chats_keep_their_standing_scores() -> None:
+    """``extraction_sessions.jsonl`` (113 messages of coding-agent sessions, chit-chat
+    between friends and team chats, en/zh/ja, written blind to the rules, then tuned
+    on: a development split) measured standing P 0.409 R 0.462 before the rules for
+    reported numbers (changes, hearsay, ages, years), plan steps, reported questions,
+    decision leads and lasting diets; 0.605 / 0.590 after
+    (docs/evaluation/extraction_issue24.md). Its relayed-rule labels ("Priya says we
+    must freeze deploys") disagree with this project's design and stay misses."""
+    path = Path(__file__).parent / "data" / "extraction_sessions.jsonl"
+    rows = load(path)
+    assert len(rows) >= 110 and all("standing" in i for r in rows for i in r["expected"])
+    standing = score(path)["standing"]
+    assert standing["precision"] >= 0.58 and standing["recall"] >= 0.57, standing

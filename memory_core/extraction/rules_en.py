@@ -282,7 +282,7 @@ def classify(c: Clause) -> Verdict | None:
         rest = core[m.end():]
         if not _words(_QUOTE_MARKS.sub("", rest)) and not c.quantities:
             return None  # only a quote; "the export job writes 12 GB" reports an amount
-        if _ASKED.search(m.group()) and _REPORTED_QUESTION.match(rest):
+        if _ASKED.search(m.group()) and _REPORTED_QUESTION.match(c.raw[m.end():]):
             return None  # "Kai asked whether we still support 3.9": a question, no claim
         return Verdict("fact", en_key(m.group("who")) or en_key(rest, action=True))
     raw = c.raw

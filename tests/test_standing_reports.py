@@ -1,0 +1,196 @@
+"""What stands and what is only reported (issue 24): a number that reports a change, a
+claim of someone else's, an age or a year is kept but not put in every block; a
+"must" in a plan's step binds that step; a reported question is no claim; a decision
+may follow "OK, decision made:"; a restriction of the user's diet or health stands.
+
+Extraction-level checks run ``extract`` and score the items as the block would
+(``stands``); engine-level checks store messages through a real capture (SQLite) and
+read the rows back; proxy-level checks read the block the upstream received."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_core.assembly.block import standing_weight
+from memory_core.engine import Engine
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import extract
+from memory_core.items import standing
+from memory_core.models import Scope
+from tests.conftest import RunningProxy, sql_read
+from tests.fake_upstream import FakeUpstream
+from tests.test_injection import Agent, block_of
+
+# -- numbers the user did not fix -------------------------------------------------------------
+REPORTED = [
+    "p95 latency jumped from 180 ms to 420 ms after yesterday's deploy.",
+    "The queue depth increased to 5000 messages overnight.",
+    "Our bill doubled to 900 dollars this month.",
+    "He's been saying that since 2021 and he's right.",
+    "Jonas said the vendor SLA is 99.9% uptime.",
+    "Apparently the export job writes 12 GB a night.",
+    "She's a 10-week-old beagle named Biscuit.",
+    "昨天上线以后，接口 p99 延迟涨到了 650 毫秒。",
+    "上周末我们去杭州玩了三天。",
+    "听说新机器有64核。",
+    "昨日のデプロイ後、メモリ使用量が 2.1 GB から 3.4 GB に増えました。",
+    "田中さんによると、新しいサーバーは64コアだそうです。",
+]
+
+
+@pytest.mark.parametrize("text", REPORTED)
+def test_a_reported_number_is_kept_but_does_not_stand(text: str) -> None:
+    items = [i for i in extract(text) if i.value is not None]
+    assert items, extract(text)  # kept: searchable, shown when the turn asks for it
+    assert not any(stands(i) for i in items), items
+
+
+SET = [
+    "The API rate limit is 100 requests per minute.",
+    "The build box has 32 GB of RAM.",
+    "The budget was set to 5000 dollars.",
+    "Actually, the limit is 50 requests per second.",
+    "Jonas said the budget is capped at 500 euros.",  # a word says it is set
+    "The job takes about 40 minutes.",
+    "2019 was the year we hit 40 customers, and the quota is 500 seats.",
+    "预算上限是5000元。",
+    "タイムアウトは30秒です。",
+]
+
+
+@pytest.mark.parametrize("text", SET)
+def test_a_number_the_user_states_or_sets_still_stands(text: str) -> None:
+    items = [i for i in extract(text) if i.value is not None]
+    assert items and any(stands(i) for i in items), items
+
+
+def test_a_year_is_a_date_only_where_the_statement_dates_by_it() -> None:
+    assert standing.is_year(2019, "We moved to Denver in 2019.")
+    assert standing.is_year(2021.0, "since 2021")
+    assert standing.is_year(2019, "2019年に入社しました。")
+    assert not standing.is_year(2000, "We have 2000 users.")
+    assert not standing.is_year(2019.5, "in 2019.5")
+    assert not standing.is_year(None, "in 2019")
+
+
+def test_after_an_event_is_no_update_and_from_now_on_still_is() -> None:
+    (item,) = extract("昨天上线以后，接口 p99 延迟涨到了 650 毫秒。")
+    assert not item.correction and not stands(item), item
+    assert extract("部署以后改成Argo CD了。")[0].correction  # the 改成 after it still is
+    assert extract("我们以后用Kafka。")[0].correction
+
+
+# -- a plan's step ----------------------------------------------------------------------------
+def test_a_must_in_a_plan_step_binds_the_step_and_always_still_stands() -> None:
+    plan = extract("Here's the plan:\n1. Add the `/v2/items` route\n"
+                   "2. It must return 404 for unknown ids, not 500\n3. Update the OpenAPI spec")
+    step = next(i for i in plan if "404" in i.text)
+    assert step.label and not stands(step), step
+    ja = extract("手順：\n1. バックアップを取る\n2. マイグレーションを実行する（必ずステージングで先に）\n"
+                 "3. 結果を確認する")
+    assert not any(stands(i) for i in ja), ja
+    rule = extract("Conventions:\n1. Always use tabs.\n2. Never commit secrets.")
+    assert rule and all(stands(i) for i in rule), rule
+    assert stands(extract("We must never run terraform apply from a laptop.")[0])
+
+
+# -- reported questions and decisions ---------------------------------------------------------
+@pytest.mark.parametrize("text", ["Kai asked whether we still support Python 3.9.",
+                                  "Dana asked me if the export runs at 2 am.",
+                                  "My manager asked how many nodes we need."])
+def test_a_reported_question_is_no_claim(text: str) -> None:
+    assert extract(text) == [], extract(text)
+
+
+def test_a_reported_claim_is_still_a_fact_about_its_speaker() -> None:
+    (item,) = extract("Kai asked for 3 more nodes.")
+    assert item.kind == "fact" and item.subject == "kai", item
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("OK, decision made: we'll go with Postgres 16 for the new service.", None),
+    ("Sounds good, let's go with the Redis Streams approach.", "redis streams approach"),
+    ("Team decision from today's sync: we're dropping IE11 support.", None),
+    ("Final decision: we'll use Kafka.", "kafka"),
+])
+def test_a_decision_after_a_lead(text: str, subject: str | None) -> None:
+    items = extract(text)
+    decisions = [i for i in items if i.kind == "decision"]
+    assert decisions and stands(decisions[0]), items
+    if subject:
+        assert decisions[0].subject == subject, decisions
+
+
+# -- diet and health --------------------------------------------------------------------------
+TRAITS = [
+    ("Btw I'm vegetarian, so maybe not the steakhouse.", "vegetarian"),
+    ("I'm allergic to peanuts, so no satay for me!", "peanuts allergy"),
+    ("We're vegan.", "vegan"),
+    ("I'm lactose intolerant.", "lactose intolerant"),
+    ("我对花生过敏。", "花生过敏"),
+    ("我是素食者，聚餐别订烤肉店哈。", "素食者"),
+    ("私はベジタリアンなので、肉料理のお店は避けたいです。", "ベジタリアン"),
+]
+
+
+@pytest.mark.parametrize("text, subject", TRAITS)
+def test_a_diet_or_health_restriction_is_a_lasting_fact_that_stands(
+        text: str, subject: str) -> None:
+    item = extract(text)[0]
+    assert (item.kind, item.subject, item.lasting) == ("fact", subject, True), item
+    assert stands(item)
+
+
+@pytest.mark.parametrize("text", ["I'm a vegetarian restaurant owner.",
+                                  "Are you vegetarian?", "If I were vegan I'd skip this.",
+                                  "My sister is vegan.", "The menu has vegan options."])
+def test_not_the_users_restriction(text: str) -> None:
+    assert not any(i.lasting for i in extract(text)), extract(text)
+
+
+# -- stored through a capture -----------------------------------------------------------------
+SCOPE = Scope("t", "coder", "s1")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+def stored(engine: Engine, texts: list[str]) -> list[dict[str, object]]:
+    msgs: list[dict[str, object]] = [{"role": "system", "content": "You help."}]
+    for n, text in enumerate(texts):
+        msgs.append({"role": "user", "content": text})
+        _, fut = engine.capture_request(SCOPE, f"r{n}", [dict(m) for m in msgs], {})
+        fut.result()
+        msgs.append({"role": "assistant", "content": "Noted."})
+    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT * FROM memory_items ORDER BY id")])
+
+
+def test_two_allergies_are_two_items_and_both_stand(engine: Engine) -> None:
+    rows = stored(engine, ["I'm allergic to peanuts.", "I'm allergic to shellfish too."])
+    active = [r for r in rows if r["status"] == "active"]
+    assert sorted(str(r["subject"]) for r in active) == ["peanuts allergy", "shellfish allergy"]
+    assert all(r["supersedes"] is None and r["conflict_with"] is None for r in active), active
+    assert all(standing_weight(r) > 0 for r in active), active
+
+
+# -- what the upstream sees -------------------------------------------------------------------
+async def test_a_diet_stands_in_another_conversation_and_a_change_report_does_not(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("Btw I'm vegetarian.")
+    await first.say("p95 latency jumped from 180 ms to 420 ms after yesterday's deploy.")
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Where should the team dinner be on Friday?")
+    block = block_of(other.upstream_last_user())
+    assert "vegetarian" in block and "420 ms" not in block, block
+    await other.say("How did p95 latency change after the deploy?")
+    assert "420 ms" in block_of(other.upstream_last_user())  # kept, and found when asked
