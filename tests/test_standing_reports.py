@@ -89,8 +89,8 @@ def test_a_must_in_a_plan_step_binds_the_step_and_always_still_stands() -> None:
                    "2. It must return 404 for unknown ids, not 500\n3. Update the OpenAPI spec")
     step = next(i for i in plan if "404" in i.text)
     assert step.label and not stands(step), step
-    ja = extract("手順：\n1. バックアップを取る\n2. マイグレーションを実行する（必ずステージングで先に）\n"
-                 "3. 結果を確認する")
+    ja = extract("手順：\n1. バックアップを取る\n"
+                 "2. マイグレーションを実行する（必ずステージングで先に）\n3. 結果を確認する")
     assert not any(stands(i) for i in ja), ja
     rule = extract("Conventions:\n1. Always use tabs.\n2. Never commit secrets.")
     assert rule and all(stands(i) for i in rule), rule
