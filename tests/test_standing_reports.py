@@ -83,6 +83,29 @@ def test_after_an_event_is_no_update_and_from_now_on_still_is() -> None:
     assert extract("我们以后用Kafka。")[0].correction
 
 
+# -- how the work stands ---------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["Tests are green now.", "The build is fixed now.",
+                                  "CI passes again now.", "The login bug is resolved now.",
+                                  "测试现在通过了。", "テストは今は通っています。"])
+def test_a_status_of_the_work_is_task_state_not_standing(text: str) -> None:
+    items = extract(text)
+    assert items and not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", ["We deploy with Argo CD now.",
+                                  "The staging server is up to 64 GB now.",
+                                  "Our API is live at port 8443 now.",
+                                  "The rate limit is now 200 requests per minute."])
+def test_an_update_of_a_setting_still_stands(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)
+
+
+def test_a_status_that_supersedes_the_last_one_still_does_not_stand(engine: Engine) -> None:
+    rows = stored(engine, ["The build is broken.", "The build is fixed now."])
+    new = rows[-1]
+    assert new["status"] == "active" and standing_weight(new) == 0, rows
+
+
 # -- a plan's step ----------------------------------------------------------------------------
 def test_a_must_in_a_plan_step_binds_the_step_and_always_still_stands() -> None:
     plan = extract("Here's the plan:\n1. Add the `/v2/items` route\n"

@@ -460,7 +460,9 @@ def standing_weight(row: Any) -> float:
     number, :func:`memory_core.items.standing.one_off`), 0 for a hedged item
     (:func:`memory_core.items.standing.tentative`), 0 for an item of a series
     (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
-    step), decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
+    step), 0 for a report of how the work stands
+    (:func:`memory_core.items.standing.status_report`: "The build is fixed now"),
+    decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item) or a lasting trait,
     +0.5 for a condition.
@@ -475,8 +477,10 @@ def standing_weight(row: Any) -> float:
     if row["kind"] == "fact" and not correction and not standing.lasting(row) and not (
             numeric and standing.fixed_quantity(row)):
         return 0.0  # no correction, no lasting trait, no number the user set
-    if standing.series(row) or standing.one_off(row) or standing.tentative(row):
-        return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess
+    if (standing.series(row) or standing.one_off(row) or standing.tentative(row)
+            or standing.status_report(row)):
+        return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
+        # how the work stands ("Tests are green now")
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
         weight += 1.5

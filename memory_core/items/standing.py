@@ -80,6 +80,17 @@ HEARSAY = re.compile(
     r"|i heard|heard that|rumou?red)\b"
     r"|听说|据说|によると|とのこと|だそうです|だそうだ|らしい|って言って|と聞いた", re.I)
 """Words by which a number is someone else's claim the user passes on."""
+STATUS = re.compile(
+    r"\b(?:is|are|was|were|'s|'re|be|been)\s+(?:now\s+|all\s+|finally\s+|still\s+|back\s+"
+    r"|already\s+|fully\s+){0,2}(?:green|red|passing|failing|fixed|broken|working|done|finished"
+    r"|complete|completed|resolved|down|up|online|offline|merged|stable|flaky|unblocked"
+    r"|blocked|sorted|live)(?=\s*(?:$|[,.;:!?)]|(?:now|again|too|and|but|so|finally|yet)\b))"
+    r"|\b(?:passes|fails|works|builds|compiles|runs)\s+(?:again\s+|fine\s+|now\s+){0,2}"
+    r"(?:now|again)\b"
+    r"|通过了|修好了|跑通了|挂了|恢复了|搞定了|解决了"
+    r"|通っています|通りました|直りました|直った|落ちています|復旧しました|解決しました", re.I)
+"""Words by which a statement reports how the work stands now ("Tests are green
+now", "CI passes again", 修好了, 直りました): task state of its conversation."""
 AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)", re.I)
 """An age: a number that describes, never one the user fixed."""
 SETTING = re.compile(
@@ -195,6 +206,13 @@ def is_year(value: Any, text: str | None) -> bool:
     year = str(int(value))
     return re.search(r"\b(?:in|since|from|until|till|by|of|back in|circa)\s+" + year
                      + r"\b|" + year + r"\s*年", text or "", re.I) is not None
+
+
+def status_report(row: Any) -> bool:
+    """A fact that reports how the work stands (:data:`STATUS`: "The build is fixed
+    now"): task state, which the next status replaces, never a standing item, even
+    when it supersedes the last one."""
+    return row["kind"] == "fact" and STATUS.search(row["text"] or "") is not None
 
 
 def lasting(row: Any) -> bool:
