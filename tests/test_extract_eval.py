@@ -188,11 +188,12 @@ def test_agent_sessions_chit_chat_and_team_chats_keep_their_standing_scores() ->
     between friends and team chats, en/zh/ja, written blind to the rules, then tuned
     on: a development split) measured standing P 0.409 R 0.462 before the rules for
     reported numbers (changes, hearsay, ages, years), plan steps, reported questions,
-    decision leads, lasting diets and the status of the work; 0.622 / 0.590 after
+    decision leads, lasting diets, the status of the work and small leads ("don't
+    ever", "no wait", "call me"); 0.625 / 0.641 after
     (docs/evaluation/extraction_issue24.md). Its relayed-rule labels ("Priya says we
     must freeze deploys") disagree with this project's design and stay misses."""
     path = Path(__file__).parent / "data" / "extraction_sessions.jsonl"
     rows = load(path)
     assert len(rows) >= 110 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
-    assert standing["precision"] >= 0.58 and standing["recall"] >= 0.57, standing
+    assert standing["precision"] >= 0.6 and standing["recall"] >= 0.62, standing

@@ -174,6 +174,34 @@ def test_not_the_users_restriction(text: str) -> None:
     assert not any(i.lasting for i in extract(text)), extract(text)
 
 
+# -- how to address the user, "don't ever", "no wait" -----------------------------------------
+@pytest.mark.parametrize("text, subject", [
+    ("Call me Sam, by the way.", "name"), ("Please call me Dr. Lee.", "name"),
+    ("I go by Alex.", "name"), ("叫我小王就行。", "称呼"), ("サムと呼んでください。", "呼び方")])
+def test_how_to_address_the_user_is_a_standing_preference(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert (item.kind, item.subject) == ("preference", subject) and stands(item), item
+
+
+@pytest.mark.parametrize("text", ["Call me when the build is done.", "Call me back tomorrow.",
+                                  "call me crazy, but I keep a changelog", "I go by bike."])
+def test_call_me_without_a_name_is_no_name(text: str) -> None:
+    assert not any(i.subject == "name" for i in extract(text)), extract(text)
+
+
+def test_dont_ever_says_the_rule_lasts() -> None:
+    (item,) = extract("Don't ever log the raw bearer token.")
+    assert item.kind == "constraint" and stands(item), item
+    (once,) = extract("Don't log the token in this answer.")
+    assert not stands(once), once
+
+
+def test_no_wait_opens_a_correction() -> None:
+    (item,) = extract("no wait, the bucket is `acme-prod-artifacts`, not `acme-artifacts-prod`")
+    assert item.correction and item.subject == "bucket", item
+    assert not any(i.correction for i in extract("No wait list for the restaurant, sadly."))
+
+
 # -- stored through a capture -----------------------------------------------------------------
 SCOPE = Scope("t", "coder", "s1")
 

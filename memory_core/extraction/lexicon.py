@@ -71,9 +71,10 @@ EN_CORRECTION = Lead(en(
                      "|i got it wrong|my mistake|my bad|i misspoke|make that|sorry i meant"
                      "|strike that|on second thought|i take that back|typo|small correction")
     + r")\b"
-    r"|(?:no|nope|nah|wait|oops|hold on)\s*[,.!:;-])[\s,.:;!-]*"
+    r"|(?:no\swait|oh\swait|wait\sno|no|nope|nah|wait|oops|hold\son|hang\son)\s*[,.!:;-])"
+    r"[\s,.:;!-]*"
 ), "actually correction update scratch i to let my make sorry strike on typo small no nope nah "
-   "wait oops hold")
+   "wait oops hold oh hang")
 # An ordinal label leading a sentence: "Run 39:", "Step 3 -", "#12:", "3)", "Phase 2",
 # "第3步", "步骤2", "ステップ3", "手順2". The number names a sibling in a series.
 ORDINAL_LABEL = re.compile(
@@ -358,6 +359,14 @@ EN_PREFERENCE = Lead(en(
 EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:favou?rite|preferred|go-to)\b|\b(?:is|are)\smy\s(?:favou?rite"
                            r"|preference)\b|\bworks\sbest\sfor\sme\b|\bi'd\s(?:love|like)\sit\sif\b"),
                         words="favourite favorite preferred go-to preference works i'd")
+EN_CALL_ME = Lead(en(
+    r"^(?:(?:please|just|you\scan|feel\sfree\sto)\s)*(?:call\sme|address\sme\sas)\s"
+    r"(?P<name>(?-i:[A-Z])[\w'.-]{0,30}(?:\s(?-i:[A-Z])[\w'-]{0,30})?)"
+    r"(?=\s*(?:$|[,.;:!?)]|\s(?:by|from|please|instead|now|and|but)\b))"
+    r"|^i\sgo\sby\s(?P<alias>(?-i:[A-Z])[\w'-]{0,30})\b"
+), "please just you feel call address i")
+"""How the user asks to be addressed ("Call me Sam, by the way", "I go by Alex"): a
+preference keyed ``name`` (a later one replaces it)."""
 EN_DIET = Lead(en(
     r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:a|an|now|strictly|fully|also|still|actually|pretty"
     r"|very|severely|quite|mostly)\s){0,2}"

@@ -307,6 +307,7 @@ _EN_STANDS = re.compile(
     r"\b(?:always|never|every|each|whenever|from\s+now\s+on|going\s+forward|by\s+default"
     r"|in\s+future|in\s+the\s+future|from\s+today|must|mustn't|anymore|no\s+longer"
     r"|as\s+a\s+rule|at\s+all\s+times|as\s+a\s+standard|standard\s+practice"
+    r"|(?:don't|do\s+not|not)\s+ever"
     r"|for\s+this\s+(?:project|repo|repository)|(?:for|in|to|on)\s+(?:all|any|new|future))\b",
     re.I)
 """Words by which an order scoped to this answer still says it stands for later ones

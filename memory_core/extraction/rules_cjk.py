@@ -157,6 +157,8 @@ def classify_zh(c: Clause) -> Verdict | None:
     hedged = lc.ZH_FIRST_PERSON_FRAME.match(core)
     if hedged:
         core = core[hedged.end():]
+    if lc.ZH_CALL_ME.match(core):
+        return Verdict("preference", "称呼")
     m = lc.ZH_DIET.match(core)
     if m:
         return Verdict("fact", cjk_key(m.group("trait"), "zh"), lasting=True)
@@ -258,6 +260,8 @@ def classify_ja(c: Clause) -> Verdict | None:
         from_now = _ja_standing(core[lead.end():], strong)
         if from_now is not None:
             return from_now
+    if lc.JA_CALL_ME.search(core):
+        return Verdict("preference", "呼び方")
     m = lc.JA_DIET.search(core) if fp else None
     if m:
         return Verdict("fact", cjk_key(m.group("trait"), "ja"), lasting=True)

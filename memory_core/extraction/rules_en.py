@@ -291,6 +291,9 @@ def classify(c: Clause) -> Verdict | None:
     if m and _words(core[m.end():]):
         core, raw = core[m.end():], raw[m.end():]
         first = first_word(core)
+    m = lx.EN_CALL_ME.match(raw, first)
+    if m:
+        return Verdict("preference", "name")
     m = lx.EN_DIET.match(core, first)
     if m:
         trait = m.group("trait")
