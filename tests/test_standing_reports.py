@@ -38,6 +38,9 @@ REPORTED = [
     "听说新机器有64核。",
     "昨日のデプロイ後、メモリ使用量が 2.1 GB から 3.4 GB に増えました。",
     "田中さんによると、新しいサーバーは64コアだそうです。",
+    "Everyone says the timeout is 30 seconds.",
+    "We got there at 9 and the food came 40 minutes later.",
+    "I keep getting a 500 error.",
 ]
 
 
@@ -58,6 +61,21 @@ SET = [
     "2019 was the year we hit 40 customers, and the quota is 500 seats.",
     "预算上限是5000元。",
     "タイムアウトは30秒です。",
+    # the project's own documents and the user's own words are no hearsay
+    "The README says the port is 8080.",
+    "The contract says 99.9% uptime.",
+    "According to the spec, the max length is 64.",
+    "As I said, the timeout is 30 seconds.",
+    "I said 3 replicas, not 5.",
+    "READMEによると、ポートは8080です。",
+    # a number a preposition counts is no year
+    "The context window is a maximum of 2048 tokens.",
+    "The pool ranges from 1900 to 2000 connections.",
+    # a schedule, not a past account
+    "The token expires 15 minutes later.",
+    # a change the user made sets the value
+    "We doubled the replica count to 6.",
+    "我们把超时增加到了60秒。",
 ]
 
 
@@ -74,6 +92,10 @@ def test_a_year_is_a_date_only_where_the_statement_dates_by_it() -> None:
     assert not standing.is_year(2000, "We have 2000 users.")
     assert not standing.is_year(2019.5, "in 2019.5")
     assert not standing.is_year(None, "in 2019")
+    assert standing.is_year(2019, "Back in 2019 we had 40 customers.")
+    assert standing.is_year(2021, "He's been saying that since 2021 and he's right.")
+    assert not standing.is_year(2048, "The context window is a maximum of 2048 tokens.")
+    assert not standing.is_year(1900, "The pool ranges from 1900 to 2000 connections.")
 
 
 def test_after_an_event_is_no_update_and_from_now_on_still_is() -> None:
@@ -103,6 +125,13 @@ def test_a_must_in_a_plan_step_binds_the_step_and_always_still_stands() -> None:
                                   "My manager asked how many nodes we need."])
 def test_a_reported_question_is_no_claim(text: str) -> None:
     assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text", ["I keep getting a 500 error.",
+                                  "Okay, I keep forgetting to push.",
+                                  "We keep seeing timeouts on the gateway."])
+def test_what_keeps_happening_is_no_decision(text: str) -> None:
+    assert not any(i.kind == "decision" or stands(i) for i in extract(text)), extract(text)
 
 
 def test_a_reported_claim_is_still_a_fact_about_its_speaker() -> None:

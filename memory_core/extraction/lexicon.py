@@ -474,7 +474,7 @@ EN_DECISION = Lead(en(
     r"|(?:we're|we\sare|i'm|i\sam)\s(?:now\s)?(?:going\swith|switching\sto|moving\sto"
     r"|sticking\swith|dropping|migrating\sto|standardi[sz]ing\son)\b"
     r"|(?:the\s|our\s|my\s)?(?:plan|decision|verdict|final\sdecision|final\sanswer)\s(?:is|was)\b"
-    r"|(?:we|i)\skeep\b|go\swith\b)"
+    r"|(?:we|i)\skeep\b(?!\s(?:on\s)?[a-z]+ing\b)|go\swith\b)"
 ), "ok okay alright so then right fine good great cool yes yeah let's let lets we i we'll i'll "
    "we're i'm we've i've the our my plan decision verdict final go sounds agreed deal perfect "
    "team")
