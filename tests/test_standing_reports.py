@@ -161,6 +161,8 @@ TRAITS = [
     ("I'm lactose intolerant.", "lactose intolerant"),
     ("我对花生过敏。", "花生过敏"),
     ("我是素食者，聚餐别订烤肉店哈。", "素食者"),
+    ("我从小对鸡蛋过敏。", "鸡蛋过敏"),
+    ("我花粉过敏。", "花粉过敏"),
     ("私はベジタリアンなので、肉料理のお店は避けたいです。", "ベジタリアン"),
 ]
 
@@ -175,7 +177,10 @@ def test_a_diet_or_health_restriction_is_a_lasting_fact_that_stands(
 
 @pytest.mark.parametrize("text", ["I'm a vegetarian restaurant owner.",
                                   "Are you vegetarian?", "If I were vegan I'd skip this.",
-                                  "My sister is vegan.", "The menu has vegan options."])
+                                  "My sister is vegan.", "The menu has vegan options.",
+                                  "I'm allergic to meetings.", "I'm allergic to YAML.",
+                                  "我老婆对海鲜过敏。", "我们是素食餐厅。", "我对开会过敏。",
+                                  "我昨天过敏了，今天好多了。", "私は会議アレルギーです。"])
 def test_not_the_users_restriction(text: str) -> None:
     assert not any(i.lasting for i in extract(text)), extract(text)
 

@@ -363,11 +363,15 @@ EN_DIET = Lead(en(
     r"|very|severely|quite|mostly)\s){0,2}"
     r"(?P<trait>vegetarian|vegan|pescatarian|pescetarian|gluten[-\s]free|lactose[-\s]intolerant"
     r"|celiac|coeliac|diabetic|teetotal|kosher|halal"
-    r"|(?:allergic|intolerant)\sto\s(?:[\w-]+(?:\s(?:and|or)\s)?){1,3})"
+    r"|(?:allergic|intolerant)\sto\s(?!(?:meetings?|bureaucracy|paperwork|jargon|buzzwords"
+    r"|mondays|mornings|small\stalk|drama|politics|e-?mails?|spreadsheets|slides|deadlines"
+    r"|work|nonsense|hype|marketing|acronyms|boilerplate|yaml|xml|java|javascript|php|jira"
+    r"|excel|math|maths|exercise|change)\b)(?:[\w-]+(?:\s(?:and|or)\s)?){1,3})"
     r"(?=\s*(?:$|[,.;:!?)]|\s(?:and|but|so|now|too|since|because|though)\b))"
 ), "i we i'm we're")
 """A lasting restriction of the user's own diet or health ("I'm vegetarian", "I'm
-allergic to peanuts"): a fact that holds for every later answer (``lasting``)."""
+allergic to peanuts"): a fact that holds for every later answer (``lasting``); not a
+figure of speech ("I'm allergic to meetings")."""
 EN_HABIT = Lead(en(
     r"^i\s(?:(?:usually|always|normally|generally|mostly|only|personally|just)\s){0,2}"
     r"(?P<verb>use|stick\s(?:to|with)|go\sby|write\sin|code\sin|measure\sin|think\sin"

@@ -259,7 +259,7 @@ def classify_ja(c: Clause) -> Verdict | None:
         if from_now is not None:
             return from_now
     m = lc.JA_DIET.search(core) if fp else None
-    if m:
+    if m and not lc.JA_NOT_ALLERGEN.search(m.group("trait")):
         return Verdict("fact", cjk_key(m.group("trait"), "ja"), lasting=True)
     m = lc.JA_PREFERENCE.search(core)
     if m:
