@@ -103,6 +103,8 @@ def test_after_an_event_is_no_update_and_from_now_on_still_is() -> None:
     assert not item.correction and not stands(item), item
     assert extract("部署以后改成Argo CD了。")[0].correction  # the 改成 after it still is
     assert extract("我们以后用Kafka。")[0].correction
+    assert extract("那以后用Kafka吧。")[0].correction  # "then, from now on"
+    assert extract("今天以后都用UTC时间。")[0].correction
 
 
 # -- a plan's step ----------------------------------------------------------------------------

@@ -279,9 +279,9 @@ def _build(scan: str, start: int, body: int, end: int, lang: str, question: bool
     return clause.build()
 
 
-_ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|[，,：:\s])$")
-"""What may precede 以后 when it means "from now on" (我们以后用 Kafka), not "after"
-an event (上线以后)."""
+_ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|那|那么|今天|[，,：:\s])$")
+"""What may precede 以后 when it means "from now on" (我们以后用 Kafka, 那以后用 Kafka
+吧, 今天以后), not "after" an event (上线以后)."""
 
 
 def _item(text: str, c: Clause, v: Verdict, correction: bool,
@@ -495,10 +495,11 @@ class _Message:
                 # answers under 100 words" revises the earlier rule)
                 return body, correction
         else:
-            cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)
+            update = lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE
+            cue = update.search(sc, body, b)
             while cue is not None and cue.group() in ("以后", "往后") and cue.start() > body \
                     and not _ZH_BEFORE_LATER.search(sc, body, cue.start()):
-                cue = lc.ZH_UPDATE.search(sc, cue.end(), b)  # "上线以后": after an event
+                cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
             if cue is not None:
                 if cue.start() == body:
                     return body, True  # "以后…", "今後は…": a rule's lead, kept for its rules
