@@ -182,7 +182,10 @@ def test_a_diet_or_health_restriction_is_a_lasting_fact_that_stands(
                                   "My sister is vegan.", "The menu has vegan options.",
                                   "I'm allergic to meetings.", "I'm allergic to YAML.",
                                   "我老婆对海鲜过敏。", "我们是素食餐厅。", "我对开会过敏。",
-                                  "我昨天过敏了，今天好多了。", "私は会議アレルギーです。"])
+                                  "我昨天过敏了，今天好多了。", "私は会議アレルギーです。",
+                                  "我对花生不过敏。", "我们都不过敏。",
+                                  "私はベジタリアンではないです。",
+                                  "私はベジタリアンでした。", "私は昔ベジタリアンだった。"])
 def test_not_the_users_restriction(text: str) -> None:
     assert not any(i.lasting for i in extract(text)), extract(text)
 
