@@ -121,6 +121,17 @@ def test_a_must_in_a_plan_step_binds_the_step_and_always_still_stands() -> None:
     assert stands(extract("We must never run terraform apply from a laptop.")[0])
 
 
+@pytest.mark.parametrize("text", [
+    "Rules for this repo:\n1. You must always reply in English.\n2. You must not use emojis."
+    "\n3. Tests must pass before merge.",
+    "Project conventions:\n1. Must use UTC timestamps.\n2. Must not log PII.",
+    "团队规范：\n1. 提交前必须跑测试\n2. 代码审查至少两人",
+])
+def test_a_numbered_list_of_rules_is_no_series(text: str) -> None:
+    items = extract(text)
+    assert len(items) >= 2 and all(not i.label and stands(i) for i in items), items
+
+
 # -- reported questions and decisions ---------------------------------------------------------
 @pytest.mark.parametrize("text", ["Kai asked whether we still support Python 3.9.",
                                   "Dana asked me if the export runs at 2 am.",
