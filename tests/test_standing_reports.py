@@ -41,6 +41,7 @@ REPORTED = [
     "Everyone says the timeout is 30 seconds.",
     "We got there at 9 and the food came 40 minutes later.",
     "I keep getting a 500 error.",
+    "タイムアウトは30分らしい。",
 ]
 
 
@@ -68,6 +69,7 @@ SET = [
     "As I said, the timeout is 30 seconds.",
     "I said 3 replicas, not 5.",
     "READMEによると、ポートは8080です。",
+    "新しいサーバーは素晴らしい、64コアです。",  # 素晴らしい: "wonderful", no らしい
     # a number a preposition counts is no year
     "The context window is a maximum of 2048 tokens.",
     "The pool ranges from 1900 to 2000 connections.",

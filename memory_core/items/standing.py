@@ -87,8 +87,10 @@ what a run or a measurement gave, what rose or fell, what happened some time ago
 HEARSAY = re.compile(
     r"\b(?:said|says|told (?:me|us)|tells (?:me|us)|according to|apparently|reportedly"
     r"|i heard|heard that|rumou?red)\b"
-    r"|听说|据说|によると|とのこと|だそうです|だそうだ|らしい|って言って|と聞いた", re.I)
-"""Words by which a number is someone else's claim the user passes on."""
+    r"|听说|据说|によると|とのこと|だそうです|だそうだ|って言って|と聞いた"
+    r"|(?<![晴愛男女鹿憎誇汚やと])(?<!自分)(?<!子供)らしい", re.I)
+"""Words by which a number is someone else's claim the user passes on (らしい, not the
+adjective ending of 素晴らしい "wonderful")."""
 OWN_SOURCE = re.compile(
     r"\b(?:i|we)(?:'ve|\shave|'d|\shad)?\s(?:(?:already|just|also)\s)?(?:said|say)\b"
     r"|\b(?:according\sto\s(?:the\s|our\s|my\s)?)?(?:readme|docs?|documentation|spec|specs"
