@@ -38,6 +38,10 @@ REPORTED = [
     "听说新机器有64核。",
     "昨日のデプロイ後、メモリ使用量が 2.1 GB から 3.4 GB に増えました。",
     "田中さんによると、新しいサーバーは64コアだそうです。",
+    "Everyone says the timeout is 30 seconds.",
+    "We got there at 9 and the food came 40 minutes later.",
+    "I keep getting a 500 error.",
+    "タイムアウトは30分らしい。",
 ]
 
 
@@ -58,6 +62,22 @@ SET = [
     "2019 was the year we hit 40 customers, and the quota is 500 seats.",
     "预算上限是5000元。",
     "タイムアウトは30秒です。",
+    # the project's own documents and the user's own words are no hearsay
+    "The README says the port is 8080.",
+    "The contract says 99.9% uptime.",
+    "According to the spec, the max length is 64.",
+    "As I said, the timeout is 30 seconds.",
+    "I said 3 replicas, not 5.",
+    "READMEによると、ポートは8080です。",
+    "新しいサーバーは素晴らしい、64コアです。",  # 素晴らしい: "wonderful", no らしい
+    # a number a preposition counts is no year
+    "The context window is a maximum of 2048 tokens.",
+    "The pool ranges from 1900 to 2000 connections.",
+    # a schedule, not a past account
+    "The token expires 15 minutes later.",
+    # a change the user made sets the value
+    "We doubled the replica count to 6.",
+    "我们把超时增加到了60秒。",
 ]
 
 
@@ -74,6 +94,10 @@ def test_a_year_is_a_date_only_where_the_statement_dates_by_it() -> None:
     assert not standing.is_year(2000, "We have 2000 users.")
     assert not standing.is_year(2019.5, "in 2019.5")
     assert not standing.is_year(None, "in 2019")
+    assert standing.is_year(2019, "Back in 2019 we had 40 customers.")
+    assert standing.is_year(2021, "He's been saying that since 2021 and he's right.")
+    assert not standing.is_year(2048, "The context window is a maximum of 2048 tokens.")
+    assert not standing.is_year(1900, "The pool ranges from 1900 to 2000 connections.")
 
 
 def test_after_an_event_is_no_update_and_from_now_on_still_is() -> None:
@@ -81,6 +105,8 @@ def test_after_an_event_is_no_update_and_from_now_on_still_is() -> None:
     assert not item.correction and not stands(item), item
     assert extract("部署以后改成Argo CD了。")[0].correction  # the 改成 after it still is
     assert extract("我们以后用Kafka。")[0].correction
+    assert extract("那以后用Kafka吧。")[0].correction  # "then, from now on"
+    assert extract("今天以后都用UTC时间。")[0].correction
 
 
 # -- how the work stands ---------------------------------------------------------------------
@@ -120,12 +146,30 @@ def test_a_must_in_a_plan_step_binds_the_step_and_always_still_stands() -> None:
     assert stands(extract("We must never run terraform apply from a laptop.")[0])
 
 
+@pytest.mark.parametrize("text", [
+    "Rules for this repo:\n1. You must always reply in English.\n2. You must not use emojis."
+    "\n3. Tests must pass before merge.",
+    "Project conventions:\n1. Must use UTC timestamps.\n2. Must not log PII.",
+    "团队规范：\n1. 提交前必须跑测试\n2. 代码审查至少两人",
+])
+def test_a_numbered_list_of_rules_is_no_series(text: str) -> None:
+    items = extract(text)
+    assert len(items) >= 2 and all(not i.label and stands(i) for i in items), items
+
+
 # -- reported questions and decisions ---------------------------------------------------------
 @pytest.mark.parametrize("text", ["Kai asked whether we still support Python 3.9.",
                                   "Dana asked me if the export runs at 2 am.",
                                   "My manager asked how many nodes we need."])
 def test_a_reported_question_is_no_claim(text: str) -> None:
     assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text", ["I keep getting a 500 error.",
+                                  "Okay, I keep forgetting to push.",
+                                  "We keep seeing timeouts on the gateway."])
+def test_what_keeps_happening_is_no_decision(text: str) -> None:
+    assert not any(i.kind == "decision" or stands(i) for i in extract(text)), extract(text)
 
 
 def test_a_reported_claim_is_still_a_fact_about_its_speaker() -> None:
@@ -155,6 +199,8 @@ TRAITS = [
     ("I'm lactose intolerant.", "lactose intolerant"),
     ("我对花生过敏。", "花生过敏"),
     ("我是素食者，聚餐别订烤肉店哈。", "素食者"),
+    ("我从小对鸡蛋过敏。", "鸡蛋过敏"),
+    ("我花粉过敏。", "花粉过敏"),
     ("私はベジタリアンなので、肉料理のお店は避けたいです。", "ベジタリアン"),
 ]
 
@@ -169,7 +215,13 @@ def test_a_diet_or_health_restriction_is_a_lasting_fact_that_stands(
 
 @pytest.mark.parametrize("text", ["I'm a vegetarian restaurant owner.",
                                   "Are you vegetarian?", "If I were vegan I'd skip this.",
-                                  "My sister is vegan.", "The menu has vegan options."])
+                                  "My sister is vegan.", "The menu has vegan options.",
+                                  "I'm allergic to meetings.", "I'm allergic to YAML.",
+                                  "我老婆对海鲜过敏。", "我们是素食餐厅。", "我对开会过敏。",
+                                  "我昨天过敏了，今天好多了。", "私は会議アレルギーです。",
+                                  "我对花生不过敏。", "我们都不过敏。",
+                                  "私はベジタリアンではないです。",
+                                  "私はベジタリアンでした。", "私は昔ベジタリアンだった。"])
 def test_not_the_users_restriction(text: str) -> None:
     assert not any(i.lasting for i in extract(text)), extract(text)
 

@@ -474,7 +474,8 @@ def standing_weight(row: Any) -> float:
         return 0.0
     numeric = row["value"] is not None
     correction = row["supersedes"] is not None
-    if row["kind"] == "fact" and not correction and not standing.lasting(row) and not (
+    lasting = standing.lasting(row)
+    if row["kind"] == "fact" and not correction and not lasting and not (
             numeric and standing.fixed_quantity(row)):
         return 0.0  # no correction, no lasting trait, no number the user set
     if (standing.series(row) or standing.one_off(row) or standing.tentative(row)
@@ -487,7 +488,7 @@ def standing_weight(row: Any) -> float:
     if row["kind"] == "constraint" and _EXPLICIT_RULE.search(row["text"] or ""):
         weight += 1.5
     weight += 2.5 if numeric else 0.0
-    weight += 1.5 if correction or standing.lasting(row) else 0.0
+    weight += 1.5 if correction or lasting else 0.0
     weight += 0.5 if row["condition"] else 0.0
     return weight
 

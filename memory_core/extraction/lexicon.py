@@ -372,11 +372,15 @@ EN_DIET = Lead(en(
     r"|very|severely|quite|mostly)\s){0,2}"
     r"(?P<trait>vegetarian|vegan|pescatarian|pescetarian|gluten[-\s]free|lactose[-\s]intolerant"
     r"|celiac|coeliac|diabetic|teetotal|kosher|halal"
-    r"|(?:allergic|intolerant)\sto\s(?:[\w-]+(?:\s(?:and|or)\s)?){1,3})"
+    r"|(?:allergic|intolerant)\sto\s(?!(?:meetings?|bureaucracy|paperwork|jargon|buzzwords"
+    r"|mondays|mornings|small\stalk|drama|politics|e-?mails?|spreadsheets|slides|deadlines"
+    r"|work|nonsense|hype|marketing|acronyms|boilerplate|yaml|xml|java|javascript|php|jira"
+    r"|excel|math|maths|exercise|change)\b)(?:[\w-]+(?:\s(?:and|or)\s)?){1,3})"
     r"(?=\s*(?:$|[,.;:!?)]|\s(?:and|but|so|now|too|since|because|though)\b))"
 ), "i we i'm we're")
 """A lasting restriction of the user's own diet or health ("I'm vegetarian", "I'm
-allergic to peanuts"): a fact that holds for every later answer (``lasting``)."""
+allergic to peanuts"): a fact that holds for every later answer (``lasting``); not a
+figure of speech ("I'm allergic to meetings")."""
 EN_HABIT = Lead(en(
     r"^i\s(?:(?:usually|always|normally|generally|mostly|only|personally|just)\s){0,2}"
     r"(?P<verb>use|stick\s(?:to|with)|go\sby|write\sin|code\sin|measure\sin|think\sin"
@@ -483,7 +487,7 @@ EN_DECISION = Lead(en(
     r"|(?:we're|we\sare|i'm|i\sam)\s(?:now\s)?(?:going\swith|switching\sto|moving\sto"
     r"|sticking\swith|dropping|migrating\sto|standardi[sz]ing\son)\b"
     r"|(?:the\s|our\s|my\s)?(?:plan|decision|verdict|final\sdecision|final\sanswer)\s(?:is|was)\b"
-    r"|(?:we|i)\skeep\b|go\swith\b)"
+    r"|(?:we|i)\skeep\b(?!\s(?:on\s)?[a-z]+ing\b)|go\swith\b)"
 ), "ok okay alright so then right fine good great cool yes yeah let's let lets we i we'll i'll "
    "we're i'm we've i've the our my plan decision verdict final go sounds agreed deal perfect "
    "team")

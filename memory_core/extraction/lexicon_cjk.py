@@ -56,16 +56,26 @@ ZH_CALL_ME = re.compile(r"^(?:你|您)?(?:以后|就|可以|直接)*叫我(?P<na
 """How the user asks to be addressed (叫我小王就行): a preference keyed 称呼."""
 JA_CALL_ME = re.compile(r"(?P<name>[^、。「」\s]{1,12}?)(?:って|と)呼んで(?:ください|ね|ほしい)")
 """The same in Japanese (サムと呼んでください)."""
+_ZH_KIN = (r"老婆|老公|妻子|丈夫|太太|先生|女儿|儿子|孩子|宝宝|小孩|妈|爸|母亲|父亲|家人|家里"
+           r"|朋友|同事|老板|男朋友|女朋友|对象|哥|姐|弟|妹|爷|奶|外公|外婆")
+_ZH_NOT_ALLERGEN = r"会议|开会|加班|上班|工作|早起|周一|数学|文档|领导|形式主义|PPT"
 ZH_DIET = re.compile(
-    r"^(?:我们|我)(?:是|一直|从小|现在|已经|也|都)?(?P<trait>(?:纯)?素食(?:主义)?者?|吃素"
-    r"|对[^，,。！!？?]{1,10}过敏|[^，,。！!？?]{0,6}过敏|乳糖不耐受?)")
+    r"^(?:我们|我)(?:是|一直|从小|现在|已经|也|都)?(?P<trait>(?:纯)?素食(?:主义)?者?(?![餐店厅馆品菜])|吃素"
+    r"|对(?!" + _ZH_NOT_ALLERGEN + r")[^，,。！!？?对不没]{1,10}过敏"
+    r"|(?!" + _ZH_KIN + r"|有点|昨天|今天|最近|好像)[^，,。！!？?对不没]{1,6}过敏"
+    r"|乳糖不耐受?)(?!了)")
 """A lasting restriction of the user's diet or health (我是素食者, 我对花生过敏): a
-fact that holds for every later answer (``lasting``)."""
+fact that holds for every later answer (``lasting``); not another's (我老婆对海鲜过敏),
+not a place (我们是素食餐厅), not an episode (我昨天过敏了), not a figure of speech
+(我对开会过敏)."""
 JA_DIET = re.compile(
     r"(?P<trait>ベジタリアン|ヴィーガン|ビーガン|菜食主義(?:者)?|[^、。，,]{1,10}アレルギー|乳糖不耐症)"
-    r"(?:な|で|です|だ|があります|持ち)")
+    r"(?:な(?!い)|で(?!は|も|した)|です(?!か)|だ(?!った)|があります|持ち)")
 """The same in Japanese (私はベジタリアンなので, 卵アレルギーがあります), after a
 first-person topic."""
+JA_NOT_ALLERGEN = re.compile(r"会議|仕事|残業|月曜|数学|英語|勉強|上司|書類|電話|昔|以前|かつて")
+"""A JA_DIET trait that is a figure of speech (会議アレルギー: "allergic to meetings")
+or that held once (昔ベジタリアンだった)."""
 ZH_HABIT = re.compile(r"^(?:我)(?:一般|平时|通常|都|总是|一直|只)?(?:用|使用)(?!了|过|完)")
 """The user's own convention ("我用公制单位"): a preference (issue 24, kind 10)."""
 JA_HABIT = re.compile(

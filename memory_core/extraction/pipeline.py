@@ -279,9 +279,17 @@ def _build(scan: str, start: int, body: int, end: int, lang: str, question: bool
     return clause.build()
 
 
-_ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|[，,：:\s])$")
-"""What may precede 以后 when it means "from now on" (我们以后用 Kafka), not "after"
-an event (上线以后)."""
+_RULE_LIST = re.compile(
+    r"\b(?:(?:ground|house)\s)?(?:rules|conventions|guidelines|policy|policies|standards"
+    r"|principles|style\sguide|do'?s\sand\sdon'?ts)\b|规则|规范|约定|守则|原则"
+    r"|ルール|規約|決まり|原則|方針", re.I)
+"""A list title under which the numbered items are rules, not steps ("Rules for this
+repo:", "Conventions:", 团队规范：): its items are not one of a series."""
+
+
+_ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|那|那么|今天|[，,：:\s])$")
+"""What may precede 以后 when it means "from now on" (我们以后用 Kafka, 那以后用 Kafka
+吧, 今天以后), not "after" an event (上线以后)."""
 
 
 def _item(text: str, c: Clause, v: Verdict, correction: bool,
@@ -340,6 +348,7 @@ class _Message:
         self.previous: tuple[str, str | None] | None = None  # (subject, unit class)
         self.label: str | None = None  # "run 39": the sentence's ordinal label, if any
         self.list_number: str | None = None  # "2" in a numbered list's "2. bring …"
+        self.rule_list = False  # the list below a title such as "Rules:" (_RULE_LIST)
         self.update_at: int | None = None  # where an unmarked update cue starts ("now")
         self.update_end: int | None = None
         self.marked = False  # the sentence has a correction cue of its own
@@ -354,6 +363,10 @@ class _Message:
             sc = self.folded if lang == "zh" and self.folded is not None else self.scan
             head = sc[sent.start:min(sent.end, sent.start + _LABEL_WINDOW)]
             labelled = ":" in head or "]" in head
+            if not sent.list_item:
+                self.rule_list = (sc[sent.end - 1] in ":：" and i + 1 < len(sents)
+                                  and sents[i + 1].list_item
+                                  and _RULE_LIST.search(sc, sent.start, sent.end) is not None)
             if self.speaker == "user" and self._task_line(sc, sent, lang, labelled):
                 continue
             if sc[sent.end - 1] in ":：" and i + 1 < len(sents) and sents[i + 1].list_item \
@@ -419,9 +432,10 @@ class _Message:
             # ordinal is a name, not a quantity, and it names the subject.
             self.label = ordinal_label(ordinal)
             body = ordinal.end()
-        elif self.list_number:
+        elif self.list_number and not self.rule_list:
             # "2. bring a cash float of 50 euros": one step of a numbered list (a
-            # checklist, a plan) is one of a series like "Step 2: …".
+            # checklist, a plan) is one of a series like "Step 2: …"; an item of a
+            # list of rules ("Rules for this repo:") is not.
             self.label = "#" + self.list_number
         self.marked = correction  # "Actually …": the whole sentence revises
         if self.speaker == "user" and not _is_question(sc[body:b], lang):
@@ -495,10 +509,11 @@ class _Message:
                 # answers under 100 words" revises the earlier rule)
                 return body, correction
         else:
-            cue = (lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE).search(sc, body, b)
+            update = lc.ZH_UPDATE if lang == "zh" else lc.JA_UPDATE
+            cue = update.search(sc, body, b)
             while cue is not None and cue.group() in ("以后", "往后") and cue.start() > body \
                     and not _ZH_BEFORE_LATER.search(sc, body, cue.start()):
-                cue = lc.ZH_UPDATE.search(sc, cue.end(), b)  # "上线以后": after an event
+                cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
             if cue is not None:
                 if cue.start() == body:
                     return body, True  # "以后…", "今後は…": a rule's lead, kept for its rules

@@ -263,7 +263,7 @@ def classify_ja(c: Clause) -> Verdict | None:
     if lc.JA_CALL_ME.search(core):
         return Verdict("preference", "呼び方")
     m = lc.JA_DIET.search(core) if fp else None
-    if m:
+    if m and not lc.JA_NOT_ALLERGEN.search(m.group("trait")):
         return Verdict("fact", cjk_key(m.group("trait"), "ja"), lasting=True)
     m = lc.JA_PREFERENCE.search(core)
     if m:

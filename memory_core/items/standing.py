@@ -21,7 +21,15 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   429", "rate limit me 2"; ``data.loose``, set by the extraction) fixes nothing. An
   **observation** reports what a run or a measurement gave ("latency was 180 ms",
   "the build took 40 s", "用了40秒", "3分かかった"): it is kept and searchable, but
-  a statement is not standing merely because it holds a number.
+  a statement is not standing merely because it holds a number. Nor is a number
+  that reports a change ("p95 jumped to 420 ms"; a change the user made, "we doubled
+  the replica count to 6", still sets it), someone else's claim ("Jonas said …";
+  the user's own words and the project's documents, "the README says the port is
+  8080", are no hearsay), an age or a year a statement dates by
+  (:func:`reports_number`, :func:`is_year`).
+- A **lasting** fact holds for every later answer without a number: a restriction of
+  the user's own diet or health ("I'm vegetarian", 我对花生过敏; ``data.lasting``,
+  set by the extraction; :func:`lasting`).
 - A **tentative** item is a fact or decision the user hedged ("I think the limit is
   50 requests per second", "maybe", 可能, たぶん; ``data.tentative``, set by the
   extraction: :mod:`memory_core.extraction.modality`). It is kept, searchable and
@@ -66,8 +74,9 @@ OBSERVATION = re.compile(
     r"\b(?:was|were|took|got|hit|measured|reached|dropped|fell|rose|climbed|spiked|peaked"
     r"|averaged|came in at|ended (?:at|up)|finished in|ran in|clocked|recorded|observed"
     r"|saw|scored|logged|showed|returned|printed|went (?:up|down|from)|jumped|increased"
-    r"|decreased|grew|doubled|tripled|halved|shrank|improved|regressed|slowed|surged|plunged)\b"
-    r"|\b\d[\d.,]*\s*[a-z]*\s+(?:ago|later)\b"
+    r"|decreased|grew|doubled|tripled|halved|shrank|improved|regressed|slowed|surged|plunged"
+    r"|keeps?\s(?:getting|seeing|hitting|throwing|returning|failing))\b"
+    r"|\b\d[\d.,]*\s*[a-z]*\s+ago\b"
     r"|用了|花了|耗时|测得|测出|跑了|达到了|降到了|升到了|变成了|涨到|涨了|增加到|增加了|减少到"
     r"|减少了|下降到|下降了|上升到|上升了|增长到|增长了|翻了"
     r"|了(?:[一二三四五六七八九十两几半]+|\d+)\s*(?:个)?(?:天|周|星期|月|年|小时|分钟|次|遍|趟)"
@@ -78,8 +87,33 @@ what a run or a measurement gave, what rose or fell, what happened some time ago
 HEARSAY = re.compile(
     r"\b(?:said|says|told (?:me|us)|tells (?:me|us)|according to|apparently|reportedly"
     r"|i heard|heard that|rumou?red)\b"
-    r"|听说|据说|によると|とのこと|だそうです|だそうだ|らしい|って言って|と聞いた", re.I)
-"""Words by which a number is someone else's claim the user passes on."""
+    r"|听说|据说|によると|とのこと|だそうです|だそうだ|って言って|と聞いた"
+    r"|(?<![晴愛男女鹿憎誇汚やと])(?<!自分)(?<!子供)らしい", re.I)
+"""Words by which a number is someone else's claim the user passes on (らしい, not the
+adjective ending of 素晴らしい "wonderful")."""
+OWN_SOURCE = re.compile(
+    r"\b(?:i|we)(?:'ve|\shave|'d|\shad)?\s(?:(?:already|just|also)\s)?(?:said|say)\b"
+    r"|\b(?:according\sto\s(?:the\s|our\s|my\s)?)?(?:readme|docs?|documentation|spec|specs"
+    r"|specification|contract|config|configuration|manual|policy|sla|agreement|licen[cs]e"
+    r"|terms|guide|guidelines|rfc|standard|schema|runbook|ticket|requirements?|brief|linter"
+    r"|settings|dockerfile|makefile|changelog)(?:\s(?:file|page|doc))?(?:\s(?:says|said)\b|,)"
+    r"|(?:readme|仕様書?|ドキュメント|契約書?|設定ファイル|マニュアル|規約|要件)によると", re.I)
+"""Where a "says" or "according to" passes on what the user said before ("as I said")
+or what the project's own document fixes ("the README says the port is 8080", "the
+contract says 99.9 % uptime"): the number is the user's, not a claim to pass on."""
+USER_CHANGE = re.compile(
+    r"\b(?:i|we)(?:'ve|\shave)?\s(?:just\s|also\s|finally\s)?(?:doubled|tripled|halved|grew"
+    r"|shrank|shrunk|increased|decreased)\s(?:the|our|my|its|their)\b"
+    r"|(?:我们|我|咱们)[^，,。！!？?]{0,8}把[^，,。！!？?]{1,20}?(?:增加|减少|提高|降低|调|改|扩|缩)"
+    r"(?:到|为|成)", re.I)
+"""A change the user made to a value ("we doubled the replica count to 6",
+我们把超时增加到了60秒): the number is one they set, though a change word reports it."""
+_LATER = re.compile(r"\b\d[\d.,]*\s*[a-z]*\s+later\b", re.I)
+_PAST = re.compile(r"\b(?!(?:need|speed|feed|seed|embed|indeed|exceed|proceed|succeed)\b)"
+                   r"(?:[a-z]{2,}ed|was|were|had|did|went|came|got|bought|sold|left|found|made"
+                   r"|took|met|began|became|ran|moved)\b", re.I)
+"""A "3 years later" reports what happened only in a past account ("we bought the
+house 2 years later"); "the cleanup runs 30 minutes later" fixes a schedule."""
 STATUS = re.compile(
     r"\b(?:is|are|was|were|'s|'re|be|been)\s+(?:now\s+|all\s+|finally\s+|still\s+|back\s+"
     r"|already\s+|fully\s+){0,2}(?:green|red|passing|failing|fixed|broken|working|done|finished"
@@ -106,8 +140,14 @@ def reports_number(text: str | None) -> bool:
     ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), unless a word
     says the number is set (a budget, a limit, a target)."""
     t = text or ""
-    return SETTING.search(t) is None and any(
-        p.search(t) is not None for p in (OBSERVATION, HEARSAY, AGE))
+    if SETTING.search(t) is not None:
+        return False
+    observed = (OBSERVATION.search(t) is not None
+                or (_LATER.search(t) is not None and _PAST.search(t) is not None))
+    if observed and USER_CHANGE.search(t) is None:
+        return True
+    return (HEARSAY.search(OWN_SOURCE.sub(" ", t)) is not None
+            or AGE.search(t) is not None)
 
 
 def data_of(row: Any) -> dict[str, Any]:
@@ -198,14 +238,31 @@ def one_off(row: Any) -> bool:
         or ((row["value"] is None or loose(row)) and not is_standing_rule(row["text"])))
 
 
+_AFTER_YEAR = re.compile(r"\s*(?:(?:to|and|or|-|\u2013)\s*\d[\d.,]*\s*)?(?P<word>[^\W\d_]+)?")
+_YEAR_FOLLOWERS = frozenset(
+    "and or but so then when while after before as because since until till through to on"
+    " onwards onward we i you he she they it the a an our my his her their this that there"
+    " is was were are has had have will would alone already".split())
+"""Words that may follow a year; another word after the number is what it counts
+("of 2048 tokens"), so the number is a quantity."""
+
+
 def is_year(value: Any, text: str | None) -> bool:
     """Whether ``value`` is a calendar year its statement dates something by ("since
     2021", "in 2019", 2019年): a date, not a quantity."""
     if not isinstance(value, (int, float)) or value != int(value) or not 1900 <= value < 2100:
         return False
     year = str(int(value))
-    return re.search(r"\b(?:in|since|from|until|till|by|of|back in|circa)\s+" + year
-                     + r"\b|" + year + r"\s*年", text or "", re.I) is not None
+    t = text or ""
+    if re.search(year + r"\s*年", t):
+        return True
+    for m in re.finditer(r"\b(?:in|since|from|until|till|by|of|back in|circa)\s+" + year
+                         + r"\b", t, re.I):
+        after = _AFTER_YEAR.match(t, m.end())
+        word = after.group("word") if after else None
+        if word is None or word.lower() in _YEAR_FOLLOWERS:
+            return True  # "in 2019.", "since 2021 and …", "back in 2019 we …"
+    return False  # "a maximum of 2048 tokens", "from 1900 to 2000 connections"
 
 
 def status_report(row: Any) -> bool:
