@@ -284,6 +284,17 @@ def test_two_allergies_are_two_items_and_both_stand(engine: Engine) -> None:
     assert all(standing_weight(r) > 0 for r in active), active
 
 
+def test_two_rules_about_two_commands_are_two_items_not_a_conflict(engine: Engine) -> None:
+    rows = stored(engine, ["Always run `make lint` before committing.",
+                           "Always run `pytest -q` before committing.",
+                           "Never run `git push --force` on main.",
+                           "Never run `rm -rf /` on main."])
+    assert [r["subject"] for r in rows] == ["run make lint", "run pytest q",
+                                            "run main git push force", "run main rm rf"]
+    assert all(r["status"] == "active" and r["conflict_with"] is None
+               and r["supersedes"] is None for r in rows), rows
+
+
 # -- what the upstream sees -------------------------------------------------------------------
 async def test_a_diet_stands_in_another_conversation_and_a_change_report_does_not(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:

@@ -50,7 +50,13 @@ from memory_core.extraction.modality import (
     hypothetical,
 )
 from memory_core.extraction.model import Extracted
-from memory_core.extraction.prepare import MASK, detect_lang, fold_traditional, prepare
+from memory_core.extraction.prepare import (
+    MASK,
+    detect_lang,
+    fold_traditional,
+    masked_code,
+    prepare,
+)
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
 from memory_core.extraction.segment import Sentence, segment
 from memory_core.extraction.subject import key
@@ -290,6 +296,17 @@ repo:", "Conventions:", 团队规范：): its items are not one of a series."""
 _ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|那|那么|今天|[，,：:\s])$")
 """What may precede 以后 when it means "from now on" (我们以后用 Kafka, 那以后用 Kafka
 吧, 今天以后), not "after" an event (上线以后)."""
+
+
+def _with_code(subject: str | None, text: str, lang: str) -> str | None:
+    """``subject`` with the words of the commands the statement quotes as inline code
+    (masked for the rules, so absent from the key): "Always run `make lint` before
+    committing" and "Always run `pytest -q` …" are two rules, not two values of
+    ``run``."""
+    words = (subject or "").split()
+    for code in masked_code(text):
+        words += [w for w in (key(code, lang) or "").split() if w not in words]
+    return " ".join(words)[:120] or subject
 
 
 def _item(text: str, c: Clause, v: Verdict, correction: bool,
@@ -665,6 +682,8 @@ class _Message:
         previous = self.previous
         if item.subject is None and item.unit and previous and previous[1] == unit_class(item.unit):
             item = replace(item, subject=previous[0])
+        if item.kind not in ("question", "task") and "`" in item.text:
+            item = replace(item, subject=_with_code(item.subject, item.text, item.lang))
         if self.label and not (item.subject or "").startswith(self.label):
             own = item.subject and not set(item.subject.split()) <= set(self.label.split())
             item = replace(item, subject=f"{self.label} {item.subject}" if own

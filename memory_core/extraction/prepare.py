@@ -67,6 +67,16 @@ _URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"']{1,2000}")
 _INLINE_CODE = re.compile(r"`([^`\n]{1,400})`")
 """Inline code. Masked only when it holds a space (a command or snippet); a lone
 identifier such as `MAX_RETRIES` stays readable because it is often the subject."""
+
+
+def masked_code(text: str) -> list[str]:
+    """The inline code spans of ``text`` that :func:`prepare` masks (those holding a
+    space: a command or a snippet, ``git push --force``), as written."""
+    if "`" not in text:
+        return []
+    return [m.group(1) for m in _INLINE_CODE.finditer(text) if " " in m.group(1)]
+
+
 _QUOTES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (opener, re.compile(re.escape(opener) + "([^" + closer + "\n]{1,400})" + re.escape(closer)))
     for opener, closer in (('"', '"'), ("\u201c", "\u201d"), ("\u2018", "\u2019"),
