@@ -295,6 +295,28 @@ def test_two_rules_about_two_commands_are_two_items_not_a_conflict(engine: Engin
                and r["supersedes"] is None for r in rows), rows
 
 
+def test_a_value_given_as_code_stays_a_value_of_one_subject(engine: Engine) -> None:
+    # the code is what the subject is ("The build command is `…`"), what the user
+    # prefers for it, or what a rule rejects: a rival conflicts, not a second item
+    rows = stored(engine, ["The build command is `npm run build`.",
+                           "The build command is `pnpm build`.",
+                           "I prefer `black -l 100` for formatting.",
+                           "I prefer `ruff format` for formatting.",
+                           "Actually, run `ruff check .` before committing, not `make lint`."])
+    assert [r["subject"] for r in rows] == ["build command", "build command", "formatting",
+                                            "formatting", "run ruff check"], rows
+    assert rows[1]["conflict_with"] == rows[0]["id"], rows
+    assert rows[3]["conflict_with"] == rows[2]["id"], rows
+
+
+def test_a_command_named_by_its_noun_is_part_of_the_subject() -> None:
+    assert extract("Please always use the `make lint` target.")[0].subject == "target make lint"
+    assert extract("以后提交前都要跑 `make lint`。")[0].subject == "提交前 makelint"
+    assert extract("コミット前に必ず `make lint` を実行してください。")[0].subject \
+        == "コミット前 makelint"
+    assert extract("测试命令是 `pytest -q`。")[0].subject == "测试命令"
+
+
 # -- what the upstream sees -------------------------------------------------------------------
 async def test_a_diet_stands_in_another_conversation_and_a_change_report_does_not(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:

@@ -298,14 +298,41 @@ _ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|�
 吧, 今天以后), not "after" an event (上线以后)."""
 
 
+_CODE_BEFORE = re.compile(r"(\w+)\s*(?:(?:the|a|an)\s+)?$")
+_CODE_AFTER = re.compile(r"\s*(\w+)")
+_CJK_CODE_VERB_BEFORE = re.compile(r"(?:跑|运行|执行|使用|调用|用|敲|输入|実行して|使って)\s*$")
+_CJK_CODE_VERB_AFTER = re.compile(r"\s*を\s*(?:実行|使|走らせ|叩|打)")
+
+
+def _code_names_subject(text: str, start: int, end: int, words: list[str], lang: str) -> bool:
+    """Whether the inline code at ``text[start:end]`` is what the subject's words act on
+    or name: the object of its verb ("run `make lint`", 跑 `make lint`, `make lint` を
+    実行), or a modifier of its noun ("the `make lint` target"). Not a value the
+    statement gives the subject ("The build command is `npm run build`", "I prefer
+    `black -l 100` for formatting") nor one it rejects ("…, not `make lint`"): those
+    stay values of one subject, so a rival conflicts and a correction replaces."""
+    if not words:
+        return True  # the code is all the statement names
+    if lang in ("zh", "ja"):
+        return (_CJK_CODE_VERB_BEFORE.search(text, 0, start) is not None
+                or _CJK_CODE_VERB_AFTER.match(text, end) is not None)
+    before = _CODE_BEFORE.search(text, 0, start)
+    after = _CODE_AFTER.match(text, end)
+    own = {key(w, lang) for w in (before.group(1) if before else None,
+                                  after.group(1) if after else None) if w}
+    return any(w and set(w.split()) & set(words) for w in own)
+
+
 def _with_code(subject: str | None, text: str, lang: str) -> str | None:
     """``subject`` with the words of the commands the statement quotes as inline code
-    (masked for the rules, so absent from the key): "Always run `make lint` before
-    committing" and "Always run `pytest -q` …" are two rules, not two values of
-    ``run``."""
+    (masked for the rules, so absent from the key) where the code is what the subject
+    acts on (:func:`_code_names_subject`): "Always run `make lint` before committing"
+    and "Always run `pytest -q` …" are two rules, not two values of ``run``."""
     words = (subject or "").split()
-    for code in masked_code(text):
-        words += [w for w in (key(code, lang) or "").split() if w not in words]
+    base = list(words)
+    for start, end, code in masked_code(text):
+        if _code_names_subject(text, start, end, base, lang):
+            words += [w for w in (key(code, lang) or "").split() if w not in words]
     return " ".join(words)[:120] or subject
 
 

@@ -69,12 +69,14 @@ _INLINE_CODE = re.compile(r"`([^`\n]{1,400})`")
 identifier such as `MAX_RETRIES` stays readable because it is often the subject."""
 
 
-def masked_code(text: str) -> list[str]:
+def masked_code(text: str) -> list[tuple[int, int, str]]:
     """The inline code spans of ``text`` that :func:`prepare` masks (those holding a
-    space: a command or a snippet, ``git push --force``), as written."""
+    space: a command or a snippet, ``git push --force``): where each starts and ends
+    (backticks included) and its code as written."""
     if "`" not in text:
         return []
-    return [m.group(1) for m in _INLINE_CODE.finditer(text) if " " in m.group(1)]
+    return [(m.start(), m.end(), m.group(1)) for m in _INLINE_CODE.finditer(text)
+            if " " in m.group(1)]
 
 
 _QUOTES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
