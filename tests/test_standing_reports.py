@@ -132,6 +132,24 @@ def test_a_status_that_supersedes_the_last_one_still_does_not_stand(engine: Engi
     assert new["status"] == "active" and standing_weight(new) == 0, rows
 
 
+@pytest.mark.parametrize("text", [
+    "Correction: the bucket is private, the ACL is fixed.",
+    "Actually, the limit is 50 requests per second, the bug is fixed.",
+    "The limit is 50 requests per second now that the outage is resolved.",
+    "予算の件は解決しました、上限は5000円です。",
+    "以后部署用Argo CD，之前的问题已经修好了。"])
+def test_a_value_stated_beside_a_status_still_stands(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text", ["Tests are green now, so you can merge.",
+                                  "The build is fixed now, and CI passes again.",
+                                  "Good news: tests are green now."])
+def test_a_status_with_a_consequence_is_still_task_state(text: str) -> None:
+    items = extract(text)
+    assert items and not any(stands(i) for i in items), items
+
+
 # -- a plan's step ----------------------------------------------------------------------------
 def test_a_must_in_a_plan_step_binds_the_step_and_always_still_stands() -> None:
     plan = extract("Here's the plan:\n1. Add the `/v2/items` route\n"
