@@ -253,10 +253,22 @@ def test_how_to_address_the_user_is_a_standing_preference(text: str, subject: st
     assert (item.kind, item.subject) == ("preference", subject) and stands(item), item
 
 
+@pytest.mark.parametrize("text, subject", [
+    ("Call me Samantha from now on.", "name"), ("I go by Alex now.", "name"),
+    ("You can call me Sam or Sammy.", "name"), ("私のことはサムと呼んでください。", "呼び方")])
+def test_a_name_said_with_now_keeps_its_key(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert (item.kind, item.subject) == ("preference", subject) and stands(item), item
+
+
 @pytest.mark.parametrize("text", ["Call me when the build is done.", "Call me back tomorrow.",
-                                  "call me crazy, but I keep a changelog", "I go by bike."])
+                                  "call me crazy, but I keep a changelog", "I go by bike.",
+                                  "Call me Friday.", "Call me ASAP.", "叫我起床。", "叫我一声。",
+                                  "叫我去开会。", "叫我帮你看看吧。",
+                                  "この関数はparse_argsと呼んでください。",
+                                  "新しいサービスをAtlasと呼んでください。"])
 def test_call_me_without_a_name_is_no_name(text: str) -> None:
-    assert not any(i.subject == "name" for i in extract(text)), extract(text)
+    assert not any(i.subject in ("name", "称呼", "呼び方") for i in extract(text)), extract(text)
 
 
 def test_dont_ever_says_the_rule_lasts() -> None:
@@ -300,6 +312,12 @@ def test_two_allergies_are_two_items_and_both_stand(engine: Engine) -> None:
     assert sorted(str(r["subject"]) for r in active) == ["peanuts allergy", "shellfish allergy"]
     assert all(r["supersedes"] is None and r["conflict_with"] is None for r in active), active
     assert all(standing_weight(r) > 0 for r in active), active
+
+
+def test_a_name_from_now_on_replaces_the_last_one(engine: Engine) -> None:
+    rows = stored(engine, ["Call me Sam.", "Call me Samantha from now on."])
+    assert [r["status"] for r in rows] == ["superseded", "active"], rows
+    assert rows[1]["supersedes"] == rows[0]["id"], rows
 
 
 def test_two_rules_about_two_commands_are_two_items_not_a_conflict(engine: Engine) -> None:

@@ -359,14 +359,22 @@ EN_PREFERENCE = Lead(en(
 EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:favou?rite|preferred|go-to)\b|\b(?:is|are)\smy\s(?:favou?rite"
                            r"|preference)\b|\bworks\sbest\sfor\sme\b|\bi'd\s(?:love|like)\sit\sif\b"),
                         words="favourite favorite preferred go-to preference works i'd")
+_NOT_A_NAME = (r"(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january"
+               r"|february|march|april|june|july|august|september|october|november|december"
+               r"|asap|eod|eow|tomorrow|tonight|today|later|back|maybe)\b)")
+_AFTER_NAME = r"(?=\s*(?:$|[,.;:!?)]|\s(?:by|from|please|instead|now|and|but|or)\b))"
 EN_CALL_ME = Lead(en(
     r"^(?:(?:please|just|you\scan|feel\sfree\sto)\s)*(?:call\sme|address\sme\sas)\s"
-    r"(?P<name>(?-i:[A-Z])[\w'.-]{0,30}(?:\s(?-i:[A-Z])[\w'-]{0,30})?)"
-    r"(?=\s*(?:$|[,.;:!?)]|\s(?:by|from|please|instead|now|and|but)\b))"
-    r"|^i\sgo\sby\s(?P<alias>(?-i:[A-Z])[\w'-]{0,30})\b"
+    + _NOT_A_NAME + r"(?P<name>(?-i:[A-Z])[\w'.-]{0,30}(?:\s(?-i:[A-Z])[\w'-]{0,30})?)"
+    + _AFTER_NAME + r"|^i\sgo\sby\s" + _NOT_A_NAME + r"(?P<alias>(?-i:[A-Z])[\w-]{0,30})"
+    + _AFTER_NAME
 ), "please just you feel call address i")
 """How the user asks to be addressed ("Call me Sam, by the way", "I go by Alex"): a
-preference keyed ``name`` (a later one replaces it)."""
+preference keyed :data:`NAME_KEYS` (a later one replaces it). A day or a time is no
+name ("Call me Friday", "Call me ASAP")."""
+NAME_KEYS = frozenset({"name", "称呼", "呼び方"})
+"""The subjects of how the user asks to be addressed, in English, Chinese and Japanese:
+kept whole when the statement also says "from now on" or "now"."""
 EN_DIET = Lead(en(
     r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:a|an|now|strictly|fully|also|still|actually|pretty"
     r"|very|severely|quite|mostly)\s){0,2}"

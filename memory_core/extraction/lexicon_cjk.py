@@ -51,11 +51,18 @@ ZH_PREFERENCE = Cue(re.compile(
     r"|^(?:我们|我)(?:还是|更|比较|其实)?(?:希望|想要|宁愿|宁可)|偏好|最好是|最好|我的首选|首选"
     r"|^(?:我们|我)(?:从来|一般|平时|基本)?不(?:吃|喝)"
 ), marks="喜欢|爱|偏好|倾向|讨厌|宁愿|宁可|习惯|受不了|希望|想要|最好|首选|不吃|不喝")
-ZH_CALL_ME = re.compile(r"^(?:你|您)?(?:以后|就|可以|直接)*叫我(?P<name>[^，,。！!？?\s]{1,10}?)"
+ZH_CALL_ME = re.compile(r"^(?:你|您)?(?:以后|就|可以|直接)*叫我"
+                        r"(?![一起去来写帮做看干过回吃开把给跟查试改上下出进走打拿找接送提醒])"
+                        r"(?P<name>[^，,。！!？?\s]{1,10}?)"
                         r"(?:就行|就好|就可以|吧|好了|啦)?(?=$|[，,。！!])")
-"""How the user asks to be addressed (叫我小王就行): a preference keyed 称呼."""
+"""How the user asks to be addressed (叫我小王就行): a preference keyed 称呼; not an
+errand (叫我起床 "wake me up", 叫我去开会, 叫我帮你看看)."""
 JA_CALL_ME = re.compile(r"(?P<name>[^、。「」\s]{1,12}?)(?:って|と)呼んで(?:ください|ね|ほしい)")
-"""The same in Japanese (サムと呼んでください)."""
+"""The same in Japanese (サムと呼んでください); not when the name follows a topic or an
+object (この関数はparse_argsと呼んでください names a thing: :data:`JA_CALL_ME_OTHER`)."""
+JA_CALL_ME_OTHER = re.compile(r"[をが]|(?<!のこと)(?<!今後)(?<!これから)(?<!以降)(?<!次から)は")
+"""A topic or object before the name of :data:`JA_CALL_ME`: what is named is not the
+user (私のことは, 今後は are no such topic)."""
 _ZH_KIN = (r"老婆|老公|妻子|丈夫|太太|先生|女儿|儿子|孩子|宝宝|小孩|妈|爸|母亲|父亲|家人|家里"
            r"|朋友|同事|老板|男朋友|女朋友|对象|哥|姐|弟|妹|爷|奶|外公|外婆")
 _ZH_NOT_ALLERGEN = r"会议|开会|加班|上班|工作|早起|周一|数学|文档|领导|形式主义|PPT"

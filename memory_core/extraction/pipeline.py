@@ -679,7 +679,7 @@ class _Message:
                 if self.update_at is not None and not marked:
                     # an unmarked update revises only the clause that holds its cue
                     revises = c.start <= self.update_at <= c.end
-                    if revises:
+                    if revises and verdict.subject not in lx.NAME_KEYS:
                         verdict = Verdict(verdict.kind,
                                           self._update_subject(c, verdict.subject),
                                           verdict.negated)

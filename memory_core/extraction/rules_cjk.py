@@ -260,7 +260,8 @@ def classify_ja(c: Clause) -> Verdict | None:
         from_now = _ja_standing(core[lead.end():], strong)
         if from_now is not None:
             return from_now
-    if lc.JA_CALL_ME.search(core):
+    m = lc.JA_CALL_ME.search(core)
+    if m and not lc.JA_CALL_ME_OTHER.search(m.group("name")):
         return Verdict("preference", "呼び方")
     m = lc.JA_DIET.search(core) if fp else None
     if m and not lc.JA_NOT_ALLERGEN.search(m.group("trait")):
