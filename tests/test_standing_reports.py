@@ -284,6 +284,14 @@ def test_no_wait_opens_a_correction() -> None:
     assert not any(i.correction for i in extract("No wait list for the restaurant, sadly."))
 
 
+@pytest.mark.parametrize("text", ["Hang on, let me check the logs.", "Hang on, I'll be right back.",
+                                  "No wait, let me think.", "Hold on, that's a good idea.",
+                                  "Oh wait, I see the problem now."])
+def test_talk_after_hang_on_is_no_correction(text: str) -> None:
+    assert not any(stands(i) for i in extract(text)), extract(text)
+    assert any(stands(i) for i in extract("Hang on, the timeout is 60 seconds."))
+
+
 # -- stored through a capture -----------------------------------------------------------------
 SCOPE = Scope("t", "coder", "s1")
 

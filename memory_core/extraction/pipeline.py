@@ -323,6 +323,14 @@ def _code_names_subject(text: str, start: int, end: int, words: list[str], lang:
     return any(w and set(w.split()) & set(words) for w in own)
 
 
+_CHAT_AFTER_LEAD = re.compile(
+    r"(?:let\s+me|lemme|let's\s+see|i'll|i\s+will|i'm\s+going\s+to|i\s+see|i\s+think"
+    r"|that's\s+(?:a\s+)?(?:good|great|fair|nice|right|true)|good\s+(?:idea|point|call)"
+    r"|never\s*mind|one\s+sec|give\s+me\s+a|brb)\b", re.I)
+"""Talk about the conversation after a lead such as "Hang on," or "Wait,": "Hang on,
+let me check the logs" corrects nothing, so the bare clause is no corrected fact."""
+
+
 def _with_code(subject: str | None, text: str, lang: str) -> str | None:
     """``subject`` with the words of the commands the statement quotes as inline code
     (masked for the rules, so absent from the key) where the code is what the subject
@@ -657,7 +665,8 @@ class _Message:
                 # Elliptical: "…and 500 ms for ingestion", "…and Redis on 6380",
                 # "I meant 200 requests per minute": the number keeps the clause's kind.
                 verdict = Verdict(kind_before or "fact", key(c.core, lang) if i else None)
-            if verdict is None and correction and i == 0 and key(c.core, lang):
+            if verdict is None and correction and i == 0 and key(c.core, lang) \
+                    and not (lang == "en" and _CHAT_AFTER_LEAD.match(c.core)):
                 verdict = Verdict("fact", key(c.core, lang))  # "Sorry, I meant Eastern time."
             if verdict is None:
                 continue
