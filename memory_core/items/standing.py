@@ -30,6 +30,9 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
 - A **lasting** fact holds for every later answer without a number: a restriction of
   the user's own diet or health ("I'm vegetarian", 我对花生过敏; ``data.lasting``,
   set by the extraction; :func:`lasting`).
+- A **status report** says how the work stands ("Tests are green now", "The build is
+  fixed now", 修好了, 直りました; :func:`status_report`): task state, which the next
+  status replaces; it never stands, even as a correction.
 - A **tentative** item is a fact or decision the user hedged ("I think the limit is
   50 requests per second", "maybe", 可能, たぶん; ``data.tentative``, set by the
   extraction: :mod:`memory_core.extraction.modality`). It is kept, searchable and
