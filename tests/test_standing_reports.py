@@ -361,6 +361,16 @@ def test_a_command_named_by_its_noun_is_part_of_the_subject() -> None:
     assert extract("测试命令是 `pytest -q`。")[0].subject == "测试命令"
 
 
+def test_a_value_that_differs_only_in_its_code_is_kept_not_merged(engine: Engine) -> None:
+    rows = stored(engine, ["The test command is `pytest -q`.",
+                           "The test command is `pytest -x`.",
+                           "Reminder: the test command is `pytest  -x`."])
+    assert [r["text"] for r in rows] == ["The test command is `pytest -q`.",
+                                         "The test command is `pytest -x`."], rows
+    first, second = rows  # two values of one attribute, no correction word: a conflict
+    assert second["conflict_with"] == first["id"] and second["status"] == "active", rows
+
+
 # -- what the upstream sees -------------------------------------------------------------------
 async def test_a_diet_stands_in_another_conversation_and_a_change_report_does_not(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:

@@ -389,7 +389,21 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
     data = _data(row)
     return ((not same_kind or bool(data.get("negated")) == bool(getattr(ex, "negated", False)))
             and data.get("label") == getattr(ex, "label", None)
-            and _polarity_numbers(row["text"]) == _polarity_numbers(ex.text))
+            and _polarity_numbers(row["text"]) == _polarity_numbers(ex.text)
+            and _inline_code(row["text"]) == _inline_code(ex.text))
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
+
+
+@functools.lru_cache(maxsize=4096)
+def _inline_code(text: str | None) -> tuple[str, ...]:
+    """The inline code of a statement, whitespace folded (:func:`_same_statement`):
+    "The test command is `pytest -q`" and "… `pytest -x`" differ only there, in
+    words too short to be content terms, and are two values, not one reworded."""
+    if not text or "`" not in text:
+        return ()
+    return tuple(" ".join(m.group(1).split()) for m in _CODE_SPAN.finditer(text))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -435,13 +449,15 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
     manager is Dana." after "My manager is Dana."): the old item is merged into it
     (:func:`_absorb`), so one line stays, the fuller one, citing both; ``None``
     otherwise — rival claims, left to :func:`memory_core.items.supersession.contradicts`.
-    A restated fact is never a conflict with itself, whatever session says it again."""
+    A restated fact is never a conflict with itself, whatever session says it again.
+    Statements whose inline code differs (:func:`_inline_code`) are never the same."""
     if ex.value is not None or row["value"] is not None or kind != row["kind"]:
         return None
     data = _data(row)
     if (bool(data.get("negated")) != bool(getattr(ex, "negated", False))
             or data.get("label") != getattr(ex, "label", None)
-            or _polarity_numbers(row["text"]) != _polarity_numbers(ex.text)):
+            or _polarity_numbers(row["text"]) != _polarity_numbers(ex.text)
+            or _inline_code(row["text"]) != _inline_code(ex.text)):
         return None
     subject = terms(ex.subject) | terms(row["subject"])
     new, old_claim = content_terms(ex.text) - subject, content_terms(row["text"]) - subject
