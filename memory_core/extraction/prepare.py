@@ -69,14 +69,19 @@ _INLINE_CODE = re.compile(r"`([^`\n]{1,400})`")
 identifier such as `MAX_RETRIES` stays readable because it is often the subject."""
 
 
-def masked_code(text: str) -> list[tuple[int, int, str]]:
-    """The inline code spans of ``text`` that :func:`prepare` masks (those holding a
-    space: a command or a snippet, ``git push --force``): where each starts and ends
-    (backticks included) and its code as written."""
+def inline_code(text: str) -> list[tuple[int, int, str]]:
+    """Every inline code span of ``text`` (```like this```, on one line, at most 400
+    characters): ``(start, end, code)``, offsets into ``text`` with the backticks
+    included, the code as written."""
     if "`" not in text:
         return []
-    return [(m.start(), m.end(), m.group(1)) for m in _INLINE_CODE.finditer(text)
-            if " " in m.group(1)]
+    return [(m.start(), m.end(), m.group(1)) for m in _INLINE_CODE.finditer(text)]
+
+
+def masked_code(text: str) -> list[tuple[int, int, str]]:
+    """The spans of :func:`inline_code` that :func:`prepare` masks: those holding a
+    space (a command or a snippet, ``git push --force``)."""
+    return [span for span in inline_code(text) if " " in span[2]]
 
 
 _QUOTES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(

@@ -55,6 +55,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import NotFoundError
+from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
@@ -393,17 +394,13 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
             and _inline_code(row["text"]) == _inline_code(ex.text))
 
 
-_CODE_SPAN = re.compile(r"`([^`\n]{1,400})`")
-
-
 @functools.lru_cache(maxsize=4096)
 def _inline_code(text: str | None) -> tuple[str, ...]:
-    """The inline code of a statement, whitespace folded (:func:`_same_statement`):
-    "The test command is `pytest -q`" and "… `pytest -x`" differ only there, in
-    words too short to be content terms, and are two values, not one reworded."""
-    if not text or "`" not in text:
-        return ()
-    return tuple(" ".join(m.group(1).split()) for m in _CODE_SPAN.finditer(text))
+    """The inline code of a statement (:func:`memory_core.extraction.prepare.inline_code`),
+    whitespace folded (:func:`_same_statement`): "The test command is `pytest -q`" and
+    "… `pytest -x`" differ only there, in words too short to be content terms, and are
+    two values, not one reworded."""
+    return tuple(" ".join(code.split()) for _, _, code in inline_code(text or ""))
 
 
 @functools.lru_cache(maxsize=4096)
