@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.extraction import KINDS, LANGS, TASK_LABELS, Extracted, extract
+from memory_core.extraction.model import RETRACTION
 from memory_core.extraction.prepare import fold_traditional
 
 _LABEL_KEYS = {"kind", "subject", "value", "unit", "condition", "correction", "task_label",
@@ -248,7 +249,9 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
     # A set that labels standing anywhere judges its empty messages too (nothing stands).
     judged = any("standing" in i for r in rows for i in r["expected"])
     for row in rows:
-        predicted = extract(row["text"], speaker=row["speaker"])
+        # a retraction stores no item (it takes one out): not among the predictions
+        predicted = [p for p in extract(row["text"], speaker=row["speaker"])
+                     if p.kind != RETRACTION]
         expected = row["expected"]
         if judged:
             _standing_counts(standing, standing_errors, row, predicted)

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 KINDS: tuple[str, ...] = (
     "fact", "decision", "constraint", "preference", "question", "proposal", "task",
 )
-"""Every value ``Extracted.kind`` takes (the ``memory_items.kind`` vocabulary plus ``task``)."""
+"""The kinds of what extraction finds to keep: the ``memory_items.kind`` vocabulary plus
+``task`` (a line merged into task state)."""
+
+RETRACTION = "retraction"
+"""The one other ``Extracted.kind``: the user withdraws an earlier item ("Forget the
+200-word limit"). Nothing is stored for it; the item it names is retracted, or replaced
+by the stance that follows it."""
 
 TASK_LABELS: tuple[str, ...] = ("goal", "progress", "todo", "blocked", "decision")
 """Every value ``Extracted.task_label`` takes; matches ``task_state.label``."""
@@ -44,6 +50,10 @@ class Extracted:
     me 5 ideas …"; :func:`memory_core.extraction.modality.answer_request`).
     ``lasting`` marks a fact that holds for every later answer without a number: a
     restriction of the speaker's own diet or health ("I'm vegetarian", 我对花生过敏).
+    A ``retraction`` ("Forget the 200-word limit"; :mod:`memory_core.extraction.retraction`)
+    names what it withdraws in ``replaces``, as written; ``said`` marks one that names it
+    as something the user said ("what I said about British English"), which may be any
+    kind of statement, not only a rule.
     """
 
     kind: str
@@ -64,3 +74,4 @@ class Extracted:
     tentative: bool = False
     one_off: bool = False
     lasting: bool = False
+    said: bool = False

@@ -37,7 +37,7 @@ from typing import Protocol
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
-from memory_core.extraction import replacement, rules_cjk, rules_en
+from memory_core.extraction import replacement, retraction, rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
@@ -49,7 +49,7 @@ from memory_core.extraction.modality import (
     hedged_lead,
     hypothetical,
 )
-from memory_core.extraction.model import Extracted
+from memory_core.extraction.model import RETRACTION, Extracted
 from memory_core.extraction.prepare import (
     MASK,
     detect_lang,
@@ -95,6 +95,8 @@ _LANGS: dict[str, _Lang] = {
                 rules_cjk.ja_is_hypothetical, rules_cjk.ja_proposal),
 }
 
+_STANCE_MAX = 200
+"""Longest sentence read as the new stance after a withdrawal ("Make it 300 words.")."""
 _SMALL_TALK_MAX = 100  # small-talk patterns are only tried on short sentences (bounded work)
 _CONTENT = re.compile(r"[^\W_]")
 _QUESTION_TRAILERS = " \t\"')]}」』）!~。.！"
@@ -405,6 +407,7 @@ class _Message:
         self.update_end: int | None = None
         self.marked = False  # the sentence has a correction cue of its own
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
+        self.withdrawn_at: int | None = None  # the last sentence withdrew an item, from here
 
     def items(self) -> list[Extracted]:
         sents = segment(self.text, self.scan)
@@ -475,6 +478,53 @@ class _Message:
         return body, correction, forced
 
     def _sentence(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
+        follows, self.withdrawn_at = self.withdrawn_at, None
+        if self.speaker == "user":
+            withdrawn = retraction.find(sc, a, b, lang)
+            if withdrawn is not None:
+                self._withdraw(sc, a, b, lang, withdrawn)
+                return
+        if follows is None or b - a > _STANCE_MAX:
+            self._read(sc, a, b, lang, labelled)
+            return
+        # "Scratch the 200-word cap. Make it 300 words.": the new stance replaces what
+        # was withdrawn; its item quotes both sentences
+        found = len(self.out)
+        self.pending_correction = True
+        self._read(sc, a, b, lang, labelled)
+        self._quote_from(follows, found)
+
+    def _withdraw(self, sc: str, a: int, b: int, lang: str, w: retraction.Retraction) -> None:
+        """A withdrawal ("Forget the 200-word limit"): a ``retraction`` item naming what
+        is withdrawn; a new value or stance after it in the sentence ("…, answer as long
+        as you need") or in the next short one is read as a correction that replaces
+        it, quoting the withdrawal."""
+        stance = w.tail < b and _has_content(sc[w.tail:b])
+        text = self.text[a:w.tail if stance else b].strip()
+        self.out.append(Extracted(kind=RETRACTION, text=text,
+                                  subject=key(sc[w.at:w.end], lang),
+                                  replaces=self.text[w.at:w.end], lang=lang, said=w.said))
+        if not stance:
+            self.withdrawn_at = a
+            return
+        found = len(self.out)
+        self.label = self.update_at = self.update_end = self.swap = None
+        self.marked = True
+        rest = sc[w.tail:b]
+        if not _is_question(rest, lang):
+            self._statements(sc, w.tail, w.tail, b, lang,
+                             tokens(rest) if lang == "en" else frozenset(), True, None)
+        self._quote_from(a, found)
+
+    def _quote_from(self, start: int, found: int) -> None:
+        """Make the items from ``found`` on quote the message from ``start``."""
+        for i in range(found, len(self.out)):
+            item = self.out[i]
+            at = self.text.find(item.text, start)
+            if at >= 0 and item.kind in ("fact", "decision", "constraint", "preference"):
+                self.out[i] = replace(item, text=self.text[start:at + len(item.text)].strip())
+
+    def _read(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
         rules = _LANGS[lang]
         body, correction, forced = self._prefixes(sc, a, b, rules, labelled)
         self.label = self.update_at = self.update_end = self.swap = None

@@ -30,10 +30,14 @@ import re
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.cue import Lead, first_word
+from memory_core.extraction.prepare import MASK
 from memory_core.extraction.quantity import loose
 from memory_core.extraction.subject import en_key
 
 _ALNUM = re.compile(r"[A-Za-z0-9]")
+_MASKED_CODE = re.compile(f"`{MASK}+`")
+"""Inline code the preparation masked (a command such as `helm upgrade --install`):
+an object, though its words are hidden from the rules."""
 _WH = re.compile(r"(?:what|which|whose)\s", re.I)
 _PURPOSE = re.compile(r"\s(?:to|for|so\sthat|in\sorder\sto|because|since)\s", re.I)
 """Where a choice's object ends and its purpose begins ("batch the writes to cut latency")."""
@@ -243,7 +247,8 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     elif np in _FIRST:
         light = verb.lower() in _COPULAS or verb.lower() in ("have", "has", "had")
         obj = _LEADING_PREP.sub("", pred)
-        if not c.quantities and (not _words(obj) or _REFERENCE.match(obj)
+        if not c.quantities and (not (_words(obj) or _MASKED_CODE.search(obj))
+                                 or _REFERENCE.match(obj)
                                  or _NARRATION.match(core, np_end)):
             # "I agree", "I tried that", "I read through X again": about the
             # conversation, not the world

@@ -284,7 +284,9 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     new_value = getattr(ex, "replacement", None) or ""
     label = getattr(ex, "label", None) or None
     subject = _own_subject(ex)
-    subject_terms = terms(subject)
+    # the attribute is what the subject says besides the new value ("run make check"
+    # instead of "make lint": run)
+    subject_terms = terms(subject) - terms(new_value) or terms(subject)
     named_attribute = _names_attribute(ex)
     skip = terms(old_value) | subject_terms
     other = actor(ex.text or "") == "other"
@@ -419,3 +421,81 @@ def contradicts(ex: Any, row: Any) -> bool:
     # a statement that claims nothing beyond its subject ("the billing deploys.")
     # holds no value to disagree with
     return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM)
+
+
+_RULE_WORDS = re.compile(r"(?<![a-z])(?:rules?|limits?|caps?|ceiling|requirements?|constraints?"
+                         r"|restrictions?|instructions?|preferences?|polic(?:y|ies)"
+                         r"|conventions?|guidelines?|settings?|ban|request|thing|part)(?![a-z])"
+                         r"|限制|规则|規則|要求|规定|規定|约束|上限|偏好|制限|ルール|指定|条件"
+                         r"|縛り|設定|お願い|指示|之前|以前|刚才|说的|さっき|前に|言った", re.I)
+"""Words that point back at an instruction (``extraction.retraction.RULE_NOUNS``) and
+at having said it: not what the withdrawn item was about."""
+_VALUE_WORD = re.compile(r"(\d)[-‐]([^\W\d_])")
+_NUMBER_RUN = re.compile(r"\d+(?:[.,]\d+)?")
+_RETRACT_COVER = 0.6
+"""Least share of the withdrawn phrase's content that the item must hold."""
+
+
+_CONTENT_CJK = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
+"""Kanji, hanzi and katakana: hiragana are particles and endings, not content."""
+
+
+def _has_term(term: str, have: frozenset[str]) -> bool:
+    """Whether ``have`` holds ``term`` or a form of it the light stemmer leaves apart
+    ("emoji"/"emojis": one a prefix of the other, at most 3 letters longer)."""
+    if term in have:
+        return True
+    return len(term) >= 4 and any(
+        len(h) >= 4 and abs(len(h) - len(term)) <= 3
+        and (h.startswith(term) or term.startswith(h)) for h in have)
+
+
+def _cjk_chars(text: str) -> set[str]:
+    return set(_CONTENT_CJK.findall(text))
+
+
+def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
+                      speaker: str = "") -> Any:
+    """The active item a withdrawal ``ex`` names (``ex.replaces``: "the 200-word
+    limit", "British English", 200字的限制), or None.
+
+    Candidates are the speaker's active constraints, preferences and decisions in the
+    tenant and role (facts too when the user names it as something they said:
+    ``ex.said``, "what I said about …"). The phrase's
+    content — its words (stemmed, :func:`~memory_core.items.overlap.terms`) or its CJK
+    characters, less the words that only point back ("limit", "rule", 限制) — must be
+    at least ``_RETRACT_COVER`` in the item's text, and a number the phrase names
+    must be in it ("the 300-word limit" withdraws no 200-word one). A phrase with no
+    content but the pointing words names nothing. Best first: more of the phrase
+    covered, then the newest."""
+    phrase = _VALUE_WORD.sub(r"\1 \2", getattr(ex, "replaces", None) or "")
+    bare = _RULE_WORDS.sub(" ", phrase)
+    numbers = set(_NUMBER_RUN.findall(bare))
+    want = frozenset(t for t in terms(bare) if not _CJK.search(t))  # CJK: by character
+    chars = _cjk_chars(bare)
+    if not want and not chars:
+        return None
+    kinds = ("constraint", "preference", "decision") + (
+        ("fact",) if getattr(ex, "said", False) else ())
+    best: tuple[float, int] | None = None
+    found: Any = None
+    for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, None,
+                                           None, CORRECTION_SCAN):
+        text = row["text"] or ""
+        if numbers and not numbers <= set(_NUMBER_RUN.findall(text)):
+            continue
+        have = terms(_VALUE_WORD.sub(r"\1 \2", text))
+        if chars and not want:
+            cover = len(chars & _cjk_chars(text)) / len(chars)
+            if len(chars) < 2 and not numbers:
+                continue  # one character names nothing on its own
+        else:
+            cover = sum(_has_term(t, have) for t in want) / len(want)
+            if chars:
+                cover = (cover + len(chars & _cjk_chars(text)) / len(chars)) / 2
+        if cover < _RETRACT_COVER:
+            continue
+        score = (cover, int(row["id"]))
+        if best is None or score > best:
+            best, found = score, row
+    return found

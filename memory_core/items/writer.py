@@ -55,6 +55,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import NotFoundError
+from memory_core.extraction.model import RETRACTION
 from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
@@ -65,6 +66,7 @@ from memory_core.items.supersession import (
     contradicts,
     correction_target,
     more_specific,
+    retraction_target,
     settles,
     subject_keys,
     subject_probes,
@@ -112,15 +114,54 @@ def store_extracted(
     now = time.time() if now is None else now
     speaker = speaker.strip()[:64]
     new_ids: list[int] = []
+    withdrawn: Row | None = None  # named by the last retraction, awaiting its stance
+    stance_of = ""  # that retraction's text, which its stance's item quotes first
+    retractions = 0
     for ex in items:
+        if withdrawn is not None and not (ex.kind in _STANCE_KINDS
+                                          and ex.text.startswith(stance_of)):
+            _retract_withdrawn(tx, withdrawn, message_id, now)
+            withdrawn = None
         if ex.kind == "task":
             merge_task_line(tx, scope, thread_id, message_id, ex.task_label or "progress",
                             ex.text, now)
             continue
-        item_id = _store_item(tx, scope, thread_id, message_id, ex, now, speaker)
+        if ex.kind == RETRACTION:
+            retractions += 1
+            if retractions <= _RETRACTIONS_PER_MESSAGE:
+                withdrawn = retraction_target(tx.items, scope, ex, speaker=speaker)
+                stance_of = ex.text
+            continue
+        kind_of = None
+        if withdrawn is not None:
+            kind_of = tx.item_writes.item(withdrawn["id"])
+        item_id = _store_item(tx, scope, thread_id, message_id, ex, now, speaker,
+                              kind_of["kind"] if kind_of is not None else None)
+        if withdrawn is not None:
+            # the stance that replaces what was withdrawn ("…; make it 300 words")
+            if item_id is not None and tx.item_writes.item_status(withdrawn["id"]) == "active":
+                supersede(tx, int(withdrawn["id"]), item_id, "withdrawn and replaced", now)
+            elif item_id is None:
+                _retract_withdrawn(tx, withdrawn, message_id, now)
+            withdrawn = None
         if item_id is not None:
             new_ids.append(item_id)
+    if withdrawn is not None:
+        _retract_withdrawn(tx, withdrawn, message_id, now)
     return new_ids
+
+
+_STANCE_KINDS = frozenset(("fact", "decision", "constraint", "preference"))
+"""Kinds of the statement after a withdrawal that take the withdrawn item's place."""
+_RETRACTIONS_PER_MESSAGE = 16
+"""Most withdrawals of one message that are looked up (each scans the speaker's items);
+a message repeating more withdraws nothing more."""
+
+
+def _retract_withdrawn(tx: Tx, row: Row, message_id: int, now: float) -> None:
+    """Retract an item the user withdrew in message ``message_id`` (still active)."""
+    if tx.item_writes.item_status(row["id"]) == "active":
+        retract_item(tx, int(row["id"]), f"withdrawn by the user in message {message_id}", now)
 
 
 _CANDIDATES = 200
@@ -235,8 +276,11 @@ def _index_subject(tx: Tx, scope: Scope, item_id: int, subject: str | None) -> N
 
 
 def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
-                ex: Any, now: float, speaker: str = "") -> int | None:
+                ex: Any, now: float, speaker: str = "", replaces_kind: str | None = None
+                ) -> int | None:
     kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
+    if kind == "fact" and replaces_kind in ("constraint", "preference", "decision"):
+        kind = replaces_kind  # a stance that takes a withdrawn rule's place is one
     evidence = "assistant" if kind == "proposal" else "user"
     comparable = ("fact", "decision", "constraint", "preference")
     items = tx.item_writes

@@ -1,0 +1,191 @@
+"""Retractions: the user withdraws something they set earlier, with no new value.
+
+"Forget the 200-word limit", "Scratch the JSON requirement", "Never mind the word
+limit", "Ignore what I said about British English", "You don't need to keep answers
+short anymore", "The emoji rule no longer applies", 算了，不用限制200字了, 不用再加表情了,
+之前说的格式要求作废, 200字の制限はもういいです, さっき言った敬語のルールは忘れて: each takes
+an earlier rule, preference or decision of the speaker out of every later block. The
+writer finds the item the withdrawn phrase names
+(:func:`memory_core.items.supersession.retraction_target`) and retracts it; the message
+stays as evidence and no new item is stored.
+
+:func:`find` reads one sentence of the prepared scan and returns a :class:`Retraction`
+— the span of the phrase that names what is withdrawn — or ``None``. Only forms that
+point back at an instruction count: a verb of withdrawal before a rule noun ("the …
+limit/rule/requirement/format", 限制/规则/要求, 制限/ルール/指定) or before "what I said
+about …" (which may name any earlier statement, a fact included). "Ignore the lint
+warnings" or "Forget it" withdraw nothing; an exemption scoped to the work at hand
+("Ignore the word limit for this answer", "just this once", 这次, 今回は) is a one-off,
+not a withdrawal; a negated or conditional form ("Don't forget the limit", "If you
+drop the cap …") never matches, because every form is anchored at the clause start.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Retraction:
+    """One withdrawal: ``[at, end)`` is the phrase naming what is withdrawn (scan
+    offsets); ``said``: named as something the user said ("what I said about X",
+    之前说的X, さっき言ったX), which may be any kind of statement, not only a rule."""
+
+    at: int
+    end: int
+    said: bool
+    tail: int
+    """Where the rest of the sentence begins, after the withdrawal's clause: a new value
+    or stance there ("…; make it 300 words") replaces what was withdrawn."""
+
+
+_EN_RULE_NOUN: Final = (
+    r"(?:rules?|limits?|cap|caps|ceiling|requirements?|constraints?|restrictions?"
+    r"|instructions?|preferences?|polic(?:y|ies)|conventions?|guidelines?|format(?:ting)?"
+    r"|style|settings?|ban|request|thing|part)")
+RULE_NOUNS: Final = re.compile(
+    rf"\b{_EN_RULE_NOUN}\b|限制|规则|規則|要求|规定|規定|约束|上限|格式|偏好|制限|ルール|指定"
+    r"|条件|縛り|形式|フォーマット|設定|お願い|指示", re.I)
+"""Words that name an instruction as such; they point back but are not what it was
+about, so the writer does not match on them."""
+
+_EN_LEAD = r"(?:(?:ok(?:ay)?|oh|also|and|so|hmm|right|alright|wait|sorry|actually)\W+)*"
+_EN_ASK = (r"(?:(?:please|just)\s+)?(?:(?:you\s+(?:can|may|could)|feel\s+free\s+to|let'?s"
+           r"|we\s+can|go\s+ahead\s+and)\s+)?")
+_EN_DROP = (r"(?:forget(?:\s+about)?|scratch|drop|ditch|never\s?mind|disregard|ignore|cancel"
+            r"|lift|remove|undo|scrap|get\s+rid\s+of|do\s+away\s+with|throw\s+out)")
+_EN_SAID = (r"(?:(?:what|everything|anything|the\s+(?:thing|part|bit))\s+(?:i|we)\s+"
+            r"(?:said|told\s+you|wrote|mentioned|asked(?:\s+for)?)"
+            r"|my\s+(?:earlier|previous|last|old|original)\s+\w+)"
+            r"(?:\s+(?:earlier|before|previously|above))?\s+(?:about|on|regarding|re:?)\s+")
+_EN_DETERMINER = r"(?:the|that|this|those|these|my|our|your|any)\s+"
+_EN_END = r"(?=\s*(?:[,;:!?\u2014\u2013]|\.(?:\s|$)|\s-\s|$))"
+"""A withdrawal's clause ends at a comma, a semicolon, a colon or a dash (what follows
+is the sentence's tail), or with the sentence."""
+_EN_PHRASE = r"[^,;:\u2014\u2013]"
+EN_DROP_SAID: Final = re.compile(
+    rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+{_EN_SAID}(?P<what>{_EN_PHRASE}+?){_EN_END}", re.I)
+EN_DROP_RULE: Final = re.compile(
+    rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN}\b"
+    rf"{_EN_PHRASE}*?){_EN_END}", re.I)
+EN_NO_LONGER: Final = re.compile(
+    rf"{_EN_LEAD}(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN})\s+(?:is|are)\s+"
+    r"(?:(?:no\s+longer|not)\s+(?:needed|required|necessary|in\s+effect|in\s+force|a\s+thing"
+    r"|relevant)(?:\s+any\s?more)?|off|lifted|cancell?ed|dropped|scrapped|gone|void)"
+    rf"(?:\s+now)?{_EN_END}"
+    rf"|{_EN_LEAD}(?P<what2>{_EN_PHRASE}+?)\s+(?:no\s+longer\s+applies|no\s+longer\s+apply"
+    rf"|doesn'?t\s+apply\s+any\s?more|don'?t\s+apply\s+any\s?more){_EN_END}", re.I)
+EN_NO_NEED: Final = re.compile(
+    rf"{_EN_LEAD}(?:you\s+(?:don'?t|do\s+not|no\s+longer)\s+(?:need|have)\s+to"
+    r"|(?:there'?s\s+)?no\s+(?:more\s+)?need\s+to)\s+"
+    rf"(?P<what>{_EN_PHRASE}+?)\s+(?:any\s?more|any\s+longer){_EN_END}", re.I)
+_EN_ONE_OFF: Final = re.compile(
+    r"\b(?:for|in|on)\s+(?:this|that|the|these)\s+(?:one|answer|reply|response|file|function"
+    r"|case|pr|commit|task|message|question|draft|email|section|run|time|step|script)\b"
+    r"|\bthis\s+(?:time|once)\b|\bjust\s+(?:this\s+)?once\b|\bfor\s+now\b|\btoday\b"
+    r"|\bhere\b|\bfor\s+a\s+(?:moment|bit|while|sec)\b", re.I)
+
+_CJK_END = r"(?=[，,；;。！!]|$)"
+"""A withdrawal's clause ends at a comma, a semicolon or the sentence's end."""
+_ZH_WHAT = r"(?P<what>[^，,。！!？?；;]{2,40}?)"
+_ZH_RULE = r"(?:限制|规则|規則|要求|规定|規定|约束|上限|格式|偏好)"
+_ZH_RULE_WHAT = r"(?P<what>[^，,。！!？?；;]{0,30}?" + _ZH_RULE + ")"
+_ZH_NO_NEED = r"(?:不用|不需要|不必)"
+ZH_FORMS: Final = (
+    # 算了，不用限制200字了 / 算了，别管字数了
+    re.compile(r"(?:算了|罢了)[，,、\s]*(?:就|那就|还是)?(?:不用|不需要|不必|别|不要|甭)再?"
+               r"(?:管|限制)?" + _ZH_WHAT + r"了?" + _CJK_END),
+    # 不用再加表情了 / 以后不需要再写总结了
+    re.compile(r"(?:以后|之后|往后)?(?:就|也)?" + _ZH_NO_NEED + "再" + _ZH_WHAT + "了" + _CJK_END),
+    # 200字的限制取消了 / 格式要求就不用了
+    re.compile(r"(?:把)?" + _ZH_RULE_WHAT + r"(?:就|也)?(?:取消|去掉|撤销|作废|不要|不用|不算|废除)"
+               r"(?:掉)?(?:了|吧)?" + _CJK_END),
+    # 取消200字的限制 / 忘掉之前说的格式要求
+    re.compile(r"(?:请|那就|就)?(?:取消|去掉|撤销|忘掉|忘了|忽略|无视)(?:掉)?" + _ZH_RULE_WHAT
+               + r"(?:吧|了)?" + _CJK_END),
+)
+ZH_SAID: Final = re.compile(
+    r"(?:那|那么|嗯|哦|对了)?[，,]?(?:忘掉|忘了|忽略|无视)?(?:我)?(?:之前|刚才|前面|上次|以前)(?:我)?"
+    r"(?:说|讲|提|要求)(?:过)?的" + _ZH_WHAT + r"(?:那条|那个)?(?:就|也)?"
+    r"(?:不算了|作废了?|取消(?:了|吧)?|不用了|就算了|算了|忘了吧|不要了)" + _CJK_END)
+_ZH_ONE_OFF: Final = re.compile(r"这次|这一次|这个回答|这回|今天|暂时|先不")
+
+_JA_RULE_WHAT = (r"(?P<what>[^、，,。！!？?]{1,30}?(?:制限|ルール|規則|条件|指定|縛り|形式"
+                 r"|フォーマット|設定|お願い|指示|要求))")
+JA_FORMS: Final = (
+    # 200字の制限はもういいです / フォーマットの指定はなしで
+    re.compile(_JA_RULE_WHAT + r"(?:は|の件は|も)(?:もう)?(?:いい|不要|なし|無し|なくて(?:も)?いい"
+               r"|必要ない|いらない|取り消し|撤回|解除|廃止)(?:です|でいい|で大丈夫|にします|します"
+               r"|で(?:お願いします)?|とします)?" + _CJK_END),
+    # 200字の制限を取り消します / 解除してください
+    re.compile(_JA_RULE_WHAT + r"を(?:取り消|撤回|解除|廃止|なしに|無しに|忘れ)"
+               r"[^、，,。]{0,12}?" + _CJK_END),
+)
+JA_SAID: Final = re.compile(
+    r"(?:あ|あと|それと|えっと)?[、,]?(?:さっき|先ほど|前に|以前|この前)(?:私が)?"
+    r"(?:言った|お願いした|伝えた|書いた|頼んだ)"
+    r"(?P<what>[^、，,。！!？?]{1,30}?)(?:は|の件は)?(?:忘れて|取り消し|撤回|なし|無し|なかったこと"
+    r"|もういい|不要)[^、，,。]{0,12}?" + _CJK_END)
+_JA_ONE_OFF: Final = re.compile(r"今回|この回答|この返信|今日は|今だけ|とりあえず|一旦")
+
+
+def find(scan: str, start: int, end: int, lang: str) -> Retraction | None:
+    """The withdrawal that opens ``scan[start:end]`` (one sentence, its correction cue
+    and fillers possibly stripped), or ``None`` (module doc)."""
+    lead = len(scan[start:end]) - len(scan[start:end].lstrip())
+    text = scan[start + lead:end]
+    if not text.strip() or len(text) > 400:
+        return None
+    found = _find_en(text) if lang == "en" else _find_cjk(text, lang)
+    if found is None:
+        return None
+    m, group, said = found
+    at, stop = m.start(group), m.end(group)
+    while stop > at and text[stop - 1] in " .!?;,。！？；，":
+        stop -= 1
+    if stop <= at:
+        return None
+    tail = m.end()
+    while tail < len(text) and (text[tail] in _TAIL_PUNCT or text[tail].isspace()):
+        tail += 1
+    base = start + lead
+    return Retraction(base + at, base + stop, said, base + tail)
+
+
+_TAIL_PUNCT = frozenset(",;:-\u2014\u2013，,；;、。.!！")
+
+
+def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
+    found: tuple[re.Match[str], str, bool] | None = None
+    m = EN_DROP_SAID.match(text)
+    if m:
+        found = m, "what", True
+    else:
+        for pattern in (EN_DROP_RULE, EN_NO_NEED, EN_NO_LONGER):
+            m = pattern.match(text)
+            if m:
+                found = m, "what" if m.group("what") is not None else "what2", False
+                break
+    if found is None or _EN_ONE_OFF.search(text, 0, found[0].end()):
+        return None  # "Ignore the word limit for this answer": an exemption, no withdrawal
+    return found
+
+
+def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
+    said, forms, one_off = (ZH_SAID, ZH_FORMS, _ZH_ONE_OFF) if lang == "zh" \
+        else (JA_SAID, JA_FORMS, _JA_ONE_OFF)
+    found: tuple[re.Match[str], str, bool] | None = None
+    m = said.match(text)
+    if m:
+        found = m, "what", True
+    else:
+        for pattern in forms:
+            m = pattern.match(text)
+            if m:
+                found = m, "what", False
+                break
+    if found is None or one_off.search(text, 0, found[0].end()):
+        return None
+    return found

@@ -1,0 +1,240 @@
+"""Withdrawals (issue 24, unmarked corrections): "Forget the 200-word limit", "Never mind
+the word limit, …", "Ignore what I said about British English", 算了，不用限制200字了,
+200字の制限はもういいです take the item they name out of every later block; a new
+stance after the withdrawal replaces it. Also "X instead of Y" in a rule supersedes the
+rule that names Y, and a fact whose object is a command ("We deploy with `helm …`") is
+kept.
+
+Extraction-level checks run ``extract``; engine-level checks store messages through a
+real capture (SQLite) and read the rows back; the proxy-level check reads the block the
+upstream received in a later conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.extraction.prepare import detect_lang, prepare
+from memory_core.extraction.retraction import find
+from memory_core.models import Scope
+from tests.conftest import RunningProxy, sql_read
+from tests.fake_upstream import FakeUpstream
+from tests.test_injection import Agent, block_of
+
+WITHDRAWN = [  # (message, the phrase naming what is withdrawn)
+    ("Forget the 200-word limit.", "the 200-word limit"),
+    ("Okay, never mind the word limit.", "the word limit"),
+    ("Ignore what I said about British English.", "British English"),
+    ("Please disregard my earlier instruction about emojis.", "emojis"),
+    ("Drop the JSON requirement.", "the JSON requirement"),
+    ("Forget about the naming convention.", "the naming convention"),
+    ("The emoji rule no longer applies.", "The emoji rule"),
+    ("The JSON requirement is lifted.", "The JSON requirement"),
+    ("You don't need to keep answers short anymore.", "keep answers short"),
+    ("No need to add type hints anymore.", "add type hints"),
+    ("Forget the Node.js rule.", "the Node.js rule"),
+    ("算了，不用限制200字了。", "200字"),
+    ("不用再加表情了。", "加表情"),
+    ("200字的限制取消了。", "200字的限制"),
+    ("取消200字的限制吧。", "200字的限制"),
+    ("忘掉之前说的格式要求。", "之前说的格式要求"),
+    ("200字の制限はもういいです。", "200字の制限"),
+    ("フォーマットの指定はなしでお願いします。", "フォーマットの指定"),
+    ("さっき言った敬語のルールは忘れてください。", "敬語のルール"),
+]
+
+
+@pytest.mark.parametrize(("text", "phrase"), WITHDRAWN)
+def test_a_withdrawal_names_what_it_withdraws(text: str, phrase: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["retraction"], items
+    assert items[0].replaces == phrase, items
+
+
+NOT_WITHDRAWN = [
+    "Ignore the lint warnings.",  # material at hand, no instruction named
+    "Forget it.",
+    "Don't forget the word limit.",
+    "Never mind, I found it.",
+    "If you drop the cap, answers get long.",
+    "Ignore the word limit for this answer.",  # an exemption for the work at hand
+    "Just this once, forget the style guide rule.",
+    "这次不用限制字数了。",
+    "今回は制限はなしで。",
+    "コーヒーはもういいです。",
+    "We mustn't forget that the API timeout is 30 seconds.",
+]
+
+
+@pytest.mark.parametrize("text", NOT_WITHDRAWN)
+def test_no_withdrawal(text: str) -> None:
+    scan = prepare(text)
+    assert find(scan, 0, len(scan), detect_lang(scan)) is None
+    assert all(i.kind != "retraction" for i in extract(text)), extract(text)
+
+
+def test_an_assistant_withdraws_nothing() -> None:
+    assert extract("Forget the 200-word limit.", speaker="assistant") == []
+
+
+STANCES = [  # a new value or stance after the withdrawal: a correction quoting both
+    ("Actually, scratch the 200-word cap; make it 300 words from now on.", 300.0),
+    ("Never mind the word limit, answer as long as you need.", None),
+    ("Forget the word limit. Make it 300 words.", 300.0),
+    ("Forget what I said about British English — American spelling is fine.", None),
+    ("之前说的不超过300字那条取消吧，现在改成500字。", 500.0),
+    ("前に言った「300字以内」は取り消します。長くても大丈夫です。", None),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), STANCES)
+def test_a_stance_after_a_withdrawal_is_a_correction_that_quotes_it(
+        text: str, value: float | None) -> None:
+    retraction, *stance = extract(text)
+    assert retraction.kind == "retraction", extract(text)
+    assert len(stance) == 1 and stance[0].correction, stance
+    assert stance[0].text == text.strip() and stance[0].text.startswith(retraction.text)
+    assert stance[0].value == value
+
+
+# -- stored through a capture -----------------------------------------------------------------
+SCOPE = Scope("t", "coder", "s1")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+def stored(engine: Engine, texts: list[str], scope: Scope = SCOPE) -> list[dict[str, object]]:
+    msgs: list[dict[str, object]] = [{"role": "system", "content": "You help."}]
+    for n, text in enumerate(texts):
+        msgs.append({"role": "user", "content": text})
+        _, fut = engine.capture_request(scope, f"r{scope.session}{n}", [dict(m) for m in msgs], {})
+        fut.result()
+        msgs.append({"role": "assistant", "content": "Noted."})
+    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT * FROM memory_items ORDER BY id")])
+
+
+RETRACTED = [  # (what was set, how it is withdrawn)
+    ("Keep answers under 200 words.", "Forget the 200-word limit."),
+    ("Always reply in British English.", "Ignore what I said about British English."),
+    ("Never use emojis in replies.", "The emoji rule no longer applies."),
+    ("Always add type hints.", "No need to add type hints anymore."),
+    ("Always return JSON with key answer.", "Drop the JSON requirement."),
+    ("My manager is Dana.", "Forget what I said about Dana."),
+    ("回答不要超过200字。", "算了，不用限制200字了。"),
+    ("回答は200字以内にしてください。", "200字の制限はもういいです。"),
+]
+
+
+@pytest.mark.parametrize(("rule", "withdrawal"), RETRACTED)
+def test_a_withdrawn_item_is_retracted_and_nothing_is_stored(
+        engine: Engine, rule: str, withdrawal: str) -> None:
+    rows = stored(engine, [rule, withdrawal])
+    assert [(r["text"], r["status"]) for r in rows] == [(rule, "retracted")], rows
+    history = sql_read(engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT * FROM memory_item_revisions WHERE item_id = ?", (rows[0]["id"],))])
+    assert any("withdrawn by the user" in str(h["reason"]) for h in history), history
+
+
+KEPT = [  # (what was set, what withdraws something else or nothing)
+    ("Keep answers under 200 words.", "Forget the 300-word limit."),
+    ("Always fix lint warnings before committing.", "Ignore the lint warnings."),
+    ("Always fix lint warnings before committing.", "Ignore the lint rule for this file."),
+    ("Never use emojis in replies.", "Forget the naming convention."),
+    ("My manager is Dana.", "Drop the Dana rule."),  # a fact is withdrawn only as said
+]
+
+
+@pytest.mark.parametrize(("rule", "other"), KEPT)
+def test_an_item_the_withdrawal_does_not_name_stays(engine: Engine, rule: str,
+                                                    other: str) -> None:
+    rows = stored(engine, [rule, other])
+    assert rows[0]["text"] == rule and rows[0]["status"] == "active", rows
+
+
+def test_another_speakers_withdrawal_leaves_the_item(engine: Engine) -> None:
+    msgs: list[dict[str, object]] = [
+        {"role": "user", "name": "ana", "content": "Keep answers under 200 words."},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "name": "ben", "content": "Forget the 200-word limit."}]
+    for n in (1, 3):
+        _, fut = engine.capture_request(SCOPE, f"q{n}", [dict(m) for m in msgs[:n]], {})
+        fut.result()
+    rows = sql_read(engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT * FROM memory_items ORDER BY id")])
+    assert [r["status"] for r in rows] == ["active"], rows
+
+
+REPLACED = [  # (what was set, the withdrawal with a new stance, the kind it keeps)
+    ("Keep answers under 200 words.", "Scratch the 200-word cap; make it 300.", "constraint"),
+    ("Keep answers under 200 words.",
+     "Never mind the word limit, answer as long as you need.", "constraint"),
+    ("Always reply in British English.",
+     "Forget what I said about British English — American spelling is fine.", "constraint"),
+    ("Always return JSON with key answer.", "Drop the JSON requirement. Plain text is fine.",
+     "constraint"),
+    ("回答不超过300字。", "之前说的不超过300字那条取消吧，现在改成500字。", "constraint"),
+    ("回答は300字以内でお願いします。",
+     "前に言った「300字以内」は取り消します。長くても大丈夫です。", "constraint"),
+]
+
+
+@pytest.mark.parametrize(("rule", "withdrawal", "kind"), REPLACED)
+def test_a_stance_after_a_withdrawal_supersedes_the_item(
+        engine: Engine, rule: str, withdrawal: str, kind: str) -> None:
+    rows = stored(engine, [rule, withdrawal])
+    assert [(r["status"], r["kind"]) for r in rows] == [("superseded", "constraint"),
+                                                        ("active", kind)], rows
+    assert rows[1]["supersedes"] == rows[0]["id"] and rows[1]["text"] == withdrawal, rows
+
+
+def test_instead_of_in_a_rule_supersedes_the_rule_naming_the_old_command(
+        engine: Engine) -> None:
+    rows = stored(engine, ["Always run `make lint` before committing.",
+                           "From now on, run `make check` instead of `make lint`."])
+    assert [r["status"] for r in rows] == ["superseded", "active"], rows
+    assert rows[1]["supersedes"] == rows[0]["id"], rows
+
+
+def test_a_fact_whose_object_is_a_command_is_kept_and_updated(engine: Engine) -> None:
+    assert [i.subject for i in extract("We deploy with `helm upgrade --install`.")] == ["deploy"]
+    rows = stored(engine, ["We deploy with `helm upgrade --install`.",
+                           "We deploy with Argo CD now."])
+    assert [r["status"] for r in rows] == ["superseded", "active"], rows
+
+
+# -- what the upstream sees -------------------------------------------------------------------
+async def test_a_withdrawn_rule_leaves_the_block_of_later_conversations(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("Always reply in British English.")
+    await first.say("Keep answers under 200 words.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="two")
+    await second.say("Summarise the release notes.")
+    block = block_of(second.upstream_last_user())
+    assert "British English" in block and "200 words" in block, block
+    await second.say("Forget the 200-word limit.")
+    await proxy.settle()
+    third = Agent(proxy, upstream, session="three")
+    await third.say("Summarise the changelog.")
+    block = block_of(third.upstream_last_user())
+    assert "British English" in block and "200 words" not in block, block
+
+
+def test_a_question_after_a_withdrawal_replaces_nothing(engine: Engine) -> None:
+    items = extract("Forget the word limit. When is the release date?")
+    assert [i.kind for i in items] == ["retraction", "question"], items
+    assert items[1].text == "When is the release date?"
+    rows = stored(engine, ["Keep answers under 200 words.",
+                           "Forget the word limit. When is the release date?"])
+    assert rows[0]["status"] == "retracted" and rows[0]["superseded_by"] is None, rows
