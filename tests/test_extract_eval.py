@@ -173,14 +173,15 @@ def test_requests_to_the_assistant_keep_their_standing_precision() -> None:
     """``extraction_requests.jsonl`` (105 requests, written blind to the rules, then
     tuned on: a development split) measured standing P 0.661 R 0.709 before the rules
     for orders on the work at hand, this answer's scope, te-form requests, 把这个
-    orders, reported rules and scope leads; 0.909 / 0.727 after
-    (docs/evaluation/extraction_issue24.md). Its five reported-rule labels disagree
-    with this project's design (someone else's rule is a fact) and stay misses."""
+    orders, reported rules and scope leads; 0.909 / 0.727 after, 0.955 / 0.764 with
+    withdrawals (docs/evaluation/extraction_issue24.md). Its five reported-rule labels
+    disagree with this project's design (someone else's rule is a fact) and stay
+    misses."""
     path = Path(__file__).parent / "data" / "extraction_requests.jsonl"
     rows = load(path)
     assert len(rows) >= 100 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
-    assert standing["precision"] >= 0.88 and standing["recall"] >= 0.7, standing
+    assert standing["precision"] >= 0.93 and standing["recall"] >= 0.74, standing
 
 
 def test_agent_sessions_chit_chat_and_team_chats_keep_their_standing_scores() -> None:

@@ -238,3 +238,36 @@ def test_a_question_after_a_withdrawal_replaces_nothing(engine: Engine) -> None:
     rows = stored(engine, ["Keep answers under 200 words.",
                            "Forget the word limit. When is the release date?"])
     assert rows[0]["status"] == "retracted" and rows[0]["superseded_by"] is None, rows
+
+
+# -- updates that say when they take effect, or that someone changed the value ------------
+UPDATED = [  # (the old state, an update without "actually", the subject both keep)
+    ("Our staging region is eu-west-1.", "Staging lives in us-east-2 from today.", "staging"),
+    ("The release branch is release/2.3.", "The release branch is release/2.4 going forward.",
+     "release branch"),
+    ("Use 2-space indentation.", "Use 4-space indentation from here on.", "space indentation"),
+    ("The budget is 5000 dollars.", "Budget got cut to 3000 dollars.", "budget"),
+    ("The standup is at 9:30.", "The standup was pushed to 10:00.", "standup"),
+    ("The retry limit is 3.", "The retry limit was raised to 5 starting Monday.", "retry limit"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "subject"), UPDATED)
+def test_an_update_that_says_when_it_takes_effect_supersedes(
+        engine: Engine, old: str, new: str, subject: str) -> None:
+    rows = stored(engine, [old, new])
+    assert [r["status"] for r in rows] == ["superseded", "active"], rows
+    assert rows[1]["supersedes"] == rows[0]["id"] and subject in str(rows[1]["subject"]), rows
+
+
+NO_UPDATE = [
+    "Team decision from today's sync: we're dropping IE11 support.",  # a sync, not a date
+    "The queue depth increased to 5000 messages overnight.",  # rose by itself: a report
+    "The budget will be cut to 3000 dollars.",  # a plan
+    "If the standup gets pushed to 10:00, I'll miss it.",
+]
+
+
+@pytest.mark.parametrize("text", NO_UPDATE)
+def test_no_update(text: str) -> None:
+    assert not any(i.correction for i in extract(text)), extract(text)

@@ -112,14 +112,26 @@ EN_UPDATE = Cue(en(
     r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"
     r"|\b(?:switched|moved|migrated|changed|swapped)\s+(?:our|my|the|their|his|her)\s+"
     r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
-    r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"),
+    r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
+    r"|\b(?:from|as\s+of|starting|effective)\s+(?:today|tomorrow|this\s+(?:week|month|sprint)"
+    r"|next\s+(?:week|month|sprint|release|monday|tuesday|wednesday|thursday|friday)"
+    r"|monday|tuesday|wednesday|thursday|friday)\b(?!['\u2019]s)|\bgoing\s+forward\b"
+    r"|\bfrom\s+here\s+on(?:\s+out)?\b|\bhenceforth\b"
+    r"|\b(?:(?:got|was|were|has\s+been|have\s+been|been|just)\s+)?(?:cut|raised|lowered"
+    r"|bumped|pushed|pulled|extended|shortened|shifted|rescheduled)\s+(?:back\s+)?to\b"),
     words="now switched switching moved migrated changed changing swapped upgraded relocated "
-          "longer anymore any days nowadays currently moment present")
+          "longer anymore any days nowadays currently moment present from as starting "
+          "effective going here henceforth cut raised lowered bumped pushed pulled extended "
+          "shortened shifted rescheduled")
 """'We deploy with Argo CD now', 'we switched to Argo CD', 'we no longer use Jenkins' (but
 not 'for now', 'right now', 'now that'); 'we moved our flour order to …' (what moved is
 the ``what`` group); and a statement that marks its value as the present one ('Home is
-Ronda these days', nowadays, currently, at the moment, at present, anymore). The
-match's start cuts the subject phrase."""
+Ronda these days', nowadays, currently, at the moment, at present, anymore); a date
+the value takes effect from ('… from today', 'starting next week', 'going forward',
+'from here on'); a value someone changed to another ('the budget got cut to 3000',
+'the standup was pushed to 10:00'; a value that rose or fell by itself, "increased
+to", is a report: ``items.standing.reports_number``). The match's start cuts the
+subject phrase."""
 # Replacements: a statement that names what changed into what ("We replaced RabbitMQ with
 # Kafka", "Kafka replaced RabbitMQ", "We migrated from Heroku to Fly.io", "We bumped Node
 # to 20", "We went back to Helm", "We dropped Redis in favour of Memcached", "We use

@@ -95,6 +95,7 @@ _LANGS: dict[str, _Lang] = {
                 rules_cjk.ja_is_hypothetical, rules_cjk.ja_proposal),
 }
 
+_DIGIT = re.compile(r"\d")
 _STANCE_MAX = 200
 """Longest sentence read as the new stance after a withdrawal ("Make it 300 words.")."""
 _SMALL_TALK_MAX = 100  # small-talk patterns are only tried on short sentences (bounded work)
@@ -166,7 +167,9 @@ subject is what follows the cue."""
 
 
 _UPDATE_VERBS = frozenset(("switched", "switching", "moved", "migrated", "changed", "changing",
-                           "swapped", "upgraded", "relocated"))
+                           "swapped", "upgraded", "relocated", "cut", "raised", "lowered",
+                           "bumped", "pushed", "pulled", "extended", "shortened", "shifted",
+                           "rescheduled", "got", "was", "were", "has", "have", "been", "just"))
 """``lexicon.EN_UPDATE`` cues that are verbs: negated or planned, they change nothing."""
 
 
@@ -645,6 +648,15 @@ class _Message:
             return subject
         lang = c.lang
         phrase = c.scan[c.body_start:at]
+        if subject and lang == "en" and self.update_end is not None \
+                and not _has_content(c.scan[self.update_end:c.end]):
+            # a cue that ends the clause ("… is release/2.4 going forward", "Use 4-space
+            # indentation from here on"): the phrase before it may hold the value; then
+            # the clause's own subject is the key
+            own = set(subject.split())
+            if any(w not in own and _DIGIT.search(w) for w in (key(phrase, lang) or "").split()):
+                said = set(c.scan[at:self.update_end].lower().split())
+                return " ".join(w for w in subject.split() if w not in said) or subject
         if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
             phrase = re.split(r"[はが]", phrase, maxsplit=1)[0]
         if lang == "en":  # "We moved our flour order to …": what moved is the subject
