@@ -249,6 +249,11 @@ UPDATED = [  # (the old state, an update without "actually", the subject both ke
     ("The budget is 5000 dollars.", "Budget got cut to 3000 dollars.", "budget"),
     ("The standup is at 9:30.", "The standup was pushed to 10:00.", "standup"),
     ("The retry limit is 3.", "The retry limit was raised to 5 starting Monday.", "retry limit"),
+    # a tool is keyed by what it is used for, so a switch of tools revises it
+    ("We use Jenkins for CI.", "We switched to GitLab CI.", "ci"),
+    ("We use Jenkins for CI.", "From today, CI runs on GitLab.", "ci"),
+    ("We use Jenkins for CI.", "We no longer use Jenkins.", "jenkins"),
+    ("我们用Jenkins做CI。", "CI现在改用GitLab了。", "ci"),
 ]
 
 
@@ -271,3 +276,14 @@ NO_UPDATE = [
 @pytest.mark.parametrize("text", NO_UPDATE)
 def test_no_update(text: str) -> None:
     assert not any(i.correction for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("We use Jenkins for CI.", "ci"),
+    ("We use Redis for the session cache.", "session cache"),
+    ("We use Postgres for fun.", "postgres"),
+    ("We use Vim for faster edits.", "vim"),
+    ("我们用Redis来做缓存。", "缓存"),
+])
+def test_a_tool_is_keyed_by_its_role(text: str, subject: str) -> None:
+    assert [i.subject for i in extract(text)] == [subject], extract(text)

@@ -33,6 +33,9 @@ _ZH_COPULA = re.compile(
 )
 _ZH_META_NOUNS = frozenset(("问题", "事情", "事", "情况", "疑问", "重点", "关键"))
 _ZH_TARGET = re.compile(r"(?:做|作为|当作|当|来做|来当)(?P<t>[^，,。；吧了]{1,12})")
+_ZH_USE_FOR = re.compile(r"(?:用|使用|采用)[^，,。；]{1,30}?(?:来)?(?:做|作为|当作|跑|管理)"
+                         r"(?P<t>[^，,。；吧了的]{1,12})")
+"""A tool and the role it is used for (我们用Jenkins做CI, 用Redis来做缓存)."""
 _ZH_CHOICE_TAIL = re.compile(r"[吧了啦呀，,。].*$")
 _ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么|哪里|哪儿|哪个|哪|几点|几|多少"
                                 r"|是否|是不是|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
@@ -193,6 +196,9 @@ def classify_zh(c: Clause) -> Verdict | None:
         return None
     if c.quantities and c.quantities[0].kind == "port" and subject and "端口" not in subject:
         subject += "端口"
+    role = _ZH_USE_FOR.search(core) if first_person else None
+    if role:  # "我们用Jenkins做CI": what the tool is for is the attribute, the tool its value
+        subject = cjk_key(role.group("t"), "zh") or subject
     return Verdict("fact", subject)
 
 

@@ -128,6 +128,14 @@ _QUESTION_LEAD = re.compile(
     r"|shall|may|might|have|has)(?:n't)?\s+)?(?:(?:we|i|you|they|it|there)\s+)?", re.I)
 _FOR_TARGET = re.compile(r"\bfor\s+(?:the|our|my|your|their|this|that)\s(?P<t>[^,;.]{1,60})", re.I)
 """A role ("for the session cache"), not a benefit ("for faster installs")."""
+_USE_VERBS = frozenset(("use", "uses", "used", "run", "runs", "host", "hosts", "deploy", "deploys"))
+_USE_FOR = re.compile(r"(?<!\w)for\s+(?:(?:the|our|my|all|all\s+our|its|their)\s+)?"
+                      r"(?P<t>[A-Za-z][\w./+#-]*(?:\s+[A-Za-z][\w./+#-]*){0,2})\s*$", re.I)
+"""The role a tool is used for, ending the clause ("… for CI", "… for the session cache")."""
+_BENEFIT = re.compile(r"^(?:fun|free|speed|safety|simplicity|convenience|now|years|months|ages"
+                      r"|a\s|an\s|\w+er\b|more\b|less\b|better\b|faster\b|cheaper\b|that\b"
+                      r"|this\b|it\b|them\b|everything\b|anything\b|most\b|some\b|all\b)", re.I)
+"""What a tool is used for that is no role: a benefit, a time, a pronoun."""
 _PREF_LEAD = re.compile(r"^(?:to\s|have\s|having\s|using\s|use\s|it\swhen\s|when\s|it\sif\s|if\s"
                         r"|it\sthat\s|that\s|you\s|them\s|it\s)+", re.I)
 
@@ -257,6 +265,17 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
         phrase = _LEADING_PREP.sub("", phrase)
         subject = en_key(_PREPOSITION_SPLIT.split(phrase, maxsplit=1)[0],
                          action=True)
+        role = None
+        if verb.lower() in _USE_VERBS:
+            # "for CI" may have been read as the clause's condition (a setting): for a
+            # tool, it is the role
+            where = c.scan[c.condition[0]:c.condition[1]] if c.condition is not None \
+                and not _words(c.scan[c.condition[1]:c.end]) else ""
+            role = _USE_FOR.search(pred) or _USE_FOR.match(where)
+        if role and not (_TIME_WORDS.match(role.group("t")) or _BENEFIT.match(role.group("t"))):
+            # "We use Jenkins for CI": what the tool is for is the attribute, the tool
+            # its value ("We switched to GitLab CI" then revises it)
+            subject = en_key(role.group("t")) or subject
     else:
         subject = en_key(np)
         if subject and _TIME_WORDS.match(subject) and verb.lower() in _COPULAS:

@@ -102,6 +102,12 @@ def _correction_conditions_agree(ex: Any, row: Any) -> bool:
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)(?![.,]\d)")
 
 
+_CUE_ONLY = re.compile(r"\bno\s+longer\b|\bany\s?more\b|\bthese\s+days\b|\bnowadays\b"
+                       r"|\bgoing\s+forward\b|\bhenceforth\b", re.I)
+"""Words of an update cue that say *that* a value changed, not *what* ("We no longer use
+Jenkins"): left out of the terms a correction is matched by."""
+
+
 def correction_target(items: ItemReads, scope: Scope, ex: Any,
                       kinds: tuple[str, ...], *, speaker: str = "") -> Any:
     """The active item a correction ``ex`` replaces, or None (module docstring).
@@ -149,7 +155,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     if values_only and ex.value is None:
         return None
     named = {n for n in _NUMBER.findall(ex.text or "") if n != (ex.value_text or "")}
-    new_terms = terms(ex.text)
+    new_terms = terms(_CUE_ONLY.sub(" ", ex.text or ""))
     new_unit = unit_class(ex.unit)
     best: tuple[int, float, float, int] | None = None
     found: dict[str, Any] | None = None
