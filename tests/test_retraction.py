@@ -254,6 +254,11 @@ UPDATED = [  # (the old state, an update without "actually", the subject both ke
     ("We use Jenkins for CI.", "From today, CI runs on GitLab.", "ci"),
     ("We use Jenkins for CI.", "We no longer use Jenkins.", "jenkins"),
     ("我们用Jenkins做CI。", "CI现在改用GitLab了。", "ci"),
+    # "new" names the attribute whose value changed
+    ("My phone number is 555-0101.", "My new phone number is 555-0199.", "phone number"),
+    ("My phone number is 555-0101.", "New phone number: 555-0199.", "phone number"),
+    ("The team lead is Tom.", "Dana is the new team lead.", "team lead"),
+    ("Our office is in Berlin.", "Our new office is in Lisbon.", "office"),
 ]
 
 
@@ -270,6 +275,9 @@ NO_UPDATE = [
     "The queue depth increased to 5000 messages overnight.",  # rose by itself: a report
     "The budget will be cut to 3000 dollars.",  # a plan
     "If the standup gets pushed to 10:00, I'll miss it.",
+    "I like the new design.",  # an opinion of something new, not a changed value
+    "I bought a new car.",
+    "Check the new logs.",
 ]
 
 

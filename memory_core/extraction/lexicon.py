@@ -102,8 +102,9 @@ def ordinal_label(m: re.Match[str]) -> str:
 EN_UPDATE_LEAD = Lead(en(
     r"^(?:" + alt("from today|as of today|starting today|from now on|going forward|as of now"
                   "|from this week|starting this week|from tomorrow|starting tomorrow") + r")\b"
-    r"[\s,:;-]*"), "from as starting going")
-"""'From today the standup is at 10:00.': the rest of the sentence replaces the old state."""
+    r"[\s,:;-]*|^new\s(?=[\w\s-]{1,40}:)"), "from as starting going new")
+"""'From today the standup is at 10:00.', 'New phone number: …': the rest of the sentence
+replaces the old state."""
 EN_RULE_LEAD = en(r"^(?:from now on|going forward)\b")
 """Update leads that also state a rule: kept in the clause, whose rules read them."""
 EN_UPDATE = Cue(en(
@@ -269,6 +270,14 @@ backend"); "moved from X to Y" only "back", "relocated", "moved house" or with a
 word of dwelling (:data:`_DWELLING`): else it is the usual way to tell of a tool's,
 an employer's or a team's change, and keeps its own subject (it still replaces a
 home item naming X)."""
+EN_UPDATE_NEW = Cue(en(
+    r"\b(?:the|our|my|your|their|his|her)\s+new\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+    r"(?=\s+(?:is|are|will\s+be|starts?)\b)"
+    r"|\b(?:is|are)\s+(?:the|our|my|your|their|his|her)\s+new\s+"
+    r"(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s*[.!]*$"), words="new")
+"""'My new phone number is …', 'Our new office is in Lisbon' (``what``), 'Dana is the
+new team lead' (``role``): the statement replaces the earlier value of that attribute
+(not 'a new car', 'I like the new design')."""
 EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,40}?)\s*[.!]*$",
                            re.I)
 """'We switched to Argo CD for deploys': what changed is named after 'for'."""

@@ -604,7 +604,7 @@ class _Message:
             since = lx.EN_UPDATE_SINCE.search(sc[body:b], toks)
             if since is not None and since.start() > 0:
                 return body, True  # "… is Postgres 16 now that we upgraded"
-            cue = lx.EN_UPDATE.search(sc[body:b], toks)
+            cue = lx.EN_UPDATE.search(sc[body:b], toks) or lx.EN_UPDATE_NEW.search(sc[body:b], toks)
             order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
                 if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
                 else None
@@ -659,10 +659,14 @@ class _Message:
                 return " ".join(w for w in subject.split() if w not in said) or subject
         if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
             phrase = re.split(r"[はが]", phrase, maxsplit=1)[0]
-        if lang == "en":  # "We moved our flour order to …": what moved is the subject
-            cue = lx.EN_UPDATE.pattern.match(c.scan, at, c.end)
-            if cue is not None and cue.group("what"):
-                return key(cue.group("what"), lang) or subject
+        if lang == "en":  # "We moved our flour order to …", "my new phone number is …":
+            # what moved is the subject
+            cue = lx.EN_UPDATE.pattern.match(c.scan, at, c.end) \
+                or lx.EN_UPDATE_NEW.pattern.match(c.scan, at, c.end)
+            what = cue.groupdict().get("what") or cue.groupdict().get("role") \
+                if cue is not None else None
+            if what:
+                return key(what, lang) or subject
         before = key(phrase, lang)
         if before and not (lang == "en" and _PRONOUN_ONLY.match(before)):
             return before
