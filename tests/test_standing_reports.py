@@ -384,3 +384,35 @@ async def test_a_diet_stands_in_another_conversation_and_a_change_report_does_no
     assert "vegetarian" in block and "420 ms" not in block, block
     await other.say("How did p95 latency change after the deploy?")
     assert "420 ms" in block_of(other.upstream_last_user())  # kept, and found when asked
+
+
+# -- needs of access and the user's time zone --------------------------------------------
+@pytest.mark.parametrize("text", [
+    "I'm colour-blind, so avoid red/green charts.",
+    "I'm dyslexic, so keep paragraphs short.",
+    "I'm hard of hearing.",
+    "我是色盲，图表别用红绿色。",
+    "私は色弱なので、赤と緑のグラフは避けてください。",
+])
+def test_a_need_of_access_stands_with_what_it_asks_for(text: str) -> None:
+    trait = extract(text)[0]
+    assert trait.kind == "fact" and trait.lasting and stands(trait), extract(text)
+    assert trait.text == text  # the order after "so" is quoted with the trait
+
+
+@pytest.mark.parametrize("text", ["My timezone is CET.", "I'm on Pacific time.", "I'm in UTC+2.",
+                                  "I'm in PST.", "I live in the Central time zone."])
+def test_the_users_time_zone_is_a_lasting_fact(text: str) -> None:
+    assert [(i.subject, stands(i)) for i in extract(text)] == [("timezone", True)]
+
+
+@pytest.mark.parametrize("text", ["I'm blind to the risks.", "I'm in the office.", "I'm on call.",
+                                  "I'm in a hurry.", "I'm in Berlin."])
+def test_no_time_zone_and_no_need_of_access(text: str) -> None:
+    assert not any(i.subject == "timezone" or i.lasting for i in extract(text)), extract(text)
+
+
+def test_a_new_time_zone_replaces_the_last_one(engine: Engine) -> None:
+    rows = stored(engine, ["My timezone is CET.", "I'm on Pacific time now."])
+    assert [(r["subject"], r["status"]) for r in rows] == [("timezone", "superseded"),
+                                                           ("timezone", "active")], rows

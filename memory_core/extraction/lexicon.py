@@ -401,15 +401,24 @@ EN_DIET = Lead(en(
     r"|very|severely|quite|mostly)\s){0,2}"
     r"(?P<trait>vegetarian|vegan|pescatarian|pescetarian|gluten[-\s]free|lactose[-\s]intolerant"
     r"|celiac|coeliac|diabetic|teetotal|kosher|halal"
+    r"|colou?r[-\s]?blind|dyslexic|deaf|hard\sof\shearing|visually\simpaired|partially\ssighted"
+    r"|blind(?!\s(?:to|spot))"
     r"|(?:allergic|intolerant)\sto\s(?!(?:meetings?|bureaucracy|paperwork|jargon|buzzwords"
     r"|mondays|mornings|small\stalk|drama|politics|e-?mails?|spreadsheets|slides|deadlines"
     r"|work|nonsense|hype|marketing|acronyms|boilerplate|yaml|xml|java|javascript|php|jira"
     r"|excel|math|maths|exercise|change)\b)(?:[\w-]+(?:\s(?:and|or)\s)?){1,3})"
     r"(?=\s*(?:$|[,.;:!?)]|\s(?:and|but|so|now|too|since|because|though)\b))"
 ), "i we i'm we're")
-"""A lasting restriction of the user's own diet or health ("I'm vegetarian", "I'm
-allergic to peanuts"): a fact that holds for every later answer (``lasting``); not a
-figure of speech ("I'm allergic to meetings")."""
+"""A lasting restriction of the user's own diet or health, or a need of access ("I'm
+vegetarian", "I'm allergic to peanuts", "I'm colour-blind", "I'm dyslexic"): a fact
+that holds for every later answer (``lasting``); not a figure of speech ("I'm allergic
+to meetings")."""
+EN_TIMEZONE = Lead(en(
+    r"^(?:my\s(?:time\s?zone|tz)\s(?:is|=)\s|i(?:'m|\sam)\s(?:on|in)\s(?=\S+(?:\s\S+)?\s(?:time"
+    r"|time\s?zone)\b|(?:utc|gmt)[+-]?\d{0,2}\b|[a-z]{2,4}t\b|[a-z]{1,2}st\b)|i\slive\sin\s(?:the\s)?"
+    r"(?=\S+(?:\s\S+)?\stime\s?zone\b))"), "my i i'm")
+"""The user's own time zone ("My timezone is CET", "I'm on Pacific time", "I'm in
+UTC+2"): a lasting fact keyed ``timezone``."""
 EN_HABIT = Lead(en(
     r"^i\s(?:(?:usually|always|normally|generally|mostly|only|personally|just)\s){0,2}"
     r"(?P<verb>use|stick\s(?:to|with)|go\sby|write\sin|code\sin|measure\sin|think\sin"

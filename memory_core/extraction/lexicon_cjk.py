@@ -70,13 +70,14 @@ ZH_DIET = re.compile(
     r"^(?:我们|我)(?:是|一直|从小|现在|已经|也|都)?(?P<trait>(?:纯)?素食(?:主义)?者?(?![餐店厅馆品菜])|吃素"
     r"|对(?!" + _ZH_NOT_ALLERGEN + r")[^，,。！!？?对不没]{1,10}过敏"
     r"|(?!" + _ZH_KIN + r"|有点|昨天|今天|最近|好像)[^，,。！!？?对不没]{1,6}过敏"
-    r"|乳糖不耐受?)(?!了)")
+    r"|乳糖不耐受?|色盲|色弱|红绿色盲|阅读障碍)(?!了)")
 """A lasting restriction of the user's diet or health (我是素食者, 我对花生过敏): a
 fact that holds for every later answer (``lasting``); not another's (我老婆对海鲜过敏),
 not a place (我们是素食餐厅), not an episode (我昨天过敏了), not a figure of speech
 (我对开会过敏)."""
 JA_DIET = re.compile(
-    r"(?P<trait>ベジタリアン|ヴィーガン|ビーガン|菜食主義(?:者)?|[^、。，,]{1,10}アレルギー|乳糖不耐症)"
+    r"(?P<trait>ベジタリアン|ヴィーガン|ビーガン|菜食主義(?:者)?|[^、。，,]{1,10}アレルギー|乳糖不耐症"
+    r"|色覚異常|色弱|ディスレクシア)"
     r"(?:な(?!い)|で(?!は|も|した)|です(?!か)|だ(?!った)|があります|持ち)")
 """The same in Japanese (私はベジタリアンなので, 卵アレルギーがあります), after a
 first-person topic."""

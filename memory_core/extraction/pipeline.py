@@ -759,10 +759,11 @@ class _Message:
                                           self._update_subject(c, verdict.subject),
                                           verdict.negated)
                 item = _item(self.text, c, verdict, revises)
-            if verdict.kind == "preference" and i + 1 < len(spans) \
+            if (verdict.kind == "preference" or verdict.lasting) and i + 1 < len(spans) \
                     and _CONSEQUENCE.match(sc[end:spans[i + 1][0]]) \
                     and _is_order(sc[spans[i + 1][0]:spans[i + 1][1]]):
-                # "I like short answers, so skip the pleasantries": what the preference
+                # "I like short answers, so skip the pleasantries", "I'm colour-blind,
+                # so avoid red/green charts": what the preference or the lasting trait
                 # asks for is the order after it; the item quotes both.
                 item = replace(item, text=self.text[c.start:spans[i + 1][1]].strip())
             if verdict.kind in ("fact", "decision") and (unsure or hedged(sc, start, end, lang)):
@@ -790,7 +791,8 @@ class _Message:
             own = item.subject and not set(item.subject.split()) <= set(self.label.split())
             item = replace(item, subject=f"{self.label} {item.subject}" if own
                            else self.label, label=self.label)
-        if item.kind == "fact" and not self.label and lx.EN_HOME.search(item.text):
+        if item.kind == "fact" and not self.label and item.subject != "timezone" \
+                and lx.EN_HOME.search(item.text):
             item = replace(item, subject=lx.HOME)  # where the speaker lives (lexicon doc)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))

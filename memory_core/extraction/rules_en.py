@@ -318,6 +318,9 @@ def classify(c: Clause) -> Verdict | None:
     m = lx.EN_CALL_ME.match(raw, first)
     if m:
         return Verdict("preference", "name")
+    m = lx.EN_TIMEZONE.match(core, first)
+    if m and _words(core[m.end():]):
+        return Verdict("fact", "timezone", lasting=True)
     m = lx.EN_DIET.match(core, first)
     if m:
         trait = m.group("trait")
