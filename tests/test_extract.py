@@ -738,3 +738,13 @@ def test_a_stated_change_keeps_its_new_value(text: str, value: float, unit: str 
                                              ) -> None:
     (item,) = [i for i in extract(text) if i.value is not None]
     assert (item.value, item.unit) == (value, unit)
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("I've got 2 cats.", "cats"),  # was "ve cats": the contraction is "have"
+    ("I have 2 cats.", "cats"),
+    ("We've got 5 replicas in prod.", "replicas"),
+    ("I've been using Vim for years.", "vim"),
+])
+def test_a_contracted_have_keys_like_have(text: str, subject: str) -> None:
+    assert [i.subject for i in extract(text)] == [subject], extract(text)

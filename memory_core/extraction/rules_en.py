@@ -253,7 +253,7 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     if np in _PRONOUNS:
         subject = en_key(pred) if np == "there" else None
     elif np in _FIRST:
-        light = verb.lower() in _COPULAS or verb.lower() in ("have", "has", "had")
+        light = verb.lower() in _COPULAS or verb.lower() in ("have", "has", "had", "'ve")
         obj = _LEADING_PREP.sub("", pred)
         if not c.quantities and (not (_words(obj) or _MASKED_CODE.search(obj))
                                  or _REFERENCE.match(obj)
