@@ -295,3 +295,16 @@ def test_no_update(text: str) -> None:
 ])
 def test_a_tool_is_keyed_by_its_role(text: str, subject: str) -> None:
     assert [i.subject for i in extract(text)] == [subject], extract(text)
+
+
+async def test_the_withdrawal_turn_itself_no_longer_carries_the_rule(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say("Keep answers under 200 words.")
+    await agent.say("Always reply in British English.")
+    await proxy.settle()
+    await agent.say("Summarise the release notes.")
+    assert "200 words" in block_of(agent.upstream_last_user())
+    await agent.say("Forget the 200-word limit.")
+    block = block_of(agent.upstream_last_user())
+    assert "British English" in block and "200 words" not in block, block
