@@ -67,6 +67,14 @@ NOT_WITHDRAWN = [
     "今回は制限はなしで。",
     "コーヒーはもういいです。",
     "We mustn't forget that the API timeout is 30 seconds.",
+    # a rule word that only qualifies the thing dropped, or a database's constraint:
+    # code and material at hand, not an instruction
+    "Ignore the style warnings.",
+    "Remove the rate limit check from the handler.",
+    "Drop the settings table.",
+    "Drop the unique constraint on email.",
+    "Drop the JSON requirement?",  # asked, not said
+    "算了，不用修改代码了。",  # never mind changing the code: the task at hand
 ]
 
 
@@ -151,6 +159,12 @@ KEPT = [  # (what was set, what withdraws something else or nothing)
     ("Always fix lint warnings before committing.", "Ignore the lint rule for this file."),
     ("Never use emojis in replies.", "Forget the naming convention."),
     ("My manager is Dana.", "Drop the Dana rule."),  # a fact is withdrawn only as said
+    ("Always fix style warnings before committing.", "Ignore the style warnings."),
+    ("Always check the rate limit in the handler.",
+     "Remove the rate limit check from the handler."),
+    ("Always add a unique constraint on email columns.", "Drop the unique constraint on email."),
+    ("Always return JSON with key answer.", "Drop the JSON requirement?"),
+    ("修改代码后必须运行测试。", "算了，不用修改代码了。"),
 ]
 
 

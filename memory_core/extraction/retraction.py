@@ -14,7 +14,10 @@ stays as evidence and no new item is stored.
 point back at an instruction count: a verb of withdrawal before a rule noun ("the …
 limit/rule/requirement/format", 限制/规则/要求, 制限/ルール/指定) or before "what I said
 about …" (which may name any earlier statement, a fact included). "Ignore the lint
-warnings" or "Forget it" withdraw nothing; an exemption scoped to the work at hand
+warnings", "Ignore the style warnings", "Remove the rate limit check", "Drop the unique
+constraint on email", "Drop the JSON requirement?" or "Forget it" withdraw nothing (the
+rule noun must head the phrase; code and questions are no withdrawal), nor does 算了，
+不用修改代码了 (the task at hand); an exemption scoped to the work at hand
 ("Ignore the word limit for this answer", "just this once", 这次, 今回は) is a one-off,
 not a withdrawal; a negated or conditional form ("Don't forget the limit", "If you
 drop the cap …") never matches, because every form is anchored at the clause start.
@@ -65,11 +68,24 @@ _EN_END = r"(?=\s*(?:[,;:!?\u2014\u2013]|\.(?:\s|$)|\s-\s|$))"
 """A withdrawal's clause ends at a comma, a semicolon, a colon or a dash (what follows
 is the sentence's tail), or with the sentence."""
 _EN_PHRASE = r"[^,;:\u2014\u2013]"
+_EN_AFTER_RULE = (r"(?:\s+(?:about|on|for|of|regarding|re:?|around|against|in|from|to|with"
+                  r"|that|which|i|we|you|earlier|before|above|entirely|completely|altogether"
+                  rf"|too|again|then|now|please)\b{_EN_PHRASE}*?)?")
+"""What may follow the rule noun: its complement ("the limit on answers", "the rule I
+gave you"). The rule noun is the phrase's head; one that only qualifies another noun
+("the style warnings", "the rate limit check", "the settings table") names code or
+material at hand, not an instruction."""
 EN_DROP_SAID: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+{_EN_SAID}(?P<what>{_EN_PHRASE}+?){_EN_END}", re.I)
 EN_DROP_RULE: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN}\b"
-    rf"{_EN_PHRASE}*?){_EN_END}", re.I)
+    rf"{_EN_AFTER_RULE}){_EN_END}", re.I)
+_EN_DB_CONSTRAINT: Final = re.compile(
+    r"\b(?:unique|check|foreign\s+key|primary\s+key|not[\s-]+null|fk|pk|db|database|sql)"
+    r"\s+constraints?\b", re.I)
+"""A database's constraint ("Drop the unique constraint on email"): schema work."""
+_EN_ASKED: Final = re.compile(r"\s*(?:\?|,?\s*or\b[^.!]*\?)")
+"""A withdrawal asked about ("Drop the JSON requirement?", "…, or keep it?")."""
 EN_NO_LONGER: Final = re.compile(
     rf"{_EN_LEAD}(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN})\s+(?:is|are)\s+"
     r"(?:(?:no\s+longer|not)\s+(?:needed|required|necessary|in\s+effect|in\s+force|a\s+thing"
@@ -94,9 +110,9 @@ _ZH_RULE = r"(?:限制|规则|規則|要求|规定|規定|约束|上限|格式|�
 _ZH_RULE_WHAT = r"(?P<what>[^，,。！!？?；;]{0,30}?" + _ZH_RULE + ")"
 _ZH_NO_NEED = r"(?:不用|不需要|不必)"
 ZH_FORMS: Final = (
-    # 算了，不用限制200字了 / 算了，别管字数了
-    re.compile(r"(?:算了|罢了)[，,、\s]*(?:就|那就|还是)?(?:不用|不需要|不必|别|不要|甭)再?"
-               r"(?:管|限制)?" + _ZH_WHAT + r"了?" + _CJK_END),
+    # 算了，不用限制200字了 / 算了，别管字数了 (not 算了，不用修改代码了: the task at hand)
+    re.compile(r"(?:算了|罢了)[，,、\s]*(?:就|那就|还是)?(?:不用|不需要|不必|别|不要|甭)"
+               r"(?:再(?:管|限制)?|管|限制)" + _ZH_WHAT + r"了?" + _CJK_END),
     # 不用再加表情了 / 以后不需要再写总结了
     re.compile(r"(?:以后|之后|往后)?(?:就|也)?" + _ZH_NO_NEED + "再" + _ZH_WHAT + "了" + _CJK_END),
     # 200字的限制取消了 / 格式要求就不用了
@@ -170,6 +186,9 @@ def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
                 break
     if found is None or _EN_ONE_OFF.search(text, 0, found[0].end()):
         return None  # "Ignore the word limit for this answer": an exemption, no withdrawal
+    m, group = found[0], found[1]
+    if _EN_ASKED.match(text, m.end()) or _EN_DB_CONSTRAINT.search(m.group(group)):
+        return None
     return found
 
 
