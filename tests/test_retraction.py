@@ -211,6 +211,27 @@ def test_a_stance_after_a_withdrawal_supersedes_the_item(
     assert rows[1]["supersedes"] == rows[0]["id"] and rows[1]["text"] == withdrawal, rows
 
 
+UNRELATED = [  # (what was set, a withdrawal then a statement about something else)
+    ("Keep answers under 200 words.", "Forget the 200-word limit. We deploy with Argo CD.",
+     "We deploy with Argo CD."),
+    ("Keep answers under 200 words.", "Forget the word limit, I am vegetarian.",
+     "I am vegetarian."),
+    ("Keep answers under 200 words.",
+     "Forget the 200-word limit. The API timeout is 30 seconds.", "The API timeout is 30 seconds."),
+    ("回答不要超过200字。", "算了，不用限制200字了。我是素食者。", "我是素食者。"),
+    ("回答は200字以内にしてください。", "200字の制限はもういいです。明日は休みです。",
+     "明日は休みです。"),
+]
+
+
+@pytest.mark.parametrize(("rule", "message", "fact"), UNRELATED)
+def test_a_statement_about_something_else_is_no_stance(
+        engine: Engine, rule: str, message: str, fact: str) -> None:
+    rows = stored(engine, [rule, message])
+    assert [(r["text"], r["kind"], r["status"], r["supersedes"]) for r in rows] \
+        == [(rule, "constraint", "retracted", None), (fact, "fact", "active", None)], rows
+
+
 def test_instead_of_in_a_rule_supersedes_the_rule_naming_the_old_command(
         engine: Engine) -> None:
     rows = stored(engine, ["Always run `make lint` before committing.",

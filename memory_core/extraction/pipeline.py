@@ -410,7 +410,8 @@ class _Message:
         self.update_end: int | None = None
         self.marked = False  # the sentence has a correction cue of its own
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
-        self.withdrawn_at: int | None = None  # the last sentence withdrew an item, from here
+        # the last sentence withdrew an item: (where it starts, the phrase naming the item)
+        self.withdrawn_at: tuple[int, str] | None = None
 
     def items(self) -> list[Extracted]:
         sents = segment(self.text, self.scan)
@@ -492,32 +493,45 @@ class _Message:
             return
         # "Scratch the 200-word cap. Make it 300 words.": the new stance replaces what
         # was withdrawn; its item quotes both sentences
-        found = len(self.out)
+        found, previous = len(self.out), self.previous
         self.pending_correction = True
         self._read(sc, a, b, lang, labelled)
-        self._quote_from(follows, found)
+        if any(retraction.takes_place(i, follows[1], lang) for i in self.out[found:]):
+            self._quote_from(follows[0], found)
+            return
+        # "Forget the word limit. We deploy with Argo CD.": about something else
+        del self.out[found:]
+        self.previous, self.pending_correction = previous, False
+        self._read(sc, a, b, lang, labelled)
 
     def _withdraw(self, sc: str, a: int, b: int, lang: str, w: retraction.Retraction) -> None:
         """A withdrawal ("Forget the 200-word limit"): a ``retraction`` item naming what
         is withdrawn; a new value or stance after it in the sentence ("…, answer as long
         as you need") or in the next short one is read as a correction that replaces
-        it, quoting the withdrawal."""
+        it, quoting the withdrawal (:func:`retraction.takes_place`); anything else
+        after it is read on its own."""
         stance = w.tail < b and _has_content(sc[w.tail:b])
         text = self.text[a:w.tail if stance else b].strip()
         self.out.append(Extracted(kind=RETRACTION, text=text,
                                   subject=key(sc[w.at:w.end], lang),
                                   replaces=self.text[w.at:w.end], lang=lang, said=w.said))
         if not stance:
-            self.withdrawn_at = a
+            self.withdrawn_at = (a, sc[w.at:w.end])
             return
-        found = len(self.out)
-        self.label = self.update_at = self.update_end = self.swap = None
-        self.marked = True
+        found, previous = len(self.out), self.previous
         rest = sc[w.tail:b]
         if not _is_question(rest, lang):
+            self.label = self.update_at = self.update_end = self.swap = None
+            self.marked = True
             self._statements(sc, w.tail, w.tail, b, lang,
                              tokens(rest) if lang == "en" else frozenset(), True, None)
-        self._quote_from(a, found)
+            if any(retraction.takes_place(i, sc[w.at:w.end], lang) for i in self.out[found:]):
+                self._quote_from(a, found)
+                return
+            del self.out[found:]
+            self.previous = previous
+        # "Forget the word limit, I'm vegetarian.": something else, read on its own
+        self._read(sc, w.tail, b, lang, False)
 
     def _quote_from(self, start: int, found: int) -> None:
         """Make the items from ``found`` on quote the message from ``start``."""

@@ -29,6 +29,10 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from memory_core.extraction.model import Extracted
+from memory_core.extraction.quantity import find_quantities
+from memory_core.extraction.units import unit_class
+
 
 @dataclass(frozen=True, slots=True)
 class Retraction:
@@ -208,3 +212,39 @@ def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
     if found is None or one_off.search(text, 0, found[0].end()):
         return None
     return found
+
+
+_PERMISSION: Final = re.compile(
+    r"\b(?:fine|ok(?:ay)?|allowed|acceptable|welcome|no\s+problem|whatever|up\s+to\s+you"
+    r"|as\s+(?:long|much|many|short)\s+as|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+matter)\b"
+    r"|可以|没关系|没问题|随意|随便|都行|无所谓|不限"
+    r"|大丈夫|構いません|かまいません|いいです|自由|問題ありません", re.I)
+_EN_WORD: Final = re.compile(r"[a-z][a-z'-]{3,}")
+_POINTING: Final = frozenset(("what", "said", "about", "that", "this", "those", "these",
+                              "your", "told", "wrote", "mentioned", "earlier", "previous"))
+_CJK_CONTENT: Final = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
+
+
+def _content(text: str, lang: str) -> set[str]:
+    bare = RULE_NOUNS.sub(" ", text)
+    if lang != "en":
+        return set(_CJK_CONTENT.findall(bare))
+    return {w[:4] for w in _EN_WORD.findall(bare.lower()) if w not in _POINTING}
+
+
+def takes_place(item: Extracted, phrase: str, lang: str) -> bool:
+    """Whether ``item``, read after a withdrawal of ``phrase``, is the new stance that
+    takes the withdrawn item's place: a rule, preference or decision ("Make it 300
+    words"), or a fact that gives a value (in the phrase's unit, if it names one), a
+    permission ("Plain text is fine", 長くても大丈夫です) or speaks of what was
+    withdrawn. A fact about something else ("Forget the word limit. We deploy with
+    Argo CD.") is no stance; it stands alone."""
+    if item.kind in ("constraint", "preference", "decision"):
+        return True
+    if item.kind != "fact":
+        return False
+    if item.value is not None and (item.unit is None or unit_class(item.unit) in {
+            unit_class(q.unit) for q in find_quantities(phrase)}):
+        return True  # "…; the limit is 300 now", not "…. The API timeout is 30 s."
+    return _PERMISSION.search(item.text) is not None \
+        or bool(_content(phrase, lang) & _content(item.text, lang))
