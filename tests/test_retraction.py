@@ -313,12 +313,35 @@ NO_UPDATE = [
     "I like the new design.",  # an opinion of something new, not a changed value
     "I bought a new car.",
     "Check the new logs.",
+    "I just pushed to main.",  # git: no value changed
+    "We pushed to production yesterday.",
+    "He was raised to believe in hard work.",
+    "Our designer Dana is starting Monday.",  # she starts: no date a value takes effect
+    "The sprint starting Monday is about billing.",  # names the sprint
+    "Copy the logs from today into the ticket.",
+    "The deadline for the draft from next sprint is March 10.",
 ]
 
 
 @pytest.mark.parametrize("text", NO_UPDATE)
 def test_no_update(text: str) -> None:
     assert not any(i.correction for i in extract(text)), extract(text)
+
+
+KEPT_BESIDE = [  # (a standing item, a later statement that changes no value of it)
+    ("Never push directly to main.", "I just pushed to main."),
+    ("We never push to production on Fridays.", "We pushed to production yesterday."),
+    ("Our designer is Tom.", "Our designer Dana is starting Monday."),
+    ("The current sprint is about payments.", "The sprint starting Monday is about billing."),
+    ("The deadline is March 3.", "The deadline for the draft from next sprint is March 10."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), KEPT_BESIDE)
+def test_a_statement_that_changes_no_value_supersedes_nothing(
+        engine: Engine, old: str, new: str) -> None:
+    rows = stored(engine, [old, new])
+    assert (rows[0]["text"], rows[0]["status"]) == (old, "active"), rows
 
 
 @pytest.mark.parametrize(("text", "subject"), [
