@@ -232,6 +232,13 @@ def test_a_statement_about_something_else_is_no_stance(
         == [(rule, "constraint", "retracted", None), (fact, "fact", "active", None)], rows
 
 
+def test_a_fact_that_points_back_at_what_was_withdrawn_is_its_stance(engine: Engine) -> None:
+    message = "Ignore what I said about the deadline, the client moved it to Friday."
+    rows = stored(engine, ["The deadline is March 3.", message])
+    assert [(r["status"], r["text"]) for r in rows] == [
+        ("superseded", "The deadline is March 3."), ("active", message)], rows
+
+
 def test_instead_of_in_a_rule_supersedes_the_rule_naming_the_old_command(
         engine: Engine) -> None:
     rows = stored(engine, ["Always run `make lint` before committing.",

@@ -219,6 +219,10 @@ _PERMISSION: Final = re.compile(
     r"|as\s+(?:long|much|many|short)\s+as|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+matter)\b"
     r"|可以|没关系|没问题|随意|随便|都行|无所谓|不限"
     r"|大丈夫|構いません|かまいません|いいです|自由|問題ありません", re.I)
+_POINTS_BACK: Final = re.compile(r"\b(?:it|its|that|this|they|them)\b|它|这个|那个|それ|これ|あれ",
+                                 re.I)
+"""A pronoun in the statement after a withdrawal: it speaks of what was withdrawn ("…,
+the client moved it to Friday")."""
 _EN_WORD: Final = re.compile(r"[a-z][a-z'-]{3,}")
 _POINTING: Final = frozenset(("what", "said", "about", "that", "this", "those", "these",
                               "your", "told", "wrote", "mentioned", "earlier", "previous"))
@@ -237,8 +241,8 @@ def takes_place(item: Extracted, phrase: str, lang: str) -> bool:
     takes the withdrawn item's place: a rule, preference or decision ("Make it 300
     words"), or a fact that gives a value (in the phrase's unit, if it names one), a
     permission ("Plain text is fine", 長くても大丈夫です) or speaks of what was
-    withdrawn. A fact about something else ("Forget the word limit. We deploy with
-    Argo CD.") is no stance; it stands alone."""
+    withdrawn (a word of the phrase, or a pronoun). A fact about something else
+    ("Forget the word limit. We deploy with Argo CD.") is no stance; it stands alone."""
     if item.kind in ("constraint", "preference", "decision"):
         return True
     if item.kind != "fact":
@@ -246,5 +250,5 @@ def takes_place(item: Extracted, phrase: str, lang: str) -> bool:
     if item.value is not None and (item.unit is None or unit_class(item.unit) in {
             unit_class(q.unit) for q in find_quantities(phrase)}):
         return True  # "…; the limit is 300 now", not "…. The API timeout is 30 s."
-    return _PERMISSION.search(item.text) is not None \
-        or bool(_content(phrase, lang) & _content(item.text, lang))
+    return _PERMISSION.search(item.text) is not None or _POINTS_BACK.search(item.text) \
+        is not None or bool(_content(phrase, lang) & _content(item.text, lang))
