@@ -74,6 +74,9 @@ NOT_WITHDRAWN = [
     "Drop the settings table.",
     "Drop the unique constraint on email.",
     "Drop the JSON requirement?",  # asked, not said
+    "We can drop the JSON requirement, once the parser is fixed.",  # not yet
+    "Forget the word limit if the answer needs a table.",
+    "Ignore the 200-word limit, unless I ask for a summary.",
     "算了，不用修改代码了。",  # never mind changing the code: the task at hand
 ]
 

@@ -15,9 +15,10 @@ point back at an instruction count: a verb of withdrawal before a rule noun ("th
 limit/rule/requirement/format", 限制/规则/要求, 制限/ルール/指定) or before "what I said
 about …" (which may name any earlier statement, a fact included). "Ignore the lint
 warnings", "Ignore the style warnings", "Remove the rate limit check", "Drop the unique
-constraint on email", "Drop the JSON requirement?" or "Forget it" withdraw nothing (the
-rule noun must head the phrase; code and questions are no withdrawal), nor does 算了，
-不用修改代码了 (the task at hand); an exemption scoped to the work at hand
+constraint on email", "Drop the JSON requirement?", "…, once the parser is fixed" or
+"Forget it" withdraw nothing (the rule noun must head the phrase; code, questions and
+conditions are no withdrawal), nor does 算了，不用修改代码了 (the task at hand); an
+exemption scoped to the work at hand
 ("Ignore the word limit for this answer", "just this once", 这次, 今回は) is a one-off,
 not a withdrawal; a negated or conditional form ("Don't forget the limit", "If you
 drop the cap …") never matches, because every form is anchored at the clause start.
@@ -88,8 +89,10 @@ _EN_DB_CONSTRAINT: Final = re.compile(
     r"\b(?:unique|check|foreign\s+key|primary\s+key|not[\s-]+null|fk|pk|db|database|sql)"
     r"\s+constraints?\b", re.I)
 """A database's constraint ("Drop the unique constraint on email"): schema work."""
-_EN_ASKED: Final = re.compile(r"\s*(?:\?|,?\s*or\b[^.!]*\?)")
-"""A withdrawal asked about ("Drop the JSON requirement?", "…, or keep it?")."""
+_EN_ASKED: Final = re.compile(r"\s*(?:\?|,?\s*or\b[^.!]*\?|[,\u2014\u2013-]?\s*(?:once|when"
+                              r"|whenever|after|until|till|if|unless|as\s+soon\s+as)\b)", re.I)
+"""A withdrawal asked about ("Drop the JSON requirement?", "…, or keep it?") or bound
+to a condition ("…, once the parser is fixed", "…, unless I ask for a summary")."""
 EN_NO_LONGER: Final = re.compile(
     rf"{_EN_LEAD}(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN})\s+(?:is|are)\s+"
     r"(?:(?:no\s+longer|not)\s+(?:needed|required|necessary|in\s+effect|in\s+force|a\s+thing"
