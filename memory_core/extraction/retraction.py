@@ -59,7 +59,10 @@ RULE_NOUNS: Final = re.compile(
 """Words that name an instruction as such; they point back but are not what it was
 about, so the writer does not match on them."""
 
-_EN_LEAD = r"(?:(?:ok(?:ay)?|oh|also|and|so|hmm|right|alright|wait|sorry|actually)\W+)*"
+_EN_LEAD = r"(?>(?:(?:ok(?:ay)?|oh|also|and|so|hmm|right|alright|wait|sorry|actually)\W+)*)"
+"""Fillers before a withdrawal ("Okay, so …"), taken whole (an atomic group): the
+phrase after them is never retried from inside them, which kept "ok ok ok …" sentences
+quadratic."""
 _EN_ASK = (r"(?:(?:please|just)\s+)?(?:(?:you\s+(?:can|may|could)|feel\s+free\s+to|let'?s"
            r"|we\s+can|go\s+ahead\s+and)\s+)?")
 _EN_DROP = (r"(?:forget(?:\s+about)?|scratch|drop|ditch|never\s?mind|disregard|ignore|cancel"
