@@ -217,6 +217,8 @@ REPLACED = [  # (what was set, the withdrawal with a new stance, the kind it kee
      "Forget what I said about British English — American spelling is fine.", "constraint"),
     ("Always return JSON with key answer.", "Drop the JSON requirement. Plain text is fine.",
      "constraint"),
+    ("Always reply in British English.",
+     "Forget what I said about British English. Use American spelling.", "constraint"),
     ("回答不超过300字。", "之前说的不超过300字那条取消吧，现在改成500字。", "constraint"),
     ("回答は300字以内でお願いします。",
      "前に言った「300字以内」は取り消します。長くても大丈夫です。", "constraint"),
@@ -242,15 +244,21 @@ UNRELATED = [  # (what was set, a withdrawal then a statement about something el
     ("回答不要超过200字。", "算了，不用限制200字了。我是素食者。", "我是素食者。"),
     ("回答は200字以内にしてください。", "200字の制限はもういいです。明日は休みです。",
      "明日は休みです。"),
+    ("Keep answers under 200 words.",
+     "Forget the 200-word limit. Never use bullet points.", "Never use bullet points."),
+    ("Keep answers under 200 words.",
+     "Forget the word limit.\nTODO:\n- fix the parser\n\nNever use emojis in replies.",
+     "Never use emojis in replies."),
 ]
 
 
 @pytest.mark.parametrize(("rule", "message", "fact"), UNRELATED)
 def test_a_statement_about_something_else_is_no_stance(
         engine: Engine, rule: str, message: str, fact: str) -> None:
-    rows = stored(engine, [rule, message])
+    rows = [r for r in stored(engine, [rule, message]) if r["kind"] != "task"]
+    kind = "constraint" if "Never" in fact else "fact"
     assert [(r["text"], r["kind"], r["status"], r["supersedes"]) for r in rows] \
-        == [(rule, "constraint", "retracted", None), (fact, "fact", "active", None)], rows
+        == [(rule, "constraint", "retracted", None), (fact, kind, "active", None)], rows
 
 
 def test_a_fact_that_points_back_at_what_was_withdrawn_is_its_stance(engine: Engine) -> None:

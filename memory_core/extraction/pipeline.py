@@ -427,10 +427,12 @@ class _Message:
                                   and sents[i + 1].list_item
                                   and _RULE_LIST.search(sc, sent.start, sent.end) is not None)
             if self.speaker == "user" and self._task_line(sc, sent, lang, labelled):
+                self.withdrawn_at = None  # a task list between is no stance's sentence
                 continue
             if sc[sent.end - 1] in ":：" and i + 1 < len(sents) and sents[i + 1].list_item \
                     and sents[i + 1].line > sent.line and not _VERB.search(sc, sent.start,
                                                                             sent.end):
+                self.withdrawn_at = None
                 continue  # "Release checklist for v2.3:" titles the list below: no statement
             self.list_number = sent.number
             self._sentence(sc, sent.start, sent.end, lang, labelled)
@@ -496,13 +498,7 @@ class _Message:
         found, previous = len(self.out), self.previous
         self.pending_correction = True
         self._read(sc, a, b, lang, labelled)
-        if any(retraction.takes_place(i, follows[1], lang) for i in self.out[found:]):
-            self._quote_from(follows[0], found)
-            return
-        # "Forget the word limit. We deploy with Argo CD.": about something else
-        del self.out[found:]
-        self.previous, self.pending_correction = previous, False
-        self._read(sc, a, b, lang, labelled)
+        self._stance(found, previous, follows, lang, lambda: self._read(sc, a, b, lang, labelled))
 
     def _withdraw(self, sc: str, a: int, b: int, lang: str, w: retraction.Retraction) -> None:
         """A withdrawal ("Forget the 200-word limit"): a ``retraction`` item naming what
@@ -518,20 +514,37 @@ class _Message:
         if not stance:
             self.withdrawn_at = (a, sc[w.at:w.end])
             return
-        found, previous = len(self.out), self.previous
         rest = sc[w.tail:b]
-        if not _is_question(rest, lang):
-            self.label = self.update_at = self.update_end = self.swap = None
-            self.marked = True
-            self._statements(sc, w.tail, w.tail, b, lang,
-                             tokens(rest) if lang == "en" else frozenset(), True, None)
-            if any(retraction.takes_place(i, sc[w.at:w.end], lang) for i in self.out[found:]):
-                self._quote_from(a, found)
-                return
+        if _is_question(rest, lang):
+            self._read(sc, w.tail, b, lang, False)
+            return
+        found, previous = len(self.out), self.previous
+        self.label = self.update_at = self.update_end = self.swap = None
+        self.marked = True
+        self._statements(sc, w.tail, w.tail, b, lang,
+                         tokens(rest) if lang == "en" else frozenset(), True, None)
+        self._stance(found, previous, (a, sc[w.at:w.end]), lang,
+                     lambda: self._read(sc, w.tail, b, lang, False))
+
+    def _stance(self, found: int, previous: tuple[str, str | None] | None,
+                withdrawal: tuple[int, str], lang: str, read_alone: Callable[[], None]) -> None:
+        """The items from ``found`` on were read as the stance after a withdrawal
+        (``withdrawal``: where it starts, the phrase naming what it withdraws). Keep
+        them, quoting the withdrawal, if one takes the withdrawn item's place
+        (:func:`retraction.takes_place`); else read the words again on their own
+        ("Forget the word limit. We deploy with Argo CD."), unless alone they say
+        nothing ("Use American spelling." only answers the withdrawal)."""
+        stance = self.out[found:]
+        if not any(retraction.takes_place(i, withdrawal[1], lang) for i in stance):
+            after = self.previous
             del self.out[found:]
-            self.previous = previous
-        # "Forget the word limit, I'm vegetarian.": something else, read on its own
-        self._read(sc, w.tail, b, lang, False)
+            self.previous, self.pending_correction = previous, False
+            read_alone()
+            if len(self.out) > found or not stance:
+                return
+            self.out.extend(stance)
+            self.previous = after
+        self._quote_from(withdrawal[0], found)
 
     def _quote_from(self, start: int, found: int) -> None:
         """Make the items from ``found`` on quote the message from ``start``."""

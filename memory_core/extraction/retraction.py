@@ -222,9 +222,12 @@ def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
 
 _PERMISSION: Final = re.compile(
     r"\b(?:fine|ok(?:ay)?|allowed|acceptable|welcome|no\s+problem|whatever|up\s+to\s+you"
-    r"|as\s+(?:long|much|many|short)\s+as|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+matter)\b"
-    r"|可以|没关系|没问题|随意|随便|都行|无所谓|不限"
-    r"|大丈夫|構いません|かまいません|いいです|自由|問題ありません", re.I)
+    r"|as\s+(?:long|much|many|short)\s+as|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+matter"
+    r"|instead|rather)\b|可以|没关系|没问题|随意|随便|都行|无所谓|不限|改成|改为|换成"
+    r"|大丈夫|構いません|かまいません|いいです|自由|問題ありません|代わりに|に変更", re.I)
+"""A permission ("Plain text is fine", 長くても大丈夫です) or a replacement ("Use
+plain text instead", 改成500字): the words of a stance that takes a withdrawn rule's
+place."""
 _POINTS_BACK: Final = re.compile(r"\b(?:it|its|that|this|they|them)\b|它|这个|那个|それ|これ|あれ",
                                  re.I)
 """A pronoun in the statement after a withdrawal: it speaks of what was withdrawn ("…,
@@ -244,14 +247,13 @@ def _content(text: str, lang: str) -> set[str]:
 
 def takes_place(item: Extracted, phrase: str, lang: str) -> bool:
     """Whether ``item``, read after a withdrawal of ``phrase``, is the new stance that
-    takes the withdrawn item's place: a rule, preference or decision ("Make it 300
-    words"), or a fact that gives a value (in the phrase's unit, if it names one), a
-    permission ("Plain text is fine", 長くても大丈夫です) or speaks of what was
-    withdrawn (a word of the phrase, or a pronoun). A fact about something else
-    ("Forget the word limit. We deploy with Argo CD.") is no stance; it stands alone."""
-    if item.kind in ("constraint", "preference", "decision"):
-        return True
-    if item.kind != "fact":
+    takes the withdrawn item's place: a statement (a fact, rule, preference or
+    decision) that gives a value (in the phrase's unit, if it names one: "Make it 300
+    words"), a permission or a replacement ("Plain text is fine", "Use YAML instead",
+    長くても大丈夫です) or speaks of what was withdrawn (a word of the phrase, or a
+    pronoun). One about something else ("Forget the word limit. We deploy with Argo
+    CD.", "… Never use bullet points.") is no stance; it stands alone."""
+    if item.kind not in ("fact", "constraint", "preference", "decision"):
         return False
     if item.value is not None and (item.unit is None or unit_class(item.unit) in {
             unit_class(q.unit) for q in find_quantities(phrase)}):
