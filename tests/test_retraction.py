@@ -186,6 +186,7 @@ KEPT = [  # (what was set, what withdraws something else or nothing)
     ("Always add a unique constraint on email columns.", "Drop the unique constraint on email."),
     ("Always return JSON with key answer.", "Drop the JSON requirement?"),
     ("修改代码后必须运行测试。", "算了，不用修改代码了。"),
+    ("Keep the old API endpoints working.", "Forget my old rule."),  # names no rule's content
 ]
 
 
