@@ -187,6 +187,7 @@ KEPT = [  # (what was set, what withdraws something else or nothing)
     ("Always return JSON with key answer.", "Drop the JSON requirement?"),
     ("修改代码后必须运行测试。", "算了，不用修改代码了。"),
     ("Keep the old API endpoints working.", "Forget my old rule."),  # names no rule's content
+    ("以后回答都加上表格。", "不用再加表情了。"),  # 加, 表 are in it, 表情 (emoji) is not
 ]
 
 

@@ -461,6 +461,15 @@ def _cjk_chars(text: str) -> set[str]:
     return set(_CONTENT_CJK.findall(text))
 
 
+_CJK_RUN = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]{2,}")
+
+
+def _cjk_pairs(text: str) -> set[str]:
+    """Adjacent content characters (表情, 敬語): a word, where the characters alone are
+    a bag (加, 表, 情 are all in 加上表格和情况)."""
+    return {run[i:i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)}
+
+
 def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
                       speaker: str = "") -> Any:
     """The active item a withdrawal ``ex`` names (``ex.replaces``: "the 200-word
@@ -471,7 +480,8 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
     ``ex.said``, "what I said about …"). The phrase's
     content — its words (stemmed, :func:`~memory_core.items.overlap.terms`) or its CJK
     characters, less the words that only point back ("limit", "rule", 限制) — must be
-    at least ``_RETRACT_COVER`` in the item's text, and a number the phrase names
+    at least ``_RETRACT_COVER`` in the item's text, with one pair of adjacent CJK
+    characters if the phrase has any (表情 for 加表情), and a number the phrase names
     must be in it ("the 300-word limit" withdraws no 200-word one). A phrase with no
     content but the pointing words names nothing. Best first: more of the phrase
     covered, then the newest."""
@@ -479,7 +489,7 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
     bare = _RULE_WORDS.sub(" ", phrase)
     numbers = set(_NUMBER_RUN.findall(bare))
     want = frozenset(t for t in terms(bare) if not _CJK.search(t))  # CJK: by character
-    chars = _cjk_chars(bare)
+    chars, pairs = _cjk_chars(bare), _cjk_pairs(bare)
     if not want and not chars:
         return None
     kinds = ("constraint", "preference", "decision") + (
@@ -491,6 +501,8 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
         text = row["text"] or ""
         if numbers and not numbers <= set(_NUMBER_RUN.findall(text)):
             continue
+        if pairs and not pairs & _cjk_pairs(text):
+            continue  # 不用再加表情了 names no 以后回答都加上表格
         have = terms(_VALUE_WORD.sub(r"\1 \2", text))
         if chars and not want:
             cover = len(chars & _cjk_chars(text)) / len(chars)
