@@ -188,6 +188,8 @@ KEPT = [  # (what was set, what withdraws something else or nothing)
     ("修改代码后必须运行测试。", "算了，不用修改代码了。"),
     ("Keep the old API endpoints working.", "Forget my old rule."),  # names no rule's content
     ("以后回答都加上表格。", "不用再加表情了。"),  # 加, 表 are in it, 表情 (emoji) is not
+    ("Always keep a linear git history.", "Forget the line limit."),  # line is no linear
+    ("Always deploy through the portal.", "Forget the port rule."),
 ]
 
 
@@ -196,6 +198,12 @@ def test_an_item_the_withdrawal_does_not_name_stays(engine: Engine, rule: str,
                                                     other: str) -> None:
     rows = stored(engine, [rule, other])
     assert rows[0]["text"] == rule and rows[0]["status"] == "active", rows
+
+
+def test_of_two_rules_the_one_the_phrase_names_is_withdrawn(engine: Engine) -> None:
+    rows = stored(engine, ["Keep lines under 100 characters.",
+                           "Always keep a linear git history.", "Forget the line limit."])
+    assert [r["status"] for r in rows] == ["retracted", "active"], rows
 
 
 def test_another_speakers_withdrawal_leaves_the_item(engine: Engine) -> None:

@@ -447,14 +447,25 @@ _CONTENT_CJK = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
 """Kanji, hanzi and katakana: hiragana are particles and endings, not content."""
 
 
+_ENDINGS = frozenset(("s", "es", "d", "ed", "ing", "er", "ers"))
+
+
+def _inflects(short: str, long: str) -> bool:
+    """Whether ``long`` is ``short`` with an inflection ("emojis", "formatting"), not
+    another word that starts alike ("linear" for "line", "portal" for "port")."""
+    if not long.startswith(short):
+        return False
+    rest = long[len(short):]
+    return rest in _ENDINGS or (rest[:1] == short[-1:] and rest[1:] in _ENDINGS)
+
+
 def _has_term(term: str, have: frozenset[str]) -> bool:
     """Whether ``have`` holds ``term`` or a form of it the light stemmer leaves apart
-    ("emoji"/"emojis": one a prefix of the other, at most 3 letters longer)."""
+    ("emoji"/"emojis", "format"/"formatting")."""
     if term in have:
         return True
     return len(term) >= 4 and any(
-        len(h) >= 4 and abs(len(h) - len(term)) <= 3
-        and (h.startswith(term) or term.startswith(h)) for h in have)
+        len(h) >= 4 and (_inflects(term, h) or _inflects(h, term)) for h in have)
 
 
 def _cjk_chars(text: str) -> set[str]:
