@@ -52,7 +52,7 @@ class Retraction:
 _EN_RULE_NOUN: Final = (
     r"(?:rules?|limits?|cap|caps|ceiling|requirements?|constraints?|restrictions?"
     r"|instructions?|preferences?|polic(?:y|ies)|conventions?|guidelines?|format(?:ting)?"
-    r"|style|settings?|ban|request|thing|part)")
+    r"|style(?:\s+guides?)?|settings?|ban|request|thing|part)")
 RULE_NOUNS: Final = re.compile(
     rf"\b{_EN_RULE_NOUN}\b|限制|规则|規則|要求|规定|規定|约束|上限|格式|偏好|制限|ルール|指定"
     r"|条件|縛り|形式|フォーマット|設定|お願い|指示", re.I)
@@ -77,8 +77,9 @@ _EN_END = r"(?=\s*(?:[,;:!?\u2014\u2013]|\.(?:\s|$)|\s-\s|$))"
 is the sentence's tail), or with the sentence."""
 _EN_PHRASE = r"[^,;:\u2014\u2013]"
 _EN_AFTER_RULE = (r"(?:\s+(?:about|on|for|of|regarding|re:?|around|against|in|from|to|with"
-                  r"|that|which|i|we|you|earlier|before|above|entirely|completely|altogether"
-                  rf"|too|again|then|now|please)\b{_EN_PHRASE}*?)?")
+                  r"|that|which|where|and|stuff|i|we|you|earlier|before|above|entirely"
+                  r"|completely|altogether"
+                  rf"|too|as\s+well|again|then|now|please)\b{_EN_PHRASE}*?)?")
 """What may follow the rule noun: its complement ("the limit on answers", "the rule I
 gave you"). The rule noun is the phrase's head; one that only qualifies another noun
 ("the style warnings", "the rate limit check", "the settings table") names code or
