@@ -83,6 +83,7 @@ NOT_WITHDRAWN = [
     "Forget the word limit if the answer needs a table.",
     "Ignore the 200-word limit, unless I ask for a summary.",
     "算了，不用修改代码了。",  # never mind changing the code: the task at hand
+    "把users表的约束去掉吧。",  # drop the users table's constraint: schema work
 ]
 
 
@@ -194,6 +195,8 @@ KEPT = [  # (what was set, what withdraws something else or nothing)
     ("以后回答都加上表格。", "不用再加表情了。"),  # 加, 表 are in it, 表情 (emoji) is not
     ("Always keep a linear git history.", "Forget the line limit."),  # line is no linear
     ("Always deploy through the portal.", "Forget the port rule."),
+    ("这个项目的代码注释一律用英文。", "取消这个限制吧。"),  # 这个 (this) names nothing
+    ("users表的email字段必须唯一。", "把users表的约束去掉吧。"),  # a table's constraint
 ]
 
 

@@ -17,10 +17,10 @@ about …" (which may name any earlier statement, a fact included). "Ignore the 
 warnings", "Ignore the style warnings", "Remove the rate limit check", "Drop the unique
 constraint on email", "Drop the JSON requirement?", "…, once the parser is fixed" or
 "Forget it" withdraw nothing (the rule noun must head the phrase; code, questions and
-conditions are no withdrawal), nor does 算了，不用修改代码了 (the task at hand); an
-exemption scoped to the work at hand
-("Ignore the word limit for this answer", "just this once", 这次, 今回は) is a one-off,
-not a withdrawal; a negated or conditional form ("Don't forget the limit", "If you
+conditions are no withdrawal), nor do 算了，不用修改代码了 (the task at hand) and
+把users表的约束去掉 (a table's); an exemption scoped to the work at hand ("Ignore the
+word limit for this answer", "just this once", 这次, 今回は) is a one-off, not a
+withdrawal; a negated or conditional form ("Don't forget the limit", "If you
 drop the cap …") never matches, because every form is anchored at the clause start.
 """
 
@@ -138,6 +138,8 @@ ZH_SAID: Final = re.compile(
     r"(?:说|讲|提|要求)(?:过)?的" + _ZH_WHAT + r"(?:那条|那个)?(?:就|也)?"
     r"(?:不算了|作废了?|取消(?:了|吧)?|不用了|就算了|算了|忘了吧|不要了)" + _CJK_END)
 _ZH_ONE_OFF: Final = re.compile(r"这次|这一次|这个回答|这回|今天|暂时|先不")
+_ZH_DB_CONSTRAINT: Final = re.compile(r"(?:表|字段|列|唯一|外键|主键|非空|索引|数据库)的?约束")
+"""A database's constraint (把users表的约束去掉): schema work, no instruction."""
 
 _JA_RULE_WHAT = (r"(?P<what>[^、，,。！!？?]{1,30}?(?:制限|ルール|規則|条件|指定|縛り|形式"
                  r"|フォーマット|設定|お願い|指示|要求))")
@@ -216,7 +218,8 @@ def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
             if m:
                 found = m, "what", False
                 break
-    if found is None or one_off.search(text, 0, found[0].end()):
+    if found is None or one_off.search(text, 0, found[0].end()) \
+            or _ZH_DB_CONSTRAINT.search(found[0].group(found[1])):
         return None
     return found
 

@@ -434,9 +434,10 @@ _RULE_WORDS = re.compile(r"(?<![a-z])(?:rules?|limits?|caps?|ceiling|requirement
                          r"|conventions?|guidelines?|settings?|ban|request|thing|part"
                          r"|old|earlier|previous|last|original|above)(?![a-z])"
                          r"|限制|规则|規則|要求|规定|規定|约束|上限|偏好|制限|ルール|指定|条件"
-                         r"|縛り|設定|お願い|指示|之前|以前|刚才|说的|さっき|前に|言った", re.I)
+                         r"|縛り|設定|お願い|指示|之前|以前|刚才|说的|さっき|前に|言った"
+                         r"|这个|那个|这条|那条|这些|那些|这项|那项", re.I)
 """Words that point back at an instruction (``extraction.retraction.RULE_NOUNS``) and
-at having said it ("my old rule", 之前说的): not what the withdrawn item was about."""
+at having said it ("my old rule", 之前说的, 这个): not what the withdrawn item was about."""
 _VALUE_WORD = re.compile(r"(\d)[-‐]([^\W\d_])")
 _NUMBER_RUN = re.compile(r"\d+(?:[.,]\d+)?")
 _RETRACT_COVER = 0.6
