@@ -11,6 +11,7 @@ upstream received in a later conversation."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +38,10 @@ WITHDRAWN = [  # (message, the phrase naming what is withdrawn)
     ("You don't need to keep answers short anymore.", "keep answers short"),
     ("No need to add type hints anymore.", "add type hints"),
     ("Forget the Node.js rule.", "the Node.js rule"),
+    ("Forget the style guide.", "the style guide"),
+    ("Scrap the bullet point rule as well.", "the bullet point rule as well"),
+    ("Forget the word limit stuff.", "the word limit stuff"),
+    ("Drop the rule where you always add a summary.", "the rule where you always add a summary"),
     ("算了，不用限制200字了。", "200字"),
     ("不用再加表情了。", "加表情"),
     ("200字的限制取消了。", "200字的限制"),
@@ -67,6 +72,18 @@ NOT_WITHDRAWN = [
     "今回は制限はなしで。",
     "コーヒーはもういいです。",
     "We mustn't forget that the API timeout is 30 seconds.",
+    # a rule word that only qualifies the thing dropped, or a database's constraint:
+    # code and material at hand, not an instruction
+    "Ignore the style warnings.",
+    "Remove the rate limit check from the handler.",
+    "Drop the settings table.",
+    "Drop the unique constraint on email.",
+    "Drop the JSON requirement?",  # asked, not said
+    "We can drop the JSON requirement, once the parser is fixed.",  # not yet
+    "Forget the word limit if the answer needs a table.",
+    "Ignore the 200-word limit, unless I ask for a summary.",
+    "算了，不用修改代码了。",  # never mind changing the code: the task at hand
+    "把users表的约束去掉吧。",  # drop the users table's constraint: schema work
 ]
 
 
@@ -75,6 +92,23 @@ def test_no_withdrawal(text: str) -> None:
     scan = prepare(text)
     assert find(scan, 0, len(scan), detect_lang(scan)) is None
     assert all(i.kind != "retraction" for i in extract(text)), extract(text)
+
+
+def test_a_sentence_of_fillers_costs_linear_time() -> None:
+    """"ok     ok     …" up to the 400 characters a withdrawal is read in: the fillers
+    were retried under every later form, 8 ms a sentence (1 s for 50 KB of them).
+    Best of five, a ratio of lengths, so a slow machine does not fail it."""
+    def cost(n: int) -> float:
+        text = ("ok     " * 60)[:n]
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(10):
+                find(text, 0, len(text), "en")
+            runs.append(time.perf_counter() - start)
+        return min(runs)
+
+    assert cost(400) < 8 * cost(100)  # 4 when linear; 17 when it was quadratic
 
 
 def test_an_assistant_withdraws_nothing() -> None:
@@ -151,6 +185,18 @@ KEPT = [  # (what was set, what withdraws something else or nothing)
     ("Always fix lint warnings before committing.", "Ignore the lint rule for this file."),
     ("Never use emojis in replies.", "Forget the naming convention."),
     ("My manager is Dana.", "Drop the Dana rule."),  # a fact is withdrawn only as said
+    ("Always fix style warnings before committing.", "Ignore the style warnings."),
+    ("Always check the rate limit in the handler.",
+     "Remove the rate limit check from the handler."),
+    ("Always add a unique constraint on email columns.", "Drop the unique constraint on email."),
+    ("Always return JSON with key answer.", "Drop the JSON requirement?"),
+    ("修改代码后必须运行测试。", "算了，不用修改代码了。"),
+    ("Keep the old API endpoints working.", "Forget my old rule."),  # names no rule's content
+    ("以后回答都加上表格。", "不用再加表情了。"),  # 加, 表 are in it, 表情 (emoji) is not
+    ("Always keep a linear git history.", "Forget the line limit."),  # line is no linear
+    ("Always deploy through the portal.", "Forget the port rule."),
+    ("这个项目的代码注释一律用英文。", "取消这个限制吧。"),  # 这个 (this) names nothing
+    ("users表的email字段必须唯一。", "把users表的约束去掉吧。"),  # a table's constraint
 ]
 
 
@@ -159,6 +205,12 @@ def test_an_item_the_withdrawal_does_not_name_stays(engine: Engine, rule: str,
                                                     other: str) -> None:
     rows = stored(engine, [rule, other])
     assert rows[0]["text"] == rule and rows[0]["status"] == "active", rows
+
+
+def test_of_two_rules_the_one_the_phrase_names_is_withdrawn(engine: Engine) -> None:
+    rows = stored(engine, ["Keep lines under 100 characters.",
+                           "Always keep a linear git history.", "Forget the line limit."])
+    assert [r["status"] for r in rows] == ["retracted", "active"], rows
 
 
 def test_another_speakers_withdrawal_leaves_the_item(engine: Engine) -> None:
@@ -182,6 +234,8 @@ REPLACED = [  # (what was set, the withdrawal with a new stance, the kind it kee
      "Forget what I said about British English — American spelling is fine.", "constraint"),
     ("Always return JSON with key answer.", "Drop the JSON requirement. Plain text is fine.",
      "constraint"),
+    ("Always reply in British English.",
+     "Forget what I said about British English. Use American spelling.", "constraint"),
     ("回答不超过300字。", "之前说的不超过300字那条取消吧，现在改成500字。", "constraint"),
     ("回答は300字以内でお願いします。",
      "前に言った「300字以内」は取り消します。長くても大丈夫です。", "constraint"),
@@ -195,6 +249,40 @@ def test_a_stance_after_a_withdrawal_supersedes_the_item(
     assert [(r["status"], r["kind"]) for r in rows] == [("superseded", "constraint"),
                                                         ("active", kind)], rows
     assert rows[1]["supersedes"] == rows[0]["id"] and rows[1]["text"] == withdrawal, rows
+
+
+UNRELATED = [  # (what was set, a withdrawal then a statement about something else)
+    ("Keep answers under 200 words.", "Forget the 200-word limit. We deploy with Argo CD.",
+     "We deploy with Argo CD."),
+    ("Keep answers under 200 words.", "Forget the word limit, I am vegetarian.",
+     "I am vegetarian."),
+    ("Keep answers under 200 words.",
+     "Forget the 200-word limit. The API timeout is 30 seconds.", "The API timeout is 30 seconds."),
+    ("回答不要超过200字。", "算了，不用限制200字了。我是素食者。", "我是素食者。"),
+    ("回答は200字以内にしてください。", "200字の制限はもういいです。明日は休みです。",
+     "明日は休みです。"),
+    ("Keep answers under 200 words.",
+     "Forget the 200-word limit. Never use bullet points.", "Never use bullet points."),
+    ("Keep answers under 200 words.",
+     "Forget the word limit.\nTODO:\n- fix the parser\n\nNever use emojis in replies.",
+     "Never use emojis in replies."),
+]
+
+
+@pytest.mark.parametrize(("rule", "message", "fact"), UNRELATED)
+def test_a_statement_about_something_else_is_no_stance(
+        engine: Engine, rule: str, message: str, fact: str) -> None:
+    rows = [r for r in stored(engine, [rule, message]) if r["kind"] != "task"]
+    kind = "constraint" if "Never" in fact else "fact"
+    assert [(r["text"], r["kind"], r["status"], r["supersedes"]) for r in rows] \
+        == [(rule, "constraint", "retracted", None), (fact, kind, "active", None)], rows
+
+
+def test_a_fact_that_points_back_at_what_was_withdrawn_is_its_stance(engine: Engine) -> None:
+    message = "Ignore what I said about the deadline, the client moved it to Friday."
+    rows = stored(engine, ["The deadline is March 3.", message])
+    assert [(r["status"], r["text"]) for r in rows] == [
+        ("superseded", "The deadline is March 3."), ("active", message)], rows
 
 
 def test_instead_of_in_a_rule_supersedes_the_rule_naming_the_old_command(
@@ -278,12 +366,35 @@ NO_UPDATE = [
     "I like the new design.",  # an opinion of something new, not a changed value
     "I bought a new car.",
     "Check the new logs.",
+    "I just pushed to main.",  # git: no value changed
+    "We pushed to production yesterday.",
+    "He was raised to believe in hard work.",
+    "Our designer Dana is starting Monday.",  # she starts: no date a value takes effect
+    "The sprint starting Monday is about billing.",  # names the sprint
+    "Copy the logs from today into the ticket.",
+    "The deadline for the draft from next sprint is March 10.",
 ]
 
 
 @pytest.mark.parametrize("text", NO_UPDATE)
 def test_no_update(text: str) -> None:
     assert not any(i.correction for i in extract(text)), extract(text)
+
+
+KEPT_BESIDE = [  # (a standing item, a later statement that changes no value of it)
+    ("Never push directly to main.", "I just pushed to main."),
+    ("We never push to production on Fridays.", "We pushed to production yesterday."),
+    ("Our designer is Tom.", "Our designer Dana is starting Monday."),
+    ("The current sprint is about payments.", "The sprint starting Monday is about billing."),
+    ("The deadline is March 3.", "The deadline for the draft from next sprint is March 10."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), KEPT_BESIDE)
+def test_a_statement_that_changes_no_value_supersedes_nothing(
+        engine: Engine, old: str, new: str) -> None:
+    rows = stored(engine, [old, new])
+    assert (rows[0]["text"], rows[0]["status"]) == (old, "active"), rows
 
 
 @pytest.mark.parametrize(("text", "subject"), [

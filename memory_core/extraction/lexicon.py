@@ -107,6 +107,22 @@ EN_UPDATE_LEAD = Lead(en(
 replaces the old state."""
 EN_RULE_LEAD = en(r"^(?:from now on|going forward)\b")
 """Update leads that also state a rule: kept in the clause, whose rules read them."""
+_EN_EFFECTIVE_DATE = (
+    r"(?:today|tomorrow|this\s+(?:week|month|sprint)"
+    r"|next\s+(?:week|month|sprint|release|monday|tuesday|wednesday|thursday|friday)"
+    r"|monday|tuesday|wednesday|thursday|friday)\b(?!['\u2019]s)")
+_EN_CLAUSE_END = r"(?=\s*(?:[,;.!?)]|$))"
+"""A date that ends its clause ("Staging lives in us-east-2 from today."): "from" or
+"starting" inside one names a thing ("the logs from today", "the sprint starting
+Monday"), and after a form of *be* "starting" is a verb ("Dana is starting Monday")."""
+_EN_NEW_VALUE = (
+    r"(?=\s+(?:[$\u20ac\u00a3\u00a5]?\d|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"|tomorrow\b|today\b|tonight\b|noon\b|midday\b|midnight\b|next\s|half\b"
+    r"|the\s+(?:end|start|beginning|middle)\b|(?:jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)"
+    r"[a-z]*\b|q[1-4]\b|eo[dw]\b|(?:one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|twelve|fifteen|twenty|thirty|fifty|hundred)\b))")
+"""A value someone changed to ("cut to 3000", "pushed to Thursday"): not "raised to
+believe", nor git's "pushed to main" (pushed/pulled to also need got/was/were)."""
 EN_UPDATE = Cue(en(
     r"(?<!\bfor )(?<!\bjust )(?<!\bright )\bnow\b(?!\s+that\b)"
     r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded|relocated)"
@@ -114,12 +130,16 @@ EN_UPDATE = Cue(en(
     r"|\b(?:switched|moved|migrated|changed|swapped)\s+(?:our|my|the|their|his|her)\s+"
     r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
     r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
-    r"|\b(?:from|as\s+of|starting|effective)\s+(?:today|tomorrow|this\s+(?:week|month|sprint)"
-    r"|next\s+(?:week|month|sprint|release|monday|tuesday|wednesday|thursday|friday)"
-    r"|monday|tuesday|wednesday|thursday|friday)\b(?!['\u2019]s)|\bgoing\s+forward\b"
-    r"|\bfrom\s+here\s+on(?:\s+out)?\b|\bhenceforth\b"
+    rf"|\b(?:as\s+of|effective)\s+{_EN_EFFECTIVE_DATE}"
+    rf"|(?:^|(?<=[,;:]\s))(?:from|starting)\s+{_EN_EFFECTIVE_DATE}"
+    rf"|\bfrom\s+{_EN_EFFECTIVE_DATE}{_EN_CLAUSE_END}"
+    rf"|(?<!\bis\s)(?<!\bare\s)(?<!\bam\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)"
+    rf"(?<!['\u2019]s\s)(?<!['\u2019]m\s)(?<!['\u2019]re\s)"
+    rf"\bstarting\s+{_EN_EFFECTIVE_DATE}{_EN_CLAUSE_END}"
+    r"|\bgoing\s+forward\b|\bfrom\s+here\s+on(?:\s+out)?\b|\bhenceforth\b"
     r"|\b(?:(?:got|was|were|has\s+been|have\s+been|been|just)\s+)?(?:cut|raised|lowered"
-    r"|bumped|pushed|pulled|extended|shortened|shifted|rescheduled)\s+(?:back\s+)?to\b"),
+    rf"|bumped|extended|shortened|shifted|rescheduled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
+    rf"|\b(?:got|was|were|been)\s+(?:pushed|pulled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"),
     words="now switched switching moved migrated changed changing swapped upgraded relocated "
           "longer anymore any days nowadays currently moment present from as starting "
           "effective going here henceforth cut raised lowered bumped pushed pulled extended "
@@ -128,11 +148,11 @@ EN_UPDATE = Cue(en(
 not 'for now', 'right now', 'now that'); 'we moved our flour order to …' (what moved is
 the ``what`` group); and a statement that marks its value as the present one ('Home is
 Ronda these days', nowadays, currently, at the moment, at present, anymore); a date
-the value takes effect from ('… from today', 'starting next week', 'going forward',
-'from here on'); a value someone changed to another ('the budget got cut to 3000',
-'the standup was pushed to 10:00'; a value that rose or fell by itself, "increased
-to", is a report: ``items.standing.reports_number``). The match's start cuts the
-subject phrase."""
+the value takes effect from, opening or ending the clause ('… from today', 'starting
+next week', 'going forward', 'from here on'); a value someone changed to another ('the
+budget got cut to 3000', 'the standup was pushed to 10:00'; a value that rose or fell
+by itself, "increased to", is a report: ``items.standing.reports_number``). The match's
+start cuts the subject phrase."""
 # Replacements: a statement that names what changed into what ("We replaced RabbitMQ with
 # Kafka", "Kafka replaced RabbitMQ", "We migrated from Heroku to Fly.io", "We bumped Node
 # to 20", "We went back to Helm", "We dropped Redis in favour of Memcached", "We use

@@ -410,7 +410,8 @@ class _Message:
         self.update_end: int | None = None
         self.marked = False  # the sentence has a correction cue of its own
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
-        self.withdrawn_at: int | None = None  # the last sentence withdrew an item, from here
+        # the last sentence withdrew an item: (where it starts, the phrase naming the item)
+        self.withdrawn_at: tuple[int, str] | None = None
 
     def items(self) -> list[Extracted]:
         sents = segment(self.text, self.scan)
@@ -426,10 +427,12 @@ class _Message:
                                   and sents[i + 1].list_item
                                   and _RULE_LIST.search(sc, sent.start, sent.end) is not None)
             if self.speaker == "user" and self._task_line(sc, sent, lang, labelled):
+                self.withdrawn_at = None  # a task list between is no stance's sentence
                 continue
             if sc[sent.end - 1] in ":：" and i + 1 < len(sents) and sents[i + 1].list_item \
                     and sents[i + 1].line > sent.line and not _VERB.search(sc, sent.start,
                                                                             sent.end):
+                self.withdrawn_at = None
                 continue  # "Release checklist for v2.3:" titles the list below: no statement
             self.list_number = sent.number
             self._sentence(sc, sent.start, sent.end, lang, labelled)
@@ -492,32 +495,56 @@ class _Message:
             return
         # "Scratch the 200-word cap. Make it 300 words.": the new stance replaces what
         # was withdrawn; its item quotes both sentences
-        found = len(self.out)
+        found, previous = len(self.out), self.previous
         self.pending_correction = True
         self._read(sc, a, b, lang, labelled)
-        self._quote_from(follows, found)
+        self._stance(found, previous, follows, lang, lambda: self._read(sc, a, b, lang, labelled))
 
     def _withdraw(self, sc: str, a: int, b: int, lang: str, w: retraction.Retraction) -> None:
         """A withdrawal ("Forget the 200-word limit"): a ``retraction`` item naming what
         is withdrawn; a new value or stance after it in the sentence ("…, answer as long
         as you need") or in the next short one is read as a correction that replaces
-        it, quoting the withdrawal."""
+        it, quoting the withdrawal (:func:`retraction.takes_place`); anything else
+        after it is read on its own."""
         stance = w.tail < b and _has_content(sc[w.tail:b])
         text = self.text[a:w.tail if stance else b].strip()
         self.out.append(Extracted(kind=RETRACTION, text=text,
                                   subject=key(sc[w.at:w.end], lang),
                                   replaces=self.text[w.at:w.end], lang=lang, said=w.said))
         if not stance:
-            self.withdrawn_at = a
+            self.withdrawn_at = (a, sc[w.at:w.end])
             return
-        found = len(self.out)
+        rest = sc[w.tail:b]
+        if _is_question(rest, lang):
+            self._read(sc, w.tail, b, lang, False)
+            return
+        found, previous = len(self.out), self.previous
         self.label = self.update_at = self.update_end = self.swap = None
         self.marked = True
-        rest = sc[w.tail:b]
-        if not _is_question(rest, lang):
-            self._statements(sc, w.tail, w.tail, b, lang,
-                             tokens(rest) if lang == "en" else frozenset(), True, None)
-        self._quote_from(a, found)
+        self._statements(sc, w.tail, w.tail, b, lang,
+                         tokens(rest) if lang == "en" else frozenset(), True, None)
+        self._stance(found, previous, (a, sc[w.at:w.end]), lang,
+                     lambda: self._read(sc, w.tail, b, lang, False))
+
+    def _stance(self, found: int, previous: tuple[str, str | None] | None,
+                withdrawal: tuple[int, str], lang: str, read_alone: Callable[[], None]) -> None:
+        """The items from ``found`` on were read as the stance after a withdrawal
+        (``withdrawal``: where it starts, the phrase naming what it withdraws). Keep
+        them, quoting the withdrawal, if one takes the withdrawn item's place
+        (:func:`retraction.takes_place`); else read the words again on their own
+        ("Forget the word limit. We deploy with Argo CD."), unless alone they say
+        nothing ("Use American spelling." only answers the withdrawal)."""
+        stance = self.out[found:]
+        if not any(retraction.takes_place(i, withdrawal[1], lang) for i in stance):
+            after = self.previous
+            del self.out[found:]
+            self.previous, self.pending_correction = previous, False
+            read_alone()
+            if len(self.out) > found or not stance:
+                return
+            self.out.extend(stance)
+            self.previous = after
+        self._quote_from(withdrawal[0], found)
 
     def _quote_from(self, start: int, found: int) -> None:
         """Make the items from ``found`` on quote the message from ``start``."""

@@ -14,9 +14,13 @@ stays as evidence and no new item is stored.
 point back at an instruction count: a verb of withdrawal before a rule noun ("the …
 limit/rule/requirement/format", 限制/规则/要求, 制限/ルール/指定) or before "what I said
 about …" (which may name any earlier statement, a fact included). "Ignore the lint
-warnings" or "Forget it" withdraw nothing; an exemption scoped to the work at hand
-("Ignore the word limit for this answer", "just this once", 这次, 今回は) is a one-off,
-not a withdrawal; a negated or conditional form ("Don't forget the limit", "If you
+warnings", "Ignore the style warnings", "Remove the rate limit check", "Drop the unique
+constraint on email", "Drop the JSON requirement?", "…, once the parser is fixed" or
+"Forget it" withdraw nothing (the rule noun must head the phrase; code, questions and
+conditions are no withdrawal), nor do 算了，不用修改代码了 (the task at hand) and
+把users表的约束去掉 (a table's); an exemption scoped to the work at hand ("Ignore the
+word limit for this answer", "just this once", 这次, 今回は) is a one-off, not a
+withdrawal; a negated or conditional form ("Don't forget the limit", "If you
 drop the cap …") never matches, because every form is anchored at the clause start.
 """
 
@@ -25,6 +29,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final
+
+from memory_core.extraction.model import Extracted
+from memory_core.extraction.quantity import find_quantities
+from memory_core.extraction.units import unit_class
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +52,17 @@ class Retraction:
 _EN_RULE_NOUN: Final = (
     r"(?:rules?|limits?|cap|caps|ceiling|requirements?|constraints?|restrictions?"
     r"|instructions?|preferences?|polic(?:y|ies)|conventions?|guidelines?|format(?:ting)?"
-    r"|style|settings?|ban|request|thing|part)")
+    r"|style(?:\s+guides?)?|settings?|ban|request|thing|part)")
 RULE_NOUNS: Final = re.compile(
     rf"\b{_EN_RULE_NOUN}\b|限制|规则|規則|要求|规定|規定|约束|上限|格式|偏好|制限|ルール|指定"
     r"|条件|縛り|形式|フォーマット|設定|お願い|指示", re.I)
 """Words that name an instruction as such; they point back but are not what it was
 about, so the writer does not match on them."""
 
-_EN_LEAD = r"(?:(?:ok(?:ay)?|oh|also|and|so|hmm|right|alright|wait|sorry|actually)\W+)*"
+_EN_LEAD = r"(?>(?:(?:ok(?:ay)?|oh|also|and|so|hmm|right|alright|wait|sorry|actually)\W+)*)"
+"""Fillers before a withdrawal ("Okay, so …"), taken whole (an atomic group): the
+phrase after them is never retried from inside them, which kept "ok ok ok …" sentences
+quadratic."""
 _EN_ASK = (r"(?:(?:please|just)\s+)?(?:(?:you\s+(?:can|may|could)|feel\s+free\s+to|let'?s"
            r"|we\s+can|go\s+ahead\s+and)\s+)?")
 _EN_DROP = (r"(?:forget(?:\s+about)?|scratch|drop|ditch|never\s?mind|disregard|ignore|cancel"
@@ -65,11 +76,27 @@ _EN_END = r"(?=\s*(?:[,;:!?\u2014\u2013]|\.(?:\s|$)|\s-\s|$))"
 """A withdrawal's clause ends at a comma, a semicolon, a colon or a dash (what follows
 is the sentence's tail), or with the sentence."""
 _EN_PHRASE = r"[^,;:\u2014\u2013]"
+_EN_AFTER_RULE = (r"(?:\s+(?:about|on|for|of|regarding|re:?|around|against|in|from|to|with"
+                  r"|that|which|where|and|stuff|i|we|you|earlier|before|above|entirely"
+                  r"|completely|altogether"
+                  rf"|too|as\s+well|again|then|now|please)\b{_EN_PHRASE}*?)?")
+"""What may follow the rule noun: its complement ("the limit on answers", "the rule I
+gave you"). The rule noun is the phrase's head; one that only qualifies another noun
+("the style warnings", "the rate limit check", "the settings table") names code or
+material at hand, not an instruction."""
 EN_DROP_SAID: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+{_EN_SAID}(?P<what>{_EN_PHRASE}+?){_EN_END}", re.I)
 EN_DROP_RULE: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN}\b"
-    rf"{_EN_PHRASE}*?){_EN_END}", re.I)
+    rf"{_EN_AFTER_RULE}){_EN_END}", re.I)
+_EN_DB_CONSTRAINT: Final = re.compile(
+    r"\b(?:unique|check|foreign\s+key|primary\s+key|not[\s-]+null|fk|pk|db|database|sql)"
+    r"\s+constraints?\b", re.I)
+"""A database's constraint ("Drop the unique constraint on email"): schema work."""
+_EN_ASKED: Final = re.compile(r"\s*(?:\?|,?\s*or\b[^.!]*\?|[,\u2014\u2013-]?\s*(?:once|when"
+                              r"|whenever|after|until|till|if|unless|as\s+soon\s+as)\b)", re.I)
+"""A withdrawal asked about ("Drop the JSON requirement?", "…, or keep it?") or bound
+to a condition ("…, once the parser is fixed", "…, unless I ask for a summary")."""
 EN_NO_LONGER: Final = re.compile(
     rf"{_EN_LEAD}(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN})\s+(?:is|are)\s+"
     r"(?:(?:no\s+longer|not)\s+(?:needed|required|necessary|in\s+effect|in\s+force|a\s+thing"
@@ -94,9 +121,9 @@ _ZH_RULE = r"(?:限制|规则|規則|要求|规定|規定|约束|上限|格式|�
 _ZH_RULE_WHAT = r"(?P<what>[^，,。！!？?；;]{0,30}?" + _ZH_RULE + ")"
 _ZH_NO_NEED = r"(?:不用|不需要|不必)"
 ZH_FORMS: Final = (
-    # 算了，不用限制200字了 / 算了，别管字数了
-    re.compile(r"(?:算了|罢了)[，,、\s]*(?:就|那就|还是)?(?:不用|不需要|不必|别|不要|甭)再?"
-               r"(?:管|限制)?" + _ZH_WHAT + r"了?" + _CJK_END),
+    # 算了，不用限制200字了 / 算了，别管字数了 (not 算了，不用修改代码了: the task at hand)
+    re.compile(r"(?:算了|罢了)[，,、\s]*(?:就|那就|还是)?(?:不用|不需要|不必|别|不要|甭)"
+               r"(?:再(?:管|限制)?|管|限制)" + _ZH_WHAT + r"了?" + _CJK_END),
     # 不用再加表情了 / 以后不需要再写总结了
     re.compile(r"(?:以后|之后|往后)?(?:就|也)?" + _ZH_NO_NEED + "再" + _ZH_WHAT + "了" + _CJK_END),
     # 200字的限制取消了 / 格式要求就不用了
@@ -111,6 +138,8 @@ ZH_SAID: Final = re.compile(
     r"(?:说|讲|提|要求)(?:过)?的" + _ZH_WHAT + r"(?:那条|那个)?(?:就|也)?"
     r"(?:不算了|作废了?|取消(?:了|吧)?|不用了|就算了|算了|忘了吧|不要了)" + _CJK_END)
 _ZH_ONE_OFF: Final = re.compile(r"这次|这一次|这个回答|这回|今天|暂时|先不")
+_ZH_DB_CONSTRAINT: Final = re.compile(r"(?:表|字段|列|唯一|外键|主键|非空|索引|数据库)的?约束")
+"""A database's constraint (把users表的约束去掉): schema work, no instruction."""
 
 _JA_RULE_WHAT = (r"(?P<what>[^、，,。！!？?]{1,30}?(?:制限|ルール|規則|条件|指定|縛り|形式"
                  r"|フォーマット|設定|お願い|指示|要求))")
@@ -170,6 +199,9 @@ def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
                 break
     if found is None or _EN_ONE_OFF.search(text, 0, found[0].end()):
         return None  # "Ignore the word limit for this answer": an exemption, no withdrawal
+    m, group = found[0], found[1]
+    if _EN_ASKED.match(text, m.end()) or _EN_DB_CONSTRAINT.search(m.group(group)):
+        return None
     return found
 
 
@@ -186,6 +218,49 @@ def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
             if m:
                 found = m, "what", False
                 break
-    if found is None or one_off.search(text, 0, found[0].end()):
+    if found is None or one_off.search(text, 0, found[0].end()) \
+            or _ZH_DB_CONSTRAINT.search(found[0].group(found[1])):
         return None
     return found
+
+
+_PERMISSION: Final = re.compile(
+    r"\b(?:fine|ok(?:ay)?|allowed|acceptable|welcome|no\s+problem|whatever|up\s+to\s+you"
+    r"|as\s+(?:long|much|many|short)\s+as|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+matter"
+    r"|instead|rather)\b|可以|没关系|没问题|随意|随便|都行|无所谓|不限|改成|改为|换成"
+    r"|大丈夫|構いません|かまいません|いいです|自由|問題ありません|代わりに|に変更", re.I)
+"""A permission ("Plain text is fine", 長くても大丈夫です) or a replacement ("Use
+plain text instead", 改成500字): the words of a stance that takes a withdrawn rule's
+place."""
+_POINTS_BACK: Final = re.compile(r"\b(?:it|its|that|this|they|them)\b|它|这个|那个|それ|これ|あれ",
+                                 re.I)
+"""A pronoun in the statement after a withdrawal: it speaks of what was withdrawn ("…,
+the client moved it to Friday")."""
+_EN_WORD: Final = re.compile(r"[a-z][a-z'-]{3,}")
+_POINTING: Final = frozenset(("what", "said", "about", "that", "this", "those", "these",
+                              "your", "told", "wrote", "mentioned", "earlier", "previous"))
+_CJK_CONTENT: Final = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
+
+
+def _content(text: str, lang: str) -> set[str]:
+    bare = RULE_NOUNS.sub(" ", text)
+    if lang != "en":
+        return set(_CJK_CONTENT.findall(bare))
+    return {w[:4] for w in _EN_WORD.findall(bare.lower()) if w not in _POINTING}
+
+
+def takes_place(item: Extracted, phrase: str, lang: str) -> bool:
+    """Whether ``item``, read after a withdrawal of ``phrase``, is the new stance that
+    takes the withdrawn item's place: a statement (a fact, rule, preference or
+    decision) that gives a value (in the phrase's unit, if it names one: "Make it 300
+    words"), a permission or a replacement ("Plain text is fine", "Use YAML instead",
+    長くても大丈夫です) or speaks of what was withdrawn (a word of the phrase, or a
+    pronoun). One about something else ("Forget the word limit. We deploy with Argo
+    CD.", "… Never use bullet points.") is no stance; it stands alone."""
+    if item.kind not in ("fact", "constraint", "preference", "decision"):
+        return False
+    if item.value is not None and (item.unit is None or unit_class(item.unit) in {
+            unit_class(q.unit) for q in find_quantities(phrase)}):
+        return True  # "…; the limit is 300 now", not "…. The API timeout is 30 s."
+    return _PERMISSION.search(item.text) is not None or _POINTS_BACK.search(item.text) \
+        is not None or bool(_content(phrase, lang) & _content(item.text, lang))

@@ -431,11 +431,13 @@ def contradicts(ex: Any, row: Any) -> bool:
 
 _RULE_WORDS = re.compile(r"(?<![a-z])(?:rules?|limits?|caps?|ceiling|requirements?|constraints?"
                          r"|restrictions?|instructions?|preferences?|polic(?:y|ies)"
-                         r"|conventions?|guidelines?|settings?|ban|request|thing|part)(?![a-z])"
+                         r"|conventions?|guidelines?|settings?|ban|request|thing|part"
+                         r"|old|earlier|previous|last|original|above)(?![a-z])"
                          r"|限制|规则|規則|要求|规定|規定|约束|上限|偏好|制限|ルール|指定|条件"
-                         r"|縛り|設定|お願い|指示|之前|以前|刚才|说的|さっき|前に|言った", re.I)
+                         r"|縛り|設定|お願い|指示|之前|以前|刚才|说的|さっき|前に|言った"
+                         r"|这个|那个|这条|那条|这些|那些|这项|那项", re.I)
 """Words that point back at an instruction (``extraction.retraction.RULE_NOUNS``) and
-at having said it: not what the withdrawn item was about."""
+at having said it ("my old rule", 之前说的, 这个): not what the withdrawn item was about."""
 _VALUE_WORD = re.compile(r"(\d)[-‐]([^\W\d_])")
 _NUMBER_RUN = re.compile(r"\d+(?:[.,]\d+)?")
 _RETRACT_COVER = 0.6
@@ -446,18 +448,38 @@ _CONTENT_CJK = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]")
 """Kanji, hanzi and katakana: hiragana are particles and endings, not content."""
 
 
+_ENDINGS = frozenset(("s", "es", "d", "ed", "ing", "er", "ers"))
+
+
+def _inflects(short: str, long: str) -> bool:
+    """Whether ``long`` is ``short`` with an inflection ("emojis", "formatting"), not
+    another word that starts alike ("linear" for "line", "portal" for "port")."""
+    if not long.startswith(short):
+        return False
+    rest = long[len(short):]
+    return rest in _ENDINGS or (rest[:1] == short[-1:] and rest[1:] in _ENDINGS)
+
+
 def _has_term(term: str, have: frozenset[str]) -> bool:
     """Whether ``have`` holds ``term`` or a form of it the light stemmer leaves apart
-    ("emoji"/"emojis": one a prefix of the other, at most 3 letters longer)."""
+    ("emoji"/"emojis", "format"/"formatting")."""
     if term in have:
         return True
     return len(term) >= 4 and any(
-        len(h) >= 4 and abs(len(h) - len(term)) <= 3
-        and (h.startswith(term) or term.startswith(h)) for h in have)
+        len(h) >= 4 and (_inflects(term, h) or _inflects(h, term)) for h in have)
 
 
 def _cjk_chars(text: str) -> set[str]:
     return set(_CONTENT_CJK.findall(text))
+
+
+_CJK_RUN = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]{2,}")
+
+
+def _cjk_pairs(text: str) -> set[str]:
+    """Adjacent content characters (表情, 敬語): a word, where the characters alone are
+    a bag (加, 表, 情 are all in 加上表格和情况)."""
+    return {run[i:i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)}
 
 
 def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
@@ -470,7 +492,8 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
     ``ex.said``, "what I said about …"). The phrase's
     content — its words (stemmed, :func:`~memory_core.items.overlap.terms`) or its CJK
     characters, less the words that only point back ("limit", "rule", 限制) — must be
-    at least ``_RETRACT_COVER`` in the item's text, and a number the phrase names
+    at least ``_RETRACT_COVER`` in the item's text, with one pair of adjacent CJK
+    characters if the phrase has any (表情 for 加表情), and a number the phrase names
     must be in it ("the 300-word limit" withdraws no 200-word one). A phrase with no
     content but the pointing words names nothing. Best first: more of the phrase
     covered, then the newest."""
@@ -478,7 +501,7 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
     bare = _RULE_WORDS.sub(" ", phrase)
     numbers = set(_NUMBER_RUN.findall(bare))
     want = frozenset(t for t in terms(bare) if not _CJK.search(t))  # CJK: by character
-    chars = _cjk_chars(bare)
+    chars, pairs = _cjk_chars(bare), _cjk_pairs(bare)
     if not want and not chars:
         return None
     kinds = ("constraint", "preference", "decision") + (
@@ -490,6 +513,8 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
         text = row["text"] or ""
         if numbers and not numbers <= set(_NUMBER_RUN.findall(text)):
             continue
+        if pairs and not pairs & _cjk_pairs(text):
+            continue  # 不用再加表情了 names no 以后回答都加上表格
         have = terms(_VALUE_WORD.sub(r"\1 \2", text))
         if chars and not want:
             cover = len(chars & _cjk_chars(text)) / len(chars)
