@@ -401,3 +401,11 @@ async def test_the_withdrawal_turn_itself_no_longer_carries_the_rule(
     await agent.say("Forget the 200-word limit.")
     block = block_of(agent.upstream_last_user())
     assert "British English" in block and "200 words" not in block, block
+
+
+@pytest.mark.parametrize("update", ["The DB timeout is 45 seconds now.",
+                                    "The DB timeout is 45 seconds going forward.",
+                                    "Actually, the DB timeout is 45 seconds."])
+def test_a_sibling_attribute_is_not_what_an_update_revises(engine: Engine, update: str) -> None:
+    rows = stored(engine, ["The API timeout is 30 seconds.", update])
+    assert [r["status"] for r in rows] == ["active", "active"], rows

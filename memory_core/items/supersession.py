@@ -44,6 +44,24 @@ def subjects_match(a: str | None, b: str | None) -> bool:
     return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
 
 
+def siblings(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
+    """Whether two subjects name sibling attributes: the same head word under rival
+    qualifiers, each absent from the other statement's text ("api timeout" / "db
+    timeout", "staging db port" / "prod db port"; not a qualifier the other's key
+    merely dropped), unit words left out. Two such statements are two values, never
+    one revising the other by the words they share."""
+    if not a or not b or _CJK.search(a) or _CJK.search(b):
+        return False
+    wa = [w for w in a.split() if w not in UNITS]
+    wb = [w for w in b.split() if w not in UNITS]
+    if len(wa) < 2 or len(wb) < 2 or wa[-1] != wb[-1]:
+        return False
+    only_a, only_b = set(wa[:-1]) - set(wb), set(wb[:-1]) - set(wa)
+    low_a, low_b = text_a.lower(), text_b.lower()
+    return bool(only_a) and bool(only_b) and not any(w in low_b for w in only_a) \
+        and not any(w in low_a for w in only_b)
+
+
 def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
     """Index keys of a stored subject for :func:`subjects_match` lookups: its words
     (``\\w+`` runs, case kept) and its kana/CJK characters, and one anchor key —
@@ -211,7 +229,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         elif related and subjects_match(subject, row_subject):
             score = (strict, 2.0, overlap(new_terms, old_terms), row["id"])
         else:
-            if shared < min(2, len(new_terms), len(old_terms)):
+            if shared < min(2, len(new_terms), len(old_terms)) \
+                    or siblings(subject, row_subject, ex.text or "", row["text"] or ""):
                 continue
             score = (strict, overlap(new_terms, old_terms), shared, row["id"])
             if score[1] < 0.5:
