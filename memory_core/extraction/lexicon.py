@@ -179,8 +179,13 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                   r"|\b(?:reverted|returned|rolled\s+back)\s+(?:(?P<what2>(?!to\b)" + _NP
                   + r")\s+)?to\s+(?P<new2>.{1,60})")),
     ("set", en(r"\b(?:bumped|upgraded|downgraded|pinned|updated|raised|lowered|increased"
-               r"|decreased|reduced|changed|switched|ported|rewrote|migrated|moved|converted)\s+(?P<what>(?!to\b|from\b|back\b|over\b)"
-               + _NP + r")\s+(?:up\s+|down\s+)?to\s+(?P<new>.{1,60})")),
+               r"|decreased|reduced|changed|switched|ported|rewrote|migrated|moved|converted"
+               r"|cut|slashed|trimmed|extended|shortened|postponed|delayed|rescheduled)"
+               r"\s+(?P<what>(?!to\b|from\b|back\b|over\b)"
+               + _NP + r")\s+(?:up\s+|down\s+|back\s+)?to\s+(?P<new>.{1,60})")),
+    ("set", en(r"\bpushed\s+(?P<what>(?!to\b|from\b|back\b)" + _NP + r")\s+(?:back\s+)?to\s+"
+               r"(?P<new>(?:(?:next|the)\s+)?(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun"
+               r"|jul|aug|sep|oct|nov|dec|q[1-4]\b|\d|tomorrow|week|month|sprint|quarter).{0,58})")),
     ("drop", en(r"\b(?:dropped(?!\s+(?:off|by|in|out|back)\b)|ditched|abandoned|retired|dumped"
                 r"|phased\s+out|got\s+rid\s+of"
                 r"|stopped\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
@@ -219,6 +224,7 @@ EN_REPLACE_WORDS = frozenset(
     "changed converted went upgraded downgraded bumped shifted rewrote reverted rolled fell "
     "returned pinned updated raised lowered increased decreased reduced dropped ditched "
     "abandoned retired dumped phased got stopped gave decommissioned deprecated instead "
+    "cut slashed trimmed extended shortened postponed delayed rescheduled pushed "
     "ported rewrote converted "
     "back".split())
 """A replacement form holds one of these words (a cheap gate before the patterns)."""
@@ -508,7 +514,8 @@ EN_ONE_OFF_VERBS = phrases(
     "|test|deploy|push|commit|merge|remove|delete|drop|rename|move|try|do|make|update"
     "|upgrade|install|change|replace|convert|translate|open|close|read|review|draft|compare"
     "|generate|refactor|debug|investigate|print|go|start|stop|restart|rewrite|implement"
-    "|clean|clone|download|upload|send|get|fetch|plan|schedule|bump|rotate|migrate")
+    "|clean|clone|download|upload|send|get|fetch|plan|schedule|bump|rotate|migrate|suggest"
+    "|recommend")
 EN_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|kindly|just|also|and|then|now|so)\s+)*(?P<verb>"
     + alt("|".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS)) + r")\b(?!\s+(?:is|are|was|were)\b)"

@@ -146,12 +146,16 @@ JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切
 # whether 把X/Xを is the old value or the attribute (``replacement``).
 _ZH_NP = r"[^，,。；;！!？?把从用]{1,20}?"
 _ZH_TAIL = r"[^，,。；;！!？?]{1,30}"
+_ZH_TIME = (r"(?:今天|明天|后天|下周|下星期|下个?月|下季度|本周|这周|即日|今日|现在|此|今|明年|下一"
+            r"|[0-9一二三四五六七八九十]+[月号日])")
+"""What 从 leads that is a time ("从明天起…改为10秒"), not the old value."""
 _ZH_SWAP_VERB = ("替换成|替换为|换成|换为|改成|改为|切换成|切换为|迁移到|迁移至|迁到|切换到|换到"
                  "|转到|搬到")
 _ZH_SET_VERB = "升级到|升级成|升级至|降级到|降级至|升到|降到"
 _ZH_BACK_VERB = "回滚到|回退到|退回到|换回|改回|切回|回到"
 ZH_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("move", re.compile(r"(?P<what>[^，,。；;！!？?从]{0,12}?)从(?P<old>" + _ZH_NP + r")(?:"
+    ("move", re.compile(r"(?P<what>[^，,。；;！!？?从]{0,12}?)从(?!" + _ZH_TIME + r")(?P<old>"
+                        + _ZH_NP + r")(?:"
                         + _ZH_SWAP_VERB + "|" + _ZH_SET_VERB + "|改到" + r")了?(?P<new>"
                         + _ZH_TAIL + ")")),
     ("swap", re.compile(r"把(?P<old>" + _ZH_NP + r")(?:" + _ZH_SWAP_VERB

@@ -96,6 +96,8 @@ _LANGS: dict[str, _Lang] = {
 }
 
 _DIGIT = re.compile(r"\d")
+_ZH_DATE_LEAD = re.compile(r"从(?:明天|今天|下周|本周|这周|下个?月)(?:起|开始)$")
+"""A Chinese update lead that only dates the change (not 以后/从现在起, which rules keep)."""
 _STANCE_MAX = 200
 """Longest sentence read as the new stance after a withdrawal ("Make it 300 words.")."""
 _SMALL_TALK_MAX = 100  # small-talk patterns are only tried on short sentences (bounded work)
@@ -647,6 +649,9 @@ class _Message:
                     and not _ZH_BEFORE_LATER.search(sc, body, cue.start()):
                 cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
             if cue is not None:
+                if cue.start() == body and _ZH_DATE_LEAD.match(cue.group()) \
+                        and _has_content(sc[cue.end():b]):
+                    return cue.end(), True  # "从明天起接口超时改为10秒": a date, no subject
                 if cue.start() == body:
                     return body, True  # "以后…", "今後は…": a rule's lead, kept for its rules
                 self.update_at, self.update_end = cue.start(), cue.end()
@@ -701,7 +706,11 @@ class _Message:
             tail = lx.EN_UPDATE_FOR.search(c.scan, self.update_end or at, c.end)
             if tail:
                 return key(tail.group("what"), lang) or subject
-            return key(c.scan[self.update_end or at:c.end], lang) or subject
+            after = c.scan[self.update_end or at:c.end]
+            tail = lx.EN_REPLACE_TAIL.search(after)  # "… the search team| this sprint"
+            if tail is not None and tail.start() > 0:
+                after = after[:tail.start()]
+            return key(after, lang) or subject
         return subject
 
     def _statements(self, sc: str, a: int, body: int, b: int, lang: str,

@@ -108,6 +108,16 @@ EN_NO_NEED: Final = re.compile(
     rf"{_EN_LEAD}(?:you\s+(?:don'?t|do\s+not|no\s+longer)\s+(?:need|have)\s+to"
     r"|(?:there'?s\s+)?no\s+(?:more\s+)?need\s+to)\s+"
     rf"(?P<what>{_EN_PHRASE}+?)\s+(?:any\s?more|any\s+longer){_EN_END}", re.I)
+EN_STOP: Final = re.compile(
+    rf"{_EN_LEAD}(?:you\s+(?:can|may|could)|feel\s+free\s+to|it'?s\s+(?:fine|ok(?:ay)?)\s+to)"
+    rf"\s+stop\s+(?P<what>\w+ing\b{_EN_PHRASE}*?)(?:\s+(?:now|any\s?more))?{_EN_END}", re.I)
+"""Leave to stop what a rule asked for ("You can stop adding emojis"): a withdrawal
+(a bare "Stop adding emojis" is a new rule, and "Stop running the tests" an order)."""
+EN_NO_NEED_NOUN: Final = re.compile(
+    rf"{_EN_LEAD}(?:you\s+(?:don'?t|do\s+not|no\s+longer)\s+need|(?:there'?s\s+)?no\s+(?:more\s+)?"
+    r"need\s+for)\s+(?P<what>(?:the|a|an|any|those|these|that)\s+"
+    rf"{_EN_PHRASE}+?)\s+(?:any\s?more|any\s+longer){_EN_END}", re.I)
+""""You don't need the ticket ID prefix anymore": a withdrawal of what it names."""
 _EN_ONE_OFF: Final = re.compile(
     r"\b(?:for|in|on)\s+(?:this|that|the|these)\s+(?:one|answer|reply|response|file|function"
     r"|case|pr|commit|task|message|question|draft|email|section|run|time|step|script)\b"
@@ -135,7 +145,7 @@ ZH_FORMS: Final = (
 )
 ZH_SAID: Final = re.compile(
     r"(?:那|那么|嗯|哦|对了)?[，,]?(?:忘掉|忘了|忽略|无视)?(?:我)?(?:之前|刚才|前面|上次|以前)(?:我)?"
-    r"(?:说|讲|提|要求)(?:过)?的" + _ZH_WHAT + r"(?:那条|那个)?(?:就|也)?"
+    r"(?:说|讲|提|要求)(?:过)?的?" + _ZH_WHAT + r"(?:那条|那个)?(?:就|也)?"
     r"(?:不算了|作废了?|取消(?:了|吧)?|不用了|就算了|算了|忘了吧|不要了)" + _CJK_END)
 _ZH_ONE_OFF: Final = re.compile(r"这次|这一次|这个回答|这回|今天|暂时|先不")
 _ZH_DB_CONSTRAINT: Final = re.compile(r"(?:表|字段|列|唯一|外键|主键|非空|索引|数据库)的?约束")
@@ -154,7 +164,7 @@ JA_FORMS: Final = (
 )
 JA_SAID: Final = re.compile(
     r"(?:あ|あと|それと|えっと)?[、,]?(?:さっき|先ほど|前に|以前|この前)(?:私が)?"
-    r"(?:言った|お願いした|伝えた|書いた|頼んだ)"
+    r"(?:言った|お願いした|伝えた|書いた|頼んだ|の)"
     r"(?P<what>[^、，,。！!？?]{1,30}?)(?:は|の件は)?(?:忘れて|取り消し|撤回|なし|無し|なかったこと"
     r"|もういい|不要)[^、，,。]{0,12}?" + _CJK_END)
 _JA_ONE_OFF: Final = re.compile(r"今回|この回答|この返信|今日は|今だけ|とりあえず|一旦")
@@ -192,7 +202,7 @@ def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
     if m:
         found = m, "what", True
     else:
-        for pattern in (EN_DROP_RULE, EN_NO_NEED, EN_NO_LONGER):
+        for pattern in (EN_DROP_RULE, EN_NO_NEED, EN_NO_NEED_NOUN, EN_STOP, EN_NO_LONGER):
             m = pattern.match(text)
             if m:
                 found = m, "what" if m.group("what") is not None else "what2", False

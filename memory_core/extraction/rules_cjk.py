@@ -308,7 +308,8 @@ def classify_ja(c: Clause) -> Verdict | None:
     if subject is None and c.quantities:
         subject = _ja_object(core)
     if subject is None and not c.quantities:
-        if fp and len(core) >= 4:
+        if (fp or _JA_LIVES.search(core)) and len(core) >= 4:
+            # "福岡に住んでいます" without 私は: where the speaker lives (Japanese drops it)
             return Verdict("fact", _ja_object(core))
         return None
     if c.quantities and c.quantities[0].kind == "port" and subject and "ポート" not in subject:

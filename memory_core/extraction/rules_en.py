@@ -227,6 +227,11 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
         if _is_standing(c, m.group("verb"), core):
             neg = bool(lx.EN_NEGATION.search(core, c.tokens))
             return 0, neg, en_key(core[m.start("verb"):], action=True), True
+    if first == "only":  # "Only suggest recipes that take under 30 minutes": a restriction
+        rest = core[4:].lstrip()
+        m = lx.EN_IMPERATIVE.match(rest, first_word(rest))
+        if m and _COPULA_WORDS.isdisjoint(c.tokens):
+            return 0, False, en_key(rest[m.start("verb"):], action=True), True
     return None
 
 

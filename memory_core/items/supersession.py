@@ -120,6 +120,11 @@ def _correction_conditions_agree(ex: Any, row: Any) -> bool:
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)(?![.,]\d)")
 
 
+_SWITCHED = re.compile(r"\b(?:switched|moved|transferred|changed|joined|went)\s+(?:over\s+)?"
+                       r"(?:to|into)\b|\bam\s+now\s+(?:on|in)\b|\b(?:i'm|we're)\s+now\s+(?:on|in)\b",
+                       re.I)
+"""A move of the speaker to another value of one attribute ("I switched to the search
+team"): a sibling subject ("payments team") is the value it left."""
 _CUE_ONLY = re.compile(r"\bno\s+longer\b|\bany\s?more\b|\bthese\s+days\b|\bnowadays\b"
                        r"|\bgoing\s+forward\b|\bhenceforth\b", re.I)
 """Words of an update cue that say *that* a value changed, not *what* ("We no longer use
@@ -191,6 +196,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     probes = {t if len(t) <= 2 else t[:min(4, len(t) - 1)] for t in new_terms}
     need = min(2, len(probes))
     subject = ex.subject or ""
+    switch = _SWITCHED.search(ex.text or "") is not None
     by_value: dict[str, Any] | None = None
     for row in rows:
         old_unit = unit_class(row["unit"])
@@ -198,6 +204,14 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         if new_unit and old_unit and not same_unit:
             continue
         row_subject = row["subject"] or ""
+        if switch and siblings(subject, row_subject, ex.text or "", row["text"] or "") \
+                and _correction_conditions_agree(ex, row):
+            # "I switched to the search team" after "I'm on the payments team": the
+            # rival qualifier is the value that changed
+            score0 = (1 if conditions_agree(ex, row) else 0, 1.5, 0.0, row["id"])
+            if best is None or score0 > best:
+                best, found = score0, row
+            continue
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
         if by_value is None and named and row["value_text"] in named and (
