@@ -55,7 +55,7 @@ config/default.toml; do not edit by hand (tests/test_settings_declared.py checks
 Precedence, lowest first: built-in defaults < a TOML file (`--config FILE` or
 `LCM_CONFIG=FILE`) < environment variables < command-line flags of `lcm-proxy
 serve` (`--host`, `--port`, `--upstream`, `--data-dir`, `--upstream-api-key`,
-`--admin-token`, `--log-level`).
+`--admin-token`, `--admin-token-file`, `--log-level`).
 
 - [`config/default.toml`](../config/default.toml) lists every key with its
   default, unit and range; [`config/examples/`](../config/examples) has a sidecar

@@ -7,7 +7,15 @@ import gc
 from aiohttp import web
 
 from memory_core.engine import Engine
-from proxy.appkeys import ENGINE, METRICS, SETTINGS, TASKS, TOOL_REFUSALS
+from proxy.appkeys import (
+    AUTH_THROTTLE,
+    ENGINE,
+    METRICS,
+    SETTINGS,
+    TASKS,
+    TOOL_REFUSALS,
+    UI_SESSIONS,
+)
 from proxy.contexts import async_engine, http_session, memory_engine, memory_release
 from proxy.flow.toolrefusal import ToolRefusals
 from proxy.metrics import Metrics
@@ -15,6 +23,8 @@ from proxy.middlewares import request_context
 from proxy.routes import setup_routes
 from proxy.settings import Settings
 from proxy.tasks import TaskGroup
+from proxy.throttle import FailureThrottle
+from proxy.uisession import SessionRevocation
 
 
 def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Application:
@@ -31,6 +41,8 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
     app[METRICS] = Metrics()
     app[TOOL_REFUSALS] = ToolRefusals()
     app[TASKS] = TaskGroup()
+    app[AUTH_THROTTLE] = FailureThrottle()
+    app[UI_SESSIONS] = SessionRevocation()
     if engine is not None:
         app[ENGINE] = engine
     app.cleanup_ctx.append(memory_engine)

@@ -11,6 +11,8 @@ from proxy.flow.toolrefusal import ToolRefusals
 from proxy.metrics import Metrics
 from proxy.settings import Settings
 from proxy.tasks import TaskGroup
+from proxy.throttle import FailureThrottle
+from proxy.uisession import SessionRevocation
 
 if TYPE_CHECKING:
     from proxy.flow.asyncengine import AsyncEngine
@@ -26,6 +28,10 @@ AENGINE: web.AppKey[AsyncEngine] = web.AppKey("aengine")
 TOOL_REFUSALS = web.AppKey("tool_refusals", ToolRefusals)
 """Models whose upstream refused tools: offered no memory tools
 (:mod:`proxy.flow.toolrefusal`)."""
+AUTH_THROTTLE = web.AppKey("auth_throttle", FailureThrottle)
+"""Wrong admin tokens per client address (:mod:`proxy.throttle`)."""
+UI_SESSIONS = web.AppKey("ui_sessions", SessionRevocation)
+"""When the inspector was last signed out of (:mod:`proxy.uisession`)."""
 REQUEST_ID = web.RequestKey("request_id", str)
 
 MODEL = web.RequestKey("model", str)

@@ -7,6 +7,7 @@ Tree::
     ├── PayloadTooLargeError   413  invalid_request_error   body over proxy.max_body_bytes
     ├── UnauthorizedError      401  authentication_error    admin token missing/wrong
     │   └── ClientKeyRejectedError 401 invalid_request_error client key not allowed
+    ├── TooManyFailuresError   429  rate_limit_error        too many wrong admin tokens
     └── UpstreamError          502  upstream_error          upstream unreachable / broken
         └── UpstreamTimeoutError 504 upstream_timeout        no answer in time
 
@@ -31,11 +32,13 @@ class ProxyError(Exception):
     type = "proxy_error"
     code: str | None = None
 
-    def __init__(self, message: str, *, code: str | None = None, param: str | None = None):
+    def __init__(self, message: str, *, code: str | None = None, param: str | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(message)
         self.message = message
         self.code = code or self.code
         self.param = param
+        self.headers = headers or {}
 
     def body(self) -> dict[str, Any]:
         """Return the error as OpenAI's ``{"error": {...}}`` dict."""
@@ -59,6 +62,18 @@ class ClientKeyRejectedError(UnauthorizedError):
     shape for a wrong key: ``invalid_request_error`` / ``invalid_api_key``)."""
 
     status, type, code = 401, "invalid_request_error", "invalid_api_key"
+
+
+class TooManyFailuresError(ProxyError):
+    """This address sent too many wrong admin tokens lately (:mod:`proxy.throttle`);
+    ``Retry-After`` says when it may try again."""
+
+    status, type, code = 429, "rate_limit_error", "too_many_failed_attempts"
+
+    def __init__(self, retry_after: int):
+        super().__init__(f"too many wrong admin tokens from this address; try again in"
+                         f" {retry_after} s", headers={"Retry-After": str(retry_after)})
+        self.retry_after = retry_after
 
 
 class CrossSiteRequestError(ProxyError):
@@ -89,8 +104,9 @@ def error_body(
 
 
 def error_response(exc: ProxyError, request_id: str | None = None) -> web.Response:
-    """Render ``exc`` as a JSON ``web.Response`` carrying ``x-lcm-request-id``."""
-    headers = {"x-lcm-request-id": request_id} if request_id else None
+    """Render ``exc`` as a JSON ``web.Response`` carrying ``x-lcm-request-id`` and
+    the error's own headers (``Retry-After``)."""
+    headers = {**exc.headers, **({"x-lcm-request-id": request_id} if request_id else {})}
     return web.Response(
         status=exc.status,
         body=orjson.dumps(exc.body()),

@@ -43,7 +43,7 @@ def _op(summary: str, params: list[dict[str, Any]] | None = None, *,
         op["requestBody"] = {"required": True, "content": {"application/json": {
             "schema": body}}}
     if auth:
-        for code in (401, 403, *errors):
+        for code in (401, 403, 429, *errors):
             op["responses"][str(code)] = _ERROR
     else:
         op["security"] = []
@@ -129,8 +129,9 @@ def document(version: str) -> dict[str, Any]:
             "description": (
                 "Operator API of lcm-proxy: see, search, correct and delete what the proxy"
                 " remembers. Bearer admin token (proxy.admin_token / LCM_ADMIN_TOKEN); with"
-                " no token configured only loopback clients are served. Every read takes"
-                " tenant and role filters."),
+                " no token configured only loopback clients are served. After 10 wrong"
+                " tokens from one address in 5 minutes it gets 429 (Retry-After). Every"
+                " read takes tenant and role filters."),
         },
         "servers": [{"url": "/"}],
         "security": [{"adminToken": []}],

@@ -87,6 +87,7 @@ class ProxySettings:
     use ``/v1/``; empty allows every key. From the environment: comma-separated.
     ``allowed_hosts``: ``Host`` names served besides loopback ones while ``host`` is
     a loopback address (``proxy.middlewares.check_host``); ``*`` serves any.
+    ``ui_session_seconds``: how long an inspector sign-in lasts (:mod:`proxy.uisession`).
     """
 
     host: str = "127.0.0.1"
@@ -96,6 +97,7 @@ class ProxySettings:
     tenant: str = ""
     tenant_salt: str = ""
     admin_token: str = ""
+    ui_session_seconds: int = field(default=8 * 3600, metadata=rng(60, 30 * 86400))
     require_client_keys: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
     max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=rng(1024, 1 << 31))

@@ -105,6 +105,8 @@ async def test_every_admin_route_requires_the_token(guarded: RunningProxy,
             assert status == 401, (method, url, headers)
             assert body["error"]["type"] == "authentication_error"
             assert set(body["error"]) == {"message", "type", "param", "code"}
+        # the right token clears this address's wrong ones (else 429 after ten)
+        assert (await call(http, guarded, "GET", "/lcm/v1/status"))[0] == 200
     # nothing was purged by the refused calls
     assert count(guarded, "SELECT COUNT(*) FROM messages WHERE tenant=?", pop.tenant_b) > 0
 
@@ -144,12 +146,14 @@ async def test_without_a_token_a_foreign_host_header_is_refused(
 def _mocked(peer: tuple[str, int], token: str, headers: dict[str, str] | None = None) -> Any:
     from unittest import mock
 
-    from proxy.appkeys import SETTINGS
+    from proxy.appkeys import AUTH_THROTTLE, SETTINGS
     from proxy.settings import load_settings
+    from proxy.throttle import FailureThrottle
 
     settings = load_settings(None, environ={}, overrides={"proxy": {"admin_token": token}})
+    state = {SETTINGS: settings, AUTH_THROTTLE: FailureThrottle()}
     app = mock.MagicMock()
-    app.__getitem__.side_effect = lambda key: settings if key is SETTINGS else None
+    app.__getitem__.side_effect = state.get
     transport = mock.Mock()
     transport.get_extra_info.side_effect = lambda name, default=None: (
         peer if name == "peername" else default)

@@ -394,6 +394,11 @@ async def test_inspector_in_chromium(guarded: RunningProxy) -> None:
             await first.locator("a").first.click()
             await page.wait_for_url("**/lcm/ui/items/**")
             await page.screenshot(path=str(SHOTS / "inspector-item.png"), full_page=True)
+            # sign out: back to the sign-in form, and the session cookie is gone
+            await page.click("form.signout button")
+            await page.wait_for_url(f"{guarded.root}/lcm/ui")
+            assert await page.locator("form[action='/lcm/ui/login']").count() == 1
+            assert "lcm_admin" not in {c["name"] for c in await context.cookies()}
         finally:
             await browser.close()
     status = sql_read(guarded.engine, lambda c: c.execute(

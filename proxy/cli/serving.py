@@ -17,7 +17,34 @@ from proxy.settings import data_dir_path
 from proxy.upstream import shown_url
 
 ADMIN_TOKEN_MIN_CHARS = 16
-"""Shorter admin tokens get a warning at start: nothing slows down guessing them."""
+"""Shorter admin tokens get a warning at start: the throttle (:mod:`proxy.throttle`)
+slows one address's guesses, not those of many addresses."""
+
+
+TOKEN_FILE_MAX_CHARS = 4096
+"""More than this in an admin token file is not a token (and ``/dev/zero`` ends)."""
+
+
+def read_token_file(path: str) -> str:
+    """The admin token in the file at ``path``: its one line, without the line break.
+
+    Raises :class:`CliError` (naming the file, never its content) when the file
+    cannot be read as UTF-8 text, is empty, or holds more than one line.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:  # universal newlines: "\r\n" reads as "\n"
+            text = fh.read(TOKEN_FILE_MAX_CHARS + 1)
+    except UnicodeDecodeError as exc:
+        raise CliError(f"the admin token file {path} is not UTF-8 text") from exc
+    except OSError as exc:
+        raise CliError(f"cannot read the admin token file {path}: {exc.strerror or exc}"
+                       ) from exc
+    token = text.removesuffix("\n")
+    if not token.strip():
+        raise CliError(f"the admin token file {path} is empty")
+    if "\n" in token or len(text) > TOKEN_FILE_MAX_CHARS:
+        raise CliError(f"the admin token file {path} must hold the token alone, on one line")
+    return token
 
 
 @click.command()
@@ -30,11 +57,15 @@ ADMIN_TOKEN_MIN_CHARS = 16
 @click.option("--upstream-api-key", default=None, envvar=None,
               help="Replace the client's Authorization with this key (prefer env "
                    "LCM_UPSTREAM_API_KEY).")
-@click.option("--admin-token", default=None, help="Bearer token for /lcm/ admin routes.")
+@click.option("--admin-token", default=None,
+              help="Bearer token for /lcm/ admin routes (visible in ps: prefer env "
+                   "LCM_ADMIN_TOKEN or --admin-token-file).")
+@click.option("--admin-token-file", default=None, metavar="PATH",
+              help="Read the admin token from this file (one line).")
 @click.option("--log-level", default=None, help="DEBUG, INFO, WARNING… (default INFO).")
 def serve(config: str | None, host: str | None, port: int | None, upstream: str | None,
           data_dir: str | None, upstream_api_key: str | None, admin_token: str | None,
-          log_level: str | None) -> None:
+          admin_token_file: str | None, log_level: str | None) -> None:
     """Run the proxy (the main job). Point your SDK's base_url at http://HOST:PORT/v1."""
     from aiohttp import web
 
@@ -44,6 +75,16 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
     from proxy.cli.preflight import DataDirBusy, DataDirLock, bind_sockets, data_dir_problems
     from proxy.log import setup_logging
 
+    if admin_token is not None and admin_token_file is not None:
+        raise CliError("give --admin-token or --admin-token-file, not both")
+    if admin_token is not None:
+        click.echo(
+            "warning: --admin-token shows the token to every local user (ps,"
+            " /proc/PID/cmdline); set LCM_ADMIN_TOKEN or use --admin-token-file PATH",
+            err=True,
+        )
+    if admin_token_file is not None:
+        admin_token = read_token_file(admin_token_file)
     settings = cli_settings(
         config,
         {

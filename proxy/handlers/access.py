@@ -1,9 +1,12 @@
 """Who may use the ``/lcm/`` admin API and the inspector.
 
-- With ``proxy.admin_token`` set (``LCM_ADMIN_TOKEN``, ``--admin-token``): every
+- With ``proxy.admin_token`` set (``LCM_ADMIN_TOKEN``, ``--admin-token-file``): every
   request needs ``Authorization: Bearer <token>``, compared in constant time
   (``hmac.compare_digest``); missing or wrong → 401 ``authentication_error``. The
-  read-only inspector also accepts its session cookie (an HMAC of the token).
+  read-only inspector also accepts its session cookie (signed with the token,
+  valid for ``proxy.ui_session_seconds``: :mod:`proxy.uisession`). An address
+  that sent too many wrong tokens lately gets 429 ``rate_limit_error`` with
+  ``Retry-After``, even for the right one (:mod:`proxy.throttle`).
 - With no token: only loopback peers whose ``Host`` is a loopback name are served.
   The peer address is read from the socket, never from forwarded headers; the
   ``Host`` check defeats DNS rebinding. Anything else → 403 ``permission_error``.
@@ -17,12 +20,16 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import time
+from typing import Literal
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from proxy.appkeys import SETTINGS
-from proxy.errors import BadRequestError, ProxyError, UnauthorizedError
+from proxy.appkeys import AUTH_THROTTLE, SETTINGS, UI_SESSIONS
+from proxy.errors import BadRequestError, ProxyError, TooManyFailuresError, UnauthorizedError
+from proxy.throttle import address_key
+from proxy.uisession import session_is_live, session_issued, session_value
 
 UI_COOKIE = "lcm_admin"
 
@@ -40,11 +47,39 @@ def _is_loopback_ip(host: str) -> bool:
     return bool((mapped or ip).is_loopback)
 
 
-def peer_is_loopback(request: web.Request) -> bool:
-    """True when the TCP peer of ``request`` is a loopback address (socket, not headers)."""
+def _peer(request: web.Request) -> str | None:
     transport = request.transport
     peer = transport.get_extra_info("peername") if transport is not None else None
-    return isinstance(peer, (tuple, list)) and bool(peer) and _is_loopback_ip(str(peer[0]))
+    return str(peer[0]) if isinstance(peer, (tuple, list)) and peer else None
+
+
+def peer_is_loopback(request: web.Request) -> bool:
+    """True when the TCP peer of ``request`` is a loopback address (socket, not headers)."""
+    peer = _peer(request)
+    return peer is not None and _is_loopback_ip(peer)
+
+
+def client_key(request: web.Request) -> str:
+    """What wrong tokens from ``request`` count under: its socket peer's address
+    (:func:`proxy.throttle.address_key`), never a forwarded header, which the
+    client writes itself."""
+    return address_key(_peer(request))
+
+
+def check_token(request: web.Request, presented: str) -> None:
+    """Raise unless ``presented`` is the admin token, counting a wrong one against
+    the client's address: :class:`TooManyFailuresError` (429) while that address
+    is throttled, even for the right token; :class:`UnauthorizedError` (401) for a
+    wrong one. The right one clears the address's count."""
+    token = request.app[SETTINGS].proxy.admin_token
+    throttle = request.app[AUTH_THROTTLE]
+    key = client_key(request)
+    if wait := throttle.retry_after(key):
+        raise TooManyFailuresError(wait)
+    if not hmac.compare_digest(presented.encode(), token.encode()):
+        throttle.failed(key)
+        raise UnauthorizedError("invalid admin token")
+    throttle.succeeded(key)
 
 
 def host_is_loopback(host: str | None) -> bool:
@@ -58,34 +93,58 @@ def host_is_loopback(host: str | None) -> bool:
     return name == "localhost" or name.endswith(".localhost") or _is_loopback_ip(name)
 
 
-def ui_session_value(token: str) -> str:
-    """The inspector's cookie value for ``token``: an HMAC, never the token itself."""
-    return hmac.new(token.encode(), b"lcm-ui-session-v1", "sha256").hexdigest()
+def new_ui_session(request: web.Request) -> str:
+    """A session cookie value issued now (the admin token must be set)."""
+    return session_value(request.app[SETTINGS].proxy.admin_token, time.time_ns() // 1_000_000)
 
 
-def require_admin(request: web.Request, *, cookie_ok: bool = False) -> None:
-    """Raise unless ``request`` may use the admin API (see module docstring).
+def has_ui_session(request: web.Request) -> bool:
+    """True when ``request`` carries a live inspector session (:mod:`proxy.uisession`)."""
+    settings = request.app[SETTINGS].proxy
+    cookie = request.cookies.get(UI_COOKIE, "")
+    if not settings.admin_token or not cookie:
+        return False
+    issued = session_issued(cookie, settings.admin_token)
+    return issued is not None and session_is_live(
+        issued, time.time_ns() // 1_000_000, settings.ui_session_seconds, request.app[UI_SESSIONS])
+
+
+def end_ui_sessions(request: web.Request) -> None:
+    """Sign out: every session issued until now stops being valid."""
+    request.app[UI_SESSIONS].not_before_ms = time.time_ns() // 1_000_000
+
+
+Access = Literal["bearer", "cookie", "loopback"]
+"""How :func:`require_admin` let a request in."""
+
+
+def require_admin(request: web.Request, *, cookie_ok: bool = False) -> Access:
+    """Raise unless ``request`` may use the admin API (see module docstring); return
+    how it got in.
 
     ``cookie_ok``: also accept the inspector's session cookie (read-only UI pages).
-    Raises ``UnauthorizedError`` (401) or ``AdminForbiddenError`` (403).
+    Raises ``UnauthorizedError`` (401), ``TooManyFailuresError`` (429) or
+    ``AdminForbiddenError`` (403).
     """
     token = request.app[SETTINGS].proxy.admin_token
     if token:
         auth = request.headers.get("Authorization", "")
         presented = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
         if presented:
-            if not hmac.compare_digest(presented.encode(), token.encode()):
-                raise UnauthorizedError("invalid admin token")
-            return
-        cookie = request.cookies.get(UI_COOKIE, "") if cookie_ok else ""
-        if cookie and hmac.compare_digest(cookie.encode(), ui_session_value(token).encode()):
-            return
+            check_token(request, presented)
+            return "bearer"
+        if cookie_ok and has_ui_session(request):
+            return "cookie"
+        if cookie_ok and request.cookies.get(UI_COOKIE):
+            raise UnauthorizedError("the inspector session has expired or was signed out;"
+                                    " sign in again", code="admin_session_expired")
         raise UnauthorizedError("admin token required: send Authorization: Bearer <token>",
                                 code="admin_token_required")
     if not peer_is_loopback(request) or not host_is_loopback(request.host):
         raise AdminForbiddenError(
             "no admin token is configured, so the admin API answers loopback clients only;"
             " set proxy.admin_token (LCM_ADMIN_TOKEN) to allow remote access")
+    return "loopback"
 
 
 def require_write(request: web.Request) -> None:

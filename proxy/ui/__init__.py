@@ -1,10 +1,12 @@
 """The web inspector at ``/lcm/ui`` (server-rendered HTML, no scripts).
 
-Same access rule as the admin API (``proxy.handlers.admin.require_admin``); a browser
-that cannot send a bearer header signs in once through a form that sets an HttpOnly
-cookie holding an HMAC of the token. Every stored string is escaped, and a strict
-Content-Security-Policy (no scripts at all) backs the escaping up. The one change it
-makes, retracting an item, needs a CSRF token (``proxy.ui.pages.retract``).
+Same access rule as the admin API (``proxy.handlers.access.require_admin``); a
+browser that cannot send a bearer header signs in through a form that sets an
+HttpOnly session cookie, signed with the token and valid for
+``proxy.ui_session_seconds``, and signs out with a button (``proxy.ui.signin``).
+Every stored string is escaped, and a strict Content-Security-Policy (no scripts at
+all) backs the escaping up. The one change it makes, retracting an item, needs a
+CSRF token (``proxy.ui.pages.retract``).
 """
 
 from proxy.ui import pages, requests

@@ -56,6 +56,7 @@ ul.tree li{margin:4px 0}ul.tree.top{border-left:none;padding-left:0}
 .chain{margin:4px 0}.chain .arrow{color:#5b6472;padding:0 6px}
 form.search input[type=text]{width:320px;padding:4px}
 .muted{color:#5b6472}
+header form.signout{margin-left:auto}
 .cols{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}
 .cols>section{flex:1 1 480px;min-width:0}
 .part{font-size:11px;font-weight:700;text-transform:uppercase;letter-spacing:.04em;
@@ -99,8 +100,10 @@ def link(href: str, text: Any) -> str:
     return f'<a href="{e(href)}">{e(text)}</a>'
 
 
-def page(title: str, body: str, *, tenant: str | None = None) -> str:
-    """A whole HTML document: navigation (keeping the tenant filter) and ``body``."""
+def page(title: str, body: str, *, tenant: str | None = None,
+         signout: str | None = None) -> str:
+    """A whole HTML document: navigation (keeping the tenant filter) and ``body``;
+    with ``signout`` (the CSRF token), a sign-out button."""
     scope = f' <span class="badge">tenant {e(tenant)}</span>' if tenant else ""
     nav = " ".join(link(url(p, tenant=tenant), label) for p, label in (
         ("/lcm/ui", "Threads"), ("/lcm/ui/requests", "Requests"),
@@ -109,10 +112,14 @@ def page(title: str, body: str, *, tenant: str | None = None) -> str:
               f'<input type="hidden" name="tenant" value="{e(tenant or "")}">'
               f'<input type="text" name="q" placeholder="search memory" aria-label="search">'
               f' <button type="submit">Search</button></form>')
+    signout_form = ("" if signout is None else
+                    '<form class="signout" method="post" action="/lcm/ui/logout">'
+                    f'<input type="hidden" name="csrf" value="{e(signout)}">'
+                    '<button type="submit">Sign out</button></form>')
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
             f"<title>{e(title)} · lcm-proxy</title><style>{_CSS}</style></head><body>"
-            f"<header><b>lcm-proxy inspector</b>{nav}{scope}{search}</header>"
+            f"<header><b>lcm-proxy inspector</b>{nav}{scope}{search}{signout_form}</header>"
             f"<main><h1>{e(title)}</h1>{body}</main></body></html>")
 
 

@@ -1,8 +1,7 @@
 """Inspector pages: threads, one thread (messages, branches, forest, last injection),
 the request log and what each upstream received, memory items (paged, filtered) with
-their supersession chains, and search. Two POSTs: the sign-in form (sets the session
-cookie) and retracting an item, which needs the page's CSRF token (see
-:func:`retract`).
+their supersession chains, and search; retracting an item, which needs the page's
+CSRF token (see :func:`retract`). Signing in and out: :mod:`proxy.ui.signin`.
 
 Each page takes the ``tenant`` (and ``role``) query filter like the admin API and
 reads through the same scoped engine methods, so the inspector shows exactly what
@@ -11,11 +10,8 @@ the API would.
 
 from __future__ import annotations
 
-import hmac
-import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import orjson
 from aiohttp import web
@@ -23,13 +19,7 @@ from aiohttp import web
 from memory_core.errors import NotFoundError
 from memory_core.tools.refs import parse_id
 from proxy.appkeys import AENGINE, ENGINE, SETTINGS
-from proxy.errors import UnauthorizedError
-from proxy.handlers.access import (
-    UI_COOKIE,
-    host_is_loopback,
-    require_admin,
-    ui_session_value,
-)
+from proxy.handlers.access import host_is_loopback
 from proxy.ui.html import (
     SECURITY_HEADERS,
     budget_bar,
@@ -38,7 +28,6 @@ from proxy.ui.html import (
     explain_table,
     forest,
     link,
-    page,
     pager,
     section_table,
     status_badge,
@@ -46,6 +35,7 @@ from proxy.ui.html import (
     url,
     when,
 )
+from proxy.ui.signin import csrf_refusal, csrf_token, guard, login, logout, respond
 
 T = TypeVar("T")
 
@@ -55,55 +45,11 @@ async def _run(request: web.Request, fn: Callable[..., T], *args: Any) -> T:
     return await request.app[AENGINE].read(fn, *args)
 
 
-CSRF_COOKIE = "lcm_csrf"
-"""The inspector's CSRF token: a random value in a SameSite=Strict, HttpOnly cookie,
-repeated in a hidden field of every form that changes something (double submit)."""
-
-_CSRF_NEW = web.RequestKey("lcm_csrf_new", str)
-
-
-def csrf_token(request: web.Request) -> str:
-    """This browser's CSRF token (from its cookie, else a new one that the page's
-    response sets as the cookie)."""
-    token = request.cookies.get(CSRF_COOKIE, "")
-    if len(token) < 32:
-        token = request.get(_CSRF_NEW) or secrets.token_urlsafe(32)
-        request[_CSRF_NEW] = token
-    return token
-
-
-def _html(body: str, status: int = 200, request: web.Request | None = None
-          ) -> web.Response:
-    resp = web.Response(status=status, text=body, content_type="text/html",
-                        charset="utf-8", headers=SECURITY_HEADERS)
-    if request is not None and request.get(_CSRF_NEW):
-        resp.set_cookie(CSRF_COOKIE, request[_CSRF_NEW], httponly=True, samesite="Strict",
-                        path="/lcm/ui", secure=request.secure)
-    return resp
-
-
 def _query_int(request: web.Request, name: str, default: int, high: int) -> int:
     try:
         return max(0, min(high, int(request.query.get(name, "") or default)))
     except ValueError:
         return default
-
-
-def _login_page(message: str = "") -> web.Response:
-    note = f'<p class="muted">{e(message)}</p>' if message else ""
-    form = ('<form method="post" action="/lcm/ui/login"><label>Admin token '
-            '<input type="password" name="token" autocomplete="current-password"></label>'
-            ' <button type="submit">Sign in</button></form>')
-    return _html(page("Sign in", note + form), 401)
-
-
-def _guard(request: web.Request) -> web.Response | None:
-    """The login page when the token is set and missing; raises 403 off loopback."""
-    try:
-        require_admin(request, cookie_ok=True)
-    except UnauthorizedError as exc:
-        return _login_page(exc.message)
-    return None
 
 
 def _filters(request: web.Request) -> tuple[str | None, str | None]:
@@ -112,22 +58,9 @@ def _filters(request: web.Request) -> tuple[str | None, str | None]:
     return tenant, role
 
 
-async def login(request: web.Request) -> web.StreamResponse:
-    """``POST /lcm/ui/login`` (form ``token``) → cookie and 303 to ``/lcm/ui``."""
-    token = request.app[SETTINGS].proxy.admin_token
-    form = await request.post()
-    presented = str(form.get("token", ""))
-    if not token or not hmac.compare_digest(presented.encode(), token.encode()):
-        return _login_page("wrong token" if token else "no admin token is configured")
-    resp = web.Response(status=303, headers={"Location": "/lcm/ui", **SECURITY_HEADERS})
-    resp.set_cookie(UI_COOKIE, ui_session_value(token), httponly=True, samesite="Strict",
-                    path="/lcm/", secure=request.secure)
-    return resp
-
-
 async def index(request: web.Request) -> web.Response:
     """``GET /lcm/ui`` → tenants (unfiltered) and the threads list."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     engine = request.app[ENGINE]
     tenant, role = _filters(request)
@@ -153,7 +86,7 @@ async def index(request: web.Request) -> web.Response:
     out.append(f"<h2>Threads ({e(data['total'])})</h2>" + table(
         ("thread", "first user message", "role", "session", "messages", "branch", "updated",
          "tenant"), rows, "no threads"))
-    return _html(page("Threads", "".join(out), tenant=tenant))
+    return respond(request, "Threads", "".join(out), tenant=tenant)
 
 
 def _message_html(m: dict[str, Any], tenant: str | None) -> str:
@@ -182,7 +115,7 @@ def _message_html(m: dict[str, Any], tenant: str | None) -> str:
 
 async def thread_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/threads/{thread_id}``: messages, forest, last injection, task state."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     engine = request.app[ENGINE]
     tenant, role = _filters(request)
@@ -190,7 +123,7 @@ async def thread_page(request: web.Request) -> web.Response:
         tid = parse_id(request.match_info["thread_id"])
         detail = await _run(request, lambda: engine.thread_detail(tid, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
-        return _html(page("Not found", "<p>no such thread</p>", tenant=tenant), 404)
+        return respond(request, "Not found", "<p>no such thread</p>", tenant=tenant, status=404)
     t = detail["thread"]
     head = table(("tenant", "role", "session", "parent thread", "fork at", "created",
                   "updated"), [(e(t["tenant"]), e(t["role"]), e(t["session"] or "-"),
@@ -221,7 +154,7 @@ async def thread_page(request: web.Request) -> web.Response:
             f"<h2>Messages ({len(detail['messages'])}, root → head)</h2>"
             f"<p>branch points: {bp or 'none'}</p>"
             + "".join(_message_html(m, tenant) for m in detail["messages"]))
-    return _html(page(f"Thread #{tid}", body, tenant=tenant))
+    return respond(request, f"Thread #{tid}", body, tenant=tenant)
 
 
 _ITEM_FILTERS = ("status", "kind", "role", "thread", "text")
@@ -231,7 +164,7 @@ async def items_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/items``: supersession chains of the scope, then its items, paged
     (``offset``, ``limit`` ≤ 500) and filtered (``kind``, ``status``, ``role``,
     ``thread``, ``text``), each active one with a retract form."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     engine = request.app[ENGINE]
     tenant, role = _filters(request)
@@ -241,8 +174,8 @@ async def items_page(request: web.Request) -> web.Response:
         try:
             thread = parse_id(q["thread"], what="thread")
         except ValueError:
-            return _html(page("Memory items", "<p>thread must be a thread id</p>",
-                              tenant=tenant), 400)
+            return respond(request, "Memory items", "<p>thread must be a thread id</p>",
+                           tenant=tenant, status=400)
     limit = _query_int(request, "limit", 100, 500) or 100
     offset = _query_int(request, "offset", 0, 1 << 40)
     data = await _run(request, lambda: engine.list_items(
@@ -280,7 +213,7 @@ async def items_page(request: web.Request) -> web.Response:
             + table(("id", "kind", "status", "text", "number", "condition", "supersedes",
                      "superseded by", "source msg", "role", "tenant", ""), rows, "no items")
             + paging)
-    return _html(page("Memory items", body, tenant=tenant), request=request)
+    return respond(request, "Memory items", body, tenant=tenant)
 
 
 def _item_filters(tenant: str | None, q: dict[str, str | None]) -> str:
@@ -312,14 +245,14 @@ def _retract_form(item_id: int, token: str, tenant: str | None) -> str:
 
 async def item_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/items/{item_id}``: one item, its chain, revisions and source."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     return await _inspect_page(request, "item", request.match_info["item_id"])
 
 
 async def message_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/messages/{message_id}``: one message with its thread and items."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     return await _inspect_page(request, "msg", request.match_info["message_id"])
 
@@ -334,7 +267,8 @@ async def _inspect_page(request: web.Request, kind: str, raw_id: str) -> web.Res
         info = None
     if info is None or (tenant is not None and info.get("tenant") != tenant) or (
             role is not None and info.get("role") != role):
-        return _html(page("Not found", f"<p>no such {what.lower()}</p>", tenant=tenant), 404)
+        return respond(request, "Not found", f"<p>no such {what.lower()}</p>",
+                       tenant=tenant, status=404)
     thread = info.get("thread_id")
     head = []
     if thread:
@@ -351,7 +285,7 @@ async def _inspect_page(request: web.Request, kind: str, raw_id: str) -> web.Res
                                         for k, v in info.items()
                                         if k not in ("message", "raw_json")))
     body = f"<p>{' · '.join(head)}</p>{action}{fields}"
-    return _html(page(f"{what} {kind}:{ident}", body, tenant=tenant), request=request)
+    return respond(request, f"{what} {kind}:{ident}", body, tenant=tenant)
 
 
 def _shown(key: str, value: Any) -> str:
@@ -372,32 +306,28 @@ async def retract(request: web.Request) -> web.StreamResponse:
     in constant time; otherwise 403 and nothing changes. 404 for an item outside
     the ``tenant``/``role`` filter.
     """
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     tenant, role = _filters(request)
-    origin = request.headers.get("Origin")
-    if origin is not None and (origin == "null" or urlsplit(origin).netloc != request.host):
-        return _forbidden(tenant, "cross-origin request refused")
     form = await request.post()
-    cookie = request.cookies.get(CSRF_COOKIE, "")
-    sent = str(form.get("csrf", ""))
-    if len(cookie) < 32 or not hmac.compare_digest(sent.encode(), cookie.encode()):
-        return _forbidden(tenant, "missing or wrong CSRF token: reload the page and retry")
+    if (why := csrf_refusal(request, form)) is not None:
+        return _forbidden(request, tenant, why)
     if not request.app[SETTINGS].proxy.admin_token and not host_is_loopback(request.host):
-        return _forbidden(tenant, "no admin token is configured")
+        return _forbidden(request, tenant, "no admin token is configured")
     try:
         ident = parse_id(request.match_info["item_id"])
         reason = str(form.get("reason", "")).strip()[:500] or "retracted in the inspector"
         await _run(request, lambda: request.app[ENGINE].retract_in_scope(
             ident, reason, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
-        return _html(page("Not found", "<p>no such memory item</p>", tenant=tenant), 404)
+        return respond(request, "Not found", "<p>no such memory item</p>", tenant=tenant,
+                       status=404)
     back = url("/lcm/ui/items", tenant=tenant, retracted=ident)
     return web.Response(status=303, headers={"Location": back, **SECURITY_HEADERS})
 
 
-def _forbidden(tenant: str | None, why: str) -> web.Response:
-    return _html(page("Refused", f"<p>{e(why)}</p>", tenant=tenant), 403)
+def _forbidden(request: web.Request, tenant: str | None, why: str) -> web.Response:
+    return respond(request, "Refused", f"<p>{e(why)}</p>", tenant=tenant, status=403)
 
 
 SEARCH_MODES = ("hybrid", "keyword", "bm25", "vector")
@@ -410,14 +340,14 @@ terms found (any scope); ``bm25``/``vector``: one index of one tenant and role."
 async def search_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/search?q=&mode=``: hits with their score and links to the item,
     message, or thread; the mode that ran is stated (see :data:`SEARCH_MODES`)."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     tenant, role = _filters(request)
     query = request.query.get("q", "").strip()
     mode = request.query.get("mode", "").strip() or "hybrid"
     if mode not in SEARCH_MODES:
-        return _html(page("Search", f"<p>unknown mode {e(mode)}; use one of"
-                          f" {e(', '.join(SEARCH_MODES))}</p>", tenant=tenant), 400)
+        return respond(request, "Search", f"<p>unknown mode {e(mode)}; use one of"
+                       f" {e(', '.join(SEARCH_MODES))}</p>", tenant=tenant, status=400)
     form = _search_form(tenant, role, query, mode)
     body = form + '<p class="muted">type a query</p>'
     across = mode == "hybrid" and (tenant is None or role is None)
@@ -444,11 +374,12 @@ async def search_page(request: web.Request) -> web.Response:
                 rows = await _run(request, lambda: request.app[ENGINE].search_indexed(
                     query, tenant=tenant, role=role, mode=mode, limit=100))
             except ValueError as exc:
-                return _html(page("Search", form + f"<p>{e(exc)}</p>", tenant=tenant), 400)
+                return respond(request, "Search", form + f"<p>{e(exc)}</p>", tenant=tenant,
+                               status=400)
             unit = {"bm25": "BM25", "vector": "cosine similarity",
                     "hybrid": "fused rank score plus boosts"}[mode]
             body = form + _hits_table(rows, query, mode, unit, tenant)
-    return _html(page("Search", body, tenant=tenant))
+    return respond(request, "Search", body, tenant=tenant)
 
 
 def _search_form(tenant: str | None, role: str | None, query: str, mode: str) -> str:
@@ -498,4 +429,5 @@ ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", "/lcm/ui/messages/{message_id}", message_page),
     ("GET", "/lcm/ui/search", search_page),
     ("POST", "/lcm/ui/login", login),
+    ("POST", "/lcm/ui/logout", logout),
 ]

@@ -23,14 +23,14 @@ from proxy.ui.html import (
     e,
     explain_table,
     link,
-    page,
     pager,
     section_table,
     table,
     url,
     when,
 )
-from proxy.ui.pages import _filters, _guard, _html, _query_int, _run
+from proxy.ui.pages import _filters, _query_int, _run
+from proxy.ui.signin import guard, respond
 
 _BODY_CHARS = 200_000
 """Characters of one message (or of the raw body) shown before it is cut."""
@@ -64,13 +64,14 @@ def _usage(u: dict[str, Any] | None) -> str:
 
 async def request_log_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/requests`` (``tenant``, ``role``, ``thread``, ``offset``, ``limit``)."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     tenant, role = _filters(request)
     try:
         thread = int(request.query["thread"]) if request.query.get("thread") else None
     except ValueError:
-        return _html(page("Requests", "<p>thread must be a thread id</p>", tenant=tenant), 400)
+        return respond(request, "Requests", "<p>thread must be a thread id</p>", tenant=tenant,
+                       status=400)
     limit = _query_int(request, "limit", 50, 500) or 50
     offset = _query_int(request, "offset", 0, 1 << 40)
     data = await _run(request, lambda: request.app[ENGINE].request_log(
@@ -99,7 +100,7 @@ async def request_log_page(request: web.Request) -> web.Response:
         ("time", "request", "thread", "role", "model", "status", "latency",
          "tokens in → out", "memory", "client → upstream body"), rows,
         "no requests recorded yet") + paging
-    return _html(page("Requests", body, tenant=tenant))
+    return respond(request, "Requests", body, tenant=tenant)
 
 
 def _message_html(m: dict[str, Any]) -> str:
@@ -127,14 +128,15 @@ def _message_html(m: dict[str, Any]) -> str:
 
 async def request_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/requests/{request_id}``: the forwarded body and its explain."""
-    if (denied := _guard(request)) is not None:
+    if (denied := guard(request)) is not None:
         return denied
     tenant, role = _filters(request)
     rid = request.match_info["request_id"]
     fw = await _run(request, lambda: request.app[ENGINE].forwarded(rid, tenant=tenant, role=role))
     if fw is None:
-        return _html(page("Not found", "<p>no forwarded body recorded for this request"
-                          " (not kept, purged, or outside the filter)</p>", tenant=tenant), 404)
+        return respond(request, "Not found", "<p>no forwarded body recorded for this request"
+                       " (not kept, purged, or outside the filter)</p>", tenant=tenant,
+                       status=404)
     th = fw["thread_id"]
     head = table(("request", "time", "tenant", "role", "thread", "model", "status",
                   "latency", "tokens in → out", "memory", "body"), [(
@@ -187,7 +189,7 @@ async def request_page(request: web.Request) -> web.Response:
     body = (f"{head}{note}<div class=cols><section id=forwarded><h2>What the upstream"
             f" received</h2>{left}</section><section id=explain><h2>Injection</h2>{right}"
             "</section></div>")
-    return _html(page(f"Request {rid}", body, tenant=tenant))
+    return respond(request, f"Request {rid}", body, tenant=tenant)
 
 
 def _tool_name(t: Any) -> str:
