@@ -49,6 +49,10 @@ WITHDRAWN = [  # (message, the phrase naming what is withdrawn)
     ("200字の制限はもういいです。", "200字の制限"),
     ("フォーマットの指定はなしでお願いします。", "フォーマットの指定"),
     ("さっき言った敬語のルールは忘れてください。", "敬語のルール"),
+    ("You can stop adding emojis.", "adding emojis"),
+    ("You don't need the ticket ID prefix anymore.", "the ticket ID prefix"),
+    ("刚才说不写注释那条作废。", "不写注释"),
+    ("さっきの英語の例文の件は忘れてください。", "英語の例文"),
 ]
 
 
@@ -148,6 +152,8 @@ RETRACTED = [  # (what was set, how it is withdrawn)
     ("My manager is Dana.", "Forget what I said about Dana."),
     ("回答不要超过200字。", "算了，不用限制200字了。"),
     ("回答は200字以内にしてください。", "200字の制限はもういいです。"),
+    ("Only suggest recipes that take under 30 minutes.", "Scratch the 30-minute rule."),
+    ("Add an emoji at the end of each message.", "You can stop adding emojis."),
 ]
 
 
@@ -329,6 +335,13 @@ UPDATED = [  # (the old state, an update without "actually", the subject both ke
     ("My phone number is 555-0101.", "New phone number: 555-0199.", "phone number"),
     ("The team lead is Tom.", "Dana is the new team lead.", "team lead"),
     ("Our office is in Berlin.", "Our new office is in Lisbon.", "office"),
+    ("The Q3 marketing budget is $40k.", "Finance cut the Q3 marketing budget to $25k.",
+     "budget"),
+    ("The 2.4 release is planned for March 14.", "We pushed the 2.4 release to March 28.",
+     "release"),
+    ("接口超时时间设置为 30 秒。", "从明天起接口超时改为 10 秒。", "接口超时"),
+    ("私は大阪に住んでいます。", "先月から福岡に住んでいます。", "home"),
+    ("I'm on the payments team.", "I switched to the search team this sprint.", "search team"),
 ]
 
 

@@ -138,6 +138,7 @@ ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|�
                        r"|迁移到|不再")
 """Unmarked Chinese updates ("部署现在改成Argo CD了"); the match's start cuts the subject."""
 JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切り替え|に移行|今日から"
+                       r"|(?:先月|先週|今月|今週|昨日|去年|来月|来週|明日)から"
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました")."""
 # Replacements (the Chinese and Japanese forms of ``lexicon.EN_REPLACE``): 把X换成Y,

@@ -496,7 +496,7 @@ def _inflects(short: str, long: str) -> bool:
 def _has_term(term: str, have: frozenset[str]) -> bool:
     """Whether ``have`` holds ``term`` or a form of it the light stemmer leaves apart
     ("emoji"/"emojis", "format"/"formatting")."""
-    if term in have:
+    if term in have or term + term[-1:] in have:  # "adding" stems to "ad", "add" stays
         return True
     return len(term) >= 4 and any(
         len(h) >= 4 and (_inflects(term, h) or _inflects(h, term)) for h in have)
