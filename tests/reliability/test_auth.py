@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from proxy import cli
+from proxy import cli, uisession
 from proxy.handlers import access
 from tests.conftest import sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream
@@ -25,16 +25,22 @@ TOKEN = "admin-token-0123456789abcdef"
 
 
 # -- admin token ------------------------------------------------------------------------------
-def test_admin_token_is_compared_with_hmac_compare_digest_only() -> None:
-    """The token check uses ``hmac.compare_digest`` and no ``==``/``!=``/``in`` on the
-    token (a plain comparison leaks the matching prefix length through timing)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(access.require_admin)))
+@pytest.mark.parametrize("check", [access.check_token, uisession.session_issued])
+def test_admin_token_is_compared_with_hmac_compare_digest_only(check: Any) -> None:
+    """The token checks (the bearer token's, the inspector cookie's MAC) use
+    ``hmac.compare_digest`` and no ``==``/``!=``/``in`` on the secret (a plain
+    comparison leaks the matching prefix length through timing); ``require_admin``
+    compares through them."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(check)))
     calls = [ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
     assert calls.count("hmac.compare_digest") >= 1
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             names = {ast.unparse(x) for x in (node.left, *node.comparators)}
-            assert not names & {"token", "presented", "cookie"}, ast.unparse(node)
+            assert not names & {"token", "presented", "cookie", "mac"}, ast.unparse(node)
+    admin = ast.parse(textwrap.dedent(inspect.getsource(access.require_admin)))
+    called = {ast.unparse(n.func) for n in ast.walk(admin) if isinstance(n, ast.Call)}
+    assert {"check_token", "has_ui_session"} <= called
 
 
 async def test_admin_routes_need_the_exact_token(upstream: FakeUpstream,
