@@ -422,3 +422,27 @@ async def test_the_withdrawal_turn_itself_no_longer_carries_the_rule(
 def test_a_sibling_attribute_is_not_what_an_update_revises(engine: Engine, update: str) -> None:
     rows = stored(engine, ["The API timeout is 30 seconds.", update])
     assert [r["status"] for r in rows] == ["active", "active"], rows
+
+
+@pytest.mark.parametrize(("text", "kind", "subject"), [
+    ("例会在周二下午三点。", "fact", "例会"),  # 下午 is the afternoon, not 在…下
+    ("每周的例会定在周二下午三点。", "fact", "每周例会"),  # 每 opens the subject
+    ("周会在周一。", "fact", "周会"),  # 会 of a meeting is no modal
+    ("团队用飞书沟通。", "fact", "沟通"),  # a tool keyed by what it is used for
+    ("回复请用繁体中文。", "constraint", "回复"),  # a topic, 请 and an order
+    ("以后回复请用简体中文。", "constraint", "回复"),
+])
+def test_chinese_statements_the_rules_stored_nothing_for(text: str, kind: str,
+                                                         subject: str) -> None:
+    assert [(i.kind, i.subject) for i in extract(text)] == [(kind, subject)], extract(text)
+
+
+@pytest.mark.parametrize("text", ["这个请用英文写。", "麻烦请用英文。", "请用飞书沟通。",
+                                  "是的，好的。"])
+def test_chinese_requests_about_the_work_at_hand_stay_out(text: str) -> None:
+    assert extract(text) == [], extract(text)
+
+
+def test_a_chinese_meeting_moved_replaces_its_time(engine: Engine) -> None:
+    rows = stored(engine, ["每周的例会定在周二下午三点。", "例会改成每周三上午十点了。"])
+    assert [r["status"] for r in rows] == ["superseded", "active"], rows

@@ -28,14 +28,23 @@ _ZH_CLAUSE_END = re.compile(r"[，,。；;]")
 _ZH_PROPOSAL_LEAD = re.compile(r"^(?:把|将|用|使用|你|我们|咱们)")
 _ZH_COPULA = re.compile(
     r"(?<![但就还也只总要若于可倒真不])是|(?<![因作成认以])为|(?<![现正存所实])在|(?<![所没还只拥具])有"
-    r"|叫做|叫|等于|位于|设为|设置为|改到|改成|改为|定在|大概|大约|约为|已经|每|将|(?<!开)会(?!议)"
+    r"|叫做|叫|等于|位于|设为|设置为|改到|改成|改为|定在|大概|大约|约为|已经|每|将|(?<![开例周晨早班年大站社机聚约])会(?![议员话计])"
     r"|(?<!可)能|可以|需要|支持"
 )
 _ZH_META_NOUNS = frozenset(("问题", "事情", "事", "情况", "疑问", "重点", "关键"))
 _ZH_TARGET = re.compile(r"(?:做|作为|当作|当|来做|来当)(?P<t>[^，,。；吧了]{1,12})")
-_ZH_USE_FOR = re.compile(r"(?:用|使用|采用)[^，,。；]{1,30}?(?:来)?(?:做|作为|当作|跑|管理)"
-                         r"(?P<t>[^，,。；吧了的]{1,12})")
-"""A tool and the role it is used for (我们用Jenkins做CI, 用Redis来做缓存)."""
+_ZH_USE_FOR = re.compile(r"(?:用|使用|采用)[^，,。；]{1,30}?(?:来)?(?:(?:做|作为|当作|跑|管理)"
+                         r"(?P<t>[^，,。；吧了的]{1,12})|(?P<t2>沟通|交流|开发|部署|测试|托管|存储"
+                         r"|监控|打包|构建|记账|开会)(?=$|[，,。；了的吧]))")
+"""A tool and the role it is used for (我们用Jenkins做CI, 用Redis来做缓存, 团队用飞书沟通)."""
+_ZH_TOPIC_PLEASE = re.compile(r"^(?:以后|今后|往后|从现在起|从现在开始)?"
+                              r"(?P<topic>(?![这那你我您此该]|麻烦|劳驾|还是|另外|对了)"
+                              r"[^，,。；请]{2,8}?)(?:都|一律|统一)?请"
+                              r"(?:都|一律|统一)?(?:用|使用|保持|写|加上?|带上?|附上?|以|按照?)")
+"""A topic, then 请 and an order ("回复请用繁体中文"): a rule about that topic (not 这个请…:
+the material at hand)."""
+_ZH_USE_FOR_NOT = re.compile(r"^(?:请|你|您|帮|别|不要|能不能|可以)")
+"""A request to the assistant ("请用飞书沟通"), not a statement of the team's tool."""
 _ZH_CHOICE_TAIL = re.compile(r"[吧了啦呀，,。].*$")
 _ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么|哪里|哪儿|哪个|哪|几点|几|多少"
                                 r"|是否|是不是|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
@@ -102,7 +111,8 @@ def _has_words(text: str) -> bool:
 # --- Chinese ------------------------------------------------------------------------
 
 def _zh_subject_before(core: str) -> str | None:
-    m = _ZH_COPULA.search(core)
+    # the first copula after some words ("每周的例会定在…": 每 opens the subject)
+    m = next((x for x in _ZH_COPULA.finditer(core) if x.start() > 0 or x.group() != "每"), None)
     head = core[: m.start()] if m else core
     subject = cjk_key(head, "zh")
     if m and subject in _ZH_META_NOUNS:  # "问题是什么时候上线" is about 上线
@@ -181,6 +191,9 @@ def classify_zh(c: Clause) -> Verdict | None:
     if dec:
         rest = core[dec.start():] if dec.group().startswith("用") else core[dec.end():]
         return Verdict("decision", _zh_choice(rest) or cjk_key(core[: dec.start()], "zh"))
+    topic = _ZH_TOPIC_PLEASE.match(core)
+    if topic:  # "回复请用繁体中文", "代码请用四个空格缩进": an order about every reply/code
+        return Verdict("constraint", cjk_key(topic.group("topic"), "zh"))
     if lc.ZH_REQUEST.match(core):
         return None
     copula = _ZH_COPULA.search(core)
@@ -191,14 +204,17 @@ def classify_zh(c: Clause) -> Verdict | None:
     if hedged and copula is None:
         return None
     if copula is None and not _fixes(c) and not (first_person and len(core) >= 4):
-        return None
+        role = _ZH_USE_FOR.search(core)
+        if role is None or _ZH_USE_FOR_NOT.search(core):
+            return None
+        return Verdict("fact", cjk_key(role.group("t") or role.group("t2"), "zh"))  # 团队用飞书沟通
     if subject is None and not c.quantities:
         return None
     if c.quantities and c.quantities[0].kind == "port" and subject and "端口" not in subject:
         subject += "端口"
     role = _ZH_USE_FOR.search(core) if first_person else None
     if role:  # "我们用Jenkins做CI": what the tool is for is the attribute, the tool its value
-        subject = cjk_key(role.group("t"), "zh") or subject
+        subject = cjk_key(role.group("t") or role.group("t2"), "zh") or subject
     return Verdict("fact", subject)
 
 
