@@ -50,6 +50,8 @@ WITHDRAWN = [  # (message, the phrase naming what is withdrawn)
     ("フォーマットの指定はなしでお願いします。", "フォーマットの指定"),
     ("さっき言った敬語のルールは忘れてください。", "敬語のルール"),
     ("You can stop adding emojis.", "adding emojis"),
+    ("要約はもう不要です。", "要約"),  # what a rule asked for, then "no more"
+    ("不用只限川菜了。", "只限川菜"),
     ("You don't need the ticket ID prefix anymore.", "the ticket ID prefix"),
     ("刚才说不写注释那条作废。", "不写注释"),
     ("さっきの英語の例文の件は忘れてください。", "英語の例文"),
@@ -73,7 +75,6 @@ NOT_WITHDRAWN = [
     "Just this once, forget the style guide rule.",
     "这次不用限制字数了。",
     "今回は制限はなしで。",
-    "コーヒーはもういいです。",
     "We mustn't forget that the API timeout is 30 seconds.",
     # a rule word that only qualifies the thing dropped, or a database's constraint:
     # code and material at hand, not an instruction
@@ -154,6 +155,9 @@ RETRACTED = [  # (what was set, how it is withdrawn)
     ("回答は200字以内にしてください。", "200字の制限はもういいです。"),
     ("Only suggest recipes that take under 30 minutes.", "Scratch the 30-minute rule."),
     ("Add an emoji at the end of each message.", "You can stop adding emojis."),
+    ("毎回最後に要約をつけてください。", "要約はもう不要です。"),
+    ("Also prefix every commit message with the ticket ID.",
+     "You don't need the ticket ID prefix anymore."),
 ]
 
 
@@ -173,6 +177,7 @@ KEPT = [  # (what was set, what withdraws something else or nothing)
     ("Always fix lint warnings before committing.", "Ignore the lint rule for this file."),
     ("Never use emojis in replies.", "Forget the naming convention."),
     ("My manager is Dana.", "Drop the Dana rule."),  # a fact is withdrawn only as said
+    ("コーヒーが好きです。", "コーヒーはもういいです。"),  # a bare "no more" withdraws rules only
     ("Always fix style warnings before committing.", "Ignore the style warnings."),
     ("Always check the rate limit in the handler.",
      "Remove the rate limit check from the handler."),
@@ -342,6 +347,8 @@ UPDATED = [  # (the old state, an update without "actually", the subject both ke
     ("接口超时时间设置为 30 秒。", "从明天起接口超时改为 10 秒。", "接口超时"),
     ("私は大阪に住んでいます。", "先月から福岡に住んでいます。", "home"),
     ("I'm on the payments team.", "I switched to the search team this sprint.", "search team"),
+    # the new value had been read as the statement's time condition
+    ("定例ミーティングは毎週月曜の10時です。", "定例は火曜の14時に変更になりました。", "定例"),
 ]
 
 

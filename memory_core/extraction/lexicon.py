@@ -508,7 +508,8 @@ EN_STANDING_VERBS = phrases(
     "keep|stay|answer|reply|respond|use|format|default|stick|follow|limit|cap|retry|treat"
     "|address|call|refer|indent|wrap|cite|sign|mention|include|exclude|skip|ignore|prefer"
     "|write|name|set|store|log|pin|put|list|speak|talk|book|reserve|choose|pick"
-    "|assume|consider|report|sort|round|cache|give|add|leave|be")
+    "|assume|consider|report|sort|round|cache|give|add|leave|be|prefix|suffix|prepend|append"
+    "|tag|label|highlight|bold|capitalize|capitalise|spell|end|begin")
 EN_ONE_OFF_VERBS = phrases(
     "fix|build|create|explain|summarise|summarize|look|find|search|help|show|tell|run|check"
     "|test|deploy|push|commit|merge|remove|delete|drop|rename|move|try|do|make|update"

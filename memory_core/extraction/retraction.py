@@ -124,7 +124,7 @@ _EN_ONE_OFF: Final = re.compile(
     r"|\bthis\s+(?:time|once)\b|\bjust\s+(?:this\s+)?once\b|\bfor\s+now\b|\btoday\b"
     r"|\bhere\b|\bfor\s+a\s+(?:moment|bit|while|sec)\b", re.I)
 
-_CJK_END = r"(?=[，,；;。！!]|$)"
+_CJK_END = r"(?=[，,、；;。！!]|$)"
 """A withdrawal's clause ends at a comma, a semicolon or the sentence's end."""
 _ZH_WHAT = r"(?P<what>[^，,。！!？?；;]{2,40}?)"
 _ZH_RULE = r"(?:限制|规则|規則|要求|规定|規定|约束|上限|格式|偏好)"
@@ -167,6 +167,15 @@ JA_SAID: Final = re.compile(
     r"(?:言った|お願いした|伝えた|書いた|頼んだ|の)"
     r"(?P<what>[^、，,。！!？?]{1,30}?)(?:は|の件は)?(?:忘れて|取り消し|撤回|なし|無し|なかったこと"
     r"|もういい|不要)[^、，,。]{0,12}?" + _CJK_END)
+JA_BARE: Final = re.compile(
+    r"(?P<what>[^、，,。！!？?はも]{2,20}?)は(?:もう)(?:いい|不要|いらない|要らない|なし|無し|結構)"
+    r"(?:です|でいい|で大丈夫|で)?" + _CJK_END)
+"""What a rule asked for, then "no more" (箇条書きはもういいです, 要約はもう不要です): a
+withdrawal of a rule only (the writer looks at constraints alone; もう is required)."""
+ZH_ONLY_NO_MORE: Final = re.compile(
+    r"(?:那|那就|就)?(?:不用|不需要|不必)(?:再)?(?P<what>只(?:限|推荐|用|要|写|说|看)[^，,。；;！!？?]{1,20}?)了?"
+    + _CJK_END)
+""""不用只限川菜了": a restriction (只…) the user lifts."""
 _JA_ONE_OFF: Final = re.compile(r"今回|この回答|この返信|今日は|今だけ|とりあえず|一旦")
 
 
@@ -223,7 +232,7 @@ def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
     if m:
         found = m, "what", True
     else:
-        for pattern in forms:
+        for pattern in (*forms, JA_BARE if lang == "ja" else ZH_ONLY_NO_MORE):
             m = pattern.match(text)
             if m:
                 found = m, "what", False

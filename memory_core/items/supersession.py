@@ -15,6 +15,7 @@ from typing import Any
 
 from memory_core.extraction.lexicon import HOME
 from memory_core.extraction.replacement import actor
+from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, overlap, terms
 from memory_core.models import Scope
@@ -113,7 +114,12 @@ def conditions_agree(ex: Any, row: Any) -> bool:
 def _correction_conditions_agree(ex: Any, row: Any) -> bool:
     """:func:`conditions_agree` for a correction: one that states no condition of its
     own ("Actually, the staging port is 5434") keeps the condition of what it
-    corrects ("… 5433 when the VPN is up") — the user did not restate it."""
+    corrects ("… 5433 when the VPN is up") — the user did not restate it. A condition
+    that is the new value itself (定例は火曜の14時に変更: 火曜の14時 was read as a time
+    condition) is no condition of the correction."""
+    new_value = getattr(ex, "replacement", None) or ""
+    if ex.condition and new_value and (ex.condition in new_value or new_value in ex.condition):
+        return True
     return not terms(ex.condition) or conditions_agree(ex, row)
 
 
@@ -537,8 +543,10 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
     chars, pairs = _cjk_chars(bare), _cjk_pairs(bare)
     if not want and not chars:
         return None
-    kinds = ("constraint", "preference", "decision") + (
+    kinds: tuple[str, ...] = ("constraint", "preference", "decision") + (
         ("fact",) if getattr(ex, "said", False) else ())
+    if chars and not getattr(ex, "said", False) and not RULE_NOUNS.search(phrase):
+        kinds = ("constraint",)  # 要約はもう不要です, 不用再加表情了: what a rule asked for
     best: tuple[float, int] | None = None
     found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, None,
