@@ -20,10 +20,10 @@ from memory_core.engine import Engine
 from memory_core.extraction import extract
 from memory_core.extraction.prepare import detect_lang, prepare
 from memory_core.extraction.retraction import find
-from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
+from tests.test_standing_reports import SCOPE, stored
 
 WITHDRAWN = [  # (message, the phrase naming what is withdrawn)
     ("Forget the 200-word limit.", "the 200-word limit"),
@@ -123,25 +123,11 @@ def test_a_stance_after_a_withdrawal_is_a_correction_that_quotes_it(
 
 
 # -- stored through a capture -----------------------------------------------------------------
-SCOPE = Scope("t", "coder", "s1")
-
-
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[Engine]:
     eng = Engine(tmp_path / "d")
     yield eng
     eng.close()
-
-
-def stored(engine: Engine, texts: list[str], scope: Scope = SCOPE) -> list[dict[str, object]]:
-    msgs: list[dict[str, object]] = [{"role": "system", "content": "You help."}]
-    for n, text in enumerate(texts):
-        msgs.append({"role": "user", "content": text})
-        _, fut = engine.capture_request(scope, f"r{scope.session}{n}", [dict(m) for m in msgs], {})
-        fut.result()
-        msgs.append({"role": "assistant", "content": "Noted."})
-    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
-        "SELECT * FROM memory_items ORDER BY id")])
 
 
 RETRACTED = [  # (what was set, how it is withdrawn)

@@ -13,6 +13,10 @@ KINDS: tuple[str, ...] = (
 """The kinds of what extraction finds to keep: the ``memory_items.kind`` vocabulary plus
 ``task`` (a line merged into task state)."""
 
+STATEMENT_KINDS: tuple[str, ...] = ("fact", "decision", "constraint", "preference")
+"""The kinds that state something the user holds: what a correction compares, and what
+may take a withdrawn item's place."""
+
 RETRACTION = "retraction"
 """The one other ``Extracted.kind``: the user withdraws an earlier item ("Forget the
 200-word limit"). Nothing is stored for it; the item it names is retracted, or replaced

@@ -49,7 +49,7 @@ from memory_core.extraction.modality import (
     hedged_lead,
     hypothetical,
 )
-from memory_core.extraction.model import RETRACTION, Extracted
+from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS, Extracted
 from memory_core.extraction.prepare import (
     MASK,
     detect_lang,
@@ -553,7 +553,7 @@ class _Message:
         for i in range(found, len(self.out)):
             item = self.out[i]
             at = self.text.find(item.text, start)
-            if at >= 0 and item.kind in ("fact", "decision", "constraint", "preference"):
+            if at >= 0 and item.kind in STATEMENT_KINDS:
                 self.out[i] = replace(item, text=self.text[start:at + len(item.text)].strip())
 
     def _read(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:

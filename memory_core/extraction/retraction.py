@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from memory_core.extraction.model import Extracted
+from memory_core.extraction.model import STATEMENT_KINDS, Extracted
 from memory_core.extraction.quantity import find_quantities
 from memory_core.extraction.units import unit_class
 
@@ -276,7 +276,7 @@ def takes_place(item: Extracted, phrase: str, lang: str) -> bool:
     長くても大丈夫です) or speaks of what was withdrawn (a word of the phrase, or a
     pronoun). One about something else ("Forget the word limit. We deploy with Argo
     CD.", "… Never use bullet points.") is no stance; it stands alone."""
-    if item.kind not in ("fact", "constraint", "preference", "decision"):
+    if item.kind not in STATEMENT_KINDS:
         return False
     if item.value is not None and (item.unit is None or unit_class(item.unit) in {
             unit_class(q.unit) for q in find_quantities(phrase)}):

@@ -55,7 +55,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import NotFoundError
-from memory_core.extraction.model import RETRACTION
+from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
@@ -118,7 +118,7 @@ def store_extracted(
     stance_of = ""  # that retraction's text, which its stance's item quotes first
     retractions = 0
     for ex in items:
-        if withdrawn is not None and not (ex.kind in _STANCE_KINDS
+        if withdrawn is not None and not (ex.kind in STATEMENT_KINDS
                                           and ex.text.startswith(stance_of)):
             _retract_withdrawn(tx, withdrawn, message_id, now)
             withdrawn = None
@@ -151,8 +151,6 @@ def store_extracted(
     return new_ids
 
 
-_STANCE_KINDS = frozenset(("fact", "decision", "constraint", "preference"))
-"""Kinds of the statement after a withdrawal that take the withdrawn item's place."""
 _RETRACTIONS_PER_MESSAGE = 16
 """Most withdrawals of one message that are looked up (each scans the speaker's items);
 a message repeating more withdraws nothing more."""
@@ -279,7 +277,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 ex: Any, now: float, speaker: str = "", replaces_kind: str | None = None
                 ) -> int | None:
     kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
-    if kind == "fact" and replaces_kind in ("constraint", "preference", "decision"):
+    if kind == "fact" and replaces_kind in STATEMENT_KINDS:
         kind = replaces_kind  # a stance that takes a withdrawn rule's place is one
     evidence = "assistant" if kind == "proposal" else "user"
     comparable = ("fact", "decision", "constraint", "preference")
