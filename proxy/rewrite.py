@@ -8,6 +8,8 @@ The client's own message list is never modified: we copy what we change.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -39,6 +41,49 @@ def needs_exact_numbers(raw: bytes) -> bool:
     ``\\d{19,}``, which measured 36 ms per MB here: it retries at every digit.
     """
     return _DIGIT_RUN in raw.translate(_DIGITS_ONLY)
+
+
+_SCAN_BYTES_BELOW = 64 * 1024
+"""Bodies smaller than this are scanned byte by byte (:func:`needs_exact_numbers`,
+microseconds); larger ones have their kept fields walked instead (:func:`exact_source`)."""
+_PAST_64_BITS = float(2 ** 63)
+
+
+def exact_source(raw: bytes, body: dict[str, Any], replaced: str) -> dict[str, Any]:
+    """The body a rewrite takes its other fields from: ``body`` (parsed by orjson), or
+    the stdlib's parse of ``raw`` when a field other than ``replaced`` (the
+    conversation the rewrite puts back) may hold an integer orjson read as a float
+    (past 64 bits).
+
+    A small body is scanned for a run of 19 digits (:func:`needs_exact_numbers`); a
+    large one has only its other fields walked for a float of magnitude 2**63 or
+    more, which every such integer becomes: the conversation, most of a long
+    history's bytes, is not read again. Raises ``ValueError`` as ``json.loads``.
+    """
+    if len(raw) < _SCAN_BYTES_BELOW:
+        exact = needs_exact_numbers(raw)
+    else:
+        exact = any(_holds_large_float(v) for k, v in body.items() if k != replaced)
+    if exact:
+        value = json.loads(raw)
+        if isinstance(value, dict):
+            return value
+    return body
+
+
+def _holds_large_float(value: Any) -> bool:
+    """True when ``value`` (parsed JSON) holds a float of magnitude 2**63 or more."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float):
+            if abs(v) >= _PAST_64_BITS:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def loads_exact(raw: bytes) -> Any:
@@ -126,6 +171,11 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
     """
     if not roots:
         return messages
+    runs = _covered_runs(message_ids, roots, len(messages))
+    if runs is not None:
+        return _apply_runs(messages, runs, scaffold_text(
+            roots, tools_enabled=tools_enabled, short_tools=short_tools,
+            superseded=superseded, budget_tokens=budget_tokens))
     covered = {i for node in roots for i in node.message_ids}
     out: list[Any] = []
     placed = False
@@ -144,6 +194,65 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
         out.append(msg)
     out.extend(messages[len(message_ids):])
     return out
+
+
+def _covered_runs(message_ids: Sequence[int], roots: Sequence[SummaryNode], n: int
+                  ) -> list[tuple[int, int]] | None:
+    """The positions ``[start, end)`` each root covers in ``message_ids``, in order,
+    when every root is one run of them and its ids stand nowhere else; ``None``
+    otherwise (the caller then tests every message against the covered set).
+
+    A path's ids ascend (a message is stored after its parent) and a node covers a
+    run of the path it was made on, so each root is found by bisection and one
+    slice comparison: no per-message work in Python. Ids that do not ascend (a
+    spliced reply repeats its id), a root that is not one run, or a run past the
+    ``n`` messages take the general path."""
+    ids = message_ids if isinstance(message_ids, list) else list(message_ids)
+    if ids != sorted(ids):
+        return None
+    runs: list[tuple[int, int]] = []
+    for node in roots:
+        covered = node.message_ids if isinstance(node.message_ids, list) \
+            else list(node.message_ids)
+        if not covered:
+            return None
+        start = bisect.bisect_left(ids, covered[0])
+        end = start + len(covered)
+        if end > n or ids[start:end] != covered or (end < len(ids) and ids[end] == ids[end - 1]):
+            return None  # not one run, or its last id comes again after it
+        runs.append((start, end))
+    runs.sort()
+    if any(b[0] < a[1] for a, b in itertools.pairwise(runs)):
+        return None  # roots that overlap: not a forest
+    return runs
+
+
+def _apply_runs(messages: list[Any], runs: list[tuple[int, int]], scaffold: str
+                ) -> list[Any]:
+    """:func:`apply_forest` over covered ``runs`` (:func:`_covered_runs`)."""
+    kept = runs[0][0]
+    out: list[Any] = list(messages[:kept])
+    out.append({"role": "user", "content": scaffold})
+    out.append({"role": "assistant", "content": ACKNOWLEDGEMENT})
+    for start, end in runs:
+        out.extend(messages[kept:start])
+        out.extend(_instructions(messages[start:end]))
+        kept = end
+    out.extend(messages[kept:])
+    return out
+
+
+def _instructions(messages: list[Any]) -> list[Any]:
+    """The ``system`` and ``developer`` messages of ``messages``, in order (a node
+    written before instructions were kept out of summaries may cover one)."""
+    try:
+        roles = list(map(dict.get, messages, itertools.repeat("role")))
+    except TypeError:  # not every message is an object
+        return [m for m in messages
+                if isinstance(m, dict) and m.get("role") in INSTRUCTION_ROLES]
+    if not any(role in roles for role in INSTRUCTION_ROLES):
+        return []
+    return [m for m, role in zip(messages, roles, strict=True) if role in INSTRUCTION_ROLES]
 
 
 def apply_splices(messages: list[Any], message_ids: Sequence[int],

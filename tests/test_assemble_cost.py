@@ -204,3 +204,113 @@ def test_the_indexer_computes_the_terms_of_new_messages_ahead(tmp_path: Path) ->
     assert asm.warm_message_terms("elsewhere", [(1, "tool", "x y z"), (2, "user", "a" * 9000),
                                                 (3, "user", "cache layer")]) == 1
     assert asm._TERMS_CACHE[("elsewhere", "msg", 3)] == frozenset({"cache", "layer"})
+
+
+def _reference_apply_forest(messages: list[Any], ids: list[int],
+                            roots: list[SummaryNode]) -> list[Any]:
+    """:func:`rewrite.apply_forest` as it was written before the run search (one
+    set test per message), with the scaffold as a marker."""
+    covered = {i for node in roots for i in node.message_ids}
+    out: list[Any] = []
+    placed = False
+    for msg, mid in zip(messages, ids, strict=False):
+        if mid in covered:
+            if not placed:
+                out += ["SCAFFOLD", {"role": "assistant", "content": ACKNOWLEDGEMENT}]
+                placed = True
+            if not (isinstance(msg, dict) and msg.get("role") in INSTRUCTION_ROLES):
+                continue
+        out.append(msg)
+    out.extend(messages[len(ids):])
+    return out
+
+
+def _reference_forest(nodes: list[SummaryNode]) -> list[int]:
+    """:func:`compressor.forest` as it was written before the range test."""
+    chosen: list[SummaryNode] = []
+    covered: set[int] = set()
+    for node in sorted(nodes, key=lambda n: (-n.level, n.first)):
+        ids = set(node.message_ids)
+        if ids & covered:
+            continue
+        chosen.append(node)
+        covered |= ids
+    return [n.id for n in sorted(chosen, key=lambda n: n.first)]
+
+
+def _path_forest(rng: random.Random) -> tuple[list[Any], list[int], list[SummaryNode]]:
+    """A request as a long history sends it: ascending ids with gaps (other
+    threads' messages), now and then a spliced reply (its id repeated), an
+    instruction or a non-object inside a covered run; and the nodes of that path,
+    runs of it at two levels, some of them overlapping (a level-1 node over its
+    children), some not on this path."""
+    n = rng.randint(1, 60)
+    ids: list[int] = []
+    nid = rng.randint(1, 5)
+    for _ in range(n):
+        ids.append(nid)
+        if rng.random() < 0.05:
+            ids.append(nid)  # a spliced reply: its id again
+        nid += rng.randint(1, 3)
+    if rng.random() < 0.1:
+        rng.shuffle(ids)  # not a path: the general way
+    roles = ("user", "assistant", "tool", "system", "developer")
+    messages: list[Any] = [
+        {"role": rng.choices(roles, (5, 5, 2, 1, 1))[0], "content": f"m{k}"}
+        for k in range(len(ids) + rng.randint(-2, 2))]
+    if messages and rng.random() < 0.1:
+        messages[rng.randrange(len(messages))] = "not a dict"
+    distinct = sorted(set(ids))
+    nodes: list[SummaryNode] = []
+    for node_id in range(1, rng.randint(1, 6) + 1):
+        a = rng.randrange(len(distinct))
+        b = min(len(distinct), a + rng.randint(1, 12))
+        run = distinct[a:b]
+        if rng.random() < 0.1:
+            run = run + [max(distinct) + 50]  # an id this path does not hold
+        nodes.append(SummaryNode(node_id, rng.randint(0, 1), run, f"s{node_id}", 5, 50,
+                                 "extractive"))
+    return messages, ids, nodes
+
+
+def test_forest_and_its_view_are_those_of_the_set_tests() -> None:
+    from memory_core.compaction import compressor
+
+    rng = random.Random(28)
+    for _ in range(3000):
+        messages, ids, nodes = _path_forest(rng)
+        roots = compressor.forest(nodes)
+        assert [n.id for n in roots] == _reference_forest(nodes)
+        got = rewrite.apply_forest(messages, ids, roots, tools_enabled=False)
+        want = _reference_apply_forest(messages, ids, roots)
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            if w == "SCAFFOLD":
+                assert g["role"] == "user" and g["content"].count("s") >= len(roots)
+            else:
+                assert g is w or g == w  # the client's own objects, in order
+        assert sum(1 for g in got if any(g is m for m in messages)) == sum(
+            1 for w in want if any(w is m for m in messages))
+
+
+def test_scaffold_memo_gives_what_a_fresh_render_gives() -> None:
+    from memory_core.compaction import compressor
+
+    rng = random.Random(5)
+    for _ in range(300):
+        _messages, _ids, nodes = _path_forest(rng)
+        roots = compressor.forest(nodes)
+        superseded = [compressor.Superseded(rng.choice(_ids), "The window is 5 ms", "5", "ms")
+                      ] if rng.random() < 0.5 else []
+        for budget in (None, 40, 400):
+            for tools in (False, True):
+                kw: dict[str, Any] = {"tools_enabled": tools, "superseded": superseded,
+                                      "budget_tokens": budget, "short_tools": not tools}
+                fresh = compressor._scaffold_text(roots, **kw)
+                assert compressor.scaffold_text(roots, **kw) == fresh
+                assert compressor.scaffold_text(roots, **kw) == fresh  # from the memo
+    # A node's text is part of the key: a changed text renders anew.
+    node = compressor.SummaryNode(1, 0, [1, 2], "first text", 5, 50, "extractive")
+    assert "first text" in compressor.scaffold_text([node], tools_enabled=False)
+    node = compressor.SummaryNode(1, 0, [1, 2], "second text", 5, 50, "extractive")
+    assert "second text" in compressor.scaffold_text([node], tools_enabled=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -576,6 +577,30 @@ def test_chain_key_cache_always_equals_a_full_rehash() -> None:
         other = [{"role": "system", "content": root}, *history[1:]]
         assert cache.keys(other) == chain_keys(other)
     assert cache.keys(history) == chain_keys(history)
+
+
+@pytest.mark.parametrize("budget", [0, 700, 1 << 20])
+def test_chain_key_cache_exact_whether_it_keeps_bytes_or_digests(budget: int) -> None:
+    """Prefixes are checked against the bytes kept, or, past the byte budget, against
+    the sha256 of the bytes let go: the keys are chain_keys either way, a changed
+    earlier message is never taken for the old one, and the bytes kept stay within
+    the budget."""
+    from memory_core.capture.tree import ChainKeyCache, chain_keys
+
+    cache = ChainKeyCache(max_roots=3, per_root=3, max_kept_bytes=budget)
+    rng = random.Random(budget)
+    histories: list[list[Any]] = [[{"role": "system", "content": f"conv {k}"}] for k in range(4)]
+    for step in range(200):
+        history = histories[rng.randrange(4)]
+        history.append({"role": rng.choice(("user", "assistant")), "content": f"m{step}"})
+        probe = history
+        if rng.random() < 0.2 and len(history) > 3:  # a retry with an earlier message edited
+            probe = [dict(m) for m in history]
+            probe[rng.randrange(1, len(probe))]["content"] = f"edited {step}"
+        assert cache.keys(probe) == chain_keys(probe)
+        assert 0 <= cache._kept <= budget
+        held = sum(len(e.data) for es in cache._roots.values() for e in es if e.data)
+        assert held == cache._kept
 
 
 def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:

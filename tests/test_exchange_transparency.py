@@ -5,6 +5,7 @@ in between (issue 25). Each test failed before the request path became one excha
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -330,6 +331,59 @@ async def test_integers_past_64_bits_survive_the_tool_path(
         got = await resp.read()
     assert b'"trace":' + big in got.replace(b" ", b"")
     assert all(big in sent["raw"] for sent in upstream.chat_requests[-2:])
+
+
+@pytest.mark.parametrize("turns", [1, 400])  # a short body, and one past 64 KB
+async def test_integers_past_64_bits_survive_a_rewritten_body(
+        make: Any, upstream: FakeUpstream, turns: int) -> None:
+    """The memory path rewrites the body (a block, the memory tools): a field beside
+    the conversation keeps an integer orjson would read as a float, byte for byte,
+    whether the body is scanned (short) or its other fields walked (long)."""
+    proxy = await make()
+    big = b"123456789012345678901234567890"
+    history = []
+    for i in range(turns - 1):
+        history += [{"role": "user", "content": f"Step {i}: " + "notes on the rollout " * 8},
+                    {"role": "assistant", "content": f"Done with step {i}."}]
+    history.append({"role": "user", "content": "What is our deploy window?"})
+    raw = (b'{"model": "m", "metadata_id": ' + big + b', "messages": '
+           + orjson.dumps(history) + b"}")
+    assert (len(raw) > 64 * 1024) is (turns > 1)
+    async with aiohttp.ClientSession() as session, session.post(
+            f"{proxy.base_url}/chat/completions", data=raw,
+            headers={"Authorization": f"Bearer {KEY}",
+                     "Content-Type": "application/json"}) as resp:
+        assert resp.status == 200
+        state = resp.headers["x-lcm-memory"]
+    sent = upstream.chat_requests[-1]["raw"]
+    assert state == "injected" or b'"tools"' in sent  # the body was rewritten
+    assert b'"metadata_id":' + big in sent.replace(b" ", b"")
+
+
+def test_exact_source_reparses_only_for_the_fields_it_keeps() -> None:
+    from proxy import rewrite
+
+    filler = [{"role": "user", "content": "x" * 70_000}]
+    for fields, conversation, expect in [
+            (b'"n": 123456789012345678901234567890', [], True),
+            (b'"n": 1', [{"role": "user", "content": "x", "n": 2 ** 70}], False),
+            (b'"n": -92233720368547758090', [], True),
+            (b'"n": 1e19', [], True),  # a float literal that large: read again, same value
+            (b'"n": 1.5, "t": [1, {"u": 18446744073709551615}]', [], False)]:
+        messages = orjson.dumps(filler + conversation) if not conversation else \
+            json.dumps(filler + conversation).encode()
+        raw = b'{"model": "m", ' + fields + b', "messages": ' + messages + b"}"
+        body = orjson.loads(raw)
+        got = rewrite.exact_source(raw, body, "messages")
+        assert (got is not body) is expect
+        want = json.loads(raw) if expect else body
+        assert {k: v for k, v in got.items() if k != "messages"} == \
+            {k: v for k, v in want.items() if k != "messages"}
+        # A short body is scanned: any run of 19 digits, the conversation's too.
+        short = b'{"model": "m", ' + fields + b', "messages": []}'
+        parsed = orjson.loads(short)
+        assert (rewrite.exact_source(short, parsed, "messages") is not parsed) \
+            is rewrite.needs_exact_numbers(short)
 
 
 # -- (k) memory off means no tools ---------------------------------------------------------

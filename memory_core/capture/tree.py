@@ -23,6 +23,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -150,21 +151,29 @@ class ChainKeyCache:
     A client resends its whole history on every call; hashing every message's
     canonical form again costs about 5 µs per message (11 ms for 2 000 messages,
     measured here). This cache remembers, per conversation root (the first message's
-    key), the last few message lists it saw as ``(count, byte length, sha256 of the
-    orjson bytes, keys)``. A new list whose serialised form starts with the same
-    bytes, ending on a message boundary, has the same first ``count`` messages —
-    byte-identical, so identical canonical forms — and reuses their keys; only the
-    new tail is hashed. Cost per call: one ``orjson.dumps`` and one sha256 pass
-    over the list (about 1 ms per 2 000 messages). Memory: the keys only (about
-    100 bytes per message) for at most ``max_roots × per_root`` lists.
+    key), the last few message lists it saw: their count, the length of their orjson
+    bytes, their keys, and either those bytes or their sha256. A new list whose
+    serialised form starts with the same bytes, ending on a message boundary, has
+    the same first ``count`` messages — byte-identical, so identical canonical forms
+    — and reuses their keys; only the new tail is hashed.
+
+    Cost per call: one ``orjson.dumps`` of the list, and one comparison with the
+    bytes kept (a ``memcmp``, about 0.04 ms per 2 MB) or, for a list whose bytes
+    were let go, one sha256 pass (about 1 ms per 2 MB). Memory: the keys (about 100
+    bytes per message) for at most ``max_roots × per_root`` lists, and serialised
+    lists up to ``max_kept_bytes`` in all (the least recently used conversations'
+    are hashed and let go first).
 
     Thread-safe. Results are always exactly ``chain_keys(messages)``; anything the
     fast path cannot serialise (integers past 64 bits…) takes the slow path.
     """
 
-    def __init__(self, max_roots: int = 256, per_root: int = 4) -> None:
+    def __init__(self, max_roots: int = 256, per_root: int = 4,
+                 max_kept_bytes: int = 16 << 20) -> None:
         self._max_roots, self._per_root = max_roots, per_root
-        self._roots: OrderedDict[str, list[tuple[int, int, bytes, list[str]]]] = OrderedDict()
+        self._max_kept = max_kept_bytes
+        self._kept = 0  # bytes of the serialised lists held
+        self._roots: OrderedDict[str, list[_Seen]] = OrderedDict()
         self._lock = threading.Lock()
 
     def keys(self, messages: list[Any]) -> list[str]:
@@ -179,34 +188,68 @@ class ChainKeyCache:
         view = memoryview(data)
         with self._lock:
             entries = list(self._roots.get(root, ()))
-        best: tuple[int, list[str]] | None = None
-        hashed = (0, hashlib.sha256())  # (bytes of ``data`` hashed, their hash)
-        for count, length, digest, keys in sorted(entries, key=lambda e: -e[0]):
+        best: _Seen | None = None
+        for seen in sorted(entries, key=lambda e: -e.count):
             # ``length - 1`` drops the closing "]"; the next byte must close or
             # separate a message for the prefix to be whole messages.
-            if count > len(messages) or length > len(data) or data[length - 1] not in b",]":
+            if (seen.count > len(messages) or seen.length > len(data)
+                    or data[seen.length - 1] not in b",]"):
                 continue
-            prefix = hashlib.sha256(view[: length - 1])
-            if prefix.digest() == digest:
-                best = (count, keys)  # the longest prefix that matches
-                hashed = (length - 1, prefix)
+            held = seen.data
+            if held is not None:
+                same = data.startswith(memoryview(held)[: seen.length - 1])
+            else:
+                same = hashlib.sha256(view[: seen.length - 1]).digest() == seen.digest
+            if same:
+                best = seen  # the longest prefix that matches
                 break
         if best is None:
             out = chain_keys(messages)
         else:
-            count, keys = best
-            out = keys[:count] + chain_keys(messages[count:], keys[count - 1])
-        # This list's own digest continues the matched prefix's hash: one pass over
-        # the bytes in all, not two (about 0.2 ms per 340 KB history).
-        whole = hashed[1].copy()
-        whole.update(view[hashed[0]:-1])
-        entry = (len(messages), len(data), whole.digest(), out)
+            out = best.keys[:best.count] + chain_keys(messages[best.count:],
+                                                      best.keys[best.count - 1])
+        entry = _Seen(len(messages), len(data), out, data)
         with self._lock:
-            kept = [e for e in self._roots.pop(root, []) if e[0] != len(messages)]
-            self._roots[root] = [entry, *kept][: self._per_root]
+            kept: list[_Seen] = []
+            for e in self._roots.pop(root, []):
+                if e.count == len(messages) or len(kept) >= self._per_root - 1:
+                    self._kept -= len(e.data) if e.data is not None else 0
+                else:
+                    kept.append(e)
+            self._roots[root] = [entry, *kept]
+            self._kept += len(data)
             while len(self._roots) > self._max_roots:
-                self._roots.popitem(last=False)
+                for e in self._roots.popitem(last=False)[1]:
+                    self._kept -= len(e.data) if e.data is not None else 0
+            self._let_go()
         return list(out)
+
+    def _let_go(self) -> None:
+        """Hash and drop kept bytes, least recently used conversations first, until
+        they fit ``max_kept_bytes`` (under the lock)."""
+        if self._kept <= self._max_kept:
+            return
+        for entries in self._roots.values():
+            for e in reversed(entries):  # a conversation's older lists first
+                if e.data is not None:
+                    e.digest = hashlib.sha256(memoryview(e.data)[: e.length - 1]).digest()
+                    self._kept -= len(e.data)
+                    e.data = None
+                    if self._kept <= self._max_kept:
+                        return
+
+
+@dataclass(slots=True)
+class _Seen:
+    """A message list :class:`ChainKeyCache` saw: its count, the length of its
+    serialised bytes, its keys, and those bytes (``data``) or, once let go, the
+    sha256 of all but their closing bracket (``digest``)."""
+
+    count: int
+    length: int
+    keys: list[str]
+    data: bytes | None
+    digest: bytes = b""
 
 
 def message_text(message: Any) -> str:

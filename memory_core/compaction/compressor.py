@@ -24,9 +24,12 @@ supplied by the proxy, validated by :func:`validate_summary` before it is stored
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
@@ -78,6 +81,16 @@ class SummaryNode:
     model: str
     parent_id: int | None = None
     children: list[int] = field(default_factory=list)
+    _span: tuple[int, int] | None = field(default=None, init=False, repr=False,
+                                          compare=False)
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The smallest and the largest covered id (computed once: a node never
+        changes)."""
+        if self._span is None:
+            self._span = (min(self.message_ids), max(self.message_ids))
+        return self._span
 
     @property
     def first(self) -> int:
@@ -152,16 +165,48 @@ def load_nodes(tx: Tx, tenant: str, role: str, path_ids: Sequence[int]
 
 
 def forest(nodes: Sequence[SummaryNode]) -> list[SummaryNode]:
-    """The maximal non-overlapping nodes (highest level first), in path order."""
+    """The maximal non-overlapping nodes (highest level first), in path order.
+
+    Two nodes whose id ranges (smallest to largest) do not meet share no id, so
+    while the chosen nodes' ranges stay apart (a path's nodes cover runs of it) a
+    node is tested against the neighbouring ranges, found by bisection, and no set
+    of ids is built: a range that meets none is chosen, one that meets a chosen
+    node holding its first id (a child under its parent) is not. Anything else
+    (ranges that meet without a shared first id) compares the ids themselves from
+    there on."""
     chosen: list[SummaryNode] = []
-    covered: set[int] = set()
+    lows: list[int] = []  # the chosen ranges, apart, in order, and their nodes
+    highs: list[int] = []
+    owners: list[SummaryNode] = []
+    covered: set[int] | None = None
     for node in sorted(nodes, key=lambda n: (-n.level, n.first)):
+        if covered is None:
+            low, high = node.span
+            at = bisect.bisect_left(lows, low)
+            meets = [k for k in (at - 1, at) if 0 <= k < len(lows)
+                     and lows[k] <= high and highs[k] >= low]
+            if not meets:
+                lows.insert(at, low)
+                highs.insert(at, high)
+                owners.insert(at, node)
+                chosen.append(node)
+                continue
+            if any(_holds(owners[k].message_ids, node.first) for k in meets):
+                continue  # shares an id with a chosen node
+            covered = set().union(*(n.message_ids for n in chosen))
         ids = set(node.message_ids)
         if ids & covered:
             continue
         chosen.append(node)
         covered |= ids
     return sorted(chosen, key=lambda n: n.first)
+
+
+def _holds(ids: Sequence[int], value: int) -> bool:
+    """``value in ids`` for ascending ``ids`` by bisection; False may also mean
+    ``ids`` do not ascend (the caller then compares sets)."""
+    at = bisect.bisect_left(ids, value)
+    return at < len(ids) and ids[at] == value
 
 
 # -- planning -----------------------------------------------------------------------
@@ -660,7 +705,39 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
     so the bytes stay identical until the forest, the superseded items or the
     budget change. ``short_tools``: the tools offered are the short set
     (:data:`memory_core.tools.memory_tools.SHORT_DEFINITIONS`), the only ones named.
+
+    Memoised (:data:`_SCAFFOLDS`): a long conversation's requests render the same
+    scaffold until the next compaction, and one over its budget counts its tokens
+    stage by stage.
     """
+    key = (tuple((n.id, n.level, n.first, n.last, len(n.message_ids), n.tokens,
+                  n.source_tokens, n.model, n.text) for n in roots),
+           tools_enabled, _superseded_key(superseded), budget_tokens, short_tools)
+    with _SCAFFOLDS_LOCK:
+        text = _SCAFFOLDS.get(key)
+        if text is not None:
+            _SCAFFOLDS.move_to_end(key)
+            return text
+    text = _scaffold_text(roots, tools_enabled=tools_enabled, superseded=superseded,
+                          budget_tokens=budget_tokens, short_tools=short_tools)
+    with _SCAFFOLDS_LOCK:
+        _SCAFFOLDS[key] = text
+        while len(_SCAFFOLDS) > _SCAFFOLDS_KEPT:
+            _SCAFFOLDS.popitem(last=False)
+    return text
+
+
+_SCAFFOLDS: OrderedDict[tuple[Any, ...], str] = OrderedDict()
+"""Scaffolds rendered lately, by everything :func:`scaffold_text` reads (the nodes'
+fields and texts, the options, the superseded items); least recently used first."""
+_SCAFFOLDS_KEPT = 64
+_SCAFFOLDS_LOCK = threading.Lock()
+
+
+def _scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
+                   superseded: Sequence[Superseded], budget_tokens: int | None,
+                   short_tools: bool) -> str:
+    """:func:`scaffold_text`, rendered."""
     first, last = roots[0].first, roots[-1].last
     search = "memory_search" if short_tools else "memory_grep / memory_search"
     how = (f"call view_message(message_id) to read any of them in full, or {search} to "

@@ -13,7 +13,6 @@ wait for the capture, the hand-off to a thread) is :mod:`proxy.flow.memorypath`.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -393,7 +392,7 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
 
     if changed:
         # Other fields keep exact integers when orjson could have turned them to floats.
-        source = json.loads(raw) if rewrite.needs_exact_numbers(raw) else body
+        source = rewrite.exact_source(raw, body, wire.conversation_key)
         new_body = wire.with_messages(source, messages)
         out.obj = new_body
         # Serialised here, inside the fail-open path, even when the tool loop will

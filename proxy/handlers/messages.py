@@ -20,7 +20,6 @@ Anthropic's shape (``{"type": "error", "error": {"type", "message"}}``).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -242,7 +241,7 @@ async def prepare(ex: Exchange, system: Any) -> Prepared:
         prepared.compacted_messages = 0
     if prepared.state == "injected":
         _turn_block(engine, ex, prepared, msgs, system)
-    source = json.loads(ex.raw) if rewrite.needs_exact_numbers(ex.raw) else body
+    source = rewrite.exact_source(ex.raw, body, "messages")
     new_body = dict(source, messages=msgs)
     prepared.obj = new_body
     prepared.body = rewrite.dumps_body(new_body, raw_items)

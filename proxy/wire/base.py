@@ -65,6 +65,8 @@ class WireAdapter(ABC):
     raw_items_key: str | None = None
     """The body's array of items to forward as the client's bytes when unchanged
     (:mod:`proxy.rawjson`); ``None``: bodies are serialised from their values."""
+    conversation_key = "messages"
+    """The body's field that :meth:`with_messages` replaces."""
     finish_stop = "stop"
     """The finish reason of an answer that ends without tool calls."""
     finish_tools = "tool_calls"

@@ -218,6 +218,7 @@ class ResponsesWire(WireAdapter):
 
     name = "responses"
     raw_items_key = "input"
+    conversation_key = "input"
     finish_cut = frozenset({"incomplete"})
 
     # -- requests -----------------------------------------------------------------------
