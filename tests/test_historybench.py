@@ -4,6 +4,7 @@ at a small depth (the figures themselves are the benchmark's, not asserted here)
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,29 @@ async def test_depth_bench_grows_one_conversation_and_measures_a_relay_beside_it
         await run_depth_bench_async([5], 4, workdir=tmp_path)
     with pytest.raises(ValueError, match="workload"):
         await run_depth_bench_async([30], 4, workload="nope", workdir=tmp_path)
+
+
+def test_depth_bench_runs_the_proxy_in_its_own_process(tmp_path: Path) -> None:
+    """``--proxy-process``: ``lcm-proxy serve`` in a process of its own (pinned to the
+    last CPU when there are two); the table gives its CPU per turn (request and
+    background until idle) and its RSS, each from ``/proc``."""
+    pin = len(os.sched_getaffinity(0)) > 1
+    before = os.sched_getaffinity(0)
+    result = CliRunner().invoke(main, [
+        "bench", "history", "--workload", "numbers", "--depths", "20", "--measure", "3",
+        "--proxy-process", *(["--pin"] if pin else []), "--output", str(tmp_path / "p.json")])
+    assert result.exit_code == 0, result.output
+    assert os.sched_getaffinity(0) == before  # this process's CPUs given back
+    data = json.loads((tmp_path / "p.json").read_text())
+    assert data["process"] is True and data["pinned"] is pin and data["failed_open"] == 0
+    row = data["depths"][0]
+    assert row["measured"] == 3 and row["stage_mean_ms"] == {}
+    assert 0 < row["turn_cpu_ms"]["p50"] and row["added_cpu_ms"]["p50"] > 0
+    assert 50 < row["rss_mib"] < 2000 and 0 < row["anon_mib"] <= row["rss_mib"]
+    assert "proxy CPU per turn" in result.output and "in its own process" in result.output
+    bad = CliRunner().invoke(main, ["bench", "history", "--workload", "numbers",
+                                    "--depths", "20", "--measure", "3", "--pin"])
+    assert bad.exit_code != 0 and "--proxy-process" in bad.output
 
 
 def test_numbers_workload_is_seeded_and_full_of_numbers() -> None:

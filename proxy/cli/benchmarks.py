@@ -191,13 +191,28 @@ def bench_search(sizes: str, queries: int, json_file: str | None, as_json: bool,
                    " minimal relay and through the proxy, with the slope per"
                    " 1,000 turns. Default: --turns alone (eval) or as one depth"
                    " (numbers).")
+@click.option("--proxy-process", is_flag=True,
+              help="With --depths (or another workload): run the proxy as `lcm-proxy"
+                   " serve` in its own process, and report its CPU per turn (request"
+                   " and background work until idle) and its RSS.")
+@click.option("--pin", is_flag=True,
+              help="With --proxy-process: the proxy on the last CPU, the client, fake"
+                   " upstream and relay on the others.")
+@click.option("--proxy-tree", type=click.Path(exists=True, file_okay=False), default=None,
+              help="With --proxy-process: run the proxy from this source tree (A/B"
+                   " against another commit).")
 def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
                   as_json: bool, embedding_provider: str | None, workload: str,
-                  data_path: str | None, depths: str | None) -> None:
+                  data_path: str | None, depths: str | None, proxy_process: bool,
+                  pin: bool, proxy_tree: str | None) -> None:
     """Latency the proxy adds deep into a long conversation, against direct calls
     in the same run (proxy.evaluation.historybench)."""
     from proxy.evaluation.historybench import WARM_TURNS, run_depth_bench, run_history_bench
 
+    if (pin or proxy_tree) and not proxy_process:
+        raise click.BadParameter("--pin and --proxy-tree go with --proxy-process")
+    if proxy_process and depths is None and workload == "eval":
+        raise click.BadParameter("--proxy-process goes with --depths (or another workload)")
     if depths is not None or workload != "eval":
         sizes = positive_ints(depths) if depths is not None else [turns]
         if (workload == "locomo") != (data_path is not None):
@@ -207,9 +222,13 @@ def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
                 f"need every depth > --measure + {WARM_TURNS} and --measure >= 1")
         with progress_bar(total=measure * len(sizes), desc="measured turns",
                           unit="turn") as bar:
-            out = run_depth_bench(list(sizes), measure, workload=workload, seed=seed,
-                                  embedding=embedding_provider, data=data_path,
-                                  tick=bar.update)
+            try:
+                out = run_depth_bench(list(sizes), measure, workload=workload, seed=seed,
+                                      embedding=embedding_provider, data=data_path,
+                                      tick=bar.update, process=proxy_process, pin=pin,
+                                      proxy_tree=proxy_tree)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc)) from exc
         answer(out, json_file, as_json)
         return
     if turns < 24 or not 1 <= measure < turns:

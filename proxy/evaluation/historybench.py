@@ -299,7 +299,9 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
                                 embedding: str | None = "hashing",
                                 data: str | Path | None = None,
                                 workdir: Path | None = None,
-                                tick: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                                tick: Callable[[], None] = lambda: None,
+                                process: bool = False, pin: bool = False,
+                                proxy_tree: str | Path | None = None) -> dict[str, Any]:
     """Added latency at several depths of one conversation grown turn by turn.
 
     One session of ``max(depths)`` user turns (``workload``: one of
@@ -316,23 +318,152 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
     proxy − direct) ones, the slope of added p50 and p95 per 1,000 turns, and
     ``table``. ``ValueError`` when a depth is not above ``measure`` or the
     workload is unknown, or ``data`` (the LoCoMo file, for ``locomo`` only) is
-    missing or short. ``stage_mean_ms`` per depth: the proxy's stage-latency
-    means over the measured requests.
+    missing or short.
+
+    In this process (the default), ``stage_mean_ms`` per depth gives the proxy's
+    stage-latency means over the measured requests, and "added CPU" is the
+    process's CPU during the proxied request less during the direct one. With
+    ``process``, the proxy is ``lcm-proxy serve`` in a process of its own
+    (``proxy_tree``: run from that source tree, an A/B against another commit;
+    ``pin``: the proxy on the last CPU, this process on the others, as issue 28
+    measured); "added CPU" is then the proxy process's CPU during the proxied
+    request, and each depth also gives the proxy's CPU per measured turn (the
+    request and its background work until idle: ``turn_cpu_ms``) and its RSS once
+    idle (``rss_mib``, ``anon_mib``).
     """
     depths = sorted(set(depths))
     if not depths or measure < 1 or depths[0] <= measure + WARM_TURNS:
         raise ValueError(f"need every depth > measure >= 1, got depths={depths} "
                          f"measure={measure}")
+    if pin and not process:
+        raise ValueError("pin goes with process (the proxy in its own process)")
+    if pin and (os.cpu_count() or 1) < 2:
+        raise ValueError("pin needs two CPUs or more")
     session = _session_for(workload, seed, depths[-1], data)
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="lcm-depth-") as tmp:
             return await _run_depths(session, depths, measure, embedding, Path(tmp), tick,
-                                     workload)
-    return await _run_depths(session, depths, measure, embedding, workdir, tick, workload)
+                                     workload, process=process, pin=pin, tree=proxy_tree)
+    return await _run_depths(session, depths, measure, embedding, workdir, tick, workload,
+                             process=process, pin=pin, tree=proxy_tree)
+
+
+class _InProcess:
+    """lcm-proxy in this process: settles by awaiting its work, reads its stage
+    metrics."""
+
+    def __init__(self, settings: Any) -> None:
+        self.app = create_app(settings)
+        self._runner = web.AppRunner(self.app, access_log=None)
+
+    async def start(self) -> str:
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        freeze_startup_heap()
+        return f"http://127.0.0.1:{self._runner.addresses[0][1]}/v1"
+
+    async def settle(self) -> None:
+        await runner._settle(self.app)
+
+    def stages(self) -> dict[str, tuple[float, int]]:
+        return _stage_sums(self.app)
+
+    def cpu_ns(self) -> int | None:
+        return None
+
+    def memory(self) -> Any:
+        return None
+
+    async def stop(self) -> None:
+        await self._runner.cleanup()
+        gc.unfreeze()
+
+
+class _OwnProcess:
+    """``lcm-proxy serve`` in a process of its own (optionally pinned to the last CPU,
+    this process to the others): settles when it is idle with nothing left to embed
+    (:func:`proxy.shortbench.wait_idle`); its CPU and RSS read from ``/proc``."""
+
+    def __init__(self, upstream: str, data_dir: Path, embedding: str | None,
+                 tree: str | Path | None, pin: bool) -> None:
+        self._upstream, self._data_dir, self._pin = upstream, data_dir, pin
+        self._tree = str(Path(tree).resolve()) if tree else None
+        self._embedding = embedding
+        self._proc: Any = None
+        self._mine: set[int] | None = None  # this process's CPUs before pinning
+        self._cpu = 0  # the proxy's, pinned
+        self._backlog: Callable[[], int] | None = None
+
+    async def start(self) -> str:
+        import aiohttp
+
+        from proxy import shortbench
+
+        port = shortbench.free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+        env["LCM_LOG__LEVEL"] = "WARNING"
+        if self._embedding:
+            env["LCM_EMBEDDING__PROVIDER"] = self._embedding
+        if self._tree:
+            env["PYTHONPATH"] = self._tree
+        self._proc = shortbench._spawn(
+            ["-m", "proxy", "serve", "--port", str(port), "--upstream", self._upstream,
+             "--data-dir", str(self._data_dir)], env=env, cwd=self._tree)
+        if self._pin:
+            self._mine = os.sched_getaffinity(0)
+            self._cpu = max(self._mine)
+            os.sched_setaffinity(0, self._mine - {self._cpu})
+            os.sched_setaffinity(self._proc.pid, {self._cpu})
+        async with aiohttp.ClientSession() as session:
+            await shortbench._ready(session, f"http://127.0.0.1:{port}/lcm/health", self._proc)
+        if self._pin:  # threads started before the first call took the old mask
+            for task in Path(f"/proc/{self._proc.pid}/task").iterdir():
+                os.sched_setaffinity(int(task.name), {self._cpu})
+        self._backlog = shortbench.embedding_backlog(self._data_dir)
+        return f"http://127.0.0.1:{port}/v1"
+
+    async def settle(self) -> None:
+        from proxy import shortbench
+
+        await shortbench.wait_idle(self._proc.pid, runner.SETTLE_TIMEOUT_S, self._backlog)
+
+    def stages(self) -> dict[str, tuple[float, int]]:
+        return {}
+
+    def cpu_ns(self) -> int | None:
+        """CPU time of the proxy's threads now (``/proc/PID/task/*/schedstat``, ns)."""
+        total = 0
+        for task in Path(f"/proc/{self._proc.pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that ended meanwhile
+        return total
+
+    def memory(self) -> Any:
+        from proxy import shortbench
+
+        return shortbench.proc_stat(self._proc.pid)
+
+    async def stop(self) -> None:
+        import signal
+        import subprocess
+
+        if self._mine is not None:
+            os.sched_setaffinity(0, self._mine)
+        if self._proc is not None and self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.to_thread(self._proc.wait, 30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+                await asyncio.to_thread(self._proc.wait)
 
 
 async def _run_depths(session: Any, depths: list[int], measure: int, embedding: str | None,
-                      root: Path, tick: Callable[[], None], workload: str) -> dict[str, Any]:
+                      root: Path, tick: Callable[[], None], workload: str, *,
+                      process: bool = False, pin: bool = False,
+                      tree: str | Path | None = None) -> dict[str, Any]:
     import openai
     from openai._response import AsyncAPIResponse
     from openai.types.chat import ChatCompletion
@@ -343,13 +474,15 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
     await fake.start()
     relay = MinimalRelay(fake.base_url)
     await relay.start()
-    settings = runner._settings("lcm", fake.base_url, root / session.id, embedding)
-    app = create_app(settings)
-    site_runner = web.AppRunner(app, access_log=None)
-    await site_runner.setup()
-    await web.TCPSite(site_runner, "127.0.0.1", 0).start()
-    freeze_startup_heap()
-    url = f"http://127.0.0.1:{site_runner.addresses[0][1]}/v1"
+    proxy: _InProcess | _OwnProcess
+    if process:
+        proxy = _OwnProcess(fake.base_url, root / session.id, embedding, tree, pin)
+        provider = embedding or "default"
+    else:
+        settings = runner._settings("lcm", fake.base_url, root / session.id, embedding)
+        proxy = _InProcess(settings)
+        provider = settings.embedding.provider
+    url = await proxy.start()
     direct_h = {DIRECT_HEADER: "1"}
     clients = {
         "direct": openai.AsyncOpenAI(base_url=fake.base_url, api_key=runner.API_KEY,
@@ -363,11 +496,14 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
 
     async def call(name: str, body: dict[str, Any]) -> tuple[float, float, str | None]:
         t0, c0 = time.perf_counter(), time.process_time()
+        n0 = proxy.cpu_ns() if name == "proxy" else None
         resp = await clients[name].post("/chat/completions", body=body,
                                         cast_to=AsyncAPIResponse[ChatCompletion])
         await resp.parse()
-        return ((time.perf_counter() - t0) * 1000.0, (time.process_time() - c0) * 1000.0,
-                resp.headers.get("x-lcm-memory"))
+        ms = (time.perf_counter() - t0) * 1000.0
+        if n0 is not None:  # the proxy's own CPU during its request
+            return ms, ((proxy.cpu_ns() or 0) - n0) / 1e6, resp.headers.get("x-lcm-memory")
+        return ms, (time.process_time() - c0) * 1000.0, resp.headers.get("x-lcm-memory")
 
     history: list[dict[str, Any]] = [{"role": "system", "content": session.system}]
     sent = 0  # turns whose messages are in history
@@ -386,12 +522,14 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
                 await call("proxy", {"model": "bench-model", "messages": history})
                 history.append(last[-1])
                 sent = upto
-                await runner._settle(app)
+                await proxy.settle()
             series: dict[str, list[float]] = {n: [] for n in names}
             cpu: dict[str, list[float]] = {n: [] for n in names}
+            turn_cpu: list[float] = []
             stages_before: dict[str, tuple[float, int]] = {}
             for k, turn in enumerate(session.turns[sent:depth]):
-                await runner._settle(app)
+                await proxy.settle()
+                settled = proxy.cpu_ns()
                 steps = _messages_of(turn)
                 history += steps[:-1]
                 fake.script(turn.reply)
@@ -400,7 +538,7 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
                     await call("proxy", body)  # not measured (see the docstring)
                     history.append(steps[-1])
                     sent += 1
-                    stages_before = _stage_sums(app)
+                    stages_before = proxy.stages()
                     continue
                 order = names[count % 3:] + names[:count % 3]
                 count += 1
@@ -411,30 +549,39 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
                     failed_open += name == "proxy" and state == "failed-open"
                 history.append(steps[-1])
                 sent += 1
+                if settled is not None:  # the turn's request and background, until idle
+                    await proxy.settle()
+                    turn_cpu.append(((proxy.cpu_ns() or 0) - settled) / 1e6)
                 tick()
             added = [p - d for p, d in zip(series["proxy"], series["direct"], strict=True)]
             relay_added = [r - d for r, d in zip(series["relay"], series["direct"],
                                                  strict=True)]
-            stages_after = _stage_sums(app)
+            stages_after = proxy.stages()
             stages = {k: round((v[0] - stages_before.get(k, (0.0, 0))[0]) * 1000 / max(
                 1, v[1] - stages_before.get(k, (0.0, 0))[1]), 2) for k, v in stages_after.items()}
-            rows.append({"turns": depth, "measured": len(added),
-                         **{f"{n}_ms": _stats(series[n]) for n in names},
-                         "relay_added_ms": _stats(relay_added), "added_ms": _stats(added),
-                         "added_cpu_ms": _stats([p - d for p, d in zip(
-                             cpu["proxy"], cpu["direct"], strict=True)]),
-                         "stage_mean_ms": stages})
+            added_cpu = cpu["proxy"] if process else [
+                p - d for p, d in zip(cpu["proxy"], cpu["direct"], strict=True)]
+            row = {"turns": depth, "measured": len(added),
+                   **{f"{n}_ms": _stats(series[n]) for n in names},
+                   "relay_added_ms": _stats(relay_added), "added_ms": _stats(added),
+                   "added_cpu_ms": _stats(added_cpu), "stage_mean_ms": stages}
+            if turn_cpu:
+                await asyncio.sleep(RSS_SETTLE_S)  # past the idle trim
+                mem = proxy.memory()
+                row.update(turn_cpu_ms=_stats(turn_cpu), rss_mib=round(mem.rss_mib, 1),
+                           anon_mib=round(mem.anon_mib, 1))
+            rows.append(row)
     finally:
         for c in clients.values():
             await c.close()
-        await site_runner.cleanup()
+        await proxy.stop()
         await relay.stop()
         await fake.stop()
-        gc.unfreeze()
     out: dict[str, Any] = {
         "workload": workload, "depths": rows, "measure": measure, "failed_open": failed_open,
-        "embedding": settings.embedding.provider, "messages": len(history),
+        "embedding": provider, "messages": len(history),
         "client_kb": round(len(orjson.dumps(history)) / 1000, 1),
+        "process": process, "pinned": pin,
         "slope_per_1000_turns_ms": {
             k: _slope([(r["turns"], r["added_ms"][k]) for r in rows]) for k in ("p50", "p95")},
         "cpu_slope_per_1000_turns_ms": {
@@ -446,6 +593,11 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
     }
     out["table"] = format_depth_table(out)
     return out
+
+
+RSS_SETTLE_S = 3.0
+"""Seconds the proxy in its own process is left idle before its RSS is read (past
+``proxy.memory_release_idle_seconds``, as ``bench short`` reads it)."""
 
 
 def _stage_sums(app: web.Application) -> dict[str, tuple[float, int]]:
@@ -499,11 +651,25 @@ def format_depth_table(out: dict[str, Any]) -> str:
             sm = r.get("stage_mean_ms", {})
             lines.append(f"| {r['turns']:,} | " + " | ".join(
                 f"{sm[k]:.2f}" if k in sm else "" for k in stage_names) + " |")
+    own = [r for r in out["depths"] if "turn_cpu_ms" in r]
+    if own:
+        lines.append("")
+        lines.append("| turns | proxy CPU per turn, request + background: p50 / mean ms "
+                     "| proxy RSS once idle (anonymous) MiB |")
+        lines.append("|---:|---:|---:|")
+        for r in own:
+            t = r["turn_cpu_ms"]
+            lines.append(f"| {r['turns']:,} | {t['p50']:.1f} / {t['mean']:.1f} "
+                         f"| {r['rss_mib']:.0f} ({r['anon_mib']:.0f}) |")
+    where = (("the proxy in its own process" + (", pinned to one CPU and the bench to the"
+              " others" if out.get("pinned") else "") + "; added CPU: the proxy's CPU"
+              " during its request")
+             if out.get("process") else
+             "added CPU: the process's CPU time (all threads) during the proxied request"
+             " less during the direct one (client, upstream and proxy share the process)")
     lines.append("")
     lines.append(
-        f"ms; added = proxy − direct per request; added CPU: the process's CPU time"
-        f" (all threads) during the proxied request less during the direct one (client,"
-        f" upstream and proxy share the process). Workload {out['workload']}, "
+        f"ms; added = proxy − direct per request; {where}. Workload {out['workload']}, "
         f"{out['measure']} measured turns per depth, each sent direct, through the relay and "
         f"through lcm-proxy; slope per 1,000 turns: added p50 {fmt(s['p50'])}, p95 "
         f"{fmt(s['p95'])} ms (relay {fmt(rs['p50'])}, {fmt(rs['p95'])}; added CPU "
@@ -518,7 +684,11 @@ def format_depth_table(out: dict[str, Any]) -> str:
 def run_depth_bench(depths: list[int], measure: int = 30, *, workload: str = "numbers",
                     seed: int = 1, embedding: str | None = "hashing",
                     data: str | Path | None = None,
-                    tick: Callable[[], None] = lambda: None) -> dict[str, Any]:
+                    tick: Callable[[], None] = lambda: None, process: bool = False,
+                    pin: bool = False, proxy_tree: str | Path | None = None
+                    ) -> dict[str, Any]:
     """:func:`run_depth_bench_async` in a new event loop (call it outside one)."""
     return asyncio.run(run_depth_bench_async(depths, measure, workload=workload, seed=seed,
-                                             embedding=embedding, data=data, tick=tick))
+                                             embedding=embedding, data=data, tick=tick,
+                                             process=process, pin=pin,
+                                             proxy_tree=proxy_tree))
