@@ -599,8 +599,18 @@ def test_chain_key_cache_exact_whether_it_keeps_bytes_or_digests(budget: int) ->
             probe[rng.randrange(1, len(probe))]["content"] = f"edited {step}"
         assert cache.keys(probe) == chain_keys(probe)
         assert 0 <= cache._kept <= budget
-        held = sum(len(e.data) for es in cache._roots.values() for e in es if e.data)
-        assert held == cache._kept
+        held = {id(e.data): e.data for es in cache._roots.values() for e in es if e.data}
+        assert sum(map(len, held.values())) == cache._kept
+    # A history that only grows is held once: its earlier lists share the newest bytes.
+    grown = ChainKeyCache(max_kept_bytes=budget)
+    history = [{"role": "system", "content": "grows"}]
+    for step in range(30):
+        history.append({"role": "user", "content": f"turn {step}"})
+        assert grown.keys(history) == chain_keys(history)
+    if budget >= 1 << 20:
+        (entries,) = grown._roots.values()
+        assert len(entries) == 4 and len({id(e.data) for e in entries}) == 1
+        assert grown._kept == len(orjson.dumps(history))
 
 
 def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:

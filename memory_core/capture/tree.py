@@ -161,15 +161,16 @@ class ChainKeyCache:
     bytes kept (a ``memcmp``, about 0.04 ms per 2 MB) or, for a list whose bytes
     were let go, one sha256 pass (about 1 ms per 2 MB). Memory: the keys (about 100
     bytes per message) for at most ``max_roots × per_root`` lists, and serialised
-    lists up to ``max_kept_bytes`` in all (the least recently used conversations'
-    are hashed and let go first).
+    lists up to ``max_kept_bytes`` in all: a conversation's earlier lists share the
+    bytes of the newest one they start, so a growing history is held once; past
+    the bound the least recently used conversations' are hashed and let go.
 
     Thread-safe. Results are always exactly ``chain_keys(messages)``; anything the
     fast path cannot serialise (integers past 64 bits…) takes the slow path.
     """
 
     def __init__(self, max_roots: int = 256, per_root: int = 4,
-                 max_kept_bytes: int = 16 << 20) -> None:
+                 max_kept_bytes: int = 8 << 20) -> None:
         self._max_roots, self._per_root = max_roots, per_root
         self._max_kept = max_kept_bytes
         self._kept = 0  # bytes of the serialised lists held
@@ -209,34 +210,42 @@ class ChainKeyCache:
             out = best.keys[:best.count] + chain_keys(messages[best.count:],
                                                       best.keys[best.count - 1])
         entry = _Seen(len(messages), len(data), out, data)
+        shared = best.data if best is not None else None
         with self._lock:
             kept: list[_Seen] = []
             for e in self._roots.pop(root, []):
                 if e.count == len(messages) or len(kept) >= self._per_root - 1:
-                    self._kept -= len(e.data) if e.data is not None else 0
-                else:
-                    kept.append(e)
+                    continue
+                if shared is not None and e.data is shared:
+                    # Its bytes start the matched list's, so they start this one's:
+                    # one copy of a growing history is kept, not one per list.
+                    e.data = data
+                kept.append(e)
             self._roots[root] = [entry, *kept]
-            self._kept += len(data)
             while len(self._roots) > self._max_roots:
-                for e in self._roots.popitem(last=False)[1]:
-                    self._kept -= len(e.data) if e.data is not None else 0
+                self._roots.popitem(last=False)
             self._let_go()
         return list(out)
 
+    def _held(self) -> dict[int, bytes]:
+        """The distinct byte strings kept, by identity (under the lock)."""
+        return {id(e.data): e.data for es in self._roots.values() for e in es
+                if e.data is not None}
+
     def _let_go(self) -> None:
         """Hash and drop kept bytes, least recently used conversations first, until
-        they fit ``max_kept_bytes`` (under the lock)."""
+        they fit ``max_kept_bytes`` (under the lock); ``_kept`` is what stays."""
+        self._kept = sum(map(len, self._held().values()))
         if self._kept <= self._max_kept:
             return
         for entries in self._roots.values():
             for e in reversed(entries):  # a conversation's older lists first
                 if e.data is not None:
                     e.digest = hashlib.sha256(memoryview(e.data)[: e.length - 1]).digest()
-                    self._kept -= len(e.data)
                     e.data = None
-                    if self._kept <= self._max_kept:
-                        return
+            self._kept = sum(map(len, self._held().values()))
+            if self._kept <= self._max_kept:
+                return
 
 
 @dataclass(slots=True)
