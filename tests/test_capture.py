@@ -613,6 +613,27 @@ def test_chain_key_cache_exact_whether_it_keeps_bytes_or_digests(budget: int) ->
         assert grown._kept == len(orjson.dumps(history))
 
 
+def test_chain_key_cache_keeps_a_fork_apart_from_the_branch_it_left() -> None:
+    """A history edited back to an earlier turn (a fork) is a new branch: the longer
+    list of the old branch keeps its own bytes, so a list on the new branch is never
+    taken for it, even where the new branch has a "," at the byte the old one ended
+    (here inside a message's text)."""
+    from memory_core.capture.tree import ChainKeyCache, chain_keys
+
+    def message(k: int, text: str) -> dict[str, str]:
+        return {"role": ("assistant", "user")[k % 2], "content": text}
+
+    trunk = [{"role": "system", "content": "s"}] + [message(k, f"t{k}") for k in range(1, 8)]
+    old = trunk + [message(8, "a8"), message(9, "a9")]
+    end = len(orjson.dumps(old)) - 1  # where the old branch's closing "]" stands
+    start = len(orjson.dumps(trunk + [message(8, "")])) - len(b'"}]')  # its text
+    fork = trunk + [message(8, "x" * (end - start) + "," + "y" * 40)]
+    assert orjson.dumps(fork)[end:end + 1] == b","
+    cache = ChainKeyCache()
+    for history in (trunk, old, fork, fork + [message(9, "b9")]):
+        assert cache.keys(history) == chain_keys(history)
+
+
 def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:
     """Capturing with the path cache (warm engine) returns exactly what an engine
     without it (cold: full ancestor walk) returns, also for a fork; after a purge

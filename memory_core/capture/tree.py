@@ -210,15 +210,16 @@ class ChainKeyCache:
             out = best.keys[:best.count] + chain_keys(messages[best.count:],
                                                       best.keys[best.count - 1])
         entry = _Seen(len(messages), len(data), out, data)
-        shared = best.data if best is not None else None
+        shared, reach = (best.data, best.length) if best is not None else (None, 0)
         with self._lock:
             kept: list[_Seen] = []
             for e in self._roots.pop(root, []):
                 if e.count == len(messages) or len(kept) >= self._per_root - 1:
                     continue
-                if shared is not None and e.data is shared:
+                if shared is not None and e.data is shared and e.length <= reach:
                     # Its bytes start the matched list's, so they start this one's:
-                    # one copy of a growing history is kept, not one per list.
+                    # one copy of a growing history is kept, not one per list. A
+                    # longer list sharing them went on another branch (a fork).
                     e.data = data
                 kept.append(e)
             self._roots[root] = [entry, *kept]
