@@ -117,6 +117,20 @@ async def test_depth_bench_gives_back_its_cpus_when_the_proxy_does_not_start(
     assert os.sched_getaffinity(0) == before
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to drop one")
+async def test_depth_bench_pin_counts_the_cpus_this_process_may_use(tmp_path: Path) -> None:
+    """``--pin`` on a machine of several CPUs, in a process allowed one (``taskset -c
+    0``): refused as a bad value before anything starts, not an ``OSError`` from an
+    empty CPU set."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})
+    try:
+        with pytest.raises(ValueError, match="two CPUs"):
+            await run_depth_bench_async([20], 3, process=True, pin=True, workdir=tmp_path)
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def test_numbers_workload_is_seeded_and_full_of_numbers() -> None:
     a, b = numbers_session(1, 20), numbers_session(1, 20)
     assert a == b and a != numbers_session(2, 20)

@@ -337,7 +337,7 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
                          f"measure={measure}")
     if pin and not process:
         raise ValueError("pin goes with process (the proxy in its own process)")
-    if pin and (os.cpu_count() or 1) < 2:
+    if pin and len(os.sched_getaffinity(0)) < 2:
         raise ValueError("pin needs two CPUs or more")
     session = _session_for(workload, seed, depths[-1], data)
     if workdir is None:
