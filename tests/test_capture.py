@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -611,6 +612,54 @@ def test_chain_key_cache_exact_whether_it_keeps_bytes_or_digests(budget: int) ->
         (entries,) = grown._roots.values()
         assert len(entries) == 4 and len({id(e.data) for e in entries}) == 1
         assert grown._kept == len(orjson.dumps(history))
+
+
+def test_chain_key_cache_keeps_a_fork_apart_from_the_branch_it_left() -> None:
+    """A history edited back to an earlier turn (a fork) is a new branch: the longer
+    list of the old branch keeps its own bytes, so a list on the new branch is never
+    taken for it, even where the new branch has a "," at the byte the old one ended
+    (here inside a message's text)."""
+    from memory_core.capture.tree import ChainKeyCache, chain_keys
+
+    def message(k: int, text: str) -> dict[str, str]:
+        return {"role": ("assistant", "user")[k % 2], "content": text}
+
+    trunk = [{"role": "system", "content": "s"}] + [message(k, f"t{k}") for k in range(1, 8)]
+    old = trunk + [message(8, "a8"), message(9, "a9")]
+    end = len(orjson.dumps(old)) - 1  # where the old branch's closing "]" stands
+    start = len(orjson.dumps(trunk + [message(8, "")])) - len(b'"}]')  # its text
+    fork = trunk + [message(8, "x" * (end - start) + "," + "y" * 40)]
+    assert orjson.dumps(fork)[end:end + 1] == b","
+    cache = ChainKeyCache()
+    for history in (trunk, old, fork, fork + [message(9, "b9")]):
+        assert cache.keys(history) == chain_keys(history)
+
+
+def test_chain_key_cache_lets_bytes_go_in_time_linear_in_the_lists_kept() -> None:
+    """Past its byte budget, with 256 conversations kept, a call lets bytes go in one
+    pass over the lists kept, not one per conversation (which made a call cost
+    about 300 full rehashes of a short history): here every call is past it."""
+    from memory_core.capture.tree import ChainKeyCache, chain_keys
+
+    cache = ChainKeyCache(max_kept_bytes=0)
+    histories = [[{"role": "system", "content": f"conv {k}"}]
+                 + [{"role": "user", "content": "hi"}] * 7 for k in range(256)]
+    for history in histories:
+        cache.keys(history)
+    cached = rehash = float("inf")
+    for turn in range(3):  # the best of three rounds, each a turn more per history
+        for history in histories:
+            history.append({"role": "assistant", "content": f"ok {turn}"})
+        started = time.perf_counter()
+        for history in histories:
+            cache.keys(history)
+        cached = min(cached, time.perf_counter() - started)
+        assert all(cache.keys(h) == chain_keys(h) for h in histories)
+        started = time.perf_counter()
+        for history in histories:
+            chain_keys(history)
+        rehash = min(rehash, time.perf_counter() - started)
+    assert cached < 50 * rehash, (cached, rehash)
 
 
 def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:

@@ -101,6 +101,36 @@ def test_depth_bench_runs_the_proxy_in_its_own_process(tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "--proxy-process" in bad.output
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning needs two CPUs")
+async def test_depth_bench_gives_back_its_cpus_when_the_proxy_does_not_start(
+        tmp_path: Path) -> None:
+    """A proxy process that never answers (here a source tree whose ``proxy`` exits
+    at import) fails the bench, and this process gets back the CPUs it gave the
+    proxy: a caller that goes on is not left on fewer."""
+    tree = tmp_path / "tree"
+    (tree / "proxy").mkdir(parents=True)
+    (tree / "proxy" / "__init__.py").write_text("raise SystemExit(3)\n")
+    before = os.sched_getaffinity(0)
+    with pytest.raises(RuntimeError, match="exited with 3"):
+        await run_depth_bench_async([20], 3, process=True, pin=True, proxy_tree=tree,
+                                    workdir=tmp_path)
+    assert os.sched_getaffinity(0) == before
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to drop one")
+async def test_depth_bench_pin_counts_the_cpus_this_process_may_use(tmp_path: Path) -> None:
+    """``--pin`` on a machine of several CPUs, in a process allowed one (``taskset -c
+    0``): refused as a bad value before anything starts, not an ``OSError`` from an
+    empty CPU set."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})
+    try:
+        with pytest.raises(ValueError, match="two CPUs"):
+            await run_depth_bench_async([20], 3, process=True, pin=True, workdir=tmp_path)
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def test_numbers_workload_is_seeded_and_full_of_numbers() -> None:
     a, b = numbers_session(1, 20), numbers_session(1, 20)
     assert a == b and a != numbers_session(2, 20)

@@ -210,15 +210,16 @@ class ChainKeyCache:
             out = best.keys[:best.count] + chain_keys(messages[best.count:],
                                                       best.keys[best.count - 1])
         entry = _Seen(len(messages), len(data), out, data)
-        shared = best.data if best is not None else None
+        shared, reach = (best.data, best.length) if best is not None else (None, 0)
         with self._lock:
             kept: list[_Seen] = []
             for e in self._roots.pop(root, []):
                 if e.count == len(messages) or len(kept) >= self._per_root - 1:
                     continue
-                if shared is not None and e.data is shared:
+                if shared is not None and e.data is shared and e.length <= reach:
                     # Its bytes start the matched list's, so they start this one's:
-                    # one copy of a growing history is kept, not one per list.
+                    # one copy of a growing history is kept, not one per list. A
+                    # longer list sharing them went on another branch (a fork).
                     e.data = data
                 kept.append(e)
             self._roots[root] = [entry, *kept]
@@ -239,11 +240,15 @@ class ChainKeyCache:
         if self._kept <= self._max_kept:
             return
         for entries in self._roots.values():
+            # A conversation's bytes are its own (lists share only within one), so
+            # what it lets go is subtracted: no walk over every conversation's lists
+            # per conversation, which took milliseconds a call at 256 of them.
+            mine = {id(e.data): e.data for e in entries if e.data is not None}
             for e in reversed(entries):  # a conversation's older lists first
                 if e.data is not None:
                     e.digest = hashlib.sha256(memoryview(e.data)[: e.length - 1]).digest()
                     e.data = None
-            self._kept = sum(map(len, self._held().values()))
+            self._kept -= sum(map(len, mine.values()))
             if self._kept <= self._max_kept:
                 return
 

@@ -337,7 +337,7 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
                          f"measure={measure}")
     if pin and not process:
         raise ValueError("pin goes with process (the proxy in its own process)")
-    if pin and (os.cpu_count() or 1) < 2:
+    if pin and len(os.sched_getaffinity(0)) < 2:
         raise ValueError("pin needs two CPUs or more")
     session = _session_for(workload, seed, depths[-1], data)
     if workdir is None:
@@ -482,7 +482,13 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
         settings = runner._settings("lcm", fake.base_url, root / session.id, embedding)
         proxy = _InProcess(settings)
         provider = settings.embedding.provider
-    url = await proxy.start()
+    try:
+        url = await proxy.start()
+    except BaseException:  # this process's CPUs back, a proxy process ended
+        await proxy.stop()
+        await relay.stop()
+        await fake.stop()
+        raise
     direct_h = {DIRECT_HEADER: "1"}
     clients = {
         "direct": openai.AsyncOpenAI(base_url=fake.base_url, api_key=runner.API_KEY,
