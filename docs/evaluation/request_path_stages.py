@@ -9,6 +9,10 @@ tree lacks are reported as missing), so one command compares two checkouts:
 
     cd TREE && PYTHONPATH=$PWD python docs/evaluation/request_path_stages.py eval 1000 100
     cd TREE && PYTHONPATH=$PWD python docs/evaluation/request_path_stages.py numbers 1000 30
+    cd TREE && PYTHONPATH=$PWD python docs/evaluation/request_path_stages.py eval-depth 5000 30
+
+(``eval-depth``: the eval's generator grown to one depth as the depth bench grows it,
+``run_depth_bench_async``, instead of the history bench's preload.)
 
 What is on the critical path of a request: the event loop's parse
 (``steps.parse_body``), the writer's capture (``CaptureJobs._capture_request_job``: node keys,
@@ -94,6 +98,13 @@ def instrument() -> None:
     for n in ("request_budget", "media_upper_bound"):
         wrap(budget, n, f"budget.{n}")
     wrap(fwd, "prepare", "forwarded.prepare")
+    try:  # the steps that read the whole history (2026-12-04)
+        from memory_core.compaction import compressor
+        from memory_core.tools import commands
+        wrap(compressor, "forest", "compressor.forest")
+        wrap(commands, "may_hold_command", "commands.may_hold_command")
+    except ImportError:
+        pass
     here = Path(os.getcwd()).resolve()
     try:
         from proxy.flow import plan, steps
@@ -124,7 +135,8 @@ def main() -> None:
     if mode == "eval":
         out = asyncio.run(hb.run_history_bench_async(turns, measure, tick=tick))
     else:
-        out = asyncio.run(hb.run_depth_bench_async([turns], measure, workload=mode,
+        out = asyncio.run(hb.run_depth_bench_async([turns], measure,
+                                                   workload=mode.removesuffix("-depth"),
                                                    tick=tick))
     ON = False
     n = max(1, ticks[0] - 1)
