@@ -636,32 +636,34 @@ def test_chain_key_cache_keeps_a_fork_apart_from_the_branch_it_left() -> None:
 
 def test_chain_key_cache_lets_bytes_go_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past its byte budget, with 256 conversations kept, a call lets bytes go in one
-    pass over the lists kept, not one pass per conversation it lets go (which made
-    a call cost about 300 full rehashes of a short history): the kept lists are
-    walked once a call, and the keys stay exact."""
-    from memory_core.capture.tree import ChainKeyCache, chain_keys
+    pass over the conversations, not one pass over every list per conversation let
+    go (which made a call cost about 300 full rehashes of a short history); within
+    the budget it walks none. The keys stay exact."""
+    from memory_core.capture import tree
 
     walks = 0
-    held = ChainKeyCache._held
+    held = tree._bytes_held
 
-    def counted(self: ChainKeyCache) -> dict[int, bytes]:
+    def counted(entries: list[Any]) -> int:
         nonlocal walks
         walks += 1
-        return held(self)
+        return held(entries)
 
-    monkeypatch.setattr(ChainKeyCache, "_held", counted)
-    cache = ChainKeyCache(max_kept_bytes=0)
-    histories = [[{"role": "system", "content": f"conv {k}"}]
-                 + [{"role": "user", "content": "hi"}] * 7 for k in range(256)]
-    for history in histories:
-        cache.keys(history)
-    for turn in range(3):
-        walks = 0
+    monkeypatch.setattr(tree, "_bytes_held", counted)
+    for budget, most in ((0, 256 + 2), (1 << 30, 2)):
+        cache = tree.ChainKeyCache(max_kept_bytes=budget)
+        histories = [[{"role": "system", "content": f"conv {k}"}]
+                     + [{"role": "user", "content": "hi"}] * 7 for k in range(256)]
         for history in histories:
-            history.append({"role": "assistant", "content": f"ok {turn}"})
-            assert cache.keys(history) == chain_keys(history)
-        assert walks == len(histories)  # one walk a call
-        assert cache._kept == 0
+            cache.keys(history)
+        for turn in range(3):
+            for history in histories:
+                history.append({"role": "assistant", "content": f"ok {turn}"})
+                walks = 0
+                assert cache.keys(history) == tree.chain_keys(history)
+                assert walks <= most  # the conversation's lists, then one pass at most
+        assert cache._kept == (0 if budget == 0 else sum(
+            held(es) for es in cache._roots.values()))
 
 
 def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:

@@ -213,7 +213,9 @@ class ChainKeyCache:
         shared, reach = (best.data, best.length) if best is not None else (None, 0)
         with self._lock:
             kept: list[_Seen] = []
-            for e in self._roots.pop(root, []):
+            before = self._roots.pop(root, [])
+            self._kept -= _bytes_held(before)
+            for e in before:
                 if e.count == len(messages) or len(kept) >= self._per_root - 1:
                     continue
                 if shared is not None and e.data is shared and e.length <= reach:
@@ -223,34 +225,31 @@ class ChainKeyCache:
                     e.data = data
                 kept.append(e)
             self._roots[root] = [entry, *kept]
+            self._kept += _bytes_held(self._roots[root])
             while len(self._roots) > self._max_roots:
-                self._roots.popitem(last=False)
-            self._let_go()
+                self._kept -= _bytes_held(self._roots.popitem(last=False)[1])
+            if self._kept > self._max_kept:
+                self._let_go()
         return list(out)
-
-    def _held(self) -> dict[int, bytes]:
-        """The distinct byte strings kept, by identity (under the lock)."""
-        return {id(e.data): e.data for es in self._roots.values() for e in es
-                if e.data is not None}
 
     def _let_go(self) -> None:
         """Hash and drop kept bytes, least recently used conversations first, until
-        they fit ``max_kept_bytes`` (under the lock); ``_kept`` is what stays."""
-        self._kept = sum(map(len, self._held().values()))
-        if self._kept <= self._max_kept:
-            return
+        they fit ``max_kept_bytes`` (under the lock). A conversation's bytes are its
+        own (lists share them only within one), so what it lets go is subtracted."""
         for entries in self._roots.values():
-            # A conversation's bytes are its own (lists share only within one), so
-            # what it lets go is subtracted: no walk over every conversation's lists
-            # per conversation, which took milliseconds a call at 256 of them.
-            mine = {id(e.data): e.data for e in entries if e.data is not None}
-            for e in reversed(entries):  # a conversation's older lists first
+            self._kept -= _bytes_held(entries)
+            for e in entries:
                 if e.data is not None:
                     e.digest = hashlib.sha256(memoryview(e.data)[: e.length - 1]).digest()
                     e.data = None
-            self._kept -= sum(map(len, mine.values()))
             if self._kept <= self._max_kept:
                 return
+
+
+def _bytes_held(entries: list[_Seen]) -> int:
+    """Bytes of the distinct serialised lists ``entries`` keep (shared ones once)."""
+    return sum(len(d) for d in {id(e.data): e.data for e in entries
+                                if e.data is not None}.values())
 
 
 @dataclass(slots=True)

@@ -280,7 +280,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     if kind == "fact" and replaces_kind in STATEMENT_KINDS:
         kind = replaces_kind  # a stance that takes a withdrawn rule's place is one
     evidence = "assistant" if kind == "proposal" else "user"
-    comparable = ("fact", "decision", "constraint", "preference")
+    comparable = STATEMENT_KINDS
     items = tx.item_writes
     old: Row | None = None
     same: Row | None = None
