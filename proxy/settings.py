@@ -248,6 +248,8 @@ class SearchSettings:
     vector_min_similarity: float = _search("vector_min_similarity")
     query_timeout_seconds: float = _search("query_timeout_seconds")
     dedupe_similarity: float = _search("dedupe_similarity")
+    update_similarity: float = _search("update_similarity")
+    update_margin: float = _search("update_margin")
 
     def search_config(self) -> SearchConfig:
         """Return the ``memory_core.search.SearchConfig`` these settings describe."""

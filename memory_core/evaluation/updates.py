@@ -25,6 +25,11 @@ between them, as an agent sends it. Then, over the row's memory items:
 
 Reported per kind and language: kept (share of ``active``), replaced (share of
 ``gone``), not stored, and rows right.
+
+With ``--index`` the engine also runs its search indexes with the default embedder
+(as the proxy does) and each message waits until they are idle: what the writer's
+words did not pair and the indexer's vector half of supersession did
+(``search.update_similarity``) is judged too, as the next turn would see it.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+_INDEX_WAIT_S = 120.0
+"""Seconds one message may wait for the indexes (``--index``)."""
 KINDS = ("update", "withdrawal", "restatement", "control", "other_speaker")
 _LANGS = ("en", "zh", "ja")
 
@@ -76,7 +83,8 @@ def _problem(row: Any, seen: set[str]) -> str | None:
 
 
 def replay(engine: Any, row: dict[str, Any], tenant: str) -> list[dict[str, Any]]:
-    """Capture ``row``'s messages as one conversation; its items (``status``, ``text``)."""
+    """Capture ``row``'s messages as one conversation; its items (``status``, ``text``).
+    With the engine's search attached, each message waits for the indexes."""
     from memory_core.models import Scope
 
     scope = Scope(tenant, "eval", row["id"])
@@ -89,6 +97,8 @@ def replay(engine: Any, row: dict[str, Any], tenant: str) -> list[dict[str, Any]
         _, done = engine.capture_request(scope, f"{row['id']}-{n}",
                                          [dict(x) for x in messages], {})
         done.result()
+        if engine.search is not None:
+            engine.search.wait_idle(_INDEX_WAIT_S)
         messages.append({"role": "assistant", "content": "Noted."})
     return list(engine.list_items(tenant=tenant, role="eval", limit=1000)["items"])
 
@@ -110,8 +120,10 @@ def judge(row: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
             "right": all(kept) and all(r is True for r in replaced)}
 
 
-def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
-    """Replay every row of the set at ``path`` (ids starting with ``only``, if given).
+def score(path: str | Path, *, only: str | None = None, index: bool = False
+          ) -> dict[str, Any]:
+    """Replay every row of the set at ``path`` (ids starting with ``only``, if given;
+    with ``index``, search indexes and the default embedder too: module doc).
 
     Returns ``{"rows", "overall", "by_kind", "by_lang", "errors"}``; each group is
     ``{rows, right, kept, active, replaced, gone, not_stored}`` with the shares
@@ -123,6 +135,16 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
     errors: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="lcm-updates-") as tmp:
         engine = Engine(Path(tmp) / "data")
+        if index:
+            from memory_core.search import (
+                EmbeddingConfig,
+                SearchConfig,
+                SearchService,
+                create_embedder,
+            )
+
+            engine.attach_search(SearchService(engine.store, Path(tmp) / "data", SearchConfig(),
+                                               create_embedder(EmbeddingConfig())))
         try:
             for n, row in enumerate(rows):
                 items = replay(engine, row, f"t{n}")
@@ -182,8 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--errors", action="store_true", help="list every row not right")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
     parser.add_argument("--only", metavar="PREFIX", help="score only ids starting with PREFIX")
+    parser.add_argument("--index", action="store_true",
+                        help="run the search indexes with the default embedder too")
     args = parser.parse_args(argv)
-    result = score(args.path, only=args.only)
+    result = score(args.path, only=args.only, index=args.index)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0

@@ -217,15 +217,17 @@ def tentative(row: Any) -> bool:
 
 def extraction_data(ex: Any) -> dict[str, Any]:
     """The ``data`` JSON fields an extracted item (``Extracted``) carries into its row:
-    ``negated``, ``task_label``, ``label``, ``loose``, ``tentative``, ``one_off`` and
-    ``lasting`` where set (the speaker is the caller's)."""
+    ``negated``, ``task_label``, ``label``, ``loose``, ``tentative``, ``one_off``,
+    ``lasting`` and ``correction`` (a correction or update: it may revise an item
+    it shares no words with, ``memory_core.items.writer.revise_by_meaning``) where
+    set (the speaker is the caller's)."""
     data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
     for name in ("task_label", "label"):
         if getattr(ex, name, None):
             data[name] = getattr(ex, name)
     if getattr(ex, "loose", False) and getattr(ex, "value", None) is not None:
         data["loose"] = True
-    for name in ("tentative", "one_off", "lasting"):
+    for name in ("tentative", "one_off", "lasting", "correction"):
         if getattr(ex, name, False):
             data[name] = True
     return data

@@ -57,6 +57,7 @@ import orjson
 from memory_core.errors import NotFoundError
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
+from memory_core.extraction.replacement import actor
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
@@ -68,6 +69,7 @@ from memory_core.items.supersession import (
     more_specific,
     retraction_target,
     settles,
+    siblings,
     subject_keys,
     subject_probes,
     subjects_match,
@@ -727,6 +729,87 @@ def merge_duplicate(tx: Tx, new_id: int, old_id: int,
                    f"same meaning as item {old_id} (vector dedupe)", now)
     items.queue_index("item", new_id, "delete")
     return new_id
+
+
+def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
+                      floor: float, margin: float, now: float | None = None) -> int | None:
+    """Supersede the older item that the update ``new_id`` revises when no words paired
+    them at write time (the vector half of supersession, run by the indexer once the
+    update is embedded): "I moved to Fedora over the weekend." after "I'm on Windows
+    11.", 公司换成钉钉了 after 团队用飞书沟通.
+
+    ``new_id`` must be an active statement (:data:`STATEMENT_KINDS`) extracted as a
+    correction or update (``data.correction``), firm, by the user, that superseded and
+    conflicts with nothing, and not about another person
+    (:func:`memory_core.extraction.replacement.actor`). ``near``: ``(item id,
+    similarity)`` pairs from the vector index. A candidate is an older active statement
+    of the same tenant, role, speaker and ordinal label, from another message, firm,
+    under the same condition, of no other unit dimension, not a sibling attribute
+    (:func:`memory_core.items.supersession.siblings`) and not the same value said
+    again; a conversation-local item only within its thread. The most similar
+    candidate is superseded when its similarity reaches ``floor`` and leads the next
+    candidate's by at least ``margin`` (ambiguity supersedes nothing). Returns the id
+    superseded, or ``None``."""
+    items = tx.item_writes
+    new = items.item(new_id)
+    if new is None or not revisable(new):
+        return None
+    nd = _data(new)
+    scored: list[tuple[float, Row]] = []
+    for old_id, sim in near:
+        if old_id >= new_id:
+            continue
+        old = items.item(old_id)
+        if old is not None and _revised_by(new, nd, old):
+            scored.append((float(sim), old))
+    scored.sort(key=lambda p: (p[0], p[1]["id"]), reverse=True)
+    if not scored or scored[0][0] < floor:
+        return None
+    if len(scored) > 1 and scored[0][0] - scored[1][0] < margin:
+        return None
+    sim, old = scored[0]
+    supersede(tx, int(old["id"]), new_id, f"update said in other words (similarity {sim:.3f})",
+              time.time() if now is None else now)
+    return int(old["id"])
+
+
+def revisable(new: Row) -> bool:
+    """Whether item ``new`` (every column) may revise an item by meaning
+    (:func:`revise_by_meaning`)."""
+    nd = _data(new)
+    return (new["status"] == "active" and new["kind"] in STATEMENT_KINDS
+            and new["evidence"] == "user" and bool(nd.get("correction"))
+            and not nd.get("tentative") and new["supersedes"] is None
+            and new["conflict_with"] is None and actor(new["text"] or "") != "other")
+
+
+def _revised_by(new: Row, nd: dict[str, Any], old: Row) -> bool:
+    """Whether ``old`` is a candidate for the update ``new`` (:func:`revise_by_meaning`)."""
+    od = _data(old)
+    if (old["status"] != "active" or old["kind"] not in STATEMENT_KINDS
+            or old["evidence"] != "user" or od.get("tentative")
+            or (old["tenant"], old["role"]) != (new["tenant"], new["role"])
+            or od.get("speaker", "") != nd.get("speaker", "")
+            or od.get("label") != nd.get("label")
+            or old["source_message_id"] == new["source_message_id"]
+            or actor(old["text"] or "") == "other"):
+        return False
+    if (standing.conversation_local(old) or standing.conversation_local(new)) \
+            and old["thread_id"] != new["thread_id"]:
+        return False
+    if new["value"] is not None and (new["value"], new["unit"]) == (old["value"], old["unit"]):
+        return False  # the same value said again: a restatement, not an update
+    return (not _other_dimension(new["unit"], old["unit"])
+            and not siblings(new["subject"], old["subject"], new["text"] or "", old["text"] or "")
+            and conditions_agree(_Said(new["condition"], new["text"] or ""), old))
+
+
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """A stored item seen as extracted (``condition``, ``text``) by the matching rules."""
+
+    condition: str | None
+    text: str
 
 
 def _other_dimension(a: str | None, b: str | None) -> bool:

@@ -36,6 +36,7 @@ here runs on the asyncio loop (``foreground.hold``, called there, only counts);
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -67,6 +68,9 @@ Progress = Callable[[str, int], None]
 
 _STOP_POLL_S = 0.05
 """Seconds between two looks at the stop flag while an embedding batch runs."""
+_REVISE_NEIGHBOURS = 16
+"""Nearest items an update is compared with (:meth:`Indexer._revise_by_meaning`): the
+filter knows no speaker, so other speakers' items take places among them."""
 
 
 TEXT_CACHE_SIZE = 1024
@@ -386,6 +390,8 @@ class Indexer:
             self.vectors.upsert(wanted, vecs)
             if not rebuild and self.config.dedupe_similarity > 0:
                 self._merge_duplicates(wanted, vecs)
+            if not rebuild and self.config.update_similarity > 0:
+                self._revise_by_meaning(wanted, vecs)
         return len(wanted)
 
     def _merge_duplicates(self, docs: list[IndexDoc], vecs: np.ndarray) -> int:
@@ -422,6 +428,41 @@ class Indexer:
                     if gone == doc.ref_id:
                         break
         return merged
+
+    def _revise_by_meaning(self, docs: list[IndexDoc], vecs: np.ndarray) -> int:
+        """Supersession, vector half: each update just embedded that replaced nothing by
+        its words supersedes the older item of its speaker it is most alike
+        (:func:`memory_core.items.writer.revise_by_meaning`, thresholds
+        ``update_similarity`` and ``update_margin``). Off the request path: this runs
+        on the indexer's vector thread. Returns items superseded."""
+        from memory_core.items import writer
+
+        if self.vectors is None:
+            return 0
+        revised = 0
+        for doc, vec in zip(docs, vecs, strict=True):
+            if doc.kind != "item":
+                continue
+            row = self.store.read_tx(lambda tx, ref=doc.ref_id: tx.item_writes.item(ref))
+            if row is None or not writer.revisable(row):
+                continue
+            flt = SearchFilter(tenant=doc.tenant, role=doc.role, kinds=("item",))
+            near = [(split_label(label)[1], sim)
+                    for label, sim in self.vectors.search(vec, flt, _REVISE_NEIGHBOURS)]
+            try:
+                gone = self.store.write_tx_sync(
+                    functools.partial(writer.revise_by_meaning,
+                                      floor=self.config.update_similarity,
+                                      margin=self.config.update_margin),
+                    doc.ref_id, near)
+            except Exception:  # noqa: BLE001 - best effort, as dedupe; indexing goes on
+                log.exception("supersession by meaning of item %s failed", doc.ref_id)
+                continue
+            if gone is not None:
+                log.info("item %s superseded by item %s (update said in other words)",
+                         gone, doc.ref_id)
+                revised += 1
+        return revised
 
     def vector_step(self, *, save: bool) -> int:
         """Apply one outbox batch to the vector index; return outbox rows read."""
