@@ -417,6 +417,27 @@ def test_a_sibling_attribute_is_not_what_an_update_revises(engine: Engine, updat
     assert [r["status"] for r in rows] == ["active", "active"], rows
 
 
+@pytest.mark.parametrize(("first", "update"), [
+    ("测试环境的 Java 版本是 17。", "生产环境的 Java 版本现在是 21。"),
+    ("测试环境的数据库是 MySQL 5.7。", "生产环境的数据库现在是 MySQL 8.0。"),
+    ("APIのタイムアウトは30秒です。", "DBのタイムアウトは今は60秒です。"),
+])
+def test_a_chinese_or_japanese_sibling_attribute_is_not_what_an_update_revises(
+        engine: Engine, first: str, update: str) -> None:
+    rows = stored(engine, [first, update])
+    assert [r["status"] for r in rows] == ["active", "active"], rows
+
+
+@pytest.mark.parametrize(("first", "update"), [
+    ("测试环境的 Java 版本是 17。", "测试环境的 Java 版本现在是 21。"),
+    ("APIのタイムアウトは30秒です。", "APIのタイムアウトは今は60秒です。"),
+])
+def test_the_same_chinese_or_japanese_attribute_is_still_revised(
+        engine: Engine, first: str, update: str) -> None:
+    rows = stored(engine, [first, update])
+    assert [r["status"] for r in rows] == ["superseded", "active"], rows
+
+
 @pytest.mark.parametrize(("text", "kind", "subject"), [
     ("例会在周二下午三点。", "fact", "例会"),  # 下午 is the afternoon, not 在…下
     ("每周的例会定在周二下午三点。", "fact", "每周例会"),  # 每 opens the subject

@@ -135,6 +135,7 @@ def score(path: str | Path, *, only: str | None = None, index: bool = False
     errors: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="lcm-updates-") as tmp:
         engine = Engine(Path(tmp) / "data")
+        embedder = None
         if index:
             from memory_core.search import (
                 EmbeddingConfig,
@@ -143,8 +144,9 @@ def score(path: str | Path, *, only: str | None = None, index: bool = False
                 create_embedder,
             )
 
+            embedder = create_embedder(EmbeddingConfig())
             engine.attach_search(SearchService(engine.store, Path(tmp) / "data", SearchConfig(),
-                                               create_embedder(EmbeddingConfig())))
+                                               embedder))
         try:
             for n, row in enumerate(rows):
                 items = replay(engine, row, f"t{n}")
@@ -169,6 +171,8 @@ def score(path: str | Path, *, only: str | None = None, index: bool = False
                         "items": [(i["status"], i["kind"], i["text"]) for i in items]})
         finally:
             engine.close()
+            if embedder is not None:
+                embedder.close()
 
     def shares(g: dict[str, int]) -> dict[str, Any]:
         out: dict[str, Any] = dict(g)

@@ -10,6 +10,7 @@ called by ``memory_core.items.writer`` inside the writer's transaction.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -50,9 +51,14 @@ def siblings(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
     qualifiers, each absent from the other statement's text ("api timeout" / "db
     timeout", "staging db port" / "prod db port"; not a qualifier the other's key
     merely dropped), unit words left out. Two such statements are two values, never
-    one revising the other by the words they share."""
-    if not a or not b or _CJK.search(a) or _CJK.search(b):
+    one revising the other by the words they share. Chinese and Japanese keys, which
+    have no spaces, split at their longest shared ending of at least
+    ``_CJK_HEAD`` characters holding a CJK one ("测试环境java版本" / "生产环境java
+    版本", "apiタイムアウト" / "dbタイムアウト")."""
+    if not a or not b:
         return False
+    if _CJK.search(a) or _CJK.search(b):
+        return _cjk_siblings(a, b, text_a, text_b)
     wa = [w for w in a.split() if w not in UNITS]
     wb = [w for w in b.split() if w not in UNITS]
     if len(wa) < 2 or len(wb) < 2 or wa[-1] != wb[-1]:
@@ -61,6 +67,21 @@ def siblings(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
     low_a, low_b = text_a.lower(), text_b.lower()
     return bool(only_a) and bool(only_b) and not any(w in low_b for w in only_a) \
         and not any(w in low_a for w in only_b)
+
+
+_CJK_HEAD = 2
+_CJK_LINK = re.compile(r"[的之のでは\s]+$")
+
+
+def _cjk_siblings(a: str, b: str, text_a: str, text_b: str) -> bool:
+    """:func:`siblings` for keys in Chinese or Japanese."""
+    end = len(os.path.commonprefix([a[::-1], b[::-1]]))
+    head = a[len(a) - end:] if end else ""
+    if len(head) < _CJK_HEAD or not _CJK.search(head):
+        return False
+    qa, qb = _CJK_LINK.sub("", a[:len(a) - end]), _CJK_LINK.sub("", b[:len(b) - end])
+    return bool(qa) and bool(qb) and qa.lower() not in text_b.lower() \
+        and qb.lower() not in text_a.lower()
 
 
 def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:

