@@ -19,7 +19,7 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.evaluation.updates import replay
-from memory_core.items import writer
+from memory_core.items import standing, writer
 from memory_core.search import EmbeddingConfig, SearchConfig, SearchService, create_embedder
 from tests.conftest import sql_read
 
@@ -141,6 +141,9 @@ def test_the_most_alike_item_must_reach_the_floor_and_lead_by_the_margin(
     # a plain statement, no correction or update
     (["I write all my code in Emacs.", "Helix is a modal editor."],
      "I write all my code in Emacs.", "Helix is a modal editor."),
+    # an update without words of its own (an answer to a question)
+    (["No, I haven't tried it yet.", "No, I didn't."],
+     "No, I haven't tried it yet.", "No, I didn't."),
     # a sibling attribute: the API timeout is not the DB timeout
     (["The API timeout is 30 s.", "The DB timeout is 45 s now."],
      "The API timeout is 30 s.", "The DB timeout is 45 s now."),
@@ -161,7 +164,10 @@ def test_guards_keep_an_update_off_what_it_does_not_revise(
         old, new = ids[old_text], ids[new_text]
         assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
         row = engine.store.read_tx(lambda tx: tx.item_writes.item(new))
-        assert writer.revisable(row) is (messages[1] != "Helix is a modal editor.")
+        assert writer.revisable(row) is (messages[1] != "Helix is a modal editor."
+                                         and bool(writer.content_terms(row["text"])))
+        assert bool(standing.data_of(row).get("correction")) is (
+            messages[1] != "Helix is a modal editor.")
         assert _revise(engine, new, [(old, 0.95)]) is None
     finally:
         engine.close()

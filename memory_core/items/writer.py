@@ -779,12 +779,14 @@ def revisable(new: Row) -> bool:
     (:func:`revise_by_meaning`): an active statement (:data:`STATEMENT_KINDS`) by the
     user, extracted as a correction or update (``data.correction``), firm, that
     superseded and conflicts with nothing, not about another person
-    (:func:`memory_core.extraction.replacement.actor`)."""
+    (:func:`memory_core.extraction.replacement.actor`), with words of its own (not
+    "No, I didn't.")."""
     nd = _data(new)
     return (new["status"] == "active" and new["kind"] in STATEMENT_KINDS
             and new["evidence"] == "user" and bool(nd.get("correction"))
             and not nd.get("tentative") and new["supersedes"] is None
-            and new["conflict_with"] is None and actor(new["text"] or "") != "other")
+            and new["conflict_with"] is None and actor(new["text"] or "") != "other"
+            and bool(content_terms(new["text"] or "")))
 
 
 def _revised_by(new: Row, old: Row) -> bool:
