@@ -735,17 +735,20 @@ class Engine:
         The check and the change run in one write transaction. Raises
         ``NotFoundError`` for an unknown item or one outside the scope (the caller
         cannot tell which)."""
-        from memory_core.admin import overview
+        return self.store.write_tx_sync(lambda tx: items_writer.retract_item(
+            tx, _owned(tx, item_id, tenant, role, session), reason))
 
-        def job(tx: Tx) -> dict[str, Any]:
-            owner = overview.item_scope(tx, item_id)
-            if owner is None or (tenant is not None and owner[0] != tenant) or (
-                    role is not None and owner[1] != role) or (
-                    session is not None and owner[2] != session):
-                raise NotFoundError(f"no memory item {item_id}")
-            return items_writer.retract_item(tx, item_id, reason)
-
-        return self.store.write_tx_sync(job)
+    def restore_in_scope(self, item_id: int, reason: str = "", *, tenant: str | None = None,
+                         role: str | None = None, session: str | None = None
+                         ) -> dict[str, Any]:
+        """Set a superseded or retracted item active again, only if it belongs to
+        ``tenant``/``role``/``session`` (``None`` = any;
+        :func:`memory_core.items.writer.restore_item`). One write transaction. Raises
+        ``NotFoundError`` for an unknown item or one outside the scope, and
+        ``ItemStateError`` for an item that is active or merged. Returns ``{id,
+        old_status}``."""
+        return self.store.write_tx_sync(lambda tx: items_writer.restore_item(
+            tx, _owned(tx, item_id, tenant, role, session), reason))
 
     def purge(self, *, tenant: str | None = None, role: str | None = None,
               session: str | None = None, dry_run: bool = False) -> dict[str, int]:
@@ -817,6 +820,21 @@ class Engine:
         from memory_core.admin import overview
 
         return self.store.read_tx(overview.integrity_check)
+
+
+def _owned(tx: Tx, item_id: int, tenant: str | None, role: str | None,
+           session: str | None) -> int:
+    """``item_id`` when the item belongs to ``tenant``/``role``/``session`` (``None`` =
+    any); raises ``NotFoundError`` otherwise, the same for an unknown item (the caller
+    cannot tell which)."""
+    from memory_core.admin import overview
+
+    owner = overview.item_scope(tx, item_id)
+    if owner is None or (tenant is not None and owner[0] != tenant) or (
+            role is not None and owner[1] != role) or (
+            session is not None and owner[2] != session):
+        raise NotFoundError(f"no memory item {item_id}")
+    return item_id
 
 
 def _log_assembly(tx: Tx, scope: Scope, request_id: str, assembly: Assembly) -> int:

@@ -6,7 +6,8 @@ Tree::
     ├── StoreError          SQLite could not be opened, migrated or written
     │   └── SchemaTooNewError   the database was written by a newer lcm-proxy
     ├── NotFoundError       an id given by an operator does not exist
-    └── InvalidIdError      (also ValueError) an id that cannot exist: not 1..2**63-1
+    ├── InvalidIdError      (also ValueError) an id that cannot exist: not 1..2**63-1
+    └── ItemStateError      an operator's change that the item's status does not allow
 """
 
 from __future__ import annotations
@@ -30,3 +31,8 @@ class NotFoundError(MemoryError_):
 
 class InvalidIdError(MemoryError_, ValueError):
     """An id or ref that no row can have: not digits, or outside SQLite's 1..2**63-1."""
+
+
+class ItemStateError(MemoryError_):
+    """An operator's change that the item's status does not allow (restoring an
+    active or merged item)."""

@@ -77,6 +77,12 @@ def _paths() -> dict[str, Any]:
             " and the indexes.", [_path("item_id"), TENANT, ROLE],
             body={"type": "object", "properties": {"reason": {"type": "string"}}},
             errors=(400, 404))},
+        "/lcm/v1/items/{item_id}/restore": {"post": _op(
+            "Set a superseded or retracted item active again (undo a wrong supersession"
+            " or retraction; the history keeps both). The item that superseded it stays"
+            " active. 409 for an active or merged item.", [_path("item_id"), TENANT, ROLE],
+            body={"type": "object", "properties": {"reason": {"type": "string"}}},
+            errors=(400, 404, 409))},
         "/lcm/v1/messages/{message_id}": {"get": _op(
             "One stored message with its original JSON and the items taken from it.",
             [_path("message_id"), TENANT, ROLE], errors=(404,))},

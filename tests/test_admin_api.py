@@ -366,9 +366,43 @@ async def test_retract_changes_status_and_queues_an_index_delete(
     assert st == 200 and body["status"] == "retracted"  # still inspectable, for audit
 
 
+async def test_restore_sets_a_superseded_or_retracted_item_active_again(
+        guarded: RunningProxy, http: aiohttp.ClientSession) -> None:
+    pop = await populate(guarded)
+    old, new, port = pop.items["a_old"], pop.items["a_new"], pop.items["a_port"]
+    st, body, _ = await call(http, guarded, "POST", f"/lcm/v1/items/{old}/restore",
+                             json={}, tenant=pop.tenant_b)
+    assert st == 404  # another tenant's item
+    st, body, _ = await call(http, guarded, "POST", f"/lcm/v1/items/{old}/restore",
+                             json={"reason": "not a correction"}, tenant=pop.tenant_a)
+    assert st == 200 and body == {"id": old, "old_status": "superseded"}
+    st, body, _ = await call(http, guarded, "GET", f"/lcm/v1/items/{old}", tenant=pop.tenant_a)
+    assert body["status"] == "active" and body["superseded_by"] is None
+    st, body, _ = await call(http, guarded, "GET", f"/lcm/v1/items/{new}", tenant=pop.tenant_a)
+    assert body["status"] == "active"  # what superseded it stays
+    assert count(guarded, "SELECT COUNT(*) FROM memory_item_revisions WHERE item_id=? AND"
+                 " new='active' AND reason='not a correction'", old) == 1
+    # an active item: 409 in the API's error shape, nothing changes
+    st, body, _ = await call(http, guarded, "POST", f"/lcm/v1/items/{old}/restore", json={})
+    assert st == 409 and body["error"]["type"] == "conflict_error", body
+    assert set(body["error"]) == {"message", "type", "param", "code"}
+    # retracted, then restored: indexed again after the delete
+    await call(http, guarded, "POST", f"/lcm/v1/items/{port}/retract", json={})
+    st, body, _ = await call(http, guarded, "POST", f"/lcm/v1/items/{port}/restore", json={})
+    assert st == 200 and body == {"id": port, "old_status": "retracted"}
+    assert count(guarded, "SELECT COUNT(*) FROM index_outbox WHERE kind='item' AND ref_id=?"
+                 " AND op='upsert' AND id > (SELECT max(id) FROM index_outbox WHERE"
+                 " kind='item' AND ref_id=? AND op='delete')", port, port) == 1
+    await guarded.settle()
+    st, body, _ = await call(http, guarded, "GET", "/lcm/v1/search", q="staging port 5433",
+                             tenant=pop.tenant_a)
+    assert f"item:{port}" in [h["ref"] for h in body["hits"]]
+
+
 @pytest.mark.parametrize("method,path", [
     ("GET", "/lcm/v1/items/{n}"), ("GET", "/lcm/v1/messages/{n}"),
     ("GET", "/lcm/v1/threads/{n}"), ("POST", "/lcm/v1/items/{n}/retract"),
+    ("POST", "/lcm/v1/items/{n}/restore"),
 ])
 @pytest.mark.parametrize("n", ["99999999999999999999999", str(1 << 63), "0"])
 async def test_ids_no_row_can_have_are_404_not_500(

@@ -111,6 +111,27 @@ async def test_retract_in_scope_only(proxy: RunningProxy) -> None:
     assert as_json(again)["status"] == "retracted"
 
 
+async def test_restore_in_scope_only_and_only_what_was_superseded_or_retracted(
+        proxy: RunningProxy) -> None:
+    pop = await populate(proxy)
+    old = str(pop.items["a_old"])  # superseded by a_new
+    refused = cli(proxy, "memory", "restore", old, "--tenant", pop.tenant_b)
+    assert refused.exit_code == 1 and "no memory item" in refused.output
+    done = as_json(cli(proxy, "memory", "restore", f"item:{old}", "--reason", "wrong",
+                       "--json", "--tenant", pop.tenant_a, "--role", "coder"))
+    assert done == {"id": pop.items["a_old"], "old_status": "superseded"}
+    assert as_json(cli(proxy, "memory", "inspect", f"item:{old}", "--json"))["status"] == \
+        "active"
+    again = cli(proxy, "memory", "restore", old)
+    assert again.exit_code == 1 and "is active" in again.output
+    text = cli(proxy, "memory", "restore", str(pop.items["a_port"]))
+    assert text.exit_code == 1  # active
+    cli(proxy, "memory", "retract", str(pop.items["a_port"]))
+    text = cli(proxy, "memory", "restore", str(pop.items["a_port"]))
+    assert text.exit_code == 0 and text.output == \
+        f"restored item:{pop.items['a_port']} (was retracted)\n"
+
+
 async def test_retract_takes_the_ref_search_prints_and_search_then_leaves_it_out(
         proxy: RunningProxy) -> None:
     pop = await populate(proxy)
@@ -133,7 +154,7 @@ BIG = "99999999999999999999999"
     ("inspect", f"item:{BIG}"), ("inspect", f"msg:{BIG}"), ("inspect", BIG),
     ("inspect", f"item:{1 << 63}"), ("inspect", "item:0"), ("inspect", "thing:3"),
     ("retract", BIG), ("retract", f"item:{BIG}"), ("retract", "0"), ("retract", "msg:3"),
-    ("retract", "abc"),
+    ("retract", "abc"), ("restore", BIG), ("restore", "msg:3"),
 ])
 async def test_ids_no_row_can_have_are_a_clear_error(proxy: RunningProxy,
                                                      args: tuple[str, str]) -> None:

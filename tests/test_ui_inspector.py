@@ -321,6 +321,42 @@ async def test_retract_needs_the_csrf_token(guarded: RunningProxy) -> None:
         assert r.status == 403
 
 
+async def test_restore_in_the_inspector(guarded: RunningProxy) -> None:
+    """A superseded item carries a restore form (an active one a retract form); the
+    POST needs the CSRF token as retract does; an active item is a 409."""
+    pop = await populate(guarded)
+    old = pop.items["a_old"]
+
+    def status_of(item: int) -> str:
+        return sql_read(guarded.engine, lambda c: c.execute(
+            "SELECT status FROM memory_items WHERE id=?", (item,)).fetchone()[0])
+
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(guarded.root + f"/lcm/ui/items/{old}", headers=AUTH) as r:
+            page_html = await r.text()
+        assert f'action="/lcm/ui/items/{old}/restore"' in page_html
+        assert "/retract" not in page_html
+        token = re.search(r'name="csrf" value="([^"]+)"', page_html).group(1)  # type: ignore
+        path = guarded.root + f"/lcm/ui/items/{old}/restore"
+        async with http.post(path, data={"reason": "no token"}, headers=AUTH,
+                             allow_redirects=False) as r:
+            assert r.status == 403
+        assert status_of(old) == "superseded"
+        async with http.post(path, data={"reason": "misread", "csrf": token}, headers=AUTH,
+                             allow_redirects=False) as r:
+            assert r.status == 303
+            assert r.headers["Location"] == f"/lcm/ui/items?restored={old}"
+        assert status_of(old) == "active"
+        async with http.get(guarded.root + f"/lcm/ui/items?restored={old}",
+                            headers=AUTH) as r:
+            listing = await r.text()
+        assert f"restored item:{old}" in listing
+        assert f'action="/lcm/ui/items/{old}/retract"' in listing
+        async with http.post(path, data={"csrf": token}, headers=AUTH,
+                             allow_redirects=False) as r:
+            assert r.status == 409 and "is active" in await r.text()
+
+
 async def test_inspector_in_chromium(guarded: RunningProxy) -> None:
     async_playwright = _browser_or_skip()
     pop = await populate(guarded)

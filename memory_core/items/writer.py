@@ -54,7 +54,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.errors import NotFoundError
+from memory_core.errors import ItemStateError, NotFoundError
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.replacement import actor
@@ -866,6 +866,35 @@ def retract_item(tx: Tx, item_id: int, reason: str,
     items.mark_retracted(item_id, now)
     items.revision(item_id, "status", old_status, "retracted", reason or "retracted", now)
     items.queue_index("item", item_id, "delete")
+    return {"id": item_id, "old_status": old_status}
+
+
+RESTORABLE = ("superseded", "retracted")
+"""Statuses an operator may set back to ``active`` (:func:`restore_item`); a ``merged``
+item gave its sources to the item it was merged into."""
+
+
+def restore_item(tx: Tx, item_id: int, reason: str,
+                 now: float | None = None) -> dict[str, Any]:
+    """Set a superseded or retracted item ``active`` again (an operator undoing a wrong
+    supersession or retraction): its ``superseded_by`` is cleared, a revision row keeps
+    the change, it is indexed again. The item that superseded it stays as it is (still
+    active, and its ``supersedes`` link stays as history), so both are current until
+    the user or operator says otherwise.
+
+    Raises ``NotFoundError`` for an unknown id and ``ItemStateError`` for a status
+    outside :data:`RESTORABLE`. Returns ``{id, old_status}``."""
+    now = time.time() if now is None else now
+    items = tx.item_writes
+    old_status = items.item_status(item_id)
+    if old_status is None:
+        raise NotFoundError(f"no memory item {item_id}")
+    if old_status not in RESTORABLE:
+        raise ItemStateError(f"memory item {item_id} is {old_status}: only a superseded or"
+                             " retracted item can be restored")
+    items.mark_restored(item_id, now)
+    items.revision(item_id, "status", old_status, "active", reason or "restored", now)
+    items.queue_index("item", item_id)
     return {"id": item_id, "old_status": old_status}
 
 

@@ -1027,6 +1027,11 @@ class ItemWrites(Protocol):
         """Status ``retracted``, updated at ``now``."""
         ...
 
+    def mark_restored(self, item_id: int, now: float) -> None:
+        """Status ``active`` again, no ``superseded_by``, updated at ``now`` (the item
+        that superseded it keeps its ``supersedes`` link: history)."""
+        ...
+
 
 class TaskWrites(Protocol):
     """A thread's task state lines (``memory_core.items.writer.merge_task_line``; write

@@ -305,6 +305,10 @@ class PgItemWrites:
         defer(self._c, "UPDATE memory_items SET status = 'retracted', updated_at = %s"
                         " WHERE id = %s", (now, item_id))
 
+    def mark_restored(self, item_id: int, now: float) -> None:
+        defer(self._c, "UPDATE memory_items SET status = 'active', superseded_by = NULL,"
+                        " updated_at = %s WHERE id = %s", (now, item_id))
+
 
 class PgTaskWrites:
     """``task_state`` lines of a thread."""

@@ -261,6 +261,10 @@ class SqliteItemWrites:
         self._c.execute("UPDATE memory_items SET status='retracted', updated_at=? WHERE id=?",
                         (now, item_id))
 
+    def mark_restored(self, item_id: int, now: float) -> None:
+        self._c.execute("UPDATE memory_items SET status='active', superseded_by=NULL,"
+                        " updated_at=? WHERE id=?", (now, item_id))
+
 
 class SqliteTaskWrites:
     """``task_state`` lines of a thread."""

@@ -6,8 +6,8 @@ this module only assembles the tree:
 - ``serve`` (:mod:`proxy.cli.serving`), with the checks it runs before anything
   heavy opens (:mod:`proxy.cli.preflight`);
 - ``memory status|export|inspect|explain`` (:mod:`proxy.cli.inspection`),
-  ``memory search`` (:mod:`proxy.cli.searching`), ``memory retract`` and
-  ``memory prefs …`` (:mod:`proxy.cli.curation`), ``memory purge`` and
+  ``memory search`` (:mod:`proxy.cli.searching`), ``memory retract``,
+  ``memory restore`` and ``memory prefs …`` (:mod:`proxy.cli.curation`), ``memory purge`` and
   ``reindex`` (:mod:`proxy.cli.maintenance`);
 - ``doctor`` (:mod:`proxy.cli.doctor`);
 - ``migrate`` (:mod:`proxy.cli.migration`): the embedded store into PostgreSQL;
@@ -51,8 +51,8 @@ main.add_command(serving.serve)
 main.add_command(inspection.memory)
 for _command in (inspection.memory_status, inspection.memory_export,
                  inspection.memory_inspect, inspection.memory_explain,
-                 searching.memory_search, curation.memory_retract, curation.memory_prefs,
-                 maintenance.memory_purge):
+                 searching.memory_search, curation.memory_retract, curation.memory_restore,
+                 curation.memory_prefs, maintenance.memory_purge):
     inspection.memory.add_command(_command)
 for _command in (curation.prefs_set, curation.prefs_list, curation.prefs_delete):
     curation.memory_prefs.add_command(_command)

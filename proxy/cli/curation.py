@@ -1,5 +1,6 @@
-"""The memory commands that change what the model is shown: ``memory retract`` and
-``memory prefs set|list|delete`` (user preferences, written only by the user)."""
+"""The memory commands that change what the model is shown: ``memory retract``,
+``memory restore`` and ``memory prefs set|list|delete`` (user preferences, written
+only by the user)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,43 @@ def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | N
         echo_json(out)
         return
     click.echo(f"retracted item:{out['id']} (was {out['old_status']})")
+
+
+@click.command("restore")
+@click.argument("item_ref", metavar="ITEM_ID")
+@click.option("--reason", default="", help="Why (kept in the audit trail).")
+@click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
+@click.option("--role", default=None, help="Only if the item belongs to this role.")
+@click.option("--session", default=None,
+              help="Only if the item was stated in this X-LCM-Session.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@config_option
+@data_dir_option
+def memory_restore(item_ref: str, reason: str, tenant: str | None, role: str | None,
+                   session: str | None, as_json: bool, config: str | None,
+                   data_dir: str | None) -> None:
+    """Set superseded or retracted memory item ITEM_ID active again (undo a wrong
+    supersession or retraction; the history keeps both changes). The item that
+    superseded it stays active too."""
+    from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
+    from memory_core.tools.refs import parse_item_id
+
+    try:
+        item_id = parse_item_id(item_ref)
+    except InvalidIdError as exc:
+        raise CliError(str(exc)) from exc
+    engine = open_engine(config, data_dir)
+    try:
+        out = engine.restore_in_scope(item_id, reason or "restored by operator",
+                                      tenant=tenant, role=role, session=session)
+    except (NotFoundError, ItemStateError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    if as_json:
+        echo_json(out)
+        return
+    click.echo(f"restored item:{out['id']} (was {out['old_status']})")
 
 
 @click.group("prefs")

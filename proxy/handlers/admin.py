@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import orjson
 from aiohttp import web
 
-from memory_core.errors import InvalidIdError, NotFoundError
+from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
 from memory_core.items.writer import GLOBAL_TENANT, DuplicateKeyError
 from memory_core.tools.refs import parse_id
 from proxy import __version__, openapi
@@ -44,6 +44,10 @@ class AdminNotFoundError(ProxyError):
 
 class AdminConflictError(ProxyError):
     status, type, code = 409, "conflict_error", "near_duplicate_key"
+
+
+class AdminStatusError(ProxyError):
+    status, type, code = 409, "conflict_error", "item_status"
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -349,6 +353,25 @@ async def retract(request: web.Request) -> web.Response:
     return _json(out)
 
 
+async def restore(request: web.Request) -> web.Response:
+    """``POST /lcm/v1/items/{item_id}/restore`` ``{reason?}`` → ``{id, old_status}``: a
+    superseded or retracted item active again; 409 for an active or merged one."""
+    require_admin(request)
+    require_write(request)
+    tenant, role = _scope(request)
+    ident = _path_int(request, "item_id")
+    body = await _body(request)
+    reason = body.get("reason") if isinstance(body.get("reason"), str) else ""
+    try:
+        out = await _run(request, lambda: request.app[ENGINE].restore_in_scope(
+            ident, reason or "restored by operator", tenant=tenant, role=role))
+    except NotFoundError as exc:
+        raise AdminNotFoundError(str(exc)) from exc
+    except ItemStateError as exc:
+        raise AdminStatusError(str(exc)) from exc
+    return _json(out)
+
+
 async def purge(request: web.Request) -> web.Response:
     """``POST /lcm/v1/purge`` ``{session?, role?, tenant?, confirm: true}`` → counts.
 
@@ -456,6 +479,7 @@ ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", f"{PREFIX}/items", items),
     ("GET", f"{PREFIX}/items/{{item_id}}", item),
     ("POST", f"{PREFIX}/items/{{item_id}}/retract", retract),
+    ("POST", f"{PREFIX}/items/{{item_id}}/restore", restore),
     ("GET", f"{PREFIX}/messages/{{message_id}}", message),
     ("GET", f"{PREFIX}/search", search),
     ("GET", f"{PREFIX}/explain", explain),

@@ -1,7 +1,8 @@
 """Inspector pages: threads, one thread (messages, branches, forest, last injection),
 the request log and what each upstream received, memory items (paged, filtered) with
-their supersession chains, and search; retracting an item, which needs the page's
-CSRF token (see :func:`retract`). Signing in and out: :mod:`proxy.ui.signin`.
+their supersession chains, and search; retracting an item and restoring a superseded
+or retracted one, which need the page's CSRF token (see :func:`retract`). Signing in
+and out: :mod:`proxy.ui.signin`.
 
 Each page takes the ``tenant`` (and ``role``) query filter like the admin API and
 reads through the same scoped engine methods, so the inspector shows exactly what
@@ -16,7 +17,8 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
-from memory_core.errors import NotFoundError
+from memory_core.errors import ItemStateError, NotFoundError
+from memory_core.items.writer import RESTORABLE
 from memory_core.tools.refs import parse_id
 from proxy.appkeys import AENGINE, ENGINE, SETTINGS
 from proxy.handlers.access import host_is_loopback
@@ -163,7 +165,8 @@ _ITEM_FILTERS = ("status", "kind", "role", "thread", "text")
 async def items_page(request: web.Request) -> web.Response:
     """``GET /lcm/ui/items``: supersession chains of the scope, then its items, paged
     (``offset``, ``limit`` ≤ 500) and filtered (``kind``, ``status``, ``role``,
-    ``thread``, ``text``), each active one with a retract form."""
+    ``thread``, ``text``), each active one with a retract form, each superseded or
+    retracted one with a restore form."""
     if (denied := guard(request)) is not None:
         return denied
     engine = request.app[ENGINE]
@@ -192,7 +195,7 @@ async def items_page(request: web.Request) -> web.Response:
             f" {e(fixes['total'])} superseded items</p>" if fixes["total"] > 50 else "")
     rows = []
     for i in data["items"]:
-        action = _retract_form(i["id"], token, tenant) if i["status"] == "active" else ""
+        action = _action_form(i["id"], i["status"], token, tenant)
         src = i["source_message_id"]
         rows.append((
             link(url(f"/lcm/ui/items/{i['id']}", tenant=tenant), f"item:{i['id']}"),
@@ -202,9 +205,8 @@ async def items_page(request: web.Request) -> web.Response:
             link(url(f"/lcm/ui/messages/{src}", tenant=tenant), f"msg {src}") if src else "",
             e(i["role"]), e(i["tenant"]), action))
     keep = {k: v for k, v in q.items() if v}
-    notice = ""
-    if request.query.get("retracted"):
-        notice = f'<p class="notice">retracted item:{e(request.query["retracted"])}</p>'
+    notice = "".join(f'<p class="notice">{done} item:{e(request.query[done])}</p>'
+                     for done in ("retracted", "restored") if request.query.get(done))
     shown = len(data["items"])
     paging = pager("/lcm/ui/items", data["total"], offset, limit, shown, tenant=tenant, **keep)
     body = (f"{notice}<h2>Corrections: supersession chains (oldest → newest)</h2>{more}"
@@ -235,12 +237,20 @@ def _item_filters(tenant: str | None, q: dict[str, str | None]) -> str:
             + ' <button type="submit">Filter</button></form>')
 
 
-def _retract_form(item_id: int, token: str, tenant: str | None) -> str:
-    return (f'<form class="inline retract" method="post"'
-            f' action="{e(url(f"/lcm/ui/items/{item_id}/retract", tenant=tenant))}">'
+def _action_form(item_id: int, status: str, token: str, tenant: str | None) -> str:
+    """The change an item's status allows: retract an active item, restore a superseded
+    or retracted one (:data:`memory_core.items.writer.RESTORABLE`); else nothing."""
+    if status == "active":
+        verb = "retract"
+    elif status in RESTORABLE:
+        verb = "restore"
+    else:
+        return ""
+    return (f'<form class="inline {verb}" method="post"'
+            f' action="{e(url(f"/lcm/ui/items/{item_id}/{verb}", tenant=tenant))}">'
             f'<input type="hidden" name="csrf" value="{e(token)}">'
             '<input type="text" name="reason" placeholder="reason" aria-label="reason">'
-            ' <button type="submit">Retract</button></form>')
+            f' <button type="submit">{verb.capitalize()}</button></form>')
 
 
 async def item_page(request: web.Request) -> web.Response:
@@ -279,8 +289,11 @@ async def _inspect_page(request: web.Request, kind: str, raw_id: str) -> web.Res
     if src:
         head.append(link(url(f"/lcm/ui/messages/{src}", tenant=tenant), f"source msg {src}"))
     action = ""
-    if kind == "item" and info.get("status") == "active":
-        action = "<h2>Retract</h2>" + _retract_form(ident, csrf_token(request), tenant)
+    if kind == "item":
+        form = _action_form(ident, str(info.get("status")), csrf_token(request), tenant)
+        if form:
+            verb = "Retract" if info.get("status") == "active" else "Restore"
+            action = f"<h2>{verb}</h2>{form}"
     fields = table(("field", "value"), ((e(k), f"<pre>{e(clip(_shown(k, v), 4000))}</pre>")
                                         for k, v in info.items()
                                         if k not in ("message", "raw_json")))
@@ -306,6 +319,17 @@ async def retract(request: web.Request) -> web.StreamResponse:
     in constant time; otherwise 403 and nothing changes. 404 for an item outside
     the ``tenant``/``role`` filter.
     """
+    return await _change(request, "retract")
+
+
+async def restore(request: web.Request) -> web.StreamResponse:
+    """``POST /lcm/ui/items/{item_id}/restore`` (form ``csrf``, ``reason``): a superseded
+    or retracted item active again, then 303 back to the items page; 409 for an item
+    that is active or merged. The same checks as :func:`retract`."""
+    return await _change(request, "restore")
+
+
+async def _change(request: web.Request, verb: str) -> web.StreamResponse:
     if (denied := guard(request)) is not None:
         return denied
     tenant, role = _filters(request)
@@ -314,15 +338,19 @@ async def retract(request: web.Request) -> web.StreamResponse:
         return _forbidden(request, tenant, why)
     if not request.app[SETTINGS].proxy.admin_token and not host_is_loopback(request.host):
         return _forbidden(request, tenant, "no admin token is configured")
+    engine = request.app[ENGINE]
+    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
     try:
         ident = parse_id(request.match_info["item_id"])
-        reason = str(form.get("reason", "")).strip()[:500] or "retracted in the inspector"
-        await _run(request, lambda: request.app[ENGINE].retract_in_scope(
-            ident, reason, tenant=tenant, role=role))
+        reason = str(form.get("reason", "")).strip()[:500] or f"{verb}d in the inspector"
+        await _run(request, lambda: change(ident, reason, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
         return respond(request, "Not found", "<p>no such memory item</p>", tenant=tenant,
                        status=404)
-    back = url("/lcm/ui/items", tenant=tenant, retracted=ident)
+    except ItemStateError as exc:
+        return respond(request, "Not changed", f"<p>{e(str(exc))}</p>", tenant=tenant,
+                       status=409)
+    back = url("/lcm/ui/items", tenant=tenant, **{f"{verb}d": ident})
     return web.Response(status=303, headers={"Location": back, **SECURITY_HEADERS})
 
 
@@ -426,6 +454,7 @@ ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", "/lcm/ui/items", items_page),
     ("GET", "/lcm/ui/items/{item_id}", item_page),
     ("POST", "/lcm/ui/items/{item_id}/retract", retract),
+    ("POST", "/lcm/ui/items/{item_id}/restore", restore),
     ("GET", "/lcm/ui/messages/{message_id}", message_page),
     ("GET", "/lcm/ui/search", search_page),
     ("POST", "/lcm/ui/login", login),
