@@ -287,8 +287,8 @@ def test_every_memory_command_takes_the_scope_and_output_flags() -> None:
             commands.update({f"{name} {sub}": c for sub, c in cmd.commands.items()})
         else:
             commands[name] = cmd
-    assert set(commands) == {"status", "inspect", "search", "explain", "retract", "export",
-                             "purge", "prefs set", "prefs list", "prefs delete"}
+    assert set(commands) == {"status", "inspect", "search", "explain", "retract", "restore",
+                             "export", "purge", "prefs set", "prefs list", "prefs delete"}
     for name, cmd in commands.items():
         flags = {opt for p in cmd.params for opt in p.opts}
         wanted = {"--data-dir", "--role", "--json"} | (

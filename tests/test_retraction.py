@@ -335,7 +335,27 @@ UPDATED = [  # (the old state, an update without "actually", the subject both ke
     ("I'm on the payments team.", "I switched to the search team this sprint.", "search team"),
     # the new value had been read as the statement's time condition
     ("定例ミーティングは毎週月曜の10時です。", "定例は火曜の14時に変更になりました。", "定例"),
+    # a value that became another, a move done
+    ("リトライ回数の上限は3回です。", "リトライ回数の上限は5回になりました。", "上限"),
+    ("周会在周一上午。", "周会改到周三上午了。", "周会"),
 ]
+
+
+@pytest.mark.parametrize(("text", "update"), [
+    # someone acted on the value: "… it to <value>" (the attribute is the pronoun's,
+    # so only the vector half of supersession can pair it)
+    ("We raised it to 5 after the outage.", True),
+    ("They cut it to $25k.", True),
+    ("We moved it to Thursday.", True),
+    ("Traffic increased to 5k rps.", False),  # rose by itself: a report
+    ("Please set it to 5.", False),  # a request, not a change made
+    ("Cut it to 200 words.", False),
+    ("I set it to 5 minutes yesterday.", True),
+    ("我们这周的会议改到周四下午2点。", False),  # 改到 without 了: not said done
+    ("建议你把重试次数调到5次。", False),  # a suggestion
+])
+def test_a_change_someone_made_is_an_update(text: str, update: bool) -> None:
+    assert [i.correction for i in extract(text)] == [update], extract(text)
 
 
 @pytest.mark.parametrize(("old", "new", "subject"), UPDATED)

@@ -139,20 +139,25 @@ EN_UPDATE = Cue(en(
     r"|\bgoing\s+forward\b|\bfrom\s+here\s+on(?:\s+out)?\b|\bhenceforth\b"
     r"|\b(?:(?:got|was|were|has\s+been|have\s+been|been|just)\s+)?(?:cut|raised|lowered"
     rf"|bumped|extended|shortened|shifted|rescheduled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
+    r"|(?:\b(?:raised|lowered|bumped|extended|shortened|shifted|rescheduled|dropped|reduced"
+    r"|increased|upped|moved|changed|pushed|pulled)"
+    r"|\b(?:we|i|they|he|she|someone|somebody)\s+(?:(?:just|finally|already)\s+)?(?:cut|set))"
+    rf"\s+(?:it|them|that|this)\s+(?:back\s+|down\s+|up\s+)?to\b{_EN_NEW_VALUE}"
     rf"|\b(?:got|was|were|been)\s+(?:pushed|pulled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"),
     words="now switched switching moved migrated changed changing swapped upgraded relocated "
           "longer anymore any days nowadays currently moment present from as starting "
           "effective going here henceforth cut raised lowered bumped pushed pulled extended "
-          "shortened shifted rescheduled")
+          "shortened shifted rescheduled dropped reduced increased upped set")
 """'We deploy with Argo CD now', 'we switched to Argo CD', 'we no longer use Jenkins' (but
 not 'for now', 'right now', 'now that'); 'we moved our flour order to …' (what moved is
 the ``what`` group); and a statement that marks its value as the present one ('Home is
 Ronda these days', nowadays, currently, at the moment, at present, anymore); a date
 the value takes effect from, opening or ending the clause ('… from today', 'starting
 next week', 'going forward', 'from here on'); a value someone changed to another ('the
-budget got cut to 3000', 'the standup was pushed to 10:00'; a value that rose or fell
-by itself, "increased to", is a report: ``items.standing.reports_number``). The match's
-start cuts the subject phrase."""
+budget got cut to 3000', 'the standup was pushed to 10:00', 'we dropped it to 60 rpm':
+someone acted on it, in a past form or after its doer, not "cut it to 200 words"; a
+value that rose or fell by itself, "increased to", is a report:
+``items.standing.reports_number``). The match's start cuts the subject phrase."""
 # Replacements: a statement that names what changed into what ("We replaced RabbitMQ with
 # Kafka", "Kafka replaced RabbitMQ", "We migrated from Heroku to Fly.io", "We bumped Node
 # to 20", "We went back to Helm", "We dropped Redis in favour of Memcached", "We use

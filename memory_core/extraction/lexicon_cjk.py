@@ -135,12 +135,14 @@ JA_CORRECTION = re.compile(
     + r")[\s、,。:!！]*"
 )
 ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|改为|改用|换成|换到|切换到"
-                       r"|迁移到|不再")
-"""Unmarked Chinese updates ("部署现在改成Argo CD了"); the match's start cuts the subject."""
-JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|に切り替え|に移行|今日から"
+                       r"|迁移到|不再|改到(?=[^，。；,;]{0,16}了)")
+"""Unmarked Chinese updates ("部署现在改成Argo CD了", "会议改到周四了": 改到 only when done,
+not a plan "这周的会议改到周四"); the match's start cuts the subject."""
+JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|になりました|に切り替え|に移行|今日から"
                        r"|(?:先月|先週|今月|今週|昨日|去年|来月|来週|明日)から"
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
-"""Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました")."""
+"""Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",
+"上限は8万円になりました")."""
 # Replacements (the Chinese and Japanese forms of ``lexicon.EN_REPLACE``): 把X换成Y,
 # 从X迁移到Y, 用Y替换X, Y取代了X, 不再用X, 回滚到Y; XからYに移行, XをYに置き換え, Xの代わりに
 # Y, Yに戻し. Groups as in English: ``old``, ``new``, ``what``; the verb's kind decides
