@@ -182,3 +182,16 @@ def test_an_update_keeps_off_another_speakers_item(tmp_path: Path) -> None:
         assert _revise(engine, new, [(old, 0.95)]) is None
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("messages", [
+    # two things of one category, each named, the newer dated "now": both hold
+    ["The frontend is deployed on Vercel.", "The backend is on Fly.io now."],
+    ["我们用 Postgres 存订单。", "会话现在用 Redis 存了。"],
+    ["ログはDatadogに送っています。", "メトリクスは今はPrometheusに送っています。"],
+    ["画像はS3に保存しています。", "動画は今はR2に保存するようにしました。"],
+])
+def test_a_dated_statement_about_another_named_thing_revises_nothing(
+        tmp_path: Path, embedder: Any, messages: list[str]) -> None:
+    items = _replay(tmp_path, messages, embedder)
+    assert len(items) == 2 and all(i["status"] == "active" for i in items), items

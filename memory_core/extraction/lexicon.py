@@ -233,6 +233,17 @@ EN_REPLACE_WORDS = frozenset(
     "ported rewrote converted "
     "back".split())
 """A replacement form holds one of these words (a cheap gate before the patterns)."""
+EN_CHANGE = en(
+    r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
+    r"|upgrad(?:ed|ing)|downgrad(?:ed|ing)|replac(?:ed|ing)|relocat(?:ed|ing)|rolled\s+back"
+    r"|went\s+back|dropp(?:ed|ing)|stopp(?:ed|ing)|quit|gave\s+up|instead|no\s+longer"
+    r"|any\s?more|(?:cut|raised|lowered|bumped|pushed|pulled|extended|shortened|shifted"
+    r"|rescheduled|reduced|increased|upped|set)\s+(?:(?:it|them|that|this)\s+)?"
+    r"(?:back\s+|down\s+|up\s+)?to)\b")
+"""Words that say a state changed ("we switched to …", "no longer", "… instead of npm",
+"the budget got cut to 3000"), not only that a statement holds now ("… now", "these
+days", "going forward"): a change presupposes an earlier state
+(``replacement.states_change``)."""
 EN_UPDATE_SINCE = Cue(en(
     r"\bnow\s+that\s+(?:we|i|they|you|it|he|she|the\s+[\w-]+)\s+(?:have\s+|'ve\s+|has\s+|had\s+)?"
     r"(?:finally\s+|just\s+)?(?:upgraded|downgraded|migrated|moved|switched|changed|replaced"

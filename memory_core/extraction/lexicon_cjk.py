@@ -143,6 +143,13 @@ JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|にな
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",
 "上限は8万円になりました")."""
+ZH_CHANGE = re.compile(r"改成|改为|改用|换成|换到|换了|切换|迁移|迁到|不再|搬到|搬家|搬去|升级|降级"
+                       r"|升到|降到|调到|调成|替换|取代|回滚|不用了|改到")
+JA_CHANGE = re.compile(r"に変更|に変わ|に切り替え|切り替えました|に移行|移行しました|乗り換え"
+                       r"|置き換え|の代わりに|引っ越|に上げ|に下げ|やめ|もう[^。]{0,12}ません"
+                       r"|になりました")
+"""The Chinese and Japanese forms of ``lexicon.EN_CHANGE``: a change verb (换成, 搬到,
+に移行, 乗り換え), not only 现在 or 今は."""
 # Replacements (the Chinese and Japanese forms of ``lexicon.EN_REPLACE``): 把X换成Y,
 # 从X迁移到Y, 用Y替换X, Y取代了X, 不再用X, 回滚到Y; XからYに移行, XをYに置き換え, Xの代わりに
 # Y, Yに戻し. Groups as in English: ``old``, ``new``, ``what``; the verb's kind decides

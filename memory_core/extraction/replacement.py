@@ -36,7 +36,9 @@ from typing import Final
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
+from memory_core.extraction import retraction
 from memory_core.extraction.cue import tokens
+from memory_core.extraction.prepare import detect_lang
 from memory_core.extraction.subject import key
 
 
@@ -311,3 +313,20 @@ def actor(text: str) -> str | None:
     if lx.EN_SELF_ACTOR.match(stripped):
         return "self"
     return None
+
+
+def states_change(text: str) -> bool:
+    """Whether a sentence says a state changed — a change verb ("we switched to …", "no
+    longer", "… instead of npm", 换成, 搬到, に移行), a replacement (:func:`find`) or a
+    withdrawal turned stance ("Never mind the 10am thing; early slots are okay now") —
+    rather than only dating what it states ("The backend is on Fly.io now", 现在, 今は).
+    A change presupposes an earlier state that it revises; "now" alone does not, so a
+    dated statement about a thing of its own may sit beside the other's
+    (:func:`memory_core.items.writer.revise_by_meaning`)."""
+    lang = detect_lang(text)
+    change = lx.EN_CHANGE if lang == "en" else lc.ZH_CHANGE if lang == "zh" else lc.JA_CHANGE
+    if change.search(text):
+        return True
+    swap = find(text, 0, len(text), lang)
+    return (swap is not None and swap is not BLOCKED) \
+        or retraction.find(text, 0, len(text), lang) is not None

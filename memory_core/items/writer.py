@@ -57,7 +57,7 @@ import orjson
 from memory_core.errors import ItemStateError, NotFoundError
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
-from memory_core.extraction.replacement import actor
+from memory_core.extraction.replacement import actor, states_change
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
@@ -744,8 +744,9 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     of the pool is superseded when its similarity reaches ``floor``, leads the next
     one's by at least ``margin`` (two alike items: ambiguous, nothing is superseded)
     and it is a fit (:func:`_revised_by`: firm, the same ordinal label, condition and
-    unit dimension, no sibling attribute, not the same value said again, not about
-    another person; a conversation-local item only within its thread). Returns the id
+    unit dimension, no sibling attribute, not a dated statement about another named
+    thing, not the same value said again, not about another person; a
+    conversation-local item only within its thread). Returns the id
     superseded, or ``None``."""
     items = tx.item_writes
     new = items.item(new_id)
@@ -803,8 +804,22 @@ def _revised_by(new: Row, old: Row) -> bool:
         return False  # the same value said again: a restatement, not an update
     return (not _other_dimension(new["unit"], old["unit"])
             and not siblings(new["subject"], old["subject"], new["text"] or "", old["text"] or "")
+            and not _another_thing(new, old)
             and (not terms(new["condition"])  # a correction keeps what it corrects
                  or conditions_agree(_Said(new["condition"], new["text"] or ""), old)))
+
+
+def _another_thing(new: Row, old: Row) -> bool:
+    """Whether the update ``new`` only dates a statement about a thing of its own: both
+    items name a subject, neither's terms occur in the other's text, and ``new`` says
+    no change (:func:`memory_core.extraction.replacement.states_change`). "The backend
+    is on Fly.io now" after "The frontend is deployed on Vercel", 会话现在用 Redis 存了
+    after 我们用 Postgres 存订单: two things of one category embed alike, and in a short
+    conversation nothing else is near enough for the margin to object."""
+    ns, os_ = terms(new["subject"]), terms(old["subject"])
+    nt, ot = (new["text"] or "").lower(), (old["text"] or "").lower()
+    return bool(ns) and bool(os_) and not any(t in ot for t in ns) \
+        and not any(t in nt for t in os_) and not states_change(new["text"] or "")
 
 
 @dataclass(frozen=True, slots=True)
