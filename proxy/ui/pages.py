@@ -329,6 +329,9 @@ async def restore(request: web.Request) -> web.StreamResponse:
     return await _change(request, "restore")
 
 
+_DONE = {"retract": "retracted", "restore": "restored"}
+
+
 async def _change(request: web.Request, verb: str) -> web.StreamResponse:
     if (denied := guard(request)) is not None:
         return denied
@@ -342,7 +345,7 @@ async def _change(request: web.Request, verb: str) -> web.StreamResponse:
     change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
     try:
         ident = parse_id(request.match_info["item_id"])
-        reason = str(form.get("reason", "")).strip()[:500] or f"{verb}d in the inspector"
+        reason = str(form.get("reason", "")).strip()[:500] or f"{_DONE[verb]} in the inspector"
         await _run(request, lambda: change(ident, reason, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
         return respond(request, "Not found", "<p>no such memory item</p>", tenant=tenant,
@@ -350,7 +353,7 @@ async def _change(request: web.Request, verb: str) -> web.StreamResponse:
     except ItemStateError as exc:
         return respond(request, "Not changed", f"<p>{e(str(exc))}</p>", tenant=tenant,
                        status=409)
-    back = url("/lcm/ui/items", tenant=tenant, **{f"{verb}d": ident})
+    back = url("/lcm/ui/items", tenant=tenant, **{_DONE[verb]: ident})
     return web.Response(status=303, headers={"Location": back, **SECURITY_HEADERS})
 
 
