@@ -480,3 +480,12 @@ def test_chinese_requests_about_the_work_at_hand_stay_out(text: str) -> None:
 def test_a_chinese_meeting_moved_replaces_its_time(engine: Engine) -> None:
     rows = stored(engine, ["每周的例会定在周二下午三点。", "例会改成每周三上午十点了。"])
     assert [r["status"] for r in rows] == ["superseded", "active"], rows
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("我们用 Postgres 存订单。", "postgres存订单"),  # the cap cut "postgres" to "ostgres"
+    ("我们用 Postgresql 存订单。", "postgresql存订单"),
+    ("我们用 MySQL 存用户。", "mysql存用户"),
+])
+def test_a_latin_name_in_a_chinese_key_is_kept_whole(text: str, subject: str) -> None:
+    assert [i.subject for i in extract(text)] == [subject], extract(text)

@@ -130,12 +130,16 @@ _LETTER = re.compile(r"[^\W\d_]")
 _CJK_NOISE = re.compile(r"[\s\ue000\"'“”‘’「」『』()（）\[\]【】<>《》,，、。.!！?？:：;；~〜-]+")
 
 
+_ASCII_WORD = re.compile(r"[a-z0-9]")
+
+
 def cjk_key(phrase: str, lang: str, *, keep_last: bool = True) -> str | None:
     """Key a Chinese or Japanese phrase (see module doc); None when nothing is left.
 
     Keys are capped (10 characters for Chinese, 16 for Japanese, whose katakana
     loanwords run long): the end of a noun phrase is kept (the head comes last in both
-    languages), the start of an action (``keep_last=False``).
+    languages), the start of an action (``keep_last=False``); a Latin word at the cut
+    is kept whole, not cut into another name ("postgres" into "ostgres").
     """
     text = _CJK_NOISE.sub("", phrase).lower()
     if lang == "zh":
@@ -149,7 +153,17 @@ def cjk_key(phrase: str, lang: str, *, keep_last: bool = True) -> str | None:
     if not text or not _LETTER.search(text):
         return None
     cap = 10 if lang == "zh" else 16
-    return text[-cap:] if keep_last else text[:cap]
+    if len(text) <= cap:
+        return text
+    if keep_last:  # a Latin word the cap would cut is kept whole ("postgres存订单")
+        start = len(text) - cap
+        while start > 0 and _ASCII_WORD.match(text[start - 1]) and _ASCII_WORD.match(text[start]):
+            start -= 1
+        return text[start:]
+    end = cap
+    while end < len(text) and _ASCII_WORD.match(text[end - 1]) and _ASCII_WORD.match(text[end]):
+        end += 1
+    return text[:end]
 
 
 def key(phrase: str, lang: str, *, action: bool = False) -> str | None:
