@@ -399,6 +399,30 @@ async def test_restore_sets_a_superseded_or_retracted_item_active_again(
     assert f"item:{port}" in [h["ref"] for h in body["hits"]]
 
 
+async def test_a_restored_item_is_current_in_the_next_block_not_called_superseded(
+        guarded: RunningProxy, upstream: FakeUpstream, http: aiohttp.ClientSession) -> None:
+    """Restoring a_old (superseded by a_new, which stays active) makes it current: the
+    next block lists it, and a_new's line no longer says it corrects a superseded
+    value, which would tell the model that a current item is history."""
+    pop = await populate(guarded)
+    old = pop.items["a_old"]
+    st, _, _ = await call(http, guarded, "POST", f"/lcm/v1/items/{old}/restore", json={},
+                          tenant=pop.tenant_a)
+    assert st == 200
+    c = client(guarded, KEY_A, "coder", "sess-a")
+    try:
+        await chat(c, [{"role": "user", "content": f"{MARK_A} What is the API timeout when"
+                        " offline?"}])
+    finally:
+        await c.close()
+    sent = upstream.chat_requests[-1]["json"]["messages"]
+    block = next(m["content"] for m in sent if "[Memory]" in str(m["content"]))
+    memory = block.split("[Memory]", 1)[1]
+    assert f"{MARK_A} API timeout is 30 s when offline" in memory, memory
+    assert f"{MARK_A} API timeout is 45 s when offline" in memory, memory
+    assert "superseded" not in memory, memory
+
+
 @pytest.mark.parametrize("method,path", [
     ("GET", "/lcm/v1/items/{n}"), ("GET", "/lcm/v1/messages/{n}"),
     ("GET", "/lcm/v1/threads/{n}"), ("POST", "/lcm/v1/items/{n}/retract"),

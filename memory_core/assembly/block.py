@@ -828,8 +828,11 @@ def assemble(
                 source_quotes[src] = (prio, f"{reason}; the message of item {r['id']}")
             continue
         old = linked.get(r["supersedes"]) if r["supersedes"] else None
-        if old is not None and old["status"] == EDITED:
-            old = None  # words the user took back by editing the message: not history
+        if old is not None and (old["status"] == EDITED or old["superseded_by"] != r["id"]):
+            # Words the user took back by editing the message, or an item this one no
+            # longer replaces (an operator restored it: current again, listed on its
+            # own line): not history.
+            old = None
         conflict = linked.get(r["conflict_with"]) or item_row(r["conflict_with"])
         others = similar.get(r["id"], [])
         if others:
