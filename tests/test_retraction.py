@@ -358,6 +358,43 @@ def test_a_change_someone_made_is_an_update(text: str, update: bool) -> None:
     assert [i.correction for i in extract(text)] == [update], extract(text)
 
 
+@pytest.mark.parametrize("text", [
+    # the doer form ("we/I … it to <value>") and the new verbs are checked for what
+    # makes a change not done, as "switched to" is: a condition, a negation
+    "When I set it to 5 minutes, the job times out.",
+    "When we set it to 5 retries the tests fail.",
+    "If they reduced it to 20 GB, the cache would thrash.",
+    "We haven't dropped it to 60 rpm yet.",
+    "Nobody changed it to 60 rpm.",
+    # になりました after no value: a state or a courtesy, not a value that changed
+    "大変お世話になりました。",
+    "とても勉強になりました。",
+    "テストを実行したらエラーになりました。",
+    "接続がタイムアウトになりました。",
+    "APIを呼ぶと500エラーになりました。",
+    "もし上限が5回になりましたら教えてください。",  # a condition (…たら)
+    # 改到 whose 了 is not "done": how far the editing got, a request, a judgement
+    "我代码改到一半了。",
+    "昨天我改到很晚了。",
+    "请把超时改到30秒就好了。",
+    "把重试次数改到5次就可以了。",
+    "会议改到周四的话就来不及了。",
+])
+def test_a_change_not_made_to_a_value_is_no_update(text: str) -> None:
+    assert not any(i.correction for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text", [
+    "上限は8万円になりました。",
+    "タイムアウトは500ミリ秒になりました。",
+    "締め切りは金曜日になりました。",
+    "会议改到下周一了。",
+    "超时改到30秒了。",
+])
+def test_a_value_that_became_another_is_still_an_update(text: str) -> None:
+    assert any(i.correction for i in extract(text)), extract(text)
+
+
 @pytest.mark.parametrize(("old", "new", "subject"), UPDATED)
 def test_an_update_that_says_when_it_takes_effect_supersedes(
         engine: Engine, old: str, new: str, subject: str) -> None:

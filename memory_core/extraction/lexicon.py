@@ -255,12 +255,12 @@ EN_REPLACE_BLOCK = en(
     r"\b(?:not|never|will|would|can|could|should|might|may|must|shall|plan|plans|planned|planning"
     r"|going|want|wants|wanted|need|needs|hope|hoping|try|trying|consider|considering"
     r"|thinking|think|about|if|unless|whether|once|when|before|until|suppose|assuming|case"
-    r"|let's|let|lets|propose|suggest|maybe|perhaps|probably|almost|nearly|tried)\b"
-    r"|n't\b|'ll\b|'d\b")
+    r"|let's|let|lets|propose|suggest|maybe|perhaps|probably|almost|nearly|tried"
+    r"|nobody|no\s+one)\b|n't\b|'ll\b|'d\b")
 """Words before a replacement that make it not (yet) done: a negation ("haven't
-migrated"), a modal, advice ("you can use X instead of Y") or plan ("we will have
-moved", "we plan to …"), a condition ("if we moved to Kafka", "when we migrated …": a
-fronted clause, not the statement)."""
+migrated", "nobody changed it to 60 rpm"), a modal, advice ("you can use X instead of
+Y") or plan ("we will have moved", "we plan to …"), a condition ("if we moved to
+Kafka", "when we migrated …": a fronted clause, not the statement)."""
 EN_REPLACE_TAIL = en(
     r"\s+(?:for|as|in|at|on|last|this|next|yesterday|today|since|because|after|before|when"
     r"|and|but|so|to|with|from|during|earlier|recently|back|over|instead|now|already|across"

@@ -135,10 +135,18 @@ JA_CORRECTION = re.compile(
     + r")[\s、,。:!！]*"
 )
 ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|改为|改用|换成|换到|切换到"
-                       r"|迁移到|不再|改到(?=[^，。；,;]{0,16}了)")
+                       r"|迁移到|不再|改到(?!一半|很晚|半夜|深夜|现在)(?=[^，。；,;就太的吗]{0,16}了)")
 """Unmarked Chinese updates ("部署现在改成Argo CD了", "会议改到周四了": 改到 only when done,
-not a plan "这周的会议改到周四"); the match's start cuts the subject."""
-JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|になりました|に切り替え|に移行|今日から"
+not a plan "这周的会议改到周四", nor a 了 that closes a request or a judgement
+"改到30秒就好了", "改到周四的话就来不及了", nor how far the editing got "代码改到一半了",
+"昨天我改到很晚了"); the match's start cuts the subject."""
+_JA_BECAME = (r"(?<=[0-9０-９])(?:[^\s、。，,！!？?ぁ-ゖァ-ヺー]{0,3}|ミリ秒|マイクロ秒|パーセント"
+              r"|ドル|ユーロ|バイト)になりました(?!ら)|曜日?になりました(?!ら)")
+"""になりました after a value (a number and its unit, a weekday: "上限は8万円になりました",
+"締め切りは金曜日になりました"), not after a state ("エラーになりました", "お世話になりました",
+"勉強になりました") nor as a condition ("5回になりましたら")."""
+JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|" + _JA_BECAME
+                       + r"|に切り替え|に移行|今日から"
                        r"|(?:先月|先週|今月|今週|昨日|去年|来月|来週|明日)から"
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",

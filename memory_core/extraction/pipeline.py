@@ -171,8 +171,12 @@ subject is what follows the cue."""
 _UPDATE_VERBS = frozenset(("switched", "switching", "moved", "migrated", "changed", "changing",
                            "swapped", "upgraded", "relocated", "cut", "raised", "lowered",
                            "bumped", "pushed", "pulled", "extended", "shortened", "shifted",
-                           "rescheduled", "got", "was", "were", "has", "have", "been", "just"))
-"""``lexicon.EN_UPDATE`` cues that are verbs: negated or planned, they change nothing."""
+                           "rescheduled", "got", "was", "were", "has", "have", "been", "just",
+                           "dropped", "reduced", "increased", "upped", "set",
+                           "we", "i", "they", "he", "she", "someone", "somebody"))
+"""``lexicon.EN_UPDATE`` cues that are verbs, or open on the doer of one ("we set it to
+5"): negated, planned or a condition ("When I set it to 5 minutes, the job times
+out"), they change nothing."""
 
 
 _TIME_LEAD = re.compile(
