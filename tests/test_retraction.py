@@ -526,3 +526,12 @@ def test_a_chinese_meeting_moved_replaces_its_time(engine: Engine) -> None:
 ])
 def test_a_latin_name_in_a_chinese_key_is_kept_whole(text: str, subject: str) -> None:
     assert [i.subject for i in extract(text)] == [subject], extract(text)
+
+
+@pytest.mark.parametrize(("text", "update"), [
+    ("4月からSREチームに異動になりました。", True),  # a change decided, no value
+    ("会議は来週に延期になりました。", True),
+    ("大変お世話になりました。", False),
+])
+def test_a_japanese_change_decided_is_an_update(text: str, update: bool) -> None:
+    assert any(i.correction for i in extract(text)) is update, extract(text)

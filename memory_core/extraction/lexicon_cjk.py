@@ -141,9 +141,11 @@ not a plan "这周的会议改到周四", nor a 了 that closes a request or a j
 "改到30秒就好了", "改到周四的话就来不及了", nor how far the editing got "代码改到一半了",
 "昨天我改到很晚了"); the match's start cuts the subject."""
 _JA_BECAME = (r"(?<=[0-9０-９])(?:[^\s、。，,！!？?ぁ-ゖァ-ヺー]{0,3}|ミリ秒|マイクロ秒|パーセント"
-              r"|ドル|ユーロ|バイト)になりました(?!ら)|曜日?になりました(?!ら)")
+              r"|ドル|ユーロ|バイト)になりました(?!ら)|曜日?になりました(?!ら)"
+              r"|(?:異動|転勤|変更|移動|延期|配属|昇進)になりました(?!ら)")
 """になりました after a value (a number and its unit, a weekday: "上限は8万円になりました",
-"締め切りは金曜日になりました"), not after a state ("エラーになりました", "お世話になりました",
+"締め切りは金曜日になりました") or a noun of a change decided ("SREチームに異動になりました",
+"来週に延期になりました"), not after a state ("エラーになりました", "お世話になりました",
 "勉強になりました") nor as a condition ("5回になりましたら")."""
 JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|" + _JA_BECAME
                        + r"|に切り替え|に移行|今日から"
