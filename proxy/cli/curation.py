@@ -4,27 +4,37 @@ only by the user)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from proxy.cli.common import CliError, config_option, data_dir_option, echo_json, open_engine
 
 
-@click.command("retract")
-@click.argument("item_ref", metavar="ITEM_ID")
-@click.option("--reason", default="", help="Why (kept in the audit trail).")
-@click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
-@click.option("--role", default=None, help="Only if the item belongs to this role.")
-@click.option("--session", default=None,
-              help="Only if the item was stated in this X-LCM-Session.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@config_option
-@data_dir_option
-def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | None,
-                   session: str | None, as_json: bool, config: str | None,
-                   data_dir: str | None) -> None:
-    """Retract memory item ITEM_ID (7 or item:7, as search and inspect print it): kept
-    for audit, gone from retrieval and the indexes."""
-    from memory_core.errors import InvalidIdError, NotFoundError
+def _item_change(command: str) -> Callable[[Callable[..., None]], click.Command]:
+    """The arguments and options ``memory retract`` and ``memory restore`` share."""
+    def wrap(fn: Callable[..., None]) -> click.Command:
+        for option in reversed((
+                click.argument("item_ref", metavar="ITEM_ID"),
+                click.option("--reason", default="", help="Why (kept in the audit trail)."),
+                click.option("--tenant", default=None,
+                             help="Only if the item belongs to this tenant id."),
+                click.option("--role", default=None, help="Only if the item belongs to this role."),
+                click.option("--session", default=None,
+                             help="Only if the item was stated in this X-LCM-Session."),
+                click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+                config_option, data_dir_option)):
+            fn = option(fn)
+        return click.command(command)(fn)
+    return wrap
+
+
+def _change_item(verb: str, item_ref: str, reason: str, scope: dict[str, str | None],
+                 as_json: bool, config: str | None, data_dir: str | None) -> None:
+    """Run ``Engine.{verb}_in_scope`` on ITEM_ID and print ``{id, old_status}``: exit 2
+    for a ref no item can have, 1 for an unknown item, one outside the scope or one
+    whose status does not allow it."""
+    from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
     from memory_core.tools.refs import parse_item_id
 
     try:
@@ -32,46 +42,9 @@ def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | N
     except InvalidIdError as exc:  # a ref that cannot exist is bad usage: exit 2
         raise CliError(str(exc)) from exc
     engine = open_engine(config, data_dir)
+    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
     try:
-        out = engine.retract_in_scope(item_id, reason, tenant=tenant, role=role,
-                                      session=session)
-    except NotFoundError as exc:
-        raise click.ClickException(str(exc)) from exc
-    finally:
-        engine.close()
-    if as_json:
-        echo_json(out)
-        return
-    click.echo(f"retracted item:{out['id']} (was {out['old_status']})")
-
-
-@click.command("restore")
-@click.argument("item_ref", metavar="ITEM_ID")
-@click.option("--reason", default="", help="Why (kept in the audit trail).")
-@click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
-@click.option("--role", default=None, help="Only if the item belongs to this role.")
-@click.option("--session", default=None,
-              help="Only if the item was stated in this X-LCM-Session.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@config_option
-@data_dir_option
-def memory_restore(item_ref: str, reason: str, tenant: str | None, role: str | None,
-                   session: str | None, as_json: bool, config: str | None,
-                   data_dir: str | None) -> None:
-    """Set superseded or retracted memory item ITEM_ID active again (undo a wrong
-    supersession or retraction; the history keeps both changes). The item that
-    superseded it stays active too."""
-    from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
-    from memory_core.tools.refs import parse_item_id
-
-    try:
-        item_id = parse_item_id(item_ref)
-    except InvalidIdError as exc:
-        raise CliError(str(exc)) from exc
-    engine = open_engine(config, data_dir)
-    try:
-        out = engine.restore_in_scope(item_id, reason or "restored by operator",
-                                      tenant=tenant, role=role, session=session)
+        out = change(item_id, reason, **scope)
     except (NotFoundError, ItemStateError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -79,7 +52,31 @@ def memory_restore(item_ref: str, reason: str, tenant: str | None, role: str | N
     if as_json:
         echo_json(out)
         return
-    click.echo(f"restored item:{out['id']} (was {out['old_status']})")
+    done = {"retract": "retracted", "restore": "restored"}[verb]
+    click.echo(f"{done} item:{out['id']} (was {out['old_status']})")
+
+
+@_item_change("retract")
+def memory_retract(item_ref: str, reason: str, tenant: str | None, role: str | None,
+                   session: str | None, as_json: bool, config: str | None,
+                   data_dir: str | None) -> None:
+    """Retract memory item ITEM_ID (7 or item:7, as search and inspect print it): kept
+    for audit, gone from retrieval and the indexes."""
+    _change_item("retract", item_ref, reason,
+                 {"tenant": tenant, "role": role, "session": session}, as_json, config,
+                 data_dir)
+
+
+@_item_change("restore")
+def memory_restore(item_ref: str, reason: str, tenant: str | None, role: str | None,
+                   session: str | None, as_json: bool, config: str | None,
+                   data_dir: str | None) -> None:
+    """Set superseded or retracted memory item ITEM_ID active again (undo a wrong
+    supersession or retraction; the history keeps both changes). The item that
+    superseded it stays active too."""
+    _change_item("restore", item_ref, reason or "restored by operator",
+                 {"tenant": tenant, "role": role, "session": session}, as_json, config,
+                 data_dir)
 
 
 @click.group("prefs")

@@ -339,32 +339,28 @@ async def explain(request: web.Request) -> web.Response:
 
 async def retract(request: web.Request) -> web.Response:
     """``POST /lcm/v1/items/{item_id}/retract`` ``{reason?}`` → ``{id, old_status}``."""
-    require_admin(request)
-    require_write(request)
-    tenant, role = _scope(request)
-    ident = _path_int(request, "item_id")
-    body = await _body(request)
-    reason = body.get("reason") if isinstance(body.get("reason"), str) else ""
-    try:
-        out = await _run(request, lambda: request.app[ENGINE].retract_in_scope(
-            ident, reason or "retracted by operator", tenant=tenant, role=role))
-    except NotFoundError as exc:
-        raise AdminNotFoundError(str(exc)) from exc
-    return _json(out)
+    return await _item_change(request, "retract")
 
 
 async def restore(request: web.Request) -> web.Response:
     """``POST /lcm/v1/items/{item_id}/restore`` ``{reason?}`` → ``{id, old_status}``: a
     superseded or retracted item active again; 409 for an active or merged one."""
+    return await _item_change(request, "restore")
+
+
+async def _item_change(request: web.Request, verb: str) -> web.Response:
     require_admin(request)
     require_write(request)
     tenant, role = _scope(request)
     ident = _path_int(request, "item_id")
     body = await _body(request)
     reason = body.get("reason") if isinstance(body.get("reason"), str) else ""
+    engine = request.app[ENGINE]
+    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
+    done = {"retract": "retracted", "restore": "restored"}[verb]
     try:
-        out = await _run(request, lambda: request.app[ENGINE].restore_in_scope(
-            ident, reason or "restored by operator", tenant=tenant, role=role))
+        out = await _run(request, lambda: change(
+            ident, reason or f"{done} by operator", tenant=tenant, role=role))
     except NotFoundError as exc:
         raise AdminNotFoundError(str(exc)) from exc
     except ItemStateError as exc:
