@@ -18,7 +18,7 @@ from aiohttp import web
 
 from memory_core.assembly import in_view as inview
 from memory_core.engine import Engine
-from memory_core.errors import InvalidIdError, NotFoundError
+from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tools.commands import PREFIX, REPLY_HEADER, is_command
 from memory_core.tools.refs import parse_item_id
@@ -33,6 +33,7 @@ HELP = """lcm-proxy memory commands:
 /memory search QUERY  find memory items and messages of this role
 /memory explain       what the last injection contained, and why
 /memory retract ID    retract memory item ID (kept for audit, no longer used)
+/memory restore ID    make a superseded or retracted item ID current again
 /memory help          this text"""
 
 
@@ -108,24 +109,32 @@ def _explain(engine: Engine, scope: Scope) -> str:
     return "\n".join(lines)
 
 
-def _retract(engine: Engine, scope: Scope, arg: str) -> str:
+def _change(engine: Engine, scope: Scope, verb: str, arg: str) -> str:
+    """``/memory retract|restore ID [reason]`` on an item of the caller's tenant and
+    role only."""
     head, _, reason = arg.partition(" ")
     try:
         ident = parse_item_id(head)
     except InvalidIdError:
-        return f"{REPLY_HEADER} · usage: /memory retract ID [reason]  (ID from /memory search)"
+        return (f"{REPLY_HEADER} · usage: /memory {verb} ID [reason]"
+                "  (ID from /memory search)")
+    done = {"retract": "retracted", "restore": "restored"}[verb]
+    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
     try:
-        out = engine.retract_in_scope(ident, reason.strip() or "retracted in chat",
-                                      tenant=scope.tenant, role=scope.role)
+        out = change(ident, reason.strip() or f"{done} in chat", tenant=scope.tenant,
+                     role=scope.role)
     except NotFoundError:
         return f"{REPLY_HEADER} · no memory item {ident} for role {scope.role}"
-    return (f"{REPLY_HEADER} · retracted item:{out['id']} (was {out['old_status']});"
-            " it is kept for audit and no longer used")
+    except ItemStateError as exc:
+        return f"{REPLY_HEADER} · {exc}"
+    after = ("it is kept for audit and no longer used" if verb == "retract"
+             else "it is current again")
+    return f"{REPLY_HEADER} · {done} item:{out['id']} (was {out['old_status']}); {after}"
 
 
 def run_command(engine: Engine, scope: Scope, text: str) -> str:
     """Execute one command for ``scope`` (its tenant and role only) and return the
-    answer text. Runs on a worker thread (reads, and a write for retract). Unknown
+    answer text. Runs on a worker thread (reads, and a write for retract and restore). Unknown
     commands answer with the help text; never raises for bad input."""
     try:
         # The command's own capture is queued just before: let it land, so the answer
@@ -142,8 +151,8 @@ def run_command(engine: Engine, scope: Scope, text: str) -> str:
         return _search(engine, scope, arg)
     if verb == "explain":
         return _explain(engine, scope)
-    if verb == "retract":
-        return _retract(engine, scope, arg)
+    if verb in ("retract", "restore"):
+        return _change(engine, scope, verb, arg)
     return HELP if verb == "help" else f"{REPLY_HEADER} · unknown command '{verb}'\n{HELP}"
 
 

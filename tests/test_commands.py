@@ -150,6 +150,27 @@ async def test_retract_only_touches_the_callers_items(proxy: RunningProxy, sdk: 
     assert f"item:{mine}" not in await ask(a, "/memory search staging database port 5433")
 
 
+async def test_restore_in_chat_only_touches_the_callers_items(proxy: RunningProxy, sdk: Any,
+                                                              pop: Populated) -> None:
+    a = sdk(KEY_A, "coder", "sess-a")
+    old = pop.items["a_old"]  # superseded by a_new
+    other = pop.items["b_port"]
+    assert f"no memory item {other}" in await ask(a, f"/memory restore {other}")
+    found = (await ask(a, "/memory search API timeout offline")).splitlines()
+    assert any(line.startswith(f"item:{old} ") and "[superseded]" in line for line in found), \
+        found
+    reply = await ask(a, f"/memory restore item:{old} the correction was wrong")
+    assert f"restored item:{old} (was superseded); it is current again" in reply
+    assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE id=? AND status='active'"
+                 " AND superseded_by IS NULL", old) == 1
+    assert count(proxy, "SELECT COUNT(*) FROM memory_item_revisions WHERE item_id=? AND"
+                 " reason='the correction was wrong'", old) == 1
+    again = await ask(a, f"/memory restore {old}")
+    assert "is active: only a superseded or retracted item can be restored" in again
+    assert "usage: /memory restore" in await ask(a, "/memory restore abc")
+    assert "/memory restore ID" in await ask(a, "/memory help")
+
+
 @pytest.mark.parametrize("ref", ["99999999999999999999999", "item:99999999999999999999999",
                                  str(1 << 63), "0", "-3", "item:"])
 @pytest.mark.parametrize("stream", [False, True])
