@@ -132,7 +132,7 @@ def conditions_agree(ex: Any, row: Any) -> bool:
             and covered(old_cond, terms(ex.text)) >= _CONDITION_COVER)
 
 
-def _correction_conditions_agree(ex: Any, row: Any) -> bool:
+def correction_conditions_agree(ex: Any, row: Any) -> bool:
     """:func:`conditions_agree` for a correction: one that states no condition of its
     own ("Actually, the staging port is 5434") keeps the condition of what it
     corrects ("… 5433 when the VPN is up") — the user did not restate it. A condition
@@ -232,7 +232,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             continue
         row_subject = row["subject"] or ""
         if switch and siblings(subject, row_subject, ex.text or "", row["text"] or "") \
-                and _correction_conditions_agree(ex, row):
+                and correction_conditions_agree(ex, row):
             # "I switched to the search team" after "I'm on the payments team": the
             # rival qualifier is the value that changed
             score0 = (1 if conditions_agree(ex, row) else 0, 1.5, 0.0, row["id"])
@@ -252,10 +252,10 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         has_value = row["value_text"] is not None and ex.value_text is not None
         if not related and sum(p in low for p in probes) < need:
             if fallback is None and (new_unit or has_value) and same_unit \
-                    and _correction_conditions_agree(ex, row):
+                    and correction_conditions_agree(ex, row):
                 fallback = row
             continue
-        if not _correction_conditions_agree(ex, row):
+        if not correction_conditions_agree(ex, row):
             continue
         strict = 1 if conditions_agree(ex, row) else 0  # same condition beats inherited
         if fallback is None and (new_unit or has_value) and same_unit:
@@ -363,7 +363,7 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
         text = row["text"] or ""
         if not mentions(text, old_value) or (new_value and mentions(text, new_value)):
             continue
-        if not _correction_conditions_agree(ex, row):
+        if not correction_conditions_agree(ex, row):
             continue
         if subject and subjects_match(subject, row["subject"]):
             rank = 2

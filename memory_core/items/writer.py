@@ -65,6 +65,7 @@ from memory_core.items.overlap import overlap, terms
 from memory_core.items.supersession import (
     conditions_agree,
     contradicts,
+    correction_conditions_agree,
     correction_target,
     more_specific,
     retraction_target,
@@ -709,8 +710,7 @@ def merge_duplicate(tx: Tx, new_id: int, old_id: int,
     new, old = rows.get(new_id), rows.get(old_id)
     if new is None or old is None or not same_meaning(new, old):
         return None
-    if (standing.conversation_local(new) or standing.conversation_local(old)) \
-            and new["thread_id"] != old["thread_id"]:
+    if _threads_apart(new, old):
         return None
     if old["kind"] != new["kind"] and _KIND_RANK[old["kind"]] < _KIND_RANK[new["kind"]]:
         # kinds differ only between statement kinds (same_meaning); a question or
@@ -797,16 +797,21 @@ def _revised_by(new: Row, old: Row) -> bool:
     if od.get("tentative") or od.get("label") != _data(new).get("label") \
             or actor(old["text"] or "") == "other":
         return False
-    if (standing.conversation_local(old) or standing.conversation_local(new)) \
-            and old["thread_id"] != new["thread_id"]:
+    if _threads_apart(new, old):
         return False
     if new["value"] is not None and (new["value"], new["unit"]) == (old["value"], old["unit"]):
         return False  # the same value said again: a restatement, not an update
     return (not _other_dimension(new["unit"], old["unit"])
             and not siblings(new["subject"], old["subject"], new["text"] or "", old["text"] or "")
             and not _another_thing(new, old)
-            and (not terms(new["condition"])  # a correction keeps what it corrects
-                 or conditions_agree(_Said(new["condition"], new["text"] or ""), old)))
+            and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
+
+
+def _threads_apart(a: Row, b: Row) -> bool:
+    """Two items of different threads where one is conversation-local
+    (:func:`memory_core.items.standing.conversation_local`): they never pair."""
+    return (standing.conversation_local(a) or standing.conversation_local(b)) \
+        and a["thread_id"] != b["thread_id"]
 
 
 def _another_thing(new: Row, old: Row) -> bool:
@@ -824,7 +829,8 @@ def _another_thing(new: Row, old: Row) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Said:
-    """A stored item seen as extracted (``condition``, ``text``) by the matching rules."""
+    """A stored item seen as extracted (``condition``, ``text``; no ``replacement``) by
+    the matching rules."""
 
     condition: str | None
     text: str
@@ -884,6 +890,9 @@ def retract_item(tx: Tx, item_id: int, reason: str,
     return {"id": item_id, "old_status": old_status}
 
 
+ITEM_CHANGES = {"retract": "retracted", "restore": "restored"}
+"""An operator's or user's change of an item's status (verb → what the item then is, as
+answers say it): :func:`retract_item`, :func:`restore_item`."""
 RESTORABLE = ("superseded", "retracted")
 """Statuses an operator may set back to ``active`` (:func:`restore_item`); a ``merged``
 item gave its sources to the item it was merged into."""
