@@ -750,6 +750,15 @@ class Engine:
         return self.store.write_tx_sync(lambda tx: items_writer.restore_item(
             tx, _owned(tx, item_id, tenant, role, session), reason))
 
+    def change_in_scope(self, verb: str, item_id: int, reason: str = "", *,
+                        tenant: str | None = None, role: str | None = None,
+                        session: str | None = None) -> dict[str, Any]:
+        """:meth:`retract_in_scope` or :meth:`restore_in_scope` by ``verb`` (a key of
+        :data:`memory_core.items.writer.ITEM_CHANGES`), with their errors; ``KeyError``
+        for another verb."""
+        change = {"retract": self.retract_in_scope, "restore": self.restore_in_scope}[verb]
+        return change(item_id, reason, tenant=tenant, role=role, session=session)
+
     def purge(self, *, tenant: str | None = None, role: str | None = None,
               session: str | None = None, dry_run: bool = False) -> dict[str, int]:
         """Irreversibly delete a session/role/tenant; see :mod:`memory_core.admin.purge`.

@@ -19,6 +19,7 @@ from aiohttp import web
 from memory_core.assembly import in_view as inview
 from memory_core.engine import Engine
 from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
+from memory_core.items.writer import ITEM_CHANGES
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tools.commands import PREFIX, REPLY_HEADER, is_command
 from memory_core.tools.refs import parse_item_id
@@ -118,11 +119,10 @@ def _change(engine: Engine, scope: Scope, verb: str, arg: str) -> str:
     except InvalidIdError:
         return (f"{REPLY_HEADER} · usage: /memory {verb} ID [reason]"
                 "  (ID from /memory search)")
-    done = {"retract": "retracted", "restore": "restored"}[verb]
-    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
+    done = ITEM_CHANGES[verb]
     try:
-        out = change(ident, reason.strip() or f"{done} in chat", tenant=scope.tenant,
-                     role=scope.role)
+        out = engine.change_in_scope(verb, ident, reason.strip() or f"{done} in chat",
+                                     tenant=scope.tenant, role=scope.role)
     except NotFoundError:
         return f"{REPLY_HEADER} · no memory item {ident} for role {scope.role}"
     except ItemStateError as exc:

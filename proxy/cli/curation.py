@@ -31,10 +31,11 @@ def _item_change(command: str) -> Callable[[Callable[..., None]], click.Command]
 
 def _change_item(verb: str, item_ref: str, reason: str, scope: dict[str, str | None],
                  as_json: bool, config: str | None, data_dir: str | None) -> None:
-    """Run ``Engine.{verb}_in_scope`` on ITEM_ID and print ``{id, old_status}``: exit 2
+    """Run ``Engine.change_in_scope(verb, …)`` on ITEM_ID and print ``{id, old_status}``: exit 2
     for a ref no item can have, 1 for an unknown item, one outside the scope or one
     whose status does not allow it."""
     from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
+    from memory_core.items.writer import ITEM_CHANGES
     from memory_core.tools.refs import parse_item_id
 
     try:
@@ -42,9 +43,8 @@ def _change_item(verb: str, item_ref: str, reason: str, scope: dict[str, str | N
     except InvalidIdError as exc:  # a ref that cannot exist is bad usage: exit 2
         raise CliError(str(exc)) from exc
     engine = open_engine(config, data_dir)
-    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
     try:
-        out = change(item_id, reason, **scope)
+        out = engine.change_in_scope(verb, item_id, reason, **scope)
     except (NotFoundError, ItemStateError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -52,8 +52,7 @@ def _change_item(verb: str, item_ref: str, reason: str, scope: dict[str, str | N
     if as_json:
         echo_json(out)
         return
-    done = {"retract": "retracted", "restore": "restored"}[verb]
-    click.echo(f"{done} item:{out['id']} (was {out['old_status']})")
+    click.echo(f"{ITEM_CHANGES[verb]} item:{out['id']} (was {out['old_status']})")
 
 
 @_item_change("retract")

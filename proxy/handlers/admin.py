@@ -24,7 +24,7 @@ import orjson
 from aiohttp import web
 
 from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
-from memory_core.items.writer import GLOBAL_TENANT, DuplicateKeyError
+from memory_core.items.writer import GLOBAL_TENANT, ITEM_CHANGES, DuplicateKeyError
 from memory_core.tools.refs import parse_id
 from proxy import __version__, openapi
 from proxy.appkeys import AENGINE, ENGINE, METRICS, SETTINGS
@@ -355,12 +355,10 @@ async def _item_change(request: web.Request, verb: str) -> web.Response:
     ident = _path_int(request, "item_id")
     body = await _body(request)
     reason = body.get("reason") if isinstance(body.get("reason"), str) else ""
-    engine = request.app[ENGINE]
-    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
-    done = {"retract": "retracted", "restore": "restored"}[verb]
     try:
-        out = await _run(request, lambda: change(
-            ident, reason or f"{done} by operator", tenant=tenant, role=role))
+        out = await _run(request, lambda: request.app[ENGINE].change_in_scope(
+            verb, ident, reason or f"{ITEM_CHANGES[verb]} by operator", tenant=tenant,
+            role=role))
     except NotFoundError as exc:
         raise AdminNotFoundError(str(exc)) from exc
     except ItemStateError as exc:

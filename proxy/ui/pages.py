@@ -18,7 +18,7 @@ import orjson
 from aiohttp import web
 
 from memory_core.errors import ItemStateError, NotFoundError
-from memory_core.items.writer import RESTORABLE
+from memory_core.items.writer import ITEM_CHANGES, RESTORABLE
 from memory_core.tools.refs import parse_id
 from proxy.appkeys import AENGINE, ENGINE, SETTINGS
 from proxy.handlers.access import host_is_loopback
@@ -329,9 +329,6 @@ async def restore(request: web.Request) -> web.StreamResponse:
     return await _change(request, "restore")
 
 
-_DONE = {"retract": "retracted", "restore": "restored"}
-
-
 async def _change(request: web.Request, verb: str) -> web.StreamResponse:
     if (denied := guard(request)) is not None:
         return denied
@@ -341,19 +338,19 @@ async def _change(request: web.Request, verb: str) -> web.StreamResponse:
         return _forbidden(request, tenant, why)
     if not request.app[SETTINGS].proxy.admin_token and not host_is_loopback(request.host):
         return _forbidden(request, tenant, "no admin token is configured")
-    engine = request.app[ENGINE]
-    change = engine.retract_in_scope if verb == "retract" else engine.restore_in_scope
     try:
         ident = parse_id(request.match_info["item_id"])
-        reason = str(form.get("reason", "")).strip()[:500] or f"{_DONE[verb]} in the inspector"
-        await _run(request, lambda: change(ident, reason, tenant=tenant, role=role))
+        reason = (str(form.get("reason", "")).strip()[:500]
+                  or f"{ITEM_CHANGES[verb]} in the inspector")
+        await _run(request, lambda: request.app[ENGINE].change_in_scope(
+            verb, ident, reason, tenant=tenant, role=role))
     except (ValueError, NotFoundError):
         return respond(request, "Not found", "<p>no such memory item</p>", tenant=tenant,
                        status=404)
     except ItemStateError as exc:
         return respond(request, "Not changed", f"<p>{e(str(exc))}</p>", tenant=tenant,
                        status=409)
-    back = url("/lcm/ui/items", tenant=tenant, **{_DONE[verb]: ident})
+    back = url("/lcm/ui/items", tenant=tenant, **{ITEM_CHANGES[verb]: ident})
     return web.Response(status=303, headers={"Location": back, **SECURITY_HEADERS})
 
 
