@@ -195,3 +195,16 @@ def test_a_dated_statement_about_another_named_thing_revises_nothing(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
     items = _replay(tmp_path, messages, embedder)
     assert len(items) == 2 and all(i["status"] == "active" for i in items), items
+
+
+@pytest.mark.parametrize("messages", [
+    # one more of a kind, dated "now": an addition revises nothing, by words or meaning
+    ["Our API uses JWT for auth.", "We now also support API keys for the CLI."],
+    ["We run the tests on Linux.", "From today we run them on Windows too."],
+    ["我们用 Postgres 存订单。", "现在也用 Redis 存会话了。"],
+    ["DBはPostgreSQLを使っています。", "今はMySQLも使っています。"],
+])
+def test_an_addition_dated_now_revises_nothing(
+        tmp_path: Path, embedder: Any, messages: list[str]) -> None:
+    items = _replay(tmp_path, messages, embedder)
+    assert len(items) == 2 and all(i["status"] == "active" for i in items), items

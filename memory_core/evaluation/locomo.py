@@ -66,7 +66,8 @@ def session_time(text: str) -> float:
         return 0.0
 
 
-def _name(speaker: str) -> str:
+def speaker_name(speaker: str) -> str:
+    """A LoCoMo speaker as a message ``name`` (letters, digits, ``_`` and ``-``)."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", speaker)[:64] or "speaker"
 
 
@@ -86,7 +87,7 @@ def conversation_messages(conv: dict[str, Any], *, captions: bool = True
                 content = [{"type": "text", "text": text},
                            {"type": "text", "text": f"[image: {turn['blip_caption']}]"}]
             msg = {"role": "user" if turn["speaker"] == a else "assistant",
-                   "name": _name(turn["speaker"]), "content": content}
+                   "name": speaker_name(turn["speaker"]), "content": content}
             turns.append((turn["dia_id"], msg))
         out.append((session_time(conv.get(f"session_{n}_date_time", "")), turns))
     return out

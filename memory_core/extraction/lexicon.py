@@ -244,6 +244,14 @@ EN_CHANGE = en(
 "the budget got cut to 3000"), not only that a statement holds now ("… now", "these
 days", "going forward"): a change presupposes an earlier state
 (``replacement.states_change``)."""
+EN_ADDITIVE = re.compile(
+    r"(?<=\w\s)also\b(?!\s*,)|\bas\s+well\b(?!\s+as)|\bbesides\b|\bin\s+addition\s+to\b"
+    r"|\btoo(?=\s*(?:[.,;!?)]|$))", re.I)
+"""Words by which a statement adds to what holds ("We now also support API keys", "…
+on Windows too", "… as well"): dated by "now", it revises nothing
+(``replacement.adds``), unless it names a change or a replacement. Not a sentence's
+opening "Also," (a new point, which may well be an update) nor "too" before an
+adjective ("too slow")."""
 EN_UPDATE_SINCE = Cue(en(
     r"\bnow\s+that\s+(?:we|i|they|you|it|he|she|the\s+[\w-]+)\s+(?:have\s+|'ve\s+|has\s+|had\s+)?"
     r"(?:finally\s+|just\s+)?(?:upgraded|downgraded|migrated|moved|switched|changed|replaced"

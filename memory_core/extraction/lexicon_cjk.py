@@ -153,6 +153,15 @@ JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|" + _J
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",
 "上限は8万円になりました")."""
+ZH_ADDITIVE = re.compile(r"也(?!许|就|好|罢)|还(?!是|没|不|要|得|在|好|行)|另外|此外|同时|再加上")
+"""Chinese words by which a statement adds to what holds ("现在也用 Redis 存会话了",
+"另外前端现在用 Vue"): dated by 现在, it revises nothing. Not 也许 (maybe), 也就是说,
+还是/还没/还在 ("still", "not yet") nor 还好/还行."""
+JA_ADDITIVE = re.compile(r"(?<=[\u4e00-\u9fff\u30a0-\u30ffA-Za-z0-9])(?<![今何誰度少])"
+                         r"(?:に|で|と)?も(?=[使併追導利採入保])|に加えて|のほかに|の他に|併用")
+"""Japanese forms by which a statement adds ("今はMySQLも使っています", "Redisにも保存",
+"Slackに加えてTeamsも使う"): も after a noun (and a case particle) before a verb of
+using, adding or keeping; not 今も ("still"), 何も, 誰も."""
 ZH_CHANGE = re.compile(r"改成|改为|改用|换成|换到|换了|切换|迁移|迁到|不再|搬到|搬家|搬去|升级|降级"
                        r"|升到|降到|调到|调成|替换|取代|回滚|不用了|改到")
 JA_CHANGE = re.compile(r"に変更|に変わ|に切り替え|切り替えました|に移行|移行しました|乗り換え"

@@ -315,6 +315,17 @@ def actor(text: str) -> str | None:
     return None
 
 
+def adds(text: str) -> bool:
+    """Whether a sentence adds one more of a kind to what holds ("We now also support
+    API keys", "… on Windows too", 现在也用 Redis, 今はMySQLも使っています) without saying
+    that something changed (:func:`states_change`): dated by "now", it still revises
+    nothing (:func:`memory_core.items.supersession.correction_target`)."""
+    lang = detect_lang(text)
+    additive = lx.EN_ADDITIVE if lang == "en" else lc.ZH_ADDITIVE if lang == "zh" \
+        else lc.JA_ADDITIVE
+    return additive.search(text) is not None and not states_change(text)
+
+
 def states_change(text: str) -> bool:
     """Whether a sentence says a state changed — a change verb ("we switched to …", "no
     longer", "… instead of npm", 换成, 搬到, に移行), a replacement (:func:`find`) or a

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from memory_core.extraction.lexicon import HOME
-from memory_core.extraction.replacement import actor
+from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, overlap, terms
@@ -50,17 +50,17 @@ def siblings(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
     """Whether two subjects name sibling attributes: the same head word under rival
     qualifiers, each absent from the other statement's text ("api timeout" / "db
     timeout", "staging db port" / "prod db port"; not a qualifier the other's key
-    merely dropped), unit words left out. Two such statements are two values, never
-    one revising the other by the words they share. Chinese and Japanese keys, which
-    have no spaces, split at their longest shared ending of at least
-    ``_CJK_HEAD`` characters holding a CJK one ("测试环境java版本" / "生产环境java
-    版本", "apiタイムアウト" / "dbタイムアウト")."""
+    merely dropped), unit words and :data:`_ATTRIBUTE_MARKS` left out. Two such
+    statements are two values, never one revising the other by the words they share.
+    Chinese and Japanese keys, which have no spaces, split at their longest shared
+    ending of at least ``_CJK_HEAD`` characters holding a CJK one
+    ("测试环境java版本" / "生产环境java版本", "apiタイムアウト" / "dbタイムアウト")."""
     if not a or not b:
         return False
     if _CJK.search(a) or _CJK.search(b):
         return _cjk_siblings(a, b, text_a, text_b)
-    wa = [w for w in a.split() if w not in UNITS]
-    wb = [w for w in b.split() if w not in UNITS]
+    wa = [w for w in a.split() if w not in UNITS and w not in _ATTRIBUTE_MARKS]
+    wb = [w for w in b.split() if w not in UNITS and w not in _ATTRIBUTE_MARKS]
     if len(wa) < 2 or len(wb) < 2 or wa[-1] != wb[-1]:
         return False
     only_a, only_b = set(wa[:-1]) - set(wb), set(wb[:-1]) - set(wa)
@@ -69,6 +69,10 @@ def siblings(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
         and not any(w in low_a for w in only_b)
 
 
+_ATTRIBUTE_MARKS = frozenset({"port", "version"})
+"""Words the extraction appends to a subject when its number is a port or a version
+("our staging cluster runs Kubernetes 1.27" → "staging cluster version"), which
+another wording of the same attribute may lack ("prod cluster")."""
 _CJK_HEAD = 2
 _CJK_LINK = re.compile(r"[的之のでは\s]+$")
 
@@ -82,6 +86,67 @@ def _cjk_siblings(a: str, b: str, text_a: str, text_b: str) -> bool:
     qa, qb = _CJK_LINK.sub("", a[:len(a) - end]), _CJK_LINK.sub("", b[:len(b) - end])
     return bool(qa) and bool(qb) and qa.lower() not in text_b.lower() \
         and qb.lower() not in text_a.lower()
+
+
+_LATIN_WORD = re.compile(r"[a-z0-9][\w-]*")
+_NOT_QUALIFIERS = frozenset("the a an my our your their his her its this that these those "
+                            "each every all some any no of for to in on at with by from "
+                            "is are was were be".split())
+
+
+def sibling_in_text(subject: str | None, text: str, other_text: str) -> bool:
+    """Whether ``other_text`` names a sibling of ``subject`` (the subject of ``text``):
+    its head under a rival qualifier, each qualifier absent from the other statement
+    ("bob owns auth service" / "Alice owns the billing service", 人事システム /
+    山田さんが経理システムの担当です). The other statement is about another thing of the
+    kind even when its own subject was keyed elsewhere ("alice", 山田さん)."""
+    if not subject:
+        return False
+    low, other = text.casefold(), other_text.casefold()
+    if _CJK.search(subject):
+        for cut in range(1, len(subject) - _CJK_HEAD + 1):
+            head, mine = subject[cut:], _CJK_LINK.sub("", subject[:cut])
+            if not _CJK.search(head) or not mine or mine.casefold() in other:
+                continue
+            at = other.find(head.casefold())
+            rival = _CJK_LINK.sub("", other[max(0, at - 2):at]) if at > 0 else ""
+            if len(rival) == 2 and _CJK.fullmatch(rival[-1]) and rival not in low:
+                return True
+        return False
+    words = [w for w in subject.split() if w not in UNITS and w not in _ATTRIBUTE_MARKS]
+    if len(words) < 2:
+        return False
+    mine = words[-2]  # the head's own qualifier, compared by stems ("dependency")
+    seen = _LATIN_WORD.findall(other)
+    if not _qualifier(mine) or mine in seen or terms(mine) & terms(other_text):
+        return False
+    own, own_words = terms(text), set(_LATIN_WORD.findall(low))
+    return any(w == words[-1] and n > 0 and _qualifier(seen[n - 1])
+               and seen[n - 1] not in own_words and not terms(seen[n - 1]) & own
+               for n, w in enumerate(seen))
+
+
+def _qualifier(word: str) -> bool:
+    """Whether ``word`` may qualify a head noun: a content word (it has a term), not a
+    determiner or preposition ("use" in "use jenkins" has none)."""
+    return word not in _NOT_QUALIFIERS and bool(terms(word))
+
+
+_SERIAL = re.compile(r"\b([a-z][a-z]+)[-_](\d+)\b(?![.,]\d)")
+
+
+def other_instance(text: str, other_text: str) -> bool:
+    """Whether two statements name different members of one numbered series, written
+    as a name, a hyphen or underscore and a number ("build-01" / "build-02",
+    "node_3" / "node_4"; not a version such as "python-3.12"): each names a member
+    the other does not."""
+    def members(t: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for name, number in _SERIAL.findall(t.casefold()):
+            out.setdefault(name, set()).add(number.lstrip("0") or "0")
+        return out
+    a, b = members(text), members(other_text)
+    return any(a[k] - b[k] and b[k] - a[k] for k in a.keys() & b.keys())
 
 
 def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
@@ -184,11 +249,14 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     replaces the newest item with a value of the same unit dimension. A correction
     without a condition may replace an item stated under one (it keeps that
     condition: the user did not restate it), but an item under the same condition as
-    the correction's wins over it.
+    the correction's wins over it. A statement that only adds one more of a kind
+    (:func:`~memory_core.extraction.replacement.adds`) replaces nothing.
     """
     if getattr(ex, "replacement", None) and not getattr(ex, "replaces", None) \
             and actor(ex.text or "") == "other":
         return None  # "My sister moved back to Ohio": another person's change back
+    if adds(ex.text or ""):
+        return None  # "We now also support API keys": one more of a kind, dated
     if getattr(ex, "replaces", None):
         replaced = _replaced_item(items, scope, ex, kinds, speaker)
         if replaced is not None or ex.subject != HOME:
@@ -239,6 +307,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             if best is None or score0 > best:
                 best, found = score0, row
             continue
+        if other_instance(ex.text or "", row["text"] or ""):
+            continue  # "build-02 was upgraded to 128 GB" after "build-01 has 64 GB"
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
         if by_value is None and named and row["value_text"] in named and (
@@ -271,7 +341,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             score = (strict, 2.0, overlap(new_terms, old_terms), row["id"])
         else:
             if shared < min(2, len(new_terms), len(old_terms)) \
-                    or siblings(subject, row_subject, ex.text or "", row["text"] or ""):
+                    or siblings(subject, row_subject, ex.text or "", row["text"] or "") \
+                    or sibling_in_text(subject, ex.text or "", row["text"] or "") \
+                    or sibling_in_text(row_subject, row["text"] or "", ex.text or ""):
                 continue
             score = (strict, overlap(new_terms, old_terms), shared, row["id"])
             if score[1] < 0.5:

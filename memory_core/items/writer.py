@@ -57,7 +57,7 @@ import orjson
 from memory_core.errors import ItemStateError, NotFoundError
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
-from memory_core.extraction.replacement import actor, states_change
+from memory_core.extraction.replacement import actor, adds, states_change
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
@@ -68,8 +68,10 @@ from memory_core.items.supersession import (
     correction_conditions_agree,
     correction_target,
     more_specific,
+    other_instance,
     retraction_target,
     settles,
+    sibling_in_text,
     siblings,
     subject_keys,
     subject_probes,
@@ -780,14 +782,16 @@ def revisable(new: Row) -> bool:
     (:func:`revise_by_meaning`): an active statement (:data:`STATEMENT_KINDS`) by the
     user, extracted as a correction or update (``data.correction``), firm, that
     superseded and conflicts with nothing, not about another person
-    (:func:`memory_core.extraction.replacement.actor`), with words of its own (not
+    (:func:`memory_core.extraction.replacement.actor`), not one more of a kind
+    (:func:`~memory_core.extraction.replacement.adds`), with words of its own (not
     "No, I didn't.")."""
     nd = _data(new)
+    text = new["text"] or ""
     return (new["status"] == "active" and new["kind"] in STATEMENT_KINDS
             and new["evidence"] == "user" and bool(nd.get("correction"))
             and not nd.get("tentative") and new["supersedes"] is None
-            and new["conflict_with"] is None and actor(new["text"] or "") != "other"
-            and bool(content_terms(new["text"] or "")))
+            and new["conflict_with"] is None and actor(text) != "other"
+            and not adds(text) and bool(content_terms(text)))
 
 
 def _revised_by(new: Row, old: Row) -> bool:
@@ -801,8 +805,12 @@ def _revised_by(new: Row, old: Row) -> bool:
         return False
     if new["value"] is not None and (new["value"], new["unit"]) == (old["value"], old["unit"]):
         return False  # the same value said again: a restatement, not an update
+    nt, ot = new["text"] or "", old["text"] or ""
     return (not _other_dimension(new["unit"], old["unit"])
-            and not siblings(new["subject"], old["subject"], new["text"] or "", old["text"] or "")
+            and not siblings(new["subject"], old["subject"], nt, ot)
+            and not sibling_in_text(new["subject"], nt, ot)
+            and not sibling_in_text(old["subject"], ot, nt)
+            and not other_instance(nt, ot)
             and not _another_thing(new, old)
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
 

@@ -1,0 +1,150 @@
+"""Count the supersessions a replayed public conversation makes: in chit-chat almost
+none is a true update, so the count bounds the false ones.
+
+    python -m memory_core.evaluation.supersessions --data locomo10.json \
+        --conversations 0-4 [--index] [--list]
+
+Each LoCoMo session (``locomo10.json``, not shipped: see the shared data's README) is
+one conversation of its own tenant per LoCoMo conversation: every turn is captured as
+the newest user message, its ``name`` the speaker, with an assistant reply between
+turns, through a real :class:`memory_core.engine.Engine` (fresh SQLite; with
+``--index`` also the search indexes and the default embedder, so that the vector
+half of supersession runs, each conversation waiting for them). Printed: turns, items,
+supersessions by reason, and with ``--list`` each superseded statement beside the
+one that superseded it. Develop on conversations 0–4; report 5–9 apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memory_core.evaluation.locomo import speaker_name
+
+_INDEX_WAIT_S = 900.0
+"""Seconds one conversation may wait for the indexes (``--index``)."""
+
+
+def _sessions(conversation: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """A LoCoMo conversation's sessions in order, each its list of turns."""
+    numbers = sorted(int(m.group(1)) for k, v in conversation.items()
+                     if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
+    return [conversation[f"session_{n}"] for n in numbers]
+
+
+def replay(engine: Any, conversations: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    """Replay ``(index, conversation)`` pairs (module doc); returns ``{turns, items,
+    superseded: [(reason, old text, new text)]}``."""
+    from memory_core.models import Scope
+
+    turns = 0
+    for ci, conv in conversations:
+        for si, session in enumerate(_sessions(conv)):
+            scope = Scope(f"locomo-{ci}", "eval", f"c{ci}-s{si}")
+            messages: list[dict[str, Any]] = [{"role": "system", "content": "A chat."}]
+            for ti, turn in enumerate(session):
+                text = turn.get("text") if isinstance(turn, dict) else None
+                if not isinstance(text, str) or not text.strip():
+                    continue
+                messages.append({"role": "user", "content": text,
+                                 "name": speaker_name(str(turn.get("speaker", "")))})
+                _, done = engine.capture_request(scope, f"{ci}-{si}-{ti}",
+                                                 [dict(m) for m in messages], {})
+                done.result()
+                messages.append({"role": "assistant", "content": "Okay."})
+                turns += 1
+        if engine.search is not None:
+            engine.search.wait_idle(_INDEX_WAIT_S)
+    engine.flush()
+    rows = engine.store.read(lambda c: [tuple(r) for r in c.execute(
+        "SELECT r.reason, i.text, n.text FROM memory_item_revisions r"
+        " JOIN memory_items i ON i.id = r.item_id"
+        " LEFT JOIN memory_items n ON n.id = i.superseded_by"
+        " WHERE r.field = 'status' AND r.new = 'superseded' ORDER BY r.id")])
+    items = engine.store.read(lambda c: c.execute(
+        "SELECT COUNT(*) FROM memory_items").fetchone()[0])
+    return {"turns": turns, "items": int(items),
+            "superseded": [(str(reason), str(old), str(new or "")) for reason, old, new in rows]}
+
+
+def _reason(text: str) -> str:
+    """A revision's reason without the item it names ("correction: by item 12",
+    "conflict resolved by item 957")."""
+    return _ITEM_REF.sub("", text).strip()
+
+
+_ITEM_REF = re.compile(r"\s*(?:\([^)]*\)\s*)?:?\s*(?:by\s+)?item \d+.*$")
+
+
+def run(data: str | Path, conversations: list[int], *, index: bool = False
+        ) -> dict[str, Any]:
+    """Replay the chosen conversations of ``data`` in a temporary data directory
+    (with ``index``, search indexes and the default embedder too); see :func:`replay`."""
+    from memory_core.engine import Engine
+
+    entries = json.loads(Path(data).read_text(encoding="utf-8"))
+    chosen = [(i, e["conversation"]) for i, e in enumerate(entries) if i in conversations]
+    with tempfile.TemporaryDirectory(prefix="lcm-supersessions-") as tmp:
+        engine = Engine(Path(tmp) / "data")
+        embedder = None
+        if index:
+            from memory_core.search import (
+                EmbeddingConfig,
+                SearchConfig,
+                SearchService,
+                create_embedder,
+            )
+
+            embedder = create_embedder(EmbeddingConfig())
+            engine.attach_search(SearchService(engine.store, Path(tmp) / "data",
+                                               SearchConfig(), embedder))
+        try:
+            return replay(engine, chosen)
+        finally:
+            engine.close()
+            if embedder is not None:
+                embedder.close()
+
+
+def _span(text: str) -> list[int]:
+    """``"0-4"`` or ``"0,2,5"`` as a list of indexes."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: print the counts (module doc)."""
+    parser = argparse.ArgumentParser(prog="python -m memory_core.evaluation.supersessions")
+    parser.add_argument("--data", required=True, help="locomo10.json")
+    parser.add_argument("--conversations", default="0-4", help="indexes, e.g. 0-4 or 5-9")
+    parser.add_argument("--index", action="store_true",
+                        help="run the search indexes with the default embedder too")
+    parser.add_argument("--list", action="store_true", help="print each supersession")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+    result = run(args.data, _span(args.conversations), index=args.index)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    by_reason = Counter(_reason(r) for r, _, _ in result["superseded"])
+    print(f"turns {result['turns']}, items {result['items']},"
+          f" supersessions {len(result['superseded'])}")
+    for reason, n in by_reason.most_common():
+        print(f"  {n:>4}  {reason}")
+    if args.list:
+        for reason, old, new in result["superseded"]:
+            print(f"{_reason(reason)} | {old} => {new}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Look-alike updates (issue 24): a statement dated "now" that adds one more of a kind
+("also", 也, も) or names a sibling attribute (the prod cluster's version after the
+staging cluster's) revises nothing; the same sentences without the addition, or about
+the same attribute, still do. Wording here is not the updates evals'."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.extraction.replacement import adds
+from memory_core.items import writer
+from memory_core.items.supersession import other_instance, sibling_in_text
+from memory_core.models import Scope
+from tests.conftest import sql_read
+
+SCOPE = Scope("t", "coder")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+def _said(engine: Engine, *texts: str) -> dict[str, str]:
+    """Each text's statements stored in order; ``{text: status}`` of the items."""
+    for n, text in enumerate(texts):
+        engine.store.write_tx_sync(lambda c, n=n, text=text: writer.store_extracted(
+            c, SCOPE, 1, None, extract(text)))
+    return dict(sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT text, status FROM memory_items ORDER BY id")]))
+
+
+@pytest.mark.parametrize("old, added, update", [
+    ("Our API uses API tokens for the CLI.", "We now also support API keys for the CLI.",
+     "We now support API keys for the CLI."),
+    ("会話データはPostgreSQLに保存しています。", "会話データは今はRedisにも保存しています。",
+     "会話データは今はRedisに保存しています。"),
+])
+def test_an_addition_revises_nothing_and_the_same_words_without_it_do(
+        tmp_path: Path, old: str, added: str, update: str) -> None:
+    assert adds(added) and not adds(update)
+    first, second = Engine(tmp_path / "a"), Engine(tmp_path / "b")
+    try:
+        assert _said(first, old, added) == {old: "active", added: "active"}
+        assert _said(second, old, update) == {old: "superseded", update: "active"}
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.parametrize("text", [
+    "We also switched the CLI to API keys.",  # a change, said among others
+    "我们也换成 Redis 了。",
+    "We no longer use tokens for the CLI as well.",
+])
+def test_an_addition_that_names_a_change_is_not_one_more(text: str) -> None:
+    assert not adds(text)
+
+
+@pytest.mark.parametrize("text", [
+    "From today we run the tests on Windows too.", "现在也用 Redis 存会话了。",
+    "另外前端现在用 Vue 写。", "今はMySQLも使っています。", "Slackに加えて今はTeamsを使います。",
+])
+def test_one_more_of_a_kind_in_each_language(text: str) -> None:
+    assert adds(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The CI now runs the tests on Windows.", "我们现在还是用 Redis。", "もう使っていません。",
+    "もし移行したら教えて。", "今はもっと速いです。",
+])
+def test_no_addition_in_still_not_yet_if_or_more(text: str) -> None:
+    assert not adds(text)
+
+
+def test_another_cluster_s_version_is_a_sibling_not_an_update(engine: Engine) -> None:
+    """The extraction keys one statement "staging cluster version" (its number read as
+    a version) and the other "prod cluster": rival qualifiers of one attribute."""
+    status = _said(engine, "Our staging cluster runs Kubernetes 1.27.",
+                   "The prod cluster is on Kubernetes 1.29 now.")
+    assert set(status.values()) == {"active"}, status
+
+
+def test_the_same_cluster_s_new_version_still_supersedes(tmp_path: Path) -> None:
+    eng = Engine(tmp_path / "e")
+    try:
+        status = _said(eng, "Our staging cluster runs Kubernetes 1.27.",
+                       "The staging cluster is on Kubernetes 1.29 now.")
+    finally:
+        eng.close()
+    assert status == {"Our staging cluster runs Kubernetes 1.27.": "superseded",
+                      "The staging cluster is on Kubernetes 1.29 now.": "active"}, status
+
+
+@pytest.mark.parametrize("old, other, same", [
+    # the same relation with another owner and another object: the head ("service")
+    # under rival qualifiers named in the texts, whatever the subjects were keyed as
+    ("Carol owns the payments service.", "Dev owns the search service now.",
+     "Dev owns the payments service now."),
+    # another member of a numbered series
+    ("node-3 has 32 GB of memory.", "node-4 was upgraded to 64 GB of memory.",
+     "node-3 was upgraded to 64 GB of memory."),
+])
+def test_another_thing_of_the_kind_is_not_updated_but_the_same_one_is(
+        tmp_path: Path, old: str, other: str, same: str) -> None:
+    first, second = Engine(tmp_path / "a"), Engine(tmp_path / "b")
+    try:
+        assert _said(first, old, other) == {old: "active", other: "active"}
+        assert _said(second, old, same) == {old: "superseded", same: "active"}
+    finally:
+        first.close()
+        second.close()
+
+
+def test_another_system_in_japanese_is_not_updated(engine: Engine) -> None:
+    status = _said(engine, "佐藤さんが購買システムの担当です。",
+                   "営業システムは今は田中さんが担当しています。")
+    assert set(status.values()) == {"active"}, status
+
+
+@pytest.mark.parametrize("subject, text, other, sibling", [
+    ("bob owns auth service", "Bob owns the auth service now.",
+     "Alice owns the billing service.", True),
+    ("bob owns billing service", "Bob owns the billing service now.",
+     "Alice owns the billing service.", False),  # the same service
+    ("bob owns auth service", "Bob owns the auth service now.",
+     "Alice owns the service.", False),  # no rival qualifier
+    ("人事システム", "人事システムは今は鈴木さんが担当しています。",
+     "山田さんが経理システムの担当です。", True),
+    ("人事システム", "人事システムは今は鈴木さんが担当しています。",
+     "人事システムは山田さんの担当です。", False),
+])
+def test_a_sibling_named_in_the_other_statement(subject: str, text: str, other: str,
+                                                sibling: bool) -> None:
+    assert sibling_in_text(subject, text, other) is sibling
+
+
+@pytest.mark.parametrize("a, b, other", [
+    ("build-01 has 64 GB.", "build-02 has 128 GB.", True),
+    ("node_3 is down.", "node_4 is down.", True),
+    ("We use gpt4 for summaries.", "We're on gpt5 for summaries now.", False),  # versions
+    ("Python-3.11 runs the jobs.", "Python-3.12 runs the jobs now.", False),
+    ("build-01 has 64 GB.", "build-1 now has 128 GB.", False),  # one member, written twice
+    ("Postgres 15 runs on db-1.", "We upgraded to Postgres 16 on db-1.", False),
+])
+def test_another_member_of_a_series(a: str, b: str, other: bool) -> None:
+    assert other_instance(a, b) is other
