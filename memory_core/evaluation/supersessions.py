@@ -62,15 +62,22 @@ def replay(engine: Any, conversations: list[tuple[int, dict[str, Any]]]) -> dict
         if engine.search is not None:
             engine.search.wait_idle(_INDEX_WAIT_S)
     engine.flush()
-    rows = engine.store.read(lambda c: [tuple(r) for r in c.execute(
-        "SELECT r.reason, i.text, n.text FROM memory_item_revisions r"
-        " JOIN memory_items i ON i.id = r.item_id"
-        " LEFT JOIN memory_items n ON n.id = i.superseded_by"
-        " WHERE r.field = 'status' AND r.new = 'superseded' ORDER BY r.id")])
-    items = engine.store.read(lambda c: c.execute(
-        "SELECT COUNT(*) FROM memory_items").fetchone()[0])
-    return {"turns": turns, "items": int(items),
-            "superseded": [(str(reason), str(old), str(new or "")) for reason, old, new in rows]}
+    superseded: list[tuple[str, str, str]] = []
+    items = 0
+    for ci, _conv in conversations:
+        listed = engine.list_items(tenant=f"locomo-{ci}", role="eval", limit=1_000_000)
+        items += int(listed["total"])
+        text = {int(i["id"]): str(i["text"]) for i in listed["items"]}
+        for item in sorted(listed["items"], key=lambda i: int(i["id"])):
+            if item["status"] != "superseded":
+                continue
+            revisions = engine.inspect(f"item:{item['id']}")["revisions"]
+            reason = next((str(r["reason"]) for r in reversed(revisions)
+                           if r["field"] == "status" and r["new"] == "superseded"), "")
+            newer = item["superseded_by"]
+            superseded.append((reason, str(item["text"]),
+                               text.get(int(newer), "") if newer is not None else ""))
+    return {"turns": turns, "items": items, "superseded": superseded}
 
 
 def _reason(text: str) -> str:
