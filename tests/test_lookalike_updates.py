@@ -67,6 +67,7 @@ def test_an_addition_that_names_a_change_is_not_one_more(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "From today we run the tests on Windows too.", "现在也用 Redis 存会话了。",
     "另外前端现在用 Vue 写。", "今はMySQLも使っています。", "Slackに加えて今はTeamsを使います。",
+    "From today the sync is at 9:30 on Fridays too.",  # a colon in a time ends no clause
 ])
 def test_one_more_of_a_kind_in_each_language(text: str) -> None:
     assert adds(text)
@@ -149,6 +150,39 @@ def test_a_sibling_named_in_the_other_statement(subject: str, text: str, other: 
     ("Python-3.11 runs the jobs.", "Python-3.12 runs the jobs now.", False),
     ("build-01 has 64 GB.", "build-1 now has 128 GB.", False),  # one member, written twice
     ("Postgres 15 runs on db-1.", "We upgraded to Postgres 16 on db-1.", False),
+    # the member is the value, the subject is the same: an update, not another thing
+    ("The release branch is release-3.", "The release branch is release-4 now.", False),
 ])
 def test_another_member_of_a_series(a: str, b: str, other: bool) -> None:
-    assert other_instance(a, b) is other
+    (ea,), (eb,) = extract(a), extract(b)
+    assert other_instance(ea.subject, a, eb.subject, b) is other
+
+
+@pytest.mark.parametrize("old, update", [
+    # the addition is in a clause about something else: the update still revises
+    ("My manager is Sarah.", "My manager is Tom now, he also leads the platform team."),
+    ("Our daily standup is at 9:30.",
+     "The standup is at 10 now, which also suits the Denver folks."),
+    ("The max upload size is 10 MB.", "The max upload size is 25 MB now, for images as well."),
+    ("The API timeout is 30 seconds.", "Besides, the API timeout is 60 seconds now."),
+    ("我住在北京。", "我现在住在上海，离公司也近。"),
+    ("团队有 8 个人。", "团队现在有 10 个人，还招了一个设计师。"),
+    ("キャッシュはMemcachedです。", "キャッシュは今はRedisで、セッションの保存にも使っています。"),
+])
+def test_an_addition_outside_the_statement_s_clause_does_not_block_the_update(
+        engine: Engine, old: str, update: str) -> None:
+    assert not adds(update)
+    assert _said(engine, old, update) == {old: "superseded", update: "active"}
+
+
+@pytest.mark.parametrize("old, update", [
+    # the series member is the value that changed, not another thing of the kind
+    ("The release branch is release-3.", "The release branch is release-4 now."),
+    ("Our build agent is build-01.", "Our build agent is build-02 now."),
+    ("测试服务器是 test-01。", "测试服务器现在是 test-02。"),
+    # a qualifier written short is the same qualifier, not a rival
+    ("Our prod cluster runs on GKE.", "The production cluster runs on EKS now."),
+])
+def test_a_series_member_as_the_value_or_a_shortened_qualifier_still_updates(
+        engine: Engine, old: str, update: str) -> None:
+    assert _said(engine, old, update) == {old: "superseded", update: "active"}

@@ -208,3 +208,23 @@ def test_an_addition_dated_now_revises_nothing(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
     items = _replay(tmp_path, messages, embedder)
     assert len(items) == 2 and all(i["status"] == "active" for i in items), items
+
+
+@pytest.mark.parametrize("messages, old_text, new_text", [
+    # the series member is the new value, not another agent of the kind
+    (["Our build agent is build-01.", "CI jobs run on build-02 these days."],
+     "Our build agent is build-01.", "CI jobs run on build-02 these days."),
+    # the addition is in a later clause, about something else
+    (["I drive a Honda Civic.", "I drive a Tesla these days, which also charges at work."],
+     "I drive a Honda Civic.", "I drive a Tesla these days, which also charges at work."),
+])
+def test_an_update_the_words_left_unpaired_revises_by_meaning(
+        tmp_path: Path, messages: list[str], old_text: str, new_text: str) -> None:
+    engine, ids = _ids(tmp_path, messages)
+    try:
+        old, new = ids[old_text], ids[new_text]
+        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
+        assert writer.revisable(engine.store.read_tx(lambda tx: tx.item_writes.item(new)))
+        assert _revise(engine, new, [(old, 0.95)]) == old
+    finally:
+        engine.close()

@@ -319,11 +319,35 @@ def adds(text: str) -> bool:
     """Whether a sentence adds one more of a kind to what holds ("We now also support
     API keys", "… on Windows too", 现在也用 Redis, 今はMySQLも使っています) without saying
     that something changed (:func:`states_change`): dated by "now", it still revises
-    nothing (:func:`memory_core.items.supersession.correction_target`)."""
+    nothing (:func:`memory_core.items.supersession.correction_target`).
+
+    Only the statement's own clause counts (:func:`_first_clause`): an addition in a
+    clause after it is about something else ("The standup is at 10 now, which also
+    suits Denver", 我现在住在上海，离公司也近), and the update still revises."""
     lang = detect_lang(text)
     additive = lx.EN_ADDITIVE if lang == "en" else lc.ZH_ADDITIVE if lang == "zh" \
         else lc.JA_ADDITIVE
-    return additive.search(text) is not None and not states_change(text)
+    return additive.search(_first_clause(text)) is not None and not states_change(text)
+
+
+_CLAUSE_BREAK = re.compile(r"[,:](?!\d)|[;\u3001\uff0c\uff1b\uff1a]")
+"""Where a clause ends; not the comma or colon inside a number ("12,000", "9:30")."""
+_OPENER_WORDS = 3
+"""Most words (Latin) or characters (CJK) of a sentence-opening adverbial ("From
+today,", "Besides,", 另外，, 今は、) that :func:`_first_clause` reads past."""
+_OPENER_WORD = re.compile(r"[A-Za-z0-9]+|[^\W_A-Za-z0-9]")
+"""A word of an opener: a run of Latin letters and digits, or one CJK character."""
+
+
+def _first_clause(text: str) -> str:
+    """The clause of ``text`` that holds its statement: the first one that is more than
+    a short opening adverbial, up to the next comma, semicolon or colon (、，；：
+    too)."""
+    clauses = _CLAUSE_BREAK.split(text)
+    for clause in clauses[:-1]:
+        if len(_OPENER_WORD.findall(clause)) > _OPENER_WORDS:
+            return clause
+    return clauses[-1]
 
 
 def states_change(text: str) -> bool:

@@ -98,7 +98,8 @@ def sibling_in_text(subject: str | None, text: str, other_text: str) -> bool:
     """Whether ``other_text`` names a sibling of ``subject`` (the subject of ``text``):
     its head under a rival qualifier, each qualifier absent from the other statement
     ("bob owns auth service" / "Alice owns the billing service", 人事システム /
-    山田さんが経理システムの担当です). The other statement is about another thing of the
+    山田さんが経理システムの担当です; not a qualifier written short, "prod cluster" /
+    "The production cluster …"). The other statement is about another thing of the
     kind even when its own subject was keyed elsewhere ("alice", 山田さん)."""
     if not subject:
         return False
@@ -123,7 +124,15 @@ def sibling_in_text(subject: str | None, text: str, other_text: str) -> bool:
     own, own_words = terms(text), set(_LATIN_WORD.findall(low))
     return any(w == words[-1] and n > 0 and _qualifier(seen[n - 1])
                and seen[n - 1] not in own_words and not terms(seen[n - 1]) & own
+               and not _shortens(mine, seen[n - 1])
                for n, w in enumerate(seen))
+
+
+def _shortens(a: str, b: str) -> bool:
+    """Whether one qualifier is the other cut short ("prod" / "production", "dev" /
+    "development", "auth" / "authentication"): one qualifier, not a rival."""
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 3 and long_.startswith(short)
 
 
 def _qualifier(word: str) -> bool:
@@ -135,18 +144,24 @@ def _qualifier(word: str) -> bool:
 _SERIAL = re.compile(r"\b([a-z][a-z]+)[-_](\d+)\b(?![.,]\d)")
 
 
-def other_instance(text: str, other_text: str) -> bool:
-    """Whether two statements name different members of one numbered series, written
-    as a name, a hyphen or underscore and a number ("build-01" / "build-02",
-    "node_3" / "node_4"; not a version such as "python-3.12"): each names a member
-    the other does not."""
+def other_instance(subject: str | None, text: str, other_subject: str | None,
+                   other_text: str) -> bool:
+    """Whether two statements are about different members of one numbered series,
+    written as a name, a hyphen or underscore and a number ("build-01" / "build-02",
+    "node_3" / "node_4"; not a version such as "python-3.12"): each names a member the
+    other does not, of a series that a subject names. A member named only in the
+    value is what changed, not another thing: "The release branch is release-4 now"
+    revises "The release branch is release-3"."""
     def members(t: str) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for name, number in _SERIAL.findall(t.casefold()):
             out.setdefault(name, set()).add(number.lstrip("0") or "0")
         return out
+    named = members(subject or "").keys() | members(other_subject or "").keys()
+    if not named:
+        return False
     a, b = members(text), members(other_text)
-    return any(a[k] - b[k] and b[k] - a[k] for k in a.keys() & b.keys())
+    return any(a[k] - b[k] and b[k] - a[k] for k in a.keys() & b.keys() & named)
 
 
 def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
@@ -307,7 +322,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             if best is None or score0 > best:
                 best, found = score0, row
             continue
-        if other_instance(ex.text or "", row["text"] or ""):
+        if other_instance(subject, ex.text or "", row_subject, row["text"] or ""):
             continue  # "build-02 was upgraded to 128 GB" after "build-01 has 64 GB"
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))

@@ -810,7 +810,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not siblings(new["subject"], old["subject"], nt, ot)
             and not sibling_in_text(new["subject"], nt, ot)
             and not sibling_in_text(old["subject"], ot, nt)
-            and not other_instance(nt, ot)
+            and not other_instance(new["subject"], nt, old["subject"], ot)
             and not _another_thing(new, old)
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
 
