@@ -186,3 +186,12 @@ def test_an_addition_outside_the_statement_s_clause_does_not_block_the_update(
 def test_a_series_member_as_the_value_or_a_shortened_qualifier_still_updates(
         engine: Engine, old: str, update: str) -> None:
     assert _said(engine, old, update) == {old: "superseded", update: "active"}
+
+
+@pytest.mark.parametrize("text", [
+    "团队现在还剩 5 个人。",  # 还剩: what is left, not one more
+    "今はGoを最も使っています。",  # 最も: most
+    "今はVimは一回も使っていません。",  # 一回も: not even once
+])
+def test_still_most_and_not_once_are_no_additions(text: str) -> None:
+    assert not adds(text)

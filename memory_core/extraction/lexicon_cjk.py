@@ -153,11 +153,12 @@ JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|" + _J
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",
 "上限は8万円になりました")."""
-ZH_ADDITIVE = re.compile(r"也(?!许|就|好|罢)|还(?!是|没|不|要|得|在|好|行)|另外|此外|同时|再加上")
+ZH_ADDITIVE = re.compile(r"也(?!许|就|好|罢)|还(?!是|没|不|要|得|在|好|行|剩)"
+                         r"|另外|此外|同时|再加上")
 """Chinese words by which a statement adds to what holds ("现在也用 Redis 存会话了",
 "另外前端现在用 Vue"): dated by 现在, it revises nothing. Not 也许 (maybe), 也就是说,
-还是/还没/还在 ("still", "not yet") nor 还好/还行."""
-JA_ADDITIVE = re.compile(r"(?<=[\u4e00-\u9fff\u30a0-\u30ffA-Za-z0-9])(?<![今何誰度少])"
+还是/还没/还在/还剩 ("still", "not yet", "left") nor 还好/还行."""
+JA_ADDITIVE = re.compile(r"(?<=[\u4e00-\u9fff\u30a0-\u30ffA-Za-z0-9])(?<![今何誰度少最回])"
                          r"(?:に|で|と)?も(?=[使併追導利採入保])|に加えて|のほかに|の他に|併用")
 """Japanese forms by which a statement adds ("今はMySQLも使っています", "Redisにも保存",
 "Slackに加えてTeamsも使う"): も after a noun (and a case particle) before a verb of

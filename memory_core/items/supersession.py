@@ -89,9 +89,11 @@ def _cjk_siblings(a: str, b: str, text_a: str, text_b: str) -> bool:
 
 
 _LATIN_WORD = re.compile(r"[a-z0-9][\w-]*")
+"""A word of a case-folded statement, as :func:`sibling_in_text` reads it."""
 _NOT_QUALIFIERS = frozenset("the a an my our your their his her its this that these those "
                             "each every all some any no of for to in on at with by from "
                             "is are was were be".split())
+"""Words before a head noun that do not qualify it (determiners, prepositions, "is")."""
 
 
 def sibling_in_text(subject: str | None, text: str, other_text: str) -> bool:
@@ -142,6 +144,8 @@ def _qualifier(word: str) -> bool:
 
 
 _SERIAL = re.compile(r"\b([a-z][a-z]+)[-_](\d+)\b(?![.,]\d)")
+"""A member of a numbered series: a name, ``-`` or ``_``, a number not followed by a
+version's dot ("build-01", "node_3"; not "python-3.12")."""
 
 
 def other_instance(subject: str | None, text: str, other_subject: str | None,
