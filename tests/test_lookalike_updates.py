@@ -14,7 +14,7 @@ from memory_core.engine import Engine
 from memory_core.extraction import extract
 from memory_core.extraction.replacement import adds
 from memory_core.items import writer
-from memory_core.items.supersession import other_instance, sibling_in_text
+from memory_core.items.supersession import other_instance, rival_scopes, sibling_in_text
 from memory_core.models import Scope
 from tests.conftest import sql_read
 
@@ -195,3 +195,28 @@ def test_a_series_member_as_the_value_or_a_shortened_qualifier_still_updates(
 ])
 def test_still_most_and_not_once_are_no_additions(text: str) -> None:
     assert not adds(text)
+
+
+@pytest.mark.parametrize("a, b, rival", [
+    ("The prod deploy is on Thursdays.", "Staging deploys daily now.", True),
+    ("我们的后端用 Go 写的。", "前端现在改成用 Vue 了。", True),
+    ("本番のDBはPostgreSQLです。", "検証環境は今はMySQLに変更しました。", True),
+    ("Our production DB is Postgres 14.", "Prod is on Postgres 16 now.", False),  # one scope
+    ("We moved the API from staging to prod.", "Prod runs v2.", False),  # both named
+    ("Use pytest for the tests.", "The staging box is slow.", False),  # one side only
+])
+def test_rival_scopes(a: str, b: str, rival: bool) -> None:
+    assert rival_scopes(a, b) is rival
+
+
+def test_another_environment_s_schedule_neither_replaces_nor_merges(engine: Engine) -> None:
+    status = _said(engine, "The prod deploy runs every Thursday.",
+                   "The staging deploy runs every day now.")
+    assert set(status.values()) == {"active"}, status
+
+
+def test_the_same_environment_s_new_schedule_still_replaces(engine: Engine) -> None:
+    status = _said(engine, "The prod deploy runs every Thursday.",
+                   "The production deploy runs every Friday now.")
+    assert status == {"The prod deploy runs every Thursday.": "superseded",
+                      "The production deploy runs every Friday now.": "active"}, status

@@ -228,3 +228,15 @@ def test_an_update_the_words_left_unpaired_revises_by_meaning(
         assert _revise(engine, new, [(old, 0.95)]) == old
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("messages", [
+    # rival environments or ends, each naming its own: two statements, not one
+    ["生产环境每周五发版。", "测试环境现在每天发版了。"],
+    ["我们的后端用 Go 写的。", "前端现在改成用 Vue 了。"],
+    ["本番のDBはPostgreSQLです。", "検証環境は今はMySQLに変更しました。"],
+])
+def test_another_environment_is_neither_merged_nor_revised(
+        tmp_path: Path, embedder: Any, messages: list[str]) -> None:
+    items = _replay(tmp_path, messages, embedder)
+    assert len(items) == 2 and all(i["status"] == "active" for i in items), items

@@ -168,6 +168,37 @@ def other_instance(subject: str | None, text: str, other_subject: str | None,
     return any(a[k] - b[k] and b[k] - a[k] for k in a.keys() & b.keys() & named)
 
 
+_SCOPES: tuple[dict[str, str], ...] = (
+    # deployment environments
+    {"prod": "prod", "production": "prod", "生产": "prod", "线上": "prod", "本番": "prod",
+     "staging": "staging", "preprod": "staging", "pre-prod": "staging", "预发": "staging",
+     "ステージング": "staging", "qa": "qa", "uat": "qa", "测试环境": "qa", "検証環境": "qa",
+     "テスト環境": "qa", "开发环境": "dev", "開発環境": "dev", "sandbox": "sandbox"},
+    # the two ends of an application
+    {"frontend": "front", "front-end": "front", "前端": "front", "フロントエンド": "front",
+     "backend": "back", "back-end": "back", "后端": "back", "バックエンド": "back"},
+)
+"""Rival scopes a statement may be about: deployment environments, and the two ends of
+an application (:func:`rival_scopes`)."""
+_SCOPE_WORD = re.compile(
+    r"(?<![\w-])(?:" + "|".join(sorted((re.escape(w) for g in _SCOPES for w in g if w.isascii()),
+                                       key=len, reverse=True)) + r")(?![\w-])"
+    r"|" + "|".join(sorted((re.escape(w) for g in _SCOPES for w in g if not w.isascii()),
+                           key=len, reverse=True)))
+
+
+def rival_scopes(text: str, other_text: str) -> bool:
+    """Whether two statements are about rival scopes of one kind, each naming one the
+    other does not name at all ("The prod deploy is on Thursdays" / "Staging deploys
+    daily now", 前端现在用 Vue / 我们的后端用 Go, 本番のDB / 検証環境): two values, never
+    one revising, restating or merging with the other."""
+    def found(t: str) -> list[set[str]]:
+        words = _SCOPE_WORD.findall(t.casefold())
+        return [{g[w] for w in words if w in g} for g in _SCOPES]
+    return any(a and b and a.isdisjoint(b) for a, b in zip(found(text), found(other_text),
+                                                           strict=True))
+
+
 def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
     """Index keys of a stored subject for :func:`subjects_match` lookups: its words
     (``\\w+`` runs, case kept) and its kana/CJK characters, and one anchor key —
@@ -326,7 +357,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             if best is None or score0 > best:
                 best, found = score0, row
             continue
-        if other_instance(subject, ex.text or "", row_subject, row["text"] or ""):
+        if other_instance(subject, ex.text or "", row_subject, row["text"] or "") \
+                or rival_scopes(ex.text or "", row["text"] or ""):
             continue  # "build-02 was upgraded to 128 GB" after "build-01 has 64 GB"
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))

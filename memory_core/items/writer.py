@@ -70,6 +70,7 @@ from memory_core.items.supersession import (
     more_specific,
     other_instance,
     retraction_target,
+    rival_scopes,
     settles,
     sibling_in_text,
     siblings,
@@ -644,7 +645,8 @@ def same_meaning(new: Row, old: Row) -> bool:
     shared; each saying something the other does not in other words (a statement
     that only adds words, "my daughter is allergic to peanuts", is a refinement, not
     a repeat); not one word swapped for another ("tea" / "coffee": a rival value);
-    and no name on each side that the other lacks ("Helm" / "Argo CD")."""
+    no name on each side that the other lacks ("Helm" / "Argo CD"); and not about
+    rival scopes (:func:`~memory_core.items.supersession.rival_scopes`: prod / staging)."""
     for col in ("tenant", "role", "value", "unit", "condition"):
         if new[col] != old[col]:
             return False
@@ -659,6 +661,8 @@ def same_meaning(new: Row, old: Row) -> bool:
         return False
     if _polarity_numbers(new["text"]) != _polarity_numbers(old["text"]):
         return False
+    if rival_scopes(new["text"] or "", old["text"] or ""):
+        return False  # "Staging deploys daily" is not "The prod deploy is daily"
     a, b = content_terms(new["text"]), content_terms(old["text"])
     if not same_kind:
         # "I prefer metric units." / "Metric units are what I use.": the words that
@@ -811,6 +815,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not sibling_in_text(new["subject"], nt, ot)
             and not sibling_in_text(old["subject"], ot, nt)
             and not other_instance(new["subject"], nt, old["subject"], ot)
+            and not rival_scopes(nt, ot)
             and not _another_thing(new, old)
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
 
