@@ -20,12 +20,12 @@ import argparse
 import json
 import re
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from memory_core.evaluation.locomo import speaker_name
+from memory_core.evaluation.updates import scratch_engine
 
 _INDEX_WAIT_S = 900.0
 """Seconds one conversation may wait for the indexes (``--index``)."""
@@ -93,30 +93,10 @@ def run(data: str | Path, conversations: list[int], *, index: bool = False
         ) -> dict[str, Any]:
     """Replay the chosen conversations of ``data`` in a temporary data directory
     (with ``index``, search indexes and the default embedder too); see :func:`replay`."""
-    from memory_core.engine import Engine
-
     entries = json.loads(Path(data).read_text(encoding="utf-8"))
     chosen = [(i, e["conversation"]) for i, e in enumerate(entries) if i in conversations]
-    with tempfile.TemporaryDirectory(prefix="lcm-supersessions-") as tmp:
-        engine = Engine(Path(tmp) / "data")
-        embedder = None
-        if index:
-            from memory_core.search import (
-                EmbeddingConfig,
-                SearchConfig,
-                SearchService,
-                create_embedder,
-            )
-
-            embedder = create_embedder(EmbeddingConfig())
-            engine.attach_search(SearchService(engine.store, Path(tmp) / "data",
-                                               SearchConfig(), embedder))
-        try:
-            return replay(engine, chosen)
-        finally:
-            engine.close()
-            if embedder is not None:
-                embedder.close()
+    with scratch_engine("lcm-supersessions-", index=index) as engine:
+        return replay(engine, chosen)
 
 
 def _span(text: str) -> list[int]:

@@ -35,10 +35,12 @@ words did not pair and the indexer's vector half of supersession did
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +122,35 @@ def judge(row: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
             "right": all(kept) and all(r is True for r in replaced)}
 
 
+@contextlib.contextmanager
+def scratch_engine(prefix: str, *, index: bool = False) -> Iterator[Any]:
+    """A :class:`memory_core.engine.Engine` on a temporary data directory (``prefix``
+    names it), with ``index`` the search indexes and the default embedder attached
+    too; closed, and the directory removed, on exit."""
+    from memory_core.engine import Engine
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        engine = Engine(Path(tmp) / "data")
+        embedder = None
+        try:
+            if index:
+                from memory_core.search import (
+                    EmbeddingConfig,
+                    SearchConfig,
+                    SearchService,
+                    create_embedder,
+                )
+
+                embedder = create_embedder(EmbeddingConfig())
+                engine.attach_search(SearchService(engine.store, Path(tmp) / "data",
+                                                   SearchConfig(), embedder))
+            yield engine
+        finally:
+            engine.close()
+            if embedder is not None:
+                embedder.close()
+
+
 def score(path: str | Path, *, only: str | None = None, index: bool = False
           ) -> dict[str, Any]:
     """Replay every row of the set at ``path`` (ids starting with ``only``, if given;
@@ -128,51 +159,31 @@ def score(path: str | Path, *, only: str | None = None, index: bool = False
     Returns ``{"rows", "overall", "by_kind", "by_lang", "errors"}``; each group is
     ``{rows, right, kept, active, replaced, gone, not_stored}`` with the shares
     ``kept_share``, ``replaced_share`` and ``right_share``."""
-    from memory_core.engine import Engine
-
     rows = [r for r in load(path) if only is None or r["id"].startswith(only)]
     groups: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     errors: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="lcm-updates-") as tmp:
-        engine = Engine(Path(tmp) / "data")
-        embedder = None
-        if index:
-            from memory_core.search import (
-                EmbeddingConfig,
-                SearchConfig,
-                SearchService,
-                create_embedder,
-            )
-
-            embedder = create_embedder(EmbeddingConfig())
-            engine.attach_search(SearchService(engine.store, Path(tmp) / "data", SearchConfig(),
-                                               embedder))
-        try:
-            for n, row in enumerate(rows):
-                items = replay(engine, row, f"t{n}")
-                verdict = judge(row, items)
-                for name in ("overall", f"kind:{row['kind']}", f"lang:{row['lang']}"):
-                    g = groups[name]
-                    g["rows"] += 1
-                    g["right"] += int(verdict["right"])
-                    g["active"] += len(verdict["kept"])
-                    g["kept"] += sum(verdict["kept"])
-                    g["gone"] += len(verdict["replaced"])
-                    g["replaced"] += sum(r is True for r in verdict["replaced"])
-                    g["not_stored"] += sum(r is None for r in verdict["replaced"])
-                if not verdict["right"]:
-                    kept = dict(zip(row["active"], verdict["kept"], strict=True))
-                    gone = list(zip(row["gone"], verdict["replaced"], strict=True))
-                    errors.append({
-                        "id": row["id"], "kind": row["kind"],
-                        "not_kept": [s for s, k in kept.items() if not k],
-                        "not_replaced": [s for s, r in gone if r is False],
-                        "not_stored": [s for s, r in gone if r is None],
-                        "items": [(i["status"], i["kind"], i["text"]) for i in items]})
-        finally:
-            engine.close()
-            if embedder is not None:
-                embedder.close()
+    with scratch_engine("lcm-updates-", index=index) as engine:
+        for n, row in enumerate(rows):
+            items = replay(engine, row, f"t{n}")
+            verdict = judge(row, items)
+            for name in ("overall", f"kind:{row['kind']}", f"lang:{row['lang']}"):
+                g = groups[name]
+                g["rows"] += 1
+                g["right"] += int(verdict["right"])
+                g["active"] += len(verdict["kept"])
+                g["kept"] += sum(verdict["kept"])
+                g["gone"] += len(verdict["replaced"])
+                g["replaced"] += sum(r is True for r in verdict["replaced"])
+                g["not_stored"] += sum(r is None for r in verdict["replaced"])
+            if not verdict["right"]:
+                kept = dict(zip(row["active"], verdict["kept"], strict=True))
+                gone = list(zip(row["gone"], verdict["replaced"], strict=True))
+                errors.append({
+                    "id": row["id"], "kind": row["kind"],
+                    "not_kept": [s for s, k in kept.items() if not k],
+                    "not_replaced": [s for s, r in gone if r is False],
+                    "not_stored": [s for s, r in gone if r is None],
+                    "items": [(i["status"], i["kind"], i["text"]) for i in items]})
 
     def shares(g: dict[str, int]) -> dict[str, Any]:
         out: dict[str, Any] = dict(g)
