@@ -96,13 +96,21 @@ _NOT_QUALIFIERS = frozenset("the a an my our your their his her its this that th
 """Words before a head noun that do not qualify it (determiners, prepositions, "is")."""
 
 
-def sibling_in_text(subject: str | None, text: str, other_text: str) -> bool:
-    """Whether ``other_text`` names a sibling of ``subject`` (the subject of ``text``):
-    its head under a rival qualifier, each qualifier absent from the other statement
-    ("bob owns auth service" / "Alice owns the billing service", 人事システム /
+def sibling_in_text(subject: str | None, text: str, other_subject: str | None,
+                    other_text: str) -> bool:
+    """Whether either statement names a sibling of the other's subject: its head under
+    a rival qualifier, each qualifier absent from the other statement ("bob owns auth
+    service" / "Alice owns the billing service", 人事システム /
     山田さんが経理システムの担当です; not a qualifier written short, "prod cluster" /
     "The production cluster …"). The other statement is about another thing of the
     kind even when its own subject was keyed elsewhere ("alice", 山田さん)."""
+    return _sibling_named(subject, text, other_text) \
+        or _sibling_named(other_subject, other_text, text)
+
+
+def _sibling_named(subject: str | None, text: str, other_text: str) -> bool:
+    """:func:`sibling_in_text` one way: ``other_text`` names a sibling of ``subject``
+    (the subject of ``text``)."""
     if not subject:
         return False
     low, other = text.casefold(), other_text.casefold()
@@ -185,6 +193,14 @@ _SCOPE_WORD = re.compile(
                                        key=len, reverse=True)) + r")(?![\w-])"
     r"|" + "|".join(sorted((re.escape(w) for g in _SCOPES for w in g if not w.isascii()),
                            key=len, reverse=True)))
+
+
+def names_a_member_or_scope(text: str) -> bool:
+    """Whether ``text`` names a member of a numbered series or a scope: without one,
+    neither :func:`other_instance` nor :func:`rival_scopes` holds for it, whatever
+    the other statement (the scan of thousands of candidates skips both)."""
+    low = text.casefold()
+    return _SERIAL.search(low) is not None or _SCOPE_WORD.search(low) is not None
 
 
 def rival_scopes(text: str, other_text: str) -> bool:
@@ -342,6 +358,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     need = min(2, len(probes))
     subject = ex.subject or ""
     switch = _SWITCHED.search(ex.text or "") is not None
+    apart = names_a_member_or_scope(ex.text or "")  # else no row is another one
     by_value: dict[str, Any] | None = None
     for row in rows:
         old_unit = unit_class(row["unit"])
@@ -357,8 +374,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             if best is None or score0 > best:
                 best, found = score0, row
             continue
-        if other_instance(subject, ex.text or "", row_subject, row["text"] or "") \
-                or rival_scopes(ex.text or "", row["text"] or ""):
+        if apart and (other_instance(subject, ex.text or "", row_subject, row["text"] or "")
+                      or rival_scopes(ex.text or "", row["text"] or "")):
             continue  # "build-02 was upgraded to 128 GB" after "build-01 has 64 GB"
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
@@ -393,8 +410,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         else:
             if shared < min(2, len(new_terms), len(old_terms)) \
                     or siblings(subject, row_subject, ex.text or "", row["text"] or "") \
-                    or sibling_in_text(subject, ex.text or "", row["text"] or "") \
-                    or sibling_in_text(row_subject, row["text"] or "", ex.text or ""):
+                    or sibling_in_text(subject, ex.text or "", row_subject,
+                                       row["text"] or ""):
                 continue
             score = (strict, overlap(new_terms, old_terms), shared, row["id"])
             if score[1] < 0.5:

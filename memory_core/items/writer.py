@@ -812,8 +812,7 @@ def _revised_by(new: Row, old: Row) -> bool:
     nt, ot = new["text"] or "", old["text"] or ""
     return (not _other_dimension(new["unit"], old["unit"])
             and not siblings(new["subject"], old["subject"], nt, ot)
-            and not sibling_in_text(new["subject"], nt, ot)
-            and not sibling_in_text(old["subject"], ot, nt)
+            and not sibling_in_text(new["subject"], nt, old["subject"], ot)
             and not other_instance(new["subject"], nt, old["subject"], ot)
             and not rival_scopes(nt, ot)
             and not _another_thing(new, old)
