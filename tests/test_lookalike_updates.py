@@ -218,3 +218,13 @@ def test_the_same_environment_s_new_schedule_still_replaces(engine: Engine) -> N
                    "The production deploy runs every Friday now.")
     assert status == {"The prod deploy runs every Thursday.": "superseded",
                       "The production deploy runs every Friday now.": "active"}, status
+
+
+@pytest.mark.parametrize("old, update", [
+    ("My team lead is Farah.", "Joaquim is my team lead now."),  # the head ends both
+    ("The wiki lives at wiki.corp.example.", "The new wiki address is docs.corp.example."),
+    ("The staging box has 16 GB.", "The staging box memory is 32 GB now."),
+])
+def test_a_narrower_subject_of_one_attribute_still_updates(
+        engine: Engine, old: str, update: str) -> None:
+    assert _said(engine, old, update)[old] == "superseded"

@@ -289,6 +289,52 @@ _CUE_ONLY = re.compile(r"\bno\s+longer\b|\bany\s?more\b|\bthese\s+days\b|\bnowad
 Jenkins"): left out of the terms a correction is matched by."""
 
 
+_CONTRACTED = re.compile(
+    r"^(?:(?:i|you|we|they|he|she|it|that|this|there|here|what|who|where|how)"
+    r"'(?:s|m|re|ve|ll|d)"
+    r"|(?:is|are|was|were|am|do|does|did|have|has|had|can|could|would|should|will|wo|must"
+    r"|need|might|ai|sha)n't)$")
+"""A pronoun joined to its verb ("it's", "i'm") or an auxiliary joined to "not"
+("haven't"): a word a subject key may keep that names nothing."""
+
+
+def _complemented(a: str, b: str, text_a: str, text_b: str) -> bool:
+    """Whether two English subjects where one contains the other do not name one
+    attribute: the longer continues the shorter with words after it ("reading" /
+    "reading fantasy novel called", "learning" / "learning german": another object of
+    the same verb) unless its statement gives those words as the value ("My manager
+    is Tom": "manager" / "manager tom"), or the shorter names nothing but a pronoun
+    with its verb ("i'm" / "i'm aiming"). English puts a compound's qualifiers before
+    its head, so a subject that narrows another ends with it ("standup" / "daily
+    standup"). ``text_a`` and ``text_b`` are the statements of ``a`` and ``b``."""
+    if _CJK.search(a) or _CJK.search(b):
+        return False
+    wa = [w for w in a.split() if not _CONTRACTED.match(w)]
+    wb = [w for w in b.split() if not _CONTRACTED.match(w)]
+    if not wa or not wb:
+        return True
+    (short, _), (long_, long_text) = sorted(((wa, text_a), (wb, text_b)),
+                                            key=lambda p: len(p[0]))
+    if len(short) == len(long_) or long_[:len(short)] != short:
+        return False
+    return re.search(rf"(?<!\w){re.escape(short[-1])}(?:'s|\s+(?:is|are|was|were)\b)",
+                     long_text, re.I) is None
+
+
+_CODE_VALUE = re.compile(
+    r"(?<![\w.-])(?:[a-z0-9][\w-]*(?:\.[a-z0-9][\w-]+)+"  # stg.acme.io, app.yaml
+    r"|(?=[a-z-]*\d)(?=[\d-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+)(?![\w-])"  # eu-west-1
+    r"|(?<!\w)/[\w.-]+/[\w./-]*", re.I)  # /var/log/app/
+"""A host, a dotted name, a name-and-number identifier or a path: a value as much as a
+number is."""
+
+
+def _holds_value(text: str, value_text: str | None) -> bool:
+    """Whether a statement states a value: a number the extraction read, or a host,
+    dotted name, identifier or path (:data:`_CODE_VALUE`)."""
+    return value_text is not None or _CODE_VALUE.search(text) is not None
+
+
 def correction_target(items: ItemReads, scope: Scope, ex: Any,
                       kinds: tuple[str, ...], *, speaker: str = "") -> Any:
     """The active item a correction ``ex`` replaces, or None (module docstring).
@@ -405,7 +451,10 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
                 strict, 3.0, overlap(new_terms, old_terms), row["id"])
         elif not same_unit:
             continue  # a unit on one side only: only the very same subject may pair them
-        elif related and subjects_match(subject, row_subject):
+        elif related and subjects_match(subject, row_subject) and not (
+                _complemented(subject, row_subject, ex.text or "", row["text"] or "")
+                and not (_holds_value(ex.text or "", ex.value_text)
+                         and _holds_value(row["text"] or "", row["value_text"]))):
             score = (strict, 2.0, overlap(new_terms, old_terms), row["id"])
         else:
             if shared < min(2, len(new_terms), len(old_terms)) \
