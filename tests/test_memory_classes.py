@@ -15,6 +15,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.extraction import extract
 from memory_core.items import writer
+from memory_core.items.supersession import evaluates
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
@@ -304,8 +305,33 @@ def test_two_descriptions_of_one_named_thing_are_not_a_conflict(engine: Engine, 
 
 
 @pytest.mark.parametrize("first, second", [
+    ("The concert was amazing!", "The concert was so much fun."),
+    ("Glad the demo went well.", "Glad you liked the slides."),
+    ("Your feedback means a lot.", "Your feedback was a blessing."),
+    ("その映画は最高でした。", "その映画は面白かったです。"),
+])
+def test_two_impressions_of_one_thing_are_not_a_conflict(engine: Engine, first: str,
+                                                         second: str) -> None:
+    """Chit-chat judges and feels ("amazing", "glad", 太棒了, 最高): two impressions of
+    one thing are not two values of one attribute, so no line asks the user about them."""
+    put(engine, first)
+    put(engine, second)
+    rows = active(engine)
+    assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
+
+
+@pytest.mark.parametrize("text, judged", [
+    ("这张照片太棒了", True), ("その写真は素敵ですね", True), ("What a gorgeous view!", True),
+    ("截止日期是周五", False), ("締め切りは金曜日です", False), ("The deadline is Friday.", False),
+])
+def test_an_impression_in_each_language(text: str, judged: bool) -> None:
+    assert evaluates(text) is judged
+
+
+@pytest.mark.parametrize("first, second", [
     ("The deadline is Friday.", "The deadline is Monday."),
     ("My manager is Dana.", "My manager is Lee."),
+    ("The deploy is manual.", "The deploy is automated."),
 ])
 def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
                                                     second: str) -> None:

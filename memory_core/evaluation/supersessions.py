@@ -1,5 +1,6 @@
-"""Count the supersessions a replayed public conversation makes: in chit-chat almost
-none is a true update, so the count bounds the false ones.
+"""Count the supersessions and conflicts a replayed public conversation makes: in
+chit-chat almost none is a true update or two rival values of one attribute, so the
+counts bound the false ones.
 
     python -m memory_core.evaluation.supersessions --data locomo10.json \
         --conversations 0-4 [--index] [--list]
@@ -10,8 +11,10 @@ the newest user message, its ``name`` the speaker, with an assistant reply betwe
 turns, through a real :class:`memory_core.engine.Engine` (fresh SQLite; with
 ``--index`` also the search indexes and the default embedder, so that the vector
 half of supersession runs, each conversation waiting for them). Printed: turns, items,
-supersessions by reason, and with ``--list`` each superseded statement beside the
-one that superseded it. Develop on conversations 0–4; report 5–9 apart.
+supersessions by reason, conflicts (active items flagged as conflicting with another:
+each would put a "CONFLICTS … ask the user" line in a block that shows it), and with
+``--list`` each superseded statement beside the one that superseded it, and each
+conflicting pair. Develop on conversations 0–4; report 5–9 apart.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def _sessions(conversation: dict[str, Any]) -> list[list[dict[str, Any]]]:
 
 def replay(engine: Any, conversations: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
     """Replay ``(index, conversation)`` pairs (module doc); returns ``{turns, items,
-    superseded: [(reason, old text, new text)]}``."""
+    superseded: [(reason, old text, new text)], conflicts: [(text, other text)]}``."""
     from memory_core.models import Scope
 
     turns = 0
@@ -63,12 +66,16 @@ def replay(engine: Any, conversations: list[tuple[int, dict[str, Any]]]) -> dict
             engine.search.wait_idle(_INDEX_WAIT_S)
     engine.flush()
     superseded: list[tuple[str, str, str]] = []
+    conflicts: list[tuple[str, str]] = []
     items = 0
     for ci, _conv in conversations:
         listed = engine.list_items(tenant=f"locomo-{ci}", role="eval", limit=1_000_000)
         items += int(listed["total"])
         text = {int(i["id"]): str(i["text"]) for i in listed["items"]}
         for item in sorted(listed["items"], key=lambda i: int(i["id"])):
+            other = item.get("conflict_with")
+            if item["status"] == "active" and other is not None:
+                conflicts.append((str(item["text"]), text.get(int(other), "")))
             if item["status"] != "superseded":
                 continue
             revisions = engine.inspect(f"item:{item['id']}")["revisions"]
@@ -77,7 +84,8 @@ def replay(engine: Any, conversations: list[tuple[int, dict[str, Any]]]) -> dict
             newer = item["superseded_by"]
             superseded.append((reason, str(item["text"]),
                                text.get(int(newer), "") if newer is not None else ""))
-    return {"turns": turns, "items": items, "superseded": superseded}
+    return {"turns": turns, "items": items, "superseded": superseded,
+            "conflicts": conflicts}
 
 
 def _reason(text: str) -> str:
@@ -127,9 +135,12 @@ def main(argv: list[str] | None = None) -> int:
           f" supersessions {len(result['superseded'])}")
     for reason, n in by_reason.most_common():
         print(f"  {n:>4}  {reason}")
+    print(f"conflicts {len(result['conflicts'])}")
     if args.list:
         for reason, old, new in result["superseded"]:
             print(f"{_reason(reason)} | {old} => {new}")
+        for new, old in result["conflicts"]:
+            print(f"conflict | {old} <> {new}")
     return 0
 
 

@@ -252,6 +252,22 @@ on Windows too", "… as well"): dated by "now", it revises nothing
 (``replacement.adds``), unless it names a change or a replacement. Not a sentence's
 opening "Also," (a new point, which may well be an update) nor "too" before an
 adjective ("too slow")."""
+EN_EVALUATIVE = re.compile(
+    r"\b(?:awesome|amazing|great|good|nice|cool|fun|funny|cute|beautiful|gorgeous|lovely"
+    r"|wonderful|fantastic|incredible|terrific|brilliant|excellent|perfect|superb|stunning"
+    r"|impressive|inspiring|motivating|rewarding|exciting|refreshing|fascinating|interesting"
+    r"|calming|relaxing|peaceful|magical|adorable|delicious|tasty|epic|wild|crazy|insane"
+    r"|priceless|invaluable|special|bad|terrible|awful|horrible|sad|tough|hard|difficult"
+    r"|tricky|rough|boring|scary|stressful|exhausting|taxing|intense|bummer|blast|joy"
+    r"|blessing|thrill|glad|happy|happier|proud|lucky|grateful|thankful|blessed|excited"
+    r"|stoked|thrilled|determined|impressed|inspired|motivated|worried|nervous|scared"
+    r"|tired|bored|relieved|sorry|upset|love[sd]?|loving|enjoy(?:s|ed)?|hate[sd]?"
+    r"|appreciated?|means\s+(?:a\s+lot|so\s+much|a\s+ton|the\s+world)|worth\s+it)\b",
+    re.I)
+"""Words that judge or feel rather than state a value ("That photo is gorgeous!",
+"Glad I could help", "Your advice means a lot"): two such statements about one thing
+are two impressions, not two values of one attribute
+(``items.supersession.contradicts``)."""
 EN_UPDATE_SINCE = Cue(en(
     r"\bnow\s+that\s+(?:we|i|they|you|it|he|she|the\s+[\w-]+)\s+(?:have\s+|'ve\s+|has\s+|had\s+)?"
     r"(?:finally\s+|just\s+)?(?:upgraded|downgraded|migrated|moved|switched|changed|replaced"

@@ -163,6 +163,16 @@ JA_ADDITIVE = re.compile(r"(?<=[\u4e00-\u9fff\u30a0-\u30ffA-Za-z0-9])(?<![今何
 """Japanese forms by which a statement adds ("今はMySQLも使っています", "Redisにも保存",
 "Slackに加えてTeamsも使う"): も after a noun (and a case particle) before a verb of
 using, adding or keeping; not 今も ("still"), 何も, 誰も."""
+ZH_EVALUATIVE = re.compile(r"太棒|很棒|真棒|好棒|不错|厉害|开心|高兴|快乐|喜欢|爱死|讨厌|可爱"
+                           r"|漂亮|好看|好吃|好玩|有趣|无聊|感动|感激|感谢|幸运|骄傲|难过|伤心"
+                           r"|辛苦|累死|美好|精彩|激动|兴奋|担心|紧张|害怕|糟糕|难受|舒服|佩服")
+"""Chinese words that judge or feel rather than state a value (这张照片太棒了,
+很高兴能帮上忙)."""
+JA_EVALUATIVE = re.compile(r"すごい|凄い|素晴らし|素敵|最高|最悪|楽し|嬉し|うれし|悲し|可愛"
+                           r"|かわい|綺麗|きれい|美味し|おいし|面白|つまらな|大変|感動|感謝|幸せ"
+                           r"|残念|心配|怖い|好き|嫌い|ワクワク|わくわく|ドキドキ")
+"""Japanese words that judge or feel rather than state a value (その写真は素敵ですね,
+楽しかった)."""
 ZH_CHANGE = re.compile(r"改成|改为|改用|换成|换到|换了|切换|迁移|迁到|不再|搬到|搬家|搬去|升级|降级"
                        r"|升到|降到|调到|调成|替换|取代|回滚|不用了|改到")
 JA_CHANGE = re.compile(r"に変更|に変わ|に切り替え|切り替えました|に移行|移行しました|乗り換え"

@@ -14,7 +14,8 @@ import os
 import re
 from typing import Any
 
-from memory_core.extraction.lexicon import HOME
+from memory_core.extraction.lexicon import EN_EVALUATIVE, HOME
+from memory_core.extraction.lexicon_cjk import JA_EVALUATIVE, ZH_EVALUATIVE
 from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
@@ -661,7 +662,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     / "… Monday") disagree; "the export job logs every request" and "the export job
     feels too clever" say two different things about one subject, two descriptions
     of a named thing ("Tom is my brother" / "Tom is our team lead") hold together,
-    and a statement that says nothing but its subject disagrees with nothing.
+    two impressions ("That photo is gorgeous" / "… so cute": :func:`evaluates`) are no
+    values, and a statement that says nothing but its subject disagrees with nothing.
     """
     if ex.value is not None and row["value"] is not None:
         return True
@@ -675,7 +677,16 @@ def contradicts(ex: Any, row: Any) -> bool:
     new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
     # a statement that claims nothing beyond its subject ("the billing deploys.")
     # holds no value to disagree with
-    return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM)
+    return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM
+            and not evaluates(ex.text or "") and not evaluates(row["text"] or ""))
+
+
+def evaluates(text: str) -> bool:
+    """Whether a statement judges or feels rather than states a value ("That photo is
+    gorgeous!", "Glad I could help", 太棒了, 素敵ですね): two impressions of one thing
+    never disagree (:data:`~memory_core.extraction.lexicon.EN_EVALUATIVE`)."""
+    return (EN_EVALUATIVE.search(text) is not None or ZH_EVALUATIVE.search(text) is not None
+            or JA_EVALUATIVE.search(text) is not None)
 
 
 _RULE_WORDS = re.compile(r"(?<![a-z])(?:rules?|limits?|caps?|ceiling|requirements?|constraints?"
