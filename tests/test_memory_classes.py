@@ -320,6 +320,21 @@ def test_two_impressions_of_one_thing_are_not_a_conflict(engine: Engine, first: 
     assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
 
 
+@pytest.mark.parametrize("first, second", [
+    ("The cafe serves brunch.", "The cafe has a patio."),
+    ("The lab opens early.", "The lab has two printers."),
+    ("Our repo uses Bazel.", "Our repo is private."),
+])
+def test_two_attributes_of_one_thing_are_not_a_conflict(engine: Engine, first: str,
+                                                        second: str) -> None:
+    """Short claims after different predicates ("serves" / "has") say two things about
+    the subject, not two values of one of its attributes."""
+    put(engine, first)
+    put(engine, second)
+    rows = active(engine)
+    assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
+
+
 @pytest.mark.parametrize("text, judged", [
     ("这张照片太棒了", True), ("その写真は素敵ですね", True), ("What a gorgeous view!", True),
     ("截止日期是周五", False), ("締め切りは金曜日です", False), ("The deadline is Friday.", False),
@@ -332,6 +347,7 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("The deadline is Friday.", "The deadline is Monday."),
     ("My manager is Dana.", "My manager is Lee."),
     ("The deploy is manual.", "The deploy is automated."),
+    ("We deploy with Helm.", "We deploy with Kustomize."),
 ])
 def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
                                                     second: str) -> None:

@@ -148,6 +148,14 @@ def test_a_firm_statement_confirming_a_guess_replaces_it(engine: Engine) -> None
     assert not standing.tentative(firm)
 
 
+def test_a_firm_statement_about_something_else_leaves_the_guess(engine: Engine) -> None:
+    put(engine, "Maybe the new office opens in March.")
+    put(engine, "The new office has a rooftop garden.")
+    assert [r["status"] for r in rows(engine)] == ["active", "active"], rows(engine)
+    put(engine, "The new office opens in April.")  # this one answers it
+    assert [r["status"] for r in rows(engine)] == ["superseded", "active", "active"]
+
+
 def test_a_guess_neither_supersedes_nor_conflicts_with_a_firm_statement(engine: Engine) -> None:
     put(engine, "The limit is 60 requests per second.")
     put(engine, "Actually, I think the limit is 50 requests per second.")

@@ -678,7 +678,28 @@ def contradicts(ex: Any, row: Any) -> bool:
     # a statement that claims nothing beyond its subject ("the billing deploys.")
     # holds no value to disagree with
     return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM
-            and not evaluates(ex.text or "") and not evaluates(row["text"] or ""))
+            and not evaluates(ex.text or "") and not evaluates(row["text"] or "")
+            and predicate(ex.subject, ex.text) == predicate(row["subject"], row["text"]))
+
+
+_BE = frozenset(("is", "are", "was", "were", "be", "been", "'s", "’s", "'re", "’re"))
+_VERB_ENDING = re.compile(r"(?<=\w\w)(?:es|s|ed|ing)$")
+
+
+def predicate(subject: str | None, text: str | None) -> str | None:
+    """The word that follows an English statement's subject in its text, as a light
+    stem with every form of "be" one word ("The office opens in March" -> "open", "The
+    deadline was Friday" -> "be"), or None (no such word, a Chinese or Japanese
+    statement): two claims after different predicates are about two attributes of
+    the subject ("opens in March" / "has a rooftop garden"), not rival values."""
+    if not subject or not text or _CJK.search(subject):
+        return None
+    last = subject.split()[-1]
+    m = re.search(rf"(?<![\w'])({re.escape(last)}\w*)(?:\s+|(?=['’]))(['’]?[\w]+)", text, re.I)
+    if m is None:
+        return None
+    word = m.group(2).lower()
+    return "be" if word in _BE or word in ("'s", "'re") else _VERB_ENDING.sub("", word)
 
 
 def evaluates(text: str) -> bool:

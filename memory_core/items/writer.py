@@ -69,6 +69,7 @@ from memory_core.items.supersession import (
     correction_target,
     more_specific,
     other_instance,
+    predicate,
     retraction_target,
     rival_scopes,
     settles,
@@ -296,26 +297,38 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
     elif kind in comparable and ex.subject:
+        decided = False  # the newest statement of the subject compared
+        after = 0  # candidates read since, for older guesses it may answer
         for row in _candidates(tx, scope, comparable, subject=ex.subject, speaker=speaker):
-            if subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row) \
-                    and not _other_dimension(ex.unit, row["unit"]) \
-                    and not more_specific(ex.subject, row["subject"]):
-                if standing.tentative(row) != hedge:
-                    # a guess neither restates nor rivals a firm statement
-                    # (standing module doc); a firm one settles it below
-                    if not hedge:
-                        guesses.append(row)
-                    continue
-                if (row["value"] == ex.value and row["unit"] == ex.unit
-                        and (ex.value is not None or row["text"] == ex.text)):
-                    same = row
-                elif (claim := _same_claim(ex, kind, row)) == "same":
-                    same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
-                elif claim == "more":
-                    refined = row  # "My manager is Dana Smith." after "My manager is Dana."
-                elif contradicts(ex, row):
-                    old = row
-                break
+            if decided:
+                after += 1
+                if after > _GUESS_SCAN:
+                    break
+            if not (subjects_match(ex.subject, row["subject"]) and conditions_agree(ex, row)
+                    and not _other_dimension(ex.unit, row["unit"])
+                    and not more_specific(ex.subject, row["subject"])):
+                continue
+            if standing.tentative(row) != hedge:
+                # a guess neither restates nor rivals a firm statement
+                # (standing module doc); a firm one that confirms or rivals it
+                # settles it below ("Art is a joy" settles no "Art can be anywhere")
+                if not hedge and _settles(ex, kind, row):
+                    guesses.append(row)
+                continue
+            if decided:
+                continue
+            if (row["value"] == ex.value and row["unit"] == ex.unit
+                    and (ex.value is not None or row["text"] == ex.text)):
+                same = row
+            elif (claim := _same_claim(ex, kind, row)) == "same":
+                same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
+            elif claim == "more":
+                refined = row  # "My manager is Dana Smith." after "My manager is Dana."
+            elif contradicts(ex, row):
+                old = row
+            decided = True
+            if hedge:
+                break  # a guess settles nothing
     absorb: Row | None = None
     if same is None and kind in comparable:
         if not ex.correction:
@@ -369,6 +382,27 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             items.revision(item_id, "conflict_with", None, old["id"],
                            "same subject, different value", now)
     return item_id
+
+
+_GUESS_SCAN = 8
+"""Candidates of a subject read past its newest firm statement for older guesses that a
+new firm statement answers (the scan is lazy: most subjects have none)."""
+
+
+def _settles(ex: Any, kind: str, guess: Row) -> bool:
+    """Whether a firm statement answers a guess of its subject: it states the guess's
+    value, the same claim (:func:`_same_claim`), a claim after the same predicate
+    ("The new office opens in April" after "Maybe the new office opens in March":
+    :func:`~memory_core.items.supersession.predicate`) or a rival one
+    (:func:`~memory_core.items.supersession.contradicts`); a firm statement that says
+    something else about the subject ("The new office has a rooftop garden") leaves
+    the guess as it was."""
+    if guess["value"] is not None and guess["value"] == ex.value and guess["unit"] == ex.unit:
+        return True
+    verb = predicate(ex.subject, ex.text)
+    if verb is not None and verb == predicate(guess["subject"], guess["text"]):
+        return True
+    return _same_claim(ex, kind, guess) is not None or contradicts(ex, guess)
 
 
 def _settle_guesses(tx: Tx, guesses: list[Row], item_id: int, now: float) -> None:
