@@ -348,6 +348,7 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("My manager is Dana.", "My manager is Lee."),
     ("The deploy is manual.", "The deploy is automated."),
     ("We deploy with Helm.", "We deploy with Kustomize."),
+    ("The owner of the billing service is Dana.", "The billing service owner is Lee."),
 ])
 def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
                                                     second: str) -> None:

@@ -682,24 +682,37 @@ def contradicts(ex: Any, row: Any) -> bool:
             and predicate(ex.subject, ex.text) == predicate(row["subject"], row["text"]))
 
 
-_BE = frozenset(("is", "are", "was", "were", "be", "been", "'s", "’s", "'re", "’re"))
+_BE = frozenset(("is", "are", "was", "were", "be", "been", "'s", "'re"))
 _VERB_ENDING = re.compile(r"(?<=\w\w)(?:es|s|ed|ing)$")
 
 
 def predicate(subject: str | None, text: str | None) -> str | None:
     """The word that follows an English statement's subject in its text, as a light
     stem with every form of "be" one word ("The office opens in March" -> "open", "The
-    deadline was Friday" -> "be"), or None (no such word, a Chinese or Japanese
-    statement): two claims after different predicates are about two attributes of
-    the subject ("opens in March" / "has a rooftop garden"), not rival values."""
+    deadline was Friday" -> "be"; a subject keyed from "X of Y", "the owner of the
+    billing service is …", is followed where Y ends), or None (no such word, a Chinese
+    or Japanese statement): two claims after different predicates are about two
+    attributes of the subject ("opens in March" / "has a rooftop garden"), not rival
+    values."""
     if not subject or not text or _CJK.search(subject):
         return None
-    last = subject.split()[-1]
-    m = re.search(rf"(?<![\w'])({re.escape(last)}\w*)(?:\s+|(?=['’]))(['’]?[\w]+)", text, re.I)
-    if m is None:
+    words = subject.split()
+    word = _word_after(words[-1], text)
+    if word in _FOLDS and len(words) > 1:
+        word = _word_after(words[-2], text)
+    if word is None:
         return None
-    word = m.group(2).lower()
-    return "be" if word in _BE or word in ("'s", "'re") else _VERB_ENDING.sub("", word)
+    return "be" if word in _BE else _VERB_ENDING.sub("", word)
+
+
+_FOLDS = frozenset(("of", "for", "in"))
+
+
+def _word_after(word: str, text: str) -> str | None:
+    """The word after the first whole-word ``word`` (or a longer form of it) in
+    ``text``, lowercased; a clitic ("'s") counts as a word."""
+    m = re.search(rf"(?<![\w'])({re.escape(word)}\w*)(?:\s+|(?=['’]))(['’]?\w+)", text, re.I)
+    return m.group(2).lower().replace("’", "'") if m else None
 
 
 def evaluates(text: str) -> bool:
