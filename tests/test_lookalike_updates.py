@@ -228,3 +228,17 @@ def test_the_same_environment_s_new_schedule_still_replaces(engine: Engine) -> N
 def test_a_narrower_subject_of_one_attribute_still_updates(
         engine: Engine, old: str, update: str) -> None:
     assert _said(engine, old, update)[old] == "superseded"
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The fireworks show was amazing and so loud.", "Nope, never been to a fireworks show."),
+    ("That soup looks delicious!", "It looks like the soup place is closed now."),
+])
+def test_a_statement_without_a_value_does_not_replace_an_impression(
+        engine: Engine, old: str, new: str) -> None:
+    assert list(_said(engine, old, new).values()) == ["active", "active"]
+
+
+def test_an_impression_still_replaces_an_impression(engine: Engine) -> None:
+    old, new = "The new build is great.", "Actually the new build is terrible."
+    assert _said(engine, old, new) == {old: "superseded", new: "active"}

@@ -338,6 +338,8 @@ def test_two_attributes_of_one_thing_are_not_a_conflict(engine: Engine, first: s
 @pytest.mark.parametrize("text, judged", [
     ("这张照片太棒了", True), ("その写真は素敵ですね", True), ("What a gorgeous view!", True),
     ("截止日期是周五", False), ("締め切りは金曜日です", False), ("The deadline is Friday.", False),
+    ("We moved to Nice.", False), ("We hiked by the Great Lakes.", False),  # names
+    ("Nice work on the demo!", True),
 ])
 def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     assert evaluates(text) is judged

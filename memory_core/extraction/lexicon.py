@@ -262,12 +262,13 @@ EN_EVALUATIVE = re.compile(
     r"|blessing|thrill|glad|happy|happier|proud|lucky|grateful|thankful|blessed|excited"
     r"|stoked|thrilled|determined|impressed|inspired|motivated|worried|nervous|scared"
     r"|tired|bored|relieved|sorry|upset|love[sd]?|loving|enjoy(?:s|ed)?|hate[sd]?"
-    r"|appreciated?|means\s+(?:a\s+lot|so\s+much|a\s+ton|the\s+world)|worth\s+it)\b",
-    re.I)
+    r"|appreciated?|means\s+(?:a\s+lot|so\s+much|a\s+ton|the\s+world)|worth\s+it)\b")
 """Words that judge or feel rather than state a value ("That photo is gorgeous!",
 "Glad I could help", "Your advice means a lot"): two such statements about one thing
 are two impressions, not two values of one attribute
-(``items.supersession.contradicts``)."""
+(``items.supersession.contradicts``). Lowercase only: a capital inside a sentence is
+a name ("we live in Nice", "the Great Lakes"); the caller lowers a sentence's first
+letter."""
 EN_UPDATE_SINCE = Cue(en(
     r"\bnow\s+that\s+(?:we|i|they|you|it|he|she|the\s+[\w-]+)\s+(?:have\s+|'ve\s+|has\s+|had\s+)?"
     r"(?:finally\s+|just\s+)?(?:upgraded|downgraded|migrated|moved|switched|changed|replaced"

@@ -363,7 +363,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     without a condition may replace an item stated under one (it keeps that
     condition: the user did not restate it), but an item under the same condition as
     the correction's wins over it. A statement that only adds one more of a kind
-    (:func:`~memory_core.extraction.replacement.adds`) replaces nothing.
+    (:func:`~memory_core.extraction.replacement.adds`) replaces nothing, and one with no
+    value of its own replaces an impression only by another (:func:`evaluates`: "Nope,
+    never been to anything like that" is no new value of "The fireworks were amazing").
     """
     if getattr(ex, "replacement", None) and not getattr(ex, "replaces", None) \
             and actor(ex.text or "") == "other":
@@ -406,6 +408,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     subject = ex.subject or ""
     switch = _SWITCHED.search(ex.text or "") is not None
     apart = names_a_member_or_scope(ex.text or "")  # else no row is another one
+    valueless = ex.value_text is None and not getattr(ex, "replacement", None)
+    judged = evaluates(ex.text or "")
     by_value: dict[str, Any] | None = None
     for row in rows:
         old_unit = unit_class(row["unit"])
@@ -431,6 +435,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             # the newest item stating the value the correction names ("upgraded Node
             # from 18 to 20": of the attribute it names, not "The team has 18 people")
             by_value = row
+        if valueless and evaluates(row["text"] or "") != judged:
+            continue  # an impression and a statement of fact are no two values of one thing
         if values_only and row["value_text"] is None:
             continue
         low = row["text"].lower()
@@ -719,8 +725,14 @@ def evaluates(text: str) -> bool:
     """Whether a statement judges or feels rather than states a value ("That photo is
     gorgeous!", "Glad I could help", 太棒了, 素敵ですね): two impressions of one thing
     never disagree (:data:`~memory_core.extraction.lexicon.EN_EVALUATIVE`)."""
+    head = _FIRST_LETTER.match(text)
+    if head is not None:  # "Glad I could help": the sentence's capital, not a name's
+        text = text[:head.end() - 1] + text[head.end() - 1].lower() + text[head.end():]
     return (EN_EVALUATIVE.search(text) is not None or ZH_EVALUATIVE.search(text) is not None
             or JA_EVALUATIVE.search(text) is not None)
+
+
+_FIRST_LETTER = re.compile(r"[\s\"'“‘(\[*_-]*[A-Z](?=[a-z])")
 
 
 _RULE_WORDS = re.compile(r"(?<![a-z])(?:rules?|limits?|caps?|ceiling|requirements?|constraints?"

@@ -67,6 +67,7 @@ from memory_core.items.supersession import (
     contradicts,
     correction_conditions_agree,
     correction_target,
+    evaluates,
     more_specific,
     other_instance,
     predicate,
@@ -850,6 +851,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not other_instance(new["subject"], nt, old["subject"], ot)
             and not rival_scopes(nt, ot)
             and not _another_thing(new, old)
+            and not (new["value_text"] is None and evaluates(nt) != evaluates(ot))
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
 
 
