@@ -647,6 +647,31 @@ async def test_memory_tools_match_across_unicode_forms_and_glued_scripts(
         assert any(want in t for t in texts), (queries[cid], results[cid])
 
 
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "sqlite-scan"])
+async def test_memory_grep_matches_full_width_and_half_width_both_ways(
+        make_proxy: Any, upstream: FakeUpstream, indexed: bool) -> None:
+    """Full-width letters and digits (ＳＲＶ７７８１, as Japanese and Chinese input methods
+    type them) are the same word as their half-width form, in whichever form the user
+    wrote it and searches it, also when glued to kana or hanzi."""
+    from tests.fake_upstream import Reply
+    from tests.test_memory_tools import call, tool_results
+
+    proxy = await make_proxy(search={"enabled": indexed}, tools={"offer": "always"})
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say("倉庫サーバーの資産番号はＱＸ４７１９です。")
+    await agent.say("The spare router's serial is RT5520.")
+    await proxy.settle()
+    queries = {"call_1": "QX4719", "call_2": "qx4719", "call_3": "ＲＴ５５２０"}
+    upstream.push(Reply(content=None, tool_calls=[
+        call("memory_grep", {"query": q, "limit": 3, "start_time": None, "end_time": None}, cid)
+        for cid, q in queries.items()]), Reply(content="ok"))
+    await agent.say("Which asset numbers did I give you?")
+    results = tool_results(upstream.chat_requests[-1])
+    for cid, want in (("call_1", "倉庫"), ("call_2", "倉庫"), ("call_3", "spare router")):
+        texts = [r["text"] for r in results[cid]["results"]]
+        assert any(want in t for t in texts), (queries[cid], results[cid])
+
 # -- kind 8: long messages -------------------------------------------------------------------------
 def _paste(n_chars: int) -> str:
     line = "2026-12-01T10:00:00Z INFO worker heartbeat ok queue=default depth=0\n"
