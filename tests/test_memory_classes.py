@@ -14,7 +14,7 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.extraction import extract
-from memory_core.items import writer
+from memory_core.items import standing, writer
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
@@ -385,6 +385,24 @@ async def test_a_one_off_request_stays_in_its_conversation(
 def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
     kinds = {(e.kind, e.correction) for e in extract(text)}
     assert ("constraint", True) in kinds and "fact" not in {k for k, _ in kinds}, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "Every time you suggest a shell command, include the --dry-run flag.",
+    "Each time you reply, use British spelling.",
+    "Any time you quote a price, add the currency code."])
+def test_a_rule_led_by_every_time_is_a_standing_rule(text: str) -> None:
+    """"Every time you X, do Y" says what "Whenever you X, do Y" says: the rule
+    stands. It yielded no item at all (the clause began with "Every", not a verb)."""
+    (item,) = extract(text)
+    assert item.kind == "constraint" and item.text == text, item
+    assert standing.is_standing_rule(item.text)
+
+
+@pytest.mark.parametrize("text", ["Every time we deploy, the cache is cold for 5 minutes.",
+                                  "Each time I open the app it crashes."])
+def test_every_time_in_a_statement_is_no_rule(text: str) -> None:
+    assert all(e.kind != "constraint" for e in extract(text)), extract(text)
 
 
 @pytest.mark.parametrize("text", [

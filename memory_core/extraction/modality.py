@@ -333,7 +333,7 @@ _JA_STANDING = re.compile(r"毎回|常に|必ず|今後|いつも|これから|�
 
 _EN_LASTING = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|from\s+today"
-    r"|every\s+time|each\s+time|whenever|in\s+(?:this|our|the)\s+(?:project|repo|repository"
+    r"|every\s+time|each\s+time|any\s*time|whenever|in\s+(?:this|our|the)\s+(?:project|repo|repository"
     r"|codebase|team|company))\b", re.I)
 """Words by which an order lasts beyond the answer at hand, whatever else it says."""
 _EN_THIS_REPLY = re.compile(

@@ -64,8 +64,9 @@ import orjson
 
 STANDING_RULE = re.compile(
     r"\b(?:always|never|from now on|going forward|from today|in future|in the future"
-    r"|by default|every time|each time|whenever|in this (?:project|repo|repository|codebase"
-    r"|team|company)|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
+    r"|by default|every time|each time|any ?time|whenever"
+    r"|in this (?:project|repo|repository|codebase|team|company)"
+    r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
     r"|anymore|no longer|as a standard|standard practice|(?:don't|do not|not) ever)\b"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
     r"|必须|务必|一直"
