@@ -380,6 +380,40 @@ async def test_a_one_off_request_stays_in_its_conversation(
     assert "Reply in JSON" in block  # in its own conversation it is found again
 
 
+@pytest.mark.parametrize("text, probe", [
+    ("For this task the scratch bucket is gs://tmp-ledger-42.", "tmp-ledger-42"),
+    ("The scratch bucket for this task is gs://tmp-ledger-42.", "tmp-ledger-42"),
+    ("For this session, assume I am new to Rust.", "new to Rust"),
+    ("本次任务中，临时目录是/data/tmp/job7。", "job7"),
+    ("这次任务的分支是hotfix-771。", "hotfix-771"),
+    ("今回のタスクでは、作業ブランチはfeat/ledger-syncです。", "ledger-sync"),
+])
+async def test_a_fact_scoped_to_the_task_at_hand_stays_in_its_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str, probe: str) -> None:
+    """A fact the user scopes to this task or conversation ("For this task …", 本次任务,
+    今回のタスクでは) is task state of that conversation: it reached every other
+    conversation's block of the key and role as a standing fact."""
+    first = Agent(proxy, upstream, session="one")
+    await first.say(text)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say(f"Which scratch bucket, temp dir or branch should I use? {probe}")
+    assert probe not in block_of(other.upstream_last_user())
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT text, data FROM memory_items WHERE status='active'")])
+    assert any(probe in r["text"] for r in rows), rows  # kept, searchable, in its thread
+
+
+@pytest.mark.parametrize("text", [
+    "The scratch bucket is gs://tmp-ledger-42.",
+    "This task runs every night at 02:00.",
+    "For this task and every later one, the scratch bucket is gs://tmp-ledger-42.",
+    "这个任务每天凌晨两点运行。"])
+def test_a_fact_not_scoped_to_the_task_at_hand_is_long_term(text: str) -> None:
+    items = [e for e in extract(text) if e.kind == "fact"]
+    assert items and not any(e.local for e in items), items
+
+
 @pytest.mark.parametrize("text", ["Going forward, squash-merge every pull request.",
                                   "以后提交信息都用英文写。", "今後は日本語で返信してください。"])
 def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
