@@ -433,6 +433,19 @@ def test_a_rule_led_by_every_time_is_a_standing_rule(text: str) -> None:
     assert standing.is_standing_rule(item.text)
 
 
+@pytest.mark.parametrize("text", ["以后回答先给结论。", "往后回复先列要点。", "以后用Postgres。"])
+def test_a_chinese_order_after_a_from_now_on_lead_is_a_standing_rule(text: str) -> None:
+    """以后/今后 + an order is the rule "from now on, do X"; it was stored as a fact (no
+    rule read past the lead), never standing."""
+    (item,) = extract(text)
+    assert item.kind == "constraint" and standing.is_standing_rule(item.text), item
+
+
+@pytest.mark.parametrize("text", ["以后用户多了再扩容。", "以后设置页面会改版。"])
+def test_a_chinese_plan_after_a_later_lead_is_no_rule(text: str) -> None:
+    assert all(e.kind != "constraint" for e in extract(text)), extract(text)
+
+
 @pytest.mark.parametrize("text", ["Every time we deploy, the cache is cold for 5 minutes.",
                                   "Each time I open the app it crashes."])
 def test_every_time_in_a_statement_is_no_rule(text: str) -> None:
