@@ -14,7 +14,7 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.extraction import extract
-from memory_core.items import writer
+from memory_core.items import standing, writer
 from memory_core.items.supersession import evaluates
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
@@ -425,11 +425,76 @@ async def test_a_one_off_request_stays_in_its_conversation(
     assert "Reply in JSON" in block  # in its own conversation it is found again
 
 
+@pytest.mark.parametrize("text, probe", [
+    ("For this task the scratch bucket is gs://tmp-ledger-42.", "tmp-ledger-42"),
+    ("The scratch bucket for this task is gs://tmp-ledger-42.", "tmp-ledger-42"),
+    ("For this session, assume I am new to Rust.", "new to Rust"),
+    ("本次任务中，临时目录是/data/tmp/job7。", "job7"),
+    ("这次任务的分支是hotfix-771。", "hotfix-771"),
+    ("今回のタスクでは、作業ブランチはfeat/ledger-syncです。", "ledger-sync"),
+])
+async def test_a_fact_scoped_to_the_task_at_hand_stays_in_its_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str, probe: str) -> None:
+    """A fact the user scopes to this task or conversation ("For this task …", 本次任务,
+    今回のタスクでは) is task state of that conversation: it reached every other
+    conversation's block of the key and role as a standing fact."""
+    first = Agent(proxy, upstream, session="one")
+    await first.say(text)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say(f"Which scratch bucket, temp dir or branch should I use? {probe}")
+    assert probe not in block_of(other.upstream_last_user())
+    rows = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT text, data FROM memory_items WHERE status='active'")])
+    assert any(probe in r["text"] for r in rows), rows  # kept, searchable, in its thread
+
+
+@pytest.mark.parametrize("text", [
+    "The scratch bucket is gs://tmp-ledger-42.",
+    "This task runs every night at 02:00.",
+    "For this task and every later one, the scratch bucket is gs://tmp-ledger-42.",
+    "这个任务每天凌晨两点运行。"])
+def test_a_fact_not_scoped_to_the_task_at_hand_is_long_term(text: str) -> None:
+    items = [e for e in extract(text) if e.kind == "fact"]
+    assert items and not any(e.local for e in items), items
+
+
 @pytest.mark.parametrize("text", ["Going forward, squash-merge every pull request.",
                                   "以后提交信息都用英文写。", "今後は日本語で返信してください。"])
 def test_a_rule_opened_by_an_update_lead_stays_a_rule(text: str) -> None:
     kinds = {(e.kind, e.correction) for e in extract(text)}
     assert ("constraint", True) in kinds and "fact" not in {k for k, _ in kinds}, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "Every time you suggest a shell command, include the --dry-run flag.",
+    "Each time you reply, use British spelling.",
+    "Any time you quote a price, add the currency code."])
+def test_a_rule_led_by_every_time_is_a_standing_rule(text: str) -> None:
+    """"Every time you X, do Y" says what "Whenever you X, do Y" says: the rule
+    stands. It yielded no item at all (the clause began with "Every", not a verb)."""
+    (item,) = extract(text)
+    assert item.kind == "constraint" and item.text == text, item
+    assert standing.is_standing_rule(item.text)
+
+
+@pytest.mark.parametrize("text", ["以后回答先给结论。", "往后回复先列要点。", "以后用Postgres。"])
+def test_a_chinese_order_after_a_from_now_on_lead_is_a_standing_rule(text: str) -> None:
+    """以后/今后 + an order is the rule "from now on, do X"; it was stored as a fact (no
+    rule read past the lead), never standing."""
+    (item,) = extract(text)
+    assert item.kind == "constraint" and standing.is_standing_rule(item.text), item
+
+
+@pytest.mark.parametrize("text", ["以后用户多了再扩容。", "以后设置页面会改版。"])
+def test_a_chinese_plan_after_a_later_lead_is_no_rule(text: str) -> None:
+    assert all(e.kind != "constraint" for e in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text", ["Every time we deploy, the cache is cold for 5 minutes.",
+                                  "Each time I open the app it crashes."])
+def test_every_time_in_a_statement_is_no_rule(text: str) -> None:
+    assert all(e.kind != "constraint" for e in extract(text)), extract(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -691,6 +756,31 @@ async def test_memory_tools_match_across_unicode_forms_and_glued_scripts(
         texts = [r["text"] for r in results[cid]["results"]]
         assert any(want in t for t in texts), (queries[cid], results[cid])
 
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "sqlite-scan"])
+async def test_memory_grep_matches_full_width_and_half_width_both_ways(
+        make_proxy: Any, upstream: FakeUpstream, indexed: bool) -> None:
+    """Full-width letters and digits (ＳＲＶ７７８１, as Japanese and Chinese input methods
+    type them) are the same word as their half-width form, in whichever form the user
+    wrote it and searches it, also when glued to kana or hanzi."""
+    from tests.fake_upstream import Reply
+    from tests.test_memory_tools import call, tool_results
+
+    proxy = await make_proxy(search={"enabled": indexed}, tools={"offer": "always"})
+    agent = Agent(proxy, upstream, session="one")
+    await agent.say("倉庫サーバーの資産番号はＱＸ４７１９です。")
+    await agent.say("The spare router's serial is RT5520.")
+    await proxy.settle()
+    queries = {"call_1": "QX4719", "call_2": "qx4719", "call_3": "ＲＴ５５２０"}
+    upstream.push(Reply(content=None, tool_calls=[
+        call("memory_grep", {"query": q, "limit": 3, "start_time": None, "end_time": None}, cid)
+        for cid, q in queries.items()]), Reply(content="ok"))
+    await agent.say("Which asset numbers did I give you?")
+    results = tool_results(upstream.chat_requests[-1])
+    for cid, want in (("call_1", "倉庫"), ("call_2", "倉庫"), ("call_3", "spare router")):
+        texts = [r["text"] for r in results[cid]["results"]]
+        assert any(want in t for t in texts), (queries[cid], results[cid])
 
 # -- kind 8: long messages -------------------------------------------------------------------------
 def _paste(n_chars: int) -> str:

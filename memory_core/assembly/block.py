@@ -32,6 +32,7 @@ import numpy as np
 
 from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
+from memory_core.extraction.prepare import fold_width
 from memory_core.items import standing
 from memory_core.items.branches import EDITED
 from memory_core.items.index import IndexView, ItemIndex
@@ -97,7 +98,7 @@ def terms(text: str) -> set[str]:
         words: list[Any] = text.encode().lower().translate(_ASCII_WORD_BYTES).split()
         make: Callable[[Any], str] = _piece_term
     else:
-        text = unicodedata.normalize("NFC", text)
+        text = fold_width(unicodedata.normalize("NFC", text))
         words = _WORD.findall(text.lower())
         make = _word_term
     if len(memo) + len(words) > _WORD_TERMS_MAX:

@@ -15,7 +15,7 @@ from memory_core.extraction.cue import tokens
 
 _EN_CLAUSE = re.compile(
     r"\b(?:even if|only if|except (?:when|if)|as long as|whenever|when|if|unless|while|during"
-    r"|until|once|before|after)\b"
+    r"|until|once|before|after|(?:every|each|any)(?:\ssingle)?\stime|anytime)\b"
     r"(?!\s(?:possible|you\scan|it's\spossible|convenient|needed|necessary|any|all)\b)"
     r"(?!\s(?:about\s|around\s|roughly\s|approximately\s)?[\d\ue000])"
     r"(?:(?!\s(?:and|but|or|so|then|otherwise)\b)[^,;:.!?()\n]){1,80}",
@@ -23,7 +23,9 @@ _EN_CLAUSE = re.compile(
 )
 """Subordinate clause up to the next clause boundary or coordinating conjunction; not
 "after all" (a discourse marker) and not a bare amount ("retries after 500 s": the
-amount is the value, not a condition)."""
+amount is the value, not a condition). "Every time you …", "each time …", "any time …"
+subordinate as "whenever" does ("Every time you suggest a command, include --dry-run"
+is the rule "Whenever you suggest a command, …")."""
 _EN_SETTING = re.compile(
     r"\b(?:in|on|for|at|under|during)\s(?:the\s)?(?:prod(?:uction)?|staging|dev(?:elopment)?"
     r"|test(?:ing)?|qa|ci|local(?:host)?|preview|sandbox|peak(?:\s(?:hours|time|load))?"
@@ -56,7 +58,7 @@ _ENV_NOUN = re.compile(r"\s+(?:env|envs|environments?|mode|setups?)\b", re.I)
 staging cluster" is where something is, not a condition ("in the staging env, …" is
 rarer than "in staging, …", and still keyed by its subject)."""
 _EN_CLAUSE_WORDS = frozenset("even only except as whenever when if unless while during until once "
-                             "before after".split())
+                             "before after every each any anytime".split())
 _EN_SETTING_WORDS = frozenset(
     "prod production staging dev development test testing qa ci local localhost preview sandbox "
     "peak weekend weekends weekday weekdays mondays tuesdays wednesdays thursdays fridays "

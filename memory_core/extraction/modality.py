@@ -333,7 +333,7 @@ _JA_STANDING = re.compile(r"毎回|常に|必ず|今後|いつも|これから|�
 
 _EN_LASTING = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward|by\s+default|in\s+(?:the\s+)?future|from\s+today"
-    r"|every\s+time|each\s+time|whenever|in\s+(?:this|our|the)\s+(?:project|repo|repository"
+    r"|every\s+time|each\s+time|any\s*time|whenever|in\s+(?:this|our|the)\s+(?:project|repo|repository"
     r"|codebase|team|company))\b", re.I)
 """Words by which an order lasts beyond the answer at hand, whatever else it says."""
 _EN_THIS_REPLY = re.compile(
@@ -409,6 +409,40 @@ def _scoped(scan: str, lead: int, start: int, end: int, lasting: re.Pattern[str]
         return True
     return stands.search(scan, start, end) is None \
         and present.search(scan, start, end) is not None
+
+
+_EN_THIS_TASK = re.compile(
+    r"\b(?:for|in|during|within)\s+(?:this|the\s+current)\s+(?:task|conversation|chat"
+    r"|session|thread|exercise|assignment)\b", re.I)
+_ZH_THIS_TASK = re.compile(r"(?:这次|这一次|本次|此次)的?(?:任务|对话|会话|聊天|工作)"
+                           r"|(?:这个|当前)(?:任务|对话|会话)(?:里|中|期间)")
+_JA_THIS_TASK = re.compile(r"今回の(?:タスク|作業|会話|チャット|セッション)"
+                           r"|この(?:タスク|会話|チャット|セッション)(?:では|の間|中)")
+"""The task or conversation at hand named as a statement's scope: "For this task the
+bucket is …", "… for this session", 本次任务中, 这次任务的…, 今回のタスクでは. Not a
+thing that is a task ("This task runs every night", 这个任务每天运行): only "for/in
+this task", "this time's task" and "in this task" scope."""
+
+
+def about_this_task(scan: str, start: int, end: int, lang: str,
+                    sentence_start: int | None = None) -> bool:
+    """Whether a statement in ``scan[start:end]`` is scoped to the task or conversation
+    at hand (:data:`_EN_THIS_TASK`): a fact or decision of that conversation, as the
+    orders :func:`about_this_answer` finds are one-offs. Words by which it lasts
+    ("from now on", "every later one", 以后, 今後) make it long-term.
+    ``sentence_start``: where the clause's sentence begins (本次任务中，… scopes the
+    clause after its comma)."""
+    lead = start if sentence_start is None else min(sentence_start, start)
+    pattern, lasting = {"zh": (_ZH_THIS_TASK, _ZH_LASTING), "ja": (_JA_THIS_TASK, _JA_LASTING)
+                        }.get(lang, (_EN_THIS_TASK, _EN_LASTING))
+    if lasting.search(scan, lead, end) is not None or (
+            lang == "en" and _EN_LATER_ONES.search(scan, lead, end) is not None):
+        return False
+    return pattern.search(scan, lead, end) is not None
+
+
+_EN_LATER_ONES = re.compile(r"\b(?:every|each|all|any)\s+(?:later|future|other|next)\b", re.I)
+"""A scope that goes on past the task at hand ("for this task and every later one")."""
 
 
 def answer_request(scan: str, start: int, end: int, lang: str) -> bool:

@@ -54,6 +54,10 @@ class Extracted:
     me 5 ideas …"; :func:`memory_core.extraction.modality.answer_request`).
     ``lasting`` marks a fact that holds for every later answer without a number: a
     restriction of the speaker's own diet or health ("I'm vegetarian", 我对花生过敏).
+    ``local`` marks a fact or decision the speaker scoped to the task or conversation
+    at hand ("For this task the bucket is …", 本次任务中…, 今回のタスクでは…;
+    :func:`memory_core.extraction.modality.about_this_task`): kept and searchable, but
+    task state of that conversation, not shown in another one.
     A ``retraction`` ("Forget the 200-word limit"; :mod:`memory_core.extraction.retraction`)
     names what it withdraws in ``replaces``, as written; ``said`` marks one that names it
     as something the user said ("what I said about British English"), which may be any
@@ -79,3 +83,4 @@ class Extracted:
     one_off: bool = False
     lasting: bool = False
     said: bool = False
+    local: bool = False

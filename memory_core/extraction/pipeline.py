@@ -44,6 +44,7 @@ from memory_core.extraction.cue import tokens
 from memory_core.extraction.lexicon import ORDINAL_LABEL, ordinal_label
 from memory_core.extraction.modality import (
     about_this_answer,
+    about_this_task,
     answer_request,
     hedged,
     hedged_lead,
@@ -817,6 +818,9 @@ class _Message:
                 # "Keep it under 100 words", "Use Python 3.11 for this script", "Fix
                 # line 42 of parser.py", 这个回答控制在100字以内, 今回は1案でいいです
                 item = replace(item, one_off=True)
+            if item.kind in ("fact", "decision") \
+                    and about_this_task(sc, c.body_start, end, lang, body):
+                item = replace(item, local=True)  # "For this task the bucket is …"
             self._add(item)
 
     def _add(self, item: Extracted) -> None:

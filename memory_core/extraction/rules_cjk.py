@@ -61,6 +61,9 @@ _ZH_VERB_NOUN = re.compile(r"^(?:重试|设置|控制|使用|限制|保留|回�
 Matched on the clause as written: its core has conditions and numbers masked.
 Without the predicate right after, the verb is an order: 使用服务端渲染所有页面,
 使用队列处理所有任务, 保留记录三十天, 限制次数为5次."""
+_ZH_USER_NOUN = re.compile(r"^用(?:户|量|法|途|处|时|电|餐|品|料|语|词|意|心|功)")
+"""用 that begins a noun (用户, 用量, 用法…), not the order "use": 以后用户多了再扩容 is a
+plan about users, 以后用Postgres an order."""
 _ZH_FOR_NOW = re.compile(r"(?:先|暂时|暂且)(?:别|不要|不用|甭)(?:管|理会)")
 """先别管 X (了) "leave X for now": the conversation moving on to something else, not a
 prohibition. Only with the "for now" word: 别管弃用警告 and 以后别管… stay rules."""
@@ -143,11 +146,15 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         before = cjk_key(head, "zh") if head else None
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
-    imp = lc.ZH_IMPERATIVE.match(core)
-    if imp and _ZH_VERB_NOUN.match(c.raw.strip()):
+    # "以后回答先给结论": the order after its lead ("以后回复请用…" is a topic's order, below)
+    lead = None if _ZH_TOPIC_PLEASE.match(core) else _ZH_LEAD.match(core)
+    order = core[lead.end():] if lead else core
+    imp = lc.ZH_IMPERATIVE.match(order)
+    if imp and (_ZH_VERB_NOUN.match(c.raw.strip()) or (lead and (
+            _ZH_VERB_NOUN.match(order) or _ZH_USER_NOUN.match(order)))):
         imp = None  # 重试逻辑…, 设置页面…: a noun that starts with a verb, not an order
-    if imp and (_fixes(c) or c.condition or lc.ZH_STANDING.search(core)):
-        head = _ZH_COMMA.split(core, maxsplit=1)[0]
+    if imp and (lead or _fixes(c) or c.condition or lc.ZH_STANDING.search(core)):
+        head = _ZH_COMMA.split(order, maxsplit=1)[0]
         return 0, bool(_ZH_NEGATION.search(core)), cjk_key(head, "zh", keep_last=False)
     return None
 

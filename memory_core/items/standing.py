@@ -51,8 +51,10 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   :func:`memory_core.extraction.prepare.machine_spans`) yield nothing; the message
   stays searchable evidence.
 - **Conversation-local** items (assistant proposals, items of a series, one-off
-  requests) are shown only in the thread they were said in and its forks
-  (docs/scopes.md); long-term items in every thread of the tenant, end user and role.
+  requests, facts and decisions the user scoped to the task at hand: "For this task
+  the bucket is …", 本次任务中…, 今回のタスクでは…) are shown only in the thread they
+  were said in and its forks (docs/scopes.md); long-term items in every thread of the
+  tenant, end user and role.
 """
 
 from __future__ import annotations
@@ -64,8 +66,9 @@ import orjson
 
 STANDING_RULE = re.compile(
     r"\b(?:always|never|from now on|going forward|from today|in future|in the future"
-    r"|by default|every time|each time|whenever|in this (?:project|repo|repository|codebase"
-    r"|team|company)|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
+    r"|by default|every time|each time|any ?time|whenever"
+    r"|in this (?:project|repo|repository|codebase|team|company)"
+    r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
     r"|anymore|no longer|as a standard|standard practice|(?:don't|do not|not) ever)\b"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
     r"|必须|务必|一直"
@@ -218,7 +221,7 @@ def tentative(row: Any) -> bool:
 def extraction_data(ex: Any) -> dict[str, Any]:
     """The ``data`` JSON fields an extracted item (``Extracted``) carries into its row:
     ``negated``, ``task_label``, ``label``, ``loose``, ``tentative``, ``one_off``,
-    ``lasting`` and ``correction`` (a correction or update: it may revise an item
+    ``lasting``, ``local`` and ``correction`` (a correction or update: it may revise an item
     it shares no words with, ``memory_core.items.writer.revise_by_meaning``) where
     set (the speaker is the caller's)."""
     data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
@@ -227,7 +230,7 @@ def extraction_data(ex: Any) -> dict[str, Any]:
             data[name] = getattr(ex, name)
     if getattr(ex, "loose", False) and getattr(ex, "value", None) is not None:
         data["loose"] = True
-    for name in ("tentative", "one_off", "lasting", "correction"):
+    for name in ("tentative", "one_off", "lasting", "correction", "local"):
         if getattr(ex, name, False):
             data[name] = True
     return data
@@ -320,5 +323,7 @@ def sources(row: Any) -> list[int]:
 
 def conversation_local(row: Any) -> bool:
     """Shown only in its own thread (module doc): assistant proposals, items of a
-    series (:func:`series`) and one-off requests."""
-    return row["evidence"] == "assistant" or series(row) or one_off(row)
+    series (:func:`series`), one-off requests and statements scoped to the task at
+    hand (``data.local``)."""
+    return row["evidence"] == "assistant" or series(row) or one_off(row) \
+        or bool(data_of(row).get("local"))

@@ -34,9 +34,11 @@ from memory_core.search.base import IndexDoc
 from memory_core.store.api import Tx
 
 EMBED_RECIPE = "r1"
-TEXT_RECIPE = "k4"
-"""Version of what :func:`row_to_doc` puts in the text index's ``extra`` field; it is
-stamped on the text index, so a change rebuilds it from SQLite on the next start."""
+TEXT_RECIPE = "k5"
+"""Version of what :func:`row_to_doc` puts in the text index's ``extra`` field and of
+how :func:`memory_core.search.fulltext.normalise` reads a text (k5: full-width ASCII
+folded); it is stamped on the text index, so a change rebuilds it from SQLite on the
+next start."""
 CHAT_ROLES = frozenset({"user", "assistant"})
 """Message roles whose turn before is embedded with them (not tool output or a system
 prompt, which would swamp a short turn)."""

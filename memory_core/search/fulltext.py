@@ -49,6 +49,7 @@ from typing import cast
 import tantivy
 from tantivy import Filter, Occur, Query, TextAnalyzerBuilder, Tokenizer
 
+from memory_core.extraction.prepare import fold_width
 from memory_core.search.base import IndexDoc, SearchFilter, SearchIndexError
 from memory_core.search.docs import TEXT_RECIPE
 from memory_core.search.searchconfig import KIND_CODES
@@ -110,11 +111,14 @@ _GLUED = re.compile(f"(?<=[{_CJK}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_CJK}])"
 def normalise(text: str) -> str:
     """Text as both index and query see it: Unicode NFC (an accent or a Hangul
     syllable typed decomposed, NFD, matches the composed form; Tantivy's analyzers
-    cannot normalise) and a space where ASCII letters or digits meet CJK
-    (``部署auth-svc之后`` holds the words ``auth`` and ``svc``, which the simple
-    tokenizer would otherwise glue to the Chinese around them)."""
+    cannot normalise), full-width ASCII folded to half-width (``ＳＲＶ７７８１``, as
+    CJK input methods type it, is the word ``SRV7781``; Tantivy's ascii_fold folds a
+    full-width word alone, but not one glued to kana or hanzi) and a space where
+    ASCII letters or digits meet CJK (``部署auth-svc之后`` holds the words ``auth``
+    and ``svc``, which the simple tokenizer would otherwise glue to the Chinese
+    around them)."""
     if not text.isascii():
-        text = _GLUED.sub(" ", unicodedata.normalize("NFC", text))
+        text = _GLUED.sub(" ", fold_width(unicodedata.normalize("NFC", text)))
     return text
 
 
