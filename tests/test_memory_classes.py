@@ -278,6 +278,23 @@ def test_siblings_in_a_series_are_not_conflicts(engine: Engine) -> None:
     assert run.label == "run 39" and run.value == pytest.approx(0.412)  # 39 is a name
 
 
+@pytest.mark.parametrize("text, label", [
+    ("batch 39: migrated 4871 rows in 3.6 s.", "batch 39"),
+    ("shard 3: rebalanced 12 partitions.", "shard 3"),
+    ("第12批：共300条记录。", "第12批"),
+    ("エポック12：損失は0.41です。", "エポック12"),
+    ("リトライ41回目：タイムアウトは28秒でした。", "リトライ41回目"),
+    ("3日目：宿泊費は1泊12000円です。", "3日目"),
+    ("预算是5000：其中一半给市场部。", None),
+    ("第三方支付用的是Stripe。", None),
+    ("第二天我们把服务器迁到了AWS。", None),
+])
+def test_a_number_that_names_a_sibling_is_a_label(text: str, label: str | None) -> None:
+    """Any word that a number and a colon follow names one of a series, lowercase too;
+    so do 第N with any counter before a colon and a Japanese ordinal (N回目, N日目)."""
+    assert {e.label for e in extract(text) if e.kind != "task"} == {label}, extract(text)
+
+
 def test_two_people_are_not_a_conflict_but_one_person_is(engine: Engine) -> None:
     put(engine, "My home town is Lyon.", speaker="alice")
     put(engine, "My home town is Porto.", speaker="bob")
@@ -486,6 +503,35 @@ async def test_sixty_near_identical_statements_do_not_flood_the_block(
     await first.say("Which region hosts the checkout latency dashboards?")
     block = block_of(first.upstream_last_user())
     assert len([ln for ln in block.splitlines() if ln.startswith("- [")]) <= 3, block
+
+
+@pytest.mark.parametrize("line, rule", [
+    ("batch {i}: migrated {n} rows in 3.{d} s, 0 errors, checksum ok",
+     "From now on, always answer in at most three sentences."),
+    ("第{i}批：共{n}条记录，校验通过。", "以后请一直用中文回答。"),
+    ("リトライ{i}回目：接続タイムアウト（{d}秒）、ステータス504",
+     "これからはいつも敬語で答えてください。"),
+])
+async def test_a_series_named_by_any_word_does_not_flood_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream, line: str, rule: str) -> None:
+    """Found by a cold replay: a series whose label word was not one of the known ones
+    ("batch 39:", lowercase as agents log it; 第12批; リトライ41回目) stood as numeric facts
+    of one subject, each marked as conflicting with the one before, twenty of them in
+    every block of every conversation, where they pushed out the user's own rule."""
+    first = Agent(proxy, upstream, session="migration")
+    await first.say(rule)
+    for i in range(1, 41):
+        await first.say(line.format(i=i, n=4800 + (i * 37) % 90, d=i % 10), fast=True)
+    await first.say("Unrelated: how do I reverse a list in Python?")
+    block = block_of(first.upstream_last_user())
+    assert "CONFLICTS" not in block, block
+    assert len([ln for ln in block.splitlines() if ln.startswith("- [")]) <= 3, block
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="other")
+    await other.say("What is a good name for a cat?")
+    block = block_of(other.upstream_last_user())
+    assert rule in block, block  # the user's rule stands
+    assert "CONFLICTS" not in block and line[:4] not in block, block
 
 
 def test_near_duplicates_take_one_line_citing_the_newest() -> None:
