@@ -534,6 +534,31 @@ async def test_a_series_named_by_any_word_does_not_flood_the_block(
     assert "CONFLICTS" not in block and line[:4] not in block, block
 
 
+@pytest.mark.parametrize("line, word", [
+    ("Synced {n} files to the backup bucket.", "Synced"),
+    ("同步了{n}个文件到备份桶。", "备份桶"),
+    ("バックアップに{n}件のファイルを同期しました。", "バックアップ"),
+])
+async def test_rival_values_said_again_and_again_take_one_line(
+        proxy: RunningProxy, upstream: FakeUpstream, line: str, word: str) -> None:
+    """Found by a cold replay: a statement repeated with another number each time and
+    no label stood as a numeric fact, each one marked as conflicting with the one
+    before; twenty of them filled the block of every conversation (about 900 tokens)
+    for a question none of them answers. Rivals of one subject take one line that
+    names the newest and the others' sources."""
+    first = Agent(proxy, upstream, session="backup")
+    for i in range(30):
+        await first.say(line.format(n=4800 + (i * 37) % 90), fast=True)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="other")
+    await other.say("What is a good name for a cat?")
+    block = block_of(other.upstream_last_user())
+    shown = [ln for ln in block.splitlines() if word in ln]
+    assert len(shown) == 1, block
+    newest = line.format(n=4800 + (29 * 37) % 90).rstrip("。.")
+    assert newest in shown[0] and "similar" in shown[0], shown
+
+
 def test_near_duplicates_take_one_line_citing_the_newest() -> None:
     from memory_core.assembly.block import _collapse, _item_line
 

@@ -24,7 +24,7 @@ import math
 import re
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -374,6 +374,82 @@ def _collapse(cands: list[tuple[Item, float, str]], limit: int
     return kept, similar
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _other_numbers(row: Item) -> tuple[float, ...]:
+    """The numbers of an item's text but its value (one occurrence left out), in order:
+    "service 149 below 159 ms in eu-149" keeps (149, 149); "Synced 4812 files" keeps
+    none. Two rivals with the same other numbers differ in their value alone."""
+    out: list[float] = []
+    value, dropped = row["value"], False
+    for m in _NUMBER.finditer(row["text"] or ""):
+        try:
+            x = float(m.group().replace(",", ""))
+        except ValueError:
+            continue
+        if not dropped and value is not None and x == value:
+            dropped = True
+            continue
+        out.append(x)
+    return tuple(out)
+
+
+def _fold_rivals(rows: Iterable[tuple[int, Item]], limit: int
+                 ) -> tuple[list[int], dict[int, list[Item]]]:
+    """Keep standing rows (``(slot, row)`` in the block's order, heaviest and newest
+    first) up to ``limit``, folding into a kept row's line the near-duplicates
+    (:data:`_NEAR_DUPLICATE`) that a ``conflict_with`` link ties to it, directly or
+    through a row folded into it. The line of a group is its row said last (the
+    newest source message). Returns the kept slots and ``{kept id: [folded rows]}``.
+
+    Standing items are not collapsed by their words alone: "service 148 below 158 ms"
+    and "service 149 below 159 ms" are two things the user set, even where the
+    writer linked them as rivals. Rows linked as rivals whose texts differ in their
+    value alone (:func:`_other_numbers`) are one thing said again and again
+    ("Synced 4812 files to the backup bucket", "Synced 4850 files …", each against
+    the one before): one line names the newest, the one it conflicts with, and the
+    others' sources. Once ``limit`` lines are kept, the scan goes on only for rows
+    that would join them, to :data:`_COLLAPSE_SCAN` rows in all."""
+    vocab = _SK_VOCAB[0]
+    if len(vocab.bits) > _SK_VOCAB_MAX or len(_SK_ROWS) > _SK_ROWS_MAX:
+        vocab = _SK_VOCAB[0] = _Vocab()
+        _SK_ROWS.clear()
+    groups: list[list[tuple[int, Item]]] = []  # each: its first row, then those folded
+    group_of: dict[int, int] = {}  # item id -> index in groups of the line it would join
+    for seen, (slot, r) in enumerate(rows):
+        if len(groups) >= limit and (len(groups) == len(group_of) or seen >= _COLLAPSE_SCAN):
+            break
+        rid, rival = int(r["id"]), r["conflict_with"]
+        g = group_of.get(rid)
+        if g is None and rival is not None:
+            g = group_of.get(int(rival))
+        if g is not None:
+            head = groups[g][0][1]
+            key, mask, n = _collapse_key(r, vocab)
+            hkey, hmask, hn = _collapse_key(head, vocab)
+            shared = (mask & hmask).bit_count()
+            if key == hkey and n and hn and shared >= _NEAR_DUPLICATE * (n + hn - shared) \
+                    and _other_numbers(r) == _other_numbers(head):
+                groups[g].append((slot, r))
+                if rival is not None:
+                    group_of.setdefault(int(rival), g)
+                continue
+        if len(groups) >= limit:
+            continue  # only rows that fold into a kept line are still looked for
+        group_of[rid] = len(groups)
+        groups.append([(slot, r)])
+        if rival is not None:
+            group_of.setdefault(int(rival), len(groups) - 1)
+    kept: list[int] = []
+    folded: dict[int, list[Item]] = {}
+    for members in groups:
+        line = max(members, key=lambda m: (m[1]["source_message_id"] or 0, m[1]["id"]))
+        kept.append(line[0])
+        folded[int(line[1]["id"])] = [m[1] for m in members if m is not line]
+    return kept, folded
+
+
 class _Vocab:
     """One generation of bit numbers for skeleton words (:func:`_collapse_key`).
     ``itertools.count`` hands out each number once, also to threads racing on a
@@ -662,8 +738,13 @@ def _choose_items(
     best = float(scored.max()) if scored.size else 0.0
     # Standing items: shown on every turn whether or not the words match (a
     # paraphrased question shares none), the heaviest first, newest on ties.
+    # Rival values of one subject said again and again take one line
+    # (:func:`_fold_rivals`).
     st = np.flatnonzero(items_mask & (weight > 0))
-    pinned = st[np.lexsort((-ix.ids[st], -weight[st]))[: cfg.pinned_items]]
+    st = st[np.lexsort((-ix.ids[st], -weight[st]))]
+    kept_slots, similar_st = _fold_rivals(((s, ix.rows[s]) for s in st.tolist()),
+                                          cfg.pinned_items)
+    pinned = np.array(kept_slots, dtype=np.int64)
     pinned = pinned[np.argsort(-ix.ids[pinned], kind="stable")]
     # Matches: only real ones (at least a third of the best score: shared common
     # words or kana bigrams alone do not make an item relevant), the best first, in
@@ -679,6 +760,11 @@ def _choose_items(
                                  if score >= floor and score > 0 else "")))
     match_mask = items_mask & (rel > 0) & (rel >= floor)
     match_mask[pinned] = False
+    for folded in similar_st.values():  # said in the line they were folded into
+        for f in folded:
+            fs = ix.slot(f["id"])
+            if fs is not None:
+                match_mask[fs] = False
     m = np.flatnonzero(match_mask)
     prio = 100 + rel[m] * 10 + 5 * weight[m]
     order = np.lexsort((-ix.ids[m], -prio))[:_COLLAPSE_SCAN]
@@ -688,9 +774,11 @@ def _choose_items(
     # latency 180 ms", "Run 13: latency 182 ms" …) take one line: the best match, the
     # newest on ties, naming the others' sources. Standing items are each something
     # the user set ("service 148 below 158 ms", "service 149 below 159 ms") and are
-    # not collapsed.
+    # not collapsed by their words: only rivals that differ in their value alone
+    # were folded above (:func:`_fold_rivals`).
     standing_rows = standing_rows[: cfg.max_items]
     matching, similar = _collapse(matching, max(0, cfg.max_items - len(standing_rows)))
+    similar.update((k, v) for k, v in similar_st.items() if v)
     chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
     hidden_slots = np.flatnonzero(hidden_mask)
     hidden = [ix.rows[s] for s in hidden_slots[np.argsort(-ix.ids[hidden_slots])].tolist()]
