@@ -380,6 +380,40 @@ async def test_a_question_naming_a_speaker_finds_what_they_said(
     assert "Bruges" in block and "by ysolde" in block, block
 
 
+@pytest.mark.parametrize("text", [
+    "Please keep answers short, in every conversation we have.",
+    "Please use metric units in all of your answers.",
+    "所有对话里都请用公制单位。",
+    "すべての会話で回答は短めにしてください。",
+])
+async def test_a_request_said_to_hold_in_every_conversation_stands(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str) -> None:
+    """Found by a cold replay: a request that says it holds in every conversation or
+    answer, without "always" or "from now on", was kept as a one-off of its
+    conversation and never reached the next one."""
+    first = Agent(proxy, upstream, session="one")
+    await first.say(text)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Can you suggest a weekend hike near the city?")
+    assert text in block_of(other.upstream_last_user())
+
+
+def test_a_rule_said_to_stand_weighs_the_same_in_every_language() -> None:
+    """"From now on" weighed a quarter of 以后 and 今後: a flood of numeric facts
+    pushed the English rule out of the block first."""
+    from memory_core.assembly.block import standing_weight
+
+    def weight(text: str) -> float:
+        (ex,) = extract(text)
+        return standing_weight({"kind": ex.kind, "text": ex.text, "value": ex.value,
+                                "evidence": "user", "supersedes": None, "condition": None,
+                                "source_message_id": 1, "data": None})
+
+    assert weight("Please keep your answers short from now on.") \
+        == weight("请以后回答都简短一点。") == weight("今後の回答は短めでお願いします。")
+
+
 async def test_a_one_off_request_stays_in_its_conversation(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="one")

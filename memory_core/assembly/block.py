@@ -532,8 +532,10 @@ def standing_weight(row: Any) -> float:
     "latency was 180 ms" is not standing: :func:`memory_core.items.standing.fixed_quantity`).
     Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
-    必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
-    number, :func:`memory_core.items.standing.one_off`), 0 for a hedged item
+    必须, 必ず…, or said to stand: from now on, in every conversation…,
+    :func:`memory_core.items.standing.is_standing_rule`; 0 for a one-off request
+    that neither says it stands nor fixes a number,
+    :func:`memory_core.items.standing.one_off`), 0 for a hedged item
     (:func:`memory_core.items.standing.tentative`), 0 for an item of a series
     (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
     step), 0 for a report of how the work stands
@@ -561,8 +563,9 @@ def standing_weight(row: Any) -> float:
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
         weight += 1.5
-    if row["kind"] == "constraint" and _EXPLICIT_RULE.search(row["text"] or ""):
-        weight += 1.5
+    if row["kind"] == "constraint" and (_EXPLICIT_RULE.search(row["text"] or "")
+                                        or standing.is_standing_rule(row["text"])):
+        weight += 1.5  # a rule that says it stands ("from now on", "in every chat")
     weight += 2.5 if numeric else 0.0
     weight += 1.5 if correction or lasting else 0.0
     weight += 0.5 if row["condition"] else 0.0
