@@ -593,6 +593,25 @@ async def test_rival_values_said_again_and_again_take_one_line(
     assert newest in shown[0] and "similar" in shown[0], shown
 
 
+def test_standing_rows_fold_only_when_they_differ_in_their_value_alone() -> None:
+    from memory_core.assembly.block import _fold_rivals
+
+    def row(i: int, text: str, value: float, subject: str) -> dict[str, Any]:
+        return {"id": i, "kind": "fact", "text": text, "value": value, "subject": subject,
+                "condition": None, "data": None, "source_message_id": 100 + i,
+                "conflict_with": i - 1 if i > 1 else None}
+
+    synced = [row(i, f"Synced {4800 + i} files to the backup bucket", 4800 + i, "synced")
+              for i in range(1, 41)]
+    rules = [row(100 + i, f"Keep service {i} below {i + 10} ms in region eu-{i}", i + 10,
+                 "service") for i in range(5)]
+    rows = synced + rules
+    order = sorted(range(40), key=lambda s: -rows[s]["id"]) + list(range(40, 45))
+    kept, folded = _fold_rivals(order, rows, 20)
+    assert [rows[s]["id"] for s in kept] == [40, 100, 101, 102, 103, 104]  # one flood line
+    assert len(folded[40]) == 39 and all(not folded[r["id"]] for r in rules)
+
+
 def test_near_duplicates_take_one_line_citing_the_newest() -> None:
     from memory_core.assembly.block import _collapse, _item_line
 
