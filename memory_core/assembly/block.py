@@ -420,14 +420,15 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
     one before): one line names the newest, the one it conflicts with, and the
     others' sources. Rows that fold cost no line, so a flood of them does not push
     the rows after it (the user's rules) out of the block. The scan stops at the
-    ``limit``-th line (about a microsecond a row: a flood of 1,000 costs 0.7 ms)."""
+    ``limit``-th line, or after ``limit`` + :data:`_COLLAPSE_SCAN` rows (about a
+    microsecond a row): rows past a longer flood are not reached."""
     vocab = _SK_VOCAB[0]
     if len(vocab.bits) > _SK_VOCAB_MAX or len(_SK_ROWS) > _SK_ROWS_MAX:
         vocab = _SK_VOCAB[0] = _Vocab()
         _SK_ROWS.clear()
     groups: list[list[int]] = []
     group_of: dict[tuple[Any, ...], int] = {}
-    for s in order:
+    for s in order[: limit + _COLLAPSE_SCAN]:
         if len(groups) >= limit:
             break
         r = rows[s]
