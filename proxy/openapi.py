@@ -90,7 +90,8 @@ def _paths() -> dict[str, Any]:
             "Search memory items and messages, best first: mode hybrid (default) ranks"
             " as the model's memory_search (BM25 fused with vectors: a paraphrase is"
             " found), then keyword-only matches; mode keyword is the SQLite scan alone."
-            " Stored /memory commands and their replies are left out.",
+            " Stored /memory commands and their replies, and hidden memory-tool rounds,"
+            " are left out.",
             [{**_q("q", "Query (words or a paraphrase; CJK substrings)."), "required": True},
              {**_q("mode", "hybrid (default) or keyword.")},
              TENANT, ROLE, SESSION, LIMIT], errors=(400,))},

@@ -279,6 +279,23 @@ def test_siblings_in_a_series_are_not_conflicts(engine: Engine) -> None:
     assert run.label == "run 39" and run.value == pytest.approx(0.412)  # 39 is a name
 
 
+@pytest.mark.parametrize("text, label", [
+    ("batch 39: migrated 4871 rows in 3.6 s.", "batch 39"),
+    ("shard 3: rebalanced 12 partitions.", "shard 3"),
+    ("第12批：共300条记录。", "第12批"),
+    ("エポック12：損失は0.41です。", "エポック12"),
+    ("リトライ41回目：タイムアウトは28秒でした。", "リトライ41回目"),
+    ("3日目：宿泊費は1泊12000円です。", "3日目"),
+    ("预算是5000：其中一半给市场部。", None),
+    ("第三方支付用的是Stripe。", None),
+    ("第二天我们把服务器迁到了AWS。", None),
+])
+def test_a_number_that_names_a_sibling_is_a_label(text: str, label: str | None) -> None:
+    """Any word that a number and a colon follow names one of a series, lowercase too;
+    so do 第N with any counter before a colon and a Japanese ordinal (N回目, N日目)."""
+    assert {e.label for e in extract(text) if e.kind != "task"} == {label}, extract(text)
+
+
 def test_two_people_are_not_a_conflict_but_one_person_is(engine: Engine) -> None:
     put(engine, "My home town is Lyon.", speaker="alice")
     put(engine, "My home town is Porto.", speaker="bob")
@@ -406,6 +423,40 @@ async def test_a_question_naming_a_speaker_finds_what_they_said(
     block = block_of(fresh.upstream_last_user())
     # Found by the crowd eval profile: the item names nobody, its speaker does.
     assert "Bruges" in block and "by ysolde" in block, block
+
+
+@pytest.mark.parametrize("text", [
+    "Please keep answers short, in every conversation we have.",
+    "Please use metric units in all of your answers.",
+    "所有对话里都请用公制单位。",
+    "すべての会話で回答は短めにしてください。",
+])
+async def test_a_request_said_to_hold_in_every_conversation_stands(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str) -> None:
+    """Found by a cold replay: a request that says it holds in every conversation or
+    answer, without "always" or "from now on", was kept as a one-off of its
+    conversation and never reached the next one."""
+    first = Agent(proxy, upstream, session="one")
+    await first.say(text)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Can you suggest a weekend hike near the city?")
+    assert text in block_of(other.upstream_last_user())
+
+
+def test_a_rule_said_to_stand_weighs_the_same_in_every_language() -> None:
+    """"From now on" weighed a quarter of 以后 and 今後: a flood of numeric facts
+    pushed the English rule out of the block first."""
+    from memory_core.assembly.block import standing_weight
+
+    def weight(text: str) -> float:
+        (ex,) = extract(text)
+        return standing_weight({"kind": ex.kind, "text": ex.text, "value": ex.value,
+                                "evidence": "user", "supersedes": None, "condition": None,
+                                "source_message_id": 1, "data": None})
+
+    assert weight("Please keep your answers short from now on.") \
+        == weight("请以后回答都简短一点。") == weight("今後の回答は短めでお願いします。")
 
 
 async def test_a_one_off_request_stays_in_its_conversation(
@@ -596,6 +647,79 @@ async def test_sixty_near_identical_statements_do_not_flood_the_block(
     await first.say("Which region hosts the checkout latency dashboards?")
     block = block_of(first.upstream_last_user())
     assert len([ln for ln in block.splitlines() if ln.startswith("- [")]) <= 3, block
+
+
+@pytest.mark.parametrize("line, rule", [
+    ("batch {i}: migrated {n} rows in 3.{d} s, 0 errors, checksum ok",
+     "From now on, always answer in at most three sentences."),
+    ("第{i}批：共{n}条记录，校验通过。", "以后请一直用中文回答。"),
+    ("リトライ{i}回目：接続タイムアウト（{d}秒）、ステータス504",
+     "これからはいつも敬語で答えてください。"),
+])
+async def test_a_series_named_by_any_word_does_not_flood_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream, line: str, rule: str) -> None:
+    """Found by a cold replay: a series whose label word was not one of the known ones
+    ("batch 39:", lowercase as agents log it; 第12批; リトライ41回目) stood as numeric facts
+    of one subject, each marked as conflicting with the one before, twenty of them in
+    every block of every conversation, where they pushed out the user's own rule."""
+    first = Agent(proxy, upstream, session="migration")
+    await first.say(rule)
+    for i in range(1, 41):
+        await first.say(line.format(i=i, n=4800 + (i * 37) % 90, d=i % 10), fast=True)
+    await first.say("Unrelated: how do I reverse a list in Python?")
+    block = block_of(first.upstream_last_user())
+    assert "CONFLICTS" not in block, block
+    assert len([ln for ln in block.splitlines() if ln.startswith("- [")]) <= 3, block
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="other")
+    await other.say("What is a good name for a cat?")
+    block = block_of(other.upstream_last_user())
+    assert rule in block, block  # the user's rule stands
+    assert "CONFLICTS" not in block and line[:4] not in block, block
+
+
+@pytest.mark.parametrize("line, word", [
+    ("Synced {n} files to the backup bucket.", "Synced"),
+    ("同步了{n}个文件到备份桶。", "备份桶"),
+    ("バックアップに{n}件のファイルを同期しました。", "バックアップ"),
+])
+async def test_rival_values_said_again_and_again_take_one_line(
+        proxy: RunningProxy, upstream: FakeUpstream, line: str, word: str) -> None:
+    """Found by a cold replay: a statement repeated with another number each time and
+    no label stood as a numeric fact, each one marked as conflicting with the one
+    before; twenty of them filled the block of every conversation (about 900 tokens)
+    for a question none of them answers. Rivals of one subject take one line that
+    names the newest and the others' sources."""
+    first = Agent(proxy, upstream, session="backup")
+    for i in range(30):
+        await first.say(line.format(n=4800 + (i * 37) % 90), fast=True)
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="other")
+    await other.say("What is a good name for a cat?")
+    block = block_of(other.upstream_last_user())
+    shown = [ln for ln in block.splitlines() if word in ln]
+    assert len(shown) == 1, block
+    newest = line.format(n=4800 + (29 * 37) % 90).rstrip("。.")
+    assert newest in shown[0] and "similar" in shown[0], shown
+
+
+def test_standing_rows_fold_only_when_they_differ_in_their_value_alone() -> None:
+    from memory_core.assembly.block import _fold_rivals
+
+    def row(i: int, text: str, value: float, subject: str) -> dict[str, Any]:
+        return {"id": i, "kind": "fact", "text": text, "value": value, "subject": subject,
+                "condition": None, "data": None, "source_message_id": 100 + i,
+                "conflict_with": i - 1 if i > 1 else None}
+
+    synced = [row(i, f"Synced {4800 + i} files to the backup bucket", 4800 + i, "synced")
+              for i in range(1, 41)]
+    rules = [row(100 + i, f"Keep service {i} below {i + 10} ms in region eu-{i}", i + 10,
+                 "service") for i in range(5)]
+    rows = synced + rules
+    order = sorted(range(40), key=lambda s: -rows[s]["id"]) + list(range(40, 45))
+    kept, folded = _fold_rivals(order, rows, 20)
+    assert [rows[s]["id"] for s in kept] == [40, 100, 101, 102, 103, 104]  # one flood line
+    assert len(folded[40]) == 39 and all(not folded[r["id"]] for r in rules)
 
 
 def test_near_duplicates_take_one_line_citing_the_newest() -> None:

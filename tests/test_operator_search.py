@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from proxy.cli import main
-from tests.conftest import RunningProxy, start_proxy
+from tests.conftest import RunningProxy, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import ADMIN_TOKEN, KEY_A, chat, client
 
@@ -206,3 +206,47 @@ def test_a_pool_of_one_scope_ranks_as_a_plain_search(tmp_path: Path) -> None:
                 (h.kind, h.ref_id, round(h.score, 9)) for h in plain]
     finally:
         ctx.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+async def test_operator_search_leaves_out_memory_tool_rounds_as_the_model_does(
+        upstream: FakeUpstream, tmp_path: Path, mode: str) -> None:
+    """Found by a cold replay: after the model had called ``memory_search``, the
+    operator's search for the same words listed the hidden tool round (the call and its
+    JSON result, which echo the query) above what the user said, while the model's own
+    ``memory_search`` leaves hidden rounds out."""
+    from tests.fake_upstream import Reply
+
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                proxy={"admin_token": ADMIN_TOKEN}, tools={"offer": "always"})
+    c = client(running, KEY_A, "coder", "sess-a")
+    query = "greyhound adopted last spring"
+    try:
+        history = [{"role": "user", "content": "We adopted a greyhound called Biscuit."}]
+        history.append({"role": "assistant", "content": await chat(c, history)})
+        upstream.push(Reply(content=None, tool_calls=[{
+            "id": "call_1", "name": "memory_search",
+            "arguments": orjson.dumps({"query": query}).decode()}]), Reply(content="Biscuit."))
+        history.append({"role": "user", "content": "What is our dog called?"})
+        await chat(c, history)
+        await running.settle()
+        hidden, tenant = sql_read(running.engine, lambda db: (
+            {f"msg:{r[0]}" for r in db.execute("SELECT id FROM messages WHERE hidden = 1")},
+            db.execute("SELECT tenant FROM messages LIMIT 1").fetchone()[0]))
+        assert len(hidden) >= 2  # the model's call and the proxy's result
+        hits = running.engine.search_memory(query, include_commands=False, mode=mode)
+        assert hits and "Biscuit" in hits[0]["text"], hits
+        assert not hidden & {h["ref"] for h in hits}, hits
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{running.root}/lcm/v1/search",
+                                params={"q": query, "mode": mode}, headers=AUTH) as r:
+                api = (await r.json())["hits"]
+        assert [h["ref"] for h in api] == [h["ref"] for h in hits]
+        if mode == "hybrid":  # the inspector's search within one tenant and role
+            rows = running.engine.search_indexed(query, tenant=tenant, role="coder",
+                                                 mode="hybrid")
+            refs = {f"msg:{r['id']}" for r in rows if r["kind"] == "message"}
+            assert rows and not hidden & refs, rows
+    finally:
+        await c.close()
+        await running.close()

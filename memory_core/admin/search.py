@@ -1,8 +1,8 @@
 """The operator's memory search: a keyword scan, or the model's hybrid search.
 
 Serves ``lcm-proxy memory search``, the admin API, the inspector and ``/memory
-search``. Retracted items are never returned; stored ``/memory`` commands only
-when asked for.
+search``. Retracted items are never returned; stored ``/memory`` commands and hidden
+memory-tool rounds only when asked for.
 """
 
 from __future__ import annotations
@@ -37,8 +37,10 @@ def search_memory(store: EngineStore, search: Any, query: str, *,
     (``inspect`` and the audit trail still show it). Returns dicts
     ``{ref, kind, status, score, match, text, ...}`` best first. ``session``
     keeps only rows stored under that ``X-LCM-Session``. With
-    ``include_commands=False`` stored ``/memory`` commands and their replies are
-    left out before ``limit`` applies (:mod:`memory_core.tools.commands`).
+    ``include_commands=False`` stored ``/memory`` commands and their replies, and
+    the hidden memory-tool rounds (the model's calls and the proxy's results, which
+    the client never saw), are left out before ``limit`` applies, as the model's
+    ``memory_search`` leaves them out (:mod:`memory_core.tools.commands`).
 
     ``mode="keyword"``: an SQLite scan; ``score`` counts the query's keyword
     terms found (see ``assemble.terms``), +2 for the exact phrase. ``mode=
@@ -79,13 +81,15 @@ def hybrid_search(store: EngineStore, search: Any, query: str, tenant: str | Non
     # One fusion over every scope's candidates (each scope's vectors from its own
     # partition), so that scores of two scopes compare: fused per scope, a scope
     # with no keyword match would rank its nearest vector as a whole-query match.
+    # Without commands, the hidden memory-tool rounds are left out too, as the model's
+    # memory_search leaves them out: the proxy's own exchanges, which echo the query.
     pool = search.pool((search.candidate_lists(
-        t, r, query, k=k, kinds=kinds, session=session, query_vector=vector)
-        for t, r in scopes), k)
+        t, r, query, k=k, kinds=kinds, session=session, query_vector=vector,
+        include_hidden=include_commands) for t, r in scopes), k)
     found = []
     for t, r in scopes:
         found += [(h, t, r) for h in search.search(
-            t, r, query, k=k, kinds=kinds, session=session,
+            t, r, query, k=k, kinds=kinds, session=session, include_hidden=include_commands,
             mode="hybrid", query_vector=vector, pool=pool)]
     found.sort(key=lambda x: -x[0].score)
 
@@ -142,7 +146,7 @@ def keyword_search(store: EngineStore, query: str, tenant: str | None, role: str
         if include_messages:
             for r in tx.inspection.keyword_messages(tenant=tenant, role=role,
                                                     session=session, limit=20000):
-                if not include_commands and is_command_exchange(r["text"]):
+                if not include_commands and (r["hidden"] or is_command_exchange(r["text"])):
                     continue
                 s = len(q_terms & terms(r["text"]))
                 s += 2 if needle and needle in r["text"].lower() else 0
@@ -162,7 +166,9 @@ def indexed_search(store: EngineStore, search: Any, query: str, *, tenant: str, 
                    mode: str, limit: int = 50) -> list[dict[str, Any]]:
     """Search the derived indexes of one tenant and role (``mode``: ``bm25``,
     ``vector`` or ``hybrid``; see ``SearchService.search``), hits described by
-    :func:`memory_core.admin.overview.describe_hits` (retracted items left out).
+    :func:`memory_core.admin.overview.describe_hits` (retracted items and hidden
+    memory-tool rounds left out, as the model's ``memory_grep`` and ``memory_search``
+    leave them out).
 
     Raises ``ValueError`` for an unknown mode or when search is disabled
     (``search`` is ``None``)."""
@@ -170,7 +176,8 @@ def indexed_search(store: EngineStore, search: Any, query: str, *, tenant: str, 
         raise ValueError("search is disabled ([search] enabled = false)")
     vector = (search.embed_query(query, timeout=OPERATOR_QUERY_EMBED_SECONDS)
               if mode in ("hybrid", "vector") else None)
-    hits = search.search(tenant, role, query, k=limit, mode=mode, query_vector=vector)
+    hits = search.search(tenant, role, query, k=limit, mode=mode, query_vector=vector,
+                         include_hidden=False)
     rows = store.read_tx(lambda tx: overview.describe_hits(
         tx, [(h.kind, h.ref_id, h.score) for h in hits], tenant=tenant, role=role))
     return [r for r in rows if r["status"] not in ("retracted", "edited")]

@@ -375,6 +375,82 @@ def _collapse(cands: list[tuple[Item, float, str]], limit: int
     return kept, similar
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_OTHER_NUMBERS: dict[tuple[str, Any], tuple[float, ...]] = {}
+
+
+def _other_numbers(row: Item) -> tuple[float, ...]:
+    """The numbers of an item's text but its value (one occurrence left out), in order:
+    "service 149 below 159 ms in eu-149" keeps (149, 149); "Synced 4812 files" keeps
+    none. Two rivals with the same other numbers differ in their value alone.
+    Memoised by text and value (dropped whole past 20k)."""
+    key = (row["text"] or "", row["value"])
+    hit = _OTHER_NUMBERS.get(key)
+    if hit is not None:
+        return hit
+    out: list[float] = []
+    value, dropped = row["value"], False
+    for m in _NUMBER.finditer(key[0]):
+        try:
+            x = float(m.group().replace(",", ""))
+        except ValueError:
+            continue
+        if not dropped and value is not None and x == value:
+            dropped = True
+            continue
+        out.append(x)
+    if len(_OTHER_NUMBERS) >= _SKELETONS_MAX:
+        _OTHER_NUMBERS.clear()
+    hit = _OTHER_NUMBERS[key] = tuple(out)
+    return hit
+
+
+def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
+                 ) -> tuple[list[int], dict[int, list[Item]]]:
+    """Keep standing rows (``order``: their slots in the block's order, heaviest and
+    newest first; ``rows[slot]``) up to ``limit`` lines, folding into one line the
+    rows that say the same statement but for its value: the same kind, speaker,
+    condition and subject, the same words (:func:`skeleton`) and the same other
+    numbers (:func:`_other_numbers`). The line of a group is its row said last (the
+    newest source message). Returns the kept slots and ``{kept id: [folded rows]}``.
+
+    Standing items are not collapsed by similar words: "service 148 below 158 ms"
+    and "service 149 below 159 ms" are two things the user set. One statement with
+    another value each time is one thing said again and again ("Synced 4812 files to
+    the backup bucket", "Synced 4850 files …", the writer marking each a rival of the
+    one before): one line names the newest, the one it conflicts with, and the
+    others' sources. Rows that fold cost no line, so a flood of them does not push
+    the rows after it (the user's rules) out of the block. The scan stops at the
+    ``limit``-th line, or after ``limit`` + :data:`_COLLAPSE_SCAN` rows (about a
+    microsecond a row): rows past a longer flood are not reached."""
+    vocab = _SK_VOCAB[0]
+    if len(vocab.bits) > _SK_VOCAB_MAX or len(_SK_ROWS) > _SK_ROWS_MAX:
+        vocab = _SK_VOCAB[0] = _Vocab()
+        _SK_ROWS.clear()
+    groups: list[list[int]] = []
+    group_of: dict[tuple[Any, ...], int] = {}
+    for s in order[: limit + _COLLAPSE_SCAN]:
+        if len(groups) >= limit:
+            break
+        r = rows[s]
+        key, mask, n = _collapse_key(r, vocab)
+        fold = (key, mask, r["subject"] or "", _other_numbers(r)) if n else None
+        g = group_of.get(fold) if fold is not None else None
+        if g is not None:
+            groups[g].append(s)
+        else:
+            if fold is not None:
+                group_of[fold] = len(groups)
+            groups.append([s])
+    kept: list[int] = []
+    folded: dict[int, list[Item]] = {}
+    for members in groups:
+        line = max(members, key=lambda m: (rows[m]["source_message_id"] or 0, rows[m]["id"]))
+        kept.append(line)
+        folded[int(rows[line]["id"])] = [rows[m] for m in members if m != line]
+    return kept, folded
+
+
 class _Vocab:
     """One generation of bit numbers for skeleton words (:func:`_collapse_key`).
     ``itertools.count`` hands out each number once, also to threads racing on a
@@ -457,8 +533,10 @@ def standing_weight(row: Any) -> float:
     "latency was 180 ms" is not standing: :func:`memory_core.items.standing.fixed_quantity`).
     Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
-    必须, 必ず…; 0 for a one-off request that neither says it stands nor fixes a
-    number, :func:`memory_core.items.standing.one_off`), 0 for a hedged item
+    必须, 必ず…, or said to stand: from now on, in every conversation…,
+    :func:`memory_core.items.standing.is_standing_rule`; 0 for a one-off request
+    that neither says it stands nor fixes a number,
+    :func:`memory_core.items.standing.one_off`), 0 for a hedged item
     (:func:`memory_core.items.standing.tentative`), 0 for an item of a series
     (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
     step), 0 for a report of how the work stands
@@ -486,8 +564,9 @@ def standing_weight(row: Any) -> float:
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
         weight += 1.5
-    if row["kind"] == "constraint" and _EXPLICIT_RULE.search(row["text"] or ""):
-        weight += 1.5
+    if row["kind"] == "constraint" and (_EXPLICIT_RULE.search(row["text"] or "")
+                                        or standing.is_standing_rule(row["text"])):
+        weight += 1.5  # a rule that says it stands ("from now on", "in every chat")
     weight += 2.5 if numeric else 0.0
     weight += 1.5 if correction or lasting else 0.0
     weight += 0.5 if row["condition"] else 0.0
@@ -663,8 +742,12 @@ def _choose_items(
     best = float(scored.max()) if scored.size else 0.0
     # Standing items: shown on every turn whether or not the words match (a
     # paraphrased question shares none), the heaviest first, newest on ties.
+    # Rival values of one subject said again and again take one line
+    # (:func:`_fold_rivals`).
     st = np.flatnonzero(items_mask & (weight > 0))
-    pinned = st[np.lexsort((-ix.ids[st], -weight[st]))[: cfg.pinned_items]]
+    st = st[np.lexsort((-ix.ids[st], -weight[st]))]
+    kept_slots, similar_st = _fold_rivals(st.tolist(), ix.rows, cfg.pinned_items)
+    pinned = np.array(kept_slots, dtype=np.int64)
     pinned = pinned[np.argsort(-ix.ids[pinned], kind="stable")]
     # Matches: only real ones (at least a third of the best score: shared common
     # words or kana bigrams alone do not make an item relevant), the best first, in
@@ -680,6 +763,11 @@ def _choose_items(
                                  if score >= floor and score > 0 else "")))
     match_mask = items_mask & (rel > 0) & (rel >= floor)
     match_mask[pinned] = False
+    for folded in similar_st.values():  # said in the line they were folded into
+        for f in folded:
+            fs = ix.slot(f["id"])
+            if fs is not None:
+                match_mask[fs] = False
     m = np.flatnonzero(match_mask)
     prio = 100 + rel[m] * 10 + 5 * weight[m]
     order = np.lexsort((-ix.ids[m], -prio))[:_COLLAPSE_SCAN]
@@ -689,9 +777,11 @@ def _choose_items(
     # latency 180 ms", "Run 13: latency 182 ms" …) take one line: the best match, the
     # newest on ties, naming the others' sources. Standing items are each something
     # the user set ("service 148 below 158 ms", "service 149 below 159 ms") and are
-    # not collapsed.
+    # not collapsed by their words: only rivals that differ in their value alone
+    # were folded above (:func:`_fold_rivals`).
     standing_rows = standing_rows[: cfg.max_items]
     matching, similar = _collapse(matching, max(0, cfg.max_items - len(standing_rows)))
+    similar.update((k, v) for k, v in similar_st.items() if v)
     chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
     hidden_slots = np.flatnonzero(hidden_mask)
     hidden = [ix.rows[s] for s in hidden_slots[np.argsort(-ix.ids[hidden_slots])].tolist()]

@@ -76,15 +76,25 @@ EN_CORRECTION = Lead(en(
 ), "actually correction update scratch i to let my make sorry strike on typo small no nope nah "
    "wait oops hold oh hang")
 # An ordinal label leading a sentence: "Run 39:", "Step 3 -", "#12:", "3)", "Phase 2",
-# "第3步", "步骤2", "ステップ3", "手順2". The number names a sibling in a series.
+# "第3步", "步骤2", "ステップ3", "手順2". The number names a sibling in a series. Besides
+# the words above, any word that a number and a colon follow names one ("Shard 3:", and
+# "batch 39:" as agents and logs write it, lowercase); so do a katakana word before a
+# number and a colon ("エポック12：", "バッチ3："), 第 with a number and any counter before
+# a colon ("第12批："), and a Japanese ordinal counter ("リトライ41回目", "2番目", "3日目":
+# a number, a counter and 目 say "the Nth"). A Han word before a number and a colon is
+# not one: "预算是5000：" states a value.
+_CJK_WORD = "\u30a0-\u30ff\u4e00-\u9fff"
 ORDINAL_LABEL = re.compile(
     r"(?P<word>(?i:step|phase|stage|run|attempt|iteration|epoch|trial|round|experiment|ticket"
     r"|issue|item|task|part|test|case|job|build|sprint|milestone|version|option|point))"
     r"\s*#?(?P<num>\d+[a-z]?)\b(?![.,:]\d)\s*[:.)\]–—-]?\s*"
-    r"|(?P<word2>[A-Z][A-Za-z-]{1,15})\s*#?(?P<num2>\d+[a-z]?)\s*:\s+"
+    r"|(?P<word2>[A-Za-z][A-Za-z-]{1,15})\s*#?(?P<num2>\d+[a-z]?)\s*:\s+"
     r"|[#(]?(?P<num3>\d{1,3})[.)]\s+(?=[^\d\s])"
     r"|(?P<cjk>第[0-9一二三四五六七八九十]+[步条项轮次个回]|步骤\s*[0-9]+|ステップ\s*[0-9]+"
-    r"|手順\s*[0-9]+)\s*[:：、.)）]?\s*")
+    r"|手順\s*[0-9]+"
+    r"|[" + _CJK_WORD + r"]{0,12}?[0-9０-９]+\s*(?:回|番|件|個|日|周|度|本|枚|巡|つ|試行)目"
+    r"|第[0-9０-９一二三四五六七八九十百]+[\u4e00-\u9fff](?=\s*[:：])"
+    r"|[\u30a0-\u30ff]{1,12}\s*[0-9０-９]+(?=\s*[:：]))\s*[:：、.)）]?\s*")
 
 
 def ordinal_label(m: re.Match[str]) -> str:

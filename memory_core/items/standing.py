@@ -4,7 +4,8 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
 ``data``…). Used by the block (:mod:`memory_core.assembly.block`) to choose items; pure, no I/O.
 
 - A **standing rule** says it stands: "always", "never", "from now on", "in this
-  project", "by default", 以后/总是/一律, 今後/常に/毎回… A request about the current
+  project", "by default", "in every conversation", "in all of your answers",
+  以后/总是/一律/所有对话, 今後/常に/毎回/すべての会話… A request about the current
   answer ("Reply in JSON with key answer.") is a one-off: it is kept and searchable,
   but is not put in every block, nor in another conversation's. A number in such a
   request counts the parts of the answer ("Give me 5 ideas …", "Summarise this in 3
@@ -69,11 +70,19 @@ STANDING_RULE = re.compile(
     r"|by default|every time|each time|any ?time|whenever"
     r"|in this (?:project|repo|repository|codebase|team|company)"
     r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
-    r"|anymore|no longer|as a standard|standard practice|(?:don't|do not|not) ever)\b"
+    r"|anymore|no longer|as a standard|standard practice|(?:don't|do not|not) ever"
+    r"|in general|generally|(?:general|standing|permanent|lasting) (?:preference|rule)"
+    r"|(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s){0,2}"
+    r"(?:conversations?|chats?|sessions?|threads?)"
+    r"|(?:in|for)\s(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s)"
+    r"{0,2}(?:answers?|replies|responses?))\b"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
-    r"|必须|务必|一直"
-    r"|今後|常に|いつも|毎回|必ず|これから|今日から|以降は|次回から|次からは|原則|絶対", re.I)
-"""Words by which a rule says it stands (see module doc)."""
+    r"|必须|务必|一直|所有(?:的)?(?:对话|会话|聊天|回答|回复)|每(?:个|一个|一次)(?:对话|会话|回答|回复)"
+    r"|今後|常に|いつも|毎回|必ず|これから|今日から|以降は|次回から|次からは|原則|絶対"
+    r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも", re.I)
+"""Words by which a rule says it stands (see module doc): a word of time ("always",
+"from now on") or a scope over every answer or conversation ("in every conversation
+we have", "in all of your answers", 所有对话, すべての回答)."""
 
 
 OBSERVATION = re.compile(

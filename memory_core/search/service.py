@@ -417,6 +417,7 @@ class SearchService:
                         kinds: tuple[str, ...] | list[str] | None = None,
                         session: str | None = None,
                         query_vector: np.ndarray | None = None,
+                        include_hidden: bool = True,
                         ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """The keyword and vector ``(label, score)`` lists a hybrid :meth:`search` of
         one tenant and role fuses (filters as there; the vector list from that scope's
@@ -425,7 +426,7 @@ class SearchService:
         k = self._checked_k(k, kinds)
         flt = SearchFilter(tenant=tenant, role=role,
                            kinds=tuple(kinds) if kinds is not None else None,
-                           session=session)
+                           session=session, include_hidden=include_hidden)
         n_cand = max(k, self.config.candidates)
         bm25, _ = self._keyword(query, flt, n_cand, context_weight=self.config.context_weight)
         vec: list[tuple[int, float]] = []

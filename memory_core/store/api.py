@@ -1198,8 +1198,8 @@ class Inspection(Protocol):
 
     def keyword_messages(self, *, tenant: str | None, role: str | None, session: str | None,
                          limit: int) -> Iterator[Row]:
-        """``{id, msg_role, role, text, created_at}`` of the newest ``limit`` messages
-        of the filters, newest first (lazy)."""
+        """``{id, msg_role, role, text, created_at, hidden}`` of the newest ``limit``
+        messages of the filters, newest first (lazy)."""
         ...
 
     def item(self, item_id: int) -> Row | None:

@@ -344,7 +344,8 @@ class PgInspection:
     def keyword_messages(self, *, tenant: str | None, role: str | None, session: str | None,
                          limit: int) -> Iterator[Row]:
         where, args = _where((("tenant", tenant), ("role", role), ("session", session)))
-        return iter(dicts(self._c, "SELECT id, msg_role, role, text, created_at FROM messages"
+        return iter(dicts(self._c, "SELECT id, msg_role, role, text, created_at, hidden"
+                          " FROM messages"
                           f" WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT {int(limit)}",
                           args))
 

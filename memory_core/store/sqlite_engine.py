@@ -190,7 +190,7 @@ class SqliteInspection:
                          limit: int) -> Iterator[Row]:
         clause, args = self._scope(tenant, role, session)
         return (dict(r) for r in self._c.execute(
-            f"SELECT id, msg_role, role, text, created_at FROM messages"
+            f"SELECT id, msg_role, role, text, created_at, hidden FROM messages"
             f" WHERE {clause} ORDER BY id DESC LIMIT {int(limit)}", args))
 
     def item(self, item_id: int) -> Row | None:

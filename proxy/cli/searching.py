@@ -35,8 +35,8 @@ def memory_search(query: str, config: str | None, data_dir: str | None, session:
     """Find memory items and messages for QUERY: by meaning and keywords, as the
     model's memory_search ranks them, then keyword-only matches (CJK substrings).
 
-    Safe beside a running proxy. Stored ``/memory`` commands and their replies are
-    left out, as in chat."""
+    Safe beside a running proxy. Stored ``/memory`` commands and their replies, and
+    hidden memory-tool rounds, are left out, as in chat."""
     engine = open_engine(config, data_dir)
     embedder = None
     try:

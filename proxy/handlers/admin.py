@@ -308,7 +308,8 @@ async def search(request: web.Request) -> web.Response:
     """``GET /lcm/v1/search?q=`` → ``{query, mode, hits}`` best first (tenant, role,
     session, limit, ``mode``: ``hybrid``, the default, ranks as the model's
     ``memory_search`` does, then keyword-only matches; ``keyword`` is the SQLite scan
-    alone). Stored ``/memory`` commands and their replies are left out, as in chat."""
+    alone). Stored ``/memory`` commands and their replies, and hidden memory-tool
+    rounds, are left out, as in chat."""
     require_admin(request)
     tenant, role = _scope(request)
     query = request.query.get("q", "").strip()
