@@ -352,6 +352,21 @@ def test_two_attributes_of_one_thing_are_not_a_conflict(engine: Engine, first: s
     assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
 
 
+@pytest.mark.parametrize("first, second", [
+    ("The nightly build took 42 s.", "The nightly build took 50 s."),
+    ("Synced 4812 files to the backup bucket.", "Synced 4850 files to the backup bucket."),
+    ("夜间构建用了42秒。", "夜间构建用了50秒。"),
+])
+def test_two_readings_of_one_thing_are_not_a_conflict(engine: Engine, first: str,
+                                                      second: str) -> None:
+    """What a run took or did is a reading at its time: two of them are two runs, not
+    rival values the user must settle."""
+    put(engine, first)
+    put(engine, second)
+    rows = active(engine)
+    assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
+
+
 @pytest.mark.parametrize("text, judged", [
     ("这张照片太棒了", True), ("その写真は素敵ですね", True), ("What a gorgeous view!", True),
     ("截止日期是周五", False), ("締め切りは金曜日です", False), ("The deadline is Friday.", False),
@@ -679,7 +694,7 @@ async def test_a_series_named_by_any_word_does_not_flood_the_block(
 
 
 @pytest.mark.parametrize("line, word", [
-    ("Synced {n} files to the backup bucket.", "Synced"),
+    ("The backup bucket holds {n} files.", "backup bucket"),
     ("同步了{n}个文件到备份桶。", "备份桶"),
     ("バックアップに{n}件のファイルを同期しました。", "バックアップ"),
 ])
@@ -701,6 +716,23 @@ async def test_rival_values_said_again_and_again_take_one_line(
     assert len(shown) == 1, block
     newest = line.format(n=4800 + (29 * 37) % 90).rstrip("。.")
     assert newest in shown[0] and "similar" in shown[0], shown
+
+
+async def test_what_a_job_did_again_and_again_does_not_stand(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """"Synced 4812 files …" said thirty times reports what a job did each time: kept
+    and searchable, but in no other conversation's block, and no conflicts."""
+    first = Agent(proxy, upstream, session="backup")
+    for i in range(30):
+        await first.say(f"Synced {4800 + (i * 37) % 90} files to the backup bucket.",
+                        fast=True)
+    await proxy.settle()
+    rows = sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT status, conflict_with FROM memory_items WHERE text LIKE 'Synced%'")])
+    assert rows and all(conflict is None for _, conflict in rows), rows
+    other = Agent(proxy, upstream, session="other")
+    await other.say("What is a good name for a cat?")
+    assert "Synced" not in block_of(other.upstream_last_user())
 
 
 def test_standing_rows_fold_only_when_they_differ_in_their_value_alone() -> None:

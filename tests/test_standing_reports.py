@@ -42,6 +42,11 @@ REPORTED = [
     "We got there at 9 and the food came 40 minutes later.",
     "I keep getting a 500 error.",
     "タイムアウトは30分らしい。",
+    # what a job did: a past verb of work before its count
+    "Synced 4812 files to the backup bucket, 3 skipped.",
+    "Processed 1,204 records before the worker restarted.",
+    "Uploaded 812 MB to the bucket.",
+    "I ran 40 tests against the new branch.",
 ]
 
 
@@ -73,6 +78,10 @@ SET = [
     # a number a preposition counts is no year
     "The context window is a maximum of 2048 tokens.",
     "The pool ranges from 1900 to 2000 connections.",
+    # a verb of setting is no report of work done
+    "We allocated 16 GB to the build VM.",
+    "We capped 20 connections per client.",
+    "Two approvals and 2 reviewers required.",
     # a schedule, not a past account
     "The token expires 15 minutes later.",
     # a change the user made sets the value

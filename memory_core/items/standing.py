@@ -99,6 +99,20 @@ OBSERVATION = re.compile(
     r"|に増え|に減っ|に減り|に上が|に下が|に伸び", re.I)
 """Words by which a numeric statement reports an observation or a change (module doc):
 what a run or a measurement gave, what rose or fell, what happened some time ago."""
+DONE_COUNT = re.compile(
+    r"\b(?!(?:need|seed|speed|feed|embed|indeed|exceed|proceed|succeed|allocated|reserved"
+    r"|provisioned|configured|scheduled|assigned|budgeted|limited|capped|fixed|pinned"
+    r"|rated|priced|sized|scaled|raised|lowered|reduced|bumped|changed|increased|decreased"
+    r"|extended|shortened|upgraded|downgraded|resized|tuned|adjusted|named|called|aged"
+    r"|based|located|hosted|listed|numbered|labelled|labeled)\b)"
+    r"(?:[a-z]{3,}ed|ran|sent|wrote|built|lost|spent|sold|caught|found|did|gave|fetched)"
+    r"\s+(?:about\s+|over\s+|nearly\s+|almost\s+|only\s+|just\s+|~\s*)?\d"
+    r"|\b\d[\d.,]*\s+(?:[a-z]+\s+)?(?!(?:need|required|allowed|allocated|reserved|assigned"
+    r"|expected|planned|scheduled|budgeted)\b)[a-z]{3,}ed\s*(?:[,.;!)]|$)", re.I)
+"""A past verb of work done right before its count ("Synced 4812 files", "processed
+1,204 records", "ran 40 tests"), or after it at the end of its clause ("3 skipped",
+"418 passed, 2 failed"): what a job did, not a number the user set (a verb of setting
+— allocated, capped, bumped… — is no such report)."""
 HEARSAY = re.compile(
     r"\b(?:said|says|told (?:me|us)|tells (?:me|us)|according to|apparently|reportedly"
     r"|i heard|heard that|rumou?red)\b"
@@ -157,12 +171,23 @@ def reports_number(text: str | None) -> bool:
     t = text or ""
     if SETTING.search(t) is not None:
         return False
-    observed = (OBSERVATION.search(t) is not None
-                or (_LATER.search(t) is not None and _PAST.search(t) is not None))
-    if observed and USER_CHANGE.search(t) is None:
+    if observes(t):
         return True
     return (HEARSAY.search(OWN_SOURCE.sub(" ", t)) is not None
             or AGE.search(t) is not None)
+
+
+def observes(text: str | None) -> bool:
+    """Whether a numeric statement reports what was observed or done (a measurement, a
+    change, a job's count, something some time ago: :data:`OBSERVATION`,
+    :data:`DONE_COUNT`), not a number the user set (:data:`SETTING`,
+    :data:`USER_CHANGE`). Two such reports of one thing are two readings, not rival
+    values (:func:`memory_core.items.supersession.contradicts`)."""
+    t = text or ""
+    if SETTING.search(t) is not None or USER_CHANGE.search(t) is not None:
+        return False
+    return (OBSERVATION.search(t) is not None or DONE_COUNT.search(t) is not None
+            or (_LATER.search(t) is not None and _PAST.search(t) is not None))
 
 
 def data_of(row: Any) -> dict[str, Any]:

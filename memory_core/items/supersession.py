@@ -20,6 +20,7 @@ from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, overlap, terms
+from memory_core.items.standing import observes
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
 
@@ -662,7 +663,10 @@ with a possessive: those still can."""
 def contradicts(ex: Any, row: Any) -> bool:
     """Whether a new statement disagrees with a stored one about the same subject.
 
-    Two values (different ones: the caller checks equality) always disagree. Without
+    Two values (different ones: the caller checks equality) disagree, unless both are
+    readings of what was observed or done (:func:`~memory_core.items.standing.observes`:
+    "The build took 42 s" / "The build took 50 s" are two runs, not a question for the
+    user). Without
     values, only two choices of the same kind ("we'll use Postgres" / "we'll use MySQL"
     for the same thing) or two short claims of the same kind ("the deadline is Friday"
     / "… Monday") disagree; "the export job logs every request" and "the export job
@@ -672,7 +676,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     values, and a statement that says nothing but its subject disagrees with nothing.
     """
     if ex.value is not None and row["value"] is not None:
-        return True
+        # two readings ("The build took 42 s" / "… 50 s") are no rival values
+        return not (observes(ex.text) and observes(row["text"]))
     if ex.kind != row["kind"]:
         return False
     if ex.kind == "decision":
