@@ -242,3 +242,16 @@ def test_a_statement_without_a_value_does_not_replace_an_impression(
 def test_an_impression_still_replaces_an_impression(engine: Engine) -> None:
     old, new = "The new build is great.", "Actually the new build is terrible."
     assert _said(engine, old, new) == {old: "superseded", new: "active"}
+
+
+@pytest.mark.parametrize("old, new", [
+    ("My manager is Dana.", "Sorry, my manager is Lee now."),
+    ("The launch is in May.", "Bad news, the launch is now in June."),
+    ("The backend is in Python.", "The backend is in Go now, which is great."),
+    ("We love using Jenkins for CI.", "We no longer use Jenkins."),  # a preference
+])
+def test_an_aside_on_a_correction_is_no_impression(engine: Engine, old: str, new: str) -> None:
+    """The impression rule reads what a correction says of its subject: "Sorry,", "Bad
+    news," or ", which is great" judges the news, and a preference ("We love using
+    Jenkins") is a choice, so each still replaces the value it revises."""
+    assert _said(engine, old, new) == {old: "superseded", new: "active"}

@@ -15,7 +15,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.extraction import extract
 from memory_core.items import standing, writer
-from memory_core.items.supersession import evaluates
+from memory_core.items.supersession import evaluates, predicate
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
@@ -389,6 +389,51 @@ def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
     put(engine, first)
     put(engine, second)
     assert active(engine)[-1]["conflict_with"] is not None, active(engine)
+
+
+@pytest.mark.parametrize("first, second", [
+    ("The hard deadline is Friday.", "The hard deadline is Monday."),
+    ("The happy path test is test_login.", "The happy path test is test_signup."),
+    ("The cool new framework we use is Svelte.", "The cool new framework we use is Solid."),
+    ("The release is on Friday.", "The release will be on Monday."),
+    ("The team uses Jira.", "The team still uses Linear."),
+    ("The team is using Jira.", "The team uses Linear."),
+])
+def test_a_judging_name_or_an_auxiliary_leaves_two_values(engine: Engine, first: str,
+                                                          second: str) -> None:
+    """A judging word that names the subject ("the hard deadline") is no impression,
+    and a modal or adverb before the verb ("will be", "still uses") is no other
+    predicate: the two statements still give two values of one attribute."""
+    put(engine, first)
+    put(engine, second)
+    assert active(engine)[-1]["conflict_with"] is not None, active(engine)
+
+
+@pytest.mark.parametrize("text, subject, judged", [
+    ("The hard deadline is Friday.", "hard deadline", False),
+    ("Sorry, my manager is Lee now.", "manager lee", False),
+    ("The backend is in Go now, which is great.", "backend", False),
+    ("他最喜欢的颜色是绿色。", "他最喜欢颜色", False), ("好きな色は緑です。", "好きな色", False),
+    ("I'm lucky to have my family.", "i'm lucky", True),
+    ("The fireworks show was amazing and so loud.", "fireworks show", True),
+    ("その映画は最高でした。", "映画", True),
+])
+def test_an_impression_is_what_the_statement_says_of_its_subject(
+        text: str, subject: str, judged: bool) -> None:
+    assert evaluates(text, subject) is judged
+
+
+@pytest.mark.parametrize("subject, text, verb", [
+    ("release", "The release will be on Monday.", "be"),
+    ("team", "The team still uses Linear.", "us"),
+    ("team", "The team uses Jira.", "us"),
+    ("flaky test", "The flaky test turned out to be test_login.", "be"),
+    ("office", "The office stays in Berlin.", "be"),
+    ("cafe", "The cafe serves brunch.", "serv"),
+    ("team", "The team is using Jira.", "us"), ("hard drive", "The hard drive is full.", "be"),
+])
+def test_the_predicate_passes_over_auxiliaries(subject: str, text: str, verb: str) -> None:
+    assert predicate(subject, text) == verb
 
 
 # -- kinds 5, 9 and scopes through the proxy ------------------------------------------------
@@ -1129,3 +1174,20 @@ def test_dropping_a_member_of_a_list_is_not_a_restatement(engine: Engine) -> Non
     put(engine, "Reminder: the standup is on Monday mornings.")  # said again: no new item
     assert [r["text"] for r in active(engine)] == [
         "The standup is on Monday and Thursday mornings.", "The standup is on Monday mornings."]
+
+
+async def test_a_judging_name_conflicts_and_an_aside_corrects_in_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """End to end: two hard deadlines put a CONFLICTS line in another conversation's
+    block; "Sorry, my manager is Lee now" supersedes Dana there."""
+    agent = Agent(proxy, upstream)
+    for text in ("The hard deadline is Friday.", "The hard deadline is Monday.",
+                 "My manager is Dana.", "Sorry, my manager is Lee now."):
+        await agent.say(text)
+    await proxy.settle()
+    fresh = Agent(proxy, upstream, system="Another conversation.")
+    await fresh.say("When is the hard deadline and who is my manager?")
+    block = block_of(fresh.upstream_last_user())
+    assert "CONFLICTS" in block and "Monday" in block and "Friday" in block, block
+    assert 'Sorry, my manager is Lee now. (corrects msg 6: "My manager is Dana." — superseded)' \
+        in block, block

@@ -156,6 +156,23 @@ def test_a_firm_statement_about_something_else_leaves_the_guess(engine: Engine) 
     assert [r["status"] for r in rows(engine)] == ["superseded", "active", "active"]
 
 
+@pytest.mark.parametrize("guess, answer", [
+    ("我猜负责人可能是小张。", "负责人是小王。"),
+    ("我觉得他最喜欢的颜色可能是蓝色。", "他最喜欢的颜色是绿色。"),
+    ("たぶん好きな色は青です。", "好きな色は緑です。"),
+    ("I guess the flaky test is test_upload.", "The flaky test turned out to be test_login."),
+    ("I think my manager will be Sam.", "My manager is Alex."),
+])
+def test_a_firm_answer_settles_the_guess_in_each_language(
+        engine: Engine, guess: str, answer: str) -> None:
+    """The guess is read without its hedge (我猜, 可能, たぶん), a judging word that names
+    the subject (最喜欢的, 好きな) judges nothing, and "will be" / "turned out to be"
+    are "be": each answer settles its guess."""
+    put(engine, guess)
+    put(engine, answer)
+    assert [r["status"] for r in rows(engine)] == ["superseded", "active"], rows(engine)
+
+
 def test_a_guess_neither_supersedes_nor_conflicts_with_a_firm_statement(engine: Engine) -> None:
     put(engine, "The limit is 60 requests per second.")
     put(engine, "Actually, I think the limit is 50 requests per second.")

@@ -251,6 +251,15 @@ def hedged(scan: str, start: int, end: int, lang: str) -> bool:
     return _JA_HEDGE.search(scan[start:end].rstrip()) is not None
 
 
+def unhedged(text: str) -> str:
+    """``text`` without its hedges ("I think the owner is Dana" -> "the owner is
+    Dana", 我猜负责人可能是小张 -> 负责人是小张): the claim a guess makes, to hold
+    beside a firm statement's."""
+    for hedge in (_EN_HEDGE, _ZH_HEDGE, _JA_HEDGE):
+        text = hedge.sub(" ", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
 def hedged_lead(scan: str, start: int, end: int, lang: str) -> bool:
     """Whether a hedge opens the sentence ``scan[start:end]`` ("I think X, and Y",
     "Not sure but …", 我觉得…, たぶん…): it then scopes every clause of it; a hedge

@@ -365,8 +365,11 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     condition: the user did not restate it), but an item under the same condition as
     the correction's wins over it. A statement that only adds one more of a kind
     (:func:`~memory_core.extraction.replacement.adds`) replaces nothing, and one with no
-    value of its own replaces an impression only by another (:func:`evaluates`: "Nope,
+    value of its own replaces an impression only by another (:func:`impression`: "Nope,
     never been to anything like that" is no new value of "The fireworks were amazing").
+    The correction is read without its asides ("Sorry, my manager is Lee now" judges the
+    news, not the manager); a stored item with any impression in it ("I won the
+    tournament - so exciting!") stays one.
     """
     if getattr(ex, "replacement", None) and not getattr(ex, "replaces", None) \
             and actor(ex.text or "") == "other":
@@ -410,7 +413,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     switch = _SWITCHED.search(ex.text or "") is not None
     apart = names_a_member_or_scope(ex.text or "")  # else no row is another one
     valueless = ex.value_text is None and not getattr(ex, "replacement", None)
-    judged = evaluates(ex.text or "")
+    judged = impression(ex.text or "", ex.subject, ex.kind)
     by_value: dict[str, Any] | None = None
     for row in rows:
         old_unit = unit_class(row["unit"])
@@ -436,7 +439,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             # the newest item stating the value the correction names ("upgraded Node
             # from 18 to 20": of the attribute it names, not "The team has 18 people")
             by_value = row
-        if valueless and evaluates(row["text"] or "") != judged:
+        if valueless and judged != impression(row["text"] or "", row["subject"], row["kind"],
+                                              asides=True):
             continue  # an impression and a statement of fact are no two values of one thing
         if values_only and row["value_text"] is None:
             continue
@@ -689,12 +693,29 @@ def contradicts(ex: Any, row: Any) -> bool:
     # a statement that claims nothing beyond its subject ("the billing deploys.")
     # holds no value to disagree with
     return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM
-            and not evaluates(ex.text or "") and not evaluates(row["text"] or "")
+            and not evaluates(ex.text or "", ex.subject)
+            and not evaluates(row["text"] or "", row["subject"])
             and predicate(ex.subject, ex.text) == predicate(row["subject"], row["text"]))
 
 
-_BE = frozenset(("is", "are", "was", "were", "be", "been", "'s", "'re"))
+_BE = frozenset(("is", "are", "was", "were", "be", "been", "being", "am", "'s", "'re", "'m"))
 _VERB_ENDING = re.compile(r"(?<=\w\w)(?:es|s|ed|ing)$")
+_AUXILIARY = frozenset((
+    "will", "'ll", "do", "does", "did", "still", "also", "now", "currently", "usually",
+    "always", "already", "just", "really", "actually", "definitely", "officially", "finally",
+    "only", "even", "then", "sometimes", "often"))
+"""The future's "will", the "do" of emphasis and adverbs, which may stand between a
+subject and its verb ("The release will be on Monday", "The team still uses Linear"):
+not the predicate. Other modals are ("The deploy should be automated", "can be" state
+no value of "The deploy is manual")."""
+_PROGRESSIVE = re.compile(r"\w{2,}(?<!th)ing")  # "using", "making"; not "thing", "nothing"
+_ADVERB = re.compile(r"\w{3,}(?<!p)ly")  # "mostly", "currently"; not "apply", "supply"
+_LINKING = re.compile(r"(?:become|became|remain|stay|seem|appear)(?:s|ed)?\b"
+                      r"|(?:turn(?:s|ed)?\s+out|end(?:s|ed)?\s+up|prove[sd]?\s+to\s+be)\b",
+                      re.I)
+"""Verbs that link a subject to its value as "be" does ("The flaky test turned out to
+be test_login", "The office stays in Berlin"); not the sensory ones ("looks
+delicious"), which judge."""
 
 
 def predicate(subject: str | None, text: str | None) -> str | None:
@@ -704,40 +725,142 @@ def predicate(subject: str | None, text: str | None) -> str | None:
     billing service is …", is followed where Y ends), or None (no such word, a Chinese
     or Japanese statement): two claims after different predicates are about two
     attributes of the subject ("opens in March" / "has a rooftop garden"), not rival
-    values."""
+    values. "Will", "do" and adverbs before the verb are passed over ("will be", "still
+    uses": :data:`_AUXILIARY`), "be" before an -ing form is that verb ("is using" ->
+    "us") and a linking verb reads as "be" ("turned out to be", "stays in":
+    :data:`_LINKING`)."""
     if not subject or not text or _CJK.search(subject):
         return None
     words = subject.split()
-    word = _word_after(words[-1], text)
-    if word in _FOLDS and len(words) > 1:
-        word = _word_after(words[-2], text)
-    if word is None:
+    at = _end_of(words[-1], text)
+    if at is not None and _next_word(text, at)[0] in _FOLDS and len(words) > 1:
+        at = _end_of(words[-2], text)
+    if at is None:
         return None
-    return "be" if word in _BE else _VERB_ENDING.sub("", word)
+    word, at = _next_word(text, at)
+    while word in _AUXILIARY or _ADVERB.fullmatch(word):
+        word, at = _next_word(text, at)
+    if not word:
+        return None
+    if word in _BE:
+        verb, _ = _next_word(text, at)  # "is using Jira" uses; "is making noise" makes
+        return _VERB_ENDING.sub("", verb) if _PROGRESSIVE.fullmatch(verb) else "be"
+    if _LINKING.match(text, at - len(word)):
+        return "be"
+    return _VERB_ENDING.sub("", word)
 
 
 _FOLDS = frozenset(("of", "for", "in"))
+_NEXT_WORD = re.compile(r"(?:\s+|(?=['’]))(['’]?\w+)")
 
 
-def _word_after(word: str, text: str) -> str | None:
-    """The word after the first whole-word ``word`` (or a longer form of it) in
-    ``text``, lowercased; a clitic ("'s") counts as a word."""
-    m = re.search(rf"(?<![\w'])({re.escape(word)}\w*)(?:\s+|(?=['’]))(['’]?\w+)", text, re.I)
-    return m.group(2).lower().replace("’", "'") if m else None
+def _end_of(word: str, text: str) -> int | None:
+    """Where the first whole-word ``word`` (or a longer form of it) ends in ``text``."""
+    m = re.search(rf"(?<![\w']){re.escape(word)}\w*", text, re.I)
+    return m.end() if m else None
 
 
-def evaluates(text: str) -> bool:
+def _next_word(text: str, at: int) -> tuple[str, int]:
+    """The word right after ``at`` in ``text``, lowercased (a clitic, "'s", counts as
+    one), and where it ends; ``""`` where none follows."""
+    m = _NEXT_WORD.match(text, at)
+    return (m.group(1).lower().replace("’", "'"), m.end()) if m else ("", at)
+
+
+def evaluates(text: str, subject: str | None = None, *, asides: bool = False) -> bool:
     """Whether a statement judges or feels rather than states a value ("That photo is
     gorgeous!", "Glad I could help", 太棒了, 素敵ですね): two impressions of one thing
-    never disagree (:data:`~memory_core.extraction.lexicon.EN_EVALUATIVE`)."""
-    head = _FIRST_LETTER.match(text)
-    if head is not None:  # "Glad I could help": the sentence's capital, not a name's
-        text = text[:head.end() - 1] + text[head.end() - 1].lower() + text[head.end():]
-    return (EN_EVALUATIVE.search(text) is not None or ZH_EVALUATIVE.search(text) is not None
-            or JA_EVALUATIVE.search(text) is not None)
+    never disagree (:data:`~memory_core.extraction.lexicon.EN_EVALUATIVE`).
+
+    Given the statement's ``subject``, a judging word that names it judges nothing
+    ("The hard deadline is Friday", "The happy path test is test_login", 好きな色は緑です:
+    :func:`_naming`), and only the clauses that hold the subject are read, so an aside
+    around a value judges nothing either ("Sorry, my manager is Lee now", "The backend
+    is in Go now, which is great"); ``asides`` reads every clause."""
+    text = _SENTENCE_START.sub(lambda m: m.group().lower(), text)
+    if subject and not asides:
+        text = _subject_clause(text, subject)
+    return any(_judging(clause, subject) for clause in _CLAUSE.split(text))
 
 
-_FIRST_LETTER = re.compile(r"[\s\"'“‘(\[*_-]*[A-Z](?=[a-z])")
+def impression(text: str, subject: str | None, kind: str | None, *,
+               asides: bool = False) -> bool:
+    """Whether a statement of ``kind`` is an impression of its subject (:func:`evaluates`,
+    ``asides`` as there) rather than a value of it. A preference never is: "We love
+    using Jenkins" states a choice that "We no longer use Jenkins" revises."""
+    return kind != "preference" and evaluates(text, subject, asides=asides)
+
+
+_CLAUSE = re.compile(r"[,;:!?()\[\]…—–]+|\.(?:\s|$)|\s-\s|[，。；：！？、（）]")
+"""Where a clause ends: an aside ("Sorry,"), a comment (", which is great") or the next
+sentence."""
+
+
+def _subject_clause(text: str, subject: str) -> str:
+    """The clauses of ``text`` that hold ``subject`` (a CJK subject key as written,
+    :func:`_cjk_written`; an English one by its head word), joined; ``text`` where
+    none does."""
+    if _CJK.search(subject):
+        written = _cjk_written(subject)
+        held = [c for c in _CLAUSE.split(text) if written.search(c)]
+    else:  # by its head, the last word ("bad news launch": "the launch is now in June")
+        words = subject.lower().split()
+        head = re.compile(rf"(?<![\w']){re.escape(words[-1])}", re.I) if words else None
+        held = [c for c in _CLAUSE.split(text) if head is not None and head.search(c)]
+    return "\n".join(held) if held else text
+
+
+def _cjk_written(subject: str) -> re.Pattern[str]:
+    """A CJK subject key as its statement writes it: the key drops the 的 / の that link
+    its nouns (他最喜欢颜色 from 他最喜欢的颜色) and spaces."""
+    return re.compile("[的の之\\s]?".join(re.escape(c) for c in subject), re.I)
+
+
+def _judging(clause: str, subject: str | None) -> bool:
+    """Whether ``clause`` holds a judging word other than one that names the subject
+    (:func:`_naming`)."""
+    if subject and _CJK.search(subject):
+        spans = [m.span() for m in _cjk_written(subject).finditer(clause)]
+        return any(not _naming_cjk(clause, m, spans)
+                   for pattern in (ZH_EVALUATIVE, JA_EVALUATIVE)
+                   for m in pattern.finditer(clause)) or EN_EVALUATIVE.search(clause) is not None
+    own = set(subject.lower().split()) if subject else set()
+    return (any(not _naming(clause, m, own) for m in EN_EVALUATIVE.finditer(clause))
+            or ZH_EVALUATIVE.search(clause) is not None
+            or JA_EVALUATIVE.search(clause) is not None)
+
+
+_DETERMINED = re.compile(r"\b(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those)"
+                         r"\s+(?:[\w-]+\s+){0,2}$", re.I)
+_WORDS_AFTER = re.compile(r"[\s-]+([\w-]+)(?:\s+([\w-]+))?")
+
+
+def _naming(clause: str, m: re.Match[str], own: set[str]) -> bool:
+    """Whether the English judging word ``m`` qualifies a noun of the subject (words
+    ``own``) after a determiner: "the hard deadline", "the happy path test", "our cool
+    new framework" name a thing; "I'm lucky to have …", "Appreciate your kind words"
+    judge."""
+    word = m.group().split()[0].lower()
+    if word not in own or _DETERMINED.search(clause, 0, m.start()) is None:
+        return False
+    after = _WORDS_AFTER.match(clause, m.end())
+    return after is not None and any((w or "").lower() in own for w in after.groups())
+
+
+def _naming_cjk(clause: str, m: re.Match[str], spans: list[tuple[int, int]]) -> bool:
+    """Whether the Chinese or Japanese judging word ``m`` qualifies a noun inside the
+    subject as written (``spans``): 他最喜欢的颜色, 好きな色, 楽しいイベント."""
+    link = _CJK_ATTRIBUTE.match(clause, m.end())
+    return link is not None and any(lo <= m.start() and link.end() < hi for lo, hi in spans)
+
+
+_CJK_ATTRIBUTE = re.compile(r"[しい]*[的なの]|い(?=[\u30a0-\u30ff\u3400-\u9fff])")
+"""What joins an adjective to the noun it qualifies (的, な, の, an adjective's い)."""
+
+
+_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=[.!?]\s\s))[\s\"'“‘(\[*_-]*[A-Z](?=[a-z])")
+"""A sentence's first capital ("Glad I could help"), lowered before the judging words
+are read: a capital inside a sentence is a name's ("we live in Nice")."""
 
 
 _RULE_WORDS = re.compile(r"(?<![a-z])(?:rules?|limits?|caps?|ceiling|requirements?|constraints?"

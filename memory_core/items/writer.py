@@ -55,6 +55,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import ItemStateError, NotFoundError
+from memory_core.extraction.modality import unhedged
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.replacement import actor, adds, states_change
@@ -67,7 +68,7 @@ from memory_core.items.supersession import (
     contradicts,
     correction_conditions_agree,
     correction_target,
-    evaluates,
+    impression,
     more_specific,
     other_instance,
     predicate,
@@ -395,15 +396,22 @@ def _settles(ex: Any, kind: str, guess: Row) -> bool:
     value, the same claim (:func:`_same_claim`), a claim after the same predicate
     ("The new office opens in April" after "Maybe the new office opens in March":
     :func:`~memory_core.items.supersession.predicate`) or a rival one
-    (:func:`~memory_core.items.supersession.contradicts`); a firm statement that says
-    something else about the subject ("The new office has a rooftop garden") leaves
-    the guess as it was."""
+    (:func:`~memory_core.items.supersession.contradicts`), the guess read without its
+    hedge (``modality.unhedged``: 负责人是小王 answers 我猜负责人可能是小张); a firm
+    statement that says something else about the subject ("The new office has a
+    rooftop garden") or judges it where the guess stated ("Art is such a joy" after
+    "Art can be in the most unlikely places") leaves the guess as it was."""
     if guess["value"] is not None and guess["value"] == ex.value and guess["unit"] == ex.unit:
         return True
+    claim = {**dict(guess), "text": unhedged(guess["text"] or ""),
+             "subject": unhedged(guess["subject"] or "") or guess["subject"]}
+    if impression(ex.text or "", ex.subject, kind) != impression(
+            claim["text"], claim["subject"], guess["kind"]):
+        return False
     verb = predicate(ex.subject, ex.text)
-    if verb is not None and verb == predicate(guess["subject"], guess["text"]):
+    if verb is not None and verb == predicate(claim["subject"], claim["text"]):
         return True
-    return _same_claim(ex, kind, guess) is not None or contradicts(ex, guess)
+    return _same_claim(ex, kind, claim) is not None or contradicts(ex, claim)
 
 
 def _settle_guesses(tx: Tx, guesses: list[Row], item_id: int, now: float) -> None:
@@ -851,7 +859,8 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not other_instance(new["subject"], nt, old["subject"], ot)
             and not rival_scopes(nt, ot)
             and not _another_thing(new, old)
-            and not (new["value_text"] is None and evaluates(nt) != evaluates(ot))
+            and not (new["value_text"] is None and impression(nt, new["subject"], new["kind"])
+                     != impression(ot, old["subject"], old["kind"], asides=True))
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
 
 

@@ -363,7 +363,7 @@ class ItemReads(Protocol):
     def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                               speaker: str, label: str | None,
                               units: Sequence[str] | None, limit: int) -> list[Row]:
-        """``{id, subject, text, unit, condition, value_text}`` of the newest
+        """``{id, subject, text, unit, condition, value_text, kind}`` of the newest
         ``limit`` active items of ``kinds`` in a tenant and role said by ``speaker``
         (the ``speaker`` of their data, ``""`` for none), newest (highest id) first.
         ``label``: only items of that ordinal label (``None``: any); ``units``: only

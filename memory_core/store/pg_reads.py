@@ -244,7 +244,7 @@ class PgItemReads:
     def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                               speaker: str, label: str | None,
                               units: Sequence[str] | None, limit: int) -> list[Row]:
-        sql = ("SELECT id, subject, text, unit, condition, value_text FROM memory_items"
+        sql = ("SELECT id, subject, text, unit, condition, value_text, kind FROM memory_items"
                " WHERE tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
                f" AND {SPEAKER} = %s")
         args: list[Any] = [tenant, role, list(kinds), speaker]

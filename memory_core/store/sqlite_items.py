@@ -25,7 +25,7 @@ class SqliteItemReads:
     def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                               speaker: str, label: str | None,
                               units: Sequence[str] | None, limit: int) -> list[Row]:
-        sql = (f"SELECT id, subject, text, unit, condition, value_text FROM memory_items"
+        sql = (f"SELECT id, subject, text, unit, condition, value_text, kind FROM memory_items"
                f" WHERE tenant=? AND"
                f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})"
                f" AND coalesce(json_extract(data, '$.speaker'), '') = ?")
