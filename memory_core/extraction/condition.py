@@ -66,8 +66,13 @@ _HARDWARE = re.compile(r"[A-Z]\d{2,4}|M[1-4]\b")
 """Trigger words of the two English patterns (a pattern runs only when one is present)."""
 
 _ZH_WORD_SHI = "小超同及暂準准按定当當实實临臨随隨有届屆平时時"
+_ZH_WORD_ZAI = "现現正存实實所潜潛内內外自好"
+"""First characters of words that end in 在 (现在 "now", 正在, 存在, 实在, 所在, 潜在, 内在,
+外在, 自在, 好在): there 在 is no preposition opening a condition ("现在我们的前端框架是
+React" is no "在…前" clause)."""
 _ZH_CLAUSE = re.compile(
-    r"(?:如果|假如|要是|若是|只要|一旦|除非|当|當|在)[^，,。；;！？!?\n]{1,20}?"
+    r"(?:如果|假如|要是|若是|只要|一旦|除非|当|當|(?<![" + _ZH_WORD_ZAI + r"])在)"
+    r"[^，,。；;！？!?\n]{1,20}?"
     r"(?:的时候|的時候|(?<![" + _ZH_WORD_SHI + r"])[时時](?![间間区區候好坏壞常])|的话|的話|情况下"
     r"|情況下|之前|之后|之後|以前|以后|以後|期间|期間|前(?![天年])|后(?![天年])|後(?!天)|中(?!午)"
     r"|下(?!午)|里|裡)"

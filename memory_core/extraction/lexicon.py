@@ -84,14 +84,17 @@ ORDINAL_LABEL = re.compile(
     r"|(?P<word2>[A-Z][A-Za-z-]{1,15})\s*#?(?P<num2>\d+[a-z]?)\s*:\s+"
     r"|[#(]?(?P<num3>\d{1,3})[.)]\s+(?=[^\d\s])"
     r"|(?P<cjk>第[0-9一二三四五六七八九十]+[步条项轮次个回]|步骤\s*[0-9]+|ステップ\s*[0-9]+"
-    r"|手順\s*[0-9]+)\s*[:：、.)）]?\s*")
+    r"|手順\s*[0-9]+)\s*[:：、.)）]?\s*"
+    r"|(?P<cjk2>(?:(?![的是在])[\u3400-\u9fff\u30a0-\u30ff]){1,6}\s*[0-9]+)\s*[:：]\s*")
+"""…and, like "Trial 5: …" in English, any short CJK word with a number before a colon
+("試行5：", "实验3：", "ケース2:"): a named member of a series."""
 
 
 def ordinal_label(m: re.Match[str]) -> str:
     """The normalised label of an :data:`ORDINAL_LABEL` match ("Run 39:" → "run 39",
     "3)" → "#3", "第3步" → "第3步")."""
-    if m.group("cjk"):
-        return "".join(m.group("cjk").split())
+    if m.group("cjk") or m.group("cjk2"):
+        return "".join((m.group("cjk") or m.group("cjk2")).split())
     if m.group("num3"):
         return "#" + m.group("num3")
     word = m.group("word") or m.group("word2")

@@ -18,7 +18,9 @@ Conflict (both sides stay visible until the user resolves it):
   same condition and no unit of another dimension but a different value (or,
   without values, a rival choice or short claim:
   :func:`memory_core.items.supersession.contradicts`) sets ``conflict_with`` on the new
-  item. A correction of either side settles the conflict when it names both.
+  item, unless it only adds one more of a kind ("We also use Kibana for dashboards.",
+  "連絡にはTeamsも使っています。": :func:`memory_core.extraction.replacement.adds`).
+  A correction of either side settles the conflict when it names both.
 Restatement: the same kind, subject and value again — or the same statement
   reworded, its content terms the same ("My manager is Dana." / "Reminder: Dana is
   my manager.") — adds a revision row, not a duplicate item; the item keeps every
@@ -55,6 +57,8 @@ from typing import Any
 import orjson
 
 from memory_core.errors import ItemStateError, NotFoundError
+from memory_core.extraction import lexicon as lx
+from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.replacement import actor, adds, states_change
@@ -313,8 +317,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                     same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
                 elif claim == "more":
                     refined = row  # "My manager is Dana Smith." after "My manager is Dana."
-                elif contradicts(ex, row):
-                    old = row
+                elif contradicts(ex, row) and not adds(ex.text or ""):
+                    old = row  # one more of a kind ("… Teamsも使っています") rivals nothing
                 break
     absorb: Row | None = None
     if same is None and kind in comparable:
@@ -400,10 +404,33 @@ _REWORDED_SCAN = 300
 """Newest active items of the same kind compared with a new statement."""
 
 
+@functools.lru_cache(maxsize=8192)
 def content_terms(text: str | None) -> frozenset[str]:
     """A statement's content terms (:func:`memory_core.items.overlap.terms`) without the
-    words that mark it as a restatement."""
-    return terms(text) - _RESTATEMENT_WORDS
+    words that mark it as a restatement, nor those of the discourse opener it starts
+    with (:func:`_without_opener`)."""
+    return terms(_without_opener(text)) - _RESTATEMENT_WORDS
+
+
+_OPENERS = (lx.EN_FILLER.pattern, lc.ZH_FILLER, lc.JA_FILLER, lx.META_LABEL)
+"""What a statement may open with that says nothing about its subject: the extraction's
+fillers ("Just so you know,", "提醒一下", "念のため、") and meta labels ("Reminder:")."""
+
+
+def _without_opener(text: str | None) -> str | None:
+    """``text`` without the discourse openers it starts with ("念のため、佐藤さんが私の
+    上司です。" → "佐藤さんが私の上司です。"): their words are no part of what it says,
+    and a restatement that opens with one ("念", a kanji, is a content term) would
+    otherwise hold a term the first statement lacks."""
+    if not text:
+        return text
+    rest = text.lstrip()
+    for _ in range(3):
+        cut = next((m.end() for p in _OPENERS if (m := p.match(rest)) and m.end() > 0), 0)
+        if not cut or not rest[cut:].strip():
+            break
+        rest = rest[cut:].lstrip()
+    return rest
 
 
 _KIND_RANK = {"fact": 0, "constraint": 1, "decision": 1, "preference": 2}
@@ -490,8 +517,9 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
     (:func:`_one_less`; "We deploy on Tuesdays at 14:00 UTC." after "The deploy
     window is Tuesday 14:00 UTC.", "My manager is Dana." after "My manager is Dana
     Smith."): a restatement; ``"more"``
-    when the new claim holds all of the old one and more ("Just so you know, my
-    manager is Dana." after "My manager is Dana."): the old item is merged into it
+    when the new claim holds all of the old one and more ("My manager is Dana
+    Smith, our CTO." after "My manager is Dana Smith."; an opener such as "Just so
+    you know," is no claim: :func:`content_terms`): the old item is merged into it
     (:func:`_absorb`), so one line stays, the fuller one, citing both; ``None``
     otherwise — rival claims, left to :func:`memory_core.items.supersession.contradicts`.
     A restated fact is never a conflict with itself, whatever session says it again.

@@ -1,0 +1,96 @@
+"""Statements from a cold replay of issue 24 (kinds 1, 2 and 4), none of them the
+issue's or the evals' wording: an unmarked update opened by 现在, an addition said with
+"also"/も that rivals nothing, a CJK label with a number naming a member of a series,
+and a restatement opened by a Japanese discourse filler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.items import writer
+from memory_core.models import Scope
+from tests.conftest import sql_read
+
+SCOPE = Scope("t", "default")
+
+
+def _said(tmp_path: Path, *texts: str) -> list[tuple[str, str, int | None]]:
+    """Each text's statements stored in order, one message each; ``(text, status,
+    conflict_with)`` of every item."""
+    engine = Engine(tmp_path / "d")
+    try:
+        for n, text in enumerate(texts):
+            engine.store.write_tx_sync(lambda c, n=n, text=text: writer.store_extracted(
+                c, SCOPE, 1, None, extract(text)))
+        return sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+            "SELECT text, status, conflict_with FROM memory_items ORDER BY id")])
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("old, new", [
+    ("我们的前端框架是Vue。", "现在我们的前端框架是React。"),
+    ("登录页的前台颜色是灰色。", "现在登录页的前台颜色是蓝色。"),
+])
+def test_a_sentence_opened_by_xianzai_updates_its_subject(
+        tmp_path: Path, old: str, new: str) -> None:
+    # 在 of 现在 opened a "在…前" condition that ran into 前端/前台, so the update kept
+    # a garbled subject ("现端框架") and replaced nothing
+    (item,) = extract(new)
+    assert item.condition is None and item.correction
+    assert _said(tmp_path, old, new) == [(old, "superseded", None), (new, "active", None)]
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("We also use Kibana for dashboards.", "dashboards"),
+    ("I also play the cello.", "play cello"),
+    ("We mostly use Go for services.", "services"),
+    ("We also have a staging cluster in Frankfurt.", "staging cluster"),
+])
+def test_an_adverb_after_we_or_i_is_not_part_of_the_subject(text: str, subject: str) -> None:
+    # "We also use …" stored nothing: "we also" was read as a noun phrase
+    assert [(e.kind, e.subject) for e in extract(text)] == [("fact", subject)]
+
+
+def test_just_with_a_verb_still_tells_of_a_moment_not_a_fact() -> None:
+    assert extract("I just got back from the gym, phew.") == []
+
+
+@pytest.mark.parametrize("first, added", [
+    ("We use Grafana for dashboards.", "We also use Kibana for dashboards."),
+    ("連絡にはSlackを使っています。", "連絡にはTeamsも使っています。"),
+    ("我们用Prometheus做监控。", "我们也用Datadog做监控。"),
+])
+def test_one_more_of_a_kind_keeps_both_current_without_a_conflict(
+        tmp_path: Path, first: str, added: str) -> None:
+    assert _said(tmp_path, first, added) == [(first, "active", None), (added, "active", None)]
+
+
+def test_a_rival_value_without_the_addition_is_still_a_conflict(tmp_path: Path) -> None:
+    first, rival = "連絡にはSlackを使っています。", "連絡にはTeamsを使っています。"
+    assert _said(tmp_path, first, rival) == [(first, "active", None), (rival, "active", 1)]
+
+
+@pytest.mark.parametrize("a, b", [
+    ("試行5：成功率は80%でした。", "試行6：成功率は85%でした。"),
+    ("实验3：准确率是91%。", "实验4：准确率是93%。"),
+])
+def test_a_cjk_word_with_a_number_and_a_colon_labels_a_sibling(
+        tmp_path: Path, a: str, b: str) -> None:
+    # two trials' rates were flagged "CONFLICTS … ask the user"
+    assert [e.label for e in extract(a)] == [a.split("：")[0]]
+    assert _said(tmp_path, a, b) == [(a, "active", None), (b, "active", None)]
+
+
+def test_no_label_across_a_possessive(tmp_path: Path) -> None:
+    assert [e.label for e in extract("我们的端口8080：认证服务。")] == [None]
+
+
+def test_a_restatement_opened_by_a_japanese_filler_is_one_item(tmp_path: Path) -> None:
+    # "念" of 念のため counted as a content term the first statement lacked
+    first, again = "私の上司は佐藤さんです。", "念のため、佐藤さんが私の上司です。"
+    assert _said(tmp_path, first, again) == [(first, "active", None)]
