@@ -70,6 +70,11 @@ def test_one_more_of_a_kind_keeps_both_current_without_a_conflict(
     assert _said(tmp_path, first, added) == [(first, "active", None), (added, "active", None)]
 
 
+def test_a_value_said_after_an_addition_is_no_conflict(tmp_path: Path) -> None:
+    added, plain = "We also use Kibana for dashboards.", "We use Grafana for dashboards."
+    assert _said(tmp_path, added, plain) == [(added, "active", None), (plain, "active", None)]
+
+
 def test_a_rival_value_without_the_addition_is_still_a_conflict(tmp_path: Path) -> None:
     first, rival = "連絡にはSlackを使っています。", "連絡にはTeamsを使っています。"
     assert _said(tmp_path, first, rival) == [(first, "active", None), (rival, "active", 1)]

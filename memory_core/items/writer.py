@@ -18,8 +18,9 @@ Conflict (both sides stay visible until the user resolves it):
   same condition and no unit of another dimension but a different value (or,
   without values, a rival choice or short claim:
   :func:`memory_core.items.supersession.contradicts`) sets ``conflict_with`` on the new
-  item, unless it only adds one more of a kind ("We also use Kibana for dashboards.",
-  "連絡にはTeamsも使っています。": :func:`memory_core.extraction.replacement.adds`).
+  item, unless either statement only adds one more of a kind ("We also use Kibana for
+  dashboards.", "連絡にはTeamsも使っています。":
+  :func:`memory_core.extraction.replacement.adds`): the attribute holds several.
   A correction of either side settles the conflict when it names both.
 Restatement: the same kind, subject and value again — or the same statement
   reworded, its content terms the same ("My manager is Dana." / "Reminder: Dana is
@@ -317,8 +318,11 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                     same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
                 elif claim == "more":
                     refined = row  # "My manager is Dana Smith." after "My manager is Dana."
-                elif contradicts(ex, row) and not adds(ex.text or ""):
-                    old = row  # one more of a kind ("… Teamsも使っています") rivals nothing
+                elif contradicts(ex, row) and not adds(ex.text or "") \
+                        and not adds(row["text"] or ""):
+                    # one more of a kind ("… Teamsも使っています") rivals nothing, nor
+                    # does a value said after one
+                    old = row
                 break
     absorb: Row | None = None
     if same is None and kind in comparable:
