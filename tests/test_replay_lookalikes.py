@@ -99,3 +99,21 @@ def test_a_restatement_opened_by_a_japanese_filler_is_one_item(tmp_path: Path) -
     # "念" of 念のため counted as a content term the first statement lacked
     first, again = "私の上司は佐藤さんです。", "念のため、佐藤さんが私の上司です。"
     assert _said(tmp_path, first, again) == [(first, "active", None)]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Code freeze is on Wednesdays.", "Starting next sprint, code freeze is on Thursdays."),
+    ("The retro is during the weekend.", "From tomorrow, the retro is during the week."),
+])
+def test_a_setting_that_is_the_whole_predicate_is_the_value(
+        tmp_path: Path, old: str, new: str) -> None:
+    # "on Wednesdays" was read as a condition, so the update stood beside the old day
+    # as another scope, both current, neither a correction nor a conflict
+    assert [e.condition for e in extract(old)] == [None]
+    assert _said(tmp_path, old, new) == [(old, "superseded", None), (new, "active", None)]
+
+
+def test_a_setting_after_a_value_still_scopes_it(tmp_path: Path) -> None:
+    a, b = "The cache TTL is 60 s on weekends.", "The cache TTL is 30 s."
+    assert [e.condition for e in extract(a)] == ["on weekends"]
+    assert _said(tmp_path, a, b) == [(a, "active", None), (b, "active", None)]

@@ -63,6 +63,10 @@ _EN_SETTING_WORDS = frozenset(
     "saturdays sundays mobile desktop windows linux macos arm arm64 x86 load cold night business "
     "off-peak holidays offline locally on-prem default gpu gpus cpu cpus tpu tpus".split())
 _HARDWARE = re.compile(r"[A-Z]\d{2,4}|M[1-4]\b")
+_COPULA_BEFORE = re.compile(r"\b(?:is|are|was|were|will\sbe)\s+$", re.I)
+"""A copula right before a setting phrase that ends the clause: the phrase is what the
+subject is ("Code freeze is on Wednesdays", "The retro is during the weekend"), so a
+later "… is on Thursdays" replaces it instead of standing beside it as another scope."""
 """Trigger words of the two English patterns (a pattern runs only when one is present)."""
 
 _ZH_WORD_SHI = "小超同及暂準准按定当當实實临臨随隨有届屆平时時"
@@ -132,6 +136,9 @@ def find_condition(scan: str, start: int, end: int, lang: str,
     a, b = m.start(), m.end()
     env = _ENV_NOUN.match(scan, b, end) if lang == "en" else None
     b = env.end() if env else b
+    if lang == "en" and _COPULA_BEFORE.search(scan, start, a) \
+            and not scan[b:end].strip(" \t,.;:!?"):
+        return None  # "Code freeze is on Wednesdays": the whole predicate, its value
     while b > a and scan[b - 1] in " \t,，、。.;；:：":
         b -= 1
     return (a, b) if b > a else None
