@@ -6,6 +6,7 @@ and a restatement opened by a Japanese discourse filler."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,8 @@ from memory_core.extraction import extract
 from memory_core.items import writer
 from memory_core.models import Scope
 from tests.conftest import sql_read
+from tests.fake_upstream import FakeUpstream
+from tests.test_memory_classes import _as_item, _items_after
 
 SCOPE = Scope("t", "default")
 
@@ -117,3 +120,35 @@ def test_a_setting_after_a_value_still_scopes_it(tmp_path: Path) -> None:
     a, b = "The cache TTL is 60 s on weekends.", "The cache TTL is 30 s."
     assert [e.condition for e in extract(a)] == ["on weekends"]
     assert _said(tmp_path, a, b) == [(a, "active", None), (b, "active", None)]
+
+
+@pytest.mark.parametrize("first, again", [
+    ("会议室在三楼。", "会议室在五楼。"),
+    ("チームの言語はドイツ語です。", "チームの言語はフランス語です。"),
+    ("我们的App支持中文。", "我们的App支持英文。"),
+    ("我们的App支持日文。", "我们的App还支持韩文。"),
+    ("The app supports English.", "The app also supports French."),
+])
+def test_another_value_in_one_slot_or_one_more_is_not_the_same_meaning(
+        first: str, again: str) -> None:
+    # a CJK word swapped changes two or more bigrams, so the "one word swapped" guard
+    # missed it and the vector dedupe merged the new value away into the old one
+    a, b = _as_item(first), _as_item(again)
+    assert not writer.same_meaning(b, a) and not writer.same_meaning(a, b)
+
+
+@pytest.mark.parametrize("first, again", [
+    ("我的经理是王芳。", "王芳是我的直属上司。"),
+    ("周会在每周二上午。", "每周二上午开周会。"),
+    ("私の上司は佐藤さんです。", "佐藤さんは私の直属の上長です。"),
+])
+def test_a_reworded_cjk_statement_is_still_the_same_meaning(first: str, again: str) -> None:
+    assert writer.same_meaning(_as_item(again), _as_item(first))
+
+
+async def test_a_new_floor_is_not_merged_into_the_old_one(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    # observed through lcm-proxy serve with the default embedder: "会议室在五楼。" got
+    # status merged ("same meaning … (vector dedupe)") and the block showed only 三楼
+    _proxy, rows = await _items_after(make_proxy, upstream, "会议室在三楼。", "会议室在五楼。")
+    assert [r["status"] for r in rows] == ["active", "active"], rows

@@ -47,6 +47,7 @@ Guesses (``data.tentative``, :func:`memory_core.items.standing.tentative`):
 
 from __future__ import annotations
 
+import difflib
 import functools
 import heapq
 import re
@@ -695,6 +696,10 @@ def same_meaning(new: Row, old: Row) -> bool:
         return False
     if rival_scopes(new["text"] or "", old["text"] or ""):
         return False  # "Staging deploys daily" is not "The prod deploy is daily"
+    if adds(new["text"] or "") or adds(old["text"] or ""):
+        return False  # "我们的App还支持韩文。": one more of a kind, not the same one
+    if _one_slot_swapped(new["text"], old["text"]):
+        return False  # "会议室在五楼。" / "会议室在三楼。": a rival value
     a, b = content_terms(new["text"]), content_terms(old["text"])
     if not same_kind:
         # "I prefer metric units." / "Metric units are what I use.": the words that
@@ -722,6 +727,24 @@ def same_meaning(new: Row, old: Row) -> bool:
     if not a & b or not only_a or not only_b or (len(only_a) == 1 and len(only_b) == 1):
         return False
     return _no_new_names(new["text"], old["text"])
+
+
+_EDGE = " \t\n.,;:!?。，、；：！？"
+
+
+def _one_slot_swapped(a: str | None, b: str | None) -> bool:
+    """Whether two statements, their openers left out (:func:`_without_opener`), are the
+    same text but for one stretch replaced ("The tea is green" / "The tea is black",
+    "会议室在三楼。" / "会议室在五楼。", "言語はドイツ語です" / "…フランス語です"): one
+    slot given another value. Content terms miss it in CJK text, where one word swapped
+    changes two or more character bigrams."""
+    x = (_without_opener(a) or "").strip(_EDGE).lower()
+    y = (_without_opener(b) or "").strip(_EDGE).lower()
+    if not x or not y or x == y:
+        return False
+    edits = [op for op in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes()
+             if op[0] != "equal"]
+    return len(edits) == 1 and edits[0][0] == "replace"
 
 
 def _no_new_names(a: str, b: str) -> bool:
