@@ -152,3 +152,25 @@ async def test_a_new_floor_is_not_merged_into_the_old_one(
     # status merged ("same meaning … (vector dedupe)") and the block showed only 三楼
     _proxy, rows = await _items_after(make_proxy, upstream, "会议室在三楼。", "会议室在五楼。")
     assert [r["status"] for r in rows] == ["active", "active"], rows
+
+
+@pytest.mark.parametrize("first, rival", [
+    ("我住在苏州。", "我住在厦门。"),
+    ("私は横浜に住んでいます。", "私は福岡に住んでいます。"),
+    ("会议室在三楼。", "会议室在五楼。"),
+])
+def test_a_cjk_rival_value_of_one_speaker_is_a_conflict_as_in_english(
+        tmp_path: Path, first: str, rival: str) -> None:
+    # "I live in Lyon." / "I live in Porto." conflict; in Chinese and Japanese the
+    # claim's bigrams outnumbered the short-claim bound and both stood as current
+    assert _said(tmp_path, first, rival) == [(first, "active", None), (rival, "active", 1)]
+
+
+@pytest.mark.parametrize("a, b", [
+    ("小李住在成都。", "小张住在西安。"),
+    ("老王的老家在青岛。", "老刘的老家在桂林。"),
+    ("订单服务用的是Go语言。", "支付服务用的是Java语言。"),
+    ("鈴木さんは那覇に住んでいます。", "田中さんは札幌に住んでいます。"),
+])
+def test_two_cjk_subjects_with_two_values_are_no_conflict(tmp_path: Path, a: str, b: str) -> None:
+    assert _said(tmp_path, a, b) == [(a, "active", None), (b, "active", None)]

@@ -18,7 +18,7 @@ from memory_core.extraction.lexicon import HOME
 from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
-from memory_core.items.overlap import covered, overlap, terms
+from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
 
@@ -612,7 +612,10 @@ def contradicts(ex: Any, row: Any) -> bool:
     / "… Monday") disagree; "the export job logs every request" and "the export job
     feels too clever" say two different things about one subject, two descriptions
     of a named thing ("Tom is my brother" / "Tom is our team lead") hold together,
-    and a statement that says nothing but its subject disagrees with nothing.
+    and a statement that says nothing but its subject disagrees with nothing. In
+    Chinese or Japanese, where a word is two or more character bigrams, the same
+    sentence with one stretch replaced (:func:`~memory_core.items.overlap.one_slot_swapped`:
+    "我住在苏州。" / "我住在厦门。") disagrees however many terms its claim holds.
     """
     if ex.value is not None and row["value"] is not None:
         return True
@@ -622,6 +625,8 @@ def contradicts(ex: Any, row: Any) -> bool:
         return True
     if _DESCRIPTION.match(ex.text or "") and _DESCRIPTION.match(row["text"] or ""):
         return False  # two descriptions of one named thing (_DESCRIPTION)
+    if _CJK.search(ex.text or "") and one_slot_swapped(ex.text, row["text"]):
+        return True  # "会议室在五楼。" / "会议室在三楼。": bigrams make any claim long
     subject = terms(ex.subject) | terms(row["subject"])
     new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
     # a statement that claims nothing beyond its subject ("the billing deploys.")

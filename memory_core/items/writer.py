@@ -47,7 +47,6 @@ Guesses (``data.tentative``, :func:`memory_core.items.standing.tentative`):
 
 from __future__ import annotations
 
-import difflib
 import functools
 import heapq
 import re
@@ -59,15 +58,13 @@ from typing import Any
 import orjson
 
 from memory_core.errors import ItemStateError, NotFoundError
-from memory_core.extraction import lexicon as lx
-from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.replacement import actor, adds, states_change
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
-from memory_core.items.overlap import overlap, terms
+from memory_core.items.overlap import one_slot_swapped, overlap, terms, without_opener
 from memory_core.items.supersession import (
     conditions_agree,
     contradicts,
@@ -413,29 +410,10 @@ _REWORDED_SCAN = 300
 def content_terms(text: str | None) -> frozenset[str]:
     """A statement's content terms (:func:`memory_core.items.overlap.terms`) without the
     words that mark it as a restatement, nor those of the discourse opener it starts
-    with (:func:`_without_opener`)."""
-    return terms(_without_opener(text)) - _RESTATEMENT_WORDS
+    with (:func:`~memory_core.items.overlap.without_opener`)."""
+    return terms(without_opener(text)) - _RESTATEMENT_WORDS
 
 
-_OPENERS = (lx.EN_FILLER.pattern, lc.ZH_FILLER, lc.JA_FILLER, lx.META_LABEL)
-"""What a statement may open with that says nothing about its subject: the extraction's
-fillers ("Just so you know,", "提醒一下", "念のため、") and meta labels ("Reminder:")."""
-
-
-def _without_opener(text: str | None) -> str | None:
-    """``text`` without the discourse openers it starts with ("念のため、佐藤さんが私の
-    上司です。" → "佐藤さんが私の上司です。"): their words are no part of what it says,
-    and a restatement that opens with one ("念", a kanji, is a content term) would
-    otherwise hold a term the first statement lacks."""
-    if not text:
-        return text
-    rest = text.lstrip()
-    for _ in range(3):
-        cut = next((m.end() for p in _OPENERS if (m := p.match(rest)) and m.end() > 0), 0)
-        if not cut or not rest[cut:].strip():
-            break
-        rest = rest[cut:].lstrip()
-    return rest
 
 
 _KIND_RANK = {"fact": 0, "constraint": 1, "decision": 1, "preference": 2}
@@ -698,7 +676,7 @@ def same_meaning(new: Row, old: Row) -> bool:
         return False  # "Staging deploys daily" is not "The prod deploy is daily"
     if adds(new["text"] or "") or adds(old["text"] or ""):
         return False  # "我们的App还支持韩文。": one more of a kind, not the same one
-    if _one_slot_swapped(new["text"], old["text"]):
+    if one_slot_swapped(new["text"], old["text"]):
         return False  # "会议室在五楼。" / "会议室在三楼。": a rival value
     a, b = content_terms(new["text"]), content_terms(old["text"])
     if not same_kind:
@@ -727,24 +705,6 @@ def same_meaning(new: Row, old: Row) -> bool:
     if not a & b or not only_a or not only_b or (len(only_a) == 1 and len(only_b) == 1):
         return False
     return _no_new_names(new["text"], old["text"])
-
-
-_EDGE = " \t\n.,;:!?。，、；：！？"
-
-
-def _one_slot_swapped(a: str | None, b: str | None) -> bool:
-    """Whether two statements, their openers left out (:func:`_without_opener`), are the
-    same text but for one stretch replaced ("The tea is green" / "The tea is black",
-    "会议室在三楼。" / "会议室在五楼。", "言語はドイツ語です" / "…フランス語です"): one
-    slot given another value. Content terms miss it in CJK text, where one word swapped
-    changes two or more character bigrams."""
-    x = (_without_opener(a) or "").strip(_EDGE).lower()
-    y = (_without_opener(b) or "").strip(_EDGE).lower()
-    if not x or not y or x == y:
-        return False
-    edits = [op for op in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes()
-             if op[0] != "equal"]
-    return len(edits) == 1 and edits[0][0] == "replace"
 
 
 def _no_new_names(a: str, b: str) -> bool:
