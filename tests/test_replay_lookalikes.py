@@ -174,3 +174,21 @@ def test_a_cjk_rival_value_of_one_speaker_is_a_conflict_as_in_english(
 ])
 def test_two_cjk_subjects_with_two_values_are_no_conflict(tmp_path: Path, a: str, b: str) -> None:
     assert _said(tmp_path, a, b) == [(a, "active", None), (b, "active", None)]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The deadline is Friday.", "The deadline is actually Monday."),
+    ("The staging port is 5433.", "The staging port is actually 5434."),
+    ("My hometown is Graz.", "My hometown is actually Linz."),
+])
+def test_actually_between_the_copula_and_a_name_or_number_corrects(
+        tmp_path: Path, old: str, new: str) -> None:
+    # only a leading "Actually, …" was a correction: these stood beside the old value
+    # (the hometown one under another subject, "hometown" for "home")
+    assert _said(tmp_path, old, new) == [(old, "superseded", None), (new, "active", None)]
+
+
+@pytest.mark.parametrize("text", ["It is actually fine.", "It's fine, actually.",
+                                  "The timeout is fine as it is at 30 s, actually."])
+def test_actually_about_nothing_named_or_affirming_is_no_correction(text: str) -> None:
+    assert not any(e.correction for e in extract(text))

@@ -308,7 +308,7 @@ EN_HOME = re.compile(
     r"|for\s+(?:the|a|a\s+few|two|three|six|some)\s+(?:summer|winter|spring|autumn|weeks?"
     r"|months?|semester|term|holidays?|while|conference|trip)\b"
     r"|in\s+(?:the|our|this|my)\s+(?:code|repo|project|service|stack)))"
-    r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:now\s+)?(?-i:[A-Z])"
+    r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:(?:now|actually|still)\s+)?(?-i:[A-Z])"
     r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|我(?:已经|刚|刚刚|上个月|去年)?从\S{1,20}?搬到"
     r"|(?:に|で)(?:住んで|暮らして)|に引っ越し",
     re.I)
@@ -335,8 +335,17 @@ EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,
                            re.I)
 """'We switched to Argo CD for deploys': what changed is named after 'for'."""
 # "…instead." at the end of a short choice.
-EN_CORRECTION_TAIL = Cue(en(r"\binstead\s*[.!]*$"), words="instead")
-"""'Let's use MySQL instead.' revises an earlier choice."""
+EN_CORRECTION_TAIL = Cue(en(
+    r"\binstead\s*[.!]*$"
+    r"|^(?!(?:it|this|that|there|these|those|they|he|she)\b)"
+    r"[^,;]{0,80}?\b(?:is|are|was|were|am|'s|'re|'m)\s+actually\s+(?=(?-i:[A-Z])|[^\s,;.]*\d)"),
+    words="instead actually")
+"""'Let's use MySQL instead.' revises an earlier choice; so does "actually" between the
+copula of a named subject and a name or a number ("The deadline is actually Monday.",
+"The staging port is actually 5434."), as it does at the start. "It's actually fine"
+says nothing to revise, and "The timeout is actually fine as it is at 30 s" affirms
+the value it names. A trailing ", actually" is left alone: "… is fine as it is at 30 s,
+actually" affirms too."""
 # Discourse openers that carry no content ("btw", "for the record", "heads up", "Cool,").
 EN_FILLER = Lead(en(
     r"^(?:(?:" + alt("also|and|but|so|ok|okay|oh|btw|by the way|fyi|ps|please note|note that"
