@@ -192,3 +192,16 @@ def test_actually_between_the_copula_and_a_name_or_number_corrects(
                                   "The timeout is fine as it is at 30 s, actually."])
 def test_actually_about_nothing_named_or_affirming_is_no_correction(text: str) -> None:
     assert not any(e.correction for e in extract(text))
+
+
+@pytest.mark.parametrize("old, new", [
+    ("We cache sessions in Redis.", "We dropped Redis; sessions are cached in Memcached."),
+    ("Our CI runs on Travis.", "We ditched Travis; CI runs on Drone."),
+])
+def test_a_drop_before_a_semicolon_replaces_the_dropped_value(
+        tmp_path: Path, old: str, new: str) -> None:
+    # "We dropped Redis." replaced it; with a semicolon after it the clause was read
+    # as a fact about "dropped redis" and the new value conflicted with the old one
+    dropped, value = new.split("; ")
+    assert _said(tmp_path, old, new) == [
+        (old, "superseded", None), (dropped + ";", "active", None), (value, "active", None)]

@@ -199,7 +199,7 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                 r"|stopped\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
                 r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
                 r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
-                r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?$")),
+                r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?[;,]?\s*$")),
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
 """Replacement forms, tried in order; the first that holds wins (see above)."""
