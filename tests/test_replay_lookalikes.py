@@ -205,3 +205,11 @@ def test_a_drop_before_a_semicolon_replaces_the_dropped_value(
     dropped, value = new.split("; ")
     assert _said(tmp_path, old, new) == [
         (old, "superseded", None), (dropped + ";", "active", None), (value, "active", None)]
+
+
+def test_a_fronted_step_with_a_digit_scopes_its_clause(tmp_path: Path) -> None:
+    # the 3 of 第3步 counted as an amount, so "在第3步里" was no condition but an item
+    # of its own, and the two steps' timeouts were flagged as a conflict
+    a, b = "在第3步里，我们把超时设为30秒。", "在第4步里，我们把超时设为60秒。"
+    assert [e.condition for e in extract(a)] == ["在第3步里"]
+    assert _said(tmp_path, a, b) == [(a, "active", None), (b, "active", None)]

@@ -249,6 +249,9 @@ def subject_probes(subject: str) -> list[str]:
     return sorted(set(cjk or _WORD_RUN.findall(subject)))
 
 
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
 def conditions_agree(ex: Any, row: Any) -> bool:
     """Whether a new item and a stored one hold under the same condition.
 
@@ -256,8 +259,13 @@ def conditions_agree(ex: Any, row: Any) -> bool:
     "for long-polling clients" as a condition agrees with a statement that names
     long-polling clients in its subject, "when offline" never agrees with an
     unconditional statement nor "オフライン時" with "オンライン時" (3 of 5 bigrams),
-    and two items without a condition always agree.
+    and two items without a condition always agree. Two conditions that name
+    different numbers never agree ("在第3步里" / "在第4步里", "above 100 users" / "above
+    500 users"): terms leave numbers out.
     """
+    if ex.condition and row["condition"] and \
+            _DIGITS.findall(ex.condition) != _DIGITS.findall(row["condition"]):
+        return False
     new_cond, old_cond = terms(ex.condition), terms(row["condition"])
     return (covered(new_cond, terms(row["text"])) >= _CONDITION_COVER
             and covered(old_cond, terms(ex.text)) >= _CONDITION_COVER)
