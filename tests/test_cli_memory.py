@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from memory_core.tools.commands import REPLY_HEADER, is_command_exchange
 from proxy.cli import main
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read
 from tests.test_admin_support import (  # noqa: F401 - steady_proxy_fixture is `proxy`
     KEY_A,
     MARK_A,
@@ -294,3 +294,19 @@ def test_every_memory_command_takes_the_scope_and_output_flags() -> None:
         wanted = {"--data-dir", "--role", "--json"} | (
             set() if name.startswith("prefs") else {"--session"})
         assert wanted <= flags, (name, wanted - flags)
+
+
+async def test_inspect_names_the_speaker_of_an_item(make_proxy: Any) -> None:
+    # the block says "by maria"; the operator's inspect said nothing of who said it
+    proxy = await make_proxy()  # with rule extraction, unlike this module's `proxy`
+    c = client(proxy, KEY_A, "coder", "sess-names")
+    try:
+        await chat(c, [{"role": "user", "name": "maria", "content": "My hometown is Graz."}])
+    finally:
+        await c.close()
+    await proxy.settle()
+    (item,) = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM memory_items WHERE text = 'My hometown is Graz.'")])
+    out = cli(proxy, "memory", "inspect", f"item:{item}")
+    assert out.exit_code == 0, out.output
+    assert "speaker:    maria" in out.output

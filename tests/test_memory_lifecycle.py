@@ -123,7 +123,7 @@ def engine(tmp_path: Path) -> Any:
 @pytest.mark.parametrize("texts, kept", [
     (["My manager is Dana.", "Reminder: Dana is my manager.",
       "Just so you know, my manager is Dana.", "My manager is Dana, as I said.",
-      "Reminder: Dana is my manager."], "Just so you know, my manager is Dana."),
+      "Reminder: Dana is my manager."], "My manager is Dana."),
     (["The deploy window is Tuesday 14:00 UTC.", "We deploy on Tuesdays at 14:00 UTC.",
       "Reminder: our deploy window is Tuesday at 14:00 UTC."],
      "The deploy window is Tuesday 14:00 UTC."),

@@ -51,7 +51,7 @@ def test_correction_candidates_filter_by_speaker_label_and_unit_newest_first() -
         "t", "r", ["fact"], "Bob", None, None, 99)] == [4]
     assert len(items.correction_candidates("t", "r", ["fact"], "", None, None, 2)) == 2
     assert set(items.correction_candidates("t", "r", ["fact"], "", None, None, 1)[0]) == {
-        "id", "subject", "text", "unit", "condition", "value_text"}
+        "id", "kind", "subject", "text", "unit", "condition", "value_text"}
 
 
 def test_successors_follow_a_chain_with_one_statement_per_hop() -> None:

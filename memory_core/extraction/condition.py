@@ -65,11 +65,20 @@ _EN_SETTING_WORDS = frozenset(
     "saturdays sundays mobile desktop windows linux macos arm arm64 x86 load cold night business "
     "off-peak holidays offline locally on-prem default gpu gpus cpu cpus tpu tpus".split())
 _HARDWARE = re.compile(r"[A-Z]\d{2,4}|M[1-4]\b")
+_COPULA_BEFORE = re.compile(r"\b(?:is|are|was|were|will\sbe)\s+$", re.I)
+"""A copula right before a setting phrase that ends the clause: the phrase is what the
+subject is ("Code freeze is on Wednesdays", "The retro is during the weekend"), so a
+later "… is on Thursdays" replaces it instead of standing beside it as another scope."""
 """Trigger words of the two English patterns (a pattern runs only when one is present)."""
 
 _ZH_WORD_SHI = "小超同及暂準准按定当當实實临臨随隨有届屆平时時"
+_ZH_WORD_ZAI = "现現正存实實所潜潛内內外自好"
+"""First characters of words that end in 在 (现在 "now", 正在, 存在, 实在, 所在, 潜在, 内在,
+外在, 自在, 好在): there 在 is no preposition opening a condition ("现在我们的前端框架是
+React" is no "在…前" clause)."""
 _ZH_CLAUSE = re.compile(
-    r"(?:如果|假如|要是|若是|只要|一旦|除非|当|當|在)[^，,。；;！？!?\n]{1,20}?"
+    r"(?:如果|假如|要是|若是|只要|一旦|除非|当|當|(?<![" + _ZH_WORD_ZAI + r"])在)"
+    r"[^，,。；;！？!?\n]{1,20}?"
     r"(?:的时候|的時候|(?<![" + _ZH_WORD_SHI + r"])[时時](?![间間区區候好坏壞常])|的话|的話|情况下"
     r"|情況下|之前|之后|之後|以前|以后|以後|期间|期間|前(?![天年])|后(?![天年])|後(?!天)|中(?!午)"
     r"|下(?!午)|里|裡)"
@@ -129,6 +138,9 @@ def find_condition(scan: str, start: int, end: int, lang: str,
     a, b = m.start(), m.end()
     env = _ENV_NOUN.match(scan, b, end) if lang == "en" else None
     b = env.end() if env else b
+    if lang == "en" and _COPULA_BEFORE.search(scan, start, a) \
+            and not scan[b:end].strip(" \t,.;:!?"):
+        return None  # "Code freeze is on Wednesdays": the whole predicate, its value
     while b > a and scan[b - 1] in " \t,，、。.;；:：":
         b -= 1
     return (a, b) if b > a else None

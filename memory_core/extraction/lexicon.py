@@ -94,14 +94,17 @@ ORDINAL_LABEL = re.compile(
     r"|手順\s*[0-9]+"
     r"|[" + _CJK_WORD + r"]{0,12}?[0-9０-９]+\s*(?:回|番|件|個|日|周|度|本|枚|巡|つ|試行)目"
     r"|第[0-9０-９一二三四五六七八九十百]+[\u4e00-\u9fff](?=\s*[:：])"
-    r"|[\u30a0-\u30ff]{1,12}\s*[0-9０-９]+(?=\s*[:：]))\s*[:：、.)）]?\s*")
+    r"|[\u30a0-\u30ff]{1,12}\s*[0-9０-９]+(?=\s*[:：]))\s*[:：、.)）]?\s*"
+    r"|(?P<cjk2>(?:(?![的是在])[\u3400-\u9fff\u30a0-\u30ff]){1,6}\s*[0-9]+)\s*[:：]\s*")
+"""…and, like "Trial 5: …" in English, any short CJK word with a number before a colon
+("試行5：", "实验3：", "ケース2:"): a named member of a series."""
 
 
 def ordinal_label(m: re.Match[str]) -> str:
     """The normalised label of an :data:`ORDINAL_LABEL` match ("Run 39:" → "run 39",
     "3)" → "#3", "第3步" → "第3步")."""
-    if m.group("cjk"):
-        return "".join(m.group("cjk").split())
+    if m.group("cjk") or m.group("cjk2"):
+        return "".join((m.group("cjk") or m.group("cjk2")).split())
     if m.group("num3"):
         return "#" + m.group("num3")
     word = m.group("word") or m.group("word2")
@@ -206,7 +209,7 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                 r"|stopped\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
                 r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
                 r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
-                r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?$")),
+                r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?[;,]?\s*$")),
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
 """Replacement forms, tried in order; the first that holds wins (see above)."""
@@ -332,7 +335,7 @@ EN_HOME = re.compile(
     r"|for\s+(?:the|a|a\s+few|two|three|six|some)\s+(?:summer|winter|spring|autumn|weeks?"
     r"|months?|semester|term|holidays?|while|conference|trip)\b"
     r"|in\s+(?:the|our|this|my)\s+(?:code|repo|project|service|stack)))"
-    r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:now\s+)?(?-i:[A-Z])"
+    r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:(?:now|actually|still)\s+)?(?-i:[A-Z])"
     r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|我(?:已经|刚|刚刚|上个月|去年)?从\S{1,20}?搬到"
     r"|(?:に|で)(?:住んで|暮らして)|に引っ越し",
     re.I)
@@ -359,8 +362,17 @@ EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,
                            re.I)
 """'We switched to Argo CD for deploys': what changed is named after 'for'."""
 # "…instead." at the end of a short choice.
-EN_CORRECTION_TAIL = Cue(en(r"\binstead\s*[.!]*$"), words="instead")
-"""'Let's use MySQL instead.' revises an earlier choice."""
+EN_CORRECTION_TAIL = Cue(en(
+    r"\binstead\s*[.!]*$"
+    r"|^(?!(?:it|this|that|there|these|those|they|he|she)\b)"
+    r"[^,;]{0,80}?\b(?:is|are|was|were|am|'s|'re|'m)\s+actually\s+(?=(?-i:[A-Z])|[^\s,;.]*\d)"),
+    words="instead actually")
+"""'Let's use MySQL instead.' revises an earlier choice; so does "actually" between the
+copula of a named subject and a name or a number ("The deadline is actually Monday.",
+"The staging port is actually 5434."), as it does at the start. "It's actually fine"
+says nothing to revise, and "The timeout is actually fine as it is at 30 s" affirms
+the value it names. A trailing ", actually" is left alone: "… is fine as it is at 30 s,
+actually" affirms too."""
 # Discourse openers that carry no content ("btw", "for the record", "heads up", "Cool,").
 EN_FILLER = Lead(en(
     r"^(?:(?:" + alt("also|and|but|so|ok|okay|oh|btw|by the way|fyi|ps|please note|note that"

@@ -729,7 +729,9 @@ class _Message:
         subject_before: str | None = None
         quantities = [q for q in find_quantities(sc, body, b) if q.start >= numbers_from]
         spans = _join_leads(sc, join_fronted(sc, _clause_spans(
-            sc, body, b, lang, quantities, toks), lang, [q.start for q in quantities]))
+            sc, body, b, lang, quantities, toks), lang,
+            # an ordinal (第3步, 第2回) names a step, it states no amount
+            [q.start for q in quantities if not (q.start and sc[q.start - 1] == "第")]))
         imagined = hypothetical(sc, body, b, lang)
         unsure = hedged_lead(sc, body, b, lang)
         after_imagined = False

@@ -49,10 +49,11 @@ _CHOICE_LEAD = re.compile(r"^(?:to|on|that|we|i|with)\s+", re.I)
 _NORM_NEGATION = re.compile(r"never|don't|do\snot|\bnot\b|n't", re.I)
 _MODAL_NEGATION = re.compile(r"not|n't|never|forbidden|prohibited|banned", re.I)
 _DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
-_FIRST_PERSON_VERB = re.compile(r"(?:i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
+_FIRST_PERSON_VERB = re.compile(r"(?P<p>i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
                                 r"|just|really|mostly|currently|normally|typically)\s)*"
                                 r"(?P<v>[a-z]+)", re.I)
 _NON_SPACE = re.compile(r"\S+")
+_JUST = re.compile(r"\bjust\b", re.I)
 _PREPOSITION_SPLIT = re.compile(r"\s(?:in|at|to|from|on|for|with|by|about)\s")
 _QUOTE_MARKS = re.compile(r"[\"'“”‘’]")
 _FAVOURITE = re.compile(
@@ -251,6 +252,12 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
         if m is None:
             return None
         np_end, pred_start, verb = m.start(), m.end(), m.group()
+        if first_person and m.start() == first_person.start("v") and not _JUST.search(
+                core, first_person.end("p"), m.start()):
+            # "We also use Kibana", "We mostly use Go": the adverbs between the pronoun
+            # and its verb are not part of the subject. "I just got back from the
+            # dentist" tells of a moment ago, not of what holds: no subject
+            np_end = first_person.end("p")
     np = core[:np_end].strip().lower().rsplit(",", 1)[-1].strip()
     pred = core[pred_start:].strip()
     if not np:
@@ -262,7 +269,7 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
         obj = _LEADING_PREP.sub("", pred)
         if not c.quantities and (not (_words(obj) or _MASKED_CODE.search(obj))
                                  or _REFERENCE.match(obj)
-                                 or _NARRATION.match(core, np_end)):
+                                 or _NARRATION.match(core, pred_start - len(verb))):
             # "I agree", "I tried that", "I read through X again": about the
             # conversation, not the world
             return None

@@ -24,8 +24,12 @@ the other): a short correction is not penalised for the long sentence it correct
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import lru_cache
+
+from memory_core.extraction import lexicon as lx
+from memory_core.extraction import lexicon_cjk as lc
 
 _EN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.'-]*[a-z0-9]|[a-z0-9]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\uff66-\uff9f]+")
@@ -104,3 +108,42 @@ def overlap(a: frozenset[str], b: frozenset[str]) -> float:
 def covered(part: frozenset[str], whole: frozenset[str]) -> float:
     """Share of ``part`` found in ``whole`` (1.0 for an empty ``part``)."""
     return len(part & whole) / len(part) if part else 1.0
+
+
+_OPENERS = (lx.EN_FILLER.pattern, lc.ZH_FILLER, lc.JA_FILLER, lx.META_LABEL)
+"""What a statement may open with that says nothing about its subject: the extraction's
+fillers ("Just so you know,", "提醒一下", "念のため、") and meta labels ("Reminder:")."""
+
+
+def without_opener(text: str | None) -> str | None:
+    """``text`` without the discourse openers it starts with ("念のため、佐藤さんが私の
+    上司です。" → "佐藤さんが私の上司です。"): their words are no part of what it says,
+    and a restatement that opens with one ("念", a kanji, is a content term) would
+    otherwise hold a term the first statement lacks."""
+    if not text:
+        return text
+    rest = text.lstrip()
+    for _ in range(3):
+        cut = next((m.end() for p in _OPENERS if (m := p.match(rest)) and m.end() > 0), 0)
+        if not cut or not rest[cut:].strip():
+            break
+        rest = rest[cut:].lstrip()
+    return rest
+
+
+_EDGE = " \t\n.,;:!?。，、；：！？"
+
+
+def one_slot_swapped(a: str | None, b: str | None) -> bool:
+    """Whether two statements, their openers left out (:func:`without_opener`), are the
+    same text but for one stretch replaced ("The tea is green" / "The tea is black",
+    "会议室在三楼。" / "会议室在五楼。", "言語はドイツ語です" / "…フランス語です"): one
+    slot given another value. Content terms miss it in CJK text, where one word swapped
+    changes two or more character bigrams."""
+    x = (without_opener(a) or "").strip(_EDGE).lower()
+    y = (without_opener(b) or "").strip(_EDGE).lower()
+    if not x or not y or x == y:
+        return False
+    edits = [op for op in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes()
+             if op[0] != "equal"]
+    return len(edits) == 1 and edits[0][0] == "replace"

@@ -19,7 +19,7 @@ from memory_core.extraction.lexicon_cjk import JA_EVALUATIVE, ZH_EVALUATIVE
 from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
-from memory_core.items.overlap import covered, overlap, terms
+from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
 from memory_core.items.standing import observes
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
@@ -251,6 +251,9 @@ def subject_probes(subject: str) -> list[str]:
     return sorted(set(cjk or _WORD_RUN.findall(subject)))
 
 
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
 def conditions_agree(ex: Any, row: Any) -> bool:
     """Whether a new item and a stored one hold under the same condition.
 
@@ -258,8 +261,13 @@ def conditions_agree(ex: Any, row: Any) -> bool:
     "for long-polling clients" as a condition agrees with a statement that names
     long-polling clients in its subject, "when offline" never agrees with an
     unconditional statement nor "オフライン時" with "オンライン時" (3 of 5 bigrams),
-    and two items without a condition always agree.
+    and two items without a condition always agree. Two conditions that name
+    different numbers never agree ("在第3步里" / "在第4步里", "above 100 users" / "above
+    500 users"): terms leave numbers out.
     """
+    if ex.condition and row["condition"] and \
+            _DIGITS.findall(ex.condition) != _DIGITS.findall(row["condition"]):
+        return False
     new_cond, old_cond = terms(ex.condition), terms(row["condition"])
     return (covered(new_cond, terms(row["text"])) >= _CONDITION_COVER
             and covered(old_cond, terms(ex.text)) >= _CONDITION_COVER)
@@ -677,7 +685,10 @@ def contradicts(ex: Any, row: Any) -> bool:
     feels too clever" say two different things about one subject, two descriptions
     of a named thing ("Tom is my brother" / "Tom is our team lead") hold together,
     two impressions ("That photo is gorgeous" / "… so cute": :func:`evaluates`) are no
-    values, and a statement that says nothing but its subject disagrees with nothing.
+    values, and a statement that says nothing but its subject disagrees with nothing. In
+    Chinese or Japanese, where a word is two or more character bigrams, the same
+    sentence with one stretch replaced (:func:`~memory_core.items.overlap.one_slot_swapped`:
+    "我住在苏州。" / "我住在厦门。") disagrees however many terms its claim holds.
     """
     if ex.value is not None and row["value"] is not None:
         # two readings ("The build took 42 s" / "… 50 s") are no rival values
@@ -688,13 +699,15 @@ def contradicts(ex: Any, row: Any) -> bool:
         return True
     if _DESCRIPTION.match(ex.text or "") and _DESCRIPTION.match(row["text"] or ""):
         return False  # two descriptions of one named thing (_DESCRIPTION)
+    if evaluates(ex.text or "", ex.subject) or evaluates(row["text"] or "", row["subject"]):
+        return False  # an impression is no value (这张照片太棒了 / 这张照片真漂亮)
+    if _CJK.search(ex.text or "") and one_slot_swapped(ex.text, row["text"]):
+        return True  # "会议室在五楼。" / "会议室在三楼。": bigrams make any claim long
     subject = terms(ex.subject) | terms(row["subject"])
     new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
     # a statement that claims nothing beyond its subject ("the billing deploys.")
     # holds no value to disagree with
     return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM
-            and not evaluates(ex.text or "", ex.subject)
-            and not evaluates(row["text"] or "", row["subject"])
             and predicate(ex.subject, ex.text) == predicate(row["subject"], row["text"]))
 
 

@@ -18,7 +18,10 @@ Conflict (both sides stay visible until the user resolves it):
   same condition and no unit of another dimension but a different value (or,
   without values, a rival choice or short claim:
   :func:`memory_core.items.supersession.contradicts`) sets ``conflict_with`` on the new
-  item. A correction of either side settles the conflict when it names both.
+  item, unless either statement only adds one more of a kind ("We also use Kibana for
+  dashboards.", "連絡にはTeamsも使っています。":
+  :func:`memory_core.extraction.replacement.adds`): the attribute holds several.
+  A correction of either side settles the conflict when it names both.
 Restatement: the same kind, subject and value again — or the same statement
   reworded, its content terms the same ("My manager is Dana." / "Reminder: Dana is
   my manager.") — adds a revision row, not a duplicate item; the item keeps every
@@ -62,7 +65,7 @@ from memory_core.extraction.replacement import actor, adds, states_change
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
-from memory_core.items.overlap import overlap, terms
+from memory_core.items.overlap import one_slot_swapped, overlap, terms, without_opener
 from memory_core.items.supersession import (
     conditions_agree,
     contradicts,
@@ -326,7 +329,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
             elif claim == "more":
                 refined = row  # "My manager is Dana Smith." after "My manager is Dana."
-            elif contradicts(ex, row):
+            elif contradicts(ex, row) and not adds(ex.text or "") \
+                    and not adds(row["text"] or ""):
+                # one more of a kind ("… Teamsも使っています") rivals nothing, nor does a
+                # value said after one
                 old = row
             decided = True
             if hedge:
@@ -443,10 +449,14 @@ _REWORDED_SCAN = 300
 """Newest active items of the same kind compared with a new statement."""
 
 
+@functools.lru_cache(maxsize=8192)
 def content_terms(text: str | None) -> frozenset[str]:
     """A statement's content terms (:func:`memory_core.items.overlap.terms`) without the
-    words that mark it as a restatement."""
-    return terms(text) - _RESTATEMENT_WORDS
+    words that mark it as a restatement, nor those of the discourse opener it starts
+    with (:func:`~memory_core.items.overlap.without_opener`)."""
+    return terms(without_opener(text)) - _RESTATEMENT_WORDS
+
+
 
 
 _KIND_RANK = {"fact": 0, "constraint": 1, "decision": 1, "preference": 2}
@@ -533,8 +543,9 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
     (:func:`_one_less`; "We deploy on Tuesdays at 14:00 UTC." after "The deploy
     window is Tuesday 14:00 UTC.", "My manager is Dana." after "My manager is Dana
     Smith."): a restatement; ``"more"``
-    when the new claim holds all of the old one and more ("Just so you know, my
-    manager is Dana." after "My manager is Dana."): the old item is merged into it
+    when the new claim holds all of the old one and more ("My manager is Dana
+    Smith, our CTO." after "My manager is Dana Smith."; an opener such as "Just so
+    you know," is no claim: :func:`content_terms`): the old item is merged into it
     (:func:`_absorb`), so one line stays, the fuller one, citing both; ``None``
     otherwise — rival claims, left to :func:`memory_core.items.supersession.contradicts`.
     A restated fact is never a conflict with itself, whatever session says it again.
@@ -706,6 +717,10 @@ def same_meaning(new: Row, old: Row) -> bool:
         return False
     if rival_scopes(new["text"] or "", old["text"] or ""):
         return False  # "Staging deploys daily" is not "The prod deploy is daily"
+    if adds(new["text"] or "") or adds(old["text"] or ""):
+        return False  # "我们的App还支持韩文。": one more of a kind, not the same one
+    if one_slot_swapped(new["text"], old["text"]):
+        return False  # "会议室在五楼。" / "会议室在三楼。": a rival value
     a, b = content_terms(new["text"]), content_terms(old["text"])
     if not same_kind:
         # "I prefer metric units." / "Metric units are what I use.": the words that

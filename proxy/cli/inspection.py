@@ -172,6 +172,10 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
         click.echo(f"scope:      tenant={info['tenant']} role={info['role']} "
                    f"thread={info['thread_id']}")
         click.echo(f"content:    {info['text']}")
+        data = info.get("data")
+        speaker = data.get("speaker") if isinstance(data, dict) else None
+        if speaker:  # the message's ``name`` (issue 24, kind 5)
+            click.echo(f"speaker:    {speaker}")
         click.echo(f"subject:    {info['subject']}")
         if info["value"] is not None:
             click.echo(f"number:     {info['value_text'] or info['value']} {info['unit'] or ''}")
