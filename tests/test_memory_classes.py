@@ -797,6 +797,11 @@ def test_standing_rows_fold_only_when_they_differ_in_their_value_alone() -> None
     kept, folded = _fold_rivals(order, rows, 20)
     assert [rows[s]["id"] for s in kept] == [40, 100, 101, 102, 103, 104]  # one flood line
     assert len(folded[40]) == 39 and all(not folded[r["id"]] for r in rules)
+    # two rivals (a conflict, or an old value an operator restored) are both shown
+    two = [row(1, "The API timeout is 30 s", 30, "api timeout"),
+           row(2, "The API timeout is 45 s", 45, "api timeout")]
+    kept, folded = _fold_rivals([1, 0], two, 20)
+    assert sorted(two[s]["id"] for s in kept) == [1, 2] and not any(folded.values())
 
 
 def test_near_duplicates_take_one_line_citing_the_newest() -> None:

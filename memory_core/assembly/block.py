@@ -419,8 +419,9 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
     another value each time is one thing said again and again ("Synced 4812 files to
     the backup bucket", "Synced 4850 files …", the writer marking each a rival of the
     one before): one line names the newest, the one it conflicts with, and the
-    others' sources. Rows that fold cost no line, so a flood of them does not push
-    the rows after it (the user's rules) out of the block. The scan stops at the
+    others' sources, once such rows are :data:`_FOLD_MIN` or more (two are shown
+    apart). Rows that fold cost no line, so a flood of them does not push the rows
+    after it (the user's rules) out of the block. The scan stops at the
     ``limit``-th line, or after ``limit`` + :data:`_COLLAPSE_SCAN` rows (about a
     microsecond a row): rows past a longer flood are not reached."""
     vocab = _SK_VOCAB[0]
@@ -429,8 +430,9 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
         _SK_ROWS.clear()
     groups: list[list[int]] = []
     group_of: dict[tuple[Any, ...], int] = {}
+    lines = 0  # lines the groups so far take (a group under _FOLD_MIN: one a row)
     for s in order[: limit + _COLLAPSE_SCAN]:
-        if len(groups) >= limit:
+        if lines >= limit:
             break
         r = rows[s]
         key, mask, n = _collapse_key(r, vocab)
@@ -438,17 +440,30 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
         g = group_of.get(fold) if fold is not None else None
         if g is not None:
             groups[g].append(s)
+            size = len(groups[g])
+            lines += 1 if size < _FOLD_MIN else (2 - size if size == _FOLD_MIN else 0)
         else:
             if fold is not None:
                 group_of[fold] = len(groups)
             groups.append([s])
+            lines += 1
     kept: list[int] = []
     folded: dict[int, list[Item]] = {}
     for members in groups:
+        if len(members) < _FOLD_MIN:  # a rival or two: each shown, with its conflict
+            kept.extend(members)
+            folded.update((int(rows[m]["id"]), []) for m in members)
+            continue
         line = max(members, key=lambda m: (rows[m]["source_message_id"] or 0, rows[m]["id"]))
         kept.append(line)
         folded[int(rows[line]["id"])] = [rows[m] for m in members if m != line]
-    return kept, folded
+    return kept[:limit], folded
+
+
+_FOLD_MIN = 3
+"""Rows of one statement that differ in their value alone, said this many times or more,
+fold into one line (:func:`_fold_rivals`): a value said again and again. Two are shown
+apart: a rival the user may have to settle, or an old value an operator restored."""
 
 
 class _Vocab:
