@@ -424,26 +424,20 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
     after it (the user's rules) out of the block. The scan stops at the
     ``limit``-th line, or after ``limit`` + :data:`_COLLAPSE_SCAN` rows (about a
     microsecond a row): rows past a longer flood are not reached."""
-    vocab = _SK_VOCAB[0]
-    if len(vocab.bits) > _SK_VOCAB_MAX or len(_SK_ROWS) > _SK_ROWS_MAX:
-        vocab = _SK_VOCAB[0] = _Vocab()
-        _SK_ROWS.clear()
     groups: list[list[int]] = []
-    group_of: dict[tuple[Any, ...], int] = {}
+    group_of: dict[int, int] = {}
     lines = 0  # lines the groups so far take (a group under _FOLD_MIN: one a row)
     for s in order[: limit + _COLLAPSE_SCAN]:
         if lines >= limit:
             break
-        r = rows[s]
-        key, mask, n = _collapse_key(r, vocab)
-        fold = (key, mask, r["subject"] or "", _other_numbers(r)) if n else None
-        g = group_of.get(fold) if fold is not None else None
+        fold = _fold_key(rows[s])
+        g = group_of.get(fold) if fold >= 0 else None
         if g is not None:
             groups[g].append(s)
             size = len(groups[g])
             lines += 1 if size < _FOLD_MIN else (2 - size if size == _FOLD_MIN else 0)
         else:
-            if fold is not None:
+            if fold >= 0:
                 group_of[fold] = len(groups)
             groups.append([s])
             lines += 1
@@ -458,6 +452,38 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
         kept.append(line)
         folded[int(rows[line]["id"])] = [rows[m] for m in members if m != line]
     return kept[:limit], folded
+
+
+_FOLD_KEYS: dict[int, tuple[Item, int]] = {}
+_FOLD_IDS: dict[tuple[Any, ...], int] = {}
+_FOLD_NUMBERS = itertools.count()
+
+
+def _fold_key(row: Item) -> int:
+    """A number naming what :func:`_fold_rivals` folds a row by (kind, speaker,
+    condition, subject, :func:`skeleton` words, :func:`_other_numbers`), ``-1`` for a
+    row without words; memoised by the row object (the item cache hands out the same
+    row until the item changes), so a turn's scan reads one dict a row. Numbers come
+    from one counter and are never reused: a row keyed before the tables were dropped
+    (past ``_SK_ROWS_MAX``) may miss a fold, never join another statement's."""
+    hit = _FOLD_KEYS.get(id(row))
+    if hit is not None and hit[0] is row:
+        return hit[1]
+    words = _skeleton_of(row["text"] or "")
+    fid = -1
+    if words:
+        key = (row["kind"], standing.speaker(row), row["condition"] or "", words,
+               row["subject"] or "", _other_numbers(row))
+        found = _FOLD_IDS.get(key)
+        if found is None:
+            if len(_FOLD_IDS) >= _SK_ROWS_MAX:
+                _FOLD_IDS.clear()
+            found = _FOLD_IDS.setdefault(key, next(_FOLD_NUMBERS))
+        fid = found
+    if len(_FOLD_KEYS) >= _SK_ROWS_MAX:
+        _FOLD_KEYS.clear()
+    _FOLD_KEYS[id(row)] = (row, fid)
+    return fid
 
 
 _FOLD_MIN = 3
