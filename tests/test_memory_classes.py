@@ -322,45 +322,24 @@ def test_two_descriptions_of_one_named_thing_are_not_a_conflict(engine: Engine, 
 
 
 @pytest.mark.parametrize("first, second", [
+    # two impressions ("amazing", "glad", 最高): no values of one attribute
     ("The concert was amazing!", "The concert was so much fun."),
     ("Glad the demo went well.", "Glad you liked the slides."),
     ("Your feedback means a lot.", "Your feedback was a blessing."),
     ("その映画は最高でした。", "その映画は面白かったです。"),
-])
-def test_two_impressions_of_one_thing_are_not_a_conflict(engine: Engine, first: str,
-                                                         second: str) -> None:
-    """Chit-chat judges and feels ("amazing", "glad", 太棒了, 最高): two impressions of
-    one thing are not two values of one attribute, so no line asks the user about them."""
-    put(engine, first)
-    put(engine, second)
-    rows = active(engine)
-    assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
-
-
-@pytest.mark.parametrize("first, second", [
+    # short claims after different predicates ("serves" / "has"): two attributes
     ("The cafe serves brunch.", "The cafe has a patio."),
     ("The lab opens early.", "The lab has two printers."),
     ("Our repo uses Bazel.", "Our repo is private."),
-])
-def test_two_attributes_of_one_thing_are_not_a_conflict(engine: Engine, first: str,
-                                                        second: str) -> None:
-    """Short claims after different predicates ("serves" / "has") say two things about
-    the subject, not two values of one of its attributes."""
-    put(engine, first)
-    put(engine, second)
-    rows = active(engine)
-    assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
-
-
-@pytest.mark.parametrize("first, second", [
+    # what a run took or did: two readings at their times, two runs
     ("The nightly build took 42 s.", "The nightly build took 50 s."),
     ("Synced 4812 files to the backup bucket.", "Synced 4850 files to the backup bucket."),
     ("夜间构建用了42秒。", "夜间构建用了50秒。"),
 ])
-def test_two_readings_of_one_thing_are_not_a_conflict(engine: Engine, first: str,
-                                                      second: str) -> None:
-    """What a run took or did is a reading at its time: two of them are two runs, not
-    rival values the user must settle."""
+def test_impressions_other_attributes_and_readings_are_not_a_conflict(
+        engine: Engine, first: str, second: str) -> None:
+    """Pairs of one subject that are no two values of one attribute: no line asks the
+    user about them."""
     put(engine, first)
     put(engine, second)
     rows = active(engine)
