@@ -422,6 +422,12 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     apart = names_a_member_or_scope(ex.text or "")  # else no row is another one
     valueless = ex.value_text is None and not getattr(ex, "replacement", None)
     judged = impression(ex.text or "", ex.subject, ex.kind)
+
+    def other_register(row: Any) -> bool:
+        # a value-less correction and an impression (or the reverse): asked only of rows
+        # past the cheap checks, as a row's clauses cost ~10 µs and the scan is long
+        return valueless and judged != impression(row["text"] or "", row["subject"],
+                                                  row["kind"], asides=True)
     by_value: dict[str, Any] | None = None
     for row in rows:
         old_unit = unit_class(row["unit"])
@@ -447,18 +453,17 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             # the newest item stating the value the correction names ("upgraded Node
             # from 18 to 20": of the attribute it names, not "The team has 18 people")
             by_value = row
-        if valueless and judged != impression(row["text"] or "", row["subject"], row["kind"],
-                                              asides=True):
-            continue  # an impression and a statement of fact are no two values of one thing
         if values_only and row["value_text"] is None:
             continue
         low = row["text"].lower()
         has_value = row["value_text"] is not None and ex.value_text is not None
         if not related and sum(p in low for p in probes) < need:
             if fallback is None and (new_unit or has_value) and same_unit \
-                    and correction_conditions_agree(ex, row):
+                    and correction_conditions_agree(ex, row) and not other_register(row):
                 fallback = row
             continue
+        if other_register(row):
+            continue  # an impression and a statement of fact are no two values of one thing
         if not correction_conditions_agree(ex, row):
             continue
         strict = 1 if conditions_agree(ex, row) else 0  # same condition beats inherited
