@@ -526,11 +526,13 @@ EN_SOFTENER = Cue(en(r"\b(?:if possible|ideally|preferably|if you can|where poss
 # first; "don't worry", "don't forget to" and friends are not prohibitions.
 EN_NEG_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*(?:never(?:\sever)?|don't|dont"
-    r"|do\snot|avoid|stop|quit|no\slonger|under\sno\scircumstances|whatever\syou\sdo,?\sdon't)\b"
+    r"|do\snot|avoid|stop|quit|no\slonger|under\sno\scircumstances|whatever\syou\sdo,?\sdon't"
+    r"|(?:there's\s|there\sis\s)?no\s(?:need|reason)\s(?:for|to)\b(?!\s+(?:apologi[sz]e|apology"
+    r"|apologies|thank|thanks|rush|hurry|panic|stress|feel|be)\b))\b"
     r"(?!\s+(?:worry|know|think|care|mind|hesitate|bother|remember|understand|see|get\sme"
     r"|forget))"
 ), "please pls kindly just also and but so then now never don't dont do avoid stop quit no "
-   "under whatever")
+   "under whatever there's there")
 EN_POS_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*(?:always|make\ssure|ensure"
     r"|be\ssure\sto|remember\sto|don't\sforget\sto|do\snot\sforget\sto|never\sforget\sto"
@@ -547,7 +549,7 @@ EN_MODAL_RULE = Cue(en(
          "forbidden prohibited banned mandatory needs need")
 """Modal rules; the caller ignores them when the subject is "I" ("I must leave at 5")."""
 EN_NO_NOUN = Lead(en(r"^(?:(?:and|so|also|but|please)\s+)?no\s(?!problem|worries|idea|thanks|way"
-                r"|need|rush|pressure|one|doubt|matter|longer|luck|clue|comment|offense|big\sdeal)"
+                r"|need|reason|rush|pressure|one|doubt|matter|longer|luck|clue|comment|offense|big\sdeal)"
                 r"(?=[a-z])"), "and so also but please no")
 """'No emojis in commit messages' — a prohibition with the verb left out."""
 EN_TEAM_NORM = Lead(en(
@@ -580,10 +582,28 @@ EN_ONE_OFF_VERBS = phrases(
     "|generate|refactor|debug|investigate|print|go|start|stop|restart|rewrite|implement"
     "|clean|clone|download|upload|send|get|fetch|plan|schedule|bump|rotate|migrate|suggest"
     "|recommend")
+EN_TASK_VERBS = phrases(
+    "describe|provide|produce|calculate|compute|analyze|analyse|evaluate|classify|rephrase"
+    "|paraphrase|simplify|shorten|elaborate|proofread|visualize|visualise|tabulate|enumerate"
+    "|identify|annotate|reformat|restructure|condense|double-check|extract|verify|validate")
+"""Verbs of work on an answer that open an order ("Describe the architecture in two
+paragraphs", "Provide three examples") and are seldom a noun at a sentence's start."""
+EN_OBJECT_VERBS = phrases(
+    "return|output|rank|split|group|count|parse|paste|estimate|polish|render|share|insert"
+    "|filter|transform|export|save|apply|draw|plot|sketch|trim|expand|edit|outline|break")
+"""Verbs that are nouns as often ("Return policy changed", "Share price fell"): an order
+only before its object ("Return the result as a CSV", "Output the list sorted by
+score", "Return 404 when …": :data:`_OBJECT_START`)."""
+_OBJECT_START = (r"(?=\s+(?:the|a|an|it|them|this|that|these|those|me|us|my|our|your|all|each"
+                 r"|every|both|only|just|one|two|three|four|five|six|seven|eight|nine|ten"
+                 r"|\d)\b|\s+\ue000)")
 EN_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|kindly|just|also|and|then|now|so)\s+)*(?P<verb>"
-    + alt("|".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS)) + r")\b(?!\s+(?:is|are|was|were)\b)"
-), "please pls kindly just also and then now so " + " ".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS))
+    + alt("|".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS + EN_TASK_VERBS)) + r"|(?:"
+    + alt("|".join(EN_OBJECT_VERBS)) + r")" + _OBJECT_START
+    + r")\b(?!\s+(?:is|are|was|were)\b)"
+), "please pls kindly just also and then now so "
+   + " ".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS + EN_TASK_VERBS + EN_OBJECT_VERBS))
 EN_VERY_STANDING = set(phrases("keep|stay|answer|reply|respond|stick|default|follow|treat"
                                 "|address|call|refer|indent|cite|limit|cap|speak|talk|format"))
 EN_STANDING_SCOPE = Cue(en(r"\b(?:every|each|all|any|whenever|always|never|from now on"

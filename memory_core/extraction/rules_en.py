@@ -61,6 +61,18 @@ _FAVOURITE = re.compile(
 _PROPOSAL_LEAD = re.compile(r"^(?:that\s)?(?:we|you|i)?\s*(?:use|try|should|could|might|want\sto|to"
                             r"|is\sto|would\sbe\sto|be\sto|also)?\s*", re.I)
 _COPULA_WORDS = frozenset(("is", "are", "was", "were"))
+_WORD = re.compile(r"[a-z']+", re.I)
+
+
+def _copula_free(c: Clause) -> bool:
+    """Whether the clause outside its condition has no copula: an order ("Return 404 when
+    the user is missing": the condition's "is" does not count), not a claim that
+    opens with a verb-like word ("Keep-alive is 30 s")."""
+    if _COPULA_WORDS.isdisjoint(c.tokens):
+        return True
+    if c.condition is None:
+        return False
+    return _COPULA_WORDS.isdisjoint(w.lower() for w in _WORD.findall(c.core))
 _SCOPING_PREPOSITIONS = frozenset(("in", "for", "with"))
 _PRONOUNS = frozenset("it this that there they he she these those something everything".split())
 _FIRST = frozenset(("i", "we"))
@@ -210,6 +222,11 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
         m = pattern.match(core, first)
         if m:
             rest = core[m.end():]
+            if not negated:  # "From now on, don't add a summary", "… no emojis"
+                tail = rest.lstrip(" ,;:")
+                no = lx.EN_NEG_IMPERATIVE.match(tail) or lx.EN_NO_NOUN.match(tail)
+                if no:
+                    negated, rest = True, tail[no.end():]
             rest = lx.EN_IMPERATIVE.pattern.sub(lambda mm: mm.group("verb"), rest, count=1)
             return 0, negated, en_key(rest, action=True), True
     m = lx.EN_TEAM_NORM.match(core, first)
@@ -224,14 +241,14 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
             subject = None if np.lower() in _PRONOUNS | {"you"} else en_key(np)
             return m.start(), neg, subject or en_key(core[m.end():], action=True), False
     m = lx.EN_IMPERATIVE.match(core, first)
-    if m and _COPULA_WORDS.isdisjoint(c.tokens):
+    if m and _copula_free(c):
         if _is_standing(c, m.group("verb"), core):
             neg = bool(lx.EN_NEGATION.search(core, c.tokens))
             return 0, neg, en_key(core[m.start("verb"):], action=True), True
     if first == "only":  # "Only suggest recipes that take under 30 minutes": a restriction
         rest = core[4:].lstrip()
         m = lx.EN_IMPERATIVE.match(rest, first_word(rest))
-        if m and _COPULA_WORDS.isdisjoint(c.tokens):
+        if m and _copula_free(c):
             return 0, False, en_key(rest[m.start("verb"):], action=True), True
     return None
 
@@ -305,6 +322,11 @@ def _with_port(subject: str | None, c: Clause) -> str | None:
     return subject
 
 
+_NO_NEED = Lead(re.compile(
+    r"^(?:(?:oh|ok|okay|and|but|so)[,\s]+)*(?:there's\s|there\sis\s)?no\s(?:need|reason)\b",
+    re.I), "oh ok okay and but so there's there no")
+""""No need to …" left after the orders ("No need to explain" is one, :data:`lexicon.
+EN_NEG_IMPERATIVE`): reassurance ("No need to worry", "… to apologize"), no statement."""
 _ASKED = re.compile(r"\b(?:asked|asks)\b", re.I)
 _REPORTED_QUESTION = re.compile(
     r"(?:me\s|us\s|around\s)?(?:whether|if|how|what|why|when|where|who|which)\b", re.I)
@@ -360,6 +382,8 @@ def classify(c: Clause) -> Verdict | None:
     if dec:
         neg = bool(_DECISION_NEGATION.search(dec.group()))
         return Verdict("decision", _target_or_object(core[dec.end():]), neg)
+    if _NO_NEED.match(core, first):
+        return None  # "No need to worry about it", "No need to apologize": no order
     habit = lx.EN_HABIT.match(core, first)
     if habit and not c.quantities:
         return Verdict("preference", en_key(core[habit.end():], action=True))
@@ -368,7 +392,7 @@ def classify(c: Clause) -> Verdict | None:
         return Verdict("preference", en_key(core[imperative.start("verb"):], action=True))
     if lx.EN_REQUEST.match(core, first) or _FIRST_PERSON_SKIP.match(core, first):
         return None
-    if imperative and _COPULA_WORDS.isdisjoint(c.tokens):
+    if imperative and _copula_free(c):
         return None
     fact = _fact(core, c, first)
     if fact is not None:
