@@ -255,3 +255,20 @@ def test_an_aside_on_a_correction_is_no_impression(engine: Engine, old: str, new
     news," or ", which is great" judges the news, and a preference ("We love using
     Jenkins") is a choice, so each still replaces the value it revises."""
     assert _said(engine, old, new) == {old: "superseded", new: "active"}
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Our team lead is Farah, she's great.", "Our team lead is Joaquim now."),
+    ("The venue is the Grand Hotel, which was lovely last year.", "The venue is the Hilton now."),
+    ("负责人是小王，他人很好。", "负责人现在是小李。"),
+])
+def test_an_aside_on_the_stored_value_is_no_impression(engine: Engine, old: str,
+                                                       new: str) -> None:
+    """A stored statement that says what its subject is keeps being a value with a
+    comment beside it ("she's great" judges Farah, not who leads the team)."""
+    assert _said(engine, old, new) == {old: "superseded", new: "active"}
+
+
+def test_a_stored_impression_with_no_value_stays_one(engine: Engine) -> None:
+    old, new = "I won the tournament - so exciting!", "Nope, never won anything like that."
+    assert list(_said(engine, old, new).values()) == ["active", "active"]

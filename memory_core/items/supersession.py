@@ -794,11 +794,24 @@ def evaluates(text: str, subject: str | None = None, *, asides: bool = False) ->
     ("The hard deadline is Friday", "The happy path test is test_login", 好きな色は緑です:
     :func:`_naming`), and only the clauses that hold the subject are read, so an aside
     around a value judges nothing either ("Sorry, my manager is Lee now", "The backend
-    is in Go now, which is great"); ``asides`` reads every clause."""
+    is in Go now, which is great"); ``asides`` reads every clause ("I won the
+    tournament - so exciting!") unless the subject's clause states what it is ("Our team
+    lead is Farah, she's great": :data:`_STATES`)."""
     text = _SENTENCE_START.sub(lambda m: m.group().lower(), text)
-    if subject and not asides:
-        text = _subject_clause(text, subject)
+    if subject:
+        own = _subject_clause(text, subject)
+        if not asides or (own != text and _STATES.search(own) is not None):
+            text = own  # "Our team lead is Farah, she's great": a value, then a comment
     return any(_judging(clause, subject) for clause in _CLAUSE.split(text))
+
+
+_STATES = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:now\s+|still\s+|actually\s+)?(?!(?:so|very|really|too"
+    r"|quite|such|pretty|super|extremely|absolutely|truly|just|not)\b)[\w\u3040-\u9fff]"
+    r"|是|は[^、。，]{1,24}(?:です|だ)", re.I)
+"""A clause that states what its subject is ("our team lead is Farah", 负责人是小王):
+read alone, with ``asides``, since the comments around it judge the value, not the
+subject."""
 
 
 def impression(text: str, subject: str | None, kind: str | None, *,
