@@ -335,6 +335,10 @@ def test_two_descriptions_of_one_named_thing_are_not_a_conflict(engine: Engine, 
     ("The nightly build took 42 s.", "The nightly build took 50 s."),
     ("Synced 4812 files to the backup bucket.", "Synced 4850 files to the backup bucket."),
     ("夜间构建用了42秒。", "夜间构建用了50秒。"),
+    # a predicate that holds many values: one more language, one more format
+    ("The app supports English.", "The app supports French."),
+    ("The store sells bikes.", "The store sells scooters."),
+    ("The library includes a CLI.", "The library includes a REST client."),
 ])
 def test_impressions_other_attributes_and_readings_are_not_a_conflict(
         engine: Engine, first: str, second: str) -> None:
@@ -362,6 +366,7 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("The deploy is manual.", "The deploy is automated."),
     ("We deploy with Helm.", "We deploy with Kustomize."),
     ("The owner of the billing service is Dana.", "The billing service owner is Lee."),
+    ("The app's default language is English.", "The app's default language is French."),
 ])
 def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
                                                     second: str) -> None:

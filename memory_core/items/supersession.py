@@ -690,7 +690,9 @@ def contradicts(ex: Any, row: Any) -> bool:
     feels too clever" say two different things about one subject, two descriptions
     of a named thing ("Tom is my brother" / "Tom is our team lead") hold together,
     two impressions ("That photo is gorgeous" / "… so cute": :func:`evaluates`) are no
-    values, and a statement that says nothing but its subject disagrees with nothing. In
+    values, two claims after a predicate that holds many values ("The app supports
+    English" / "… French": :data:`_MANY_VALUED`) add up, and a statement that says
+    nothing but its subject disagrees with nothing. In
     Chinese or Japanese, where a word is two or more character bigrams, the same
     sentence with one stretch replaced (:func:`~memory_core.items.overlap.one_slot_swapped`:
     "我住在苏州。" / "我住在厦门。") disagrees however many terms its claim holds.
@@ -712,8 +714,18 @@ def contradicts(ex: Any, row: Any) -> bool:
     new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
     # a statement that claims nothing beyond its subject ("the billing deploys.")
     # holds no value to disagree with
-    return (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM
-            and predicate(ex.subject, ex.text) == predicate(row["subject"], row["text"]))
+    if not (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM):
+        return False
+    verb = predicate(ex.subject, ex.text)
+    return verb == predicate(row["subject"], row["text"]) and verb not in _MANY_VALUED
+
+
+_MANY_VALUED = frozenset((
+    "support", "speak", "offer", "includ", "contain", "integrat", "provid", "accept",
+    "allow", "serv", "sell", "stock", "carry", "play", "know", "teach", "studi", "learn",
+    "own", "collect", "visit", "attend", "host", "feature", "featur"))
+"""Predicates (light stems, :func:`predicate`) that hold many values at once: "The app
+supports English" and "The app supports French" add a language, not a rival value."""
 
 
 _BE = frozenset(("is", "are", "was", "were", "be", "been", "being", "am", "'s", "'re", "'m"))
