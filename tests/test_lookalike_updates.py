@@ -272,3 +272,18 @@ def test_an_aside_on_the_stored_value_is_no_impression(engine: Engine, old: str,
 def test_a_stored_impression_with_no_value_stays_one(engine: Engine) -> None:
     old, new = "I won the tournament - so exciting!", "Nope, never won anything like that."
     assert list(_said(engine, old, new).values()) == ["active", "active"]
+
+
+def test_a_time_before_a_japanese_claim_is_not_its_subject(engine: Engine) -> None:
+    """今は / 最近は say when, not what: two claims led by 今は are about two things."""
+    first, second = "今はReactを使っています。", "今はFastmailです。"
+    assert _said(engine, first, second) == {first: "active", second: "active"}
+    assert {i.subject for i in extract("最近は朝型です。")} != {"最近"}
+    assert extract("まだ決まっていません。") == []
+
+
+def test_a_japanese_restatement_with_the_value_first_is_one_item(engine: Engine) -> None:
+    """"確認ですが、7月15日が納期です" restates 納期は7月15日です: the discourse lead is
+    no subject, and a value before が names the noun after it."""
+    old, new = "納期は7月15日です。", "確認ですが、7月15日が納期です。"
+    assert list(_said(engine, old, new).values()) == ["merged", "active"]

@@ -88,6 +88,17 @@ _JA_REFUTED = re.compile(
 """"5433じゃなくて" names the refuted value; it is not the subject."""
 _JA_VERB_TAIL = re.compile(r"(?:こと|の|する|します|して|しよう|した)+$")
 _JA_PARTICLES = re.compile(r"(?:には|では|から|まで|より|を|に|で|は|が|と|へ)")
+_JA_TIME_LEAD = re.compile(
+    r"^(?:(?:確認(?:です|なん)?(?:が|けど)|念のため|ちなみに|実は|ところで|ついでに|あと|それと)[、,]?)?"
+    r"(?:(?P<when>今|現在|最近|普段|いつも|今日|昨日|明日|今週|先週|来週|今月|先月|来月|今年|去年"
+    r"|来年|当面|今のところ|以前|昔)(?:は|では|も)[、,]?|(?:もう|まだ|すでに|既に)(?=[^、。]))?")
+"""A clause's lead that is no topic: a discourse opener (確認ですが、ちなみに) and a time
+(今は, 最近は, もう): "今はReactを使っています" and "今はFastmailです" are not two claims
+about 今."""
+_JA_VALUE_IS = re.compile(
+    r"^(?P<v>[^、。はがをに]{0,20}[\d\ue000０-９][^、。はがをに]{0,20})が"
+    r"(?P<n>[^、。はがをにでと\d\ue000]{1,12})(?:です|だ|でした|だった)[。!！]?$")
+""""7月15日が納期です": a value, then the noun it is (the subject, as in 納期は7月15日です)."""
 _JA_DEMONSTRATIVE = re.compile(r"^(?:これ|それ|あれ|ここ|そこ|今日|明日|今)$")
 _JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しないで$")
 _JA_PLAIN_ORDER = re.compile(r"(?:て|で)(?:ね|よ|な)?[。!！]?$|こと[。!！]?$")
@@ -283,6 +294,11 @@ def classify_ja(c: Clause) -> Verdict | None:
     fp = lc.JA_FIRST_PERSON.match(core)
     if fp:
         core = core[fp.end():]
+    timed = _JA_TIME_LEAD.match(core)
+    if timed and timed.end() and _has_words(core[timed.end():]):
+        core = core[timed.end():]  # "今はFastmailです": 今 is when, not what the claim is about
+    else:
+        timed = None
     lead = lc.JA_STANDING_LEAD.match(core)
     if lead and lead.end() and _has_words(core[lead.end():]):
         strong = bool(lead["topic"] or lead["adv"]) or not lead["when"].startswith("これから")
@@ -327,11 +343,12 @@ def classify_ja(c: Clause) -> Verdict | None:
         return None  # a request about the work at hand ("42行目のバグを直して")
     if not _JA_DECLARATIVE.search(core.rstrip("。!！")) and not _fixes(c):
         return None
-    subject = _ja_topic(core)
+    named = _JA_VALUE_IS.match(core)
+    subject = cjk_key(named.group("n"), "ja") if named else _ja_topic(core)
     if subject is None and c.quantities:
         subject = _ja_object(core)
     if subject is None and not c.quantities:
-        if (fp or _JA_LIVES.search(core)) and len(core) >= 4:
+        if (fp or (timed and timed["when"]) or _JA_LIVES.search(core)) and len(core) >= 4:
             # "福岡に住んでいます" without 私は: where the speaker lives (Japanese drops it)
             return Verdict("fact", _ja_object(core))
         return None
