@@ -40,6 +40,7 @@ REPORTED = [
     "田中さんによると、新しいサーバーは64コアだそうです。",
     "Everyone says the timeout is 30 seconds.",
     "We got there at 9 and the food came 40 minutes later.",
+    "We got to the airport at noon and the flight left two hours later.",
     "I keep getting a 500 error.",
     "タイムアウトは30分らしい。",
     # what a job did: a past verb of work before its count

@@ -137,7 +137,8 @@ USER_CHANGE = re.compile(
     r"(?:到|为|成)", re.I)
 """A change the user made to a value ("we doubled the replica count to 6",
 我们把超时增加到了60秒): the number is one they set, though a change word reports it."""
-_LATER = re.compile(r"\b\d[\d.,]*\s*[a-z]*\s+later\b", re.I)
+_LATER = re.compile(r"\b(?:\d[\d.,]*|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+                    r"|a\sfew|few|several)\s*[a-z]*\s+later\b", re.I)
 _PAST = re.compile(r"\b(?!(?:need|speed|feed|seed|embed|indeed|exceed|proceed|succeed)\b)"
                    r"(?:[a-z]{2,}ed|was|were|had|did|went|came|got|bought|sold|left|found|made"
                    r"|took|met|began|became|ran|moved)\b", re.I)
