@@ -735,6 +735,13 @@ class ResponseMap(Protocol):
         parents (at most ``max_rows + 1`` rows), oldest first; empty when unknown."""
         ...
 
+    def response_owner(self, account: str, prefix: str, role: str, response_id: str
+                       ) -> str | None:
+        """The tenant holding ``response_id`` in ``role`` among ``account`` (an API
+        key's tenant) and the tenants that begin with ``prefix`` (its end users'):
+        the one whose row came first; ``None`` when none does."""
+        ...
+
 
 class ForwardedLog(Protocol):
     """Bodies forwarded upstream and the request log (``memory_core.capture.forwarded``)."""

@@ -407,6 +407,17 @@ def m009_subject_keys() -> str:
         """
 
 
+@migration(10, "response threads: find a response id among the end users of its key")
+def m010_response_threads_by_id() -> str:
+    return """
+        -- A request may continue a response made under another end user of the same
+        -- API key (tenant t_a~u_b, or the key's own t_a): the proxy looks the id up
+        -- among the key's tenants (memory_core.capture.response_threads.owner). The
+        -- primary key leads with the tenant; this index finds the id in one lookup.
+        CREATE INDEX response_threads_response ON response_threads(response_id, role);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

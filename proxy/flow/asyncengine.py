@@ -259,15 +259,17 @@ class AsyncEngine:
             None, run_command, self.engine, scope, text)
 
     # -- stored responses (Responses API) ---------------------------------------
-    async def stored_response(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation a relayed response ends, or ``None``
-        (:meth:`~proxy.flow.responsethreads.ResponseThreads.get`); a cache miss reads
+    async def stored_response(self, scope: Scope, response_id: str
+                              ) -> tuple[Scope, tuple[Any, ...]] | None:
+        """The scope that holds a relayed response (``scope``, or another end user's
+        of the same API key) and the items of the conversation it ends, or ``None``
+        (:meth:`~proxy.flow.responsethreads.ResponseThreads.find`); a cache miss reads
         the store on the memory-path pool, never on the loop."""
         threads = threads_of(self.engine)
-        found = threads.cached(scope, response_id)
+        found = threads.cached_find(scope, response_id)
         if found is not None:
             return found
-        return await self._on_pool(threads.get, scope, response_id)
+        return await self._on_pool(threads.find, scope, response_id)
 
     async def stored_conversation(self, scope: Scope, conversation_id: str
                                   ) -> tuple[str | None, tuple[Any, ...] | None]:

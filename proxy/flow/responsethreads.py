@@ -5,10 +5,13 @@ A Responses client that continues with ``previous_response_id`` (or in a
 tenant and role, the items each relayed response ends (durable in the store's
 ``response_threads``, read through a bounded cache), so the proxy can capture
 and plan the request as its whole thread (:mod:`proxy.handlers.responses`).
+A response id is found among the tenants of the request's API key (its own and
+its end users'): :meth:`ResponseThreads.find` says which scope holds it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import weakref
@@ -16,6 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from memory_core.engine import Engine
+from memory_core.items.writer import account_tenant
 from memory_core.models import CaptureTicket, Scope
 from proxy.appkeys import ENGINE
 from proxy.flow.exchange import Exchange
@@ -30,26 +34,63 @@ class ResponseThreads:
     Durable: each relayed response's row goes to the store
     (:meth:`Engine.remember_response`, ``response_threads``), so a restarted proxy, or
     another on the same data dir, resolves it too; reads go through a cache of the
-    newest ``limit`` conversations (entries share their items). A store failure
+    newest ``limit`` conversations (entries share their items), keyed by the API
+    key's tenant so that :meth:`find` sees every end user's. A store failure
     resolves nothing (the request is forwarded untouched) and never fails the chat.
     """
 
     def __init__(self, engine: Engine, limit: int = 1024) -> None:
         self.engine = engine
         self.limit = limit
-        self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
+        # (key's tenant, role, response id) -> (the tenant that holds it, its items)
+        self._map: OrderedDict[tuple[str, str, str], tuple[str, tuple[Any, ...]]] = \
+            OrderedDict()
         self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
     def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation ``response_id`` ends when the cache holds
-        them, else ``None`` (no store read)."""
-        key = (scope.tenant, scope.role, response_id)
+        """The items of the conversation ``response_id`` ends in ``scope``'s own
+        tenant when the cache holds them, else ``None`` (no store read)."""
+        found = self.cached_find(scope, response_id)
+        return found[1] if found is not None and found[0] == scope else None
+
+    def cached_find(self, scope: Scope, response_id: str
+                    ) -> tuple[Scope, tuple[Any, ...]] | None:
+        """What :meth:`find` answers when the cache holds it, else ``None`` (no store
+        read)."""
+        key = (account_tenant(scope.tenant), scope.role, response_id)
         with self._lock:
             found = self._map.get(key)
-            if found is not None:
-                self._map.move_to_end(key)
+            if found is None:
+                return None
+            self._map.move_to_end(key)
+        tenant, items = found
+        return (scope if tenant == scope.tenant
+                else dataclasses.replace(scope, tenant=tenant)), items
+
+    def find(self, scope: Scope, response_id: str) -> tuple[Scope, tuple[Any, ...]] | None:
+        """The scope that holds ``response_id`` and the items of the conversation it
+        ends: ``scope`` itself when its tenant holds it, else ``scope`` with the
+        tenant of another end user of the same API key (or of the key itself) that
+        does; ``None`` when none does. Reads the store on a cache miss: from the
+        event loop, use :meth:`proxy.flow.asyncengine.AsyncEngine.stored_response`."""
+        found = self.cached_find(scope, response_id)
+        if found is not None:
             return found
+        items = self.get(scope, response_id)
+        if items is not None:
+            return scope, items
+        try:
+            owner = self.engine.response_owner(scope, response_id)
+        except Exception:  # noqa: BLE001 - fail open: forwarded without memory
+            log.exception("could not look up the owner of the stored response %s",
+                          response_id)
+            return None
+        if owner is None or owner == scope.tenant:
+            return None
+        theirs = dataclasses.replace(scope, tenant=owner)
+        items = self.get(theirs, response_id)
+        return (theirs, items) if items is not None else None
 
     def cached_head(self, scope: Scope, conversation_id: str) -> str | None:
         """The newest response relayed in a ``conversation`` when the cache knows it,
@@ -61,7 +102,6 @@ class ResponseThreads:
         """The items of the conversation ``response_id`` ends, or ``None``. Reads the
         store on a cache miss: from the event loop, use
         :meth:`proxy.flow.asyncengine.AsyncEngine.stored_response`."""
-        key = (scope.tenant, scope.role, response_id)
         found = self.cached(scope, response_id)
         if found is not None:
             return found
@@ -73,7 +113,7 @@ class ResponseThreads:
         if stored is None:
             return None
         items = tuple(stored[0])
-        self._cache(key, items)
+        self._cache(scope, response_id, items)
         return items
 
     def head(self, scope: Scope, conversation_id: str) -> str | None:
@@ -97,7 +137,7 @@ class ResponseThreads:
         """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
         conversation of ``parent``) also store its row, after ``ticket``'s capture;
         with ``conversation_id``, make it that conversation's newest response."""
-        self._cache((scope.tenant, scope.role, response_id), tuple(items))
+        self._cache(scope, response_id, tuple(items))
         if conversation_id is not None:
             with self._lock:
                 key = (scope.tenant, scope.role, conversation_id)
@@ -113,9 +153,10 @@ class ResponseThreads:
         except Exception:  # noqa: BLE001 - fail open: it stays in memory only
             log.exception("could not store the response %s", response_id)
 
-    def _cache(self, key: tuple[str, str, str], items: tuple[Any, ...]) -> None:
+    def _cache(self, scope: Scope, response_id: str, items: tuple[Any, ...]) -> None:
+        key = (account_tenant(scope.tenant), scope.role, response_id)
         with self._lock:
-            self._map[key] = items
+            self._map[key] = (scope.tenant, items)
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
