@@ -147,3 +147,23 @@ async def test_a_streamed_turn_without_the_end_user_is_captured(
     answer, = _said(proxy, f"echo: {DECISION}")
     assert answer["thread_id"] == goal["thread_id"]
     assert answer["tenant"] == _tenant(proxy, "alice")
+
+
+async def test_a_conversation_continued_without_the_end_user_stays_on_one_thread(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """The same for a ``conversation`` (the upstream keeps its items): a turn in it
+    from another of the key's scopes joins the conversation's thread, in its scope."""
+    conv = {"id": "conv_end_users"}
+    await _turn(proxy, ALICE_FACT, who="alice")
+    await _turn(proxy, GOAL, who="alice", conversation=conv)
+    raw = await _turn(proxy, DECISION, conversation=conv)  # no end user
+    assert raw.headers["x-lcm-memory-reason"] == "conversation"
+    assert not leaks("4417", upstream.responses_requests[-1]["raw"].decode())
+    alice = _tenant(proxy, "alice")
+    goal, = _said(proxy, GOAL)
+    decision, = _said(proxy, DECISION)
+    assert decision["tenant"] == alice and decision["thread_id"] == goal["thread_id"]
+    await _turn(proxy, QUESTION, who="alice", conversation=conv)
+    question, = _said(proxy, QUESTION)
+    assert question["thread_id"] == goal["thread_id"]
+    assert {m["tenant"] for m in _messages(proxy)} == {alice}

@@ -148,6 +148,29 @@ def test_an_id_is_owned_by_one_tenant_of_its_key_only(run: Run) -> None:
         "t_a~u_alice"
 
 
+def test_a_conversation_is_owned_by_one_tenant_of_its_key_only(run: Run) -> None:
+    def head(tenant: str, conversation_id: str, response_id: str, at: float) -> None:
+        run(lambda tx: tx.responses.save_conversation_head(
+            tenant=tenant, role="coder", session="", conversation_id=conversation_id,
+            response_id=response_id, thread_id=None, updated_at=at))
+
+    head("t_a~u_alice", "conv_1", "r1", 1.0)
+    head("t_ab", "conv_2", "r2", 1.0)  # another key whose tenant begins alike
+    head("t_a~u_bob", "conv_3", "r3", 1.0)
+    head("t_a", "conv_3", "r4", 2.0)  # the head moved last in the key's own tenant
+
+    def owner(tenant: str, conversation_id: str, role: str = "coder") -> str | None:
+        return run(lambda tx: response_threads.conversation_owner(tx, tenant, role,
+                                                                  conversation_id))
+
+    for asking in ("t_a", "t_a~u_alice", "t_a~u_carol"):
+        assert owner(asking, "conv_1") == "t_a~u_alice"
+        assert owner(asking, "conv_2") is None
+        assert owner(asking, "conv_3") == "t_a"
+    assert owner("t_a", "conv_1", role="writer") is None
+    assert owner("t_ab~u_x", "conv_2") == "t_ab"
+
+
 def test_sqlite_finds_an_owner_by_the_response_id_index(tmp_path: Path) -> None:
     import contextlib
     import sqlite3

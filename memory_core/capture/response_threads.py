@@ -20,10 +20,10 @@ captured the same way: ``response_conversations`` names the newest response the
 proxy relayed in each conversation, whose chain the next request follows.
 
 Scoped by tenant and role: an id never resolves in another API key's tenant. Within
-one key, :func:`owner` finds which of its tenants (the key's own, or an end user's,
-``t_…~u_…``) holds an id, so that a request naming another end user (or none) than
-the response it continues is still captured, on that response's thread
-(docs/scopes.md). A purge removes a scope's rows with their threads
+one key, :func:`owner` and :func:`conversation_owner` find which of its tenants (the
+key's own, or an end user's, ``t_…~u_…``) holds an id, so that a request naming
+another end user (or none) than the conversation it continues is still captured, on
+that conversation's thread (docs/scopes.md). A purge removes a scope's rows with their threads
 (:mod:`memory_core.admin.purge`).
 """
 
@@ -39,7 +39,8 @@ from memory_core.items.writer import USER_SEP, account_tenant
 from memory_core.models import CaptureTicket, Scope
 from memory_core.store.api import Tx
 
-__all__ = ["MAX_CHAIN", "conversation", "conversation_head", "insert", "owner", "prepare"]
+__all__ = ["MAX_CHAIN", "conversation", "conversation_head", "conversation_owner", "insert",
+           "owner", "prepare"]
 
 MAX_CHAIN = 100_000
 """The most rows one conversation is read back through (a guard against a cycle)."""
@@ -90,6 +91,14 @@ def owner(tx: Tx, tenant: str, role: str, response_id: str) -> str | None:
     ``None``. Never a tenant of another key."""
     account = account_tenant(tenant)
     return tx.responses.response_owner(account, account + USER_SEP, role, response_id)
+
+
+def conversation_owner(tx: Tx, tenant: str, role: str, conversation_id: str) -> str | None:
+    """The tenant of ``tenant``'s API key that holds the head of a Responses API
+    conversation in ``role`` (as :func:`owner`), or ``None``."""
+    account = account_tenant(tenant)
+    return tx.responses.conversation_owner(account, account + USER_SEP, role,
+                                           conversation_id)
 
 
 def conversation(tx: Tx, tenant: str, role: str, response_id: str

@@ -742,6 +742,13 @@ class ResponseMap(Protocol):
         the one whose row came first; ``None`` when none does."""
         ...
 
+    def conversation_owner(self, account: str, prefix: str, role: str,
+                           conversation_id: str) -> str | None:
+        """The tenant holding a head of ``conversation_id`` in ``role`` among
+        ``account`` and the tenants that begin with ``prefix``: the one whose head
+        moved last; ``None`` when none does."""
+        ...
+
 
 class ForwardedLog(Protocol):
     """Bodies forwarded upstream and the request log (``memory_core.capture.forwarded``)."""

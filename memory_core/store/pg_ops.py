@@ -102,6 +102,15 @@ class PgResponseMap:
                                           "n": len(prefix), "p": prefix}).fetchone()
         return str(row[0]) if row is not None else None
 
+    def conversation_owner(self, account: str, prefix: str, role: str,
+                           conversation_id: str) -> str | None:
+        row = self._c.execute(
+            "SELECT tenant FROM response_conversations WHERE conversation_id = %s"
+            " AND role = %s AND (tenant = %s OR left(tenant, %s) = %s)"
+            " ORDER BY updated_at DESC, tenant LIMIT 1",
+            (conversation_id, role, account, len(prefix), prefix)).fetchone()
+        return str(row[0]) if row is not None else None
+
 
 OWNER_SQL = (
     "SELECT tenant FROM response_threads WHERE response_id = %(id)s AND role = %(r)s"

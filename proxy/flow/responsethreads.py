@@ -5,8 +5,9 @@ A Responses client that continues with ``previous_response_id`` (or in a
 tenant and role, the items each relayed response ends (durable in the store's
 ``response_threads``, read through a bounded cache), so the proxy can capture
 and plan the request as its whole thread (:mod:`proxy.handlers.responses`).
-A response id is found among the tenants of the request's API key (its own and
-its end users'): :meth:`ResponseThreads.find` says which scope holds it.
+A response or conversation id is found among the tenants of the request's API key
+(its own and its end users'): :meth:`ResponseThreads.find` and
+:meth:`ResponseThreads.head` say which scope holds it.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class ResponseThreads:
         # (key's tenant, role, response id) -> (the tenant that holds it, its items)
         self._map: OrderedDict[tuple[str, str, str], tuple[str, tuple[Any, ...]]] = \
             OrderedDict()
-        self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        # (key's tenant, role, conversation id) -> (the tenant that holds it, its head)
+        self._heads: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
@@ -65,8 +67,7 @@ class ResponseThreads:
                 return None
             self._map.move_to_end(key)
         tenant, items = found
-        return (scope if tenant == scope.tenant
-                else dataclasses.replace(scope, tenant=tenant)), items
+        return _scoped(scope, tenant), items
 
     def find(self, scope: Scope, response_id: str) -> tuple[Scope, tuple[Any, ...]] | None:
         """The scope that holds ``response_id`` and the items of the conversation it
@@ -92,11 +93,13 @@ class ResponseThreads:
         items = self.get(theirs, response_id)
         return (theirs, items) if items is not None else None
 
-    def cached_head(self, scope: Scope, conversation_id: str) -> str | None:
-        """The newest response relayed in a ``conversation`` when the cache knows it,
-        else ``None`` (no store read)."""
+    def cached_head(self, scope: Scope, conversation_id: str) -> tuple[Scope, str] | None:
+        """What :meth:`head` answers when the cache knows it, else ``None`` (no store
+        read)."""
         with self._lock:
-            return self._heads.get((scope.tenant, scope.role, conversation_id))
+            found = self._heads.get((account_tenant(scope.tenant), scope.role,
+                                     conversation_id))
+        return (_scoped(scope, found[0]), found[1]) if found is not None else None
 
     def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
         """The items of the conversation ``response_id`` ends, or ``None``. Reads the
@@ -116,19 +119,27 @@ class ResponseThreads:
         self._cache(scope, response_id, items)
         return items
 
-    def head(self, scope: Scope, conversation_id: str) -> str | None:
-        """The newest response relayed in a ``conversation``, or ``None`` (also when
-        the store cannot be read). Reads the store on a cache miss."""
-        key = (scope.tenant, scope.role, conversation_id)
-        with self._lock:
-            found = self._heads.get(key)
+    def head(self, scope: Scope, conversation_id: str) -> tuple[Scope, str] | None:
+        """The scope that holds a ``conversation`` (``scope``, or ``scope`` with the
+        tenant of another end user of its API key, as :meth:`find`) and the newest
+        response relayed in it, or ``None`` (also when the store cannot be read).
+        Reads the store on a cache miss."""
+        found = self.cached_head(scope, conversation_id)
         if found is not None:
             return found
         try:
-            return self.engine.response_conversation_head(scope, conversation_id)
+            at = self.engine.response_conversation_head(scope, conversation_id)
+            if at is not None:
+                return scope, at
+            owner = self.engine.response_conversation_owner(scope, conversation_id)
+            if owner is None or owner == scope.tenant:
+                return None
+            theirs = dataclasses.replace(scope, tenant=owner)
+            at = self.engine.response_conversation_head(theirs, conversation_id)
         except Exception:  # noqa: BLE001 - fail open: captured as a new conversation
             log.exception("could not read the stored conversation %s", conversation_id)
             return None
+        return (theirs, at) if at is not None else None
 
     def put(self, scope: Scope, response_id: str, items: list[Any], *,
             parent: str | None = None, added: list[Any] | None = None,
@@ -140,8 +151,8 @@ class ResponseThreads:
         self._cache(scope, response_id, tuple(items))
         if conversation_id is not None:
             with self._lock:
-                key = (scope.tenant, scope.role, conversation_id)
-                self._heads[key] = response_id
+                key = (account_tenant(scope.tenant), scope.role, conversation_id)
+                self._heads[key] = (scope.tenant, response_id)
                 self._heads.move_to_end(key)
                 while len(self._heads) > self.limit:
                     self._heads.popitem(last=False)
@@ -160,6 +171,11 @@ class ResponseThreads:
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
+
+
+def _scoped(scope: Scope, tenant: str) -> Scope:
+    """``scope`` with ``tenant`` (``scope`` itself when it has it)."""
+    return scope if tenant == scope.tenant else dataclasses.replace(scope, tenant=tenant)
 
 
 _THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()

@@ -48,7 +48,8 @@ name them (docs/scopes.md). A request in a
 ``conversation`` (the upstream keeps its items) is forwarded untouched too
 (``x-lcm-memory-reason: conversation``: no block, no memory tools, no command), but
 captured: as the items of the newest response the proxy relayed in that
-conversation (durable, as for ``previous_response_id``), then its own.
+conversation (durable, as for ``previous_response_id``), then its own, in the scope
+that holds the conversation (another end user's of the key, too).
 """
 
 from __future__ import annotations
@@ -117,8 +118,12 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         conv = conversation_id(body["conversation"])
         if settings.capture.enabled and conv is not None:
             scope = _scope(ex)
-            head, stored = await request.app[AENGINE].stored_conversation(
-                scope, conv) if scope is not None else (None, None)
+            head, stored = None, None
+            if scope is not None:
+                # Captured in the scope that holds the conversation, also when that is
+                # another end user's of the key (as for previous_response_id, below).
+                ex.scope, head, stored = await request.app[AENGINE].stored_conversation(
+                    scope, conv)
 
             def expand_conversation(scope: Scope) -> dict[str, Any] | None:
                 if stored is None:
