@@ -699,6 +699,23 @@ class Engine:
         return self.store.read_tx(responsemap.conversation_head, scope.tenant, scope.role,
                                   conversation_id)
 
+    def response_owner(self, scope: Scope, response_id: str) -> str | None:
+        """The tenant of ``scope``'s API key (its own or an end user's) that holds the
+        stored response ``response_id`` in ``scope``'s role, or ``None``; see
+        :func:`memory_core.capture.response_threads.owner`."""
+        from memory_core.capture import response_threads as responsemap
+
+        return self.store.read_tx(responsemap.owner, scope.tenant, scope.role, response_id)
+
+    def response_conversation_owner(self, scope: Scope, conversation_id: str) -> str | None:
+        """The tenant of ``scope``'s API key (its own or an end user's) that holds the
+        head of a Responses API ``conversation`` in ``scope``'s role, or ``None``; see
+        :func:`memory_core.capture.response_threads.conversation_owner`."""
+        from memory_core.capture import response_threads as responsemap
+
+        return self.store.read_tx(responsemap.conversation_owner, scope.tenant, scope.role,
+                                  conversation_id)
+
     def response_conversation(self, scope: Scope, response_id: str
                               ) -> tuple[list[Any], int | None] | None:
         """The items of the conversation a stored response ends and its thread id, or

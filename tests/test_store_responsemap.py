@@ -124,6 +124,89 @@ def test_conversation_head_follows_the_newest_response(run: Run) -> None:
     assert run(lambda tx: tx.responses.response_chain("t1", "coder", "r2", 10)) == []
 
 
+def test_an_id_is_owned_by_one_tenant_of_its_key_only(run: Run) -> None:
+    """A request may continue a response made under another end user of its API key
+    (proxy.handlers.responses): the id is found among the key's tenants, never
+    another key's, whose id may begin alike."""
+    _save(run, "r1", None, [1], tenant="t_a~u_alice")
+    _save(run, "r2", None, [2], tenant="t_a")
+    _save(run, "r3", None, [3], tenant="t_ab~u_x")  # another key: "t_ab" begins "t_a"
+    _save(run, "r4", None, [4], tenant="t_b~u_alice")
+    _save(run, "r5", None, [5], tenant="t_ab")
+
+    def owner(tenant: str, response_id: str, role: str = "coder") -> str | None:
+        return run(lambda tx: response_threads.owner(tx, tenant, role, response_id))
+
+    for asking in ("t_a", "t_a~u_alice", "t_a~u_bob"):
+        assert owner(asking, "r1") == "t_a~u_alice"
+        assert owner(asking, "r2") == "t_a"
+        assert [owner(asking, r) for r in ("r3", "r4", "r5", "nope")] == [None] * 4
+    assert owner("t_a~u_bob", "r1", role="writer") is None
+    assert owner("t_ab", "r3") == "t_ab~u_x"
+    # The group itself: the key's tenant and the prefix of its end users' tenants.
+    assert run(lambda tx: tx.responses.response_owner("t_a", "t_a~", "coder", "r1")) == \
+        "t_a~u_alice"
+
+
+def test_a_conversation_is_owned_by_one_tenant_of_its_key_only(run: Run) -> None:
+    def head(tenant: str, conversation_id: str, response_id: str, at: float) -> None:
+        run(lambda tx: tx.responses.save_conversation_head(
+            tenant=tenant, role="coder", session="", conversation_id=conversation_id,
+            response_id=response_id, thread_id=None, updated_at=at))
+
+    head("t_a~u_alice", "conv_1", "r1", 1.0)
+    head("t_ab", "conv_2", "r2", 1.0)  # another key whose tenant begins alike
+    head("t_a~u_bob", "conv_3", "r3", 1.0)
+    head("t_a", "conv_3", "r4", 2.0)  # the head moved last in the key's own tenant
+
+    def owner(tenant: str, conversation_id: str, role: str = "coder") -> str | None:
+        return run(lambda tx: response_threads.conversation_owner(tx, tenant, role,
+                                                                  conversation_id))
+
+    for asking in ("t_a", "t_a~u_alice", "t_a~u_carol"):
+        assert owner(asking, "conv_1") == "t_a~u_alice"
+        assert owner(asking, "conv_2") is None
+        assert owner(asking, "conv_3") == "t_a"
+    assert owner("t_a", "conv_1", role="writer") is None
+    assert owner("t_ab~u_x", "conv_2") == "t_ab"
+
+
+def test_sqlite_finds_an_owner_by_the_response_id_index(tmp_path: Path) -> None:
+    import contextlib
+    import sqlite3
+
+    from memory_core.store.sqlite_ops import OWNER_SQL
+
+    store = SqliteStore(tmp_path / "data")
+    path = store.path
+    store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        plan = " ".join(str(r[-1]) for r in conn.execute(
+            "EXPLAIN QUERY PLAN " + OWNER_SQL, ("r", "x", "t", 2, "t~")))
+    assert "response_threads_response" in plan, plan
+
+
+def test_pg_finds_an_owner_by_the_response_id_index(pg_url: str) -> None:
+    import psycopg
+
+    from memory_core.store import pg_migrations
+    from memory_core.store.pg_ops import OWNER_SQL, PgResponseMap
+
+    url = pgcluster.fresh_database(pg_url, "t_owner_plan")
+    with psycopg.connect(url) as conn:
+        pg_migrations.apply_migrations(conn)
+        group = PgResponseMap(conn)
+        for i in range(300):
+            group.save_response(tenant=f"t~u_{i % 30}", role="r", session="",
+                                response_id=f"r{i}", parent=None, thread_id=1,
+                                items=b"x", created_at=0.0)
+        conn.commit()
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN " + OWNER_SQL, {"id": "r299", "r": "r", "t": "t", "n": 2, "p": "t~"}))
+        assert "response_threads_response" in plan, plan
+        assert group.response_owner("t", "t~", "r", "r299") == "t~u_29"
+
+
 def test_pg_migrations_apply_once_when_replicas_open_together(pg_url: str) -> None:
     import psycopg
 

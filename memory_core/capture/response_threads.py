@@ -19,8 +19,12 @@ A request in a Responses API ``conversation`` (the upstream keeps its items) is
 captured the same way: ``response_conversations`` names the newest response the
 proxy relayed in each conversation, whose chain the next request follows.
 
-Scoped by tenant and role: an id never resolves in another tenant. A purge
-removes a scope's rows with their threads (:mod:`memory_core.admin.purge`).
+Scoped by tenant and role: an id never resolves in another API key's tenant. Within
+one key, :func:`owner` and :func:`conversation_owner` find which of its tenants (the
+key's own, or an end user's, ``t_…~u_…``) holds an id, so that a request naming
+another end user (or none) than the conversation it continues is still captured, on
+that conversation's thread (docs/scopes.md). A purge removes a scope's rows with their threads
+(:mod:`memory_core.admin.purge`).
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ from typing import Any
 
 from memory_core.capture.evidence import dumps_lossless, loads_lossless
 from memory_core.capture.redact import may_contain_secret, redact_value
+from memory_core.items.writer import USER_SEP, account_tenant
 from memory_core.models import CaptureTicket, Scope
 from memory_core.store.api import Tx
 
-__all__ = ["MAX_CHAIN", "conversation", "conversation_head", "insert", "prepare"]
+__all__ = ["MAX_CHAIN", "conversation", "conversation_head", "conversation_owner", "insert",
+           "owner", "prepare"]
 
 MAX_CHAIN = 100_000
 """The most rows one conversation is read back through (a guard against a cycle)."""
@@ -77,6 +83,22 @@ def conversation_head(tx: Tx, tenant: str, role: str, conversation_id: str) -> s
     """The newest response the proxy relayed in a Responses API conversation of this
     tenant and role, or ``None``."""
     return tx.responses.conversation_head(tenant, role, conversation_id)
+
+
+def owner(tx: Tx, tenant: str, role: str, response_id: str) -> str | None:
+    """The tenant of ``tenant``'s API key that holds ``response_id`` in ``role``: the
+    key's own tenant or one of its end users' (``tenant`` itself included), or
+    ``None``. Never a tenant of another key."""
+    account = account_tenant(tenant)
+    return tx.responses.response_owner(account, account + USER_SEP, role, response_id)
+
+
+def conversation_owner(tx: Tx, tenant: str, role: str, conversation_id: str) -> str | None:
+    """The tenant of ``tenant``'s API key that holds the head of a Responses API
+    conversation in ``role`` (as :func:`owner`), or ``None``."""
+    account = account_tenant(tenant)
+    return tx.responses.conversation_owner(account, account + USER_SEP, role,
+                                           conversation_id)
 
 
 def conversation(tx: Tx, tenant: str, role: str, response_id: str

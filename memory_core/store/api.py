@@ -735,6 +735,20 @@ class ResponseMap(Protocol):
         parents (at most ``max_rows + 1`` rows), oldest first; empty when unknown."""
         ...
 
+    def response_owner(self, account: str, prefix: str, role: str, response_id: str
+                       ) -> str | None:
+        """The tenant holding ``response_id`` in ``role`` among ``account`` (an API
+        key's tenant) and the tenants that begin with ``prefix`` (its end users'):
+        the one whose row came first; ``None`` when none does."""
+        ...
+
+    def conversation_owner(self, account: str, prefix: str, role: str,
+                           conversation_id: str) -> str | None:
+        """The tenant holding a head of ``conversation_id`` in ``role`` among
+        ``account`` and the tenants that begin with ``prefix``: the one whose head
+        moved last; ``None`` when none does."""
+        ...
+
 
 class ForwardedLog(Protocol):
     """Bodies forwarded upstream and the request log (``memory_core.capture.forwarded``)."""

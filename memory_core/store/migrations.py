@@ -407,6 +407,20 @@ def m009_subject_keys() -> str:
         """
 
 
+@migration(10, "response threads: find a response or conversation id among a key's users")
+def m010_response_threads_by_id() -> str:
+    return """
+        -- A request may continue a response or conversation made under another end
+        -- user of the same API key (tenant t_a~u_b, or the key's own t_a): the proxy
+        -- looks the id up among the key's tenants (memory_core.capture.response_threads:
+        -- owner, conversation_owner). The primary keys lead with the tenant; these
+        -- indexes find an id in one lookup.
+        CREATE INDEX response_threads_response ON response_threads(response_id, role);
+        CREATE INDEX response_conversations_conversation
+            ON response_conversations(conversation_id, role);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

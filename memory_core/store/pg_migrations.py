@@ -325,6 +325,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE agent_memories ADD CONSTRAINT agent_memories_content_check
             CHECK (lcm_text_length(content) <= 500);
     """),
+    (5, "response threads: find a response or conversation id among a key's users", """
+        -- SQLite's m010: a request may continue a response or conversation made under
+        -- another end user of the same API key; the id is looked up among the key's
+        -- tenants.
+        CREATE INDEX response_threads_response ON response_threads(response_id, role);
+        CREATE INDEX response_conversations_conversation
+            ON response_conversations(conversation_id, role);
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -96,6 +96,28 @@ class PgResponseMap:
             return [{"parent": r["parent"], "items": bytes(r["items"]),
                      "thread_id": r["thread_id"]} for r in cur.fetchall()]
 
+    def response_owner(self, account: str, prefix: str, role: str, response_id: str
+                       ) -> str | None:
+        row = self._c.execute(OWNER_SQL, {"id": response_id, "r": role, "t": account,
+                                          "n": len(prefix), "p": prefix}).fetchone()
+        return str(row[0]) if row is not None else None
+
+    def conversation_owner(self, account: str, prefix: str, role: str,
+                           conversation_id: str) -> str | None:
+        row = self._c.execute(
+            "SELECT tenant FROM response_conversations WHERE conversation_id = %s"
+            " AND role = %s AND (tenant = %s OR left(tenant, %s) = %s)"
+            " ORDER BY updated_at DESC, tenant LIMIT 1",
+            (conversation_id, role, account, len(prefix), prefix)).fetchone()
+        return str(row[0]) if row is not None else None
+
+
+OWNER_SQL = (
+    "SELECT tenant FROM response_threads WHERE response_id = %(id)s AND role = %(r)s"
+    " AND (tenant = %(t)s OR left(tenant, %(n)s) = %(p)s) ORDER BY created_at, tenant"
+    " LIMIT 1")
+"""The tenant of a key holding a response id: a lookup of ``response_threads_response``
+(migration 5), whatever the number of end users and rows behind the key."""
 
 CHAIN_SQL = (
     "WITH RECURSIVE chain(response_id, parent, items, thread_id, depth) AS ("

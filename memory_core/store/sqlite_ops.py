@@ -170,6 +170,28 @@ class SqliteResponseMap:
             " SELECT parent, items, thread_id FROM chain ORDER BY depth DESC",
             (tenant, role, response_id, tenant, role, max_rows))]
 
+    def response_owner(self, account: str, prefix: str, role: str, response_id: str
+                       ) -> str | None:
+        row = self._c.execute(OWNER_SQL, (response_id, role, account, len(prefix),
+                                          prefix)).fetchone()
+        return str(row[0]) if row is not None else None
+
+    def conversation_owner(self, account: str, prefix: str, role: str,
+                           conversation_id: str) -> str | None:
+        row = self._c.execute(
+            "SELECT tenant FROM response_conversations WHERE conversation_id=? AND role=?"
+            " AND (tenant=? OR substr(tenant, 1, ?)=?) ORDER BY updated_at DESC, tenant"
+            " LIMIT 1", (conversation_id, role, account, len(prefix), prefix)).fetchone()
+        return str(row[0]) if row is not None else None
+
+
+OWNER_SQL = (
+    "SELECT tenant FROM response_threads WHERE response_id=? AND role=?"
+    " AND (tenant=? OR substr(tenant, 1, ?)=?) ORDER BY created_at, tenant LIMIT 1")
+"""The tenant of a key holding a response id: one lookup of ``response_threads_response``
+(m010), whatever the number of end users and rows behind the key (as
+``conversation_owner``'s of ``response_conversations_conversation``)."""
+
 
 _FORWARDED_COLS = ("f.id, f.request_id, f.tenant, f.role, f.thread_id, f.created_at, f.state,"
                    " f.model, f.stream, f.client_bytes, f.body_bytes, f.body_omitted,"

@@ -259,30 +259,36 @@ class AsyncEngine:
             None, run_command, self.engine, scope, text)
 
     # -- stored responses (Responses API) ---------------------------------------
-    async def stored_response(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation a relayed response ends, or ``None``
-        (:meth:`~proxy.flow.responsethreads.ResponseThreads.get`); a cache miss reads
+    async def stored_response(self, scope: Scope, response_id: str
+                              ) -> tuple[Scope, tuple[Any, ...]] | None:
+        """The scope that holds a relayed response (``scope``, or another end user's
+        of the same API key) and the items of the conversation it ends, or ``None``
+        (:meth:`~proxy.flow.responsethreads.ResponseThreads.find`); a cache miss reads
         the store on the memory-path pool, never on the loop."""
         threads = threads_of(self.engine)
-        found = threads.cached(scope, response_id)
+        found = threads.cached_find(scope, response_id)
         if found is not None:
             return found
-        return await self._on_pool(threads.get, scope, response_id)
+        return await self._on_pool(threads.find, scope, response_id)
 
     async def stored_conversation(self, scope: Scope, conversation_id: str
-                                  ) -> tuple[str | None, tuple[Any, ...] | None]:
-        """``(head, items)`` of a ``conversation``: its newest relayed response and the
-        items that response ends (``()`` without a head; ``None`` when they cannot be
-        read); store reads on the memory-path pool."""
+                                  ) -> tuple[Scope, str | None, tuple[Any, ...] | None]:
+        """``(holder, head, items)`` of a ``conversation``: the scope that holds it
+        (``scope``, or another end user's of the same API key; ``scope`` when none
+        does), its newest relayed response and the items that response ends (``()``
+        without a head; ``None`` when they cannot be read); store reads on the
+        memory-path pool."""
         threads = threads_of(self.engine)
-        head = threads.cached_head(scope, conversation_id)
-        found = threads.cached(scope, head) if head is not None else None
-        if head is not None and found is not None:
-            return head, found
+        cached = threads.cached_head(scope, conversation_id)
+        found = threads.cached(*cached) if cached is not None else None
+        if cached is not None and found is not None:
+            return cached[0], cached[1], found
 
-        def read() -> tuple[str | None, tuple[Any, ...] | None]:
+        def read() -> tuple[Scope, str | None, tuple[Any, ...] | None]:
             at = threads.head(scope, conversation_id)
-            return at, (threads.get(scope, at) if at is not None else ())
+            if at is None:
+                return scope, None, ()
+            return at[0], at[1], threads.get(*at)
 
         return await self._on_pool(read)
 

@@ -5,10 +5,14 @@ A Responses client that continues with ``previous_response_id`` (or in a
 tenant and role, the items each relayed response ends (durable in the store's
 ``response_threads``, read through a bounded cache), so the proxy can capture
 and plan the request as its whole thread (:mod:`proxy.handlers.responses`).
+A response or conversation id is found among the tenants of the request's API key
+(its own and its end users'): :meth:`ResponseThreads.find` and
+:meth:`ResponseThreads.head` say which scope holds it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import weakref
@@ -16,6 +20,7 @@ from collections import OrderedDict
 from typing import Any
 
 from memory_core.engine import Engine
+from memory_core.items.writer import account_tenant
 from memory_core.models import CaptureTicket, Scope
 from proxy.appkeys import ENGINE
 from proxy.flow.exchange import Exchange
@@ -30,38 +35,76 @@ class ResponseThreads:
     Durable: each relayed response's row goes to the store
     (:meth:`Engine.remember_response`, ``response_threads``), so a restarted proxy, or
     another on the same data dir, resolves it too; reads go through a cache of the
-    newest ``limit`` conversations (entries share their items). A store failure
+    newest ``limit`` conversations (entries share their items), keyed by the API
+    key's tenant so that :meth:`find` sees every end user's. A store failure
     resolves nothing (the request is forwarded untouched) and never fails the chat.
     """
 
     def __init__(self, engine: Engine, limit: int = 1024) -> None:
         self.engine = engine
         self.limit = limit
-        self._map: OrderedDict[tuple[str, str, str], tuple[Any, ...]] = OrderedDict()
-        self._heads: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        # (key's tenant, role, response id) -> (the tenant that holds it, its items)
+        self._map: OrderedDict[tuple[str, str, str], tuple[str, tuple[Any, ...]]] = \
+            OrderedDict()
+        # (key's tenant, role, conversation id) -> (the tenant that holds it, its head)
+        self._heads: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
-        """The items of the conversation ``response_id`` ends when the cache holds
-        them, else ``None`` (no store read)."""
-        key = (scope.tenant, scope.role, response_id)
+        """The items of the conversation ``response_id`` ends in ``scope``'s own
+        tenant when the cache holds them, else ``None`` (no store read)."""
+        found = self.cached_find(scope, response_id)
+        return found[1] if found is not None and found[0] == scope else None
+
+    def cached_find(self, scope: Scope, response_id: str
+                    ) -> tuple[Scope, tuple[Any, ...]] | None:
+        """What :meth:`find` answers when the cache holds it, else ``None`` (no store
+        read)."""
+        key = (account_tenant(scope.tenant), scope.role, response_id)
         with self._lock:
             found = self._map.get(key)
-            if found is not None:
-                self._map.move_to_end(key)
-            return found
+            if found is None:
+                return None
+            self._map.move_to_end(key)
+        tenant, items = found
+        return _scoped(scope, tenant), items
 
-    def cached_head(self, scope: Scope, conversation_id: str) -> str | None:
-        """The newest response relayed in a ``conversation`` when the cache knows it,
-        else ``None`` (no store read)."""
+    def find(self, scope: Scope, response_id: str) -> tuple[Scope, tuple[Any, ...]] | None:
+        """The scope that holds ``response_id`` and the items of the conversation it
+        ends: ``scope`` itself when its tenant holds it, else ``scope`` with the
+        tenant of another end user of the same API key (or of the key itself) that
+        does; ``None`` when none does. Reads the store on a cache miss: from the
+        event loop, use :meth:`proxy.flow.asyncengine.AsyncEngine.stored_response`."""
+        found = self.cached_find(scope, response_id)
+        if found is not None:
+            return found
+        items = self.get(scope, response_id)
+        if items is not None:
+            return scope, items
+        try:
+            owner = self.engine.response_owner(scope, response_id)
+        except Exception:  # noqa: BLE001 - fail open: forwarded without memory
+            log.exception("could not look up the owner of the stored response %s",
+                          response_id)
+            return None
+        if owner is None or owner == scope.tenant:
+            return None
+        theirs = dataclasses.replace(scope, tenant=owner)
+        items = self.get(theirs, response_id)
+        return (theirs, items) if items is not None else None
+
+    def cached_head(self, scope: Scope, conversation_id: str) -> tuple[Scope, str] | None:
+        """What :meth:`head` answers when the cache knows it, else ``None`` (no store
+        read)."""
         with self._lock:
-            return self._heads.get((scope.tenant, scope.role, conversation_id))
+            found = self._heads.get((account_tenant(scope.tenant), scope.role,
+                                     conversation_id))
+        return (_scoped(scope, found[0]), found[1]) if found is not None else None
 
     def get(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
         """The items of the conversation ``response_id`` ends, or ``None``. Reads the
         store on a cache miss: from the event loop, use
         :meth:`proxy.flow.asyncengine.AsyncEngine.stored_response`."""
-        key = (scope.tenant, scope.role, response_id)
         found = self.cached(scope, response_id)
         if found is not None:
             return found
@@ -73,22 +116,30 @@ class ResponseThreads:
         if stored is None:
             return None
         items = tuple(stored[0])
-        self._cache(key, items)
+        self._cache(scope, response_id, items)
         return items
 
-    def head(self, scope: Scope, conversation_id: str) -> str | None:
-        """The newest response relayed in a ``conversation``, or ``None`` (also when
-        the store cannot be read). Reads the store on a cache miss."""
-        key = (scope.tenant, scope.role, conversation_id)
-        with self._lock:
-            found = self._heads.get(key)
+    def head(self, scope: Scope, conversation_id: str) -> tuple[Scope, str] | None:
+        """The scope that holds a ``conversation`` (``scope``, or ``scope`` with the
+        tenant of another end user of its API key, as :meth:`find`) and the newest
+        response relayed in it, or ``None`` (also when the store cannot be read).
+        Reads the store on a cache miss."""
+        found = self.cached_head(scope, conversation_id)
         if found is not None:
             return found
         try:
-            return self.engine.response_conversation_head(scope, conversation_id)
+            at = self.engine.response_conversation_head(scope, conversation_id)
+            if at is not None:
+                return scope, at
+            owner = self.engine.response_conversation_owner(scope, conversation_id)
+            if owner is None or owner == scope.tenant:
+                return None
+            theirs = dataclasses.replace(scope, tenant=owner)
+            at = self.engine.response_conversation_head(theirs, conversation_id)
         except Exception:  # noqa: BLE001 - fail open: captured as a new conversation
             log.exception("could not read the stored conversation %s", conversation_id)
             return None
+        return (theirs, at) if at is not None else None
 
     def put(self, scope: Scope, response_id: str, items: list[Any], *,
             parent: str | None = None, added: list[Any] | None = None,
@@ -97,11 +148,11 @@ class ResponseThreads:
         """Map ``response_id`` to ``items``; with ``added`` (the items it adds to the
         conversation of ``parent``) also store its row, after ``ticket``'s capture;
         with ``conversation_id``, make it that conversation's newest response."""
-        self._cache((scope.tenant, scope.role, response_id), tuple(items))
+        self._cache(scope, response_id, tuple(items))
         if conversation_id is not None:
             with self._lock:
-                key = (scope.tenant, scope.role, conversation_id)
-                self._heads[key] = response_id
+                key = (account_tenant(scope.tenant), scope.role, conversation_id)
+                self._heads[key] = (scope.tenant, response_id)
                 self._heads.move_to_end(key)
                 while len(self._heads) > self.limit:
                     self._heads.popitem(last=False)
@@ -113,12 +164,18 @@ class ResponseThreads:
         except Exception:  # noqa: BLE001 - fail open: it stays in memory only
             log.exception("could not store the response %s", response_id)
 
-    def _cache(self, key: tuple[str, str, str], items: tuple[Any, ...]) -> None:
+    def _cache(self, scope: Scope, response_id: str, items: tuple[Any, ...]) -> None:
+        key = (account_tenant(scope.tenant), scope.role, response_id)
         with self._lock:
-            self._map[key] = items
+            self._map[key] = (scope.tenant, items)
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
+
+
+def _scoped(scope: Scope, tenant: str) -> Scope:
+    """``scope`` with ``tenant`` (``scope`` itself when it has it)."""
+    return scope if tenant == scope.tenant else dataclasses.replace(scope, tenant=tenant)
 
 
 _THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()

@@ -39,11 +39,17 @@ reply has a splice, so the memory path always rewrites it). A
 ``previous_response_id`` the map does not know (relayed elsewhere, purged, in
 another tenant, or kept out of the store by capture policy and relayed before a
 restart: :mod:`memory_core.capture.response_threads`) is forwarded untouched, without memory
-(``x-lcm-memory-reason: unknown-previous-response``). A request in a
+(``x-lcm-memory-reason: unknown-previous-response``). One the map knows under
+another end user of the same API key (or under the key without one, or the
+reverse) is captured on that response's thread, in its scope, and forwarded as
+sent, without block or memory tools (``x-lcm-memory-reason: other-end-user``):
+the conversation stays whole and no one's memory reaches a request that did not
+name them (docs/scopes.md). A request in a
 ``conversation`` (the upstream keeps its items) is forwarded untouched too
 (``x-lcm-memory-reason: conversation``: no block, no memory tools, no command), but
 captured: as the items of the newest response the proxy relayed in that
-conversation (durable, as for ``previous_response_id``), then its own.
+conversation (durable, as for ``previous_response_id``), then its own, in the scope
+that holds the conversation (another end user's of the key, too).
 """
 
 from __future__ import annotations
@@ -112,8 +118,12 @@ async def _responses(request: web.Request) -> web.StreamResponse:
         conv = conversation_id(body["conversation"])
         if settings.capture.enabled and conv is not None:
             scope = _scope(ex)
-            head, stored = await request.app[AENGINE].stored_conversation(
-                scope, conv) if scope is not None else (None, None)
+            head, stored = None, None
+            if scope is not None:
+                # Captured in the scope that holds the conversation, also when that is
+                # another end user's of the key (as for previous_response_id, below).
+                ex.scope, head, stored = await request.app[AENGINE].stored_conversation(
+                    scope, conv)
 
             def expand_conversation(scope: Scope) -> dict[str, Any] | None:
                 if stored is None:
@@ -126,8 +136,14 @@ async def _responses(request: web.Request) -> web.StreamResponse:
     elif settings.capture.enabled and body.get("previous_response_id") is not None:
         prev = body["previous_response_id"]
         scope = _scope(ex) if isinstance(prev, str) else None
-        stored = await request.app[AENGINE].stored_response(
+        found = await request.app[AENGINE].stored_response(
             scope, prev) if scope is not None else None
+        stored = found[1] if found is not None else None
+        if found is not None and scope is not None and found[0].tenant != scope.tenant:
+            # Another end user's conversation (or the key's, continued by an end
+            # user; docs/scopes.md): captured on its thread, in its scope, and
+            # forwarded as sent, so no one's memory reaches a request not naming them.
+            ex.scope, reason = found[0], "other-end-user"
 
         def expand(scope: Scope) -> dict[str, Any] | None:
             nonlocal whole
@@ -143,9 +159,9 @@ async def _responses(request: web.Request) -> web.StreamResponse:
             reason = "unknown-previous-response"
     elif settings.capture.enabled:
         begin_capture(ex)
-    if whole is not None:
+    observed = reason in ("conversation", "other-end-user")  # captured, forwarded as sent
+    if whole is not None and not observed:
         ex.plan_body, ex.plan_raw = whole, rewrite.dumps_body(whole)
-    observed = reason == "conversation"  # captured, forwarded as sent
     if ex.scope is not None and ex.ticket is not None and not observed:
         turns = RESPONSES.messages(whole if whole is not None else body)
         index = rewrite.newest_user_index(turns)
