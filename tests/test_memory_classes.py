@@ -339,6 +339,10 @@ def test_two_descriptions_of_one_named_thing_are_not_a_conflict(engine: Engine, 
     ("The app supports English.", "The app supports French."),
     ("The store sells bikes.", "The store sells scooters."),
     ("The library includes a CLI.", "The library includes a REST client."),
+    # a claim the speaker goes on from, one choice said twice
+    ("I'm staying positive and pushing forward.", "I'm staying positive and looking ahead."),
+    ("Let's keep going and reach success together!", "I'll keep going!"),
+    ("I'll keep pushing and working on the demo.", "I'll keep pushing and finish the slides."),
 ])
 def test_impressions_other_attributes_and_readings_are_not_a_conflict(
         engine: Engine, first: str, second: str) -> None:
@@ -367,6 +371,9 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("We deploy with Helm.", "We deploy with Kustomize."),
     ("The owner of the billing service is Dana.", "The billing service owner is Lee."),
     ("The app's default language is English.", "The app's default language is French."),
+    ("We'll use Postgres for the queue.", "Let's go with MySQL for the queue."),
+    ("We'll use Postgres for the queue and Redis for the cache.",
+     "Let's go with MySQL for the queue and keep Redis for the cache."),
 ])
 def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
                                                     second: str) -> None:

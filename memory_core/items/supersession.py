@@ -703,7 +703,11 @@ def contradicts(ex: Any, row: Any) -> bool:
     if ex.kind != row["kind"]:
         return False
     if ex.kind == "decision":
-        return True
+        # two choices for one thing, unless one says no more than the other ("I'll keep
+        # going!" restates "Let's keep going and reach success together!")
+        new_choice, old_choice = terms(ex.text), terms(row["text"])
+        return not (new_choice <= old_choice or old_choice <= new_choice
+                    or _goes_on_alike(ex.subject, ex.text, row["subject"], row["text"]))
     if _DESCRIPTION.match(ex.text or "") and _DESCRIPTION.match(row["text"] or ""):
         return False  # two descriptions of one named thing (_DESCRIPTION)
     if evaluates(ex.text or "", ex.subject) or evaluates(row["text"] or "", row["subject"]):
@@ -717,7 +721,29 @@ def contradicts(ex: Any, row: Any) -> bool:
     if not (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM):
         return False
     verb = predicate(ex.subject, ex.text)
-    return verb == predicate(row["subject"], row["text"]) and verb not in _MANY_VALUED
+    return (verb == predicate(row["subject"], row["text"]) and verb not in _MANY_VALUED
+            and verb not in _GOES_ON)
+
+
+_GOES_ON = frozenset(("and", "or", "but", "so", "then", "plus"))
+"""A subject followed by a conjunction ("I'm staying positive and pushing forward") is
+a whole claim the speaker goes on from: what follows is another claim, no value."""
+
+
+def _goes_on_alike(subject: str | None, text: str | None, other_subject: str | None,
+                   other_text: str | None) -> bool:
+    """Two statements that say the same up to their subject and go on from it with a
+    conjunction ("I'll keep pushing and working …" / "I'll keep pushing and make …"):
+    one choice said twice, each going on to something else."""
+    if subject != other_subject or not subject or not text or not other_text:
+        return False
+    if predicate(subject, text) not in _GOES_ON \
+            or predicate(other_subject, other_text) not in _GOES_ON:
+        return False
+    head = subject.split()[-1]
+    at, other_at = _end_of(head, text), _end_of(head, other_text)
+    return at is not None and other_at is not None \
+        and terms(text[:at]) == terms(other_text[:other_at])
 
 
 _MANY_VALUED = frozenset((
