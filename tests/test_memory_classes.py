@@ -324,7 +324,7 @@ def test_two_descriptions_of_one_named_thing_are_not_a_conflict(engine: Engine, 
 @pytest.mark.parametrize("first, second", [
     # two impressions ("amazing", "glad", 最高): no values of one attribute
     ("The concert was amazing!", "The concert was so much fun."),
-    ("Glad the demo went well.", "Glad you liked the slides."),
+    ("Glad the demo went well.", "Glad the demo is behind us."),
     ("Your feedback means a lot.", "Your feedback was a blessing."),
     ("その映画は最高でした。", "その映画は面白かったです。"),
     # short claims after different predicates ("serves" / "has"): two attributes
@@ -1187,3 +1187,19 @@ async def test_a_judging_name_conflicts_and_an_aside_corrects_in_the_block(
     assert "CONFLICTS" in block and "Monday" in block and "Friday" in block, block
     assert 'Sorry, my manager is Lee now. (corrects msg 6: "My manager is Dana." — superseded)' \
         in block, block
+
+
+@pytest.mark.parametrize("text", [
+    "Oh no, Jon!", "Yeah Jon, you've got the right attitude!", "No doubt, Jon you've got this.",
+    "Glad you had a great time!",
+])
+def test_dismay_and_words_to_the_one_spoken_to_are_no_items(text: str) -> None:
+    """"Oh no" is dismay, not the "No," of a correction; what a speaker tells the one
+    they speak to about themselves ("you've got this") is no memory of either."""
+    assert extract(text) == [], extract(text)
+
+
+def test_dismay_corrects_nothing_and_a_no_after_a_pause_still_does() -> None:
+    assert not any(i.correction for i in extract("Oh no, the build broke."))
+    assert all(i.correction for i in extract("Oh, no, the port is 8080."))
+    assert extract("You've got 3 retries left.")  # a number for the one spoken to: kept

@@ -375,7 +375,8 @@ the value it names. A trailing ", actually" is left alone: "… is fine as it is
 actually" affirms too."""
 # Discourse openers that carry no content ("btw", "for the record", "heads up", "Cool,").
 EN_FILLER = Lead(en(
-    r"^(?:(?:" + alt("also|and|but|so|ok|okay|oh|btw|by the way|fyi|ps|please note|note that"
+    r"^(?:(?:" + alt("also|and|but|so|ok|okay|oh|oh no|oh dear|uh oh|oh man|oh boy|oh god"
+                     "|oh my god|omg|btw|by the way|fyi|ps|please note|note that"
                      "|remember that|keep in mind that|keep in mind|just so you know"
                      "|for the record|for context|as i said|as i mentioned|like i said|sorry"
                      "|hmm|um|well|anyway|alright|then|plus|one more thing|honestly|frankly"
@@ -383,8 +384,8 @@ EN_FILLER = Lead(en(
                      "|tbh|fwiw|imo|in general|generally|basically|heads up") + r")\b[\s,:;-]*"
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
     r"|thank\syou)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*)+"
-), "also and but so ok okay oh btw by fyi ps please note remember keep just for as like sorry "
-   "hmm um well anyway alright then plus one honestly frankly personally tbh fwiw imo in "
+), "also and but so ok okay oh uh omg btw by fyi ps please note remember keep just for as like "
+   "sorry hmm um well anyway alright then plus one honestly frankly personally tbh fwiw imo in "
    "generally basically heads cool great nice perfect sounds yes yeah yep sure fine right got "
    "thanks thank e i")
 # Greetings, thanks and acknowledgements: what chat users send between real turns.

@@ -76,6 +76,9 @@ def _copula_free(c: Clause) -> bool:
 _SCOPING_PREPOSITIONS = frozenset(("in", "for", "with"))
 _PRONOUNS = frozenset("it this that there they he she these those something everything".split())
 _FIRST = frozenset(("i", "we"))
+_YOU = frozenset(("you", "you've", "you're", "you'll", "you'd", "u"))
+_VOCATIVE = re.compile(r"^[A-Z][a-z]+(?=\s+(?:you|you've|you're|you'll|you'd)$)\s*")
+"""A name right before "you" ("Jon you've got this"): the one spoken to, no subject."""
 _TIME_WORDS = re.compile(
     r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight"
     r"|yesterday|next|this|last|now|later|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*"
@@ -275,10 +278,13 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
             # and its verb are not part of the subject. "I just got back from the
             # dentist" tells of a moment ago, not of what holds: no subject
             np_end = first_person.end("p")
-    np = core[:np_end].strip().lower().rsplit(",", 1)[-1].strip()
+    np = core[:np_end].strip().rsplit(",", 1)[-1].strip()
+    np = _VOCATIVE.sub("", np).lower()  # "Jon you've got this": Jon is spoken to
     pred = core[pred_start:].strip()
     if not np:
         return None
+    if np in _YOU:
+        return None  # what the speaker tells the one spoken to of them: no memory item
     if np in _PRONOUNS:
         subject = en_key(pred) if np == "there" else None
     elif np in _FIRST:
