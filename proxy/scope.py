@@ -7,7 +7,8 @@ for every request (single-agent sidecars). Requests without a key belong to the
 tenant ``anonymous``.
 
 An end user (an app serving many people through one key) is named by the
-``X-LCM-User`` header, else the body's ``safety_identifier``, else its ``user``.
+``X-LCM-User`` header, else the body's ``safety_identifier``, else its ``user``, else
+Anthropic's ``metadata.user_id`` (:func:`end_user`).
 The stored tenant is then ``<tenant>~u_<16 hex>`` (sha256 of salt, tenant and the
 id: the id itself is never stored), so every table, index and search filter that
 separates tenants separates end users too (docs/scopes.md).
@@ -19,6 +20,8 @@ import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from memory_core.items.writer import USER_SEP
 from memory_core.models import Scope
@@ -59,8 +62,10 @@ def clean_label(value: str, default: str, limit: int = 128) -> str:
 
 def end_user(headers: Mapping[str, str], body: Mapping[str, Any] | None = None) -> str:
     """The request's end-user id: header ``X-LCM-User``, else the body's
-    ``safety_identifier``, else its ``user`` (non-empty strings only, stripped,
-    at most 512 characters kept); ``""`` when none is given."""
+    ``safety_identifier``, else its ``user``, else Anthropic's ``metadata.user_id``
+    unless a coding client's own device and session id fills it
+    (:func:`client_session_id`) (non-empty strings only, stripped, at most 512
+    characters kept); ``""`` when none is given."""
     value = headers.get(USER_HEADER, "").strip()
     if not value and body is not None:
         for field in ("safety_identifier", "user"):
@@ -68,7 +73,32 @@ def end_user(headers: Mapping[str, str], body: Mapping[str, Any] | None = None) 
             if isinstance(given, str) and given.strip():
                 value = given.strip()
                 break
+        metadata = body.get("metadata")
+        given = metadata.get("user_id") if not value and isinstance(metadata, Mapping) \
+            else None
+        if isinstance(given, str) and given.strip() and not client_session_id(given):
+            value = given.strip()
     return value[:512]
+
+
+_CLAUDE_CODE_ID = re.compile(r"user_[0-9a-f]{16,}_account_[0-9a-f-]*_session_[0-9a-f-]+")
+
+
+def client_session_id(user_id: str) -> bool:
+    """Whether an Anthropic ``metadata.user_id`` is Claude Code's own id of the
+    installation and session (``user_<hash>_account_<uuid>_session_<uuid>``, or since
+    its 2.1.78 a JSON object with ``device_id`` / ``session_id``), not the id of an
+    end user the app serves: such a request is the key holder's own (docs/scopes.md)."""
+    text = user_id.strip()
+    if _CLAUDE_CODE_ID.fullmatch(text):
+        return True
+    if not text.startswith("{"):
+        return False
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(parsed, dict) and ("session_id" in parsed or "device_id" in parsed)
 
 
 def user_tenant(tenant: str, user: str, salt: str) -> str:

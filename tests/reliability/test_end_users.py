@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import openai
 import pytest
 
@@ -141,3 +142,56 @@ def test_end_user_id_precedence_and_tenant_shape() -> None:
     assert user_tenant("t_def", "u1", "salt") != one
     scope = resolve_scope({"Authorization": "Bearer k"}, salt="s", body={"user": "u1"})
     assert scope.tenant == user_tenant(tenant_for_key("k", "s"), "u1", "s")
+
+
+async def _say_anthropic(proxy: RunningProxy, user_id: str | None, session: str,
+                         text: str) -> None:
+    """One Messages turn through the real anthropic SDK, ``metadata.user_id`` set."""
+    client = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=KEY, max_retries=0,
+                                      default_headers={"X-LCM-Session": session})
+    extra: dict[str, Any] = {} if user_id is None else {"metadata": {"user_id": user_id}}
+    try:
+        await client.messages.create(model="claude-x", max_tokens=64, system=SYS["content"],
+                                     messages=[{"role": "user", "content": text}], **extra)
+    finally:
+        await client.close()
+
+
+def _messages_sent(upstream: FakeUpstream) -> list[str]:
+    return [r["raw"].decode() for r in upstream.requests if r["path"] == "/v1/messages"]
+
+
+async def test_anthropic_metadata_user_id_names_the_end_user(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """An app serving many people through one Anthropic key names each with
+    ``metadata.user_id``: one person's memory never reaches another."""
+    await _say_anthropic(proxy, "alice-7f3a", "alice-1", ALICE_FACT)
+    await proxy.settle()
+    await _say_anthropic(proxy, "bob-92c1", "bob-1", QUESTION)
+    await _say_anthropic(proxy, "alice-7f3a", "alice-2", QUESTION)
+    to_bob, to_alice = _messages_sent(upstream)[-2:]
+    assert not leaks("4417", to_bob) and "metric" not in to_bob
+    assert leaks("4417", to_alice)  # the control: Alice's own memory reaches her
+    assert not _stored_anywhere(proxy, "alice-7f3a")
+
+
+CLAUDE_CODE_IDS = [
+    "user_" + "3f" * 32 + "_account__session_57a121ec-f78c-48c3-a745-e3036a3ecc33",
+    '{"device_id":"' + "9c" * 32 + '","account_uuid":"","session_id":'
+    '"54c1eb09-bc4c-4d2f-98eb-6d2ab2d5e2fe"}',
+]
+
+
+@pytest.mark.parametrize("user_id", CLAUDE_CODE_IDS)
+async def test_a_coding_clients_session_id_is_no_end_user(
+        proxy: RunningProxy, upstream: FakeUpstream, user_id: str) -> None:
+    """Claude Code fills ``metadata.user_id`` with its installation and session: its
+    requests stay the key holder's, so memory carries from session to session."""
+    await _say_anthropic(proxy, user_id, "cc-1", ALICE_FACT)
+    await proxy.settle()
+    other = user_id.replace("57a121ec", "68b232fd").replace("54c1eb09", "65d2fc1a")
+    await _say_anthropic(proxy, other, "cc-2", QUESTION)
+    await _say_anthropic(proxy, None, "cc-3", QUESTION)
+    for sent in _messages_sent(upstream)[-2:]:
+        assert leaks("4417", sent)
+    assert end_user({}, {"metadata": {"user_id": user_id}}) == ""
