@@ -361,6 +361,10 @@ def test_not_corrections(text: str) -> None:
     ("Postgresにしましょう。", "postgres"),
     ("ログレベルはINFOにしましょう。", "ログレベル"),
     ("We will deploy the EU tenants to eu-central-1.", "eu tenants"),
+    ("Sounds good, let's do the Redis Streams approach.", "redis streams approach"),
+    ("Let's take the blue-green option for the rollout.", "rollout"),
+    ("We're staying with Jenkins.", "jenkins"),
+    ("Scratch that, we're staying on Python 3.11 for now.", "python"),
 ])
 def test_decision(text: str, subject: str) -> None:
     item = one(text)
@@ -372,6 +376,9 @@ def test_decision(text: str, subject: str) -> None:
     "Cool, let's do that.",
     "テストを書きましょう。",
     "We will see.",
+    "We're staying on the call.",  # staying somewhere: no choice of a named thing
+    "I'm staying with my parents this week.",
+    "Let's do a quick check of the logs.",
 ])
 def test_not_decisions(text: str) -> None:
     assert "decision" not in kinds(text)

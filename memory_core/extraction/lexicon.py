@@ -625,6 +625,8 @@ EN_DECISION = Lead(en(
           "|fly|stay|rent|run with|go for|start with|skip|defer|freeze|cut|release|deploy|launch"
           "|host|put|make it|aim for|do it|standardize on|standardise on|reserve|order|split")
     + r")\b"
+    r"|(?:let's|let\sus|lets)\s(?:do|try|take)\b(?=\s(?:the\s)?(?:[\w-]+\s){0,3}?(?:approach"
+    r"|option|route|variant|design|strategy)\b)"
     r"|(?:we|i)(?:'ll|\swill|\sshall|'re\sgoing\sto|\sare\sgoing\sto|'m\sgoing\sto"
     r"|\sam\sgoing\sto|\sshould|\splan\sto|\sintend\sto|'re\splanning\sto|\sare\splanning\sto"
     r"|'m\splanning\sto|\sam\splanning\sto)\s(?:"
@@ -637,7 +639,9 @@ EN_DECISION = Lead(en(
     r"|(?:we're|we\sare|i'm|i\sam)\s(?:now\s)?(?:going\swith|switching\sto|moving\sto"
     r"|sticking\swith|dropping|migrating\sto|standardi[sz]ing\son)\b"
     r"|(?:the\s|our\s|my\s)?(?:plan|decision|verdict|final\sdecision|final\sanswer)\s(?:is|was)\b"
-    r"|(?:we|i)\skeep\b(?!\s(?:on\s)?[a-z]+ing\b)|go\swith\b)"
+    r"|(?:we|i)\skeep\b(?!\s(?:on\s)?[a-z]+ing\b)|go\swith\b"
+    r"|(?:we're|we\sare)\s(?:still\s)?staying\s(?:on|with)\b(?=\s(?-i:[A-Z]|v?\d|the\s[A-Z]))"
+    r"|(?:i'm|i\sam)\s(?:still\s)?staying\son\b(?=\s(?-i:[A-Z]|v?\d)))"
 ), "ok okay alright so then right fine good great cool yes yeah let's let lets we i we'll i'll "
    "we're i'm we've i've the our my plan decision verdict final go sounds agreed deal perfect "
    "team")
