@@ -350,6 +350,12 @@ def test_not_corrections(text: str) -> None:
     assert not any(i.correction for i in extract(text))
 
 
+@pytest.mark.parametrize("text", ["Per Lena: the port is 8080.", "Lena: the port is 8080.",
+                                  "Per Lena, the port is 8080."])
+def test_who_said_it_before_a_colon_is_not_part_of_the_subject(text: str) -> None:
+    assert one(text).subject == "port"
+
+
 # --- decisions -----------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "subject"), [

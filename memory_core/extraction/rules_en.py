@@ -76,6 +76,9 @@ def _copula_free(c: Clause) -> bool:
 _SCOPING_PREPOSITIONS = frozenset(("in", "for", "with"))
 _PRONOUNS = frozenset("it this that there they he she these those something everything".split())
 _FIRST = frozenset(("i", "we"))
+_AFTER_LEAD = re.compile(r",|:\s")
+""""Per Lena, …", "Lena: the port is 8080": the lead before a comma or a colon (who
+said it, an aside) is not part of the subject."""
 _YOU = frozenset(("you", "you've", "you're", "you'll", "you'd", "u"))
 _VOCATIVE = re.compile(r"^[A-Z][a-z]+(?=\s+(?:you|you've|you're|you'll|you'd)$)\s*")
 """A name right before "you" ("Jon you've got this"): the one spoken to, no subject."""
@@ -238,7 +241,7 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
         return 0, neg, en_key(core[m.end():], action=True), False
     m = lx.EN_MODAL_RULE.search(core, c.tokens)
     if m:
-        np = core[: m.start()].strip().rsplit(",", 1)[-1].strip()
+        np = _AFTER_LEAD.split(core[: m.start()].strip())[-1].strip()
         if not np or (np.lower() not in _FIRST and _words(np)):
             neg = bool(_MODAL_NEGATION.search(m.group()))
             subject = None if np.lower() in _PRONOUNS | {"you"} else en_key(np)
@@ -278,7 +281,7 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
             # and its verb are not part of the subject. "I just got back from the
             # dentist" tells of a moment ago, not of what holds: no subject
             np_end = first_person.end("p")
-    np = core[:np_end].strip().rsplit(",", 1)[-1].strip()
+    np = _AFTER_LEAD.split(core[:np_end].strip())[-1].strip()
     np = _VOCATIVE.sub("", np).lower()  # "Jon you've got this": Jon is spoken to
     pred = core[pred_start:].strip()
     if not np:
