@@ -7,7 +7,8 @@ every time. English, Chinese (simplified and traditional) and Japanese.
     ...  for i in extract("The API timeout is 30 s when offline.")]
     [('fact', 'api timeout', 30.0, 's', 'when offline')]
 
-Layout: ``prepare`` (width folding, masking of code and quotes), ``segment`` (sentences),
+Layout: ``prepare`` (width folding, masking of code and quotes; ``listing`` finds
+source code pasted without a fence), ``segment`` (sentences),
 ``quantity``/``units`` and ``condition`` (numbers with units, qualifying phrases),
 ``subject`` (normalised keys), ``lexicon``/``lexicon_cjk`` (cue tables) over ``cue`` (the
 gates that keep them cheap), ``clause`` (what a rule reads), ``rules_en``/``rules_cjk``

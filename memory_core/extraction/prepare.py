@@ -8,7 +8,8 @@ verbatim while the rules read a cleaned copy. Three things happen:
   serves both (Japanese and Chinese input methods produce either);
 * text that is not the user's own statement is *masked* (replaced by ``MASK``, which no
   rule pattern matches): fenced code, machine text pasted without a fence (a traceback,
-  log lines, CSV rows, a JSON object, a shell session: :func:`machine_spans`),
+  log lines, CSV rows, a JSON object, a shell session, source code or a config:
+  :func:`machine_spans`),
   block-quote lines, URLs, inline code that contains spaces, and quoted spans
   (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never retry"`` then reads
   as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+
+from memory_core.extraction.listing import listing_lines
 
 MASK = "\ue000"
 """Private-use character standing in for masked text; not ``\\w``, so no cue matches it."""
@@ -283,8 +286,10 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
     trace, log lines (a timestamp to the second, or an upper-case level next to
     another log line, or ``level=…``), two or more CSV/TSV rows of one shape, a JSON
     object, a shell session (the prompt line and its output up to a blank line or a
-    line of prose). Masked like a fenced block: nothing in them is the user's
-    statement, while prose around the paste still is. Linear in ``scan``."""
+    line of prose), source code or a config of two lines or more (a function, a SQL
+    query, YAML/TOML/INI, a Dockerfile, a diff: :mod:`memory_core.extraction.listing`).
+    Masked like a fenced block: nothing in them is the user's statement, while prose
+    around the paste still is. Linear in ``scan``."""
     lines: list[tuple[int, int]] = []
     pos = 0
     while pos <= len(scan):
@@ -371,6 +376,9 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
             for r in range(k, run):
                 mark[r] = True
         k = run
+    if len(lines) > 1:  # source code or config: never one line alone
+        for k, is_code in enumerate(listing_lines(scan, lines, mark)):
+            mark[k] = mark[k] or is_code
     if _EXCEPTION.match(scan, *lines[0]) and len(lines) == 1:
         mark[0] = True  # a message that is only an exception line
     return [span for span, m in zip(lines, mark, strict=True) if m]

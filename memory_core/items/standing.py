@@ -48,9 +48,10 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   then hold two current values where the user gave one.
 - What is **not a statement** is not an item: a hypothetical ("If we had 10 nodes,
   the job would finish in an hour", 假如…, もし…たら) and machine text pasted
-  without a fence (a traceback, log lines, CSV rows, a JSON blob, a shell session:
-  :func:`memory_core.extraction.prepare.machine_spans`) yield nothing; the message
-  stays searchable evidence.
+  without a fence (a traceback, log lines, CSV rows, a JSON blob, a shell session,
+  source code or a config — ``timeout = 30`` in a pasted function is no fact, and two
+  pastes of it are no conflict: :func:`memory_core.extraction.prepare.machine_spans`)
+  yield nothing; the message stays searchable evidence.
 - **Conversation-local** items (assistant proposals, items of a series, one-off
   requests, facts and decisions the user scoped to the task at hand: "For this task
   the bucket is …", 本次任务中…, 今回のタスクでは…) are shown only in the thread they
