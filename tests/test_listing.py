@@ -112,6 +112,21 @@ func main() {
     due_on < Date.today
   end
 end''',
+    "elixir": '''defmodule Cart do
+  def total(items) do
+    Enum.reduce(items, 0, fn i, acc -> acc + i.price end)
+  end
+end''',
+    "powershell": '''$limit = 10
+Get-ChildItem -Path C:\\logs -Filter *.log |
+  Sort-Object LastWriteTime -Descending |
+  Select-Object -First $limit''',
+    "sql-cte": '''WITH recent AS (
+  SELECT user_id, max(created_at) AS last_seen
+  FROM events
+  GROUP BY user_id
+)
+SELECT count(*) FROM recent WHERE last_seen < now() - interval '30 days';''',
     "sql": '''SELECT u.id, u.name, COUNT(o.id) AS orders
 FROM users u
 LEFT JOIN orders o ON o.user_id = u.id
@@ -133,6 +148,13 @@ database:
 logging:
   level: info''',
     "toml": TOML,
+    "ansible": '''- hosts: web
+  become: true
+  tasks:
+    - name: install nginx
+      apt:
+        name: nginx
+        state: present''',
     "ini": '''[mysqld]
 max_connections = 200
 wait_timeout = 600
@@ -222,6 +244,8 @@ def test_one_line_of_code_in_prose_is_read_as_before(
     "Steps:\n1. backup the db\n2. run the migration (staging first!)\n3. check the results",
     "order of the day:\nselect a venue\nupdate the invite list\ncreate the agenda",
     "Jonas: I'll take the flaky-test ticket.\nMei: cool, I've got the docs then.",
+    "| service | port |\n|---|---|\n| api | 8080 |\n| db | 5432 |",
+    "things I need to do\nbuy milk\ncall mom then\nwhat else should I do",
     "目标：本周完成支付模块。\n进展：接口已经写完了。\n待办：补充单元测试。",
     "設定：\nポート：8080\nタイムアウト：30秒\n今後は敬語で答えてください。",
 ])

@@ -10,17 +10,19 @@ lines found here as it masks a traceback, so prose around the paste is still rea
 Lines are told by their shape and by the keywords that open lines of code, never by
 a list of known snippets, in three grades:
 
-* **code** — a line only code has: it ends in ``{``, ``;``, ``(`` or ``[``, or is
-  only closing brackets; a call (``range(retries)``) among few words; an operator of
-  code (``==``, ``&&``, ``::``, ``:=``, ``+=``); a declaration, an import or a block
-  header led by a keyword (``def``, ``class``, ``func``, ``fn``, ``const``, ``let``,
-  ``import``, ``from … import``, ``for x in xs:``); an upper-case SQL or Dockerfile
-  word before an operand (``GROUP BY u.id``, ``EXPOSE 8000``); an assignment or a
-  config key whose name is an identifier (``max_workers = 8``, ``apiVersion:
-  apps/v1``, ``TIMEOUT=30``) or whose value is code (a string, a call, a path);
+* **code** — a line only code has: it ends in ``{``, ``;``, ``(``, ``[`` or a pipe,
+  or is only closing brackets; a call (``range(retries)``) among few words; an
+  operator of code (``==``, ``&&``, ``::``, ``:=``, ``+=``); a declaration, an
+  import or a block header led by a keyword (``def``, ``class``, ``func``, ``fn``,
+  ``const``, ``let``, ``import``, ``from … import``, ``for x in xs:``); an
+  upper-case SQL or Dockerfile word before an operand (``GROUP BY u.id``, ``EXPOSE
+  8000``); an assignment or a config key whose name is an identifier (``max_workers
+  = 8``, ``apiVersion: apps/v1``, ``TIMEOUT=30``) or whose value is code (a string,
+  a call, a path);
 * **fits code** — a line a note could also be: ``port: 8080``, ``timeout = 30``, a
   ``[section]`` header, ``return None``, ``ORDER BY name``, a command with flags, a
-  lone ``{``, a call or a path among mostly words ("now getUser() returns null");
+  block opened by ``do``, a lone ``{``, a call or a path among mostly words ("now
+  getUser() returns null");
 * **neutral** — a blank line, a comment, a docstring or block comment opened by
   code, or an indented line with no shape of its own (a statement inside a block).
 
@@ -54,14 +56,15 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*(?:'[a-z]{1,3})?[,.;:!?]?|[—–-]")
 _SENTENCE_END = re.compile(r".*[A-Za-z]{2}[.!?]['\")]?$|.*\d[.!?]$")
 
-_ENDS_CODE = re.compile(r".*(?:[{;(\[]|\\|;\s*(?:do|then))$")
+_ENDS_CODE = re.compile(r"[^|].*(?:[{;(\[|]|\\|;\s*(?:do|then))$")
+"""A line ending in an opener, ``;``, a pipe or a backslash (a table row starts with ``|``)."""
 _SYMBOL = re.compile(r"[()\[\]{}=<>.:\"'$*+/&|!_]")
 """Without one, a line ending in ``;`` is a list of words ("2 cups flour; 1 egg;")."""
 _CLOSERS = re.compile(r"[)\]}][)\]};,.]*$|}|\)\s*[{;:]|</?[A-Za-z][\w.-]*[\s/>]")
 _CALL = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*!?\((?!s\))")
 _CODE_OP = re.compile(r"==|!=|&&|\|\||::|:=|\+=|-=|\*=|/=|\+\+|\?\?|\?\.|\w\.\w+\[|<<|>>")
 _FIT_OP = re.compile(
-    r"=>|->|<-|<=|>=|(?:^|\s)--?[a-z][\w-]*|\$\{?[A-Za-z_]|(?:^|\s)\.{0,2}/[\w.-]"
+    r"=>|->|<-|<=|>=|(?:^|\s)--?[A-Za-z][\w-]*|\$\{?[A-Za-z_]|(?:^|\s)\.{0,2}/[\w.-]"
     r"|(?<![\w.])[A-Za-z_]\w*\.[A-Za-z_]\w*\b(?!\.)|^[a-z]+_[a-z_]+\b|^@\w")
 """Shapes a note can have too: an arrow, a flag, a variable, a path, ``obj.attr``."""
 _SQL_CLAUSE = re.compile(
@@ -74,7 +77,7 @@ _DECLARATION = re.compile(
     r"[A-Za-z_$][\w$]*\s*[(<{:=\[]|func\s*\(|(?:const|let|var|val|auto|my|local|declare"
     r"|readonly|export)\s+[\w$\[{][^=\n]{0,80}=|(?:public|private|protected|static|final"
     r"|override|internal|pub(?:\([\w:]+\))?)\s+[\w<>\[\], ]{0,120}[({;=]"
-    r"|@[A-Za-z_][\w.]*(?:\(.*\))?$|(?:def|class)\s+[\w.:]+[?!]?(?:\s*<\s*[\w:]+)?$"
+    r"|@[A-Za-z_][\w.]*(?:\(.*\))?$|template\s*<|(?:def|class)\s+[\w.:]+[?!]?(?:\s*<\s*[\w:]+)?$"
     r"|(?:namespace|module)\s+[\w.:]+\s*\{?$|(?:(?:public|private|protected|internal"
     r"|abstract|sealed|static|final|data|open)\s+)+(?:class|interface|struct|enum|record"
     r"|object)\s+\w+)")
@@ -94,7 +97,7 @@ _HEADER_CODE = re.compile(
     r"|.*(?:[<>()\[\]._]|\bnot\s|\bis\s+None\b)")
 _FIT_KEYWORD = re.compile(
     r"(?:return|raise|throw|yield|package|pass|break|continue|end|fi|done|esac|then|do"
-    r"|begin|endif|default)(?:\s+[^\s].*)?$")
+    r"|begin|endif|default)(?:\s+[^\s].*)?$|.*\s(?:do|then)(?:\s*\|[\w, ]{0,40}\|)?$")
 _SQL_DOCKER = re.compile(
     r"(?:SELECT|FROM|WHERE|AND|OR|JOIN|INNER|LEFT|RIGHT|FULL|OUTER|CROSS|ON|GROUP|ORDER"
     r"|HAVING|LIMIT|OFFSET|UNION|INSERT|VALUES|UPDATE|SET|DELETE|CREATE|ALTER|DROP|WITH"
