@@ -73,6 +73,17 @@ def test_a_noun_that_is_also_a_verb_still_opens_a_fact(text: str, subject: str) 
     assert any(i.kind == "fact" and subject in (i.subject or "") for i in items), items
 
 
+@pytest.mark.parametrize("text", [
+    "From now on, no more than 3 retries per job.",
+    "Going forward, no fewer than two reviewers on every PR.",
+    "No more than 3 retries per job.",
+])
+def test_a_bound_after_no_is_a_rule_not_a_prohibition(text: str) -> None:
+    """"No more than 3 retries" caps the retries; it does not forbid them."""
+    (item,) = extract(text)
+    assert item.kind == "constraint" and not item.negated, item
+
+
 def test_an_order_with_a_condition_is_a_rule_not_a_fact() -> None:
     (item,) = extract("Return 404 when the user is missing.")
     assert item.kind == "constraint" and item.value == 404, item

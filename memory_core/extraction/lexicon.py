@@ -553,6 +553,11 @@ EN_NO_NOUN = Lead(en(r"^(?:(?:and|so|also|but|please)\s+)?no\s(?!problem|worries
                 r"|need|reason|rush|pressure|one|doubt|matter|longer|luck|clue|comment|offense|big\sdeal)"
                 r"(?=[a-z])"), "and so also but please no")
 """'No emojis in commit messages' — a prohibition with the verb left out."""
+EN_NO_BOUND = re.compile(r"^(?:(?:and|so|also|but|please)\s+)?no\s+(?:more|fewer|less|later"
+                         r"|earlier|longer|shorter|bigger|larger|higher|lower|greater|smaller)"
+                         r"\s+than\b", re.I)
+"""'No more than 3 retries', 'no later than 5 pm': a bound the rule sets, not a
+prohibition (:data:`EN_NO_NOUN` matches it as one)."""
 EN_TEAM_NORM = Lead(en(
     r"^(?:we|you)\s(?:(?:always|never|don't|do\snot|only)\s"
     r"|(?:(?:must|should|shall)\s(?:(?:also|definitely|really|still)\s)?(?:always|never|not)"

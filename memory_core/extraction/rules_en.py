@@ -225,11 +225,14 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
         m = pattern.match(core, first)
         if m:
             rest = core[m.end():]
+            bound = core[m.start():]
             if not negated:  # "From now on, don't add a summary", "… no emojis"
-                tail = rest.lstrip(" ,;:")
+                tail = bound = rest.lstrip(" ,;:")
                 no = lx.EN_NEG_IMPERATIVE.match(tail) or lx.EN_NO_NOUN.match(tail)
                 if no:
                     negated, rest = True, tail[no.end():]
+            if lx.EN_NO_BOUND.match(bound):
+                negated = False  # "(From now on,) no more than 3 retries": a bound
             rest = lx.EN_IMPERATIVE.pattern.sub(lambda mm: mm.group("verb"), rest, count=1)
             return 0, negated, en_key(rest, action=True), True
     m = lx.EN_TEAM_NORM.match(core, first)
