@@ -67,6 +67,8 @@ def test_reassurance_is_no_item(text: str) -> None:
     ("Return policy changed to 60 days.", "return policy"),  # nouns that are also verbs
     ("Share price fell to 40.", "share price"),
     ("Export volume is 2 TB a day.", "export volume"),
+    ("Compute costs doubled last month.", "compute"),
+    ("Produce prices at the market went up again.", "produce"),
 ])
 def test_a_noun_that_is_also_a_verb_still_opens_a_fact(text: str, subject: str) -> None:
     items = extract(text)

@@ -589,15 +589,17 @@ EN_ONE_OFF_VERBS = phrases(
     "|clean|clone|download|upload|send|get|fetch|plan|schedule|bump|rotate|migrate|suggest"
     "|recommend")
 EN_TASK_VERBS = phrases(
-    "describe|provide|produce|calculate|compute|analyze|analyse|evaluate|classify|rephrase"
+    "describe|provide|calculate|analyze|analyse|evaluate|classify|rephrase"
     "|paraphrase|simplify|shorten|elaborate|proofread|visualize|visualise|tabulate|enumerate"
     "|identify|annotate|reformat|restructure|condense|double-check|extract|verify|validate")
 """Verbs of work on an answer that open an order ("Describe the architecture in two
 paragraphs", "Provide three examples") and are seldom a noun at a sentence's start."""
 EN_OBJECT_VERBS = phrases(
     "return|output|rank|split|group|count|parse|paste|estimate|polish|render|share|insert"
-    "|filter|transform|export|save|apply|draw|plot|sketch|trim|expand|edit|outline|break")
-"""Verbs that are nouns as often ("Return policy changed", "Share price fell"): an order
+    "|filter|transform|export|save|apply|draw|plot|sketch|trim|expand|edit|outline|break"
+    "|compute|produce")
+"""Verbs that are nouns as often ("Return policy changed", "Share price fell", "Compute
+costs doubled", "Produce prices went up"): an order
 only before its object ("Return the result as a CSV", "Output the list sorted by
 score", "Return 404 when …": :data:`_OBJECT_START`)."""
 _OBJECT_START = (r"(?=\s+(?:the|a|an|it|them|this|that|these|those|me|us|my|our|your|all|each"
