@@ -86,6 +86,18 @@ def test_a_bound_after_no_is_a_rule_not_a_prohibition(text: str) -> None:
     assert item.kind == "constraint" and not item.negated, item
 
 
+@pytest.mark.parametrize("text", [
+    "不需要的文件一律删除。",
+    "不必要的依赖都要删掉。",
+    "これからは不要なファイルを削除してください。",
+    "説明は結構詳しくお願いします。",
+])
+def test_a_noun_called_unneeded_is_no_negated_order(text: str) -> None:
+    """不需要的 / 不必要 / 不要な describe what the order acts on, and 結構 before an
+    adjective means "fairly": the order is not negated."""
+    assert not any(i.negated for i in extract(text)), extract(text)
+
+
 def test_an_order_with_a_condition_is_a_rule_not_a_fact() -> None:
     (item,) = extract("Return 404 when the user is missing.")
     assert item.kind == "constraint" and item.value == 404, item
