@@ -371,6 +371,8 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("We deploy with Helm.", "We deploy with Kustomize."),
     ("The owner of the billing service is Dana.", "The billing service owner is Lee."),
     ("The app's default language is English.", "The app's default language is French."),
+    # a many-valued predicate whose two claims differ by a number: one thing, two values
+    ("The cafe serves lunch until 2pm.", "The cafe serves lunch until 3pm."),
     ("We'll use Postgres for the queue.", "Let's go with MySQL for the queue."),
     ("We'll use Postgres for the queue and Redis for the cache.",
      "Let's go with MySQL for the queue and keep Redis for the cache."),

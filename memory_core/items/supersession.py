@@ -691,7 +691,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     of a named thing ("Tom is my brother" / "Tom is our team lead") hold together,
     two impressions ("That photo is gorgeous" / "… so cute": :func:`evaluates`) are no
     values, two claims after a predicate that holds many values ("The app supports
-    English" / "… French": :data:`_MANY_VALUED`) add up, and a statement that says
+    English" / "… French": :data:`_MANY_VALUED`) add up unless a number tells them apart
+("serves lunch until 2pm" / "… 3pm"), and a statement that says
     nothing but its subject disagrees with nothing. In
     Chinese or Japanese, where a word is two or more character bigrams, the same
     sentence with one stretch replaced (:func:`~memory_core.items.overlap.one_slot_swapped`:
@@ -721,8 +722,11 @@ def contradicts(ex: Any, row: Any) -> bool:
     if not (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM):
         return False
     verb = predicate(ex.subject, ex.text)
-    return (verb == predicate(row["subject"], row["text"]) and verb not in _MANY_VALUED
-            and verb not in _GOES_ON)
+    # "serves lunch until 2pm" / "… until 3pm": a number tells the two apart, so they
+    # are rival values of one thing served, not two things
+    many = verb in _MANY_VALUED and _DIGITS.findall(ex.text or "") == _DIGITS.findall(
+        row["text"] or "")
+    return verb == predicate(row["subject"], row["text"]) and not many and verb not in _GOES_ON
 
 
 _GOES_ON = frozenset(("and", "or", "but", "so", "then", "plus"))
