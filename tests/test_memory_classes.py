@@ -376,6 +376,8 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("We'll use Postgres for the queue.", "Let's go with MySQL for the queue."),
     ("We'll use Postgres for the queue and Redis for the cache.",
      "Let's go with MySQL for the queue and keep Redis for the cache."),
+    # a choice and its refusal, the same words otherwise
+    ("Let's go with the monorepo.", "Let's not go with the monorepo."),
 ])
 def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
                                                     second: str) -> None:

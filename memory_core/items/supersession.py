@@ -20,7 +20,7 @@ from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
-from memory_core.items.standing import observes
+from memory_core.items.standing import data_of, observes
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
 
@@ -704,6 +704,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     if ex.kind != row["kind"]:
         return False
     if ex.kind == "decision":
+        if bool(getattr(ex, "negated", False)) != bool(data_of(row).get("negated")):
+            return True  # "Let's not go with the monorepo" refuses the choice it restates
         # two choices for one thing, unless one says no more than the other ("I'll keep
         # going!" restates "Let's keep going and reach success together!")
         new_choice, old_choice = terms(ex.text), terms(row["text"])
