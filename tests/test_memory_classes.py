@@ -1207,3 +1207,18 @@ def test_dismay_corrects_nothing_and_a_no_after_a_pause_still_does() -> None:
     assert not any(i.correction for i in extract("Oh no, the build broke."))
     assert all(i.correction for i in extract("Oh, no, the port is 8080."))
     assert extract("You've got 3 retries left.")  # a number for the one spoken to: kept
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The meeting is at 2.", "Oh no, the meeting is at 3, not 2."),
+    ("The deadline is Thursday.", "Oh no, sorry, the deadline is Friday."),
+    ("The staging DB is on port 5432.", "Oh no, it's 5433 actually."),
+])
+def test_oh_no_before_a_restated_value_still_corrects(engine: Engine, old: str,
+                                                      new: str) -> None:
+    """"Oh no," then a value restated after "is" is the "No," of a correction, not
+    dismay: the new value replaces the old one instead of conflicting with it."""
+    put(engine, old)
+    put(engine, new)
+    rows = active(engine)
+    assert [r["text"] for r in rows] == [new] and rows[0]["supersedes"] is not None, rows

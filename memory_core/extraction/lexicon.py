@@ -373,10 +373,15 @@ copula of a named subject and a name or a number ("The deadline is actually Mond
 says nothing to revise, and "The timeout is actually fine as it is at 30 s" affirms
 the value it names. A trailing ", actually" is left alone: "… is fine as it is at 30 s,
 actually" affirms too."""
+_OH_NO = (r"oh\s+no(?![\s,;:-]+[^.!?]{0,60}?\b(?:is|are|'s|'re)\s+(?:actually\s+|at\s+|on\s+"
+          r"|in\s+)?(?:(?-i:[A-Z])|\d))")
+"""Dismay ("Oh no, Jon!", "Oh no, the build broke"), unless a value restated after a
+present copula follows ("Oh no, the meeting is at 3, not 2", "Oh no, sorry, the deadline
+is Friday"): there "no," is the "No," of a correction, as before the filler knew "oh no"."""
 # Discourse openers that carry no content ("btw", "for the record", "heads up", "Cool,").
 EN_FILLER = Lead(en(
-    r"^(?:(?:" + alt("also|and|but|so|ok|okay|oh|oh no|oh dear|uh oh|oh man|oh boy|oh god"
-                     "|oh my god|omg|btw|by the way|fyi|ps|please note|note that"
+    r"^(?:(?:" + _OH_NO + "|" + alt("also|and|but|so|ok|okay|oh|oh dear|uh oh|oh man|oh boy"
+                     "|oh god|oh my god|omg|btw|by the way|fyi|ps|please note|note that"
                      "|remember that|keep in mind that|keep in mind|just so you know"
                      "|for the record|for context|as i said|as i mentioned|like i said|sorry"
                      "|hmm|um|well|anyway|alright|then|plus|one more thing|honestly|frankly"
