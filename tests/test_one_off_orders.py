@@ -103,6 +103,17 @@ def test_an_order_with_a_condition_is_a_rule_not_a_fact() -> None:
     assert item.kind == "constraint" and item.value == 404, item
 
 
+@pytest.mark.parametrize("text", [
+    "Build times double when the cache is cold.",
+    "Restart takes 2 minutes if the cluster is busy.",
+    "Fetch requests fail when the token is expired.",
+])
+def test_a_claim_with_a_condition_is_still_a_fact(text: str) -> None:
+    """A condition's copula lets an order through only where the verb has its object
+    after it ("Return 404 when …"); here the verb-like word is a noun."""
+    assert [i.kind for i in extract(text)] == ["fact"], extract(text)
+
+
 async def test_an_order_about_one_answer_stays_out_of_other_conversations(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="one")

@@ -606,14 +606,14 @@ EN_OBJECT_VERBS = phrases(
 """Verbs that are nouns as often ("Return policy changed", "Share price fell", "Compute
 costs doubled", "Produce prices went up"): an order
 only before its object ("Return the result as a CSV", "Output the list sorted by
-score", "Return 404 when …": :data:`_OBJECT_START`)."""
-_OBJECT_START = (r"(?=\s+(?:the|a|an|it|them|this|that|these|those|me|us|my|our|your|all|each"
+score", "Return 404 when …": :data:`OBJECT_START`)."""
+OBJECT_START = (r"(?=\s+(?:the|a|an|it|them|this|that|these|those|me|us|my|our|your|all|each"
                  r"|every|both|only|just|one|two|three|four|five|six|seven|eight|nine|ten"
                  r"|\d)\b|\s+\ue000)")
 EN_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|kindly|just|also|and|then|now|so)\s+)*(?P<verb>"
     + alt("|".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS + EN_TASK_VERBS)) + r"|(?:"
-    + alt("|".join(EN_OBJECT_VERBS)) + r")" + _OBJECT_START
+    + alt("|".join(EN_OBJECT_VERBS)) + r")" + OBJECT_START
     + r")\b(?!\s+(?:is|are|was|were)\b)"
 ), "please pls kindly just also and then now so "
    + " ".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS + EN_TASK_VERBS + EN_OBJECT_VERBS))
