@@ -376,6 +376,9 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("We'll use Postgres for the queue.", "Let's go with MySQL for the queue."),
     ("We'll use Postgres for the queue and Redis for the cache.",
      "Let's go with MySQL for the queue and keep Redis for the cache."),
+    # a claim or a choice gone on from with the same verb: two values after it
+    ("I'm working remotely and living in Lisbon.", "I'm working remotely and living in Madrid."),
+    ("We'll use Postgres and deploy it on RDS.", "We'll use Postgres and deploy it on Fly."),
     # a choice and its refusal, the same words otherwise
     ("Let's go with the monorepo.", "Let's not go with the monorepo."),
 ])
