@@ -1210,6 +1210,7 @@ def test_dismay_corrects_nothing_and_a_no_after_a_pause_still_does() -> None:
     assert not any(i.correction for i in extract("Oh no, the build broke."))
     assert all(i.correction for i in extract("Oh, no, the port is 8080."))
     assert extract("You've got 3 retries left.")  # a number for the one spoken to: kept
+    assert [i.value for i in extract("You have 2 free seats left on the plan.")] == [2]
 
 
 @pytest.mark.parametrize("old, new", [

@@ -292,7 +292,9 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     if not np:
         return None
     if np in _YOU:
-        return None  # what the speaker tells the one spoken to of them: no memory item
+        # what the speaker tells the one spoken to of them is no memory item, unless it
+        # holds a number ("You have 2 free seats left on the plan")
+        return Verdict("fact", None) if c.quantities else None
     if np in _PRONOUNS:
         subject = en_key(pred) if np == "there" else None
     elif np in _FIRST:
