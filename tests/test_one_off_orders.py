@@ -18,6 +18,8 @@ ORDERS = [
     "Describe the architecture in two paragraphs.",
     "Provide three examples.",
     "Rank these options by cost.",
+    "Now describe the architecture in two paragraphs.",  # "now": the next order, no update
+    "Now return the result as JSON.",
     "No need for explanations, just give me the command to list open ports.",
     "There's no need to add comments.",
     "不需要解释，直接给我命令。",
