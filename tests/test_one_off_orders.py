@@ -71,6 +71,7 @@ def test_reassurance_is_no_item(text: str) -> None:
     ("Export volume is 2 TB a day.", "export volume"),
     ("Compute costs doubled last month.", "compute"),
     ("Produce prices at the market went up again.", "produce"),
+    ("Group A owns the frontend and Group B owns the backend.", "group"),  # a label, no "a"
 ])
 def test_a_noun_that_is_also_a_verb_still_opens_a_fact(text: str, subject: str) -> None:
     items = extract(text)

@@ -607,9 +607,11 @@ EN_OBJECT_VERBS = phrases(
 costs doubled", "Produce prices went up"): an order
 only before its object ("Return the result as a CSV", "Output the list sorted by
 score", "Return 404 when …": :data:`OBJECT_START`)."""
-OBJECT_START = (r"(?=\s+(?:the|a|an|it|them|this|that|these|those|me|us|my|our|your|all|each"
-                 r"|every|both|only|just|one|two|three|four|five|six|seven|eight|nine|ten"
-                 r"|\d)\b|\s+\ue000)")
+OBJECT_START = (r"(?=\s+(?:the|(?-i:an?)|it|them|this|that|these|those|me|us|my|our|your|all"
+                r"|each|every|both|only|just|one|two|three|four|five|six|seven|eight|nine|ten"
+                r"|\d)\b|\s+\ue000)")
+"""An object after an order's verb; "a" in lower case only: "Group A owns the frontend"
+names a group."""
 EN_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|kindly|just|also|and|then|now|so)\s+)*(?P<verb>"
     + alt("|".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS + EN_TASK_VERBS)) + r"|(?:"
