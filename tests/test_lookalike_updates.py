@@ -287,3 +287,11 @@ def test_a_japanese_restatement_with_the_value_first_is_one_item(engine: Engine)
     no subject, and a value before が names the noun after it."""
     old, new = "納期は7月15日です。", "確認ですが、7月15日が納期です。"
     assert list(_said(engine, old, new).values()) == ["merged", "active"]
+
+
+def test_a_name_with_a_version_before_ga_stays_the_subject(engine: Engine) -> None:
+    """"Python 3.12が必要です" says what is needed, not a value of 必要: "Node 20が必要
+    です" adds a requirement and rivals nothing."""
+    first, second = "Python 3.12が必要です。", "Node 20が必要です。"
+    assert {i.subject for t in (first, second) for i in extract(t)} == {"python", "node"}
+    assert _said(engine, first, second) == {first: "active", second: "active"}

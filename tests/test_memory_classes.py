@@ -371,9 +371,16 @@ def test_an_impression_in_each_language(text: str, judged: bool) -> None:
     ("We deploy with Helm.", "We deploy with Kustomize."),
     ("The owner of the billing service is Dana.", "The billing service owner is Lee."),
     ("The app's default language is English.", "The app's default language is French."),
+    # a many-valued predicate whose two claims differ by a number: one thing, two values
+    ("The cafe serves lunch until 2pm.", "The cafe serves lunch until 3pm."),
     ("We'll use Postgres for the queue.", "Let's go with MySQL for the queue."),
     ("We'll use Postgres for the queue and Redis for the cache.",
      "Let's go with MySQL for the queue and keep Redis for the cache."),
+    # a claim or a choice gone on from with the same verb: two values after it
+    ("I'm working remotely and living in Lisbon.", "I'm working remotely and living in Madrid."),
+    ("We'll use Postgres and deploy it on RDS.", "We'll use Postgres and deploy it on Fly."),
+    # a choice and its refusal, the same words otherwise
+    ("Let's go with the monorepo.", "Let's not go with the monorepo."),
 ])
 def test_two_values_of_one_attribute_still_conflict(engine: Engine, first: str,
                                                     second: str) -> None:
@@ -1203,3 +1210,19 @@ def test_dismay_corrects_nothing_and_a_no_after_a_pause_still_does() -> None:
     assert not any(i.correction for i in extract("Oh no, the build broke."))
     assert all(i.correction for i in extract("Oh, no, the port is 8080."))
     assert extract("You've got 3 retries left.")  # a number for the one spoken to: kept
+    assert [i.value for i in extract("You have 2 free seats left on the plan.")] == [2]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The meeting is at 2.", "Oh no, the meeting is at 3, not 2."),
+    ("The deadline is Thursday.", "Oh no, sorry, the deadline is Friday."),
+    ("The staging DB is on port 5432.", "Oh no, it's 5433 actually."),
+])
+def test_oh_no_before_a_restated_value_still_corrects(engine: Engine, old: str,
+                                                      new: str) -> None:
+    """"Oh no," then a value restated after "is" is the "No," of a correction, not
+    dismay: the new value replaces the old one instead of conflicting with it."""
+    put(engine, old)
+    put(engine, new)
+    rows = active(engine)
+    assert [r["text"] for r in rows] == [new] and rows[0]["supersedes"] is not None, rows

@@ -18,6 +18,8 @@ ORDERS = [
     "Describe the architecture in two paragraphs.",
     "Provide three examples.",
     "Rank these options by cost.",
+    "Now describe the architecture in two paragraphs.",  # "now": the next order, no update
+    "Now return the result as JSON.",
     "No need for explanations, just give me the command to list open ports.",
     "There's no need to add comments.",
     "不需要解释，直接给我命令。",
@@ -67,15 +69,52 @@ def test_reassurance_is_no_item(text: str) -> None:
     ("Return policy changed to 60 days.", "return policy"),  # nouns that are also verbs
     ("Share price fell to 40.", "share price"),
     ("Export volume is 2 TB a day.", "export volume"),
+    ("Compute costs doubled last month.", "compute"),
+    ("Produce prices at the market went up again.", "produce"),
+    ("Group A owns the frontend and Group B owns the backend.", "group"),  # a label, no "a"
 ])
 def test_a_noun_that_is_also_a_verb_still_opens_a_fact(text: str, subject: str) -> None:
     items = extract(text)
     assert any(i.kind == "fact" and subject in (i.subject or "") for i in items), items
 
 
+@pytest.mark.parametrize("text", [
+    "From now on, no more than 3 retries per job.",
+    "Going forward, no fewer than two reviewers on every PR.",
+    "No more than 3 retries per job.",
+])
+def test_a_bound_after_no_is_a_rule_not_a_prohibition(text: str) -> None:
+    """"No more than 3 retries" caps the retries; it does not forbid them."""
+    (item,) = extract(text)
+    assert item.kind == "constraint" and not item.negated, item
+
+
+@pytest.mark.parametrize("text", [
+    "不需要的文件一律删除。",
+    "不必要的依赖都要删掉。",
+    "これからは不要なファイルを削除してください。",
+    "説明は結構詳しくお願いします。",
+])
+def test_a_noun_called_unneeded_is_no_negated_order(text: str) -> None:
+    """不需要的 / 不必要 / 不要な describe what the order acts on, and 結構 before an
+    adjective means "fairly": the order is not negated."""
+    assert not any(i.negated for i in extract(text)), extract(text)
+
+
 def test_an_order_with_a_condition_is_a_rule_not_a_fact() -> None:
     (item,) = extract("Return 404 when the user is missing.")
     assert item.kind == "constraint" and item.value == 404, item
+
+
+@pytest.mark.parametrize("text", [
+    "Build times double when the cache is cold.",
+    "Restart takes 2 minutes if the cluster is busy.",
+    "Fetch requests fail when the token is expired.",
+])
+def test_a_claim_with_a_condition_is_still_a_fact(text: str) -> None:
+    """A condition's copula lets an order through only where the verb has its object
+    after it ("Return 404 when …"); here the verb-like word is a noun."""
+    assert [i.kind for i in extract(text)] == ["fact"], extract(text)
 
 
 async def test_an_order_about_one_answer_stays_out_of_other_conversations(

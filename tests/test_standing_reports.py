@@ -85,6 +85,8 @@ SET = [
     "Two approvals and 2 reviewers required.",
     # a schedule, not a past account
     "The token expires 15 minutes later.",
+    # "a"/"an" before a word that is no span of time is no "an hour later"
+    "I configured the cache TTL to 300 seconds and will add alerts later.",
     # a change the user made sets the value
     "We doubled the replica count to 6.",
     "我们把超时增加到了60秒。",

@@ -373,10 +373,15 @@ copula of a named subject and a name or a number ("The deadline is actually Mond
 says nothing to revise, and "The timeout is actually fine as it is at 30 s" affirms
 the value it names. A trailing ", actually" is left alone: "… is fine as it is at 30 s,
 actually" affirms too."""
+_OH_NO = (r"oh\s+no(?![\s,;:-]+[^.!?]{0,60}?\b(?:is|are|'s|'re)\s+(?:actually\s+|at\s+|on\s+"
+          r"|in\s+)?(?:(?-i:[A-Z])|\d))")
+"""Dismay ("Oh no, Jon!", "Oh no, the build broke"), unless a value restated after a
+present copula follows ("Oh no, the meeting is at 3, not 2", "Oh no, sorry, the deadline
+is Friday"): there "no," is the "No," of a correction, as before the filler knew "oh no"."""
 # Discourse openers that carry no content ("btw", "for the record", "heads up", "Cool,").
 EN_FILLER = Lead(en(
-    r"^(?:(?:" + alt("also|and|but|so|ok|okay|oh|oh no|oh dear|uh oh|oh man|oh boy|oh god"
-                     "|oh my god|omg|btw|by the way|fyi|ps|please note|note that"
+    r"^(?:(?:" + _OH_NO + "|" + alt("also|and|but|so|ok|okay|oh|oh dear|uh oh|oh man|oh boy"
+                     "|oh god|oh my god|omg|btw|by the way|fyi|ps|please note|note that"
                      "|remember that|keep in mind that|keep in mind|just so you know"
                      "|for the record|for context|as i said|as i mentioned|like i said|sorry"
                      "|hmm|um|well|anyway|alright|then|plus|one more thing|honestly|frankly"
@@ -553,6 +558,11 @@ EN_NO_NOUN = Lead(en(r"^(?:(?:and|so|also|but|please)\s+)?no\s(?!problem|worries
                 r"|need|reason|rush|pressure|one|doubt|matter|longer|luck|clue|comment|offense|big\sdeal)"
                 r"(?=[a-z])"), "and so also but please no")
 """'No emojis in commit messages' — a prohibition with the verb left out."""
+EN_NO_BOUND = re.compile(r"^(?:(?:and|so|also|but|please)\s+)?no\s+(?:more|fewer|less|later"
+                         r"|earlier|longer|shorter|bigger|larger|higher|lower|greater|smaller)"
+                         r"\s+than\b", re.I)
+"""'No more than 3 retries', 'no later than 5 pm': a bound the rule sets, not a
+prohibition (:data:`EN_NO_NOUN` matches it as one)."""
 EN_TEAM_NORM = Lead(en(
     r"^(?:we|you)\s(?:(?:always|never|don't|do\snot|only)\s"
     r"|(?:(?:must|should|shall)\s(?:(?:also|definitely|really|still)\s)?(?:always|never|not)"
@@ -584,24 +594,28 @@ EN_ONE_OFF_VERBS = phrases(
     "|clean|clone|download|upload|send|get|fetch|plan|schedule|bump|rotate|migrate|suggest"
     "|recommend")
 EN_TASK_VERBS = phrases(
-    "describe|provide|produce|calculate|compute|analyze|analyse|evaluate|classify|rephrase"
+    "describe|provide|calculate|analyze|analyse|evaluate|classify|rephrase"
     "|paraphrase|simplify|shorten|elaborate|proofread|visualize|visualise|tabulate|enumerate"
     "|identify|annotate|reformat|restructure|condense|double-check|extract|verify|validate")
 """Verbs of work on an answer that open an order ("Describe the architecture in two
 paragraphs", "Provide three examples") and are seldom a noun at a sentence's start."""
 EN_OBJECT_VERBS = phrases(
     "return|output|rank|split|group|count|parse|paste|estimate|polish|render|share|insert"
-    "|filter|transform|export|save|apply|draw|plot|sketch|trim|expand|edit|outline|break")
-"""Verbs that are nouns as often ("Return policy changed", "Share price fell"): an order
+    "|filter|transform|export|save|apply|draw|plot|sketch|trim|expand|edit|outline|break"
+    "|compute|produce")
+"""Verbs that are nouns as often ("Return policy changed", "Share price fell", "Compute
+costs doubled", "Produce prices went up"): an order
 only before its object ("Return the result as a CSV", "Output the list sorted by
-score", "Return 404 when …": :data:`_OBJECT_START`)."""
-_OBJECT_START = (r"(?=\s+(?:the|a|an|it|them|this|that|these|those|me|us|my|our|your|all|each"
-                 r"|every|both|only|just|one|two|three|four|five|six|seven|eight|nine|ten"
-                 r"|\d)\b|\s+\ue000)")
+score", "Return 404 when …": :data:`OBJECT_START`)."""
+OBJECT_START = (r"(?=\s+(?:the|(?-i:an?)|it|them|this|that|these|those|me|us|my|our|your|all"
+                r"|each|every|both|only|just|one|two|three|four|five|six|seven|eight|nine|ten"
+                r"|\d)\b|\s+\ue000)")
+"""An object after an order's verb; "a" in lower case only: "Group A owns the frontend"
+names a group."""
 EN_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|kindly|just|also|and|then|now|so)\s+)*(?P<verb>"
     + alt("|".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS + EN_TASK_VERBS)) + r"|(?:"
-    + alt("|".join(EN_OBJECT_VERBS)) + r")" + _OBJECT_START
+    + alt("|".join(EN_OBJECT_VERBS)) + r")" + OBJECT_START
     + r")\b(?!\s+(?:is|are|was|were)\b)"
 ), "please pls kindly just also and then now so "
    + " ".join(EN_STANDING_VERBS + EN_ONE_OFF_VERBS + EN_TASK_VERBS + EN_OBJECT_VERBS))

@@ -152,7 +152,7 @@ _NOW_STATEMENT = re.compile(
 """'Now' before a noun that is also a verb, then the statement's verb ("Now test
 coverage is 85%", "Now review requests go to Dana", "Now deploy happens on
 Fridays"): an update, not the next order."""
-_ONE_OFF_VERBS = frozenset(lx.EN_ONE_OFF_VERBS)
+_ONE_OFF_VERBS = frozenset(lx.EN_ONE_OFF_VERBS + lx.EN_TASK_VERBS + lx.EN_OBJECT_VERBS)
 _CONSEQUENCE = re.compile(r"^,?\s*so\s", re.I)
 _ORDER_CUE = re.compile(r"(?:please\s|just\s)?(?:don't|do\snot|never|always|avoid)\b", re.I)
 """With ``lexicon.EN_IMPERATIVE``: an order opening a preference's consequence clause."""

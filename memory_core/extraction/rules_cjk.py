@@ -96,9 +96,10 @@ _JA_TIME_LEAD = re.compile(
 (今は, 最近は, もう): "今はReactを使っています" and "今はFastmailです" are not two claims
 about 今."""
 _JA_VALUE_IS = re.compile(
-    r"^(?P<v>[^、。はがをに]{0,20}[\d\ue000０-９][^、。はがをに]{0,20})が"
+    r"^(?P<v>[^、。はがをにA-Za-z]{0,20}[\d\ue000０-９][^、。はがをにA-Za-z]{0,20})が"
     r"(?P<n>[^、。はがをにでと\d\ue000]{1,12})(?:です|だ|でした|だった)[。!！]?$")
-""""7月15日が納期です": a value, then the noun it is (the subject, as in 納期は7月15日です)."""
+""""7月15日が納期です": a value, then the noun it is (the subject, as in 納期は7月15日です).
+A name with a version ("Python 3.12が必要です") is no value: it stays the subject."""
 _JA_DEMONSTRATIVE = re.compile(r"^(?:これ|それ|あれ|ここ|そこ|今日|明日|今)$")
 _JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しないで$")
 _JA_PLAIN_ORDER = re.compile(r"(?:て|で)(?:ね|よ|な)?[。!！]?$|こと[。!！]?$")

@@ -64,15 +64,20 @@ _COPULA_WORDS = frozenset(("is", "are", "was", "were"))
 _WORD = re.compile(r"[a-z']+", re.I)
 
 
-def _copula_free(c: Clause) -> bool:
+def _copula_free(c: Clause, after: str) -> bool:
     """Whether the clause outside its condition has no copula: an order ("Return 404 when
     the user is missing": the condition's "is" does not count), not a claim that
-    opens with a verb-like word ("Keep-alive is 30 s")."""
+    opens with a verb-like word ("Keep-alive is 30 s"). The condition's copula is passed
+    over only where the verb has its object right ``after`` it ("404", "the logs",
+    "Redis"): "Build times double when the cache is cold" opens with a noun."""
     if _COPULA_WORDS.isdisjoint(c.tokens):
         return True
-    if c.condition is None:
+    if c.condition is None or not _OBJECT_AFTER.match(after):
         return False
     return _COPULA_WORDS.isdisjoint(w.lower() for w in _WORD.findall(c.core))
+
+
+_OBJECT_AFTER = re.compile(lx.OBJECT_START + r"|\s+(?-i:[A-Z])", re.I)
 _SCOPING_PREPOSITIONS = frozenset(("in", "for", "with"))
 _PRONOUNS = frozenset("it this that there they he she these those something everything".split())
 _FIRST = frozenset(("i", "we"))
@@ -228,11 +233,14 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
         m = pattern.match(core, first)
         if m:
             rest = core[m.end():]
+            bound = core[m.start():]
             if not negated:  # "From now on, don't add a summary", "… no emojis"
-                tail = rest.lstrip(" ,;:")
+                tail = bound = rest.lstrip(" ,;:")
                 no = lx.EN_NEG_IMPERATIVE.match(tail) or lx.EN_NO_NOUN.match(tail)
                 if no:
                     negated, rest = True, tail[no.end():]
+            if lx.EN_NO_BOUND.match(bound):
+                negated = False  # "(From now on,) no more than 3 retries": a bound
             rest = lx.EN_IMPERATIVE.pattern.sub(lambda mm: mm.group("verb"), rest, count=1)
             return 0, negated, en_key(rest, action=True), True
     m = lx.EN_TEAM_NORM.match(core, first)
@@ -247,14 +255,14 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
             subject = None if np.lower() in _PRONOUNS | {"you"} else en_key(np)
             return m.start(), neg, subject or en_key(core[m.end():], action=True), False
     m = lx.EN_IMPERATIVE.match(core, first)
-    if m and _copula_free(c):
+    if m and _copula_free(c, core[m.end("verb"):]):
         if _is_standing(c, m.group("verb"), core):
             neg = bool(lx.EN_NEGATION.search(core, c.tokens))
             return 0, neg, en_key(core[m.start("verb"):], action=True), True
     if first == "only":  # "Only suggest recipes that take under 30 minutes": a restriction
         rest = core[4:].lstrip()
         m = lx.EN_IMPERATIVE.match(rest, first_word(rest))
-        if m and _copula_free(c):
+        if m and _copula_free(c, rest[m.end("verb"):]):
             return 0, False, en_key(rest[m.start("verb"):], action=True), True
     return None
 
@@ -287,7 +295,9 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     if not np:
         return None
     if np in _YOU:
-        return None  # what the speaker tells the one spoken to of them: no memory item
+        # what the speaker tells the one spoken to of them is no memory item, unless it
+        # holds a number ("You have 2 free seats left on the plan")
+        return Verdict("fact", None) if c.quantities else None
     if np in _PRONOUNS:
         subject = en_key(pred) if np == "there" else None
     elif np in _FIRST:
@@ -401,7 +411,7 @@ def classify(c: Clause) -> Verdict | None:
         return Verdict("preference", en_key(core[imperative.start("verb"):], action=True))
     if lx.EN_REQUEST.match(core, first) or _FIRST_PERSON_SKIP.match(core, first):
         return None
-    if imperative and _copula_free(c):
+    if imperative and _copula_free(c, core[imperative.end("verb"):]):
         return None
     fact = _fact(core, c, first)
     if fact is not None:

@@ -138,13 +138,17 @@ USER_CHANGE = re.compile(
     r"(?:到|为|成)", re.I)
 """A change the user made to a value ("we doubled the replica count to 6",
 我们把超时增加到了60秒): the number is one they set, though a change word reports it."""
-_LATER = re.compile(r"\b(?:\d[\d.,]*|an?|one|two|three|four|five|six|seven|eight|nine|ten"
-                    r"|a\sfew|few|several)\s*[a-z]*\s+later\b", re.I)
+_LATER = re.compile(r"\b\d[\d.,]*\s*[a-z]*\s+later\b"
+                    r"|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|a\sfew|a\scouple"
+                    r"\sof|few|several)\s+(?:second|minute|hour|day|night|week|month|year|decade"
+                    r"|while|moment)s?\s+later\b", re.I)
 _PAST = re.compile(r"\b(?!(?:need|speed|feed|seed|embed|indeed|exceed|proceed|succeed)\b)"
                    r"(?:[a-z]{2,}ed|was|were|had|did|went|came|got|bought|sold|left|found|made"
                    r"|took|met|began|became|ran|moved)\b", re.I)
 """A "3 years later" reports what happened only in a past account ("we bought the
-house 2 years later"); "the cleanup runs 30 minutes later" fixes a schedule."""
+house 2 years later", "… two hours later"); "the cleanup runs 30 minutes later" fixes a
+schedule. A number word counts only before a span of time: "… will add alerts later"
+reports nothing."""
 STATUS = re.compile(
     r"\b(?:is|are|was|were|'s|'re|be|been)\s+(?:now\s+|all\s+|finally\s+|still\s+|back\s+"
     r"|already\s+|fully\s+){0,2}(?:green|red|passing|failing|fixed|broken|working|done|finished"

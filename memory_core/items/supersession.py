@@ -20,7 +20,7 @@ from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
-from memory_core.items.standing import observes
+from memory_core.items.standing import data_of, observes
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
 
@@ -691,7 +691,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     of a named thing ("Tom is my brother" / "Tom is our team lead") hold together,
     two impressions ("That photo is gorgeous" / "… so cute": :func:`evaluates`) are no
     values, two claims after a predicate that holds many values ("The app supports
-    English" / "… French": :data:`_MANY_VALUED`) add up, and a statement that says
+    English" / "… French": :data:`_MANY_VALUED`) add up unless a number tells them apart
+("serves lunch until 2pm" / "… 3pm"), and a statement that says
     nothing but its subject disagrees with nothing. In
     Chinese or Japanese, where a word is two or more character bigrams, the same
     sentence with one stretch replaced (:func:`~memory_core.items.overlap.one_slot_swapped`:
@@ -703,6 +704,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     if ex.kind != row["kind"]:
         return False
     if ex.kind == "decision":
+        if bool(getattr(ex, "negated", False)) != bool(data_of(row).get("negated")):
+            return True  # "Let's not go with the monorepo" refuses the choice it restates
         # two choices for one thing, unless one says no more than the other ("I'll keep
         # going!" restates "Let's keep going and reach success together!")
         new_choice, old_choice = terms(ex.text), terms(row["text"])
@@ -721,20 +724,60 @@ def contradicts(ex: Any, row: Any) -> bool:
     if not (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM):
         return False
     verb = predicate(ex.subject, ex.text)
-    return (verb == predicate(row["subject"], row["text"]) and verb not in _MANY_VALUED
-            and verb not in _GOES_ON)
+    # "serves lunch until 2pm" / "… until 3pm": a number tells the two apart, so they
+    # are rival values of one thing served, not two things
+    many = verb in _MANY_VALUED and _DIGITS.findall(ex.text or "") == _DIGITS.findall(
+        row["text"] or "")
+    if verb != predicate(row["subject"], row["text"]) or many:
+        return False
+    # "… and pushing forward" / "… and looking ahead": two claims gone on to; "… and
+    # living in Lisbon" / "… and living in Madrid": one claim, two values
+    return verb not in _GOES_ON or _goes_on_to_rivals(ex.subject, ex.text, row["subject"],
+                                                      row["text"])
 
 
 _GOES_ON = frozenset(("and", "or", "but", "so", "then", "plus"))
 """A subject followed by a conjunction ("I'm staying positive and pushing forward") is
-a whole claim the speaker goes on from: what follows is another claim, no value."""
+a whole claim the speaker goes on from: what follows is another claim, no value, unless
+both go on with the same verb (:func:`_continuation`)."""
+
+
+def _goes_on_to_rivals(subject: str | None, text: str | None, other_subject: str | None,
+                       other_text: str | None) -> bool:
+    """Whether two statements go on from their subject with the same verb to another
+    name or number ("… and living in Lisbon" / "… and living in Madrid", "… and deploy
+    it on RDS" / "… on Fly"): two values of one claim. "… and making an impact" / "…
+    and making a difference" name nothing: one claim said twice."""
+    verb = _continuation(subject, text)
+    return verb is not None and verb == _continuation(other_subject, other_text) \
+        and _NAMED.findall(text or "")[1:] != _NAMED.findall(other_text or "")[1:]
+
+
+_NAMED = re.compile(r"\b(?:(?-i:[A-Z])[\w.-]*|\d[\d.,:]*\w*)")
+"""A name or a number (the first word of a sentence is capitalized whatever it is)."""
+
+
+def _continuation(subject: str | None, text: str | None) -> str | None:
+    """The verb (a light stem) after the conjunction that follows ``subject`` in
+    ``text`` ("I'm working remotely and living in Lisbon" -> "liv"), or None."""
+    if not subject or not text or _CJK.search(subject):
+        return None
+    at = _end_of(subject.split()[-1], text)
+    if at is None:
+        return None
+    word, at = _next_word(text, at)
+    if word not in _GOES_ON:
+        return None
+    word, _ = _next_word(text, at)
+    return _VERB_ENDING.sub("", word) or None
 
 
 def _goes_on_alike(subject: str | None, text: str | None, other_subject: str | None,
                    other_text: str | None) -> bool:
     """Two statements that say the same up to their subject and go on from it with a
     conjunction ("I'll keep pushing and working …" / "I'll keep pushing and make …"):
-    one choice said twice, each going on to something else."""
+    one choice said twice, each going on to something else; not where both go on with
+    the same verb ("… and deploy it on RDS" / "… and deploy it on Fly": two choices)."""
     if subject != other_subject or not subject or not text or not other_text:
         return False
     if predicate(subject, text) not in _GOES_ON \
@@ -743,7 +786,8 @@ def _goes_on_alike(subject: str | None, text: str | None, other_subject: str | N
     head = subject.split()[-1]
     at, other_at = _end_of(head, text), _end_of(head, other_text)
     return at is not None and other_at is not None \
-        and terms(text[:at]) == terms(other_text[:other_at])
+        and terms(text[:at]) == terms(other_text[:other_at]) \
+        and not _goes_on_to_rivals(subject, text, other_subject, other_text)
 
 
 _MANY_VALUED = frozenset((
