@@ -8,6 +8,7 @@ chat."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,46 @@ async def test_a_memory_call_with_an_integer_past_64_bits_does_not_fail_the_chat
     second = upstream.requests[-1]
     assert b'"limit": %d' % big in second["raw"]  # the model's call, exact
     await proxy.settle()
+
+
+# -- Expect: 100-continue is answered by the proxy's own hop ----------------------------
+async def test_expect_100_continue_does_not_wait_on_the_upstream(tmp_path: Path) -> None:
+    """aiohttp's server answers a client's ``Expect: 100-continue`` itself (curl sends
+    one for large bodies, .NET and PowerShell for every POST). Forwarded, it made the
+    proxy's own client wait for a ``100 Continue`` before sending the body: an upstream
+    that reads the body without sending one (RFC 9110 lets it) left the request
+    hanging until the read timeout."""
+    seen: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.append(head)
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        await reader.readexactly(length)  # no 100 Continue: it simply reads the body
+        answer = orjson.dumps({"object": "list", "data": []})
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    proxy = await start_proxy(f"http://127.0.0.1:{port}/v1", tmp_path / "d")
+    try:
+        body = orjson.dumps({"model": "m", "input": "x" * 5000,
+                             "messages": [{"role": "user", "content": "hi"}]})
+        async with aiohttp.ClientSession() as session:
+            for path in ("/chat/completions", "/embeddings"):
+                async with session.post(proxy.base_url + path, data=body, expect100=True,
+                                        headers={"Authorization": f"Bearer {TEST_KEY}",
+                                                 "Content-Type": "application/json"},
+                                        timeout=aiohttp.ClientTimeout(total=10)) as resp:
+                    assert resp.status == 200
+                    assert orjson.loads(await resp.read())["object"] == "list"
+        assert len(seen) == 2 and all(b"expect:" not in h.lower() for h in seen)
+        await proxy.settle()
+    finally:
+        await proxy.close()
+        server.close()
+        await server.wait_closed()
