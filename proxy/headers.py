@@ -14,7 +14,9 @@ decode plain bytes. ``Expect: 100-continue`` is answered by aiohttp's server at 
 proxy's own hop, before a handler reads the body; forwarded, it would make the
 proxy's client wait for an interim ``100 Continue`` that an upstream may rightly
 never send, so it is dropped toward the upstream. ``X-LCM-*`` headers are the
-proxy's own and never reach the upstream (DESIGN §2).
+proxy's own and never reach the upstream (DESIGN §2). The upstream's ``Date`` (when
+the origin made its answer, RFC 9110 §6.6.1) and ``Server`` reach the client;
+aiohttp adds its own only to answers the proxy makes itself.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ HOP_BY_HOP = frozenset(
     }
 )
 _TO_UPSTREAM_DROP = HOP_BY_HOP | {"host", "content-length", "accept-encoding", "expect"}
-_TO_CLIENT_DROP = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date"}
+_TO_CLIENT_DROP = HOP_BY_HOP | {"content-length", "content-encoding"}
 DECODED_REQUEST_ENCODINGS = frozenset({"gzip", "deflate", "br", "zstd"})
 """``Content-Encoding`` values aiohttp's server decodes before a handler reads the body."""
 

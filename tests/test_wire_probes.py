@@ -373,3 +373,20 @@ async def test_expect_100_continue_does_not_wait_on_the_upstream(tmp_path: Path)
         await proxy.close()
         server.close()
         await server.wait_closed()
+
+
+# -- the upstream's Date and Server reach the client --------------------------------------
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("offer", ["always", "history"])
+async def test_the_upstreams_date_and_server_reach_the_client(
+        make: Any, upstream: FakeUpstream, stream: bool, offer: str) -> None:
+    """``Date`` is when the origin made its answer (RFC 9110 §6.6.1: a proxy forwards
+    it) and ``Server`` names it; the proxy replaced both with its own."""
+    proxy = await make(tools={"offer": offer})
+    stamp = {"Date": "Tue, 01 Dec 2026 10:00:00 GMT", "Server": "cloudflare"}
+    upstream.push(Reply(content="ok", headers=stamp))
+    body = {"model": "m", "messages": USER, "stream": stream}
+    status, headers, _ = await post(proxy.base_url + "/chat/completions", body)
+    assert status == 200
+    assert (headers["Date"], headers["Server"]) == (stamp["Date"], stamp["Server"])
+    await proxy.settle()
