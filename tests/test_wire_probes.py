@@ -390,3 +390,21 @@ async def test_the_upstreams_date_and_server_reach_the_client(
     assert status == 200
     assert (headers["Date"], headers["Server"]) == (stamp["Date"], stamp["Server"])
     await proxy.settle()
+
+
+# -- a number too large for a float goes as sent -----------------------------------------
+@pytest.mark.parametrize("path", ["/chat/completions", "/responses", "/messages"])
+async def test_a_number_too_large_for_a_float_reaches_the_upstream_as_sent(
+        make: Any, upstream: FakeUpstream, path: str) -> None:
+    """``1e400`` is JSON (RFC 8259 leaves the range to the reader); parsed, it is
+    infinity, which JSON cannot write, and the rewritten body said ``null``: the
+    upstream got ``"temperature": null`` (its default) for what the client sent.
+    Such a body goes as sent, without memory, and the upstream answers it."""
+    proxy = await make(tools={"offer": "history"})
+    raw = (b'{"model": "m", "max_tokens": 9, "temperature": 1E+400,'
+           b' "messages": [{"role": "user", "content": "hi"}], "input": "hi"}')
+    status, headers, _ = await post(proxy.base_url + path, None, raw=raw)
+    assert status == 200
+    assert upstream.requests[-1]["raw"] == raw
+    assert headers["x-lcm-memory-reason"] == "inexact-number"
+    await proxy.settle()
