@@ -52,6 +52,16 @@ class Rewriter(Protocol):
     def close(self) -> bytes: ...
 
 
+async def start(response: web.StreamResponse, request: web.BaseRequest) -> bool:
+    """Send ``response``'s status line and headers; False when the client already left
+    (it hung up while the upstream was answering): not an error, nothing to relay."""
+    try:
+        await response.prepare(request)
+    except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+        return False
+    return True
+
+
 async def relay_body(
     upstream: aiohttp.ClientResponse,
     response: web.StreamResponse,
