@@ -9,13 +9,16 @@ chat."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import openai
 import orjson
 import pytest
+from aiohttp import web
 
 from tests.conftest import TEST_KEY, RunningProxy, start_proxy
 from tests.fake_anthropic import AReply
@@ -408,3 +411,49 @@ async def test_a_number_too_large_for_a_float_reaches_the_upstream_as_sent(
     assert upstream.requests[-1]["raw"] == raw
     assert headers["x-lcm-memory-reason"] == "inexact-number"
     await proxy.settle()
+
+
+# -- an upstream that closes late after [DONE] ----------------------------------------
+async def test_done_reaches_the_client_when_the_upstream_sends_it(tmp_path: Path) -> None:
+    """The answer is whole at ``[DONE]`` (SDKs stop reading there), but the proxy held
+    ``[DONE]`` until the upstream closed its body: an upstream that sends its last
+    bytes later (a keep-alive comment after ``[DONE]``, a lingering gateway) kept the
+    client waiting for an answer it already had. ``[DONE]`` now goes once the answer
+    is stored, and what follows it is relayed."""
+    payload = CHAT_STREAMS["logprobs"]
+
+    async def lingering(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(payload)
+        await asyncio.sleep(2.0)
+        await resp.write(b": bye\n\n")
+        return resp
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", lingering)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    proxy = await start_proxy(f"http://127.0.0.1:{port}/v1", tmp_path / "d")
+    try:
+        sdk = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+        started = time.monotonic()
+        stream = await sdk.chat.completions.create(model="m", messages=USER, stream=True)
+        text = "".join([c.choices[0].delta.content or "" async for c in stream
+                        if c.choices])
+        assert text == "Hi" and time.monotonic() - started < 1.5
+        await stream.close()
+        await proxy.settle()
+        (thread,) = proxy.engine.export()["threads"]
+        assert thread["messages"][-1]["message"]["content"] == "Hi"
+        status, _, got = await post(proxy.base_url + "/chat/completions",
+                                    {"model": "m", "messages": USER, "stream": True})
+        assert got == payload + b": bye\n\n"  # every byte, [DONE] first
+        await proxy.settle()
+    finally:
+        await proxy.close()
+        await runner.cleanup()
