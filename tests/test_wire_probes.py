@@ -112,6 +112,8 @@ CHAT_STREAMS = {
                 "finish_reason": None}]),
         {"error": {"message": "overloaded", "type": "server_error", "code": None}},
         done=False),
+    "error-first": sse({"error": {"message": "overloaded", "type": "server_error",
+                                  "code": None}}, done=False),
     "client-tool": sse(
         chunk([{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": [
             {"index": 0, "id": "call_1", "type": "function",
@@ -198,6 +200,8 @@ ANTHROPIC_STREAMS = {
         ev("error", {"type": "error", "error": {"type": "overloaded_error",
                                                  "message": "Overloaded"}}),
     ]),
+    "error-first": ev("error", {"type": "error", "error": {"type": "overloaded_error",
+                                                           "message": "Overloaded"}}),
     "crlf-comments": b"".join([
         b": hello\r\n\r\n",
         ev("message_start", MSG_START, b"\r\n"),
@@ -284,6 +288,7 @@ RESPONSES_STREAMS = {
     "completed": responses_stream("response.completed", "completed"),
     "incomplete": responses_stream("response.incomplete", "incomplete"),
     "failed": responses_stream("response.failed", "failed"),
+    "error-first": rev("error", 0, code="server_error", message="boom", param=None),
     "error-event": b"".join([
         rev("response.created", 0, response=RESP),
         rev("response.output_item.added", 1, output_index=0,
