@@ -10,8 +10,13 @@ holds for request bodies: aiohttp's server decodes a body sent with
 ``Content-Encoding: gzip`` (``deflate``, ``br``, ``zstd``) before a handler reads it,
 so the proxy forwards the decoded bytes and must drop ``Content-Encoding`` (and the
 encoded body's ``Content-Length``) toward the upstream, or the upstream would try to
-decode plain bytes. ``X-LCM-*`` headers are the proxy's own and never reach the
-upstream (DESIGN §2).
+decode plain bytes. ``Expect: 100-continue`` is answered by aiohttp's server at the
+proxy's own hop, before a handler reads the body; forwarded, it would make the
+proxy's client wait for an interim ``100 Continue`` that an upstream may rightly
+never send, so it is dropped toward the upstream. ``X-LCM-*`` headers are the
+proxy's own and never reach the upstream (DESIGN §2). The upstream's ``Date`` (when
+the origin made its answer, RFC 9110 §6.6.1) and ``Server`` reach the client;
+aiohttp adds its own only to answers the proxy makes itself.
 """
 
 from __future__ import annotations
@@ -34,8 +39,8 @@ HOP_BY_HOP = frozenset(
         "upgrade",
     }
 )
-_TO_UPSTREAM_DROP = HOP_BY_HOP | {"host", "content-length", "accept-encoding"}
-_TO_CLIENT_DROP = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date"}
+_TO_UPSTREAM_DROP = HOP_BY_HOP | {"host", "content-length", "accept-encoding", "expect"}
+_TO_CLIENT_DROP = HOP_BY_HOP | {"content-length", "content-encoding"}
 DECODED_REQUEST_ENCODINGS = frozenset({"gzip", "deflate", "br", "zstd"})
 """``Content-Encoding`` values aiohttp's server decodes before a handler reads the body."""
 

@@ -52,6 +52,16 @@ class Rewriter(Protocol):
     def close(self) -> bytes: ...
 
 
+async def start(response: web.StreamResponse, request: web.BaseRequest) -> bool:
+    """Send ``response``'s status line and headers; False when the client already left
+    (it hung up while the upstream was answering): not an error, nothing to relay."""
+    try:
+        await response.prepare(request)
+    except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+        return False
+    return True
+
+
 async def relay_body(
     upstream: aiohttp.ClientResponse,
     response: web.StreamResponse,
@@ -76,9 +86,10 @@ async def relay_body(
 
     ``before_end`` is awaited, once the upstream body ended cleanly, before the
     client's body is ended (the caller stores the answer first: a client never
-    holds a whole answer the proxy lost). The end is the chunked terminator, and
-    with ``hold_done`` (event streams) also everything from the chunk that
-    completes the ``[DONE]`` event on, since SDKs stop reading at ``[DONE]``.
+    holds a whole answer the proxy lost). The end is the chunked terminator, or
+    with ``hold_done`` (event streams) the chunk that completes the ``[DONE]``
+    event, since SDKs stop reading at ``[DONE]``: the answer is whole there, and is
+    stored then, whenever the upstream closes its body (what follows is relayed).
 
     With ``check_every`` (seconds), a client that leaves while the upstream sends
     nothing (a model thinking before its first token) is noticed within that time,
@@ -88,6 +99,7 @@ async def relay_body(
     """
     result = RelayResult()
     held: list[bytes] = []
+    stored = False  # before_end ran
     carry = b"\n"  # the stream starts a line
     watch = None
     if check_every is not None:
@@ -98,10 +110,10 @@ async def relay_body(
             if keep:
                 result.chunks.append(chunk)
             result.nbytes += len(chunk)
-            if held or (hold_done and before_end is not None
-                        and _DONE_EVENT.search(carry + chunk) is not None):
-                held.append(chunk)  # [DONE] (or its last bytes) waits for before_end
-                continue
+            if (hold_done and before_end is not None and not stored
+                    and _DONE_EVENT.search(carry + chunk) is not None):
+                stored = True  # [DONE] (or its last bytes) waits for the answer's store
+                await before_end(result)
             carry = (carry + chunk)[-_DONE_SPAN:]
             if rewriter is not None:
                 chunk = rewriter.feed(chunk)
@@ -134,7 +146,7 @@ async def relay_body(
             result.client_gone = True
         _abort_client(response, request)
         return result
-    if before_end is not None:
+    if before_end is not None and not stored:
         await before_end(result)
     try:
         for chunk in held:

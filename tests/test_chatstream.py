@@ -148,3 +148,19 @@ def test_a_finishing_chunk_split_in_two_carries_its_logprobs_once() -> None:
     assert [c.get("logprobs") for c in shown] == [lp]
     assert [c.get("logprobs") for c in held] == [None]
     assert held[0]["finish_reason"] == "stop"
+
+
+def test_a_chunk_without_choices_whose_usage_is_null_does_not_hold_the_stream() -> None:
+    """With ``include_usage`` every chunk carries ``"usage": null``, Azure's first one
+    (its prompt filter results) with ``choices: []`` too. Only the chunk whose usage
+    is set is the usage chunk: taken for it, the filter chunk held everything after
+    it until the upstream ended, so the client got the whole answer at once."""
+    head = {"id": "", "object": "", "created": 0, "model": "", "choices": [], "usage": None,
+            "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]}
+    first = sse(head, chunk({"role": "assistant", "content": "Hel"}), done=False)
+    sr = ChatStreamRound(NAMES)
+    assert sr.feed(first) == first  # relayed as it comes
+    assert sr.shown and not sr.holding and sr.tail == []
+    more = sse(chunk({"content": "lo"}), done=False)
+    assert sr.feed(more + sse(chunk(finish="stop"))) == more  # finish, [DONE]: the loop's
+    assert [kind for kind, _ in sr.tail] == ["finish", "done"]

@@ -7,19 +7,22 @@ upstream on loopback; nothing the client did not see is stored as an answer."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import anthropic
 import openai
 import pytest
+from aiohttp import web
 
 from tests.conftest import TEST_KEY, RunningProxy, start_proxy
 from tests.fake_anthropic import AReply, text
 from tests.fake_responses import RReply
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 
 
 @pytest.fixture
@@ -136,3 +139,90 @@ async def test_messages_client_that_leaves_a_stalled_stream_closes_the_upstream(
     assert time.monotonic() - left < 2.0
     assert upstream.finished_streams == 0
     await check_nothing_stored(proxy)
+
+
+# -- pass-through paths, and a client gone just before the answer's status line ---------
+class SlowUpstream:
+    """An upstream for any ``/v1/`` path that answers after ``delay`` seconds (a
+    stream: a first event at once, the next after ``delay``); counts handlers the
+    proxy's closed connection cancelled."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay, self.cancelled, self.finished = delay, 0, 0
+        self.app = web.Application()
+        self.app.router.add_route("*", "/v1/{tail:.*}", self.answer)
+
+    async def answer(self, request: web.Request) -> web.StreamResponse:
+        await request.read()
+        try:
+            if request.query.get("stream"):
+                resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+                await resp.prepare(request)
+                await resp.write(b"data: {}\n\n")
+                await asyncio.sleep(self.delay)
+                await resp.write(b"data: {}\n\n")
+                self.finished += 1
+                return resp
+            await asyncio.sleep(self.delay)
+            self.finished += 1
+            return web.json_response({"created": 1, "data": []})
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+
+
+@pytest.fixture
+async def slow(tmp_path: Path) -> AsyncIterator[tuple[SlowUpstream, RunningProxy]]:
+    fake = SlowUpstream(3.0)
+    runner = web.AppRunner(fake.app, handler_cancellation=True)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    running = await start_proxy(f"http://127.0.0.1:{port}/v1", tmp_path / "data",
+                                tools={"heartbeat_seconds": 0.1})
+    yield fake, running
+    await running.close()
+    await runner.cleanup()
+
+
+@pytest.mark.parametrize("path", ["/images/generations", "/fine_tuning/jobs/j/events?stream=1"])
+async def test_a_client_that_leaves_a_pass_through_request_ends_the_upstream_call(
+        slow: tuple[SlowUpstream, RunningProxy], path: str,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Talking to the upstream directly, a client that hangs up closes the upstream's
+    connection; through the proxy the upstream went on (an image generated, and paid
+    for, for nobody), and the proxy then logged an error for the client's absence."""
+    fake, proxy = slow
+    impatient = aiohttp.ClientTimeout(total=0.4)
+    started = time.monotonic()
+    async with aiohttp.ClientSession(timeout=impatient) as session:
+        with pytest.raises(TimeoutError):
+            async with session.post(proxy.base_url + path, json={"prompt": "a cat"},
+                                    headers={"Authorization": f"Bearer {TEST_KEY}"}) as resp:
+                await resp.read()
+    assert await until(lambda: fake.cancelled, 1.5) and time.monotonic() - started < 2.0
+    assert fake.finished == 0
+    await proxy.settle()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_client_gone_before_the_answers_status_line_is_no_error(
+        upstream: FakeUpstream, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The client leaves while the upstream thinks, and the upstream answers before the
+    proxy's next look at the client (every ``heartbeat_seconds``): writing the status
+    line then fails. That is a client gone, recorded as such, not an error."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data",
+                              tools={"offer": "history", "heartbeat_seconds": 30})
+    try:
+        upstream.push(Reply(content="an answer nobody reads", answer_delay=0.8))
+        impatient = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY,
+                                       max_retries=0, timeout=0.3)
+        with pytest.raises(openai.APITimeoutError):
+            await impatient.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}])
+        await asyncio.sleep(1.0)  # the upstream answered meanwhile
+        await check_nothing_stored(proxy)
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    finally:
+        await proxy.close()

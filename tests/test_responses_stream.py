@@ -192,3 +192,20 @@ def test_a_single_round_keeps_the_upstreams_numbering(numbering: str) -> None:
         assert set(numbers) == {None}
     else:
         assert numbers == list(range(1, len(numbers) + 1))
+
+
+@pytest.mark.parametrize("size", [1, 5, 100000])
+def test_comments_between_the_head_events_keep_their_place(size: int) -> None:
+    """A keep-alive comment after ``response.created`` (relays and gateways send them
+    while the model thinks) went out at once while the head events it follows were
+    held for the first item: the client got it ahead of ``response.created``."""
+    fake = ResponsesFake()
+    data = script(fake, RReply(text="hello"))
+    blocks = data.split(b"\n\n")[:-1]
+    data = b"".join(block + b"\n\n" + (b": keep-alive\n\n" if i < 2 else b"")
+                    for i, block in enumerate(blocks))
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(sr, data, size)
+    end, _ = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
+    assert out + end == data

@@ -29,7 +29,7 @@ from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import Recover, send_recovering
 from proxy.flow.steps import exact_body
 from proxy.flow.toolloop import ToolLoop
-from proxy.relay import RelayResult, Rewriter, relay_body
+from proxy.relay import RelayResult, Rewriter, relay_body, start
 from proxy.rewrite import loads_exact
 from proxy.upstream import is_event_stream
 
@@ -83,7 +83,11 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
     try:
         response = web.StreamResponse(status=status, reason=upstream.reason,
                                       headers=client_headers)
-        await response.prepare(request)
+        if not await start(response, request):  # gone since the last look: as above
+            upstream.close()
+            app[METRICS].client_disconnects.inc()
+            record.record_gone(ex)
+            return response
         streamed = is_event_stream(upstream)
 
         async def store_first(res: RelayResult) -> None:

@@ -150,10 +150,22 @@ def begin_capture(ex: Exchange,
         ex.ticket = None
 
 
+def is_inexact(ex: Exchange) -> bool:
+    """True, ``ex.prepared`` saying so (skipped, ``inexact-number``), when ``ex``'s body
+    holds a number too large for a float (``1e400``, :func:`proxy.rewrite.holds_infinity`):
+    any rewrite would send ``null`` in its place, so the request goes as sent, without
+    memory (it is still captured)."""
+    if not rewrite.holds_infinity(ex.raw, ex.body):
+        return False
+    ex.prepared = Prepared(headers={"x-lcm-memory-reason": "inexact-number"})
+    return True
+
+
 async def run_memory_path(ex: Exchange) -> None:
     """Decide the upstream body (:func:`proxy.flow.memorypath.prepare_upstream`) from the
     client's body, or ``ex.plan_body`` when set; on any failure the request goes as
-    sent (state ``failed-open``).
+    sent (state ``failed-open``), and so does a body holding a number too large for a
+    float (:func:`is_inexact`).
 
     For a wire whose items the proxy may not understand (``raw_items_key``), the
     client's bytes of its items are kept for every body built from them from here on
@@ -162,6 +174,8 @@ async def run_memory_path(ex: Exchange) -> None:
     metrics = app[METRICS]
     started = time.perf_counter()
     assert ex.scope is not None
+    if is_inexact(ex):
+        return
     raw_items = RawItems(ex.raw, ex.body, ex.wire.raw_items_key) if ex.wire.raw_items_key \
         else None
     rawjson.CURRENT.set(raw_items)
@@ -183,7 +197,8 @@ async def run_memory_path(ex: Exchange) -> None:
 def skip_reason(ex: Exchange) -> str:
     """Why a forwarded request got no memory (``x-lcm-memory-reason`` beside
     ``x-lcm-memory: skipped``): ``not-chat`` (no messages array), ``capture-off``,
-    ``error`` (the capture failed; logged), ``injection-off`` (settings),
+    ``error`` (the capture failed; logged), ``inexact-number`` (a number too large
+    for a float: :func:`is_inexact`), ``injection-off`` (settings),
     ``memory-off-header`` (``X-LCM-Memory: off``), ``no-user-message``, ``no-room``
     (the messages leave no room for a block in the context budget), or
     ``nothing-to-inject`` (the block came out empty)."""

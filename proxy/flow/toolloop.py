@@ -47,7 +47,7 @@ from proxy.flow.recovery import Recover
 from proxy.flow.roundbudget import fit_results
 from proxy.flow.streamround import open_round, relay_round
 from proxy.flow.toolrefusal import tools_refused, without_memory_tools
-from proxy.relay import _abort_client, relay_body
+from proxy.relay import _abort_client, relay_body, start
 from proxy.rewrite import dumps_body, loads_exact
 from proxy.upstream import send
 from proxy.wire.base import StreamRound
@@ -338,12 +338,15 @@ class ToolLoop:
         client_headers.update(ex.extra)
         ex.response = web.StreamResponse(status=resp.status, reason=resp.reason,
                                          headers=client_headers)
-        await ex.response.prepare(ex.request)
+        ex.status, ex.complete = resp.status, False
+        if not await start(ex.response, ex.request):  # the client left meanwhile
+            resp.close()
+            ex.client_gone = True
+            return ex.response
         try:
             relayed = await relay_body(resp, ex.response, keep=True)
         finally:
             resp.release()
-        ex.status, ex.complete = resp.status, False
         ex.client_gone = relayed.client_gone
         ex.error = relayed.body()[:2000].decode("utf-8", "replace")
         return ex.response

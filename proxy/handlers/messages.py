@@ -49,7 +49,7 @@ from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.flow.recovery import Recover
 from proxy.flow.recovery import recoverer as flow_recoverer
-from proxy.flow.steps import memory_off, parse_body, skip_reason
+from proxy.flow.steps import is_inexact, memory_off, parse_body, skip_reason
 from proxy.rawjson import RawItems
 from proxy.relay import RelayResult
 from proxy.scope import effective_salt, resolve_scope
@@ -193,7 +193,10 @@ def _begin_capture(ex: Exchange) -> Any:
 
 async def _memory_path(ex: Exchange, system: Any) -> None:
     """The memory path on the request's view, mapped back onto its messages
-    (:func:`prepare`); on any failure the request goes as sent (``failed-open``)."""
+    (:func:`prepare`); on any failure the request goes as sent (``failed-open``), and
+    so does a body holding a number too large for a float (:func:`is_inexact`)."""
+    if is_inexact(ex):
+        return
     metrics = ex.request.app[METRICS]
     started = time.perf_counter()
     try:

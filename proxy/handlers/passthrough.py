@@ -6,6 +6,9 @@ without buffering, so uploads (``/v1/files``, audio) and downloads of any size
 work and the first byte reaches the client as soon as the upstream sends it.
 A body aiohttp decodes (``Content-Encoding: gzip``…) is forwarded decoded, without
 that header; one it cannot decode is the client's fault (400), not the upstream's.
+A client that hangs up ends the upstream call, as it would talking to the upstream
+directly: while the upstream has not answered, and while its stream stalls (checked
+every ``tools.heartbeat_seconds``), and at the next write otherwise.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from aiohttp import web
 from proxy import headers as hdrs
 from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS
 from proxy.errors import UpstreamError
-from proxy.relay import relay_body
+from proxy.flow.client import ClientGone, ClientWatch
+from proxy.relay import relay_body, start
 from proxy.upstream import send, upstream_url
 
 
@@ -56,26 +60,34 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
         anthropic=hdrs.is_anthropic_path(request.path),
     )
     body = _ClientBody(request) if request.body_exists else None
+    check_every = settings.tools.heartbeat_seconds
+    metrics = request.app[METRICS]
     started = time.perf_counter()
     try:
-        upstream = await send(request.app[HTTP], request.method, url, out_headers, body)
+        with ClientWatch(request, check_every):
+            upstream = await send(request.app[HTTP], request.method, url, out_headers, body)
     except UpstreamError:
         if body is not None and body.error is not None:
             raise body.error from None  # rendered as 400 by the middleware
         raise
-    request.app[METRICS].upstream_latency.labels("passthrough").observe(
-        time.perf_counter() - started
-    )
+    except ClientGone:  # the upstream call was cancelled with it, as a hang-up would
+        metrics.client_disconnects.inc()
+        return web.Response(status=499)
+    metrics.upstream_latency.labels("passthrough").observe(time.perf_counter() - started)
     try:
         client_headers = hdrs.to_client(upstream.headers, keep_length=True)
         client_headers["x-lcm-request-id"] = rid
         response = web.StreamResponse(
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
-        await response.prepare(request)
-        result = await relay_body(upstream, response, keep=False, request=request)
+        if not await start(response, request):
+            metrics.client_disconnects.inc()
+            upstream.close()
+            return response
+        result = await relay_body(upstream, response, keep=False, request=request,
+                                  check_every=check_every)
         if result.client_gone:
-            request.app[METRICS].client_disconnects.inc()
+            metrics.client_disconnects.inc()
         return response
     finally:
         upstream.release()

@@ -100,7 +100,9 @@ class ChatStreamRound:
             choices = obj.get("choices") if obj is not None else None
             if choices is not None and not isinstance(choices, list):
                 choices = None
-            if obj is not None and not choices and "usage" in obj:
+            if obj is not None and not choices and obj.get("usage") is not None:
+                # The usage chunk. (With include_usage every chunk says "usage": null,
+                # Azure's choice-less prompt-filter chunk first: relayed as it comes.)
                 self.tail.append(("usage", raw))
                 self.holding = True
                 continue

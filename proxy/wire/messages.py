@@ -21,6 +21,7 @@ same values and stay byte-identical.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -266,8 +267,15 @@ class MessagesWire(WireAdapter):
         return name if isinstance(name, str) else ""
 
     def call_arguments(self, call: dict[str, Any]) -> str:
-        """A ``tool_use`` block's ``input`` as JSON text (what the tools take)."""
-        return orjson.dumps(call.get("input") or {}).decode()
+        """A ``tool_use`` block's ``input`` as JSON text (what the tools take); the
+        stdlib writes what orjson refuses (an integer past 64 bits, read from the
+        answer by the stdlib), so odd arguments reach the tool, which answers them,
+        instead of failing the chat."""
+        value = call.get("input") or {}
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError is one
+            return json.dumps(value)
 
     def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
                       ) -> dict[str, Any]:

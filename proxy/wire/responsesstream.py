@@ -70,9 +70,10 @@ class StreamState:
         upstream numbers none gets none added, one that starts at 1 keeps its own."""
         self.next_index = 0
         """The next client ``output_index``."""
-        self.head: list[tuple[dict[str, Any], bytes]] = []
+        self.head: list[tuple[dict[str, Any] | None, bytes]] = []
         """The held ``response.created``/``in_progress`` events, until sent (those of
-        the latest round while every round so far was hidden)."""
+        the latest round while every round so far was hidden), and the comments
+        between them (``None``, their bytes), so they keep their place."""
         self.head_sent = False
         self.client_id: Any = None
         """The response id the client sees (that of the first round it was shown
@@ -145,7 +146,8 @@ class ResponsesStreamRound(StreamRound):
         if state.head_sent:
             return b""
         state.head_sent = True
-        return b"".join(state.stamp(obj, raw) for obj, raw in state.head)
+        return b"".join(raw if obj is None else state.stamp(obj, raw)
+                        for obj, raw in state.head)
 
     def _process(self, blocks: list[tuple[bytes, SSEEvent | None]]) -> bytes:
         out = b""
@@ -153,6 +155,8 @@ class ResponsesStreamRound(StreamRound):
             if event is None:  # comments
                 if self.holding:
                     self.tail.append(("other", raw))
+                elif self.state.head and not self.state.head_sent:
+                    self.state.head.append((None, raw))  # after the head it follows
                 else:
                     out += raw
                 continue
