@@ -1069,3 +1069,30 @@ def test_a_correction_in_the_next_request_waits_for_the_queued_paste(tmp_path: P
         _assert_svc00_port_is_9999(engine)
     finally:
         engine.close()
+
+
+async def test_a_cut_emoji_in_the_newest_message_fails_neither_memory_nor_extraction(
+    proxy: RunningProxy, upstream: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lone surrogate (an emoji cut in half) in the user's words: the statement is
+    still extracted and the next request with one still gets its block (both failed:
+    the item was lost and every such request failed open)."""
+    bodies = (b'{"model": "m", "messages": [{"role": "user", "content": '
+              b'"The staging port is 8080 \\ud83d"}]}',
+              b'{"model": "m", "messages": [{"role": "user", "content": '
+              b'"Which staging port do we use? \\ud83d"}]}')
+    states = []
+    async with aiohttp.ClientSession() as s:
+        for body in bodies:
+            async with s.post(proxy.base_url + "/chat/completions", data=body,
+                              headers={"Authorization": f"Bearer {REAL_KEY}"}) as resp:
+                assert resp.status == 200
+                states.append(resp.headers["x-lcm-memory"])
+            await proxy.settle()
+    assert b"The staging port is 8080 \\ud83d" in upstream.chat_requests[0]["raw"]
+    items = sql_read(proxy.engine, lambda c: [r["text"] for r in c.execute(
+        "SELECT text FROM memory_items WHERE kind = 'fact'")])
+    assert items == ["The staging port is 8080 \ufffd"], items
+    assert states[1] == "injected", states
+    assert "8080" in upstream.chat_requests[1]["raw"].decode()
+    assert not [r for r in caplog.records if "failed" in r.getMessage()]

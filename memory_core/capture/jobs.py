@@ -226,6 +226,7 @@ class CaptureJobs:
         Runs inside the capture transaction under its own savepoint, so a failing
         rule never loses the evidence it was reading.
         """
+        text = evidence.storable_text(text)  # a cut emoji's lone surrogate: items are stored text
         if not text.strip() or is_memory_command(text):
             return
         if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):

@@ -49,6 +49,7 @@ from typing import cast
 import tantivy
 from tantivy import Filter, Occur, Query, TextAnalyzerBuilder, Tokenizer
 
+from memory_core.capture.evidence import storable_text
 from memory_core.extraction.prepare import fold_width
 from memory_core.search.base import IndexDoc, SearchFilter, SearchIndexError
 from memory_core.search.docs import TEXT_RECIPE
@@ -116,9 +117,10 @@ def normalise(text: str) -> str:
     full-width word alone, but not one glued to kana or hanzi) and a space where
     ASCII letters or digits meet CJK (``部署auth-svc之后`` holds the words ``auth``
     and ``svc``, which the simple tokenizer would otherwise glue to the Chinese
-    around them)."""
+    around them). A lone surrogate (an emoji cut in half) becomes U+FFFD, which
+    Tantivy can take (:func:`memory_core.capture.evidence.storable_text`)."""
     if not text.isascii():
-        text = _GLUED.sub(" ", fold_width(unicodedata.normalize("NFC", text)))
+        text = _GLUED.sub(" ", fold_width(unicodedata.normalize("NFC", storable_text(text))))
     return text
 
 

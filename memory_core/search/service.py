@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_core.capture.evidence import storable_text
 from memory_core.search.base import (
     LABEL_SHIFT,
     Hit,
@@ -221,7 +222,8 @@ class SearchService:
         ``timeout``: seconds to wait for a shared embedder (default ``query_timeout``)."""
         if self.embedder is None or not query.strip():
             return None
-        query = unicodedata.normalize("NFC", query)  # as the indexed texts (docs.row_to_doc)
+        # as the indexed texts (docs.row_to_doc); a cut emoji's lone surrogate as U+FFFD
+        query = unicodedata.normalize("NFC", storable_text(query))
         try:
             emb: Any = self.embedder
             if isinstance(emb, SerialEmbedder):
