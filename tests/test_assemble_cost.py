@@ -129,6 +129,38 @@ def test_collapse_matches_the_pairwise_scan_across_vocabulary_generations(
         assert (len({id(g) for g in generations}) > 10) == small
 
 
+def test_fold_hands_back_the_slots_of_the_rows_it_folded() -> None:
+    """The standing fold tells assembly which slots it folded, so that the matches
+    leave them out by slot rather than by one id lookup a folded row (about 400 a
+    request on issue 28's numbers workload): exactly the rows of its folded lists,
+    for floods of one statement, pairs of rivals, rows without words and every limit."""
+    rng = random.Random(7)
+    statements = ["Synced {} files to the backup bucket", "Keep service p95 under {} ms",
+                  "The API timeout is {} s", "{}", "", "Deploy window is {} pm on canary"]
+    rows = []
+    for i in range(900):
+        v = rng.randint(1, 60)
+        rows.append({"id": i + 1, "kind": rng.choice(("fact", "constraint")),
+                     "text": rng.choice(statements).format(v), "value": float(v),
+                     "subject": rng.choice(("sync", "service", None)),
+                     "condition": rng.choice((None, "on canary")),
+                     "data": json.dumps({"speaker": rng.choice(("", "Ann"))}),
+                     "source_message_id": rng.choice((None, rng.randint(1, 400))),
+                     "conflict_with": None})
+    floods = 0
+    for _ in range(300):
+        order = rng.sample(range(len(rows)), rng.randint(0, 700))
+        limit = rng.choice((0, 1, 2, 3, 5, 20, 40, 500))
+        slots: list[int] = []
+        kept, folded = asm._fold_rivals(order, rows, limit, folded_slots=slots)
+        assert (kept, folded) == asm._fold_rivals(order, rows, limit)
+        assert sorted(slots) == sorted(s for s in order if any(
+            rows[s] is r for v in folded.values() for r in v))
+        assert not set(slots) & set(kept)
+        floods += any(len(v) >= 2 for v in folded.values())
+    assert floods > 30
+
+
 def test_apply_forest_keeps_places_instructions_and_the_tail() -> None:
     rng = random.Random(4)
     for _ in range(300):

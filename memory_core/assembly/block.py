@@ -405,14 +405,17 @@ def _other_numbers(row: Item) -> tuple[float, ...]:
     return hit
 
 
-def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
+def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int, *,
+                 folded_slots: list[int] | None = None
                  ) -> tuple[list[int], dict[int, list[Item]]]:
     """Keep standing rows (``order``: their slots in the block's order, heaviest and
     newest first; ``rows[slot]``) up to ``limit`` lines, folding into one line the
     rows that say the same statement but for its value: the same kind, speaker,
     condition and subject, the same words (:func:`skeleton`) and the same other
     numbers (:func:`_other_numbers`). The line of a group is its row said last (the
-    newest source message). Returns the kept slots and ``{kept id: [folded rows]}``.
+    newest source message). Returns the kept slots and ``{kept id: [folded rows]}``;
+    ``folded_slots``, when given, receives the folded rows' slots (the caller keeps
+    them out of the matches without looking each one up by id).
 
     Standing items are not collapsed by similar words: "service 148 below 158 ms"
     and "service 149 below 159 ms" are two things the user set. One statement with
@@ -451,6 +454,8 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
         line = max(members, key=lambda m: (rows[m]["source_message_id"] or 0, rows[m]["id"]))
         kept.append(line)
         folded[int(rows[line]["id"])] = [rows[m] for m in members if m != line]
+        if folded_slots is not None:
+            folded_slots.extend(m for m in members if m != line)
     return kept[:limit], folded
 
 
@@ -787,7 +792,9 @@ def _choose_items(
     # (:func:`_fold_rivals`).
     st = np.flatnonzero(items_mask & (weight > 0))
     st = st[np.lexsort((-ix.ids[st], -weight[st]))]
-    kept_slots, similar_st = _fold_rivals(st.tolist(), ix.rows, cfg.pinned_items)
+    folded_slots: list[int] = []
+    kept_slots, similar_st = _fold_rivals(st.tolist(), ix.rows, cfg.pinned_items,
+                                          folded_slots=folded_slots)
     pinned = np.array(kept_slots, dtype=np.int64)
     pinned = pinned[np.argsort(-ix.ids[pinned], kind="stable")]
     # Matches: only real ones (at least a third of the best score: shared common
@@ -804,11 +811,7 @@ def _choose_items(
                                  if score >= floor and score > 0 else "")))
     match_mask = items_mask & (rel > 0) & (rel >= floor)
     match_mask[pinned] = False
-    for folded in similar_st.values():  # said in the line they were folded into
-        for f in folded:
-            fs = ix.slot(f["id"])
-            if fs is not None:
-                match_mask[fs] = False
+    match_mask[folded_slots] = False  # said in the line they were folded into
     m = np.flatnonzero(match_mask)
     prio = 100 + rel[m] * 10 + 5 * weight[m]
     order = np.lexsort((-ix.ids[m], -prio))[:_COLLAPSE_SCAN]
