@@ -29,6 +29,8 @@ import numpy.typing as npt
 
 Prepare = Callable[[Any], tuple[float, frozenset[str], bool]]
 """``row -> (standing weight, keyword terms, conversation-local)``."""
+FoldKey = Callable[[Any], int]
+"""``row -> the number of what assembly folds it with`` (``-1``: nothing)."""
 
 SEEN_KINDS = frozenset(("fact", "decision", "proposal"))
 """Kinds the in-view rule may leave out (:data:`memory_core.assembly.in_view.SEEN_KINDS`)."""
@@ -41,7 +43,8 @@ class IndexView:
     """One request's view of an :class:`ItemIndex`: arrays of ``n`` slots.
 
     ``rows[s]``: the item row of slot ``s``; ``ids``, ``weight``, ``src`` (source
-    message id, ``-1`` for none), ``thread`` (``-1`` for none); boolean arrays
+    message id, ``-1`` for none), ``thread`` (``-1`` for none), ``fold`` (the
+    index's ``fold_key`` of the row, ``-1`` without one); boolean arrays
     ``live`` (an active item among the scope's newest ``max_items``), ``question``,
     ``local``, ``seen`` (a kind the in-view rule applies to, without a conflict);
     ``terms[s]`` the slot's keyword terms; ``postings`` term → slots (ascending);
@@ -58,6 +61,7 @@ class IndexView:
     weight: npt.NDArray[np.float64]
     src: npt.NDArray[np.int64]
     thread: npt.NDArray[np.int64]
+    fold: npt.NDArray[np.int64]
     live: npt.NDArray[np.bool_]
     question: npt.NDArray[np.bool_]
     local: npt.NDArray[np.bool_]
@@ -111,10 +115,13 @@ class ItemIndex:
     """The arrays and term index of one scope's active items (module docstring);
     thread-safe. ``prepare`` computes a row's weight, terms and locality (called
     once per item version); ``max_items``: only the newest this many active items
-    are ``live`` in a view (the item cache's limit)."""
+    are ``live`` in a view (the item cache's limit); ``fold_key``: a number per row
+    kept in the ``fold`` array (once per item version, as ``prepare``)."""
 
-    def __init__(self, prepare: Prepare, max_items: int, rows: Iterable[Any] = ()) -> None:
+    def __init__(self, prepare: Prepare, max_items: int, rows: Iterable[Any] = (), *,
+                 fold_key: FoldKey | None = None) -> None:
         self._prepare = prepare
+        self._fold_key = fold_key
         self._max = max_items
         self._lock = threading.Lock()
         self.seq = 0
@@ -132,6 +139,7 @@ class ItemIndex:
         self._weight = np.zeros(_START, dtype=np.float64)
         self._src = np.zeros(_START, dtype=np.int64)
         self._thread = np.zeros(_START, dtype=np.int64)
+        self._fold = np.zeros(_START, dtype=np.int64)
         self._alive = np.zeros(_START, dtype=np.bool_)
         self._question = np.zeros(_START, dtype=np.bool_)
         self._local = np.zeros(_START, dtype=np.bool_)
@@ -143,8 +151,8 @@ class ItemIndex:
 
     def _grow(self) -> None:
         cap = len(self._ids) * 2
-        for name in ("_ids", "_weight", "_src", "_thread", "_alive", "_question", "_local",
-                     "_seen"):
+        for name in ("_ids", "_weight", "_src", "_thread", "_fold", "_alive", "_question",
+                     "_local", "_seen"):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
             new[: len(old)] = old
@@ -165,6 +173,7 @@ class ItemIndex:
         self._weight[s] = weight
         self._src[s] = -1 if src is None else int(src)
         self._thread[s] = -1 if thread is None else int(thread)
+        self._fold[s] = -1 if self._fold_key is None else self._fold_key(row)
         self._alive[s] = True
         self._question[s] = row["kind"] == "question"
         self._local[s] = local
@@ -210,7 +219,8 @@ class ItemIndex:
                 live &= ids >= floor
             return IndexView(
                 n=n, rows=self._rows, ids=ids, weight=self._weight[:n].copy(),
-                src=self._src[:n].copy(), thread=self._thread[:n].copy(), live=live,
+                src=self._src[:n].copy(), thread=self._thread[:n].copy(),
+                fold=self._fold[:n].copy(), live=live,
                 question=self._question[:n].copy(), local=self._local[:n].copy(),
                 seen=self._seen[:n].copy(), terms=self._terms, postings=self._postings,
                 slot_of=self._slot_of, by_source=self._by_source, arrays=self._arrays)
