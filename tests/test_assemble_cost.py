@@ -186,12 +186,14 @@ def test_fold_by_arrays_keeps_and_folds_what_the_row_scan_did() -> None:
                      "conflict_with": None, "supersedes": None, "evidence": "user",
                      "thread_id": 1, "status": "active"})
     view = ItemIndex(asm.item_features, len(rows), rows, fold_key=asm.fold_key).view()
+    plain = ItemIndex(asm.item_features, len(rows), rows).view()  # no keys: read as rows
+    assert view.has_fold_keys and not plain.has_fold_keys
     floods = 0
     for _ in range(300):
         order = rng.sample(range(len(rows)), rng.randint(0, 700))
         limit = rng.choice((0, 1, 2, 3, 5, 20, 40, 500))
         want_kept, want_folded = _reference_fold(order, rows, limit)
-        for ix in (None, view):
+        for ix in (None, view, plain):
             slots: list[int] = []
             kept, folded = asm._fold_rivals(order, rows, limit, folded_slots=slots, ix=ix)
             assert kept == want_kept

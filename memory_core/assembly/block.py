@@ -429,15 +429,16 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int, *,
     ``limit``-th line, or after ``limit`` + :data:`_COLLAPSE_SCAN` rows: rows past a
     longer flood are not reached.
 
-    ``ix``: the item index ``order`` and ``rows`` are slots and rows of; its arrays
-    hold each slot's fold key (:func:`fold_key`, computed when the item entered
-    it), source message and id, read for the whole scan at once rather than row by
-    row (a conversation of rival values scans all ``limit`` + :data:`_COLLAPSE_SCAN`
-    rows on every turn)."""
+    ``ix``: the item index ``order`` and ``rows`` are slots and rows of; when it
+    keeps fold keys, its arrays hold each slot's fold key (:func:`fold_key`,
+    computed when the item entered it), source message and id, read for the whole
+    scan at once rather than row by row (a conversation of rival values scans all
+    ``limit`` + :data:`_COLLAPSE_SCAN` rows on every turn); an index built without
+    them is read as rows."""
     scan = list(order[: limit + _COLLAPSE_SCAN])
     if not scan or limit <= 0:
         return [], {}
-    if ix is not None:
+    if ix is not None and ix.has_fold_keys:
         at = np.asarray(scan, dtype=np.intp)
         keys, src, ids = ix.fold[at].tolist(), ix.src[at].tolist(), ix.ids[at].tolist()
     else:

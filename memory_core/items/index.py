@@ -44,7 +44,8 @@ class IndexView:
 
     ``rows[s]``: the item row of slot ``s``; ``ids``, ``weight``, ``src`` (source
     message id, ``-1`` for none), ``thread`` (``-1`` for none), ``fold`` (the
-    index's ``fold_key`` of the row, ``-1`` without one); boolean arrays
+    index's ``fold_key`` of the row, ``-1`` without one; ``has_fold_keys``: the
+    index was given a ``fold_key``); boolean arrays
     ``live`` (an active item among the scope's newest ``max_items``), ``question``,
     ``local``, ``seen`` (a kind the in-view rule applies to, without a conflict);
     ``terms[s]`` the slot's keyword terms; ``postings`` term → slots (ascending);
@@ -71,6 +72,7 @@ class IndexView:
     slot_of: dict[int, int]
     by_source: dict[int, list[int]]
     arrays: dict[str, npt.NDArray[np.intp]]
+    has_fold_keys: bool = False
 
     def slots(self, term: str) -> npt.NDArray[np.intp]:
         """Slots (< ``n``) of the items holding ``term`` (live or not), ascending.
@@ -223,4 +225,5 @@ class ItemIndex:
                 fold=self._fold[:n].copy(), live=live,
                 question=self._question[:n].copy(), local=self._local[:n].copy(),
                 seen=self._seen[:n].copy(), terms=self._terms, postings=self._postings,
-                slot_of=self._slot_of, by_source=self._by_source, arrays=self._arrays)
+                slot_of=self._slot_of, by_source=self._by_source, arrays=self._arrays,
+                has_fold_keys=self._fold_key is not None)
