@@ -44,8 +44,8 @@ class IndexView:
 
     ``rows[s]``: the item row of slot ``s``; ``ids``, ``weight``, ``src`` (source
     message id, ``-1`` for none), ``thread`` (``-1`` for none), ``fold`` (the
-    index's ``fold_key`` of the row, ``-1`` without one; ``has_fold_keys``: the
-    index was given a ``fold_key``); boolean arrays
+    index's ``fold_key`` of a standing row, ``-1`` for the others; ``has_fold_keys``:
+    the index was given a ``fold_key``); boolean arrays
     ``live`` (an active item among the scope's newest ``max_items``), ``question``,
     ``local``, ``seen`` (a kind the in-view rule applies to, without a conflict);
     ``terms[s]`` the slot's keyword terms; ``postings`` term → slots (ascending);
@@ -117,8 +117,9 @@ class ItemIndex:
     """The arrays and term index of one scope's active items (module docstring);
     thread-safe. ``prepare`` computes a row's weight, terms and locality (called
     once per item version); ``max_items``: only the newest this many active items
-    are ``live`` in a view (the item cache's limit); ``fold_key``: a number per row
-    kept in the ``fold`` array (once per item version, as ``prepare``)."""
+    are ``live`` in a view (the item cache's limit); ``fold_key``: a number per
+    standing row (a positive weight) kept in the ``fold`` array (once per item
+    version, as ``prepare``; ``-1`` for the others)."""
 
     def __init__(self, prepare: Prepare, max_items: int, rows: Iterable[Any] = (), *,
                  fold_key: FoldKey | None = None) -> None:
@@ -175,7 +176,8 @@ class ItemIndex:
         self._weight[s] = weight
         self._src[s] = -1 if src is None else int(src)
         self._thread[s] = -1 if thread is None else int(thread)
-        self._fold[s] = -1 if self._fold_key is None else self._fold_key(row)
+        # only standing rows (weight > 0) are ever folded: the others' keys are unused
+        self._fold[s] = -1 if self._fold_key is None or weight <= 0 else self._fold_key(row)
         self._alive[s] = True
         self._question[s] = row["kind"] == "question"
         self._local[s] = local
