@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory_core.store.sqlite import CHECKPOINT_COMMITS, WRITER_STATEMENTS, SqliteStore
+from memory_core.store.sqlite import CHECKPOINT_COMMITS, SqliteStore
 
 
 def test_checkpoints_run_after_the_hook_on_their_own_thread(tmp_path: Path) -> None:
@@ -50,44 +50,6 @@ def test_checkpoints_run_after_the_hook_on_their_own_thread(tmp_path: Path) -> N
             == CHECKPOINT_COMMITS
     finally:
         gate.set()
-        store.close()
-
-
-def test_the_writer_keeps_a_requests_cycle_of_statements_prepared(tmp_path: Path) -> None:
-    """A request's capture and the jobs around it run about 50 distinct statements on
-    the writer in turn; with the configured per-connection bound (32) each was dropped
-    before it ran again and prepared anew. SQLite consults the authorizer when it
-    prepares a statement, never when it reruns a prepared one: counted, the second
-    round of a 60-statement cycle prepares none. Readers keep the configured bound."""
-    store = SqliteStore(tmp_path, statements=32)
-    cycle = [f"SELECT {i} AS c{i}" for i in range(60)]
-    assert len(cycle) < WRITER_STATEMENTS
-
-    def rounds(conn: Any) -> list[int]:
-        prepared = [0]
-
-        def count(*_: Any) -> int:
-            prepared[0] += 1
-            return 0  # SQLITE_OK
-
-        conn.set_authorizer(count)
-        try:
-            out = []
-            for _ in range(2):
-                prepared[0] = 0
-                for sql in cycle:
-                    conn.execute(sql).fetchall()
-                out.append(prepared[0])
-            return out
-        finally:
-            conn.set_authorizer(None)
-
-    try:
-        first, second = store.write_sync(rounds)
-        assert first >= len(cycle) and second == 0
-        # a reader keeps the configured bound: the cycle is prepared again
-        assert store.read(rounds)[1] >= len(cycle)
-    finally:
         store.close()
 
 
