@@ -29,6 +29,7 @@ from memory_core.assembly import in_view, lookahead
 from memory_core.assembly.block import (
     Assembly,
     assemble,
+    fold_key,
     item_features,
     item_search,
     quote_search,
@@ -96,7 +97,7 @@ class Engine:
         self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         self._forward_lock = threading.Lock()
         self._forward_queued = 0  # record_forwarded jobs queued, not started
-        self._active_items = ActiveItems(prepare=item_features)
+        self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key)
         self._message_facts = MessageFacts()
         self.message_counts = MessageCounts()
         """Forwarded token counts of stored messages by id (the proxy's budget check)."""

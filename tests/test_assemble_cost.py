@@ -16,6 +16,7 @@ from memory_core.assembly import block as asm
 from memory_core.capture.tree import message_text
 from memory_core.compaction.compressor import ACKNOWLEDGEMENT, INSTRUCTION_ROLES, SummaryNode
 from memory_core.items import standing
+from memory_core.items.index import ItemIndex
 from memory_core.models import Scope
 from proxy import chatcommands, rewrite
 from proxy.flow import plan
@@ -127,6 +128,83 @@ def test_collapse_matches_the_pairwise_scan_across_vocabulary_generations(
             assert [c[0]["id"] for c in kept] == want_kept
             assert {k: [r["id"] for r in v] for k, v in similar.items()} == want_similar
         assert (len({id(g) for g in generations}) > 10) == small
+
+
+def _reference_fold(order: list[int], rows: list[dict[str, Any]], limit: int
+                    ) -> tuple[list[int], dict[int, list[int]]]:
+    """:func:`asm._fold_rivals` as it was written before the array scan (a Python
+    step a row, each row's key looked up); folded rows as ids."""
+    groups: list[list[int]] = []
+    group_of: dict[int, int] = {}
+    lines = 0
+    for s in order[: limit + asm._COLLAPSE_SCAN]:
+        if lines >= limit:
+            break
+        fold = asm.fold_key(rows[s])
+        g = group_of.get(fold) if fold >= 0 else None
+        if g is not None:
+            groups[g].append(s)
+            size = len(groups[g])
+            lines += 1 if size < asm._FOLD_MIN else (2 - size if size == asm._FOLD_MIN else 0)
+        else:
+            if fold >= 0:
+                group_of[fold] = len(groups)
+            groups.append([s])
+            lines += 1
+    kept: list[int] = []
+    folded: dict[int, list[int]] = {}
+    for members in groups:
+        if len(members) < asm._FOLD_MIN:
+            kept.extend(members)
+            folded.update((int(rows[m]["id"]), []) for m in members)
+            continue
+        line = max(members, key=lambda m: (rows[m]["source_message_id"] or 0, rows[m]["id"]))
+        kept.append(line)
+        folded[int(rows[line]["id"])] = [rows[m]["id"] for m in members if m != line]
+    return kept[:limit], folded
+
+
+def test_fold_by_arrays_keeps_and_folds_what_the_row_scan_did() -> None:
+    """The standing fold reading the item index's arrays (each row's fold key kept when
+    the item entered the index, its source and id) keeps, folds and orders what the
+    loop over the rows did, from the rows alone too: floods of one statement, pairs
+    of rivals, rows without words, rows without a source, every limit (0 included),
+    scans cut by the limit or by the scan's length. The folded rows' slots come back
+    for the matches to leave out."""
+    rng = random.Random(7)
+    statements = ["Synced {} files to the backup bucket", "Keep service p95 under {} ms",
+                  "The API timeout is {} s", "{}", "", "Deploy window is {} pm on canary"]
+    rows = []
+    for i in range(900):
+        v = rng.randint(1, 60)
+        rows.append({"id": i + 1, "kind": rng.choice(("fact", "constraint")),
+                     "text": rng.choice(statements).format(v), "value": float(v),
+                     "subject": rng.choice(("sync", "service", None)),
+                     "condition": rng.choice((None, "on canary")),
+                     "data": json.dumps({"speaker": rng.choice(("", "Ann"))}),
+                     "source_message_id": rng.choice((None, rng.randint(1, 400))),
+                     "conflict_with": None, "supersedes": None, "evidence": "user",
+                     "thread_id": 1, "status": "active"})
+    view = ItemIndex(asm.item_features, len(rows), rows, fold_key=asm.fold_key).view()
+    plain = ItemIndex(asm.item_features, len(rows), rows).view()  # no keys: read as rows
+    assert view.has_fold_keys and not plain.has_fold_keys
+    standing = [s for s in range(len(rows)) if view.weight[s] > 0]  # what is folded
+    assert len(standing) > 300
+    floods = 0
+    for _ in range(300):
+        order = rng.sample(standing, rng.randint(0, len(standing)))
+        limit = rng.choice((0, 1, 2, 3, 5, 20, 40, 500))
+        want_kept, want_folded = _reference_fold(order, rows, limit)
+        for ix in (None, view, plain):
+            slots: list[int] = []
+            kept, folded = asm._fold_rivals(order, rows, limit, folded_slots=slots, ix=ix)
+            assert kept == want_kept
+            assert {k: [r["id"] for r in v] for k, v in folded.items()} == want_folded
+            assert list(folded) == list(want_folded)  # the lines' order
+            assert sorted(rows[s]["id"] for s in slots) == sorted(
+                i for v in want_folded.values() for i in v)
+        floods += any(len(v) >= 2 for v in want_folded.values())
+    assert floods > 30
 
 
 def test_apply_forest_keeps_places_instructions_and_the_tail() -> None:

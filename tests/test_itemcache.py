@@ -11,6 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
+
 from memory_core.assembly.block import item_features
 from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
@@ -164,6 +167,35 @@ def test_the_item_index_rebuilds_past_dead_slots_and_keeps_the_newest_live() -> 
     assert sorted(int(view.ids[s]) for s in range(view.n) if view.live[s]) == [1, 2, 3]
     assert view.slot(4) is None and view.rows[view.slot(1)]["text"] == "never touch server 299"
     assert [int(view.ids[s]) for s in view.slots("299") if view.live[s]] == [1]
+
+
+def test_a_terms_slots_are_converted_once_then_extended_each_view_its_own() -> None:
+    """A term's postings become an array once and are extended by the slots added
+    since (a turn's common words are held by every turn's items); every view still
+    gets only its own slots, also after a later view extended the kept array, and
+    nobody can change what the next request reads."""
+    def row(i: int, text: str) -> dict[str, Any]:
+        return {"id": i, "kind": "constraint", "subject": None, "text": text, "value": None,
+                "supersedes": None, "condition": None, "evidence": "user", "data": None,
+                "source_message_id": 100 + i, "thread_id": 1, "conflict_with": None,
+                "status": "active"}
+
+    index = ItemIndex(item_features, 100, [row(i, f"keep port {i} closed") for i in range(3)])
+    old = index.view()
+    first = old.slots("port")
+    assert first.tolist() == [0, 1, 2]
+    assert np.shares_memory(first, old.slots("port"))  # kept, not converted again
+    with pytest.raises(ValueError):
+        first[0] = 7
+    index.apply([], [row(i, f"keep port {i} open") for i in range(3, 6)])
+    new = index.view()
+    assert old.slots("port").tolist() == [0, 1, 2]  # before and after the array grew
+    assert new.slots("port").tolist() == [0, 1, 2, 3, 4, 5]
+    assert old.slots("port").tolist() == [0, 1, 2]
+    assert new.slots("open").tolist() == [3, 4, 5] and old.slots("open").tolist() == []
+    index.apply([0], [row(0, "keep port 0 shut")])  # a changed item: a new slot
+    assert index.view().slots("port").tolist() == [0, 1, 2, 3, 4, 5, 6]
+    assert new.slots("port").tolist() == [0, 1, 2, 3, 4, 5]
 
 
 def test_assembly_from_the_kept_index_equals_assembly_from_a_fresh_select(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import re
 import time
 import unicodedata
@@ -405,14 +406,17 @@ def _other_numbers(row: Item) -> tuple[float, ...]:
     return hit
 
 
-def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
+def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int, *,
+                 folded_slots: list[int] | None = None, ix: IndexView | None = None
                  ) -> tuple[list[int], dict[int, list[Item]]]:
     """Keep standing rows (``order``: their slots in the block's order, heaviest and
     newest first; ``rows[slot]``) up to ``limit`` lines, folding into one line the
     rows that say the same statement but for its value: the same kind, speaker,
     condition and subject, the same words (:func:`skeleton`) and the same other
     numbers (:func:`_other_numbers`). The line of a group is its row said last (the
-    newest source message). Returns the kept slots and ``{kept id: [folded rows]}``.
+    newest source message). Returns the kept slots and ``{kept id: [folded rows]}``;
+    ``folded_slots``, when given, receives the folded rows' slots (the caller keeps
+    them out of the matches without looking each one up by id).
 
     Standing items are not collapsed by similar words: "service 148 below 158 ms"
     and "service 149 below 159 ms" are two things the user set. One statement with
@@ -422,35 +426,60 @@ def _fold_rivals(order: Sequence[int], rows: Sequence[Item], limit: int
     others' sources, once such rows are :data:`_FOLD_MIN` or more (two are shown
     apart). Rows that fold cost no line, so a flood of them does not push the rows
     after it (the user's rules) out of the block. The scan stops at the
-    ``limit``-th line, or after ``limit`` + :data:`_COLLAPSE_SCAN` rows (about a
-    microsecond a row): rows past a longer flood are not reached."""
-    groups: list[list[int]] = []
-    group_of: dict[int, int] = {}
+    ``limit``-th line, or after ``limit`` + :data:`_COLLAPSE_SCAN` rows: rows past a
+    longer flood are not reached.
+
+    ``ix``: the item index ``order`` and ``rows`` are slots and rows of; when it
+    keeps fold keys, its arrays hold each slot's fold key (:func:`fold_key`,
+    computed when the item entered it), source message and id, read for the whole
+    scan at once rather than row by row (a conversation of rival values scans all
+    ``limit`` + :data:`_COLLAPSE_SCAN` rows on every turn); an index built without
+    them is read as rows."""
+    scan = list(order[: limit + _COLLAPSE_SCAN])
+    if not scan or limit <= 0:
+        return [], {}
+    if ix is not None and ix.has_fold_keys:
+        at = np.asarray(scan, dtype=np.intp)
+        keys, src, ids = ix.fold[at].tolist(), ix.src[at].tolist(), ix.ids[at].tolist()
+    else:
+        picked = [rows[s] for s in scan]
+        keys = [fold_key(r) for r in picked]
+        src = [r["source_message_id"] or 0 for r in picked]
+        ids = [r["id"] for r in picked]
+    groups: list[list[int]] = []  # positions in the scan
+    group_of: dict[int, list[int]] = {}
     lines = 0  # lines the groups so far take (a group under _FOLD_MIN: one a row)
-    for s in order[: limit + _COLLAPSE_SCAN]:
+    for i, fold in enumerate(keys):
         if lines >= limit:
             break
-        fold = _fold_key(rows[s])
-        g = group_of.get(fold) if fold >= 0 else None
-        if g is not None:
-            groups[g].append(s)
-            size = len(groups[g])
+        members = group_of.get(fold) if fold >= 0 else None
+        if members is not None:
+            members.append(i)
+            size = len(members)
             lines += 1 if size < _FOLD_MIN else (2 - size if size == _FOLD_MIN else 0)
         else:
+            members = [i]
             if fold >= 0:
-                group_of[fold] = len(groups)
-            groups.append([s])
+                group_of[fold] = members
+            groups.append(members)
             lines += 1
     kept: list[int] = []
     folded: dict[int, list[Item]] = {}
     for members in groups:
         if len(members) < _FOLD_MIN:  # a rival or two: each shown, with its conflict
-            kept.extend(members)
-            folded.update((int(rows[m]["id"]), []) for m in members)
+            kept.extend(scan[i] for i in members)
+            folded.update((int(rows[scan[i]]["id"]), []) for i in members)
             continue
-        line = max(members, key=lambda m: (rows[m]["source_message_id"] or 0, rows[m]["id"]))
-        kept.append(line)
-        folded[int(rows[line]["id"])] = [rows[m] for m in members if m != line]
+        # the line: the newest source message, the newest item on ties, the first
+        # row on full ties (a None source is -1 in the index, 0 in a row: below
+        # every message id either way)
+        pick = operator.itemgetter(*members)  # at least _FOLD_MIN: tuples
+        line = -max(zip(pick(src), pick(ids), [-i for i in members], strict=True))[2]
+        kept.append(scan[line])
+        others = [scan[i] for i in members if i != line]
+        folded[int(rows[scan[line]]["id"])] = [rows[m] for m in others]
+        if folded_slots is not None:
+            folded_slots.extend(others)
     return kept[:limit], folded
 
 
@@ -459,13 +488,15 @@ _FOLD_IDS: dict[tuple[Any, ...], int] = {}
 _FOLD_NUMBERS = itertools.count()
 
 
-def _fold_key(row: Item) -> int:
+def fold_key(row: Item) -> int:
     """A number naming what :func:`_fold_rivals` folds a row by (kind, speaker,
     condition, subject, :func:`skeleton` words, :func:`_other_numbers`), ``-1`` for a
     row without words; memoised by the row object (the item cache hands out the same
-    row until the item changes), so a turn's scan reads one dict a row. Numbers come
-    from one counter and are never reused: a row keyed before the tables were dropped
-    (past ``_SK_ROWS_MAX``) may miss a fold, never join another statement's."""
+    row until the item changes). The item index keeps each row's number from when
+    the item entered it (:class:`~memory_core.items.index.ItemIndex`'s ``fold_key``),
+    so a turn's scan reads an array. Numbers come from one counter and are never
+    reused: a row keyed before the tables were dropped (past ``_SK_ROWS_MAX``
+    distinct statements) may miss a fold, never join another statement's."""
     hit = _FOLD_KEYS.get(id(row))
     if hit is not None and hit[0] is row:
         return hit[1]
@@ -787,7 +818,9 @@ def _choose_items(
     # (:func:`_fold_rivals`).
     st = np.flatnonzero(items_mask & (weight > 0))
     st = st[np.lexsort((-ix.ids[st], -weight[st]))]
-    kept_slots, similar_st = _fold_rivals(st.tolist(), ix.rows, cfg.pinned_items)
+    folded_slots: list[int] = []
+    kept_slots, similar_st = _fold_rivals(st.tolist(), ix.rows, cfg.pinned_items,
+                                          folded_slots=folded_slots, ix=ix)
     pinned = np.array(kept_slots, dtype=np.int64)
     pinned = pinned[np.argsort(-ix.ids[pinned], kind="stable")]
     # Matches: only real ones (at least a third of the best score: shared common
@@ -804,11 +837,7 @@ def _choose_items(
                                  if score >= floor and score > 0 else "")))
     match_mask = items_mask & (rel > 0) & (rel >= floor)
     match_mask[pinned] = False
-    for folded in similar_st.values():  # said in the line they were folded into
-        for f in folded:
-            fs = ix.slot(f["id"])
-            if fs is not None:
-                match_mask[fs] = False
+    match_mask[folded_slots] = False  # said in the line they were folded into
     m = np.flatnonzero(match_mask)
     prio = 100 + rel[m] * 10 + 5 * weight[m]
     order = np.lexsort((-ix.ids[m], -prio))[:_COLLAPSE_SCAN]
@@ -931,7 +960,8 @@ def assemble(
         if active_items is None:
             active_items = tx.assembly.newest_active_items(scope.tenant, scope.role, 5000)
         item_index = ItemIndex(item_features, len(active_items),
-                               sorted(active_items, key=lambda r: r["id"])).view()
+                               sorted(active_items, key=lambda r: r["id"]),
+                               fold_key=fold_key).view()
     view = in_view_ids if in_view_ids is not None else request_ids
     if not cfg.in_view_tokens:
         view = set()

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core.items.index import IndexView, ItemIndex, Prepare
+from memory_core.items.index import FoldKey, IndexView, ItemIndex, Prepare
 from memory_core.store.api import Tx
 
 ItemRow = dict[str, Any]
@@ -65,12 +65,15 @@ class ActiveItems:
     """Per-scope cache of active memory items; thread-safe.
 
     ``max_scopes``: scopes kept (least recently used dropped); each holds its
-    active items' rows (about 1 KB an item).
+    active items' rows (about 1 KB an item). ``prepare``, ``fold_key``: what each
+    scope's :class:`~memory_core.items.index.ItemIndex` computes per item.
     """
 
-    def __init__(self, max_scopes: int = 32, prepare: Prepare | None = None) -> None:
+    def __init__(self, max_scopes: int = 32, prepare: Prepare | None = None,
+                 fold_key: FoldKey | None = None) -> None:
         self._max = max_scopes
         self._prepare = prepare
+        self._fold_key = fold_key
         self._lock = threading.Lock()
         self._scopes: OrderedDict[tuple[str, str, str], _Snapshot] = OrderedDict()
 
@@ -125,7 +128,7 @@ class ActiveItems:
                     raise RuntimeError("ActiveItems.view needs a prepare function")
                 rows = fresh.rows.values()
                 fresh.index = ItemIndex(self._prepare, MAX_ITEMS, sorted(
-                    rows, key=lambda r: r["id"]))
+                    rows, key=lambda r: r["id"]), fold_key=self._fold_key)
                 fresh.index.seq = fresh.seq
                 stored = self._scopes.get(key)
                 if stored is not None and stored.seq == fresh.seq and stored.index is None:

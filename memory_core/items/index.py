@@ -29,6 +29,8 @@ import numpy.typing as npt
 
 Prepare = Callable[[Any], tuple[float, frozenset[str], bool]]
 """``row -> (standing weight, keyword terms, conversation-local)``."""
+FoldKey = Callable[[Any], int]
+"""``row -> the number of what assembly folds it with`` (``-1``: nothing)."""
 
 SEEN_KINDS = frozenset(("fact", "decision", "proposal"))
 """Kinds the in-view rule may leave out (:data:`memory_core.assembly.in_view.SEEN_KINDS`)."""
@@ -41,11 +43,14 @@ class IndexView:
     """One request's view of an :class:`ItemIndex`: arrays of ``n`` slots.
 
     ``rows[s]``: the item row of slot ``s``; ``ids``, ``weight``, ``src`` (source
-    message id, ``-1`` for none), ``thread`` (``-1`` for none); boolean arrays
+    message id, ``-1`` for none), ``thread`` (``-1`` for none), ``fold`` (the
+    index's ``fold_key`` of a standing row, ``-1`` for the others; ``has_fold_keys``:
+    the index was given a ``fold_key``); boolean arrays
     ``live`` (an active item among the scope's newest ``max_items``), ``question``,
     ``local``, ``seen`` (a kind the in-view rule applies to, without a conflict);
-    ``terms[s]`` the slot's keyword terms; ``postings`` term → slots; ``slot_of``
-    item id → live slot; ``by_source`` source message id → slots (live or not).
+    ``terms[s]`` the slot's keyword terms; ``postings`` term → slots (ascending);
+    ``slot_of`` item id → live slot; ``by_source`` source message id → slots (live
+    or not); ``arrays`` term → the postings as an array (a prefix: :meth:`slots`).
     The lists and dicts are shared with the index and only grow (a rebuild makes
     new ones): slots ≥ ``n`` are not this view's; use :meth:`slot`,
     :meth:`slots` and :meth:`source_slots`.
@@ -57,6 +62,7 @@ class IndexView:
     weight: npt.NDArray[np.float64]
     src: npt.NDArray[np.int64]
     thread: npt.NDArray[np.int64]
+    fold: npt.NDArray[np.int64]
     live: npt.NDArray[np.bool_]
     question: npt.NDArray[np.bool_]
     local: npt.NDArray[np.bool_]
@@ -65,14 +71,30 @@ class IndexView:
     postings: dict[str, list[int]]
     slot_of: dict[int, int]
     by_source: dict[int, list[int]]
+    arrays: dict[str, npt.NDArray[np.intp]]
+    has_fold_keys: bool = False
 
     def slots(self, term: str) -> npt.NDArray[np.intp]:
-        """Slots (< ``n``) of the items holding ``term`` (live or not)."""
+        """Slots (< ``n``) of the items holding ``term`` (live or not), ascending.
+
+        A turn's common words are held by items of every turn: converting their
+        postings on every request cost time in the conversation's length (about
+        0.4 ms a request at 1,000 turns of issue 28's numbers workload). The array
+        of a term's postings is kept (``arrays``) and extended by the slots added
+        since; a postings list only grows, so any array kept is a prefix of it
+        (threads racing to extend one each store a correct prefix)."""
         p = self.postings.get(term)
         if not p:
             return np.empty(0, dtype=np.intp)
-        a = np.fromiter(p, dtype=np.intp, count=len(p))
-        return a[a < self.n] if a[-1] >= self.n else a
+        k = len(p)
+        a = self.arrays.get(term)
+        if a is None or len(a) < k:
+            done = 0 if a is None else len(a)
+            tail = np.fromiter(p[done:k], dtype=np.intp, count=k - done)
+            a = tail if a is None else np.concatenate((a, tail))
+            a.flags.writeable = False  # handed out to every request: never changed
+            self.arrays[term] = a
+        return a[: int(np.searchsorted(a, self.n))] if a[-1] >= self.n else a
 
     def slot(self, item_id: Any) -> int | None:
         """The slot of item ``item_id`` in this view, ``None`` when absent."""
@@ -95,10 +117,14 @@ class ItemIndex:
     """The arrays and term index of one scope's active items (module docstring);
     thread-safe. ``prepare`` computes a row's weight, terms and locality (called
     once per item version); ``max_items``: only the newest this many active items
-    are ``live`` in a view (the item cache's limit)."""
+    are ``live`` in a view (the item cache's limit); ``fold_key``: a number per
+    standing row (a positive weight) kept in the ``fold`` array (once per item
+    version, as ``prepare``; ``-1`` for the others)."""
 
-    def __init__(self, prepare: Prepare, max_items: int, rows: Iterable[Any] = ()) -> None:
+    def __init__(self, prepare: Prepare, max_items: int, rows: Iterable[Any] = (), *,
+                 fold_key: FoldKey | None = None) -> None:
         self._prepare = prepare
+        self._fold_key = fold_key
         self._max = max_items
         self._lock = threading.Lock()
         self.seq = 0
@@ -116,18 +142,20 @@ class ItemIndex:
         self._weight = np.zeros(_START, dtype=np.float64)
         self._src = np.zeros(_START, dtype=np.int64)
         self._thread = np.zeros(_START, dtype=np.int64)
+        self._fold = np.zeros(_START, dtype=np.int64)
         self._alive = np.zeros(_START, dtype=np.bool_)
         self._question = np.zeros(_START, dtype=np.bool_)
         self._local = np.zeros(_START, dtype=np.bool_)
         self._seen = np.zeros(_START, dtype=np.bool_)
         self._postings: dict[str, list[int]] = {}
+        self._arrays: dict[str, npt.NDArray[np.intp]] = {}
         self._slot_of: dict[int, int] = {}
         self._by_source: dict[int, list[int]] = {}
 
     def _grow(self) -> None:
         cap = len(self._ids) * 2
-        for name in ("_ids", "_weight", "_src", "_thread", "_alive", "_question", "_local",
-                     "_seen"):
+        for name in ("_ids", "_weight", "_src", "_thread", "_fold", "_alive", "_question",
+                     "_local", "_seen"):
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
             new[: len(old)] = old
@@ -148,6 +176,8 @@ class ItemIndex:
         self._weight[s] = weight
         self._src[s] = -1 if src is None else int(src)
         self._thread[s] = -1 if thread is None else int(thread)
+        # only standing rows (weight > 0) are ever folded: the others' keys are unused
+        self._fold[s] = -1 if self._fold_key is None or weight <= 0 else self._fold_key(row)
         self._alive[s] = True
         self._question[s] = row["kind"] == "question"
         self._local[s] = local
@@ -193,7 +223,9 @@ class ItemIndex:
                 live &= ids >= floor
             return IndexView(
                 n=n, rows=self._rows, ids=ids, weight=self._weight[:n].copy(),
-                src=self._src[:n].copy(), thread=self._thread[:n].copy(), live=live,
+                src=self._src[:n].copy(), thread=self._thread[:n].copy(),
+                fold=self._fold[:n].copy(), live=live,
                 question=self._question[:n].copy(), local=self._local[:n].copy(),
                 seen=self._seen[:n].copy(), terms=self._terms, postings=self._postings,
-                slot_of=self._slot_of, by_source=self._by_source)
+                slot_of=self._slot_of, by_source=self._by_source, arrays=self._arrays,
+                has_fold_keys=self._fold_key is not None)
