@@ -12,7 +12,7 @@ import bisect
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -47,17 +47,7 @@ def holds_infinity(raw: bytes, body: Any) -> bool:
     text = raw.translate(_EXPONENTS)
     if b"e000" not in text and b"e+000" not in text:
         return False
-    stack = [body]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, float):
-            if math.isinf(value):
-                return True
-        elif isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return False
+    return _holds_float(body, math.isinf)
 
 
 def needs_exact_numbers(raw: bytes) -> bool:
@@ -102,11 +92,16 @@ def exact_source(raw: bytes, body: dict[str, Any], replaced: str) -> dict[str, A
 
 def _holds_large_float(value: Any) -> bool:
     """True when ``value`` (parsed JSON) holds a float of magnitude 2**63 or more."""
+    return _holds_float(value, lambda v: abs(v) >= _PAST_64_BITS)
+
+
+def _holds_float(value: Any, test: Callable[[float], bool]) -> bool:
+    """True when ``value`` (parsed JSON) holds a float for which ``test`` is true."""
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, float):
-            if abs(v) >= _PAST_64_BITS:
+            if test(v):
                 return True
         elif isinstance(v, dict):
             stack.extend(v.values())
