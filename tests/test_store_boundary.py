@@ -159,3 +159,15 @@ def test_detector_sees_sql_imports_and_calls_but_not_docs_or_http() -> None:
         'def g(tx):\n'
         '    return tx.operator.scope_status("t", None), "select a row, delete it"\n')
     assert violations(clean) == []
+
+
+def test_in_lists_come_in_a_few_lengths_with_the_same_members() -> None:
+    """Each length of an ``IN (…)`` list is a statement of its own in a connection's
+    cache: lists are padded to a few lengths, by repeating their last value."""
+    from memory_core.store.sqlite_rows import IN_CHUNK, padded
+
+    lengths = {len(padded(list(range(n)))) for n in range(1, IN_CHUNK + 1)}
+    assert lengths == {1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, IN_CHUNK}
+    for n in (5, 100, 513, IN_CHUNK):
+        values = list(range(n))
+        assert set(padded(values)) == set(values) and padded(values)[:n] == values

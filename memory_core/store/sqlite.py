@@ -72,6 +72,15 @@ def _connect(path: Path, cache_kib: int = 2000, statements: int = 32) -> sqlite3
     return conn
 
 
+WRITER_STATEMENTS = 128
+"""Prepared statements the writer's connection keeps at least. One request's capture,
+its items' duplicate checks, the answer's capture and the background jobs run about 49
+distinct statements on the writer in turn: a least-recently-used cache smaller than that
+cycle drops each statement before it runs again, and every one is prepared anew
+(docs/evaluation/README.md, "The standing fold and the writer's statements at 1,000
+turns")."""
+
+
 class SqliteStore:
     """The embedded store: one database file ``lcm.sqlite3`` in ``data_dir``.
 
@@ -81,10 +90,12 @@ class SqliteStore:
 
     Memory is bounded per connection (the writer plus one reader per reading
     thread): a page cache of ``cache_kib`` KiB and at most ``statements`` prepared
-    statements. The statement cache needs the bound more than the page cache: a
-    query with an ``IN (?, …)`` list is a new statement for every list length, about
-    200 bytes per parameter, so 128 cached statements (Python's default) of
-    history-long lists grew each connection by megabytes under the load test.
+    statements (the writer at least :data:`WRITER_STATEMENTS`). The statement cache
+    needs the bound more than the page cache: a query with an ``IN (?, …)`` list is a
+    new statement for every list length, about 200 bytes per parameter, so 128 cached
+    statements (Python's default) of history-long lists grew each connection by
+    megabytes under the load test; such lists now come in a few lengths
+    (:func:`memory_core.store.sqlite_rows.padded`).
     """
 
     def __init__(self, data_dir: str | Path, *, cache_kib: int = 2000,
@@ -97,7 +108,7 @@ class SqliteStore:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self.path = self.data_dir / DB_FILENAME
             self.location = str(self.path)
-            self._wconn = _connect(self.path, *self._limits)
+            self._wconn = _connect(self.path, cache_kib, max(statements, WRITER_STATEMENTS))
             self.schema_version = apply_migrations(self._wconn)
             self._wtx = SqliteTx(self._wconn)
         except sqlite3.Error as exc:

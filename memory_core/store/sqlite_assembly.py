@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import AssemblyReads, BlockBasics, Row
+from memory_core.store.sqlite_rows import padded
 
 _QUOTE_COLS = ("id, parent_id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
                " json_type(raw_json)='object' THEN json_extract(raw_json, '$.name') END AS name")
@@ -61,6 +62,7 @@ class SqliteAssemblyReads:
             " ORDER BY id DESC LIMIT ?", (tenant, role, limit)).fetchall()]
 
     def items_by_ids(self, ids: Sequence[int]) -> list[Row]:
+        ids = padded(ids)
         return [dict(r) for r in self._c.execute(
             f"SELECT * FROM memory_items WHERE id IN ({_marks(len(ids))})", tuple(ids))]
 
@@ -69,18 +71,21 @@ class SqliteAssemblyReads:
         # (and without ANALYZE statistics) SQLite walks the scope's whole (tenant,
         # role, created_at) index instead: every message of the scope on every turn
         # (0.5 ms at 2,000 messages, growing).
+        ids = padded(ids)
         return [dict(r) for r in self._c.execute(
             f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({_marks(len(ids))})"
             " AND +tenant=? AND +role=?", (*ids, tenant, role))]
 
     def visible_quote_messages(self, ids: Sequence[int], tenant: str, role: str
                                ) -> list[Row]:
+        ids = padded(ids)
         return [dict(r) for r in self._c.execute(
             f"SELECT {_QUOTE_COLS} FROM messages WHERE id IN ({_marks(len(ids))})"
             " AND tenant=? AND role=? AND hidden=0", (*ids, tenant, role))]
 
     def superseded_texts(self, tenant: str, role: str, message_ids: Sequence[int]
                          ) -> list[tuple[int, str]]:
+        message_ids = padded(message_ids)
         return [(r[0], r[1]) for r in self._c.execute(
             f"SELECT source_message_id, text FROM memory_items WHERE tenant=? AND role=?"
             f" AND status='superseded' AND source_message_id IN ({_marks(len(message_ids))})"

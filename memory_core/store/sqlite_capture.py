@@ -20,7 +20,7 @@ from memory_core.store.api import (
     NodeRef,
     Row,
 )
-from memory_core.store.sqlite_rows import IN_CHUNK, rows_by_ids
+from memory_core.store.sqlite_rows import IN_CHUNK, padded, rows_by_ids
 
 _CHUNK = IN_CHUNK
 
@@ -209,7 +209,7 @@ class SqliteHistoryReads:
         items: list[Row] = []
         todos: list[Row] = []
         for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start:start + _CHUNK]
+            chunk = padded(ids[start:start + _CHUNK])
             marks = ",".join("?" * len(chunk))
             items += (dict(r) for r in self._c.execute(
                 f"SELECT id, kind, text, status, source_message_id FROM memory_items"
@@ -254,6 +254,7 @@ class SqliteItemFeed:
             " AND status='active'", (tenant, role))]
 
     def items_in_scope(self, ids: Sequence[int], tenant: str, role: str) -> list[Row]:
+        ids = padded(ids)
         marks = ",".join("?" * len(ids))
         # By primary key (``+``: not through a scope index, which would read every
         # item of the scope once the list is long enough for the planner to prefer it).

@@ -18,7 +18,7 @@ from memory_core.store.api import (
     TaskWrites,
     check_agent_content,
 )
-from memory_core.store.sqlite_rows import IN_CHUNK
+from memory_core.store.sqlite_rows import IN_CHUNK, padded
 
 SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
 """An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
@@ -113,6 +113,7 @@ class SqliteItemWrites:
                             speaker: str, value: Any, unit: str | None,
                             condition: str | None, scan: int, terms: Sequence[str],
                             least: int) -> Iterator[Row]:
+        terms = padded(terms)
         return (dict(r) for r in self._c.execute(
             "SELECT * FROM memory_items WHERE id IN (SELECT id FROM memory_items"
             " WHERE tenant=? AND role=? AND status='active'"
@@ -204,7 +205,7 @@ class SqliteItemWrites:
         ids = sorted(set(message_ids))
         out: list[Row] = []
         for start in range(0, len(ids), IN_CHUNK):
-            run = ids[start:start + IN_CHUNK]
+            run = padded(ids[start:start + IN_CHUNK])
             out.extend(dict(r) for r in self._c.execute(
                 "SELECT * FROM memory_items WHERE source_message_id IN"
                 f" ({_marks(len(run))}) AND tenant=? AND role=? AND status='active'",

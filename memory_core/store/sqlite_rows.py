@@ -9,6 +9,28 @@ from typing import Any
 IN_CHUNK = 900
 """Ids per ``IN (…)`` statement: under SQLite's default limit of 999 variables."""
 
+_EXACT_UP_TO = 4
+
+
+def padded(values: Sequence[Any]) -> list[Any]:
+    """``values`` for an ``IN (…)`` list, its last value repeated up to the next of a
+    few lengths (as given up to 4, then powers of two up to 512, then
+    :data:`IN_CHUNK`): each length is a statement of its own in a connection's
+    cache, so lists of every length would push each other and the connection's other
+    statements out of it, and every statement would be prepared anew. Membership is
+    unchanged by a repeated value. At most :data:`IN_CHUNK` values."""
+    n = len(values)
+    if n <= _EXACT_UP_TO:
+        return list(values)
+    size = 1 << (n - 1).bit_length()
+    size = size if size <= 512 else IN_CHUNK
+    return [*values, *([values[-1]] * (size - n))]
+
+
+def marks(values: Sequence[Any]) -> str:
+    """``?`` placeholders for ``values`` (already :func:`padded`)."""
+    return ",".join("?" * len(values))
+
 
 def rows_by_ids(conn: sqlite3.Connection, sql: str, ids: Sequence[int], *,
                 before: Sequence[Any] = (), chunk: int = IN_CHUNK) -> Iterator[sqlite3.Row]:
@@ -16,5 +38,5 @@ def rows_by_ids(conn: sqlite3.Connection, sql: str, ids: Sequence[int], *,
     order. ``sql`` holds ``{marks}`` where the ``IN (…)`` list goes; ``before``: the
     parameters that precede the ids."""
     for start in range(0, len(ids), chunk):
-        part = list(ids[start:start + chunk])
-        yield from conn.execute(sql.format(marks=",".join("?" * len(part))), [*before, *part])
+        part = padded(ids[start:start + chunk])
+        yield from conn.execute(sql.format(marks=marks(part)), [*before, *part])

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import Row, SummaryForest
+from memory_core.store.sqlite_rows import padded
 
 _CHUNK = 900
 """Ids per ``IN (…)`` statement (under SQLite's default 999 variables)."""
@@ -61,12 +62,13 @@ class SqliteSummaryForest:
         )
         node_id = int(cur.lastrowid or 0)
         if children:
+            children = padded(children)
             marks = ",".join("?" * len(children))
             conn.execute(f"UPDATE summary_nodes SET parent_id=? WHERE id IN ({marks})",
                          (node_id, *children))
         if level == 0:
             for start in range(0, len(message_ids), _CHUNK):
-                chunk = list(message_ids[start:start + _CHUNK])
+                chunk = padded(message_ids[start:start + _CHUNK])
                 marks = ",".join("?" * len(chunk))
                 conn.execute(f"UPDATE messages SET summary_node_id=? WHERE id IN ({marks})"
                              " AND summary_node_id IS NULL", (node_id, *chunk))
