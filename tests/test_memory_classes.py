@@ -1198,7 +1198,7 @@ async def test_a_judging_name_conflicts_and_an_aside_corrects_in_the_block(
 
 @pytest.mark.parametrize("text", [
     "Oh no, Jon!", "Yeah Jon, you've got the right attitude!", "No doubt, Jon you've got this.",
-    "Glad you had a great time!",
+    "Glad you had a great time!", "Yeah Priya, you've totally earned it!",
 ])
 def test_dismay_and_words_to_the_one_spoken_to_are_no_items(text: str) -> None:
     """"Oh no" is dismay, not the "No," of a correction; what a speaker tells the one

@@ -36,6 +36,7 @@ def test_an_order_about_the_answer_is_no_fact_and_does_not_stand(text: str) -> N
 
 
 @pytest.mark.parametrize("text", [
+    "No need to be so formal with me.",
     "No need for explanations, just give me the command.",
     "There's no need to add comments.",
     "不需要解释，直接给我命令。",
@@ -59,6 +60,7 @@ def test_the_same_said_to_last_is_a_standing_negated_rule(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "No need to worry about it.", "No need to apologize!", "No reason to panic.",
+    "No need to be sorry!", "No need to be so hard on yourself.",
     "不用担心。", "不必客气。",
 ])
 def test_reassurance_is_no_item(text: str) -> None:

@@ -84,6 +84,15 @@ _FIRST = frozenset(("i", "we"))
 _AFTER_LEAD = re.compile(r",|:\s")
 """"Per Lena, …", "Lena: the port is 8080": the lead before a comma or a colon (who
 said it, an aside) is not part of the subject."""
+def _you_and_adverbs(np: str) -> bool:
+    """"you've totally (earned it)", "you really (nailed it)": the one spoken to, then
+    adverbs before the verb."""
+    words = np.split()
+    return len(words) > 1 and words[0] in _YOU and all(
+        w.endswith("ly") or w in _SOFT_ADVERBS for w in words[1:])
+
+
+_SOFT_ADVERBS = frozenset("so just also still always never even totally quite".split())
 _YOU = frozenset(("you", "you've", "you're", "you'll", "you'd", "u"))
 _VOCATIVE = re.compile(r"^[A-Z][a-z]+(?=\s+(?:you|you've|you're|you'll|you'd)$)\s*")
 """A name right before "you" ("Jon you've got this"): the one spoken to, no subject."""
@@ -294,7 +303,7 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     pred = core[pred_start:].strip()
     if not np:
         return None
-    if np in _YOU:
+    if np in _YOU or _you_and_adverbs(np):
         # what the speaker tells the one spoken to of them is no memory item, unless it
         # holds a number ("You have 2 free seats left on the plan")
         return Verdict("fact", None) if c.quantities else None
@@ -391,6 +400,8 @@ def classify(c: Clause) -> Verdict | None:
         return Verdict("preference", subject, neg)
     if _CONTINUATION.match(core, first):
         return None
+    if _NO_NEED.match(core, first) and not lx.EN_NEG_IMPERATIVE.match(core, first):
+        return None  # "No need to worry about it", "No need to be so formal": no order
     rule = _rule(core, c, first)
     dec = lx.EN_DECISION.match(core, first) or lx.EN_DECISION_ANY.search(core, c.tokens)
     if rule and (dec is None or rule[0] <= dec.start()):
@@ -401,8 +412,6 @@ def classify(c: Clause) -> Verdict | None:
     if dec:
         neg = bool(_DECISION_NEGATION.search(dec.group()))
         return Verdict("decision", _target_or_object(core[dec.end():]), neg)
-    if _NO_NEED.match(core, first):
-        return None  # "No need to worry about it", "No need to apologize": no order
     habit = lx.EN_HABIT.match(core, first)
     if habit and not c.quantities:
         return Verdict("preference", en_key(core[habit.end():], action=True))
