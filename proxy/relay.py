@@ -98,7 +98,6 @@ async def relay_body(
     kept chunks stay the upstream's); not used with ``hold_done``.
     """
     result = RelayResult()
-    held: list[bytes] = []
     stored = False  # before_end ran
     carry = b"\n"  # the stream starts a line
     watch = None
@@ -135,13 +134,11 @@ async def relay_body(
         upstream.close()
         return result
     tail = rewriter.close() if rewriter is not None else b""
-    if tail:
-        held.insert(0, tail)
     if result.upstream_error is not None:
         upstream.close()
         try:  # every byte the upstream sent, then the abrupt end it gave us
-            for chunk in held:
-                await response.write(chunk)
+            if tail:
+                await response.write(tail)
         except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
             result.client_gone = True
         _abort_client(response, request)
@@ -149,8 +146,8 @@ async def relay_body(
     if before_end is not None and not stored:
         await before_end(result)
     try:
-        for chunk in held:
-            await response.write(chunk)
+        if tail:
+            await response.write(tail)
         await response.write_eof()
     except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):
         result.client_gone = True

@@ -38,12 +38,23 @@ _EXPONENTS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x65 if b in (0x45, 0x65)
                    else 0x2B if b == 0x2B else 0x20 for b in range(256))
 
 
-def holds_infinity(raw: bytes, body: Any) -> bool:
+def holds_infinity(raw: bytes, body: Any, *, kept: str | None = None,
+                   conversation: str | None = None) -> bool:
     """True when ``body``, parsed from ``raw``, holds a number too large for a float
-    (``1e400``, valid JSON): the parse made it infinity, which JSON cannot write
-    (orjson writes ``null``), so any body rebuilt from ``body`` would change the
-    client's value. Only a body whose bytes hold a three-digit exponent is walked
-    (a ``translate`` and two ``find``: about 3 ms per MB)."""
+    (``1e400``, valid JSON) where a rewrite would write it: the parse made it
+    infinity, which JSON cannot write (orjson writes ``null``), so a body rebuilt from
+    ``body`` would change the client's value. ``kept``: a field whose client bytes the
+    rewrite keeps (never asked); ``conversation``: the field it puts back from the
+    parse, asked of a small body only, as :func:`exact_source` asks for integers past
+    64 bits. A small body is walked only when its bytes hold a three-digit exponent
+    (a ``translate`` and two ``find``: microseconds below 64 KB); a large one has only
+    its other fields walked (the history, most of its bytes, is not read again)."""
+    small = len(raw) < _SCAN_BYTES_BELOW
+    skip = kept or (None if small else conversation)
+    if skip is not None and isinstance(body, dict):
+        body = {k: v for k, v in body.items() if k != skip}
+    if not small and skip is not None:
+        return _holds_float(body, math.isinf)
     text = raw.translate(_EXPONENTS)
     if b"e000" not in text and b"e+000" not in text:
         return False

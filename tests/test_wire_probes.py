@@ -129,11 +129,17 @@ CHAT_STREAMS = {
 @pytest.mark.parametrize("name", sorted(CHAT_STREAMS))
 async def test_chat_streams_pass_byte_for_byte(make: Any, upstream: FakeUpstream, name: str,
                                                size: int | None) -> None:
-    proxy = await make()
-    payload = CHAT_STREAMS[name]
-    upstream.push(Reply(raw_stream=payload, write_size=size))
-    body = {"model": "m", "messages": USER, "stream": True}
-    status, _, got = await post(proxy.base_url + "/chat/completions", body)
+    upstream.push(Reply(raw_stream=CHAT_STREAMS[name], write_size=size))
+    await _passes_byte_for_byte(await make(), upstream, "/chat/completions",
+                                {"model": "m", "messages": USER, "stream": True},
+                                CHAT_STREAMS[name])
+
+
+async def _passes_byte_for_byte(proxy: RunningProxy, upstream: FakeUpstream, path: str,
+                                body: dict[str, Any], payload: bytes) -> None:
+    """The stream queued on ``upstream`` reaches the client as its bytes, on the tool
+    loop's path (the memory tools went with the request)."""
+    status, _, got = await post(proxy.base_url + path, body)
     assert status == 200
     assert got == payload
     await proxy.settle()
@@ -222,16 +228,12 @@ ANTHROPIC_STREAMS = {
 @pytest.mark.parametrize("name", sorted(ANTHROPIC_STREAMS))
 async def test_anthropic_streams_pass_byte_for_byte(make: Any, upstream: FakeUpstream,
                                                     name: str, size: int | None) -> None:
-    proxy = await make()
-    payload = ANTHROPIC_STREAMS[name]
-    upstream.anthropic_replies.append(AReply(raw_stream=payload, write_size=size))
-    body = {"model": "claude", "max_tokens": 100, "messages": USER, "stream": True}
-    status, _, got = await post(proxy.base_url + "/messages", body)
-    assert status == 200
-    assert got == payload
-    await proxy.settle()
-    sent = upstream.requests[-1]["json"]
-    assert sent.get("tools"), "the memory tools went with it (the tool loop's path)"
+    upstream.anthropic_replies.append(AReply(raw_stream=ANTHROPIC_STREAMS[name],
+                                             write_size=size))
+    await _passes_byte_for_byte(
+        await make(), upstream, "/messages",
+        {"model": "claude", "max_tokens": 100, "messages": USER, "stream": True},
+        ANTHROPIC_STREAMS[name])
 
 
 def rev(kind: str, seq: int, **fields: Any) -> bytes:
@@ -306,16 +308,10 @@ RESPONSES_STREAMS = {
 @pytest.mark.parametrize("name", sorted(RESPONSES_STREAMS))
 async def test_responses_streams_pass_byte_for_byte(make: Any, upstream: FakeUpstream,
                                                     name: str, size: int | None) -> None:
-    proxy = await make()
-    payload = RESPONSES_STREAMS[name]
-    upstream.push_response(RReply(raw_stream=payload, write_size=size))
-    body = {"model": "m", "input": "hello there", "stream": True}
-    status, _, got = await post(proxy.base_url + "/responses", body)
-    assert status == 200
-    assert got == payload
-    await proxy.settle()
-    sent = upstream.requests[-1]["json"]
-    assert sent.get("tools"), "the memory tools went with it (the tool loop's path)"
+    upstream.push_response(RReply(raw_stream=RESPONSES_STREAMS[name], write_size=size))
+    await _passes_byte_for_byte(await make(), upstream, "/responses",
+                                {"model": "m", "input": "hello there", "stream": True},
+                                RESPONSES_STREAMS[name])
 
 
 # -- a memory call the proxy cannot serialise as orjson does not fail the chat ------------
@@ -411,6 +407,26 @@ async def test_a_number_too_large_for_a_float_reaches_the_upstream_as_sent(
     proxy = await make(tools={"offer": "history"})
     raw = (b'{"model": "m", "max_tokens": 9, "temperature": 1E+400,'
            b' "messages": [{"role": "user", "content": "hi"}], "input": "hi"}')
+    status, headers, _ = await post(proxy.base_url + path, None, raw=raw)
+    assert status == 200
+    assert upstream.requests[-1]["raw"] == raw
+    assert headers["x-lcm-memory-reason"] == "inexact-number"
+    await proxy.settle()
+
+
+@pytest.mark.parametrize("path", ["/chat/completions", "/responses", "/messages"])
+async def test_a_long_historys_field_too_large_for_a_float_is_found_too(
+        make: Any, upstream: FakeUpstream, path: str) -> None:
+    """A body past 64 KB has its fields outside the conversation asked (the history,
+    most of its bytes, is not read again on the request path)."""
+    proxy = await make(tools={"offer": "history"})
+    turns = [{"role": r, "content": f"turn {i} " + "words " * 40}
+             for i, r in zip(range(400), ["user", "assistant"] * 200, strict=True)]
+    turns.append({"role": "user", "content": "hi"})
+    history = orjson.dumps(turns)
+    raw = (b'{"model": "m", "max_tokens": 9, "temperature": 1E+400, "messages": '
+           + history + b', "input": ' + history + b'}')
+    assert len(raw) > 64 * 1024
     status, headers, _ = await post(proxy.base_url + path, None, raw=raw)
     assert status == 200
     assert upstream.requests[-1]["raw"] == raw

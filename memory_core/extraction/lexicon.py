@@ -605,9 +605,9 @@ EN_OBJECT_VERBS = phrases(
     "|filter|transform|export|save|apply|draw|plot|sketch|trim|expand|edit|outline|break"
     "|compute|produce")
 """Verbs that are nouns as often ("Return policy changed", "Share price fell", "Compute
-costs doubled", "Produce prices went up"): an order
-only before its object ("Return the result as a CSV", "Output the list sorted by
-score", "Return 404 when …": :data:`OBJECT_START`)."""
+costs doubled", "Produce prices went up"): an order only before its object ("Return
+the result as a CSV", "Output the list sorted by score", "Return 404 when …":
+:data:`OBJECT_START`)."""
 OBJECT_START = (r"(?=\s+(?:the|(?-i:an?)|it|them|this|that|these|those|me|us|my|our|your|all"
                 r"|each|every|both|only|just|one|two|three|four|five|six|seven|eight|nine|ten"
                 r"|\d)\b|\s+\ue000)")

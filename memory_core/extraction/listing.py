@@ -254,14 +254,16 @@ def listing_lines(scan: str, lines: list[tuple[int, int]], taken: list[bool]) ->
                 k += 1
             continue
         k += 1
+    # a line in a run: any but a break, or an indented line with no shape of its own
+    runs = [g != BREAK or _indented_filler(scan, lines, indent, k)
+            for k, g in enumerate(grades)]
     k = 0
     while k < n:
-        if out[k] or grades[k] == BREAK and not _indented_filler(scan, lines, grades, indent, k):
+        if out[k] or not runs[k]:
             k += 1
             continue
         start = k
-        while k < n and not out[k] and (grades[k] != BREAK
-                                        or _indented_filler(scan, lines, grades, indent, k)):
+        while k < n and not out[k] and runs[k]:
             k += 1
         scored = [j for j in range(start, k) if grades[j] > 0]
         strong = sum(1 for j in scored if grades[j] == CODE)
@@ -314,8 +316,8 @@ def _quiet_doc_blocks(scan: str, lines: list[tuple[int, int]], taken: list[bool]
         k = end + 1
 
 
-def _indented_filler(scan: str, lines: list[tuple[int, int]], grades: list[int],
-                     indent: list[int], k: int) -> bool:
+def _indented_filler(scan: str, lines: list[tuple[int, int]], indent: list[int],
+                     k: int) -> bool:
     """An indented line with no shape of its own but not prose, inside a block: it
     neither counts for nor breaks a run."""
     a, b = lines[k]

@@ -84,6 +84,12 @@ _FIRST = frozenset(("i", "we"))
 _AFTER_LEAD = re.compile(r",|:\s")
 """"Per Lena, …", "Lena: the port is 8080": the lead before a comma or a colon (who
 said it, an aside) is not part of the subject."""
+_SOFT_ADVERBS = frozenset("so just also still always never even totally quite".split())
+_YOU = frozenset(("you", "you've", "you're", "you'll", "you'd", "u"))
+_VOCATIVE = re.compile(r"^[A-Z][a-z]+(?=\s+(?:you|you've|you're|you'll|you'd)$)\s*")
+"""A name right before "you" ("Jon you've got this"): the one spoken to, no subject."""
+
+
 def _you_and_adverbs(np: str) -> bool:
     """"you've totally (earned it)", "you really (nailed it)": the one spoken to, then
     adverbs before the verb."""
@@ -92,10 +98,6 @@ def _you_and_adverbs(np: str) -> bool:
         w.endswith("ly") or w in _SOFT_ADVERBS for w in words[1:])
 
 
-_SOFT_ADVERBS = frozenset("so just also still always never even totally quite".split())
-_YOU = frozenset(("you", "you've", "you're", "you'll", "you'd", "u"))
-_VOCATIVE = re.compile(r"^[A-Z][a-z]+(?=\s+(?:you|you've|you're|you'll|you'd)$)\s*")
-"""A name right before "you" ("Jon you've got this"): the one spoken to, no subject."""
 _TIME_WORDS = re.compile(
     r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|tonight"
     r"|yesterday|next|this|last|now|later|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*"
@@ -353,8 +355,9 @@ def _with_port(subject: str | None, c: Clause) -> str | None:
 _NO_NEED = Lead(re.compile(
     r"^(?:(?:oh|ok|okay|and|but|so)[,\s]+)*(?:there's\s|there\sis\s)?no\s(?:need|reason)\b",
     re.I), "oh ok okay and but so there's there no")
-""""No need to …" left after the orders ("No need to explain" is one, :data:`lexicon.
-EN_NEG_IMPERATIVE`): reassurance ("No need to worry", "… to apologize"), no statement."""
+""""No need to …" left after the orders ("No need to explain" is one:
+:data:`lexicon.EN_NEG_IMPERATIVE`): reassurance ("No need to worry", "… to apologize"),
+no statement."""
 _ASKED = re.compile(r"\b(?:asked|asks)\b", re.I)
 _REPORTED_QUESTION = re.compile(
     r"(?:me\s|us\s|around\s)?(?:whether|if|how|what|why|when|where|who|which)\b", re.I)

@@ -692,11 +692,11 @@ def contradicts(ex: Any, row: Any) -> bool:
     two impressions ("That photo is gorgeous" / "… so cute": :func:`evaluates`) are no
     values, two claims after a predicate that holds many values ("The app supports
     English" / "… French": :data:`_MANY_VALUED`) add up unless a number tells them apart
-("serves lunch until 2pm" / "… 3pm"), and a statement that says
-    nothing but its subject disagrees with nothing. In
-    Chinese or Japanese, where a word is two or more character bigrams, the same
-    sentence with one stretch replaced (:func:`~memory_core.items.overlap.one_slot_swapped`:
-    "我住在苏州。" / "我住在厦门。") disagrees however many terms its claim holds.
+    ("serves lunch until 2pm" / "… 3pm"), and a statement that says nothing but its
+    subject disagrees with nothing. In Chinese or Japanese, where a word is two or more
+    character bigrams, the same sentence with one stretch replaced
+    (:func:`~memory_core.items.overlap.one_slot_swapped`: "我住在苏州。" / "我住在厦门。")
+    disagrees however many terms its claim holds.
     """
     if ex.value is not None and row["value"] is not None:
         # two readings ("The build took 42 s" / "… 50 s") are no rival values

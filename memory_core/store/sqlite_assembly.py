@@ -8,15 +8,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory_core.store.api import AssemblyReads, BlockBasics, Row
+from memory_core.store.sqlite_rows import marks as _marks
 from memory_core.store.sqlite_rows import padded
 
 _QUOTE_COLS = ("id, parent_id, msg_role, text, created_at, CASE WHEN json_valid(raw_json) AND"
                " json_type(raw_json)='object' THEN json_extract(raw_json, '$.name') END AS name")
 """The columns of a message to quote; ``name``: its ``name`` field (a speaker's name)."""
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 class SqliteAssemblyReads:

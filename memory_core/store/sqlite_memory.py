@@ -19,13 +19,10 @@ from memory_core.store.api import (
     check_agent_content,
 )
 from memory_core.store.sqlite_rows import IN_CHUNK, padded
+from memory_core.store.sqlite_rows import marks as _marks
 
 SPEAKER_SQL = "coalesce(json_extract(data, '$.speaker'), '')"
 """An item's speaker (the source message's ``name``; ``''`` for none) in SQL."""
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 def _hit(kinds: int) -> str:

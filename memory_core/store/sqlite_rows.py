@@ -18,7 +18,8 @@ def padded(values: Sequence[Any]) -> list[Any]:
     :data:`IN_CHUNK`): each length is a statement of its own in a connection's
     cache, so lists of every length would push each other and the connection's other
     statements out of it, and every statement would be prepared anew. Membership is
-    unchanged by a repeated value. At most :data:`IN_CHUNK` values."""
+    unchanged by a repeated value. A list longer than :data:`IN_CHUNK` is returned as
+    given (callers chunk theirs)."""
     n = len(values)
     if n <= _EXACT_UP_TO:
         return list(values)
@@ -27,9 +28,9 @@ def padded(values: Sequence[Any]) -> list[Any]:
     return [*values, *([values[-1]] * (size - n))]
 
 
-def marks(values: Sequence[Any]) -> str:
-    """``?`` placeholders for ``values`` (already :func:`padded`)."""
-    return ",".join("?" * len(values))
+def marks(n: int) -> str:
+    """``n`` ``?`` placeholders, comma-separated (an ``IN (…)`` list of ``n`` values)."""
+    return ",".join("?" * n)
 
 
 def rows_by_ids(conn: sqlite3.Connection, sql: str, ids: Sequence[int], *,
@@ -39,4 +40,4 @@ def rows_by_ids(conn: sqlite3.Connection, sql: str, ids: Sequence[int], *,
     parameters that precede the ids."""
     for start in range(0, len(ids), chunk):
         part = padded(ids[start:start + chunk])
-        yield from conn.execute(sql.format(marks=marks(part)), [*before, *part])
+        yield from conn.execute(sql.format(marks=marks(len(part))), [*before, *part])

@@ -155,12 +155,11 @@ def is_inexact(ex: Exchange) -> bool:
     holds a number too large for a float (``1e400``, :func:`proxy.rewrite.holds_infinity`):
     any rewrite would send ``null`` in its place, so the request goes as sent, without
     memory (it is still captured). Items a wire keeps as the client's bytes
-    (``raw_items_key``: Responses ``input``) keep such a number as sent, so only the
-    other fields are asked."""
-    key = ex.wire.raw_items_key
-    body = {k: v for k, v in ex.body.items() if k != key} \
-        if key and isinstance(ex.body, dict) else ex.body
-    if not rewrite.holds_infinity(ex.raw, body):
+    (``raw_items_key``: Responses ``input``, Messages ``messages``) keep such a number
+    as sent, so only the other fields are asked; a large body's conversation is not
+    read again (:func:`proxy.rewrite.holds_infinity`)."""
+    if not rewrite.holds_infinity(ex.raw, ex.body, kept=ex.wire.raw_items_key,
+                                  conversation=ex.wire.conversation_key):
         return False
     ex.prepared = Prepared(headers={"x-lcm-memory-reason": "inexact-number"})
     return True
