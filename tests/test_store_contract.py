@@ -434,9 +434,9 @@ def _engine_reads(tx: Any, out: dict[str, Any]) -> None:
     iw = tx.item_writes
     kinds = ["fact", "decision"]
     out["item_writes.lookups"] = [
-        iw.subject_window_count("t1", "coder", kinds, "port", "", 0, 10, 5),
-        iw.subject_window_count("t1", "coder", kinds, "build", "bob", 0, 10, 5),
-        iw.subject_window_count("t1", "coder", kinds, "port", "", 2, 10, 5),
+        iw.subject_window_ids("t1", "coder", kinds, "port", "", 0, 10, 5),
+        iw.subject_window_ids("t1", "coder", kinds, "build", "bob", 0, 10, 5),
+        iw.subject_window_ids("t1", "coder", kinds, "port", "", 2, 10, 5),
         list(iw.same_subject("t1", "coder", kinds, "build", "bob")),
         list(iw.same_subject("t1", "coder", kinds, "build", "")),
         list(iw.subject_hits("t1", "coder", kinds, "port", "")),
@@ -495,7 +495,7 @@ def _engine_writes(tx: Any) -> dict[str, Any]:
     out["lookups"] = [
         iw.subject_key_count("t1", "coder", "blue", 9),
         list(iw.subject_hits_by_key("t1", "coder", "blue", kinds, "build", "bob")),
-        iw.subject_window_count("t1", "coder", kinds, "build", "bob", 0, 100, 2),
+        iw.subject_window_ids("t1", "coder", kinds, "build", "bob", 0, 100, 2),
         list(iw.reworded_candidates("t1", "coder", ["fact"], "bob", 3.0, "kg", None, 10,
                                     ["blue", "build", "colour"], 3)),
         list(iw.reworded_candidates("t1", "coder", ["fact"], "bob", 3.0, "kg", None, 1,
@@ -700,14 +700,15 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert out["inspection.store_counts"]["counts"]["messages"] == 10
     assert out["agent_memories.find"] == [1, 3, None]
     lookups = out["item_writes.lookups"]
-    assert lookups[:3] == [1, 1, 0] and [r["id"] for r in lookups[3]] == [3]
+    assert lookups[:3] == [[2], [3], []] and [r["id"] for r in lookups[3]] == [3]
     assert [r["id"] for r in lookups[5]] == [2] and [r["id"] for r in lookups[9]] == [2]
     assert out["extraction.reads"][0] == [1, 0, None]
     assert [r["name"] for r in out["extraction.reads"][1]] == ["alice"]
     ew = out["engine_writes"]
-    a, _b, _c = ew["ids"]
-    assert [x if isinstance(x, int) else [r["id"] for r in x] for x in ew["lookups"]] == [
-        1, [a], 2, [a], []]
+    a, b, _c = ew["ids"]
+    looked = ew["lookups"]
+    assert looked[0] == 1 and looked[2] == [b, a]  # newest first, at most 2 of 3
+    assert [[r["id"] for r in x] for x in (looked[1], looked[3], looked[4])] == [[a], [a], []]
     assert [r["text"] for r in ew["open_todos"]] == ["fix docs", "wait"]
     assert [r["text"] for r in ew["task_lines"][0]] == ["fix docs", "wait", "new goal"]
     assert ew["memories"][:2] == [True, [("k", "K2"), ("m1", " ")]]
@@ -1397,10 +1398,10 @@ def test_subject_lookups_compare_the_real_characters(backend: tuple[Store, Raw])
         hits = store.read_tx(lambda tx, s=looked_up: [r["id"] for r in tx.item_writes.subject_hits(
             "t1", "coder", ["fact"], s, "")])
         assert hits == want, repr(looked_up)
-        count = store.read_tx(lambda tx, s=looked_up: tx.item_writes.subject_window_count(
+        ids = store.read_tx(lambda tx, s=looked_up: tx.item_writes.subject_window_ids(
             "t1", "coder", ["fact"], s, "", 0, 5, 10))
-        assert count == len([s for s in subjects if looked_up in s or s in looked_up]), \
-            repr(looked_up)
+        assert ids == [i for i, s in zip(range(5, 0, -1), reversed(subjects), strict=True)
+                       if looked_up in s or s in looked_up], repr(looked_up)
 
 
 def test_a_parents_context_is_cut_at_real_characters(backend: tuple[Store, Raw]) -> None:

@@ -47,8 +47,10 @@ Guesses (``data.tentative``, :func:`memory_core.items.standing.tentative`):
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
+import operator
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -181,23 +183,36 @@ _CANDIDATES = 200
 class _Window:
     """Whether an item is among the newest ``_CANDIDATES`` active items of the scope,
     ``kinds`` and speaker whose subject contains ``subject`` or is contained in it
-    (``instr``). Asked for ids in falling order, it counts those matches newer than
-    each id through a range of the rowid, reading each item newer than the oldest id
-    asked at most once: the cost follows how recent the asked items are."""
+    (``instr``). Reads the ids of those matches through ranges of the rowid, down
+    from the newest: an item below the range read so far widens it to the item
+    and as far again below (at least :data:`_WINDOW_STEP` ids), so a run of asks
+    costs a few queries and reads at most about twice the ids down to the oldest
+    asked: the cost follows how recent the asked items are. Asks come in any
+    order."""
 
     def __init__(self, tx: Tx, scope: Scope, kinds: tuple[str, ...],
                  subject: str, speaker: str) -> None:
-        self._count = tx.item_writes.subject_window_count
+        self._ids_in = tx.item_writes.subject_window_ids
         self._args = (scope.tenant, scope.role, kinds, subject, speaker)
-        self._low = 1 << 62  # matches with id > _low: _newer
-        self._newer = 0
+        self._low = 1 << 62  # every match with id > _low is in _found
+        self._found: list[int] = []  # those matches, newest first (at most _CANDIDATES)
+        self._first: int | None = None  # the first id asked
 
     def holds(self, item_id: int) -> bool:
-        if item_id < self._low and self._newer < _CANDIDATES:
-            self._newer += self._count(*self._args, item_id, self._low,
-                                       _CANDIDATES - self._newer)
-            self._low = item_id
-        return item_id >= self._low and self._newer < _CANDIDATES
+        """Whether fewer than ``_CANDIDATES`` matches are newer than ``item_id``."""
+        found = self._found
+        if self._first is None:
+            self._first = item_id
+        if item_id < self._low and len(found) < _CANDIDATES:
+            below = max(0, item_id - max(_WINDOW_STEP, self._first - item_id))
+            found += self._ids_in(*self._args, below, self._low, _CANDIDATES - len(found))
+            self._low = below
+        # the matches newer than the item (found is in falling order)
+        return bisect.bisect_left(found, -item_id, key=operator.neg) < _CANDIDATES
+
+
+_WINDOW_STEP = 64
+"""Fewest ids below an asked item that :class:`_Window` reads with it."""
 
 
 def _candidates(tx: Tx, scope: Scope, kinds: tuple[str, ...], *,
@@ -239,7 +254,6 @@ def _candidates(tx: Tx, scope: Scope, kinds: tuple[str, ...], *,
             # subjects this one contains
             items.subject_hits_among(scope.tenant, scope.role, sorted(inside), kinds,
                                      subject, speaker)]
-    window = _Window(tx, scope, kinds, subject, speaker)
     last = None
     for row in heapq.merge(*streams, key=lambda r: -int(r["id"])):
         if row["id"] == last or not subjects_match(subject, row["subject"]):

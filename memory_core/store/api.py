@@ -880,12 +880,13 @@ class ItemWrites(Protocol):
         ``None`` kept)."""
         ...
 
-    def subject_window_count(self, tenant: str, role: str, kinds: Sequence[str],
-                             subject: str, speaker: str, above: int, upto: int,
-                             limit: int) -> int:
-        """How many active items of ``kinds`` in the tenant and role said by
-        ``speaker`` whose subject contains ``subject`` or is contained in it lie at
-        ids ``above`` < id <= ``upto``, counted up to ``limit``. Walks the id range."""
+    def subject_window_ids(self, tenant: str, role: str, kinds: Sequence[str],
+                           subject: str, speaker: str, above: int, upto: int,
+                           limit: int) -> list[int]:
+        """The ids of the active items of ``kinds`` in the tenant and role said by
+        ``speaker`` whose subject contains ``subject`` or is contained in it, at
+        ids ``above`` < id <= ``upto``: newest first, at most ``limit``. Walks the id
+        range."""
         ...
 
     def same_subject(self, tenant: str, role: str, kinds: Sequence[str], subject: str,

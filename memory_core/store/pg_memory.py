@@ -97,23 +97,24 @@ class PgItemWrites:
              None if new is None else str(new), reason))
 
     # -- the duplicate checks' lookups ----------------------------------------------
-    def subject_window_count(self, tenant: str, role: str, kinds: Sequence[str],
-                             subject: str, speaker: str, above: int, upto: int,
-                             limit: int) -> int:
+    def subject_window_ids(self, tenant: str, role: str, kinds: Sequence[str],
+                           subject: str, speaker: str, above: int, upto: int,
+                           limit: int) -> list[int]:
         window = ("FROM memory_items WHERE id > %s AND id <= %s AND tenant = %s"
                   " AND role = %s AND status = 'active' AND kind = ANY(%s)"
                   f" AND subject IS NOT NULL AND {SPEAKER} = %s")
         where = [above, upto, tenant, role, list(kinds), speaker]
-        plain, odd = 0, []
-        if sendable(subject):  # the plain subjects counted in SQL, the others here
-            plain, odd = self._c.execute(
-                f"SELECT (SELECT COUNT(*) FROM (SELECT 1 {window} AND {_OVERLAP} LIMIT %s) w),"
-                f" (SELECT array_agg(subject) {window} AND NOT {_PLAIN})",
-                [*where, Verbatim(subject), Verbatim(subject), limit, *where]).fetchone()
+        plain: list[int] = []
+        if sendable(subject):  # the plain subjects matched in SQL, the others here
+            plain = [r[0] for r in self._c.execute(
+                f"SELECT id {window} AND {_OVERLAP} ORDER BY id DESC LIMIT %s",
+                [*where, Verbatim(subject), Verbatim(subject), limit])]
+            odd = self._c.execute(f"SELECT id, subject {window} AND NOT {_PLAIN}",
+                                  where).fetchall()
         else:
-            odd = [r[0] for r in self._c.execute(f"SELECT subject {window}", where)]
-        found = int(plain) + sum(_overlaps(s, subject) for s in odd or ())
-        return min(found, limit)
+            odd = self._c.execute(f"SELECT id, subject {window}", where).fetchall()
+        found = plain + [int(i) for i, s in odd if _overlaps(s, subject)]
+        return sorted(found, reverse=True)[:limit]
 
     def same_subject(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
                      speaker: str) -> Iterator[Row]:

@@ -59,17 +59,16 @@ class SqliteItemWrites:
         )
 
     # -- the duplicate checks' lookups ----------------------------------------------
-    def subject_window_count(self, tenant: str, role: str, kinds: Sequence[str],
-                             subject: str, speaker: str, above: int, upto: int,
-                             limit: int) -> int:
-        return int(self._c.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_items WHERE id > ? AND id <= ?"
+    def subject_window_ids(self, tenant: str, role: str, kinds: Sequence[str],
+                           subject: str, speaker: str, above: int, upto: int,
+                           limit: int) -> list[int]:
+        return [r[0] for r in self._c.execute(
+            "SELECT id FROM memory_items WHERE id > ? AND id <= ?"
             " AND +tenant=? AND +role=? AND +status='active'"
             f" AND +kind IN ({_marks(len(kinds))}) AND subject IS NOT NULL"
             " AND (instr(subject, ?) > 0 OR instr(?, subject) > 0)"
-            f" AND {SPEAKER_SQL} = ? LIMIT ?)",
-            (above, upto, tenant, role, *kinds, subject, subject, speaker, limit)
-        ).fetchone()[0])
+            f" AND {SPEAKER_SQL} = ? ORDER BY id DESC LIMIT ?",
+            (above, upto, tenant, role, *kinds, subject, subject, speaker, limit))]
 
     def same_subject(self, tenant: str, role: str, kinds: Sequence[str], subject: str,
                      speaker: str) -> Iterator[Row]:
