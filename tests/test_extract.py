@@ -350,10 +350,43 @@ def test_not_corrections(text: str) -> None:
     assert not any(i.correction for i in extract(text))
 
 
-@pytest.mark.parametrize("text", ["Per Lena: the port is 8080.", "Lena: the port is 8080.",
-                                  "Per Lena, the port is 8080."])
+@pytest.mark.parametrize("text", ["Per Lena: the port is 8080.", "Per Lena, the port is 8080.",
+                                  "Lena says: the port is 8080.",
+                                  "According to Lena, the port is 8080."])
 def test_who_said_it_before_a_colon_is_not_part_of_the_subject(text: str) -> None:
     assert one(text).subject == "port"
+
+
+@pytest.mark.parametrize(("text", "subjects"), [
+    ("Staging: the port is 5432. Prod: the port is 6543.", ["staging port", "prod port"]),
+    ("Regarding the billing job, the timeout is 30 s.", ["billing job timeout"]),
+    ("Also, about the mail relay, the retry limit is 5.", ["mail relay retry limit"]),
+    ("For the API: the timeout is 30 s.", ["api timeout"]),
+    ("Status of the cache layer on ap-south: we run 60 nodes, the pool size is 208 and"
+     " the heartbeat is 573 ms.", ["cache layer ap-south run nodes",
+                                   "cache layer ap-south pool size",
+                                   "cache layer ap-south heartbeat"]),
+    ("We measured the search index on staging: the batch size is 489.",
+     ["search index staging batch size"]),
+    # a bare name reads as a topic (it looks like "Staging:"), unless its line is the
+    # speaker's own ("Lena: I moved …")
+    ("Lena: the port is 8080.", ["lena port"]),
+    ("Dana: my manager is Tom.", ["manager"]),
+    # no topic: a time, a discourse word, a clause, a scope of rules
+    ("Yesterday: the build took 40 minutes.", ["yesterday build took"]),
+    ("Also, the port is 8080.", ["port"]),
+    ("Heads up: the port is 8080.", ["port"]),
+    ("The reason is simple: the port is 8080.", ["reason port"]),
+    ("In this repo, we never push to main.", ["push main"]),
+])
+def test_a_topic_lead_keys_the_statements_after_it(text: str, subjects: list[str]) -> None:
+    """Sibling statements under two topics ("Staging:" / "Prod:") are two subjects, not
+    two values of one (issue 24, invented conflicts); each item quotes its topic."""
+    items = extract(text)
+    assert [i.subject for i in items] == subjects
+    sentences = [s + "." for s in text.split(". ")]
+    for item in items:  # each quotes its sentence from the start, the topic included
+        assert any(s.startswith(item.text) for s in sentences), item.text
 
 
 # --- decisions -----------------------------------------------------------------------
@@ -639,6 +672,22 @@ def test_run_on_sentences_are_split(text: str, first: str) -> None:
     items = extract(text)
     assert items[0].kind == "task" and items[0].text == first
     assert len(segment(text, prepare(text))) == 2
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    ("We run 41 nodes, the memory cap is 6893 MB and the window is 4 min.",
+     [("run nodes", 41.0), ("memory cap", 6893.0), ("window", 4.0)]),
+    ("We run version 7.28.10 on 41 nodes, the memory cap is 6893 MB.",
+     [("run version", None), ("memory cap", 6893.0)]),
+    # a condition's comma ends the condition, not a statement
+    ("When the queue holds 500 jobs, the timeout is 30 s.", [("timeout", 30.0)]),
+])
+def test_a_comma_before_a_new_subject_and_its_copula_splits(
+        text: str, facts: list[tuple[str, float | None]]) -> None:
+    """"…, the memory cap is 6893 MB" after a statement with a number of another
+    measure states its own value: it was read as the first subject's ("run nodes
+    memory cap" = 41 nodes), so the memory cap was never its own item."""
+    assert [(i.subject, i.value) for i in extract(text)] == facts
 
 
 @pytest.mark.parametrize("text", [

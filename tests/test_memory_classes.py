@@ -279,6 +279,25 @@ def test_siblings_in_a_series_are_not_conflicts(engine: Engine) -> None:
     assert run.label == "run 39" and run.value == pytest.approx(0.412)  # 39 is a name
 
 
+def test_siblings_under_two_topics_are_not_conflicts(engine: Engine) -> None:
+    """The same attribute of two things, each named in a lead ("Staging:", "Regarding
+    the billing job,", "Status of X: …"), is two subjects; the same thing's attribute
+    said again with another value still rivals it."""
+    for text in ("Staging: the port is 5432.", "Prod: the port is 6543.",
+                 "Regarding the billing job, the timeout is 30 s.",
+                 "Regarding the mail relay, the timeout is 10 s.",
+                 "Status of the cache layer on ap-south: we run 60 nodes, the pool size is 208"
+                 " and the heartbeat is 573 ms.",
+                 "Quick update on the cache layer on eu-west: we run 12 nodes, the pool size is 64"
+                 " and the heartbeat is 250 ms."):
+        put(engine, text)
+    rows = active(engine)
+    assert len(rows) == 10 and all(r["conflict_with"] is None for r in rows), rows
+    put(engine, "Prod: the port is 7000.")
+    assert [r["text"] for r in active(engine) if r["conflict_with"] is not None] == [
+        "Prod: the port is 7000."]
+
+
 @pytest.mark.parametrize("text, label", [
     ("batch 39: migrated 4871 rows in 3.6 s.", "batch 39"),
     ("shard 3: rebalanced 12 partitions.", "shard 3"),

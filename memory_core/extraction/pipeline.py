@@ -61,6 +61,7 @@ from memory_core.extraction.prepare import (
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
 from memory_core.extraction.segment import Sentence, segment
 from memory_core.extraction.subject import key
+from memory_core.extraction.topic import Topic, topic_lead
 from memory_core.extraction.units import unit_class
 
 
@@ -119,6 +120,14 @@ _EN_SHARED_SUBJECT = re.compile(
     r"(?:is|are|was|were|has|have|takes|runs|finishes|lasts|costs|needs|uses|ends|starts|holds"
     r"|handles|returns|expires|fails|times\sout)\b[^,;.]{0,40}?\d)", re.I)
 """'The nightly job runs at 02:00 and usually finishes in 25 minutes': two facts, one subject."""
+_EN_NEW_SUBJECT = re.compile(r"(?:the|our|my|its|their|his|her)\s+(?:[\w-]+\s+){0,3}?"
+                             r"(?:is|are|was|were)\b", re.I)
+"""After a joint between two quantities, a new subject and its copula ("We run 41 nodes,
+the memory cap is 6893 MB"): a second statement, whatever the two measure."""
+_EN_SUBORDINATE = re.compile(r"\s*(?:when|whenever|if|once|after|before|while|unless|until"
+                             r"|as\s+soon\s+as|as\s+long\s+as|since|because|although|though)\b",
+                             re.I)
+"""A sentence that opens with a condition or a cause: its comma ends that, not a statement."""
 _NUMERIC_JOINT = re.compile(r",?\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*", re.I)
 _ZH_NEW_SUBJECT = re.compile(
     r"[，,](?=[^，,。是不也就但而还都所因然]{1,8}(?:是|为|大概|大约|约为|达到|超过))")
@@ -268,8 +277,9 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
         if i == 0 or i == len(quantities) or quantities[i - 1].end > m.start():
             continue
         left, right = quantities[i - 1], quantities[i]
-        if _same_measure(left, right) and not _BETWEEN.search(
-                scan, max(a, left.start - 9), left.start + 1):
+        if (_same_measure(left, right) or lang == "en" and _EN_NEW_SUBJECT.match(scan, m.end())
+                and not _EN_SUBORDINATE.match(scan, a, m.start())
+                ) and not _BETWEEN.search(scan, max(a, left.start - 9), left.start + 1):
             joints.append((m.start(), m.end()))
     spans: list[tuple[int, int]] = []
     start = a
@@ -577,6 +587,14 @@ class _Message:
             # list of rules ("Rules for this repo:") is not.
             self.label = "#" + self.list_number
         self.marked = correction  # "Actually …": the whole sentence revises
+        topic = None
+        if lang == "en" and self.label is None and not _SCOPE_LEAD.match(sc, body, b) \
+                and not lx.EN_UPDATE_LEAD.match(sc[body:b]):
+            # "Staging: the port is 5432": the statements are read after the lead and
+            # keyed under it (_about)
+            topic = topic_lead(sc, body, b)
+            if topic is not None:
+                body = topic.end
         if self.speaker == "user" and not _is_question(sc[body:b], lang):
             body, correction = self._update(sc, body, b, lang, correction)
         rest = sc[body:b]
@@ -610,6 +628,30 @@ class _Message:
                 self._statements(sc, a, ordinal.start(), b, lang, tokens(sc[ordinal.start():b])
                                  if lang == "en" else frozenset(), correction, forced,
                                  numbers_from=ordinal.end())
+            if topic is not None and len(self.out) == found:
+                # "Staging DB: Postgres 16 on 5433": nothing said after the lead alone;
+                # read the sentence whole, as without one
+                self._statements(sc, a, topic.start, b, lang, tokens(sc[topic.start:b]),
+                                 correction, forced)
+            elif topic is not None and topic.key:
+                self._about(sc, a, topic, found)
+
+    def _about(self, sc: str, a: int, lead: Topic, found: int) -> None:
+        """The statements from ``found`` on, read after a topic lead ("Staging: the
+        port is 5432", "Regarding the billing job, …": :mod:`~memory_core.extraction.topic`)
+        in the sentence from ``a``: their subjects start with the topic's key, and each
+        quotes the sentence from its start, so siblings under two topics neither rival
+        nor read alike."""
+        for i in range(found, len(self.out)):
+            item = self.out[i]
+            at = self.text.find(item.text, a)
+            if item.kind not in STATEMENT_KINDS or not item.subject or at < 0:
+                continue
+            subject = item.subject
+            if not subject.startswith(lead.key):
+                subject = f"{lead.key} {subject}"
+            text = self.text[min(a, at):at + len(item.text)]
+            self.out[i] = replace(item, subject=subject, text=text.strip())
 
     def _update(self, sc: str, body: int, b: int, lang: str, correction: bool
                 ) -> tuple[int, bool]:
