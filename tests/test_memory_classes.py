@@ -68,6 +68,8 @@ def active(engine: Engine) -> list[dict[str, Any]]:
     ("We run Node 18.", "We bumped Node to 20."),
     ("We run Postgres 16.", "We reverted to Postgres 14."),
     ("The database is Postgres 14.", "The database is Postgres 16 now that we upgraded."),
+    ("The pool size is 64.", "The pool size is 208 after yesterday's change."),
+    ("Staging: the port is 5432.", "Staging: the port is 6000 since the migration."),
     ("我们托管在Heroku上。", "我们从Heroku迁移到了Fly.io。"),
     ("我们用Jenkins做CI。", "我们把Jenkins换成了GitLab CI。"),
     ("我们用Redis做缓存。", "我们不再用Redis了。"),
@@ -97,6 +99,10 @@ def test_now_of_another_subject_supersedes_nothing(engine: Engine) -> None:
 def test_update_cues_in_questions_and_for_now_are_not_corrections() -> None:
     assert not any(e.correction for e in extract("Should we shard now or later?"))
     assert not any(e.correction for e in extract("For now the build uses the old runner."))
+    # a number that moved by itself after a change, and an event after one, are reports
+    assert not any(e.correction for e in extract(
+        "p95 latency jumped from 180 ms to 420 ms after yesterday's deploy."))
+    assert not any(e.correction for e in extract("The build broke after the upgrade to Node 20."))
 
 
 def superseded_by(engine: Engine) -> dict[str, str]:

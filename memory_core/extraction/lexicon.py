@@ -282,13 +282,27 @@ are two impressions, not two values of one attribute
 (``items.supersession.contradicts``). Lowercase only: a capital inside a sentence is
 a name ("we live in Nice", "the Great Lakes"); the caller lowers a sentence's first
 letter."""
+EN_A_CHANGE = (
+    r"(?:(?:yesterday|today|tonight|last\s+(?:night|week|month))['\u2019]s\s+"
+    r"|this\s+(?:morning|week)['\u2019]s\s+|the\s+|our\s+|that\s+|this\s+)"
+    r"(?:latest\s+|recent\s+|last\s+)?(?:change|changes|upgrade|migration|update|rollout"
+    r"|release|deploy|deployment|redeploy|restart|reconfiguration|fix|patch|switch)"
+    + _EN_CLAUSE_END)
+"""A change named at the end of a clause ("… after yesterday's change"): with "after",
+"since" or "following" before it the clause states the value it left
+(:data:`EN_UPDATE_SINCE`), not a condition."""
 EN_UPDATE_SINCE = Cue(en(
     r"\bnow\s+that\s+(?:we|i|they|you|it|he|she|the\s+[\w-]+)\s+(?:have\s+|'ve\s+|has\s+|had\s+)?"
     r"(?:finally\s+|just\s+)?(?:upgraded|downgraded|migrated|moved|switched|changed|replaced"
     r"|updated|bumped|reverted|rolled\s+back|ported|swapped|been\s+(?:upgraded|migrated|moved"
-    r"|replaced|updated))\b"), words="now")
-"""'The database is Postgres 16 now that we upgraded': the statement is the state after
-a change, so it revises the old state; the clause keeps its own subject."""
+    r"|replaced|updated))\b"
+    rf"|\b(?P<after>after|since|following)\s+{EN_A_CHANGE}"), words="now after since following")
+"""'The database is Postgres 16 now that we upgraded', '… the pool size is 64 after
+yesterday's change': the statement is the state after a change, so it revises the old
+state; the clause keeps its own subject. The change named at the clause's end only
+("The build broke after the upgrade to Node 20" reports an event), after a form of
+*be* (the caller's check, ``after`` group: "p95 latency jumped … after yesterday's
+deploy" reports a number that moved by itself)."""
 EN_REPLACE_BLOCK = en(
     r"\b(?:not|never|will|would|can|could|should|might|may|must|shall|plan|plans|planned|planning"
     r"|going|want|wants|wanted|need|needs|hope|hoping|try|trying|consider|considering"

@@ -28,11 +28,18 @@ TASK_LABELS: tuple[str, ...] = ("goal", "progress", "todo", "blocked", "decision
 LANGS: tuple[str, ...] = ("en", "zh", "ja")
 
 
+ELISION = " … "
+"""What joins a topic lead and a later clause of its sentence in an item's ``text``
+(:class:`Extracted`): each side is a substring of the message."""
+
+
 @dataclass(frozen=True, slots=True)
 class Extracted:
     """One memory item found in one clause of a message.
 
-    ``text`` is the clause exactly as written (a substring of the input). ``subject`` is a
+    ``text`` is the clause exactly as written (a substring of the input; a clause after a
+    topic lead is quoted with its lead, joined by :data:`ELISION`: "Status of the cache
+    layer: … the pool size is 208"). ``subject`` is a
     short normalised key (lowercase, stopwords and values dropped; Chinese folded to
     simplified script) that the engine compares by equality or containment to link a
     correction or a conflict to the statement it revises. ``value``/``value_text``/``unit``

@@ -50,7 +50,7 @@ from memory_core.extraction.modality import (
     hedged_lead,
     hypothetical,
 )
-from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS, Extracted
+from memory_core.extraction.model import ELISION, RETRACTION, STATEMENT_KINDS, Extracted
 from memory_core.extraction.prepare import (
     MASK,
     detect_lang,
@@ -124,6 +124,8 @@ _EN_NEW_SUBJECT = re.compile(r"(?:the|our|my|its|their|his|her)\s+(?:[\w-]+\s+){
                              r"(?:is|are|was|were)\b", re.I)
 """After a joint between two quantities, a new subject and its copula ("We run 41 nodes,
 the memory cap is 6893 MB"): a second statement, whatever the two measure."""
+_EN_BE = re.compile(r"\b(?:is|are|was|were)\b|['\u2019](?:s|re)\b", re.I)
+"""A form of *be*: a clause that states a value rather than reports a move."""
 _EN_SUBORDINATE = re.compile(r"\s*(?:when|whenever|if|once|after|before|while|unless|until"
                              r"|as\s+soon\s+as|as\s+long\s+as|since|because|although|though)\b",
                              re.I)
@@ -640,8 +642,9 @@ class _Message:
         """The statements from ``found`` on, read after a topic lead ("Staging: the
         port is 5432", "Regarding the billing job, …": :mod:`~memory_core.extraction.topic`)
         in the sentence from ``a``: their subjects start with the topic's key, and each
-        quotes the sentence from its start, so siblings under two topics neither rival
-        nor read alike."""
+        quotes its lead (the sentence from its start, or the lead, an ellipsis and the
+        clause: :data:`~memory_core.extraction.model.ELISION`), so siblings under two
+        topics neither rival nor read alike."""
         for i in range(found, len(self.out)):
             item = self.out[i]
             at = self.text.find(item.text, a)
@@ -650,8 +653,12 @@ class _Message:
             subject = item.subject
             if not subject.startswith(lead.key):
                 subject = f"{lead.key} {subject}"
-            text = self.text[min(a, at):at + len(item.text)]
-            self.out[i] = replace(item, subject=subject, text=text.strip())
+            text = item.text
+            if at > lead.end:  # a later clause: "Status of X: … the pool size is 208"
+                text = f"{self.text[a:lead.end].strip()}{ELISION}{item.text}"
+            elif at > a:
+                text = self.text[a:at + len(item.text)].strip()
+            self.out[i] = replace(item, subject=subject, text=text)
 
     def _update(self, sc: str, body: int, b: int, lang: str, correction: bool
                 ) -> tuple[int, bool]:
@@ -678,7 +685,8 @@ class _Message:
                 return body + lead.end(), True
             toks = tokens(sc[body:b])
             since = lx.EN_UPDATE_SINCE.search(sc[body:b], toks)
-            if since is not None and since.start() > 0:
+            if since is not None and since.start() > 0 and (
+                    since.group("after") is None or _EN_BE.search(sc, body, body + since.start())):
                 return body, True  # "… is Postgres 16 now that we upgraded"
             cue = lx.EN_UPDATE.search(sc[body:b], toks) or lx.EN_UPDATE_NEW.search(sc[body:b], toks)
             order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
