@@ -9,6 +9,8 @@ from typing import Any
 import openai
 import orjson
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
 from memory_core.compaction.compressor import (
@@ -370,6 +372,37 @@ def test_mark_superseded_annotates_lines_that_quote_a_corrected_value() -> None:
     both = mark_superseded(text, [old, newer]).split("\n")
     assert both[1].endswith(' (later corrected: "The cache TTL is 100 s." is superseded)')
     assert mark_superseded(text, [old]).split("\n") == out
+
+
+def _marked_line_by_line(line: str, superseded: list[Any]) -> bool:
+    """Whether a line quotes an old value: every item's pattern tried on it."""
+    return any(p.search(line) for i in superseded if (p := i.value_pattern()))
+
+
+@settings(max_examples=300, deadline=None)
+@example("v1.2.0 and 1,208.5", [("1.2", None), ("1,208", None)])
+@given(st.lists(st.sampled_from(["1", "2", "8", "0", ".", ",", " ", "s", "ms", "v", "x",
+                                 "\n", "-", "%", "1.2.", "208,"]), max_size=60).map("".join),
+       st.lists(st.tuples(st.sampled_from(["12", "1.2", "208", "1,208", "0.41", "$5", "2.0"]),
+                          st.sampled_from([None, "s", "ms", "%"])), max_size=6))
+def test_mark_superseded_finds_each_old_number_where_its_pattern_does(
+        text: str, olds: list[tuple[str, str | None]]) -> None:
+    """The lines marked are those where some old value's pattern matches (the items
+    looked up by the line's numbers, not tried one by one on every line)."""
+    from memory_core.compaction.compressor import (
+        Superseded,
+        _marked,
+        _superseded_key,
+        mark_superseded,
+    )
+
+    superseded = [Superseded(100 + n, f"item {n}", v, u) for n, (v, u) in enumerate(olds)]
+    marked = mark_superseded(text, superseded)
+    for line, out in zip(text.split("\n"), marked.split("\n"), strict=True):
+        assert (out != line) == ("superseded" not in line
+                                 and _marked_line_by_line(line, superseded)), (line, out)
+    # a scaffold's node marks with the items its text may quote: the same text
+    assert _marked(text, _superseded_key(superseded)) == marked
 
 
 def test_path_tokens_sums_the_stored_counts_outside_the_forest(tmp_path: Path) -> None:

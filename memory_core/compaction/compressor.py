@@ -619,6 +619,22 @@ ACKNOWLEDGEMENT = (
 
 
 _CITED = re.compile(r"\[msg (\d+)\]")
+_DIGITS = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
+"""A number as written, its separators included."""
+
+
+def _numbers_in(line: str) -> set[str]:
+    """Every number an old value's pattern (:meth:`Superseded.value_pattern`) may match
+    on ``line``: each written number, and each of its beginnings that ends before a
+    separator ("1.23.96" holds "1", "1.23" and "1.23.96")."""
+    out: set[str] = set()
+    for m in _DIGITS.finditer(line):
+        token = m.group()
+        out.add(token)
+        for cut, ch in enumerate(token):
+            if ch in ".,":
+                out.add(token[:cut])
+    return out
 
 
 @dataclass(frozen=True)
@@ -677,18 +693,50 @@ def _mark_superseded(text: str, key: tuple[tuple[int, str, str | None, str | Non
     by_source: dict[int, list[Superseded]] = {}
     for item in superseded:
         by_source.setdefault(item.source_id, []).append(item)
-    patterns = [(item, pat) for item in superseded if (pat := item.value_pattern())]
+    # Each old number is looked for only on the lines that hold its digits (a line's
+    # numbers, one scan), not with every item's pattern on every line: the items
+    # change with each correction, so this runs again after every one.
+    by_number: dict[str, list[tuple[int, Superseded, re.Pattern[str]]]] = {}
+    anywhere: list[tuple[int, Superseded, re.Pattern[str]]] = []
+    for n, item in enumerate(superseded):
+        if (pat := item.value_pattern()) is not None:
+            if _DIGITS.fullmatch(item.value_text or "") is None:
+                anywhere.append((n, item, pat))
+            else:
+                by_number.setdefault(item.value_text or "", []).append((n, item, pat))
     out = []
     for line in text.split("\n"):
         if "superseded" not in line:
             olds = [i for m in _CITED.finditer(line) for i in by_source.get(int(m.group(1)), ())]
-            olds += [item for item, pat in patterns if pat.search(line)]
+            near = [c for number in _numbers_in(line) for c in by_number.get(number, ())]
+            olds += [item for _, item, pat in sorted(near + anywhere, key=lambda c: c[0])
+                     if pat.search(line)]
             if olds:
                 quoted = "; ".join(dict.fromkeys(f'"{_first_sentence(i.text, 120)}"'
                                                  for i in olds))
                 line = f"{line} (later corrected: {quoted} is superseded)"
         out.append(line)
     return "\n".join(out)
+
+
+def _marked(text: str, key: tuple[tuple[int, str, str | None, str | None], ...]) -> str:
+    """``text`` marked (:func:`_mark_superseded`) by the items of ``key`` it may quote:
+    cited, or of a number it holds (:func:`_refs`). A node's text is marked again
+    only when an item it quotes changes, not on every correction of anything else
+    (the superseded items are the newest 200: each correction changes them)."""
+    if not key:
+        return text
+    cited, numbers = _refs(text)
+    mine = tuple(k for k in key if k[0] in cited or (
+        k[2] is not None and (k[2] in numbers or _DIGITS.fullmatch(k[2]) is None)))
+    return _mark_superseded(text, mine) if mine else text
+
+
+@functools.lru_cache(maxsize=1024)
+def _refs(text: str) -> tuple[frozenset[int], frozenset[str]]:
+    """The message ids ``text`` cites and the numbers it holds (:func:`_numbers_in`)."""
+    return (frozenset(int(m.group(1)) for m in _CITED.finditer(text)),
+            frozenset(_numbers_in(text)))
 
 
 def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
@@ -752,7 +800,7 @@ def _scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
     key = _superseded_key(superseded)  # once, not once per node (up to 200 items)
     full = [f"== Level {node.level} summary · messages {node.first}–{node.last} "
             f"({len(node.message_ids)} messages, {node.source_tokens} → {node.tokens} tokens,"
-            f" {node.model}) ==\n" + (_mark_superseded(node.text, key) if key else node.text)
+            f" {node.model}) ==\n" + _marked(node.text, key)
             for node in roots]
     text = "\n\n".join(["\n".join(intro), *full])
     if budget_tokens is None or _fits(text, budget_tokens):
