@@ -308,7 +308,7 @@ class Engine:
         """Superseded items of ``scope`` stated up to message ``last_id``, newest
         ``limit`` of them, oldest first: what summaries of messages up to
         ``last_id`` may quote (from the range itself, or echoed from before it).
-        One indexed query (status ``superseded`` is rare)."""
+        One query through the ``memory_items_superseded`` partial index."""
         rows = self.store.read_tx(lambda tx: tx.request_reads.superseded_sources(
             scope.tenant, scope.role, last_id, limit))
         return [compressor.Superseded(int(r["source_message_id"]), r["text"],

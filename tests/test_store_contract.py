@@ -237,6 +237,10 @@ def _reads(tx: Any) -> dict[str, Any]:
         for sp, lab, units in (("", None, None), ("alice", None, None), ("bob", None, None),
                                ("", None, ["port"]), ("", None, ["kg"]), ("alice", "a", None),
                                ("alice", "b", None))]
+    out["items.correction_candidates.prefix"] = [
+        [r["id"] for r in it.correction_candidates("t1", "coder", ["fact"], "", None, None, 5,
+                                                   subject_prefix=p)]
+        for p in ("prod ", "pro", "prod port", "port", "prod portx", "\U0010ffff")]
     out["items.replaced_candidates"] = [
         it.replaced_candidates("t1", "coder", kinds, sp, lab, 5)
         for kinds, sp, lab in ((["fact", "decision"], "alice", None), (["fact"], "alice", "a"),
@@ -655,6 +659,7 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert out["item_feed.changes_after"] == [(3, 3), (4, 4), (5, 1)]
     assert [[r["id"] for r in x] for x in out["items.correction_candidates"]] == [
         [2], [], [3], [2], [], [], []]
+    assert out["items.correction_candidates.prefix"] == [[2], [2], [2], [], [], []]
     assert out["items.replaced_candidates"] == [
         [{"id": 1, "text": "Staging port is 5432", "condition": None, "superseded_by": 2,
           "successor_text": "Prod port is 6543"}],

@@ -362,12 +362,15 @@ class ItemReads(Protocol):
 
     def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                               speaker: str, label: str | None,
-                              units: Sequence[str] | None, limit: int) -> list[Row]:
+                              units: Sequence[str] | None, limit: int,
+                              subject_prefix: str | None = None) -> list[Row]:
         """``{id, subject, text, unit, condition, value_text, kind}`` of the newest
         ``limit`` active items of ``kinds`` in a tenant and role said by ``speaker``
         (the ``speaker`` of their data, ``""`` for none), newest (highest id) first.
         ``label``: only items of that ordinal label (``None``: any); ``units``: only
-        items without a unit or with one of these (``None``: any). One statement."""
+        items without a unit or with one of these (``None``: any);
+        ``subject_prefix``: only items whose subject starts with it (``None``: any).
+        One statement."""
         ...
 
     def replaced_candidates(self, tenant: str, role: str, kinds: Sequence[str],
@@ -1168,7 +1171,7 @@ class RequestReads(Protocol):
                            ) -> list[Row]:
         """``{source_message_id, text, value_text, unit}`` of the newest ``limit``
         superseded items of the tenant and role stated up to message ``last_id``,
-        newest first."""
+        newest (by source message, then id) first; through ``memory_items_superseded``."""
         ...
 
 

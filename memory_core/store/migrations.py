@@ -421,6 +421,18 @@ def m010_response_threads_by_id() -> str:
         """
 
 
+@migration(11, "superseded items by source message")
+def m011_superseded_by_source() -> str:
+    return """
+        -- The values corrected since a summary was written (Engine.superseded_sources):
+        -- the newest superseded items of a scope up to a message, read on every request
+        -- of a compacted conversation. Without it the read walked every item newer than
+        -- those (most of the table where corrections are frequent).
+        CREATE INDEX memory_items_superseded ON memory_items(tenant, role, source_message_id)
+            WHERE status = 'superseded';
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

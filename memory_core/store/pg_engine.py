@@ -277,7 +277,8 @@ class PgRequestReads:
                            ) -> list[Row]:
         return dicts(self._c, "SELECT source_message_id, text, value_text, unit FROM"
                      " memory_items WHERE tenant = %s AND role = %s AND status = 'superseded'"
-                     " AND source_message_id <= %s ORDER BY id DESC LIMIT %s",
+                     " AND source_message_id <= %s"
+                     " ORDER BY source_message_id DESC, id DESC LIMIT %s",
                      (tenant, role, last_id, limit))
 
 

@@ -333,6 +333,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX response_conversations_conversation
             ON response_conversations(conversation_id, role);
     """),
+    (6, "superseded items by source message", """
+        -- SQLite's m011: the values corrected since a summary was written, read on
+        -- every request of a compacted conversation.
+        CREATE INDEX memory_items_superseded ON memory_items(tenant, role, source_message_id)
+            WHERE status = 'superseded';
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -243,7 +243,8 @@ class PgItemReads:
 
     def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                               speaker: str, label: str | None,
-                              units: Sequence[str] | None, limit: int) -> list[Row]:
+                              units: Sequence[str] | None, limit: int,
+                              subject_prefix: str | None = None) -> list[Row]:
         sql = ("SELECT id, subject, text, unit, condition, value_text, kind FROM memory_items"
                " WHERE tenant = %s AND role = %s AND status = 'active' AND kind = ANY(%s)"
                f" AND {SPEAKER} = %s")
@@ -254,6 +255,10 @@ class PgItemReads:
         if units is not None:
             sql += " AND (unit IS NULL OR unit = ANY(%s))"
             args.append(list(units))
+        if subject_prefix:
+            sql += " AND left(subject, %s) = %s"
+            args += [len(subject_prefix), Verbatim(subject_prefix)
+                     if sendable(subject_prefix) else subject_prefix]
         return dicts(self._c, f"{sql} ORDER BY id DESC LIMIT %s", [*args, int(limit)])
 
     def replaced_candidates(self, tenant: str, role: str, kinds: Sequence[str],

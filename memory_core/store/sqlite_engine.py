@@ -125,7 +125,8 @@ class SqliteRequestReads:
         return [dict(r) for r in self._c.execute(
             "SELECT source_message_id, text, value_text, unit FROM memory_items"
             " WHERE tenant=? AND role=? AND status='superseded' AND source_message_id<=?"
-            " ORDER BY id DESC LIMIT ?", (tenant, role, last_id, limit)).fetchall()]
+            " ORDER BY source_message_id DESC, id DESC LIMIT ?",
+            (tenant, role, last_id, limit)).fetchall()]
 
 
 class SqliteInspection:

@@ -24,7 +24,8 @@ class SqliteItemReads:
 
     def correction_candidates(self, tenant: str, role: str, kinds: Sequence[str],
                               speaker: str, label: str | None,
-                              units: Sequence[str] | None, limit: int) -> list[Row]:
+                              units: Sequence[str] | None, limit: int,
+                              subject_prefix: str | None = None) -> list[Row]:
         sql = (f"SELECT id, subject, text, unit, condition, value_text, kind FROM memory_items"
                f" WHERE tenant=? AND"
                f" role=? AND status='active' AND kind IN ({','.join('?' * len(kinds))})"
@@ -36,6 +37,12 @@ class SqliteItemReads:
         if units is not None:
             sql += f" AND (unit IS NULL OR unit IN ({','.join('?' * len(units))}))"
             args += units
+        if subject_prefix:
+            # a range of the subject index, then the exact test (BINARY order: every
+            # string that starts with the prefix sorts between it and its successor)
+            sql += " AND subject >= ? AND subject < ? AND substr(subject, 1, ?) = ?"
+            args += [subject_prefix, _successor(subject_prefix), len(subject_prefix),
+                     subject_prefix]
         return [dict(r) for r in self._c.execute(
             f"{sql} ORDER BY id DESC LIMIT {int(limit)}", args)]
 
@@ -64,3 +71,11 @@ class SqliteItemReads:
 if TYPE_CHECKING:  # mypy checks the group against its Protocol
     def _conforms(conn: sqlite3.Connection) -> ItemReads:
         return SqliteItemReads(conn)
+
+
+def _successor(prefix: str) -> str:
+    """The least string above every string that starts with ``prefix`` (its last
+    character raised by one; ``prefix`` itself when that is the largest character,
+    as no range then bounds it and the exact test decides)."""
+    last = ord(prefix[-1])
+    return prefix[:-1] + chr(last + 1) if last < 0x10FFFF else prefix + "\U0010ffff"
