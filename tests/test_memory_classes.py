@@ -304,6 +304,24 @@ def test_siblings_under_two_topics_are_not_conflicts(engine: Engine) -> None:
         "Prod: the port is 7000."]
 
 
+def test_an_update_under_a_topic_revises_that_topic_s_attribute_only(engine: Engine) -> None:
+    """"… after yesterday's change" revises each value its sentence states: of the
+    thing its lead names, attribute by attribute (the lead's words, shared by every
+    statement under it, pair nothing)."""
+    put(engine, "Status of the cache layer on ap-south: we run 60 nodes, the pool size is 208"
+                " and the heartbeat is 573 ms.")
+    put(engine, "Status of the cache layer on eu-west: the pool size is 32.")
+    put(engine, "One more thing on the cache layer on ap-south: the window is 30 min and the"
+                " memory cap is 10126 MB after yesterday's change.")
+    assert superseded_by(engine) == {}
+    put(engine, "Quick update on the cache layer on ap-south: the pool size is 64 after"
+                " yesterday's change.")
+    assert superseded_by(engine) == {
+        "Status of the cache layer on ap-south: … the pool size is 208":
+        "Quick update on the cache layer on ap-south: the pool size is 64 after yesterday's"
+        " change."}
+
+
 @pytest.mark.parametrize("text, label", [
     ("batch 39: migrated 4871 rows in 3.6 s.", "batch 39"),
     ("shard 3: rebalanced 12 partitions.", "shard 3"),

@@ -61,6 +61,9 @@ class Extracted:
     me 5 ideas …"; :func:`memory_core.extraction.modality.answer_request`).
     ``lasting`` marks a fact that holds for every later answer without a number: a
     restriction of the speaker's own diet or health ("I'm vegetarian", 我对花生过敏).
+    ``topic``: the key of a topic lead the subject starts with ("Staging: the port is
+    5432": ``"staging"``; :mod:`memory_core.extraction.topic`): a correction under it
+    revises that topic's own attribute only.
     ``local`` marks a fact or decision the speaker scoped to the task or conversation
     at hand ("For this task the bucket is …", 本次任务中…, 今回のタスクでは…;
     :func:`memory_core.extraction.modality.about_this_task`): kept and searchable, but
@@ -91,3 +94,4 @@ class Extracted:
     lasting: bool = False
     said: bool = False
     local: bool = False
+    topic: str | None = None

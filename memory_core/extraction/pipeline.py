@@ -658,7 +658,7 @@ class _Message:
                 text = f"{self.text[a:lead.end].strip()}{ELISION}{item.text}"
             elif at > a:
                 text = self.text[a:at + len(item.text)].strip()
-            self.out[i] = replace(item, subject=subject, text=text)
+            self.out[i] = replace(item, subject=subject, text=text, topic=lead.key)
 
     def _update(self, sc: str, body: int, b: int, lang: str, correction: bool
                 ) -> tuple[int, bool]:

@@ -411,8 +411,12 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     if new_unit:  # units of another dimension never pair: leave them to the store
         alike = sorted({u for u in (*UNITS.values(), *CJK_UNITS.values(), ex.unit)
                         if unit_class(u) == new_unit})
+    # "Staging: the port is 6000 now" revises staging's port only: not another
+    # attribute of staging (its words are the topic's), nor another thing's port
+    topic = getattr(ex, "topic", None)
     rows = items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
-                                       alike, CORRECTION_SCAN)
+                                       alike, CORRECTION_SCAN,
+                                       subject_prefix=f"{topic} " if topic else None)
     # A cheap pre-check before a row's terms are computed: the first characters of two
     # of the correction's stems (of one, when it has one) occur in the row's text.
     probes = {t if len(t) <= 2 else t[:min(4, len(t) - 1)] for t in new_terms}
@@ -429,7 +433,19 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         return valueless and judged != impression(row["text"] or "", row["subject"],
                                                   row["kind"], asides=True)
     by_value: dict[str, Any] | None = None
-    for row in rows:
+    same = 0  # rows of the very subject, read first when no value is named
+    if subject and not named:
+        # The very subject under the same condition scores highest (3.0) and no other
+        # row can pass it: once one is found among them, the rest need no reading.
+        # (A named value picks the newest row stating it, and a correction without a
+        # subject the newest fallback: both keep the rows' order.)
+        firsts = [r for r in rows if r["subject"] == subject]
+        if firsts:
+            same = len(firsts)
+            rows = firsts + [r for r in rows if r["subject"] != subject]
+    for n, row in enumerate(rows):
+        if n == same and same and best is not None and best[:2] == (1, 3.0):
+            break
         old_unit = unit_class(row["unit"])
         same_unit = new_unit == old_unit
         if new_unit and old_unit and not same_unit:
@@ -448,6 +464,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             continue  # "build-02 was upgraded to 128 GB" after "build-01 has 64 GB"
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
+        if topic and not related:
+            continue
         if by_value is None and named and row["value_text"] in named and (
                 related or not getattr(ex, "replacement", None)):
             # the newest item stating the value the correction names ("upgraded Node
