@@ -381,6 +381,7 @@ def _marked_line_by_line(line: str, superseded: list[Any]) -> bool:
 
 @settings(max_examples=300, deadline=None)
 @example("v1.2.0 and 1,208.5", [("1.2", None), ("1,208", None)])
+@example("208,1.2.", [("1.2", None)])
 @given(st.lists(st.sampled_from(["1", "2", "8", "0", ".", ",", " ", "s", "ms", "v", "x",
                                  "\n", "-", "%", "1.2.", "208,"]), max_size=60).map("".join),
        st.lists(st.tuples(st.sampled_from(["12", "1.2", "208", "1,208", "0.41", "$5", "2.0"]),

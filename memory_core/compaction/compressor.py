@@ -625,15 +625,17 @@ _DIGITS = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
 
 def _numbers_in(line: str) -> set[str]:
     """Every number an old value's pattern (:meth:`Superseded.value_pattern`) may match
-    on ``line``: each written number, and each of its beginnings that ends before a
-    separator ("1.23.96" holds "1", "1.23" and "1.23.96")."""
+    on ``line``: each run of a written number that starts at its start or after a
+    comma (a pattern's number follows no digit and no dot) and ends at its end or
+    before a separator ("1.23.96" holds "1", "1.23" and "1.23.96"; "208,1.2" holds
+    "1" and "1.2" too)."""
     out: set[str] = set()
     for m in _DIGITS.finditer(line):
         token = m.group()
-        out.add(token)
-        for cut, ch in enumerate(token):
-            if ch in ".,":
-                out.add(token[:cut])
+        seps = [i for i, ch in enumerate(token) if ch in ".,"]
+        starts = [0, *(i + 1 for i in seps if token[i] == ",")]
+        ends = [*seps, len(token)]
+        out.update(token[a:b] for a in starts for b in ends if b > a)
     return out
 
 
