@@ -377,6 +377,8 @@ def test_who_said_it_before_a_colon_is_not_part_of_the_subject(text: str) -> Non
     ("Yesterday: the build took 40 minutes.", ["yesterday build took"]),
     ("Also, the port is 8080.", ["port"]),
     ("Heads up: the port is 8080.", ["port"]),
+    ("Oops: the port is 8080.", ["port"]),
+    ("I was wrong again: the port is 8081.", ["port"]),
     ("The reason is simple: the port is 8080.", ["reason port"]),
     ("In this repo, we never push to main.", ["push main"]),
 ])

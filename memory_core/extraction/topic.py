@@ -68,7 +68,11 @@ _NOT_A_TOPIC = re.compile(
     r"\s+is|that\s+said|that\s+being\s+said|anyway|honestly|basically|actually|seriously"
     r"|important|warning|caution|tip|hint|example|e\.g|i\.e|note\s+to\s+self|question"
     r"|bottom\s+line|long\s+story\s+short|in\s+a\s+nutshell|in\s+sum|to\s+sum\s+up"
-    r"|in\s+summary|in\s+conclusion)$", re.I)
+    r"|in\s+summary|in\s+conclusion|again|too|though|anyway|still|instead|otherwise|besides"
+    r"|plus|meanwhile|first|second|third|finally|lastly|next|first\s+of\s+all|so\s+far"
+    r"|to\s+be\s+clear|to\s+clarify|just\s+to\s+confirm|for\s+context|wait|sorry|oops|ugh"
+    r"|lol|haha|thanks|thank\s+you|please|hey|hi|hello|great|cool|nice|perfect|good|done)$",
+    re.I)
 """Discourse words and labels before a colon or comma: no topic."""
 _TIME = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|morning|afternoon|evening|night|noon|midnight"
