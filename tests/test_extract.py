@@ -358,6 +358,25 @@ def test_who_said_it_before_a_colon_is_not_part_of_the_subject(text: str) -> Non
     assert one(text).subject == "port"
 
 
+def test_a_scope_lead_is_no_topic() -> None:
+    """"For this task:" scopes the statement to the conversation (``local``); it names
+    no thing to key it under."""
+    item = one("For this task: the bucket is logs-eu.")
+    assert item.subject == "bucket" and item.local and item.topic is None
+
+
+def test_a_change_named_after_a_value_revises_up_to_it() -> None:
+    """The clauses up to "after the restart" revise; one after it ("before it was
+    60 %") does not, and an order's "after the deploy" stays its condition."""
+    items = extract("The cache hit rate is 95% after the restart, before it was 60%.")
+    assert [(i.value, i.correction, i.condition) for i in items] == [
+        (95.0, True, None), (60.0, False, "before it was 60%")]
+    order = one("Run the migrations after the deploy.")
+    assert order.kind == "constraint" and order.condition == "after the deploy"
+    assert [(i.subject, i.condition) for i in extract(
+        "With 3 replicas, the failover time is 20 s.")] == [("failover time", "With 3 replicas")]
+
+
 @pytest.mark.parametrize(("text", "subjects"), [
     ("Staging: the port is 5432. Prod: the port is 6543.", ["staging port", "prod port"]),
     ("Regarding the billing job, the timeout is 30 s.", ["billing job timeout"]),
@@ -378,6 +397,15 @@ def test_who_said_it_before_a_colon_is_not_part_of_the_subject(text: str) -> Non
     ("Also, the port is 8080.", ["port"]),
     ("Heads up: the port is 8080.", ["port"]),
     ("Oops: the port is 8080.", ["port"]),
+    ("Staging: the port is 5432, prod: the port is 6543.", ["staging port", "prod port"]),
+    ("Option A: the cost is 500 USD. Option B: the cost is 800 USD.",
+     ["option a cost", "option b cost"]),
+    # greetings, the ones spoken to, labels, amounts and times name no thing
+    ("Hey Caroline: the meeting room is B12.", ["meeting room"]),
+    ("For reference: the port is 8080.", ["port"]),
+    ("Root cause: the pool size is 10.", ["pool size"]),
+    ("About 200 ms, the p95 latency is fine.", ["p95 latency"]),
+    ("About 3 weeks ago, we moved to 3 nodes.", ["moved"]),
     ("I was wrong again: the port is 8081.", ["port"]),
     ("The reason is simple: the port is 8080.", ["reason port"]),
     ("In this repo, we never push to main.", ["push main"]),
@@ -390,7 +418,9 @@ def test_a_topic_lead_keys_the_statements_after_it(text: str, subjects: list[str
     sentences = [s + "." for s in text.split(". ")]
     for item in items:  # each quotes its topic, and its clause after an ellipsis
         lead, _, clause = item.text.rpartition(ELISION)
-        assert any(s.startswith(lead or clause) and clause in s for s in sentences), item.text
+        assert any(clause in s and (not lead or s.startswith(lead)) for s in sentences), \
+            item.text
+        assert item.topic is None or item.topic.split()[0] in item.text.lower()
 
 
 # --- decisions -----------------------------------------------------------------------

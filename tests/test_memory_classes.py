@@ -302,6 +302,10 @@ def test_siblings_under_two_topics_are_not_conflicts(engine: Engine) -> None:
     put(engine, "Prod: the port is 7000.")
     assert [r["text"] for r in active(engine) if r["conflict_with"] is not None] == [
         "Prod: the port is 7000."]
+    put(engine, "Option A: the cost is 500 USD.")
+    put(engine, "Option B: the cost is 800 USD.")
+    put(engine, "Hey team: the heartbeat is 250 ms now.")  # a greeting is no topic
+    assert len([r for r in active(engine) if r["conflict_with"] is not None]) == 1
 
 
 def test_an_update_under_a_topic_revises_that_topic_s_attribute_only(engine: Engine) -> None:

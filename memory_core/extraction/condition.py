@@ -12,12 +12,10 @@ import re
 from bisect import bisect_left
 
 from memory_core.extraction.cue import tokens
-from memory_core.extraction.lexicon import EN_A_CHANGE
 
 _EN_CLAUSE = re.compile(
     r"\b(?:even if|only if|except (?:when|if)|as long as|whenever|when|if|unless|while|during"
-    r"|until|once|before|after(?!\s+" + EN_A_CHANGE + r")"
-    r"|(?:every|each|any)(?:\ssingle)?\stime|anytime)\b"
+    r"|until|once|before|after|(?:every|each|any)(?:\ssingle)?\stime|anytime)\b"
     r"(?!\s(?:possible|you\scan|it's\spossible|convenient|needed|necessary|any|all)\b)"
     r"(?!\s(?:about\s|around\s|roughly\s|approximately\s)?[\d\ue000])"
     r"(?:(?!\s(?:and|but|or|so|then|otherwise)\b)[^,;:.!?()\n]){1,80}",

@@ -124,12 +124,16 @@ _EN_NEW_SUBJECT = re.compile(r"(?:the|our|my|its|their|his|her)\s+(?:[\w-]+\s+){
                              r"(?:is|are|was|were)\b", re.I)
 """After a joint between two quantities, a new subject and its copula ("We run 41 nodes,
 the memory cap is 6893 MB"): a second statement, whatever the two measure."""
+_CHANGE_CONDITION = re.compile(r"\s*(?:after|since|following)\s+" + lx.EN_A_CHANGE, re.I)
+"""A condition that names the change a value came after: not a condition of it."""
 _EN_BE = re.compile(r"\b(?:is|are|was|were)\b|['\u2019](?:s|re)\b", re.I)
 """A form of *be*: a clause that states a value rather than reports a move."""
 _EN_SUBORDINATE = re.compile(r"\s*(?:when|whenever|if|once|after|before|while|unless|until"
-                             r"|as\s+soon\s+as|as\s+long\s+as|since|because|although|though)\b",
-                             re.I)
-"""A sentence that opens with a condition or a cause: its comma ends that, not a statement."""
+                             r"|as\s+soon\s+as|as\s+long\s+as|since|because|although|though"
+                             r"|with|without|above|below|under|over|beyond|at|for|during|in|on"
+                             r"|up\s+to|between|from|per)\b", re.I)
+"""A sentence that opens with a condition, a cause or a setting ("With 3 replicas, …",
+"Above 90 % disk usage, …"): its comma ends that, not a statement."""
 _NUMERIC_JOINT = re.compile(r",?\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*", re.I)
 _ZH_NEW_SUBJECT = re.compile(
     r"[，,](?=[^，,。是不也就但而还都所因然]{1,8}(?:是|为|大概|大约|约为|达到|超过))")
@@ -427,6 +431,7 @@ class _Message:
         self.rule_list = False  # the list below a title such as "Rules:" (_RULE_LIST)
         self.update_at: int | None = None  # where an unmarked update cue starts ("now")
         self.update_end: int | None = None
+        self.revise_upto: int | None = None  # "… after yesterday's change": clauses before
         self.marked = False  # the sentence has a correction cue of its own
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
         # the last sentence withdrew an item: (where it starts, the phrase naming the item)
@@ -539,6 +544,7 @@ class _Message:
             return
         found, previous = len(self.out), self.previous
         self.label = self.update_at = self.update_end = self.swap = None
+        self.revise_upto = None
         self.marked = True
         self._statements(sc, w.tail, w.tail, b, lang,
                          tokens(rest) if lang == "en" else frozenset(), True, None)
@@ -577,6 +583,7 @@ class _Message:
         rules = _LANGS[lang]
         body, correction, forced = self._prefixes(sc, a, b, rules, labelled)
         self.label = self.update_at = self.update_end = self.swap = None
+        self.revise_upto = None
         ordinal = ORDINAL_LABEL.match(sc, body, b)
         if ordinal and _has_content(sc[ordinal.end():b]):
             # "Run 39: loss 0.41", "Step 3: restart", "第3步": a sibling in a series. The
@@ -600,10 +607,17 @@ class _Message:
         if self.speaker == "user" and not _is_question(sc[body:b], lang):
             body, correction = self._update(sc, body, b, lang, correction)
         rest = sc[body:b]
+        toks = tokens(rest) if lang == "en" else frozenset()
+        if topic is not None and (not _has_content(rest) or len(rest) <= _SMALL_TALK_MAX and (
+                _maybe_small_talk(rest, lang, toks) and rules.small_talk.match(rest))):
+            # "p99 latency budget: 200ms, that's the SLO": what follows the lead says
+            # nothing alone; the sentence is read whole, as without one
+            body, topic = topic.start, None
+            rest = sc[body:b]
+            toks = tokens(rest)
         if not _has_content(rest):
             self.pending_correction = correction
             return
-        toks = tokens(rest) if lang == "en" else frozenset()
         if len(rest) <= _SMALL_TALK_MAX and _maybe_small_talk(rest, lang, toks) \
                 and rules.small_talk.match(rest):
             return
@@ -630,11 +644,16 @@ class _Message:
                 self._statements(sc, a, ordinal.start(), b, lang, tokens(sc[ordinal.start():b])
                                  if lang == "en" else frozenset(), correction, forced,
                                  numbers_from=ordinal.end())
-            if topic is not None and len(self.out) == found:
-                # "Staging DB: Postgres 16 on 5433": nothing said after the lead alone;
-                # read the sentence whole, as without one
+            if topic is not None and all(i.subject is None for i in self.out[found:]):
+                # "Staging DB: Postgres 16 on 5433": nothing keyed after the lead alone;
+                # read the sentence whole, as without one (what the lead's read found
+                # stays if that finds nothing)
+                kept = self.out[found:]
+                del self.out[found:]
                 self._statements(sc, a, topic.start, b, lang, tokens(sc[topic.start:b]),
                                  correction, forced)
+                if len(self.out) == found:
+                    self.out.extend(kept)
             elif topic is not None and topic.key:
                 self._about(sc, a, topic, found)
 
@@ -650,15 +669,18 @@ class _Message:
             at = self.text.find(item.text, a)
             if item.kind not in STATEMENT_KINDS or not item.subject or at < 0:
                 continue
-            subject = item.subject
-            if not subject.startswith(lead.key):
-                subject = f"{lead.key} {subject}"
-            text = item.text
-            if at > lead.end:  # a later clause: "Status of X: … the pool size is 208"
+            key, text = lead.key, item.text
+            inner = topic_lead(sc, at, at + len(item.text)) if at > lead.end else None
+            if inner is not None and inner.key:
+                key = inner.key  # "Staging: the port is 5432, prod: the port is 6543"
+            elif at > lead.end:  # a later clause: "Status of X: … the pool size is 208"
                 text = f"{self.text[a:lead.end].strip()}{ELISION}{item.text}"
             elif at > a:
                 text = self.text[a:at + len(item.text)].strip()
-            self.out[i] = replace(item, subject=subject, text=text, topic=lead.key)
+            subject = item.subject
+            if not subject.startswith(key):
+                subject = f"{key} {subject}"
+            self.out[i] = replace(item, subject=subject, text=text, topic=key)
 
     def _update(self, sc: str, body: int, b: int, lang: str, correction: bool
                 ) -> tuple[int, bool]:
@@ -685,9 +707,14 @@ class _Message:
                 return body + lead.end(), True
             toks = tokens(sc[body:b])
             since = lx.EN_UPDATE_SINCE.search(sc[body:b], toks)
-            if since is not None and since.start() > 0 and (
-                    since.group("after") is None or _EN_BE.search(sc, body, body + since.start())):
+            if since is not None and since.start() > 0 and since.group("after") is None:
                 return body, True  # "… is Postgres 16 now that we upgraded"
+            if since is not None and since.start() > 0 and _EN_BE.search(
+                    sc, body, body + since.start()):
+                # "… is 208 and the heartbeat is 573 ms after yesterday's change": the
+                # clauses up to the change revise, not one after it ("…, before it was 60%")
+                self.revise_upto = body + since.end()
+                return body, correction
             cue = lx.EN_UPDATE.search(sc[body:b], toks) or lx.EN_UPDATE_NEW.search(sc[body:b], toks)
             order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
                 if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
@@ -844,6 +871,8 @@ class _Message:
                                replaces=self._original(swap.old),
                                replacement=self._original(swap.new))
             else:
+                if self.revise_upto is not None and not marked:
+                    revises = revises or c.start < self.revise_upto
                 if self.update_at is not None and not marked:
                     # an unmarked update revises only the clause that holds its cue
                     revises = c.start <= self.update_at <= c.end
@@ -852,6 +881,9 @@ class _Message:
                                           self._update_subject(c, verdict.subject),
                                           verdict.negated)
                 item = _item(self.text, c, verdict, revises)
+                if self.revise_upto is not None and item.condition \
+                        and _CHANGE_CONDITION.match(item.condition):
+                    item = replace(item, condition=None)  # the change it revises after
             if (verdict.kind == "preference" or verdict.lasting) and i + 1 < len(spans) \
                     and _CONSEQUENCE.match(sc[end:spans[i + 1][0]]) \
                     and _is_order(sc[spans[i + 1][0]:spans[i + 1][1]]):

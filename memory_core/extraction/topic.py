@@ -85,11 +85,24 @@ _VERB = re.compile(r"\b(?:is|are|was|were|be|been|am|has|have|had|will|would|can
                    r"|should|must|do|does|did|don't|doesn't|isn't|aren't)\b|['’](?:s|re|ll|ve)\b",
                    re.I)
 """A finite verb: a lead that holds one is a clause, not the name of a thing."""
+_NOT_A_THING = re.compile(
+    r"^(?:hey|hi|hello|dear|thanks|thank\s+you|cheers|yo|ok|okay|so)\b|^@"
+    r"|\b(?:i|i'm|my|me|mine|this|these|current|that|those)\b"
+    r"|^(?:team|folks|everyone|everybody|all|guys|y'all|people|friends|both|yours|you|you\s+all)$",
+    re.I)
+"""A greeting or the ones spoken to ("Hey team:", "@dana:", "Folks:"), the speaker's own
+("My two cents:", "What I meant:") or a deictic scope ("For this task:", kept local by
+the rules that read it whole): no thing named."""
+_AGO = re.compile(r"\bago\b|^(?:a|an|half|one|two|three|few|couple)\s+(?:of\s+)?(?:the\s+)?"
+                  r"(?:time|day|days|week|weeks|month|months|year|years|hours?|minutes?)\b", re.I)
 _LABEL_WORDS = frozenset(
     "context background decision decided update updates status note notes question questions"
     " summary reminder fyi correction result results answer open todo tldr ps edit fact info"
     " important rule idea plan proposal suggestion draft message warning tip reason problem"
-    " issue thing point take thoughts verdict conclusion goal recap news".split())
+    " issue thing point take thoughts verdict conclusion goal recap news reference"
+    " clarification agenda pros cons action items cause symptoms symptom psa spoiler alert"
+    " story version cents error errors traceback exception subject re talk experience"
+    " example output log logs steps lesson lessons learned takeaway takeaways".split())
 """Words of a lead that labels what follows instead of naming its thing."""
 _WORD = re.compile(r"[^\W\d_][\w'’-]*|\d[\w.,:/-]*")
 _REST_WORDS = 3
@@ -131,15 +144,21 @@ def _topic_key(lead: str) -> str | None:
     if (not phrase or _ATTRIBUTION.search(phrase) or _NOT_A_TOPIC.match(phrase)
             or _TIME.search(phrase) and len(phrase.split()) <= 3):
         return None
-    if _VERB.search(phrase):
-        return None  # a clause ("The reason is simple:"), not a name
+    if _VERB.search(phrase) or _NOT_A_THING.search(phrase):
+        return None  # a clause ("The reason is simple:"), a greeting, the speaker, a scope
     phrase = _FIRST_PERSON_VERB.sub("", phrase)
     opened = _OPENING.sub("", phrase, count=1)
+    if opened[:1].isdigit() or _AGO.search(opened):
+        return None  # "About 200 ms, …", "About 3 weeks ago, …": an amount, a time
     if opened == phrase and _LABEL_WORDS.intersection(phrase.lower().split()):
         return None  # "Quick context:", "Decision made:", "Still open:": what follows is
     phrase = opened  # the point, not about a thing
     words = [w.lower().strip(".'’") for w in re.findall(r"[\w][\w.'’-]*", phrase)]
-    words = [w for w in words if w and w not in _KEY_STOP]
+    if len([w for w in words if w not in _KEY_STOP]) == 1 and _LABEL_WORDS.intersection(words):
+        return None  # "For reference:", "For context:"
+    # articles and prepositions go, but not a last letter ("Option A", "Plan B")
+    words = [w for n, w in enumerate(words)
+             if w and (w not in _KEY_STOP or (w in ("a", "an") and n == len(words) - 1))]
     if not words or len(words) > 8 or not en_key(phrase):
         return None  # a clause, not a name ("If the tests pass on CI and the lint is green")
     return " ".join(words[:_KEY_WORDS])
