@@ -87,3 +87,18 @@ def test_open_task_lines_one_statement_per_label() -> None:
         "t", "r", ["goal", "todo"], thread_ids=(1, 2), session="s", start_time=0.0,
         end_time=9.0, include_hidden=False, current_thread=1, per_label=3)
     assert got == [] and len(statements) == 2
+
+
+def test_a_prefix_range_bounds_every_string_that_starts_with_it() -> None:
+    """``correction_candidates``' subject range on SQLite (BINARY order): the bound
+    above a prefix skips the surrogates, and a prefix of U+10FFFF alone has none."""
+    from memory_core.store.sqlite_items import _successor
+
+    assert _successor("prod ") == "prod!"
+    assert _successor("a\ud7ff") == "a\ue000"
+    assert _successor("x\U0010ffff") == "y"
+    assert _successor("\U0010ffff") is None
+    for prefix in ("prod ", "a\ud7ff", "x\U0010ffff"):
+        above = _successor(prefix)
+        assert above is not None and prefix.encode("utf-8", "surrogatepass") < above.encode()
+        assert (prefix + "\U0010ffff" * 3).encode("utf-8", "surrogatepass") < above.encode()

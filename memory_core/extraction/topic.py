@@ -53,7 +53,7 @@ _OPENING = re.compile(
     r"|in\s+terms\s+of)\s+", re.I)
 """What opens a topic phrase before the thing it names ("Status of", "Quick update on",
 "One more thing on", "for", "regarding"): cut from the key."""
-_FIRST_PERSON_VERB = re.compile(r"^(?:i|we)\s+(?:just\s+|also\s+)?[a-z]+(?:ed|ked)\s+", re.I)
+_FIRST_PERSON_VERB = re.compile(r"^we\s+(?:just\s+|also\s+)?[a-z]+ed\s+", re.I)
 """"We measured the search index on staging:": the thing is the verb's object."""
 _ATTRIBUTION = re.compile(
     r"^(?:per|according\s+to|from|via|as\s+\w+\s+(?:said|says|put\s+it|mentioned|noted))\b"
@@ -68,7 +68,7 @@ _NOT_A_TOPIC = re.compile(
     r"\s+is|that\s+said|that\s+being\s+said|anyway|honestly|basically|actually|seriously"
     r"|important|warning|caution|tip|hint|example|e\.g|i\.e|note\s+to\s+self|question"
     r"|bottom\s+line|long\s+story\s+short|in\s+a\s+nutshell|in\s+sum|to\s+sum\s+up"
-    r"|in\s+summary|in\s+conclusion|again|too|though|anyway|still|instead|otherwise|besides"
+    r"|in\s+summary|in\s+conclusion|again|too|though|still|instead|otherwise|besides"
     r"|plus|meanwhile|first|second|third|finally|lastly|next|first\s+of\s+all|so\s+far"
     r"|to\s+be\s+clear|to\s+clarify|just\s+to\s+confirm|for\s+context|wait|sorry|oops|ugh"
     r"|lol|haha|thanks|thank\s+you|please|hey|hi|hello|great|cool|nice|perfect|good|done)$",
@@ -111,8 +111,8 @@ _SPEAKER_LINE = re.compile(r"[^.!?\n]{0,40}?\b(?:i|i'm|i'll|i'd|i've|my|me)\b", 
 """A first-person-singular line after a one-word lead: that word names its speaker."""
 _KEY_WORDS = 5
 """Most words a topic adds to a subject."""
-_KEY_STOP = frozenset("a an the this that these those my our your their his her its of on in at"
-                      " for to".split())
+_KEY_STOP = frozenset("a an the our your their his her its of on in at for to".split())
+"""Articles, possessives and prepositions: not part of a topic's key."""
 
 
 def topic_lead(text: str, start: int, end: int) -> Topic | None:
@@ -151,8 +151,8 @@ def _topic_key(lead: str) -> str | None:
     if opened[:1].isdigit() or _AGO.search(opened):
         return None  # "About 200 ms, …", "About 3 weeks ago, …": an amount, a time
     if opened == phrase and _LABEL_WORDS.intersection(phrase.lower().split()):
-        return None  # "Quick context:", "Decision made:", "Still open:": what follows is
-    phrase = opened  # the point, not about a thing
+        return None  # "Quick context:", "Decision made:": what follows is the point
+    phrase = opened
     words = [w.lower().strip(".'’") for w in re.findall(r"[\w][\w.'’-]*", phrase)]
     if len([w for w in words if w not in _KEY_STOP]) == 1 and _LABEL_WORDS.intersection(words):
         return None  # "For reference:", "For context:"

@@ -40,9 +40,11 @@ class SqliteItemReads:
         if subject_prefix:
             # a range of the subject index, then the exact test (BINARY order: every
             # string that starts with the prefix sorts between it and its successor)
-            sql += " AND subject >= ? AND subject < ? AND substr(subject, 1, ?) = ?"
-            args += [subject_prefix, _successor(subject_prefix), len(subject_prefix),
-                     subject_prefix]
+            above = _successor(subject_prefix)
+            sql += " AND subject >= ?" + (" AND subject < ?" if above is not None else "")
+            sql += " AND substr(subject, 1, ?) = ?"
+            args += [subject_prefix, *([above] if above is not None else []),
+                     len(subject_prefix), subject_prefix]
         return [dict(r) for r in self._c.execute(
             f"{sql} ORDER BY id DESC LIMIT {int(limit)}", args)]
 
@@ -73,9 +75,13 @@ if TYPE_CHECKING:  # mypy checks the group against its Protocol
         return SqliteItemReads(conn)
 
 
-def _successor(prefix: str) -> str:
-    """The least string above every string that starts with ``prefix`` (its last
-    character raised by one; ``prefix`` itself when that is the largest character,
-    as no range then bounds it and the exact test decides)."""
-    last = ord(prefix[-1])
-    return prefix[:-1] + chr(last + 1) if last < 0x10FFFF else prefix + "\U0010ffff"
+def _successor(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix`` in SQLite's
+    BINARY order (UTF-8 bytes, so code point order): the prefix cut after its last
+    character below U+10FFFF, that character raised by one (past the surrogates);
+    ``None`` when every character is U+10FFFF (no bound above)."""
+    for i in range(len(prefix) - 1, -1, -1):
+        code = ord(prefix[i]) + 1
+        if code <= 0x10FFFF:
+            return prefix[:i] + chr(0xE000 if 0xD800 <= code <= 0xDFFF else code)
+    return None
