@@ -433,6 +433,21 @@ def m011_superseded_by_source() -> str:
         """
 
 
+@migration(12, "conflict sides and active summaries by scope")
+def m012_conflicts_and_summary_scope() -> str:
+    return """
+        -- A supersession looks up the items in conflict with the one it replaces
+        -- (items.writer.supersede): without an index every item of the table was read,
+        -- once per correction.
+        CREATE INDEX memory_items_conflict ON memory_items(conflict_with)
+            WHERE conflict_with IS NOT NULL;
+        -- The active nodes of a scope, read twice on every request of a compacted
+        -- conversation (compaction.node_cache): the scan read each node's covered ids
+        -- and text to reach its status. Covering: (id, parent_id) come from the index.
+        CREATE INDEX summary_nodes_scope ON summary_nodes(tenant, role, status, parent_id);
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

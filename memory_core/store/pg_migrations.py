@@ -339,6 +339,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX memory_items_superseded ON memory_items(tenant, role, source_message_id)
             WHERE status = 'superseded';
     """),
+    (7, "conflict sides", """
+        -- SQLite's m012: a supersession looks up the items in conflict with the one it
+        -- replaces; without an index each correction read the table. (The active
+        -- summaries of a scope have summary_nodes_scope here since m001.)
+        CREATE INDEX memory_items_conflict ON memory_items(conflict_with)
+            WHERE conflict_with IS NOT NULL;
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -19,9 +19,11 @@ from memory_core.store.api import (
 
 T = TypeVar("T")
 
+# ``CROSS JOIN``: the queue drives the join (SQLite keeps the written order). With
+# ANALYZE statistics the planner walked every message and looked each up in the queue.
 _QUEUED = ("SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text,"
            " m.msg_role, json_extract(m.raw_json, '$.name') AS name"
-           " FROM extraction_queue q JOIN messages m ON m.id=q.message_id WHERE ")
+           " FROM extraction_queue q CROSS JOIN messages m ON m.id=q.message_id WHERE ")
 
 
 def _where(filters: Sequence[tuple[str, Any]]) -> tuple[list[str], list[Any]]:

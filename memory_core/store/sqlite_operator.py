@@ -200,7 +200,7 @@ class SqliteOperatorReads:
                              " hidden FROM messages WHERE tenant=? AND role=? AND session=?"
                              " ORDER BY id", (tenant, role, session)),
             "summaries": rows("SELECT level, message_ids FROM summary_nodes WHERE tenant=?"
-                              " AND role=? AND status='active'", (tenant, role)),
+                              " AND role=? AND status='active' ORDER BY id", (tenant, role)),
             "threads": threads,
         }
 

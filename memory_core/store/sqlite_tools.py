@@ -35,7 +35,7 @@ class SqliteToolReads:
     def root_summary_texts(self, tenant: str, role: str) -> dict[int, str]:
         return {r["id"]: r["text"] for r in self._c.execute(
             "SELECT id, text FROM summary_nodes WHERE tenant=? AND role=? AND parent_id IS NULL"
-            " AND status='active'", (tenant, role))}
+            " AND status='active' ORDER BY id", (tenant, role))}
 
     def thread_timeline(self, tenant: str, role: str) -> list[Row]:
         return [dict(r) for r in self._c.execute(
