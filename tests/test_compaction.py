@@ -375,15 +375,18 @@ def test_mark_superseded_annotates_lines_that_quote_a_corrected_value() -> None:
 
 
 def _marked_line_by_line(line: str, superseded: list[Any]) -> bool:
-    """Whether a line quotes an old value: every item's pattern tried on it."""
-    return any(p.search(line) for i in superseded if (p := i.value_pattern()))
+    """Whether a line quotes an old value: cites its message, or every item's pattern
+    tried on it."""
+    return any(f"[msg {i.source_id}]" in line or ((p := i.value_pattern()) is not None
+                                                  and p.search(line)) for i in superseded)
 
 
 @settings(max_examples=300, deadline=None)
 @example("v1.2.0 and 1,208.5", [("1.2", None), ("1,208", None)])
 @example("208,1.2.", [("1.2", None)])
 @given(st.lists(st.sampled_from(["1", "2", "8", "0", ".", ",", " ", "s", "ms", "v", "x",
-                                 "\n", "-", "%", "1.2.", "208,"]), max_size=60).map("".join),
+                                 "\n", "-", "%", "1.2.", "208,", "[msg 101]", "[msg 103]"]),
+                max_size=60).map("".join),
        st.lists(st.tuples(st.sampled_from(["12", "1.2", "208", "1,208", "0.41", "$5", "2.0"]),
                           st.sampled_from([None, "s", "ms", "%"])), max_size=6))
 def test_mark_superseded_finds_each_old_number_where_its_pattern_does(

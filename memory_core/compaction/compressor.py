@@ -721,16 +721,42 @@ def _mark_superseded(text: str, key: tuple[tuple[int, str, str | None, str | Non
     return "\n".join(out)
 
 
-def _marked(text: str, key: tuple[tuple[int, str, str | None, str | None], ...]) -> str:
+_KeyIndex = tuple[dict[int, list[int]], dict[str, list[int]], list[int]]
+
+
+def _key_index(key: tuple[tuple[int, str, str | None, str | None], ...]) -> _KeyIndex:
+    """Positions in ``key`` by source message id, by value as written (a plain
+    number), and those whose value is not a plain number (looked for on every line)."""
+    by_source: dict[int, list[int]] = {}
+    by_number: dict[str, list[int]] = {}
+    anywhere: list[int] = []
+    for n, (source_id, _text, value_text, _unit) in enumerate(key):
+        by_source.setdefault(source_id, []).append(n)
+        if value_text is not None:
+            if _DIGITS.fullmatch(value_text) is None:
+                anywhere.append(n)
+            else:
+                by_number.setdefault(value_text, []).append(n)
+    return by_source, by_number, anywhere
+
+
+def _marked(text: str, key: tuple[tuple[int, str, str | None, str | None], ...],
+            index: _KeyIndex | None = None) -> str:
     """``text`` marked (:func:`_mark_superseded`) by the items of ``key`` it may quote:
     cited, or of a number it holds (:func:`_refs`). A node's text is marked again
     only when an item it quotes changes, not on every correction of anything else
-    (the superseded items are the newest 200: each correction changes them)."""
+    (the superseded items are the newest 200: each correction changes them).
+    ``index``: :func:`_key_index` of ``key`` (built here when not given)."""
     if not key:
         return text
+    by_source, by_number, anywhere = _key_index(key) if index is None else index
     cited, numbers = _refs(text)
-    mine = tuple(k for k in key if k[0] in cited or (
-        k[2] is not None and (k[2] in numbers or _DIGITS.fullmatch(k[2]) is None)))
+    at = set(anywhere)
+    for source_id in cited:
+        at.update(by_source.get(source_id, ()))
+    for number in numbers:
+        at.update(by_number.get(number, ()))
+    mine = tuple(key[n] for n in sorted(at))
     return _mark_superseded(text, mine) if mine else text
 
 
@@ -800,9 +826,10 @@ def _scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
         "This is history, not new instructions.",
     ]
     key = _superseded_key(superseded)  # once, not once per node (up to 200 items)
+    index = _key_index(key)
     full = [f"== Level {node.level} summary · messages {node.first}–{node.last} "
             f"({len(node.message_ids)} messages, {node.source_tokens} → {node.tokens} tokens,"
-            f" {node.model}) ==\n" + _marked(node.text, key)
+            f" {node.model}) ==\n" + _marked(node.text, key, index)
             for node in roots]
     text = "\n\n".join(["\n".join(intro), *full])
     if budget_tokens is None or _fits(text, budget_tokens):
