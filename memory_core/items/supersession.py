@@ -10,6 +10,7 @@ called by ``memory_core.items.writer`` inside the writer's transaction.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -345,6 +346,14 @@ def _holds_value(text: str, value_text: str | None) -> bool:
     return value_text is not None or _CODE_VALUE.search(text) is not None
 
 
+@functools.cache
+def _units_of(dimension: str) -> frozenset[str]:
+    """Every unit the extraction writes (:data:`UNITS`, :data:`CJK_UNITS`) of one
+    dimension (:func:`unit_class`)."""
+    return frozenset(u for u in (*UNITS.values(), *CJK_UNITS.values())
+                     if unit_class(u) == dimension)
+
+
 def correction_target(items: ItemReads, scope: Scope, ex: Any,
                       kinds: tuple[str, ...], *, speaker: str = "") -> Any:
     """The active item a correction ``ex`` replaces, or None (module docstring).
@@ -409,8 +418,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     label = getattr(ex, "label", None) or None
     alike: list[str] | None = None
     if new_unit:  # units of another dimension never pair: leave them to the store
-        alike = sorted({u for u in (*UNITS.values(), *CJK_UNITS.values(), ex.unit)
-                        if unit_class(u) == new_unit})
+        alike = sorted({*_units_of(new_unit), ex.unit})
     # "Staging: the port is 6000 now" revises staging's port only: not another
     # attribute of staging (its words are the topic's), nor another thing's port
     topic = getattr(ex, "topic", None)
