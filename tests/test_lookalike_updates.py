@@ -295,3 +295,30 @@ def test_a_name_with_a_version_before_ga_stays_the_subject(engine: Engine) -> No
     first, second = "Python 3.12が必要です。", "Node 20が必要です。"
     assert {i.subject for t in (first, second) for i in extract(t)} == {"python", "node"}
     assert _said(engine, first, second) == {first: "active", second: "active"}
+
+
+@pytest.mark.parametrize("old, rival, update", [
+    ("The memory limit is 4 GB.", "The memory usage is 3.2 GB now.",
+     "The memory limit is 8 GB now."),
+    ("The p95 latency is 573 ms.", "The p95 latency target is 450 ms now.",
+     "The p95 latency is 450 ms now."),
+    ("The p95 latency target is 500 ms.",
+     "The p95 latency is 573 ms after yesterday's change.",
+     "The p95 latency target is 450 ms now."),
+    ("The build time is 12 minutes.", "The build time goal is 8 minutes now.",
+     "The build time is 8 minutes now."),
+])
+def test_a_rival_attribute_of_one_thing_revises_nothing(
+        tmp_path: Path, old: str, rival: str, update: str) -> None:
+    """Two attributes of one thing, each given its own value (a usage and its limit, a
+    measure and its target) are two items; the same attribute said again revises."""
+    _beside_but_replaced(tmp_path, old, rival, update)
+
+
+@pytest.mark.parametrize("old, update", [
+    ("The port is 5432.", "Actually the port number is 5433."),
+    ("The API rate limit is 100 rps.", "Rate limiting for the API is now 200 rps."),
+])
+def test_another_wording_of_one_attribute_still_revises(engine: Engine, old: str,
+                                                         update: str) -> None:
+    assert _said(engine, old, update) == {old: "superseded", update: "active"}

@@ -332,6 +332,60 @@ def _complemented(a: str, b: str, text_a: str, text_b: str) -> bool:
                      long_text, re.I) is None
 
 
+_LIGHT_HEADS = frozenset({"number", "value", "values", "setting", "settings", "figure",
+                          "amount"})
+"""Nouns that name no attribute of their own after another's words ("the port
+number" is the port)."""
+_COPULA_AFTER = r"(?:'s|\s+(?:is|are|was|were|stays|remains|has\s+been))\b"
+
+
+def _attribute_words(subject: str, low_text: str) -> list[str]:
+    """A subject's words without those the extraction appends: the unit of the number
+    its statement gives ("p95 latency ms"), :data:`_ATTRIBUTE_MARKS`, contractions."""
+    words = [w for w in subject.split() if w not in _ATTRIBUTE_MARKS
+             and not _CONTRACTED.match(w)]
+    while len(words) > 1 and words[-1] in UNITS and re.search(
+            rf"\d\s*{re.escape(words[-1])}\b", low_text):
+        words.pop()
+    return words
+
+
+def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
+    """Whether two English subjects that share words name two attributes of one thing,
+    each with a value of its own: their heads (last words, units and
+    :data:`_ATTRIBUTE_MARKS` left out) differ and neither head occurs in the other
+    statement and each statement gives its head a value with a copula ("memory limit"
+    / "memory usage", :func:`_predicated`), or one continues the other with a
+    head the shorter's statement lacks while each statement gives its own head the
+    value ("The p95 latency is 573 ms" / "The p95 latency target is 450 ms": the
+    target is not the latency; not "My manager is Dana now", keyed "manager dana";
+    "We run staging in eu-west-1" / "the staging region" is one value, as is "the
+    port" / "the port number", :data:`_LIGHT_HEADS`)."""
+    if not a or not b or _CJK.search(a) or _CJK.search(b):
+        return False
+    low_a, low_b = text_a.lower(), text_b.lower()
+    wa, wb = _attribute_words(a, low_a), _attribute_words(b, low_b)
+    if not wa or not wb or wa[-1] == wb[-1] or not set(wa) & set(wb):
+        return False
+    (short, short_text), (long_, long_text) = sorted(((wa, low_a), (wb, low_b)),
+                                                     key=lambda p: len(p[0]))
+    if len(short) < len(long_) and long_[:len(short)] == short:
+        extra = long_[len(short):]
+        return extra[-1] not in _LIGHT_HEADS and not any(w in short_text for w in extra) \
+            and _predicated(short[-1], short_text) and _predicated(extra[-1], long_text)
+    if wa[-1] in wb or wb[-1] in wa:
+        return False  # one narrows or reorders the other ("api rate limit" / "rate limit api")
+    return wa[-1] not in low_b and wb[-1] not in low_a \
+        and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
+
+
+def _predicated(head: str, low_text: str) -> bool:
+    """Whether a statement gives ``head`` its value with a copula ("the memory usage
+    is 3.2 GB"): the subject is then a noun phrase ending with it, not a verb phrase
+    keyed on its object ("format dates as mm/dd/yyyy")."""
+    return re.search(rf"(?<!\w){re.escape(head)}{_COPULA_AFTER}", low_text) is not None
+
+
 _CODE_VALUE = re.compile(
     r"(?<![\w.-])(?:[a-z0-9][\w-]*(?:\.[a-z0-9][\w-]+)+"  # stg.acme.io, app.yaml
     r"|(?=[a-z-]*\d)(?=[\d-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+)(?![\w-])"  # eu-west-1
@@ -474,6 +528,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
                        and (subject in row_subject or row_subject in subject))
         if topic and not related:
             continue
+        if subject != row_subject and rival_attributes(subject, row_subject, ex.text or "",
+                                                       row["text"] or ""):
+            continue  # "the memory usage is 3.2 GB now" after "the memory limit is 4 GB"
         if by_value is None and named and row["value_text"] in named and (
                 related or not getattr(ex, "replacement", None)):
             # the newest item stating the value the correction names ("upgraded Node
