@@ -164,3 +164,22 @@ def test_a_chunk_without_choices_whose_usage_is_null_does_not_hold_the_stream() 
     more = sse(chunk({"content": "lo"}), done=False)
     assert sr.feed(more + sse(chunk(finish="stop"))) == more  # finish, [DONE]: the loop's
     assert [kind for kind, _ in sr.tail] == ["finish", "done"]
+
+
+def test_a_client_tool_named_like_a_memory_tools_prefix_streams_its_arguments() -> None:
+    """A client tool whose name begins a memory tool's name (``memory``, the name of
+    Anthropic's memory tool, is such) was held until the finish chunk while the
+    proxy waited for more of its name: its arguments reached the client in one
+    chunk at the end instead of as they were written. Arguments follow a whole
+    name, so a call whose arguments started under another name is the client's."""
+    sr = ChatStreamRound(NAMES)
+    sr.feed(sse(chunk({"role": "assistant", "content": None}), done=False))
+    start = chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                   "function": {"name": "memory", "arguments": ""}}]})
+    assert sr.feed(sse(start, done=False)) == b""  # the name may still go on
+    first = chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"cmd":'}}]})
+    assert client_calls(sr.feed(sse(first, done=False))) == {
+        0: {"name": "memory", "arguments": '{"cmd":'}}
+    rest = chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"view"}'}}]})
+    raw = sse(rest, done=False)
+    assert sr.feed(raw) == raw  # as sent, the moment it arrives

@@ -129,7 +129,9 @@ class ChatStreamRound:
             slot["ours"] = False
         elif name in self.names and (final or slot["args_started"]):
             slot["ours"] = True
-        elif final:
+        elif final or slot["args_started"]:
+            # Arguments follow a whole name: one that only begins a memory tool's
+            # (a client tool named ``memory``) is the client's, relayed as it comes.
             slot["ours"] = False
         if slot["ours"] is False:
             slot["client_index"] = self.next_client_index
