@@ -8,7 +8,10 @@ JSON answers are whole ``response`` objects; streams are SSE blocks of
 ``response.completed``/``incomplete``/``failed``), every event with its
 ``sequence_number`` and, for item events, its ``output_index``; no ``[DONE]``.
 Like the real API with ``store`` on, the fake keeps each response's input and
-output, and answers ``previous_response_id`` it does not know with a 400.
+output, and answers ``previous_response_id`` it does not know with a 400; with
+``store: false`` a reasoning item carries its ``encrypted_content`` only when
+``include`` asks for it, and one in the input without it is answered with the
+real API's 404 (nothing was kept to look it up by).
 Tests script answers with :meth:`tests.fake_upstream.FakeUpstream.push_response`.
 """
 
@@ -107,6 +110,9 @@ class ResponsesFake:
         if reply.reasoning is not None:
             output.append({"type": "reasoning", "id": f"rs_{n}", "summary": [],
                            "encrypted_content": reply.reasoning})
+            if body.get("store") is False and "reasoning.encrypted_content" not in (
+                    body.get("include") or []):
+                output[-1]["encrypted_content"] = None
         if reply.text is not None:
             output.append({"type": "message", "id": f"msg_{n}", "status": "completed",
                            "role": "assistant",
@@ -197,6 +203,18 @@ class ResponsesFake:
             err = reply.error or {"message": "fake error", "type": "server_error",
                                   "param": None, "code": None}
             return web.json_response({"error": err}, status=reply.status, headers=reply.headers)
+        if body.get("store") is False:
+            bare = [i.get("id") for i in body.get("input") or []
+                    if isinstance(i, dict) and i.get("type") == "reasoning"
+                    and not i.get("encrypted_content")]
+            if bare:
+                return web.json_response(
+                    {"error": {"message": f"Item with id '{bare[0]}' not found. Items are"
+                                          " not persisted when `store` is set to false. Try"
+                                          " again with `store` set to true, or remove this"
+                                          " item from your input.",
+                               "type": "invalid_request_error", "param": "input",
+                               "code": None}}, status=404)
         conversation = self.conversation(body)
         if conversation is None:
             return web.json_response(

@@ -402,6 +402,52 @@ async def test_mixed_calls_give_the_client_only_its_own(
     assert calls == ["call_m1", "call_w"]
 
 
+@pytest.mark.parametrize("include", [False, True])
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_hidden_round_without_store_goes_on_without_bare_reasoning(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI,
+        stream: bool, include: bool) -> None:
+    """With ``store: false`` the upstream keeps no item, and a reasoning item comes
+    without its ``encrypted_content`` unless ``include`` asks for it: sent back, such
+    an item is a reference to nothing ("Item with id 'rs_…' not found", a 404). The
+    proxy sent a hidden round's reasoning item back as it came, so a memory call
+    failed the chat of every stateless client that does not ask for encrypted
+    reasoning, and the spliced round failed each later turn again. A bare reasoning
+    item of a hidden round now stays out of what goes upstream again; one with its
+    encrypted content goes unchanged."""
+    history = await _seed(rclient, proxy)
+    history.append({"role": "user", "content": "Which dashboard was it again?"})
+    upstream.push_response(RReply(text=None, reasoning="ENC-1", calls=[_grep()]),
+                           RReply(text="It is GRF-7781."))
+    extra: dict[str, Any] = {"include": ["reasoning.encrypted_content"]} if include else {}
+    n = len(upstream.responses_requests)
+    made = await rclient.responses.create(model="m", input=history, tools=[WEATHER],
+                                          store=False, stream=stream, **extra)
+    if stream:
+        text = "".join([e.delta async for e in made  # type: ignore[union-attr]
+                        if e.type == "response.output_text.delta"])
+    else:
+        text = made.output_text  # type: ignore[union-attr]
+    assert text == "It is GRF-7781."
+    first, second = upstream.responses_requests[n:]
+    tail = second["json"]["input"][len(first["json"]["input"]):]
+    kinds = ["function_call", "function_call_output"]
+    assert [t["type"] for t in tail] == (["reasoning", *kinds] if include else kinds)
+    if include:
+        assert tail[0]["encrypted_content"] == "ENC-1"
+    await proxy.settle()
+    if stream:
+        return
+    # The next stateless turn gets the hidden round spliced back, and goes on too.
+    history += [o.model_dump(exclude_unset=True) for o in made.output]  # type: ignore
+    history.append({"role": "user", "content": "thanks"})
+    r = await rclient.responses.create(model="m", input=history, store=False, **extra)
+    assert r.output_text
+    seen = upstream.responses_requests[-1]["json"]["input"]
+    assert any(i.get("type") == "function_call_output" for i in seen)
+    await proxy.settle()
+
+
 # -- the OpenAI Agents SDK ------------------------------------------------------------------
 async def test_agents_sdk_runs_a_function_tool_through_the_proxy(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:

@@ -240,13 +240,14 @@ class ToolLoop:
                 break
             turns = wire.result_turns(fitted)
             rnd.hidden = not others
-            ex.hidden.extend([msg, *turns])
+            sent = wire.replayable(body, msg)
+            ex.hidden.extend([sent, *turns])
             if others:  # mixed: the client must run its own tools now
                 ex.upstream_view = list(ex.hidden)
                 wire.set_answer(obj, wire.without_calls(msg, others), wire.finish_tools,
                                 ex.usage)
                 break
-            messages.extend([msg, *turns])
+            messages.extend([sent, *turns])
         ex.client_choices = wire.client_choices(obj)
         ex.finish_reasons = wire.finish_reasons(obj)
         return self._answer(resp, dumps_body(obj))
@@ -323,11 +324,12 @@ class ToolLoop:
                     if ex.hidden else None
                 break
             turns = wire.result_turns(fitted)
-            ex.hidden.extend([msg, *turns])
+            sent = wire.replayable(body, msg)
+            ex.hidden.extend([sent, *turns])
             if rnd.client_calls:
                 ex.upstream_view = list(ex.hidden)
                 break
-            messages.extend([msg, *turns])
+            messages.extend([sent, *turns])
         return await self._end(ss, sr)
 
     async def _relay_whole(self, resp: aiohttp.ClientResponse) -> web.StreamResponse:

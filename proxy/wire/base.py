@@ -150,6 +150,12 @@ class WireAdapter(ABC):
     def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
         """The message that answers tool call ``call`` with ``text``."""
 
+    def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """A round's assistant ``message`` as it can go upstream again with ``body``
+        (the Responses API leaves out what the upstream cannot read back). Chat
+        Completions: unchanged."""
+        return message
+
     def result_turns(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The conversation entries that answer one round's memory calls, from their
         results (:meth:`tool_result`; Chat Completions: the tool messages themselves)."""

@@ -346,6 +346,17 @@ class ResponsesWire(WireAdapter):
     def call_arguments(self, call: dict[str, Any]) -> Any:
         return call.get("arguments")
 
+    def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """With ``store: false`` a reasoning item without ``encrypted_content`` refers
+        to nothing the upstream kept (a 404, "Item with id 'rs_…' not found"): it
+        stays out; calls, text and encrypted reasoning go on unchanged."""
+        items = message.get(ITEMS)
+        if body.get("store") is not False or not isinstance(items, list):
+            return message
+        kept = [i for i in items if not (isinstance(i, dict) and i.get("type") == "reasoning"
+                                         and not i.get("encrypted_content"))]
+        return message if len(kept) == len(items) else dict(message, **{ITEMS: kept})
+
     def client_answer(self, body: bytes, names: dict[str, str], previous: str | None
                       ) -> bytes:
         """The answer's echoed ``tools`` without ours; ``previous_response_id`` the
