@@ -61,6 +61,7 @@ class FakeUpstream:
         self.aborted = 0
         self.finished_streams = 0
         self.streams: list[bytes] = []  # the SSE payload of each stream, as scripted
+        self.ws_closes: list[int | None] = []  # each WebSocket's close code
         self.app = web.Application(client_max_size=256 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.responses = ResponsesFake()
@@ -70,6 +71,7 @@ class FakeUpstream:
         # Anthropic Messages (tests/fake_anthropic.py); count_tokens goes to echo.
         self.anthropic_replies: deque[Any] = deque()
         self.app.router.add_post("/v1/messages", self.anthropic_messages)
+        self.app.router.add_get("/v1/realtime", self.realtime)
         self.app.router.add_route("*", "/v1/{tail:.*}", self.echo)
         self.runner: web.AppRunner | None = None
         self.port = 0
@@ -160,6 +162,33 @@ class FakeUpstream:
                 "usage": {"prompt_tokens": 3, "total_tokens": 3},
             }
         )
+
+    async def realtime(self, request: web.Request) -> web.StreamResponse:
+        """A Realtime-API-like WebSocket: ``?refuse=1`` is answered 401 with headers;
+        otherwise the subprotocol ``realtime`` is taken, a text message answered with
+        ``echo: <text>``, a binary one with its bytes reversed, and ``bye`` with a
+        close of code 4000, reason ``done``; each close code is kept in
+        :attr:`ws_closes`. A plain GET is an echo."""
+        await self._record(request)
+        if request.headers.get("Upgrade", "").lower() != "websocket":
+            return await self.echo(request)
+        if request.query.get("refuse"):
+            return web.json_response(
+                {"error": {"message": "bad key", "type": "invalid_request_error",
+                           "param": None, "code": "invalid_api_key"}},
+                status=401, headers={"x-request-id": "req_ws_refused"})
+        ws = web.WebSocketResponse(protocols=("realtime",))
+        ws.headers["x-request-id"] = "req_ws"
+        await ws.prepare(request)
+        async for msg in ws:
+            if msg.type == web.WSMsgType.TEXT and msg.data == "bye":
+                await ws.close(code=4000, message=b"done")
+            elif msg.type == web.WSMsgType.TEXT:
+                await ws.send_str("echo: " + msg.data)
+            elif msg.type == web.WSMsgType.BINARY:
+                await ws.send_bytes(msg.data[::-1])
+        self.ws_closes.append(ws.close_code)
+        return ws
 
     async def echo(self, request: web.Request) -> web.Response:
         raw = await self._record(request)

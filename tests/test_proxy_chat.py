@@ -408,6 +408,49 @@ async def test_passthrough_other_methods(
     assert got["raw"] == (data or b"")
 
 
+async def test_passthrough_relays_a_websocket(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    """A WebSocket upgrade (the Realtime API) went upstream as a plain GET without
+    its ``Upgrade`` (a hop-by-hop header), and the client's handshake failed on the
+    answer: no Realtime session could pass the proxy. It is relayed now: the
+    handshake's headers, query and subprotocol, every message both ways, the
+    close codes, and a refused upgrade's status and headers."""
+    url = core.base_url + "/realtime?model=gpt-realtime&x=1"
+    auth = {"Authorization": f"Bearer {TEST_KEY}", "OpenAI-Beta": "realtime=v1"}
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(url, headers=auth,
+                                      protocols=("other", "realtime")) as ws:
+            assert ws.protocol == "realtime"
+            assert ws._response.headers["x-request-id"] == "req_ws"
+            await ws.send_str('{"type": "session.update"}')
+            assert await ws.receive_str() == 'echo: {"type": "session.update"}'
+            await ws.send_bytes(b"\x00\x01\xff")
+            assert await ws.receive_bytes() == b"\xff\x01\x00"
+            await ws.send_str("bye")
+            closing = await ws.receive()
+            assert (closing.type, closing.data, closing.extra) == (
+                aiohttp.WSMsgType.CLOSE, 4000, "done")
+        async with session.ws_connect(url, headers=auth) as ws:
+            await ws.send_str("hi")
+            assert await ws.receive_str() == "echo: hi"
+            await ws.close(code=4001)  # the client's close reaches the upstream
+        for _ in range(100):
+            if len(upstream.ws_closes) == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert len(upstream.ws_closes) == 2 and upstream.ws_closes[1] == 4001
+        got = upstream.requests[0]
+        assert got["raw_path"] == "/v1/realtime?model=gpt-realtime&x=1"
+        assert got["headers"]["OpenAI-Beta"] == "realtime=v1"
+        assert got["headers"]["Authorization"] == f"Bearer {TEST_KEY}"
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await session.ws_connect(url + "&refuse=1", headers=auth)
+        assert refused.value.status == 401
+        assert refused.value.headers is not None
+        assert refused.value.headers["x-request-id"] == "req_ws_refused"
+
+
 async def test_passthrough_streams_a_chunked_upload(
     core: RunningProxy, upstream: FakeUpstream
 ) -> None:

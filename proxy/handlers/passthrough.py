@@ -9,14 +9,25 @@ that header; one it cannot decode is the client's fault (400), not the upstream'
 A client that hangs up ends the upstream call, as it would talking to the upstream
 directly: while the upstream has not answered, and while its stream stalls (checked
 every ``tools.heartbeat_seconds``), and at the next write otherwise.
+
+A WebSocket upgrade (the Realtime API, ``GET /v1/realtime``) is answered by opening
+one to the upstream with the client's headers, query and subprotocols; the client's
+upgrade is accepted with the subprotocol and headers the upstream chose, then every
+message is relayed as it comes, both ways, and the first side to close closes the
+other with its close code. An upgrade the upstream refuses reaches the client with
+the upstream's status and headers (aiohttp's client keeps no body of a refusal).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
+import aiohttp
 from aiohttp import web
+from multidict import CIMultiDict
 
 from proxy import headers as hdrs
 from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS
@@ -59,6 +70,8 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
         request.headers, api_key=settings.proxy.upstream_api_key, keep_length=keep_length,
         anthropic=hdrs.is_anthropic_path(request.path),
     )
+    if _is_upgrade(request):
+        return await _websocket(request, url, out_headers)
     body = _ClientBody(request) if request.body_exists else None
     check_every = settings.tools.heartbeat_seconds
     metrics = request.app[METRICS]
@@ -91,3 +104,79 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
         return response
     finally:
         upstream.release()
+
+
+_HANDSHAKE = frozenset({"sec-websocket-key", "sec-websocket-version",
+                        "sec-websocket-extensions", "sec-websocket-protocol",
+                        "sec-websocket-accept"})
+"""Headers of one hop's WebSocket handshake: each hop negotiates its own."""
+
+
+def _is_upgrade(request: web.Request) -> bool:
+    """True for a WebSocket upgrade (``Upgrade: websocket`` on a ``GET``)."""
+    return (request.method == "GET"
+            and request.headers.get("Upgrade", "").strip().lower() == "websocket")
+
+
+async def _websocket(request: web.Request, url: Any, headers: Any) -> web.StreamResponse:
+    """Relay a WebSocket between the client and the upstream (see module docstring)."""
+    settings = request.app[SETTINGS]
+    protocols = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")
+                 if p.strip()]
+    sent = CIMultiDict((k, v) for k, v in headers.items() if k.lower() not in _HANDSHAKE)
+    try:
+        with ClientWatch(request, settings.tools.heartbeat_seconds):
+            upstream = await request.app[HTTP].ws_connect(
+                url, headers=sent, protocols=protocols, max_msg_size=0)
+    except aiohttp.WSServerHandshakeError as exc:  # refused: its status and headers
+        refused = hdrs.to_client(exc.headers or {})
+        refused["x-lcm-request-id"] = request[REQUEST_ID]
+        return web.Response(status=exc.status, reason=exc.message, headers=refused)
+    except ClientGone:
+        request.app[METRICS].client_disconnects.inc()
+        return web.Response(status=499)
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise UpstreamError(f"upstream WebSocket failed: {exc.__class__.__name__}: {exc}"
+                            ) from exc
+    shown = hdrs.to_client(upstream._response.headers)  # noqa: SLF001 - the handshake's
+    for name in _HANDSHAKE:
+        shown.popall(name, None)
+    shown["x-lcm-request-id"] = request[REQUEST_ID]
+    client = web.WebSocketResponse(protocols=[upstream.protocol] if upstream.protocol else (),
+                                   max_msg_size=settings.proxy.max_body_bytes)
+    client.headers.update(shown)
+    try:
+        await client.prepare(request)
+        await asyncio.gather(_pump(upstream, client), _pump(client, upstream))
+    finally:  # both closed, whichever way the relay ended (no pump outlives it)
+        await upstream.close()
+        if client.prepared:
+            await client.close()
+    return client
+
+
+async def _pump(src: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
+                dst: web.WebSocketResponse | aiohttp.ClientWebSocketResponse) -> None:
+    """Send every message of ``src`` on to ``dst`` until ``src`` closes, then close
+    ``dst`` with ``src``'s close code and reason (1011 when ``src`` ended without a
+    close frame: a close code that says so, 1006, is never sent)."""
+    code, reason = aiohttp.WSCloseCode.INTERNAL_ERROR, ""
+    while True:
+        msg = await src.receive()
+        try:
+            if msg.type == aiohttp.WSMsgType.TEXT:
+                await dst.send_str(msg.data)
+            elif msg.type == aiohttp.WSMsgType.BINARY:
+                await dst.send_bytes(msg.data)
+            elif msg.type == aiohttp.WSMsgType.CLOSE:
+                code, reason = msg.data, msg.extra or ""
+                break
+            elif msg.type in _ENDED:
+                break
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+            break  # dst is gone: its own pump ends on it
+    if not dst.closed:
+        await dst.close(code=code, message=reason.encode())
+
+
+_ENDED = (aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR)
