@@ -412,13 +412,13 @@ async def test_a_hidden_round_without_store_goes_on_without_bare_reasoning(
     an item is a reference to nothing ("Item with id 'rs_…' not found", a 404). The
     proxy sent a hidden round's reasoning item back as it came, so a memory call
     failed the chat of every stateless client that does not ask for encrypted
-    reasoning, and the spliced round failed each later turn again. A bare reasoning
-    item of a hidden round now stays out of what goes upstream again; one with its
-    encrypted content goes unchanged."""
+    reasoning, and the spliced rounds (the reply's own too) failed each later turn
+    again. A bare reasoning item of the tool loop's rounds now stays out of what goes
+    upstream again; one with its encrypted content goes unchanged."""
     history = await _seed(rclient, proxy)
     history.append({"role": "user", "content": "Which dashboard was it again?"})
     upstream.push_response(RReply(text=None, reasoning="ENC-1", calls=[_grep()]),
-                           RReply(text="It is GRF-7781."))
+                           RReply(text="It is GRF-7781.", reasoning="ENC-2"))
     extra: dict[str, Any] = {"include": ["reasoning.encrypted_content"]} if include else {}
     n = len(upstream.responses_requests)
     made = await rclient.responses.create(model="m", input=history, tools=[WEATHER],
@@ -438,8 +438,11 @@ async def test_a_hidden_round_without_store_goes_on_without_bare_reasoning(
     await proxy.settle()
     if stream:
         return
-    # The next stateless turn gets the hidden round spliced back, and goes on too.
-    history += [o.model_dump(exclude_unset=True) for o in made.output]  # type: ignore
+    # The next stateless turn gets the hidden round spliced back, and goes on too. The
+    # client leaves out the bare reasoning item it was shown, as it must: the view of
+    # the reply spliced in its place must not bring it back.
+    history += [o.model_dump(exclude_unset=True) for o in made.output  # type: ignore
+                if o.type != "reasoning" or o.encrypted_content]
     history.append({"role": "user", "content": "thanks"})
     r = await rclient.responses.create(model="m", input=history, store=False, **extra)
     assert r.output_text

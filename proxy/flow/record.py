@@ -151,8 +151,12 @@ async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) ->
         if not ex.is_whole_answer():
             await aengine.capture_response(ticket, [], event)
             return
+        view = ex.upstream_view
+        if view is not None and isinstance(ex.body, dict):  # as it can go upstream again
+            view = [ex.wire.replayable(ex.body, m) if isinstance(m, dict) else m
+                    for m in view]
         ids = await aengine.capture_response(
-            ticket, ex.client_choices, event, ex.hidden or None, ex.upstream_view)
+            ticket, ex.client_choices, event, ex.hidden or None, view)
         _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
