@@ -4,7 +4,8 @@ Hop-by-hop headers (RFC 9110 §7.6.1) describe one connection and never cross.
 ``Host`` and ``Content-Length`` are recomputed by aiohttp for the new
 connection (``Content-Length`` is kept for streamed pass-through bodies so that
 uploads and downloads keep a declared length). ``Accept-Encoding`` is dropped
-toward the upstream so that the proxy can read SSE; ``Content-Encoding`` is
+toward the upstream so that the proxy can read SSE (it asks for
+:data:`UPSTREAM_ACCEPT_ENCODING` instead); ``Content-Encoding`` is
 therefore dropped on the way back because aiohttp hands us decoded bytes. The same
 holds for request bodies: aiohttp's server decodes a body sent with
 ``Content-Encoding: gzip`` (``deflate``, ``br``, ``zstd``) before a handler reads it,
@@ -42,7 +43,13 @@ HOP_BY_HOP = frozenset(
 _TO_UPSTREAM_DROP = HOP_BY_HOP | {"host", "content-length", "accept-encoding", "expect"}
 _TO_CLIENT_DROP = HOP_BY_HOP | {"content-length", "content-encoding"}
 DECODED_REQUEST_ENCODINGS = frozenset({"gzip", "deflate", "br", "zstd"})
-"""``Content-Encoding`` values aiohttp's server decodes before a handler reads the body."""
+"""``Content-Encoding`` values aiohttp's server decodes before a handler reads the body
+(``br`` and ``zstd`` with the Brotli and backports.zstd packages, dependencies of this
+one: the Codex CLI sends zstd request bodies)."""
+UPSTREAM_ACCEPT_ENCODING = "gzip, deflate"
+"""What the proxy accepts from the upstream (the client's own ``Accept-Encoding`` is
+dropped: the proxy reads the answer). Pinned: with the packages above aiohttp's client
+would also offer ``br`` and ``zstd``; the upstream's answers stay encoded as before."""
 
 
 def is_body_decoded(headers: Mapping[str, str]) -> bool:
@@ -99,6 +106,7 @@ def to_upstream(
         if low in drop or low.startswith("x-lcm-"):
             continue
         out.add(name, value)
+    out["Accept-Encoding"] = UPSTREAM_ACCEPT_ENCODING
     if api_key and anthropic:
         out.popall("Authorization", None)
         out["x-api-key"] = api_key

@@ -127,6 +127,11 @@ def test_dockerfile_installs_only_locked_hashed_packages() -> None:
         assert f"deploy/{lock.name}" in text
 
 
+def _normalised(name: str) -> str:
+    """A distribution name as PEP 503 compares them ("backports.zstd" is "backports-zstd")."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def _locked(path: Path) -> dict[str, tuple[str, int]]:
     """``{name: (version, number of hashes)}`` of a pip-compile lock file."""
     text = re.sub(r"\\\n\s*", " ", path.read_text(encoding="utf-8"))
@@ -135,7 +140,7 @@ def _locked(path: Path) -> dict[str, tuple[str, int]]:
         m = re.match(r"^([A-Za-z0-9_.-]+)==(\S+)\s*(.*)$", line)
         if m:
             hashes = re.findall(r"--hash=sha256:[0-9a-f]{64}", m.group(3))
-            out[m.group(1).lower().replace("_", "-")] = (m.group(2), len(hashes))
+            out[_normalised(m.group(1))] = (m.group(2), len(hashes))
     return out
 
 
@@ -148,15 +153,16 @@ def test_lock_files_pin_every_dependency_with_hashes() -> None:
     assert runtime and all(n >= 1 for _, n in runtime.values())
     for spec in project["project"]["dependencies"]:
         req = Requirement(spec)
-        name = req.name.lower().replace("_", "-")
+        name = _normalised(req.name)
         assert name in runtime, f"{name} is not in deploy/requirements.lock: regenerate it"
         assert req.specifier.contains(runtime[name][0], prereleases=True), (
             f"deploy/requirements.lock pins {name}=={runtime[name][0]}, pyproject wants {spec}")
     build = _locked(DEPLOY / "build-requirements.lock")
     for spec in project["build-system"]["requires"]:
         req = Requirement(spec)
-        assert req.name in build and req.specifier.contains(build[req.name][0])
-        assert build[req.name][1] >= 1
+        name = _normalised(req.name)
+        assert name in build and req.specifier.contains(build[name][0])
+        assert build[name][1] >= 1
 
 
 def _hadolint() -> str | None:

@@ -653,35 +653,54 @@ async def test_non_chat_json_is_forwarded_untouched(
     assert orjson.loads(body)["error"]["message"] == "request body must be a JSON object"
 
 
+def _encoded(encoding: str, plain: bytes) -> bytes:
+    """``plain`` compressed as a client sends it with ``Content-Encoding: encoding``."""
+    if encoding == "zstd":
+        from backports import zstd  # Python 3.14: compression.zstd
+
+        return zstd.compress(plain)
+    if encoding == "br":
+        import brotli
+
+        return bytes(brotli.compress(plain))
+    return gzip.compress(plain)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "zstd", "br"])
 @pytest.mark.parametrize("memory", [False, True], ids=["core", "memory-on"])
-async def test_gzip_chat_body_reaches_the_upstream_decoded(
-    make_proxy: MakeProxy, upstream: FakeUpstream, memory: bool
+async def test_encoded_chat_body_reaches_the_upstream_decoded(
+    make_proxy: MakeProxy, upstream: FakeUpstream, memory: bool, encoding: str
 ) -> None:
+    """gzip, and zstd as the Codex CLI sends it (br too): decoded at the proxy's hop; the
+    upstream is asked for what the proxy asked before those packages were installed."""
     running = await (make_proxy() if memory else make_proxy(injection=NO_INJECTION,
                                                               tools=NO_TOOLS))
     plain = orjson.dumps({"model": "m", "messages": USER})
     async with aiohttp.ClientSession() as session:
         async with session.post(running.base_url + "/chat/completions",
-                                data=gzip.compress(plain),
+                                data=_encoded(encoding, plain),
                                 headers={"Content-Type": "application/json",
-                                         "Content-Encoding": "gzip"}) as resp:
+                                         "Content-Encoding": encoding,
+                                         "Accept-Encoding": "zstd"}) as resp:
             assert resp.status == 200, await resp.text()
             answer = await resp.json()
     assert "What is the capital" in answer["choices"][0]["message"]["content"]
     (got,) = upstream.chat_requests
     assert "Content-Encoding" not in got["headers"]
+    assert got["headers"]["Accept-Encoding"] == "gzip, deflate"
     assert got["json"]["messages"][-1]["content"].endswith(USER[-1]["content"])
     if not memory:
         assert got["raw"] == plain
 
 
-async def test_gzip_passthrough_body_reaches_the_upstream_decoded(
-    core: RunningProxy, upstream: FakeUpstream
+@pytest.mark.parametrize("encoding", ["gzip", "zstd", "br"])
+async def test_encoded_passthrough_body_reaches_the_upstream_decoded(
+    core: RunningProxy, upstream: FakeUpstream, encoding: str
 ) -> None:
     plain = b'{"input": "hello"}' * 500
     async with aiohttp.ClientSession() as session:
-        async with session.post(core.base_url + "/files?x=1", data=gzip.compress(plain),
-                                headers={"Content-Encoding": "gzip"}) as resp:
+        async with session.post(core.base_url + "/files?x=1", data=_encoded(encoding, plain),
+                                headers={"Content-Encoding": encoding}) as resp:
             assert resp.status == 200, await resp.text()
     (got,) = upstream.requests
     assert got["raw"] == plain
