@@ -44,7 +44,7 @@ from memory_core.compaction.scheduler import Compactor
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError
 from memory_core.items import writer as items_writer
-from memory_core.items.cache import ActiveItems
+from memory_core.items.cache import ActiveItems, SupersededItems
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.api import EngineStore, Tx
 from memory_core.store.batch import EVERY_KEY
@@ -98,6 +98,7 @@ class Engine:
         self._forward_lock = threading.Lock()
         self._forward_queued = 0  # record_forwarded jobs queued, not started
         self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key)
+        self._superseded = SupersededItems()
         self._message_facts = MessageFacts()
         self.message_counts = MessageCounts()
         """Forwarded token counts of stored messages by id (the proxy's budget check)."""
@@ -308,11 +309,11 @@ class Engine:
         """Superseded items of ``scope`` stated up to message ``last_id``, newest
         ``limit`` of them, oldest first: what summaries of messages up to
         ``last_id`` may quote (from the range itself, or echoed from before it).
-        One query through the ``memory_items_superseded`` partial index."""
-        rows = self.store.read_tx(lambda tx: tx.request_reads.superseded_sources(
-            scope.tenant, scope.role, last_id, limit))
-        return [compressor.Superseded(int(r["source_message_id"]), r["text"],
-                                      r["value_text"], r["unit"]) for r in reversed(rows)]
+        Kept between requests (:class:`memory_core.items.cache.SupersededItems`): a
+        request reads the items changed since, not the 200 again."""
+        rows = self.store.read_tx(self._superseded.newest, self.store.location,
+                                  scope.tenant, scope.role, last_id, limit)
+        return [compressor.Superseded(r[0], r[2], r[3], r[4]) for r in reversed(rows)]
 
     def path_tokens(self, path_ids: Sequence[int],
                     roots: Sequence[compressor.SummaryNode] = ()) -> int:

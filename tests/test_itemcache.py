@@ -20,7 +20,7 @@ from memory_core.engine import Engine
 from memory_core.items.cache import ActiveItems, prune_changes
 from memory_core.items.index import ItemIndex
 from memory_core.models import Scope
-from tests.conftest import sql_read
+from tests.conftest import sql_read, sql_write
 
 A = Scope("t_a", "coder")
 B = Scope("t_b", "coder")
@@ -223,5 +223,80 @@ def test_assembly_from_the_kept_index_equals_assembly_from_a_fresh_select(
             assert kept.block == fresh.block and kept.block.count("\n- [") >= 3
             assert kept.log["included"] == fresh.log["included"]
             history.append({"role": "assistant", "content": "ok"})
+    finally:
+        engine.close()
+
+
+def _execute(engine: Engine, sql: str, args: tuple[Any, ...]) -> Any:
+    """One statement as a committed write; its first row's first value, if any."""
+    def run(c: Any) -> Any:
+        row = c.execute(sql, args).fetchone()
+        return row[0] if row else None
+    return sql_write(engine, run)
+
+
+def _superseded_read(tx: Any, scope: Scope, last_id: int, limit: int) -> list[Any]:
+    return [(r["source_message_id"], r["id"], r["text"], r["value_text"], r["unit"])
+            for r in tx.request_reads.superseded_sources(scope.tenant, scope.role, last_id,
+                                                         limit)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kept_superseded_items_equal_the_stores_read_through_every_change(
+        tmp_path: Path, seed: int) -> None:
+    """:class:`SupersededItems` against the store's read after each of a few hundred
+    random writes to a real database: items inserted in two scopes, superseded,
+    reinstated, retracted, edited and deleted, the summary boundary moved, the change
+    log pruned past what the kept sets saw; a small limit so that they are often cut."""
+    import random
+
+    from memory_core.items.cache import SupersededItems
+
+    rng = random.Random(seed)
+    engine = Engine(tmp_path / "d", MemoryConfig())
+    cache = SupersededItems(max_scopes=2)
+    insert = ("INSERT INTO memory_items (tenant, role, session, thread_id, kind, subject,"
+              " text, status, source_message_id, evidence, created_at, updated_at, data)"
+              " VALUES (?, 'coder', 's', ?, 'fact', 'x', ?, ?, ?, 'user', 0, 0, '{}')"
+              " RETURNING id")
+    flip = ("UPDATE memory_items SET status=CASE status WHEN 'active' THEN 'superseded'"
+            " ELSE 'active' END WHERE id=?")
+    try:
+        history: list[Any] = [{"role": "system", "content": "s"}]
+        for n in range(12):
+            _say(engine, A, history, f"Note {n}: the pool size is {n + 10}.")
+        messages, thread = sql_read(engine, lambda c: (
+            [r[0] for r in c.execute("SELECT id FROM messages ORDER BY id")],
+            c.execute("SELECT MAX(thread_id) FROM messages").fetchone()[0]))
+        ids = sql_read(engine, lambda c: [r[0] for r in c.execute(
+            "SELECT id FROM memory_items ORDER BY id")])
+        last_id, limit = messages[len(messages) // 2], 6
+        for step in range(300):
+            op = rng.random()
+            if op < 0.35 or not ids:
+                ids.append(_execute(engine, insert, (
+                    rng.choice((A.tenant, A.tenant, B.tenant)), thread, f"item {step}",
+                    rng.choice(("active", "superseded", "superseded")),
+                    rng.choice((None, *messages)))))
+            elif op < 0.7:
+                _execute(engine, "UPDATE memory_items SET status=? WHERE id=?", (
+                    rng.choice(("active", "superseded", "retracted")), rng.choice(ids)))
+            elif op < 0.8:
+                _execute(engine, "UPDATE memory_items SET text=text || ' (edited)'"
+                         " WHERE id=?", (rng.choice(ids),))
+            elif op < 0.85:
+                _execute(engine, "DELETE FROM memory_items WHERE id=?",
+                         (ids.pop(rng.randrange(len(ids))),))
+            elif op < 0.9:
+                last_id = rng.choice(messages)
+            elif op < 0.93:  # changes the kept sets never see: pruned before they look
+                for _ in range(2):
+                    _execute(engine, flip, (rng.choice(ids),))
+                engine.store.write_tx_sync(lambda tx: prune_changes(tx, keep=1))
+            for scope in (A, B):
+                kept = engine.store.read_tx(cache.newest, "db", scope.tenant, scope.role,
+                                            last_id, limit)
+                fresh = engine.store.read_tx(_superseded_read, scope, last_id, limit)
+                assert kept == fresh, (step, scope)
     finally:
         engine.close()

@@ -182,3 +182,96 @@ def prune_changes(tx: Tx, keep: int = KEEP_CHANGES) -> int:
     Returns the number deleted. Caches behind the pruned part reload whole.
     """
     return tx.item_feed.prune_changes(keep)
+
+
+SupersededRow = tuple[int, int, str, str | None, str | None]
+"""``(source_message_id, id, text, value_text, unit)`` of a superseded item."""
+
+
+@dataclass
+class _Superseded:
+    seq: int
+    last_id: int
+    limit: int
+    rows: dict[int, SupersededRow]
+    truncated: bool
+    """The store held more than ``limit`` such items at the last whole read."""
+    newest: list[SupersededRow]
+
+
+class SupersededItems:
+    """The newest ``limit`` superseded items of each (tenant, role) stated up to a
+    message (what summaries of messages up to it may quote), kept between requests.
+
+    Read whole once per scope and summary boundary (``last_id``: it moves on a
+    compaction), then brought up to date from ``memory_item_changes`` as
+    :class:`ActiveItems` is: each changed id is read back and is in the set while it
+    is superseded, of the scope and stated up to ``last_id``. A whole read follows a
+    pruned log, too many changes, or an item leaving a set that was cut at ``limit``
+    (an older one may belong to it now). Equal to the store's
+    :meth:`~memory_core.store.api.RequestReads.superseded_sources` (tested against
+    it). Thread-safe; ``max_scopes`` scopes, least recently used dropped first.
+    """
+
+    def __init__(self, max_scopes: int = 32) -> None:
+        self._max = max_scopes
+        self._lock = threading.Lock()
+        self._scopes: OrderedDict[tuple[str, str, str], _Superseded] = OrderedDict()
+
+    def newest(self, tx: Tx, namespace: str, tenant: str, role: str, last_id: int,
+               limit: int) -> list[SupersededRow]:
+        """The items, newest (by source message, then id) first. ``tx``: the
+        operation groups of a read job on the database named ``namespace``. Raises the
+        store's errors as its reads do. The list is shared: do not mutate it."""
+        key = (namespace, tenant, role)
+        with self._lock:
+            held = self._scopes.get(key)
+        fresh = None
+        if held is not None and held.last_id == last_id and held.limit == limit:
+            fresh = self._refresh(tx, tenant, role, held)
+        if fresh is None:
+            fresh = self._whole(tx, tenant, role, last_id, limit)
+        with self._lock:
+            self._scopes[key] = fresh
+            self._scopes.move_to_end(key)
+            while len(self._scopes) > self._max:
+                self._scopes.popitem(last=False)
+        return fresh.newest
+
+    @staticmethod
+    def _whole(tx: Tx, tenant: str, role: str, last_id: int, limit: int) -> _Superseded:
+        seq = tx.item_feed.change_position()  # first: a change landing after is seen again
+        rows = {int(r["id"]): (int(r["source_message_id"]), int(r["id"]), r["text"],
+                               r["value_text"], r["unit"])
+                for r in tx.request_reads.superseded_sources(tenant, role, last_id, limit)}
+        return _Superseded(seq, last_id, limit, rows, len(rows) >= limit,
+                           sorted(rows.values(), reverse=True))
+
+    @staticmethod
+    def _refresh(tx: Tx, tenant: str, role: str, held: _Superseded) -> _Superseded | None:
+        """``held`` brought up to date, or ``None`` when only a whole read can."""
+        oldest, changes = tx.item_feed.changes_since(held.seq, _FULL_RELOAD_CHANGES + 1)
+        if oldest is not None and held.seq < oldest - 1:
+            return None  # changes we never saw were pruned
+        if not changes:
+            return held
+        if len(changes) > _FULL_RELOAD_CHANGES:
+            return None
+        ids = sorted({c[1] for c in changes})
+        rows = dict(held.rows)
+        gone = {i for i in ids if rows.pop(i, None) is not None}
+        for r in tx.item_feed.items_in_scope(ids, tenant, role):
+            source = r["source_message_id"]
+            if r["status"] == "superseded" and source is not None and source <= held.last_id:
+                rows[int(r["id"])] = (int(source), int(r["id"]), r["text"], r["value_text"],
+                                      r["unit"])
+                gone.discard(int(r["id"]))
+        if gone and held.truncated:
+            return None  # an item left a cut set: an older one may belong to it now
+        newest = sorted(rows.values(), reverse=True)
+        truncated = held.truncated or len(newest) > held.limit
+        if len(newest) > held.limit:
+            for cut in newest[held.limit:]:
+                del rows[cut[1]]
+            newest = newest[:held.limit]
+        return _Superseded(changes[-1][0], held.last_id, held.limit, rows, truncated, newest)

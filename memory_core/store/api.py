@@ -1169,7 +1169,7 @@ class RequestReads(Protocol):
 
     def superseded_sources(self, tenant: str, role: str, last_id: int, limit: int
                            ) -> list[Row]:
-        """``{source_message_id, text, value_text, unit}`` of the newest ``limit``
+        """``{id, source_message_id, text, value_text, unit}`` of the newest ``limit``
         superseded items of the tenant and role stated up to message ``last_id``,
         newest (by source message, then id) first; through ``memory_items_superseded``."""
         ...

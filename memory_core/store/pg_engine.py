@@ -275,7 +275,7 @@ class PgRequestReads:
 
     def superseded_sources(self, tenant: str, role: str, last_id: int, limit: int
                            ) -> list[Row]:
-        return dicts(self._c, "SELECT source_message_id, text, value_text, unit FROM"
+        return dicts(self._c, "SELECT id, source_message_id, text, value_text, unit FROM"
                      " memory_items WHERE tenant = %s AND role = %s AND status = 'superseded'"
                      " AND source_message_id <= %s"
                      " ORDER BY source_message_id DESC, id DESC LIMIT %s",

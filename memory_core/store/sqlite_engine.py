@@ -125,7 +125,7 @@ class SqliteRequestReads:
     def superseded_sources(self, tenant: str, role: str, last_id: int, limit: int
                            ) -> list[Row]:
         return [dict(r) for r in self._c.execute(
-            "SELECT source_message_id, text, value_text, unit FROM memory_items"
+            "SELECT id, source_message_id, text, value_text, unit FROM memory_items"
             " WHERE tenant=? AND role=? AND status='superseded' AND source_message_id<=?"
             " ORDER BY source_message_id DESC, id DESC LIMIT ?",
             (tenant, role, last_id, limit)).fetchall()]
