@@ -307,6 +307,8 @@ def test_a_name_with_a_version_before_ga_stays_the_subject(engine: Engine) -> No
      "The p95 latency target is 450 ms now."),
     ("The build time is 12 minutes.", "The build time goal is 8 minutes now.",
      "The build time is 8 minutes now."),
+    ("The heap limit is 4 GB.", "The heap's usage is 3 GB now.",
+     "The heap limit is 8 GB now."),
 ])
 def test_a_rival_attribute_of_one_thing_revises_nothing(
         tmp_path: Path, old: str, rival: str, update: str) -> None:
@@ -318,6 +320,9 @@ def test_a_rival_attribute_of_one_thing_revises_nothing(
 @pytest.mark.parametrize("old, update", [
     ("The port is 5432.", "Actually the port number is 5433."),
     ("The API rate limit is 100 rps.", "Rate limiting for the API is now 200 rps."),
+    # one word spelled with and without a hyphen is one head
+    ("The CI build timeout is 30 minutes.", "The CI build time-out is 45 minutes now."),
+    ("The redis max-memory is 2 GB.", "The redis maxmemory is 4 GB now."),
 ])
 def test_another_wording_of_one_attribute_still_revises(engine: Engine, old: str,
                                                          update: str) -> None:

@@ -341,13 +341,22 @@ _COPULA_AFTER = r"(?:'s|\s+(?:is|are|was|were|stays|remains|has\s+been))\b"
 
 def _attribute_words(subject: str, low_text: str) -> list[str]:
     """A subject's words without those the extraction appends: the unit of the number
-    its statement gives ("p95 latency ms"), :data:`_ATTRIBUTE_MARKS`, contractions."""
+    its statement gives ("p95 latency ms"), :data:`_ATTRIBUTE_MARKS`, contractions;
+    each in :func:`_spelling` ("time-out" is "timeout", "memory's" is "memory")."""
     words = [w for w in subject.split() if w not in _ATTRIBUTE_MARKS
              and not _CONTRACTED.match(w)]
     while len(words) > 1 and words[-1] in UNITS and re.search(
             rf"\d\s*{re.escape(words[-1])}\b", low_text):
         words.pop()
-    return words
+    return _spelling(" ".join(words)).split()
+
+
+def _spelling(low_text: str) -> str:
+    """Text without hyphens and a possessive 's before a word: one word's spellings
+    ("build time-out" / "build timeout", "redis max-memory" / "redis maxmemory",
+    "heap's usage" / "heap usage") compare equal; "the latency's 500 ms" keeps its
+    copula (:data:`_COPULA_AFTER`)."""
+    return re.sub(r"(?<=\w)'s(?=\s+[a-z])", "", low_text.replace("-", ""))
 
 
 def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
@@ -365,6 +374,7 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
         return False
     low_a, low_b = text_a.lower(), text_b.lower()
     wa, wb = _attribute_words(a, low_a), _attribute_words(b, low_b)
+    low_a, low_b = _spelling(low_a), _spelling(low_b)
     if not wa or not wb or wa[-1] == wb[-1] or not set(wa) & set(wb):
         return False
     (short, short_text), (long_, long_text) = sorted(((wa, low_a), (wb, low_b)),
