@@ -309,6 +309,7 @@ def test_a_name_with_a_version_before_ga_stays_the_subject(engine: Engine) -> No
      "The build time is 8 minutes now."),
     ("The heap limit is 4 GB.", "The heap's usage is 3 GB now.",
      "The heap limit is 8 GB now."),
+    ("The CPU usage is 60%.", "The CPU usage limit is 80% now.", "The CPU usage is 70% now."),
 ])
 def test_a_rival_attribute_of_one_thing_revises_nothing(
         tmp_path: Path, old: str, rival: str, update: str) -> None:
@@ -323,6 +324,10 @@ def test_a_rival_attribute_of_one_thing_revises_nothing(
     # one word spelled with and without a hyphen is one head
     ("The CI build timeout is 30 minutes.", "The CI build time-out is 45 minutes now."),
     ("The redis max-memory is 2 GB.", "The redis maxmemory is 4 GB now."),
+    # a head continued by a noun that is no bound of it names it again
+    ("The cache is 2 GB.", "The cache size is 4 GB now."),
+    ("The retention is 30 days.", "The retention period is 60 days now."),
+    ("The rate limit is 100 rps.", "The rate limit threshold is 200 rps now."),
 ])
 def test_another_wording_of_one_attribute_still_revises(engine: Engine, old: str,
                                                          update: str) -> None:

@@ -332,10 +332,13 @@ def _complemented(a: str, b: str, text_a: str, text_b: str) -> bool:
                      long_text, re.I) is None
 
 
-_LIGHT_HEADS = frozenset({"number", "value", "values", "setting", "settings", "figure",
-                          "amount"})
-"""Nouns that name no attribute of their own after another's words ("the port
-number" is the port)."""
+_BOUND_HEADS = frozenset({
+    "target", "targets", "goal", "goals", "objective", "limit", "limits", "cap", "ceiling",
+    "floor", "threshold", "thresholds", "budget", "quota", "max", "maximum", "min",
+    "minimum", "sla", "slo", "baseline", "estimate", "forecast", "allowance"})
+"""Nouns that, after another attribute's words, name a bound or an aim of it, an
+attribute of its own ("the p95 latency target" is not the p95 latency); any other
+("the cache size", "the port number", "the retention period") names the same one."""
 _COPULA_AFTER = r"(?:'s|\s+(?:is|are|was|were|stays|remains|has\s+been))\b"
 
 
@@ -366,10 +369,11 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
     statement and each statement gives its head a value with a copula ("memory limit"
     / "memory usage", :func:`_predicated`), or one continues the other with a
     head the shorter's statement lacks while each statement gives its own head the
-    value ("The p95 latency is 573 ms" / "The p95 latency target is 450 ms": the
-    target is not the latency; not "My manager is Dana now", keyed "manager dana";
-    "We run staging in eu-west-1" / "the staging region" is one value, as is "the
-    port" / "the port number", :data:`_LIGHT_HEADS`)."""
+    value and that head is a bound of the shorter's, :data:`_BOUND_HEADS` ("The p95
+    latency is 573 ms" / "The p95 latency target is 450 ms": the target is not the
+    latency; not "My manager is Dana now", keyed "manager dana"; "We run staging in
+    eu-west-1" / "the staging region" is one value, as are "the cache" / "the cache
+    size", "the port" / "the port number", "the rate limit" / "its threshold")."""
     if not a or not b or _CJK.search(a) or _CJK.search(b):
         return False
     low_a, low_b = text_a.lower(), text_b.lower()
@@ -381,7 +385,8 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
                                                      key=lambda p: len(p[0]))
     if len(short) < len(long_) and long_[:len(short)] == short:
         extra = long_[len(short):]
-        return extra[-1] not in _LIGHT_HEADS and not any(w in short_text for w in extra) \
+        return extra[-1] in _BOUND_HEADS and short[-1] not in _BOUND_HEADS \
+            and not any(w in short_text for w in extra) \
             and _predicated(short[-1], short_text) and _predicated(extra[-1], long_text)
     if wa[-1] in wb or wb[-1] in wa:
         return False  # one narrows or reorders the other ("api rate limit" / "rate limit api")
