@@ -310,6 +310,8 @@ def test_a_name_with_a_version_before_ga_stays_the_subject(engine: Engine) -> No
     ("The heap limit is 4 GB.", "The heap's usage is 3 GB now.",
      "The heap limit is 8 GB now."),
     ("The CPU usage is 60%.", "The CPU usage limit is 80% now.", "The CPU usage is 70% now."),
+    ("The pod memory-limit is 4 GB.", "The pod memory-usage is 3 GB now.",
+     "The pod memory-limit is 8 GB now."),
 ])
 def test_a_rival_attribute_of_one_thing_revises_nothing(
         tmp_path: Path, old: str, rival: str, update: str) -> None:
@@ -328,6 +330,9 @@ def test_a_rival_attribute_of_one_thing_revises_nothing(
     ("The cache is 2 GB.", "The cache size is 4 GB now."),
     ("The retention is 30 days.", "The retention period is 60 days now."),
     ("The rate limit is 100 rps.", "The rate limit threshold is 200 rps now."),
+    # two heads neither of which is a bound or a use: one attribute named again
+    ("The DB size is 10 GB.", "The DB storage is 12 GB now."),
+    ("The session timeout is 30 minutes.", "The session expiry is 60 minutes now."),
 ])
 def test_another_wording_of_one_attribute_still_revises(engine: Engine, old: str,
                                                          update: str) -> None:

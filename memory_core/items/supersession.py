@@ -339,19 +339,23 @@ _BOUND_HEADS = frozenset({
 """Nouns that, after another attribute's words, name a bound or an aim of it, an
 attribute of its own ("the p95 latency target" is not the p95 latency); any other
 ("the cache size", "the port number", "the retention period") names the same one."""
+_USE_HEADS = frozenset({"usage", "use", "utilization", "utilisation", "consumption",
+                        "spend", "spending", "load"})
+"""Nouns naming how much of a thing is used: one attribute beside its bound ("the
+memory usage" / "the memory limit")."""
 _COPULA_AFTER = r"(?:'s|\s+(?:is|are|was|were|stays|remains|has\s+been))\b"
 
 
 def _attribute_words(subject: str, low_text: str) -> list[str]:
     """A subject's words without those the extraction appends: the unit of the number
     its statement gives ("p95 latency ms"), :data:`_ATTRIBUTE_MARKS`, contractions;
-    each in :func:`_spelling` ("time-out" is "timeout", "memory's" is "memory")."""
+    a possessive 's left out ("memory's" is "memory"), hyphens kept."""
     words = [w for w in subject.split() if w not in _ATTRIBUTE_MARKS
              and not _CONTRACTED.match(w)]
     while len(words) > 1 and words[-1] in UNITS and re.search(
             rf"\d\s*{re.escape(words[-1])}\b", low_text):
         words.pop()
-    return _spelling(" ".join(words)).split()
+    return re.sub(r"(?<=\w)'s\b", "", " ".join(words)).split()
 
 
 def _spelling(low_text: str) -> str:
@@ -365,9 +369,11 @@ def _spelling(low_text: str) -> str:
 def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
     """Whether two English subjects that share words name two attributes of one thing,
     each with a value of its own: their heads (last words, units and
-    :data:`_ATTRIBUTE_MARKS` left out) differ and neither head occurs in the other
+    :data:`_ATTRIBUTE_MARKS` left out) differ, one is a bound or a use
+    (:data:`_BOUND_HEADS`, :data:`_USE_HEADS`), neither occurs in the other
     statement and each statement gives its head a value with a copula ("memory limit"
-    / "memory usage", :func:`_predicated`), or one continues the other with a
+    / "memory usage", :func:`_predicated`; "the DB size" / "the DB storage" is one
+    attribute said again), or one continues the other with a
     head the shorter's statement lacks while each statement gives its own head the
     value and that head is a bound of the shorter's, :data:`_BOUND_HEADS` ("The p95
     latency is 573 ms" / "The p95 latency target is 450 ms": the target is not the
@@ -378,6 +384,8 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
         return False
     low_a, low_b = text_a.lower(), text_b.lower()
     wa, wb = _attribute_words(a, low_a), _attribute_words(b, low_b)
+    kinds = {w[-1].rsplit("-", 1)[-1] for w in (wa, wb) if w}  # "memory-limit": a limit
+    wa, wb = [w.replace("-", "") for w in wa], [w.replace("-", "") for w in wb]
     low_a, low_b = _spelling(low_a), _spelling(low_b)
     if not wa or not wb or wa[-1] == wb[-1] or not set(wa) & set(wb):
         return False
@@ -390,7 +398,8 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
             and _predicated(short[-1], short_text) and _predicated(extra[-1], long_text)
     if wa[-1] in wb or wb[-1] in wa:
         return False  # one narrows or reorders the other ("api rate limit" / "rate limit api")
-    return wa[-1] not in low_b and wb[-1] not in low_a \
+    return bool(kinds & (_BOUND_HEADS | _USE_HEADS)) \
+        and wa[-1] not in low_b and wb[-1] not in low_a \
         and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
 
 
