@@ -451,6 +451,22 @@ async def test_passthrough_relays_a_websocket(
         assert refused.value.headers["x-request-id"] == "req_ws_refused"
 
 
+async def test_an_invalid_websocket_handshake_never_reaches_the_upstream(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    """An upgrade without ``Sec-WebSocket-Key`` was refused only after the proxy had
+    opened a WebSocket to the upstream (a Realtime session per bad request)."""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(core.base_url + "/realtime?model=m",
+                               headers={"Upgrade": "websocket", "Connection": "Upgrade",
+                                        "Authorization": f"Bearer {TEST_KEY}"}) as resp:
+            assert resp.status == 400
+            err = (await resp.json())["error"]
+    assert set(err) == {"message", "type", "param", "code"}
+    assert (err["type"], err["code"]) == ("invalid_request_error", "invalid_handshake")
+    assert upstream.requests == []
+
+
 async def test_passthrough_streams_a_chunked_upload(
     core: RunningProxy, upstream: FakeUpstream
 ) -> None:

@@ -31,7 +31,7 @@ from multidict import CIMultiDict
 
 from proxy import headers as hdrs
 from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS
-from proxy.errors import UpstreamError
+from proxy.errors import BadRequestError, UpstreamError
 from proxy.flow.client import ClientGone, ClientWatch
 from proxy.relay import relay_body, start
 from proxy.upstream import send, upstream_url
@@ -119,7 +119,12 @@ def _is_upgrade(request: web.Request) -> bool:
 
 
 async def _websocket(request: web.Request, url: Any, headers: Any) -> web.StreamResponse:
-    """Relay a WebSocket between the client and the upstream (see module docstring)."""
+    """Relay a WebSocket between the client and the upstream (see module docstring).
+    A client handshake the proxy could not accept is refused before the upstream is
+    asked, so that it opens no upstream session."""
+    if not web.WebSocketResponse().can_prepare(request).ok:
+        raise BadRequestError("invalid WebSocket handshake (Sec-WebSocket-Key,"
+                              " Sec-WebSocket-Version: 13)", code="invalid_handshake")
     settings = request.app[SETTINGS]
     protocols = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")
                  if p.strip()]
