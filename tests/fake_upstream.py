@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import orjson
 from aiohttp import web
 from multidict import CIMultiDict
@@ -167,7 +168,8 @@ class FakeUpstream:
         """A Realtime-API-like WebSocket: ``?refuse=1`` is answered 401 with headers;
         otherwise the subprotocol ``realtime`` is taken, a text message answered with
         ``echo: <text>``, a binary one with its bytes reversed, and ``bye`` with a
-        close of code 4000, reason ``done``; each close code is kept in
+        close of code 4000, reason ``done`` (``bye-bare``: a close frame without a
+        code, :func:`bare_close`); each close code is kept in
         :attr:`ws_closes`. A plain GET is an echo."""
         await self._record(request)
         if request.headers.get("Upgrade", "").lower() != "websocket":
@@ -183,6 +185,8 @@ class FakeUpstream:
         async for msg in ws:
             if msg.type == web.WSMsgType.TEXT and msg.data == "bye":
                 await ws.close(code=4000, message=b"done")
+            elif msg.type == web.WSMsgType.TEXT and msg.data == "bye-bare":
+                await bare_close(ws)
             elif msg.type == web.WSMsgType.TEXT:
                 await ws.send_str("echo: " + msg.data)
             elif msg.type == web.WSMsgType.BINARY:
@@ -343,3 +347,9 @@ class FakeUpstream:
             self.aborted += 1
             raise
         return resp
+
+
+async def bare_close(ws: web.WebSocketResponse | aiohttp.ClientWebSocketResponse) -> None:
+    """Send a close frame without a status code, as a browser's ``ws.close()`` does
+    (aiohttp's ``close()`` always sends one)."""
+    await ws._writer.send_frame(b"", web.WSMsgType.CLOSE)  # noqa: SLF001 - no public way

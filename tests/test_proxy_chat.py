@@ -22,7 +22,7 @@ from yarl import URL
 
 from proxy.headers import HOP_BY_HOP
 from tests.conftest import TEST_KEY, RunningProxy, closed_port, sql_read
-from tests.fake_upstream import FakeUpstream, Reply
+from tests.fake_upstream import FakeUpstream, Reply, bare_close
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
 NO_INJECTION = {"enabled": False}
@@ -449,6 +449,31 @@ async def test_passthrough_relays_a_websocket(
         assert refused.value.status == 401
         assert refused.value.headers is not None
         assert refused.value.headers["x-request-id"] == "req_ws_refused"
+
+
+async def test_a_close_without_a_code_is_relayed_as_a_normal_close(
+    core: RunningProxy, upstream: FakeUpstream
+) -> None:
+    """A close frame without a status code (a browser's ``ws.close()``) reads as code
+    0, and the relay sent that on: the other side failed the connection with a
+    protocol error (1002, "Invalid close code: 0") instead of closing it."""
+    url = core.base_url + "/realtime?model=m"
+    auth = {"Authorization": f"Bearer {TEST_KEY}"}
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(url, headers=auth) as ws:
+            await ws.send_str("bye-bare")  # the upstream closes without a code
+            closing = await ws.receive()
+            assert (closing.type, closing.data) == (aiohttp.WSMsgType.CLOSE, 1000)
+        async with session.ws_connect(url, headers=auth) as ws:
+            await ws.send_str("hi")
+            assert await ws.receive_str() == "echo: hi"
+            await bare_close(ws)  # the client closes without a code
+            assert (await ws.receive()).type == aiohttp.WSMsgType.CLOSE
+        for _ in range(100):
+            if len(upstream.ws_closes) == 2:
+                break
+            await asyncio.sleep(0.02)
+    assert upstream.ws_closes[1] == 1000
 
 
 async def test_an_invalid_websocket_handshake_never_reaches_the_upstream(

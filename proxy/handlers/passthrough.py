@@ -164,7 +164,8 @@ async def _pump(src: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
                 dst: web.WebSocketResponse | aiohttp.ClientWebSocketResponse) -> None:
     """Send every message of ``src`` on to ``dst`` until ``src`` closes, then close
     ``dst`` with ``src``'s close code and reason (1011 when ``src`` ended without a
-    close frame: a close code that says so, 1006, is never sent)."""
+    close frame: a close code that says so, 1006, is never sent; 1000 for a close
+    frame without a code)."""
     code, reason = aiohttp.WSCloseCode.INTERNAL_ERROR, ""
     while True:
         msg = await src.receive()
@@ -174,7 +175,9 @@ async def _pump(src: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
             elif msg.type == aiohttp.WSMsgType.BINARY:
                 await dst.send_bytes(msg.data)
             elif msg.type == aiohttp.WSMsgType.CLOSE:
-                code, reason = msg.data, msg.extra or ""
+                # a close frame without a status code (a browser's ``ws.close()``)
+                # reads as 0, which no frame may carry: it is a normal close (1000)
+                code, reason = msg.data or aiohttp.WSCloseCode.OK, msg.extra or ""
                 break
             elif msg.type in _ENDED:
                 break
