@@ -476,6 +476,25 @@ async def test_a_close_without_a_code_is_relayed_as_a_normal_close(
     assert upstream.ws_closes[1] == 1000
 
 
+async def test_a_websocket_client_that_stops_answering_ends_the_relay(
+    make_proxy: MakeProxy, upstream: FakeUpstream
+) -> None:
+    """A client gone without a close (its network dropped) left the upstream session
+    open for good: nothing pinged the client, and the proxy answered the upstream's
+    pings for it. The proxy now pings each hop; one that stops answering ends both."""
+    quick = await make_proxy(injection=NO_INJECTION, tools={**NO_TOOLS, "heartbeat_seconds": 0.2})
+    async with aiohttp.ClientSession() as session:
+        ws = await session.ws_connect(quick.base_url + "/realtime?model=m", autoping=False,
+                                      headers={"Authorization": f"Bearer {TEST_KEY}"})
+        await ws.send_str("hi")  # then reads nothing: no pong goes back
+        for _ in range(100):
+            if upstream.ws_closes:
+                break
+            await asyncio.sleep(0.02)
+        assert upstream.ws_closes == [aiohttp.WSCloseCode.INTERNAL_ERROR]
+        await ws.close()
+
+
 async def test_an_invalid_websocket_handshake_never_reaches_the_upstream(
     core: RunningProxy, upstream: FakeUpstream
 ) -> None:

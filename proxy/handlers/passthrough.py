@@ -14,7 +14,10 @@ A WebSocket upgrade (the Realtime API, ``GET /v1/realtime``) is answered by open
 one to the upstream with the client's headers, query and subprotocols; the client's
 upgrade is accepted with the subprotocol and headers the upstream chose, then every
 message is relayed as it comes, both ways, and the first side to close closes the
-other with its close code. An upgrade the upstream refuses reaches the client with
+other with its close code. Each hop is pinged every ``tools.heartbeat_seconds``: the
+proxy answers each side's pings itself, so a side that stopped answering (gone
+without a close) must end the relay here, or the other side would never learn of it.
+An upgrade the upstream refuses reaches the client with
 the upstream's status and headers (aiohttp's client keeps no body of a refusal).
 """
 
@@ -132,7 +135,8 @@ async def _websocket(request: web.Request, url: Any, headers: Any) -> web.Stream
     try:
         with ClientWatch(request, settings.tools.heartbeat_seconds):
             upstream = await request.app[HTTP].ws_connect(
-                url, headers=sent, protocols=protocols, max_msg_size=0)
+                url, headers=sent, protocols=protocols, max_msg_size=0,
+                heartbeat=settings.tools.heartbeat_seconds)
     except aiohttp.WSServerHandshakeError as exc:  # refused: its status and headers
         refused = hdrs.to_client(exc.headers or {})
         refused["x-lcm-request-id"] = request[REQUEST_ID]
@@ -148,7 +152,8 @@ async def _websocket(request: web.Request, url: Any, headers: Any) -> web.Stream
         shown.popall(name, None)
     shown["x-lcm-request-id"] = request[REQUEST_ID]
     client = web.WebSocketResponse(protocols=[upstream.protocol] if upstream.protocol else (),
-                                   max_msg_size=settings.proxy.max_body_bytes)
+                                   max_msg_size=settings.proxy.max_body_bytes,
+                                   heartbeat=settings.tools.heartbeat_seconds)
     client.headers.update(shown)
     try:
         await client.prepare(request)
