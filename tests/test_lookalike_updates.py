@@ -330,6 +330,8 @@ def test_a_rival_attribute_of_one_thing_revises_nothing(
     ("The cache is 2 GB.", "The cache size is 4 GB now."),
     ("The retention is 30 days.", "The retention period is 60 days now."),
     ("The rate limit is 100 rps.", "The rate limit threshold is 200 rps now."),
+    ("The max connections is 100.", "The max connections limit is 200 now."),
+    ("The target latency is 200 ms.", "The target latency goal is 150 ms now."),
     # two heads neither of which is a bound or a use: one attribute named again
     ("The DB size is 10 GB.", "The DB storage is 12 GB now."),
     ("The session timeout is 30 minutes.", "The session expiry is 60 minutes now."),

@@ -375,11 +375,13 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
     / "memory usage", :func:`_predicated`; "the DB size" / "the DB storage" is one
     attribute said again), or one continues the other with a
     head the shorter's statement lacks while each statement gives its own head the
-    value and that head is a bound of the shorter's, :data:`_BOUND_HEADS` ("The p95
+    value and that head is a bound of the shorter's, which names none,
+    :data:`_BOUND_HEADS` ("The p95
     latency is 573 ms" / "The p95 latency target is 450 ms": the target is not the
     latency; not "My manager is Dana now", keyed "manager dana"; "We run staging in
     eu-west-1" / "the staging region" is one value, as are "the cache" / "the cache
-    size", "the port" / "the port number", "the rate limit" / "its threshold")."""
+    size", "the port" / "the port number", "the rate limit" / "its threshold", "the
+    max connections" / "the max connections limit")."""
     if not a or not b or _CJK.search(a) or _CJK.search(b):
         return False
     low_a, low_b = text_a.lower(), text_b.lower()
@@ -393,7 +395,7 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
                                                      key=lambda p: len(p[0]))
     if len(short) < len(long_) and long_[:len(short)] == short:
         extra = long_[len(short):]
-        return extra[-1] in _BOUND_HEADS and short[-1] not in _BOUND_HEADS \
+        return extra[-1] in _BOUND_HEADS and not set(short) & _BOUND_HEADS \
             and not any(w in short_text for w in extra) \
             and _predicated(short[-1], short_text) and _predicated(extra[-1], long_text)
     if wa[-1] in wb or wb[-1] in wa:
