@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from weakref import WeakSet
 
 from aiohttp import web
 
@@ -15,9 +16,11 @@ from proxy.appkeys import (
     TASKS,
     TOOL_REFUSALS,
     UI_SESSIONS,
+    WEBSOCKETS,
 )
 from proxy.contexts import async_engine, http_session, memory_engine, memory_release
 from proxy.flow.toolrefusal import ToolRefusals
+from proxy.handlers.passthrough import close_websockets
 from proxy.metrics import Metrics
 from proxy.middlewares import request_context
 from proxy.routes import setup_routes
@@ -43,6 +46,8 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
     app[TASKS] = TaskGroup()
     app[AUTH_THROTTLE] = FailureThrottle()
     app[UI_SESSIONS] = SessionRevocation()
+    app[WEBSOCKETS] = WeakSet()
+    app.on_shutdown.append(close_websockets)
     if engine is not None:
         app[ENGINE] = engine
     app.cleanup_ctx.append(memory_engine)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
 
 from aiohttp import ClientSession, web
 
@@ -32,6 +33,9 @@ AUTH_THROTTLE = web.AppKey("auth_throttle", FailureThrottle)
 """Wrong admin tokens per client address (:mod:`proxy.throttle`)."""
 UI_SESSIONS = web.AppKey("ui_sessions", SessionRevocation)
 """When the inspector was last signed out of (:mod:`proxy.uisession`)."""
+WEBSOCKETS: web.AppKey[WeakSet[Any]] = web.AppKey("websockets")
+"""The relayed WebSocket sessions open now (:mod:`proxy.handlers.passthrough`), closed
+with 1001 when the proxy shuts down."""
 REQUEST_ID = web.RequestKey("request_id", str)
 
 MODEL = web.RequestKey("model", str)

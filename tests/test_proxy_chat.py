@@ -12,6 +12,7 @@ import asyncio
 import gzip
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -21,7 +22,7 @@ import pytest
 from yarl import URL
 
 from proxy.headers import HOP_BY_HOP
-from tests.conftest import TEST_KEY, RunningProxy, closed_port, sql_read
+from tests.conftest import TEST_KEY, RunningProxy, closed_port, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply, bare_close
 
 MakeProxy = Callable[..., Awaitable[RunningProxy]]
@@ -474,6 +475,30 @@ async def test_a_close_without_a_code_is_relayed_as_a_normal_close(
                 break
             await asyncio.sleep(0.02)
     assert upstream.ws_closes[1] == 1000
+
+
+async def test_shutdown_closes_a_relayed_websocket_as_going_away(
+    upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """A relayed session never ends by itself: shutdown waited for it until
+    ``shutdown_timeout_seconds`` and then dropped both hops without a close frame.
+    Both hops are now closed with 1001 as the proxy shuts down."""
+    running = await start_proxy(upstream.base_url, tmp_path / "d")
+    auth = {"Authorization": f"Bearer {TEST_KEY}"}
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(running.base_url + "/realtime?model=m",
+                                      headers=auth) as ws:
+            await ws.send_str("hi")
+            assert await ws.receive_str() == "echo: hi"
+            shutdown = asyncio.create_task(running.close())
+            closing = await asyncio.wait_for(ws.receive(), 10)
+            await asyncio.wait_for(shutdown, 10)
+    assert (closing.type, closing.data) == (aiohttp.WSMsgType.CLOSE, 1001)
+    for _ in range(100):
+        if upstream.ws_closes:
+            break
+        await asyncio.sleep(0.02)
+    assert upstream.ws_closes == [1001]
 
 
 async def test_a_websocket_client_that_stops_answering_ends_the_relay(

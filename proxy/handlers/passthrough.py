@@ -17,7 +17,9 @@ message is relayed as it comes, both ways, and the first side to close closes th
 other with its close code. Each hop is pinged every ``tools.heartbeat_seconds``: the
 proxy answers each side's pings itself, so a side that stopped answering (gone
 without a close) must end the relay here, or the other side would never learn of it.
-An upgrade the upstream refuses reaches the client with
+When the proxy shuts down, both hops of every session are closed with 1001 (going
+away) instead of holding the shutdown. An upgrade the upstream refuses reaches the
+client with
 the upstream's status and headers (aiohttp's client keeps no body of a refusal).
 """
 
@@ -27,13 +29,14 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+from weakref import WeakSet
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
 from proxy import headers as hdrs
-from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS
+from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS, WEBSOCKETS
 from proxy.errors import BadRequestError, UpstreamError
 from proxy.flow.client import ClientGone, ClientWatch
 from proxy.relay import relay_body, start
@@ -155,9 +158,11 @@ async def _websocket(request: web.Request, url: Any, headers: Any) -> web.Stream
                                    max_msg_size=settings.proxy.max_body_bytes,
                                    heartbeat=settings.tools.heartbeat_seconds)
     client.headers.update(shown)
+    relay = _Relay(client, upstream)
+    request.app[WEBSOCKETS].add(relay)
     try:
         await client.prepare(request)
-        await asyncio.gather(_pump(upstream, client), _pump(client, upstream))
+        await asyncio.gather(_pump(upstream, client, relay), _pump(client, upstream, relay))
     finally:  # both closed, whichever way the relay ended (no pump outlives it)
         await upstream.close()
         if client.prepared:
@@ -166,11 +171,12 @@ async def _websocket(request: web.Request, url: Any, headers: Any) -> web.Stream
 
 
 async def _pump(src: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
-                dst: web.WebSocketResponse | aiohttp.ClientWebSocketResponse) -> None:
+                dst: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
+                relay: _Relay) -> None:
     """Send every message of ``src`` on to ``dst`` until ``src`` closes, then close
     ``dst`` with ``src``'s close code and reason (1011 when ``src`` ended without a
     close frame: a close code that says so, 1006, is never sent; 1000 for a close
-    frame without a code)."""
+    frame without a code; 1001 once the proxy is shutting down)."""
     code, reason = aiohttp.WSCloseCode.INTERNAL_ERROR, ""
     while True:
         msg = await src.receive()
@@ -188,8 +194,37 @@ async def _pump(src: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
                 break
         except (ConnectionResetError, aiohttp.ClientConnectionResetError):
             break  # dst is gone: its own pump ends on it
+    if relay.going_away:
+        code, reason = aiohttp.WSCloseCode.GOING_AWAY, _GOING_AWAY
     if not dst.closed:
         await dst.close(code=code, message=reason.encode())
+
+
+class _Relay:
+    """One relayed session's two hops (weakly held in ``app[WEBSOCKETS]``)."""
+
+    __slots__ = ("client", "upstream", "going_away", "__weakref__")
+
+    def __init__(self, client: web.WebSocketResponse,
+                 upstream: aiohttp.ClientWebSocketResponse) -> None:
+        self.client, self.upstream = client, upstream
+        self.going_away = False
+
+
+async def close_websockets(app: web.Application) -> None:
+    """``app.on_shutdown`` hook: close every relayed WebSocket with 1001 (going away),
+    both hops, so that shutdown does not wait ``proxy.shutdown_timeout_seconds`` on
+    sessions that never end by themselves."""
+    relays: WeakSet[_Relay] = app[WEBSOCKETS]
+    for relay in list(relays):
+        relay.going_away = True
+        for ws in (relay.upstream, relay.client):
+            if not ws.closed:
+                await ws.close(code=aiohttp.WSCloseCode.GOING_AWAY,
+                               message=_GOING_AWAY.encode())
+
+
+_GOING_AWAY = "proxy shutting down"
 
 
 _ENDED = (aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR)
