@@ -19,8 +19,8 @@ proxy answers each side's pings itself, so a side that stopped answering (gone
 without a close) must end the relay here, or the other side would never learn of it.
 When the proxy shuts down, both hops of every session are closed with 1001 (going
 away) instead of holding the shutdown. An upgrade the upstream refuses reaches the
-client with
-the upstream's status and headers (aiohttp's client keeps no body of a refusal).
+client with the upstream's status and headers (aiohttp's client keeps no body of a
+refusal).
 """
 
 from __future__ import annotations
