@@ -86,7 +86,9 @@ def _explain(engine: Engine, scope: Scope) -> str:
     last = engine.last_assembly(tenant=scope.tenant, role=scope.role,
                                 session=scope.session or None)
     if last is None:
-        return f"{REPLY_HEADER} · explain: no injection recorded yet for role {scope.role}"
+        where = f"session {scope.session!r}, " if scope.session else ""
+        return (f"{REPLY_HEADER} · explain: no injection recorded yet for this conversation"
+                f" ({where}role {scope.role}); `/memory status` shows the role's last")
     data = last["data"]
     lines = [
         f"{REPLY_HEADER} · last injection {_when(last['created_at'])} ({last['request_id']})",
