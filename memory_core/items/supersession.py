@@ -368,20 +368,19 @@ def _spelling(low_text: str) -> str:
 
 def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
     """Whether two English subjects that share words name two attributes of one thing,
-    each with a value of its own: their heads (last words, units and
-    :data:`_ATTRIBUTE_MARKS` left out) differ, one is a bound or a use
-    (:data:`_BOUND_HEADS`, :data:`_USE_HEADS`), neither occurs in the other
-    statement and each statement gives its head a value with a copula ("memory limit"
-    / "memory usage", :func:`_predicated`; "the DB size" / "the DB storage" is one
-    attribute said again), or one continues the other with a
-    head the shorter's statement lacks while each statement gives its own head the
-    value and that head is a bound of the shorter's, which names none,
-    :data:`_BOUND_HEADS` ("The p95
-    latency is 573 ms" / "The p95 latency target is 450 ms": the target is not the
-    latency; not "My manager is Dana now", keyed "manager dana"; "We run staging in
-    eu-west-1" / "the staging region" is one value, as are "the cache" / "the cache
-    size", "the port" / "the port number", "the rate limit" / "its threshold", "the
-    max connections" / "the max connections limit")."""
+    each given its own value with a copula (:func:`_predicated`). Heads are the last
+    words, units and :data:`_ATTRIBUTE_MARKS` left out, hyphens and a possessive 's
+    read as spelling. Rivals when:
+
+    - the heads differ, one is a bound or a use (:data:`_BOUND_HEADS`,
+      :data:`_USE_HEADS`) and neither occurs in the other statement ("the memory
+      limit" / "the memory usage"; not "the DB size" / "the DB storage"); or
+    - one subject continues the other with a bound the shorter's statement lacks,
+      and the shorter names none ("the p95 latency" / "the p95 latency target"; not
+      "the cache" / "the cache size", "the port" / "the port number", "the max
+      connections" / "the max connections limit", nor "My manager is Dana now",
+      keyed "manager dana" without a copula on "dana").
+    """
     if not a or not b or _CJK.search(a) or _CJK.search(b):
         return False
     low_a, low_b = text_a.lower(), text_b.lower()
