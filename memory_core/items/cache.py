@@ -152,19 +152,16 @@ class ActiveItems:
                  snap: _Snapshot | None) -> _Snapshot:
         if snap is None:
             return self._full(tx, tenant, role)
-        oldest, changes = tx.item_feed.changes_since(snap.seq, _FULL_RELOAD_CHANGES + 1)
-        if oldest is not None and snap.seq < oldest - 1:
-            return self._full(tx, tenant, role)  # changes we never saw were pruned
-        if not changes:
-            return snap
-        if len(changes) > _FULL_RELOAD_CHANGES:
+        changed = _changes_since(tx, snap.seq)
+        if changed is None:
             return self._full(tx, tenant, role)
-        ids = sorted({c[1] for c in changes})
+        seq, ids = changed
+        if not ids:
+            return snap
         fresh = tx.item_feed.items_in_scope(ids, tenant, role)
         if not fresh and snap.rows.keys().isdisjoint(ids):
             # Not ours: the same items (and index) at a later position in the log.
-            return _Snapshot(changes[-1][0], snap.rows, snap.ordered, ([], []),
-                             snap.index)
+            return _Snapshot(seq, snap.rows, snap.ordered, ([], []), snap.index)
         rows = dict(snap.rows)
         for i in ids:
             rows.pop(i, None)
@@ -173,7 +170,22 @@ class ActiveItems:
             if r["status"] == "active":
                 rows[int(r["id"])] = r
                 added.append(r)
-        return _Snapshot(changes[-1][0], rows, changed=(ids, added))
+        return _Snapshot(seq, rows, changed=(ids, added))
+
+
+def _changes_since(tx: Tx, seq: int) -> tuple[int, list[int]] | None:
+    """``(log position, ids of the items changed)`` after position ``seq`` of
+    ``memory_item_changes``, sorted (none: ``seq`` and ``[]``); ``None`` when only a
+    whole reload can catch up: changes past ``seq`` were pruned, or there are more
+    than :data:`_FULL_RELOAD_CHANGES`."""
+    oldest, changes = tx.item_feed.changes_since(seq, _FULL_RELOAD_CHANGES + 1)
+    if oldest is not None and seq < oldest - 1:
+        return None  # changes never seen were pruned
+    if len(changes) > _FULL_RELOAD_CHANGES:
+        return None
+    if not changes:
+        return seq, []
+    return changes[-1][0], sorted({c[1] for c in changes})
 
 
 def prune_changes(tx: Tx, keep: int = KEEP_CHANGES) -> int:
@@ -250,14 +262,12 @@ class SupersededItems:
     @staticmethod
     def _refresh(tx: Tx, tenant: str, role: str, held: _Superseded) -> _Superseded | None:
         """``held`` brought up to date, or ``None`` when only a whole read can."""
-        oldest, changes = tx.item_feed.changes_since(held.seq, _FULL_RELOAD_CHANGES + 1)
-        if oldest is not None and held.seq < oldest - 1:
-            return None  # changes we never saw were pruned
-        if not changes:
-            return held
-        if len(changes) > _FULL_RELOAD_CHANGES:
+        changed = _changes_since(tx, held.seq)
+        if changed is None:
             return None
-        ids = sorted({c[1] for c in changes})
+        seq, ids = changed
+        if not ids:
+            return held
         rows = dict(held.rows)
         gone = {i for i in ids if rows.pop(i, None) is not None}
         for r in tx.item_feed.items_in_scope(ids, tenant, role):
@@ -274,4 +284,4 @@ class SupersededItems:
             for cut in newest[held.limit:]:
                 del rows[cut[1]]
             newest = newest[:held.limit]
-        return _Superseded(changes[-1][0], held.last_id, held.limit, rows, truncated, newest)
+        return _Superseded(seq, held.last_id, held.limit, rows, truncated, newest)
