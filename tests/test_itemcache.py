@@ -300,3 +300,23 @@ def test_kept_superseded_items_equal_the_stores_read_through_every_change(
                 assert kept == fresh, (step, scope)
     finally:
         engine.close()
+
+
+def test_a_change_pruned_away_with_the_whole_log_is_still_seen(tmp_path: Path) -> None:
+    """A cache that has looked, a change it has not seen, then the log pruned to
+    nothing: an empty log read as "nothing changed" and kept the stale item. Pruning
+    keeps the newest row, so the cache sees it fell behind and reloads."""
+    engine = Engine(tmp_path / "d", MemoryConfig())
+    cache = ActiveItems(max_scopes=4)
+    history: list[Any] = [{"role": "system", "content": "s"}]
+    try:
+        _say(engine, A, history, "The upload limit is 80 MB for enterprise users.")
+        _say(engine, A, history, "The retry count is 7 for webhooks.")
+        assert _cached(cache, engine, A) == _fresh(engine, A) != []
+        victim = _fresh(engine, A)[0][0]
+        engine.retract(victim, "wrong")
+        engine.store.write_tx_sync(lambda tx: prune_changes(tx, keep=0))
+        assert _cached(cache, engine, A) == _fresh(engine, A)
+        assert victim not in [r[0] for r in _cached(cache, engine, A)]
+    finally:
+        engine.close()

@@ -189,11 +189,13 @@ def _changes_since(tx: Tx, seq: int) -> tuple[int, list[int]] | None:
 
 
 def prune_changes(tx: Tx, keep: int = KEEP_CHANGES) -> int:
-    """Delete all but the newest ``keep`` change-log rows (a write job's ``tx``).
+    """Delete all but the newest ``keep`` change-log rows (a write job's ``tx``); the
+    newest row always stays, so that a cache behind the pruned part can tell (an
+    emptied log would read as "nothing changed").
 
     Returns the number deleted. Caches behind the pruned part reload whole.
     """
-    return tx.item_feed.prune_changes(keep)
+    return tx.item_feed.prune_changes(max(keep, 1))
 
 
 SupersededRow = tuple[int, int, str, str | None, str | None]
