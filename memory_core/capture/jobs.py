@@ -21,7 +21,7 @@ from typing import Any
 
 from memory_core.capture import evidence
 from memory_core.capture.redact import redact_secrets
-from memory_core.capture.tree import ChainKeyCache, message_text
+from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
 from memory_core.extraction.prepare import open_fence
@@ -181,7 +181,7 @@ class CaptureJobs:
                 name = msg.get("name")
                 queued = len(deferred) if deferred is not None else 0
                 self._extract_one(tx, ticket.scope, result.thread_id, mid,
-                                  message_text(msg), "user",
+                                  spoken_text(msg), "user",
                                   name if isinstance(name, str) else "", defer=True,
                                   later=later)
                 if deferred is not None and len(deferred) > queued:
@@ -303,9 +303,12 @@ class CaptureJobs:
         its own thread, as its author's speaker."""
         for r in rows:
             scope = Scope(r["tenant"], r["role"], r["session"])
-            speaker = "assistant" if r["msg_role"] == "assistant" else "user"
-            self._extract_one(tx, scope, r["thread_id"], r["message_id"], r["text"], speaker,
-                              r["name"] if isinstance(r["name"], str) else "")
+            if r["msg_role"] not in ("user", "assistant"):
+                tx.extraction.done(r["message_id"])  # a tool result says nothing of the user's
+                continue
+            speaker = r["msg_role"]
+            self._extract_one(tx, scope, r["thread_id"], r["message_id"], _queued_text(r),
+                              speaker, r["name"] if isinstance(r["name"], str) else "")
 
     def capture_response(
         self,
@@ -397,3 +400,19 @@ class CaptureJobs:
             except Exception as exc:  # noqa: BLE001 - fail open: nothing is lost
                 log.warning("restoring items on the path of message %s failed: %r",
                             message_id, exc)
+
+
+def _queued_text(row: dict[str, Any]) -> str:
+    """What a queued message's extraction reads: the stored text, or for a user message
+    stored with its parts (``raw_json``), the parts its author wrote
+    (:func:`~memory_core.capture.tree.spoken_text`: a mixed Anthropic turn's
+    ``tool_result`` blocks left out)."""
+    raw = row.get("raw_json")
+    if raw and '"tool_result"' in raw:
+        try:
+            message = evidence.loads_lossless(raw)
+        except ValueError:
+            return str(row["text"])
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            return spoken_text(message)
+    return str(row["text"])

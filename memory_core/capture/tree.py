@@ -306,6 +306,27 @@ def message_text(message: Any) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def spoken_text(message: Any) -> str:
+    """The text of a user message that its author wrote, for extraction: as
+    :func:`message_text`, less what the client put in the turn that the user did not
+    say: Anthropic ``tool_result`` blocks (a tool's output, sent in a ``user``
+    message), tool calls and media placeholders. Text parts are joined with newlines.
+    (What a client adds as text, a ``<system-reminder>`` or an AGENTS.md block, is
+    masked by the extraction itself: :func:`memory_core.extraction.prepare.context_spans`.)
+    """
+    if not isinstance(message, dict):
+        return message_text(message)
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message_text({"content": content})
+    return "\n".join(part["text"] if isinstance(part, dict) else part
+                     for part in content
+                     if isinstance(part, str) or (isinstance(part, dict)
+                                                  and part.get("type") != "tool_result"
+                                                  and isinstance(part.get("text"), str)
+                                                  and part["text"]))
+
+
 def _plain_json(value: Any) -> str:
     """``value`` as compact JSON text (``str`` when it is not JSON-ready)."""
     try:

@@ -12,7 +12,13 @@ verbatim while the rules read a cleaned copy. Three things happen:
   :func:`machine_spans`),
   block-quote lines, URLs, inline code that contains spaces, and quoted spans
   (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never retry"`` then reads
-  as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
+  as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on; and what a
+  client puts in a user turn on its own (:func:`context_spans`): a tagged block on
+  lines of its own (Claude Code's ``<system-reminder>`` with CLAUDE.md, Codex's
+  ``<environment_context>`` and AGENTS.md ``<INSTRUCTIONS>``, a command's
+  ``<local-command-stdout>``) with a heading line that introduces it, and a line that
+  is one bracketed note (``[Request interrupted by user]``); a tag that names the
+  user's own words (``<user_query>``) is masked, its content read;
 * traditional Chinese characters fold to simplified for Chinese sentences only
   (``fold_traditional``), so one cue table serves both scripts and a subject restated in
   the other script keys the same. Japanese keeps its kanji (実は must stay 実は).
@@ -106,7 +112,7 @@ _RULE_FRAME_REACH = 64
 their spacing fit well within)."""
 
 
-_MAY_MASK = re.compile("[\"'`>~:\u201c\u2018\u2019\u300c\u300e\u00ab]")
+_MAY_MASK = re.compile("[\"'`>~:\\[\u201c\u2018\u2019\u300c\u300e\u00ab]")
 """Characters without which no masking rule can fire (fast path for plain prose)."""
 
 
@@ -394,6 +400,64 @@ _MAY_BE_MACHINE = re.compile(r"[ \t]*(?:[\[{$%<(\d]|Traceback|[\w.]*(?:Error|Exc
 """A one-line message can be machine text only if it starts like one."""
 
 
+# --- what a client adds to a user turn ------------------------------------------------
+
+_TAG_OPEN = re.compile(r"^[ \t]*<([A-Za-z][\w.:-]{0,63})(?:[ \t][^<>\n]{0,400})?>", re.M)
+_TAG_CLOSE = re.compile(r"</([A-Za-z][\w.:-]{0,63})>[ \t]*$", re.M)
+_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t][^\n]*")
+_BRACKET_NOTE = re.compile(r"^[ \t]*\[[^\[\]\n]{1,200}\][ \t]*$", re.M)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_NOT_LETTERS = re.compile(r"[^a-z]+")
+_SPOKEN = frozenset({"query", "question", "request", "message", "prompt", "input", "text"})
+"""With ``user`` (or alone, but ``message``, ``input`` and ``text``), a tag name that
+wraps the user's own words (``<user_query>``, ``<user_message>``, ``<query>``)."""
+
+
+def _spoken_tag(name: str) -> bool:
+    words = set(_NOT_LETTERS.split(_CAMEL.sub(" ", name).lower())) - {""}
+    if "user" in words:
+        return words == {"user"} or bool(words & _SPOKEN)
+    return len(words) == 1 and bool(words & (_SPOKEN - {"message", "input", "text"}))
+
+
+def context_spans(scan: str) -> list[tuple[int, int, bool]]:
+    """Tagged blocks a client adds to a user turn: ``(start, end, spoken)`` each, in
+    order, not nested. A block opens with ``<name …>`` at the start of a line and ends
+    with the first ``</name>`` after it that ends a line; it starts at a markdown
+    heading line right above it, when there is one (Codex: ``# AGENTS.md instructions
+    for …`` over ``<INSTRUCTIONS>``). ``spoken``: the name wraps the user's own words
+    (:func:`_spoken_tag`): ``start, end`` are then those of its two tags' text only
+    (the block's first and last line), its content is the user's. Linear in ``scan``
+    (one pass for the closing tags, a bisection per opening tag)."""
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for m in _TAG_CLOSE.finditer(scan):
+        closes.setdefault(m.group(1), []).append((m.start(), m.end()))
+    if not closes:
+        return []
+    out: list[tuple[int, int, bool]] = []
+    reach = 0
+    for m in _TAG_OPEN.finditer(scan):
+        ends = closes.get(m.group(1))
+        if m.start() < reach or not ends:
+            continue
+        i = bisect_left(ends, (m.end(), -1))
+        if i == len(ends):
+            continue
+        close_start, close_end = ends[i]
+        reach_before, reach = reach, close_end
+        if _spoken_tag(m.group(1)):
+            out += [(m.start(), m.end(), True), (close_start, close_end, True)]
+            continue
+        start = above = m.start()
+        while above > 0 and scan[above - 1] in " \t\n":  # blank lines above it
+            above -= 1
+        line = scan.rfind("\n", 0, above) + 1
+        if above > 0 and line >= reach_before and _HEADING.fullmatch(scan, line, above):
+            start = line
+        out.append((start, close_end, False))
+    return out
+
+
 def _blank(chars: list[str], start: int, end: int) -> None:
     for i in range(start, end):
         if chars[i] != "\n":
@@ -417,6 +481,12 @@ def prepare(text: str) -> str:
             _blank(chars, start, end)
     if ">" in scan:
         for m in _BLOCK_QUOTE.finditer(scan):
+            _blank(chars, m.start(), m.end())
+    if "</" in scan:
+        for start, end, _spoken in context_spans(scan):
+            _blank(chars, start, end)
+    if "[" in scan:
+        for m in _BRACKET_NOTE.finditer(scan):
             _blank(chars, m.start(), m.end())
     if "://" in scan:
         for m in _URL.finditer(scan):
