@@ -175,3 +175,35 @@ async def test_codex_instructions_and_environment_are_not_the_user_s(
         assert items(proxy) == ["The cache TTL is 300 s.", "We deploy with Helm."]
     finally:
         await proxy.close()
+
+
+async def test_the_block_searches_what_the_user_asked_not_claude_md(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The block's query was the whole user turn: CLAUDE.md's words ("pnpm") matched
+    items the question never asked about."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d")
+    try:
+        client = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY,
+                                          max_retries=0)
+        await client.messages.create(
+            model="claude-x", max_tokens=50, extra_headers={"X-LCM-Session": "a"},
+            messages=[{"role": "user", "content":
+                       "Yesterday I cleaned up the pnpm lockfile by hand."}])
+        await proxy.settle()
+        turn = [{"type": "text", "text": CLAUDE_MD},
+                {"type": "text", "text": "How do I rotate the TLS certificate?"}]
+        await client.messages.create(
+            model="claude-x", max_tokens=50, extra_headers={"X-LCM-Session": "b"},
+            messages=[{"role": "user", "content": turn}])  # type: ignore[typeddict-item]
+        sent = upstream.requests[-1]["json"]["messages"][-1]["content"]
+        assert sent[:2] == turn
+        assert "lockfile" not in str(sent[2:])
+        # asked about it, the same item is found
+        await client.messages.create(
+            model="claude-x", max_tokens=50, extra_headers={"X-LCM-Session": "c"},
+            messages=[{"role": "user", "content": [
+                {"type": "text", "text": CLAUDE_MD},
+                {"type": "text", "text": "What did I do to the pnpm lockfile?"}]}])
+        assert "lockfile by hand" in str(upstream.requests[-1]["json"]["messages"][-1])
+    finally:
+        await proxy.close()

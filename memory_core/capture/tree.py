@@ -28,6 +28,8 @@ from typing import Any
 
 import orjson
 
+from memory_core.extraction.prepare import user_words
+
 NODE_KEY_VERSION = "lcm-node-v1"
 """Prefix hashed into every node key; bump it if the canonical form ever changes."""
 
@@ -325,6 +327,15 @@ def spoken_text(message: Any) -> str:
                                                   and part.get("type") != "tool_result"
                                                   and isinstance(part.get("text"), str)
                                                   and part["text"]))
+
+
+def query_text(message: Any) -> str:
+    """What a search for a user turn reads (the block's query): the words its author
+    wrote (:func:`spoken_text`, without a client's tagged blocks:
+    :func:`memory_core.extraction.prepare.user_words`), else :func:`message_text`
+    (a turn of tool results only)."""
+    words = user_words(spoken_text(message))
+    return words if words.strip() else message_text(message)
 
 
 def _plain_json(value: Any) -> str:

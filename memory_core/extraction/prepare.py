@@ -458,6 +458,26 @@ def context_spans(scan: str) -> list[tuple[int, int, bool]]:
     return out
 
 
+def user_words(text: str) -> str:
+    """``text`` without what a client adds to a user turn (:func:`context_spans`, and
+    lines that are one bracketed note): the words a search for the turn should read.
+    ``text`` itself when there is none."""
+    if "</" not in text and "[" not in text:
+        return text
+    cuts = [(s, e) for s, e, _spoken in context_spans(text)] if "</" in text else []
+    if "[" in text:
+        cuts = sorted(cuts + [m.span() for m in _BRACKET_NOTE.finditer(text)])
+    if not cuts:
+        return text
+    parts, at = [], 0
+    for start, end in cuts:
+        if start >= at:
+            parts.append(text[at:start])
+            at = end
+    parts.append(text[at:])
+    return "".join(parts).strip()
+
+
 def _blank(chars: list[str], start: int, end: int) -> None:
     for i in range(start, end):
         if chars[i] != "\n":

@@ -22,7 +22,7 @@ from memory_core.assembly import budget
 from memory_core.assembly.block import is_bootstrap
 from memory_core.assembly.budget import Budget
 from memory_core.assembly.lookahead import Ahead
-from memory_core.capture.tree import message_text
+from memory_core.capture.tree import message_text, query_text
 from memory_core.compaction.compressor import HEADERS_LINE, headers_line_saving
 from memory_core.engine import Engine
 from memory_core.models import CaptureResult, Scope
@@ -359,7 +359,7 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         out.headers["x-lcm-memory-reason"] = "no-room"  # the messages fill the budget
     if want_block and block_room and index is not None:
         started = time.perf_counter()
-        newest = message_text(messages[index])
+        newest = query_text(messages[index])
         # Once each: a reply that hid memory-tool rounds repeats its id per splice.
         order = list(dict.fromkeys(itertools.filterfalse(covered.__contains__, view.ids)))
         visible = set(order)
@@ -406,7 +406,7 @@ def newest_user_text(body: dict[str, Any], wire: WireAdapter = CHAT) -> str:
     """The text of the request's last message when it is a user message (the
     block's query, as :func:`prepare` reads it), else ``""``."""
     last = wire.last_message(body)  # not every message: on the event loop
-    return message_text(last) if rewrite.newest_user_index([last]) is not None else ""
+    return query_text(last) if rewrite.newest_user_index([last]) is not None else ""
 
 
 def _newest_user_id(messages: list[Any], result: CaptureResult) -> int | None:
