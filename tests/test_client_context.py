@@ -207,3 +207,22 @@ async def test_the_block_searches_what_the_user_asked_not_claude_md(
         assert "lockfile by hand" in str(upstream.requests[-1]["json"]["messages"][-1])
     finally:
         await proxy.close()
+
+
+def test_the_summary_timeline_quotes_the_request_not_claude_md(tmp_path: Path) -> None:
+    from memory_core.compaction.compressor import PathMessage, extractive_summary
+    from memory_core.engine import Engine
+
+    opening = f"{CLAUDE_MD}\nPlease migrate the billing service to Postgres 16."
+    path = [PathMessage(1, "user", opening, 200, False, 0.0),
+            PathMessage(2, "assistant", "Migrated; the tests pass.", 8, False, 0.0),
+            PathMessage(3, "user", CLAUDE_MD, 150, False, 0.0)]
+    engine = Engine(tmp_path / "data")
+    try:
+        text = engine.store.read_tx(extractive_summary, path, 800)
+    finally:
+        engine.close()
+    timeline = text.splitlines()[text.splitlines().index("Timeline:") + 1:]
+    assert timeline[:2] == ["- [msg 1] user: Please migrate the billing service to Postgres 16.",
+                            "- [msg 2] assistant: Migrated; the tests pass."]
+    assert "CLAUDE.md" not in text and "pnpm" not in text

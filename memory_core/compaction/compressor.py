@@ -37,6 +37,7 @@ from typing import Any, NamedTuple, TypeVar
 import orjson
 
 from memory_core.config import CompactionConfig
+from memory_core.extraction.prepare import user_words
 from memory_core.store.api import Tx
 from memory_core.tokens import count_tokens
 
@@ -363,12 +364,13 @@ def extractive_summary(tx: Tx, path: Sequence[PathMessage],
     extracted memory items), Identifiers and numbers, Pitfalls and failed attempts,
     Files and directories, Open threads (questions and open TODOs), Tool results (the
     first 200 characters of each, flattened), Timeline (the first sentence of each
-    user message and of each assistant reply). Sections are trimmed from the end of
-    the timeline first, then from the end of the largest section, so facts outlive
-    narration. Tool results have their own section rather than timeline lines: what a
-    tool returned (a failing test's name, a config value, a commit hash) is evidence
-    the conversation was about, often asked for much later, and the timeline is the
-    first thing a tight cap drops (the long-session eval's tool-result misses).
+    user message, without a client's tagged blocks, and of each assistant reply).
+    Sections are trimmed from the end of the timeline first, then from the end of the
+    largest section, so facts outlive narration. Tool results have their own section
+    rather than timeline lines: what a tool returned (a failing test's name, a config
+    value, a commit hash) is evidence the conversation was about, often asked for much
+    later, and the timeline is the first thing a tight cap drops (the long-session
+    eval's tool-result misses).
     """
     ids = [m.id for m in path]
     by_id = {m.id: m for m in path}
@@ -382,14 +384,19 @@ def extractive_summary(tx: Tx, path: Sequence[PathMessage],
     idents: dict[str, int] = {}
     files: dict[str, int] = {}
     pitfalls: list[str] = []
+    # A user message read for what its author wrote: a client's tagged blocks (a
+    # <system-reminder> with CLAUDE.md ahead of the request) would take the timeline's
+    # line and fill the identifiers with the project's instructions.
+    said = {m.id: user_words(m.text) for m in path if m.role == "user" and "<" in m.text}
     for m in path:
-        for f in _PATH.findall(m.text):
+        text = said.get(m.id, m.text)
+        for f in _PATH.findall(text):
             if len(f) > 3 and "//" not in f:
                 files.setdefault(f, m.id)
-        for ident in _IDENT.findall(m.text):
+        for ident in _IDENT.findall(text):
             idents.setdefault(ident, m.id)
-        if m.role in ("assistant", "tool", "user") and _FAIL.search(m.text):
-            sentence = next((s for s in _SENT.split(m.text) if _FAIL.search(s)), m.text)
+        if m.role in ("assistant", "tool", "user") and _FAIL.search(text):
+            sentence = next((s for s in _SENT.split(text) if _FAIL.search(s)), text)
             pitfalls.append(f"- [msg {m.id}] {m.role}: {_first_sentence(sentence, 180)}")
     open_threads = [f"- [msg {r['source_message_id']}] question: {_first_sentence(r['text'], 160)}"
                     for r in items if r["kind"] == "question"]
@@ -400,8 +407,9 @@ def extractive_summary(tx: Tx, path: Sequence[PathMessage],
     timeline = []
     tool_results = []
     for m in path:
-        if m.role in ("user", "assistant") and m.text.strip():
-            timeline.append(f"- [msg {m.id}] {m.role}: {_first_sentence(m.text, 160)}")
+        text = said.get(m.id, m.text)
+        if m.role in ("user", "assistant") and text.strip():
+            timeline.append(f"- [msg {m.id}] {m.role}: {_first_sentence(text, 160)}")
         elif m.role == "tool":
             # The head of what the tool returned, flattened: short outputs (a config
             # read, a failing test's name, a commit hash) are often the whole answer.
