@@ -174,16 +174,21 @@ class CaptureJobs:
             users = [(mid, messages[at[mid]]) for mid in result.new_ids
                      if isinstance(messages[at[mid]], dict)
                      and messages[at[mid]].get("role") == "user"]
+            # A queued extraction reads the stored message: its parts from the raw
+            # JSON, or, where that is not kept, its whole text (tool output included),
+            # so a turn with tool results is read now (_queued_text).
+            parts_lost = not self.config.store_raw_json
             # Items are stored in the order their messages were said (supersession):
             # once one message is queued for after the commit, every later one is.
             later = len(users) > EXTRACT_INLINE_MESSAGES
             for mid, msg in users:
                 name = msg.get("name")
                 queued = len(deferred) if deferred is not None else 0
-                self._extract_one(tx, ticket.scope, result.thread_id, mid,
-                                  spoken_text(msg), "user",
+                said = spoken_text(msg)
+                inline = parts_lost and _has_tool_results(msg)
+                self._extract_one(tx, ticket.scope, result.thread_id, mid, said, "user",
                                   name if isinstance(name, str) else "", defer=True,
-                                  later=later)
+                                  later=later and not inline)
                 if deferred is not None and len(deferred) > queued:
                     later = True
         if result.created_thread and result.new_ids and not result.path_ids:
@@ -303,12 +308,14 @@ class CaptureJobs:
         its own thread, as its author's speaker."""
         for r in rows:
             scope = Scope(r["tenant"], r["role"], r["session"])
-            if r["msg_role"] not in ("user", "assistant"):
-                tx.extraction.done(r["message_id"])  # a tool result says nothing of the user's
+            text = _queued_text(r) if r["msg_role"] in ("user", "assistant") else ""
+            if not text.strip() or is_memory_command(text):
+                # nothing of the user's (a tool result, a command): off the queue, so
+                # that the rows behind it are reached
+                tx.extraction.done(r["message_id"])
                 continue
-            speaker = r["msg_role"]
-            self._extract_one(tx, scope, r["thread_id"], r["message_id"], _queued_text(r),
-                              speaker, r["name"] if isinstance(r["name"], str) else "")
+            self._extract_one(tx, scope, r["thread_id"], r["message_id"], text, r["msg_role"],
+                              r["name"] if isinstance(r["name"], str) else "")
 
     def capture_response(
         self,
@@ -406,13 +413,19 @@ def _queued_text(row: dict[str, Any]) -> str:
     """What a queued message's extraction reads: the stored text, or for a user message
     stored with its parts (``raw_json``), the parts its author wrote
     (:func:`~memory_core.capture.tree.spoken_text`: a mixed Anthropic turn's
-    ``tool_result`` blocks left out)."""
+    ``tool_result`` blocks left out; ``""`` when they cannot be parsed)."""
     raw = row.get("raw_json")
     if raw and '"tool_result"' in raw:
         try:
             message = evidence.loads_lossless(raw)
-        except ValueError:
-            return str(row["text"])
+        except (ValueError, RecursionError):  # its parts unreadable: nothing is read
+            return ""
         if isinstance(message, dict) and isinstance(message.get("content"), list):
             return spoken_text(message)
     return str(row["text"])
+
+
+def _has_tool_results(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "tool_result" for part in content)

@@ -333,9 +333,12 @@ def query_text(message: Any) -> str:
     """What a search for a user turn reads (the block's query): the words its author
     wrote (:func:`spoken_text`, without a client's tagged blocks:
     :func:`memory_core.extraction.prepare.user_words`), else :func:`message_text`
-    (a turn of tool results only)."""
+    without them (a turn of tool results only)."""
     words = user_words(spoken_text(message))
-    return words if words.strip() else message_text(message)
+    if words.strip():
+        return words
+    whole = message_text(message)
+    return user_words(whole) or whole
 
 
 def _plain_json(value: Any) -> str:

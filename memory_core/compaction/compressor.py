@@ -387,7 +387,7 @@ def extractive_summary(tx: Tx, path: Sequence[PathMessage],
     # A user message read for what its author wrote: a client's tagged blocks (a
     # <system-reminder> with CLAUDE.md ahead of the request) would take the timeline's
     # line and fill the identifiers with the project's instructions.
-    said = {m.id: user_words(m.text) for m in path if m.role == "user" and "<" in m.text}
+    said = {m.id: user_words(m.text) for m in path if m.role == "user"}
     for m in path:
         text = said.get(m.id, m.text)
         for f in _PATH.findall(text):

@@ -12,13 +12,15 @@ verbatim while the rules read a cleaned copy. Three things happen:
   :func:`machine_spans`),
   block-quote lines, URLs, inline code that contains spaces, and quoted spans
   (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never retry"`` then reads
-  as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on; and what a
-  client puts in a user turn on its own (:func:`context_spans`): a tagged block on
-  lines of its own (Claude Code's ``<system-reminder>`` with CLAUDE.md, Codex's
-  ``<environment_context>`` and AGENTS.md ``<INSTRUCTIONS>``, a command's
-  ``<local-command-stdout>``) with a heading line that introduces it, and a line that
-  is one bracketed note (``[Request interrupted by user]``); a tag that names the
-  user's own words (``<user_query>``) is masked, its content read;
+  as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
+* what a client puts in a user turn on its own is *blanked* to spaces, as if absent
+  (:func:`client_spans`): a block whose tag says a client attached it (Claude Code's
+  ``<system-reminder>`` with CLAUDE.md, Codex's ``<environment_context>`` and
+  AGENTS.md ``<INSTRUCTIONS>`` with the heading above it, ``<local-command-stdout>``:
+  :func:`context_spans`), a line that is one bracketed note (``[Request interrupted
+  by user]``), and a whole turn that opens as a client's own note (a recap after it
+  compacted its history); of a tag that wraps the user's words (``<user_query>``)
+  only the tags;
 * traditional Chinese characters fold to simplified for Chinese sentences only
   (``fold_traditional``), so one cue table serves both scripts and a subject restated in
   the other script keys the same. Japanese keeps its kanji (実は must stay 実は).
@@ -402,33 +404,49 @@ _MAY_BE_MACHINE = re.compile(r"[ \t]*(?:[\[{$%<(\d]|Traceback|[\w.]*(?:Error|Exc
 
 # --- what a client adds to a user turn ------------------------------------------------
 
-_TAG_OPEN = re.compile(r"^[ \t]*<([A-Za-z][\w.:-]{0,63})(?:[ \t][^<>\n]{0,400})?>", re.M)
-_TAG_CLOSE = re.compile(r"</([A-Za-z][\w.:-]{0,63})>[ \t]*$", re.M)
+_TAG_OPEN = re.compile(r"<([A-Za-z][\w.:-]{0,63})(?:[ \t][^<>\n]{0,400})?>")
+_TAG_CLOSE = re.compile(r"</([A-Za-z][\w.:-]{0,63})>")
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t][^\n]*")
-_BRACKET_NOTE = re.compile(r"^[ \t]*\[[^\[\]\n]{1,200}\][ \t]*$", re.M)
+_BRACKET_NOTE = re.compile(
+    r"^[ \t]*\[[A-Za-z][^\[\]\n]{0,198}(?<![.!?])\][ \t]*\r?$", re.M)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _NOT_LETTERS = re.compile(r"[^a-z]+")
-_SPOKEN = frozenset({"query", "question", "request", "message", "prompt", "input", "text"})
-"""With ``user`` (or alone, but ``message``, ``input`` and ``text``), a tag name that
-wraps the user's own words (``<user_query>``, ``<user_message>``, ``<query>``)."""
+_CLIENT_WORDS = frozenset({
+    "system", "reminder", "environment", "env", "instructions", "instruction", "rules",
+    "ide", "attached", "attachment", "attachments", "additional", "file", "files",
+    "command", "commands", "bash", "shell", "terminal", "stdout", "stderr", "output",
+    "hook", "notification", "skill", "caveat", "aborted", "interrupted", "selection",
+    "metadata", "diagnostics", "workspace", "cwd", "tool", "result", "results"})
+"""Words of a tag name that says a client attached it: its environment, files, a
+command and its output, the project's rules, the editor's state, a note of its own
+(``<system-reminder>``, ``<environment_context>``, ``<user_instructions>``,
+``<local-command-stdout>``, ``<ide_selection>``, ``<attached_files>``)."""
+_SPOKEN_WORDS = frozenset({"query", "question", "request", "message", "prompt", "input",
+                           "text", "task", "feedback", "answer"})
+"""Words of a tag name that wraps the user's own words, alone or with ``user``
+(``<user_query>``, ``<user_message>``, ``<task>``, ``<feedback>``)."""
 
 
-def _spoken_tag(name: str) -> bool:
+def _tag_kind(name: str) -> str | None:
+    """``"client"``, ``"spoken"`` or ``None`` (any other tag: the user's markup)."""
     words = set(_NOT_LETTERS.split(_CAMEL.sub(" ", name).lower())) - {""}
-    if "user" in words:
-        return words == {"user"} or bool(words & _SPOKEN)
-    return len(words) == 1 and bool(words & (_SPOKEN - {"message", "input", "text"}))
+    if words & _CLIENT_WORDS:
+        return "client"
+    if words & _SPOKEN_WORDS and ("user" in words or len(words) == 1) or words == {"user"}:
+        return "spoken"
+    return None
 
 
 def context_spans(scan: str) -> list[tuple[int, int, bool]]:
     """Tagged blocks a client adds to a user turn: ``(start, end, spoken)`` each, in
-    order, not nested. A block opens with ``<name …>`` at the start of a line and ends
-    with the first ``</name>`` after it that ends a line; it starts at a markdown
-    heading line right above it, when there is one (Codex: ``# AGENTS.md instructions
-    for …`` over ``<INSTRUCTIONS>``). ``spoken``: the name wraps the user's own words
-    (:func:`_spoken_tag`): ``start, end`` are then those of its two tags' text only
-    (the block's first and last line), its content is the user's. Linear in ``scan``
-    (one pass for the closing tags, a bisection per opening tag)."""
+    order. A block opens with ``<name …>`` and ends with the first ``</name>`` after it.
+    A client's block (:data:`_CLIENT_WORDS`) is one span, from a markdown heading
+    line right above it when it opens a line (Codex: ``# AGENTS.md instructions for
+    …`` over ``<INSTRUCTIONS>``); nothing inside it is looked at. A tag that wraps the
+    user's words (:data:`_SPOKEN_WORDS`) gives its two tags' spans, ``spoken``, and
+    what it wraps is read (a client's block inside it included). Other tags are the
+    user's markup: no span. Linear in ``scan`` (one pass for the closing tags, a
+    bisection per opening tag)."""
     closes: dict[str, list[tuple[int, int]]] = {}
     for m in _TAG_CLOSE.finditer(scan):
         closes.setdefault(m.group(1), []).append((m.start(), m.end()))
@@ -440,33 +458,58 @@ def context_spans(scan: str) -> list[tuple[int, int, bool]]:
         ends = closes.get(m.group(1))
         if m.start() < reach or not ends:
             continue
+        kind = _tag_kind(m.group(1))
         i = bisect_left(ends, (m.end(), -1))
-        if i == len(ends):
+        if kind is None or i == len(ends):
             continue
         close_start, close_end = ends[i]
-        reach_before, reach = reach, close_end
-        if _spoken_tag(m.group(1)):
+        if kind == "spoken":
             out += [(m.start(), m.end(), True), (close_start, close_end, True)]
+            reach = m.end()
             continue
         start = above = m.start()
-        while above > 0 and scan[above - 1] in " \t\n":  # blank lines above it
+        while above > 0 and scan[above - 1] in " \t":
             above -= 1
-        line = scan.rfind("\n", 0, above) + 1
-        if above > 0 and line >= reach_before and _HEADING.fullmatch(scan, line, above):
-            start = line
+        if above == 0 or scan[above - 1] == "\n":  # the block opens a line
+            while above > 0 and scan[above - 1] in " \t\r\n":  # blank lines above it
+                above -= 1
+            line = scan.rfind("\n", 0, above) + 1
+            if above > 0 and line >= reach and _HEADING.fullmatch(scan, line, above):
+                start = line
         out.append((start, close_end, False))
+        reach = close_end
+    out.sort()
     return out
 
 
-def user_words(text: str) -> str:
-    """``text`` without what a client adds to a user turn (:func:`context_spans`, and
-    lines that are one bracketed note): the words a search for the turn should read.
-    ``text`` itself when there is none."""
-    if "</" not in text and "[" not in text:
-        return text
-    cuts = [(s, e) for s, e, _spoken in context_spans(text)] if "</" in text else []
+_CLIENT_NOTE = re.compile(
+    r"\s*(?:(?:this|the) (?:session|conversation|chat) (?:is being|is|was|has been)"
+    r" continued from (?:a|an|the) (?:previous|earlier|prior) (?:conversation|session|chat)"
+    r"|another (?:language )?model (?:started|began) to (?:solve|work on) this"
+    r"|caveat: the messages below were generated by)\b", re.I)
+"""The opening of a turn a client writes itself: a recap after compacting its own
+history (Claude Code: "This session is being continued from a previous conversation
+that ran out of context. …", Codex: "Another language model started to solve this
+problem …", then a model-written summary), a note about the turns that follow."""
+
+
+def client_spans(text: str) -> list[tuple[int, int]]:
+    """What a client adds to a user turn, as ``(start, end)`` spans in order: the whole
+    text when it opens as a client's own note (:data:`_CLIENT_NOTE`), else the tagged
+    blocks (:func:`context_spans`; a spoken tag's two tags) and the lines that are
+    one bracketed note ("[Request interrupted by user]"; not one that ends a sentence)."""
+    if _CLIENT_NOTE.match(text):
+        return [(0, len(text))]
+    spans = [(s, e) for s, e, _spoken in context_spans(text)] if "</" in text else []
     if "[" in text:
-        cuts = sorted(cuts + [m.span() for m in _BRACKET_NOTE.finditer(text)])
+        spans = sorted(spans + [m.span() for m in _BRACKET_NOTE.finditer(text)])
+    return spans
+
+
+def user_words(text: str) -> str:
+    """``text`` without what a client adds to a user turn (:func:`client_spans`): the
+    words a search for the turn should read. ``text`` itself when there is none."""
+    cuts = client_spans(text)
     if not cuts:
         return text
     parts, at = [], 0
@@ -491,7 +534,8 @@ def prepare(text: str) -> str:
     """
     scan = fold_width(text)
     machine = machine_spans(scan) if "\n" in scan or _MAY_BE_MACHINE.match(scan) else []
-    if not machine and not _MAY_MASK.search(scan):  # plain prose: nothing to mask
+    if not machine and not _MAY_MASK.search(scan) and not _CLIENT_NOTE.match(scan):
+        # plain prose: nothing to mask
         return scan.translate(_APOSTROPHES) if "\u2019" in scan else scan
     chars = list(scan)
     for start, end in machine:
@@ -501,12 +545,6 @@ def prepare(text: str) -> str:
             _blank(chars, start, end)
     if ">" in scan:
         for m in _BLOCK_QUOTE.finditer(scan):
-            _blank(chars, m.start(), m.end())
-    if "</" in scan:
-        for start, end, _spoken in context_spans(scan):
-            _blank(chars, start, end)
-    if "[" in scan:
-        for m in _BRACKET_NOTE.finditer(scan):
             _blank(chars, m.start(), m.end())
     if "://" in scan:
         for m in _URL.finditer(scan):
@@ -528,6 +566,12 @@ def prepare(text: str) -> str:
                               m.start()):
             continue
         _blank(chars, m.start(1), m.end(1))
+    for start, end in client_spans(scan):
+        # as if absent, last (over any mask above): blank, so a sentence next to a
+        # client's block ends where the user's words do ("Fix it.<system-reminder>…")
+        for i in range(start, end):
+            if chars[i] not in "\r\n":
+                chars[i] = " "
     # Typographic apostrophes fold after masking, so "don’t" reads as "don't" while
     # ‘…’ still counted as a quote above.
     scan = "".join(chars)

@@ -22,7 +22,8 @@ T = TypeVar("T")
 # ``CROSS JOIN``: the queue drives the join (SQLite keeps the written order). With
 # ANALYZE statistics the planner walked every message and looked each up in the queue.
 _QUEUED = ("SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text,"
-           " m.msg_role, json_extract(m.raw_json, '$.name') AS name,"
+           " m.msg_role, CASE WHEN json_valid(m.raw_json) AND json_type(m.raw_json)='object'"
+           " THEN json_extract(m.raw_json, '$.name') END AS name,"
            " CASE WHEN m.msg_role='user' THEN m.raw_json END AS raw_json"
            " FROM extraction_queue q CROSS JOIN messages m ON m.id=q.message_id WHERE ")
 
