@@ -77,7 +77,7 @@ class TooManyFailuresError(ProxyError):
 
 
 class CrossSiteRequestError(ProxyError):
-    """A browser request from another site that no CORS preflight approved (403)."""
+    """A browser request (or CORS preflight) from a site not in ``proxy.allowed_origins`` (403)."""
 
     status, type, code = 403, "permission_error", "cross_site_request"
 

@@ -82,36 +82,38 @@ def check_client_key(request: web.Request) -> None:
             " in proxy.require_client_keys.")
 
 
-_SIMPLE_TYPES = frozenset({"", "text/plain", "application/x-www-form-urlencoded",
-                           "multipart/form-data"})
-"""Content types a browser sends cross-site without a CORS preflight."""
-_KEY_HEADERS = ("Authorization", "api-key", "x-api-key")
+def _origin_key(origin: str) -> str:
+    return origin.strip().rstrip("/").lower()
 
 
 def check_cross_site(request: web.Request) -> None:
-    """Raise ``CrossSiteRequestError`` (403) for a ``/v1/`` request that a web page of
-    another site made a browser send without a CORS preflight.
+    """Raise ``CrossSiteRequestError`` (403) for a ``/v1/`` request, CORS preflight
+    included, that carries the ``Origin`` of another site (or ``null``), unless
+    ``proxy.allowed_origins`` lists that origin (or holds ``*``).
 
-    Such a request carries a foreign ``Origin`` (or ``null``), a content type a form
-    can send (``text/plain``, form encodings, none) and no key header (a key header
-    needs a preflight). No SDK sends one: they send JSON with a key. Served, it would
-    let any page the user visits store text in the memory of the tenant the proxy pins
-    (``proxy.tenant``) or maps keyless requests to, run ``/memory`` commands there,
-    and spend ``proxy.upstream_api_key``. Preflighted requests (JSON, a key header)
-    and ``OPTIONS`` are left alone: the upstream's CORS answer decides them.
+    Only browsers send ``Origin``; the SDKs and curl send none, and a same-origin page
+    names the proxy's own ``Host``. The proxy lends whoever it serves the memory of a
+    tenant (the pinned ``proxy.tenant``, the keyless ``anonymous``) and often a key
+    (``proxy.upstream_api_key``), so a page of another site must not be served
+    because an upstream's CORS answer approves any origin (vLLM's and LiteLLM's
+    servers do by default): forwarded, its preflight would be approved, and a request
+    with a made-up key would store text in that memory, run ``/memory`` commands there,
+    spend the key and read the answers. Refusing the preflight stops a browser before
+    it sends the request; refusing the request covers "simple" ones (a form,
+    ``no-cors``) that need no preflight. Listed origins go on, and the upstream's
+    CORS answer decides them.
     """
     origin = request.headers.get("Origin")
-    if origin is None or request.method == "OPTIONS" or not request.path.startswith("/v1/"):
+    if origin is None or not request.path.startswith("/v1/"):
         return
     if origin != "null" and urlsplit(origin).netloc == request.host:
         return
-    mimetype = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-    if mimetype not in _SIMPLE_TYPES or any(
-            request.headers.get(h) for h in _KEY_HEADERS):
+    allowed = request.app[SETTINGS].proxy.allowed_origins
+    if "*" in allowed or _origin_key(origin) in {_origin_key(o) for o in allowed}:
         return
     raise CrossSiteRequestError(
-        "cross-site request refused: a web page of another origin cannot use this"
-        " lcm-proxy (send JSON with an API key, as the SDKs do)")
+        f"cross-site request refused: a web page of {origin[:100]!r} cannot use this"
+        " lcm-proxy (list its origin in proxy.allowed_origins to allow it)")
 
 
 HOST_NAMES_OF_THIS_MACHINE = frozenset({
@@ -187,7 +189,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     """Assign the request id (``x-lcm-request-id``), render errors, count requests.
 
     A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs;
-    a cross-site browser request that no preflight approved → 403 (:func:`check_cross_site`),
+    a browser request or preflight of an origin not allowed → 403 (:func:`check_cross_site`),
     as is a ``Host`` a loopback listener does not serve (:func:`check_host`).
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
     ``proxy.max_body_bytes``) → 413 in the same shape, recorded as a ``rejected``

@@ -87,6 +87,9 @@ class ProxySettings:
     use ``/v1/``; empty allows every key. From the environment: comma-separated.
     ``allowed_hosts``: ``Host`` names served besides loopback ones while ``host`` is
     a loopback address (``proxy.middlewares.check_host``); ``*`` serves any.
+    ``allowed_origins``: web origins (``scheme://host[:port]``) whose browser requests
+    ``/v1/`` serves, preflights included (``proxy.middlewares.check_cross_site``);
+    ``*`` serves any. From the environment: comma-separated.
     ``ui_session_seconds``: how long an inspector sign-in lasts (:mod:`proxy.uisession`).
     """
 
@@ -100,6 +103,7 @@ class ProxySettings:
     ui_session_seconds: int = field(default=8 * 3600, metadata=rng(60, 30 * 86400))
     require_client_keys: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
+    allowed_origins: list[str] = field(default_factory=list)
     max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=rng(1024, 1 << 31))
     connect_timeout_seconds: float = field(default=10.0, metadata=rng(0.1, 300))
     read_timeout_seconds: float = field(default=600.0, metadata=rng(1, 86400))

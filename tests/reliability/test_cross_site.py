@@ -1,10 +1,10 @@
 """A web page of another site must not use the proxy through the browser of someone
-who runs it (a developer's laptop, ``127.0.0.1:8787``): a "simple" cross-site request
-(a form, ``fetch(..., {mode: "no-cors"})``: ``text/plain``, no key header, no CORS
-preflight) is refused with 403 before anything is stored, run or forwarded. What the
-SDKs send (JSON with a key), same-origin requests, requests without ``Origin`` and
-preflights are served as before. And no unauthenticated route shows the upstream
-URL's credentials.
+who runs it (a developer's laptop, ``127.0.0.1:8787``): a request or CORS preflight
+with another site's ``Origin`` (a form, ``fetch(..., {mode: "no-cors"})``, JSON with a
+made-up key behind an upstream that approves any origin) is refused with 403 before
+anything is stored, run or forwarded, unless ``proxy.allowed_origins`` lists the
+origin. What the SDKs send (no ``Origin``) and same-origin requests are served as
+before. And no unauthenticated route shows the upstream URL's credentials.
 """
 
 from __future__ import annotations
@@ -79,12 +79,9 @@ async def test_simple_cross_site_requests_are_refused_before_anything_happens(
 
 
 @pytest.mark.parametrize("headers", [
-    {"Content-Type": "application/json", "Origin": "http://evil.example"},  # preflighted
-    {"Content-Type": "text/plain", "Origin": "http://evil.example",
-     "Authorization": "Bearer sk-client-key-0123456789"},  # a key header: preflighted too
-    {"Content-Type": "text/plain", "Origin": "http://evil.example", "x-api-key": "k-1"},
     {"Content-Type": "text/plain"},  # no Origin: not a browser (curl)
     {"Content-Type": "application/json"},  # the SDKs
+    {"Content-Type": "application/json", "Authorization": "Bearer sk-client-key-0123456789"},
 ])
 async def test_what_clients_send_is_still_served(upstream: FakeUpstream, tmp_path: Path,
                                                  headers: dict[str, str]) -> None:
@@ -98,13 +95,29 @@ async def test_what_clients_send_is_still_served(upstream: FakeUpstream, tmp_pat
             async with http.post(proxy.root + "/v1/chat/completions", data=BODY,
                                  headers=same) as r:
                 assert r.status == 200
-            preflight = {"Origin": "http://evil.example",
-                         "Access-Control-Request-Method": "POST"}
-            async with http.options(proxy.root + "/v1/chat/completions",
-                                    headers=preflight) as r:
-                assert r.status == 200  # the upstream's answer decides CORS
         assert [r["path"] for r in upstream.requests] == [
-            "/v1/chat/completions", "/v1/chat/completions", "/v1/chat/completions"]
+            "/v1/chat/completions", "/v1/chat/completions"]
+    finally:
+        await proxy.close()
+
+
+@pytest.mark.parametrize("headers", [
+    {"Content-Type": "application/json"},  # preflighted
+    {"Content-Type": "text/plain", "Authorization": "Bearer sk-client-key-0123456789"},
+    {"Content-Type": "text/plain", "x-api-key": "k-1"},
+])
+async def test_preflighted_cross_site_requests_are_refused_too(
+        upstream: FakeUpstream, tmp_path: Path, headers: dict[str, str]) -> None:
+    """A key header or JSON needs a CORS preflight, but the proxy must not count on an
+    upstream refusing it (see the permissive upstream below)."""
+    proxy = await _sidecar(upstream, tmp_path)
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.post(proxy.root + "/v1/chat/completions", data=BODY,
+                                 headers={**headers, "Origin": "http://evil.example"}) as r:
+                assert r.status == 403
+        await proxy.settle()
+        assert upstream.requests == [] and stored_texts(proxy) == []
     finally:
         await proxy.close()
 
@@ -332,3 +345,135 @@ async def test_an_unparsable_host_gets_403_from_the_admin_api(upstream: FakeUpst
                 assert (await r.json())["error"]["type"] == "permission_error"
     finally:
         await proxy.close()
+
+
+# -- preflighted cross-site requests: the proxy decides, not the upstream's CORS ------------
+FOREIGN = "http://evil.example"
+
+
+async def _cors_upstream() -> FakeUpstream:
+    """A fake upstream that approves every CORS preflight and answer, as the OpenAI-
+    compatible servers of vLLM and LiteLLM do by default: a page of any origin may send
+    JSON with an ``Authorization`` header and read what comes back."""
+    fake = FakeUpstream()
+
+    async def cors(request: web.Request, response: web.StreamResponse) -> None:
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        if request.method == "OPTIONS":
+            response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+            response.headers["Access-Control-Allow-Headers"] = request.headers.get(
+                "Access-Control-Request-Headers", "*")
+
+    fake.app.on_response_prepare.append(cors)
+    await fake.start()
+    return fake
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses", "/v1/messages",
+                                  "/v1/embeddings"])
+async def test_a_permissive_upstream_cannot_let_another_site_use_the_proxy(
+        tmp_path: Path, path: str) -> None:
+    """The sidecar lends its key and its pinned tenant's memory to whoever it serves. A
+    preflight it forwarded would let the upstream's CORS answer approve a page of any
+    site, which then sends JSON with a made-up key. Both are refused before anything
+    is forwarded or stored."""
+    upstream = await _cors_upstream()
+    proxy = await _sidecar(upstream, tmp_path)
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.options(proxy.root + path, headers={
+                    "Origin": FOREIGN, "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "authorization,content-type"}) as r:
+                assert r.status == 403
+                assert "access-control-allow-origin" not in r.headers
+            async with http.post(proxy.root + path, data=BODY, headers={
+                    "Origin": FOREIGN, "Content-Type": "application/json",
+                    "Authorization": "Bearer sk-made-up-by-the-page-0123"}) as r:
+                assert r.status == 403
+                assert "access-control-allow-origin" not in r.headers
+        await proxy.settle()
+        assert upstream.requests == []
+        assert stored_texts(proxy) == []
+    finally:
+        await proxy.close()
+        await upstream.stop()
+
+
+async def test_listed_origins_are_left_to_the_upstreams_cors(tmp_path: Path) -> None:
+    """``proxy.allowed_origins`` names the web apps that may use the proxy from a
+    browser: their preflights and requests go on as before."""
+    upstream = await _cors_upstream()
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data",
+                              proxy={"tenant": "agent", "allowed_origins": [FOREIGN + "/"]})
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.options(proxy.root + "/v1/chat/completions", headers={
+                    "Origin": "HTTP://Evil.Example", "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "authorization,content-type"}) as r:
+                assert r.status == 200
+                assert r.headers["access-control-allow-origin"] == "*"
+            async with http.post(proxy.root + "/v1/chat/completions", data=BODY, headers={
+                    "Origin": FOREIGN, "Content-Type": "application/json",
+                    "Authorization": "Bearer sk-the-apps-own-key-0123"}) as r:
+                assert r.status == 200
+            async with http.post(proxy.root + "/v1/chat/completions", data=BODY, headers={
+                    "Origin": "http://other.example", "Content-Type": "application/json",
+                    "Authorization": "Bearer sk-the-apps-own-key-0123"}) as r:
+                assert r.status == 403
+        assert [r["method"] for r in upstream.requests] == ["OPTIONS", "POST"]
+    finally:
+        await proxy.close()
+        await upstream.stop()
+
+
+_READING_PAGE = """<!doctype html><html><body><script>
+window.done = (async () => {
+  try {
+    const r = await fetch(%(url)s, {method: "POST", body: %(body)s, headers: {
+        "Content-Type": "application/json", "Authorization": "Bearer sk-made-up-0123"}});
+    window.read = await r.text();
+  } catch (err) { window.read = null; }
+  return true;
+})();
+</script></body></html>"""
+
+
+async def test_a_page_of_another_site_cannot_read_answers_through_a_permissive_upstream(
+        tmp_path: Path) -> None:
+    """Chromium, a page on another origin, an upstream that approves any origin: the
+    page's JSON request with a made-up key is neither forwarded (the proxy's key would
+    pay for it) nor stored, and the page reads nothing."""
+    async_playwright = _browser_or_skip()
+    upstream = await _cors_upstream()
+    proxy = await _sidecar(upstream, tmp_path)
+    page_html = _READING_PAGE % {
+        "url": orjson.dumps(proxy.root + "/v1/chat/completions").decode(),
+        "body": orjson.dumps(BODY.decode()).decode()}
+
+    async def evil(_request: web.Request) -> web.Response:
+        return web.Response(text=page_html, content_type="text/html")
+
+    evil_app = web.Application()
+    evil_app.router.add_get("/", evil)
+    runner = web.AppRunner(evil_app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    evil_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = await browser.new_page()
+                await page.goto(f"http://127.0.0.1:{evil_port}/")
+                assert await page.evaluate("window.done") is True
+                assert await page.evaluate("window.read") is None
+            finally:
+                await browser.close()
+        await proxy.settle()
+        assert upstream.requests == []
+        assert stored_texts(proxy) == []
+    finally:
+        await runner.cleanup()
+        await proxy.close()
+        await upstream.stop()
