@@ -199,3 +199,65 @@ async def test_wrong_bearer_tokens_on_the_admin_api_are_throttled(
         # a request without a token is not a guess: still the plain 401
         async with http.get(guarded.root + "/lcm/v1/status") as r:
             assert r.status == 401
+
+
+_LOCKOUT_PAGE = """<!doctype html><html><body><script>
+window.done = (async () => {
+  for (let i = 0; i < 12; i++) {
+    try {
+      await fetch(%(url)s, {method: "POST", mode: "no-cors",
+                            body: new URLSearchParams({token: "guess-" + i})});
+    } catch (err) { }
+  }
+  return true;
+})();
+</script></body></html>"""
+
+
+async def test_a_page_of_another_site_cannot_lock_the_operator_out(
+        guarded: RunningProxy) -> None:
+    """Chromium opens a page of another origin that posts wrong tokens to the sign-in
+    form. Wrong tokens count per client address, and the browser shares its address
+    with the operator's own tools on this machine: counted, these guesses would lock
+    the operator out of the inspector and the admin API for five minutes, again and
+    again while the page stays open. A sign-in with a foreign ``Origin`` is refused
+    (403) before the token is looked at."""
+    from aiohttp import web
+
+    from tests.test_ui import CHROMIUM, CHROMIUM_ARGS, _browser_or_skip
+
+    async_playwright = _browser_or_skip()
+    url = '"' + guarded.root + '/lcm/ui/login"'
+
+    async def evil(_request: web.Request) -> web.Response:
+        return web.Response(text=_LOCKOUT_PAGE % {"url": url}, content_type="text/html")
+
+    evil_app = web.Application()
+    evil_app.router.add_get("/", evil)
+    runner = web.AppRunner(evil_app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    evil_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = await browser.new_page()
+                await page.goto(f"http://127.0.0.1:{evil_port}/")
+                assert await page.evaluate("window.done") is True
+            finally:
+                await browser.close()
+    finally:
+        await runner.cleanup()
+    async with aiohttp.ClientSession() as http:
+        async with http.get(guarded.root + "/lcm/v1/status", headers=AUTH) as r:
+            assert r.status == 200, await r.text()
+        async with http.post(guarded.root + "/lcm/ui/login", data={"token": "wrong"},
+                             headers={"Origin": "http://evil.example"},
+                             allow_redirects=False) as r:
+            assert r.status == 403 and "lcm_admin" not in r.cookies
+    async with jar() as http:  # a same-origin sign-in still works
+        async with http.post(guarded.root + "/lcm/ui/login", data={"token": ADMIN_TOKEN},
+                             headers={"Origin": guarded.root}, allow_redirects=False) as r:
+            assert r.status == 303 and "lcm_admin" in r.cookies

@@ -13,7 +13,10 @@
 
 Writes must carry ``Content-Type: application/json`` (POST) and no foreign
 ``Origin``, so a web page the operator visits cannot forge them: a cross-origin
-JSON or PUT/DELETE request needs a CORS preflight, which is never granted.
+JSON or PUT/DELETE request needs a CORS preflight, which is never granted. The
+inspector's sign-in form refuses a foreign ``Origin`` too, before the token is
+checked: the operator's browser shares the operator's address, so a page's wrong
+guesses would otherwise throttle the operator out (:mod:`proxy.ui.signin`).
 """
 
 from __future__ import annotations
@@ -147,10 +150,16 @@ def require_admin(request: web.Request, *, cookie_ok: bool = False) -> Access:
     return "loopback"
 
 
+def has_foreign_origin(request: web.Request) -> bool:
+    """True when ``request`` carries the ``Origin`` of another site (or ``null``): a
+    browser sent it for a page that is not this proxy's."""
+    origin = request.headers.get("Origin")
+    return origin is not None and (origin == "null" or urlsplit(origin).netloc != request.host)
+
+
 def require_write(request: web.Request) -> None:
     """Raise unless a write request is same-origin JSON (see module docstring)."""
-    origin = request.headers.get("Origin")
-    if origin is not None and urlsplit(origin).netloc != request.host:
+    if has_foreign_origin(request):
         raise AdminForbiddenError("cross-origin admin requests are refused")
     if request.method == "POST" and request.content_type != "application/json":
         raise BadRequestError("admin POST requests need Content-Type: application/json",

@@ -4,7 +4,9 @@
   cookie (:mod:`proxy.uisession`: issued now, ``Max-Age`` of
   ``proxy.ui_session_seconds``, HttpOnly, SameSite=Strict) and redirects to
   ``/lcm/ui``. Wrong tokens count against the client's address; after too many
-  the form answers 429 with ``Retry-After`` (:mod:`proxy.throttle`).
+  the form answers 429 with ``Retry-After`` (:mod:`proxy.throttle`). A foreign
+  ``Origin`` gets 403 before the token is looked at (nor counted), so a web page
+  cannot throttle the operator, whose browser shares the operator's address.
 - ``POST /lcm/ui/logout`` (form ``csrf``): clears the cookie and ends every
   session issued so far. A page seen through the cookie shows its button.
 - Every form that changes something carries the CSRF token (:func:`csrf_token`),
@@ -16,7 +18,6 @@ from __future__ import annotations
 import hmac
 import secrets
 from typing import Any
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -26,6 +27,7 @@ from proxy.handlers.access import (
     UI_COOKIE,
     check_token,
     end_ui_sessions,
+    has_foreign_origin,
     has_ui_session,
     new_ui_session,
     require_admin,
@@ -53,8 +55,7 @@ def csrf_token(request: web.Request) -> str:
 def csrf_refusal(request: web.Request, form: Any) -> str | None:
     """Why a form POST is refused (a foreign ``Origin``, the form's ``csrf`` not the
     cookie's), or ``None`` when it may proceed."""
-    origin = request.headers.get("Origin")
-    if origin is not None and (origin == "null" or urlsplit(origin).netloc != request.host):
+    if has_foreign_origin(request):
         return "cross-origin request refused"
     cookie = request.cookies.get(CSRF_COOKIE, "")
     sent = str(form.get("csrf", ""))
@@ -105,8 +106,11 @@ def guard(request: web.Request) -> web.Response | None:
 
 async def login(request: web.Request) -> web.StreamResponse:
     """``POST /lcm/ui/login`` (form ``token``) → cookie and 303 to ``/lcm/ui``; the
-    login page again (401) for a wrong token, 429 while the address is throttled."""
+    login page again (401) for a wrong token, 429 while the address is throttled,
+    403 for a foreign ``Origin`` (not counted)."""
     settings = request.app[SETTINGS].proxy
+    if has_foreign_origin(request):  # not counted: see proxy.handlers.access
+        return html_response(page("Refused", "<p>cross-origin sign-in refused</p>"), 403)
     if not settings.admin_token:
         return login_page("no admin token is configured")
     form = await request.post()
