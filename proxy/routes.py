@@ -21,4 +21,5 @@ def setup_routes(app: web.Application) -> None:
     for method, path, handler in admin.ROUTES + ui.ROUTES:
         app.router.add_route(method, path, handler)
     app.on_response_prepare.append(admin.observe_memory_headers)
+    app.on_response_prepare.append(admin.protect_admin_answers)
     app.router.add_route("*", "/v1/{tail:.*}", passthrough.passthrough)

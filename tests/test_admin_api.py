@@ -531,3 +531,20 @@ async def test_metrics_expose_the_operator_series(guarded: RunningProxy,
     assert injected is not None and float(injected.group(1)) >= 1
     n_obs = re.search(r"lcm_injection_tokens_count (\d+)", text)
     assert n_obs is not None and float(n_obs.group(1)) == float(injected.group(1))
+
+
+async def test_admin_answers_are_never_cached_nor_sniffed(guarded: RunningProxy,
+                                                          http: aiohttp.ClientSession) -> None:
+    """Every ``/lcm/`` answer (exports of stored conversations, errors, probes) says
+    ``Cache-Control: no-store`` and ``X-Content-Type-Options: nosniff``, as the
+    inspector's pages do: no browser or cache in between keeps a copy of memory."""
+    await populate(guarded)
+    for path, headers in (("/lcm/v1/export", AUTH), ("/lcm/v1/items", AUTH),
+                          ("/lcm/v1/items/999999", AUTH), ("/lcm/v1/status", {}),
+                          ("/lcm/health", {}), ("/lcm/ui/nope", AUTH)):
+        async with http.get(guarded.root + path, headers=headers) as r:
+            await r.read()
+            assert r.headers.get("Cache-Control") == "no-store", (path, r.status)
+            assert r.headers.get("X-Content-Type-Options") == "nosniff", path
+    async with http.get(guarded.base_url + "/models") as r:  # pass-through: untouched
+        assert "X-Content-Type-Options" not in r.headers

@@ -203,6 +203,17 @@ async def metrics(request: web.Request) -> web.Response:
                         headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
 
+async def protect_admin_answers(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare`` hook: every ``/lcm/`` answer (memory, exports, errors,
+    probes) gets ``Cache-Control: no-store`` and ``X-Content-Type-Options: nosniff``,
+    so that no browser or cache in between keeps a copy of what the proxy remembers
+    and no stored text is read as another content type. Pass-through answers are the
+    upstream's and left alone."""
+    if request.path == "/lcm" or request.path.startswith("/lcm/"):
+        response.headers["Cache-Control"] = "no-store"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+
+
 async def observe_memory_headers(request: web.Request, response: web.StreamResponse) -> None:
     """``on_response_prepare`` hook: count what the chat handler announced in its
     ``x-lcm-memory`` / ``x-lcm-injected-items`` / ``x-lcm-injected-tokens`` headers."""
