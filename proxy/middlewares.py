@@ -24,7 +24,7 @@ from proxy.errors import (
     error_response,
 )
 from proxy.handlers.access import host_is_loopback
-from proxy.headers import is_anthropic_path
+from proxy.headers import is_anthropic_path, is_body_decoded
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
 from proxy.wire.messages import error_body as anthropic_error_body
@@ -165,6 +165,23 @@ def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
         log.exception("could not record the rejected request")
 
 
+async def _answer_and_close(request: web.Request, response: web.StreamResponse) -> None:
+    """Send ``response`` now and close the connection, leaving the rest of the
+    request's body unread.
+
+    For a compressed body over ``proxy.max_body_bytes``: after an answer aiohttp reads
+    and drops what is left of a body for up to 10 s ("lingering"), and a compressed
+    body's rest is decoded while it does so, chunk after chunk without giving another
+    request a turn (a 30 KiB zstd body decodes to gigabytes): every client of the
+    proxy would wait those 10 s. A sender of such a body may see the connection reset
+    instead of reading the 413.
+    """
+    response.force_close()
+    await response.prepare(request)
+    await response.write_eof()
+    request.protocol.force_close()
+
+
 def _route_label(request: web.Request) -> str:
     info = request.match_info.route.resource
     return info.canonical if info is not None else "unmatched"
@@ -234,8 +251,11 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     except web.HTTPRequestEntityTooLarge as exc:
         status = 413
         _record_rejected(request, rid, "body over proxy.max_body_bytes")
-        return _error(request, PayloadTooLargeError(exc.text or "request body too large"),
-                      rid)
+        too_large = _error(request, PayloadTooLargeError(exc.text or "request body too large"),
+                           rid)
+        if is_body_decoded(request.headers):
+            await _answer_and_close(request, too_large)
+        return too_large
     except web.RequestPayloadError:
         status = 400
         encoding = request.headers.get("Content-Encoding")

@@ -464,3 +464,57 @@ def test_wrong_types_inside_choices_through_the_tool_loop(looped_tools: Any,
 def test_cut_stream_through_the_tool_loop_keeps_every_byte(looped_tools: Any) -> None:
     script = Script(chunks=[sse(chunk("hi"), done=False), b'data: {"choi'], drop=True)
     _check_stream(looped_tools, script, 7, exact_when_cut=True)
+
+
+def _zstd_bomb(decoded_mib: int) -> bytes:
+    """A zstd body of ``decoded_mib`` MiB once decoded, a few dozen KiB on the wire."""
+    from backports import zstd
+
+    c = zstd.ZstdCompressor(level=1)
+    zeros = bytes(1 << 20)
+    return (c.compress(b'{"model": "m", "messages": [{"role": "user", "content": "')
+            + b"".join(c.compress(zeros) for _ in range(decoded_mib)) + c.flush())
+
+
+@pytest.mark.parametrize("method,path", [
+    ("POST", "/v1/chat/completions"), ("POST", "/v1/responses"), ("POST", "/v1/messages"),
+    ("POST", "/lcm/ui/login"), ("POST", "/lcm/v1/purge"), ("POST", "/v1/embeddings"),
+    ("GET", "/lcm/health"), ("POST", "/nowhere")])
+async def test_an_unread_compressed_body_does_not_stall_the_proxy(
+        scripted: ScriptedUpstream, tmp_path: Path, method: str, path: str) -> None:
+    """A compressed body the proxy does not read to its end (over the limit: 413; a
+    route that takes no body; no route) was drained for aiohttp's 10 s lingering time,
+    decoding as it went without letting any other request run: a 30 KiB zstd body
+    stalled every agent's chat for 10 s. Such a connection is closed instead; other
+    requests keep being answered."""
+    proxy = await start_proxy(scripted.base_url, tmp_path / "d")
+    bomb = await asyncio.to_thread(_zstd_bomb, 2048)
+    assert len(bomb) < 200_000
+    try:
+        async with aiohttp.ClientSession() as http:
+            async def send_bomb() -> int:
+                try:
+                    async with http.request(method, proxy.root + path, data=bomb, headers={
+                            **AUTH, "Content-Encoding": "zstd"}) as r:
+                        await r.read()
+                        return r.status
+                except aiohttp.ClientError:  # closed without an answer: fine too
+                    return 0
+
+            async def worst_probe() -> float:
+                loop = asyncio.get_running_loop()
+                worst = 0.0
+                until = loop.time() + 3.0
+                while loop.time() < until:
+                    started = loop.time()
+                    async with http.get(proxy.root + "/lcm/livez") as r:
+                        assert r.status == 200
+                    worst = max(worst, loop.time() - started)
+                    await asyncio.sleep(0.05)
+                return worst
+
+            status, worst = await asyncio.gather(send_bomb(), worst_probe())
+        assert status in (0, 200, 401, 404, 405, 413), status
+        assert worst < 1.5, f"the proxy stalled for {worst:.1f} s"
+    finally:
+        await proxy.close()
