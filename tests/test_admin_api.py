@@ -143,6 +143,22 @@ async def test_without_a_token_a_foreign_host_header_is_refused(
     assert status == 403 and body["error"]["type"] == "permission_error"
 
 
+@pytest.mark.parametrize("forwarded", [
+    {"X-Forwarded-For": "203.0.113.9"}, {"Forwarded": "for=203.0.113.9"},
+    {"X-Real-IP": "203.0.113.9"}, {"X-Forwarded-Host": "memory.example.com"}])
+async def test_without_a_token_a_request_relayed_by_a_local_proxy_is_refused(
+        proxy: RunningProxy, http: aiohttp.ClientSession, forwarded: dict[str, str]) -> None:
+    """A reverse proxy on this machine (nginx's default keeps ``Host`` at the address it
+    forwards to) makes every client of the internet a loopback peer with a loopback
+    ``Host``. Its forwarding header gives it away: without a token that is no local
+    operator."""
+    for path in ("/lcm/v1/status", "/lcm/ui"):
+        async with http.get(proxy.root + path, headers=forwarded) as r:
+            assert r.status == 403, (path, await r.text())
+    status, _, _ = await call(http, proxy, "GET", "/lcm/v1/status", headers={})
+    assert status == 200  # the operator's own curl still works
+
+
 def _mocked(peer: tuple[str, int], token: str, headers: dict[str, str] | None = None) -> Any:
     from unittest import mock
 

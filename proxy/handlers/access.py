@@ -7,9 +7,12 @@
   valid for ``proxy.ui_session_seconds``: :mod:`proxy.uisession`). An address
   that sent too many wrong tokens lately gets 429 ``rate_limit_error`` with
   ``Retry-After``, even for the right one (:mod:`proxy.throttle`).
-- With no token: only loopback peers whose ``Host`` is a loopback name are served.
-  The peer address is read from the socket, never from forwarded headers; the
-  ``Host`` check defeats DNS rebinding. Anything else → 403 ``permission_error``.
+- With no token: only loopback peers whose ``Host`` is a loopback name are served,
+  and no request that a proxy relayed (:data:`FORWARDING_HEADERS`): a reverse proxy
+  on this machine makes every client a loopback peer, and nginx's default keeps a
+  loopback ``Host``. The peer address is read from the socket, never from forwarded
+  headers; the ``Host`` check defeats DNS rebinding. Anything else → 403
+  ``permission_error``.
 
 Writes must carry ``Content-Type: application/json`` (POST) and no foreign
 ``Origin``, so a web page the operator visits cannot forge them: a cross-origin
@@ -39,6 +42,10 @@ UI_COOKIE = "lcm_admin"
 
 class AdminForbiddenError(ProxyError):
     status, type, code = 403, "permission_error", "admin_forbidden"
+
+
+FORWARDING_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP")
+"""Headers a reverse proxy adds to what it relays (RFC 7239 and the common ones)."""
 
 
 def _is_loopback_ip(host: str) -> bool:
@@ -143,7 +150,8 @@ def require_admin(request: web.Request, *, cookie_ok: bool = False) -> Access:
                                     " sign in again", code="admin_session_expired")
         raise UnauthorizedError("admin token required: send Authorization: Bearer <token>",
                                 code="admin_token_required")
-    if not peer_is_loopback(request) or not host_is_loopback(request.host):
+    if (not peer_is_loopback(request) or not host_is_loopback(request.host)
+            or any(h in request.headers for h in FORWARDING_HEADERS)):
         raise AdminForbiddenError(
             "no admin token is configured, so the admin API answers loopback clients only;"
             " set proxy.admin_token (LCM_ADMIN_TOKEN) to allow remote access")
