@@ -280,11 +280,15 @@ class EmbeddingSettings:
 
     def embedding_config(self, proxy: ProxySettings) -> EmbeddingConfig:
         """Return a ``memory_core.search.EmbeddingConfig``; ``upstream`` uses [proxy]'s
-        upstream URL and key (unless ``base_url``/``api_key`` are set)."""
+        upstream URL and key (unless ``base_url``/``api_key`` are set; the upstream's
+        key only on the upstream's scheme, host and port)."""
+        from proxy.upstream import same_origin
+
         base_url, api_key = self.base_url, self.api_key
         if self.provider == "upstream":
             base_url = base_url or proxy.upstream
-            api_key = api_key or proxy.upstream_api_key
+            if not api_key and same_origin(base_url, proxy.upstream):
+                api_key = proxy.upstream_api_key
         return EmbeddingConfig(
             provider=self.provider, model=self.model, base_url=base_url, api_key=api_key,
             dim=self.dim, timeout_seconds=self.timeout_seconds, batch_size=self.batch_size,

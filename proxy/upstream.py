@@ -29,6 +29,17 @@ def upstream_url(base: str, tail: str, query: str = "") -> URL:
     return URL(raw, encoded=True)
 
 
+def same_origin(a: str, b: str) -> bool:
+    """True when URLs ``a`` and ``b`` name one server: scheme, host and port (the
+    scheme's default when absent), compared case-insensitively; unparsable → False."""
+    try:
+        ua, ub = URL(a), URL(b)
+        return (ua.scheme.lower(), (ua.host or "").lower(), ua.port) == (
+            ub.scheme.lower(), (ub.host or "").lower(), ub.port) and bool(ua.host)
+    except (ValueError, TypeError):
+        return False
+
+
 def shown_url(url: str) -> str:
     """``url`` as health and the start banner show it: its user info and every query
     value replaced by ``***`` (an upstream URL may carry basic-auth credentials, a

@@ -668,3 +668,36 @@ def test_an_inline_compaction_waits_for_the_running_write_only(tmp_path: Path) -
         assert seen == [1] * 5  # written after the running job, before those behind it
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("upstream_key", ["", "sk-held-by-the-proxy-000000000002"])
+async def test_a_summarizer_elsewhere_never_gets_a_key_meant_for_the_upstream(
+        upstream: FakeUpstream, tmp_path: Path, upstream_key: str) -> None:
+    """``compaction.llm_base_url`` naming another server (a local model for summaries)
+    without ``compaction.llm_api_key``: the client's key, and the proxy's own
+    ``upstream_api_key``, are credentials for the upstream and must not travel there.
+    Without a base URL of its own the summarizer is the upstream and borrows them."""
+    other = FakeUpstream()
+    await other.start()
+    client_key = "sk-client-key-of-some-tenant-000000000003"
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", proxy={
+        "upstream_api_key": upstream_key}, compaction={
+        "summarizer": "llm", "llm_model": "summary-model", "llm_base_url": other.base_url,
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2, "group_tokens": 100000})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=client_key,
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(8):
+            messages.append({"role": "user", "content": f"step {i}: " + "details " * 60})
+            r = await client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+        await proxy.settle()
+        calls = other.chat_requests
+        assert calls and all(r["json"]["model"] == "summary-model" for r in calls)
+        for r in calls:
+            assert "Authorization" not in r["headers"], r["headers"].get("Authorization")
+        assert all(r["json"]["model"] == "m" for r in upstream.chat_requests)
+    finally:
+        await proxy.runner.cleanup()
+        await other.stop()

@@ -267,3 +267,17 @@ def test_the_store_url_reaches_the_engine_config_and_is_masked() -> None:
     masked = dataclasses.replace(s, storage=dataclasses.replace(s.storage, url="postgresql://x"))
     assert masked.memory_config().store_url == "postgresql://x"
     assert masked.public_dict()["storage"]["url"] == "***"
+
+
+def test_the_upstream_embedder_elsewhere_gets_no_upstream_key() -> None:
+    """``embedding.provider = "upstream"`` borrows ``proxy.upstream_api_key`` only on
+    the upstream's server; a ``base_url`` elsewhere gets ``embedding.api_key`` or none."""
+    proxy = {"upstream": "https://api.openai.com/v1", "upstream_api_key": "sk-upstream-only"}
+    on_upstream = load_settings(None, environ={}, overrides={
+        "proxy": proxy, "embedding": {"provider": "upstream"}})
+    elsewhere = load_settings(None, environ={}, overrides={
+        "proxy": proxy, "embedding": {"provider": "upstream",
+                                      "base_url": "http://embedder.internal:8080/v1"}})
+    assert on_upstream.embedding.embedding_config(on_upstream.proxy).api_key == (
+        "sk-upstream-only")
+    assert elsewhere.embedding.embedding_config(elsewhere.proxy).api_key == ""

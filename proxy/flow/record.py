@@ -24,6 +24,7 @@ from proxy.relay import RelayResult
 from proxy.scope import bearer_key, effective_salt, resolve_scope
 from proxy.sse import ChunkAccumulator, SSEDecoder
 from proxy.summarizer import LLMSummarizer
+from proxy.upstream import same_origin
 
 log = logging.getLogger("lcm.chat")
 
@@ -44,16 +45,21 @@ async def bounded(task: asyncio.Task[Any], seconds: float, request_id: str) -> N
 def summarizer_for(app: web.Application, request: web.Request) -> LLMSummarizer | None:
     """The ``llm`` summarizer for a compaction this request may trigger, if configured.
 
-    Without ``compaction.llm_api_key`` it borrows the request's key, held in memory
-    for the background task only (never stored or logged).
+    Without ``compaction.llm_api_key`` it borrows ``proxy.upstream_api_key`` or the
+    request's key, held in memory for the background task only (never stored or
+    logged), but only when it calls the upstream itself: a ``compaction.llm_base_url``
+    on another server (scheme, host, port) gets no key meant for the upstream.
     """
     cfg = app[SETTINGS].compaction
     if cfg.summarizer != "llm":
         return None
-    key = cfg.llm_api_key or app[SETTINGS].proxy.upstream_api_key or bearer_key(request.headers)
+    upstream = app[SETTINGS].proxy.upstream
+    base_url = cfg.llm_base_url or upstream
+    key = cfg.llm_api_key
+    if not key and same_origin(base_url, upstream):
+        key = app[SETTINGS].proxy.upstream_api_key or bearer_key(request.headers)
     return LLMSummarizer(
-        app[HTTP], asyncio.get_running_loop(),
-        base_url=cfg.llm_base_url or app[SETTINGS].proxy.upstream, model=cfg.llm_model,
+        app[HTTP], asyncio.get_running_loop(), base_url=base_url, model=cfg.llm_model,
         api_key=key, timeout=cfg.llm_timeout_seconds,
     )
 
