@@ -562,5 +562,8 @@ async def test_admin_answers_are_never_cached_nor_sniffed(guarded: RunningProxy,
             await r.read()
             assert r.headers.get("Cache-Control") == "no-store", (path, r.status)
             assert r.headers.get("X-Content-Type-Options") == "nosniff", path
+    async with http.get(guarded.root + "/lcm/ui", headers=AUTH) as r:
+        assert r.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in r.headers["Content-Security-Policy"]
     async with http.get(guarded.base_url + "/models") as r:  # pass-through: untouched
         assert "X-Content-Type-Options" not in r.headers

@@ -20,6 +20,7 @@ CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-acti
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",  # frame-ancestors for browsers that predate CSP 2
     # same-origin, not no-referrer: under no-referrer Chromium sends "Origin: null" with
     # a form POST, which the retract form's Origin check must refuse.
     "Referrer-Policy": "same-origin",
