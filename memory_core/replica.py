@@ -64,7 +64,7 @@ def replica_id(data_dir: str | Path) -> str:
         held = ""
     if _ID.match(held):
         return held
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
     new = secrets.token_hex(6)
     tmp = root / f".{REPLICA_FILE}.{os.getpid()}"
     tmp.write_text(new + "\n", encoding="ascii")

@@ -105,7 +105,7 @@ class SqliteStore:
         """One process per data directory (its indexes hold a writer lock)."""
         self._limits = (cache_kib, statements)
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private
             self.path = self.data_dir / DB_FILENAME
             self.location = str(self.path)
             self._wconn = _connect(self.path, cache_kib, max(statements, WRITER_STATEMENTS))

@@ -41,7 +41,7 @@ def reindex(config: str | None, data_dir: str | None) -> None:
     path = data_dir_path(settings)
     if not settings.storage.url and not has_store(path):
         refuse_missing_store(path)
-    path.mkdir(parents=True, exist_ok=True)  # the indexes' home, also with a URL
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)  # the indexes' home, also with a URL
     try:
         lock = DataDirLock(path)  # held while rebuilding: a serve started now refuses
     except DataDirBusy as exc:

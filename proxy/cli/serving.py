@@ -120,7 +120,7 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
     for problem in data_dir_problems(path):
         raise CliError(problem)
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: every conversation
         socks = bind_sockets(p.host, p.port)
     except OSError as exc:
         raise CliError(str(exc)) from exc

@@ -403,3 +403,35 @@ def test_hidden_tool_rounds_and_splices_are_redacted(tmp_path: Path) -> None:
     assert "[REDACTED:openai_key]" in stored
     for secret in SECRETS.values():
         assert secret not in stored, secret
+
+
+@pytest.mark.sqlite_only("the data dir holds the SQLite store")
+async def test_a_new_data_dir_is_private_to_its_user(upstream: FakeUpstream,
+                                                     tmp_path: Path) -> None:
+    """Every conversation is in the data dir, secrets masked or not: under the usual
+    umask (022) other users of the machine could read the SQLite file. A data dir the
+    proxy creates is 0700; an existing one keeps its mode (a mounted volume's may be
+    shared on purpose)."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        data = tmp_path / "new" / "data"
+        proxy = await start_proxy(upstream.base_url, data)
+        try:
+            async with openai.AsyncOpenAI(base_url=proxy.base_url, api_key=API_KEY,
+                                          max_retries=0) as c:
+                await c.chat.completions.create(model="m", messages=[
+                    {"role": "user", "content": "the launch code is 0000"}])
+            await proxy.settle()
+        finally:
+            await proxy.close()
+        assert stat.S_IMODE(data.stat().st_mode) == 0o700
+        shared = tmp_path / "shared"
+        shared.mkdir(mode=0o750)
+        proxy = await start_proxy(upstream.base_url, shared)
+        await proxy.close()
+        assert stat.S_IMODE(shared.stat().st_mode) == 0o750
+    finally:
+        os.umask(old)
