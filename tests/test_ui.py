@@ -200,3 +200,46 @@ async def test_inspector_renders_a_thread_with_a_forest_in_chromium(
             await page.screenshot(path=str(tmp_path / "inspector-search.png"), full_page=True)
         finally:
             await browser.close()
+
+
+async def test_hostile_text_in_every_field_stays_text_on_every_page(
+        guarded: RunningProxy) -> None:
+    """Whatever a user of the agent can type or an app can send ends up on some page:
+    message text, a speaker's ``name``, a model name, tool names and arguments, a
+    decision the extractor keeps, a search query. None of it may become markup."""
+    hostile = HOSTILE
+    c = openai.AsyncOpenAI(base_url=guarded.base_url, api_key=KEY_A, max_retries=0,
+                           default_headers={"X-LCM-Role": f"coder{hostile}",
+                                            "X-LCM-Session": f"s{hostile}"})
+    tool = {"type": "function", "function": {"name": f"t{hostile}"[:64], "description": hostile,
+                                             "parameters": {"type": "object"}}}
+    try:
+        await c.chat.completions.create(model=f"gpt{hostile}", tools=[tool], messages=[
+            {"role": "system", "content": f"You are {hostile}"},
+            {"role": "user", "name": f"n{hostile}", "content":
+             f"We decided to always deploy {hostile} on Fridays."},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": f"call{hostile}", "type": "function",
+                "function": {"name": f"f{hostile}", "arguments": hostile}}]},
+            {"role": "tool", "tool_call_id": f"call{hostile}", "content": hostile},
+            {"role": "user", "content": f"Actually {hostile} is the port."}])
+    finally:
+        await c.close()
+    await guarded.settle()
+    thread = guarded.engine.list_threads()["threads"][0]["id"]
+    items = guarded.engine.list_items()["items"]
+    rid = guarded.engine.request_log(limit=1)["requests"][0]["request_id"]
+    pages = ["/lcm/ui", f"/lcm/ui/threads/{thread}", "/lcm/ui/items", "/lcm/ui/requests",
+             f"/lcm/ui/requests/{rid}", f"/lcm/ui/messages/{thread}"]
+    pages += [f"/lcm/ui/items/{i['id']}" for i in items[:3]]
+    for path, query in [(p, {}) for p in pages] + [
+            ("/lcm/ui/search", {"q": hostile}), ("/lcm/ui/search", {"q": "deploy"}),
+            ("/lcm/ui/items", {"text": hostile, "role": hostile}),
+            ("/lcm/ui/search", {"q": "x", "mode": hostile})]:
+        status, text, headers = await get(guarded, path, AUTH, **query)
+        assert status in (200, 400, 404), (path, status)
+        assert headers["Content-Security-Policy"] == CSP
+        for raw in ("<script", "<img", 'onerror="'):
+            assert raw not in text, (path, query, raw)
+    status, text, _ = await get(guarded, f"/lcm/ui/requests/{rid}", AUTH)
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in text  # shown, as text
