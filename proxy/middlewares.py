@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -35,19 +36,29 @@ _QUIET_PATHS = frozenset({"/lcm/health", "/lcm/ready", "/lcm/live", "/lcm/metric
 """Probes and scrapes: their access lines are DEBUG, so INFO shows the traffic."""
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (line breaks included) written as escapes:
+    a client's path or model name cannot start a forged log line."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _log_access(request: web.Request, status: int, started: float,
                 response: web.StreamResponse | None) -> None:
     """One line per request: method, path (no query string), status, milliseconds,
     model and what memory did (``x-lcm-memory`` and its reason). Never the prompt,
-    a header value or a key."""
+    a header value or a key; the client's path and model with control characters
+    escaped (:func:`_printable`)."""
     headers = response.headers if response is not None else {}
     memory = headers.get("x-lcm-memory")
     reason = headers.get("x-lcm-memory-reason")
     access_log.log(
         logging.DEBUG if request.path in _QUIET_PATHS else logging.INFO,
-        "%s %s %d %.1f ms%s%s", request.method, request.path, status,
+        "%s %s %d %.1f ms%s%s", request.method, _printable(request.path), status,
         (time.perf_counter() - started) * 1000,
-        f" model={request[MODEL]}" if MODEL in request else "",
+        f" model={_printable(request[MODEL])}" if MODEL in request else "",
         f" memory={memory}" + (f" ({reason})" if reason else "") if memory else "")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -81,3 +81,31 @@ async def test_capture_off_is_the_reason(make_proxy: Any,
         "skipped", "capture-off")
     (line,) = access_lines(caplog)
     assert line.endswith("model=m memory=skipped (capture-off)")
+
+
+async def test_a_client_cannot_forge_access_lines(make_proxy: Any, upstream: FakeUpstream,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """The path and the model name are the client's; with ``log.json = false`` a line
+    break in them would start a forged line ("… POST /lcm/v1/purge 200"). Control
+    characters are written escaped."""
+    from proxy.log import PlainFormatter
+
+    caplog.set_level(logging.DEBUG, logger="lcm.access")
+    proxy: RunningProxy = await make_proxy()
+    forged = "\n12:00:00 INFO    lcm.access [req_0] POST /lcm/v1/purge 200 1.0 ms\r"
+    c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY, max_retries=0)
+    try:
+        await c.chat.completions.create(model="m" + forged, messages=[
+            {"role": "user", "content": "hi"}])
+    finally:
+        await c.close()
+    async with aiohttp.ClientSession() as http:
+        async with http.get(proxy.root + "/v1/models%0AINFO%20forged%0D") as r:
+            await r.read()
+    await proxy.settle()
+    records = [r for r in caplog.records if r.name == "lcm.access"]
+    assert len(records) >= 2
+    for record in records:
+        line = PlainFormatter().format(record)
+        assert "\n" not in line and "\r" not in line, line
+    assert any("\\n12:00:00" in r.getMessage() for r in records)
