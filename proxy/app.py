@@ -8,6 +8,7 @@ from weakref import WeakSet
 from aiohttp import web
 
 from memory_core.engine import Engine
+from proxy import rawhead
 from proxy.appkeys import (
     AUTH_THROTTLE,
     ENGINE,
@@ -37,6 +38,7 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
     omitted one is opened on startup in ``settings.storage.data_dir`` and closed on
     cleanup. Request bodies are limited to ``proxy.max_body_bytes`` (413 beyond).
     """
+    rawhead.install()
     app = web.Application(
         middlewares=[request_context], client_max_size=settings.proxy.max_body_bytes
     )

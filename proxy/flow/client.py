@@ -21,6 +21,7 @@ from aiohttp import web
 from proxy import headers as hdrs
 from proxy.appkeys import REQUEST_ID
 from proxy.flow.exchange import Exchange
+from proxy.rawhead import RelayedStreamResponse
 from proxy.wire.base import StreamRound
 
 T = TypeVar("T")
@@ -135,7 +136,7 @@ class ClientSide:
         if ex.response is None:
             client_headers = hdrs.to_client(self.last_headers or {})
             client_headers.update(ex.extra)
-            ex.response = web.StreamResponse(status=200, headers=client_headers)
+            ex.response = RelayedStreamResponse(status=200, headers=client_headers)
             try:
                 await ex.response.prepare(ex.request)
             except (ConnectionResetError, aiohttp.ClientConnectionResetError, RuntimeError):

@@ -29,6 +29,7 @@ from proxy.flow.exchange import Exchange
 from proxy.flow.recovery import Recover, send_recovering
 from proxy.flow.steps import exact_body
 from proxy.flow.toolloop import ToolLoop
+from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import RelayResult, Rewriter, relay_body, start
 from proxy.rewrite import loads_exact
 from proxy.upstream import is_event_stream
@@ -76,12 +77,12 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
         if ex.ticket is not None:
             record.spawn(ex, capture(ex, upstream.status, False,
                                      RelayResult(nbytes=len(refused), chunks=[refused])))
-        return web.Response(status=upstream.status, reason=upstream.reason, body=refused,
+        return RelayedResponse(status=upstream.status, reason=upstream.reason, body=refused,
                             headers=client_headers)
     status = upstream.status
     streamed = False
     try:
-        response = web.StreamResponse(status=status, reason=upstream.reason,
+        response = RelayedStreamResponse(status=status, reason=upstream.reason,
                                       headers=client_headers)
         if not await start(response, request):  # gone since the last look: as above
             upstream.close()

@@ -47,6 +47,7 @@ from proxy.flow.recovery import Recover
 from proxy.flow.roundbudget import fit_results
 from proxy.flow.streamround import open_round, relay_round
 from proxy.flow.toolrefusal import tools_refused, without_memory_tools
+from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import _abort_client, relay_body, start
 from proxy.rewrite import dumps_body, loads_exact
 from proxy.upstream import send
@@ -162,7 +163,7 @@ class ToolLoop:
     def _whole(self, resp: aiohttp.ClientResponse, raw: bytes) -> web.Response:
         client_headers = hdrs.to_client(resp.headers)
         client_headers.update(self.ex.extra)
-        return web.Response(status=resp.status, reason=resp.reason, body=raw,
+        return RelayedResponse(status=resp.status, reason=resp.reason, body=raw,
                             headers=client_headers)
 
     def _answer(self, resp: aiohttp.ClientResponse, raw: bytes) -> web.Response:
@@ -338,7 +339,7 @@ class ToolLoop:
         ex = self.ex
         client_headers = hdrs.to_client(resp.headers)
         client_headers.update(ex.extra)
-        ex.response = web.StreamResponse(status=resp.status, reason=resp.reason,
+        ex.response = RelayedStreamResponse(status=resp.status, reason=resp.reason,
                                          headers=client_headers)
         ex.status, ex.complete = resp.status, False
         if not await start(ex.response, ex.request):  # the client left meanwhile

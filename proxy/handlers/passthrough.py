@@ -39,6 +39,7 @@ from proxy import headers as hdrs
 from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS, WEBSOCKETS
 from proxy.errors import BadRequestError, UpstreamError
 from proxy.flow.client import ClientGone, ClientWatch
+from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import relay_body, start
 from proxy.upstream import send, upstream_url
 
@@ -96,7 +97,7 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
     try:
         client_headers = hdrs.to_client(upstream.headers, keep_length=True)
         client_headers["x-lcm-request-id"] = rid
-        response = web.StreamResponse(
+        response = RelayedStreamResponse(
             status=upstream.status, reason=upstream.reason, headers=client_headers
         )
         if not await start(response, request):
@@ -143,7 +144,7 @@ async def _websocket(request: web.Request, url: Any, headers: Any) -> web.Stream
     except aiohttp.WSServerHandshakeError as exc:  # refused: its status and headers
         refused = hdrs.to_client(exc.headers or {})
         refused["x-lcm-request-id"] = request[REQUEST_ID]
-        return web.Response(status=exc.status, reason=exc.message, headers=refused)
+        return RelayedResponse(status=exc.status, reason=exc.message, headers=refused)
     except ClientGone:
         request.app[METRICS].client_disconnects.inc()
         return web.Response(status=499)
