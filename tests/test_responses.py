@@ -544,8 +544,11 @@ async def test_memory_tool_round_is_hidden_from_a_stream(
     assert not any("function_call_arguments" in e.type for e in events)
     text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
     assert text == "It is GRF-7781."
-    # The first round's reasoning item was shown (it is not a memory call).
-    assert [o.type for o in final.output] == ["reasoning", "message"]
+    # The first round (reasoning, then a memory call) is hidden whole, as in a plain
+    # answer: the client is shown the answering round's response, not one that
+    # ends in an unanswered memory call.
+    assert [o.type for o in final.output] == ["message"]
+    assert events[0].response.id == final.id == "resp_0003"
     assert final.usage.total_tokens == 30
     first, second = upstream.responses_requests[n:]
     tail = second["json"]["input"][len(first["json"]["input"]):]

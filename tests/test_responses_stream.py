@@ -61,6 +61,43 @@ def test_a_memory_call_round_shows_nothing(size: int) -> None:
     assert [c["name"] for c in sr.messages()[0]["items"]] == ["memory_grep"]
 
 
+@pytest.mark.parametrize("size", [1, 7, 100000])
+def test_a_round_of_reasoning_and_a_memory_call_shows_nothing(size: int) -> None:
+    """A reasoning model reasons before every call: its reasoning was shown, so the
+    round that only called memory was the client's response (its id, in a stream;
+    not in a plain answer), one the upstream holds as ending in an unanswered call."""
+    fake = ResponsesFake()
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    data = script(fake, RReply(text=None, reasoning="E", calls=[GREP]))
+    assert run(sr, data, size) == b""
+    assert not sr.shown and state.output == [] and state.next_index == 0
+    assert [i["type"] for i in sr.messages()[0]["items"]] == ["reasoning", "function_call"]
+    nxt = ResponsesStreamRound(NAMES, state, first=False)
+    out = run(nxt, script(fake, RReply(text="found", reasoning="F")), size)
+    end, final = terminal_bytes(nxt, state, rounds=2, usage=None)
+    shown = events(out + end)
+    assert final is not None and final["id"] == "resp_0002" == shown[0]["response"]["id"]
+    assert [i["type"] for i in final["output"]] == ["reasoning", "message"]
+    assert [e["sequence_number"] for e in shown] == list(range(len(shown)))
+
+
+@pytest.mark.parametrize("size", [1, 100000])
+def test_reasoning_alone_ends_the_answer_shown(size: int) -> None:
+    """A round that only reasons (cut off by ``max_output_tokens``) shows its reasoning
+    at the end, byte for byte, comments in place."""
+    fake = ResponsesFake()
+    data = script(fake, RReply(text=None, reasoning="E", response_status="incomplete"))
+    at = data.index(b"event: response.output_item.done")
+    data = data[:at] + b": keep-alive\n\n" + data[at:]
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(sr, data, size)
+    end, final = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
+    assert out + end == data
+    assert final is not None and [i["type"] for i in final["output"]] == ["reasoning"]
+
+
 def test_rounds_join_into_one_answer() -> None:
     fake = ResponsesFake()
     state = StreamState()

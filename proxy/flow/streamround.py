@@ -87,8 +87,9 @@ async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
         ex.complete = False
         # The client gets every byte the upstream sent before it broke off.
         ok = await client.commit()
-        if ok and not sr.holding and sr.pending():
-            await client.write(sr.pending())
+        rest = sr.pending() if ok and not sr.holding else b""
+        if rest:
+            await client.write(rest)
     finally:
         reader.cancel()
         if not ok:

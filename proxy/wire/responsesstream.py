@@ -12,6 +12,10 @@ by block, what the client gets:
   shown: those of the round that shows it (a round that only called memory tools
   is never the client's response: the upstream's copy of it ends in an unanswered
   call); later rounds' are dropped: one ``response.created`` in all;
+- a ``reasoning`` item is held while no other item of its round was shown: a
+  round of reasoning and memory calls is hidden whole (as a plain answer hides
+  it), so its response id is never the client's; the first item shown, or the
+  end of the answer, releases it in its place;
 - a ``function_call`` item whose name is a memory tool (its name comes whole in
   ``response.output_item.added``) is hidden with every event of its
   ``output_index`` (``function_call_arguments.delta``/``done``, ``output_item.done``);
@@ -128,6 +132,11 @@ class ResponsesStreamRound(StreamRound):
         """The round's ``error`` event: it ends the stream (no terminal follows)."""
         self.rid: Any = None
         self.created: Any = None
+        self.held: list[tuple[dict[str, Any] | None, bytes]] = []
+        """The events of this round's reasoning items while no item of the round was
+        shown (and the comments among them, ``None``): a round of reasoning and
+        memory calls is hidden whole."""
+        self.held_idx: set[int] = set()
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -137,7 +146,20 @@ class ResponsesStreamRound(StreamRound):
         return self._process(self.splitter.close())
 
     def pending(self) -> bytes:
-        return self.splitter.pending()
+        """The held reasoning events (an answer cut off shows them), then the bytes of
+        an unfinished event."""
+        return self.release() + self.splitter.pending()
+
+    def release(self) -> bytes:
+        """Show the held reasoning events (once); their bytes."""
+        held, self.held = self.held, []
+        self.held_idx.clear()
+        if not held:
+            return b""
+        out = self._show()
+        for obj, raw in held:
+            out += raw if obj is None else self._item_event(obj, raw)
+        return out
 
     def _show(self) -> bytes:
         """Mark the round shown; the held head goes first, once per answer."""
@@ -155,6 +177,8 @@ class ResponsesStreamRound(StreamRound):
             if event is None:  # comments
                 if self.holding:
                     self.tail.append(("other", raw))
+                elif self.held:  # between held events: it keeps its place
+                    self.held.append((None, raw))
                 elif self.state.head and not self.state.head_sent:
                     self.state.head.append((None, raw))  # after the head it follows
                 else:
@@ -168,8 +192,8 @@ class ResponsesStreamRound(StreamRound):
             if not isinstance(obj, dict) or not isinstance(kind, str):
                 if self.holding:
                     self.tail.append(("other", raw))
-                else:
-                    out += self._show() + raw  # junk: the client's to see, as sent
+                else:  # junk: the client's to see, as sent
+                    out += self.release() + self._show() + raw
                 continue
             if kind in HEAD_EVENTS or kind in TERMINAL_EVENTS:
                 scrubbed = without_our_tools(obj.get("response"), self.names)
@@ -207,33 +231,40 @@ class ResponsesStreamRound(StreamRound):
             if isinstance(idx, int) and not isinstance(idx, bool):
                 item = obj.get("item")
                 if kind == "response.output_item.added" and idx not in self.index_map \
-                        and idx not in self.hidden:
+                        and idx not in self.hidden and idx not in self.held_idx:
                     if (isinstance(item, dict) and item.get("type") == "function_call"
                             and item.get("name") in self.names):
                         self.hidden.add(idx)
-                    else:
-                        self.index_map[idx] = self.state.next_index
-                        self.state.next_index += 1
+                    elif (not self.shown and isinstance(item, dict)
+                          and item.get("type") == "reasoning"):
+                        self.held_idx.add(idx)
                 if kind == "response.output_item.done":
                     self.items[idx] = item
                 if idx in self.hidden:
                     continue
-                if idx not in self.index_map:  # an event before its item was added
-                    self.index_map[idx] = self.state.next_index
-                    self.state.next_index += 1
-                if kind == "response.output_item.done":
-                    self.state.output.append(item)
-                new = self.index_map[idx]
-                pre = self._show()
-                if new != idx:
-                    out += pre + self.state.stamp(dict(obj, output_index=new), None)
-                else:
-                    out += pre + self.state.stamp(obj, raw)
+                if idx in self.held_idx:
+                    self.held.append((obj, raw))
+                    continue
+                out += self.release() + self._item_event(obj, raw)
                 continue
             if kind == "error":
                 self.error = obj
-            out += self._show() + self.state.stamp(obj, raw)  # error and other events
+            out += self.release() + self._show() + self.state.stamp(obj, raw)  # others
         return out
+
+    def _item_event(self, obj: dict[str, Any], raw: bytes) -> bytes:
+        """An event of a shown item (``output_index`` set): renumbered, stamped."""
+        idx = obj["output_index"]
+        if idx not in self.index_map:  # its item's first event
+            self.index_map[idx] = self.state.next_index
+            self.state.next_index += 1
+        if obj.get("type") == "response.output_item.done":
+            self.state.output.append(obj.get("item"))
+        new = self.index_map[idx]
+        pre = self._show()
+        if new != idx:
+            return pre + self.state.stamp(dict(obj, output_index=new), None)
+        return pre + self.state.stamp(obj, raw)
 
     # -- what the round produced ------------------------------------------------------
     def output(self) -> list[Any]:
@@ -267,7 +298,8 @@ def terminal_bytes(sr: ResponsesStreamRound, state: StreamState, *, rounds: int,
     several, or with hidden items, restated: the id the client saw, the items it
     was shown, the summed usage), then anything held after it. Returns the bytes
     and the response object the client ends with (``None`` without a terminal)."""
-    out = sr._show() if not state.head_sent else b""
+    out = sr.release()  # the answer ends with this round: its reasoning is shown
+    out = (sr._show() if not state.head_sent else b"") + out
     final: dict[str, Any] | None = None
     _adopt_terminal_items(sr, state)
     for kind, raw in sr.tail:
