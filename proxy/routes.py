@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from proxy import ui
-from proxy.handlers import admin, chat, messages, passthrough, responses
+from proxy.handlers import admin, chat, messages, passthrough, responseread, responses
 
 
 def setup_routes(app: web.Application) -> None:
@@ -13,6 +13,9 @@ def setup_routes(app: web.Application) -> None:
     the /v1/ catch-all pass-through."""
     app.router.add_post("/v1/chat/completions", chat.chat_completions)
     app.router.add_post("/v1/responses", responses.responses)
+    app.router.add_get("/v1/responses/{rid}", responseread.get_response)
+    app.router.add_get("/v1/responses/{rid}/input_items", responseread.get_input_items)
+    app.router.add_delete("/v1/responses/{rid}", responseread.delete_response)
     app.router.add_post("/v1/messages", messages.messages)  # count_tokens: pass-through
     app.router.add_get("/lcm/health", admin.health)
     app.router.add_get("/lcm/livez", admin.livez)

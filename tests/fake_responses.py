@@ -53,6 +53,19 @@ class RReply:
     raw_stream: bytes | None = None  # a stream: exactly these bytes
 
 
+def _listed(item: Any, new_id: str) -> Any:
+    """An input item as ``input_items`` lists it: with an id and a type, a message's
+    text as an ``input_text`` part."""
+    if not isinstance(item, dict):
+        return item
+    out = dict(item, id=item.get("id") or new_id)
+    if "role" in out:
+        out.setdefault("type", "message")
+        if isinstance(out.get("content"), str):
+            out["content"] = [{"type": "input_text", "text": out["content"]}]
+    return out
+
+
 class ResponsesFake:
     """State of the fake's Responses endpoint (one per :class:`FakeUpstream`)."""
 
@@ -63,6 +76,10 @@ class ResponsesFake:
         self.conversations: dict[str, list[Any]] = {}
         """conversation id → its items so far (a request's ``conversation``: the
         model reads them before its input; its input and output are appended)."""
+        self.objects: dict[str, dict[str, Any]] = {}
+        """response id → the response object, as ``GET /v1/responses/{id}`` answers."""
+        self.inputs: dict[str, list[Any]] = {}
+        """response id → its input items (with ids), oldest first."""
         self.ids = itertools.count(1)
         self.cancelled = 0
         """Requests whose handler was cancelled (the proxy closed the connection)."""
@@ -184,6 +201,39 @@ class ResponsesFake:
         return b"".join(b"event: " + ev["type"].encode() + nl + b"data: " + orjson.dumps(ev)
                         + nl + nl for ev in events)
 
+    def _missing(self, rid: str) -> web.Response:
+        return web.json_response(
+            {"error": {"message": f"Response with id '{rid}' not found.",
+                       "type": "invalid_request_error", "param": None, "code": None}},
+            status=404)
+
+    async def read(self, request: web.Request) -> web.Response:
+        """``GET /v1/responses/{id}``: the stored response object."""
+        rid = request.match_info["rid"]
+        found = self.objects.get(rid)
+        return web.json_response(found) if found is not None else self._missing(rid)
+
+    async def delete(self, request: web.Request) -> web.Response:
+        """``DELETE /v1/responses/{id}``."""
+        rid = request.match_info["rid"]
+        if self.objects.pop(rid, None) is None:
+            return self._missing(rid)
+        self.stored.pop(rid, None)
+        self.inputs.pop(rid, None)
+        return web.json_response({"id": rid, "object": "response.deleted", "deleted": True})
+
+    async def input_items(self, request: web.Request) -> web.Response:
+        """``GET /v1/responses/{id}/input_items`` (one page, ``order`` as asked)."""
+        rid = request.match_info["rid"]
+        if rid not in self.inputs:
+            return self._missing(rid)
+        data = list(self.inputs[rid])
+        if request.query.get("order", "desc") != "asc":
+            data.reverse()
+        return web.json_response({"object": "list", "data": data, "has_more": False,
+                                  "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
+
     async def answer(self, request: web.Request, body: Any,
                      streams: list[bytes]) -> web.StreamResponse:
         """Answer one recorded request ``body``."""
@@ -227,6 +277,12 @@ class ResponsesFake:
         resp = self.build(body, reply)
         if body.get("store", True) is not False:
             self.stored[resp["id"]] = [*conversation, *resp["output"]]
+            self.objects[resp["id"]] = resp
+            given = body.get("input")
+            items = [{"role": "user", "content": given}] if isinstance(given, str) else list(
+                given or [])
+            self.inputs[resp["id"]] = [_listed(i, f"in_{resp['id']}_{k}")
+                                       for k, i in enumerate(items)]
         conv = self.conversation_id(body)
         if conv is not None:
             resp["conversation"] = {"id": conv}

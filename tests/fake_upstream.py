@@ -67,6 +67,9 @@ class FakeUpstream:
         self.app.router.add_post("/v1/chat/completions", self.chat)
         self.responses = ResponsesFake()
         self.app.router.add_post("/v1/responses", self.responses_endpoint)
+        self.app.router.add_get("/v1/responses/{rid}", self.responses.read)
+        self.app.router.add_delete("/v1/responses/{rid}", self.responses.delete)
+        self.app.router.add_get("/v1/responses/{rid}/input_items", self.responses.input_items)
         self.app.router.add_get("/v1/models", self.models)
         self.app.router.add_post("/v1/embeddings", self.embeddings)
         # Anthropic Messages (tests/fake_anthropic.py); count_tokens goes to echo.

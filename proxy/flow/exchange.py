@@ -40,6 +40,8 @@ class Round:
     cut: bool = False
     """The model reached its output limit in this round (``WireAdapter.finish_cut``):
     its memory calls were not run."""
+    response_id: Any = None
+    """The id the upstream gave this round's answer (a Responses response id)."""
 
 
 @dataclass
@@ -59,6 +61,8 @@ class Exchange:
     """``x-lcm-*`` headers the client gets."""
     tools: bool = False
     """The memory tools are offered (the tool loop answers this request)."""
+    tool_names: dict[str, str] = field(default_factory=dict)
+    """The memory tools offered, as named upstream → their own names."""
     rounds: list[Round] = field(default_factory=list)
     # -- the client --------------------------------------------------------------------
     response: web.StreamResponse | None = None

@@ -130,6 +130,7 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
     settings, metrics = app[SETTINGS], app[METRICS]
     body, names = ex.wire.add_tools(exact_body(ex), strict=settings.tools.strict,
                                     short=ex.prepared.short_tools)
+    ex.tool_names = names
 
     async def store_first() -> None:
         # Store the answer before the client gets its last bytes (bounded wait).

@@ -25,6 +25,7 @@ from memory_core.models import CaptureTicket, Scope
 from proxy.appkeys import ENGINE
 from proxy.flow.exchange import Exchange
 from proxy.wire.responses import input_items
+from proxy.wire.responseview import SHOWN_FIELDS, Shown
 
 log = logging.getLogger("lcm.responses")
 
@@ -48,7 +49,26 @@ class ResponseThreads:
             OrderedDict()
         # (key's tenant, role, conversation id) -> (the tenant that holds it, its head)
         self._heads: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
+        self._shown: OrderedDict[str, Shown] = OrderedDict()
         self._lock = threading.Lock()
+
+    def note_shown(self, shown: Shown) -> None:
+        """Note how a relayed response was shown to its client (the newest
+        ``limit``, in memory: for the ``/v1/responses/{id}`` routes)."""
+        with self._lock:
+            self._shown[shown.response["id"]] = shown
+            self._shown.move_to_end(shown.response["id"])
+            while len(self._shown) > self.limit:
+                self._shown.popitem(last=False)
+
+    def shown(self, response_id: str) -> Shown | None:
+        """What :meth:`note_shown` noted for ``response_id``, or ``None``."""
+        with self._lock:
+            return self._shown.get(response_id)
+
+    def forget_shown(self, response_id: str) -> None:
+        with self._lock:
+            self._shown.pop(response_id, None)
 
     def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
         """The items of the conversation ``response_id`` ends in ``scope``'s own
@@ -200,6 +220,7 @@ def remember(ex: Exchange, obj: Any) -> None:
             or obj.get("status") in ("queued", "in_progress")
             or not isinstance(ex.body, dict) or ex.body.get("store") is False):
         return
+    _note_shown(ex, obj)
     conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
     known = ex.conversation is not None or (ex.body.get("previous_response_id") is None
                                             and ex.body.get("conversation") is None)
@@ -207,6 +228,30 @@ def remember(ex: Exchange, obj: Any) -> None:
     threads_of(ex.request.app[ENGINE]).put(
         ex.scope, obj["id"], [*conversation, *obj["output"]], parent=ex.continues,
         added=added if known else None, ticket=ex.ticket, conversation_id=ex.conversation_id)
+
+
+def shown_previous(ex: Exchange) -> str | None:
+    """The client's ``previous_response_id`` when its request went as a stateless
+    replay (the upstream's answer then says null; the client is shown its own)."""
+    prev = ex.body.get("previous_response_id") if isinstance(ex.body, dict) else None
+    replayed = ex.extra.get("x-lcm-responses-mode") == "stateless-replay"
+    return prev if replayed and isinstance(prev, str) else None
+
+
+def _note_shown(ex: Exchange, obj: dict[str, Any]) -> None:
+    """Note ``obj`` (the response its client ended with) when the proxy changed the
+    request: the upstream's stored copy then differs from it."""
+    previous = shown_previous(ex)
+    if ex.prepared.body is None and not ex.tool_names and previous is None:
+        return
+    response = {k: obj[k] for k in ("id", *SHOWN_FIELDS) if k in obj}
+    if previous is not None and response.get("previous_response_id") is None:
+        response["previous_response_id"] = previous
+    others = tuple(dict.fromkeys(r.response_id for r in ex.rounds
+                                 if isinstance(r.response_id, str)
+                                 and r.response_id != obj["id"]))
+    threads_of(ex.request.app[ENGINE]).note_shown(
+        Shown(response, frozenset(ex.tool_names), others))
 
 
 def conversation_id(given: Any) -> str | None:

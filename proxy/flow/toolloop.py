@@ -193,6 +193,8 @@ class ToolLoop:
             except (ValueError, RecursionError):
                 obj = None
             msg = wire.answer_message(obj)
+            if isinstance(obj, dict):
+                rnd.response_id = obj.get("id")
             if msg is None and len(ex.rounds) == 1 and resp.status >= 400:
                 again = await self._retry_body(body, resp.status, raw)
                 if again is not None:
@@ -289,6 +291,7 @@ class ToolLoop:
             sr = ss.next_round(len(ex.rounds))
             gone = not await relay_round(self.client, resp, queue, reader, sr)
             ss.after_round(sr, ex.response is not None)
+            rnd.response_id = sr.identity()[0]
             if gone:
                 ex.client_gone, ex.complete = True, False
                 partial = ss.gone_choices(sr)

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from weakref import WeakSet
 
 import aiohttp
+import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
@@ -41,6 +42,7 @@ from proxy.errors import BadRequestError, UpstreamError
 from proxy.flow.client import ClientGone, ClientWatch
 from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import relay_body, start
+from proxy.rewrite import dumps_body, loads_exact, needs_exact_numbers
 from proxy.upstream import send, upstream_url
 
 
@@ -67,8 +69,15 @@ class _ClientBody:
             raise
 
 
-async def passthrough(request: web.Request) -> web.StreamResponse:
-    """Forward any ``/v1/*`` request and stream the upstream's answer back."""
+View = Callable[[Any], Any]
+"""What the client is shown of a JSON answer's value: the value itself, or a new one."""
+
+
+async def passthrough(request: web.Request, *, view: View | None = None
+                      ) -> web.StreamResponse:
+    """Forward any ``/v1/*`` request and stream the upstream's answer back; with
+    ``view``, a 200 JSON answer is read whole and shown as ``view`` makes it (its
+    exact bytes when ``view`` changes nothing)."""
     settings = request.app[SETTINGS]
     rid = request[REQUEST_ID]
     url = upstream_url(settings.proxy.upstream, tail_of(request), request.rel_url.raw_query_string)
@@ -94,6 +103,8 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
         metrics.client_disconnects.inc()
         return web.Response(status=499)
     metrics.upstream_latency.labels("passthrough").observe(time.perf_counter() - started)
+    if view is not None and upstream.status == 200 and upstream.content_type == "application/json":
+        return await _viewed(request, upstream, view)
     try:
         client_headers = hdrs.to_client(upstream.headers, keep_length=True)
         client_headers["x-lcm-request-id"] = rid
@@ -111,6 +122,30 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
         return response
     finally:
         upstream.release()
+
+
+async def _viewed(request: web.Request, upstream: aiohttp.ClientResponse, view: View
+                  ) -> web.StreamResponse:
+    """The upstream's JSON answer as ``view`` shows it (see :func:`passthrough`)."""
+    try:
+        raw = await upstream.read()
+    except aiohttp.ClientPayloadError as exc:
+        raise UpstreamError(f"upstream body ended abnormally: {exc}") from exc
+    finally:
+        upstream.release()
+    body = raw
+    try:
+        value = loads_exact(raw)
+    except (ValueError, RecursionError):
+        value = None
+    if value is not None:
+        shown = view(value)
+        if shown is not value:
+            body = orjson.dumps(shown) if not needs_exact_numbers(raw) else dumps_body(shown)
+    headers = hdrs.to_client(upstream.headers, keep_length=body is raw)
+    headers["x-lcm-request-id"] = request[REQUEST_ID]
+    return RelayedResponse(status=upstream.status, reason=upstream.reason, body=body,
+                           headers=headers)
 
 
 _HANDSHAKE = frozenset({"sec-websocket-key", "sec-websocket-version",

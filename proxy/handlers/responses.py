@@ -73,7 +73,7 @@ from proxy.flow.client import send_whole
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.recovery import recoverer
-from proxy.flow.responsethreads import conversation_id, remember
+from proxy.flow.responsethreads import conversation_id, remember, shown_previous
 from proxy.flow.steps import (
     begin_capture,
     offers_tools,
@@ -265,7 +265,7 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     """Forward without memory tools (:func:`proxy.flow.forward.forward`); the client of
     a stateless replay is shown its own ``previous_response_id``."""
     url, out_headers = _upstream(ex)
-    shown = _shown_previous(ex)
+    shown = shown_previous(ex)
 
     def rewriter(streamed: bool, status: int) -> ShowPrevious | None:
         return ShowPrevious(shown, streamed=streamed) if shown is not None and status < 400 \
@@ -273,14 +273,6 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
 
     return await forward(ex, url, out_headers, label="responses", recover=recoverer(ex),
                          capture=capture_relayed, rewriter=rewriter)
-
-
-def _shown_previous(ex: Exchange) -> str | None:
-    """The client's ``previous_response_id`` when its request went as a stateless
-    replay (the upstream's answer then says null; the client is shown its own)."""
-    prev = ex.body.get("previous_response_id") if isinstance(ex.body, dict) else None
-    replayed = ex.extra.get("x-lcm-responses-mode") == "stateless-replay"
-    return prev if replayed and isinstance(prev, str) else None
 
 
 def final_response(streamed: bool, body: bytes) -> tuple[Any, str | None]:
@@ -342,4 +334,4 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
         ex, url, out_headers, label="responses", recover=recoverer(ex),
         summarizer=record.summarizer_for(ex.request.app, ex.request),
         budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
-        shown_previous=_shown_previous(ex), remember=lambda obj: remember(ex, obj))
+        shown_previous=shown_previous(ex), remember=lambda obj: remember(ex, obj))
