@@ -80,6 +80,9 @@ class ResponsesFake:
         """response id → the response object, as ``GET /v1/responses/{id}`` answers."""
         self.inputs: dict[str, list[Any]] = {}
         """response id → its input items (with ids), oldest first."""
+        self.reasoned: set[int] = set()
+        """Numbers of the responses whose output began with a reasoning item: their
+        ``msg_``/``fc_`` items, sent back with their ids, need it before them."""
         self.ids = itertools.count(1)
         self.cancelled = 0
         """Requests whose handler was cancelled (the proxy closed the connection)."""
@@ -125,6 +128,7 @@ class ResponsesFake:
         n = next(self.ids)
         output: list[dict[str, Any]] = []
         if reply.reasoning is not None:
+            self.reasoned.add(n)
             output.append({"type": "reasoning", "id": f"rs_{n}", "summary": [],
                            "encrypted_content": reply.reasoning})
             if body.get("store") is False and "reasoning.encrypted_content" not in (
@@ -201,6 +205,24 @@ class ResponsesFake:
         return b"".join(b"event: " + ev["type"].encode() + nl + b"data: " + orjson.dumps(ev)
                         + nl + nl for ev in events)
 
+    def unpaired(self, given: Any) -> str | None:
+        """The real API's error for an output item sent back with its id but without
+        the reasoning item it came with, or ``None``."""
+        seen: set[str] = set()
+        for item in given if isinstance(given, list) else []:
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                continue
+            kind, rid = item.get("type", "message"), item["id"]
+            seen.add(rid)
+            if kind not in ("message", "function_call") or "_" not in rid:
+                continue
+            number = rid.split("_")[1]
+            if number.isdigit() and int(number) in self.reasoned \
+                    and f"rs_{number}" not in seen:
+                return (f"Item '{rid}' of type '{kind}' was provided without its required"
+                        f" 'reasoning' item: 'rs_{number}'.")
+        return None
+
     def _missing(self, rid: str) -> web.Response:
         return web.json_response(
             {"error": {"message": f"Response with id '{rid}' not found.",
@@ -265,6 +287,11 @@ class ResponsesFake:
                                           " item from your input.",
                                "type": "invalid_request_error", "param": "input",
                                "code": None}}, status=404)
+        unpaired = self.unpaired(body.get("input"))
+        if unpaired is not None:
+            return web.json_response({"error": {"message": unpaired,
+                                                "type": "invalid_request_error",
+                                                "param": "input", "code": None}}, status=400)
         conversation = self.conversation(body)
         if conversation is None:
             return web.json_response(

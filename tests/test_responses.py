@@ -414,7 +414,10 @@ async def test_a_hidden_round_without_store_goes_on_without_bare_reasoning(
     failed the chat of every stateless client that does not ask for encrypted
     reasoning, and the spliced rounds (the reply's own too) failed each later turn
     again. A bare reasoning item of the tool loop's rounds now stays out of what goes
-    upstream again; one with its encrypted content goes unchanged."""
+    upstream again; one with its encrypted content goes unchanged. The call it came
+    with then goes without its id: sent with it, the upstream asks for the reasoning
+    item too ("Item 'fc_…' of type 'function_call' was provided without its
+    required 'reasoning' item", a 400 that failed every such chat)."""
     history = await _seed(rclient, proxy)
     history.append({"role": "user", "content": "Which dashboard was it again?"})
     upstream.push_response(RReply(text=None, reasoning="ENC-1", calls=[_grep()]),
@@ -435,6 +438,9 @@ async def test_a_hidden_round_without_store_goes_on_without_bare_reasoning(
     assert [t["type"] for t in tail] == (["reasoning", *kinds] if include else kinds)
     if include:
         assert tail[0]["encrypted_content"] == "ENC-1"
+        assert tail[1]["id"].startswith("fc_")  # with its reasoning: kept as it came
+    else:
+        assert "id" not in tail[0]
     await proxy.settle()
     if stream:
         return

@@ -349,13 +349,22 @@ class ResponsesWire(WireAdapter):
     def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
         """With ``store: false`` a reasoning item without ``encrypted_content`` refers
         to nothing the upstream kept (a 404, "Item with id 'rs_…' not found"): it
-        stays out; calls, text and encrypted reasoning go on unchanged."""
+        stays out. The items it came with then go without their ids: an output item
+        sent back with its id must come with its reasoning item (a 400, "Item 'fc_…'
+        of type 'function_call' was provided without its required 'reasoning'
+        item"); without one it is plain input. Otherwise calls, text and encrypted
+        reasoning go on unchanged."""
         items = message.get(ITEMS)
         if body.get("store") is not False or not isinstance(items, list):
             return message
         kept = [i for i in items if not (isinstance(i, dict) and i.get("type") == "reasoning"
                                          and not i.get("encrypted_content"))]
-        return message if len(kept) == len(items) else dict(message, **{ITEMS: kept})
+        if len(kept) == len(items):
+            return message
+        kept = [{k: v for k, v in i.items() if k != "id"}
+                if isinstance(i, dict) and i.get("type") != "reasoning" and "id" in i else i
+                for i in kept]
+        return dict(message, **{ITEMS: kept})
 
     def client_answer(self, body: bytes, names: dict[str, str], previous: str | None
                       ) -> bytes:
