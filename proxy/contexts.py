@@ -169,7 +169,7 @@ async def http_session(app: web.Application) -> AsyncIterator[None]:
         connector=connector,
         timeout=client_timeout(proxy.connect_timeout_seconds, proxy.read_timeout_seconds),
         auto_decompress=True,
-        skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
+        skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
         trace_configs=[trace],
     )
     app[HTTP] = session

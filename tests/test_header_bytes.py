@@ -164,3 +164,25 @@ async def test_an_untyped_error_body_stays_untyped(
     assert head_value(head, b"server") is None
     assert b"bad gateway" in got  # chunked or not: framing is per hop
     await proxy_raw.settle()
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    *ROUTES, (b"POST", b"/v1/responses/resp_1/cancel", b""),
+    (b"DELETE", b"/v1/files/file_1", b"")])
+async def test_the_upstream_gets_no_header_the_client_did_not_send(
+        proxy_raw: RunningProxy, raw_upstream: RawUpstream,
+        method: bytes, path: bytes, body: bytes) -> None:
+    """aiohttp's client adds ``Accept: */*`` to a request without one: an upstream
+    that negotiates on ``Accept`` saw a client that accepts anything. Only the
+    proxy's own ``Accept-Encoding`` (it reads the answers) is added."""
+    head = (method + b" " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Authorization: Bearer " + TEST_KEY.encode() + b"\r\nX-Custom: 1\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
+    got, _ = await exchange(proxy_raw, head, body)
+    assert got.startswith(b"HTTP/1.1 200"), got
+    names = {line.partition(b":")[0].lower() for line in raw_upstream.heads[-1].split(b"\r\n")[1:]
+             if line}
+    assert names - {b"accept-encoding"} <= {b"host", b"authorization", b"x-custom",
+                                            b"content-length"}
+    assert {b"host", b"authorization", b"x-custom"} <= names
+    await proxy_raw.settle()
