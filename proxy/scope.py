@@ -106,7 +106,9 @@ def user_tenant(tenant: str, user: str, salt: str) -> str:
     ``user`` is empty, else ``tenant~u_`` + 16 hex digits of sha256(salt ‖ tenant ‖ user)."""
     if not user:
         return tenant
-    digest = hashlib.sha256(f"{salt}\x00{tenant}\x00{user}".encode()).hexdigest()[:16]
+    # surrogatepass: a header's non-UTF-8 byte (read escaped) or a JSON lone surrogate
+    digest = hashlib.sha256(f"{salt}\x00{tenant}\x00{user}".encode(
+        "utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{tenant}{USER_SEP}u_{digest}"
 
 

@@ -186,3 +186,19 @@ async def test_the_upstream_gets_no_header_the_client_did_not_send(
                                             b"content-length"}
     assert {b"host", b"authorization", b"x-custom"} <= names
     await proxy_raw.settle()
+
+
+@pytest.mark.parametrize("extra", [b"X-LCM-User: Ren\xe9\r\n", b"X-LCM-User: Ren\xc3\xa9\r\n"])
+async def test_an_end_user_header_that_is_not_utf8_keeps_memory_on(
+        proxy_raw: RunningProxy, raw_upstream: RawUpstream, extra: bytes) -> None:
+    """The end user's id is hashed into its tenant; a Latin-1 byte, read escaped,
+    could not be encoded for the hash, and the request went without memory."""
+    answer = (b'{"id": "x", "object": "chat.completion", "created": 1, "model": "m",'
+              b' "choices": [{"index": 0, "finish_reason": "stop", "message":'
+              b' {"role": "assistant", "content": "ok"}}]}')
+    raw_upstream.answer = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                           b"Content-Length: %d\r\n\r\n" % len(answer) + answer)
+    head, _ = await exchange(proxy_raw, request_head(b"POST", b"/v1/chat/completions",
+                                                     extra, CHAT), CHAT)
+    assert head_value(head, b"x-lcm-memory") == b"injected", head
+    await proxy_raw.settle()
