@@ -22,6 +22,7 @@ from proxy.appkeys import (
 from proxy.contexts import async_engine, http_session, memory_engine, memory_release
 from proxy.flow.toolrefusal import ToolRefusals
 from proxy.handlers.passthrough import close_websockets
+from proxy.headers import HEAD_LIMITS
 from proxy.metrics import Metrics
 from proxy.middlewares import request_context
 from proxy.routes import setup_routes
@@ -40,7 +41,8 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
     """
     rawhead.install()
     app = web.Application(
-        middlewares=[request_context], client_max_size=settings.proxy.max_body_bytes
+        middlewares=[request_context], client_max_size=settings.proxy.max_body_bytes,
+        handler_args=HEAD_LIMITS,
     )
     app[SETTINGS] = settings
     app[METRICS] = Metrics()

@@ -52,6 +52,14 @@ dropped: the proxy reads the answer). Pinned: with the packages above aiohttp's 
 would also offer ``br`` and ``zstd``; the upstream's answers stay encoded as before."""
 
 
+MAX_FIELD_BYTES = 32 * 1024
+"""The longest header line (and request line) the proxy reads, both from clients and
+from upstreams: aiohttp's default, 8190 bytes, refused what API fronts accept (a
+request header of 10 KB got a plain-text 400; an answer's, a 502)."""
+HEAD_LIMITS = {"max_line_size": MAX_FIELD_BYTES, "max_field_size": MAX_FIELD_BYTES}
+"""Keyword arguments for aiohttp's server (``handler_args``) and ``ClientSession``."""
+
+
 def is_body_decoded(headers: Mapping[str, str]) -> bool:
     """True when aiohttp's server hands the handler this request's body decoded.
 

@@ -202,3 +202,18 @@ async def test_an_end_user_header_that_is_not_utf8_keeps_memory_on(
                                                      extra, CHAT), CHAT)
     assert head_value(head, b"x-lcm-memory") == b"injected", head
     await proxy_raw.settle()
+
+
+async def test_a_long_header_crosses_both_ways(
+        proxy_raw: RunningProxy, raw_upstream: RawUpstream) -> None:
+    """aiohttp reads header lines of 8190 bytes at most: a longer request header got
+    its plain-text 400, a longer answer header a 502 (a large SSO token, a long
+    ``Content-Security-Policy`` or ``Link`` header)."""
+    big = b"t" * 20000
+    raw_upstream.answer = b"HTTP/1.1 200 OK\r\nX-Long: " + big + b"\r\nContent-Length: 2\r\n\r\n{}"
+    head, got = await exchange(proxy_raw, request_head(b"GET", b"/v1/models",
+                                                       b"X-Token: " + big + b"\r\n"))
+    assert head.startswith(b"HTTP/1.1 200"), head[:300]
+    assert raw_upstream.header(b"x-token") == big
+    assert head_value(head, b"x-long") == big and got == b"{}"
+    await proxy_raw.settle()
