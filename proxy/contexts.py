@@ -16,7 +16,7 @@ from memory_core.engine import Engine
 from memory_core.tokens import count_tokens
 from proxy.appkeys import AENGINE, ENGINE, HTTP, METRICS, SETTINGS, TASKS
 from proxy.flow.asyncengine import AsyncEngine
-from proxy.headers import HEAD_LIMITS
+from proxy.headers import MAX_FIELD_BYTES
 from proxy.metrics import upstream_error_cause
 from proxy.settings import data_dir_path
 from proxy.upstream import client_timeout
@@ -171,7 +171,7 @@ async def http_session(app: web.Application) -> AsyncIterator[None]:
         timeout=client_timeout(proxy.connect_timeout_seconds, proxy.read_timeout_seconds),
         auto_decompress=True,
         skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
-        **HEAD_LIMITS,
+        max_line_size=MAX_FIELD_BYTES, max_field_size=MAX_FIELD_BYTES,
         trace_configs=[trace],
     )
     app[HTTP] = session

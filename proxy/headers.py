@@ -57,7 +57,7 @@ MAX_FIELD_BYTES = 32 * 1024
 from upstreams: aiohttp's default, 8190 bytes, refused what API fronts accept (a
 request header of 10 KB got a plain-text 400; an answer's, a 502)."""
 HEAD_LIMITS = {"max_line_size": MAX_FIELD_BYTES, "max_field_size": MAX_FIELD_BYTES}
-"""Keyword arguments for aiohttp's server (``handler_args``) and ``ClientSession``."""
+"""aiohttp's server's ``handler_args`` for :data:`MAX_FIELD_BYTES`."""
 
 
 def is_body_decoded(headers: Mapping[str, str]) -> bool:
