@@ -567,6 +567,28 @@ async def test_memory_tool_round_is_hidden_from_a_stream(
     assert orjson.loads(reply[0]["raw_json"])["content"] == "It is GRF-7781."
 
 
+async def test_held_reasoning_keeps_the_stream_alive_with_comments(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """A round's reasoning is held until the round shows an item (it may turn out a
+    memory round): a model that reasons for minutes left the client without a byte
+    after its status line, which idle timeouts of proxies between cut."""
+    running = await start_proxy(upstream.base_url, tmp_path / "data",
+                                tools={"offer": "always", "heartbeat_seconds": 0.1})
+    try:
+        upstream.push_response(RReply(text="done", reasoning="E", write_size=200, delay=0.15))
+        async with aiohttp.ClientSession() as session, session.post(
+                running.base_url + "/responses",
+                headers={"Authorization": f"Bearer {TEST_KEY}"},
+                json={"model": "m", "input": "hi", "stream": True}) as resp:
+            body = await resp.read()
+        assert resp.status == 200
+        first_item = body.index(b"event: response.output_item.added")
+        assert b": keep-alive\n\n" in body[:first_item]
+        await running.settle()
+    finally:
+        await running.close()
+
+
 async def test_mixed_calls_in_a_stream_show_the_client_call_renumbered(
         proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
     history = await _seed(rclient, proxy)

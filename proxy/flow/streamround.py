@@ -77,6 +77,8 @@ async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
             out = sr.feed(item)
             if sr.shown:
                 client.hidden_running = False
+            elif sr.holds():  # a long reasoning may turn out hidden: keep the client alive
+                client.hidden_running = True
             ok = await client.out(sr, out)
         if ok:
             ok = await client.out(sr, sr.close())

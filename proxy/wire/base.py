@@ -57,6 +57,11 @@ class StreamRound(ABC):
     def identity(self) -> tuple[Any, Any]:
         """The round's chunk ``(id, created)``."""
 
+    def holds(self) -> bool:
+        """True while the round keeps back events it may still show (the client is
+        kept alive with heartbeats meanwhile)."""
+        return False
+
 
 class WireAdapter(ABC):
     """Everything one API's wire format decides (one instance serves all requests)."""

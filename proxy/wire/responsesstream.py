@@ -150,6 +150,9 @@ class ResponsesStreamRound(StreamRound):
         an unfinished event."""
         return self.release() + self.splitter.pending()
 
+    def holds(self) -> bool:
+        return bool(self.held)
+
     def release(self) -> bytes:
         """Show the held reasoning events (once); their bytes."""
         held, self.held = self.held, []
