@@ -98,6 +98,31 @@ async def test_a_replayed_turn_reads_back_with_the_clients_previous_id(
     assert not any(BLOCK_MARKER in t for t in _user_texts(items))
 
 
+async def test_a_replayed_background_run_polls_with_the_clients_previous_id(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """A background run is read back by polling ``GET /v1/responses/{id}``; replayed
+    statelessly, its upstream copy says ``previous_response_id: null`` where the
+    client was shown its own (the run's output is the upstream's: it is not noted)."""
+    first = await _answer(rclient, False, input="Goal: ship the importer by Friday")
+    await proxy.settle()
+    upstream.push_response(RReply(text=None, response_status="queued"))
+    raw = await rclient.responses.with_raw_response.create(
+        model="m", background=True, input="what was the goal again?",
+        previous_response_id=first.id)
+    assert raw.headers["x-lcm-responses-mode"] == "stateless-replay"
+    queued = raw.parse()
+    assert queued.previous_response_id == first.id
+    upstream.responses.objects[queued.id].update(
+        status="completed", output=[{"type": "message", "id": "msg_bg", "status": "completed",
+                                     "role": "assistant", "content": [
+                                         {"type": "output_text", "text": "Ship it by Friday.",
+                                          "annotations": []}]}])
+    got = await rclient.responses.retrieve(queued.id)
+    assert got.status == "completed" and got.output_text == "Ship it by Friday."
+    assert got.previous_response_id == first.id
+    await proxy.settle()
+
+
 async def test_deleting_a_response_deletes_its_hidden_rounds(
         proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
     """The hidden round's response is stored upstream too, with the client's input; a

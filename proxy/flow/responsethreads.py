@@ -214,13 +214,19 @@ def remember(ex: Exchange, obj: Any) -> None:
     ``output``), unless the request said ``store: false`` or the response is not done
     (``queued`` or ``in_progress``: a ``background`` run, whose output only the upstream
     will know, so a request continuing it goes as sent); its row is stored when the
-    conversation it continues is known (always, unless it continued an unknown id)."""
+    conversation it continues is known (always, unless it continued an unknown id).
+    How the client was shown it is noted (:func:`_note_shown`); of a response not
+    done, only its ``previous_response_id`` (its output is the upstream's to come)."""
+    if (isinstance(obj, dict) and isinstance(obj.get("id"), str)
+            and isinstance(ex.body, dict) and ex.body.get("store") is not False):
+        running = obj.get("status") in ("queued", "in_progress")
+        _note_shown(ex, {"id": obj["id"], "previous_response_id": obj.get(
+            "previous_response_id")} if running else obj)
     if (ex.scope is None or not isinstance(obj, dict) or not isinstance(obj.get("id"), str)
             or not isinstance(obj.get("output"), list)
             or obj.get("status") in ("queued", "in_progress")
             or not isinstance(ex.body, dict) or ex.body.get("store") is False):
         return
-    _note_shown(ex, obj)
     conversation = ex.conversation if ex.conversation is not None else input_items(ex.body)
     known = ex.conversation is not None or (ex.body.get("previous_response_id") is None
                                             and ex.body.get("conversation") is None)
