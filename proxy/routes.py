@@ -5,13 +5,25 @@ from __future__ import annotations
 from aiohttp import web
 
 from proxy import ui
-from proxy.handlers import admin, chat, messages, passthrough, responseread, responses
+from proxy.handlers import (
+    admin,
+    chat,
+    completionread,
+    messages,
+    passthrough,
+    responseread,
+    responses,
+)
 
 
 def setup_routes(app: web.Application) -> None:
     """Register every route: chat, responses, Anthropic messages, /lcm/ admin, and
     the /v1/ catch-all pass-through."""
     app.router.add_post("/v1/chat/completions", chat.chat_completions)
+    app.router.add_get("/v1/chat/completions", completionread.list_completions)
+    app.router.add_get("/v1/chat/completions/{rid}", completionread.get_completion)
+    app.router.add_get("/v1/chat/completions/{rid}/messages", completionread.get_messages)
+    app.router.add_delete("/v1/chat/completions/{rid}", completionread.delete_completion)
     app.router.add_post("/v1/responses", responses.responses)
     app.router.add_get("/v1/responses/{rid}", responseread.get_response)
     app.router.add_get("/v1/responses/{rid}/input_items", responseread.get_input_items)

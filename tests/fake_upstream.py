@@ -65,6 +65,15 @@ class FakeUpstream:
         self.ws_closes: list[int | None] = []  # each WebSocket's close code
         self.app = web.Application(client_max_size=256 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self.chat)
+        # Stored completions (``store: true``): each gets an id of its own.
+        self.completions: dict[str, dict[str, Any]] = {}
+        self.completion_messages: dict[str, list[Any]] = {}
+        self._stored = 0
+        self._cid = "chatcmpl-fake"
+        self.app.router.add_get("/v1/chat/completions", self.list_completions)
+        self.app.router.add_get("/v1/chat/completions/{cid}", self.get_completion)
+        self.app.router.add_get("/v1/chat/completions/{cid}/messages", self.get_messages)
+        self.app.router.add_delete("/v1/chat/completions/{cid}", self.delete_completion)
         self.responses = ResponsesFake()
         self.app.router.add_post("/v1/responses", self.responses_endpoint)
         self.app.router.add_get("/v1/responses/{rid}", self.responses.read)
@@ -197,6 +206,39 @@ class FakeUpstream:
         self.ws_closes.append(ws.close_code)
         return ws
 
+    def _page(self, data: list[Any]) -> web.Response:
+        return web.json_response({"object": "list", "data": data, "has_more": False,
+                                  "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
+
+    def _no_completion(self, cid: str) -> web.Response:
+        return web.json_response({"error": {"message": f"Completion '{cid}' not found.",
+                                            "type": "invalid_request_error", "param": None,
+                                            "code": None}}, status=404)
+
+    async def list_completions(self, request: web.Request) -> web.Response:
+        """``GET /v1/chat/completions``: the stored completions, oldest first."""
+        return self._page(list(self.completions.values()))
+
+    async def get_completion(self, request: web.Request) -> web.Response:
+        cid = request.match_info["cid"]
+        found = self.completions.get(cid)
+        return web.json_response(found) if found is not None else self._no_completion(cid)
+
+    async def get_messages(self, request: web.Request) -> web.Response:
+        cid = request.match_info["cid"]
+        if cid not in self.completion_messages:
+            return self._no_completion(cid)
+        return self._page(self.completion_messages[cid])
+
+    async def delete_completion(self, request: web.Request) -> web.Response:
+        cid = request.match_info["cid"]
+        if self.completions.pop(cid, None) is None:
+            return self._no_completion(cid)
+        self.completion_messages.pop(cid, None)
+        return web.json_response({"object": "chat.completion.deleted", "id": cid,
+                                  "deleted": True})
+
     async def echo(self, request: web.Request) -> web.Response:
         raw = await self._record(request)
         return web.json_response(
@@ -243,6 +285,20 @@ class FakeUpstream:
             err = reply.error or {"message": "fake error", "type": "server_error",
                                   "param": None, "code": None}
             return web.json_response({"error": err}, status=reply.status, headers=reply.headers)
+        self._cid = "chatcmpl-fake"
+        if body.get("store") is True:
+            self._stored += 1
+            self._cid = cid = f"chatcmpl-fake-{self._stored}"
+            msg: dict[str, Any] = {"role": "assistant", "content": reply.content}
+            if reply.tool_calls:
+                msg["tool_calls"] = [{"id": tc["id"], "type": "function", "function": {
+                    "name": tc["name"], "arguments": tc["arguments"]}} for tc in reply.tool_calls]
+            self.completions[cid] = {
+                "id": cid, "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model"), "usage": reply.usage,
+                "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}]}
+            self.completion_messages[cid] = [
+                dict(m, id=f"{cid}-{k}") for k, m in enumerate(body.get("messages") or [])]
         if body.get("stream"):
             return await self._stream(request, body, reply)
         if reply.raw_body is not None:
@@ -260,7 +316,7 @@ class FakeUpstream:
             choices.append({"index": i, "message": msg, "logprobs": None,
                             "finish_reason": reply.finish_reason
                             or ("tool_calls" if reply.tool_calls else "stop")})
-        whole = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+        whole = {"id": self._cid, "object": "chat.completion", "created": int(time.time()),
                  "model": body.get("model", "fake-model"), "choices": choices,
                  "usage": reply.usage, "system_fingerprint": "fp_fake"}
         if reply.drop_after is not None:  # promise the whole body, send a part, hang up
@@ -275,7 +331,7 @@ class FakeUpstream:
 
     def stream_bytes(self, body: dict[str, Any], reply: Reply) -> bytes:
         """Render ``reply`` as the SSE byte stream OpenAI would send."""
-        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+        base = {"id": self._cid, "object": "chat.completion.chunk",
                 "created": int(time.time()), "model": body.get("model", "fake-model"),
                 "system_fingerprint": "fp_fake"}
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -122,8 +122,9 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
     ``lcm_upstream_latency_seconds``. ``recover`` answers a context-length error of
     the first round once (:func:`proxy.flow.recovery.recoverer`); ``budget_tokens``
     bounds the hidden rounds; ``shown_previous`` as for
-    :meth:`~proxy.wire.base.WireAdapter.client_answer`. ``remember`` (Responses) is
-    given the response object the client ends with, before the answer is stored.
+    :meth:`~proxy.wire.base.WireAdapter.client_answer`. ``remember`` is given the
+    response object the client ends with (a stream without one: ``{"id": ...}``),
+    before the answer is stored.
     Raises :class:`~proxy.errors.ProxyError` (recorded) when the upstream cannot be
     reached."""
     app = ex.request.app
@@ -135,7 +136,12 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
     async def store_first() -> None:
         # Store the answer before the client gets its last bytes (bounded wait).
         if remember is not None and ex.streamed:  # mapped before the client holds its id
-            remember(loop.stream.final if loop.stream is not None else None)
+            ss = loop.stream
+            final = ss.final if ss is not None else None
+            if final is None and ss is not None and ss.stream_id is not None:
+                # an API whose stream has no object: its id, the usage summed
+                final = {"id": ss.stream_id[0], **({"usage": ex.usage} if ex.usage else {})}
+            remember(final)
         await record.store_first(ex, record.capture_tool_answer(ex, summarizer))
 
     loop = ToolLoop(

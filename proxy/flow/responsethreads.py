@@ -70,6 +70,11 @@ class ResponseThreads:
         with self._lock:
             self._shown.pop(response_id, None)
 
+    def hidden_ids(self) -> set[str]:
+        """The ids of the noted answers' other rounds (never a client's)."""
+        with self._lock:
+            return {i for shown in self._shown.values() for i in shown.others}
+
     def cached(self, scope: Scope, response_id: str) -> tuple[Any, ...] | None:
         """The items of the conversation ``response_id`` ends in ``scope``'s own
         tenant when the cache holds them, else ``None`` (no store read)."""
@@ -258,6 +263,14 @@ def _note_shown(ex: Exchange, obj: dict[str, Any]) -> None:
                                  and r.response_id != obj["id"]))
     threads_of(ex.request.app[ENGINE]).note_shown(
         Shown(response, frozenset(ex.tool_names), others))
+
+
+def note_completion(ex: Exchange, obj: Any) -> None:
+    """Note how a stored chat completion (``store: true``) was shown, as for a response
+    (``obj``: the client's completion, or a stream's ``{"id": ...}``)."""
+    if (isinstance(obj, dict) and isinstance(obj.get("id"), str)
+            and isinstance(ex.body, dict) and ex.body.get("store") is True):
+        _note_shown(ex, {k: obj[k] for k in ("id", "usage") if k in obj})
 
 
 def conversation_id(given: Any) -> str | None:

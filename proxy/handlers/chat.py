@@ -23,6 +23,7 @@ from proxy.flow.client import send_whole
 from proxy.flow.exchange import Exchange
 from proxy.flow.forward import forward, forward_with_tools
 from proxy.flow.recovery import recoverer
+from proxy.flow.responsethreads import note_completion
 from proxy.flow.steps import (
     ParsedBody,
     begin_capture,
@@ -125,4 +126,5 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     return await forward_with_tools(
         ex, url, out_headers, label="chat", recover=recoverer(ex),
         summarizer=record.summarizer_for(ex.request.app, ex.request),
-        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None)
+        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
+        remember=lambda obj: note_completion(ex, obj))

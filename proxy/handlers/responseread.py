@@ -47,6 +47,12 @@ async def get_input_items(request: web.Request) -> web.StreamResponse:
 async def delete_response(request: web.Request) -> web.StreamResponse:
     """``DELETE /v1/responses/{id}``: the other rounds' responses first (the client
     holds its answer only once they are gone), then the client's own, relayed."""
+    return await delete_with_rounds(request)
+
+
+async def delete_with_rounds(request: web.Request) -> web.StreamResponse:
+    """``DELETE`` of a stored answer (``{rid}`` in the path): the upstream copies of
+    its other rounds first (best effort), then the client's own, relayed."""
     threads = threads_of(request.app[ENGINE])
     rid = request.match_info["rid"]
     shown = threads.shown(rid)

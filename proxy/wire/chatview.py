@@ -1,0 +1,95 @@
+"""What a Chat Completions client was shown of a stored completion (``store: true``),
+for the ``/v1/chat/completions/{id}`` routes, sans-io.
+
+The upstream stores each round of the tool loop as a completion of its own, with
+the request's messages as sent upstream: the memory block in the user's message,
+the hidden rounds' memory calls and results, one round's usage. The client was
+shown one completion (its id), without them. :func:`completion_view`,
+:func:`messages_view` and :func:`list_view` make the upstream's answers agree
+(:class:`proxy.wire.responseview.Shown` notes what the proxy showed; the block is
+found by its marker without one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_core.assembly.block import BLOCK_MARKER, CURRENT_REQUEST
+from proxy.wire.responseview import Shown
+
+
+def completion_view(obj: Any, shown: Shown | None) -> Any:
+    """A stored completion with the usage its client was shown (the same object when
+    nothing differs)."""
+    if (not isinstance(obj, dict) or shown is None or shown.response.get("id") != obj.get("id")
+            or "usage" not in shown.response or obj.get("usage") == shown.response["usage"]):
+        return obj
+    return dict(obj, usage=shown.response["usage"])
+
+
+def messages_view(page: Any, shown: Shown | None) -> Any:
+    """A stored completion's ``messages`` page without the memory block and, where
+    ``shown`` names the memory tools, without their calls and results (an
+    assistant message left with nothing is dropped). The same object when nothing
+    differs."""
+    if not isinstance(page, dict) or not isinstance(page.get("data"), list):
+        return page
+    names = shown.names if shown is not None else frozenset()
+    ours: set[Any] = set()
+    kept: list[Any] = []
+    for msg in page["data"]:
+        if not isinstance(msg, dict):
+            kept.append(msg)
+            continue
+        calls = msg.get("tool_calls")
+        if msg.get("role") == "assistant" and isinstance(calls, list) and names:
+            mine = [c for c in calls if isinstance(c, dict)
+                    and (c.get("function") or {}).get("name") in names]
+            ours.update(c.get("id") for c in mine)
+            if mine:
+                rest = [c for c in calls if c not in mine]
+                if not rest and not msg.get("content"):
+                    continue
+                msg = dict(msg, tool_calls=rest or None)
+        elif msg.get("role") == "tool" and msg.get("tool_call_id") in ours:
+            continue
+        elif msg.get("role") == "user":
+            msg = _without_block(msg)
+        kept.append(msg)
+    if len(kept) == len(page["data"]) and all(a is b for a, b in
+                                               zip(kept, page["data"], strict=True)):
+        return page
+    out = dict(page, data=kept)
+    for key, at in (("first_id", 0), ("last_id", -1)):
+        if key in out:
+            out[key] = kept[at].get("id") if kept and isinstance(kept[at], dict) else None
+    return out
+
+
+def list_view(page: Any, hidden: set[str]) -> Any:
+    """A list of stored completions without the hidden rounds' (ids in ``hidden``)."""
+    if not isinstance(page, dict) or not isinstance(page.get("data"), list) or not hidden:
+        return page
+    kept = [c for c in page["data"] if not (isinstance(c, dict) and c.get("id") in hidden)]
+    if len(kept) == len(page["data"]):
+        return page
+    out = dict(page, data=kept)
+    for key, at in (("first_id", 0), ("last_id", -1)):
+        if key in out:
+            out[key] = kept[at].get("id") if kept and isinstance(kept[at], dict) else None
+    return out
+
+
+def _without_block(msg: dict[str, Any]) -> dict[str, Any]:
+    """A user message without the memory block (``block + "\\n" + text``, or a leading
+    text part); the message itself when it has none."""
+    content = msg.get("content")
+    if isinstance(content, str) and content.startswith(BLOCK_MARKER):
+        head, sep, rest = content.partition(CURRENT_REQUEST + "\n")
+        return dict(msg, content=rest) if sep else msg
+    if isinstance(content, list):
+        kept = [p for p in content if not (isinstance(p, dict) and p.get("type") == "text"
+                                           and str(p.get("text", "")).startswith(BLOCK_MARKER))]
+        if len(kept) != len(content):
+            return dict(msg, content=kept)
+    return msg
