@@ -270,14 +270,17 @@ def _prefix_ids(nodes: _Nodes, keys: list[str], k: int,
     return out
 
 
-def _tool_results_only(message: dict[str, Any]) -> bool:
-    """True for an Anthropic Messages user message holding only ``tool_result``
-    blocks: stored with ``msg_role`` ``tool``, so that compaction keeps it with the
-    ``tool_use`` it answers, user turns are counted right and extraction (user
-    messages only) leaves tool output alone. Its ``raw_json`` stays as sent."""
+def _answers_tool_use(message: dict[str, Any]) -> bool:
+    """True for an Anthropic Messages user message that opens with ``tool_result``
+    blocks (the API wants them first in the turn that answers a ``tool_use``), with
+    or without text after them (Claude Code appends reminders there): stored with
+    ``msg_role`` ``tool``, so that compaction keeps it with the ``tool_use`` it
+    answers (a boundary between them is a request the API refuses) and user turns
+    are counted right. Extraction reads the message's own role, so the text after
+    the results is still read as the user's. Its ``raw_json`` stays as sent."""
     content = message.get("content")
-    return isinstance(content, list) and bool(content) and all(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    return isinstance(content, list) and bool(content) and isinstance(content[0], dict) \
+        and content[0].get("type") == "tool_result"
 
 
 def _insert_message(
@@ -317,7 +320,7 @@ def _message_row(
     text, raw_json = stored_forms(message, config)
     canon = canonical_bytes(message)
     role = message.get("role") if isinstance(message, dict) else None
-    if role == "user" and _tool_results_only(message):
+    if role == "user" and _answers_tool_use(message):
         role = "tool"  # an Anthropic tool_result turn: a tool result, not a user turn
     return MessageRow(
         scope.tenant,

@@ -100,9 +100,13 @@ def injected_block(before: dict[str, Any], after: dict[str, Any]) -> str | None:
 
 
 def tool_pairs_ok(messages: list[Any]) -> bool:
-    """True when every ``tool_result`` answers a ``tool_use`` of the last assistant
-    message before it (what the upstream insists on; consecutive user messages
-    count as one turn, as the upstream merges them)."""
+    """True when calls and results pair up as the upstream insists, both ways: every
+    ``tool_result`` answers a ``tool_use`` of the last assistant message before it,
+    and every ``tool_use`` of an assistant message that is not the last one is
+    answered in the user turn right after it ("tool_use ids were found without
+    tool_result blocks immediately after"). Consecutive user messages count as one
+    turn, as the upstream merges them."""
+    pending: set[Any] = set()  # the last assistant's calls not answered yet
     prev_ids: set[Any] = set()
     for msg in messages:
         if not isinstance(msg, dict):
@@ -111,13 +115,18 @@ def tool_pairs_ok(messages: list[Any]) -> bool:
         content: list[Any] = raw_content if isinstance(raw_content, list) else []
         if msg.get("role") == "user":
             for part in content:
-                if isinstance(part, dict) and part.get("type") == "tool_result" and (
-                        part.get("tool_use_id") not in prev_ids):
-                    return False
+                if isinstance(part, dict) and part.get("type") == "tool_result":
+                    if part.get("tool_use_id") not in prev_ids:
+                        return False
+                    pending.discard(part.get("tool_use_id"))
         elif msg.get("role") == "assistant":
+            if pending:
+                return False
             prev_ids = {p.get("id") for p in content
                         if isinstance(p, dict) and p.get("type") == "tool_use"}
-    return True
+            pending = set(prev_ids)
+    last = messages[-1] if messages else None
+    return not pending or (isinstance(last, dict) and last.get("role") == "assistant")
 
 
 def map_back(body: dict[str, Any], out: list[Any], system: Any = None) -> list[Any] | None:

@@ -1,0 +1,376 @@
+"""Long agent sessions, sent the way real agents send them, through the proxy at small
+context windows (the real SDK clients against the fake upstream): every request the
+upstream receives must be one the API accepts and must fit the window.
+
+- Anthropic Messages, as Claude Code sends it: thinking blocks with signatures and
+  ``redacted_thinking``, parallel ``tool_use`` blocks, user turns that carry
+  ``tool_result`` blocks followed by text (reminders), images, ``cache_control`` on
+  system, tools and the newest messages.
+- Responses, as Codex and the Agents SDK send it: ``reasoning`` items with
+  ``encrypted_content`` before ``function_call`` items, parallel calls, their
+  ``function_call_output`` items.
+- Chat Completions: assistant ``tool_calls`` (parallel), ``tool`` messages, ``name``.
+
+The rules checked are the upstream APIs' own (what they answer 400 to): a call is
+never separated from its result, nor left without one, nor a result without its call;
+the last assistant turn of an unfinished tool use goes as the client sent it (its
+thinking signed); at most four ``cache_control`` breakpoints; a reasoning item goes
+with the item it preceded; the memory block lands in the newest user message, never
+before a ``tool_result``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+import openai
+
+from memory_core.assembly import budget
+from proxy.wire import messages as mw
+from tests.conftest import TEST_KEY
+from tests.fake_anthropic import AReply, text, thinking, tool_use
+from tests.fake_responses import RReply
+from tests.fake_upstream import FakeUpstream, Reply
+
+SIG = "EqQBCkYIARgCKkC+sig/with+base64=="
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+       "AAAABJRU5ErkJggg==")
+
+
+def _paste(i: int, lines: int = 30) -> str:
+    return "\n".join(f"tests/test_mod{i}.py::test_case_{k} PASSED [{k}%] in {i * k % 97} ms"
+                     for k in range(lines))
+
+
+# -- Anthropic rules -------------------------------------------------------------------
+def anthropic_problems(body: dict[str, Any], client_msgs: list[dict[str, Any]]) -> list[str]:
+    """What the Messages API would refuse in ``body`` (sent for ``client_msgs``)."""
+    out: list[str] = []
+    msgs = body["messages"]
+    if msgs and msgs[0].get("role") != "user":
+        out.append("first message is not a user message")
+    for i, m in enumerate(msgs):
+        content = mw.blocks(m.get("content"))
+        if m.get("role") == "assistant":
+            uses = [b["id"] for b in content if b.get("type") == "tool_use"]
+            if not uses:
+                continue
+            nxt = mw.blocks(msgs[i + 1].get("content")) if i + 1 < len(msgs) else None
+            if nxt is None:
+                continue  # a prefill; not what these sessions send
+            if msgs[i + 1].get("role") != "user":
+                out.append(f"msg {i}: tool_use not followed by a user turn")
+                continue
+            results = [b.get("tool_use_id") for b in nxt if b.get("type") == "tool_result"]
+            missing = set(uses) - set(results)
+            if missing:
+                out.append(f"msg {i}: tool_use ids without tool_result after: {sorted(missing)}")
+        elif m.get("role") == "user":
+            results = [k for k, b in enumerate(content) if b.get("type") == "tool_result"]
+            if results and results != list(range(len(results))):
+                out.append(f"msg {i}: tool_result after other blocks")
+            prev = mw.blocks(msgs[i - 1].get("content")) if i else []
+            prev_uses = {b.get("id") for b in prev if b.get("type") == "tool_use"} if (
+                i and msgs[i - 1].get("role") == "assistant") else set()
+            for k in results:
+                if content[k].get("tool_use_id") not in prev_uses:
+                    out.append(f"msg {i}: unexpected tool_use_id "
+                               f"{content[k].get('tool_use_id')}")
+            for b in content:
+                if b.get("type") == "tool_result" and "<memory" in str(b.get("content")):
+                    out.append(f"msg {i}: memory block inside a tool_result")
+    # the last assistant turn of an unfinished tool use goes as the client sent it
+    if len(msgs) >= 2 and msgs[-2].get("role") == "assistant" and any(
+            b.get("type") == "tool_result" for b in mw.blocks(msgs[-1].get("content"))):
+        if msgs[-2] != client_msgs[-2]:
+            out.append("last assistant turn changed")
+    # thinking blocks of any assistant message sent go as the client sent them
+    sent_thinking = [b for m in msgs if m.get("role") == "assistant"
+                     for b in mw.blocks(m.get("content"))
+                     if b.get("type") in ("thinking", "redacted_thinking")]
+    client_thinking = [b for m in client_msgs if m.get("role") == "assistant"
+                       for b in mw.blocks(m.get("content"))
+                       if b.get("type") in ("thinking", "redacted_thinking")]
+    if any(b not in client_thinking for b in sent_thinking):
+        out.append("a thinking block was altered")
+    marks = _cache_marks(body)
+    if marks > 4:
+        out.append(f"{marks} cache_control breakpoints")
+    return out
+
+
+def _cache_marks(obj: Any) -> int:
+    if isinstance(obj, dict):
+        return ("cache_control" in obj) + sum(_cache_marks(v) for v in obj.values())
+    if isinstance(obj, list):
+        return sum(_cache_marks(v) for v in obj)
+    return 0
+
+
+def _anthropic_tokens(body: dict[str, Any]) -> int:
+    return budget.messages_tokens(mw.view_messages(body)) + budget.tools_tokens(
+        body.get("tools"))
+
+
+def _strip_marks(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Claude Code moves its message breakpoints to the newest turns on every call."""
+    out = []
+    for m in msgs:
+        c = m.get("content")
+        if isinstance(c, list):
+            c = [{k: v for k, v in b.items() if k != "cache_control"} for b in c]
+        out.append(dict(m, content=c))
+    return out
+
+
+def _marked(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history with breakpoints on the last block of the last two user turns."""
+    out = _strip_marks(msgs)
+    users = [i for i, m in enumerate(out) if m["role"] == "user"][-2:]
+    for i in users:
+        c = mw.blocks(out[i]["content"])
+        c[-1] = dict(c[-1], cache_control={"type": "ephemeral"})
+        out[i] = dict(out[i], content=c)
+    return out
+
+
+async def test_claude_code_session_keeps_every_rule_at_a_small_window(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """60 agent steps at a 6k window: thinking, parallel tool uses, results followed
+    by reminders, an image; every forwarded request fits and is valid Messages."""
+    proxy = await make_proxy(context={"model_windows": ["claude-small*=6144"]},
+                             tools={"offer": "always"})
+    c = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+    limit = budget.request_budget({"model": "claude-small-1", "max_tokens": 512},
+                                  proxy.engine.config.context).input_tokens
+    system = [{"type": "text", "text": "You are Claude Code, a coding agent."},
+              {"type": "text", "text": "Work in /repo. Be brief.",
+               "cache_control": {"type": "ephemeral"}}]
+    tools = [{"name": "Bash", "description": "Run a shell command",
+              "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+             {"name": "Read", "description": "Read a file",
+              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+              "cache_control": {"type": "ephemeral"}}]
+    history: list[dict[str, Any]] = [{"role": "user", "content": [
+        {"type": "text", "text": "<system-reminder>Use the todo list.</system-reminder>"},
+        {"type": "text", "text": "Fix the failing tests. The release tag is v7.3.1."}]}]
+    problems: list[tuple[int, list[str]]] = []
+
+    async def step(reply: AReply) -> anthropic.types.Message:
+        upstream.anthropic_replies.append(reply)
+        before = len(upstream.requests)
+        msgs = _marked(history)
+        msg = await c.messages.create(
+            model="claude-small-1", max_tokens=512, system=system, tools=tools,
+            thinking={"type": "enabled", "budget_tokens": 256}, messages=msgs)
+        for r in upstream.requests[before:]:
+            if r["path"] != "/v1/messages":
+                continue
+            found = anthropic_problems(r["json"], msgs)
+            if (n := _anthropic_tokens(r["json"])) > limit:
+                found.append(f"{n} tokens over the {limit} budget")
+            if found:
+                problems.append((len(history), found))
+        history.append({"role": "assistant", "content": [b.to_dict() for b in msg.content]})
+        return msg
+
+    for i in range(30):
+        a, b = f"toolu_{i}a", f"toolu_{i}b"
+        await step(AReply(content=[
+            thinking(f"Step {i}: I should look at module {i} and run its tests.", SIG + str(i)),
+            text(f"Checking module {i}."),
+            tool_use(a, "Read", {"path": f"src/mod{i}.py"}),
+            tool_use(b, "Bash", {"command": f"pytest tests/test_mod{i}.py"})]))
+        result_b: Any = _paste(i)
+        if i == 5:
+            result_b = [{"type": "text", "text": "screenshot:"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                     "data": PNG}}]
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": a, "content": f"def f{i}(): return {i}"},
+            {"type": "tool_result", "tool_use_id": b, "content": result_b},
+            {"type": "text", "text": "<system-reminder>Todo list unchanged.</system-reminder>"}]})
+        await step(AReply(content=[
+            {"type": "redacted_thinking", "data": f"EmwKAhgBEgy{i}redacted"},
+            text(f"Module {i} passes now.")]))
+        history.append({"role": "user", "content": f"Good. Next, step {i + 1}."})
+    history[-1] = {"role": "user", "content": "What is the release tag?"}
+    await step(AReply(content=[text("v7.3.1")]))
+    assert budget.messages_tokens(history) > 3 * limit
+    assert not problems, problems
+    last = [r for r in upstream.requests if r["path"] == "/v1/messages"][-1]
+    assert b"v7.3.1" in last["raw"]
+
+
+# -- Responses rules -------------------------------------------------------------------
+def responses_problems(body: dict[str, Any], client_items: list[Any]) -> list[str]:
+    """What the Responses API would refuse in a stateless ``body`` (no
+    ``previous_response_id``) sent for the client's ``client_items``."""
+    out: list[str] = []
+    items = [i for i in body["input"] if isinstance(i, dict)]
+    calls = [k for k, i in enumerate(items) if i.get("type") == "function_call"]
+    outputs = {i.get("call_id"): k for k, i in enumerate(items)
+               if i.get("type") == "function_call_output"}
+    for k in calls:
+        cid = items[k].get("call_id")
+        if cid not in outputs:
+            out.append(f"No tool output found for function call {cid}")
+        elif outputs[cid] < k:
+            out.append(f"output before its call {cid}")
+    call_ids = {items[k].get("call_id") for k in calls}
+    for cid in outputs:
+        if cid not in call_ids:
+            out.append(f"No tool call found for function call output with call_id {cid}")
+    # a reasoning item goes with the item it preceded, and that item with it
+    for k, item in enumerate(client_items[:-1]):
+        if not (isinstance(item, dict) and item.get("type") == "reasoning"):
+            continue
+        after = client_items[k + 1]
+        has_r, has_after = item in items, after in items
+        if has_r and not has_after:
+            out.append(f"reasoning {item.get('id')} without its required following item")
+        elif has_after and not has_r and isinstance(after, dict) and after.get("id"):
+            out.append(f"{after.get('id')} without its required reasoning item")
+        elif has_r and items.index(after) != items.index(item) + 1:
+            out.append(f"reasoning {item.get('id')} separated from its following item")
+    for item in items:
+        if item.get("type") == "function_call_output" and "<memory" in str(item.get("output")):
+            out.append("memory block inside a function_call_output")
+    return out
+
+
+def _responses_tokens(body: dict[str, Any]) -> int:
+    from proxy.wire.responses import RESPONSES
+    return budget.messages_tokens(RESPONSES.messages(body)) + budget.tools_tokens(
+        body.get("tools"))
+
+
+async def test_codex_session_keeps_every_rule_at_a_small_window(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """A stateless Codex-like session (``store: false``, encrypted reasoning, parallel
+    function calls) at a 6k window: every forwarded input fits and is valid."""
+    proxy = await make_proxy(context={"model_windows": ["gpt-small*=6144"]},
+                             tools={"offer": "always"})
+    c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    limit = budget.request_budget({"model": "gpt-small-1", "max_output_tokens": 512},
+                                  proxy.engine.config.context).input_tokens
+    tools = [{"type": "function", "name": "shell", "description": "Run a command",
+              "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}},
+                             "required": ["cmd"]}}]
+    items: list[Any] = [{"role": "user", "content": "Fix the build. The ticket is JIRA-5521."}]
+    problems: list[tuple[int, list[str]]] = []
+
+    async def step(reply: RReply) -> Any:
+        upstream.push_response(reply)
+        before = len(upstream.requests)
+        r = await c.responses.create(model="gpt-small-1", input=items, tools=tools,
+                                     store=False, max_output_tokens=512,
+                                     include=["reasoning.encrypted_content"])
+        for req in upstream.requests[before:]:
+            if req["path"] != "/v1/responses":
+                continue
+            found = responses_problems(req["json"], items)
+            if (n := _responses_tokens(req["json"])) > limit:
+                found.append(f"{n} tokens over the {limit} budget")
+            if found:
+                problems.append((len(items), found))
+        items.extend(o.model_dump(exclude_none=True) for o in r.output)
+        return r
+
+    for i in range(30):
+        await step(RReply(text=None, reasoning=f"ENC-{i}-" + "q" * 200, calls=[
+            {"call_id": f"call_{i}a", "name": "shell", "arguments": f'{{"cmd": "cat f{i}"}}'},
+            {"call_id": f"call_{i}b", "name": "shell",
+             "arguments": f'{{"cmd": "make test{i}"}}'}]))
+        items += [{"type": "function_call_output", "call_id": f"call_{i}a",
+                   "output": f"contents of f{i}"},
+                  {"type": "function_call_output", "call_id": f"call_{i}b",
+                   "output": _paste(i)}]
+        await step(RReply(text=f"Step {i} builds.", reasoning=f"ENC-{i}-done"))
+        items.append({"role": "user", "content": f"Go on with step {i + 1}."})
+    items[-1] = {"role": "user", "content": "Which ticket was it?"}
+    await step(RReply(text="JIRA-5521"))
+    assert not problems, problems
+    last = upstream.responses_requests[-1]
+    assert len(last["json"]["input"]) < len(items) // 2  # compacted
+    assert b"JIRA-5521" in last["raw"]
+
+
+# -- Chat Completions rules ------------------------------------------------------------
+def chat_problems(body: dict[str, Any]) -> list[str]:
+    """What Chat Completions would refuse: a ``tool`` message that answers no call of
+    the assistant message before its run, a call left without its ``tool`` message."""
+    out: list[str] = []
+    msgs = body["messages"]
+    for k, m in enumerate(msgs):
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            ids = {t["id"] for t in m["tool_calls"]}
+            j = k + 1
+            while j < len(msgs) and msgs[j].get("role") == "tool":
+                ids.discard(msgs[j].get("tool_call_id"))
+                j += 1
+            if ids and j < len(msgs) + 1 and k != len(msgs) - 1:
+                out.append(f"msg {k}: tool_calls without tool messages: {sorted(ids)}")
+        if m.get("role") == "tool":
+            j = k - 1
+            while j >= 0 and msgs[j].get("role") == "tool":
+                j -= 1
+            prev = msgs[j] if j >= 0 else {}
+            if m.get("tool_call_id") not in {t["id"] for t in prev.get("tool_calls") or []}:
+                out.append(f"msg {k}: role 'tool' must be a response to a preceding "
+                           "message with 'tool_calls'")
+            if "<memory" in str(m.get("content")):
+                out.append(f"msg {k}: memory block inside a tool message")
+    return out
+
+
+async def test_chat_tool_session_keeps_every_rule_at_a_small_window(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """Parallel tool calls with named tool messages at a 6k window."""
+    proxy = await make_proxy(context={"model_windows": ["gpt-small*=6144"]},
+                             tools={"offer": "always"})
+    c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    limit = budget.request_budget({"model": "gpt-small-1", "max_tokens": 512},
+                                  proxy.engine.config.context).input_tokens
+    tools = [{"type": "function", "function": {
+        "name": "shell", "description": "Run a command",
+        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}}]
+    msgs: list[Any] = [{"role": "system", "content": "You are a build agent."},
+                       {"role": "user", "name": "ana", "content": "Fix CI. Runner: rk-77."}]
+    problems: list[tuple[int, list[str]]] = []
+
+    async def step(reply: Reply) -> Any:
+        upstream.push(reply)
+        before = len(upstream.requests)
+        r = await c.chat.completions.create(model="gpt-small-1", messages=msgs, tools=tools,
+                                            max_tokens=512)
+        for req in upstream.requests[before:]:
+            if req["path"] != "/v1/chat/completions":
+                continue
+            found = chat_problems(req["json"])
+            n = budget.messages_tokens(req["json"]["messages"]) + budget.tools_tokens(
+                req["json"].get("tools"))
+            if n > limit:
+                found.append(f"{n} tokens over the {limit} budget")
+            if found:
+                problems.append((len(msgs), found))
+        msgs.append(r.choices[0].message.model_dump(exclude_none=True))
+        return r
+
+    for i in range(30):
+        await step(Reply(content=None, tool_calls=[
+            {"id": f"call_{i}a", "name": "shell", "arguments": f'{{"cmd": "cat f{i}"}}'},
+            {"id": f"call_{i}b", "name": "shell", "arguments": f'{{"cmd": "make t{i}"}}'}]))
+        msgs += [{"role": "tool", "tool_call_id": f"call_{i}a", "name": "shell",
+                  "content": f"contents of f{i}"},
+                 {"role": "tool", "tool_call_id": f"call_{i}b", "name": "shell",
+                  "content": _paste(i)}]
+        await step(Reply(content=f"Step {i} passes."))
+        msgs.append({"role": "user", "name": "ana", "content": f"Go on with step {i + 1}."})
+    msgs[-1] = {"role": "user", "name": "ana", "content": "Which runner?"}
+    await step(Reply(content="rk-77"))
+    assert not problems, problems
+    last = upstream.chat_requests[-1]
+    assert len(last["json"]["messages"]) < len(msgs) // 2  # compacted
+    assert b"rk-77" in last["raw"]
