@@ -114,14 +114,16 @@ class Metrics:
         )
         self.context = Counter(
             "lcm_context_events",
-            "Context budget outcomes: fitted (compacted inline to fit), over_budget"
+            "Context budget outcomes: fitted (compacted inline to fit), clipped_results"
+            " (the client's tool results cut in their middle to fit), over_budget"
             " (protected messages alone too large; forwarded unchanged), recovered /"
             " not_recovered (after an upstream context-length error)",
             ["outcome"], registry=self.registry,
         )
         for mode in ("background", "inline"):  # exported at 0 before the first one
             self.compactions.labels(mode)
-        for outcome in ("fitted", "over_budget", "recovered", "not_recovered"):
+        for outcome in ("fitted", "clipped_results", "over_budget", "recovered",
+                        "not_recovered"):
             self.context.labels(outcome)
         self.upstream_errors = Counter(
             "lcm_upstream_errors", "Upstream calls that failed, by cause", ["cause"],

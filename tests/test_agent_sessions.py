@@ -47,7 +47,7 @@ def _paste(i: int, lines: int = 30) -> str:
 def anthropic_problems(body: dict[str, Any], client_msgs: list[dict[str, Any]]) -> list[str]:
     """What the Messages API would refuse in ``body`` (sent for ``client_msgs``)."""
     out: list[str] = []
-    msgs = body["messages"]
+    msgs = _merged(body["messages"])
     if msgs and msgs[0].get("role") != "user":
         out.append("first message is not a user message")
     for i, m in enumerate(msgs):
@@ -83,8 +83,13 @@ def anthropic_problems(body: dict[str, Any], client_msgs: list[dict[str, Any]]) 
     # the last assistant turn of an unfinished tool use goes as the client sent it
     if len(msgs) >= 2 and msgs[-2].get("role") == "assistant" and any(
             b.get("type") == "tool_result" for b in mw.blocks(msgs[-1].get("content"))):
-        if msgs[-2] != client_msgs[-2]:
-            out.append("last assistant turn changed")
+        def signed(m: dict[str, Any]) -> list[Any]:
+            return [b for b in mw.blocks(m.get("content"))
+                    if b.get("type") in ("thinking", "redacted_thinking")]
+        sent_last, client_last = msgs[-2], _merged(client_msgs)[-2]
+        lead = mw.blocks(sent_last.get("content"))[:len(signed(client_last))]
+        if signed(sent_last) != signed(client_last) or lead != signed(client_last):
+            out.append("last assistant turn's thinking blocks changed")
     # thinking blocks of any assistant message sent go as the client sent them
     sent_thinking = [b for m in msgs if m.get("role") == "assistant"
                      for b in mw.blocks(m.get("content"))
@@ -97,6 +102,18 @@ def anthropic_problems(body: dict[str, Any], client_msgs: list[dict[str, Any]]) 
     marks = _cache_marks(body)
     if marks > 4:
         out.append(f"{marks} cache_control breakpoints")
+    return out
+
+
+def _merged(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive messages of one role as the one turn the API makes of them."""
+    out: list[dict[str, Any]] = []
+    for m in msgs:
+        if out and out[-1]["role"] == m.get("role"):
+            out[-1] = dict(out[-1], content=[*mw.blocks(out[-1]["content"]),
+                                             *mw.blocks(m.get("content"))])
+        else:
+            out.append(m)
     return out
 
 
@@ -374,3 +391,73 @@ async def test_chat_tool_session_keeps_every_rule_at_a_small_window(
     last = upstream.chat_requests[-1]
     assert len(last["json"]["messages"]) < len(msgs) // 2  # compacted
     assert b"rk-77" in last["raw"]
+
+
+# -- one tool result larger than the window ---------------------------------------------
+def _big_output() -> str:
+    """A build log of about 7,500 tokens whose last line is the error."""
+    lines = [_paste(k) for k in range(12)]
+    return "START OF LOG\n" + "\n".join(lines) + "\nFAILED: error E4242 in linker"
+
+
+async def test_a_tool_result_larger_than_the_window_is_cut_to_fit_in_every_api(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """An agent reads a log larger than the whole window (6k) and sends it as the
+    newest turn's tool result: compaction cannot help (the newest turn is never
+    summarised), so the request went upstream whole and was refused ("prompt is too
+    long", on every retry). Now the result's middle is left out, its head and tail
+    kept, with a note naming the stored message; the pairs stay valid."""
+    proxy = await make_proxy(context={"model_windows": ["m-small*=6144"]},
+                             tools={"offer": "always"})
+    limit = budget.request_budget({"model": "m-small-1", "max_tokens": 512},
+                                  proxy.engine.config.context).input_tokens
+    big = _big_output()
+    assert budget.messages_tokens([{"role": "tool", "content": big}]) > limit
+    # Anthropic Messages
+    ac = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "Build it. [anthropic]"},
+        {"role": "assistant", "content": [text("Building."),
+                                          tool_use("toolu_1", "Bash", {"command": "make"})]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": big}]}]
+    raw = await ac.messages.with_raw_response.create(
+        model="m-small-1", max_tokens=512, messages=history, tools=[
+            {"name": "Bash", "description": "Run", "input_schema": {"type": "object"}}])
+    assert raw.headers["x-lcm-clipped-results"] == "1"
+    body = upstream.requests[-1]["json"]
+    assert _anthropic_tokens(body) <= limit
+    assert not anthropic_problems(body, history)
+    sent = body["messages"][-1]["content"][0]["content"]
+    # Chat Completions
+    cc = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    msgs: list[Any] = [
+        {"role": "user", "content": "Build it. [chat]"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "shell", "arguments": '{"cmd": "make"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": big}]
+    rawc = await cc.chat.completions.with_raw_response.create(
+        model="m-small-1", max_tokens=512, messages=msgs)
+    assert rawc.headers["x-lcm-clipped-results"] == "1"
+    cbody = upstream.chat_requests[-1]["json"]
+    assert budget.messages_tokens(cbody["messages"]) + budget.tools_tokens(
+        cbody.get("tools")) <= limit
+    assert not chat_problems(cbody)
+    # Responses
+    items: list[Any] = [
+        {"role": "user", "content": "Build it. [responses]"},
+        {"type": "function_call", "call_id": "call_1", "name": "shell",
+         "arguments": '{"cmd": "make"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": big}]
+    rawr = await cc.responses.with_raw_response.create(
+        model="m-small-1", max_output_tokens=512, input=items)
+    assert rawr.headers["x-lcm-clipped-results"] == "1"
+    rbody = upstream.responses_requests[-1]["json"]
+    assert _responses_tokens(rbody) <= limit
+    assert not responses_problems(rbody, items)
+    for out in (sent, cbody["messages"][-1]["content"], rbody["input"][-1]["output"]):
+        assert isinstance(out, str)
+        assert out.startswith("START OF LOG") and out.endswith("error E4242 in linker")
+        assert "tokens of this tool result left out to fit the context window" in out
+        assert "view_message(" in out

@@ -29,6 +29,7 @@ from memory_core.models import CaptureResult, Scope
 from memory_core.tokens import count_tokens
 from memory_core.tools.commands import may_hold_command
 from proxy import chatcommands, rewrite
+from proxy.flow import resultclip
 from proxy.flow.inlinefit import View, fit, scaffold_index
 from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
@@ -326,6 +327,17 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     if want_compaction and aligned:
         metrics.stage_latency.labels("compaction_rewrite").observe(
             time.perf_counter() - started)
+    if total is not None and total > limit:
+        # Compacted down to its protected turns and still too large: the client's own
+        # tool results (a whole file, a long log) are cut in their middle to fit.
+        stored = {id(m): i for m, i in zip(messages, ids, strict=False)} if aligned else {}
+        clip = resultclip.clip_results(view.messages, total - limit, stored, tools=offer)
+        if clip is not None and (clipped_total := fixed + budget.messages_tokens(clip[0])
+                                 ) <= limit:
+            view = View(clip[0], view.ids, view.covered, view.spliced)
+            total, changed = clipped_total, True
+            out.headers["x-lcm-clipped-results"] = str(clip[1])
+            metrics.context.labels("clipped_results").inc()
     if total is not None:
         # The block shares the budget: the room the messages leave (up to the soft
         # budget), at least its share when that fits.

@@ -286,7 +286,13 @@ def _turn_block(engine: Any, ex: Exchange, prepared: Prepared, msgs: list[Any],
         if tokens + 1 > room:  # the opening turn's block filled a room this round lacks
             prepared.headers["x-lcm-memory-reason"] = "no-room"
             return
-    msgs[-1] = mw.with_block(messages[-1], block)
+    # Its tool results as planned (cut to fit the window), without a block of its own.
+    planned = msgs[-1].get("content") if isinstance(msgs[-1], dict) else None
+    sent = mw.blocks(messages[-1].get("content"))
+    base = messages[-1]
+    if isinstance(planned, list) and len(planned) in (len(sent), len(sent) + 1):
+        base = dict(messages[-1], content=planned[:len(sent)])
+    msgs[-1] = mw.with_block(base, block)
     prepared.headers["x-lcm-injected-tokens"] = str(tokens)
 
 

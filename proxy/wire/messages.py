@@ -136,8 +136,9 @@ def map_back(body: dict[str, Any], out: list[Any], system: Any = None) -> list[A
     ``body`` (whose leading ``system`` message is ``system``): the client's message
     objects kept (the same objects, so the same bytes), compacted ranges replaced
     by the scaffold and its acknowledgement (string messages, valid here too),
-    spliced hidden rounds (stored as Messages blocks), and the block on the newest
-    user message, moved to its end (:func:`with_block`). The ``system`` view
+    spliced hidden rounds (stored as Messages blocks), tool results cut to fit the
+    window (:mod:`proxy.flow.resultclip`), and the block on the newest user message,
+    moved to its end (:func:`with_block`). The ``system`` view
     message is dropped (the ``system`` field stays as sent). ``None`` when the
     result would break the upstream's rules (a ``tool_result`` cut off from its
     ``tool_use`` by a compacted range, an instruction message left in the list):
@@ -148,10 +149,17 @@ def map_back(body: dict[str, Any], out: list[Any], system: Any = None) -> list[A
         return None
     last_in = body["messages"][-1] if body["messages"] else None
     if msgs[-1] is not last_in and isinstance(last_in, dict) and last_in.get("role") == "user":
+        planned = msgs[-1].get("content") if isinstance(msgs[-1], dict) else None
         block = injected_block(last_in, msgs[-1])
-        if block is None:
+        base = last_in
+        if isinstance(planned, list) and len(planned) == len(blocks(last_in.get("content"))) + (
+                block is not None) and planned[block is not None:] != blocks(
+                last_in.get("content")):
+            # Its blocks as planned: tool results cut to fit the context window.
+            base = dict(last_in, content=planned[block is not None:])
+        elif block is None:
             return None
-        msgs[-1] = with_block(last_in, block)
+        msgs[-1] = with_block(base, block) if block is not None else base
     if any(isinstance(m, dict) and m.get("role") not in ("user", "assistant") for m in msgs):
         return None
     return msgs if tool_pairs_ok(msgs) else None
