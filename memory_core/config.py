@@ -27,6 +27,10 @@ class CompactionConfig:
     ``group_tokens``: most source tokens one Level-0 node covers.
     ``consolidation_k``: K of the 2×K merge rule. ``summary_tokens``: cap of one
     node's text. ``hard_limit_tokens``: a request over this is compacted inline.
+    ``tail_rounds``: not a setting; the proxy's last inline stage sets it (see
+    :func:`memory_core.compaction.compressor.protected_bounds`) so that an agent's
+    long tool loop inside one user turn can be compacted too, all but its last
+    ``tail_rounds`` call/result rounds (0: whole turns only).
     """
 
     enabled: bool = True
@@ -38,6 +42,7 @@ class CompactionConfig:
     consolidation_k: int = field(default=4, metadata=rng(2, 64))
     summary_tokens: int = field(default=700, metadata=rng(100, 8000))
     hard_limit_tokens: int = field(default=100000, metadata=rng(2000, 10_000_000))
+    tail_rounds: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ import orjson
 from memory_core.compaction.compressor import (
     ACKNOWLEDGEMENT,
     INSTRUCTION_ROLES,
+    SCAFFOLD_HEADER,
     SummaryNode,
     Superseded,
     scaffold_text,
@@ -158,9 +159,10 @@ def tool_round_user_index(messages: list[Any]) -> int | None:
         if not isinstance(msg, dict):
             return None
         role = msg.get("role")
-        if role == "user":
-            return i
-        if role == "tool" or (role == "assistant" and msg.get("tool_calls")):
+        if role == "user" and not (isinstance(msg.get("content"), str)
+                                   and msg["content"].startswith(SCAFFOLD_HEADER)):
+            return i  # (the scaffold of the turn's compacted rounds is not the turn's)
+        if role in ("tool", "user") or (role == "assistant" and msg.get("tool_calls")):
             continue
         return None
     return None
@@ -228,7 +230,7 @@ def apply_forest(messages: list[Any], message_ids: Sequence[int],
                 continue
         out.append(msg)
     out.extend(messages[len(message_ids):])
-    return out
+    return _without_doubled_ack(out)
 
 
 def _covered_runs(message_ids: Sequence[int], roots: Sequence[SummaryNode], n: int
@@ -274,6 +276,20 @@ def _apply_runs(messages: list[Any], runs: list[tuple[int, int]], scaffold: str
         out.extend(_instructions(messages[start:end]))
         kept = end
     out.extend(messages[kept:])
+    return _without_doubled_ack(out)
+
+
+def _without_doubled_ack(out: list[Any]) -> list[Any]:
+    """``out`` without the acknowledgement when an assistant message follows it (a
+    compacted tool loop goes on with the model's own turn): two assistant turns in
+    a row are one to Anthropic, whose turn that continues a tool use must open with
+    its thinking block, not with our text."""
+    for i, msg in enumerate(out[:-1]):
+        if isinstance(msg, dict) and msg.get("content") is ACKNOWLEDGEMENT:
+            nxt = out[i + 1]
+            if isinstance(nxt, dict) and nxt.get("role") == "assistant":
+                return [*out[:i], *out[i + 1:]]
+            break
     return out
 
 

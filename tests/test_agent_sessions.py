@@ -461,3 +461,73 @@ async def test_a_tool_result_larger_than_the_window_is_cut_to_fit_in_every_api(
         assert out.startswith("START OF LOG") and out.endswith("error E4242 in linker")
         assert "tokens of this tool result left out to fit the context window" in out
         assert "view_message(" in out
+
+
+# -- one user turn, a long tool loop ------------------------------------------------------
+async def test_a_long_tool_loop_in_one_user_turn_is_compacted_in_every_api(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """An agent given one task works through 30 tool rounds without a new user
+    message. The newest user turn was never compacted, so from round 15 on every
+    request went upstream whole, over the 6k window ("prompt is too long"). Now the
+    loop's older rounds are summarised, its opening message and its last rounds
+    (the thinking of the turn it continues included) kept verbatim."""
+    proxy = await make_proxy(context={"model_windows": ["m-small*=6144"]},
+                             tools={"offer": "always"})
+    limit = budget.request_budget({"model": "m-small-1", "max_tokens": 512},
+                                  proxy.engine.config.context).input_tokens
+    ac = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+    cc = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    bash = [{"name": "Bash", "description": "Run",
+             "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}]
+    shell = {"name": "shell", "description": "Run",
+             "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
+    task = "Migrate all 30 modules, one at a time. The release tag is v9.9."
+    h: list[dict[str, Any]] = [{"role": "user", "content": task + " [anthropic]"}]
+    msgs: list[Any] = [{"role": "user", "content": task + " [chat]"}]
+    items: list[Any] = [{"role": "user", "content": task + " [responses]"}]
+    for i in range(30):
+        upstream.anthropic_replies.append(AReply(content=[
+            thinking(f"Module {i} next.", SIG + str(i)), text("On it."),
+            tool_use(f"toolu_{i}", "Bash", {"command": f"migrate {i}"})]))
+        raw = await ac.messages.with_raw_response.create(
+            model="m-small-1", max_tokens=512, tools=bash, messages=_marked(h),
+            thinking={"type": "enabled", "budget_tokens": 256})
+        body = upstream.requests[-1]["json"]
+        assert raw.headers["x-lcm-memory"] != "over-budget", i
+        assert _anthropic_tokens(body) <= limit, i
+        assert not anthropic_problems(body, _marked(h)), (i, anthropic_problems(body, h))
+        assert mw.blocks(body["messages"][0]["content"])[0]["text"] == h[0]["content"]
+        msg = await raw.parse()
+        h += [{"role": "assistant", "content": [b.to_dict() for b in msg.content]},
+              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}",
+                                            "content": _paste(i, 12)}]}]
+
+        upstream.push(Reply(content=None, tool_calls=[
+            {"id": f"call_{i}", "name": "shell", "arguments": f'{{"cmd": "migrate {i}"}}'}]))
+        rawc = await cc.chat.completions.with_raw_response.create(
+            model="m-small-1", max_tokens=512, messages=msgs,
+            tools=[{"type": "function", "function": shell}])
+        cbody = upstream.chat_requests[-1]["json"]
+        assert rawc.headers["x-lcm-memory"] != "over-budget", i
+        assert budget.messages_tokens(cbody["messages"]) + budget.tools_tokens(
+            cbody.get("tools")) <= limit, i
+        assert not chat_problems(cbody), (i, chat_problems(cbody))
+        assert cbody["messages"][0]["content"].endswith(task + " [chat]")
+        msgs += [rawc.parse().choices[0].message.model_dump(exclude_none=True),
+                 {"role": "tool", "tool_call_id": f"call_{i}", "content": _paste(i, 12)}]
+
+        upstream.push_response(RReply(text=None, reasoning=f"ENC-{i}", calls=[
+            {"call_id": f"fc_{i}", "name": "shell", "arguments": f'{{"cmd": "migrate {i}"}}'}]))
+        rawr = await cc.responses.with_raw_response.create(
+            model="m-small-1", max_output_tokens=512, input=items, store=False,
+            include=["reasoning.encrypted_content"], tools=[{"type": "function", **shell}])
+        rbody = upstream.responses_requests[-1]["json"]
+        assert rawr.headers["x-lcm-memory"] != "over-budget", i
+        assert _responses_tokens(rbody) <= limit, i
+        assert not responses_problems(rbody, items), (i, responses_problems(rbody, items))
+        items += [o.model_dump(exclude_none=True) for o in rawr.parse().output]
+        items.append({"type": "function_call_output", "call_id": f"fc_{i}",
+                      "output": _paste(i, 12)})
+    assert budget.messages_tokens(h) > 1.5 * limit
+    last = upstream.requests[-3]["json"]["messages"]  # the last Messages request
+    assert len(last) < len(h) // 2 and b"v9.9" in upstream.requests[-3]["raw"]

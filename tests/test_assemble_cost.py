@@ -238,9 +238,14 @@ def test_apply_forest_keeps_places_instructions_and_the_tail() -> None:
             assert added == []
             continue
         at = sum(1 for m, mid in pairs[:first] if mid not in cov)
-        assert added == [at, at + 1]
         assert got[at]["role"] == "user" and "summary" in got[at]["content"]
+        if added == [at]:  # no acknowledgement before the model's own turn
+            assert isinstance(got[at + 1], dict) and got[at + 1]["role"] == "assistant"
+            continue
+        assert added == [at, at + 1]
         assert got[at + 1] == {"role": "assistant", "content": ACKNOWLEDGEMENT}
+        nxt = got[at + 2] if at + 2 < len(got) else None
+        assert not (isinstance(nxt, dict) and nxt.get("role") == "assistant")
 
 
 def test_command_scan_finds_commands_after_whitespace_and_in_parts() -> None:
@@ -300,6 +305,11 @@ def _reference_apply_forest(messages: list[Any], ids: list[int],
                 continue
         out.append(msg)
     out.extend(messages[len(ids):])
+    if placed:  # no acknowledgement before an assistant message (a compacted tool loop)
+        at = out.index("SCAFFOLD") + 1
+        if at + 1 < len(out) and isinstance(out[at + 1], dict) and out[at + 1].get(
+                "role") == "assistant":
+            del out[at]
     return out
 
 

@@ -233,6 +233,8 @@ def protected_bounds(path: Sequence[_Planned], cfg: CompactionConfig) -> tuple[i
     Head: leading system/developer messages, then ``head_turns`` user turns (a turn
     runs to the next user message). Tail: the last ``tail_turns`` user turns, or all
     of them when there are fewer (the newest user message is never compactable).
+    With ``cfg.tail_rounds`` and a tail of the newest turn alone, the middle reaches
+    into that turn: all but its last ``tail_rounds`` call/result rounds.
     """
     n = len(path)
     i = 0
@@ -243,6 +245,13 @@ def protected_bounds(path: Sequence[_Planned], cfg: CompactionConfig) -> tuple[i
     end = users[-min(cfg.tail_turns, len(users))] if cfg.tail_turns and users else n
     if cfg.tail_turns == 0:
         end = n
+    if cfg.tail_rounds > 0 and users and end == users[-1]:
+        # One user turn that is a long tool loop (an agent at work): all but its
+        # last ``tail_rounds`` call/result rounds may be compacted; its opening user
+        # message stays out of every node (:func:`plan`), verbatim in its place.
+        rounds = segments(path[users[-1] + 1:])
+        if len(rounds) > cfg.tail_rounds:
+            end = users[-1] + 1 + sum(len(r) for r in rounds[:-cfg.tail_rounds])
     # Never end inside a call/result segment.
     while end < n and end > 0 and path[end].role == "tool":
         end -= 1
@@ -266,6 +275,10 @@ def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: Compaction
         return []
     start, end = protected_bounds(path, cfg)
     covered = {i for n in nodes for i in n.message_ids}
+    # The newest turn's opening message, when the middle reaches into its rounds.
+    opening = next((m.id for m in reversed(path[start:end]) if m.role == "user"), None) \
+        if cfg.tail_rounds > 0 and end < len(path) and all(
+            m.role != "user" for m in path[end:]) else None
     groups: list[Group] = []
     # Every uncovered run of the middle: the one after the last covered message,
     # and any gap before it (the head turn once fewer head turns are protected,
@@ -280,13 +293,16 @@ def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: Compaction
     for middle in runs:
         tokens = sum(m.tokens for m in middle)
         turns = sum(1 for m in middle if m.role == "user")
+        if opening is not None and any(m.role != "user" for m in middle):
+            turns = max(turns, 1)  # rounds of the newest turn: a turn's worth
         if not middle or tokens < cfg.min_tokens or turns < cfg.min_turns:
             continue
         current: list[_Planned] = []
         current_tokens = 0
         # Instructions are never summarised away: a system or developer message
         # stays out of every node, so it is forwarded verbatim, in its place.
-        for seg in segments([m for m in middle if m.role not in INSTRUCTION_ROLES]):
+        for seg in segments([m for m in middle if m.role not in INSTRUCTION_ROLES
+                             and m.id != opening]):
             seg_tokens = sum(m.tokens for m in seg)
             if current and current_tokens + seg_tokens > cfg.group_tokens:
                 groups.append(Group(0, tuple(m.id for m in current)))

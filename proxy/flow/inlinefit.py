@@ -27,6 +27,11 @@ class View:
     spliced: bool
 
 
+TAIL_ROUNDS = 2
+"""Call/result rounds of the newest turn the last inline stage keeps verbatim: the
+one the request continues (its thinking signed) and the one before it."""
+
+
 def fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[int],
          roots: list[Any], view: View, total: int, render: Any, goal: int,
          forest_room: int, count: Any, first_stage_only: bool = False
@@ -52,6 +57,8 @@ def fit(metrics: Any, engine: Engine, scope: Scope, thread_id: int, ids: list[in
     stages = [dataclasses.replace(base, min_tokens=0, min_turns=1, tail_turns=t)
               for t in tails]
     stages.append(dataclasses.replace(stages[-1], head_turns=0))
+    # An agent's tool loop inside one user turn: all but its last rounds.
+    stages.append(dataclasses.replace(stages[-1], tail_rounds=TAIL_ROUNDS))
     if first_stage_only:
         stages = stages[:1]
     started = time.perf_counter()
