@@ -38,3 +38,19 @@ def test_no_room_means_no_round() -> None:
     big = [result("alpha " * 2000)]
     assert fit_results(size([]) + MIN_RESULT_TOKENS // 2, None, MESSAGES, CALL, big) is None
     assert fit_results(10, None, MESSAGES, CALL, big) is None
+
+
+def test_what_the_upstream_reads_outside_the_messages_counts_too() -> None:
+    """An Anthropic ``system`` field is no message of the round: its tokens are the
+    wire's ``outside_tokens`` and leave less room for the results."""
+    from proxy.wire.messages import MESSAGES as WIRE
+
+    system = "You are a coding agent. " * 100
+    outside = WIRE.outside_tokens({"system": system, "messages": []})
+    assert outside > 400
+    big = [result("alpha beta gamma " * 2000)]
+    limit = size([]) + 800
+    alone = fit_results(limit, None, MESSAGES, CALL, big)
+    with_system = fit_results(limit, None, MESSAGES, CALL, big, outside=outside)
+    assert alone is not None and with_system is not None
+    assert size(with_system) + outside <= limit < size(alone) + outside

@@ -19,14 +19,16 @@ CLIP_NOTE = " …[clipped to fit the context budget]"
 
 
 def fit_results(limit: int | None, tools: Any, messages: list[Any], call: dict[str, Any],
-                results: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+                results: list[dict[str, Any]], *, outside: int = 0
+                ) -> list[dict[str, Any]] | None:
     """``results`` (tool messages answering ``call``), clipped so that the next round,
-    ``messages + [call, *results]`` with ``tools``, counts at most ``limit`` tokens;
-    ``None`` when they cannot fit (less than :data:`MIN_RESULT_TOKENS` each);
-    ``results`` unchanged when ``limit`` is ``None`` or they fit."""
+    ``messages + [call, *results]`` with ``tools`` and ``outside`` tokens more (an
+    Anthropic ``system`` field), counts at most ``limit`` tokens; ``None`` when they
+    cannot fit (less than :data:`MIN_RESULT_TOKENS` each); ``results`` unchanged
+    when ``limit`` is ``None`` or they fit."""
     if limit is None or not results:
         return results
-    fixed = budget.tools_tokens(tools) + budget.messages_tokens([*messages, call])
+    fixed = budget.tools_tokens(tools) + budget.messages_tokens([*messages, call]) + outside
     need = sum(budget.message_tokens(r) for r in results)
     room = limit - fixed
     if need <= room:

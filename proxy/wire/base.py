@@ -111,6 +111,11 @@ class WireAdapter(ABC):
     def is_stream(self, body: dict[str, Any]) -> bool:
         """True when the request asks for a streamed answer."""
 
+    def outside_tokens(self, body: dict[str, Any]) -> int:
+        """Tokens the upstream reads from ``body`` outside :meth:`messages` and
+        ``tools`` (a round's budget counts them too). Chat Completions: none."""
+        return 0
+
     def understood(self, body: Any) -> bool:
         """True for a body whose conversation the memory steps can read (Chat
         Completions: an object with a ``messages`` array)."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from memory_core.assembly import budget
 from memory_core.assembly.block import CURRENT_REQUEST
 from memory_core.tools import memory_tools
 from proxy.wire.base import StreamRound, WireAdapter
@@ -225,6 +226,13 @@ class MessagesWire(WireAdapter):
 
     def is_stream(self, body: dict[str, Any]) -> bool:
         return body.get("stream") is True
+
+    def outside_tokens(self, body: dict[str, Any]) -> int:
+        """The ``system`` field (a leading ``system`` message of the view)."""
+        system = body.get("system")
+        if system in (None, "", []):
+            return 0
+        return budget.message_tokens({"role": "system", "content": system})
 
     def tools_wanted(self, body: dict[str, Any]) -> bool:
         """False when ``tool_choice`` rules our tools out (``none``, or a forced
