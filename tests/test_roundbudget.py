@@ -54,3 +54,15 @@ def test_what_the_upstream_reads_outside_the_messages_counts_too() -> None:
     with_system = fit_results(limit, None, MESSAGES, CALL, big, outside=outside)
     assert alone is not None and with_system is not None
     assert size(with_system) + outside <= limit < size(alone) + outside
+
+
+def test_results_are_counted_as_the_wire_sends_them() -> None:
+    """Anthropic sends a round's results as one user message of ``tool_result``
+    blocks: the clipped round fits when counted that way."""
+    from proxy.wire.messages import MESSAGES as WIRE
+
+    blocks = [WIRE.tool_result({"id": f"t{k}"}, "alpha beta gamma " * 900) for k in range(3)]
+    limit = size([]) + 700
+    out = fit_results(limit, None, MESSAGES, CALL, blocks, turns=WIRE.result_turns)
+    assert out is not None
+    assert budget.messages_tokens([*MESSAGES, CALL, *WIRE.result_turns(out)]) <= limit

@@ -115,7 +115,8 @@ class ToolLoop:
              results: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """The results clipped to the request's budget, or ``None`` (no room left)."""
         fitted = fit_results(self.budget_tokens, body.get("tools"), messages, msg, results,
-                             outside=self.wire.outside_tokens(body))
+                             outside=self.wire.outside_tokens(body),
+                             turns=self.wire.result_turns)
         if fitted is None:
             log.warning("request %s: no room in a context budget of %s tokens for another"
                         " memory tool round; answering without it", self.ex.rid,
