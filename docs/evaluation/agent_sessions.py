@@ -26,11 +26,13 @@ from tests.fake_anthropic import AReply, text, thinking, tool_use
 from tests.fake_responses import RReply
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_agent_sessions import (
+    _SIGNED,
     SIG,
     _anthropic_tokens,
     _marked,
     _paste,
     _responses_tokens,
+    _signed_key,
     anthropic_problems,
     chat_problems,
     responses_problems,
@@ -42,7 +44,7 @@ WINDOW = ["m-small*=6144"]
 class Tally:
     def __init__(self, name: str, limit: int) -> None:
         self.name, self.limit = name, limit
-        self.requests = self.over = self.broken = self.largest = 0
+        self.requests = self.over = self.broken = self.largest = self.seen = 0
 
     def add(self, tokens: int, problems: list[str]) -> None:
         self.requests += 1
@@ -61,6 +63,11 @@ async def claude_code(up: FakeUpstream, proxy: Any, t: Tally, loop: bool) -> Non
     tools = [{"name": "Bash", "description": "Run", "input_schema": {"type": "object"}}]
     h: list[dict[str, Any]] = [{"role": "user", "content": "Fix the tests. Tag v7.3.1."}]
     for i in range(30):
+        if i % 7 == 3 and not loop:  # a hidden memory round first
+            hidden = thinking(f"Look up {i}.", SIG + f"m{i}")
+            _SIGNED[_signed_key(hidden)] = hidden  # the model's own: the checks allow it
+            up.anthropic_replies.append(AReply(content=[
+                hidden, tool_use(f"m{i}", "memory_grep", {"query": "tag"})]))
         up.anthropic_replies.append(AReply(content=[
             thinking(f"Step {i}.", SIG + str(i)), text("On it."),
             tool_use(f"t{i}a", "Bash", {"command": f"cat {i}"}),
@@ -74,8 +81,10 @@ async def claude_code(up: FakeUpstream, proxy: Any, t: Tally, loop: bool) -> Non
             m = await c.messages.create(model="m-small-1", max_tokens=512, tools=tools,
                                         thinking={"type": "enabled", "budget_tokens": 256},
                                         messages=msgs)
-            body = up.requests[-1]["json"]
-            t.add(_anthropic_tokens(body), anthropic_problems(body, msgs))
+            for r in up.requests[t.seen:]:
+                if r["path"] == "/v1/messages":
+                    t.add(_anthropic_tokens(r["json"]), anthropic_problems(r["json"], msgs))
+            t.seen = len(up.requests)
             h.append({"role": "assistant", "content": [b.to_dict() for b in m.content]})
             if reply is None:
                 h.append({"role": "user", "content": [
@@ -147,7 +156,8 @@ async def big_result(up: FakeUpstream, proxy: Any, t: Tally) -> None:
 async def main() -> None:
     print(f"{'scenario (6k window)':<34} {'requests':>8} {'over budget':>11}"
           f" {'broken rule':>12} {'largest':>8} {'budget':>7}")
-    scenarios = [("Messages: 30 steps, thinking", lambda u, p, t: claude_code(u, p, t, False)),
+    scenarios = [("Messages: 30 steps, memory rounds",
+                  lambda u, p, t: claude_code(u, p, t, False)),
                  ("Messages: one task, 30 rounds", lambda u, p, t: claude_code(u, p, t, True)),
                  ("Chat: one task, 30 rounds", chat_loop),
                  ("Responses: one task, 30 rounds", responses_loop),
