@@ -27,6 +27,7 @@ import anthropic
 import openai
 
 from memory_core.assembly import budget
+from memory_core.compaction.compressor import SCAFFOLD_HEADER
 from proxy.wire import messages as mw
 from tests.conftest import TEST_KEY
 from tests.fake_anthropic import AReply, text, thinking, tool_use
@@ -41,6 +42,20 @@ PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA
 def _paste(i: int, lines: int = 30) -> str:
     return "\n".join(f"tests/test_mod{i}.py::test_case_{k} PASSED [{k}%] in {i * k % 97} ms"
                      for k in range(lines))
+
+
+BLOCK_MARKS = ("[Background Context", "[Memory]", "[Evidence", "[User Preferences]",
+               "[Current Request]")
+"""Section heads of the memory block (memory_core.assembly.block)."""
+
+
+def _scaffold(message: dict[str, Any]) -> bool:
+    """The proxy's summary scaffold (a user message of its own, not the user's)."""
+    return str(message.get("content")).startswith(SCAFFOLD_HEADER)
+
+
+def _has_block(content: Any) -> bool:
+    return any(mark in str(content) for mark in BLOCK_MARKS)
 
 
 # -- Anthropic rules -------------------------------------------------------------------
@@ -78,7 +93,7 @@ def anthropic_problems(body: dict[str, Any], client_msgs: list[dict[str, Any]]) 
                     out.append(f"msg {i}: unexpected tool_use_id "
                                f"{content[k].get('tool_use_id')}")
             for b in content:
-                if b.get("type") == "tool_result" and "<memory" in str(b.get("content")):
+                if b.get("type") == "tool_result" and _has_block(b.get("content")):
                     out.append(f"msg {i}: memory block inside a tool_result")
     # the last assistant turn of an unfinished tool use goes as the client sent it
     def answered(m: dict[str, Any]) -> set[Any]:
@@ -107,6 +122,13 @@ def anthropic_problems(body: dict[str, Any], client_msgs: list[dict[str, Any]]) 
             if b.get("type") in ("thinking", "redacted_thinking") and known.get(
                     _signed_key(b)) != b:
                 out.append(f"a thinking block was altered: {b}")
+    # the newest user turn: the last message, or (a hidden round's request) the user
+    # message that opened the turn
+    allowed = {len(msgs) - 1, mw.opening_user_index(msgs)}
+    for k, m in enumerate(msgs):
+        if k not in allowed and any(_has_block(b.get("text")) for b in mw.blocks(
+                m.get("content")) if b.get("type") == "text"):
+            out.append(f"msg {k}: the block is not in the newest user message")
     marks = _cache_marks(body)
     if marks > 4:
         out.append(f"{marks} cache_control breakpoints")
@@ -277,8 +299,11 @@ def responses_problems(body: dict[str, Any], client_items: list[Any]) -> list[st
             out.append(f"{after.get('id')} without its required reasoning item")
         elif has_r and items.index(after) != items.index(item) + 1:
             out.append(f"reasoning {item.get('id')} separated from its following item")
-    for item in items:
-        if item.get("type") == "function_call_output" and "<memory" in str(item.get("output")):
+    users = [k for k, i in enumerate(items) if i.get("role") == "user" and not _scaffold(i)]
+    for k, item in enumerate(items):
+        if item.get("role") and _has_block(item.get("content")) and k != users[-1]:
+            out.append(f"item {k}: the block is not in the newest user message")
+        if item.get("type") == "function_call_output" and _has_block(item.get("output")):
             out.append("memory block inside a function_call_output")
     return out
 
@@ -346,7 +371,10 @@ def chat_problems(body: dict[str, Any]) -> list[str]:
     the assistant message before its run, a call left without its ``tool`` message."""
     out: list[str] = []
     msgs = body["messages"]
+    users = [k for k, m in enumerate(msgs) if m.get("role") == "user" and not _scaffold(m)]
     for k, m in enumerate(msgs):
+        if _has_block(m.get("content")) and (not users or k != users[-1]):
+            out.append(f"msg {k}: the block is not in the newest user message")
         if m.get("role") == "assistant" and m.get("tool_calls"):
             ids = {t["id"] for t in m["tool_calls"]}
             j = k + 1
@@ -363,7 +391,7 @@ def chat_problems(body: dict[str, Any]) -> list[str]:
             if m.get("tool_call_id") not in {t["id"] for t in prev.get("tool_calls") or []}:
                 out.append(f"msg {k}: role 'tool' must be a response to a preceding "
                            "message with 'tool_calls'")
-            if "<memory" in str(m.get("content")):
+            if _has_block(m.get("content")):
                 out.append(f"msg {k}: memory block inside a tool message")
     return out
 
