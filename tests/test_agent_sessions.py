@@ -585,3 +585,43 @@ async def test_a_long_tool_loop_in_one_user_turn_is_compacted_in_every_api(
     assert budget.messages_tokens(h) > 1.5 * limit
     last = upstream.requests[-3]["json"]["messages"]  # the last Messages request
     assert len(last) < len(h) // 2 and b"v9.9" in upstream.requests[-3]["raw"]
+
+
+async def test_legacy_function_messages_stay_with_their_call(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """Chat Completions' older function calling (an assistant ``function_call``
+    answered by a ``function`` message, still sent by older agent frameworks): a
+    compacted range must not end between the two ("messages with role 'function'
+    must be a response to a preceding message with 'function_call'")."""
+    proxy = await make_proxy(context={"model_windows": ["gpt-small*=6144"]},
+                             compaction={"group_tokens": 1000, "min_tokens": 500,
+                                         "min_turns": 1, "tail_turns": 1})
+    c = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    limit = budget.request_budget({"model": "gpt-small-1", "max_tokens": 512},
+                                  proxy.engine.config.context).input_tokens
+    msgs: list[Any] = [{"role": "user", "content": "Check the nodes. Cluster id: cx-88."}]
+    bad: list[tuple[int, str]] = []
+    for i in range(30):
+        msgs += [{"role": "assistant", "content": None,
+                  "function_call": {"name": "kubectl", "arguments": f'{{"n": {i}}}'}},
+                 {"role": "function", "name": "kubectl", "content": _paste(i, 20)}]
+        if i % 3 == 2 and i < 15:  # then one long loop of calls (no user turn)
+            msgs.append({"role": "user", "content": f"Go on ({i})."})
+        upstream.push(Reply(content=f"Node {i} is fine."))
+        await c.chat.completions.create(model="gpt-small-1", max_tokens=512, messages=msgs)
+        await proxy.settle()  # the background compaction due after each answer
+        sent = upstream.chat_requests[-1]["json"]["messages"]
+        if (n := budget.messages_tokens(sent)) > limit:
+            bad.append((i, f"{n} tokens"))
+        for k, m in enumerate(sent):
+            if m.get("role") == "function" and not (
+                    k and sent[k - 1].get("role") == "assistant"
+                    and sent[k - 1].get("function_call")):
+                bad.append((i, f"msg {k}: a function message without its call"))
+            if m.get("function_call") and not (
+                    k + 1 < len(sent) and sent[k + 1].get("role") == "function"):
+                bad.append((i, f"msg {k}: a function_call without its result"))
+        if i < 15:
+            msgs.append({"role": "assistant", "content": f"Node {i} is fine."})
+    assert not bad, bad
+    assert len(upstream.chat_requests[-1]["json"]["messages"]) < len(msgs) // 2
