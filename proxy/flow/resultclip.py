@@ -17,6 +17,7 @@ other parts are never cut; a result that is not text is left as it is.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -123,7 +124,8 @@ def clip_results(messages: list[Any], over: int, stored: Mapping[int, int], *,
     for s in slots:
         if s.tokens <= cap:
             continue
-        _put(out, s, _cut(s.text, cap, lambda n, s=s: _note(n, s.stored_id, tools)))
+        _put(out, s, _cut(s.text, cap, functools.partial(_note, stored_id=s.stored_id,
+                                                         tools=tools)))
         clipped += 1
     return out, clipped
 
