@@ -21,15 +21,18 @@ before a ``tool_result``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import openai
+import orjson
+from aiohttp import web
 
 from memory_core.assembly import budget
 from memory_core.compaction.compressor import SCAFFOLD_HEADER
 from proxy.wire import messages as mw
-from tests.conftest import TEST_KEY
+from tests.conftest import TEST_KEY, start_proxy
 from tests.fake_anthropic import AReply, text, thinking, tool_use
 from tests.fake_responses import RReply
 from tests.fake_upstream import FakeUpstream, Reply
@@ -625,3 +628,51 @@ async def test_legacy_function_messages_stay_with_their_call(
             msgs.append({"role": "assistant", "content": f"Node {i} is fine."})
     assert not bad, bad
     assert len(upstream.chat_requests[-1]["json"]["messages"]) < len(msgs) // 2
+
+
+async def test_a_window_smaller_than_configured_is_learned_in_a_tool_loop(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The model's real window (4,500 tokens, enforced by the fake upstream with
+    Anthropic's "prompt is too long" answer) is smaller than the configured 8k: the
+    first refusal is recovered once by compacting for the window it names, and the
+    rest of a 40-round tool loop in one user turn fits it; the client never sees
+    the error."""
+    real = 4500
+    refused: list[int] = []
+
+    @web.middleware
+    async def real_window(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path == "/v1/messages":
+            n = _anthropic_tokens(orjson.loads(await request.read()))
+            if n > real:
+                refused.append(n)
+                return web.json_response({"type": "error", "error": {
+                    "type": "invalid_request_error",
+                    "message": f"prompt is too long: {n} tokens > {real} maximum"}},
+                    status=400)
+        return await handler(request)
+
+    fake = FakeUpstream()
+    fake.app.middlewares.append(real_window)
+    await fake.start()
+    proxy = await start_proxy(fake.base_url, tmp_path / "d",
+                              context={"model_windows": ["m-small*=8192"]})
+    try:
+        c = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+        tools = [{"name": "Bash", "description": "Run", "input_schema": {"type": "object"}}]
+        h: list[dict[str, Any]] = [{"role": "user", "content": "Migrate all modules."}]
+        for i in range(40):
+            fake.anthropic_replies.append(AReply(content=[
+                thinking(f"Module {i}.", SIG + str(i)), text("On it."),
+                tool_use(f"t{i}", "Bash", {"command": f"migrate {i}"})]))
+            msg = await c.messages.create(
+                model="m-small-1", max_tokens=512, tools=tools, messages=_marked(h),
+                thinking={"type": "enabled", "budget_tokens": 256})
+            h += [{"role": "assistant", "content": [b.to_dict() for b in msg.content]},
+                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}",
+                                                "content": _paste(i, 12)}]}]
+        assert budget.messages_tokens(h) > 2 * real
+        assert len(refused) == 1, refused
+    finally:
+        await proxy.close()
+        await fake.stop()
