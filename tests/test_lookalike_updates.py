@@ -339,3 +339,14 @@ def test_a_rival_attribute_of_one_thing_revises_nothing(
 def test_another_wording_of_one_attribute_still_revises(engine: Engine, old: str,
                                                          update: str) -> None:
     assert _said(engine, old, update) == {old: "superseded", update: "active"}
+
+
+@pytest.mark.parametrize("old, rival, update", [
+    # "min" is a unit word only after a number ("5 min")
+    ("The min pool size is 5.", "The max pool size is 50 now.", "The min pool size is 8 now."),
+])
+def test_attributes_one_word_apart_revise_nothing(tmp_path: Path, old: str, rival: str,
+                                                  update: str) -> None:
+    """Two attributes whose subjects differ in one word are two items; the same
+    attribute said again revises."""
+    _beside_but_replaced(tmp_path, old, rival, update)

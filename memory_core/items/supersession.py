@@ -52,9 +52,10 @@ def subjects_match(a: str | None, b: str | None) -> bool:
 def siblings(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
     """Whether two subjects name sibling attributes: the same head word under rival
     qualifiers, each absent from the other statement's text ("api timeout" / "db
-    timeout", "staging db port" / "prod db port"; not a qualifier the other's key
-    merely dropped), unit words and :data:`_ATTRIBUTE_MARKS` left out. Two such
-    statements are two values, never one revising the other by the words they share.
+    timeout", "staging db port" / "prod db port", "min pool size" / "max pool size";
+    not a qualifier the other's key merely dropped), units said after a number
+    (:func:`_unit_said`) and :data:`_ATTRIBUTE_MARKS` left out. Two such statements
+    are two values, never one revising the other by the words they share.
     Chinese and Japanese keys, which have no spaces, split at their longest shared
     ending of at least ``_CJK_HEAD`` characters holding a CJK one
     ("测试环境java版本" / "生产环境java版本", "apiタイムアウト" / "dbタイムアウト")."""
@@ -62,14 +63,21 @@ def siblings(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
         return False
     if _CJK.search(a) or _CJK.search(b):
         return _cjk_siblings(a, b, text_a, text_b)
-    wa = [w for w in a.split() if w not in UNITS and w not in _ATTRIBUTE_MARKS]
-    wb = [w for w in b.split() if w not in UNITS and w not in _ATTRIBUTE_MARKS]
+    low_a, low_b = text_a.lower(), text_b.lower()
+    wa = [w for w in a.split() if not _unit_said(w, low_a) and w not in _ATTRIBUTE_MARKS]
+    wb = [w for w in b.split() if not _unit_said(w, low_b) and w not in _ATTRIBUTE_MARKS]
     if len(wa) < 2 or len(wb) < 2 or wa[-1] != wb[-1]:
         return False
     only_a, only_b = set(wa[:-1]) - set(wb), set(wb[:-1]) - set(wa)
-    low_a, low_b = text_a.lower(), text_b.lower()
     return bool(only_a) and bool(only_b) and not any(w in low_b for w in only_a) \
         and not any(w in low_a for w in only_b)
+
+
+def _unit_said(word: str, low_text: str) -> bool:
+    """Whether ``word`` is a unit its statement gives after a number ("20 minutes"):
+    a subject's unit words are dropped only then, so the "min" of "the min pool size"
+    (a bound) and the "replicas" of "the max replicas" stay words of the attribute."""
+    return word in UNITS and re.search(rf"\d\s*{re.escape(word)}\b", low_text) is not None
 
 
 _ATTRIBUTE_MARKS = frozenset({"port", "version"})
@@ -127,7 +135,7 @@ def _sibling_named(subject: str | None, text: str, other_text: str) -> bool:
             if len(rival) == 2 and _CJK.fullmatch(rival[-1]) and rival not in low:
                 return True
         return False
-    words = [w for w in subject.split() if w not in UNITS and w not in _ATTRIBUTE_MARKS]
+    words = [w for w in subject.split() if not _unit_said(w, low) and w not in _ATTRIBUTE_MARKS]
     if len(words) < 2:
         return False
     mine = words[-2]  # the head's own qualifier, compared by stems ("dependency")
