@@ -14,7 +14,12 @@ from memory_core.engine import Engine
 from memory_core.extraction import extract
 from memory_core.extraction.replacement import adds
 from memory_core.items import writer
-from memory_core.items.supersession import other_instance, rival_scopes, sibling_in_text
+from memory_core.items.supersession import (
+    other_instance,
+    rival_scopes,
+    sibling_in_text,
+    spelled_alike,
+)
 from memory_core.models import Scope
 from tests.conftest import sql_read
 
@@ -344,9 +349,41 @@ def test_another_wording_of_one_attribute_still_revises(engine: Engine, old: str
 @pytest.mark.parametrize("old, rival, update", [
     # "min" is a unit word only after a number ("5 min")
     ("The min pool size is 5.", "The max pool size is 50 now.", "The min pool size is 8 now."),
+    # a word and the same word with a particle are two nouns
+    ("The deploy time is 6 minutes.", "The deploy timeout is 20 minutes now.",
+     "The deploy time is 8 minutes now."),
+    ("The idle timeout is 15 minutes.", "The idle time is 5 minutes now.",
+     "The idle timeout is 30 minutes now."),
 ])
 def test_attributes_one_word_apart_revise_nothing(tmp_path: Path, old: str, rival: str,
                                                   update: str) -> None:
     """Two attributes whose subjects differ in one word are two items; the same
     attribute said again revises."""
     _beside_but_replaced(tmp_path, old, rival, update)
+
+
+@pytest.mark.parametrize("old, update", [
+    ("The req timeout is 5 s.", "The request timeout is 8 s now."),
+    ("The avg response time is 200 ms.", "The average response time is 150 ms now."),
+    ("The max retries is 3.", "The maximum retries is 5 now."),
+    ("The env var limit is 64.", "The environment variable limit is 100 now."),
+    ("The sign up limit is 5 per hour.", "The signup limit is 10 per hour now."),
+    ("The e-mail quota is 200 per day.", "The email quota is 500 per day now."),
+])
+def test_an_attribute_spelled_another_way_still_revises(engine: Engine, old: str,
+                                                         update: str) -> None:
+    """Words cut short and compounds written open, hyphenated or closed name one
+    attribute."""
+    assert _said(engine, old, update) == {old: "superseded", update: "active"}
+
+
+@pytest.mark.parametrize("a, b, text_a, text_b", [
+    ("tls version", "tools version", "The TLS version is 1.2.", "The tools version is 3."),
+    ("build time", "build timeout", "The build time is 4.", "The build timeout is 10."),
+    ("admin port", "admin portal", "The admin port is 8443.", "The admin portal is x."),
+    ("product team", "productive team", "The product team is 8.", "x"),
+    ("png size", "playing size", "The png size is 2.", "The playing size is 3."),
+])
+def test_words_that_start_alike_are_no_spelling(a: str, b: str, text_a: str,
+                                                text_b: str) -> None:
+    assert not spelled_alike(a, b, text_a, text_b)

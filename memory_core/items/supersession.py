@@ -374,6 +374,62 @@ def _spelling(low_text: str) -> str:
     return re.sub(r"(?<=\w)'s(?=\s+[a-z])", "", low_text.replace("-", ""))
 
 
+_PARTICLES = frozenset("out up in on off over down back through away".split())
+"""Particles that make a phrasal noun of a word ("time" / "timeout", "log" / "login",
+"check" / "checkout"): another thing than the word alone."""
+_VOWELS = frozenset("aeiou")
+_INFLECTED = re.compile(r"(?:ing|ed|ly)$")
+
+
+def _phrasal(x: str, y: str) -> bool:
+    """Whether one word is the other with a particle after it ("timeout", "signup")."""
+    short, long_ = sorted((x, y), key=len)
+    return len(short) >= 3 and long_.startswith(short) and long_[len(short):] in _PARTICLES
+
+
+def _cut_short(x: str, y: str, text_x: str, text_y: str) -> bool:
+    """Whether one word is the other cut short: its start, cut before a vowel with at
+    least four letters left ("conn" / "connection", "config" / "configuration", "max" /
+    "maximum"; not "time" / "timeout", "port" / "portal", "product" / "productive"), or
+    three or four of its letters, the first, then consonants up to its last one, written
+    in lower case ("msg" / "message", "avg" / "average"; not "TLS" / "tools"). Never a
+    word ending in -ing, -ed or -ly ("png" / "playing", "not" / "noticing"): no
+    attribute's name. A plural "s" on both is left out ("conns" / "connections")."""
+    if x.endswith("s") and y.endswith("s"):
+        x, y = x[:-1], y[:-1]
+    (short, short_text), (long_, _) = sorted(((x, text_x), (y, text_y)),
+                                             key=lambda p: len(p[0]))
+    if _INFLECTED.search(long_):
+        return False
+    if len(short) >= 3 and long_.startswith(short):
+        rest = long_[len(short):]
+        return len(rest) >= 4 and rest[0] in _VOWELS and rest not in _PARTICLES
+    consonants = [ch for ch in long_ if ch not in _VOWELS and ch != "y"]
+    if len(short) not in (3, 4) or len(long_) < len(short) + 3 or short[0] != long_[0] \
+            or not consonants or short[-1] != consonants[-1] or _VOWELS & set(short[1:]) \
+            or short in UNITS or re.search(rf"\b{re.escape(short.upper())}\b", short_text):
+        return False
+    letters = iter(long_)
+    return all(ch in letters for ch in short)
+
+
+def spelled_alike(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
+    """Whether two English subjects name one attribute spelled two ways: a compound
+    written open, hyphenated or closed ("sign up limit" / "signup limit", "e-mail
+    quota" / "email quota"), or word for word, some words cut short ("max conns" /
+    "max connections", "avg latency" / "average latency": :func:`_cut_short`)."""
+    if not a or not b or _CJK.search(a) or _CJK.search(b):
+        return False
+    wa = [w.replace("-", "") for w in _attribute_words(a, text_a.lower())]
+    wb = [w.replace("-", "") for w in _attribute_words(b, text_b.lower())]
+    if not wa or not wb:
+        return False
+    if "".join(wa) == "".join(wb):
+        return True
+    return len(wa) == len(wb) and all(x == y or _cut_short(x, y, text_a, text_b)
+                                      for x, y in zip(wa, wb, strict=True))
+
+
 def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
     """Whether two English subjects that share words name two attributes of one thing,
     each given its own value with a copula (:func:`_predicated`). Heads are the last
@@ -387,7 +443,9 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
       and the shorter names none ("the p95 latency" / "the p95 latency target"; not
       "the cache" / "the cache size", "the port" / "the port number", "the max
       connections" / "the max connections limit", nor "My manager is Dana now",
-      keyed "manager dana" without a copula on "dana").
+      keyed "manager dana" without a copula on "dana"); or
+    - the subjects differ in one word, one of the two the other with a particle after
+      it (:func:`_phrasal`: "the build time" / "the build timeout"), copula or not.
     """
     if not a or not b or _CJK.search(a) or _CJK.search(b):
         return False
@@ -396,6 +454,9 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
     kinds = {w[-1].rsplit("-", 1)[-1] for w in (wa, wb) if w}  # "memory-limit": a limit
     wa, wb = [w.replace("-", "") for w in wa], [w.replace("-", "") for w in wb]
     low_a, low_b = _spelling(low_a), _spelling(low_b)
+    if len(wa) == len(wb) and sum(x != y for x, y in zip(wa, wb, strict=True)) == 1 \
+            and any(_phrasal(x, y) for x, y in zip(wa, wb, strict=True)):
+        return True  # "the build time" / "the build timeout": a particle makes another noun
     if not wa or not wb or wa[-1] == wb[-1] or not set(wa) & set(wb):
         return False
     (short, short_text), (long_, long_text) = sorted(((wa, low_a), (wb, low_b)),
@@ -559,6 +620,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             continue  # "build-02 was upgraded to 128 GB" after "build-01 has 64 GB"
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
+        spelt = not related and spelled_alike(subject, row_subject, ex.text or "",
+                                              row["text"] or "")
+        related = related or spelt  # "the max conns" / "the max connections"
         if topic and not related:
             continue
         if subject != row_subject and rival_attributes(subject, row_subject, ex.text or "",
@@ -592,7 +656,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
                 strict, 3.0, overlap(new_terms, old_terms), row["id"])
         elif not same_unit:
             continue  # a unit on one side only: only the very same subject may pair them
-        elif related and subjects_match(subject, row_subject) and not (
+        elif related and (spelt or subjects_match(subject, row_subject)) and not (
                 _complemented(subject, row_subject, ex.text or "", row["text"] or "")
                 and not (_holds_value(ex.text or "", ex.value_text)
                          and _holds_value(row["text"] or "", row["value_text"]))):
