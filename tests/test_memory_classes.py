@@ -66,6 +66,11 @@ def active(engine: Engine) -> list[dict[str, Any]]:
     ("Tom is our team lead.", "Dana replaced Tom as team lead."),
     ("The standup is at 9:30.", "We moved the standup from 9:30 to 10:00."),
     ("We run Node 18.", "We bumped Node to 20."),
+    # a value set by its doer, without a copula
+    ("The cache TTL is 300 seconds.", "We set the cache TTL to 120 seconds."),
+    ("We set the log level to debug.", "We set the log level to warn."),
+    ("We set the sampling rate to 10%.", "We dropped the sampling rate to 5%."),
+    ("I set the batch size to 64.", "I doubled the batch size to 128."),
     ("We run Postgres 16.", "We reverted to Postgres 14."),
     ("The database is Postgres 14.", "The database is Postgres 16 now that we upgraded."),
     ("The pool size is 64.", "The pool size is 208 after yesterday's change."),
@@ -259,6 +264,11 @@ def test_a_replacement_by_the_same_person_still_supersedes(engine: Engine, old: 
     "We went back to the office.",
     "Last week I dropped off that stuff I baked at the homeless shelter.",
     "You can use coconut oil instead of butter.",
+    # "set" as an order, a question, a plan, or another verb
+    "Set the queue size to 4.",
+    "Should we set the queue size to 20?",
+    "We'll set the queue size to 20 tomorrow.",
+    "We set up the queue size alert.",
 ])
 def test_a_replacement_not_yet_done_supersedes_nothing(engine: Engine, text: str) -> None:
     """A question, a condition, a plan or a negated change is not a change of the

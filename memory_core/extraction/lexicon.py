@@ -198,9 +198,16 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                   + r")\s+)?to\s+(?P<new2>.{1,60})")),
     ("set", en(r"\b(?:bumped|upgraded|downgraded|pinned|updated|raised|lowered|increased"
                r"|decreased|reduced|changed|switched|ported|rewrote|migrated|moved|converted"
-               r"|cut|slashed|trimmed|extended|shortened|postponed|delayed|rescheduled)"
+               r"|cut|slashed|trimmed|extended|shortened|postponed|delayed|rescheduled"
+               r"|doubled|halved|tripled|dropped|upped|adjusted|configured|scaled)"
                r"\s+(?P<what>(?!to\b|from\b|back\b|over\b)"
                + _NP + r")\s+(?:up\s+|down\s+|back\s+)?to\s+(?P<new>.{1,60})")),
+    # "set" after its doer only ("Set the timeout to 30 s" is an order; "set up", "set
+    # off", "set aside" are other verbs), to any short value ("… the log level to debug")
+    ("assign", en(r"\b(?:we|i|they|he|she|someone|somebody)(?:'ve|'d)?\s+"
+               r"(?:(?:have|had|just|finally|already|now|then|recently)\s+){0,2}set\s+"
+               r"(?P<what>(?!to\b|up\b|off\b|out\b|aside\b|apart\b|about\b|in\b|down\b"
+               r"|back\b|forth\b)" + _NP + r")\s+to\s+(?P<new>.{1,60})")),
     ("set", en(r"\bpushed\s+(?P<what>(?!to\b|from\b|back\b)" + _NP + r")\s+(?:back\s+)?to\s+"
                r"(?P<new>(?:(?:next|the)\s+)?(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun"
                r"|jul|aug|sep|oct|nov|dec|q[1-4]\b|\d|tomorrow|week|month|sprint|quarter).{0,58})")),
@@ -243,7 +250,7 @@ EN_REPLACE_WORDS = frozenset(
     "returned pinned updated raised lowered increased decreased reduced dropped ditched "
     "abandoned retired dumped phased got stopped gave decommissioned deprecated instead "
     "cut slashed trimmed extended shortened postponed delayed rescheduled pushed "
-    "ported rewrote converted "
+    "ported rewrote converted doubled halved tripled upped adjusted configured scaled set "
     "back".split())
 """A replacement form holds one of these words (a cheap gate before the patterns)."""
 EN_CHANGE = en(

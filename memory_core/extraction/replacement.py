@@ -203,6 +203,9 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
             return (None, new, subject, True) if _name_like(new) and subject else None
         subject = role or _attribute(what)
         return old, new, subject or key(new, "en"), subject is not None
+    if kind == "assign":  # "We set the log level to debug"
+        subject = _attribute(what)
+        return (None, new, subject, True) if subject and _value_like(new) else None
     if kind in ("set", "revert"):
         if not (_name_like(new) or _NUMERIC.match(new)):
             return None  # "went back to the office", "updated the docs to reflect …"
