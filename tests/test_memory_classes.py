@@ -71,6 +71,10 @@ def active(engine: Engine) -> list[dict[str, Any]]:
     ("We set the log level to debug.", "We set the log level to warn."),
     ("We set the sampling rate to 10%.", "We dropped the sampling rate to 5%."),
     ("I set the batch size to 64.", "I doubled the batch size to 128."),
+    ("连接池大小是20。", "我们把连接池大小调成40了。"),
+    ("接口超时是30秒。", "我们把接口超时提高到60秒了。"),
+    ("メモリ上限は4GBです。", "メモリ上限を6GBに設定しました。"),
+    ("ワーカー数は4です。", "ワーカー数を8に増やしました。"),
     ("We run Postgres 16.", "We reverted to Postgres 14."),
     ("The database is Postgres 14.", "The database is Postgres 16 now that we upgraded."),
     ("The pool size is 64.", "The pool size is 208 after yesterday's change."),
@@ -269,6 +273,9 @@ def test_a_replacement_by_the_same_person_still_supersedes(engine: Engine, old: 
     "Should we set the queue size to 20?",
     "We'll set the queue size to 20 tomorrow.",
     "We set up the queue size alert.",
+    "我们打算把队列长度调到100。",
+    "队列长度设为100。",
+    "キューの長さを100に設定する予定です。",
 ])
 def test_a_replacement_not_yet_done_supersedes_nothing(engine: Engine, text: str) -> None:
     """A question, a condition, a plan or a negated change is not a change of the
