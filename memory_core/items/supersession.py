@@ -418,7 +418,21 @@ def spelled_alike(a: str | None, b: str | None, text_a: str, text_b: str) -> boo
     written open, hyphenated or closed ("sign up limit" / "signup limit", "e-mail
     quota" / "email quota"), or word for word, some words cut short ("max conns" /
     "max connections", "avg latency" / "average latency": :func:`_cut_short`)."""
-    if not a or not b or _CJK.search(a) or _CJK.search(b):
+    if not a or not b:
+        return False
+    # read for each row a correction scans: the cheap tests first, any units at the end
+    # left out ("request timeout s")
+    sa, sb = a.split(), b.split()
+    while len(sa) > 1 and sa[-1] in UNITS:
+        sa.pop()
+    while len(sb) > 1 and sb[-1] in UNITS:
+        sb.pop()
+    if len(sa) == len(sb):
+        if any(x[0] != y[0] for x, y in zip(sa, sb, strict=True)):
+            return False
+    elif _SQUASH.sub("", "".join(sa)) != _SQUASH.sub("", "".join(sb)):
+        return False
+    if _CJK.search(a) or _CJK.search(b):
         return False
     wa = [w.replace("-", "") for w in _attribute_words(a, text_a.lower())]
     wb = [w.replace("-", "") for w in _attribute_words(b, text_b.lower())]
