@@ -291,7 +291,8 @@ async def test_a_queued_tool_result_leaves_the_queue_unread(
 
         def queue_tool_rows(conn: Any) -> None:
             conn.execute("INSERT INTO extraction_queue (message_id, attempts, next_at)"
-                         " SELECT id, 0, 0 FROM messages WHERE msg_role='tool'")
+                         " SELECT id, 0, 0 FROM messages WHERE msg_role='tool'"
+                         " AND text NOT LIKE '%use tabs%'")  # tool results alone
 
         sql_write(proxy.engine, queue_tool_rows)
         for n in range(3):  # later captures read the queue's head first

@@ -308,13 +308,14 @@ class CaptureJobs:
         its own thread, as its author's speaker."""
         for r in rows:
             scope = Scope(r["tenant"], r["role"], r["session"])
-            text = _queued_text(r) if r["msg_role"] in ("user", "assistant") else ""
+            text = _queued_text(r)
             if not text.strip() or is_memory_command(text):
-                # nothing of the user's (a tool result, a command): off the queue, so
-                # that the rows behind it are reached
+                # nothing of the user's (tool results alone, a command): off the
+                # queue, so that the rows behind it are reached
                 tx.extraction.done(r["message_id"])
                 continue
-            self._extract_one(tx, scope, r["thread_id"], r["message_id"], text, r["msg_role"],
+            speaker = "assistant" if r["msg_role"] == "assistant" else "user"
+            self._extract_one(tx, scope, r["thread_id"], r["message_id"], text, speaker,
                               r["name"] if isinstance(r["name"], str) else "")
 
     def capture_response(
@@ -410,19 +411,21 @@ class CaptureJobs:
 
 
 def _queued_text(row: dict[str, Any]) -> str:
-    """What a queued message's extraction reads: the stored text, or for a user message
-    stored with its parts (``raw_json``), the parts its author wrote
-    (:func:`~memory_core.capture.tree.spoken_text`: a mixed Anthropic turn's
-    ``tool_result`` blocks left out; ``""`` when they cannot be parsed)."""
+    """What a queued message's extraction reads: a user or assistant message's stored
+    text; for a turn of tool results, stored with ``msg_role`` ``tool`` (an Anthropic
+    user turn that opens with ``tool_result`` blocks) or ``user``, the parts its author
+    wrote after them (:func:`~memory_core.capture.tree.spoken_text`, from the kept
+    ``raw_json``); ``""`` when none is kept or it cannot be parsed."""
     raw = row.get("raw_json")
+    message = None
     if raw and '"tool_result"' in raw:
         try:
             message = evidence.loads_lossless(raw)
         except (ValueError, RecursionError):  # its parts unreadable: nothing is read
             return ""
-        if isinstance(message, dict) and isinstance(message.get("content"), list):
-            return spoken_text(message)
-    return str(row["text"])
+    if isinstance(message, dict) and isinstance(message.get("content"), list):
+        return spoken_text(message)
+    return "" if row["msg_role"] == "tool" else str(row["text"])
 
 
 def _has_tool_results(message: dict[str, Any]) -> bool:

@@ -24,7 +24,7 @@ T = TypeVar("T")
 _QUEUED = ("SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text,"
            " m.msg_role, CASE WHEN json_valid(m.raw_json) AND json_type(m.raw_json)='object'"
            " THEN json_extract(m.raw_json, '$.name') END AS name,"
-           " CASE WHEN m.msg_role='user' THEN m.raw_json END AS raw_json"
+           " CASE WHEN m.msg_role IN ('user', 'tool') THEN m.raw_json END AS raw_json"
            " FROM extraction_queue q CROSS JOIN messages m ON m.id=q.message_id WHERE ")
 
 
