@@ -988,7 +988,9 @@ class ItemWrites(Protocol):
 
     def branch_messages(self, parent_id: int, keep_id: int) -> dict[int, int]:
         """Every message under the user-message children of ``parent_id`` other than
-        ``keep_id`` (the sibling branches an edit left), those children included:
+        ``keep_id`` (the sibling branches an edit left), those children included (a
+        user turn stored as ``tool``, an Anthropic turn that opens with tool results,
+        is one too):
         message id → the id of the child its branch starts at. ``{}`` for none."""
         ...
 

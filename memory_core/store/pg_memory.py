@@ -243,7 +243,7 @@ class PgItemWrites:
         return {int(r[0]): int(r[1]) for r in self._c.execute(
             "WITH RECURSIVE sub(id, root) AS ("
             " SELECT id, id FROM messages WHERE parent_id = %s AND id <> %s"
-            " AND msg_role = 'user'"
+            " AND msg_role IN ('user', 'tool')"
             " UNION ALL SELECT m.id, sub.root FROM messages m JOIN sub ON m.parent_id = sub.id)"
             " SELECT id, root FROM sub", (parent_id, keep_id)).fetchall()}
 

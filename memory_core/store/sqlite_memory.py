@@ -192,7 +192,8 @@ class SqliteItemWrites:
     def branch_messages(self, parent_id: int, keep_id: int) -> dict[int, int]:
         return {int(r[0]): int(r[1]) for r in self._c.execute(
             "WITH RECURSIVE sub(id, root) AS ("
-            " SELECT id, id FROM messages WHERE parent_id=? AND id<>? AND msg_role='user'"
+            " SELECT id, id FROM messages WHERE parent_id=? AND id<>?"
+            " AND msg_role IN ('user', 'tool')"
             " UNION ALL SELECT m.id, sub.root FROM messages m JOIN sub ON m.parent_id=sub.id)"
             " SELECT id, root FROM sub", (parent_id, keep_id))}
 
