@@ -24,7 +24,7 @@ from proxy.errors import (
     error_body,
     error_response,
 )
-from proxy.handlers.access import host_is_loopback
+from proxy.handlers.access import host_is_loopback, same_origin
 from proxy.headers import is_anthropic_path, is_body_decoded
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
@@ -117,7 +117,7 @@ def check_cross_site(request: web.Request) -> None:
     origin = request.headers.get("Origin")
     if origin is None or not request.path.startswith("/v1/"):
         return
-    if origin != "null" and urlsplit(origin).netloc == request.host:
+    if same_origin(request, origin):
         return
     allowed = request.app[SETTINGS].proxy.allowed_origins
     if "*" in allowed or _origin_key(origin) in {_origin_key(o) for o in allowed}:

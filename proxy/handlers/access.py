@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 import time
 from typing import Literal
 from urllib.parse import urlsplit
@@ -158,11 +159,37 @@ def require_admin(request: web.Request, *, cookie_ok: bool = False) -> Access:
     return "loopback"
 
 
+_FORWARDED_HOST = re.compile(r'(?:^|[;,\s])host="?([^";,\s]+)', re.I)
+
+
+def _netloc(host: str) -> str:
+    host = host.strip().lower()
+    for port in (":443", ":80"):
+        if host.endswith(port):
+            return host[: -len(port)]
+    return host
+
+
+def same_origin(request: web.Request, origin: str) -> bool:
+    """Whether a page of ``origin`` is this proxy's own: its host is the request's
+    ``Host``, or the host a reverse proxy in front says it was asked for
+    (``X-Forwarded-Host``, ``Forwarded: host=``, first values), which a browser cannot
+    send across sites without a preflight. ``null`` is never."""
+    if origin == "null":
+        return False
+    wanted = _netloc(urlsplit(origin).netloc)
+    hosts = [request.host, request.headers.get("X-Forwarded-Host", "").split(",")[0]]
+    forwarded = _FORWARDED_HOST.search(request.headers.get("Forwarded", ""))
+    if forwarded:
+        hosts.append(forwarded.group(1))
+    return bool(wanted) and any(wanted == _netloc(h) for h in hosts if h.strip())
+
+
 def has_foreign_origin(request: web.Request) -> bool:
     """True when ``request`` carries the ``Origin`` of another site (or ``null``): a
-    browser sent it for a page that is not this proxy's."""
+    browser sent it for a page that is not this proxy's (:func:`same_origin`)."""
     origin = request.headers.get("Origin")
-    return origin is not None and (origin == "null" or urlsplit(origin).netloc != request.host)
+    return origin is not None and not same_origin(request, origin)
 
 
 def require_write(request: web.Request) -> None:

@@ -101,6 +101,35 @@ async def test_what_clients_send_is_still_served(upstream: FakeUpstream, tmp_pat
         await proxy.close()
 
 
+async def test_the_proxy_s_own_pages_behind_a_reverse_proxy_are_same_origin(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """nginx's default keeps its upstream's address as ``Host`` and says the name the
+    browser asked for in ``X-Forwarded-Host``: a page of that name is the proxy's own
+    (the inspector's sign-in was refused as cross-origin, with no setting to allow
+    it); another site's page still is not, whatever the forwarded host says."""
+    from tests.test_admin_support import ADMIN_TOKEN
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d",
+                              proxy={"admin_token": ADMIN_TOKEN})
+    public = "lcm.example.com"
+    try:
+        async with aiohttp.ClientSession() as http:
+            for origin, status in ((f"https://{public}", 303), ("https://evil.example", 403)):
+                async with http.post(proxy.root + "/lcm/ui/login", data={"token": ADMIN_TOKEN},
+                                     headers={"Origin": origin, "X-Forwarded-Host": public,
+                                              "X-Forwarded-Proto": "https"},
+                                     allow_redirects=False) as r:
+                    assert r.status == status, await r.text()
+            for origin, status in ((f"https://{public}", 200), ("https://evil.example", 403)):
+                async with http.post(proxy.root + "/v1/chat/completions", data=BODY,
+                                     headers={"Origin": origin, "Content-Type": "text/plain",
+                                              "Forwarded": f'for=10.0.0.1;host="{public}"'}
+                                     ) as r:
+                    assert r.status == status, await r.text()
+    finally:
+        await proxy.close()
+
+
 @pytest.mark.parametrize("headers", [
     {"Content-Type": "application/json"},  # preflighted
     {"Content-Type": "text/plain", "Authorization": "Bearer sk-client-key-0123456789"},
