@@ -54,3 +54,34 @@ async def test_a_stored_completion_with_a_hidden_round_reads_back_as_shown(
     assert [(m.role, m.content) for m in messages] == [("user", "Which dashboard was it?")]
     await sdk.chat.completions.delete(shown_id)
     assert upstream.completions == {}
+
+
+def test_messages_view_hides_a_result_listed_before_its_call() -> None:
+    """``order=desc`` lists a memory result before the call that made it: it was kept
+    (the call's id was learnt only after it)."""
+    from proxy.wire.chatview import messages_view
+    from proxy.wire.responseview import Shown
+
+    call = {"id": "call_m", "type": "function",
+            "function": {"name": "memory_search", "arguments": "{}"}}
+    newest_first = [
+        {"id": "m3", "role": "tool", "tool_call_id": "call_m", "content": "recalled"},
+        {"id": "m2", "role": "assistant", "content": None, "tool_calls": [call]},
+        {"id": "m1", "role": "user", "content": "hi"}]
+    page = {"object": "list", "data": newest_first, "first_id": "m3", "last_id": "m1",
+            "has_more": False}
+    got = messages_view(page, Shown({"id": "c1"}, frozenset({"memory_search"})))
+    assert [m["id"] for m in got["data"]] == ["m1"]
+    assert (got["first_id"], got["last_id"]) == ("m1", "m1")
+
+
+def test_a_page_of_hidden_rounds_only_keeps_its_cursor() -> None:
+    """A page whose every completion was a hidden round came back with ``last_id``
+    null: no cursor to page on from."""
+    from proxy.wire.chatview import list_view
+
+    page = {"object": "list", "data": [{"id": "h1"}, {"id": "h2"}], "first_id": "h1",
+            "last_id": "h2", "has_more": True}
+    got = list_view(page, {"h1", "h2"})
+    assert got["data"] == [] and (got["first_id"], got["last_id"]) == ("h1", "h2")
+    assert got["has_more"] is True

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core.assembly.block import BLOCK_MARKER, CURRENT_REQUEST
-from proxy.wire.responseview import Shown
+from proxy.wire.responseview import Shown, page_of
 
 
 def completion_view(obj: Any, shown: Shown | None) -> Any:
@@ -35,7 +35,11 @@ def messages_view(page: Any, shown: Shown | None) -> Any:
     if not isinstance(page, dict) or not isinstance(page.get("data"), list):
         return page
     names = shown.names if shown is not None else frozenset()
-    ours: set[Any] = set()
+    # the memory calls first: a page in descending order lists a result before its call
+    ours = {c.get("id") for msg in page["data"] if isinstance(msg, dict)
+            and msg.get("role") == "assistant" and isinstance(msg.get("tool_calls"), list)
+            for c in msg["tool_calls"] if isinstance(c, dict)
+            and (c.get("function") or {}).get("name") in names} if names else set()
     kept: list[Any] = []
     for msg in page["data"]:
         if not isinstance(msg, dict):
@@ -45,7 +49,6 @@ def messages_view(page: Any, shown: Shown | None) -> Any:
         if msg.get("role") == "assistant" and isinstance(calls, list) and names:
             mine = [c for c in calls if isinstance(c, dict)
                     and (c.get("function") or {}).get("name") in names]
-            ours.update(c.get("id") for c in mine)
             if mine:
                 rest = [c for c in calls if c not in mine]
                 if not rest and not msg.get("content"):
@@ -59,11 +62,7 @@ def messages_view(page: Any, shown: Shown | None) -> Any:
     if len(kept) == len(page["data"]) and all(a is b for a, b in
                                                zip(kept, page["data"], strict=True)):
         return page
-    out = dict(page, data=kept)
-    for key, at in (("first_id", 0), ("last_id", -1)):
-        if key in out:
-            out[key] = kept[at].get("id") if kept and isinstance(kept[at], dict) else None
-    return out
+    return page_of(page, kept)
 
 
 def list_view(page: Any, hidden: set[str]) -> Any:
@@ -73,11 +72,7 @@ def list_view(page: Any, hidden: set[str]) -> Any:
     kept = [c for c in page["data"] if not (isinstance(c, dict) and c.get("id") in hidden)]
     if len(kept) == len(page["data"]):
         return page
-    out = dict(page, data=kept)
-    for key, at in (("first_id", 0), ("last_id", -1)):
-        if key in out:
-            out[key] = kept[at].get("id") if kept and isinstance(kept[at], dict) else None
-    return out
+    return page_of(page, kept)
 
 
 def _without_block(msg: dict[str, Any]) -> dict[str, Any]:

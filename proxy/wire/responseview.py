@@ -109,10 +109,18 @@ def input_items_view(listing: Any, shown: Shown | None, *, ascending: bool = Fal
     kept = [_without_block(item) for at, item in enumerate(data) if at not in drop]
     if not drop and all(a is b for a, b in zip(kept, data, strict=True)):
         return listing
+    return page_of(listing, kept)
+
+
+def page_of(listing: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
+    """``listing`` with ``data`` = ``kept`` and ``first_id``/``last_id`` those of the
+    items kept; a page whose every item was hidden keeps the upstream's, so that a
+    client pages on from it (``after=last_id``)."""
     out = dict(listing, data=kept)
-    for key, at in (("first_id", 0), ("last_id", -1)):
-        if key in out:
-            out[key] = kept[at].get("id") if kept and isinstance(kept[at], dict) else None
+    if kept:
+        for key, at in (("first_id", 0), ("last_id", -1)):
+            if key in out:
+                out[key] = kept[at].get("id") if isinstance(kept[at], dict) else None
     return out
 
 
