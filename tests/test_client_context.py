@@ -130,7 +130,7 @@ def test_context_spans_shapes() -> None:
     masked = prepare(scan)
     assert len(masked) == len(scan) and masked.startswith("hello\n")
     assert not masked[6:6 + len(AGENTS_MD)].strip()  # blanked: as if absent
-    # many opening tags and no closing one: nothing, found in one pass each
+    # many opening tags, no closing one of their name: no span
     assert context_spans("<a>\n" * 20_000 + "</b>") == []
 
 

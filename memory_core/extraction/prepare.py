@@ -527,14 +527,30 @@ def _blank(chars: list[str], start: int, end: int) -> None:
             chars[i] = MASK
 
 
+_LINE_RUN = re.compile(r"[^\r\n]+")
+
+
+def _fill(scan: str, spans: list[tuple[int, int]], ch: str) -> str:
+    """``scan`` with each of ``spans`` (in order) filled with ``ch``, line ends kept."""
+    parts, at = [], 0
+    for start, end in spans:
+        if start < at:
+            continue
+        parts += [scan[at:start], _LINE_RUN.sub(lambda m: ch * len(m.group()), scan[start:end])]
+        at = end
+    parts.append(scan[at:])
+    return "".join(parts)
+
+
 def prepare(text: str) -> str:
     """Return the scan string: width-folded, with non-statements masked (see module doc).
 
     ``len(prepare(t)) == len(t)`` always holds; the rules rely on it.
     """
     scan = fold_width(text)
+    client = client_spans(scan)
     machine = machine_spans(scan) if "\n" in scan or _MAY_BE_MACHINE.match(scan) else []
-    if not machine and not _MAY_MASK.search(scan) and not _CLIENT_NOTE.match(scan):
+    if not machine and not client and not _MAY_MASK.search(scan):
         # plain prose: nothing to mask
         return scan.translate(_APOSTROPHES) if "\u2019" in scan else scan
     chars = list(scan)
@@ -566,15 +582,12 @@ def prepare(text: str) -> str:
                               m.start()):
             continue
         _blank(chars, m.start(1), m.end(1))
-    for start, end in client_spans(scan):
-        # as if absent, last (over any mask above): blank, so a sentence next to a
-        # client's block ends where the user's words do ("Fix it.<system-reminder>…")
-        for i in range(start, end):
-            if chars[i] not in "\r\n":
-                chars[i] = " "
     # Typographic apostrophes fold after masking, so "don’t" reads as "don't" while
     # ‘…’ still counted as a quote above.
-    scan = "".join(chars)
+    # What a client added is blanked last, over any mask above, as if absent: a
+    # sentence beside such a block ends where the user's words do ("Fix
+    # it.<system-reminder>…" quotes "Fix it.").
+    scan = _fill("".join(chars), client, " ") if client else "".join(chars)
     return scan.translate(_APOSTROPHES) if "\u2019" in scan or "\u2018" in scan else scan
 
 
