@@ -52,6 +52,12 @@ async def test_a_stored_completion_with_a_hidden_round_reads_back_as_shown(
         assert got.usage is not None and got.usage.total_tokens == usage.total_tokens == 30
     messages = (await sdk.chat.completions.messages.list(shown_id)).data
     assert [(m.role, m.content) for m in messages] == [("user", "Which dashboard was it?")]
+    # a stored message with a lone surrogate (JSON allows it escaped; orjson does not)
+    # beside the block: the view's answer was a 500
+    upstream.completion_messages[shown_id].append(
+        {"id": "m-sur", "role": "user", "content": "cut emoji \ud83d"})
+    messages = (await sdk.chat.completions.messages.list(shown_id)).data
+    assert [m.content for m in messages] == ["Which dashboard was it?", "cut emoji \ud83d"]
     await sdk.chat.completions.delete(shown_id)
     assert upstream.completions == {}
 

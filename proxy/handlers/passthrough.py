@@ -32,7 +32,6 @@ from typing import Any
 from weakref import WeakSet
 
 import aiohttp
-import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
@@ -42,7 +41,7 @@ from proxy.errors import BadRequestError, UpstreamError
 from proxy.flow.client import ClientGone, ClientWatch
 from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import relay_body, start
-from proxy.rewrite import dumps_body, loads_exact, needs_exact_numbers
+from proxy.rewrite import dumps_body, loads_exact
 from proxy.upstream import send, upstream_url
 
 
@@ -141,7 +140,7 @@ async def _viewed(request: web.Request, upstream: aiohttp.ClientResponse, view: 
     if value is not None:
         shown = view(value)
         if shown is not value:
-            body = orjson.dumps(shown) if not needs_exact_numbers(raw) else dumps_body(shown)
+            body = dumps_body(shown)  # orjson, else the stdlib (surrogates, huge integers)
     headers = hdrs.to_client(upstream.headers, keep_length=body is raw)
     headers["x-lcm-request-id"] = request[REQUEST_ID]
     return RelayedResponse(status=upstream.status, reason=upstream.reason, body=body,
