@@ -34,9 +34,9 @@ def _note(left_out: int, stored_id: int | None, tools: bool) -> str:
             f" window{where}{how}]…\n")
 
 
-def _cut(text: str, keep_tokens: int, note: Callable[[int], str]) -> str:
-    """``text`` with its middle left out, so that about ``keep_tokens`` remain."""
-    tokens = count_tokens(text)
+def _cut(text: str, tokens: int, keep_tokens: int, note: Callable[[int], str]) -> str:
+    """``text`` (``tokens`` long) with its middle left out, so that about
+    ``keep_tokens`` remain."""
     keep = max(1, int(len(text) * keep_tokens / max(tokens, 1)))
     while True:
         head = keep * 2 // 3
@@ -124,7 +124,7 @@ def clip_results(messages: list[Any], over: int, stored: Mapping[int, int], *,
     for s in slots:
         if s.tokens <= cap:
             continue
-        _put(out, s, _cut(s.text, cap, functools.partial(_note, stored_id=s.stored_id,
+        _put(out, s, _cut(s.text, s.tokens, cap, functools.partial(_note, stored_id=s.stored_id,
                                                          tools=tools)))
         clipped += 1
     return out, clipped
