@@ -701,3 +701,33 @@ async def test_a_summarizer_elsewhere_never_gets_a_key_meant_for_the_upstream(
     finally:
         await proxy.runner.cleanup()
         await other.stop()
+
+
+def test_no_node_spans_the_opening_of_a_tool_loop_it_reaches_into() -> None:
+    """With the last inline stage's ``tail_rounds``, the middle reaches into the newest
+    turn's rounds: one group joined the older turns and those rounds across the
+    turn's opening message, so its summary stood before the task it followed and no
+    node covered one run of the path."""
+    from memory_core.compaction.compressor import PathMessage, plan
+    from memory_core.config import CompactionConfig
+
+    path = [PathMessage(1, "system", "s", 5, False, 0.0)]
+    i = 2
+    for _ in range(3):  # three older turns
+        path += [PathMessage(i, "user", "u", 50, False, 0.0),
+                 PathMessage(i + 1, "assistant", "a", 50, False, 0.0)]
+        i += 2
+    opening = i
+    path.append(PathMessage(opening, "user", "the task", 50, False, 0.0))
+    i += 1
+    for _ in range(6):  # the turn's tool rounds
+        path += [PathMessage(i, "assistant", "call", 50, False, 0.0),
+                 PathMessage(i + 1, "tool", "result", 300, False, 0.0)]
+        i += 2
+    cfg = CompactionConfig(head_turns=0, tail_turns=1, tail_rounds=2, min_tokens=100,
+                           min_turns=1,
+                           group_tokens=100_000)
+    groups = [g.message_ids for g in plan(path, [], cfg) if g.level == 0]
+    assert groups and all(opening not in g for g in groups)
+    assert all(max(g) < opening or min(g) > opening for g in groups), groups
+    assert any(min(g) > opening for g in groups)  # the older rounds are compacted

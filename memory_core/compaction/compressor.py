@@ -297,20 +297,23 @@ def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: Compaction
             turns = max(turns, 1)  # rounds of the newest turn: a turn's worth
         if not middle or tokens < cfg.min_tokens or turns < cfg.min_turns:
             continue
-        current: list[_Planned] = []
-        current_tokens = 0
-        # Instructions are never summarised away: a system or developer message
-        # stays out of every node, so it is forwarded verbatim, in its place.
-        for seg in segments([m for m in middle if m.role not in INSTRUCTION_ROLES
-                             and m.id != opening]):
-            seg_tokens = sum(m.tokens for m in seg)
-            if current and current_tokens + seg_tokens > cfg.group_tokens:
+        # The newest turn's opening message stays verbatim, and no node spans it: the
+        # turns before it and its own rounds are summarised apart.
+        at = next((k for k, m in enumerate(middle) if m.id == opening), None)
+        for part in (middle,) if at is None else (middle[:at], middle[at + 1:]):
+            current: list[_Planned] = []
+            current_tokens = 0
+            # Instructions are never summarised away: a system or developer message
+            # stays out of every node, so it is forwarded verbatim, in its place.
+            for seg in segments([m for m in part if m.role not in INSTRUCTION_ROLES]):
+                seg_tokens = sum(m.tokens for m in seg)
+                if current and current_tokens + seg_tokens > cfg.group_tokens:
+                    groups.append(Group(0, tuple(m.id for m in current)))
+                    current, current_tokens = [], 0
+                current.extend(seg)
+                current_tokens += seg_tokens
+            if current:
                 groups.append(Group(0, tuple(m.id for m in current)))
-                current, current_tokens = [], 0
-            current.extend(seg)
-            current_tokens += seg_tokens
-        if current:
-            groups.append(Group(0, tuple(m.id for m in current)))
     groups.extend(consolidations(nodes, groups, cfg))
     return groups
 
