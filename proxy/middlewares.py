@@ -24,10 +24,11 @@ from proxy.errors import (
     error_body,
     error_response,
 )
-from proxy.handlers.access import host_is_loopback, same_origin
+from proxy.handlers.access import host_is_loopback, is_own_origin
 from proxy.headers import is_anthropic_path, is_body_decoded
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
+from proxy.upstream import same_origin
 from proxy.wire.messages import error_body as anthropic_error_body
 
 log = logging.getLogger("lcm.http")
@@ -93,10 +94,6 @@ def check_client_key(request: web.Request) -> None:
             " in proxy.require_client_keys.")
 
 
-def _origin_key(origin: str) -> str:
-    return origin.strip().rstrip("/").lower()
-
-
 def check_cross_site(request: web.Request) -> None:
     """Raise ``CrossSiteRequestError`` (403) for a ``/v1/`` request, CORS preflight
     included, that carries the ``Origin`` of another site (or ``null``), unless
@@ -117,10 +114,10 @@ def check_cross_site(request: web.Request) -> None:
     origin = request.headers.get("Origin")
     if origin is None or not request.path.startswith("/v1/"):
         return
-    if same_origin(request, origin):
+    if is_own_origin(request, origin):
         return
     allowed = request.app[SETTINGS].proxy.allowed_origins
-    if "*" in allowed or _origin_key(origin) in {_origin_key(o) for o in allowed}:
+    if "*" in allowed or any(origin == o.strip() or same_origin(origin, o) for o in allowed):
         return
     raise CrossSiteRequestError(
         f"cross-site request refused: a web page of {origin[:100]!r} cannot use this"

@@ -37,6 +37,7 @@ from proxy.appkeys import AUTH_THROTTLE, SETTINGS, UI_SESSIONS
 from proxy.errors import BadRequestError, ProxyError, TooManyFailuresError, UnauthorizedError
 from proxy.throttle import address_key
 from proxy.uisession import session_is_live, session_issued, session_value
+from proxy.upstream import same_origin
 
 UI_COOKIE = "lcm_admin"
 
@@ -162,34 +163,28 @@ def require_admin(request: web.Request, *, cookie_ok: bool = False) -> Access:
 _FORWARDED_HOST = re.compile(r'(?:^|[;,\s])host="?([^";,\s]+)', re.I)
 
 
-def _netloc(host: str) -> str:
-    host = host.strip().lower()
-    for port in (":443", ":80"):
-        if host.endswith(port):
-            return host[: -len(port)]
-    return host
-
-
-def same_origin(request: web.Request, origin: str) -> bool:
-    """Whether a page of ``origin`` is this proxy's own: its host is the request's
-    ``Host``, or the host a reverse proxy in front says it was asked for
-    (``X-Forwarded-Host``, ``Forwarded: host=``, first values), which a browser cannot
-    send across sites without a preflight. ``null`` is never."""
+def is_own_origin(request: web.Request, origin: str) -> bool:
+    """Whether a page of ``origin`` (``scheme://host[:port]``) is this proxy's own: it
+    names the server of the request's ``Host``, or of the host a reverse proxy in front
+    says it was asked for (``X-Forwarded-Host``, ``Forwarded: host=``, first values),
+    which a browser cannot send across sites without a preflight; ports compared as
+    :func:`proxy.upstream.same_origin` does (the scheme's default when absent).
+    ``null`` is never."""
     if origin == "null":
         return False
-    wanted = _netloc(urlsplit(origin).netloc)
+    scheme = urlsplit(origin).scheme
     hosts = [request.host, request.headers.get("X-Forwarded-Host", "").split(",")[0]]
     forwarded = _FORWARDED_HOST.search(request.headers.get("Forwarded", ""))
     if forwarded:
         hosts.append(forwarded.group(1))
-    return bool(wanted) and any(wanted == _netloc(h) for h in hosts if h.strip())
+    return any(same_origin(origin, f"{scheme}://{h.strip()}") for h in hosts if h.strip())
 
 
 def has_foreign_origin(request: web.Request) -> bool:
     """True when ``request`` carries the ``Origin`` of another site (or ``null``): a
-    browser sent it for a page that is not this proxy's (:func:`same_origin`)."""
+    browser sent it for a page that is not this proxy's (:func:`is_own_origin`)."""
     origin = request.headers.get("Origin")
-    return origin is not None and not same_origin(request, origin)
+    return origin is not None and not is_own_origin(request, origin)
 
 
 def require_write(request: web.Request) -> None:
