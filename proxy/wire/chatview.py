@@ -36,43 +36,43 @@ def messages_view(page: Any, shown: Shown | None) -> Any:
         return page
     names = shown.names if shown is not None else frozenset()
     # the memory calls first: a page in descending order lists a result before its call
-    ours = {c.get("id") for msg in page["data"] if isinstance(msg, dict)
-            and msg.get("role") == "assistant" and isinstance(msg.get("tool_calls"), list)
-            for c in msg["tool_calls"] if isinstance(c, dict)
-            and (c.get("function") or {}).get("name") in names} if names else set()
+    ours = {c.get("id") for msg in page["data"] for c in _calls(msg)
+            if _is_memory_call(c, names)}
     kept: list[Any] = []
     for msg in page["data"]:
         if not isinstance(msg, dict):
             kept.append(msg)
             continue
-        calls = msg.get("tool_calls")
-        if msg.get("role") == "assistant" and isinstance(calls, list) and names:
-            mine = [c for c in calls if isinstance(c, dict)
-                    and (c.get("function") or {}).get("name") in names]
-            if mine:
-                rest = [c for c in calls if c not in mine]
-                if not rest and not msg.get("content"):
-                    continue
-                msg = dict(msg, tool_calls=rest or None)
+        calls = _calls(msg)
+        rest = [c for c in calls if not _is_memory_call(c, names)]
+        if len(rest) != len(calls):
+            if not rest and not msg.get("content"):
+                continue
+            msg = dict(msg, tool_calls=rest or None)
         elif msg.get("role") == "tool" and msg.get("tool_call_id") in ours:
             continue
         elif msg.get("role") == "user":
             msg = _without_block(msg)
         kept.append(msg)
-    if len(kept) == len(page["data"]) and all(a is b for a, b in
-                                               zip(kept, page["data"], strict=True)):
-        return page
     return page_of(page, kept)
+
+
+def _calls(msg: Any) -> list[Any]:
+    """An assistant message's ``tool_calls`` (``[]`` for any other message)."""
+    calls = msg.get("tool_calls") if isinstance(msg, dict) else None
+    return calls if isinstance(calls, list) and msg.get("role") == "assistant" else []
+
+
+def _is_memory_call(call: Any, names: frozenset[str]) -> bool:
+    return isinstance(call, dict) and (call.get("function") or {}).get("name") in names
 
 
 def list_view(page: Any, hidden: set[str]) -> Any:
     """A list of stored completions without the hidden rounds' (ids in ``hidden``)."""
     if not isinstance(page, dict) or not isinstance(page.get("data"), list) or not hidden:
         return page
-    kept = [c for c in page["data"] if not (isinstance(c, dict) and c.get("id") in hidden)]
-    if len(kept) == len(page["data"]):
-        return page
-    return page_of(page, kept)
+    return page_of(page, [c for c in page["data"]
+                          if not (isinstance(c, dict) and c.get("id") in hidden)])
 
 
 def _without_block(msg: dict[str, Any]) -> dict[str, Any]:

@@ -106,16 +106,18 @@ def input_items_view(listing: Any, shown: Shown | None, *, ascending: bool = Fal
         elif (isinstance(item, dict) and item.get("type") == "function_call_output"
               and item.get("call_id") in calls):
             drop.add(at)
-    kept = [_without_block(item) for at, item in enumerate(data) if at not in drop]
-    if not drop and all(a is b for a, b in zip(kept, data, strict=True)):
-        return listing
-    return page_of(listing, kept)
+    return page_of(listing, [_without_block(item) for at, item in enumerate(data)
+                             if at not in drop])
 
 
 def page_of(listing: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
     """``listing`` with ``data`` = ``kept`` and ``first_id``/``last_id`` those of the
     items kept; a page whose every item was hidden keeps the upstream's, so that a
-    client pages on from it (``after=last_id``)."""
+    client pages on from it (``after=last_id``). ``listing`` itself when ``kept`` holds
+    its very items (nothing was hidden or changed)."""
+    data = listing["data"]
+    if len(kept) == len(data) and all(a is b for a, b in zip(kept, data, strict=True)):
+        return listing
     out = dict(listing, data=kept)
     if kept:
         for key, at in (("first_id", 0), ("last_id", -1)):
