@@ -7,6 +7,7 @@ The browser test skips, saying why, when Playwright or /usr/bin/chromium is miss
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ from typing import Any
 import aiohttp
 import openai
 import pytest
+from aiohttp import web
 
 from proxy.ui.html import CSP
 from tests.conftest import RunningProxy, start_proxy
@@ -144,6 +146,35 @@ def _browser_or_skip() -> Any:
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
     return async_playwright
+
+
+@contextlib.asynccontextmanager
+async def page_of_another_site(html: str) -> AsyncIterator[Any]:
+    """A Chromium tab on ``html``, served from another origin (127.0.0.1 on a port of
+    its own) for the page's whole life; skips where Chromium or playwright is missing."""
+    async_playwright = _browser_or_skip()
+
+    async def serve(_request: web.Request) -> web.Response:
+        return web.Response(text=html, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", serve)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                tab = await browser.new_page()
+                await tab.goto(f"http://127.0.0.1:{port}/")
+                yield tab
+            finally:
+                await browser.close()
+    finally:
+        await runner.cleanup()
 
 
 async def test_inspector_renders_a_thread_with_a_forest_in_chromium(

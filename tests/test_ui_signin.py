@@ -222,34 +222,11 @@ async def test_a_page_of_another_site_cannot_lock_the_operator_out(
     the operator out of the inspector and the admin API for five minutes, again and
     again while the page stays open. A sign-in with a foreign ``Origin`` is refused
     (403) before the token is looked at."""
-    from aiohttp import web
+    from tests.test_ui import page_of_another_site
 
-    from tests.test_ui import CHROMIUM, CHROMIUM_ARGS, _browser_or_skip
-
-    async_playwright = _browser_or_skip()
     url = '"' + guarded.root + '/lcm/ui/login"'
-
-    async def evil(_request: web.Request) -> web.Response:
-        return web.Response(text=_LOCKOUT_PAGE % {"url": url}, content_type="text/html")
-
-    evil_app = web.Application()
-    evil_app.router.add_get("/", evil)
-    runner = web.AppRunner(evil_app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    evil_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = await browser.new_page()
-                await page.goto(f"http://127.0.0.1:{evil_port}/")
-                assert await page.evaluate("window.done") is True
-            finally:
-                await browser.close()
-    finally:
-        await runner.cleanup()
+    async with page_of_another_site(_LOCKOUT_PAGE % {"url": url}) as page:
+        assert await page.evaluate("window.done") is True
     async with aiohttp.ClientSession() as http:
         async with http.get(guarded.root + "/lcm/v1/status", headers=AUTH) as r:
             assert r.status == 200, await r.text()
