@@ -86,6 +86,12 @@ def pg_session_cluster() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def pg_session_template(pg_session_cluster: str) -> str:
+    """A migrated database of the session's cluster that each test's database copies."""
+    return pgcluster.migrated_template(pg_session_cluster, "lcm_test_template")
+
+
 @pytest.fixture(autouse=True)
 def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
                 ) -> Iterator[None]:
@@ -120,6 +126,7 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     if marker is not None:
         pytest.skip(f"SQLite only: {marker.args[0] if marker.args else ''}")
     cluster = request.getfixturevalue("pg_session_cluster")
+    template = request.getfixturevalue("pg_session_template")
     databases: dict[str, str] = {}
     real_open = factory.open_store
 
@@ -128,7 +135,8 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
             _log_store_test(request.node.nodeid)
         key = str(Path(data_dir).resolve())
         if key not in databases:
-            databases[key] = pgcluster.fresh_database(cluster, f"lcm_test_{next(_DATABASES)}")
+            databases[key] = pgcluster.fresh_database(cluster, f"lcm_test_{next(_DATABASES)}",
+                                                         template=template)
         return databases[key]
 
     def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Any:
