@@ -333,7 +333,9 @@ def classify_ja(c: Clause) -> Verdict | None:
     if dec:
         return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
     topic = _JA_TOPIC.match(core)
-    scoped = topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))
+    # a topic ("デプロイは…") or a recurring situation ("コミット前には、") scopes the order
+    scoped = (topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))) \
+        or c.condition is not None
     one_off = (_JA_ONE_OFF.search(core)  # the lead ("PRでは、") counts for the scope
                and not _JA_EVERY_TIME.search(c.scan, c.start, c.end))
     if scoped and (lc.JA_POLITE_REQUEST.search(core) or _JA_TE_ORDER.search(core)) \

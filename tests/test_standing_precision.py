@@ -1,0 +1,45 @@
+"""Standing items, what the block shows on every turn (issue 24, kinds 3 and 9): the
+classes found on the sessions split's standing errors, each tested on sentences that
+are not in any split, in English, Chinese and Japanese where the class exists there.
+
+Extraction-level checks run ``extract`` and score the items as the block would
+(``stands``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import extract
+
+# -- a situation before a Chinese or Japanese rule is its condition, not its subject -------
+BEFORE_RULES = [
+    ("以后部署前都要先备份数据库。", "部署前", "备份数据库"),
+    ("合并代码之前必须跑通集成测试。", "合并代码之前", "集成测试"),
+    ("今後、リリース前に必ず負荷テストを実行してください。", "リリース前に", "負荷テスト"),
+    ("デプロイする前には、必ずバックアップを取ってください。", "デプロイする前に", "バックアップ"),
+]
+
+
+@pytest.mark.parametrize(("text", "situation", "what"), BEFORE_RULES)
+def test_the_situation_before_a_rule_is_its_condition(text: str, situation: str,
+                                                      what: str) -> None:
+    rules = [i for i in extract(text) if i.kind == "constraint"]
+    assert len(rules) == 1, extract(text)
+    rule = rules[0]
+    assert rule.condition == situation
+    assert rule.subject is not None and what in rule.subject and situation not in rule.subject
+    assert stands(rule)
+
+
+def test_an_order_for_a_situation_is_kept_as_a_rule() -> None:
+    items = extract("上线前，请先通知运维。")
+    assert [(i.kind, i.condition) for i in items] == [("constraint", "上线前")]
+
+
+@pytest.mark.parametrize("text", [
+    "三年前我搬到了上海。", "目前我们用 Redis。", "以前我们用MySQL。", "3日前にデプロイしました。",
+    "2週間前に引っ越しました。", "提前一天通知我。",
+])
+def test_a_time_ago_or_a_word_ending_in_before_is_no_condition(text: str) -> None:
+    assert all(i.condition is None for i in extract(text)), extract(text)
