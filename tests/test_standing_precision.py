@@ -39,7 +39,37 @@ def test_an_order_for_a_situation_is_kept_as_a_rule() -> None:
 
 @pytest.mark.parametrize("text", [
     "三年前我搬到了上海。", "目前我们用 Redis。", "以前我们用MySQL。", "3日前にデプロイしました。",
-    "2週間前に引っ越しました。", "提前一天通知我。",
+    "2週間前に引っ越しました。", "提前一天通知我。", "每天下午五点前要提交日报。",
+    "月底前要交报告。",
 ])
 def test_a_time_ago_or_a_word_ending_in_before_is_no_condition(text: str) -> None:
     assert all(i.condition is None for i in extract(text)), extract(text)
+
+
+# -- a decision the user passes on, with who made it --------------------------------------
+DECISIONS = [
+    ("Our CTO decided we'll host everything on Hetzner.", "hetzner"),
+    ("Marta decided we're sticking with Jenkins for the nightly builds.", "nightly builds"),
+    ("Our CTO decided that we'll host everything on Hetzner.", "hetzner"),
+    ("佐藤さんは、CIはGitHub Actionsにすると決めました。", "ci"),
+    ("田中さんは、ログの保存先はS3にすると決めました。", "ログ"),
+    ("产品经理决定我们用飞书做项目管理。", "项目管理"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), DECISIONS)
+def test_a_decision_made_by_someone_else_for_the_team_stands(text: str, what: str) -> None:
+    items = extract(text)
+    decisions = [i for i in items if i.kind == "decision"]
+    assert len(decisions) == 1, items
+    assert decisions[0].subject is not None and what in decisions[0].subject.lower(), items
+    assert "we'll" not in decisions[0].subject and "さん" not in decisions[0].subject
+    assert stands(decisions[0])
+
+
+@pytest.mark.parametrize("text", [
+    "The court decided our appeal last week.",
+    "Nobody has decided anything yet.",
+])
+def test_decided_about_something_else_is_no_team_decision(text: str) -> None:
+    assert not any(i.kind == "decision" for i in extract(text)), extract(text)

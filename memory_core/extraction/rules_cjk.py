@@ -80,6 +80,9 @@ _JA_EVERY_TIME = re.compile(r"前に|前は|時は|時に|際は|際に|では|�
 """A checklist, not a one-off look: コミット前には、秘密鍵が含まれていないか確認してください,
 PRでは、テストが落ちていないかチェックしてください."""
 _JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
+_JA_DECIDER = re.compile(r"^[^、。,]{0,12}?(?:さん|さま|様|くん|君|ちゃん|先生|部長|課長|社長|上司"
+                         r"|チーム|リーダー)(?:は|が)[、,]?(?=.)")
+"""Who made a decision the user passes on ("田中さんは、…と決めました"): not its subject."""
 _JA_OBJECT = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:を|に|で|が|は|と|へ)")
 _JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある"
                              r"|あります|ません|ない|た|完了|予定)$")
@@ -331,7 +334,10 @@ def classify_ja(c: Clause) -> Verdict | None:
         neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group()))
         return Verdict("constraint", subject, neg)
     if dec:
-        return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
+        who = _JA_DECIDER.match(core, 0, dec.start())
+        chosen = core[who.end():] if who else core  # "部長は、…と決めました": the choice
+        return Verdict("decision", _ja_topic(chosen)
+                       or _ja_action(chosen[: dec.start() - (len(core) - len(chosen))]))
     topic = _JA_TOPIC.match(core)
     # a topic ("デプロイは…") or a recurring situation ("コミット前には、") scopes the order
     scoped = (topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))) \
