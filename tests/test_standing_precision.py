@@ -73,3 +73,8 @@ def test_a_decision_made_by_someone_else_for_the_team_stands(text: str, what: st
 ])
 def test_decided_about_something_else_is_no_team_decision(text: str) -> None:
     assert not any(i.kind == "decision" for i in extract(text)), extract(text)
+
+
+def test_a_rules_modal_words_after_its_condition_are_not_its_subject() -> None:
+    assert extract("以后部署前都要先备份数据库。")[0].subject == "备份数据库"
+    assert extract("以后都要先写测试。")[0].subject == "写测试"

@@ -50,6 +50,8 @@ _ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么
                                 r"|是否|是不是|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
 _ZH_FUTURE_RULE = re.compile(
     rf"(?:{lc.ZH_STANDING_LEAD})[，,]?(?P<np>[^，,。]{{0,8}}?)(?:都|一律|统一|只|全部|每次)")
+_ZH_MODAL_LEAD = re.compile(r"^(?:要|得|需要|先|都|[\s`])+")
+"""What opens a rule's order after its condition (以后提交前都要先跑…): not its subject."""
 _ZH_LEAD = re.compile(rf"^(?:{lc.ZH_STANDING_LEAD})[，,]?")
 _ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
 _ZH_VERB_NOUN = re.compile(r"^(?:重试|设置|控制|使用|限制|保留|回复|设定)"
@@ -150,7 +152,8 @@ def _zh_choice(rest: str) -> str | None:
 def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
     m = _ZH_FUTURE_RULE.search(core)
     if m:
-        scope = cjk_key(m.group("np"), "zh") or cjk_key(core[m.end():], "zh", keep_last=False)
+        scope = cjk_key(m.group("np"), "zh") or cjk_key(
+            _ZH_MODAL_LEAD.sub("", core[m.end():]).replace("`", ""), "zh", keep_last=False)
         return m.start(), False, scope
     for m in lc.ZH_CONSTRAINT.finditer(core):  # gated: no cue phrase, no scan
         if _ZH_NOT_RULE.search(core[: m.end()]) or _ZH_FOR_NOW.search(
