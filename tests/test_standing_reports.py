@@ -367,9 +367,9 @@ def test_a_value_given_as_code_stays_a_value_of_one_subject(engine: Engine) -> N
 
 def test_a_command_named_by_its_noun_is_part_of_the_subject() -> None:
     assert extract("Please always use the `make lint` target.")[0].subject == "target make lint"
-    assert extract("以后提交前都要跑 `make lint`。")[0].subject == "提交前 makelint"
-    assert extract("コミット前に必ず `make lint` を実行してください。")[0].subject \
-        == "コミット前 makelint"
+    # the situation before the rule is its condition (tests/test_standing_precision.py)
+    assert extract("以后提交前都要跑 `make lint`。")[0].subject == "跑 makelint"
+    assert extract("コミット前に必ず `make lint` を実行してください。")[0].subject == "makelint"
     assert extract("测试命令是 `pytest -q`。")[0].subject == "测试命令"
 
 

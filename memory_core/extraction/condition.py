@@ -90,12 +90,18 @@ _ZH_CLAUSE = re.compile(
     r"(?=[，,是为為要会會就则則都也]|$)"
     r"|(?:(?<=[，,。；;！？!?\s])|^)[^，,。；;！？!?\s是为為]{1,8}?(?<![一以上底地天私])(?:下|期间|期間)"
     r"(?=[，,])"
+    r"|(?:(?<=[，,。；;！？!?\s])|(?<=以后|今后|往后|以後|今後)|^)(?!以后|今后|往后|以後|今後|从现在|從現在)"
+    r"[^，,。；;！？!?\s是为為的]{2,10}?"
+    r"(?<![\d一二三四五六七八九十两几半以之目提当當眼面年天月周时時钟鐘日点點号號午晚底])(?:之前|前)"
+    r"(?=[，,都要必务一先请請得就也])"
 )
 _ZH_MARKS = re.compile(r"[时時话話况況前后後间間中下里裡除末日峰夜线線网網境]")
 """Chinese conditions: 如果/在/当… ending in a temporal or situational marker, a bare
 situation word (离线, 周末), a clause-initial "X时/X环境下", or a fronted "X下，"/"X期间，"
-before a comma ("高负载下，"). The 时 marker is skipped
-inside words (小时, 超时, 同时, 时间, 时常, "时好时坏"…)."""
+before a comma ("高负载下，"), or a fronted "X(之)前" before a comma or the order it
+scopes ("提交代码前都要…", "上线前，请…"; after a rule's 以后 too, which stays the
+rule's; not a time ago, 三年前, a deadline, 五点前, 月底前, nor a word, 目前, 以前,
+提前). The 时 marker is skipped inside words (小时, 超时, 同时, 时间, 时常, "时好时坏"…)."""
 
 _JA_CLAUSE = re.compile(
     r"(?:(?<=[はがをに、,\s」。！？!?])|^)[^、。,，はがを\s]{1,20}?"
@@ -103,11 +109,16 @@ _JA_CLAUSE = re.compile(
     r"|もし[^、。,，]{1,20}?(?:たら|れば|なら)"
     r"|(?:本番|ステージング|検証|開発|ローカル)(?:環境)?(?:では|で(?![きすしもは]))"
     r"|(?:オフライン|オンライン|週末|平日|夜間)(?:時|の時|中)?"
+    r"|(?:(?<=[はがを、,\s」。！？!?])|(?<=今後|以降)|^)(?!今後|以降|これから)[^、。,，はがを\s]{1,20}?"
+    r"(?<![\d０-９一二三四五六七八九十数以直目日年月週間分秒時頃])(?:前に|前は|前には)"
+    r"(?=[^。！？!?\n]*?(?:必ず|ください|下さい|すること|しないこと|べき|禁止|ましょう))"
 )
-_JA_MARKS = re.compile(r"場合|時|とき|際|なら|中は|では|もし|たら|れば|本番|ステージング|検証"
-                       r"|開発|ローカル|オフライン|オンライン|週末|平日|夜間")
+_JA_MARKS = re.compile(r"場合|時|とき|際|なら|中は|では|もし|たら|れば|前に|前は|本番"
+                       r"|ステージング|検証|開発|ローカル|オフライン|オンライン|週末|平日|夜間")
 """Japanese conditions: a phrase ending in 場合/時/とき/際/なら/では right after a particle
-or at the clause start (so the topic before は is not swallowed)."""
+or at the clause start (so the topic before は is not swallowed), and a fronted "X前に(は)"
+("コミットする前に必ず…": the situation the rule is for, before a rule's or request's word; not
+a time ago, 3日前に, nor a deadline, 9時前に)."""
 
 
 def find_condition(scan: str, start: int, end: int, lang: str,

@@ -684,7 +684,10 @@ EN_DECISION = Lead(en(
 """Choices stated at the start of a clause (used with ``match``). A plan ("we plan to
 migrate to Kafka") is a decision about the future, not a change of the current state
 (``replacement``): it supersedes nothing."""
-EN_DECISION_ANY = Cue(en(r"\bdecided\s(?:to|on|that|against)\b"), words="decided")
+EN_DECISION_ANY = Cue(en(r"\bdecided\s(?:to|on|that|against|(?=(?:we|we're|we'll|we've|we'd)\b))"),
+                      words="decided")
+"""A choice someone made: "decided to/on/that …", and "decided" right before the
+clause it binds the speaker's team to ("Dana decided we're going with Redis")."""
 # Assistant proposals (DESIGN §5: assistant text is stored only as a proposal).
 EN_PROPOSAL = Cue(en(
     r"\b(?:" + alt("i suggest|i'd suggest|i would suggest|i recommend|i'd recommend"

@@ -50,6 +50,8 @@ _ZH_QUESTION_WORDS = re.compile(r"什么时候|什么|怎么样|怎么|为什么
                                 r"|是否|是不是|有没有|能不能|可不可以|要不要|吗|呢|嘛|么")
 _ZH_FUTURE_RULE = re.compile(
     rf"(?:{lc.ZH_STANDING_LEAD})[，,]?(?P<np>[^，,。]{{0,8}}?)(?:都|一律|统一|只|全部|每次)")
+_ZH_MODAL_LEAD = re.compile(r"^(?:要|得|需要|先|都|[\s`])+")
+"""What opens a rule's order after its condition (以后提交前都要先跑…): not its subject."""
 _ZH_LEAD = re.compile(rf"^(?:{lc.ZH_STANDING_LEAD})[，,]?")
 _ZH_NOT_RULE = re.compile(r"^我[们]?(?:也|都|就|还)?(?:不能|不可以)|不一定")
 _ZH_VERB_NOUN = re.compile(r"^(?:重试|设置|控制|使用|限制|保留|回复|设定)"
@@ -80,6 +82,9 @@ _JA_EVERY_TIME = re.compile(r"前に|前は|時は|時に|際は|際に|では|�
 """A checklist, not a one-off look: コミット前には、秘密鍵が含まれていないか確認してください,
 PRでは、テストが落ちていないかチェックしてください."""
 _JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
+_JA_DECIDER = re.compile(r"^[^、。,]{0,12}?(?:さん|さま|様|くん|君|ちゃん|先生|部長|課長|社長|上司"
+                         r"|チーム|リーダー)(?:は|が)[、,]?(?=.)")
+"""Who made a decision the user passes on ("田中さんは、…と決めました"): not its subject."""
 _JA_OBJECT = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:を|に|で|が|は|と|へ)")
 _JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある"
                              r"|あります|ません|ない|た|完了|予定)$")
@@ -147,7 +152,8 @@ def _zh_choice(rest: str) -> str | None:
 def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
     m = _ZH_FUTURE_RULE.search(core)
     if m:
-        scope = cjk_key(m.group("np"), "zh") or cjk_key(core[m.end():], "zh", keep_last=False)
+        scope = cjk_key(m.group("np"), "zh") or cjk_key(
+            _ZH_MODAL_LEAD.sub("", core[m.end():]).replace("`", ""), "zh", keep_last=False)
         return m.start(), False, scope
     for m in lc.ZH_CONSTRAINT.finditer(core):  # gated: no cue phrase, no scan
         if _ZH_NOT_RULE.search(core[: m.end()]) or _ZH_FOR_NOW.search(
@@ -331,9 +337,14 @@ def classify_ja(c: Clause) -> Verdict | None:
         neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group()))
         return Verdict("constraint", subject, neg)
     if dec:
-        return Verdict("decision", _ja_topic(core) or _ja_action(core[: dec.start()]))
+        who = _JA_DECIDER.match(core, 0, dec.start())
+        chosen = core[who.end():] if who else core  # "部長は、…と決めました": the choice
+        return Verdict("decision", _ja_topic(chosen)
+                       or _ja_action(chosen[: dec.start() - (len(core) - len(chosen))]))
     topic = _JA_TOPIC.match(core)
-    scoped = topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))
+    # a topic ("デプロイは…") or a recurring situation ("コミット前には、") scopes the order
+    scoped = (topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))) \
+        or c.condition is not None
     one_off = (_JA_ONE_OFF.search(core)  # the lead ("PRでは、") counts for the scope
                and not _JA_EVERY_TIME.search(c.scan, c.start, c.end))
     if scoped and (lc.JA_POLITE_REQUEST.search(core) or _JA_TE_ORDER.search(core)) \

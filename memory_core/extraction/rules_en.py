@@ -48,6 +48,7 @@ _TO_VERBS = frozenset("switch switching move moving migrate migrating stick stic
 _CHOICE_LEAD = re.compile(r"^(?:to|on|that|we|i|with)\s+", re.I)
 _NORM_NEGATION = re.compile(r"never|don't|do\snot|\bnot\b|n't", re.I)
 _MODAL_NEGATION = re.compile(r"not|n't|never|forbidden|prohibited|banned", re.I)
+_THAT = re.compile(r"^\s*that\b\s*", re.I)
 _DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
 _FIRST_PERSON_VERB = re.compile(r"(?P<p>i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
                                 r"|just|really|mostly|currently|normally|typically)\s)*"
@@ -414,7 +415,9 @@ def classify(c: Clause) -> Verdict | None:
         return Verdict("constraint", _with_port(subject, c), neg)
     if dec:
         neg = bool(_DECISION_NEGATION.search(dec.group()))
-        return Verdict("decision", _target_or_object(core[dec.end():]), neg)
+        rest = _THAT.sub("", core[dec.end():].lstrip(), count=1)
+        inner = lx.EN_DECISION.match(rest)  # "decided (that) we'll host X": the choice is X
+        return Verdict("decision", _target_or_object(rest[inner.end():] if inner else rest), neg)
     habit = lx.EN_HABIT.match(core, first)
     if habit and not c.quantities:
         return Verdict("preference", en_key(core[habit.end():], action=True))
