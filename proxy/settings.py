@@ -90,7 +90,9 @@ class ProxySettings:
     ``allowed_origins``: web origins (``scheme://host[:port]``) whose browser requests
     ``/v1/`` serves, preflights included (``proxy.middlewares.check_cross_site``);
     ``*`` serves any. From the environment: comma-separated.
-    ``ui_session_seconds``: how long an inspector sign-in lasts (:mod:`proxy.uisession`).
+    ``ui_session_seconds``: how long an inspector sign-in lasts (:mod:`proxy.uisession`);
+    ``secure_cookies``: its cookies always ``Secure``, not only over HTTPS
+    (:func:`proxy.handlers.access.cookie_is_secure`).
     """
 
     host: str = "127.0.0.1"
@@ -101,6 +103,7 @@ class ProxySettings:
     tenant_salt: str = ""
     admin_token: str = ""
     ui_session_seconds: int = field(default=8 * 3600, metadata=rng(60, 30 * 86400))
+    secure_cookies: bool = False
     require_client_keys: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
