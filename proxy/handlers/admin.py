@@ -28,6 +28,7 @@ from memory_core.items.writer import GLOBAL_TENANT, ITEM_CHANGES, DuplicateKeyEr
 from memory_core.tools.refs import parse_id
 from proxy import __version__, openapi
 from proxy.appkeys import AENGINE, ENGINE, METRICS, SETTINGS
+from proxy.body import read_body
 from proxy.errors import BadRequestError, ProxyError
 from proxy.handlers.access import AdminForbiddenError, require_admin, require_write
 from proxy.settings import data_dir_path
@@ -82,7 +83,7 @@ def _path_int(request: web.Request, name: str) -> int:
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
-    raw = await request.read()
+    raw = await read_body(request)
     try:
         value = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError as exc:

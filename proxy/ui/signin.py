@@ -23,6 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from proxy.appkeys import SETTINGS
+from proxy.body import read_form
 from proxy.errors import TooManyFailuresError, UnauthorizedError
 from proxy.handlers.access import (
     UI_COOKIE,
@@ -115,7 +116,7 @@ async def login(request: web.Request) -> web.StreamResponse:
         return html_response(page("Refused", "<p>cross-origin sign-in refused</p>"), 403)
     if not settings.admin_token:
         return login_page("no admin token is configured")
-    form = await request.post()
+    form = await read_form(request)
     try:
         check_token(request, str(form.get("token", "")))
     except TooManyFailuresError as exc:
@@ -135,7 +136,7 @@ async def logout(request: web.Request) -> web.StreamResponse:
     A live session also ends every session issued so far (:mod:`proxy.uisession`);
     a foreign ``Origin`` or a wrong ``csrf`` → 403 and nothing changes.
     """
-    form = await request.post()
+    form = await read_form(request)
     if (why := csrf_refusal(request, form)) is not None:
         return html_response(page("Refused", f"<p>{e(why)}</p>"), 403)
     if has_ui_session(request):
