@@ -37,12 +37,15 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> web.Appli
 
     ``engine``: an already-open :class:`Engine` to use (tests, benchmarks); when
     omitted one is opened on startup in ``settings.storage.data_dir`` and closed on
-    cleanup. Request bodies are limited to ``proxy.max_body_bytes`` (413 beyond).
+    cleanup. Request bodies are limited to ``proxy.max_body_bytes`` (413 beyond) and
+    read by :mod:`proxy.body`; ``proxy.keepalive_timeout_seconds`` is aiohttp's
+    server's ``keepalive_timeout`` (also the time a client has to send its headers).
     """
     rawhead.install()
     app = web.Application(
         middlewares=[request_context], client_max_size=settings.proxy.max_body_bytes,
-        handler_args=HEAD_LIMITS,
+        handler_args={**HEAD_LIMITS,
+                      "keepalive_timeout": settings.proxy.keepalive_timeout_seconds},
     )
     app[SETTINGS] = settings
     app[METRICS] = Metrics()

@@ -5,6 +5,7 @@ Tree::
     ProxyError (status, message, type, code, param)
     ├── BadRequestError        400  invalid_request_error   body not JSON / not decodable
     ├── PayloadTooLargeError   413  invalid_request_error   body over proxy.max_body_bytes
+    ├── RequestTimeoutError    408  invalid_request_error   body sent too slowly
     ├── UnauthorizedError      401  authentication_error    admin token missing/wrong
     │   └── ClientKeyRejectedError 401 invalid_request_error client key not allowed
     ├── TooManyFailuresError   429  rate_limit_error        too many wrong admin tokens
@@ -51,6 +52,13 @@ class BadRequestError(ProxyError):
 
 class PayloadTooLargeError(ProxyError):
     status, type, code = 413, "invalid_request_error", "request_too_large"
+
+
+class RequestTimeoutError(ProxyError):
+    """The request body did not arrive in time (:mod:`proxy.body`); the connection
+    is closed after the answer, the rest of the body unread."""
+
+    status, type, code = 408, "invalid_request_error", "request_timeout"
 
 
 class UnauthorizedError(ProxyError):

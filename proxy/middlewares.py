@@ -21,6 +21,7 @@ from proxy.errors import (
     HostNotAllowedError,
     PayloadTooLargeError,
     ProxyError,
+    RequestTimeoutError,
     error_body,
     error_response,
 )
@@ -175,7 +176,8 @@ def _record_rejected(request: web.Request, rid: str, reason: str) -> None:
 
 async def _answer_and_close(request: web.Request, response: web.StreamResponse) -> None:
     """Send ``response`` now and close the connection, leaving the rest of the
-    request's body unread.
+    request's body unread (a body sent too slowly: aiohttp would wait 10 s more for
+    it; or one too large, below).
 
     For a compressed body over ``proxy.max_body_bytes``: after an answer aiohttp reads
     and drops what is left of a body for up to 10 s ("lingering"), and a compressed
@@ -255,7 +257,10 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status = exc.status
         if exc.status >= 500:
             log.warning("%s: %s", exc.__class__.__name__, exc.message)
-        return _error(request, exc, rid)
+        answer = _error(request, exc, rid)
+        if isinstance(exc, RequestTimeoutError):  # its body's rest is not worth waiting for
+            await _answer_and_close(request, answer)
+        return answer
     except web.HTTPRequestEntityTooLarge as exc:
         status = 413
         _record_rejected(request, rid, "body over proxy.max_body_bytes")

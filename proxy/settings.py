@@ -90,7 +90,12 @@ class ProxySettings:
     ``allowed_origins``: web origins (``scheme://host[:port]``) whose browser requests
     ``/v1/`` serves, preflights included (``proxy.middlewares.check_cross_site``);
     ``*`` serves any. From the environment: comma-separated.
-    ``ui_session_seconds``: how long an inspector sign-in lasts (:mod:`proxy.uisession`).
+    ``ui_session_seconds``: how long an inspector sign-in lasts (:mod:`proxy.uisession`);
+    ``secure_cookies``: its cookies always ``Secure``, not only over HTTPS
+    (:func:`proxy.handlers.access.cookie_is_secure`).
+    ``body_timeout_seconds``, ``body_min_bytes_per_second``: the slow-body deadline
+    (:mod:`proxy.body`); ``keepalive_timeout_seconds``: aiohttp's server's, which also
+    bounds the time to send a request's headers.
     """
 
     host: str = "127.0.0.1"
@@ -101,10 +106,14 @@ class ProxySettings:
     tenant_salt: str = ""
     admin_token: str = ""
     ui_session_seconds: int = field(default=8 * 3600, metadata=rng(60, 30 * 86400))
+    secure_cookies: bool = False
     require_client_keys: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
     max_body_bytes: int = field(default=32 * 1024 * 1024, metadata=rng(1024, 1 << 31))
+    body_timeout_seconds: float = field(default=60.0, metadata=rng(0, 86400))
+    body_min_bytes_per_second: int = field(default=1024, metadata=rng(1, 1 << 30))
+    keepalive_timeout_seconds: float = field(default=75.0, metadata=rng(1, 86400))
     connect_timeout_seconds: float = field(default=10.0, metadata=rng(0.1, 300))
     read_timeout_seconds: float = field(default=600.0, metadata=rng(1, 86400))
     max_connections: int = field(default=512, metadata=rng(1, 100000))

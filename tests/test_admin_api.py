@@ -567,3 +567,27 @@ async def test_admin_answers_are_never_cached_nor_sniffed(guarded: RunningProxy,
         assert "frame-ancestors 'none'" in r.headers["Content-Security-Policy"]
     async with http.get(guarded.base_url + "/models") as r:  # pass-through: untouched
         assert "X-Content-Type-Options" not in r.headers
+
+
+async def test_health_shows_the_data_dir_to_an_admin_only(
+        guarded: RunningProxy, upstream: FakeUpstream, tmp_path: Path,
+        http: aiohttp.ClientSession) -> None:
+    """``/lcm/health`` needs no token (probes), so it must not tell anyone where the
+    conversations are kept: the data dir is shown to a request the admin API serves."""
+    for headers in ({"X": "1"}, {"Authorization": "Bearer not-the-token"}):
+        status, body, text = await call(http, guarded, "GET", "/lcm/health", headers=headers)
+        assert status == 200 and body["status"] == "ok" and body["version"] == __version__
+        assert "data_dir" not in body and str(tmp_path) not in text
+    status, body, _ = await call(http, guarded, "GET", "/lcm/health", headers=AUTH)
+    assert status == 200 and body["data_dir"] == str(tmp_path / "data")
+    # without a token, a loopback client with a loopback Host is the admin; one a
+    # reverse proxy relayed is not
+    open_proxy = await start_proxy(upstream.base_url, tmp_path / "open", injection=STEADY)
+    try:
+        status, body, _ = await call(http, open_proxy, "GET", "/lcm/health", headers={"X": "1"})
+        assert status == 200 and body["data_dir"] == str(tmp_path / "open")
+        status, body, _ = await call(http, open_proxy, "GET", "/lcm/health",
+                                     headers={"X-Forwarded-For": "203.0.113.9"})
+        assert status == 200 and "data_dir" not in body
+    finally:
+        await open_proxy.close()

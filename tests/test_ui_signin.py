@@ -238,3 +238,52 @@ async def test_a_page_of_another_site_cannot_lock_the_operator_out(
         async with http.post(guarded.root + "/lcm/ui/login", data={"token": ADMIN_TOKEN},
                              headers={"Origin": guarded.root}, allow_redirects=False) as r:
             assert r.status == 303 and "lcm_admin" in r.cookies
+
+
+def _set_cookies(r: aiohttp.ClientResponse) -> list[str]:
+    return r.headers.getall("Set-Cookie", [])
+
+
+@pytest.mark.parametrize("headers,secure", [
+    ({}, False),
+    ({"X-Forwarded-Proto": "https"}, True),
+    ({"X-Forwarded-Proto": "HTTPS, http"}, True),
+    ({"X-Forwarded-Proto": "http"}, False),
+    ({"Forwarded": 'for=192.0.2.7;proto=https;host="lcm.example"'}, True),
+    ({"Forwarded": "proto=http, proto=https"}, False),
+])
+async def test_cookies_are_secure_when_the_request_came_over_https(
+        guarded: RunningProxy, headers: dict[str, str], secure: bool) -> None:
+    """Behind a TLS front (the proxy itself speaks HTTP) the session and CSRF cookies
+    carry Secure when the front says the request came over HTTPS (its first hop)."""
+    async with aiohttp.ClientSession() as http:
+        async with http.post(guarded.root + "/lcm/ui/login", data={"token": ADMIN_TOKEN},
+                             headers=headers, allow_redirects=False) as r:
+            assert r.status == 303
+            (login,) = _set_cookies(r)
+        session = login.split(";")[0]  # a page seen through the cookie sets the CSRF one
+        async with http.get(guarded.root + "/lcm/ui",
+                            headers={"Cookie": session, **headers}) as r:
+            assert r.status == 200
+            (csrf,) = [c for c in _set_cookies(r) if c.startswith("lcm_csrf=")]
+        token = csrf.split(";")[0].split("=", 1)[1]
+        async with http.post(guarded.root + "/lcm/ui/logout", data={"csrf": token},
+                             headers={"Cookie": f"{session}; lcm_csrf={token}", **headers},
+                             allow_redirects=False) as r:
+            assert r.status == 303
+            (cleared,) = _set_cookies(r)
+    for cookie in (login, csrf, cleared):
+        assert ("; Secure" in cookie) is secure, cookie
+
+
+async def test_secure_cookies_forces_secure(upstream: FakeUpstream, tmp_path: Path) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data", injection=STEADY,
+                              proxy={"admin_token": ADMIN_TOKEN, "secure_cookies": True})
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.post(proxy.root + "/lcm/ui/login", data={"token": ADMIN_TOKEN},
+                                 allow_redirects=False) as r:
+                (login,) = _set_cookies(r)
+        assert "; Secure" in login and "HttpOnly" in login
+    finally:
+        await proxy.close()

@@ -20,6 +20,10 @@ Pure functions, no I/O. Patterns (each replaced by ``[REDACTED:<label>]``):
   ``slack_token`` (``xox[abprs]-``), ``google_api_key`` (``AIza…``), ``stripe_key``
   (``sk_live_``, ``rk_live_``, ``sk_test_``…), ``slack_webhook`` (the path of a
   ``hooks.slack.com/services/…`` URL)
+- ``huggingface_token`` (``hf_…``), ``groq_key`` (``gsk_…``), ``xai_key`` (``xai-…``),
+  ``gitlab_token`` (``glpat-…``), ``npm_token`` (``npm_…``): each prefix followed by a
+  run of letters and digits longer than any name (``hf_hub_download``,
+  ``xai-grok-2``, ``npm_config_cache`` stay)
 - ``url_password``: the password of a URL's credentials (``postgresql://admin:…@db``;
   the scheme and user name are kept)
 - ``password``: the value stated for a password, passphrase, secret, token, API key
@@ -37,8 +41,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["PLACEHOLDER", "contains_secret", "may_contain_secret", "redact_secrets",
-           "redact_value"]
+__all__ = ["PLACEHOLDER", "TRIGGER_BYTES", "contains_secret", "may_contain_secret",
+           "redact_secrets", "redact_value"]
 
 PLACEHOLDER = "[REDACTED:{label}]"
 """What a secret becomes; ``{label}`` names the pattern that matched."""
@@ -70,6 +74,11 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ("bearer_token", "bearer", r"(?i)(?P<keep>bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
     ("jwt", "eyJ", _NB + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("stripe_key", "k_live_|k_test_", _NB + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("huggingface_token", "hf_", _NB + r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])"),
+    ("groq_key", "gsk_", _NB + r"gsk_[A-Za-z0-9]{40,}(?![A-Za-z0-9])"),
+    ("xai_key", "xai-", _NB + r"xai-[A-Za-z0-9]{40,}(?![A-Za-z0-9])"),
+    ("gitlab_token", "glpat-", _NB + r"glpat-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]{2,})*"),
+    ("npm_token", "npm_", _NB + r"npm_[A-Za-z0-9]{36,}(?![A-Za-z0-9])"),
     ("slack_webhook", "hooks.slack.com",
      r"(?P<keep>hooks\.slack\.com/services/)[A-Za-z0-9_/-]{16,}"),
     ("url_password", "://",
@@ -95,13 +104,18 @@ _PASSWORD_WORDS = ("pass", "pwd", "secret", "token", "api", "client", "密码", 
 _CASED_TRIGGERS = (
     "PRIVATE KEY", "sk-", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghs_", "ghu_",
     "ghr_", "github_pat_", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "AIza", "eyJ",
-    "k_live_", "k_test_", "hooks.slack.com", "://", "密码", "口令", "パスワード",
+    "k_live_", "k_test_", "hf_", "gsk_", "xai-", "glpat-", "npm_", "hooks.slack.com", "://",
+    "密码", "口令", "パスワード",
     "\\u5bc6\\u7801", "\\u53e3\\u4ee4", "\\u30d1\\u30b9\\u30ef\\u30fc\\u30c9")
 _FOLDED_TRIGGERS = ("secret", "bearer", "pass", "pwd", "token", "api")
 """What every secret above needs in its text (``_FOLDED_TRIGGERS`` in the
 ASCII-lowered text): most texts hold none and cost only these substring tests.
 The non-ASCII words are also looked for as the ``\\uXXXX`` escapes of an
 ASCII-only JSON text."""
+TRIGGER_BYTES = tuple(sorted({t.lower().encode() for t in _CASED_TRIGGERS + _FOLDED_TRIGGERS}))
+"""Every trigger, lower-cased, as UTF-8: a byte string that holds none of them (tested
+on its lower-cased bytes; JSON escapes none of them) holds no secret
+(``memory_core.capture.forwarded``'s pre-test)."""
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 """Lower-case ASCII letters only: the folded text keeps every character's position."""
 _AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA")

@@ -24,6 +24,7 @@ from proxy.appkeys import (
     SETTINGS,
     TOOL_REFUSALS,
 )
+from proxy.body import read_body
 from proxy.errors import BadRequestError
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
@@ -74,7 +75,7 @@ async def open_exchange(request: web.Request, wire: WireAdapter = CHAT) -> Excha
     :class:`~proxy.flow.exchange.Exchange`, its model noted for the access line.
     A body that is not JSON is recorded (an event) and raises
     :class:`~proxy.errors.BadRequestError` in OpenAI's wording."""
-    raw = await request.read()
+    raw = await read_body(request)
     parsed = parse_body(raw)
     if parsed.error is not None:
         record_unparsed(request, raw, parsed.error)

@@ -180,6 +180,26 @@ def is_own_origin(request: web.Request, origin: str) -> bool:
     return any(same_origin(origin, f"{scheme}://{h.strip()}") for h in hosts if h.strip())
 
 
+_FORWARDED_PROTO = re.compile(r'(?:^|[;\s])proto="?([^";,\s]+)', re.I)
+
+
+def cookie_is_secure(request: web.Request) -> bool:
+    """Whether the inspector's cookies get ``Secure``: ``proxy.secure_cookies``, or the
+    request came over HTTPS, to this server or to a TLS front that says so in the
+    first hop of ``X-Forwarded-Proto`` or ``Forwarded: proto=``.
+
+    Believing these headers from any peer, as :func:`is_own_origin` does the forwarded
+    host, costs nothing: a made-up ``https`` only makes the client's own browser keep
+    the cookie off plain HTTP."""
+    if request.app[SETTINGS].proxy.secure_cookies or request.secure:
+        return True
+    said = [request.headers.get("X-Forwarded-Proto", "").split(",")[0]]
+    forwarded = _FORWARDED_PROTO.search(request.headers.get("Forwarded", "").split(",")[0])
+    if forwarded:
+        said.append(forwarded.group(1))
+    return any(p.strip().lower() == "https" for p in said)
+
+
 def has_foreign_origin(request: web.Request) -> bool:
     """True when ``request`` carries the ``Origin`` of another site (or ``null``): a
     browser sent it for a page that is not this proxy's (:func:`is_own_origin`)."""

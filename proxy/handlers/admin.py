@@ -28,6 +28,7 @@ from memory_core.items.writer import GLOBAL_TENANT, ITEM_CHANGES, DuplicateKeyEr
 from memory_core.tools.refs import parse_id
 from proxy import __version__, openapi
 from proxy.appkeys import AENGINE, ENGINE, METRICS, SETTINGS
+from proxy.body import read_body
 from proxy.errors import BadRequestError, ProxyError
 from proxy.handlers.access import AdminForbiddenError, require_admin, require_write
 from proxy.settings import data_dir_path
@@ -82,7 +83,7 @@ def _path_int(request: web.Request, name: str) -> int:
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
-    raw = await request.read()
+    raw = await read_body(request)
     try:
         value = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError as exc:
@@ -109,7 +110,10 @@ def _in_scope(row: dict[str, Any], tenant: str | None, role: str | None, what: s
 
 # -- health and metrics ---------------------------------------------------------------------
 async def health(request: web.Request) -> web.Response:
-    """``GET /lcm/health`` → 200 ``{status, version, data_dir, schema_version, upstream}``.
+    """``GET /lcm/health`` → 200 ``{status, version, schema_version, upstream}``, plus
+    ``data_dir`` for a request the admin API would serve (:func:`require_admin`: the
+    token, or loopback without one): the path says where every conversation is kept
+    and whose account runs the proxy, and a probe needs no token.
 
     Answers 503 with ``status: "degraded"`` when the store cannot be read. Kept for
     existing probes; :func:`livez` and :func:`readyz` separate liveness from readiness.
@@ -124,10 +128,15 @@ async def health(request: web.Request) -> web.Response:
     body = {
         "status": status,
         "version": __version__,
-        "data_dir": str(data_dir_path(settings)),
         "schema_version": engine.store.schema_version,  # the backend's own numbering
         "upstream": shown_url(settings.proxy.upstream),  # no token here: no credentials
     }
+    try:
+        require_admin(request)
+    except ProxyError:
+        pass
+    else:
+        body["data_dir"] = str(data_dir_path(settings))
     return _json(body, code)
 
 

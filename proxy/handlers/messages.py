@@ -41,7 +41,8 @@ from proxy.appkeys import (
     SETTINGS,
     TOOL_REFUSALS,
 )
-from proxy.errors import ProxyError
+from proxy.body import read_body
+from proxy.errors import ProxyError, RequestTimeoutError
 from proxy.flow import record
 from proxy.flow.client import send_whole
 from proxy.flow.exchange import Exchange
@@ -73,6 +74,8 @@ async def messages(request: web.Request) -> web.StreamResponse:
     with request.app[AENGINE].in_flight():
         try:
             response = await _messages(request)
+        except RequestTimeoutError:
+            raise  # the middleware answers it in this shape and closes the connection
         except ProxyError as exc:  # upstream unreachable, timeout: Anthropic's shape
             if exc.status >= 500:
                 log.warning("%s: %s", exc.__class__.__name__, exc.message)
@@ -89,7 +92,7 @@ def _is_messages_body(body: Any) -> bool:
 async def _messages(request: web.Request) -> web.StreamResponse:
     settings = request.app[SETTINGS]
     rid = request[REQUEST_ID]
-    raw = await request.read()
+    raw = await read_body(request)
     parsed = parse_body(raw)
     if parsed.error is not None:
         record.record_unparsed(request, raw, parsed.error)

@@ -5,7 +5,9 @@ upstream; status, headers and body come back. Bodies stream in both directions
 without buffering, so uploads (``/v1/files``, audio) and downloads of any size
 work and the first byte reaches the client as soon as the upstream sends it.
 A body aiohttp decodes (``Content-Encoding: gzip``…) is forwarded decoded, without
-that header; one it cannot decode is the client's fault (400), not the upstream's.
+that header, up to ``proxy.max_body_bytes`` decoded (413 beyond); one it cannot decode
+is the client's fault (400), not the upstream's, as is one sent too slowly (408,
+:mod:`proxy.body`).
 A client that hangs up ends the upstream call, as it would talking to the upstream
 directly: while the upstream has not answered, and while its stream stalls (checked
 every ``tools.heartbeat_seconds``), and at the next write otherwise.
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 from weakref import WeakSet
 
@@ -37,6 +39,7 @@ from multidict import CIMultiDict
 
 from proxy import headers as hdrs
 from proxy.appkeys import HTTP, METRICS, REQUEST_ID, SETTINGS, WEBSOCKETS
+from proxy.body import passthrough_body
 from proxy.errors import BadRequestError, UpstreamError
 from proxy.flow.client import ClientGone, ClientWatch
 from proxy.rawhead import RelayedResponse, RelayedStreamResponse
@@ -49,23 +52,6 @@ def tail_of(request: web.Request) -> str:
     """Return the raw path after ``/v1`` (``/v1/models`` → ``/models``)."""
     raw = request.rel_url.raw_path
     return raw[3:] if raw.startswith("/v1") else raw
-
-
-class _ClientBody:
-    """The client's body, streamed, remembering whether reading it failed: the
-    upstream send then fails too, and the client must hear it was its body."""
-
-    def __init__(self, request: web.Request) -> None:
-        self._request = request
-        self.error: web.RequestPayloadError | None = None
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._request.content.iter_any():
-                yield chunk
-        except web.RequestPayloadError as exc:
-            self.error = exc
-            raise
 
 
 View = Callable[[Any], Any]
@@ -87,7 +73,7 @@ async def passthrough(request: web.Request, *, view: View | None = None
     )
     if _is_upgrade(request):
         return await _websocket(request, url, out_headers)
-    body = _ClientBody(request) if request.body_exists else None
+    body = passthrough_body(request) if request.body_exists else None
     check_every = settings.tools.heartbeat_seconds
     metrics = request.app[METRICS]
     started = time.perf_counter()
@@ -96,7 +82,7 @@ async def passthrough(request: web.Request, *, view: View | None = None
             upstream = await send(request.app[HTTP], request.method, url, out_headers, body)
     except UpstreamError:
         if body is not None and body.error is not None:
-            raise body.error from None  # rendered as 400 by the middleware
+            raise body.error from None  # 400, 408 or 413 from the middleware
         raise
     except ClientGone:  # the upstream call was cancelled with it, as a hang-up would
         metrics.client_disconnects.inc()

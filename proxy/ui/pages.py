@@ -21,6 +21,7 @@ from memory_core.errors import ItemStateError, NotFoundError
 from memory_core.items.writer import ITEM_CHANGES, RESTORABLE
 from memory_core.tools.refs import parse_id
 from proxy.appkeys import AENGINE, ENGINE, SETTINGS
+from proxy.body import read_form
 from proxy.handlers.access import host_is_loopback
 from proxy.ui.html import (
     SECURITY_HEADERS,
@@ -333,7 +334,7 @@ async def _change(request: web.Request, verb: str) -> web.StreamResponse:
     if (denied := guard(request)) is not None:
         return denied
     tenant, role = _filters(request)
-    form = await request.post()
+    form = await read_form(request)
     if (why := csrf_refusal(request, form)) is not None:
         return _forbidden(request, tenant, why)
     if not request.app[SETTINGS].proxy.admin_token and not host_is_loopback(request.host):

@@ -2,7 +2,8 @@
 
 - ``POST /lcm/ui/login`` (form ``token``): the right admin token sets the session
   cookie (:mod:`proxy.uisession`: issued now, ``Max-Age`` of
-  ``proxy.ui_session_seconds``, HttpOnly, SameSite=Strict) and redirects to
+  ``proxy.ui_session_seconds``, HttpOnly, SameSite=Strict, Secure over HTTPS:
+  :func:`~proxy.handlers.access.cookie_is_secure`) and redirects to
   ``/lcm/ui``. Wrong tokens count against the client's address; after too many
   the form answers 429 with ``Retry-After`` (:mod:`proxy.throttle`). A foreign
   ``Origin`` gets 403 before the token is looked at (nor counted), so a web page
@@ -22,10 +23,12 @@ from typing import Any
 from aiohttp import web
 
 from proxy.appkeys import SETTINGS
+from proxy.body import read_form
 from proxy.errors import TooManyFailuresError, UnauthorizedError
 from proxy.handlers.access import (
     UI_COOKIE,
     check_token,
+    cookie_is_secure,
     end_ui_sessions,
     has_foreign_origin,
     has_ui_session,
@@ -72,7 +75,7 @@ def html_response(body: str, status: int = 200, request: web.Request | None = No
                         charset="utf-8", headers={**SECURITY_HEADERS, **(headers or {})})
     if request is not None and request.get(_CSRF_NEW):
         resp.set_cookie(CSRF_COOKIE, request[_CSRF_NEW], httponly=True, samesite="Strict",
-                        path="/lcm/ui", secure=request.secure)
+                        path="/lcm/ui", secure=cookie_is_secure(request))
     return resp
 
 
@@ -113,7 +116,7 @@ async def login(request: web.Request) -> web.StreamResponse:
         return html_response(page("Refused", "<p>cross-origin sign-in refused</p>"), 403)
     if not settings.admin_token:
         return login_page("no admin token is configured")
-    form = await request.post()
+    form = await read_form(request)
     try:
         check_token(request, str(form.get("token", "")))
     except TooManyFailuresError as exc:
@@ -122,7 +125,8 @@ async def login(request: web.Request) -> web.StreamResponse:
         return login_page("wrong token")
     resp = web.Response(status=303, headers={"Location": "/lcm/ui", **SECURITY_HEADERS})
     resp.set_cookie(UI_COOKIE, new_ui_session(request), max_age=settings.ui_session_seconds,
-                    httponly=True, samesite="Strict", path="/lcm/", secure=request.secure)
+                    httponly=True, samesite="Strict", path="/lcm/",
+                    secure=cookie_is_secure(request))
     return resp
 
 
@@ -132,12 +136,12 @@ async def logout(request: web.Request) -> web.StreamResponse:
     A live session also ends every session issued so far (:mod:`proxy.uisession`);
     a foreign ``Origin`` or a wrong ``csrf`` → 403 and nothing changes.
     """
-    form = await request.post()
+    form = await read_form(request)
     if (why := csrf_refusal(request, form)) is not None:
         return html_response(page("Refused", f"<p>{e(why)}</p>"), 403)
     if has_ui_session(request):
         end_ui_sessions(request)
     resp = web.Response(status=303, headers={"Location": "/lcm/ui", **SECURITY_HEADERS})
-    resp.del_cookie(UI_COOKIE, path="/lcm/", secure=request.secure, httponly=True,
+    resp.del_cookie(UI_COOKIE, path="/lcm/", secure=cookie_is_secure(request), httponly=True,
                     samesite="Strict")
     return resp

@@ -17,6 +17,7 @@ import asyncio
 import io
 import logging
 import uuid
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -435,3 +436,60 @@ async def test_a_new_data_dir_is_private_to_its_user(upstream: FakeUpstream,
         assert stat.S_IMODE(shared.stat().st_mode) == 0o750
     finally:
         os.umask(old)
+
+
+TOKENS = {
+    "huggingface_token": "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNm12345678",
+    "groq_key": "gsk_" + "Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90Uv12Wx34Yz56",
+    "xai_key": "xai-" + "Zq8Wx7Ec6Rv5Tb4Yn3Um2Il1Ok0Pj9Hg8Fd7Sa6Lk5"
+               + "Jh4Gf3Ds2Aq1Zx0Cv9Bn8Mm7Qw6Er5Ty4Ui",
+    "gitlab_token": "glpat-" + "xY9_zW8-vU7tS6rQ5pO4",
+    "npm_token": "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "github_token": "github_pat_" + "11ABCDEFG0" + "abcdefghijABCDEFGHIJ0123456789_xyz",
+    "slack_token": "xoxb-" + "1234567890-0987654321-AbCdEfGhIjKl",
+    "stripe_key": "sk_live_" + "51HxYzAbCdEfGhIjKl",
+    "google_api_key": "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    "aws_access_key": "AKIA" + "Q3R7T2V9W4X8Y6Z5",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+           + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+}
+
+
+@pytest.mark.parametrize("label", sorted(TOKENS))
+def test_tokens_agents_commonly_paste_are_masked(label: str) -> None:
+    """Hugging Face, Groq, xAI, GitLab and npm tokens were stored as pasted; the other
+    formats here were already masked (kept as a list of what is covered)."""
+    text = f"export TOKEN={TOKENS[label]}\nthen run: curl -H 'x: {TOKENS[label]}' ..."
+    out = redact_secrets(text)
+    assert TOKENS[label] not in out and f"[REDACTED:{label}]" in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "from huggingface_hub import hf_hub_download; hf_transfer is on",
+    "set HF_HOME and hf_cache_dir_for_the_models_of_this_project_v2",
+    "model = 'xai-grok-2-latest' or xai-org/grok-1",
+    "npm_config_cache=/tmp/npm and npm_package_version=1.2.3",
+    "glpat- tokens look like glpat-<20 characters>", "gsk_ is Groq's prefix",
+    "The half_precision flag (bf16) halves memory",
+])
+def test_names_with_token_prefixes_stay(text: str) -> None:
+    assert redact_secrets(text) is text
+
+
+@pytest.mark.parametrize("text", [
+    "The database password is hunter2-Sup3rS3cret!",
+    "key rk_live_51HabcdefghijklmnopQR",
+    "dsn = postgresql://admin:Pa55w0rdXyz@db.internal:5432/app",
+    "token " + TOKENS["huggingface_token"],
+])
+def test_the_forwarded_body_log_masks_what_capture_masks(text: str) -> None:
+    """The forwarded-requests log tested small bodies for a list of triggers of its
+    own, shorter than the redaction's: these bodies were stored unmasked."""
+    from memory_core.capture.forwarded import prepare
+
+    body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+    row = prepare(Scope("t_1", "default"), "req_1", body, {}, max_bytes=1 << 20,
+                  redact=True)
+    assert row.body is not None and row.redacted
+    stored = zlib.decompress(row.body).decode()
+    assert redact_secrets(text) in stored and "[REDACTED:" in stored
