@@ -845,3 +845,19 @@ def test_a_stated_change_keeps_its_new_value(text: str, value: float, unit: str 
 ])
 def test_a_contracted_have_keys_like_have(text: str, subject: str) -> None:
     assert [i.subject for i in extract(text)] == [subject], extract(text)
+
+
+def test_a_sentences_scope_words_are_read_near_the_clause_only() -> None:
+    """The task scope said at a sentence's opening applies to a clause within
+    ``_SCOPE_REACH`` characters of it; beyond, a sentence of thousands of clauses with
+    no full stop would be read again for each one (quadratic: 100 KB of "the port is 1
+    and …" took about a minute)."""
+    from memory_core.extraction.modality import _SCOPE_REACH, about_this_task
+
+    opening = "For this task, "
+    near = opening + "x and " * 10
+    far = opening + "x and " * (_SCOPE_REACH // 6 + 5)
+    clause = "the bucket is lcm-dev"
+    for filler, scoped in ((near, True), (far, False)):
+        scan = filler + clause
+        assert about_this_task(scan, len(filler), len(scan), "en", 0) is scoped

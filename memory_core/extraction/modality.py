@@ -373,6 +373,19 @@ _JA_STANDS = re.compile(r"常に|必ず|絶対|原則")
 _JA_PRESENT = re.compile(r"\d+\s*行目|この|その|上の|下の|もう一度")
 
 
+_SCOPE_REACH = 400
+"""Characters before a clause in which its sentence's opening scope words are read: a
+bound, so that a sentence of many clauses (a pasted list with no full stop) costs time
+linear in its length, not quadratic."""
+
+
+def _lead(start: int, sentence_start: int | None) -> int:
+    """Where the scope of a clause starting at ``start`` is read from."""
+    if sentence_start is None:
+        return start
+    return max(min(sentence_start, start), start - _SCOPE_REACH)
+
+
 def about_this_answer(scan: str, start: int, end: int, lang: str,
                       sentence_start: int | None = None) -> bool:
     """Whether an order in ``scan[start:end]`` is scoped to the answer at hand ("Keep it
@@ -386,7 +399,7 @@ def about_this_answer(scan: str, start: int, end: int, lang: str,
     fact "… this time" reports). ``sentence_start``: where the clause's sentence
     begins; in Chinese and Japanese a scope said before the clause (この回答では、…)
     counts, unless a lasting word comes between."""
-    lead = start if sentence_start is None else min(sentence_start, start)
+    lead = _lead(start, sentence_start)
     if lang == "zh":
         return _scoped(scan, lead, start, end, _ZH_LASTING, _ZH_THIS_REPLY, _ZH_STANDS,
                        _ZH_PRESENT)
@@ -441,7 +454,7 @@ def about_this_task(scan: str, start: int, end: int, lang: str,
     ("from now on", "every later one", 以后, 今後) make it long-term.
     ``sentence_start``: where the clause's sentence begins (本次任务中，… scopes the
     clause after its comma)."""
-    lead = start if sentence_start is None else min(sentence_start, start)
+    lead = _lead(start, sentence_start)
     pattern, lasting = {"zh": (_ZH_THIS_TASK, _ZH_LASTING), "ja": (_JA_THIS_TASK, _JA_LASTING)
                         }.get(lang, (_EN_THIS_TASK, _EN_LASTING))
     if lasting.search(scan, lead, end) is not None or (
