@@ -50,6 +50,7 @@ class AReply:
     delay: float = 0.0  # seconds between writes
     answer_delay: float = 0.0  # seconds before answering at all
     raw_stream: bytes | None = None
+    drop_after: int | None = None  # a stream: close the connection after this many bytes
 
 
 def _event(name: str, obj: Any) -> bytes:
@@ -156,11 +157,17 @@ async def answer(fake: Any, request: web.Request) -> web.StreamResponse:
                                        "Cache-Control": "no-cache", **reply.headers})
     await resp.prepare(request)
     size = reply.write_size or len(payload) or 1
+    if reply.drop_after is not None:
+        payload = payload[:reply.drop_after]
     try:
         for s in range(0, len(payload), size):
             await resp.write(payload[s:s + size])
             if reply.delay:
                 await asyncio.sleep(reply.delay)
+        if reply.drop_after is not None:  # hang up without the end of the body
+            assert request.transport is not None
+            request.transport.close()
+            return resp
         await resp.write_eof()
     except (ConnectionResetError, asyncio.CancelledError):
         fake.aborted += 1

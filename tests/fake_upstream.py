@@ -49,6 +49,8 @@ class Reply:
     raw_body: bytes | None = None  # non-stream: send exactly these bytes
     content_type: str | None = None
     drop_after: int | None = None  # close the connection after this many bytes
+    reasoning: str | None = None  # streamed before the content, as reasoning deltas
+    reasoning_key: str = "reasoning_content"  # DeepSeek/vLLM; OpenRouter: "reasoning"
 
 
 class FakeUpstream:
@@ -63,7 +65,13 @@ class FakeUpstream:
         self.finished_streams = 0
         self.streams: list[bytes] = []  # the SSE payload of each stream, as scripted
         self.ws_closes: list[int | None] = []  # each WebSocket's close code
-        self.app = web.Application(client_max_size=256 * 1024 * 1024)
+        self.hang_ups = 0
+        """The next this many requests are read, recorded and left unanswered: the
+        connection is closed before a status line (an upstream that went away),
+        after ``hang_up_delay`` seconds."""
+        self.hang_up_delay = 0.0
+        self.app = web.Application(client_max_size=256 * 1024 * 1024,
+                                   middlewares=[self._hang_up])
         self.app.router.add_post("/v1/chat/completions", self.chat)
         # Stored completions (``store: true``): each gets an id of its own.
         self.completions: dict[str, dict[str, Any]] = {}
@@ -88,6 +96,17 @@ class FakeUpstream:
         self.app.router.add_route("*", "/v1/{tail:.*}", self.echo)
         self.runner: web.AppRunner | None = None
         self.port = 0
+
+    @web.middleware
+    async def _hang_up(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if self.hang_ups <= 0 or request.method != "POST":
+            return await handler(request)
+        self.hang_ups -= 1
+        await self._record(request)
+        await asyncio.sleep(self.hang_up_delay)
+        assert request.transport is not None
+        request.transport.close()
+        raise asyncio.CancelledError  # aiohttp drops a handler cancelled this way
 
     @property
     def base_url(self) -> str:
@@ -307,6 +326,8 @@ class FakeUpstream:
         choices = []
         for i in range(reply.n):
             msg: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+            if reply.reasoning is not None:
+                msg[reply.reasoning_key] = reply.reasoning
             if reply.tool_calls:
                 msg["tool_calls"] = [
                     {"id": tc["id"], "type": "function",
@@ -346,6 +367,11 @@ class FakeUpstream:
         for i in range(reply.n):
             chunk([{"index": i, "delta": {"role": "assistant", "content": ""},
                     "logprobs": None, "finish_reason": None}])
+            thought = reply.reasoning or ""
+            for start in range(0, len(thought), max(1, reply.piece)):
+                chunk([{"index": i, "delta": {reply.reasoning_key:
+                                              thought[start:start + reply.piece]},
+                        "logprobs": None, "finish_reason": None}])
             text = reply.content or ""
             for start in range(0, len(text), max(1, reply.piece)):
                 chunk([{"index": i, "delta": {"content": text[start:start + reply.piece]},

@@ -723,10 +723,12 @@ async def test_a_memory_call_cut_off_by_max_tokens_is_not_run(
 
 
 async def test_an_error_after_shown_bytes_keeps_the_upstreams_type(
-        proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    """Round 1 showed the client a thinking block (its status 200 is sent), then the
-    upstream refused round 2 as overloaded: the client's stream carries the
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """Round 1 thought and called a memory tool (hidden, its thinking too); the
+    client's status 200 went out with a heartbeat while round 2 was awaited, then
+    the upstream refused round 2 as overloaded: the client's stream carries the
     upstream's own error event, ``overloaded_error``, which clients retry on."""
+    proxy = await make_proxy(tools={"heartbeat_seconds": 0.1, "offer": "always"})
     c = client(proxy)
     history = await _seed(c)
     await proxy.settle()
@@ -736,7 +738,8 @@ async def test_an_error_after_shown_bytes_keeps_the_upstreams_type(
     upstream.anthropic_replies.extend([
         AReply(content=[thinking("Check memory.", SIG),
                         tool_use("toolu_e", "memory_grep", {"query": "GRF"})]),
-        AReply(status=529, error=overloaded["error"], headers={"retry-after": "30"})])
+        AReply(status=529, error=overloaded["error"], headers={"retry-after": "30"},
+               answer_delay=0.5)])
     async with aiohttp.ClientSession() as http:
         async with http.post(f"{proxy.root}/v1/messages", headers={
                 "x-api-key": TEST_KEY, "anthropic-version": "2023-06-01"}, json={
@@ -748,6 +751,6 @@ async def test_an_error_after_shown_bytes_keeps_the_upstreams_type(
             with contextlib.suppress(aiohttp.ClientPayloadError):
                 async for chunk in resp.content.iter_any():
                     raw += chunk
-    assert b"event: content_block_start" in raw  # the thinking block was shown
+    assert b"event: ping" in raw and b"content_block_start" not in raw  # nothing shown
     tail = raw.rsplit(b"event: error\ndata: ", 1)[1].split(b"\n\n", 1)[0]
     assert orjson.loads(tail) == overloaded

@@ -122,13 +122,22 @@ class ClientSide:
                     raise ClientGone
                 if self.ex.streamed and (self.hidden_running
                                          or self.last_headers is not None):
-                    if not await self.commit() or (
-                            self.hidden_running and not await self.write(
-                                self.wire.heartbeat())):
+                    if not await self.beat():
                         raise ClientGone
         finally:
             if not task.done():
                 task.cancel()
+
+    async def beat(self) -> bool:
+        """Send the client's status line and held bytes (the hold is over), and a
+        heartbeat while a hidden round runs; False if the client is gone."""
+        return await self.commit() and (not self.hidden_running
+                                        or await self.write(self.wire.heartbeat()))
+
+    def beat_due(self) -> bool:
+        """A heartbeat is due: a hidden round runs (or a round holds what it may not
+        show) and nothing was written for ``heartbeat`` seconds."""
+        return self.hidden_running and time.monotonic() - self.last_write >= self.heartbeat
 
     async def commit(self) -> bool:
         """Send the client's status line (once) and any held bytes; False if gone."""

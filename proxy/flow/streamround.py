@@ -80,6 +80,9 @@ async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
             elif sr.holds():  # a long reasoning may turn out hidden: keep the client alive
                 client.hidden_running = True
             ok = await client.out(sr, out)
+            if ok and client.beat_due() and client.last_headers is not None:
+                # held reasoning that streams on without a pause: heartbeats all the same
+                ok = await client.beat()
         if ok:
             ok = await client.out(sr, sr.close())
     except ClientGone:
@@ -87,9 +90,11 @@ async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
     except (aiohttp.ClientError, TimeoutError) as exc:
         ex.error = f"{exc.__class__.__name__}: {exc}"
         ex.complete = False
-        # The client gets every byte the upstream sent before it broke off.
+        # The client gets every byte the upstream sent before it broke off; after
+        # a later round, whose stream the proxy composed, not half an event: the
+        # loop ends it with the API's error event (ToolLoop._end).
         ok = await client.commit()
-        rest = sr.pending() if ok and not sr.holding else b""
+        rest = sr.pending() if ok and not sr.holding and len(ex.rounds) == 1 else b""
         if rest:
             await client.write(rest)
     finally:

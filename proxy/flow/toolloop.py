@@ -39,7 +39,7 @@ from aiohttp import web
 
 from proxy import headers as hdrs
 from proxy.appkeys import SETTINGS, TOOL_REFUSALS
-from proxy.errors import UpstreamError
+from proxy.errors import ProxyError, UpstreamError
 from proxy.flow.asyncengine import AsyncEngine
 from proxy.flow.client import ClientGone, ClientSide
 from proxy.flow.exchange import Exchange, Round
@@ -265,9 +265,15 @@ class ToolLoop:
         messages = wire.messages(body)
         sr: StreamRound | None = None
         while True:
-            resp, queue, reader = await open_round(
-                self.client, self.session, self.url, self.headers,
-                dumps_body(wire.with_messages(body, messages)))
+            try:
+                resp, queue, reader = await open_round(
+                    self.client, self.session, self.url, self.headers,
+                    dumps_body(wire.with_messages(body, messages)))
+            except ProxyError as exc:
+                if ex.response is None:  # nothing sent: the API's error response
+                    raise
+                # The client's stream is started: the API's in-stream error event.
+                return await self._fail_in_stream(ss, exc.status, exc.message)
             rnd = Round(resp.status, resp.headers)
             ex.rounds.append(rnd)
             if queue is None:
@@ -282,7 +288,10 @@ class ToolLoop:
                             body, messages, ex.rounds = again, wire.messages(again), []
                             continue
                     return self._error(resp, raw)  # the true status of the round shown
-                raw = await self._read(resp)
+                try:
+                    raw = await self._read(resp)
+                except UpstreamError as exc:
+                    return await self._fail_in_stream(ss, exc.status, exc.message)
                 await self.client.write(ss.upstream_error_bytes(
                     raw, "upstream failed during a memory tool round: "
                     + raw[:500].decode("utf-8", "replace")))
@@ -338,6 +347,23 @@ class ToolLoop:
             messages.extend([sent, *turns])
         return await self._end(ss, sr)
 
+    async def _fail_in_stream(self, ss: StreamSession, status: int, message: str
+                              ) -> web.StreamResponse:
+        """A later round failed without an answer (the upstream unreachable, or its
+        connection dropped) after the client's stream started: the API's in-stream
+        error event (``api_error``/``upstream_error``), then the end as after an
+        upstream's error event; recorded as failed."""
+        ex = self.ex
+        assert ex.response is not None
+        log.warning("request %s: upstream failed during a memory tool round: %s",
+                    ex.rid, message)
+        await self.client.write(ss.error_bytes(
+            f"upstream failed during a memory tool round: {message}"))
+        ex.status, ex.complete, ex.error = status, False, message[:2000]
+        if ss.abort_after_error:
+            _abort_client(ex.response, ex.request)
+        return ex.response
+
     async def _relay_whole(self, resp: aiohttp.ClientResponse) -> web.StreamResponse:
         """A 2xx round that is not an event stream, before the client saw anything:
         relayed as it comes; not an answer."""
@@ -376,6 +402,12 @@ class ToolLoop:
                 flush = ss.flush_on_break(sr, out)
                 if flush:
                     await self.client.write(flush)
+                if len(ex.rounds) > 1 and not sr.answered():
+                    # A stream the proxy composed of rounds: it says why it ends
+                    # (the API's in-stream error event), then is cut.
+                    await self.client.write(ss.error_bytes(
+                        "upstream connection broke off during a memory tool round: "
+                        + (ex.error or "stream ended early")))
                 _abort_client(ex.response, ex.request)
             return ex.response  # type: ignore[return-value]
         ex.client_choices, ex.finish_reasons = ss.final_choices(last.message, last.client_calls)

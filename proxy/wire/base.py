@@ -62,6 +62,12 @@ class StreamRound(ABC):
         kept alive with heartbeats meanwhile)."""
         return False
 
+    def release(self) -> bytes:
+        """Show what the round keeps back (its reasoning, before anything else of the
+        round was shown), once: the bytes for the client. Called when the answer ends
+        with this round; a hidden round's is never released."""
+        return b""
+
 
 class WireAdapter(ABC):
     """Everything one API's wire format decides (one instance serves all requests)."""

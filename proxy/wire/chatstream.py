@@ -11,6 +11,13 @@ case is tested from byte scripts (tests/test_chatstream.py).
 Whether the round is *shown* (:attr:`shown`): a round whose output so far is only
 a role chunk and comments may still turn out to be a hidden memory round; the
 loop holds such bytes (and the client's status line) until :attr:`shown` is set.
+Reasoning chunks (a delta of ``reasoning_content`` / ``reasoning`` /
+``reasoning_details`` only, as vLLM, DeepSeek and OpenRouter stream them) that
+come before anything was shown are held too (:attr:`held`): a round of reasoning
+and memory calls is hidden whole, as a whole answer hides it. The first chunk
+the client is shown, or the end of an answer that ends with this round
+(:meth:`ChatStreamRound.release`), sends them first, in their place; meanwhile
+the loop keeps the client alive with heartbeats (:meth:`holds`).
 
 Later rounds of one answer (``later=True``) keep the answer's chunk ``id`` and
 ``created`` (``stream_id``, ``created``) and drop their own role-only chunk: the
@@ -34,6 +41,29 @@ def _role_only(delta: Any) -> bool:
         return True
     return all(k == "role" or (k == "content" and not v) or v is None
                for k, v in delta.items())
+
+
+REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_details")
+"""Delta fields of streamed reasoning (DeepSeek/vLLM, OpenRouter)."""
+
+
+def _reasoning_only(chunk: dict[str, Any]) -> bool:
+    """True for a chunk whose choices carry reasoning and nothing to show beyond a
+    role (no content, tool call or finish reason)."""
+    choices = [c for c in chunk.get("choices") or [] if isinstance(c, dict)]
+    some = False
+    for ch in choices:
+        if ch.get("finish_reason"):
+            return False
+        delta = ch.get("delta")
+        if not isinstance(delta, dict):
+            continue
+        for key, value in delta.items():
+            if key in REASONING_KEYS:
+                some = some or bool(value)
+            elif not (key == "role" or (key == "content" and not value) or value is None):
+                return False
+    return some
 
 
 def sse_data(obj: Any) -> bytes:
@@ -61,6 +91,8 @@ class ChatStreamRound:
         self.acc = ChunkAccumulator()
         self.splitter = EventSplitter()
         self._last_slot: int | None = None
+        self.held: list[bytes] = []
+        """Reasoning chunks for the client, held while nothing of the round was shown."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -72,8 +104,20 @@ class ChatStreamRound:
         return self.process(self.splitter.close())
 
     def pending(self) -> bytes:
-        """Bytes of an unfinished block (what an aborted stream still owes)."""
-        return self.splitter.pending()
+        """The held reasoning (an answer cut off shows it), then the bytes of an
+        unfinished block (what an aborted stream still owes)."""
+        return self.release() + self.splitter.pending()
+
+    def holds(self) -> bool:
+        """True while reasoning chunks are held (heartbeats are due)."""
+        return bool(self.held)
+
+    def release(self) -> bytes:
+        """Show the held reasoning chunks (once); their bytes."""
+        held, self.held = self.held, []
+        if held:
+            self.shown = True
+        return b"".join(held)
 
     def messages(self) -> list[dict[str, Any]]:
         """The round's assistant messages, as the upstream sent them."""
@@ -110,14 +154,39 @@ class ChatStreamRound:
                 if self.holding:
                     self.tail.append(("other", raw))
                 else:
-                    self.shown = True  # an error object or junk: the client's to see
-                    out += raw
+                    # an error object or junk: the client's to see
+                    out += self.release() + raw
+                    self.shown = True
                 continue
             if self.holding:
                 self.tail.append(("other", raw))
                 continue
-            out += self._chunk(raw, obj)
+            if not self.shown and _reasoning_only(obj):
+                out += self._hold_reasoning(raw, obj)
+                continue
+            piece = self._chunk(raw, obj)
+            if self.held and self.shown:
+                piece = self.release() + piece
+            out += piece
         return out
+
+    def _hold_reasoning(self, raw: bytes, obj: dict[str, Any]) -> bytes:
+        """Hold a reasoning chunk; a role it carries goes now, as a role chunk (the
+        client has one even when the round turns out hidden)."""
+        piece = self._chunk(raw, obj)
+        self.shown = False  # reasoning alone does not show the round yet
+        if not piece:
+            return b""
+        chunk = orjson.loads(piece[piece.index(b"{"):]) if piece is not raw else obj
+        first = [c for c in chunk.get("choices") or [] if isinstance(c, dict)]
+        delta = first[0].get("delta") if len(first) == 1 else None
+        if not isinstance(delta, dict) or "role" not in delta:
+            self.held.append(piece)
+            return b""
+        role = dict(first[0], delta={"role": delta["role"], "content": ""})
+        rest = dict(first[0], delta={k: v for k, v in delta.items() if k != "role"})
+        self.held.append(sse_data(dict(chunk, choices=[rest])))
+        return sse_data(dict(chunk, choices=[role]))
 
     # -- decisions ----------------------------------------------------------------------
     def _decide(self, slot: dict[str, Any], final: bool) -> None:

@@ -14,7 +14,18 @@ block is re-indexed from ``client_offset`` so the client's block indices run
 0, 1, 2… across all rounds of one answer. ``message_delta`` and ``message_stop``
 are held in :attr:`tail` for the loop, which alone knows whether the round ends
 the answer. A later round (``later``) drops its own ``message_start``: the client
-sees one message. Thinking blocks and their signatures pass unchanged.
+sees one message.
+
+A ``thinking`` or ``redacted_thinking`` block that comes before anything of the
+round was shown is held (start, ``thinking_delta``, ``signature_delta``, stop):
+a round of thinking and memory calls is hidden whole, as a whole answer hides it
+(the model's thinking before a memory call is no part of the client's turn; the
+upstream gets it back with the call, signature intact, as extended thinking
+requires). The first client block (or an ``error``), or the end of an answer
+that ends with this round (:meth:`MessagesStreamRound.release`), shows the held
+blocks in their place, taking the next client indexes; meanwhile the loop keeps
+the client alive with ``ping`` events (:meth:`holds`). Thinking blocks that come
+after something was shown, and every signature, pass unchanged.
 
 :attr:`shown` is set once a client block (or an ``error``) was relayed: before
 that the round may still turn out to be a hidden memory round.
@@ -60,6 +71,9 @@ class MessagesStreamRound(StreamRound):
         self._usage: dict[str, Any] = {}
         self.stopped = False
         self.error: Any = None
+        self.held: list[tuple[str, dict[str, Any], bytes, dict[str, Any]]] = []
+        """The events of thinking blocks held while nothing of the round was shown:
+        ``(kind, slot, bytes, event)``."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -69,7 +83,34 @@ class MessagesStreamRound(StreamRound):
         return self._process(self.splitter.close())
 
     def pending(self) -> bytes:
-        return self.splitter.pending()
+        """The held thinking blocks (an answer cut off shows them), then the bytes of
+        an unfinished event."""
+        return self.release() + self.splitter.pending()
+
+    def holds(self) -> bool:
+        return bool(self.held)
+
+    def release(self) -> bytes:
+        """Show the held thinking blocks (once), each taking the next client index;
+        their bytes."""
+        held, self.held = self.held, []
+        out = b""
+        for kind, slot, raw, obj in held:
+            if slot["client"] is None:
+                slot["client"] = self.next_index
+                self.next_index += 1
+            out += self._relay(kind, slot, raw, obj)
+        if held:
+            self.shown = True
+        return out
+
+    def _relay(self, kind: str, slot: dict[str, Any], raw: bytes, obj: dict[str, Any]
+               ) -> bytes:
+        """A client block's event, at its client index (its exact bytes when the
+        index is the upstream's)."""
+        if slot["client"] == obj.get("index"):
+            return raw
+        return sse_event(kind, dict(obj, index=slot["client"]))
 
     def _process(self, items: list[tuple[bytes, SSEEvent | None]]) -> bytes:
         out = b""
@@ -113,8 +154,9 @@ class MessagesStreamRound(StreamRound):
             return self._block_event(kind, raw, obj)
         if kind == "error":
             self.error = obj.get("error", obj)
+            out = self.release()
             self.shown = True
-            return raw
+            return out + raw
         if self.holding:  # ping and unknown events after the end wait with it
             self.tail.append(("other", raw))
             return b""
@@ -122,32 +164,38 @@ class MessagesStreamRound(StreamRound):
 
     def _block_event(self, kind: str, raw: bytes, obj: dict[str, Any]) -> bytes:
         index = obj.get("index")
+        out = b""
         if kind == "content_block_start":
             block = obj.get("content_block")
             block = dict(block) if isinstance(block, dict) else {}
             ours = block.get("type") == "tool_use" and block.get("name") in self.names
+            held = (not ours and not self.shown
+                    and block.get("type") in ("thinking", "redacted_thinking"))
             slot: dict[str, Any] | None = {"block": block, "ours": ours, "client": None,
                                            "json": ""}
             assert slot is not None
-            if not ours:
+            if not ours and not held:
+                out = self.release()  # held thinking first, in its place
                 slot["client"] = self.next_index
                 self.next_index += 1
             self.blocks[index if isinstance(index, int) else len(self.blocks)] = slot
         else:
             slot = self.blocks.get(index) if isinstance(index, int) else None
             if slot is None:  # a delta for no known block: not ours to judge
+                out = self.release()
                 self.shown = True
-                return raw
+                return out + raw
             if kind == "content_block_delta":
                 self._apply(slot, obj.get("delta"))
             else:
                 self._finish(slot)
         if slot["ours"]:
             return b""
+        if slot["client"] is None:  # a held thinking block
+            self.held.append((kind, slot, raw, obj))
+            return b""
         self.shown = True
-        if slot["client"] == index:
-            return raw
-        return sse_event(kind, dict(obj, index=slot["client"]))
+        return out + self._relay(kind, slot, raw, obj)
 
     @staticmethod
     def _apply(slot: dict[str, Any], delta: Any) -> None:
@@ -176,13 +224,16 @@ class MessagesStreamRound(StreamRound):
 
     # -- what the round said ------------------------------------------------------------
     def content(self, *, client_only: bool = False) -> list[dict[str, Any]]:
-        """The round's content blocks, as the upstream sent them (``client_only``:
-        without the memory tool calls)."""
+        """The round's content blocks, as the upstream sent them (``client_only``: the
+        blocks the client was shown, in its order: without the memory tool calls
+        and the thinking still held)."""
         for slot in self.blocks.values():
             if slot["json"]:
                 self._finish(slot)
-        return [s["block"] for s in self.blocks.values()
-                if not (client_only and s["ours"])]
+        if client_only:
+            shown = [s for s in self.blocks.values() if s["client"] is not None]
+            return [s["block"] for s in sorted(shown, key=lambda s: s["client"])]
+        return [s["block"] for s in self.blocks.values()]
 
     def messages(self) -> list[dict[str, Any]]:
         return [{"role": "assistant", "content": self.content()}]

@@ -102,7 +102,7 @@ class StreamSession:
         self.finish = self.wire.finish_stop if cut else upstream_finish
         later = rounds > 1
         sid, created = self.stream_id if self.stream_id is not None else sr.identity()
-        out = b""
+        out = sr.release()  # the answer ends with this round: its reasoning is shown
         for kind, raw in sr.tail:
             if (later or self.finish != upstream_finish) and kind in ("finish", "usage"):
                 raw = self.wire.restate(kind, raw, finish_reason=self.finish, usage=usage,
@@ -148,18 +148,26 @@ class StreamSession:
 class MessagesSession(StreamSession):
     """Anthropic Messages: one ``message_start``, block indexes running on across
     rounds, ``message_delta`` restated with the answer's stop reason and usage; an
-    ``error`` event ends the answer."""
+    ``error`` event ends the answer. A round's held thinking
+    (:mod:`proxy.wire.messagesstream`) is shown when the answer ends with that
+    round, and never when the round was hidden."""
 
     abort_after_error = True
 
     def __init__(self, wire: WireAdapter, names: dict[str, str], body: dict[str, Any]
                  ) -> None:
         super().__init__(wire, names, body)
-        self.shown: list[dict[str, Any]] = []
-        """The client's blocks, all rounds."""
+        self.rounds: list[MessagesStreamRound] = []
+        """Every round so far (what each showed the client is read at the end: the
+        last round's held thinking is shown only then)."""
         self.started = False
         """The client has its ``message_start``."""
         self.offset = 0
+
+    @property
+    def shown(self) -> list[dict[str, Any]]:
+        """The client's blocks, all rounds, in its order."""
+        return [b for sr in self.rounds for b in sr.content(client_only=True)]
 
     def next_round(self, rounds: int) -> StreamRound:
         return MessagesStreamRound(self.names, self.offset, later=self.started)
@@ -167,7 +175,7 @@ class MessagesSession(StreamSession):
     def after_round(self, sr: StreamRound, committed: bool) -> None:
         assert isinstance(sr, MessagesStreamRound)
         self.started = self.started or (committed and sr.message is not None)
-        self.shown.extend(sr.content(client_only=True))
+        self.rounds.append(sr)
         self.offset = sr.next_index
 
     def message(self, sr: StreamRound) -> dict[str, Any]:
