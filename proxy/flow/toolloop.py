@@ -331,6 +331,9 @@ class ToolLoop:
             rnd.hidden = not rnd.client_calls and not sr.shown
             self.client.hidden_running = True
             self.client.held = b""  # a hidden round's head and heartbeats: never shown
+            head = sr.hidden_head() if rnd.hidden else b""
+            if head and ex.response is not None:  # the later rounds drop their role
+                await self.client.write(head)
             results = await self.client.wait(self._run_tools(rnd.ours))
             fitted = (self._fit(body, messages, msg, results) if not rnd.client_calls
                       else results)

@@ -68,6 +68,12 @@ class StreamRound(ABC):
         with this round; a hidden round's is never released."""
         return b""
 
+    def hidden_head(self) -> bytes:
+        """What a client whose stream has started must still get of this round once it
+        is hidden: the opening it would have had from a shown round (a Chat
+        Completions role kept back with the round's reasoning), else nothing."""
+        return b""
+
 
 class WireAdapter(ABC):
     """Everything one API's wire format decides (one instance serves all requests)."""

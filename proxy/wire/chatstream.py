@@ -93,6 +93,8 @@ class ChatStreamRound:
         self._last_slot: int | None = None
         self.held: list[bytes] = []
         """Reasoning chunks for the client, held while nothing of the round was shown."""
+        self._role_head: bytes | None = None
+        """The role a held reasoning chunk carried, as a role chunk of its own."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -117,6 +119,7 @@ class ChatStreamRound:
         held, self.held = self.held, []
         if held:
             self.shown = True
+            self._role_head = None  # it goes with its chunk, as the upstream sent it
         return b"".join(held)
 
     def messages(self) -> list[dict[str, Any]]:
@@ -171,22 +174,28 @@ class ChatStreamRound:
         return out
 
     def _hold_reasoning(self, raw: bytes, obj: dict[str, Any]) -> bytes:
-        """Hold a reasoning chunk; a role it carries goes now, as a role chunk (the
-        client has one even when the round turns out hidden)."""
+        """Hold a reasoning chunk as it came; a role it carries is kept apart too
+        (:meth:`hidden_head`): a client whose stream started gets it when the round
+        turns out hidden, and the later rounds drop theirs."""
         piece = self._chunk(raw, obj)
         self.shown = False  # reasoning alone does not show the round yet
         if not piece:
             return b""
-        chunk = orjson.loads(piece[piece.index(b"{"):]) if piece is not raw else obj
-        first = [c for c in chunk.get("choices") or [] if isinstance(c, dict)]
-        delta = first[0].get("delta") if len(first) == 1 else None
-        if not isinstance(delta, dict) or "role" not in delta:
-            self.held.append(piece)
-            return b""
-        role = dict(first[0], delta={"role": delta["role"], "content": ""})
-        rest = dict(first[0], delta={k: v for k, v in delta.items() if k != "role"})
-        self.held.append(sse_data(dict(chunk, choices=[rest])))
-        return sse_data(dict(chunk, choices=[role]))
+        self.held.append(piece)
+        if self._role_head is None and not self.later:
+            chunk = orjson.loads(piece[piece.index(b"{"):]) if piece is not raw else obj
+            first = [c for c in chunk.get("choices") or [] if isinstance(c, dict)]
+            delta = first[0].get("delta") if len(first) == 1 else None
+            if isinstance(delta, dict) and "role" in delta:
+                role = dict(first[0], delta={"role": delta["role"], "content": ""})
+                self._role_head = sse_data(dict(chunk, choices=[role]))
+        return b""
+
+    def hidden_head(self) -> bytes:
+        """The role chunk kept back with the round's reasoning (once), when nothing of
+        the held reasoning went out."""
+        head, self._role_head = self._role_head, None
+        return head or b""
 
     # -- decisions ----------------------------------------------------------------------
     def _decide(self, slot: dict[str, Any], final: bool) -> None:
