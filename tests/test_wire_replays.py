@@ -504,3 +504,30 @@ async def test_an_answer_in_another_sse_framing_reaches_the_client_as_sent(
             got = await resp.read()
             assert resp.status == 200
     assert got == final
+
+
+# -- a rate limit met by a hidden round ------------------------------------------------------
+# Reported: ``retry-after`` and rate-limit headers dropped from a relayed 429, so clients
+# retry at once. Here the 429 answers the proxy's own second round: the client must still
+# get it with the upstream's status, body and pacing headers.
+LIMIT_HEADERS = {"retry-after": "7", "x-ratelimit-reset-requests": "7s",
+                 "anthropic-ratelimit-requests-reset": "2026-01-01T00:00:07Z"}
+
+
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_429_met_by_a_hidden_round_reaches_the_client_with_its_headers(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    error = orjson.dumps({"error": {"message": "slow down", "type": "rate_limit_error",
+                                    "param": None, "code": "rate_limit_exceeded"}})
+    upstream.answers.extend([Scripted([first]), Scripted(
+        [error], status=429, headers={"Content-Type": "application/json", **LIMIT_HEADERS})])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path,
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 429
+            for name, value in LIMIT_HEADERS.items():
+                assert resp.headers.get(name) == value, name
+    assert got == error
