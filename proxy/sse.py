@@ -370,3 +370,19 @@ class EventSplitter:
         decoder = SSEDecoder()
         events = decoder.feed(raw) + decoder.close()
         return [(raw, events[0] if events else None)]
+
+
+def block_json(raw: bytes) -> Any:
+    """The JSON value in one SSE block's data, as :class:`EventSplitter` kept its bytes.
+
+    The data is read as the SSE spec reads it (every ``data:`` line of the block,
+    joined by a newline; comments, ``event:`` and ``id:`` lines aside), not from the
+    first ``data:`` or ``{``: a server may split one event's JSON over several
+    ``data:`` lines. Raises ``ValueError`` (``orjson.JSONDecodeError``) when the
+    block holds no data or its data is not JSON.
+    """
+    decoder = SSEDecoder()
+    events = decoder.feed(raw) + decoder.close()
+    if not events:
+        raise ValueError("an SSE block without data")
+    return orjson.loads(events[0].data)

@@ -381,3 +381,16 @@ def test_any_split_equals_feeding_whole(data: bytes, cuts: list[int]) -> None:
     # And the decoder really saw every event the encoder wrote.
     assert len(whole_events) == data.count(b"data: ")
     assert whole.bad_events == 0
+
+
+def test_block_json_reads_the_data_lines_as_the_spec_joins_them() -> None:
+    """A block's JSON over several ``data:`` lines, after a comment and an ``id:`` that
+    hold braces of their own, is one value (reading from the first ``{`` or the first
+    ``data:`` took a part of it)."""
+    from proxy.sse import block_json
+
+    raw = (b': {"not": "data"}\r\nid: {1}\r\nevent: message_delta\r\n'
+           b'data: {"a": 1,\r\ndata:"b": [2]}\r\n\r\n')
+    assert block_json(raw) == {"a": 1, "b": [2]}
+    with pytest.raises(ValueError):
+        block_json(b": only a comment\n\n")

@@ -10,9 +10,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from memory_core.tools import memory_tools
+from proxy.sse import block_json
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chatstream import ChatStreamRound, sse_data
 
@@ -206,7 +205,7 @@ class ChatWire(WireAdapter):
 
     def restate(self, kind: str, raw: bytes, *, finish_reason: Any, usage: Any,
                 stream_id: Any, created: Any) -> bytes:
-        obj = orjson.loads(raw[raw.index(b"{"):])
+        obj = block_json(raw)
         if kind == "finish":
             for ch in obj.get("choices", []):
                 ch["finish_reason"] = finish_reason

@@ -29,6 +29,7 @@ import orjson
 from memory_core.assembly import budget
 from memory_core.assembly.block import CURRENT_REQUEST
 from memory_core.tools import memory_tools
+from proxy.sse import block_json
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import sum_usage
 
@@ -335,7 +336,7 @@ class MessagesWire(WireAdapter):
         """The held ``message_delta`` with the answer's stop reason and summed usage."""
         if kind != "finish":
             return raw
-        obj = orjson.loads(raw[raw.index(b"data:") + 5:].strip())
+        obj = block_json(raw)
         delta = dict(obj.get("delta") or {}, stop_reason=finish_reason)
         obj["delta"] = delta
         if isinstance(usage, dict):

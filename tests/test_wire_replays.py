@@ -1,0 +1,533 @@
+"""Replays of failure kinds reported against other LLM proxies (docs/evaluation/
+wire_replays.md has the table: each kind, the public issue it comes from, and where
+it is tested). Each test here drives the proxy on its memory path (the memory tools
+offered) with an upstream on loopback that writes one API's real byte format, and
+compares what the client sees with what the upstream sent, or what the upstream got
+with what the client sent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+from aiohttp import web
+
+from tests.conftest import TEST_KEY, RunningProxy, start_proxy
+
+
+@dataclass
+class Scripted:
+    """One answer: a status, headers and body pieces; before the piece at ``gate_at``
+    the upstream waits until the test opens ``gate``."""
+
+    pieces: list[bytes]
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {
+        "Content-Type": "text/event-stream"})
+    gate_at: int | None = None
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class GatedUpstream:
+    """A loopback upstream answering every POST from a queue of :class:`Scripted`,
+    recording what it received."""
+
+    def __init__(self) -> None:
+        self.answers: deque[Scripted] = deque()
+        self.received: list[dict[str, Any]] = []
+        self.runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        self.received.append({"path": request.path, "raw": raw,
+                              "json": orjson.loads(raw) if raw else None,
+                              "headers": dict(request.headers)})
+        answer = self.answers.popleft()
+        resp = web.StreamResponse(status=answer.status, headers=answer.headers)
+        await resp.prepare(request)
+        for i, piece in enumerate(answer.pieces):
+            if i == answer.gate_at:
+                await asyncio.wait_for(answer.gate.wait(), 30)
+            await resp.write(piece)
+        await resp.write_eof()
+        return resp
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/v1/{tail:.*}", self.handle)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
+@pytest.fixture
+async def gated(tmp_path: Path) -> AsyncIterator[tuple[GatedUpstream, RunningProxy]]:
+    upstream = GatedUpstream()
+    await upstream.start()
+    proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}/v1", tmp_path / "d",
+                              tools={"offer": "always"})
+    yield upstream, proxy
+    await proxy.close()
+    assert upstream.runner is not None
+    await upstream.runner.cleanup()
+
+
+def data(obj: Any) -> bytes:
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def ev(name: str, obj: Any) -> bytes:
+    return b"event: " + name.encode() + b"\n" + data(obj)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    return data({"id": "chatcmpl-r", "object": "chat.completion.chunk", "created": 1,
+                 "model": "m", "choices": [{"index": 0, "delta": delta,
+                                            "finish_reason": finish}]})
+
+
+HEADERS = {"Authorization": f"Bearer {TEST_KEY}", "x-api-key": TEST_KEY,
+           "Content-Type": "application/json"}
+USER = [{"role": "user", "content": "hello there"}]
+CLIENT_TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}
+
+
+# -- a stream asked for, a JSON body answered -------------------------------------------
+# Gateways and OpenAI-compatible servers sometimes answer ``stream: true`` with one JSON
+# body (a model that cannot stream, a cached answer). The client must get it as sent.
+PLAIN_BODIES = {
+    "/chat/completions": ({"model": "m", "messages": USER, "stream": True}, {
+        "id": "chatcmpl-j", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"},
+                     "finish_reason": "stop", "logprobs": None}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}),
+    "/responses": ({"model": "m", "input": "hello there", "stream": True}, {
+        "id": "resp_j", "object": "response", "created_at": 1, "status": "completed",
+        "model": "m", "output": [{"type": "message", "id": "msg_j", "status": "completed",
+                                  "role": "assistant", "content": [
+                                      {"type": "output_text", "text": "whole",
+                                       "annotations": []}]}],
+        "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}}),
+    "/messages": ({"model": "claude", "max_tokens": 50, "messages": USER, "stream": True}, {
+        "id": "msg_j", "type": "message", "role": "assistant", "model": "claude",
+        "content": [{"type": "text", "text": "whole"}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 1}}),
+}
+
+
+@pytest.mark.parametrize("path", sorted(PLAIN_BODIES))
+async def test_a_stream_answered_with_one_json_body_reaches_the_client_as_sent(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body, answer = PLAIN_BODIES[path]
+    raw = orjson.dumps(answer)
+    upstream.answers.append(Scripted([raw], headers={"Content-Type": "application/json"}))
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+            assert resp.headers["Content-Type"].startswith("application/json")
+    assert got == raw
+    assert upstream.received[-1]["json"].get("tools"), "on the memory tools' path"
+
+
+# -- a client's tool call streams as it comes ---------------------------------------------
+# Reported: argument deltas held back and released in one burst at the end of the stream.
+# The design holds a tool call only until its name is known; after that the client sees
+# each argument fragment while the upstream is still writing.
+HELD_STREAMS = {
+    "/chat/completions": (
+        {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]},
+        [chunk({"role": "assistant", "content": None, "tool_calls": [{
+            "index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": ""}}]}),
+         chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\": \"Osl"}}]}),
+         chunk({"tool_calls": [{"index": 0, "function": {"arguments": "o\"}"}}]}),
+         chunk({}, "tool_calls"), b"data: [DONE]\n\n"],
+        b"Osl", 2),
+    "/messages": (
+        {"model": "claude", "max_tokens": 50, "messages": USER, "stream": True,
+         "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}]},
+        [ev("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+         ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                    "content_block": {"type": "tool_use", "id": "toolu_1",
+                                                      "name": "get_weather", "input": {}}}),
+         ev("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+             "type": "input_json_delta", "partial_json": "{\"city\": \"Osl"}}),
+         ev("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+             "type": "input_json_delta", "partial_json": "o\"}"}}),
+         ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
+         ev("message_delta", {"type": "message_delta", "delta": {
+             "stop_reason": "tool_use", "stop_sequence": None},
+             "usage": {"output_tokens": 9}}),
+         ev("message_stop", {"type": "message_stop"})],
+        b"Osl", 3),
+    "/responses": (
+        {"model": "m", "input": "hello there", "stream": True,
+         "tools": [{"type": "function", "name": "get_weather",
+                    "parameters": {"type": "object"}}]},
+        [ev("response.created", {"type": "response.created", "sequence_number": 0,
+                                 "response": {"id": "resp_1", "object": "response",
+                                              "status": "in_progress", "output": [],
+                                              "model": "m", "created_at": 1}}),
+         ev("response.output_item.added", {
+             "type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+             "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                      "name": "get_weather", "arguments": "", "status": "in_progress"}}),
+         ev("response.function_call_arguments.delta", {
+             "type": "response.function_call_arguments.delta", "sequence_number": 2,
+             "item_id": "fc_1", "output_index": 0, "delta": "{\"city\": \"Osl"}),
+         ev("response.function_call_arguments.delta", {
+             "type": "response.function_call_arguments.delta", "sequence_number": 3,
+             "item_id": "fc_1", "output_index": 0, "delta": "o\"}"}),
+         ev("response.function_call_arguments.done", {
+             "type": "response.function_call_arguments.done", "sequence_number": 4,
+             "item_id": "fc_1", "output_index": 0, "arguments": "{\"city\": \"Oslo\"}"}),
+         ev("response.output_item.done", {
+             "type": "response.output_item.done", "sequence_number": 5, "output_index": 0,
+             "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                      "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}",
+                      "status": "completed"}}),
+         ev("response.completed", {"type": "response.completed", "sequence_number": 6,
+                                   "response": {
+                                       "id": "resp_1", "object": "response",
+                                       "status": "completed", "model": "m",
+                                       "created_at": 1, "output": [{
+                                           "type": "function_call", "id": "fc_1",
+                                           "call_id": "call_1", "name": "get_weather",
+                                           "arguments": "{\"city\": \"Oslo\"}",
+                                           "status": "completed"}],
+                                       "usage": {"input_tokens": 3, "output_tokens": 4,
+                                                 "total_tokens": 7}}})],
+        b"Osl", 3),
+}
+
+
+@pytest.mark.parametrize("path", sorted(HELD_STREAMS))
+async def test_a_clients_tool_arguments_reach_it_while_the_upstream_still_writes(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body, pieces, first_fragment, gate_at = HELD_STREAMS[path]
+    answer = Scripted(pieces, gate_at=gate_at)
+    upstream.answers.append(answer)
+    seen = b""
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            assert resp.status == 200
+            while first_fragment not in seen:  # the rest waits on this fragment shown
+                got = await asyncio.wait_for(resp.content.readany(), 10)
+                assert got, "the stream ended before the first argument fragment"
+                seen += got
+            answer.gate.set()
+            seen += await resp.read()
+    assert seen == b"".join(pieces)
+
+
+# -- a memory call whose arguments come without deltas ------------------------------------
+# Reported: arguments only in ``response.function_call_arguments.done`` (no deltas), or
+# an Anthropic tool_use whose input is whole in ``content_block_start``, read as ``{}``.
+def _responses_call_without_deltas() -> bytes:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_m",
+            "name": "memory_grep", "arguments": "", "status": "in_progress"}
+    args = "{\"query\": \"build flag\"}"
+    done = dict(item, arguments=args, status="completed")
+    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [],
+            "model": "m", "created_at": 1}
+    return b"".join([
+        ev("response.created", {"type": "response.created", "sequence_number": 0,
+                                "response": resp}),
+        ev("response.output_item.added", {"type": "response.output_item.added",
+                                          "sequence_number": 1, "output_index": 0,
+                                          "item": item}),
+        ev("response.function_call_arguments.done", {
+            "type": "response.function_call_arguments.done", "sequence_number": 2,
+            "item_id": "fc_1", "output_index": 0, "arguments": args}),
+        ev("response.output_item.done", {"type": "response.output_item.done",
+                                         "sequence_number": 3, "output_index": 0,
+                                         "item": done}),
+        ev("response.completed", {"type": "response.completed", "sequence_number": 4,
+                                  "response": dict(resp, status="completed", output=[done],
+                                                   usage={"input_tokens": 3,
+                                                          "output_tokens": 4,
+                                                          "total_tokens": 7})}),
+    ])
+
+
+def _messages_call_whole_in_start() -> bytes:
+    return b"".join([
+        ev("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                   "content_block": {"type": "tool_use", "id": "toolu_m",
+                                                     "name": "memory_grep",
+                                                     "input": {"query": "build flag"}}}),
+        ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ev("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}),
+        ev("message_stop", {"type": "message_stop"}),
+    ])
+
+
+def _chat_call_whole_in_first_chunk() -> bytes:
+    return b"".join([
+        chunk({"role": "assistant", "content": None, "tool_calls": [{
+            "index": 0, "id": "call_m", "type": "function",
+            "function": {"name": "memory_grep", "arguments": "{\"query\": \"build flag\"}"}}]}),
+        chunk({}, "tool_calls"), b"data: [DONE]\n\n"])
+
+
+FINAL = {
+    "/chat/completions": b"".join([chunk({"role": "assistant", "content": "done"}),
+                                   chunk({}, "stop"), b"data: [DONE]\n\n"]),
+    "/messages": b"".join([
+        ev("message_start", {"type": "message_start", "message": {
+            "id": "msg_2", "type": "message", "role": "assistant", "model": "claude",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                   "content_block": {"type": "text", "text": ""}}),
+        ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                   "delta": {"type": "text_delta", "text": "done"}}),
+        ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ev("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
+        ev("message_stop", {"type": "message_stop"})]),
+    "/responses": b"".join([
+        ev("response.created", {"type": "response.created", "sequence_number": 0,
+                                "response": {"id": "resp_2", "object": "response",
+                                             "status": "in_progress", "output": [],
+                                             "model": "m", "created_at": 1}}),
+        ev("response.completed", {"type": "response.completed", "sequence_number": 1,
+                                  "response": {
+                                      "id": "resp_2", "object": "response",
+                                      "status": "completed", "model": "m", "created_at": 1,
+                                      "output": [{"type": "message", "id": "msg_2",
+                                                  "status": "completed",
+                                                  "role": "assistant", "content": [{
+                                                      "type": "output_text", "text": "done",
+                                                      "annotations": []}]}],
+                                      "usage": {"input_tokens": 3, "output_tokens": 1,
+                                                "total_tokens": 4}}})]),
+}
+MEMORY_CALLS = {
+    "/chat/completions": ({"model": "m", "messages": USER, "stream": True},
+                          _chat_call_whole_in_first_chunk()),
+    "/messages": ({"model": "claude", "max_tokens": 50, "messages": USER, "stream": True},
+                  _messages_call_whole_in_start()),
+    "/responses": ({"model": "m", "input": "hello there", "stream": True},
+                   _responses_call_without_deltas()),
+}
+
+
+def _call_arguments(path: str, sent: dict[str, Any]) -> Any:
+    """The memory call's arguments as the next round sent them back upstream."""
+    if path == "/responses":
+        calls = [i for i in sent["input"] if isinstance(i, dict)
+                 and i.get("type") == "function_call"]
+        return orjson.loads(calls[-1]["arguments"])
+    if path == "/messages":
+        uses = [b for m in sent["messages"] if isinstance(m.get("content"), list)
+                for b in m["content"] if b.get("type") == "tool_use"]
+        return uses[-1]["input"]
+    calls = [c for m in sent["messages"] for c in m.get("tool_calls") or []]
+    return orjson.loads(calls[-1]["function"]["arguments"])
+
+
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_memory_calls_arguments_without_deltas_are_run_as_sent(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"done" in got and b"memory_grep" not in got
+    assert len(upstream.received) == 2, "the memory call ran and the round went on"
+    assert _call_arguments(path, upstream.received[1]["json"]) == {"query": "build flag"}
+
+
+# -- the client's feature and account headers go with every round --------------------------
+# Reported: ``anthropic-beta`` (and OpenAI's organization/project headers) not forwarded,
+# so a beta feature or the billed project silently changes. A hidden memory round is a
+# second upstream call the client never made: it must carry them too.
+CLIENT_HEADERS = {"anthropic-beta": "interleaved-thinking-2025-05-14,context-1m-2025-08-07",
+                  "anthropic-version": "2023-06-01", "OpenAI-Organization": "org-r",
+                  "OpenAI-Project": "proj_r", "OpenAI-Beta": "assistants=v2",
+                  "X-Stainless-Lang": "python"}
+
+
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_the_clients_feature_headers_reach_every_round(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers={**HEADERS, **CLIENT_HEADERS}) as resp:
+            await resp.read()
+            assert resp.status == 200
+    assert len(upstream.received) == 2
+    for got in upstream.received:
+        sent = {k.lower(): v for k, v in got["headers"].items()}
+        for name, value in CLIENT_HEADERS.items():
+            assert sent.get(name.lower()) == value, (name, got["path"])
+
+
+# -- a plain request answered with a stream -----------------------------------------------
+# Reported: backends that always answer with SSE (a Codex backend, some gateways), so a
+# ``stream: false`` request gets ``text/event-stream``; a proxy that expects JSON loses the
+# answer. The client must get what the upstream sent.
+@pytest.mark.parametrize("path", sorted(FINAL))
+async def test_a_plain_request_answered_with_a_stream_reaches_the_client_as_sent(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body = dict(MEMORY_CALLS[path][0], stream=False)
+    upstream.answers.append(Scripted([FINAL[path]]))
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+            assert resp.headers["Content-Type"].startswith("text/event-stream")
+    assert got == FINAL[path]
+
+
+# -- rate-limit and request-id headers of a successful stream --------------------------------
+# Reported: a gateway's answer without the upstream's ``x-ratelimit-*``/``request-id``
+# headers (clients pace themselves and de-duplicate by them).
+UPSTREAM_HEADERS = {"x-request-id": "req_up_1", "request-id": "req_up_2",
+                    "x-ratelimit-remaining-requests": "9",
+                    "anthropic-ratelimit-tokens-remaining": "1000",
+                    "openai-processing-ms": "12"}
+
+
+@pytest.mark.parametrize("path", sorted(FINAL))
+async def test_a_streams_upstream_headers_reach_the_client(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body = MEMORY_CALLS[path][0]
+    upstream.answers.append(Scripted([FINAL[path]], headers={
+        "Content-Type": "text/event-stream", **UPSTREAM_HEADERS}))
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+            for name, value in UPSTREAM_HEADERS.items():
+                assert resp.headers.get(name) == value, name
+    assert got == FINAL[path]
+
+
+# -- SSE framings other servers write --------------------------------------------------------
+# Reported: parsers that take each ``data:`` line as one event, or that dispatch on the
+# ``event:`` line, lose or misread events from servers framing them otherwise. Both are
+# valid SSE: one event's data on several ``data:`` lines (joined by a newline), and no
+# ``event:`` line at all (the JSON's own ``type`` names it). A memory call framed so must
+# still be found and run, never shown.
+def _multiline(payload: bytes) -> bytes:
+    """Each event's JSON split onto two ``data:`` lines after its first comma."""
+    out = []
+    for event in payload.split(b"\n\n"):
+        lines = []
+        for line in event.split(b"\n"):
+            if line.startswith(b"data: {") and b", " in line:
+                head, _, tail = line.partition(b",")
+                lines += [head + b",", b"data: " + tail]
+            elif line.startswith(b"data: {") and b"," in line:
+                head, _, tail = line.partition(b",")
+                lines += [head + b",", b"data:" + tail]
+            else:
+                lines.append(line)
+        out.append(b"\n".join(lines))
+    return b"\n\n".join(out)
+
+
+def _no_event_lines(payload: bytes) -> bytes:
+    return b"\n".join(line for line in payload.split(b"\n")
+                      if not line.startswith(b"event:"))
+
+
+FRAMINGS = {"multiline-data": _multiline, "no-event-lines": _no_event_lines}
+
+
+@pytest.mark.parametrize("framing", sorted(FRAMINGS))
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_memory_call_in_another_sse_framing_is_run_and_hidden(
+        gated: tuple[GatedUpstream, RunningProxy], path: str, framing: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    final = FRAMINGS[framing](FINAL[path])
+    upstream.answers.extend([Scripted([FRAMINGS[framing](first)]), Scripted([final])])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got
+    assert len(upstream.received) == 2, "the memory call ran and the round went on"
+    assert _call_arguments(path, upstream.received[1]["json"]) == {"query": "build flag"}
+
+
+@pytest.mark.parametrize("framing", sorted(FRAMINGS))
+@pytest.mark.parametrize("path", sorted(FINAL))
+async def test_an_answer_in_another_sse_framing_reaches_the_client_as_sent(
+        gated: tuple[GatedUpstream, RunningProxy], path: str, framing: str) -> None:
+    upstream, proxy = gated
+    final = FRAMINGS[framing](FINAL[path])
+    upstream.answers.append(Scripted([final]))
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path,
+                                data=orjson.dumps(MEMORY_CALLS[path][0]),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert got == final
+
+
+# -- a rate limit met by a hidden round ------------------------------------------------------
+# Reported: ``retry-after`` and rate-limit headers dropped from a relayed 429, so clients
+# retry at once. Here the 429 answers the proxy's own second round: the client must still
+# get it with the upstream's status, body and pacing headers.
+LIMIT_HEADERS = {"retry-after": "7", "x-ratelimit-reset-requests": "7s",
+                 "anthropic-ratelimit-requests-reset": "2026-01-01T00:00:07Z"}
+
+
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_429_met_by_a_hidden_round_reaches_the_client_with_its_headers(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    error = orjson.dumps({"error": {"message": "slow down", "type": "rate_limit_error",
+                                    "param": None, "code": "rate_limit_exceeded"}})
+    upstream.answers.extend([Scripted([first]), Scripted(
+        [error], status=429, headers={"Content-Type": "application/json", **LIMIT_HEADERS})])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path,
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 429
+            for name, value in LIMIT_HEADERS.items():
+                assert resp.headers.get(name) == value, name
+    assert got == error
