@@ -33,6 +33,7 @@ import numpy as np
 
 from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
+from memory_core.extraction import relative_dates
 from memory_core.extraction.prepare import fold_width
 from memory_core.items import standing
 from memory_core.items.branches import EDITED
@@ -312,7 +313,15 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
                        if r["source_message_id"] is not None}, reverse=True)
         named = ", ".join(f"msg {m}" for m in srcs[:3]) + (", …" if len(srcs) > 3 else "")
         extra += f" (+{len(similar)} similar" + (f": {named}" if named else "") + ")"
-    return f"- [{' · '.join(tags)}] {_one_line(row['text'], limit)}{extra}"
+    return (f"- [{' · '.join(tags)}] {_one_line(row['text'], limit)}"
+            f"{_said_note(row)}{extra}")
+
+
+def _said_note(row: Item) -> str:
+    """The dates the item's relative days meant (``relative_dates.note``), anchored on
+    the item's ``created_at``; ``""`` for a row without one."""
+    said = row.get("created_at") if isinstance(row, dict) else row["created_at"]
+    return relative_dates.note(row["text"] or "", said) if said is not None else ""
 
 
 def _pref_line(row: Item) -> str:
@@ -321,7 +330,9 @@ def _pref_line(row: Item) -> str:
     who = standing.speaker(row)
     if who:
         tags.append(f"by {neutralise(who)}")
-    return f"- {_one_line(row['text'], 400)}" + (f" ({', '.join(tags)})" if tags else "")
+    return (f"- {_one_line(row['text'], 400)}"
+            + _said_note(row)
+            + (f" ({', '.join(tags)})" if tags else ""))
 
 
 _SKELETON_WORD = re.compile(r"[^\W\d_]+")

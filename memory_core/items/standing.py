@@ -72,6 +72,7 @@ STANDING_RULE = re.compile(
     r"|in this (?:project|repo|repository|codebase|team|company)"
     r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
     r"|anymore|no longer|as a standard|standard practice|(?:don't|do not|not) ever"
+    r"|(?:is|are|isn't|aren't)\s(?:not\s)?(?:allowed|permitted|forbidden|prohibited|banned)"
     r"|in general|generally|(?:general|standing|permanent|lasting) (?:preference|rule)"
     r"|(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s){0,2}"
     r"(?:conversations?|chats?|sessions?|threads?)"
@@ -82,8 +83,10 @@ STANDING_RULE = re.compile(
     r"|今後|常に|いつも|毎回|必ず|これから|今日から|以降は|次回から|次からは|原則|絶対"
     r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも", re.I)
 """Words by which a rule says it stands (see module doc): a word of time ("always",
-"from now on") or a scope over every answer or conversation ("in every conversation
-we have", "in all of your answers", 所有对话, すべての回答)."""
+"from now on"), a scope over every answer or conversation ("in every conversation
+we have", "in all of your answers", 所有对话, すべての回答), or a policy said in the
+passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
+or ban of a thing, not an order about the answer at hand."""
 
 
 OBSERVATION = re.compile(

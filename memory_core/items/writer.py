@@ -343,8 +343,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
             elif claim == "more":
                 refined = row  # "My manager is Dana Smith." after "My manager is Dana."
-            elif contradicts(ex, row) and not adds(ex.text or "") \
-                    and not adds(row["text"] or ""):
+            elif (contradicts(ex, row) or _negates(ex, kind, row)) \
+                    and not adds(ex.text or "") and not adds(row["text"] or ""):
                 # one more of a kind ("… Teamsも使っています") rivals nothing, nor does a
                 # value said after one
                 old = row
@@ -516,6 +516,30 @@ def _inline_code(text: str | None) -> tuple[str, ...]:
     "… `pytest -x`" differ only there, in words too short to be content terms, and are
     two values, not one reworded."""
     return tuple(" ".join(code.split()) for _, _, code in inline_code(text or ""))
+
+
+_NEGATABLE_KINDS = frozenset(("fact", "constraint", "preference"))
+
+
+def _negates(ex: Any, kind: str, row: Row) -> bool:
+    """Whether a statement is a stored one of another kind with the opposite polarity:
+    the same content terms, value, unit and numbers, an odd number of negation words
+    more or fewer ("Deploys are allowed on Fridays", a fact, then "Deploys are not
+    allowed on Fridays", filed as a prohibition). Two kinds are never rivals to
+    :func:`~memory_core.items.supersession.contradicts`, which compares values and
+    claims of one kind; a permission and its refusal are rivals whatever each was
+    filed as (same-kind pairs stay ``contradicts``'s to judge)."""
+    if row["kind"] == kind or kind not in _NEGATABLE_KINDS \
+            or row["kind"] not in _NEGATABLE_KINDS:
+        return False
+    if row["value"] != ex.value or row["unit"] != ex.unit:
+        return False
+    new_terms = content_terms(ex.text)
+    if not new_terms or new_terms != content_terms(row["text"]):
+        return False
+    (new_parity, new_numbers), (old_parity, old_numbers) = (
+        _polarity_numbers(ex.text), _polarity_numbers(row["text"]))
+    return new_parity != old_parity and new_numbers == old_numbers
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,0 +1,78 @@
+"""Failure kinds reported against other memory systems, replayed on lcm-proxy
+(docs/evaluation/memory_replays.md): each test is one class that failed here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.items import writer
+from memory_core.models import Scope
+from tests.conftest import RunningProxy, sql_read
+from tests.fake_upstream import FakeUpstream
+from tests.test_injection import Agent, block_of
+
+SCOPE = Scope("t", "coder")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+def put(engine: Engine, text: str) -> None:
+    engine.store.write_tx_sync(lambda c: writer.store_extracted(
+        c, SCOPE, 1, None, extract(text)))
+
+
+def rows(engine: Engine) -> list[dict[str, Any]]:
+    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT id, kind, text, status, conflict_with, supersedes FROM memory_items"
+        " ORDER BY id")])
+
+
+# -- a permission and its refusal, filed as two kinds -----------------------------------------
+@pytest.mark.parametrize("first, then", [
+    ("Production deployment is allowed on Fridays.",
+     "Production deployment is not allowed on Fridays."),
+    ("Pets are allowed in the office.", "Pets are not allowed in the office."),
+    ("Pets are not allowed in the office.", "Pets are allowed in the office."),
+])
+def test_a_statement_and_its_negation_of_another_kind_conflict(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["kind"] != new["kind"]
+    assert new["conflict_with"] == old["id"] and old["status"] == new["status"] == "active"
+
+
+@pytest.mark.parametrize("first, then", [
+    # other words, another number, or one kind: not this rule's to judge
+    ("Pets are allowed in the office.", "Dogs are not allowed in the meeting rooms."),
+    ("Up to 3 guests are allowed.", "No more than 5 guests are not allowed."),
+    ("Pets are allowed in the office.", "Pets are allowed in the office on Fridays."),
+])
+def test_other_words_or_numbers_are_no_negation(engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    assert all(r["conflict_with"] is None for r in rows(engine)), rows(engine)
+
+
+async def test_the_later_refusal_is_not_hidden_behind_the_old_permission(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="policy")
+    await first.say("Production deployment is allowed on Fridays.")
+    await first.say("Production deployment is not allowed on Fridays.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="release day")
+    await later.say("Can we do a production deployment on Friday?")
+    block = block_of(later.upstream_last_user())
+    assert "Production deployment is not allowed on Fridays." in block, block
+    assert "CONFLICTS with" in block, block
