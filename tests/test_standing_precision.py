@@ -81,6 +81,10 @@ def test_a_decision_made_by_someone_else_for_the_team_stands(text: str, what: st
 @pytest.mark.parametrize("text", [
     "The court decided our appeal last week.",
     "Nobody has decided anything yet.",
+    "Nobody decided we should move the queue to Kafka.",
+    "We haven't decided we're dropping the Windows build.",
+    "I have not yet decided to rent the bigger office.",
+    "They never decided we would share the staging cluster.",
 ])
 def test_decided_about_something_else_is_no_team_decision(text: str) -> None:
     assert not any(i.kind == "decision" for i in extract(text)), extract(text)
