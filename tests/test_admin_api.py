@@ -591,3 +591,20 @@ async def test_health_shows_the_data_dir_to_an_admin_only(
         assert status == 200 and "data_dir" not in body
     finally:
         await open_proxy.close()
+
+
+async def test_a_probe_with_a_stray_token_never_locks_out_the_admin_api(
+        guarded: RunningProxy, http: aiohttp.ClientSession) -> None:
+    """``/lcm/health`` reads a bearer token (to show the data dir) and counted a wrong
+    one against the address: a probe sending some other key (a client's API key)
+    locked the admin API and the inspector's sign-in out of that address, while its
+    own answers stayed 200. Its wrong tokens now count apart."""
+    stray = {"Authorization": "Bearer sk-a-client-key-not-the-admin-token"}
+    for _ in range(30):  # three times the throttle's failures
+        status, body, _ = await call(http, guarded, "GET", "/lcm/health", headers=stray)
+        assert status == 200 and "data_dir" not in body
+    status, _, text = await call(http, guarded, "GET", "/lcm/v1/tenants", headers=AUTH)
+    assert status == 200, text
+    # health's own count still throttles guessing there: the right token shows nothing now
+    status, body, _ = await call(http, guarded, "GET", "/lcm/health", headers=AUTH)
+    assert status == 200 and "data_dir" not in body

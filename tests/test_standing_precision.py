@@ -38,6 +38,17 @@ def test_an_order_for_a_situation_is_kept_as_a_rule() -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "もし時間があったら、このPRをレビューしてください。",
+    "この回答では、箇条書きにしてください。",
+    "オフラインの場合は、このコマンドを実行してください。",
+])
+def test_only_a_situation_before_an_action_makes_a_japanese_request_a_rule(text: str) -> None:
+    """A condition other than "X前に(は)" (if there is time, in this answer) leaves a
+    polite request the one-off ask it was, not a rule kept for later turns."""
+    assert not any(i.kind == "constraint" for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text", [
     "三年前我搬到了上海。", "目前我们用 Redis。", "以前我们用MySQL。", "3日前にデプロイしました。",
     "2週間前に引っ越しました。", "提前一天通知我。", "每天下午五点前要提交日报。",
     "月底前要交报告。",
@@ -70,6 +81,10 @@ def test_a_decision_made_by_someone_else_for_the_team_stands(text: str, what: st
 @pytest.mark.parametrize("text", [
     "The court decided our appeal last week.",
     "Nobody has decided anything yet.",
+    "Nobody decided we should move the queue to Kafka.",
+    "We haven't decided we're dropping the Windows build.",
+    "I have not yet decided to rent the bigger office.",
+    "They never decided we would share the staging cluster.",
 ])
 def test_decided_about_something_else_is_no_team_decision(text: str) -> None:
     assert not any(i.kind == "decision" for i in extract(text)), extract(text)

@@ -81,6 +81,10 @@ _JA_EVERY_TIME = re.compile(r"前に|前は|時は|時に|際は|際に|では|�
                             r"|必ず|常に|毎回|いつも")
 """A checklist, not a one-off look: コミット前には、秘密鍵が含まれていないか確認してください,
 PRでは、テストが落ちていないかチェックしてください."""
+_JA_BEFORE = re.compile(r"前(?:に|は|には)$")
+"""A condition naming a recurring situation, the moment before an action ("コミットする前に",
+"リリース前には"): it scopes a polite request as a topic does; :data:`_JA_CLAUSE` in
+:mod:`~memory_core.extraction.condition` keeps a time ago (3日前に) out of it."""
 _JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
 _JA_DECIDER = re.compile(r"^[^、。,]{0,12}?(?:さん|さま|様|くん|君|ちゃん|先生|部長|課長|社長|上司"
                          r"|チーム|リーダー)(?:は|が)[、,]?(?=.)")
@@ -342,9 +346,11 @@ def classify_ja(c: Clause) -> Verdict | None:
         return Verdict("decision", _ja_topic(chosen)
                        or _ja_action(chosen[: dec.start() - (len(core) - len(chosen))]))
     topic = _JA_TOPIC.match(core)
-    # a topic ("デプロイは…") or a recurring situation ("コミット前には、") scopes the order
+    # a topic ("デプロイは…") or a recurring situation ("コミット前には、") scopes the order;
+    # another condition does not ("もし時間があったら、", "この回答では、": one-off asks)
     scoped = (topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))) \
-        or c.condition is not None
+        or (c.condition is not None
+            and _JA_BEFORE.search(c.scan, c.condition[0], c.condition[1]) is not None)
     one_off = (_JA_ONE_OFF.search(core)  # the lead ("PRでは、") counts for the scope
                and not _JA_EVERY_TIME.search(c.scan, c.start, c.end))
     if scoped and (lc.JA_POLITE_REQUEST.search(core) or _JA_TE_ORDER.search(core)) \

@@ -49,6 +49,9 @@ _CHOICE_LEAD = re.compile(r"^(?:to|on|that|we|i|with)\s+", re.I)
 _NORM_NEGATION = re.compile(r"never|don't|do\snot|\bnot\b|n't", re.I)
 _MODAL_NEGATION = re.compile(r"not|n't|never|forbidden|prohibited|banned", re.I)
 _THAT = re.compile(r"^\s*that\b\s*", re.I)
+_UNDECIDED = re.compile(r"(?:n't|\bnot|\bnever|\bnobody|\bno\sone)\s+(?:\w+\s+)?$", re.I)
+"""A negation right before "decided" (with at most one word between: "haven't yet",
+"nobody has"): no choice was made, whatever follows."""
 _DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
 _FIRST_PERSON_VERB = re.compile(r"(?P<p>i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
                                 r"|just|really|mostly|currently|normally|typically)\s)*"
@@ -407,7 +410,11 @@ def classify(c: Clause) -> Verdict | None:
     if _NO_NEED.match(core, first) and not lx.EN_NEG_IMPERATIVE.match(core, first):
         return None  # "No need to worry about it", "No need to be so formal": no order
     rule = _rule(core, c, first)
-    dec = lx.EN_DECISION.match(core, first) or lx.EN_DECISION_ANY.search(core, c.tokens)
+    dec = lx.EN_DECISION.match(core, first)
+    if dec is None:
+        dec = lx.EN_DECISION_ANY.search(core, c.tokens)
+        if dec is not None and _UNDECIDED.search(core, 0, dec.start()):
+            dec = None  # "we haven't decided to …", "nobody decided we …": no choice made
     if rule and (dec is None or rule[0] <= dec.start()):
         _, neg, subject, is_order = rule
         if is_order and not neg and lx.EN_SOFTENER.search(c.raw, c.tokens):

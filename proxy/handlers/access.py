@@ -78,14 +78,16 @@ def client_key(request: web.Request) -> str:
     return address_key(_peer(request))
 
 
-def check_token(request: web.Request, presented: str) -> None:
+def check_token(request: web.Request, presented: str, *, bucket: str = "") -> None:
     """Raise unless ``presented`` is the admin token, counting a wrong one against
     the client's address: :class:`TooManyFailuresError` (429) while that address
     is throttled, even for the right token; :class:`UnauthorizedError` (401) for a
-    wrong one. The right one clears the address's count."""
+    wrong one. The right one clears the address's count. ``bucket``: a separate
+    count for an endpoint that needs no token but reads one (``/lcm/health``), so
+    that a probe sending some other token never throttles the admin API."""
     token = request.app[SETTINGS].proxy.admin_token
     throttle = request.app[AUTH_THROTTLE]
-    key = client_key(request)
+    key = bucket + client_key(request)
     if wait := throttle.retry_after(key):
         raise TooManyFailuresError(wait)
     if not hmac.compare_digest(presented.encode(), token.encode()):
@@ -130,11 +132,13 @@ Access = Literal["bearer", "cookie", "loopback"]
 """How :func:`require_admin` let a request in."""
 
 
-def require_admin(request: web.Request, *, cookie_ok: bool = False) -> Access:
+def require_admin(request: web.Request, *, cookie_ok: bool = False,
+                  bucket: str = "") -> Access:
     """Raise unless ``request`` may use the admin API (see module docstring); return
     how it got in.
 
-    ``cookie_ok``: also accept the inspector's session cookie (read-only UI pages).
+    ``cookie_ok``: also accept the inspector's session cookie (read-only UI pages);
+    ``bucket``: where a wrong token counts (:func:`check_token`).
     Raises ``UnauthorizedError`` (401), ``TooManyFailuresError`` (429) or
     ``AdminForbiddenError`` (403).
     """
@@ -143,7 +147,7 @@ def require_admin(request: web.Request, *, cookie_ok: bool = False) -> Access:
         auth = request.headers.get("Authorization", "")
         presented = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
         if presented:
-            check_token(request, presented)
+            check_token(request, presented, bucket=bucket)
             return "bearer"
         if cookie_ok and has_ui_session(request):
             return "cookie"

@@ -113,7 +113,8 @@ async def health(request: web.Request) -> web.Response:
     """``GET /lcm/health`` → 200 ``{status, version, schema_version, upstream}``, plus
     ``data_dir`` for a request the admin API would serve (:func:`require_admin`: the
     token, or loopback without one): the path says where every conversation is kept
-    and whose account runs the proxy, and a probe needs no token.
+    and whose account runs the proxy, and a probe needs no token. A wrong token here
+    is throttled on its own count, never the admin API's.
 
     Answers 503 with ``status: "degraded"`` when the store cannot be read. Kept for
     existing probes; :func:`livez` and :func:`readyz` separate liveness from readiness.
@@ -131,8 +132,8 @@ async def health(request: web.Request) -> web.Response:
         "schema_version": engine.store.schema_version,  # the backend's own numbering
         "upstream": shown_url(settings.proxy.upstream),  # no token here: no credentials
     }
-    try:
-        require_admin(request)
+    try:  # wrong tokens here count apart: a probe's stray header must not lock out admins
+        require_admin(request, bucket="health:")
     except ProxyError:
         pass
     else:
