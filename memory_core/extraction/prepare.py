@@ -13,6 +13,10 @@ verbatim while the rules read a cleaned copy. Three things happen:
   block-quote lines, URLs, inline code that contains spaces, and quoted spans
   (``"…"``, ``“…”``, ``「…」``, ``'…'``…). ``the log said "never retry"`` then reads
   as ``the log said "▯▯▯▯▯▯▯▯▯▯▯"``, which no constraint rule fires on;
+* material the user presents from a source, its lead included ("Here is the page I
+  found: '…'", 这是…网页：…, :func:`memory_core.extraction.material.material_spans`), is
+  masked with ``MATERIAL`` over any rule frame: it yields no item, and ``segment`` cuts
+  the user's own sentences at its edges;
 * what a client puts in a user turn on its own is *blanked* to spaces, as if absent
   (:func:`client_spans`): a block whose tag says a client attached it (Claude Code's
   ``<system-reminder>`` with CLAUDE.md, Codex's ``<environment_context>`` and
@@ -32,6 +36,7 @@ import re
 from bisect import bisect_left
 
 from memory_core.extraction.listing import listing_lines
+from memory_core.extraction.material import MATERIAL, material_spans
 
 MASK = "\ue000"
 """Private-use character standing in for masked text; not ``\\w``, so no cue matches it."""
@@ -114,8 +119,10 @@ _RULE_FRAME_REACH = 64
 their spacing fit well within)."""
 
 
-_MAY_MASK = re.compile("[\"'`>~:\\[\u201c\u2018\u2019\u300c\u300e\u00ab]")
+_MAY_MASK = re.compile("[\"'`>~:\\[\u201c\u2018\u2019\u300c\u300e\u00ab]|写[着道]|写的是")
 """Characters without which no masking rule can fire (fast path for plain prose)."""
+_MAY_PRESENT = re.compile("[:\"'\u201c\u2018\u300c\u300e\u00ab]|写[着道]|写的是")
+"""Characters without which no lead of material (``material``) can end."""
 
 
 def fold_width(text: str) -> str:
@@ -582,6 +589,13 @@ def prepare(text: str) -> str:
                               m.start()):
             continue
         _blank(chars, m.start(1), m.end(1))
+    # Material presented from a source (a page, an email, a README…), its lead included,
+    # is masked over any rule frame above: it is not the user's rule (material.py).
+    material = material_spans(scan, "".join(chars)) if _MAY_PRESENT.search(scan) else []
+    for start, end in material:
+        for i in range(start, end):
+            if chars[i] != "\n":
+                chars[i] = MATERIAL
     # Typographic apostrophes fold after masking, so "don’t" reads as "don't" while
     # ‘…’ still counted as a quote above.
     # What a client added is blanked last, over any mask above, as if absent: a

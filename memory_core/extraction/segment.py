@@ -8,7 +8,9 @@ boundary (``_RUN_ON``: "…base image Can you…", "…还没批下来 备份脚
 follows, so "3.5",
 "v1.2.3", "config.py" and URLs stay whole; "e.g." and "i.e." never end one; "etc.",
 "a.m." end one only before a capital. A semicolon followed by a space ends a clause
-("We use Postgres; the port is 5433" holds two statements). List markers ("- ", "1. ",
+("We use Postgres; the port is 5433" holds two statements). Material the user presents
+from a source (``material``: "Here is the page I found: '…'") is a sentence of its
+own, so the user's words around it never quote it. List markers ("- ", "1. ",
 "* [ ] ") are stripped and remembered, because a list under a "TODO:" header is a list
 of TODOs.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory_core.extraction.material import MATERIAL
 from memory_core.extraction.prepare import MASK
 
 
@@ -106,6 +109,8 @@ def segment(text: str, scan: str) -> list[Sentence]:
     line_no = 0
     n = len(scan)
     prev_open: Sentence | None = None  # last sentence of the previous line, if unterminated
+    material = sorted({at for m in _MATERIAL_RUN.finditer(scan) for at in m.span()}
+                      ) if MATERIAL in scan else []
     while pos <= n:
         nl = scan.find("\n", pos)
         line_end = n if nl < 0 else nl
@@ -119,6 +124,7 @@ def segment(text: str, scan: str) -> list[Sentence]:
         cuts = [m.end() for m in _TERMINATOR.finditer(scan, start, line_end)
                 if _ends_sentence(text, scan, m.start(), m.end(), line_end, start)]
         cuts += [m.start(m.lastindex or 0) for m in _RUN_ON.finditer(scan, start, line_end)]
+        cuts += [at for at in material if start < at < line_end]
         for cut in sorted(cuts):
             if cut > cursor:
                 pieces.append((cursor, cut))
@@ -127,6 +133,9 @@ def segment(text: str, scan: str) -> list[Sentence]:
             pieces.append((cursor, line_end))
         first = True
         for a, b in pieces:
+            if material and scan[a - 1:a] == MATERIAL:
+                while a < b and scan[a] in _AFTER_MATERIAL:
+                    a += 1  # "'…', but that target no longer exists" reads from "but"
             a, b = _trim(text, scan, a, b)
             if not _has_content(scan, a, b):
                 first = False
@@ -140,7 +149,8 @@ def segment(text: str, scan: str) -> list[Sentence]:
                                     number.group(1) if number else None))
             first = False
         last = out[-1] if out and out[-1].line == line_no else None
-        prev_open = last if last is not None and scan[last.end - 1] not in ".!?;。:：" else None
+        prev_open = last if last is not None and scan[last.end - 1] not in ".!?;。:：" \
+            and MATERIAL not in scan[last.end:line_end] else None
         if nl < 0:
             break
         pos = nl + 1
@@ -149,6 +159,8 @@ def segment(text: str, scan: str) -> list[Sentence]:
 
 
 _CONTENT = re.compile(r"[^\W_]")
+_MATERIAL_RUN = re.compile(MATERIAL + "+")
+_AFTER_MATERIAL = frozenset(" \t,，、;；:：" + "\"'”’」』»)")
 
 
 def _has_content(scan: str, a: int, b: int) -> bool:
