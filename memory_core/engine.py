@@ -143,10 +143,14 @@ class Engine:
                  request_id: str, visible_ids: set[int] | None = None,
                  visible_order: Sequence[int] | None = None,
                  budget_tokens: int | None = None, tools: bool = True,
-                 ahead: Future[lookahead.BlockSearches] | None = None) -> Assembly:
+                 ahead: Future[lookahead.BlockSearches] | None = None,
+                 log: bool = True) -> Assembly:
         """Build the injection block for a captured request (reader thread).
 
-        Queues the explain log (``assembly_logs``) without waiting for it. See
+        Queues the explain log (``assembly_logs``) without waiting for it; with
+        ``log`` false the caller queues it (:meth:`log_assembly`), e.g. once the
+        request is sent, so that the writer does not wake while the block's request
+        waits. See
         :func:`memory_core.assembly.block.assemble` for the block's shape and budget.
         ``visible_order``: the visible ids in path order, distinct; the newest
         ``in_view_tokens`` of them count as in view
@@ -188,8 +192,15 @@ class Engine:
                             indexed_items=indexed)
 
         assembly = self.store.read_tx(build)
-        self.store.write_tx(_log_assembly, scope, request_id, assembly)
+        if log:
+            self.log_assembly(scope, request_id, assembly)
         return assembly
+
+    def log_assembly(self, scope: Scope, request_id: str, assembly: Assembly) -> None:
+        """Queue the explain log (``assembly_logs``) of ``assembly``, the block built for
+        ``request_id`` (:meth:`assemble` with ``log`` false), without waiting for it.
+        Raises the store's error when the writer no longer takes jobs (closing)."""
+        self.store.write_tx(_log_assembly, scope, request_id, assembly)
 
     def _indexed_items(self) -> int | None:
         """The newest item id the search index holds (``None``: no search)."""
