@@ -99,6 +99,8 @@ class Engine:
         self._forward_queued = 0  # record_forwarded jobs queued, not started
         self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key)
         self._superseded = SupersededItems()
+        self._superseded_made: dict[tuple[Any, ...], compressor.Superseded] = {}
+        """:meth:`superseded_sources`' objects by the cached row they were made from."""
         self._message_facts = MessageFacts()
         self.message_counts = MessageCounts()
         """Forwarded token counts of stored messages by id (the proxy's budget check)."""
@@ -324,7 +326,18 @@ class Engine:
         request reads the items changed since, not the 200 again."""
         rows = self.store.read_tx(self._superseded.newest, self.store.location,
                                   scope.tenant, scope.role, last_id, limit)
-        return [compressor.Superseded(r[0], r[2], r[3], r[4]) for r in reversed(rows)]
+        # The cache hands out the same rows until they change: each one's object is
+        # made once, not 200 a request (0.3 ms at 1,000 turns of issue 28's workload).
+        made = self._superseded_made
+        if len(made) > _SUPERSEDED_MADE:
+            made.clear()
+        out = []
+        for r in reversed(rows):
+            item = made.get(r)
+            if item is None:
+                item = made[r] = compressor.Superseded(r[0], r[2], r[3], r[4])
+            out.append(item)
+        return out
 
     def path_tokens(self, path_ids: Sequence[int],
                     roots: Sequence[compressor.SummaryNode] = ()) -> int:
@@ -874,6 +887,10 @@ def _owned(tx: Tx, item_id: int, tenant: str | None, role: str | None,
             session is not None and owner[2] != session):
         raise NotFoundError(f"no memory item {item_id}")
     return item_id
+
+
+_SUPERSEDED_MADE = 20_000
+"""Most rows :meth:`Engine.superseded_sources` keeps an object for (then dropped whole)."""
 
 
 def _log_assembly(tx: Tx, scope: Scope, request_id: str, assembly: Assembly) -> int:
