@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,6 +107,40 @@ async def test_plan_runs_the_job_on_a_memory_path_thread_queued_by_the_capture(
     writer.join()
     assert seen and seen[0].startswith("lcm-memory-path")
     assert await task == 42
+
+
+async def test_the_loop_sleeps_from_the_captures_commit_to_the_jobs_end(
+        aengine: AsyncEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event loop is woken once, by the job's end, not also when the capture
+    commits (issue 28: it then took the interpreter from the job just starting)."""
+    loop = asyncio.get_running_loop()
+    woken: list[Any] = []
+    wake = loop.call_soon_threadsafe
+
+    def counted(callback: Any, *args: Any, **kwargs: Any) -> Any:
+        woken.append(callback)
+        return wake(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+    capture: Future[CaptureResult] = Future()
+    started, release = threading.Event(), threading.Event()
+
+    def job(result: CaptureResult) -> int:
+        started.set()
+        release.wait(5)
+        return 7
+
+    task = asyncio.ensure_future(aengine.plan(capture, job, 5.0))
+    await asyncio.sleep(0.01)
+    writer = threading.Thread(target=capture.set_result, args=(_result(),), name="writer")
+    writer.start()
+    writer.join()
+    assert started.wait(5)
+    await asyncio.sleep(0.05)
+    assert woken == [] and not task.done()
+    release.set()
+    assert await task == 7
+    assert len(woken) == 1  # the job's end
 
 
 async def test_plan_raises_the_captures_own_error_and_never_runs_the_job(

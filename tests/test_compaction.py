@@ -409,6 +409,94 @@ def test_mark_superseded_finds_each_old_number_where_its_pattern_does(
     assert _marked(text, _superseded_key(superseded)) == marked
 
 
+def _former_marks(text: str, superseded: list[Any]) -> str:
+    """The marks as the whole text was marked before issue 28's per-line memo: each
+    line's cited items, then the items whose pattern matches it (looked up by its
+    numbers, the others tried everywhere), in the items' order."""
+    from memory_core.compaction.compressor import _CITED, _DIGITS, _first_sentence, _numbers_in
+
+    by_source: dict[int, list[Any]] = {}
+    for item in superseded:
+        by_source.setdefault(item.source_id, []).append(item)
+    by_number: dict[str, list[Any]] = {}
+    anywhere: list[Any] = []
+    for n, item in enumerate(superseded):
+        if (pat := item.value_pattern()) is not None:
+            if _DIGITS.fullmatch(item.value_text or "") is None:
+                anywhere.append((n, item, pat))
+            else:
+                by_number.setdefault(item.value_text or "", []).append((n, item, pat))
+    out = []
+    for line in text.split("\n"):
+        if "superseded" not in line:
+            olds = [i for m in _CITED.finditer(line) for i in by_source.get(int(m.group(1)), ())]
+            near = [c for number in _numbers_in(line) for c in by_number.get(number, ())]
+            olds += [item for _, item, pat in sorted(near + anywhere, key=lambda c: c[0])
+                     if pat.search(line)]
+            if olds:
+                quoted = "; ".join(dict.fromkeys(f'"{_first_sentence(i.text, 120)}"'
+                                                 for i in olds))
+                line = f"{line} (later corrected: {quoted} is superseded)"
+        out.append(line)
+    return "\n".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(
+           ["1", "2", "8", "0", ".", ",", " ", "s", "ms", "v", "x", "-", "%", "1.2.", "208,",
+            "[msg 101]", "[msg 103]", "[msg 102]", "superseded", "The ", "TTL "]),
+           max_size=12).map("".join), max_size=8).map("\n".join),
+       st.lists(st.tuples(st.sampled_from([101, 102, 103, 104]),
+                          st.sampled_from(["The TTL is 12 s.", "Port 208. Then more.", "x"]),
+                          st.sampled_from([None, "12", "1.2", "208", "1,208", "0.41", "$5"]),
+                          st.sampled_from([None, "s", "ms", "%"])), max_size=6))
+def test_marks_line_by_line_are_the_former_whole_text_marks(
+        text: str, olds: list[tuple[int, str, str | None, str | None]]) -> None:
+    """Each line marked on its own, memoised on the items it may quote (issue 28), gives
+    the text the former whole-text marking gave: the same lines, the same quotes in
+    the same order; through a scaffold node (:func:`_marked`) too."""
+    from memory_core.compaction.compressor import (
+        Superseded,
+        _marked,
+        _superseded_key,
+        mark_superseded,
+    )
+
+    superseded = [Superseded(*o) for o in olds]
+    want = _former_marks(text, superseded) if superseded else text
+    assert mark_superseded(text, superseded) == want
+    assert _marked(text, _superseded_key(superseded)) == want
+
+
+def test_a_correction_re_marks_only_the_lines_that_quote_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node marked again after one more correction reads only the lines whose items
+    changed: every other line's numbers and marks come from the memo (issue 28: the
+    newest 200 superseded items change with every correction, and each changed node
+    was re-read whole)."""
+    from memory_core.compaction import compressor
+    from memory_core.compaction.compressor import Superseded, _marked, _superseded_key
+
+    lines = [f"- step {n}: the pool of service {n} holds {100 + n} connections [msg {n}]"
+             for n in range(1, 61)]
+    text = "\n".join(lines)
+    first = [Superseded(5, "The pool of service 5 holds 105 connections.", "105", None)]
+    _marked(text, _superseded_key(first))
+    read: list[str] = []
+    numbers_in = compressor._numbers_in
+
+    def counted(line: str) -> set[str]:
+        read.append(line)
+        return numbers_in(line)
+
+    monkeypatch.setattr(compressor, "_numbers_in", counted)
+    both = [*first, Superseded(40, "The pool of service 40 holds 140 connections.", "140",
+                               None)]
+    marked = _marked(text, _superseded_key(both)).split("\n")
+    assert [n for n, line in enumerate(marked, 1) if "superseded" in line] == [5, 40]
+    assert read == []  # each line's numbers were read once, by the first marking
+
+
 def test_path_tokens_sums_the_stored_counts_outside_the_forest(tmp_path: Path) -> None:
     from memory_core.compaction.compressor import SummaryNode, load_path
     from memory_core.engine import Engine

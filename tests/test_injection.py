@@ -582,3 +582,74 @@ async def test_a_fact_the_index_has_not_reached_outranks_older_similar_ones(
     await agent.say("What is the vault code of project pja09k001?")
     block = block_of(agent.upstream_last_user())
     assert "A09001Z" in block, block
+
+
+class _CountingLogs(FakeUpstream):
+    """A fake upstream that notes, as each chat request arrives, how many explain logs
+    (``assembly_logs``) the proxy's database holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine: Any = None
+        self.logs_on_arrival: list[int] = []
+
+    async def chat(self, request: Any) -> Any:
+        rows = store_sql(self.engine, "SELECT COUNT(*) AS n FROM assembly_logs")
+        self.logs_on_arrival.append(int(rows[0]["n"]))
+        return await super().chat(request)
+
+
+@pytest.mark.parametrize("tools", [True, False], ids=["tool-loop", "plain"])
+async def test_the_explain_log_is_written_once_the_request_went_upstream(
+        tmp_path: Path, tools: bool) -> None:
+    """The block's explain log is queued once the request was sent, not while it is
+    planned (issue 28: the writer woke mid-plan and took the interpreter from the
+    request): when the upstream reads a request, its own log is not written yet,
+    and every request still gets its log."""
+    upstream = _CountingLogs()
+    await upstream.start()
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data",
+                              tools={"enabled": tools, "offer": "always"})
+    upstream.engine = proxy.engine
+    try:
+        agent = Agent(proxy, upstream)
+        await agent.say("The staging database runs on port 5433.")
+        await proxy.settle()
+        await agent.say("We deploy the frontend on Render.")
+        await proxy.settle()
+        assert upstream.logs_on_arrival == [0, 1]
+        assert store_sql(proxy.engine, "SELECT COUNT(*) AS n FROM assembly_logs")[0]["n"] == 2
+        assert proxy.engine.last_assembly() is not None
+    finally:
+        await proxy.runner.cleanup()
+        await upstream.stop()
+
+
+def test_prepare_leaves_the_explain_log_to_the_send(tmp_path: Path) -> None:
+    """:func:`proxy.flow.plan.prepare` builds the block without queueing its explain
+    log; :meth:`~proxy.flow.plan.Prepared.sent` queues it, once."""
+    import orjson
+
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+    from proxy.flow import plan
+    from proxy.metrics import Metrics
+
+    engine = Engine(tmp_path / "data")
+    try:
+        scope = Scope("t_log", role="coder")
+        messages = [{"role": "user", "content": "The staging database runs on port 5433."}]
+        body = {"model": "m", "messages": messages}
+        _ticket, fut = engine.capture_request(scope, "r1", messages, {})
+        prepared = plan.prepare(Metrics(), engine, scope, fut.result(10), orjson.dumps(body),
+                                body, "r1", True, True)
+        assert prepared.state == "injected"
+        engine.flush()
+        count = "SELECT COUNT(*) AS n FROM assembly_logs WHERE request_id = 'r1'"
+        assert store_sql(engine, count)[0]["n"] == 0
+        prepared.sent()
+        prepared.sent()
+        engine.flush()
+        assert store_sql(engine, count)[0]["n"] == 1
+    finally:
+        engine.close()

@@ -14,8 +14,14 @@ The gaps between them are hand-offs and waits for the interpreter lock:
 ``SWITCH``: ``sys.setswitchinterval`` for the whole run (default: Python's 5 ms).
 ``to_capture``: from the memory path's start to the capture's start (negative when
 the writer started first); ``to_plan``: from the capture's end to the job's start;
-``to_loop``: from the job's end to the event loop resuming the request. Figures:
-docs/evaluation/README.md, "The memory-path job at 1,000 turns".
+``to_loop``: from the job's end to the event loop resuming the request. Past the
+memory path (trees since the exchange redesign; the Chat Completions handler):
+``to_send`` to the upstream call's start, ``upstream round`` (the fake upstream's
+answer), ``to_store`` from its end to the answer's store (``record.store_first``),
+``answer stored`` (its capture on the writer, the commit, the hand-off back) and
+``handler`` (the body's read to the handler's end). Figures:
+docs/evaluation/README.md, "The memory-path job at 1,000 turns" and "The critical
+path's structure at 1,000 turns".
 """
 import asyncio
 import functools
@@ -70,7 +76,12 @@ def awrap(obj: Any, name: str, label: str) -> None:
 
 
 STEPS = ("parse", "to_capture", "capture wall", "capture cpu", "to_plan", "plan wall",
-         "plan cpu", "to_loop", "parse to loop")
+         "plan cpu", "to_loop", "parse to loop", "to_send", "upstream round", "to_store",
+         "answer stored", "handler")
+LATER = {"to_send": ("mp<", "send>"), "upstream round": ("send>", "send<"),
+         "to_store": ("send<", "store>"), "answer stored": ("store>", "store<"),
+         "handler": ("open>", "fw<")}
+"""Rows past the memory path, each from one mark to another (when the tree has them)."""
 NEEDED = ("parse>", "parse<", "mp>", "cap>", "cap<", "plan>", "plan<", "mp<")
 
 
@@ -87,6 +98,18 @@ def main() -> None:
     wrap(plan, "prepare", "plan")
     awrap(steps, "prepare_upstream", "mp")  # the name steps calls
     wrap(steps, "parse_body", "parse")
+    try:  # past the memory path: the Chat Completions handler's steps
+        import proxy.handlers.chat as chat
+        from proxy.flow import record, toolloop
+        awrap(chat, "open_exchange", "open")
+        awrap(chat, "forward", "fw")
+        awrap(chat, "forward_with_tools", "fw")
+        awrap(toolloop.ToolLoop, "_send", "send")
+        awrap(record, "store_first", "store")
+        from proxy.flow import forward as fwd
+        awrap(fwd, "send_recovering", "send")  # a forward without the memory tools
+    except (ImportError, AttributeError):
+        pass
     mode, turns, measure = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 
     def tick() -> None:
@@ -98,8 +121,10 @@ def main() -> None:
         out = asyncio.run(hb.run_depth_bench_async([turns], measure, workload=mode, tick=tick))
     ON[0] = False
     requests: list[dict[str, tuple[float, float]]] = []
-    for label, wall, cpu in EV:  # a request's marks start with its parse
-        if label == "parse>":
+    opens = any(label == "open>" for label, _, _ in EV)
+    first = "open>" if opens else "parse>"  # a request's first mark: its body's read
+    for label, wall, cpu in EV:
+        if label == first:
             requests.append({})
         if requests and label not in requests[-1]:
             requests[-1][label] = (wall, cpu)
@@ -120,6 +145,9 @@ def main() -> None:
         rows["plan cpu"].append((r["plan<"][1] - r["plan>"][1]) * 1e3)
         rows["to_loop"].append(ms("plan<", "mp<"))
         rows["parse to loop"].append(ms("parse>", "mp<"))
+        for k, (a, b) in LATER.items():
+            if a in r and b in r:
+                rows[k].append(ms(a, b))
     print(out["table"])
     print(f"\n{len(rows['parse'])} requests, switch interval {sys.getswitchinterval() * 1e3} ms;"
           " ms mean / p50 / p95")

@@ -710,42 +710,62 @@ def _superseded_key(superseded: Sequence[Superseded]
     return tuple((i.source_id, i.text, i.value_text, i.unit) for i in superseded)
 
 
+_ItemKey = tuple[tuple[int, str, str | None, str | None], ...]
+
+
 @functools.lru_cache(maxsize=256)
-def _mark_superseded(text: str, key: tuple[tuple[int, str, str | None, str | None], ...]
-                     ) -> str:
+def _mark_superseded(text: str, key: _ItemKey) -> str:
     """:func:`mark_superseded` memoised on plain tuples (cheap to hash and compare):
     the scaffold is rebuilt on every request from the same node texts and the same
     superseded items, which change only on a compaction or a correction, and the
     per-line pattern scan was its largest cost (about 2 ms a request at 1000 turns,
-    ``lcm-proxy eval``)."""
+    ``lcm-proxy eval``).
+
+    Marked line by line, each line with the items it may quote (:func:`_line_refs`:
+    cited, or of a number it holds, or whose value is not a plain number) and
+    memoised on them (:func:`_mark_line`): a correction changes the items of a
+    node's few lines that quote it, so a node marked again after one re-reads only
+    those (its other lines are memo hits; issue 28)."""
+    by_source, by_number, anywhere = _key_index(key)
+    out = []
+    for line in text.split("\n"):
+        if "superseded" in line:
+            out.append(line)
+            continue
+        cited, numbers = _line_refs(line)
+        at = set(anywhere)
+        for source_id in cited:
+            at.update(by_source.get(source_id, ()))
+        for number in numbers:
+            at.update(by_number.get(number, ()))
+        out.append(_mark_line(line, tuple(key[n] for n in sorted(at))) if at else line)
+    return "\n".join(out)
+
+
+@functools.lru_cache(maxsize=8192)
+def _line_refs(line: str) -> tuple[tuple[int, ...], frozenset[str]]:
+    """The message ids ``line`` cites, in order (repeats kept), and the numbers it
+    holds (:func:`_numbers_in`)."""
+    return tuple(int(m.group(1)) for m in _CITED.finditer(line)), frozenset(_numbers_in(line))
+
+
+@functools.lru_cache(maxsize=8192)
+def _mark_line(line: str, key: _ItemKey) -> str:
+    """One line (not saying "superseded") marked with the items of ``key`` it quotes:
+    those cited (in citation order, each source's items in ``key``'s order), then
+    those whose value pattern matches it, in ``key``'s order. ``key`` holds the items
+    the line may quote (:func:`_mark_superseded`), in the scaffold's order."""
     superseded = [Superseded(*k) for k in key]
     by_source: dict[int, list[Superseded]] = {}
     for item in superseded:
         by_source.setdefault(item.source_id, []).append(item)
-    # Each old number is looked for only on the lines that hold its digits (a line's
-    # numbers, one scan), not with every item's pattern on every line: the items
-    # change with each correction, so this runs again after every one.
-    by_number: dict[str, list[tuple[int, Superseded, re.Pattern[str]]]] = {}
-    anywhere: list[tuple[int, Superseded, re.Pattern[str]]] = []
-    for n, item in enumerate(superseded):
-        if (pat := item.value_pattern()) is not None:
-            if _DIGITS.fullmatch(item.value_text or "") is None:
-                anywhere.append((n, item, pat))
-            else:
-                by_number.setdefault(item.value_text or "", []).append((n, item, pat))
-    out = []
-    for line in text.split("\n"):
-        if "superseded" not in line:
-            olds = [i for m in _CITED.finditer(line) for i in by_source.get(int(m.group(1)), ())]
-            near = [c for number in _numbers_in(line) for c in by_number.get(number, ())]
-            olds += [item for _, item, pat in sorted(near + anywhere, key=lambda c: c[0])
-                     if pat.search(line)]
-            if olds:
-                quoted = "; ".join(dict.fromkeys(f'"{_first_sentence(i.text, 120)}"'
-                                                 for i in olds))
-                line = f"{line} (later corrected: {quoted} is superseded)"
-        out.append(line)
-    return "\n".join(out)
+    olds = [i for source_id in _line_refs(line)[0] for i in by_source.get(source_id, ())]
+    olds += [item for item in superseded
+             if (pat := item.value_pattern()) is not None and pat.search(line)]
+    if not olds:
+        return line
+    quoted = "; ".join(dict.fromkeys(f'"{_first_sentence(i.text, 120)}"' for i in olds))
+    return f"{line} (later corrected: {quoted} is superseded)"
 
 
 _KeyIndex = tuple[dict[int, list[int]], dict[str, list[int]], list[int]]

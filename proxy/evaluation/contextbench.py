@@ -157,6 +157,7 @@ def run_one(kind: str, window_name: str, turns: int, *, seed: int = 1,
                 prepared = prepare(metrics, engine, scope, result, raw, body, f"r{turn}",
                                     True, True)
                 prepare_s.append(time.perf_counter() - t0)
+                prepared.sent()  # as the proxy does once the request went upstream
                 sent = prepared.obj or body
                 tools = (CHAT.add_tools(sent, short=prepared.short_tools)[0]["tools"]
                          if cfg.tools_enabled else None)

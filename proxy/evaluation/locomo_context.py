@@ -184,6 +184,7 @@ def replay_conversation(index: int, sample: dict[str, Any], window: int, *,
                 ticket, fut = engine.capture_request(scope, rid, messages, {})
                 result = fut.result(120)
                 prepared = prepare(metrics, engine, scope, result, raw, body, rid, True, True)
+                prepared.sent()  # as the proxy does once the request went upstream
                 return ticket, result, prepared
 
             history: list[dict[str, Any]] = []

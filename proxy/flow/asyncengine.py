@@ -174,7 +174,10 @@ class AsyncEngine:
         rather than after a round through the event loop (0.5 ms at 1000 turns,
         measured); no thread waits for the capture. Everything after the wait is one
         job: one hand-off instead of one per stage (each costs up to the
-        interpreter's 5 ms switch interval while background threads index).
+        interpreter's 5 ms switch interval while background threads index). The
+        event loop waits for the job's outcome alone: it is not woken when the
+        capture commits, just as the job starts (a timer on the loop enforces the
+        capture's wait).
 
         Waits for the capture at most ``wait_seconds`` (``TimeoutError`` beyond; the
         capture itself goes on, never cancelled). A failed capture raises its own
@@ -187,7 +190,10 @@ class AsyncEngine:
         pool = self._pool
 
         def run(result: CaptureResult) -> None:  # a memory-path thread
-            if not prepared.set_running_or_notify_cancel():
+            try:
+                if not prepared.set_running_or_notify_cancel():
+                    return
+            except RuntimeError:  # finished already: the request gave up meanwhile
                 return
             try:
                 prepared.set_result(job(result))
@@ -195,26 +201,39 @@ class AsyncEngine:
                 prepared.set_exception(exc)
 
         def on_capture(done: Future[CaptureResult]) -> None:  # the writer thread, mostly
-            if gave_up.is_set() or done.cancelled() or done.exception() is not None:
-                return  # the request sees the capture's own outcome
-            try:
-                pool.submit(run, done.result())
-            except BaseException as exc:  # noqa: BLE001 - e.g. the pool is shut down (stopping):
-                # the request must not wait for a job that never runs.
-                with contextlib.suppress(InvalidStateError):  # unless the request gave up
-                    prepared.set_exception(exc)
+            if gave_up.is_set():
+                return
+            # InvalidStateError: the request gave up meanwhile (nothing waits).
+            with contextlib.suppress(InvalidStateError):
+                if done.cancelled():
+                    prepared.cancel()
+                elif (failed := done.exception()) is not None:
+                    prepared.set_exception(failed)  # the request sees the capture's own error
+                else:
+                    try:
+                        pool.submit(run, done.result())
+                    except BaseException as exc:  # noqa: BLE001 - e.g. the pool is shut down
+                        # (stopping): the request must not wait for a job that never runs.
+                        prepared.set_exception(exc)
 
+        def expire() -> None:  # the event loop, ``wait_seconds`` after the call
+            if not capture_future.done():
+                gave_up.set()  # the capture itself goes on (never cancelled: evidence)
+                with contextlib.suppress(InvalidStateError):
+                    prepared.set_exception(TimeoutError())
+
+        # The loop waits for the job's outcome only: it does not wake when the capture
+        # commits (just as the job starts, which would take the interpreter from it).
+        timer = asyncio.get_running_loop().call_later(wait_seconds, expire)
         capture_future.add_done_callback(on_capture)
         try:
-            # shield: giving up waiting must not cancel the capture itself (the writer
-            # skips cancelled jobs, and the request would be lost as evidence).
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(capture_future)),
-                                   wait_seconds)
             return await asyncio.wrap_future(prepared)
         except BaseException:
             gave_up.set()
             prepared.cancel()  # not started yet: it never will
             raise
+        finally:
+            timer.cancel()
 
     async def compact(self, scope: Scope, thread_id: int, path_ids: list[int],
                       summarizer: Any) -> list[int]:

@@ -70,6 +70,8 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
         app[METRICS].client_disconnects.inc()
         record.record_gone(ex)
         return web.Response(status=499)
+    finally:
+        ex.prepared.sent()  # what waited for the send (the block's explain log)
     app[METRICS].upstream_latency.labels(label).observe(time.perf_counter() - started)
     client_headers = hdrs.to_client(upstream.headers)
     client_headers.update(ex.extra)

@@ -12,9 +12,11 @@ wait for the capture, the hand-off to a thread) is :mod:`proxy.flow.memorypath`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +67,17 @@ class Prepared:
     short_tools: bool = False
     """The memory tools go as the short set (:data:`SHORT_TOOLS_SHARE`): every
     ``add_tools`` of this request passes ``short=``."""
+    on_sent: Callable[[], None] | None = None
+    """What waits until the request is sent upstream (:meth:`sent`): the queueing of
+    the block's explain log (``assembly_logs``), so that the store's writer does not
+    wake, and take the interpreter, while the request is still being planned."""
+
+    def sent(self) -> None:
+        """The request went upstream (or could not): run :attr:`on_sent` once.
+        Never raises (the hook fails open itself)."""
+        hook, self.on_sent = self.on_sent, None
+        if hook is not None:
+            hook()
 
 
 _MAY_START_COMMAND = frozenset(("", "/"))
@@ -376,7 +389,9 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         order = list(dict.fromkeys(itertools.filterfalse(covered.__contains__, view.ids)))
         visible = set(order)
         assembly = engine.assemble(scope, result, newest, request_id, visible, order,
-                                   budget_tokens=block_room, tools=offer, ahead=ahead)
+                                   budget_tokens=block_room, tools=offer, ahead=ahead,
+                                   log=False)
+        out.on_sent = functools.partial(_log_assembly, engine, scope, request_id, assembly)
         metrics.stage_latency.labels("assemble").observe(time.perf_counter() - started)
         if assembly.block:
             messages = wire.inject_block(messages, assembly.block)
@@ -412,6 +427,16 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         # client sent it, not become a 500 (tests/reliability/test_hostile_input).
         out.body = rewrite.dumps_body(new_body, raw_items)
     return out
+
+
+def _log_assembly(engine: Engine, scope: Scope, request_id: str, assembly: Any) -> None:
+    """Queue a block's explain log (:meth:`Engine.log_assembly`); a failure is logged
+    with the request id, never raised (the chat goes on)."""
+    try:
+        engine.log_assembly(scope, request_id, assembly)
+    except Exception:  # noqa: BLE001 - the explain log never fails a chat
+        log.warning("request %s: could not queue the block's explain log", request_id,
+                    exc_info=True)
 
 
 def newest_user_text(body: dict[str, Any], wire: WireAdapter = CHAT) -> str:

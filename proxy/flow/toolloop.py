@@ -148,8 +148,11 @@ class ToolLoop:
         rnd.client_calls = [c for c in calls if self.wire.call_name(c) not in self.names]
 
     async def _send(self, body: dict[str, Any], messages: list[Any]) -> aiohttp.ClientResponse:
-        return await self.client.wait(send(self.session, "POST", self.url, self.headers,
-                                      dumps_body(self.wire.with_messages(body, messages))))
+        try:
+            return await self.client.wait(send(self.session, "POST", self.url, self.headers,
+                                          dumps_body(self.wire.with_messages(body, messages))))
+        finally:
+            self.ex.prepared.sent()  # what waited for the first send (the explain log)
 
     async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
         """The whole body of a round. Raises :class:`UpstreamError` (502) when the
