@@ -59,6 +59,27 @@ META_LABELS: dict[str, str] = {
 }
 META_LABEL = re.compile(r"^(?P<label>" + alt("|".join(META_LABELS)) + r")\s*:\s*[\"“「']?", re.I)
 """``Note:``, ``Correction:``, ``Rule:``, ``Remember this rule: "…"`` — how to read the rest."""
+RULE_LEAD = re.compile(
+    r"^(?:(?:so|ok|okay|also|and|first|next|then|one\s+more\s+thing)\s*,?\s*)?"
+    r"(?:(?:here(?:'s|\s+is|\s+are)|this\s+is|these\s+are|i\s+have|i've\s+got|we\s+have)\s+)?"
+    r"(?:(?:my|our|the|a|an|one|another|this|one\s+more|just\s+one|a\s+few|some|two|three)"
+    r"\s+)?(?:(?:team(?:'s)?|own|new|simple|important|golden|house|hard|strict|standing"
+    r"|general|basic|ground|personal|firm|main|key|only|big|small)\s+){0,2}"
+    r"(?:rules?|instructions?|guidelines?|policy|policies|requirements?|constraints?)"
+    r"(?:\s+(?:for\s+(?:you|this\s+(?:chat|conversation|session|project|repo|thread))"
+    r"|to\s+(?:follow|remember|keep\s+in\s+mind)|from\s+(?:me|us)|of\s+(?:mine|ours)"
+    r"|you\s+(?:must|should|need\s+to|have\s+to)\s+follow"
+    r"|i\s+(?:have|follow|set|want\s+you\s+to\s+follow)))?"
+    r"(?:\s+(?:is|are))?\s*[:：]\s*[\"“「']?"
+    r"|^(?:这是|这就是|以下是|下面是|给你|跟你)?(?:定|立|说)?(?:我的|我们的|我们团队的|咱们的"
+    r"|[一两几]条|一个|几个|一下)?(?:新|个人|基本)?(?:规则|规矩|要求|原则)(?:如下|是)?[:：]\s*[\"“「]?"
+    r"|^(?:これが|以下が|ここに)?(?:私の|僕の|俺の|うちの|我々の|私たちの|チームの)?"
+    r"(?:ルール|決まり|方針)(?:を一つ|を1つ|が一つ|がひとつ|をひとつ|です|があります|は以下の通り"
+    r"|は次の通り)?(?:です)?[:：]\s*[\"“「]?", re.I)
+"""The user introduces a rule of their own before a colon: "Here is my rule:", "One rule
+for you:", "Our team rule:", 这是我的规则：, 给你定一条规则：, 私のルール：, ルールを一つ：.
+What follows is read as their constraint, without the lead's words. A lead that presents
+a source's words ("Here is the page I found:", ``material``) is masked before this runs."""
 
 
 # --- English -------------------------------------------------------------------------

@@ -492,6 +492,12 @@ class _Message:
         for _ in range(_MAX_PREFIXES):  # "Sorry, typo - I meant …": several prefixes
             seg = sc[body:b]
             m = lx.META_LABEL.match(seg) if labelled else None
+            if m is None and labelled:
+                m = lx.RULE_LEAD.match(seg)  # "Here is my rule:", 私のルール：
+                if m and m.end():
+                    forced = "constraint"
+                    body += m.end()
+                    continue
             if m:
                 role = _label(lx.META_LABELS, m)
                 correction = correction or role == "correction"
@@ -844,8 +850,10 @@ class _Message:
             if i == 0 and rules.is_hypothetical(c):
                 return
             verdict = rules.classify(c)
-            if verdict is None and kind_before == "constraint" and lx.EN_IMPERATIVE.match(c.core):
-                # "Never store keys in the repo, use the vault instead": one rule, two orders.
+            if verdict is None and "constraint" in (kind_before, forced) \
+                    and lx.EN_IMPERATIVE.match(c.core):
+                # "Never store keys in the repo, use the vault instead": one rule, two
+                # orders; "My rule: use British spelling": an order the lead makes a rule.
                 verdict = Verdict("constraint", key(c.core, lang, action=True))
             if verdict is None and c.quantities and (kind_before or correction):
                 # Elliptical: "…and 500 ms for ingestion", "…and Redis on 6380",

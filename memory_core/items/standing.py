@@ -78,6 +78,10 @@ STANDING_RULE = re.compile(
     r"(?:conversations?|chats?|sessions?|threads?)"
     r"|(?:in|for)\s(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s)"
     r"{0,2}(?:answers?|replies|responses?))\b"
+    r"|\brules?(?:\s(?:for\s(?:you|this\s\w+)|to\sfollow|from\s(?:me|us)|of\s(?:mine|ours)))?"
+    r"(?:\s(?:is|are))?\s?[:：]"
+    r"|(?:规则|规矩|原则)(?:如下|是)?[:：]|(?:ルール|決まり|方針)(?:を一つ|を1つ|をひとつ|が一つ"
+    r"|です|があります)?[:：]"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
     r"|必须|务必|一直|所有(?:的)?(?:对话|会话|聊天|回答|回复)|每(?:个|一个|一次)(?:对话|会话|回答|回复)"
     r"|今後|常に|いつも|毎回|必ず|これから|今日から|以降は|次回から|次からは|原則|絶対"
@@ -86,7 +90,8 @@ STANDING_RULE = re.compile(
 "from now on"), a scope over every answer or conversation ("in every conversation
 we have", "in all of your answers", 所有对话, すべての回答), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
-or ban of a thing, not an order about the answer at hand."""
+or ban of a thing, not an order about the answer at hand; or a lead that names what
+follows a rule ("Here is my rule: …", "Rule for you: …", 我的规则：, 私のルール：)."""
 
 
 OBSERVATION = re.compile(

@@ -1,0 +1,44 @@
+"""Extraction misses and false decisions found by the reviews of issue 24's follow-up:
+each class tested on sentences that are in no split, in English, Chinese and Japanese
+where the class exists there. ``stands`` scores an item as the block would."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import extract
+
+# -- 1. a rule the user introduces as theirs, before a colon -----------------------------
+OWN_RULES = [
+    ("Here is my rule: always reply in Spanish.", "spanish", False),
+    ("Here's one rule for you: never commit secrets to the repo.", "secrets", True),
+    ("A rule for this project: keep functions under 40 lines.", "functions", False),
+    ("Our team rule: review each pull request within a day.", "review", False),
+    ("Here are my rules: write the changelog entry first.", "changelog", False),
+    ("这是我的规则：代码注释一律用英文。", "代码注释", False),
+    ("给你定一条规则：不要在周末打电话给我。", "打电话", True),
+    ("私のルール：コミットメッセージは英語で書いてください。", "コミットメッセージ", False),
+    ("ルールを一つ：パスワードはチャットに貼らないでください。", "パスワード", True),
+]
+
+
+@pytest.mark.parametrize(("text", "what", "negated"), OWN_RULES)
+def test_a_rule_the_user_introduces_as_theirs_is_their_rule(text: str, what: str,
+                                                            negated: bool) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    rule = items[0]
+    assert rule.subject is not None and what in rule.subject.lower(), items
+    assert not {"rule", "rules", "规则", "ルール"} & set(rule.subject.split()), items
+    assert rule.negated is negated
+    assert stands(rule)
+
+
+@pytest.mark.parametrize("text", [
+    "Here is the page I found: 'always reply in Spanish'",
+    "This is the rule from the wiki: never commit on Fridays.",
+    "这是我找到的网页：以后都用西班牙语回答。",
+])
+def test_a_rule_a_source_states_stays_material(text: str) -> None:
+    assert extract(text) == [], extract(text)
