@@ -42,3 +42,30 @@ def test_a_rule_the_user_introduces_as_theirs_is_their_rule(text: str, what: str
 ])
 def test_a_rule_a_source_states_stays_material(text: str) -> None:
     assert extract(text) == [], extract(text)
+
+
+# -- 2. how the team works at a recurring time is memory, as its negation is --------------
+PRACTICES = [
+    ("We ship on Thursdays.", "ship", "We don't ship on Thursdays."),
+    ("We hold the retro on Mondays.", "retro", "We don't hold the retro on Mondays."),
+    ("We merge on weekends.", "merge", "We don't merge on weekends."),
+    ("周四可以上线。", "上线", "周四不可以上线。"),
+    ("我们每周三开评审会。", "评审会", "我们每周三不开评审会。"),
+]
+
+
+@pytest.mark.parametrize(("text", "what", "negation"), PRACTICES)
+def test_a_practice_at_a_recurring_time_is_kept_like_its_negation(text: str, what: str,
+                                                                  negation: str) -> None:
+    items, banned = extract(text), extract(negation)
+    assert len(items) == 1 and len(banned) == 1, (items, banned)
+    assert items[0].kind == "fact" and not items[0].negated, items
+    assert banned[0].kind == "constraint" and banned[0].negated, banned
+    assert items[0].subject is not None and what in items[0].subject, items
+    assert banned[0].subject is not None and what in banned[0].subject, banned
+
+
+@pytest.mark.parametrize("text", ["I agree.", "We tried that.", "周四是截止日期。"])
+def test_no_recurring_time_no_practice(text: str) -> None:
+    assert not any(i.kind == "fact" and i.subject in ("agree", "tried") for i in extract(text))
+    assert all(i.subject != "是截止日期" for i in extract(text))

@@ -181,6 +181,21 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
     return None
 
 
+_ZH_PRACTICE = re.compile(
+    r"(?:我们|我|咱们|大家|团队|我们团队|公司|我们公司)?(?:一般|通常|平时|都)?"
+    r"(?:每个?|逢)?(?:周|星期|礼拜)[一二三四五六日天末]|(?:我们|我|咱们|团队)?(?:一般|通常|平时)?"
+    r"(?:每(?:天|日|晚|周|星期|个?月|年|个?季度)|工作日|周末)")
+"""A recurring time that leads a Chinese clause, with who keeps it: 周五, 我们每周一,
+每天, 周末."""
+_ZH_PRACTICE_TAIL = re.compile(
+    r"(?:一般|通常|都|也|照常|固定)?(?P<neg>不会|不能|不可以|不许|不准|从不|不)?"
+    r"(?:可以|能|会|都|要)?")
+_ZH_NOT_PRACTICE = re.compile(
+    r"[是的前后了过有在]|之前|以前|截止|晚上|早上|上午|下午|中午|[\s，,。]")
+"""What after a recurring time makes it no practice: a copula or a time's tail (周五是…,
+周五的会, 周五前, 周五下午…)."""
+
+
 def _fixes(c: Clause) -> bool:
     """Whether the clause holds a number it fixes (not a loose one: "你好 429",
     "テスト 3", :func:`~memory_core.extraction.quantity.loose`)."""
@@ -220,6 +235,15 @@ def classify_zh(c: Clause) -> Verdict | None:
     if dec:
         rest = core[dec.start():] if dec.group().startswith("用") else core[dec.end():]
         return Verdict("decision", _zh_choice(rest) or cjk_key(core[: dec.start()], "zh"))
+    practice = _ZH_PRACTICE.match(core)
+    tail = _ZH_PRACTICE_TAIL.match(core, practice.end()) if practice else None
+    if tail is not None and not c.quantities and not _ZH_NOT_PRACTICE.match(core, tail.end()):
+        # "周五可以发布", "我们每周一开例会": how the team works at a recurring time; "我们
+        # 周五不发布" is its ban, a rule like "周五不可以发布"
+        what = cjk_key(_ZH_COMMA.split(core[tail.end():], maxsplit=1)[0], "zh", keep_last=False)
+        neg = tail.group("neg") is not None
+        if what and len(what) >= 2:
+            return Verdict("constraint" if neg else "fact", what, neg)
     topic = _ZH_TOPIC_PLEASE.match(core)
     if topic:  # "回复请用繁体中文", "代码请用四个空格缩进": an order about every reply/code
         return Verdict("constraint", cjk_key(topic.group("topic"), "zh"))

@@ -282,6 +282,24 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
     return None
 
 
+_RECURRING = re.compile(
+    r"(?:on\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends|weekdays|workdays)"
+    r"|(?:every|each)\s+(?:other\s+)?(?:\w+\s+)?\w+|at\s+(?:night|weekends)|nightly|daily"
+    r"|weekly|monthly|hourly|yearly|twice\s+a\s+\w+|once\s+a\s+\w+"
+    r"|in\s+the\s+(?:mornings|evenings|afternoons))\b", re.I)
+"""A time that recurs ("on Fridays", "every sprint", "nightly"): a first-person verb
+with it and no object states a practice ("We deploy on Fridays"), not a remark about
+the conversation ("I agree")."""
+
+
+def _habitual(c: Clause, obj: str) -> bool:
+    """Whether the clause's object is empty and its condition (or what is left of its
+    predicate) is a recurring time: "We deploy on Fridays", "We release weekly"."""
+    if c.condition is not None and _RECURRING.match(c.scan, c.condition[0], c.condition[1]):
+        return not _words(obj)
+    return bool(_RECURRING.match(obj.strip())) and len(obj.split()) <= 4
+
+
 def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     np_end, pred_start, verb = -1, -1, ""
     contraction = _PRONOUN_CONTRACTION.match(core) if "'" in first else None
@@ -318,9 +336,9 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     elif np in _FIRST:
         light = verb.lower() in _COPULAS or verb.lower() in ("have", "has", "had", "'ve")
         obj = _LEADING_PREP.sub("", pred)
-        if not c.quantities and (not (_words(obj) or _MASKED_CODE.search(obj))
-                                 or _REFERENCE.match(obj)
-                                 or _NARRATION.match(core, pred_start - len(verb))):
+        if not c.quantities and not _habitual(c, obj) and (
+                not (_words(obj) or _MASKED_CODE.search(obj)) or _REFERENCE.match(obj)
+                or _NARRATION.match(core, pred_start - len(verb))):
             # "I agree", "I tried that", "I read through X again": about the
             # conversation, not the world
             return None
