@@ -69,3 +69,43 @@ def test_a_practice_at_a_recurring_time_is_kept_like_its_negation(text: str, wha
 def test_no_recurring_time_no_practice(text: str) -> None:
     assert not any(i.kind == "fact" and i.subject in ("agree", "tried") for i in extract(text))
     assert all(i.subject != "是截止日期" for i in extract(text))
+
+
+# -- 3. a decision not to do X is a decision about X, negated -----------------------------
+NEGATED_DECISIONS = [
+    ("We decided not to adopt GraphQL.", "graphql"),
+    ("We decided against Terraform.", "terraform"),
+    ("We decided against using MongoDB for the audit log.", "audit log"),
+    ("I decided to not renew the Heroku plan.", "heroku"),
+    ("We decided that we won't use Helm.", "helm"),
+    ("我们决定不用GraphQL。", "graphql"),
+    ("我们决定放弃Terraform。", "terraform"),
+    ("团队决定不迁移到Azure。", "azure"),
+    ("MongoDBは使わないことにしました。", "mongodb"),
+    ("Helmは採用しないことに決めました。", "helm"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), NEGATED_DECISIONS)
+def test_a_decision_not_to_is_a_negated_decision_about_its_object(text: str,
+                                                                   what: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.negated) for i in items] == [("decision", True)], items
+    assert items[0].subject is not None and what in items[0].subject, items
+    assert not items[0].subject.startswith(("against", "not", "不", "won't")), items
+    assert not items[0].correction, items
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("We decided to adopt GraphQL.", "graphql"), ("我们决定用Terraform。", "terraform"),
+    ("MongoDBを使うことにしました。", "mongodb"),
+])
+def test_a_decision_to_is_not_negated(text: str, what: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.negated) for i in items] == [("decision", False)], items
+    assert items[0].subject is not None and what in items[0].subject
+
+
+def test_a_written_rule_not_to_stays_a_rule() -> None:
+    items = extract("本番環境で直接編集しないこと。")
+    assert [(i.kind, i.negated) for i in items] == [("constraint", True)], items

@@ -736,6 +736,8 @@ class _Message:
             while cue is not None and cue.group() in ("以后", "往后") and cue.start() > body \
                     and not _ZH_BEFORE_LATER.search(sc, body, cue.start()):
                 cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
+            if cue is not None and cue.start() > body and sc[cue.start() - 1] in "不没别未":
+                return body, correction  # "决定不迁移到AWS", "我们不换成Kafka": nothing changed
             if cue is not None:
                 if cue.start() == body and _ZH_DATE_LEAD.match(cue.group()) \
                         and _has_content(sc[cue.end():b]):

@@ -23,6 +23,8 @@ _WORDY = re.compile(r"[^\W_]")
 """A letter or digit: quote marks and masked text (``MASK``) are neither."""
 _ZH_CHOICE_VERB = re.compile(r"^(?:用|采用|使用|选|选择|改用|就用)")
 _ZH_COMMA = re.compile(r"[，,]")
+_ZH_DECIDED_NOT = re.compile(r"(?:暂时|先)?(?:不再|不|别|放弃)(?:再)?")
+"""What refuses a choice right after 决定: 不用, 不再, 放弃."""
 _ZH_NEGATION = re.compile(r"不|别|勿")
 _ZH_CLAUSE_END = re.compile(r"[，,。；;]")
 _ZH_PROPOSAL_LEAD = re.compile(r"^(?:把|将|用|使用|你|我们|咱们)")
@@ -234,7 +236,11 @@ def classify_zh(c: Clause) -> Verdict | None:
         return Verdict("constraint", rule[2], rule[1])
     if dec:
         rest = core[dec.start():] if dec.group().startswith("用") else core[dec.end():]
-        return Verdict("decision", _zh_choice(rest) or cjk_key(core[: dec.start()], "zh"))
+        against = _ZH_DECIDED_NOT.match(rest)
+        if against:  # "决定不用Kafka", "决定不再迁移": a choice about Kafka, negated
+            rest = rest[against.end():]
+        return Verdict("decision", _zh_choice(rest) or cjk_key(core[: dec.start()], "zh"),
+                       against is not None)
     practice = _ZH_PRACTICE.match(core)
     tail = _ZH_PRACTICE_TAIL.match(core, practice.end()) if practice else None
     if tail is not None and not c.quantities and not _ZH_NOT_PRACTICE.match(core, tail.end()):
@@ -361,6 +367,12 @@ def classify_ja(c: Clause) -> Verdict | None:
         rule = rule if standing else None
     dec = lc.JA_DECISION.search(core)
     subject = _ja_topic(core) or _ja_object(core)
+    if rule and dec and rule.group().endswith("こと") and dec.start() <= rule.end():
+        # "Kafkaは使わないことにしました", "…しないことに決めました": a choice not to, not
+        # the written-rule "…しないこと。"
+        who = _JA_DECIDER.match(core, 0, rule.start())
+        chosen = core[who.end():] if who else core
+        return Verdict("decision", _ja_topic(chosen) or _ja_object(chosen) or subject, True)
     if rule and (dec is None or rule.start() <= dec.start()):
         neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group()))
         return Verdict("constraint", subject, neg)

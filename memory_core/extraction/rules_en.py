@@ -53,6 +53,14 @@ _UNDECIDED = re.compile(r"(?:n't|\bnot|\bnever|\bnobody|\bno\sone)\s+(?:\w+\s+)?
 """A negation right before "decided" (with at most one word between: "haven't yet",
 "nobody has"): no choice was made, whatever follows."""
 _DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
+_DECIDED_NOT = re.compile(
+    r"(?:(?:we|i)\s+(?:won't|will\s+not|wouldn't|would\s+not|shouldn't|should\s+not"
+    r"|don't|do\s+not|aren't\s+going\s+to|are\s+not\s+going\s+to)\s+"
+    r"|(?:to\s+)?(?:not|never|against)\s+"
+    r"(?:(?:using|going\s+with|adopting|switching\s+to|moving\s+to)\s+)?)"
+    r"(?:to\s+)?(?:use\s+)?", re.I)
+"""What refuses a choice right after its verb: "(decided) not to", "against (using)",
+"that we won't": the object after it is what the choice is about."""
 _FIRST_PERSON_VERB = re.compile(r"(?P<p>i|we|you)\s(?:(?:usually|often|always|never|also|still|now"
                                 r"|just|really|mostly|currently|normally|typically)\s)*"
                                 r"(?P<v>[a-z]+)", re.I)
@@ -441,6 +449,11 @@ def classify(c: Clause) -> Verdict | None:
     if dec:
         neg = bool(_DECISION_NEGATION.search(dec.group()))
         rest = _THAT.sub("", core[dec.end():].lstrip(), count=1)
+        against = _DECIDED_NOT.match(rest)
+        if against:
+            # "decided not to use Kafka", "decided against (using) Kafka", "decided
+            # that we won't use Kafka": a choice about Kafka, negated
+            neg, rest = True, rest[against.end():]
         inner = lx.EN_DECISION.match(rest)  # "decided (that) we'll host X": the choice is X
         return Verdict("decision", _target_or_object(rest[inner.end():] if inner else rest), neg)
     habit = lx.EN_HABIT.match(core, first)
