@@ -109,3 +109,36 @@ def test_a_decision_to_is_not_negated(text: str, what: str) -> None:
 def test_a_written_rule_not_to_stays_a_rule() -> None:
     items = extract("本番環境で直接編集しないこと。")
     assert [(i.kind, i.negated) for i in items] == [("constraint", True)], items
+
+
+# -- 4. only the user or the user's team makes the user's decisions -----------------------
+@pytest.mark.parametrize("text", [
+    "The tribunal decided we owed back pay.",
+    "They decided we were not eligible.",
+    "The umpire decided that we had missed the deadline.",
+    "The bank decided to freeze our account.",
+    "Last week, the council decided to close the car park.",
+    "They decided to move the conference online.",
+    "法院决定我们要赔偿损失。",
+    "他们决定把会议改到线上。",
+    "裁判所は、私たちが賠償すべきだと決めました。",
+    "先方は、契約を打ち切ることに決めました。",
+])
+def test_a_third_partys_ruling_is_no_decision_of_the_user(text: str) -> None:
+    items = extract(text)
+    assert not any(i.kind == "decision" for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("Our VP decided we'll consolidate on one cloud.", "cloud"),
+    ("The team lead decided we're going with Vitest.", "vitest"),
+    ("Priya decided we'll keep the monorepo.", "monorepo"),
+    ("I decided to learn Go this year.", "go"),
+    ("技术负责人决定我们用Rust重写这个服务。", "rust"),
+    ("部長は、会議はオンラインにすると決めました。", "会議"),
+])
+def test_a_decision_of_the_user_or_their_team_stays(text: str, what: str) -> None:
+    decisions = [i for i in extract(text) if i.kind == "decision"]
+    assert len(decisions) == 1, extract(text)
+    assert decisions[0].subject is not None and what in decisions[0].subject, decisions

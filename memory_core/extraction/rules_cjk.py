@@ -23,6 +23,13 @@ _WORDY = re.compile(r"[^\W_]")
 """A letter or digit: quote marks and masked text (``MASK``) are neither."""
 _ZH_CHOICE_VERB = re.compile(r"^(?:用|采用|使用|选|选择|改用|就用)")
 _ZH_COMMA = re.compile(r"[，,]")
+_CJK_THIRD_PARTY = re.compile(
+    r"^(?:[^，,、。]{0,6}?[，,、]\s*)?(?:他们|她们|它们|对方|法院|法庭|法官|陪审团|裁判|评委|仲裁"
+    r"|航空公司|银行|房东|政府|学校|大学|保险公司|税务局|警方|警察|物业|监管"
+    r"|彼ら|彼女ら|先方|相手|裁判所|裁判官|審判|陪審|航空会社|銀行|大家さん|政府|学校|大学"
+    r"|保険会社|税務署|警察|管理会社)")
+"""A decider outside the speaker's team, leading a Chinese or Japanese decision (after
+a time word at most): what they decided is their ruling, not the user's decision."""
 _ZH_DECIDED_NOT = re.compile(r"(?:暂时|先)?(?:不再|不|别|放弃)(?:再)?")
 """What refuses a choice right after 决定: 不用, 不再, 放弃."""
 _ZH_NEGATION = re.compile(r"不|别|勿")
@@ -234,6 +241,8 @@ def classify_zh(c: Clause) -> Verdict | None:
         return Verdict("preference", cjk_key(rest, "zh"))
     if rule and (dec is None or rule[0] <= dec.start()):
         return Verdict("constraint", rule[2], rule[1])
+    if dec and _CJK_THIRD_PARTY.search(core, 0, dec.start()):
+        dec = None  # "法院决定我们要付罚款", "他们决定…": a ruling, a fact at most
     if dec:
         rest = core[dec.start():] if dec.group().startswith("用") else core[dec.end():]
         against = _ZH_DECIDED_NOT.match(rest)
@@ -366,6 +375,8 @@ def classify_ja(c: Clause) -> Verdict | None:
         standing = _JA_TOPIC.match(core) or _fixes(c) or lc.JA_STANDING.search(core)
         rule = rule if standing else None
     dec = lc.JA_DECISION.search(core)
+    if dec and _CJK_THIRD_PARTY.search(core, 0, dec.start()):
+        dec = None  # "裁判所は、…と決めました": a ruling, a fact at most
     subject = _ja_topic(core) or _ja_object(core)
     if rule and dec and rule.group().endswith("こと") and dec.start() <= rule.end():
         # "Kafkaは使わないことにしました", "…しないことに決めました": a choice not to, not

@@ -53,6 +53,25 @@ _UNDECIDED = re.compile(r"(?:n't|\bnot|\bnever|\bnobody|\bno\sone)\s+(?:\w+\s+)?
 """A negation right before "decided" (with at most one word between: "haven't yet",
 "nobody has"): no choice was made, whatever follows."""
 _DECISION_NEGATION = re.compile(r"\bnot\b|\bagainst\b", re.I)
+_DECIDER = re.compile(
+    r"(?P<det>\b(?:the|a|an|this|that|these|those|their|his|her|its|our|my)\s+)?"
+    r"(?P<who>[\w'-]+(?:\s+[\w'-]+){0,2}?)"
+    r"(?:\s+(?:has|have|had|finally|just|also|then|eventually|ultimately|already))*\s*$", re.I)
+"""Who decided: the last words before "decided", with their determiner."""
+_THIRD_PARTY = re.compile(r"(?:they|them|people|somebody|someone|everyone\s+else)$", re.I)
+_TEAM_ROLE = re.compile(
+    r"(?:^|\s)(?:team|teams|squad|group|lead|leads|manager|managers|management|leadership"
+    r"|boss|cto|ceo|cfo|coo|cio|ciso|cpo|vp|director|head|pm|po|owner|owners|architect"
+    r"|architects|founder|founders|co-?founders?|company|org|organi[sz]ation|department"
+    r"|engineering|product|board|partners?|client|customer|family|wife|husband)$", re.I)
+"""A role inside the speaker's team, company or household ("the CTO", "the team lead"):
+what it decides binds the speaker's team."""
+_JUDGEMENT = re.compile(
+    r"(?:that\s+)?(?:we|i|you|it|they|he|she|this|that)\s+(?:was|were|wasn't|weren't|had|hadn't"
+    r"|did|didn't|owed|lost|failed|missed|breached|violated|qualified|deserved|counted"
+    r"|should\s+have|could\s+have|must\s+have)\b", re.I)
+"""A finding about what was ("… decided we were too late", "… that we had breached the
+contract"): a judgement, not a choice of what to do."""
 _DECIDED_NOT = re.compile(
     r"(?:(?:we|i)\s+(?:won't|will\s+not|wouldn't|would\s+not|shouldn't|should\s+not"
     r"|don't|do\s+not|aren't\s+going\s+to|are\s+not\s+going\s+to)\s+"
@@ -215,6 +234,28 @@ _FRAGMENT_WORDS = 6
 
 def _words(text: str) -> bool:
     return _ALNUM.search(text) is not None
+
+
+def _ours(before: str, after: str) -> bool:
+    """Whether "decided" with ``before`` (its decider, as written) and ``after`` (what
+    follows it) is a choice the speaker or their team made: a first-person decider, a
+    name ("Marta decided …"), "our/my …" or a role in the team ("the CTO decided …");
+    not a third party ("They decided …", "The court decided …", "The airline decided
+    …"), and not a finding about what was ("… decided we were too late")."""
+    if _JUDGEMENT.match(after.lstrip()):
+        return False
+    decider = re.split(r"[,;:]", before)[-1].strip()
+    m = _DECIDER.search(decider)
+    if not decider or m is None:
+        return True
+    det, who = (m.group("det") or "").strip().lower(), m.group("who")
+    if det in ("our", "my") or re.match(r"(?:we|i|us)\b", who, re.I):
+        return True
+    if _THIRD_PARTY.match(who.lower()):
+        return False
+    if det:
+        return bool(_TEAM_ROLE.search(who))
+    return who[:1].isupper() or bool(_TEAM_ROLE.search(who))  # "Marta", "management"
 
 
 def _target_or_object(rest: str) -> str | None:
@@ -441,6 +482,8 @@ def classify(c: Clause) -> Verdict | None:
         dec = lx.EN_DECISION_ANY.search(core, c.tokens)
         if dec is not None and _UNDECIDED.search(core, 0, dec.start()):
             dec = None  # "we haven't decided to …", "nobody decided we …": no choice made
+        elif dec is not None and not _ours(c.raw[:dec.start()], core[dec.end():]):
+            dec = None  # "The court decided we owed the fee": a ruling, a fact at most
     if rule and (dec is None or rule[0] <= dec.start()):
         _, neg, subject, is_order = rule
         if is_order and not neg and lx.EN_SOFTENER.search(c.raw, c.tokens):
