@@ -142,3 +142,51 @@ def test_a_decision_of_the_user_or_their_team_stays(text: str, what: str) -> Non
     decisions = [i for i in extract(text) if i.kind == "decision"]
     assert len(decisions) == 1, extract(text)
     assert decisions[0].subject is not None and what in decisions[0].subject, decisions
+
+
+# -- 5. an order before one occasion is a one-off; before each one, a rule ----------------
+ONE_OCCASION = [
+    ("Before the standup, read the incident notes.", "Before the standup"),
+    ("Before tomorrow's review, please update the README.", "Before tomorrow's review"),
+    ("明天评审之前，请把设计稿发给我。", "明天评审之前"),
+    ("面接の前に、履歴書を印刷してください。", "面接の前に"),
+    ("明日の商談の前に、見積書を確認してください。", "明日の商談の前に"),
+]
+
+
+@pytest.mark.parametrize(("text", "occasion"), ONE_OCCASION)
+def test_an_order_before_one_occasion_is_a_one_off(text: str, occasion: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.condition) for i in items] == [("constraint", occasion)], items
+    assert items[0].one_off, items
+    assert not stands(items[0])
+
+
+RECURRING = [
+    ("Before each release, tag the commit.", "tag"),
+    ("Before every merge, run the integration tests.", "integration tests"),
+    ("发版前都要打标签。", "打标签"),
+    ("合并之前要先跑一遍单元测试。", "单元测试"),
+    ("リリースのたびに、タグを付けてください。", "タグ"),
+    ("マージの都度、変更履歴を更新してください。", "変更履歴"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), RECURRING)
+def test_an_order_before_each_occasion_is_a_standing_rule(text: str, what: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    rule = items[0]
+    assert rule.subject is not None and what in rule.subject, items
+    assert rule.condition is not None and not rule.one_off, items
+    assert stands(rule)
+
+
+@pytest.mark.parametrize("text", [
+    "Before the release, always update the changelog.",
+    "コミットの前に、必ずテストを実行してください。",
+])
+def test_a_rule_word_keeps_an_order_before_a_named_occasion_standing(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"] and not items[0].one_off, items
+    assert stands(items[0])

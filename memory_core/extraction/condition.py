@@ -105,7 +105,8 @@ rule's; not a time ago, 三年前, a deadline, 五点前, 月底前, nor a word,
 
 _JA_CLAUSE = re.compile(
     r"(?:(?<=[はがをに、,\s」。！？!?])|^)[^、。,，はがを\s]{1,20}?"
-    r"(?:の場合|場合|の時|のとき|とき|(?<![何同])時(?![間点])|の際|際|なら(?:ば)?|中は|では(?!な))"
+    r"(?:の場合|場合|の時|のとき|とき|(?<![何同])時(?![間点])|の際|際|なら(?:ば)?|中は|では(?!な)"
+    r"|の(?:たび|度|都度)に?|(?<=[^\W\d_])ごとに)"
     r"|もし[^、。,，]{1,20}?(?:たら|れば|なら)"
     r"|(?:本番|ステージング|検証|開発|ローカル)(?:環境)?(?:では|で(?![きすしもは]))"
     r"|(?:オフライン|オンライン|週末|平日|夜間)(?:時|の時|中)?"
@@ -114,8 +115,10 @@ _JA_CLAUSE = re.compile(
     r"(?=[^。！？!?\n]*?(?:必ず|ください|下さい|すること|しないこと|べき|禁止|ましょう))"
 )
 _JA_MARKS = re.compile(r"場合|時|とき|際|なら|中は|では|もし|たら|れば|前に|前は|本番"
+                       r"|たび|度に|都度|ごとに"
                        r"|ステージング|検証|開発|ローカル|オフライン|オンライン|週末|平日|夜間")
-"""Japanese conditions: a phrase ending in 場合/時/とき/際/なら/では right after a particle
+"""Japanese conditions: a phrase ending in 場合/時/とき/際/なら/では (or a recurring
+one: のたびに, の都度, ごとに) right after a particle
 or at the clause start (so the topic before は is not swallowed), and a fronted "X前に(は)"
 ("コミットする前に必ず…": the situation the rule is for, before a rule's or request's word; not
 a time ago, 3日前に, nor a deadline, 9時前に)."""

@@ -486,3 +486,41 @@ def answer_request(scan: str, start: int, end: int, lang: str) -> bool:
         return False
     return _EN_COUNTED.search(scan, lead.end(), end) is not None \
         and _EN_BOUND.search(scan, start, end) is None
+
+
+# --- one occasion ----------------------------------------------------------------------
+
+_EN_ONE_OCCASION = re.compile(
+    r"(?:before|after|during|ahead\s+of|until|till)\s+(?:the|this|that|tomorrow's|today's"
+    r"|tonight's|next|our|my|your|his|her|their|(?:mon|tues|wednes|thurs|fri|satur|sun)day's)"
+    r"\s+(?!(?:each|every|any)\b)", re.I)
+_ZH_ONE_OCCASION = re.compile(
+    r"(?:这次|本次|下次|这个|那个|明天|今天|今晚|后天|周[一二三四五六日末]|下周|这周|本周|下午|上午)"
+    r"(?:的)?[^，,。]{0,10}?(?:之前|以前|前)")
+_JA_ONE_OCCASION = re.compile(
+    r"(?:この|その|あの|次の|次回の|今度の|明日の|今日の|今夜の|来週の|今週の|本日の|午後の|午前の)"
+    r"|[^、。]の前(?:に|は|には)$")
+_EN_RECURS = re.compile(r"\b(?:each|every|any|whenever)\b", re.I)
+_ZH_RECURS = re.compile(r"每次|每回|都要|都得|都必须|一律|每个")
+_JA_RECURS = re.compile(r"たびに|都度|ごとに|毎回|毎|各")
+
+
+def one_occasion(condition: str, clause: str, lang: str) -> bool:
+    """Whether an order's ``condition`` (as written) names one occasion: "before the
+    meeting", "after tomorrow's demo", 这次发布前, 明天开会之前, 会議の前に, 明日の打ち合わせの前に
+    — a definite event, not a recurring one ("before each commit", "before committing",
+    提交前都要…, コミットする前に). An order for one occasion is a one-off (conversation-local),
+    unless ``clause`` (the order's text) says it lasts or recurs ("always", 必须, 必ず,
+    每次, 毎回)."""
+    if lang == "zh":
+        return (_ZH_ONE_OCCASION.match(condition) is not None
+                and not (_ZH_LASTING.search(clause) or _ZH_STANDS.search(clause)
+                         or _ZH_RECURS.search(clause)))
+    if lang == "ja":
+        return (_JA_ONE_OCCASION.match(condition) is not None
+                or _JA_ONE_OCCASION.search(condition) is not None) \
+            and not (_JA_LASTING.search(clause) or _JA_STANDS.search(clause)
+                     or _JA_RECURS.search(condition))
+    return (_EN_ONE_OCCASION.match(condition) is not None
+            and not (_EN_LASTING.search(clause) or _EN_STANDS.search(clause)
+                     or _EN_RECURS.search(condition)))

@@ -49,6 +49,7 @@ from memory_core.extraction.modality import (
     hedged,
     hedged_lead,
     hypothetical,
+    one_occasion,
 )
 from memory_core.extraction.model import ELISION, RETRACTION, STATEMENT_KINDS, Extracted
 from memory_core.extraction.prepare import (
@@ -911,6 +912,11 @@ class _Message:
                     and about_this_answer(sc, c.body_start, end, lang, body):
                 # "Keep it under 100 words", "Use Python 3.11 for this script", "Fix
                 # line 42 of parser.py", 这个回答控制在100字以内, 今回は1案でいいです
+                item = replace(item, one_off=True)
+            elif verdict.kind == "constraint" and item.condition \
+                    and one_occasion(item.condition, item.text, lang):
+                # "Before the meeting, review this file", 会議の前に、…してください: an order
+                # for one occasion, not a rule for every one ("Before each commit, …")
                 item = replace(item, one_off=True)
             if item.kind in ("fact", "decision") \
                     and about_this_task(sc, c.body_start, end, lang, body):

@@ -30,6 +30,9 @@ _CJK_THIRD_PARTY = re.compile(
     r"|保険会社|税務署|警察|管理会社)")
 """A decider outside the speaker's team, leading a Chinese or Japanese decision (after
 a time word at most): what they decided is their ruling, not the user's decision."""
+_ZH_MODAL_AFTER_CONDITION = re.compile(
+    r"[\ue000\s，,]*(?:每次|每回)?(?:都|也|一律)?(?:要|得|需要|一定要)(?!求|是|不要)(?:先)?")
+"""A duty right after a situation (the condition masked before it): 提交前都要…, 上线前要先…."""
 _ZH_DECIDED_NOT = re.compile(r"(?:暂时|先)?(?:不再|不|别|放弃)(?:再)?")
 """What refuses a choice right after 决定: 不用, 不再, 放弃."""
 _ZH_NEGATION = re.compile(r"不|别|勿")
@@ -94,6 +97,9 @@ _JA_BEFORE = re.compile(r"前(?:に|は|には)$")
 """A condition naming a recurring situation, the moment before an action ("コミットする前に",
 "リリース前には"): it scopes a polite request as a topic does; :data:`_JA_CLAUSE` in
 :mod:`~memory_core.extraction.condition` keeps a time ago (3日前に) out of it."""
+_JA_EACH_TIME = re.compile(r"たびに|度に|都度|ごとに|毎回")
+"""A situation said to recur ("デプロイのたびに、", "リリースの都度"): it scopes a polite
+request as a rule, like :data:`_JA_BEFORE`."""
 _JA_TOPIC = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:には|では|とは|は|が)(?!ず|じめ|ありません)")
 _JA_DECIDER = re.compile(r"^[^、。,]{0,12}?(?:さん|さま|様|くん|君|ちゃん|先生|部長|課長|社長|上司"
                          r"|チーム|リーダー)(?:は|が)[、,]?(?=.)")
@@ -177,6 +183,10 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         before = cjk_key(head, "zh") if head else None
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
+    modal = _ZH_MODAL_AFTER_CONDITION.match(core) if c.condition is not None else None
+    if modal and _has_words(core[modal.end():]):
+        # "提交前都要跑测试", "部署之前要先备份": what the situation requires each time
+        return 0, False, cjk_key(core[modal.end():], "zh", keep_last=False)
     # "以后回答先给结论": the order after its lead ("以后回复请用…" is a topic's order, below)
     lead = None if _ZH_TOPIC_PLEASE.match(core) else _ZH_LEAD.match(core)
     order = core[lead.end():] if lead else core
@@ -397,7 +407,8 @@ def classify_ja(c: Clause) -> Verdict | None:
     # another condition does not ("もし時間があったら、", "この回答では、": one-off asks)
     scoped = (topic is not None and not _JA_DEMONSTRATIVE.match(topic.group("t"))) \
         or (c.condition is not None
-            and _JA_BEFORE.search(c.scan, c.condition[0], c.condition[1]) is not None)
+            and _JA_BEFORE.search(c.scan, c.condition[0], c.condition[1]) is not None) \
+        or _JA_EACH_TIME.search(c.scan, c.start, c.end) is not None
     one_off = (_JA_ONE_OFF.search(core)  # the lead ("PRでは、") counts for the scope
                and not _JA_EVERY_TIME.search(c.scan, c.start, c.end))
     if scoped and (lc.JA_POLITE_REQUEST.search(core) or _JA_TE_ORDER.search(core)) \

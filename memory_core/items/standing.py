@@ -78,6 +78,8 @@ STANDING_RULE = re.compile(
     r"(?:conversations?|chats?|sessions?|threads?)"
     r"|(?:in|for)\s(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s)"
     r"{0,2}(?:answers?|replies|responses?))\b"
+    r"|\b(?:before|after)\s(?:each|every)\s|前都(?:要|得|必须)|之前都(?:要|得|必须)|たびに|都度"
+    r"|(?<![\d０-９分秒時日週月年間])ごとに"
     r"|\brules?(?:\s(?:for\s(?:you|this\s\w+)|to\sfollow|from\s(?:me|us)|of\s(?:mine|ours)))?"
     r"(?:\s(?:is|are))?\s?[:：]"
     r"|(?:规则|规矩|原则)(?:如下|是)?[:：]|(?:ルール|決まり|方針)(?:を一つ|を1つ|をひとつ|が一つ"
@@ -90,7 +92,8 @@ STANDING_RULE = re.compile(
 "from now on"), a scope over every answer or conversation ("in every conversation
 we have", "in all of your answers", 所有对话, すべての回答), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
-or ban of a thing, not an order about the answer at hand; or a lead that names what
+or ban of a thing, not an order about the answer at hand; a situation said to recur
+("before each commit", 提交前都要, デプロイのたびに); or a lead that names what
 follows a rule ("Here is my rule: …", "Rule for you: …", 我的规则：, 私のルール：)."""
 
 
