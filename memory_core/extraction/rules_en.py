@@ -58,6 +58,8 @@ _DECIDER = re.compile(
     r"(?P<who>[\w'-]+(?:\s+[\w'-]+){0,2}?)"
     r"(?:\s+(?:has|have|had|finally|just|also|then|eventually|ultimately|already))*\s*$", re.I)
 """Who decided: the last words before "decided", with their determiner."""
+_DECIDER_REACH = 80
+"""Characters before "decided" read for its decider (a bound: linear in the message)."""
 _THIRD_PARTY = re.compile(r"(?:they|them|people|somebody|someone|everyone\s+else)$", re.I)
 _TEAM_ROLE = re.compile(
     r"(?:^|\s)(?:team|teams|squad|group|lead|leads|manager|managers|management|leadership"
@@ -244,7 +246,7 @@ def _ours(before: str, after: str) -> bool:
     …"), and not a finding about what was ("… decided we were too late")."""
     if _JUDGEMENT.match(after.lstrip()):
         return False
-    decider = re.split(r"[,;:]", before)[-1].strip()
+    decider = re.split(r"[,;:]", before[-_DECIDER_REACH:])[-1].strip()
     m = _DECIDER.search(decider)
     if not decider or m is None:
         return True
