@@ -385,9 +385,12 @@ def classify_ja(c: Clause) -> Verdict | None:
         standing = _JA_TOPIC.match(core) or _fixes(c) or lc.JA_STANDING.search(core)
         rule = rule if standing else None
     dec = lc.JA_DECISION.search(core)
-    if dec and _CJK_THIRD_PARTY.search(core, 0, dec.start()):
-        dec = None  # "裁判所は、…と決めました": a ruling, a fact at most
     subject = _ja_topic(core) or _ja_object(core)
+    if dec and _CJK_THIRD_PARTY.search(core, 0, dec.start()):
+        # "裁判所は、…と決めました", "先方は、…しないことに決めました": a ruling, a fact at most
+        if rule and rule.group().endswith("こと") and dec.start() <= rule.end():
+            return Verdict("fact", subject)
+        dec = None
     if rule and dec and rule.group().endswith("こと") and dec.start() <= rule.end():
         # "Kafkaは使わないことにしました", "…しないことに決めました": a choice not to, not
         # the written-rule "…しないこと。"
