@@ -410,10 +410,13 @@ class ToolLoop:
                     await self.client.write(flush)
                 if len(ex.rounds) > 1 and not sr.answered():
                     # A stream the proxy composed of rounds: it says why it ends
-                    # (the API's in-stream error event), then is cut.
+                    # (the API's in-stream error event), then is cut, or closed
+                    # where that event ends the stream (Responses' response.failed).
                     await self.client.write(ss.error_bytes(
                         "upstream connection broke off during a memory tool round: "
                         + (ex.error or "stream ended early")))
+                    if ss.error_ends_stream:
+                        return ex.response
                 _abort_client(ex.response, ex.request)
             return ex.response  # type: ignore[return-value]
         ex.client_choices, ex.finish_reasons = ss.final_choices(last.message, last.client_calls)
