@@ -283,7 +283,7 @@ async def _ask(proxy: RunningProxy, api: str, stream: bool) -> Any:
 
 @pytest.mark.parametrize("api", ["messages", "chat", "responses"])
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("second", ["529", "hangup"])
+@pytest.mark.parametrize("second", ["529", "hangup", "early"])
 async def test_a_later_rounds_error_reaches_the_client_as_the_apis_error(
         make_proxy: Any, upstream: FakeUpstream, api: str, stream: bool,
         second: str) -> None:
@@ -291,8 +291,12 @@ async def test_a_later_rounds_error_reaches_the_client_as_the_apis_error(
     heartbeat longer than the wait), streamed or not. Refused (429/529 with
     retry-after): the client gets the upstream's status, headers and body, and the
     SDK raises its status error with the upstream's error type. The upstream gone
-    before answering: a 502 in the API's error shape."""
-    proxy = await make_proxy(tools={"heartbeat_seconds": 5.0, "offer": "always"})
+    before answering, or gone after its headers and half an event (``early``: the
+    client's status line was not sent yet): a 502 in the API's error shape."""
+    if second == "early" and not stream:
+        pytest.skip("streams only: a whole answer's status line waits for its end")
+    # a heartbeat longer than the whole exchange (round 1 streams for seconds)
+    proxy = await make_proxy(tools={"heartbeat_seconds": 60.0, "offer": "always"})
     _script(upstream, api, second)
     errors = (anthropic.APIStatusError, openai.APIStatusError)
     with pytest.raises(errors) as info:
@@ -300,7 +304,7 @@ async def test_a_later_rounds_error_reaches_the_client_as_the_apis_error(
     exc: Any = info.value
     body = exc.body
     assert isinstance(body, dict)
-    if second == "hangup":
+    if second in ("hangup", "early"):
         assert exc.status_code == 502
         assert (body["error"]["type"] == "api_error" if api == "messages"
                 else body["type"] == "upstream_error"), body
