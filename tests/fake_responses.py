@@ -51,6 +51,7 @@ class RReply:
     delay: float = 0.0  # seconds between writes
     answer_delay: float = 0.0  # seconds before answering at all
     raw_stream: bytes | None = None  # a stream: exactly these bytes
+    drop_after: int | None = None  # a stream: hang up after this many bytes
 
 
 def _listed(item: Any, new_id: str) -> Any:
@@ -322,12 +323,18 @@ class ResponsesFake:
         out = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                           "Cache-Control": "no-cache", **reply.headers})
         await out.prepare(request)
-        size = reply.write_size or len(payload)
+        size = reply.write_size or len(payload) or 1
+        if reply.drop_after is not None:
+            payload = payload[:reply.drop_after]
         try:
             for at in range(0, len(payload), size):
                 await out.write(payload[at:at + size])
                 if reply.delay:
                     await asyncio.sleep(reply.delay)
+            if reply.drop_after is not None:  # hang up without the end of the body
+                assert request.transport is not None
+                request.transport.close()
+                return out
             await out.write_eof()
         except (ConnectionResetError, asyncio.CancelledError):
             self.cancelled += 1

@@ -13,6 +13,7 @@ byte formats, events split across reads:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -207,8 +208,10 @@ async def test_a_hidden_rounds_reasoning_deltas_are_never_shown(
 def _script(upstream: FakeUpstream, api: str, second: str) -> None:
     """Round 1 only calls a memory tool; round 2 fails as ``second`` says:
     ``529`` (an error status with retry-after), ``hangup`` (no status line),
-    ``drop`` (a stream cut off after a few bytes)."""
+    ``drop`` (a stream cut off after a few events), ``early`` (its headers, half
+    an event, then the connection closes)."""
     delay = 0.4  # longer than the heartbeat when a test wants the status sent first
+    cut = {"drop": 300, "early": 40}.get(second)
     if api == "messages":
         upstream.anthropic_replies.append(AReply(content=[
             thinking("Recall.", SIG), tool_use("toolu_m", "memory_grep", LOOKUP)],
@@ -217,9 +220,9 @@ def _script(upstream: FakeUpstream, api: str, second: str) -> None:
             upstream.anthropic_replies.append(AReply(
                 status=529, error={"type": "overloaded_error", "message": "Overloaded"},
                 headers={"retry-after": "30"}, answer_delay=delay))
-        elif second == "drop":
+        elif cut is not None:
             upstream.anthropic_replies.append(AReply(
-                content=[text("a long answer " * 20)], drop_after=300, answer_delay=delay))
+                content=[text("a long answer " * 20)], drop_after=cut, answer_delay=delay))
     elif api == "chat":
         upstream.push(Reply(content=None, tool_calls=[
             {"id": "call_m", "name": "memory_grep", "arguments": '{"query": "GRF"}'}],
@@ -229,8 +232,8 @@ def _script(upstream: FakeUpstream, api: str, second: str) -> None:
                 "message": "Rate limit reached", "type": "requests", "param": None,
                 "code": "rate_limit_exceeded"}, headers={"retry-after": "30"},
                 answer_delay=delay))
-        elif second == "drop":
-            upstream.push(Reply(content="a long answer " * 20, drop_after=300,
+        elif cut is not None:
+            upstream.push(Reply(content="a long answer " * 20, drop_after=cut,
                                 answer_delay=delay))
     else:
         upstream.push_response(RReply(text=None, calls=[
@@ -241,12 +244,15 @@ def _script(upstream: FakeUpstream, api: str, second: str) -> None:
                 "message": "Rate limit reached", "type": "requests", "param": None,
                 "code": "rate_limit_exceeded"}, headers={"retry-after": "30"},
                 answer_delay=delay))
+        elif cut is not None:
+            upstream.push_response(RReply(text="a long answer " * 20, drop_after=cut,
+                                          answer_delay=delay))
     if second == "hangup":  # round 2 finds no one: the connection closes unanswered
-        original = upstream._record
+        original, before = upstream._record, len(upstream.requests)
 
         async def record_then_arm(request: Any) -> bytes:
             raw = await original(request)
-            if len(upstream.requests) == 1:
+            if len(upstream.requests) == before + 1:
                 upstream.hang_ups, upstream.hang_up_delay = 1, delay
             return raw
         upstream._record = record_then_arm  # type: ignore[method-assign]
@@ -277,7 +283,7 @@ async def _ask(proxy: RunningProxy, api: str, stream: bool) -> Any:
 
 @pytest.mark.parametrize("api", ["messages", "chat", "responses"])
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("second", ["529", "hangup"])
+@pytest.mark.parametrize("second", ["529", "hangup", "early"])
 async def test_a_later_rounds_error_reaches_the_client_as_the_apis_error(
         make_proxy: Any, upstream: FakeUpstream, api: str, stream: bool,
         second: str) -> None:
@@ -285,8 +291,12 @@ async def test_a_later_rounds_error_reaches_the_client_as_the_apis_error(
     heartbeat longer than the wait), streamed or not. Refused (429/529 with
     retry-after): the client gets the upstream's status, headers and body, and the
     SDK raises its status error with the upstream's error type. The upstream gone
-    before answering: a 502 in the API's error shape."""
-    proxy = await make_proxy(tools={"heartbeat_seconds": 5.0, "offer": "always"})
+    before answering, or gone after its headers and half an event (``early``: the
+    client's status line was not sent yet): a 502 in the API's error shape."""
+    if second == "early" and not stream:
+        pytest.skip("streams only: a whole answer's status line waits for its end")
+    # a heartbeat longer than the whole exchange (round 1 streams for seconds)
+    proxy = await make_proxy(tools={"heartbeat_seconds": 60.0, "offer": "always"})
     _script(upstream, api, second)
     errors = (anthropic.APIStatusError, openai.APIStatusError)
     with pytest.raises(errors) as info:
@@ -294,7 +304,7 @@ async def test_a_later_rounds_error_reaches_the_client_as_the_apis_error(
     exc: Any = info.value
     body = exc.body
     assert isinstance(body, dict)
-    if second == "hangup":
+    if second in ("hangup", "early"):
         assert exc.status_code == 502
         assert (body["error"]["type"] == "api_error" if api == "messages"
                 else body["type"] == "upstream_error"), body
@@ -315,10 +325,9 @@ async def test_a_later_round_failing_after_the_stream_started_is_an_error_event(
     2 failed: refused with an error status, the upstream gone before answering, or
     its stream cut off. The client's stream ends with the API's own in-stream error
     (Anthropic ``event: error``, Chat Completions an ``{"error": …}`` chunk,
-    Responses an ``error`` event), which the SDK raises or yields; never a clean end
-    that looks like an answer, never a hang."""
-    if api == "responses" and second == "drop":
-        pytest.skip("the Responses fake has no cut-off stream")
+    Responses an ``error`` event, then ``response.failed``, the terminal event),
+    which the SDK raises or yields; never a clean end that looks like an answer,
+    never a hang."""
     proxy = await make_proxy(tools={"heartbeat_seconds": 0.1, "offer": "always"})
     _script(upstream, api, second)
     path = {"messages": "/v1/messages", "chat": "/v1/chat/completions",
@@ -338,7 +347,11 @@ async def test_a_later_round_failing_after_the_stream_started_is_an_error_event(
         err = orjson.loads(last[6:])["error"]
         assert b"[DONE]" not in raw
     else:
-        name, data = events(raw)[-1]
+        got = events(raw)
+        if api == "responses":
+            _assert_failed_at_the_end(got)
+            got = got[:-1]
+        name, data = got[-1]
         assert name == "error"
         err = data["error"] if api == "messages" else data
         assert not any(n in ("message_stop", "response.completed") for n, _ in events(raw))
@@ -358,4 +371,71 @@ async def test_a_later_round_failing_after_the_stream_started_is_an_error_event(
         with pytest.raises(openai.APIError) as o_info:
             await _ask(proxy, api, True)
         assert o_info.value.code == "rate_limit_exceeded"
+    await proxy.settle()
+
+
+def _assert_failed_at_the_end(got: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """A Responses stream that failed ends as the API ends one: ``response.created``
+    first, then the ``error`` event, then ``response.failed`` (the terminal event)
+    whose response has the id the client saw, status ``failed`` and an ``error``;
+    every event numbered on from the one before. Returns the failed response."""
+    names = [n for n, _ in got]
+    assert names[0] == "response.created" and names.count("response.created") == 1, names
+    assert names[-2:] == ["error", "response.failed"], names
+    assert not {"response.completed", "response.incomplete"} & set(names)
+    seqs = [d["sequence_number"] for _, d in got]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
+    failed = got[-1][1]["response"]
+    assert failed["id"] == got[0][1]["response"]["id"]
+    assert failed["status"] == "failed" and failed["object"] == "response"
+    assert set(failed["error"]) == {"code", "message"} and failed["error"]["message"]
+    return dict(failed)
+
+
+@pytest.mark.parametrize("second", ["529", "hangup", "drop"])
+async def test_a_failed_responses_stream_ends_with_response_failed_for_the_sdks(
+        make_proxy: Any, upstream: FakeUpstream, second: str) -> None:
+    """A later round fails after the client's stream started (heartbeats sent its
+    status): the openai SDK yields the ``error`` event and then a
+    ``ResponseFailedEvent`` (the terminal event a client waits for), not a stream
+    that just stops; its stream helper's final response is refused; the
+    openai-agents SDK's streamed run raises rather than hangs."""
+    proxy = await make_proxy(tools={"heartbeat_seconds": 0.1, "offer": "always"})
+    c = openai_client(proxy)
+    _script(upstream, "responses", second)
+    got = [e async for e in await c.responses.create(model="m", input="Which?", stream=True)]
+    assert [e.type for e in got[-2:]] == ["error", "response.failed"]
+    failed = _assert_failed_at_the_end([(e.type, e.model_dump(exclude_unset=True))
+                                       for e in got])
+    last = got[-1]
+    assert isinstance(last, openai.types.responses.ResponseFailedEvent)
+    assert last.response.status == "failed" and last.response.error is not None
+    if second == "529":  # the upstream's own error code
+        assert failed["error"]["code"] == "rate_limit_exceeded"
+        assert got[-2].code == "rate_limit_exceeded"  # type: ignore[union-attr]
+    else:
+        assert "memory tool round" in failed["error"]["message"]
+    if second == "drop":  # the items the client was shown are the failed response's
+        shown = [e.item.id for e in got if e.type == "response.output_item.added"]
+        assert [i["id"] for i in failed["output"]] == shown[:len(failed["output"])]
+
+    _script(upstream, "responses", second)
+    async with c.responses.stream(model="m", input="Which?") as s:
+        kinds = [e.type async for e in s]
+        assert kinds[-1] == "response.failed"
+        with pytest.raises(RuntimeError, match="response.completed"):
+            await s.get_final_response()
+
+    from agents import Agent, RunConfig, Runner
+    from agents.models.openai_provider import OpenAIProvider
+    _script(upstream, "responses", second)
+    config = RunConfig(model_provider=OpenAIProvider(openai_client=c), tracing_disabled=True)
+    result = Runner.run_streamed(Agent(name="ops", model="m"), "Which?", run_config=config)
+
+    async def drain() -> None:
+        async for _ in result.stream_events():
+            pass
+    with pytest.raises(Exception) as info:  # noqa: PT011 - the agents SDK's own class
+        await asyncio.wait_for(drain(), 20)
+    assert not isinstance(info.value, TimeoutError), "the streamed run hung"
     await proxy.settle()

@@ -816,9 +816,15 @@ async def test_an_error_after_the_client_saw_a_round_is_an_error_event_in_sequen
     decoder = SSEDecoder()
     events = [orjson.loads(e.data) for e in decoder.feed(got) + decoder.close()]
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
-    assert events[0]["type"] == "response.created" and events[-1]["type"] == "error"
+    assert events[0]["type"] == "response.created"
+    assert [e["type"] for e in events[-2:]] == ["error", "response.failed"]
     # the upstream's own error, as a Responses stream carries one
-    assert events[-1]["message"] == "fake error" and events[-1]["code"] is not None
+    assert events[-2]["message"] == "fake error" and events[-2]["code"] is not None
+    # then the terminal event: the response the client saw, failed, with what it was shown
+    failed = events[-1]["response"]
+    assert failed["id"] == events[0]["response"]["id"] and failed["status"] == "failed"
+    assert failed["error"] == {"code": events[-2]["code"], "message": "fake error"}
+    assert [i["type"] for i in failed["output"]] == ["message"]
     assert b"memory_grep" not in got
     await proxy.settle()
     assert not _rows(proxy, "SELECT id FROM messages WHERE kind='response' AND hidden=0")

@@ -92,11 +92,13 @@ async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
         ex.complete = False
         # The client gets every byte the upstream sent before it broke off; after
         # a later round, whose stream the proxy composed, not half an event: the
-        # loop ends it with the API's error event (ToolLoop._end).
-        ok = await client.commit()
-        rest = sr.pending() if ok and not sr.holding and len(ex.rounds) == 1 else b""
-        if rest:
-            await client.write(rest)
+        # loop ends it with the API's error event, or, while the client's status
+        # line was not sent yet, answers with the API's error (ToolLoop._end).
+        if len(ex.rounds) == 1:
+            ok = await client.commit()
+            rest = sr.pending() if ok and not sr.holding else b""
+            if rest:
+                await client.write(rest)
     finally:
         reader.cancel()
         if not ok:

@@ -399,6 +399,16 @@ class ToolLoop:
         last = ex.rounds[-1]
         out = ss.tail(sr, rounds=len(ex.rounds), usage=ex.usage,
                       cut=bool(last.ours) and not last.client_calls and not last.cut)
+        broke = not ex.complete or not ss.ended()
+        if broke and ex.response is None and len(ex.rounds) > 1:
+            # A later round broke off before anything was shown and before a
+            # heartbeat sent the client's status line: the API's error response
+            # (502), as when the upstream cannot be reached.
+            message = ("upstream connection broke off during a memory tool round: "
+                       + (ex.error or "stream ended early"))
+            log.warning("request %s: %s", ex.rid, message)
+            ex.complete = False
+            raise UpstreamError(message)
         ok = await self.client.commit()
         if not ex.complete or not ss.ended():
             # The upstream broke off: the client must not see a clean end of stream.
@@ -410,10 +420,13 @@ class ToolLoop:
                     await self.client.write(flush)
                 if len(ex.rounds) > 1 and not sr.answered():
                     # A stream the proxy composed of rounds: it says why it ends
-                    # (the API's in-stream error event), then is cut.
+                    # (the API's in-stream error event), then is cut, or closed
+                    # where that event ends the stream (Responses' response.failed).
                     await self.client.write(ss.error_bytes(
                         "upstream connection broke off during a memory tool round: "
                         + (ex.error or "stream ended early")))
+                    if ss.error_ends_stream:
+                        return ex.response
                 _abort_client(ex.response, ex.request)
             return ex.response  # type: ignore[return-value]
         ex.client_choices, ex.finish_reasons = ss.final_choices(last.message, last.client_calls)

@@ -33,6 +33,8 @@ Nothing here touches a socket; tests feed byte scripts (tests/test_responses_str
 
 from __future__ import annotations
 
+import time
+import uuid
 from typing import Any
 
 import orjson
@@ -323,6 +325,39 @@ def terminal_bytes(sr: ResponsesStreamRound, state: StreamState, *, rounds: int,
             out += state.stamp(sr.terminal, raw)
         final = response
     return out, final
+
+
+def failed_bytes(state: StreamState, code: Any, message: str, param: Any = None, *,
+                 usage: Any = None, model: Any = None) -> bytes:
+    """How a stream the proxy composed of rounds ends when a later round failed, as
+    the API ends a response that fails mid-stream: the held head if the client never
+    got it (so that ``response.created`` comes first), the ``error`` event (``code``,
+    ``message``, ``param``), then the terminal ``response.failed`` whose response is
+    the one the client saw in ``response.created`` (its id; a bare object when no
+    round sent one) with ``status: "failed"``, ``error: {code, message}`` (``code``
+    ``server_error`` for a failure of the proxy's own upstream call, the upstream's
+    when it refused), the items the client was shown and ``usage`` summed over the
+    rounds (left as it was when ``None``). Every event gets the next sequence number."""
+    out = b""
+    if not state.head_sent:
+        state.head_sent = True
+        out += b"".join(raw if obj is None else state.stamp(obj, raw)
+                        for obj, raw in state.head)
+    out += state.stamp({"type": "error", "code": code, "message": message,
+                        "param": param}, None)
+    base = next((obj["response"] for obj, _ in reversed(state.head)
+                 if obj is not None and isinstance(obj.get("response"), dict)), None)
+    response: dict[str, Any] = dict(base) if base is not None else {
+        "object": "response", "created_at": int(time.time()), "model": model}
+    if state.client_id is not None or "id" not in response:
+        response["id"] = state.client_id if state.client_id is not None \
+            else "resp_" + uuid.uuid4().hex
+    response.update(status="failed", output=list(state.output), incomplete_details=None,
+                    error={"code": "server_error" if code == "upstream_error" else code,
+                           "message": message})
+    if usage is not None:
+        response["usage"] = usage
+    return out + state.stamp({"type": "response.failed", "response": response}, None)
 
 
 def _adopt_terminal_items(sr: ResponsesStreamRound, state: StreamState) -> None:

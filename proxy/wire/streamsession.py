@@ -22,9 +22,15 @@ from typing import Any
 import orjson
 
 from proxy.wire.base import StreamRound, WireAdapter
+from proxy.wire.chat import sum_usage
 from proxy.wire.messagesstream import MessagesStreamRound
 from proxy.wire.responses import error_event, reply_turn
-from proxy.wire.responsesstream import ResponsesStreamRound, StreamState, terminal_bytes
+from proxy.wire.responsesstream import (
+    ResponsesStreamRound,
+    StreamState,
+    failed_bytes,
+    terminal_bytes,
+)
 
 
 class StreamSession:
@@ -37,6 +43,10 @@ class StreamSession:
     connection instead of ending its stream."""
     final: dict[str, Any] | None = None
     """The response object the stream ended with, where the API has one."""
+    error_ends_stream = False
+    """The in-band error bytes (:meth:`error_bytes`) end with the API's terminal event:
+    a stream that broke off in a later round is then closed cleanly after them, not
+    cut."""
 
     def __init__(self, wire: WireAdapter, names: dict[str, str], body: dict[str, Any]
                  ) -> None:
@@ -202,7 +212,10 @@ class MessagesSession(StreamSession):
 class ResponsesSession(StreamSession):
     """The Responses API: one ``response.created``, items and sequence numbers
     renumbered across rounds, one terminal event restated with the id the client
-    saw, the items it was shown and the summed usage."""
+    saw, the items it was shown and the summed usage. A later round that failed
+    ends the stream with the ``error`` event and ``response.failed``."""
+
+    error_ends_stream = True
 
     def __init__(self, wire: WireAdapter, names: dict[str, str], body: dict[str, Any],
                  previous: str | None = None) -> None:
@@ -210,6 +223,9 @@ class ResponsesSession(StreamSession):
         self.state = StreamState()
         self.state.previous = previous
         self.errored = False
+        self.model = body.get("model")
+        self.usage: dict[str, Any] | None = None
+        """The usage of the rounds so far, summed (what a failed response reports)."""
 
     def _turn(self) -> dict[str, Any]:
         return reply_turn(list(self.state.output))
@@ -218,7 +234,7 @@ class ResponsesSession(StreamSession):
         return ResponsesStreamRound(self.names, self.state, first=rounds == 1)
 
     def after_round(self, sr: StreamRound, committed: bool) -> None:
-        pass
+        self.usage = sum_usage(self.usage, sr.usage())
 
     def message(self, sr: StreamRound) -> dict[str, Any]:
         msgs = sr.messages()
@@ -235,7 +251,11 @@ class ResponsesSession(StreamSession):
         return [self._turn()] if self.state.output else []
 
     def error_bytes(self, message: str) -> bytes:
-        return self.state.stamp(error_event(message), None)
+        # The ``error`` event, then ``response.failed``: the terminal event that
+        # clients (Codex, the agents SDK) wait for (failed_bytes).
+        err = error_event(message)
+        return failed_bytes(self.state, err["code"], message, usage=self.usage,
+                            model=self.model)
 
     def upstream_error_bytes(self, raw: bytes, message: str) -> bytes:
         obj = self.wire.upstream_error(raw)
@@ -243,9 +263,9 @@ class ResponsesSession(StreamSession):
             return self.error_bytes(message)
         err = obj["error"]
         code = err.get("code") if err.get("code") is not None else err.get("type")
-        return self.state.stamp({"type": "error", "code": code,
-                                 "message": err.get("message"), "param": err.get("param")},
-                                None)
+        text = err.get("message")
+        return failed_bytes(self.state, code, text if isinstance(text, str) else message,
+                            err.get("param"), usage=self.usage, model=self.model)
 
     def tail(self, sr: StreamRound, *, rounds: int, usage: Any, cut: bool) -> bytes:
         assert isinstance(sr, ResponsesStreamRound)
@@ -258,7 +278,11 @@ class ResponsesSession(StreamSession):
         return self.final is not None or self.errored
 
     def flush_on_break(self, sr: StreamRound, out: bytes) -> bytes:
-        return out if sr.holding else b""
+        # A later round's tail without its terminal is the held head (a client that
+        # only had heartbeats gets its response.created before the error) and held
+        # reasoning: whole events, which the error event then numbers on from.
+        assert isinstance(sr, ResponsesStreamRound)
+        return out if sr.holding or not sr.first else b""
 
     def broken_choices(self) -> list[dict[str, Any]]:
         return [self._turn()]
