@@ -625,6 +625,33 @@ async def test_the_explain_log_is_written_once_the_request_went_upstream(
         await upstream.stop()
 
 
+@pytest.mark.parametrize("tools", [True, False], ids=["tool-loop", "plain"])
+async def test_a_streamed_request_gets_its_explain_log(tmp_path: Path, tools: bool) -> None:
+    """A streamed request's block is explained like any other (``lcm-proxy memory
+    explain``): the streamed tool loop opens its rounds by another path than the
+    plain one, and once left the log unwritten."""
+    upstream = FakeUpstream()
+    await upstream.start()
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data",
+                              tools={"enabled": tools, "offer": "always"})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-test-stream",
+                                    max_retries=0)
+        for text in ("The staging database runs on port 5433.", "Where does staging run?"):
+            stream = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": text}], stream=True)
+            async for _ in stream:
+                pass
+            await proxy.settle()
+        assert store_sql(proxy.engine, "SELECT COUNT(*) AS n FROM assembly_logs")[0]["n"] == 2
+        explain = CliRunner().invoke(main, ["memory", "explain", "--data-dir",
+                                            str(tmp_path / "data")])
+        assert explain.exit_code == 0, explain.output
+    finally:
+        await proxy.runner.cleanup()
+        await upstream.stop()
+
+
 def test_prepare_leaves_the_explain_log_to_the_send(tmp_path: Path) -> None:
     """:func:`proxy.flow.plan.prepare` builds the block without queueing its explain
     log; :meth:`~proxy.flow.plan.Prepared.sent` queues it, once."""

@@ -172,6 +172,8 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
     except ClientGone:
         ex.client_gone, ex.complete = True, False
         response = ex.response or web.Response(status=499)
+    finally:
+        ex.prepared.sent()  # the explain log, whatever path the loop took (runs once)
     metrics.upstream_latency.labels(label).observe(time.perf_counter() - started)
     if ex.client_gone:
         metrics.client_disconnects.inc()

@@ -269,9 +269,12 @@ class ToolLoop:
         sr: StreamRound | None = None
         while True:
             try:
-                resp, queue, reader = await open_round(
-                    self.client, self.session, self.url, self.headers,
-                    dumps_body(wire.with_messages(body, messages)))
+                try:
+                    resp, queue, reader = await open_round(
+                        self.client, self.session, self.url, self.headers,
+                        dumps_body(wire.with_messages(body, messages)))
+                finally:
+                    ex.prepared.sent()  # what waited for the first send (the explain log)
             except ProxyError as exc:
                 if ex.response is None:  # nothing sent: the API's error response
                     raise
