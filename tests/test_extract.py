@@ -861,3 +861,18 @@ def test_a_sentences_scope_words_are_read_near_the_clause_only() -> None:
     for filler, scoped in ((near, True), (far, False)):
         scan = filler + clause
         assert about_this_task(scan, len(filler), len(scan), "en", 0) is scoped
+
+
+@pytest.mark.parametrize(("greeting", "statement", "kind", "subject"), [
+    ("Hi, ", "I use metric units.", "preference", "metric units"),
+    ("Hey, ", "I prefer tabs.", "preference", "tabs"),
+    ("Hello there! ", "I prefer short answers.", "preference", "short answers"),
+    ("Good morning, ", "I use metric units.", "preference", "metric units"),
+])
+def test_a_greeting_before_a_statement_is_no_part_of_it(
+        greeting: str, statement: str, kind: str, subject: str) -> None:
+    """A greeting that opens a message ("Hi,", "Hey,", "Good morning,") is read as the
+    fillers are: the statement after it is what it is alone (it was a plain fact, or
+    a fact keyed ``prefer``, never the preference)."""
+    assert [(i.kind, i.subject) for i in extract(statement)] == [(kind, subject)]
+    assert [(i.kind, i.subject) for i in extract(greeting + statement)] == [(kind, subject)]

@@ -430,8 +430,11 @@ EN_FILLER = Lead(en(
                      "|personally"
                      "|tbh|fwiw|imo|in general|generally|basically|heads up") + r")\b[\s,:;-]*"
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
-    r"|thank\syou)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*)+"
-), "also and but so ok okay oh uh omg btw by fyi ps please note remember keep just for as like "
+    r"|thank\syou)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*"
+    r"|(?:hi|hello|hey|hiya|howdy|good\s(?:morning|afternoon|evening))(?:\s(?:there|all"
+    r"|everyone|team|folks|guys))?\s*[,!.]\s*)+"
+), "hi hello hey hiya howdy good "
+   "also and but so ok okay oh uh omg btw by fyi ps please note remember keep just for as like "
    "sorry hmm um well anyway alright then plus one honestly frankly personally tbh fwiw imo in "
    "generally basically heads cool great nice perfect sounds yes yeah yep sure fine right got "
    "thanks thank e i")
