@@ -18,6 +18,7 @@ it is as often a recurring day ("the standup is on Friday") as one date.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, date, datetime, timedelta
 
@@ -154,9 +155,10 @@ def resolve(text: str, said_at: float) -> list[tuple[str, str]]:
     it meant is ``"Tue 2026-12-08"`` for a day, ``"week of Mon 2026-12-14"``,
     ``"2027-01"`` or ``"2027"``. Empty when the text names none (the common case,
     decided by one regular-expression scan per script)."""
-    if not text:
-        return []
-    anchor = said_day(said_at)
+    return _resolve(text, said_day(said_at)) if text else []
+
+
+def _resolve(text: str, anchor: date) -> list[tuple[str, str]]:
     found: list[tuple[int, str, str]] = []
     for pattern, fn in ((_EN, _resolve_en), (_ZH, _resolve_zh), (_JA, _resolve_ja)):
         for m in pattern.finditer(text):
@@ -179,9 +181,15 @@ def resolve(text: str, said_at: float) -> list[tuple[str, str]]:
 
 def note(text: str, said_at: float) -> str:
     """`` (said Mon 2026-12-07 UTC: tomorrow = Tue 2026-12-08)`` for a statement that
-    names relative days (:func:`resolve`), ``""`` for one that names none."""
-    pairs = resolve(text, said_at)
+    names relative days (:func:`resolve`), ``""`` for one that names none. Memoised
+    per text and day: the block renders the same item lines on every request."""
+    return _note(text, said_day(said_at)) if text else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _note(text: str, anchor: date) -> str:
+    pairs = _resolve(text, anchor)
     if not pairs:
         return ""
     meant = "; ".join(f"{p} = {d}" for p, d in pairs)
-    return f" (said {_fmt(said_day(said_at))} UTC: {meant})"
+    return f" (said {_fmt(anchor)} UTC: {meant})"
