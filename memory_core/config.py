@@ -82,6 +82,9 @@ class MemoryConfig:
     thread); see :class:`memory_core.store.sqlite.SqliteStore`.
     ``store_url``: a ``postgresql://`` URL selects the PostgreSQL store
     (:func:`memory_core.store.factory.open_store`); empty: SQLite.
+    ``timezone``: the IANA time zone statements are said in when a request names none
+    (:mod:`memory_core.extraction.relative_dates`); one this host does not know is
+    read as UTC, logged (the proxy's loader refuses it).
     """
 
     enabled: bool = True
@@ -104,6 +107,7 @@ class MemoryConfig:
     sqlite_cache_kib: int = field(default=2000, metadata=rng(64, 4_194_304))
     sqlite_statement_cache: int = field(default=32, metadata=rng(0, 1000))
     store_url: str = ""
+    timezone: str = "UTC"
     compaction: CompactionConfig = CompactionConfig()
     context: ContextConfig = ContextConfig()
 

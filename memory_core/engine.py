@@ -43,6 +43,7 @@ from memory_core.compaction.node_cache import SummaryNodes
 from memory_core.compaction.scheduler import Compactor
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError
+from memory_core.extraction import relative_dates
 from memory_core.items import writer as items_writer
 from memory_core.items.cache import ActiveItems, SupersededItems
 from memory_core.models import CaptureResult, CaptureTicket, Scope
@@ -51,6 +52,16 @@ from memory_core.store.batch import EVERY_KEY
 from memory_core.store.factory import open_store
 
 log = logging.getLogger("lcm.engine")
+
+
+def _configured_zone(name: str) -> str:
+    """The configured zone as stored (``""``: UTC); one this host does not know is
+    read as UTC, logged (the proxy's settings loader refuses it before this)."""
+    try:
+        return relative_dates.check_zone(name)
+    except ValueError as exc:
+        log.warning("timezone: %s; statements are read in UTC", exc)
+        return ""
 
 SUMMARIES_RECHECK_SECONDS = 1.0
 """How long :meth:`Engine.has_summaries` trusts a scope's "no summary node"."""
@@ -116,6 +127,8 @@ class Engine:
         self._messages_seq_at_open = self.store.read_tx(overview.messages_sequence)
         self._spliced: set[int] = set(self.store.read_tx(
             lambda tx: tx.request_reads.spliced_ids()))
+        self._default_zone = _configured_zone(self.config.timezone)
+        """``config.timezone`` as stored with a statement (``""``: UTC)."""
         self.captures = CaptureJobs(self.store, self.config, self._spliced)
         """Capture and extraction jobs (:mod:`memory_core.capture.jobs`)."""
         self.compactor = Compactor(self.store, self.config, self._message_facts,
@@ -124,11 +137,23 @@ class Engine:
 
     # -- capture (writes: memory_core.capture.jobs) ----------------------------------
     def capture_request(
-        self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any]
+        self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any],
+        zone: str | None = None,
     ) -> tuple[CaptureTicket, Future[CaptureResult]]:
         """Queue the capture of a request's ``messages``; return (ticket, future)
-        (:meth:`memory_core.capture.jobs.CaptureJobs.capture_request`)."""
-        return self.captures.capture_request(scope, request_id, messages, event)
+        (:meth:`memory_core.capture.jobs.CaptureJobs.capture_request`).
+
+        ``zone``: the IANA time zone the messages were said in (the request's own,
+        checked by the caller); ``None``: ``config.timezone``. Kept with each new
+        message and its items, it anchors their relative days
+        (:mod:`memory_core.extraction.relative_dates`). Raises ``ValueError`` for a
+        ``zone`` this host does not know."""
+        return self.captures.capture_request(scope, request_id, messages, event,
+                                             self._stored_zone(zone))
+
+    def _stored_zone(self, zone: str | None) -> str:
+        """``zone`` as stored (``""``: UTC), else the configured zone's."""
+        return self._default_zone if zone is None else relative_dates.check_zone(zone)
 
     def capture_response(
         self, ticket: CaptureTicket, choices: list[Any], event: dict[str, Any],

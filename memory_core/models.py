@@ -58,6 +58,8 @@ class CaptureTicket:
 
     The writer thread runs jobs in order, so the request job fills ``result`` before
     the response job reads it. ``error`` is set when the request capture failed.
+    ``zone``: the IANA time zone the request's messages were said in, as stored
+    (``""``: UTC; :func:`memory_core.extraction.relative_dates.check_zone`).
     """
 
     scope: Scope
@@ -65,3 +67,4 @@ class CaptureTicket:
     result: CaptureResult | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    zone: str = ""

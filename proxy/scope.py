@@ -17,18 +17,23 @@ separates tenants separates end users too (docs/scopes.md).
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
+from memory_core.extraction.relative_dates import check_zone
 from memory_core.items.writer import USER_SEP
 from memory_core.models import Scope
+
+log = logging.getLogger("lcm.scope")
 
 ROLE_HEADER = "X-LCM-Role"
 SESSION_HEADER = "X-LCM-Session"
 USER_HEADER = "X-LCM-User"
+TIMEZONE_HEADER = "X-LCM-Timezone"
 _SAFE = re.compile(r"[^A-Za-z0-9_.:@/-]")
 
 
@@ -121,3 +126,22 @@ def resolve_scope(headers: Mapping[str, str], *, salt: str, fixed_tenant: str = 
     role = clean_label(headers.get(ROLE_HEADER, ""), "default")
     session = clean_label(headers.get(SESSION_HEADER, ""), "")
     return Scope(tenant=tenant, role=role, session=session)
+
+
+def request_zone(headers: Mapping[str, str]) -> str | None:
+    """The IANA time zone the request's messages are said in, from its
+    ``X-LCM-Timezone`` header (``America/Los_Angeles``), or ``None`` when the request
+    names none (the ``capture.timezone`` setting then holds). A zone the host's zone
+    database does not know (an offset such as ``-08:00``, a typo) is ignored with a
+    warning carrying the request id: a chat never fails over it."""
+    value = headers.get(TIMEZONE_HEADER, "").strip()
+    if not value:
+        return None
+    try:
+        check_zone(value)
+    except ValueError:
+        log.warning("%s %r is not a time zone this host knows (an IANA name such as"
+                    " America/Los_Angeles); the configured zone is used", TIMEZONE_HEADER,
+                    value[:64])
+        return None
+    return value

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_core.assembly.budget import ContextConfig, parse_model_windows
 from memory_core.config import CompactionConfig, MemoryConfig
+from memory_core.extraction.relative_dates import check_zone
 from memory_core.search import EmbeddingConfig, SearchConfig
 from memory_core.setting import default_of, one_of, rng
 
@@ -125,7 +126,11 @@ class ProxySettings:
 
 @dataclass(frozen=True)
 class CaptureSettings:
-    """``[capture]``: evidence capture into SQLite."""
+    """``[capture]``: evidence capture into SQLite.
+
+    ``timezone``: the IANA time zone statements are said in when a request has no
+    ``X-LCM-Timezone`` header (:mod:`memory_core.extraction.relative_dates`); a name
+    the host's zone database does not know is refused."""
 
     enabled: bool = _memory("enabled")
     store_raw_json: bool = _memory("store_raw_json")
@@ -133,6 +138,13 @@ class CaptureSettings:
     response_wait_seconds: float = field(default=2.0, metadata=rng(0, 30))
     keep_forwarded_requests: int = field(default=200, metadata=rng(0, 100_000))
     forwarded_body_max_kib: int = field(default=4096, metadata=rng(1, 1_048_576))
+    timezone: str = _memory("timezone")
+
+    def __post_init__(self) -> None:
+        try:
+            check_zone(self.timezone)
+        except ValueError as exc:
+            raise SettingsError(f"capture.timezone: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -380,6 +392,7 @@ class Settings:
             sqlite_cache_kib=self.storage.sqlite_cache_kib,
             sqlite_statement_cache=self.storage.sqlite_statement_cache,
             store_url=self.storage.url,
+            timezone=self.capture.timezone,
             compaction=CompactionConfig(
                 enabled=self.compaction.enabled,
                 min_tokens=self.compaction.min_tokens,

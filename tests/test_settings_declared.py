@@ -40,7 +40,8 @@ ENGINE = {"capture": MemoryConfig, "injection": MemoryConfig, "storage": MemoryC
           "compaction": CompactionConfig, "context": ContextConfig, "search": SearchConfig,
           "embedding": EmbeddingConfig}
 """The engine config class each section's engine settings are declared on."""
-ENV_SAMPLES = {("storage", "url"): "postgresql://db.internal/lcm"}
+ENV_SAMPLES = {("storage", "url"): "postgresql://db.internal/lcm",
+               ("capture", "timezone"): "America/Los_Angeles"}
 """A value for the environment check where the generic one would be refused."""
 
 

@@ -319,9 +319,13 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
 
 def _said_note(row: Item) -> str:
     """The dates the item's relative days meant (``relative_dates.note``), anchored on
-    the item's ``created_at``; ``""`` for a row without one."""
+    the item's ``created_at`` in the time zone it was said in (``data.tz``, kept when
+    it was stored: the same item renders the same bytes whatever zone the reading
+    request names); ``""`` for a row without ``created_at``."""
     said = row.get("created_at") if isinstance(row, dict) else row["created_at"]
-    return relative_dates.note(row["text"] or "", said) if said is not None else ""
+    if said is None:
+        return ""
+    return relative_dates.note(row["text"] or "", said, standing.zone(row))
 
 
 def _pref_line(row: Item) -> str:

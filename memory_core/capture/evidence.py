@@ -297,10 +297,11 @@ def _insert_message(
     request_id: str | None,
     hidden: bool = False,
     config: MemoryConfig | None = None,
+    zone: str = "",
 ) -> int:
     return tx.capture.insert_message(_message_row(
         scope, thread_id, key, parent_key, parent_id, depth, message, kind, now,
-        request_id, hidden, config))
+        request_id, hidden, config, zone))
 
 
 def _message_row(
@@ -316,7 +317,10 @@ def _message_row(
     request_id: str | None,
     hidden: bool = False,
     config: MemoryConfig | None = None,
+    zone: str = "",
 ) -> MessageRow:
+    """The stored row of ``message``; ``zone``: the time zone it was said in, as
+    stored (``""``: UTC, kept as NULL)."""
     text, raw_json = stored_forms(message, config)
     canon = canonical_bytes(message)
     role = message.get("role") if isinstance(message, dict) else None
@@ -340,6 +344,7 @@ def _message_row(
         now,
         1 if hidden else 0,
         request_id,
+        zone or None,
     )
 
 
@@ -498,7 +503,7 @@ def capture_request(
     new_ids = tx.capture.insert_chain([
         _message_row(scope, thread_id, keys[i], keys[i - 1] if i else None,
                      ids[-1] if ids else None, i, messages[i], "request", now,
-                     ticket.request_id, config=config)
+                     ticket.request_id, config=config, zone=ticket.zone)
         for i in range(k, len(messages))])
     for i, mid in zip(range(k, len(messages)), new_ids, strict=True):
         nodes.stored(keys[i], NodeRef(mid, thread_id, i))
@@ -603,7 +608,7 @@ def capture_response(
             forked = True
         mid = _insert_message(
             tx, scope, thread_id, key, parent_key, parent_id, depth, msg, kind, now,
-            ticket.request_id, hidden=hidden, config=config,
+            ticket.request_id, hidden=hidden, config=config, zone=ticket.zone,
         )
         nodes.stored(key, NodeRef(mid, thread_id, depth))
         return mid

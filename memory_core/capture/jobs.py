@@ -122,14 +122,17 @@ class CaptureJobs:
         self._captures = 0
 
     def capture_request(
-        self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any]
+        self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any],
+        zone: str = "",
     ) -> tuple[CaptureTicket, Future[CaptureResult]]:
         """Queue the capture of a request's ``messages``; return (ticket, future).
 
         Pass the ticket to :meth:`capture_response` for the matching response; the
         writer runs jobs in order so the response always sees the request's result.
+        ``zone``: the time zone the messages were said in, as stored (``""``: UTC);
+        kept on each new message (a queued extraction reads it there) and its items.
         """
-        ticket = CaptureTicket(scope=scope, request_id=request_id)
+        ticket = CaptureTicket(scope=scope, request_id=request_id, zone=zone)
         deferred: list[int] = []
         # Urgent (the request may wait for it): ahead of the background writes
         # queued before it, except its persona's extraction jobs, which go ahead
@@ -188,7 +191,7 @@ class CaptureJobs:
                 inline = parts_lost and _has_tool_results(msg)
                 self._extract_one(tx, ticket.scope, result.thread_id, mid, said, "user",
                                   name if isinstance(name, str) else "", defer=True,
-                                  later=later and not inline)
+                                  later=later and not inline, zone=ticket.zone)
                 if deferred is not None and len(deferred) > queued:
                     later = True
         if result.created_thread and result.new_ids and not result.path_ids:
@@ -218,9 +221,10 @@ class CaptureJobs:
 
     def _extract_one(self, tx: Tx, scope: Scope, thread_id: int,
                      message_id: int, text: str, speaker: str, name: str = "",
-                     defer: bool = False, later: bool = False) -> None:
+                     defer: bool = False, later: bool = False, zone: str = "") -> None:
         """Extract and store items of one message; on failure queue it for a retry.
         ``name``: the message's ``name`` field, the items' speaker (``""``: none).
+        ``zone``: the time zone it was said in, as stored (``""``: UTC).
         A text longer than :data:`EXTRACT_MAX_CHARS` is read whole, in chunks of that
         size (:func:`extract_chunks`), up to :data:`EXTRACT_MAX_TOTAL_CHARS`; with
         ``defer`` (the capture transaction) it is only queued, for a writer job
@@ -270,7 +274,8 @@ class CaptureJobs:
             chunks = found if found is not None else (
                 extract(chunk, speaker=speaker) for chunk in extract_chunks(text))
             for items in chunks:
-                items_writer.store_extracted(tx, scope, thread_id, message_id, items, speaker=name)
+                items_writer.store_extracted(tx, scope, thread_id, message_id, items,
+                                             speaker=name, zone=zone)
 
         try:
             tx.extraction.attempt(store_items)
@@ -305,7 +310,7 @@ class CaptureJobs:
     def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]]) -> None:
         """Extract the queued messages ``rows`` (:meth:`ExtractionQueue.due
         <memory_core.store.api.ExtractionQueue.due>`), each from its stored text, in
-        its own thread, as its author's speaker."""
+        its own thread, as its author's speaker, in the time zone it was said in."""
         for r in rows:
             scope = Scope(r["tenant"], r["role"], r["session"])
             text = _queued_text(r)
@@ -316,7 +321,8 @@ class CaptureJobs:
                 continue
             speaker = "assistant" if r["msg_role"] == "assistant" else "user"
             self._extract_one(tx, scope, r["thread_id"], r["message_id"], text, speaker,
-                              r["name"] if isinstance(r["name"], str) else "")
+                              r["name"] if isinstance(r["name"], str) else "",
+                              zone=r["tz"] or "")
 
     def capture_response(
         self,

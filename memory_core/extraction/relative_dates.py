@@ -6,8 +6,14 @@ were said: "My flight is tomorrow" read a week later names the wrong day. The bl
 (:mod:`memory_core.assembly.block`) shows the date each such phrase meant next to the
 item, so the model does not re-read it against its own today.
 
-Anchor: the UTC calendar day of the instant the statement was stored (the item's
-``created_at``); the proxy knows no user time zone, so the rendered note says "UTC".
+Anchor: the calendar day, in the user's time zone, of the instant the statement was
+stored (the item's ``created_at``). The zone is the one in force when it was said (the
+request's ``X-LCM-Timezone`` header, else the ``capture.timezone`` setting), kept with
+the message and its items (``data.tz``), never the zone of the request that renders
+the block: "tomorrow" said at 18:00 in Los Angeles (02:00 UTC the next day) is the
+Los Angeles tomorrow for good. The note names that zone ("said Mon 2026-12-07
+America/Los_Angeles: …"); an item stored without one was said in UTC and keeps its
+bytes ("said Mon 2026-12-07 UTC: …").
 Weeks run Monday to Sunday: "this Friday" is the Friday of the week the statement was
 said in, "next Friday" the Friday of the week after, "last Friday" of the week before
 (下周五 and 来週の金曜日 read the same way); an English "next Friday" said before Friday
@@ -19,8 +25,12 @@ it is as often a recurring day ("the standup is on Friday") as one date.
 from __future__ import annotations
 
 import functools
+import logging
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+log = logging.getLogger(__name__)
 
 _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WD_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
@@ -68,9 +78,38 @@ _MAX_PHRASES = 4
 """Most phrases resolved for one statement: the note stays a few words long."""
 
 
-def said_day(ts: float) -> date:
-    """The UTC calendar day of the UNIX time ``ts`` (seconds)."""
-    return datetime.fromtimestamp(ts, tz=UTC).date()
+UTC_NAME = "UTC"
+"""The zone of a statement stored without one (every statement before zones were
+kept, and the ``capture.timezone`` default)."""
+
+
+def check_zone(name: str) -> str:
+    """``name`` (an IANA time zone name: ``America/Los_Angeles``, ``Asia/Tokyo``) as
+    stored with a statement: ``""`` for :data:`UTC_NAME`, else ``name`` itself.
+    Raises ``ValueError`` for a name the host's zone database (or the ``tzdata``
+    package) does not know, an offset such as ``+09:00`` included."""
+    if name == UTC_NAME:
+        return ""
+    _zone(name)
+    return name
+
+
+@functools.lru_cache(maxsize=64)
+def _zone(name: str) -> tzinfo:
+    if not name or name == UTC_NAME:
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        # ValueError: a path ("../x", "/etc/localtime"); OSError: an unreadable file
+        raise ValueError(f"unknown time zone {name!r} (an IANA name such as"
+                         " America/Los_Angeles)") from exc
+
+
+def said_day(ts: float, zone: str = "") -> date:
+    """The calendar day in ``zone`` (an IANA name, ``""``: UTC) of the UNIX time
+    ``ts`` (seconds). Raises ``ValueError`` for an unknown zone (:func:`check_zone`)."""
+    return datetime.fromtimestamp(ts, tz=_zone(zone)).date()
 
 
 def _count(raw: str, table: dict[str, int]) -> int:
@@ -148,14 +187,15 @@ def _resolve_ja(m: re.Match[str], anchor: date) -> str | None:
     return _fmt(anchor + timedelta(days=n if g["dir"] == "後" else -n))
 
 
-def resolve(text: str, said_at: float) -> list[tuple[str, str]]:
+def resolve(text: str, said_at: float, zone: str = "") -> list[tuple[str, str]]:
     """``(phrase as written, what it meant)`` for each relative day, week, month or
     year ``text`` names, in text order, at most :data:`_MAX_PHRASES`, each phrase once.
-    ``said_at``: UNIX seconds the statement was made (anchored on its UTC day). What
+    ``said_at``: UNIX seconds the statement was made, anchored on its day in ``zone``
+    (an IANA name, ``""``: UTC; ``ValueError`` when unknown). What
     it meant is ``"Tue 2026-12-08"`` for a day, ``"week of Mon 2026-12-14"``,
     ``"2027-01"`` or ``"2027"``. Empty when the text names none (the common case,
     decided by one regular-expression scan per script)."""
-    return _resolve(text, said_day(said_at)) if text else []
+    return _resolve(text, said_day(said_at, zone)) if text else []
 
 
 def _resolve(text: str, anchor: date) -> list[tuple[str, str]]:
@@ -179,17 +219,35 @@ def _resolve(text: str, anchor: date) -> list[tuple[str, str]]:
     return out
 
 
-def note(text: str, said_at: float) -> str:
-    """`` (said Mon 2026-12-07 UTC: tomorrow = Tue 2026-12-08)`` for a statement that
-    names relative days (:func:`resolve`), ``""`` for one that names none. Memoised
-    per text and day: the block renders the same item lines on every request."""
-    return _note(text, said_day(said_at)) if text else ""
+def note(text: str, said_at: float, zone: str = "") -> str:
+    """`` (said Mon 2026-12-07 America/Los_Angeles: tomorrow = Tue 2026-12-08)`` for a
+    statement that names relative days (:func:`resolve`), anchored on its day in
+    ``zone`` (the IANA name stored with it; ``""``: UTC, written ``UTC``); ``""`` for
+    one that names none. Never raises: a zone this host cannot load (a database
+    without it) anchors on UTC and says so, logged. Memoised per text, day and zone:
+    the block renders the same item lines on every request."""
+    if not text:
+        return ""
+    zone = _loadable(zone) if zone else ""
+    return _note(text, said_day(said_at, zone), zone or UTC_NAME)
+
+
+@functools.lru_cache(maxsize=64)
+def _loadable(zone: str) -> str:
+    """``zone`` when this host can load it, else ``""`` (UTC), logged once a zone."""
+    try:
+        _zone(zone)
+    except ValueError:
+        log.warning("time zone %r of a stored statement is unknown on this host; its"
+                    " relative days are read in UTC", zone)
+        return ""
+    return zone
 
 
 @functools.lru_cache(maxsize=4096)
-def _note(text: str, anchor: date) -> str:
+def _note(text: str, anchor: date, zone: str) -> str:
     pairs = _resolve(text, anchor)
     if not pairs:
         return ""
     meant = "; ".join(f"{p} = {d}" for p, d in pairs)
-    return f" (said {_fmt(anchor)} UTC: {meant})"
+    return f" (said {_fmt(anchor)} {zone}: {meant})"

@@ -233,6 +233,12 @@ def speaker(row: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def zone(row: Any) -> str:
+    """The IANA time zone the item was said in (``data.tz``), else ``""`` (UTC)."""
+    value = data_of(row).get("tz")
+    return value if isinstance(value, str) else ""
+
+
 def label(row: Any) -> str:
     """The item's ordinal label ("run 39"), else ``""``."""
     value = data_of(row).get("label")

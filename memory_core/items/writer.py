@@ -116,6 +116,7 @@ def store_extracted(
     now: float | None = None,
     *,
     speaker: str = "",
+    zone: str = "",
 ) -> list[int]:
     """Store extracted items (``memory_core.extract.Extracted``) from one message.
 
@@ -124,6 +125,8 @@ def store_extracted(
     ``speaker``: the message's ``name`` (``""``: the role alone, "user"); kept in the
     item's ``data.speaker``. A statement revises, restates or conflicts with items of
     its own speaker only: two people's home towns are two facts, not a conflict.
+    ``zone``: the IANA time zone the message was said in (``""``: UTC), kept in the
+    item's ``data.tz``: its relative days ("tomorrow") are read in it.
     """
     now = time.time() if now is None else now
     speaker = speaker.strip()[:64]
@@ -150,7 +153,7 @@ def store_extracted(
         if withdrawn is not None:
             kind_of = tx.item_writes.item(withdrawn["id"])
         item_id = _store_item(tx, scope, thread_id, message_id, ex, now, speaker,
-                              kind_of["kind"] if kind_of is not None else None)
+                              kind_of["kind"] if kind_of is not None else None, zone)
         if withdrawn is not None:
             # the stance that replaces what was withdrawn ("…; make it 300 words")
             if item_id is not None and tx.item_writes.item_status(withdrawn["id"]) == "active":
@@ -300,8 +303,8 @@ def _index_subject(tx: Tx, scope: Scope, item_id: int, subject: str | None) -> N
 
 
 def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
-                ex: Any, now: float, speaker: str = "", replaces_kind: str | None = None
-                ) -> int | None:
+                ex: Any, now: float, speaker: str = "", replaces_kind: str | None = None,
+                zone: str = "") -> int | None:
     kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
     if kind == "fact" and replaces_kind in STATEMENT_KINDS:
         kind = replaces_kind  # a stance that takes a withdrawn rule's place is one
@@ -381,6 +384,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     data = standing.extraction_data(ex)
     if speaker:
         data["speaker"] = speaker
+    if zone:
+        data["tz"] = zone
     item_id = items.insert_item(
         tenant=scope.tenant, role=scope.role, session=scope.session, thread_id=thread_id,
         kind=kind, subject=ex.subject, text=ex.text, value=ex.value, value_text=ex.value_text,

@@ -116,6 +116,9 @@ class MessageRow(NamedTuple):
     created_at: float
     hidden: int
     request_id: str | None
+    tz: str | None = None
+    """The IANA time zone the message was said in; ``None``: UTC (and every message
+    stored before zones were kept)."""
 
 
 class NodeReads(NamedTuple):
@@ -1129,8 +1132,9 @@ class ExtractionQueue(Protocol):
 
     def due(self, now: float, limit: int) -> list[Row]:
         """The first ``limit`` queued messages due at ``now``, soonest due first:
-        ``{message_id, tenant, role, session, thread_id, text, msg_role, name}``
-        (``name``: the one in its raw JSON, else ``None``)."""
+        ``{message_id, tenant, role, session, thread_id, text, tz, msg_role, name}``
+        (``tz``: the time zone it was said in, ``None`` for UTC; ``name``: the one in
+        its raw JSON, else ``None``)."""
         ...
 
     def due_later(self, now: float, limit: int) -> Callable[[], list[Row]]:

@@ -448,6 +448,17 @@ def m012_conflicts_and_summary_scope() -> str:
         """
 
 
+@migration(13, "the time zone each message was said in")
+def m013_message_zone() -> str:
+    return """
+        -- The IANA time zone a message was said in (the request's X-LCM-Timezone,
+        -- else capture.timezone): its relative days ("tomorrow") are read in it, by an
+        -- extraction queued after the capture as by one run inline. NULL: UTC, the
+        -- zone every message stored before was read in.
+        ALTER TABLE messages ADD COLUMN tz TEXT;
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

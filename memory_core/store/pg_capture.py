@@ -21,8 +21,8 @@ from memory_core.store.pg_trips import defer, pipelined
 _INSERT_MESSAGE = (
     "WITH m AS (INSERT INTO messages (tenant, role, session, thread_id, node_key,"
     " parent_key, parent_id, depth, msg_role, kind, text, raw_json, content_hash,"
-    " tokens, created_at, hidden, request_id) VALUES (%s, %s, %s, %s, %s, %s, {parent},"
-    " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id),"
+    " tokens, created_at, hidden, request_id, tz) VALUES (%s, %s, %s, %s, %s, %s,"
+    " {parent}, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id),"
     " o AS (INSERT INTO index_outbox (kind, ref_id, op)"
     " SELECT 'message', id, 'upsert' FROM m)"
     " SELECT id FROM m")

@@ -170,7 +170,7 @@ class PgAssemblyReads:
             (tenant, role, ids_list(message_ids)))]
 
 
-_QUEUED = ("SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text,"
+_QUEUED = ("SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text, m.tz,"
            f" m.msg_role, {MESSAGE_NAME.replace('raw_json', 'm.raw_json')} AS name,"
            " CASE WHEN m.msg_role IN ('user', 'tool') THEN m.raw_json END AS raw_json"
            " FROM extraction_queue q JOIN messages m ON m.id = q.message_id WHERE ")

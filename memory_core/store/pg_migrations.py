@@ -346,6 +346,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX memory_items_conflict ON memory_items(conflict_with)
             WHERE conflict_with IS NOT NULL;
     """),
+    (8, "the time zone each message was said in", """
+        -- SQLite's m013: the IANA time zone a message was said in; NULL: UTC.
+        -- Nullable without a default: no table rewrite, old rows read as UTC.
+        ALTER TABLE messages ADD COLUMN tz TEXT;
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

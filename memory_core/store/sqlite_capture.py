@@ -83,7 +83,7 @@ class SqliteCaptureWrites:
         cur = self._c.execute(
             "INSERT INTO messages (tenant, role, session, thread_id, node_key, parent_key,"
             " parent_id, depth, msg_role, kind, text, raw_json, content_hash, tokens,"
-            " created_at, hidden, request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " created_at, hidden, request_id, tz) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             row,
         )
         mid = int(cur.lastrowid or 0)

@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 # ``CROSS JOIN``: the queue drives the join (SQLite keeps the written order). With
 # ANALYZE statistics the planner walked every message and looked each up in the queue.
-_QUEUED = ("SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text,"
+_QUEUED = ("SELECT q.message_id, m.tenant, m.role, m.session, m.thread_id, m.text, m.tz,"
            " m.msg_role, CASE WHEN json_valid(m.raw_json) AND json_type(m.raw_json)='object'"
            " THEN json_extract(m.raw_json, '$.name') END AS name,"
            " CASE WHEN m.msg_role IN ('user', 'tool') THEN m.raw_json END AS raw_json"

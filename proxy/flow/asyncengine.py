@@ -88,13 +88,15 @@ class AsyncEngine:
 
     # -- capture ----------------------------------------------------------------
     def capture_request(self, scope: Scope, request_id: str, messages: list[Any],
-                        event: dict[str, Any]) -> tuple[CaptureTicket, Future[CaptureResult]]:
+                        event: dict[str, Any], zone: str | None = None,
+                        ) -> tuple[CaptureTicket, Future[CaptureResult]]:
         """Queue a request's capture on the writer; return ``(ticket, capture)``.
 
         ``capture`` is a handle to pass to :meth:`plan` (a thread future: await it
-        only through this façade). Raises what :meth:`Engine.capture_request` raises
-        (e.g. the store is closed)."""
-        return self.engine.capture_request(scope, request_id, messages, event)
+        only through this façade). ``zone``: the request's time zone (``None``: the
+        configured one). Raises what :meth:`Engine.capture_request` raises (e.g. the
+        store is closed)."""
+        return self.engine.capture_request(scope, request_id, messages, event, zone)
 
     def queue_response(self, ticket: CaptureTicket, choices: list[Any],
                        event: dict[str, Any]) -> None:

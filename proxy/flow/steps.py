@@ -30,7 +30,7 @@ from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
 from proxy.flow.record import record_unparsed
 from proxy.rawjson import RawItems
-from proxy.scope import effective_salt, resolve_scope
+from proxy.scope import effective_salt, request_zone, resolve_scope
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
 
@@ -144,7 +144,8 @@ def begin_capture(ex: Exchange,
         if body is None:
             return
         ex.ticket, ex.capture_future = app[AENGINE].capture_request(
-            ex.scope, ex.rid, ex.wire.messages(body), event_meta(body))
+            ex.scope, ex.rid, ex.wire.messages(body), event_meta(body),
+            request_zone(ex.request.headers))
     except Exception:  # noqa: BLE001 - fail open
         app[METRICS].fail_open.labels("capture").inc()
         log.exception("capture failed; forwarding unmodified")

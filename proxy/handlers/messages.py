@@ -53,7 +53,7 @@ from proxy.flow.recovery import recoverer as flow_recoverer
 from proxy.flow.steps import is_inexact, memory_off, parse_body, skip_reason
 from proxy.rawjson import RawItems
 from proxy.relay import RelayResult
-from proxy.scope import effective_salt, resolve_scope
+from proxy.scope import effective_salt, request_zone, resolve_scope
 from proxy.upstream import upstream_url
 from proxy.wire import messages as mw
 from proxy.wire.messages import MESSAGES
@@ -187,7 +187,8 @@ def _begin_capture(ex: Exchange) -> Any:
         ex.ticket, ex.capture_future = app[AENGINE].capture_request(
             ex.scope, ex.rid, view,
             {"model": ex.body.get("model") if isinstance(ex.body.get("model"), str) else None,
-             "stream": ex.body.get("stream") is True, "api": "messages"})
+             "stream": ex.body.get("stream") is True, "api": "messages"},
+            request_zone(ex.request.headers))
         return view[0] if len(view) > len(ex.body["messages"]) else None
     except Exception:  # noqa: BLE001 - fail open
         app[METRICS].fail_open.labels("capture").inc()
