@@ -438,9 +438,21 @@ class Engine:
 
     def list_agent_memories(self, *, category: str | None = None, role: str | None = None,
                             tenant: str | None = None) -> list[dict[str, Any]]:
-        """Return agent memories (without embeddings), filtered, ordered by role and key."""
-        return self.store.read_tx(lambda tx: tx.inspection.agent_memories(
-            category=category, role=role, tenant=tenant, shared_tenant=items_writer.GLOBAL_TENANT))
+        """Return agent memories (without embeddings), filtered, ordered by role,
+        category, key and tenant. ``tenant``: what that tenant's memory block sees: its
+        own rows, its API key's (``t_a`` for the end user ``t_a~u_b``) and every
+        tenant's (``*``)."""
+        tenants = [tenant] if tenant is None else list(dict.fromkeys(
+            (tenant, items_writer.account_tenant(tenant))))
+
+        def read(tx: Any) -> list[dict[str, Any]]:
+            rows = {r["id"]: r for t in tenants for r in tx.inspection.agent_memories(
+                category=category, role=role, tenant=t,
+                shared_tenant=items_writer.GLOBAL_TENANT)}
+            return sorted(rows.values(),
+                          key=lambda r: (r["role"], r["category"], r["key"], r["tenant"]))
+
+        return self.store.read_tx(read)
 
     # -- operator reads ------------------------------------------------------------
     def retract(self, item_id: int, reason: str = "") -> dict[str, Any]:

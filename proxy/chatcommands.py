@@ -19,7 +19,8 @@ from aiohttp import web
 from memory_core.assembly import in_view as inview
 from memory_core.engine import Engine
 from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
-from memory_core.items.writer import ITEM_CHANGES
+from memory_core.items.agent_keys import snake_key
+from memory_core.items.writer import GLOBAL_TENANT, ITEM_CHANGES, DuplicateKeyError
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tools.commands import PREFIX, REPLY_HEADER, is_command
 from memory_core.tools.refs import parse_item_id
@@ -30,12 +31,15 @@ if TYPE_CHECKING:
 __all__ = ["HELP", "PREFIX", "REPLY_HEADER", "answer", "is_command", "run_command"]
 
 HELP = """lcm-proxy memory commands:
-/memory status        what is stored for this tenant and role (threads, messages, items)
-/memory search QUERY  find memory items and messages of this role
-/memory explain       what the last injection contained, and why
-/memory retract ID    retract memory item ID (kept for audit, no longer used)
-/memory restore ID    make a superseded or retracted item ID current again
-/memory help          this text"""
+/memory status             what is stored for this tenant and role (threads, messages, items)
+/memory search QUERY       find memory items and messages of this role
+/memory explain            what the last injection contained, and why
+/memory retract ID         retract memory item ID (kept for audit, no longer used)
+/memory restore ID         make a superseded or retracted item ID current again
+/memory prefs              the preferences shown to this role in every memory block
+/memory prefs set KEY TEXT set your preference KEY (e.g. reply_language) to TEXT
+/memory prefs delete KEY   delete your preference KEY
+/memory help               this text"""
 
 
 def _when(ts: float | None) -> str:
@@ -134,9 +138,75 @@ def _change(engine: Engine, scope: Scope, verb: str, arg: str) -> str:
     return f"{REPLY_HEADER} · {done} item:{out['id']} (was {out['old_status']}); {after}"
 
 
+def _pref_source(row: dict[str, Any], scope: Scope) -> str:
+    if row["tenant"] == scope.tenant:
+        return "yours"
+    return ("set by the operator for every tenant" if row["tenant"] == GLOBAL_TENANT
+            else "set for every user of this API key")
+
+
+def _prefs(engine: Engine, scope: Scope, arg: str) -> str:
+    """``/memory prefs [set KEY TEXT | delete KEY]``: list the user preferences the
+    caller's memory block shows (its own, and those the operator set for its key or
+    every tenant), or set or delete one of its own for its tenant and role. User
+    preferences are the user's to write (DESIGN §4): never the model's, and an
+    operator's are changed only by the operator."""
+    verb, _, rest = arg.partition(" ")
+    verb = verb.lower()
+    if verb in ("", "list"):
+        rows = engine.list_agent_memories(category="user_preferences", role=scope.role,
+                                          tenant=scope.tenant)
+        if not rows:
+            return (f"{REPLY_HEADER} · no preferences for role {scope.role};"
+                    " `/memory prefs set KEY TEXT` adds one")
+        lines = [f"{REPLY_HEADER} · preferences of role {scope.role} ({len(rows)}),"
+                 " shown in every memory block:"]
+        lines += [f"{r['key']:<20} {_flat(r['title'], 60)}: {_flat(r['content'], 300)}"
+                  f"  ({_pref_source(r, scope)})" for r in rows]
+        return "\n".join(lines)
+    key, _, content = rest.strip().partition(" ")
+    key = key.rstrip(":")
+    if verb == "set":
+        content = content.strip()
+        if not key or not content:
+            return f"{REPLY_HEADER} · usage: /memory prefs set KEY TEXT"
+        try:
+            title = snake_key(key).replace("_", " ")
+            out = engine.set_agent_memory(
+                tenant=scope.tenant, role=scope.role, category="user_preferences", key=key,
+                title=title[:1].upper() + title[1:], content=content, on_duplicate="refuse")
+        except DuplicateKeyError as exc:
+            return (f"{REPLY_HEADER} · {exc} (`/memory prefs set {exc.match.key} …`"
+                    " replaces that one)")
+        except ValueError as exc:
+            return f"{REPLY_HEADER} · not set: {exc}"
+        done = "set" if out.created else "replaced"
+        return (f"{REPLY_HEADER} · {done} preference {out.key} for role {scope.role};"
+                " every memory block of this role shows it")
+    if verb == "delete":
+        if not key or content.strip():
+            return f"{REPLY_HEADER} · usage: /memory prefs delete KEY"
+        try:
+            gone = engine.delete_agent_memory(tenant=scope.tenant, role=scope.role,
+                                              category="user_preferences", key=key)
+        except ValueError as exc:
+            return f"{REPLY_HEADER} · not deleted: {exc}"
+        if gone:
+            return f"{REPLY_HEADER} · deleted your preference {snake_key(key)}"
+        theirs = [r for r in engine.list_agent_memories(
+            category="user_preferences", role=scope.role, tenant=scope.tenant)
+            if r["key"] == snake_key(key)]
+        if theirs:
+            return (f"{REPLY_HEADER} · preference {theirs[0]['key']} is"
+                    f" {_pref_source(theirs[0], scope)}: not yours to delete")
+        return f"{REPLY_HEADER} · no preference {snake_key(key)} for role {scope.role}"
+    return f"{REPLY_HEADER} · usage: /memory prefs [set KEY TEXT | delete KEY]"
+
+
 def run_command(engine: Engine, scope: Scope, text: str) -> str:
     """Execute one command for ``scope`` (its tenant and role only) and return the
-    answer text. Runs on a worker thread (reads, and a write for retract and restore). Unknown
+    answer text. Runs on a worker thread (reads, and a write for retract, restore and
+    ``prefs set|delete``). Unknown
     commands answer with the help text; never raises for bad input."""
     try:
         # The command's own capture is queued just before: let it land, so the answer
@@ -155,6 +225,8 @@ def run_command(engine: Engine, scope: Scope, text: str) -> str:
         return _explain(engine, scope)
     if verb in ("retract", "restore"):
         return _change(engine, scope, verb, arg)
+    if verb in ("prefs", "preferences"):
+        return _prefs(engine, scope, arg)
     return HELP if verb == "help" else f"{REPLY_HEADER} · unknown command '{verb}'\n{HELP}"
 
 

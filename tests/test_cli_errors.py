@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +25,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from proxy import __version__
 from proxy.cli import main
 from tests.conftest import store_env
 
@@ -203,15 +205,36 @@ def test_a_second_serve_reindex_and_doctor_beside_a_running_proxy(
         f"Error: data dir {data_dir} is in use by a running lcm-proxy (pid {pid}): stop that"
         " proxy first, then run `lcm-proxy reindex`")
     assert "LockBusy" not in reindex.stderr
-    # doctor beside the running proxy: warnings, exit 0
+    # doctor beside the running proxy, configured with its port: the proxy is named
+    # (pid, URL, health) in a note; neither its lock nor its port is a warning, and
+    # the read-only checks still run
     doctor = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data_dir),
                                        "--config", _port_config(tmp_path, server.port)])
     assert doctor.exit_code == 0, doctor.output
     report = orjson.loads(doctor.stdout)
-    text = "\n".join(report["warnings"])
-    assert f"in use by a running lcm-proxy (pid {pid})" in text
-    assert f"serve with these settings would fail now: cannot listen on 127.0.0.1 port" \
-           f" {server.port}: address already in use" in text
+    url = f"http://127.0.0.1:{server.port}"
+    assert report["running_proxy"] == {
+        "pid": pid, "command": "serve", "url": url, "status": "ok", "version": __version__,
+        "data_dir": str(data_dir), "owns_configured_port": True}
+    assert report["warnings"] == [] and report["problems"] == []
+    assert report["notes"][0].startswith(
+        f"a running lcm-proxy (pid {pid}) serves this data dir at {url} (health: ok);"
+        " doctor only reads beside it")
+    assert report["integrity_check"] == ["ok"] and "index_consistency" in report
+    text = CliRunner().invoke(main, ["doctor", "--data-dir", str(data_dir)])
+    assert text.exit_code == 0, text.output
+    assert f"running proxy:   serve, pid {pid}, {url} (health: ok)" in text.stdout
+    assert "warning:" not in text.stdout and "integrity:       ok" in text.stdout
+    # the configured port taken by something else is still a warning
+    with socket.socket() as other_listener:
+        other_listener.bind(("127.0.0.1", 0))
+        other_listener.listen()
+        taken = other_listener.getsockname()[1]
+        busy = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data_dir),
+                                         "--config", _port_config(tmp_path, taken)])
+    assert busy.exit_code == 0, busy.output
+    assert [w.split(":")[0] for w in orjson.loads(busy.stdout)["warnings"]] == [
+        "serve with these settings would fail now"]
     assert server.proc.poll() is None  # the running proxy was never disturbed
     assert server.stop() == 0
     # stopped: the lock is gone and reindex runs

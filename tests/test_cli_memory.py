@@ -91,6 +91,64 @@ async def test_search_and_export_stay_in_the_tenant(proxy: RunningProxy) -> None
     assert MARK_B not in orjson.dumps(exported).decode()
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+async def test_search_names_the_tenant_role_and_session_of_each_hit(
+        proxy: RunningProxy, mode: str) -> None:
+    """With several tenants in one store an operator must tell whose a hit is: each hit
+    carries the scope the admin API filters by (tenant, with its end user; role;
+    session), in ``--json`` and in the table's columns."""
+    pop = await populate(proxy)
+    hits = as_json(cli(proxy, "memory", "search", "port", "--json", "--mode", mode,
+                       "--limit", "100"))
+    scopes = {(h["tenant"], h["role"], h["session"]) for h in hits}
+    assert {(pop.tenant_a, "coder", "sess-a"), (pop.tenant_b, "coder", "sess-b")} <= scopes
+    item_b = next(h for h in hits if h["ref"] == f"item:{pop.items['b_port']}")
+    assert (item_b["tenant"], item_b["role"], item_b["session"]) == (
+        pop.tenant_b, "coder", "sess-b")
+    for h in hits:  # what the tenant filter finds again
+        assert MARK_B not in h["text"] or h["tenant"] == pop.tenant_b
+    table = cli(proxy, "memory", "search", "port", "--mode", mode, "--limit", "100")
+    assert table.exit_code == 0, table.output
+    head, *rows = table.stdout.splitlines()
+    assert head.split() == ["ref", "kind", "status", "tenant", "role", "session", "text"]
+    row_b = next(r for r in rows if r.startswith(f"item:{pop.items['b_port']} "))
+    assert row_b.split()[3:6] == [pop.tenant_b, "coder", "sess-b"]
+
+
+async def test_memory_groups_take_data_dir_and_config_before_the_subcommand(
+        proxy: RunningProxy) -> None:
+    """``lcm-proxy memory prefs --data-dir D list`` (the option put on the group, as a
+    newcomer does) works as ``memory prefs list --data-dir D`` does, for ``memory``
+    too; the same option given twice with two values is bad usage, exit 2."""
+    pop = await populate(proxy)
+    data_dir = proxy.settings.storage.data_dir
+    config = Path(data_dir).parent / "cli.toml"
+    config.write_text(f'[embedding]\nprovider = "{proxy.settings.embedding.provider}"\n')
+    after = cli(proxy, "memory", "prefs", "list", "--tenant", pop.tenant_a)
+    for args in (["memory", "prefs", "--data-dir", data_dir, "list"],
+                 ["memory", "--data-dir", data_dir, "prefs", "list"],
+                 ["memory", "--config", str(config), "prefs", "--data-dir", data_dir, "list"],
+                 ["memory", "--data-dir", data_dir, "prefs", "list", "--data-dir", data_dir]):
+        before = CliRunner().invoke(main, [*args, "--tenant", pop.tenant_a])
+        assert before.exit_code == 0, (args, before.output)
+        assert before.stdout == after.stdout and MARK_A in before.stdout
+    status = CliRunner().invoke(main, ["memory", "--data-dir", data_dir, "--config",
+                                       str(config), "status", "--json"])
+    assert status.exit_code == 0, status.output
+    assert orjson.loads(status.stdout)["database"] == as_json(
+        cli(proxy, "memory", "status", "--json"))["database"]
+    found = CliRunner().invoke(main, ["memory", "--data-dir", data_dir, "--config",
+                                      str(config), "search", "port", "--json"])
+    assert found.exit_code == 0 and orjson.loads(found.stdout), found.output
+    twice = CliRunner().invoke(main, ["memory", "--data-dir", data_dir, "prefs", "list",
+                                      "--data-dir", data_dir + "-other"])
+    assert twice.exit_code == 2
+    assert f"--data-dir given twice: '{data_dir}' (after `memory`)" in twice.stderr
+    missing = CliRunner().invoke(main, ["memory", "prefs", "--data-dir",
+                                        data_dir + "-none", "list"])
+    assert missing.exit_code == 2 and "no lcm-proxy store in" in missing.stderr
+
+
 async def test_explain_narrows_to_tenant_and_role(proxy: RunningProxy) -> None:
     pop = await populate(proxy)
     last = as_json(cli(proxy, "memory", "explain", "--json", "--tenant", pop.tenant_b))

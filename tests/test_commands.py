@@ -293,3 +293,78 @@ async def test_command_words_match_in_any_letter_case_and_only_as_a_command(
     assert not any(t.startswith(("/Memory", REPLY_HEADER)) for t in texts), texts
     await proxy.settle()
     assert count(proxy, "SELECT COUNT(*) FROM memory_items WHERE text LIKE '%90 s%'") == 0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_prefs_in_chat_list_set_and_delete_the_callers_own(
+        proxy: RunningProxy, sdk: Any, upstream: FakeUpstream, pop: Populated,
+        stream: bool) -> None:
+    """``/memory help`` names the preference commands; ``/memory prefs`` lists what the
+    caller's block shows (its own, its key's, the operator's ``*``), and ``set`` and
+    ``delete`` change only the caller's own, in its tenant and role; the block of the
+    next turn carries a preference set in chat."""
+    a = sdk(KEY_A, "coder", "sess-prefs")
+    help_text = await ask(a, "/memory help", stream=stream)
+    assert "/memory prefs set KEY TEXT" in help_text and "/memory prefs delete KEY" in help_text
+    proxy.engine.set_agent_memory(tenant="*", role="coder", category="user_preferences",
+                                  key="tone", title="Tone", content="Be brief.")
+    listed = await ask(a, "/memory prefs", stream=stream)
+    assert "code_style" in listed and MARK_A in listed and MARK_B not in listed
+    assert "Be brief.  (set by the operator for every tenant)" in listed
+    made = await ask(a, "/memory prefs set reply_language: Answer in German.", stream=stream)
+    assert "set preference reply_language for role coder" in made
+    rows = proxy.engine.list_agent_memories(category="user_preferences", role="coder",
+                                            tenant=pop.tenant_a)
+    assert {(r["tenant"], r["key"], r["content"]) for r in rows} >= {
+        (pop.tenant_a, "reply_language", "Answer in German.")}
+    # the next ordinary turn's block shows it
+    before = len(upstream.chat_requests)
+    await ask(a, "What is the deploy plan?", stream=stream)
+    assert len(upstream.chat_requests) == before + 1
+    sent = upstream.chat_requests[-1]["json"]["messages"][-1]["content"]
+    assert "Reply language: Answer in German." in sent and "Tone: Be brief." in sent
+    # another tenant and another role neither see nor can delete it
+    b = sdk(KEY_B, "coder", "sess-b2")
+    assert "reply_language" not in await ask(b, "/memory prefs", stream=stream)
+    assert "no preference reply_language" in await ask(
+        b, "/memory prefs delete reply_language", stream=stream)
+    w = sdk(KEY_A, "writer", "sess-w2")
+    assert "no preference reply_language for role writer" in await ask(
+        w, "/memory prefs delete reply_language", stream=stream)
+    # the operator's preference is not the caller's to delete
+    refused = await ask(a, "/memory prefs delete tone", stream=stream)
+    assert "set by the operator for every tenant: not yours to delete" in refused
+    assert "deleted your preference reply_language" in await ask(
+        a, "/memory prefs delete reply_language", stream=stream)
+    assert {r["key"] for r in proxy.engine.list_agent_memories(
+        category="user_preferences", role="coder", tenant=pop.tenant_a)} == {
+        "code_style", "tone"}
+    for bad, said in (("/memory prefs set", "usage: /memory prefs set KEY TEXT"),
+                      ("/memory prefs set ### text", "not set: key '###'"),
+                      ("/memory prefs set k " + "x" * 501, "not set: content is 501"),
+                      ("/memory prefs frob", "usage: /memory prefs [set")):
+        assert said in await ask(a, bad, stream=stream)
+    proxy.engine.delete_agent_memory(tenant="*", role="coder", category="user_preferences",
+                                     key="tone")
+
+
+async def test_prefs_in_chat_for_an_end_user_show_what_the_key_set(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """An end user (``X-LCM-User``) sees the preferences set for the API key's tenant
+    (they are in its block) as not its own, and sets its own apart from them."""
+    key_holder = client(proxy, KEY_A, "coder", "sess-holder")
+    user = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=KEY_A, max_retries=0,
+                              default_headers={"X-LCM-Role": "coder", "X-LCM-User": "maria"})
+    try:
+        assert "set preference units" in await ask(key_holder,
+                                                   "/memory prefs set units Metric only.")
+        listed = await ask(user, "/memory prefs")
+        assert "Metric only.  (set for every user of this API key)" in listed
+        assert "not yours to delete" in await ask(user, "/memory prefs delete units")
+        assert "set preference units" in await ask(user, "/memory prefs set units Imperial.")
+        mine = await ask(user, "/memory prefs")
+        assert "Imperial.  (yours)" in mine and "Metric only.  (set for every user" in mine
+        assert "Imperial" not in await ask(key_holder, "/memory prefs")
+    finally:
+        await key_holder.close()
+        await user.close()

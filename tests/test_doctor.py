@@ -280,3 +280,65 @@ async def test_doctor_counts_an_indexer_behind_at_the_start_as_at_work(
                                   and "11 outbox rows behind" in w for w in warnings)
     warnings, problems = check(0)
     assert any(p.startswith("text index disagrees with SQLite") for p in problems)
+
+
+def _doctor_json(data_dir: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    report: dict[str, Any] = orjson.loads(result.stdout)
+    return report
+
+
+def test_doctor_names_what_holds_the_data_dir_and_warns_when_it_does_not_answer(
+        tmp_path: Path) -> None:
+    """The lock file says who holds the data dir: a ``serve`` whose health endpoint
+    does not answer is a warning that names its URL; a running ``reindex`` is a
+    warning that its figures are moving; a pid-only lock (older proxies) is named in a
+    note; nothing holding it is ``running proxy: none``. The store checks run in each
+    case."""
+    import os
+    import socket
+
+    from memory_core.engine import Engine
+    from proxy.cli.preflight import LOCK_FILENAME, DataDirLock
+
+    data = tmp_path / "d"
+    Engine(data).close()
+    data.mkdir(exist_ok=True)  # the lock's home, also when the store is PostgreSQL
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    pid = os.getpid()
+    lock = DataDirLock(data, "serve", f"http://127.0.0.1:{closed}")
+    try:
+        report = _doctor_json(data)
+    finally:
+        lock.release()
+    assert report["running_proxy"]["pid"] == pid
+    assert report["running_proxy"]["status"] is None
+    assert report["warnings"] == [
+        f"data dir {data} is held by a running lcm-proxy (pid {pid}), but"
+        f" http://127.0.0.1:{closed}/lcm/health does not answer (still starting, or"
+        " stuck: see its log)"]
+    assert report["integrity_check"] == ["ok"]
+    lock = DataDirLock(data, "reindex")
+    try:
+        report = _doctor_json(data)
+    finally:
+        lock.release()
+    assert report["running_proxy"]["command"] == "reindex"
+    assert report["warnings"][0].startswith(
+        f"data dir {data} is in use by a running `lcm-proxy reindex` (pid {pid}): index"
+        " and store figures change")
+    lock = DataDirLock(data, "serve")
+    (data / LOCK_FILENAME).write_text(f"{pid}\n")  # what proxies before the URL wrote
+    try:
+        text = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)])
+    finally:
+        lock.release()
+    assert f"running proxy:   serve, pid {pid}\n" in text.stdout
+    assert f"note: a running lcm-proxy (pid {pid}) serves this data dir; doctor only" \
+           " reads beside it" in text.stdout
+    assert "warning:" not in text.stdout
+    idle = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)])
+    assert "running proxy:   none" in idle.stdout and "note:" not in idle.stdout

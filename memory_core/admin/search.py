@@ -25,6 +25,13 @@ OPERATOR_QUERY_EMBED_SECONDS = 10.0
 be busy with a backlog); then it ranks by BM25 alone."""
 
 
+def _scope_of(row: dict[str, Any]) -> dict[str, str]:
+    """Whose a hit is: ``tenant`` (with its end user, ``t_…~u_…``), ``role`` and
+    ``session`` (``""`` when none was given), so that hits of several tenants in one
+    store can be told apart."""
+    return {"tenant": row["tenant"], "role": row["role"], "session": row["session"] or ""}
+
+
 def search_memory(store: EngineStore, search: Any, query: str, *,
                   tenant: str | None = None, role: str | None = None,
                   include_messages: bool = True, limit: int = 20,
@@ -35,7 +42,8 @@ def search_memory(store: EngineStore, search: Any, query: str, *,
 
     Retracted items are left out: a retraction takes an item out of retrieval
     (``inspect`` and the audit trail still show it). Returns dicts
-    ``{ref, kind, status, score, match, text, ...}`` best first. ``session``
+    ``{ref, kind, status, score, match, text, tenant, role, session, ...}`` best
+    first (the scope of each hit: several tenants share one store). ``session``
     keeps only rows stored under that ``X-LCM-Session``. With
     ``include_commands=False`` stored ``/memory`` commands and their replies, and
     the hidden memory-tool rounds (the model's calls and the proxy's results, which
@@ -105,7 +113,7 @@ def hybrid_search(store: EngineStore, search: Any, query: str, tenant: str | Non
                             "score": round(h.score, 4), "match": "hybrid",
                             "text": row["text"], "value": row["value"],
                             "unit": row["unit"], "condition": row["condition"],
-                            "role": row["role"],
+                            **_scope_of(row),
                             "source_message_id": row["source_message_id"]})
             else:
                 row = tx.inspection.scoped_message(h.ref_id, t, r)
@@ -115,7 +123,7 @@ def hybrid_search(store: EngineStore, search: Any, query: str, tenant: str | Non
                 out.append({"ref": f"msg:{row['id']}", "id": row["id"],
                             "kind": "message", "status": row["msg_role"],
                             "score": round(h.score, 4), "match": "hybrid",
-                            "text": row["text"][:300], "role": row["role"],
+                            "text": row["text"][:300], **_scope_of(row),
                             "created_at": row["created_at"]})
             if len(out) >= limit:
                 break
@@ -141,7 +149,7 @@ def keyword_search(store: EngineStore, query: str, tenant: str | None, role: str
                              "status": r["status"], "score": s, "match": "keyword",
                              "text": r["text"],
                              "value": r["value"], "unit": r["unit"],
-                             "condition": r["condition"], "role": r["role"],
+                             "condition": r["condition"], **_scope_of(r),
                              "source_message_id": r["source_message_id"]})
         if include_messages:
             for r in tx.inspection.keyword_messages(tenant=tenant, role=role,
@@ -154,7 +162,7 @@ def keyword_search(store: EngineStore, query: str, tenant: str | None, role: str
                     hits.append({"ref": f"msg:{r['id']}", "id": r["id"], "kind": "message",
                                  "status": r["msg_role"], "score": s,
                                  "match": "keyword",
-                                 "text": r["text"][:300], "role": r["role"],
+                                 "text": r["text"][:300], **_scope_of(r),
                                  "created_at": r["created_at"]})
         hits.sort(key=lambda h: (-h["score"], h["kind"] == "message", -h["id"]))
         return hits[:limit]

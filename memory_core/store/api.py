@@ -1210,8 +1210,8 @@ class Inspection(Protocol):
         ...
 
     def scoped_message(self, message_id: int, tenant: str, role: str) -> Row | None:
-        """``{id, msg_role, role, text, created_at}`` of a message of the tenant and
-        role, or ``None``."""
+        """``{id, msg_role, tenant, role, session, text, created_at}`` of a message of
+        the tenant and role, or ``None``."""
         ...
 
     def keyword_items(self, *, tenant: str | None, role: str | None, session: str | None,
@@ -1222,8 +1222,8 @@ class Inspection(Protocol):
 
     def keyword_messages(self, *, tenant: str | None, role: str | None, session: str | None,
                          limit: int) -> Iterator[Row]:
-        """``{id, msg_role, role, text, created_at, hidden}`` of the newest ``limit``
-        messages of the filters, newest first (lazy)."""
+        """``{id, msg_role, tenant, role, session, text, created_at, hidden}`` of the
+        newest ``limit`` messages of the filters, newest first (lazy)."""
         ...
 
     def item(self, item_id: int) -> Row | None:

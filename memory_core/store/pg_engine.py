@@ -333,8 +333,9 @@ class PgInspection:
                     " AND role = %s", (item_id, tenant, role))
 
     def scoped_message(self, message_id: int, tenant: str, role: str) -> Row | None:
-        return _one(self._c, "SELECT id, msg_role, role, text, created_at FROM messages"
-                    " WHERE id = %s AND tenant = %s AND role = %s", (message_id, tenant, role))
+        return _one(self._c, "SELECT id, msg_role, tenant, role, session, text, created_at"
+                    " FROM messages WHERE id = %s AND tenant = %s AND role = %s",
+                    (message_id, tenant, role))
 
     def keyword_items(self, *, tenant: str | None, role: str | None, session: str | None,
                       limit: int) -> Iterator[Row]:
@@ -346,8 +347,8 @@ class PgInspection:
     def keyword_messages(self, *, tenant: str | None, role: str | None, session: str | None,
                          limit: int) -> Iterator[Row]:
         where, args = _where((("tenant", tenant), ("role", role), ("session", session)))
-        return iter(dicts(self._c, "SELECT id, msg_role, role, text, created_at, hidden"
-                          " FROM messages"
+        return iter(dicts(self._c, "SELECT id, msg_role, tenant, role, session, text,"
+                          " created_at, hidden FROM messages"
                           f" WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT {int(limit)}",
                           args))
 

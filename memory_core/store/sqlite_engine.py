@@ -174,8 +174,8 @@ class SqliteInspection:
         return dict(row) if row is not None else None
 
     def scoped_message(self, message_id: int, tenant: str, role: str) -> Row | None:
-        row = self._c.execute("SELECT id, msg_role, role, text, created_at FROM"
-                              " messages WHERE id=? AND tenant=? AND role=?",
+        row = self._c.execute("SELECT id, msg_role, tenant, role, session, text, created_at"
+                              " FROM messages WHERE id=? AND tenant=? AND role=?",
                               (message_id, tenant, role)).fetchone()
         return dict(row) if row is not None else None
 
@@ -195,7 +195,8 @@ class SqliteInspection:
                          limit: int) -> Iterator[Row]:
         clause, args = self._scope(tenant, role, session)
         return (dict(r) for r in self._c.execute(
-            f"SELECT id, msg_role, role, text, created_at, hidden FROM messages"
+            f"SELECT id, msg_role, tenant, role, session, text, created_at, hidden"
+            f" FROM messages"
             f" WHERE {clause} ORDER BY id DESC LIMIT {int(limit)}", args))
 
     def item(self, item_id: int) -> Row | None:

@@ -27,13 +27,68 @@ class CliError(click.ClickException):
 
 # -- options ----------------------------------------------------------------------------
 
+_GROUP_OPTIONS = "lcm.group_options"
+"""``ctx.meta`` key: ``--config``/``--data-dir`` given to a group (``memory``,
+``memory prefs``), by parameter name, with the group that took each."""
+
+
+def _from_group(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A command's ``--config``/``--data-dir``: its own value, else the one given to an
+    enclosing group (``lcm-proxy memory --data-dir D search …``). The same option given
+    to both with different values is bad usage (exit 2), never a silent choice."""
+    given = ctx.meta.get(_GROUP_OPTIONS, {}).get(param.name)
+    if given is None:
+        return value
+    group_value, group_name = given
+    if value is not None and value != group_value:
+        opt = param.opts[0]
+        raise click.UsageError(
+            f"{opt} given twice: {group_value!r} (after `{group_name}`) and {value!r}"
+            f" (after `{ctx.info_name}`); give it once", ctx)
+    return group_value
+
+
 config_option = click.option(
     "--config", "config", type=click.Path(dir_okay=False), default=None,
+    callback=_from_group,
     help="TOML settings file (default: $LCM_CONFIG, else none).",
 )
 data_dir_option = click.option(
-    "--data-dir", default=None, help="Data directory (default ./lcm-data; env LCM_DATA_DIR)."
+    "--data-dir", default=None, callback=_from_group,
+    help="Data directory (default ./lcm-data; env LCM_DATA_DIR).",
 )
+
+
+def _pass_down(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep a group's ``--config``/``--data-dir`` for its subcommands
+    (:func:`_from_group`); the group's own callback never sees it."""
+    if value is not None and param.name is not None:
+        given = ctx.meta.setdefault(_GROUP_OPTIONS, {})
+        earlier = given.get(param.name)
+        if earlier is not None and earlier[0] != value:
+            raise click.UsageError(
+                f"{param.opts[0]} given twice: {earlier[0]!r} (after `{earlier[1]}`) and"
+                f" {value!r} (after `{ctx.info_name}`); give it once", ctx)
+        given[param.name] = (value, ctx.info_name)
+    return value
+
+
+def store_group_options(fn: Any) -> Any:
+    """Give a command group (``memory``, ``memory prefs``) the ``--config`` and
+    ``--data-dir`` of its subcommands, so that ``lcm-proxy memory --data-dir D status``
+    works as ``lcm-proxy memory status --data-dir D`` does. The values go down to every
+    subcommand (:func:`_from_group`); the group function takes no parameters for them."""
+    for option in (
+        click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+                     callback=_pass_down, expose_value=False,
+                     help="TOML settings file, for every subcommand (also accepted after"
+                          " the subcommand)."),
+        click.option("--data-dir", default=None, callback=_pass_down, expose_value=False,
+                     help="Data directory, for every subcommand (also accepted after the"
+                          " subcommand)."),
+    )[::-1]:
+        fn = option(fn)
+    return fn
 output_option = click.option(
     "--output", "-o", "json_file", type=click.Path(dir_okay=False), default=None,
     help="Also write the figures to this JSON file.")
@@ -108,6 +163,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def url_host(host: str) -> str:
+    """``host`` as a URL's host part that reaches a server listening there from this
+    machine: every interface (``""``, ``0.0.0.0``, ``::``) is reached on loopback; an
+    IPv6 address gets brackets."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
 
 
 # -- output -----------------------------------------------------------------------------

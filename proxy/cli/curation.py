@@ -8,7 +8,14 @@ from collections.abc import Callable
 
 import click
 
-from proxy.cli.common import CliError, config_option, data_dir_option, echo_json, open_engine
+from proxy.cli.common import (
+    CliError,
+    config_option,
+    data_dir_option,
+    echo_json,
+    open_engine,
+    store_group_options,
+)
 
 
 def _item_change(command: str) -> Callable[[Callable[..., None]], click.Command]:
@@ -79,11 +86,13 @@ def memory_restore(item_ref: str, reason: str, tenant: str | None, role: str | N
 
 
 @click.group("prefs")
+@store_group_options
 def memory_prefs() -> None:
-    """User preferences (written only by the user: here, the admin API, /memory).
+    """User preferences (written only by the user: here, the admin API, /memory prefs).
 
     Preferences belong to a tenant and role, not to a session: they apply to every
-    conversation of that role, so these commands take no ``--session``."""
+    conversation of that role, so these commands take no ``--session``.
+    ``--config`` and ``--data-dir`` go before or after the subcommand."""
 
 
 tenant_option = click.option(

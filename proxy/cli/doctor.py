@@ -6,8 +6,12 @@ the store (documents per kind; "SQLite" in its lines means the store on either
 backend), the configuration in force (secrets redacted), then warnings; it exits 1
 when the database is damaged, an index disagrees with the store although it has
 caught up, or ``serve`` could not use the data dir (a regular file, not writable).
-A proxy serving the data dir and a port already taken are warnings (serve would
-refuse to start), since doctor is also run beside a running proxy. With
+Doctor is also run beside a running proxy: one that holds the data dir's lock is
+named (pid, URL, its ``/lcm/health``) in a note, not a warning, as are its
+indexer's lag and the index counts that lag explains; the configured port taken by
+that same proxy is no warning either. The read-only checks run all the same. A
+port taken by anything else, a lock holder that does not answer its health
+endpoint, and a running ``reindex`` or ``migrate`` are warnings. With
 ``storage.url`` the store checked is that PostgreSQL database.
 """
 
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import orjson
 
 from proxy import __version__
 from proxy.cli.common import (
@@ -27,6 +32,7 @@ from proxy.cli.common import (
     echo_json,
     is_loopback,
     open_engine,
+    url_host,
 )
 
 
@@ -38,7 +44,7 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
     """Check the data dir, schema, integrity, index lag and index consistency with
     SQLite; print the config in force. Exit 1 when a problem needs fixing."""
     from memory_core.store.migrations import SCHEMA_VERSION
-    from proxy.cli.preflight import bind_sockets, data_dir_problems, has_store, lock_holder
+    from proxy.cli.preflight import bind_sockets, data_dir_problems, has_store
     from proxy.settings import data_dir_path
 
     settings = data_dir_settings(config, data_dir)
@@ -46,27 +52,28 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
     report: dict[str, Any] = {"version": __version__, "config_file": settings.config_file,
                               "data_dir": str(path), "schema_version_code": SCHEMA_VERSION}
     warnings = list(settings.warnings)
+    notes: list[str] = []
     problems: list[str] = data_dir_problems(path)
-    holder = lock_holder(path) if path.is_dir() else None
     p = settings.proxy
-    if holder is not None:
-        warnings.append(f"data dir {path} is in use by {holder}: a second serve on it"
-                        " refuses to start, and `lcm-proxy reindex` needs it stopped")
-    if p.port:  # a warning: the port may be this data dir's own running proxy
+    port_busy = ""
+    if p.port:
         try:
             for sock in bind_sockets(p.host, p.port):
                 sock.close()
         except OSError as exc:
-            warnings.append(f"serve with these settings would fail now: {exc}")
+            port_busy = str(exc)
+    running = _running_proxy(path, p.host, p.port, port_busy, warnings, notes)
+    report["running_proxy"] = running
     if settings.storage.url or has_store(path):  # a URL: the store is that database
-        _check_store(report, warnings, problems, config, str(path), open_engine, settings)
+        _check_store(report, warnings, notes, problems, config, str(path), open_engine,
+                     settings, is_running=bool(running and running["command"] == "serve"))
     elif not problems:
         warnings.append(f"no database yet in {path} (created on first serve)")
     if not is_loopback(p.host) and not p.admin_token:
         warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
                         " the admin API and inspector answer loopback clients only")
     report["config"] = settings.public_dict()
-    report["warnings"], report["problems"] = warnings, problems
+    report["notes"], report["warnings"], report["problems"] = notes, warnings, problems
     if as_json:
         echo_json(report)
     else:
@@ -75,8 +82,87 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
         raise SystemExit(1)
 
 
-def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str],
-                 config: str | None, data_dir: str, open_engine: Any, settings: Any) -> None:
+HEALTH_TIMEOUT_SECONDS = 2.0
+"""How long doctor waits for a running proxy's ``/lcm/health``."""
+
+
+def _health(url: str) -> dict[str, Any] | None:
+    """The JSON of ``GET {url}/lcm/health`` when an lcm-proxy answers it (200 or 503
+    with ``version`` and ``schema_version``), else ``None``. Sends no credentials."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/lcm/health",  # noqa: S310 - http(s) URL built here
+                                    timeout=HEALTH_TIMEOUT_SECONDS) as resp:
+            body = resp.read(65536)
+    except urllib.error.HTTPError as exc:  # 503: degraded, still the proxy's answer
+        body = exc.read(65536) if exc.code == 503 else b""
+    except (OSError, ValueError):
+        return None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(data, dict) and {"version", "schema_version", "status"} <= data.keys():
+        return data
+    return None
+
+
+def _running_proxy(path: Path, host: str, port: int, port_busy: str, warnings: list[str],
+                   notes: list[str]) -> dict[str, Any] | None:
+    """Recognise a proxy running beside doctor: the data dir's lock (its pid, command
+    and URL, :func:`proxy.cli.preflight.lock_owner`) and the ``/lcm/health`` of that
+    URL and of the configured ``port`` when it is taken (``port_busy``: why it
+    cannot be bound, ``""`` when it can). Says so plainly in a note; warns about
+    what needs a look: a lock holder that does not answer, a running ``reindex`` or
+    ``migrate``, the port taken by anything but this data dir's proxy. Returns
+    ``{pid, command, url, status, version, data_dir, owns_configured_port}``, or
+    ``None`` when no proxy runs on this data dir."""
+    from urllib.parse import urlsplit
+
+    from proxy.cli.preflight import lock_owner
+
+    owner = lock_owner(path) if path.is_dir() else None
+    configured = f"http://{url_host(host)}:{port}" if port_busy else ""
+    at_port = _health(configured) if configured else None
+    ours_at_port = at_port is not None and (
+        at_port.get("data_dir") == str(path)
+        or (at_port.get("data_dir") is None and owner is not None and bool(owner.url)
+            and urlsplit(owner.url).port == port))
+    if port_busy and not ours_at_port:
+        other = (f" (another lcm-proxy, data dir {at_port['data_dir']})"
+                 if at_port is not None and at_port.get("data_dir") else "")
+        warnings.append(f"serve with these settings would fail now: {port_busy}{other}")
+    if owner is None and not ours_at_port:
+        return None
+    url = owner.url if owner is not None and owner.url else ""
+    health = _health(url) if url else None
+    if health is None and ours_at_port:
+        url, health = configured, at_port  # an older proxy wrote no URL in the lock
+    command = owner.command if owner is not None and owner.command else "serve"
+    who = owner.describe() if owner is not None else "a running lcm-proxy"
+    if command != "serve":
+        warnings.append(f"data dir {path} is in use by {who}: index and store figures"
+                        " change until it ends; run doctor again then")
+    elif health is None and url:
+        warnings.append(f"data dir {path} is held by {who}, but {url}/lcm/health does not"
+                        " answer (still starting, or stuck: see its log)")
+    else:
+        where = f" at {url} (health: {health['status']})" if health else ""
+        notes.append(f"{who} serves this data dir{where}; doctor only reads beside it."
+                     " Stop it before `lcm-proxy reindex`; a second `serve` on this data"
+                     " dir would refuse to start")
+    return {"pid": owner.pid if owner is not None else None, "command": command,
+            "url": url, "status": health["status"] if health else None,
+            "version": health["version"] if health else None,
+            "data_dir": health.get("data_dir") if health else None,
+            "owns_configured_port": ours_at_port}
+
+
+def _check_store(report: dict[str, Any], warnings: list[str], notes: list[str],
+                 problems: list[str], config: str | None, data_dir: str, open_engine: Any,
+                 settings: Any, *, is_running: bool) -> None:
     engine = open_engine(config, data_dir)
     try:
         info = engine.status()
@@ -102,11 +188,15 @@ def _check_store(report: dict[str, Any], warnings: list[str], problems: list[str
         lag = engine.index_lag()
         report["index"] = lag
         for name, v in lag["indexers"].items():
-            if v["lag"]:
-                warnings.append(f"{name} is {v['lag']} outbox rows behind (caught up by the"
-                                " running proxy, or `lcm-proxy reindex`)")
+            if v["lag"] and is_running:
+                notes.append(f"{name} is {v['lag']} outbox rows behind: the running proxy"
+                             " is indexing them")
+            elif v["lag"]:
+                warnings.append(f"{name} is {v['lag']} outbox rows behind (caught up when"
+                                " the proxy starts, or by `lcm-proxy reindex`)")
         if settings.search.enabled:
-            _check_indexes(report, warnings, problems, engine, Path(data_dir) / "index",
+            _check_indexes(report, notes if is_running else warnings, problems, engine,
+                           Path(data_dir) / "index",
                            settings.search.search_config().vector_kinds, lag)
         # A row with no attempt yet, not due, is an answer whose extraction simply
         # follows its capture (memory_core.engine.Engine.capture_response): not a
@@ -132,8 +222,9 @@ def _check_indexes(report: dict[str, Any], warnings: list[str], problems: list[s
     A difference is a problem (``lcm-proxy reindex`` fixes it) only when it cannot
     be an indexer still at work: that index's lag was 0 and the outbox head did not
     move while counting (every change to an indexed row appends an outbox row).
-    Otherwise it is a warning. A missing index is a warning: the proxy builds it
-    from SQLite when it starts.
+    Otherwise it goes to ``warnings`` (the caller passes its notes instead while a
+    proxy runs: its indexer is at work). A missing index is a warning: the proxy
+    builds it from SQLite when it starts.
     """
     from memory_core.search.consistency import (
         expected_counts,
@@ -188,6 +279,15 @@ def _print_doctor(r: dict[str, Any]) -> None:
     click.echo(f"lcm-proxy {r['version']}")
     click.echo(f"config file:     {r['config_file'] or '(none)'}")
     click.echo(f"data dir:        {r['data_dir']}")
+    run = r["running_proxy"]
+    if run is None:
+        click.echo("running proxy:   none")
+    else:
+        pid = f"pid {run['pid']}" if run["pid"] is not None else "pid unknown"
+        where = f", {run['url']}" if run["url"] else ""
+        health = (f" (health: {run['status']})" if run["status"]
+                  else " (health: no answer)" if run["url"] else "")
+        click.echo(f"running proxy:   {run['command']}, {pid}{where}{health}")
     if "database" in r:
         click.echo(f"database:        {r['database']} ({r['size_bytes']} bytes)")
         click.echo(f"schema version:  {r['schema_version_db']} (code {r['schema_version_code']})")
@@ -220,6 +320,8 @@ def _print_doctor(r: dict[str, Any]) -> None:
     for section, values in r["config"].items():
         for key, value in values.items():
             click.echo(f"  {section}.{key} = {value!r}")
+    for n in r["notes"]:
+        click.echo(f"note: {n}")
     for w in r["warnings"]:
         click.echo(f"warning: {w}")
     for p in r["problems"]:

@@ -17,12 +17,17 @@ from proxy.cli.common import (
     echo_json,
     fmt_ts,
     open_engine,
+    store_group_options,
 )
 
 
 @click.group()
+@store_group_options
 def memory() -> None:
-    """Inspect what the proxy stored."""
+    """Inspect and curate what the proxy stored.
+
+    ``--config`` and ``--data-dir`` go before or after the subcommand:
+    ``lcm-proxy memory --data-dir D search QUERY``."""
 
 
 @click.command("status")

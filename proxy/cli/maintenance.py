@@ -43,7 +43,7 @@ def reindex(config: str | None, data_dir: str | None) -> None:
         refuse_missing_store(path)
     path.mkdir(mode=0o700, parents=True, exist_ok=True)  # the indexes' home, also with a URL
     try:
-        lock = DataDirLock(path)  # held while rebuilding: a serve started now refuses
+        lock = DataDirLock(path, "reindex")  # held while rebuilding: a serve started now refuses
     except DataDirBusy as exc:
         raise CliError(
             f"{exc}: stop that proxy first, then run `lcm-proxy reindex` (a running"

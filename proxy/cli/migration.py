@@ -66,7 +66,7 @@ def migrate(url: str, force: bool, verify_only: bool, batch_rows: int, as_json: 
         refuse_missing_store(path)
     target = describe(url)
     try:
-        lock = None if verify_only else DataDirLock(path)
+        lock = None if verify_only else DataDirLock(path, "migrate")
     except DataDirBusy as exc:
         raise CliError(f"{exc}: stop that proxy first (the store must not change while it"
                        " is copied)") from exc

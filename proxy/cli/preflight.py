@@ -6,10 +6,13 @@ stops with one line instead of tracebacks; ``doctor`` reports the same findings;
 read commands refuse a directory that holds no store instead of creating one.
 
 The data-dir lock is an advisory ``flock`` on ``<data_dir>/.lcm-proxy.lock``, held
-by ``serve`` and ``reindex`` for their whole run and holding the holder's pid. A
-proxy that predates it is still found through Tantivy's own writer lock on
-``<data_dir>/index/text/.tantivy-writer.lock`` (also a ``flock``). On a
-filesystem without ``flock`` (some network mounts) the lock is skipped.
+by ``serve``, ``reindex`` and ``migrate`` for their whole run. The file holds the
+holder's pid, the command and, for ``serve``, the URL it listens on (one per line;
+older proxies wrote the pid alone), so ``doctor`` can name a running proxy and ask
+its ``/lcm/health``. A proxy that predates the lock is still found through Tantivy's
+own writer lock on ``<data_dir>/index/text/.tantivy-writer.lock`` (also a
+``flock``). On a filesystem without ``flock`` (some network mounts) the lock is
+skipped.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import errno
 import fcntl
 import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +75,7 @@ def _busy(lock_path: Path) -> tuple[bool, str]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                return True, os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+                return True, os.pread(fd, 1024, 0).decode("ascii", "replace").strip()
             return False, ""  # no flock on this filesystem
         fcntl.flock(fd, fcntl.LOCK_UN)
         return False, ""
@@ -79,24 +83,56 @@ def _busy(lock_path: Path) -> tuple[bool, str]:
         os.close(fd)
 
 
-def lock_holder(path: Path) -> str | None:
-    """A sentence naming who holds the data dir ``path`` ("a running lcm-proxy (pid
-    123)"), or ``None`` when nobody does."""
-    held, pid = _busy(path / LOCK_FILENAME)
+@dataclass(frozen=True, slots=True)
+class LockOwner:
+    """Who holds a data dir's lock: ``pid`` (``None`` when unknown), ``command``
+    (``serve``, ``reindex``, ``migrate``; ``""`` when unknown: an older proxy, or only
+    the full-text index's writer lock is held) and ``url``, the ``http://host:port``
+    a ``serve`` listens on (``""`` when unknown)."""
+
+    pid: int | None
+    command: str = ""
+    url: str = ""
+    index_lock_only: bool = False
+
+    def describe(self) -> str:
+        """"a running lcm-proxy (pid 123)", "a running `lcm-proxy reindex` (pid 9)"…"""
+        if self.index_lock_only:
+            return "another process (it holds the full-text index's writer lock)"
+        what = (f"`lcm-proxy {self.command}`" if self.command not in ("", "serve")
+                else "lcm-proxy")
+        return f"a running {what}" + (f" (pid {self.pid})" if self.pid is not None else "")
+
+
+def lock_owner(path: Path) -> LockOwner | None:
+    """Who holds the data dir ``path`` (:class:`LockOwner`), or ``None`` when nobody
+    does. Reads the lock file; starts nothing."""
+    held, text = _busy(path / LOCK_FILENAME)
     if held:
-        return f"a running lcm-proxy (pid {pid})" if pid.isdigit() else "a running lcm-proxy"
+        lines = [*text.splitlines(), "", "", ""]
+        pid = lines[0].strip()
+        return LockOwner(int(pid) if pid.isdigit() else None, lines[1].strip(),
+                         lines[2].strip())
     held, _ = _busy(path / _TANTIVY_LOCK)
     if held:
-        return "another process (it holds the full-text index's writer lock)"
+        return LockOwner(None, index_lock_only=True)
     return None
 
 
+def lock_holder(path: Path) -> str | None:
+    """A sentence naming who holds the data dir ``path`` ("a running lcm-proxy (pid
+    123)"), or ``None`` when nobody does."""
+    owner = lock_owner(path)
+    return None if owner is None else owner.describe()
+
+
 class DataDirLock:
-    """The exclusive lock of one data directory, held until :meth:`release`.
+    """The exclusive lock of one data directory, held until :meth:`release`; the file
+    says who holds it (``command``, and ``url`` for ``serve``: see :func:`lock_owner`).
 
     Raises :class:`DataDirBusy` when another process holds it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, command: str, url: str = "") -> None:
         self._fd: int | None = None
         holder = lock_holder(path)
         if holder is not None:
@@ -110,7 +146,7 @@ class DataDirLock:
                 raise DataDirBusy(path, "a running lcm-proxy") from exc
             return  # no flock on this filesystem: run unlocked, as before
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.pwrite(fd, f"{os.getpid()}\n{command}\n{url}\n".encode("ascii", "replace"), 0)
         self._fd = fd
 
     def release(self) -> None:

@@ -34,6 +34,8 @@ def memory_search(query: str, config: str | None, data_dir: str | None, session:
                   as_json: bool) -> None:
     """Find memory items and messages for QUERY: by meaning and keywords, as the
     model's memory_search ranks them, then keyword-only matches (CJK substrings).
+    Each hit names its tenant, role and session (``--json``: ``tenant``, ``role``,
+    ``session``), as the admin API's search does.
 
     Safe beside a running proxy. Stored ``/memory`` commands and their replies, and
     hidden memory-tool rounds, are left out, as in chat."""
@@ -52,15 +54,29 @@ def memory_search(query: str, config: str | None, data_dir: str | None, session:
     if as_json:
         echo_json(hits)
         return
-    if not hits:
-        click.echo("no matches")
-    for h in hits:
+    click.echo(hits_table(hits) if hits else "no matches")
+
+
+def hits_table(hits: list[dict[str, Any]]) -> str:
+    """``memory search`` hits as a table with a header: ref, kind, status, then whose
+    the hit is (tenant, with its end user as ``~u_…``; role; session, ``-`` when none),
+    then the text (flattened, 100 characters) and an item's number."""
+    head = ("ref", "kind", "status", "tenant", "role", "session")
+    rows = [(h["ref"], h["kind"], h["status"], h["tenant"], h["role"], h["session"] or "-")
+            for h in hits]
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=False)]
+    lines = []
+    for cells, h in zip([head, *rows], [None, *hits], strict=True):
+        line = " ".join(f"{str(c):<{w}}" for c, w in zip(cells, widths, strict=True))
+        if h is None:
+            lines.append(f"{line} text")
+            continue
         extra = ""
         if h.get("value") is not None:
             extra = f"  [value {h['value']:g}{' ' + h['unit'] if h.get('unit') else ''}"
             extra += f"; {h['condition']}]" if h.get("condition") else "]"
-        click.echo(f"{h['ref']:<12} {h['kind']:<11} {h['status']:<10} {h['role']:<10} "
-                   f"{' '.join(h['text'].split())[:100]}{extra}")
+        lines.append(f"{line} {' '.join(h['text'].split())[:100]}{extra}")
+    return "\n".join(lines)
 
 
 def search_config(settings: Any) -> Any:

@@ -12,7 +12,14 @@ import logging
 import click
 
 from proxy import __version__
-from proxy.cli.common import CliError, cli_settings, config_option, data_dir_option, is_loopback
+from proxy.cli.common import (
+    CliError,
+    cli_settings,
+    config_option,
+    data_dir_option,
+    is_loopback,
+    url_host,
+)
 from proxy.settings import data_dir_path
 from proxy.upstream import shown_url
 
@@ -124,13 +131,13 @@ def serve(config: str | None, host: str | None, port: int | None, upstream: str 
         socks = bind_sockets(p.host, p.port)
     except OSError as exc:
         raise CliError(str(exc)) from exc
-    try:
-        lock = DataDirLock(path)
+    port = socks[0].getsockname()[1]
+    try:  # the lock file names this proxy's URL: doctor asks its /lcm/health
+        lock = DataDirLock(path, "serve", f"http://{url_host(p.host)}:{port}")
     except DataDirBusy as exc:
         for sock in socks:
             sock.close()
         raise CliError(f"{exc}: stop it first, or pass another --data-dir") from exc
-    port = socks[0].getsockname()[1]
     # Before the engine starts its threads, so that they share the few arenas.
     limit_arenas(p.malloc_arena_max)
     app = create_app(settings)
