@@ -61,7 +61,7 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
     try:
         with ClientWatch(request, check_every):
             upstream, refused = await send_recovering(
-                app[HTTP], url, headers,
+                ex, app[HTTP], url, headers,
                 ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
     except ProxyError as exc:  # the request is evidence; say what became of it
         record.record_failure(ex, exc.status, exc.code, exc.message)
@@ -70,8 +70,6 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
         app[METRICS].client_disconnects.inc()
         record.record_gone(ex)
         return web.Response(status=499)
-    finally:
-        ex.prepared.sent()  # what waited for the send (the block's explain log)
     app[METRICS].upstream_latency.labels(label).observe(time.perf_counter() - started)
     client_headers = hdrs.to_client(upstream.headers)
     client_headers.update(ex.extra)
@@ -172,8 +170,6 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
     except ClientGone:
         ex.client_gone, ex.complete = True, False
         response = ex.response or web.Response(status=499)
-    finally:
-        ex.prepared.sent()  # the explain log, whatever path the loop took (runs once)
     metrics.upstream_latency.labels(label).observe(time.perf_counter() - started)
     if ex.client_gone:
         metrics.client_disconnects.inc()

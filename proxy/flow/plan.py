@@ -68,7 +68,8 @@ class Prepared:
     """The memory tools go as the short set (:data:`SHORT_TOOLS_SHARE`): every
     ``add_tools`` of this request passes ``short=``."""
     on_sent: Callable[[], None] | None = None
-    """What waits until the request is sent upstream (:meth:`sent`): the queueing of
+    """What waits until the request is sent upstream (:meth:`sent`, run by
+    :meth:`proxy.flow.exchange.Exchange.send`): the queueing of
     the block's explain log (``assembly_logs``), so that the store's writer does not
     wake, and take the interpreter, while the request is still being planned."""
 

@@ -50,7 +50,6 @@ from proxy.flow.toolrefusal import tools_refused, without_memory_tools
 from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import _abort_client, relay_body, start
 from proxy.rewrite import dumps_body, loads_exact
-from proxy.upstream import send
 from proxy.wire.base import StreamRound
 from proxy.wire.chat import sum_usage
 from proxy.wire.streamsession import StreamSession
@@ -148,11 +147,9 @@ class ToolLoop:
         rnd.client_calls = [c for c in calls if self.wire.call_name(c) not in self.names]
 
     async def _send(self, body: dict[str, Any], messages: list[Any]) -> aiohttp.ClientResponse:
-        try:
-            return await self.client.wait(send(self.session, "POST", self.url, self.headers,
-                                          dumps_body(self.wire.with_messages(body, messages))))
-        finally:
-            self.ex.prepared.sent()  # what waited for the first send (the explain log)
+        return await self.client.wait(self.ex.send(
+            self.session, self.url, self.headers,
+            dumps_body(self.wire.with_messages(body, messages))))
 
     async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
         """The whole body of a round. Raises :class:`UpstreamError` (502) when the
@@ -269,12 +266,9 @@ class ToolLoop:
         sr: StreamRound | None = None
         while True:
             try:
-                try:
-                    resp, queue, reader = await open_round(
-                        self.client, self.session, self.url, self.headers,
-                        dumps_body(wire.with_messages(body, messages)))
-                finally:
-                    ex.prepared.sent()  # what waited for the first send (the explain log)
+                resp, queue, reader = await open_round(
+                    self.client, self.session, self.url, self.headers,
+                    dumps_body(wire.with_messages(body, messages)))
             except ProxyError as exc:
                 if ex.response is None:  # nothing sent: the API's error response
                     raise
