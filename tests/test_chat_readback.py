@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -91,3 +92,19 @@ def test_a_page_of_hidden_rounds_only_keeps_its_cursor() -> None:
     got = list_view(page, {"h1", "h2"})
     assert got["data"] == [] and (got["first_id"], got["last_id"]) == ("h1", "h2")
     assert got["has_more"] is True
+
+
+async def test_a_block_before_the_clients_content_parts_is_not_read_back(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A user message of content parts gets the block as a leading text part
+    (:func:`proxy.rewrite.inject_block`); its stored copy reads back with the
+    client's parts only."""
+    sdk = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    parts = [{"type": "text", "text": "Which dashboard was it?"}]
+    messages: Any = [{"role": "user", "content": parts}]
+    made = await sdk.chat.completions.create(model="m", messages=messages, store=True)
+    await proxy.settle()
+    stored = upstream.completion_messages[made.id][0]["content"]
+    assert stored[0]["text"].startswith(BLOCK_MARKER) and stored[1:] == parts
+    page = await sdk.get(f"/chat/completions/{made.id}/messages", cast_to=object)
+    assert [m["content"] for m in page["data"]] == [parts]  # type: ignore[index]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core.assembly.block import BLOCK_MARKER, CURRENT_REQUEST
-from proxy.wire.responseview import Shown, page_of
+from proxy.wire.responseview import Shown, is_block_part, page_of
 
 
 def completion_view(obj: Any, shown: Shown | None) -> Any:
@@ -83,8 +83,7 @@ def _without_block(msg: dict[str, Any]) -> dict[str, Any]:
         head, sep, rest = content.partition(CURRENT_REQUEST + "\n")
         return dict(msg, content=rest) if sep else msg
     if isinstance(content, list):
-        kept = [p for p in content if not (isinstance(p, dict) and p.get("type") == "text"
-                                           and str(p.get("text", "")).startswith(BLOCK_MARKER))]
+        kept = [p for p in content if not is_block_part(p, "text")]
         if len(kept) != len(content):
             return dict(msg, content=kept)
     return msg

@@ -126,12 +126,20 @@ def page_of(listing: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
     return out
 
 
+def is_block_part(part: Any, kind: str) -> bool:
+    """True for the memory block's content part in a stored copy of a request: a
+    ``kind`` part (Chat ``text``, Responses ``input_text``) whose text starts with
+    :data:`~memory_core.assembly.block.BLOCK_MARKER`. Both read-back views (this
+    module's and :mod:`proxy.wire.chatview`) find the block by this one rule."""
+    return (isinstance(part, dict) and part.get("type") == kind
+            and str(part.get("text", "")).startswith(BLOCK_MARKER))
+
+
 def _without_block(item: Any) -> Any:
     """A user message without the memory block's ``input_text`` part (the item itself
     when it has none)."""
     content = item.get("content") if isinstance(item, dict) else None
     if not isinstance(content, list):
         return item
-    kept = [p for p in content if not (isinstance(p, dict) and p.get("type") == "input_text"
-                                       and str(p.get("text", "")).startswith(BLOCK_MARKER))]
+    kept = [p for p in content if not is_block_part(p, "input_text")]
     return item if len(kept) == len(content) else dict(item, content=kept)
