@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.assembly.block import BLOCK_MARKER
+from memory_core.assembly.block import split_block
 from memory_core.tools import memory_tools
 
 SHOWN_FIELDS = ("output", "usage", "tools", "previous_response_id")
@@ -128,11 +128,15 @@ def page_of(listing: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
 
 def is_block_part(part: Any, kind: str) -> bool:
     """True for the memory block's content part in a stored copy of a request: a
-    ``kind`` part (Chat ``text``, Responses ``input_text``) whose text starts with
-    :data:`~memory_core.assembly.block.BLOCK_MARKER`. Both read-back views (this
-    module's and :mod:`proxy.wire.chatview`) find the block by this one rule."""
-    return (isinstance(part, dict) and part.get("type") == kind
-            and str(part.get("text", "")).startswith(BLOCK_MARKER))
+    ``kind`` part (Chat ``text``, Responses ``input_text``) whose text is a whole
+    block (:func:`~memory_core.assembly.block.split_block`, the bootstrap turn's
+    and every later turn's). Both read-back views (this module's and
+    :mod:`proxy.wire.chatview`) find the block by this one rule."""
+    if not (isinstance(part, dict) and part.get("type") == kind
+            and isinstance(part.get("text"), str)):
+        return False
+    split = split_block(part["text"])
+    return split is not None and split[1] == ""
 
 
 def _without_block(item: Any) -> Any:
