@@ -193,6 +193,16 @@ def _scrub_lcm_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    """An engine on a fresh data dir (``tmp_path / "d"``; the backend
+    ``LCM_TEST_STORE`` decides), closed after the test. A test module that needs
+    another (a config, the search service) defines its own ``engine``."""
+    eng = Engine(tmp_path / "d")
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
 async def upstream() -> AsyncIterator[FakeUpstream]:
     fake = FakeUpstream()
     await fake.start()

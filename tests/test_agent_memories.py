@@ -46,13 +46,6 @@ def test_near_duplicate_lexical() -> None:
         "standard_japanese")
 
 
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
-
-
 def test_cross_script_duplicate_refused_with_suggestion(engine: Engine) -> None:
     engine.set_agent_memory(tenant="t", role="coder", category="user_preferences",
                             key="standard_japanese", title="Standard Japanese study",

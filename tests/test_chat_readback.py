@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -91,3 +92,46 @@ def test_a_page_of_hidden_rounds_only_keeps_its_cursor() -> None:
     got = list_view(page, {"h1", "h2"})
     assert got["data"] == [] and (got["first_id"], got["last_id"]) == ("h1", "h2")
     assert got["has_more"] is True
+
+
+async def test_a_block_before_the_clients_content_parts_is_not_read_back(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A user message of content parts gets the block as a leading text part
+    (:func:`proxy.rewrite.inject_block`); its stored copy reads back with the
+    client's parts only."""
+    sdk = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    parts = [{"type": "text", "text": "Which dashboard was it?"}]
+    messages: Any = [{"role": "user", "content": parts}]
+    made = await sdk.chat.completions.create(model="m", messages=messages, store=True)
+    await proxy.settle()
+    stored = upstream.completion_messages[made.id][0]["content"]
+    assert stored[0]["text"].startswith(BLOCK_MARKER) and stored[1:] == parts
+    page = await sdk.get(f"/chat/completions/{made.id}/messages", cast_to=object)
+    assert [m["content"] for m in page["data"]] == [parts]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("as_parts", [False, True])
+async def test_a_later_turns_block_is_not_read_back(
+        proxy: RunningProxy, upstream: FakeUpstream, as_parts: bool) -> None:
+    """A block after the thread's first turn has no guidelines: it opens with a
+    section header (``[User Preferences]``, ``[Memory]``…), not the bootstrap
+    marker, and was read back inside the user's message."""
+    proxy.engine.set_agent_memory(tenant="*", role="default", category="user_preferences",
+                                  key="units", title="Units", content="metric")
+    sdk = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    first: Any = [{"role": "user", "content": "I always deploy with Argo CD, remember that."}]
+    upstream.push(Reply(content="Noted."))
+    await sdk.chat.completions.create(model="m", messages=first, store=True)
+    await proxy.settle()
+    ask = "How do I deploy?"
+    content: Any = [{"type": "text", "text": ask}] if as_parts else ask
+    history: Any = [*first, {"role": "assistant", "content": "Noted."},
+                    {"role": "user", "content": content}]
+    upstream.push(Reply(content="With Argo CD."))
+    made = await sdk.chat.completions.create(model="m", messages=history, store=True)
+    await proxy.settle()
+    sent = upstream.completion_messages[made.id][-1]["content"]
+    sent_text = sent[0]["text"] if as_parts else sent
+    assert "[Current Request]" in sent_text and not sent_text.startswith(BLOCK_MARKER)
+    page = await sdk.get(f"/chat/completions/{made.id}/messages", cast_to=object)
+    assert page["data"][-1]["content"] == content  # type: ignore[index]

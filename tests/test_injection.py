@@ -6,6 +6,7 @@ messages are checked to be unchanged.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -647,6 +648,54 @@ async def test_a_streamed_request_gets_its_explain_log(tmp_path: Path, tools: bo
         explain = CliRunner().invoke(main, ["memory", "explain", "--data-dir",
                                             str(tmp_path / "data")])
         assert explain.exit_code == 0, explain.output
+    finally:
+        await proxy.runner.cleanup()
+        await upstream.stop()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("tools", [True, False], ids=["tool-loop", "plain"])
+@pytest.mark.parametrize("outcome", ["answer", "error", "unreachable", "client-gone"])
+async def test_every_path_queues_the_explain_log_after_the_send(
+        tmp_path: Path, outcome: str, tools: bool, stream: bool) -> None:
+    """Whatever becomes of the request (answered, an upstream error, an upstream that
+    hangs up before its status line, a client that leaves while the upstream thinks),
+    by the plain forward or the tool loop, streamed or not, its block's explain log is
+    queued once, and only after the upstream received the request."""
+    upstream = _CountingLogs()
+    await upstream.start()
+    proxy = await start_proxy(upstream.base_url, tmp_path / "data",
+                              tools={"enabled": tools, "offer": "always",
+                                     "heartbeat_seconds": 0.1})
+    upstream.engine = proxy.engine
+    if outcome == "error":
+        upstream.push(Reply(status=500))
+    elif outcome == "unreachable":
+        upstream.hang_ups = 1
+    elif outcome == "client-gone":
+        upstream.push(Reply(content="an answer nobody reads", answer_delay=1.5))
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-test-paths",
+                                    max_retries=0, timeout=0.5)
+        messages: Any = [{"role": "user", "content": "The staging database runs on port 5433."}]
+        try:
+            if stream:
+                chunks = await client.chat.completions.create(model="m", messages=messages,
+                                                              stream=True)
+                async for _ in chunks:
+                    pass
+            else:
+                await client.chat.completions.create(model="m", messages=messages)
+        except openai.APITimeoutError:
+            assert outcome == "client-gone"
+            await asyncio.sleep(0.3)  # the proxy's next look at the client
+        except openai.APIStatusError as exc:
+            assert exc.status_code == {"error": 500, "unreachable": 502}[outcome]
+        else:
+            assert outcome == "answer"
+        await proxy.settle()
+        assert upstream.logs_on_arrival == ([] if outcome == "unreachable" else [0])
+        assert store_sql(proxy.engine, "SELECT COUNT(*) AS n FROM assembly_logs")[0]["n"] == 1
     finally:
         await proxy.runner.cleanup()
         await upstream.stop()

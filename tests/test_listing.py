@@ -10,8 +10,6 @@ Extraction, the real engine on SQLite, and the block the upstream received."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -252,13 +250,6 @@ def test_one_line_of_code_in_prose_is_read_as_before(
 def test_notes_and_lists_that_look_a_little_like_code_are_still_read(text: str) -> None:
     scan = fold_width(text)  # as prepare() reads it: ： is :
     assert machine_spans(scan) == [], [scan[a:b] for a, b in machine_spans(scan)]
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def put(engine: Engine, text: str) -> None:

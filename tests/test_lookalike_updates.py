@@ -5,7 +5,6 @@ the same attribute, still do. Wording here is not the updates evals'."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,6 @@ from memory_core.models import Scope
 from tests.conftest import sql_read
 
 SCOPE = Scope("t", "coder")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def _said(engine: Engine, *texts: str) -> dict[str, str]:

@@ -5,7 +5,6 @@ from what the upstream received."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -22,13 +21,6 @@ from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
 
 SCOPE = Scope("t", "coder")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def put(engine: Engine, text: str, speaker: str = "") -> None:

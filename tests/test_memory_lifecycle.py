@@ -5,7 +5,6 @@ where a client is involved; the block is read from what the upstream received.""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,13 +110,6 @@ def put_in_sessions(engine: Engine, texts: list[str]) -> None:
 
 def active_items(engine: Engine) -> list[dict[str, Any]]:
     return [r for r in items(engine) if r["status"] == "active"]
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Any:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 @pytest.mark.parametrize("texts, kept", [

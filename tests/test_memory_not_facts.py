@@ -7,8 +7,6 @@ the block the upstream received."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,13 +24,6 @@ from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
 
 SCOPE = Scope("t", "coder")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def put(engine: Engine, text: str) -> None:

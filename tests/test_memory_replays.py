@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,13 +16,6 @@ from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
 
 SCOPE = Scope("t", "coder")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def put(engine: Engine, text: str) -> None:

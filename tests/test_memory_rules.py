@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memory_core.engine import Engine
@@ -14,13 +12,6 @@ from memory_core.models import Scope
 from tests.conftest import sql_read
 
 SCOPE = Scope("t", "coder")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def put(engine: Engine, text: str, message_id: int | None = None) -> list[int]:

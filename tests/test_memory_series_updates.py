@@ -5,7 +5,6 @@ the old value by the same speaker. Wording here is not the crowd eval's."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -21,13 +20,6 @@ from tests.fake_upstream import FakeUpstream
 from tests.test_injection import Agent, block_of
 
 SCOPE = Scope("t", "coder")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def put(engine: Engine, text: str, speaker: str = "") -> None:

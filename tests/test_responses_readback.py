@@ -96,6 +96,26 @@ async def test_a_replayed_turn_reads_back_with_the_clients_previous_id(
     assert got.previous_response_id == first.id
     items = (await rclient.responses.input_items.list(second.id)).data
     assert not any(BLOCK_MARKER in t for t in _user_texts(items))
+    assert _user_texts(items)[0] == "what was the goal again?"
+
+
+async def test_a_later_turns_block_is_not_read_back(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """A block after a thread's first turn opens with a section header
+    (``[User Preferences]``…), not the bootstrap marker: its ``input_text`` part was
+    read back as the user's."""
+    proxy.engine.set_agent_memory(tenant="*", role="default", category="user_preferences",
+                                  key="units", title="Units", content="metric")
+    first = await _answer(rclient, False, input="Goal: ship the importer by Friday")
+    await proxy.settle()
+    second = await _answer(rclient, False, input="how far is it, in km?",
+                           previous_response_id=first.id)
+    await proxy.settle()
+    sent = upstream.responses_requests[-1]["json"]["input"][-1]["content"][0]["text"]
+    assert sent.startswith("[User Preferences]\n- Units: metric")
+    items = (await rclient.responses.input_items.list(second.id)).data
+    assert _user_texts(items)[0] == "how far is it, in km?"
+    assert not any("Units: metric" in t for t in _user_texts(items))
 
 
 async def test_a_replayed_background_run_polls_with_the_clients_previous_id(

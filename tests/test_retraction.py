@@ -11,9 +11,6 @@ upstream received in a later conversation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from memory_core.engine import Engine
@@ -123,13 +120,6 @@ def test_a_stance_after_a_withdrawal_is_a_correction_that_quotes_it(
 
 
 # -- stored through a capture -----------------------------------------------------------------
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
-
-
 RETRACTED = [  # (what was set, how it is withdrawn)
     ("Keep answers under 200 words.", "Forget the 200-word limit."),
     ("Always reply in British English.", "Ignore what I said about British English."),

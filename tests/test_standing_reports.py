@@ -9,9 +9,6 @@ read the rows back; proxy-level checks read the block the upstream received."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from memory_core.assembly.block import standing_weight
@@ -306,13 +303,6 @@ def test_talk_after_hang_on_is_no_correction(text: str) -> None:
 
 # -- stored through a capture -----------------------------------------------------------------
 SCOPE = Scope("t", "coder", "s1")
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def stored(engine: Engine, texts: list[str]) -> list[dict[str, object]]:

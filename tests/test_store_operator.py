@@ -4,9 +4,6 @@ checks), each kept to its tenant, role and session."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from memory_core.admin import overview
@@ -14,13 +11,6 @@ from memory_core.engine import Engine
 from memory_core.models import Scope
 from proxy.evaluation import storecheck
 from proxy.evaluation.runner import _hit_text
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    eng = Engine(tmp_path / "d")
-    yield eng
-    eng.close()
 
 
 def _capture(engine: Engine, scope: Scope, text: str) -> tuple[int, list[int]]:

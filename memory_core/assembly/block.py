@@ -1159,6 +1159,30 @@ _FILLED_EVIDENCE_HEADER = ("[Evidence — earlier messages quoted as #id speaker
 short form: one fence, a date line before each day's quotes)."""
 
 
+_FIRST_LINES = frozenset([BLOCK_MARKER, _FILLED_EVIDENCE_HEADER,
+                          *(h for h in _SECTION_HEADERS.values() if h)])
+"""The lines a block can open with: the bootstrap marker, or the header of the first
+section a later turn's block has."""
+
+
+def split_block(text: str) -> tuple[str, str] | None:
+    """``(block, rest)`` when ``text`` opens with a memory block as :func:`assemble`
+    renders it: a first line from :data:`_FIRST_LINES` through the line
+    :data:`CURRENT_REQUEST`; ``rest`` is what follows that line's newline (``""`` for
+    a block alone, as in a content part of its own). ``None`` for any other text.
+
+    The first ``[Current Request]`` line closes the block: the block's own lines
+    are neutralised and cannot be one. Every reader of a stored copy of a request
+    (the Chat and Responses read-back views, the inspector's forwarded requests)
+    finds the block with this one rule."""
+    if text.partition("\n")[0] not in _FIRST_LINES:
+        return None
+    if text.endswith("\n" + CURRENT_REQUEST):
+        return text, ""
+    head, sep, rest = text.partition("\n" + CURRENT_REQUEST + "\n")
+    return (head + "\n" + CURRENT_REQUEST, rest) if sep else None
+
+
 _LINE_TOKENS: dict[str, int] = {}
 _LINE_TOKENS_MAX = 50_000
 

@@ -7,7 +7,8 @@ call, the client's state (``response`` once its status line is committed,
 ``client_gone``), and the evidence recorded at the end (the client's choices, the
 hidden memory-tool rounds, the model's own view, usage, finish reasons, and
 whether the answer is complete). Wire-specific reading and writing goes through
-``wire`` (:class:`proxy.wire.base.WireAdapter`).
+``wire`` (:class:`proxy.wire.base.WireAdapter`). Every upstream call of the
+exchange goes out through :meth:`Exchange.send`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 from memory_core.models import CaptureTicket, Scope
+from proxy import upstream
 from proxy.flow.plan import Prepared
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -98,6 +101,19 @@ class Exchange:
     def streamed(self) -> bool:
         """The client asked for a stream."""
         return isinstance(self.body, dict) and self.wire.is_stream(self.body)
+
+    async def send(self, session: aiohttp.ClientSession, url: Any, headers: Any,
+                   data: bytes) -> aiohttp.ClientResponse:
+        """POST ``data`` upstream (:func:`proxy.upstream.send`: the response once its
+        headers arrived; raises its ``UpstreamError``), then run what waited for the
+        send (:meth:`~proxy.flow.plan.Prepared.sent`: the block's explain log), also
+        when the send fails or is cancelled. Every upstream call of the exchange goes
+        through here: the plain forward, its context-length retry, and each tool-loop
+        round, streamed or not; only the first runs the hook."""
+        try:
+            return await upstream.send(session, "POST", url, headers, data)
+        finally:
+            self.prepared.sent()
 
     @property
     def memory(self) -> bool:

@@ -61,7 +61,7 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
     try:
         with ClientWatch(request, check_every):
             upstream, refused = await send_recovering(
-                app[HTTP], url, headers,
+                ex, app[HTTP], url, headers,
                 ex.raw if ex.prepared.body is None else ex.prepared.body, recover)
     except ProxyError as exc:  # the request is evidence; say what became of it
         record.record_failure(ex, exc.status, exc.code, exc.message)
@@ -70,8 +70,6 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
         app[METRICS].client_disconnects.inc()
         record.record_gone(ex)
         return web.Response(status=499)
-    finally:
-        ex.prepared.sent()  # what waited for the send (the block's explain log)
     app[METRICS].upstream_latency.labels(label).observe(time.perf_counter() - started)
     client_headers = hdrs.to_client(upstream.headers)
     client_headers.update(ex.extra)
@@ -115,15 +113,16 @@ async def forward(ex: Exchange, url: Any, headers: Any, *, label: str,
 
 async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str,
                          recover: Recover | None, summarizer: Any = None,
-                         budget_tokens: int | None = None, shown_previous: str | None = None,
+                         shown_previous: str | None = None,
                          remember: Callable[[Any], None] | None = None
                          ) -> web.StreamResponse:
     """Forward ``ex`` to ``url`` with the memory tools offered, answer their calls and
     store the answer (before a plain answer's body, or a stream's last bytes, goes
     out; ``summarizer`` for the compaction after it). ``label``: the API, for
     ``lcm_upstream_latency_seconds``. ``recover`` answers a context-length error of
-    the first round once (:func:`proxy.flow.recovery.recoverer`); ``budget_tokens``
-    bounds the hidden rounds; ``shown_previous`` as for
+    the first round once (:func:`proxy.flow.recovery.recoverer`); the hidden rounds'
+    results are fitted to the request's own budget
+    (:attr:`~proxy.flow.plan.Prepared.input_budget`); ``shown_previous`` as for
     :meth:`~proxy.wire.base.WireAdapter.client_answer`. ``remember`` is given the
     response object the client ends with (a stream without one: ``{"id": ...}``),
     before the answer is stored.
@@ -152,7 +151,7 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
         tool_timeout=settings.tools.tool_timeout_seconds,
         heartbeat=settings.tools.heartbeat_seconds,
         on_round=lambda: metrics.tool_rounds.inc(), before_end=store_first,
-        recover=recover, budget_tokens=budget_tokens)
+        recover=recover)
     loop.shown_previous = shown_previous
     started = time.perf_counter()
     try:
@@ -172,8 +171,6 @@ async def forward_with_tools(ex: Exchange, url: Any, headers: Any, *, label: str
     except ClientGone:
         ex.client_gone, ex.complete = True, False
         response = ex.response or web.Response(status=499)
-    finally:
-        ex.prepared.sent()  # the explain log, whatever path the loop took (runs once)
     metrics.upstream_latency.labels(label).observe(time.perf_counter() - started)
     if ex.client_gone:
         metrics.client_disconnects.inc()

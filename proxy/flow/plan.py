@@ -68,9 +68,17 @@ class Prepared:
     """The memory tools go as the short set (:data:`SHORT_TOOLS_SHARE`): every
     ``add_tools`` of this request passes ``short=``."""
     on_sent: Callable[[], None] | None = None
-    """What waits until the request is sent upstream (:meth:`sent`): the queueing of
+    """What waits until the request is sent upstream (:meth:`sent`, run by
+    :meth:`proxy.flow.exchange.Exchange.send`): the queueing of
     the block's explain log (``assembly_logs``), so that the store's writer does not
     wake, and take the interpreter, while the request is still being planned."""
+
+    @property
+    def input_budget(self) -> int | None:
+        """The most tokens the upstream request may hold (:attr:`budget`'s
+        ``input_tokens``), or ``None`` when the memory path did not plan it: what the
+        tool loop's hidden rounds are fitted to."""
+        return self.budget.input_tokens if self.budget is not None else None
 
     def sent(self) -> None:
         """The request went upstream (or could not): run :attr:`on_sent` once.

@@ -13,7 +13,6 @@ from proxy import forwardlog, rewrite
 from proxy.appkeys import ENGINE, METRICS, SETTINGS
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
-from proxy.upstream import send
 
 log = logging.getLogger("lcm.chat")
 
@@ -104,10 +103,11 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
     return recover
 
 
-async def send_recovering(session: aiohttp.ClientSession, url: Any, headers: Any,
-                          body: bytes, recover: Recover | None
+async def send_recovering(ex: Exchange, session: aiohttp.ClientSession, url: Any,
+                          headers: Any, body: bytes, recover: Recover | None
                           ) -> tuple[aiohttp.ClientResponse, bytes | None]:
-    """POST ``body`` upstream; on an error status with ``recover`` set, read the error
+    """POST ``body`` upstream for ``ex`` (:meth:`~proxy.flow.exchange.Exchange.send`);
+    on an error status with ``recover`` set, read the error
     and, when ``recover`` gives a new body, send that once instead.
 
     Returns ``(upstream, refused)``: ``refused`` is the body of an error that was
@@ -115,7 +115,7 @@ async def send_recovering(session: aiohttp.ClientSession, url: Any, headers: Any
     ``upstream`` is unread. Raises what :func:`proxy.upstream.send` raises
     (``UpstreamError`` and its timeout).
     """
-    upstream = await send(session, "POST", url, headers, body)
+    upstream = await ex.send(session, url, headers, body)
     if upstream.status < 400 or recover is None:
         return upstream, None
     # A context-length error is answered once more, compacted further, before any
@@ -127,4 +127,4 @@ async def send_recovering(session: aiohttp.ClientSession, url: Any, headers: Any
     again = await recover(upstream.status, refused)
     if again is None:
         return upstream, refused
-    return await send(session, "POST", url, headers, rewrite.dumps_body(again)), None
+    return await ex.send(session, url, headers, rewrite.dumps_body(again)), None

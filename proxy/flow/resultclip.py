@@ -12,7 +12,9 @@ whole output (the evidence log keeps it as sent; ``view_message`` reads it).
 Sans-io, on the chat-shaped view the memory path plans on: Chat Completions and
 Responses ``tool`` messages with string content, and Anthropic ``tool_result``
 blocks (string content, or the text blocks of a list) of user messages. Images and
-other parts are never cut; a result that is not text is left as it is.
+other parts are never cut; a result that is not text is left as it is. (The
+results of the proxy's own memory tools, in hidden rounds, are cut otherwise, on
+purpose: :func:`proxy.flow.roundbudget.fit_results`.)
 """
 
 from __future__ import annotations

@@ -54,7 +54,14 @@ def fit_results(limit: int | None, tools: Any, messages: list[Any], call: dict[s
 
 
 def _clipped(result: dict[str, Any], per: int) -> dict[str, Any]:
-    """``result`` with its text content cut to about ``per`` tokens."""
+    """``result`` with its text content cut to about ``per`` tokens, its head kept.
+
+    Not :func:`proxy.flow.resultclip.clip_results` on purpose: that one cuts the
+    middle of the client's own results (a log's error is at its tail) and names the
+    stored whole; this result is the proxy's own ranked answer (best hits first, so
+    the head is what matters), stored nowhere yet, and counted by the budget's own
+    estimate (:func:`~memory_core.assembly.budget.message_tokens`) that the round is
+    checked against."""
     text = result.get("content")
     if not isinstance(text, str):
         return result

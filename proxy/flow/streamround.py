@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 
 from proxy.flow.client import ClientGone, ClientSide
-from proxy.upstream import is_event_stream, send
+from proxy.upstream import is_event_stream
 from proxy.wire.base import StreamRound
 
 
@@ -27,7 +27,7 @@ async def open_round(client: ClientSide, session: aiohttp.ClientSession, url: An
 
     async def run() -> None:
         try:
-            resp = await send(session, "POST", url, headers, data)
+            resp = await client.ex.send(session, url, headers, data)
         except Exception as exc:  # noqa: BLE001 - handed to the loop
             if not ready.done():
                 ready.set_exception(exc)

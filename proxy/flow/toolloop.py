@@ -50,7 +50,6 @@ from proxy.flow.toolrefusal import tools_refused, without_memory_tools
 from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import _abort_client, relay_body, start
 from proxy.rewrite import dumps_body, loads_exact
-from proxy.upstream import send
 from proxy.wire.base import StreamRound
 from proxy.wire.chat import sum_usage
 from proxy.wire.streamsession import StreamSession
@@ -74,7 +73,7 @@ class ToolLoop:
                  tool_timeout: float, heartbeat: float = 5.0,
                  on_round: Callable[[], None] | None = None,
                  before_end: Callable[[], Awaitable[None]] | None = None,
-                 recover: Recover | None = None, budget_tokens: int | None = None) -> None:
+                 recover: Recover | None = None) -> None:
         self.ex, self.wire = ex, ex.wire
         self.session, self.url, self.headers = session, url, headers
         self.aengine, self.names = aengine, names
@@ -88,8 +87,6 @@ class ToolLoop:
         self.recover = recover
         """Asked once about an error of the first round, before any byte reached the
         client (:data:`Recover`)."""
-        self.budget_tokens = budget_tokens
-        """The request's input budget: hidden rounds stay within it (``None``: no plan)."""
         self.client = ClientSide(ex, heartbeat)
 
     async def _retry_body(self, body: dict[str, Any], status: int, raw: bytes
@@ -113,14 +110,15 @@ class ToolLoop:
 
     def _fit(self, body: dict[str, Any], messages: list[Any], msg: dict[str, Any],
              results: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        """The results clipped to the request's budget, or ``None`` (no room left)."""
-        fitted = fit_results(self.budget_tokens, body.get("tools"), messages, msg, results,
+        """The results clipped to the request's input budget (``None``: not planned,
+        no limit), or ``None`` (no room left)."""
+        room = self.ex.prepared.input_budget
+        fitted = fit_results(room, body.get("tools"), messages, msg, results,
                              outside=self.wire.outside_tokens(body),
                              turns=self.wire.result_turns)
         if fitted is None:
             log.warning("request %s: no room in a context budget of %s tokens for another"
-                        " memory tool round; answering without it", self.ex.rid,
-                        self.budget_tokens)
+                        " memory tool round; answering without it", self.ex.rid, room)
         return fitted
 
     async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -148,11 +146,9 @@ class ToolLoop:
         rnd.client_calls = [c for c in calls if self.wire.call_name(c) not in self.names]
 
     async def _send(self, body: dict[str, Any], messages: list[Any]) -> aiohttp.ClientResponse:
-        try:
-            return await self.client.wait(send(self.session, "POST", self.url, self.headers,
-                                          dumps_body(self.wire.with_messages(body, messages))))
-        finally:
-            self.ex.prepared.sent()  # what waited for the first send (the explain log)
+        return await self.client.wait(self.ex.send(
+            self.session, self.url, self.headers,
+            dumps_body(self.wire.with_messages(body, messages))))
 
     async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
         """The whole body of a round. Raises :class:`UpstreamError` (502) when the
@@ -269,12 +265,9 @@ class ToolLoop:
         sr: StreamRound | None = None
         while True:
             try:
-                try:
-                    resp, queue, reader = await open_round(
-                        self.client, self.session, self.url, self.headers,
-                        dumps_body(wire.with_messages(body, messages)))
-                finally:
-                    ex.prepared.sent()  # what waited for the first send (the explain log)
+                resp, queue, reader = await open_round(
+                    self.client, self.session, self.url, self.headers,
+                    dumps_body(wire.with_messages(body, messages)))
             except ProxyError as exc:
                 if ex.response is None:  # nothing sent: the API's error response
                     raise

@@ -126,7 +126,6 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     return await forward_with_tools(
         ex, url, out_headers, label="chat", recover=recoverer(ex),
         summarizer=record.summarizer_for(ex.request.app, ex.request),
-        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
         # only a stored completion is read back: no parse of the answer for the others
         remember=((lambda obj: note_completion(ex, obj))
                   if isinstance(ex.body, dict) and ex.body.get("store") is True else None))

@@ -126,10 +126,8 @@ async def _messages(request: web.Request) -> web.StreamResponse:
                       wire=MESSAGES)
     if ex.tools:
         url, headers = upstream_target(ex)
-        # The hidden rounds' results are fitted to the same budget as the request.
         return await forward_with_tools(
-            ex, url, headers, label="messages", recover=recoverer(ex, system),
-            budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None)
+            ex, url, headers, label="messages", recover=recoverer(ex, system))
     return await _forward(ex, system)
 
 

@@ -333,5 +333,4 @@ async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
     return await forward_with_tools(
         ex, url, out_headers, label="responses", recover=recoverer(ex),
         summarizer=record.summarizer_for(ex.request.app, ex.request),
-        budget_tokens=ex.prepared.budget.input_tokens if ex.prepared.budget else None,
         shown_previous=shown_previous(ex), remember=lambda obj: remember(ex, obj))

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core.assembly.block import BLOCK_MARKER, CURRENT_REQUEST
-from proxy.wire.responseview import Shown, page_of
+from memory_core.assembly.block import split_block
+from proxy.wire.responseview import Shown, is_block_part, page_of
 
 
 def completion_view(obj: Any, shown: Shown | None) -> Any:
@@ -79,12 +79,11 @@ def _without_block(msg: dict[str, Any]) -> dict[str, Any]:
     """A user message without the memory block (``block + "\\n" + text``, or a leading
     text part); the message itself when it has none."""
     content = msg.get("content")
-    if isinstance(content, str) and content.startswith(BLOCK_MARKER):
-        head, sep, rest = content.partition(CURRENT_REQUEST + "\n")
-        return dict(msg, content=rest) if sep else msg
+    if isinstance(content, str):
+        split = split_block(content)
+        return dict(msg, content=split[1]) if split is not None else msg
     if isinstance(content, list):
-        kept = [p for p in content if not (isinstance(p, dict) and p.get("type") == "text"
-                                           and str(p.get("text", "")).startswith(BLOCK_MARKER))]
+        kept = [p for p in content if not is_block_part(p, "text")]
         if len(kept) != len(content):
             return dict(msg, content=kept)
     return msg

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.assembly.block import BLOCK_MARKER
+from memory_core.assembly.block import split_block
 from memory_core.tools import memory_tools
 
 SHOWN_FIELDS = ("output", "usage", "tools", "previous_response_id")
@@ -126,12 +126,24 @@ def page_of(listing: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
     return out
 
 
+def is_block_part(part: Any, kind: str) -> bool:
+    """True for the memory block's content part in a stored copy of a request: a
+    ``kind`` part (Chat ``text``, Responses ``input_text``) whose text is a whole
+    block (:func:`~memory_core.assembly.block.split_block`, the bootstrap turn's
+    and every later turn's). Both read-back views (this module's and
+    :mod:`proxy.wire.chatview`) find the block by this one rule."""
+    if not (isinstance(part, dict) and part.get("type") == kind
+            and isinstance(part.get("text"), str)):
+        return False
+    split = split_block(part["text"])
+    return split is not None and split[1] == ""
+
+
 def _without_block(item: Any) -> Any:
     """A user message without the memory block's ``input_text`` part (the item itself
     when it has none)."""
     content = item.get("content") if isinstance(item, dict) else None
     if not isinstance(content, list):
         return item
-    kept = [p for p in content if not (isinstance(p, dict) and p.get("type") == "input_text"
-                                       and str(p.get("text", "")).startswith(BLOCK_MARKER))]
+    kept = [p for p in content if not is_block_part(p, "input_text")]
     return item if len(kept) == len(content) else dict(item, content=kept)
