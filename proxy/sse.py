@@ -158,6 +158,18 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def name_piece(held: str, piece: Any) -> str:
+    """What a streamed tool-call fragment adds to the call's name ``held`` so far.
+
+    The name arrives in the call's first fragment; some OpenAI-compatible servers
+    (MiniMax through NVIDIA NIM, Fireworks) restate the whole name, and the id, in
+    every fragment. A piece equal to the name already held is such a restatement and
+    adds nothing (appending it gave ``memory_grepmemory_grep``); anything else (a
+    name sent in pieces) is appended. Not a string: nothing."""
+    text = _text(piece)
+    return "" if held and text == held else text
+
+
 @dataclass
 class _Choice:
     role: str = "assistant"
@@ -260,7 +272,7 @@ class ChunkAccumulator:
         fc = delta.get("function_call")
         if isinstance(fc, dict):
             cur = acc.function_call or {"name": "", "arguments": ""}
-            cur["name"] += _text(fc.get("name"))
+            cur["name"] += name_piece(cur["name"], fc.get("name"))
             cur["arguments"] += _text(fc.get("arguments"))
             acc.function_call = cur
         tool_calls = delta.get("tool_calls")
@@ -285,7 +297,7 @@ class ChunkAccumulator:
                 slot["type"] = tc["type"]
             fn = tc.get("function") or {}
             if isinstance(fn, dict):
-                slot["function"]["name"] += _text(fn.get("name"))
+                slot["function"]["name"] += name_piece(slot["function"]["name"], fn.get("name"))
                 slot["function"]["arguments"] += _text(fn.get("arguments"))
 
     def messages(self) -> list[dict[str, Any]]:

@@ -531,3 +531,50 @@ async def test_a_429_met_by_a_hidden_round_reaches_the_client_with_its_headers(
             for name, value in LIMIT_HEADERS.items():
                 assert resp.headers.get(name) == value, name
     assert got == error
+
+
+# -- a tool name restated in every fragment -------------------------------------------------
+# Reported: some OpenAI-compatible servers (MiniMax through NVIDIA NIM, Fireworks) send a
+# streamed call's whole name, and its id, in every fragment; accumulators that append
+# each name piece read ``memory_grepmemory_grep``. A memory call so streamed must still be
+# found, run and hidden, alone or beside the client's own call, and its name sent back once.
+def _restated(index: int, call_id: str, name: str, *args: str) -> list[bytes]:
+    return [chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": piece}}]})
+            for piece in ("", *args)]
+
+
+RESTATED = {
+    "memory-call": _restated(0, "call_m", "memory_grep", "{\"query\":", " \"build flag\"}"),
+    "beside-a-client-call": [*_restated(0, "call_c", "get_weather", "{\"city\":", "\"Oslo\"}"),
+                             *_restated(1, "call_m", "memory_grep", "{\"query\": \"build flag\"}")],
+}
+
+
+@pytest.mark.parametrize("calls", sorted(RESTATED))
+async def test_a_memory_call_whose_name_every_fragment_restates_is_run_and_hidden(
+        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
+    upstream, proxy = gated
+    pieces = [chunk({"role": "assistant", "content": None}), *RESTATED[calls],
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
+    body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got
+    if calls == "memory-call":
+        assert len(upstream.received) == 2, "the memory call ran and the round went on"
+        assert b"done" in got
+        sent = upstream.received[1]["json"]["messages"]
+        assert [c["function"]["name"] for m in sent for c in m.get("tool_calls") or []
+                ] == ["memory_grep"]
+        assert _call_arguments("/chat/completions", upstream.received[1]["json"]) == {
+            "query": "build flag"}
+    else:
+        # The client gets its own call (as the upstream restated it); the memory call
+        # runs and is spliced into the client's next request.
+        assert len(upstream.received) == 1
+        assert b"get_weather" in got and b"\"Oslo\\\"}" in got

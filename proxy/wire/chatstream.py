@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from proxy.sse import ChunkAccumulator, EventSplitter, SSEEvent
+from proxy.sse import ChunkAccumulator, EventSplitter, SSEEvent, name_piece
 
 Block = tuple[bytes, SSEEvent | None]
 
@@ -270,8 +270,7 @@ class ChatStreamRound:
                         slot["id"] = frag["id"]
                     fn = frag.get("function")
                     fn = fn if isinstance(fn, dict) else {}
-                    name = fn.get("name")
-                    slot["name"] += name if isinstance(name, str) else ""
+                    slot["name"] += name_piece(slot["name"], fn.get("name"))
                     if fn.get("arguments"):
                         slot["args_started"] = True
                     for other_idx, other in self.slots.items():
