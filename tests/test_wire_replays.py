@@ -578,3 +578,72 @@ async def test_a_memory_call_whose_name_every_fragment_restates_is_run_and_hidde
         # runs and is spliced into the client's next request.
         assert len(upstream.received) == 1
         assert b"get_weather" in got and b"\"Oslo\\\"}" in got
+
+
+# -- parallel calls that share one index ---------------------------------------------------
+# Reported: Ollama streams ``index: 0`` for every call of a parallel batch (each call
+# whole, with an id of its own), and gateways translating from other APIs do the same;
+# accumulators keyed on the index merge the calls (``{"q": "a"}{"q": "b"}``). A memory
+# call beside the client's must still be told apart: run and hidden, the client's call
+# shown on the index it would have had, and both spliced into the client's next turn.
+def _call_at_zero(call_id: str, name: str, args: str) -> bytes:
+    return chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                  "function": {"name": name, "arguments": args}}]})
+
+
+WEATHER = _call_at_zero("call_c", "get_weather", "{\"city\": \"Oslo\"}")
+SHARED_INDEX = {
+    "client-then-memory": [WEATHER, _call_at_zero("call_m", "memory_grep",
+                                                  "{\"query\": \"build flag\"}")],
+    "memory-then-client": [_call_at_zero("call_m", "memory_grep",
+                                         "{\"query\": \"build flag\"}"), WEATHER],
+    "two-memory-calls": [_call_at_zero("call_m", "memory_grep", "{\"query\": \"build flag\"}"),
+                         _call_at_zero("call_n", "memory_grep", "{\"query\": \"port\"}")],
+}
+
+
+@pytest.mark.parametrize("calls", sorted(SHARED_INDEX))
+async def test_parallel_calls_on_one_index_are_told_apart(
+        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
+    upstream, proxy = gated
+    pieces = [chunk({"role": "assistant", "content": None}), *SHARED_INDEX[calls],
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
+    body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+        assert b"memory_grep" not in got
+        if calls == "two-memory-calls":
+            assert len(upstream.received) == 2, "the memory calls ran and the round went on"
+            sent = upstream.received[1]["json"]["messages"]
+            assert [(c["id"], orjson.loads(c["function"]["arguments"]))
+                    for m in sent for c in m.get("tool_calls") or []] == [
+                ("call_m", {"query": "build flag"}), ("call_n", {"query": "port"})]
+            assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == [
+                "call_m", "call_n"]
+            return
+        assert len(upstream.received) == 1
+        shown = [c for line in got.split(b"\n\n") if line.startswith(b"data: {")
+                 for ch in orjson.loads(line[6:])["choices"]
+                 for c in ch["delta"].get("tool_calls") or []]
+        assert [(c["index"], c["id"], c["function"]["name"]) for c in shown] == [
+            (0, "call_c", "get_weather")]
+        # The client's next turn: its call and result; the hidden call goes back too.
+        upstream.answers.append(Scripted([FINAL["/chat/completions"]]))
+        turn = [*USER, {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_c", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_c", "content": "sunny"}]
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(dict(body, messages=turn)),
+                                headers=HEADERS) as resp:
+            await resp.read()
+            assert resp.status == 200
+    sent = upstream.received[1]["json"]["messages"]
+    called = {c["id"]: c["function"]["name"] for m in sent for c in m.get("tool_calls") or []}
+    assert called == {"call_c": "get_weather", "call_m": "memory_grep"}
+    assert sorted(m["tool_call_id"] for m in sent if m["role"] == "tool") == [
+        "call_c", "call_m"]
