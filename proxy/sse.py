@@ -158,6 +158,18 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def args_text(value: Any) -> str:
+    """A tool call's arguments fragment as text: a string as it is; a JSON object (the
+    form some OpenAI-compatible servers write, llama.cpp's server in one release)
+    as its JSON text; anything else (null, junk) as ``""``."""
+    if isinstance(value, dict):
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError is one: an integer past 64 bits
+            return json.dumps(value)
+    return _text(value)
+
+
 def name_piece(held: str, piece: Any) -> str:
     """What a streamed tool-call fragment adds to the call's name ``held`` so far.
 
@@ -323,7 +335,7 @@ class ChunkAccumulator:
         if isinstance(fc, dict):
             cur = acc.function_call or {"name": "", "arguments": ""}
             cur["name"] += name_piece(cur["name"], fc.get("name"))
-            cur["arguments"] += _text(fc.get("arguments"))
+            cur["arguments"] += args_text(fc.get("arguments"))
             acc.function_call = cur
         tool_calls = delta.get("tool_calls")
         for tc in tool_calls if isinstance(tool_calls, list) else []:
@@ -340,7 +352,7 @@ class ChunkAccumulator:
             fn = tc.get("function") or {}
             if isinstance(fn, dict):
                 slot["function"]["name"] += name_piece(slot["function"]["name"], fn.get("name"))
-                slot["function"]["arguments"] += _text(fn.get("arguments"))
+                slot["function"]["arguments"] += args_text(fn.get("arguments"))
 
     def messages(self) -> list[dict[str, Any]]:
         """Return one assistant message per choice, in index order, as a client would

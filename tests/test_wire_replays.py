@@ -647,3 +647,43 @@ async def test_parallel_calls_on_one_index_are_told_apart(
     assert called == {"call_c": "get_weather", "call_m": "memory_grep"}
     assert sorted(m["tool_call_id"] for m in sent if m["role"] == "tool") == [
         "call_c", "call_m"]
+
+
+# -- arguments written as a JSON object ---------------------------------------------------
+# Reported: llama.cpp's server (one release) wrote ``function.arguments`` as a JSON object,
+# not its text; clients and proxies that read only strings lost the arguments. A memory
+# call so written must run with them, streamed or not.
+OBJECT_ARGS_CALL = {"id": "call_m", "type": "function",
+                    "function": {"name": "memory_grep", "arguments": {"query": "build flag"}}}
+OBJECT_ARGS = {
+    "stream": [chunk({"role": "assistant", "content": None,
+                      "tool_calls": [dict(OBJECT_ARGS_CALL, index=0)]}),
+               chunk({}, "tool_calls"), b"data: [DONE]\n\n"],
+    "plain": [orjson.dumps({
+        "id": "chatcmpl-o", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None, "tool_calls": [OBJECT_ARGS_CALL]}}]})],
+}
+
+
+@pytest.mark.parametrize("mode", sorted(OBJECT_ARGS))
+async def test_a_memory_call_whose_arguments_are_an_object_runs_with_them(
+        gated: tuple[GatedUpstream, RunningProxy], mode: str) -> None:
+    upstream, proxy = gated
+    stream = mode == "stream"
+    final = FINAL["/chat/completions"] if stream else PLAIN_BODIES["/chat/completions"][1]
+    json_type = {"Content-Type": "application/json"}
+    upstream.answers.extend([
+        Scripted(OBJECT_ARGS[mode], **({} if stream else {"headers": json_type})),
+        Scripted([final] if stream else [orjson.dumps(final)],
+                 **({} if stream else {"headers": json_type}))])
+    body = {"model": "m", "messages": USER, "stream": stream}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got
+    assert len(upstream.received) == 2, "the memory call ran and the round went on"
+    (result,) = [m for m in upstream.received[1]["json"]["messages"] if m["role"] == "tool"]
+    assert orjson.loads(result["content"]).get("query") == "build flag", result["content"]
