@@ -687,3 +687,33 @@ async def test_a_memory_call_whose_arguments_are_an_object_runs_with_them(
     assert len(upstream.received) == 2, "the memory call ran and the round went on"
     (result,) = [m for m in upstream.received[1]["json"]["messages"] if m["role"] == "tool"]
     assert orjson.loads(result["content"]).get("query") == "build flag", result["content"]
+
+
+# -- a call without an id -----------------------------------------------------------------
+# Reported: some OpenAI-compatible servers send a streamed tool call without an ``id`` (or
+# an empty one); a result sent back with ``tool_call_id: null`` is answered with a 400
+# ("Tool call id was null"). A memory call so sent is the proxy's to pair with its result.
+NO_ID = {"absent": {}, "empty": {"id": ""}}
+
+
+@pytest.mark.parametrize("form", sorted(NO_ID))
+async def test_a_memory_call_without_an_id_goes_back_paired_with_its_result(
+        gated: tuple[GatedUpstream, RunningProxy], form: str) -> None:
+    upstream, proxy = gated
+    calls = [{"index": i, **NO_ID[form], "type": "function",
+              "function": {"name": "memory_grep", "arguments": args}}
+             for i, args in enumerate(["{\"query\": \"build flag\"}", "{\"query\": \"port\"}"])]
+    pieces = [chunk({"role": "assistant", "content": None, "tool_calls": calls}),
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
+    body = {"model": "m", "messages": USER, "stream": True}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got
+    sent = upstream.received[1]["json"]["messages"]
+    ids = [c["id"] for m in sent for c in m.get("tool_calls") or []]
+    assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and ids[0] != ids[1]
+    assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ids
