@@ -158,12 +158,86 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def args_text(value: Any) -> str:
+    """A tool call's arguments fragment as text: a string as it is; a JSON object (the
+    form some OpenAI-compatible servers write, llama.cpp's server in one release)
+    as its JSON text; anything else (null, junk) as ``""``."""
+    if isinstance(value, dict):
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError is one: an integer past 64 bits
+            return json.dumps(value)
+    return _text(value)
+
+
+def name_piece(held: str, piece: Any) -> str:
+    """What a streamed tool-call fragment adds to the call's name ``held`` so far.
+
+    The name arrives in the call's first fragment; some OpenAI-compatible servers
+    (MiniMax through NVIDIA NIM, Fireworks) restate the whole name, and the id, in
+    every fragment. A piece equal to the name already held is such a restatement and
+    adds nothing (appending it gave ``memory_grepmemory_grep``); anything else (a
+    name sent in pieces) is appended. Not a string: nothing."""
+    text = _text(piece)
+    return "" if held and text == held else text
+
+
+class CallSlots:
+    """Which call each streamed tool-call fragment of one choice belongs to (sans-io).
+
+    A fragment names its call by ``index``; the slot key returned is that index
+    unless the index was reused. Some OpenAI-compatible servers break the rule
+    that each call has an index of its own: Ollama streams ``index: 0`` for every
+    call of a parallel batch, older builds and others omit ``index``. So a fragment
+    that carries an id other than the one its index's call holds, and a name, starts
+    a new call (keyed past every key so far; later fragments with that index, id-less,
+    continue it); without ``index``, a new id starts a call and none continues the
+    last. A server that restates the same id in every fragment continues its call.
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[int, str | None] = {}
+        """slot key → the id its call carried first (``None`` before one came)."""
+        self._open: dict[int, int] = {}
+        """index the upstream wrote → the slot key of the last call it started."""
+        self._last: int | None = None
+
+    def _new(self, preferred: int | None) -> int:
+        key = preferred if preferred is not None and preferred not in self.ids else (
+            max(self.ids) + 1 if self.ids else 0)
+        self.ids[key] = None
+        return key
+
+    def key(self, frag: dict[str, Any]) -> int:
+        """The slot key of ``frag`` (a ``delta.tool_calls`` element)."""
+        cid = frag.get("id") if isinstance(frag.get("id"), str) and frag.get("id") else None
+        idx = frag.get("index")
+        if isinstance(idx, int) and not isinstance(idx, bool):
+            key = self._open.get(idx)
+            if key is None:
+                key = self._open[idx] = self._new(idx)
+            elif cid is not None and self.ids[key] not in (None, cid):
+                fn = frag.get("function")
+                name = fn.get("name") if isinstance(fn, dict) else None
+                if isinstance(name, str) and name:
+                    key = self._open[idx] = self._new(None)
+        elif self._last is not None and cid in (None, self.ids[self._last]):
+            key = self._last
+        else:
+            key = self._new(None)
+        if cid is not None and self.ids[key] is None:
+            self.ids[key] = cid
+        self._last = key
+        return key
+
+
 @dataclass
 class _Choice:
     role: str = "assistant"
     content: list[str] = field(default_factory=list)
     refusal: list[str] = field(default_factory=list)
     tool_calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    call_slots: CallSlots = field(default_factory=CallSlots)
     function_call: dict[str, str] | None = None
     finish_reason: str | None = None
     seen_content: bool = False
@@ -260,22 +334,14 @@ class ChunkAccumulator:
         fc = delta.get("function_call")
         if isinstance(fc, dict):
             cur = acc.function_call or {"name": "", "arguments": ""}
-            cur["name"] += _text(fc.get("name"))
-            cur["arguments"] += _text(fc.get("arguments"))
+            cur["name"] += name_piece(cur["name"], fc.get("name"))
+            cur["arguments"] += args_text(fc.get("arguments"))
             acc.function_call = cur
         tool_calls = delta.get("tool_calls")
         for tc in tool_calls if isinstance(tool_calls, list) else []:
             if not isinstance(tc, dict):
                 continue
-            i = tc.get("index")
-            if not isinstance(i, int) or isinstance(i, bool):
-                # Some OpenAI-compatible servers omit ``index``: a fragment with a new
-                # id starts a call, one without an id continues the last call.
-                last = max(acc.tool_calls) if acc.tool_calls else None
-                if last is not None and tc.get("id") in (None, "", acc.tool_calls[last]["id"]):
-                    i = last
-                else:
-                    i = 0 if last is None else last + 1
+            i = acc.call_slots.key(tc)
             slot = acc.tool_calls.setdefault(
                 i, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
             )
@@ -285,8 +351,8 @@ class ChunkAccumulator:
                 slot["type"] = tc["type"]
             fn = tc.get("function") or {}
             if isinstance(fn, dict):
-                slot["function"]["name"] += _text(fn.get("name"))
-                slot["function"]["arguments"] += _text(fn.get("arguments"))
+                slot["function"]["name"] += name_piece(slot["function"]["name"], fn.get("name"))
+                slot["function"]["arguments"] += args_text(fn.get("arguments"))
 
     def messages(self) -> list[dict[str, Any]]:
         """Return one assistant message per choice, in index order, as a client would

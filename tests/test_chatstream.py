@@ -103,6 +103,36 @@ def test_calls_without_index_sharing_a_chunk_are_kept_apart() -> None:
     assert names == ["get_weather", "memory_grep"]
 
 
+def _at_zero(call_id: str | None, name: str, args: str) -> dict[str, Any]:
+    frag: dict[str, Any] = {"index": 0, "type": "function",
+                            "function": {"name": name, "arguments": args}}
+    return chunk({"tool_calls": [dict(frag, id=call_id) if call_id else frag]})
+
+
+def test_calls_sharing_one_index_are_kept_apart() -> None:
+    # Ollama streams ``index: 0`` for every parallel call; each new call has its own id
+    # and name, id-less fragments continue the last one started.
+    script = sse(chunk({"role": "assistant", "content": None}),
+                 _at_zero("call_c", "get_weather", ""), _at_zero(None, "", '{"city":"x"}'),
+                 _at_zero("call_m", "memory_grep", ""), _at_zero(None, "", '{"query":"y"}'),
+                 chunk(finish="tool_calls"))
+    for size in (None, 1, 13):
+        sr, out = run(script, size)
+        assert client_calls(out) == {0: {"name": "get_weather", "arguments": '{"city":"x"}'}}
+        assert [(c["id"], c["function"]["name"], c["function"]["arguments"])
+                for c in sr.messages()[0]["tool_calls"]] == [
+            ("call_c", "get_weather", '{"city":"x"}'), ("call_m", "memory_grep", '{"query":"y"}')]
+
+
+def test_client_calls_sharing_one_index_pass_as_sent() -> None:
+    script = sse(chunk({"role": "assistant", "content": None}),
+                 _at_zero("call_a", "get_weather", '{"city":"x"}'),
+                 _at_zero("call_b", "get_weather", '{"city":"y"}'), chunk(finish="tool_calls"))
+    sr, out = run(script)
+    assert out + b"".join(raw for _kind, raw in sr.tail) == script
+    assert [c["id"] for c in sr.messages()[0]["tool_calls"]] == ["call_a", "call_b"]
+
+
 def test_a_later_round_keeps_the_answer_id_and_drops_its_role_chunk() -> None:
     script = sse(chunk({"role": "assistant", "content": ""}, cid="chatcmpl-2", created=9),
                  chunk({"content": "Hi"}, cid="chatcmpl-2", created=9),

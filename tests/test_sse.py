@@ -247,6 +247,22 @@ def test_tool_call_fragments_without_index() -> None:
             for c in msg["tool_calls"]] == [("a", "f", '{"x": 1}'), ("b", "g", "{}")]
 
 
+def test_a_name_restated_in_every_fragment_is_read_once() -> None:
+    # Some servers (MiniMax through NVIDIA NIM, Fireworks) repeat a call's whole name
+    # and id in each fragment; a name sent in pieces is still joined.
+    def frag(i: int, cid: str, name: str, args: str) -> dict[str, Any]:
+        return chunk([{"index": 0, "delta": {"tool_calls": [{
+            "index": i, "id": cid, "type": "function",
+            "function": {"name": name, "arguments": args}}]}}])
+
+    data = sse(frag(0, "a", "read", ""), frag(0, "a", "read", '{"p":'),
+               frag(0, "a", "read", ' "x"}'), frag(1, "b", "wri", ""), frag(1, "b", "te", "{}"),
+               chunk([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]))
+    (msg,) = accumulate(decode([data])[0]).messages()
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in msg["tool_calls"]] == [("a", "read", '{"p": "x"}'), ("b", "write", "{}")]
+
+
 def test_n_greater_than_one_choices() -> None:
     data = realistic_stream(content="same words", n=3, piece=2)
     acc = accumulate(decode(pieces(data, 11))[0])

@@ -531,3 +531,189 @@ async def test_a_429_met_by_a_hidden_round_reaches_the_client_with_its_headers(
             for name, value in LIMIT_HEADERS.items():
                 assert resp.headers.get(name) == value, name
     assert got == error
+
+
+# -- a tool name restated in every fragment -------------------------------------------------
+# Reported: some OpenAI-compatible servers (MiniMax through NVIDIA NIM, Fireworks) send a
+# streamed call's whole name, and its id, in every fragment; accumulators that append
+# each name piece read ``memory_grepmemory_grep``. A memory call so streamed must still be
+# found, run and hidden, alone or beside the client's own call, and its name sent back once.
+def _restated(index: int, call_id: str, name: str, *args: str) -> list[bytes]:
+    return [chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": piece}}]})
+            for piece in ("", *args)]
+
+
+RESTATED = {
+    "memory-call": _restated(0, "call_m", "memory_grep", "{\"query\":", " \"build flag\"}"),
+    "beside-a-client-call": [*_restated(0, "call_c", "get_weather", "{\"city\":", "\"Oslo\"}"),
+                             *_restated(1, "call_m", "memory_grep", "{\"query\": \"build flag\"}")],
+}
+
+
+@pytest.mark.parametrize("calls", sorted(RESTATED))
+async def test_a_memory_call_whose_name_every_fragment_restates_is_run_and_hidden(
+        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
+    upstream, proxy = gated
+    pieces = [chunk({"role": "assistant", "content": None}), *RESTATED[calls],
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
+    body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got
+    if calls == "memory-call":
+        assert len(upstream.received) == 2, "the memory call ran and the round went on"
+        assert b"done" in got
+        sent = upstream.received[1]["json"]["messages"]
+        assert [c["function"]["name"] for m in sent for c in m.get("tool_calls") or []
+                ] == ["memory_grep"]
+        assert _call_arguments("/chat/completions", upstream.received[1]["json"]) == {
+            "query": "build flag"}
+    else:
+        # The client gets its own call (as the upstream restated it); the memory call
+        # runs and is spliced into the client's next request.
+        assert len(upstream.received) == 1
+        assert b"get_weather" in got and b"\"Oslo\\\"}" in got
+
+
+# -- parallel calls that share one index ---------------------------------------------------
+# Reported: Ollama streams ``index: 0`` for every call of a parallel batch (each call
+# whole, with an id of its own), and gateways translating from other APIs do the same;
+# accumulators keyed on the index merge the calls (``{"q": "a"}{"q": "b"}``). A memory
+# call beside the client's must still be told apart: run and hidden, the client's call
+# shown on the index it would have had, and both spliced into the client's next turn.
+def _call_at_zero(call_id: str, name: str, args: str) -> bytes:
+    return chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                  "function": {"name": name, "arguments": args}}]})
+
+
+WEATHER = _call_at_zero("call_c", "get_weather", "{\"city\": \"Oslo\"}")
+SHARED_INDEX = {
+    "client-then-memory": [WEATHER, _call_at_zero("call_m", "memory_grep",
+                                                  "{\"query\": \"build flag\"}")],
+    "memory-then-client": [_call_at_zero("call_m", "memory_grep",
+                                         "{\"query\": \"build flag\"}"), WEATHER],
+    "two-memory-calls": [_call_at_zero("call_m", "memory_grep", "{\"query\": \"build flag\"}"),
+                         _call_at_zero("call_n", "memory_grep", "{\"query\": \"port\"}")],
+}
+
+
+@pytest.mark.parametrize("calls", sorted(SHARED_INDEX))
+async def test_parallel_calls_on_one_index_are_told_apart(
+        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
+    upstream, proxy = gated
+    pieces = [chunk({"role": "assistant", "content": None}), *SHARED_INDEX[calls],
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
+    body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+        assert b"memory_grep" not in got
+        if calls == "two-memory-calls":
+            assert len(upstream.received) == 2, "the memory calls ran and the round went on"
+            sent = upstream.received[1]["json"]["messages"]
+            assert [(c["id"], orjson.loads(c["function"]["arguments"]))
+                    for m in sent for c in m.get("tool_calls") or []] == [
+                ("call_m", {"query": "build flag"}), ("call_n", {"query": "port"})]
+            assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == [
+                "call_m", "call_n"]
+            return
+        assert len(upstream.received) == 1
+        shown = [c for line in got.split(b"\n\n") if line.startswith(b"data: {")
+                 for ch in orjson.loads(line[6:])["choices"]
+                 for c in ch["delta"].get("tool_calls") or []]
+        assert [(c["index"], c["id"], c["function"]["name"]) for c in shown] == [
+            (0, "call_c", "get_weather")]
+        # The client's next turn: its call and result; the hidden call goes back too.
+        upstream.answers.append(Scripted([FINAL["/chat/completions"]]))
+        turn = [*USER, {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_c", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_c", "content": "sunny"}]
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(dict(body, messages=turn)),
+                                headers=HEADERS) as resp:
+            await resp.read()
+            assert resp.status == 200
+    sent = upstream.received[1]["json"]["messages"]
+    called = {c["id"]: c["function"]["name"] for m in sent for c in m.get("tool_calls") or []}
+    assert called == {"call_c": "get_weather", "call_m": "memory_grep"}
+    assert sorted(m["tool_call_id"] for m in sent if m["role"] == "tool") == [
+        "call_c", "call_m"]
+
+
+# -- arguments written as a JSON object ---------------------------------------------------
+# Reported: llama.cpp's server (one release) wrote ``function.arguments`` as a JSON object,
+# not its text; clients and proxies that read only strings lost the arguments. A memory
+# call so written must run with them, streamed or not.
+OBJECT_ARGS_CALL = {"id": "call_m", "type": "function",
+                    "function": {"name": "memory_grep", "arguments": {"query": "build flag"}}}
+OBJECT_ARGS = {
+    "stream": [chunk({"role": "assistant", "content": None,
+                      "tool_calls": [dict(OBJECT_ARGS_CALL, index=0)]}),
+               chunk({}, "tool_calls"), b"data: [DONE]\n\n"],
+    "plain": [orjson.dumps({
+        "id": "chatcmpl-o", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None, "tool_calls": [OBJECT_ARGS_CALL]}}]})],
+}
+
+
+@pytest.mark.parametrize("mode", sorted(OBJECT_ARGS))
+async def test_a_memory_call_whose_arguments_are_an_object_runs_with_them(
+        gated: tuple[GatedUpstream, RunningProxy], mode: str) -> None:
+    upstream, proxy = gated
+    stream = mode == "stream"
+    final = FINAL["/chat/completions"] if stream else PLAIN_BODIES["/chat/completions"][1]
+    json_type = {"Content-Type": "application/json"}
+    upstream.answers.extend([
+        Scripted(OBJECT_ARGS[mode], **({} if stream else {"headers": json_type})),
+        Scripted([final] if stream else [orjson.dumps(final)],
+                 **({} if stream else {"headers": json_type}))])
+    body = {"model": "m", "messages": USER, "stream": stream}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got
+    assert len(upstream.received) == 2, "the memory call ran and the round went on"
+    (result,) = [m for m in upstream.received[1]["json"]["messages"] if m["role"] == "tool"]
+    assert orjson.loads(result["content"]).get("query") == "build flag", result["content"]
+
+
+# -- a call without an id -----------------------------------------------------------------
+# Reported: some OpenAI-compatible servers send a streamed tool call without an ``id`` (or
+# an empty one); a result sent back with ``tool_call_id: null`` is answered with a 400
+# ("Tool call id was null"). A memory call so sent is the proxy's to pair with its result.
+NO_ID = {"absent": {}, "empty": {"id": ""}}
+
+
+@pytest.mark.parametrize("form", sorted(NO_ID))
+async def test_a_memory_call_without_an_id_goes_back_paired_with_its_result(
+        gated: tuple[GatedUpstream, RunningProxy], form: str) -> None:
+    upstream, proxy = gated
+    calls = [{"index": i, **NO_ID[form], "type": "function",
+              "function": {"name": "memory_grep", "arguments": args}}
+             for i, args in enumerate(["{\"query\": \"build flag\"}", "{\"query\": \"port\"}"])]
+    pieces = [chunk({"role": "assistant", "content": None, "tool_calls": calls}),
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
+    body = {"model": "m", "messages": USER, "stream": True}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/chat/completions",
+                                data=orjson.dumps(body), headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got
+    sent = upstream.received[1]["json"]["messages"]
+    ids = [c["id"] for m in sent for c in m.get("tool_calls") or []]
+    assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and ids[0] != ids[1]
+    assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ids

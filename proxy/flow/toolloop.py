@@ -143,6 +143,7 @@ class ToolLoop:
         calls = self.wire.tool_calls(msg)
         rnd.message = msg
         rnd.ours = [c for c in calls if self.wire.call_name(c) in self.names]
+        self.wire.name_calls(rnd.ours, f"{self.ex.rid}:{len(self.ex.rounds)}")
         rnd.client_calls = [c for c in calls if self.wire.call_name(c) not in self.names]
 
     async def _send(self, body: dict[str, Any], messages: list[Any]) -> aiohttp.ClientResponse:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from proxy.sse import args_text
+
 if TYPE_CHECKING:
     from proxy.wire.streamsession import StreamSession
 
@@ -190,11 +192,21 @@ class WireAdapter(ABC):
         stateless replay). Chat Completions: unchanged."""
         return body
 
+    def name_calls(self, calls: list[dict[str, Any]], seed: str) -> None:
+        """Give each of a round's memory ``calls`` that came without an id one, in
+        place, so that the call and its result pair up when they go upstream again
+        (``seed``: unique to the round). Chat Completions: some servers omit a
+        streamed call's ``id``, and a ``tool_call_id`` of null is answered with a
+        400. The Responses and Messages APIs always send one: unchanged."""
+        del calls, seed
+
     def call_arguments(self, call: dict[str, Any]) -> Any:
         """The arguments (a JSON string, as sent) of one tool call (Chat Completions
-        shape: ``function.arguments``)."""
+        shape: ``function.arguments``); arguments an upstream wrote as a JSON object
+        instead of its text (llama.cpp's server in one release) as that object's text."""
         fn = call.get("function")
-        return fn.get("arguments") if isinstance(fn, dict) else None
+        args = fn.get("arguments") if isinstance(fn, dict) else None
+        return args_text(args) if isinstance(args, dict) else args
 
     def inject_block(self, messages: list[Any], block: str, index: int | None = None
                      ) -> list[Any]:

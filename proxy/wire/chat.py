@@ -8,6 +8,7 @@ stream chunks (:mod:`proxy.wire.chatstream`) and the error shape, in one place.
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from memory_core.tools import memory_tools
@@ -190,6 +191,12 @@ class ChatWire(WireAdapter):
 
     def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": call.get("id"), "content": text}
+
+    def name_calls(self, calls: list[dict[str, Any]], seed: str) -> None:
+        for i, call in enumerate(calls):
+            if not (isinstance(call.get("id"), str) and call["id"]):
+                digest = hashlib.blake2b(f"{seed}:{i}".encode(), digest_size=12).hexdigest()
+                call["id"] = f"call_lcm{digest}"
 
     # -- streams -------------------------------------------------------------------------
     def stream_round(self, names: dict[str, str], client_offset: int = 0, *,

@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from proxy.sse import ChunkAccumulator, EventSplitter, SSEEvent
+from proxy.sse import CallSlots, ChunkAccumulator, EventSplitter, SSEEvent, name_piece
 
 Block = tuple[bytes, SSEEvent | None]
 
@@ -90,7 +90,9 @@ class ChatStreamRound:
         self.stream_id, self.created = stream_id, created
         self.acc = ChunkAccumulator()
         self.splitter = EventSplitter()
-        self._last_slot: int | None = None
+        self.call_slots = CallSlots()
+        self._client_at: dict[int, int] = {}
+        """The upstream's index of a client call → the index the client got for it."""
         self.held: list[bytes] = []
         """Reasoning chunks for the client, held while nothing of the round was shown."""
         self._role_head: bytes | None = None
@@ -212,23 +214,14 @@ class ChatStreamRound:
             # (a client tool named ``memory``) is the client's, relayed as it comes.
             slot["ours"] = False
         if slot["ours"] is False:
-            slot["client_index"] = self.next_client_index
-            self.next_client_index += 1
-
-    def _slot_index(self, frag: dict[str, Any]) -> int:
-        """The fragment's call index; without ``index`` (some compatible servers), a
-        fragment with a new id starts a call and one without continues the last, as
-        :class:`~proxy.sse.ChunkAccumulator` reads them."""
-        idx = frag.get("index")
-        if isinstance(idx, int) and not isinstance(idx, bool):
-            self._last_slot = idx
-            return idx
-        last = self._last_slot
-        if last is not None and frag.get("id") in (None, "", self.slots[last].get("id")):
-            return last
-        idx = 0 if last is None else max(self.slots) + 1
-        self._last_slot = idx
-        return idx
+            # A call on an index the upstream reused goes to the client on the index
+            # its earlier client call got there: what the client would see direct.
+            up = slot["index"]
+            if up in self._client_at:
+                slot["client_index"] = self._client_at[up]
+            else:
+                slot["client_index"] = self._client_at[up] = self.next_client_index
+                self.next_client_index += 1
 
     def _emit(self, obj: dict[str, Any], changed: bool, raw: bytes) -> bytes:
         """``raw`` when nothing changed, else ``obj`` re-serialised; a later round's
@@ -263,15 +256,16 @@ class ChatStreamRound:
                 for frag in frags:
                     if not isinstance(frag, dict):
                         continue
-                    idx = self._slot_index(frag)
-                    slot = self.slots.setdefault(idx, {"name": "", "ours": None, "id": None,
-                                                       "args_started": False, "held": []})
+                    idx = self.call_slots.key(frag)
+                    up = frag.get("index")
+                    slot = self.slots.setdefault(idx, {
+                        "name": "", "ours": None, "id": None, "args_started": False,
+                        "held": [], "index": up if isinstance(up, int) else idx})
                     if frag.get("id"):
                         slot["id"] = frag["id"]
                     fn = frag.get("function")
                     fn = fn if isinstance(fn, dict) else {}
-                    name = fn.get("name")
-                    slot["name"] += name if isinstance(name, str) else ""
+                    slot["name"] += name_piece(slot["name"], fn.get("name"))
                     if fn.get("arguments"):
                         slot["args_started"] = True
                     for other_idx, other in self.slots.items():
@@ -282,7 +276,7 @@ class ChatStreamRound:
                         slot["held"].append(frag)
                         altered = True
                     elif slot["ours"] is False:
-                        if slot["held"] or slot["client_index"] != idx:
+                        if slot["held"] or slot["client_index"] != slot["index"]:
                             altered = True
                         for held in [*slot["held"], frag]:
                             relay.append(dict(held, index=slot["client_index"]))
