@@ -17,7 +17,7 @@ from memory_core.assembly.budget import ContextConfig, ContextLimits
 from memory_core.compaction.compressor import SummaryNode, scaffold_text
 from memory_core.tools.memory_tools import NAMES
 from proxy.settings import SettingsError, load_settings
-from tests.conftest import sql_read, start_proxy
+from tests.conftest import sql_read, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream, Reply
 
 
@@ -394,6 +394,12 @@ async def test_context_length_error_is_recovered_once(upstream: FakeUpstream, tm
         await proxy.settle()
         shown = proxy.engine.forwarded(raw.headers["x-lcm-request-id"])
         assert shown is not None and shown["body"].encode() == sent[1]["raw"]
+        # Both plans' blocks went upstream: each has its explain log, the retry's newest
+        # (planned at the learned window: a smaller block budget).
+        logs = store_sql(proxy.engine, "SELECT data FROM assembly_logs ORDER BY id")
+        assert len(logs) == 2
+        budgets = [orjson.loads(r["data"])["budget_tokens"] for r in logs]
+        assert budgets[1] < budgets[0]
         assert b'lcm_context_events_total{outcome="recovered"} 1.0' in (
             proxy.app[__import__("proxy.appkeys").appkeys.METRICS].render())
         # Not looped: a second refusal reaches the client as the upstream sent it.

@@ -17,7 +17,7 @@ import anthropic
 import orjson
 import pytest
 
-from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy
+from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy, store_sql
 from tests.fake_anthropic import AReply, text, thinking, tool_use
 from tests.fake_upstream import FakeUpstream
 
@@ -419,6 +419,9 @@ async def test_prompt_too_long_is_recovered_once(make_proxy: Any, upstream: Fake
     assert _tokens(second) < _tokens(first) and _tokens(second) <= 6000
     assert second["json"]["system"] == "sys"
     assert second["json"]["messages"][-1]["content"][0] == text("Which run was slowest?")
+    # both plans' blocks went upstream: each has its explain log (the retry's replanned)
+    await proxy.settle()
+    assert store_sql(proxy.engine, "SELECT COUNT(*) AS n FROM assembly_logs")[0]["n"] == 2
     # once only: a second refusal reaches the client as the upstream sent it
     upstream.anthropic_replies.extend([AReply(status=400, error=TOO_LONG),
                                        AReply(status=400, error=TOO_LONG)])

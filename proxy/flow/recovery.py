@@ -91,6 +91,10 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
                     " now planned with a window of %d, retried once with %s tokens",
                     rid, sent, error.message[:200], body.get("model"), window,
                     again.tokens if again.tokens is not None else "fewer")
+        # The retry's block goes upstream with the next send: its explain log waits
+        # for that send (Exchange.send), as the first plan's did.
+        if again is not ex.prepared:
+            ex.prepared.on_sent, again.on_sent = again.on_sent, None
         extra.update(again.headers)
         extra["x-lcm-memory"] = again.state
         extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
