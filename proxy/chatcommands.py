@@ -17,10 +17,16 @@ import orjson
 from aiohttp import web
 
 from memory_core.assembly import in_view as inview
+from memory_core.assembly.block import most_specific_preferences
 from memory_core.engine import Engine
 from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
 from memory_core.items.agent_keys import snake_key
-from memory_core.items.writer import GLOBAL_TENANT, ITEM_CHANGES, DuplicateKeyError
+from memory_core.items.writer import (
+    GLOBAL_TENANT,
+    ITEM_CHANGES,
+    DuplicateKeyError,
+    account_tenant,
+)
 from memory_core.models import CaptureTicket, Scope
 from memory_core.tools.commands import PREFIX, REPLY_HEADER, is_command
 from memory_core.tools.refs import parse_item_id
@@ -159,10 +165,15 @@ def _prefs(engine: Engine, scope: Scope, arg: str) -> str:
         if not rows:
             return (f"{REPLY_HEADER} · no preferences for role {scope.role};"
                     " `/memory prefs set KEY TEXT` adds one")
-        lines = [f"{REPLY_HEADER} · preferences of role {scope.role} ({len(rows)}),"
+        # what the block shows: per key, the caller's own over its key's over everyone's
+        shown = {r["id"] for r in most_specific_preferences(
+            rows, (scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT))}
+        lines = [f"{REPLY_HEADER} · preferences of role {scope.role} ({len(shown)}),"
                  " shown in every memory block:"]
         lines += [f"{r['key']:<20} {_flat(r['title'], 60)}: {_flat(r['content'], 300)}"
-                  f"  ({_pref_source(r, scope)})" for r in rows]
+                  f"  ({_pref_source(r, scope)}"
+                  f"{'' if r['id'] in shown else '; not shown: a more specific one replaces it'})"
+                  for r in rows]
         return "\n".join(lines)
     key, _, content = rest.strip().partition(" ")
     key = key.rstrip(":")

@@ -221,6 +221,21 @@ def is_bootstrap(capture: CaptureResult, now: float, idle_seconds: float) -> boo
     return now - capture.previous_activity_at > idle_seconds
 
 
+def most_specific_preferences(rows: list[Item], tenants: Sequence[str]) -> list[Item]:
+    """``rows`` (preferences ``{key, tenant, ...}``) with one row per key: the one of
+    the earliest tenant in ``tenants`` (most specific first: the end user's, its API
+    key's, every tenant's). An end user's own "Units" overrides the one set for its
+    key instead of standing beside it. Order kept."""
+    rank = {t: i for i, t in enumerate(tenants)}
+    best: dict[str, Item] = {}
+    for r in rows:
+        held = best.get(r["key"])
+        if held is None or rank.get(r.get("tenant"), len(rank)) < rank.get(
+                held.get("tenant"), len(rank)):
+            best[r["key"]] = r
+    return [r for r in rows if best[r["key"]] is r]
+
+
 def _sync_guidelines(scope: Scope, cfg: MemoryConfig, short: bool = False) -> list[str]:
     """The guideline lines of a bootstrap block; ``short``: the few-token form for a
     block filled at a small budget (``evidence_fill``), whose room goes to quotes."""
@@ -942,10 +957,10 @@ def assemble(
     if trigger == "bootstrap":
         for i, text in enumerate(_sync_guidelines(scope, cfg, short=evidence_fill)):
             lines.append(_Line("guidelines", text, "guidelines", 1000, "bootstrap turn", order=i))
-    basics = tx.assembly.block_basics(
-        scope.role, (scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT),
-        scope.tenant, capture.thread_id or None, 10)
-    prefs = basics.preferences
+    tenants = (scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT)
+    basics = tx.assembly.block_basics(scope.role, tenants, scope.tenant,
+                                      capture.thread_id or None, 10)
+    prefs = most_specific_preferences(basics.preferences, tenants)
     for i, p in enumerate(prefs):
         lines.append(_Line("prefs", f"- {neutralise(p['title'])}: {neutralise(p['content'])}",
                            f"pref:{p['key']}", 900,

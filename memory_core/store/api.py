@@ -816,8 +816,8 @@ class AssemblyReads(Protocol):
         ...
 
     def preferences(self, role: str, tenants: Sequence[str]) -> list[Row]:
-        """``{id, key, title, content}`` of the ``user_preferences`` agent memories
-        of ``role`` in any of ``tenants``, by key, then tenant."""
+        """``{id, key, title, content, tenant}`` of the ``user_preferences`` agent
+        memories of ``role`` in any of ``tenants``, by key, then tenant."""
         ...
 
     def block_basics(self, role: str, tenants: Sequence[str], tenant: str,

@@ -83,14 +83,14 @@ _QUOTE_COLS = f"id, parent_id, msg_role, text, created_at, {MESSAGE_NAME} AS nam
 _BLOCK_BASICS = (
     "SELECT * FROM ("
     " (SELECT 0 AS part, row_number() OVER (ORDER BY key COLLATE \"C\", tenant COLLATE \"C\")"
-    " AS n, id, key, title, content, NULL::text AS label, NULL::text AS text,"
+    " AS n, id, key, title, content, tenant, NULL::text AS label, NULL::text AS text,"
     " NULL::text AS status, NULL::bigint AS source_message_id FROM agent_memories"
     " WHERE category = 'user_preferences' AND role = %(role)s AND tenant = ANY(%(tenants)s))"
-    " UNION ALL (SELECT 1, row_number() OVER (ORDER BY id), id, NULL, NULL, NULL, label,"
+    " UNION ALL (SELECT 1, row_number() OVER (ORDER BY id), id, NULL, NULL, NULL, NULL, label,"
     " text, status, source_message_id FROM task_state WHERE thread_id = %(thread)s"
     " AND status = 'open')"
     " UNION ALL (SELECT 2, row_number() OVER (ORDER BY updated_at DESC, id), id, key,"
-    " title, content, NULL, NULL, NULL, NULL FROM agent_memories"
+    " title, content, NULL, NULL, NULL, NULL, NULL FROM agent_memories"
     " WHERE category = 'progress' AND role = %(role)s AND tenant = %(tenant)s"
     " ORDER BY updated_at DESC, id LIMIT %(limit)s)"
     ") u ORDER BY part, n")
@@ -99,7 +99,7 @@ _BLOCK_BASICS = (
 :meth:`~PgAssemblyReads.progress_memories`, in their orders, as one statement
 (``part`` tells them apart; thread 0 has no task state)."""
 
-_BASICS_COLUMNS = (("id", "key", "title", "content"),
+_BASICS_COLUMNS = (("id", "key", "title", "content", "tenant"),
                    ("id", "label", "text", "status", "source_message_id"),
                    ("id", "key", "title", "content"))
 
@@ -118,7 +118,7 @@ class PgAssemblyReads:
         return (row[0], row[1]) if row is not None else None
 
     def preferences(self, role: str, tenants: Sequence[str]) -> list[Row]:
-        return dicts(self._c, "SELECT id, key, title, content FROM agent_memories"
+        return dicts(self._c, "SELECT id, key, title, content, tenant FROM agent_memories"
                      " WHERE category = 'user_preferences' AND role = %s AND tenant = ANY(%s)"
                      ' ORDER BY key COLLATE "C", tenant COLLATE "C"', (role, list(tenants)))
 

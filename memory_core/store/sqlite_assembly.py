@@ -31,7 +31,8 @@ class SqliteAssemblyReads:
 
     def preferences(self, role: str, tenants: Sequence[str]) -> list[Row]:
         return [dict(r) for r in self._c.execute(
-            "SELECT id, key, title, content FROM agent_memories WHERE category='user_preferences'"
+            "SELECT id, key, title, content, tenant FROM agent_memories"
+            " WHERE category='user_preferences'"
             f" AND role=? AND tenant IN ({_marks(len(tenants))}) ORDER BY key, tenant",
             (role, *tenants)).fetchall()]
 

@@ -128,6 +128,30 @@ async def test_operator_preferences_for_the_key_reach_its_end_users(
     assert "plain British English" in upstream.chat_requests[-1]["raw"].decode()
 
 
+async def test_an_end_users_own_preference_overrides_the_keys(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A preference the end user set under the key the operator set for every user of
+    the API key (or for every tenant) replaces it in that user's block; it stood
+    beside it ("Units: metric" and "Units: imperial"), one of them wrong. Another
+    end user of the key still gets the key's."""
+    tenant = tenant_for_key(KEY, proxy.engine.tenant_salt)
+    dave = user_tenant(tenant, "dave", proxy.engine.tenant_salt)
+    for who, content in (("*", "Use SI units everywhere."), (tenant, "Units: metric."),
+                         (dave, "Units: imperial.")):
+        proxy.engine.set_agent_memory(tenant=who, role="default",
+                                      category="user_preferences", key="units",
+                                      title="Units", content=content)
+    await _say(proxy, "user", "dave", "dave-1", "How far is the station?")
+    sent = upstream.chat_requests[-1]["raw"].decode()
+    assert "Units: imperial." in sent and "metric" not in sent and "SI units" not in sent
+    await _say(proxy, "user", "erin", "erin-1", "How far is the station?")
+    sent = upstream.chat_requests[-1]["raw"].decode()
+    assert "Units: metric." in sent and "imperial" not in sent and "SI units" not in sent
+    await _say(proxy, "none", "", "anon-2", "How far is the station?")
+    sent = upstream.chat_requests[-1]["raw"].decode()
+    assert "Units: metric." in sent and "SI units" not in sent
+
+
 def test_end_user_id_precedence_and_tenant_shape() -> None:
     body = {"user": "u1", "safety_identifier": "s1"}
     assert end_user({"X-LCM-User": " h1 "}, body) == "h1"
