@@ -191,3 +191,35 @@ def test_a_rule_word_keeps_an_order_before_a_named_occasion_standing(text: str) 
     items = extract(text)
     assert [i.kind for i in items] == ["constraint"] and not items[0].one_off, items
     assert stands(items[0])
+
+
+# -- 6. a change someone else is said to have made is theirs: kept, never standing ---------
+RELAYED_CHANGES = [
+    ("Lena says the design review moved to Thursday 3pm.",
+     "The design review moved to Thursday 3pm."),
+    ("Tom told me the office moved to Berlin.", "The office moved to Berlin."),
+    ("Jonas says we switched to Argo CD.", "We switched to Argo CD."),
+    ("听说评审会改到周四了。", "评审会改到周四了。"),
+    ("田中さんによると、レビューは木曜日に変更になったそうです。",
+     "レビューは木曜日に変更になりました。"),
+]
+
+
+@pytest.mark.parametrize(("relayed", "own"), RELAYED_CHANGES)
+def test_a_change_someone_else_reports_is_kept_but_does_not_stand(relayed: str,
+                                                                  own: str) -> None:
+    items = extract(relayed)
+    assert [i.kind for i in items] == ["fact"] and items[0].correction, items
+    assert not stands(items[0])
+    mine = extract(own)  # the user's own update, and the user's words passed on, stand
+    assert [i.kind for i in mine] == ["fact"] and mine[0].correction, mine
+    assert stands(mine[0])
+
+
+@pytest.mark.parametrize("text", [
+    "As I said, the review moved to Thursday.",
+    "Priya says the limit is 50 requests per second now.",  # a number set by a limit
+])
+def test_the_users_own_words_or_a_set_number_still_stand(text: str) -> None:
+    items = extract(text)
+    assert len(items) == 1 and stands(items[0]), items

@@ -190,8 +190,15 @@ def reports_number(text: str | None) -> bool:
         return False
     if observes(t):
         return True
-    return (HEARSAY.search(OWN_SOURCE.sub(" ", t)) is not None
-            or AGE.search(t) is not None)
+    return relayed(t) or AGE.search(t) is not None
+
+
+def relayed(text: str | None) -> bool:
+    """Whether a statement passes on someone else's claim (:data:`HEARSAY`: "Lena says
+    the review moved to Thursday", 听说…, …だそうです), not the user's own words nor the
+    project's document ("as I said", "the README says": :data:`OWN_SOURCE`)."""
+    t = text or ""
+    return HEARSAY.search(OWN_SOURCE.sub(" ", t)) is not None
 
 
 def observes(text: str | None) -> bool:
