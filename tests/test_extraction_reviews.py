@@ -223,3 +223,57 @@ def test_a_change_someone_else_reports_is_kept_but_does_not_stand(relayed: str,
 def test_the_users_own_words_or_a_set_number_still_stand(text: str) -> None:
     items = extract(text)
     assert len(items) == 1 and stands(items[0]), items
+
+
+# -- 7. a count handed to the user now is a one-off, whatever it counts -------------------
+@pytest.mark.parametrize("text", [
+    "Give me 5 test cases.",
+    "Show me 3 configs.",
+    "Write me 4 unit tests for this.",
+    "Send us 2 sample invoices.",
+    "Give me 2 more examples.",
+])
+def test_a_count_of_what_the_answer_hands_over_is_a_one_off(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"] and items[0].one_off, items
+    assert not stands(items[0])
+
+
+def test_only_the_clause_that_says_it_lasts_stands() -> None:
+    now, later = extract("Give me 5 test cases, and make it 5 every time I ask for tests.")
+    assert now.one_off and not stands(now), now
+    assert not later.one_off and stands(later), later
+
+
+@pytest.mark.parametrize("text", [
+    "Give me 3 test cases every time.",
+    "Always give me 3 test cases.",
+    "Show me 20 rows per page.",  # a layout, set per unit
+    "Make the timeout 30 seconds.",  # a setting, not a count handed over
+])
+def test_a_count_said_to_last_or_a_setting_still_stands(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"] and not items[0].one_off, items
+    assert stands(items[0])
+
+
+# -- 8. an age in an order describes the audience; it sets no bound ----------------------
+@pytest.mark.parametrize("text", [
+    "Explain it to me like I'm 12.",
+    "Explain it like I'm 5.",
+    "Explain it to me as if I were 10 years old.",
+    "Talk to me like I'm 70, slowly.",
+])
+def test_an_age_in_an_order_is_no_fixed_number(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert not stands(items[0])
+
+
+@pytest.mark.parametrize("text", [
+    "Always explain things like I'm 12.",  # said to last
+    "Keep replies under 12 words.",  # a bound
+])
+def test_an_order_that_lasts_or_bounds_still_stands(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"] and stands(items[0]), items

@@ -288,6 +288,12 @@ _EN_COUNTED = re.compile(
     r"|suggestions?|tips?|questions?|reasons?|titles?|taglines?|slogans?|drafts?|items?"
     r"|takeaways?|tweets?|jokes?|headlines?|ways?|things?|bullets?|candidates?|choices?"
     r"|summaries|descriptions?|steps?|facts?|pros|cons|words?)\b", re.I)
+_EN_DIRECT_COUNT = re.compile(
+    r"\s+(?:me|us)\s+(?:another\s+|(?:an?\s+)?(?:extra|more)\s+)?\d+\s+(?:more\s+)?"
+    r"[a-z][a-z-]*\b(?![^.;!?\n]*\bper\b)", re.I)
+"""A count right after the answer's recipient ("Give me 5 test cases", "Show us 3
+configs", "Write me 4 unit tests"): the number counts what the order hands over now,
+whatever the noun. Not a count said per unit ("… 20 rows per page" sets a layout)."""
 _EN_BOUND = re.compile(
     r"\b(?:at\s+most|at\s+least|no\s+more\s+than|no\s+less\s+than|up\s+to|under|over|below"
     r"|above|max(?:imum)?|min(?:imum)?|fewer\s+than|less\s+than|more\s+than|within|every"
@@ -484,7 +490,8 @@ def answer_request(scan: str, start: int, end: int, lang: str) -> bool:
     lead = _EN_ANSWER_VERB.match(scan, start, end)
     if lead is None:
         return False
-    return _EN_COUNTED.search(scan, lead.end(), end) is not None \
+    return (_EN_COUNTED.search(scan, lead.end(), end) is not None
+            or _EN_DIRECT_COUNT.match(scan, lead.end(), end) is not None) \
         and _EN_BOUND.search(scan, start, end) is None
 
 

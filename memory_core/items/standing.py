@@ -171,8 +171,11 @@ STATUS = re.compile(
     r"|通っています|通りました|直りました|直った|落ちています|復旧しました|解決しました", re.I)
 """Words by which a statement reports how the work stands now ("Tests are green
 now", "CI passes again", 修好了, 直りました): task state of its conversation."""
-AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)", re.I)
-"""An age: a number that describes, never one the user fixed."""
+AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)"
+                 r"|\b(?:i|you|he|she|they|we)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were)"
+                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]))", re.I)
+"""An age: a number that describes, never one the user fixed ("a 10-week-old beagle",
+"explain it like I'm 12", "as if I were 10", 5岁)."""
 SETTING = re.compile(
     r"\b(?:set (?:it )?(?:to|at)|fixed at|capped at|limited to|is capped|is limited|cap|limit"
     r"|budget|quota|target|deadline|must|should|at most|at least|no more than|up to)\b"
@@ -298,10 +301,12 @@ def one_off(row: Any) -> bool:
     """A constraint that extraction found scoped to the answer or the material at hand
     (``data.one_off``: a request's count of the answer's parts, "… in this answer",
     "line 42"; its "always" holds within that scope), or one that does not say it
-    stands and fixes no number (a loose number, :func:`loose`, fixes none)."""
+    stands and fixes no number (a loose number, :func:`loose`, fixes none, nor does an
+    age, :data:`AGE`: "Explain it to me like I'm 12")."""
     return row["kind"] == "constraint" and (
         bool(data_of(row).get("one_off"))
-        or ((row["value"] is None or loose(row)) and not is_standing_rule(row["text"])))
+        or ((row["value"] is None or loose(row) or AGE.search(row["text"] or "") is not None)
+            and not is_standing_rule(row["text"])))
 
 
 _AFTER_YEAR = re.compile(r"\s*(?:(?:to|and|or|-|\u2013)\s*\d[\d.,]*\s*)?(?P<word>[^\W\d_]+)?")
