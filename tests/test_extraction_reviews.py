@@ -277,3 +277,30 @@ def test_an_age_in_an_order_is_no_fixed_number(text: str) -> None:
 def test_an_order_that_lasts_or_bounds_still_stands(text: str) -> None:
     items = extract(text)
     assert [i.kind for i in items] == ["constraint"] and stands(items[0]), items
+
+
+# -- 9. a rule scoped to the project, or "…, ever", says it lasts, in every language -------
+LASTING_SCOPES = [
+    ("このリポジトリでは main に直接プッシュしないでください。", "main"),
+    ("このプロジェクトでは、変数名は英語で書いてください。", "変数名"),
+    ("在这个项目里，不要直接推 main。", "main"),
+    ("以後、敬語はやめてタメ口で話してください。", "敬語"),
+    ("Please don't use emojis in your replies, ever.", "emojis"),
+    ("Don't log tokens, ever.", "tokens"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), LASTING_SCOPES)
+def test_a_project_scope_or_ever_makes_a_rule_stand(text: str, what: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert items[0].subject is not None and what in items[0].subject, items
+    assert stands(items[0])
+
+
+@pytest.mark.parametrize("text", [
+    "Don't use emojis in this reply.",
+    "main に直接プッシュしないでください。",
+])
+def test_an_order_with_no_lasting_word_does_not_stand(text: str) -> None:
+    assert not any(stands(i) for i in extract(text)), extract(text)

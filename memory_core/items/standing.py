@@ -72,6 +72,7 @@ STANDING_RULE = re.compile(
     r"|in this (?:project|repo|repository|codebase|team|company)"
     r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
     r"|anymore|no longer|as a standard|standard practice|(?:don't|do not|not) ever"
+    r"|(?:[a-z]*n't|not)\s[^.;!?\n]{1,80}?,\s*ever(?=\s*(?:[.!]|$))"
     r"|(?:is|are|isn't|aren't)\s(?:not\s)?(?:allowed|permitted|forbidden|prohibited|banned)"
     r"|in general|generally|(?:general|standing|permanent|lasting) (?:preference|rule)"
     r"|(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s){0,2}"
@@ -86,11 +87,14 @@ STANDING_RULE = re.compile(
     r"|です|があります)?[:：]"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
     r"|必须|务必|一直|所有(?:的)?(?:对话|会话|聊天|回答|回复)|每(?:个|一个|一次)(?:对话|会话|回答|回复)"
-    r"|今後|常に|いつも|毎回|必ず|これから|今日から|以降は|次回から|次からは|原則|絶対"
+    r"|(?:在)?(?:这个|本|我们的?)(?:项目|仓库|代码库|代码仓库|团队|公司)(?:里|中|内)"
+    r"|この(?:リポジトリ|レポ|プロジェクト|コードベース|チーム|会社)(?:では|において(?:は)?|内では)"
+    r"|今後|常に|いつも|毎回|必ず|これから|今日から|以降は|以後|次回から|次からは|原則|絶対"
     r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも", re.I)
 """Words by which a rule says it stands (see module doc): a word of time ("always",
-"from now on"), a scope over every answer or conversation ("in every conversation
-we have", "in all of your answers", 所有对话, すべての回答), or a policy said in the
+"from now on", "don't …, ever"), a scope over every answer or conversation ("in every conversation
+we have", "in all of your answers", 所有对话, すべての回答) or over the project ("in this
+repo", 这个项目里, このリポジトリでは), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
 or ban of a thing, not an order about the answer at hand; a situation said to recur
 ("before each commit", 提交前都要, デプロイのたびに); or a lead that names what
