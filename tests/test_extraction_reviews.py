@@ -304,3 +304,47 @@ def test_a_project_scope_or_ever_makes_a_rule_stand(text: str, what: str) -> Non
 ])
 def test_an_order_with_no_lasting_word_does_not_stand(text: str) -> None:
     assert not any(stands(i) for i in extract(text)), extract(text)
+
+
+# -- 10. a rule asked politely, as a question or after an apology, is a rule ---------------
+ASKED_RULES = [
+    ("Could you please keep answers under 150 words from now on?", "answers"),
+    ("Can you reply in French every time?", "french"),
+    ("Would you always cite the file path from now on?", "file path"),
+    ("お手数ですが、今後は回答の最後に要点を3行でまとめていただけますか。", "要点"),
+    ("今後は英語で返信してもらえますか。", "英語"),
+    ("すみませんが、今後は英語で返信してください。", "英語"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), ASKED_RULES)
+def test_a_rule_asked_politely_is_a_standing_rule(text: str, what: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert items[0].subject is not None and what in items[0].subject.lower(), items
+    assert stands(items[0])
+
+
+@pytest.mark.parametrize("text", [
+    "Could you keep this answer under 150 words?",
+    "Can you check whether we deploy every time CI passes?",
+    "Could you tell me what we decided from now on?",
+    "この関数を直していただけますか。",
+])
+def test_a_polite_request_about_this_answer_sets_no_rule(text: str) -> None:
+    assert not any(stands(i) for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize(("cushioned", "plain"), [
+    ("すみませんが、今後は英語で返信してください。", "今後は英語で返信してください。"),
+    ("申し訳ありませんが、今後はコードにコメントを付けてください。",
+     "今後はコードにコメントを付けてください。"),
+])
+def test_an_apology_before_a_rule_is_no_part_of_it(cushioned: str, plain: str) -> None:
+    got, want = extract(cushioned), extract(plain)
+    assert [(i.kind, i.subject) for i in got] == [(i.kind, i.subject) for i in want], got
+
+
+def test_an_apology_before_a_correction_keeps_the_correction() -> None:
+    items = extract("不好意思，其实是3.11。")
+    assert len(items) == 1 and items[0].correction and items[0].value == 3.11, items

@@ -392,6 +392,33 @@ def _lead(start: int, sentence_start: int | None) -> int:
     return max(min(sentence_start, start), start - _SCOPE_REACH)
 
 
+_EN_ASKING = re.compile(
+    r"(?:(?:so|and|also|ok|okay|hey)[,\s]+)*(?:can|could|would|will)\s+you\s+"
+    r"(?:please\s+|kindly\s+|just\s+)*(?=[a-z])", re.I)
+_EN_EMBEDDED = re.compile(r"\b(?:whether|if|what|when|where|why|how|who|which|that)\b",
+                          re.I)
+
+
+def lasting_request(scan: str, start: int, end: int, lang: str) -> int | None:
+    """Where the order begins when a request asked as a question ("Could you …?",
+    …ていただけますか) holds a word by which it lasts ("from now on", "every time",
+    今後, 毎回): a rule asked politely, not a question nor a request about this answer.
+    English: after "can/could/would/will you (please)", and only when the lasting word
+    is the order's own, not in a clause it asks about ("Can you check whether we
+    deploy every time CI passes?"). ``None`` otherwise, and for Chinese, whose asking
+    words sit mid-sentence (以后能不能都用中文回答？)."""
+    if lang == "en":
+        asking = _EN_ASKING.match(scan, start, end)
+        lasting = _EN_LASTING.search(scan, start, end)
+        if asking is None or lasting is None \
+                or _EN_EMBEDDED.search(scan, asking.end(), lasting.start()) is not None:
+            return None
+        return asking.end()
+    if lang == "ja" and _JA_LASTING.search(scan, start, end) is not None:
+        return start  # the order is read whole (rules_cjk: "今後は…していただけますか")
+    return None  # Chinese asks mid-sentence (以后能不能…？): not read yet
+
+
 def about_this_answer(scan: str, start: int, end: int, lang: str,
                       sentence_start: int | None = None) -> bool:
     """Whether an order in ``scan[start:end]`` is scoped to the answer at hand ("Keep it
