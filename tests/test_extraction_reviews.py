@@ -348,3 +348,24 @@ def test_an_apology_before_a_rule_is_no_part_of_it(cushioned: str, plain: str) -
 def test_an_apology_before_a_correction_keeps_the_correction() -> None:
     items = extract("不好意思，其实是3.11。")
     assert len(items) == 1 and items[0].correction and items[0].value == 3.11, items
+
+
+# -- 11. a Japanese order opened by "always" is a rule; the adverb is no subject ----------
+ALWAYS_ORDERS = [
+    ("いつもテストを書いてからコミットしてください。", "テスト"),
+    ("常に敬語を使ってください。", "敬語"),
+    ("いつも日本語で答えてください。", "日本語"),
+    ("ずっと日本語で話してください。", "日本語"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), ALWAYS_ORDERS)
+def test_an_order_opened_by_always_is_a_standing_rule(text: str, what: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.subject) for i in items] == [("constraint", what)], items
+    assert stands(items[0])
+
+
+def test_a_habit_opened_by_always_is_no_rule() -> None:
+    assert not any(i.kind == "constraint" for i in extract("いつも7時に起きます。"))
+

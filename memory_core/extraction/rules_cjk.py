@@ -365,6 +365,11 @@ def classify_ja(c: Clause) -> Verdict | None:
         from_now = _ja_standing(core[lead.end():], strong)
         if from_now is not None:
             return from_now
+    always = _JA_ALWAYS_LEAD.match(core)
+    if always and _has_words(core[always.end():]):
+        ordered = _ja_standing(core[always.end():], False)  # an order, not a habit
+        if ordered is not None:
+            return ordered
     m = lc.JA_CALL_ME.search(core)
     if m and not lc.JA_CALL_ME_OTHER.search(m.group("name")):
         return Verdict("preference", "呼び方")
@@ -436,6 +441,11 @@ def classify_ja(c: Clause) -> Verdict | None:
     return Verdict("fact", subject)
 
 
+_JA_ALWAYS_LEAD = re.compile(r"^(?:いつも|常に|必ず|毎回|ずっと)[、,]?\s*")
+"""An adverb by which an order lasts, opening it ("いつもテストを書いてからコミット
+してください", "常に敬語を使ってください"): the order is a rule and the adverb no part
+of its subject; a plain statement after it is a habit ("いつも7時に起きます"), read as
+usual."""
 _JA_ASKED_ORDER = re.compile(r"[てで](?:もらえ|いただけ|くれ)(?:ます|ません)か|お願いできますか")
 """A request asked as a question ("…していただけますか", "…してもらえませんか"): after a
 standing lead (今後は) an order, as "…してください" is."""
