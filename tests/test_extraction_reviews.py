@@ -369,3 +369,19 @@ def test_an_order_opened_by_always_is_a_standing_rule(text: str, what: str) -> N
 def test_a_habit_opened_by_always_is_no_rule() -> None:
     assert not any(i.kind == "constraint" for i in extract("いつも7時に起きます。"))
 
+
+# -- 12. a number said for this occasion only fixes nothing beyond it ---------------------
+@pytest.mark.parametrize("text", [
+    "今回は1案でいいです。",
+    "这次给1个就行。",
+    "This time, 3 examples are enough.",
+])
+def test_a_number_for_this_time_only_does_not_stand(text: str) -> None:
+    items = extract(text)
+    assert items and all(i.value is not None for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+def test_the_same_number_without_this_time_still_stands() -> None:
+    items = extract("The limit is 20 requests per minute.")
+    assert len(items) == 1 and stands(items[0]), items

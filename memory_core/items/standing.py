@@ -187,6 +187,12 @@ SETTING = re.compile(
 """Words by which a number is one the user sets, even in the past tense."""
 
 
+THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
+                       re.I)
+"""Words that scope a statement to the one occasion at hand ("This time two options
+are enough", 今回は1案でいいです, 这次给1个就行): its number holds for that occasion."""
+
+
 def reports_number(text: str | None) -> bool:
     """Whether a numeric statement's number is not one the user fixed: an observation
     or a change (what a run gave, what rose), someone else's claim
@@ -371,10 +377,12 @@ def lasting(row: Any) -> bool:
 def fixed_quantity(row: Any) -> bool:
     """A number the user set: a user's numeric fact that is neither one of a series
     (:func:`label`), nor a reported number (:func:`reports_number`), nor a year
-    (:func:`is_year`), nor a number its statement does not fix (:func:`loose`)."""
+    (:func:`is_year`), nor a number its statement does not fix (:func:`loose`), nor
+    one said for this occasion only (:data:`THIS_TIME`)."""
     return (row["evidence"] == "user" and row["value"] is not None and not label(row)
             and not loose(row) and not reports_number(row["text"])
-            and not is_year(row["value"], row["text"]))
+            and not is_year(row["value"], row["text"])
+            and THIS_TIME.search(row["text"] or "") is None)
 
 
 def sources(row: Any) -> list[int]:
