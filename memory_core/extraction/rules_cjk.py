@@ -441,11 +441,11 @@ def classify_ja(c: Clause) -> Verdict | None:
     return Verdict("fact", subject)
 
 
-_JA_ALWAYS_LEAD = re.compile(r"^(?:いつも|常に|必ず|毎回|ずっと)[、,]?\s*")
+_JA_ALWAYS_LEAD = re.compile(r"^(?:いつも|常に|ずっと)[、,]?\s*")
 """An adverb by which an order lasts, opening it ("いつもテストを書いてからコミット
 してください", "常に敬語を使ってください"): the order is a rule and the adverb no part
 of its subject; a plain statement after it is a habit ("いつも7時に起きます"), read as
-usual."""
+usual. 必ず and 毎回 already make an order a rule where they stand."""
 _JA_ASKED_ORDER = re.compile(r"[てで](?:もらえ|いただけ|くれ)(?:ます|ません)か|お願いできますか")
 """A request asked as a question ("…していただけますか", "…してもらえませんか"): after a
 standing lead (今後は) an order, as "…してください" is."""
