@@ -191,3 +191,197 @@ def test_a_rule_word_keeps_an_order_before_a_named_occasion_standing(text: str) 
     items = extract(text)
     assert [i.kind for i in items] == ["constraint"] and not items[0].one_off, items
     assert stands(items[0])
+
+
+# -- 6. a change someone else is said to have made is theirs: kept, never standing ---------
+RELAYED_CHANGES = [
+    ("Lena says the design review moved to Thursday 3pm.",
+     "The design review moved to Thursday 3pm."),
+    ("Tom told me the office moved to Berlin.", "The office moved to Berlin."),
+    ("Jonas says we switched to Argo CD.", "We switched to Argo CD."),
+    ("听说评审会改到周四了。", "评审会改到周四了。"),
+    ("田中さんによると、レビューは木曜日に変更になったそうです。",
+     "レビューは木曜日に変更になりました。"),
+]
+
+
+@pytest.mark.parametrize(("relayed", "own"), RELAYED_CHANGES)
+def test_a_change_someone_else_reports_is_kept_but_does_not_stand(relayed: str,
+                                                                  own: str) -> None:
+    items = extract(relayed)
+    assert [i.kind for i in items] == ["fact"] and items[0].correction, items
+    assert not stands(items[0])
+    mine = extract(own)  # the user's own update, and the user's words passed on, stand
+    assert [i.kind for i in mine] == ["fact"] and mine[0].correction, mine
+    assert stands(mine[0])
+
+
+@pytest.mark.parametrize("text", [
+    "As I said, the review moved to Thursday.",
+    "Priya says the limit is 50 requests per second now.",  # a number set by a limit
+])
+def test_the_users_own_words_or_a_set_number_still_stand(text: str) -> None:
+    items = extract(text)
+    assert len(items) == 1 and stands(items[0]), items
+
+
+# -- 7. a count handed to the user now is a one-off, whatever it counts -------------------
+@pytest.mark.parametrize("text", [
+    "Give me 5 test cases.",
+    "Show me 3 configs.",
+    "Write me 4 unit tests for this.",
+    "Send us 2 sample invoices.",
+    "Give me 2 more examples.",
+])
+def test_a_count_of_what_the_answer_hands_over_is_a_one_off(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"] and items[0].one_off, items
+    assert not stands(items[0])
+
+
+def test_only_the_clause_that_says_it_lasts_stands() -> None:
+    now, later = extract("Give me 5 test cases, and make it 5 every time I ask for tests.")
+    assert now.one_off and not stands(now), now
+    assert not later.one_off and stands(later), later
+
+
+@pytest.mark.parametrize("text", [
+    "Give me 3 test cases every time.",
+    "Always give me 3 test cases.",
+    "Show me 20 rows per page.",  # a layout, set per unit
+    "Make the timeout 30 seconds.",  # a setting, not a count handed over
+])
+def test_a_count_said_to_last_or_a_setting_still_stands(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"] and not items[0].one_off, items
+    assert stands(items[0])
+
+
+# -- 8. an age in an order describes the audience; it sets no bound ----------------------
+@pytest.mark.parametrize("text", [
+    "Explain it to me like I'm 12.",
+    "Explain it like I'm 5.",
+    "Explain it to me as if I were 10 years old.",
+    "Talk to me like I'm 70, slowly.",
+])
+def test_an_age_in_an_order_is_no_fixed_number(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert not stands(items[0])
+
+
+@pytest.mark.parametrize("text", [
+    "Always explain things like I'm 12.",  # said to last
+    "Keep replies under 12 words.",  # a bound
+])
+def test_an_order_that_lasts_or_bounds_still_stands(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"] and stands(items[0]), items
+
+
+# -- 9. a rule scoped to the project, or "…, ever", says it lasts, in every language -------
+LASTING_SCOPES = [
+    ("このリポジトリでは main に直接プッシュしないでください。", "main"),
+    ("このプロジェクトでは、変数名は英語で書いてください。", "変数名"),
+    ("在这个项目里，不要直接推 main。", "main"),
+    ("以後、敬語はやめてタメ口で話してください。", "敬語"),
+    ("Please don't use emojis in your replies, ever.", "emojis"),
+    ("Don't log tokens, ever.", "tokens"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), LASTING_SCOPES)
+def test_a_project_scope_or_ever_makes_a_rule_stand(text: str, what: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert items[0].subject is not None and what in items[0].subject, items
+    assert stands(items[0])
+
+
+@pytest.mark.parametrize("text", [
+    "Don't use emojis in this reply.",
+    "main に直接プッシュしないでください。",
+])
+def test_an_order_with_no_lasting_word_does_not_stand(text: str) -> None:
+    assert not any(stands(i) for i in extract(text)), extract(text)
+
+
+# -- 10. a rule asked politely, as a question or after an apology, is a rule ---------------
+ASKED_RULES = [
+    ("Could you please keep answers under 150 words from now on?", "answers"),
+    ("Can you reply in French every time?", "french"),
+    ("Would you always cite the file path from now on?", "file path"),
+    ("お手数ですが、今後は回答の最後に要点を3行でまとめていただけますか。", "要点"),
+    ("今後は英語で返信してもらえますか。", "英語"),
+    ("すみませんが、今後は英語で返信してください。", "英語"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), ASKED_RULES)
+def test_a_rule_asked_politely_is_a_standing_rule(text: str, what: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert items[0].subject is not None and what in items[0].subject.lower(), items
+    assert stands(items[0])
+
+
+@pytest.mark.parametrize("text", [
+    "Could you keep this answer under 150 words?",
+    "Can you check whether we deploy every time CI passes?",
+    "Could you tell me what we decided from now on?",
+    "この関数を直していただけますか。",
+])
+def test_a_polite_request_about_this_answer_sets_no_rule(text: str) -> None:
+    assert not any(stands(i) for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize(("cushioned", "plain"), [
+    ("すみませんが、今後は英語で返信してください。", "今後は英語で返信してください。"),
+    ("申し訳ありませんが、今後はコードにコメントを付けてください。",
+     "今後はコードにコメントを付けてください。"),
+])
+def test_an_apology_before_a_rule_is_no_part_of_it(cushioned: str, plain: str) -> None:
+    got, want = extract(cushioned), extract(plain)
+    assert [(i.kind, i.subject) for i in got] == [(i.kind, i.subject) for i in want], got
+
+
+def test_an_apology_before_a_correction_keeps_the_correction() -> None:
+    items = extract("不好意思，其实是3.11。")
+    assert len(items) == 1 and items[0].correction and items[0].value == 3.11, items
+
+
+# -- 11. a Japanese order opened by "always" is a rule; the adverb is no subject ----------
+ALWAYS_ORDERS = [
+    ("いつもテストを書いてからコミットしてください。", "テスト"),
+    ("常に敬語を使ってください。", "敬語"),
+    ("いつも日本語で答えてください。", "日本語"),
+    ("ずっと日本語で話してください。", "日本語"),
+]
+
+
+@pytest.mark.parametrize(("text", "what"), ALWAYS_ORDERS)
+def test_an_order_opened_by_always_is_a_standing_rule(text: str, what: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.subject) for i in items] == [("constraint", what)], items
+    assert stands(items[0])
+
+
+def test_a_habit_opened_by_always_is_no_rule() -> None:
+    assert not any(i.kind == "constraint" for i in extract("いつも7時に起きます。"))
+
+
+# -- 12. a number said for this occasion only fixes nothing beyond it ---------------------
+@pytest.mark.parametrize("text", [
+    "今回は1案でいいです。",
+    "这次给1个就行。",
+    "This time, 3 examples are enough.",
+])
+def test_a_number_for_this_time_only_does_not_stand(text: str) -> None:
+    items = extract(text)
+    assert items and all(i.value is not None for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+def test_the_same_number_without_this_time_still_stands() -> None:
+    items = extract("The limit is 20 requests per minute.")
+    assert len(items) == 1 and stands(items[0]), items

@@ -288,6 +288,12 @@ _EN_COUNTED = re.compile(
     r"|suggestions?|tips?|questions?|reasons?|titles?|taglines?|slogans?|drafts?|items?"
     r"|takeaways?|tweets?|jokes?|headlines?|ways?|things?|bullets?|candidates?|choices?"
     r"|summaries|descriptions?|steps?|facts?|pros|cons|words?)\b", re.I)
+_EN_DIRECT_COUNT = re.compile(
+    r"\s+(?:me|us)\s+(?:another\s+|(?:an?\s+)?(?:extra|more)\s+)?\d+\s+(?:more\s+)?"
+    r"[a-z][a-z-]*\b(?![^.;!?\n]*\bper\b)", re.I)
+"""A count right after the answer's recipient ("Give me 5 test cases", "Show us 3
+configs", "Write me 4 unit tests"): the number counts what the order hands over now,
+whatever the noun. Not a count said per unit ("… 20 rows per page" sets a layout)."""
 _EN_BOUND = re.compile(
     r"\b(?:at\s+most|at\s+least|no\s+more\s+than|no\s+less\s+than|up\s+to|under|over|below"
     r"|above|max(?:imum)?|min(?:imum)?|fewer\s+than|less\s+than|more\s+than|within|every"
@@ -384,6 +390,33 @@ def _lead(start: int, sentence_start: int | None) -> int:
     if sentence_start is None:
         return start
     return max(min(sentence_start, start), start - _SCOPE_REACH)
+
+
+_EN_ASKING = re.compile(
+    r"(?:(?:so|and|also|ok|okay|hey)[,\s]+)*(?:can|could|would|will)\s+you\s+"
+    r"(?:please\s+|kindly\s+|just\s+)*(?=[a-z])", re.I)
+_EN_EMBEDDED = re.compile(r"\b(?:whether|if|what|when|where|why|how|who|which|that)\b",
+                          re.I)
+
+
+def lasting_request(scan: str, start: int, end: int, lang: str) -> int | None:
+    """Where the order begins when a request asked as a question ("Could you …?",
+    …ていただけますか) holds a word by which it lasts ("from now on", "every time",
+    今後, 毎回): a rule asked politely, not a question nor a request about this answer.
+    English: after "can/could/would/will you (please)", and only when the lasting word
+    is the order's own, not in a clause it asks about ("Can you check whether we
+    deploy every time CI passes?"). ``None`` otherwise, and for Chinese, whose asking
+    words sit mid-sentence (以后能不能都用中文回答？)."""
+    if lang == "en":
+        asking = _EN_ASKING.match(scan, start, end)
+        lasting = _EN_LASTING.search(scan, start, end)
+        if asking is None or lasting is None \
+                or _EN_EMBEDDED.search(scan, asking.end(), lasting.start()) is not None:
+            return None
+        return asking.end()
+    if lang == "ja" and _JA_LASTING.search(scan, start, end) is not None:
+        return start  # the order is read whole (rules_cjk: "今後は…していただけますか")
+    return None  # Chinese asks mid-sentence (以后能不能…？): not read yet
 
 
 def about_this_answer(scan: str, start: int, end: int, lang: str,
@@ -484,7 +517,8 @@ def answer_request(scan: str, start: int, end: int, lang: str) -> bool:
     lead = _EN_ANSWER_VERB.match(scan, start, end)
     if lead is None:
         return False
-    return _EN_COUNTED.search(scan, lead.end(), end) is not None \
+    return (_EN_COUNTED.search(scan, lead.end(), end) is not None
+            or _EN_DIRECT_COUNT.match(scan, lead.end(), end) is not None) \
         and _EN_BOUND.search(scan, start, end) is None
 
 

@@ -49,6 +49,7 @@ from memory_core.extraction.modality import (
     hedged,
     hedged_lead,
     hypothetical,
+    lasting_request,
     one_occasion,
 )
 from memory_core.extraction.model import ELISION, RETRACTION, STATEMENT_KINDS, Extracted
@@ -639,7 +640,15 @@ class _Message:
                 self.out.append(_item(self.text, c, verdict, correction))
         elif question:
             c = _build(sc, a, body, b, lang, question, toks=toks)
-            if not (rules.is_request(c) or rules.is_hypothetical(c)):
+            ask_at = lasting_request(sc, body, b, lang) \
+                if self.speaker == "user" and rules.is_request(c) else None
+            if ask_at is not None:
+                # "Could you keep answers under 150 words from now on?", 以后能不能都用
+                # 中文回答？, 今後は…まとめていただけますか: a rule asked politely, read
+                # after its asking words where they lead
+                self._statements(sc, a, ask_at, b, lang, tokens(sc[ask_at:b])
+                                 if lang == "en" else frozenset(), correction, "constraint")
+            elif not (rules.is_request(c) or rules.is_hypothetical(c)):
                 asked = Verdict("question", rules.question_subject(c))
                 self.out.append(_item(self.text, c, asked, correction))
         else:

@@ -365,6 +365,11 @@ def classify_ja(c: Clause) -> Verdict | None:
         from_now = _ja_standing(core[lead.end():], strong)
         if from_now is not None:
             return from_now
+    always = _JA_ALWAYS_LEAD.match(core)
+    if always and _has_words(core[always.end():]):
+        ordered = _ja_standing(core[always.end():], False)  # an order, not a habit
+        if ordered is not None:
+            return ordered
     m = lc.JA_CALL_ME.search(core)
     if m and not lc.JA_CALL_ME_OTHER.search(m.group("name")):
         return Verdict("preference", "呼び方")
@@ -436,17 +441,29 @@ def classify_ja(c: Clause) -> Verdict | None:
     return Verdict("fact", subject)
 
 
+_JA_ALWAYS_LEAD = re.compile(r"^(?:いつも|常に|ずっと)[、,]?\s*")
+"""An adverb by which an order lasts, opening it ("いつもテストを書いてからコミット
+してください", "常に敬語を使ってください"): the order is a rule and the adverb no part
+of its subject; a plain statement after it is a habit ("いつも7時に起きます"), read as
+usual. 必ず and 毎回 already make an order a rule where they stand."""
+_JA_ASKED_ORDER = re.compile(r"[てで](?:もらえ|いただけ|くれ)(?:ます|ません)か|お願いできますか")
+"""A request asked as a question ("…していただけますか", "…してもらえませんか"): after a
+standing lead (今後は) an order, as "…してください" is."""
+
+
 def _ja_standing(rest: str, strong: bool) -> Verdict | None:
     """A clause after a standing lead (:data:`~lc.JA_STANDING_LEAD`, "これからは常に"):
     a rule when the rest is an order, a request or (``strong`` lead only) a plain
     statement of what is done from now on ("日本語で話してください", "毎朝9時に
     デプロイします"); ``None`` for anything else (a preference, a decision, where one
     lives, a fact: classified as usual)."""
+    asked = _JA_ASKED_ORDER.search(rest)  # "今後は…まとめていただけますか": asked politely
     if (lc.JA_PREFERENCE.search(rest) or lc.JA_DECISION.search(rest)
-            or lc.JA_REQUEST.search(rest) or _JA_LIVES.search(rest)):
+            or (lc.JA_REQUEST.search(rest) and not asked) or _JA_LIVES.search(rest)):
         return None
     rule = lc.JA_CONSTRAINT.search(rest)
-    ordered = rule or lc.JA_POLITE_REQUEST.search(rest) or _JA_PLAIN_ORDER.search(rest)
+    ordered = rule or lc.JA_POLITE_REQUEST.search(rest) or _JA_PLAIN_ORDER.search(rest) \
+        or asked
     if not ordered and not (strong and _JA_DOES.search(rest)):
         return None
     obj = _JA_DIRECT_OBJECT.search(rest)  # "…にバックアップを取ります": what is done

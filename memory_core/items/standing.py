@@ -72,6 +72,7 @@ STANDING_RULE = re.compile(
     r"|in this (?:project|repo|repository|codebase|team|company)"
     r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
     r"|anymore|no longer|as a standard|standard practice|(?:don't|do not|not) ever"
+    r"|(?:[a-z]*n't|not)\s[^.;!?\n]{1,80}?,\s*ever(?=\s*(?:[.!]|$))"
     r"|(?:is|are|isn't|aren't)\s(?:not\s)?(?:allowed|permitted|forbidden|prohibited|banned)"
     r"|in general|generally|(?:general|standing|permanent|lasting) (?:preference|rule)"
     r"|(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s){0,2}"
@@ -86,11 +87,14 @@ STANDING_RULE = re.compile(
     r"|です|があります)?[:：]"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
     r"|必须|务必|一直|所有(?:的)?(?:对话|会话|聊天|回答|回复)|每(?:个|一个|一次)(?:对话|会话|回答|回复)"
-    r"|今後|常に|いつも|毎回|必ず|これから|今日から|以降は|次回から|次からは|原則|絶対"
+    r"|(?:在)?(?:这个|本|我们的?)(?:项目|仓库|代码库|代码仓库|团队|公司)(?:里|中|内)"
+    r"|この(?:リポジトリ|レポ|プロジェクト|コードベース|チーム|会社)(?:では|において(?:は)?|内では)"
+    r"|今後|常に|いつも|毎回|必ず|ずっと|これから|今日から|以降は|以後|次回から|次からは|原則|絶対"
     r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも", re.I)
 """Words by which a rule says it stands (see module doc): a word of time ("always",
-"from now on"), a scope over every answer or conversation ("in every conversation
-we have", "in all of your answers", 所有对话, すべての回答), or a policy said in the
+"from now on", "don't …, ever"), a scope over every answer or conversation ("in every conversation
+we have", "in all of your answers", 所有对话, すべての回答) or over the project ("in this
+repo", 这个项目里, このリポジトリでは), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
 or ban of a thing, not an order about the answer at hand; a situation said to recur
 ("before each commit", 提交前都要, デプロイのたびに); or a lead that names what
@@ -171,13 +175,22 @@ STATUS = re.compile(
     r"|通っています|通りました|直りました|直った|落ちています|復旧しました|解決しました", re.I)
 """Words by which a statement reports how the work stands now ("Tests are green
 now", "CI passes again", 修好了, 直りました): task state of its conversation."""
-AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)", re.I)
-"""An age: a number that describes, never one the user fixed."""
+AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)"
+                 r"|\b(?:i|you|he|she|they|we)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were)"
+                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]))", re.I)
+"""An age: a number that describes, never one the user fixed ("a 10-week-old beagle",
+"explain it like I'm 12", "as if I were 10", 5岁)."""
 SETTING = re.compile(
     r"\b(?:set (?:it )?(?:to|at)|fixed at|capped at|limited to|is capped|is limited|cap|limit"
     r"|budget|quota|target|deadline|must|should|at most|at least|no more than|up to)\b"
     r"|设为|设置为|设定为|上限|下限|预算|不超过|最多|至少|に設定|上限|予算|以内|以上", re.I)
 """Words by which a number is one the user sets, even in the past tense."""
+
+
+THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
+                       re.I)
+"""Words that scope a statement to the one occasion at hand ("This time two options
+are enough", 今回は1案でいいです, 这次给1个就行): its number holds for that occasion."""
 
 
 def reports_number(text: str | None) -> bool:
@@ -190,8 +203,15 @@ def reports_number(text: str | None) -> bool:
         return False
     if observes(t):
         return True
-    return (HEARSAY.search(OWN_SOURCE.sub(" ", t)) is not None
-            or AGE.search(t) is not None)
+    return relayed(t) or AGE.search(t) is not None
+
+
+def relayed(text: str | None) -> bool:
+    """Whether a statement passes on someone else's claim (:data:`HEARSAY`: "Lena says
+    the review moved to Thursday", 听说…, …だそうです), not the user's own words nor the
+    project's document ("as I said", "the README says": :data:`OWN_SOURCE`)."""
+    t = text or ""
+    return HEARSAY.search(OWN_SOURCE.sub(" ", t)) is not None
 
 
 def observes(text: str | None) -> bool:
@@ -297,10 +317,12 @@ def one_off(row: Any) -> bool:
     """A constraint that extraction found scoped to the answer or the material at hand
     (``data.one_off``: a request's count of the answer's parts, "… in this answer",
     "line 42"; its "always" holds within that scope), or one that does not say it
-    stands and fixes no number (a loose number, :func:`loose`, fixes none)."""
+    stands and fixes no number (a loose number, :func:`loose`, fixes none, nor does an
+    age, :data:`AGE`: "Explain it to me like I'm 12")."""
     return row["kind"] == "constraint" and (
         bool(data_of(row).get("one_off"))
-        or ((row["value"] is None or loose(row)) and not is_standing_rule(row["text"])))
+        or ((row["value"] is None or loose(row) or AGE.search(row["text"] or "") is not None)
+            and not is_standing_rule(row["text"])))
 
 
 _AFTER_YEAR = re.compile(r"\s*(?:(?:to|and|or|-|\u2013)\s*\d[\d.,]*\s*)?(?P<word>[^\W\d_]+)?")
@@ -361,10 +383,12 @@ def lasting(row: Any) -> bool:
 def fixed_quantity(row: Any) -> bool:
     """A number the user set: a user's numeric fact that is neither one of a series
     (:func:`label`), nor a reported number (:func:`reports_number`), nor a year
-    (:func:`is_year`), nor a number its statement does not fix (:func:`loose`)."""
+    (:func:`is_year`), nor a number its statement does not fix (:func:`loose`), nor
+    one said for this occasion only (:data:`THIS_TIME`)."""
     return (row["evidence"] == "user" and row["value"] is not None and not label(row)
             and not loose(row) and not reports_number(row["text"])
-            and not is_year(row["value"], row["text"]))
+            and not is_year(row["value"], row["text"])
+            and THIS_TIME.search(row["text"] or "") is None)
 
 
 def sources(row: Any) -> list[int]:
