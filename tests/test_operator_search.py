@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from proxy.cli import main
-from tests.conftest import RunningProxy, sql_read, start_proxy
+from tests.conftest import RunningProxy, sql_read, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream
 from tests.test_admin_support import ADMIN_TOKEN, KEY_A, chat, client
 
@@ -104,6 +104,10 @@ async def test_inspector_search_finds_a_paraphrase(cello: RunningProxy) -> None:
                 assert r.status == 200
                 page = await r.text()
             assert "mode <b class=mode>hybrid</b>" in page and "cello" in page
+            # found across tenants and roles: each hit names whose it is
+            tenant = store_sql(cello.engine, "SELECT tenant FROM messages LIMIT 1")[0]["tenant"]
+            assert "<th>tenant · role · session</th>" in page
+            assert f"<td>{tenant} · coder · sess-a</td>" in page
 
 
 def test_a_readonly_service_writes_nothing_and_refuses_to_index(tmp_path: Path) -> None:

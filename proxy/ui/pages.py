@@ -385,10 +385,12 @@ async def search_page(request: web.Request) -> web.Response:
             query, tenant=tenant, role=role, limit=100, include_commands=False, mode=mode))
         rows = [{"kind": "message", "id": h["id"], "score": h["score"], "status": None,
                  "text": h["text"], "message_id": h["id"], "thread_id": None,
-                 "label": f"message ({h.get('status')})"} if h["kind"] == "message" else
+                 "label": f"message ({h.get('status')})", "scope": _scope_of(h)}
+                if h["kind"] == "message" else
                 {"kind": "item", "id": h["id"], "score": h["score"], "status": h.get("status"),
                  "text": h["text"], "message_id": h.get("source_message_id"),
-                 "thread_id": None, "label": f"item ({h['kind']})"} for h in hits]
+                 "thread_id": None, "label": f"item ({h['kind']})", "scope": _scope_of(h)}
+                for h in hits]
         unit = ("fused rank score plus boosts in each tenant and role, then keyword-only"
                 " matches (query terms found)" if across else
                 "query terms found (+2 for the exact phrase)")
@@ -411,6 +413,11 @@ async def search_page(request: web.Request) -> web.Response:
     return respond(request, "Search", body, tenant=tenant)
 
 
+def _scope_of(hit: dict[str, Any]) -> str:
+    """``tenant · role · session`` of a hit found across scopes (whose hit it is)."""
+    return " · ".join(str(hit[k]) for k in ("tenant", "role", "session") if hit.get(k))
+
+
 def _search_form(tenant: str | None, role: str | None, query: str, mode: str) -> str:
     opts = "".join(f'<option value="{m}"{" selected" if m == mode else ""}>{m}</option>'
                    for m in SEARCH_MODES)
@@ -424,7 +431,10 @@ def _search_form(tenant: str | None, role: str | None, query: str, mode: str) ->
 
 def _hits_table(rows: list[dict[str, Any]], query: str, mode: str, unit: str,
                 tenant: str | None) -> str:
-    out = []
+    """The hits as a table; a ``scope`` column first when they were found across
+    tenants or roles (the operator must see whose each hit is)."""
+    across = any("scope" in h for h in rows)
+    out: list[tuple[str, ...]] = []
     for h in rows:
         if h["kind"] == "message":
             ref = link(url(f"/lcm/ui/messages/{h['id']}", tenant=tenant), f"msg:{h['id']}")
@@ -440,13 +450,15 @@ def _hits_table(rows: list[dict[str, Any]], query: str, mode: str, unit: str,
             where.append(link(url(f"/lcm/ui/threads/{h['thread_id']}", tenant=tenant),
                               f"thread #{h['thread_id']}"))
         score = h["score"]
-        out.append((ref, e(h["label"]), e(f"{score:.4g}" if isinstance(score, float)
-                                            else score),
-                    status_badge(h["status"]) if h.get("status") else "",
-                    " · ".join(where), e(clip(h["text"], 600))))
+        cells = (ref, e(h["label"]), e(f"{score:.4g}" if isinstance(score, float) else score),
+                 status_badge(h["status"]) if h.get("status") else "",
+                 " · ".join(where), e(clip(h["text"], 600)))
+        out.append((e(h.get("scope", "")), *cells) if across else cells)
+    head = ("ref", "kind", "score", "status", "links", "text")
     return (f'<p class="searchinfo">{len(rows)} results for <b>{e(query)}</b> · mode'
             f" <b class=mode>{e(mode)}</b> · score: {e(unit)}</p>"
-            + table(("ref", "kind", "score", "status", "links", "text"), out, "no matches"))
+            + table(("tenant · role · session", *head) if across else head, out,
+                    "no matches"))
 
 
 ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
