@@ -579,6 +579,10 @@ def test_requests_and_hypotheticals_are_not_questions(text: str) -> None:
     "Thanks!", "ok", "lol yeah", "Sounds good, go ahead.", "Thanks, that worked perfectly.",
     "Hi there! Hope you're doing well.", "好的", "谢谢！", "哈哈，好吧。", "收到，谢谢！",
     "ありがとう", "了解です。", "おはようございます！",
+    # thanks with a courtesy tail or lead: no fact ("Thanks as always!" was one)
+    "Thanks as always!", "Thank you for everything.", "Thanks in advance!",
+    "Thanks for the help, mate.", "いつもありがとうございます。", "本当にありがとうございます！",
+    "いつもお世話になっております。",
 ])
 def test_small_talk(text: str) -> None:
     assert extract(text) == []

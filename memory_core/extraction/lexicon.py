@@ -451,7 +451,9 @@ _EN_SMALL_TALK_PHRASES = ("thanks|thank you|thx|ty|ok|okay|k|kk|cool|nice|great|
                      "|fair enough|done|nice one|thanks again|ok then|sounds great|love it"
                      "|that helps|that's it|that's all|understood|roger|noted|will do"
                      "|don't worry about it|no problem|my pleasure|you're welcome")
-_EN_SMALL_TALK_TAILS = "so much|a lot|again|now|perfectly|too|very much|man|mate|buddy|guys"
+_EN_SMALL_TALK_TAILS = ("so much|a lot|again|now|perfectly|too|very much|man|mate|buddy|guys"
+                        "|as always|as usual|as ever|for everything|for your help|for the help"
+                        "|for that|for this|in advance")
 EN_SMALL_TALK = en(
     r"^(?:(?:" + alt(_EN_SMALL_TALK_PHRASES) + r")(?:\s+(?:" + _EN_SMALL_TALK_TAILS + r"))?"
     r"[\s,.!~:;)(*^_-]*)+$"
