@@ -423,6 +423,49 @@ async def test_context_length_error_is_recovered_once(upstream: FakeUpstream, tm
 
 
 @pytest.mark.parametrize("stream", [False, True])
+async def test_hidden_rounds_after_a_context_retry_fit_the_learned_window(
+        upstream: FakeUpstream, tmp_path: Path, stream: bool) -> None:
+    """After a context-length retry the upstream answers the retry's plan: a memory
+    call's result goes back fitted to that plan's budget (the learned window), not
+    to the refused plan's, which let the hidden round go over the window the upstream
+    had just named (7,204 tokens for a 6,000 window) and be refused in turn."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"offer": "always"})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000007",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(12):
+            messages.append({"role": "user", "content": _paste(i)})
+            messages.append({"role": "assistant", "content": f"Run {i} looks healthy."})
+        upstream.push(Reply(content="noted"))  # the history stored: memory_grep finds it
+        await client.chat.completions.create(
+            model="other-model", messages=[*messages, {"role": "user", "content": "ok?"}])
+        await proxy.settle()
+        messages.append({"role": "user", "content": "Which run was slowest?"})
+        grep = {"id": "call_g1", "name": "memory_grep",
+                "arguments": '{"query": "worker processed batch", "limit": 50}'}
+        upstream.push(Reply(status=400, error=CONTEXT_ERROR),
+                      Reply(content=None, tool_calls=[grep]), Reply(content="run 7"))
+        before = len(upstream.chat_requests)
+        if stream:
+            text = "".join([c.choices[0].delta.content or "" async for c in
+                            await client.chat.completions.create(
+                                model="big-model", messages=messages, stream=True)
+                            if c.choices])
+        else:
+            text = (await client.chat.completions.create(
+                model="big-model", messages=messages)).choices[0].message.content or ""
+        assert text == "run 7"
+        sent = upstream.chat_requests[before:]
+        assert len(sent) == 3
+        assert sent[2]["json"]["messages"][-1]["role"] == "tool"  # the hidden round
+        assert _forwarded_tokens(sent[1]) <= 6000
+        assert _forwarded_tokens(sent[2]) <= 6000
+    finally:
+        await proxy.runner.cleanup()
+
+
+@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("tools", [True, False])
 async def test_a_context_error_that_cannot_be_helped_says_so(
         upstream: FakeUpstream, tmp_path: Path, stream: bool, tools: bool) -> None:

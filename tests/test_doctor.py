@@ -342,3 +342,67 @@ def test_doctor_names_what_holds_the_data_dir_and_warns_when_it_does_not_answer(
     assert "warning:" not in text.stdout
     idle = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)])
     assert "running proxy:   none" in idle.stdout and "note:" not in idle.stdout
+
+
+@pytest.mark.sqlite_only("writes an older schema into the SQLite file")
+def test_doctor_leaves_a_store_of_an_older_schema_as_it_is(tmp_path: Path) -> None:
+    """Doctor run by a newer lcm-proxy (as before restarting a service on an upgrade)
+    opened the store, which applied the newer migrations in place: beside the running
+    older proxy, which then refused the store when it restarted ("database schema 13
+    is newer than this code (12)"). Doctor only reads: it says the schema is older,
+    skips the checks that open the store and leaves the file at its version."""
+    from memory_core.engine import Engine
+    from memory_core.store.sqlite import DB_FILENAME
+
+    data_dir = tmp_path / "d"
+    Engine(data_dir).close()
+    older = migrations.SCHEMA_VERSION - 1
+    db = sqlite3.connect(data_dir / DB_FILENAME)
+    db.execute("ALTER TABLE messages DROP COLUMN tz")  # the last migration, undone
+    db.execute(f"PRAGMA user_version = {older}")
+    db.commit()
+    db.close()
+    result = CliRunner().invoke(main, ["doctor", "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    assert f"schema version:  {older} (code {migrations.SCHEMA_VERSION})" in result.output
+    assert f"warning: store schema {older} is older than this lcm-proxy's" in result.output
+    db = sqlite3.connect(f"{(data_dir / DB_FILENAME).as_uri()}?mode=ro", uri=True)
+    try:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == older
+        assert "tz" not in [r[1] for r in db.execute("PRAGMA table_info(messages)")]
+    finally:
+        db.close()
+    report = orjson.loads(CliRunner().invoke(
+        main, ["doctor", "--json", "--data-dir", str(data_dir)]).stdout)
+    assert report["schema_version_db"] == older and "counts" not in report
+
+
+@pytest.mark.skipif(TEST_STORE != "postgresql", reason="a PostgreSQL store: LCM_TEST_STORE")
+def test_doctor_leaves_a_postgresql_store_of_an_older_schema_as_it_is(
+        tmp_path: Path, pg_session_cluster: str) -> None:
+    """As for SQLite: doctor on a ``storage.url`` database an older lcm-proxy migrated
+    reads its schema number without migrating it."""
+    import psycopg
+
+    from tests import pgcluster
+
+    url = pg_session_cluster.rsplit("/", 1)[0] + "/lcm_doctor_older"
+    try:
+        with pgcluster.migrated(pg_session_cluster, "lcm_doctor_older") as conn:
+            conn.execute("ALTER TABLE messages DROP COLUMN tz")  # the last migration, undone
+            conn.execute("DELETE FROM lcm_schema WHERE number = %s",
+                         (pg_migrations.SCHEMA_VERSION,))
+        older = pg_migrations.SCHEMA_VERSION - 1
+        config = tmp_path / "lcm.toml"
+        config.write_text(f'[storage]\nurl = "{url}"\n')
+        result = CliRunner().invoke(main, ["doctor", "--config", str(config),
+                                           "--data-dir", str(tmp_path / "d")])
+        assert result.exit_code == 0, result.output
+        assert (f"schema version:  {older} (code {pg_migrations.SCHEMA_VERSION})"
+                in result.output)
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT MAX(number) FROM lcm_schema").fetchone()
+            assert row is not None and row[0] == older
+    finally:
+        with psycopg.connect(pg_session_cluster, autocommit=True) as conn:
+            conn.execute('DROP DATABASE IF EXISTS "lcm_doctor_older" WITH (FORCE)')

@@ -114,7 +114,9 @@ def test_a_stored_zone_this_host_cannot_load_is_read_in_utc_and_logged(
 
 
 @pytest.mark.parametrize("name", ["-08:00", "UTC-8", "PST8PDT ", "../../etc/passwd",
-                                  "/etc/localtime", "America/Nowhere", "a\x00b"])
+                                  "/etc/localtime", "America/Nowhere", "a\x00b",
+                                  # host files beside the database (Debian): the host's zone
+                                  "localtime", "posixrules"])
 def test_only_an_iana_zone_name_is_a_zone(name: str) -> None:
     with pytest.raises(ValueError, match="unknown time zone"):
         check_zone(name)

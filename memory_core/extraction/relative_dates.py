@@ -94,10 +94,20 @@ def check_zone(name: str) -> str:
     return name
 
 
+_HOST_ALIASES = frozenset({"localtime", "posixrules"})
+"""Files some hosts keep beside the zone database that are no IANA zone: links to the
+host's own zone (Debian's ``localtime`` → ``/etc/localtime``) or rules (``posixrules``).
+Stored with a statement, they would read its days in whichever zone the reading host
+is set to (replicas on one PostgreSQL may differ), so they are refused as unknown."""
+
+
 @functools.lru_cache(maxsize=64)
 def _zone(name: str) -> tzinfo:
     if not name or name == UTC_NAME:
         return UTC
+    if name.casefold() in _HOST_ALIASES:
+        raise ValueError(f"unknown time zone {name!r} (an IANA name such as"
+                         " America/Los_Angeles; this one names the host's own setting)")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:

@@ -42,6 +42,27 @@ def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Engi
                        statements=cfg.sqlite_statement_cache)
 
 
+def stored_schema_version(data_dir: str | Path, config: MemoryConfig | None = None) -> int:
+    """The schema version of the store :func:`open_store` would open, as stored, read
+    without applying a migration (``0``: no database yet). Opening a store upgrades
+    it; a diagnostic beside a running proxy of an older version must not (that
+    proxy, restarted, would refuse the newer schema). Raises
+    :class:`~memory_core.errors.StoreError` when the store cannot be read."""
+    cfg = config or MemoryConfig()
+    if cfg.store_url:
+        if not cfg.store_url.startswith(URL_SCHEMES):
+            raise StoreError(f"store URL must start with postgresql://, got"
+                             f" {cfg.store_url.split('://')[0]!r}://...")
+        try:
+            from memory_core.store.pg import stored_schema_version as pg_version
+        except ImportError as exc:
+            raise StoreError(f"a PostgreSQL store needs the postgres extra: {exc}") from exc
+        return pg_version(cfg.store_url)
+    from memory_core.store.sqlite import stored_schema_version as sqlite_version
+
+    return sqlite_version(data_dir)
+
+
 @contextlib.contextmanager
 def scratch_database(url: str, name: str) -> Iterator[str]:
     """A fresh, empty PostgreSQL database ``name`` in the cluster at ``url`` (which

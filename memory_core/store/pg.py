@@ -88,6 +88,22 @@ def describe(url: str) -> str:
     return f"{info.get('host', '')}:{info.get('port', '5432')}/{info.get('dbname', '')}"
 
 
+def stored_schema_version(url: str, timeout: float = 10.0) -> int:
+    """The last migration applied to the database at ``url`` (``0``: none yet), read
+    without applying any (no advisory lock, no DDL). Raises
+    :class:`~memory_core.errors.StoreError` when it cannot be reached."""
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout))
+                             ) as conn:
+            row = conn.execute("SELECT to_regclass('lcm_schema') IS NOT NULL").fetchone()
+            if row is None or not row[0]:
+                return 0
+            got = conn.execute("SELECT COALESCE(MAX(number), 0) FROM lcm_schema").fetchone()
+            return int(got[0]) if got is not None else 0
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot read the schema version of {describe(url)}: {exc}") from exc
+
+
 class PgStore:
     """The shared store: one PostgreSQL database at ``url`` (``postgresql://…``).
 

@@ -346,6 +346,23 @@ if TYPE_CHECKING:  # mypy checks that SqliteStore implements the Store Protocol
         return store
 
 
+def stored_schema_version(data_dir: str | Path) -> int:
+    """The ``user_version`` of the database in ``data_dir`` (``0``: no file), read on
+    a read-only connection: no migration is applied. Raises
+    :class:`~memory_core.errors.StoreError` when the file cannot be read."""
+    path = Path(data_dir) / DB_FILENAME
+    if not path.is_file():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the schema version of {path}: {exc}") from exc
+
+
 def read_only_tx(path: Path, fn: Callable[..., T], *args: Any) -> T:
     """Run ``fn(tx, *args)`` on a read-only connection to the SQLite file ``path``
     (another process's store, e.g. a benchmark watching a proxy), ``tx`` a

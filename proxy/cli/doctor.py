@@ -12,7 +12,10 @@ indexer's lag and the index counts that lag explains; the configured port taken 
 that same proxy is no warning either. The read-only checks run all the same. A
 port taken by anything else, a lock holder that does not answer its health
 endpoint, and a running ``reindex`` or ``migrate`` are warnings. With
-``storage.url`` the store checked is that PostgreSQL database.
+``storage.url`` the store checked is that PostgreSQL database. A store an older
+lcm-proxy wrote (its schema behind this code's) is not opened: opening applies the
+newer migrations, under a running older proxy too, which would then refuse it on
+restart; doctor says so in a warning and skips the store checks.
 """
 
 from __future__ import annotations
@@ -64,10 +67,11 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
             port_busy = str(exc)
     running = _running_proxy(path, p.host, p.port, port_busy, warnings, notes)
     report["running_proxy"] = running
-    if settings.storage.url or has_store(path):  # a URL: the store is that database
+    has_db = bool(settings.storage.url or has_store(path))  # a URL: that database
+    if has_db and not _older_store(report, warnings, settings, path, running):
         _check_store(report, warnings, notes, problems, config, str(path), open_engine,
                      settings, is_running=bool(running and running["command"] == "serve"))
-    elif not problems:
+    elif not has_db and not problems:
         warnings.append(f"no database yet in {path} (created on first serve)")
     if not is_loopback(p.host) and not p.admin_token:
         warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
@@ -158,6 +162,37 @@ def _running_proxy(path: Path, host: str, port: int, port_busy: str, warnings: l
             "version": health["version"] if health else None,
             "data_dir": health.get("data_dir") if health else None,
             "owns_configured_port": ours_at_port}
+
+
+def _older_store(report: dict[str, Any], warnings: list[str], settings: Any, path: Path,
+                 running: dict[str, Any] | None) -> bool:
+    """True (with a warning, and ``schema_version_db`` in ``report``) when the store
+    was written by an older lcm-proxy: its schema is behind this code's. Opening it
+    (every store check does) would upgrade it in place, beside a running older proxy
+    too, which then refuses the store when it restarts; doctor only reads, so it
+    leaves the store as it is and skips those checks. ``False`` when the schema is
+    current, newer (opening says so), or no database exists yet."""
+    from memory_core.errors import StoreError
+    from memory_core.store.factory import stored_schema_version
+
+    if settings.storage.url:
+        from memory_core.store.pg_migrations import SCHEMA_VERSION as code
+    else:
+        from memory_core.store.migrations import SCHEMA_VERSION as code
+    try:
+        stored = stored_schema_version(path, settings.memory_config())
+    except StoreError:
+        return False  # opening it reports why it cannot be read
+    if not 0 < stored < code:
+        return False
+    report["schema_version_code"], report["schema_version_db"] = code, stored
+    who = (" the running proxy's version, or stop it first" if running is not None
+           else " an lcm-proxy of the store's version")
+    warnings.append(f"store schema {stored} is older than this lcm-proxy's ({code}): doctor"
+                    " leaves it as it is and skips the store and index checks (opening the"
+                    " store upgrades it, and an older proxy then refuses it). `serve` of"
+                    f" this version upgrades it; to check it as it is, run doctor of{who}")
+    return True
 
 
 def _check_store(report: dict[str, Any], warnings: list[str], notes: list[str],
@@ -288,6 +323,8 @@ def _print_doctor(r: dict[str, Any]) -> None:
         health = (f" (health: {run['status']})" if run["status"]
                   else " (health: no answer)" if run["url"] else "")
         click.echo(f"running proxy:   {run['command']}, {pid}{where}{health}")
+    if "database" not in r and "schema_version_db" in r:  # left unopened: older schema
+        click.echo(f"schema version:  {r['schema_version_db']} (code {r['schema_version_code']})")
     if "database" in r:
         click.echo(f"database:        {r['database']} ({r['size_bytes']} bytes)")
         click.echo(f"schema version:  {r['schema_version_db']} (code {r['schema_version_code']})")

@@ -37,7 +37,8 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
     smaller window for the model (:class:`memory_core.assembly.budget.ContextLimits`), runs
     the memory path again under it and returns the new upstream body (memory tools
     added when ``ex.tools``), or ``None`` (not such an error, already retried, or
-    the new plan is no smaller). Says what happened in ``ex.extra``
+    the new plan is no smaller); the new plan becomes ``ex.prepared`` (its budget bounds
+    the hidden rounds that follow). Says what happened in ``ex.extra``
     (``x-lcm-context-recovery``), the log and ``lcm_context_events``.
     """
     prepared, extra = ex.prepared, ex.extra
@@ -91,10 +92,10 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
                     " now planned with a window of %d, retried once with %s tokens",
                     rid, sent, error.message[:200], body.get("model"), window,
                     again.tokens if again.tokens is not None else "fewer")
-        # The retry's block goes upstream with the next send: its explain log waits
-        # for that send (Exchange.send), as the first plan's did.
-        if again is not ex.prepared:
-            ex.prepared.on_sent, again.on_sent = again.on_sent, None
+        # The retry is the plan the upstream answers from here on: its budget (the
+        # learned window) bounds the tool loop's hidden rounds, and its block's
+        # explain log waits for the next send (Exchange.send), as the first plan's did.
+        ex.prepared = again
         extra.update(again.headers)
         extra["x-lcm-memory"] = again.state
         extra["x-lcm-context-recovery"] = f"retried; window={window}; refused_tokens={sent}"
