@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -197,6 +198,12 @@ def _resolve_ja(m: re.Match[str], anchor: date) -> str | None:
     return _fmt(anchor + timedelta(days=n if g["dir"] == "後" else -n))
 
 
+_Resolver = Callable[[re.Match[str], date], str | None]
+_ALL_SCRIPTS: tuple[tuple[re.Pattern[str], _Resolver], ...] = (
+    (_EN, _resolve_en), (_ZH, _resolve_zh), (_JA, _resolve_ja))
+_EN_ONLY = _ALL_SCRIPTS[:1]
+
+
 def resolve(text: str, said_at: float, zone: str = "") -> list[tuple[str, str]]:
     """``(phrase as written, what it meant)`` for each relative day, week, month or
     year ``text`` names, in text order, at most :data:`_MAX_PHRASES`, each phrase once.
@@ -208,9 +215,15 @@ def resolve(text: str, said_at: float, zone: str = "") -> list[tuple[str, str]]:
     return _resolve(text, said_day(said_at, zone)) if text else []
 
 
+_CJK_FROM = "\u3000"
+"""Every phrase :data:`_ZH` or :data:`_JA` matches holds a character at or past this
+one (CJK symbols, kana, ideographs): a text without one is scanned for English only."""
+
+
 def _resolve(text: str, anchor: date) -> list[tuple[str, str]]:
     found: list[tuple[int, str, str]] = []
-    for pattern, fn in ((_EN, _resolve_en), (_ZH, _resolve_zh), (_JA, _resolve_ja)):
+    patterns = _ALL_SCRIPTS if not text.isascii() and max(text) >= _CJK_FROM else _EN_ONLY
+    for pattern, fn in patterns:
         for m in pattern.finditer(text):
             meant = fn(m, anchor)
             if meant is not None:

@@ -87,15 +87,37 @@ def terms(text: str | None) -> frozenset[str]:
     if not text:
         return frozenset()
     low = text.lower()
-    out = _cjk_terms(low)
+    # _CJK_RUN starts at U+30A0: a text without such a character has no CJK terms.
+    out = set() if low.isascii() or max(low) < "\u30a0" else _cjk_terms(low)
+    memo = _TOKEN_TERMS
     for tok in _EN_TOKEN.findall(low):
-        if tok in _EN_STOP or _VALUE.search(tok):
-            continue
-        for part in tok.split("-"):
-            part = part.strip("'._")
-            if len(part) > 1 and part not in _EN_STOP and not part[0].isdigit():
-                out.add(_stem(part))
+        stems = memo.get(tok)
+        if stems is None:
+            if len(memo) >= _TOKEN_TERMS_MAX:
+                memo.clear()
+            stems = memo[tok] = _token_terms(tok)
+        out.update(stems)  # in order: the set is built as the loop over parts built it
     return frozenset(out)
+
+
+_TOKEN_TERMS: dict[str, tuple[str, ...]] = {}
+_TOKEN_TERMS_MAX = 50_000
+"""Distinct word tokens whose terms :func:`terms` keeps (dropped whole past this): a
+token's terms cost about 4 µs (the value test's regex, the stemmer), and statements
+reuse a small vocabulary."""
+
+
+def _token_terms(tok: str) -> tuple[str, ...]:
+    """The terms one English word token contributes, in order (none for a function
+    word or a value)."""
+    if tok in _EN_STOP or _VALUE.search(tok):
+        return ()
+    out = []
+    for part in tok.split("-"):
+        part = part.strip("'._")
+        if len(part) > 1 and part not in _EN_STOP and not part[0].isdigit():
+            out.append(_stem(part))
+    return tuple(out)
 
 
 def overlap(a: frozenset[str], b: frozenset[str]) -> float:
