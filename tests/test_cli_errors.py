@@ -221,7 +221,10 @@ def test_a_second_serve_reindex_and_doctor_beside_a_running_proxy(
         f"a running lcm-proxy (pid {pid}) serves this data dir at {url} (health: ok);"
         " doctor only reads beside it")
     assert report["integrity_check"] == ["ok"] and "index_consistency" in report
-    text = CliRunner().invoke(main, ["doctor", "--data-dir", str(data_dir)])
+    # (its port named too: the default 8787 may be another proxy's, such as the
+    # README's step 1 serving while the tests run)
+    text = CliRunner().invoke(main, ["doctor", "--data-dir", str(data_dir), "--config",
+                                     _port_config(tmp_path, server.port)])
     assert text.exit_code == 0, text.output
     assert f"running proxy:   serve, pid {pid}, {url} (health: ok)" in text.stdout
     assert "warning:" not in text.stdout and "integrity:       ok" in text.stdout

@@ -149,6 +149,27 @@ async def test_memory_groups_take_data_dir_and_config_before_the_subcommand(
     assert missing.exit_code == 2 and "no lcm-proxy store in" in missing.stderr
 
 
+async def test_memory_prefs_alone_lists_as_the_chat_command_does(proxy: RunningProxy) -> None:
+    """``lcm-proxy memory prefs`` with no subcommand lists the preferences (as
+    ``/memory prefs`` does in a chat) instead of stopping with "Missing command", with
+    the group's ``--data-dir``/``--config`` wherever they were given; on a data dir
+    with no store it still creates none (exit 2)."""
+    await populate(proxy)
+    data_dir = proxy.settings.storage.data_dir
+    config = Path(data_dir).parent / "cli.toml"
+    listed = cli(proxy, "memory", "prefs", "list")
+    assert listed.exit_code == 0 and MARK_A in listed.stdout, listed.output
+    for args in (["memory", "prefs", "--data-dir", data_dir, "--config", str(config)],
+                 ["memory", "--data-dir", data_dir, "prefs", "--config", str(config)],
+                 ["memory", "--config", str(config), "--data-dir", data_dir, "prefs"]):
+        alone = CliRunner().invoke(main, args)
+        assert alone.exit_code == 0, (args, alone.output)
+        assert alone.stdout == listed.stdout
+    missing = CliRunner().invoke(main, ["memory", "prefs", "--data-dir", data_dir + "-none"])
+    assert missing.exit_code == 2 and "no lcm-proxy store in" in missing.stderr
+    assert not Path(data_dir + "-none").exists()
+
+
 async def test_explain_narrows_to_tenant_and_role(proxy: RunningProxy) -> None:
     pop = await populate(proxy)
     last = as_json(cli(proxy, "memory", "explain", "--json", "--tenant", pop.tenant_b))

@@ -247,6 +247,26 @@ async def test_bootstrap_then_regular_then_idle_bootstrap(
     assert explain.exit_code == 0 and "trigger:      bootstrap" in explain.output
 
 
+async def test_a_task_line_is_not_repeated_on_the_turn_that_states_it(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A Goal/TODO line said in the newest message follows as the current request, so
+    that turn's [Task State] leaves it out (as its items are): the block never repeats
+    the request word for word. Older open lines stay, and the new one shows from the
+    next turn on."""
+    agent = Agent(proxy, upstream)
+    await agent.say("Goal: ship the importer by Friday")
+    first = block_of(agent.upstream_last_user())
+    assert "Goal: ship the importer" not in first
+    await agent.say("TODO: write the CSV reader")
+    second = block_of(agent.upstream_last_user())
+    assert "Goal: ship the importer by Friday" in second
+    assert "CSV reader" not in second
+    await agent.say("and the tests?")
+    third = block_of(agent.upstream_last_user())
+    assert "Goal: ship the importer by Friday" in third
+    assert "TODO: write the CSV reader" in third
+
+
 async def test_roles_never_see_each_other(proxy: RunningProxy, upstream: FakeUpstream) -> None:
     coder = Agent(proxy, upstream, role="coder")
     writer = Agent(proxy, upstream, role="writer")

@@ -951,8 +951,8 @@ def assemble(
     """Build the injection block for one request (``tx``: a read transaction; no writes).
 
     ``capture``: the result of capturing this request (thread, ids, activity).
-    ``newest_text``: the newest user message's text (its own items are excluded:
-    the message itself follows as the current request). Budget: ``cfg.soft_budget_tokens``
+    ``newest_text``: the newest user message's text (its own items and task lines are
+    excluded: the message itself follows as the current request). Budget: ``cfg.soft_budget_tokens``
     o200k tokens for the whole block; preferences and guidelines are kept first,
     then task state, items and evidence by priority. ``search``: the hybrid search
     hook (keyword scoring over SQLite is always applied as well, so items not yet
@@ -995,9 +995,11 @@ def assemble(
                            f"pref:{p['key']}", 900,
                            "user preference (always shown)", order=i))
 
-    # 2. task state of this thread, and the role's progress memories.
+    # 2. task state of this thread, and the role's progress memories. A line stated
+    # in this turn's own messages is left out, as their items are: the message
+    # follows as the current request (the line shows from the next turn on).
     if capture.thread_id:
-        rows = basics.open_tasks
+        rows = [r for r in basics.open_tasks if r["source_message_id"] not in newest_ids]
         label_order = {"goal": 0, "blocked": 1, "todo": 2, "decision": 3, "progress": 4}
         progress_rows = [r for r in rows if r["label"] in ("progress", "decision")]
         keep_recent = {r["id"] for r in progress_rows[-3:]}

@@ -59,6 +59,13 @@ data_dir_option = click.option(
 )
 
 
+def group_options(ctx: click.Context) -> dict[str, tuple[Any, str]]:
+    """The ``--config``/``--data-dir`` given to enclosing groups so far, by parameter
+    name: ``(value, group name)``; for a group that runs a default subcommand itself
+    (``memory prefs`` → ``list``), since ``ctx.invoke`` skips option callbacks."""
+    return dict(ctx.meta.get(_GROUP_OPTIONS, {}))
+
+
 def _pass_down(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """Keep a group's ``--config``/``--data-dir`` for its subcommands
     (:func:`_from_group`); the group's own callback never sees it."""

@@ -13,6 +13,7 @@ from proxy.cli.common import (
     config_option,
     data_dir_option,
     echo_json,
+    group_options,
     open_engine,
     store_group_options,
 )
@@ -85,14 +86,19 @@ def memory_restore(item_ref: str, reason: str, tenant: str | None, role: str | N
                  data_dir)
 
 
-@click.group("prefs")
+@click.group("prefs", invoke_without_command=True)
 @store_group_options
-def memory_prefs() -> None:
+@click.pass_context
+def memory_prefs(ctx: click.Context) -> None:
     """User preferences (written only by the user: here, the admin API, /memory prefs).
 
     Preferences belong to a tenant and role, not to a session: they apply to every
     conversation of that role, so these commands take no ``--session``.
-    ``--config`` and ``--data-dir`` go before or after the subcommand."""
+    ``--config`` and ``--data-dir`` go before or after the subcommand. Without a
+    subcommand: ``list``, as ``/memory prefs`` does in a chat."""
+    if ctx.invoked_subcommand is None:
+        given = {name: value for name, (value, _) in group_options(ctx).items()}
+        ctx.invoke(prefs_list, config=given.get("config"), data_dir=given.get("data_dir"))
 
 
 tenant_option = click.option(
