@@ -282,8 +282,19 @@ async def test_doctor_counts_an_indexer_behind_at_the_start_as_at_work(
     assert any(p.startswith("text index disagrees with SQLite") for p in problems)
 
 
+def _free_port_env() -> dict[str, str]:
+    """A configured port nothing listens on: doctor's "serve would fail now" check
+    must not depend on what else listens on 8787 (the README's step-1 proxy may)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return {"LCM_PROXY__PORT": str(s.getsockname()[1])}
+
+
 def _doctor_json(data_dir: Path) -> dict[str, Any]:
-    result = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data_dir)])
+    result = CliRunner().invoke(main, ["doctor", "--json", "--data-dir", str(data_dir)],
+                                env=_free_port_env())
     assert result.exit_code == 0, result.output
     report: dict[str, Any] = orjson.loads(result.stdout)
     return report
@@ -333,7 +344,8 @@ def test_doctor_names_what_holds_the_data_dir_and_warns_when_it_does_not_answer(
     lock = DataDirLock(data, "serve")
     (data / LOCK_FILENAME).write_text(f"{pid}\n")  # what proxies before the URL wrote
     try:
-        text = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)])
+        text = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)],
+                                  env=_free_port_env())
     finally:
         lock.release()
     assert f"running proxy:   serve, pid {pid}\n" in text.stdout
