@@ -88,3 +88,53 @@ async def test_a_pasted_instruction_never_reaches_another_conversations_block(
     texts = [r["text"] for r in sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT text FROM memory_items")])]
     assert not [t for t in texts if "evil.example" in t], texts
+
+
+# -- class 22: the same things swapped across a one-way relation merged as a restatement -------
+@pytest.mark.parametrize("first, then", [
+    ("I prefer tabs over spaces.", "I prefer spaces over tabs."),
+    ("I'd rather use Postgres than MySQL.", "I'd rather use MySQL than Postgres."),
+    ("Alice reports to Bob.", "Bob reports to Alice."),
+])
+def test_the_same_words_the_other_way_round_are_a_rival_not_a_restatement(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)
+    assert (old["text"], new["text"]) == (first, then)
+    assert old["status"] == new["status"] == "active"
+    assert new["conflict_with"] == old["id"]
+
+
+def test_a_reversed_switch_keeps_its_own_words(engine: Engine) -> None:
+    put(engine, "I switched from npm to pnpm.")
+    put(engine, "I switched from pnpm to npm.")
+    assert [r["text"] for r in rows(engine) if r["status"] == "active"] == [
+        "I switched from npm to pnpm.", "I switched from pnpm to npm."], rows(engine)
+
+
+@pytest.mark.parametrize("first, then", [
+    # reworded, or a second thing after the relation word: still one statement
+    ("My manager is Dana.", "Reminder: Dana is my manager."),
+    ("I prefer tabs over spaces.", "Reminder: I prefer tabs over spaces."),
+    ("I prefer tabs over spaces in Python.", "In Python I prefer tabs over spaces."),
+])
+def test_a_reworded_statement_across_a_relation_word_is_still_one_item(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    assert len([r for r in rows(engine) if r["status"] == "active"]) == 1, rows(engine)
+
+
+async def test_a_reversed_preference_is_not_shown_as_the_old_one(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="style")
+    await first.say("I prefer tabs over spaces.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="style 2")
+    await second.say("I prefer spaces over tabs.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="new repo")
+    await later.say("Tabs or spaces for this repo?")
+    block = block_of(later.upstream_last_user())
+    assert "I prefer spaces over tabs." in block, block
