@@ -138,3 +138,47 @@ async def test_a_reversed_preference_is_not_shown_as_the_old_one(
     await later.say("Tabs or spaces for this repo?")
     block = block_of(later.upstream_last_user())
     assert "I prefer spaces over tabs." in block, block
+
+
+# -- class 23: "forget that I …" leaves the statement in every later block ---------------------
+@pytest.mark.parametrize("said, forget, question", [
+    ("I live in Berlin.", "Please forget that I live in Berlin.", "Where do I live?"),
+    ("My team uses Jira for tickets.", "Forget about the fact that my team uses Jira.",
+     "Which ticket tracker does my team use?"),
+    ("我住在柏林。", "忘掉我住在柏林这件事。", "我住在哪里？"),
+    ("我喜欢喝绿茶。", "把我喜欢喝绿茶这件事忘了吧。", "我喜欢喝什么茶？"),
+    ("私はベルリンに住んでいます。", "私がベルリンに住んでいることは忘れてください。",
+     "私はどこに住んでいますか？"),
+])
+async def test_a_statement_the_user_asked_to_forget_leaves_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, forget: str,
+        question: str) -> None:
+    first = Agent(proxy, upstream, session="profile")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="privacy")
+    await second.say(forget)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert "柏林" not in block and "ベルリン" not in block and "Berlin" not in block, block
+    assert "Jira" not in block and "绿茶" not in block, block
+    status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT status FROM memory_items WHERE text = ?", (said,))])
+    assert status == [{"status": "retracted"}], status
+
+
+@pytest.mark.parametrize("text", [
+    "Don't forget that I live in Berlin when you suggest restaurants.",  # a reminder
+    "I forgot that I live in Berlin.",
+    "我忘了我住在柏林。",  # "I forgot": no order to forget
+    "我昨天忘了。",
+    "私は忘れていました。",
+])
+def test_forgetting_said_of_oneself_or_a_reminder_withdraws_nothing(
+        engine: Engine, text: str) -> None:
+    put(engine, "I live in Berlin.")
+    put(engine, text)
+    assert "retraction" not in {ex.kind for ex in extract(text)}
+    assert rows(engine)[0]["status"] == "active"
