@@ -182,3 +182,35 @@ def test_forgetting_said_of_oneself_or_a_reminder_withdraws_nothing(
     put(engine, text)
     assert "retraction" not in {ex.kind for ex in extract(text)}
     assert rows(engine)[0]["status"] == "active"
+
+
+# -- class 24: "don't remember this" / "off the record" stored and recalled anyway ------------
+@pytest.mark.parametrize("text, secret", [
+    ("Don't remember this, but my salary is 95000 EUR.", "95000"),
+    ("Off the record: I am interviewing at Globex next week.", "Globex"),
+    ("Please don't save this to your memory: my court date is on 2026-12-18.", "court"),
+    ("这个别记：我的月薪是三万元。", "三万"),
+    ("これは覚えないで、来月トヨタに転職します。", "トヨタ"),
+])
+async def test_a_message_the_user_keeps_out_of_memory_reaches_no_other_block(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str, secret: str) -> None:
+    first = Agent(proxy, upstream, session="confidential")
+    await first.say(text)
+    await first.say("I prefer short answers.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(f"Remind me: {secret}?")
+    block = block_of(later.upstream_last_user())
+    assert "I prefer short answers." in block, block  # the rest of the chat is remembered
+    assert secret not in block, block
+    kept = [r["text"] for r in rows(proxy.engine) if r["kind"] != "question"]
+    assert not [t for t in kept if secret in t], kept
+
+
+@pytest.mark.parametrize("text", [
+    "Don't log the password.",  # orders about the work, not about memory
+    "不要记录日志。",
+    "Don't forget that I live in Berlin.",
+])
+def test_orders_about_logging_or_reminders_are_no_opt_out(text: str) -> None:
+    assert extract(text), text

@@ -37,7 +37,7 @@ from typing import Protocol
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
-from memory_core.extraction import replacement, retraction, rules_cjk, rules_en
+from memory_core.extraction import opt_out, replacement, retraction, rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
@@ -407,10 +407,14 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
     items; any other role (tool, system) yields nothing. Items come in text order; each
     ``text`` is a verbatim substring of ``text`` (for task lines, the part after the
     label). Fenced code, block quotes, URLs and quoted spans are never read as
-    statements. Never raises for any ``str`` input; work is linear in its length.
+    statements; a user message that asks memory not to keep it ("Don't remember
+    this", "off the record", 这个别记, これは覚えないで: :mod:`.opt_out`) yields nothing.
+    Never raises for any ``str`` input; work is linear in its length.
     """
     if speaker not in ("user", "assistant") or not text or not text.strip():
         return []
+    if speaker == "user" and opt_out.opted_out(text):
+        return []  # "Don't remember this, but …": the user keeps it out of memory
     return _Message(text, speaker).items()
 
 
