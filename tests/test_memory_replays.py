@@ -214,3 +214,31 @@ async def test_a_message_the_user_keeps_out_of_memory_reaches_no_other_block(
 ])
 def test_orders_about_logging_or_reminders_are_no_opt_out(text: str) -> None:
     assert extract(text), text
+
+
+# -- class 25: a standing rule asked as a question is dropped as a one-off request -------------
+@pytest.mark.parametrize("asked", [
+    "Could you always answer in bullet points from now on?",
+    "Can you please never use emojis in commit messages?",
+    "以后能不能都用中文回答？",
+    "これからは敬語で答えてもらえますか？",
+])
+async def test_a_rule_asked_as_a_question_stands_in_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream, asked: str) -> None:
+    first = Agent(proxy, upstream, session="setup")
+    await first.say(asked)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="work")
+    await later.say("Summarise the release notes and write the commit message.")
+    block = block_of(later.upstream_last_user())
+    assert asked in block, block
+
+
+@pytest.mark.parametrize("text", [
+    "Could you answer in bullet points?",  # this answer only
+    "Can you check if the tests always pass?",  # "always" inside what is asked once
+    "能不能帮我看一下这个函数？",
+    "Do you always use tabs?",
+])
+def test_a_request_for_this_answer_is_no_rule(text: str) -> None:
+    assert "constraint" not in {ex.kind for ex in extract(text)}, extract(text)

@@ -35,9 +35,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from memory_core.extraction import (
+    asked_rule,
+    opt_out,
+    replacement,
+    retraction,
+    rules_cjk,
+    rules_en,
+)
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
-from memory_core.extraction import opt_out, replacement, retraction, rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
@@ -643,7 +650,14 @@ class _Message:
                 self.out.append(_item(self.text, c, verdict, correction))
         elif question:
             c = _build(sc, a, body, b, lang, question, toks=toks)
-            if not (rules.is_request(c) or rules.is_hypothetical(c)):
+            subject = rules.question_subject(c) if lang == "en" else None
+            if asked_rule.standing(rest, lang, rules.is_request(c)) and (
+                    subject is not None or lang != "en"):
+                # "Could you always answer in bullet points from now on?": a rule (a
+                # CJK question's key keeps its time words, これ of これからは: none)
+                rule = Verdict("constraint", subject, asked_rule.prohibits(rest, lang))
+                self.out.append(_item(self.text, c, rule, correction))
+            elif not (rules.is_request(c) or rules.is_hypothetical(c)):
                 asked = Verdict("question", rules.question_subject(c))
                 self.out.append(_item(self.text, c, asked, correction))
         else:
