@@ -242,3 +242,32 @@ async def test_a_rule_asked_as_a_question_stands_in_another_conversation(
 ])
 def test_a_request_for_this_answer_is_no_rule(text: str) -> None:
     assert "constraint" not in {ex.kind for ex in extract(text)}, extract(text)
+
+
+# -- class 26: Markdown emphasis hides a statement --------------------------------------------
+async def test_a_statement_in_markdown_emphasis_is_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="notes")
+    await first.say("**I prefer** dark mode in every editor.")
+    await first.say("__Always__ run the linter before pushing.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="editor setup")
+    await later.say("Set up my editor: theme, linter and indentation.")
+    block = block_of(later.upstream_last_user())
+    assert "**I prefer** dark mode in every editor." in block, block
+    kinds = {r["text"]: r["kind"] for r in rows(proxy.engine)}
+    assert kinds.get("__Always__ run the linter before pushing.") == "constraint", kinds
+
+
+@pytest.mark.parametrize("text, word", [
+    ("Rename __init__.py to main.py.", "__init__"),  # a name, not emphasis
+    ("Use **kwargs in the wrapper.", "**kwargs"),
+    ("The glob is *.py and *.txt.", "*.py"),
+])
+def test_names_with_underscores_and_stars_keep_them(text: str, word: str) -> None:
+    assert all(word in ex.text for ex in extract(text) if ex.subject), extract(text)
+
+
+def test_struck_through_words_are_no_part_of_the_statement() -> None:
+    (pref,) = extract("I prefer ~~tabs~~ spaces.")
+    assert pref.kind == "preference" and pref.subject == "spaces", pref

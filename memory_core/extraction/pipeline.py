@@ -65,6 +65,7 @@ from memory_core.extraction.prepare import (
     fold_traditional,
     masked_code,
     prepare,
+    with_emphasis,
 )
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
 from memory_core.extraction.segment import Sentence, segment
@@ -472,6 +473,8 @@ class _Message:
                 continue  # "Release checklist for v2.3:" titles the list below: no statement
             self.list_number = sent.number
             self._sentence(sc, sent.start, sent.end, lang, labelled)
+        if "*" in self.text or "__" in self.text:
+            self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
 
     def _task_line(self, sc: str, sent: Sentence, lang: str, labelled: bool) -> bool:
