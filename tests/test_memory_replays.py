@@ -271,3 +271,27 @@ def test_names_with_underscores_and_stars_keep_them(text: str, word: str) -> Non
 def test_struck_through_words_are_no_part_of_the_statement() -> None:
     (pref,) = extract("I prefer ~~tabs~~ spaces.")
     assert pref.kind == "preference" and pref.subject == "spaces", pref
+
+
+# -- class 27: a change stated after "…, so now" is lost -----------------------------------
+@pytest.mark.parametrize("before, change, question, new", [
+    ("I live in Berlin.", "We sold the flat, so now we live in Munich.", "Where do I live?",
+     "we live in Munich."),
+    ("I have 2 cats.", "We adopted another one, so now I have 3 cats.", "How many cats do I have?",
+     "I have 3 cats."),
+    ("The API timeout is 30 s.", "We upgraded the gateway, and now the API timeout is 45 s.",
+     "What is the API timeout?", "the API timeout is 45 s."),
+])
+async def test_a_change_after_so_now_replaces_the_old_value(
+        proxy: RunningProxy, upstream: FakeUpstream, before: str, change: str, question: str,
+        new: str) -> None:
+    first = Agent(proxy, upstream, session="then")
+    await first.say(before)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="now")
+    await second.say(change)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert f"{new} (corrects msg 2" in block, block

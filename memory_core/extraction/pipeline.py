@@ -260,6 +260,10 @@ _AND = frozenset(("and",))
 _BETWEEN = re.compile(r"\b(?:between|from)\s", re.I)
 
 
+_NOW_LEAD = re.compile(r"(?:now|these\s+days|nowadays)\b[\s,]*", re.I)
+"""An update cue that opens a clause after a joint ("…, so now I have three kids")."""
+
+
 def _is_order(clause: str) -> bool:
     """Whether an English clause is an instruction ("skip the pleasantries")."""
     return bool(lx.EN_IMPERATIVE.match(clause) or _ORDER_CUE.match(clause))
@@ -868,6 +872,18 @@ class _Message:
             scope = _SCOPE_LEAD.match(sc, cbody, end) if lang == "en" else None
             if scope is not None and _has_content(sc[scope.end():end]):
                 cbody = scope.end()  # "In this repo(,) we never push to main": the rule
+            now_lead = None
+            if lang == "en" and i and self.speaker == "user":
+                # "…, so now I have three kids": the clause's update lead, read as a
+                # sentence's (_update), else the clause says nothing to the rules
+                now_lead = lx.EN_UPDATE_LEAD.match(sc[cbody:end]) or _NOW_LEAD.match(sc, cbody, end)
+                lead_end = now_lead.end() if now_lead and now_lead.re is _NOW_LEAD \
+                    else cbody + now_lead.end() if now_lead else cbody
+                if now_lead and lead_end > cbody and _has_content(sc[lead_end:end]) \
+                        and not lx.EN_RULE_LEAD.match(now_lead.group()):
+                    cbody = lead_end
+                else:
+                    now_lead = None
             ctoks = toks if len(spans) == 1 and (start, end) == spans[0] else None
             c = _build(sc, a if i == 0 and start <= body else cbody, cbody, end, lang, False,
                        quantities, ctoks)
@@ -905,7 +921,9 @@ class _Message:
             else:
                 if self.revise_upto is not None and not marked:
                     revises = revises or c.start < self.revise_upto
-                if self.update_at is not None and not marked:
+                if now_lead is not None and not marked:
+                    revises = True
+                elif self.update_at is not None and not marked:
                     # an unmarked update revises only the clause that holds its cue
                     revises = c.start <= self.update_at <= c.end
                     if revises and verdict.subject not in lx.NAME_KEYS:
