@@ -295,3 +295,29 @@ async def test_a_change_after_so_now_replaces_the_old_value(
     await later.say(question)
     block = block_of(later.upstream_last_user())
     assert f"{new} (corrects msg 2" in block, block
+
+
+# -- class 21 again: ironic praise of a misfortune stored as a liking -------------------------
+@pytest.mark.parametrize("text", [
+    "Oh great, I just love it when the build breaks on Friday evening.",
+    "I love it when CI fails right before a release.",
+    "Oh wonderful, another merge conflict, I just love those.",
+])
+async def test_ironic_praise_never_becomes_a_preference(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str) -> None:
+    first = Agent(proxy, upstream, session="rant")
+    await first.say(text)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What do I love about builds, CI and merge conflicts?")
+    block = block_of(later.upstream_last_user())
+    assert text not in block, block
+    assert not [r for r in rows(proxy.engine) if r["kind"] == "preference"], rows(proxy.engine)
+
+
+@pytest.mark.parametrize("text", [
+    "I love Python.", "Great, I love the new design.", "I like it when the tests are fast.",
+    "I love when my code works on the first try.",
+])
+def test_a_plain_liking_is_still_a_preference(text: str) -> None:
+    assert [ex.kind for ex in extract(text)] == ["preference"], extract(text)

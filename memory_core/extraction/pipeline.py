@@ -37,6 +37,7 @@ from typing import Protocol
 
 from memory_core.extraction import (
     asked_rule,
+    irony,
     opt_out,
     replacement,
     retraction,
@@ -902,8 +903,9 @@ class _Message:
             if verdict is None and correction and i == 0 and key(c.core, lang) \
                     and not (lang == "en" and _CHAT_AFTER_LEAD.match(c.core)):
                 verdict = Verdict("fact", key(c.core, lang))  # "Sorry, I meant Eastern time."
-            if verdict is None:
-                continue
+            if verdict is None or (verdict.kind == "preference" and lang == "en"
+                                   and irony.ironic(sc[a:b])):
+                continue  # "Oh great, I just love it when the build breaks": no liking
             if verdict.subject is None and subject_before:
                 verdict = Verdict(verdict.kind, subject_before, verdict.negated)
             kind_before, subject_before = verdict.kind, verdict.subject
