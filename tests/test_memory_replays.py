@@ -321,3 +321,27 @@ async def test_ironic_praise_never_becomes_a_preference(
 ])
 def test_a_plain_liking_is_still_a_preference(text: str) -> None:
     assert [ex.kind for ex in extract(text)] == ["preference"], extract(text)
+
+
+# -- class 28: an English sentence holding Chinese words is read as Chinese, and lost --------
+async def test_english_sentences_with_chinese_names_are_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="about me")
+    await first.say("I live in 北京.")
+    await first.say("I'm learning 中文, and my teacher says 我的发音很好.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live, and which language am I learning?")
+    block = block_of(later.upstream_last_user())
+    assert "I live in 北京." in block, block
+    assert "I'm learning 中文" in block, block
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("I work at 腾讯.", "en"),
+    ("我们用 GitHub Actions 做 CI。", "zh"),  # Chinese that names English tools
+    ("我的老板是 Alice。", "zh"),
+])
+def test_the_frame_of_a_mixed_sentence_decides_its_language(text: str, lang: str) -> None:
+    items = extract(text)
+    assert items and {ex.lang for ex in items} == {lang}, items

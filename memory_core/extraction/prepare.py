@@ -652,13 +652,28 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
+_EN_FRAME_START = re.compile(r"\W*(?:i|i'm|i've|my|we|we're|our|the|this|it's|you|your)\b", re.I)
+_EN_FUNCTION = re.compile(r"\b(?:i|i'm|i've|my|me|we|our|is|are|am|was|the|a|an|in|at|on|to"
+                          r"|of|for|with|and|as|from|by)\b", re.I)
+
+
+def _english_frame(text: str) -> bool:
+    """Whether English words carry a sentence that holds Chinese names or phrases: it
+    opens with an English pronoun or article and holds two English function words
+    ("I live in 北京.", "I'm learning 中文, and my teacher says 我的发音很好."); a sentence
+    that opens in Chinese ("我们用 GitHub Actions 做 CI") never is."""
+    head = text.lstrip()
+    return bool(_EN_FRAME_START.match(head)) and len(_EN_FUNCTION.findall(head)) >= 2
+
+
 def detect_lang(text: str, default: str = "en") -> str:
     """Dominant script of ``text``: ``"ja"`` when kana are present in earnest, ``"zh"``
     when Han characters carry the sentence, else ``"en"``; ``default`` when no letters.
 
     Kana never occur in Chinese, so a tenth of the CJK characters being kana is decisive;
     Han characters win over Latin when they are at least a quarter as many (CJK packs a
-    word into one or two characters: "我们用 GitHub Actions 做 CI" is Chinese).
+    word into one or two characters: "我们用 GitHub Actions 做 CI" is Chinese), unless
+    English words frame the sentence (:func:`_english_frame`: "I live in 北京.").
     """
     if text.isascii():
         return "en" if _LATIN.search(text) else default
@@ -667,7 +682,7 @@ def detect_lang(text: str, default: str = "en") -> str:
     latin = len(_LATIN.findall(text))
     if kana and kana * 10 >= kana + han:
         return "ja"
-    if han >= 2 and han * 4 >= latin:
+    if han >= 2 and han * 4 >= latin and not _english_frame(text):
         return "zh"
     if han and not latin:
         return "zh"
