@@ -345,3 +345,34 @@ async def test_english_sentences_with_chinese_names_are_remembered(
 def test_the_frame_of_a_mixed_sentence_decides_its_language(text: str, lang: str) -> None:
     items = extract(text)
     assert items and {ex.lang for ex in items} == {lang}, items
+
+
+# -- class 29: a branch continued after an edit leaves both rival values current ---------------
+async def test_the_branch_continued_last_gives_the_one_current_value(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, session="trip")
+    await agent.say("Hi there.")
+    await agent.say("Let's plan the trip.")
+    base = list(agent.messages)
+    await agent.say("My budget is 500 EUR.")
+    branch_a = list(agent.messages)
+    agent.messages = list(base)
+    await agent.say("My budget is 800 EUR.")  # the user edits the message: branch B
+    branch_b = list(agent.messages)
+
+    async def current() -> list[str]:
+        await proxy.settle()
+        return [r["text"] for r in rows(proxy.engine)
+                if r["status"] == "active" and r["text"].startswith("My budget")]
+
+    assert await current() == ["My budget is 800 EUR."]
+    agent.messages = branch_a  # back to branch A, and on with it
+    await agent.say("Find hotels within that budget.")
+    assert await current() == ["My budget is 500 EUR."]
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is my budget?")
+    block = block_of(later.upstream_last_user())
+    assert "500 EUR" in block and "800 EUR" not in block, block
+    agent.messages = branch_b  # and B again
+    await agent.say("Book the cheapest one.")
+    assert await current() == ["My budget is 800 EUR."]
