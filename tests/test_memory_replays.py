@@ -297,7 +297,7 @@ async def test_a_change_after_so_now_replaces_the_old_value(
     assert f"{new} (corrects msg 2" in block, block
 
 
-# -- class 21 again: ironic praise of a misfortune stored as a liking -------------------------
+# -- class 28 (a second form of 21): ironic praise of a misfortune stored as a liking --------
 @pytest.mark.parametrize("text", [
     "Oh great, I just love it when the build breaks on Friday evening.",
     "I love it when CI fails right before a release.",
@@ -323,7 +323,7 @@ def test_a_plain_liking_is_still_a_preference(text: str) -> None:
     assert [ex.kind for ex in extract(text)] == ["preference"], extract(text)
 
 
-# -- class 28: an English sentence holding Chinese words is read as Chinese, and lost --------
+# -- class 29: an English sentence holding Chinese words is read as Chinese, and lost --------
 async def test_english_sentences_with_chinese_names_are_remembered(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="about me")
@@ -347,7 +347,7 @@ def test_the_frame_of_a_mixed_sentence_decides_its_language(text: str, lang: str
     assert items and {ex.lang for ex in items} == {lang}, items
 
 
-# -- class 29: a branch continued after an edit leaves both rival values current ---------------
+# -- class 30: a branch continued after an edit leaves both rival values current ---------------
 async def test_the_branch_continued_last_gives_the_one_current_value(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     agent = Agent(proxy, upstream, session="trip")
