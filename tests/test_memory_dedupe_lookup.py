@@ -271,8 +271,8 @@ def test_reworded_finds_what_the_newest_items_scan_found(tmp_path: Path) -> None
                 for kind in {ex.kind, "fact"}:
                     for speaker in ("", "ana"):
                         want = _old_reworded(c, SCOPE, ex, kind, speaker)
-                        got = memory._reworded(engine.store.tx_on(c), SCOPE, ex, kind,
-                                               speaker)
+                        got, _ = memory._reworded(engine.store.tx_on(c), SCOPE, ex, kind,
+                                                  speaker)
                         assert (got["id"] if got is not None else None) == want, ex.text
                         found += want is not None
             return found

@@ -88,3 +88,291 @@ async def test_a_pasted_instruction_never_reaches_another_conversations_block(
     texts = [r["text"] for r in sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT text FROM memory_items")])]
     assert not [t for t in texts if "evil.example" in t], texts
+
+
+# -- class 22: the same things swapped across a one-way relation merged as a restatement -------
+@pytest.mark.parametrize("first, then", [
+    ("I prefer tabs over spaces.", "I prefer spaces over tabs."),
+    ("I'd rather use Postgres than MySQL.", "I'd rather use MySQL than Postgres."),
+    ("Alice reports to Bob.", "Bob reports to Alice."),
+])
+def test_the_same_words_the_other_way_round_are_a_rival_not_a_restatement(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)
+    assert (old["text"], new["text"]) == (first, then)
+    assert old["status"] == new["status"] == "active"
+    assert new["conflict_with"] == old["id"]
+
+
+def test_a_reversed_switch_keeps_its_own_words(engine: Engine) -> None:
+    put(engine, "I switched from npm to pnpm.")
+    put(engine, "I switched from pnpm to npm.")
+    assert [r["text"] for r in rows(engine) if r["status"] == "active"] == [
+        "I switched from npm to pnpm.", "I switched from pnpm to npm."], rows(engine)
+
+
+@pytest.mark.parametrize("first, then", [
+    # reworded, or a second thing after the relation word: still one statement
+    ("My manager is Dana.", "Reminder: Dana is my manager."),
+    ("I prefer tabs over spaces.", "Reminder: I prefer tabs over spaces."),
+    ("I prefer tabs over spaces in Python.", "In Python I prefer tabs over spaces."),
+])
+def test_a_reworded_statement_across_a_relation_word_is_still_one_item(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    assert len([r for r in rows(engine) if r["status"] == "active"]) == 1, rows(engine)
+
+
+async def test_a_reversed_preference_is_not_shown_as_the_old_one(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="style")
+    await first.say("I prefer tabs over spaces.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="style 2")
+    await second.say("I prefer spaces over tabs.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="new repo")
+    await later.say("Tabs or spaces for this repo?")
+    block = block_of(later.upstream_last_user())
+    assert "I prefer spaces over tabs." in block, block
+
+
+# -- class 23: "forget that I …" leaves the statement in every later block ---------------------
+@pytest.mark.parametrize("said, forget, question", [
+    ("I live in Berlin.", "Please forget that I live in Berlin.", "Where do I live?"),
+    ("My team uses Jira for tickets.", "Forget about the fact that my team uses Jira.",
+     "Which ticket tracker does my team use?"),
+    ("我住在柏林。", "忘掉我住在柏林这件事。", "我住在哪里？"),
+    ("我喜欢喝绿茶。", "把我喜欢喝绿茶这件事忘了吧。", "我喜欢喝什么茶？"),
+    ("私はベルリンに住んでいます。", "私がベルリンに住んでいることは忘れてください。",
+     "私はどこに住んでいますか？"),
+])
+async def test_a_statement_the_user_asked_to_forget_leaves_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, forget: str,
+        question: str) -> None:
+    first = Agent(proxy, upstream, session="profile")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="privacy")
+    await second.say(forget)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert "柏林" not in block and "ベルリン" not in block and "Berlin" not in block, block
+    assert "Jira" not in block and "绿茶" not in block, block
+    status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT status FROM memory_items WHERE text = ?", (said,))])
+    assert status == [{"status": "retracted"}], status
+
+
+@pytest.mark.parametrize("text", [
+    "Don't forget that I live in Berlin when you suggest restaurants.",  # a reminder
+    "I forgot that I live in Berlin.",
+    "我忘了我住在柏林。",  # "I forgot": no order to forget
+    "我昨天忘了。",
+    "私は忘れていました。",
+])
+def test_forgetting_said_of_oneself_or_a_reminder_withdraws_nothing(
+        engine: Engine, text: str) -> None:
+    put(engine, "I live in Berlin.")
+    put(engine, text)
+    assert "retraction" not in {ex.kind for ex in extract(text)}
+    assert rows(engine)[0]["status"] == "active"
+
+
+# -- class 24: "don't remember this" / "off the record" stored and recalled anyway ------------
+@pytest.mark.parametrize("text, secret", [
+    ("Don't remember this, but my salary is 95000 EUR.", "95000"),
+    ("Off the record: I am interviewing at Globex next week.", "Globex"),
+    ("Please don't save this to your memory: my court date is on 2026-12-18.", "court"),
+    ("这个别记：我的月薪是三万元。", "三万"),
+    ("これは覚えないで、来月トヨタに転職します。", "トヨタ"),
+])
+async def test_a_message_the_user_keeps_out_of_memory_reaches_no_other_block(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str, secret: str) -> None:
+    first = Agent(proxy, upstream, session="confidential")
+    await first.say(text)
+    await first.say("I prefer short answers.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(f"Remind me: {secret}?")
+    block = block_of(later.upstream_last_user())
+    assert "I prefer short answers." in block, block  # the rest of the chat is remembered
+    assert secret not in block, block
+    kept = [r["text"] for r in rows(proxy.engine) if r["kind"] != "question"]
+    assert not [t for t in kept if secret in t], kept
+
+
+@pytest.mark.parametrize("text", [
+    "Don't log the password.",  # orders about the work, not about memory
+    "不要记录日志。",
+    "Don't forget that I live in Berlin.",
+])
+def test_orders_about_logging_or_reminders_are_no_opt_out(text: str) -> None:
+    assert extract(text), text
+
+
+# -- class 25: a standing rule asked as a question is dropped as a one-off request -------------
+@pytest.mark.parametrize("asked", [
+    "Could you always answer in bullet points from now on?",
+    "Can you please never use emojis in commit messages?",
+    "以后能不能都用中文回答？",
+    "これからは敬語で答えてもらえますか？",
+])
+async def test_a_rule_asked_as_a_question_stands_in_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream, asked: str) -> None:
+    first = Agent(proxy, upstream, session="setup")
+    await first.say(asked)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="work")
+    await later.say("Summarise the release notes and write the commit message.")
+    block = block_of(later.upstream_last_user())
+    assert asked in block, block
+
+
+@pytest.mark.parametrize("text", [
+    "Could you answer in bullet points?",  # this answer only
+    "Can you check if the tests always pass?",  # "always" inside what is asked once
+    "能不能帮我看一下这个函数？",
+    "Do you always use tabs?",
+])
+def test_a_request_for_this_answer_is_no_rule(text: str) -> None:
+    assert "constraint" not in {ex.kind for ex in extract(text)}, extract(text)
+
+
+# -- class 26: Markdown emphasis hides a statement --------------------------------------------
+async def test_a_statement_in_markdown_emphasis_is_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="notes")
+    await first.say("**I prefer** dark mode in every editor.")
+    await first.say("__Always__ run the linter before pushing.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="editor setup")
+    await later.say("Set up my editor: theme, linter and indentation.")
+    block = block_of(later.upstream_last_user())
+    assert "**I prefer** dark mode in every editor." in block, block
+    kinds = {r["text"]: r["kind"] for r in rows(proxy.engine)}
+    assert kinds.get("__Always__ run the linter before pushing.") == "constraint", kinds
+
+
+@pytest.mark.parametrize("text, word", [
+    ("Rename __init__.py to main.py.", "__init__"),  # a name, not emphasis
+    ("Use **kwargs in the wrapper.", "**kwargs"),
+    ("The glob is *.py and *.txt.", "*.py"),
+])
+def test_names_with_underscores_and_stars_keep_them(text: str, word: str) -> None:
+    assert all(word in ex.text for ex in extract(text) if ex.subject), extract(text)
+
+
+def test_struck_through_words_are_no_part_of_the_statement() -> None:
+    (pref,) = extract("I prefer ~~tabs~~ spaces.")
+    assert pref.kind == "preference" and pref.subject == "spaces", pref
+
+
+# -- class 27: a change stated after "…, so now" is lost -----------------------------------
+@pytest.mark.parametrize("before, change, question, new", [
+    ("I live in Berlin.", "We sold the flat, so now we live in Munich.", "Where do I live?",
+     "we live in Munich."),
+    ("I have 2 cats.", "We adopted another one, so now I have 3 cats.", "How many cats do I have?",
+     "I have 3 cats."),
+    ("The API timeout is 30 s.", "We upgraded the gateway, and now the API timeout is 45 s.",
+     "What is the API timeout?", "the API timeout is 45 s."),
+])
+async def test_a_change_after_so_now_replaces_the_old_value(
+        proxy: RunningProxy, upstream: FakeUpstream, before: str, change: str, question: str,
+        new: str) -> None:
+    first = Agent(proxy, upstream, session="then")
+    await first.say(before)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="now")
+    await second.say(change)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert f"{new} (corrects msg 2" in block, block
+
+
+# -- class 28 (a second form of 21): ironic praise of a misfortune stored as a liking --------
+@pytest.mark.parametrize("text", [
+    "Oh great, I just love it when the build breaks on Friday evening.",
+    "I love it when CI fails right before a release.",
+    "Oh wonderful, another merge conflict, I just love those.",
+])
+async def test_ironic_praise_never_becomes_a_preference(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str) -> None:
+    first = Agent(proxy, upstream, session="rant")
+    await first.say(text)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What do I love about builds, CI and merge conflicts?")
+    block = block_of(later.upstream_last_user())
+    assert text not in block, block
+    assert not [r for r in rows(proxy.engine) if r["kind"] == "preference"], rows(proxy.engine)
+
+
+@pytest.mark.parametrize("text", [
+    "I love Python.", "Great, I love the new design.", "I like it when the tests are fast.",
+    "I love when my code works on the first try.",
+])
+def test_a_plain_liking_is_still_a_preference(text: str) -> None:
+    assert [ex.kind for ex in extract(text)] == ["preference"], extract(text)
+
+
+# -- class 29: an English sentence holding Chinese words is read as Chinese, and lost --------
+async def test_english_sentences_with_chinese_names_are_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="about me")
+    await first.say("I live in 北京.")
+    await first.say("I'm learning 中文, and my teacher says 我的发音很好.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live, and which language am I learning?")
+    block = block_of(later.upstream_last_user())
+    assert "I live in 北京." in block, block
+    assert "I'm learning 中文" in block, block
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("I work at 腾讯.", "en"),
+    ("我们用 GitHub Actions 做 CI。", "zh"),  # Chinese that names English tools
+    ("我的老板是 Alice。", "zh"),
+])
+def test_the_frame_of_a_mixed_sentence_decides_its_language(text: str, lang: str) -> None:
+    items = extract(text)
+    assert items and {ex.lang for ex in items} == {lang}, items
+
+
+# -- class 30: a branch continued after an edit leaves both rival values current ---------------
+async def test_the_branch_continued_last_gives_the_one_current_value(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, session="trip")
+    await agent.say("Hi there.")
+    await agent.say("Let's plan the trip.")
+    base = list(agent.messages)
+    await agent.say("My budget is 500 EUR.")
+    branch_a = list(agent.messages)
+    agent.messages = list(base)
+    await agent.say("My budget is 800 EUR.")  # the user edits the message: branch B
+    branch_b = list(agent.messages)
+
+    async def current() -> list[str]:
+        await proxy.settle()
+        return [r["text"] for r in rows(proxy.engine)
+                if r["status"] == "active" and r["text"].startswith("My budget")]
+
+    assert await current() == ["My budget is 800 EUR."]
+    agent.messages = branch_a  # back to branch A, and on with it
+    await agent.say("Find hotels within that budget.")
+    assert await current() == ["My budget is 500 EUR."]
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is my budget?")
+    block = block_of(later.upstream_last_user())
+    assert "500 EUR" in block and "800 EUR" not in block, block
+    agent.messages = branch_b  # and B again
+    await agent.say("Book the cheapest one.")
+    assert await current() == ["My budget is 800 EUR."]

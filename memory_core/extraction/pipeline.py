@@ -35,9 +35,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from memory_core.extraction import (
+    asked_rule,
+    irony,
+    opt_out,
+    replacement,
+    retraction,
+    rules_cjk,
+    rules_en,
+)
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
-from memory_core.extraction import replacement, retraction, rules_cjk, rules_en
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
@@ -59,6 +67,7 @@ from memory_core.extraction.prepare import (
     fold_traditional,
     masked_code,
     prepare,
+    with_emphasis,
 )
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
 from memory_core.extraction.segment import Sentence, segment
@@ -253,6 +262,10 @@ _AND = frozenset(("and",))
 _BETWEEN = re.compile(r"\b(?:between|from)\s", re.I)
 
 
+_NOW_LEAD = re.compile(r"(?:now|these\s+days|nowadays)\b[\s,]*", re.I)
+"""An update cue that opens a clause after a joint ("…, so now I have three kids")."""
+
+
 def _is_order(clause: str) -> bool:
     """Whether an English clause is an instruction ("skip the pleasantries")."""
     return bool(lx.EN_IMPERATIVE.match(clause) or _ORDER_CUE.match(clause))
@@ -408,10 +421,14 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
     items; any other role (tool, system) yields nothing. Items come in text order; each
     ``text`` is a verbatim substring of ``text`` (for task lines, the part after the
     label). Fenced code, block quotes, URLs and quoted spans are never read as
-    statements. Never raises for any ``str`` input; work is linear in its length.
+    statements; a user message that asks memory not to keep it ("Don't remember
+    this", "off the record", 这个别记, これは覚えないで: :mod:`.opt_out`) yields nothing.
+    Never raises for any ``str`` input; work is linear in its length.
     """
     if speaker not in ("user", "assistant") or not text or not text.strip():
         return []
+    if speaker == "user" and opt_out.opted_out(text):
+        return []  # "Don't remember this, but …": the user keeps it out of memory
     return _Message(text, speaker).items()
 
 
@@ -462,6 +479,8 @@ class _Message:
                 continue  # "Release checklist for v2.3:" titles the list below: no statement
             self.list_number = sent.number
             self._sentence(sc, sent.start, sent.end, lang, labelled)
+        if "*" in self.text or "__" in self.text:
+            self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
 
     def _task_line(self, sc: str, sent: Sentence, lang: str, labelled: bool) -> bool:
@@ -640,6 +659,7 @@ class _Message:
                 self.out.append(_item(self.text, c, verdict, correction))
         elif question:
             c = _build(sc, a, body, b, lang, question, toks=toks)
+            subject = rules.question_subject(c) if lang == "en" else None
             ask_at = lasting_request(sc, body, b, lang) \
                 if self.speaker == "user" and rules.is_request(c) else None
             if ask_at is not None:
@@ -648,6 +668,12 @@ class _Message:
                 # after its asking words where they lead
                 self._statements(sc, a, ask_at, b, lang, tokens(sc[ask_at:b])
                                  if lang == "en" else frozenset(), correction, "constraint")
+            elif asked_rule.standing(rest, lang, rules.is_request(c)) and (
+                    subject is not None or lang != "en"):
+                # "Could you always answer in bullet points from now on?": a rule (a
+                # CJK question's key keeps its time words, これ of これからは: none)
+                rule = Verdict("constraint", subject, asked_rule.prohibits(rest, lang))
+                self.out.append(_item(self.text, c, rule, correction))
             elif not (rules.is_request(c) or rules.is_hypothetical(c)):
                 asked = Verdict("question", rules.question_subject(c))
                 self.out.append(_item(self.text, c, asked, correction))
@@ -856,6 +882,18 @@ class _Message:
             scope = _SCOPE_LEAD.match(sc, cbody, end) if lang == "en" else None
             if scope is not None and _has_content(sc[scope.end():end]):
                 cbody = scope.end()  # "In this repo(,) we never push to main": the rule
+            now_lead = None
+            if lang == "en" and i and self.speaker == "user":
+                # "…, so now I have three kids": the clause's update lead, read as a
+                # sentence's (_update), else the clause says nothing to the rules
+                now_lead = lx.EN_UPDATE_LEAD.match(sc[cbody:end]) or _NOW_LEAD.match(sc, cbody, end)
+                lead_end = now_lead.end() if now_lead and now_lead.re is _NOW_LEAD \
+                    else cbody + now_lead.end() if now_lead else cbody
+                if now_lead and lead_end > cbody and _has_content(sc[lead_end:end]) \
+                        and not lx.EN_RULE_LEAD.match(now_lead.group()):
+                    cbody = lead_end
+                else:
+                    now_lead = None
             ctoks = toks if len(spans) == 1 and (start, end) == spans[0] else None
             c = _build(sc, a if i == 0 and start <= body else cbody, cbody, end, lang, False,
                        quantities, ctoks)
@@ -874,8 +912,9 @@ class _Message:
             if verdict is None and correction and i == 0 and key(c.core, lang) \
                     and not (lang == "en" and _CHAT_AFTER_LEAD.match(c.core)):
                 verdict = Verdict("fact", key(c.core, lang))  # "Sorry, I meant Eastern time."
-            if verdict is None:
-                continue
+            if verdict is None or (verdict.kind == "preference" and lang == "en"
+                                   and irony.ironic(sc[a:b])):
+                continue  # "Oh great, I just love it when the build breaks": no liking
             if verdict.subject is None and subject_before:
                 verdict = Verdict(verdict.kind, subject_before, verdict.negated)
             kind_before, subject_before = verdict.kind, verdict.subject
@@ -893,7 +932,9 @@ class _Message:
             else:
                 if self.revise_upto is not None and not marked:
                     revises = revises or c.start < self.revise_upto
-                if self.update_at is not None and not marked:
+                if now_lead is not None and not marked:
+                    revises = True
+                elif self.update_at is not None and not marked:
                     # an unmarked update revises only the clause that holds its cue
                     revises = c.start <= self.update_at <= c.end
                     if revises and verdict.subject not in lx.NAME_KEYS:

@@ -528,6 +528,43 @@ def user_words(text: str) -> str:
     return "".join(parts).strip()
 
 
+_EMPHASIS = re.compile(r"(?<![A-Za-z0-9_*\\])(\*\*|\*|__)(?=[^\s*])([^*\n]*?[^\s*\\])(\1)"
+                       r"(?![A-Za-z0-9_*])")
+"""Markdown emphasis ("**I prefer** dark mode", "I *always* use tabs", "__Always__ use
+tabs"): its delimiters are no words."""
+_STRUCK = re.compile(r"(?<!~)~~(?=[^\s~])[^~\n]*?[^\s~]~~(?!~)")
+"""Struck-through text ("I prefer ~~tabs~~ spaces"): what the user crossed out."""
+_CJK_TEXT = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _unemphasise(scan: str, chars: list[str]) -> None:
+    """Blank Markdown emphasis delimiters to spaces (a statement reads as its words:
+    "**I prefer** dark mode" as "I prefer dark mode"; ``__init__``, a name, keeps
+    them) and mask struck-through text whole (the user crossed it out)."""
+    for m in _EMPHASIS.finditer(scan):
+        if m.group(1) == "__" and " " not in m.group(2) and not m.group(2)[0].isupper():
+            continue
+        if _CJK_TEXT.search(m.group(2)):
+            continue  # a space would split a CJK sentence into clauses: left as it was
+        for i in (*range(m.start(1), m.end(1)), *range(m.start(3), m.end(3))):
+            chars[i] = " "
+    for m in _STRUCK.finditer(scan):
+        _blank(chars, m.start(), m.end())
+
+
+def with_emphasis(text: str, part: str) -> str:
+    """``part``, a substring of ``text`` read from the scan where emphasis delimiters
+    are blank (:func:`_unemphasise`), widened to the delimiter that opens it when it
+    holds the closing one but not the opening one ("I prefer** dark mode." →
+    "**I prefer** dark mode."); ``part`` itself otherwise."""
+    at = text.find(part)
+    for mark in ("**", "__", "*"):
+        if at >= len(mark) and text.startswith(mark, at - len(mark)) \
+                and part.count(mark) % 2 == 1:
+            return text[at - len(mark):at + len(part)]
+    return part
+
+
 def _blank(chars: list[str], start: int, end: int) -> None:
     for i in range(start, end):
         if chars[i] != "\n":
@@ -557,7 +594,8 @@ def prepare(text: str) -> str:
     scan = fold_width(text)
     client = client_spans(scan)
     machine = machine_spans(scan) if "\n" in scan or _MAY_BE_MACHINE.match(scan) else []
-    if not machine and not client and not _MAY_MASK.search(scan):
+    if not machine and not client and not _MAY_MASK.search(scan) and "*" not in scan \
+            and "__" not in scan:
         # plain prose: nothing to mask
         return scan.translate(_APOSTROPHES) if "\u2019" in scan else scan
     chars = list(scan)
@@ -569,6 +607,8 @@ def prepare(text: str) -> str:
     if ">" in scan:
         for m in _BLOCK_QUOTE.finditer(scan):
             _blank(chars, m.start(), m.end())
+    if "*" in scan or "__" in scan or "~~" in scan:
+        _unemphasise(scan, chars)
     if "://" in scan:
         for m in _URL.finditer(scan):
             _blank(chars, m.start(), m.start() + len(m.group().rstrip(".,;:!?)]}'\"")))
@@ -612,13 +652,28 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
+_EN_FRAME_START = re.compile(r"\W*(?:i|i'm|i've|my|we|we're|our|the|this|it's|you|your)\b", re.I)
+_EN_FUNCTION = re.compile(r"\b(?:i|i'm|i've|my|me|we|our|is|are|am|was|the|a|an|in|at|on|to"
+                          r"|of|for|with|and|as|from|by)\b", re.I)
+
+
+def _english_frame(text: str) -> bool:
+    """Whether English words carry a sentence that holds Chinese names or phrases: it
+    opens with an English pronoun or article and holds two English function words
+    ("I live in 北京.", "I'm learning 中文, and my teacher says 我的发音很好."); a sentence
+    that opens in Chinese ("我们用 GitHub Actions 做 CI") never is."""
+    head = text.lstrip()
+    return bool(_EN_FRAME_START.match(head)) and len(_EN_FUNCTION.findall(head)) >= 2
+
+
 def detect_lang(text: str, default: str = "en") -> str:
     """Dominant script of ``text``: ``"ja"`` when kana are present in earnest, ``"zh"``
     when Han characters carry the sentence, else ``"en"``; ``default`` when no letters.
 
     Kana never occur in Chinese, so a tenth of the CJK characters being kana is decisive;
     Han characters win over Latin when they are at least a quarter as many (CJK packs a
-    word into one or two characters: "我们用 GitHub Actions 做 CI" is Chinese).
+    word into one or two characters: "我们用 GitHub Actions 做 CI" is Chinese), unless
+    English words frame the sentence (:func:`_english_frame`: "I live in 北京.").
     """
     if text.isascii():
         return "en" if _LATIN.search(text) else default
@@ -627,7 +682,7 @@ def detect_lang(text: str, default: str = "en") -> str:
     latin = len(_LATIN.findall(text))
     if kana and kana * 10 >= kana + han:
         return "ja"
-    if han >= 2 and han * 4 >= latin:
+    if han >= 2 and han * 4 >= latin and not _english_frame(text):
         return "zh"
     if han and not latin:
         return "zh"

@@ -7,7 +7,10 @@ short anymore", "The emoji rule no longer applies", 算了，不用限制200字�
 an earlier rule, preference or decision of the speaker out of every later block. The
 writer finds the item the withdrawn phrase names
 (:func:`memory_core.items.supersession.retraction_target`) and retracts it; the message
-stays as evidence and no new item is stored.
+stays as evidence and no new item is stored. A statement of the user's own named
+whole after "forget (that)" ("Forget that I live in Berlin", 忘掉我住在柏林这件事,
+私がベルリンに住んでいることは忘れて) is withdrawn as something they said, whatever its
+kind; "Don't forget that I …" and 我忘了… ("I forgot") withdraw nothing.
 
 :func:`find` reads one sentence of the prepared scan and returns a :class:`Retraction`
 — the span of the phrase that names what is withdrawn — or ``None``. Only forms that
@@ -86,6 +89,13 @@ gave you"). The rule noun is the phrase's head; one that only qualifies another 
 material at hand, not an instruction."""
 EN_DROP_SAID: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+{_EN_SAID}(?P<what>{_EN_PHRASE}+?){_EN_END}", re.I)
+EN_FORGET_THAT: Final = re.compile(
+    rf"{_EN_LEAD}{_EN_ASK}(?:forget|disregard|don'?t\s+remember|stop\s+remembering)"
+    rf"\s+(?:(?:about\s+)?the\s+fact\s+|about\s+(?:the\s+fact\s+)?)?that\s+"
+    rf"(?P<what>(?:i|i'm|i've|i'd|my|we|we're|our)\b{_EN_PHRASE}+?){_EN_END}", re.I)
+""""Forget that I live in Berlin", "Please forget about the fact that my team uses
+Jira": a statement of the user's own, named whole, withdrawn as something they said
+(never "Don't forget that I …": a reminder, not anchored at the clause start)."""
 EN_DROP_RULE: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN}\b"
     rf"{_EN_AFTER_RULE}){_EN_END}", re.I)
@@ -147,6 +157,20 @@ ZH_SAID: Final = re.compile(
     r"(?:那|那么|嗯|哦|对了)?[，,]?(?:忘掉|忘了|忽略|无视)?(?:我)?(?:之前|刚才|前面|上次|以前)(?:我)?"
     r"(?:说|讲|提|要求)(?:过)?的?" + _ZH_WHAT + r"(?:那条|那个)?(?:就|也)?"
     r"(?:不算了|作废了?|取消(?:了|吧)?|不用了|就算了|算了|忘了吧|不要了)" + _CJK_END)
+_ZH_FORGET = r"(?:忘掉|忘记|忘了|别记着|不要记着|别记住)"
+_ZH_OWN = r"(?P<what>(?:我|我们)[^，,。！!？?；;忘]{2,40}?)"
+_ZH_THAT = r"(?:这件事|这事|这一点|那件事|的事情?)"
+ZH_FORGET_THAT: Final = (
+    re.compile(r"(?:那|那么|嗯|哦|对了)?[，,]?(?:请|麻烦|你)?" + _ZH_FORGET + _ZH_OWN + _ZH_THAT
+               + r"?(?:吧|了)?" + _CJK_END),
+    re.compile(r"(?:那|那么|嗯|哦|对了)?[，,]?(?:请|麻烦|你)?(?:把" + _ZH_OWN + _ZH_THAT + "?|"
+               + _ZH_OWN.replace("what", "what2") + _ZH_THAT + r")(?:就|也)?" + _ZH_FORGET
+               + r"(?:吧|了)?" + _CJK_END),
+)
+"""忘掉我住在柏林这件事, 把我有两只猫的事忘了吧: a statement of the user's own (it opens
+with 我) withdrawn as something they said, the verb of forgetting before or after it
+(我忘了我住在柏林 and 我昨天忘了, "I forgot", are neither: a verb after it needs 把 or
+这件事)."""
 _ZH_ONE_OFF: Final = re.compile(r"这次|这一次|这个回答|这回|今天|暂时|先不")
 _ZH_DB_CONSTRAINT: Final = re.compile(r"(?:表|字段|列|唯一|外键|主键|非空|索引|数据库)的?约束")
 """A database's constraint (把users表的约束去掉): schema work, no instruction."""
@@ -167,6 +191,11 @@ JA_SAID: Final = re.compile(
     r"(?:言った|お願いした|伝えた|書いた|頼んだ|の)"
     r"(?P<what>[^、，,。！!？?]{1,30}?)(?:は|の件は)?(?:忘れて|取り消し|撤回|なし|無し|なかったこと"
     r"|もういい|不要)[^、，,。]{0,12}?" + _CJK_END)
+JA_FORGET_THAT: Final = re.compile(
+    r"(?:あ|あと|それと|えっと)?[、,]?(?P<what>[^、，,。！!？?]{2,40}?)(?:こと|の|件)(?:は|を)"
+    r"(?:もう)?(?:忘れて|覚えないで|記憶しないで)[^、，,。]{0,12}?" + _CJK_END)
+"""私がベルリンに住んでいることは忘れてください, 猫を飼っている件は忘れて: a statement
+named whole, then 忘れて, withdrawn as something the user said."""
 JA_BARE: Final = re.compile(
     r"(?P<what>[^、，,。！!？?はも]{2,20}?)は(?:もう)(?:いい|不要|いらない|要らない|なし|無し|結構)"
     r"(?:です|でいい|で大丈夫|で)?" + _CJK_END)
@@ -207,7 +236,7 @@ _TAIL_PUNCT = frozenset(",;:-\u2014\u2013，,；;、。.!！")
 
 def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
     found: tuple[re.Match[str], str, bool] | None = None
-    m = EN_DROP_SAID.match(text)
+    m = EN_DROP_SAID.match(text) or EN_FORGET_THAT.match(text)
     if m:
         found = m, "what", True
     else:
@@ -229,9 +258,15 @@ def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
         else (JA_SAID, JA_FORMS, _JA_ONE_OFF)
     found: tuple[re.Match[str], str, bool] | None = None
     m = said.match(text)
-    if m:
+    if m is None and lang == "ja":
+        m = JA_FORGET_THAT.match(text)
+    elif m is None:
+        m = ZH_FORGET_THAT[0].match(text) or ZH_FORGET_THAT[1].match(text)
+        if m is not None and m.group("what") is None:
+            found = m, "what2", True
+    if m and found is None:
         found = m, "what", True
-    else:
+    elif found is None:
         for pattern in (*forms, JA_BARE if lang == "ja" else ZH_ONLY_NO_MORE):
             m = pattern.match(text)
             if m:

@@ -34,7 +34,7 @@ from memory_core.extraction.prepare import MASK
 from memory_core.extraction.quantity import loose
 from memory_core.extraction.subject import en_key
 
-_ALNUM = re.compile(r"[A-Za-z0-9]")
+_ALNUM = re.compile(r"[A-Za-z0-9\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _MASKED_CODE = re.compile(f"`{MASK}+`")
 """Inline code the preparation masked (a command such as `helm upgrade --install`):
 an object, though its words are hidden from the rules."""

@@ -42,7 +42,8 @@ which items are current:
   continues both branches. When an answer is stored on a path through a retired
   branch (:func:`restore_continued`, run after the answer, off the request path),
   that branch's ``edited`` items become active again (a ``restored`` revision),
-  with their links to the edit's items cut. The rule that keeps each view
+  with their links to the edit's items cut; an item of the edit that had replaced
+  one of them is retired in its turn (:func:`_retire_rival`). The rule that keeps each view
   consistent: memory follows the branch that was continued last; a branch left
   behind stops speaking for the user until it is continued again.
 
@@ -179,6 +180,7 @@ def restore_continued(tx: Tx, scope: Scope, message_id: int,
         return []
     on_path = set(tx.capture.path_ids(message_id))
     restored: list[int] = []
+    rivals: list[tuple[int, int, int, int]] = []  # (edit's item, restored item, branches)
     for row in edited:
         data = _data(row)
         edit = data.get("edited")
@@ -186,6 +188,9 @@ def restore_continued(tx: Tx, scope: Scope, message_id: int,
         if root not in on_path:
             continue
         item_id = int(row["id"])
+        if row["superseded_by"] is not None and isinstance(edit, dict) \
+                and edit.get("by") is not None:
+            rivals.append((int(row["superseded_by"]), item_id, int(edit["by"]), int(root)))
         data.pop("edited", None)
         items.set_data(item_id, orjson.dumps(data).decode())
         items.link_edit(item_id, None)
@@ -202,4 +207,29 @@ def restore_continued(tx: Tx, scope: Scope, message_id: int,
                            f"superseded again by item {item_id}: its branch was continued",
                            now)
             items.queue_index("item", int(old_id))
+    for rival_id, item_id, branch, by in rivals:
+        _retire_rival(tx, rival_id, item_id, branch, by, now)
     return restored
+
+
+def _retire_rival(tx: Tx, rival_id: int, item_id: int, branch: int, by: int,
+                  now: float) -> None:
+    """The edit's item ``rival_id`` that had replaced the restored item ``item_id``
+    ("My budget is 800 EUR." in the edit, "… 500 EUR." in the branch continued) is
+    retired in its turn (status ``edited``, the links pointing the other way): one
+    value per subject speaks, the one of the branch continued last. The edit's other
+    items stay active; continuing the edit's branch (``branch``) restores it."""
+    items = tx.item_writes
+    rival = items.item(rival_id)
+    if rival is None or rival["status"] != "active":
+        return
+    data = _data(rival)
+    data["edited"] = {"branch": branch, "by": by}
+    items.set_data(rival_id, orjson.dumps(data).decode())
+    items.set_status(rival_id, EDITED, None, now)
+    items.revision(rival_id, "status", "active", EDITED,
+                   f"edited: the branch of message {by} was continued", now)
+    items.queue_index("item", rival_id, "delete")
+    items.link_edit(rival_id, item_id)
+    items.revision(rival_id, "superseded_by", None, item_id,
+                   f"edited: replaced by item {item_id} of the branch continued", now)

@@ -169,3 +169,41 @@ def one_slot_swapped(a: str | None, b: str | None) -> bool:
     edits = [op for op in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes()
              if op[0] != "equal"]
     return len(edits) == 1 and edits[0][0] == "replace"
+
+
+_RELATION = re.compile(r"\b(?:rather than|instead of|over|than|before|after|to)\b"
+                       r"|而不是|而非|胜过|勝過|多于|多於|优先于|比|よりも|より", re.I)
+"""Words that relate two things one way round ("tabs over spaces", "Postgres than
+MySQL", "reports to Bob", "猫而不是狗", "犬より猫"): what stands on either side of them
+is not interchangeable, unlike the two sides of "is" ("Dana is my manager")."""
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\uff66-\uff9f]")
+
+
+def _units(text: str) -> frozenset[str]:
+    """Content terms of ``text`` plus its single CJK characters (one noun swapped in
+    Chinese changes bigrams, not characters: 猫 / 狗)."""
+    return terms(text) | frozenset(_CJK_CHAR.findall(text.lower()))
+
+
+def sides_swapped(a: str | None, b: str | None) -> bool:
+    """Whether two statements put the same things on opposite sides of the same
+    one-way relation word (:data:`_RELATION`, its first occurrence in each): "I prefer
+    tabs over spaces." / "I prefer spaces over tabs.", "Alice reports to Bob." / "Bob
+    reports to Alice.", "我更喜欢猫而不是狗。" / "我更喜欢狗而不是猫。". Their content terms
+    are equal, so a comparison of terms alone takes them for one statement reworded;
+    they say opposite things. True when what only ``a``'s right side names stands on
+    ``b``'s left side alone, and what only ``b``'s right side names on ``a``'s left."""
+    if not a or not b:
+        return False
+    m = _RELATION.search(a)
+    if m is None:
+        return False
+    word = re.escape(m.group(0))
+    n = re.search(rf"\b{word}\b" if m.group(0).isascii() else word, b, re.I)
+    if n is None:
+        return False
+    left_a, right_a = _units(a[:m.start()]), _units(a[m.end():])
+    left_b, right_b = _units(b[:n.start()]), _units(b[n.end():])
+    only_a, only_b = right_a - right_b, right_b - right_a
+    return bool(only_a and only_b and only_a & (left_b - left_a)
+                and only_b & (left_a - left_b))

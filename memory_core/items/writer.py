@@ -67,7 +67,13 @@ from memory_core.extraction.replacement import actor, adds, states_change
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
-from memory_core.items.overlap import one_slot_swapped, overlap, terms, without_opener
+from memory_core.items.overlap import (
+    one_slot_swapped,
+    overlap,
+    sides_swapped,
+    terms,
+    without_opener,
+)
 from memory_core.items.supersession import (
     conditions_agree,
     contradicts,
@@ -357,8 +363,11 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     absorb: Row | None = None
     if same is None and kind in comparable:
         if not ex.correction:
-            # The same words reordered are a restatement, not a rival value.
-            same = _reworded(tx, scope, ex, kind, speaker)
+            # The same words reordered are a restatement, not a rival value; the same
+            # things swapped across a one-way relation ("tabs over spaces") are one.
+            same, swapped = _reworded(tx, scope, ex, kind, speaker)
+            if same is None and old is None:
+                old = swapped
         elif old is not None:
             old = items.item(old["id"])  # the candidate, read whole (same job: it exists)
             if old is not None and _KIND_RANK[old["kind"]] < _KIND_RANK[kind] and _same_statement(
@@ -500,6 +509,8 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
     """Whether the stored ``row`` says what ``ex`` says, reworded (:func:`_reworded`)."""
     if row["value"] != ex.value or row["unit"] != ex.unit or row["condition"] != ex.condition:
         return False
+    if sides_swapped(row["text"], ex.text):
+        return False  # "spaces over tabs" is no rewording of "tabs over spaces"
     same_kind = row["kind"] == kind
     old_terms = content_terms(row["text"])
     shared = len(new_terms & old_terms)
@@ -603,7 +614,7 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
         return None
     subject = terms(ex.subject) | terms(row["subject"])
     new, old_claim = content_terms(ex.text) - subject, content_terms(row["text"]) - subject
-    if not old_claim or not new:
+    if not old_claim or not new or sides_swapped(row["text"], ex.text):
         return None
     if new == old_claim or _one_less(new, old_claim, row["text"]):
         return "same"
@@ -626,7 +637,8 @@ def _index_terms(tx: Tx, scope: Scope, item_id: int, text: str) -> None:
     tx.item_writes.index_terms(scope.tenant, scope.role, item_id, list(content_terms(text)))
 
 
-def _reworded(tx: Tx, scope: Scope, ex: Any, kind: str, speaker: str) -> Row | None:
+def _reworded(tx: Tx, scope: Scope, ex: Any, kind: str, speaker: str
+              ) -> tuple[Row | None, Row | None]:
     """An active item of the same speaker, value, unit, condition, ordinal label,
     polarity and numbers whose content terms are the new statement's, reordered ("My
     manager is Dana." / "Reminder: Dana is my manager."): equal sets, or the new one's
@@ -638,17 +650,27 @@ def _reworded(tx: Tx, scope: Scope, ex: Any, kind: str, speaker: str) -> Row | N
     words alone (the ``negated`` flag means a prohibition for a rule, not for a
     fact). ``None`` when there is none. Compares the newest ``_REWORDED_SCAN``
     such items (``memory_items_restate``), and of those only the ones holding enough
-    of its terms (:func:`_reworded_shared`, counted in ``memory_item_terms``)."""
+    of its terms (:func:`_reworded_shared`, counted in ``memory_item_terms``).
+    Returns ``(item, None)`` for that item; ``(None, rival)`` when the newest such
+    item of the same kind puts the same things the other way round across a one-way
+    relation word (:func:`~memory_core.items.overlap.sides_swapped`: "I prefer spaces
+    over tabs." after "I prefer tabs over spaces."): no restatement but a rival
+    value; ``(None, None)`` when there is neither."""
     new_terms = content_terms(ex.text)
     if not new_terms:
-        return None
+        return None, None
     kinds = ("fact", "decision", "constraint", "preference")
+    rival: Row | None = None
     for row in tx.item_writes.reworded_candidates(
             scope.tenant, scope.role, kinds, speaker, ex.value, ex.unit, ex.condition,
             _REWORDED_SCAN, sorted(new_terms), _reworded_shared(new_terms)):
+        if sides_swapped(row["text"], ex.text):
+            if rival is None and row["kind"] == kind:
+                rival = row
+            continue
         if _same_statement(row, ex, kind, new_terms):
-            return row
-    return None
+            return row, None
+    return None, rival
 
 
 def _absorb(tx: Tx, keep_id: int, drop: Row, now: float,

@@ -1,0 +1,43 @@
+"""Messages the user asks memory to leave out ("Don't remember this, but …").
+
+"Don't remember this, but my salary is 95000 EUR.", "Off the record: I'm interviewing
+at Globex.", "Don't save this to your memory: …", 这个别记：…, 以下内容不要记录, これは覚えない
+で、…, ここだけの話…: the user tells the memory what it must not keep. The message
+stays in the evidence log (a conversation's raw history is never edited) but yields
+no item, so none of its statements reaches another conversation's block.
+
+Only a request that points at the message itself counts: a pronoun ("this", "that",
+"it", 这个, これ), "what I'm about to say", 以下/下面, or a bare "off the record".
+"Don't remember that I live in Berlin" names a statement and is a withdrawal
+(:mod:`memory_core.extraction.retraction`); "Don't forget that I …" asks memory to
+keep it; "don't log the password", 不要记录日志 are orders about the work.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_EN_NOT: Final = (r"(?:please\s+)?(?:don'?t|do\s+not|never|no\s+need\s+to"
+                  r"|you\s+(?:don'?t|do\s+not)\s+(?:need|have)\s+to)\s+")
+_EN_KEEP: Final = (r"(?:remember|save|store|memori[sz]e|record|keep|note(?:\s+down)?"
+                   r"|write\s+down|add|put)\s+")
+_EN_THIS: Final = (r"(?:this|that|it|any\s+of\s+(?:this|that)|what\s+i'?m\s+(?:about\s+to|going"
+                   r"\s+to)\s+(?:say|tell\s+you))(?:\s+(?:one|part|bit|message))?")
+EN_OPT_OUT: Final = re.compile(
+    rf"\b{_EN_NOT}{_EN_KEEP}{_EN_THIS}(?:\s+(?:down|(?:in|to|into)\s+(?:your\s+)?"
+    r"(?:long[- ]term\s+)?(?:memory|memories|notes)))?\s*(?=[,.;:!\u2014\u2013-]|\bbut\b|$)"
+    r"|\boff\s+the\s+record\b", re.I)
+ZH_OPT_OUT: Final = re.compile(
+    r"(?:这个|这件事|这条|这些|下面的话?|以下(?:内容|的话)?)(?:你)?(?:别|不要|不用|无需|请勿|勿)"
+    r"(?:记|记住|记下来?|记录|保存|存)"
+    r"|(?:别|不要|不用|无需|请勿)(?:记住|记下|记录|保存)(?:这个|这件事|这条|这些|下面的话|以下内容)"
+    r"|私下说|不要记到记忆里|别记到记忆里")
+JA_OPT_OUT: Final = re.compile(
+    r"(?:これ|この話|この件|以下|今から言うこと)(?:は|を)?(?:覚えないで|記憶しないで|メモしないで"
+    r"|保存しないで|記録しないで|覚えなくていい)|ここだけの話|オフレコ")
+
+
+def opted_out(text: str) -> bool:
+    """Whether the message asks memory not to keep it (module doc)."""
+    return bool(EN_OPT_OUT.search(text) or ZH_OPT_OUT.search(text) or JA_OPT_OUT.search(text))
