@@ -63,6 +63,20 @@ def stored_schema_version(data_dir: str | Path, config: MemoryConfig | None = No
     return sqlite_version(data_dir)
 
 
+def code_schema_version(config: MemoryConfig | None = None) -> int:
+    """The schema version this code writes for the store of ``config`` (PostgreSQL's
+    migrations for a ``storage.url``, else SQLite's): what :func:`open_store` upgrades
+    a store at :func:`stored_schema_version` to."""
+    cfg = config or MemoryConfig()
+    if cfg.store_url:
+        from memory_core.store.pg_migrations import SCHEMA_VERSION as pg_code
+
+        return pg_code
+    from memory_core.store.migrations import SCHEMA_VERSION as sqlite_code
+
+    return sqlite_code
+
+
 @contextlib.contextmanager
 def scratch_database(url: str, name: str) -> Iterator[str]:
     """A fresh, empty PostgreSQL database ``name`` in the cluster at ``url`` (which

@@ -7,8 +7,10 @@ bug report); ``--output FILE`` writes a file. Diagnostics go to stderr. A
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -156,9 +158,92 @@ def open_engine(config: str | None, data_dir: str | None, *,
             raise CliError(problem)
         click.echo(f"creating a new store in {path}", err=True)
     try:
-        return Engine(path, settings.memory_config())
+        with schema_upgrade_guard(settings, path):
+            return Engine(path, settings.memory_config())
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def _command_name() -> str:
+    """The running command without the program name ("memory search"; "" outside
+    click)."""
+    names: list[str] = []
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None and ctx.parent is not None:  # the root is the program
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(names)
+
+
+@contextlib.contextmanager
+def schema_upgrade_guard(settings: Settings, path: Path, *,
+                         locked: bool = False) -> Iterator[None]:
+    """Wrap the opening of the store in force (it applies the pending migrations) so
+    that a store an older lcm-proxy wrote is upgraded only where no older proxy can
+    still be using it. Its schema number is read first without migrating
+    (:func:`memory_core.store.factory.stored_schema_version`); when it is behind this
+    code's:
+
+    - PostgreSQL (``storage.url``): refused with :class:`CliError`. Replicas of any
+      version may be serving it and none holds a lock a command can see; a replica
+      of the older version refuses the upgraded schema when it restarts. The upgrade
+      is ``serve``'s, on start (the rolling update's first new replica).
+    - SQLite, the data dir held by another process (:func:`~proxy.cli.preflight.
+      lock_owner`: a running proxy of the older version, a reindex, a migrate):
+      refused with :class:`CliError` naming it and both versions.
+    - SQLite, nothing holding it: upgraded on open as before, with a line on
+      stderr, the data dir's lock held meanwhile (a ``serve`` started then refuses
+      the busy dir rather than open a half-upgraded store). ``locked``: the caller
+      holds that lock already.
+
+    A store at this code's schema, a newer one (opening refuses it), none yet, or
+    one whose version cannot be read (opening says why) passes unchanged."""
+    from memory_core.errors import StoreError
+    from memory_core.store.factory import code_schema_version, stored_schema_version
+    from proxy.cli.preflight import DataDirBusy, DataDirLock, lock_holder
+
+    cfg = settings.memory_config()
+    try:
+        stored = stored_schema_version(path, cfg)
+    except StoreError:
+        stored = 0
+    code = code_schema_version(cfg)
+    if not 0 < stored < code:
+        yield
+        return
+    command = _command_name() or "this command"
+    if settings.storage.url:
+        from memory_core.store.pg import describe
+
+        raise CliError(
+            f"the store at {describe(settings.storage.url)} has schema {stored}, older"
+            f" than this lcm-proxy's ({code}): `lcm-proxy {command}` would upgrade it"
+            " under any replica of the older version still serving it, which then"
+            " refuses it on restart. Upgrade the replicas (the first `serve` of this"
+            " version upgrades the schema when it starts), or run this command with"
+            f" the lcm-proxy of schema {stored}")
+    lock = None
+    if not locked:
+        holder = lock_holder(path)
+        try:
+            lock = DataDirLock(path, command) if holder is None else None
+        except DataDirBusy as exc:
+            holder = exc.holder
+        if holder is not None:
+            raise CliError(
+                f"store schema {stored} in {path} is older than this lcm-proxy's ({code}),"
+                f" and {holder} holds that data dir: `lcm-proxy {command}` would upgrade"
+                " the store under it, and an older proxy then refuses it when it"
+                " restarts. Run this command with the lcm-proxy of that proxy's"
+                " version, or stop it first (this command then upgrades the store to"
+                f" schema {code}, as `serve` of this version does)")
+    click.echo(f"upgrading the store in {path} from schema {stored} to {code} (an"
+               " older lcm-proxy cannot open it afterwards)", err=True)
+    try:
+        yield
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def is_loopback(host: str) -> bool:

@@ -173,12 +173,9 @@ def _older_store(report: dict[str, Any], warnings: list[str], settings: Any, pat
     leaves the store as it is and skips those checks. ``False`` when the schema is
     current, newer (opening says so), or no database exists yet."""
     from memory_core.errors import StoreError
-    from memory_core.store.factory import stored_schema_version
+    from memory_core.store.factory import code_schema_version, stored_schema_version
 
-    if settings.storage.url:
-        from memory_core.store.pg_migrations import SCHEMA_VERSION as code
-    else:
-        from memory_core.store.migrations import SCHEMA_VERSION as code
+    code = code_schema_version(settings.memory_config())
     try:
         stored = stored_schema_version(path, settings.memory_config())
     except StoreError:

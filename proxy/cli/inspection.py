@@ -2,7 +2,9 @@
 ``status``, ``export``, ``inspect``, ``explain``.
 
 Each opens the store of the data dir in force and never creates one
-(:func:`proxy.cli.common.open_engine`). Safe beside a running proxy.
+(:func:`proxy.cli.common.open_engine`). Safe beside a running proxy; beside one
+of an older schema they stop rather than upgrade its store
+(:func:`proxy.cli.common.schema_upgrade_guard`).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from proxy.cli.common import (
     open_engine,
     progress_bar,
     refuse_missing_store,
+    schema_upgrade_guard,
 )
 from proxy.cli.searching import embedder_or_exit, search_config
 
@@ -61,7 +62,11 @@ def _rebuild(settings: Any, path: Any) -> None:
 
     embedder = embedder_or_exit(settings)
     try:
-        engine = Engine(path, settings.memory_config())
+        with schema_upgrade_guard(settings, path, locked=True):  # reindex holds the lock
+            engine = Engine(path, settings.memory_config())
+    except CliError:
+        embedder.close()
+        raise
     except MemoryError_ as exc:
         embedder.close()
         raise CliError(str(exc)) from exc
