@@ -551,19 +551,27 @@ RESTATED = {
 }
 
 
-@pytest.mark.parametrize("calls", sorted(RESTATED))
-async def test_a_memory_call_whose_name_every_fragment_restates_is_run_and_hidden(
-        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
-    upstream, proxy = gated
-    pieces = [chunk({"role": "assistant", "content": None}), *RESTATED[calls],
+async def _stream_round(upstream: GatedUpstream, proxy: RunningProxy, calls: list[bytes],
+                        body: dict[str, Any]) -> bytes:
+    """Stream one Chat round whose tool-call chunks are ``calls`` (then a final answer for
+    the round after it) to a client sending ``body``; the bytes the client got."""
+    pieces = [chunk({"role": "assistant", "content": None}), *calls,
               chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
     upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
-    body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
     async with aiohttp.ClientSession() as session:
         async with session.post(proxy.base_url + "/chat/completions",
                                 data=orjson.dumps(body), headers=HEADERS) as resp:
             got = await resp.read()
             assert resp.status == 200
+    return got
+
+
+@pytest.mark.parametrize("calls", sorted(RESTATED))
+async def test_a_memory_call_whose_name_every_fragment_restates_is_run_and_hidden(
+        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
+    upstream, proxy = gated
+    body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
+    got = await _stream_round(upstream, proxy, RESTATED[calls], body)
     assert b"memory_grep" not in got
     if calls == "memory-call":
         assert len(upstream.received) == 2, "the memory call ran and the round went on"
@@ -606,37 +614,31 @@ SHARED_INDEX = {
 async def test_parallel_calls_on_one_index_are_told_apart(
         gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
     upstream, proxy = gated
-    pieces = [chunk({"role": "assistant", "content": None}), *SHARED_INDEX[calls],
-              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
-    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
     body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
+    got = await _stream_round(upstream, proxy, SHARED_INDEX[calls], body)
+    assert b"memory_grep" not in got
+    if calls == "two-memory-calls":
+        assert len(upstream.received) == 2, "the memory calls ran and the round went on"
+        sent = upstream.received[1]["json"]["messages"]
+        assert [(c["id"], orjson.loads(c["function"]["arguments"]))
+                for m in sent for c in m.get("tool_calls") or []] == [
+            ("call_m", {"query": "build flag"}), ("call_n", {"query": "port"})]
+        assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == [
+            "call_m", "call_n"]
+        return
+    assert len(upstream.received) == 1
+    shown = [c for line in got.split(b"\n\n") if line.startswith(b"data: {")
+             for ch in orjson.loads(line[6:])["choices"]
+             for c in ch["delta"].get("tool_calls") or []]
+    assert [(c["index"], c["id"], c["function"]["name"]) for c in shown] == [
+        (0, "call_c", "get_weather")]
+    # The client's next turn: its call and result; the hidden call goes back too.
+    upstream.answers.append(Scripted([FINAL["/chat/completions"]]))
+    turn = [*USER, {"role": "assistant", "content": None, "tool_calls": [{
+        "id": "call_c", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_c", "content": "sunny"}]
     async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + "/chat/completions",
-                                data=orjson.dumps(body), headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
-        assert b"memory_grep" not in got
-        if calls == "two-memory-calls":
-            assert len(upstream.received) == 2, "the memory calls ran and the round went on"
-            sent = upstream.received[1]["json"]["messages"]
-            assert [(c["id"], orjson.loads(c["function"]["arguments"]))
-                    for m in sent for c in m.get("tool_calls") or []] == [
-                ("call_m", {"query": "build flag"}), ("call_n", {"query": "port"})]
-            assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == [
-                "call_m", "call_n"]
-            return
-        assert len(upstream.received) == 1
-        shown = [c for line in got.split(b"\n\n") if line.startswith(b"data: {")
-                 for ch in orjson.loads(line[6:])["choices"]
-                 for c in ch["delta"].get("tool_calls") or []]
-        assert [(c["index"], c["id"], c["function"]["name"]) for c in shown] == [
-            (0, "call_c", "get_weather")]
-        # The client's next turn: its call and result; the hidden call goes back too.
-        upstream.answers.append(Scripted([FINAL["/chat/completions"]]))
-        turn = [*USER, {"role": "assistant", "content": None, "tool_calls": [{
-            "id": "call_c", "type": "function",
-            "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
-            {"role": "tool", "tool_call_id": "call_c", "content": "sunny"}]
         async with session.post(proxy.base_url + "/chat/completions",
                                 data=orjson.dumps(dict(body, messages=turn)),
                                 headers=HEADERS) as resp:
@@ -703,15 +705,8 @@ async def test_a_memory_call_without_an_id_goes_back_paired_with_its_result(
     calls = [{"index": i, **NO_ID[form], "type": "function",
               "function": {"name": "memory_grep", "arguments": args}}
              for i, args in enumerate(["{\"query\": \"build flag\"}", "{\"query\": \"port\"}"])]
-    pieces = [chunk({"role": "assistant", "content": None, "tool_calls": calls}),
-              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
-    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
-    body = {"model": "m", "messages": USER, "stream": True}
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + "/chat/completions",
-                                data=orjson.dumps(body), headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    got = await _stream_round(upstream, proxy, [chunk({"tool_calls": calls})],
+                              {"model": "m", "messages": USER, "stream": True})
     assert b"memory_grep" not in got
     sent = upstream.received[1]["json"]["messages"]
     ids = [c["id"] for m in sent for c in m.get("tool_calls") or []]
