@@ -137,15 +137,13 @@ async def test_a_later_turns_block_is_not_read_back(
     assert page["data"][-1]["content"] == content  # type: ignore[index]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known, left open (rev2 review): the read-back view cannot tell a block the proxy"
-    " injected from a user text that looks like one; it needs to know per stored"
-    " request whether a block went in (evidence store or a persisted note)"))
 async def test_a_users_own_text_shaped_like_a_block_is_read_back_whole(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     """A turn that got no block, whose user text itself opens with a section header
     and holds a ``[Current Request]`` line (a pasted block, a relayed agent message),
-    was read back cut after that line: split_block finds the block by its shape."""
+    was read back cut after that line: split_block finds the block by its shape. The
+    proxy notes whether a block went in (``Shown.block``); the shape is read only
+    where it did, or where nothing was noted (another replica, a restart)."""
     sdk = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
     first: Any = [{"role": "user", "content": "hello there"}]
     upstream.push(Reply(content="Hi."))

@@ -177,3 +177,22 @@ def test_without_a_note_the_memory_tools_are_found_by_their_definitions() -> Non
     assert view["tools"] == [theirs]
     assert [i["call_id"] for i in view["output"]] == ["b"]
     assert response_view(view, None) is view  # nothing of ours: the same object
+
+
+async def test_a_users_own_text_shaped_like_a_block_is_read_back_whole(
+        proxy: RunningProxy, upstream: FakeUpstream, rclient: openai.AsyncOpenAI) -> None:
+    """A turn that got no block, one of whose own parts is shaped like a block (a
+    section header through a ``[Current Request]`` line), is read back whole (the
+    proxy noted that no block went in); that part was dropped."""
+    first = await _answer(rclient, False, input="hello there")
+    await proxy.settle()
+    pasted = "[Memory]\n- the old log says X\n[Current Request]"  # a part of its own
+    parts: Any = [{"type": "input_text", "text": pasted},
+                  {"type": "input_text", "text": "what does that log mean?"}]
+    second = await _answer(rclient, False, input=[{"role": "user", "content": parts}],
+                           previous_response_id=first.id)
+    await proxy.settle()
+    sent = upstream.responses_requests[-1]["json"]["input"]
+    assert "Background Context" not in str(sent) and "User Preferences" not in str(sent)
+    items = (await rclient.responses.input_items.list(second.id)).data
+    assert _user_texts(items)[:2] == [pasted, "what does that log mean?"]

@@ -250,11 +250,11 @@ def shown_previous(ex: Exchange) -> str | None:
 
 
 def _note_shown(ex: Exchange, obj: dict[str, Any]) -> None:
-    """Note ``obj`` (the response its client ended with) when the proxy changed the
-    request: the upstream's stored copy then differs from it."""
+    """Note how the client was shown ``obj`` (the response it ended with): what the
+    proxy changed, so that the upstream's stored copy reads back as shown, and
+    whether a memory block went in (a request it left alone is noted with none: a
+    user text shaped like a block is then read back whole)."""
     previous = shown_previous(ex)
-    if ex.prepared.body is None and not ex.tool_names and previous is None:
-        return
     response = {k: obj[k] for k in ("id", *SHOWN_FIELDS) if k in obj}
     if previous is not None and response.get("previous_response_id") is None:
         response["previous_response_id"] = previous
@@ -262,7 +262,8 @@ def _note_shown(ex: Exchange, obj: dict[str, Any]) -> None:
                                  if isinstance(r.response_id, str)
                                  and r.response_id != obj["id"]))
     threads_of(ex.request.app[ENGINE]).note_shown(
-        Shown(response, frozenset(ex.tool_names), others))
+        Shown(response, frozenset(ex.tool_names), others,
+              block=ex.prepared.state == "injected"))
 
 
 def note_completion(ex: Exchange, obj: Any) -> None:

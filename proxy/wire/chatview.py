@@ -51,7 +51,7 @@ def messages_view(page: Any, shown: Shown | None) -> Any:
             msg = dict(msg, tool_calls=rest or None)
         elif msg.get("role") == "tool" and msg.get("tool_call_id") in ours:
             continue
-        elif msg.get("role") == "user":
+        elif msg.get("role") == "user" and (shown is None or shown.block):
             msg = _without_block(msg)
         kept.append(msg)
     return page_of(page, kept)

@@ -29,12 +29,16 @@ SHOWN_FIELDS = ("output", "usage", "tools", "previous_response_id")
 @dataclass(frozen=True)
 class Shown:
     """A relayed response as the client saw it: ``response`` (the object it ended
-    with), ``names`` (the memory tools offered, as named upstream) and ``others``
-    (the ids of the other upstream responses its rounds made: never the client's)."""
+    with), ``names`` (the memory tools offered, as named upstream), ``others``
+    (the ids of the other upstream responses its rounds made: never the client's)
+    and ``block`` (whether the proxy put a memory block in the stored request; the
+    read-back views strip one by its shape only where it did or where nothing was
+    noted)."""
 
     response: dict[str, Any]
     names: frozenset[str]
     others: tuple[str, ...] = ()
+    block: bool = True
 
 
 def _descriptions() -> dict[str, str]:
@@ -106,8 +110,9 @@ def input_items_view(listing: Any, shown: Shown | None, *, ascending: bool = Fal
         elif (isinstance(item, dict) and item.get("type") == "function_call_output"
               and item.get("call_id") in calls):
             drop.add(at)
-    return page_of(listing, [_without_block(item) for at, item in enumerate(data)
-                             if at not in drop])
+    kept = [item for at, item in enumerate(data) if at not in drop]
+    return page_of(listing, kept if shown is not None and not shown.block
+                   else [_without_block(item) for item in kept])
 
 
 def page_of(listing: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
