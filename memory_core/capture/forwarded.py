@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.assembly.block import CURRENT_REQUEST
+from memory_core.assembly.block import split_block
 from memory_core.capture.evidence import loads_lossless
 from memory_core.capture.redact import TRIGGER_BYTES, redact_value
 from memory_core.compaction.compressor import ACKNOWLEDGEMENT, SCAFFOLD_HEADER
@@ -239,11 +239,9 @@ def split_body(parsed: Any, *, injected: bool = True) -> dict[str, Any]:
         elif (role == "assistant" and text == ACKNOWLEDGEMENT and out
               and out[-1]["part"] == "scaffold"):
             part = "acknowledgement"
-        elif injected and role == "user" and text is not None and CURRENT_REQUEST in text:
-            head, _, rest = text.partition(CURRENT_REQUEST)
-            if head.startswith("[") and (rest == "" or rest.startswith("\n")):
-                block = head + CURRENT_REQUEST
-                text = rest[1:] if rest.startswith("\n") else rest
+        elif injected and role == "user" and text is not None \
+                and (split := split_block(text)) is not None:
+            block, text = split
         out.append({"index": i, "role": role, "part": part, "block": block, "text": text,
                     "message": msg})
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
