@@ -376,3 +376,25 @@ async def test_the_branch_continued_last_gives_the_one_current_value(
     agent.messages = branch_b  # and B again
     await agent.say("Book the cheapest one.")
     assert await current() == ["My budget is 800 EUR."]
+
+
+# -- review (rev3): an opt-out the user quotes or names is no opt-out of their message ------
+@pytest.mark.parametrize("text, kept", [
+    ('My boss told me: "Don\'t remember this, it\'s confidential." Anyway, I live in Berlin.',
+     "I live in Berlin."),
+    ('She said "off the record" twice in the meeting. I work at Globex.', "I work at Globex."),
+    ("Off the record is how my team labels retro notes. I work at Globex.",
+     "I work at Globex."),
+    ("> Don't remember this.\n\nI live in Berlin.", "I live in Berlin."),
+])
+def test_a_quoted_or_named_opt_out_keeps_the_users_own_statements(text: str, kept: str) -> None:
+    assert [ex for ex in extract(text) if kept in ex.text], extract(text)
+
+
+@pytest.mark.parametrize("text", [
+    "This is off the record: I am interviewing at Globex.",
+    "Strictly off the record, I am interviewing at Globex.",
+    "I am interviewing at Globex. That's off the record.",
+])
+def test_off_the_record_said_of_the_message_still_keeps_it_out(text: str) -> None:
+    assert extract(text) == [], extract(text)

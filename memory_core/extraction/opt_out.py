@@ -7,7 +7,11 @@ stays in the evidence log (a conversation's raw history is never edited) but yie
 no item, so none of its statements reaches another conversation's block.
 
 Only a request that points at the message itself counts: a pronoun ("this", "that",
-"it", 这个, これ), "what I'm about to say", 以下/下面, or a bare "off the record".
+"it", 这个, これ), "what I'm about to say", 以下/下面, or "off the record" as a lead
+("Off the record, …") or said of the message ("This is off the record."); "off the
+record" as a noun ("Off the record is how we label it") is none. The caller passes the
+prepared scan, so a request the user quotes or pastes ("My boss said: 'don't remember
+this'") is masked and no opt-out either.
 "Don't remember that I live in Berlin" names a statement and is a withdrawal
 (:mod:`memory_core.extraction.retraction`); "Don't forget that I …" asks memory to
 keep it; "don't log the password", 不要记录日志 are orders about the work.
@@ -27,7 +31,9 @@ _EN_THIS: Final = (r"(?:this|that|it|any\s+of\s+(?:this|that)|what\s+i'?m\s+(?:a
 EN_OPT_OUT: Final = re.compile(
     rf"\b{_EN_NOT}{_EN_KEEP}{_EN_THIS}(?:\s+(?:down|(?:in|to|into)\s+(?:your\s+)?"
     r"(?:long[- ]term\s+)?(?:memory|memories|notes)))?\s*(?=[,.;:!\u2014\u2013-]|\bbut\b|$)"
-    r"|\boff\s+the\s+record\b", re.I)
+    r"|(?:(?:^|[.!?;:(\n])\s*|\b(?:this|that|it|all\s+(?:of\s+)?this)\s*(?:is|'s|stays|remains)\s+)"
+    r"(?:strictly\s+|completely\s+|totally\s+)?off\s+the\s+record\s*(?=[,.;:!?\u2014\u2013-]|$)",
+    re.I | re.M)
 ZH_OPT_OUT: Final = re.compile(
     r"(?:这个|这件事|这条|这些|下面的话?|以下(?:内容|的话)?)(?:你)?(?:别|不要|不用|无需|请勿|勿)"
     r"(?:记|记住|记下来?|记录|保存|存)"
@@ -39,5 +45,6 @@ JA_OPT_OUT: Final = re.compile(
 
 
 def opted_out(text: str) -> bool:
-    """Whether the message asks memory not to keep it (module doc)."""
+    """Whether the message asks memory not to keep it (module doc). ``text`` is the
+    prepared scan (quotes, block quotes, code and pasted material masked)."""
     return bool(EN_OPT_OUT.search(text) or ZH_OPT_OUT.search(text) or JA_OPT_OUT.search(text))

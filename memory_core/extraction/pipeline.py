@@ -427,9 +427,12 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
     """
     if speaker not in ("user", "assistant") or not text or not text.strip():
         return []
-    if speaker == "user" and opt_out.opted_out(text):
-        return []  # "Don't remember this, but …": the user keeps it out of memory
-    return _Message(text, speaker).items()
+    message = _Message(text, speaker)
+    if speaker == "user" and opt_out.opted_out(message.scan):
+        # "Don't remember this, but …": the user keeps it out of memory. Read on the
+        # prepared scan, so a request quoted, pasted or in a block quote is no opt-out.
+        return []
+    return message.items()
 
 
 class _Message:
