@@ -398,3 +398,15 @@ def test_a_quoted_or_named_opt_out_keeps_the_users_own_statements(text: str, kep
 ])
 def test_off_the_record_said_of_the_message_still_keeps_it_out(text: str) -> None:
     assert extract(text) == [], extract(text)
+
+
+# -- review (rev3): a sincere liking that names a misfortune only to deny it ---------------
+@pytest.mark.parametrize("text", [
+    "I love it when the deploy goes smoothly and nothing breaks.",
+    "I enjoy it when there are no bugs in the release.",
+    "I like it when code reviews are fast, no waiting.",
+    "I love it when the build doesn't fail.",
+    "I love it when we sit down together and plan the sprint.",
+])
+def test_a_denied_misfortune_leaves_the_liking_a_preference(text: str) -> None:
+    assert [ex.kind for ex in extract(text)] == ["preference"], extract(text)

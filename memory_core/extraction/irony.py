@@ -11,7 +11,9 @@ English sentence and says whether its liking is ironic:
   "I just love waiting 40 minutes for CI", "another merge conflict, I love those").
 
 "I love Python", "Great, I love the new design" and "I like it when the tests are
-fast" are no irony. English only; a CJK sentence is left as it was.
+fast" are no irony, nor is a misfortune denied ("I love it when nothing breaks", "no
+bugs", "doesn't fail"); "down" is one only as an outage ("the site is down"), not in
+"sit down". English only; a CJK sentence is left as it was.
 """
 
 from __future__ import annotations
@@ -25,8 +27,14 @@ _OPENER: Final = re.compile(
 _LIKING: Final = re.compile(r"\b(?:love|loves|loving|enjoy|enjoys|adore|like)\b", re.I)
 _MISFORTUNE: Final = re.compile(
     r"\b(?:break|breaks|broke|broken|fail|fails|failed|failing|crash|crashes|crashed|outage"
-    r"|flaky|down|timeouts?|times\s+out|late|delayed|stuck|hangs?|merge\s+conflicts?|bugs?"
+    r"|flaky|(?:is|are|was|were|goes|go|went|going)\s+down|timeouts?|times\s+out|late|delayed"
+    r"|stuck|hangs?|merge\s+conflicts?|bugs?"
     r"|rain(?:s|ing)?|traffic|waiting|wait|meetings?\s+that\s+could|overtime|on\s+call)\b", re.I)
+_DENIED: Final = re.compile(
+    r"(?:\b(?:no|nothing|never|without|not|zero|none\s+of\s+the)|n't)\s+(?:\w+\s+){0,2}$",
+    re.I)
+"""A denial just before a misfortune word: "nothing breaks", "no bugs", "doesn't fail",
+"without any flaky tests" (up to two words between)."""
 _FRAME: Final = re.compile(r"\b(?:when|whenever|waiting|another|every\s+time)\b", re.I)
 
 
@@ -36,4 +44,6 @@ def ironic(sentence: str) -> bool:
         return False
     if _OPENER.match(sentence):
         return True
-    return bool(_MISFORTUNE.search(sentence) and _FRAME.search(sentence))
+    return bool(_FRAME.search(sentence) and any(
+        _DENIED.search(sentence, max(0, m.start() - 40), m.start()) is None
+        for m in _MISFORTUNE.finditer(sentence)))
