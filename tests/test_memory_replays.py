@@ -410,3 +410,23 @@ def test_off_the_record_said_of_the_message_still_keeps_it_out(text: str) -> Non
 ])
 def test_a_denied_misfortune_leaves_the_liking_a_preference(text: str) -> None:
     assert [ex.kind for ex in extract(text)] == ["preference"], extract(text)
+
+
+# -- review (rev3): "…, always." closing an order split off as an order of its own ------------
+@pytest.mark.parametrize("text, rule", [
+    ("Use UTC, always.", "Use UTC, always."),
+    ("Use tabs, always!", "Use tabs, always!"),
+    ("Use UTC for all timestamps in the code, always.",
+     "Use UTC for all timestamps in the code, always."),
+    ("Run the linter before committing, always and without exception.",
+     "Run the linter before committing, always and without exception."),
+    ("Use UTC for timestamps, always, even in logs.",
+     "Use UTC for timestamps, always, even in logs."),
+])
+def test_always_closing_an_order_stays_with_it(text: str, rule: str) -> None:
+    assert [(ex.kind, ex.text) for ex in extract(text)] == [("constraint", rule)], extract(text)
+
+
+def test_always_opening_a_second_order_still_splits() -> None:
+    assert [ex.text for ex in extract("Never store keys in the repo, always use the vault.")] \
+        == ["Never store keys in the repo", "always use the vault."]

@@ -123,9 +123,12 @@ _EN_SPLIT = re.compile(
     r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
     r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
 _EN_RULE_JOINT = re.compile(
-    r",\s+(?=(?:please\s)?(?:use|keep|prefer|avoid|always|make\ssure)\b)", re.I)
+    r",\s+(?=(?:please\s)?(?:(?:use|keep|prefer|avoid|make\ssure)\b|always\b(?!\s*(?:[,.;:!?)"
+    r"\u2014\u2013-]|$|(?:and|or|without|even|unless|except|no\s+matter)\b))))", re.I)
 """'Never store keys in the repo, use the vault instead' holds two orders ("…, never
-tabs" stays with its sentence: it only restates the first order's alternative)."""
+tabs" stays with its sentence: it only restates the first order's alternative). A
+closing "always" ("Use UTC, always.", "…, always, even in logs", "…, always and without
+exception") qualifies the order before it: no joint."""
 _EN_SHARED_SUBJECT = re.compile(
     r",?\s+and\s+(?=(?:(?:usually|often|always|also|then|typically|normally|generally|sometimes)\s)?"
     r"(?:is|are|was|were|has|have|takes|runs|finishes|lasts|costs|needs|uses|ends|starts|holds"
