@@ -430,3 +430,23 @@ def test_always_closing_an_order_stays_with_it(text: str, rule: str) -> None:
 def test_always_opening_a_second_order_still_splits() -> None:
     assert [ex.text for ex in extract("Never store keys in the repo, always use the vault.")] \
         == ["Never store keys in the repo", "always use the vault."]
+
+
+# -- review (rev3): "I'm", "I'll", "I've", "I'd" after a lowercase word taken for a run-on --
+@pytest.mark.parametrize("text, kind, whole", [
+    ("I prefer tabs because I'm used to them.", "preference",
+     "I prefer tabs because I'm used to them."),
+    ("We moved the job to Friday since I'll be out Monday.", "fact",
+     "We moved the job to Friday since I'll be out Monday."),
+    ("Forget that I'm vegetarian.", "retraction", "Forget that I'm vegetarian."),
+    ("Please forget that I've got two cats.", "retraction",
+     "Please forget that I've got two cats."),
+])
+def test_a_contraction_of_i_inside_a_sentence_does_not_cut_it(
+        text: str, kind: str, whole: str) -> None:
+    assert [(ex.kind, ex.text) for ex in extract(text)] == [(kind, whole)], extract(text)
+
+
+def test_a_run_on_before_a_capitalised_function_word_still_splits() -> None:
+    texts = [ex.text for ex in extract("We deploy on Tuesdays We're moving to Go next year.")]
+    assert texts == ["We deploy on Tuesdays", "We're moving to Go next year."], texts

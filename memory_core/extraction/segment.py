@@ -50,12 +50,14 @@ _CJK_CLASS = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _RUN_ON = re.compile(
     r"(?<=[a-z0-9)])[ \t]+((?:Can|Could|Would|Should|Will|Is|Are|Do|Does|Did|What|What's"
     r"|Why|How|When|Where|Which|Who|Please|Let's|The|This|That|These|Those|It|It's|We|We're"
-    r"|We'll|You|They|There|I'm|I'd|I've|I'll|If|Before|After|Also|Next)\s(?=[a-z]))"
+    r"|We'll|You|They|There|If|Before|After|Also|Next)\s(?=[a-z]))"
     rf"|(?<=[{_CJK_CLASS}])[ \t]+([{_CJK_CLASS}])"
 )
 """A sentence that starts without the previous one having ended: a capitalised function
 word between a lowercase word and a lowercase one ("…the new base image Can you
-refactor…"; not "I", capitalised anywhere, nor a title: "use The Guardian API"), or a
+refactor…"; not "I" or its contractions "I'm", "I'll", "I've", "I'd", capitalised
+anywhere: "I prefer tabs because I'm used to them" is one sentence; nor a title: "use
+The Guardian API"), or a
 space between two CJK characters (neither Chinese nor Japanese puts spaces between
 words)."""
 
