@@ -376,3 +376,35 @@ async def test_the_branch_continued_last_gives_the_one_current_value(
     agent.messages = branch_b  # and B again
     await agent.say("Book the cheapest one.")
     assert await current() == ["My budget is 800 EUR."]
+
+
+# -- class 46: another person's message, passed on after "X emailed me:", stored as the user's -
+@pytest.mark.parametrize("text", [
+    "My boss emailed me:\n\nI live in Chicago and I prefer Java.\n\nWhat should I reply?",
+    "Dana texted this morning: \"I always take the 8am train from Chicago.\"",
+    "Our landlord wrote back: Tenants must never keep pets. Is that even legal?",
+    "She replied: 'I live in Chicago now.'",
+])
+async def test_a_message_from_someone_else_is_not_the_users_memory(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str) -> None:
+    first = Agent(proxy, upstream, session="inbox")
+    await first.say(text)
+    await first.say("I live in Berlin.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live, and which pets or languages do I like?")
+    block = block_of(later.upstream_last_user())
+    assert "I live in Berlin." in block, block
+    assert "Chicago" not in block and "Java" not in block and "pets" not in block, block
+
+
+@pytest.mark.parametrize("text, kind", [
+    # the user's own words: no other person's message after the colon
+    ("I wrote: I live in Berlin.", "fact"),
+    ("My boss is strict: he never approves PRs on Friday.", "fact"),
+    ("My manager Dana said we deploy on Fridays.", "fact"),  # reported, no colon
+    ("Lena says: the port is 8080.", "fact"),  # speech relays what the user holds true
+])
+def test_the_users_own_words_after_a_colon_are_kept(text: str, kind: str) -> None:
+    assert kind in [i.kind for i in extract(text)], extract(text)
+
