@@ -408,3 +408,39 @@ async def test_a_message_from_someone_else_is_not_the_users_memory(
 def test_the_users_own_words_after_a_colon_are_kept(text: str, kind: str) -> None:
     assert kind in [i.kind for i in extract(text)], extract(text)
 
+
+# -- class 47: an activity the user stopped stays current -----------------------------------
+@pytest.mark.parametrize("said, ended, question", [
+    ("I drink coffee every morning.", "I stopped drinking coffee.",
+     "What do I drink in the morning?"),
+    ("I play tennis on Sundays.", "I gave up playing tennis.", "What do I do on Sundays?"),
+    ("We use Redis for caching.", "We quit using Redis.", "What do we use for caching?"),
+])
+async def test_an_activity_the_user_stopped_is_not_shown_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
+        question: str) -> None:
+    first = Agent(proxy, upstream, session="habits")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say(ended)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert ended in block and "superseded" in block, block
+    status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT status FROM memory_items WHERE text = ?", (said,))])
+    assert status == [{"status": "superseded"}], status
+
+
+@pytest.mark.parametrize("said, other", [
+    # another thing, another time, or a stop that is not the user's: nothing revised
+    ("I drink coffee every morning.", "I stopped drinking tea."),
+    ("I run 5 km every morning.", "I stopped running on Sundays."),
+    ("I drink coffee every morning.", "I haven't stopped drinking coffee."),
+])
+def test_another_stopped_activity_revises_nothing(engine: Engine, said: str, other: str) -> None:
+    put(engine, said)
+    put(engine, other)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
