@@ -450,3 +450,69 @@ def test_a_contraction_of_i_inside_a_sentence_does_not_cut_it(
 def test_a_run_on_before_a_capitalised_function_word_still_splits() -> None:
     texts = [ex.text for ex in extract("We deploy on Tuesdays We're moving to Go next year.")]
     assert texts == ["We deploy on Tuesdays", "We're moving to Go next year."], texts
+# -- class 46: another person's message, passed on after "X emailed me:", stored as the user's -
+@pytest.mark.parametrize("text", [
+    "My boss emailed me:\n\nI live in Chicago and I prefer Java.\n\nWhat should I reply?",
+    "Dana texted this morning: \"I always take the 8am train from Chicago.\"",
+    "Our landlord wrote back: Tenants must never keep pets. Is that even legal?",
+    "She replied: 'I live in Chicago now.'",
+])
+async def test_a_message_from_someone_else_is_not_the_users_memory(
+        proxy: RunningProxy, upstream: FakeUpstream, text: str) -> None:
+    first = Agent(proxy, upstream, session="inbox")
+    await first.say(text)
+    await first.say("I live in Berlin.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live, and which pets or languages do I like?")
+    block = block_of(later.upstream_last_user())
+    assert "I live in Berlin." in block, block
+    assert "Chicago" not in block and "Java" not in block and "pets" not in block, block
+
+
+@pytest.mark.parametrize("text, kind", [
+    # the user's own words: no other person's message after the colon
+    ("I wrote: I live in Berlin.", "fact"),
+    ("My boss is strict: he never approves PRs on Friday.", "fact"),
+    ("My manager Dana said we deploy on Fridays.", "fact"),  # reported, no colon
+    ("Lena says: the port is 8080.", "fact"),  # speech relays what the user holds true
+])
+def test_the_users_own_words_after_a_colon_are_kept(text: str, kind: str) -> None:
+    assert kind in [i.kind for i in extract(text)], extract(text)
+
+
+# -- class 47: an activity the user stopped stays current -----------------------------------
+@pytest.mark.parametrize("said, ended, question", [
+    ("I drink coffee every morning.", "I stopped drinking coffee.",
+     "What do I drink in the morning?"),
+    ("I play tennis on Sundays.", "I gave up playing tennis.", "What do I do on Sundays?"),
+    ("We use Redis for caching.", "We quit using Redis.", "What do we use for caching?"),
+])
+async def test_an_activity_the_user_stopped_is_not_shown_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
+        question: str) -> None:
+    first = Agent(proxy, upstream, session="habits")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say(ended)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert ended in block and "superseded" in block, block
+    status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT status FROM memory_items WHERE text = ?", (said,))])
+    assert status == [{"status": "superseded"}], status
+
+
+@pytest.mark.parametrize("said, other", [
+    # another thing, another time, or a stop that is not the user's: nothing revised
+    ("I drink coffee every morning.", "I stopped drinking tea."),
+    ("I run 5 km every morning.", "I stopped running on Sundays."),
+    ("I drink coffee every morning.", "I haven't stopped drinking coffee."),
+])
+def test_another_stopped_activity_revises_nothing(engine: Engine, said: str, other: str) -> None:
+    put(engine, said)
+    put(engine, other)
+    assert rows(engine)[0]["status"] == "active", rows(engine)

@@ -161,6 +161,7 @@ EN_UPDATE = Cue(en(
     r"(?<!\bfor )(?<!\bjust )(?<!\bright )\bnow\b(?!\s+that\b)"
     r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded|relocated)"
     r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"
+    r"|\b(?:stopped|quit|gave\s+up|given\s+up)(?=\s+[a-z]{2,}ing\b)"
     r"|\b(?:switched|moved|migrated|changed|swapped)\s+(?:our|my|the|their|his|her)\s+"
     r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
     r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
@@ -179,11 +180,15 @@ EN_UPDATE = Cue(en(
     rf"\s+(?:it|them|that|this)\s+(?:back\s+|down\s+|up\s+)?to\b{_EN_NEW_VALUE}"
     rf"|\b(?:got|was|were|been)\s+(?:pushed|pulled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"),
     words="now switched switching moved migrated changed changing swapped upgraded relocated "
-          "longer anymore any days nowadays currently moment present from as starting "
+          "longer anymore stopped quit gave given any days nowadays currently moment present from "
+          "as starting "
           "effective going here henceforth cut raised lowered bumped pushed pulled extended "
           "shortened shifted rescheduled dropped reduced increased upped set")
 """'We deploy with Argo CD now', 'we switched to Argo CD', 'we no longer use Jenkins' (but
-not 'for now', 'right now', 'now that'); 'we moved our flour order to …' (what moved is
+not 'for now', 'right now', 'now that'); an activity that ended, said as stopped, quit or
+gave up before a verb in -ing ('I stopped drinking coffee', 'we quit using Redis': the
+same as 'no longer'; 'I quit my job' names no activity and is left alone); 'we moved our
+flour order to …' (what moved is
 the ``what`` group); and a statement that marks its value as the present one ('Home is
 Ronda these days', nowadays, currently, at the moment, at present, anymore); a date
 the value takes effect from, opening or ending the clause ('… from today', 'starting
@@ -234,7 +239,7 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                r"|jul|aug|sep|oct|nov|dec|q[1-4]\b|\d|tomorrow|week|month|sprint|quarter).{0,58})")),
     ("drop", en(r"\b(?:dropped(?!\s+(?:off|by|in|out|back)\b)|ditched|abandoned|retired|dumped"
                 r"|phased\s+out|got\s+rid\s+of"
-                r"|stopped\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
+                r"|(?:stopped|quit)\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
                 r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
                 r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
                 r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?[;,]?\s*$")),
@@ -269,7 +274,7 @@ EN_REPLACE_WORDS = frozenset(
     "replaced swapped exchanged traded superseded migrated moved ported switched transitioned "
     "changed converted went upgraded downgraded bumped shifted rewrote reverted rolled fell "
     "returned pinned updated raised lowered increased decreased reduced dropped ditched "
-    "abandoned retired dumped phased got stopped gave decommissioned deprecated instead "
+    "abandoned retired dumped phased got stopped quit gave decommissioned deprecated instead "
     "cut slashed trimmed extended shortened postponed delayed rescheduled pushed "
     "ported rewrote converted doubled halved tripled upped adjusted configured scaled set "
     "back".split())

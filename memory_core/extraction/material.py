@@ -9,7 +9,8 @@ at all:
 
 * a lead that presents material from a source, up to its colon or the quote it opens:
   "Here is the page I found:", "Here's what it says:", "I found this in the doc:",
-  "The email reads:", "The README says '…'", 这是我找到的网页：, 上面写着,
+  "The email reads:", "The README says '…'", "My boss emailed me:", "Dana wrote: '…'"
+  (another person's message passed on), 这是我找到的网页：, 上面写着,
   以下は見つけたページです：, ページにはこう書いてあります：;
 * what follows such a lead: the quote it opens (to its closing mark, apostrophes inside
   a single-quoted span kept: "the user's files"), the rest of its line when text
@@ -74,6 +75,21 @@ _SAYER_EN = re.compile(
     + _SOURCE_EN + r"(?:'s)?|it)\s+" + _SAY_EN
     + r"(?:\s+(?:this|that|the\s+following|as\s+follows))?\s*$", re.I)
 """A source that speaks, right before the lead's end: "The email reads", "it says"."""
+_SENDER_EN = re.compile(
+    r"(?:\b(?:my|our|the|his|her|their|your)\s+(?:[\w.'-]+\s+){0,2}?[\w.'-]+"
+    r"|\b(?:he|she|they)|(?<![\w'])(?!(?:I|We|You|It|This|That|Here|Then|So|And|But|Also"
+    r"|Now|Today|Yesterday|Please|Ok|Okay)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+    r"\s+(?:just\s+|then\s+|also\s+)?(?:e-?mailed|texted|messaged|wrote|replied|sent"
+    r"|forwarded|dm'?d|slacked|pinged|posted|commented|tweeted)"
+    r"(?:\s+(?:me|us|back|this|that|the\s+following|in\s+\w+|on\s+\w+|to\s+(?:me|us)"
+    r"|today|yesterday|earlier|this\s+morning|last\s+night)){0,3}\s*$")
+"""Another person whose message the user passes on, right before the lead's end: "My
+boss emailed me:", "Our landlord wrote back:", "Dana texted this morning: '…'": a
+written message, sent. Speech is not ("Lena says: the port is 8080." relays what the
+user holds true, a fact as before). The sender is never the user ("I wrote:"); a
+sentence-opening word that is no name ("Then wrote", "Please reply") is no sender. Case
+matters for a bare name, so this pattern is not ``re.I``; ``_lead_start`` also tries it
+with the window's first letter lowered ("She wrote:", "My boss emailed me:")."""
 _ADOPT_EN = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward|henceforth|follow\s+(?:this|these|it)"
     r"|use\s+(?:this|these)\s+(?:rules?|instructions?|policy)|adopt|apply\s+this|obey"
@@ -166,7 +182,8 @@ def _lead_start(scan: str, lo: int, hi: int, *, presenter: bool) -> int | None:
     if window.isascii():
         if _ADOPT_EN.search(window):
             return None
-        m = _SAYER_EN.search(window)
+        m = _SAYER_EN.search(window) or _SENDER_EN.search(window) \
+            or _SENDER_EN.search(window[:1].lower() + window[1:])
         if m is None and presenter:
             m = _PRESENT_EN.search(window)
             if m is not None and not _SOURCE_IN_LEAD_EN.search(m.group()):

@@ -203,6 +203,7 @@ _UPDATE_VERBS = frozenset(("switched", "switching", "moved", "migrated", "change
                            "bumped", "pushed", "pulled", "extended", "shortened", "shifted",
                            "rescheduled", "got", "was", "were", "has", "have", "been", "just",
                            "dropped", "reduced", "increased", "upped", "set",
+                           "stopped", "quit", "gave", "given",
                            "we", "i", "they", "he", "she", "someone", "somebody"))
 """``lexicon.EN_UPDATE`` cues that are verbs, or open on the doer of one ("we set it to
 5"): negated, planned or a condition ("When I set it to 5 minutes, the job times
