@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -62,6 +62,13 @@ async def start(response: web.StreamResponse, request: web.BaseRequest) -> bool:
     return True
 
 
+async def _chunks(upstream: aiohttp.ClientResponse, head: bytes) -> AsyncIterator[bytes]:
+    if head:
+        yield head
+    async for chunk in upstream.content.iter_any():
+        yield chunk
+
+
 async def relay_body(
     upstream: aiohttp.ClientResponse,
     response: web.StreamResponse,
@@ -72,8 +79,10 @@ async def relay_body(
     hold_done: bool = False,
     check_every: float | None = None,
     rewriter: Rewriter | None = None,
+    head: bytes = b"",
 ) -> RelayResult:
-    """Copy ``upstream``'s body to the prepared ``response`` chunk by chunk.
+    """Copy ``upstream``'s body to the prepared ``response`` chunk by chunk
+    (``head``: its first bytes, when the caller read them already).
 
     Never raises for client disconnects or upstream read errors. When the client
     leaves, the upstream connection is closed, which aborts generation upstream.
@@ -105,7 +114,7 @@ async def relay_body(
         req = request if request is not None else getattr(response, "_req", None)
         watch = _Watch(req, upstream, result, check_every)
     try:
-        async for chunk in upstream.content.iter_any():
+        async for chunk in _chunks(upstream, head):
             if keep:
                 result.chunks.append(chunk)
             result.nbytes += len(chunk)

@@ -93,6 +93,30 @@ def is_event_stream(resp: aiohttp.ClientResponse) -> bool:
     return resp.content_type == "text/event-stream"
 
 
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+def sse_by_its_bytes(head: bytes) -> bool | None:
+    """Whether a body that begins with ``head`` is an event stream, judged by its
+    bytes (for an answer to a stream request whose ``Content-Type`` is not
+    ``text/event-stream``: missing, ``application/octet-stream``, ``text/plain``, or
+    JSON by label, as some servers and relays send their streams).
+
+    After a UTF-8 byte order mark and blank lines, an event stream starts with a
+    field or a comment line (``data:``, ``event:``, ``id:``, ``retry:``, ``:``); a
+    JSON body with ``{``/``[``. ``None``: ``head`` is too short to tell (read more,
+    or at the body's end take it for not a stream)."""
+    rest = head.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n \t")
+    if not rest:
+        return None
+    for start in _SSE_STARTS:
+        if rest.startswith(start):
+            return True
+        if start.startswith(rest):
+            return None
+    return False
+
+
 def describe(exc: BaseException) -> dict[str, Any]:
     """A short, loggable description of a transport error."""
     return {"error": exc.__class__.__name__, "detail": str(exc)[:500]}

@@ -8,13 +8,15 @@ with what the client sent."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import anthropic
 import orjson
 import pytest
 from aiohttp import web
@@ -712,3 +714,250 @@ async def test_a_memory_call_without_an_id_goes_back_paired_with_its_result(
     ids = [c["id"] for m in sent for c in m.get("tool_calls") or []]
     assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and ids[0] != ids[1]
     assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ids
+
+
+SDK_USER: Any = USER  # the SDKs' message params, as sent
+
+
+# -- a stream under another label ---------------------------------------------------------
+# Reported: servers and relays that send a stream with no ``Content-Type`` (a bare
+# streaming response), ``text/plain``/``application/octet-stream``, or even a JSON label;
+# clients that trust the bytes (the SDKs do) read it, a proxy that trusts the label took
+# it for a body and passed the memory call it held to the client. The bytes decide.
+LABELS = {"none": {}, "text-plain": {"Content-Type": "text/plain; charset=utf-8"},
+          "octet-stream": {"Content-Type": "application/octet-stream"},
+          "json": {"Content-Type": "application/json"}}
+
+
+@pytest.mark.parametrize("label", sorted(LABELS))
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_memory_call_in_a_stream_under_another_label_is_run_and_hidden(
+        gated: tuple[GatedUpstream, RunningProxy], path: str, label: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    upstream.answers.extend([Scripted([first[:3], first[3:]], headers=LABELS[label]),
+                             Scripted([FINAL[path]], headers=LABELS[label])])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got and b"done" in got
+    assert len(upstream.received) == 2, "the memory call ran and the round went on"
+    assert _call_arguments(path, upstream.received[1]["json"]) == {"query": "build flag"}
+
+
+@pytest.mark.parametrize("label", ["none", "text-plain"])
+@pytest.mark.parametrize("path", sorted(PLAIN_BODIES))
+async def test_a_body_under_another_label_still_reaches_a_stream_client_as_sent(
+        gated: tuple[GatedUpstream, RunningProxy], path: str, label: str) -> None:
+    upstream, proxy = gated
+    body, answer = PLAIN_BODIES[path]
+    raw = b"\n " + orjson.dumps(answer)  # read a byte at a time until it is told apart
+    upstream.answers.append(Scripted([raw[i:i + 1] for i in range(len(raw))],
+                                     headers=LABELS[label]))
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert got == raw
+    assert len(upstream.received) == 1
+
+
+# -- more SSE framings ---------------------------------------------------------------------
+# Reported: parsers splitting events only on ``\n\n`` (sse-starlette and Azure-hosted
+# models end lines with CRLF; bare CR is valid too), reading only ``data: `` with its
+# space, tripping on comment lines (OpenRouter's ``: OPENROUTER PROCESSING``), a byte
+# order mark, ``id:``/``retry:`` fields, or Responses events without ``sequence_number``.
+def _id_retry(payload: bytes) -> bytes:
+    return b"retry: 3000\n\n" + b"".join(
+        b"id: %d\n" % n + block + b"\n\n"
+        for n, block in enumerate(payload.split(b"\n\n")) if block)
+
+
+MORE_FRAMINGS: dict[str, Callable[[bytes], bytes]] = {
+    "crlf": lambda p: p.replace(b"\n", b"\r\n"),
+    "cr": lambda p: p.replace(b"\n", b"\r"),
+    "no-space": lambda p: p.replace(b"data: ", b"data:").replace(b"event: ", b"event:"),
+    "comments": lambda p: b": OPENROUTER PROCESSING\n\n" + p.replace(b"\n\n", b"\n\n: ping\n\n"),
+    "bom": lambda p: b"\xef\xbb\xbf" + p,
+    "id-retry": _id_retry,
+    "no-sequence-numbers": lambda p: re.sub(rb'"sequence_number":\d+,', b"", p),
+}
+
+
+@pytest.mark.parametrize("framing", sorted(MORE_FRAMINGS))
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_memory_call_in_more_sse_framings_is_run_and_hidden(
+        gated: tuple[GatedUpstream, RunningProxy], path: str, framing: str) -> None:
+    upstream, proxy = gated
+    frame = MORE_FRAMINGS[framing]
+    body, first = MEMORY_CALLS[path]
+    upstream.answers.extend([Scripted([frame(first)]), Scripted([frame(FINAL[path])])])
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got and b"done" in got
+    assert len(upstream.received) == 2
+
+
+# -- Anthropic server tools, citations, pause_turn and refusal --------------------------------
+# Reported: ``server_tool_use``/``web_search_tool_result`` blocks dropped (the next turn is
+# refused: a web_search use without its result), ``citations_delta`` lost from streams,
+# ``pause_turn``/``refusal`` stop reasons not known. They must reach the client as sent,
+# and a paused turn, sent back as the last (assistant) message, go upstream as it came.
+SEARCH_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+    {"type": "web_search_result", "url": "https://example.org/a", "title": "A",
+     "encrypted_content": "EqgfCioIARgBIiQ3", "page_age": None}]}
+CITATION = {"type": "web_search_result_location", "url": "https://example.org/a",
+            "title": "A", "encrypted_index": "Eo8BCioIAhgB", "cited_text": "alpha beta"}
+
+
+def _block(name: str, index: int, **kw: Any) -> bytes:
+    return ev(name, {"type": name, "index": index, **kw})
+
+
+def _server_tool_stream(stop: str) -> bytes:
+    return b"".join([
+        ev("message_start", {"type": "message_start", "message": {
+            "id": "msg_s", "type": "message", "role": "assistant", "model": "claude",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        _block("content_block_start", 0, content_block={
+            "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+        _block("content_block_delta", 0, delta={"type": "input_json_delta",
+                                                "partial_json": "{\"query\": \"alpha\"}"}),
+        _block("content_block_stop", 0),
+        _block("content_block_start", 1, content_block=SEARCH_RESULT),
+        _block("content_block_stop", 1),
+        _block("content_block_start", 2, content_block={"type": "text", "text": "",
+                                                        "citations": []}),
+        _block("content_block_delta", 2, delta={"type": "citations_delta",
+                                                "citation": CITATION}),
+        _block("content_block_delta", 2, delta={"type": "text_delta", "text": "Alpha."}),
+        _block("content_block_stop", 2),
+        ev("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 9}}),
+        ev("message_stop", {"type": "message_stop"})])
+
+
+@pytest.mark.parametrize("stop", ["end_turn", "pause_turn", "refusal"])
+async def test_server_tool_blocks_and_citations_reach_the_client_and_go_back(
+        gated: tuple[GatedUpstream, RunningProxy], stop: str) -> None:
+    upstream, proxy = gated
+    raw = _server_tool_stream(stop)
+    upstream.answers.append(Scripted([raw]))
+    client = anthropic.AsyncAnthropic(api_key=TEST_KEY, base_url=proxy.base_url[:-3])
+    tools: Any = [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]
+    async with client.messages.stream(model="claude", max_tokens=50, messages=SDK_USER,
+                                      tools=tools) as stream:
+        final = await stream.get_final_message()
+    assert [b.type for b in final.content] == ["server_tool_use", "web_search_tool_result",
+                                               "text"]
+    assert final.stop_reason == stop
+    assert final.content[2].type == "text" and final.content[2].citations
+    upstream.answers.append(Scripted([FINAL["/messages"]]))
+    turn = {"role": "assistant", "content": [*final.model_dump(exclude_none=True)["content"]]}
+    body = {"model": "claude", "max_tokens": 50, "messages": [*USER, turn], "tools": tools,
+            "stream": True}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/messages", data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            assert resp.status == 200
+            await resp.read()
+    assert orjson.dumps(turn) in upstream.received[1]["raw"], "the paused turn went as sent"
+
+
+# -- thinking before a hidden memory call ---------------------------------------------------
+# Reported: signed ``thinking``/``redacted_thinking`` blocks changed on their way back
+# ("Invalid signature in thinking block", "thinking blocks in the latest assistant
+# message cannot be modified"). Here the proxy itself sends a turn back: the hidden
+# round's thinking must lead its assistant message, exactly as streamed.
+THOUGHT = {
+    "thinking": ({"type": "thinking", "thinking": "", "signature": ""},
+                 [{"type": "thinking_delta", "thinking": "I should look."},
+                  {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJw=="}],
+                 {"type": "thinking", "thinking": "I should look.",
+                  "signature": "EqQBCgIYAhIM1gbcDa9GJw=="}),
+    "redacted": ({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"}, [],
+                 {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(THOUGHT))
+async def test_thinking_before_a_memory_call_goes_back_first_and_unchanged(
+        gated: tuple[GatedUpstream, RunningProxy], kind: str) -> None:
+    upstream, proxy = gated
+    start, deltas, whole = THOUGHT[kind]
+    call = _messages_call_whole_in_start().split(b"\n\n")
+    first = b"".join([call[0] + b"\n\n", _block("content_block_start", 0, content_block=start),
+                      *(_block("content_block_delta", 0, delta=d) for d in deltas),
+                      _block("content_block_stop", 0),
+                      b"\n\n".join(call[1:]).replace(b"\"index\":0", b"\"index\":1")])
+    upstream.answers.extend([Scripted([first]), Scripted([FINAL["/messages"]])])
+    body = {"model": "claude", "max_tokens": 2000, "messages": USER, "stream": True,
+            "thinking": {"type": "enabled", "budget_tokens": 1024}}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + "/messages", data=orjson.dumps(body),
+                                headers={**HEADERS, "anthropic-beta":
+                                         "interleaved-thinking-2025-05-14"}) as resp:
+            got = await resp.read()
+    assert b"memory_grep" not in got and len(upstream.received) == 2
+    sent = upstream.received[1]["json"]["messages"]
+    assert [m for m in sent if m["role"] == "assistant"][-1]["content"][0] == whole
+
+
+# -- a memory call beside the client's, read by the SDKs' accumulators -----------------------
+# Reported: gateways that drop one block of a parallel batch and leave a gap in
+# ``index``/``output_index``; the SDKs index their snapshot by it. With the memory call
+# hidden, the client's call must come on the index it would have had.
+@pytest.mark.parametrize("memory_first", [True, False])
+async def test_a_hidden_call_beside_the_clients_leaves_no_gap_for_the_sdks(
+        gated: tuple[GatedUpstream, RunningProxy], memory_first: bool) -> None:
+    upstream, proxy = gated
+    calls = [("toolu_m", "memory_grep", "{\"query\": \"build flag\"}"),
+             ("toolu_c", "get_weather", "{\"city\": \"Oslo\"}")]
+    calls = calls if memory_first else calls[::-1]
+    start = MEMORY_CALLS["/messages"][1].split(b"\n\n")[0] + b"\n\n"
+    blocks = b"".join(
+        _block("content_block_start", i, content_block={
+            "type": "tool_use", "id": cid, "name": name, "input": {}})
+        + _block("content_block_delta", i, delta={"type": "input_json_delta",
+                                                  "partial_json": args})
+        + _block("content_block_stop", i) for i, (cid, name, args) in enumerate(calls))
+    end = ev("message_delta", {"type": "message_delta", "delta": {
+        "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}) + ev(
+        "message_stop", {"type": "message_stop"})
+    upstream.answers.append(Scripted([start + blocks + end]))
+    async with anthropic.AsyncAnthropic(api_key=TEST_KEY, base_url=proxy.base_url[:-3]
+                                        ) as client, client.messages.stream(
+            model="claude", max_tokens=50, messages=SDK_USER, tools=[
+                {"name": "get_weather", "input_schema": {"type": "object"}}]) as stream:
+        final = await stream.get_final_message()
+    assert [(b.type, getattr(b, "input", None)) for b in final.content] == [
+        ("tool_use", {"city": "Oslo"})]
+
+
+# -- count_tokens ----------------------------------------------------------------------------
+# Reported: ``POST /v1/messages/count_tokens`` (``?beta=true`` from Claude Code) answered
+# 404 by proxies. It goes through untouched, query and beta header included.
+async def test_count_tokens_goes_through_untouched(
+        gated: tuple[GatedUpstream, RunningProxy]) -> None:
+    upstream, proxy = gated
+    for n in (14, 15):
+        upstream.answers.append(Scripted([b"{\"input_tokens\":%d}" % n], headers={
+            "Content-Type": "application/json"}))
+    async with anthropic.AsyncAnthropic(api_key=TEST_KEY,
+                                        base_url=proxy.base_url[:-3]) as client:
+        plain = await client.messages.count_tokens(model="claude", messages=SDK_USER,
+                                                   system="sys")
+        beta = await client.beta.messages.count_tokens(model="claude", messages=SDK_USER,
+                                                       betas=["token-counting-2024-11-01"])
+    assert (plain.input_tokens, beta.input_tokens) == (14, 15)
+    assert upstream.received[0]["json"] == {"model": "claude", "messages": USER,
+                                            "system": "sys"}
+    assert upstream.received[1]["path"] == "/v1/messages/count_tokens"
+    assert "token-counting-2024-11-01" in upstream.received[1]["headers"]["anthropic-beta"]

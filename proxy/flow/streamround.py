@@ -9,21 +9,41 @@ from typing import Any
 import aiohttp
 
 from proxy.flow.client import ClientGone, ClientSide
-from proxy.upstream import is_event_stream
+from proxy.upstream import is_event_stream, sse_by_its_bytes
 from proxy.wire.base import StreamRound
+
+
+async def _head(resp: aiohttp.ClientResponse) -> tuple[bool, bytes]:
+    """Read the first bytes of a 2xx answer not labelled ``text/event-stream`` until
+    they tell whether it is an event stream (:func:`proxy.upstream.sse_by_its_bytes`);
+    ``(is a stream, the bytes read)``. A read error is left for the body's reader."""
+    head = b""
+    try:
+        async for chunk in resp.content.iter_any():
+            head += chunk
+            verdict = sse_by_its_bytes(head)
+            if verdict is not None:
+                return verdict, head
+    except (aiohttp.ClientError, TimeoutError):
+        pass
+    return False, head
 
 
 async def open_round(client: ClientSide, session: aiohttp.ClientSession, url: Any,
                      headers: Any, data: bytes
                      ) -> tuple[aiohttp.ClientResponse, asyncio.Queue[Any] | None,
-                                asyncio.Future[None]]:
+                                asyncio.Future[None], bytes]:
     """Send one streamed round; return its response, for an event stream the queue
-    its chunks arrive in (else ``None``), and the reading task. The task that
+    its chunks arrive in (else ``None``), the reading task, and the body's first
+    bytes already read when it is not a stream (else ``b""``). The task that
     received the headers goes on reading the body at once, so no byte the upstream
     sent before breaking off is lost (aiohttp raises a connection error ahead of
-    unread bytes)."""
-    ready: asyncio.Future[tuple[aiohttp.ClientResponse, asyncio.Queue[Any] | None]] = \
-        asyncio.get_running_loop().create_future()
+    unread bytes). A 2xx answer is an event stream by its ``Content-Type``, or, under
+    another label (none, ``text/plain``, ``application/octet-stream``, even JSON),
+    by its first bytes: servers and relays send streams so labelled, and the
+    memory calls in them must still be read."""
+    ready: asyncio.Future[tuple[aiohttp.ClientResponse, asyncio.Queue[Any] | None,
+                                bytes]] = asyncio.get_running_loop().create_future()
 
     async def run() -> None:
         try:
@@ -37,9 +57,20 @@ async def open_round(client: ClientSide, session: aiohttp.ClientSession, url: An
             return
         client.last_headers = resp.headers
         queue: asyncio.Queue[Any] | None = None
-        if resp.status < 400 and is_event_stream(resp):
-            queue = asyncio.Queue()
-        ready.set_result((resp, queue))
+        head = b""
+        if resp.status < 400:
+            stream = is_event_stream(resp)
+            if not stream:
+                stream, head = await _head(resp)
+            if stream:
+                queue = asyncio.Queue()
+                if head:
+                    queue.put_nowait(head)
+                head = b""
+        if ready.done():  # the loop gave up while the first bytes were read
+            resp.close()
+            return
+        ready.set_result((resp, queue, head))
         if queue is None:
             return
         try:
@@ -51,11 +82,11 @@ async def open_round(client: ClientSide, session: aiohttp.ClientSession, url: An
 
     reader = asyncio.ensure_future(run())
     try:
-        resp, queue = await client.wait(ready)
+        resp, queue, head = await client.wait(ready)
     except BaseException:
         reader.cancel()
         raise
-    return resp, queue, reader
+    return resp, queue, reader, head
 
 
 async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,

@@ -266,7 +266,7 @@ class ToolLoop:
         sr: StreamRound | None = None
         while True:
             try:
-                resp, queue, reader = await open_round(
+                resp, queue, reader, head = await open_round(
                     self.client, self.session, self.url, self.headers,
                     dumps_body(wire.with_messages(body, messages)))
             except ProxyError as exc:
@@ -279,7 +279,7 @@ class ToolLoop:
             if queue is None:
                 if ex.response is None:
                     if resp.status < 400:  # not a stream: relay it as it comes
-                        return await self._relay_whole(resp)
+                        return await self._relay_whole(resp, head)
                     raw = await self._read(resp)
                     if len(ex.rounds) == 1:
                         # Nothing reached the client: a context-length error is tried again.
@@ -289,7 +289,7 @@ class ToolLoop:
                             continue
                     return self._error(resp, raw)  # the true status of the round shown
                 try:
-                    raw = await self._read(resp)
+                    raw = head + await self._read(resp)
                 except UpstreamError as exc:
                     return await self._fail_in_stream(ss, exc.status, exc.message)
                 await self.client.write(ss.upstream_error_bytes(
@@ -367,9 +367,10 @@ class ToolLoop:
             _abort_client(ex.response, ex.request)
         return ex.response
 
-    async def _relay_whole(self, resp: aiohttp.ClientResponse) -> web.StreamResponse:
+    async def _relay_whole(self, resp: aiohttp.ClientResponse, head: bytes = b""
+                           ) -> web.StreamResponse:
         """A 2xx round that is not an event stream, before the client saw anything:
-        relayed as it comes; not an answer."""
+        relayed as it comes (``head``: its first bytes, read already); not an answer."""
         ex = self.ex
         client_headers = hdrs.to_client(resp.headers)
         client_headers.update(ex.extra)
@@ -381,7 +382,7 @@ class ToolLoop:
             ex.client_gone = True
             return ex.response
         try:
-            relayed = await relay_body(resp, ex.response, keep=True)
+            relayed = await relay_body(resp, ex.response, keep=True, head=head)
         finally:
             resp.release()
         ex.client_gone = relayed.client_gone
