@@ -433,12 +433,20 @@ async def export(request: web.Request) -> web.Response:
 
 
 async def preferences(request: web.Request) -> web.Response:
-    """``GET /lcm/v1/preferences`` → ``{preferences}`` (a tenant also sees ``*`` ones)."""
+    """``GET /lcm/v1/preferences`` → ``{preferences, learned}``: the set ones (a tenant
+    also sees ``*`` ones) and those learned from what users said (active memory items
+    of kind ``preference``, newest first; ``POST /lcm/v1/items/{id}/retract`` removes
+    one). Both are shown in the memory block."""
     require_admin(request)
     tenant, role = _scope(request)
-    rows = await _run(request, lambda: request.app[ENGINE].list_agent_memories(
-        category="user_preferences", role=role, tenant=tenant))
-    return _json({"preferences": rows})
+    engine = request.app[ENGINE]
+
+    def read() -> dict[str, Any]:
+        return {"preferences": engine.list_agent_memories(
+                    category="user_preferences", role=role, tenant=tenant),
+                "learned": engine.learned_preferences(tenant=tenant, role=role)}
+
+    return _json(await _run(request, read))
 
 
 async def preference_put(request: web.Request) -> web.Response:
