@@ -54,6 +54,8 @@ def _paths() -> dict[str, Any]:
     pref = [_path("role", "string"), _path("key", "string"), TENANT]
     return {
         "/lcm/v1/openapi.json": {"get": _op("This document.", auth=False)},
+        "/lcm/v1/config": {"get": _op(
+            "The settings this proxy runs with (secrets shown as ***).", [])},
         "/lcm/v1/status": {"get": _op(
             "Database, schema, soft budget, index lag and the scope's counts and last"
             " injection.", [TENANT, ROLE])},

@@ -246,6 +246,15 @@ async def openapi_document(request: web.Request) -> web.Response:
     return _json(openapi.document(__version__))
 
 
+async def config(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/config`` → ``{config_file, config}``: the settings this proxy
+    runs with, as ``lcm-proxy doctor`` prints them (every section and key; secrets
+    shown as ``***``, credentials in URLs removed)."""
+    require_admin(request)
+    settings = request.app[SETTINGS]
+    return _json({"config_file": settings.config_file, "config": settings.public_dict()})
+
+
 async def status(request: web.Request) -> web.Response:
     """``GET /lcm/v1/status`` → database, schema, budget, index lag and the scope's counts."""
     require_admin(request)
@@ -497,6 +506,7 @@ async def preference_delete(request: web.Request) -> web.Response:
 ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", f"{PREFIX}/openapi.json", openapi_document),
     ("GET", f"{PREFIX}/status", status),
+    ("GET", f"{PREFIX}/config", config),
     ("GET", f"{PREFIX}/tenants", tenants),
     ("GET", f"{PREFIX}/threads", threads),
     ("GET", f"{PREFIX}/threads/{{thread_id}}", thread),
