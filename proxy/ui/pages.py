@@ -84,7 +84,8 @@ async def index(request: web.Request) -> web.Response:
                 f" at msg {e(t['fork_message_id'])}" if parent else "")
         tid = t["id"]
         rows.append((link(url(f"/lcm/ui/threads/{tid}", tenant=tenant), f"#{tid}"),
-                     e(t["title"]), e(t["role"]), e(t["session"] or "-"),
+                     (status_badge("command") + " " if t["command"] else "") + e(t["title"]),
+                     e(t["role"]), e(t["session"] or "-"),
                      e(t["path_length"]), fork, e(when(t["updated_at"])),
                      e(t["tenant"])))
     out.append(f"<h2>Threads ({e(data['total'])})</h2>" + table(
