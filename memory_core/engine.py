@@ -681,6 +681,29 @@ class Engine:
 
         return self.store.read_tx(lambda tx: overview.list_items(tx, **filters))
 
+    def learned_preferences(self, *, tenant: str | None = None, role: str | None = None,
+                            limit: int = 200) -> list[dict[str, Any]]:
+        """Preferences the user stated in conversation ("I use metric units"): the
+        active ``preference`` items with ``evidence == "user"`` of ``tenant`` and
+        ``role`` (``None``: any), newest first, at most ``limit``. Each is a
+        :meth:`list_items` row (``id``, ``tenant``, ``role``, ``text``,
+        ``source_message_id``, ``created_at`` …). The memory block lists them under
+        ``[User Preferences]`` after the set ones; they have no key: retracting the
+        item (``retract_in_scope``) removes one."""
+        from memory_core.admin import overview
+
+        out: list[dict[str, Any]] = []
+        offset, page = 0, 500
+        while len(out) < limit:
+            rows = self.store.read_tx(lambda tx, o=offset: overview.list_items(
+                tx, tenant=tenant, role=role, status="active", kind="preference",
+                limit=page, offset=o))["items"]
+            out += [r for r in rows if r["evidence"] == "user"]
+            if len(rows) < page:
+                break
+            offset += page
+        return out[:limit]
+
     def corrections(self, **filters: Any) -> dict[str, Any]:
         """Supersession chains of a scope, newest correction first (``tenant``,
         ``role``, ``limit``, ``offset``); see :func:`memory_core.admin.overview.corrections`."""

@@ -45,6 +45,7 @@ HELP = """lcm-proxy memory commands:
 /memory prefs              the preferences shown to this role in every memory block
 /memory prefs set KEY TEXT set your preference KEY (e.g. reply_language) to TEXT
 /memory prefs delete KEY   delete your preference KEY
+/memory prefs delete item:ID  retract a preference learned from what you said
 /memory help               this text"""
 
 
@@ -151,10 +152,33 @@ def _pref_source(row: dict[str, Any], scope: Scope) -> str:
             else "set for every user of this API key")
 
 
+def _learned_from(row: dict[str, Any]) -> str:
+    src = row["source_message_id"]
+    return (f"learned from your msg {src}" if src is not None
+            else "learned from your words") + f", {_when(row['created_at'])}"
+
+
+def _forget_learned(engine: Engine, scope: Scope, ref: str) -> str:
+    """``/memory prefs delete item:ID``: retract a preference learned from the
+    caller's own words (its tenant and role only); other items are left to
+    ``/memory retract``."""
+    try:
+        ident = parse_item_id(ref)
+    except InvalidIdError:
+        return f"{REPLY_HEADER} · usage: /memory prefs delete KEY | item:ID"
+    if ident not in {r["id"] for r in engine.learned_preferences(tenant=scope.tenant,
+                                                                 role=scope.role)}:
+        return (f"{REPLY_HEADER} · item:{ident} is no learned preference of role"
+                f" {scope.role} (`/memory prefs` lists them)")
+    return _change(engine, scope, "retract", f"item:{ident} preference deleted in chat")
+
+
 def _prefs(engine: Engine, scope: Scope, arg: str) -> str:
-    """``/memory prefs [set KEY TEXT | delete KEY]``: list the user preferences the
-    caller's memory block shows (its own, and those the operator set for its key or
-    every tenant), or set or delete one of its own for its tenant and role. User
+    """``/memory prefs [set KEY TEXT | delete KEY | delete item:ID]``: list the user
+    preferences the caller's memory block shows (its own, those the operator set for
+    its key or every tenant, and those learned from its own words, each with the
+    message it came from), or set or delete one of its own for its tenant and role
+    (a learned one is retracted: kept for audit, no longer shown). User
     preferences are the user's to write (DESIGN §4): never the model's, and an
     operator's are changed only by the operator."""
     verb, _, rest = arg.partition(" ")
@@ -162,18 +186,24 @@ def _prefs(engine: Engine, scope: Scope, arg: str) -> str:
     if verb in ("", "list"):
         rows = engine.list_agent_memories(category="user_preferences", role=scope.role,
                                           tenant=scope.tenant)
-        if not rows:
+        learned = engine.learned_preferences(tenant=scope.tenant, role=scope.role)
+        if not rows and not learned:
             return (f"{REPLY_HEADER} · no preferences for role {scope.role};"
                     " `/memory prefs set KEY TEXT` adds one")
         # what the block shows: per key, the caller's own over its key's over everyone's
         shown = {r["id"] for r in most_specific_preferences(
             rows, (scope.tenant, account_tenant(scope.tenant), GLOBAL_TENANT))}
-        lines = [f"{REPLY_HEADER} · preferences of role {scope.role} ({len(shown)}),"
-                 " shown in every memory block:"]
+        lines = [f"{REPLY_HEADER} · preferences of role {scope.role} ({len(shown)} set,"
+                 f" {len(learned)} learned from what you said), shown in memory blocks:"]
         lines += [f"{r['key']:<20} {_flat(r['title'], 60)}: {_flat(r['content'], 300)}"
                   f"  ({_pref_source(r, scope)}"
                   f"{'' if r['id'] in shown else '; not shown: a more specific one replaces it'})"
                   for r in rows]
+        lines += [f"{'item:' + str(r['id']):<20} {_flat(r['text'], 300)}  ({_learned_from(r)})"
+                  for r in learned]
+        if learned:
+            lines.append("learned ones: `/memory prefs delete item:ID` retracts one (kept for"
+                         " audit); a set one with the same meaning is listed first")
         return "\n".join(lines)
     key, _, content = rest.strip().partition(" ")
     key = key.rstrip(":")
@@ -197,6 +227,8 @@ def _prefs(engine: Engine, scope: Scope, arg: str) -> str:
     if verb == "delete":
         if not key or content.strip():
             return f"{REPLY_HEADER} · usage: /memory prefs delete KEY"
+        if key.lower().startswith("item:"):
+            return _forget_learned(engine, scope, key)
         try:
             gone = engine.delete_agent_memory(tenant=scope.tenant, role=scope.role,
                                               category="user_preferences", key=key)

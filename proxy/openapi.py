@@ -54,6 +54,8 @@ def _paths() -> dict[str, Any]:
     pref = [_path("role", "string"), _path("key", "string"), TENANT]
     return {
         "/lcm/v1/openapi.json": {"get": _op("This document.", auth=False)},
+        "/lcm/v1/config": {"get": _op(
+            "The settings this proxy runs with (secrets shown as ***).", [])},
         "/lcm/v1/status": {"get": _op(
             "Database, schema, soft budget, index lag and the scope's counts and last"
             " injection.", [TENANT, ROLE])},
@@ -111,7 +113,9 @@ def _paths() -> dict[str, Any]:
             "Threads and messages as JSON (events=1 adds the event log).",
             [TENANT, ROLE, SESSION, THREAD, _q("events", "1 to include events.")])},
         "/lcm/v1/preferences": {"get": _op(
-            "User preferences (a tenant also sees those set for every tenant, '*').",
+            "User preferences: set ones (a tenant also sees those set for every tenant,"
+            " '*') and, under learned, those learned from what users said (memory"
+            " items; retract one to remove it).",
             [TENANT, ROLE])},
         "/lcm/v1/preferences/{role}/{key}": {
             "put": _op("Create or replace a user preference (for the tenant filter, else"

@@ -418,3 +418,36 @@ def test_doctor_leaves_a_postgresql_store_of_an_older_schema_as_it_is(
     finally:
         with psycopg.connect(pg_session_cluster, autocommit=True) as conn:
             conn.execute('DROP DATABASE IF EXISTS "lcm_doctor_older" WITH (FORCE)')
+
+
+async def test_doctor_prints_the_running_proxys_config_not_its_own(
+        proxy: RunningProxy, tmp_path: Path) -> None:
+    """Beside a running ``serve``, "config" is that proxy's (its upstream, its port),
+    read from its ``GET /lcm/v1/config`` with secrets masked, and labelled so; when
+    that does not answer, the section says it is this command's own."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    data = Path(proxy.settings.storage.data_dir)
+    config = tmp_path / "doctor.toml"
+    port = urlsplit(proxy.root).port
+    config.write_text(f'[proxy]\nport = {port}\nupstream = "https://api.openai.com"\n')
+    args = ["doctor", "--data-dir", str(data), "--config", str(config)]
+    result = await asyncio.to_thread(CliRunner().invoke, main, args)
+    as_json = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--json"])
+    out = result.output
+    assert result.exit_code == 0, out
+    assert f"config of the running proxy ({proxy.root}," in out
+    assert f"proxy.upstream = {proxy.settings.proxy.upstream!r}" in out
+    assert "proxy.upstream = 'https://api.openai.com'" not in out
+    report = orjson.loads(as_json.stdout)
+    assert report["running_config"]["config"]["proxy"]["upstream"] == \
+        proxy.settings.proxy.upstream
+    assert report["config"]["proxy"]["upstream"] == "https://api.openai.com"
+    # no running proxy: the section is labelled as this command's
+    config.write_text('[proxy]\nport = 0\nupstream = "https://api.openai.com"\n')
+    alone = CliRunner().invoke(main, ["doctor", "--data-dir", str(tmp_path / "none"),
+                                      "--config", str(config)])
+    assert "running proxy:   none" in alone.output
+    assert "config of this doctor command" in alone.output
+    assert "proxy.upstream = 'https://api.openai.com'" in alone.output

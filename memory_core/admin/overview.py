@@ -17,6 +17,7 @@ import orjson
 
 from memory_core.errors import NotFoundError
 from memory_core.store.api import Tx
+from memory_core.tools.commands import is_command
 
 INDEX_CHECKPOINTS = ("index_text", "index_vector")
 """Checkpoint names of the derived-index workers (memory_core.search.indexer)."""
@@ -66,8 +67,10 @@ def list_threads(tx: Tx, *, tenant: str | None = None,
     """Threads of a scope, most recently updated first.
 
     Returns ``{total, threads: [{id, tenant, role, session, parent_thread_id,
-    fork_message_id, head_message_id, path_length, own_messages, title, created_at,
-    updated_at}]}``; ``title`` is the thread's first user message, shortened.
+    fork_message_id, head_message_id, path_length, own_messages, title, command,
+    created_at, updated_at}]}``; ``title`` is the thread's first user message,
+    shortened; ``command`` is true when that message is an in-chat ``/memory``
+    command (the exchange is kept as evidence; it is no conversation of its own).
     """
     total, rows = tx.operator.threads_page(tenant=tenant, role=role, session=session,
                                            limit=max(0, limit), offset=max(0, offset))
@@ -77,6 +80,7 @@ def list_threads(tx: Tx, *, tenant: str | None = None,
         "head_message_id": r["head_message_id"],
         "path_length": (r["head_depth"] + 1) if r["head_depth"] is not None else 0,
         "own_messages": r["own_messages"], "title": _snippet(r["first_user"], 100),
+        "command": bool(r["first_user"]) and is_command(r["first_user"]),
         "created_at": r["created_at"], "updated_at": r["updated_at"],
     } for r in rows]
     return {"total": total, "threads": threads}

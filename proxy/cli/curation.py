@@ -154,21 +154,32 @@ def prefs_set(role: str, key: str, title: str, content: str, replace_similar: bo
 @data_dir_option
 def prefs_list(role: str | None, tenant: str | None, as_json: bool, config: str | None,
                data_dir: str | None) -> None:
-    """List user preferences."""
+    """List user preferences: the set ones (key, title, content), then those learned
+    from what users said (``item:ID``, text, source message): both are shown in the
+    memory block. ``memory retract item:ID`` (or ``prefs delete --key item:ID``)
+    removes a learned one. ``--json``: one row per preference, ``source`` ``set``
+    (an agent memory row) or ``learned`` (a memory item row)."""
     engine = open_engine(config, data_dir)
     try:
         rows = engine.list_agent_memories(category="user_preferences", role=role,
                                           tenant=tenant)
+        learned = engine.learned_preferences(tenant=tenant, role=role)
     finally:
         engine.close()
     if as_json:
-        echo_json(rows)
+        echo_json([{**r, "source": "set"} for r in rows]
+                  + [{**r, "source": "learned"} for r in learned])
         return
-    if not rows:
-        click.echo("no preferences set")
+    if not rows and not learned:
+        click.echo("no preferences set or learned")
     for r in rows:
         click.echo(f"{r['role']:<12} {r['key']:<28} {r['title']}: {r['content']}"
                    f"{'' if r['tenant'] == '*' else '  [tenant ' + r['tenant'] + ']'}")
+    for r in learned:
+        src = r["source_message_id"]
+        click.echo(f"{r['role']:<12} {'item:' + str(r['id']):<28} {r['text']}"
+                   f"  [learned from msg {src if src is not None else '-'},"
+                   f" tenant {r['tenant']}]")
 
 
 @click.command("delete")
@@ -180,7 +191,11 @@ def prefs_list(role: str | None, tenant: str | None, as_json: bool, config: str 
 @data_dir_option
 def prefs_delete(role: str, key: str, as_json: bool, tenant: str, config: str | None,
                  data_dir: str | None) -> None:
-    """Delete one preference."""
+    """Delete one preference: a set one by its key, or retract a learned one by its
+    ``item:ID`` (kept for audit; as ``memory retract``)."""
+    if key.lower().startswith("item:"):
+        _delete_learned(role, key, tenant, as_json, config, data_dir)
+        return
     engine = open_engine(config, data_dir)
     try:
         ok = engine.delete_agent_memory(tenant=tenant, role=role, category="user_preferences",
@@ -195,3 +210,26 @@ def prefs_delete(role: str, key: str, as_json: bool, tenant: str, config: str | 
         echo_json({"deleted": True, "tenant": tenant, "role": role, "key": key})
         return
     click.echo(f"deleted user_preferences/{key} for role {role}")
+
+
+def _delete_learned(role: str, ref: str, tenant: str, as_json: bool, config: str | None,
+                    data_dir: str | None) -> None:
+    from memory_core.errors import InvalidIdError
+    from memory_core.tools.refs import parse_item_id
+
+    try:
+        ident = parse_item_id(ref)
+    except InvalidIdError as exc:
+        raise click.ClickException(str(exc)) from exc
+    engine = open_engine(config, data_dir)
+    try:
+        ids = {r["id"] for r in engine.learned_preferences(
+            tenant=None if tenant == "*" else tenant, role=role)}
+    finally:
+        engine.close()
+    if ident not in ids:
+        raise click.ClickException(f"item:{ident} is no learned preference of role {role}"
+                                   " (`memory prefs list` lists them)")
+    _change_item("retract", f"item:{ident}", "preference deleted by operator",
+                 {"tenant": None if tenant == "*" else tenant, "role": role, "session": None},
+                 as_json, config, data_dir)

@@ -3,7 +3,9 @@
 Schema, counts, the store's integrity check (SQLite's ``PRAGMA integrity_check``;
 on PostgreSQL the links no foreign key guards), index lag, index consistency with
 the store (documents per kind; "SQLite" in its lines means the store on either
-backend), the configuration in force (secrets redacted), then warnings; it exits 1
+backend), the configuration in force (secrets redacted: the running proxy's from
+its ``GET /lcm/v1/config`` when one serves this data dir, else this command's, and
+labelled so), then warnings; it exits 1
 when the database is damaged, an index disagrees with the store although it has
 caught up, or ``serve`` could not use the data dir (a regular file, not writable).
 Doctor is also run beside a running proxy: one that holds the data dir's lock is
@@ -77,6 +79,9 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
         warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
                         " the admin API and inspector answer loopback clients only")
     report["config"] = settings.public_dict()
+    report["running_config"] = (
+        _running_config(running["url"], p.admin_token)
+        if running and running["command"] == "serve" and running["status"] else None)
     report["notes"], report["warnings"], report["problems"] = notes, warnings, problems
     if as_json:
         echo_json(report)
@@ -111,6 +116,27 @@ def _health(url: str) -> dict[str, Any] | None:
     if isinstance(data, dict) and {"version", "schema_version", "status"} <= data.keys():
         return data
     return None
+
+
+def _running_config(url: str, admin_token: str) -> dict[str, Any] | None:
+    """The running proxy's settings: ``GET {url}/lcm/v1/config`` (secrets shown as
+    ``***``), with this command's admin token when one is configured (loopback
+    needs none when the proxy has none). ``None`` when it does not answer (an
+    older proxy, another admin token)."""
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(f"{url}/lcm/v1/config",  # noqa: S310 - http(s) URL built here
+                                 headers={"Authorization": f"Bearer {admin_token}"}
+                                 if admin_token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=HEALTH_TIMEOUT_SECONDS) as resp:  # noqa: S310
+            data = orjson.loads(resp.read(1 << 20))
+    except (OSError, ValueError, urllib.error.HTTPError):
+        return None
+    cfg = data.get("config") if isinstance(data, dict) else None
+    return {"url": url, "config_file": data.get("config_file"), "config": cfg} \
+        if isinstance(cfg, dict) else None
 
 
 def _running_proxy(path: Path, host: str, port: int, port_busy: str, warnings: list[str],
@@ -350,8 +376,17 @@ def _print_doctor(r: dict[str, Any]) -> None:
             if consistency["vector_model"]:
                 click.echo(f"  vector model: {consistency['vector_model']}")
         click.echo(f"extraction queue: {r['extraction_queue']}")
-    click.echo("config in force:")
-    for section, values in r["config"].items():
+    run_cfg = r.get("running_config")
+    if run_cfg is not None:
+        click.echo(f"config of the running proxy ({run_cfg['url']},"
+                   f" file {run_cfg['config_file'] or '(none)'}):")
+        config = run_cfg["config"]
+    else:
+        click.echo("config of this doctor command (file, environment, defaults)"
+                   + (": the running proxy's may differ (its GET /lcm/v1/config did not"
+                      " answer)" if run is not None else ":"))
+        config = r["config"]
+    for section, values in config.items():
         for key, value in values.items():
             click.echo(f"  {section}.{key} = {value!r}")
     for n in r["notes"]:

@@ -246,6 +246,15 @@ async def openapi_document(request: web.Request) -> web.Response:
     return _json(openapi.document(__version__))
 
 
+async def config(request: web.Request) -> web.Response:
+    """``GET /lcm/v1/config`` → ``{config_file, config}``: the settings this proxy
+    runs with, as ``lcm-proxy doctor`` prints them (every section and key; secrets
+    shown as ``***``, credentials in URLs removed)."""
+    require_admin(request)
+    settings = request.app[SETTINGS]
+    return _json({"config_file": settings.config_file, "config": settings.public_dict()})
+
+
 async def status(request: web.Request) -> web.Response:
     """``GET /lcm/v1/status`` → database, schema, budget, index lag and the scope's counts."""
     require_admin(request)
@@ -433,12 +442,20 @@ async def export(request: web.Request) -> web.Response:
 
 
 async def preferences(request: web.Request) -> web.Response:
-    """``GET /lcm/v1/preferences`` → ``{preferences}`` (a tenant also sees ``*`` ones)."""
+    """``GET /lcm/v1/preferences`` → ``{preferences, learned}``: the set ones (a tenant
+    also sees ``*`` ones) and those learned from what users said (active memory items
+    of kind ``preference``, newest first; ``POST /lcm/v1/items/{id}/retract`` removes
+    one). Both are shown in the memory block."""
     require_admin(request)
     tenant, role = _scope(request)
-    rows = await _run(request, lambda: request.app[ENGINE].list_agent_memories(
-        category="user_preferences", role=role, tenant=tenant))
-    return _json({"preferences": rows})
+    engine = request.app[ENGINE]
+
+    def read() -> dict[str, Any]:
+        return {"preferences": engine.list_agent_memories(
+                    category="user_preferences", role=role, tenant=tenant),
+                "learned": engine.learned_preferences(tenant=tenant, role=role)}
+
+    return _json(await _run(request, read))
 
 
 async def preference_put(request: web.Request) -> web.Response:
@@ -489,6 +506,7 @@ async def preference_delete(request: web.Request) -> web.Response:
 ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", f"{PREFIX}/openapi.json", openapi_document),
     ("GET", f"{PREFIX}/status", status),
+    ("GET", f"{PREFIX}/config", config),
     ("GET", f"{PREFIX}/tenants", tenants),
     ("GET", f"{PREFIX}/threads", threads),
     ("GET", f"{PREFIX}/threads/{{thread_id}}", thread),

@@ -108,7 +108,8 @@ def page(title: str, body: str, *, tenant: str | None = None,
     scope = f' <span class="badge">tenant {e(tenant)}</span>' if tenant else ""
     nav = " ".join(link(url(p, tenant=tenant), label) for p, label in (
         ("/lcm/ui", "Threads"), ("/lcm/ui/requests", "Requests"),
-        ("/lcm/ui/items", "Memory items"), ("/lcm/ui/search", "Search")))
+        ("/lcm/ui/items", "Memory items"), ("/lcm/ui/preferences", "Preferences"),
+        ("/lcm/ui/search", "Search")))
     search = (f'<form class="search" method="get" action="/lcm/ui/search">'
               f'<input type="hidden" name="tenant" value="{e(tenant or "")}">'
               f'<input type="text" name="q" placeholder="search memory" aria-label="search">'

@@ -1,6 +1,7 @@
 """Inspector pages: threads, one thread (messages, branches, forest, last injection),
 the request log and what each upstream received, memory items (paged, filtered) with
-their supersession chains, and search; retracting an item and restoring a superseded
+their supersession chains, the preferences memory blocks show (set and learned),
+and search; retracting an item and restoring a superseded
 or retracted one, which need the page's CSRF token (see :func:`retract`). Signing in
 and out: :mod:`proxy.ui.signin`.
 
@@ -83,7 +84,8 @@ async def index(request: web.Request) -> web.Response:
                 f" at msg {e(t['fork_message_id'])}" if parent else "")
         tid = t["id"]
         rows.append((link(url(f"/lcm/ui/threads/{tid}", tenant=tenant), f"#{tid}"),
-                     e(t["title"]), e(t["role"]), e(t["session"] or "-"),
+                     (status_badge("command") + " " if t["command"] else "") + e(t["title"]),
+                     e(t["role"]), e(t["session"] or "-"),
                      e(t["path_length"]), fork, e(when(t["updated_at"])),
                      e(t["tenant"])))
     out.append(f"<h2>Threads ({e(data['total'])})</h2>" + table(
@@ -217,6 +219,49 @@ async def items_page(request: web.Request) -> web.Response:
                      "superseded by", "source msg", "role", "tenant", ""), rows, "no items")
             + paging)
     return respond(request, "Memory items", body, tenant=tenant)
+
+
+async def preferences_page(request: web.Request) -> web.Response:
+    """``GET /lcm/ui/preferences``: what ``[User Preferences]`` of the scope's memory
+    blocks draws on, as ``GET /lcm/v1/preferences`` lists it: the set ones (key,
+    content, who set them: a tenant's own or ``*`` for every tenant) and those
+    learned from what users said (memory items, each with its source message and a
+    retract form: a retracted one is no longer shown)."""
+    if (denied := guard(request)) is not None:
+        return denied
+    engine = request.app[ENGINE]
+    tenant, role = _filters(request)
+
+    def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return (engine.list_agent_memories(category="user_preferences", role=role,
+                                           tenant=tenant),
+                engine.learned_preferences(tenant=tenant, role=role))
+
+    set_rows, learned = await _run(request, read)
+    token = csrf_token(request)
+    set_html = table(("key", "title", "content", "role", "set for", "updated"), (
+        (e(r["key"]), e(r["title"]), e(r["content"]), e(r["role"]),
+         e("every tenant (*)" if r["tenant"] == "*" else f"tenant {r['tenant']}"),
+         e(when(r["updated_at"]))) for r in set_rows), "none set")
+    learned_rows = []
+    for i in learned:
+        src = i["source_message_id"]
+        learned_rows.append((
+            link(url(f"/lcm/ui/items/{i['id']}", tenant=tenant), f"item:{i['id']}"),
+            e(i["text"]),
+            link(url(f"/lcm/ui/messages/{src}", tenant=tenant), f"msg {src}") if src else "",
+            e(i["role"]), e(i["tenant"]), e(when(i["created_at"])),
+            _action_form(i["id"], i["status"], token, tenant)))
+    body = (f"<h2>Set preferences ({len(set_rows)})</h2>"
+            '<p class="muted">written by a user (<code>/memory prefs set</code>) or an'
+            " operator (<code>lcm-proxy memory prefs set</code>, the admin API)</p>"
+            + set_html
+            + f"<h2>Learned from what users said ({len(learned)})</h2>"
+            '<p class="muted">preferences stated in conversation; retract one to stop'
+            " showing it (kept for audit)</p>"
+            + table(("item", "text", "learned from", "role", "tenant", "said", ""),
+                    learned_rows, "none learned"))
+    return respond(request, "Preferences", body, tenant=tenant)
 
 
 def _item_filters(tenant: str | None, q: dict[str, str | None]) -> str:
@@ -466,6 +511,7 @@ ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", "/lcm/ui/threads/{thread_id}", thread_page),
     ("GET", "/lcm/ui/items", items_page),
     ("GET", "/lcm/ui/items/{item_id}", item_page),
+    ("GET", "/lcm/ui/preferences", preferences_page),
     ("POST", "/lcm/ui/items/{item_id}/retract", retract),
     ("POST", "/lcm/ui/items/{item_id}/restore", restore),
     ("GET", "/lcm/ui/messages/{message_id}", message_page),
