@@ -536,3 +536,13 @@ def test_a_memory_the_user_will_never_forget_is_kept(text: str, subject: str) ->
 
 def test_forget_that_still_withdraws() -> None:
     assert [i.kind for i in extract("Forget that I live in Berlin.")] == ["retraction"]
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("Tomorrow I don't have to work.", "work"),
+    ("Next Friday we won't deploy anything.", "deploy anything"),
+    ("This week we must not deploy to prod.", "deploy prod"),
+])
+def test_a_denied_dated_plan_is_a_negated_dated_fact(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.negated, item.dated) == ("fact", subject, True, True)
