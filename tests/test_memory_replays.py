@@ -516,3 +516,99 @@ def test_another_stopped_activity_revises_nothing(engine: Engine, said: str, oth
     put(engine, said)
     put(engine, other)
     assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+# -- walkthrough (dated): a plan for a named day filed as a rule for the assistant ------------
+# Found by a newcomer's walkthrough through the openai SDK, not by another system's report.
+@pytest.mark.parametrize("plan, question, words", [
+    ("Tomorrow I have to file the quarterly VAT report.",
+     "Tell me about the quarterly VAT report.", "Tomorrow = "),
+    ("Next Friday I have to renew the office lease.", "When does the office lease need renewing?",
+     "Next Friday = "),
+    ("下周五我得提交季度增值税申报表。", "季度增值税申报表怎么准备？", "下周五 = "),
+    ("明日、銀行に電話しなければなりません。", "銀行に電話する前に何を準備すればいいですか？",
+     "明日 = "),
+])
+async def test_a_dated_plan_is_recalled_in_another_conversation_with_its_date(
+        proxy: RunningProxy, upstream: FakeUpstream, plan: str, question: str,
+        words: str) -> None:
+    first = Agent(proxy, upstream, session="errands")
+    await first.say(plan)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="paperwork")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert plan in block and words in block, block
+
+
+@pytest.mark.parametrize("plan", [
+    "Tomorrow I must call the bank.",
+    "明天我必须给银行打电话。",
+    "明日は必ず歯医者に行かなければならない。",
+])
+async def test_a_dated_obligation_is_no_standing_line(
+        proxy: RunningProxy, upstream: FakeUpstream, plan: str) -> None:
+    first = Agent(proxy, upstream, session="errands")
+    await first.say(plan)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="release")
+    await later.say("Summarise the release notes for version 2.4.")
+    assert plan not in (block_of(later.upstream_last_user()) or ""), later.upstream_last_user()
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("Tomorrow I have to file the quarterly VAT report.", "file quarterly vat report"),
+    ("Next Friday I have to renew the office lease.", "renew office lease"),
+    ("Tomorrow I must call the bank.", "call bank"),
+    ("I must call the bank tomorrow.", "call bank"),
+    ("Tonight I need to pack for the trip.", "pack trip"),
+    ("On Monday I will present the roadmap.", "present roadmap"),
+    ("This weekend I'm going to repaint the fence.", "repaint fence"),
+    ("Tomorrow we will deploy the new cache layer.", "deploy cache layer"),
+    ("In two weeks I have to submit the grant proposal.", "submit grant proposal"),
+    ("明天我要去银行办理贷款。", "去银行办理贷款"),
+    ("我明天得去银行办理贷款。", "去银行办理贷款"),
+    ("下周五我得提交季度增值税申报表。", "提交季度增值税申报表"),
+    ("明天我必须给银行打电话。", "银行打电话"),
+    ("明日、銀行に電話しなければなりません。", "銀行に電話し"),
+    ("来週の金曜日に四半期のVAT申告を提出する予定です。", "四半期vat申告を提出する"),
+])
+def test_a_dated_plan_is_a_dated_fact_about_what_is_to_be_done(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.dated, item.one_off) == ("fact", subject, True, False)
+    assert item.value is None and item.condition is None, item
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("I have to file the quarterly VAT report.", "fact"),  # no day named: not dated
+    ("Always answer in French.", "constraint"),
+    ("Before each release, run the smoke tests.", "constraint"),
+    ("以后都用中文回答。", "constraint"),
+])
+def test_a_statement_without_a_named_day_is_not_dated(text: str, kind: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.dated) for i in items] == [(kind, False)], items
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("I'll never forget that I broke prod in 2021.", "broke prod"),
+    ("I will never forget that we lost the staging database in March.", "lost staging database"),
+    ("I'll always remember that I broke prod in 2021.", "broke prod"),
+])
+def test_a_memory_the_user_will_never_forget_is_kept(text: str, subject: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.subject) for i in items] == [("fact", subject)], items
+
+
+def test_forget_that_still_withdraws() -> None:
+    assert [i.kind for i in extract("Forget that I live in Berlin.")] == ["retraction"]
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("Tomorrow I don't have to work.", "work"),
+    ("Next Friday we won't deploy anything.", "deploy anything"),
+    ("This week we must not deploy to prod.", "deploy prod"),
+])
+def test_a_denied_dated_plan_is_a_negated_dated_fact(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.negated, item.dated) == ("fact", subject, True, True)

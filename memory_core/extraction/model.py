@@ -68,6 +68,9 @@ class Extracted:
     at hand ("For this task the bucket is …", 本次任务中…, 今回のタスクでは…;
     :func:`memory_core.extraction.modality.about_this_task`): kept and searchable, but
     task state of that conversation, not shown in another one.
+    ``dated`` marks the user's own plan or obligation for a day they name ("Tomorrow I
+    have to file the VAT report", 明天我得去银行; :mod:`memory_core.extraction.dated`):
+    a fact recalled in any conversation where it matches, never a standing line.
     A ``retraction`` ("Forget the 200-word limit"; :mod:`memory_core.extraction.retraction`)
     names what it withdraws in ``replaces``, as written; ``said`` marks one that names it
     as something the user said ("what I said about British English"), which may be any
@@ -95,3 +98,4 @@ class Extracted:
     said: bool = False
     local: bool = False
     topic: str | None = None
+    dated: bool = False

@@ -37,6 +37,7 @@ from typing import Protocol
 
 from memory_core.extraction import (
     asked_rule,
+    dated,
     irony,
     opt_out,
     replacement,
@@ -906,7 +907,9 @@ class _Message:
                        quantities, ctoks)
             if i == 0 and rules.is_hypothetical(c):
                 return
-            verdict = rules.classify(c)
+            planned = dated.plan(c) if self.speaker == "user" and forced is None else None
+            verdict = Verdict("fact", planned.subject, planned.negated) if planned \
+                else rules.classify(c)
             if verdict is None and "constraint" in (kind_before, forced) \
                     and lx.EN_IMPERATIVE.match(c.core):
                 # "Never store keys in the repo, use the vault instead": one rule, two
@@ -975,6 +978,16 @@ class _Message:
                 # "Before the meeting, review this file", 会議の前に、…してください: an order
                 # for one occasion, not a rule for every one ("Before each commit, …")
                 item = replace(item, one_off=True)
+            if planned is not None:
+                # "Tomorrow I have to file …": the user's plan for one day, no rule; a
+                # number in its time ("in two weeks") dates it, it sets no quantity
+                item = replace(item, kind="fact", dated=True, one_off=False)
+                if item.value is not None and any(
+                        planned.time[0] <= q.start < planned.time[1] for q in c.quantities
+                        if q.value_text == item.value_text):
+                    item = replace(item, value=None, value_text=None, unit=None, loose=False)
+                if c.condition is not None and c.condition[1] > planned.modal[0]:
+                    item = replace(item, condition=None)  # 行かなければ: an obligation
             if item.kind in ("fact", "decision") \
                     and about_this_task(sc, c.body_start, end, lang, body):
                 item = replace(item, local=True)  # "For this task the bucket is …"

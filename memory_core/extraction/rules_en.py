@@ -436,6 +436,17 @@ _REPORTED_QUESTION = re.compile(
     r"(?:me\s|us\s|around\s)?(?:whether|if|how|what|why|when|where|who|which)\b", re.I)
 
 
+_MEMORY_FRAME = Lead(re.compile(
+    r"^(?:i|we)(?:'ll|\swill|'d|\swould|\scan|\scould)?\s(?:never|not\sever|n't\sever"
+    r"|won't\sever)\sforget\b(?:\s+(?:that|how)\b)?\s*"
+    r"|^(?:i|we)(?:'ll|\swill)?\s(?:always\s|still\s|clearly\s)?remember\b(?:\s+(?:that|how)\b)?\s*"
+    r"|^(?:i|we)\swon't\sever\sforget\b(?:\s+(?:that|how)\b)?\s*", re.I),
+    "i we i'll we'll i'd we'd")
+""""I'll never forget that I broke prod in 2021", "I remember how we lost the DB":
+the speaker asserts what follows as their own memory (no forgetting is asked of the
+agent, no plan of the speaker): the statement is what follows."""
+
+
 def classify(c: Clause) -> Verdict | None:
     """Classify an English user statement (see module doc); None when not memory."""
     core = c.core
@@ -453,6 +464,13 @@ def classify(c: Clause) -> Verdict | None:
     if m and _words(core[m.end():]):
         core, raw = core[m.end():], raw[m.end():]
         first = first_word(core)
+    memory = _MEMORY_FRAME.match(core, first)
+    if memory and _words(core[memory.end():]):
+        core, raw = core[memory.end():], raw[memory.end():]
+        first = first_word(core)
+        if _fact(core, c, first) is None:  # "I'll never forget the day we shipped v1"
+            subject = en_key(core)
+            return Verdict("fact", subject) if subject else None
     m = lx.EN_CALL_ME.match(raw, first)
     if m:
         return Verdict("preference", "name")

@@ -295,19 +295,28 @@ def tentative(row: Any) -> bool:
     return bool(data_of(row).get("tentative"))
 
 
+def dated(row: Any) -> bool:
+    """Whether the item is the user's plan or obligation for a day they named
+    (``data.dated``: "Tomorrow I have to file the VAT report";
+    :mod:`memory_core.extraction.dated`): recalled where it matches, with the date its
+    words meant, never a standing line (its day passes). Rows stored before the
+    extraction marked it read ``False``."""
+    return bool(data_of(row).get("dated"))
+
+
 def extraction_data(ex: Any) -> dict[str, Any]:
     """The ``data`` JSON fields an extracted item (``Extracted``) carries into its row:
     ``negated``, ``task_label``, ``label``, ``loose``, ``tentative``, ``one_off``,
-    ``lasting``, ``local`` and ``correction`` (a correction or update: it may revise an item
-    it shares no words with, ``memory_core.items.writer.revise_by_meaning``) where
-    set (the speaker is the caller's)."""
+    ``lasting``, ``local``, ``dated`` and ``correction`` (a correction or update: it may
+    revise an item it shares no words with, ``memory_core.items.writer.revise_by_meaning``)
+    where set (the speaker is the caller's)."""
     data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
     for name in ("task_label", "label"):
         if getattr(ex, name, None):
             data[name] = getattr(ex, name)
     if getattr(ex, "loose", False) and getattr(ex, "value", None) is not None:
         data["loose"] = True
-    for name in ("tentative", "one_off", "lasting", "correction", "local"):
+    for name in ("tentative", "one_off", "lasting", "correction", "local", "dated"):
         if getattr(ex, name, False):
             data[name] = True
     return data

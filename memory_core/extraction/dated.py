@@ -1,0 +1,123 @@
+"""Dated plans: the user's obligation or plan for a day they name ("Tomorrow I have to
+file the quarterly VAT report", "Next Friday we're moving the office", 明天我得去银行,
+来週の金曜日に申告を提出する予定です).
+
+Such a statement is an event or a task of the user's that later conversations should
+recall ("Tell me about the VAT report"), with the date it names resolved
+(:mod:`memory_core.extraction.relative_dates`, the block's ``(said …: tomorrow = …)``
+note). It is no rule for the assistant (its "must" binds the user, on one day) and no
+request about the answer at hand: a ``fact``, marked ``dated``
+(:attr:`memory_core.extraction.model.Extracted.dated`), which never stands in every
+block, so it is not shown as a standing line once its day has passed. Its subject is
+what the user will do ("file quarterly vat report"), never the time word that leads it.
+
+Read before the language rules, which would take a leading time word for the subject
+("Tomorrow I" as a noun phrase: a rule about "tomorrow"). A time said after the verb
+("I must call the bank tomorrow") is read the same way. Only the speaker's own plans
+count (I, we, 我, 我们; Japanese drops the subject, so any clause whose verb ends in an
+obligation or plan form, しなければならない, 予定です, つもりです); a bare weekday leads
+too ("On Monday I will present the roadmap"), since with a plan's modal it names one day.
+Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_core.extraction.clause import Clause
+from memory_core.extraction.subject import key
+
+_WD_EN = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_PART_EN = r"(?:\s+(?:morning|afternoon|evening|night|noon))?"
+_TIME_EN = (
+    r"(?:(?:later|early|first\s+thing)\s+)?"
+    r"(?:the\s+day\s+after\s+tomorrow|today|tonight|tomorrow" + _PART_EN
+    + r"|this\s+(?:morning|afternoon|evening|weekend)"
+    r"|(?:this|next|coming)\s+(?:week|weekend|month|year|" + _WD_EN + r")" + _PART_EN
+    + r"|(?:on\s+)?" + _WD_EN + _PART_EN
+    + r"|in\s+(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)"
+    r"\s+(?:days?|weeks?|months?))")
+_SUBJ_EN = r"(?P<who>i|we)"
+_MODAL_EN = (
+    r"(?P<modal>(?:(?P<neg>mustn't|must\s+not|won't|will\s+not|shouldn't|should\s+not)"
+    r"|(?P<pre>(?:don't|do\s+not|'m\s+not|am\s+not|'re\s+not|are\s+not)\s+)?"
+    r"(?:(?:have|need|got|plan|want|intend|hope)\s+to|have\s+got\s+to|'ve\s+got\s+to|gotta"
+    r"|must|will|'ll|should|(?:(?:am|'m|are|'re)\s+)?(?:going|supposed|planning|scheduled"
+    r"|due)\s+to|(?:am|'m|are|'re)\s+(?=\w+ing\b)))\b\s*"
+    r"(?:(?:also|still|really|finally|definitely|first)\s+)?)")
+_EN_LEAD = re.compile(r"^(?P<time>" + _TIME_EN + r")\s*,?\s+" + _SUBJ_EN + r"(?:\s+|(?='))"
+                      + _MODAL_EN + r"(?P<rest>\S.*)$", re.I | re.S)
+"""Time, then "I"/"we", then an obligation or plan: "Tomorrow I have to …",
+"Next Friday we're moving …", "On Monday I will present …"."""
+_EN_TAIL = re.compile(r"^" + _SUBJ_EN + r"(?:\s+|(?='))" + _MODAL_EN
+                      + r"(?P<rest>\S.*?)\s*,?\s+(?P<time>" + _TIME_EN + r")\s*$", re.I | re.S)
+""""I must call the bank tomorrow": the same plan with its time at the end."""
+
+_ZH_TIME = (r"(?:大后天|后天|明天|今天|今晚|明晚|今天晚上|明天(?:早上|上午|中午|下午|晚上)"
+            r"|(?:下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天末]?|(?:下|这)个?月|周末|这个周末"
+            r"|(?:\d{1,3}|[一两二三四五六七八九十])(?:天|周|个星期|个月)(?:后|以后|之后))")
+_ZH_LEAD = re.compile(
+    r"^(?:(?P<w1>我们|我)\s*)?(?P<time>" + _ZH_TIME + r")\s*[，,、]?\s*(?:(?P<w2>我们|我)\s*)?"
+    r"(?P<modal>(?:不(?:用|必|需要)|必须|一定要|得要|需要|打算|准备|计划|应该|要|得|会|将))"
+    r"(?P<rest>.+?)[。.!！]?$", re.S)
+"""我明天要…, 明天我得…, 下周五我们必须…: the speaker (before or after the time), the
+time, then an obligation or plan word."""
+
+_JA_TIME = (r"(?:明々後日|明明後日|明後日|あさって|明日|今日|今夜|今晩|今週末|来週末|週末"
+            r"|(?:来週|今週)の?[月火水木金土日]曜日?|来週|来月|今月"
+            r"|(?:\d{1,3}|[一二三四五六七八九十])(?:日|週間|か月|ヶ月)後)")
+_JA_LEAD = re.compile(
+    r"^(?:(?:私|僕|俺|わたし|私たち|僕たち|我々)は\s*)?(?P<time>" + _JA_TIME + r")"
+    r"(?:の(?:朝|午前|午後|夜|夕方))?(?:に|は|には)?\s*[、,]?\s*"
+    r"(?:(?:私|僕|俺|わたし|私たち|僕たち|我々)は\s*)?(?P<rest>.+?)"
+    r"(?P<modal>(?:なければ|なくては|ないと|なきゃ)(?:なら|なり|いけ|ダメ|だめ)?(?:ない|ません)?(?:です)?"
+    r"|予定(?:です|だ|がある|があります|になっています)?|つもり(?:です|だ)?)"
+    r"[。.!！]?$", re.S)
+"""明日、銀行に電話しなければなりません / 来週の金曜日に…提出する予定です: the time, what
+is to be done, then an obligation (なければならない…) or a plan (予定, つもり)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A dated plan: the subject key of what is to be done, whether it is denied
+    ("Tomorrow I don't have to work"), ``time``: ``(start, end)`` of its time phrase
+    in the clause's scan (a number in it is a date, not a quantity), ``modal``: that of
+    its obligation or plan word (a conditional form in it, しなければ, is no condition)."""
+
+    subject: str | None
+    negated: bool
+    time: tuple[int, int]
+    modal: tuple[int, int]
+
+
+def plan(c: Clause) -> Plan | None:
+    """The dated plan the clause states (module doc), else ``None``. Reads ``c.raw``
+    (the clause body, unmasked) in the clause's language."""
+    raw = c.raw.rstrip()
+    at = c.body_start
+    if c.lang == "en":
+        body = raw.rstrip(".!;")
+        m = _EN_LEAD.match(body) or _EN_TAIL.match(body)
+        if m is None:
+            return None
+        rest = m.group("rest")
+        subject = key(rest, "en", action=True)
+        return Plan(subject, bool(m.group("neg") or m.group("pre")), *_spans(m, at))
+    if c.lang == "zh":
+        m = _ZH_LEAD.match(raw)
+        if m is None or not (m.group("w1") or m.group("w2")):
+            return None
+        return Plan(key(m.group("rest"), "zh", action=True), m.group("modal").startswith("不"),
+                    *_spans(m, at))
+    if c.lang == "ja":
+        m = _JA_LEAD.match(raw)
+        if m is None:
+            return None
+        return Plan(key(m.group("rest"), "ja", action=True), False, *_spans(m, at))
+    return None
+
+
+def _spans(m: re.Match[str], at: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    return ((at + m.start("time"), at + m.end("time")),
+            (at + m.start("modal"), at + m.end("modal")))
