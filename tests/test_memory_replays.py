@@ -612,3 +612,110 @@ def test_forget_that_still_withdraws() -> None:
 def test_a_denied_dated_plan_is_a_negated_dated_fact(text: str, subject: str) -> None:
     (item,) = extract(text)
     assert (item.kind, item.subject, item.negated, item.dated) == ("fact", subject, True, True)
+
+
+# -- class 63: what the user says inside a role-play or a story is a character's line ---------
+@pytest.mark.parametrize("play, kept", [
+    ("Let's role-play: you're a ship's captain and I'm a smuggler named Vex. I live on Tortuga"
+     " and I hate the navy.", None),
+    ("Let's role-play: you're a ship's captain and I'm a smuggler named Vex. I live on Tortuga."
+     "\n\nOK, out of character: I actually live in Lyon.", "I actually live in Lyon."),
+    ("我们来角色扮演吧：你是船长，我是走私犯。我住在托尔图加。", None),
+    ("ロールプレイしましょう。あなたは船長で、私は密輸業者です。"
+     "私はトルトゥーガに住んでいます。", None),
+])
+async def test_a_role_play_persona_never_reaches_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream, play: str, kept: str | None) -> None:
+    first = Agent(proxy, upstream, session="tavern")
+    await first.say(play)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live really? 我住在哪里？私はどこに住んでいますか？")
+    block = block_of(later.upstream_last_user()) or ""
+    for word in ("Tortuga", "托尔图加", "トルトゥーガ", "smuggler", "走私犯", "密輸業者", "navy"):
+        assert word not in block, block
+    if kept is not None:
+        assert kept in block and "out of character" not in block, block
+    stored = sql_read(proxy.engine, lambda c: c.execute(
+        "SELECT COUNT(*) FROM messages WHERE text LIKE '%Tortuga%' OR text LIKE '%托尔图加%'"
+        " OR text LIKE '%トルトゥーガ%'").fetchone()[0])
+    assert stored >= 1  # the evidence is kept whole: only items change
+
+
+@pytest.mark.parametrize("text", [
+    "Pretend you're my landlord and I'm a tenant who owns three cats.",
+    "Imagine I'm a billionaire. I own a yacht.",
+    "In this story, I am a detective who lives in London.",
+    "As my character, I live in the forest and I hate elves.",
+    "Let's pretend I'm a pilot. I fly to Tokyo every week.",
+    "假设你是我的老板，我是新员工。我住在上海。",
+    "在这个故事里，我是一名侦探，住在伦敦。",
+    "私は東京に住んでいるという設定で話してください。",
+    "なりきりで遊ぼう。私は魔法使いで、森に住んでいます。",
+])
+def test_statements_inside_a_fiction_frame_are_no_items(text: str) -> None:
+    assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text, kept", [
+    # the frame ends where the user leaves it, or was never one
+    ("Let's role-play: I'm a smuggler. OK, out of character: I actually live in Lyon.",
+     "I actually live in Lyon."),
+    ("OOC: I actually live in Lyon.", "I actually live in Lyon."),
+    ("我们来角色扮演吧：我是走私犯。出戏：我其实住在里昂。", "我其实住在里昂。"),
+    ("ロールプレイしよう。私は海賊です。素に戻って、私は実際には大阪に住んでいます。",
+     "私は実際には大阪に住んでいます。"),
+    # a persona given to the assistant alone leaves the user's facts theirs
+    ("Imagine you're a senior reviewer. I use Python 3.12.", "I use Python 3.12."),
+    ("I love role-playing games.", "I love role-playing games."),
+    ("I wrote a story about Tortuga. I live in Lyon.", "I live in Lyon."),
+    ("我喜欢看故事书。", "我喜欢看故事书。"),
+])
+def test_the_users_own_words_outside_a_frame_are_kept(text: str, kept: str) -> None:
+    assert kept in [i.text for i in extract(text)], extract(text)
+
+
+# -- class 64: a claim the user takes back as a joke ------------------------------------------
+@pytest.mark.parametrize("text", [
+    "I'm the king of France, jk",
+    "I'm the king of France. Just kidding!",
+    "I own three Ferraris lol no",
+    "I'm 150 years old... not really.",
+    "I'm the king of France, I'm kidding.",
+    "我是法国国王，开玩笑的。",
+    "我有三辆法拉利，逗你玩的。",
+    "私はフランスの王様です、冗談です。",
+    "私は石油王です。なんてね。",
+])
+def test_a_claim_taken_back_as_a_joke_is_no_item(text: str) -> None:
+    assert extract(text) == [], extract(text)
+
+
+async def test_a_joke_never_reaches_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="banter")
+    await first.say("I'm the king of France, jk. I live in Berlin.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live and what am I king of?")
+    block = block_of(later.upstream_last_user())
+    assert "I live in Berlin." in block and "France" not in block, block
+
+
+@pytest.mark.parametrize("text, kept", [
+    # a laugh alone retracts nothing; a denied marker, or someone else's, is no retraction
+    ("lol I moved to Berlin last week", "lol I moved to Berlin last week"),
+    ("haha I live in Berlin", "haha I live in Berlin"),
+    ("I live in Tortuga, not kidding.", "I live in Tortuga, not kidding."),
+    ("I'm not really into Java.", "I'm not really into Java."),
+    ("I'm 30, jk, I'm 35.", "I'm 35."),
+    ("Just kidding, I actually live in Lyon.", "I actually live in Lyon."),
+    ("我不是开玩笑，我住在上海。", "我不是开玩笑，我住在上海。"),
+    ("冗談抜きで、私は東京に住んでいます。", "冗談抜きで、私は東京に住んでいます。"),
+])
+def test_a_real_fact_said_with_a_laugh_or_a_denied_joke_is_kept(text: str, kept: str) -> None:
+    assert kept in [i.text for i in extract(text)], extract(text)
+
+
+def test_not_really_after_a_question_answers_it() -> None:
+    assert [i.kind for i in extract("Do I like Java? Not really.")] == ["question"]

@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from memory_core.extraction.frame import frame_spans
+from memory_core.extraction.joke import joke_spans
 from memory_core.extraction.listing import listing_lines
 from memory_core.extraction.material import MATERIAL, material_spans
 
@@ -594,8 +596,11 @@ def prepare(text: str) -> str:
     scan = fold_width(text)
     client = client_spans(scan)
     machine = machine_spans(scan) if "\n" in scan or _MAY_BE_MACHINE.match(scan) else []
-    if not machine and not client and not _MAY_MASK.search(scan) and "*" not in scan \
-            and "__" not in scan:
+    # a fiction the user set up, or a claim taken back as a joke: not the user's own
+    # statement (frame.py, joke.py), masked as material below
+    fiction = frame_spans(scan) + joke_spans(scan)
+    if not machine and not client and not fiction and not _MAY_MASK.search(scan) \
+            and "*" not in scan and "__" not in scan:
         # plain prose: nothing to mask
         return scan.translate(_APOSTROPHES) if "\u2019" in scan else scan
     chars = list(scan)
@@ -632,7 +637,7 @@ def prepare(text: str) -> str:
     # Material presented from a source (a page, an email, a README…), its lead included,
     # is masked over any rule frame above: it is not the user's rule (material.py).
     material = material_spans(scan, "".join(chars)) if _MAY_PRESENT.search(scan) else []
-    for start, end in material:
+    for start, end in material + fiction:
         for i in range(start, end):
             if chars[i] != "\n":
                 chars[i] = MATERIAL
