@@ -33,7 +33,7 @@ import numpy as np
 
 from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
-from memory_core.extraction import relative_dates
+from memory_core.extraction import ends, relative_dates
 from memory_core.extraction.prepare import fold_width
 from memory_core.items import standing
 from memory_core.items.branches import EDITED
@@ -303,7 +303,7 @@ _LINES_MAX = 20_000  # entries hold their rows, as _PREPARED's
 
 
 def _item_line(row: Item, old: Item | None, conflict: Item | None,
-               limit: int, similar: Sequence[Item] = ()) -> str:
+               limit: int, similar: Sequence[Item] = (), now: float | None = None) -> str:
     """``- [kind · msg N] text`` plus what it corrects or conflicts with, and how many
     near-duplicates it stands for (``similar``: their newest three sources named).
     ``msg N`` is the item's newest source (a restatement merged into it moves it).
@@ -315,14 +315,18 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
     changes, as for :func:`_prepared`) and what the line reads of ``old``, ``conflict``
     and ``similar``: a block repeats most of its lines on every turn, and a line costs
     about 20 µs to render (its note's calendar day, two flattened texts, the data JSON
-    read three times)."""
-    key = (None if old is None else (old["source_message_id"], old["text"]),
+    read three times).
+
+    ``now`` (UNIX seconds, the request's time): a statement that holds until a day it
+    names is marked with that day, and as over after it (:func:`_end_note`)."""
+    end = _end_note(row, now)
+    key = (end, None if old is None else (old["source_message_id"], old["text"]),
            None if conflict is None else (conflict["source_message_id"], conflict["text"]),
            limit, len(similar), tuple(r["source_message_id"] for r in similar))
     hit = _LINES.get(id(row))
     if hit is not None and hit[0] is row and hit[1] == key:
         return hit[2]
-    line = _render_item_line(row, old, conflict, limit, similar)
+    line = _render_item_line(row, old, conflict, limit, similar, end)
     if len(_LINES) >= _LINES_MAX:
         _LINES.clear()
     _LINES[id(row)] = (row, key, line)
@@ -330,7 +334,7 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
 
 
 def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
-                      limit: int, similar: Sequence[Item]) -> str:
+                      limit: int, similar: Sequence[Item], end: str = "") -> str:
     tags = [row["kind"]] if row["status"] == "active" else [row["kind"], row["status"]]
     who = standing.speaker(row)
     if who:
@@ -354,7 +358,19 @@ def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
         named = ", ".join(f"msg {m}" for m in srcs[:3]) + (", …" if len(srcs) > 3 else "")
         extra += f" (+{len(similar)} similar" + (f": {named}" if named else "") + ")"
     return (f"- [{' · '.join(tags)}] {_one_line(row['text'], limit)}"
-            f"{_said_note(row)}{extra}")
+            f"{_said_note(row)}{end}{extra}")
+
+
+def _end_note(row: Item, now: float | None) -> str:
+    """`` (holds until Fri 2026-12-11)``, or ``… over, not current`` after that day,
+    for an item that names the day it stops holding ("I'm in Paris until Friday",
+    我这周在上海: :func:`memory_core.extraction.ends.end_note`), anchored on its
+    ``created_at`` in the zone it was said in; ``""`` for one without (or without
+    ``now`` or ``created_at``). One value a day: the block's bytes change once."""
+    said = row.get("created_at") if isinstance(row, dict) else row["created_at"]
+    if said is None or now is None:
+        return ""
+    return ends.end_note(row["text"] or "", said, standing.zone(row), now)
 
 
 def _said_note(row: Item) -> str:
@@ -1068,7 +1084,7 @@ def assemble(
             lines.append(_Line("prefs", _pref_line(r), f"item:{r['id']}", prio,
                                reason + "; stated by the user", order=1e9 + r["id"]))
             continue
-        lines.append(_Line("items", _item_line(r, old, conflict, 400, others),
+        lines.append(_Line("items", _item_line(r, old, conflict, 400, others, now),
                            f"item:{r['id']}", prio, reason, order=r["id"]))
 
     # 4. evidence: messages of this thread's own path (DESIGN §3: raw evidence is
