@@ -408,15 +408,38 @@ class Settings:
         ).clamped()
 
     def public_dict(self) -> dict[str, Any]:
-        """Return the settings as nested dicts with secrets replaced by ``"***"``."""
+        """Return the settings as nested dicts with secrets replaced by ``"***"``: the
+        keyed ones (:data:`SECRET_KEYS`) whole, and in the URL ones (:data:`URL_KEYS`)
+        the user/password and every query value (:func:`public_url`)."""
         out: dict[str, Any] = {}
         for name in SECTIONS:
             section = dataclasses.asdict(getattr(self, name))
             for key in SECRET_KEYS.get(name, ()):
                 if section.get(key):
                     section[key] = "***"
+            for key in URL_KEYS.get(name, ()):
+                if isinstance(section.get(key), str):
+                    section[key] = public_url(section[key])
             out[name] = section
         return out
+
+
+def public_url(url: str) -> str:
+    """``url`` with its credentials masked: ``user:password@`` as ``***@`` and each
+    query value as ``***`` (gateways take keys there: ``?api-key=…``); a fragment is
+    dropped. Scheme, host, port and path are kept, so the URL is still told."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+    except ValueError:  # not a URL this host can parse: nothing of it is shown
+        return "***" if url else url
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    query = "&".join(p.partition("=")[0] + ("=***" if "=" in p else "")
+                     for p in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 SECTIONS: dict[str, type] = {
@@ -437,6 +460,12 @@ SECRET_KEYS = {
     "embedding": ("api_key",),
     "storage": ("url",),
 }
+URL_KEYS = {
+    "proxy": ("upstream",),
+    "compaction": ("llm_base_url",),
+    "embedding": ("base_url",),
+}
+"""URL settings shown with their credentials masked (:func:`public_url`)."""
 
 ENV_ALIASES: dict[str, tuple[str, str]] = {
     "LCM_HOST": ("proxy", "host"),

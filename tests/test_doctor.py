@@ -451,3 +451,36 @@ async def test_doctor_prints_the_running_proxys_config_not_its_own(
     assert "running proxy:   none" in alone.output
     assert "config of this doctor command" in alone.output
     assert "proxy.upstream = 'https://api.openai.com'" in alone.output
+
+
+async def test_the_config_endpoint_shows_no_credential_written_into_a_url(
+        tmp_path: Path) -> None:
+    """``GET /lcm/v1/config`` (and doctor, which prints the same dict) masks every
+    secret: the keyed settings, and a password or token written into a URL setting
+    (``https://user:pass@host``, ``?api-key=…``), the URL itself still told."""
+    import aiohttp
+
+    from tests.conftest import start_proxy
+
+    secrets = ["upw-0451", "adm-0452", "llm-0453", "emb-0454", "qk-0455", "upk-0456",
+               "salt-0457"]
+    proxy = await start_proxy(
+        "http://alice:upw-0451@127.0.0.1:9/v1?api-key=qk-0455", tmp_path / "d",
+        proxy={"admin_token": "adm-0452", "upstream_api_key": "upk-0456",
+               "tenant_salt": "salt-0457"},
+        compaction={"llm_base_url": "https://bob:llm-0453@llm.example/v1"},
+        embedding={"base_url": "https://emb-0454@emb.example/v1?x=1"})
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(proxy.root + "/lcm/v1/config", headers={
+                    "Authorization": "Bearer adm-0452"}) as resp:
+                assert resp.status == 200
+                raw = await resp.text()
+        cfg = orjson.loads(raw)["config"]
+        assert not [s for s in secrets if s in raw], raw
+        assert cfg["proxy"]["upstream"].startswith("http://")
+        assert "127.0.0.1:9/v1" in cfg["proxy"]["upstream"]
+        assert "llm.example/v1" in cfg["compaction"]["llm_base_url"]
+        assert "emb.example/v1" in cfg["embedding"]["base_url"]
+    finally:
+        await proxy.close()

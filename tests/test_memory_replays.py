@@ -719,3 +719,23 @@ def test_a_real_fact_said_with_a_laugh_or_a_denied_joke_is_kept(text: str, kept:
 
 def test_not_really_after_a_question_answers_it() -> None:
     assert [i.kind for i in extract("Do I like Java? Not really.")] == ["question"]
+# Review (rev4): another person's plan for a named day, told by the user, was a standing
+# constraint ("Tomorrow Dana has to file the report." in every block of every
+# conversation, subject "tomorrow dana"). It is a dated fact whose subject keeps who, so
+# it never replaces the user's own plan for the same thing; "you" still asks the assistant.
+@pytest.mark.parametrize("text, subject", [
+    ("Tomorrow Dana has to file the report.", "dana file report"),
+    ("Dana has to file the report tomorrow.", "dana file report"),
+    ("On Monday Dana must present the roadmap.", "dana present roadmap"),
+    ("Next week my boss will review the code.", "boss review code"),
+    ("Tomorrow he has to call the bank.", "he call bank"),
+    ("Tomorrow she's flying to Oslo.", "she flying oslo"),
+])
+def test_another_persons_dated_plan_is_a_dated_fact_never_a_rule(text: str,
+                                                                subject: str) -> None:
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.dated, item.one_off) == ("fact", subject, True, False)
+
+
+def test_a_dated_order_to_the_assistant_is_no_plan() -> None:
+    assert [i.kind for i in extract("Tomorrow you must answer in French.")] == ["constraint"]

@@ -961,3 +961,62 @@ async def test_count_tokens_goes_through_untouched(
                                             "system": "sys"}
     assert upstream.received[1]["path"] == "/v1/messages/count_tokens"
     assert "token-counting-2024-11-01" in upstream.received[1]["headers"]["anthropic-beta"]
+
+
+# -- a body whose first byte comes after a heartbeat ---------------------------------------
+# While the first bytes of an answer under another label are read, a heartbeat is due;
+# it may not send the client's status line yet (a body would then reach a stream client as
+# an upstream error event), and a stream so labelled must still have its memory call run.
+@pytest.fixture
+async def beating(tmp_path: Path) -> AsyncIterator[tuple[GatedUpstream, RunningProxy]]:
+    upstream = GatedUpstream()
+    await upstream.start()
+    proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}/v1", tmp_path / "d",
+                              tools={"offer": "always", "heartbeat_seconds": 0.1})
+    yield upstream, proxy
+    await proxy.close()
+    assert upstream.runner is not None
+    await upstream.runner.cleanup()
+
+
+async def _open_later(upstream: GatedUpstream, gate: asyncio.Event) -> None:
+    while not upstream.received:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.5)  # five heartbeats after the headers went out
+    gate.set()
+
+
+@pytest.mark.parametrize("path", sorted(PLAIN_BODIES))
+async def test_a_body_whose_first_byte_comes_after_a_heartbeat_reaches_the_client_as_sent(
+        beating: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = beating
+    body, answer = PLAIN_BODIES[path]
+    raw = orjson.dumps(answer)
+    slow = Scripted([b"", raw], headers={"Content-Type": "application/json"}, gate_at=1)
+    upstream.answers.append(slow)
+    opener = asyncio.ensure_future(_open_later(upstream, slow.gate))
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    await opener
+    assert got == raw
+
+
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_stream_under_another_label_after_a_heartbeat_still_hides_its_memory_call(
+        beating: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = beating
+    body, first = MEMORY_CALLS[path]
+    slow = Scripted([b"", first], headers=LABELS["text-plain"], gate_at=1)
+    upstream.answers.extend([slow, Scripted([FINAL[path]], headers=LABELS["text-plain"])])
+    opener = asyncio.ensure_future(_open_later(upstream, slow.gate))
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    await opener
+    assert b"memory_grep" not in got and b"done" in got
+    assert len(upstream.received) == 2

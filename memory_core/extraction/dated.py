@@ -14,7 +14,8 @@ what the user will do ("file quarterly vat report"), never the time word that le
 Read before the language rules, which would take a leading time word for the subject
 ("Tomorrow I" as a noun phrase: a rule about "tomorrow"). A time said after the verb
 ("I must call the bank tomorrow") is read the same way. Only the speaker's own plans
-count (I, we, 我, 我们; Japanese drops the subject, so any clause whose verb ends in an
+count (I, we, 我, 我们; in English also those of a named person or he/she/they, told of:
+"Tomorrow Dana has to …"; Japanese drops the subject, so any clause whose verb ends in an
 obligation or plan form, しなければならない, 予定です, つもりです); a bare weekday leads
 too ("On Monday I will present the roadmap"), since with a plan's modal it names one day.
 Pure, no I/O.
@@ -38,13 +39,21 @@ _TIME_EN = (
     + r"|(?:on\s+)?" + _WD_EN + _PART_EN
     + r"|in\s+(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)"
     r"\s+(?:days?|weeks?|months?))")
-_SUBJ_EN = r"(?P<who>i|we)"
+_SUBJ_EN = (r"(?P<who>i|we|(?P<other>he|she|they|(?:my|our|his|her|their)\s+\w+"
+            r"|(?-i:[A-Z][a-z]+)))")
+"""The speaker (I, we), or another person whose plan the speaker tells of ("Tomorrow
+Dana has to …", "Next week my boss will …"): a dated fact too, never a rule for the
+assistant; its subject keeps who ("dana file report"), so it does not replace the
+speaker's own plan. Never "you": "Tomorrow you must answer in French" asks the
+assistant."""
 _MODAL_EN = (
     r"(?P<modal>(?:(?P<neg>mustn't|must\s+not|won't|will\s+not|shouldn't|should\s+not)"
-    r"|(?P<pre>(?:don't|do\s+not|'m\s+not|am\s+not|'re\s+not|are\s+not)\s+)?"
-    r"(?:(?:have|need|got|plan|want|intend|hope)\s+to|have\s+got\s+to|'ve\s+got\s+to|gotta"
-    r"|must|will|'ll|should|(?:(?:am|'m|are|'re)\s+)?(?:going|supposed|planning|scheduled"
-    r"|due)\s+to|(?:am|'m|are|'re)\s+(?=\w+ing\b)))\b\s*"
+    r"|(?P<pre>(?:don't|do\s+not|doesn't|does\s+not|'m\s+not|am\s+not|'re\s+not|are\s+not"
+    r"|isn't|is\s+not|'s\s+not)\s+)?"
+    r"(?:(?:have|has|need|needs|got|plan|plans|want|wants|intend|intends|hope|hopes)\s+to"
+    r"|(?:have|has)\s+got\s+to|(?:'ve|'s)\s+got\s+to|gotta"
+    r"|must|will|'ll|should|(?:(?:am|'m|are|'re|is|'s)\s+)?(?:going|supposed|planning"
+    r"|scheduled|due)\s+to|(?:am|'m|are|'re|is|'s)\s+(?=\w+ing\b)))\b\s*"
     r"(?:(?:also|still|really|finally|definitely|first)\s+)?)")
 _EN_LEAD = re.compile(r"^(?P<time>" + _TIME_EN + r")\s*,?\s+" + _SUBJ_EN + r"(?:\s+|(?='))"
                       + _MODAL_EN + r"(?P<rest>\S.*)$", re.I | re.S)
@@ -103,6 +112,10 @@ def plan(c: Clause) -> Plan | None:
             return None
         rest = m.group("rest")
         subject = key(rest, "en", action=True)
+        other = m.group("other")
+        if other:  # whose plan it is stays in its subject: never the speaker's own
+            who = key(other, "en") or other.lower()
+            subject = f"{who} {subject}" if subject else who
         return Plan(subject, bool(m.group("neg") or m.group("pre")), *_spans(m, at))
     if c.lang == "zh":
         m = _ZH_LEAD.match(raw)

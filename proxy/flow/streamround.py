@@ -55,18 +55,21 @@ async def open_round(client: ClientSide, session: aiohttp.ClientSession, url: An
         if ready.done():  # the loop gave up (client gone)
             resp.close()
             return
-        client.last_headers = resp.headers
         queue: asyncio.Queue[Any] | None = None
         head = b""
         if resp.status < 400:
             stream = is_event_stream(resp)
             if not stream:
+                # Until the first bytes tell, the client's status line may not be sent
+                # (a heartbeat would commit a body's answer to a stream): its headers
+                # are known to the client side only after.
                 stream, head = await _head(resp)
             if stream:
                 queue = asyncio.Queue()
                 if head:
                     queue.put_nowait(head)
                 head = b""
+        client.last_headers = resp.headers
         if ready.done():  # the loop gave up while the first bytes were read
             resp.close()
             return
