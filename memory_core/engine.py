@@ -138,10 +138,11 @@ class Engine:
     # -- capture (writes: memory_core.capture.jobs) ----------------------------------
     def capture_request(
         self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any],
-        zone: str | None = None,
+        zone: str | None = None, *, extract_after_answer: bool = False,
     ) -> tuple[CaptureTicket, Future[CaptureResult]]:
         """Queue the capture of a request's ``messages``; return (ticket, future)
-        (:meth:`memory_core.capture.jobs.CaptureJobs.capture_request`).
+        (:meth:`memory_core.capture.jobs.CaptureJobs.capture_request`, which says
+        what ``extract_after_answer`` does).
 
         ``zone``: the IANA time zone the messages were said in (the request's own,
         checked by the caller); ``None``: ``config.timezone``. Kept with each new
@@ -149,7 +150,8 @@ class Engine:
         (:mod:`memory_core.extraction.relative_dates`). Raises ``ValueError`` for a
         ``zone`` this host does not know."""
         return self.captures.capture_request(scope, request_id, messages, event,
-                                             self._stored_zone(zone))
+                                             self._stored_zone(zone),
+                                             extract_after_answer=extract_after_answer)
 
     def _stored_zone(self, zone: str | None) -> str:
         """``zone`` as stored (``""``: UTC), else the configured zone's."""

@@ -68,3 +68,6 @@ class CaptureTicket:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     zone: str = ""
+    after_answer: list[int] | None = None
+    """Ids of the request's messages whose extraction waits for the answer's commit
+    (a request captured with ``extract_after_answer``); ``None``: none wait."""

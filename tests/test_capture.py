@@ -1096,3 +1096,71 @@ async def test_a_cut_emoji_in_the_newest_message_fails_neither_memory_nor_extrac
     assert states[1] == "injected", states
     assert "8080" in upstream.chat_requests[1]["raw"].decode()
     assert not [r for r in caplog.records if "failed" in r.getMessage()]
+
+
+def test_a_memory_off_request_is_extracted_after_its_answer_commits(tmp_path: Path) -> None:
+    """``extract_after_answer`` (``X-LCM-Memory: off``: nothing reads the request's
+    items before its answer): the request's capture only marks its user message
+    pending; the answer's capture commits next, then the request's extraction runs,
+    then the answer's. The items stored are those of an inline capture, in the
+    same order; with no answer at all the pending row is retried once due."""
+    import time
+
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    said = {"role": "user", "content": "Keep in mind: the staging database runs on port"
+            " 5433. We decided to use Redis for the session cache."}
+    reply = {"role": "assistant", "content": "I suggest we use Postgres for the job queue."}
+
+    def items(c: Any) -> list[tuple[str, str]]:
+        return [tuple(r) for r in c.execute("SELECT kind, text FROM memory_items ORDER BY id")]
+
+    def pending(c: Any) -> list[int]:
+        return [r[0] for r in c.execute("SELECT message_id FROM extraction_queue")]
+
+    def run(after: bool, order: list[str]) -> list[tuple[str, str]]:
+        engine = Engine(tmp_path / f"d{after}")
+        jobs = engine.captures
+        def traced(name: str) -> Any:
+            fn = getattr(jobs, name)
+
+            def run(*a: Any) -> Any:
+                order.append(name)
+                return fn(*a)
+            return run
+
+        for name in ("_capture_response_job", "_extract_pending"):
+            setattr(jobs, name, traced(name))
+        try:
+            ticket, fut = engine.capture_request(Scope("t_test"), "r1", [said], {},
+                                                 extract_after_answer=after)
+            (mid,) = fut.result(10).new_ids
+            if after:
+                assert sql_read(engine, pending) == [mid] and sql_read(engine, items) == []
+            engine.capture_response(ticket, [reply], {}).result(10)
+            engine.store.write_tx_sync(lambda c: None)  # the queued extractions ran
+            assert sql_read(engine, pending) == []
+            if after:  # no answer: left pending until due, then retried
+                t2, f2 = engine.capture_request(Scope("t_test"), "r2", [
+                    {"role": "user", "content": "We decided to deploy on Fridays."}], {},
+                    extract_after_answer=True)
+                (lost,) = f2.result(10).new_ids
+                assert sql_read(engine, pending) == [lost]
+                sql_write(engine, lambda c: c.execute(
+                    "UPDATE extraction_queue SET next_at=?", (time.time() - 1,)))
+                engine.capture_request(Scope("t_test"), "r3", [
+                    {"role": "user", "content": "ok"}], {})[1].result(10)
+                assert sql_read(engine, pending) == []
+                return [i for i in sql_read(engine, items) if "Fridays" not in i[1]]
+            return sql_read(engine, items)
+        finally:
+            engine.close()
+
+    inline: list[str] = []
+    after: list[str] = []
+    expected = run(False, inline)
+    assert {k for k, _t in expected} == {"fact", "decision", "proposal"}
+    assert run(True, after) == expected
+    assert inline[:2] == ["_capture_response_job", "_extract_pending"]  # the answer's
+    assert after[:3] == ["_capture_response_job", "_extract_pending", "_extract_pending"]

@@ -123,7 +123,7 @@ class CaptureJobs:
 
     def capture_request(
         self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any],
-        zone: str = "",
+        zone: str = "", *, extract_after_answer: bool = False,
     ) -> tuple[CaptureTicket, Future[CaptureResult]]:
         """Queue the capture of a request's ``messages``; return (ticket, future).
 
@@ -131,9 +131,19 @@ class CaptureJobs:
         writer runs jobs in order so the response always sees the request's result.
         ``zone``: the time zone the messages were said in, as stored (``""``: UTC);
         kept on each new message (a queued extraction reads it there) and its items.
+        ``extract_after_answer``: nothing reads this request's items before its
+        answer (no block, no memory tools: ``X-LCM-Memory: off``), so its user
+        messages are only marked pending in the capture, and their extraction is
+        queued once the answer's capture commits, ahead of the answer's own
+        (items in message order, as stored inline); the answer's commit, which the
+        client's end waits for, no longer waits behind it. A fork (an edited
+        message) is still extracted inline. Without an answer's capture the
+        pending rows are retried once due.
         """
         ticket = CaptureTicket(scope=scope, request_id=request_id, zone=zone)
         deferred: list[int] = []
+        if extract_after_answer:
+            ticket.after_answer = deferred  # filled by the job; read by the answer's
         # Urgent (the request may wait for it): ahead of the background writes
         # queued before it, except its persona's extraction jobs, which go ahead
         # with it (its own extraction then stores items in message order).
@@ -144,7 +154,7 @@ class CaptureJobs:
         def remember(done: Future[CaptureResult]) -> None:
             # Runs after COMMIT (the writer resolves futures then): only committed
             # paths are remembered, and long messages queued for extraction.
-            for message_id in deferred:
+            for message_id in deferred if ticket.after_answer is None else ():
                 with contextlib.suppress(StoreError):  # closing: retried on a later start
                     self.store.write_tx(self._extract_pending, message_id, order_key=order)
             if not done.cancelled() and done.exception() is None:
@@ -184,6 +194,11 @@ class CaptureJobs:
             # Items are stored in the order their messages were said (supersession):
             # once one message is queued for after the commit, every later one is.
             later = len(users) > EXTRACT_INLINE_MESSAGES
+            # No reader before the answer: after it, unless a fork (edit) retires
+            # items (its own are extracted first, as inline).
+            after = ticket.after_answer is not None and not (
+                result.created_thread and not result.path_ids
+                and branches.is_edit(messages, first_new))
             for mid, msg in users:
                 name = msg.get("name")
                 queued = len(deferred) if deferred is not None else 0
@@ -191,7 +206,8 @@ class CaptureJobs:
                 inline = parts_lost and _has_tool_results(msg)
                 self._extract_one(tx, ticket.scope, result.thread_id, mid, said, "user",
                                   name if isinstance(name, str) else "", defer=True,
-                                  later=later and not inline, zone=ticket.zone)
+                                  later=later and not inline, zone=ticket.zone,
+                                  after_commit=after and not inline)
                 if deferred is not None and len(deferred) > queued:
                     later = True
         if result.created_thread and result.new_ids and not result.path_ids:
@@ -221,7 +237,8 @@ class CaptureJobs:
 
     def _extract_one(self, tx: Tx, scope: Scope, thread_id: int,
                      message_id: int, text: str, speaker: str, name: str = "",
-                     defer: bool = False, later: bool = False, zone: str = "") -> None:
+                     defer: bool = False, later: bool = False, zone: str = "",
+                     after_commit: bool = False) -> None:
         """Extract and store items of one message; on failure queue it for a retry.
         ``name``: the message's ``name`` field, the items' speaker (``""``: none).
         ``zone``: the time zone it was said in, as stored (``""``: UTC).
@@ -230,13 +247,17 @@ class CaptureJobs:
         ``defer`` (the capture transaction) it is only queued, for a writer job
         after the commit, as is any text with ``later`` (a backfill message,
         :data:`EXTRACT_INLINE_MESSAGES`) the rules find items in (one they find
-        nothing in needs no job).
+        nothing in needs no job). With ``after_commit`` (and ``defer``) it is queued
+        unread, its rules run by that job.
 
         Runs inside the capture transaction under its own savepoint, so a failing
         rule never loses the evidence it was reading.
         """
         text = evidence.storable_text(text)  # a cut emoji's lone surrogate: items are stored text
         if not text.strip() or is_memory_command(text):
+            return
+        if defer and after_commit:
+            self._defer_extraction(tx, message_id)
             return
         if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):
             return  # a backfill message the rules find nothing in: no job for it
@@ -349,13 +370,19 @@ class CaptureJobs:
         return self.store.write_tx(
             self._capture_response_job, ticket, choices, event, hidden_rounds,
             upstream_view, then=functools.partial(self._queue_extraction,
-                                                  persona_order(ticket.scope)),
+                                                  persona_order(ticket.scope), ticket),
             urgent=True)
 
-    def _queue_extraction(self, order: Hashable, ids: list[int]) -> None:
+    def _queue_extraction(self, order: Hashable, ticket: CaptureTicket,
+                          ids: list[int]) -> None:
         """Queue the extraction of a committed answer (writer thread, after the
-        commit, while the client still waits: cheap; never raises). The job itself
-        decided whether the answer is pending; :meth:`_extract_pending` looks."""
+        commit, while the client still waits: cheap; never raises), after that of
+        the request's messages that waited for it (``ticket.after_answer``). The job
+        itself decided whether the answer is pending; :meth:`_extract_pending` looks."""
+        held, ticket.after_answer = ticket.after_answer or [], []
+        for held_id in held:  # the request's, said first (no-op when not pending)
+            with contextlib.suppress(StoreError):  # closing: retried on a later start
+                self.store.write_tx(self._extract_pending, held_id, order_key=order)
         if not ids or not self.config.extract:
             return
         message_id = ids[0]

@@ -88,15 +88,18 @@ class AsyncEngine:
 
     # -- capture ----------------------------------------------------------------
     def capture_request(self, scope: Scope, request_id: str, messages: list[Any],
-                        event: dict[str, Any], zone: str | None = None,
+                        event: dict[str, Any], zone: str | None = None, *,
+                        extract_after_answer: bool = False,
                         ) -> tuple[CaptureTicket, Future[CaptureResult]]:
         """Queue a request's capture on the writer; return ``(ticket, capture)``.
 
         ``capture`` is a handle to pass to :meth:`plan` (a thread future: await it
         only through this façade). ``zone``: the request's time zone (``None``: the
-        configured one). Raises what :meth:`Engine.capture_request` raises (e.g. the
-        store is closed)."""
-        return self.engine.capture_request(scope, request_id, messages, event, zone)
+        configured one). ``extract_after_answer``: nothing reads the request's items
+        before its answer (see :meth:`Engine.capture_request`). Raises what
+        :meth:`Engine.capture_request` raises (e.g. the store is closed)."""
+        return self.engine.capture_request(scope, request_id, messages, event, zone,
+                                           extract_after_answer=extract_after_answer)
 
     def queue_response(self, ticket: CaptureTicket, choices: list[Any],
                        event: dict[str, Any]) -> None:

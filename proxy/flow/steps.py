@@ -145,7 +145,10 @@ def begin_capture(ex: Exchange,
             return
         ex.ticket, ex.capture_future = app[AENGINE].capture_request(
             ex.scope, ex.rid, ex.wire.messages(body), event_meta(body),
-            request_zone(ex.request.headers))
+            request_zone(ex.request.headers),
+            # no block, no memory tools: its items are read after its answer at the
+            # soonest, so the answer's commit need not wait for their extraction
+            extract_after_answer=memory_off(ex))
     except Exception:  # noqa: BLE001 - fail open
         app[METRICS].fail_open.labels("capture").inc()
         log.exception("capture failed; forwarding unmodified")
