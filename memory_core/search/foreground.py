@@ -10,7 +10,10 @@ chat request's whole life with :meth:`Foreground.hold_request` (see
 ``proxy.handlers.chat.chat_completions``); the index workers call :meth:`Foreground.wait_clear`
 before each step and between embedding batches, with a per-step budget
 (``search.foreground_wait_ms``): once the budget is spent the step goes on, so
-indexing keeps progressing under continuous load.
+indexing keeps progressing under continuous load. The store's writer holds the
+extraction jobs queued after a commit the same way, within the same budget
+(:meth:`Foreground.in_flight`, :meth:`Foreground.watch`;
+:class:`~memory_core.store.batch.WriteQueue`).
 """
 
 from __future__ import annotations
