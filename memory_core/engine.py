@@ -509,11 +509,20 @@ class Engine:
 
         Wakes its indexer after every committed write batch and, with ``start``,
         starts it (catch-up from its checkpoints first). The engine closes it. WAL
-        checkpoints then give way to requests in flight, as the indexer does.
+        checkpoints then give way to requests in flight, as the indexer does, and
+        so do the extraction jobs queued after a commit (``gives_way``: the writer
+        holds them while a request is in flight, at most ``search.foreground_wait_ms``
+        each; :class:`~memory_core.store.batch.WriteQueue`).
         """
         self.search = service
         self.store.after_commit = service.notify
         self.store.before_checkpoint = self.give_way
+        indexer = getattr(service, "indexer", None)
+        if indexer is not None:
+            foreground = indexer.foreground
+            self.store.hold_background(lambda: foreground.in_flight,
+                                       indexer.config.foreground_wait_ms / 1000)
+            foreground.watch(self.store.wake_writer)
         if start:
             service.start()
 

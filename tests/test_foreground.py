@@ -17,7 +17,7 @@ from aiohttp import web
 from memory_core.engine import Engine
 from memory_core.models import Scope
 from memory_core.search.foreground import Foreground, StepBudget
-from tests.conftest import TEST_KEY, RunningProxy, start_proxy
+from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_search_support import capture_chat, open_service
 
@@ -284,5 +284,80 @@ async def test_the_forwarded_record_and_the_compaction_check_wait_for_the_reques
             record = engine.record_forwarded(A, "req-3", b'{"model":"m","messages":[]}',
                                              {"state": "skipped"}, keep=10, max_bytes=1 << 20)
             assert record is not None and record.result(5) > 0
+    finally:
+        engine.close()
+
+
+def test_watchers_are_called_when_the_last_hold_of_either_kind_ends() -> None:
+    fg = Foreground()
+    calls: list[bool] = []
+    fg.watch(lambda: calls.append(fg.in_flight))
+    with fg.hold_request():
+        with fg.hold():
+            assert fg.in_flight
+        assert calls == []  # the request is still in flight
+    assert calls == [False] and not fg.in_flight
+
+
+def test_a_memory_off_requests_extraction_waits_for_the_requests_in_flight(
+        tmp_path: Path) -> None:
+    """The extraction queued once a memory-off answer commits starts when no request
+    is in flight, not while its own request still relays that answer (the writer
+    would take the interpreter from the event loop); the persona's next capture
+    takes it ahead (items in message order); a request that never ends delays it
+    by ``search.foreground_wait_ms`` at most."""
+    said = {"role": "user", "content": "Keep in mind: the staging database runs on port"
+            " 5433. We decided to use Redis for the session cache."}
+    reply = {"role": "assistant", "content": "I suggest we use Postgres for the job queue."}
+
+    def pending(c: Any) -> list[int]:
+        return [r[0] for r in c.execute("SELECT message_id FROM extraction_queue")]
+
+    def items(c: Any) -> list[str]:
+        return [r[0] for r in c.execute("SELECT text FROM memory_items ORDER BY id")]
+
+    def answered(engine: Engine, rid: str, user: Any = said, answer: Any = reply) -> None:
+        ticket, fut = engine.capture_request(A, rid, [user], {}, extract_after_answer=True)
+        fut.result(5)
+        engine.capture_response(ticket, [answer], {}).result(5)
+
+    engine = Engine(tmp_path / "a")
+    svc = open_service(tmp_path / "a", engine, foreground_wait_ms=10_000)
+    engine.attach_search(svc, start=False)  # only its foreground is used here
+    try:
+        with engine.in_flight():
+            answered(engine, "r1")
+            time.sleep(0.3)
+            assert len(sql_read(engine, pending)) == 2 and sql_read(engine, items) == []
+        deadline = time.monotonic() + 5
+        while sql_read(engine, pending) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sql_read(engine, pending) == []
+        alone = sql_read(engine, items)
+        assert len(alone) >= 3
+        said2 = {"role": "user", "content": "We decided to use Kafka for the event bus."}
+        reply2 = {"role": "assistant", "content": "I suggest we use Grafana for dashboards."}
+        with engine.in_flight():
+            answered(engine, "r2", said2, reply2)
+            # the next capture (memory on: extracted inline) takes them ahead
+            engine.capture_request(A, "r3", [said2, reply2, {
+                "role": "user", "content": "We decided to deploy on Fridays."}], {}
+            )[1].result(5)
+            assert sql_read(engine, pending) == []
+            assert sql_read(engine, items)[len(alone):] == [
+                said2["content"], reply2["content"], "We decided to deploy on Fridays."]
+    finally:
+        engine.close()
+
+    engine = Engine(tmp_path / "b")
+    svc = open_service(tmp_path / "b", engine, foreground_wait_ms=200)
+    engine.attach_search(svc, start=False)
+    try:
+        with engine.in_flight():
+            answered(engine, "r4")
+            deadline = time.monotonic() + 5
+            while sql_read(engine, pending) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert sql_read(engine, pending) == []
     finally:
         engine.close()

@@ -262,3 +262,64 @@ def test_a_batch_that_fails_before_its_first_job_fails_every_future() -> None:
     for job in jobs[:2]:
         assert isinstance(job[2].exception(0), StoreError)
     assert jobs[2][2].cancelled()
+
+
+def _take_in_thread(q: Any) -> tuple[threading.Thread, list[list[str]]]:
+    out: list[list[str]] = []
+    t = threading.Thread(target=lambda: out.append(_names(q.take(256)[0])), daemon=True)
+    t.start()
+    return t, out
+
+
+def test_a_job_that_gives_way_waits_while_a_request_is_in_flight() -> None:
+    """An extraction queued after a commit (``gives_way``) does not start while
+    ``busy()`` says a request is in flight: urgent jobs run meanwhile; it starts
+    once woken with the requests gone, at once when an ordinary job (a flush) waits
+    behind it or its key's urgent job takes it ahead, and after its budget anyway."""
+    from memory_core.store.batch import WriteQueue
+
+    busy = [True]
+    q = WriteQueue()
+    q.put(_job("not held: no hook yet"), gives_way=True)
+    assert _names(q.take(256)[0]) == ["not held: no hook yet"]
+    q.hold_background(lambda: busy[0], 60.0)
+    q.put(_job("extract"), gives_way=True)
+    q.put(_job("capture"), urgent=True)
+    assert _names(q.take(256)[0]) == ["capture"]
+    t, out = _take_in_thread(q)
+    t.join(0.2)
+    assert t.is_alive() and not out  # held while the request is in flight
+    busy[0] = False
+    q.wake()
+    t.join(5)
+    assert out == [["extract"]]
+
+    busy[0] = True
+    q.put(_job("held"), gives_way=True)
+    q.put(_job("flush"))  # somebody waits for everything queued before: no hold
+    assert _names(q.take(256)[0]) == ["held", "flush"]
+    q.put(_job("persona's"), gives_way=True, key="p")
+    q.put(_job("its next capture"), urgent=True, key="p")
+    assert _names(q.take(256)[0]) == ["persona's", "its next capture"]
+
+    q.hold_background(lambda: True, 0.05)  # a request that never ends: the budget
+    q.put(_job("late"), gives_way=True)
+    t, out = _take_in_thread(q)
+    t.join(5)
+    assert out == [["late"]]
+
+
+def test_the_background_turn_skips_a_job_that_gives_way() -> None:
+    """Between urgent batches the oldest ordinary job gets its turn, unless it is
+    one that gives way to the requests in flight (their captures go first)."""
+    from memory_core.store.batch import WriteQueue
+
+    q = WriteQueue()
+    q.hold_background(lambda: True, 60.0)
+    q.put(_job("u0"), urgent=True)
+    assert _names(q.take(256)[0]) == ["u0"]  # the background is owed a turn
+    q.put(_job("extract"), gives_way=True)
+    q.put(_job("u1"), urgent=True)
+    assert _names(q.take(256)[0]) == ["u1"]
+    q.put(_job("after"))
+    assert _names(q.take(256)[0]) == ["extract", "after"]

@@ -156,7 +156,8 @@ class CaptureJobs:
             # paths are remembered, and long messages queued for extraction.
             for message_id in deferred if ticket.after_answer is None else ():
                 with contextlib.suppress(StoreError):  # closing: retried on a later start
-                    self.store.write_tx(self._extract_pending, message_id, order_key=order)
+                    self.store.write_tx(self._extract_pending, message_id, order_key=order,
+                                        gives_way=True)
             if not done.cancelled() and done.exception() is None:
                 res = done.result()
                 if res.head_key and res.message_ids:
@@ -365,7 +366,12 @@ class CaptureJobs:
         waits for the writer's running job, not for the background jobs queued
         before it (long messages' extraction). It extracts nothing itself; its
         extraction job, queued after it commits, keeps its place behind its
-        persona's (:func:`persona_order`: items in message order).
+        persona's (:func:`persona_order`: items in message order). Like every
+        extraction queued after a commit it gives way to the requests in flight
+        (``gives_way``; this one's included, so the answer reaches the client before
+        the writer takes the interpreter for it), at most ``search.foreground_wait_ms``;
+        the persona's next capture takes it ahead (its order key) when it is still
+        queued then.
         """
         return self.store.write_tx(
             self._capture_response_job, ticket, choices, event, hidden_rounds,
@@ -382,12 +388,14 @@ class CaptureJobs:
         held, ticket.after_answer = ticket.after_answer or [], []
         for held_id in held:  # the request's, said first (no-op when not pending)
             with contextlib.suppress(StoreError):  # closing: retried on a later start
-                self.store.write_tx(self._extract_pending, held_id, order_key=order)
+                self.store.write_tx(self._extract_pending, held_id, order_key=order,
+                                    gives_way=True)
         if not ids or not self.config.extract:
             return
         message_id = ids[0]
         try:
-            job = self.store.write_tx(self._extract_pending, message_id, order_key=order)
+            job = self.store.write_tx(self._extract_pending, message_id, order_key=order,
+                                      gives_way=True)
         except StoreError:  # closing: the pending row is retried on a later start
             return
 

@@ -10,7 +10,10 @@ chat request's whole life with :meth:`Foreground.hold_request` (see
 ``proxy.handlers.chat.chat_completions``); the index workers call :meth:`Foreground.wait_clear`
 before each step and between embedding batches, with a per-step budget
 (``search.foreground_wait_ms``): once the budget is spent the step goes on, so
-indexing keeps progressing under continuous load.
+indexing keeps progressing under continuous load. The store's writer holds the
+extraction jobs queued after a commit the same way, within the same budget
+(:meth:`Foreground.in_flight`, :meth:`Foreground.watch`;
+:class:`~memory_core.store.batch.WriteQueue`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 class Foreground:
@@ -43,6 +46,13 @@ class Foreground:
         self._requests = 0
         self._closed = False
         self._cond = threading.Condition()
+        self._watchers: list[Callable[[], None]] = []
+
+    def watch(self, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` whenever a hold closes leaving none of either kind open (on
+        the closing thread, outside this object's lock: cheap, must not raise), e.g.
+        to wake the store's writer holding a job that gives way to requests."""
+        self._watchers.append(fn)
 
     def hold(self) -> contextlib.AbstractContextManager[None]:
         """Mark one request's latency-critical step for the duration of the block."""
@@ -64,11 +74,20 @@ class Foreground:
                 setattr(self, counter, left)
                 if not left:
                     self._cond.notify_all()
+                clear = not self._open and not self._requests
+            if clear:
+                for fn in self._watchers:
+                    fn()
 
     @property
     def busy(self) -> bool:
         """Whether a latency-critical hold (:meth:`hold`) is open now."""
         return self._open > 0
+
+    @property
+    def in_flight(self) -> bool:
+        """Whether a hold of either kind is open now (a request in flight)."""
+        return self._open > 0 or self._requests > 0
 
     @property
     def requests(self) -> int:

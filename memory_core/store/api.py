@@ -1381,10 +1381,23 @@ class Store(Protocol):
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
                  then: Callable[[T], None] | None = None, urgent: bool = False,
-                 order_key: Hashable = None) -> Future[T]:
+                 order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
         """Queue ``fn(tx, *args)`` as one atomic write job; ``urgent`` (a request
         waits for it): ahead of queued jobs that are not, except those that share
-        its ``order_key`` (:class:`~memory_core.store.batch.WriteQueue`)."""
+        its ``order_key``; ``gives_way``: background work that waits while a request
+        is in flight (:meth:`hold_background`), see
+        :class:`~memory_core.store.batch.WriteQueue`."""
+        ...
+
+    def hold_background(self, busy: Callable[[], bool] | None, seconds: float) -> None:
+        """Jobs queued with ``gives_way`` wait while ``busy()`` (a request is in
+        flight), at most ``seconds`` each (:meth:`WriteQueue.hold_background
+        <memory_core.store.batch.WriteQueue.hold_background>`); ``None``: never."""
+        ...
+
+    def wake_writer(self) -> None:
+        """``busy()`` may have turned false: the writer looks again (cheap, any
+        thread)."""
         ...
 
     def flush(self, timeout: float | None = 60.0) -> None:

@@ -7,8 +7,10 @@ row. Jobs run in the order queued, except that an *urgent* job (a request waits 
 it: a capture, an inline compaction's node, an agent memory written by a memory
 tool, a purge) runs ahead of the jobs that are not, and a running batch ends at the
 next job boundary when one arrives (:meth:`WriteQueue.cut`): it waits for at most
-one background job (a long message's extraction) instead of a batch of them. After the
-commit, :func:`complete_batch` runs the ``after_commit`` hook, then each
+one background job (a long message's extraction) instead of a batch of them. A job
+queued to *give way* (an extraction queued after a commit) waits while a request is in
+flight, within a budget, unless an ordinary job waits behind it (:meth:`WriteQueue.put`).
+After the commit, :func:`complete_batch` runs the ``after_commit`` hook, then each
 committed job's ``then`` (in the job's context), then resolves the futures, in
 that order (the stores' contract: what ``then`` queues runs before anything
 queued by whoever waits on the future). When the batch as a whole failed,
@@ -22,6 +24,7 @@ import heapq
 import itertools
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import Future
@@ -39,9 +42,10 @@ Done = tuple["Future[Any]", bool, Any, "Callable[[Any], None] | None", contextva
 """A job's outcome in its batch: ``(future, ok, value or exception, then, context)``."""
 
 
-Entry = tuple[int, int, Any, Hashable]
-"""A queued entry: ``(lane, sequence number, job, order key)``; lower lanes run
-first, each lane in the order queued."""
+Entry = tuple[int, int, Any, Hashable, float]
+"""A queued entry: ``(lane, sequence number, job, order key, gives way until)``;
+lower lanes run first, each lane in the order queued. The last field: the
+:func:`time.monotonic` deadline of a job queued to give way, ``0.0`` for the others."""
 
 URGENT, NORMAL, STOP = 0, 1, 2
 """The lanes: urgent jobs, every other job, and the writer's stop (after all)."""
@@ -67,6 +71,16 @@ class WriteQueue:
     not urgent runs alone next when it was queued before every waiting urgent job,
     so under a steady stream of urgent jobs the others still advance in order.
 
+    A job queued to *give way* (``put(gives_way=True)``) does not start while
+    :meth:`hold_background`'s ``busy()`` says a request is in flight, for at most
+    its ``seconds`` after it was queued, nor do the jobs behind it: the writer
+    would otherwise run it (extraction: pure interpreter work) exactly while that
+    request relays its answer, and take the interpreter from the event loop. It
+    starts at once when an ordinary job waits behind it (a ``flush``, an
+    operator's write: nobody waits on a giving-way job's lane for a budget), when
+    an urgent job takes it ahead (its order key), or when :meth:`wake` finds the
+    requests gone. Order is unchanged: a held job holds the jobs behind it.
+
     Thread-safe; one consumer (the writer thread) calls :meth:`take`,
     :meth:`cut` and :meth:`put_back`.
     """
@@ -78,21 +92,42 @@ class WriteQueue:
         self._urgent = 0
         self._urgent_keys: Counter[Hashable] = Counter()  # queued urgent entries per key
         self._owed = False  # an urgent batch ran since the last one that was not
+        self._plain = 0  # queued ordinary jobs (not urgent) that do not give way
+        self._busy: Callable[[], bool] | None = None
+        self._budget = 0.0
 
-    def put(self, job: Job, *, urgent: bool = False, key: Hashable = None) -> None:
+    def hold_background(self, busy: Callable[[], bool] | None, seconds: float) -> None:
+        """Make jobs queued to give way wait while ``busy()`` (cheap, thread-safe:
+        a request is in flight) for at most ``seconds`` each; ``None``: never.
+        Call :meth:`wake` when ``busy()`` turns false."""
+        with self._cond:
+            self._busy, self._budget = busy, max(0.0, seconds)
+            self._cond.notify()
+
+    def wake(self) -> None:
+        """Have the writer look again at a held job (``busy()`` may have cleared).
+        Cheap; any thread."""
+        with self._cond:
+            self._cond.notify()
+
+    def put(self, job: Job, *, urgent: bool = False, key: Hashable = None,
+            gives_way: bool = False) -> None:
         """Queue ``job``; ``urgent``: ahead of every queued job that is not, except
         those with its ``key`` (not ``None``; :data:`EVERY_KEY`: all of them), which
-        go ahead with it."""
+        go ahead with it. ``gives_way`` (not urgent): it waits while a request is in
+        flight (:meth:`hold_background`), as the class says."""
         with self._cond:
             if urgent and key is not None:
                 self._promote(lambda entry: key is EVERY_KEY or entry[3] == key)
-            self._push((URGENT if urgent else NORMAL, next(self._seq), job, key))
+            until = (time.monotonic() + self._budget
+                     if gives_way and not urgent and self._busy is not None else 0.0)
+            self._push((URGENT if urgent else NORMAL, next(self._seq), job, key, until))
             self._cond.notify()
 
     def stop(self) -> None:
         """Queue the writer's stop, after every job queued before or after it."""
         with self._cond:
-            self._push((STOP, next(self._seq), None, None))
+            self._push((STOP, next(self._seq), None, None, 0.0))
             self._cond.notify()
 
     def _push(self, entry: Entry) -> None:
@@ -100,6 +135,8 @@ class WriteQueue:
         self._count(entry, 1)
 
     def _count(self, entry: Entry, n: int) -> None:
+        if entry[0] == NORMAL and not entry[4]:
+            self._plain += n
         if entry[0] == URGENT:
             self._urgent += n
             if entry[3] is not None:
@@ -117,7 +154,8 @@ class WriteQueue:
         moved = False
         for at, entry in enumerate(self._heap):
             if entry[0] == NORMAL and which(entry):
-                self._heap[at] = (URGENT, entry[1], entry[2], entry[3])
+                self._count(entry, -1)
+                self._heap[at] = (URGENT, entry[1], entry[2], entry[3], 0.0)
                 self._count(self._heap[at], 1)
                 moved = True
         if moved:
@@ -128,16 +166,23 @@ class WriteQueue:
         order they run, and whether the writer stops (nothing else is queued). A
         batch holds urgent jobs only or none: urgent ones resolve at its commit."""
         with self._cond:
-            while not self._heap:
-                self._cond.wait()
+            while True:
+                while not self._heap:
+                    self._cond.wait()
+                wait = self._holding(self._heap[0])
+                if not wait:
+                    break
+                self._cond.wait(wait)  # put, wake, or its budget spent
             if self._owed and self._heap[0][0] == URGENT:
                 self._owed = False
                 turn = self._oldest_before(self._heap[0][1])
-                if turn is not None:  # one job for the background, then urgent again
+                if turn is not None and not self._holding(self._heap[turn]):
+                    # one job for the background, then urgent again
                     entry = self._heap[turn]
                     self._heap[turn] = self._heap[-1]
                     self._heap.pop()
                     heapq.heapify(self._heap)
+                    self._count(entry, -1)
                     return [entry], False
             out: list[Entry] = []
             while self._heap and len(out) < limit:
@@ -149,10 +194,27 @@ class WriteQueue:
                     return out, True
                 if out and out[0][0] == URGENT and top[0] != URGENT:
                     break
+                if out and self._holding(top):  # a later job still giving way
+                    break
                 out.append(heapq.heappop(self._heap))
                 self._count(top, -1)
             self._owed = bool(out) and out[0][0] == URGENT
             return out, False
+
+    def _holding(self, entry: Entry) -> float:
+        """Seconds ``entry`` still gives way for (``0.0``: it may start now): it was
+        queued to give way, its budget is not spent, no ordinary job waits behind
+        it and a request is in flight."""
+        if entry[0] != NORMAL or not entry[4] or self._plain or self._busy is None:
+            return 0.0
+        left = entry[4] - time.monotonic()
+        if left <= 0:
+            return 0.0
+        try:
+            return left if self._busy() else 0.0
+        except Exception:  # noqa: BLE001 - a broken hook never stalls the writer
+            log.exception("the writer's busy() hook failed")
+            return 0.0
 
     def _oldest_before(self, seq: int) -> int | None:
         """The heap index of the oldest entry that is not urgent, when it was queued
@@ -174,7 +236,7 @@ class WriteQueue:
         with self._cond:
             for entry in entries:
                 if entry[0] == NORMAL and self._held(entry):
-                    entry = (URGENT, entry[1], entry[2], entry[3])
+                    entry = (URGENT, entry[1], entry[2], entry[3], 0.0)
                 self._push(entry)
             self._cond.notify()
 

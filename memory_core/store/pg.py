@@ -163,12 +163,13 @@ class PgStore:
     # -- writes ---------------------------------------------------------------
     def write_tx(self, fn: Callable[..., T], *args: Any,
                  then: Callable[[T], None] | None = None, urgent: bool = False,
-                 order_key: Hashable = None) -> Future[T]:
+                 order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
         """Queue ``fn(tx, *args)`` as one atomic write job (``tx``: a
         :class:`~memory_core.store.pg_ops.PgTx` in the batch's transaction); return
         its future (``fn``'s value, or the exception it raised, its changes rolled
         back). ``urgent``: ahead of queued jobs that are not, except those that
-        share its ``order_key`` (see :class:`~memory_core.store.batch.WriteQueue`).
+        share its ``order_key``; ``gives_way``: waits while a request is in flight
+        (:meth:`hold_background`; see :class:`~memory_core.store.batch.WriteQueue`).
         ``then(value)``: see the module docstring.
         Raises ``StoreError`` after :meth:`close`. ``fn`` and ``then`` run in a copy
         of the caller's context (:mod:`contextvars`), as the SQLite store's jobs do."""
@@ -176,8 +177,18 @@ class PgStore:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
         self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
-                        key=order_key)
+                        key=order_key, gives_way=gives_way)
         return fut
+
+    def hold_background(self, busy: Callable[[], bool] | None, seconds: float) -> None:
+        """Jobs queued with ``gives_way`` wait while ``busy()``, at most ``seconds``
+        each (:meth:`WriteQueue.hold_background
+        <memory_core.store.batch.WriteQueue.hold_background>`)."""
+        self._queue.hold_background(busy, seconds)
+
+    def wake_writer(self) -> None:
+        """``busy()`` may have turned false: the writer looks again."""
+        self._queue.wake()
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
                       timeout: float | None = 60.0, urgent: bool = False) -> T:

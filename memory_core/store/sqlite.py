@@ -141,14 +141,16 @@ class SqliteStore:
     # -- writes ---------------------------------------------------------------
     def write(self, fn: Callable[..., T], *args: Any,
               then: Callable[[T], None] | None = None, urgent: bool = False,
-              order_key: Hashable = None) -> Future[T]:
+              order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
         """Queue ``fn(conn, *args)`` to run in a write transaction; return its future.
 
         The future holds ``fn``'s return value, or the exception it raised (the job's
         changes are then rolled back; other jobs of the batch are unaffected). Jobs
         run in the order they were queued; ``urgent`` ones (a request waits for
         them) ahead of those that are not, except those that share their
-        ``order_key``: see :class:`~memory_core.store.batch.WriteQueue`.
+        ``order_key``: see :class:`~memory_core.store.batch.WriteQueue`, as for
+        ``gives_way`` (background work that waits while a request is in flight:
+        :meth:`hold_background`).
         ``then(value)``: called on the writer thread once the job has committed and
         before its future resolves, so that what it queues runs before anything
         queued by whoever waited on the future
@@ -161,8 +163,18 @@ class SqliteStore:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
         self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
-                        key=order_key)
+                        key=order_key, gives_way=gives_way)
         return fut
+
+    def hold_background(self, busy: Callable[[], bool] | None, seconds: float) -> None:
+        """Jobs queued with ``gives_way`` wait while ``busy()``, at most ``seconds``
+        each (:meth:`WriteQueue.hold_background
+        <memory_core.store.batch.WriteQueue.hold_background>`)."""
+        self._queue.hold_background(busy, seconds)
+
+    def wake_writer(self) -> None:
+        """``busy()`` may have turned false: the writer looks again."""
+        self._queue.wake()
 
     def write_sync(self, fn: Callable[..., T], *args: Any, timeout: float | None = 60.0) -> T:
         """Run ``fn(conn, *args)`` on the writer thread and wait for its result."""
@@ -170,11 +182,11 @@ class SqliteStore:
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
                  then: Callable[[T], None] | None = None, urgent: bool = False,
-                 order_key: Hashable = None) -> Future[T]:
+                 order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
         """Queue ``fn(tx, *args)`` as a write job, ``tx`` the writer's
         :class:`~memory_core.store.sqlite_ops.SqliteTx`; as :meth:`write` otherwise."""
         return self.write(self._on_writer, fn, args, then=then, urgent=urgent,
-                          order_key=order_key)
+                          order_key=order_key, gives_way=gives_way)
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
                       timeout: float | None = 60.0, urgent: bool = False) -> T:
