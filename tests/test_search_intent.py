@@ -66,6 +66,14 @@ A = Scope(tenant="tenantA", role="default")
     ("官网最终部署在哪家云上？", "decision"),
     ("結局どのCIサービスにした？", "decision"),
     ("What did the command print?", "observation"),
+    # a standing rule for the assistant's own work, said without "prefer"
+    ("Whenever you write docs for me, what matters most?", "preference"),
+    ("When you review my code, what do you check?", "preference"),
+    ("What's the priority order for bug triage?", "preference"),
+    ("Have I ruled out any libraries?", "preference"),
+    ("Is there a word I've banned from the UI copy?", "preference"),
+    ("你回答我的时候要注意什么？", "preference"),
+    ("私が好むエディタは？", "preference"),
 ])
 def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
     assert intent in query_intents(query)
@@ -118,6 +126,21 @@ def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
 ])
 def test_plain_fact_questions_carry_no_intent(query: str) -> None:
     assert query_intents(query) == frozenset()
+
+
+@pytest.mark.parametrize("query", [
+    "What did the log say when you looked at it?",
+    "When you ran the tests, which one failed?",
+    "Which check failed when you executed the suite for me?",
+    "Which IPs are banned on the firewall?",
+    "What's the priority of the login bug?",
+    "When we review the budget, who signs off?",
+    "我回复了哪封邮件？",
+])
+def test_preference_cues_leave_past_actions_and_plain_facts(query: str) -> None:
+    """The assistant's past actions are what it saw, not a rule for its work; a ban
+    or priority that is not the user's own is a fact."""
+    assert "preference" not in query_intents(query)
 
 
 def _memory_chat(engine: Engine) -> Conversation:
@@ -323,3 +346,4 @@ def test_a_task_line_turn_ranks_as_memory_only_when_it_matches_or_is_asked_for(
         assert asked.boosts.get("memory") and asked.boosts.get("intent")
         svc.config = dataclasses.replace(svc.config, task_line_prior_rank=20)
         assert turn("Where does the nightly export put its CSV files?").boosts.get("memory")
+
