@@ -147,3 +147,36 @@ def query_intents(query: str) -> frozenset[str]:
     text = query.translate(_APOSTROPHES)
     return frozenset(name for name, pattern in _PATTERNS.items() if pattern.search(text))
 
+
+_QUANTITY_EN: dict[str, str] = {
+    "time": (r"how (?:long|soon|quickly|fast|often)|how many (?:seconds|minutes|hours|days|"
+             r"weeks|months|years)|for how long|what (?:timeout|delay|interval|period)"),
+    "data": (r"how (?:big|large)|(?:biggest|largest|max(?:imum)?) (?:\w+ )?(?:size|file|"
+             r"document|upload|attachment|payload|chunk)|"
+             r"how much (?:memory|disk|storage|ram|space)"),
+    "count": (r"how many (?!seconds|minutes|hours|days|weeks|months|years|percent)\w+"),
+    "percent": r"what (?:percentage|percent|share|fill level|proportion)|how full",
+}
+_QUANTITY_CJK: dict[str, str] = {
+    "time": (r"多久|多长时间|多長時間|几秒|幾秒|几分钟|几天|幾天|多少秒|多少天|多少分钟|何秒|何分|"
+             r"何日|何時間|何週|何か月|期間|いつまで|どのくらい(?:の)?時間|どれくらい(?:の)?時間"),
+    "data": r"多大|多少内存|多少空间|多少容量|大きさ|サイズ|容量|メモリ",
+    "count": r"几台|几个|几家|几次|多少台|多少个|多少条|何台|何件|何個|何人|何回|何つ",
+    "percent": r"百分之多少|百分比|多少%|何パーセント|何%|何％",
+}
+_QUANTITY: dict[str, re.Pattern[str]] = {
+    name: re.compile(rf"(?i)(?<![{_ASCII_WORD}])(?:{_QUANTITY_EN[name]})(?![{_ASCII_WORD}])"
+                     rf"|{_QUANTITY_CJK[name]}")
+    for name in _QUANTITY_EN
+}
+
+
+def asked_quantity(query: str) -> str | None:
+    """The kind of quantity ``query`` asks for: ``time``, ``data``, ``count`` or
+    ``percent`` (the dimension of the stated value that answers it, compare
+    :func:`memory_core.extraction.units.unit_class`), or ``None`` when it names none
+    or several."""
+    if not query:
+        return None
+    found = [name for name, pattern in _QUANTITY.items() if pattern.search(query)]
+    return found[0] if len(found) == 1 else None
