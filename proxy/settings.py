@@ -263,6 +263,8 @@ class SearchSettings:
     tool_output_prior_rank: int = _search("tool_output_prior_rank")
     task_line_prior_rank: int = _search("task_line_prior_rank")
     intent_boost: float = _search("intent_boost")
+    standing_preference_boost: float = _search("standing_preference_boost")
+    quantity_boost: float = _search("quantity_boost")
     tool_output_intent_rank: int = _search("tool_output_intent_rank")
     superseded_factor: float = _search("superseded_factor")
     exact_match_boost: float = _search("exact_match_boost")

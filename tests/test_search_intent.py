@@ -15,7 +15,7 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.models import Scope
-from memory_core.search.intent import INTENTS, query_intents
+from memory_core.search.intent import INTENTS, asked_quantity, query_intents
 from tests.conftest import sql_read
 from tests.test_search_support import Conversation, hit_text, open_service, running_service
 
@@ -66,6 +66,14 @@ A = Scope(tenant="tenantA", role="default")
     ("官网最终部署在哪家云上？", "decision"),
     ("結局どのCIサービスにした？", "decision"),
     ("What did the command print?", "observation"),
+    # a standing rule for the assistant's own work, said without "prefer"
+    ("Whenever you write docs for me, what matters most?", "preference"),
+    ("When you review my code, what do you check?", "preference"),
+    ("What's the priority order for bug triage?", "preference"),
+    ("Have I ruled out any libraries?", "preference"),
+    ("Is there a word I've banned from the UI copy?", "preference"),
+    ("你回答我的时候要注意什么？", "preference"),
+    ("私が好むエディタは？", "preference"),
 ])
 def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
     assert intent in query_intents(query)
@@ -118,6 +126,21 @@ def test_cue_phrases_name_the_kind_asked_for(query: str, intent: str) -> None:
 ])
 def test_plain_fact_questions_carry_no_intent(query: str) -> None:
     assert query_intents(query) == frozenset()
+
+
+@pytest.mark.parametrize("query", [
+    "What did the log say when you looked at it?",
+    "When you ran the tests, which one failed?",
+    "Which check failed when you executed the suite for me?",
+    "Which IPs are banned on the firewall?",
+    "What's the priority of the login bug?",
+    "When we review the budget, who signs off?",
+    "我回复了哪封邮件？",
+])
+def test_preference_cues_leave_past_actions_and_plain_facts(query: str) -> None:
+    """The assistant's past actions are what it saw, not a rule for its work; a ban
+    or priority that is not the user's own is a fact."""
+    assert "preference" not in query_intents(query)
 
 
 def _memory_chat(engine: Engine) -> Conversation:
@@ -323,3 +346,78 @@ def test_a_task_line_turn_ranks_as_memory_only_when_it_matches_or_is_asked_for(
         assert asked.boosts.get("memory") and asked.boosts.get("intent")
         svc.config = dataclasses.replace(svc.config, task_line_prior_rank=20)
         assert turn("Where does the nightly export put its CSV files?").boosts.get("memory")
+
+
+@pytest.mark.parametrize(("query", "kind"), [
+    ("How long does the nightly export keep its files?", "time"),
+    ("How soon does a reset link expire?", "time"),
+    ("导出任务要跑多久？", "time"),
+    ("再試行は何秒ごと？", "time"),
+    ("How big can an avatar be?", "data"),
+    ("How much memory does the worker get?", "data"),
+    ("单个附件最多多大？", "data"),
+    ("How many replicas serve the search API?", "count"),
+    ("测试集群有几台服务器？", "count"),
+    ("検証環境は何台ある？", "count"),
+    ("At what percentage does the disk alert fire?", "percent"),
+    ("Which port does the cache listen on?", None),
+    ("How many days and how many MB?", None),  # two kinds: none is asked for
+    ("", None),
+])
+def test_asked_quantity_names_the_kind_of_value_that_answers(query: str,
+                                                             kind: str | None) -> None:
+    assert asked_quantity(query) == kind
+
+
+def test_the_value_of_the_kind_asked_for_ranks_first(tmp_path: Path) -> None:
+    """Two statements about one environment, neither sharing a word with the
+    question: "how many machines" is answered by the node count, not by the port;
+    with quantity_boost 0 nothing is lifted for it."""
+    with running_service(tmp_path) as (engine, svc):
+        conv = Conversation(engine, A)
+        conv.say("The preview cluster cache listens on port 6390.", "Noted.")
+        conv.say("The preview cluster has 7 nodes.", "Noted.")
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        query = "How many machines make up the pre-release environment?"
+        hits = svc.search("tenantA", "default", query, k=10)
+        top = hit_text(engine, hits[0].kind, hits[0].ref_id)
+        assert "7 nodes" in top, top
+        assert hits[0].boosts.get("quantity") == svc.config.quantity_boost
+        assert not any("quantity" in h.boosts for h in hits[1:]
+                       if "port" in hit_text(engine, h.kind, h.ref_id))
+        svc.config = dataclasses.replace(svc.config, quantity_boost=0.0)
+        assert all("quantity" not in h.boosts
+                   for h in svc.search("tenantA", "default", query, k=10))
+
+
+def test_a_kept_preference_ranks_above_one_read_in_passing(tmp_path: Path) -> None:
+    """A question asking for a preference: the agent memory someone kept with
+    ``memory prefs set`` gains standing_preference_boost over the preference the
+    rules read from a turn; the item gains none. (Which ranks first here depends on
+    the min-max scaling of a two-statement store; the eval measures the ranking.)"""
+    with running_service(tmp_path) as (engine, svc):
+        conv = Conversation(engine, A)
+        conv.say("I'd like the diff to stay small if possible.", "Sure.")
+        engine.set_agent_memory(tenant="tenantA", role="default",
+                                category="user_preferences", key="review_order",
+                                title="Review order",
+                                content="In reviews, flag missing tests before style nits",
+                                on_duplicate="refuse")
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        query = "Whenever you look over a merge request for me, what comes first?"
+        hits = svc.search("tenantA", "default", query, k=10)
+        kinds = {(h.kind, bool(h.boosts.get("standing"))) for h in hits
+                 if "intent" in h.boosts}
+        assert ("agent_memory", True) in kinds and ("item", False) in kinds, kinds
+        def gap(found: list[Any]) -> float:  # the kept preference's lead over the item
+            score = {h.kind: h.score for h in found if "intent" in h.boosts}
+            return score["agent_memory"] - score["item"]
+
+        boost = svc.config.standing_preference_boost
+        assert boost > 0
+        svc.config = dataclasses.replace(svc.config, standing_preference_boost=0.0)
+        off = svc.search("tenantA", "default", query, k=10)
+        assert all("standing" not in h.boosts for h in off)
+        assert gap(hits) == pytest.approx(gap(off) + boost)

@@ -18,7 +18,10 @@ Intents (``INTENTS``):
   (``task_state.label``; open lines only).
 - ``decision``: decisions (items of kind ``decision``, task lines ``decision``).
 - ``preference``: the user's preferences (items of kind ``preference``, agent
-  memories of category ``user_preferences``).
+  memories of category ``user_preferences``), also asked as a standing rule for the
+  assistant's own work without "prefer": "when you review / write / mention …" in
+  the present tense (the past, "when you ran / looked at", is what it saw), a
+  priority order, something the user banned or ruled out, 回复我, 好む.
 - ``observation``: what the agent saw when it ran a tool (``tool`` messages).
 
 Cues are English, Chinese and Japanese words and phrases written for this module
@@ -85,7 +88,17 @@ _EN: dict[str, str] = {
         r"prefer(?:s|red|ence|ences)?|(?:do|did|would) i (?:want|like|prefer|favou?r)|"
         r"i (?:prefer|favou?r)|i(?:'d| would) like you to|i (?:want|asked) you to|"
         r"want from you|my (?:preferences?|style|taste)|"
-        r"(?:in|for) your (?:repl(?:y|ies)|responses?)"),
+        r"(?:in|for) your (?:repl(?:y|ies)|responses?)|"
+        # a standing rule for the assistant's own work: "when you review / write /
+        # mention …" in the present (the past, "when you ran / looked at", is what
+        # it saw), a priority order, something the user banned
+        r"(?:when|whenever|each time|every time) you (?:write|reply|respond|answer|"
+        r"review|look over|look through|go over|go through|mention|quote|cite|format|"
+        r"name|comment|explain|summari[sz]e|propose|suggest|draft)|"
+        r"priority order|order of priorit(?:y|ies)|"
+        r"(?:have|did) i (?:\w+ )?(?:ban(?:ned)?|forbid(?:den)?|disallow(?:ed)?|"
+        r"veto(?:ed)?|ruled? out)|"
+        r"i(?:'ve| have) (?:\w+ )?(?:banned|forbidden|disallowed|vetoed|ruled out)"),
     "observation": (
         r"(?:when|after|where|that|as) you (?:ran|run|executed|looked at|looked|read|opened|"
         r"checked|inspected|searched|grepped|fetched|listed|tested|viewed|saw)|"
@@ -108,7 +121,8 @@ _CJK: dict[str, str] = {
     "decision": (r"决定|选了|选的|选定|选择了|采用|敲定|最后用的|"
                  r"最终\S{0,4}?(?:用|选|采用|放在|部署在|托管在|定在)\S{0,4}?哪|"
                  r"決め|決定|選んだ|選ん|採用|(?:どれ|どの\S{0,8}?|何)にし(?:た|まし)"),
-    "preference": r"喜欢|偏好|希望你|我要你|我的习惯|我习惯|好み|好き|してほしい|して欲しい|私への",
+    "preference": (r"喜欢|偏好|希望你|我要你|我的习惯|我习惯|回复我|回答我|答复我|"
+                   r"好み|好き|好む|好んで|してほしい|して欲しい|私への"),
     "observation": (r"你运行|你执行|你跑的|你查看|你看过|你打开|你读过|运行结果|执行结果|"
                     r"実行した|実行して|走らせた|見たファイル|開いたファイル|読んだファイル|実行結果"),
 }
@@ -132,3 +146,37 @@ def query_intents(query: str) -> frozenset[str]:
         return frozenset()
     text = query.translate(_APOSTROPHES)
     return frozenset(name for name, pattern in _PATTERNS.items() if pattern.search(text))
+
+
+_QUANTITY_EN: dict[str, str] = {
+    "time": (r"how (?:long|soon|quickly|fast|often)|how many (?:seconds|minutes|hours|days|"
+             r"weeks|months|years)|for how long|what (?:timeout|delay|interval|period)"),
+    "data": (r"how (?:big|large)|(?:biggest|largest|max(?:imum)?) (?:\w+ )?(?:size|file|"
+             r"document|upload|attachment|payload|chunk)|"
+             r"how much (?:memory|disk|storage|ram|space)"),
+    "count": (r"how many (?!seconds|minutes|hours|days|weeks|months|years|percent)\w+"),
+    "percent": r"what (?:percentage|percent|share|fill level|proportion)|how full",
+}
+_QUANTITY_CJK: dict[str, str] = {
+    "time": (r"多久|多长时间|多長時間|几秒|幾秒|几分钟|几天|幾天|多少秒|多少天|多少分钟|何秒|何分|"
+             r"何日|何時間|何週|何か月|期間|いつまで|どのくらい(?:の)?時間|どれくらい(?:の)?時間"),
+    "data": r"多大|多少内存|多少空间|多少容量|大きさ|サイズ|容量|メモリ",
+    "count": r"几台|几个|几家|几次|多少台|多少个|多少条|何台|何件|何個|何人|何回|何つ",
+    "percent": r"百分之多少|百分比|多少%|何パーセント|何%|何％",
+}
+_QUANTITY: dict[str, re.Pattern[str]] = {
+    name: re.compile(rf"(?i)(?<![{_ASCII_WORD}])(?:{_QUANTITY_EN[name]})(?![{_ASCII_WORD}])"
+                     rf"|{_QUANTITY_CJK[name]}")
+    for name in _QUANTITY_EN
+}
+
+
+def asked_quantity(query: str) -> str | None:
+    """The kind of quantity ``query`` asks for: ``time``, ``data``, ``count`` or
+    ``percent`` (the dimension of the stated value that answers it, compare
+    :func:`memory_core.extraction.units.unit_class`), or ``None`` when it names none
+    or several."""
+    if not query:
+        return None
+    found = [name for name, pattern in _QUANTITY.items() if pattern.search(query)]
+    return found[0] if len(found) == 1 else None

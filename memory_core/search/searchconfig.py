@@ -167,6 +167,26 @@ class SearchConfig:
     as candidates. 0 = query intents off. Long-session eval, kept stores searched
     as at question time: rank-1 30 → 40 of 77 at 0.25, 44 at 0.5 to 1.5 (recall@10
     67 → 73)."""
+    standing_preference_boost: float = field(default=0.2, metadata=rng(0.0, 10.0))
+    """When the query asks for a preference (query intents), added to the agent
+    memories of category ``user_preferences`` on top of ``intent_boost``: a
+    preference someone chose to keep (``memory prefs set``, the model's memory
+    tool) ranks above one the extraction rules read from a turn in passing ("I'd
+    like the change to stay small") and above a tool output that shares the
+    question's words, when the question's words and meaning do not separate them.
+    0 = off. Long-session eval, quick profile seeds 1-4 (88 questions, kept stores,
+    ``quantity_boost`` 0.1): rank-1 72 at 0, 76 at 0.1, 77 at 0.2, 76 at 0.3 (a
+    chat preference then loses to the kept one); recall@10 88 throughout
+    (docs/evaluation/README.md, "Rank-1 on the quick profile, second round")."""
+    quantity_boost: float = field(default=0.1, metadata=rng(0.0, 10.0))
+    """In searches over several kinds, added to the active items whose stated value
+    is the kind of quantity the query asks for (a duration for "how long", a size
+    for "how big", a count for "how many machines", a percentage;
+    :func:`~memory_core.search.intent.asked_quantity` against the item's unit): of
+    two statements about one topic, the one whose value answers the question.
+    Items only (a turn has no parsed value). 0 = off. Long-session eval, as
+    ``standing_preference_boost`` (at 0.2): rank-1 75 of 88 at 0, 77 at 0.05 to
+    0.2."""
     tool_output_intent_rank: int = field(default=30, metadata=rng(0, 1000))
     """When the query asks what the agent saw ("which test failed when you ran
     it?"), a tool output among this many best BM25 *or* vector matches is memory

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from memory_core.capture.evidence import storable_text
+from memory_core.extraction.units import unit_class
 from memory_core.search.base import (
     LABEL_SHIFT,
     Hit,
@@ -56,7 +57,7 @@ from memory_core.search.hybrid import (
     scale,
 )
 from memory_core.search.indexer import Indexer, Progress
-from memory_core.search.intent import TASK_INTENTS, query_intents
+from memory_core.search.intent import TASK_INTENTS, asked_quantity, query_intents
 from memory_core.search.searchconfig import KIND_CODES, SearchConfig
 from memory_core.search.successors import current_successors
 from memory_core.search.vector import HnswVectorIndex
@@ -75,6 +76,18 @@ FOLD_MIN_SHARE = 0.5
 at least this share of the turn's (:meth:`SearchService._fold_sources`). Long-session
 eval, kept stores searched as at question time (seed 1, 77 questions): rank-1 44 →
 45 of 77 with query intents on; 0.3, 0.7 and never taking the score measure alike."""
+
+
+
+def _quantity_of(unit: str | None) -> str | None:
+    """What kind of quantity a stated value of canonical ``unit`` is (see
+    :func:`~memory_core.search.intent.asked_quantity`)."""
+    if not unit:
+        return None
+    cls = unit_class(unit)
+    if cls == "%":
+        return "percent"
+    return cls if cls in ("time", "data", "money", "rate") else "count"
 
 TASK_LINES_PER_LABEL = 3
 """Most open task lines of one label a query intent adds as candidates (the current
@@ -275,7 +288,12 @@ class SearchService:
         a hybrid search over several kinds, the records of the kind of memory the
         query asks for (:func:`~memory_core.search.intent.query_intents`) gain
         ``intent_boost`` (``boosts["intent"]``), and a goal, blocker, TODO or
-        progress question adds the open task lines of that label as candidates.
+        progress question adds the open task lines of that label as candidates;
+        a preference question lifts the kept preferences (agent memories) by
+        ``standing_preference_boost`` more (``boosts["standing"]``), and a question
+        asking for a kind of quantity (a duration, size, count or percentage,
+        :func:`~memory_core.search.intent.asked_quantity`) lifts the items whose
+        value is one by ``quantity_boost`` (``boosts["quantity"]``).
         A superseded item that matches brings the item that replaced it in the
         end (``superseded_by``, within the filters) to at least its own score as a
         current item (``boosts["successor"]``; hybrid searches that include items),
@@ -404,6 +422,18 @@ class SearchService:
         )
         self._memory_prior(fused, every_item, folded, turns, meta["tool"] | asked, successors)
         add_boost(fused, "intent", asked, cfg.intent_boost)
+        # A preference someone chose to keep outranks one read from a turn in passing.
+        add_boost(fused, "standing", {lb for lb in asked if lb >> LABEL_SHIFT
+                                      == KIND_CODES["agent_memory"]},
+                  cfg.standing_preference_boost)
+        if cfg.quantity_boost > 0 and competing and (want := asked_quantity(query)):
+            # "how many machines": the statement whose value is a count, not the port
+            # of the same environment
+            add_boost(fused, "quantity", {
+                (KIND_CODES["item"] << LABEL_SHIFT) | int(r["id"]) for r in items
+                if r["status"] == "active" and r["evidence"] == "user"
+                and r["kind"] in _STATEMENT_KINDS and _quantity_of(r["unit"]) == want},
+                cfg.quantity_boost)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
             kind, ref = split_label(e.label)

@@ -354,7 +354,7 @@ class ItemFeed(Protocol):
 
 
 SEARCH_ITEM_COLUMNS = ("id", "status", "evidence", "kind", "source_message_id",
-                       "superseded_by")
+                       "superseded_by", "unit")
 """The ``memory_items`` columns of a search's item rows (:class:`ItemReads`), in
 this order: what the search ranks by, and the link to a successor."""
 
