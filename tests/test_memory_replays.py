@@ -516,3 +516,65 @@ def test_another_stopped_activity_revises_nothing(engine: Engine, said: str, oth
     put(engine, said)
     put(engine, other)
     assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+# -- classes 49, 50, 62: an event that ends a state (left, sold, cancelled) leaves it current --
+@pytest.mark.parametrize("said, ended, question", [
+    ("I work at Globex.", "I left Globex last month and joined Initech.", "Where do I work?"),
+    ("I drive a Tesla Model 3.", "I sold my Tesla.", "What car do I drive?"),
+    ("We're going on a trip to Lisbon in May.", "We cancelled the Lisbon trip.",
+     "When is the Lisbon trip?"),
+    ("The team offsite is on Friday in Lisbon.", "The offsite is off.",
+     "When is the offsite?"),
+    ("The standup is every Monday at 9:30.", "We cancelled the Monday standup.",
+     "When is the standup?"),
+])
+async def test_a_state_ended_by_an_event_is_not_shown_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
+        question: str) -> None:
+    first = Agent(proxy, upstream, session="before")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say(ended)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert ended in block and "superseded" in block, block
+    status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT status FROM memory_items WHERE text = ?", (said,))])
+    assert status == [{"status": "superseded"}], status
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I work at Globex.", "I quit my job at Globex."),
+    ("My girlfriend is Emma.", "I broke up with Emma."),
+    ("I have a car.", "I sold my car to my neighbour."),
+    ("We have an office in Berlin.", "We closed the Berlin office."),
+])
+def test_an_ending_event_supersedes_the_state_it_names(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, other", [
+    # a thing left somewhere, another's idea, a state that is no event, a plan not
+    # cancelled, a condition, another thing sold: nothing ends
+    ("I keep my keys in the drawer.", "I left my keys at home."),
+    ("My idea is a bakery app.", "I sold the idea to my boss."),
+    ("The TV is in the living room.", "The TV is off."),
+    ("We're going on a trip to Lisbon in May.", "We haven't cancelled the Lisbon trip."),
+    ("We're going on a trip to Lisbon in May.", "If the Lisbon trip is cancelled, we stay."),
+    ("I drive a Tesla Model 3.", "I sold my old bike."),
+    ("I work at Globex.", "My sister left Globex."),
+])
+def test_an_event_that_ends_nothing_of_the_users_revises_nothing(
+        engine: Engine, said: str, other: str) -> None:
+    put(engine, said)
+    put(engine, other)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+

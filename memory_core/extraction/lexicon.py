@@ -243,9 +243,35 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                 r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
                 r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
                 r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?[;,]?\s*$")),
+    ("end", en(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)"
+               r"(?<!['\u2019]s\s)(?<!['\u2019]re\s)\b(?:(?:left|quit)(?=\s+(?:my\s+|our\s+|the\s+)?(?-i:[A-Z0-9]))"
+               r"|(?:left|quit)\s+(?:my|our|the)\s+(?:job|position|role|post)\s+(?:at|with)"
+               r"|sold(?:\s+off)?|gave\s+away|moved\s+out\s+of|cancell?ed|called\s+off"
+               r"|broke\s+up\s+with|split\s+up\s+with|divorced|closed\s+down|shut\s+down"
+               r"|closed)\s+(?P<old>" + _NP + r")(?:\s+(?:and\s+(?:(?:then|now)\s+)?"
+               r"(?:joined|moved\s+to|went\s+to|started\s+at|bought|got))\s+(?P<new>.{1,60}))?"
+               r"[;,]?\s*$")),
+    ("end", en(r"^(?P<old>(?:(?:the|our|my)\s+)?(?-i:[A-Z])?" + _NP + r")\s+"
+               r"(?:is|was|has\s+been|got|'s|are|were|have\s+been)\s+(?:now\s+)?"
+               r"(?:cancell?ed|called\s+off|off(?=\s*(?:[,;.!]|$)))")),
+    ("end", en(r"^(?P<old>(?-i:[A-Z])\w+)\s+and\s+I\s+(?:(?:have|had|just|finally)\s+)?"
+               r"(?:broke\s+up|split\s+up|got\s+divorced|divorced|separated)\b")),
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
-"""Replacement forms, tried in order; the first that holds wins (see above)."""
+"""Replacement forms, tried in order; the first that holds wins (see above). ``end``: an
+event that ends a state — left or quit a named place ("I left Globex and joined
+Initech", "I quit my job at Globex"), sold, gave away, moved out of, cancelled, called
+off, broke up with, divorced, closed ("I sold my Tesla", "We cancelled the Lisbon
+trip"), or the ended thing as the subject ("The offsite is off", "The standup was
+cancelled", "Emma and I broke up"): the thing named is the old value, so the item that
+states it ends, like "no longer" ("I left my keys at home" names no place: no end)."""
+EN_EVENT_HEADS = frozenset(
+    "trip offsite meeting standup party wedding deal plan plans launch dinner lunch call "
+    "event concert holiday vacation conference interview appointment reservation booking "
+    "engagement sync retreat visit tour match game date show festival workshop demo "
+    "ceremony celebration gathering session class course flight".split())
+"""Heads of an event that can be called off ("The offsite is off"): only these end by
+"… is off" (``EN_REPLACE`` ``end``); "The TV is off" is a state of its own."""
 _EN_LEAD = (r"^(?:(?:actually|so|and|but|well|also|then|now|yesterday|today|recently|last\s+\w+"
             r"|this\s+\w+|in\s+\w+)[\s,]+)*")
 EN_SELF_ACTOR = re.compile(_EN_LEAD + r"(?:i|we)\b", re.I)
@@ -277,7 +303,8 @@ EN_REPLACE_WORDS = frozenset(
     "abandoned retired dumped phased got stopped quit gave decommissioned deprecated instead "
     "cut slashed trimmed extended shortened postponed delayed rescheduled pushed "
     "ported rewrote converted doubled halved tripled upped adjusted configured scaled set "
-    "back".split())
+    "back left sold away out cancelled canceled called broke split divorced separated "
+    "closed shut off".split())
 """A replacement form holds one of these words (a cheap gate before the patterns)."""
 EN_CHANGE = en(
     r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
