@@ -578,3 +578,26 @@ def test_an_event_that_ends_nothing_of_the_users_revises_nothing(
     put(engine, other)
     assert rows(engine)[0]["status"] == "active", rows(engine)
 
+
+# -- class 61: "X and I …" loses X --------------------------------------------------------------
+async def test_someone_and_i_keeps_the_someone_and_ends_the_relation(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="family")
+    await first.say("My girlfriend is Emma.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("Emma and I broke up.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("Emma and I broke up.") == "active", texts
+    assert texts.get("My girlfriend is Emma.") == "superseded", texts
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("My partner and I are vegetarian.", "My partner and I are vegetarian."),
+    ("Tom and I work at Globex.", "Tom and I work at Globex."),
+    # a clause before "and I" is its own statement
+    ("The build failed and I fixed it.", "The build failed"),
+])
+def test_a_subject_of_someone_and_i_stays_whole(text: str, kept: str) -> None:
+    assert [e.text for e in extract(text)][:1] == [kept], extract(text)

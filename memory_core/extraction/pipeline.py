@@ -122,6 +122,13 @@ _CJK_SMALL_TALK_MAX = 24
 _EN_SPLIT = re.compile(
     r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
     r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
+_EN_CO_SUBJECT = re.compile(
+    r"\s*(?!(?:i|we|you|they|he|she|it|this|that|there|so|but|and|then|also|now)\b)"
+    r"(?:(?:my|our)\s+[\w'-]+|(?-i:[A-Z])[\w'-]*)\s+and\s+(?=(?:i|we)\b)", re.I)
+"""A sentence that opens on someone and the speaker ("Emma and I …", "My wife and I
+…": a name, or one word after my/our): the "and" joins the subject, no two clauses
+(:func:`_clause_spans`; "The build failed and I fixed it" is two). The rules read the
+clause from "I", as they would alone; the item keeps the whole subject."""
 _EN_RULE_JOINT = re.compile(
     r",\s+(?=(?:please\s)?(?:(?:use|keep|prefer|avoid|make\ssure)\b|always\b(?!\s*(?:[,.;:!?)"
     r"\u2014\u2013-]|$|(?:and|or|without|even|unless|except|no\s+matter)\b))))", re.I)
@@ -309,6 +316,9 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
     spans: list[tuple[int, int]] = []
     start = a
     for j_start, j_end in sorted(set(joints)):
+        co = _EN_CO_SUBJECT.match(scan, a, b) if start == a and lang == "en" else None
+        if co is not None and co.end() == j_end:
+            continue  # "Emma and I broke up": one subject, not two clauses
         if start < j_start and j_end < b:
             spans.append((start, j_start))
             start = j_end
@@ -889,6 +899,9 @@ class _Message:
             scope = _SCOPE_LEAD.match(sc, cbody, end) if lang == "en" else None
             if scope is not None and _has_content(sc[scope.end():end]):
                 cbody = scope.end()  # "In this repo(,) we never push to main": the rule
+            co = _EN_CO_SUBJECT.match(sc, cbody, end) if lang == "en" and not i else None
+            if co is not None:
+                cbody = co.end()  # "My partner and I are vegetarian": read from "I"
             now_lead = None
             if lang == "en" and i and self.speaker == "user":
                 # "…, so now I have three kids": the clause's update lead, read as a
