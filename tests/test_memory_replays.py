@@ -601,3 +601,34 @@ async def test_someone_and_i_keeps_the_someone_and_ends_the_relation(
 ])
 def test_a_subject_of_someone_and_i_stays_whole(text: str, kept: str) -> None:
     assert [e.text for e in extract(text)][:1] == [kept], extract(text)
+
+
+# -- class 52: a conditional plan stored as a decision taken -----------------------------------
+@pytest.mark.parametrize("plan, question", [
+    ("If we get the budget, we'll use Kafka for the queue.", "What do we use for the queue?"),
+    ("如果预算批下来，我们就用 Kafka 做消息队列。", "消息队列用什么？"),
+])
+async def test_a_conditional_plan_is_shown_as_not_confirmed(
+        proxy: RunningProxy, upstream: FakeUpstream, plan: str, question: str) -> None:
+    first = Agent(proxy, upstream, session="plans")
+    await first.say(plan)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    line = next((ln for ln in block.splitlines() if plan in ln), "")
+    assert "not confirmed" in line, block
+
+
+@pytest.mark.parametrize("text, open_", [
+    ("If we get the budget, we'll move to Kubernetes.", True),
+    ("We'll move to Kubernetes once the funding lands.", True),
+    ("予算が通ったら、Kafkaを使います。", True),
+    # a decision taken, a time that will come, a manner of saying: no open condition
+    ("We'll move to Kubernetes.", False),
+    ("When we launch, we'll use Kafka for the queue.", False),
+    ("If you ask me, we'll use Kafka for the queue.", False),
+])
+def test_only_an_open_condition_leaves_a_decision_unconfirmed(text: str, open_: bool) -> None:
+    (item,) = extract(text)
+    assert item.kind == "decision" and item.tentative is open_, item

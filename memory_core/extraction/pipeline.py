@@ -226,6 +226,30 @@ _TIME_LEAD = re.compile(
 belongs to the clause after it, never a statement of its own."""
 
 
+_EN_OPEN_CONDITION = re.compile(
+    r"\s*(?:if|unless|once|as\s+soon\s+as|provided(?:\s+that)?|assuming|in\s+case)\b"
+    r"(?!\s+(?:i\s+(?:remember|recall)|i'm\s+not\s+mistaken|i\s+am\s+not\s+mistaken"
+    r"|you\s+ask\s+me|i'm\s+honest|i\s+may\s+say|memory\s+serves)\b)", re.I)
+"""A condition the speaker does not know will hold ("If we get the budget", "once
+the funding lands"); not "if I remember right", "if you ask me" (a manner of saying),
+nor "when" (a time that will come)."""
+_ZH_OPEN_CONDITION = re.compile(r"\s*(?:如果|要是|假如|假使|万一|除非|一旦|只要)")
+_JA_OPEN_CONDITION = re.compile(r"(?:たら|なら|ならば|れば|場合は)[、，,]")
+
+
+def _open_condition(item: Extracted, scan: str, a: int, end: int, lang: str) -> bool:
+    """Whether a decision is taken only under an open condition (``item.condition``,
+    or a Japanese conditional form before its comma: 予算が通ったら、…): a plan that
+    may never happen, marked tentative ("not confirmed" in the block), not a
+    decision taken. Its condition stays in its text."""
+    if lang == "ja":
+        return _JA_OPEN_CONDITION.search(scan, a, end) is not None
+    if not item.condition:
+        return False
+    return (_EN_OPEN_CONDITION if lang == "en" else _ZH_OPEN_CONDITION).match(
+        item.condition) is not None
+
+
 def _join_leads(scan: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Join a clause that is only a :data:`_TIME_LEAD` to the clause after it."""
     out: list[tuple[int, int]] = []
@@ -974,6 +998,8 @@ class _Message:
                 item = replace(item, text=self.text[c.start:spans[i + 1][1]].strip())
             if verdict.kind in ("fact", "decision") and (unsure or hedged(sc, start, end, lang)):
                 item = replace(item, tentative=True)  # "I think …", "maybe", 可能, たぶん
+            elif verdict.kind == "decision" and _open_condition(item, sc, a, end, lang):
+                item = replace(item, tentative=True)  # "If we get the budget, we'll …"
             elif verdict.kind in ("constraint", "fact") and item.value is not None \
                     and answer_request(sc, c.body_start, end, lang):
                 # "Give me 5 ideas …", "Brainstorm 10 names …": an order about this answer
