@@ -632,3 +632,36 @@ async def test_a_conditional_plan_is_shown_as_not_confirmed(
 def test_only_an_open_condition_leaves_a_decision_unconfirmed(text: str, open_: bool) -> None:
     (item,) = extract(text)
     assert item.kind == "decision" and item.tentative is open_, item
+
+
+# -- class 54: a member dropped from a list ("Drop Redis from the stack") stays listed ----------
+async def test_a_member_dropped_from_the_stack_revises_the_stack(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="setup")
+    await first.say("Our stack is Postgres, Redis and Django.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="cleanup")
+    await second.say("Drop Redis from the stack.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is our stack?")
+    block = block_of(later.upstream_last_user())
+    assert "Drop Redis from the stack." in block and "superseded" in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("Our stack is Postgres, Redis and Django.") == "superseded", texts
+
+
+@pytest.mark.parametrize("then, ends", [
+    ("Let's drop Redis from the stack.", True),
+    ("We removed Redis from the stack.", True),
+    ("Take Redis out of the stack.", True),
+    # another collection, a thing that is no name, a plan not made: the stack stays
+    ("Remove Redis from the staging config.", False),
+    ("Drop the old keys from the stack.", False),
+    ("We haven't removed Redis from the stack.", False),
+])
+def test_only_a_named_member_dropped_from_that_list_revises_it(
+        engine: Engine, then: str, ends: bool) -> None:
+    put(engine, "Our stack is Postgres, Redis and Django.")
+    put(engine, then)
+    assert (rows(engine)[0]["status"] == "superseded") is ends, rows(engine)

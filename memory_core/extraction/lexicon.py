@@ -237,8 +237,13 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("set", en(r"\bpushed\s+(?P<what>(?!to\b|from\b|back\b)" + _NP + r")\s+(?:back\s+)?to\s+"
                r"(?P<new>(?:(?:next|the)\s+)?(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun"
                r"|jul|aug|sep|oct|nov|dec|q[1-4]\b|\d|tomorrow|week|month|sprint|quarter).{0,58})")),
+    ("drop", en(r"^(?:(?:ok(?:ay)?|so|then|and|also)[,\s]+)?(?:let's\s+|please\s+"
+                r"|we(?:'ll|\s+will)\s+)?(?:(?:drop|remove)\s+(?P<old>" + _NP + r")\s+(?:from"
+                r"|out\s+of)|take\s+(?P<old2>" + _NP + r")\s+out\s+of)"
+                r"\s+(?:the|our|my)\s+(?P<what>[\w-]+(?:\s+[\w-]+){0,2})"
+                r"[;,]?\s*$")),
     ("drop", en(r"\b(?:dropped(?!\s+(?:off|by|in|out|back)\b)|ditched|abandoned|retired|dumped"
-                r"|phased\s+out|got\s+rid\s+of"
+                r"|removed|phased\s+out|got\s+rid\s+of"
                 r"|(?:stopped|quit)\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
                 r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
                 r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
@@ -258,7 +263,11 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                r"(?:broke\s+up|split\s+up|got\s+divorced|divorced|separated)\b")),
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
-"""Replacement forms, tried in order; the first that holds wins (see above). ``end``: an
+"""Replacement forms, tried in order; the first that holds wins (see above). A member
+dropped from a named collection, done or decided ("We removed Redis from the stack",
+"Let's drop Redis from the stack", "Drop Redis from the stack."): ``drop`` with the
+collection as the attribute (``what``), so the statement of the collection that names
+the member is what it revises. ``end``: an
 event that ends a state — left or quit a named place ("I left Globex and joined
 Initech", "I quit my job at Globex"), sold, gave away, moved out of, cancelled, called
 off, broke up with, divorced, closed ("I sold my Tesla", "We cancelled the Lisbon
@@ -304,7 +313,7 @@ EN_REPLACE_WORDS = frozenset(
     "cut slashed trimmed extended shortened postponed delayed rescheduled pushed "
     "ported rewrote converted doubled halved tripled upped adjusted configured scaled set "
     "back left sold away out cancelled canceled called broke split divorced separated "
-    "closed shut off".split())
+    "closed shut off drop remove removed take".split())
 """A replacement form holds one of these words (a cheap gate before the patterns)."""
 EN_CHANGE = en(
     r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"

@@ -219,7 +219,9 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
             return (None, new, subject, role is not None) if subject else None
         return None, new, subject, True
     if kind == "drop":
-        old = _trim(g["old"] or "")
+        old = _trim(g.get("old") or g.get("old2") or "")
+        if what and not role:  # "Drop Redis from the stack": a member of the stack
+            role = _attribute(what)
         if new and not _name_like(new):
             role, new = key(new, "en"), ""  # "dropped Redis for caching": a purpose
         if not _name_like(old) or _DETERMINER.match(old + " "):
