@@ -665,3 +665,31 @@ def test_only_a_named_member_dropped_from_that_list_revises_it(
     put(engine, "Our stack is Postgres, Redis and Django.")
     put(engine, then)
     assert (rows(engine)[0]["status"] == "superseded") is ends, rows(engine)
+
+
+# -- class 51: a count in words grows ("two kids" -> "three kids"), both stay current ----------
+async def test_a_count_in_words_is_revised_like_one_in_digits(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="family")
+    await first.say("I have two kids.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("Big news, so now I have three kids.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How many kids do I have?")
+    block = block_of(later.upstream_last_user())
+    assert "three kids" in block and "superseded" in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I have two kids.") == "superseded", texts
+
+
+@pytest.mark.parametrize("text, value", [
+    ("I have two kids.", 2.0),
+    ("We have five engineers on the team.", 5.0),
+    # not a count of the noun after it, or no noun: no value
+    ("Two of us went to Lisbon.", None),
+])
+def test_a_number_word_before_a_plural_noun_is_a_count(text: str, value: float | None) -> None:
+    (item,) = extract(text)
+    assert item.value == value, item
