@@ -739,3 +739,178 @@ def test_another_persons_dated_plan_is_a_dated_fact_never_a_rule(text: str,
 
 def test_a_dated_order_to_the_assistant_is_no_plan() -> None:
     assert [i.kind for i in extract("Tomorrow you must answer in French.")] == ["constraint"]
+# -- classes 49, 50, 62: an event that ends a state (left, sold, cancelled) leaves it current --
+@pytest.mark.parametrize("said, ended, question", [
+    ("I work at Globex.", "I left Globex last month and joined Initech.", "Where do I work?"),
+    ("I drive a Tesla Model 3.", "I sold my Tesla.", "What car do I drive?"),
+    ("We're going on a trip to Lisbon in May.", "We cancelled the Lisbon trip.",
+     "When is the Lisbon trip?"),
+    ("The team offsite is on Friday in Lisbon.", "The offsite is off.",
+     "When is the offsite?"),
+    ("The standup is every Monday at 9:30.", "We cancelled the Monday standup.",
+     "When is the standup?"),
+])
+async def test_a_state_ended_by_an_event_is_not_shown_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
+        question: str) -> None:
+    first = Agent(proxy, upstream, session="before")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say(ended)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert ended in block and "superseded" in block, block
+    status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
+        "SELECT status FROM memory_items WHERE text = ?", (said,))])
+    assert status == [{"status": "superseded"}], status
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I work at Globex.", "I quit my job at Globex."),
+    ("My girlfriend is Emma.", "I broke up with Emma."),
+    ("I have a car.", "I sold my car to my neighbour."),
+    ("We have an office in Berlin.", "We closed the Berlin office."),
+])
+def test_an_ending_event_supersedes_the_state_it_names(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, other", [
+    # a thing left somewhere, another's idea, a state that is no event, a plan not
+    # cancelled, a condition, another thing sold: nothing ends
+    ("I keep my keys in the drawer.", "I left my keys at home."),
+    ("My idea is a bakery app.", "I sold the idea to my boss."),
+    ("The TV is in the living room.", "The TV is off."),
+    ("We're going on a trip to Lisbon in May.", "We haven't cancelled the Lisbon trip."),
+    ("We're going on a trip to Lisbon in May.", "If the Lisbon trip is cancelled, we stay."),
+    ("I drive a Tesla Model 3.", "I sold my old bike."),
+    ("I work at Globex.", "My sister left Globex."),
+])
+def test_an_event_that_ends_nothing_of_the_users_revises_nothing(
+        engine: Engine, said: str, other: str) -> None:
+    put(engine, said)
+    put(engine, other)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+# -- class 61: "X and I …" loses X --------------------------------------------------------------
+async def test_someone_and_i_keeps_the_someone_and_ends_the_relation(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="family")
+    await first.say("My girlfriend is Emma.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("Emma and I broke up.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("Emma and I broke up.") == "active", texts
+    assert texts.get("My girlfriend is Emma.") == "superseded", texts
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("My partner and I are vegetarian.", "My partner and I are vegetarian."),
+    ("Tom and I work at Globex.", "Tom and I work at Globex."),
+    # a clause before "and I" is its own statement
+    ("The build failed and I fixed it.", "The build failed"),
+])
+def test_a_subject_of_someone_and_i_stays_whole(text: str, kept: str) -> None:
+    assert [e.text for e in extract(text)][:1] == [kept], extract(text)
+
+
+# -- class 52: a conditional plan stored as a decision taken -----------------------------------
+@pytest.mark.parametrize("plan, question", [
+    ("If we get the budget, we'll use Kafka for the queue.", "What do we use for the queue?"),
+    ("如果预算批下来，我们就用 Kafka 做消息队列。", "消息队列用什么？"),
+])
+async def test_a_conditional_plan_is_shown_as_not_confirmed(
+        proxy: RunningProxy, upstream: FakeUpstream, plan: str, question: str) -> None:
+    first = Agent(proxy, upstream, session="plans")
+    await first.say(plan)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    line = next((ln for ln in block.splitlines() if plan in ln), "")
+    assert "not confirmed" in line, block
+
+
+@pytest.mark.parametrize("text, open_", [
+    ("If we get the budget, we'll move to Kubernetes.", True),
+    ("We'll move to Kubernetes once the funding lands.", True),
+    ("予算が通ったら、Kafkaを使います。", True),
+    # a decision taken, a time that will come, a manner of saying: no open condition
+    ("We'll move to Kubernetes.", False),
+    ("When we launch, we'll use Kafka for the queue.", False),
+    ("If you ask me, we'll use Kafka for the queue.", False),
+])
+def test_only_an_open_condition_leaves_a_decision_unconfirmed(text: str, open_: bool) -> None:
+    (item,) = extract(text)
+    assert item.kind == "decision" and item.tentative is open_, item
+
+
+# -- class 54: a member dropped from a list ("Drop Redis from the stack") stays listed ----------
+async def test_a_member_dropped_from_the_stack_revises_the_stack(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="setup")
+    await first.say("Our stack is Postgres, Redis and Django.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="cleanup")
+    await second.say("Drop Redis from the stack.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is our stack?")
+    block = block_of(later.upstream_last_user())
+    assert "Drop Redis from the stack." in block and "superseded" in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("Our stack is Postgres, Redis and Django.") == "superseded", texts
+
+
+@pytest.mark.parametrize("then, ends", [
+    ("Let's drop Redis from the stack.", True),
+    ("We removed Redis from the stack.", True),
+    ("Take Redis out of the stack.", True),
+    # another collection, a thing that is no name, a plan not made: the stack stays
+    ("Remove Redis from the staging config.", False),
+    ("Drop the old keys from the stack.", False),
+    ("We haven't removed Redis from the stack.", False),
+])
+def test_only_a_named_member_dropped_from_that_list_revises_it(
+        engine: Engine, then: str, ends: bool) -> None:
+    put(engine, "Our stack is Postgres, Redis and Django.")
+    put(engine, then)
+    assert (rows(engine)[0]["status"] == "superseded") is ends, rows(engine)
+
+
+# -- class 51: a count in words grows ("two kids" -> "three kids"), both stay current ----------
+async def test_a_count_in_words_is_revised_like_one_in_digits(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="family")
+    await first.say("I have two kids.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("Big news, so now I have three kids.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How many kids do I have?")
+    block = block_of(later.upstream_last_user())
+    assert "three kids" in block and "superseded" in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I have two kids.") == "superseded", texts
+
+
+@pytest.mark.parametrize("text, value", [
+    ("I have two kids.", 2.0),
+    ("We have five engineers on the team.", 5.0),
+    # not a count of the noun after it, or no noun: no value
+    ("Two of us went to Lisbon.", None),
+])
+def test_a_number_word_before_a_plural_noun_is_a_count(text: str, value: float | None) -> None:
+    (item,) = extract(text)
+    assert item.value == value, item

@@ -237,15 +237,50 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("set", en(r"\bpushed\s+(?P<what>(?!to\b|from\b|back\b)" + _NP + r")\s+(?:back\s+)?to\s+"
                r"(?P<new>(?:(?:next|the)\s+)?(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun"
                r"|jul|aug|sep|oct|nov|dec|q[1-4]\b|\d|tomorrow|week|month|sprint|quarter).{0,58})")),
+    ("drop", en(r"^(?:(?:ok(?:ay)?|so|then|and|also)[,\s]+)?(?:let's\s+|please\s+"
+                r"|we(?:'ll|\s+will)\s+)?(?:(?:drop|remove)\s+(?P<old>" + _NP + r")\s+(?:from"
+                r"|out\s+of)|take\s+(?P<old2>" + _NP + r")\s+out\s+of)"
+                r"\s+(?:the|our|my)\s+(?P<what>[\w-]+(?:\s+[\w-]+){0,2})"
+                r"[;,]?\s*$")),
     ("drop", en(r"\b(?:dropped(?!\s+(?:off|by|in|out|back)\b)|ditched|abandoned|retired|dumped"
-                r"|phased\s+out|got\s+rid\s+of"
+                r"|removed|phased\s+out|got\s+rid\s+of"
                 r"|(?:stopped|quit)\s+using|moved\s+away\s+from|moved\s+off(?:\s+of)?|gave\s+up(?:\s+on)?"
                 r"|decommissioned|deprecated|replaced)\s+(?P<old>" + _NP + r")(?:\s+(?:for"
                 r"|in\s+favou?r\s+of|and\s+(?:moved|switched|went|migrated)\s+to"
                 r"|and\s+(?:now\s+)?(?:use|run|went\s+with))\s+(?P<new>.{1,60}))?[;,]?\s*$")),
+    ("end", en(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)"
+               r"(?<!['\u2019]s\s)(?<!['\u2019]re\s)\b(?:(?:left|quit)(?=\s+(?:my\s+|our\s+|the\s+)?(?-i:[A-Z0-9]))"
+               r"|(?:left|quit)\s+(?:my|our|the)\s+(?:job|position|role|post)\s+(?:at|with)"
+               r"|sold(?:\s+off)?|gave\s+away|moved\s+out\s+of|cancell?ed|called\s+off"
+               r"|broke\s+up\s+with|split\s+up\s+with|divorced|closed\s+down|shut\s+down"
+               r"|closed)\s+(?P<old>" + _NP + r")(?:\s+(?:and\s+(?:(?:then|now)\s+)?"
+               r"(?:joined|moved\s+to|went\s+to|started\s+at|bought|got))\s+(?P<new>.{1,60}))?"
+               r"[;,]?\s*$")),
+    ("end", en(r"^(?P<old>(?:(?:the|our|my)\s+)?(?-i:[A-Z])?" + _NP + r")\s+"
+               r"(?:is|was|has\s+been|got|'s|are|were|have\s+been)\s+(?:now\s+)?"
+               r"(?:cancell?ed|called\s+off|off(?=\s*(?:[,;.!]|$)))")),
+    ("end", en(r"^(?P<old>(?-i:[A-Z])\w+)\s+and\s+I\s+(?:(?:have|had|just|finally)\s+)?"
+               r"(?:broke\s+up|split\s+up|got\s+divorced|divorced|separated)\b")),
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
-"""Replacement forms, tried in order; the first that holds wins (see above)."""
+"""Replacement forms, tried in order; the first that holds wins (see above). A member
+dropped from a named collection, done or decided ("We removed Redis from the stack",
+"Let's drop Redis from the stack", "Drop Redis from the stack."): ``drop`` with the
+collection as the attribute (``what``), so the statement of the collection that names
+the member is what it revises. ``end``: an
+event that ends a state — left or quit a named place ("I left Globex and joined
+Initech", "I quit my job at Globex"), sold, gave away, moved out of, cancelled, called
+off, broke up with, divorced, closed ("I sold my Tesla", "We cancelled the Lisbon
+trip"), or the ended thing as the subject ("The offsite is off", "The standup was
+cancelled", "Emma and I broke up"): the thing named is the old value, so the item that
+states it ends, like "no longer" ("I left my keys at home" names no place: no end)."""
+EN_EVENT_HEADS = frozenset(
+    "trip offsite meeting standup party wedding deal plan plans launch dinner lunch call "
+    "event concert holiday vacation conference interview appointment reservation booking "
+    "engagement sync retreat visit tour match game date show festival workshop demo "
+    "ceremony celebration gathering session class course flight".split())
+"""Heads of an event that can be called off ("The offsite is off"): only these end by
+"… is off" (``EN_REPLACE`` ``end``); "The TV is off" is a state of its own."""
 _EN_LEAD = (r"^(?:(?:actually|so|and|but|well|also|then|now|yesterday|today|recently|last\s+\w+"
             r"|this\s+\w+|in\s+\w+)[\s,]+)*")
 EN_SELF_ACTOR = re.compile(_EN_LEAD + r"(?:i|we)\b", re.I)
@@ -277,7 +312,8 @@ EN_REPLACE_WORDS = frozenset(
     "abandoned retired dumped phased got stopped quit gave decommissioned deprecated instead "
     "cut slashed trimmed extended shortened postponed delayed rescheduled pushed "
     "ported rewrote converted doubled halved tripled upped adjusted configured scaled set "
-    "back".split())
+    "back left sold away out cancelled canceled called broke split divorced separated "
+    "closed shut off drop remove removed take".split())
 """A replacement form holds one of these words (a cheap gate before the patterns)."""
 EN_CHANGE = en(
     r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"

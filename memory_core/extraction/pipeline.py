@@ -123,6 +123,13 @@ _CJK_SMALL_TALK_MAX = 24
 _EN_SPLIT = re.compile(
     r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
     r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
+_EN_CO_SUBJECT = re.compile(
+    r"\s*(?!(?:i|we|you|they|he|she|it|this|that|there|so|but|and|then|also|now)\b)"
+    r"(?:(?:my|our)\s+[\w'-]+|(?-i:[A-Z])[\w'-]*)\s+and\s+(?=(?:i|we)\b)", re.I)
+"""A sentence that opens on someone and the speaker ("Emma and I …", "My wife and I
+…": a name, or one word after my/our): the "and" joins the subject, no two clauses
+(:func:`_clause_spans`; "The build failed and I fixed it" is two). The rules read the
+clause from "I", as they would alone; the item keeps the whole subject."""
 _EN_RULE_JOINT = re.compile(
     r",\s+(?=(?:please\s)?(?:(?:use|keep|prefer|avoid|make\ssure)\b|always\b(?!\s*(?:[,.;:!?)"
     r"\u2014\u2013-]|$|(?:and|or|without|even|unless|except|no\s+matter)\b))))", re.I)
@@ -220,6 +227,30 @@ _TIME_LEAD = re.compile(
 belongs to the clause after it, never a statement of its own."""
 
 
+_EN_OPEN_CONDITION = re.compile(
+    r"\s*(?:if|unless|once|as\s+soon\s+as|provided(?:\s+that)?|assuming|in\s+case)\b"
+    r"(?!\s+(?:i\s+(?:remember|recall)|i'm\s+not\s+mistaken|i\s+am\s+not\s+mistaken"
+    r"|you\s+ask\s+me|i'm\s+honest|i\s+may\s+say|memory\s+serves)\b)", re.I)
+"""A condition the speaker does not know will hold ("If we get the budget", "once
+the funding lands"); not "if I remember right", "if you ask me" (a manner of saying),
+nor "when" (a time that will come)."""
+_ZH_OPEN_CONDITION = re.compile(r"\s*(?:如果|要是|假如|假使|万一|除非|一旦|只要)")
+_JA_OPEN_CONDITION = re.compile(r"(?:たら|なら|ならば|れば|場合は)[、，,]")
+
+
+def _open_condition(item: Extracted, scan: str, a: int, end: int, lang: str) -> bool:
+    """Whether a decision is taken only under an open condition (``item.condition``,
+    or a Japanese conditional form before its comma: 予算が通ったら、…): a plan that
+    may never happen, marked tentative ("not confirmed" in the block), not a
+    decision taken. Its condition stays in its text."""
+    if lang == "ja":
+        return _JA_OPEN_CONDITION.search(scan, a, end) is not None
+    if not item.condition:
+        return False
+    return (_EN_OPEN_CONDITION if lang == "en" else _ZH_OPEN_CONDITION).match(
+        item.condition) is not None
+
+
 def _join_leads(scan: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Join a clause that is only a :data:`_TIME_LEAD` to the clause after it."""
     out: list[tuple[int, int]] = []
@@ -310,6 +341,9 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
     spans: list[tuple[int, int]] = []
     start = a
     for j_start, j_end in sorted(set(joints)):
+        co = _EN_CO_SUBJECT.match(scan, a, b) if start == a and lang == "en" else None
+        if co is not None and co.end() == j_end:
+            continue  # "Emma and I broke up": one subject, not two clauses
         if start < j_start and j_end < b:
             spans.append((start, j_start))
             start = j_end
@@ -890,6 +924,9 @@ class _Message:
             scope = _SCOPE_LEAD.match(sc, cbody, end) if lang == "en" else None
             if scope is not None and _has_content(sc[scope.end():end]):
                 cbody = scope.end()  # "In this repo(,) we never push to main": the rule
+            co = _EN_CO_SUBJECT.match(sc, cbody, end) if lang == "en" and not i else None
+            if co is not None:
+                cbody = co.end()  # "My partner and I are vegetarian": read from "I"
             now_lead = None
             if lang == "en" and i and self.speaker == "user":
                 # "…, so now I have three kids": the clause's update lead, read as a
@@ -964,6 +1001,8 @@ class _Message:
                 item = replace(item, text=self.text[c.start:spans[i + 1][1]].strip())
             if verdict.kind in ("fact", "decision") and (unsure or hedged(sc, start, end, lang)):
                 item = replace(item, tentative=True)  # "I think …", "maybe", 可能, たぶん
+            elif verdict.kind == "decision" and _open_condition(item, sc, a, end, lang):
+                item = replace(item, tentative=True)  # "If we get the budget, we'll …"
             elif verdict.kind in ("constraint", "fact") and item.value is not None \
                     and answer_request(sc, c.body_start, end, lang):
                 # "Give me 5 ideas …", "Brainstorm 10 names …": an order about this answer

@@ -101,6 +101,11 @@ _EN_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "se
 """English number words, read only when a unit follows ("three times", "two weeks")."""
 _EN_WORD_GATE = frozenset(w.split()[-1] if w.startswith(("a ", "half")) else w.split()[0]
                           for w in _EN_WORDS) | {"couple", "half"}
+_EN_COUNTED_NOUN = re.compile(
+    r"\s+(?:[a-z]+(?<!s)s|children|people|men|women|feet|teeth|mice|geese)\b(?!\s+of\b)"
+    r"(?!['\u2019])")
+"""A plural noun a number word counts ("two kids", "three cats"; not "two of them"):
+the word is then a bare count like a digit."""
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _PERCENT_ZH = re.compile(r"百分之(?P<num>" + _NUM + r"|[〇零一二两三四五六七八九十百]{1,6})")
@@ -310,6 +315,11 @@ def _english_numbers(scan: str, start: int, end: int) -> list[Quantity]:
                 if found is not None and len(found[0].strip()) > 1:
                     out.append(Quantity(float(value), scan[a:a + len(word)], found[1], a,
                                         found[2], "measure"))
+                elif found is None and value >= 2 and " " not in word \
+                        and _EN_COUNTED_NOUN.match(scan, a + len(word), end):
+                    # "two kids": a count, as "2 kids" is (a bare number)
+                    out.append(Quantity(float(value), scan[a:a + len(word)], None, a,
+                                        a + len(word), "bare"))
             i = low.find(word + " ", i + 1)
     out.sort(key=lambda q: (q.start, -q.end))
     kept: list[Quantity] = []

@@ -154,6 +154,8 @@ def _find_en(scan: str, start: int, end: int) -> Replacement | None:
             cue = m.end("new")  # "Kafka replaced RabbitMQ"
         elif kind == "instead":
             cue = m.end("head")
+        elif kind == "end" and m.re.pattern.startswith("^(?P<old>"):
+            cue = m.end("old")  # "The offsite is off": "If the trip is off, …" blocks
         if lx.EN_REPLACE_BLOCK.search(seg, 0, cue) or (
                 kind in ("swap", "instead") and m.re.pattern.startswith("^")
                 and lx.EN_REPLACE_BLOCK.match(seg)):
@@ -217,12 +219,16 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
             return (None, new, subject, role is not None) if subject else None
         return None, new, subject, True
     if kind == "drop":
-        old = _trim(g["old"] or "")
+        old = _trim(g.get("old") or g.get("old2") or "")
+        if what and not role:  # "Drop Redis from the stack": a member of the stack
+            role = _attribute(what)
         if new and not _name_like(new):
             role, new = key(new, "en"), ""  # "dropped Redis for caching": a purpose
         if not _name_like(old) or _DETERMINER.match(old + " "):
             return None
         return old, new or None, role or key(new or old, "en"), role is not None
+    if kind == "end":
+        return _read_end(m, g, new)
     # instead: "We use Memcached instead of Redis"
     old = _trim(g["old"] or "")
     head = g.get("head") or ""
@@ -238,6 +244,45 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
     if not _value_like(new):
         return None
     return old, new, None, False
+
+
+_POSSESSED = re.compile(r"^(?:my|our)\s", re.I)
+_CANCELLED = re.compile(r"\b(?:cancell?ed|called\s+off)\b", re.I)
+_LEFT = re.compile(r"\s*(?:left|quit)\s", re.I)
+_TOGETHER = re.compile(r"\s+and\s+(?:i|we)\b", re.I)
+_PREPOSITION = re.compile(r"(?:on|in|at|for|to|from|by|with|until|since|during)\b", re.I)
+"""An old phrase that opens on one is no thing ("We closed early on Friday")."""
+
+
+def _read_end(m: re.Match[str], g: dict[str, str | None], new: str
+              ) -> tuple[str | None, str | None, str | None, bool] | None:
+    """(old, new, subject, False) of an event that ends a state (``lexicon.EN_REPLACE``
+    ``end``): the ended thing without its determiner. It must be a name ("Globex", "the
+    Lisbon trip"; a place or an employer after left or quit: "I left my keys at home"
+    ends nothing), something of the speaker's ("I sold my car"; "I sold the idea to my
+    boss" ends nothing) or, after cancelled or called off, an event ("the standup");
+    "… is off" only an event (``lexicon.EN_EVENT_HEADS``: "The offsite is off", not
+    "The TV is off"). None for a pronoun ("we cancelled it") and for another person's
+    event ("My sister left Globex", :func:`actor`)."""
+    said = _trim(g["old"] or "")
+    old = _DETERMINER.sub("", said).strip()
+    if not old or _PRONOUN.match(old) or _PREPOSITION.match(old) or actor(m.string) == "other":
+        return None  # "My sister left Globex": her change, not the speaker's
+    passive = m.re.pattern.startswith("^(?P<old>")
+    verb = m.group(0)[m.end("old") - m.start():] if passive \
+        else m.group(0)[:m.start("old") - m.start()]
+    if passive and _TOGETHER.match(verb):  # "Emma and I broke up": a name
+        if not _name_like(old):
+            return None
+    elif passive and not _CANCELLED.search(verb):  # "… is off"
+        if old.split()[-1].lower() not in lx.EN_EVENT_HEADS:
+            return None
+    elif not _name_like(old) and (_LEFT.match(verb) or not (
+            _CANCELLED.search(verb) or _POSSESSED.match(said))):
+        return None
+    if new and not _value_like(new):
+        new = ""
+    return old, new or None, key(new or old, "en"), False
 
 
 _ZH_MARKS = tuple(lc.ZH_REPLACE_MARKS.split("|"))
