@@ -87,6 +87,18 @@ _JA_LEAD = re.compile(
 is to be done, then an obligation (なければならない…) or a plan (予定, つもり)."""
 
 
+_EN_KEEP = re.compile(r"(?:(?P<miss>forget|fail|neglect)|remember|make\s+sure)\s+(?:to\s+)?(?=\w)",
+                      re.I)
+"""A plan to keep or to miss doing something: what is done is what follows, and "not
+forget to" does it ("Tomorrow we must not forget to lock the door")."""
+
+
+def opens_plan(text: str) -> bool:
+    """Whether English ``text`` opens with a time word and the speaker's plan
+    ("Tomorrow I have to …": :data:`_EN_LEAD`), whose time word belongs to it."""
+    return _EN_LEAD.match(text.rstrip().rstrip(".!;")) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """A dated plan: the subject key of what is to be done, whether it is denied
@@ -111,12 +123,17 @@ def plan(c: Clause) -> Plan | None:
         if m is None:
             return None
         rest = m.group("rest")
+        negated = bool(m.group("neg") or m.group("pre"))
+        kept = _EN_KEEP.match(rest)
+        if kept:  # "must not forget to lock the door": to lock it; "remember to X": X
+            negated = negated != bool(kept.group("miss"))
+            rest = rest[kept.end():]
         subject = key(rest, "en", action=True)
         other = m.group("other")
         if other:  # whose plan it is stays in its subject: never the speaker's own
             who = key(other, "en") or other.lower()
             subject = f"{who} {subject}" if subject else who
-        return Plan(subject, bool(m.group("neg") or m.group("pre")), *_spans(m, at))
+        return Plan(subject, negated, *_spans(m, at))
     if c.lang == "zh":
         m = _ZH_LEAD.match(raw)
         if m is None or not (m.group("w1") or m.group("w2")):

@@ -39,6 +39,7 @@ from memory_core.extraction import (
     asked_rule,
     dated,
     irony,
+    leads,
     opt_out,
     replacement,
     retraction,
@@ -548,7 +549,7 @@ class _Message:
         return False
 
     def _prefixes(self, sc: str, a: int, b: int, rules: _Lang,
-                  labelled: bool) -> tuple[int, bool, str | None]:
+                  labelled: bool, lang: str) -> tuple[int, bool, str | None]:
         """Strip meta labels, correction cues and fillers; (body, correction, forced kind)."""
         body, correction, forced = a, self.pending_correction, None
         self.pending_correction = False
@@ -571,6 +572,14 @@ class _Message:
                     correction = True
                 else:
                     m = rules.filler.match(seg)
+                    if not m or not m.end():
+                        # a laugh, a discourse marker or a time word before the
+                        # statement ("lol I'm 35", 哈哈我是护士, "Today I want you to …")
+                        found = leads.lead(seg, lang, lang == "en" and dated.opens_plan(seg))
+                        if found is not None:
+                            forced = "constraint" if found.standing else forced
+                            body += found.end
+                            continue
             if not m or not m.end():
                 break
             body += m.end()
@@ -650,7 +659,7 @@ class _Message:
 
     def _read(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
         rules = _LANGS[lang]
-        body, correction, forced = self._prefixes(sc, a, b, rules, labelled)
+        body, correction, forced = self._prefixes(sc, a, b, rules, labelled, lang)
         self.label = self.update_at = self.update_end = self.swap = None
         self.revise_upto = None
         ordinal = ORDINAL_LABEL.match(sc, body, b)
