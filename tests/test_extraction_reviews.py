@@ -385,3 +385,32 @@ def test_a_number_for_this_time_only_does_not_stand(text: str) -> None:
 def test_the_same_number_without_this_time_still_stands() -> None:
     items = extract("The limit is 20 requests per minute.")
     assert len(items) == 1 and stands(items[0]), items
+
+
+# -- 13. another person's doing is theirs: a change in it is kept, never standing ---------
+THIRD_PARTY_CHANGES = [
+    ("She's running the on-call rotation now.", "I'm running the on-call rotation now."),
+    ("He works from the Berlin office now.", "I work from the Berlin office now."),
+    ("He switched to Vim.", "I switched to Vim."),
+    ("他现在负责发布流程了。", "我现在负责发布流程了。"),
+    ("彼女は今はリモートで働いています。", "私は今はリモートで働いています。"),
+    ("彼はVimに乗り換えました。", "私はVimに乗り換えました。"),
+]
+
+
+@pytest.mark.parametrize(("theirs", "own"), THIRD_PARTY_CHANGES)
+def test_another_persons_change_is_kept_but_does_not_stand(theirs: str, own: str) -> None:
+    items = extract(theirs)
+    assert [i.kind for i in items] == ["fact"] and items[0].correction, items
+    assert not stands(items[0])
+    mine = extract(own)  # the user's own change stands
+    assert [i.kind for i in mine] == ["fact"] and mine[0].correction, mine
+    assert stands(mine[0])
+
+
+@pytest.mark.parametrize("text", [
+    "They switched to Kafka now.",  # "they": the speaker's team as often as not
+    "The team lead is Dana now.",
+])
+def test_a_change_with_no_third_person_subject_still_stands(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)

@@ -671,7 +671,8 @@ def standing_weight(row: Any) -> float:
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
-    on from someone else, :func:`memory_core.items.standing.relayed`) or a lasting trait,
+    on from someone else, :func:`memory_core.items.standing.relayed`, nor another
+    person's doing, :func:`memory_core.items.standing.third_party`) or a lasting trait,
     +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
     state as numbers, corrections, preferences and decisions is what long
@@ -680,10 +681,12 @@ def standing_weight(row: Any) -> float:
     if row["evidence"] != "user" or row["kind"] not in _STANDING_BASE:
         return 0.0
     numeric = row["value"] is not None
-    # a fact someone else is said to have changed is theirs to set ("Lena says the
-    # review moved to Thursday"): it may supersede, but does not stand as a correction
+    # a fact someone else is said to have changed, or another person's own doing, is
+    # theirs to set ("Lena says the review moved to Thursday", "She's enforcing it
+    # now"): it may supersede, but does not stand as a correction
     correction = row["supersedes"] is not None and not (
-        row["kind"] == "fact" and standing.relayed(row["text"]))
+        row["kind"] == "fact" and (standing.relayed(row["text"])
+                                   or standing.third_party(row["text"])))
     lasting = standing.lasting(row)
     if row["kind"] == "fact" and not correction and not lasting and not (
             numeric and standing.fixed_quantity(row)):

@@ -206,6 +206,20 @@ def reports_number(text: str | None) -> bool:
     return relayed(t) or AGE.search(t) is not None
 
 
+THIRD_PERSON = re.compile(
+    r"^\W*(?:(?:and|but|so|oh|btw|also|plus|now|anyway)\b\W*)?(?:he|she)(?:'s|'d|'ll|\s)"
+    r"|^\W*(?:他|她)(?!们)|^\W*彼女?(?:は|が|も)", re.I)
+"""A clause whose subject is another person, by a third-person pronoun ("She's
+enforcing it in branch protection now", 他现在负责发布了, 彼女は今はリモートです); not
+"they" nor 他们 (the speaker's team as often as not), nor a name (no lexicon of names)."""
+
+
+def third_party(text: str | None) -> bool:
+    """Whether a statement tells what another person does or is (:data:`THIRD_PERSON`):
+    a change in it is theirs, as a relayed one is (:func:`relayed`), not one the user set."""
+    return THIRD_PERSON.search(text or "") is not None
+
+
 def relayed(text: str | None) -> bool:
     """Whether a statement passes on someone else's claim (:data:`HEARSAY`: "Lena says
     the review moved to Thursday", 听说…, …だそうです), not the user's own words nor the
