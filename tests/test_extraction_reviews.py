@@ -414,3 +414,28 @@ def test_another_persons_change_is_kept_but_does_not_stand(theirs: str, own: str
 ])
 def test_a_change_with_no_third_person_subject_still_stands(text: str) -> None:
     assert any(stands(i) for i in extract(text)), extract(text)
+
+
+# -- 14. a clause after a correction lead that makes the point moot replaces nothing -------
+@pytest.mark.parametrize("text", [
+    "Use tabs in Go. Oh wait, gofmt handles that anyway.",
+    "Hang on, the CI does that anyway.",
+    "Keep replies short. Actually, it doesn't matter.",
+    "Go代码里别用tab。等等，反正gofmt会处理的。",
+    "不对，其实无所谓。",
+    "いや、やっぱり関係ないです。",
+])
+def test_a_dismissal_after_a_correction_lead_is_no_correction(text: str) -> None:
+    items = extract(text)
+    assert items and not any(i.correction for i in items), items
+    assert not any(stands(i) for i in items if i.kind == "fact"), items
+
+
+@pytest.mark.parametrize("text", [
+    "Oh wait, the bucket is in eu-west-1.",
+    "Actually, the port is 8081.",
+    "No wait, it's 8081, not 8080.",
+])
+def test_a_correction_lead_with_a_new_value_still_corrects(text: str) -> None:
+    items = extract(text)
+    assert items and items[0].correction and stands(items[0]), items
