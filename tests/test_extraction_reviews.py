@@ -439,3 +439,22 @@ def test_a_dismissal_after_a_correction_lead_is_no_correction(text: str) -> None
 def test_a_correction_lead_with_a_new_value_still_corrects(text: str) -> None:
     items = extract(text)
     assert items and items[0].correction and stands(items[0]), items
+
+
+# -- 15. a change told as history, dated by a past year, is kept but does not stand --------
+@pytest.mark.parametrize(("history", "now"), [
+    ("We moved to Denver in 2019.", "We moved to Denver."),
+    ("I switched to Vim back in 2015.", "I switched to Vim last week."),
+    ("In 2019 we moved the CI to GitHub Actions.", "We moved the CI to GitHub Actions."),
+])
+def test_a_change_dated_by_a_past_year_is_history(history: str, now: str) -> None:
+    items = extract(history)
+    assert [i.kind for i in items] == ["fact"] and items[0].correction, items
+    assert not stands(items[0])
+    mine = extract(now)  # the same change with no year: an update that stands
+    assert [i.kind for i in mine] == ["fact"] and mine[0].correction and stands(mine[0]), mine
+
+
+def test_a_year_the_change_sets_is_no_history() -> None:
+    items = extract("We moved the deadline to March 2027.")
+    assert items and stands(items[0]), items

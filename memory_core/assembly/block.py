@@ -672,7 +672,8 @@ def standing_weight(row: Any) -> float:
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
     on from someone else, :func:`memory_core.items.standing.relayed`, nor another
-    person's doing, :func:`memory_core.items.standing.third_party`) or a lasting trait,
+    person's doing, :func:`memory_core.items.standing.third_party`, nor history dated
+    by a year, :func:`memory_core.items.standing.dated_history`) or a lasting trait,
     +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
     state as numbers, corrections, preferences and decisions is what long
@@ -683,10 +684,12 @@ def standing_weight(row: Any) -> float:
     numeric = row["value"] is not None
     # a fact someone else is said to have changed, or another person's own doing, is
     # theirs to set ("Lena says the review moved to Thursday", "She's enforcing it
-    # now"): it may supersede, but does not stand as a correction
+    # now"), and one dated in a past year is history ("We moved to Denver in 2019"):
+    # it may supersede, but does not stand as a correction
     correction = row["supersedes"] is not None and not (
         row["kind"] == "fact" and (standing.relayed(row["text"])
-                                   or standing.third_party(row["text"])))
+                                   or standing.third_party(row["text"])
+                                   or standing.dated_history(row["text"])))
     lasting = standing.lasting(row)
     if row["kind"] == "fact" and not correction and not lasting and not (
             numeric and standing.fixed_quantity(row)):

@@ -220,6 +220,22 @@ def third_party(text: str | None) -> bool:
     return THIRD_PERSON.search(text or "") is not None
 
 
+DATED = re.compile(
+    r"\b(?:in|back\s+in|during)\s+(?:(?:early|late|mid)[- ]?)?(?:(?:jan(?:uary)?|feb(?:ruary)?"
+    r"|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
+    r"|nov(?:ember)?|dec(?:ember)?)\.?\s+)?(?:19|20)\d\d\b(?!\s*[-\u2013]?\s*\d)", re.I)
+"""A calendar year a statement dates what it tells by ("in 2019", "back in March 2015")."""
+
+
+def dated_history(text: str | None) -> bool:
+    """Whether a statement tells a change as history, in the past tense and dated by a
+    calendar year (:data:`DATED`: "We moved to Denver in 2019", "In 2019 we moved the CI
+    to GitHub Actions"): an account of the user's past, not a value set now; a change
+    with no year ("We switched to Kafka last week") is not history."""
+    t = text or ""
+    return DATED.search(t) is not None and _PAST.search(t) is not None
+
+
 def relayed(text: str | None) -> bool:
     """Whether a statement passes on someone else's claim (:data:`HEARSAY`: "Lena says
     the review moved to Thursday", 听说…, …だそうです), not the user's own words nor the
