@@ -458,3 +458,23 @@ def test_a_change_dated_by_a_past_year_is_history(history: str, now: str) -> Non
 def test_a_year_the_change_sets_is_no_history() -> None:
     items = extract("We moved the deadline to March 2027.")
     assert items and stands(items[0]), items
+
+
+# -- 16. a number told with a feeling is how an event turned out, not a value set ----------
+@pytest.mark.parametrize("text", [
+    "3 kg down this month, I'm so proud",
+    "Passed the exam with 92 points, we're so proud",
+    "我跑完了半马，2小时4分钟，太开心了！",
+])
+def test_a_number_told_with_a_feeling_does_not_stand(text: str) -> None:
+    items = extract(text)
+    assert any(i.value is not None for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "The budget is 500 dollars, I'm so relieved.",  # a word that sets it
+    "The retry limit is 3.",
+])
+def test_a_number_set_beside_a_feeling_still_stands(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)

@@ -187,6 +187,19 @@ SETTING = re.compile(
 """Words by which a number is one the user sets, even in the past tense."""
 
 
+FEELING = re.compile(
+    r"\b(?:i'm|i\s+am|we're|we\s+are|i\s+feel|we\s+feel|feeling|i\s+was|we\s+were)\s+"
+    r"(?:so+|really|super|very|incredibly|totally|beyond)\s+(?:happy|proud|excited|thrilled"
+    r"|stoked|relieved|glad|pumped|ecstatic|grateful|sad|upset|bummed|gutted|devastated"
+    r"|annoyed|frustrated|exhausted)\b(?!\s+with\b)"
+    r"|太(?:开心|高兴|激动|难过|伤心)了|(?:好|真|特别|非常)(?:开心|高兴|激动|难过|伤心)"
+    r"|(?:本当に|すごく|とても|めっちゃ)(?:嬉しい|うれしい|悲しい|悔しい)", re.I)
+"""An exclamation of feeling ("I'm so happy", "so proud", 太开心了, 本当に嬉しい): the
+number beside it is how an event turned out ("2 hours 4 minutes, I'm so happy"), told
+with the feeling, not a value the user set ("happy with 3 replicas" is no such
+exclamation)."""
+
+
 THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
                        re.I)
 """Words that scope a statement to the one occasion at hand ("This time two options
@@ -196,12 +209,13 @@ are enough", 今回は1案でいいです, 这次给1个就行): its number hold
 def reports_number(text: str | None) -> bool:
     """Whether a numeric statement's number is not one the user fixed: an observation
     or a change (what a run gave, what rose), someone else's claim
-    ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), unless a word
+    ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), an outcome told
+    with a feeling (:data:`FEELING`: "3 kg down this month, I'm so proud"), unless a word
     says the number is set (a budget, a limit, a target)."""
     t = text or ""
     if SETTING.search(t) is not None:
         return False
-    if observes(t):
+    if observes(t) or FEELING.search(t) is not None:
         return True
     return relayed(t) or AGE.search(t) is not None
 
