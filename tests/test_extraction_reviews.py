@@ -478,3 +478,33 @@ def test_a_number_told_with_a_feeling_does_not_stand(text: str) -> None:
 ])
 def test_a_number_set_beside_a_feeling_still_stands(text: str) -> None:
     assert any(stands(i) for i in extract(text)), extract(text)
+
+
+# -- 17. "must" that guesses at someone's experience is no rule ----------------------------
+@pytest.mark.parametrize("text", [
+    "That must have been exhausting.",
+    "Wow, the concert must have been amazing!",
+    "Moving countries must be so stressful.",
+    "You must be really proud of her.",
+    "Must feel great to finally ship it!",
+    "You must miss your old team.",
+    "Three kids under five, that must be quite a ride.",
+    "It must have taken ages to build that.",
+    "Honestly it's a must-see if you're in Kyoto.",
+])
+def test_a_must_that_guesses_is_no_rule(text: str) -> None:
+    items = extract(text)
+    assert not any(i.kind == "constraint" for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "Every migration must have been reviewed by two people.",
+    "The request id must be a UUID.",
+    "Commit messages must be short.",
+    "Every PR must have a linked ticket.",
+    "Spicy food is a must for me.",
+])
+def test_a_must_that_binds_is_still_a_rule(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "constraint" and stands(i) for i in items), items
