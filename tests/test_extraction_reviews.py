@@ -508,3 +508,32 @@ def test_a_must_that_guesses_is_no_rule(text: str) -> None:
 def test_a_must_that_binds_is_still_a_rule(text: str) -> None:
     items = extract(text)
     assert any(i.kind == "constraint" and stands(i) for i in items), items
+
+
+# -- 18. "always"/"never" before a past form, a predicate or a third person: no order ------
+@pytest.mark.parametrize("text", [
+    "Never been to Iceland, sadly.",
+    "Never tried sushi before last year.",
+    "Always wanted a dog like that.",
+    "Always happy to lend a hand.",
+    "always there when I need her.",
+    "Never a dull moment with those two.",
+    "always makes my day.",
+    "never gets boring.",
+])
+def test_always_or_never_with_the_subject_left_out_is_no_order(text: str) -> None:
+    items = extract(text)
+    assert not any(i.kind == "constraint" for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "Never push to main.",
+    "Always use tabs in Go.",
+    "Always embed the diagram in the README.",
+    "Never ever commit secrets.",
+    "And always feed the cat before 8.",
+])
+def test_always_or_never_before_a_bare_verb_is_still_an_order(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "constraint" and stands(i) for i in items), items

@@ -292,11 +292,31 @@ def _is_standing(c: Clause, verb: str, core: str) -> bool:
     return has_number or strong
 
 
+_ADVERB_LEAD = re.compile(r"(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*"
+                          r"(?:always|never(?:\s+ever)?)\s+", re.I)
+_NOT_AN_ORDER = re.compile(
+    r"(?:(?!(?:need|speed|feed|seed|embed|exceed|proceed|succeed|shed|bleed|breed)\b)"
+    r"[a-z]{2,}ed|been|had|was|were|did|got|saw|seen|felt|made|thought|knew|went|gone|came"
+    r"|done|heard|met|took|taken|gave|given|found|lost|won|became|began"
+    r"|here|there|good|great|happy|glad|ready|fun|nice|calm|up|so|such|a|an|the|my|our|his"
+    r"|her|their|its|gets|puts|makes|takes|gives|stands|goes|does|has|keeps|brings|seems"
+    r"|looks|feels|sounds|reminds|lets)\b", re.I)
+"""What follows "always"/"never" in a clause whose subject was left out, not an order: a
+past form ("Never had a chance to visit it", "never been to one", "never tried
+climbing"), a predicate ("Always here to help", "always good to hear", "Never a dull
+moment") or a verb in the third person ("always puts a smile on my face", "never gets
+old"). An order takes the bare verb: "Never push to main", "Always use tabs"."""
+
+
 def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool] | None:
     """(position, negated, subject, is_imperative) of a constraint cue, else None."""
     for pattern, negated in ((lx.EN_NEG_IMPERATIVE, True), (lx.EN_POS_IMPERATIVE, False),
                              (lx.EN_NO_NOUN, True)):
         m = pattern.match(core, first)
+        if m and pattern is not lx.EN_NO_NOUN:
+            adverb = _ADVERB_LEAD.match(core)
+            if adverb is not None and _NOT_AN_ORDER.match(core, adverb.end()):
+                break  # "Never had a chance to visit it": "I've" left out, no order
         if m:
             rest = core[m.end():]
             bound = core[m.start():]
