@@ -537,3 +537,29 @@ def test_always_or_never_with_the_subject_left_out_is_no_order(text: str) -> Non
 def test_always_or_never_before_a_bare_verb_is_still_an_order(text: str) -> None:
     items = extract(text)
     assert any(i.kind == "constraint" and stands(i) for i in items), items
+
+
+# -- 19. "keep" + going on with an effort decides nothing; keeping a choice does -----------
+@pytest.mark.parametrize("text", [
+    "Let's keep trying, we'll get there!",
+    "I'll keep practising every day and see how it goes.",
+    "We'll keep fighting for it.",
+    "Let's keep it up, team!",
+    "I'll keep you posted on the move.",
+    "Let's keep cheering each other on.",
+])
+def test_keeping_on_with_an_effort_is_no_decision(text: str) -> None:
+    items = extract(text)
+    assert not any(i.kind == "decision" for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "Let's keep Helm for the deploys.",
+    "We'll keep using Redis for the sessions.",
+    "Let's keep going with Terraform for the infra.",
+    "We'll keep the timeout at 30 seconds.",
+])
+def test_keeping_a_choice_is_still_a_decision(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "decision" and stands(i) for i in items), items
