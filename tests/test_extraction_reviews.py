@@ -563,3 +563,26 @@ def test_keeping_on_with_an_effort_is_no_decision(text: str) -> None:
 def test_keeping_a_choice_is_still_a_decision(text: str) -> None:
     items = extract(text)
     assert any(i.kind == "decision" and stands(i) for i in items), items
+
+
+# -- 20. a liking of what was just shown, or a wish for one occasion, does not stand -------
+@pytest.mark.parametrize("text", [
+    "I love it, the colours are great!",
+    "We really like that, thanks for sharing.",
+    "I'd love to hear the recording sometime!",
+    "We would love to visit you in spring.",
+])
+def test_a_reaction_or_a_wish_does_not_stand(text: str) -> None:
+    items = extract(text)
+    assert items and not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "I like it when answers are short.",
+    "I love Bach.",
+    "I like short answers.",
+    "I'd like the summaries in bullet points, please.",
+])
+def test_a_liking_that_names_its_object_still_stands(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "preference" and stands(i) for i in items), items

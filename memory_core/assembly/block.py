@@ -667,7 +667,9 @@ def standing_weight(row: Any) -> float:
     (:func:`memory_core.items.standing.tentative`), 0 for an item of a series
     (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
     step), 0 for a report of how the work stands
-    (:func:`memory_core.items.standing.status_report`: "The build is fixed now"),
+    (:func:`memory_core.items.standing.status_report`: "The build is fixed now"), 0 for
+    a preference that only reacts to what was just said
+    (:func:`memory_core.items.standing.reaction`: "I love it!", "I'd love to see it"),
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
@@ -695,9 +697,11 @@ def standing_weight(row: Any) -> float:
             numeric and standing.fixed_quantity(row)):
         return 0.0  # no correction, no lasting trait, no number the user set
     if (standing.series(row) or standing.one_off(row) or standing.tentative(row)
-            or standing.status_report(row)):
+            or standing.status_report(row)
+            or (row["kind"] == "preference" and standing.reaction(row["text"]))):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
-        # how the work stands ("Tests are green now")
+        # how the work stands ("Tests are green now"), a liking of what was just
+        # shown ("I love it!")
     weight = _STANDING_BASE[row["kind"]]
     if row["kind"] == "decision" and _EXPLICIT_DECISION.search(row["text"] or ""):
         weight += 1.5

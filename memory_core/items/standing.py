@@ -250,6 +250,23 @@ def dated_history(text: str | None) -> bool:
     return DATED.search(t) is not None and _PAST.search(t) is not None
 
 
+REACTION = re.compile(
+    r"^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha|thanks)\W+)*"
+    r"(?:i|we)(?:'d|\s+would)\s+(?:really\s+|so\s+|absolutely\s+)?love\s+to\b"
+    r"|^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha)\W+)*(?:i|we)\s+"
+    r"(?:(?:really|just|also|absolutely|totally|do)\s+)*(?:love|like|enjoy|adore)\s+"
+    r"(?:it|this|that|them)(?:\s+(?:so\s+much|a\s+lot))?\s*(?:[,.!;:)]|$)", re.I)
+"""A liking that reacts to what was just shown or said, not a lasting taste: its object
+is only "it"/"this"/"that" ("I love it!", "We love it, it brings us closer"), or a
+wish for one occasion ("I'd love to see another painting"). "I like it when answers
+are short" and "I love Bach" name what is liked."""
+
+
+def reaction(text: str | None) -> bool:
+    """Whether a preference only reacts to the conversation (:data:`REACTION`)."""
+    return REACTION.search(text or "") is not None
+
+
 def relayed(text: str | None) -> bool:
     """Whether a statement passes on someone else's claim (:data:`HEARSAY`: "Lena says
     the review moved to Thursday", 听说…, …だそうです), not the user's own words nor the
