@@ -385,3 +385,204 @@ def test_a_number_for_this_time_only_does_not_stand(text: str) -> None:
 def test_the_same_number_without_this_time_still_stands() -> None:
     items = extract("The limit is 20 requests per minute.")
     assert len(items) == 1 and stands(items[0]), items
+
+
+# -- 13. another person's doing is theirs: a change in it is kept, never standing ---------
+THIRD_PARTY_CHANGES = [
+    ("She's running the on-call rotation now.", "I'm running the on-call rotation now."),
+    ("He works from the Berlin office now.", "I work from the Berlin office now."),
+    ("He switched to Vim.", "I switched to Vim."),
+    ("他现在负责发布流程了。", "我现在负责发布流程了。"),
+    ("彼女は今はリモートで働いています。", "私は今はリモートで働いています。"),
+    ("彼はVimに乗り換えました。", "私はVimに乗り換えました。"),
+]
+
+
+@pytest.mark.parametrize(("theirs", "own"), THIRD_PARTY_CHANGES)
+def test_another_persons_change_is_kept_but_does_not_stand(theirs: str, own: str) -> None:
+    items = extract(theirs)
+    assert [i.kind for i in items] == ["fact"] and items[0].correction, items
+    assert not stands(items[0])
+    mine = extract(own)  # the user's own change stands
+    assert [i.kind for i in mine] == ["fact"] and mine[0].correction, mine
+    assert stands(mine[0])
+
+
+@pytest.mark.parametrize("text", [
+    "They switched to Kafka now.",  # "they": the speaker's team as often as not
+    "The team lead is Dana now.",
+])
+def test_a_change_with_no_third_person_subject_still_stands(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)
+
+
+# -- 14. a clause after a correction lead that makes the point moot replaces nothing -------
+@pytest.mark.parametrize("text", [
+    "Use tabs in Go. Oh wait, gofmt handles that anyway.",
+    "Hang on, the CI does that anyway.",
+    "Keep replies short. Actually, it doesn't matter.",
+    "Go代码里别用tab。等等，反正gofmt会处理的。",
+    "不对，其实无所谓。",
+    "いや、やっぱり関係ないです。",
+])
+def test_a_dismissal_after_a_correction_lead_is_no_correction(text: str) -> None:
+    items = extract(text)
+    assert items and not any(i.correction for i in items), items
+    assert not any(stands(i) for i in items if i.kind == "fact"), items
+
+
+@pytest.mark.parametrize("text", [
+    "Oh wait, the bucket is in eu-west-1.",
+    "Actually, the port is 8081.",
+    "No wait, it's 8081, not 8080.",
+])
+def test_a_correction_lead_with_a_new_value_still_corrects(text: str) -> None:
+    items = extract(text)
+    assert items and items[0].correction and stands(items[0]), items
+
+
+# -- 15. a change told as history, dated by a past year, is kept but does not stand --------
+@pytest.mark.parametrize(("history", "now"), [
+    ("We moved to Denver in 2019.", "We moved to Denver."),
+    ("I switched to Vim back in 2015.", "I switched to Vim last week."),
+    ("In 2019 we moved the CI to GitHub Actions.", "We moved the CI to GitHub Actions."),
+])
+def test_a_change_dated_by_a_past_year_is_history(history: str, now: str) -> None:
+    items = extract(history)
+    assert [i.kind for i in items] == ["fact"] and items[0].correction, items
+    assert not stands(items[0])
+    mine = extract(now)  # the same change with no year: an update that stands
+    assert [i.kind for i in mine] == ["fact"] and mine[0].correction and stands(mine[0]), mine
+
+
+def test_a_year_the_change_sets_is_no_history() -> None:
+    items = extract("We moved the deadline to March 2027.")
+    assert items and stands(items[0]), items
+
+
+# -- 16. a number told with a feeling is how an event turned out, not a value set ----------
+@pytest.mark.parametrize("text", [
+    "3 kg down this month, I'm so proud",
+    "Passed the exam with 92 points, we're so proud",
+    "我跑完了半马，2小时4分钟，太开心了！",
+])
+def test_a_number_told_with_a_feeling_does_not_stand(text: str) -> None:
+    items = extract(text)
+    assert any(i.value is not None for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "The budget is 500 dollars, I'm so relieved.",  # a word that sets it
+    "The retry limit is 3.",
+])
+def test_a_number_set_beside_a_feeling_still_stands(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)
+
+
+# -- 17. "must" that guesses at someone's experience is no rule ----------------------------
+@pytest.mark.parametrize("text", [
+    "That must have been exhausting.",
+    "Wow, the concert must have been amazing!",
+    "Moving countries must be so stressful.",
+    "You must be really proud of her.",
+    "Must feel great to finally ship it!",
+    "You must miss your old team.",
+    "Three kids under five, that must be quite a ride.",
+    "It must have taken ages to build that.",
+    "Honestly it's a must-see if you're in Kyoto.",
+])
+def test_a_must_that_guesses_is_no_rule(text: str) -> None:
+    items = extract(text)
+    assert not any(i.kind == "constraint" for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "Every migration must have been reviewed by two people.",
+    "The request id must be a UUID.",
+    "Commit messages must be short.",
+    "Every PR must have a linked ticket.",
+    "Spicy food is a must for me.",
+])
+def test_a_must_that_binds_is_still_a_rule(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "constraint" and stands(i) for i in items), items
+
+
+# -- 18. "always"/"never" before a past form, a predicate or a third person: no order ------
+@pytest.mark.parametrize("text", [
+    "Never been to Iceland, sadly.",
+    "Never tried sushi before last year.",
+    "Always wanted a dog like that.",
+    "Always happy to lend a hand.",
+    "always there when I need her.",
+    "Never a dull moment with those two.",
+    "always makes my day.",
+    "never gets boring.",
+])
+def test_always_or_never_with_the_subject_left_out_is_no_order(text: str) -> None:
+    items = extract(text)
+    assert not any(i.kind == "constraint" for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "Never push to main.",
+    "Always use tabs in Go.",
+    "Always embed the diagram in the README.",
+    "Never ever commit secrets.",
+    "And always feed the cat before 8.",
+])
+def test_always_or_never_before_a_bare_verb_is_still_an_order(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "constraint" and stands(i) for i in items), items
+
+
+# -- 19. "keep" + going on with an effort decides nothing; keeping a choice does -----------
+@pytest.mark.parametrize("text", [
+    "Let's keep trying, we'll get there!",
+    "I'll keep practising every day and see how it goes.",
+    "We'll keep fighting for it.",
+    "Let's keep it up, team!",
+    "I'll keep you posted on the move.",
+    "Let's keep cheering each other on.",
+])
+def test_keeping_on_with_an_effort_is_no_decision(text: str) -> None:
+    items = extract(text)
+    assert not any(i.kind == "decision" for i in items), items
+    assert not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "Let's keep Helm for the deploys.",
+    "We'll keep using Redis for the sessions.",
+    "Let's keep going with Terraform for the infra.",
+    "We'll keep the timeout at 30 seconds.",
+])
+def test_keeping_a_choice_is_still_a_decision(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "decision" and stands(i) for i in items), items
+
+
+# -- 20. a liking of what was just shown, or a wish for one occasion, does not stand -------
+@pytest.mark.parametrize("text", [
+    "I love it, the colours are great!",
+    "We really like that, thanks for sharing.",
+    "I'd love to hear the recording sometime!",
+    "We would love to visit you in spring.",
+])
+def test_a_reaction_or_a_wish_does_not_stand(text: str) -> None:
+    items = extract(text)
+    assert items and not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "I like it when answers are short.",
+    "I love Bach.",
+    "I like short answers.",
+    "I'd like the summaries in bullet points, please.",
+])
+def test_a_liking_that_names_its_object_still_stands(text: str) -> None:
+    items = extract(text)
+    assert any(i.kind == "preference" and stands(i) for i in items), items

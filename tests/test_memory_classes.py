@@ -397,8 +397,6 @@ def test_two_descriptions_of_one_named_thing_are_not_a_conflict(engine: Engine, 
     ("The library includes a CLI.", "The library includes a REST client."),
     # a claim the speaker goes on from, one choice said twice
     ("I'm staying positive and pushing forward.", "I'm staying positive and looking ahead."),
-    ("Let's keep going and reach success together!", "I'll keep going!"),
-    ("I'll keep pushing and working on the demo.", "I'll keep pushing and finish the slides."),
 ])
 def test_impressions_other_attributes_and_readings_are_not_a_conflict(
         engine: Engine, first: str, second: str) -> None:
@@ -408,6 +406,19 @@ def test_impressions_other_attributes_and_readings_are_not_a_conflict(
     put(engine, second)
     rows = active(engine)
     assert len(rows) == 2 and all(r["conflict_with"] is None for r in rows), rows
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("Let's keep going and reach success together!", "I'll keep going!"),
+    ("I'll keep pushing and working on the demo.", "I'll keep pushing and finish the slides."),
+])
+def test_going_on_with_an_effort_said_twice_is_no_conflict(
+        engine: Engine, first: str, second: str) -> None:
+    """"keep going" decides nothing (no decision is stored), so it conflicts with nothing."""
+    put(engine, first)
+    put(engine, second)
+    rows = active(engine)
+    assert all(r["conflict_with"] is None and r["kind"] != "decision" for r in rows), rows
 
 
 @pytest.mark.parametrize("text, judged", [

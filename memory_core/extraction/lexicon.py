@@ -719,6 +719,15 @@ EN_STANDING_SCOPE = Cue(en(r"\b(?:every|each|all|any|whenever|always|never|from 
                         words="every each all any whenever always never from going default future "
                               "per anything everything")
 
+_KEEP_CHOICE = (
+    r"keep(?!\s+(?:on\s+)?(?!(?:using|running|hosting|deploying|shipping|targeting|paying"
+    r"|renting|storing|serving|(?:going|sticking|staying|working|building)\s+(?:on|with))\b)"
+    r"[a-z]+(?:ing|in')(?:\W|$)"
+    r"|\s+(?:it\s+up|(?:ya|you|u|everyone|us|them)\s+(?:posted|updated|informed|in\s+the\s+loop)"
+    r"|each\s+other)\b)")
+""""keep" as a choice kept ("Let's keep Postgres", "we'll keep using Redis", "we'll keep
+the limit at 3"), not going on with an effort ("Let's keep going", "I'll keep pushing",
+"we'll keep it up", "I'll keep ya posted"): only the first decides anything."""
 # Decisions (issue 3: "we'll use Postgres", "let's go with X", "we decided").
 EN_DECISION = Lead(en(
     r"^(?:(?:ok|okay|alright|so|then|right|fine|good|great|cool|yes|yeah|ok\sthen|sounds\sgood"
@@ -726,20 +735,20 @@ EN_DECISION = Lead(en(
     r"(?:(?:the\s|our\s|team\s)?(?:final\s)?decision(?:\smade)?(?:\s(?:from|at|in)\s[\w\s']{1,30}?)?"
     r"\s*[:\u2014-]\s*)?(?:"
     r"(?:let's|let\sus|lets)\s(?:not\s)?(?:"
-    + alt("go with|use|stick with|stick to|switch to|keep|pick|choose|adopt|move to|migrate to"
+    + alt("go with|use|stick with|stick to|switch to|pick|choose|adopt|move to|migrate to"
           "|schedule|meet|book|take|drop|postpone|target|ship|call it|settle on|plan|name|set"
           "|fly|stay|rent|run with|go for|start with|skip|defer|freeze|cut|release|deploy|launch"
           "|host|put|make it|aim for|do it|standardize on|standardise on|reserve|order|split")
-    + r")\b"
+    + "|" + _KEEP_CHOICE + r")\b"
     r"|(?:let's|let\sus|lets)\s(?:do|try|take)\b(?=\s(?:the\s)?(?:[\w-]+\s){0,3}?(?:approach"
     r"|option|route|variant|design|strategy)\b)"
     r"|(?:we|i)(?:'ll|\swill|\sshall|'re\sgoing\sto|\sare\sgoing\sto|'m\sgoing\sto"
     r"|\sam\sgoing\sto|\sshould|\splan\sto|\sintend\sto|'re\splanning\sto|\sare\splanning\sto"
     r"|'m\splanning\sto|\sam\splanning\sto)\s(?:"
-    + alt("go with|use|stick with|switch to|keep|pick|choose|adopt|move to|migrate to|drop"
+    + alt("go with|use|stick with|switch to|pick|choose|adopt|move to|migrate to|drop"
           "|postpone|target|ship|settle on|go for|skip|defer|host|deploy|launch|release"
           "|fly|stay at|stay in|book|take|run|standardize on|standardise on|meet|aim for")
-    + r")\b"
+    + "|" + _KEEP_CHOICE + r")\b"
     r"|(?:we|i)(?:'ve|\shave)?\s(?:finally\s|just\s)?(?:decided|chose|chosen|picked|settled\son"
     r"|agreed|opted|committed\sto|went\swith|gone\swith|selected)\b"
     r"|(?:we're|we\sare|i'm|i\sam)\s(?:now\s)?(?:going\swith|switching\sto|moving\sto"

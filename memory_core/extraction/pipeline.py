@@ -414,6 +414,16 @@ _CHAT_AFTER_LEAD = re.compile(
 let me check the logs" corrects nothing, so the bare clause is no corrected fact."""
 
 
+_DISMISSAL = re.compile(
+    r"\b(?:that|it|this|those|them)\s+anyway\b"
+    r"|\b(?:does(?:n't|\s+not)|won't|wouldn't|didn't)\s+(?:really\s+)?matter\b"
+    r"|无所谓|不重要|反正[^，,。！!？?]*会[^，,。！!？?]*的"
+    r"|どうでもいい|関係ない|関係ありません|どうせ", re.I)
+"""A clause that makes the point before it moot rather than giving it a new value:
+"oh wait, gofmt decides that anyway", "Actually, it doesn't matter", 等等，反正gofmt会
+处理的, いや、関係ないです. After a correction lead it replaces nothing."""
+
+
 def _with_code(subject: str | None, text: str, lang: str) -> str | None:
     """``subject`` with the words of the commands the statement quotes as inline code
     (masked for the rules, so absent from the key) where the code is what the subject
@@ -997,6 +1007,8 @@ class _Message:
                         verdict = Verdict(verdict.kind,
                                           self._update_subject(c, verdict.subject),
                                           verdict.negated)
+                if revises and _DISMISSAL.search(sc, c.start, end):
+                    revises = False  # "oh wait, gofmt decides that anyway": moot, no value
                 item = _item(self.text, c, verdict, revises)
                 if self.revise_upto is not None and item.condition \
                         and _CHANGE_CONDITION.match(item.condition):

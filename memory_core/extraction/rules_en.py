@@ -292,11 +292,31 @@ def _is_standing(c: Clause, verb: str, core: str) -> bool:
     return has_number or strong
 
 
+_ADVERB_LEAD = re.compile(r"(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*"
+                          r"(?:always|never(?:\s+ever)?)\s+", re.I)
+_NOT_AN_ORDER = re.compile(
+    r"(?:(?!(?:need|speed|feed|seed|embed|exceed|proceed|succeed|shed|bleed|breed)\b)"
+    r"[a-z]{2,}ed|been|had|was|were|did|got|saw|seen|felt|made|thought|knew|went|gone|came"
+    r"|done|heard|met|took|taken|gave|given|found|lost|won|became|began"
+    r"|here|there|good|great|happy|glad|ready|fun|nice|calm|up|so|such|a|an|the|my|our|his"
+    r"|her|their|its|gets|puts|makes|takes|gives|stands|goes|does|has|keeps|brings|seems"
+    r"|looks|feels|sounds|reminds|lets)\b", re.I)
+"""What follows "always"/"never" in a clause whose subject was left out, not an order: a
+past form ("Never had a chance to visit it", "never been to one", "never tried
+climbing"), a predicate ("Always here to help", "always good to hear", "Never a dull
+moment") or a verb in the third person ("always puts a smile on my face", "never gets
+old"). An order takes the bare verb: "Never push to main", "Always use tabs"."""
+
+
 def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool] | None:
     """(position, negated, subject, is_imperative) of a constraint cue, else None."""
     for pattern, negated in ((lx.EN_NEG_IMPERATIVE, True), (lx.EN_POS_IMPERATIVE, False),
                              (lx.EN_NO_NOUN, True)):
         m = pattern.match(core, first)
+        if m and pattern is not lx.EN_NO_NOUN:
+            adverb = _ADVERB_LEAD.match(core)
+            if adverb is not None and _NOT_AN_ORDER.match(core, adverb.end()):
+                break  # "Never had a chance to visit it": "I've" left out, no order
         if m:
             rest = core[m.end():]
             bound = core[m.start():]
@@ -314,6 +334,8 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
         neg = bool(_NORM_NEGATION.search(m.group()))
         return 0, neg, en_key(core[m.end():], action=True), False
     m = lx.EN_MODAL_RULE.search(core, c.tokens)
+    if m and EPISTEMIC_MUST.match(core, m.start()):
+        m = None  # "That must have been tough": a guess about an experience, no rule
     if m:
         np = _AFTER_LEAD.split(core[: m.start()].strip())[-1].strip()
         if not np or (np.lower() not in _FIRST and _words(np)):
@@ -331,6 +353,31 @@ def _rule(core: str, c: Clause, first: str) -> tuple[int, bool, str | None, bool
         if m and _copula_free(c, rest[m.end("verb"):]):
             return 0, False, en_key(rest[m.start("verb"):], action=True), True
     return None
+
+
+_FEELING_WORDS = (
+    r"awesome|amazing|great|tough|hard|difficult|challenging|scary|frightening|fun|exciting"
+    r"|excited|fulfilling|rewarding|satisfying|gratifying|frustrating|meaningful|wonderful"
+    r"|incredible|nice|cool|lovely|liberating|special|sur+eal|stressful|exhausting|tiring"
+    r"|overwhelming|proud|thrilled|stoked|elated|devastated|amazed|happy|sad|heartbreaking"
+    r"|painful|inspiring|heartwarming|beautiful|fantastic|crazy|wild|interesting|fascinating"
+    r"|rough|relieved|lonely|humbling|nerve-?wracking|emotional|intense|surprising"
+    r"|traumati[sz]ing|magical|unreal|tiresome")
+_FEELING_PHRASE = (
+    r"(?:(?:so|really|quite|pretty|very|truly|super|incredibly|absolutely)\s+)?"
+    r"(?:(?:such\s+|quite\s+)?an?\s+(?:(?:" + _FEELING_WORDS + r")\b|relief|blast|surprise"
+    r"|shock|journey|ride|honou?r|privilege|pleasure|treat|lot\b|big\s+deal|dream)"
+    r"|(?:" + _FEELING_WORDS + r")\b)")
+EPISTEMIC_MUST = re.compile(
+    r"\bmust(?:'ve\b|\s+have\s+(?:been\s+(?:" + _FEELING_PHRASE + r"|(?!\w+(?:ed|en)\b))"
+    r"|felt\b|had\s+(?:an?\s+|some\s+|so\s+)|taken\s+(?:a\s+lot|so\s+much|ages|forever)"
+    r"|loved\b|enjoyed\b|meant\b|looked\b|sounded\b)"
+    r"|\s+(?:really\s+)?(?:feel|feels|look|looks|sound|sounds|seem|seems|love|enjoy|miss)\b"
+    r"|\s+be\s+" + _FEELING_PHRASE + r"|\s+be\s*(?:[.!?,;]|$)"
+    r"|-(?:read|see|try|watch|visit|do|have)\b)", re.I)
+""""must" that guesses rather than binds: what something must have been or must feel
+like ("That must have been awesome", "Must feel so liberating!", "you must be so
+excited"), and "a must-read": an inference about someone's experience, no rule."""
 
 
 _RECURRING = re.compile(

@@ -187,6 +187,19 @@ SETTING = re.compile(
 """Words by which a number is one the user sets, even in the past tense."""
 
 
+FEELING = re.compile(
+    r"\b(?:i'm|i\s+am|we're|we\s+are|i\s+feel|we\s+feel|feeling|i\s+was|we\s+were)\s+"
+    r"(?:so+|really|super|very|incredibly|totally|beyond)\s+(?:happy|proud|excited|thrilled"
+    r"|stoked|relieved|glad|pumped|ecstatic|grateful|sad|upset|bummed|gutted|devastated"
+    r"|annoyed|frustrated|exhausted)\b(?!\s+with\b)"
+    r"|太(?:开心|高兴|激动|难过|伤心)了|(?:好|真|特别|非常)(?:开心|高兴|激动|难过|伤心)"
+    r"|(?:本当に|すごく|とても|めっちゃ)(?:嬉しい|うれしい|悲しい|悔しい)", re.I)
+"""An exclamation of feeling ("I'm so happy", "so proud", 太开心了, 本当に嬉しい): the
+number beside it is how an event turned out ("2 hours 4 minutes, I'm so happy"), told
+with the feeling, not a value the user set ("happy with 3 replicas" is no such
+exclamation)."""
+
+
 THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
                        re.I)
 """Words that scope a statement to the one occasion at hand ("This time two options
@@ -196,14 +209,62 @@ are enough", 今回は1案でいいです, 这次给1个就行): its number hold
 def reports_number(text: str | None) -> bool:
     """Whether a numeric statement's number is not one the user fixed: an observation
     or a change (what a run gave, what rose), someone else's claim
-    ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), unless a word
+    ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), an outcome told
+    with a feeling (:data:`FEELING`: "3 kg down this month, I'm so proud"), unless a word
     says the number is set (a budget, a limit, a target)."""
     t = text or ""
     if SETTING.search(t) is not None:
         return False
-    if observes(t):
+    if observes(t) or FEELING.search(t) is not None:
         return True
     return relayed(t) or AGE.search(t) is not None
+
+
+THIRD_PERSON = re.compile(
+    r"^\W*(?:(?:and|but|so|oh|btw|also|plus|now|anyway)\b\W*)?(?:he|she)(?:'s|'d|'ll|\s)"
+    r"|^\W*(?:他|她)(?!们)|^\W*彼女?(?:は|が|も)", re.I)
+"""A clause whose subject is another person, by a third-person pronoun ("She's
+enforcing it in branch protection now", 他现在负责发布了, 彼女は今はリモートです); not
+"they" nor 他们 (the speaker's team as often as not), nor a name (no lexicon of names)."""
+
+
+def third_party(text: str | None) -> bool:
+    """Whether a statement tells what another person does or is (:data:`THIRD_PERSON`):
+    a change in it is theirs, as a relayed one is (:func:`relayed`), not one the user set."""
+    return THIRD_PERSON.search(text or "") is not None
+
+
+DATED = re.compile(
+    r"\b(?:in|back\s+in|during)\s+(?:(?:early|late|mid)[- ]?)?(?:(?:jan(?:uary)?|feb(?:ruary)?"
+    r"|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
+    r"|nov(?:ember)?|dec(?:ember)?)\.?\s+)?(?:19|20)\d\d\b(?!\s*[-\u2013]?\s*\d)", re.I)
+"""A calendar year a statement dates what it tells by ("in 2019", "back in March 2015")."""
+
+
+def dated_history(text: str | None) -> bool:
+    """Whether a statement tells a change as history, in the past tense and dated by a
+    calendar year (:data:`DATED`: "We moved to Denver in 2019", "In 2019 we moved the CI
+    to GitHub Actions"): an account of the user's past, not a value set now; a change
+    with no year ("We switched to Kafka last week") is not history."""
+    t = text or ""
+    return DATED.search(t) is not None and _PAST.search(t) is not None
+
+
+REACTION = re.compile(
+    r"^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha|thanks)\W+)*"
+    r"(?:i|we)(?:'d|\s+would)\s+(?:really\s+|so\s+|absolutely\s+)?love\s+to\b"
+    r"|^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha)\W+)*(?:i|we)\s+"
+    r"(?:(?:really|just|also|absolutely|totally|do)\s+)*(?:love|like|enjoy|adore)\s+"
+    r"(?:it|this|that|them)(?:\s+(?:so\s+much|a\s+lot))?\s*(?:[,.!;:)]|$)", re.I)
+"""A liking that reacts to what was just shown or said, not a lasting taste: its object
+is only "it"/"this"/"that" ("I love it!", "We love it, it brings us closer"), or a
+wish for one occasion ("I'd love to see another painting"). "I like it when answers
+are short" and "I love Bach" name what is liked."""
+
+
+def reaction(text: str | None) -> bool:
+    """Whether a preference only reacts to the conversation (:data:`REACTION`)."""
+    return REACTION.search(text or "") is not None
 
 
 def relayed(text: str | None) -> bool:
