@@ -46,10 +46,12 @@ _OPEN_EN = re.compile(
     r"|fantasy|make[\s-]believe)\b"
     r"|\bas\s+my\s+character\b|\bmy\s+character(?:'s|\s+is|\s+has|\s+lives)\b"
     r"|\b(?:stay|staying|stay\s+in|be|speak|answer)\s+in\s+character\b"
-    r"|\b(?:pretend|imagine|suppose|picture)\b(?=[^.!?\n]{0,120}?" + _I_ROLE_EN + r")",
+    r"|\b(?:pretend|imagine|suppose|picture)\b(?!\s+(?-i:(?!I\b|I['\u2019])[A-Z]))"
+    r"(?=[^.!?\n]{0,120}?" + _I_ROLE_EN + r")",
     re.I)
 """English frame cues (module doc); "pretend/imagine" need the user's role in the same
-sentence (the lookahead, bounded)."""
+sentence (the lookahead, bounded), and not a name after them ("Imagine Dragons is my
+favorite band")."""
 _OPEN_ZH = re.compile(
     r"角色扮演|扮演(?:一下|游戏)|在(?:这个|我们的)?故事(?:里|中)|我的角色是|过家家"
     r"|(?:假设|假装|想象(?:一下)?|设想)(?=[^。！？!?\n]{0,60}?我(?:是|扮演|演|当))")

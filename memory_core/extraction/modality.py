@@ -282,14 +282,19 @@ _EN_ANSWER_VERB = re.compile(
     r"|create|make|show|tell|translate|rewrite|rephrase|outline|explain|describe|compare"
     r"|recommend|find|pick|choose|provide|produce|come\s+up\s+with|offer|condense|shorten"
     r"|expand|compose|send)\b", re.I)
+_EN_COUNT = (r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+             r"|fifteen|twenty|thirty|forty|fifty|a\s+dozen|a\s+couple\s+of)")
+"""A count in digits or in words ("3 examples", "three examples", "a dozen ideas"): the
+number words :mod:`memory_core.extraction.quantity` reads as a bare count."""
 _EN_COUNTED = re.compile(
-    r"\b\d+(?:\s+|-)(?:[a-z]+[\s-]+){0,2}?(?:ideas?|options?|examples?|bullet(?:\s*points?)?s?"
-    r"|points?|names?|words?|sentences?|paragraphs?|lines?|variants?|versions?|alternatives?"
+    r"\b" + _EN_COUNT + r"(?:\s+|-)(?:[a-z]+[\s-]+){0,2}?"
+    r"(?:ideas?|options?|examples?|bullet(?:\s*points?)?s?|points?|names?|words?|sentences?|paragraphs?|lines?|variants?|versions?|alternatives?"
     r"|suggestions?|tips?|questions?|reasons?|titles?|taglines?|slogans?|drafts?|items?"
     r"|takeaways?|tweets?|jokes?|headlines?|ways?|things?|bullets?|candidates?|choices?"
     r"|summaries|descriptions?|steps?|facts?|pros|cons|words?)\b", re.I)
 _EN_DIRECT_COUNT = re.compile(
-    r"\s+(?:me|us)\s+(?:another\s+|(?:an?\s+)?(?:extra|more)\s+)?\d+\s+(?:more\s+)?"
+    r"\s+(?:me|us)\s+(?:another\s+|(?:an?\s+)?(?:extra|more)\s+)?" + _EN_COUNT
+    + r"\s+(?:more\s+)?"
     r"[a-z][a-z-]*\b(?![^.;!?\n]*\bper\b)", re.I)
 """A count right after the answer's recipient ("Give me 5 test cases", "Show us 3
 configs", "Write me 4 unit tests"): the number counts what the order hands over now,
