@@ -1027,3 +1027,16 @@ def test_a_dated_plan_not_to_forget_is_a_plan_to_do(text: str, subject: str,
 def test_a_time_word_before_a_request_leaves_a_request() -> None:
     assert extract("Today can you fix the login bug?") == []
     assert extract("Today I want you to fix the login bug.") == []
+
+
+# -- review rev5: "Imagine my surprise" is an exclamation, not an imagined premise -------------
+@pytest.mark.parametrize("text", [
+    "Imagine my surprise: I got the job at Initech!",
+    "Imagine our relief: we passed the audit.",
+])
+def test_imagine_my_surprise_keeps_the_statement(text: str) -> None:
+    assert [e.kind for e in extract(text)] == ["fact"], extract(text)
+
+
+def test_imagine_my_salary_doubled_stays_imagined() -> None:
+    assert extract("Imagine my salary were doubled.") == []
