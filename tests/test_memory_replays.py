@@ -773,6 +773,9 @@ async def test_a_state_ended_by_an_event_is_not_shown_as_current(
     ("My girlfriend is Emma.", "I broke up with Emma."),
     ("I have a car.", "I sold my car to my neighbour."),
     ("We have an office in Berlin.", "We closed the Berlin office."),
+    # a new place or a time in the past is still an end
+    ("I live in Berlin.", "I left Berlin for Munich."),
+    ("I work at Globex.", "I quit Globex last year."),
 ])
 def test_an_ending_event_supersedes_the_state_it_names(
         engine: Engine, said: str, then: str) -> None:
@@ -798,6 +801,45 @@ def test_an_event_that_ends_nothing_of_the_users_revises_nothing(
     put(engine, said)
     put(engine, other)
     assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+# -- review rev5: a leave for a while, one occasion, a window closed, a bill split --------------
+@pytest.mark.parametrize("said, other", [
+    # a time the leave or stop lasts, or a return: the state goes on
+    ("I live in Berlin.", "I left Berlin for a week of holidays."),
+    ("I work at Globex.", "I left Globex at 6 pm."),
+    ("I am learning Python.", "I quit Python for a while."),
+    ("I use VS Code.", "I quit VS Code and restarted it."),
+    # one occasion of a recurring thing is off, the thing goes on
+    ("The standup is every Monday at 9:30.", "The standup was cancelled today."),
+    ("The standup is every Monday at 9:30.", "We cancelled the standup this week."),
+    # a program closed is a window, not "We closed the Berlin office"
+    ("I use VS Code.", "I closed VS Code."),
+    ("We use Jira.", "I closed Jira."),
+    # "X and I split up the bill" shares a bill, it ends nothing
+    ("Emma is my sister.", "Emma and I split up the bill."),
+])
+def test_a_leave_for_a_while_or_one_occasion_off_ends_nothing(
+        engine: Engine, said: str, other: str) -> None:
+    put(engine, said)
+    put(engine, other)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+async def test_a_holiday_away_keeps_where_the_user_lives(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="home")
+    await first.say("I live in Berlin.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="trip")
+    await second.say("I left Berlin for a week of holidays.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live?")
+    block = block_of(later.upstream_last_user())
+    assert "] I live in Berlin." in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I live in Berlin.") == "active", texts
 
 
 # -- class 61: "X and I …" loses X --------------------------------------------------------------
@@ -985,3 +1027,16 @@ def test_a_dated_plan_not_to_forget_is_a_plan_to_do(text: str, subject: str,
 def test_a_time_word_before_a_request_leaves_a_request() -> None:
     assert extract("Today can you fix the login bug?") == []
     assert extract("Today I want you to fix the login bug.") == []
+
+
+# -- review rev5: "Imagine my surprise" is an exclamation, not an imagined premise -------------
+@pytest.mark.parametrize("text", [
+    "Imagine my surprise: I got the job at Initech!",
+    "Imagine our relief: we passed the audit.",
+])
+def test_imagine_my_surprise_keeps_the_statement(text: str) -> None:
+    assert [e.kind for e in extract(text)] == ["fact"], extract(text)
+
+
+def test_imagine_my_salary_doubled_stays_imagined() -> None:
+    assert extract("Imagine my salary were doubled.") == []

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction.modality import EXCLAIMED
+
 _I_ROLE_EN = r"(?:\bi(?:'m|\s+am|\s+was|\s+were|'ll\s+be|\s+will\s+be|\s+play|\s+have)\b|\bmy\b)"
 _OPEN_EN = re.compile(
     r"\blet'?s\s+(?:do\s+(?:a|some)\s+|play\s+(?:a\s+)?)?(?:role[\s-]?play|rp\b|pretend|play\s+make[\s-]believe)"
@@ -47,6 +49,7 @@ _OPEN_EN = re.compile(
     r"|\bas\s+my\s+character\b|\bmy\s+character(?:'s|\s+is|\s+has|\s+lives)\b"
     r"|\b(?:stay|staying|stay\s+in|be|speak|answer)\s+in\s+character\b"
     r"|\b(?:pretend|imagine|suppose|picture)\b(?!\s+(?-i:(?!I\b|I['\u2019])[A-Z]))"
+    r"(?!\s+(?:my|our)\s+" + EXCLAIMED + r")"
     r"(?=[^.!?\n]{0,120}?" + _I_ROLE_EN + r")",
     re.I)
 """English frame cues (module doc); "pretend/imagine" need the user's role in the same

@@ -260,7 +260,8 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
                r"(?:is|was|has\s+been|got|'s|are|were|have\s+been)\s+(?:now\s+)?"
                r"(?:cancell?ed|called\s+off|off(?=\s*(?:[,;.!]|$)))")),
     ("end", en(r"^(?P<old>(?-i:[A-Z])\w+)\s+and\s+I\s+(?:(?:have|had|just|finally)\s+)?"
-               r"(?:broke\s+up|split\s+up|got\s+divorced|divorced|separated)\b")),
+               r"(?:broke\s+up|split\s+up|got\s+divorced|divorced|separated)\b"
+               r"(?!\s+(?:the|a|an|our|my|his|her|their|it|them|this|that|these|those|into)\b)")),
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
 """Replacement forms, tried in order; the first that holds wins (see above). A member

@@ -37,11 +37,15 @@ import re
 
 # --- hypotheticals ---------------------------------------------------------------------
 
+EXCLAIMED = (r"(?:surprise|shock|relief|delight|horror|joy|disappointment|amazement"
+             r"|embarrassment|excitement|face|reaction)\b")
+""""Imagine my surprise: I got the job": an exclamation, no imagined premise (also read
+by :mod:`memory_core.extraction.frame`)."""
 _EN_FRAME = re.compile(
     r"(?:(?:and|but|so|ok|okay|now|well|just|hmm)[,\s]+)*"
     r"(?:suppose|supposing|imagine|hypothetically|what\s+if|let's\s+say|lets\s+say|let\s+us\s+say"
     r"|say\s+(?:we|you|i|they|the|our|that)|in\s+a\s+hypothetical)\b"
-    r"(?!\s+(?-i:(?!I\b)[A-Z]))", re.I)
+    r"(?!\s+(?-i:(?!I\b)[A-Z]))(?!\s+(?:my|our|his|her|their)\s+" + EXCLAIMED + r")", re.I)
 """A sentence that sets its premise up as imagined: everything after it is imagined.
 Not before a capitalised name ("Imagine Dragons is my favorite band")."""
 _EN_INVERSION = re.compile(

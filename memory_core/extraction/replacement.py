@@ -252,6 +252,22 @@ _LEFT = re.compile(r"\s*(?:left|quit)\s", re.I)
 _TOGETHER = re.compile(r"\s+and\s+(?:i|we)\b", re.I)
 _PREPOSITION = re.compile(r"(?:on|in|at|for|to|from|by|with|until|since|during)\b", re.I)
 """An old phrase that opens on one is no thing ("We closed early on Friday")."""
+_UNIT = (r"(?:minutes?|hours?|days?|nights?|weeks?|weekends?|months?|summer|winter|holidays?"
+         r"|vacation|while|trip|break)")
+_FOR_A_TIME = re.compile(
+    r"^\s*early\b|\b(?:for\s+(?:(?:a|an|the|one|two|three|four|five|six|a\s+few|a\s+couple\s+of|\d+)\s+)?"
+    r"(?:\w+\s+)?" + _UNIT + r"\b|for\s+(?:now|today|tonight)|over\s+the\s+(?:weekend|holidays?)"
+    r"|at\s+(?:\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\b\.?)?|noon|midnight|lunch)|until\b|till\b"
+    r"|temporarily|briefly|and\s+(?:then\s+)?(?:restart|reopen|return|rejoin|came\s+back"
+    r"|went\s+back))", re.I)
+"""After the ended thing, a time it lasts or a return: a leave or a stop for a while, no
+end ("I left Berlin for a week of holidays", "I left Globex at 6 pm", "I quit VS Code and
+restarted it")."""
+_ONE_OCCASION = re.compile(r"\b(?:today|tonight|tomorrow|this\s+(?:time|week|morning"
+                           r"|afternoon|evening|\w+day))\b", re.I)
+"""After cancelled or off, one occasion of the thing ("The standup was cancelled today"):
+that one is off, the thing goes on."""
+_BARE_CLOSED = re.compile(r"\s*closed\s+$", re.I)
 
 
 def _read_end(m: re.Match[str], g: dict[str, str | None], new: str
@@ -271,6 +287,14 @@ def _read_end(m: re.Match[str], g: dict[str, str | None], new: str
     passive = m.re.pattern.startswith("^(?P<old>")
     verb = m.group(0)[m.end("old") - m.start():] if passive \
         else m.group(0)[:m.start("old") - m.start()]
+    whole = g["old"] or ""
+    cut = lx.EN_REPLACE_TAIL.search(whole)
+    rest = m.string[m.end():] if passive else (whole[cut.start():] if cut else "")
+    if _FOR_A_TIME.search(rest) or (_ONE_OCCASION.search(rest) and (
+            passive or _CANCELLED.search(verb))):
+        return None  # "I left Berlin for a week", "The standup was cancelled today"
+    if _BARE_CLOSED.match(verb) and not _DETERMINER.match(said + " "):
+        return None  # "I closed VS Code": a window, not "We closed the Berlin office"
     if passive and _TOGETHER.match(verb):  # "Emma and I broke up": a name
         if not _name_like(old):
             return None
