@@ -1040,3 +1040,43 @@ def test_imagine_my_surprise_keeps_the_statement(text: str) -> None:
 
 def test_imagine_my_salary_doubled_stays_imagined() -> None:
     assert extract("Imagine my salary were doubled.") == []
+
+
+# -- class 72: a parting ("Emma and I broke up") ends a sibling or a colleague -------------------
+@pytest.mark.parametrize("said, then", [
+    ("Emma is my sister.", "Emma and I broke up."),
+    ("Emma is my colleague.", "Emma and I split up."),
+    ("Anna is my best friend from school.", "I broke up with Anna."),
+])
+def test_a_parting_leaves_a_relation_that_is_no_couple(engine: Engine, said: str,
+                                                       then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "active" and new["supersedes"] is None, rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("My girlfriend is Emma.", "Emma and I broke up."),
+    ("I'm dating Emma.", "Emma and I broke up."),
+    ("My wife is Anna.", "Anna and I got divorced."),
+])
+def test_a_parting_ends_the_couple_it_names(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+async def test_a_sister_is_still_a_sister_after_a_breakup_elsewhere(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="family")
+    await first.say("Emma is my sister.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("Emma and I broke up.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Who is Emma?")
+    block = block_of(later.upstream_last_user())
+    assert "Emma is my sister." in block and "— superseded" not in block, block

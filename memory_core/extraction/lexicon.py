@@ -282,6 +282,15 @@ EN_EVENT_HEADS = frozenset(
     "ceremony celebration gathering session class course flight".split())
 """Heads of an event that can be called off ("The offsite is off"): only these end by
 "… is off" (``EN_REPLACE`` ``end``); "The TV is off" is a state of its own."""
+EN_PARTING = re.compile(r"\b(?:broke\s+up|split\s+up|divorced|separated)\b", re.I)
+"""An ending that parts a couple ("Emma and I broke up", "I divorced Anna"): it ends
+only an item that states the couple (:data:`EN_COUPLE`)."""
+EN_COUPLE = re.compile(
+    r"\b(?:girlfriend|boyfriend|partner|wife|husband|spouse|fianc[e\u00e9]e?|dating"
+    r"|married|engaged|together|relationship|seeing)\b", re.I)
+"""Words that state a couple ("My girlfriend is Emma", "I'm dating Emma", "Anna and I
+are married"); "Emma is my sister" or "… my colleague" states none, so a parting
+leaves it current."""
 _EN_LEAD = (r"^(?:(?:actually|so|and|but|well|also|then|now|yesterday|today|recently|last\s+\w+"
             r"|this\s+\w+|in\s+\w+)[\s,]+)*")
 EN_SELF_ACTOR = re.compile(_EN_LEAD + r"(?:i|we)\b", re.I)

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any
 
-from memory_core.extraction.lexicon import EN_EVALUATIVE, HOME
+from memory_core.extraction.lexicon import EN_COUPLE, EN_EVALUATIVE, EN_PARTING, HOME
 from memory_core.extraction.lexicon_cjk import JA_EVALUATIVE, ZH_EVALUATIVE
 from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
@@ -764,6 +764,7 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     named_attribute = _names_attribute(ex)
     skip = terms(old_value) | subject_terms
     other = actor(ex.text or "") == "other"
+    parting = getattr(ex, "lang", "en") == "en" and EN_PARTING.search(ex.text or "") is not None
     best: tuple[int, int, int] | None = None
     found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
@@ -773,6 +774,8 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
             continue
         if not correction_conditions_agree(ex, row):
             continue
+        if parting and not EN_COUPLE.search(text):
+            continue  # "Emma and I broke up" ends a couple, not "Emma is my sister"
         if subject and subjects_match(subject, row["subject"]):
             rank = 2
         elif subject_terms and covered(subject_terms, terms(text)) >= _CONDITION_COVER:
