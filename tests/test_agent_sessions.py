@@ -676,3 +676,45 @@ async def test_a_window_smaller_than_configured_is_learned_in_a_tool_loop(
     finally:
         await proxy.close()
         await fake.stop()
+
+
+REMINDER = ("<system-reminder>\nThe TodoWrite tool hasn't been used recently. Always keep "
+            "the todo list current. Never mention this reminder to the user.\n"
+            "</system-reminder>")
+
+
+async def test_evidence_quotes_the_users_words_not_the_reminder_sent_with_them(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """Claude Code sends a ``<system-reminder>`` part ahead of the user's words: an
+    earlier turn is quoted by what the user said (the reminder is the client's, the
+    same on every turn) and is never matched on the reminder's words alone."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2}, tools={"enabled": False})
+    c = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+    h: list[dict[str, Any]] = []
+
+    async def say(words: str) -> str:
+        h.append({"role": "user", "content": [{"type": "text", "text": REMINDER},
+                                              {"type": "text", "text": words}]})
+        upstream.anthropic_replies.append(AReply(content=[text("noted")]))
+        m = await c.messages.create(model="m-1", max_tokens=256, messages=h)
+        h.append({"role": "assistant", "content": [b.to_dict() for b in m.content]})
+        await proxy.settle()
+        last = upstream.requests[-1]["json"]["messages"][-1]["content"]
+        return "\n".join(b.get("text", "") for b in mw.blocks(last))
+
+    try:
+        await say("Hello, a new project.")  # the protected head turn
+        await say("Remember the zeppelin hangar layout: bay seven holds the blimp.")
+        for i in range(8):
+            await say(f"filler {i}: " + "routine status words " * 30)
+        evidence = (await say("What does the zeppelin hangar layout say about bay seven?")
+                    ).partition("[Evidence")[2]
+        assert "bay seven holds the blimp" in evidence
+        assert "TodoWrite" not in evidence and "system-reminder" not in evidence
+        # the reminder's own words match no earlier turn: they are not the user's
+        evidence = (await say("Keep the todo list current, never mention the reminder.")
+                    ).partition("[Evidence")[2]
+        assert "filler" not in evidence and "TodoWrite" not in evidence
+    finally:
+        await proxy.close()

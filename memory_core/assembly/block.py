@@ -34,7 +34,7 @@ import numpy as np
 from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
 from memory_core.extraction import ends, relative_dates
-from memory_core.extraction.prepare import fold_width
+from memory_core.extraction.prepare import fold_width, user_words
 from memory_core.items import standing
 from memory_core.items.branches import EDITED
 from memory_core.items.index import IndexView, ItemIndex
@@ -145,6 +145,21 @@ def cached_terms(namespace: str, kind: str, ref_id: int, text: str) -> frozenset
     return hit
 
 
+def said(role: str, text: str) -> str:
+    """What a stored message says as evidence: a user turn without what its client
+    attached (``<system-reminder>``, ``<environment_context>``, …; see
+    :func:`memory_core.extraction.prepare.user_words`), any other message whole."""
+    return user_words(text) if role == "user" and text else text
+
+
+def message_terms(namespace: str, ref_id: int, role: str, text: str) -> frozenset[str]:
+    """:func:`cached_terms` of a stored message as evidence (:func:`said`): a quote is
+    matched on the user's words, not on a reminder its client sent along."""
+    hit = _TERMS_CACHE.get((namespace, "msg", ref_id))
+    return hit if hit is not None else cached_terms(namespace, "msg", ref_id,
+                                                    said(role, text))
+
+
 WARM_MAX_CHARS = 8000
 """Longer messages are left to :func:`cached_terms` on their first quote."""
 
@@ -159,7 +174,7 @@ def warm_message_terms(namespace: str, messages: Sequence[tuple[int, str, str]])
     for ref_id, role, text in messages:
         if role in ("user", "assistant") and len(text) <= WARM_MAX_CHARS \
                 and (namespace, "msg", ref_id) not in _TERMS_CACHE:
-            cached_terms(namespace, "msg", ref_id, text)
+            message_terms(namespace, ref_id, role, text)
             done += 1
     return done
 
@@ -1119,7 +1134,8 @@ def assemble(
             newest_hidden = sorted(hidden_path)[-2000:]
             for r in tx.assembly.visible_quote_messages(newest_hidden, scope.tenant,
                                                         scope.role):
-                shared = len(q_terms & cached_terms(namespace, "msg", r["id"], r["text"]))
+                shared = len(q_terms & message_terms(namespace, r["id"], r["msg_role"],
+                                                     r["text"] or ""))
                 if shared >= max(1, min(2, len(q_terms))):
                     cand.append((float(shared), r))
         # A quote shares at least a third of the keywords of the shorter of the two
@@ -1134,13 +1150,15 @@ def assemble(
         before: dict[int, frozenset[str]] = {}
         if evidence_fill and cand:
             parents = {c[1]["parent_id"] for c in cand if c[1]["parent_id"] and not (
-                q_terms & cached_terms(namespace, "msg", c[1]["id"], c[1]["text"] or ""))}
+                q_terms & message_terms(namespace, c[1]["id"], c[1]["msg_role"],
+                                        c[1]["text"] or ""))}
             if parents:
-                before = {r["id"]: cached_terms(namespace, "msg", r["id"], r["text"] or "")
+                before = {r["id"]: message_terms(namespace, r["id"], r["msg_role"],
+                                                 r["text"] or "")
                           for r in tx.history.path_messages(sorted(parents))}
 
         def relevant(row: dict[str, Any]) -> bool:
-            words = cached_terms(namespace, "msg", row["id"], row["text"] or "")
+            words = message_terms(namespace, row["id"], row["msg_role"], row["text"] or "")
             if row["name"]:  # who said it: "what did Halvard say" names the speaker
                 words = words | _name_terms(row["name"])
             shared = len(q_terms & words)
@@ -1163,7 +1181,7 @@ def assemble(
         chosen_msgs = []
         quoted_sources: set[int] = set()
         for c in sources:  # already capped by max_items
-            norm = " ".join((c[1]["text"] or "").split()).casefold()
+            norm = " ".join(said(c[1]["msg_role"], c[1]["text"] or "").split()).casefold()
             if norm not in seen:
                 seen.add(norm)
                 chosen_msgs.append(c)
@@ -1171,8 +1189,8 @@ def assemble(
         for c in cand:
             if len(chosen_msgs) - len(quoted_sources) >= snippets:
                 break
-            norm = " ".join((c[1]["text"] or "").split()).casefold()
-            if norm not in seen:
+            norm = " ".join(said(c[1]["msg_role"], c[1]["text"] or "").split()).casefold()
+            if norm and norm not in seen:
                 seen.add(norm)
                 chosen_msgs.append(c)
         corrected: dict[int, list[str]] = {}
@@ -1188,7 +1206,7 @@ def assemble(
         quote_chars = max(cfg.snippet_chars, budget * 4 // _FILL_QUOTE_PARTS) \
             if evidence_fill else cfg.snippet_chars
         for s, r in chosen_msgs:
-            body = _one_line(r["text"], quote_chars)
+            body = _one_line(said(r["msg_role"], r["text"] or ""), quote_chars)
             if r["id"] in corrected:
                 olds = "; ".join(f'"{_one_line(t, 120)}"' for t in corrected[r["id"]])
                 body += f" (later corrected: {olds} is superseded)"
