@@ -880,3 +880,51 @@ def test_a_greeting_before_a_statement_is_no_part_of_it(
     a fact keyed ``prefer``, never the preference)."""
     assert [(i.kind, i.subject) for i in extract(statement)] == [(kind, subject)]
     assert [(i.kind, i.subject) for i in extract(greeting + statement)] == [(kind, subject)]
+
+
+# --- issue 28: substring gates before costly patterns ----------------------------------
+
+
+def test_lacks_is_exact_for_ascii_and_never_claims_absence_otherwise() -> None:
+    from memory_core.extraction.cue import lacks
+
+    assert lacks("We moved on.", ("replaced",))
+    assert not lacks("We re-replaced Redis with Kafka.", ("replaced",))  # a token gate misses it
+    assert not lacks("We REPLACED Redis.", ("replaced",))
+    # re.I matches "ſ" (long s) as "s", which str.lower keeps apart: no gate off ASCII
+    assert not lacks("We ſwapped Redis for Kafka.", ("swapped",))
+
+
+_GATE_WORDS = ("we", "I", "I'm", "replaced", "swapped", "superseded", "from", "to", "back",
+               "moved", "set", "pushed", "drop", "remove", "take", "out", "of", "the", "off",
+               "cancelled", "called", "instead", "Kafka", "Redis", "don't", "remember", "this",
+               "record", "let's", "role-play", "imagine", "pretend", "character", "my", "in",
+               "story", "OOC", "seriously", "real", "life", "and", "is", "with", "for", "a",
+               ",", ".", ":", "2", "Monday", "broke", "up", "Emma", "quit", "left", "job")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_GATE_WORDS), min_size=1, max_size=14))
+def test_a_gated_pattern_never_matches_without_its_needles(words: list[str]) -> None:
+    from memory_core.extraction import frame, opt_out
+    from memory_core.extraction import lexicon as lx
+    from memory_core.extraction.cue import lacks
+
+    text = " ".join(words)
+    gated = [(p, n) for (_, p), n in zip(lx.EN_REPLACE, lx.EN_REPLACE_NEEDLES, strict=True)] + [
+        (opt_out.EN_OPT_OUT, opt_out._EN_NEEDLES), (frame._OPEN_EN, frame._OPEN_EN_NEEDLES),
+        (frame._EXIT_EN, frame._EXIT_EN_NEEDLES)]
+    for pattern, needles in gated:
+        if pattern.search(text):
+            assert not lacks(text, needles), (pattern.pattern[:60], text)
+
+
+@pytest.mark.parametrize("text", [
+    "We replaced RabbitMQ with Kafka.", "Kafka replaced RabbitMQ.",
+    "We migrated from Heroku to Fly.io.", "We went back to Helm.",
+    "We bumped Node to 20.", "We use Memcached instead of Redis.",
+    "The offsite is off.", "Emma and I broke up."])
+def test_replacements_still_found_behind_their_gates(text: str) -> None:
+    from memory_core.extraction import replacement
+
+    assert replacement.find(text, 0, len(text), "en") not in (None, replacement.BLOCKED)

@@ -19,6 +19,20 @@ def tokens(text: str) -> frozenset[str]:
     return frozenset(_TOKEN.findall(text.lower()))
 
 
+def lacks(text: str, needles: tuple[str, ...], low: str | None = None) -> bool:
+    """Whether an ASCII ``text`` holds none of the lowercase ``needles`` (substrings;
+    ``low`` is ``text.lower()`` when the caller has it): a case-insensitive pattern every
+    match of which contains one of them cannot match, so its search can be skipped.
+    Exact, unlike a token gate: a substring test misses no match ("re-replaced" holds
+    "replaced"). A non-ASCII text is never said to lack one, since ``re.I`` folds some
+    letters ``str.lower`` keeps apart (the Kelvin sign, the long s)."""
+    if not text.isascii():
+        return False
+    if low is None:
+        low = text.lower()
+    return not any(n in low for n in needles)
+
+
 class Cue:
     """An unanchored pattern gated by trigger ``words`` (matched against a token set)
     or ``marks`` (substrings, for scripts without spaces). A trigger list must name a

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction.cue import lacks
 from memory_core.extraction.modality import EXCLAIMED
 
 _I_ROLE_EN = r"(?:\bi(?:'m|\s+am|\s+was|\s+were|'ll\s+be|\s+will\s+be|\s+play|\s+have)\b|\bmy\b)"
@@ -61,7 +62,9 @@ _OPEN_ZH = re.compile(
 _OPEN_JA = re.compile(
     r"ロール\s?プレ(?:イ)?|なりきり|ごっこ|(?:という|って|の)設定で|物語の中で|この(?:話|物語)では"
     r"|私の役は|(?:ふりをして|フリをして)(?=[^。！？!?\n]{0,60}?(?:私|僕|俺)(?:は|が))")
-_OPEN = (_OPEN_EN, _OPEN_ZH, _OPEN_JA)
+_OPEN_EN_NEEDLES = ("role", "rp", "pretend", "play", "story", "tale", "fiction", "campaign",
+                    "fantasy", "make", "character", "imagine", "suppose", "picture")
+"""Every :data:`_OPEN_EN` match holds one of these (a gate before the pattern)."""
 
 _EXIT_EN = re.compile(
     r"\(?\b(?:ooc|out\s+of\s+character|(?:end|stop|pause|drop|break)(?:ping)?\s+(?:the\s+)?"
@@ -72,6 +75,9 @@ _EXIT_CJK = re.compile(
     r"(?:出戏|不演了|角色扮演结束|说正经的|言归正传|回到现实|现实中|现实里|认真说"
     r"|ロール\s?プレ(?:イ)?(?:は|を)?(?:終わり|おわり|終了|やめ(?:て|ます|よう))|設定は(?:ここまで|終わり)"
     r"|素に戻(?:って|ると|ります)|真面目な話|現実では|リアルでは)[\s:：,，、。.!！]*")
+_EXIT_EN_NEEDLES = ("ooc", "out", "end", "stop", "pause", "drop", "break", "back", "real",
+                    "irl", "serious", "jok")
+"""Every :data:`_EXIT_EN` match holds one of these (a gate before the pattern)."""
 _EXPLICIT_EXIT = re.compile(r"ooc|out\s+of\s+character|出戏|不演了|素に戻|ロール", re.I)
 """Exits that name the fiction left: masked as a lead even with no frame in the message."""
 _FILLER = re.compile(r"^[\W_]*(?:(?:ok(?:ay)?|alright|all\s+right|anyway|but|so|and|well"
@@ -89,13 +95,27 @@ def _sentence_start(scan: str, at: int) -> int:
     return i
 
 
-def _exit(scan: str, pos: int) -> re.Match[str] | None:
-    found = [m for m in (p.search(scan, pos) for p in (_EXIT_EN, _EXIT_CJK)) if m is not None]
+def _patterns(scan: str) -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+    """The open and exit patterns that can match in ``scan``: the English ones only
+    when a needle of theirs is there, the Chinese and Japanese ones only in a text
+    that is not all ASCII (same matches, less work: issue 28)."""
+    low = scan.lower()
+    cjk = not scan.isascii()
+    opens = tuple(p for p, keep in ((_OPEN_EN, not lacks(scan, _OPEN_EN_NEEDLES, low)),
+                                    (_OPEN_ZH, cjk), (_OPEN_JA, cjk)) if keep)
+    exits = tuple(p for p, keep in ((_EXIT_EN, not lacks(scan, _EXIT_EN_NEEDLES, low)),
+                                    (_EXIT_CJK, cjk)) if keep)
+    return opens, exits
+
+
+def _exit(scan: str, pos: int, exits: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
+    found = [m for m in (p.search(scan, pos) for p in exits) if m is not None]
     return min(found, key=lambda m: m.start()) if found else None
 
 
-def _open(scan: str, pos: int, stop: int) -> re.Match[str] | None:
-    found = [m for m in (p.search(scan, pos, stop) for p in _OPEN) if m is not None]
+def _open(scan: str, pos: int, stop: int,
+          opens: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
+    found = [m for m in (p.search(scan, pos, stop) for p in opens) if m is not None]
     return min(found, key=lambda m: m.start()) if found else None
 
 
@@ -105,9 +125,12 @@ def frame_spans(scan: str) -> list[tuple[int, int]]:
     that sets up no frame and leaves none."""
     spans: list[tuple[int, int]] = []
     pos, stop = 0, min(len(scan), _REACH)
+    opens, exits = _patterns(scan)
+    if not opens and not exits:
+        return spans
     while pos < stop:
-        opened = _open(scan, pos, stop)
-        leave = _exit(scan, pos)
+        opened = _open(scan, pos, stop, opens)
+        leave = _exit(scan, pos, exits)
         if leave is not None and leave.start() >= stop:
             leave = None
         if leave is not None and (opened is None or leave.start() < opened.start()):
@@ -121,7 +144,7 @@ def frame_spans(scan: str) -> list[tuple[int, int]]:
         if opened is None:
             break
         start = _sentence_start(scan, opened.start())
-        leave = _exit(scan, opened.end())
+        leave = _exit(scan, opened.end(), exits)
         end = len(scan) if leave is None else leave.end()
         spans.append((start, end))
         pos = end

@@ -275,6 +275,31 @@ off, broke up with, divorced, closed ("I sold my Tesla", "We cancelled the Lisbo
 trip"), or the ended thing as the subject ("The offsite is off", "The standup was
 cancelled", "Emma and I broke up"): the thing named is the old value, so the item that
 states it ends, like "no longer" ("I left my keys at home" names no place: no end)."""
+EN_REPLACE_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("replaced", "swapped", "exchanged", "traded"),
+    ("replaced", "superseded", "swapped"),
+    ("replaced", "superseded"),
+    ("from",),
+    ("back", "reverted", "returned"),
+    ("bumped", "upgraded", "downgraded", "pinned", "updated", "raised", "lowered", "increased",
+     "decreased", "reduced", "changed", "switched", "ported", "rewrote", "migrated", "moved",
+     "converted", "cut", "slashed", "trimmed", "extended", "shortened", "postponed", "delayed",
+     "rescheduled", "doubled", "halved", "tripled", "dropped", "upped", "adjusted",
+     "configured", "scaled"),
+    ("set",),
+    ("pushed",),
+    ("drop", "remove", "take"),
+    ("dropped", "ditched", "abandoned", "retired", "dumped", "removed", "phased", "got",
+     "stopped", "quit", "moved", "gave", "decommissioned", "deprecated", "replaced"),
+    ("left", "quit", "sold", "gave", "moved", "cancel", "called", "broke", "split", "divorced",
+     "closed", "shut"),
+    ("cancel", "off"),
+    ("broke", "split", "divorced", "separated"),
+    ("instead",),
+)
+"""Per :data:`EN_REPLACE` form, in its order: substrings one of which every match of
+the form holds (``cue.lacks`` skips a form whose needles a sentence lacks)."""
+assert len(EN_REPLACE_NEEDLES) == len(EN_REPLACE)
 EN_EVENT_HEADS = frozenset(
     "trip offsite meeting standup party wedding deal plan plans launch dinner lunch call "
     "event concert holiday vacation conference interview appointment reservation booking "

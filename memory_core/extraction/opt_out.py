@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from memory_core.extraction.cue import lacks
+
 _EN_NOT: Final = (r"(?:please\s+)?(?:don'?t|do\s+not|never|no\s+need\s+to"
                   r"|you\s+(?:don'?t|do\s+not)\s+(?:need|have)\s+to)\s+")
 _EN_KEEP: Final = (r"(?:remember|save|store|memori[sz]e|record|keep|note(?:\s+down)?"
@@ -39,6 +41,9 @@ ZH_OPT_OUT: Final = re.compile(
     r"(?:记|记住|记下来?|记录|保存|存)"
     r"|(?:别|不要|不用|无需|请勿)(?:记住|记下|记录|保存)(?:这个|这件事|这条|这些|下面的话|以下内容)"
     r"|私下说|不要记到记忆里|别记到记忆里")
+_EN_NEEDLES: Final = ("remember", "save", "store", "memori", "record", "keep", "note", "write",
+                      "add", "put")
+"""Every :data:`EN_OPT_OUT` match holds one of these (an ``_EN_KEEP`` verb, or "record")."""
 JA_OPT_OUT: Final = re.compile(
     r"(?:これ|この話|この件|以下|今から言うこと)(?:は|を)?(?:覚えないで|記憶しないで|メモしないで"
     r"|保存しないで|記録しないで|覚えなくていい)|ここだけの話|オフレコ")
@@ -47,4 +52,7 @@ JA_OPT_OUT: Final = re.compile(
 def opted_out(text: str) -> bool:
     """Whether the message asks memory not to keep it (module doc). ``text`` is the
     prepared scan (quotes, block quotes, code and pasted material masked)."""
-    return bool(EN_OPT_OUT.search(text) or ZH_OPT_OUT.search(text) or JA_OPT_OUT.search(text))
+    if not lacks(text, _EN_NEEDLES) and EN_OPT_OUT.search(text):
+        return True
+    # the Chinese and Japanese forms hold CJK letters: an ASCII text holds none
+    return not text.isascii() and bool(ZH_OPT_OUT.search(text) or JA_OPT_OUT.search(text))

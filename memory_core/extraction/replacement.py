@@ -37,7 +37,7 @@ from typing import Final
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction import retraction
-from memory_core.extraction.cue import tokens
+from memory_core.extraction.cue import lacks, tokens
 from memory_core.extraction.prepare import detect_lang
 from memory_core.extraction.subject import key
 
@@ -137,10 +137,13 @@ def _find_en(scan: str, start: int, end: int) -> Replacement | None:
     if lx.EN_REPLACE_WORDS.isdisjoint(tokens(seg)):
         return None
     seg = seg.rstrip(" .!")
+    low = seg.lower()
     swap_read = False
-    for kind, pattern in lx.EN_REPLACE:
+    for (kind, pattern), needles in zip(lx.EN_REPLACE, lx.EN_REPLACE_NEEDLES, strict=True):
         if swap_read and pattern.pattern.startswith("^(?P<new>"):
             continue  # "Black replaced my single quotes with …": read and rejected already
+        if lacks(seg, needles, low):
+            continue  # no word every match of the form holds: it cannot match
         m = pattern.search(seg)
         if m is None:
             continue
