@@ -1080,3 +1080,54 @@ async def test_a_sister_is_still_a_sister_after_a_breakup_elsewhere(
     await later.say("Who is Emma?")
     block = block_of(later.upstream_last_user())
     assert "Emma is my sister." in block and "— superseded" not in block, block
+
+
+# -- class 80: a correction led by an apology stands beside the old value ----------------------
+async def test_a_correction_led_by_an_apology_replaces_the_old_value(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("I live in Berlin.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="fix")
+    await second.say("Sorry, I was wrong earlier: I live in Hamburg.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live?")
+    block = block_of(later.upstream_last_user())
+    assert "I live in Hamburg." in block and "superseded" in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I live in Berlin.") == "superseded", texts
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I live in Berlin.", "Sorry, I was wrong earlier: I live in Hamburg."),
+    ("I live in Berlin.", "I'm so sorry, I was wrong: I live in Hamburg."),
+    ("My manager is Dana.", "Apologies, my mistake: my manager is Lee."),
+    ("我住在柏林。", "抱歉，我之前说错了，我住在汉堡。"),
+    ("我住在柏林。", "对不起，我记错了，我住在汉堡。"),
+    ("東京に住んでいます。", "すみません、間違えました。大阪に住んでいます。"),
+])
+def test_a_correction_cue_after_an_apology_supersedes(engine: Engine, said: str,
+                                                     then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    # an apology before a bare new value: the conflict the value alone raises
+    ("I live in Berlin.", "Sorry, I live in Hamburg."),
+    ("I live in Berlin.", "I'm sorry, I live in Hamburg."),
+    ("I live in Berlin.", "Apologies, I live in Hamburg."),
+    ("我住在柏林。", "抱歉，我住在汉堡。"),
+    ("我住在柏林。", "不好意思，我住在汉堡。"),
+    ("東京に住んでいます。", "すみません、大阪に住んでいます。"),
+    ("東京に住んでいます。", "申し訳ありません、大阪に住んでいます。"),
+])
+def test_a_new_value_after_an_apology_conflicts_as_without_it(engine: Engine, said: str,
+                                                              then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert new["conflict_with"] == old["id"] and old["status"] == "active", rows(engine)

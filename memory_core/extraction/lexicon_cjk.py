@@ -16,7 +16,8 @@ from memory_core.extraction.cue import Cue, alt, cjk_cue
 # hypotheticals and reported speech, as for English.
 ZH_CORRECTION = re.compile(
     r"^(?:" + alt("更正一下|更正|纠正一下|纠正|修正一下|修正|其实|不对|不是的|错了|说错了|我说错了"
-                  "|我搞错了|我记错了|我写错了|抱歉我说错了|等等|等一下|改一下|更新一下|应该说"
+                  "|我搞错了|我记错了|我写错了|抱歉我说错了|我之前说错了|我刚才说错了|我之前记错了"
+                  "|我刚才记错了|等等|等一下|改一下|更新一下|应该说"
                   "|准确地说|准确来说|严格来说|我的意思是|我是说") + r")[\s,，:：。!！、]*"
 )
 ZH_FILLER = re.compile(r"^(?:" + alt("另外|还有|顺便说一下|顺便|对了|记住|请记住|注意|提醒一下"

@@ -48,6 +48,7 @@ from memory_core.extraction import (
 )
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
+from memory_core.extraction.apology import apology_end
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
 from memory_core.extraction.cue import tokens
@@ -580,6 +581,11 @@ class _Message:
                 m = rules.correction.match(seg)
                 if m:
                     correction = True
+                elif cut := apology_end(seg):
+                    # "I'm sorry, …", "Sorry about that - …", 抱歉，…: before the
+                    # fillers, which know "sorry" alone; a cue after it still counts
+                    body += cut
+                    continue
                 else:
                     m = rules.filler.match(seg)
                     if not m or not m.end():

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
+from memory_core.extraction.apology import APOLOGY
 
 _EN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.'-]*[a-z0-9]|[a-z0-9]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\uff66-\uff9f]+")
@@ -132,9 +133,10 @@ def covered(part: frozenset[str], whole: frozenset[str]) -> float:
     return len(part & whole) / len(part) if part else 1.0
 
 
-_OPENERS = (lx.EN_FILLER.pattern, lc.ZH_FILLER, lc.JA_FILLER, lx.META_LABEL)
+_OPENERS = (APOLOGY, lx.EN_FILLER.pattern, lc.ZH_FILLER, lc.JA_FILLER, lx.META_LABEL)
 """What a statement may open with that says nothing about its subject: the extraction's
-fillers ("Just so you know,", "提醒一下", "念のため、") and meta labels ("Reminder:")."""
+fillers ("Just so you know,", "提醒一下", "念のため、"), meta labels ("Reminder:") and
+apologies ("I'm sorry,", 抱歉，: :mod:`~memory_core.extraction.apology`)."""
 
 
 def without_opener(text: str | None) -> str | None:

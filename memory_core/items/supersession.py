@@ -15,6 +15,7 @@ import os
 import re
 from typing import Any
 
+from memory_core.extraction.apology import without_apology
 from memory_core.extraction.lexicon import EN_COUPLE, EN_EVALUATIVE, EN_PARTING, HOME
 from memory_core.extraction.lexicon_cjk import JA_EVALUATIVE, ZH_EVALUATIVE
 from memory_core.extraction.replacement import actor, adds
@@ -571,7 +572,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     if values_only and ex.value is None:
         return None
     named = {n for n in _NUMBER.findall(ex.text or "") if n != (ex.value_text or "")}
-    new_terms = terms(_CUE_ONLY.sub(" ", ex.text or ""))
+    new_terms = terms(_CUE_ONLY.sub(" ", without_apology(ex.text or "")))
     new_unit = unit_class(ex.unit)
     best: tuple[int, float, float, int] | None = None
     found: dict[str, Any] | None = None
@@ -915,7 +916,9 @@ def contradicts(ex: Any, row: Any) -> bool:
     if _CJK.search(ex.text or "") and one_slot_swapped(ex.text, row["text"]):
         return True  # "会议室在五楼。" / "会议室在三楼。": bigrams make any claim long
     subject = terms(ex.subject) | terms(row["subject"])
-    new_claim, old_claim = terms(ex.text) - subject, terms(row["text"]) - subject
+    # an apology ("Apologies, I live in Hamburg") is no part of the claim
+    new_claim = terms(without_apology(ex.text or "")) - subject
+    old_claim = terms(without_apology(row["text"] or "")) - subject
     # a statement that claims nothing beyond its subject ("the billing deploys.")
     # holds no value to disagree with
     if not (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM):
@@ -1076,7 +1079,8 @@ def evaluates(text: str, subject: str | None = None, *, asides: bool = False) ->
     is in Go now, which is great"); ``asides`` reads every clause ("I won the
     tournament - so exciting!") unless the subject's clause states what it is ("Our team
     lead is Farah, she's great": :data:`_STATES`)."""
-    text = _SENTENCE_START.sub(lambda m: m.group().lower(), text)
+    # a leading apology ("Sorry, I live in Hamburg") feels nothing about the statement
+    text = _SENTENCE_START.sub(lambda m: m.group().lower(), without_apology(text))
     if subject:
         own = _subject_clause(text, subject)
         if not asides or (own != text and _STATES.search(own) is not None):
