@@ -1131,3 +1131,50 @@ def test_a_new_value_after_an_apology_conflicts_as_without_it(engine: Engine, sa
     put(engine, then)
     old, new = rows(engine)
     assert new["conflict_with"] == old["id"] and old["status"] == "active", rows(engine)
+
+
+# -- class 85: "I don't like X anymore." keyed subject "don't" ---------------------------------
+async def test_a_liking_given_up_revises_the_liking(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="food")
+    await first.say("I love apples.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="diet")
+    await second.say("I don't like apples anymore.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="snacks")
+    await later.say("Suggest a snack for me.")
+    block = block_of(later.upstream_last_user())
+    assert "I don't like apples anymore." in block and "superseded" in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I love apples.") == "superseded", texts
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I love apples.", "I don't like apples anymore."),
+    ("I like coffee.", "I don't like coffee any more."),
+    ("I like coffee.", "I do not like coffee now."),
+    ("I like hiking.", "I no longer enjoy hiking."),
+])
+def test_a_negated_liking_with_an_ending_word_supersedes_the_liking(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("I don't like apples anymore.", "apples"),
+    ("I don't like apples any more.", "apples"),
+    ("I do not like apples anymore.", "apples"),
+    ("I don't like apples now.", "apples"),
+    ("I don't enjoy hiking anymore.", "hiking"),
+    ("I no longer enjoy hiking.", "hiking"),
+    ("I no longer like apples.", "apples"),
+])
+def test_a_negated_liking_with_an_ending_word_keys_what_is_liked(text: str,
+                                                                 subject: str) -> None:
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.negated, item.correction) == (
+        "preference", subject, True, True), item

@@ -593,6 +593,7 @@ EN_PREFERENCE = Lead(en(
     r"|can't\sstand|cannot\sstand"
     r"|don't\s(?:really\s)?(?:like|love|enjoy|eat|drink|care\sabout|mind)"
     r"|do\snot\s(?:like|love|enjoy|eat|drink|care\sabout|mind)|never\s(?:eat|drink)"
+    r"|no\slonger\s(?:like|love|enjoy|eat|drink|care\sabout)"
     r"|not\sa\s(?:big\s|huge\s)?fan\sof|a\s(?:big\s|huge\s)?fan\sof"
     r"|more\sof|favor|favour|lean\stowards?|tend\sto\sprefer|go\sfor)\b"
     r"|^(?:favou?rite|preferred)\s\w+"
@@ -648,7 +649,8 @@ EN_HABIT = Lead(en(
 """The user's own convention ("I use metric units", "I stick to tabs"): a preference
 (issue 24, kind 10). "We use …" stays a fact about the team or project."""
 EN_PREFERENCE_NEG = en(r"\b(?:hate|dislike|detest|can't\sstand|cannot\sstand|not\sa)\b"
-                       r"|\b(?:don't|do\snot|never)\s(?:really\s)?(?:like|love|enjoy|eat|drink)\b")
+                       r"|\b(?:don't|do\snot|never|no\slonger)\s(?:really\s)?"
+                       r"(?:like|love|enjoy|eat|drink|care\sabout)\b")
 EN_SOFTENER = Cue(en(r"\b(?:if possible|ideally|preferably|if you can|where possible|when possible"
                      r"|if it's possible|if convenient)\b"),
                   words="possible ideally preferably can convenient")

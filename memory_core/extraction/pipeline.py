@@ -864,15 +864,23 @@ class _Message:
         at = (self.folded or self.scan).find(phrase)
         return self.text[at:at + len(phrase)] if at >= 0 else phrase
 
-    def _update_subject(self, c: Clause, subject: str | None) -> str | None:
+    def _update_subject(self, c: Clause, subject: str | None,
+                        kind: str = "fact") -> str | None:
         """The subject of a clause holding an update cue: the phrase before the cue
         ("The API timeout is now 45 s" → "api timeout"), else what follows "for"
-        ("We switched to Argo CD for deploys" → "deploys"), else the rule's."""
+        ("We switched to Argo CD for deploys" → "deploys"), else the rule's. A
+        preference whose cue ends the clause or stands before its verb ("I don't like
+        apples anymore", "I no longer enjoy hiking") keeps the rule's: the phrase before
+        the cue holds the liking verb, not what is liked."""
         at = self.update_at
         if at is None or not c.start <= at <= c.end:
             return subject
         lang = c.lang
         phrase = c.scan[c.body_start:at]
+        if kind == "preference" and subject and lang == "en" and (
+                not _has_content(c.scan[self.update_end or at:c.end])
+                or _PRONOUN_ONLY.match(key(phrase, lang) or "i")):
+            return subject
         if subject and lang == "en" and self.update_end is not None \
                 and not _has_content(c.scan[self.update_end:c.end]):
             # a cue that ends the clause ("… is release/2.4 going forward", "Use 4-space
@@ -1011,7 +1019,8 @@ class _Message:
                     revises = c.start <= self.update_at <= c.end
                     if revises and verdict.subject not in lx.NAME_KEYS:
                         verdict = Verdict(verdict.kind,
-                                          self._update_subject(c, verdict.subject),
+                                          self._update_subject(c, verdict.subject,
+                                                               verdict.kind),
                                           verdict.negated)
                 if revises and _DISMISSAL.search(sc, c.start, end):
                     revises = False  # "oh wait, gofmt decides that anyway": moot, no value

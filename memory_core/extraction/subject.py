@@ -63,6 +63,8 @@ def en_key(phrase: str, *, action: bool = False) -> str | None:
     """
     tokens = [t.lower().rstrip(".-'") for t in _EN_TOKEN.findall(phrase.replace(MASK, " "))]
     tokens = [t for t in tokens if t and not _EN_NUMBERISH.match(t)]
+    if tokens[-2:] == ["any", "more"]:
+        del tokens[-1]  # "… any more" ends a clause as "anymore" does: no "more" of it
     # "Priya's our lead": before a determiner, "'s" is "is", not a possessive.
     tokens = [t[:-2] if t.endswith("'s") and nxt in _EN_IS_NEXT else t
               for t, nxt in zip(tokens, [*tokens[1:], ""][:len(tokens)], strict=True)]
