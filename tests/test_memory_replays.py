@@ -1178,3 +1178,46 @@ def test_a_negated_liking_with_an_ending_word_keys_what_is_liked(text: str,
     (item,) = extract(text)
     assert (item.kind, item.subject, item.negated, item.correction) == (
         "preference", subject, True, True), item
+
+
+# -- class 86 (age part): an age that grows is a conflict marked "ask the user" ---------------
+async def test_an_age_that_grows_is_shown_as_the_current_age(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="family")
+    await first.say("My son is 7.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="birthday")
+    await second.say("My son turned 8.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How old is my son?")
+    block = block_of(later.upstream_last_user())
+    assert "My son turned 8." in block and "CONFLICTS" not in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("My son is 7.") == "superseded", texts
+
+
+@pytest.mark.parametrize("said, then", [
+    ("My son is 7.", "My son turned 8."),
+    ("My son is 7 years old.", "My son is 8 years old."),
+    ("My daughter Mia is 4.", "My daughter Mia just turned 5."),
+    ("息子は7歳です。", "息子は8歳です。"),
+])
+def test_a_later_greater_age_supersedes(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("My son is 7.", "My son is 6."),  # younger: one of them is wrong
+    ("My son is 7.", "My son turned 6."),
+    ("The build is 7.", "The build is 8."),  # no age: a rival value
+])
+def test_a_smaller_age_or_a_number_that_is_no_age_stays_a_conflict(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert new["conflict_with"] == old["id"] and old["status"] == "active", rows(engine)

@@ -66,6 +66,7 @@ from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.replacement import actor, adds, states_change
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
+from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
 from memory_core.items.overlap import (
     one_slot_swapped,
@@ -413,6 +414,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     if old is not None:
         if ex.correction:
             supersede(tx, int(old["id"]), item_id, "correction", now)
+        elif grown_age(ex, old):  # "My son turned 8." after "My son is 7.": a year on
+            supersede(tx, int(old["id"]), item_id, "a later, greater age", now)
         else:
             items.set_conflict(item_id, old["id"])
             items.revision(item_id, "conflict_with", None, old["id"],
