@@ -51,6 +51,8 @@ class Reply:
     drop_after: int | None = None  # close the connection after this many bytes
     reasoning: str | None = None  # streamed before the content, as reasoning deltas
     reasoning_key: str = "reasoning_content"  # DeepSeek/vLLM; OpenRouter: "reasoning"
+    split_names: bool = True  # a tool call's name over two deltas; False: whole in the
+    # first, as OpenAI sends it (the Agents SDK's stream handler keeps the last piece)
 
 
 class FakeUpstream:
@@ -378,14 +380,15 @@ class FakeUpstream:
                         "logprobs": None, "finish_reason": None}])
             for k, tc in enumerate(reply.tool_calls or []):
                 name, args = tc["name"], tc["arguments"]
-                cut = max(1, len(name) // 2)
+                cut = max(1, len(name) // 2) if reply.split_names else len(name)
                 chunk([{"index": i, "delta": {"tool_calls": [
                     {"index": k, "id": tc["id"], "type": "function",
                      "function": {"name": name[:cut], "arguments": ""}}]},
                     "logprobs": None, "finish_reason": None}])
-                chunk([{"index": i, "delta": {"tool_calls": [
-                    {"index": k, "function": {"name": name[cut:]}}]},
-                    "logprobs": None, "finish_reason": None}])
+                if name[cut:]:
+                    chunk([{"index": i, "delta": {"tool_calls": [
+                        {"index": k, "function": {"name": name[cut:]}}]},
+                        "logprobs": None, "finish_reason": None}])
                 for start in range(0, len(args), 5):
                     chunk([{"index": i, "delta": {"tool_calls": [
                         {"index": k, "function": {"arguments": args[start:start + 5]}}]},

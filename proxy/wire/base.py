@@ -220,8 +220,9 @@ class WireAdapter(ABC):
     @abstractmethod
     def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
                      later: bool = False, stream_id: Any = None,
-                     created: Any = None) -> StreamRound:
-        """A fresh sans-io state machine for one streamed round."""
+                     created: Any = None, hold_text: bool = False) -> StreamRound:
+        """A fresh sans-io state machine for one streamed round (``hold_text``: hold
+        the round's text until it is known to be shown, as its reasoning)."""
 
     @abstractmethod
     def stream_session(self, names: dict[str, str], body: dict[str, Any], *,

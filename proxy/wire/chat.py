@@ -201,8 +201,9 @@ class ChatWire(WireAdapter):
     # -- streams -------------------------------------------------------------------------
     def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
                      later: bool = False, stream_id: Any = None,
-                     created: Any = None) -> StreamRound:
-        return _Round(names, client_offset, later=later, stream_id=stream_id, created=created)
+                     created: Any = None, hold_text: bool = False) -> StreamRound:
+        return _Round(names, client_offset, later=later, stream_id=stream_id, created=created,
+                      hold_text=hold_text)
 
     def stream_session(self, names: dict[str, str], body: dict[str, Any], *,
                        previous: str | None = None) -> StreamSession:

@@ -19,6 +19,12 @@ the client is shown, or the end of an answer that ends with this round
 (:meth:`ChatStreamRound.release`), sends them first, in their place; meanwhile
 the loop keeps the client alive with heartbeats (:meth:`holds`).
 
+A request for a structured answer (``response_format`` ``json_schema`` or
+``json_object``: ``hold_text``) has its content held the same way: a hidden round's
+text (a model's "Let me check." before its memory call) would otherwise be glued to
+the answer's JSON, which the SDKs' ``parse``/``stream`` helpers then fail to read;
+a whole answer never shows it either.
+
 Later rounds of one answer (``later=True``) keep the answer's chunk ``id`` and
 ``created`` (``stream_id``, ``created``) and drop their own role-only chunk: the
 client sees one completion.
@@ -47,9 +53,10 @@ REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_details")
 """Delta fields of streamed reasoning (DeepSeek/vLLM, OpenRouter)."""
 
 
-def _reasoning_only(chunk: dict[str, Any]) -> bool:
+def _reasoning_only(chunk: dict[str, Any], text: bool = False) -> bool:
     """True for a chunk whose choices carry reasoning and nothing to show beyond a
-    role (no content, tool call or finish reason)."""
+    role (no content, tool call or finish reason); with ``text``, content counts as
+    reasoning (a structured answer's text is held like it)."""
     choices = [c for c in chunk.get("choices") or [] if isinstance(c, dict)]
     some = False
     for ch in choices:
@@ -59,7 +66,7 @@ def _reasoning_only(chunk: dict[str, Any]) -> bool:
         if not isinstance(delta, dict):
             continue
         for key, value in delta.items():
-            if key in REASONING_KEYS:
+            if key in REASONING_KEYS or (text and key == "content"):
                 some = some or bool(value)
             elif not (key == "role" or (key == "content" and not value) or value is None):
                 return False
@@ -75,8 +82,10 @@ class ChatStreamRound:
     """Decisions over one round's SSE blocks: pass, rewrite, hold or swallow."""
 
     def __init__(self, names: dict[str, str], client_offset: int = 0, *,
-                 later: bool = False, stream_id: Any = None, created: Any = None) -> None:
+                 later: bool = False, stream_id: Any = None, created: Any = None,
+                 hold_text: bool = False) -> None:
         self.names = names
+        self.hold_text = hold_text
         self.slots: dict[int, dict[str, Any]] = {}
         self.client_offset = client_offset
         self.next_client_index = client_offset
@@ -166,7 +175,7 @@ class ChatStreamRound:
             if self.holding:
                 self.tail.append(("other", raw))
                 continue
-            if not self.shown and _reasoning_only(obj):
+            if not self.shown and _reasoning_only(obj, self.hold_text):
                 out += self._hold_reasoning(raw, obj)
                 continue
             piece = self._chunk(raw, obj)

@@ -327,7 +327,7 @@ class MessagesWire(WireAdapter):
 
     def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
                      later: bool = False, stream_id: Any = None,
-                     created: Any = None) -> StreamRound:
+                     created: Any = None, hold_text: bool = False) -> StreamRound:
         from proxy.wire.messagesstream import MessagesStreamRound
         return MessagesStreamRound(names, client_offset, later=later)
 

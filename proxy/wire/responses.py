@@ -394,7 +394,7 @@ class ResponsesWire(WireAdapter):
 
     def stream_round(self, names: dict[str, str], client_offset: int = 0, *,
                      later: bool = False, stream_id: Any = None,
-                     created: Any = None) -> StreamRound:
+                     created: Any = None, hold_text: bool = False) -> StreamRound:
         raise NotImplementedError("Responses streams with memory tools: see"
                                   " proxy.wire.responsesstream")
 

@@ -32,6 +32,9 @@ from proxy.wire.responsesstream import (
     terminal_bytes,
 )
 
+STRUCTURED_FORMATS = ("json_schema", "json_object")
+"""Chat ``response_format`` types whose answer is a JSON document the client parses."""
+
 
 class StreamSession:
     """Chat Completions: one chunk ``id``/``created`` across rounds (the first shown
@@ -53,8 +56,11 @@ class StreamSession:
         self.wire, self.names = wire, names
         options = body.get("stream_options")
         self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        self.parts: list[str] = []
-        """The content of every round so far."""
+        fmt = body.get("response_format")
+        self.hold_text = isinstance(fmt, dict) and fmt.get("type") in STRUCTURED_FORMATS
+        """A structured answer: each round's text is held until the round is known to
+        be shown (:mod:`proxy.wire.chatstream`)."""
+        self._contents: list[tuple[StreamRound, str]] = []
         self.stream_id: tuple[Any, Any] | None = None
         self.finish: Any = None
 
@@ -64,13 +70,20 @@ class StreamSession:
         included)."""
         sid = self.stream_id
         return self.wire.stream_round(self.names, 0, later=sid is not None,
-                                      stream_id=sid and sid[0], created=sid and sid[1])
+                                      stream_id=sid and sid[0], created=sid and sid[1],
+                                      hold_text=self.hold_text)
 
     def after_round(self, sr: StreamRound, committed: bool) -> None:
         """Note what round ``sr`` showed (``committed``: the client's status is sent)."""
         if committed and self.stream_id is None and sr.identity()[0] is not None:
             self.stream_id = sr.identity()
-        self.parts.append(self.message(sr).get("content") or "")
+        self._contents.append((sr, self.message(sr).get("content") or ""))
+
+    @property
+    def parts(self) -> list[str]:
+        """The content the client was shown, per round so far (a round whose held
+        text was never released, a hidden one, shows none)."""
+        return [text for sr, text in self._contents if sr.shown or not sr.holds()]
 
     def message(self, sr: StreamRound) -> dict[str, Any]:
         """The round's assistant message (choice 0), as it goes upstream again."""
