@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 import anthropic
+import openai
 import orjson
 import pytest
 from aiohttp import web
@@ -49,7 +50,7 @@ class GatedUpstream:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
-        self.received.append({"path": request.path, "raw": raw,
+        self.received.append({"path": request.path, "path_qs": request.path_qs, "raw": raw,
                               "json": orjson.loads(raw) if raw else None,
                               "headers": dict(request.headers)})
         answer = self.answers.popleft()
@@ -1020,3 +1021,189 @@ async def test_a_stream_under_another_label_after_a_heartbeat_still_hides_its_me
     await opener
     assert b"memory_grep" not in got and b"done" in got
     assert len(upstream.received) == 2
+
+
+# -- a continuation after hidden rounds ------------------------------------------------------
+# Reported: a proxy's answer without the ``previous_response_id`` the client sent, or with
+# another one, so a client that checks or stores the chain loses it. After a turn whose
+# memory call was hidden, the proxy continues the thread as a stateless replay (the hidden
+# call and its output spliced back), also when it injects nothing: the upstream's answer
+# says null, the client must be shown the id it continued from.
+def _final_with_previous(rid: bytes) -> bytes:
+    return FINAL["/responses"].replace(b"resp_2", rid).replace(
+        b'"created_at":1,"output"', b'"created_at":1,"previous_response_id":null,"output"')
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_continuation_after_a_hidden_round_is_shown_its_previous_response_id(
+        gated: tuple[GatedUpstream, RunningProxy], stream: bool) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([Scripted([MEMORY_CALLS["/responses"][1]]),
+                             Scripted([_final_with_previous(b"resp_2")])])
+    final = _final_with_previous(b"resp_3")
+    if not stream:  # the completed event's response, as one JSON body
+        final = orjson.dumps(orjson.loads(final.split(b"\n\n")[1].partition(b"data: ")[2])[
+            "response"])
+    upstream.answers.append(Scripted([final], headers={
+        "Content-Type": "text/event-stream" if stream else "application/json"}))
+    async with openai.AsyncOpenAI(api_key=TEST_KEY, base_url=proxy.base_url,
+                                  max_retries=0) as client:
+        first = [e async for e in await client.responses.create(
+            model="m", input="hello there", stream=True)]
+        seen = first[-1].response.id
+        if stream:
+            events = [e async for e in await client.responses.create(
+                model="m", input="and then?", stream=True, previous_response_id=seen)]
+            got = events[-1].response
+        else:
+            got = await client.responses.create(model="m", input="and then?",
+                                                previous_response_id=seen)
+    assert seen == "resp_2"
+    sent = upstream.received[-1]["json"]
+    assert "previous_response_id" not in sent, "the thread went as a stateless replay"
+    assert [i.get("type") for i in sent["input"]][1:3] == ["function_call",
+                                                           "function_call_output"]
+    assert (got.id, got.previous_response_id) == ("resp_3", "resp_2")
+
+
+# -- Azure's query string and api-key header on every round ----------------------------------
+# Reported: ``?api-version=`` dropped or not kept on a proxy's own calls, and Azure's
+# ``api-key`` header (instead of a bearer token) not forwarded, so a deployment answers 404
+# or 401. Both must reach every round, the hidden ones too.
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_the_query_string_and_api_key_header_reach_every_round(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
+    query = "?api-version=2024-10-21&beta=true"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path + query, data=orjson.dumps(body),
+                                headers={"api-key": TEST_KEY,
+                                         "Content-Type": "application/json"}) as resp:
+            got = await resp.read()
+            assert resp.status == 200
+    assert b"memory_grep" not in got and b"done" in got
+    assert [r["path_qs"] for r in upstream.received] == ["/v1" + path + query] * 2
+    assert [r["headers"].get("api-key") for r in upstream.received] == [TEST_KEY] * 2
+
+
+# -- an HTML page under 200 --------------------------------------------------------------------
+# Reported: a captive portal or a CDN challenge page answered with ``200 text/html`` read as
+# an API answer (or as an empty stream), so the client got a blank success. It must reach
+# the client as sent: status, label and bytes, for the SDK to raise on.
+CHALLENGE = (b"<!DOCTYPE html><html><head><title>Just a moment...</title></head>"
+             b"<body>Checking your browser</body></html>")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_an_html_page_under_200_reaches_the_client_as_sent(
+        gated: tuple[GatedUpstream, RunningProxy], path: str, stream: bool) -> None:
+    upstream, proxy = gated
+    upstream.answers.append(Scripted([CHALLENGE], headers={
+        "Content-Type": "text/html; charset=UTF-8"}))
+    body = dict(MEMORY_CALLS[path][0], stream=stream)
+    async with aiohttp.ClientSession() as session:
+        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                headers=HEADERS) as resp:
+            got = await resp.read()
+            assert (resp.status, resp.headers["Content-Type"]) == (
+                200, "text/html; charset=UTF-8")
+    assert got == CHALLENGE
+
+
+# -- one SSE line of a megabyte ------------------------------------------------------------
+# Reported: line readers with a fixed buffer (aiohttp's ``readuntil``, 128 KiB) failing with
+# "Chunk too big" on one event of a base64 image or a long tool result. A 1 MiB event, after
+# a hidden round too, must reach the client whole.
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_a_one_megabyte_event_reaches_the_client_whole(
+        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+    upstream, proxy = gated
+    big = FINAL[path].replace(b"done", b"A" * (1 << 20))
+    body, first = MEMORY_CALLS[path]
+    upstream.answers.extend([Scripted([big]), Scripted([first]), Scripted([big])])
+    async with aiohttp.ClientSession() as session:
+        for _ in range(2):  # answered at once, then after a hidden round
+            async with session.post(proxy.base_url + path, data=orjson.dumps(body),
+                                    headers=HEADERS) as resp:
+                got = await resp.read()
+                assert resp.status == 200
+            assert b"A" * (1 << 20) in got and b"memory_grep" not in got
+    assert got.count(b"\n\n") == big.count(b"\n\n")
+
+
+# -- HTTP/1.0, Expect: 100-continue and chunked request bodies ------------------------------
+# Reported: proxies that answer an HTTP/1.0 client with a chunked stream it cannot read,
+# hang on ``Expect: 100-continue`` (curl's default above 1 KiB), or refuse a request body
+# without ``Content-Length`` (``Transfer-Encoding: chunked`` from streaming HTTP clients).
+def _request_head(path: str, version: str, extra: str) -> bytes:
+    return (f"POST /v1{path} HTTP/{version}\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {TEST_KEY}\r\nx-api-key: {TEST_KEY}\r\n"
+            f"Content-Type: application/json\r\nConnection: close\r\n{extra}\r\n").encode()
+
+
+async def _exchange(port: int, head: bytes, body: bytes, *, wait_continue: bool = False
+                    ) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(head)
+        if wait_continue:  # the body goes only after the interim answer
+            await writer.drain()
+            assert await asyncio.wait_for(reader.readline(), 10) == b"HTTP/1.1 100 Continue\r\n"
+            assert await asyncio.wait_for(reader.readline(), 10) == b"\r\n"
+        writer.write(body)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(), 30)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("client", ["http-1.0", "expect-100", "chunked-body"])
+@pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
+async def test_older_and_streaming_http_clients_get_the_answer(
+        gated: tuple[GatedUpstream, RunningProxy], path: str, client: str) -> None:
+    upstream, proxy = gated
+    body, first = MEMORY_CALLS[path]
+    upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
+    raw = orjson.dumps(body)
+    if client == "chunked-body":
+        half = len(raw) // 2
+        sent = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (raw[:half], raw[half:]))
+        got = await _exchange(proxy.port, _request_head(
+            path, "1.1", "Transfer-Encoding: chunked\r\n"), sent + b"0\r\n\r\n")
+    else:
+        length = f"Content-Length: {len(raw)}\r\n"
+        got = await _exchange(proxy.port, _request_head(
+            path, "1.0" if client == "http-1.0" else "1.1",
+            length + ("Expect: 100-continue\r\n" if client == "expect-100" else "")),
+            raw, wait_continue=client == "expect-100")
+    head, _, answer = got.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0].endswith(b" 200 OK")
+    if client == "http-1.0":  # no chunked framing for a client that cannot read it
+        assert b"transfer-encoding" not in head.lower()
+        last = answer.rstrip(b"\n").rpartition(b"\n\n")[2]  # whole, to its terminal event
+        assert last.split(b"\n")[0] == FINAL[path].rstrip(b"\n").rpartition(
+            b"\n\n")[2].split(b"\n")[0]
+    assert b"done" in answer and b"memory_grep" not in answer
+    assert upstream.received[0]["json"]["input" if path == "/responses" else "messages"]
+
+
+# -- a stop sequence after a hidden round ------------------------------------------------------
+# Reported: ``stop_reason: "stop_sequence"`` with its ``stop_sequence`` lost or replaced by
+# ``end_turn`` by a proxy that rebuilds the final message. After a hidden memory round the
+# client's final message must carry the round's own.
+async def test_a_stop_sequence_after_a_hidden_round_reaches_the_client(
+        gated: tuple[GatedUpstream, RunningProxy]) -> None:
+    upstream, proxy = gated
+    final = FINAL["/messages"].replace(b'"stop_reason":"end_turn","stop_sequence":null',
+                                       b'"stop_reason":"stop_sequence","stop_sequence":"###"')
+    upstream.answers.extend([Scripted([MEMORY_CALLS["/messages"][1]]), Scripted([final])])
+    async with anthropic.AsyncAnthropic(api_key=TEST_KEY, base_url=proxy.base_url[:-3],
+                                        max_retries=0) as client:
+        async with client.messages.stream(model="claude", max_tokens=50, messages=SDK_USER,
+                                          stop_sequences=["###"]) as stream:
+            message = await stream.get_final_message()
+    assert (message.stop_reason, message.stop_sequence) == ("stop_sequence", "###")
+    assert [r["json"]["stop_sequences"] for r in upstream.received] == [["###"]] * 2

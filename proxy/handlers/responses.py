@@ -174,7 +174,9 @@ async def _responses(request: web.Request) -> web.StreamResponse:
                 **ex.prepared.headers}
     if ex.prepared.state == "skipped":
         ex.extra["x-lcm-memory-reason"] = reason or skip_reason(ex)
-    elif whole is not None and ex.prepared.body is not None:
+    if whole is not None and ex.prepared.body is not None:
+        # A replay also when nothing was injected (a thread with hidden rounds is
+        # always spliced): the upstream's answer then says null, the client its own.
         ex.extra["x-lcm-responses-mode"] = "stateless-replay"
     ex.tools = offers_tools(ex) and not observed
     forwardlog.record(request, ex.scope, ex.rid, ex.prepared, raw, body, tools=ex.tools,
