@@ -89,7 +89,8 @@ async def measure(n: int, gap: float) -> dict[str, list[float]]:
         settings = load_settings(None, environ={}, overrides={
             "proxy": {"upstream": upstream, "host": "127.0.0.1", "port": 0},
             "storage": {"data_dir": str(Path(tmp) / "p")},
-            "embedding": {"provider": "hashing"}})
+            "embedding": {"provider": "hashing"},
+            "injection": {"extract_worker": "--extract-worker" in sys.argv}})
         runner = web.AppRunner(create_app(settings), access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -150,7 +151,24 @@ async def measure(n: int, gap: float) -> dict[str, list[float]]:
     return rows
 
 
+WORKER_STATS: list[dict[str, Any]] = []
+"""The extraction worker's counts at its close (``--extract-worker``)."""
+
+
+def watch_worker() -> None:
+    from memory_core.extraction.worker import ExtractWorker
+
+    close = ExtractWorker.close
+
+    def closing(self: ExtractWorker) -> None:
+        WORKER_STATS.append(self.stats())
+        close(self)
+
+    ExtractWorker.close = closing  # type: ignore[method-assign]
+
+
 def main() -> None:
+    watch_worker()
     n = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 200
     gap = float(sys.argv[sys.argv.index("--gap") + 1]) / 1e3 if "--gap" in sys.argv else 0.0
     instrument()
@@ -158,6 +176,8 @@ def main() -> None:
     print(f"{'segment (ms)':46s} {'median':>8s} {'mean':>8s} {'n':>5s}")
     for k, v in rows.items():
         print(f"{k:46s} {statistics.median(v):8.2f} {statistics.fmean(v):8.2f} {len(v):5d}")
+    if WORKER_STATS:
+        print("extraction worker:", WORKER_STATS)
 
 
 if __name__ == "__main__":
