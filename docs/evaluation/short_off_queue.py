@@ -19,7 +19,10 @@ the handler going on) is split into:
 Prints medians and means (ms) and the share of requests whose queue wait held each
 kind of job.
 
-    PYTHONPATH=TREE python docs/evaluation/short_off_queue.py 150 [--gap MS]
+    PYTHONPATH=TREE python docs/evaluation/short_off_queue.py 150 [--gap MS] [--extract-worker]
+
+``--extract-worker``: with ``injection.extract_worker`` (extraction in a child process;
+its counts are printed at the end).
 
 ``--gap``: sleep that long after each request (the writer's background then runs
 between requests, as between a real agent's turns).

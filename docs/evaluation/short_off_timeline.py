@@ -11,7 +11,10 @@ wall time and thread CPU of the writer's jobs (the request's capture, the
 answer's capture, the extraction jobs) that ran inside it, by whose request they
 were (this one's or earlier ones'). Prints medians and means, ms.
 
-    PYTHONPATH=TREE python docs/evaluation/short_off_timeline.py 200 [--gap MS]
+    PYTHONPATH=TREE python docs/evaluation/short_off_timeline.py 200 [--gap MS] [--extract-worker]
+
+``--extract-worker``: with ``injection.extract_worker`` (extraction in a child process;
+its counts are printed at the end).
 
 ``--gap``: sleep that long between requests (the previous one's background done).
 Figures: docs/evaluation/README.md, "Memory-off short requests: the writer, the
