@@ -150,9 +150,12 @@ def test_the_child_reads_what_the_job_would() -> None:
         worker.close()
 
 
-def test_the_setting_reaches_the_engine() -> None:
+def test_the_setting_reaches_the_engine_and_doctor() -> None:
+    """``injection.extract_worker`` from the environment reaches the engine's config
+    and the config ``doctor`` and ``/config`` print (``public_dict``)."""
     settings = load_settings(None, environ={"LCM_INJECTION__EXTRACT_WORKER": "true"})
     assert settings.memory_config().extract_worker is True
+    assert settings.public_dict()["injection"]["extract_worker"] is True
     assert load_settings(None, environ={}).memory_config().extract_worker is False
 
 
