@@ -82,6 +82,10 @@ class MemoryConfig:
     thread); see :class:`memory_core.store.sqlite.SqliteStore`.
     ``store_url``: a ``postgresql://`` URL selects the PostgreSQL store
     (:func:`memory_core.store.factory.open_store`); empty: SQLite.
+    ``extract_worker``: run the extraction that writer jobs do after a capture
+    commits in one child process (:mod:`memory_core.extraction.worker`), read while
+    the job waits in the queue, so that the writer thread only stores; fails open to
+    in-process extraction.
     ``timezone``: the IANA time zone statements are said in when a request names none
     (:mod:`memory_core.extraction.relative_dates`); one this host does not know is
     read as UTC, logged (the proxy's loader refuses it).
@@ -91,6 +95,7 @@ class MemoryConfig:
     store_raw_json: bool = True
     redact_secrets: bool = True
     extract: bool = True
+    extract_worker: bool = False
     inject: bool = True
     soft_budget_tokens: int = field(default=3000, metadata=rng(200, 20000))
     idle_resume_seconds: float = field(default=1800.0, metadata=rng(0, 30 * 86400))

@@ -44,6 +44,7 @@ from memory_core.compaction.scheduler import Compactor
 from memory_core.config import MemoryConfig
 from memory_core.errors import NotFoundError
 from memory_core.extraction import relative_dates
+from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import writer as items_writer
 from memory_core.items.cache import ActiveItems, SupersededItems
 from memory_core.models import CaptureResult, CaptureTicket, Scope
@@ -129,7 +130,10 @@ class Engine:
             lambda tx: tx.request_reads.spliced_ids()))
         self._default_zone = _configured_zone(self.config.timezone)
         """``config.timezone`` as stored with a statement (``""``: UTC)."""
-        self.captures = CaptureJobs(self.store, self.config, self._spliced)
+        self._extract_worker = (ExtractWorker() if self.config.extract
+                                and self.config.extract_worker else None)
+        self.captures = CaptureJobs(self.store, self.config, self._spliced,
+                                    self._extract_worker)
         """Capture and extraction jobs (:mod:`memory_core.capture.jobs`)."""
         self.compactor = Compactor(self.store, self.config, self._message_facts,
                                    self._nodes_on_path, self._node_written)
@@ -613,6 +617,8 @@ class Engine:
             self.store.before_checkpoint = None
             self.search.close(search_timeout)
         self.store.close()
+        if self._extract_worker is not None:
+            self._extract_worker.close()
 
     # -- reads ------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

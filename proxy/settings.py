@@ -154,6 +154,7 @@ class InjectionSettings:
 
     enabled: bool = _memory("inject")
     extract: bool = _memory("extract")
+    extract_worker: bool = _memory("extract_worker")
     soft_budget_tokens: int = _memory("soft_budget_tokens")
     idle_resume_seconds: float = _memory("idle_resume_seconds")
     max_items: int = _memory("max_items")
@@ -379,6 +380,7 @@ class Settings:
             store_raw_json=self.capture.store_raw_json,
             redact_secrets=self.capture.redact_secrets,
             extract=inj.extract,
+            extract_worker=inj.extract_worker,
             inject=inj.enabled,
             soft_budget_tokens=inj.soft_budget_tokens,
             idle_resume_seconds=inj.idle_resume_seconds,

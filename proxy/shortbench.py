@@ -161,20 +161,56 @@ class ProcStat:
     rss_mib: float
     anon_mib: float = 0.0
     peak_mib: float = 0.0
+    child_rss_mib: float = 0.0
 
 
-def proc_stat(pid: int) -> ProcStat:
-    """Read ``/proc/PID`` (Linux). Raises ``OSError`` when the process is gone."""
-    def ticks(path: str) -> float:
-        fields = Path(path).read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICKS
+def _ticks(path: str) -> float:
+    fields = Path(path).read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _memory(pid: int) -> dict[str, float]:
     mem = {"VmRSS": 0.0, "RssAnon": 0.0, "VmHWM": 0.0}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         name = line.split(":", 1)[0]
         if name in mem:
             mem[name] = int(line.split()[1]) / 1024
-    return ProcStat(ticks(f"/proc/{pid}/stat"), ticks(f"/proc/{pid}/task/{pid}/stat"),
-                    mem["VmRSS"], mem["RssAnon"], mem["VmHWM"])
+    return mem
+
+
+def _children(pid: int) -> list[int]:
+    """The live descendants of ``pid`` (``/proc/PID/task/*/children``)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            kids = [int(k) for k in task.read_text().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            out.append(kid)
+            try:
+                out.extend(_children(kid))
+            except OSError:
+                pass
+    return out
+
+
+def proc_stat(pid: int) -> ProcStat:
+    """Read ``/proc/PID`` (Linux), with its live child processes' CPU and RSS added
+    (the extraction worker, ``injection.extract_worker``): ``child_rss_mib`` says how
+    much of the RSS is theirs. Raises ``OSError`` when the process is gone."""
+    mem = _memory(pid)
+    cpu, child_rss = _ticks(f"/proc/{pid}/stat"), 0.0
+    for kid in _children(pid):
+        try:
+            cpu += _ticks(f"/proc/{kid}/stat")
+            kid_mem = _memory(kid)
+        except OSError:  # exited meanwhile
+            continue
+        child_rss += kid_mem["VmRSS"]
+        mem["RssAnon"] += kid_mem["RssAnon"]
+    return ProcStat(cpu, _ticks(f"/proc/{pid}/task/{pid}/stat"),
+                    mem["VmRSS"] + child_rss, mem["RssAnon"], mem["VmHWM"], child_rss)
 
 
 def embedding_backlog(data_dir: Path) -> Callable[[], int]:
@@ -400,7 +436,7 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                        {"start": rss_start.rss_mib, "warm": rss_warm.rss_mib,
                         "end": rss_end.rss_mib, "start_anon": rss_start.anon_mib,
                         "warm_anon": rss_warm.anon_mib, "end_anon": rss_end.anon_mib,
-                        "peak": rss_end.peak_mib},
+                        "peak": rss_end.peak_mib, "end_children": rss_end.child_rss_mib},
                        warm_idle, health, proxy_tree, extra_env or {})
     finally:
         for p in procs:
@@ -506,7 +542,9 @@ def format_table(result: dict[str, Any]) -> str:
         f" embedding {result['embedding_provider']}; proxy RSS (anonymous part), idle"
         f" {RSS_SETTLE_S:.0f} s: {rss['start']:.0f} ({rss['start_anon']:.0f}) MiB at start,"
         f" {rss['warm']:.0f} ({rss['warm_anon']:.0f}) MiB after warm-up, {rss['end']:.0f}"
-        f" ({rss['end_anon']:.0f}) MiB at the end, peak {rss.get('peak', 0):.0f} MiB; idle"
+        f" ({rss['end_anon']:.0f}) MiB at the end (child processes"
+        f" {rss.get('end_children', 0):.0f} MiB of it), peak of the proxy alone"
+        f" {rss.get('peak', 0):.0f} MiB; idle"
         f" {result['warm_idle_s']:.1f} s after warm-up; errors {errors or 0}.",
         f"Issue 28's targets: RSS at the end {goals['rss_end_mb']:.0f} MB"
         f" (<= {TARGET_RSS_MB} MB: {verdict(goals['rss_met'])}); background CPU per"

@@ -19,7 +19,10 @@ the handler going on) is split into:
 Prints medians and means (ms) and the share of requests whose queue wait held each
 kind of job.
 
-    PYTHONPATH=TREE python docs/evaluation/short_off_queue.py 150 [--gap MS]
+    PYTHONPATH=TREE python docs/evaluation/short_off_queue.py 150 [--gap MS] [--extract-worker]
+
+``--extract-worker``: with ``injection.extract_worker`` (extraction in a child process;
+its counts are printed at the end).
 
 ``--gap``: sleep that long after each request (the writer's background then runs
 between requests, as between a real agent's turns).
@@ -190,7 +193,8 @@ async def measure(n: int, gap: float = 0.0) -> tuple[dict[str, list[float]], dic
         settings = load_settings(None, environ={}, overrides={
             "proxy": {"upstream": upstream, "host": "127.0.0.1", "port": 0},
             "storage": {"data_dir": str(Path(tmp) / "p")},
-            "embedding": {"provider": "hashing"}})
+            "embedding": {"provider": "hashing"},
+            "injection": {"extract_worker": "--extract-worker" in sys.argv}})
         runner = web.AppRunner(create_app(settings), access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -251,10 +255,31 @@ async def measure(n: int, gap: float = 0.0) -> tuple[dict[str, list[float]], dic
             o = overlap(r["start"], r["end"], m["resolved"], m["store_first_end"])
             if o > 0:
                 rows[f"    writer running {kind(r, i)} meanwhile"].append(o * 1e3)
+    for r in JOBS:
+        if r["label"] == "_extract_pending" and r["owner"] >= 0:
+            rows["any extraction job (wall)"].append((r["end"] - r["start"]) * 1e3)
+            rows["any extraction job (writer thread CPU)"].append(r["cpu"] * 1e3)
     return rows, held
 
 
+WORKER_STATS: list[dict[str, Any]] = []
+"""The extraction worker's counts at its close (``--extract-worker``)."""
+
+
+def watch_worker() -> None:
+    from memory_core.extraction.worker import ExtractWorker
+
+    close = ExtractWorker.close
+
+    def closing(self: ExtractWorker) -> None:
+        WORKER_STATS.append(self.stats())
+        close(self)
+
+    ExtractWorker.close = closing  # type: ignore[method-assign]
+
+
 def main() -> None:
+    watch_worker()
     n = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 150
     gap = float(sys.argv[sys.argv.index("--gap") + 1]) / 1e3 if "--gap" in sys.argv else 0.0
     instrument()
@@ -268,6 +293,8 @@ def main() -> None:
     print("\nshare of requests whose queue wait ran each kind of job:")
     for k, c in sorted(held.items(), key=lambda kv: -kv[1]):
         print(f"  {k:56s} {c / max(total, 1):6.0%}")
+    if WORKER_STATS:
+        print("extraction worker:", WORKER_STATS)
 
 
 if __name__ == "__main__":

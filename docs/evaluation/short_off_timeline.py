@@ -11,7 +11,10 @@ wall time and thread CPU of the writer's jobs (the request's capture, the
 answer's capture, the extraction jobs) that ran inside it, by whose request they
 were (this one's or earlier ones'). Prints medians and means, ms.
 
-    PYTHONPATH=TREE python docs/evaluation/short_off_timeline.py 200 [--gap MS]
+    PYTHONPATH=TREE python docs/evaluation/short_off_timeline.py 200 [--gap MS] [--extract-worker]
+
+``--extract-worker``: with ``injection.extract_worker`` (extraction in a child process;
+its counts are printed at the end).
 
 ``--gap``: sleep that long between requests (the previous one's background done).
 Figures: docs/evaluation/README.md, "Memory-off short requests: the writer, the
@@ -89,7 +92,8 @@ async def measure(n: int, gap: float) -> dict[str, list[float]]:
         settings = load_settings(None, environ={}, overrides={
             "proxy": {"upstream": upstream, "host": "127.0.0.1", "port": 0},
             "storage": {"data_dir": str(Path(tmp) / "p")},
-            "embedding": {"provider": "hashing"}})
+            "embedding": {"provider": "hashing"},
+            "injection": {"extract_worker": "--extract-worker" in sys.argv}})
         runner = web.AppRunner(create_app(settings), access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -150,7 +154,24 @@ async def measure(n: int, gap: float) -> dict[str, list[float]]:
     return rows
 
 
+WORKER_STATS: list[dict[str, Any]] = []
+"""The extraction worker's counts at its close (``--extract-worker``)."""
+
+
+def watch_worker() -> None:
+    from memory_core.extraction.worker import ExtractWorker
+
+    close = ExtractWorker.close
+
+    def closing(self: ExtractWorker) -> None:
+        WORKER_STATS.append(self.stats())
+        close(self)
+
+    ExtractWorker.close = closing  # type: ignore[method-assign]
+
+
 def main() -> None:
+    watch_worker()
     n = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 200
     gap = float(sys.argv[sys.argv.index("--gap") + 1]) / 1e3 if "--gap" in sys.argv else 0.0
     instrument()
@@ -158,6 +179,8 @@ def main() -> None:
     print(f"{'segment (ms)':46s} {'median':>8s} {'mean':>8s} {'n':>5s}")
     for k, v in rows.items():
         print(f"{k:46s} {statistics.median(v):8.2f} {statistics.fmean(v):8.2f} {len(v):5d}")
+    if WORKER_STATS:
+        print("extraction worker:", WORKER_STATS)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
 from memory_core.extraction.prepare import open_fence
+from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import branches
 from memory_core.items import writer as items_writer
 from memory_core.items.cache import prune_changes
@@ -110,11 +111,16 @@ class CaptureJobs:
     """Queues captures on ``store``'s writer and extracts what they bring.
 
     ``spliced``: the engine's set of answer ids with a splice (memory-tool rounds
-    the client never saw); an answer captured with an ``upstream_view`` joins it."""
+    the client never saw); an answer captured with an ``upstream_view`` joins it.
+    ``worker``: extracts the messages a capture queues for a later writer job in a
+    child process meanwhile (``MemoryConfig.extract_worker``,
+    :mod:`memory_core.extraction.worker`); ``None``: the job extracts in process."""
 
-    def __init__(self, store: EngineStore, config: MemoryConfig, spliced: set[int]) -> None:
+    def __init__(self, store: EngineStore, config: MemoryConfig, spliced: set[int],
+                 worker: ExtractWorker | None = None) -> None:
         self.store = store
         self.config = config
+        self.worker = worker
         self._spliced = spliced
         self._deferred = threading.local()  # ids of long messages queued by a capture
         self._chain_keys = ChainKeyCache()
@@ -258,12 +264,12 @@ class CaptureJobs:
         if not text.strip() or is_memory_command(text):
             return
         if defer and after_commit:
-            self._defer_extraction(tx, message_id)
+            self._defer_extraction(tx, message_id, text, speaker)
             return
         if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):
             return  # a backfill message the rules find nothing in: no job for it
         if defer and (later or len(text) > EXTRACT_MAX_CHARS):
-            self._defer_extraction(tx, message_id)
+            self._defer_extraction(tx, message_id, text, speaker)
             return
         if self.config.redact_secrets:
             # Items are stored text too: extract from what capture stored, never the key.
@@ -278,13 +284,17 @@ class CaptureJobs:
                 log.warning("extraction of message %s failed: %r; queued", message_id, exc)
                 found = None
             if found is None or sum(map(len, found)) > EXTRACT_INLINE_ITEMS:
-                self._defer_extraction(tx, message_id)
+                self._defer_extraction(tx, message_id, text, speaker)
                 return
         if len(text) > EXTRACT_MAX_TOTAL_CHARS:
             log.warning("message %s: %d characters; reading the first %d for memory,"
                         " skipping the rest (it stays stored and searchable)",
                         message_id, len(text), EXTRACT_MAX_TOTAL_CHARS)
             text = text[:EXTRACT_MAX_TOTAL_CHARS]
+        if found is None and not defer and self.worker is not None:
+            # Read by the child meanwhile when the capture handed this text over
+            # (_read_ahead); else, or when it failed, read here.
+            found = self.worker.take(message_id, text, speaker)
 
         if found is not None and not any(found):
             tx.extraction.done(message_id)  # nothing to store: no savepoint for it
@@ -309,13 +319,25 @@ class CaptureJobs:
             return
         tx.extraction.done(message_id)
 
-    def _defer_extraction(self, tx: Tx, message_id: int) -> None:
+    def _defer_extraction(self, tx: Tx, message_id: int, text: str, speaker: str) -> None:
         """Queue ``message_id``'s extraction for a writer job run once this capture
-        commits (:meth:`capture_request`), off the request path, as a retry would."""
+        commits (:meth:`capture_request`), off the request path, as a retry would;
+        its ``text`` (as ``speaker``) goes to the worker meanwhile (:meth:`_read_ahead`)."""
         tx.extraction.defer(message_id, time.time() + EXTRACT_RETRY_SECONDS[0])
         deferred = getattr(self._deferred, "ids", None)
         if deferred is not None:
             deferred.append(message_id)
+        self._read_ahead(message_id, text, speaker)
+
+    def _read_ahead(self, message_id: int, text: str, speaker: str) -> None:
+        """Hand the text a queued extraction job of ``message_id`` will read (redacted,
+        cut at :data:`EXTRACT_MAX_TOTAL_CHARS`, as :meth:`_extract_one` does) to the
+        worker, if any; the job uses its result only for that exact text."""
+        if self.worker is None:
+            return
+        if self.config.redact_secrets:
+            text = redact_secrets(text)
+        self.worker.read_ahead(message_id, text[:EXTRACT_MAX_TOTAL_CHARS], speaker)
 
     def _has_items(self, text: str, speaker: str) -> bool:
         """Whether the rules find anything to store in ``text`` (CPU only, no store);
@@ -430,6 +452,9 @@ class CaptureJobs:
             # block sees its items as before. After a crash in between, the pending
             # row is retried once due (``EXTRACT_RETRY_SECONDS[0]``).
             tx.extraction.defer(ids[0], time.time() + EXTRACT_RETRY_SECONDS[0])
+            text = evidence.storable_text(message_text(choices[0]))
+            if text.strip():
+                self._read_ahead(ids[0], text, "assistant")
         return ids
 
     def _extract_pending(self, tx: Tx, message_id: int) -> None:
