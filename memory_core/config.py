@@ -69,6 +69,9 @@ class MemoryConfig:
     ``store_raw_json``: keep each message's original JSON (else only its canonical
     fields, content as text). ``redact_secrets``: mask keys, tokens and private keys
     (``memory_core.capture.redact``) in stored text, raw JSON and events.
+    ``redact_identity_numbers``: mask US SSNs, payment card numbers and IBANs
+    (``memory_core.capture.identity``) wherever ``redact_secrets`` masks secrets, so
+    memory items, blocks, tool answers and the inspector never repeat them.
     ``injection_search_mode``: ``bm25`` (default) or ``hybrid`` retrieval for the
     block. Hybrid embeds the query on the request path, which waits behind the indexer's
     backlog (docs/evaluation/constants.md), so the block uses BM25 plus keyword
@@ -94,6 +97,7 @@ class MemoryConfig:
     enabled: bool = True
     store_raw_json: bool = True
     redact_secrets: bool = True
+    redact_identity_numbers: bool = True
     extract: bool = True
     extract_worker: bool = False
     inject: bool = True

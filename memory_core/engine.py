@@ -768,7 +768,9 @@ class Engine:
             if last:
                 self.give_way(requests=True)
             row = forwarded.prepare(scope, request_id, body, meta, max_bytes=max_bytes,
-                                    redact=self.config.redact_secrets, dumps=dumps)
+                                    redact=self.config.redact_secrets,
+                                    identity=self.config.redact_identity_numbers,
+                                    dumps=dumps)
             return self.store.write_tx(forwarded.insert, row, keep).result()
 
         return self._forward_pool.submit(job)
@@ -787,7 +789,8 @@ class Engine:
         from memory_core.capture import response_threads as responsemap
 
         blob = responsemap.prepare(items, redact=self.config.redact_secrets,
-                                   store_raw=self.config.store_raw_json)
+                                   store_raw=self.config.store_raw_json,
+                                   identity=self.config.redact_identity_numbers)
         if blob is None and conversation_id is None:
             return None
         return self.store.write_tx(responsemap.insert, scope, response_id, parent, blob,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -1221,3 +1222,38 @@ def test_a_smaller_age_or_a_number_that_is_no_age_stays_a_conflict(
     put(engine, then)
     old, new = rows(engine)
     assert new["conflict_with"] == old["id"] and old["status"] == "active", rows(engine)
+
+
+# -- class 59: an identity or payment number stored and shown back ------------------------------
+async def test_an_identity_number_is_kept_out_of_items_and_later_blocks(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="paperwork")
+    said = ("My SSN is 123-45-6789 and my IBAN is DE89 3704 0044 0532 0130 00."
+            " My card is 4111 1111 1111 1111.")
+    reply = await first.say(said)
+    # pass-through: this turn's request and the client's answer keep every number
+    assert first.upstream_last_user().endswith(said)
+    assert "123-45-6789" in reply and "4111 1111 1111 1111" in reply, reply
+    await proxy.settle()
+    numbers = ("123-45-6789", "3704 0044", "4111 1111")
+    items = " ".join(r["text"] for r in rows(proxy.engine))
+    assert "[REDACTED:ssn]" in items and "[REDACTED:iban]" in items, items
+    assert not any(n in items for n in numbers), items
+    stored = json.dumps(proxy.engine.export(), ensure_ascii=False)  # text and raw JSON
+    assert "[REDACTED:card_number]" in stored and not any(n in stored for n in numbers)
+
+    later = Agent(proxy, upstream, session="tax return")
+    await later.say("What is my SSN and my IBAN? I need them for the tax form.")
+    block = block_of(later.upstream_last_user())
+    assert "[REDACTED:ssn]" in block, block
+    assert not any(n in block for n in numbers), block
+    assert not any(n.encode() in upstream.chat_requests[-1]["raw"] for n in numbers)
+
+
+async def test_identity_numbers_stay_in_memory_when_the_setting_is_off(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    proxy = await make_proxy(capture={"redact_identity_numbers": False})
+    agent = Agent(proxy, upstream, session="paperwork")
+    await agent.say("My SSN is 123-45-6789.")
+    await proxy.settle()
+    assert "123-45-6789" in " ".join(r["text"] for r in rows(proxy.engine))

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.capture.redact import may_contain_secret, redact_secrets, redact_value
+from memory_core.capture.redact import may_need_redaction, redact_text, redact_value
 from memory_core.capture.tree import (
     ChainKeyCache,
     canonical_bytes,
@@ -59,7 +59,9 @@ def stored_forms(message: Any, config: MemoryConfig | None = None) -> tuple[str,
     """Return ``(text, raw_json)`` to store for ``message`` under ``config``.
 
     With ``redact_secrets`` (the default) every secret pattern of
-    :mod:`memory_core.capture.redact` is masked in both. Without ``store_raw_json`` the raw
+    :mod:`memory_core.capture.redact` is masked in both, with
+    ``redact_identity_numbers`` (the default) every identity and payment number
+    (:mod:`memory_core.capture.identity`). Without ``store_raw_json`` the raw
     JSON is reduced to the message's canonical fields (role, name, tool calls…)
     with ``content`` replaced by the stored text, so extra fields, images and audio
     are not kept. Node keys never depend on these forms: they are computed from the
@@ -71,16 +73,24 @@ def stored_forms(message: Any, config: MemoryConfig | None = None) -> tuple[str,
     raw_json = dumps_lossless(message)
     # The JSON text holds every string of the message, so one cheap scan of it clears
     # the common case (no secret anywhere) without walking the message.
-    if cfg.redact_secrets and may_contain_secret(raw_json):
-        text = redact_secrets(text)
-        raw = redact_value(message)
-        raw_json = dumps_lossless(raw)
+    flags = redaction(cfg)
+    if may_need_redaction(raw_json, **flags):
+        text = redact_text(text, **flags)
+        raw = redact_value(message, **flags)
+        if raw is not message:
+            raw_json = dumps_lossless(raw)
     if not cfg.store_raw_json:
         raw = canonical_message(raw)
         if "raw" not in raw:
             raw["content"] = text or None
         raw_json = dumps_lossless(raw)
     return text, raw_json
+
+
+def redaction(config: MemoryConfig) -> dict[str, bool]:
+    """The flags of :func:`memory_core.capture.redact.redact_text` and
+    ``redact_value`` that ``config`` asks capture for."""
+    return {"secrets": config.redact_secrets, "identity": config.redact_identity_numbers}
 
 
 def loads_lossless(text: str | bytes) -> Any:
@@ -623,8 +633,9 @@ def capture_response(
     for msg in choices:
         ids.append(store(msg, "response", False))
     if ids and upstream_view is not None:
-        if (config or _DEFAULT_CONFIG).redact_secrets:  # stored like any other evidence
-            upstream_view = redact_value(upstream_view)
+        flags = redaction(config or _DEFAULT_CONFIG)
+        if any(flags.values()):  # stored like any other evidence
+            upstream_view = redact_value(upstream_view, **flags)
         tx.capture.save_splice(ids[0], scope.tenant, scope.role,
                                dumps_lossless(upstream_view), dumps_lossless(hidden_ids))
     if forked:
@@ -656,13 +667,15 @@ def record_event(
     """Append one row to ``events`` (what happened: request, response, unparsed, error).
 
     ``data`` is stored as JSON; with ``config.redact_secrets`` (the default) its
-    strings are redacted first: events keep unparsed bodies, partial answers and
+    strings are redacted first (and identity numbers masked with
+    ``redact_identity_numbers``): events keep unparsed bodies, partial answers and
     upstream error bodies, which may quote a key as readily as a message does.
     Returns the row's id; ``0`` without ``returning`` (the id is not read back: no
     round trip of its own on PostgreSQL).
     """
-    if (config or _DEFAULT_CONFIG).redact_secrets:
-        data = redact_value(data)
+    flags = redaction(config or _DEFAULT_CONFIG)
+    if any(flags.values()):
+        data = redact_value(data, **flags)
     scope = ticket.scope if ticket else None
     row = (
         ticket.request_id if ticket else data.get("request_id"),

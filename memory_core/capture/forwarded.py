@@ -26,6 +26,7 @@ import orjson
 
 from memory_core.assembly.block import split_block
 from memory_core.capture.evidence import loads_lossless
+from memory_core.capture.identity import CANDIDATE_BYTES
 from memory_core.capture.redact import TRIGGER_BYTES, redact_value
 from memory_core.compaction.compressor import ACKNOWLEDGEMENT, SCAFFOLD_HEADER
 from memory_core.models import Scope
@@ -35,8 +36,8 @@ __all__ = ["forwarded", "insert", "prepare", "request_log", "split_body"]
 
 
 def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, Any], *,
-            max_bytes: int, redact: bool, dumps: Callable[[Any], bytes] | None = None
-            ) -> ForwardedRow:
+            max_bytes: int, redact: bool, identity: bool = False,
+            dumps: Callable[[Any], bytes] | None = None) -> ForwardedRow:
     """The ``forwarded_requests`` row for one forwarded body (any thread but the
     writer: this is the costly part, about 5-9 ms for a 1000-turn body of 380 KiB).
 
@@ -44,7 +45,8 @@ def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, An
     (the same function, so the bytes are the same). ``meta``: ``state``,
     ``thread_id``, ``model``, ``stream``, ``client_bytes``, ``tools_added``,
     ``compacted_messages``. With ``redact``, secrets are masked
-    (``memory_core.capture.redact``) and the masked body re-serialised with ``dumps``.
+    (``memory_core.capture.redact``), with ``identity`` identity and payment numbers
+    (``memory_core.capture.identity``), and the masked body re-serialised with ``dumps``.
     """
     dumps = dumps or orjson.dumps
     raw = bytes(body if isinstance(body, bytes | bytearray) else dumps(body))
@@ -52,8 +54,10 @@ def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, An
     redacted = False
     stored: bytes | None = None
     if size <= max_bytes:
-        if redact and (size > _SCAN_WHOLE_MAX or _has_trigger(raw)):
-            masked = _masked(raw, body if isinstance(body, dict) else None)
+        if (redact or identity) and (size > _SCAN_WHOLE_MAX
+                                     or _has_trigger(raw, redact, identity)):
+            masked = _masked(raw, body if isinstance(body, dict) else None,
+                             {"secrets": redact, "identity": identity})
             if masked is not None:
                 raw, redacted = dumps(masked), True
         stored = zlib.compress(raw, 1)
@@ -73,7 +77,8 @@ def insert(tx: Tx, row: ForwardedRow, keep: int) -> int:
 
 _CLEAN: OrderedDict[bytes, None] = OrderedDict()
 _CLEAN_MAX = 50_000
-"""Digests of messages already found free of secrets (the one preparing thread). A long
+"""Digests of messages already found free of secrets (the one preparing thread), each
+after the flags it was scanned under. A long
 conversation is forwarded again on every turn: only its new messages are scanned."""
 
 
@@ -85,34 +90,38 @@ by message through the cache of clean messages at once (a 380 KiB, 1000-turn bod
 about 3 ms)."""
 
 
-def _has_trigger(raw: bytes) -> bool:
-    folded = raw.lower()
-    return any(t in folded for t in TRIGGER_BYTES)
+def _has_trigger(raw: bytes, secrets: bool, identity: bool) -> bool:
+    if secrets:
+        folded = raw.lower()
+        if any(t in folded for t in TRIGGER_BYTES):
+            return True
+    return identity and CANDIDATE_BYTES.search(raw) is not None
 
 
-def _masked(raw: bytes, parsed: dict[str, Any] | None) -> Any:
+def _masked(raw: bytes, parsed: dict[str, Any] | None, flags: dict[str, bool]) -> Any:
     """The body with secrets masked, or ``None`` when it holds none.
 
     Messages are checked one by one (each a bounded regex run, not one over the whole
     body) and remembered when clean, so an unchanged history costs a digest each."""
     value = parsed if parsed is not None else loads_lossless(raw)
     if not isinstance(value, dict):
-        out = redact_value(value)
+        out = redact_value(value, **flags)
         return None if out == value else out
     given = value.get("messages")
     messages = given if isinstance(given, list) else []
     changed = False
     new_messages = []
+    policy = b"%d%d" % (flags["secrets"], flags["identity"])  # clean under these flags
     for msg in messages:
         try:
-            key = hashlib.blake2b(orjson.dumps(msg), digest_size=16).digest()
+            key = policy + hashlib.blake2b(orjson.dumps(msg), digest_size=16).digest()
         except (TypeError, orjson.JSONEncodeError):
             key = None
         if key is not None and key in _CLEAN:
             _CLEAN.move_to_end(key)
             new_messages.append(msg)
             continue
-        masked = redact_value(msg)
+        masked = redact_value(msg, **flags)
         if masked != msg:
             changed = True
         elif key is not None:
@@ -121,7 +130,7 @@ def _masked(raw: bytes, parsed: dict[str, Any] | None) -> Any:
                 _CLEAN.popitem(last=False)
         new_messages.append(masked)
     rest = {k: v for k, v in value.items() if k != "messages"}
-    masked_rest = redact_value(rest)
+    masked_rest = redact_value(rest, **flags)
     if not changed and masked_rest == rest:
         return None
     out = dict(masked_rest)

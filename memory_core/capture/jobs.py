@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from memory_core.capture import evidence
-from memory_core.capture.redact import redact_secrets
+from memory_core.capture.redact import redact_text
 from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
@@ -271,9 +271,9 @@ class CaptureJobs:
         if defer and (later or len(text) > EXTRACT_MAX_CHARS):
             self._defer_extraction(tx, message_id, text, speaker)
             return
-        if self.config.redact_secrets:
-            # Items are stored text too: extract from what capture stored, never the key.
-            text = redact_secrets(text)
+        # Items are stored text too: extract from what capture stored, never the key
+        # or the card number.
+        text = redact_text(text, **evidence.redaction(self.config))
         found: list[list[Any]] | None = None
         if defer:
             from memory_core.extraction import extract
@@ -344,8 +344,7 @@ class CaptureJobs:
         ``True`` when a rule fails (the queued job retries it and records the failure)."""
         from memory_core.extraction import extract
 
-        if self.config.redact_secrets:
-            text = redact_secrets(text)
+        text = redact_text(text, **evidence.redaction(self.config))
         try:
             return bool(extract(text, speaker=speaker))
         except Exception:  # noqa: BLE001 - decided by the job, evidence kept

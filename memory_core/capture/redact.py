@@ -31,6 +31,11 @@ Pure functions, no I/O. Patterns (each replaced by ``[REDACTED:<label>]``):
   ``パスワードは…``) when it looks like one: six or more characters with a digit or
   a symbol inside (``the token is expired`` stays as it is)
 
+Identity and payment numbers (US SSNs, card numbers, IBANs) are masked the same way
+under their own setting (``capture.redact_identity_numbers``, on by default;
+:mod:`memory_core.capture.identity`): :func:`redact_text` and :func:`redact_value`
+take both flags.
+
 Matching is linear in the text's length (no nested quantifiers), so a 10 MB paste
 costs one scan. Redaction is not reversible and never changes anything else: a
 text without secrets comes back as the same object.
@@ -39,10 +44,13 @@ text without secrets comes back as the same object.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
+from memory_core.capture.identity import may_contain_identity_number, redact_identity_numbers
+
 __all__ = ["PLACEHOLDER", "TRIGGER_BYTES", "contains_secret", "may_contain_secret",
-           "redact_secrets", "redact_value"]
+           "may_need_redaction", "redact_secrets", "redact_text", "redact_value"]
 
 PLACEHOLDER = "[REDACTED:{label}]"
 """What a secret becomes; ``{label}`` names the pattern that matched."""
@@ -233,12 +241,45 @@ def _sub_at(pattern: re.Pattern[str], text: str, starts: list[int], replace: Any
     return "".join(out)
 
 
-def redact_value(value: Any) -> Any:
-    """Return a parsed JSON value with :func:`redact_secrets` applied to every string
-    (dict keys included). Containers are copied only where something changed;
-    deep nesting is walked with an explicit stack (no recursion limit)."""
+def redact_text(text: str, *, secrets: bool = True, identity: bool = False) -> str:
+    """``text`` with secrets (:func:`redact_secrets`, when ``secrets``) and identity and
+    payment numbers (:func:`memory_core.capture.identity.redact_identity_numbers`, when
+    ``identity``) masked; the same object when nothing matched."""
+    if secrets:
+        text = redact_secrets(text)
+    if identity:
+        text = redact_identity_numbers(text)
+    return text
+
+
+def may_need_redaction(text: str, *, secrets: bool = True, identity: bool = False) -> bool:
+    """Cheap pre-test for :func:`redact_text` with the same flags: ``False``
+    guarantees it changes nothing, in ``text`` or in any string of a JSON text."""
+    return ((secrets and may_contain_secret(text))
+            or (identity and may_contain_identity_number(text)))
+
+
+def _text_redactor(secrets: bool, identity: bool) -> Callable[[str], str]:
+    if secrets and not identity:
+        return redact_secrets
+    if identity and not secrets:
+        return redact_identity_numbers
+    if not secrets:
+        return _same
+    return lambda text: redact_identity_numbers(redact_secrets(text))
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def redact_value(value: Any, *, secrets: bool = True, identity: bool = False) -> Any:
+    """Return a parsed JSON value with :func:`redact_text` (same flags) applied to
+    every string (dict keys included). Containers are copied only where something
+    changed; deep nesting is walked with an explicit stack (no recursion limit)."""
+    redact = _text_redactor(secrets, identity)
     if isinstance(value, str):
-        return redact_secrets(value)
+        return redact(value)
     if not isinstance(value, (dict, list)):
         return value
     # Post-order walk with an explicit stack: each container is visited once on the
@@ -260,21 +301,21 @@ def redact_value(value: Any) -> Any:
         if isinstance(node, dict):
             out_d: dict[Any, Any] = {}
             for k, v in node.items():
-                nk = redact_secrets(k) if isinstance(k, str) else k
-                nv = _leaf(v, results)
+                nk = redact(k) if isinstance(k, str) else k
+                nv = _leaf(v, results, redact)
                 changed = changed or nk is not k or nv is not v
                 out_d[nk] = nv
             results[id(node)] = out_d if changed else node
         else:
-            out_l = [_leaf(v, results) for v in node]
+            out_l = [_leaf(v, results, redact) for v in node]
             changed = any(a is not b for a, b in zip(out_l, node, strict=True))
             results[id(node)] = out_l if changed else node
     return results[id(value)]
 
 
-def _leaf(v: Any, results: dict[int, Any]) -> Any:
+def _leaf(v: Any, results: dict[int, Any], redact: Callable[[str], str]) -> Any:
     if isinstance(v, str):
-        return redact_secrets(v)
+        return redact(v)
     if isinstance(v, (dict, list)):
         return results[id(v)]
     return v

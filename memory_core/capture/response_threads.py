@@ -11,7 +11,8 @@ grows by each turn's new items, not by the thread each time.
 Rows are written as the items came, so that a replay after a restart is the exact
 bytes the first one would have been and maps to the same evidence nodes. Two
 policies of capture therefore keep a row out of the table: ``redact_secrets`` with
-a secret among its items (the items would be kept unmasked), and ``store_raw_json``
+a secret among its items, or ``redact_identity_numbers`` with such a number (the
+items would be kept unmasked), and ``store_raw_json``
 off (the original items would be kept). Such a response and its descendants then
 resolve only within the process that relayed them (the proxy's in-memory map).
 
@@ -34,7 +35,7 @@ import zlib
 from typing import Any
 
 from memory_core.capture.evidence import dumps_lossless, loads_lossless
-from memory_core.capture.redact import may_contain_secret, redact_value
+from memory_core.capture.redact import may_need_redaction, redact_value
 from memory_core.items.writer import USER_SEP, account_tenant
 from memory_core.models import CaptureTicket, Scope
 from memory_core.store.api import Tx
@@ -46,13 +47,16 @@ MAX_CHAIN = 100_000
 """The most rows one conversation is read back through (a guard against a cycle)."""
 
 
-def prepare(items: list[Any], *, redact: bool, store_raw: bool) -> bytes | None:
+def prepare(items: list[Any], *, redact: bool, store_raw: bool,
+            identity: bool = False) -> bytes | None:
     """The ``items`` column for a row (zlib of their lossless JSON), or ``None`` when
-    the capture policy keeps this row out (see module docstring)."""
+    the capture policy keeps this row out (see module docstring). ``identity``: the
+    policy also masks identity and payment numbers (``redact_identity_numbers``)."""
     if not store_raw:
         return None
     text = dumps_lossless(items)
-    if redact and may_contain_secret(text) and redact_value(items) != items:
+    flags = {"secrets": redact, "identity": identity}
+    if may_need_redaction(text, **flags) and redact_value(items, **flags) != items:
         return None
     return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
 

@@ -1,0 +1,91 @@
+"""Cost of masking identity and payment numbers (``capture.redact_identity_numbers``)
+on every captured message, against secret redaction alone (what capture ran before).
+
+Run from the repository root: ``python docs/evaluation/redact_cost.py [--passes N]``.
+
+Corpora as in ``extract_ab.py`` (short bench prompts, the labelled extraction texts,
+LoCoMo conversations 0-4) plus one that holds a number in every message. For each,
+per message, best of ``--passes`` (default 7) in process CPU time:
+
+  secrets    ``redact_secrets(text)`` (the item path before: ``jobs._extract_one``)
+  both       ``redact_text(text, secrets=True, identity=True)`` (the item path now)
+  stored     ``stored_forms(message, config)`` with identity off / on (the evidence
+             path: serialise, pre-test the JSON text, mask)
+
+and a 1000-turn, 380 KiB forwarded body (``forwarded.prepare``, the inspector's log;
+first scan, no cache of clean messages) off / on. Prints a table with the ratio on/off.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs" / "evaluation"))
+
+from extract_ab import corpora  # noqa: E402
+
+from memory_core.capture import forwarded  # noqa: E402
+from memory_core.capture.evidence import stored_forms  # noqa: E402
+from memory_core.capture.redact import redact_secrets, redact_text  # noqa: E402
+from memory_core.config import MemoryConfig  # noqa: E402
+from memory_core.models import Scope  # noqa: E402
+
+
+def best_us(fn: Callable[[], object], n: int, passes: int) -> float:
+    """Best pass of ``fn`` in process CPU microseconds per item (``n`` items a pass)."""
+    best = float("inf")
+    for _ in range(passes):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best / n * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--passes", type=int, default=7)
+    passes = ap.parse_args().passes
+    sets = {k: [t for t, _ in v] for k, v in corpora(ROOT).items()}
+    sets["numbers"] = [f"Order {i}: pay with card 4111 1111 1111 1111 to IBAN "
+                       f"DE89 3704 0044 0532 0130 00 by 2024-01-{i % 28 + 1:02d}."
+                       for i in range(500)]
+    off, on = MemoryConfig(redact_identity_numbers=False), MemoryConfig()
+    print(f"{'corpus':10} {'msgs':>5} {'secrets us':>11} {'both us':>8} {'ratio':>6}"
+          f" {'stored off':>11} {'stored on':>10} {'ratio':>6}")
+    for name, texts in sets.items():
+        msgs = [{"role": "user", "content": t} for t in texts]
+        n = len(texts)
+        a = best_us(lambda texts=texts: [redact_secrets(t) for t in texts], n, passes)
+        b = best_us(lambda texts=texts: [redact_text(t, identity=True) for t in texts],
+                    n, passes)
+        c = best_us(lambda msgs=msgs: [stored_forms(m, off) for m in msgs], n, passes)
+        d = best_us(lambda msgs=msgs: [stored_forms(m, on) for m in msgs], n, passes)
+        print(f"{name:10} {n:5d} {a:11.2f} {b:8.2f} {b / a:6.2f} {c:11.2f} {d:10.2f}"
+              f" {d / c:6.2f}")
+    import orjson
+
+    scope = Scope("t", "r")
+    body = orjson.dumps({"model": "m", "messages": [
+        {"role": "user" if i % 2 == 0 else "assistant",
+         "content": f"turn {i}: the staging database runs on port {5000 + i} and the "
+                    "ledger migration plan needs review by the team before Friday. " * 3}
+        for i in range(1000)]})
+
+    def prep(identity: bool) -> None:
+        forwarded._CLEAN.clear()  # a first scan: every message read
+        forwarded.prepare(scope, "r", body, {}, max_bytes=4 << 20, redact=True,
+                          identity=identity)
+
+    x = best_us(lambda: prep(False), 1, passes) / 1000
+    y = best_us(lambda: prep(True), 1, passes) / 1000
+    print(f"forwarded 1000-turn body ({len(body) // 1024} KiB), first scan: "
+          f"off {x:.2f} ms, on {y:.2f} ms, ratio {y / x:.2f}")
+
+
+if __name__ == "__main__":
+    main()
