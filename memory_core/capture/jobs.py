@@ -335,8 +335,7 @@ class CaptureJobs:
         worker, if any; the job uses its result only for that exact text."""
         if self.worker is None:
             return
-        if self.config.redact_secrets:
-            text = redact_secrets(text)
+        text = redact_text(text, **evidence.redaction(self.config))
         self.worker.read_ahead(message_id, text[:EXTRACT_MAX_TOTAL_CHARS], speaker)
 
     def _has_items(self, text: str, speaker: str) -> bool:
