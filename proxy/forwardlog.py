@@ -17,6 +17,7 @@ from aiohttp import web
 
 from memory_core.models import Scope
 from proxy.appkeys import AENGINE, METRICS, SETTINGS
+from proxy.deployment import request_model
 from proxy.rewrite import dumps_body
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -45,7 +46,7 @@ def record(request: web.Request, scope: Scope | None, request_id: str, prepared:
         capture = getattr(prepared, "capture", None)
         meta = {"state": prepared.state,
                 "thread_id": capture.thread_id if capture is not None else None,
-                "model": client.get("model") if isinstance(client.get("model"), str) else None,
+                "model": request_model(request, client),
                 "stream": client.get("stream") is True, "client_bytes": len(raw),
                 "tools_added": tools, "compacted_messages": prepared.compacted_messages}
         body: Any = raw if prepared.body is None else prepared.body

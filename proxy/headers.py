@@ -87,6 +87,7 @@ def to_upstream(
     *,
     api_key: str = "",
     anthropic: bool = False,
+    azure: bool = False,
     keep_length: bool = False,
     body_decoded: bool | None = None,
 ) -> CIMultiDict[str]:
@@ -94,7 +95,9 @@ def to_upstream(
 
     ``api_key``: when set, replaces the client's ``Authorization`` with
     ``Bearer <api_key>``; with ``anthropic`` (Anthropic's ``/v1/messages*`` routes)
-    it replaces the client's key headers with ``x-api-key: <api_key>``.
+    it replaces the client's key headers with ``x-api-key: <api_key>``; with ``azure``
+    (Azure's ``/openai/…`` paths, whose deployment routes take a key only as
+    ``api-key``) with ``api-key: <api_key>``.
     ``keep_length``: keep ``Content-Length`` (streamed bodies).
     ``body_decoded``: the forwarded body is not the client's encoded bytes, so
     ``Content-Encoding`` and ``Content-Length`` are dropped; ``None`` (the default)
@@ -118,6 +121,9 @@ def to_upstream(
     if api_key and anthropic:
         out.popall("Authorization", None)
         out["x-api-key"] = api_key
+    elif api_key and azure:
+        out.popall("Authorization", None)
+        out["api-key"] = api_key
     elif api_key:
         out["Authorization"] = f"Bearer {api_key}"
     return out

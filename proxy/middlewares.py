@@ -29,7 +29,7 @@ from proxy.handlers.access import host_is_loopback, is_own_origin
 from proxy.headers import is_anthropic_path, is_body_decoded
 from proxy.log import request_id_var
 from proxy.scope import bearer_key, effective_salt, tenant_for_key
-from proxy.upstream import same_origin
+from proxy.upstream import is_azure_path, same_origin
 from proxy.wire.messages import error_body as anthropic_error_body
 
 log = logging.getLogger("lcm.http")
@@ -77,16 +77,22 @@ def _response_started(request: web.Request) -> bool:
     return writer is not None and writer.output_size > 0
 
 
+def is_api_path(path: str) -> bool:
+    """True for the paths the proxy forwards upstream: ``/v1/…`` and Azure's
+    ``/openai/…`` (:func:`proxy.upstream.is_azure_path`)."""
+    return path.startswith("/v1/") or is_azure_path(path)
+
+
 def check_client_key(request: web.Request) -> None:
-    """Raise ``ClientKeyRejectedError`` (401) for a ``/v1/`` request whose key's tenant
-    id is not in ``proxy.require_client_keys`` (when that list is set).
+    """Raise ``ClientKeyRejectedError`` (401) for a ``/v1/`` or ``/openai/`` request
+    whose key's tenant id is not in ``proxy.require_client_keys`` (when that list is set).
 
     Runs before the handler, so a refused request is neither read, stored nor
     forwarded. The key is hashed exactly as :func:`proxy.scope.tenant_for_key` does
     for scoping; it never appears in the error or the logs.
     """
     proxy = request.app[SETTINGS].proxy
-    if not proxy.require_client_keys or not request.path.startswith("/v1/"):
+    if not proxy.require_client_keys or not is_api_path(request.path):
         return
     salt = effective_salt(proxy.tenant_salt, request.app[ENGINE].tenant_salt)
     if tenant_for_key(bearer_key(request.headers), salt) not in proxy.require_client_keys:
@@ -96,7 +102,7 @@ def check_client_key(request: web.Request) -> None:
 
 
 def check_cross_site(request: web.Request) -> None:
-    """Raise ``CrossSiteRequestError`` (403) for a ``/v1/`` request, CORS preflight
+    """Raise ``CrossSiteRequestError`` (403) for a ``/v1/`` or ``/openai/`` request, CORS preflight
     included, that carries the ``Origin`` of another site (or ``null``), unless
     ``proxy.allowed_origins`` lists that origin (or holds ``*``).
 
@@ -113,7 +119,7 @@ def check_cross_site(request: web.Request) -> None:
     CORS answer decides them.
     """
     origin = request.headers.get("Origin")
-    if origin is None or not request.path.startswith("/v1/"):
+    if origin is None or not is_api_path(request.path):
         return
     if is_own_origin(request, origin):
         return

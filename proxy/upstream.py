@@ -29,6 +29,52 @@ def upstream_url(base: str, tail: str, query: str = "") -> URL:
     return URL(raw, encoded=True)
 
 
+AZURE_PREFIX = "/openai"
+"""Azure OpenAI's path prefix on a client's request (``/openai/deployments/{name}/…``,
+``/openai/responses``, ``/openai/v1/…``): what ``AzureOpenAI(azure_endpoint=…)`` and
+clients given ``https://RES.openai.azure.com/openai/v1`` as base URL send."""
+
+
+def is_azure_path(raw_path: str) -> bool:
+    """True for a path under :data:`AZURE_PREFIX` (``/openai`` itself or below)."""
+    return raw_path == AZURE_PREFIX or raw_path.startswith(AZURE_PREFIX + "/")
+
+
+def azure_root(base: str) -> str:
+    """The part of the upstream base URL an Azure path (``/openai/…``) is appended
+    to: ``base`` without a trailing ``/openai/v1``, ``/openai`` or ``/v1``
+    (``https://RES.openai.azure.com/openai/v1`` and ``https://RES.openai.azure.com``
+    → ``https://RES.openai.azure.com``; a gateway's ``https://gw/team/openai/v1`` →
+    ``https://gw/team``). No trailing slash."""
+    root = base.rstrip("/")
+    for suffix in ("/openai/v1", "/openai", "/v1"):
+        if root.lower().endswith(suffix):
+            return root[: -len(suffix)]
+    return root
+
+
+def client_url(base: str, raw_path: str, query: str = "") -> URL:
+    """The upstream URL of a client's request path and query, both kept exactly as
+    the client encoded them: ``/v1/{tail}`` → ``base`` + ``/{tail}``
+    (:func:`upstream_url`); an Azure path (``/openai/…``, :func:`is_azure_path`) →
+    :func:`azure_root` of ``base`` + the whole path, so the deployment in the path and
+    ``?api-version=`` reach the Azure resource unchanged; any other path →
+    ``base`` + the path."""
+    if is_azure_path(raw_path):
+        return URL(azure_root(base) + raw_path + ("?" + query if query else ""), encoded=True)
+    return upstream_url(base, raw_path[3:] if raw_path.startswith("/v1") else raw_path, query)
+
+
+def route_url(base: str, raw_path: str, tail: str, query: str = "") -> URL:
+    """The upstream URL of a request to one of the proxy's own API routes: ``base`` +
+    ``tail`` (``/chat/completions``) for its ``/v1/`` route, the client's path as
+    :func:`client_url` maps it for an Azure one (the deployment path, kept for every
+    round the proxy sends for the request)."""
+    if is_azure_path(raw_path):
+        return client_url(base, raw_path, query)
+    return upstream_url(base, tail, query)
+
+
 def same_origin(a: str, b: str) -> bool:
     """True when URLs ``a`` and ``b`` name one server: scheme, host and port (the
     scheme's default when absent), compared case-insensitively; unparsable → False."""

@@ -96,6 +96,14 @@ class FakeUpstream:
         self.app.router.add_post("/v1/messages", self.anthropic_messages)
         self.app.router.add_get("/v1/realtime", self.realtime)
         self.app.router.add_route("*", "/v1/{tail:.*}", self.echo)
+        # Azure OpenAI's paths (``?api-version=`` on the deployment and /openai/ ones).
+        for chat in ("/openai/deployments/{deployment}/chat/completions",
+                     "/openai/v1/chat/completions"):
+            self.app.router.add_post(chat, self.chat)
+        self.app.router.add_post("/openai/deployments/{deployment}/embeddings", self.embeddings)
+        for responses in ("/openai/responses", "/openai/v1/responses"):
+            self.app.router.add_post(responses, self.responses_endpoint)
+        self.app.router.add_route("*", "/openai/{tail:.*}", self.echo)
         self.runner: web.AppRunner | None = None
         self.port = 0
 

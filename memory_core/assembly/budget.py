@@ -167,13 +167,16 @@ class Budget:
 
 
 def request_budget(body: Mapping[str, Any], cfg: ContextConfig, *, hard_limit: int | None = None,
-                   limits: ContextLimits | None = None) -> Budget:
+                   limits: ContextLimits | None = None, model: str | None = None) -> Budget:
     """The budget of a request ``body`` (model, max tokens) under ``cfg``.
 
     ``hard_limit`` (``[compaction] hard_limit_tokens``) caps the input budget too;
     ``limits``: windows learned from context-length errors, which win when smaller.
+    ``model``: the model to plan for when not the body's ``model`` (an Azure
+    deployment's name, the body naming none).
     """
-    model = body.get("model")
+    if model is None:
+        model = body.get("model")
     window, matched = _matched_window(model, cfg)
     source = "table" if matched else "default"
     learned = limits.get(model) if limits is not None else None

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from memory_core.models import CaptureResult, Scope
 from proxy.appkeys import AENGINE, METRICS, SETTINGS, TASKS
+from proxy.deployment import request_model
 from proxy.flow import plan
 from proxy.flow.plan import Prepared
 from proxy.rawjson import RawItems
@@ -70,8 +71,9 @@ async def _prepare(
                        and request.headers.get("X-LCM-Compaction", "").lower() not in _OFF)
     offer_always = settings.tools.offer == "always"
     metrics = request.app[METRICS]
+    model = request_model(request, body)
     if not want_block:
-        quick = plan.unchanged(engine, scope, raw, body, want_compaction, wire)
+        quick = plan.unchanged(engine, scope, raw, body, want_compaction, wire, model=model)
         if quick is not None:
             # Decided without the capture, which goes on in the writer (its order
             # with this request's answer and the next request's capture is the
@@ -86,7 +88,7 @@ async def _prepare(
     def job(result: CaptureResult) -> Prepared:  # a memory-path thread
         return plan.prepare(metrics, engine, scope, result, raw, body, request_id,
                             want_block, want_compaction, wire, offer_always, raw_items,
-                            ahead=ahead)
+                            ahead=ahead, model=model)
 
     try:
         return await aengine.plan(capture_future, job, cfg.capture_wait_seconds)

@@ -193,7 +193,8 @@ def _may_exceed(raw: bytes, fixed: int, block_room: int, forest_room: int,
 
 
 def unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
-               want_compaction: bool, wire: WireAdapter) -> Prepared | None:
+               want_compaction: bool, wire: WireAdapter, *, model: str | None = None
+               ) -> Prepared | None:
     """The outcome for a request without a block (``X-LCM-Memory: off``) when it is
     certain before its capture that the memory path leaves it as sent; ``None``
     when the capture is needed to know.
@@ -212,7 +213,7 @@ def unchanged(engine: Engine, scope: Scope, raw: bytes, body: dict[str, Any],
     if may_hold_command(raw):
         return None
     plan = budget.request_budget(body, cfg.context, hard_limit=cfg.compaction.hard_limit_tokens,
-                                 limits=engine.context_limits)
+                                 limits=engine.context_limits, model=model)
     forest_room = int(cfg.context.forest_share * plan.input_tokens)
     if _may_exceed(raw, _fixed_tokens(cfg, body, wire), 0, forest_room, want_compaction,
                    plan.input_tokens):
@@ -232,7 +233,7 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
              body: dict[str, Any], request_id: str, want_block: bool,
              want_compaction: bool, wire: WireAdapter = CHAT,
              offer_always: bool = False, raw_items: RawItems | None = None,
-             ahead: Ahead | None = None) -> Prepared:
+             ahead: Ahead | None = None, model: str | None = None) -> Prepared:
     """The plan of one request after its capture (a memory-path thread;
     :func:`proxy.flow.memorypath.prepare_upstream`).
 
@@ -251,6 +252,8 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     view (also by an inline compaction: the tools are counted before it), or when
     ``offer_always``. Otherwise the block does not point to them. ``ahead``: the
     block's searches, run while the capture ran (:meth:`Engine.search_ahead`).
+    ``model``: the request's model when not the body's (an Azure deployment,
+    :func:`proxy.deployment.request_model`), for its budget.
     """
     cfg = engine.config
     out = Prepared(capture=result)
@@ -267,7 +270,7 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
         changed = True
 
     plan = budget.request_budget(body, cfg.context, hard_limit=cfg.compaction.hard_limit_tokens,
-                                 limits=engine.context_limits)
+                                 limits=engine.context_limits, model=model)
     out.budget = plan
     limit = plan.input_tokens
     aligned = len(ids) == len(messages)

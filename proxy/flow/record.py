@@ -18,6 +18,7 @@ from aiohttp import web
 from memory_core.capture.evidence import loads_lossless
 from memory_core.models import Scope
 from proxy.appkeys import AENGINE, ENGINE, HTTP, METRICS, REQUEST_ID, SETTINGS, TASKS
+from proxy.deployment import request_model
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import schedule_compaction
 from proxy.relay import RelayResult
@@ -149,7 +150,7 @@ async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) ->
     rounds' summed usage under the request's model."""
     app = ex.request.app
     aengine, metrics = app[AENGINE], app[METRICS]
-    metrics.count_tokens(ex.body.get("model") if isinstance(ex.body, dict) else None, ex.usage)
+    metrics.count_tokens(request_model(ex.request, ex.body), ex.usage)
     ticket = ex.ticket
     assert ticket is not None
     try:

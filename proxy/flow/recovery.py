@@ -11,6 +11,7 @@ import aiohttp
 from memory_core.assembly import budget
 from proxy import forwardlog, rewrite
 from proxy.appkeys import ENGINE, METRICS, SETTINGS
+from proxy.deployment import request_model
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
 
@@ -68,7 +69,8 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
                 ex.wire.add_tools(sent_obj, strict=strict, short=prepared.short_tools
                                   )[0]["tools"] if ex.tools
                 else sent_obj.get("tools"))
-        window = engine.context_limits.learn(body.get("model"), prepared.budget, error, sent)
+        model = request_model(request, body)
+        window = engine.context_limits.learn(model, prepared.budget, error, sent)
         again: Prepared | None = None
         assert ex.scope is not None  # ex.memory
         try:
@@ -84,13 +86,13 @@ def recoverer(ex: Exchange, replan: Callable[[], Awaitable[Prepared]] | None = N
             metrics.context.labels("not_recovered").inc()
             log.warning("request %s: the upstream refused %d tokens as too long (%s); a"
                         " window of %d for model %r cannot hold less: answered with the error",
-                        rid, sent, error.message[:200], window, body.get("model"))
+                        rid, sent, error.message[:200], window, model)
             extra["x-lcm-context-recovery"] = f"not-recovered; window={window}"
             return None
         metrics.context.labels("recovered").inc()
         log.warning("request %s: the upstream refused %d tokens as too long (%s); model %r"
                     " now planned with a window of %d, retried once with %s tokens",
-                    rid, sent, error.message[:200], body.get("model"), window,
+                    rid, sent, error.message[:200], model, window,
                     again.tokens if again.tokens is not None else "fewer")
         # The retry is the plan the upstream answers from here on: its budget (the
         # learned window) bounds the tool loop's hidden rounds, and its block's

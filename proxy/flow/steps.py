@@ -25,6 +25,7 @@ from proxy.appkeys import (
     TOOL_REFUSALS,
 )
 from proxy.body import read_body
+from proxy.deployment import request_model
 from proxy.errors import BadRequestError
 from proxy.flow.exchange import Exchange
 from proxy.flow.memorypath import Prepared, prepare_upstream
@@ -86,8 +87,9 @@ async def open_exchange(request: web.Request, wire: WireAdapter = CHAT) -> Excha
         )
     ex = Exchange(request=request, rid=request[REQUEST_ID], raw=raw, body=parsed.value,
                   wire=wire)
-    if isinstance(ex.body, dict) and isinstance(ex.body.get("model"), str):
-        request[MODEL] = ex.body["model"][:100]  # for the access line (middlewares)
+    model = request_model(request, ex.body)
+    if model is not None:
+        request[MODEL] = model[:100]  # for the access line (middlewares)
     return ex
 
 
@@ -109,10 +111,12 @@ def memory_off(ex: Exchange) -> bool:
     return ex.request.headers.get("X-LCM-Memory", "").lower() in _OFF
 
 
-def event_meta(body: dict[str, Any]) -> dict[str, Any]:
-    """What the request event records beside the messages."""
+def event_meta(body: dict[str, Any], model: str | None = None) -> dict[str, Any]:
+    """What the request event records beside the messages; ``model``: the request's
+    (:func:`proxy.deployment.request_model`), else the body's."""
     return {
-        "model": body.get("model") if isinstance(body.get("model"), str) else None,
+        "model": model if model is not None else
+        body.get("model") if isinstance(body.get("model"), str) else None,
         "stream": body.get("stream") is True,
     }
 
@@ -144,7 +148,8 @@ def begin_capture(ex: Exchange,
         if body is None:
             return
         ex.ticket, ex.capture_future = app[AENGINE].capture_request(
-            ex.scope, ex.rid, ex.wire.messages(body), event_meta(body),
+            ex.scope, ex.rid, ex.wire.messages(body),
+            event_meta(body, request_model(ex.request, body)),
             request_zone(ex.request.headers),
             # no block, no memory tools: its items are read after its answer at the
             # soonest, so the answer's commit need not wait for their extraction
@@ -242,4 +247,4 @@ def offers_tools(ex: Exchange) -> bool:
             and app[SETTINGS].tools.enabled and not memory_off(ex)
             and ex.wire.tools_wanted(ex.body)
             and not app[TOOL_REFUSALS].refuses(app[SETTINGS].proxy.upstream,
-                                               ex.body.get("model")))
+                                               request_model(ex.request, ex.body)))

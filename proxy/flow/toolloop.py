@@ -39,6 +39,7 @@ from aiohttp import web
 
 from proxy import headers as hdrs
 from proxy.appkeys import SETTINGS, TOOL_REFUSALS
+from proxy.deployment import request_model
 from proxy.errors import ProxyError, UpstreamError
 from proxy.flow.asyncengine import AsyncEngine
 from proxy.flow.client import ClientGone, ClientSide
@@ -97,7 +98,7 @@ class ToolLoop:
         :attr:`recover` makes of a context-length error."""
         if self.names and tools_refused(status, raw):
             app = self.ex.request.app
-            model = body.get("model")
+            model = request_model(self.ex.request, body)
             app[TOOL_REFUSALS].learn(app[SETTINGS].proxy.upstream, model)
             log.warning("request %s: the upstream takes no tools for model %r (%s); sent"
                         " again without the memory tools, which it is no longer offered",

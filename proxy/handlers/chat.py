@@ -34,7 +34,7 @@ from proxy.flow.steps import (
     skip_reason,
 )
 from proxy.relay import RelayResult
-from proxy.upstream import upstream_url
+from proxy.upstream import is_azure_path, route_url
 
 __all__ = ["ParsedBody", "chat_completions", "parse_body"]
 
@@ -91,12 +91,13 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 
 def _upstream(ex: Exchange) -> tuple[Any, Any]:
     settings = ex.request.app[SETTINGS]
-    url = upstream_url(settings.proxy.upstream, "/chat/completions",
-                       ex.request.rel_url.raw_query_string)
+    url = route_url(settings.proxy.upstream, ex.request.rel_url.raw_path, "/chat/completions",
+                    ex.request.rel_url.raw_query_string)
     # The body sent is bytes aiohttp decoded, or the proxy's rewrite of them: never
     # the client's Content-Encoding.
     out_headers = hdrs.to_upstream(ex.request.headers,
-                                   api_key=settings.proxy.upstream_api_key, body_decoded=True)
+                                   api_key=settings.proxy.upstream_api_key, body_decoded=True,
+                                   azure=is_azure_path(ex.request.rel_url.raw_path))
     return url, out_headers
 
 

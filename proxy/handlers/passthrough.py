@@ -1,4 +1,5 @@
-"""Every ``/v1/`` path other than chat completions, forwarded transparently.
+"""Every ``/v1/`` path other than chat completions (and every Azure ``/openai/`` one
+other than a deployment's), forwarded transparently.
 
 Method, path, query, headers (minus hop-by-hop and ``X-LCM-*``) and body go to the
 upstream; status, headers and body come back. Bodies stream in both directions
@@ -45,14 +46,7 @@ from proxy.flow.client import ClientGone, ClientWatch
 from proxy.rawhead import RelayedResponse, RelayedStreamResponse
 from proxy.relay import relay_body, start
 from proxy.rewrite import dumps_body, loads_exact
-from proxy.upstream import send, upstream_url
-
-
-def tail_of(request: web.Request) -> str:
-    """Return the raw path after ``/v1`` (``/v1/models`` → ``/models``)."""
-    raw = request.rel_url.raw_path
-    return raw[3:] if raw.startswith("/v1") else raw
-
+from proxy.upstream import client_url, is_azure_path, send
 
 View = Callable[[Any], Any]
 """What the client is shown of a JSON answer's value: the value itself, or a new one."""
@@ -60,16 +54,19 @@ View = Callable[[Any], Any]
 
 async def passthrough(request: web.Request, *, view: View | None = None
                       ) -> web.StreamResponse:
-    """Forward any ``/v1/*`` request and stream the upstream's answer back; with
+    """Forward any ``/v1/*`` or Azure ``/openai/*`` request
+    (:func:`proxy.upstream.client_url`) and stream the upstream's answer back; with
     ``view``, a 200 JSON answer is read whole and shown as ``view`` makes it (its
     exact bytes when ``view`` changes nothing)."""
     settings = request.app[SETTINGS]
     rid = request[REQUEST_ID]
-    url = upstream_url(settings.proxy.upstream, tail_of(request), request.rel_url.raw_query_string)
+    url = client_url(settings.proxy.upstream, request.rel_url.raw_path,
+                     request.rel_url.raw_query_string)
     keep_length = request.content_length is not None
     out_headers = hdrs.to_upstream(
         request.headers, api_key=settings.proxy.upstream_api_key, keep_length=keep_length,
         anthropic=hdrs.is_anthropic_path(request.path),
+        azure=is_azure_path(request.rel_url.raw_path),
     )
     if _is_upgrade(request):
         return await _websocket(request, url, out_headers)

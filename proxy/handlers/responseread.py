@@ -21,8 +21,8 @@ from proxy import headers as hdrs
 from proxy.appkeys import ENGINE, HTTP, SETTINGS
 from proxy.errors import ProxyError
 from proxy.flow.responsethreads import threads_of
-from proxy.handlers.passthrough import passthrough, tail_of
-from proxy.upstream import send, upstream_url
+from proxy.handlers.passthrough import passthrough
+from proxy.upstream import client_url, is_azure_path, send
 from proxy.wire.responseview import input_items_view, response_view
 
 log = logging.getLogger("lcm.responses")
@@ -58,10 +58,12 @@ async def delete_with_rounds(request: web.Request) -> web.StreamResponse:
     shown = threads.shown(rid)
     if shown is not None and shown.others:
         settings = request.app[SETTINGS]
-        headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key)
-        base = tail_of(request)[: -len(rid)]
+        headers = hdrs.to_upstream(request.headers, api_key=settings.proxy.upstream_api_key,
+                                   azure=is_azure_path(request.rel_url.raw_path))
+        base = request.rel_url.raw_path[: -len(rid)]
         for other in shown.others:
-            url = upstream_url(settings.proxy.upstream, base + other)
+            url = client_url(settings.proxy.upstream, base + other,
+                             request.rel_url.raw_query_string)
             try:
                 resp = await send(request.app[HTTP], "DELETE", url, headers, None)
                 resp.release()

@@ -84,7 +84,7 @@ from proxy.flow.steps import (
 )
 from proxy.relay import RelayResult
 from proxy.sse import SSEDecoder
-from proxy.upstream import upstream_url
+from proxy.upstream import is_azure_path, route_url
 from proxy.wire.responses import RESPONSES, input_items, reply_turn
 from proxy.wire.responsesstream import ShowPrevious, event_bytes
 
@@ -257,9 +257,11 @@ async def answer_command(ex: Exchange, text: str) -> web.StreamResponse:
 
 def _upstream(ex: Exchange) -> tuple[Any, Any]:
     settings = ex.request.app[SETTINGS]
-    url = upstream_url(settings.proxy.upstream, "/responses", ex.request.rel_url.raw_query_string)
+    url = route_url(settings.proxy.upstream, ex.request.rel_url.raw_path, "/responses",
+                    ex.request.rel_url.raw_query_string)
     out_headers = hdrs.to_upstream(ex.request.headers,
-                                   api_key=settings.proxy.upstream_api_key, body_decoded=True)
+                                   api_key=settings.proxy.upstream_api_key, body_decoded=True,
+                                   azure=is_azure_path(ex.request.rel_url.raw_path))
     return url, out_headers
 
 
