@@ -1,9 +1,11 @@
 """The real SDKs' higher-level features through the proxy (memory on, the memory tools
 offered), each compared with the same call made straight to the fake upstream:
 
-- ``chat.completions.parse`` / ``.stream(response_format=...)``: a hidden round's
-  text (a model's "Let me check." before its memory call) is never glued to the
-  structured answer, streamed or not;
+- ``chat.completions.parse`` / ``.stream(response_format=...)``,
+  ``responses.parse`` / ``.stream(text_format=...)`` and anthropic
+  ``messages.parse`` / ``.stream(output_format=...)``: a hidden round's text (a
+  model's "Let me check." before its memory call) is never glued to the structured
+  answer, streamed or not, and the stream the client sees stays well numbered;
 - openai-agents: a handoff between two agents with a function tool, kept in a
   ``SQLiteSession``, on ``OpenAIChatCompletionsModel``, plain and streamed;
 - anthropic: ``messages.stream()`` helpers (``text_stream``,
@@ -17,10 +19,12 @@ from typing import Any
 
 import anthropic
 import openai
+import orjson
 import pydantic
 
 from tests.conftest import TEST_KEY, RunningProxy, store_sql
 from tests.fake_anthropic import AReply, text, tool_use
+from tests.fake_responses import RReply
 from tests.fake_upstream import FakeUpstream, Reply
 
 ALWAYS = {"offer": "always"}
@@ -89,6 +93,150 @@ async def test_a_plain_chat_stream_still_shows_text_as_it_comes(
         model="m", stream=True, messages=[{"role": "user", "content": "weather?"}])
     shown = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
     assert shown == "Let me check.Sunny."
+    await client.close()
+    await proxy.settle()
+
+
+def _rgrep(call_id: str) -> dict[str, str]:
+    return {"call_id": call_id, "name": "memory_grep", "arguments": '{"query":"Oslo"}'}
+
+
+def _numbered(events: list[Any]) -> None:
+    """The client's events are well numbered: ``sequence_number`` 0, 1, 2…, and each
+    item's ``output_index`` the next one from 0 when it is added."""
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    added = [e.output_index for e in events if e.type == "response.output_item.added"]
+    assert added == list(range(len(added)))
+
+
+async def _rparse(client: openai.AsyncOpenAI, ask: str, stream: bool
+                  ) -> tuple[Any, list[Any]]:
+    kw: dict[str, Any] = {"model": "m", "input": ask, "text_format": Trip}
+    if not stream:
+        return await client.responses.parse(**kw), []
+    async with client.responses.stream(**kw) as s:
+        events = [e async for e in s]
+        return await s.get_final_response(), events
+
+
+async def test_a_hidden_rounds_text_is_not_shown_with_a_structured_response(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """Responses: the hidden round's message item ("Let me check.") is not shown,
+    streamed or not: ``responses.stream(text_format=...)`` parses the answer (it
+    failed: the stream showed the preamble's item and the SDK's parse of it raised),
+    with its items numbered from 0 and ``response.completed`` holding the one item
+    shown, as straight to the fake."""
+    proxy: RunningProxy = await make_proxy(tools=ALWAYS)
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    direct = openai.AsyncOpenAI(base_url=upstream.base_url, api_key=TEST_KEY, max_retries=0)
+    for stream in (False, True):
+        upstream.push_response(RReply(text=ANSWER, piece=5))
+        want, want_events = await _rparse(direct, f"plan {stream}", stream)
+        upstream.push_response(RReply(text="Let me check.", calls=[_rgrep(f"c_{stream}")]),
+                               RReply(text=ANSWER, piece=5))
+        got, events = await _rparse(client, f"plan {stream}", stream)
+        assert got.output_parsed == want.output_parsed == Trip(city="Oslo", days=3)
+        assert got.output_text == ANSWER
+        assert [i.type for i in got.output] == ["message"]
+        assert [e.type for e in events] == [e.type for e in want_events]
+        _numbered(events)
+    sent = upstream.responses_requests[-1]["json"]
+    assert sent["text"]["format"]["type"] == "json_schema"
+    # The upstream still gets the hidden round's message back with its call.
+    assert any(i.get("type") == "message" and "Let me check." in orjson.dumps(i).decode()
+               for i in sent["input"] if isinstance(i, dict))
+    await client.close()
+    await direct.close()
+
+
+async def test_a_plain_responses_stream_still_shows_text_as_it_comes(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """Without ``text.format`` json, a round's message item is relayed at once, as
+    before (it comes before the round is known to be hidden), then the answer's."""
+    proxy: RunningProxy = await make_proxy(tools=ALWAYS)
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    upstream.push_response(RReply(text="Let me check.", calls=[_rgrep("c_p")]),
+                           RReply(text="Sunny."))
+    stream = await client.responses.create(model="m", input="weather?", stream=True)
+    events = [e async for e in stream]
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") \
+        == "Let me check.Sunny."
+    _numbered(events)
+    await client.close()
+
+
+async def test_a_hidden_rounds_text_is_not_shown_with_a_structured_message(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """Messages: the hidden round's text block ("Let me check.") is not shown,
+    streamed or not: ``messages.stream(output_format=...)`` parses the answer (it
+    raised: the SDK parses each text block as it stops), its block indexes from 0,
+    as straight to the fake; so does a stream that asks through the structured
+    outputs beta's ``output_format`` body field."""
+    proxy: RunningProxy = await make_proxy(tools=ALWAYS)
+
+    async def run(base: str, memory: bool) -> list[Any]:
+        client = anthropic.AsyncAnthropic(base_url=base, api_key=TEST_KEY, max_retries=0)
+        out: list[Any] = []
+        kw: dict[str, Any] = {"model": "c", "max_tokens": 50, "output_format": Trip,
+                              "messages": [{"role": "user", "content": "Plan?"}]}
+        for how in ("parse", "stream", "beta"):
+            if memory:
+                upstream.anthropic_replies.append(AReply(content=[
+                    text("Let me check."), tool_use("toolu_m", "memory_grep", {"query": "x"})]))
+            upstream.anthropic_replies.append(AReply(content=[text(ANSWER)], piece=5))
+            if how == "parse":
+                msg: Any = await client.messages.parse(**kw)
+                out.append(msg.parsed_output)
+            elif how == "stream":
+                async with client.messages.stream(**kw) as s:
+                    indexes = [e.index async for e in s if e.type == "content_block_start"]
+                    msg = await s.get_final_message()
+                out.append((indexes, msg.parsed_output))
+            else:
+                fmt = {"type": "json_schema", "schema": Trip.model_json_schema()}
+                raw = await client.beta.messages.create(
+                    model="c", max_tokens=50, stream=True,
+                    betas=["structured-outputs-2025-11-13"],
+                    messages=[{"role": "user", "content": "Plan?"}],
+                    extra_body={"output_format": fmt})
+                events = [e async for e in raw]
+                out.append([(e.type, getattr(e, "index", None)) for e in events
+                            if e.type.startswith("content_block")])
+                said = "".join(e.delta.text for e in events
+                               if e.type == "content_block_delta" and e.delta.type == "text_delta")
+                out.append(Trip.model_validate_json(said))
+                continue
+            out.append([b.model_dump(exclude={"parsed_output"}) for b in msg.content])
+        await client.close()
+        return out
+
+    got = await run(proxy.root, True)
+    sent = [r["json"] for r in upstream.requests if r["path"] == "/v1/messages"]
+    assert len(sent) == 6
+    assert sent[-1]["output_format"]["type"] == "json_schema"
+    assert sent[-3]["output_config"]["format"]["type"] == "json_schema"
+    # The upstream still gets the hidden round's text back with its call.
+    assert sent[-1]["messages"][-2]["content"][0] == {"type": "text", "text": "Let me check."}
+    assert got == await run(upstream.base_url[:-3], False)
+    assert not upstream.anthropic_replies
+    await proxy.settle()
+
+
+async def test_a_plain_messages_stream_still_shows_text_as_it_comes(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    """Without an output format, a round's text block is relayed at once, as before."""
+    proxy: RunningProxy = await make_proxy(tools=ALWAYS)
+    client = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+    upstream.anthropic_replies.extend([
+        AReply(content=[text("Let me check."),
+                        tool_use("toolu_m", "memory_grep", {"query": "x"})]),
+        AReply(content=[text("Sunny.")])])
+    async with client.messages.stream(model="c", max_tokens=50, messages=[
+            {"role": "user", "content": "Weather?"}]) as s:
+        said = [t async for t in s.text_stream]
+        msg = await s.get_final_message()
+    assert "".join(said) == "Let me check.Sunny."
+    assert [b.text for b in msg.content if b.type == "text"] == ["Let me check.", "Sunny."]
     await client.close()
     await proxy.settle()
 

@@ -74,6 +74,37 @@ def test_a_hidden_round_shows_nothing() -> None:
     assert [e["type"] for e in events(out)] == ["message_start", "ping"]
 
 
+@pytest.mark.parametrize("size", [1, 7, 100_000])
+def test_a_structured_rounds_text_is_held_until_a_client_block_shows_it(size: int) -> None:
+    """With ``hold_text`` (a structured answer) text before and after a memory call
+    is held while nothing was shown; a client block shows it first, in its place,
+    indexes from the offset; a round of text and a memory call shows no block."""
+    grep = tool_use("t1", "memory_grep", {"query": "x"})
+    payload = stream_bytes({"model": "m"}, AReply(content=[text("Let me check."), grep]))
+    sr, out = run(payload, size, hold_text=True)
+    assert [e["type"] for e in events(out)] == ["message_start", "ping"]
+    assert not sr.shown and sr.holds() and sr.content(client_only=True) == []
+    assert sr.content() == [text("Let me check."), grep]
+    payload = stream_bytes({"model": "m"}, AReply(content=[
+        thinking("hmm", SIG), text("Reading."), grep, tool_use("t2", "read_file", {"p": 1})]))
+    sr, out = run(payload, size, client_offset=2, later=True, hold_text=True)
+    starts = [(e["index"], e["content_block"]["type"]) for e in events(out)
+              if e["type"] == "content_block_start"]
+    assert starts == [(2, "thinking"), (3, "text"), (4, "tool_use")]
+    assert not sr.holds() and sr.next_index == 5
+    assert [b["type"] for b in sr.content(client_only=True)] == ["thinking", "text", "tool_use"]
+
+
+def test_a_structured_answers_text_is_shown_when_the_round_ends_it() -> None:
+    """The answering round's held text is released at the end, exact bytes."""
+    payload = stream_bytes({"model": "m"}, AReply(content=[text('{"a":1}')]))
+    sr, out = run(payload, 5, hold_text=True)
+    assert [e["type"] for e in events(out)] == ["message_start", "ping"]
+    rest = sr.release()
+    assert out + rest + b"".join(raw for _, raw in sr.tail) == payload
+    assert sr.shown and sr.content(client_only=True) == [text('{"a":1}')]
+
+
 def test_restated_delta_carries_the_answers_stop_and_usage() -> None:
     raw = mw.sse_event("message_delta", {"type": "message_delta", "delta": {
         "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 3}})

@@ -119,6 +119,44 @@ def test_rounds_join_into_one_answer() -> None:
         ("message", None), ("message", None), ("function_call", "get_weather")]
 
 
+@pytest.mark.parametrize("size", [1, 7, 100000])
+def test_a_structured_rounds_message_is_held_and_a_hidden_one_never_numbered(
+        size: int) -> None:
+    """With ``hold_text`` a round of a message and a memory call shows nothing; the
+    next round's message is held to its end and then shown at ``output_index`` 0,
+    sequence numbers contiguous, the restated terminal holding only it."""
+    fake = ResponsesFake()
+    state = StreamState()
+    first = ResponsesStreamRound(NAMES, state, first=True, hold_text=True)
+    assert run(first, script(fake, RReply(text="Let me check.", calls=[GREP])), size) == b""
+    assert not first.shown and first.holds() and state.output == []
+    assert [i["type"] for i in first.messages()[0]["items"]] == ["message", "function_call"]
+    second = ResponsesStreamRound(NAMES, state, first=False, hold_text=True)
+    out = run(second, script(fake, RReply(text='{"a":1}', reasoning="E")), size)
+    assert out == b"" and second.holds()
+    end, final = terminal_bytes(second, state, rounds=2, usage=None)
+    shown = events(out + end)
+    assert [e["sequence_number"] for e in shown] == list(range(len(shown)))
+    assert [(e["output_index"], e["item"]["type"]) for e in shown
+            if e["type"] == "response.output_item.added"] == [(0, "reasoning"), (1, "message")]
+    assert b"Let me check." not in out + end
+    assert final is not None and final["id"] == "resp_0002"
+    assert [i["type"] for i in final["output"]] == ["reasoning", "message"]
+
+
+def test_a_structured_rounds_message_goes_before_a_client_call_in_its_place() -> None:
+    """A held message is shown, in its place, once a client call shows the round;
+    a single round is then relayed byte for byte."""
+    fake = ResponsesFake()
+    data = script(fake, RReply(text="Calling.", calls=[CLIENT]))
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True, hold_text=True)
+    out = run(sr, data, 5)
+    assert sr.shown and not sr.holds()
+    end, _ = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
+    assert out + end == data
+
+
 def only_deltas(data: bytes) -> bytes:
     """The stream as some compatible servers send it: no output_item events, the
     items only in the terminal event."""

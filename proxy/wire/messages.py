@@ -329,7 +329,7 @@ class MessagesWire(WireAdapter):
                      later: bool = False, stream_id: Any = None,
                      created: Any = None, hold_text: bool = False) -> StreamRound:
         from proxy.wire.messagesstream import MessagesStreamRound
-        return MessagesStreamRound(names, client_offset, later=later)
+        return MessagesStreamRound(names, client_offset, later=later, hold_text=hold_text)
 
     def restate(self, kind: str, raw: bytes, *, finish_reason: Any, usage: Any,
                 stream_id: Any, created: Any) -> bytes:

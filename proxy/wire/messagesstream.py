@@ -27,6 +27,13 @@ blocks in their place, taking the next client indexes; meanwhile the loop keeps
 the client alive with ``ping`` events (:meth:`holds`). Thinking blocks that come
 after something was shown, and every signature, pass unchanged.
 
+A request for a structured answer (``output_config.format``, or the structured
+outputs beta's ``output_format``, of type ``json_schema``: ``hold_text``) has its
+``text`` blocks held the same way: a hidden round's "Let me check." before its
+memory call would otherwise be a text block of the client's message, which the
+SDK's ``stream(output_format=...)`` parses as the answer's JSON when it stops. A
+held block never shown takes no client index, so the client's run on from 0.
+
 :attr:`shown` is set once a client block (or an ``error``) was relayed: before
 that the round may still turn out to be a hidden memory round.
 """
@@ -54,8 +61,10 @@ class MessagesStreamRound(StreamRound):
     """Decisions over one round's events (see module docstring)."""
 
     def __init__(self, names: dict[str, str], client_offset: int = 0, *,
-                 later: bool = False) -> None:
+                 later: bool = False, hold_text: bool = False) -> None:
         self.names = names
+        self.hold_text = hold_text
+        """Hold the round's text blocks as its thinking (a structured answer)."""
         self.later = later
         self.next_index = client_offset
         self.tail: list[tuple[str, bytes]] = []
@@ -72,8 +81,8 @@ class MessagesStreamRound(StreamRound):
         self.stopped = False
         self.error: Any = None
         self.held: list[tuple[str, dict[str, Any], bytes, dict[str, Any]]] = []
-        """The events of thinking blocks held while nothing of the round was shown:
-        ``(kind, slot, bytes, event)``."""
+        """The events of thinking blocks (and, with ``hold_text``, text blocks) held
+        while nothing of the round was shown: ``(kind, slot, bytes, event)``."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -91,8 +100,8 @@ class MessagesStreamRound(StreamRound):
         return bool(self.held)
 
     def release(self) -> bytes:
-        """Show the held thinking blocks (once), each taking the next client index;
-        their bytes."""
+        """Show the held blocks (once), each taking the next client index; their
+        bytes."""
         held, self.held = self.held, []
         out = b""
         for kind, slot, raw, obj in held:
@@ -169,8 +178,9 @@ class MessagesStreamRound(StreamRound):
             block = obj.get("content_block")
             block = dict(block) if isinstance(block, dict) else {}
             ours = block.get("type") == "tool_use" and block.get("name") in self.names
-            held = (not ours and not self.shown
-                    and block.get("type") in ("thinking", "redacted_thinking"))
+            held = not ours and not self.shown and block.get("type") in (
+                ("thinking", "redacted_thinking", "text") if self.hold_text
+                else ("thinking", "redacted_thinking"))
             slot: dict[str, Any] | None = {"block": block, "ours": ours, "client": None,
                                            "json": ""}
             assert slot is not None

@@ -16,6 +16,12 @@ by block, what the client gets:
   round of reasoning and memory calls is hidden whole (as a plain answer hides
   it), so its response id is never the client's; the first item shown, or the
   end of the answer, releases it in its place;
+- for a request for a structured answer (``text.format`` ``json_schema`` or
+  ``json_object``: ``hold_text``) a ``message`` item is held the same way: a hidden
+  round's "Let me check." before its memory call would otherwise be an item of the
+  client's response, which the SDKs' ``parse``/``stream`` helpers fail to read as
+  the answer's JSON; a held item that is never shown takes no ``output_index`` or
+  ``sequence_number``, so the client's stay contiguous;
 - a ``function_call`` item whose name is a memory tool (its name comes whole in
   ``response.output_item.added``) is hidden with every event of its
   ``output_index`` (``function_call_arguments.delta``/``done``, ``output_item.done``);
@@ -117,8 +123,11 @@ class StreamState:
 class ResponsesStreamRound(StreamRound):
     """Decisions over one round's SSE blocks (see module docstring)."""
 
-    def __init__(self, names: dict[str, str], state: StreamState, *, first: bool) -> None:
+    def __init__(self, names: dict[str, str], state: StreamState, *, first: bool,
+                 hold_text: bool = False) -> None:
         self.names, self.state, self.first = names, state, first
+        self.hold_text = hold_text
+        """Hold the round's ``message`` items as its reasoning (a structured answer)."""
         self.splitter = EventSplitter()
         self.tail: list[tuple[str, bytes]] = []
         self.holding = False
@@ -135,9 +144,9 @@ class ResponsesStreamRound(StreamRound):
         self.rid: Any = None
         self.created: Any = None
         self.held: list[tuple[dict[str, Any] | None, bytes]] = []
-        """The events of this round's reasoning items while no item of the round was
-        shown (and the comments among them, ``None``): a round of reasoning and
-        memory calls is hidden whole."""
+        """The events of this round's reasoning items (and, with ``hold_text``, its
+        message items) while no item of the round was shown (and the comments among
+        them, ``None``): a round of reasoning and memory calls is hidden whole."""
         self.held_idx: set[int] = set()
 
     # -- bytes in, bytes out ----------------------------------------------------------
@@ -240,8 +249,7 @@ class ResponsesStreamRound(StreamRound):
                     if (isinstance(item, dict) and item.get("type") == "function_call"
                             and item.get("name") in self.names):
                         self.hidden.add(idx)
-                    elif (not self.shown and isinstance(item, dict)
-                          and item.get("type") == "reasoning"):
+                    elif not self.shown and self._held_kind(item):
                         self.held_idx.add(idx)
                 if kind == "response.output_item.done":
                     self.items[idx] = item
@@ -256,6 +264,12 @@ class ResponsesStreamRound(StreamRound):
                 self.error = obj
             out += self.release() + self._show() + self.state.stamp(obj, raw)  # others
         return out
+
+    def _held_kind(self, item: Any) -> bool:
+        """True for an item held while nothing of the round was shown: reasoning,
+        and with :attr:`hold_text` a message."""
+        kind = item.get("type") if isinstance(item, dict) else None
+        return kind == "reasoning" or (self.hold_text and kind == "message")
 
     def _item_event(self, obj: dict[str, Any], raw: bytes) -> bytes:
         """An event of a shown item (``output_index`` set): renumbered, stamped."""

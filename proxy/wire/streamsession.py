@@ -33,7 +33,13 @@ from proxy.wire.responsesstream import (
 )
 
 STRUCTURED_FORMATS = ("json_schema", "json_object")
-"""Chat ``response_format`` types whose answer is a JSON document the client parses."""
+"""Format types whose answer is a JSON document the client parses (Chat's
+``response_format``, Responses' ``text.format``, Messages' ``output_config.format``)."""
+
+
+def _structured(fmt: Any) -> bool:
+    """True for a format object (``{"type": ...}``) that asks for a JSON answer."""
+    return isinstance(fmt, dict) and fmt.get("type") in STRUCTURED_FORMATS
 
 
 class StreamSession:
@@ -56,13 +62,18 @@ class StreamSession:
         self.wire, self.names = wire, names
         options = body.get("stream_options")
         self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        fmt = body.get("response_format")
-        self.hold_text = isinstance(fmt, dict) and fmt.get("type") in STRUCTURED_FORMATS
+        self.hold_text = self.structured(body)
         """A structured answer: each round's text is held until the round is known to
-        be shown (:mod:`proxy.wire.chatstream`)."""
+        be shown (:mod:`proxy.wire.chatstream`, :mod:`~proxy.wire.responsesstream`,
+        :mod:`~proxy.wire.messagesstream`)."""
         self._contents: list[tuple[StreamRound, str]] = []
         self.stream_id: tuple[Any, Any] | None = None
         self.finish: Any = None
+
+    @staticmethod
+    def structured(body: dict[str, Any]) -> bool:
+        """True when the request asks for a JSON answer (``response_format``)."""
+        return _structured(body.get("response_format"))
 
     # -- rounds --------------------------------------------------------------------
     def next_round(self, rounds: int) -> StreamRound:
@@ -173,7 +184,8 @@ class MessagesSession(StreamSession):
     rounds, ``message_delta`` restated with the answer's stop reason and usage; an
     ``error`` event ends the answer. A round's held thinking
     (:mod:`proxy.wire.messagesstream`) is shown when the answer ends with that
-    round, and never when the round was hidden."""
+    round, and never when the round was hidden; so is its text for a structured
+    answer."""
 
     abort_after_error = True
 
@@ -192,8 +204,17 @@ class MessagesSession(StreamSession):
         """The client's blocks, all rounds, in its order."""
         return [b for sr in self.rounds for b in sr.content(client_only=True)]
 
+    @staticmethod
+    def structured(body: dict[str, Any]) -> bool:
+        """``output_config.format``, or the structured outputs beta's body field
+        ``output_format``, of type ``json_schema``."""
+        config = body.get("output_config")
+        return _structured(config.get("format") if isinstance(config, dict) else None) \
+            or _structured(body.get("output_format"))
+
     def next_round(self, rounds: int) -> StreamRound:
-        return MessagesStreamRound(self.names, self.offset, later=self.started)
+        return MessagesStreamRound(self.names, self.offset, later=self.started,
+                                   hold_text=self.hold_text)
 
     def after_round(self, sr: StreamRound, committed: bool) -> None:
         assert isinstance(sr, MessagesStreamRound)
@@ -243,8 +264,15 @@ class ResponsesSession(StreamSession):
     def _turn(self) -> dict[str, Any]:
         return reply_turn(list(self.state.output))
 
+    @staticmethod
+    def structured(body: dict[str, Any]) -> bool:
+        """``text.format`` of type ``json_schema`` or ``json_object``."""
+        text = body.get("text")
+        return _structured(text.get("format") if isinstance(text, dict) else None)
+
     def next_round(self, rounds: int) -> StreamRound:
-        return ResponsesStreamRound(self.names, self.state, first=rounds == 1)
+        return ResponsesStreamRound(self.names, self.state, first=rounds == 1,
+                                    hold_text=self.hold_text)
 
     def after_round(self, sr: StreamRound, committed: bool) -> None:
         self.usage = sum_usage(self.usage, sr.usage())
