@@ -1080,3 +1080,99 @@ async def test_a_sister_is_still_a_sister_after_a_breakup_elsewhere(
     await later.say("Who is Emma?")
     block = block_of(later.upstream_last_user())
     assert "Emma is my sister." in block and "— superseded" not in block, block
+
+
+# -- class 82: a preference led by its scope ("For work emails I prefer a formal tone.") -------
+async def test_a_preference_led_by_its_scope_reaches_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="style")
+    await first.say("For work emails I prefer a formal tone.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Draft a reply to the vendor about the delayed invoice.")
+    block = block_of(later.upstream_last_user())
+    assert "For work emails I prefer a formal tone." in block, block
+
+
+@pytest.mark.parametrize("text, subject, condition", [
+    ("For work emails I prefer a formal tone.", "formal tone", "For work emails"),
+    ("In meetings I prefer short answers.", "short answers", "In meetings"),
+    ("When coding, I prefer tabs.", "tabs", "When coding"),
+    ("At work I'd rather use Slack.", "slack", "At work"),
+    # the comma form reads the same
+    ("In meetings, I prefer short answers.", "short answers", "In meetings"),
+])
+def test_a_leading_scope_is_the_preferences_condition(text: str, subject: str,
+                                                      condition: str) -> None:
+    assert [(i.kind, i.subject, i.condition) for i in extract(text)] == [
+        ("preference", subject, condition)], extract(text)
+
+
+@pytest.mark.parametrize("text", [
+    # a discourse marker is no scope
+    "In general I prefer tea.",
+    "At the moment I prefer tea.",
+])
+def test_a_discourse_marker_before_a_liking_is_no_scope(text: str) -> None:
+    assert [i.condition for i in extract(text)] in ([None], []), extract(text)
+
+
+def test_a_scoped_preference_leaves_the_unscoped_one_current(engine: Engine) -> None:
+    put(engine, "I prefer a casual tone.")
+    put(engine, "For work emails I prefer a formal tone.")
+    assert [r["status"] for r in rows(engine)] == ["active", "active"], rows(engine)
+
+
+# -- class 81: a British and an American spelling of one attribute -----------------------------
+async def test_a_british_and_an_american_spelling_revise_one_attribute(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="colours")
+    await first.say("My favourite color is blue.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("My favorite colour is green now.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts == {"My favourite color is blue.": "superseded",
+                     "My favorite colour is green now.": "active"}, texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Which colour should the logo be?")
+    block = block_of(later.upstream_last_user())
+    assert "My favorite colour is green now." in block and "blue" not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("The meeting centre is in Leeds.", "Actually, the meeting center is in York."),
+    ("My favourite flavour is vanilla.", "My favorite flavor is mint now."),
+    ("The wall colour is grey.", "Actually, the wall color is white."),
+    ("I prefer organised notes.", "I prefer organized notes."),  # a restatement
+])
+def test_spelling_variants_of_a_subject_are_compared_as_one(engine: Engine, said: str,
+                                                           then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    got = rows(engine)
+    assert got[0]["status"] == "superseded" or len(got) == 1, got
+
+
+@pytest.mark.parametrize("said, then", [
+    # words that only look like a spelling pair stay two subjects
+    ("The tour starts at 9.", "The four starts at 9."),
+    ("My favourite hour is 6 am.", "My favourite colour is red."),
+])
+def test_words_that_only_look_like_spellings_stay_apart(engine: Engine, said: str,
+                                                        then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+@pytest.mark.parametrize("text, subject", [
+    # "now" at the end keys a liking by what is preferred, as without it
+    ("My favorite colour is green now.", "colour"),
+    ("I prefer tea now.", "tea"),
+    ("My favourite editor is Vim now.", "editor"),
+])
+def test_a_liking_dated_by_now_keys_as_without_it(text: str, subject: str) -> None:
+    assert [i.subject for i in extract(text)] == [subject], extract(text)
+

@@ -858,7 +858,8 @@ class _Message:
         at = (self.folded or self.scan).find(phrase)
         return self.text[at:at + len(phrase)] if at >= 0 else phrase
 
-    def _update_subject(self, c: Clause, subject: str | None) -> str | None:
+    def _update_subject(self, c: Clause, subject: str | None, kind: str = "fact"
+                        ) -> str | None:
         """The subject of a clause holding an update cue: the phrase before the cue
         ("The API timeout is now 45 s" → "api timeout"), else what follows "for"
         ("We switched to Argo CD for deploys" → "deploys"), else the rule's."""
@@ -873,7 +874,14 @@ class _Message:
             # indentation from here on"): the phrase before it may hold the value; then
             # the clause's own subject is the key
             own = set(subject.split())
-            if any(w not in own and _DIGIT.search(w) for w in (key(phrase, lang) or "").split()):
+            said_before = (key(phrase, lang) or "").split()
+            if kind == "preference" and own <= set(said_before) \
+                    and len(said_before) > len(own):
+                # "My favourite colour is green now", "I prefer tea now": the phrase
+                # holds the value and the liking's words; what is preferred keys it, as
+                # without "now" ("Tom is my manager now" keys by what comes first)
+                return subject
+            if any(w not in own and _DIGIT.search(w) for w in said_before):
                 said = set(c.scan[at:self.update_end].lower().split())
                 return " ".join(w for w in subject.split() if w not in said) or subject
         if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
@@ -1005,7 +1013,8 @@ class _Message:
                     revises = c.start <= self.update_at <= c.end
                     if revises and verdict.subject not in lx.NAME_KEYS:
                         verdict = Verdict(verdict.kind,
-                                          self._update_subject(c, verdict.subject),
+                                          self._update_subject(c, verdict.subject,
+                                                               verdict.kind),
                                           verdict.negated)
                 if revises and _DISMISSAL.search(sc, c.start, end):
                     revises = False  # "oh wait, gofmt decides that anyway": moot, no value

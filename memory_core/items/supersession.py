@@ -21,6 +21,7 @@ from memory_core.extraction.replacement import actor, adds
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
+from memory_core.items.spelling import fold
 from memory_core.items.standing import data_of, observes
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
@@ -36,9 +37,14 @@ _WORD_RUN = re.compile(r"\w+")
 
 def subjects_match(a: str | None, b: str | None) -> bool:
     """True when two normalised subjects name the same thing (equal, or one contains
-    the other as whole words / CJK substring, the shorter ≥ 2 characters)."""
+    the other as whole words / CJK substring, the shorter ≥ 2 characters), British and
+    American spellings folded (:func:`~memory_core.items.spelling.fold`: "favourite
+    colour" / "favorite color")."""
     if not a or not b:
         return False
+    if a == b:
+        return True
+    a, b = fold(a), fold(b)
     if a == b:
         return True
     short, long_ = sorted((a, b), key=len)
@@ -417,7 +423,8 @@ def spelled_alike(a: str | None, b: str | None, text_a: str, text_b: str) -> boo
     """Whether two English subjects name one attribute spelled two ways: a compound
     written open, hyphenated or closed ("sign up limit" / "signup limit", "e-mail
     quota" / "email quota"), or word for word, some words cut short ("max conns" /
-    "max connections", "avg latency" / "average latency": :func:`_cut_short`)."""
+    "max connections", "avg latency" / "average latency": :func:`_cut_short`) or in
+    their British and American spellings ("colour" / "color": :func:`fold`)."""
     if not a or not b:
         return False
     # read for each row a correction scans: the cheap tests first, any units at the end
@@ -440,8 +447,9 @@ def spelled_alike(a: str | None, b: str | None, text_a: str, text_b: str) -> boo
         return False
     if "".join(wa) == "".join(wb):
         return True
-    return len(wa) == len(wb) and all(x == y or _cut_short(x, y, text_a, text_b)
-                                      for x, y in zip(wa, wb, strict=True))
+    return len(wa) == len(wb) and all(
+        x == y or fold(x) == fold(y) or _cut_short(x, y, text_a, text_b)
+        for x, y in zip(wa, wb, strict=True))
 
 
 def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
@@ -849,7 +857,8 @@ def more_specific(new_subject: str | None, old_subject: str | None) -> bool:
     """Whether ``new_subject`` narrows ``old_subject`` by adding words ("audit log
     retention" after "log retention"): a statement about a narrower thing, not a
     conflicting value of the same one."""
-    return bool(new_subject and old_subject and len(new_subject) > len(old_subject)
+    return bool(new_subject and old_subject
+                and len(fold(new_subject)) > len(fold(old_subject))
                 and subjects_match(new_subject, old_subject))
 
 

@@ -74,6 +74,7 @@ from memory_core.items.overlap import (
     terms,
     without_opener,
 )
+from memory_core.items.spelling import variants
 from memory_core.items.supersession import (
     conditions_agree,
     contradicts,
@@ -226,6 +227,24 @@ _WINDOW_STEP = 64
 
 def _candidates(tx: Tx, scope: Scope, kinds: tuple[str, ...], *,
                 subject: str, speaker: str = "") -> Iterator[Row]:
+    """:func:`_candidates_spelt` for each spelling a stored subject may hold
+    (:func:`~memory_core.items.spelling.variants`: "favourite colour" finds "favorite
+    color"; keys are stored as written), each row once. One spelling, the common case,
+    reads as before."""
+    spellings = variants(subject)
+    if len(spellings) == 1:
+        yield from _candidates_spelt(tx, scope, kinds, subject=subject, speaker=speaker)
+        return
+    seen: set[int] = set()
+    for spelt in spellings:
+        for row in _candidates_spelt(tx, scope, kinds, subject=spelt, speaker=speaker):
+            if int(row["id"]) not in seen:
+                seen.add(int(row["id"]))
+                yield row
+
+
+def _candidates_spelt(tx: Tx, scope: Scope, kinds: tuple[str, ...], *,
+                      subject: str, speaker: str = "") -> Iterator[Row]:
     """Active items of ``kinds`` in the scope said by ``speaker`` whose subject
     matches ``subject`` (:func:`subjects_match`: equal, or one containing the other
     as whole words / CJK substring), among the newest ``_CANDIDATES`` whose subject
