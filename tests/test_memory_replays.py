@@ -1176,3 +1176,70 @@ def test_words_that_only_look_like_spellings_stay_apart(engine: Engine, said: st
 def test_a_liking_dated_by_now_keys_as_without_it(text: str, subject: str) -> None:
     assert [i.subject for i in extract(text)] == [subject], extract(text)
 
+
+# -- class 60: a new name said beside other facts leaves the old name current -------------------
+async def test_a_name_and_pronouns_changed_in_one_message_each_revise_their_own(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("I'm Sam, my pronouns are she/her.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("I go by Alex now, and my pronouns are they/them.")
+    await proxy.settle()
+    current = sorted(r["text"] for r in rows(proxy.engine) if r["status"] == "active")
+    assert current == ["I go by Alex now", "my pronouns are they/them."], rows(proxy.engine)
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Write a short bio of me for the conference page.")
+    block = block_of(later.upstream_last_user())
+    assert "I go by Alex now" in block and "they/them" in block, block
+    assert "she/her" not in block or "superseded" in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm Sam.", "I go by Alex now."),
+    ("I'm Sam.", "Call me Alex."),
+    ("I'm Sam.", "My name is Alex now."),
+    ("My name is Sam.", "I go by Alex now."),
+])
+def test_a_name_said_another_way_revises_the_name(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("I'm Sam.", "name"),
+    ("I am Sam, by the way.", "name"),
+    # a nationality, a faith, an adjective: no name
+    ("I'm German.", "german"),
+    ("I'm Canadian.", "canadian"),
+    ("I'm Jewish.", "jewish"),
+    ("I'm Catholic.", "catholic"),
+    ("I'm Sam's sister.", "sam's sister"),
+])
+def test_i_am_and_one_capitalised_word_is_a_name(text: str, subject: str) -> None:
+    assert [i.subject for i in extract(text)] == [subject], extract(text)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("I'm Sam, my pronouns are she/her.", ["I'm Sam", "my pronouns are she/her."]),
+    ("The build is green, my part is done.", ["The build is green", "my part is done."]),
+    # a sentence opened by a condition keeps its comma
+    ("When offline, my timeout is 30 s.", ["When offline, my timeout is 30 s."]),
+])
+def test_a_comma_before_another_attribute_of_mine_splits(text: str, kept: list[str]) -> None:
+    assert [i.text for i in extract(text)] == kept, extract(text)
+
+
+def test_other_pronouns_are_no_restatement_of_the_old_ones(engine: Engine) -> None:
+    put(engine, "My pronouns are she/her.")
+    put(engine, "My pronouns are they/them.")
+    old, new = rows(engine)
+    assert new["conflict_with"] == old["id"], rows(engine)
+
+
+def test_a_pronoun_set_is_one_term() -> None:
+    from memory_core.items.overlap import terms
+    assert terms("My pronouns are she/her.") == {"pronoun", "she/her"}
+    assert terms("Use and/or sparingly.") == terms("Use and or sparingly.")

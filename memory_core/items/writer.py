@@ -60,6 +60,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import ItemStateError, NotFoundError
+from memory_core.extraction.lexicon import NAME_KEYS
 from memory_core.extraction.modality import unhedged
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
@@ -379,6 +380,15 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             decided = True
             if hedge:
                 break  # a guess settles nothing
+    addressed = kind == "preference" and ex.subject in NAME_KEYS and not hedge
+    if addressed and same is None and old is None:
+        # how the user asks to be addressed ("Call me Alex", "I go by Alex") after a
+        # name said before ("I'm Sam", "My name is Sam"): one name at a time, the
+        # newest replaces it
+        old = next((r for r in _candidates(tx, scope, comparable, subject=ex.subject,
+                                           speaker=speaker)
+                    if r["subject"] == ex.subject and conditions_agree(ex, r)
+                    and not standing.tentative(r)), None)
     absorb: Row | None = None
     if same is None and kind in comparable:
         if not ex.correction:
@@ -430,7 +440,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         # one statement, the fuller wording kept: a merge, not a correction
         _absorb(tx, item_id, refined, now, "said again with more detail")
     if old is not None:
-        if ex.correction:
+        if ex.correction or addressed:
             supersede(tx, int(old["id"]), item_id, "correction", now)
         else:
             items.set_conflict(item_id, old["id"])
