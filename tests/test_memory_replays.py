@@ -1243,3 +1243,91 @@ def test_a_pronoun_set_is_one_term() -> None:
     from memory_core.items.overlap import terms
     assert terms("My pronouns are she/her.") == {"pronoun", "she/her"}
     assert terms("Use and/or sparingly.") == terms("Use and or sparingly.")
+
+
+# -- class 84: an event that ends a state without naming it the same way ------------------------
+@pytest.mark.parametrize("said, ended, question", [
+    ("I work as a teacher.", "I retired last year.", "What do I do for a living?"),
+    ("I have a cat named Luna.", "My cat Luna died last month.", "Which pets do I have?"),
+    ("I live with my parents.", "I moved out of my parents' place.", "Where do I live?"),
+])
+async def test_an_event_that_ends_a_state_in_other_words_is_not_shown_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
+        question: str) -> None:
+    first = Agent(proxy, upstream, session="before")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say(ended)
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    # the old state is kept as a memory, not as current
+    assert texts == {said: "superseded", ended: "active"}, texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert ended in block and f"] {said}" not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I work at Globex.", "I got laid off."),
+    ("My job is teaching math.", "I retired in June."),
+    ("I have a dog named Rex.", "My dog Rex passed away."),
+    ("We live with my in-laws.", "We moved out of my in-laws' house."),
+])
+def test_an_end_in_other_words_supersedes_the_state(engine: Engine, said: str,
+                                                    then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, other", [
+    # someone else retires, a thing is retired, work that is no statement of the job
+    ("I work as a teacher.", "My dad retired last year."),
+    ("I work as a teacher.", "I retired my old laptop."),
+    ("Work starts at 9.", "I retired last year."),
+    # another's pet, a thing that broke, a tool that crashed: nothing of mine is gone
+    ("I have a cat named Luna.", "My sister's cat Luna died."),
+    ("I have a laptop.", "My laptop died."),
+    ("We use Docker.", "Docker died again."),
+    # a statement about the parents is not where the speaker lives
+    ("My parents live in Ohio.", "I moved out of my parents' place."),
+    # review rev5's look-alikes still end nothing
+    ("I live in Berlin.", "I left Berlin for a week of holidays."),
+    ("I use VS Code.", "I closed VS Code."),
+])
+def test_an_end_in_other_words_leaves_what_it_does_not_end(engine: Engine, said: str,
+                                                           other: str) -> None:
+    put(engine, said)
+    put(engine, other)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+@pytest.mark.parametrize("text, old, subject", [
+    ("I retired last year.", None, "work"),
+    ("I got laid off.", None, "work"),
+    ("I retired in June.", None, "work"),  # a time after "retired" is nothing dropped
+    ("My cat Luna died last month.", "Luna", "luna"),
+    ("I moved out of my parents' place.", "parents", "parents"),
+    ("We moved out of my in-laws' house.", "in-laws", "in-laws"),  # no cut at "in-"
+])
+def test_an_end_in_other_words_names_what_it_ends(text: str, old: str | None,
+                                                  subject: str) -> None:
+    from memory_core.extraction import replacement
+    found = replacement.find(text, 0, len(text), "en")
+    assert found is not None and found is not replacement.BLOCKED, found
+    assert (found.old, found.subject) == (old, subject), found
+
+
+@pytest.mark.parametrize("text", [
+    "My dad retired last year.", "I retired my old laptop.", "I retired from chess.",
+    "My sister's cat Luna died.", "My laptop died.", "Docker died again.",
+    "I'll retire next year.", "If I retired, I would travel.",
+])
+def test_look_alikes_of_an_end_in_other_words_end_nothing(text: str) -> None:
+    from memory_core.extraction import replacement
+    found = replacement.find(text, 0, len(text), "en")
+    assert found is None or found is replacement.BLOCKED or found.subject != "work", found
+    assert not any(i.replaces and i.subject == "luna" for i in extract(text))

@@ -17,7 +17,14 @@ from typing import Any
 
 from memory_core.extraction.lexicon import EN_COUPLE, EN_EVALUATIVE, EN_PARTING, HOME
 from memory_core.extraction.lexicon_cjk import JA_EVALUATIVE, ZH_EVALUATIVE
-from memory_core.extraction.replacement import actor, adds
+from memory_core.extraction.replacement import (
+    WORK,
+    actor,
+    adds,
+    ends_home_with,
+    speaker_lives,
+    speaker_works,
+)
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
@@ -563,6 +570,14 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         return None  # "My sister moved back to Ohio": another person's change back
     if adds(ex.text or ""):
         return None  # "We now also support API keys": one more of a kind, dated
+    if ex.subject == WORK and not getattr(ex, "replaces", None) \
+            and getattr(ex, "lang", "en") == "en" and not speaker_works(ex.text or ""):
+        # "I retired last year", "I got laid off": the newest statement of the
+        # speaker's work ends, whatever it named; nothing else about work does
+        return next((row for row in items.correction_candidates(
+            scope.tenant, scope.role, kinds, speaker, None, None, CORRECTION_SCAN)
+            if speaker_works(row["text"] or "") and correction_conditions_agree(ex, row)),
+            None)
     if getattr(ex, "replaces", None):
         replaced = _replaced_item(items, scope, ex, kinds, speaker)
         if replaced is not None or ex.subject != HOME:
@@ -773,6 +788,7 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     skip = terms(old_value) | subject_terms
     other = actor(ex.text or "") == "other"
     parting = getattr(ex, "lang", "en") == "en" and EN_PARTING.search(ex.text or "") is not None
+    leaving_home = ends_home_with(ex.text or "")
     best: tuple[int, int, int] | None = None
     found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
@@ -784,6 +800,8 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
             continue
         if parting and not EN_COUPLE.search(text):
             continue  # "Emma and I broke up" ends a couple, not "Emma is my sister"
+        if leaving_home and not speaker_lives(text):
+            continue  # "I moved out of my parents' place" ends no "My parents live in …"
         if subject and subjects_match(subject, row["subject"]):
             rank = 2
         elif subject_terms and covered(subject_terms, terms(text)) >= _CONDITION_COVER:
