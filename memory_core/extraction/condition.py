@@ -41,11 +41,15 @@ _EN_FRONTED = re.compile(
     r"(?:for|during|under|with|without|on|in|at)\s"
     r"(?!(?:example|instance|now|reference|what|the\srecord|short|general|fact|particular"
     r"|addition|summary|total|practice|any\scase|case|theory|other\swords|my\s(?:opinion|view)"
-    r"|sure|once|real|reality|this|that|these|those|it|them|us|me|you)\b)"
-    r"[^,;:.!?()\n]{1,50}(?=,)", re.I)
+    r"|sure|once|real|reality|this|that|these|those|it|them|us|me|you|least|first|last|heart"
+    r"|all|times|the\s(?:end|moment|time|past)|any\srate)\b)"
+    r"[^,;:.!?()\n]{1,50}?(?=,|\s(?:i|we)(?:'d\s(?:rather|prefer|like)|\s(?:really\s|usually\s"
+    r"|generally\s|always\s|much\s)?(?:prefer|like|love|enjoy|hate|dislike|want"
+    r"|would\s(?:rather|prefer|like)))\b)", re.I)
 """A fronted prepositional phrase that scopes the clause after its comma ("For
-long-polling clients, the timeout is 280 s"); discourse markers ("For example,", "In
-short,") are not conditions."""
+long-polling clients, the timeout is 280 s"), or a first-person liking right after it
+with no comma ("For work emails I prefer a formal tone", "In meetings I'd rather …");
+discourse markers ("For example,", "In short,") are not conditions."""
 _ARTICLE_MODIFIER = re.compile(r"\w+\sthe\s", re.I)
 _NOUN_AFTER = re.compile(
     r"\s+(?!(?:and|or|but|so|for|with|to|is|are|was|were|when|if|only|today|now|too|as|at|on"

@@ -262,6 +262,15 @@ EN_REPLACE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("end", en(r"^(?P<old>(?-i:[A-Z])\w+)\s+and\s+I\s+(?:(?:have|had|just|finally)\s+)?"
                r"(?:broke\s+up|split\s+up|got\s+divorced|divorced|separated)\b"
                r"(?!\s+(?:the|a|an|our|my|his|her|their|it|them|this|that|these|those|into)\b)")),
+    # "My cat Luna died": a named being (or thing) of the speaker's that is gone
+    ("end", en(r"^(?P<old>(?:my|our)\s+(?:[\w-]+\s+){1,2}?(?-i:[A-Z])[\w'-]*)\s+"
+               r"(?:(?:has|had|just|sadly)\s+)*(?:died|passed\s+away|(?:was|got)\s+put\s+down)"
+               r"(?=\s*$|[,;]|\s+(?:last|this|in|on|yesterday|earlier|recently|a\s|\d)\b)")),
+    # "I retired last year": the speaker's work ends, whatever it was
+    ("end", en(r"^(?:i|we)\s+(?:(?:have|had|just|finally|recently|officially|already)\s+)*"
+               r"(?P<work>retired|stopped\s+working|(?:got|was|were)\s+(?:laid\s+off|fired))"
+               r"(?=\s*$|[,;]|\s+(?:last|this|in|earlier|early|recently|yesterday|back|after"
+               r"|at\s+(?:the\s+)?age|a\s|\d)\b)")),
     ("instead", en(r"^(?P<head>.{0,60}?)\s+instead\s+of\s+(?P<old>.{1,48})")),
 )
 """Replacement forms, tried in order; the first that holds wins (see above). A member
@@ -273,8 +282,10 @@ event that ends a state — left or quit a named place ("I left Globex and joine
 Initech", "I quit my job at Globex"), sold, gave away, moved out of, cancelled, called
 off, broke up with, divorced, closed ("I sold my Tesla", "We cancelled the Lisbon
 trip"), or the ended thing as the subject ("The offsite is off", "The standup was
-cancelled", "Emma and I broke up"): the thing named is the old value, so the item that
-states it ends, like "no longer" ("I left my keys at home" names no place: no end)."""
+cancelled", "Emma and I broke up", "My cat Luna died"): the thing named is the old
+value, so the item that states it ends, like "no longer" ("I left my keys at home"
+names no place: no end). "I retired (last year)", "I got laid off" name no value: they
+end the speaker's work (group ``work``)."""
 EN_REPLACE_NEEDLES: tuple[tuple[str, ...], ...] = (
     ("replaced", "swapped", "exchanged", "traded"),
     ("replaced", "superseded", "swapped"),
@@ -295,6 +306,8 @@ EN_REPLACE_NEEDLES: tuple[tuple[str, ...], ...] = (
      "closed", "shut"),
     ("cancel", "off"),
     ("broke", "split", "divorced", "separated"),
+    ("died", "passed", "put"),
+    ("retired", "stopped", "laid", "fired"),
     ("instead",),
 )
 """Per :data:`EN_REPLACE` form, in its order: substrings one of which every match of
@@ -348,7 +361,7 @@ EN_REPLACE_WORDS = frozenset(
     "cut slashed trimmed extended shortened postponed delayed rescheduled pushed "
     "ported rewrote converted doubled halved tripled upped adjusted configured scaled set "
     "back left sold away out cancelled canceled called broke split divorced separated "
-    "closed shut off drop remove removed take".split())
+    "closed shut off drop remove removed take died passed put laid fired".split())
 """A replacement form holds one of these words (a cheap gate before the patterns)."""
 EN_CHANGE = en(
     r"\b(?:switch(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|swapp(?:ed|ing)"
@@ -420,8 +433,10 @@ Kafka", "when we migrated …": a fronted clause, not the statement)."""
 EN_REPLACE_TAIL = en(
     r"\s+(?:for|as|in|at|on|last|this|next|yesterday|today|since|because|after|before|when"
     r"|and|but|so|to|with|from|during|earlier|recently|back|over|instead|now|already|across"
-    r"|everywhere|again|too|entirely|completely)\b|\s*[,;(]|:(?!\d)|\s+-\s|\.(?:\s|$)|[.!]+$")
-"""Where a new value's phrase ends ("Kafka| last month", "Fly.io| for the API")."""
+    r"|everywhere|again|too|entirely|completely)(?![\w-])|\s*[,;(]|:(?!\d)|\s+-\s|\.(?:\s|$)"
+    r"|[.!]+$")
+"""Where a new value's phrase ends ("Kafka| last month", "Fly.io| for the API"); not
+inside a hyphenated word ("my in-laws' house", "the on-call rota")."""
 EN_REPLACE_ROLE = en(r"^\s+(?:(?:for|as)\s+(?:the\s+|our\s+|my\s+|their\s+|a\s+|an\s+)?"
                      r"|(?:on|in|at)\s+(?:the|our|my|their)\s+)"
                      r"(?P<role>[\w\s-]{2,40}?)\s*(?:[,.;!]|$|\s+(?:last|this|since|because"

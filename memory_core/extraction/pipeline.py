@@ -125,6 +125,14 @@ _CJK_SMALL_TALK_MAX = 24
 _EN_SPLIT = re.compile(
     r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
     r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
+_EN_MY_SPLICE = re.compile(r",\s*(?=my\s+(?:[\w/'-]+\s+){0,2}?(?:is|are)\b)", re.I)
+"""A comma before another attribute of the speaker and its copula ("I'm Sam, my
+pronouns are she/her"): a second statement, which revises its own attribute; not
+after a sentence that opens with a condition or a setting (``_EN_SUBORDINATE``)."""
+_MY = frozenset(("my",))
+_AND_JOINT = re.compile(r"[\s,]*and\s+", re.I)
+_MY_ATTRIBUTE = re.compile(r"my\s+(?:[\w/'-]+\s+){0,2}?(?:is|are)\b", re.I)
+"""Another attribute of the speaker and its copula ("my pronouns are …")."""
 _EN_CO_SUBJECT = re.compile(
     r"\s*(?!(?:i|we|you|they|he|she|it|this|that|there|so|but|and|then|also|now)\b)"
     r"(?:(?:my|our)\s+[\w'-]+|(?-i:[A-Z])[\w'-]*)\s+and\s+(?=(?:i|we)\b)", re.I)
@@ -327,6 +335,8 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
                                  (_EN_SHARED_SUBJECT, _AND)):
             if not trigger.isdisjoint(toks):
                 joints += [(m.start(), m.end()) for m in pattern.finditer(scan, a, b)]
+        if not _MY.isdisjoint(toks) and not _EN_SUBORDINATE.match(scan, a, b):
+            joints += [(m.start(), m.end()) for m in _EN_MY_SPLICE.finditer(scan, a, b)]
     if lang == "zh" and ("，" in scan[a:b] or "," in scan[a:b]):
         joints += [(m.start(), m.end()) for m in _ZH_NEW_SUBJECT.finditer(scan, a, b)]
         joints += [(m.start(), m.end()) for m in _ZH_REQUEST_JOINT.finditer(scan, a, b)]
@@ -887,7 +897,14 @@ class _Message:
             # indentation from here on"): the phrase before it may hold the value; then
             # the clause's own subject is the key
             own = set(subject.split())
-            if any(w not in own and _DIGIT.search(w) for w in (key(phrase, lang) or "").split()):
+            said_before = (key(phrase, lang) or "").split()
+            if kind == "preference" and own <= set(said_before) \
+                    and len(said_before) > len(own):
+                # "My favourite colour is green now", "I prefer tea now": the phrase
+                # holds the value and the liking's words; what is preferred keys it, as
+                # without "now" ("Tom is my manager now" keys by what comes first)
+                return subject
+            if any(w not in own and _DIGIT.search(w) for w in said_before):
                 said = set(c.scan[at:self.update_end].lower().split())
                 return " ".join(w for w in subject.split() if w not in said) or subject
         if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
@@ -1015,9 +1032,17 @@ class _Message:
                 if now_lead is not None and not marked:
                     revises = True
                 elif self.update_at is not None and not marked:
-                    # an unmarked update revises only the clause that holds its cue
+                    # an unmarked update revises only the clause that holds its cue, and
+                    # one joined to a closing "now" by "and" ("I go by Alex now, and my
+                    # pronouns are they/them": the change is of both)
                     revises = c.start <= self.update_at <= c.end
-                    if revises and verdict.subject not in lx.NAME_KEYS:
+                    if not revises and self.update_end is not None \
+                            and self.update_end <= c.start \
+                            and sc[self.update_at:self.update_end].lower() == "now" \
+                            and _AND_JOINT.fullmatch(sc, self.update_end, c.start) \
+                            and _MY_ATTRIBUTE.match(sc, c.start, c.end):
+                        revises = True
+                    elif revises and verdict.subject not in lx.NAME_KEYS:
                         verdict = Verdict(verdict.kind,
                                           self._update_subject(c, verdict.subject,
                                                                verdict.kind),

@@ -227,8 +227,8 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
             role = _attribute(what)
         if new and not _name_like(new):
             role, new = key(new, "en"), ""  # "dropped Redis for caching": a purpose
-        if not _name_like(old) or _DETERMINER.match(old + " "):
-            return None
+        if not _name_like(old) or _DETERMINER.match(old + " ") or _PREPOSITION.match(old):
+            return None  # "I retired in June": a time, nothing dropped
         return old, new or None, role or key(new or old, "en"), role is not None
     if kind == "end":
         return _read_end(m, g, new)
@@ -253,7 +253,8 @@ _POSSESSED = re.compile(r"^(?:my|our)\s", re.I)
 _CANCELLED = re.compile(r"\b(?:cancell?ed|called\s+off)\b", re.I)
 _LEFT = re.compile(r"\s*(?:left|quit)\s", re.I)
 _TOGETHER = re.compile(r"\s+and\s+(?:i|we)\b", re.I)
-_PREPOSITION = re.compile(r"(?:on|in|at|for|to|from|by|with|until|since|during)\b", re.I)
+_PREPOSITION = re.compile(r"(?:on|in|at|for|to|from|by|with|until|since|during)(?![\w'-])",
+                          re.I)
 """An old phrase that opens on one is no thing ("We closed early on Friday")."""
 _UNIT = (r"(?:minutes?|hours?|days?|nights?|weeks?|weekends?|months?|summer|winter|holidays?"
          r"|vacation|while|trip|break)")
@@ -271,6 +272,46 @@ _ONE_OCCASION = re.compile(r"\b(?:today|tonight|tomorrow|this\s+(?:time|week|mor
 """After cancelled or off, one occasion of the thing ("The standup was cancelled today"):
 that one is off, the thing goes on."""
 _BARE_CLOSED = re.compile(r"\s*closed\s+$", re.I)
+_GONE = re.compile(r"\b(?:died|passed\s+away|put\s+down)\b", re.I)
+_MOVED_OUT = re.compile(r"\s*moved\s+out\s+of\s", re.I)
+_DWELLING_OF = re.compile(r"(?P<who>[\w\s-]{1,30}?)(?:['\u2019]s?)\s+(?:place|house|home|flat"
+                          r"|apartment)$", re.I)
+"""Whose home the speaker moved out of ("my parents' place", "Tom's flat")."""
+_MOVED_OUT_HOME = re.compile(r"\bmoved\s+out\s+of\s+(?:my|our)\s+[\w\s-]{1,30}?['\u2019]s?\s+"
+                             r"(?:place|house|home|flat|apartment)\b", re.I)
+_SPEAKER_LIVES = re.compile(
+    r"^\W*(?:i|we)(?:\s+(?:still|currently|now))?(?:\s+live|\s+am\s+living|'m\s+living"
+    r"|\s+are\s+living|'re\s+living|\s+stay|'m\s+staying|\s+am\s+staying)\b", re.I)
+_SPEAKER_WORKS = re.compile(
+    r"^\W*(?:i|we)(?:\s+(?:still|currently|now))?(?:\s+work|'m\s+working|\s+am\s+working"
+    r"|'re\s+working|\s+are\s+working)\s+(?:as|at|for|in)\b"
+    r"|^\W*my\s+(?:job|occupation|profession)\s+is\b"
+    r"|^\W*(?:i|we)(?:'m|\s+am|'re|\s+are)\s+(?:employed|working)\b", re.I)
+
+
+def ends_home_with(text: str) -> bool:
+    """Whether ``text`` moves the speaker out of someone's home ("I moved out of my
+    parents' place"): it ends only where the speaker lives ("I live with my parents"),
+    never a statement about them ("My parents live in Ohio": :func:`speaker_lives`)."""
+    return _MOVED_OUT_HOME.search(text) is not None
+
+
+def speaker_lives(text: str) -> bool:
+    """Whether ``text`` states where or with whom the speaker lives ("I live with my
+    parents", "We're living in Lisbon")."""
+    return _SPEAKER_LIVES.match(text) is not None
+
+
+def speaker_works(text: str) -> bool:
+    """Whether ``text`` states the speaker's work ("I work as a teacher", "I work at
+    Globex", "My job is …", "I'm employed at …"): what an end of :data:`WORK` ends."""
+    return _SPEAKER_WORKS.match(text) is not None
+
+
+WORK = "work"
+"""The subject of an end that names no value but the speaker's work ("I retired",
+"I got laid off"): it revises the speaker's statements of their work ("I work as a
+teacher")."""
 
 
 def _read_end(m: re.Match[str], g: dict[str, str | None], new: str
@@ -283,10 +324,21 @@ def _read_end(m: re.Match[str], g: dict[str, str | None], new: str
     "… is off" only an event (``lexicon.EN_EVENT_HEADS``: "The offsite is off", not
     "The TV is off"). None for a pronoun ("we cancelled it") and for another person's
     event ("My sister left Globex", :func:`actor`)."""
+    if g.get("work"):
+        return None, None, WORK, True  # "I retired last year": the speaker's work
     said = _trim(g["old"] or "")
     old = _DETERMINER.sub("", said).strip()
+    if _GONE.search(m.group(0)) and m.re.pattern.startswith("^(?P<old>"):
+        # "My cat Luna died": the speaker's own (not "My sister's cat …"), by its name
+        name = old.split()[-1]
+        return (name, None, key(name, "en"), False) if _name_like(name) \
+            and "'" not in old and "\u2019" not in old else None
     if not old or _PRONOUN.match(old) or _PREPOSITION.match(old) or actor(m.string) == "other":
         return None  # "My sister left Globex": her change, not the speaker's
+    dwelling = _DWELLING_OF.match(old) if _MOVED_OUT.match(m.group(0)) else None
+    if dwelling:
+        # "I moved out of my parents' place": the home the speaker shared with them
+        return dwelling.group("who"), None, key(dwelling.group("who"), "en"), False
     passive = m.re.pattern.startswith("^(?P<old>")
     verb = m.group(0)[m.end("old") - m.start():] if passive \
         else m.group(0)[:m.start("old") - m.start()]

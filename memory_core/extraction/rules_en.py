@@ -494,6 +494,18 @@ the speaker asserts what follows as their own memory (no forgetting is asked of 
 agent, no plan of the speaker): the statement is what follows."""
 
 
+_SELF_NAME = re.compile(
+    r"^i(?:'m|\sam)\s(?!(?-i:[A-Z][a-z]+(?:ish|ese|ian|ean|ican|an|ic|ist|i|ch|sh|ss|ek|ai|u|im"
+    r"|kh|ed|ing|y|al|ful|ous|ive|ent|ant|er|est|ly)\b))(?P<name>(?-i:[A-Z][a-z]{1,20}))"
+    r"(?=\s*(?:$|[,.;:!?)]|\s(?:by\sthe\sway|btw)\b))", re.I)
+""""I'm Sam.", "I am Sam, by the way": the speaker's name, keyed
+:data:`~memory_core.extraction.lexicon.NAME_KEYS` like "My name is Sam" so that "I go
+by Alex now" or "Call me Alex" revises it. One capitalised word that ends the clause,
+and not one with the ending of a nationality, a faith or an adjective ("I'm German",
+"I'm Jewish", "I'm Catholic", "I'm Hindu", "I'm Ready"), which stay keyed by the
+word."""
+
+
 def classify(c: Clause) -> Verdict | None:
     """Classify an English user statement (see module doc); None when not memory."""
     core = c.core
@@ -521,6 +533,8 @@ def classify(c: Clause) -> Verdict | None:
     m = lx.EN_CALL_ME.match(raw, first)
     if m:
         return Verdict("preference", "name")
+    if _SELF_NAME.match(raw) and not _FIRST_PERSON_SKIP.match(core, first):
+        return Verdict("fact", "name")
     m = lx.EN_TIMEZONE.match(core, first)
     if m and _words(core[m.end():]):
         return Verdict("fact", "timezone", lasting=True)

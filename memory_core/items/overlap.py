@@ -11,7 +11,8 @@ long-polling clients at the gateway"), so exact subjects are not enough.
   cues ("actually", "correction", "wrong") and light verbs (be, have, make, use…)
   dropped; values dropped (tokens that start with a digit, or hold a digit and a
   hyphen or dot: "30s", "v1.2", "eu-west-1"; names like "p99" or "ec2" stay); a light
-  stemmer folds plurals and -ing/-ed ("clients" = "client", "switched" = "switch").
+  stemmer folds plurals and -ing/-ed ("clients" = "client", "switched" = "switch");
+  a set of pronouns ("she/her") is one term.
 - Chinese and Japanese: character bigrams of each run of content characters, where
   Japanese hiragana (particles, endings, auxiliaries: を, は, しました) and Chinese
   function characters (的, 了, 是, 已经…; not 在, part of 在线) end a run; a one-character
@@ -98,7 +99,16 @@ def terms(text: str | None) -> frozenset[str]:
                 memo.clear()
             stems = memo[tok] = _token_terms(tok)
         out.update(stems)  # in order: the set is built as the loop over parts built it
+    if "/" in low:  # "she/her", "they/them": a value made of function words
+        out.update(_PRONOUN_SET.findall(low))
     return frozenset(out)
+
+
+_PRONOUN = r"(?:he|him|his|she|her|hers|they|them|theirs|xe|xem|ze|zir|hir|fae|faer|it|its|any)"
+_PRONOUN_SET = re.compile(r"(?<![\w/])" + _PRONOUN + r"(?:/" + _PRONOUN + r")+(?![\w/])")
+"""A set of pronouns ("she/her", "they/them"), kept whole as one term: its words are
+function words, so two statements of pronouns would otherwise share every term and
+one would pass for a restatement of the other."""
 
 
 _TOKEN_TERMS: dict[str, tuple[str, ...]] = {}

@@ -18,10 +18,18 @@ from typing import Any
 from memory_core.extraction.apology import without_apology
 from memory_core.extraction.lexicon import EN_COUPLE, EN_EVALUATIVE, EN_PARTING, HOME
 from memory_core.extraction.lexicon_cjk import JA_EVALUATIVE, ZH_EVALUATIVE
-from memory_core.extraction.replacement import actor, adds
+from memory_core.extraction.replacement import (
+    WORK,
+    actor,
+    adds,
+    ends_home_with,
+    speaker_lives,
+    speaker_works,
+)
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
+from memory_core.items.spelling import fold
 from memory_core.items.standing import data_of, observes
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
@@ -37,9 +45,14 @@ _WORD_RUN = re.compile(r"\w+")
 
 def subjects_match(a: str | None, b: str | None) -> bool:
     """True when two normalised subjects name the same thing (equal, or one contains
-    the other as whole words / CJK substring, the shorter ≥ 2 characters)."""
+    the other as whole words / CJK substring, the shorter ≥ 2 characters), British and
+    American spellings folded (:func:`~memory_core.items.spelling.fold`: "favourite
+    colour" / "favorite color")."""
     if not a or not b:
         return False
+    if a == b:
+        return True
+    a, b = fold(a), fold(b)
     if a == b:
         return True
     short, long_ = sorted((a, b), key=len)
@@ -418,7 +431,8 @@ def spelled_alike(a: str | None, b: str | None, text_a: str, text_b: str) -> boo
     """Whether two English subjects name one attribute spelled two ways: a compound
     written open, hyphenated or closed ("sign up limit" / "signup limit", "e-mail
     quota" / "email quota"), or word for word, some words cut short ("max conns" /
-    "max connections", "avg latency" / "average latency": :func:`_cut_short`)."""
+    "max connections", "avg latency" / "average latency": :func:`_cut_short`) or in
+    their British and American spellings ("colour" / "color": :func:`fold`)."""
     if not a or not b:
         return False
     # read for each row a correction scans: the cheap tests first, any units at the end
@@ -441,8 +455,9 @@ def spelled_alike(a: str | None, b: str | None, text_a: str, text_b: str) -> boo
         return False
     if "".join(wa) == "".join(wb):
         return True
-    return len(wa) == len(wb) and all(x == y or _cut_short(x, y, text_a, text_b)
-                                      for x, y in zip(wa, wb, strict=True))
+    return len(wa) == len(wb) and all(
+        x == y or fold(x) == fold(y) or _cut_short(x, y, text_a, text_b)
+        for x, y in zip(wa, wb, strict=True))
 
 
 def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
@@ -556,6 +571,14 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         return None  # "My sister moved back to Ohio": another person's change back
     if adds(ex.text or ""):
         return None  # "We now also support API keys": one more of a kind, dated
+    if ex.subject == WORK and not getattr(ex, "replaces", None) \
+            and getattr(ex, "lang", "en") == "en" and not speaker_works(ex.text or ""):
+        # "I retired last year", "I got laid off": the newest statement of the
+        # speaker's work ends, whatever it named; nothing else about work does
+        return next((row for row in items.correction_candidates(
+            scope.tenant, scope.role, kinds, speaker, None, None, CORRECTION_SCAN)
+            if speaker_works(row["text"] or "") and correction_conditions_agree(ex, row)),
+            None)
     if getattr(ex, "replaces", None):
         replaced = _replaced_item(items, scope, ex, kinds, speaker)
         if replaced is not None or ex.subject != HOME:
@@ -766,6 +789,7 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     skip = terms(old_value) | subject_terms
     other = actor(ex.text or "") == "other"
     parting = getattr(ex, "lang", "en") == "en" and EN_PARTING.search(ex.text or "") is not None
+    leaving_home = ends_home_with(ex.text or "")
     best: tuple[int, int, int] | None = None
     found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
@@ -777,6 +801,8 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
             continue
         if parting and not EN_COUPLE.search(text):
             continue  # "Emma and I broke up" ends a couple, not "Emma is my sister"
+        if leaving_home and not speaker_lives(text):
+            continue  # "I moved out of my parents' place" ends no "My parents live in …"
         if subject and subjects_match(subject, row["subject"]):
             rank = 2
         elif subject_terms and covered(subject_terms, terms(text)) >= _CONDITION_COVER:
@@ -850,7 +876,8 @@ def more_specific(new_subject: str | None, old_subject: str | None) -> bool:
     """Whether ``new_subject`` narrows ``old_subject`` by adding words ("audit log
     retention" after "log retention"): a statement about a narrower thing, not a
     conflicting value of the same one."""
-    return bool(new_subject and old_subject and len(new_subject) > len(old_subject)
+    return bool(new_subject and old_subject
+                and len(fold(new_subject)) > len(fold(old_subject))
                 and subjects_match(new_subject, old_subject))
 
 

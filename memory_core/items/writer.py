@@ -60,6 +60,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import ItemStateError, NotFoundError
+from memory_core.extraction.lexicon import NAME_KEYS
 from memory_core.extraction.modality import unhedged
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
@@ -75,6 +76,7 @@ from memory_core.items.overlap import (
     terms,
     without_opener,
 )
+from memory_core.items.spelling import variants
 from memory_core.items.supersession import (
     conditions_agree,
     contradicts,
@@ -227,6 +229,24 @@ _WINDOW_STEP = 64
 
 def _candidates(tx: Tx, scope: Scope, kinds: tuple[str, ...], *,
                 subject: str, speaker: str = "") -> Iterator[Row]:
+    """:func:`_candidates_spelt` for each spelling a stored subject may hold
+    (:func:`~memory_core.items.spelling.variants`: "favourite colour" finds "favorite
+    color"; keys are stored as written), each row once. One spelling, the common case,
+    reads as before."""
+    spellings = variants(subject)
+    if len(spellings) == 1:
+        yield from _candidates_spelt(tx, scope, kinds, subject=subject, speaker=speaker)
+        return
+    seen: set[int] = set()
+    for spelt in spellings:
+        for row in _candidates_spelt(tx, scope, kinds, subject=spelt, speaker=speaker):
+            if int(row["id"]) not in seen:
+                seen.add(int(row["id"]))
+                yield row
+
+
+def _candidates_spelt(tx: Tx, scope: Scope, kinds: tuple[str, ...], *,
+                      subject: str, speaker: str = "") -> Iterator[Row]:
     """Active items of ``kinds`` in the scope said by ``speaker`` whose subject
     matches ``subject`` (:func:`subjects_match`: equal, or one containing the other
     as whole words / CJK substring), among the newest ``_CANDIDATES`` whose subject
@@ -361,6 +381,15 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             decided = True
             if hedge:
                 break  # a guess settles nothing
+    addressed = kind == "preference" and ex.subject in NAME_KEYS and not hedge
+    if addressed and same is None and old is None:
+        # how the user asks to be addressed ("Call me Alex", "I go by Alex") after a
+        # name said before ("I'm Sam", "My name is Sam"): one name at a time, the
+        # newest replaces it
+        old = next((r for r in _candidates(tx, scope, comparable, subject=ex.subject,
+                                           speaker=speaker)
+                    if r["subject"] == ex.subject and conditions_agree(ex, r)
+                    and not standing.tentative(r)), None)
     absorb: Row | None = None
     if same is None and kind in comparable:
         if not ex.correction:
@@ -412,7 +441,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         # one statement, the fuller wording kept: a merge, not a correction
         _absorb(tx, item_id, refined, now, "said again with more detail")
     if old is not None:
-        if ex.correction:
+        if ex.correction or addressed:
             supersede(tx, int(old["id"]), item_id, "correction", now)
         elif grown_age(ex, old):  # "My son turned 8." after "My son is 7.": a year on
             supersede(tx, int(old["id"]), item_id, "a later, greater age", now)
