@@ -502,12 +502,40 @@ that ran out of context. …", Codex: "Another language model started to solve t
 problem …", then a model-written summary), a note about the turns that follow."""
 
 
+_SPEAKER = re.compile(
+    r"^[ \t]*(?:[#*_>]+[ \t]*)?(?:\[)?(?:(human|user|me)|(assistant|ai|model|bot))"
+    r"(?:\])?(?:[*_]+)?[ \t]*[:：]", re.I | re.M)
+"""A transcript's speaker label at the start of a line ("Human:", "**User:**",
+"[assistant]:", "### AI:")."""
+
+
+def quotes_transcript(text: str) -> bool:
+    """Whether ``text`` quotes a conversation: lines labelled with both speakers, the
+    user's at least twice and the assistant's at least once. A compaction or summary
+    request writes the whole history into one user message this way (and appends its
+    instructions); the quoted turns were each stored where they were said, and the
+    assistant's lines are not the user's words, so nothing in it is the user's
+    statement. Cheap: one scan, only when a colon follows a line start."""
+    if ":" not in text and "\uff1a" not in text:
+        return False
+    users = assistants = 0
+    for m in _SPEAKER.finditer(text):
+        if m.group(1):
+            users += 1
+        else:
+            assistants += 1
+        if users >= 2 and assistants >= 1:
+            return True
+    return False
+
+
 def client_spans(text: str) -> list[tuple[int, int]]:
     """What a client adds to a user turn, as ``(start, end)`` spans in order: the whole
-    text when it opens as a client's own note (:data:`_CLIENT_NOTE`), else the tagged
-    blocks (:func:`context_spans`; a spoken tag's two tags) and the lines that are
-    one bracketed note ("[Request interrupted by user]"; not one that ends a sentence)."""
-    if _CLIENT_NOTE.match(text):
+    text when it opens as a client's own note (:data:`_CLIENT_NOTE`) or quotes a
+    transcript (:func:`quotes_transcript`), else the tagged blocks
+    (:func:`context_spans`; a spoken tag's two tags) and the lines that are one
+    bracketed note ("[Request interrupted by user]"; not one that ends a sentence)."""
+    if _CLIENT_NOTE.match(text) or quotes_transcript(text):
         return [(0, len(text))]
     spans = [(s, e) for s, e, _spoken in context_spans(text)] if "</" in text else []
     if "[" in text:

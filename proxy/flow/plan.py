@@ -33,6 +33,7 @@ from memory_core.tools.commands import may_hold_command
 from proxy import chatcommands, rewrite
 from proxy.flow import resultclip
 from proxy.flow.inlinefit import View, fit, scaffold_index
+from proxy.flow.side import side_reason
 from proxy.rawjson import RawItems
 from proxy.wire.base import WireAdapter
 from proxy.wire.chat import CHAT
@@ -258,6 +259,12 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     cfg = engine.config
     out = Prepared(capture=result)
     client_messages: list[Any] = wire.messages(body)
+    side = side_reason(body, client_messages)
+    if side is not None:
+        # An agent's one-shot utility call (proxy.flow.side): no block, no memory tools.
+        out.headers["x-lcm-side-request"] = side
+        out.headers["x-lcm-memory-reason"] = "side-request"
+        want_block = offer_always = False
     messages = client_messages
     ids = list(result.message_ids)
     changed = False
@@ -279,7 +286,7 @@ def prepare(metrics: Any, engine: Engine, scope: Scope, result: CaptureResult, r
     started = time.perf_counter()
     if want_compaction and aligned:
         roots = engine.forest_for(scope, ids)
-    wanted = cfg.tools_enabled and wire.tools_wanted(body)
+    wanted = cfg.tools_enabled and side is None and wire.tools_wanted(body)
     offer = wanted and (offer_always or bool(roots)
                         or engine.has_history_beyond(scope, result))
     full_tools = tools_tokens = _memory_tools_tokens(body, wire) if wanted else 0

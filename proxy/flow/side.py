@@ -1,0 +1,83 @@
+"""Side requests: an agent's one-shot utility calls beside its conversation.
+
+Coding agents send, on the same key and base URL as the conversation, requests that
+are not a turn of it: a quota probe answering in one token, a classifier that must
+answer a JSON object (is this a new topic, a guardrail verdict), a compaction request
+whose one user message quotes the whole transcript. A memory block or the memory
+tools do not fit them: a one-token answer cannot call a tool and pays for the block's
+input; a classifier reads the block as part of the message it classifies, and a
+memory-tool round delays a call the agent waits on; a compaction request carries its
+own context (the block's items would be summarised into the agent's next session).
+
+:func:`side_reason` tells them by signals that hold across agents, read from the
+body alone (sans-io), never by an agent's name:
+
+- ``tiny-output``: the answer may hold at most :data:`TINY_OUTPUT_TOKENS` tokens
+  (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``);
+- ``structured-output``: no earlier assistant turn (the request carries no history)
+  and a JSON answer is asked for, declared (Chat ``response_format``, Responses
+  ``text.format``, Messages ``output_format``/``output_config.format``) or written in
+  the system prompt ("… a JSON object … no other text"). A conversation that asks for
+  JSON on every turn still gets memory from its second turn on;
+- ``quoted-transcript``: the newest user message quotes a conversation, turns of both
+  speakers labelled (``Human:``/``User:`` and ``Assistant:``/``AI:``), as a compaction
+  or summary request does (:func:`memory_core.extraction.prepare.quotes_transcript`;
+  the same signal keeps its lines out of the user's items).
+
+The request is still captured and forwarded as sent (its bytes untouched); only the
+block and the memory tools are left out, ``x-lcm-side-request`` saying why.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memory_core.capture.tree import message_text
+from memory_core.extraction.prepare import quotes_transcript
+
+TINY_OUTPUT_TOKENS = 16
+"""An answer budget at or below this is a probe or a one-word verdict: a tool call
+(name and arguments) does not fit in it, and nothing the block adds could be used."""
+
+_FORMATS = ("json_schema", "json_object")
+_JSON_ONLY = re.compile(
+    r"\bjson\b[^.\n]{0,120}?(?:\bonly\b|\bno other text\b|\bnothing else\b)"
+    r"|\b(?:only|just)\b[^.\n]{0,60}?\bjson\b", re.I)
+"""A system prompt asking for a JSON answer and nothing else."""
+
+
+def side_reason(body: dict[str, Any], messages: list[Any]) -> str | None:
+    """Why ``body`` (its conversation ``messages``, as the wire adapter reads them) is
+    a side request, or ``None`` for a turn of a conversation. Never raises on odd
+    shapes (a field of the wrong type is no signal)."""
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) \
+                and 0 < value <= TINY_OUTPUT_TOKENS:
+            return "tiny-output"
+    last = messages[-1] if messages else None
+    if isinstance(last, dict) and last.get("role") == "user" \
+            and quotes_transcript(message_text(last)):
+        return "quoted-transcript"
+    history = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+    if not history and _asks_json(body, messages):
+        return "structured-output"
+    return None
+
+
+def _asks_json(body: dict[str, Any], messages: list[Any]) -> bool:
+    fmt = body.get("response_format")
+    text = body.get("text")
+    declared = [fmt, text.get("format") if isinstance(text, dict) else None,
+                body.get("output_format")]
+    config = body.get("output_config")
+    if isinstance(config, dict):
+        declared.append(config.get("format"))
+    if any(isinstance(d, dict) and d.get("type") in _FORMATS for d in declared):
+        return True
+    system = body.get("system")
+    prompts = [message_text({"role": "system", "content": system})] if system else []
+    prompts += [message_text(m) for m in messages
+                if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    return any(_JSON_ONLY.search(p) for p in prompts if p)

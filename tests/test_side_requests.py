@@ -1,0 +1,164 @@
+"""An agent's one-shot utility requests beside its conversation (proxy.flow.side).
+
+Claude Code sends, on the conversation's key, a quota probe (``max_tokens: 1``), a
+small-model classifier answering a JSON object ("isNewTopic"), and a compaction
+request whose one user message quotes the whole transcript; the openai-agents SDK's
+guardrails ask for a ``json_schema`` answer. They used to get the memory block and the
+memory tools like a turn of the conversation, and the quoted transcript's lines (the
+assistant's included) became the user's items, duplicating every one and superseding
+the decisions they repeated. Replayed here with the real SDKs in a conversation that
+already has memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from memory_core.extraction import extract
+from memory_core.extraction.prepare import quotes_transcript
+from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy
+from tests.fake_upstream import FakeUpstream
+
+SYSTEM: Any = [{"type": "text", "text": "You are a coding agent. Use the tools. " * 20}]
+TOOLS: Any = [{"name": "Bash", "description": "Run a command", "input_schema": {"type": "object"}}]
+SAID = ["We are porting the billing service to Rust. The database is PostgreSQL 15.",
+        "The connection pool size is 40. Always run the linter before committing.",
+        "We decided to use sqlx instead of diesel."]
+REPLY = "Noted. I suggest we always use tabs; the timeout is 90 s."
+TOPIC = ("Analyze if this message indicates a new conversation topic. If it does, extract"
+         " a 2-3 word title that captures the new topic. Format your response as a JSON"
+         " object with two fields: 'isNewTopic' (boolean) and 'title' (string, or null if"
+         " isNewTopic is false). Only include these fields. ONLY write the JSON object,"
+         " no other text.")
+SUMMARIZE = ("Your task is to create a detailed summary of the conversation so far, paying"
+             " close attention to the user's explicit requests and your previous actions.")
+
+
+def transcript() -> str:
+    return "\n\n".join(f"Human: {u}\n\nAssistant: {REPLY}" for u in SAID)
+
+
+def items(proxy: RunningProxy) -> list[tuple[str, str, str]]:
+    return sorted(sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT text, evidence, status FROM memory_items").fetchall()]))
+
+
+async def _conversation(proxy: RunningProxy) -> tuple[anthropic.AsyncAnthropic, Any]:
+    client = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+    history: Any = []
+    for said in SAID:
+        history.append({"role": "user", "content": said})
+        answer = await client.messages.create(
+            model="claude-x", max_tokens=1000, system=SYSTEM, tools=TOOLS,
+            messages=history)
+        history.append({"role": "assistant", "content": [  # as Claude Code echoes it
+            {"type": "text", "text": answer.content[0].text}]})  # type: ignore[union-attr]
+        await proxy.settle()
+    return client, history
+
+
+SIDE: dict[str, tuple[Any, str]] = {
+    "quota": ({"model": "claude-haiku", "max_tokens": 1,
+               "messages": [{"role": "user", "content": "quota"}]}, "tiny-output"),
+    "topic": ({"model": "claude-haiku", "max_tokens": 512, "system": [
+        {"type": "text", "text": TOPIC}],
+        "messages": [{"role": "user", "content": "What pool size did we pick?"}]},
+        "structured-output"),
+    "compact": ({"model": "claude-x", "max_tokens": 4000, "tools": TOOLS,
+                 "system": "You are a helpful AI assistant tasked with summarizing"
+                           " conversations.",
+                 "messages": [{"role": "user", "content": f"{transcript()}\n\n{SUMMARIZE}"}]},
+                "quoted-transcript"),
+}
+
+
+@pytest.mark.parametrize("shape", list(SIDE))
+async def test_a_side_request_goes_as_sent_and_the_conversation_goes_on(
+        upstream: FakeUpstream, tmp_path: Path, shape: str) -> None:
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d")
+    try:
+        client, history = await _conversation(proxy)
+        before = items(proxy)
+        assert any(t.startswith("The connection pool size is 40") for t, *_ in before)
+        body, reason = SIDE[shape]
+        raw = await client.messages.with_raw_response.create(**body)
+        await proxy.settle()
+        sent = upstream.requests[-1]["json"]
+        # no block, no memory tools: the upstream gets the client's request
+        assert sent["messages"] == body["messages"]
+        assert [t["name"] for t in sent.get("tools", [])] == [t["name"] for t in
+                                                              body.get("tools", [])]
+        assert raw.headers["x-lcm-side-request"] == reason
+        assert raw.headers["x-lcm-memory"] == "skipped"
+        # nothing of it is the user's: no new item, no item superseded
+        if shape != "topic":  # (the classifier quotes the user's own new turn)
+            assert items(proxy) == before
+        # the conversation's next turn still continues its thread, with its memory
+        history.append({"role": "user", "content": "Now port the tax module."})
+        raw = await client.messages.with_raw_response.create(
+            model="claude-x", max_tokens=1000, system=SYSTEM, tools=TOOLS,
+            messages=history)
+        await proxy.settle()
+        assert raw.headers["x-lcm-memory"] == "injected"
+        assert "x-lcm-side-request" not in raw.headers
+        threads = sql_read(proxy.engine, lambda c: c.execute(
+            "SELECT count(DISTINCT thread_id) FROM messages WHERE text IN (?, ?)",
+            (SAID[0], "Now port the tax module.")).fetchone()[0])
+        assert threads == 1, sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
+            "SELECT id, thread_id, msg_role, substr(text, 1, 30) FROM messages")])
+        block = str(upstream.requests[-1]["json"]["messages"][-1]["content"][1:])
+        assert "Human:" not in block and "Assistant:" not in block
+    finally:
+        await proxy.close()
+
+
+async def test_a_guardrail_asking_json_gets_no_block_until_it_has_history(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """openai-agents: a guardrail agent's one-shot call asks for a ``json_schema``
+    answer; an agent whose every turn asks for one still gets memory once it has
+    history."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d")
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+        await client.chat.completions.create(model="gpt-x", messages=[
+            {"role": "user", "content": "The staging database port is 6543."}])
+        await proxy.settle()
+        fmt: Any = {"type": "json_schema", "json_schema": {
+            "name": "verdict", "schema": {"type": "object"}}}
+        ask: Any = {"role": "user", "content": "Which database port does staging use?"}
+        raw = await client.chat.completions.with_raw_response.create(
+            model="gpt-x", response_format=fmt, messages=[
+                {"role": "system", "content": "Is this a homework question?"}, ask])
+        sent = upstream.requests[-1]["json"]
+        assert raw.headers["x-lcm-side-request"] == "structured-output"
+        assert sent["messages"][-1] == ask and "tools" not in sent
+        # with history it is a turn of a conversation
+        raw = await client.chat.completions.with_raw_response.create(
+            model="gpt-x", response_format=fmt, messages=[
+                {"role": "user", "content": "Hello."},
+                {"role": "assistant", "content": "Hi."}, ask])
+        assert "x-lcm-side-request" not in raw.headers
+        assert "6543" in str(upstream.requests[-1]["json"]["messages"][-1])
+        # and a tiny answer budget in Chat Completions' own field
+        raw = await client.chat.completions.with_raw_response.create(
+            model="gpt-x", max_completion_tokens=1, messages=[ask])
+        assert raw.headers["x-lcm-side-request"] == "tiny-output"
+    finally:
+        await proxy.close()
+
+
+def test_quotes_transcript_shapes() -> None:
+    assert quotes_transcript(transcript())
+    assert quotes_transcript("**User:** a\n**Assistant:** b\n**User:** c")
+    assert quotes_transcript("[user]: a\n[assistant]: b\n[user]: c")
+    # one labelled line, or one speaker only, is the user's own prose
+    assert not quotes_transcript("User: the port is 8080.\nAssistant: noted.")
+    assert not quotes_transcript("User: alice\nUser: bob\nThe port is 8080.")
+    assert not quotes_transcript("The user asked; the assistant: answered.")
+    # its lines are nobody's statement: no item, not the assistant's as the user's
+    assert [i.text for i in extract(f"{transcript()}\n\n{SUMMARIZE}")] == []
