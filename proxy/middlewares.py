@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from aiohttp import web
 
@@ -81,6 +81,29 @@ def is_api_path(path: str) -> bool:
     """True for the paths the proxy forwards upstream: ``/v1/…`` and Azure's
     ``/openai/…`` (:func:`proxy.upstream.is_azure_path`)."""
     return path.startswith("/v1/") or is_azure_path(path)
+
+
+_SEGMENT_SEPARATORS = re.compile(r"[/\\]")
+
+
+def check_path(request: web.Request) -> None:
+    """Raise ``BadRequestError`` (400) for a ``/v1/`` or ``/openai/`` request whose path
+    holds a dot segment (``.`` or ``..``), written plainly or percent-encoded
+    (``%2e%2e``, ``..%2f``, ``..\\``).
+
+    The client's raw path is forwarded as it came (:func:`proxy.upstream.client_url`),
+    and an upstream or gateway that resolves dot segments would serve
+    ``/openai/../v1/models`` or ``/v1/../../admin`` outside the configured
+    ``proxy.upstream`` prefix, with ``proxy.upstream_api_key``. No OpenAI, Azure or
+    Anthropic API path has such a segment.
+    """
+    if not is_api_path(request.path):
+        return
+    for segment in _SEGMENT_SEPARATORS.split(unquote(request.rel_url.raw_path)):
+        if segment in (".", ".."):
+            raise BadRequestError(
+                "the request path holds a '.' or '..' segment, which lcm-proxy does not"
+                " forward", code="invalid_path")
 
 
 def check_client_key(request: web.Request) -> None:
@@ -221,7 +244,8 @@ def _error(request: web.Request, exc: ProxyError, rid: str) -> web.Response:
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Assign the request id (``x-lcm-request-id``), render errors, count requests.
 
-    A ``/v1/`` key not in ``proxy.require_client_keys`` → 401 before the handler runs;
+    A ``/v1/`` or ``/openai/`` path with a dot segment → 400 (:func:`check_path`) and a
+    key not in ``proxy.require_client_keys`` → 401, before the handler runs;
     a browser request or preflight of an origin not allowed → 403 (:func:`check_cross_site`),
     as is a ``Host`` a loopback listener does not serve (:func:`check_host`).
     ``ProxyError`` → its status with ``{"error": {...}}``; aiohttp's 413 (body over
@@ -244,6 +268,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     try:
         try:
             check_host(request)
+            check_path(request)
             check_client_key(request)
             check_cross_site(request)
             response = await handler(request)

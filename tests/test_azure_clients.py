@@ -206,3 +206,38 @@ async def test_azure_paths_are_held_to_the_client_key_list(upstream: FakeUpstrea
         assert upstream.requests == []
     finally:
         await proxy.close()
+
+
+async def _raw_get(port: int, target: bytes) -> tuple[int, bytes]:
+    """Send ``GET target`` as written (no client normalises its dot segments)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+@pytest.mark.parametrize("target", [
+    b"/openai/../v1/models",  # out of /openai on the Azure root
+    b"/openai/%2e%2e/v1/models",
+    b"/openai/deployments/x/..%2f..%2f..%2fv1/models",
+    b"/openai/.%2Fdeployments/x/chat/completions",
+    b"/openai/deployments/..%5C..%5Cadmin",
+    b"/v1/../../admin",  # out of the base's /v1
+    b"/v1/models/%2E%2E/%2E%2E/%2E%2E/admin",
+])
+async def test_a_path_with_dot_segments_is_refused_before_the_upstream(
+        upstream: FakeUpstream, tmp_path: Path, target: bytes) -> None:
+    """The raw path is forwarded as the client wrote it; an upstream that resolves
+    ``..`` would serve it outside ``proxy.upstream``'s prefix, with the proxy's key."""
+    proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}", tmp_path / "data",
+                              proxy={"upstream_api_key": "resource-key"})
+    try:
+        status, body = await _raw_get(proxy.port, target)
+        assert status == 400, body
+        assert orjson.loads(body)["error"]["type"] == "invalid_request_error"
+        assert upstream.requests == []
+    finally:
+        await proxy.close()
