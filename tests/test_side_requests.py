@@ -3,7 +3,7 @@
 Claude Code sends, on the conversation's key, a quota probe (``max_tokens: 1``), a
 small-model classifier answering a JSON object ("isNewTopic"), and a compaction
 request whose one user message quotes the whole transcript; the openai-agents SDK's
-guardrails ask for a ``json_schema`` answer. They used to get the memory block and the
+classifiers ask for a JSON answer only. They used to get the memory block and the
 memory tools like a turn of the conversation, and the quoted transcript's lines (the
 assistant's included) became the user's items, duplicating every one and superseding
 the decisions they repeated. Replayed here with the real SDKs in a conversation that
@@ -117,11 +117,12 @@ async def test_a_side_request_goes_as_sent_and_the_conversation_goes_on(
         await proxy.close()
 
 
-async def test_a_guardrail_asking_json_gets_no_block_until_it_has_history(
+async def test_a_declared_json_format_alone_is_no_side_request(
         upstream: FakeUpstream, tmp_path: Path) -> None:
-    """openai-agents: a guardrail agent's one-shot call asks for a ``json_schema``
-    answer; an agent whose every turn asks for one still gets memory once it has
-    history."""
+    """A one-shot request that declares a ``json_schema`` answer (an application's
+    question, an agent with an output type) gets memory; a history-less request whose
+    system prompt asks for JSON only and offers no tools (a classifier) does not, nor
+    does it once it offers no history but has tools."""
     proxy = await start_proxy(upstream.base_url, tmp_path / "d")
     try:
         client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
@@ -129,18 +130,24 @@ async def test_a_guardrail_asking_json_gets_no_block_until_it_has_history(
             {"role": "user", "content": "The staging database port is 6543."}])
         await proxy.settle()
         fmt: Any = {"type": "json_schema", "json_schema": {
-            "name": "verdict", "schema": {"type": "object"}}}
+            "name": "answer", "schema": {"type": "object"}}}
         ask: Any = {"role": "user", "content": "Which database port does staging use?"}
         raw = await client.chat.completions.with_raw_response.create(
             model="gpt-x", response_format=fmt, messages=[
-                {"role": "system", "content": "Is this a homework question?"}, ask])
-        sent = upstream.requests[-1]["json"]
+                {"role": "system", "content": "Answer the user's question."}, ask])
+        assert "x-lcm-side-request" not in raw.headers
+        assert "6543" in str(upstream.requests[-1]["json"]["messages"][-1])
+        # a classifier: JSON only, no tools, no history
+        judge: Any = {"role": "system", "content":
+                      "Is this a homework question? Answer with a JSON object only."}
+        raw = await client.chat.completions.with_raw_response.create(
+            model="gpt-x", response_format=fmt, messages=[judge, ask])
         assert raw.headers["x-lcm-side-request"] == "structured-output"
-        assert sent["messages"][-1] == ask and "tools" not in sent
+        assert upstream.requests[-1]["json"]["messages"][-1] == ask
         # with history it is a turn of a conversation
         raw = await client.chat.completions.with_raw_response.create(
-            model="gpt-x", response_format=fmt, messages=[
-                {"role": "user", "content": "Hello."},
+            model="gpt-x", messages=[
+                judge, {"role": "user", "content": "Hello."},
                 {"role": "assistant", "content": "Hi."}, ask])
         assert "x-lcm-side-request" not in raw.headers
         assert "6543" in str(upstream.requests[-1]["json"]["messages"][-1])

@@ -14,11 +14,14 @@ body alone (sans-io), never by an agent's name:
 
 - ``tiny-output``: the answer may hold at most :data:`TINY_OUTPUT_TOKENS` tokens
   (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``);
-- ``structured-output``: no earlier assistant turn (the request carries no history)
-  and a JSON answer is asked for, declared (Chat ``response_format``, Responses
-  ``text.format``, Messages ``output_format``/``output_config.format``) or written in
-  the system prompt ("… a JSON object … no other text"). A conversation that asks for
-  JSON on every turn still gets memory from its second turn on;
+- ``structured-output``: no earlier assistant turn (the request carries no history),
+  no tools of the client's, and a system prompt that asks for a JSON answer and
+  nothing else ("… a JSON object … no other text"), as a topic or policy classifier
+  does. A declared format alone (Chat ``response_format``, Responses ``text.format``,
+  Messages ``output_config.format``) is no signal: an application's one-shot question
+  and an agent with an output type ask for one too, and they need the user's memory
+  as much as a free-text answer does. A conversation that asks for JSON on every turn
+  gets memory from its second turn on;
 - ``quoted-transcript``: the newest user message quotes a conversation, turns of both
   speakers labelled (``Human:``/``User:`` and ``Assistant:``/``AI:``), as a compaction
   or summary request does (:func:`memory_core.extraction.prepare.quotes_transcript`;
@@ -40,7 +43,6 @@ TINY_OUTPUT_TOKENS = 16
 """An answer budget at or below this is a probe or a one-word verdict: a tool call
 (name and arguments) does not fit in it, and nothing the block adds could be used."""
 
-_FORMATS = ("json_schema", "json_object")
 _JSON_ONLY = re.compile(
     r"\bjson\b[^.\n]{0,120}?(?:\bonly\b|\bno other text\b|\bnothing else\b)"
     r"|\b(?:only|just)\b[^.\n]{0,60}?\bjson\b", re.I)
@@ -67,17 +69,16 @@ def side_reason(body: dict[str, Any], messages: list[Any]) -> str | None:
 
 
 def _asks_json(body: dict[str, Any], messages: list[Any]) -> bool:
-    fmt = body.get("response_format")
-    text = body.get("text")
-    declared = [fmt, text.get("format") if isinstance(text, dict) else None,
-                body.get("output_format")]
-    config = body.get("output_config")
-    if isinstance(config, dict):
-        declared.append(config.get("format"))
-    if any(isinstance(d, dict) and d.get("type") in _FORMATS for d in declared):
-        return True
+    """A history-less classifier's shape: no client tools, a system prompt asking for
+    JSON only (:data:`_JSON_ONLY`)."""
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        return False
     system = body.get("system")
     prompts = [message_text({"role": "system", "content": system})] if system else []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str):
+        prompts.append(instructions)
     prompts += [message_text(m) for m in messages
                 if isinstance(m, dict) and m.get("role") in ("system", "developer")]
     return any(_JSON_ONLY.search(p) for p in prompts if p)
