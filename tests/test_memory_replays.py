@@ -1221,3 +1221,37 @@ def test_a_smaller_age_or_a_number_that_is_no_age_stays_a_conflict(
     put(engine, then)
     old, new = rows(engine)
     assert new["conflict_with"] == old["id"] and old["status"] == "active", rows(engine)
+
+
+# -- class 86 (age part): the speaker's own age and Chinese ages never met ---------------------
+async def test_the_speakers_own_age_that_grows_is_shown_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("I'm 35.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="birthday")
+    await second.say("I turned 36.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How old am I?")
+    block = block_of(later.upstream_last_user())
+    assert "] I turned 36." in block and "] I'm 35." not in block, block
+    assert "CONFLICTS" not in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm 35.") == "superseded", texts
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm 35.", "I turned 36."),
+    ("I'm 35 years old.", "I just turned 36 last week."),
+    ("我儿子7岁。", "我儿子8岁了。"),
+    ("我儿子7岁。", "我儿子今年8岁了。"),
+    ("我35岁。", "我已经36岁了。"),
+    ("私は35歳です。", "36歳になりました。"),
+])
+def test_a_later_greater_own_or_chinese_age_supersedes(engine: Engine, said: str,
+                                                       then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
