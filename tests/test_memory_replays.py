@@ -1223,6 +1223,63 @@ def test_a_smaller_age_or_a_number_that_is_no_age_stays_a_conflict(
     assert new["conflict_with"] == old["id"] and old["status"] == "active", rows(engine)
 
 
+# -- class 83: a denial of an earlier fact leaves it current -----------------------------------
+async def test_a_denial_retires_the_fact_it_takes_back(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="pets")
+    await first.say("I have a dog named Rex.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="fix")
+    await second.say("I don't have a dog, that was a mistake.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Do I have a dog?")
+    block = block_of(later.upstream_last_user())
+    assert "] I have a dog named Rex." not in block, block  # only as superseded history
+    assert "] I don't have a dog, that was a mistake." in block, block
+    assert '"I have a dog named Rex." — superseded' in block, block
+    texts = {r["text"]: r for r in rows(proxy.engine)}
+    old, new = texts["I have a dog named Rex."], texts["I don't have a dog, that was a mistake."]
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], texts
+    evidence = sql_read(proxy.engine, lambda c: c.execute(
+        "SELECT count(*) FROM messages WHERE text = 'I have a dog named Rex.'").fetchone()[0])
+    assert evidence >= 1  # the statement stays as evidence
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I have a dog named Rex.", "I don't have a dog, that was a mistake."),
+    ("I have a dog named Rex.", "I never had a dog."),
+    ("I have a dog named Rex.", "I don't have a dog anymore."),
+    ("I have a dog named Rex.", "Actually, I've never had a dog."),
+    ("I'm married.", "I'm not actually married."),
+    ("I live in Berlin with my sister.", "I don't live in Berlin anymore."),
+    ("我结婚了。", "我其实没结婚。"),
+    ("私は結婚しています。", "私は結婚していません。"),
+])
+def test_the_speakers_denial_supersedes_the_fact(engine: Engine, said: str,
+                                                 then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I have a dog named Rex.", "I don't have a cat."),  # never stored
+    ("I have a dog named Rex.", "Dana doesn't have a dog."),  # another person
+    ("I have a dog named Rex.", "Don't I have a dog?"),  # a question
+    ("I have a dog named Rex.", "I don't have a dog's bed yet."),  # something else
+    ("I have a car loan.", "I don't have a car."),
+    ("Dana has a dog.", "I don't have a dog."),
+    ("I'm working on the parser.", "I'm not working today."),
+])
+def test_what_is_no_denial_of_the_fact_leaves_it(engine: Engine, said: str,
+                                                 then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
 # -- class 86 (age part): the speaker's own age and Chinese ages never met ---------------------
 async def test_the_speakers_own_age_that_grows_is_shown_as_current(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:

@@ -38,6 +38,7 @@ from typing import Protocol
 from memory_core.extraction import (
     asked_rule,
     dated,
+    denial,
     irony,
     leads,
     opt_out,
@@ -446,9 +447,10 @@ def _item(text: str, c: Clause, v: Verdict, correction: bool,
     said = text[c.start:c.end].strip()
     subject, negated = v.subject, v.negated
     if v.kind == "fact":
-        # "I'm 35." / "I turned 36.": one key (age module)
+        # "I'm 35." / "I turned 36.": one key (age module); "I never had a dog.": a denial
         subject = age_key(said, subject, q.value if q else None, q.unit if q else None,
                           c.lang)
+        negated = negated or denial.find(said, c.lang) is not None
     return Extracted(
         kind=v.kind, text=said, subject=subject,
         value=q.value if q else None, value_text=q.value_text if q else None,
