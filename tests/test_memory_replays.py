@@ -1510,3 +1510,96 @@ def test_look_alikes_of_an_end_in_other_words_end_nothing(text: str) -> None:
     found = replacement.find(text, 0, len(text), "en")
     assert found is None or found is replacement.BLOCKED or found.subject != "work", found
     assert not any(i.replaces and i.subject == "luna" for i in extract(text))
+
+
+
+
+# -- class 83: a denial of an earlier fact leaves it current -----------------------------------
+async def test_a_denial_retires_the_fact_it_takes_back(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="pets")
+    await first.say("I have a dog named Rex.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="fix")
+    await second.say("I don't have a dog, that was a mistake.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Do I have a dog?")
+    block = block_of(later.upstream_last_user())
+    assert "] I have a dog named Rex." not in block, block  # only as superseded history
+    assert "] I don't have a dog, that was a mistake." in block, block
+    assert '"I have a dog named Rex." — superseded' in block, block
+    texts = {r["text"]: r for r in rows(proxy.engine)}
+    old, new = texts["I have a dog named Rex."], texts["I don't have a dog, that was a mistake."]
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], texts
+    evidence = sql_read(proxy.engine, lambda c: c.execute(
+        "SELECT count(*) FROM messages WHERE text = 'I have a dog named Rex.'").fetchone()[0])
+    assert evidence >= 1  # the statement stays as evidence
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I have a dog named Rex.", "I don't have a dog, that was a mistake."),
+    ("I have a dog named Rex.", "I never had a dog."),
+    ("I have a dog named Rex.", "I don't have a dog anymore."),
+    ("I have a dog named Rex.", "Actually, I've never had a dog."),
+    ("I'm married.", "I'm not actually married."),
+    ("I live in Berlin with my sister.", "I don't live in Berlin anymore."),
+    ("我结婚了。", "我其实没结婚。"),
+    ("私は結婚しています。", "私は結婚していません。"),
+])
+def test_the_speakers_denial_supersedes_the_fact(engine: Engine, said: str,
+                                                 then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I have a dog named Rex.", "I don't have a cat."),  # never stored
+    ("I have a dog named Rex.", "Dana doesn't have a dog."),  # another person
+    ("I have a dog named Rex.", "Don't I have a dog?"),  # a question
+    ("I have a dog named Rex.", "I don't have a dog's bed yet."),  # something else
+    ("I have a car loan.", "I don't have a car."),
+    ("Dana has a dog.", "I don't have a dog."),
+    ("I'm working on the parser.", "I'm not working today."),
+])
+def test_what_is_no_denial_of_the_fact_leaves_it(engine: Engine, said: str,
+                                                 then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+# -- class 86 (age part): the speaker's own age and Chinese ages never met ---------------------
+async def test_the_speakers_own_age_that_grows_is_shown_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("I'm 35.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="birthday")
+    await second.say("I turned 36.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How old am I?")
+    block = block_of(later.upstream_last_user())
+    assert "] I turned 36." in block and "] I'm 35." not in block, block
+    assert "CONFLICTS" not in block, block
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm 35.") == "superseded", texts
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm 35.", "I turned 36."),
+    ("I'm 35 years old.", "I just turned 36 last week."),
+    ("我儿子7岁。", "我儿子8岁了。"),
+    ("我儿子7岁。", "我儿子今年8岁了。"),
+    ("我35岁。", "我已经36岁了。"),
+    ("私は35歳です。", "36歳になりました。"),
+])
+def test_a_later_greater_own_or_chinese_age_supersedes(engine: Engine, said: str,
+                                                       then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)

@@ -38,6 +38,7 @@ from typing import Protocol
 from memory_core.extraction import (
     asked_rule,
     dated,
+    denial,
     irony,
     leads,
     opt_out,
@@ -48,6 +49,7 @@ from memory_core.extraction import (
 )
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
+from memory_core.extraction.age import age_key
 from memory_core.extraction.apology import apology_end
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.condition import find_condition, join_fronted
@@ -452,11 +454,18 @@ def _item(text: str, c: Clause, v: Verdict, correction: bool,
           task_label: str | None = None) -> Extracted:
     q: Quantity | None = primary_quantity(c.quantities, c.scan) if v.kind != "question" else None
     cond = text[c.condition[0]:c.condition[1]] if c.condition else None
+    said = text[c.start:c.end].strip()
+    subject, negated = v.subject, v.negated
+    if v.kind == "fact":
+        # "I'm 35." / "I turned 36.": one key (age module); "I never had a dog.": a denial
+        subject = age_key(said, subject, q.value if q else None, q.unit if q else None,
+                          c.lang)
+        negated = negated or denial.find(said, c.lang) is not None
     return Extracted(
-        kind=v.kind, text=text[c.start:c.end].strip(), subject=v.subject,
+        kind=v.kind, text=said, subject=subject,
         value=q.value if q else None, value_text=q.value_text if q else None,
         unit=q.unit if q else None, condition=cond, correction=correction,
-        task_label=task_label, lang=c.lang, negated=v.negated,
+        task_label=task_label, lang=c.lang, negated=negated,
         loose=q is not None and loose(c.scan, q, c.start, c.end, c.lang),
         lasting=v.lasting,
     )

@@ -69,6 +69,7 @@ from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
+from memory_core.items.denial import denial_target
 from memory_core.items.overlap import (
     one_slot_swapped,
     overlap,
@@ -440,6 +441,11 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                                     and refined["thread_id"] != thread_id):
         # one statement, the fuller wording kept: a merge, not a correction
         _absorb(tx, item_id, refined, now, "said again with more detail")
+    if old is None and kind == "fact" and getattr(ex, "negated", False) and not hedge:
+        # "I never had a dog." takes back "I have a dog named Rex." (denial module)
+        denied = denial_target(tx.items, scope, ex, speaker=speaker)
+        if denied is not None and int(denied["id"]) != item_id:
+            supersede(tx, int(denied["id"]), item_id, "denied by the user", now)
     if old is not None:
         if ex.correction or addressed:
             supersede(tx, int(old["id"]), item_id, "correction", now)

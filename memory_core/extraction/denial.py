@@ -1,0 +1,198 @@
+"""Denials: the speaker says a fact of their own does not hold ("I don't have a dog,
+that was a mistake.", "I never had a dog.", "I'm not actually married.", "I don't
+have a dog anymore.", 我其实没结婚, 我从来没养过狗, 私は結婚していません).
+
+:func:`find` reads one fact's text and returns a :class:`Denial` — the verb it negates
+(a lemma: "have", "be", "live") and what it denies ("a dog", "married") — or ``None``.
+Only the speaker's own statement counts, the negation right after "I" ("I don't / never
+/ no longer / am not …", 我没(有)/我不再…, …ていません/…はいません); "Dana doesn't have a
+dog" (another person), "Don't I have a dog?" (a question) and "Tomorrow I don't have to
+…" (a plan, led by a day) are no denial. Extraction marks a denial's fact ``negated``;
+the writer (:func:`memory_core.items.denial.denial_target`) looks for the speaker's
+stored fact that :func:`states` says the same of — the same verb with the same head of
+what follows it ("I have a dog named Rex."; not "I have a dog's bed", "I have a car
+loan" for "I don't have a car") — and supersedes it by the denial.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """``verb``: the lemma the denial negates (:func:`lemma`; for Chinese and Japanese
+    ``""``); ``what``: what it denies, as written (its head is compared); ``ending``:
+    said as an ending ("anymore", "no longer", 不再) rather than "it never held"."""
+
+    verb: str
+    what: str
+    ending: bool
+
+
+_EN_LEAD = (r"(?>(?:(?:actually|no|oh|well|sorry|honestly|wait|um|uh|so|and|but|to\s+be"
+            r"\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
+_EN_ADVERB = r"(?:(?:actually|really|honestly|even|ever|currently|still|truly)\s+)*"
+EN_DENIAL: Final = re.compile(
+    rf"{_EN_LEAD}i(?P<aux>'m|\s+am|'ve|\s+have|\s+was|\s+do|\s+did)?\s+{_EN_ADVERB}"
+    r"(?P<neg>don'?t|do\s+not|didn'?t|did\s+not|never|no\s+longer|not|n't)\s+"
+    rf"{_EN_ADVERB}(?P<rest>[^,;:.!?\u2014\u2013]+?)\s*(?=[,;:.!\u2014\u2013]|$)", re.I)
+"""The speaker's own negation at the clause's start, then what it negates up to the
+clause's end (a question mark ends no denial)."""
+_EN_ENDING: Final = re.compile(
+    r"\s+(?:any\s?more|any\s+longer|now|at\s+all|either|yet)$", re.I)
+_EN_BE: Final = frozenset(("am", "'m", "is", "are", "was", "were", "be", "been", "being"))
+_EN_HAVE: Final = frozenset(("have", "'ve", "has", "had", "having"))
+_EN_WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?|'[mv]e?\b|'m\b", re.I)
+
+
+def lemma(word: str) -> str:
+    """A verb form's crude lemma: "had" and "'ve" → "have", "am", "'m", "been" → "be",
+    "lived"/"lives"/"living" → "liv"."""
+    w = word.lower()
+    if w in _EN_HAVE:
+        return "have"
+    if w in _EN_BE:
+        return "be"
+    for end in ("ing", "ed", "es", "s", "e"):
+        if w.endswith(end) and len(w) - len(end) >= 3:
+            return w[:-len(end)]
+    return w
+
+
+_ZH_LEAD = r"(?:(?:其实|实际上|说实话|老实说|不对|不是|抱歉|对不起|更正一下)[，,、\s]*)*"
+ZH_DENIAL: Final = re.compile(
+    _ZH_LEAD + r"我(?:其实|实际上|根本|从来|压根|并|也|已经|现在)*"
+    r"(?P<neg>不再|没有|没|並沒有|並没有)(?:再)?(?P<rest>[^，,。！!？?；;]{1,20}?)(?P<end>了)?[。！!]?$")
+_JA_LEAD = r"(?:(?:実は|本当は|実際は|いや|いえ|すみません|ごめん)[、,\s]*)*"
+JA_DENIAL: Final = re.compile(
+    _JA_LEAD + r"(?:私は|僕は|俺は|わたしは)?(?:実は|本当は|実際は|もう)?"
+    r"(?P<rest>[^、，,。！!？?]{1,20}?)"
+    r"(?P<neg>ていません|でいません|ていない|でいない|はいません|はいない|はありません)"
+    r"(?:でした|です)?[。！!]?$")
+
+
+def find(text: str, lang: str) -> Denial | None:
+    """The denial ``text`` (one fact's clause) states, or ``None`` (module doc)."""
+    if len(text) > 300 or text.rstrip().endswith(("?", "？")):
+        return None
+    if lang == "en":
+        m = EN_DENIAL.match(text.strip())
+        if m is None:
+            return None
+        rest, aux, neg = m.group("rest"), (m.group("aux") or "").strip().lower(), \
+            m.group("neg").lower()
+        ending = neg == "no longer"
+        cut = _EN_ENDING.search(rest)
+        if cut:
+            ending = ending or cut.group(0).strip().lower() in ("anymore", "any more",
+                                                                "any longer", "now")
+            rest = rest[:cut.start()]
+        if aux in ("'m", "am", "was") or (neg in ("not", "no longer") and not aux):
+            if aux not in ("'m", "am", "was"):
+                return None  # "I not …": no sentence
+            return Denial("be", rest, ending) if rest else None
+        if neg in ("not", "n't") and aux not in ("do", "did"):
+            return None  # "I have not …", "I did not": read below only as don't/never
+        words = rest.split(None, 1)
+        if len(words) < 2 and not (words and lemma(words[0]) == "be"):
+            return None  # "I don't know.": a verb with nothing it holds of
+        verb = lemma(words[0])
+        return Denial(verb, words[1] if len(words) > 1 else "", ending)
+    if lang == "zh":
+        m = ZH_DENIAL.match(text.strip())
+        if m is None:
+            return None
+        rest = re.sub(r"[过了]", "", m.group("rest"))
+        return Denial("", rest, m.group("neg") == "不再") if rest else None
+    m = JA_DENIAL.match(text.strip())
+    if m is None:
+        return None
+    rest = _JA_PARTICLE.sub("", m.group("rest"))
+    return Denial("", rest, False) if rest else None
+
+
+_JA_PARTICLE: Final = re.compile(r"[はをがも]")
+_EN_HEAD_STOP: Final = frozenset((
+    "named", "called", "who", "whom", "whose", "which", "that", "and", "with", "to", "for",
+    "since", "from", "at", "in", "on", "of", "as", "by", "when", "while", "because", "but",
+    "now", "too", "also", "here", "there", "again", "anymore", "yet", "today", "this",
+    "next", "last", "every"))
+_EN_SKIP: Final = frozenset(("a", "an", "the", "my", "our", "some", "any", "one", "two",
+                             "in", "at", "on", "to", "with", "for", "from", "of", "as"))
+
+
+def head(phrase: str) -> tuple[str, ...]:
+    """The words that head ``phrase`` (English): past leading articles and
+    prepositions, up to a word that starts a qualifier ("a dog named Rex" → ("dog",),
+    "in Berlin" → ("berlin",), "a dog's bed" → ("dog", "bed"), "married to Anna" →
+    ("married",))."""
+    out: list[str] = []
+    for raw in _EN_WORD.findall(phrase.lower()):
+        word = raw[:-2] if raw.endswith("'s") else raw
+        if not out and word in _EN_SKIP:
+            continue
+        if out and word in _EN_HEAD_STOP:
+            break
+        out.append(lemma(word) if word not in _EN_SKIP else word)
+    return tuple(out)
+
+
+_EN_FILLER: Final = frozenset(("really", "actually", "even", "ever", "just", "still"))
+
+
+def _words(phrase: str) -> set[str]:
+    """The lemmas of ``phrase``'s words less articles, prepositions and fillers: all of a
+    denial's must be in what it takes back ("I'm not working today" takes back no "I'm
+    working on the parser")."""
+    return {lemma(w[:-2] if w.endswith("'s") else w) for w in _EN_WORD.findall(phrase.lower())
+            if w not in _EN_SKIP and w not in _EN_FILLER}
+
+
+_EN_SPEAKER_VERB: Final = re.compile(r"(?<![\w'])i(?=\s|'[mv])", re.I)
+_NEGATION: Final = re.compile(r"\b(?:not|never|no|don'?t|doesn'?t|didn'?t|isn'?t|wasn'?t"
+                              r"|haven'?t|hasn'?t|no\s+longer)\b|n't\b|没|不|ません|ない", re.I)
+_CJK_FOLLOW: Final = re.compile(
+    r"(?:$|[，,。！!、；;\s]|叫|名叫|名字|了|的时候|です|を|が|は|い|て)")
+_CJK_MEASURE: Final = re.compile(r"[一两二三四五六七八九十几]?[只条个位头匹]")
+
+
+def states(denial: Denial, text: str, lang: str) -> bool:
+    """Whether ``text`` (a stored fact of the same speaker) affirms what ``denial``
+    denies: in English "I" then, within four words, the denied verb, followed by what
+    has the denied phrase's head and its other words ("I have a dog named Rex." for "I
+    never had a dog."; "I'm married." for "I'm not actually married."; "I'm not working
+    today" takes back no "I'm working on the parser"); in Chinese or Japanese the
+    denied phrase inside a clause of the speaker's, then a clause break or a naming
+    (我养了一只狗，叫Rex for 我从来没养过狗; 私は結婚しています for 私は結婚していません).
+    A text that is itself negated affirms nothing."""
+    if _NEGATION.search(text):
+        return False
+    if lang == "en":
+        want = head(denial.what)
+        for m in _EN_SPEAKER_VERB.finditer(text):
+            words = list(re.finditer(r"[\w']+|'[mv]e?", text[m.end():m.end() + 200]))
+            at = None
+            for i, w in enumerate(words[:4]):
+                if lemma(w.group(0)) == denial.verb or (
+                        denial.verb == "be" and w.group(0).lower() in ("'m", "am")):
+                    at = i
+            if at is None:
+                continue
+            rest = text[m.end() + words[at].end():]
+            if want and head(rest) == want and _words(denial.what) <= _words(rest):
+                return True
+        return False
+    flat = _CJK_MEASURE.sub("", re.sub(r"[过了]", "", text)) if lang == "zh" \
+        else _JA_PARTICLE.sub("", text)
+    what = _CJK_MEASURE.sub("", denial.what) if lang == "zh" else denial.what
+    if lang == "zh" and not flat.lstrip("其实已经").startswith(("我", "我们")):
+        return False
+    at = flat.find(what)
+    while at >= 0:
+        if _CJK_FOLLOW.match(flat, at + len(what)):
+            return True
+        at = flat.find(what, at + 1)
+    return False
