@@ -39,9 +39,10 @@ from typing import Any
 from memory_core.capture.tree import message_text
 from memory_core.extraction.prepare import quotes_transcript
 
-TINY_OUTPUT_TOKENS = 16
-"""An answer budget at or below this is a probe or a one-word verdict: a tool call
-(name and arguments) does not fit in it, and nothing the block adds could be used."""
+TINY_OUTPUT_TOKENS = 4
+"""An answer budget at or below this is a probe (a quota or health check answers in one
+token): nothing the block adds could be used. A one-word answer to a question about
+the user (``max_tokens`` 5–16) may still need the user's memory, so it keeps it."""
 
 _JSON_ONLY = re.compile(
     r"\bjson\b[^.\n]{0,120}?(?:\bonly\b|\bno other text\b|\bnothing else\b)"
