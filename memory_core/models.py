@@ -35,6 +35,9 @@ class CaptureResult:
     (the request's parallel tool calls were echoed interleaved with their results
     and matched the one stored reply that made them: ``message_ids`` then repeats
     that reply's id for each of the request's call turns); empty otherwise.
+    ``legacy_keys``: the stored path was keyed in the form used before content was
+    normalised (:func:`memory_core.capture.tree.canonical_message`); its answer is
+    keyed that way too.
     """
 
     thread_id: int
@@ -45,6 +48,7 @@ class CaptureResult:
     created_thread: bool
     previous_activity_at: float | None
     path_ids: tuple[int, ...] = ()
+    legacy_keys: bool = False
 
     @property
     def path(self) -> tuple[int, ...]:

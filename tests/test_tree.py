@@ -53,3 +53,31 @@ def test_what_a_message_says_still_tells_messages_apart() -> None:
         parts.append(inner)
         parts = inner["content"]
     assert b"cache_control" not in canonical_bytes(deep)
+
+
+def test_equivalent_spellings_hash_alike_and_others_apart() -> None:
+    """Text parts, citations, thinking and argument spelling (normal_content,
+    normal_arguments); a message already in normal form keeps its old key."""
+    from memory_core.capture.tree import node_key
+
+    said = {"role": "assistant", "content": "ab"}
+    for other in ([{"type": "text", "text": "a"}, {"type": "text", "text": "b", "citations": None}],
+                  [{"type": "thinking", "thinking": "t", "signature": "s"},
+                   {"type": "output_text", "text": "ab", "annotations": []}]):
+        assert canonical_bytes(dict(said, content=other)) == canonical_bytes(said)
+    assert node_key(None, said) == node_key(None, said, legacy=True)
+    # a user's thinking-typed part, text with unknown fields, an image: kept apart
+    assert canonical_bytes({"role": "user", "content": [{"type": "text", "text": "ab",
+                                                         "x": 1}]}) != canonical_bytes(
+        dict(said, role="user"))
+
+    def call(args: str) -> dict[str, Any]:
+        return {"role": "assistant", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": args}}]}
+
+    assert canonical_bytes(call('{"b": 1, "a": [1.0]}')) == canonical_bytes(
+        call('{"a":[1.0],"b":1}'))
+    # a repeated key (the last wins: order matters), NaN, text that is no object
+    for odd in ('{"a": 1, "a": 2}', '{"a": NaN}', "[1, 2]", "not json"):
+        assert canonical_bytes(call(odd)) == canonical_bytes(call(odd), legacy=True)
+    assert canonical_bytes(call('{"a": 1, "a": 2}')) != canonical_bytes(call('{"a": 2, "a": 1}'))

@@ -378,8 +378,8 @@ def _is_result(message: Any) -> bool:
     return isinstance(message, dict) and message.get("role") == "tool"
 
 
-def regroup_calls(nodes: _Nodes, messages: list[Any],
-                  keys: list[str], k: int) -> tuple[list[Any], list[int]] | None:
+def regroup_calls(nodes: _Nodes, messages: list[Any], keys: list[str], k: int,
+                  legacy: bool = False) -> tuple[list[Any], list[int]] | None:
     """A stored arrangement of a request whose stored prefix ends inside a tool round.
 
     A model's parallel calls are one stored reply (one assistant turn with every
@@ -392,7 +392,8 @@ def regroup_calls(nodes: _Nodes, messages: list[Any],
     arrangement, index in it of each request message)`` when it is stored further
     than ``keys[:k]``; ``None`` otherwise. A sequence of separate rounds stays as
     it is: only a merged turn the store holds (the reply that made the calls) is
-    taken.
+    taken. ``legacy``: ``keys`` are :func:`~memory_core.capture.tree.chain_keys`'s
+    legacy keys.
     """
     s = k
     while s > 0 and _is_result(messages[s]):
@@ -417,14 +418,14 @@ def regroup_calls(nodes: _Nodes, messages: list[Any],
         return None
     merged = dict(messages[s], tool_calls=calls) if len(merged_at) > 1 else messages[s]
     parent = keys[s - 1] if s else None
-    key = node_key(parent, merged)
+    key = node_key(parent, merged, legacy=legacy)
     if nodes.get(key) is None:
         return None
     ordered: list[int] = []
     left = list(results)
     while left:
         for i in left:
-            child = node_key(key, messages[i])
+            child = node_key(key, messages[i], legacy=legacy)
             if nodes.get(child) is not None:
                 ordered.append(i)
                 left.remove(i)
@@ -441,6 +442,18 @@ def regroup_calls(nodes: _Nodes, messages: list[Any],
     place.update(dict.fromkeys(merged_at, s))
     index = [place.get(i, i if i < s else i - folded) for i in range(len(messages))]
     return out, index
+
+
+def _first_renormalised(messages: list[Any], k: int) -> int | None:
+    """The index of the first message whose canonical form differs from its legacy
+    form, looking no further than ``k`` (``None``: none up to ``k``). Checks
+    ``messages[k]`` first, the usual answer: a continued path is already past it."""
+    if canonical_bytes(messages[k]) == canonical_bytes(messages[k], legacy=True):
+        return None
+    for i in range(k):
+        if canonical_bytes(messages[i]) != canonical_bytes(messages[i], legacy=True):
+            return i
+    return k
 
 
 def capture_request(
@@ -473,11 +486,21 @@ def capture_request(
     nodes = _Nodes(tx, scope)
     nodes.prefetch(keys[-_PREFETCH:])
     k = matched_prefix(nodes, keys)
+    legacy = False
+    if k < len(messages) and _first_renormalised(messages, k) == k:
+        # Message k is spelled as only the legacy form tells apart, and every
+        # earlier one hashes alike in both forms: the path may have been stored
+        # before content was normalised. Its legacy keys then go on matching it.
+        keys_l = [*keys[:k], *chain_keys(messages[k:], keys[k - 1] if k else None,
+                                         legacy=True)]
+        k_l = matched_prefix(nodes, keys_l)
+        if k_l > k:
+            keys, k, legacy = keys_l, k_l, True
     index: list[int] | None = None  # request message → its place in the stored path
     if 0 < k < len(messages):
-        regrouped = regroup_calls(nodes, messages, keys, k)
+        regrouped = regroup_calls(nodes, messages, keys, k, legacy)
         if regrouped is not None:
-            keys_r = chain_keys(regrouped[0])
+            keys_r = chain_keys(regrouped[0], legacy=legacy)
             k_r = matched_prefix(nodes, keys_r)
             if sum(1 for i in regrouped[1] if i < k_r) > k:
                 messages, index = regrouped
@@ -536,6 +559,7 @@ def capture_request(
         created_thread=created,
         previous_activity_at=previous,
         path_ids=() if index is None else tuple(ids),
+        legacy_keys=legacy,
     )
     ticket.result = result
     data = dict(event)
@@ -581,12 +605,13 @@ def capture_response(
     # One statement reads the request's last node (its depth) and the nodes this
     # answer may already have (a replayed answer, hidden rounds): see _Nodes.
     nodes = _Nodes(tx, scope)
+    legacy = result.legacy_keys
     want = [parent_key] if parent_key is not None else []
     h_key = parent_key
     for msg in hidden_rounds or []:
-        h_key = node_key(h_key, msg)
+        h_key = node_key(h_key, msg, legacy=legacy)
         want.append(h_key)
-    want += [node_key(parent_key, msg) for msg in choices]
+    want += [node_key(parent_key, msg, legacy=legacy) for msg in choices]
     nodes.prefetch(want, result.thread_id)
     head = nodes.get(parent_key) if parent_key is not None else None
     parent_depth = (head.depth if head is not None and head.id == parent_id
@@ -607,7 +632,7 @@ def capture_response(
     def store(msg: Any, kind: str, hidden: bool, parent_key: str | None = parent_key,
               parent_id: int | None = parent_id, depth: int = depth) -> int:
         nonlocal thread_id, forked
-        key = node_key(parent_key, msg)
+        key = node_key(parent_key, msg, legacy=legacy)
         existing = nodes.get(key)
         if existing is not None:
             return existing.id
@@ -628,7 +653,7 @@ def capture_response(
     for msg in hidden_rounds or []:
         mid = store(msg, "hidden", True, h_key, h_id, h_depth)
         hidden_ids.append(mid)
-        h_key, h_id, h_depth = node_key(h_key, msg), mid, h_depth + 1
+        h_key, h_id, h_depth = node_key(h_key, msg, legacy=legacy), mid, h_depth + 1
     ids: list[int] = []
     for msg in choices:
         ids.append(store(msg, "response", False))

@@ -13,8 +13,19 @@ maps to the node the proxy stored when it produced that reply. Prompt-caching
 breakpoints (``cache_control`` on a content part, at any depth of a part's own
 ``content``) are left out too: a client such as Claude Code moves its breakpoint to
 the newest message on every turn, and the message it left is still the same message
-(a form without ``cache_control`` is unchanged, so the key version stays). Pure
-functions only: no I/O, unit-testable.
+(a form without ``cache_control`` is unchanged, so the key version stays).
+
+Clients and frameworks re-serialise history in equivalent spellings, so content is
+compared in a normal form (:func:`normal_content`, :func:`normal_arguments`): a
+string or text parts (``text``/``input_text``/``output_text``, with or without
+``citations``/``annotations``), ``null``/``""``/absent content, thinking blocks kept
+or dropped, tool-call arguments with other whitespace or key order. A message
+already in normal form (string content, compact sorted arguments) has the bytes it
+always had, so its key is unchanged; a path stored before this normalisation is
+still matched by its ``legacy`` keys (:func:`chain_keys`), which its new messages
+then extend. Only what is compared is normalised: the bytes forwarded and the raw
+JSON stored stay as the client sent them. Pure functions only: no I/O,
+unit-testable.
 """
 
 from __future__ import annotations
@@ -36,14 +47,19 @@ NODE_KEY_VERSION = "lcm-node-v1"
 _ROOT = b"root"
 
 
-def canonical_message(message: Any) -> dict[str, Any]:
+def canonical_message(message: Any, *, legacy: bool = False) -> dict[str, Any]:
     """Return the canonical form of one chat message.
 
     Takes a message as found in an OpenAI ``messages`` array (normally a dict; any
     other JSON value is kept whole under ``"raw"`` so that odd input still hashes
     deterministically). Returns a new dict with only the identifying fields, empty
-    or null ``content`` normalised to ``None`` and tool calls reduced to
-    ``{id, type, function: {name, arguments}}``. Never raises.
+    or null ``content`` normalised to ``None``, ``content`` in its normal form
+    (:func:`normal_content`: text parts as one string, thinking left out) and tool
+    calls reduced to ``{id, type, function: {name, arguments}}`` with JSON
+    ``arguments`` in one spelling (:func:`normal_arguments`). ``legacy``: the form
+    node keys were made from before that normalisation (content parts as sent, less
+    ``cache_control``; arguments as sent), kept so that paths stored then still
+    match (:func:`memory_core.capture.evidence.capture_request`). Never raises.
     """
     if not isinstance(message, dict):
         return {"raw": message}
@@ -52,7 +68,11 @@ def canonical_message(message: Any) -> dict[str, Any]:
     if name is not None:
         out["name"] = name
     content = message.get("content")
-    out["content"] = _without_breakpoints(content) if content not in ("", [], None) else None
+    if legacy:
+        out["content"] = (_without_breakpoints(content)
+                          if content not in ("", [], None) else None)
+    else:
+        out["content"] = normal_content(content, out["role"] == "assistant")
     tool_calls = message.get("tool_calls")
     if tool_calls:
         calls = []
@@ -60,11 +80,13 @@ def canonical_message(message: Any) -> dict[str, Any]:
             if isinstance(call, dict):
                 given = call.get("function")
                 fn = given if isinstance(given, dict) else {}
+                args = fn.get("arguments")
                 calls.append(
                     {
                         "id": call.get("id"),
                         "type": call.get("type", "function"),
-                        "function": {"name": fn.get("name"), "arguments": fn.get("arguments")},
+                        "function": {"name": fn.get("name"),
+                                     "arguments": args if legacy else normal_arguments(args)},
                     }
                 )
             else:
@@ -74,6 +96,95 @@ def canonical_message(message: Any) -> dict[str, Any]:
         out["tool_call_id"] = message.get("tool_call_id")
     if message.get("function_call") is not None:
         out["function_call"] = message.get("function_call")
+    return out
+
+
+_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+"""Part types that carry only text: Chat Completions and Anthropic ``text``, the
+Responses API's ``input_text`` and ``output_text``."""
+
+_TEXT_EXTRAS = frozenset({"type", "text", "cache_control", "citations", "annotations",
+                          "logprobs"})
+"""Keys a text part may carry that do not change what it says: its type, a prompt
+cache breakpoint, and what the API added about the text (Anthropic ``citations``,
+the Responses API's ``annotations`` and ``logprobs``)."""
+
+_THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+_NEST_LIMIT = 32
+"""Parts nested deeper than this (a ``tool_result`` inside a ``tool_result``…) are
+compared as sent, less ``cache_control``: the normal form stays iterative-safe."""
+
+
+def normal_content(content: Any, assistant: bool = False, depth: int = 0) -> Any:
+    """The normal form of a message's (or a part's) ``content`` for matching.
+
+    Equivalent spellings a client may send back normalise alike: ``None``, ``""``
+    and ``[]`` are ``None``; a text part (``text``, ``input_text`` or
+    ``output_text``, with or without ``cache_control``, ``citations`` or
+    ``annotations``) is its text, and adjacent text parts are one text (joined
+    without separator, as the Responses adapter joins ``output_text``); content
+    that is then only text is that string. Other parts keep their fields less
+    ``cache_control``, their own ``content`` (a ``tool_result``'s) normalised the
+    same way. In an assistant message, ``thinking`` and ``redacted_thinking``
+    blocks are left out: the Messages API lets a client drop them from earlier
+    turns. Returns a new value; the input is not changed.
+    """
+    if content in ("", [], None):
+        return None
+    if not isinstance(content, list):
+        return content
+    if depth >= _NEST_LIMIT:
+        return _without_breakpoints(content)
+    out: list[Any] = []
+    run: list[str] = []
+    for part in content:
+        if isinstance(part, dict):
+            kind = part.get("type")
+            if (kind in _TEXT_TYPES and isinstance(part.get("text"), str)
+                    and part.keys() <= _TEXT_EXTRAS):
+                run.append(part["text"])
+                continue
+            if assistant and kind in _THINKING_TYPES:
+                continue
+            part = {k: v for k, v in part.items() if k != "cache_control"}
+            if "content" in part:
+                part["content"] = normal_content(part["content"], False, depth + 1)
+        if run:
+            out.append({"type": "text", "text": "".join(run)})
+            run = []
+        out.append(part)
+    if run:
+        if not out:
+            return "".join(run) or None
+        out.append({"type": "text", "text": "".join(run)})
+    return out or None
+
+
+def normal_arguments(arguments: Any) -> Any:
+    """Tool-call ``arguments`` (JSON text) in one spelling: a JSON object re-written
+    compactly with sorted keys, so that whitespace and key order a client's
+    re-serialisation changed do not tell calls apart. Text that is not a JSON
+    object, that has a repeated key (its last value would win: order matters) or
+    an integer past 64 bits is returned as it is."""
+    if not isinstance(arguments, str) or not arguments.lstrip().startswith("{"):
+        return arguments
+    try:
+        value = json.loads(arguments, object_pairs_hook=_unique_keys,
+                           parse_constant=_no_constant)
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except (ValueError, TypeError, RecursionError, orjson.JSONEncodeError):
+        return arguments
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN, Infinity: not JSON, orjson would write null
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("repeated key")
     return out
 
 
@@ -101,13 +212,13 @@ def _without_breakpoints(content: Any) -> Any:
     return top
 
 
-def canonical_bytes(message: Any) -> bytes:
+def canonical_bytes(message: Any, *, legacy: bool = False) -> bytes:
     """Serialise :func:`canonical_message` deterministically (sorted keys, orjson).
 
     Values orjson cannot serialise (non-str keys, integers past 64 bits, nesting past
     254 levels) fall back to their ``repr`` so that hashing never raises.
     """
-    canon = canonical_message(message)
+    canon = canonical_message(message, legacy=legacy)
     try:
         return orjson.dumps(canon, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     except TypeError:
@@ -120,29 +231,32 @@ def canonical_bytes(message: Any) -> bytes:
         return dumps_deep(canon, sort_keys=True).encode("ascii")
 
 
-def node_key(parent_key: str | None, message: Any) -> str:
+def node_key(parent_key: str | None, message: Any, *, legacy: bool = False) -> str:
     """Return the hex sha256 node key of ``message`` stored under ``parent_key``.
 
-    ``parent_key`` is ``None`` for the first message of a conversation.
+    ``parent_key`` is ``None`` for the first message of a conversation; ``legacy``:
+    from the form keys had before content was normalised (:func:`canonical_message`).
     """
     h = hashlib.sha256()
     h.update(NODE_KEY_VERSION.encode())
     h.update(b"\x00")
     h.update(parent_key.encode() if parent_key else _ROOT)
     h.update(b"\x00")
-    h.update(canonical_bytes(message))
+    h.update(canonical_bytes(message, legacy=legacy))
     return h.hexdigest()
 
 
-def chain_keys(messages: list[Any], parent_key: str | None = None) -> list[str]:
+def chain_keys(messages: list[Any], parent_key: str | None = None, *,
+               legacy: bool = False) -> list[str]:
     """Return the node key of every message of ``messages`` in order.
 
     Each key depends on all earlier ones, so equal keys mean equal prefixes.
+    ``legacy``: see :func:`node_key`.
     """
     keys: list[str] = []
     parent = parent_key
     for message in messages:
-        parent = node_key(parent, message)
+        parent = node_key(parent, message, legacy=legacy)
         keys.append(parent)
     return keys
 
