@@ -1510,3 +1510,55 @@ def test_look_alikes_of_an_end_in_other_words_end_nothing(text: str) -> None:
     found = replacement.find(text, 0, len(text), "en")
     assert found is None or found is replacement.BLOCKED or found.subject != "work", found
     assert not any(i.replaces and i.subject == "luna" for i in extract(text))
+
+
+# -- class 87: "Forget everything about X" keeps every statement about X ------------------------
+async def test_forgetting_everything_about_a_topic_withdraws_every_statement_about_it(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="hobbies")
+    await first.say("I play tennis on Tuesdays.")
+    await first.say("My tennis coach is Maria.")
+    await first.say("I live in Berlin.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="privacy")
+    await second.say("Forget everything about tennis.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)
+             if r["kind"] not in ("question", "proposal")}
+    assert texts == {"I play tennis on Tuesdays.": "retracted",
+                     "My tennis coach is Maria.": "retracted",
+                     "I live in Berlin.": "active"}, texts
+    later = Agent(proxy, upstream, session="weekend")
+    await later.say("Who is my tennis coach and when do I play tennis?")
+    block = block_of(later.upstream_last_user())
+    assert "Maria" not in block and "Tuesdays" not in block, block
+
+
+@pytest.mark.parametrize("said, forget", [
+    (["I play tennis on Tuesdays.", "My tennis coach is Maria."], "Forget all about tennis."),
+    (["My ex is called Tom.", "Tom lives in Paris."], "Delete everything you know about Tom."),
+    (["My ex is called Tom.", "My ex hates cats."], "Forget everything you know about my ex."),
+    (["My ex is called Tom.", "My ex hates cats."],
+     "Please forget everything I told you about my ex."),
+    (["我每周二打网球。", "我的网球教练是玛丽亚。"], "忘掉关于网球的一切。"),
+    (["我每周二打网球。", "我的网球教练是玛丽亚。"], "把关于网球的事都忘了吧。"),
+    (["私は毎週火曜日にテニスをします。", "テニスのコーチはマリアです。"],
+     "テニスのことは全部忘れて。"),
+])
+def test_a_withdrawal_of_everything_about_a_topic_retracts_each_item(
+        engine: Engine, said: list[str], forget: str) -> None:
+    for text in said:
+        put(engine, text)
+    put(engine, "I live in Berlin.")
+    put(engine, forget)
+    statuses = [r["status"] for r in rows(engine)]
+    assert statuses == ["retracted"] * len(said) + ["active"], rows(engine)
+
+
+@pytest.mark.parametrize("text", [
+    "I want to forget everything about my ex.", "Don't forget everything about tennis.",
+    "Did you forget everything about tennis?", "Forget everything about tennis for this answer.",
+    "Forget what I said about tennis.", "我忘了关于网球的一切。",
+])
+def test_look_alikes_of_forgetting_everything_withdraw_no_more_than_one(text: str) -> None:
+    assert not any(i.every for i in extract(text)), extract(text)
