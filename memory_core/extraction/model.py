@@ -97,7 +97,7 @@ class Extracted:
     one_off: bool = False
     lasting: bool = False
     said: bool = False
-    every: bool = False
     local: bool = False
     topic: str | None = None
     dated: bool = False
+    every: bool = False
