@@ -1562,3 +1562,41 @@ def test_a_withdrawal_of_everything_about_a_topic_retracts_each_item(
 ])
 def test_look_alikes_of_forgetting_everything_withdraw_no_more_than_one(text: str) -> None:
     assert not any(i.every for i in extract(text)), extract(text)
+
+
+# -- class 88: a decimal comma ("80,5 kg") read as the digits after it ---------------------------
+@pytest.mark.parametrize("text, value, unit", [
+    ("I weigh 80,5 kg.", 80.5, "kg"),
+    ("It costs 3,99 EUR.", 3.99, "EUR"),
+    ("It costs €3,99.", 3.99, "EUR"),
+    ("The flight takes 1,5 hours.", 1.5, "h"),
+    # thousands and lists are unchanged
+    ("My salary is 85,000 USD.", 85000.0, "USD"),
+])
+def test_a_decimal_comma_with_a_unit_is_one_number(text: str, value: float, unit: str) -> None:
+    item, = extract(text)
+    assert (item.value, item.unit) == (value, unit), item
+
+
+def test_a_list_of_numbers_is_no_decimal_comma() -> None:
+    from memory_core.extraction.quantity import find_quantities
+    assert [q.value for q in find_quantities("Kids aged 3,5 and 7.")] == [5.0, 7.0]
+    assert [q.value for q in find_quantities("Pick 1,2 or 3.")] == [2.0, 3.0]
+
+
+async def test_a_new_weight_with_a_decimal_comma_is_no_restatement_of_the_old(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: both read as "5 kg", so the new weight merged into the old item and the
+    # block kept showing 80,5
+    first = Agent(proxy, upstream, session="health")
+    await first.say("I weigh 80,5 kg.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="health 2")
+    await second.say("I weigh 85,5 kg.")
+    await proxy.settle()
+    facts = {r["text"]: r["status"] for r in rows(proxy.engine) if r["kind"] == "fact"}
+    assert "I weigh 85,5 kg." in facts, facts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How much do I weigh?")
+    block = block_of(later.upstream_last_user())
+    assert "I weigh 85,5 kg." in block, block
