@@ -1603,3 +1603,95 @@ def test_a_later_greater_own_or_chinese_age_supersedes(engine: Engine, said: str
     put(engine, then)
     old, new = rows(engine)
     assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+
+
+# -- class 87: "Forget everything about X" keeps every statement about X ------------------------
+async def test_forgetting_everything_about_a_topic_withdraws_every_statement_about_it(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="hobbies")
+    await first.say("I play tennis on Tuesdays.")
+    await first.say("My tennis coach is Maria.")
+    await first.say("I live in Berlin.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="privacy")
+    await second.say("Forget everything about tennis.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)
+             if r["kind"] not in ("question", "proposal")}
+    assert texts == {"I play tennis on Tuesdays.": "retracted",
+                     "My tennis coach is Maria.": "retracted",
+                     "I live in Berlin.": "active"}, texts
+    later = Agent(proxy, upstream, session="weekend")
+    await later.say("Who is my tennis coach and when do I play tennis?")
+    block = block_of(later.upstream_last_user())
+    assert "Maria" not in block and "Tuesdays" not in block, block
+
+
+@pytest.mark.parametrize("said, forget", [
+    (["I play tennis on Tuesdays.", "My tennis coach is Maria."], "Forget all about tennis."),
+    (["My ex is called Tom.", "Tom lives in Paris."], "Delete everything you know about Tom."),
+    (["My ex is called Tom.", "My ex hates cats."], "Forget everything you know about my ex."),
+    (["My ex is called Tom.", "My ex hates cats."],
+     "Please forget everything I told you about my ex."),
+    (["我每周二打网球。", "我的网球教练是玛丽亚。"], "忘掉关于网球的一切。"),
+    (["我每周二打网球。", "我的网球教练是玛丽亚。"], "把关于网球的事都忘了吧。"),
+    (["私は毎週火曜日にテニスをします。", "テニスのコーチはマリアです。"],
+     "テニスのことは全部忘れて。"),
+])
+def test_a_withdrawal_of_everything_about_a_topic_retracts_each_item(
+        engine: Engine, said: list[str], forget: str) -> None:
+    for text in said:
+        put(engine, text)
+    put(engine, "I live in Berlin.")
+    put(engine, forget)
+    statuses = [r["status"] for r in rows(engine)]
+    assert statuses == ["retracted"] * len(said) + ["active"], rows(engine)
+
+
+@pytest.mark.parametrize("text", [
+    "I want to forget everything about my ex.", "Don't forget everything about tennis.",
+    "Did you forget everything about tennis?", "Forget everything about tennis for this answer.",
+    "Forget what I said about tennis.", "我忘了关于网球的一切。",
+])
+def test_look_alikes_of_forgetting_everything_withdraw_no_more_than_one(text: str) -> None:
+    assert not any(i.every for i in extract(text)), extract(text)
+
+
+# -- class 88: a decimal comma ("80,5 kg") read as the digits after it ---------------------------
+@pytest.mark.parametrize("text, value, unit", [
+    ("I weigh 80,5 kg.", 80.5, "kg"),
+    ("It costs 3,99 EUR.", 3.99, "EUR"),
+    ("It costs €3,99.", 3.99, "EUR"),
+    ("The flight takes 1,5 hours.", 1.5, "h"),
+    # thousands and lists are unchanged
+    ("My salary is 85,000 USD.", 85000.0, "USD"),
+])
+def test_a_decimal_comma_with_a_unit_is_one_number(text: str, value: float, unit: str) -> None:
+    item, = extract(text)
+    assert (item.value, item.unit) == (value, unit), item
+
+
+def test_a_list_of_numbers_is_no_decimal_comma() -> None:
+    from memory_core.extraction.quantity import find_quantities
+    assert [q.value for q in find_quantities("Kids aged 3,5 and 7.")] == [5.0, 7.0]
+    assert [q.value for q in find_quantities("Pick 1,2 or 3.")] == [2.0, 3.0]
+
+
+async def test_a_new_weight_with_a_decimal_comma_is_no_restatement_of_the_old(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: both read as "5 kg", so the new weight merged into the old item and the
+    # block kept showing 80,5
+    first = Agent(proxy, upstream, session="health")
+    await first.say("I weigh 80,5 kg.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="health 2")
+    await second.say("I weigh 85,5 kg.")
+    await proxy.settle()
+    facts = {r["text"]: r["status"] for r in rows(proxy.engine) if r["kind"] == "fact"}
+    assert "I weigh 85,5 kg." in facts, facts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How much do I weigh?")
+    block = block_of(later.upstream_last_user())
+    assert "I weigh 85,5 kg." in block, block

@@ -74,7 +74,8 @@ class Extracted:
     A ``retraction`` ("Forget the 200-word limit"; :mod:`memory_core.extraction.retraction`)
     names what it withdraws in ``replaces``, as written; ``said`` marks one that names it
     as something the user said ("what I said about British English"), which may be any
-    kind of statement, not only a rule.
+    kind of statement, not only a rule; ``every`` one that withdraws all the user said
+    about it ("Forget everything about tennis"), not only the best match.
     """
 
     kind: str
@@ -99,3 +100,4 @@ class Extracted:
     local: bool = False
     topic: str | None = None
     dated: bool = False
+    every: bool = False

@@ -647,7 +647,8 @@ class _Message:
         text = self.text[a:w.tail if stance else b].strip()
         self.out.append(Extracted(kind=RETRACTION, text=text,
                                   subject=key(sc[w.at:w.end], lang),
-                                  replaces=self.text[w.at:w.end], lang=lang, said=w.said))
+                                  replaces=self.text[w.at:w.end], lang=lang, said=w.said,
+                                  every=w.every))
         if not stance:
             self.withdrawn_at = (a, sc[w.at:w.end])
             return

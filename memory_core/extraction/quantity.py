@@ -55,6 +55,11 @@ _NUMBER_AT = re.compile(
     r"(?P<mult>[kK](?![A-Za-z])|M(?![A-Za-z])|\s?(?:million|billion|bn)\b|千|万|萬|亿|億)?"
 )
 """A number at a digit, with an optional range ("3-5") and multiplier ("2.5k", "5万")."""
+_DECIMAL_COMMA_AT = re.compile(
+    r"(?P<num>\d+,\d{1,2})(?![.,]?\d)"
+    r"(?P<mult>[kK](?![A-Za-z])|M(?![A-Za-z])|\s?(?:million|billion|bn)\b|千|万|萬|亿|億)?")
+"""A decimal comma ("1,5 kg", "3,99 EUR"): taken only with a unit or a currency (a
+list "3,5 and 7" is two numbers; three digits after the comma group thousands)."""
 _CURRENCY_BEFORE = re.compile(r"(?:US\$|\$|€|£|¥|￥)\s?$")
 _IDENTIFIER_BEFORE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-/:#@+^")
 """A digit glued to these is part of a name (H100, eu-west-1, UTC+8, v2), not a number."""
@@ -220,9 +225,13 @@ def _at_digit(scan: str, p: int, start: int, end: int) -> tuple[Quantity | None,
             k += 1
         return None, k
     m = _NUMBER_AT.match(scan, p, end)
-    if m is None:
-        return None, p + 1
     cur = _CURRENCY_BEFORE.search(scan, back, p)
+    if m is None:
+        m = _DECIMAL_COMMA_AT.match(scan, p, end)
+        if m is None or scan[p - 1:p] == ",":
+            return None, p + 1
+        measured = _measure(scan, m, cur, end)
+        return (measured, m.end()) if measured.unit else (None, p + 1)
     return _measure(scan, m, cur, end), m.end()
 
 
@@ -242,7 +251,7 @@ def _version_cue(scan: str, p: int, back: int) -> int | None:
 
 def _measure(scan: str, m: re.Match[str], cur: re.Match[str] | None, end: int) -> Quantity:
     raw = m.group("num")
-    value = _float(raw)
+    value = float(raw.replace(",", ".")) if m.re is _DECIMAL_COMMA_AT else _float(raw)
     mult = (m.group("mult") or "").strip()
     if mult:
         value *= _MULTIPLIERS.get(mult, _MULTIPLIERS.get(mult.lower(), 1.0))

@@ -10,7 +10,10 @@ writer finds the item the withdrawn phrase names
 stays as evidence and no new item is stored. A statement of the user's own named
 whole after "forget (that)" ("Forget that I live in Berlin", 忘掉我住在柏林这件事,
 私がベルリンに住んでいることは忘れて) is withdrawn as something they said, whatever its
-kind; "Don't forget that I …" and 我忘了… ("I forgot") withdraw nothing.
+kind; "Don't forget that I …" and 我忘了… ("I forgot") withdraw nothing. "Forget
+everything about tennis" ("all about", "everything you know / I told you about",
+delete/erase/wipe; 忘掉关于网球的一切, 把关于X的事都忘了; テニスのことは全部忘れて) withdraws
+every statement of the user's that names it (``every``), not one.
 
 :func:`find` reads one sentence of the prepared scan and returns a :class:`Retraction`
 — the span of the phrase that names what is withdrawn — or ``None``. Only forms that
@@ -50,6 +53,8 @@ class Retraction:
     tail: int
     """Where the rest of the sentence begins, after the withdrawal's clause: a new value
     or stance there ("…; make it 300 words") replaces what was withdrawn."""
+    every: bool = False
+    """All the user said about it ("Forget everything about tennis"), not one item."""
 
 
 _EN_RULE_NOUN: Final = (
@@ -89,6 +94,16 @@ gave you"). The rule noun is the phrase's head; one that only qualifies another 
 material at hand, not an instruction."""
 EN_DROP_SAID: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+{_EN_SAID}(?P<what>{_EN_PHRASE}+?){_EN_END}", re.I)
+EN_FORGET_ALL: Final = re.compile(
+    rf"{_EN_LEAD}{_EN_ASK}(?:forget|delete|erase|remove|wipe|clear|purge|drop|scrub)\s+"
+    r"(?:everything|all|anything)(?:\s+(?:that\s+)?(?:you(?:'ve|\s+have)?\s+"
+    r"(?:know|have|remember|stored|saved|learned|learnt|kept|got)|(?:i|we)(?:'ve|\s+have)?\s+"
+    r"(?:said|told\s+you|wrote|mentioned|shared)))?"
+    r"(?:\s+(?:earlier|before|previously|so\s+far))?\s+(?:about|on|regarding|concerning"
+    rf"|related\s+to)\s+(?P<what>{_EN_PHRASE}+?){_EN_END}", re.I)
+""""Forget everything about tennis", "Forget all about my ex", "Delete everything you
+know about Tom", "… everything I told you about …": every statement of the user's that
+names it is withdrawn (``every``), not only the one that names it best."""
 EN_FORGET_THAT: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}(?:forget|disregard|don'?t\s+remember|stop\s+remembering)"
     rf"\s+(?:(?:about\s+)?the\s+fact\s+|about\s+(?:the\s+fact\s+)?)?that\s+"
@@ -171,6 +186,20 @@ ZH_FORGET_THAT: Final = (
 with 我) withdrawn as something they said, the verb of forgetting before or after it
 (我忘了我住在柏林 and 我昨天忘了, "I forgot", are neither: a verb after it needs 把 or
 这件事)."""
+_ZH_ABOUT = r"(?:所有|全部)?(?:关于|有关)(?P<what>[^，,。！!？?；;的]{1,20}?)的"
+ZH_FORGET_ALL: Final = (
+    re.compile(r"(?:那|那么|嗯|哦|对了)?[，,]?(?:请|麻烦|你)?(?:忘掉|忘记|删掉|删除|清除|清空)(?:掉)?"
+               + _ZH_ABOUT + r"(?:一切|所有|全部)?(?:事情?|内容|记忆|信息)?(?:吧|了)?" + _CJK_END),
+    re.compile(r"(?:那|那么|嗯|哦|对了)?[，,]?(?:请|麻烦|你)?把" + _ZH_ABOUT
+               + r"(?:一切|所有|全部)?(?:事情?|内容|记忆|信息)?(?:都|全)"
+               r"(?:忘掉|忘了|忘记|删掉|删了|删除|清除)(?:吧|了)?" + _CJK_END),
+)
+"""忘掉关于网球的一切, 把关于我前任的事都忘了吧: all the user said about it (``every``)."""
+JA_FORGET_ALL: Final = re.compile(
+    r"(?:あ|あと|それと|えっと)?[、,]?(?P<what>[^、，,。！!？?]{1,30}?)(?:のこと|について(?:のこと)?"
+    r"|に関すること)(?:は|を)?(?:全部|すべて|全て|ぜんぶ|何もかも)(?:忘れて|消して|削除して)"
+    r"[^、，,。]{0,12}?" + _CJK_END)
+"""テニスのことは全部忘れて: all the user said about it (``every``)."""
 _ZH_ONE_OFF: Final = re.compile(r"这次|这一次|这个回答|这回|今天|暂时|先不")
 _ZH_DB_CONSTRAINT: Final = re.compile(r"(?:表|字段|列|唯一|外键|主键|非空|索引|数据库)的?约束")
 """A database's constraint (把users表的约束去掉): schema work, no instruction."""
@@ -219,6 +248,7 @@ def find(scan: str, start: int, end: int, lang: str) -> Retraction | None:
     if found is None:
         return None
     m, group, said = found
+    every = m.re in _EVERY
     at, stop = m.start(group), m.end(group)
     while stop > at and text[stop - 1] in " .!?;,。！？；，":
         stop -= 1
@@ -228,15 +258,17 @@ def find(scan: str, start: int, end: int, lang: str) -> Retraction | None:
     while tail < len(text) and (text[tail] in _TAIL_PUNCT or text[tail].isspace()):
         tail += 1
     base = start + lead
-    return Retraction(base + at, base + stop, said, base + tail)
+    return Retraction(base + at, base + stop, said, base + tail, every)
 
 
+_EVERY: Final = frozenset((EN_FORGET_ALL, *ZH_FORGET_ALL, JA_FORGET_ALL))
+"""The forms that withdraw all the user said about something."""
 _TAIL_PUNCT = frozenset(",;:-\u2014\u2013，,；;、。.!！")
 
 
 def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
     found: tuple[re.Match[str], str, bool] | None = None
-    m = EN_DROP_SAID.match(text) or EN_FORGET_THAT.match(text)
+    m = EN_FORGET_ALL.match(text) or EN_DROP_SAID.match(text) or EN_FORGET_THAT.match(text)
     if m:
         found = m, "what", True
     else:
@@ -258,6 +290,9 @@ def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:
         else (JA_SAID, JA_FORMS, _JA_ONE_OFF)
     found: tuple[re.Match[str], str, bool] | None = None
     m = said.match(text)
+    if m is None:
+        m = JA_FORGET_ALL.match(text) if lang == "ja" else (
+            ZH_FORGET_ALL[0].match(text) or ZH_FORGET_ALL[1].match(text))
     if m is None and lang == "ja":
         m = JA_FORGET_THAT.match(text)
     elif m is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from memory_core.extraction.apology import without_apology
@@ -1272,19 +1273,34 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
     must be in it ("the 300-word limit" withdraws no 200-word one). A phrase with no
     content but the pointing words names nothing. Best first: more of the phrase
     covered, then the newest."""
+    best = max(_retraction_matches(items, scope, ex, speaker), key=lambda m: m[0],
+               default=None)
+    return None if best is None else best[1]
+
+
+def retraction_targets(items: ItemReads, scope: Scope, ex: Any, *,
+                       speaker: str = "") -> list[Any]:
+    """Every active item a withdrawal of all about something names ("Forget everything
+    about tennis", ``ex.every``): the rows :func:`retraction_target` would choose among,
+    oldest first (at most ``CORRECTION_SCAN`` of the speaker's newest are read)."""
+    return sorted((row for _, row in _retraction_matches(items, scope, ex, speaker)),
+                  key=lambda row: int(row["id"]))
+
+
+def _retraction_matches(items: ItemReads, scope: Scope, ex: Any,
+                        speaker: str) -> Iterator[tuple[tuple[float, int], Any]]:
+    """(score, row) of each candidate a withdrawal names (:func:`retraction_target`)."""
     phrase = _VALUE_WORD.sub(r"\1 \2", getattr(ex, "replaces", None) or "")
     bare = _RULE_WORDS.sub(" ", phrase)
     numbers = set(_NUMBER_RUN.findall(bare))
     want = frozenset(t for t in terms(bare) if not _CJK.search(t))  # CJK: by character
     chars, pairs = _cjk_chars(bare), _cjk_pairs(bare)
     if not want and not chars:
-        return None
+        return
     kinds: tuple[str, ...] = ("constraint", "preference", "decision") + (
         ("fact",) if getattr(ex, "said", False) else ())
     if chars and not getattr(ex, "said", False) and not RULE_NOUNS.search(phrase):
         kinds = ("constraint",)  # 要約はもう不要です, 不用再加表情了: what a rule asked for
-    best: tuple[float, int] | None = None
-    found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, None,
                                            None, CORRECTION_SCAN):
         text = row["text"] or ""
@@ -1303,7 +1319,4 @@ def retraction_target(items: ItemReads, scope: Scope, ex: Any, *,
                 cover = (cover + len(chars & _cjk_chars(text)) / len(chars)) / 2
         if cover < _RETRACT_COVER:
             continue
-        score = (cover, int(row["id"]))
-        if best is None or score > best:
-            best, found = score, row
-    return found
+        yield (cover, int(row["id"])), row

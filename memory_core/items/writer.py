@@ -88,6 +88,7 @@ from memory_core.items.supersession import (
     other_instance,
     predicate,
     retraction_target,
+    retraction_targets,
     rival_scopes,
     settles,
     sibling_in_text,
@@ -155,7 +156,12 @@ def store_extracted(
             continue
         if ex.kind == RETRACTION:
             retractions += 1
-            if retractions <= _RETRACTIONS_PER_MESSAGE:
+            if retractions > _RETRACTIONS_PER_MESSAGE:
+                continue
+            if getattr(ex, "every", False):  # "Forget everything about tennis": each item naming it
+                for row in retraction_targets(tx.items, scope, ex, speaker=speaker):
+                    _retract_withdrawn(tx, row, message_id, now)
+            else:
                 withdrawn = retraction_target(tx.items, scope, ex, speaker=speaker)
                 stance_of = ex.text
             continue
