@@ -92,12 +92,39 @@ async def open_round(client: ClientSide, session: aiohttp.ClientSession, url: An
     return resp, queue, reader, head
 
 
+GONE = object()
+"""Put in a round's queue by :class:`_Watch`: the client left."""
+
+
+class _Watch:
+    """While a round is relayed, every ``every`` seconds (a timer, no task), check that
+    the client is still there; once it left, wake the relay's read with :data:`GONE`.
+    A client that leaves a stream it was shown is noticed within that time, not at
+    the next write, which a stalled upstream may not send for a long time."""
+
+    def __init__(self, client: ClientSide, queue: asyncio.Queue[Any], every: float) -> None:
+        self.client, self.queue, self.every = client, queue, every
+        self.loop = asyncio.get_running_loop()
+        self.timer = self.loop.call_later(every, self._check)
+
+    def _check(self) -> None:
+        if self.client.left():
+            self.queue.put_nowait(GONE)
+        else:
+            self.timer = self.loop.call_later(self.every, self._check)
+
+    def stop(self) -> None:
+        self.timer.cancel()
+
+
 async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
                       queue: asyncio.Queue[Any], reader: asyncio.Future[None],
                       sr: StreamRound) -> bool:
-    """Relay one streamed round through ``sr``; False when the client left."""
+    """Relay one streamed round through ``sr``; False when the client left (noticed
+    within ``client.heartbeat`` seconds, however long the upstream pauses)."""
     ex = client.ex
     ok = True
+    watch = _Watch(client, queue, client.heartbeat)
     try:
         while ok:
             if ex.response is None or client.hidden_running:
@@ -105,6 +132,9 @@ async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
             else:
                 item = await queue.get()
             if item is None:
+                break
+            if item is GONE:
+                ok = False
                 break
             if isinstance(item, BaseException):
                 raise item
@@ -134,6 +164,7 @@ async def relay_round(client: ClientSide, resp: aiohttp.ClientResponse,
             if rest:
                 await client.write(rest)
     finally:
+        watch.stop()
         reader.cancel()
         if not ok:
             resp.close()

@@ -383,7 +383,8 @@ class ToolLoop:
             ex.client_gone = True
             return ex.response
         try:
-            relayed = await relay_body(resp, ex.response, keep=True, head=head)
+            relayed = await relay_body(resp, ex.response, keep=True, head=head,
+                                       request=ex.request, check_every=self.heartbeat)
         finally:
             resp.release()
         ex.client_gone = relayed.client_gone
