@@ -223,7 +223,9 @@ _UPDATE_VERBS = frozenset(("switched", "switching", "moved", "migrated", "change
                            "bumped", "pushed", "pulled", "extended", "shortened", "shifted",
                            "rescheduled", "got", "was", "were", "has", "have", "been", "just",
                            "dropped", "reduced", "increased", "upped", "set",
-                           "stopped", "quit", "gave", "given",
+                           "stopped", "quit", "gave", "given", "gets", "had", "postponed",
+                           "went", "gone", "rose", "risen", "fell", "fallen", "decreased",
+                           "climbed", "grew", "grown", "shrank", "shrunk",
                            "we", "i", "they", "he", "she", "someone", "somebody"))
 """``lexicon.EN_UPDATE`` cues that are verbs, or open on the doer of one ("we set it to
 5"): negated, planned or a condition ("When I set it to 5 minutes, the job times
@@ -848,6 +850,9 @@ class _Message:
             order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
                 if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
                 else None
+            if cue is not None and lx.EN_RISE.match(cue.group()) \
+                    and lx.EN_PASSING.search(sc, body, b):
+                return body, correction  # "CPU went up to 95% during the test": a reading
             if order is not None and order.group("verb").lower() in _ONE_OFF_VERBS \
                     and not _NOW_STATEMENT.match(sc, body, b):
                 # "Now translate that paragraph": the next task, no update ("Now keep
@@ -861,6 +866,9 @@ class _Message:
                 cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
             if cue is not None and cue.start() > body and sc[cue.start() - 1] in "不没别未":
                 return body, correction  # "决定不迁移到AWS", "我们不换成Kafka": nothing changed
+            if cue is not None and lc.CJK_RISE.match(cue.group()) \
+                    and lc.CJK_PASSING.search(sc, body, b):
+                return body, correction  # "压测的时候CPU涨到了95%": one moment's reading
             if cue is not None:
                 if cue.start() == body and _ZH_DATE_LEAD.match(cue.group()) \
                         and _has_content(sc[cue.end():b]):
