@@ -958,3 +958,21 @@ def test_a_verb_of_change_is_an_update_keyed_by_what_changed(text: str, subject:
 def test_a_passing_reading_or_a_denied_change_is_no_update(text: str) -> None:
     assert not any(i.correction for i in extract(text)), extract(text)
 
+
+# --- a note the user leaves for later (memory_replays row 91) --------------------------------
+@pytest.mark.parametrize("text, subject", [
+    ("Note to self: renew the domain before June.", "renew domain"),
+    ("Reminder: renew the domain before June.", "renew domain"),
+    ("提醒自己：六月前续费域名。", "六月前续费域名"),
+    ("自分用メモ：金曜までに請求書を送る。", "金曜までに請求書を送る"),
+])
+def test_a_note_to_self_is_a_fact_keyed_by_what_it_asks(text: str, subject: str) -> None:
+    item = one(text)
+    assert (item.kind, item.subject, item.text) == ("fact", subject, text), item
+
+
+def test_a_reminder_addressed_to_the_agent_stays_its_rule() -> None:
+    assert kinds("Reminder: answer in English.") == ["constraint"]
+    assert kinds("Reminder: Dana is my manager.") == ["fact"]
+    assert kinds("Note: thanks!") == []
+    assert kinds("TODO: renew the domain before June.") == ["task"]

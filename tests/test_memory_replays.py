@@ -1753,3 +1753,21 @@ async def test_a_raised_rent_reaches_another_conversation_as_the_current_one(
     assert "My rent went up to 1300 EUR." in block, block
     assert "CONFLICTS" not in block, block
 
+
+# -- row 91: a note the user leaves for later ---------------------------------------------------
+@pytest.mark.parametrize("note", [
+    "Note to self: renew the domain before June.",
+    "Reminder: renew the domain before June.",
+])
+async def test_a_note_to_self_is_recalled_in_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream, note: str) -> None:
+    # before: the imperative after the label was read as an order and nothing was kept
+    first = Agent(proxy, upstream, session="errands")
+    await first.say(note)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="planning")
+    await later.say("Is there anything about the domain I need to do before June?")
+    block = block_of(later.upstream_last_user())
+    assert note in block, block
+    facts = [r for r in rows(proxy.engine) if r["text"] == note]
+    assert [r["kind"] for r in facts] == ["fact"], rows(proxy.engine)

@@ -49,7 +49,11 @@ TASK_HEADER = re.compile(
 # Labels that announce how to read the rest of the line rather than a task field.
 META_LABELS: dict[str, str] = {
     **dict.fromkeys(phrases("note|nb|fyi|remember|reminder|important|ps|context|fact|info"
-                             "|注意|备注|提醒|记住|注|メモ|備考|注意点|覚えておいて"), "note"),
+                             "|note to self|notes to self|memo to self|reminder to self"
+                             "|reminder for myself|note for myself|self reminder|self-reminder"
+                             "|注意|备注|提醒|记住|注|备忘|自己备忘|提醒自己|给自己的提醒"
+                             "|メモ|備考|注意点|覚えておいて|備忘録|自分用メモ|自分へのメモ"),
+                    "note"),
     **dict.fromkeys(phrases("correction|erratum|update|更正|纠正|修正|更新|訂正"), "correction"),
     **dict.fromkeys(phrases("rule|constraint|requirement|policy|规则|约束|要求|ルール|制約|要件"
                              "|the rule|this rule|our rule|my rule|the rule is|remember this rule"
