@@ -928,3 +928,51 @@ def test_replacements_still_found_behind_their_gates(text: str) -> None:
     from memory_core.extraction import replacement
 
     assert replacement.find(text, 0, len(text), "en") not in (None, replacement.BLOCKED)
+
+
+# --- a value changed by a verb of change (memory_replays row 96) -----------------------------
+@pytest.mark.parametrize("text, subject", [
+    ("My rent went up to 1300 EUR.", "rent"),
+    ("My rent rose to 1300 EUR.", "rent"),
+    ("The price fell to 3 EUR.", "price"),
+    ("The retro got moved to Thursday.", "retro"),
+    ("The retro was postponed to Thursday.", "retro"),
+    ("我的房租涨到1300欧元了。", "房租"),
+    ("回顾会推迟到周四了。", "回顾会"),
+    ("家賃は1300ユーロに上がった。", "家賃"),
+])
+def test_a_verb_of_change_is_an_update_keyed_by_what_changed(text: str, subject: str) -> None:
+    item = one(text)
+    assert (item.kind, item.subject, item.correction) == ("fact", subject, True), item
+
+
+@pytest.mark.parametrize("text", [
+    "CPU went up to 95% during the test.",
+    "Latency rose to 400 ms after yesterday's deploy.",
+    "CPU usage went up to 95% when the cron job runs.",
+    "压测的时候CPU负载涨到了95%。",
+    "昨天上线以后，接口延迟涨到了650毫秒。",
+    "テスト中にCPUが95%に上がった。",
+    "My rent hasn't gone up to 1300 EUR.",
+])
+def test_a_passing_reading_or_a_denied_change_is_no_update(text: str) -> None:
+    assert not any(i.correction for i in extract(text)), extract(text)
+
+
+# --- a note the user leaves for later (memory_replays row 91) --------------------------------
+@pytest.mark.parametrize("text, subject", [
+    ("Note to self: renew the domain before June.", "renew domain"),
+    ("Reminder: renew the domain before June.", "renew domain"),
+    ("提醒自己：六月前续费域名。", "六月前续费域名"),
+    ("自分用メモ：金曜までに請求書を送る。", "金曜までに請求書を送る"),
+])
+def test_a_note_to_self_is_a_fact_keyed_by_what_it_asks(text: str, subject: str) -> None:
+    item = one(text)
+    assert (item.kind, item.subject, item.text) == ("fact", subject, text), item
+
+
+def test_a_reminder_addressed_to_the_agent_stays_its_rule() -> None:
+    assert kinds("Reminder: answer in English.") == ["constraint"]
+    assert kinds("Reminder: Dana is my manager.") == ["fact"]
+    assert kinds("Note: thanks!") == []
+    assert kinds("TODO: renew the domain before June.") == ["task"]

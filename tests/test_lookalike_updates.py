@@ -381,3 +381,20 @@ def test_an_attribute_spelled_another_way_still_revises(engine: Engine, old: str
 def test_words_that_start_alike_are_no_spelling(a: str, b: str, text_a: str,
                                                 text_b: str) -> None:
     assert not spelled_alike(a, b, text_a, text_b)
+
+
+@pytest.mark.parametrize("old, new", [
+    # a verb of change gives the new value as a copula does (memory_replays row 96)
+    ("The memory limit is 4 GB.", "Memory usage went up to 3.5 GB."),
+    ("The CPU limit is 80%.", "CPU went up to 95%."),
+    ("The CPU limit is 80%.", "The CPU usage rose to 95%."),
+])
+def test_a_measure_that_rose_is_no_new_value_of_its_limit(
+        engine: Engine, old: str, new: str) -> None:
+    assert _said(engine, old, new) == {old: "active", new: "active"}
+
+
+def test_a_limit_that_went_up_replaces_the_limit(engine: Engine) -> None:
+    old, new = ("The API rate limit is 100 requests per second.",
+                "The API rate limit went up to 200 requests per second.")
+    assert _said(engine, old, new) == {old: "superseded", new: "active"}

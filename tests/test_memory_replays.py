@@ -1695,3 +1695,79 @@ async def test_a_new_weight_with_a_decimal_comma_is_no_restatement_of_the_old(
     await later.say("How much do I weigh?")
     block = block_of(later.upstream_last_user())
     assert "I weigh 85,5 kg." in block, block
+
+
+# -- row 96: a value changed by a verb of change ------------------------------------------------
+@pytest.mark.parametrize("first, then", [
+    ("My rent is 1200 EUR.", "My rent went up to 1300 EUR."),
+    ("My rent is 1200 EUR.", "My rent rose to 1300 EUR."),
+    ("My rent is 1200 EUR.", "My rent has gone down to 1100 EUR."),
+    ("The retro is on Tuesday.", "The retro got moved to Thursday."),
+    ("The retro is on Tuesday.", "The retro was postponed to Thursday."),
+    ("我的房租是1200欧元。", "我的房租涨到1300欧元了。"),
+    ("回顾会在周二。", "回顾会推迟到周四了。"),
+    ("家賃は1200ユーロです。", "家賃は1300ユーロに上がった。"),
+    ("レトロは火曜日です。", "レトロは木曜日に延期になりました。"),
+])
+def test_a_value_said_with_a_verb_of_change_supersedes_the_old_one(
+        engine: Engine, first: str, then: str) -> None:
+    # before: the rent was a conflict to ask the user about ("went up to" was no update
+    # cue, "rose" slipped into the subject), "got moved to" keyed "retro got"
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)
+    assert (old["status"], new["status"]) == ("superseded", "active"), rows(engine)
+    assert new["supersedes"] == old["id"] and new["conflict_with"] is None
+
+
+@pytest.mark.parametrize("first, then", [
+    # a reading of one moment, an event's effect, a measure beside a limit, a condition
+    ("CPU usage is 40%.", "CPU usage went up to 95% during the test."),
+    ("CPU usage is 40%.", "CPU usage went up to 95% when the cron job runs."),
+    ("Latency is 120 ms.", "Latency rose to 400 ms after yesterday's deploy."),
+    ("The CPU limit is 80%.", "CPU went up to 95%."),
+    ("The memory limit is 4 GB.", "Memory usage went up to 3.5 GB."),
+    ("My rent is 1200 EUR.", "If my rent went up to 1300 EUR, I would move."),
+    ("CPU负载是40%。", "压测的时候CPU负载涨到了95%。"),
+    ("The retro is on Tuesday.", "The demo got moved to Thursday."),
+])
+def test_a_passing_reading_or_another_attribute_replaces_nothing(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    assert all(r["status"] == "active" and r["supersedes"] is None for r in rows(engine)), \
+        rows(engine)
+
+
+async def test_a_raised_rent_reaches_another_conversation_as_the_current_one(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="flat")
+    await first.say("My rent is 1200 EUR.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="flat 2")
+    await second.say("My rent went up to 1300 EUR.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="budget")
+    await later.say("How much is my rent?")
+    block = block_of(later.upstream_last_user())
+    assert "My rent went up to 1300 EUR." in block, block
+    assert "CONFLICTS" not in block, block
+
+
+# -- row 91: a note the user leaves for later ---------------------------------------------------
+@pytest.mark.parametrize("note", [
+    "Note to self: renew the domain before June.",
+    "Reminder: renew the domain before June.",
+])
+async def test_a_note_to_self_is_recalled_in_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream, note: str) -> None:
+    # before: the imperative after the label was read as an order and nothing was kept
+    first = Agent(proxy, upstream, session="errands")
+    await first.say(note)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="planning")
+    await later.say("Is there anything about the domain I need to do before June?")
+    block = block_of(later.upstream_last_user())
+    assert note in block, block
+    facts = [r for r in rows(proxy.engine) if r["text"] == note]
+    assert [r["kind"] for r in facts] == ["fact"], rows(proxy.engine)

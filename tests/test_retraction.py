@@ -337,7 +337,11 @@ UPDATED = [  # (the old state, an update without "actually", the subject both ke
     ("We raised it to 5 after the outage.", True),
     ("They cut it to $25k.", True),
     ("We moved it to Thursday.", True),
-    ("Traffic increased to 5k rps.", False),  # rose by itself: a report
+    # rose by itself to a new value: still the subject's new value (memory_replays row
+    # 96; it had been a report left beside the old value as a conflict to ask about),
+    # unless the clause makes it a passing reading
+    ("Traffic increased to 5k rps.", True),
+    ("Traffic increased to 5k rps during the load test.", False),
     ("Please set it to 5.", False),  # a request, not a change made
     ("Cut it to 200 words.", False),
     ("I set it to 5 minutes yesterday.", True),
@@ -395,7 +399,7 @@ def test_an_update_that_says_when_it_takes_effect_supersedes(
 
 NO_UPDATE = [
     "Team decision from today's sync: we're dropping IE11 support.",  # a sync, not a date
-    "The queue depth increased to 5000 messages overnight.",  # rose by itself: a report
+    "The queue depth increased to 5000 messages while the consumer was down.",  # a reading
     "The budget will be cut to 3000 dollars.",  # a plan
     "If the standup gets pushed to 10:00, I'll miss it.",
     "I like the new design.",  # an opinion of something new, not a changed value

@@ -24,7 +24,10 @@ from tests.test_injection import Agent, block_of
 # -- numbers the user did not fix -------------------------------------------------------------
 REPORTED = [
     "p95 latency jumped from 180 ms to 420 ms after yesterday's deploy.",
-    "The queue depth increased to 5000 messages overnight.",
+    # (a value that rose to a new one alone is an update of its subject since
+    # memory_replays row 96: it stands only once it replaces a value, as a correction;
+    # a reading of one moment is none)
+    "The queue depth increased to 5000 messages while the consumer was down.",
     "Our bill doubled to 900 dollars this month.",
     "He's been saying that since 2021 and he's right.",
     "Jonas said the vendor SLA is 99.9% uptime.",

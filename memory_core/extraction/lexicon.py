@@ -49,7 +49,11 @@ TASK_HEADER = re.compile(
 # Labels that announce how to read the rest of the line rather than a task field.
 META_LABELS: dict[str, str] = {
     **dict.fromkeys(phrases("note|nb|fyi|remember|reminder|important|ps|context|fact|info"
-                             "|注意|备注|提醒|记住|注|メモ|備考|注意点|覚えておいて"), "note"),
+                             "|note to self|notes to self|memo to self|reminder to self"
+                             "|reminder for myself|note for myself|self reminder|self-reminder"
+                             "|注意|备注|提醒|记住|注|备忘|自己备忘|提醒自己|给自己的提醒"
+                             "|メモ|備考|注意点|覚えておいて|備忘録|自分用メモ|自分へのメモ"),
+                    "note"),
     **dict.fromkeys(phrases("correction|erratum|update|更正|纠正|修正|更新|訂正"), "correction"),
     **dict.fromkeys(phrases("rule|constraint|requirement|policy|规则|约束|要求|ルール|制約|要件"
                              "|the rule|this rule|our rule|my rule|the rule is|remember this rule"
@@ -157,6 +161,19 @@ _EN_NEW_VALUE = (
     r"|twelve|fifteen|twenty|thirty|fifty|hundred)\b))")
 """A value someone changed to ("cut to 3000", "pushed to Thursday"): not "raised to
 believe", nor git's "pushed to main" (pushed/pulled to also need got/was/were)."""
+EN_PASSING = en(
+    r"\b(?:during|while|briefly|momentarily|for\s+a\s+(?:few\s+|couple\s+of\s+)?"
+    r"(?:second|minute|moment|while|bit)s?|at\s+(?:its\s+|the\s+)?peak|under\s+(?:load|stress)"
+    r"|when|whenever|(?:after|since|following)\s+(?:the|a|an|each|every|our|this|that|last"
+    r"|(?:yesterday|today|tonight)['\u2019]s|last\s+night['\u2019]s)\s)")
+"""What makes a value that rose or fell a reading, not the new value ("CPU went up to
+95% during the test", "… for a few seconds", "… under load", "… when the cron job
+runs", "p99 latency rose to 650 ms after yesterday's deploy": what an event did, a
+report as with :data:`EN_UPDATE_SINCE`), anywhere in the clause: it replaces nothing."""
+EN_RISE = en(r"^(?:(?:has|have|had)\s+)?(?:(?:went|gone)\s+(?:up|down)|rose|risen|fell|fallen"
+             r"|dropped|increased|decreased|climbed|grew|grown|shrank|shrunk)\s+to\b")
+"""An :data:`EN_UPDATE` cue by which a value rose or fell by itself (:data:`EN_PASSING`
+applies)."""
 EN_UPDATE = Cue(en(
     r"(?<!\bfor )(?<!\bjust )(?<!\bright )\bnow\b(?!\s+that\b)"
     r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded|relocated)"
@@ -178,8 +195,18 @@ EN_UPDATE = Cue(en(
     r"|increased|upped|moved|changed|pushed|pulled)"
     r"|\b(?:we|i|they|he|she|someone|somebody)\s+(?:(?:just|finally|already)\s+)?(?:cut|set))"
     rf"\s+(?:it|them|that|this)\s+(?:back\s+|down\s+|up\s+)?to\b{_EN_NEW_VALUE}"
-    rf"|\b(?:got|was|were|been)\s+(?:pushed|pulled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"),
+    rf"|\b(?:got|was|were|been)\s+(?:pushed|pulled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
+    r"|\b(?:(?:got|gets|was|were|has\s+been|have\s+been|had\s+been|been)\s+)(?:just\s+)?"
+    r"(?:moved|postponed|delayed|changed|brought\s+forward)"
+    rf"\s+(?:back\s+|forward\s+)?to\b{_EN_NEW_VALUE}"
+    r"|\b(?:(?:got|was|were|has\s+been|have\s+been|had\s+been|been|just)\s+)?postponed"
+    rf"\s+to\b{_EN_NEW_VALUE}"
+    r"|\b(?:(?:has|have|had)\s+)?(?:(?:went|gone)\s+(?:up|down)|rose|risen|fell|fallen"
+    r"|dropped|increased|decreased|climbed|grew|grown|shrank|shrunk)"
+    rf"\s+to\b{_EN_NEW_VALUE}"),
     words="now switched switching moved migrated changed changing swapped upgraded relocated "
+          "postponed delayed brought went gone rose risen fell fallen decreased climbed grew "
+          "grown shrank shrunk "
           "longer anymore stopped quit gave given any days nowadays currently moment present from "
           "as starting "
           "effective going here henceforth cut raised lowered bumped pushed pulled extended "
@@ -194,9 +221,14 @@ Ronda these days', nowadays, currently, at the moment, at present, anymore); a d
 the value takes effect from, opening or ending the clause ('… from today', 'starting
 next week', 'going forward', 'from here on'); a value someone changed to another ('the
 budget got cut to 3000', 'the standup was pushed to 10:00', 'we dropped it to 60 rpm':
-someone acted on it, in a past form or after its doer, not "cut it to 200 words"; a
-value that rose or fell by itself, "increased to", is a report:
-``items.standing.reports_number``). The match's start cuts the subject phrase."""
+someone acted on it, in a past form or after its doer, not "cut it to 200 words"; 'the
+retro got moved to Thursday', 'was postponed to May': the auxiliary is part of the cue,
+so it is no part of the subject); a value that rose or fell by itself to a new one ('my
+rent went up to 1300 EUR', 'rose / fell / dropped / increased to'), unless the clause
+makes it a passing reading (:data:`EN_PASSING`, checked by the caller: "CPU went up to
+95% during the test"): it revises the value of its subject, while ``items.standing.reports_number``
+still reads it as a report, never a number the user set. The match's start cuts the
+subject phrase."""
 # Replacements: a statement that names what changed into what ("We replaced RabbitMQ with
 # Kafka", "Kafka replaced RabbitMQ", "We migrated from Heroku to Fly.io", "We bumped Node
 # to 20", "We went back to Helm", "We dropped Redis in favour of Memcached", "We use

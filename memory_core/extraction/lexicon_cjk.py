@@ -143,11 +143,22 @@ JA_CORRECTION = re.compile(
     + r")[\s、,。:!！]*"
 )
 ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|改为|改用|换成|换到|切换到"
-                       r"|迁移到|不再|改到(?!一半|很晚|半夜|深夜|现在)(?=[^，。；,;就太的吗]{0,16}了)")
+                       r"|迁移到|不再|(?:改到|涨到|降到|推迟到|延期到|提前到)(?!一半|很晚|半夜|深夜|现在)"
+                       r"(?=[^，。；,;就太的吗]{0,16}了)")
 """Unmarked Chinese updates ("部署现在改成Argo CD了", "会议改到周四了": 改到 only when done,
 not a plan "这周的会议改到周四", nor a 了 that closes a request or a judgement
 "改到30秒就好了", "改到周四的话就来不及了", nor how far the editing got "代码改到一半了",
-"昨天我改到很晚了"); the match's start cuts the subject."""
+"昨天我改到很晚了"); a value that rose, fell or moved to a new one the same way
+("房租涨到1300欧元了", "回顾会推迟到周四了", 降到, 延期到, 提前到), unless the clause makes
+it a passing reading (:data:`CJK_PASSING`); the match's start cuts the subject."""
+CJK_PASSING = re.compile(r"期间|的时候|时候|瞬间|一度|峰值|高峰|测试中|压测"
+                         r"|中に|の間|の時|のとき|時に|一時|ピーク|負荷|(?<=\S)(?:以后|之后|后)[，,]|(?<=\S)後(?:に|、|,)")
+"""What makes a value that rose or fell a reading ("压测的时候CPU涨到了95%",
+"テスト中にCPUが95%に上がった", after an event: "昨天上线以后，延迟涨到了650毫秒",
+"デプロイ後に…に上がった", as English :data:`~memory_core.extraction.lexicon.EN_PASSING`):
+it replaces nothing."""
+CJK_RISE = re.compile(r"涨到|降到|に上が|に下が")
+"""The update cues of a value that rose or fell by itself (:data:`CJK_PASSING` applies)."""
 _JA_BECAME = (r"(?<=[0-9０-９])(?:[^\s、。，,！!？?ぁ-ゖァ-ヺー]{0,3}|ミリ秒|マイクロ秒|パーセント"
               r"|ドル|ユーロ|バイト)になりました(?!ら)|曜日?になりました(?!ら)"
               r"|(?:異動|転勤|変更|移動|延期|配属|昇進)になりました(?!ら)")
@@ -155,12 +166,14 @@ _JA_BECAME = (r"(?<=[0-9０-９])(?:[^\s、。，,！!？?ぁ-ゖァ-ヺー]{0,3
 "締め切りは金曜日になりました") or a noun of a change decided ("SREチームに異動になりました",
 "来週に延期になりました"), not after a state ("エラーになりました", "お世話になりました",
 "勉強になりました") nor as a condition ("5回になりましたら")."""
-JA_UPDATE = re.compile(r"今は|現在は|に変更|に変わりました|" + _JA_BECAME
+JA_UPDATE = re.compile(r"今は|現在は|に変更|に延期|に変わりました|に(?:上が|下が)(?:った|りました)|"
+                       + _JA_BECAME
                        + r"|に切り替え|に移行|今日から"
                        r"|(?:先月|先週|今月|今週|昨日|去年|来月|来週|明日)から"
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",
-"上限は8万円になりました")."""
+"上限は8万円になりました", "木曜日に延期", a value that rose or fell: "家賃は1300ユーロに上がった",
+unless a passing reading: :data:`CJK_PASSING`)."""
 ZH_ADDITIVE = re.compile(r"也(?!许|就|好|罢)|还(?!是|没|不|要|得|在|好|行|剩)"
                          r"|另外|此外|同时|再加上")
 """Chinese words by which a statement adds to what holds ("现在也用 Redis 存会话了",

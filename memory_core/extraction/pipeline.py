@@ -223,7 +223,9 @@ _UPDATE_VERBS = frozenset(("switched", "switching", "moved", "migrated", "change
                            "bumped", "pushed", "pulled", "extended", "shortened", "shifted",
                            "rescheduled", "got", "was", "were", "has", "have", "been", "just",
                            "dropped", "reduced", "increased", "upped", "set",
-                           "stopped", "quit", "gave", "given",
+                           "stopped", "quit", "gave", "given", "gets", "had", "postponed",
+                           "went", "gone", "rose", "risen", "fell", "fallen", "decreased",
+                           "climbed", "grew", "grown", "shrank", "shrunk",
                            "we", "i", "they", "he", "she", "someone", "somebody"))
 """``lexicon.EN_UPDATE`` cues that are verbs, or open on the doer of one ("we set it to
 5"): negated, planned or a condition ("When I set it to 5 minutes, the job times
@@ -525,6 +527,7 @@ class _Message:
         self.update_end: int | None = None
         self.revise_upto: int | None = None  # "… after yesterday's change": clauses before
         self.marked = False  # the sentence has a correction cue of its own
+        self.noted = False  # the sentence leads with a note label ("Note to self:", 提醒：)
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
         # the last sentence withdrew an item: (where it starts, the phrase naming the item)
         self.withdrawn_at: tuple[int, str] | None = None
@@ -583,6 +586,7 @@ class _Message:
         """Strip meta labels, correction cues and fillers; (body, correction, forced kind)."""
         body, correction, forced = a, self.pending_correction, None
         self.pending_correction = False
+        self.noted = False
         for _ in range(_MAX_PREFIXES):  # "Sorry, typo - I meant …": several prefixes
             seg = sc[body:b]
             m = lx.META_LABEL.match(seg) if labelled else None
@@ -595,6 +599,7 @@ class _Message:
             if m:
                 role = _label(lx.META_LABELS, m)
                 correction = correction or role == "correction"
+                self.noted = self.noted or role == "note"
                 forced = role if role in ("constraint", "preference", "question") else forced
             else:
                 m = rules.correction.match(seg)
@@ -785,6 +790,25 @@ class _Message:
                     self.out.extend(kept)
             elif topic is not None and topic.key:
                 self._about(sc, a, topic, found)
+            if self.noted and len(self.out) == found and self.speaker == "user":
+                self._note(sc, a, body, b, lang, toks, correction)
+
+    def _note(self, sc: str, a: int, body: int, b: int, lang: str, toks: frozenset[str],
+              correction: bool) -> None:
+        """A note the user leaves for later that no rule read ("Note to self: renew the
+        domain before June.", "Reminder: call the bank on Monday.", 提醒：六月前续费域名,
+        メモ：金曜までに請求書を送る): an action the user owes, not an order to the agent
+        (that one, "Reminder: answer in English.", is a constraint its rules read). It
+        is a ``fact`` keyed by what follows the label, as "I have to renew the domain
+        before June." is: kept beyond its conversation and recalled when a turn matches
+        it, never standing (nothing in it says it stands), and not a ``TODO:`` line,
+        which is the task state of its own thread (docs/evaluation/memory_replays.md,
+        row 91)."""
+        subject = key(sc[body:b], lang, action=True)
+        if not subject:
+            return
+        c = _build(sc, a, body, b, lang, False, toks=toks)
+        self.out.append(_item(self.text, c, Verdict("fact", subject), correction))
 
     def _about(self, sc: str, a: int, lead: Topic, found: int) -> None:
         """The statements from ``found`` on, read after a topic lead ("Staging: the
@@ -848,6 +872,9 @@ class _Message:
             order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
                 if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
                 else None
+            if cue is not None and lx.EN_RISE.match(cue.group()) \
+                    and lx.EN_PASSING.search(sc, body, b):
+                return body, correction  # "CPU went up to 95% during the test": a reading
             if order is not None and order.group("verb").lower() in _ONE_OFF_VERBS \
                     and not _NOW_STATEMENT.match(sc, body, b):
                 # "Now translate that paragraph": the next task, no update ("Now keep
@@ -861,6 +888,9 @@ class _Message:
                 cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
             if cue is not None and cue.start() > body and sc[cue.start() - 1] in "不没别未":
                 return body, correction  # "决定不迁移到AWS", "我们不换成Kafka": nothing changed
+            if cue is not None and lc.CJK_RISE.match(cue.group()) \
+                    and lc.CJK_PASSING.search(sc, body, b):
+                return body, correction  # "压测的时候CPU涨到了95%": one moment's reading
             if cue is not None:
                 if cue.start() == body and _ZH_DATE_LEAD.match(cue.group()) \
                         and _has_content(sc[cue.end():b]):

@@ -366,7 +366,14 @@ _USE_HEADS = frozenset({"usage", "use", "utilization", "utilisation", "consumpti
                         "spend", "spending", "load"})
 """Nouns naming how much of a thing is used: one attribute beside its bound ("the
 memory usage" / "the memory limit")."""
-_COPULA_AFTER = r"(?:'s|\s+(?:is|are|was|were|stays|remains|has\s+been))\b"
+_COPULA_AFTER = (r"(?:'s|\s+(?:is|are|was|were|stays|remains|has\s+been"
+                 r"|(?:has\s+|have\s+|had\s+)?(?:(?:went|gone)\s+(?:up|down)|rose|risen|fell"
+                 r"|fallen|dropped|increased|decreased|climbed|grew|grown|shrank|shrunk)\s+to"
+                 r"|(?:got|was|were|has\s+been)\s+(?:moved|postponed|changed|raised|lowered|cut"
+                 r"|bumped|pushed|rescheduled)\s+to))\b")
+"""A copula after a subject's head, or a verb of change that gives it its new value
+("the memory usage went up to 3.5 GB", "the retro got moved to Thursday": extraction's
+``lexicon.EN_UPDATE``)."""
 
 
 def _attribute_words(subject: str, low_text: str) -> list[str]:
