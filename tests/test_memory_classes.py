@@ -767,6 +767,7 @@ async def test_sixty_near_identical_statements_do_not_flood_the_block(
     block = block_of(other.upstream_last_user())
     lines = [ln for ln in block.splitlines() if ln.startswith("- [")]
     assert len(lines) <= 2, block
+    await proxy.settle()
     log = proxy.engine.last_assembly(session="planning")
     assert log is not None and log["data"]["used_tokens"] < 0.2 * log["data"]["budget_tokens"]
     await first.say("Which region hosts the checkout latency dashboards?")

@@ -169,3 +169,116 @@ def test_quotes_transcript_shapes() -> None:
     assert not quotes_transcript("The user asked; the assistant: answered.")
     # its lines are nobody's statement: no item, not the assistant's as the user's
     assert [i.text for i in extract(f"{transcript()}\n\n{SUMMARIZE}")] == []
+
+
+TASK_PROMPT = ("Find where the billing service retries failed charges. The deploy region"
+               " is eu-west-3. Never include arguments in the report; list file paths only.")
+AGENT_TOOLS: Any = TOOLS + [{"name": "Task", "description": "Launch a sub-agent",
+                             "input_schema": {"type": "object"}}]
+REMINDER = "<system-reminder>\nThe date is 2026-12-06.\n</system-reminder>"
+
+
+def _user_items(proxy: RunningProxy, *words: str) -> list[str]:
+    return [t for t, *_ in items(proxy) if any(w in t for w in words)]
+
+
+async def test_a_sub_agents_task_prompt_is_the_models_words_not_the_users(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The main model writes a sub-agent's prompt as a ``Task`` tool call's input; the
+    sub-agent's request then sends it as its first user message. Its fact and rule
+    are the model's: no item of the user's, none in a later conversation's block."""
+    from tests.fake_anthropic import AReply, text, tool_use
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d")
+    try:
+        client = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY,
+                                          max_retries=0)
+        upstream.anthropic_replies.append(AReply(content=[
+            text("I'll delegate the search."),
+            tool_use("toolu_1", "Task", {"description": "Find retry code",
+                                         "prompt": TASK_PROMPT,
+                                         "subagent_type": "general-purpose"})]))
+        history: Any = [{"role": "user", "content": SAID[0]}]
+        answer = await client.messages.create(
+            model="claude-x", max_tokens=1000, system=SYSTEM, tools=AGENT_TOOLS,
+            messages=history)
+        assert answer.content[1].type == "tool_use"
+        await proxy.settle()
+        # the sub-agent: its own system prompt and tools, the prompt as its first
+        # user turn (after a client's reminder block)
+        await client.messages.create(
+            model="claude-x", max_tokens=1000, system="You are a search sub-agent.",
+            tools=TOOLS, messages=[{"role": "user", "content": [
+                {"type": "text", "text": REMINDER}, {"type": "text", "text": TASK_PROMPT}]}])
+        await proxy.settle()
+        stored = sql_read(proxy.engine, lambda c: c.execute(
+            "SELECT count(*) FROM messages WHERE msg_role='user' AND text LIKE ?",
+            (f"%{TASK_PROMPT}%",)).fetchone()[0])
+        assert stored == 1  # kept as evidence
+        assert _user_items(proxy, "eu-west-3", "Never include arguments") == []
+        # the user's own opening still gave its items
+        assert _user_items(proxy, "PostgreSQL 15")
+        # a later conversation's block holds none of the prompt's sentences
+        await client.messages.create(
+            model="claude-x", max_tokens=1000, system=SYSTEM, tools=AGENT_TOOLS,
+            messages=[{"role": "user", "content": "Which region do we deploy to, and"
+                                                  " what must the report leave out?"}])
+        block = str(upstream.requests[-1]["json"]["messages"][-1]["content"])
+        assert "eu-west-3" not in block and "Never include arguments" not in block
+        assert "PostgreSQL 15" in block
+    finally:
+        await proxy.close()
+
+
+async def test_a_user_repeating_the_assistants_prose_keeps_their_items(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    """Only tool-call arguments mark a message as the model's: a user who opens a new
+    conversation with a sentence the assistant said in prose said it."""
+    from tests.fake_anthropic import AReply, text, tool_use
+
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d")
+    try:
+        client = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY,
+                                          max_retries=0)
+        upstream.anthropic_replies.append(AReply(content=[
+            text(TASK_PROMPT),  # in prose
+            tool_use("toolu_1", "Bash", {"command": "ls -la services/billing"})]))
+        await client.messages.create(
+            model="claude-x", max_tokens=1000, system=SYSTEM, tools=AGENT_TOOLS,
+            messages=[{"role": "user", "content": SAID[0]}])
+        await proxy.settle()
+        await client.messages.create(
+            model="claude-x", max_tokens=1000, system=SYSTEM, tools=AGENT_TOOLS,
+            messages=[{"role": "user", "content": TASK_PROMPT}])
+        await proxy.settle()
+        assert _user_items(proxy, "eu-west-3")
+        assert _user_items(proxy, "Never include arguments")
+    finally:
+        await proxy.close()
+
+
+def test_model_wrote_reads_every_call_shape() -> None:
+    """Chat ``tool_calls`` (JSON text arguments, an agent-as-tool's ``input``), a
+    custom tool's free text, Anthropic ``tool_use``; nearly whole, whitespace aside."""
+    import orjson
+
+    from memory_core.capture.delegated import model_wrote
+
+    def chat(args: str) -> str:
+        return orjson.dumps({"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "research_agent", "arguments": args}}]}).decode()
+
+    as_tool = chat(orjson.dumps({"input": TASK_PROMPT}).decode())
+    assert model_wrote(TASK_PROMPT, [as_tool])
+    assert model_wrote(TASK_PROMPT.replace(". ", ".\n\n"), [as_tool])  # wrapped lines
+    assert model_wrote(TASK_PROMPT, ["not json", chat(TASK_PROMPT)])  # free-text input
+    nested = orjson.dumps({"role": "assistant", "content": [{"type": "tool_use", "id": "t",
+                           "name": "x", "input": {"a": [{"b": TASK_PROMPT}]}}]}).decode()
+    assert model_wrote(TASK_PROMPT, [nested])
+    # the user's own words around a quoted argument, a short argument, prose: the user's
+    assert not model_wrote(f"{TASK_PROMPT} Also, I moved to Lisbon last year and our"
+                           " team now deploys from there every Tuesday morning.", [as_tool])
+    assert not model_wrote("ls -la", [chat('{"command": "ls -la"}')])
+    assert not model_wrote(TASK_PROMPT, [orjson.dumps(
+        {"role": "assistant", "content": TASK_PROMPT}).decode()])

@@ -19,7 +19,7 @@ from collections.abc import Hashable
 from concurrent.futures import Future
 from typing import Any
 
-from memory_core.capture import evidence
+from memory_core.capture import delegated, evidence
 from memory_core.capture.redact import redact_text
 from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
@@ -206,15 +206,23 @@ class CaptureJobs:
             after = ticket.after_answer is not None and not (
                 result.created_thread and not result.path_ids
                 and branches.is_edit(messages, first_new))
+            # A user message with no assistant turn before it in the request (a
+            # conversation's opening: a sub-agent's task prompt is one) may be words
+            # the model wrote in a tool call (delegated.py): read by the job after the
+            # commit, whose look-up of the scope's recent calls is off the request path.
+            opening = next((i for i, m in enumerate(messages)
+                            if isinstance(m, dict) and m.get("role") == "assistant"),
+                           len(messages))
             for mid, msg in users:
                 name = msg.get("name")
                 queued = len(deferred) if deferred is not None else 0
                 said = spoken_text(msg)
                 inline = parts_lost and _has_tool_results(msg)
+                check = at[mid] < opening and delegated.worth_checking(said)
                 self._extract_one(tx, ticket.scope, result.thread_id, mid, said, "user",
                                   name if isinstance(name, str) else "", defer=True,
                                   later=later and not inline, zone=ticket.zone,
-                                  after_commit=after and not inline)
+                                  after_commit=(after or check) and not inline)
                 if deferred is not None and len(deferred) > queued:
                     later = True
         if result.created_thread and result.new_ids and not result.path_ids:
@@ -362,9 +370,34 @@ class CaptureJobs:
                 tx.extraction.done(r["message_id"])
                 continue
             speaker = "assistant" if r["msg_role"] == "assistant" else "user"
+            if speaker == "user" and self._model_wrote(tx, r["message_id"], text):
+                continue
             self._extract_one(tx, scope, r["thread_id"], r["message_id"], text, speaker,
                               r["name"] if isinstance(r["name"], str) else "",
                               zone=r["tz"] or "")
+
+    def _model_wrote(self, tx: Tx, message_id: int, text: str) -> bool:
+        """Whether the queued user message ``message_id`` (its ``text``) is a tool-call
+        argument an assistant of its scope wrote just before
+        (:func:`memory_core.capture.delegated.model_wrote`): then it is taken off the
+        queue with no items (kept as evidence). ``False`` when the look-up fails
+        (fail open: extracted as the user's)."""
+        if not delegated.worth_checking(text):
+            return False
+        try:
+            calls = tx.extraction.attempt(functools.partial(  # a savepoint: a failed
+                tx.extraction.calls_before, message_id,       # read aborts nothing else
+                delegated.WINDOW_SECONDS, delegated.RECENT_CALLS))
+            wrote = delegated.model_wrote(text, calls)
+        except Exception as exc:  # noqa: BLE001 - fail open: read as the user's
+            log.warning("checking message %s against the assistant's tool calls failed:"
+                        " %r", message_id, exc)
+            return False
+        if wrote:
+            log.debug("message %s is a tool-call argument the assistant wrote: no items",
+                      message_id)
+            tx.extraction.done(message_id)
+        return wrote
 
     def capture_response(
         self,

@@ -1148,6 +1148,14 @@ class ExtractionQueue(Protocol):
         tried (``attempts`` 0); else empty."""
         ...
 
+    def calls_before(self, message_id: int, window: float, limit: int) -> list[str]:
+        """The raw JSON of the newest ``limit`` visible assistant messages with a tool
+        call of ``message_id``'s tenant and role, stored before it and at most
+        ``window`` seconds earlier, newest first (what
+        :func:`memory_core.capture.delegated.model_wrote` reads); one statement, on
+        the messages' scope index (tenant, role, created_at)."""
+        ...
+
 
 class RequestReads(Protocol):
     """Small reads of the engine on the request path (each one statement unless

@@ -241,6 +241,16 @@ class PgExtractionQueue:
     def pending(self, message_id: int) -> list[Row]:
         return dicts(self._c, _QUEUED + "q.message_id = %s AND q.attempts = 0", (message_id,))
 
+    def calls_before(self, message_id: int, window: float, limit: int) -> list[str]:
+        return [r[0] for r in self._c.execute(
+            "SELECT a.raw_json FROM messages u JOIN messages a ON a.tenant = u.tenant"
+            " AND a.role = u.role AND a.created_at BETWEEN u.created_at - %s AND u.created_at"
+            " WHERE u.id = %s AND a.id < u.id AND a.msg_role = 'assistant' AND a.hidden = 0"
+            " AND (strpos(a.raw_json, '\"tool_use\"') > 0"
+            " OR strpos(a.raw_json, '\"tool_calls\"') > 0"
+            " OR strpos(a.raw_json, '\"function_call\"') > 0)"
+            " ORDER BY a.created_at DESC, a.id DESC LIMIT %s", (window, message_id, limit))]
+
 
 class PgRequestReads:
     """Small reads of the request path: splices, whether there is more history,

@@ -91,6 +91,15 @@ class SqliteExtractionQueue:
         return [dict(r) for r in self._c.execute(
             _QUEUED + "q.message_id=? AND q.attempts=0", (message_id,)).fetchall()]
 
+    def calls_before(self, message_id: int, window: float, limit: int) -> list[str]:
+        return [r[0] for r in self._c.execute(
+            "SELECT a.raw_json FROM messages u JOIN messages a ON a.tenant=u.tenant"
+            " AND a.role=u.role AND a.created_at BETWEEN u.created_at-? AND u.created_at"
+            " WHERE u.id=? AND a.id<u.id AND a.msg_role='assistant' AND a.hidden=0"
+            " AND (instr(a.raw_json, '\"tool_use\"') OR instr(a.raw_json, '\"tool_calls\"')"
+            " OR instr(a.raw_json, '\"function_call\"'))"
+            " ORDER BY a.created_at DESC, a.id DESC LIMIT ?", (window, message_id, limit))]
+
 
 class SqliteRequestReads:
     """Small reads of the request path: splices, whether there is more history,
