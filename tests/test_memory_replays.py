@@ -1771,3 +1771,50 @@ async def test_a_note_to_self_is_recalled_in_another_conversation(
     assert note in block, block
     facts = [r for r in rows(proxy.engine) if r["text"] == note]
     assert [r["kind"] for r in facts] == ["fact"], rows(proxy.engine)
+
+
+# -- review rev7: a change of another owner's value; a denial of a wish -----------------------
+@pytest.mark.parametrize("first, then", [
+    ("My rent is 900 EUR.", "Anna's rent went up to 1000 EUR."),
+    ("My rent is 900 EUR.", "My sister's rent went up to 1000 EUR."),
+    ("My rent is 900 EUR.", "Her rent went up to 1000 EUR."),
+    ("Anna's rent is 900 EUR.", "My rent went up to 1000 EUR."),
+    ("Anna's rent is 900 EUR.", "Ben's rent is now 1000 EUR."),
+    ("Our retro is on Tuesday.", "Anna's retro got moved to Friday."),
+])
+def test_another_owners_changed_value_replaces_nothing(
+        engine: Engine, first: str, then: str) -> None:
+    # before: "Anna's rent went up to 1000 EUR." superseded "My rent is 900 EUR."
+    put(engine, first)
+    put(engine, then)
+    assert all(r["status"] == "active" and r["supersedes"] is None for r in rows(engine)), \
+        rows(engine)
+
+
+@pytest.mark.parametrize("first, then", [
+    ("Anna's rent is 900 EUR.", "Anna's rent went up to 1000 EUR."),
+    ("Anna's rent is 900 EUR.", "Her rent went up to 1000 EUR."),  # maybe one person
+    ("The rent is 900 EUR.", "My rent went up to 1000 EUR."),  # no owner said: anyone's
+    ("It's 900 EUR a month, my rent.", "My rent went up to 1000 EUR."),
+])
+def test_the_same_or_an_unsaid_owners_changed_value_still_supersedes(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)[0], rows(engine)[-1]
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+async def test_a_friends_raised_rent_leaves_the_users_own_in_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="flat")
+    await first.say("My rent is 900 EUR.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="anna")
+    await second.say("Anna's rent went up to 1000 EUR.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="budget")
+    await later.say("How much is my rent?")
+    block = block_of(later.upstream_last_user())
+    assert "] My rent is 900 EUR." in block, block
+    assert '"My rent is 900 EUR." — superseded' not in block, block
