@@ -1818,3 +1818,23 @@ async def test_a_friends_raised_rent_leaves_the_users_own_in_the_block(
     block = block_of(later.upstream_last_user())
     assert "] My rent is 900 EUR." in block, block
     assert '"My rent is 900 EUR." — superseded' not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I want to live in Berlin.", "I don't live in Berlin."),
+    ("I'm planning to have a dog.", "I don't have a dog."),
+    ("I hope to have a dog next year.", "I don't have a dog."),
+])
+def test_a_denied_state_leaves_the_wish_or_plan_for_it(engine: Engine, said: str,
+                                                       then: str) -> None:
+    # before: the verb within four words of "I" was enough, so "want to live" was "live"
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+def test_a_denial_still_takes_back_a_fact_said_with_adverbs(engine: Engine) -> None:
+    put(engine, "I've actually had a dog for years.")
+    put(engine, "I never had a dog.")
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
