@@ -1838,3 +1838,39 @@ def test_a_denial_still_takes_back_a_fact_said_with_adverbs(engine: Engine) -> N
     put(engine, "I never had a dog.")
     old, new = rows(engine)
     assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+# -- review rev7: an accented name is no shorter one --------------------------------------------
+def test_forgetting_everything_about_a_name_keeps_the_accented_other(engine: Engine) -> None:
+    # before: terms() split "Tomás" at the "á", so "Forget everything about Tom." retracted it
+    put(engine, "Tomás prefers tea.")
+    put(engine, "Tom likes hiking.")
+    put(engine, "Forget everything about Tom.")
+    status = {r["text"]: r["status"] for r in rows(engine)}
+    assert status["Tomás prefers tea."] == "active", status
+    assert status["Tom likes hiking."] == "retracted", status
+
+
+def test_forgetting_everything_about_an_accented_name_retracts_it(engine: Engine) -> None:
+    put(engine, "Tomás prefers tea.")
+    put(engine, "Forget everything about Tomás.")
+    assert rows(engine)[0]["status"] == "retracted", rows(engine)
+
+
+@pytest.mark.parametrize("first, then", [
+    ("Tomás prefers tea.", "Tom prefers tea."),
+    ("José lives in Madrid.", "Jos lives in Madrid."),
+])
+def test_a_name_and_its_accented_longer_form_are_two_people(engine: Engine, first: str,
+                                                            then: str) -> None:
+    # before: the second was dropped as a restatement of the first (subject "tom s" / "tom")
+    put(engine, first)
+    put(engine, then)
+    assert [r["text"] for r in rows(engine)] == [first, then], rows(engine)
+    assert all(r["status"] == "active" for r in rows(engine)), rows(engine)
+
+
+def test_the_same_accented_statement_is_still_one_item(engine: Engine) -> None:
+    put(engine, "Tomás prefers tea.")
+    put(engine, "Tomás prefers tea.")
+    assert len(rows(engine)) == 1, rows(engine)
