@@ -1874,3 +1874,28 @@ def test_the_same_accented_statement_is_still_one_item(engine: Engine) -> None:
     put(engine, "Tomás prefers tea.")
     put(engine, "Tomás prefers tea.")
     assert len(rows(engine)) == 1, rows(engine)
+
+
+# -- review rev7: the user's own words above a pasted chat log ---------------------------------
+PASTED_LOG = ("I'm allergic to peanuts. Is the advice in this chat right?\n\n"
+              "User: Can I eat satay?\nAssistant: Sure, satay is fine.\n"
+              "User: I love satay.\nAssistant: Enjoy it.")
+
+
+async def test_what_the_user_says_above_a_pasted_chat_log_is_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: a quoted transcript blanked the whole message, the user's own line too
+    first = Agent(proxy, upstream, session="paste")
+    await first.say(PASTED_LOG)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Can I eat peanut sauce?")
+    block = block_of(later.upstream_last_user())
+    assert "] I'm allergic to peanuts." in block, block
+    assert "satay" not in block, block  # the quoted lines are nobody's statement
+
+
+def test_a_compaction_request_quoting_from_its_first_line_still_yields_nothing() -> None:
+    quoted = "Human: I love satay.\nAssistant: ok\nHuman: The port is 8080.\nAssistant: noted"
+    assert [e.text for e in extract(f"{quoted}\n\nSummarize the conversation so far.")] == []
+    assert [e.text for e in extract(f"Summarize this conversation:\n\n{quoted}")] == []
