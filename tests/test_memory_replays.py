@@ -1899,3 +1899,17 @@ def test_a_compaction_request_quoting_from_its_first_line_still_yields_nothing()
     quoted = "Human: I love satay.\nAssistant: ok\nHuman: The port is 8080.\nAssistant: noted"
     assert [e.text for e in extract(f"{quoted}\n\nSummarize the conversation so far.")] == []
     assert [e.text for e in extract(f"Summarize this conversation:\n\n{quoted}")] == []
+
+
+async def test_a_chat_log_pasted_into_a_conversation_under_way_keeps_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: any user message quoting a transcript was a side request (no block, no tools)
+    first = Agent(proxy, upstream, session="diet")
+    await first.say("I'm allergic to peanuts.")
+    await proxy.settle()
+    chat = Agent(proxy, upstream, session="food")
+    await chat.say("I want to ask you about a chat I had.")
+    await proxy.settle()
+    await chat.say("Is this advice right?\n\nUser: Can I eat satay?\n"
+                   "Assistant: Sure, satay is fine.\nUser: Even with the sauce?\nAssistant: Yes.")
+    assert "] I'm allergic to peanuts." in block_of(chat.upstream_last_user())
