@@ -1771,3 +1771,145 @@ async def test_a_note_to_self_is_recalled_in_another_conversation(
     assert note in block, block
     facts = [r for r in rows(proxy.engine) if r["text"] == note]
     assert [r["kind"] for r in facts] == ["fact"], rows(proxy.engine)
+
+
+# -- review rev7: a change of another owner's value; a denial of a wish -----------------------
+@pytest.mark.parametrize("first, then", [
+    ("My rent is 900 EUR.", "Anna's rent went up to 1000 EUR."),
+    ("My rent is 900 EUR.", "My sister's rent went up to 1000 EUR."),
+    ("My rent is 900 EUR.", "Her rent went up to 1000 EUR."),
+    ("Anna's rent is 900 EUR.", "My rent went up to 1000 EUR."),
+    ("Anna's rent is 900 EUR.", "Ben's rent is now 1000 EUR."),
+    ("Our retro is on Tuesday.", "Anna's retro got moved to Friday."),
+])
+def test_another_owners_changed_value_replaces_nothing(
+        engine: Engine, first: str, then: str) -> None:
+    # before: "Anna's rent went up to 1000 EUR." superseded "My rent is 900 EUR."
+    put(engine, first)
+    put(engine, then)
+    assert all(r["status"] == "active" and r["supersedes"] is None for r in rows(engine)), \
+        rows(engine)
+
+
+@pytest.mark.parametrize("first, then", [
+    ("Anna's rent is 900 EUR.", "Anna's rent went up to 1000 EUR."),
+    ("Anna's rent is 900 EUR.", "Her rent went up to 1000 EUR."),  # maybe one person
+    ("The rent is 900 EUR.", "My rent went up to 1000 EUR."),  # no owner said: anyone's
+    ("It's 900 EUR a month, my rent.", "My rent went up to 1000 EUR."),
+])
+def test_the_same_or_an_unsaid_owners_changed_value_still_supersedes(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)[0], rows(engine)[-1]
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+async def test_a_friends_raised_rent_leaves_the_users_own_in_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="flat")
+    await first.say("My rent is 900 EUR.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="anna")
+    await second.say("Anna's rent went up to 1000 EUR.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="budget")
+    await later.say("How much is my rent?")
+    block = block_of(later.upstream_last_user())
+    assert "] My rent is 900 EUR." in block, block
+    assert '"My rent is 900 EUR." — superseded' not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I want to live in Berlin.", "I don't live in Berlin."),
+    ("I'm planning to have a dog.", "I don't have a dog."),
+    ("I hope to have a dog next year.", "I don't have a dog."),
+])
+def test_a_denied_state_leaves_the_wish_or_plan_for_it(engine: Engine, said: str,
+                                                       then: str) -> None:
+    # before: the verb within four words of "I" was enough, so "want to live" was "live"
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+def test_a_denial_still_takes_back_a_fact_said_with_adverbs(engine: Engine) -> None:
+    put(engine, "I've actually had a dog for years.")
+    put(engine, "I never had a dog.")
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+# -- review rev7: an accented name is no shorter one --------------------------------------------
+def test_forgetting_everything_about_a_name_keeps_the_accented_other(engine: Engine) -> None:
+    # before: terms() split "Tomás" at the "á", so "Forget everything about Tom." retracted it
+    put(engine, "Tomás prefers tea.")
+    put(engine, "Tom likes hiking.")
+    put(engine, "Forget everything about Tom.")
+    status = {r["text"]: r["status"] for r in rows(engine)}
+    assert status["Tomás prefers tea."] == "active", status
+    assert status["Tom likes hiking."] == "retracted", status
+
+
+def test_forgetting_everything_about_an_accented_name_retracts_it(engine: Engine) -> None:
+    put(engine, "Tomás prefers tea.")
+    put(engine, "Forget everything about Tomás.")
+    assert rows(engine)[0]["status"] == "retracted", rows(engine)
+
+
+@pytest.mark.parametrize("first, then", [
+    ("Tomás prefers tea.", "Tom prefers tea."),
+    ("José lives in Madrid.", "Jos lives in Madrid."),
+])
+def test_a_name_and_its_accented_longer_form_are_two_people(engine: Engine, first: str,
+                                                            then: str) -> None:
+    # before: the second was dropped as a restatement of the first (subject "tom s" / "tom")
+    put(engine, first)
+    put(engine, then)
+    assert [r["text"] for r in rows(engine)] == [first, then], rows(engine)
+    assert all(r["status"] == "active" for r in rows(engine)), rows(engine)
+
+
+def test_the_same_accented_statement_is_still_one_item(engine: Engine) -> None:
+    put(engine, "Tomás prefers tea.")
+    put(engine, "Tomás prefers tea.")
+    assert len(rows(engine)) == 1, rows(engine)
+
+
+# -- review rev7: the user's own words above a pasted chat log ---------------------------------
+PASTED_LOG = ("I'm allergic to peanuts. Is the advice in this chat right?\n\n"
+              "User: Can I eat satay?\nAssistant: Sure, satay is fine.\n"
+              "User: I love satay.\nAssistant: Enjoy it.")
+
+
+async def test_what_the_user_says_above_a_pasted_chat_log_is_remembered(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: a quoted transcript blanked the whole message, the user's own line too
+    first = Agent(proxy, upstream, session="paste")
+    await first.say(PASTED_LOG)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Can I eat peanut sauce?")
+    block = block_of(later.upstream_last_user())
+    assert "] I'm allergic to peanuts." in block, block
+    assert "satay" not in block, block  # the quoted lines are nobody's statement
+
+
+def test_a_compaction_request_quoting_from_its_first_line_still_yields_nothing() -> None:
+    quoted = "Human: I love satay.\nAssistant: ok\nHuman: The port is 8080.\nAssistant: noted"
+    assert [e.text for e in extract(f"{quoted}\n\nSummarize the conversation so far.")] == []
+    assert [e.text for e in extract(f"Summarize this conversation:\n\n{quoted}")] == []
+
+
+async def test_a_chat_log_pasted_into_a_conversation_under_way_keeps_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: any user message quoting a transcript was a side request (no block, no tools)
+    first = Agent(proxy, upstream, session="diet")
+    await first.say("I'm allergic to peanuts.")
+    await proxy.settle()
+    chat = Agent(proxy, upstream, session="food")
+    await chat.say("I want to ask you about a chat I had.")
+    await proxy.settle()
+    await chat.say("Is this advice right?\n\nUser: Can I eat satay?\n"
+                   "Assistant: Sure, satay is fine.\nUser: Even with the sauce?\nAssistant: Yes.")
+    assert "] I'm allergic to peanuts." in block_of(chat.upstream_last_user())

@@ -151,6 +151,14 @@ def _words(phrase: str) -> set[str]:
             if w not in _EN_SKIP and w not in _EN_FILLER}
 
 
+_EN_BEFORE_VERB: Final = frozenset((
+    "'m", "am", "'ve", "have", "has", "had", "was", "do", "did", "also", "still", "actually",
+    "really", "already", "currently", "now", "just", "finally", "recently", "even", "too",
+    "truly", "definitely", "both", "all", "indeed", "been"))
+"""What may stand between "I" and the verb a stored fact affirms the denied state with:
+auxiliaries and adverbs ("I've actually had a dog", "I'm still married"), never a verb
+of its own ("I want to live in Berlin", "I'm planning to have a dog", "I used to have a
+dog": a wish, a plan or a past that a denial of the present does not take back)."""
 _EN_SPEAKER_VERB: Final = re.compile(r"(?<![\w'])i(?=\s|'[mv])", re.I)
 _NEGATION: Final = re.compile(r"\b(?:not|never|no|don'?t|doesn'?t|didn'?t|isn'?t|wasn'?t"
                               r"|haven'?t|hasn'?t|no\s+longer)\b|n't\b|没|不|ません|ない", re.I)
@@ -164,7 +172,9 @@ def states(denial: Denial, text: str, lang: str) -> bool:
     denies: in English "I" then, within four words, the denied verb, followed by what
     has the denied phrase's head and its other words ("I have a dog named Rex." for "I
     never had a dog."; "I'm married." for "I'm not actually married."; "I'm not working
-    today" takes back no "I'm working on the parser"); in Chinese or Japanese the
+    today" takes back no "I'm working on the parser"), with only auxiliaries and
+    adverbs between "I" and the verb (:data:`_EN_BEFORE_VERB`: "I don't live in Berlin"
+    takes back no "I want to live in Berlin"); in Chinese or Japanese the
     denied phrase inside a clause of the speaker's, then a clause break or a naming
     (我养了一只狗，叫Rex for 我从来没养过狗; 私は結婚しています for 私は結婚していません).
     A text that is itself negated affirms nothing."""
@@ -179,8 +189,9 @@ def states(denial: Denial, text: str, lang: str) -> bool:
                 if lemma(w.group(0)) == denial.verb or (
                         denial.verb == "be" and w.group(0).lower() in ("'m", "am")):
                     at = i
-            if at is None:
-                continue
+            if at is None or any(w.group(0).lower() not in _EN_BEFORE_VERB
+                                 for w in words[:at]):
+                continue  # "I want to live in Berlin": a wish, no state the denial takes back
             rest = text[m.end() + words[at].end():]
             if want and head(rest) == want and _words(denial.what) <= _words(rest):
                 return True

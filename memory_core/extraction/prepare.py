@@ -516,27 +516,42 @@ def quotes_transcript(text: str) -> bool:
     instructions); the quoted turns were each stored where they were said, and the
     assistant's lines are not the user's words, so nothing in it is the user's
     statement. Cheap: one scan, only when a colon follows a line start."""
+    return transcript_start(text) is not None
+
+
+def transcript_start(text: str) -> int | None:
+    """Where the conversation ``text`` quotes (:func:`quotes_transcript`) begins: the
+    start of its first labelled line, or ``None`` when it quotes none. What the user
+    wrote above it ("I'm allergic to peanuts. Is the bot's advice below right?") is
+    the user's own."""
     if ":" not in text and "\uff1a" not in text:
-        return False
+        return None
     users = assistants = 0
+    first = None
     for m in _SPEAKER.finditer(text):
+        if first is None:
+            first = m.start()
         if m.group(1):
             users += 1
         else:
             assistants += 1
         if users >= 2 and assistants >= 1:
-            return True
-    return False
+            return first
+    return None
 
 
 def client_spans(text: str) -> list[tuple[int, int]]:
     """What a client adds to a user turn, as ``(start, end)`` spans in order: the whole
-    text when it opens as a client's own note (:data:`_CLIENT_NOTE`) or quotes a
-    transcript (:func:`quotes_transcript`), else the tagged blocks
-    (:func:`context_spans`; a spoken tag's two tags) and the lines that are one
-    bracketed note ("[Request interrupted by user]"; not one that ends a sentence)."""
-    if _CLIENT_NOTE.match(text) or quotes_transcript(text):
+    text when it opens as a client's own note (:data:`_CLIENT_NOTE`), from its first
+    labelled line on when it quotes a transcript (:func:`transcript_start`: what the
+    user wrote above the quote stays), else the tagged blocks (:func:`context_spans`;
+    a spoken tag's two tags) and the lines that are one bracketed note ("[Request
+    interrupted by user]"; not one that ends a sentence)."""
+    if _CLIENT_NOTE.match(text):
         return [(0, len(text))]
+    quoted = transcript_start(text)
+    if quoted is not None:
+        return [(quoted, len(text))]
     spans = [(s, e) for s, e, _spoken in context_spans(text)] if "</" in text else []
     if "[" in text:
         spans = sorted(spans + [m.span() for m in _BRACKET_NOTE.finditer(text)])

@@ -22,7 +22,10 @@ import re
 
 from memory_core.extraction.prepare import MASK
 
-_EN_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+#.\-/']*")
+_LATIN = "A-Za-z0-9\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_EN_TOKEN = re.compile(rf"[{_LATIN}][{_LATIN}_+#.\-/']*")
+"""A word of a Latin script, accented letters included: "Tomás" keys ``tomás``, not
+``tom s`` (the subject of "Tom …")."""
 _EN_STOP = frozenset(
     "a an the this that these those my our your their his her its i we you they it me us "
     "them he she some any each every all actually really just also now still already very "

@@ -33,7 +33,10 @@ from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.apology import APOLOGY
 
-_EN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.'-]*[a-z0-9]|[a-z0-9]")
+_LATIN = "a-z0-9\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f"
+_EN_TOKEN = re.compile(rf"[{_LATIN}][{_LATIN}_.'-]*[{_LATIN}]|[{_LATIN}]")
+"""A word of a Latin script, its letters with diacritics included ("tomás", "müller"):
+an accented letter never splits a name into a shorter one ("Tomás" is no "Tom")."""
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u30a0-\u30ff\uff66-\uff9f]+")
 _ZH_FUNCTION = re.compile(r"已经|已經|正在|还是|還是|已|的|了|着|著|过|過|是|把|被|将|將|和"
                           r"|与|與|及|也|都|就|还|還|吗|嗎|呢|吧|啊|个|個|这|這|那|给|給|再|又"

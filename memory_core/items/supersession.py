@@ -241,6 +241,42 @@ def rival_scopes(text: str, other_text: str) -> bool:
                                                            strict=True))
 
 
+_OWNER = re.compile(
+    r"^\W*(?:(?:the|a|an)\s+)?(?:(?P<self>my|our|mine)\b(?!\s+[\w-]+['\u2019]s\b)"
+    r"|(?:(?:my|our|his|her|their|your)\s+)?"
+    r"(?!(?:it|that|this|there|here|what|who|where|when|how|let|he|she|one)['\u2019])"
+    r"(?P<named>[\w-]+)['\u2019]s\b"
+    r"|(?P<pron>his|her|their|your)\b)", re.I)
+"""Who owns a statement's subject, as its opening says: the speaker's ("my rent",
+"our retro"), a named one's ("Anna's rent", "my sister's rent": the named word),
+or a pronoun's ("her rent"); not a contraction ("It's", "That's", "He's")."""
+
+
+def owner(text: str) -> tuple[str, str] | None:
+    """Whose subject ``text`` opens with (:data:`_OWNER`): ``("self", "")``,
+    ``("named", word)`` (lower case) or ``("pron", word)``; ``None`` when no owner is
+    said ("The rent is …")."""
+    m = _OWNER.match(text)
+    if m is None:
+        return None
+    if m.group("self"):
+        return ("self", "")
+    if m.group("named"):
+        return ("named", m.group("named").casefold())
+    return ("pron", m.group("pron").casefold())
+
+
+def rival_owners(text: str, other_text: str) -> bool:
+    """Whether two statements are about the subjects of two owners ("My rent is 900
+    EUR." / "Anna's rent went up to 1000 EUR.", "her rent" / "my rent", "Anna's" /
+    "Ben's"): two values, never one revising the other. A pronoun and a name may be
+    one person, and a statement that says no owner may be anyone's: no rivals."""
+    a, b = owner(text), owner(other_text)
+    if a is None or b is None or a == b:
+        return False
+    return "self" in (a[0], b[0]) or (a[0] == b[0] == "named")
+
+
 def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
     """Index keys of a stored subject for :func:`subjects_match` lookups: its words
     (``\\w+`` runs, case kept) and its kana/CJK characters, and one anchor key —
@@ -664,6 +700,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         if apart and (other_instance(subject, ex.text or "", row_subject, row["text"] or "")
                       or rival_scopes(ex.text or "", row["text"] or "")):
             continue  # "build-02 was upgraded to 128 GB" after "build-01 has 64 GB"
+        if rival_owners(ex.text or "", row["text"] or ""):
+            continue  # "Anna's rent went up to 1000 EUR" after "My rent is 900 EUR"
         related = bool(subject and row_subject
                        and (subject in row_subject or row_subject in subject))
         spelt = not related and spelled_alike(subject, row_subject, ex.text or "",

@@ -89,6 +89,7 @@ from memory_core.items.supersession import (
     predicate,
     retraction_target,
     retraction_targets,
+    rival_owners,
     rival_scopes,
     settles,
     sibling_in_text,
@@ -982,6 +983,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not sibling_in_text(new["subject"], nt, old["subject"], ot)
             and not other_instance(new["subject"], nt, old["subject"], ot)
             and not rival_scopes(nt, ot)
+            and not rival_owners(nt, ot)
             and not _another_thing(new, old)
             and not (new["value_text"] is None and impression(nt, new["subject"], new["kind"])
                      != impression(ot, old["subject"], old["kind"], asides=True))

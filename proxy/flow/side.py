@@ -22,9 +22,11 @@ body alone (sans-io), never by an agent's name:
   and an agent with an output type ask for one too, and they need the user's memory
   as much as a free-text answer does. A conversation that asks for JSON on every turn
   gets memory from its second turn on;
-- ``quoted-transcript``: the newest user message quotes a conversation, turns of both
-  speakers labelled (``Human:``/``User:`` and ``Assistant:``/``AI:``), as a compaction
-  or summary request does (:func:`memory_core.extraction.prepare.quotes_transcript`;
+- ``quoted-transcript``: no earlier assistant turn, and the newest user message quotes
+  a conversation, turns of both speakers labelled (``Human:``/``User:`` and
+  ``Assistant:``/``AI:``), as a compaction or summary request does; a user who pastes
+  a chat log into a conversation under way asks about it as a turn of that
+  conversation (:func:`memory_core.extraction.prepare.quotes_transcript`;
   the same signal keeps its lines out of the user's items).
 
 The request is still captured and forwarded as sent (its bytes untouched); only the
@@ -59,12 +61,14 @@ def side_reason(body: dict[str, Any], messages: list[Any]) -> str | None:
         if isinstance(value, int) and not isinstance(value, bool) \
                 and 0 < value <= TINY_OUTPUT_TOKENS:
             return "tiny-output"
+    history = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+    if history:
+        return None
     last = messages[-1] if messages else None
     if isinstance(last, dict) and last.get("role") == "user" \
             and quotes_transcript(message_text(last)):
         return "quoted-transcript"
-    history = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
-    if not history and _asks_json(body, messages):
+    if _asks_json(body, messages):
         return "structured-output"
     return None
 
