@@ -65,10 +65,6 @@ async def _conversation(proxy: RunningProxy) -> tuple[anthropic.AsyncAnthropic, 
 SIDE: dict[str, tuple[Any, str]] = {
     "quota": ({"model": "claude-haiku", "max_tokens": 1,
                "messages": [{"role": "user", "content": "quota"}]}, "tiny-output"),
-    "topic": ({"model": "claude-haiku", "max_tokens": 512, "system": [
-        {"type": "text", "text": TOPIC}],
-        "messages": [{"role": "user", "content": "What pool size did we pick?"}]},
-        "structured-output"),
     "compact": ({"model": "claude-x", "max_tokens": 4000, "tools": TOOLS,
                  "system": "You are a helpful AI assistant tasked with summarizing"
                            " conversations.",
@@ -96,8 +92,7 @@ async def test_a_side_request_goes_as_sent_and_the_conversation_goes_on(
         assert raw.headers["x-lcm-side-request"] == reason
         assert raw.headers["x-lcm-memory"] == "skipped"
         # nothing of it is the user's: no new item, no item superseded
-        if shape != "topic":  # (the classifier quotes the user's own new turn)
-            assert items(proxy) == before
+        assert items(proxy) == before
         # the conversation's next turn still continues its thread, with its memory
         history.append({"role": "user", "content": "Now port the tax module."})
         raw = await client.messages.with_raw_response.create(
@@ -117,12 +112,11 @@ async def test_a_side_request_goes_as_sent_and_the_conversation_goes_on(
         await proxy.close()
 
 
-async def test_a_declared_json_format_alone_is_no_side_request(
+async def test_a_json_answer_alone_is_no_side_request(
         upstream: FakeUpstream, tmp_path: Path) -> None:
-    """A one-shot request that declares a ``json_schema`` answer (an application's
-    question, an agent with an output type) gets memory; a history-less request whose
-    system prompt asks for JSON only and offers no tools (a classifier) does not, nor
-    does it once it offers no history but has tools."""
+    """A history-less request asking for a JSON answer, declared (``json_schema``) or
+    in a JSON-only system prompt, gets memory: an application's one-shot question
+    looks the same as a classifier's (proxy/flow/side.py's module doc)."""
     proxy = await start_proxy(upstream.base_url, tmp_path / "d")
     try:
         client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
@@ -132,26 +126,21 @@ async def test_a_declared_json_format_alone_is_no_side_request(
         fmt: Any = {"type": "json_schema", "json_schema": {
             "name": "answer", "schema": {"type": "object"}}}
         ask: Any = {"role": "user", "content": "Which database port does staging use?"}
-        raw = await client.chat.completions.with_raw_response.create(
-            model="gpt-x", response_format=fmt, messages=[
-                {"role": "system", "content": "Answer the user's question."}, ask])
-        assert "x-lcm-side-request" not in raw.headers
-        assert "6543" in str(upstream.requests[-1]["json"]["messages"][-1])
-        # a classifier: JSON only, no tools, no history
-        judge: Any = {"role": "system", "content":
-                      "Is this a homework question? Answer with a JSON object only."}
-        raw = await client.chat.completions.with_raw_response.create(
-            model="gpt-x", response_format=fmt, messages=[judge, ask])
-        assert raw.headers["x-lcm-side-request"] == "structured-output"
-        assert upstream.requests[-1]["json"]["messages"][-1] == ask
-        # with history it is a turn of a conversation
-        raw = await client.chat.completions.with_raw_response.create(
-            model="gpt-x", messages=[
-                judge, {"role": "user", "content": "Hello."},
-                {"role": "assistant", "content": "Hi."}, ask])
-        assert "x-lcm-side-request" not in raw.headers
-        assert "6543" in str(upstream.requests[-1]["json"]["messages"][-1])
-        # and a tiny answer budget in Chat Completions' own field
+        for system in ("Answer the user's question.",
+                       "Respond with a JSON object only, no other text."):
+            raw = await client.chat.completions.with_raw_response.create(
+                model="gpt-x", response_format=fmt, messages=[
+                    {"role": "system", "content": system}, ask])
+            assert "x-lcm-side-request" not in raw.headers
+            assert "6543" in str(upstream.requests[-1]["json"]["messages"][-1])
+        # Claude Code's topic classifier shape gets memory too
+        anth = anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY, max_retries=0)
+        raw_a = await anth.messages.with_raw_response.create(
+            model="claude-haiku", max_tokens=512, system=[{"type": "text", "text": TOPIC}],
+            messages=[{"role": "user", "content": "Which database port does staging use?"}])
+        assert "x-lcm-side-request" not in raw_a.headers
+        assert raw_a.headers["x-lcm-memory"] == "injected"
+        # a tiny answer budget in Chat Completions' own field is a probe
         raw = await client.chat.completions.with_raw_response.create(
             model="gpt-x", max_completion_tokens=1, messages=[ask])
         assert raw.headers["x-lcm-side-request"] == "tiny-output"

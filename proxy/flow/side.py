@@ -1,27 +1,17 @@
 """Side requests: an agent's one-shot utility calls beside its conversation.
 
 Coding agents send, on the same key and base URL as the conversation, requests that
-are not a turn of it: a quota probe answering in one token, a classifier that must
-answer a JSON object (is this a new topic, a guardrail verdict), a compaction request
+are not a turn of it: a quota probe answering in one token, a compaction request
 whose one user message quotes the whole transcript. A memory block or the memory
 tools do not fit them: a one-token answer cannot call a tool and pays for the block's
-input; a classifier reads the block as part of the message it classifies, and a
-memory-tool round delays a call the agent waits on; a compaction request carries its
-own context (the block's items would be summarised into the agent's next session).
+input; a compaction request carries its own context (the block's items would be
+summarised into the agent's next session).
 
 :func:`side_reason` tells them by signals that hold across agents, read from the
 body alone (sans-io), never by an agent's name:
 
 - ``tiny-output``: the answer may hold at most :data:`TINY_OUTPUT_TOKENS` tokens
   (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``);
-- ``structured-output``: no earlier assistant turn (the request carries no history),
-  no tools of the client's, and a system prompt that asks for a JSON answer and
-  nothing else ("… a JSON object … no other text"), as a topic or policy classifier
-  does. A declared format alone (Chat ``response_format``, Responses ``text.format``,
-  Messages ``output_config.format``) is no signal: an application's one-shot question
-  and an agent with an output type ask for one too, and they need the user's memory
-  as much as a free-text answer does. A conversation that asks for JSON on every turn
-  gets memory from its second turn on;
 - ``quoted-transcript``: no earlier assistant turn, and the newest user message quotes
   a conversation, turns of both speakers labelled (``Human:``/``User:`` and
   ``Assistant:``/``AI:``), as a compaction or summary request does; a user who pastes
@@ -31,11 +21,17 @@ body alone (sans-io), never by an agent's name:
 
 The request is still captured and forwarded as sent (its bytes untouched); only the
 block and the memory tools are left out, ``x-lcm-side-request`` saying why.
+
+A history-less request asking for a JSON answer (a topic or guardrail classifier) is
+*not* taken for one: a JSON-only system prompt or a declared format looks the same in
+an application's one-shot question ("Respond in JSON only" + "What's my dog's name?")
+and in an agent with an output type, and those need the user's memory. Taking one
+for a side request would lose memory silently on every call; a classifier given the
+block only pays for its tokens.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from memory_core.capture.tree import message_text
@@ -45,11 +41,6 @@ TINY_OUTPUT_TOKENS = 4
 """An answer budget at or below this is a probe (a quota or health check answers in one
 token): nothing the block adds could be used. A one-word answer to a question about
 the user (``max_tokens`` 5–16) may still need the user's memory, so it keeps it."""
-
-_JSON_ONLY = re.compile(
-    r"\bjson\b[^.\n]{0,120}?(?:\bonly\b|\bno other text\b|\bnothing else\b)"
-    r"|\b(?:only|just)\b[^.\n]{0,60}?\bjson\b", re.I)
-"""A system prompt asking for a JSON answer and nothing else."""
 
 
 def side_reason(body: dict[str, Any], messages: list[Any]) -> str | None:
@@ -68,22 +59,4 @@ def side_reason(body: dict[str, Any], messages: list[Any]) -> str | None:
     if isinstance(last, dict) and last.get("role") == "user" \
             and quotes_transcript(message_text(last)):
         return "quoted-transcript"
-    if _asks_json(body, messages):
-        return "structured-output"
     return None
-
-
-def _asks_json(body: dict[str, Any], messages: list[Any]) -> bool:
-    """A history-less classifier's shape: no client tools, a system prompt asking for
-    JSON only (:data:`_JSON_ONLY`)."""
-    tools = body.get("tools")
-    if isinstance(tools, list) and tools:
-        return False
-    system = body.get("system")
-    prompts = [message_text({"role": "system", "content": system})] if system else []
-    instructions = body.get("instructions")
-    if isinstance(instructions, str):
-        prompts.append(instructions)
-    prompts += [message_text(m) for m in messages
-                if isinstance(m, dict) and m.get("role") in ("system", "developer")]
-    return any(_JSON_ONLY.search(p) for p in prompts if p)
