@@ -8,9 +8,8 @@ upstream on loopback; nothing is stored as an answer the client did not get."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from tests.conftest import TEST_KEY, RunningProxy, start_proxy
 from tests.fake_anthropic import AReply, text
 from tests.fake_responses import RReply
 from tests.fake_upstream import FakeUpstream, Reply
+from tests.test_client_leaves import check_nothing_stored, until
 
 SCHEMA: Any = {"type": "object", "properties": {"city": {"type": "string"}},
                "required": ["city"], "additionalProperties": False}
@@ -40,25 +40,6 @@ async def proxy(upstream: FakeUpstream, tmp_path: Path) -> AsyncIterator[Running
                                 tools={"offer": "always", "heartbeat_seconds": 0.1})
     yield running
     await running.close()
-
-
-async def until(seen: Callable[[], int], within: float) -> bool:
-    """True once ``seen()`` is 1, waiting ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while seen() == 0 and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    return seen() == 1
-
-
-async def check_nothing_stored(proxy: RunningProxy) -> None:
-    """No answer stored; the response event says the client left, incomplete."""
-    await proxy.settle()
-    data = proxy.engine.export(events=True)
-    rows = [m for t in data["threads"] for m in t["messages"] if m["role"] == "assistant"]
-    assert rows == []
-    events = [e["data"] for e in data.get("events", []) if e.get("kind") == "response"]
-    assert events and events[-1]["client_gone"] is True
-    assert events[-1]["outcome"] == "incomplete"
 
 
 def oai(proxy: RunningProxy, **kw: Any) -> openai.AsyncOpenAI:
