@@ -1959,3 +1959,44 @@ async def test_a_changed_favourite_is_the_only_one_in_another_conversations_bloc
     assert "Please change my favorite color to blue." in block, block
     assert "- My favorite color is green. (msg" not in block, block
 
+
+# -- row 102: "Delete my phone number from your memory" ------------------------------------------
+@pytest.mark.parametrize("said, then", [
+    ("My phone number is 555-1234.", "Please delete my phone number from your memory."),
+    ("My address is 5 Elm Road.", "Remove my address from memory."),
+    ("My address is 5 Elm Road.", "Forget my address."),
+    ("My email is jon@example.com.", "Please erase my email from your notes."),
+])
+def test_withdrawing_my_attribute_retracts_the_statement_of_it(engine: Engine, said: str,
+                                                                then: str) -> None:
+    # before: nothing was withdrawn (only "forget that I …" / "what I said about …" were)
+    put(engine, said)
+    put(engine, then)
+    assert [r["status"] for r in rows(engine)] == ["retracted"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("My branch is feature-x.", "Delete my branch."),  # an order about things, not memory
+    ("My SSH key is on the server.", "Remove my SSH key from the server."),
+    ("My birthday is May 3.", "Don't forget my birthday."),
+    ("My phone number is 555-1234.", "Forget my phone number?"),
+    ("My sister's address is 5 Elm Road.", "Forget my phone number."),
+])
+def test_orders_about_things_or_reminders_withdraw_nothing(engine: Engine, said: str,
+                                                           then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+async def test_a_deleted_phone_number_is_not_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="contact")
+    await first.say("My phone number is 555-1234.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="privacy")
+    await second.say("Please delete my phone number from your memory.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="form")
+    await later.say("What's my phone number?")
+    assert "555-1234" not in block_of(later.upstream_last_user())
