@@ -13,7 +13,9 @@ whole after "forget (that)" ("Forget that I live in Berlin", 忘掉我住在柏�
 kind; "Don't forget that I …" and 我忘了… ("I forgot") withdraw nothing. "Forget
 everything about tennis" ("all about", "everything you know / I told you about",
 delete/erase/wipe; 忘掉关于网球的一切, 把关于X的事都忘了; テニスのことは全部忘れて) withdraws
-every statement of the user's that names it (``every``), not one.
+every statement of the user's that names it (``every``), not one. "Forget my phone
+number" and "Delete my address from your memory" withdraw the user's statement of that
+attribute (:data:`EN_FORGET_MINE`).
 
 :func:`find` reads one sentence of the prepared scan and returns a :class:`Retraction`
 — the span of the phrase that names what is withdrawn — or ``None``. Only forms that
