@@ -1913,3 +1913,90 @@ async def test_a_chat_log_pasted_into_a_conversation_under_way_keeps_the_block(
     await chat.say("Is this advice right?\n\nUser: Can I eat satay?\n"
                    "Assistant: Sure, satay is fine.\nUser: Even with the sauce?\nAssistant: Yes.")
     assert "] I'm allergic to peanuts." in block_of(chat.upstream_last_user())
+
+
+# -- row 101: an order to change a value the user holds ------------------------------------------
+@pytest.mark.parametrize("first, then", [
+    ("My favorite color is green.", "Please change my favorite color to blue."),
+    ("My favourite editor is Vim.", "Change my favourite editor to Helix."),
+    ("My address is 5 Elm Road.", "Change my address to 12 Oak Street."),
+    ("Our deploy day is Tuesday.", "Set our deploy day to Thursday."),
+])
+def test_an_order_to_change_a_held_value_supersedes_it(engine: Engine, first: str,
+                                                       then: str) -> None:
+    # before: "color blue" stood beside "color"; "Change my address to …" stored nothing
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+    assert new["text"] == then
+
+
+@pytest.mark.parametrize("order", [
+    "Change my function to async.", "Set my alarm to 7am.", "Change my code to use tabs."])
+def test_an_order_to_change_what_nothing_said_stores_nothing(engine: Engine, order: str) -> None:
+    # an order about work at hand: no value of the user's to revise, so no item
+    put(engine, order)
+    assert rows(engine) == []
+
+
+def test_a_favourite_before_to_and_a_copula_keeps_its_key() -> None:
+    [item] = extract("My favorite thing to do is hiking.")
+    assert item.subject == "thing"
+
+
+async def test_a_changed_favourite_is_the_only_one_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="profile")
+    await first.say("My favorite color is green.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="settings")
+    await second.say("Please change my favorite color to blue.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="gift")
+    await later.say("What's my favorite color?")
+    block = block_of(later.upstream_last_user())
+    assert "Please change my favorite color to blue." in block, block
+    assert "- My favorite color is green. (msg" not in block, block
+
+
+# -- row 102: "Delete my phone number from your memory" ------------------------------------------
+@pytest.mark.parametrize("said, then", [
+    ("My phone number is 555-1234.", "Please delete my phone number from your memory."),
+    ("My address is 5 Elm Road.", "Remove my address from memory."),
+    ("My address is 5 Elm Road.", "Forget my address."),
+    ("My email is jon@example.com.", "Please erase my email from your notes."),
+])
+def test_withdrawing_my_attribute_retracts_the_statement_of_it(engine: Engine, said: str,
+                                                                then: str) -> None:
+    # before: nothing was withdrawn (only "forget that I …" / "what I said about …" were)
+    put(engine, said)
+    put(engine, then)
+    assert [r["status"] for r in rows(engine)] == ["retracted"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("My branch is feature-x.", "Delete my branch."),  # an order about things, not memory
+    ("My SSH key is on the server.", "Remove my SSH key from the server."),
+    ("My birthday is May 3.", "Don't forget my birthday."),
+    ("My phone number is 555-1234.", "Forget my phone number?"),
+    ("My sister's address is 5 Elm Road.", "Forget my phone number."),
+])
+def test_orders_about_things_or_reminders_withdraw_nothing(engine: Engine, said: str,
+                                                           then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+async def test_a_deleted_phone_number_is_not_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="contact")
+    await first.say("My phone number is 555-1234.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="privacy")
+    await second.say("Please delete my phone number from your memory.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="form")
+    await later.say("What's my phone number?")
+    assert "555-1234" not in block_of(later.upstream_last_user())

@@ -90,16 +90,24 @@ a source's words ("Here is the page I found:", ``material``) is masked before th
 # Corrections (DESIGN §5, the issue's list, and how people retract in chat). Weak cues
 # ("no", "wait") count only when punctuation follows: "No emojis" is a rule, "No, it's
 # 45" a correction.
+_EN_EDIT = (r"(?:(?:please\s+)?(?:change|set)|please\s+update)"
+            r"(?=\s+(?:my|our)\s+[^,;.!?]{1,40}?\s+to\s+\S)")
 EN_CORRECTION = Lead(en(
     r"^(?:(?:" + alt("actually|correction|update|scratch that|i meant|i mean|to correct myself"
                      "|let me correct that|let me correct myself|i was wrong|i got that wrong"
                      "|i got it wrong|my mistake|my bad|i misspoke|make that|sorry i meant"
                      "|strike that|on second thought|i take that back|typo|small correction")
     + r")\b"
-    r"|(?:no\swait|oh\swait|wait\sno|no|nope|nah|wait|oops|hold\son|hang\son)\s*[,.!:;-])"
+    r"|(?:no\swait|oh\swait|wait\sno|no|nope|nah|wait|oops|hold\son|hang\son)\s*[,.!:;-]"
+    r"|" + _EN_EDIT + r")"
     r"[\s,.:;!-]*"
 ), "actually correction update scratch i to let my make sorry strike on typo small no nope nah "
-   "wait oops hold oh hang")
+   "wait oops hold oh hang please change set")
+EN_EDIT_ORDER = en("^" + _EN_EDIT)
+"""An order to change a value the speaker holds: "Change my favourite colour to blue",
+"Please update my address to 12 Oak Street", "Set our deploy day to Thursday". Read as a
+correction of "my <attribute>"; stored only where it replaces an earlier statement
+(``Extracted.edit``), since "Change my function to async" is an order about code."""
 # An ordinal label leading a sentence: "Run 39:", "Step 3 -", "#12:", "3)", "Phase 2",
 # "第3步", "步骤2", "ステップ3", "手順2". The number names a sibling in a series. Besides
 # the words above, any word that a number and a colon follow names one ("Shard 3:", and

@@ -71,6 +71,9 @@ class Extracted:
     ``dated`` marks the user's own plan or obligation for a day they name ("Tomorrow I
     have to file the VAT report", 明天我得去银行; :mod:`memory_core.extraction.dated`):
     a fact recalled in any conversation where it matches, never a standing line.
+    ``edit`` marks an order to change a value the speaker holds ("Change my favourite
+    colour to blue"; :data:`memory_core.extraction.lexicon.EN_EDIT_ORDER`): a
+    correction, stored only where it replaces an earlier statement.
     A ``retraction`` ("Forget the 200-word limit"; :mod:`memory_core.extraction.retraction`)
     names what it withdraws in ``replaces``, as written; ``said`` marks one that names it
     as something the user said ("what I said about British English"), which may be any
@@ -101,3 +104,4 @@ class Extracted:
     topic: str | None = None
     dated: bool = False
     every: bool = False
+    edit: bool = False

@@ -470,6 +470,7 @@ def _item(text: str, c: Clause, v: Verdict, correction: bool,
         task_label=task_label, lang=c.lang, negated=negated,
         loose=q is not None and loose(c.scan, q, c.start, c.end, c.lang),
         lasting=v.lasting,
+        edit=correction and c.lang == "en" and lx.EN_EDIT_ORDER.match(said) is not None,
     )
 
 

@@ -13,7 +13,9 @@ whole after "forget (that)" ("Forget that I live in Berlin", 忘掉我住在柏�
 kind; "Don't forget that I …" and 我忘了… ("I forgot") withdraw nothing. "Forget
 everything about tennis" ("all about", "everything you know / I told you about",
 delete/erase/wipe; 忘掉关于网球的一切, 把关于X的事都忘了; テニスのことは全部忘れて) withdraws
-every statement of the user's that names it (``every``), not one.
+every statement of the user's that names it (``every``), not one. "Forget my phone
+number" and "Delete my address from your memory" withdraw the user's statement of that
+attribute (:data:`EN_FORGET_MINE`).
 
 :func:`find` reads one sentence of the prepared scan and returns a :class:`Retraction`
 — the span of the phrase that names what is withdrawn — or ``None``. Only forms that
@@ -111,6 +113,17 @@ EN_FORGET_THAT: Final = re.compile(
 """"Forget that I live in Berlin", "Please forget about the fact that my team uses
 Jira": a statement of the user's own, named whole, withdrawn as something they said
 (never "Don't forget that I …": a reminder, not anchored at the clause start)."""
+_EN_MEMORY = (r"(?:from|out\s+of)\s+(?:(?:your|the|my)\s+)?(?:memory|memories|notes|records?"
+              r"|profile)")
+EN_FORGET_MINE: Final = re.compile(
+    rf"{_EN_LEAD}{_EN_ASK}(?:forget(?:\s+about)?|stop\s+remembering"
+    rf"|(?:delete|remove|erase|wipe|clear|drop|scrub)(?=\s+(?:my|our)\b{_EN_PHRASE}+?"
+    rf"\s+{_EN_MEMORY}))\s+(?P<what>(?:my|our)\s+(?!(?:earlier|previous|last|old|original)\b)"
+    rf"{_EN_PHRASE}+?)(?:\s+{_EN_MEMORY})?{_EN_END}", re.I)
+""""Forget my phone number", "Please delete my address from your memory": a value of
+the user's own named by its attribute, withdrawn as something they said. A verb that
+also acts on things ("Delete my branch", "Remove my SSH key") withdraws only with
+"from your memory / the notes / my profile"."""
 EN_DROP_RULE: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN}\b"
     rf"{_EN_AFTER_RULE}){_EN_END}", re.I)
@@ -268,7 +281,8 @@ _TAIL_PUNCT = frozenset(",;:-\u2014\u2013，,；;、。.!！")
 
 def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
     found: tuple[re.Match[str], str, bool] | None = None
-    m = EN_FORGET_ALL.match(text) or EN_DROP_SAID.match(text) or EN_FORGET_THAT.match(text)
+    m = EN_FORGET_ALL.match(text) or EN_DROP_SAID.match(text) or EN_FORGET_THAT.match(text) \
+        or EN_FORGET_MINE.match(text)
     if m:
         found = m, "what", True
     else:

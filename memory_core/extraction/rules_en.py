@@ -90,7 +90,10 @@ _JUST = re.compile(r"\bjust\b", re.I)
 _PREPOSITION_SPLIT = re.compile(r"\s(?:in|at|to|from|on|for|with|by|about)\s")
 _QUOTE_MARKS = re.compile(r"[\"'“”‘’]")
 _FAVOURITE = re.compile(
-    r"(?:my\s)?(?:favou?rite|preferred|go-to)\s(?P<n>[\w\s-]{1,30}?)\s(?:is|are)\b", re.I)
+    r"(?:my\s)?(?:favou?rite|preferred|go-to)\s(?P<n>[\w\s-]{1,30}?)\s(?:is|are\b"
+    r"|to\b(?![^.;]*\b(?:is|are)\b))", re.I)
+"""What is favoured, before "is" or, in an order to change it ("[change] my favourite
+colour to blue"), before "to" with no copula after it ("favourite thing to do is …")."""
 _PROPOSAL_LEAD = re.compile(r"^(?:that\s)?(?:we|you|i)?\s*(?:use|try|should|could|might|want\sto|to"
                             r"|is\sto|would\sbe\sto|be\sto|also)?\s*", re.I)
 _COPULA_WORDS = frozenset(("is", "are", "was", "were"))

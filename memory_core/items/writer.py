@@ -353,6 +353,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     guesses: list[Row] = []  # hedged items of the subject a firm statement settles
     if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
+        if old is None and getattr(ex, "edit", False):
+            return None  # "Change my function to async": an order about work, no value held
     elif kind in comparable and ex.subject:
         decided = False  # the newest statement of the subject compared
         after = 0  # candidates read since, for older guesses it may answer
