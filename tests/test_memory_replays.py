@@ -1181,6 +1181,35 @@ def test_a_negated_liking_with_an_ending_word_keys_what_is_liked(text: str,
         "preference", subject, True, True), item
 
 
+# -- a bare feeling denied takes back no stance that names what it is about ------------------
+async def test_a_denied_feeling_leaves_the_stance_it_does_not_name(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="career")
+    await first.say("I'm tired of my job.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="evening")
+    await second.say("I'm not tired.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm tired of my job.") == "active", texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How do I feel about my job?")
+    block = block_of(later.upstream_last_user())
+    assert "] I'm tired of my job." in block, block
+    assert '"I\'m tired of my job." — superseded' not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm tired of my job.", "I'm not tired."),
+    ("I'm scared of heights.", "I'm not scared."),
+    ("I'm worried about the launch.", "I'm not worried."),
+])
+def test_a_bare_feeling_denied_leaves_the_stance(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
 # -- class 86 (age part): an age that grows is a conflict marked "ask the user" ---------------
 async def test_an_age_that_grows_is_shown_as_the_current_age(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
