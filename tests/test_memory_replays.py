@@ -1600,6 +1600,31 @@ def test_what_is_no_denial_of_the_fact_leaves_it(engine: Engine, said: str,
     assert rows(engine)[0]["status"] == "active", rows(engine)
 
 
+# -- class 98: a pasted config's comment read as the user's preference ------------------------
+async def test_a_pasted_configs_comment_is_no_preference_in_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="debugging")
+    await first.say("Here is my config:\nport = 9000\n# I always use debug mode\ndebug = true")
+    await first.say("I prefer short answers.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Which mode do I always use?")
+    block = block_of(later.upstream_last_user())
+    assert "I prefer short answers." in block, block  # the user's own preference stands
+    assert "debug mode" not in block and "port = 9000" not in block, block
+    texts = [r["text"] for r in rows(proxy.engine)]
+    assert not [t for t in texts if "debug" in t or "9000" in t], texts
+
+
+@pytest.mark.parametrize("paste", [
+    "Here is my config:\nport = 9000\n# I always use debug mode\ndebug = true",
+    "My settings file:\nretries = 3\ntimeout = 30\n# we never deploy on Fridays",
+])
+def test_a_pasted_configs_comment_yields_no_item(engine: Engine, paste: str) -> None:
+    put(engine, paste)
+    assert rows(engine) == [], rows(engine)
+
+
 # -- class 86 (age part): the speaker's own age and Chinese ages never met ---------------------
 async def test_the_speakers_own_age_that_grows_is_shown_as_current(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
