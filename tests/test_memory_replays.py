@@ -1181,6 +1181,63 @@ def test_a_negated_liking_with_an_ending_word_keys_what_is_liked(text: str,
         "preference", subject, True, True), item
 
 
+# -- class 86 (antonym part): a liking, then its opposite said plainly ---------------------------
+async def test_a_liking_turned_to_a_dislike_is_shown_as_the_current_taste(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="food")
+    await first.say("I love sushi.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="dinner")
+    await second.say("I can't stand sushi.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts == {"I love sushi.": "superseded", "I can't stand sushi.": "active"}, texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Suggest a dinner for me.")
+    block = block_of(later.upstream_last_user())
+    assert "- I can't stand sushi." in block and "I love sushi." not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I love sushi.", "I hate sushi."),
+    ("I really enjoy hiking.", "I dislike hiking."),
+    ("I like jazz.", "I don't like jazz."),
+    ("We love Jenkins.", "We can't stand Jenkins."),
+])
+def test_a_plain_dislike_supersedes_the_liking(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    # a liking after a dislike may be ironic (class 97): both kept, marked as rivals
+    ("I hate sushi.", "I love sushi."),
+    ("I hate debugging YAML.", "Sure, I absolutely adore debugging YAML at 3am."),
+])
+def test_a_plain_liking_after_a_dislike_rivals_it(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == new["status"] == "active" and new["conflict_with"] == old["id"], \
+        rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I love sushi.", "I hate cold sushi."),  # a narrower thing
+    ("I love cold sushi.", "I hate sushi."),  # a wider one: world knowledge, left
+    ("I love sushi.", "I love sushi with extra wasabi."),
+    ("I love sushi.", "I hate ramen."),
+])
+def test_a_dislike_of_another_or_narrower_thing_leaves_the_liking(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert all(r["status"] == "active" and r["conflict_with"] is None
+               for r in rows(engine)), rows(engine)
+
+
 # -- a bare feeling denied takes back no stance that names what it is about ------------------
 async def test_a_denied_feeling_leaves_the_stance_it_does_not_name(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:

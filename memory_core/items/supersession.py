@@ -918,6 +918,22 @@ def settles(side: Any, correction_text: str) -> bool:
     return covered(side_terms, terms(correction_text)) >= 0.8
 
 
+def turned_liking(ex: Any, row: Any) -> int:
+    """How a new preference turns a stored one of the same subject (the same key,
+    spellings folded): ``-1`` a liking turned to a dislike ("I love sushi." → "I hate
+    sushi.", "I can't stand sushi.", "I don't like sushi."), ``1`` a dislike turned to
+    a liking, ``0`` no turn (same polarity, another kind, another or a narrower
+    subject: "I hate cold sushi" turns no "I love sushi"). Polarity is the
+    preference's ``negated`` flag (a dislike), read from the row's data."""
+    if ex.kind != "preference" or row["kind"] != "preference" or not ex.subject \
+            or not row["subject"] or fold(ex.subject) != fold(row["subject"]):
+        return 0
+    new, old = bool(getattr(ex, "negated", False)), bool(data_of(row).get("negated"))
+    if new == old:
+        return 0
+    return -1 if new else 1
+
+
 def more_specific(new_subject: str | None, old_subject: str | None) -> bool:
     """Whether ``new_subject`` narrows ``old_subject`` by adding words ("audit log
     retention" after "log retention"): a statement about a narrower thing, not a
