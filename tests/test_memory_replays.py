@@ -1515,6 +1515,7 @@ def test_a_pronoun_set_is_one_term() -> None:
     ("I work as a teacher.", "I retired last year.", "What do I do for a living?"),
     ("I have a cat named Luna.", "My cat Luna died last month.", "Which pets do I have?"),
     ("I live with my parents.", "I moved out of my parents' place.", "Where do I live?"),
+    ("I'm writing a novel set in Paris.", "I abandoned my novel.", "What am I working on?"),
 ])
 async def test_an_event_that_ends_a_state_in_other_words_is_not_shown_as_current(
         proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
@@ -1539,6 +1540,8 @@ async def test_an_event_that_ends_a_state_in_other_words_is_not_shown_as_current
     ("My job is teaching math.", "I retired in June."),
     ("I have a dog named Rex.", "My dog Rex passed away."),
     ("We live with my in-laws.", "We moved out of my in-laws' house."),
+    ("I started a blog about hiking.", "I gave up on my blog."),
+    ("We're building a garden project.", "We abandoned our garden project."),
 ])
 def test_an_end_in_other_words_supersedes_the_state(engine: Engine, said: str,
                                                     then: str) -> None:
@@ -1562,6 +1565,9 @@ def test_an_end_in_other_words_supersedes_the_state(engine: Engine, said: str,
     # review rev5's look-alikes still end nothing
     ("I live in Berlin.", "I left Berlin for a week of holidays."),
     ("I use VS Code.", "I closed VS Code."),
+    # another's undertaking, or a fall: "my X" given up is the speaker's own
+    ("My sister is writing a novel.", "I abandoned my novel."),
+    ("I have a phone.", "I dropped my phone."),
 ])
 def test_an_end_in_other_words_leaves_what_it_does_not_end(engine: Engine, said: str,
                                                            other: str) -> None:
@@ -1577,6 +1583,8 @@ def test_an_end_in_other_words_leaves_what_it_does_not_end(engine: Engine, said:
     ("My cat Luna died last month.", "Luna", "luna"),
     ("I moved out of my parents' place.", "parents", "parents"),
     ("We moved out of my in-laws' house.", "in-laws", "in-laws"),  # no cut at "in-"
+    ("I abandoned my novel.", "novel", "novel"),
+    ("I gave up on my blog.", "blog", "blog"),
 ])
 def test_an_end_in_other_words_names_what_it_ends(text: str, old: str | None,
                                                   subject: str) -> None:
@@ -1590,6 +1598,7 @@ def test_an_end_in_other_words_names_what_it_ends(text: str, old: str | None,
     "My dad retired last year.", "I retired my old laptop.", "I retired from chess.",
     "My sister's cat Luna died.", "My laptop died.", "Docker died again.",
     "I'll retire next year.", "If I retired, I would travel.",
+    "My sister abandoned her novel.", "I dropped my phone.",
 ])
 def test_look_alikes_of_an_end_in_other_words_end_nothing(text: str) -> None:
     from memory_core.extraction import replacement

@@ -836,6 +836,9 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     other = actor(ex.text or "") == "other"
     parting = getattr(ex, "lang", "en") == "en" and EN_PARTING.search(ex.text or "") is not None
     leaving_home = ends_home_with(ex.text or "")
+    # "I abandoned my novel": the speaker's own, never "My sister is writing a novel"
+    own = not other and re.search(rf"\b(?:my|our)\s+{re.escape(old_value)}\b",
+                                  ex.text or "", re.I) is not None
     best: tuple[int, int, int] | None = None
     found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
@@ -849,6 +852,8 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
             continue  # "Emma and I broke up" ends a couple, not "Emma is my sister"
         if leaving_home and not speaker_lives(text):
             continue  # "I moved out of my parents' place" ends no "My parents live in …"
+        if own and actor(text) == "other":
+            continue
         if subject and subjects_match(subject, row["subject"]):
             rank = 2
         elif subject_terms and covered(subject_terms, terms(text)) >= _CONDITION_COVER:
