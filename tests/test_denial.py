@@ -59,6 +59,12 @@ def test_the_head_of_a_phrase_stops_at_its_qualifier(phrase: str, words: tuple[s
     ("I don't have a car.", "I have a car loan.", "en", False),
     ("I don't have a dog.", "Dana has a dog.", "en", False),
     ("I'm not working today.", "I'm working on the parser.", "en", False),
+    # a bare feeling denied is no stance taken back: the stance names what it is about
+    ("I'm not tired.", "I'm tired of my job.", "en", False),
+    ("I'm not scared.", "I'm scared of heights.", "en", False),
+    ("I'm not worried.", "I am worried about the launch.", "en", False),
+    ("I'm not tired of my job anymore.", "I'm tired of my job.", "en", True),
+    ("I'm not a fan.", "I'm a fan of jazz.", "en", True),  # a noun: the fan is denied
     ("I don't have a dog.", "I don't have a dog named Rex.", "en", False),  # negated too
     ("我从来没养过狗。", "我养了一只狗，叫Rex。", "zh", True),
     ("我没有狗。", "我有狗粮。", "zh", False),

@@ -252,6 +252,28 @@ def test_notes_and_lists_that_look_a_little_like_code_are_still_read(text: str) 
     assert machine_spans(scan) == [], [scan[a:b] for a, b in machine_spans(scan)]
 
 
+@pytest.mark.parametrize("text", [
+    "port = 9000\n# I always use debug mode\ndebug = true",
+    "Here is my config:\nport = 9000\ndebug = true\n# I always use debug mode",
+    "workers = 4\n; we never cache here\ncache = off",
+    "Why does it fail?\nhost = example.org\n# I prefer short timeouts\ntimeout = 5",
+])
+def test_key_lines_beside_a_comment_are_a_pasted_config(text: str) -> None:
+    scan = fold_width(text)
+    masked = "".join(scan[a:b] for a, b in machine_spans(scan))
+    assert "always use" not in prepare(text) and "prefer short" not in prepare(text)
+    assert "= " in masked and ("#" in masked or ";" in masked), masked
+    assert not [i for i in extract(text) if i.kind in ("preference", "constraint")], shape(text)
+
+
+@pytest.mark.parametrize("text", [
+    "# Notes\nBudget = 500\nDeadline = Friday",  # a heading above notes, no file comment
+    "Our stack:\nfrontend = React\nbackend = FastAPI",
+])
+def test_key_lines_under_a_heading_alone_are_still_read(text: str) -> None:
+    assert machine_spans(fold_width(text)) == []
+
+
 def put(engine: Engine, text: str) -> None:
     engine.store.write_tx_sync(lambda c: writer.store_extracted(
         c, SCOPE, 1, None, extract(text)))  # type: ignore[arg-type]  # items, no message

@@ -1181,6 +1181,92 @@ def test_a_negated_liking_with_an_ending_word_keys_what_is_liked(text: str,
         "preference", subject, True, True), item
 
 
+# -- class 86 (antonym part): a liking, then its opposite said plainly ---------------------------
+async def test_a_liking_turned_to_a_dislike_is_shown_as_the_current_taste(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="food")
+    await first.say("I love sushi.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="dinner")
+    await second.say("I can't stand sushi.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts == {"I love sushi.": "superseded", "I can't stand sushi.": "active"}, texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Suggest a dinner for me.")
+    block = block_of(later.upstream_last_user())
+    assert "- I can't stand sushi." in block and "I love sushi." not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I love sushi.", "I hate sushi."),
+    ("I really enjoy hiking.", "I dislike hiking."),
+    ("I like jazz.", "I don't like jazz."),
+    ("We love Jenkins.", "We can't stand Jenkins."),
+])
+def test_a_plain_dislike_supersedes_the_liking(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    # a liking after a dislike may be ironic (class 97): both kept, marked as rivals
+    ("I hate sushi.", "I love sushi."),
+    ("I hate debugging YAML.", "Sure, I absolutely adore debugging YAML at 3am."),
+])
+def test_a_plain_liking_after_a_dislike_rivals_it(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == new["status"] == "active" and new["conflict_with"] == old["id"], \
+        rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I love sushi.", "I hate cold sushi."),  # a narrower thing
+    ("I love cold sushi.", "I hate sushi."),  # a wider one: world knowledge, left
+    ("I love sushi.", "I love sushi with extra wasabi."),
+    ("I love sushi.", "I hate ramen."),
+])
+def test_a_dislike_of_another_or_narrower_thing_leaves_the_liking(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert all(r["status"] == "active" and r["conflict_with"] is None
+               for r in rows(engine)), rows(engine)
+
+
+# -- a bare feeling denied takes back no stance that names what it is about ------------------
+async def test_a_denied_feeling_leaves_the_stance_it_does_not_name(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="career")
+    await first.say("I'm tired of my job.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="evening")
+    await second.say("I'm not tired.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm tired of my job.") == "active", texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How do I feel about my job?")
+    block = block_of(later.upstream_last_user())
+    assert "] I'm tired of my job." in block, block
+    assert '"I\'m tired of my job." — superseded' not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm tired of my job.", "I'm not tired."),
+    ("I'm scared of heights.", "I'm not scared."),
+    ("I'm worried about the launch.", "I'm not worried."),
+])
+def test_a_bare_feeling_denied_leaves_the_stance(engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
 # -- class 86 (age part): an age that grows is a conflict marked "ask the user" ---------------
 async def test_an_age_that_grows_is_shown_as_the_current_age(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
@@ -1429,6 +1515,7 @@ def test_a_pronoun_set_is_one_term() -> None:
     ("I work as a teacher.", "I retired last year.", "What do I do for a living?"),
     ("I have a cat named Luna.", "My cat Luna died last month.", "Which pets do I have?"),
     ("I live with my parents.", "I moved out of my parents' place.", "Where do I live?"),
+    ("I'm writing a novel set in Paris.", "I abandoned my novel.", "What am I working on?"),
 ])
 async def test_an_event_that_ends_a_state_in_other_words_is_not_shown_as_current(
         proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
@@ -1453,6 +1540,8 @@ async def test_an_event_that_ends_a_state_in_other_words_is_not_shown_as_current
     ("My job is teaching math.", "I retired in June."),
     ("I have a dog named Rex.", "My dog Rex passed away."),
     ("We live with my in-laws.", "We moved out of my in-laws' house."),
+    ("I started a blog about hiking.", "I gave up on my blog."),
+    ("We're building a garden project.", "We abandoned our garden project."),
 ])
 def test_an_end_in_other_words_supersedes_the_state(engine: Engine, said: str,
                                                     then: str) -> None:
@@ -1476,6 +1565,9 @@ def test_an_end_in_other_words_supersedes_the_state(engine: Engine, said: str,
     # review rev5's look-alikes still end nothing
     ("I live in Berlin.", "I left Berlin for a week of holidays."),
     ("I use VS Code.", "I closed VS Code."),
+    # another's undertaking, or a fall: "my X" given up is the speaker's own
+    ("My sister is writing a novel.", "I abandoned my novel."),
+    ("I have a phone.", "I dropped my phone."),
 ])
 def test_an_end_in_other_words_leaves_what_it_does_not_end(engine: Engine, said: str,
                                                            other: str) -> None:
@@ -1491,6 +1583,8 @@ def test_an_end_in_other_words_leaves_what_it_does_not_end(engine: Engine, said:
     ("My cat Luna died last month.", "Luna", "luna"),
     ("I moved out of my parents' place.", "parents", "parents"),
     ("We moved out of my in-laws' house.", "in-laws", "in-laws"),  # no cut at "in-"
+    ("I abandoned my novel.", "novel", "novel"),
+    ("I gave up on my blog.", "blog", "blog"),
 ])
 def test_an_end_in_other_words_names_what_it_ends(text: str, old: str | None,
                                                   subject: str) -> None:
@@ -1504,6 +1598,7 @@ def test_an_end_in_other_words_names_what_it_ends(text: str, old: str | None,
     "My dad retired last year.", "I retired my old laptop.", "I retired from chess.",
     "My sister's cat Luna died.", "My laptop died.", "Docker died again.",
     "I'll retire next year.", "If I retired, I would travel.",
+    "My sister abandoned her novel.", "I dropped my phone.",
 ])
 def test_look_alikes_of_an_end_in_other_words_end_nothing(text: str) -> None:
     from memory_core.extraction import replacement
@@ -1569,6 +1664,31 @@ def test_what_is_no_denial_of_the_fact_leaves_it(engine: Engine, said: str,
     put(engine, said)
     put(engine, then)
     assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+# -- class 98: a pasted config's comment read as the user's preference ------------------------
+async def test_a_pasted_configs_comment_is_no_preference_in_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="debugging")
+    await first.say("Here is my config:\nport = 9000\n# I always use debug mode\ndebug = true")
+    await first.say("I prefer short answers.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Which mode do I always use?")
+    block = block_of(later.upstream_last_user())
+    assert "I prefer short answers." in block, block  # the user's own preference stands
+    assert "debug mode" not in block and "port = 9000" not in block, block
+    texts = [r["text"] for r in rows(proxy.engine)]
+    assert not [t for t in texts if "debug" in t or "9000" in t], texts
+
+
+@pytest.mark.parametrize("paste", [
+    "Here is my config:\nport = 9000\n# I always use debug mode\ndebug = true",
+    "My settings file:\nretries = 3\ntimeout = 30\n# we never deploy on Fridays",
+])
+def test_a_pasted_configs_comment_yields_no_item(engine: Engine, paste: str) -> None:
+    put(engine, paste)
+    assert rows(engine) == [], rows(engine)
 
 
 # -- class 86 (age part): the speaker's own age and Chinese ages never met ---------------------

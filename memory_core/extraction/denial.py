@@ -167,6 +167,27 @@ _CJK_FOLLOW: Final = re.compile(
 _CJK_MEASURE: Final = re.compile(r"[一两二三四五六七八九十几]?[只条个位头匹]")
 
 
+_EN_STANCE: Final = frozenset(("of", "about", "with", "at", "in", "on", "for"))
+"""Prepositions by which an adjective names what a feeling or stance is about ("tired
+of my job", "worried about the launch", "interested in AI", "good at chess"); not "to"
+("married to Anna" is the state itself)."""
+
+
+def _stance_left_out(denial: Denial, rest: str) -> bool:
+    """Whether a stored "be" fact's bare adjective ("I'm tired of my job": no article
+    or preposition before it) goes on to name what it is about (:data:`_EN_STANCE`)
+    while the denial ("I'm not tired.") names the adjective alone: the denial speaks of
+    the bare state, not of the stance, and takes nothing back."""
+    if denial.verb != "be":
+        return False
+    words = [w.lower() for w in _EN_WORD.findall(rest)]
+    words = [w for w in words if w not in _EN_FILLER]
+    if len(words) < 2 or words[0] in _EN_SKIP or words[1] not in _EN_STANCE:
+        return False
+    said = [w.lower() for w in _EN_WORD.findall(denial.what) if w.lower() not in _EN_FILLER]
+    return len(said) == 1
+
+
 def states(denial: Denial, text: str, lang: str) -> bool:
     """Whether ``text`` (a stored fact of the same speaker) affirms what ``denial``
     denies: in English "I" then, within four words, the denied verb, followed by what
@@ -174,7 +195,8 @@ def states(denial: Denial, text: str, lang: str) -> bool:
     never had a dog."; "I'm married." for "I'm not actually married."; "I'm not working
     today" takes back no "I'm working on the parser"), with only auxiliaries and
     adverbs between "I" and the verb (:data:`_EN_BEFORE_VERB`: "I don't live in Berlin"
-    takes back no "I want to live in Berlin"); in Chinese or Japanese the
+    takes back no "I want to live in Berlin"; "I'm not tired" takes back no "I'm
+    tired of my job", :func:`_stance_left_out`); in Chinese or Japanese the
     denied phrase inside a clause of the speaker's, then a clause break or a naming
     (我养了一只狗，叫Rex for 我从来没养过狗; 私は結婚しています for 私は結婚していません).
     A text that is itself negated affirms nothing."""
@@ -193,7 +215,8 @@ def states(denial: Denial, text: str, lang: str) -> bool:
                                  for w in words[:at]):
                 continue  # "I want to live in Berlin": a wish, no state the denial takes back
             rest = text[m.end() + words[at].end():]
-            if want and head(rest) == want and _words(denial.what) <= _words(rest):
+            if want and head(rest) == want and _words(denial.what) <= _words(rest) \
+                    and not _stance_left_out(denial, rest):
                 return True
         return False
     flat = _CJK_MEASURE.sub("", re.sub(r"[过了]", "", text)) if lang == "zh" \

@@ -30,8 +30,11 @@ Anything else — a sentence, a line of plain words, a line holding CJK text out
 its strings and comments, a ``Key: a few words`` note ("Budget: 500 euros",
 "TODO: add the PDF renderer.") — breaks a run. A run is a listing when it holds two
 code lines, or one and two that fit, or three that fit with a nesting (an opener
-followed by a deeper line) or a ``[section]``; it is masked from its first line that
-counts to its last. One line alone never is: ``Set retries = 3 in the config.`` or a
+followed by a deeper line) or a ``[section]``, or two that fit beside a comment line
+after the first of them (``port = 9000`` / ``# I always use debug mode`` / ``debug =
+true``: notes have no comment lines, a pasted file has; a ``#`` line above them alone may
+be a markdown heading); it is masked from its first line that counts, or
+comment, to its last. One line alone never is: ``Set retries = 3 in the config.`` or a
 lone ``timeout = 30`` under a question is read as before. A diff is taken whole from
 its header to its last hunk line. Each line is read a bounded number of times with
 bounded patterns: linear in the message.
@@ -271,9 +274,15 @@ def listing_lines(scan: str, lines: list[tuple[int, int]], taken: list[bool]) ->
         nested = any(_opens(scan[lines[j][0]:lines[j][1]]) and j + 1 < k
                      and indent[j + 1] > indent[j] for j in scored)
         sections = any(_SECTION.match(scan[lines[j][0]:lines[j][1]].strip()) for j in scored)
+        comments = [j for j in range(start, k) if grades[j] == NEUTRAL
+                    and _COMMENT.match(scan[lines[j][0]:lines[j][1]].strip())]
         if strong >= 2 or (strong == 1 and fits >= 2) or (fits + strong >= 3
-                                                          and (nested or sections)):
-            for j in range(scored[0], scored[-1] + 1):
+                                                          and (nested or sections)) \
+                or (fits + strong >= 2 and comments and comments[-1] > scored[0]):
+            first, last = scored[0], scored[-1]
+            if comments:  # a file's comments at the run's edges are the file's too
+                first, last = min(first, comments[0]), max(last, comments[-1])
+            for j in range(first, last + 1):
                 out[j] = True
     return out
 

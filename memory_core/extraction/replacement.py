@@ -227,6 +227,12 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
             role = _attribute(what)
         if new and not _name_like(new):
             role, new = key(new, "en"), ""  # "dropped Redis for caching": a purpose
+        given_up = _GIVEN_UP.match(m.group(0)) and actor(seg) == "self"
+        own = _OWN_UNDERTAKING.fullmatch(old) if given_up and not new and not what else None
+        if own:
+            # "I abandoned my novel", "I gave up on my blog": the speaker's own
+            # undertaking ends, named by its noun
+            return own.group("thing"), None, key(own.group("thing"), "en"), False
         if not _name_like(old) or _DETERMINER.match(old + " ") or _PREPOSITION.match(old):
             return None  # "I retired in June": a time, nothing dropped
         return old, new or None, role or key(new or old, "en"), role is not None
@@ -249,6 +255,12 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
     return old, new, None, False
 
 
+_GIVEN_UP = re.compile(r"(?:abandoned|ditched|gave\s+up(?:\s+on)?)\s", re.I)
+"""Verbs that end an undertaking and nothing else ("dropped my phone" may be a fall,
+"retired my laptop" a thing put away)."""
+_OWN_UNDERTAKING = re.compile(r"(?:my|our)\s+(?P<thing>[a-z][a-z-]+(?:\s+[a-z][a-z-]+)?)")
+"""The speaker's own undertaking, one or two lower-case words ("my novel", "our garden
+project"): a name would be read as one already."""
 _POSSESSED = re.compile(r"^(?:my|our)\s", re.I)
 _CANCELLED = re.compile(r"\b(?:cancell?ed|called\s+off)\b", re.I)
 _LEFT = re.compile(r"\s*(?:left|quit)\s", re.I)

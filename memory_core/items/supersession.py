@@ -836,6 +836,9 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
     other = actor(ex.text or "") == "other"
     parting = getattr(ex, "lang", "en") == "en" and EN_PARTING.search(ex.text or "") is not None
     leaving_home = ends_home_with(ex.text or "")
+    # "I abandoned my novel": the speaker's own, never "My sister is writing a novel"
+    own = not other and re.search(rf"\b(?:my|our)\s+{re.escape(old_value)}\b",
+                                  ex.text or "", re.I) is not None
     best: tuple[int, int, int] | None = None
     found: Any = None
     for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, label,
@@ -849,6 +852,8 @@ def _replaced_item(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ..
             continue  # "Emma and I broke up" ends a couple, not "Emma is my sister"
         if leaving_home and not speaker_lives(text):
             continue  # "I moved out of my parents' place" ends no "My parents live in …"
+        if own and actor(text) == "other":
+            continue
         if subject and subjects_match(subject, row["subject"]):
             rank = 2
         elif subject_terms and covered(subject_terms, terms(text)) >= _CONDITION_COVER:
@@ -916,6 +921,22 @@ def settles(side: Any, correction_text: str) -> bool:
     ログの保存期間は79日" settles "ログの保存期間は177日", not "監査ログの保存期間は103年"."""
     side_terms = terms(side["subject"]) or terms(side["text"])
     return covered(side_terms, terms(correction_text)) >= 0.8
+
+
+def turned_liking(ex: Any, row: Any) -> int:
+    """How a new preference turns a stored one of the same subject (the same key,
+    spellings folded): ``-1`` a liking turned to a dislike ("I love sushi." → "I hate
+    sushi.", "I can't stand sushi.", "I don't like sushi."), ``1`` a dislike turned to
+    a liking, ``0`` no turn (same polarity, another kind, another or a narrower
+    subject: "I hate cold sushi" turns no "I love sushi"). Polarity is the
+    preference's ``negated`` flag (a dislike), read from the row's data."""
+    if ex.kind != "preference" or row["kind"] != "preference" or not ex.subject \
+            or not row["subject"] or fold(ex.subject) != fold(row["subject"]):
+        return 0
+    new, old = bool(getattr(ex, "negated", False)), bool(data_of(row).get("negated"))
+    if new == old:
+        return 0
+    return -1 if new else 1
 
 
 def more_specific(new_subject: str | None, old_subject: str | None) -> bool:

@@ -97,6 +97,7 @@ from memory_core.items.supersession import (
     subject_keys,
     subject_probes,
     subjects_match,
+    turned_liking,
 )
 from memory_core.models import Scope
 from memory_core.store.api import AGENT_CONTENT_LIMIT, Row, Tx
@@ -351,6 +352,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     refined: Row | None = None
     hedge = bool(getattr(ex, "tentative", False))
     guesses: list[Row] = []  # hedged items of the subject a firm statement settles
+    turned = False  # a liking turned to a dislike (supersession.turned_liking)
     if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
         if old is None and getattr(ex, "edit", False):
@@ -383,6 +385,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
             elif claim == "more":
                 refined = row  # "My manager is Dana Smith." after "My manager is Dana."
+            elif (turn := turned_liking(ex, row)) != 0:
+                # "I hate sushi." after "I love sushi.": one taste, the newest holds;
+                # a liking after a dislike may be ironic, so it only rivals it
+                old, turned = row, turn < 0
             elif (contradicts(ex, row) or _negates(ex, kind, row)) \
                     and not adds(ex.text or "") and not adds(row["text"] or ""):
                 # one more of a kind ("… Teamsも使っています") rivals nothing, nor does a
@@ -460,6 +466,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             supersede(tx, int(old["id"]), item_id, "correction", now)
         elif grown_age(ex, old):  # "My son turned 8." after "My son is 7.": a year on
             supersede(tx, int(old["id"]), item_id, "a later, greater age", now)
+        elif turned:
+            supersede(tx, int(old["id"]), item_id, "a liking turned to a dislike", now)
         else:
             items.set_conflict(item_id, old["id"])
             items.revision(item_id, "conflict_with", None, old["id"],
