@@ -326,3 +326,16 @@ async def test_search_tools_leave_out_memory_commands_and_retracted_items(
     gone = {h["source_message_id"] for h in items}
     assert not [r for r in results if r["type"].startswith("memory:")
                 and (r["status"] == "retracted" or r["message_id"] in gone)]
+
+
+def test_a_custom_tools_name_is_never_shadowed() -> None:
+    # Chat's custom (freeform) tools share the function names' namespace: a client
+    # tool of either kind named like one of ours keeps its name, ours is renamed.
+    from proxy.wire.chat import CHAT  # noqa: PLC0415
+
+    for mine in ({"type": "custom", "custom": {"name": "memory_grep"}},
+                 {"type": "function", "function": {"name": "memory_grep"}}):
+        body, names = CHAT.add_tools({"tools": [mine]})
+        offered = [t.get("function", t.get("custom", {})).get("name") for t in body["tools"]]
+        assert len(offered) == len(set(offered)) and offered[0] == "memory_grep"
+        assert names["lcm_memory_grep"] == "memory_grep"

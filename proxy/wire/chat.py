@@ -122,9 +122,9 @@ class ChatWire(WireAdapter):
         reject ``strict``), and a request without tools gets none.
         """
         client_tools = body.get("tools") or []
-        taken = {
-            t.get("function", {}).get("name") for t in client_tools
-            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+        taken = {  # a function's name or a custom (freeform) tool's: one namespace
+            t[kind].get("name") for t in client_tools for kind in ("function", "custom")
+            if isinstance(t, dict) and isinstance(t.get(kind), dict)
         }
         ours, names = memory_tools.definitions_for({n for n in taken if isinstance(n, str)},
                                                short=short)
