@@ -349,3 +349,42 @@ async def test_a_custom_tool_named_like_a_memory_tool_leaves_names_unique(
     tools = upstream.received[0]["json"]["tools"]
     names = [t.get("function", t.get("custom", {})).get("name") for t in tools]
     assert len(tools) > 1 and len(names) == len(set(names)), names
+
+
+# -- 70: the tool-count limit --------------------------------------------------------------------
+# Reported: "Invalid 'tools': array too long. Expected an array with maximum length 128, but
+# got an array with length 129" from a router that added its own tool to a client's 128.
+# The memory tools may take only the room the client's tools leave.
+def _many_tools(path: str, count: int) -> list[dict[str, Any]]:
+    if path == "/responses":
+        return [{"type": "function", "name": f"t{i}", "parameters": {"type": "object"}}
+                for i in range(count)]
+    return [{"type": "function", "function": {"name": f"t{i}", "parameters": {
+        "type": "object"}}} for i in range(count)]
+
+
+@pytest.mark.parametrize("count", [126, 128])
+@pytest.mark.parametrize("path", ["/chat/completions", "/responses"])
+async def test_the_memory_tools_take_only_the_room_left_under_128(
+        gated: Gated, path: str, count: int) -> None:
+    upstream, proxy = gated
+    upstream.answers.append(Scripted([FINAL[path]]))
+    mine = _many_tools(path, count)
+    status, _, got = await _post(proxy, path, dict(MEMORY_CALLS[path][0], tools=mine))
+    assert (status, got) == (200, FINAL[path])
+    sent = upstream.received[0]["json"]["tools"]
+    assert len(sent) == 128 and sent[:count] == mine
+
+
+# -- 71: predicted outputs -------------------------------------------------------------------
+# OpenAI's Predicted Outputs (``prediction``) refuse ``tools``: a proxy adding its own to
+# such a request turns a valid request into a 400. The request goes without memory tools.
+async def test_a_request_with_a_prediction_is_offered_no_tools(gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.append(Scripted([FINAL["/chat/completions"]]))
+    prediction = {"type": "content", "content": "def f():\n    return 1\n"}
+    status, _, got = await _post(proxy, "/chat/completions", dict(
+        MEMORY_CALLS["/chat/completions"][0], prediction=prediction))
+    assert (status, got) == (200, FINAL["/chat/completions"])
+    sent = upstream.received[0]["json"]
+    assert sent["prediction"] == prediction and "tools" not in sent
