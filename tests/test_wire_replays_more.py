@@ -388,3 +388,151 @@ async def test_a_request_with_a_prediction_is_offered_no_tools(gated: Gated) -> 
     assert (status, got) == (200, FINAL["/chat/completions"])
     sent = upstream.received[0]["json"]
     assert sent["prediction"] == prediction and "tools" not in sent
+
+
+# -- 72: Responses custom tool call beside a memory call ----------------------------------------
+# Reported (kind 63 on Responses): ``custom_tool_call`` items (Codex's ``apply_patch``) read
+# as function calls, or dropped, by gateways. Beside a hidden memory call in one round, the
+# client must get its call alone, and the memory call must go back with its next turn.
+def _resp_events(items: list[dict[str, Any]]) -> bytes:
+    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [],
+            "model": "m", "created_at": 1}
+    out, seq = [ev("response.created", {"type": "response.created", "sequence_number": 0,
+                                        "response": resp})], 1
+    for i, item in enumerate(items):
+        out.append(ev("response.output_item.added", {
+            "type": "response.output_item.added", "sequence_number": seq,
+            "output_index": i, "item": dict(item, status="in_progress")}))
+        out.append(ev("response.output_item.done", {
+            "type": "response.output_item.done", "sequence_number": seq + 1,
+            "output_index": i, "item": item}))
+        seq += 2
+    out.append(ev("response.completed", {"type": "response.completed", "sequence_number": seq,
+                                         "response": dict(resp, status="completed",
+                                                          output=items, usage={
+                                                              "input_tokens": 3,
+                                                              "output_tokens": 4,
+                                                              "total_tokens": 7})}))
+    return b"".join(out)
+
+
+CUSTOM_ITEM = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_c",
+               "name": "apply_patch", "input": "*** Begin Patch", "status": "completed"}
+MEMORY_ITEM = {"type": "function_call", "id": "fc_1", "call_id": "call_m",
+               "name": "memory_grep", "arguments": "{\"query\": \"x\"}", "status": "completed"}
+
+
+COMPUTER_ITEM = {"type": "computer_call", "id": "cu_1", "call_id": "call_c",
+                 "action": {"type": "screenshot"}, "pending_safety_checks": [],
+                 "status": "completed"}
+CLIENT_ITEMS = {"custom_tool_call": (CUSTOM_ITEM, {"type": "custom", "name": "apply_patch"}),
+                "computer_call": (COMPUTER_ITEM, {"type": "computer_use_preview",
+                                                  "display_width": 800,
+                                                  "display_height": 600,
+                                                  "environment": "browser"})}
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("kind", sorted(CLIENT_ITEMS))
+@pytest.mark.parametrize("memory_first", [True, False])
+async def test_a_responses_client_call_beside_a_memory_call_is_shown_and_goes_back(
+        gated: Gated, memory_first: bool, kind: str, stream: bool) -> None:
+    upstream, proxy = gated
+    item, tool = CLIENT_ITEMS[kind]
+    items = [MEMORY_ITEM, item] if memory_first else [item, MEMORY_ITEM]
+    if stream:
+        upstream.answers.extend([Scripted([_resp_events(items)]),
+                                 Scripted([FINAL["/responses"]])])
+    else:
+        whole = dict(orjson.loads(PLAIN_CALLS["/responses"]), output=items)
+        upstream.answers.extend([Scripted([orjson.dumps(whole)], headers=JSON),
+                                 Scripted([b"{}"], headers=JSON)])
+    body = {"model": "m", "input": "hello there", "stream": stream, "store": False,
+            "tools": [tool]}
+    status, _, got = await _post(proxy, "/responses", body)
+    assert status == 200 and b"memory_grep" not in got
+    done = ([e for e in _events(got) if e["type"] == "response.completed"][0]["response"]
+            if stream else orjson.loads(got))
+    assert [o["type"] for o in done["output"]] == [kind]
+    assert len(upstream.received) == 1, "the round ended with the client's call"
+    upstream.answers.append(Scripted([FINAL["/responses"]]))
+    turn = [{"role": "user", "content": "hello there"}, item,
+            {"type": kind + "_output", "call_id": "call_c", "output": "ok"}]
+    status, _, _ = await _post(proxy, "/responses", dict(body, input=turn, stream=True))
+    sent = upstream.received[1]["json"]["input"]
+    kinds = [i.get("type") for i in sent if isinstance(i, dict)]
+    assert kind in kinds and "function_call" in kinds, kinds
+    assert "function_call_output" in kinds and kind + "_output" in kinds
+
+
+# -- 73: usage on the finish chunk ---------------------------------------------------------------
+# Reported: Gemini's and vLLM's OpenAI-compatible streams put ``usage`` on the chunk that
+# carries ``finish_reason`` (no separate empty-choices chunk); relays that look for usage
+# only on a chunk without choices report none. After a hidden round it must be summed.
+async def test_usage_on_the_finish_chunk_after_a_hidden_round_is_summed(gated: Gated) -> None:
+    upstream, proxy = gated
+    usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+    first = b"".join([
+        chunk({"role": "assistant", "content": None, "tool_calls": [{
+            "index": 0, "id": "call_m", "type": "function",
+            "function": {"name": "memory_grep", "arguments": "{\"query\": \"x\"}"}}]}),
+        data({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+              "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+              "usage": usage}), b"data: [DONE]\n\n"])
+    final = b"".join([
+        chunk({"role": "assistant", "content": "done"}),
+        data({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+              "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+              "usage": usage}), b"data: [DONE]\n\n"])
+    upstream.answers.extend([Scripted([first]), Scripted([final])])
+    async with openai.AsyncOpenAI(api_key=TEST_KEY, base_url=proxy.base_url,
+                                  max_retries=0) as client:
+        got = [c async for c in await client.chat.completions.create(
+            model="m", messages=SDK_USER, stream=True,
+            stream_options={"include_usage": True})]
+    usages = [c.usage for c in got if c.usage is not None]
+    assert [u.total_tokens for u in usages] == [24]
+    assert "".join(c.choices[0].delta.content or "" for c in got if c.choices) == "done"
+
+
+# -- 74: one response id from created to completed --------------------------------------------
+# Reported: relays stitching several upstream responses into one stream show one id in
+# ``response.created`` and another in ``response.completed``; clients (Codex) keying their
+# state on the id then lose the turn or chain the next one to the wrong response.
+async def test_a_responses_stream_keeps_one_id_after_a_hidden_round(gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([Scripted([MEMORY_CALLS["/responses"][1]]),
+                             Scripted([FINAL["/responses"]])])
+    async with openai.AsyncOpenAI(api_key=TEST_KEY, base_url=proxy.base_url,
+                                  max_retries=0) as client:
+        events = [e async for e in await client.responses.create(
+            model="m", input="hello there", stream=True)]
+    ids = {e.response.id for e in events if hasattr(e, "response")}
+    assert len(ids) == 1, ids
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "done"
+
+
+# -- 75: compaction items and the compact endpoint -----------------------------------------------
+# Reported: gateways that validate Responses input items against the types they know
+# refuse Codex's ``compaction`` items (encrypted summaries of earlier turns), and route
+# ``POST /v1/responses/compact`` as a new response. Items go as sent; the endpoint passes.
+COMPACTION = {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAB" + "x" * 64}
+
+
+async def test_compaction_items_and_the_compact_endpoint_go_as_sent(gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.append(Scripted([FINAL["/responses"]]))
+    items = [COMPACTION, {"role": "user", "content": "and now?"}]
+    status, _, got = await _post(proxy, "/responses", {"model": "m", "input": items,
+                                                       "stream": True, "store": False})
+    assert (status, got) == (200, FINAL["/responses"])
+    assert orjson.dumps(COMPACTION) in upstream.received[0]["raw"]
+    compacted = orjson.dumps({"id": "resp_c", "object": "response.compaction",
+                              "output": [COMPACTION], "usage": {"input_tokens": 9}})
+    upstream.answers.append(Scripted([compacted], headers=JSON))
+    body = {"model": "m", "input": [{"role": "user", "content": "hello there"}]}
+    status, _, got = await _post(proxy, "/responses/compact", body)
+    assert (status, got) == (200, compacted)
+    assert upstream.received[1]["path"] == "/v1/responses/compact"
+    assert upstream.received[1]["json"] == body

@@ -240,6 +240,8 @@ class ChatWire(WireAdapter):
         if kind == "finish":
             for ch in obj.get("choices", []):
                 ch["finish_reason"] = finish_reason
+            if isinstance(obj.get("usage"), dict) and isinstance(usage, dict):
+                obj["usage"] = usage  # usage on the finish chunk (Gemini, vLLM): summed
         elif kind == "usage":
             obj["usage"] = usage
         obj["id"], obj["created"] = stream_id, created

@@ -54,6 +54,12 @@ ITEMS = "items"
 
 _PROMPT_ROLES = ("user", "system", "developer")
 
+CLIENT_CALLS = frozenset({"function_call", "custom_tool_call", "computer_call",
+                          "local_shell_call", "shell_call", "apply_patch_call",
+                          "mcp_approval_request"})
+"""Output items the client must answer (a ``*_call_output`` or an approval) before the
+response can go on; a round holding one beside a memory call ends with it shown."""
+
 
 class Instructions(dict[str, Any]):
     """The ``system`` turn standing for the request's ``instructions`` (dropped again
@@ -326,7 +332,7 @@ class ResponsesWire(WireAdapter):
 
     def tool_calls(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         return [i for i in message.get(ITEMS) or []
-                if isinstance(i, dict) and i.get("type") == "function_call"]
+                if isinstance(i, dict) and i.get("type") in CLIENT_CALLS]
 
     def call_name(self, call: dict[str, Any]) -> str:
         name = call.get("name")
@@ -335,7 +341,7 @@ class ResponsesWire(WireAdapter):
     def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
                       ) -> dict[str, Any]:
         kept = [i for i in message.get(ITEMS) or []
-                if not (isinstance(i, dict) and i.get("type") == "function_call")
+                if not (isinstance(i, dict) and i.get("type") in CLIENT_CALLS)
                 or any(i is k for k in keep)]
         return reply_turn(kept)
 
