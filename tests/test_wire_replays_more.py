@@ -536,3 +536,44 @@ async def test_compaction_items_and_the_compact_endpoint_go_as_sent(gated: Gated
     assert (status, got) == (200, compacted)
     assert upstream.received[1]["path"] == "/v1/responses/compact"
     assert upstream.received[1]["json"] == body
+
+
+# -- 76: loose chunk shapes of OpenAI-compatible servers -----------------------------------------
+# Reported: servers writing ``"delta": null`` on the finish chunk, ``finish_reason: ""`` on
+# every chunk before the last, or a choice without ``index``; parsers that index or compare
+# strictly then crash or end the stream early. A memory call so written must still be run.
+def _loose(call: dict[str, Any]) -> bytes:
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    return b"".join([
+        data(dict(base, choices=[{"delta": {"role": "assistant", "tool_calls": [call]},
+                                  "finish_reason": ""}])),
+        data(dict(base, choices=[{"index": 0, "delta": None, "finish_reason": "tool_calls"}])),
+        b"data: [DONE]\n\n"])
+
+
+async def test_a_memory_call_in_loose_chunks_is_run_and_hidden(gated: Gated) -> None:
+    upstream, proxy = gated
+    call = {"index": 0, "id": "call_m", "type": "function",
+            "function": {"name": "memory_grep", "arguments": "{\"query\": \"x\"}"}}
+    upstream.answers.extend(_chat_call_then(FINAL["/chat/completions"]))
+    upstream.answers[0] = Scripted([_loose(call)])
+    status, _, got = await _post(proxy, "/chat/completions", MEMORY_CALLS["/chat/completions"][0])
+    assert status == 200 and b"memory_grep" not in got and b"done" in got
+    assert len(upstream.received) == 2
+
+
+# -- 77: a ping before message_start ----------------------------------------------------------------
+# Reported: Anthropic-compatible relays (and Bedrock bridges) that send ``ping`` before
+# ``message_start``; parsers expecting ``message_start`` first drop the stream.
+async def test_a_ping_before_message_start_still_hides_the_memory_call(gated: Gated) -> None:
+    upstream, proxy = gated
+    ping = ev("ping", {"type": "ping"})
+    upstream.answers.extend([Scripted([ping + MEMORY_CALLS["/messages"][1]]),
+                             Scripted([ping + FINAL["/messages"]])])
+    async with anthropic.AsyncAnthropic(api_key=TEST_KEY, base_url=proxy.base_url[:-3],
+                                        max_retries=0) as client:
+        async with client.messages.stream(model="claude", max_tokens=50,
+                                          messages=SDK_USER) as s:
+            message = await s.get_final_message()
+    assert [b.type for b in message.content] == ["text"]
+    assert message.content[0].text == "done" and len(upstream.received) == 2
