@@ -349,8 +349,16 @@ class ChunkAccumulator:
                 slot["id"] = tc["id"]
             if tc.get("type"):
                 slot["type"] = tc["type"]
+            custom = tc.get("custom")
+            if isinstance(custom, dict):  # a custom (freeform) tool's call: name and input
+                if slot.get("function") == {"name": "", "arguments": ""}:
+                    del slot["function"]
+                part = slot.setdefault("custom", {"name": "", "input": ""})
+                part["name"] += name_piece(part["name"], custom.get("name"))
+                if isinstance(custom.get("input"), str):
+                    part["input"] += custom["input"]
             fn = tc.get("function") or {}
-            if isinstance(fn, dict):
+            if isinstance(fn, dict) and "custom" not in slot:
                 slot["function"]["name"] += name_piece(slot["function"]["name"], fn.get("name"))
                 slot["function"]["arguments"] += args_text(fn.get("arguments"))
 

@@ -326,3 +326,31 @@ async def test_search_tools_leave_out_memory_commands_and_retracted_items(
     gone = {h["source_message_id"] for h in items}
     assert not [r for r in results if r["type"].startswith("memory:")
                 and (r["status"] == "retracted" or r["message_id"] in gone)]
+
+
+def test_a_custom_tools_name_is_never_shadowed() -> None:
+    # Chat's custom (freeform) tools share the function names' namespace: a client
+    # tool of either kind named like one of ours keeps its name, ours is renamed.
+    from proxy.wire.chat import CHAT  # noqa: PLC0415
+
+    for mine in ({"type": "custom", "custom": {"name": "memory_grep"}},
+                 {"type": "function", "function": {"name": "memory_grep"}}):
+        body, names = CHAT.add_tools({"tools": [mine]})
+        offered = [t.get("function", t.get("custom", {})).get("name") for t in body["tools"]]
+        assert len(offered) == len(set(offered)) and offered[0] == "memory_grep"
+        assert names["lcm_memory_grep"] == "memory_grep"
+
+
+def test_the_memory_tools_fit_under_the_tool_limit_and_skip_predictions() -> None:
+    from proxy.wire.chat import CHAT, MAX_TOOLS  # noqa: PLC0415
+    from proxy.wire.responses import RESPONSES  # noqa: PLC0415
+
+    chat = [{"type": "function", "function": {"name": f"t{i}"}} for i in range(MAX_TOOLS - 2)]
+    body, names = CHAT.add_tools({"tools": chat})
+    assert len(body["tools"]) == MAX_TOOLS and len(names) == 2
+    assert not CHAT.tools_wanted({"tools": [*chat, *chat[:2]]})
+    assert not CHAT.tools_wanted({"prediction": {"type": "content", "content": "x"}})
+    flat = [{"type": "function", "name": f"t{i}"} for i in range(MAX_TOOLS - 1)]
+    body, names = RESPONSES.add_tools({"tools": flat})
+    assert len(body["tools"]) == MAX_TOOLS and list(names.values()) == ["memory_grep"]
+    assert not RESPONSES.tools_wanted({"tools": [*flat, flat[0]]})

@@ -263,6 +263,25 @@ def test_a_name_restated_in_every_fragment_is_read_once() -> None:
             for c in msg["tool_calls"]] == [("a", "read", '{"p": "x"}'), ("b", "write", "{}")]
 
 
+def test_a_custom_tool_call_is_rebuilt_in_its_own_shape() -> None:
+    # GPT-5's custom (freeform) tools stream ``custom: {name, input}``, no ``function``;
+    # the message is rebuilt as the client rebuilds it, beside a function call.
+    data = sse(chunk([{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "c", "type": "custom", "custom": {"name": "apply_patch",
+                                                              "input": ""}},
+        {"index": 1, "id": "f", "type": "function",
+         "function": {"name": "read", "arguments": "{}"}}]}}]),
+        chunk([{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "custom": {"input": "*** Begin"}}]}}]),
+        chunk([{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "custom": {"input": " Patch"}}]}}]))
+    (msg,) = accumulate(decode([data])[0]).messages()
+    assert msg["tool_calls"] == [
+        {"id": "c", "type": "custom", "custom": {"name": "apply_patch",
+                                                 "input": "*** Begin Patch"}},
+        {"id": "f", "type": "function", "function": {"name": "read", "arguments": "{}"}}]
+
+
 def test_n_greater_than_one_choices() -> None:
     data = realistic_stream(content="same words", n=3, piece=2)
     acc = accumulate(decode(pieces(data, 11))[0])

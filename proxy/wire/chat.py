@@ -24,6 +24,18 @@ STRICT_MODES = ("auto", "always", "never")
 tools do (``auto``), always, or never."""
 
 
+MAX_TOOLS = 128
+"""The most ``tools`` OpenAI accepts in one request (Chat Completions and Responses:
+more is a 400 ``array_above_max_length``); the memory tools take only the room the
+client's leave."""
+
+
+def room_for_tools(body: dict[str, Any]) -> int:
+    """How many memory tools fit beside the client's ``tools`` (0 when none do)."""
+    tools = body.get("tools")
+    return max(0, MAX_TOOLS - (len(tools) if isinstance(tools, list) else 0))
+
+
 def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
     """Add ``usage`` into ``total`` (numbers summed, nested objects likewise; a field
     only a later round reports, or that ``total`` holds as null, is taken as is)."""
@@ -43,6 +55,14 @@ def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None
         elif isinstance(value, dict) and isinstance(have, dict):
             sum_usage(have, value)
     return total
+
+
+def fit_tools(ours: list[dict[str, Any]], names: dict[str, str], room: int
+              ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The first ``room`` of ``ours`` (Chat Completions definitions) and their names."""
+    ours = ours[:room]
+    kept = {t["function"]["name"] for t in ours}
+    return ours, {k: v for k, v in names.items() if k in kept}
 
 
 def _client_strict(tools: list[Any]) -> bool:
@@ -101,10 +121,12 @@ class ChatWire(WireAdapter):
         """False when the request rules our tools out: ``tool_choice`` ``none``,
         ``required`` (a call of the client's own tools is due: a memory call would
         satisfy it and leave the client none), a forced client function, the legacy
-        ``functions`` parameter (no mixing with ``tools``), or ``n`` above 1 (one
-        answer per choice: no round could be hidden in all)."""
+        ``functions`` parameter (no mixing with ``tools``), a ``prediction``
+        (Predicted Outputs refuse ``tools``), ``n`` above 1 (one answer per choice: no
+        round could be hidden in all), or no room under :data:`MAX_TOOLS`."""
         choice = body.get("tool_choice")
-        if choice in ("none", "required") or body.get("functions") is not None:
+        if (choice in ("none", "required") or body.get("functions") is not None
+                or body.get("prediction") is not None or not room_for_tools(body)):
             return False
         if isinstance(choice, dict):  # {"type": "function", "function": {"name": ...}}
             return False
@@ -122,12 +144,13 @@ class ChatWire(WireAdapter):
         reject ``strict``), and a request without tools gets none.
         """
         client_tools = body.get("tools") or []
-        taken = {
-            t.get("function", {}).get("name") for t in client_tools
-            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+        taken = {  # a function's name or a custom (freeform) tool's: one namespace
+            t[kind].get("name") for t in client_tools for kind in ("function", "custom")
+            if isinstance(t, dict) and isinstance(t.get(kind), dict)
         }
         ours, names = memory_tools.definitions_for({n for n in taken if isinstance(n, str)},
                                                short=short)
+        ours, names = fit_tools(ours, names, room_for_tools(body))
         keep_strict = strict == "always" or (strict == "auto" and _client_strict(client_tools))
         if not keep_strict:
             ours = [_loose(t) for t in ours]
@@ -217,6 +240,8 @@ class ChatWire(WireAdapter):
         if kind == "finish":
             for ch in obj.get("choices", []):
                 ch["finish_reason"] = finish_reason
+            if isinstance(obj.get("usage"), dict) and isinstance(usage, dict):
+                obj["usage"] = usage  # usage on the finish chunk (Gemini, vLLM): summed
         elif kind == "usage":
             obj["usage"] = usage
         obj["id"], obj["created"] = stream_id, created

@@ -41,7 +41,7 @@ import orjson
 from memory_core.tools import memory_tools
 from proxy import rewrite
 from proxy.wire.base import StreamRound, WireAdapter
-from proxy.wire.chat import STRICT_MODES, sum_usage
+from proxy.wire.chat import STRICT_MODES, fit_tools, room_for_tools, sum_usage
 
 if TYPE_CHECKING:
     from proxy.wire.streamsession import StreamSession
@@ -53,6 +53,12 @@ ITEMS = "items"
 """The key of a turn message that holds its original Responses items."""
 
 _PROMPT_ROLES = ("user", "system", "developer")
+
+CLIENT_CALLS = frozenset({"function_call", "custom_tool_call", "computer_call",
+                          "local_shell_call", "shell_call", "apply_patch_call",
+                          "mcp_approval_request"})
+"""Output items the client must answer (a ``*_call_output`` or an approval) before the
+response can go on; a round holding one beside a memory call ends with it shown."""
 
 
 class Instructions(dict[str, Any]):
@@ -256,10 +262,11 @@ class ResponsesWire(WireAdapter):
         tool: the hidden rounds could end only on the round budget, with no answer) or
         forces a tool (any object form), ``tools`` is not a list, or ``background`` is
         true (the run goes on upstream after the proxy relayed its ``queued`` answer:
-        no round could be hidden)."""
+        no round could be hidden), or the client's tools leave no room under
+        :data:`proxy.wire.chat.MAX_TOOLS`."""
         choice = body.get("tool_choice")
         if (choice in ("none", "required") or isinstance(choice, dict)
-                or body.get("background") is True):
+                or body.get("background") is True or not room_for_tools(body)):
             return False
         return body.get("tools") is None or isinstance(body.get("tools"), list)
 
@@ -270,6 +277,7 @@ class ResponsesWire(WireAdapter):
                  if isinstance(t, dict) and isinstance(t.get("name"), str)}
         ours, names = memory_tools.definitions_for({n for n in taken if isinstance(n, str)},
                                                short=short)
+        ours, names = fit_tools(ours, names, room_for_tools(body))
         keep = strict == "always" or (strict == "auto" and _client_strict(client_tools))
         out = dict(body)
         out["tools"] = [*client_tools, *(_flat(t, keep) for t in ours)]
@@ -324,7 +332,7 @@ class ResponsesWire(WireAdapter):
 
     def tool_calls(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         return [i for i in message.get(ITEMS) or []
-                if isinstance(i, dict) and i.get("type") == "function_call"]
+                if isinstance(i, dict) and i.get("type") in CLIENT_CALLS]
 
     def call_name(self, call: dict[str, Any]) -> str:
         name = call.get("name")
@@ -333,7 +341,7 @@ class ResponsesWire(WireAdapter):
     def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
                       ) -> dict[str, Any]:
         kept = [i for i in message.get(ITEMS) or []
-                if not (isinstance(i, dict) and i.get("type") == "function_call")
+                if not (isinstance(i, dict) and i.get("type") in CLIENT_CALLS)
                 or any(i is k for k in keep)]
         return reply_turn(kept)
 
