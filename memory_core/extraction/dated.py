@@ -30,6 +30,9 @@ from memory_core.extraction.clause import Clause
 from memory_core.extraction.subject import key
 
 _WD_EN = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_MONTH_EN = (r"(?:january|february|march|april|may|june|july|august|september|october"
+             r"|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b")
+"""A month's name: "in March", "on May 3", "by the end of June" date a plan."""
 _PART_EN = r"(?:\s+(?:morning|afternoon|evening|night|noon))?"
 _TIME_EN = (
     r"(?:(?:later|early|first\s+thing)\s+)?"
@@ -38,7 +41,14 @@ _TIME_EN = (
     r"|(?:this|next|coming)\s+(?:week|weekend|month|year|" + _WD_EN + r")" + _PART_EN
     + r"|(?:on\s+)?" + _WD_EN + _PART_EN
     + r"|in\s+(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)"
-    r"\s+(?:days?|weeks?|months?))")
+    r"\s+(?:days?|weeks?|months?)"
+    r"|(?:in\s+(?:(?:early|late|mid)[\s-]+)?|(?:by|before|after|from|until)\s+)"
+    r"(?:(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+)?" + _MONTH_EN
+    + r"(?:\s+(?:19|20)\d\d)?"
+    r"|(?:on|by|from)\s+" + _MONTH_EN + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+(?:19|20)\d\d)?"
+    r"|(?:on|by|from)\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)(?:\s+of\s+" + _MONTH_EN + r")?"
+    r"|(?:on|by|from)\s+(?:19|20)\d\d-\d\d-\d\d"
+    r"|(?:this|next|in\s+the)\s+(?:spring|summer|autumn|fall|winter))")
 _SUBJ_EN = (r"(?P<who>i|we|(?P<other>he|she|they|(?:my|our|his|her|their)\s+\w+"
             r"|(?-i:[A-Z][a-z]+)))")
 """The speaker (I, we), or another person whose plan the speaker tells of ("Tomorrow
