@@ -103,6 +103,10 @@ _EN_KEEP = re.compile(r"(?:(?P<miss>forget|fail|neglect)|remember|make\s+sure)\s
 forget to" does it ("Tomorrow we must not forget to lock the door")."""
 
 
+_EN_EVER = re.compile(r"(?:never|always|ever|forever)\b", re.I)
+"""A modal for every time, not one day ("I will never forget …", "I'll always …")."""
+
+
 def opens_plan(text: str) -> bool:
     """Whether English ``text`` opens with a time word and the speaker's plan
     ("Tomorrow I have to …": :data:`_EN_LEAD`), whose time word belongs to it."""
@@ -133,6 +137,8 @@ def plan(c: Clause) -> Plan | None:
         if m is None:
             return None
         rest = m.group("rest")
+        if _EN_EVER.match(rest):
+            return None  # "I will never forget that we lost it in March": no plan, a memory
         negated = bool(m.group("neg") or m.group("pre"))
         kept = _EN_KEEP.match(rest)
         if kept:  # "must not forget to lock the door": to lock it; "remember to X": X
