@@ -2120,3 +2120,199 @@ async def test_a_deleted_phone_number_is_not_in_another_conversations_block(
     later = Agent(proxy, upstream, session="form")
     await later.say("What's my phone number?")
     assert "555-1234" not in block_of(later.upstream_last_user())
+
+
+# -- row 102, asked forms: "Can you delete the memory about my phone number?" ------------------
+@pytest.mark.parametrize("said, then", [
+    ("My phone number is 555-1234.", "Can you delete the memory about my phone number?"),
+    ("My address is 5 Elm Road.", "Delete the memory about my address."),
+    ("My address is 5 Elm Road.", "Could you please forget my address?"),
+    ("My email is jon@example.com.", "Would you remove my email from your memory?"),
+])
+def test_a_withdrawal_asked_for_or_naming_the_memory_retracts_it(engine: Engine, said: str,
+                                                                then: str) -> None:
+    # before: a question was no withdrawal, and "the memory about" no form of one
+    put(engine, said)
+    put(engine, then)
+    assert [r["status"] for r in rows(engine)] == ["retracted"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("My phone number is 555-1234.", "Can you forget my phone number or keep it?"),
+    ("My phone number is 555-1234.", "Should I forget my phone number?"),
+    ("My branch is feature-x.", "Can you delete my branch?"),
+    ("My code has a leak.", "Can you delete the memory leak in my code?"),
+])
+def test_a_choice_a_question_of_mine_or_work_asked_for_withdraws_nothing(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+@pytest.mark.parametrize("said, asked, question, gone", [
+    ("My phone number is 555-1234.", "Can you delete the memory about my phone number?",
+     "What's my phone number?", "555-1234"),
+    ("My address is 5 Elm Road.", "Delete the memory about my address.",
+     "Where do I live? What's my address?", "5 Elm Road"),
+])
+async def test_a_memory_deleted_on_request_is_not_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, asked: str, question: str,
+        gone: str) -> None:
+    first = Agent(proxy, upstream, session="contact")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="privacy")
+    await second.say(asked)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="form")
+    await later.say(question)
+    assert gone not in (block_of(later.upstream_last_user()) or "")
+
+
+# -- row 103: a fact of the user's own given as a question's premise ----------------------------
+@pytest.mark.parametrize("text, fact", [
+    ("Since I'm vegan, what should I cook tonight?", "I'm vegan"),
+    ("What should I cook tonight, since I'm vegan?", "I'm vegan"),
+    ("As I live in Berlin, which museums should I visit?", "I live in Berlin"),
+    ("Given that I have two kids, what car should I buy?", "I have two kids"),
+    ("Because I'm allergic to nuts, can you suggest a snack?", "I'm allergic to nuts"),
+    ("Since we're on Postgres 16, can we use MERGE?", "we're on Postgres 16"),
+])
+def test_a_questions_premise_of_my_own_is_a_statement(text: str, fact: str) -> None:
+    # before: the whole sentence was one question item (or nothing: "can you …")
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.text == fact, item
+
+
+@pytest.mark.parametrize("text", [
+    "As I said, what is the port?",  # of the conversation
+    "As I mentioned, can you keep it short?",
+    "Since you know I'm vegan, what should I cook?",  # about the one asked
+    "If I'm vegan, what should I cook?",  # a supposition
+    "As a vegetarian, which restaurants do you suggest?",  # no clause of its own
+])
+def test_what_is_no_premise_of_mine_yields_no_fact(text: str) -> None:
+    assert [i for i in extract(text) if i.kind == "fact"] == [], extract(text)
+
+
+@pytest.mark.parametrize("asked, question, fact", [
+    ("Since I'm vegan, what should I cook tonight?", "What diet do I follow? Am I vegan?",
+     "] I'm vegan"),
+    ("Given that I have two kids, what car should I buy?", "How many kids do I have?",
+     "] I have two kids"),
+])
+async def test_a_premise_reaches_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream, asked: str, question: str,
+        fact: str) -> None:
+    first = Agent(proxy, upstream, session="dinner")
+    await first.say(asked)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="profile")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert fact in block, block
+    assert asked not in block, block
+
+
+# -- row 104: a correction that names no attribute, by its value's shape -----------------------
+@pytest.mark.parametrize("said, then", [
+    ("My email is jon@exmaple.com.", "Typo: it's jon@example.com."),
+    ("My email is jon@exmaple.com.", "Sorry, typo - it's jon@example.com."),
+    ("My phone number is 555-1234.", "Oops, it should be 555-1243."),
+    ("My website is https://jon.exmaple.org.", "Correction: it's https://jon.example.org."),
+    ("My birthday is May 3.", "Correction: it's May 5, not May 3."),
+])
+def test_a_pronoun_correction_revises_the_value_of_its_shape(engine: Engine, said: str,
+                                                              then: str) -> None:
+    # before: "it's …" named no attribute, so the misspelt value stayed current
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+def test_a_pronoun_correction_revises_the_newest_value_of_its_shape(engine: Engine) -> None:
+    put(engine, "My office email is jon@acme.com.")
+    put(engine, "My home city is Berlin.")
+    put(engine, "My private email is jon@gmial.com.")
+    put(engine, "Typo: it's jon@gmail.com.")
+    statuses = [r["status"] for r in rows(engine)]
+    assert statuses == ["active", "active", "superseded", "active"], rows(engine)
+
+
+@pytest.mark.parametrize("said, then", [
+    ("Dana's email is dana@exmaple.com.", "Typo: it's jon@example.com."),  # another's
+    ("My phone number is 555-1234.", "Typo: it's jon@example.com."),  # another shape
+])
+def test_a_pronoun_correction_leaves_other_shapes_and_owners(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+@pytest.mark.parametrize("said, fixed, question, old", [
+    ("My email is jon@exmaple.com.", "Typo: it's jon@example.com.", "What's my email?",
+     "jon@exmaple.com"),
+    ("My phone number is 555-1234.", "Oops, it should be 555-1243.",
+     "What's my phone number?", "555-1234"),
+])
+async def test_a_typo_fixed_by_a_pronoun_leaves_only_the_fix_in_the_block(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, fixed: str, question: str,
+        old: str) -> None:
+    first = Agent(proxy, upstream, session="profile")
+    await first.say(said)
+    await proxy.settle()
+    await first.say(fixed)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="form")
+    await later.say(question)
+    block = block_of(later.upstream_last_user())
+    assert f"] {fixed} (corrects msg" in block, block
+    assert f"] {said}" not in block, block  # shown only as what the fix corrects
+
+
+# -- row 105: "I will start at Initech in March." ----------------------------------------------
+@pytest.mark.parametrize("text, subject", [
+    ("I will start at Initech in March.", "start initech"),
+    ("I'm going to start at Initech in March.", "start initech"),
+    ("In March I will start at Initech.", "start initech"),
+    ("We will move to Berlin in June.", "move berlin"),
+    ("I'll start my new job on May 3.", "start job"),
+    ("I will finish the thesis by the end of June.", "finish thesis"),
+    ("I'm going to visit Japan next spring.", "visit japan"),
+])
+def test_a_will_plan_with_a_date_of_its_own_is_a_dated_fact(text: str, subject: str) -> None:
+    # before: "I will …" was a promise to the assistant (nothing), "in March" no date
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.dated) == ("fact", subject, True), item
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("I'm going to start at Initech.", "start initech"),
+    ("I'm going to learn Rust.", "learn rust"),
+])
+def test_going_to_is_keyed_by_what_is_to_be_done(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert item.subject == subject, item  # before: "going"
+
+
+@pytest.mark.parametrize("text", ["I will start at Initech.", "I'll send you the file.",
+                                  "I will fix it in the next commit."])
+def test_a_will_without_a_date_stays_no_plan(text: str) -> None:
+    assert [i for i in extract(text) if i.dated] == [], extract(text)
+
+
+@pytest.mark.parametrize("plan, question", [
+    ("I will start at Initech in March.", "Where will I work after March? Tell me about Initech."),
+    ("I'm going to start at Initech in March.", "When do I start at Initech?"),
+])
+async def test_a_will_plan_is_recalled_in_another_conversation(
+        proxy: RunningProxy, upstream: FakeUpstream, plan: str, question: str) -> None:
+    first = Agent(proxy, upstream, session="career")
+    await first.say(plan)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="onboarding")
+    await later.say(question)
+    assert plan in (block_of(later.upstream_last_user()) or ""), later.upstream_last_user()

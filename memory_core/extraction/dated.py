@@ -30,6 +30,9 @@ from memory_core.extraction.clause import Clause
 from memory_core.extraction.subject import key
 
 _WD_EN = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_MONTH_EN = (r"(?:january|february|march|april|may|june|july|august|september|october"
+             r"|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b")
+"""A month's name: "in March", "on May 3", "by the end of June" date a plan."""
 _PART_EN = r"(?:\s+(?:morning|afternoon|evening|night|noon))?"
 _TIME_EN = (
     r"(?:(?:later|early|first\s+thing)\s+)?"
@@ -38,7 +41,14 @@ _TIME_EN = (
     r"|(?:this|next|coming)\s+(?:week|weekend|month|year|" + _WD_EN + r")" + _PART_EN
     + r"|(?:on\s+)?" + _WD_EN + _PART_EN
     + r"|in\s+(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few)"
-    r"\s+(?:days?|weeks?|months?))")
+    r"\s+(?:days?|weeks?|months?)"
+    r"|(?:in\s+(?:(?:early|late|mid)[\s-]+)?|(?:by|before|after|from|until)\s+)"
+    r"(?:(?:the\s+)?(?:end|start|beginning|middle)\s+of\s+)?" + _MONTH_EN
+    + r"(?:\s+(?:19|20)\d\d)?"
+    r"|(?:on|by|from)\s+" + _MONTH_EN + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+(?:19|20)\d\d)?"
+    r"|(?:on|by|from)\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)(?:\s+of\s+" + _MONTH_EN + r")?"
+    r"|(?:on|by|from)\s+(?:19|20)\d\d-\d\d-\d\d"
+    r"|(?:this|next|in\s+the)\s+(?:spring|summer|autumn|fall|winter))")
 _SUBJ_EN = (r"(?P<who>i|we|(?P<other>he|she|they|(?:my|our|his|her|their)\s+\w+"
             r"|(?-i:[A-Z][a-z]+)))")
 """The speaker (I, we), or another person whose plan the speaker tells of ("Tomorrow
@@ -93,6 +103,10 @@ _EN_KEEP = re.compile(r"(?:(?P<miss>forget|fail|neglect)|remember|make\s+sure)\s
 forget to" does it ("Tomorrow we must not forget to lock the door")."""
 
 
+_EN_EVER = re.compile(r"(?:never|always|ever|forever)\b", re.I)
+"""A modal for every time, not one day ("I will never forget …", "I'll always …")."""
+
+
 def opens_plan(text: str) -> bool:
     """Whether English ``text`` opens with a time word and the speaker's plan
     ("Tomorrow I have to …": :data:`_EN_LEAD`), whose time word belongs to it."""
@@ -123,6 +137,8 @@ def plan(c: Clause) -> Plan | None:
         if m is None:
             return None
         rest = m.group("rest")
+        if _EN_EVER.match(rest):
+            return None  # "I will never forget that we lost it in March": no plan, a memory
         negated = bool(m.group("neg") or m.group("pre"))
         kept = _EN_KEEP.match(rest)
         if kept:  # "must not forget to lock the door": to lock it; "remember to X": X

@@ -15,7 +15,8 @@ Per sentence, in order:
 4. **Assistant** sentences yield only proposals, and only when a suggestion cue is
    present (DESIGN §5: assistant text is never a fact or decision).
 5. **Questions** ("?", 吗/呢, か) yield ``question`` items, except requests to the agent
-   ("Can you…?") and hypotheticals ("If we used X, would…?").
+   ("Can you…?") and hypotheticals ("If we used X, would…?"); a question resting on a
+   fact of the user's own ("Since I'm vegan, what …?", :mod:`.premise`) yields that fact.
 6. **Clauses.** A sentence holding two statements is split ("X, so don't Y"; "200 ms for
    search and 500 ms for ingestion"; "API超时是30秒，离线时是60秒") and each clause is
    classified by its language's rules (``rules_en``, ``rules_cjk``). A clause whose
@@ -42,10 +43,12 @@ from memory_core.extraction import (
     irony,
     leads,
     opt_out,
+    premise,
     replacement,
     retraction,
     rules_cjk,
     rules_en,
+    shapes,
 )
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
@@ -750,6 +753,8 @@ class _Message:
             verdict = rules.proposal(c)
             if verdict:
                 self.out.append(_item(self.text, c, verdict, correction))
+        elif question and self._premise(sc, body, b, lang, correction):
+            return
         elif question:
             c = _build(sc, a, body, b, lang, question, toks=toks)
             subject = rules.question_subject(c) if lang == "en" else None
@@ -793,6 +798,21 @@ class _Message:
                 self._about(sc, a, topic, found)
             if self.noted and len(self.out) == found and self.speaker == "user":
                 self._note(sc, a, body, b, lang, toks, correction)
+
+    def _premise(self, sc: str, body: int, b: int, lang: str, correction: bool) -> bool:
+        """A question resting on a fact of the user's own ("Since I'm vegan, what should
+        I cook tonight?", :mod:`.premise`): read that clause as a statement in place of
+        the question; whether it stated something."""
+        span = premise.find(sc, body, b) if lang == "en" and self.speaker == "user" else None
+        if span is None:
+            return False
+        found = len(self.out)
+        self._statements(sc, span[0], span[0], span[1], lang, tokens(sc[span[0]:span[1]]),
+                         correction, None)
+        if any(i.kind in STATEMENT_KINDS for i in self.out[found:]):
+            return True
+        del self.out[found:]
+        return False
 
     def _note(self, sc: str, a: int, body: int, b: int, lang: str, toks: frozenset[str],
               correction: bool) -> None:
@@ -1138,6 +1158,11 @@ class _Message:
         """Append, giving a subjectless number the subject of the message's last item
         with a unit of the same dimension ("オフラインの場合は60秒です")."""
         previous = self.previous
+        if item.correction and item.subject and item.lang == "en" \
+                and item.kind in STATEMENT_KINDS and shapes.pronoun_value(item.text):
+            # "Typo: it's jon@example.com": the pronoun names no attribute; the value's
+            # shape finds what it revises (supersession.correction_target)
+            item = replace(item, subject=None)
         if item.subject is None and item.unit and previous and previous[1] == unit_class(item.unit):
             item = replace(item, subject=previous[0])
         if item.kind not in ("question", "task") and "`" in item.text:

@@ -15,7 +15,9 @@ everything about tennis" ("all about", "everything you know / I told you about",
 delete/erase/wipe; 忘掉关于网球的一切, 把关于X的事都忘了; テニスのことは全部忘れて) withdraws
 every statement of the user's that names it (``every``), not one. "Forget my phone
 number" and "Delete my address from your memory" withdraw the user's statement of that
-attribute (:data:`EN_FORGET_MINE`).
+attribute (:data:`EN_FORGET_MINE`), and so do "Delete the memory about my address" and
+the asked form "Can you delete the memory about my phone number?" (a polite request,
+:data:`_EN_POLITE`, is an order; "…, or keep it?" is a choice asked, no withdrawal).
 
 :func:`find` reads one sentence of the prepared scan and returns a :class:`Retraction`
 — the span of the phrase that names what is withdrawn — or ``None``. Only forms that
@@ -115,15 +117,28 @@ Jira": a statement of the user's own, named whole, withdrawn as something they s
 (never "Don't forget that I …": a reminder, not anchored at the clause start)."""
 _EN_MEMORY = (r"(?:from|out\s+of)\s+(?:(?:your|the|my)\s+)?(?:memory|memories|notes|records?"
               r"|profile)")
+_EN_MEMORY_OF = (r"(?:(?:the|any|your|that|this)\s+)?(?:memory|memories)\s+(?:(?:that\s+)?you\s+"
+                 r"(?:have|keep|kept|stored|saved|hold)\s+)?(?:about|of|on|regarding)\s+")
+"""The memory named as such before what it holds ("the memory about my phone number")."""
 EN_FORGET_MINE: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}(?:forget(?:\s+about)?|stop\s+remembering"
-    rf"|(?:delete|remove|erase|wipe|clear|drop|scrub)(?=\s+(?:my|our)\b{_EN_PHRASE}+?"
-    rf"\s+{_EN_MEMORY}))\s+(?P<what>(?:my|our)\s+(?!(?:earlier|previous|last|old|original)\b)"
+    rf"|(?:delete|remove|erase|wipe|clear|drop|scrub)(?=\s+{_EN_MEMORY_OF}(?:my|our)\b"
+    rf"|\s+(?:my|our)\b{_EN_PHRASE}+?\s+{_EN_MEMORY}))\s+(?:{_EN_MEMORY_OF})?"
+    rf"(?P<what>(?:my|our)\s+(?!(?:earlier|previous|last|old|original)\b)"
     rf"{_EN_PHRASE}+?)(?:\s+{_EN_MEMORY})?{_EN_END}", re.I)
 """"Forget my phone number", "Please delete my address from your memory": a value of
 the user's own named by its attribute, withdrawn as something they said. A verb that
 also acts on things ("Delete my branch", "Remove my SSH key") withdraws only with
-"from your memory / the notes / my profile"."""
+"from your memory / the notes / my profile", or with the memory named before the
+attribute ("Delete the memory about my address")."""
+_EN_POLITE: Final = re.compile(
+    rf"{_EN_LEAD}(?:(?:can|could|would|will)\s+you\s+(?:please\s+|just\s+)?"
+    r"|(?:please\s+)?(?:i'?d\s+like\s+you\s+to|i\s+want\s+you\s+to)\s+)", re.I)
+"""A withdrawal asked for ("Can you delete the memory about my phone number?", "I'd
+like you to forget my address"): an order said politely, its question mark no doubt."""
+_EN_ASKED_MARK: Final = re.compile(r"[\s?]*\?[\s?]*$")
+_EN_OR: Final = re.compile(r"\bor\b", re.I)
+"""A choice asked ("Can you forget my address or keep it?"): no withdrawal."""
 EN_DROP_RULE: Final = re.compile(
     rf"{_EN_LEAD}{_EN_ASK}{_EN_DROP}\s+(?P<what>{_EN_DETERMINER}{_EN_PHRASE}*?\b{_EN_RULE_NOUN}\b"
     rf"{_EN_AFTER_RULE}){_EN_END}", re.I)
@@ -281,22 +296,33 @@ _TAIL_PUNCT = frozenset(",;:-\u2014\u2013，,；;、。.!！")
 
 def _find_en(text: str) -> tuple[re.Match[str], str, bool] | None:
     found: tuple[re.Match[str], str, bool] | None = None
-    m = EN_FORGET_ALL.match(text) or EN_DROP_SAID.match(text) or EN_FORGET_THAT.match(text) \
-        or EN_FORGET_MINE.match(text)
+    polite = _EN_POLITE.match(text)
+    p = polite.end() if polite else 0
+    m = EN_FORGET_ALL.match(text, p) or EN_DROP_SAID.match(text, p) \
+        or EN_FORGET_THAT.match(text, p) or EN_FORGET_MINE.match(text, p)
     if m:
         found = m, "what", True
     else:
         for pattern in (EN_DROP_RULE, EN_NO_NEED, EN_NO_NEED_NOUN, EN_STOP, EN_NO_LONGER):
-            m = pattern.match(text)
+            m = pattern.match(text, p) if pattern in _ORDERS else (
+                None if polite else pattern.match(text))
             if m:
                 found = m, "what" if m.group("what") is not None else "what2", False
                 break
     if found is None or _EN_ONE_OFF.search(text, 0, found[0].end()):
         return None  # "Ignore the word limit for this answer": an exemption, no withdrawal
     m, group = found[0], found[1]
-    if _EN_ASKED.match(text, m.end()) or _EN_DB_CONSTRAINT.search(m.group(group)):
+    if polite and _EN_ASKED_MARK.match(text, m.end()) and not _EN_OR.search(m.group(group)):
+        pass  # "Can you forget my address?": asked for, not asked about
+    elif _EN_ASKED.match(text, m.end()):
+        return None
+    if _EN_DB_CONSTRAINT.search(m.group(group)):
         return None
     return found
+
+
+_ORDERS: Final = frozenset((EN_DROP_RULE,))
+"""The statement-shaped forms ("The limit no longer applies") are never asked for."""
 
 
 def _find_cjk(text: str, lang: str) -> tuple[re.Match[str], str, bool] | None:

@@ -401,6 +401,11 @@ def _habitual(c: Clause, obj: str) -> bool:
     return bool(_RECURRING.match(obj.strip())) and len(obj.split()) <= 4
 
 
+_GOING_TO = re.compile(r"(?:going|planning|about|hoping|aiming|scheduled|due|supposed)\s+to\s+"
+                       r"(?=[a-z])", re.I)
+"""A plan's auxiliary after "I'm" ("I'm going to learn Rust"): the key is what follows."""
+
+
 def _fact(core: str, c: Clause, first: str) -> Verdict | None:
     np_end, pred_start, verb = -1, -1, ""
     contraction = _PRONOUN_CONTRACTION.match(core) if "'" in first else None
@@ -444,8 +449,11 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
             # conversation, not the world
             return None
         phrase = pred if light else f"{verb} {pred}"
-        phrase = _LEADING_PREP.sub("", phrase)
-        subject = en_key(_PREPOSITION_SPLIT.split(phrase, maxsplit=1)[0],
+        going = _GOING_TO.match(phrase) if light else None
+        phrase = _LEADING_PREP.sub("", phrase[going.end():] if going else phrase)
+        # "I'm going to start at Initech": the plan is keyed as a dated one is
+        # (dated.plan): what is to be done, its place kept ("start initech")
+        subject = en_key(phrase if going else _PREPOSITION_SPLIT.split(phrase, maxsplit=1)[0],
                          action=True)
         role = None
         if verb.lower() in _USE_VERBS:

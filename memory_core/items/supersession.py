@@ -27,6 +27,7 @@ from memory_core.extraction.replacement import (
     speaker_lives,
     speaker_works,
 )
+from memory_core.extraction import shapes
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
@@ -623,6 +624,11 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             scope.tenant, scope.role, kinds, speaker, None, None, CORRECTION_SCAN)
             if speaker_works(row["text"] or "") and correction_conditions_agree(ex, row)),
             None)
+    shaped = shapes.pronoun_value(ex.text or "") if not ex.subject else None
+    if shaped is not None:
+        held, by_shape = _same_shape(items, scope, ex, kinds, speaker, *shaped)
+        if held:
+            return by_shape
     if getattr(ex, "replaces", None):
         replaced = _replaced_item(items, scope, ex, kinds, speaker)
         if replaced is not None or ex.subject != HOME:
@@ -761,6 +767,29 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     if found is None and not ex.subject and fallback is not None:
         return fallback  # "I meant 45 s", "Actually, it's 5434": the newest such value
     return found
+
+
+def _same_shape(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ...],
+                speaker: str, shape: str, value: str) -> tuple[bool, Any]:
+    """The item a correction that names no attribute revises by its value's shape
+    ("Typo: it's jon@example.com." after "My email is jon@exmaple.com."): the newest
+    item of the speaker's own (no other owner said) holding a value of ``shape``, the
+    one holding the value named after "not" first. ``(found, item)``: ``found`` is
+    false when no item holds that shape (the other rules then look)."""
+    named = [v for s, v in shapes.values(ex.text or "") if s == shape
+             and not shapes.same(v, value)]
+    first: Any = None
+    for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, None,
+                                           None, CORRECTION_SCAN):
+        held = [v for s, v in shapes.values(row["text"] or "") if s == shape]
+        if not held or owner(row["text"] or "") not in (None, ("self", "")):
+            continue
+        if not named:
+            return True, row
+        if any(shapes.same(v, n) for v in held for n in named):
+            return True, row
+        first = first if first is not None else row
+    return first is not None, first
 
 
 _LATIN_RUN = re.compile(r"[a-z0-9]+")
