@@ -1238,6 +1238,21 @@ def test_a_dislike_of_another_or_narrower_thing_leaves_the_liking(
                for r in rows(engine)), rows(engine)
 
 
+@pytest.mark.parametrize("said, then", [
+    # review rev8: the key leaves out numbers and "sometimes"; the liking stays current
+    ("I like Python.", "I don't like Python 2."),
+    ("I like Windows 11.", "I hate Windows 10."),
+    ("I love coding.", "I hate coding at 3am."),
+    ("I love my job.", "I hate my job sometimes."),
+    ("I enjoy running.", "I hate running at times."),
+])
+def test_a_dislike_of_another_version_or_now_and_then_supersedes_no_liking(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert [r["status"] for r in rows(engine)] == ["active", "active"], rows(engine)
+
+
 # -- a bare feeling denied takes back no stance that names what it is about ------------------
 async def test_a_denied_feeling_leaves_the_stance_it_does_not_name(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:

@@ -577,3 +577,55 @@ async def test_a_ping_before_message_start_still_hides_the_memory_call(gated: Ga
             message = await s.get_final_message()
     assert [b.type for b in message.content] == ["text"]
     assert message.content[0].text == "done" and len(upstream.received) == 2
+
+
+# -- review rev8: only a function call can be a memory call -------------------------------------
+# Since every call the client answers ends a round (72), an MCP approval request or any
+# other non-function item carrying a ``name`` reaches the loop; a remote MCP server's tool
+# may be called ``memory_grep`` (the proxy cannot rename what it never sees). Only a
+# ``function_call`` of ours is run and hidden; the approval goes to the client.
+APPROVAL_ITEM = {"type": "mcp_approval_request", "id": "mcpr_1", "server_label": "notes",
+                 "name": "memory_grep", "arguments": "{\"query\": \"x\"}"}
+MCP_TOOL = {"type": "mcp", "server_label": "notes", "server_url": "https://mcp.example/sse",
+            "require_approval": "always"}
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_an_mcp_approval_named_like_a_memory_tool_reaches_the_client(
+        gated: Gated, stream: bool) -> None:
+    upstream, proxy = gated
+    if stream:
+        upstream.answers.append(Scripted([_resp_events([APPROVAL_ITEM])]))
+    else:
+        whole = dict(orjson.loads(PLAIN_CALLS["/responses"]), output=[APPROVAL_ITEM])
+        upstream.answers.append(Scripted([orjson.dumps(whole)], headers=JSON))
+    async with openai.AsyncOpenAI(api_key=TEST_KEY, base_url=proxy.base_url,
+                                  max_retries=0) as client:
+        if stream:
+            events = [e async for e in await client.responses.create(
+                model="m", input="hello there", stream=True, tools=[MCP_TOOL])]
+            done = events[-1].response
+        else:
+            done = await client.responses.create(model="m", input="hello there",
+                                                 tools=[MCP_TOOL])
+    assert [(o.type, o.name) for o in done.output] == [("mcp_approval_request", "memory_grep")]
+    assert len(upstream.received) == 1, "no memory tool ran for the client's approval"
+
+
+@pytest.mark.parametrize("count, offered", [(127, 1), (129, 0)])
+@pytest.mark.parametrize("path", ["/chat/completions", "/responses"])
+async def test_a_client_memory_search_near_the_limit_keeps_names_unique(
+        gated: Gated, path: str, count: int, offered: int) -> None:
+    upstream, proxy = gated
+    upstream.answers.append(Scripted([FINAL[path]]))
+    mine = _many_tools(path, count)
+    if path == "/responses":
+        mine[0] = dict(mine[0], name="memory_grep")
+    else:
+        mine[0] = {"type": "function", "function": dict(mine[0]["function"], name="memory_grep")}
+    status, _, got = await _post(proxy, path, dict(MEMORY_CALLS[path][0], tools=mine))
+    assert (status, got) == (200, FINAL[path])
+    sent = upstream.received[0]["json"]["tools"]
+    names = [t.get("name") or t["function"]["name"] for t in sent]
+    assert sent[:count] == mine and len(sent) == count + offered
+    assert len(set(names)) == len(names), names

@@ -952,12 +952,21 @@ def settles(side: Any, correction_text: str) -> bool:
     return covered(side_terms, terms(correction_text)) >= 0.8
 
 
+_NUMBERED = re.compile(r"\w*\d[\w.]*")
+"""A word holding a digit ("10", "3am", "py3"): a version or time the key leaves out."""
+_NOW_AND_THEN = re.compile(r"\b(?:sometimes|at\s+times|occasionally|now\s+and\s+then"
+                           r"|from\s+time\s+to\s+time|on\s+occasion|some\s+days)\b")
+"""A feeling said to come and go: an occasional mood, not a turned taste."""
+
+
 def turned_liking(ex: Any, row: Any) -> int:
     """How a new preference turns a stored one of the same subject (the same key,
     spellings folded): ``-1`` a liking turned to a dislike ("I love sushi." → "I hate
     sushi.", "I can't stand sushi.", "I don't like sushi."), ``1`` a dislike turned to
     a liking, ``0`` no turn (same polarity, another kind, another or a narrower
-    subject: "I hate cold sushi" turns no "I love sushi"). Polarity is the
+    subject: "I hate cold sushi" turns no "I love sushi"; another number or version,
+    or a feeling that comes and goes: "I hate Windows 10" turns no "I like Windows 11",
+    "I hate my job sometimes" no "I love my job"). Polarity is the
     preference's ``negated`` flag (a dislike), read from the row's data."""
     if ex.kind != "preference" or row["kind"] != "preference" or not ex.subject \
             or not row["subject"] or fold(ex.subject) != fold(row["subject"]):
@@ -965,7 +974,13 @@ def turned_liking(ex: Any, row: Any) -> int:
     new, old = bool(getattr(ex, "negated", False)), bool(data_of(row).get("negated"))
     if new == old:
         return 0
-    return -1 if new else 1
+    if not new:
+        return 1
+    text, old_text = (ex.text or "").lower(), (row["text"] or "").lower()
+    if set(_NUMBERED.findall(text)) != set(_NUMBERED.findall(old_text)) \
+            or _NOW_AND_THEN.search(text):
+        return 0  # "I hate Windows 10" after "I like Windows 11"; "I hate my job sometimes"
+    return -1
 
 
 def more_specific(new_subject: str | None, old_subject: str | None) -> bool:

@@ -335,8 +335,11 @@ class ResponsesWire(WireAdapter):
                 if isinstance(i, dict) and i.get("type") in CLIENT_CALLS]
 
     def call_name(self, call: dict[str, Any]) -> str:
+        """A ``function_call``'s name; "" for any other call the client answers (a
+        ``custom_tool_call``, or an ``mcp_approval_request`` naming a remote MCP tool the
+        proxy never saw and could not rename): only a function call can be a memory call."""
         name = call.get("name")
-        return name if isinstance(name, str) else ""
+        return name if isinstance(name, str) and call.get("type") == "function_call" else ""
 
     def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
                       ) -> dict[str, Any]:
