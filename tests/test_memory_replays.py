@@ -2331,3 +2331,37 @@ async def test_a_will_plan_is_recalled_in_another_conversation(
     later = Agent(proxy, upstream, session="onboarding")
     await later.say(question)
     assert plan in (block_of(later.upstream_last_user()) or ""), later.upstream_last_user()
+
+
+# -- review rev8: look-alikes of the denial, change-order, withdrawal and give-up forms ---------
+@pytest.mark.parametrize("said, then", [
+    # a reason, a time or a place after the state: the bare denial takes it back
+    ("I'm vegan for ethical reasons.", "I'm not vegan."),
+    ("I'm busy on Friday.", "I'm not busy."),
+    ("I'm responsible for billing.", "I'm not responsible."),
+    # a complement by "in": both kept would say fluent and not fluent at once
+    ("I'm fluent in French.", "I'm not fluent."),
+])
+def test_a_bare_denial_takes_back_the_state_said_with_an_adjunct(engine: Engine, said: str,
+                                                                 then: str) -> None:
+    # before: any preposition after the adjective was read as naming a feeling's object
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+async def test_a_denied_state_said_with_a_reason_is_not_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="diet")
+    await first.say("I'm vegan for ethical reasons.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="update")
+    await second.say("I'm not vegan.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm vegan for ethical reasons.") == "superseded", texts
+    later = Agent(proxy, upstream, session="dinner")
+    await later.say("Am I vegan? What should I cook?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I'm vegan for ethical reasons." not in block, block
