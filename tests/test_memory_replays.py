@@ -2365,3 +2365,34 @@ async def test_a_denied_state_said_with_a_reason_is_not_in_another_conversations
     await later.say("Am I vegan? What should I cook?")
     block = block_of(later.upstream_last_user()) or ""
     assert "] I'm vegan for ethical reasons." not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    # another attribute than the one held ("color scheme" is no "color")
+    ("My favorite color is green.", "Change my favorite color scheme to dark."),
+    # an attribute or a value with a phrase of its own: an order about a layout
+    ("My name is Jon.", "Change my name in the header to Jonathan."),
+    ("My name is Jon.", "Set my name to bold in the template."),
+])
+def test_an_order_about_another_attribute_or_a_layout_revises_nothing(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+    assert all(r["supersedes"] is None for r in rows(engine)), rows(engine)
+
+
+async def test_a_name_set_in_bold_stays_the_name_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("My name is Jon.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="template")
+    await second.say("Set my name to bold in the template.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("My name is Jon.") == "active", texts
+    later = Agent(proxy, upstream, session="letter")
+    await later.say("What's my name?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] My name is Jon." in block, block
