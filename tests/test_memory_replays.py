@@ -2396,3 +2396,31 @@ async def test_a_name_set_in_bold_stays_the_name_in_another_conversations_block(
     await later.say("What's my name?")
     block = block_of(later.upstream_last_user()) or ""
     assert "] My name is Jon." in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm on a diet.", "Forget my diet, let's order pizza."),
+    ("My deadline is Friday.", "Forget my deadline, the client moved it."),
+    ("My name is Jon.", "Forget my name, what was the question again?"),
+])
+def test_forget_my_x_then_a_clause_withdraws_and_revises_nothing(
+        engine: Engine, said: str, then: str) -> None:
+    # before: retracted (or superseded by the whole sentence, "the client moved it")
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+    assert all(r["supersedes"] is None for r in rows(engine)), rows(engine)
+
+
+async def test_a_diet_set_aside_for_a_pizza_is_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="health")
+    await first.say("I'm on a diet.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="friday")
+    await second.say("Forget my diet, let's order pizza.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="week plan")
+    await later.say("Am I on a diet? Plan my meals.")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I'm on a diet." in block, block
