@@ -2424,3 +2424,32 @@ async def test_a_diet_set_aside_for_a_pizza_is_in_another_conversations_block(
     await later.say("Am I on a diet? Plan my meals.")
     block = block_of(later.upstream_last_user()) or ""
     assert "] I'm on a diet." in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm writing a novel.", "I abandoned my novel for a week but I'm back."),
+    ("I'm on a diet.", "I gave up on my diet for a month."),
+    ("I'm writing a novel.", "I gave up on my novel but picked it up again."),
+    ("We use Redis.", "We dropped Redis for a week."),
+])
+def test_a_give_up_for_a_while_or_taken_back_up_ends_nothing(engine: Engine, said: str,
+                                                             then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+async def test_a_novel_paused_for_a_week_is_current_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="writing")
+    await first.say("I'm writing a novel.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("I abandoned my novel for a week but I'm back.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm writing a novel.") == "active", texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What am I working on? Is it my novel?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I'm writing a novel." in block, block
