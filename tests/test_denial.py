@@ -65,6 +65,13 @@ def test_the_head_of_a_phrase_stops_at_its_qualifier(phrase: str, words: tuple[s
     ("I'm not worried.", "I am worried about the launch.", "en", False),
     ("I'm not tired of my job anymore.", "I'm tired of my job.", "en", True),
     ("I'm not a fan.", "I'm a fan of jazz.", "en", True),  # a noun: the fan is denied
+    # a reason, a time or a place after the state is no object of a feeling: the
+    # bare denial takes the state back (review rev8)
+    ("I'm not vegan.", "I'm vegan for ethical reasons.", "en", True),
+    ("I'm not busy.", "I'm busy on Friday.", "en", True),
+    ("I'm not busy.", "I'm busy at 3pm.", "en", True),
+    ("I'm not tired.", "I'm tired since Monday.", "en", True),
+    ("I'm not fluent.", "I'm fluent in French.", "en", True),  # kept consistent
     ("I don't have a dog.", "I don't have a dog named Rex.", "en", False),  # negated too
     ("我从来没养过狗。", "我养了一只狗，叫Rex。", "zh", True),
     ("我没有狗。", "我有狗粮。", "zh", False),

@@ -2331,3 +2331,125 @@ async def test_a_will_plan_is_recalled_in_another_conversation(
     later = Agent(proxy, upstream, session="onboarding")
     await later.say(question)
     assert plan in (block_of(later.upstream_last_user()) or ""), later.upstream_last_user()
+
+
+# -- review rev8: look-alikes of the denial, change-order, withdrawal and give-up forms ---------
+@pytest.mark.parametrize("said, then", [
+    # a reason, a time or a place after the state: the bare denial takes it back
+    ("I'm vegan for ethical reasons.", "I'm not vegan."),
+    ("I'm busy on Friday.", "I'm not busy."),
+    ("I'm responsible for billing.", "I'm not responsible."),
+    # a complement by "in": both kept would say fluent and not fluent at once
+    ("I'm fluent in French.", "I'm not fluent."),
+])
+def test_a_bare_denial_takes_back_the_state_said_with_an_adjunct(engine: Engine, said: str,
+                                                                 then: str) -> None:
+    # before: any preposition after the adjective was read as naming a feeling's object
+    put(engine, said)
+    put(engine, then)
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+async def test_a_denied_state_said_with_a_reason_is_not_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="diet")
+    await first.say("I'm vegan for ethical reasons.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="update")
+    await second.say("I'm not vegan.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm vegan for ethical reasons.") == "superseded", texts
+    later = Agent(proxy, upstream, session="dinner")
+    await later.say("Am I vegan? What should I cook?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I'm vegan for ethical reasons." not in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    # another attribute than the one held ("color scheme" is no "color")
+    ("My favorite color is green.", "Change my favorite color scheme to dark."),
+    # an attribute or a value with a phrase of its own: an order about a layout
+    ("My name is Jon.", "Change my name in the header to Jonathan."),
+    ("My name is Jon.", "Set my name to bold in the template."),
+])
+def test_an_order_about_another_attribute_or_a_layout_revises_nothing(
+        engine: Engine, said: str, then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+    assert all(r["supersedes"] is None for r in rows(engine)), rows(engine)
+
+
+async def test_a_name_set_in_bold_stays_the_name_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("My name is Jon.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="template")
+    await second.say("Set my name to bold in the template.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("My name is Jon.") == "active", texts
+    later = Agent(proxy, upstream, session="letter")
+    await later.say("What's my name?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] My name is Jon." in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm on a diet.", "Forget my diet, let's order pizza."),
+    ("My deadline is Friday.", "Forget my deadline, the client moved it."),
+    ("My name is Jon.", "Forget my name, what was the question again?"),
+])
+def test_forget_my_x_then_a_clause_withdraws_and_revises_nothing(
+        engine: Engine, said: str, then: str) -> None:
+    # before: retracted (or superseded by the whole sentence, "the client moved it")
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+    assert all(r["supersedes"] is None for r in rows(engine)), rows(engine)
+
+
+async def test_a_diet_set_aside_for_a_pizza_is_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="health")
+    await first.say("I'm on a diet.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="friday")
+    await second.say("Forget my diet, let's order pizza.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="week plan")
+    await later.say("Am I on a diet? Plan my meals.")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I'm on a diet." in block, block
+
+
+@pytest.mark.parametrize("said, then", [
+    ("I'm writing a novel.", "I abandoned my novel for a week but I'm back."),
+    ("I'm on a diet.", "I gave up on my diet for a month."),
+    ("I'm writing a novel.", "I gave up on my novel but picked it up again."),
+    ("We use Redis.", "We dropped Redis for a week."),
+])
+def test_a_give_up_for_a_while_or_taken_back_up_ends_nothing(engine: Engine, said: str,
+                                                             then: str) -> None:
+    put(engine, said)
+    put(engine, then)
+    assert rows(engine)[0]["status"] == "active", rows(engine)
+
+
+async def test_a_novel_paused_for_a_week_is_current_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="writing")
+    await first.say("I'm writing a novel.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="news")
+    await second.say("I abandoned my novel for a week but I'm back.")
+    await proxy.settle()
+    texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
+    assert texts.get("I'm writing a novel.") == "active", texts
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What am I working on? Is it my novel?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I'm writing a novel." in block, block

@@ -27,6 +27,7 @@ WITHDRAWN = [  # (message, the phrase naming what is withdrawn)
     ("Okay, never mind the word limit.", "the word limit"),
     ("Ignore what I said about British English.", "British English"),
     ("Please disregard my earlier instruction about emojis.", "emojis"),
+    ("Forget my address, please.", "my address"),  # a courtesy after it, no clause
     ("Drop the JSON requirement.", "the JSON requirement"),
     ("Forget about the naming convention.", "the naming convention"),
     ("The emoji rule no longer applies.", "The emoji rule"),
@@ -85,6 +86,10 @@ NOT_WITHDRAWN = [
     "Ignore the 200-word limit, unless I ask for a summary.",
     "算了，不用修改代码了。",  # never mind changing the code: the task at hand
     "把users表的约束去掉吧。",  # drop the users table's constraint: schema work
+    # "forget my X" with a clause after it sets X aside for the talk at hand (review rev8)
+    "Forget my diet, let's order pizza.",
+    "Forget my deadline, the client moved it.",
+    "Forget my name, what was the question again?",
 ]
 
 

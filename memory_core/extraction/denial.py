@@ -167,22 +167,35 @@ _CJK_FOLLOW: Final = re.compile(
 _CJK_MEASURE: Final = re.compile(r"[一两二三四五六七八九十几]?[只条个位头匹]")
 
 
-_EN_STANCE: Final = frozenset(("of", "about", "with", "at", "in", "on", "for"))
-"""Prepositions by which an adjective names what a feeling or stance is about ("tired
-of my job", "worried about the launch", "interested in AI", "good at chess"); not "to"
-("married to Anna" is the state itself)."""
+_EN_STANCE: Final = frozenset(("of", "about", "with", "at"))
+"""Prepositions by which a feeling or attitude adjective names what it is about ("tired
+of my job", "afraid of dogs", "worried about the launch", "happy with the team", "angry
+at Tom", "good at chess"): the feeling is one thing, the bare state ("I'm not tired")
+another, and both may hold. Not "to" ("married to Anna" is the state itself), nor the
+prepositions that usually add a reason, a time or a place ("vegan for ethical reasons",
+"busy on Friday", "based in Berlin", "tired since Monday"): the state holds whatever
+they add, so its bare denial takes it back. "in" also gives some adjectives their
+complement ("fluent in French", "interested in AI"); "I'm not fluent" is then read as
+taking back "I'm fluent in French" too, since an agent that kept both would hold the
+speaker fluent and not fluent at once, while a fluency taken back wrongly is restated
+at the next mention."""
+
+
+_EN_TOKEN: Final = re.compile(r"[a-z0-9]+(?:'[a-z]+)?", re.I)
 
 
 def _stance_left_out(denial: Denial, rest: str) -> bool:
     """Whether a stored "be" fact's bare adjective ("I'm tired of my job": no article
     or preposition before it) goes on to name what it is about (:data:`_EN_STANCE`)
     while the denial ("I'm not tired.") names the adjective alone: the denial speaks of
-    the bare state, not of the stance, and takes nothing back."""
+    the bare state, not of the stance, and takes nothing back. A number after the
+    preposition is a time ("busy at 3pm"), no object of a feeling."""
     if denial.verb != "be":
         return False
-    words = [w.lower() for w in _EN_WORD.findall(rest)]
+    words = [w.lower() for w in _EN_TOKEN.findall(rest)]
     words = [w for w in words if w not in _EN_FILLER]
-    if len(words) < 2 or words[0] in _EN_SKIP or words[1] not in _EN_STANCE:
+    if len(words) < 3 or words[0] in _EN_SKIP or words[1] not in _EN_STANCE \
+            or words[2][0].isdigit():
         return False
     said = [w.lower() for w in _EN_WORD.findall(denial.what) if w.lower() not in _EN_FILLER]
     return len(said) == 1

@@ -90,8 +90,15 @@ a source's words ("Here is the page I found:", ``material``) is masked before th
 # Corrections (DESIGN §5, the issue's list, and how people retract in chat). Weak cues
 # ("no", "wait") count only when punctuation follows: "No emojis" is a rule, "No, it's
 # 45" a correction.
+_EN_PREP = (r"(?:to|in|on|at|for|of|with|by|from|into|onto|via|per|about|under|across"
+            r"|between|during|without|through|within|as|like)(?![\w'-])")
 _EN_EDIT = (r"(?:(?:please\s+)?(?:change|set)|please\s+update)"
-            r"(?=\s+(?:my|our)\s+[^,;.!?]{1,40}?\s+to\s+\S)")
+            r"(?=\s+(?:my|our)(?:\s+(?!" + _EN_PREP + r")[\w'-]+){1,5}\s+to"
+            r"(?:\s+(?!" + _EN_PREP + r")[^\s,;!?]*[^\s,;.!?]){1,6}\s*[.!?]*\s*$)")
+"""The order's whole shape: my/our, an attribute of up to five words with no preposition
+in it, "to", then a plain value of up to six words ending the sentence. A preposition on
+either side ("my name in the header", "to bold in the template") or a clause after the
+value makes it an order about something else, and no edit."""
 EN_CORRECTION = Lead(en(
     r"^(?:(?:" + alt("actually|correction|update|scratch that|i meant|i mean|to correct myself"
                      "|let me correct that|let me correct myself|i was wrong|i got that wrong"
@@ -106,8 +113,9 @@ EN_CORRECTION = Lead(en(
 EN_EDIT_ORDER = en("^" + _EN_EDIT)
 """An order to change a value the speaker holds: "Change my favourite colour to blue",
 "Please update my address to 12 Oak Street", "Set our deploy day to Thursday". Read as a
-correction of "my <attribute>"; stored only where it replaces an earlier statement
-(``Extracted.edit``), since "Change my function to async" is an order about code."""
+correction of "my <attribute>"; stored only where it replaces an earlier statement of
+that very key (``Extracted.edit``), since "Change my function to async" is an order
+about code and "Change my favourite colour scheme to dark" names no "colour"."""
 # An ordinal label leading a sentence: "Run 39:", "Step 3 -", "#12:", "3)", "Phase 2",
 # "第3步", "步骤2", "ステップ3", "手順2". The number names a sibling in a series. Besides
 # the words above, any word that a number and a colon follow names one ("Shard 3:", and

@@ -73,7 +73,7 @@ class Extracted:
     a fact recalled in any conversation where it matches, never a standing line.
     ``edit`` marks an order to change a value the speaker holds ("Change my favourite
     colour to blue"; :data:`memory_core.extraction.lexicon.EN_EDIT_ORDER`): a
-    correction, stored only where it replaces an earlier statement.
+    correction, stored only where it replaces an earlier statement of the same key.
     A ``retraction`` ("Forget the 200-word limit"; :mod:`memory_core.extraction.retraction`)
     names what it withdraws in ``replaces``, as written; ``said`` marks one that names it
     as something the user said ("what I said about British English"), which may be any

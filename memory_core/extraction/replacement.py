@@ -227,6 +227,9 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
             role = _attribute(what)
         if new and not _name_like(new):
             role, new = key(new, "en"), ""  # "dropped Redis for caching": a purpose
+        after = m.string[m.start("old") if g.get("old") else m.end():]
+        if _FOR_A_TIME.search(after) or _RESUMED.search(after):
+            return None  # "I abandoned my novel for a week but I'm back": a pause, no end
         given_up = _GIVEN_UP.match(m.group(0)) and actor(seg) == "self"
         own = _OWN_UNDERTAKING.fullmatch(old) if given_up and not new and not what else None
         if own:
@@ -261,6 +264,9 @@ _GIVEN_UP = re.compile(r"(?:abandoned|ditched|gave\s+up(?:\s+on)?)\s", re.I)
 _OWN_UNDERTAKING = re.compile(r"(?:my|our)\s+(?P<thing>[a-z][a-z-]+(?:\s+[a-z][a-z-]+)?)")
 """The speaker's own undertaking, one or two lower-case words ("my novel", "our garden
 project"): a name would be read as one already."""
+_RESUMED = re.compile(r"\bbut\b[^.;!?]*\b(?:back|again|resumed)\b", re.I)
+"""A contrast that tells of a return ("… but I'm back", "… but picked it up again"): the
+thing given up goes on."""
 _POSSESSED = re.compile(r"^(?:my|our)\s", re.I)
 _CANCELLED = re.compile(r"\b(?:cancell?ed|called\s+off)\b", re.I)
 _LEFT = re.compile(r"\s*(?:left|quit)\s", re.I)

@@ -115,6 +115,12 @@ EN_FORGET_THAT: Final = re.compile(
 """"Forget that I live in Berlin", "Please forget about the fact that my team uses
 Jira": a statement of the user's own, named whole, withdrawn as something they said
 (never "Don't forget that I …": a reminder, not anchored at the clause start)."""
+_EN_WHOLE = (r"(?=\s*(?:[,;\u2014\u2013-]\s*(?:please|thanks|thank\s+you)\b\W*$"
+             r"|[.!?]*\s*$))")
+"""The end of a withdrawal that is the whole sentence, a courtesy at most after it
+("Forget my address, please."); a clause after a comma ("Forget my diet, let's order
+pizza", "Forget my deadline, the client moved it") dismisses the thing for the talk at
+hand and withdraws nothing."""
 _EN_MEMORY = (r"(?:from|out\s+of)\s+(?:(?:your|the|my)\s+)?(?:memory|memories|notes|records?"
               r"|profile)")
 _EN_MEMORY_OF = (r"(?:(?:the|any|your|that|this)\s+)?(?:memory|memories)\s+(?:(?:that\s+)?you\s+"
@@ -125,12 +131,13 @@ EN_FORGET_MINE: Final = re.compile(
     rf"|(?:delete|remove|erase|wipe|clear|drop|scrub)(?=\s+{_EN_MEMORY_OF}(?:my|our)\b"
     rf"|\s+(?:my|our)\b{_EN_PHRASE}+?\s+{_EN_MEMORY}))\s+(?:{_EN_MEMORY_OF})?"
     rf"(?P<what>(?:my|our)\s+(?!(?:earlier|previous|last|old|original)\b)"
-    rf"{_EN_PHRASE}+?)(?:\s+{_EN_MEMORY})?{_EN_END}", re.I)
+    rf"{_EN_PHRASE}+?)(?:\s+{_EN_MEMORY})?{_EN_WHOLE}", re.I)
 """"Forget my phone number", "Please delete my address from your memory": a value of
 the user's own named by its attribute, withdrawn as something they said. A verb that
 also acts on things ("Delete my branch", "Remove my SSH key") withdraws only with
 "from your memory / the notes / my profile", or with the memory named before the
-attribute ("Delete the memory about my address")."""
+attribute ("Delete the memory about my address"). The withdrawal is the whole sentence
+(:data:`_EN_WHOLE`): "Forget my diet, let's order pizza" sets the diet aside for now."""
 _EN_POLITE: Final = re.compile(
     rf"{_EN_LEAD}(?:(?:can|could|would|will)\s+you\s+(?:please\s+|just\s+)?"
     r"|(?:please\s+)?(?:i'?d\s+like\s+you\s+to|i\s+want\s+you\s+to)\s+)", re.I)

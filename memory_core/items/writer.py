@@ -355,8 +355,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     turned = False  # a liking turned to a dislike (supersession.turned_liking)
     if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
-        if old is None and getattr(ex, "edit", False):
-            return None  # "Change my function to async": an order about work, no value held
+        if getattr(ex, "edit", False) and (old is None or old["subject"] != ex.subject):
+            # "Change my function to async": an order about work, no value held; "Change
+            # my favourite colour scheme to dark" names another attribute than "colour"
+            return None
     elif kind in comparable and ex.subject:
         decided = False  # the newest statement of the subject compared
         after = 0  # candidates read since, for older guesses it may answer
