@@ -483,9 +483,10 @@ class CaptureJobs:
                     ticket = CaptureTicket(scope=scope, request_id=rid, zone=zone)
                     result = rec.get("result")
                     if isinstance(result, dict):
-                        ticket.result = CaptureResult(**{
+                        fields: dict[str, Any] = {
                             k: tuple(v) if isinstance(v, list) else v
-                            for k, v in result.items()})
+                            for k, v in result.items()}
+                        ticket.result = CaptureResult(**fields)
                 self.capture_response(
                     ticket, rec["choices"], dict(rec["event"], replayed="capture-journal"),
                     rec.get("hidden"), rec.get("view"), journal=False).result()
