@@ -445,8 +445,13 @@ class CaptureJobs:
             urgent=True)
         book = self.journal
         if book is not None and journal:
-            token = book.append(
-                _journal_record(ticket, choices, event, hidden_rounds, upstream_view))
+            try:
+                token = book.append(
+                    _journal_record(ticket, choices, event, hidden_rounds, upstream_view))
+            except Exception as exc:  # noqa: BLE001 - not journaled: the caller waits
+                log.warning("could not journal the answer of request %s: %r",
+                            ticket.request_id, exc)
+                token = None
             if token is not None:
                 ticket.journaled = True
                 fut.add_done_callback(lambda _: book.done(token))
