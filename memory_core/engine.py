@@ -35,7 +35,7 @@ from memory_core.assembly.block import (
     quote_search,
 )
 from memory_core.assembly.budget import ContextLimits, MessageCounts
-from memory_core.capture import evidence
+from memory_core.capture import evidence, journal
 from memory_core.capture.jobs import CaptureJobs
 from memory_core.capture.message_facts import MessageFacts
 from memory_core.compaction import compressor
@@ -135,11 +135,29 @@ class Engine:
         self.captures = CaptureJobs(self.store, self.config, self._spliced,
                                     self._extract_worker)
         """Capture and extraction jobs (:mod:`memory_core.capture.jobs`)."""
+        if self.config.enabled and self.config.capture_journal:
+            self._open_journal()
         self.compactor = Compactor(self.store, self.config, self._message_facts,
                                    self._nodes_on_path, self._node_written)
         """When compaction runs (:mod:`memory_core.compaction.scheduler`)."""
 
     # -- capture (writes: memory_core.capture.jobs) ----------------------------------
+    def _open_journal(self) -> None:
+        """Replay the capture journals a crashed process left in ``data_dir``, then
+        start this process's (:mod:`memory_core.capture.journal`); without one
+        (it could not be created: logged) answers wait for their commit."""
+        folder = self.data_dir / journal.DIRECTORY
+        for path, records in journal.orphans(folder):
+            replayed = self.captures.replay(records)
+            if replayed:
+                log.warning("replayed %d answer(s) from capture journal %s", replayed,
+                            path.name)
+            path.unlink(missing_ok=True)
+        try:
+            self.captures.journal = journal.CaptureJournal(folder)
+        except OSError as exc:
+            log.warning("no capture journal (%r): answers wait for their commit", exc)
+
     def capture_request(
         self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any],
         zone: str | None = None, *, extract_after_answer: bool = False,
@@ -612,6 +630,8 @@ class Engine:
             self.store.flush()
         except Exception:  # noqa: BLE001 - closing anyway
             log.exception("flush on close failed")
+        if self.captures.journal is not None:
+            self.captures.journal.close()
         if self.search is not None:
             self.store.after_commit = None
             self.store.before_checkpoint = None

@@ -75,3 +75,10 @@ class CaptureTicket:
     after_answer: list[int] | None = None
     """Ids of the request's messages whose extraction waits for the answer's commit
     (a request captured with ``extract_after_answer``); ``None``: none wait."""
+    pending: tuple[list[Any], dict[str, Any]] | None = None
+    """The request's ``(messages, event)`` while its capture has not committed (the
+    capture journal writes them with the answer, :mod:`memory_core.capture.journal`);
+    ``None`` once it has, or without a journal."""
+    journaled: bool = False
+    """The answer's capture was written to the capture journal when queued: it
+    survives a crash before its commit (nothing need wait for that commit)."""

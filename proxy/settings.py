@@ -137,6 +137,7 @@ class CaptureSettings:
     redact_secrets: bool = _memory("redact_secrets")
     redact_identity_numbers: bool = _memory("redact_identity_numbers")
     response_wait_seconds: float = field(default=2.0, metadata=rng(0, 30))
+    journal: bool = _memory("capture_journal")
     keep_forwarded_requests: int = field(default=200, metadata=rng(0, 100_000))
     forwarded_body_max_kib: int = field(default=4096, metadata=rng(1, 1_048_576))
     timezone: str = _memory("timezone")
@@ -379,6 +380,7 @@ class Settings:
         return MemoryConfig(
             enabled=self.capture.enabled,
             store_raw_json=self.capture.store_raw_json,
+            capture_journal=self.capture.journal,
             redact_secrets=self.capture.redact_secrets,
             redact_identity_numbers=self.capture.redact_identity_numbers,
             extract=inj.extract,

@@ -702,14 +702,17 @@ def test_remembered_paths_give_the_same_ids_as_the_walk(engine: Any) -> None:
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
 async def test_an_answer_is_stored_before_the_client_has_all_of_it(
         upstream: FakeUpstream, tmp_path: Path, tools: bool, stream: bool) -> None:
-    """With ``capture.response_wait_seconds`` set (default 2 s; at 0 the answer is only
-    queued before the end), the moment the SDK returns a whole answer (``[DONE]``
-    read, or the JSON body ended), the answer is already committed: no settling,
-    no background wait. A crash right after cannot lose what the client holds."""
+    """Without the capture journal and with ``capture.response_wait_seconds`` set
+    (default 2 s; at 0 the answer is only queued before the end), the moment the SDK
+    returns a whole answer (``[DONE]`` read, or the JSON body ended), the answer is
+    already committed: no settling, no background wait. A crash right after cannot
+    lose what the client holds (with the journal, the default, it is replayed
+    instead: tests/test_capture_journal.py)."""
     from tests.conftest import start_proxy
 
     proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": tools},
-                              injection=NO_INJECTION, capture={"response_wait_seconds": 2.0})
+                              injection=NO_INJECTION,
+                              capture={"response_wait_seconds": 2.0, "journal": False})
     client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=REAL_KEY, max_retries=0)
     try:
         upstream.push(Reply(content="Stored before you saw the end.", piece=4))

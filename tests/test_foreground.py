@@ -361,3 +361,51 @@ def test_a_memory_off_requests_extraction_waits_for_the_requests_in_flight(
             assert sql_read(engine, pending) == []
     finally:
         engine.close()
+
+
+def test_a_request_counts_in_flight_for_a_quiet_period_after_it_ends() -> None:
+    """Background work does not start in the gap between one request's end and an
+    agent's next request: the request counts in flight for ``quiet`` seconds more
+    (the index workers and the writer's held jobs), critical holds do not."""
+    fg = Foreground(quiet=0.5)
+    with fg.hold_request():
+        pass
+    assert fg.in_flight and not fg.busy
+    assert fg.wait_clear(0, requests=True) is False
+    assert fg.wait_clear(0)  # compaction and checkpoints: clear at once
+    started = time.monotonic()
+    assert fg.wait_clear(30, requests=True)  # woken by the period's end, not a hold's
+    assert 0.4 <= time.monotonic() - started < 10
+    assert not fg.in_flight
+
+
+def test_a_held_extraction_starts_once_the_quiet_period_is_over(tmp_path: Path) -> None:
+    """The writer looks again at a job that gives way when the quiet period after
+    the last request ends (nothing wakes it then): the extraction a memory-off
+    answer queued starts then, not while it is quiet, and not only after its whole
+    budget (``search.foreground_wait_ms``, 60 s here)."""
+    said = {"role": "user", "content": "Keep in mind: the staging database runs on port"
+            " 5433."}
+
+    def pending(c: Any) -> list[int]:
+        return [r[0] for r in c.execute("SELECT message_id FROM extraction_queue")]
+
+    engine = Engine(tmp_path)
+    svc = open_service(tmp_path, engine, foreground_wait_ms=60_000)
+    engine.attach_search(svc, start=False)
+    svc.indexer.foreground.quiet = 2.0
+    try:
+        with engine.in_flight():
+            ticket, fut = engine.capture_request(A, "q1", [said], {},
+                                                 extract_after_answer=True)
+            fut.result(5)
+            engine.capture_response(ticket, [{"role": "assistant", "content": "ok"}],
+                                    {}).result(5)
+        ended = time.monotonic()
+        assert len(sql_read(engine, pending)) == 2  # quiet: held
+        while sql_read(engine, pending) and time.monotonic() - ended < 20:
+            time.sleep(0.02)
+        assert sql_read(engine, pending) == []
+        assert 1.5 <= time.monotonic() - ended < 8
+    finally:
+        engine.close()

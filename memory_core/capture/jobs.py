@@ -11,6 +11,7 @@ queues its message for a retry and never loses the evidence it was reading.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import threading
@@ -20,6 +21,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from memory_core.capture import delegated, evidence
+from memory_core.capture.journal import CaptureJournal
 from memory_core.capture.redact import redact_text
 from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
@@ -114,7 +116,9 @@ class CaptureJobs:
     the client never saw); an answer captured with an ``upstream_view`` joins it.
     ``worker``: extracts the messages a capture queues for a later writer job in a
     child process meanwhile (``MemoryConfig.extract_worker``,
-    :mod:`memory_core.extraction.worker`); ``None``: the job extracts in process."""
+    :mod:`memory_core.extraction.worker`); ``None``: the job extracts in process.
+    :attr:`journal`: where answers are journaled as they are queued (set by the
+    engine, :mod:`memory_core.capture.journal`); ``None``: not journaled."""
 
     def __init__(self, store: EngineStore, config: MemoryConfig, spliced: set[int],
                  worker: ExtractWorker | None = None) -> None:
@@ -126,6 +130,7 @@ class CaptureJobs:
         self._chain_keys = ChainKeyCache()
         self._path_ids = evidence.PathIdCache()
         self._captures = 0
+        self.journal: CaptureJournal | None = None
 
     def capture_request(
         self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any],
@@ -150,6 +155,8 @@ class CaptureJobs:
         deferred: list[int] = []
         if extract_after_answer:
             ticket.after_answer = deferred  # filled by the job; read by the answer's
+        if self.journal is not None:
+            ticket.pending = (messages, event)  # journaled with the answer until committed
         # Urgent (the request may wait for it): ahead of the background writes
         # queued before it, except its persona's extraction jobs, which go ahead
         # with it (its own extraction then stores items in message order).
@@ -165,6 +172,7 @@ class CaptureJobs:
                     self.store.write_tx(self._extract_pending, message_id, order_key=order,
                                         gives_way=True)
             if not done.cancelled() and done.exception() is None:
+                ticket.pending = None  # committed: the answer's journal line needs no copy
                 res = done.result()
                 if res.head_key and res.message_ids:
                     self._path_ids.put(scope, res.head_key, res.path)
@@ -405,7 +413,7 @@ class CaptureJobs:
         choices: list[Any],
         event: dict[str, Any],
         hidden_rounds: list[Any] | None = None,
-        upstream_view: list[Any] | None = None,
+        upstream_view: list[Any] | None = None, *, journal: bool = True,
     ) -> Future[list[int]]:
         """Queue the capture of the assistant messages of a response (one per choice).
 
@@ -425,12 +433,73 @@ class CaptureJobs:
         the writer takes the interpreter for it), at most ``search.foreground_wait_ms``;
         the persona's next capture takes it ahead (its order key) when it is still
         queued then.
+
+        With :attr:`journal` (and ``journal``), the capture is also written to the
+        journal file before this returns (``ticket.journaled`` then true: it
+        survives a crash before the commit, and is replayed on the next open).
         """
-        return self.store.write_tx(
+        fut = self.store.write_tx(
             self._capture_response_job, ticket, choices, event, hidden_rounds,
             upstream_view, then=functools.partial(self._queue_extraction,
                                                   persona_order(ticket.scope), ticket),
             urgent=True)
+        book = self.journal
+        if book is not None and journal:
+            try:
+                token = book.append(
+                    _journal_record(ticket, choices, event, hidden_rounds, upstream_view))
+            except Exception as exc:  # noqa: BLE001 - not journaled: the caller waits
+                log.warning("could not journal the answer of request %s: %r",
+                            ticket.request_id, exc)
+                token = None
+            if token is not None:
+                ticket.journaled = True
+                fut.add_done_callback(lambda _: book.done(token))
+        return fut
+
+    def replay(self, records: list[dict[str, Any]]) -> int:
+        """Store the journaled answers (:mod:`memory_core.capture.journal`) whose
+        ``response`` event the store lacks (their commit never came), each with its
+        request's capture when the line holds it (its messages then match what is
+        stored, by prefix; the ``request`` event is written again, marked
+        ``"replayed": "capture-journal"``, as is the answer's), in order, waiting
+        for each commit; the number stored. A line that fails is logged and
+        skipped."""
+        stored = 0
+        for rec in records:
+            try:
+                scope = Scope(*rec["scope"])
+                rid = str(rec["rid"])
+
+                def committed(tx: Tx, rid: str = rid, tenant: str = scope.tenant) -> bool:
+                    return any(e["kind"] == "response"
+                               for e in tx.forwarded.request_events(rid, tenant))
+
+                if self.store.read_tx(committed):
+                    continue
+                zone = str(rec.get("zone") or "")
+                request = rec.get("request")
+                if isinstance(request, dict):
+                    ticket, fut = self.capture_request(
+                        scope, rid, request["messages"],
+                        dict(request["event"], replayed="capture-journal"), zone)
+                    fut.result()
+                else:
+                    ticket = CaptureTicket(scope=scope, request_id=rid, zone=zone)
+                    result = rec.get("result")
+                    if isinstance(result, dict):
+                        fields: dict[str, Any] = {
+                            k: tuple(v) if isinstance(v, list) else v
+                            for k, v in result.items()}
+                        ticket.result = CaptureResult(**fields)
+                self.capture_response(
+                    ticket, rec["choices"], dict(rec["event"], replayed="capture-journal"),
+                    rec.get("hidden"), rec.get("view"), journal=False).result()
+                stored += 1
+            except Exception as exc:  # noqa: BLE001 - the rest are still replayed
+                log.error("replaying a capture journal line (request %s) failed: %r",
+                          rec.get("rid"), exc)
+        return stored
 
     def _queue_extraction(self, order: Hashable, ticket: CaptureTicket,
                           ids: list[int]) -> None:
@@ -505,6 +574,27 @@ class CaptureJobs:
             except Exception as exc:  # noqa: BLE001 - fail open: nothing is lost
                 log.warning("restoring items on the path of message %s failed: %r",
                             message_id, exc)
+
+
+def _journal_record(ticket: CaptureTicket, choices: list[Any], event: dict[str, Any],
+                    hidden: list[Any] | None, view: list[Any] | None) -> dict[str, Any]:
+    """An answer's journal line: what :meth:`CaptureJobs.replay` needs to store it,
+    with the request's messages while their capture has not committed, else that
+    capture's result (the stored ids the answer hangs from)."""
+    scope = ticket.scope
+    record: dict[str, Any] = {
+        "rid": ticket.request_id, "scope": [scope.tenant, scope.role, scope.session],
+        "zone": ticket.zone, "choices": choices, "event": event}
+    if hidden:
+        record["hidden"] = hidden
+    if view is not None:
+        record["view"] = view
+    pending = ticket.pending
+    if pending is not None:
+        record["request"] = {"messages": pending[0], "event": pending[1]}
+    elif ticket.result is not None:
+        record["result"] = dataclasses.asdict(ticket.result)
+    return record
 
 
 def _queued_text(row: dict[str, Any]) -> str:

@@ -23,6 +23,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+REQUEST_QUIET_SECONDS = 0.02
+"""How long after the last request in flight ends the background still counts it in
+flight (:attr:`Foreground.in_flight`, ``wait_clear(requests=True)``): an agent's
+next request often follows its answer within a millisecond (a tool call run
+locally, a client's retry, back-to-back sub-requests), and background work started
+in that gap (an extraction, an indexing step: milliseconds of interpreter time
+that cannot be cut) is what the next request then waits for. Background work is
+delayed by this much after a burst; within ``search.foreground_wait_ms`` as ever."""
+
 
 class Foreground:
     """Counters of open holds and a condition to wait for none; thread-safe.
@@ -41,7 +50,11 @@ class Foreground:
     (shutdown).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, quiet: float = 0.0) -> None:
+        self.quiet = max(0.0, quiet)
+        """Seconds after the last request's end that still count as in flight
+        (:data:`REQUEST_QUIET_SECONDS` for the indexer's; 0 by default)."""
+        self._ended = -float("inf")  # time.monotonic() when the last request ended
         self._open = 0
         self._requests = 0
         self._closed = False
@@ -75,6 +88,8 @@ class Foreground:
                 if not left:
                     self._cond.notify_all()
                 clear = not self._open and not self._requests
+                if clear:
+                    self._ended = time.monotonic()
             if clear:
                 for fn in self._watchers:
                     fn()
@@ -86,8 +101,10 @@ class Foreground:
 
     @property
     def in_flight(self) -> bool:
-        """Whether a hold of either kind is open now (a request in flight)."""
-        return self._open > 0 or self._requests > 0
+        """Whether a hold of either kind is open now (a request in flight), or the
+        last one ended less than :attr:`quiet` seconds ago."""
+        return (self._open > 0 or self._requests > 0
+                or time.monotonic() - self._ended < self.quiet)
 
     @property
     def requests(self) -> int:
@@ -98,12 +115,22 @@ class Foreground:
         """Block until no :meth:`hold` is open, and with ``requests`` no
         :meth:`hold_request` either (or :meth:`close`), at most ``timeout`` seconds.
         Returns ``True`` when clear; ``timeout`` <= 0 never waits."""
-        def clear() -> bool:
-            return not self._open and not (requests and self._requests)
+        def quiet_left() -> float:
+            return self.quiet - (time.monotonic() - self._ended) if requests else 0.0
 
+        def clear() -> bool:
+            return not self._open and not (requests and self._requests) \
+                and quiet_left() <= 0
+
+        deadline = time.monotonic() + timeout
         with self._cond:
-            if timeout > 0:
-                self._cond.wait_for(lambda: clear() or self._closed, timeout)
+            while not clear() and not self._closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                held = self._open or (requests and self._requests)
+                # a hold's end wakes the wait; the quiet period's end does not
+                self._cond.wait(left if held else min(left, max(quiet_left(), 0.001)))
             return clear()
 
     def close(self) -> None:

@@ -50,7 +50,7 @@ from memory_core.assembly.block import warm_message_terms
 from memory_core.search.base import IndexDoc, SearchFilter, make_label, split_label
 from memory_core.search.docs import embed_key, load_docs, scan_ids
 from memory_core.search.embed.base import Embedder, SerialEmbedder, background_priority
-from memory_core.search.foreground import Foreground, StepBudget
+from memory_core.search.foreground import REQUEST_QUIET_SECONDS, Foreground, StepBudget
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.searchconfig import KIND_CODES, SearchConfig
 from memory_core.search.vector import HnswVectorIndex
@@ -173,7 +173,7 @@ class Indexer:
         """Texts sent to the embedder so far (cache hits not counted)."""
         self.embedded_kinds: dict[str, int] = {}
         """:attr:`embedded_texts` by document kind (``message``, ``item``, …)."""
-        self.foreground = Foreground()
+        self.foreground = Foreground(REQUEST_QUIET_SECONDS)
         self._budget = threading.local()  # each worker thread's StepBudget
         self._duty = threading.local()  # each worker thread's _Duty (CPU ceiling)
         if text.was_reset:

@@ -48,6 +48,8 @@ lower lanes run first, each lane in the order queued. The last field: the
 :func:`time.monotonic` deadline of a job queued to give way, ``0.0`` for the others."""
 
 URGENT, NORMAL, STOP = 0, 1, 2
+HOLD_RECHECK_SECONDS = 0.02
+"""Longest the writer holds a job that gives way without asking ``busy()`` again."""
 """The lanes: urgent jobs, every other job, and the writer's stop (after all)."""
 
 EVERY_KEY: Hashable = object()
@@ -211,7 +213,10 @@ class WriteQueue:
         if left <= 0:
             return 0.0
         try:
-            return left if self._busy() else 0.0
+            # busy() may turn false with no wake (a quiet period after the last
+            # request, memory_core.search.foreground): look again within
+            # HOLD_RECHECK_SECONDS
+            return min(left, HOLD_RECHECK_SECONDS) if self._busy() else 0.0
         except Exception:  # noqa: BLE001 - a broken hook never stalls the writer
             log.exception("the writer's busy() hook failed")
             return 0.0

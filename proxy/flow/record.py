@@ -115,7 +115,10 @@ def record_gone(ex: Exchange) -> None:
 async def store_first(ex: Exchange, job: Any) -> None:
     """Start the answer's capture ``job`` before the client gets its end, let it queue
     its write, then wait for the commit at most ``capture.response_wait_seconds``
-    (default 2 s; 0: not at all) while the background gives way.
+    (default 2 s; 0: not at all) while the background gives way, unless the write
+    went to the capture journal as it was queued (``capture.journal``, the
+    default: :mod:`memory_core.capture.journal`), which keeps it through a crash
+    before the commit: then nothing waits.
 
     ``job`` (one of this module's captures, or a handler's) must call
     ``AsyncEngine.capture_response`` before its first ``await``: its first step, which
@@ -133,7 +136,8 @@ async def store_first(ex: Exchange, job: Any) -> None:
     task = app[TASKS].spawn(job, name=f"capture-response-{ex.rid}")
     await asyncio.sleep(0)  # the job's first step: its write is queued
     seconds = app[SETTINGS].capture.response_wait_seconds
-    if seconds > 0 and not task.done():
+    journaled = ex.ticket is not None and ex.ticket.journaled
+    if seconds > 0 and not task.done() and not journaled:
         with app[AENGINE].foreground():
             await bounded(task, seconds, ex.rid)
 
