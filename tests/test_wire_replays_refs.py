@@ -201,6 +201,43 @@ async def test_server_tool_blocks_of_a_hidden_round_go_back_with_its_call(
     assert back[-1]["content"] == [*server, MEMORY_USE]
 
 
+# -- 82: a hidden code-execution round's container -----------------------------------------
+# The reference: a response that ran code execution names its ``container``; the next
+# request continues in it only when it passes that id (LangChain's
+# ``reuse_last_container``). A hidden round is the proxy's own next request.
+SKILLS = [{"type": "anthropic", "skill_id": "pptx", "version": "latest"}]
+
+
+@pytest.mark.parametrize("sent", [None, {"skills": SKILLS}, "container_old"])
+@pytest.mark.parametrize("stream", [True, False])
+async def test_the_container_of_a_hidden_round_is_reused_by_the_next(
+        gated: Gated, stream: bool, sent: Any) -> None:
+    upstream, proxy = gated
+    server = SERVER_BLOCKS["code_execution"]
+    container = {"id": "container_011CQ", "expires_at": "2026-12-07T00:00:00Z"}
+    if stream:
+        first = Scripted([_message_stream([*server, MEMORY_USE], "tool_use",
+                                          delta={"container": container})])
+    else:
+        first = Scripted([orjson.dumps({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+            "content": [*server, MEMORY_USE], "stop_reason": "tool_use",
+            "stop_sequence": None, "container": container,
+            "usage": {"input_tokens": 5, "output_tokens": 9}})],
+            headers={"Content-Type": "application/json"})
+    upstream.answers.extend([first, Scripted([FINAL["/messages"]])])
+    body: dict[str, Any] = {
+        "model": "claude", "max_tokens": 50, "messages": USER, "stream": stream,
+        "tools": [{"type": "code_execution_20250825", "name": "code_execution"}]}
+    if sent is not None:
+        body["container"] = sent
+    status, _, got = await _post(proxy, "/messages", body)
+    assert status == 200 and b"memory_grep" not in got
+    assert upstream.received[0]["json"].get("container") == sent, "the first as sent"
+    want = (dict(sent, id=container["id"]) if isinstance(sent, dict) else container["id"])
+    assert upstream.received[1]["json"]["container"] == want
+
+
 # -- 83: thinking over two hidden rounds ------------------------------------------------------
 # Reported: "Invalid signature in thinking block" / "thinking blocks ... cannot be
 # modified". With interleaved thinking, each hidden round's assistant turn must lead with
