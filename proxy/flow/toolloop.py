@@ -254,6 +254,7 @@ class ToolLoop:
                                 ex.usage)
                 break
             messages.extend([sent, *turns])
+            body = wire.carried(body, obj)
         ex.client_choices = wire.client_choices(obj)
         ex.finish_reasons = wire.finish_reasons(obj)
         return self._answer(resp, dumps_body(obj))
@@ -349,6 +350,7 @@ class ToolLoop:
                 ex.upstream_view = list(ex.hidden)
                 break
             messages.extend([sent, *turns])
+            body = wire.carried(body, sr.answer_fields())
         return await self._end(ss, sr)
 
     async def _fail_in_stream(self, ss: StreamSession, status: int, message: str

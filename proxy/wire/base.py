@@ -27,6 +27,11 @@ class StreamRound(ABC):
     holding: bool
     shown: bool
 
+    def answer_fields(self) -> dict[str, Any]:
+        """The round's top-level answer fields beside its message (for
+        :meth:`WireAdapter.carried`); none here."""
+        return {}
+
     @abstractmethod
     def feed(self, data: bytes) -> bytes:
         """Upstream bytes in; the bytes for the client now out."""
@@ -173,6 +178,13 @@ class WireAdapter(ABC):
     @abstractmethod
     def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
         """The message that answers tool call ``call`` with ``text``."""
+
+    def carried(self, body: dict[str, Any], answer: Any) -> dict[str, Any]:
+        """``body`` for the round after a hidden one, given the hidden round's top-level
+        ``answer`` fields (a whole answer object, or :meth:`StreamRound.answer_fields`):
+        what the upstream named in it that the next request must name again. Chat
+        Completions and Responses: unchanged."""
+        return body
 
     def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
         """A round's assistant ``message`` as it can go upstream again with ``body``

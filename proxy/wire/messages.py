@@ -259,6 +259,21 @@ class MessagesWire(WireAdapter):
                                                short=short)
         return dict(body, tools=[*client_tools, *(anthropic_tool(t) for t in ours)]), names
 
+    def carried(self, body: dict[str, Any], answer: Any) -> dict[str, Any]:
+        """``body`` naming the container a hidden round's code execution ran in
+        (``answer["container"]["id"]``), as a client calling the API itself would on
+        its next request: without it the next round starts in a new container, the
+        files and state of the hidden round's code gone. A client's ``container``
+        object (``skills``) keeps its fields and takes the ``id``."""
+        container = answer.get("container") if isinstance(answer, dict) else None
+        cid = container.get("id") if isinstance(container, dict) else None
+        if not isinstance(cid, str) or not cid:
+            return body
+        sent = body.get("container")
+        if isinstance(sent, dict):
+            return body if sent.get("id") == cid else dict(body, container=dict(sent, id=cid))
+        return body if sent == cid else dict(body, container=cid)
+
     # -- whole answers -----------------------------------------------------------------
     def answer_message(self, obj: Any) -> dict[str, Any] | None:
         if not isinstance(obj, dict) or obj.get("type") != "message" or not isinstance(

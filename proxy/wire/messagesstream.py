@@ -77,6 +77,9 @@ class MessagesStreamRound(StreamRound):
         """Upstream index → ``{"block", "ours", "client", "json"}``, in arrival order."""
         self.stop_reason: Any = None
         self.stop_sequence: Any = None
+        self.container: Any = None
+        """The code-execution container the round ran in (``message_delta``'s
+        ``delta.container``, or ``message_start``'s), ``{"id", "expires_at"}``."""
         self._usage: dict[str, Any] = {}
         self.stopped = False
         self.error: Any = None
@@ -143,6 +146,8 @@ class MessagesStreamRound(StreamRound):
         if kind == "message_start":
             msg = obj.get("message")
             self.message = msg if isinstance(msg, dict) else {}
+            if self.message.get("container") is not None:
+                self.container = self.message["container"]
             _merge_usage(self._usage, self.message.get("usage"))
             return b"" if self.later else raw
         if kind == "message_delta":
@@ -150,6 +155,8 @@ class MessagesStreamRound(StreamRound):
             delta: dict[str, Any] = raw_delta if isinstance(raw_delta, dict) else {}
             self.stop_reason = delta.get("stop_reason", self.stop_reason)
             self.stop_sequence = delta.get("stop_sequence", self.stop_sequence)
+            if delta.get("container") is not None:
+                self.container = delta["container"]
             _merge_usage(self._usage, obj.get("usage"))
             self.tail.append(("finish", raw))
             self.holding = True
@@ -247,6 +254,9 @@ class MessagesStreamRound(StreamRound):
 
     def messages(self) -> list[dict[str, Any]]:
         return [{"role": "assistant", "content": self.content()}]
+
+    def answer_fields(self) -> dict[str, Any]:
+        return {"container": self.container} if self.container is not None else {}
 
     def finish_reasons(self) -> list[Any]:
         return [self.stop_reason]
