@@ -113,3 +113,9 @@ async def test_events_ago_reach_another_conversations_block_without_a_conflict(
     block = block_of(later.upstream_last_user()) or ""
     assert "] Three days ago I adopted a puppy." in block, block
     assert "CONFLICTS" not in block, block
+
+
+def test_a_statement_that_opens_with_neither_holder_is_compared_as_before() -> None:
+    # "Dana is my manager." names no holder first: a rewording of "My manager is Dana."
+    assert not other_holders("My manager is Dana.", "Reminder: Dana is my manager.")
+    assert not other_holders("我的经理是Dana。", "提醒一下，Dana是我的经理。")

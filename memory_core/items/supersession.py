@@ -1013,14 +1013,29 @@ state the one value of an attribute, and "Our database is a Postgres cluster" st
 with a possessive: those still can."""
 
 
+_SPEAKER_LEAD = re.compile(r"(?:my|our|i|we)\b|我|咱们|私|僕|俺", re.I)
+"""A sentence that opens with the speaker or the speaker's own thing ("My name is …",
+"I live …", 我住在…)."""
+
+
+def _holder(text: str | None) -> str | None:
+    """``"other"``, ``"self"`` or None for a statement past its discourse opener: who
+    holds what it says (:func:`~memory_core.extraction.replacement.actor`, or a
+    sentence that opens with the speaker: :data:`_SPEAKER_LEAD`)."""
+    rest = (without_opener(text) or "").strip()
+    who = actor(rest)
+    if who is None and _SPEAKER_LEAD.match(rest):
+        return "self"
+    return who
+
+
 def other_holders(a: str | None, b: str | None) -> bool:
     """Whether one of two statements is about another person or group and the other
-    is not (:func:`~memory_core.extraction.replacement.actor` of each, past its
-    discourse opener): "My brother lives in Oslo." / "I live in Oslo.", "My sister's
-    name is Ana." / "My name is Maria." hold one value for two holders, so they are
-    neither one statement said twice nor rival values."""
-    return ((actor(without_opener(a) or "") == "other")
-            != (actor(without_opener(b) or "") == "other"))
+    about the speaker (:func:`_holder`): "My brother lives in Oslo." / "I live in
+    Oslo.", "My sister's name is Ana." / "My name is Maria." hold one value for two
+    holders, so they are neither one statement said twice nor rival values. A
+    statement that opens with neither ("Dana is my manager.") is compared as before."""
+    return {_holder(a), _holder(b)} == {"other", "self"}
 
 
 def contradicts(ex: Any, row: Any) -> bool:
