@@ -33,8 +33,15 @@ _EN_LAUGH: Final = (r"(?:lol+|lmf?ao|rofl|ha(?:ha)+h?|ha\s+ha|he(?:he)+|heh|hah|
                     r"|umm+|erm|ah+|ooh|ok(?:ay)?\s+so|anyways)")
 _EN_INTERJECTION: Final = re.compile(r"^(?:" + _EN_LAUGH + r")(?![\w'-])[\s,.!:;~-]*", re.I)
 """A laugh or an interjection ahead of the statement ("lol I'm 35.", "haha, I'm a nurse")."""
+_EN_COUNT: Final = (r"(?:\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve"
+                    r"|(?:a\s+)?few|(?:a\s+)?couple(?:\s+of)?|several)")
 _EN_TIME: Final = (r"(?:today|tonight|tomorrow|yesterday|earlier\s+today|last\s+night"
-                   r"|this\s+(?:morning|afternoon|evening|week))")
+                   r"|this\s+(?:morning|afternoon|evening|week)"
+                   r"|(?:last|this\s+past)\s+(?:week(?:end)?|month|year|spring|summer|fall|autumn"
+                   r"|winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+                   r"|" + _EN_COUNT + r"\s+(?:days?|weeks?|months?|years?)\s+ago)")
+"""A time said before the statement: a day word, a last week/weekday/season, or a span
+ago ("Two weeks ago I started …"): when it happened, never what it is about."""
 _EN_TIME_LEAD: Final = re.compile(
     r"^" + _EN_TIME + r"\s*,?\s+(?=(?:i|we|i'm|i've|we're|we've)\b(?!\s*(?:'s|is|are|was)\b)"
     r"|(?:please|can|could|would|will)\s+you\b|please\b|always\b|never\b)", re.I)

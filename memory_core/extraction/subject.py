@@ -33,7 +33,7 @@ _EN_STOP = frozenset(
     "only even maybe probably basically literally totally is are was were be been being "
     "do does did will would should could can may might must shall 's 're 'm 've 'd 'll "
     "our own which what who whom whose how why where when one ones new least most always never "
-    "often usually sometimes rarely e.g i.e eg ie longer anymore".split()
+    "often usually sometimes rarely e.g i.e eg ie longer anymore ago".split()
 )
 _EN_NUMBERISH = re.compile(r"^(?:v?\d[\d.,]*[a-z%]{0,4}|\d+(?:st|nd|rd|th))$")
 _EN_CUT = frozenset(

@@ -30,7 +30,7 @@ from memory_core.extraction.replacement import (
 from memory_core.extraction import shapes
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
-from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms
+from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms, without_opener
 from memory_core.items.spelling import fold
 from memory_core.items.standing import data_of, observes
 from memory_core.models import Scope
@@ -1013,6 +1013,31 @@ state the one value of an attribute, and "Our database is a Postgres cluster" st
 with a possessive: those still can."""
 
 
+_SPEAKER_LEAD = re.compile(r"(?:my|our|i|we)\b|我|咱们|私|僕|俺", re.I)
+"""A sentence that opens with the speaker or the speaker's own thing ("My name is …",
+"I live …", 我住在…)."""
+
+
+def _holder(text: str | None) -> str | None:
+    """``"other"``, ``"self"`` or None for a statement past its discourse opener: who
+    holds what it says (:func:`~memory_core.extraction.replacement.actor`, or a
+    sentence that opens with the speaker: :data:`_SPEAKER_LEAD`)."""
+    rest = (without_opener(text) or "").strip()
+    who = actor(rest)
+    if who is None and _SPEAKER_LEAD.match(rest):
+        return "self"
+    return who
+
+
+def other_holders(a: str | None, b: str | None) -> bool:
+    """Whether one of two statements is about another person or group and the other
+    about the speaker (:func:`_holder`): "My brother lives in Oslo." / "I live in
+    Oslo.", "My sister's name is Ana." / "My name is Maria." hold one value for two
+    holders, so they are neither one statement said twice nor rival values. A
+    statement that opens with neither ("Dana is my manager.") is compared as before."""
+    return {_holder(a), _holder(b)} == {"other", "self"}
+
+
 def contradicts(ex: Any, row: Any) -> bool:
     """Whether a new statement disagrees with a stored one about the same subject.
 
@@ -1034,6 +1059,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     (:func:`~memory_core.items.overlap.one_slot_swapped`: "我住在苏州。" / "我住在厦门。")
     disagrees however many terms its claim holds.
     """
+    if other_holders(ex.text, row["text"]):
+        return False  # "My sister's name is Ana." / "My name is Maria.": two holders
     if ex.value is not None and row["value"] is not None:
         # two readings ("The build took 42 s" / "… 50 s") are no rival values
         return not (observes(ex.text) and observes(row["text"]))

@@ -85,6 +85,7 @@ from memory_core.items.supersession import (
     correction_target,
     impression,
     more_specific,
+    other_holders,
     other_instance,
     predicate,
     retraction_target,
@@ -568,6 +569,8 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
         return False
     if sides_swapped(row["text"], ex.text):
         return False  # "spaces over tabs" is no rewording of "tabs over spaces"
+    if other_holders(row["text"], ex.text):
+        return False  # "I live in Oslo." restates no "My brother lives in Oslo."
     same_kind = row["kind"] == kind
     old_terms = content_terms(row["text"])
     shared = len(new_terms & old_terms)
@@ -671,7 +674,8 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
         return None
     subject = terms(ex.subject) | terms(row["subject"])
     new, old_claim = content_terms(ex.text) - subject, content_terms(row["text"]) - subject
-    if not old_claim or not new or sides_swapped(row["text"], ex.text):
+    if (not old_claim or not new or sides_swapped(row["text"], ex.text)
+            or other_holders(row["text"], ex.text)):
         return None
     if new == old_claim or _one_less(new, old_claim, row["text"]):
         return "same"

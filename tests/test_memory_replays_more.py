@@ -1,0 +1,121 @@
+"""Memory failure kinds from how people talk in long chats, replayed on lcm-proxy
+(docs/evaluation/memory_replays.md, rows 117 and on): each test is one class that
+failed here."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.items.supersession import other_holders
+from tests.conftest import RunningProxy
+from tests.fake_upstream import FakeUpstream
+from tests.test_injection import Agent, block_of
+from tests.test_memory_replays import put, rows
+
+
+# -- 117: one value held by another person and by the user ------------------------------------
+@pytest.mark.parametrize("first, then", [
+    ("My brother lives in Oslo.", "I live in Oslo."),
+    ("I live in Oslo.", "My brother lives in Oslo."),
+    ("My sister's name is Ana.", "My name is Maria."),
+    ("My wife works at Globex.", "I work at Globex."),
+])
+def test_another_persons_statement_is_neither_restated_nor_rivalled_by_the_users(
+        engine: Engine, first: str, then: str) -> None:
+    # before: "I live in Oslo." was merged into the brother's item (one term less), and
+    # "My name is Maria." was a conflict with the sister's name, "ask the user"
+    put(engine, first)
+    put(engine, then)
+    got = rows(engine)
+    assert [r["text"] for r in got] == [first, then], got
+    assert all(r["status"] == "active" and r["conflict_with"] is None
+               and r["supersedes"] is None for r in got), got
+
+
+@pytest.mark.parametrize("first, then", [
+    # one holder said twice, past an opener: still one statement
+    ("My brother lives in Oslo.", "Reminder: my brother lives in Oslo."),
+    ("I live in Oslo.", "Just so you know, I live in Oslo."),
+])
+def test_the_same_holder_restated_is_still_one_item(engine: Engine, first: str,
+                                                    then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    assert len([r for r in rows(engine) if r["status"] == "active"]) == 1, rows(engine)
+
+
+def test_other_holders_reads_the_actor_of_each() -> None:
+    assert other_holders("My brother lives in Oslo.", "I live in Oslo.")
+    assert other_holders("我妈妈住在北京。", "我住在北京。")
+    assert not other_holders("My brother lives in Oslo.", "My brother lives in Bergen.")
+    assert not other_holders("I live in Oslo.", "We live in Oslo.")
+    assert not other_holders("The deadline is Friday.", "I live in Oslo.")
+
+
+async def test_the_users_home_said_after_a_brothers_is_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="family")
+    await first.say("My brother lives in Oslo.")
+    await first.say("My sister's name is Ana.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="me")
+    await second.say("I live in Oslo.")
+    await second.say("My name is Maria.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Where do I live and what's my name?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I live in Oslo." in block, block
+    assert "] My name is Maria." in block, block
+    assert "CONFLICTS" not in block, block
+
+
+# -- 118: a time said before the statement ("Two weeks ago I …") keys it ------------------------
+@pytest.mark.parametrize("text, key", [
+    ("Two weeks ago I started learning the guitar.", "started learning guitar"),
+    ("Three days ago I adopted a puppy.", "adopted puppy"),
+    ("Last Tuesday I finished the migration.", "finished migration"),
+    ("A couple of months ago I got a dog.", "dog"),
+    ("This past weekend we went camping.", "went camping"),
+    ("I adopted a puppy three days ago.", "adopted puppy"),
+])
+def test_a_relative_time_is_no_part_of_the_subject(text: str, key: str) -> None:
+    # before: "ago", "last tuesday", "adopted puppy ago"
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.text) == ("fact", key, text)
+
+
+def test_a_time_that_is_the_subject_stays_the_subject() -> None:
+    (item,) = extract("Last year was tough.")
+    assert item.subject == "tough" and item.text == "Last year was tough."
+
+
+def test_two_events_said_with_a_time_ago_are_no_rivals(engine: Engine) -> None:
+    # before: both keyed "ago", "Three days ago I adopted a puppy." was a conflict
+    put(engine, "Two weeks ago I started learning the guitar.")
+    put(engine, "Three days ago I adopted a puppy.")
+    assert all(r["conflict_with"] is None and r["status"] == "active"
+               for r in rows(engine)), rows(engine)
+
+
+async def test_events_ago_reach_another_conversations_block_without_a_conflict(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="news")
+    await first.say("Two weeks ago I started learning the guitar.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="more news")
+    await second.say("Three days ago I adopted a puppy.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="catch up")
+    await later.say("When did I adopt the puppy, and when did I start the guitar?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] Three days ago I adopted a puppy." in block, block
+    assert "CONFLICTS" not in block, block
+
+
+def test_a_statement_that_opens_with_neither_holder_is_compared_as_before() -> None:
+    # "Dana is my manager." names no holder first: a rewording of "My manager is Dana."
+    assert not other_holders("My manager is Dana.", "Reminder: Dana is my manager.")
+    assert not other_holders("我的经理是Dana。", "提醒一下，Dana是我的经理。")
