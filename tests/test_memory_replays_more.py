@@ -119,3 +119,48 @@ def test_a_statement_that_opens_with_neither_holder_is_compared_as_before() -> N
     # "Dana is my manager." names no holder first: a rewording of "My manager is Dana."
     assert not other_holders("My manager is Dana.", "Reminder: Dana is my manager.")
     assert not other_holders("我的经理是Dana。", "提醒一下，Dana是我的经理。")
+
+
+# -- 126: a log line pasted without a fence -------------------------------------------------
+_LOG = "ERROR 2026-12-06 12:00:01 worker: I always retry 3 times before failing"
+
+
+@pytest.mark.parametrize("text", [
+    _LOG,
+    "Got this in the logs:\n" + _LOG,
+    "Got this in the logs: " + _LOG,
+    "ERROR worker: I always retry 3 times before failing",
+    "WARN [main] I always retry 3 times before failing",
+    "ERROR:root:I always retry 3 times before failing",
+    "WARN app.db: we never use the cache here",
+    "E1206 12:00:01.123456 1234 worker.go:42] I always retry 3 times before failing",
+    "worker.py:42: I always retry 3 times before failing",
+    "src/app.ts:3:7 - error I always retry 3 times before failing",
+    "Dec  6 12:00:01 host worker[123]: I always retry 3 times before failing",
+])
+def test_a_log_record_pasted_without_a_fence_is_no_statement(text: str) -> None:
+    # before: each was a fact (or a rule) of the user's, shown in other conversations
+    assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("Got this in the logs:\n" + _LOG + "\nI use Postgres 16 for this project.",
+     "I use Postgres 16 for this project."),
+    ("I use Postgres 16 for this project.\n" + _LOG, "I use Postgres 16 for this project."),
+    # a level word before plain words, or a label after it, is a person's sentence
+    ("ERROR handling must use Result types.", "ERROR handling must use Result types."),
+    ("INFO: Dark mode is easier on my eyes.", "INFO: Dark mode is easier on my eyes."),
+])
+def test_the_users_own_sentences_beside_a_log_line_are_still_read(text: str, kept: str) -> None:
+    assert [i.text for i in extract(text)] == [kept]
+
+
+async def test_a_pasted_log_line_reaches_no_other_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="debugging")
+    await first.say("Got this in the logs:\n" + _LOG)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How many times do I retry before failing?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "retry 3 times" not in block, block
