@@ -164,3 +164,41 @@ async def test_a_pasted_log_line_reaches_no_other_conversations_block(
     await later.say("How many times do I retry before failing?")
     block = block_of(later.upstream_last_user()) or ""
     assert "retry 3 times" not in block, block
+
+
+# -- 130: a first-person past event in chit-chat -----------------------------------------------
+@pytest.mark.parametrize("text, key", [
+    ("I painted that lake sunrise last year.", "painted lake sunrise"),
+    ("Yeah, I painted that lake sunrise last year!", "painted lake sunrise"),
+    ("I took this pic two years ago.", "took pic"),
+    ("Hey Caroline! I just started a pottery class.", "started pottery class"),
+    ("I just adopted a puppy.", "adopted puppy"),
+    ("I just joined a hiking club.", "joined hiking club"),
+])
+def test_a_past_event_with_a_thing_in_it_is_a_fact_about_the_user(text: str, key: str) -> None:
+    # before: nothing ("that …" read as pointing at the conversation, "just" as a moment ago)
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.subject is not None, item
+    assert item.subject.startswith(key) and text.endswith(item.text), item
+
+
+@pytest.mark.parametrize("text", [
+    "I just saw your message.", "I just wanted to say thanks!", "I did that yesterday.",
+    "I just checked.", "I just did it.", "I tried that.", "I just had a look.",
+    "I just made a mistake.", "I just got back from the store.", "I did that one yesterday.",
+])
+def test_a_throwaway_remark_in_chit_chat_stays_no_item(text: str) -> None:
+    assert extract(text) == []
+
+
+async def test_a_chit_chat_event_reaches_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="chat")
+    await first.say("Hey Caroline! I just started a pottery class.")
+    await first.say("Yeah, I painted that lake sunrise last year!")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What pottery class did I start, and when was the lake sunrise?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "I just started a pottery class." in block, block
+    assert "I painted that lake sunrise last year!" in block, block  # verbatim
