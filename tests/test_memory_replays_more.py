@@ -119,3 +119,86 @@ def test_a_statement_that_opens_with_neither_holder_is_compared_as_before() -> N
     # "Dana is my manager." names no holder first: a rewording of "My manager is Dana."
     assert not other_holders("My manager is Dana.", "Reminder: Dana is my manager.")
     assert not other_holders("我的经理是Dana。", "提醒一下，Dana是我的经理。")
+
+
+# -- 126: a log line pasted without a fence -------------------------------------------------
+_LOG = "ERROR 2026-12-06 12:00:01 worker: I always retry 3 times before failing"
+
+
+@pytest.mark.parametrize("text", [
+    _LOG,
+    "Got this in the logs:\n" + _LOG,
+    "Got this in the logs: " + _LOG,
+    "ERROR worker: I always retry 3 times before failing",
+    "WARN [main] I always retry 3 times before failing",
+    "ERROR:root:I always retry 3 times before failing",
+    "WARN app.db: we never use the cache here",
+    "E1206 12:00:01.123456 1234 worker.go:42] I always retry 3 times before failing",
+    "worker.py:42: I always retry 3 times before failing",
+    "src/app.ts:3:7 - error I always retry 3 times before failing",
+    "Dec  6 12:00:01 host worker[123]: I always retry 3 times before failing",
+])
+def test_a_log_record_pasted_without_a_fence_is_no_statement(text: str) -> None:
+    # before: each was a fact (or a rule) of the user's, shown in other conversations
+    assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("Got this in the logs:\n" + _LOG + "\nI use Postgres 16 for this project.",
+     "I use Postgres 16 for this project."),
+    ("I use Postgres 16 for this project.\n" + _LOG, "I use Postgres 16 for this project."),
+    # a level word before plain words, or a label after it, is a person's sentence
+    ("ERROR handling must use Result types.", "ERROR handling must use Result types."),
+    ("INFO: Dark mode is easier on my eyes.", "INFO: Dark mode is easier on my eyes."),
+])
+def test_the_users_own_sentences_beside_a_log_line_are_still_read(text: str, kept: str) -> None:
+    assert [i.text for i in extract(text)] == [kept]
+
+
+async def test_a_pasted_log_line_reaches_no_other_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="debugging")
+    await first.say("Got this in the logs:\n" + _LOG)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How many times do I retry before failing?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "retry 3 times" not in block, block
+
+
+# -- 130: a first-person past event in chit-chat -----------------------------------------------
+@pytest.mark.parametrize("text, key", [
+    ("I painted that lake sunrise last year.", "painted lake sunrise"),
+    ("Yeah, I painted that lake sunrise last year!", "painted lake sunrise"),
+    ("I took this pic two years ago.", "took pic"),
+    ("Hey Caroline! I just started a pottery class.", "started pottery class"),
+    ("I just adopted a puppy.", "adopted puppy"),
+    ("I just joined a hiking club.", "joined hiking club"),
+])
+def test_a_past_event_with_a_thing_in_it_is_a_fact_about_the_user(text: str, key: str) -> None:
+    # before: nothing ("that …" read as pointing at the conversation, "just" as a moment ago)
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.subject is not None, item
+    assert item.subject.startswith(key) and text.endswith(item.text), item
+
+
+@pytest.mark.parametrize("text", [
+    "I just saw your message.", "I just wanted to say thanks!", "I did that yesterday.",
+    "I just checked.", "I just did it.", "I tried that.", "I just had a look.",
+    "I just made a mistake.", "I just got back from the store.", "I did that one yesterday.",
+])
+def test_a_throwaway_remark_in_chit_chat_stays_no_item(text: str) -> None:
+    assert extract(text) == []
+
+
+async def test_a_chit_chat_event_reaches_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="chat")
+    await first.say("Hey Caroline! I just started a pottery class.")
+    await first.say("Yeah, I painted that lake sunrise last year!")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What pottery class did I start, and when was the lake sunrise?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "I just started a pottery class." in block, block
+    assert "I painted that lake sunrise last year!" in block, block  # verbatim

@@ -40,6 +40,7 @@ _EN_TIME: Final = (r"(?:today|tonight|tomorrow|yesterday|earlier\s+today|last\s+
                    r"|(?:last|this\s+past)\s+(?:week(?:end)?|month|year|spring|summer|fall|autumn"
                    r"|winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
                    r"|" + _EN_COUNT + r"\s+(?:days?|weeks?|months?|years?)\s+ago)")
+EN_TIME: Final = _EN_TIME
 """A time said before the statement: a day word, a last week/weekday/season, or a span
 ago ("Two weeks ago I started …"): when it happened, never what it is about."""
 _EN_TIME_LEAD: Final = re.compile(

@@ -64,9 +64,13 @@ _SAY_EN = (r"(?:says?|said|reads?|states?|stated|goes|went|contains?|shows?|show
            r"|wrote|prints?|printed)")
 _PRESENT_EN = re.compile(
     r"\b(?:here(?:'s|\s+is|\s+are)|this\s+is|these\s+are|below\s+is|(?:i'm\s+)?pasting"
-    r"|(?:i|we)\s+(?:just\s+)?(?:found|got|received|saw|copied|came\s+across|pulled|grabbed))"
+    r"|(?:i|we)\s+(?:just\s+)?(?:found|got|received|saw|copied|came\s+across|pulled|grabbed)"
+    r"|(?:^|(?<=[.!?]\s))(?:just\s+)?(?:found|got|getting|received|saw|seeing|copied"
+    r"|pulled|grabbed))"
     r"\b(?:[^.!?\n]|[.!?](?=\S)){0,100}$", re.I)
-"""A presenter before the lead's end: "Here is …", "I found …" (its source checked apart)."""
+"""A presenter before the lead's end: "Here is …", "I found …", or a finding verb that
+opens the sentence ("Got this in the logs:", "Seeing this error:"); its source is
+checked apart."""
 _SOURCE_IN_LEAD_EN = re.compile(r"\b" + _SOURCE_EN + r"\b|\bit\s+" + _SAY_EN + r"\b", re.I)
 """What makes a presenter one of material: a source named, or "what it says" ("I found
 this:" alone is not: "I got that wrong: the meeting is at 11:00")."""

@@ -198,8 +198,9 @@ own line."""
 _LOG_TIME = re.compile(
     r"[ \t]*[\[(]?(?:\d{4}[-/.]\d{2}[-/.]\d{2}[T ]\d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s"
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2}"
-    r"|\d{2}/\d{2}/\d{4}[ :]\d{2}:\d{2}:\d{2})")
-"""A log line's timestamp, to the second, at the line's start."""
+    r"|\d{2}/\d{2}/\d{4}[ :]\d{2}:\d{2}:\d{2}|[IWEF]\d{4}\s\d{2}:\d{2}:\d{2})")
+"""A log line's timestamp, to the second, at the line's start (glog's ``E1206 12:00:01``
+with its level letter)."""
 _LOG_LEVEL = re.compile(
     r"[ \t]*[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|SEVERE|PANIC)"
     r"[\]>]?(?::|\s)")
@@ -210,6 +211,18 @@ _LOG_SOURCE = re.compile(
 """The source beside a level ("ERROR [main] …", "WARN app.db: …", "INFO worker-1 …",
 "ERROR 1234 …"). A level line without one that ends like a sentence ("ERROR handling
 must use Result types.") is prose."""
+_LOG_RECORD = re.compile(
+    _LOG_LEVEL.pattern + r"[ \t]*(?:" + _LOG_TIME.pattern.removeprefix("[ \\t]*")
+    + r"|\[[^\]\n]{1,80}\]|<[^>\n]{1,80}>"
+    + r"|(?:[a-z_$][\w$-]*|[\w$-]+(?:[./][\w$-]+)+):(?!//))")
+"""A level line that is a log record on its own: the level, then a timestamp or a
+logger ("ERROR 2026-12-06 12:00:01 worker: …", "WARN [main] …", "ERROR worker: …",
+"ERROR:root:…", "WARN app.db: …"). A capitalised word after the level ("WARNING:
+Note: …") is a person's label, and a level before plain words ("ERROR handling must
+…") a sentence."""
+_DIAGNOSTIC = re.compile(r"[ \t]*(?:[\w.-]{1,200}[/\\])*[\w-]{1,80}\.[A-Za-z]\w{0,7}:\d+(?::\d+)?:?\s")
+"""A compiler's, linter's or type checker's line: a source file, its line (and
+column), then the message ("worker.py:42: …", "src/app.ts:3:7 - error …")."""
 _KV_LOG = re.compile(r"[ \t]*(?:\w+=\S+\s+){0,3}(?:level|lvl|severity)=\w+", re.I)
 _PROMPT = re.compile(
     r"[ \t]*(?:[$%❯]|>>>|PS [A-Z]:\\[^>\n]{0,200}>"
@@ -300,8 +313,9 @@ def _json_ends(scan: str, starts: set[int]) -> dict[int, int]:
 
 def machine_spans(scan: str) -> list[tuple[int, int]]:
     """Line spans of machine text pasted without a fence: a Python traceback, a stack
-    trace, log lines (a timestamp to the second, or an upper-case level next to
-    another log line, or ``level=…``), two or more CSV/TSV rows of one shape, a JSON
+    trace, log lines (a timestamp to the second, an upper-case level before a timestamp
+    or a logger, or next to another log line, or ``level=…``), a compiler's or
+    linter's ``file.py:42:`` line, two or more CSV/TSV rows of one shape, a JSON
     object, a shell session (the prompt line and its output up to a blank line or a
     line of prose), source code or a config of two lines or more (a function, a SQL
     query, YAML/TOML/INI, a Dockerfile, a diff: :mod:`memory_core.extraction.listing`).
@@ -366,7 +380,8 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
                 mark[i] = True
                 i += 1
             continue
-        if _FRAME.match(scan, a, b) or _LOG_TIME.match(scan, a, b) or _KV_LOG.match(scan, a, b):
+        if _FRAME.match(scan, a, b) or _LOG_TIME.match(scan, a, b) or _KV_LOG.match(scan, a, b) \
+                or _LOG_RECORD.match(scan, a, b) or _DIAGNOSTIC.match(scan, a, b):
             mark[i] = True
             if _FRAME.match(scan, a, b) and i and not mark[i - 1] \
                     and _EXCEPTION.match(scan, *lines[i - 1]):
@@ -402,12 +417,13 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
 
 
 _LINE_HINT = re.compile("|".join(
-    f"(?:{p.pattern})" for p in (_TB_HEAD, _FRAME, _LOG_TIME, _PROMPT, _EXCEPTION, _LOG_LEVEL))
+    f"(?:{p.pattern})" for p in (_TB_HEAD, _FRAME, _LOG_TIME, _PROMPT, _EXCEPTION, _LOG_LEVEL,
+                                 _DIAGNOSTIC))
     + f"|(?i:{_KV_LOG.pattern})" + r"|[ \t]*[{\[]")
 """Any line-start test of :func:`machine_spans` at once (a line no test can match is
 skipped with one ``match``)."""
 _MAY_BE_MACHINE = re.compile(r"[ \t]*(?:[\[{$%<(\d]|Traceback|[\w.]*(?:Error|Exception)"
-                             r"|[A-Z]{4,8}\s|\w+@|PS\s|>>>|\w+=)")
+                             r"|[A-Z]{3,8}[\s:]|[IWEF]\d|[A-Z][a-z]{2}\s|\w+@|PS\s|>>>|\w+=|[\w./\\-]+:\d)")
 """A one-line message can be machine text only if it starts like one."""
 
 

@@ -30,6 +30,7 @@ import re
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.cue import Lead, first_word
+from memory_core.extraction.leads import EN_TIME
 from memory_core.extraction.prepare import MASK
 from memory_core.extraction.quantity import loose
 from memory_core.extraction.subject import en_key
@@ -171,6 +172,19 @@ _FIRST_PERSON_SKIP = Lead(re.compile(
     r"|^(?:i|we)(?:'ll|\swill|'d|\swould)\s|^i\s(?:guess|see|mean|hope|wish|wonder)\b"
     r"|^i\shave\sa\squestion", re.I), "i we i'm we're i'll we'll i'd we'd")
 _REFERENCE = re.compile(r"^(?:that|this|it|those|these|them|so|too|one)\b", re.I)
+_JUST_EVENT = re.compile(
+    r"(?:[a-z]{2,}ed|got|bought|began|built|won|found|met|wrote|drew|sold|ran|swam|sang|flew"
+    r"|rode|caught|taught|brought|threw|grew)\s+(?:a|an|my|our)\s+[a-z]", re.I)
+""""I just started a pottery class", "I just adopted a puppy": a past event with a thing
+new to the user's life (an indefinite or own object) is a fact about the user, "just"
+or not. Not a light verb's idiom ("I just had a look", "I just made a mistake"), nor a
+thing of the conversation ("I just saw your message"), nor no object ("I just checked")."""
+_DATED_DEMONSTRATIVE = re.compile(
+    r"^(?:that|this|those|these)\s+(?!(?:one|ones|again|too|also|as\s+well|before|already)\b"
+    r"|" + EN_TIME + r")[a-z][\w'-]*\b.*\b(?:" + EN_TIME + r"|in\s+(?:19|20)\d{2})\b", re.I)
+""""I painted that lake sunrise last year": a thing pointed at, then when it was done: a
+dated event of the user's, not a remark about the conversation ("I tried that", "I did
+that yesterday": no thing named)."""
 _NARRATION = re.compile(
     r"(?:read|reread|skimmed|scanned|browsed|looked)\s(?:through|over)\s(?:\S+\s){0,3}?\S+"
     r"(?:\sagain)?\W*$"
@@ -422,11 +436,12 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
         if m is None:
             return None
         np_end, pred_start, verb = m.start(), m.end(), m.group()
-        if first_person and m.start() == first_person.start("v") and not _JUST.search(
-                core, first_person.end("p"), m.start()):
+        if first_person and m.start() == first_person.start("v") and (not _JUST.search(
+                core, first_person.end("p"), m.start()) or _JUST_EVENT.match(core, m.start())):
             # "We also use Kibana", "We mostly use Go": the adverbs between the pronoun
             # and its verb are not part of the subject. "I just got back from the
-            # dentist" tells of a moment ago, not of what holds: no subject
+            # dentist" tells of a moment ago, not of what holds: no subject, unless
+            # it is an event with a new thing in it (_JUST_EVENT)
             np_end = first_person.end("p")
     np = _AFTER_LEAD.split(core[:np_end].strip())[-1].strip()
     np = _VOCATIVE.sub("", np).lower()  # "Jon you've got this": Jon is spoken to
@@ -443,7 +458,8 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
         light = verb.lower() in _COPULAS or verb.lower() in ("have", "has", "had", "'ve")
         obj = _LEADING_PREP.sub("", pred)
         if not c.quantities and not _habitual(c, obj) and (
-                not (_words(obj) or _MASKED_CODE.search(obj)) or _REFERENCE.match(obj)
+                not (_words(obj) or _MASKED_CODE.search(obj))
+                or (_REFERENCE.match(obj) and not _DATED_DEMONSTRATIVE.match(obj))
                 or _NARRATION.match(core, pred_start - len(verb))):
             # "I agree", "I tried that", "I read through X again": about the
             # conversation, not the world
