@@ -135,17 +135,19 @@ class Engine:
         self.captures = CaptureJobs(self.store, self.config, self._spliced,
                                     self._extract_worker)
         """Capture and extraction jobs (:mod:`memory_core.capture.jobs`)."""
-        if self.config.enabled and self.config.capture_journal:
-            self._open_journal()
+        if self.config.enabled:
+            self._open_journal(start=self.config.capture_journal)
         self.compactor = Compactor(self.store, self.config, self._message_facts,
                                    self._nodes_on_path, self._node_written)
         """When compaction runs (:mod:`memory_core.compaction.scheduler`)."""
 
     # -- capture (writes: memory_core.capture.jobs) ----------------------------------
-    def _open_journal(self) -> None:
-        """Replay the capture journals a crashed process left in ``data_dir``, then
-        start this process's (:mod:`memory_core.capture.journal`); without one
-        (it could not be created: logged) answers wait for their commit."""
+    def _open_journal(self, start: bool) -> None:
+        """Replay the capture journals a crashed process left in ``data_dir`` (also
+        with the journal now off: a process that ran with it may have left some),
+        then, with ``start``, start this process's
+        (:mod:`memory_core.capture.journal`); without one (off, or it could not be
+        created: logged) answers wait for their commit."""
         folder = self.data_dir / journal.DIRECTORY
         for path, records in journal.orphans(folder):
             replayed = self.captures.replay(records)
@@ -153,6 +155,8 @@ class Engine:
                 log.warning("replayed %d answer(s) from capture journal %s", replayed,
                             path.name)
             path.unlink(missing_ok=True)
+        if not start:
+            return
         try:
             self.captures.journal = journal.CaptureJournal(folder)
         except OSError as exc:

@@ -19,6 +19,7 @@ import openai
 import pytest
 
 from memory_core.capture import journal
+from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
 from memory_core.models import Scope
 from tests.conftest import sql_read, start_proxy
@@ -50,7 +51,7 @@ async def test_an_answer_the_client_got_survives_a_crash_before_its_commit(
     that moment) holds both once an engine opens it: replayed from the journal."""
     data = tmp_path / "d"
     proxy = await start_proxy(upstream.base_url, data, tools={"enabled": False},
-                              capture={"response_wait_seconds": 10.0})
+                              capture={"response_wait_seconds": 10.0, "journal": True})
     client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-journal-0001",
                                 max_retries=0)
     crashed = tmp_path / "crashed"
@@ -86,6 +87,8 @@ async def test_an_answer_the_client_got_survives_a_crash_before_its_commit(
         await client.close()
         await proxy.runner.cleanup()
 
+    # opened with the journal off (the default): what the killed process journaled
+    # is replayed all the same
     engine = Engine(crashed)
     try:
         stored, events = _rows(engine)
@@ -93,12 +96,10 @@ async def test_an_answer_the_client_got_survives_a_crash_before_its_commit(
                           ("assistant", "Port 8443 stays open.")]
         assert [kind for kind, _ in events] == ["request", "response"]
         assert all('"replayed":"capture-journal"' in data for _, data in events)
-        assert engine.captures.journal is not None
-        # the orphan is gone; only the new engine's own file is left
-        assert _journal_files(crashed) == [engine.captures.journal.path]
+        assert engine.captures.journal is None
+        assert _journal_files(crashed) == []  # the orphan is gone, no new file
     finally:
         engine.close()
-    assert _journal_files(crashed) == []
 
 
 def test_a_committed_answer_leaves_nothing_in_the_journal_and_is_not_replayed(
@@ -107,7 +108,7 @@ def test_a_committed_answer_leaves_nothing_in_the_journal_and_is_not_replayed(
     not linger on disk); a journal left over after that commit (the process died
     between the commit and the cut) is replayed without storing anything twice, and
     a torn last line (killed mid-write) is skipped."""
-    engine = Engine(tmp_path)
+    engine = Engine(tmp_path, MemoryConfig(capture_journal=True))
     scope = Scope("t", "r")
     release, running = threading.Event(), threading.Event()
 
@@ -139,7 +140,7 @@ def test_a_committed_answer_leaves_nothing_in_the_journal_and_is_not_replayed(
 
     leftover = tmp_path / journal.DIRECTORY / "journal-1-1.jsonl"
     leftover.write_bytes(saved + b'{"rid": "req-2", "scope": ["t", "r", ""], "cho')
-    engine = Engine(tmp_path)
+    engine = Engine(tmp_path, MemoryConfig(capture_journal=True))
     try:
         assert _rows(engine) == before
         assert not leftover.exists()
@@ -150,8 +151,8 @@ def test_a_committed_answer_leaves_nothing_in_the_journal_and_is_not_replayed(
 def test_a_live_process_journal_is_not_replayed(tmp_path: Path) -> None:
     """A second engine on the same data directory leaves the first one's journal
     alone (it is locked while its process lives)."""
-    first = Engine(tmp_path)
-    second = Engine(tmp_path)
+    first = Engine(tmp_path, MemoryConfig(capture_journal=True))
+    second = Engine(tmp_path, MemoryConfig(capture_journal=True))
     try:
         assert first.captures.journal is not None and second.captures.journal is not None
         assert first.captures.journal.path.exists()
@@ -164,8 +165,6 @@ def test_a_live_process_journal_is_not_replayed(tmp_path: Path) -> None:
 def test_without_the_journal_the_answer_waits_for_its_commit(tmp_path: Path) -> None:
     """``capture_journal = False``: nothing is journaled (the proxy then waits for
     the commit, ``capture.response_wait_seconds``)."""
-    from memory_core.config import MemoryConfig
-
     engine = Engine(tmp_path, MemoryConfig(capture_journal=False))
     try:
         ticket, _ = engine.capture_request(Scope("t"), "r1", [{"role": "user",
