@@ -706,7 +706,7 @@ async def test_an_answer_is_stored_before_the_client_has_all_of_it(
     (default 2 s; at 0 the answer is only queued before the end), the moment the SDK
     returns a whole answer (``[DONE]`` read, or the JSON body ended), the answer is
     already committed: no settling, no background wait. A crash right after cannot
-    lose what the client holds (with the journal, the default, it is replayed
+    lose what the client holds (with the journal, ``capture.journal``, it is replayed
     instead: tests/test_capture_journal.py)."""
     from tests.conftest import start_proxy
 
