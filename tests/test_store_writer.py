@@ -323,3 +323,118 @@ def test_the_background_turn_skips_a_job_that_gives_way() -> None:
     assert _names(q.take(256)[0]) == ["u1"]
     q.put(_job("after"))
     assert _names(q.take(256)[0]) == ["extract", "after"]
+
+
+def _then_job(name: str) -> Any:
+    """A queue entry's job that has a ``then`` (its follow-ups may take a key)."""
+    fn, args, fut, _then, ctx = _job(name)
+    return (fn, args, fut, lambda value: None, ctx)
+
+
+def test_a_follow_up_keeps_its_parents_place_ahead_of_its_keys_later_capture() -> None:
+    """What a job's ``then`` queues (``following``) runs before every job queued
+    after the job: in the urgent lane when an urgent job of its key waits (the
+    persona's next capture, queued while the answer's capture ran), in the ordinary
+    lane before later ordinary jobs, after the jobs queued before the job. It still
+    gives way when no urgent job of its key waits, and a later one takes it ahead."""
+    from memory_core.store.batch import EVERY_KEY, WriteQueue
+
+    q = WriteQueue()
+    q.hold_background(lambda: True, 60.0)
+    q.put(_job("older"))  # ordinary, queued before the answer's capture
+    q.put(_job("answer"), urgent=True)
+    (answer,), _ = q.take(256)
+    q.put(_job("next capture"), urgent=True, key="p")  # the client's next turn
+    q.put(_job("later"))
+    with q.following(answer):  # the answer's then, after its commit
+        q.put(_job("extract held"), key="p", gives_way=True)
+        q.put(_job("extract answer"), key="p", gives_way=True)
+        q.put(_job("other persona's"), key="o", gives_way=True)
+    # the background turn (after the urgent batch): the oldest ordinary job
+    assert _names(q.take(256)[0]) == ["older"]
+    assert _names(q.take(256)[0]) == ["extract held", "extract answer", "next capture"]
+    assert _names(q.take(256)[0]) == ["other persona's", "later"]
+
+    # no urgent job of its key waits: ordinary lane, held while requests are in
+    # flight, but still ahead of the ordinary jobs queued after its parent
+    q.put(_job("answer 2"), urgent=True)
+    (answer,), _ = q.take(256)
+    q.put(_job("flush"))
+    with q.following(answer):
+        q.put(_job("extract 2"), key="p", gives_way=True)
+        with q.following(answer):  # a follow-up's follow-up: after it, same place
+            q.put(_job("extract 2b"), key="p")
+    assert _names(q.take(256)[0]) == ["extract 2", "extract 2b", "flush"]
+    q.put(_job("answer 3"), urgent=True)
+    (answer,), _ = q.take(256)
+    with q.following(answer):
+        q.put(_job("extract 3"), key="p", gives_way=True)
+    q.put(_job("capture 3"), urgent=True, key="p")  # takes it ahead (its key)
+    q.put(_job("purge"), urgent=True, key=EVERY_KEY)
+    assert _names(q.take(256)[0]) == ["extract 3", "capture 3", "purge"]
+    # outside ``following`` (another thread, or after it) a job takes a new place
+    q.put(_job("answer 4"), urgent=True)
+    (answer,), _ = q.take(256)
+    q.put(_job("capture 4"), urgent=True, key="p")
+    with q.following(answer):
+        q.put(_job("extract 4"), key="p")
+    q.put(_job("extract 5"), key="p")
+    assert _names(q.take(256)[0]) == ["extract 4", "capture 4"]
+    assert _names(q.take(256)[0]) == ["extract 5"]
+
+
+def test_a_batch_ends_after_a_job_whose_follow_ups_take_the_next_jobs_key() -> None:
+    """A job with a ``then`` whose follow-ups take key ``p`` (``then_key``, else its
+    own key) ends its batch before a job keyed ``p`` or :data:`EVERY_KEY`, so that
+    those follow-ups run first; jobs of other keys batch with it."""
+    from memory_core.store.batch import EVERY_KEY, WriteQueue
+
+    q = WriteQueue()
+    q.put(_then_job("answer"), urgent=True, then_key="p")
+    q.put(_job("capture o"), urgent=True, key="o")
+    q.put(_job("capture p"), urgent=True, key="p")
+    batch, _ = q.take(256)
+    assert _names(batch) == ["answer", "capture o"]
+    with q.following(batch[0]):
+        q.put(_job("extract answer"), key="p", gives_way=True)
+    assert _names(q.take(256)[0]) == ["extract answer", "capture p"]
+    q.put(_then_job("request p"), urgent=True, key="p")  # its own key
+    q.put(_job("answer, no then"), urgent=True)
+    q.put(_job("purge"), urgent=True, key=EVERY_KEY)
+    assert _names(q.take(256)[0]) == ["request p", "answer, no then"]
+    assert _names(q.take(256)[0]) == ["purge"]
+    q.put(_then_job("no key"), urgent=True)  # follow-ups with no key: no end
+    q.put(_job("capture p2"), urgent=True, key="p")
+    assert _names(q.take(256)[0]) == ["no key", "capture p2"]
+
+
+def test_a_follow_up_queued_by_then_runs_before_a_job_queued_while_its_parent_ran(
+        tmp_path: Path) -> None:
+    """The store: a job queued (urgent, key ``p``) while another job runs waits for
+    what that job's ``then`` queues with key ``p`` after its commit."""
+    store = SqliteStore(tmp_path)
+    order: list[str] = []
+    try:
+        store.write_sync(lambda c: None)
+        running, release = threading.Event(), threading.Event()
+
+        def parent(_c: Any) -> str:
+            running.set()
+            release.wait(10)
+            order.append("parent")
+            return "parent"
+
+        def then(_value: str) -> None:
+            store.write(lambda c: order.append("follow-up"), order_key="p",
+                        gives_way=True)
+
+        store.write(parent, then=then, urgent=True)
+        assert running.wait(10)
+        late = store.write(lambda c: order.append("next capture"), urgent=True,
+                           order_key="p")
+        release.set()
+        late.result(10)
+        store.flush()
+        assert order == ["parent", "follow-up", "next capture"]
+    finally:
+        store.close()

@@ -161,16 +161,21 @@ class CaptureJobs:
         # queued before it, except its persona's extraction jobs, which go ahead
         # with it (its own extraction then stores items in message order).
         order = persona_order(scope)
-        fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred,
-                                  urgent=True, order_key=order)
 
-        def remember(done: Future[CaptureResult]) -> None:
-            # Runs after COMMIT (the writer resolves futures then): only committed
-            # paths are remembered, and long messages queued for extraction.
+        def queue_deferred(_result: CaptureResult) -> None:
+            # The writer thread, after COMMIT: long messages queued for extraction,
+            # in this capture's place (ahead of the persona's next capture).
             for message_id in deferred if ticket.after_answer is None else ():
                 with contextlib.suppress(StoreError):  # closing: retried on a later start
                     self.store.write_tx(self._extract_pending, message_id, order_key=order,
                                         gives_way=True)
+
+        fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred,
+                                  then=queue_deferred, urgent=True, order_key=order)
+
+        def remember(done: Future[CaptureResult]) -> None:
+            # Runs after COMMIT (the writer resolves futures then): only committed
+            # paths are remembered.
             if not done.cancelled() and done.exception() is None:
                 ticket.pending = None  # committed: the answer's journal line needs no copy
                 res = done.result()
@@ -421,7 +426,8 @@ class CaptureJobs:
         tool rounds the client never saw, and what replaces choice 0 upstream later).
         The future resolves once the answer is committed; its memory items are
         extracted by the writer job queued just before that (:meth:`_extract_pending`),
-        ahead of anything queued by whoever waited on the future.
+        in this capture's place: ahead of anything queued after it (the persona's
+        next capture included, even when it was queued before this one committed).
 
         The write is urgent, as its request's capture is (which it follows): it
         waits for the writer's running job, not for the background jobs queued
@@ -442,7 +448,7 @@ class CaptureJobs:
             self._capture_response_job, ticket, choices, event, hidden_rounds,
             upstream_view, then=functools.partial(self._queue_extraction,
                                                   persona_order(ticket.scope), ticket),
-            urgent=True)
+            urgent=True, then_key=persona_order(ticket.scope))
         book = self.journal
         if book is not None and journal:
             try:

@@ -13,7 +13,8 @@ Transaction model:
   data; two operations of one ``fn`` may see different commits (SQLite readers run
   in autocommit mode), so an operation that needs one snapshot is one operation.
 - ``Store.write_tx(fn, *args, then=None)`` queues ``fn(tx, *args)`` and returns a
-  ``concurrent.futures.Future`` of its value. Jobs run in the order queued; each is
+  ``concurrent.futures.Future`` of its value. Jobs run in the order queued (what
+  ``then`` queues after the job's commit keeps the job's place); each is
   atomic (all its changes commit, or none when it raises), and the future resolves
   after the commit. Write operations may only be called inside a write job.
 
@@ -1389,11 +1390,14 @@ class Store(Protocol):
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
                  then: Callable[[T], None] | None = None, urgent: bool = False,
-                 order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
+                 order_key: Hashable = None, gives_way: bool = False,
+                 then_key: Hashable = None) -> Future[T]:
         """Queue ``fn(tx, *args)`` as one atomic write job; ``urgent`` (a request
         waits for it): ahead of queued jobs that are not, except those that share
         its ``order_key``; ``gives_way``: background work that waits while a request
-        is in flight (:meth:`hold_background`), see
+        is in flight (:meth:`hold_background`); ``then(value)`` runs on the writer
+        thread after the commit, and what it queues keeps this job's place
+        (``then_key``: its order key when not ``order_key``), see
         :class:`~memory_core.store.batch.WriteQueue`."""
         ...
 

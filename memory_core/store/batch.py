@@ -10,6 +10,7 @@ next job boundary when one arrives (:meth:`WriteQueue.cut`): it waits for at mos
 one background job (a long message's extraction) instead of a batch of them. A job
 queued to *give way* (an extraction queued after a commit) waits while a request is in
 flight, within a budget, unless an ordinary job waits behind it (:meth:`WriteQueue.put`).
+What a job's ``then`` queues keeps the job's place (:meth:`WriteQueue.following`).
 After the commit, :func:`complete_batch` runs the ``after_commit`` hook, then each
 committed job's ``then`` (in the job's context), then resolves the futures, in
 that order (the stores' contract: what ``then`` queues runs before anything
@@ -19,6 +20,7 @@ queued by whoever waits on the future). When the batch as a whole failed,
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import heapq
 import itertools
@@ -26,7 +28,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
@@ -42,10 +44,16 @@ Done = tuple["Future[Any]", bool, Any, "Callable[[Any], None] | None", contextva
 """A job's outcome in its batch: ``(future, ok, value or exception, then, context)``."""
 
 
-Entry = tuple[int, int, Any, Hashable, float]
-"""A queued entry: ``(lane, sequence number, job, order key, gives way until)``;
-lower lanes run first, each lane in the order queued. The last field: the
-:func:`time.monotonic` deadline of a job queued to give way, ``0.0`` for the others."""
+Position = tuple[int, int]
+"""Where an entry stands in the order queued: ``(n, 0)`` for the ``n``-th job queued,
+``(n, k)`` (``k > 0``, growing) for a follow-up of the job at ``(n, …)``
+(:meth:`WriteQueue.following`): after that job, before every job queued after it."""
+
+Entry = tuple[int, Position, Any, Hashable, float, Hashable]
+"""A queued entry: ``(lane, position, job, order key, gives way until, then key)``;
+lower lanes run first, each lane by position. ``gives way until``: the
+:func:`time.monotonic` deadline of a job queued to give way, ``0.0`` for the others.
+``then key``: the order key of the jobs its ``then`` queues (``None``: none)."""
 
 URGENT, NORMAL, STOP = 0, 1, 2
 HOLD_RECHECK_SECONDS = 0.02
@@ -83,6 +91,15 @@ class WriteQueue:
     an urgent job takes it ahead (its order key), or when :meth:`wake` finds the
     requests gone. Order is unchanged: a held job holds the jobs behind it.
 
+    A job's *follow-ups* (what its ``then`` queues on the writer thread after its
+    commit: :meth:`following`) keep its place: each runs after the jobs queued
+    before the job and before every job queued after it, in the urgent lane when an
+    urgent job of its key (or :data:`EVERY_KEY`) waits, so that the next capture of
+    a persona never runs ahead of the extraction its previous answer queued. A batch
+    holding a job whose follow-ups may take a key (``then_key``, by default its own
+    key) ends before a job of that key (or :data:`EVERY_KEY`), so that they can
+    still come first.
+
     Thread-safe; one consumer (the writer thread) calls :meth:`take`,
     :meth:`cut` and :meth:`put_back`.
     """
@@ -91,6 +108,8 @@ class WriteQueue:
         self._heap: list[Entry] = []
         self._cond = threading.Condition()
         self._seq = itertools.count()
+        self._sub = itertools.count(1)  # follow-ups' second position field
+        self._parent = threading.local()  # .at: the Position whose follow-ups are queued
         self._urgent = 0
         self._urgent_keys: Counter[Hashable] = Counter()  # queued urgent entries per key
         self._owed = False  # an urgent batch ran since the last one that was not
@@ -113,23 +132,45 @@ class WriteQueue:
             self._cond.notify()
 
     def put(self, job: Job, *, urgent: bool = False, key: Hashable = None,
-            gives_way: bool = False) -> None:
+            gives_way: bool = False, then_key: Hashable = None) -> None:
         """Queue ``job``; ``urgent``: ahead of every queued job that is not, except
         those with its ``key`` (not ``None``; :data:`EVERY_KEY`: all of them), which
         go ahead with it. ``gives_way`` (not urgent): it waits while a request is in
-        flight (:meth:`hold_background`), as the class says."""
+        flight (:meth:`hold_background`), as the class says. ``then_key``: the order
+        key of the jobs the job's ``then`` queues, when not ``key`` (a batch ends
+        after the job before a job of that key). Inside :meth:`following` (on its
+        thread) the job is a follow-up and keeps its parent's place."""
         with self._cond:
             if urgent and key is not None:
                 self._promote(lambda entry: key is EVERY_KEY or entry[3] == key)
+            parent: Position | None = getattr(self._parent, "at", None)
+            at = (next(self._seq), 0) if parent is None else (parent[0], next(self._sub))
+            lane = URGENT if urgent else NORMAL
+            if parent is not None and not urgent and self._held_key(key):
+                lane = URGENT  # ahead of its key's urgent job, queued after its parent
             until = (time.monotonic() + self._budget
-                     if gives_way and not urgent and self._busy is not None else 0.0)
-            self._push((URGENT if urgent else NORMAL, next(self._seq), job, key, until))
+                     if gives_way and lane == NORMAL and self._busy is not None else 0.0)
+            self._push((lane, at, job, key, until,
+                        key if then_key is None else then_key))
             self._cond.notify()
+
+    @contextlib.contextmanager
+    def following(self, entry: Entry) -> Iterator[None]:
+        """While inside (this thread only), jobs :meth:`put` are follow-ups of
+        ``entry`` (a job taken and committed: its ``then`` runs): each runs after
+        the jobs queued before ``entry`` and before those queued after it, by lane
+        as the class says; nested follow-ups keep the same place."""
+        prior = getattr(self._parent, "at", None)
+        self._parent.at = entry[1]
+        try:
+            yield
+        finally:
+            self._parent.at = prior
 
     def stop(self) -> None:
         """Queue the writer's stop, after every job queued before or after it."""
         with self._cond:
-            self._push((STOP, next(self._seq), None, None, 0.0))
+            self._push((STOP, (next(self._seq), 0), None, None, 0.0, None))
             self._cond.notify()
 
     def _push(self, entry: Entry) -> None:
@@ -148,8 +189,12 @@ class WriteQueue:
 
     def _held(self, entry: Entry) -> bool:
         """Whether a queued urgent job keeps ``entry`` (not urgent) ahead of it."""
+        return self._held_key(entry[3])
+
+    def _held_key(self, key: Hashable) -> bool:
+        """Whether a queued urgent job keeps a job keyed ``key`` ahead of it."""
         return bool(self._urgent_keys[EVERY_KEY]) or (
-            entry[3] is not None and bool(self._urgent_keys[entry[3]]))
+            key is not None and bool(self._urgent_keys[key]))
 
     def _promote(self, which: Callable[[Entry], bool]) -> None:
         """Move the queued entries ``which`` selects to the urgent lane (in place)."""
@@ -157,7 +202,7 @@ class WriteQueue:
         for at, entry in enumerate(self._heap):
             if entry[0] == NORMAL and which(entry):
                 self._count(entry, -1)
-                self._heap[at] = (URGENT, entry[1], entry[2], entry[3], 0.0)
+                self._heap[at] = (URGENT, entry[1], entry[2], entry[3], 0.0, entry[5])
                 self._count(self._heap[at], 1)
                 moved = True
         if moved:
@@ -187,6 +232,7 @@ class WriteQueue:
                     self._count(entry, -1)
                     return [entry], False
             out: list[Entry] = []
+            ahead: set[Hashable] = set()  # then keys of the batch's jobs with a then
             while self._heap and len(out) < limit:
                 top = self._heap[0]
                 if top[0] == STOP:
@@ -198,8 +244,12 @@ class WriteQueue:
                     break
                 if out and self._holding(top):  # a later job still giving way
                     break
+                if ahead and (top[3] is EVERY_KEY or top[3] in ahead):
+                    break  # the follow-ups of a job in the batch may take its key
                 out.append(heapq.heappop(self._heap))
                 self._count(top, -1)
+                if top[2][3] is not None and top[5] is not None:
+                    ahead.add(top[5])
             self._owed = bool(out) and out[0][0] == URGENT
             return out, False
 
@@ -221,9 +271,9 @@ class WriteQueue:
             log.exception("the writer's busy() hook failed")
             return 0.0
 
-    def _oldest_before(self, seq: int) -> int | None:
+    def _oldest_before(self, seq: Position) -> int | None:
         """The heap index of the oldest entry that is not urgent, when it was queued
-        before sequence number ``seq``, else ``None``."""
+        before position ``seq``, else ``None``."""
         best: int | None = None
         for at, entry in enumerate(self._heap):
             if entry[0] == NORMAL and (best is None or entry[1] < self._heap[best][1]):
@@ -241,7 +291,7 @@ class WriteQueue:
         with self._cond:
             for entry in entries:
                 if entry[0] == NORMAL and self._held(entry):
-                    entry = (URGENT, entry[1], entry[2], entry[3], 0.0)
+                    entry = (URGENT, entry[1], entry[2], entry[3], 0.0, entry[5])
                 self._push(entry)
             self._cond.notify()
 
@@ -250,20 +300,30 @@ class WriteQueue:
         return len(self._heap)
 
 
-def complete_batch(done: Iterable[Done], after_commit: Callable[[], None] | None) -> None:
+def complete_batch(done: Iterable[Done], after_commit: Callable[[], None] | None,
+                   queue: WriteQueue | None = None,
+                   taken: Iterable[Entry] = ()) -> None:
     """After a batch committed: ``after_commit()``, each ``then(value)`` of the jobs
     that succeeded, then every future (its value, or the job's own exception).
-    Neither the hook nor a ``then`` that raises stops the rest (logged)."""
+    Neither the hook nor a ``then`` that raises stops the rest (logged). With
+    ``queue`` and the batch's ``taken`` entries, what a ``then`` queues there is a
+    follow-up of its job (:meth:`WriteQueue.following`)."""
     done = list(done)
+    place = {id(entry[2][2]): entry for entry in taken}  # a job's future → its entry
     if after_commit is not None:
         try:
             after_commit()
         except Exception:  # noqa: BLE001 - a hook never breaks writes
             log.exception("after_commit hook failed")
-    for _fut, ok, value, then, ctx in done:
+    for fut, ok, value, then, ctx in done:
         if ok and then is not None:
+            entry = place.get(id(fut))
             try:
-                ctx.run(then, value)
+                if queue is not None and entry is not None:
+                    with queue.following(entry):
+                        ctx.run(then, value)
+                else:
+                    ctx.run(then, value)
             except BaseException:  # noqa: BLE001 - the job itself has committed
                 log.exception("a write's follow-up failed")
     for fut, ok, value, _then, _ctx in done:

@@ -15,7 +15,8 @@ The contract is :class:`memory_core.store.api.Store`'s, and what
   once. Jobs of this store run in the order queued, a job's future resolves after
   its commit, and ``then`` runs (on the writer thread) after the commit and before
   the future resolves, so what it queues runs before anything queued by whoever
-  waits on the future. A lost connection (a restart, a failover) or a failed
+  waits on the future, and keeps the job's place ahead of the jobs queued after
+  it (:meth:`~memory_core.store.batch.WriteQueue.following`). A lost connection (a restart, a failover) or a failed
   ``COMMIT`` fails every job of its batch with
   :class:`~memory_core.errors.StoreError`; the next batch connects again.
 - **Across replicas**: each batch first takes a transaction-level advisory lock
@@ -163,21 +164,23 @@ class PgStore:
     # -- writes ---------------------------------------------------------------
     def write_tx(self, fn: Callable[..., T], *args: Any,
                  then: Callable[[T], None] | None = None, urgent: bool = False,
-                 order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
+                 order_key: Hashable = None, gives_way: bool = False,
+                 then_key: Hashable = None) -> Future[T]:
         """Queue ``fn(tx, *args)`` as one atomic write job (``tx``: a
         :class:`~memory_core.store.pg_ops.PgTx` in the batch's transaction); return
         its future (``fn``'s value, or the exception it raised, its changes rolled
         back). ``urgent``: ahead of queued jobs that are not, except those that
         share its ``order_key``; ``gives_way``: waits while a request is in flight
         (:meth:`hold_background`; see :class:`~memory_core.store.batch.WriteQueue`).
-        ``then(value)``: see the module docstring.
+        ``then(value)``: see the module docstring; ``then_key``: the order key of
+        what it queues, when not ``order_key``.
         Raises ``StoreError`` after :meth:`close`. ``fn`` and ``then`` run in a copy
         of the caller's context (:mod:`contextvars`), as the SQLite store's jobs do."""
         if self._closed:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
         self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
-                        key=order_key, gives_way=gives_way)
+                        key=order_key, gives_way=gives_way, then_key=then_key)
         return fut
 
     def hold_background(self, busy: Callable[[], bool] | None, seconds: float) -> None:
@@ -282,7 +285,7 @@ class PgStore:
             fail_batch(jobs, exc)  # every job was rolled back with it
             return
         self.commit_latency.observe(time.perf_counter() - started)
-        complete_batch(results, self.after_commit)
+        complete_batch(results, self.after_commit, self._queue, entries)
 
     def _writer_connection(self) -> WriterConnection:
         conn = self._wconn

@@ -141,7 +141,8 @@ class SqliteStore:
     # -- writes ---------------------------------------------------------------
     def write(self, fn: Callable[..., T], *args: Any,
               then: Callable[[T], None] | None = None, urgent: bool = False,
-              order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
+              order_key: Hashable = None, gives_way: bool = False,
+              then_key: Hashable = None) -> Future[T]:
         """Queue ``fn(conn, *args)`` to run in a write transaction; return its future.
 
         The future holds ``fn``'s return value, or the exception it raised (the job's
@@ -153,7 +154,10 @@ class SqliteStore:
         :meth:`hold_background`).
         ``then(value)``: called on the writer thread once the job has committed and
         before its future resolves, so that what it queues runs before anything
-        queued by whoever waited on the future
+        queued by whoever waited on the future; what it queues keeps this job's
+        place, ahead of the jobs queued after it (``then_key``: the order key of
+        those jobs when not ``order_key``; :meth:`WriteQueue.following
+        <memory_core.store.batch.WriteQueue.following>`)
         (it must not raise; nothing is called for a failed job or batch). Raises
         ``StoreError`` after :meth:`close`. ``fn`` and ``then`` run in a copy of the
         caller's context (:mod:`contextvars`): a job logs with the request id of the
@@ -163,7 +167,7 @@ class SqliteStore:
             raise StoreError("store is closed")
         fut: Future[T] = Future()
         self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
-                        key=order_key, gives_way=gives_way)
+                        key=order_key, gives_way=gives_way, then_key=then_key)
         return fut
 
     def hold_background(self, busy: Callable[[], bool] | None, seconds: float) -> None:
@@ -182,11 +186,12 @@ class SqliteStore:
 
     def write_tx(self, fn: Callable[..., T], *args: Any,
                  then: Callable[[T], None] | None = None, urgent: bool = False,
-                 order_key: Hashable = None, gives_way: bool = False) -> Future[T]:
+                 order_key: Hashable = None, gives_way: bool = False,
+              then_key: Hashable = None) -> Future[T]:
         """Queue ``fn(tx, *args)`` as a write job, ``tx`` the writer's
         :class:`~memory_core.store.sqlite_ops.SqliteTx`; as :meth:`write` otherwise."""
         return self.write(self._on_writer, fn, args, then=then, urgent=urgent,
-                          order_key=order_key, gives_way=gives_way)
+                          order_key=order_key, gives_way=gives_way, then_key=then_key)
 
     def write_tx_sync(self, fn: Callable[..., T], *args: Any,
                       timeout: float | None = 60.0, urgent: bool = False) -> T:
@@ -257,7 +262,7 @@ class SqliteStore:
         self._commits += 1
         if self._commits % CHECKPOINT_COMMITS == 0:
             self._checkpoint_due.set()
-        complete_batch(results, self.after_commit)
+        complete_batch(results, self.after_commit, self._queue, entries)
 
     def _checkpoint_loop(self) -> None:
         conn: sqlite3.Connection | None = None
