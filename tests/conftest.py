@@ -1,15 +1,17 @@
 """Shared fixtures: a fake upstream and a real proxy, both on 127.0.0.1 port 0.
 
 ``LCM_TEST_STORE=postgresql`` runs the engine and proxy tests on PostgreSQL: one
-throwaway cluster per session (tests/pgcluster.py), and every engine a test opens
+throwaway cluster per session, that is per pytest-xdist worker (tests/pgcluster.py;
+each on a port and directory of its own), and every engine a test opens
 without a ``store_url`` gets a fresh database of its own, one per data dir (an
 engine reopened on the same data dir in one test finds the same database). Tests
 marked ``sqlite_only`` (they read or write the SQLite file directly) skip then.
 
 Tests that open an engine store without a ``store_url`` -- the ones whose backend
 ``LCM_TEST_STORE`` decides -- are recorded as they run: ``LCM_TEST_STORE_LOG=FILE``
-appends their node ids to FILE, and ``LCM_TEST_ONLY=FILE`` deselects every test not
-listed there. ``.ci/run`` runs the whole suite on SQLite with the log, then the
+appends their node ids to FILE (a line per test, each in one write on an append-mode
+file: whole lines from every worker), and ``LCM_TEST_ONLY=FILE`` deselects every
+test not listed there. ``.ci/run`` runs the whole suite on SQLite with the log, then the
 listed tests on PostgreSQL, so that the second pass is chosen by what the tests do,
 not by a hand list. A test that runs ``lcm-proxy`` in a subprocess on a data dir
 passes it :func:`store_env` (the chosen store; recorded the same way). A fixture
@@ -62,14 +64,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``LCM_TEST_ONLY=FILE``: keep only the tests whose node ids FILE lists."""
+    """``LCM_TEST_ONLY=FILE``: keep only the tests whose node ids FILE lists. Tests
+    marked ``slow`` run first (in collection order), so that parallel workers do not
+    start one near the end and leave the others idle while it runs."""
     only = os.environ.get("LCM_TEST_ONLY")
-    if not only:
-        return
-    wanted = set(Path(only).read_text(encoding="utf-8").split("\n"))
-    keep = [item for item in items if item.nodeid in wanted]
-    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
-    items[:] = keep
+    if only:
+        wanted = set(Path(only).read_text(encoding="utf-8").split("\n"))
+        keep = [item for item in items if item.nodeid in wanted]
+        config.hook.pytest_deselected(
+            items=[item for item in items if item.nodeid not in wanted])
+        items[:] = keep
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 _STORE_LOG = os.environ.get("LCM_TEST_STORE_LOG")

@@ -132,6 +132,7 @@ def test_minilm_keeps_its_int8_weights_in_memory() -> None:
     assert int(grown) < 120, f"MiniLM grew the heap by {grown} MB"
 
 
+@pytest.mark.slow
 def test_bench_short_prints_one_table_with_every_target(tmp_path: Path) -> None:
     from proxy.shortbench import format_table, run_short_bench
 
