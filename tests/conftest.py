@@ -1,15 +1,18 @@
 """Shared fixtures: a fake upstream and a real proxy, both on 127.0.0.1 port 0.
 
 ``LCM_TEST_STORE=postgresql`` runs the engine and proxy tests on PostgreSQL: one
-throwaway cluster per session (tests/pgcluster.py), and every engine a test opens
-without a ``store_url`` gets a fresh database of its own, one per data dir (an
+throwaway cluster per session, that is per pytest-xdist worker (tests/pgcluster.py;
+each on a port and directory of its own), and every engine a test opens
+without a ``store_url`` gets a fresh database of its own (a copy of a migrated
+template, made ahead of the test and dropped after it), one per data dir (an
 engine reopened on the same data dir in one test finds the same database). Tests
 marked ``sqlite_only`` (they read or write the SQLite file directly) skip then.
 
 Tests that open an engine store without a ``store_url`` -- the ones whose backend
 ``LCM_TEST_STORE`` decides -- are recorded as they run: ``LCM_TEST_STORE_LOG=FILE``
-appends their node ids to FILE, and ``LCM_TEST_ONLY=FILE`` deselects every test not
-listed there. ``.ci/run`` runs the whole suite on SQLite with the log, then the
+appends their node ids to FILE (a line per test, each in one write on an append-mode
+file: whole lines from every worker), and ``LCM_TEST_ONLY=FILE`` deselects every
+test not listed there. ``.ci/run`` runs the whole suite on SQLite with the log, then the
 listed tests on PostgreSQL, so that the second pass is chosen by what the tests do,
 not by a hand list. A test that runs ``lcm-proxy`` in a subprocess on a data dir
 passes it :func:`store_env` (the chosen store; recorded the same way). A fixture
@@ -20,6 +23,8 @@ opened it (its database is dropped after it, and only that test is recorded).
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
 import contextlib
 import dataclasses
 import itertools
@@ -62,14 +67,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``LCM_TEST_ONLY=FILE``: keep only the tests whose node ids FILE lists."""
+    """``LCM_TEST_ONLY=FILE``: keep only the tests whose node ids FILE lists. Tests
+    marked ``slow`` run first (in collection order), so that parallel workers do not
+    start one near the end and leave the others idle while it runs."""
     only = os.environ.get("LCM_TEST_ONLY")
-    if not only:
-        return
-    wanted = set(Path(only).read_text(encoding="utf-8").split("\n"))
-    keep = [item for item in items if item.nodeid in wanted]
-    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
-    items[:] = keep
+    if only:
+        wanted = set(Path(only).read_text(encoding="utf-8").split("\n"))
+        keep = [item for item in items if item.nodeid in wanted]
+        config.hook.pytest_deselected(
+            items=[item for item in items if item.nodeid not in wanted])
+        items[:] = keep
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 _STORE_LOG = os.environ.get("LCM_TEST_STORE_LOG")
@@ -90,6 +98,52 @@ def pg_session_cluster() -> Iterator[str]:
 def pg_session_template(pg_session_cluster: str) -> str:
     """A migrated database of the session's cluster that each test's database copies."""
     return pgcluster.migrated_template(pg_session_cluster, "lcm_test_template")
+
+
+class _Databases:
+    """Fresh copies of the session's template for the tests, made one ahead and
+    dropped after their test on a thread of their own, so that neither waits in a
+    test's setup or teardown. :meth:`take` raises what creating the copy raised."""
+
+    def __init__(self, cluster: str, template: str) -> None:
+        self._cluster, self._template = cluster, template
+        self._jobs = concurrent.futures.ThreadPoolExecutor(1, "lcm-test-databases")
+        self._ahead = collections.deque([self._jobs.submit(self._make)])
+
+    def _make(self) -> str:
+        return pgcluster.fresh_database(self._cluster, f"lcm_test_{next(_DATABASES)}",
+                                        template=self._template)
+
+    def take(self) -> str:
+        """A new database's URL."""
+        made = self._ahead.popleft()
+        self._ahead.append(self._jobs.submit(self._make))
+        return made.result(timeout=300)
+
+    def drop(self, urls: list[str]) -> None:
+        """Drop these databases (in the background)."""
+        if urls:
+            self._jobs.submit(self._drop, urls)
+
+    def _drop(self, urls: list[str]) -> None:
+        import psycopg
+
+        with psycopg.connect(self._cluster, autocommit=True) as conn:
+            for url in urls:
+                conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+
+    def close(self) -> None:
+        """Wait for the drops and the copy made ahead."""
+        self._jobs.shutdown(wait=True)
+
+
+@pytest.fixture(scope="session")
+def pg_session_databases(pg_session_cluster: str, pg_session_template: str
+                         ) -> Iterator[_Databases]:
+    """Where each test's fresh database comes from (``LCM_TEST_STORE=postgresql``)."""
+    databases = _Databases(pg_session_cluster, pg_session_template)
+    yield databases
+    databases.close()
 
 
 @pytest.fixture(autouse=True)
@@ -125,8 +179,7 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     marker = request.node.get_closest_marker("sqlite_only")
     if marker is not None:
         pytest.skip(f"SQLite only: {marker.args[0] if marker.args else ''}")
-    cluster = request.getfixturevalue("pg_session_cluster")
-    template = request.getfixturevalue("pg_session_template")
+    fresh = request.getfixturevalue("pg_session_databases")
     databases: dict[str, str] = {}
     real_open = factory.open_store
 
@@ -135,8 +188,7 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
             _log_store_test(request.node.nodeid)
         key = str(Path(data_dir).resolve())
         if key not in databases:
-            databases[key] = pgcluster.fresh_database(cluster, f"lcm_test_{next(_DATABASES)}",
-                                                         template=template)
+            databases[key] = fresh.take()
         return databases[key]
 
     def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Any:
@@ -155,11 +207,7 @@ def _test_store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
         yield
     finally:
         _store_env_for = None
-    import psycopg
-
-    with psycopg.connect(cluster, autocommit=True) as conn:
-        for url in databases.values():
-            conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+    fresh.drop(list(databases.values()))
 
 
 _store_env_for: Callable[[Path], dict[str, str]] | None = None

@@ -53,6 +53,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_START_ATTEMPTS = 3
+"""How many ports :func:`cluster` tries when the one it picked was taken meanwhile."""
+
+
 def _run_as() -> tuple[list[str], int | None, int | None]:
     """The command prefix, uid and gid to run the server with."""
     if os.geteuid() != 0:
@@ -76,7 +80,6 @@ def cluster() -> Iterator[str]:
     prefix, uid, gid = _run_as()
     root = Path(tempfile.mkdtemp(prefix="lcm-pg-"))
     data = root / "data"
-    port = _free_port()
     env = {**os.environ, "LC_ALL": "C", "TZ": "UTC"}
     if uid is not None and gid is not None:
         os.chown(root, uid, gid)
@@ -85,11 +88,21 @@ def cluster() -> Iterator[str]:
         subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "postgres",
                         "-A", "trust", "-E", "UTF8", "--no-sync"],
                        check=True, capture_output=True, env=env, timeout=120)
-        options = (f"-h 127.0.0.1 -p {port} -k {root} -F -c fsync=off"
-                   " -c synchronous_commit=off -c full_page_writes=off")
-        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
-                        "-l", str(root / "log"), "-w", "-t", "60", "start"],
-                       check=True, capture_output=True, env=env, timeout=90)
+        # The free port is only free when looked up: another process (a parallel
+        # test worker) can take it before the server binds it; then try another.
+        for attempt in range(_START_ATTEMPTS):
+            port = _free_port()
+            options = (f"-h 127.0.0.1 -p {port} -k {root} -F -c fsync=off"
+                       " -c synchronous_commit=off -c full_page_writes=off")
+            try:
+                subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o",
+                                options, "-l", str(root / "log"), "-w", "-t", "60", "start"],
+                               check=True, capture_output=True, env=env, timeout=90)
+                break
+            except subprocess.CalledProcessError:
+                log = (root / "log").read_text() if (root / "log").exists() else ""
+                if attempt + 1 == _START_ATTEMPTS or "could not bind" not in log:
+                    raise
         started = True
         url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
         _wait_ready(url)

@@ -60,6 +60,7 @@ async def test_fake_upstream_answers_the_openai_sdk() -> None:
         await fake.stop()
 
 
+@pytest.mark.slow
 def test_run_proxy_bench_reports_every_figure() -> None:
     result = run_proxy_bench(n_requests=12, concurrency=3, progress=False)
     assert json.loads(json.dumps(result)) == result

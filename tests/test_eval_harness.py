@@ -406,6 +406,7 @@ class _EmbeddingsServer:
         self._thread.join(10)
 
 
+@pytest.mark.slow
 def test_eval_config_runs_lcm_proxy_on_the_given_embedder(tmp_path: Path) -> None:
     server = _EmbeddingsServer()
     try:

@@ -211,11 +211,12 @@ def _script(upstream: FakeUpstream, api: str, second: str) -> None:
     ``drop`` (a stream cut off after a few events), ``early`` (its headers, half
     an event, then the connection closes)."""
     delay = 0.4  # longer than the heartbeat when a test wants the status sent first
+    trickle = 0.001  # between round 1's 9-byte writes: it streams for a few heartbeats
     cut = {"drop": 300, "early": 40}.get(second)
     if api == "messages":
         upstream.anthropic_replies.append(AReply(content=[
             thinking("Recall.", SIG), tool_use("toolu_m", "memory_grep", LOOKUP)],
-            write_size=9, delay=0.01))
+            write_size=9, delay=trickle))
         if second == "529":
             upstream.anthropic_replies.append(AReply(
                 status=529, error={"type": "overloaded_error", "message": "Overloaded"},
@@ -226,7 +227,7 @@ def _script(upstream: FakeUpstream, api: str, second: str) -> None:
     elif api == "chat":
         upstream.push(Reply(content=None, tool_calls=[
             {"id": "call_m", "name": "memory_grep", "arguments": '{"query": "GRF"}'}],
-            write_size=9, delay=0.02))
+            write_size=9, delay=trickle))
         if second == "529":
             upstream.push(Reply(status=429, error={
                 "message": "Rate limit reached", "type": "requests", "param": None,
@@ -238,7 +239,7 @@ def _script(upstream: FakeUpstream, api: str, second: str) -> None:
     else:
         upstream.push_response(RReply(text=None, calls=[
             {"call_id": "call_m", "name": "memory_grep", "arguments": '{"query": "GRF"}'}],
-            write_size=9, delay=0.01))
+            write_size=9, delay=trickle))
         if second == "529":
             upstream.push_response(RReply(status=429, error={
                 "message": "Rate limit reached", "type": "requests", "param": None,
@@ -295,7 +296,7 @@ async def test_a_later_rounds_error_reaches_the_client_as_the_apis_error(
     client's status line was not sent yet): a 502 in the API's error shape."""
     if second == "early" and not stream:
         pytest.skip("streams only: a whole answer's status line waits for its end")
-    # a heartbeat longer than the whole exchange (round 1 streams for seconds)
+    # a heartbeat longer than the whole exchange (round 1 streams for a while)
     proxy = await make_proxy(tools={"heartbeat_seconds": 60.0, "offer": "always"})
     _script(upstream, api, second)
     errors = (anthropic.APIStatusError, openai.APIStatusError)

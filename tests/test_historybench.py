@@ -78,6 +78,7 @@ async def test_depth_bench_grows_one_conversation_and_measures_a_relay_beside_it
         await run_depth_bench_async([30], 4, workload="nope", workdir=tmp_path)
 
 
+@pytest.mark.slow
 def test_depth_bench_runs_the_proxy_in_its_own_process(tmp_path: Path) -> None:
     """``--proxy-process``: ``lcm-proxy serve`` in a process of its own (pinned to the
     last CPU when there are two); the table gives its CPU per turn (request and

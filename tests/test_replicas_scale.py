@@ -40,6 +40,7 @@ import aiohttp
 import openai
 import orjson
 import psycopg
+import pytest
 from aiohttp import web
 from openai.types.chat import ChatCompletion
 
@@ -203,6 +204,7 @@ def _wait_indexed(url: str, timeout: float = 120.0) -> None:
         time.sleep(0.5)
 
 
+@pytest.mark.slow
 async def test_sixteen_agents_alternate_between_two_replicas(
         tmp_path: Path, pg_url: str) -> None:  # noqa: F811
     url = pgcluster.fresh_database(pg_url, "replicas_scale")

@@ -23,6 +23,8 @@ from memory_core.items import standing, writer
 from memory_core.search import EmbeddingConfig, SearchConfig, SearchService, create_embedder
 from tests.conftest import sql_read
 
+pytestmark = pytest.mark.slow  # the module's embedder pair loads once, its tests first
+
 FLOOR, MARGIN = SearchConfig().update_similarity, SearchConfig().update_margin
 
 

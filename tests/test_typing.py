@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_mypy_finds_no_error_in_proxy_and_memory_core() -> None:
     run = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-error-summary", "proxy", "memory_core"],
