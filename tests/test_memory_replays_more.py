@@ -293,6 +293,9 @@ def test_a_bare_decline_of_an_offer_keeps_the_users_stored_state(engine: Engine,
      "I'm not interested in AI anymore."),
     # a bare denial that names all the stored state does
     ("Are you still married?", "I'm married.", "I'm not married."),
+    # a question naming the declined word is answered about that state: it names
+    # more than the denial ("to Anna") and is still taken back
+    ("Are you married?", "I'm married to Anna.", "I'm not married."),
 ])
 def test_other_denials_still_take_the_state_back(engine: Engine, before: str, stored: str,
                                                  denial: str) -> None:

@@ -10,7 +10,8 @@ Two short replies mean nothing alone (:mod:`memory_core.extraction.reply`):
   user's decision;
 - a **bare decline** ("I'm not interested.") right after an assistant question or offer
   answers that, and takes back no stored fact that names more than it does
-  (``answering`` in :func:`memory_core.items.writer.store_extracted`).
+  (``answering`` in :func:`memory_core.items.writer.store_extracted`), unless the
+  question names the declined word ("Are you married?" then "I'm not married.").
 
 The assistant message is read only when the user message could be such a reply (one
 path look-up and one message read), inside the capture job's transaction.
@@ -64,4 +65,7 @@ def read_reply(tx: Tx, scope: Scope, message_id: int, text: str, items: list[Any
         if proposals:
             stored = {row["text"]: int(row["id"]) for row in tx.item_writes.items_sourced_in(
                 scope.tenant, scope.role, [ids[-2]]) if row["kind"] == "proposal"}
-    return Reply(said.asks_or_offers(before), proposals, stored)
+    declines = [ex for ex in items if said.bare_decline(ex)]
+    answering = said.asks_or_offers(before) and not any(
+        said.asked_about(before, ex) for ex in declines)
+    return Reply(answering, proposals, stored)

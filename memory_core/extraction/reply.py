@@ -13,7 +13,9 @@ that message in hand:
   ("Would you like …", "Let me know if …"): a reply to it answers it.
 - :func:`bare_decline`: a denial whose complement is one word with no object ("I'm not
   interested."; not "I'm not interested in AI anymore."). Right after a question or
-  offer it declines that, and states nothing about an item the user stored earlier.
+  offer it declines that, and states nothing about an item the user stored earlier,
+  unless the question names that word (:func:`asked_about`: "Are you married?" then
+  "I'm not married." answers about the state, and takes it back).
 """
 
 from __future__ import annotations
@@ -89,6 +91,18 @@ def asks_or_offers(text: str) -> bool:
         return True
     last = _LAST_SENTENCE.search(tail)
     return last is not None and _OFFER.search(last.group(0)) is not None
+
+
+def asked_about(text: str, ex: Any) -> bool:
+    """Whether an assistant message ``text`` names, in its last sentence, the one word a
+    bare decline ``ex`` denies ("Are you married?" then "I'm not married."): the reply
+    then answers about that state, and takes it back as any denial does."""
+    said = denial.find(ex.text or "", "en")
+    if said is None or not said.what.strip():
+        return False
+    last = _LAST_SENTENCE.search(text.rstrip()[-400:])
+    sentence = last.group(0) if last else text[-400:]
+    return re.search(rf"\b{re.escape(said.what.strip())}\b", sentence, re.I) is not None
 
 
 def bare_decline(ex: Any) -> bool:
