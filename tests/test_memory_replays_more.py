@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from memory_core.engine import Engine
-from memory_core.extraction import extract
+from memory_core.extraction import extract, reply
 from memory_core.items.supersession import other_holders
 from tests.conftest import RunningProxy
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_injection import Agent, block_of
-from tests.test_memory_replays import put, rows
+from tests.test_memory_replays import SCOPE, put, rows
 
 
 # -- 117: one value held by another person and by the user ------------------------------------
@@ -202,3 +202,131 @@ async def test_a_chit_chat_event_reaches_another_conversations_block(
     block = block_of(later.upstream_last_user()) or ""
     assert "I just started a pottery class." in block, block
     assert "I painted that lake sunrise last year!" in block, block  # verbatim
+
+
+# -- 125: a short assent to the assistant's proposal; its reverse, a bare decline ------------
+def _conversation(engine: Engine, *turns: tuple[str, str]) -> None:
+    """Capture ``turns`` ((role, text), …) as one request of a new conversation, then
+    wait for its extraction."""
+    messages = [{"role": role, "content": text} for role, text in turns]
+    _ticket, fut = engine.capture_request(SCOPE, "r-reply", messages, {})
+    fut.result(10)
+    engine.flush()
+
+
+def _active(engine: Engine) -> list[tuple[str, str]]:
+    return [(r["kind"], r["text"]) for r in rows(engine) if r["status"] == "active"]
+
+
+@pytest.mark.parametrize("text, assent", [
+    ("yep 👍", True), ("sounds good, let's do that", True), ("ok go ahead", True),
+    ("yes please", True), ("let's do it", True), ("👍", True), ("Sure!", True),
+    ("好的，就这么办", True), ("はい、お願いします", True),
+    ("ok", False), ("thanks!", False), ("好的", False), ("🎉", False),
+    ("Yes, but let's use Memcached.", False), ("Let's use Redis.", False),
+])
+def test_is_assent_reads_the_whole_message(text: str, assent: bool) -> None:
+    assert reply.is_assent(text) is assent
+
+
+@pytest.mark.parametrize("text, asks", [
+    ("Would you like me to send you more articles about AI?", True),
+    ("I can send a digest. Let me know if you'd like that.", True),
+    ("Want me to set it up? 😊", True),
+    ("Here is the summary.", False), ("Done! 🎉", False),
+])
+def test_asks_or_offers_reads_the_last_sentence(text: str, asks: bool) -> None:
+    assert reply.asks_or_offers(text) is asks
+
+
+@pytest.mark.parametrize("assent", [
+    "yep 👍", "sounds good, let's do that", "ok go ahead", "yes please", "let's do it",
+])
+def test_an_assent_makes_the_assistants_proposal_the_users_decision(
+        engine: Engine, assent: str) -> None:
+    # before: the assent stored nothing (or "let's do it" as a decision naming nothing),
+    # and the proposal stayed "not confirmed"
+    _conversation(engine, ("user", "Which store should hold the session cache?"),
+                  ("assistant", "I suggest we use Redis for the session cache."),
+                  ("user", assent))
+    got = rows(engine)
+    decision = [r for r in got if r["kind"] == "decision" and r["status"] == "active"]
+    assert [r["text"] for r in decision] == [
+        "I suggest we use Redis for the session cache."], got
+    assert not [r for r in got if r["kind"] == "proposal" and r["status"] == "active"], got
+
+
+@pytest.mark.parametrize("before, reply", [
+    # no proposal before it: an assent confirms nothing
+    ("Here is the summary of the release notes.", "yep 👍"),
+    # an acknowledgement is no assent
+    ("I suggest we use Redis for the session cache.", "ok"),
+    ("I suggest we use Redis for the session cache.", "thanks!"),
+    # a reply that says more is read as itself
+    ("I suggest we use Redis for the session cache.", "Yes, but let's use Memcached."),
+])
+def test_no_assent_or_no_proposal_confirms_nothing(engine: Engine, before: str,
+                                                   reply: str) -> None:
+    _conversation(engine, ("user", "What next?"), ("assistant", before), ("user", reply))
+    assert not any(kind == "decision" and "Redis" in text
+                   for kind, text in _active(engine)), rows(engine)
+
+
+@pytest.mark.parametrize("offer", [
+    "Would you like me to send you more articles about AI?",
+    "I can send you a weekly digest. Let me know if you'd like that.",
+])
+def test_a_bare_decline_of_an_offer_keeps_the_users_stored_state(engine: Engine,
+                                                                  offer: str) -> None:
+    # before: "I'm not interested." superseded "I'm interested in AI." (a bare denial)
+    put(engine, "I'm interested in AI.")
+    _conversation(engine, ("user", "Thanks for the article."), ("assistant", offer),
+                  ("user", "I'm not interested."))
+    assert ("fact", "I'm interested in AI.") in _active(engine), rows(engine)
+
+
+@pytest.mark.parametrize("before, stored, denial", [
+    # not after a question or offer: the bare denial takes the state back, as before
+    ("Here is the article you asked for.", "I'm interested in AI.", "I'm not interested."),
+    # a denial that names its object takes it back after an offer too
+    ("Would you like more articles about AI?", "I'm interested in AI.",
+     "I'm not interested in AI anymore."),
+    # a bare denial that names all the stored state does
+    ("Are you still married?", "I'm married.", "I'm not married."),
+    # a question naming the declined word is answered about that state: it names
+    # more than the denial ("to Anna") and is still taken back
+    ("Are you married?", "I'm married to Anna.", "I'm not married."),
+])
+def test_other_denials_still_take_the_state_back(engine: Engine, before: str, stored: str,
+                                                 denial: str) -> None:
+    put(engine, stored)
+    _conversation(engine, ("user", "Hello."), ("assistant", before), ("user", denial))
+    assert ("fact", stored) not in _active(engine), rows(engine)
+
+
+async def test_an_assent_reaches_another_conversations_block_as_a_decision(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="plan")
+    upstream.push(Reply(content="I suggest we use Redis for the session cache."))
+    await first.say("Which store should hold the session cache?")
+    await first.say("yep 👍")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What did we pick for the session cache?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "[decision" in block and "Redis for the session cache" in block, block
+    assert "not confirmed" not in block and "corrects msg" not in block, block
+
+
+async def test_a_declined_offer_leaves_the_users_interest_in_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="news")
+    await first.say("I'm interested in AI.")
+    upstream.push(Reply(content="Would you like me to send you more articles about AI?"))
+    await first.say("Send me one article.")
+    await first.say("I'm not interested.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Am I interested in AI?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] I'm interested in AI." in block and "— superseded" not in block, block

@@ -23,10 +23,12 @@ from typing import Any
 from memory_core.capture import delegated, evidence
 from memory_core.capture.journal import CaptureJournal
 from memory_core.capture.redact import redact_text
+from memory_core.capture.reply import read_reply
 from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
 from memory_core.extraction.prepare import open_fence
+from memory_core.extraction.reply import is_assent
 from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import branches
 from memory_core.items import writer as items_writer
@@ -287,7 +289,8 @@ class CaptureJobs:
         if defer and after_commit:
             self._defer_extraction(tx, message_id, text, speaker)
             return
-        if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker):
+        if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker) \
+                and not (speaker == "user" and is_assent(text)):
             return  # a backfill message the rules find nothing in: no job for it
         if defer and (later or len(text) > EXTRACT_MAX_CHARS):
             self._defer_extraction(tx, message_id, text, speaker)
@@ -317,18 +320,33 @@ class CaptureJobs:
             # (_read_ahead); else, or when it failed, read here.
             found = self.worker.take(message_id, text, speaker)
 
-        if found is not None and not any(found):
+        if found is not None and not any(found) and not (
+                speaker == "user" and is_assent(text)):
             tx.extraction.done(message_id)  # nothing to store: no savepoint for it
             return
 
         def store_items() -> None:
             from memory_core.extraction import extract
 
-            chunks = found if found is not None else (
-                extract(chunk, speaker=speaker) for chunk in extract_chunks(text))
+            chunks = found if found is not None else [
+                extract(chunk, speaker=speaker) for chunk in extract_chunks(text)]
+            answer = None
+            if speaker == "user" and len(chunks) == 1:  # a short reply is one chunk
+                answer = read_reply(tx, scope, message_id, text, chunks[0], lambda t: (
+                    redact_text(t, **evidence.redaction(self.config))))
+            if answer is not None and answer.proposals:
+                # "yep 👍" after "I suggest we use Redis …": the proposal, the user's now
+                for decision in answer.proposals:
+                    new = items_writer.store_extracted(tx, scope, thread_id, message_id,
+                                                       [decision], speaker=name, zone=zone)
+                    old = answer.stored.get(decision.text)
+                    if new and old is not None:
+                        items_writer.confirm_proposal(tx, new[0], old)
+                return  # the assent says nothing of its own ("let's do it")
             for items in chunks:
                 items_writer.store_extracted(tx, scope, thread_id, message_id, items,
-                                             speaker=name, zone=zone)
+                                             speaker=name, zone=zone,
+                                             answering=answer is not None and answer.answering)
 
         try:
             tx.extraction.attempt(store_items)

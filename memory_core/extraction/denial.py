@@ -201,7 +201,7 @@ def _stance_left_out(denial: Denial, rest: str) -> bool:
     return len(said) == 1
 
 
-def states(denial: Denial, text: str, lang: str) -> bool:
+def states(denial: Denial, text: str, lang: str, *, answering: bool = False) -> bool:
     """Whether ``text`` (a stored fact of the same speaker) affirms what ``denial``
     denies: in English "I" then, within four words, the denied verb, followed by what
     has the denied phrase's head and its other words ("I have a dog named Rex." for "I
@@ -212,7 +212,10 @@ def states(denial: Denial, text: str, lang: str) -> bool:
     tired of my job", :func:`_stance_left_out`); in Chinese or Japanese the
     denied phrase inside a clause of the speaker's, then a clause break or a naming
     (我养了一只狗，叫Rex for 我从来没养过狗; 私は結婚しています for 私は結婚していません).
-    A text that is itself negated affirms nothing."""
+    A text that is itself negated affirms nothing. ``answering``: the denial replies to
+    the assistant's question or offer just before it (:mod:`.reply`); a bare one ("I'm
+    not interested.") then declines that, and takes back only a fact that names no
+    more than it does ("I'm interested." but not "I'm interested in AI.")."""
     if _NEGATION.search(text):
         return False
     if lang == "en":
@@ -229,7 +232,8 @@ def states(denial: Denial, text: str, lang: str) -> bool:
                 continue  # "I want to live in Berlin": a wish, no state the denial takes back
             rest = text[m.end() + words[at].end():]
             if want and head(rest) == want and _words(denial.what) <= _words(rest) \
-                    and not _stance_left_out(denial, rest):
+                    and not _stance_left_out(denial, rest) \
+                    and not (answering and _words(rest) - _words(denial.what)):
                 return True
         return False
     flat = _CJK_MEASURE.sub("", re.sub(r"[过了]", "", text)) if lang == "zh" \

@@ -21,17 +21,20 @@ from memory_core.store.api import ItemReads
 _KINDS: Final = ("fact",)
 
 
-def denial_target(items: ItemReads, scope: Scope, ex: Any, *, speaker: str = "") -> Any:
+def denial_target(items: ItemReads, scope: Scope, ex: Any, *, speaker: str = "",
+                  answering: bool = False) -> Any:
     """The newest active fact of ``speaker`` that ``ex`` (a ``negated`` fact) denies, or
     None: ``ex`` must read as a denial (:func:`memory_core.extraction.denial.find`) and
     the fact must state what it denies (:func:`memory_core.extraction.denial.states`).
-    A denial of something never stored, or another speaker's fact, finds nothing."""
+    A denial of something never stored, or another speaker's fact, finds nothing.
+    ``answering``: ``ex`` replies to the assistant's question or offer (see
+    :func:`memory_core.extraction.denial.states`)."""
     lang = getattr(ex, "lang", "en") or "en"
     said = denial.find(ex.text or "", lang)
     if said is None:
         return None
     for row in items.correction_candidates(scope.tenant, scope.role, _KINDS, speaker, None,
                                            None, CORRECTION_SCAN):
-        if denial.states(said, row["text"] or "", lang):
+        if denial.states(said, row["text"] or "", lang, answering=answering):
             return row
     return None

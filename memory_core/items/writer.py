@@ -131,6 +131,7 @@ def store_extracted(
     *,
     speaker: str = "",
     zone: str = "",
+    answering: bool = False,
 ) -> list[int]:
     """Store extracted items (``memory_core.extract.Extracted``) from one message.
 
@@ -141,6 +142,9 @@ def store_extracted(
     its own speaker only: two people's home towns are two facts, not a conflict.
     ``zone``: the IANA time zone the message was said in (``""``: UTC), kept in the
     item's ``data.tz``: its relative days ("tomorrow") are read in it.
+    ``answering``: the message replies to the assistant's question or offer right
+    before it; a bare denial in it ("I'm not interested.") declines that and takes
+    back no stored fact that names more (:func:`memory_core.items.denial.denial_target`).
     """
     now = time.time() if now is None else now
     speaker = speaker.strip()[:64]
@@ -172,7 +176,8 @@ def store_extracted(
         if withdrawn is not None:
             kind_of = tx.item_writes.item(withdrawn["id"])
         item_id = _store_item(tx, scope, thread_id, message_id, ex, now, speaker,
-                              kind_of["kind"] if kind_of is not None else None, zone)
+                              kind_of["kind"] if kind_of is not None else None, zone,
+                              answering)
         if withdrawn is not None:
             # the stance that replaces what was withdrawn ("…; make it 300 words")
             if item_id is not None and tx.item_writes.item_status(withdrawn["id"]) == "active":
@@ -341,7 +346,7 @@ def _index_subject(tx: Tx, scope: Scope, item_id: int, subject: str | None) -> N
 
 def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 ex: Any, now: float, speaker: str = "", replaces_kind: str | None = None,
-                zone: str = "") -> int | None:
+                zone: str = "", answering: bool = False) -> int | None:
     kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
     if kind == "fact" and replaces_kind in STATEMENT_KINDS:
         kind = replaces_kind  # a stance that takes a withdrawn rule's place is one
@@ -461,7 +466,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         _absorb(tx, item_id, refined, now, "said again with more detail")
     if old is None and kind == "fact" and getattr(ex, "negated", False) and not hedge:
         # "I never had a dog." takes back "I have a dog named Rex." (denial module)
-        denied = denial_target(tx.items, scope, ex, speaker=speaker)
+        denied = denial_target(tx.items, scope, ex, speaker=speaker, answering=answering)
         if denied is not None and int(denied["id"]) != item_id:
             supersede(tx, int(denied["id"]), item_id, "denied by the user", now)
     if old is not None:
@@ -757,6 +762,19 @@ def _absorb(tx: Tx, keep_id: int, drop: Row, now: float,
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def confirm_proposal(tx: Tx, decision_id: int, proposal_id: int,
+                     now: float | None = None) -> None:
+    """Merge the assistant's proposal ``proposal_id`` into the user's decision
+    ``decision_id`` that confirms it ("yep 👍" after it; :mod:`memory_core.capture.reply`):
+    one choice, now the user's, with the proposal's message among its sources; the
+    proposal gets status ``merged``. Nothing when the proposal is no longer active."""
+    drop = tx.item_writes.item(proposal_id)
+    if drop is None or drop["status"] != "active" or proposal_id == decision_id:
+        return
+    _absorb(tx, decision_id, drop, time.time() if now is None else now,
+            "confirmed by the user")
 
 
 def _numbers(text: str | None) -> list[str]:

@@ -1,0 +1,119 @@
+"""Short replies to the assistant's last turn: an assent to what it proposed ("yep 👍",
+"sounds good, let's do that", "ok go ahead", 好的，就这么办, はい、お願いします) and a bare
+decline of what it offered or asked ("I'm not interested.").
+
+Read alone, such a reply states nothing: "yep" names no choice, and "I'm not interested"
+names no object. Its meaning is the assistant message right before it, so these
+predicates are pure and the capture job (:mod:`memory_core.capture.reply`) decides with
+that message in hand:
+
+- :func:`is_assent`: the whole message is an assent and nothing else. An assent right
+  after an assistant proposal makes the proposal the user's decision.
+- :func:`asks_or_offers`: the assistant's message ends with a question or an offer
+  ("Would you like …", "Let me know if …"): a reply to it answers it.
+- :func:`bare_decline`: a denial whose complement is one word with no object ("I'm not
+  interested."; not "I'm not interested in AI anymore."). Right after a question or
+  offer it declines that, and states nothing about an item the user stored earlier,
+  unless the question names that word (:func:`asked_about`: "Are you married?" then
+  "I'm not married." answers about the state, and takes it back).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from memory_core.extraction import denial
+
+_ASSENT_MAX = 80
+"""Longest message read as a bare assent (characters)."""
+
+_EN_ASSENT_WORD = (
+    r"(?:yes|yeah|yep|yup|yea|sure|ok(?:ay)?|k|alright|all\s+right|absolutely|definitely"
+    r"|agreed|perfect|great|cool|nice|fine|deal|please|thanks|thank\s+you|totally"
+    r"|sounds\s+(?:good|great|perfect|fine|right|like\s+a\s+plan)|that\s+works"
+    r"|works\s+for\s+me|good\s+idea|great\s+idea|makes\s+sense|that'?s\s+fine"
+    r"|let'?s\s+(?:do|go\s+with|try)\s+(?:it|that|this|so)|let'?s\s+go"
+    r"|(?:please\s+)?go\s+(?:ahead|for\s+it)|(?:please\s+)?do\s+(?:it|that|so)"
+    r"|please\s+do|i\s+agree|i'?m\s+in|do\s+it|ship\s+it|yes\s+please)")
+_EN_ASSENT: Final = re.compile(
+    rf"(?:{_EN_ASSENT_WORD}\b\W*)+", re.I)
+_EN_COMMITTING: Final = re.compile(
+    r"\b(?:yes|yeah|yep|yup|yea|sure|agreed|deal|absolutely|definitely|go\s+ahead"
+    r"|go\s+for\s+it|do\s+(?:it|that|so)|please\s+do|let'?s|sounds|works|i\s+agree"
+    r"|good\s+idea|great\s+idea|i'?m\s+in|ship\s+it|makes\s+sense)\b", re.I)
+"""An assent word that takes a proposal up: "ok" or "thanks" alone acknowledge only."""
+_CJK_ASSENT: Final = re.compile(
+    r"(?:好的?|好啊|行|可以|没问题|就这么办|就这样|同意|嗯|对|是的|好呀|麻烦了|拜托了|来吧"
+    r"|はい|ええ|うん|いいですね|いいね|お願いします|お願い|それで|そうしましょう|了解|賛成"
+    r"|[\s，,。！!～~、])+")
+_CJK_COMMITTING: Final = re.compile(
+    r"就这么办|就这样|同意|没问题|可以|麻烦了|拜托了|来吧|お願い|そうしましょう|賛成|それで")
+_THUMBS: Final = re.compile("[\U0001F44D\u2705\u2714\U0001F44C\U0001F64F]")
+_SYMBOLS: Final = re.compile(r"[^\w\s'’]|_", re.UNICODE)
+
+
+def is_assent(text: str) -> bool:
+    """Whether all of ``text`` (one user message) is an assent that takes up a proposal:
+    "yep 👍", "sounds good, let's do that", "ok go ahead", "yes please", "let's do it",
+    "👍", 好的，就这么办, はい、お願いします. "ok" or "thanks" alone, and any message that
+    says more ("yes, but use Redis"), are not."""
+    if len(text) > _ASSENT_MAX:
+        return False
+    thumbs = _THUMBS.search(text) is not None
+    words = _SYMBOLS.sub(" ", text).replace("’", "'").strip()
+    if not words:
+        return thumbs  # an emoji-only turn takes it up only with a thumbs-up or a tick
+    if _EN_ASSENT.fullmatch(words):
+        return thumbs or _EN_COMMITTING.search(words) is not None
+    cjk = _THUMBS.sub("", text).strip()
+    if cjk and _CJK_ASSENT.fullmatch(cjk):
+        return thumbs or _CJK_COMMITTING.search(cjk) is not None
+    return False
+
+
+_OFFER: Final = re.compile(
+    r"\b(?:would\s+you\s+like|do\s+you\s+want|want\s+me\s+to|shall\s+i|should\s+i"
+    r"|let\s+me\s+know\s+if|if\s+you(?:'d|\s+would)?\s+(?:like|want)|i\s+can\s+also"
+    r"|happy\s+to|are\s+you\s+interested|interested\s+in)\b"
+    r"|要不要|需要我|要我|吗|しましょうか|いかがですか|ますか", re.I)
+_LAST_SENTENCE: Final = re.compile(r"[^.!?。！？\n]+[.!?。！？]*\s*$")
+
+
+def asks_or_offers(text: str) -> bool:
+    """Whether an assistant message ``text`` ends with a question (its last character,
+    past closing quotes and emoji, is ``?``/``？``) or offers something in its last
+    sentence ("Let me know if you'd like more.")."""
+    tail = text.rstrip().rstrip("\"')]}」』） \t*_")
+    tail = _SYMBOLS.sub(lambda m: m.group(0) if m.group(0) in "?？.!。！" else "", tail[-400:])
+    tail = tail.rstrip()
+    if tail.endswith(("?", "？")):
+        return True
+    last = _LAST_SENTENCE.search(tail)
+    return last is not None and _OFFER.search(last.group(0)) is not None
+
+
+def asked_about(text: str, ex: Any) -> bool:
+    """Whether an assistant message ``text`` names, in its last sentence, the one word a
+    bare decline ``ex`` denies ("Are you married?" then "I'm not married."): the reply
+    then answers about that state, and takes it back as any denial does."""
+    said = denial.find(ex.text or "", "en")
+    if said is None or not said.what.strip():
+        return False
+    last = _LAST_SENTENCE.search(text.rstrip()[-400:])
+    sentence = last.group(0) if last else text[-400:]
+    return re.search(rf"\b{re.escape(said.what.strip())}\b", sentence, re.I) is not None
+
+
+def bare_decline(ex: Any) -> bool:
+    """Whether ``ex`` (an extracted item) is a denial that names no object: a negated
+    fact whose denied complement is a single word ("I'm not interested."), which as a
+    reply to a question or offer declines it. English only: a Chinese or Japanese
+    denial's complement has no word boundaries to count."""
+    if (getattr(ex, "kind", "") != "fact" or not getattr(ex, "negated", False)
+            or (getattr(ex, "lang", "en") or "en") != "en"):
+        return False
+    said = denial.find(ex.text or "", "en")
+    if said is None:
+        return False
+    return len(said.what.split()) <= 1 and not said.ending
