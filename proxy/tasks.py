@@ -36,6 +36,15 @@ class TaskGroup:
     def __len__(self) -> int:
         return len(self._tasks)
 
+    async def wait(self, name: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the running tasks named ``name`` (none
+        cancelled); ``True`` when none is left running."""
+        tasks = {t for t in self._tasks if t.get_name() == name}
+        if not tasks:
+            return True
+        _done, pending = await asyncio.wait(tasks, timeout=timeout)
+        return not pending
+
     async def drain(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for running tasks, then cancel the rest."""
         if not self._tasks:

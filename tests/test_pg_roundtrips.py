@@ -3,9 +3,10 @@ conversation (issue 27, item 4).
 
 A real proxy (``proxy.evaluation.storebench``: the fake upstream, the real SDK) on a
 throwaway PostgreSQL: the same turns sent at the end of a 10-turn and of a 200-turn
-conversation make the same number of round trips while the request is in flight
-(capture of the request, the memory path's reads, capture of the answer), counted
-by the store (:mod:`memory_core.store.pg_trips`). The user messages state nothing
+conversation make the same number of round trips from the request's start to its
+answer's commit (capture of the request, the memory path's reads, capture of the
+answer: with ``capture.journal`` that commit comes after the client's end, and the
+bench waits for it), counted by the store (:mod:`memory_core.store.pg_trips`). The user messages state nothing
 to remember, so that the count is the request path's own (a turn's extracted items
 add their statements: docs/evaluation/store_backends.md).
 """
@@ -30,7 +31,7 @@ PER_JOB = {
     "engine.Engine.assemble.<locals>.build": 4,
     "jobs.CaptureJobs._capture_response_job": 3,
 }
-"""Round trips of each job a turn waits for on PostgreSQL (a job alone in its write
+"""Round trips of each of a turn's own jobs on PostgreSQL (a job alone in its write
 batch), besides the summary forest's (``SummaryNodes.on_path``: one, and one more
 when the compaction check after the answer runs inside the turn's window)."""
 

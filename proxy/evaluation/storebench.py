@@ -10,10 +10,12 @@ throwaway cluster on loopback) one fresh proxy, one fake upstream, and:
    through the proxy (alternating which goes first), background work settling
    before each turn. Added latency = proxy − direct per request (p50, p95).
 2. **Round trips** (PostgreSQL): the store counts every statement it sends, by job
-   (:mod:`memory_core.store.pg_trips`). Per measured turn: the jobs that ran while
-   the request was in flight (capture of the request and the answer, the memory
-   path's reads, the assembly log) and those of the background work that the turn
-   left (extraction, indexing, compaction), by job name.
+   (:mod:`memory_core.store.pg_trips`). Per measured turn: the request's own jobs
+   (capture of the request and the answer, the memory path's reads, the assembly
+   log), from the request's start to its answer's commit (with ``capture.journal``
+   that commit comes after the client's end: the window waits for the request's
+   ``capture-response-<request id>`` task), and those of the background work that
+   the turn left (extraction, indexing, compaction), by job name.
 3. **Throughput.** ``concurrency`` clients at once, each a new conversation of
    ``per_client`` turns sent back to back (no settling), straight to the upstream
    then through the proxy: requests per second and the proxy's latency p50/p95.
@@ -114,7 +116,7 @@ async def _backend(session: Any, measure: int, concurrency: int, per_client: int
     from openai._response import AsyncAPIResponse
     from openai.types.chat import ChatCompletion
 
-    from proxy.appkeys import ENGINE
+    from proxy.appkeys import ENGINE, TASKS
 
     fake = EvalUpstream()
     await fake.start()
@@ -141,12 +143,16 @@ async def _backend(session: Any, measure: int, concurrency: int, per_client: int
                                     timeout=600),
     }
 
-    async def call(name: str, body: dict[str, Any]) -> float:
+    async def send(name: str, body: dict[str, Any]) -> tuple[float, str]:
+        """(ms to the answer's end, the proxy's request id or "")."""
         t0 = time.perf_counter()
         resp = await clients[name].post("/chat/completions", body=body,
                                         cast_to=AsyncAPIResponse[ChatCompletion])
         await resp.parse()
-        return (time.perf_counter() - t0) * 1000.0
+        return (time.perf_counter() - t0) * 1000.0, resp.headers.get("x-lcm-request-id", "")
+
+    async def call(name: str, body: dict[str, Any]) -> float:
+        return (await send(name, body))[0]
 
     history: list[dict[str, Any]] = [{"role": "system", "content": session.system}]
     before, measured = session.turns[:-measure], session.turns[-measure:]
@@ -172,7 +178,12 @@ async def _backend(session: Any, measure: int, concurrency: int, per_client: int
             for name in (("direct", "proxy") if n % 2 else ("proxy", "direct")):
                 if name == "proxy":
                     s0 = snap()
-                    series[name].append(await call(name, body))
+                    ms, rid = await send(name, body)
+                    series[name].append(ms)
+                    if not rid or not await app[TASKS].wait(f"capture-response-{rid}",
+                                                            runner.SETTLE_TIMEOUT_S):
+                        raise runner.EvalAborted(
+                            f"the answer's capture of request {rid!r} did not end")
                     s1 = snap()
                     await runner._settle(app)
                     request_jobs.append(_delta(s1, s0))
@@ -355,8 +366,9 @@ def format_table(out: dict[str, Any]) -> str:
         f" backend; req/s: {out['sqlite']['concurrency']} new conversations at once x"
         f" {out['sqlite']['per_client']} turns, direct then through the proxy. Round"
         " trips (waited): statements sent to PostgreSQL (a write batch's BEGIN, lock,"
-        " savepoints and COMMIT included) by the capture and memory-path jobs that ran"
-        " while the request was in flight; the logs it queues and the background work"
+        " savepoints and COMMIT included) by the capture and memory-path jobs of the"
+        " request, from its start to its answer's commit; the logs it queues and the"
+        " background work"
         f" it leaves are listed below. Embedding {out['embedding']}. {os.cpu_count()} CPUs,"
         f" Python {platform.python_version()},"
         f" {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC.")
