@@ -48,6 +48,23 @@ REPORTED = [
     "Processed 1,204 records before the worker restarted.",
     "Uploaded 812 MB to the bucket.",
     "I ran 40 tests against the new branch.",
+    # the size of a change, named by its noun
+    "My raise this year is about 8%.",
+    "The speedup is roughly 3x with the new index.",
+    "The improvement is 40 ms on p95.",
+    "今年的涨薪幅度是8%。",
+    "値上げ幅は5%です。",
+    # someone else's word, "per <name>"
+    "Per Marco: the staging DB allows 50 connections, tops.",
+    "As per Dana, the release window is 2 hours.",
+    # the size of a machine describes the equipment
+    "The build box has 32 GB of RAM.",
+    "FYI the CI runner has 8 GB of RAM and 4 cores.",
+    "Our GPU server comes with 4 GPUs and 512 GB of RAM.",
+    "测试机有16核。",
+    "检验机内存是64G。",
+    "新しいサーバーは64コアです。",
+    "検証機のメモリは64GBです。",
 ]
 
 
@@ -60,7 +77,6 @@ def test_a_reported_number_is_kept_but_does_not_stand(text: str) -> None:
 
 SET = [
     "The API rate limit is 100 requests per minute.",
-    "The build box has 32 GB of RAM.",
     "The budget was set to 5000 dollars.",
     "Actually, the limit is 50 requests per second.",
     "Jonas said the budget is capped at 500 euros.",  # a word says it is set
@@ -75,7 +91,15 @@ SET = [
     "As I said, the timeout is 30 seconds.",
     "I said 3 replicas, not 5.",
     "READMEによると、ポートは8080です。",
-    "新しいサーバーは素晴らしい、64コアです。",  # 素晴らしい: "wonderful", no らしい
+    "新しいプランは素晴らしい、上限は64件です。",  # 素晴らしい: "wonderful", no らしい
+    # a machine's size the user chose, a count of what the team runs, the project's document
+    "We gave the build VM 16 GB of RAM.",
+    "The VM is provisioned with 8 vCPUs.",
+    "我们把内存调到32G。",
+    "メモリは32GBに設定しました。",
+    "The worker pool has 12 workers.",
+    "Per the README, the port is 8080.",
+    "The limit increase is capped at 10%.",
     # a number a preposition counts is no year
     "The context window is a maximum of 2048 tokens.",
     "The pool ranges from 1900 to 2000 connections.",
@@ -389,6 +413,20 @@ async def test_a_diet_stands_in_another_conversation_and_a_change_report_does_no
     assert "vegetarian" in block and "420 ms" not in block, block
     await other.say("How did p95 latency change after the deploy?")
     assert "420 ms" in block_of(other.upstream_last_user())  # kept, and found when asked
+
+
+async def test_a_machines_size_is_found_when_asked_not_put_in_every_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="one")
+    await first.say("fyi the CI runner has 8 GB of RAM and 4 cores")
+    await first.say("Always run the linter before committing.")
+    await proxy.settle()
+    other = Agent(proxy, upstream, session="two")
+    await other.say("Draft the release notes for version 2.3.")
+    block = block_of(other.upstream_last_user())
+    assert "linter" in block and "8 GB" not in block, block
+    await other.say("How much RAM does the CI runner have?")
+    assert "8 GB" in block_of(other.upstream_last_user())  # kept, and found when asked
 
 
 # -- needs of access and the user's time zone --------------------------------------------

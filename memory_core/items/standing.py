@@ -26,7 +26,8 @@ Read from a ``memory_items`` row (a mapping with ``kind``, ``text``, ``evidence`
   that reports a change ("p95 jumped to 420 ms"; a change the user made, "we doubled
   the replica count to 6", still sets it), someone else's claim ("Jonas said …";
   the user's own words and the project's documents, "the README says the port is
-  8080", are no hearsay), an age or a year a statement dates by
+  8080", are no hearsay), the size of a change ("the raise is about 12%"), how big a
+  machine is ("the build box has 32 GB of RAM"), an age or a year a statement dates by
   (:func:`reports_number`, :func:`is_year`).
 - A **lasting** fact holds for every later answer without a number: a restriction of
   the user's own diet or health ("I'm vegetarian", 我对花生过敏; ``data.lasting``,
@@ -132,10 +133,13 @@ DONE_COUNT = re.compile(
 HEARSAY = re.compile(
     r"\b(?:said|says|told (?:me|us)|tells (?:me|us)|according to|apparently|reportedly"
     r"|i heard|heard that|rumou?red)\b"
+    r"|(?:^|[.;!?]\s)\W*(?:as\s+)?per\s+(?!(?:readme|docs?|spec|specs|policy|contract|sla"
+    r"|rfc|ticket|manual|guide|guidelines|runbook|brief)\b)(?-i:[A-Z])[\w'-]*"
+    r"(?:\s+(?-i:[A-Z])[\w'-]*)?\s*[:,]"
     r"|听说|据说|によると|とのこと|だそうです|だそうだ|って言って|と聞いた"
     r"|(?<![晴愛男女鹿憎誇汚やと])(?<!自分)(?<!子供)らしい", re.I)
-"""Words by which a number is someone else's claim the user passes on (らしい, not the
-adjective ending of 素晴らしい "wonderful")."""
+"""Words by which a number is someone else's claim the user passes on ("Per Lena: PRs
+need two approvals", らしい, not the adjective ending of 素晴らしい "wonderful")."""
 OWN_SOURCE = re.compile(
     r"\b(?:i|we)(?:'ve|\shave|'d|\shad)?\s(?:(?:already|just|also)\s)?(?:said|say)\b"
     r"|\b(?:according\sto\s(?:the\s|our\s|my\s)?)?(?:readme|docs?|documentation|spec|specs"
@@ -200,6 +204,35 @@ with the feeling, not a value the user set ("happy with 3 replicas" is no such
 exclamation)."""
 
 
+CHANGE_SIZE = re.compile(
+    r"\b(?:raise|pay\s+rise|increase|decrease|drop|gain|loss|growth|decline|speed-?up"
+    r"|slow-?down|improvement|regression|jump|spike|dip|reduction)"
+    r"(?:\s+(?:this|last|next)\s+(?:year|quarter|month|week|time))?\s+(?:is|was|'s|will\s+be|came\s+to|comes\s+to|works\s+out\s+to)\b"
+    r"|(?:涨幅|增幅|降幅|跌幅|涨薪|加薪|提升|降低了?|优惠)(?:幅度)?(?:是|为|有|大概|大约|约)"
+    r"|(?:上昇|増加|減少|低下|改善|昇給|値上げ|値下げ)(?:率|幅|額|分)?(?:は|が)", re.I)
+"""A number that sizes a change, named by its noun ("The raise is about 12%", "the
+speedup was 3x", 涨幅是12%, 昇給は12%です): how much something moved, like "p95
+jumped to 420 ms", not a value the user set."""
+EQUIPMENT = re.compile(
+    r"\b(?:has|have|had|with|comes\s+with|ships\s+with)\s+(?:only\s+|just\s+|about\s+"
+    r"|around\s+|roughly\s+)?\d[\d.,]*\s*(?:(?:[kmgtp]i?b|gigs?|gigabytes?|terabytes?)\b"
+    r"|(?:v?cpus?|gpus?|(?:cpu\s+)?cores?)\b)"
+    r"|(?:内存|显存|硬盘|磁盘)(?:是|有|为|只有)?\s*\d+\s*[GT]B?|\d+\s*[GT]B?\s*(?:的)?(?:内存|显存)"
+    r"|有\s*\d+\s*(?:个)?核(?![心查对实])"
+    r"|(?:メモリ|RAM|VRAM|ディスク)(?:は|が)\s*\d+\s*[GT]B|\d+\s*[GT]B\s*の?\s*(?:メモリ|RAM|VRAM)"
+    r"|\d+\s*コア", re.I)
+"""How big a machine is: the memory, disk, cores or GPUs it has ("the build box has
+32 GB of RAM and 8 cores", 新机器有64核, 新しいサーバーは64コアです): a description of
+the equipment, found by search when it matters, not a quantity the user fixed. A word
+of setting or provisioning (:data:`PROVISIONED`) makes it one."""
+PROVISIONED = re.compile(
+    r"\b(?:allocat\w*|provision\w*|reserv\w*|configur\w*|resiz\w*|upgrad\w*|downgrad\w*"
+    r"|assign\w*|give|gave|given|bump\w*|scal\w*)\b"
+    r"|分配|配置|调到|调成|改成|改为|升级|扩容|割り当て|設定|増設|変更|アップグレード", re.I)
+"""Words by which the size of a machine is one the user chose ("we allocated 16 GB to
+the build VM", "the VM is provisioned with 8 vCPUs", 内存调到32G)."""
+
+
 THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
                        re.I)
 """Words that scope a statement to the one occasion at hand ("This time two options
@@ -208,14 +241,18 @@ are enough", 今回は1案でいいです, 这次给1个就行): its number hold
 
 def reports_number(text: str | None) -> bool:
     """Whether a numeric statement's number is not one the user fixed: an observation
-    or a change (what a run gave, what rose), someone else's claim
+    or a change (what a run gave, what rose; the size of a change by its noun,
+    :data:`CHANGE_SIZE`: "the raise is about 12%"), someone else's claim
     ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), an outcome told
-    with a feeling (:data:`FEELING`: "3 kg down this month, I'm so proud"), unless a word
+    with a feeling (:data:`FEELING`: "3 kg down this month, I'm so proud"), the size of
+    a machine (:data:`EQUIPMENT`: "the build box has 32 GB of RAM"), unless a word
     says the number is set (a budget, a limit, a target)."""
     t = text or ""
     if SETTING.search(t) is not None:
         return False
-    if observes(t) or FEELING.search(t) is not None:
+    if observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None:
+        return True
+    if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
         return True
     return relayed(t) or AGE.search(t) is not None
 
