@@ -330,3 +330,49 @@ async def test_a_declined_offer_leaves_the_users_interest_in_another_block(
     await later.say("Am I interested in AI?")
     block = block_of(later.upstream_last_user()) or ""
     assert "] I'm interested in AI." in block and "— superseded" not in block, block
+
+
+# -- 127: a sentence whose clauses are in two languages ----------------------------------------
+@pytest.mark.parametrize("text, want", [
+    ("我住在上海, but I work remotely for a company in Berlin.",
+     [("home", "我住在上海"), ("work remotely", "I work remotely for a company in Berlin.")]),
+    ("我住在上海，I work remotely for a company in Berlin.",
+     [("home", "我住在上海"), ("work remotely", "I work remotely for a company in Berlin.")]),
+    ("東京に住んでいます, but I work remotely for a company in Berlin.",
+     [("home", "東京に住んでいます"), ("work remotely", "I work remotely for a company in Berlin.")]),
+    ("I live in Tokyo, 仕事はベルリンの会社です。",
+     [("home", "I live in Tokyo"), ("仕事", "仕事はベルリンの会社です。")]),
+])
+def test_each_clause_of_a_mixed_language_sentence_is_read_by_its_own_rules(
+        text: str, want: list[tuple[str, str]]) -> None:
+    # before: the Chinese or Japanese clause gave nothing (read by the English rules),
+    # or the English one nothing (read by the Japanese rules)
+    assert [(i.subject, i.text) for i in extract(text)] == want
+
+
+@pytest.mark.parametrize("text", [
+    # one language carries the sentence, holding the other's names: read whole, as before
+    "I'm learning 中文, and my teacher says 我的发音很好.",
+    "My favourite dish is 饺子, and I cook it every week.",
+    "我们用 GitHub Actions 做 CI",
+    "我住在上海，但是我在柏林的一家公司远程工作。",
+    "I live in Berlin, but I work remotely for a company in Munich.",
+])
+def test_a_single_language_sentence_is_not_split_by_script(text: str) -> None:
+    from memory_core.extraction.prepare import prepare
+    from memory_core.extraction.segment import script_clauses
+    scan = prepare(text)
+    assert script_clauses(scan, 0, len(scan)) == [(0, len(scan))]
+
+
+async def test_both_clauses_of_a_mixed_language_sentence_reach_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("我住在上海, but I work remotely for a company in Berlin.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("我住在哪里？ Where is the company I work for?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] 我住在上海" in block, block
+    assert "] I work remotely for a company in Berlin." in block, block
+
