@@ -376,3 +376,53 @@ async def test_both_clauses_of_a_mixed_language_sentence_reach_another_block(
     assert "] 我住在上海" in block, block
     assert "] I work remotely for a company in Berlin." in block, block
 
+
+# -- font size: an order naming the head of a stored attribute ---------------------------------
+@pytest.mark.parametrize("order", ["Set my font size to 14.", "Actually, my font size is 14."])
+def test_an_order_naming_an_attributes_head_revises_the_one_item_it_heads(
+        engine: Engine, order: str) -> None:
+    # before: "Set my font size to 14." stored nothing and left 12 current
+    put(engine, "My editor font size is 12.")
+    put(engine, order)
+    assert _active(engine) == [("fact", order)], rows(engine)
+
+
+@pytest.mark.parametrize("order", ["Set my font size to 14.", "Actually, my font size is 14."])
+def test_an_order_naming_a_head_two_items_share_revises_neither(engine: Engine,
+                                                                order: str) -> None:
+    # before: the correction revised the newest, "terminal font size"
+    put(engine, "My editor font size is 12.")
+    put(engine, "My terminal font size is 16.")
+    put(engine, order)
+    active = _active(engine)
+    assert ("fact", "My editor font size is 12.") in active, rows(engine)
+    assert ("fact", "My terminal font size is 16.") in active, rows(engine)
+    assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
+
+
+def test_a_cjk_correction_naming_a_head_revises_the_one_item_it_heads(engine: Engine) -> None:
+    put(engine, "编辑器字体大小是12。")
+    put(engine, "更正：字体大小是14。")
+    assert _active(engine) == [("fact", "更正：字体大小是14。")], rows(engine)
+
+
+def test_an_order_naming_a_longer_attribute_revises_nothing(engine: Engine) -> None:
+    put(engine, "My favourite colour is blue.")
+    put(engine, "Change my favourite colour scheme to dark.")
+    assert _active(engine) == [("preference", "My favourite colour is blue.")], rows(engine)
+
+
+async def test_a_font_size_order_reaches_another_block_as_the_current_value(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="setup")
+    await first.say("My editor font size is 12.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="tweak")
+    await second.say("Set my font size to 14.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What font size do I use in my editor?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] Set my font size to 14." in block, block
+    assert "— superseded" in block and "] My editor font size is 12." not in block, block
+

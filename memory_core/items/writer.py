@@ -83,6 +83,7 @@ from memory_core.items.supersession import (
     contradicts,
     correction_conditions_agree,
     correction_target,
+    headed_by,
     impression,
     more_specific,
     other_holders,
@@ -361,9 +362,11 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     turned = False  # a liking turned to a dislike (supersession.turned_liking)
     if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
-        if getattr(ex, "edit", False) and (old is None or old["subject"] != ex.subject):
+        if getattr(ex, "edit", False) and (old is None or old["subject"] != ex.subject
+                                            and not headed_by(old["subject"], ex.subject)):
             # "Change my function to async": an order about work, no value held; "Change
-            # my favourite colour scheme to dark" names another attribute than "colour"
+            # my favourite colour scheme to dark" names another attribute than "colour";
+            # "Set my font size to 14" revises the one "editor font size" (the head's)
             return None
     elif kind in comparable and ex.subject:
         decided = False  # the newest statement of the subject compared
