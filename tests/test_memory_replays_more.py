@@ -4,12 +4,16 @@ failed here."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+from typing import Any
+
 import pytest
 
 from memory_core.engine import Engine
 from memory_core.extraction import extract, reply
 from memory_core.items.supersession import other_holders
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_injection import Agent, block_of
 from tests.test_memory_replays import SCOPE, put, rows
@@ -426,3 +430,62 @@ async def test_a_font_size_order_reaches_another_block_as_the_current_value(
     assert "] Set my font size to 14." in block, block
     assert "— superseded" in block and "] My editor font size is 12." not in block, block
 
+
+# -- 121: the same past event told in two conversations --------------------------------------
+def _items_data(engine: Engine) -> list[tuple[str, str, Any]]:
+    return sql_read(engine, lambda c: [
+        (r["text"], r["status"], json.loads(r["data"] or "{}")) for r in c.execute(
+            "SELECT text, status, data FROM memory_items ORDER BY id")])
+
+
+@pytest.mark.parametrize("text", ["I went hiking with Anna.", "I live in Oslo."])
+def test_a_statement_told_in_two_conversations_keeps_each_conversations_time(
+        engine: Engine, text: str) -> None:
+    # before: one item, both sources, one time (its first)
+    _conversation(engine, ("user", "Morning!"), ("assistant", "Hi."), ("user", text))
+    _conversation(engine, ("user", "Evening!"), ("assistant", "Hi."), ("user", text))
+    ((got, status, data),) = _items_data(engine)  # one item: a restatement, states too
+    assert (got, status, len(data["sources"])) == (text, "active", 2), data
+    assert len(data["occasions"]) == 2 and data["occasions"] == sorted(data["occasions"])
+
+
+def test_a_restatement_in_the_same_conversation_is_no_new_occasion(engine: Engine) -> None:
+    messages = [{"role": "user", "content": "I went hiking with Anna."},
+                {"role": "assistant", "content": "Nice!"},
+                {"role": "user", "content": "I went hiking with Anna."}]
+    _ticket, fut = engine.capture_request(SCOPE, "r-1", messages, {})
+    fut.result(10)
+    engine.flush()
+    ((_text, _status, data),) = _items_data(engine)
+    assert "occasions" not in data, data
+
+
+def test_the_line_of_an_event_told_on_two_days_shows_both_days() -> None:
+    from memory_core.assembly.block import _occasions_note
+    saturday = datetime(2026, 12, 5, 12, tzinfo=UTC).timestamp()
+    event = {"text": "I went hiking with Anna.",
+             "data": json.dumps({"occasions": [saturday, saturday + 3 * 86400]})}
+    assert _occasions_note(event) == \
+        " (said in 2 conversations: Sat 2026-12-05, Tue 2026-12-08)"
+    state = dict(event, text="I live in Oslo.")
+    assert _occasions_note(state) == ""  # a state said twice is one state
+
+
+async def test_an_event_told_in_two_conversations_shows_both_in_the_block_and_tools(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    from tests.test_memory_tools import call, tool_results
+    proxy = await make_proxy(tools={"offer": "always"})
+    for session in ("saturday", "sunday"):
+        agent = Agent(proxy, upstream, session=session)
+        await agent.say("I went hiking with Anna.")
+        await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    upstream.push(Reply(content=None, tool_calls=[
+        call("memory_search", {"query": "hiking with Anna", "limit": 3})]), Reply(content="ok"))
+    await later.say("How many times did I go hiking with Anna?")
+    asked = upstream.chat_requests[-2]["json"]["messages"]  # before the tool's result
+    block = block_of(next(m["content"] for m in reversed(asked) if m["role"] == "user"))
+    assert "I went hiking with Anna. (said in 2 conversations: " in block, block
+    (hit,) = [r for r in tool_results(upstream.chat_requests[-1])["call_1"]["results"]
+              if r["type"] == "memory:fact"]
+    assert len(hit["said_in_conversations"]) == 2, hit

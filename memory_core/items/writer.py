@@ -817,6 +817,10 @@ def _restated(tx: Tx, row: Row, thread_id: int,
     if message_id not in srcs:
         srcs.append(message_id)
     data["sources"] = srcs
+    if row["thread_id"] != thread_id and row["created_at"] is not None:
+        # said in another conversation: "I went hiking with Anna." on two days may be
+        # two hikes, so each conversation's time is kept (standing.occasions)
+        data["occasions"] = (standing.occasions(row) or [row["created_at"]]) + [now]
     items.restate(item_id, now=now, message_id=message_id, thread_id=thread_id,
                   data=orjson.dumps(data).decode())
     items.queue_index("item", item_id)
