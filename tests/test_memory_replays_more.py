@@ -4,12 +4,16 @@ failed here."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+from typing import Any
+
 import pytest
 
 from memory_core.engine import Engine
 from memory_core.extraction import extract, reply
 from memory_core.items.supersession import other_holders
-from tests.conftest import RunningProxy
+from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_injection import Agent, block_of
 from tests.test_memory_replays import SCOPE, put, rows
@@ -330,3 +334,158 @@ async def test_a_declined_offer_leaves_the_users_interest_in_another_block(
     await later.say("Am I interested in AI?")
     block = block_of(later.upstream_last_user()) or ""
     assert "] I'm interested in AI." in block and "— superseded" not in block, block
+
+
+# -- 127: a sentence whose clauses are in two languages ----------------------------------------
+@pytest.mark.parametrize("text, want", [
+    ("我住在上海, but I work remotely for a company in Berlin.",
+     [("home", "我住在上海"), ("work remotely", "I work remotely for a company in Berlin.")]),
+    ("我住在上海，I work remotely for a company in Berlin.",
+     [("home", "我住在上海"), ("work remotely", "I work remotely for a company in Berlin.")]),
+    ("東京に住んでいます, but I work remotely for a company in Berlin.",
+     [("home", "東京に住んでいます"), ("work remotely", "I work remotely for a company in Berlin.")]),
+    ("I live in Tokyo, 仕事はベルリンの会社です。",
+     [("home", "I live in Tokyo"), ("仕事", "仕事はベルリンの会社です。")]),
+])
+def test_each_clause_of_a_mixed_language_sentence_is_read_by_its_own_rules(
+        text: str, want: list[tuple[str, str]]) -> None:
+    # before: the Chinese or Japanese clause gave nothing (read by the English rules),
+    # or the English one nothing (read by the Japanese rules)
+    assert [(i.subject, i.text) for i in extract(text)] == want
+
+
+@pytest.mark.parametrize("text", [
+    # one language carries the sentence, holding the other's names: read whole, as before
+    "I'm learning 中文, and my teacher says 我的发音很好.",
+    "My favourite dish is 饺子, and I cook it every week.",
+    "我们用 GitHub Actions 做 CI",
+    "我住在上海，但是我在柏林的一家公司远程工作。",
+    "I live in Berlin, but I work remotely for a company in Munich.",
+])
+def test_a_single_language_sentence_is_not_split_by_script(text: str) -> None:
+    from memory_core.extraction.prepare import prepare
+    from memory_core.extraction.segment import script_clauses
+    scan = prepare(text)
+    assert script_clauses(scan, 0, len(scan)) == [(0, len(scan))]
+
+
+async def test_both_clauses_of_a_mixed_language_sentence_reach_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("我住在上海, but I work remotely for a company in Berlin.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("我住在哪里？ Where is the company I work for?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] 我住在上海" in block, block
+    assert "] I work remotely for a company in Berlin." in block, block
+
+
+# -- font size: an order naming the head of a stored attribute ---------------------------------
+@pytest.mark.parametrize("order", ["Set my font size to 14.", "Actually, my font size is 14."])
+def test_an_order_naming_an_attributes_head_revises_the_one_item_it_heads(
+        engine: Engine, order: str) -> None:
+    # before: "Set my font size to 14." stored nothing and left 12 current
+    put(engine, "My editor font size is 12.")
+    put(engine, order)
+    assert _active(engine) == [("fact", order)], rows(engine)
+
+
+@pytest.mark.parametrize("order", ["Set my font size to 14.", "Actually, my font size is 14."])
+def test_an_order_naming_a_head_two_items_share_revises_neither(engine: Engine,
+                                                                order: str) -> None:
+    # before: the correction revised the newest, "terminal font size"
+    put(engine, "My editor font size is 12.")
+    put(engine, "My terminal font size is 16.")
+    put(engine, order)
+    active = _active(engine)
+    assert ("fact", "My editor font size is 12.") in active, rows(engine)
+    assert ("fact", "My terminal font size is 16.") in active, rows(engine)
+    assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
+
+
+def test_a_cjk_correction_naming_a_head_revises_the_one_item_it_heads(engine: Engine) -> None:
+    put(engine, "编辑器字体大小是12。")
+    put(engine, "更正：字体大小是14。")
+    assert _active(engine) == [("fact", "更正：字体大小是14。")], rows(engine)
+
+
+def test_an_order_naming_a_longer_attribute_revises_nothing(engine: Engine) -> None:
+    put(engine, "My favourite colour is blue.")
+    put(engine, "Change my favourite colour scheme to dark.")
+    assert _active(engine) == [("preference", "My favourite colour is blue.")], rows(engine)
+
+
+async def test_a_font_size_order_reaches_another_block_as_the_current_value(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="setup")
+    await first.say("My editor font size is 12.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="tweak")
+    await second.say("Set my font size to 14.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What font size do I use in my editor?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] Set my font size to 14." in block, block
+    assert "— superseded" in block and "] My editor font size is 12." not in block, block
+
+
+# -- 121: the same past event told in two conversations --------------------------------------
+def _items_data(engine: Engine) -> list[tuple[str, str, Any]]:
+    return sql_read(engine, lambda c: [
+        (r["text"], r["status"], json.loads(r["data"] or "{}")) for r in c.execute(
+            "SELECT text, status, data FROM memory_items ORDER BY id")])
+
+
+@pytest.mark.parametrize("text", ["I went hiking with Anna.", "I live in Oslo."])
+def test_a_statement_told_in_two_conversations_keeps_each_conversations_time(
+        engine: Engine, text: str) -> None:
+    # before: one item, both sources, one time (its first)
+    _conversation(engine, ("user", "Morning!"), ("assistant", "Hi."), ("user", text))
+    _conversation(engine, ("user", "Evening!"), ("assistant", "Hi."), ("user", text))
+    ((got, status, data),) = _items_data(engine)  # one item: a restatement, states too
+    assert (got, status, len(data["sources"])) == (text, "active", 2), data
+    assert len(data["occasions"]) == 2 and data["occasions"] == sorted(data["occasions"])
+
+
+def test_a_restatement_in_the_same_conversation_is_no_new_occasion(engine: Engine) -> None:
+    messages = [{"role": "user", "content": "I went hiking with Anna."},
+                {"role": "assistant", "content": "Nice!"},
+                {"role": "user", "content": "I went hiking with Anna."}]
+    _ticket, fut = engine.capture_request(SCOPE, "r-1", messages, {})
+    fut.result(10)
+    engine.flush()
+    ((_text, _status, data),) = _items_data(engine)
+    assert "occasions" not in data, data
+
+
+def test_the_line_of_an_event_told_on_two_days_shows_both_days() -> None:
+    from memory_core.assembly.block import _occasions_note
+    saturday = datetime(2026, 12, 5, 12, tzinfo=UTC).timestamp()
+    event = {"text": "I went hiking with Anna.",
+             "data": json.dumps({"occasions": [saturday, saturday + 3 * 86400]})}
+    assert _occasions_note(event) == \
+        " (said in 2 conversations: Sat 2026-12-05, Tue 2026-12-08)"
+    state = dict(event, text="I live in Oslo.")
+    assert _occasions_note(state) == ""  # a state said twice is one state
+
+
+async def test_an_event_told_in_two_conversations_shows_both_in_the_block_and_tools(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    from tests.test_memory_tools import call, tool_results
+    proxy = await make_proxy(tools={"offer": "always"})
+    for session in ("saturday", "sunday"):
+        agent = Agent(proxy, upstream, session=session)
+        await agent.say("I went hiking with Anna.")
+        await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    upstream.push(Reply(content=None, tool_calls=[
+        call("memory_search", {"query": "hiking with Anna", "limit": 3})]), Reply(content="ok"))
+    await later.say("How many times did I go hiking with Anna?")
+    asked = upstream.chat_requests[-2]["json"]["messages"]  # before the tool's result
+    block = block_of(next(m["content"] for m in reversed(asked) if m["role"] == "user"))
+    assert "I went hiking with Anna. (said in 2 conversations: " in block, block
+    (hit,) = [r for r in tool_results(upstream.chat_requests[-1])["call_1"]["results"]
+              if r["type"] == "memory:fact"]
+    assert len(hit["said_in_conversations"]) == 2, hit

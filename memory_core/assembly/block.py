@@ -373,7 +373,29 @@ def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
         named = ", ".join(f"msg {m}" for m in srcs[:3]) + (", …" if len(srcs) > 3 else "")
         extra += f" (+{len(similar)} similar" + (f": {named}" if named else "") + ")"
     return (f"- [{' · '.join(tags)}] {_one_line(row['text'], limit)}"
-            f"{_said_note(row)}{end}{extra}")
+            f"{_said_note(row)}{_occasions_note(row)}{end}{extra}")
+
+
+_OCCASIONS_SHOWN = 5
+
+
+def _occasions_note(row: Item) -> str:
+    """`` (said in 2 conversations: Tue 2026-12-01, Sat 2026-12-05)`` for an event of
+    the speaker's past (:func:`~memory_core.items.standing.past_event`) that more than
+    one conversation told in the same words, and so is one item: two hikes or one
+    retold, the model sees both days (the first ``_OCCASIONS_SHOWN``, then "…"). Days
+    in the zone the item was first said in; ``""`` for any other item."""
+    times = standing.occasions(row)
+    if len(times) < 2 or not standing.past_event(row["text"]):
+        return ""
+    zone = standing.zone(row)
+    try:
+        days = [relative_dates.said_day(t, zone) for t in times[:_OCCASIONS_SHOWN]]
+    except ValueError:  # a zone this host cannot load: the days in UTC
+        days = [relative_dates.said_day(t) for t in times[:_OCCASIONS_SHOWN]]
+    shown = ", ".join(d.strftime("%a ") + d.isoformat() for d in days)
+    more = ", …" if len(times) > _OCCASIONS_SHOWN else ""
+    return f" (said in {len(times)} conversations: {shown}{more})"
 
 
 def _end_note(row: Item, now: float | None) -> str:

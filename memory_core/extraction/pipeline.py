@@ -25,7 +25,9 @@ Per sentence, in order:
    clause that is only a fronted condition ("While a sale is running, …", "在大促期间，…",
    "セールの時は、…") is not a clause of its own: it scopes the next one, whose subject
    is the item's. A preference's consequence ("I like short answers, so skip the
-   pleasantries") stays quoted in the preference item.
+   pleasantries") stays quoted in the preference item. A sentence that turns from
+   Chinese or Japanese to English at a comma ("我住在上海, but I work in Berlin.") is
+   read as one sentence per language first (:func:`.segment.script_clauses`).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ from memory_core.extraction.prepare import (
     with_emphasis,
 )
 from memory_core.extraction.quantity import Quantity, find_quantities, loose, primary_quantity
-from memory_core.extraction.segment import Sentence, segment
+from memory_core.extraction.segment import Sentence, script_clauses, segment
 from memory_core.extraction.subject import key
 from memory_core.extraction.topic import Topic, topic_lead
 from memory_core.extraction.units import unit_class
@@ -558,7 +560,16 @@ class _Message:
                 self.withdrawn_at = None
                 continue  # "Release checklist for v2.3:" titles the list below: no statement
             self.list_number = sent.number
-            self._sentence(sc, sent.start, sent.end, lang, labelled)
+            clauses = script_clauses(self.scan, sent.start, sent.end)
+            if len(clauses) == 1:
+                self._sentence(sc, sent.start, sent.end, lang, labelled)
+                continue
+            for a, b in clauses:  # "我住在上海, but I work in Berlin.": each by its rules
+                lang = detect_lang(self.scan[a:b], self.lang)
+                if lang == "zh" and self.folded is None:
+                    self.folded = fold_traditional(self.scan)
+                sc = self.folded if lang == "zh" and self.folded is not None else self.scan
+                self._sentence(sc, a, b, lang, labelled)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from memory_core.extraction.material import MATERIAL
-from memory_core.extraction.prepare import MASK
+from memory_core.extraction.prepare import MASK, detect_lang
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,3 +167,58 @@ _AFTER_MATERIAL = frozenset(" \t,，、;；:：" + "\"'”’」』»)")
 
 def _has_content(scan: str, a: int, b: int) -> bool:
     return b > a and _CONTENT.search(scan, a, b) is not None
+
+
+_SCRIPT_JOINT = re.compile(r"\s*[,，;；]\s*|\s+[-–—]\s+")
+_EN_CONJUNCTION = re.compile(r"(?:but|and|so|though|although|yet|while|whereas)\s+", re.I)
+_CJK_CONJUNCTION = re.compile(r"但是|可是|不过|而且|并且|所以|但(?!愿)|でも|だけど|けど|しかし|そして")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+_MIN_CJK = 3  # characters: a name ("北京") is no clause of its own
+_MIN_LATIN = 3  # words, one of them lowercase: "GitHub Actions" is a name, no clause
+
+
+def _script(scan: str, a: int, b: int) -> str | None:
+    """``"en"`` for an English clause holding no CJK character, ``"cjk"`` for a clause
+    carried by Chinese or Japanese, None for a name, a fragment or a mixed clause."""
+    piece = scan[a:b]
+    cjk = len(_CJK.findall(piece))
+    if cjk:
+        return "cjk" if cjk >= _MIN_CJK and detect_lang(piece) != "en" else None
+    words = _LATIN_WORD.findall(piece)
+    return "en" if len(words) >= _MIN_LATIN and any(w.islower() for w in words) else None
+
+
+def script_clauses(scan: str, a: int, b: int) -> list[tuple[int, int]]:
+    """Split the sentence ``scan[a:b]`` where it turns from English to Chinese or
+    Japanese at a clause joint ("我住在上海, but I work remotely in Berlin."), so that
+    each clause is read by its own language's rules; ``[(a, b)]`` when it does not.
+
+    Joints are a comma, a semicolon or a spaced dash; a joint and the conjunction that
+    opens the next clause ("but", 但是, でも) belong to neither clause. A clause that is
+    only a name or mixes both scripts ("I'm learning 中文") joins its neighbour, so a
+    sentence framed by one language keeps the other's names in it.
+    """
+    joints = [(m.start(), m.end()) for m in _SCRIPT_JOINT.finditer(scan, a, b)]
+    if not joints or not _CJK.search(scan, a, b) or not _LATIN_WORD.search(scan, a, b):
+        return [(a, b)]
+    bounds = [a, *[at for joint in joints for at in joint], b]
+    pieces = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
+    labels = [_script(scan, s, e) for s, e in pieces]
+    known = [label for label in labels if label is not None]
+    if len(set(known)) < 2:
+        return [(a, b)]
+    # a piece with no script of its own joins the one before it (the first, the next)
+    label = known[0]
+    groups: list[list[int]] = []  # [start, end] per run of one script
+    for (s, e), own in zip(pieces, labels):
+        if groups and (own is None or own == label):
+            groups[-1][1] = e
+        else:
+            groups.append([s, e])
+        label = own or label
+    out: list[tuple[int, int]] = []
+    for s, e in groups:
+        lead = (_CJK_CONJUNCTION if _CJK.match(scan, s) else _EN_CONJUNCTION).match(scan, s, e)
+        s = lead.end() if lead and _has_content(scan, lead.end(), e) else s
+        out.append((s, e))
+    return out

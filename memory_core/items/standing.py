@@ -509,6 +509,34 @@ def sources(row: Any) -> list[int]:
     return [] if src is None else [int(src)]
 
 
+def occasions(row: Any) -> list[float]:
+    """When each conversation that said the item said it (``data.occasions``, UNIX
+    seconds, oldest first), kept once a restatement from another conversation is
+    merged into it (:func:`memory_core.items.writer.store_extracted`); ``[]`` for an
+    item said in one conversation."""
+    value = data_of(row).get("occasions")
+    if not isinstance(value, list):
+        return []
+    return [float(v) for v in value if isinstance(v, (int, float))]
+
+
+PAST_EVENT = re.compile(
+    r"^\W*(?:(?:\w+\W+){0,3}?)(?:i|we)\s+(?:(?:just|also|finally|again|then)\s+)?"
+    r"(?!(?:used|need|seed|feed|indeed)\b)(?:[a-z]{2,}ed|went|did|came|got|bought|sold|left"
+    r"|found|made|took|met|began|ran|saw|ate|drove|flew|rode|swam|won|lost|read|wrote"
+    r"|spent|visited|tried)\b"
+    r"|^\W*(?:我|我们)[^，,。！!？?]{0,20}(?:了|过)|ました[。！!]?\s*$", re.I)
+"""A statement that tells what the speaker did once ("I went hiking with Anna.", "We
+visited Kyoto.", 我和Anna去爬山了, 京都に行きました), not a state ("I live in Oslo.",
+"I'm married.", "I used to run")."""
+
+
+def past_event(text: str | None) -> bool:
+    """Whether ``text`` tells an event of the speaker's past (:data:`PAST_EVENT`): said
+    in two conversations, the same words may tell two occasions."""
+    return PAST_EVENT.search(text or "") is not None
+
+
 def conversation_local(row: Any) -> bool:
     """Shown only in its own thread (module doc): assistant proposals, items of a
     series (:func:`series`), one-off requests and statements scoped to the task at

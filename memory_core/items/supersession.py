@@ -766,7 +766,24 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         return by_value  # "it's 5434, not 5433": the old value is named
     if found is None and not ex.subject and fallback is not None:
         return fallback  # "I meant 45 s", "Actually, it's 5434": the newest such value
+    if found is not None and headed_by(found["subject"], subject) and any(
+            headed_by(r["subject"], subject) and r["subject"] != found["subject"]
+            and correction_conditions_agree(ex, r) for r in rows):
+        # "Set my font size to 14" after "editor font size" and "terminal font size":
+        # the head names either, so it revises neither
+        return None
     return found
+
+
+def headed_by(subject: str | None, head: str | None) -> bool:
+    """Whether ``subject`` is a qualified form of the attribute ``head``: it ends with
+    it as whole words ("editor font size" / "font size"; "编辑器字体大小" / "字体大小"),
+    and is longer."""
+    if not subject or not head or len(subject) <= len(head):
+        return False
+    if _CJK.search(head):
+        return subject.endswith(head)
+    return subject.endswith(" " + head)
 
 
 def _same_shape(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ...],

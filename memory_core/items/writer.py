@@ -83,6 +83,7 @@ from memory_core.items.supersession import (
     contradicts,
     correction_conditions_agree,
     correction_target,
+    headed_by,
     impression,
     more_specific,
     other_holders,
@@ -361,9 +362,11 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     turned = False  # a liking turned to a dislike (supersession.turned_liking)
     if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
-        if getattr(ex, "edit", False) and (old is None or old["subject"] != ex.subject):
+        if getattr(ex, "edit", False) and (old is None or old["subject"] != ex.subject
+                                            and not headed_by(old["subject"], ex.subject)):
             # "Change my function to async": an order about work, no value held; "Change
-            # my favourite colour scheme to dark" names another attribute than "colour"
+            # my favourite colour scheme to dark" names another attribute than "colour";
+            # "Set my font size to 14" revises the one "editor font size" (the head's)
             return None
     elif kind in comparable and ex.subject:
         decided = False  # the newest statement of the subject compared
@@ -814,6 +817,10 @@ def _restated(tx: Tx, row: Row, thread_id: int,
     if message_id not in srcs:
         srcs.append(message_id)
     data["sources"] = srcs
+    if row["thread_id"] != thread_id and row["created_at"] is not None:
+        # said in another conversation: "I went hiking with Anna." on two days may be
+        # two hikes, so each conversation's time is kept (standing.occasions)
+        data["occasions"] = (standing.occasions(row) or [row["created_at"]]) + [now]
     items.restate(item_id, now=now, message_id=message_id, thread_id=thread_id,
                   data=orjson.dumps(data).decode())
     items.queue_index("item", item_id)

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import NotFoundError
+from memory_core.items import standing
 from memory_core.models import Scope
 from memory_core.store.api import Tx
 from memory_core.tools.commands import is_command_exchange
@@ -207,10 +208,14 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
                 if (r["tenant"], r["role"]) != (scope.tenant, scope.role) or \
                         r["status"] in ("retracted", "edited"):
                     continue
-                out.append({"type": f"memory:{r['kind']}", "status": r["status"],
-                            "message_id": r["source_message_id"], "time": _iso(r["created_at"]),
-                            "text": _clip(r["text"]), "score": round(score, 4),
-                            "_question": r["kind"] == "question"})
+                hit = {"type": f"memory:{r['kind']}", "status": r["status"],
+                       "message_id": r["source_message_id"], "time": _iso(r["created_at"]),
+                       "text": _clip(r["text"]), "score": round(score, 4),
+                       "_question": r["kind"] == "question"}
+                told = standing.occasions(r)
+                if len(told) > 1:  # the same words in several conversations: each time
+                    hit["said_in_conversations"] = [_iso(t) for t in told]
+                out.append(hit)
             elif kind == "agent_memory":
                 if r["role"] != scope.role or r["tenant"] not in (scope.tenant, "*"):
                     continue
