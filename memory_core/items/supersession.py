@@ -669,13 +669,18 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     switch = _SWITCHED.search(ex.text or "") is not None
     apart = names_a_member_or_scope(ex.text or "")  # else no row is another one
     valueless = ex.value_text is None and not getattr(ex, "replacement", None)
-    judged = impression(ex.text or "", ex.subject, ex.kind)
+    judged: list[bool] = []  # whether ``ex`` is an impression: read once, when first asked
 
     def other_register(row: Any) -> bool:
         # a value-less correction and an impression (or the reverse): asked only of rows
-        # past the cheap checks, as a row's clauses cost ~10 µs and the scan is long
-        return valueless and judged != impression(row["text"] or "", row["subject"],
-                                                  row["kind"], asides=True)
+        # past the cheap checks, as a row's clauses cost ~10 µs and the scan is long;
+        # the correction's own reading only then too (most corrections state a value)
+        if not valueless:
+            return False
+        if not judged:
+            judged.append(impression(ex.text or "", ex.subject, ex.kind))
+        return judged[0] != impression(row["text"] or "", row["subject"], row["kind"],
+                                       asides=True)
     by_value: dict[str, Any] | None = None
     same = 0  # rows of the very subject, read first when no value is named
     if subject and not named:
