@@ -1,0 +1,83 @@
+"""Replays of failure kinds reported against other LLM proxies, rows 87 on of
+docs/evaluation/wire_replays.md, and two leftovers of rows 73 and 75 (a Codex
+compaction request, vLLM's usage on every chunk). Same setting as
+tests/test_wire_replays.py: the proxy on its memory path (the memory tools offered),
+a loopback upstream writing each API's real bytes, and what the client saw compared
+with what the upstream sent (or what the upstream got with what the client sent)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import orjson
+import pytest
+
+from tests.conftest import TEST_KEY, sql_read
+from tests.test_wire_replays import (
+    MEMORY_CALLS,
+    SDK_USER,
+    Scripted,
+    data,
+    gated,  # noqa: F401 - the fixture
+)
+from tests.test_wire_replays_more import Gated, _events, _post
+
+JSON = {"Content-Type": "application/json"}
+
+
+# -- 75 (left): a compaction_trigger request goes as the client sent it ----------------------
+# Codex's remote compaction v2 ends a ``POST /v1/responses`` input with a
+# ``{"type": "compaction_trigger"}`` item and reads one ``compaction`` output item back: an
+# encrypted summary of everything the request carried. A memory block or memory tools
+# sent with it would be summarised into the agent's next context.
+COMPACTION_ITEM = {"type": "compaction", "id": "cmp_9",
+                   "encrypted_content": "gAAAAB" + "y" * 80}
+CODEX_TOOL = {"type": "function", "name": "shell", "description": "Run a command",
+              "strict": False, "parameters": {"type": "object", "properties": {
+                  "command": {"type": "array", "items": {"type": "string"}}}}}
+CODEX_COMPACT = {
+    "model": "gpt-5-codex", "instructions": "You are Codex.",
+    "input": [
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Port the billing module to Rust."}]},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Started: cargo new billing."}]},
+        {"type": "function_call", "call_id": "call_1", "name": "shell",
+         "arguments": "{\"command\":[\"ls\"]}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "Cargo.toml src"},
+        {"type": "compaction_trigger"}],
+    "tools": [CODEX_TOOL], "tool_choice": "auto", "parallel_tool_calls": False,
+    "reasoning": {"effort": "medium", "summary": "auto"}, "store": False, "stream": True,
+    "include": ["reasoning.encrypted_content"], "prompt_cache_key": "conv-1"}
+
+
+def _compaction_stream() -> bytes:
+    base = {"id": "resp_k", "object": "response", "created_at": 1, "model": "gpt-5-codex",
+            "output": []}
+    done = dict(base, status="completed", output=[COMPACTION_ITEM],
+                usage={"input_tokens": 900, "output_tokens": 40, "total_tokens": 940})
+    return b"".join(
+        b"event: " + e["type"].encode() + b"\n" + data(e) for e in [
+            {"type": "response.created", "sequence_number": 0,
+             "response": dict(base, status="in_progress")},
+            {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+             "item": COMPACTION_ITEM},
+            {"type": "response.output_item.done", "sequence_number": 2, "output_index": 0,
+             "item": COMPACTION_ITEM},
+            {"type": "response.completed", "sequence_number": 3, "response": done}])
+
+
+async def test_a_compaction_request_goes_upstream_as_the_client_sent_it(gated: Gated) -> None:
+    upstream, proxy = gated
+    answer = _compaction_stream()
+    upstream.answers.append(Scripted([answer]))
+    sent = orjson.dumps(CODEX_COMPACT)
+    status, headers, got = await _post(proxy, "/responses", CODEX_COMPACT)
+    assert (status, got) == (200, answer)
+    assert upstream.received[0]["raw"] == sent  # no block, no memory tools: its bytes
+    assert headers["x-lcm-side-request"] == "compaction-trigger"
+    await proxy.settle()
+    stored = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
+        "SELECT raw_json FROM messages WHERE msg_role='assistant'").fetchall()])
+    assert any("cmp_9" in (r or "") for r in stored), stored  # the answer is evidence
