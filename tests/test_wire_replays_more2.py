@@ -81,3 +81,48 @@ async def test_a_compaction_request_goes_upstream_as_the_client_sent_it(gated: G
     stored = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
         "SELECT raw_json FROM messages WHERE msg_role='assistant'").fetchall()])
     assert any("cmp_9" in (r or "") for r in stored), stored  # the answer is evidence
+
+
+# -- 73 (left): vLLM's continuous usage on every chunk -------------------------------------------
+# ``stream_options.continuous_usage_stats`` (vLLM, SGLang) puts the round's running usage on
+# every chunk. After a hidden round, the answering round's chunks must count it too, or the
+# client's running totals drop, then jump at the finish chunk (summed since row 73).
+def _vllm_chunk(delta: dict[str, Any] | None, completion: int, prompt: int,
+                finish: str | None = None) -> bytes:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return data({"id": "cmpl-v", "object": "chat.completion.chunk", "created": 1,
+                 "model": "m", "choices": choices, "usage": {
+                     "prompt_tokens": prompt, "completion_tokens": completion,
+                     "total_tokens": prompt + completion}})
+
+
+def _vllm_round(prompt: int, pieces: list[dict[str, Any]], finish: str) -> bytes:
+    out = [_vllm_chunk({"role": "assistant", "content": ""}, 0, prompt)]
+    out += [_vllm_chunk(p, i + 1, prompt) for i, p in enumerate(pieces)]
+    n = len(pieces)
+    return b"".join([*out, _vllm_chunk({}, n, prompt, finish), _vllm_chunk(None, n, prompt),
+                     b"data: [DONE]\n\n"])
+
+
+@pytest.mark.parametrize("include_usage", [True, False])
+async def test_continuous_usage_after_a_hidden_round_counts_every_round(
+        gated: Gated, include_usage: bool) -> None:
+    upstream, proxy = gated
+    call = {"index": 0, "id": "call_m", "type": "function",
+            "function": {"name": "memory_grep", "arguments": "{\"query\": \"x\"}"}}
+    hidden = _vllm_round(10, [{"tool_calls": [call]}], "tool_calls")  # 10 + 1
+    answer = _vllm_round(30, [{"content": "do"}, {"content": "ne"}], "stop")  # 30 + 2
+    upstream.answers.extend([Scripted([hidden]), Scripted([answer])])
+    options: Any = {"include_usage": include_usage, "continuous_usage_stats": True}
+    async with openai.AsyncOpenAI(api_key=TEST_KEY, base_url=proxy.base_url,
+                                  max_retries=0) as client:
+        got = [c async for c in await client.chat.completions.create(
+            model="m", messages=SDK_USER, stream=True, stream_options=options)]
+    assert "".join(c.choices[0].delta.content or "" for c in got if c.choices) == "done"
+    seen = [(c.usage.prompt_tokens, c.usage.completion_tokens, c.usage.total_tokens)
+            for c in got if c.usage is not None]
+    # every chunk the client sees belongs to the answering round: 10 + 30 prompt tokens,
+    # 1 + its own running completion count; the totals never go down
+    assert seen[:3] == [(40, 1, 41), (40, 2, 42), (40, 3, 43)], seen
+    assert set(seen[3:]) == {(40, 3, 43)} and len(seen) == (5 if include_usage else 4), seen
+    assert len(upstream.received) == 2
