@@ -264,3 +264,43 @@ async def test_header_values_outside_ascii_cross_both_ways(gated: Gated) -> None
     assert raw_headers[b"x-model-name"] == "模型".encode()
     sent = upstream.received[0]["headers"]["X-Title"]
     assert sent.encode("utf-8", "surrogateescape") == title or sent.encode("latin-1") == title
+
+
+# -- 92: chunks without id or created --------------------------------------------------------------
+# Reported: OpenAI-compatible servers (OpenVINO Model Server, TGI's empty id) stream chunks
+# without ``id``/``created``; strict clients (openai-java's required fields, async-openai)
+# refuse a chunk whose ``id`` is missing or null. A relay must not add ``"id": null``.
+def _bare(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    return data({"object": "chat.completion.chunk", "model": "m",
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+async def test_chunks_without_ids_get_no_null_ids_after_a_hidden_round(gated: Gated) -> None:
+    upstream, proxy = gated
+    first = b"".join([_bare({"role": "assistant", "tool_calls": [MEMORY_CALL]}),
+                      _bare({}, "tool_calls"), b"data: [DONE]\n\n"])
+    final = b"".join([_bare({"role": "assistant", "content": "done"}), _bare({}, "stop"),
+                      b"data: [DONE]\n\n"])
+    upstream.answers.extend([Scripted([first]), Scripted([final])])
+    status, _, got = await _post(proxy, "/chat/completions",
+                                 {"model": "m", "messages": SDK_USER, "stream": True})
+    chunks = _events(got)
+    assert status == 200 and [c["choices"][0]["finish_reason"] for c in chunks] == [None, "stop"]
+    assert all("id" not in c and "created" not in c for c in chunks), chunks
+
+
+# -- 93: a second [DONE] -----------------------------------------------------------------------
+# Reported: relays (one-api's OpenAI channel, Ray Serve) end a stream with ``data: [DONE]``
+# twice; a proxy that stops at the first and then reads the second as the next round's
+# start, or relays a hidden round's marker, cuts the client's answer.
+async def test_a_doubled_done_marker_neither_ends_nor_splits_the_answer(gated: Gated) -> None:
+    upstream, proxy = gated
+    first = _chat_round({"role": "assistant", "tool_calls": [MEMORY_CALL]}) + b"data: [DONE]\n\n"
+    final = FINAL["/chat/completions"] + b"data: [DONE]\n\n"
+    upstream.answers.extend([Scripted([first]), Scripted([final])])
+    async with openai.AsyncOpenAI(api_key=TEST_KEY, base_url=proxy.base_url,
+                                  max_retries=0) as client:
+        got = [c async for c in await client.chat.completions.create(
+            model="m", messages=SDK_USER, stream=True)]
+    assert "".join(c.choices[0].delta.content or "" for c in got if c.choices) == "done"
+    assert got[-1].choices[0].finish_reason == "stop" and len(upstream.received) == 2

@@ -223,7 +223,12 @@ class ChatWire(WireAdapter):
                 obj["usage"] = usage  # usage on the finish chunk (Gemini, vLLM): summed
         elif kind == "usage":
             obj["usage"] = usage
-        obj["id"], obj["created"] = stream_id, created
+        # The answer's id and created where it has them; an upstream that writes none
+        # (OpenVINO, TGI) gets none added: a strict client reads ``"id": null`` as an
+        # id of the wrong type.
+        for key, value in (("id", stream_id), ("created", created)):
+            if value is not None:
+                obj[key] = value
         return sse_data(obj)
 
     def stream_error(self, message: str) -> bytes:
