@@ -245,6 +245,11 @@ class _Choice:
     reasoning_details: list[Any] | None = None
 
 
+_CALL_KEYS = frozenset({"index", "id", "type", "function", "custom"})
+"""The fields of a streamed tool-call fragment the accumulator joins; any other is
+the provider's own and is kept as the fragment carried it."""
+
+
 class ChunkAccumulator:
     """Assembles ``chat.completion.chunk`` events into whole assistant messages.
 
@@ -357,6 +362,11 @@ class ChunkAccumulator:
                 part["name"] += name_piece(part["name"], custom.get("name"))
                 if isinstance(custom.get("input"), str):
                     part["input"] += custom["input"]
+            for key, value in tc.items():
+                if key not in _CALL_KEYS and value is not None:
+                    # a provider's own field (Gemini's ``extra_content`` with the call's
+                    # thought signature): it must go back with the call
+                    slot[key] = value
             fn = tc.get("function") or {}
             if isinstance(fn, dict) and "custom" not in slot:
                 slot["function"]["name"] += name_piece(slot["function"]["name"], fn.get("name"))

@@ -17,7 +17,13 @@ body alone (sans-io), never by an agent's name:
   ``Assistant:``/``AI:``), as a compaction or summary request does; a user who pastes
   a chat log into a conversation under way asks about it as a turn of that
   conversation (:func:`memory_core.extraction.prepare.quotes_transcript`;
-  the same signal keeps its lines out of the user's items).
+  the same signal keeps its lines out of the user's items);
+- ``compaction-trigger``: a Responses ``input`` holding a ``compaction_trigger`` item
+  (the API's "compact the current context" item, which Codex's remote compaction
+  sends as the last input item on ``POST /v1/responses``): the answer is one
+  ``compaction`` item, an encrypted summary of everything the request carries, so a
+  block or memory tools sent with it would be folded into the agent's next context
+  (and a memory call could not be answered inside a compaction anyway).
 
 The request is still captured and forwarded as sent (its bytes untouched); only the
 block and the memory tools are left out, ``x-lcm-side-request`` saying why.
@@ -37,6 +43,9 @@ from typing import Any
 from memory_core.capture.tree import message_text
 from memory_core.extraction.prepare import quotes_transcript
 
+COMPACTION_TRIGGER = "compaction_trigger"
+"""The Responses input item type asking for a compaction of the request's context."""
+
 TINY_OUTPUT_TOKENS = 4
 """An answer budget at or below this is a probe (a quota or health check answers in one
 token): nothing the block adds could be used. A one-word answer to a question about
@@ -47,6 +56,10 @@ def side_reason(body: dict[str, Any], messages: list[Any]) -> str | None:
     """Why ``body`` (its conversation ``messages``, as the wire adapter reads them) is
     a side request, or ``None`` for a turn of a conversation. Never raises on odd
     shapes (a field of the wrong type is no signal)."""
+    items = body.get("input")
+    if isinstance(items, list) and any(isinstance(i, dict) and i.get("type") == COMPACTION_TRIGGER
+                                       for i in items):
+        return "compaction-trigger"
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         value = body.get(key)
         if isinstance(value, int) and not isinstance(value, bool) \

@@ -7,7 +7,6 @@ stream chunks (:mod:`proxy.wire.chatstream`) and the error shape, in one place.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from memory_core.tools import memory_tools
 from proxy.sse import block_json
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chatstream import ChatStreamRound, sse_data
+from proxy.wire.chatstream import sum_usage  # noqa: F401 - re-exported (its home before)
 
 if TYPE_CHECKING:
     from proxy.wire.streamsession import StreamSession
@@ -34,27 +34,6 @@ def room_for_tools(body: dict[str, Any]) -> int:
     """How many memory tools fit beside the client's ``tools`` (0 when none do)."""
     tools = body.get("tools")
     return max(0, MAX_TOOLS - (len(tools) if isinstance(tools, list) else 0))
-
-
-def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
-    """Add ``usage`` into ``total`` (numbers summed, nested objects likewise; a field
-    only a later round reports, or that ``total`` holds as null, is taken as is)."""
-    if not isinstance(usage, dict):
-        return total
-    if total is None:
-        return copy.deepcopy(usage)
-    for key, value in usage.items():
-        have = total.get(key)
-        if have is None:
-            if value is not None:
-                total[key] = copy.deepcopy(value)
-        elif isinstance(value, bool) or isinstance(have, bool):
-            continue  # not a count
-        elif isinstance(value, int | float) and isinstance(have, int | float):
-            total[key] = have + value
-        elif isinstance(value, dict) and isinstance(have, dict):
-            sum_usage(have, value)
-    return total
 
 
 def fit_tools(ours: list[dict[str, Any]], names: dict[str, str], room: int
@@ -244,7 +223,12 @@ class ChatWire(WireAdapter):
                 obj["usage"] = usage  # usage on the finish chunk (Gemini, vLLM): summed
         elif kind == "usage":
             obj["usage"] = usage
-        obj["id"], obj["created"] = stream_id, created
+        # The answer's id and created where it has them; an upstream that writes none
+        # (OpenVINO, TGI) gets none added: a strict client reads ``"id": null`` as an
+        # id of the wrong type.
+        for key, value in (("id", stream_id), ("created", created)):
+            if value is not None:
+                obj[key] = value
         return sse_data(obj)
 
     def stream_error(self, message: str) -> bytes:

@@ -27,11 +27,16 @@ a whole answer never shows it either.
 
 Later rounds of one answer (``later=True``) keep the answer's chunk ``id`` and
 ``created`` (``stream_id``, ``created``) and drop their own role-only chunk: the
-client sees one completion.
+client sees one completion. A round after hidden ones (``usage_before``: their usage,
+summed) adds it to every ``usage`` object its chunks carry (vLLM's
+``stream_options.continuous_usage_stats`` puts the running usage on each chunk), so
+the client's running totals count the whole answer, as the held finish and usage
+chunks do.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import orjson
@@ -73,6 +78,27 @@ def _reasoning_only(chunk: dict[str, Any], text: bool = False) -> bool:
     return some
 
 
+def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
+    """Add ``usage`` into ``total`` (numbers summed, nested objects likewise; a field
+    only a later round reports, or that ``total`` holds as null, is taken as is)."""
+    if not isinstance(usage, dict):
+        return total
+    if total is None:
+        return copy.deepcopy(usage)
+    for key, value in usage.items():
+        have = total.get(key)
+        if have is None:
+            if value is not None:
+                total[key] = copy.deepcopy(value)
+        elif isinstance(value, bool) or isinstance(have, bool):
+            continue  # not a count
+        elif isinstance(value, int | float) and isinstance(have, int | float):
+            total[key] = have + value
+        elif isinstance(value, dict) and isinstance(have, dict):
+            sum_usage(have, value)
+    return total
+
+
 def sse_data(obj: Any) -> bytes:
     """One SSE ``data:`` block for ``obj`` (JSON, orjson)."""
     return b"data: " + orjson.dumps(obj) + b"\n\n"
@@ -83,8 +109,11 @@ class ChatStreamRound:
 
     def __init__(self, names: dict[str, str], client_offset: int = 0, *,
                  later: bool = False, stream_id: Any = None, created: Any = None,
-                 hold_text: bool = False) -> None:
+                 hold_text: bool = False, usage_before: dict[str, Any] | None = None
+                 ) -> None:
         self.names = names
+        self.usage_before = usage_before
+        """The usage of the answer's earlier rounds, summed (``None`` for the first)."""
         self.hold_text = hold_text
         self.slots: dict[int, dict[str, Any]] = {}
         self.client_offset = client_offset
@@ -234,7 +263,11 @@ class ChatStreamRound:
 
     def _emit(self, obj: dict[str, Any], changed: bool, raw: bytes) -> bytes:
         """``raw`` when nothing changed, else ``obj`` re-serialised; a later round's
-        chunk takes the answer's ``id`` and ``created``."""
+        chunk takes the answer's ``id`` and ``created``; a chunk's ``usage`` after
+        earlier rounds counts them too."""
+        if self.usage_before is not None and isinstance(obj.get("usage"), dict):
+            total = sum_usage(copy.deepcopy(self.usage_before), obj["usage"])
+            obj, changed = dict(obj, usage=total), True
         if self.later:
             if obj.get("id") != self.stream_id or obj.get("created") != self.created:
                 obj = dict(obj, id=self.stream_id, created=self.created)

@@ -325,6 +325,18 @@ class MessagesWire(WireAdapter):
             isinstance(b, dict) and b.get("type") == "tool_use" and id(b) not in kept)]
         return dict(message, content=content)
 
+    def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        """A text block that is empty or only whitespace (relays and bridges stream
+        one before a ``tool_use``) is refused when it goes back ("text content blocks
+        must contain non-whitespace text", a 400): it stays out of the turn the proxy
+        sends on. Every other block goes on unchanged, in order."""
+        content = message.get("content")
+        if not isinstance(content, list):
+            return message
+        kept = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text"
+                                           and not str(b.get("text") or "").strip())]
+        return message if len(kept) == len(content) or not kept else dict(message, content=kept)
+
     def tool_result(self, call: dict[str, Any], text: str) -> dict[str, Any]:
         """A ``tool_result`` block (the loop puts all of a round's in one user message)."""
         return {"type": "tool_result", "tool_use_id": call.get("id"), "content": text}

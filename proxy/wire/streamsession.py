@@ -23,6 +23,7 @@ import orjson
 
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import sum_usage
+from proxy.wire.chatstream import ChatStreamRound
 from proxy.wire.messagesstream import MessagesStreamRound
 from proxy.wire.responses import error_event, reply_turn
 from proxy.wire.responsesstream import (
@@ -80,9 +81,15 @@ class StreamSession:
         """The state machine of the next round (``rounds``: the rounds so far, this one
         included)."""
         sid = self.stream_id
-        return self.wire.stream_round(self.names, 0, later=sid is not None,
-                                      stream_id=sid and sid[0], created=sid and sid[1],
-                                      hold_text=self.hold_text)
+        before = None
+        for sr, _ in self._contents:
+            before = sum_usage(before, sr.usage())
+        sr = self.wire.stream_round(self.names, 0, later=sid is not None,
+                                    stream_id=sid and sid[0], created=sid and sid[1],
+                                    hold_text=self.hold_text)
+        if isinstance(sr, ChatStreamRound):
+            sr.usage_before = before  # its chunks' usage counts the earlier rounds too
+        return sr
 
     def after_round(self, sr: StreamRound, committed: bool) -> None:
         """Note what round ``sr`` showed (``committed``: the client's status is sent)."""
