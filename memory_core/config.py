@@ -92,8 +92,7 @@ class MemoryConfig:
     ``capture_journal``: write each answer's capture (with its request's, when not
     committed yet) to a per-process file as it is queued, so that it survives a
     crash before its commit (:mod:`memory_core.capture.journal`); replayed on the
-    next open (whatever this setting says then). Off by default: see
-    ``config/default.toml``.
+    next open (whatever this setting says then).
     ``timezone``: the IANA time zone statements are said in when a request names none
     (:mod:`memory_core.extraction.relative_dates`); one this host does not know is
     read as UTC, logged (the proxy's loader refuses it).
@@ -105,7 +104,7 @@ class MemoryConfig:
     redact_identity_numbers: bool = True
     extract: bool = True
     extract_worker: bool = False
-    capture_journal: bool = False
+    capture_journal: bool = True
     inject: bool = True
     soft_budget_tokens: int = field(default=3000, metadata=rng(200, 20000))
     idle_resume_seconds: float = field(default=1800.0, metadata=rng(0, 30 * 86400))

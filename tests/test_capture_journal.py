@@ -87,9 +87,9 @@ async def test_an_answer_the_client_got_survives_a_crash_before_its_commit(
         await client.close()
         await proxy.runner.cleanup()
 
-    # opened with the journal off (the default): what the killed process journaled
-    # is replayed all the same
-    engine = Engine(crashed)
+    # opened with the journal off: what the killed process journaled is replayed
+    # all the same
+    engine = Engine(crashed, MemoryConfig(capture_journal=False))
     try:
         stored, events = _rows(engine)
         assert stored == [("system", "be brief"), ("user", "Which port stays open?"),
