@@ -561,8 +561,17 @@ def writer_in_a_batch(engine: Engine, probe: Callable[[], Any], behind: int = 5
         engine.flush()
 
 
+_HELD_PORTS: list[socket.socket] = []
+
+
 def closed_port() -> int:
-    """Return a loopback port that nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """Return a loopback port that nothing listens on and nothing else can take.
+
+    The socket stays bound without ``listen()`` for the rest of the test process, so
+    a connection to it is refused (ECONNREFUSED) and no other xdist worker's server
+    can be given the port in the meantime (a released port could be).
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    _HELD_PORTS.append(sock)
+    return int(sock.getsockname()[1])

@@ -103,12 +103,20 @@ class ServeProcess:
                 assert self.proc is not None
                 if self.proc.poll() is not None:
                     return False
-                with contextlib.suppress(aiohttp.ClientError, OSError):
+                with contextlib.suppress(aiohttp.ClientError, OSError, ValueError):
                     async with http.get(self.root + "/lcm/health") as r:
-                        if r.status == 200:
+                        # another worker's server may hold the port we lost the race
+                        # for: healthy only when the data directory is ours
+                        if r.status == 200 and self._ours(await r.json()):
                             return True
                 await asyncio.sleep(0.1)
         return False
+
+    def _ours(self, health: dict[str, Any]) -> bool:
+        """Whether a ``/lcm/health`` body is this server's: its ``data_dir`` (shown
+        on loopback without an admin token) is ours; without one, trusted."""
+        shown = health.get("data_dir")
+        return shown is None or Path(shown).resolve() == self.data_dir.resolve()
 
     def kill(self) -> None:
         """SIGKILL: no cleanup of any kind runs in the server."""
