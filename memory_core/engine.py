@@ -254,7 +254,10 @@ class Engine:
     def log_assembly(self, scope: Scope, request_id: str, assembly: Assembly) -> None:
         """Queue the explain log (``assembly_logs``) of ``assembly``, the block built for
         ``request_id`` (:meth:`assemble` with ``log`` false), without waiting for it.
-        Raises the store's error when the writer no longer takes jobs (closing)."""
+        Raises the store's error when the writer no longer takes jobs (closing).
+        The log's rows are built here, on the caller's thread (:attr:`Assembly.log`
+        is built on its first read), not on the writer's."""
+        assembly.log  # noqa: B018 - built now, not in the writer's transaction
         self.store.write_tx(_log_assembly, scope, request_id, assembly)
 
     def _indexed_items(self) -> int | None:

@@ -47,3 +47,18 @@ def count_tokens(text: str) -> int:
         return len(enc.encode_ordinary(text))
     except Exception:  # noqa: BLE001 - lone surrogates and the like
         return estimate_tokens(text)
+
+
+def exact_tokens(text: str) -> int | None:
+    """The o200k count of ``text`` as :func:`count_tokens` gives it when it is exact;
+    ``None`` when that would be the estimate (no tokenizer, or the tokenizer fails on
+    ``text``: lone surrogates and the like)."""
+    if not text:
+        return 0
+    enc = _encoder()
+    if enc is None:
+        return None
+    try:
+        return len(enc.encode_ordinary(text))
+    except Exception:  # noqa: BLE001 - lone surrogates and the like
+        return None

@@ -41,7 +41,7 @@ from memory_core.items.index import IndexView, ItemIndex
 from memory_core.items.writer import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
 from memory_core.store.api import Tx
-from memory_core.tokens import count_tokens, token_source
+from memory_core.tokens import count_tokens, exact_tokens, token_source
 
 CURRENT_REQUEST = "[Current Request]"
 BLOCK_MARKER = "[Background Context: Sync Guidelines]"
@@ -183,15 +183,36 @@ def warm_message_terms(namespace: str, messages: Sequence[tuple[int, str, str]])
 class Assembly:
     """One injection: ``block`` (text to prepend, ends with ``[Current Request]``;
     empty when there is nothing to inject), ``trigger`` (bootstrap | regular),
-    ``used_tokens``/``budget_tokens`` (o200k tokens), and ``log`` (explain data)."""
+    ``used_tokens``/``budget_tokens`` (o200k tokens), and :attr:`log` (explain data).
+
+    ``explain``: the explain data, or a function that builds it, run on the first
+    read of :attr:`log` (:func:`assemble` passes one: the log is written after the
+    request is sent, so its rows are not built while the request waits)."""
 
     block: str
     trigger: str
     used_tokens: int
     budget_tokens: int
     token_source: str
-    log: dict[str, Any] = field(default_factory=dict)
+    explain: dict[str, Any] | Callable[[], dict[str, Any]] = field(
+        default_factory=dict, repr=False)
     items_injected: int = 0
+
+    @property
+    def log(self) -> dict[str, Any]:
+        """The explain data (``assembly_logs.data``): ``trigger``, ``budget_tokens``,
+        ``used_tokens``, ``token_source``, ``thread_id``, ``sections``, ``included``,
+        ``omitted``, ``truncated`` (and ``role``, or ``skipped`` for an empty block);
+        built on the first read, the same dict after."""
+        explain = self.explain
+        if callable(explain):
+            explain = self.explain = explain()
+        return explain
+
+    @property
+    def log_built(self) -> bool:
+        """Whether :attr:`log` has been built (read once, or given built)."""
+        return not callable(self.explain)
 
 
 @dataclass
@@ -1253,9 +1274,15 @@ def assemble(
                                group=day))
 
     shown = {r["id"] for r, _, _ in chosen}
-    not_repeated = in_view.not_repeated_log([r for r in hidden if r["id"] not in shown],
-                                           lambda row: _prepared(row)[1], q_terms,
-                                           lambda row: _prepared(row)[2])
+    query_terms = frozenset(q_terms)
+
+    def not_repeated() -> list[dict[str, Any]]:
+        # Built with the log (after the send): the rows are the item cache's, not
+        # changed in place (a changed item is a new row), so the same rows as now.
+        return in_view.not_repeated_log([r for r in hidden if r["id"] not in shown],
+                                        lambda row: _prepared(row)[1], query_terms,
+                                        lambda row: _prepared(row)[2])
+
     return _fit(lines, trigger, budget, scope, capture, not_repeated,
                 empty_prefs=not evidence_fill)
 
@@ -1312,12 +1339,51 @@ def _line_tokens(text: str) -> int:
     return n
 
 
+_SEGMENT_TOKENS: dict[str, int | None] = {}
+_SEGMENT_TOKENS_MAX = 50_000
+
+
+def _block_tokens(block: str, lines: Sequence[str]) -> int:
+    r"""``count_tokens(block)`` where ``block`` is ``"\n".join(lines)``, counted a line
+    at a time (with its newline) and memoised by the line's text: a block repeats most
+    of its lines turn after turn, which a whole count would encode again each time.
+
+    Exact: o200k splits text into pieces before it merges tokens within each piece,
+    and a newline ends its piece unless what follows it is whitespace or ``/`` (its
+    punctuation piece ``[\r\n/]*`` and its newline piece ``\s*[\r\n]+`` run on
+    through those); nothing looks back past a line's start. A line that starts with
+    one of those (or is empty) is counted together with the line before it. Without
+    the exact tokenizer, or when it fails on a line, the block is counted whole
+    (:func:`count_tokens`: the estimate is not a sum over lines)."""
+    total = 0
+    segment: list[str] = []
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        segment.append(line)
+        if i < last:
+            after = lines[i + 1]
+            if not after or after[0].isspace() or after[0] == "/":
+                continue  # the newline's piece may run into the next line
+        text = "\n".join(segment) + ("\n" if i < last else "")
+        segment.clear()
+        n = _SEGMENT_TOKENS.get(text, -1)
+        if n == -1:
+            if len(_SEGMENT_TOKENS) >= _SEGMENT_TOKENS_MAX:
+                _SEGMENT_TOKENS.clear()
+            n = _SEGMENT_TOKENS[text] = exact_tokens(text)
+        if n is None:
+            return count_tokens(block)
+        total += n
+    return total
+
+
 def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
-         capture: CaptureResult, not_repeated: list[dict[str, Any]],
+         capture: CaptureResult, not_repeated: Callable[[], list[dict[str, Any]]],
          empty_prefs: bool = True) -> Assembly:
     """Fit ``lines`` to ``budget`` tokens by priority and render the block; the
-    explain log lists ``not_repeated`` (items left out because they are in view)
-    after the budget's own omissions."""
+    explain log lists ``not_repeated()`` (items left out because they are in view)
+    after the budget's own omissions. The log is built on its first read
+    (:attr:`Assembly.log`), from what is decided here."""
     source = token_source()
     for ln in lines:
         ln.tokens = _line_tokens(ln.text) + 1
@@ -1328,8 +1394,9 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
     header_cost = {s: (_line_tokens(h) + 1 if h else 0) for s, h in headers.items()}
     used = overhead
     included: list[_Line] = []
-    omitted: list[dict[str, Any]] = []
-    truncated: list[dict[str, Any]] = []
+    # (line, its tokens then, why): made into the log's rows when it is read.
+    omitted: list[tuple[_Line, int, str]] = []
+    truncated: list[tuple[str, int]] = []
     sections_open: set[str] = set()
     groups_open: set[str] = set()
     fence = _line_tokens(">>>") + 1
@@ -1351,53 +1418,66 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
         if ln.section in ("prefs", "guidelines", "items") and room > 24:
             # Keep the head of an important line rather than dropping it whole.
             keep = ln.text[: max(10, int(len(ln.text) * room / max(1, ln.tokens)) - 2)] + "…"
-            truncated.append({"ref": ln.ref, "tokens": ln.tokens, "reason": "budget"})
+            truncated.append((ln.ref, ln.tokens))
             ln.text, ln.tokens = keep, count_tokens(keep) + 1
             included.append(ln)
             sections_open.add(ln.section)
             used += ln.tokens + hdr
             continue
-        omitted.append({"ref": ln.ref, "tokens": ln.tokens, "reason": "over budget",
-                        "would_have_been": ln.reason})
+        omitted.append((ln, ln.tokens, "over budget"))
     has_content = any(ln.section != "guidelines" for ln in included) or trigger == "bootstrap"
+    thread_id = capture.thread_id
+
+    def omitted_rows() -> list[dict[str, Any]]:
+        return [{"ref": ln.ref, "tokens": tokens, "reason": why,
+                 "would_have_been": ln.reason} for ln, tokens, why in omitted] + not_repeated()
+
+    def truncated_rows() -> list[dict[str, Any]]:
+        return [{"ref": ref, "tokens": tokens, "reason": "budget"} for ref, tokens in truncated]
+
     if not included or not has_content:
-        return Assembly("", trigger, 0, budget, source, {
+        return Assembly("", trigger, 0, budget, source, lambda: {
             "trigger": trigger, "budget_tokens": budget, "used_tokens": 0,
             "token_source": source, "sections": [], "included": [],
-            "omitted": omitted + not_repeated, "truncated": truncated,
+            "omitted": omitted_rows(), "truncated": truncated_rows(),
             "skipped": "nothing to inject",
-            "thread_id": capture.thread_id,
+            "thread_id": thread_id,
         })
-    block, sections = _render(included, trigger, empty_prefs)
-    used_tokens = count_tokens(block)
+    block, sections, rendered = _render(included, trigger, empty_prefs)
+    used_tokens = _block_tokens(block, rendered)
     while used_tokens > budget and included:
         # Estimates are per line; the exact count decides. Drop the least important.
         victim = min(included, key=lambda x: x.priority)
         included.remove(victim)
-        omitted.append({"ref": victim.ref, "tokens": victim.tokens,
-                        "reason": "over budget (exact count)", "would_have_been": victim.reason})
-        block, sections = _render(included, trigger, empty_prefs)
-        used_tokens = count_tokens(block)
-    log = {
-        "trigger": trigger,
-        "budget_tokens": budget,
-        "used_tokens": used_tokens,
-        "token_source": source,
-        "thread_id": capture.thread_id,
-        "role": scope.role,
-        "sections": sections,
-        "included": [{"ref": ln.ref, "section": ln.section, "tokens": ln.tokens,
-                      "reason": ln.reason} for ln in sorted(included, key=lambda x: -x.priority)],
-        "truncated": truncated,
-        "omitted": omitted + not_repeated,
-    }
+        omitted.append((victim, victim.tokens, "over budget (exact count)"))
+        block, sections, rendered = _render(included, trigger, empty_prefs)
+        used_tokens = _block_tokens(block, rendered)
+    role = scope.role
+
+    def log() -> dict[str, Any]:
+        return {
+            "trigger": trigger,
+            "budget_tokens": budget,
+            "used_tokens": used_tokens,
+            "token_source": source,
+            "thread_id": thread_id,
+            "role": role,
+            "sections": sections,
+            "included": [{"ref": ln.ref, "section": ln.section, "tokens": ln.tokens,
+                          "reason": ln.reason}
+                         for ln in sorted(included, key=lambda x: -x.priority)],
+            "truncated": truncated_rows(),
+            "omitted": omitted_rows(),
+        }
+
     n_items = sum(1 for ln in included if ln.section == "items")
     return Assembly(block, trigger, used_tokens, budget, source, log, n_items)
 
 
 def _render(included: list[_Line], trigger: str, empty_prefs: bool = True
-            ) -> tuple[str, list[dict[str, Any]]]:
-    """The block's text and its sections; ``empty_prefs``: a bootstrap block says
+            ) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """The block's text, its sections and its lines (the text is the lines joined
+    by newlines); ``empty_prefs``: a bootstrap block says
     ``(none set)`` under ``[User Preferences]`` when there are none (not a block
     filled at a small budget, whose evidence header is the short quotes' legend)."""
     out: list[str] = []
@@ -1435,4 +1515,4 @@ def _render(included: list[_Line], trigger: str, empty_prefs: bool = True
         sections.append({"name": header or BLOCK_MARKER, "lines": len(chosen),
                          "tokens": sum(ln.tokens for ln in chosen)})
     out.append(CURRENT_REQUEST)
-    return "\n".join(out), sections
+    return "\n".join(out), sections, out

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from memory_core.store.api import Tx
@@ -141,7 +142,7 @@ def related_updates(shown: Sequence[tuple[Any, float]], hidden: Sequence[Any],
 
 
 def not_repeated_log(hidden: Sequence[Any], weight_of: Callable[[Any], float],
-                     query_terms: set[str], terms_of: Callable[[Any], frozenset[str]]
+                     query_terms: AbstractSet[str], terms_of: Callable[[Any], frozenset[str]]
                      ) -> list[dict[str, Any]]:
     """Explain-log rows (``omitted``) for the hidden items that would have been
     candidates: standing ones (``weight_of`` > 0) and ones sharing a keyword with the
