@@ -123,20 +123,20 @@ class ClientSide:
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
-        gone = False
+        gone, active = False, True  # active: this wait has not returned yet
         failure: BaseException | None = None
         beat: asyncio.Future[bool] | None = None
         timer: asyncio.TimerHandle | None = None
 
         def end(exc: BaseException | None = None) -> None:
             nonlocal gone, failure
-            if not gone:
+            if active and not gone:
                 gone, failure = True, exc
                 task.cancel()
 
         def beaten(done: asyncio.Future[bool]) -> None:
             nonlocal timer
-            if done.cancelled():
+            if not active or done.cancelled():  # the wait's end looks at it itself
                 return
             if done.exception() is not None or not done.result():
                 end(done.exception())
@@ -145,6 +145,8 @@ class ClientSide:
 
         def tick() -> None:
             nonlocal beat, timer
+            if not active:
+                return
             if self.left():
                 end()
             elif self.ex.streamed and (self.hidden_running or self.last_headers is not None):
@@ -154,6 +156,8 @@ class ClientSide:
                 timer = loop.call_later(self.heartbeat, tick)
 
         def stop() -> None:
+            nonlocal active
+            active = False
             assert timer is not None
             timer.cancel()
             if beat is not None and not beat.done():
@@ -162,22 +166,18 @@ class ClientSide:
         timer = loop.call_later(self.heartbeat, tick)
         try:
             result = await aw
-        except asyncio.CancelledError:
+        except BaseException as exc:  # the watch's cancel (or what ``aw`` made of it)
             stop()
             if not gone:
                 raise
             task.uncancel()
             if failure is not None:
                 raise failure from None
-            raise ClientGone from None
-        except BaseException:
-            stop()
-            raise
+            raise ClientGone from (None if isinstance(exc, asyncio.CancelledError) else exc)
+        active = False
         timer.cancel()
-        if beat is not None and not beat.done() and not gone:
-            beat.remove_done_callback(beaten)
-            if not await beat:
-                raise ClientGone
+        if beat is not None and not gone and not beat.cancelled() and not await beat:
+            raise ClientGone  # (a done beat is read at once; its exception raised)
         if gone:  # ``aw`` ended all the same: the cancel was not taken
             task.uncancel()
             if failure is not None:
