@@ -45,6 +45,15 @@ def _has_escapes(text: str) -> bool:
     return False
 
 
+def _is_ascii(status_line: str, headers: Mapping[str, str]) -> bool:
+    """True when the whole head is ASCII (nearly every head): one pass in C, where
+    :func:`_has_escapes` per name and value costs two calls a header."""
+    try:
+        return "".join((status_line, *headers.keys(), *headers.values())).isascii()
+    except TypeError:  # a value that is not a str: asked one by one
+        return False
+
+
 def serialize_head(status_line: str, headers: Mapping[str, str]) -> bytes:
     """The bytes of a head: ``status_line``, each header, the blank line.
 
@@ -52,8 +61,8 @@ def serialize_head(status_line: str, headers: Mapping[str, str]) -> bytes:
     a head without any is aiohttp's own writer's. Raises ``ValueError`` for a control
     character (header injection), as aiohttp's writer does.
     """
-    if not _has_escapes(status_line) and not any(
-            _has_escapes(str(k)) or _has_escapes(str(v)) for k, v in headers.items()):
+    if _is_ascii(status_line, headers) or (not _has_escapes(status_line) and not any(
+            _has_escapes(str(k)) or _has_escapes(str(v)) for k, v in headers.items())):
         return _AIOHTTP_WRITER(status_line, headers)
     lines = [status_line, *(f"{k}: {v}" for k, v in headers.items())]
     for line in lines:

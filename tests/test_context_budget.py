@@ -906,3 +906,37 @@ async def test_a_filled_block_finds_the_answer_through_the_turn_before(
         assert any(q.endswith(answer) for q in _evidence(sent[-1]["content"]))
     finally:
         await proxy.runner.cleanup()
+
+
+def test_memory_tools_of_a_body_without_tools_are_counted_once() -> None:
+    """A body without tools of its own gets the same memory tools every time: their
+    tokens are counted once per adapter and set, with the same count as counted
+    whole; a client's own tools are counted with ours every time."""
+    from proxy.flow import plan
+    from proxy.wire.chat import ChatWire
+
+    calls: list[dict[str, Any]] = []
+
+    class Counting(ChatWire):
+        def add_tools(self, body: dict[str, Any], *, strict: str = "auto", short: bool = False
+                      ) -> tuple[dict[str, Any], dict[str, str]]:
+            calls.append(body)
+            return super().add_tools(body, strict=strict, short=short)
+
+    wire, plain = Counting(), ChatWire()
+    for body in ({"model": "a", "messages": []}, {"model": "b", "tools": []}, {"model": "c"}):
+        assert plan._memory_tools_tokens(body, wire) == budget.tools_tokens(
+            plain.add_tools(body)[0]["tools"])
+    assert len(calls) == 1
+    assert plan._memory_tools_tokens({"model": "d"}, wire, short=True) == budget.tools_tokens(
+        plain.add_tools({}, short=True)[0]["tools"]) < plan._memory_tools_tokens({}, wire)
+    assert len(calls) == 2
+    client = {"tools": [{"type": "function", "function": {
+        "name": "memory_search", "parameters": {"type": "object", "properties": {}}}}]}
+    whole = plain.add_tools(client)[0]["tools"]
+    assert [t["function"]["name"] for t in whole][-5:] != [t["function"]["name"] for t in
+                                                          plain.add_tools({})[0]["tools"]]
+    for _ in range(2):
+        assert plan._memory_tools_tokens(client, wire) == (
+            budget.tools_tokens(whole) - budget.tools_tokens(client["tools"]))
+    assert len(calls) == 4

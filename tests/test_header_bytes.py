@@ -217,3 +217,30 @@ async def test_a_long_header_crosses_both_ways(
     assert raw_upstream.header(b"x-token") == big
     assert head_value(head, b"x-long") == big and got == b"{}"
     await proxy_raw.settle()
+
+
+def test_an_ascii_head_is_written_by_aiohttp_after_one_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A head that is all ASCII (nearly every head) is aiohttp's own bytes, checked
+    in one pass, not name by name; one with an escaped byte is still looked at
+    header by header and written as read."""
+    from multidict import CIMultiDict
+
+    from proxy import rawhead
+
+    looked: list[str] = []
+    has_escapes = rawhead._has_escapes
+
+    def counted(text: str) -> bool:
+        looked.append(text)
+        return has_escapes(text)
+
+    monkeypatch.setattr(rawhead, "_has_escapes", counted)
+    head = CIMultiDict({f"X-H{i}": f"value {i}" for i in range(10)})
+    assert rawhead.serialize_head("HTTP/1.1 200 OK", head) == rawhead._AIOHTTP_WRITER(
+        "HTTP/1.1 200 OK", head)
+    assert looked == []
+    head["X-Title"] = "caf\udce9"  # the Latin-1 byte 0xE9 as aiohttp reads it
+    assert rawhead.serialize_head("HTTP/1.1 200 OK", head).endswith(
+        b"X-Title: caf\xe9\r\n\r\n")
+    assert looked

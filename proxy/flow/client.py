@@ -111,22 +111,79 @@ class ClientSide:
     async def wait(self, aw: Awaitable[T]) -> T:
         """Await ``aw``; meanwhile, every ``heartbeat`` seconds, check the client is
         still there (else cancel ``aw`` and raise :class:`ClientGone`) and, on a
-        stream, send the held bytes (the hold is over) or a heartbeat."""
-        task = asyncio.ensure_future(aw)
-        try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=self.heartbeat)
-                if done:
-                    return task.result()
-                if self.left():
-                    raise ClientGone
-                if self.ex.streamed and (self.hidden_running
-                                         or self.last_headers is not None):
-                    if not await self.beat():
-                        raise ClientGone
-        finally:
-            if not task.done():
+        stream, send the held bytes (the hold is over) or a heartbeat.
+
+        ``aw`` runs in the calling task and a timer does the checks (as
+        :class:`ClientWatch`): nearly every wait ends before its first tick, and a
+        task of its own with ``asyncio.wait`` cost several event-loop turns a wait.
+        A due beat runs as a task while ``aw`` goes on; the next check is timed from
+        its end, and the wait does not return before it ended (the client's bytes
+        stay in order). A beat that finds the client gone (or raises) cancels
+        ``aw``: :class:`ClientGone` (or the beat's exception)."""
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        gone, active = False, True  # active: this wait has not returned yet
+        failure: BaseException | None = None
+        beat: asyncio.Future[bool] | None = None
+        timer: asyncio.TimerHandle | None = None
+
+        def end(exc: BaseException | None = None) -> None:
+            nonlocal gone, failure
+            if active and not gone:
+                gone, failure = True, exc
                 task.cancel()
+
+        def beaten(done: asyncio.Future[bool]) -> None:
+            nonlocal timer
+            if not active or done.cancelled():  # the wait's end looks at it itself
+                return
+            if done.exception() is not None or not done.result():
+                end(done.exception())
+            elif not gone:
+                timer = loop.call_later(self.heartbeat, tick)
+
+        def tick() -> None:
+            nonlocal beat, timer
+            if not active:
+                return
+            if self.left():
+                end()
+            elif self.ex.streamed and (self.hidden_running or self.last_headers is not None):
+                beat = asyncio.ensure_future(self.beat())
+                beat.add_done_callback(beaten)
+            else:
+                timer = loop.call_later(self.heartbeat, tick)
+
+        def stop() -> None:
+            nonlocal active
+            active = False
+            assert timer is not None
+            timer.cancel()
+            if beat is not None and not beat.done():
+                beat.cancel()
+
+        timer = loop.call_later(self.heartbeat, tick)
+        try:
+            result = await aw
+        except BaseException as exc:  # the watch's cancel (or what ``aw`` made of it)
+            stop()
+            if not gone:
+                raise
+            task.uncancel()
+            if failure is not None:
+                raise failure from None
+            raise ClientGone from (None if isinstance(exc, asyncio.CancelledError) else exc)
+        active = False
+        timer.cancel()
+        if beat is not None and not gone and not beat.cancelled() and not await beat:
+            raise ClientGone  # (a done beat is read at once; its exception raised)
+        if gone:  # ``aw`` ended all the same: the cancel was not taken
+            task.uncancel()
+            if failure is not None:
+                raise failure
+            raise ClientGone
+        return result
 
     async def beat(self) -> bool:
         """Send the client's status line and held bytes (the hold is over), and a

@@ -144,9 +144,24 @@ to its protected turns (:func:`prepare`), so the room goes to the block's quotes
 
 def _memory_tools_tokens(body: dict[str, Any], wire: WireAdapter = CHAT,
                          short: bool = False) -> int:
-    """Tokens of the memory tool definitions the tool loop adds to ``body``."""
+    """Tokens of the memory tool definitions the tool loop adds to ``body``.
+
+    A body without tools of its own (most requests) gets the same definitions every
+    time, so their count is taken once per adapter and tool set
+    (:func:`_bare_tools_tokens`); a client's tools change names, room and
+    strictness, and are counted with ours each time."""
+    if not body.get("tools"):
+        return _bare_tools_tokens(wire, short)
     with_tools, _names = wire.add_tools(body, short=short)
     return budget.tools_tokens(with_tools["tools"]) - budget.tools_tokens(body.get("tools"))
+
+
+@functools.lru_cache(maxsize=16)
+def _bare_tools_tokens(wire: WireAdapter, short: bool) -> int:
+    """:func:`_memory_tools_tokens` of a body without ``tools``: what ``wire`` adds
+    to it depends on nothing else in the body (the full or the short set, not
+    strict, all the room)."""
+    return budget.tools_tokens(wire.add_tools({}, short=short)[0]["tools"])
 
 
 def view_tokens(engine: Engine, view: list[Any], messages: list[Any], ids: list[int]) -> int:

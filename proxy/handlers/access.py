@@ -24,6 +24,7 @@ guesses would otherwise throttle the operator out (:mod:`proxy.ui.signin`).
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import re
@@ -100,6 +101,14 @@ def host_is_loopback(host: str | None) -> bool:
     """True when a ``Host`` header names this machine (localhost, 127.x, ::1)."""
     if not host:
         return False
+    return _host_is_loopback(host)
+
+
+@functools.lru_cache(maxsize=256)
+def _host_is_loopback(host: str) -> bool:
+    """:func:`host_is_loopback` of a non-empty ``host``: every request asks it for the
+    same few names (its listener's, its ``Host``), and parsing one costs more than
+    the rest of the request's checks."""
     try:
         name = urlsplit("//" + host).hostname or ""
     except ValueError:  # "[bad": no host name at all

@@ -7,6 +7,7 @@ stream chunks (:mod:`proxy.wire.chatstream`) and the error shape, in one place.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,20 @@ def _loose(tool: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": fn}
 
 
+@functools.lru_cache(maxsize=64)
+def _offered(taken: frozenset[str], short: bool, room: int, keep_strict: bool
+             ) -> tuple[tuple[dict[str, Any], ...], tuple[tuple[str, str], ...]]:
+    """The memory tools :meth:`ChatWire.add_tools` appends beside client tools named
+    ``taken`` (``room``: how many fit; ``keep_strict``: as defined, else
+    :func:`_loose`), and their offered → canonical names. The same few answers on
+    every request, built once each; the definitions are shared, never changed."""
+    ours, names = memory_tools.definitions_for(set(taken), short=short)
+    ours, names = fit_tools(ours, names, room)
+    if not keep_strict:
+        ours = [_loose(t) for t in ours]
+    return tuple(ours), tuple(names.items())
+
+
 class _Round(ChatStreamRound, StreamRound):
     def finish_reasons(self) -> list[Any]:
         return self.acc.finish_reasons()
@@ -127,15 +142,12 @@ class ChatWire(WireAdapter):
             t[kind].get("name") for t in client_tools for kind in ("function", "custom")
             if isinstance(t, dict) and isinstance(t.get(kind), dict)
         }
-        ours, names = memory_tools.definitions_for({n for n in taken if isinstance(n, str)},
-                                               short=short)
-        ours, names = fit_tools(ours, names, room_for_tools(body))
         keep_strict = strict == "always" or (strict == "auto" and _client_strict(client_tools))
-        if not keep_strict:
-            ours = [_loose(t) for t in ours]
+        ours, names = _offered(frozenset(n for n in taken if isinstance(n, str)), short,
+                               room_for_tools(body), keep_strict)
         out = dict(body)
         out["tools"] = [*client_tools, *ours]
-        return out, names
+        return out, dict(names)
 
     # -- whole answers -----------------------------------------------------------------
     def _first_choice(self, obj: Any) -> dict[str, Any] | None:
