@@ -489,3 +489,55 @@ async def test_an_event_told_in_two_conversations_shows_both_in_the_block_and_to
     (hit,) = [r for r in tool_results(upstream.chat_requests[-1])["call_1"]["results"]
               if r["type"] == "memory:fact"]
     assert len(hit["said_in_conversations"]) == 2, hit
+# -- 135: a correction that says what the value "should be" (应该是) ---------------------------
+_CHAINS = [
+    # before: "应该是" read as a guess ("probably"), so the newest correction was kept
+    # tentative beside the older one, both active
+    ("构建缓存的过期时间是24小时。", "更正：构建缓存的过期时间是56小时。",
+     "其实构建缓存的过期时间应该是17小时。"),
+    ("构建缓存的过期时间是24小时。", "更正：构建缓存的过期时间是56小时。", "不对，应该是17小时。"),
+    ("构建缓存的过期时间是24小时。", "其实构建缓存的过期时间应该是17小时。"),
+    # the same chain in English and Japanese kept its newest value already
+    ("The API gateway timeout is 20s.", "Correction: the timeout is 30s.",
+     "Actually it should be 45s."),
+    ("ログの保存期間は30日です。", "訂正：ログの保存期間は45日です。",
+     "実は、ログの保存期間は60日が正しいです。"),
+]
+
+
+@pytest.mark.parametrize("chain", _CHAINS)
+def test_each_correction_supersedes_the_value_before_it(engine: Engine,
+                                                        chain: tuple[str, ...]) -> None:
+    for text in chain:
+        put(engine, text)
+    got = rows(engine)
+    assert [r["status"] for r in got] == ["superseded"] * (len(chain) - 1) + ["active"], got
+    assert [r["supersedes"] for r in got[1:]] == [r["id"] for r in got[:-1]], got
+    (newest,) = extract(chain[-1])
+    assert newest.correction and not newest.tentative, newest
+
+
+@pytest.mark.parametrize("text", [
+    "不对，应该是17小时吧。",  # 吧: a guess after all
+    "其实我觉得应该是17小时。",  # another hedge beside it
+    "构建缓存的过期时间应该是17小时。",  # no correction cue: "should be" as a guess
+    "其实构建缓存的过期时间可能是17小时。",
+])
+def test_a_guess_said_as_a_correction_stays_tentative(text: str) -> None:
+    (item,) = extract(text)
+    assert item.tentative, item
+
+
+async def test_only_the_newest_correction_of_a_chain_is_current_in_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="build")
+    for text in _CHAINS[0]:
+        await first.say(text)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("构建缓存现在多久过期？")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] 其实构建缓存的过期时间应该是17小时。" in block, block
+    assert "not confirmed" not in block and "CONFLICTS" not in block, block
+    for line in block.splitlines():
+        assert "56小时" not in line or "superseded" in line, block

@@ -231,6 +231,11 @@ _ZH_HEDGE = re.compile(
     r"|估计|印象中|看起来")
 """Chinese hedges. 大概 before a number is "about" (an approximation); 尽可能 is "as …
 as possible" and 不可能 "impossible": neither is a hedge."""
+_ZH_SHOULD_BE = re.compile(r"应该是")
+_ZH_GUESS_END = re.compile(r"吧[。.!！]?\s*$")
+"""After a correction cue (其实, 不对, 更正) "应该是" is the correction's "should be"
+("其实…应该是17小时", like "Actually it should be 45 s"), not a guess, unless the
+clause ends in 吧 ("不对，应该是17小时吧")."""
 _JA_HEDGE = re.compile(
     r"たぶん|多分|おそらく|恐らく|かもしれ|と思う|と思います|と思いま|と思っ|気がする|気がします"
     r"|はずです|はずだ|(?<!晴)(?<!愛)(?<!憎)(?<!誇)(?<!鹿)(?<!汚)(?<!男)(?<!女)(?<!供)らしい|みたいです|ようです|でしょう(?!か)|だろう|確か(?![にめ])|かな[。]?$")
@@ -245,13 +250,17 @@ _ZH_LEAD = re.compile(r"(?:我们|我)?(?:觉得|认为|感觉|猜|估计|相信
 _JA_LEAD = re.compile(r"(?:たぶん|多分|おそらく|恐らく|確か(?![にめ]))")
 
 
-def hedged(scan: str, start: int, end: int, lang: str) -> bool:
-    """Whether ``scan[start:end]`` holds a hedge (module doc)."""
+def hedged(scan: str, start: int, end: int, lang: str, *, correcting: bool = False) -> bool:
+    """Whether ``scan[start:end]`` holds a hedge (module doc). ``correcting``: the
+    clause revises a value (a correction cue opens it), where Chinese "应该是" states
+    the right value rather than a guess."""
     if lang == "en":
         rel = _EN_RELATIVE.search(scan, start, end)
         return _EN_HEDGE.search(scan, start, rel.start() if rel else end) is not None
     if lang == "zh":
-        return _ZH_HEDGE.search(scan, start, end) is not None
+        return any(not (correcting and _ZH_SHOULD_BE.fullmatch(m.group())
+                        and not _ZH_GUESS_END.search(scan, start, end))
+                   for m in _ZH_HEDGE.finditer(scan, start, end))
     return _JA_HEDGE.search(scan[start:end].rstrip()) is not None
 
 

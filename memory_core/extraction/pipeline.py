@@ -1132,7 +1132,8 @@ class _Message:
                 # so avoid red/green charts": what the preference or the lasting trait
                 # asks for is the order after it; the item quotes both.
                 item = replace(item, text=self.text[c.start:spans[i + 1][1]].strip())
-            if verdict.kind in ("fact", "decision") and (unsure or hedged(sc, start, end, lang)):
+            if verdict.kind in ("fact", "decision") and (
+                    unsure or hedged(sc, start, end, lang, correcting=item.correction)):
                 item = replace(item, tentative=True)  # "I think …", "maybe", 可能, たぶん
             elif verdict.kind == "decision" and _open_condition(item, sc, a, end, lang):
                 item = replace(item, tentative=True)  # "If we get the budget, we'll …"
