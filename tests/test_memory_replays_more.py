@@ -404,6 +404,17 @@ def test_an_order_naming_a_head_two_items_share_revises_neither(engine: Engine,
     assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
 
 
+@pytest.mark.parametrize("order", ["Set my size to M.", "Actually, my size is M."])
+def test_a_head_whose_value_has_another_shape_revises_nothing(engine: Engine,
+                                                              order: str) -> None:
+    # before: "size" heads "font size", so the clothing size M superseded the font's 12
+    put(engine, "My font size is 12.")
+    put(engine, order)
+    # (an order with no item of its own attribute stores nothing, as before the head rule)
+    assert ("fact", "My font size is 12.") in _active(engine), rows(engine)
+    assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
+
+
 def test_a_cjk_correction_naming_a_head_revises_the_one_item_it_heads(engine: Engine) -> None:
     put(engine, "编辑器字体大小是12。")
     put(engine, "更正：字体大小是14。")
