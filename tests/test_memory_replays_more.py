@@ -471,6 +471,18 @@ def test_a_restatement_in_the_same_conversation_is_no_new_occasion(engine: Engin
     assert "occasions" not in data, data
 
 
+def test_a_conversation_said_again_after_another_is_no_new_occasion(engine: Engine) -> None:
+    # before: told in A, in B, then again in A: "said in 3 conversations" (A counted twice)
+    text = "I went hiking with Anna."
+    first = [("user", "Morning!"), ("assistant", "Hi."), ("user", text)]
+    _conversation(engine, *first)
+    _conversation(engine, ("user", "Evening!"), ("assistant", "Hi."), ("user", text))
+    _conversation(engine, *first, ("assistant", "Nice!"), ("user", "What should I pack?"),
+                  ("assistant", "Water."), ("user", text))
+    ((_text, _status, data),) = [d for d in _items_data(engine) if d[0] == text]
+    assert len(data["sources"]) == 3 and len(data["occasions"]) == 2, data
+
+
 def test_the_line_of_an_event_told_on_two_days_shows_both_days() -> None:
     from memory_core.assembly.block import _occasions_note
     saturday = datetime(2026, 12, 5, 12, tzinfo=UTC).timestamp()
