@@ -369,6 +369,21 @@ def test_a_single_language_sentence_is_not_split_by_script(text: str) -> None:
     assert script_clauses(scan, 0, len(scan)) == [(0, len(scan))]
 
 
+@pytest.mark.parametrize("text", [
+    # a comma inside brackets, quotes or one token joins no clauses
+    "我喜欢这段代码 f(a, b, c) and it works well",
+    '我的口头禅是"yes, and I love it"',
+    "我常用的参数是 --include=src,tests,docs and it covers the whole repo",
+])
+def test_a_comma_inside_code_quotes_or_a_token_is_no_script_joint(text: str) -> None:
+    # before: "我喜欢这段代码 f(a, b" was a preference of its own, cut inside the call
+    from memory_core.extraction.prepare import prepare
+    from memory_core.extraction.segment import script_clauses
+    scan = prepare(text)
+    assert script_clauses(scan, 0, len(scan)) == [(0, len(scan))]
+    assert all(i.text == text for i in extract(text)), extract(text)
+
+
 async def test_both_clauses_of_a_mixed_language_sentence_reach_another_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="intro")
