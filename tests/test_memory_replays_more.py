@@ -369,6 +369,21 @@ def test_a_single_language_sentence_is_not_split_by_script(text: str) -> None:
     assert script_clauses(scan, 0, len(scan)) == [(0, len(scan))]
 
 
+@pytest.mark.parametrize("text", [
+    # a comma inside brackets, quotes or one token joins no clauses
+    "我喜欢这段代码 f(a, b, c) and it works well",
+    '我的口头禅是"yes, and I love it"',
+    "我常用的参数是 --include=src,tests,docs and it covers the whole repo",
+])
+def test_a_comma_inside_code_quotes_or_a_token_is_no_script_joint(text: str) -> None:
+    # before: "我喜欢这段代码 f(a, b" was a preference of its own, cut inside the call
+    from memory_core.extraction.prepare import prepare
+    from memory_core.extraction.segment import script_clauses
+    scan = prepare(text)
+    assert script_clauses(scan, 0, len(scan)) == [(0, len(scan))]
+    assert all(i.text == text for i in extract(text)), extract(text)
+
+
 async def test_both_clauses_of_a_mixed_language_sentence_reach_another_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     first = Agent(proxy, upstream, session="intro")
@@ -401,6 +416,17 @@ def test_an_order_naming_a_head_two_items_share_revises_neither(engine: Engine,
     active = _active(engine)
     assert ("fact", "My editor font size is 12.") in active, rows(engine)
     assert ("fact", "My terminal font size is 16.") in active, rows(engine)
+    assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
+
+
+@pytest.mark.parametrize("order", ["Set my size to M.", "Actually, my size is M."])
+def test_a_head_whose_value_has_another_shape_revises_nothing(engine: Engine,
+                                                              order: str) -> None:
+    # before: "size" heads "font size", so the clothing size M superseded the font's 12
+    put(engine, "My font size is 12.")
+    put(engine, order)
+    # (an order with no item of its own attribute stores nothing, as before the head rule)
+    assert ("fact", "My font size is 12.") in _active(engine), rows(engine)
     assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
 
 
@@ -458,6 +484,18 @@ def test_a_restatement_in_the_same_conversation_is_no_new_occasion(engine: Engin
     engine.flush()
     ((_text, _status, data),) = _items_data(engine)
     assert "occasions" not in data, data
+
+
+def test_a_conversation_said_again_after_another_is_no_new_occasion(engine: Engine) -> None:
+    # before: told in A, in B, then again in A: "said in 3 conversations" (A counted twice)
+    text = "I went hiking with Anna."
+    first = [("user", "Morning!"), ("assistant", "Hi."), ("user", text)]
+    _conversation(engine, *first)
+    _conversation(engine, ("user", "Evening!"), ("assistant", "Hi."), ("user", text))
+    _conversation(engine, *first, ("assistant", "Nice!"), ("user", "What should I pack?"),
+                  ("assistant", "Water."), ("user", text))
+    ((_text, _status, data),) = [d for d in _items_data(engine) if d[0] == text]
+    assert len(data["sources"]) == 3 and len(data["occasions"]) == 2, data
 
 
 def test_the_line_of_an_event_told_on_two_days_shows_both_days() -> None:

@@ -188,6 +188,37 @@ def _script(scan: str, a: int, b: int) -> str | None:
     return "en" if len(words) >= _MIN_LATIN and any(w.islower() for w in words) else None
 
 
+_PAIRS = {"(": ")", "[": "]", "{": "}", "（": "）", "【": "】", "「": "」", "『": "』",
+          "《": "》", "“": "”", "`": "`", '"': '"'}
+
+
+def _enclosed(scan: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The spans of ``scan[a:b]`` inside brackets or quotes (outermost, closed ones):
+    a comma in ``f(a, b)`` or in a quoted ``"yes, and I love it"`` is no clause joint."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[int, str]] = []
+    for i in range(a, b):
+        ch = scan[i]
+        if stack and ch == stack[-1][1]:
+            start, _ = stack.pop()
+            if not stack:
+                spans.append((start, i))
+        elif ch in _PAIRS:
+            stack.append((i, _PAIRS[ch]))
+    return spans
+
+
+def _tight(scan: str, s: int, e: int, a: int, b: int) -> bool:
+    """Whether the joint ``scan[s:e]`` is an ASCII comma or semicolon between two
+    characters of one token, neither a space nor Chinese or Japanese (a URL's or a
+    list's ``a,b,c``), not a clause joint."""
+    if e - s != 1 or scan[s] not in ",;" or s == a or e == b:
+        return False
+    before, after = scan[s - 1], scan[e]
+    return not (before.isspace() or after.isspace() or _CJK.match(before)
+                or _CJK.match(after))
+
+
 def script_clauses(scan: str, a: int, b: int) -> list[tuple[int, int]]:
     """Split the sentence ``scan[a:b]`` where it turns from English to Chinese or
     Japanese at a clause joint ("我住在上海, but I work remotely in Berlin."), so that
@@ -200,6 +231,11 @@ def script_clauses(scan: str, a: int, b: int) -> list[tuple[int, int]]:
     """
     joints = [(m.start(), m.end()) for m in _SCRIPT_JOINT.finditer(scan, a, b)]
     if not joints or not _CJK.search(scan, a, b) or not _LATIN_WORD.search(scan, a, b):
+        return [(a, b)]
+    enclosed = _enclosed(scan, a, b)
+    joints = [(s, e) for s, e in joints
+              if not _tight(scan, s, e, a, b) and not any(o < s < c for o, c in enclosed)]
+    if not joints:
         return [(a, b)]
     bounds = [a, *[at for joint in joints for at in joint], b]
     pieces = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]

@@ -512,7 +512,8 @@ def sources(row: Any) -> list[int]:
 def occasions(row: Any) -> list[float]:
     """When each conversation that said the item said it (``data.occasions``, UNIX
     seconds, oldest first), kept once a restatement from another conversation is
-    merged into it (:func:`memory_core.items.writer.store_extracted`); ``[]`` for an
+    merged into it (:func:`memory_core.items.writer.store_extracted`), one per
+    conversation (``data.occasion_threads``: their thread ids, in step); ``[]`` for an
     item said in one conversation."""
     value = data_of(row).get("occasions")
     if not isinstance(value, list):

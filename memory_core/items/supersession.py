@@ -777,6 +777,11 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         # "Set my font size to 14" after "editor font size" and "terminal font size":
         # the head names either, so it revises neither
         return None
+    if found is not None and headed_by(found["subject"], subject) \
+            and (ex.value_text is None) != (found["value_text"] is None):
+        # "Set my size to M" after "My font size is 12": the head's value is of another
+        # shape (a word, not a number), so it names another thing ending in that word
+        return None
     return found
 
 

@@ -819,8 +819,16 @@ def _restated(tx: Tx, row: Row, thread_id: int,
     data["sources"] = srcs
     if row["thread_id"] != thread_id and row["created_at"] is not None:
         # said in another conversation: "I went hiking with Anna." on two days may be
-        # two hikes, so each conversation's time is kept (standing.occasions)
-        data["occasions"] = (standing.occasions(row) or [row["created_at"]]) + [now]
+        # two hikes, so each conversation's time is kept (standing.occasions), once per
+        # conversation (``data.occasion_threads``, in step): back in the first, no new one
+        told = standing.occasions(row) or [row["created_at"]]
+        threads = data.get("occasion_threads")
+        if not isinstance(threads, list) or len(threads) != len(told):
+            # written without it: only the newest occasion's thread is known, the item's
+            threads = [None] * (len(told) - 1) + [row["thread_id"]]
+        if thread_id not in threads:
+            data["occasions"] = [*told, now]
+            data["occasion_threads"] = [*threads, thread_id]
     items.restate(item_id, now=now, message_id=message_id, thread_id=thread_id,
                   data=orjson.dumps(data).decode())
     items.queue_index("item", item_id)
