@@ -4,15 +4,18 @@ JSON-serialisable and printable. Tiny sizes: this checks the harness, not speed.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import orjson
 import pytest
 from click.testing import CliRunner
+from anthropic import AsyncAnthropic
 from openai import AsyncOpenAI
 
 from proxy.bench import MODES, percentile, request_body, run_proxy_bench
 from proxy.benchfake import REPLY_TEXT, BenchUpstream, stream_events
 from proxy.cli import main as cli_main
+from tests.conftest import start_proxy
 
 
 def test_percentile_interpolates_between_ranks() -> None:
@@ -111,3 +114,47 @@ def test_cli_bench_json_prints_json_and_never_names_a_file(  # type: ignore[no-u
     res = CliRunner().invoke(cli_main, ["bench", "proxy", "--json", str(old)])
     assert res.exit_code == 2 and "unexpected extra argument" in res.stderr
     assert not old.exists()
+
+
+async def test_fake_upstream_serves_every_api_with_memory_through_the_proxy(
+        tmp_path: Path) -> None:
+    """The README's keyless trial: the real openai (Chat Completions, Responses) and
+    anthropic SDKs, streamed and not, through a real proxy to the bench's fake; the
+    fact said on one API comes back in the block of another conversation."""
+    fake = BenchUpstream()
+    base = await fake.start()
+    running = await start_proxy(base, tmp_path / "data")
+    oai = AsyncOpenAI(base_url=running.base_url, api_key="sk-demo", max_retries=0)
+    ant = AsyncAnthropic(base_url=running.root, api_key="sk-demo", max_retries=0)
+    try:
+        first = await oai.responses.create(
+            model="gpt-4o-mini", input="Remember: the staging database runs on port 5433.",
+            extra_headers={"X-LCM-Session": "a"})
+        assert first.output_text == REPLY_TEXT
+        await running.settle()
+        chained = await oai.responses.create(
+            model="gpt-4o-mini", input="Thanks.", previous_response_id=first.id,
+            extra_headers={"X-LCM-Session": "a"})
+        assert chained.id != first.id and chained.output_text == REPLY_TEXT
+        events = [e async for e in await oai.responses.create(
+            model="gpt-4o-mini", input="hello", stream=True)]
+        assert events[-1].type == "response.completed"
+        assert "".join(e.delta for e in events if e.type == "response.output_text.delta") \
+            == REPLY_TEXT
+        await running.settle()
+        raw = await ant.messages.with_raw_response.create(
+            model="claude-sonnet-4-5", max_tokens=100, extra_headers={"X-LCM-Session": "b"},
+            messages=[{"role": "user", "content": "Which port does the staging database use?"}])
+        assert raw.headers["x-lcm-memory"] == "injected"
+        assert int(raw.headers["x-lcm-injected-items"]) >= 1
+        message = await raw.parse()
+        assert message.content[0].type == "text" and message.content[0].text == REPLY_TEXT
+        async with ant.messages.stream(
+                model="claude-sonnet-4-5", max_tokens=100,
+                messages=[{"role": "user", "content": "hi"}]) as stream:
+            assert await stream.get_final_text() == REPLY_TEXT
+    finally:
+        await oai.close()
+        await ant.close()
+        await running.close()
+        await fake.stop()

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from proxy import __version__
 from proxy.cli import main
-from tests.conftest import store_env
+from tests.conftest import RunningProxy, store_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -299,3 +299,37 @@ def test_a_malformed_ref_is_bad_usage(tmp_path: Path, args: list[str]) -> None:
     Engine(d).close()
     missing = CliRunner().invoke(main, ["memory", "inspect", "item:999", "--data-dir", str(d)])
     assert missing.exit_code == 1 and "no memory item 999" in missing.stderr
+
+
+async def test_an_empty_search_or_explain_names_the_running_proxys_data_dir(
+        proxy: RunningProxy, tmp_path: Path) -> None:
+    """A newcomer serves with ``--data-dir ./lcm-demo`` and then runs ``memory search``
+    without it: the default data dir holds nothing, and the command says which data dir
+    the proxy on the configured port keeps instead. Its own data dir: no note."""
+    import asyncio
+
+    from memory_core.engine import Engine
+
+    other = tmp_path / "other"
+    Engine(other).close()
+    served = proxy.settings.storage.data_dir
+    env = {"LCM_PROXY__PORT": str(proxy.port), "LCM_EMBEDDING__PROVIDER": "hashing"}
+
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args), env=env)
+
+    search = await asyncio.to_thread(
+        invoke, "memory", "search", "staging port", "--mode", "keyword",
+        "--data-dir", str(other))
+    assert search.exit_code == 0, search.output
+    assert search.stdout == "no matches\n"
+    assert search.stderr == (
+        f"note: the lcm-proxy at http://127.0.0.1:{proxy.port} keeps its data in"
+        f" {served}: add --data-dir {served}\n")
+    explain = await asyncio.to_thread(invoke, "memory", "explain", "--data-dir", str(other))
+    assert explain.exit_code == 1
+    assert f"no injection recorded yet; the lcm-proxy at http://127.0.0.1:{proxy.port}" \
+        f" keeps its data in {served}: add --data-dir {served}" in explain.stderr
+    own = await asyncio.to_thread(
+        invoke, "memory", "search", "staging port", "--mode", "keyword", "--data-dir", served)
+    assert own.exit_code == 0 and own.stdout == "no matches\n" and own.stderr == ""

@@ -285,9 +285,10 @@ async def test_search_narrows_to_a_session(proxy: RunningProxy) -> None:
     refs = [h["ref"] for h in coder]
     assert f"item:{pop.items['a_port']}" in refs and f"item:{pop.items['w_style']}" not in refs
     # A session name never widens the tenant filter: B's session through A is empty.
+    # stdout: a proxy on the configured port with another data dir adds a note on stderr
     other = cli(proxy, "memory", "search", "port", "--session", "sess-b", "--tenant",
                 pop.tenant_a)
-    assert other.exit_code == 0 and other.output.strip() == "no matches"
+    assert other.exit_code == 0 and other.stdout.strip() == "no matches"
 
 
 async def test_export_prints_json_by_default_and_a_transcript_with_text(

@@ -164,6 +164,50 @@ def open_engine(config: str | None, data_dir: str | None, *,
         raise click.ClickException(str(exc)) from exc
 
 
+HEALTH_TIMEOUT_SECONDS = 2.0
+"""How long a command waits for a running proxy's ``/lcm/health``."""
+
+
+def proxy_health(url: str) -> dict[str, Any] | None:
+    """The JSON of ``GET {url}/lcm/health`` when an lcm-proxy answers it (200 or 503
+    with ``version`` and ``schema_version``), else ``None``. Sends no credentials."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/lcm/health",  # noqa: S310 - http(s) URL built here
+                                    timeout=HEALTH_TIMEOUT_SECONDS) as resp:
+            body = resp.read(65536)
+    except urllib.error.HTTPError as exc:  # 503: degraded, still the proxy's answer
+        body = exc.read(65536) if exc.code == 503 else b""
+    except (OSError, ValueError):
+        return None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(data, dict) and {"version", "schema_version", "status"} <= data.keys():
+        return data
+    return None
+
+
+def elsewhere_hint(settings: Settings) -> str:
+    """Where to look, for a read command that found nothing in the data dir in force:
+    when the lcm-proxy answering on the configured host and port keeps its data in
+    another directory (``serve --data-dir`` given to it, not to this command),
+    ``"the lcm-proxy at URL keeps its data in DIR: add --data-dir DIR"``; else ``""``
+    (nothing answers there, it is this data dir, or the store is ``storage.url``'s).
+    Costs one request to that port, of at most :data:`HEALTH_TIMEOUT_SECONDS`."""
+    if settings.storage.url or not settings.proxy.port:
+        return ""
+    url = f"http://{url_host(settings.proxy.host)}:{settings.proxy.port}"
+    health = proxy_health(url)
+    theirs = health.get("data_dir") if health is not None else None
+    if not isinstance(theirs, str) or theirs == str(data_dir_path(settings)):
+        return ""
+    return f"the lcm-proxy at {url} keeps its data in {theirs}: add --data-dir {theirs}"
+
+
 def _command_name() -> str:
     """The running command without the program name ("memory search"; "" outside
     click)."""

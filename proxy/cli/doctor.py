@@ -31,12 +31,14 @@ import orjson
 
 from proxy import __version__
 from proxy.cli.common import (
+    HEALTH_TIMEOUT_SECONDS,
     config_option,
     data_dir_option,
     data_dir_settings,
     echo_json,
     is_loopback,
     open_engine,
+    proxy_health,
     url_host,
 )
 
@@ -91,33 +93,6 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
         raise SystemExit(1)
 
 
-HEALTH_TIMEOUT_SECONDS = 2.0
-"""How long doctor waits for a running proxy's ``/lcm/health``."""
-
-
-def _health(url: str) -> dict[str, Any] | None:
-    """The JSON of ``GET {url}/lcm/health`` when an lcm-proxy answers it (200 or 503
-    with ``version`` and ``schema_version``), else ``None``. Sends no credentials."""
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"{url}/lcm/health",  # noqa: S310 - http(s) URL built here
-                                    timeout=HEALTH_TIMEOUT_SECONDS) as resp:
-            body = resp.read(65536)
-    except urllib.error.HTTPError as exc:  # 503: degraded, still the proxy's answer
-        body = exc.read(65536) if exc.code == 503 else b""
-    except (OSError, ValueError):
-        return None
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    if isinstance(data, dict) and {"version", "schema_version", "status"} <= data.keys():
-        return data
-    return None
-
-
 def _running_config(url: str, admin_token: str) -> dict[str, Any] | None:
     """The running proxy's settings: ``GET {url}/lcm/v1/config`` (secrets shown as
     ``***``), with this command's admin token when one is configured (loopback
@@ -155,7 +130,7 @@ def _running_proxy(path: Path, host: str, port: int, port_busy: str, warnings: l
 
     owner = lock_owner(path) if path.is_dir() else None
     configured = f"http://{url_host(host)}:{port}" if port_busy else ""
-    at_port = _health(configured) if configured else None
+    at_port = proxy_health(configured) if configured else None
     ours_at_port = at_port is not None and (
         at_port.get("data_dir") == str(path)
         or (at_port.get("data_dir") is None and owner is not None and bool(owner.url)
@@ -167,7 +142,7 @@ def _running_proxy(path: Path, host: str, port: int, port_busy: str, warnings: l
     if owner is None and not ours_at_port:
         return None
     url = owner.url if owner is not None and owner.url else ""
-    health = _health(url) if url else None
+    health = proxy_health(url) if url else None
     if health is None and ours_at_port:
         url, health = configured, at_port  # an older proxy wrote no URL in the lock
     command = owner.command if owner is not None and owner.command else "serve"

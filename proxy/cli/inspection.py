@@ -16,7 +16,9 @@ from proxy.cli.common import (
     CliError,
     config_option,
     data_dir_option,
+    data_dir_settings,
     echo_json,
+    elsewhere_hint,
     fmt_ts,
     open_engine,
     store_group_options,
@@ -233,7 +235,8 @@ def memory_explain(config: str | None, data_dir: str | None, session: str | None
     finally:
         engine.close()
     if last is None:
-        raise click.ClickException("no injection recorded yet")
+        hint = elsewhere_hint(data_dir_settings(config, data_dir))
+        raise click.ClickException("no injection recorded yet" + (f"; {hint}" if hint else ""))
     if as_json:
         echo_json(last)
         return

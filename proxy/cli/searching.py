@@ -13,6 +13,7 @@ from proxy.cli.common import (
     data_dir_option,
     data_dir_settings,
     echo_json,
+    elsewhere_hint,
     open_engine,
 )
 
@@ -54,7 +55,13 @@ def memory_search(query: str, config: str | None, data_dir: str | None, session:
     if as_json:
         echo_json(hits)
         return
-    click.echo(hits_table(hits) if hits else "no matches")
+    if hits:
+        click.echo(hits_table(hits))
+        return
+    click.echo("no matches")
+    hint = elsewhere_hint(data_dir_settings(config, data_dir))
+    if hint:
+        click.echo(f"note: {hint}", err=True)
 
 
 def hits_table(hits: list[dict[str, Any]]) -> str:
