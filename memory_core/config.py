@@ -92,7 +92,8 @@ class MemoryConfig:
     ``capture_journal``: write each answer's capture (with its request's, when not
     committed yet) to a per-process file as it is queued, so that it survives a
     crash before its commit (:mod:`memory_core.capture.journal`); replayed on the
-    next open (whatever this setting says then).
+    next open (whatever this setting says then). Not used with a shared store
+    (PostgreSQL): replicas see each other's answers only once committed.
     ``timezone``: the IANA time zone statements are said in when a request names none
     (:mod:`memory_core.extraction.relative_dates`); one this host does not know is
     read as UTC, logged (the proxy's loader refuses it).

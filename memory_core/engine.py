@@ -135,8 +135,8 @@ class Engine:
         self.captures = CaptureJobs(self.store, self.config, self._spliced,
                                     self._extract_worker)
         """Capture and extraction jobs (:mod:`memory_core.capture.jobs`)."""
-        if self.config.enabled:
-            self._open_journal(start=self.config.capture_journal)
+        if self.config.enabled:  # a shared store's replicas read only commits
+            self._open_journal(start=self.config.capture_journal and not self.store.shared)
         self.compactor = Compactor(self.store, self.config, self._message_facts,
                                    self._nodes_on_path, self._node_written)
         """When compaction runs (:mod:`memory_core.compaction.scheduler`)."""
@@ -146,8 +146,12 @@ class Engine:
         """Replay the capture journals a crashed process left in ``data_dir`` (also
         with the journal now off: a process that ran with it may have left some),
         then, with ``start``, start this process's
-        (:mod:`memory_core.capture.journal`); without one (off, or it could not be
-        created: logged) answers wait for their commit."""
+        (:mod:`memory_core.capture.journal`); without one (off, a shared store, or it
+        could not be created: logged) answers wait for their commit. Not with a
+        shared store (PostgreSQL): another replica may get the client's next request
+        before a journaled answer commits (a Responses ``previous_response_id`` it
+        cannot resolve yet), and a replica that is not started again never replays
+        its file."""
         folder = self.data_dir / journal.DIRECTORY
         for path, records in journal.orphans(folder):
             replayed = self.captures.replay(records)

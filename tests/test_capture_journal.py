@@ -22,8 +22,10 @@ from memory_core.capture import journal
 from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
 from memory_core.models import Scope
+from tests import pgcluster
 from tests.conftest import sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream, Reply
+from tests.test_store_responsemap import pg_url  # noqa: F401 - the cluster fixture
 
 OFF = {"X-LCM-Memory": "off"}
 
@@ -102,6 +104,7 @@ async def test_an_answer_the_client_got_survives_a_crash_before_its_commit(
         engine.close()
 
 
+@pytest.mark.sqlite_only("the journal is not used with a shared store")
 def test_a_committed_answer_leaves_nothing_in_the_journal_and_is_not_replayed(
         tmp_path: Path) -> None:
     """Once committed the journal is cut back to empty (the unredacted exchange does
@@ -148,6 +151,7 @@ def test_a_committed_answer_leaves_nothing_in_the_journal_and_is_not_replayed(
         engine.close()
 
 
+@pytest.mark.sqlite_only("the journal is not used with a shared store")
 def test_a_live_process_journal_is_not_replayed(tmp_path: Path) -> None:
     """A second engine on the same data directory leaves the first one's journal
     alone (it is locked while its process lives)."""
@@ -167,6 +171,24 @@ def test_without_the_journal_the_answer_waits_for_its_commit(tmp_path: Path) -> 
     the commit, ``capture.response_wait_seconds``)."""
     engine = Engine(tmp_path, MemoryConfig(capture_journal=False))
     try:
+        ticket, _ = engine.capture_request(Scope("t"), "r1", [{"role": "user",
+                                                               "content": "hi"}], {})
+        engine.capture_response(ticket, [{"role": "assistant", "content": "yo"}], {}).result(30)
+        assert not ticket.journaled
+        assert engine.captures.journal is None
+        assert _journal_files(tmp_path) == []
+    finally:
+        engine.close()
+
+
+def test_a_shared_store_keeps_no_journal(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+    """With PostgreSQL (replicas read only each other's commits) the journal is not
+    started even when asked for: the answer waits for its commit, so another replica
+    given the client's next request finds it stored."""
+    url = pgcluster.fresh_database(pg_url, "journal_shared")
+    engine = Engine(tmp_path, MemoryConfig(capture_journal=True, store_url=url))
+    try:
+        assert engine.store.shared
         ticket, _ = engine.capture_request(Scope("t"), "r1", [{"role": "user",
                                                                "content": "hi"}], {})
         engine.capture_response(ticket, [{"role": "assistant", "content": "yo"}], {}).result(30)
