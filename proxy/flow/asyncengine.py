@@ -102,10 +102,13 @@ class AsyncEngine:
                                            extract_after_answer=extract_after_answer)
 
     def queue_response(self, ticket: CaptureTicket, choices: list[Any],
-                       event: dict[str, Any]) -> None:
+                       event: dict[str, Any], hidden_rounds: list[Any] | None = None,
+                       upstream_view: list[Any] | None = None) -> Future[list[int]]:
         """Queue an answer's capture (or an event saying what became of the request)
-        without waiting for it."""
-        self.engine.capture_response(ticket, choices, event)
+        on the store's writer now (:meth:`Engine.capture_response`); the future gives
+        the stored message ids once committed."""
+        return self.engine.capture_response(ticket, choices, event, hidden_rounds,
+                                            upstream_view)
 
     def queue_event(self, scope: Scope | None, request_id: str, kind: str,
                     data: dict[str, Any]) -> None:
