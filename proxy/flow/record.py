@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiohttp import web
@@ -165,12 +164,12 @@ def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) -> Store
     try:
         event = ex.evidence()
         if not ex.is_whole_answer():
-            return _committed(ex, aengine.queue_response(ticket, [], event), None)
+            return _committed(ex, aengine.queue_answer(ticket, [], event), None)
         view = ex.upstream_view
         if view is not None and isinstance(ex.body, dict):  # as it can go upstream again
             view = [ex.wire.replayable(ex.body, m) if isinstance(m, dict) else m
                     for m in view]
-        return _committed(ex, aengine.queue_response(
+        return _committed(ex, aengine.queue_answer(
             ticket, ex.client_choices, event, ex.hidden or None, view), summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
@@ -223,17 +222,17 @@ def store_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult
             choices = []
         else:
             event["outcome"] = "complete"
-        return _committed(ex, aengine.queue_response(ticket, choices, event), summarizer)
+        return _committed(ex, aengine.queue_answer(ticket, choices, event), summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
         return _nothing()
 
 
-async def _committed(ex: Exchange, queued: Future[list[int]],
+async def _committed(ex: Exchange, queued: Awaitable[list[int]],
                      summarizer: LLMSummarizer | None) -> None:
     """Wait for a queued answer's commit, then schedule the compaction due."""
     try:
-        ids = await asyncio.wrap_future(queued)
+        ids = await queued
         _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
