@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from prometheus_client import (
     CollectorRegistry,
@@ -51,6 +51,47 @@ without a bound each new string would add series for good: a client could grow t
 proxy's memory and the scrape without end."""
 
 
+_M = TypeVar("_M", bound="_ChildCache")
+
+
+class _ChildCache:
+    """``labels(*values)`` from a dict of the children already made.
+
+    prometheus_client's ``labels`` converts every value with ``str``, takes the
+    metric's lock and looks the tuple up, about seven times a request; a child once
+    made is the same object for good (this registry never removes one), so a plain
+    dict hit returns it. Positional values only; keyword labels take the library's
+    path. A child made twice in a race is the same child (the library's lock).
+    """
+
+    _children: dict[tuple[object, ...], Any]
+
+    def labels(self: _M, *values: object, **kwargs: object) -> _M:
+        if kwargs:
+            return super().labels(*values, **kwargs)  # type: ignore[misc]
+        try:
+            return self._children[values]
+        except AttributeError:
+            self._children = {}
+        except KeyError:
+            pass
+        child = super().labels(*values)  # type: ignore[misc]
+        self._children[values] = child
+        return child
+
+
+class _Counter(_ChildCache, Counter):
+    pass
+
+
+class _Gauge(_ChildCache, Gauge):
+    pass
+
+
+class _Histogram(_ChildCache, Histogram):
+    pass
+
+
 def upstream_error_cause(status: int | None = None, exc: BaseException | None = None
                          ) -> str | None:
     """The ``lcm_upstream_errors_total`` cause of an answered ``status`` or a transport
@@ -70,49 +111,49 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter(
+        self.requests = _Counter(
             "lcm_requests", "Requests handled, by route and status", ["route", "status"],
             registry=self.registry,
         )
-        self.upstream_latency = Histogram(
+        self.upstream_latency = _Histogram(
             "lcm_upstream_latency_seconds", "Time to the upstream's response headers",
             ["route"], buckets=_LATENCY_BUCKETS, registry=self.registry,
         )
-        self.fail_open = Counter(
+        self.fail_open = _Counter(
             "lcm_fail_open", "Memory-path failures that were bypassed", ["stage"],
             registry=self.registry,
         )
         for stage in FAIL_OPEN_STAGES:  # exported at 0 from the start, for alerts
             self.fail_open.labels(stage)
-        self.stage_latency = Histogram(
+        self.stage_latency = _Histogram(
             "lcm_stage_latency_seconds", "Latency the proxy adds, by memory stage",
             ["stage"], buckets=_LATENCY_BUCKETS, registry=self.registry,
         )
-        self.compactions = Counter(
+        self.compactions = _Counter(
             "lcm_compactions", "Summary nodes created, by mode (background or inline)",
             ["mode"], registry=self.registry,
         )
-        self.client_disconnects = Counter(
+        self.client_disconnects = _Counter(
             "lcm_client_disconnects", "Clients that left before the response ended",
             registry=self.registry,
         )
-        self.memory_outcomes = Counter(
+        self.memory_outcomes = _Counter(
             "lcm_memory_outcomes", "Chat requests by what the proxy did (x-lcm-memory)",
             ["outcome"], registry=self.registry,
         )
-        self.injection_tokens = Histogram(
+        self.injection_tokens = _Histogram(
             "lcm_injection_tokens", "Tokens (o200k) of each injected memory block",
             buckets=_TOKEN_BUCKETS, registry=self.registry,
         )
-        self.injected_items = Counter(
+        self.injected_items = _Counter(
             "lcm_injected_items", "Memory items placed in injection blocks",
             registry=self.registry,
         )
-        self.tool_rounds = Counter(
+        self.tool_rounds = _Counter(
             "lcm_tool_rounds", "Upstream re-calls after answering memory tool calls",
             registry=self.registry,
         )
-        self.context = Counter(
+        self.context = _Counter(
             "lcm_context_events",
             "Context budget outcomes: fitted (compacted inline to fit), clipped_results"
             " (the client's tool results cut in their middle to fit), over_budget"
@@ -125,22 +166,22 @@ class Metrics:
         for outcome in ("fitted", "clipped_results", "over_budget", "recovered",
                         "not_recovered"):
             self.context.labels(outcome)
-        self.upstream_errors = Counter(
+        self.upstream_errors = _Counter(
             "lcm_upstream_errors", "Upstream calls that failed, by cause", ["cause"],
             registry=self.registry,
         )
         for cause in UPSTREAM_ERROR_CAUSES:  # exported at 0 from the start, for alerts
             self.upstream_errors.labels(cause)
         self._models: set[str] = set()
-        self.tokens = Counter(
+        self.tokens = _Counter(
             "lcm_upstream_tokens", "Tokens the upstream reported in its usage, by model"
             " and kind (prompt or completion)", ["model", "kind"], registry=self.registry,
         )
-        self.in_flight = Gauge(
+        self.in_flight = _Gauge(
             "lcm_requests_in_flight", "Requests being handled now, by route",
             ["route"], registry=self.registry,
         )
-        self.memory_release = Histogram(
+        self.memory_release = _Histogram(
             "lcm_memory_release_seconds", "Returns of freed C-heap memory to the system"
             " once the proxy is quiet (glibc malloc_trim; proxy.memory_release_idle_seconds),"
             " and how long each took", buckets=(0.001, 0.005, 0.02, 0.1, 0.5),

@@ -18,12 +18,14 @@ from memory_core.compaction.compressor import (
     PathMessage,
     SummaryNode,
     forest,
+    may_be_due,
     plan,
     protected_bounds,
     segments,
     validate_summary,
 )
 from memory_core.tokens import count_tokens
+from proxy.appkeys import TASKS
 from tests.conftest import RunningProxy, start_proxy, store_sql, writer_in_a_batch
 from tests.fake_upstream import FakeUpstream, Reply
 
@@ -819,3 +821,108 @@ def test_no_node_spans_the_opening_of_a_tool_loop_it_reaches_into() -> None:
     assert groups and all(opening not in g for g in groups)
     assert all(max(g) < opening or min(g) > opening for g in groups), groups
     assert any(min(g) > opening for g in groups)  # the older rounds are compacted
+
+
+_ROLES = st.sampled_from(["system", "user", "assistant", "tool", "developer"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(roles=st.lists(_ROLES, max_size=40), tokens=st.integers(0, 5000),
+       head=st.integers(0, 3), tail=st.integers(0, 8), min_turns=st.integers(0, 8),
+       k=st.integers(2, 6), cuts=st.lists(st.integers(0, 39), max_size=30),
+       levels=st.lists(st.integers(0, 2), min_size=30, max_size=30))
+def test_may_be_due_false_means_plan_finds_nothing(
+        roles: list[str], tokens: int, head: int, tail: int, min_turns: int, k: int,
+        cuts: list[int], levels: list[int]) -> None:
+    """Whatever the roles, tokens and existing nodes (disjoint runs of the path, any
+    level), a path :func:`may_be_due` rules out gets no group from :func:`plan`."""
+    path = [pm(i + 1, r, tokens) for i, r in enumerate(roles)]
+    cfg = CompactionConfig(head_turns=head, tail_turns=tail, min_turns=min_turns,
+                           min_tokens=0, consolidation_k=k)
+    bounds = sorted({0, len(path), *(c for c in cuts if c < len(path))})
+    nodes = [SummaryNode(100 + n, levels[n], [m.id for m in path[a:b]], "t", 1, 1, "x")
+             for n, (a, b) in enumerate(zip(bounds, bounds[1:])) if n % 2 and b > a]
+    if not may_be_due(len(path), cfg):
+        assert plan(path, nodes, cfg) == []
+
+
+def test_may_be_due_is_tight_for_a_user_only_path() -> None:
+    """The bound is the plan's own: ``head + tail + min_turns`` user messages are due,
+    one fewer is not; 2×K roots are due for a consolidation, 2×K-1 are not."""
+    cfg = CompactionConfig(head_turns=1, tail_turns=6, min_turns=6, min_tokens=500,
+                           consolidation_k=8)
+    path = [pm(i + 1, "user", 100) for i in range(13)]
+    assert may_be_due(13, cfg) and plan(path, [], cfg)
+    assert not may_be_due(12, cfg) and not plan(path[:12], [], cfg)
+    cfg = CompactionConfig(head_turns=1, tail_turns=6, min_turns=6, consolidation_k=2)
+    path = [pm(i + 1, "assistant") for i in range(4)]
+    roots = [SummaryNode(10 + i, 0, [i + 1], "t", 1, 1, "x") for i in range(4)]
+    assert may_be_due(4, cfg) and plan(path, roots, cfg)
+    assert not may_be_due(3, cfg) and not plan(path[:3], roots[:3], cfg)
+    assert not may_be_due(100, CompactionConfig(enabled=False))
+
+
+def _spawned(proxy: RunningProxy, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the background tasks the proxy spawns from now on."""
+    names: list[str] = []
+    tasks = proxy.app[TASKS]
+    spawn = tasks.spawn
+
+    def recording(coro: Any, name: str) -> asyncio.Task[Any]:
+        names.append(name)
+        return spawn(coro, name)
+
+    monkeypatch.setattr(tasks, "spawn", recording)
+    return names
+
+
+async def test_a_new_conversation_schedules_no_compaction(
+        upstream: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing can be due on a thread of two or three messages: its answer is stored
+    (a capture task) but no compaction check is spawned, memory on or off."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d")
+    try:
+        names = _spawned(proxy, monkeypatch)
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-new-0000000000001",
+                                    max_retries=0)
+        for i, memory in enumerate(("on", "off", "on")):
+            messages = [{"role": "system", "content": "Be brief."}] if i else []
+            messages.append({"role": "user", "content": f"question {i}: " + "words " * 400})
+            await client.chat.completions.create(
+                model="m", messages=messages,  # type: ignore[arg-type]
+                extra_headers={"X-LCM-Memory": memory})
+        await proxy.settle()
+        assert sum(n.startswith("capture-response-") for n in names) == 3
+        assert not [n for n in names if n.startswith("compaction-")]
+    finally:
+        await proxy.runner.cleanup()
+
+
+async def test_a_due_thread_is_still_compacted_on_its_first_due_turn(
+        upstream: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With thresholds a short thread reaches, the check is spawned once the path may
+    be due, and the turn whose stored path :func:`plan` finds due is compacted then."""
+    cfg = {"min_tokens": 500, "min_turns": 2, "tail_turns": 2, "head_turns": 1,
+           "consolidation_k": 4}
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", compaction=cfg)
+    try:
+        names = _spawned(proxy, monkeypatch)
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-due-0000000000001",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = []
+        first_nodes = None
+        for turn in range(6):
+            messages.append({"role": "user", "content": f"step {turn}: " + "detail " * 200})
+            r = await client.chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+            messages.append({"role": "assistant", "content": r.choices[0].message.content})
+            await proxy.settle()
+            checks = [n for n in names if n.startswith("compaction-")]
+            # path: the request's messages and the answer
+            assert bool(checks) == any(may_be_due(2 * t + 2, CompactionConfig(**cfg))
+                                       for t in range(turn + 1))
+            if first_nodes is None and proxy.engine.forest_status()["nodes"]:
+                first_nodes = turn
+        # user turns needed: head 1 + tail 2 + min_turns 2 = 5, i.e. the fifth turn
+        assert first_nodes == 4
+    finally:
+        await proxy.runner.cleanup()

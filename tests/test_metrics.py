@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from memory_core.engine import Engine
 from memory_core.store.sqlite import SqliteStore
 from proxy.app import create_app
+from proxy.metrics import Metrics
 from proxy.settings import load_settings
 from tests.conftest import TEST_KEY, RunningProxy, closed_port, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
@@ -320,3 +321,26 @@ def test_metrics_doc_lists_every_lcm_series() -> None:
               "lcm_index_lag_seconds"}
     documented = set(re.findall(r"`(lcm_[a-z_]+?)(?:_total)?[`{]", doc))
     assert names <= documented, names - documented
+
+
+def test_a_label_child_once_made_is_found_without_converting_its_values() -> None:
+    """A request's ``labels()`` calls find the child made before by the values passed,
+    without ``str``-ing them again or taking the metric's lock; the series is the same
+    one, counted once per call."""
+    converted: list[str] = []
+
+    class Route:
+        def __str__(self) -> str:
+            converted.append("route")
+            return "/v1/chat/completions"
+
+    route = Route()
+    metrics = Metrics()
+    first = metrics.requests.labels(route, "200")
+    for _ in range(5):
+        assert metrics.requests.labels(route, "200") is first
+        metrics.requests.labels(route, "200").inc()
+    assert converted == ["route"]
+    assert metrics.requests.labels(route="/v1/chat/completions", status="200") is first
+    text = metrics.render().decode()
+    assert 'lcm_requests_total{route="/v1/chat/completions",status="200"} 5.0' in text

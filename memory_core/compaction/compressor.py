@@ -41,7 +41,7 @@ from memory_core.extraction.prepare import user_words
 from memory_core.store.api import Tx
 from memory_core.tokens import count_tokens
 
-__all__ = ["CompactionConfig", "Group", "PathMessage", "SummaryNode", "plan"]
+__all__ = ["CompactionConfig", "Group", "PathMessage", "SummaryNode", "may_be_due", "plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +316,24 @@ def plan(path: Sequence[_Planned], nodes: Sequence[SummaryNode], cfg: Compaction
                 groups.append(Group(0, tuple(m.id for m in current)))
     groups.extend(consolidations(nodes, groups, cfg))
     return groups
+
+
+def may_be_due(path_length: int, cfg: CompactionConfig) -> bool:
+    """Whether :func:`plan` can find work on a path of ``path_length`` messages.
+
+    False only when it finds none whatever the path's roles, token counts and nodes:
+    a Level-0 group needs ``min_turns`` user messages outside the ``head_turns``
+    and ``tail_turns`` protected ones, and a consolidation 2×K disjoint roots of at
+    least one path message each. Arithmetic on integers only, so a caller can skip
+    reading the path (and scheduling a job to read it) for a short thread, such as
+    a new conversation.
+    """
+    if not cfg.enabled or path_length <= 0:
+        return False
+    if cfg.tail_rounds > 0:  # the newest turn's rounds count as a turn: no bound here
+        return True
+    turns = max(cfg.head_turns, 0) + max(cfg.tail_turns, 0) + max(cfg.min_turns, 1)
+    return path_length >= turns or path_length >= 2 * max(2, cfg.consolidation_k)
 
 
 def consolidations(nodes: Sequence[SummaryNode], new_l0: Sequence[Group],

@@ -71,7 +71,7 @@ class Compactor:
         with backoff (10 s, 1 min, 5 min, 30 min) unless ``force`` (inline use).
         """
         cfg = config if config is not None else self.config.compaction
-        if not cfg.enabled or not path_ids:
+        if not compressor.may_be_due(len(path_ids), cfg):
             return []
         now = time.time()
         failures, next_at = self._failures.get(thread_id, (0, 0.0))

@@ -107,6 +107,15 @@ class AsyncEngine:
         without waiting for it."""
         self.engine.capture_response(ticket, choices, event)
 
+    def queue_answer(self, ticket: CaptureTicket, choices: list[Any], event: dict[str, Any],
+                     hidden_rounds: list[Any] | None = None,
+                     upstream_view: list[Any] | None = None) -> asyncio.Future[list[int]]:
+        """Queue an answer's capture on the store's writer now (:meth:`Engine.capture_response`,
+        in the caller's order: see :func:`proxy.flow.record.store_first`); awaiting the
+        result gives the stored message ids once committed. Call on the event loop."""
+        return asyncio.wrap_future(self.engine.capture_response(
+            ticket, choices, event, hidden_rounds, upstream_view))
+
     def queue_event(self, scope: Scope | None, request_id: str, kind: str,
                     data: dict[str, Any]) -> None:
         """Queue one ``events`` row (:meth:`Engine.record_event`) without waiting."""

@@ -15,7 +15,7 @@ rounds) ends the upstream call; what it did not see is not an answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -34,7 +34,8 @@ from proxy.relay import RelayResult, Rewriter, relay_body, start
 from proxy.rewrite import loads_exact
 from proxy.upstream import is_event_stream
 
-Capture = Callable[[Exchange, int, bool, RelayResult], Awaitable[None]]
+Capture = Callable[[Exchange, int, bool, RelayResult], record.Stored]
+"""Queues the answer's capture when called; returns the wait for its commit."""
 """Stores a relayed answer: ``(exchange, status, streamed, relayed bytes)``."""
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from memory_core.compaction.compressor import may_be_due
 from memory_core.models import CaptureResult, Scope
 from proxy.appkeys import AENGINE, METRICS, SETTINGS, TASKS
 from proxy.deployment import request_model
@@ -101,9 +102,15 @@ async def _prepare(
 
 def schedule_compaction(app: web.Application, scope: Scope, thread_id: int,
                         path_ids: list[int], summarizer: Any) -> None:
-    """Run the compaction due on a thread in the background (never on the request path)."""
+    """Run the compaction due on a thread in the background (never on the request path).
+
+    ``path_ids``: the thread's stored path, its answer last. A path too short for
+    anything to be due (:func:`memory_core.compaction.compressor.may_be_due`: a new
+    conversation, a thread of a few turns) schedules nothing: no task, no executor
+    job, no wake-up of the loop when it returns.
+    """
     aengine = app[AENGINE]
-    if not aengine.engine.config.compaction.enabled or not thread_id:
+    if not thread_id or not may_be_due(len(path_ids), aengine.engine.config.compaction):
         return
 
     async def run() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiohttp import web
@@ -30,6 +30,11 @@ from proxy.upstream import same_origin
 log = logging.getLogger("lcm.chat")
 
 _ERROR_BODY_KEEP = 64 * 1024
+
+Stored = Coroutine[Any, Any, None]
+"""What a capture of this module's returns once it has queued the answer's write:
+the wait for its commit (and the compaction due after it), to run as a task
+(:func:`store_first`, :func:`spawn`). It never raises."""
 
 
 async def bounded(task: asyncio.Task[Any], seconds: float, request_id: str) -> None:
@@ -112,44 +117,43 @@ def record_gone(ex: Exchange) -> None:
                             "client_gone": True, "partial_choices": []})
 
 
-async def store_first(ex: Exchange, job: Any) -> None:
-    """Start the answer's capture ``job`` before the client gets its end, let it queue
-    its write, then wait for the commit at most ``capture.response_wait_seconds``
-    (default 2 s; 0: not at all) while the background gives way, unless the write
-    went to the capture journal as it was queued (``capture.journal``, the
-    default: :mod:`memory_core.capture.journal`), which keeps it through a crash
-    before the commit: then nothing waits.
+async def store_first(ex: Exchange, job: Stored) -> None:
+    """Run the answer's capture ``job`` before the client gets its end, then wait for
+    the commit at most ``capture.response_wait_seconds`` (default 2 s; 0: not at all)
+    while the background gives way, unless the write went to the capture journal as
+    it was queued (``capture.journal``, the default:
+    :mod:`memory_core.capture.journal`), which keeps it through a crash before the
+    commit: then nothing waits.
 
-    ``job`` (one of this module's captures, or a handler's) must call
-    ``AsyncEngine.capture_response`` before its first ``await``: its first step, which
-    runs in the ``sleep(0)`` below, queues the answer on the store's writer. The
-    writer runs jobs in order (FIFO), so anything this client sends after the end
-    (the next turn, whose capture matches its history against this answer by
-    prefix) is queued behind the answer and sees it stored: the guarantee the
-    commit wait used to give the next turn, at no wait. What the wait still adds
-    is durability against a crash in the few milliseconds before the commit (the
-    client has the answer, the store not yet; a Chat Completions or Messages
-    client sends it back with its next turn, and it is stored then).
+    ``job`` is what one of this module's captures (or a handler's built on
+    :func:`store_relayed`) returned: making it queued the answer on the store's
+    writer, before this call. The writer runs jobs in order (FIFO), so anything
+    this client sends after the end (the next turn, whose capture matches its
+    history against this answer by prefix) is queued behind the answer and sees it
+    stored: the guarantee the commit wait used to give the next turn, at no wait
+    and no turn of the loop. What the wait still adds is durability against a
+    crash in the few milliseconds before the commit (the client has the answer, the
+    store not yet; a Chat Completions or Messages client sends it back with its
+    next turn, and it is stored then).
     """
     app = ex.request.app
     ex.captured = True
     task = app[TASKS].spawn(job, name=f"capture-response-{ex.rid}")
-    await asyncio.sleep(0)  # the job's first step: its write is queued
     seconds = app[SETTINGS].capture.response_wait_seconds
     journaled = ex.ticket is not None and ex.ticket.journaled
-    if seconds > 0 and not task.done() and not journaled:
+    if seconds > 0 and not journaled:
         with app[AENGINE].foreground():
             await bounded(task, seconds, ex.rid)
 
 
-def spawn(ex: Exchange, job: Any) -> None:
-    """Start the answer's capture ``job`` in the background."""
+def spawn(ex: Exchange, job: Stored) -> None:
+    """Run the answer's capture ``job`` (its write already queued) in the background."""
     ex.captured = True
     ex.request.app[TASKS].spawn(job, name=f"capture-response-{ex.rid}")
 
 
-async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) -> None:
-    """Store what the tool loop produced: the client's reply, the hidden rounds, and
+def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) -> Stored:
+    """Queue what the tool loop produced: the client's reply, the hidden rounds, and
     the model's own view of the reply (spliced into later requests); count the
     rounds' summed usage under the request's model."""
     app = ex.request.app
@@ -160,17 +164,16 @@ async def capture_tool_answer(ex: Exchange, summarizer: LLMSummarizer | None) ->
     try:
         event = ex.evidence()
         if not ex.is_whole_answer():
-            await aengine.capture_response(ticket, [], event)
-            return
+            return _committed(ex, aengine.queue_answer(ticket, [], event), None)
         view = ex.upstream_view
         if view is not None and isinstance(ex.body, dict):  # as it can go upstream again
             view = [ex.wire.replayable(ex.body, m) if isinstance(m, dict) else m
                     for m in view]
-        ids = await aengine.capture_response(
-            ticket, ex.client_choices, event, ex.hidden or None, view)
-        _compact_after(ex, ids, summarizer)
+        return _committed(ex, aengine.queue_answer(
+            ticket, ex.client_choices, event, ex.hidden or None, view), summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
+        return _nothing()
 
 
 ReadAnswer = Callable[[bool, bytes, dict[str, Any]], tuple[list[Any], bool]]
@@ -180,17 +183,20 @@ relayed 2xx body into its reply turns, adding the answer's facts (``id``, ``mode
 API ends a whole answer."""
 
 
-async def store_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
-                        read: ReadAnswer, summarizer: LLMSummarizer | None = None,
-                        api: str | None = None) -> None:
-    """Store a relayed answer, for every API (runs after the client is served).
+def store_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
+                  read: ReadAnswer, summarizer: LLMSummarizer | None = None,
+                  api: str | None = None) -> Stored:
+    """Queue a relayed answer's capture, for every API, as it is called (just before
+    the client's end, or after the client is served); returns the wait for its
+    commit (:data:`Stored`).
 
     The reply turns ``read`` decodes are stored as messages only when the answer is
     complete: a 2xx status, ``finished``, no upstream error mid-stream, and the client
     stayed to the end. Anything else is kept in an event (``upstream_error`` with the
     first 64 KiB of the body, or ``incomplete`` with the partial turns), never as an
     answer. Counts the answer's ``usage`` under its ``model``; schedules the compaction
-    due. Never raises (a failure is counted and logged with the request id).
+    due once it is committed. Never raises (a failure is counted and logged with
+    the request id).
     """
     app = ex.request.app
     aengine = app[AENGINE]
@@ -204,7 +210,7 @@ async def store_relayed(ex: Exchange, status: int, streamed: bool, result: Relay
         if status >= 400:
             event["error_body"] = body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
             aengine.queue_response(ticket, [], dict(event, outcome="upstream_error"))
-            return
+            return _nothing()
         choices, finished = read(streamed, body, event)
         app[METRICS].count_tokens(event.get("model"), event.get("usage"))
         complete = finished and not result.client_gone and result.upstream_error is None
@@ -216,10 +222,24 @@ async def store_relayed(ex: Exchange, status: int, streamed: bool, result: Relay
             choices = []
         else:
             event["outcome"] = "complete"
-        ids = await aengine.capture_response(ticket, choices, event)
+        return _committed(ex, aengine.queue_answer(ticket, choices, event), summarizer)
+    except Exception:  # noqa: BLE001 - fail open, after the client was served
+        _capture_failed(ex)
+        return _nothing()
+
+
+async def _committed(ex: Exchange, queued: Awaitable[list[int]],
+                     summarizer: LLMSummarizer | None) -> None:
+    """Wait for a queued answer's commit, then schedule the compaction due."""
+    try:
+        ids = await queued
         _compact_after(ex, ids, summarizer)
     except Exception:  # noqa: BLE001 - fail open, after the client was served
         _capture_failed(ex)
+
+
+async def _nothing() -> None:
+    """The wait of a capture that queued nothing to wait for."""
 
 
 def unparsed(body: bytes) -> str:
@@ -227,9 +247,9 @@ def unparsed(body: bytes) -> str:
     return body[:_ERROR_BODY_KEEP].decode("utf-8", "replace")
 
 
-async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
-                          summarizer: LLMSummarizer | None = None) -> None:
-    """Store a relayed Chat Completions answer (:func:`store_relayed`): complete when a
+def capture_relayed(ex: Exchange, status: int, streamed: bool, result: RelayResult,
+                    summarizer: LLMSummarizer | None = None) -> Stored:
+    """Queue a relayed Chat Completions answer (:func:`store_relayed`): complete when a
     non-streamed body has ``choices``, or a stream ended with ``[DONE]`` or a
     ``finish_reason`` on every choice."""
 
@@ -264,7 +284,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool, result: Rel
         )
         return choices, bool(choices)
 
-    await store_relayed(ex, status, streamed, result, read, summarizer)
+    return store_relayed(ex, status, streamed, result, read, summarizer)
 
 
 def _compact_after(ex: Exchange, ids: list[int], summarizer: LLMSummarizer | None) -> None:

@@ -108,8 +108,9 @@ async def _forward(ex: Exchange) -> web.StreamResponse:
     url, out_headers = _upstream(ex)
     summarizer = record.summarizer_for(app, ex.request) if ex.ticket is not None else None
 
-    async def capture(ex: Exchange, status: int, streamed: bool, res: RelayResult) -> None:
-        await record.capture_relayed(ex, status, streamed, res, summarizer)
+    def capture(ex: Exchange, status: int, streamed: bool, res: RelayResult
+                ) -> record.Stored:
+        return record.capture_relayed(ex, status, streamed, res, summarizer)
 
     def uncaptured(status: int, streamed: bool, res: RelayResult) -> None:
         if status < 400:  # no capture to read the usage: read it alone

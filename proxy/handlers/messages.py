@@ -341,9 +341,9 @@ def read_answer(streamed: bool, body: bytes) -> tuple[dict[str, Any] | None, dic
                  "stop_reason": obj.get("stop_reason"), "done": True}
 
 
-async def capture_relayed(ex: Exchange, status: int, streamed: bool,
-                          result: RelayResult) -> None:
-    """Store a relayed Messages answer (:func:`proxy.flow.record.store_relayed`):
+def capture_relayed(ex: Exchange, status: int, streamed: bool,
+                    result: RelayResult) -> record.Stored:
+    """Queue a relayed Messages answer (:func:`proxy.flow.record.store_relayed`):
     complete when the message was read whole (a stream ended by ``message_stop``)
     and no ``error`` event came."""
 
@@ -356,7 +356,7 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
             return [], False
         return [msg], bool(facts.get("done")) and "error" not in facts
 
-    await record.store_relayed(ex, status, streamed, result, read, api="messages")
+    return record.store_relayed(ex, status, streamed, result, read, api="messages")
 
 
 __all__ = ["capture_relayed", "error_response", "messages", "read_answer", "upstream_target"]

@@ -301,9 +301,9 @@ def final_response(streamed: bool, body: bytes) -> tuple[Any, str | None]:
     return found
 
 
-async def capture_relayed(ex: Exchange, status: int, streamed: bool,
-                          result: RelayResult) -> None:
-    """Store a relayed answer (:func:`proxy.flow.record.store_relayed`; runs as the
+def capture_relayed(ex: Exchange, status: int, streamed: bool,
+                    result: RelayResult) -> record.Stored:
+    """Queue a relayed answer (:func:`proxy.flow.record.store_relayed`; as the
     client's body ends, or after) and map its response id (:func:`remember`).
 
     The reply (one ``assistant`` turn of the response's ``output``) is stored as a
@@ -324,9 +324,9 @@ async def capture_relayed(ex: Exchange, status: int, streamed: bool,
             event["terminal_event"] = terminal
         return [reply_turn(obj["output"])], obj.get("status") in ("completed", "incomplete")
 
-    await record.store_relayed(ex, status, streamed, result, read,
-                               record.summarizer_for(ex.request.app, ex.request),
-                               api="responses")
+    return record.store_relayed(ex, status, streamed, result, read,
+                                record.summarizer_for(ex.request.app, ex.request),
+                                api="responses")
 
 
 async def _with_memory_tools(ex: Exchange) -> web.StreamResponse:
