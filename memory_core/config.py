@@ -83,6 +83,9 @@ class MemoryConfig:
     ``sqlite_cache_kib``/``sqlite_statement_cache``: page cache (KiB) and prepared
     statements kept per SQLite connection (one writer, one reader per reading
     thread); see :class:`memory_core.store.sqlite.SqliteStore`.
+    ``sqlite_memory_limit_kib``: SQLite's memory in the whole process, every
+    connection together (KiB; a soft limit: past it, page caches recycle their
+    pages instead of growing); 0: none, connections x ``sqlite_cache_kib``.
     ``store_url``: a ``postgresql://`` URL selects the PostgreSQL store
     (:func:`memory_core.store.factory.open_store`); empty: SQLite.
     ``extract_worker``: run the extraction that writer jobs do after a capture
@@ -121,6 +124,7 @@ class MemoryConfig:
     tools_enabled: bool = False
     sqlite_cache_kib: int = field(default=2000, metadata=rng(64, 4_194_304))
     sqlite_statement_cache: int = field(default=32, metadata=rng(0, 1000))
+    sqlite_memory_limit_kib: int = field(default=8192, metadata=rng(0, 4_194_304))
     store_url: str = ""
     timezone: str = "UTC"
     compaction: CompactionConfig = CompactionConfig()

@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import logging
 import secrets
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -67,6 +68,13 @@ def _configured_zone(name: str) -> str:
 SUMMARIES_RECHECK_SECONDS = 1.0
 """How long :meth:`Engine.has_summaries` trusts a scope's "no summary node"."""
 
+BLOCKS_KEPT = 1024
+"""Injected blocks :meth:`Engine.remember_block` keeps (the newest turns)."""
+BLOCKS_KEPT_BYTES = 4 << 20
+"""Bytes of injected blocks :meth:`Engine.remember_block` keeps: a turn's tool rounds
+follow it within seconds, and 1,024 blocks at a full 3,000-token budget (about
+12,000 characters each) would hold about 12 MB."""
+
 
 def _ensure_salt(tx: Tx) -> str:
     """Return this data directory's tenant salt, creating it on first open."""
@@ -120,6 +128,7 @@ class Engine:
         self._has_summaries: dict[tuple[str, str], tuple[bool, float]] = {}
         self._has_summaries_lock = threading.Lock()
         self._blocks: OrderedDict[tuple[str, str, int], str] = OrderedDict()
+        self._blocks_bytes = 0  # sys.getsizeof of the blocks in _blocks
         self._blocks_lock = threading.Lock()
         self.context_limits = ContextLimits()
         """Context windows learned from upstream context-length errors (this process)."""
@@ -285,12 +294,26 @@ class Engine:
 
     def remember_block(self, scope: Scope, user_message_id: int, block: str) -> None:
         """Keep the block injected into a user message, for the tool rounds of the
-        same turn (:meth:`block_for`). In memory, the newest 1024 turns."""
+        same turn (:meth:`block_for`). In memory, the newest turns: at most
+        :data:`BLOCKS_KEPT` blocks and :data:`BLOCKS_KEPT_BYTES` bytes of them (the
+        newest one always)."""
+        key = (scope.tenant, scope.role, user_message_id)
+        size = sys.getsizeof(block)
         with self._blocks_lock:
-            self._blocks[(scope.tenant, scope.role, user_message_id)] = block
-            self._blocks.move_to_end((scope.tenant, scope.role, user_message_id))
-            while len(self._blocks) > 1024:
-                self._blocks.popitem(last=False)
+            old = self._blocks.pop(key, None)
+            if old is not None:
+                self._blocks_bytes -= sys.getsizeof(old)
+            self._blocks[key] = block
+            self._blocks_bytes += size
+            while len(self._blocks) > 1 and (len(self._blocks) > BLOCKS_KEPT
+                                             or self._blocks_bytes > BLOCKS_KEPT_BYTES):
+                self._blocks_bytes -= sys.getsizeof(self._blocks.popitem(last=False)[1])
+
+    def remembered_blocks(self) -> tuple[int, int]:
+        """``(blocks, bytes)`` kept for :meth:`block_for` (bounded by
+        :data:`BLOCKS_KEPT` and :data:`BLOCKS_KEPT_BYTES`)."""
+        with self._blocks_lock:
+            return len(self._blocks), self._blocks_bytes
 
     def block_for(self, scope: Scope, user_message_id: int) -> str | None:
         """The block last injected into ``user_message_id`` by this process, or

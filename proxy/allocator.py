@@ -13,14 +13,16 @@ idle trim"):
   (``proxy.malloc_arena_max``), as ``MALLOC_ARENA_MAX`` would.
 - ``free`` returns memory to the system only from the top of a heap; freed
   blocks below a live one stay resident (after an embedding batch or a Tantivy
-  commit, tens of MiB). :class:`IdleTrim` decides when to call ``malloc_trim``,
+  commit, tens of MiB). :class:`IdleTrim` decides when to run :func:`release`
+  (a full garbage collection, then ``malloc_trim``),
   which releases every free page of every arena: once the process has been quiet
   for a while after doing some work (``proxy.memory_release_idle_seconds``), so
   never while requests or the indexer are busy, and never again while idle.
 
 Only glibc has these calls; elsewhere (musl, macOS) every function here is a no-op
-that returns ``False``. An operator's ``MALLOC_ARENA_MAX`` (or the glibc tunable
-``glibc.malloc.arena_max``) wins over the setting.
+that returns ``False`` (:func:`release` still collects Python's garbage). An
+operator's ``MALLOC_ARENA_MAX`` (or the glibc tunable ``glibc.malloc.arena_max``)
+wins over the setting.
 """
 
 from __future__ import annotations
@@ -84,6 +86,20 @@ def trim() -> bool:
     return bool(_LIBC.malloc_trim(0)) if _LIBC is not None else False
 
 
+def release() -> bool:
+    """What an idle proxy hands back: a full :func:`gc.collect` first, then
+    :func:`trim`. The proxy raises the collector's first threshold
+    (:data:`proxy.app.GC_GEN0_THRESHOLD`) and a request's objects are cyclic (the
+    exchange, its parsed body, its tasks), so the bodies of the last requests wait
+    for a full collection: at 400 turns of one conversation about 19 MiB of parsed,
+    raw and rewritten bodies (docs/evaluation/README.md, "Resident memory:
+    attribution of the growth"). Returns :func:`trim`'s answer."""
+    import gc
+
+    gc.collect()
+    return trim()
+
+
 def available() -> bool:
     """Whether the C library is glibc (the calls here do something)."""
     return _LIBC is not None
@@ -124,10 +140,10 @@ class IdleTrim:
 
 async def idle_trim_loop(idle_seconds: float, *, tick: float = 1.0,
                          cpu: Callable[[], float] = time.process_time,
-                         release: Callable[[], bool] = trim,
+                         release: Callable[[], bool] = release,
                          on_trim: Callable[[float], None] | None = None) -> None:
     """Run forever (cancel it to stop): every ``tick`` seconds feed :class:`IdleTrim`
-    and run ``release`` (default :func:`trim`) in the loop's default executor when it
+    and run ``release`` (default :func:`release`) in the loop's default executor when it
     is due; ``on_trim(seconds)`` is told how long each took."""
     import asyncio
 

@@ -345,6 +345,7 @@ class StorageSettings:
     data_dir: str = "./lcm-data"
     sqlite_cache_kib: int = _memory("sqlite_cache_kib")
     sqlite_statement_cache: int = _memory("sqlite_statement_cache")
+    sqlite_memory_limit_kib: int = _memory("sqlite_memory_limit_kib")
 
 
 @dataclass(frozen=True)
@@ -399,6 +400,7 @@ class Settings:
             tools_enabled=self.tools.enabled,
             sqlite_cache_kib=self.storage.sqlite_cache_kib,
             sqlite_statement_cache=self.storage.sqlite_statement_cache,
+            sqlite_memory_limit_kib=self.storage.sqlite_memory_limit_kib,
             store_url=self.storage.url,
             timezone=self.capture.timezone,
             compaction=CompactionConfig(

@@ -185,3 +185,31 @@ async def test_waiting_for_background_work_leaves_the_release_loop_running(
     loops = [t for t in asyncio.all_tasks() if t.get_name() == "memory-release"]
     assert len(loops) == 1 and not loops[0].done()
     assert len(proxy.app[TASKS]) == 0
+
+
+def test_release_collects_cyclic_garbage_before_trimming() -> None:
+    """The proxy raises the collector's first threshold, so a finished request's
+    cycle (exchange, parsed body) can outlive it until a full collection: the idle
+    release runs one (:func:`allocator.release`, ``idle_trim_loop``'s default)."""
+    import gc
+    import inspect
+    import weakref
+
+    class Exchange:
+        pass
+
+    before = gc.get_threshold()
+    gc.set_threshold(1_000_000, *before[1:])  # as the proxy's, and more
+    try:
+        ex = Exchange()
+        ex.body = {"messages": [{"role": "user", "content": "x" * 10_000}] * 100}
+        ex.self_ref = ex  # a cycle: reference counting alone never frees it
+        gone = weakref.ref(ex)
+        del ex
+        assert gone() is not None
+        allocator.release()
+        assert gone() is None
+    finally:
+        gc.set_threshold(*before)
+    default = inspect.signature(allocator.idle_trim_loop).parameters["release"].default
+    assert default is allocator.release

@@ -39,7 +39,8 @@ def open_store(data_dir: str | Path, config: MemoryConfig | None = None) -> Engi
     from memory_core.store.sqlite import SqliteStore
 
     return SqliteStore(data_dir, cache_kib=cfg.sqlite_cache_kib,
-                       statements=cfg.sqlite_statement_cache)
+                       statements=cfg.sqlite_statement_cache,
+                       memory_limit_kib=cfg.sqlite_memory_limit_kib)
 
 
 def stored_schema_version(data_dir: str | Path, config: MemoryConfig | None = None) -> int:

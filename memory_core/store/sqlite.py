@@ -96,10 +96,16 @@ class SqliteStore:
     statements (Python's default) of history-long lists grew each connection by
     megabytes under the load test; such lists now come in a few lengths
     (:func:`memory_core.store.sqlite_rows.padded`).
+
+    ``memory_limit_kib`` (when above 0) bounds SQLite's memory in the whole process,
+    every connection together: SQLite's soft heap limit (``PRAGMA soft_heap_limit``,
+    process-wide, so the last store opened sets it). About 14 connections on two
+    cores (more with more cores) would otherwise each fill ``cache_kib`` once the
+    database outgrows it; past the limit the page caches recycle their pages.
     """
 
     def __init__(self, data_dir: str | Path, *, cache_kib: int = 2000,
-                 statements: int = 32) -> None:
+                 statements: int = 32, memory_limit_kib: int = 0) -> None:
         self.data_dir = Path(data_dir)
         self.shared = False
         """One process per data directory (its indexes hold a writer lock)."""
@@ -109,6 +115,8 @@ class SqliteStore:
             self.path = self.data_dir / DB_FILENAME
             self.location = str(self.path)
             self._wconn = _connect(self.path, cache_kib, max(statements, WRITER_STATEMENTS))
+            if memory_limit_kib > 0:
+                self._wconn.execute(f"PRAGMA soft_heap_limit={int(memory_limit_kib) * 1024}")
             self.schema_version = apply_migrations(self._wconn)
             self._wtx = SqliteTx(self._wconn)
         except sqlite3.Error as exc:
