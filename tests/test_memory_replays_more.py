@@ -579,3 +579,26 @@ async def test_only_the_newest_correction_of_a_chain_is_current_in_another_block
     assert "not confirmed" not in block and "CONFLICTS" not in block, block
     for line in block.splitlines():
         assert "56小时" not in line or "superseded" in line, block
+
+
+# -- 136: a rule the user set, asked for as a preference ("have I ruled out …?") ----------------
+async def test_a_rule_the_user_set_answers_a_preference_question_first(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    # before: "Never …" is stored as a constraint, which a preference question did not
+    # ask for, so a preference read in passing (lifted as asked for) ranked above it
+    from tests.test_memory_tools import call, tool_results
+    proxy = await make_proxy(tools={"offer": "always"})
+    first = Agent(proxy, upstream, session="setup")
+    for text in ("Never use tabs in the YAML files, please.",
+                 "I'd like the rollout to stay quiet if possible.",
+                 "The staging cluster has 12 nodes.", "The deploy script lives in ops/deploy.sh."):
+        await first.say(text)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    upstream.push(Reply(content=None, tool_calls=[call(
+        "memory_search", {"query": "Have I ruled out anything in the YAML files you write?",
+                          "limit": 3})]), Reply(content="ok"))
+    await later.say("Anything I banned for YAML?")
+    results = tool_results(upstream.chat_requests[-1])["call_1"]["results"]
+    assert results and results[0]["text"] == "Never use tabs in the YAML files, please.", \
+        results

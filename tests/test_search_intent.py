@@ -421,3 +421,31 @@ def test_a_kept_preference_ranks_above_one_read_in_passing(tmp_path: Path) -> No
         off = svc.search("tenantA", "default", query, k=10)
         assert all("standing" not in h.boosts for h in off)
         assert gap(hits) == pytest.approx(gap(off) + boost)
+
+
+def test_a_preference_question_asks_for_the_users_standing_rules(tmp_path: Path) -> None:
+    """"Is there anything I've forbidden …?" asks for a rule the user set, which the
+    rules store as a constraint ("Never …"), not as a preference: it gains the intent
+    boost as a preference does; a one-off request gains none. (Before, only preference
+    items and kept preferences did. Which ranks first here depends on the min-max
+    scaling of a small store; the eval measures the ranking.)"""
+    with running_service(tmp_path) as (engine, svc):
+        conv = Conversation(engine, A)
+        conv.say("Never use tabs in the YAML files, please.", "Noted.")
+        conv.say("I'd like the rollout to stay quiet if possible.", "Sure.")
+        conv.say("Keep the YAML keys sorted in this answer.", "Sure.")
+        conv.say("代码注释请一律用英文写。", "好的。")
+        engine.flush(10)
+        assert svc.wait_idle(20)
+        query = "Have I ruled out anything for the config files you write?"
+        assert "preference" in query_intents(query)
+        hits = svc.search("tenantA", "default", query, k=10)
+        lifted = {hit_text(engine, h.kind, h.ref_id) for h in hits if "intent" in h.boosts}
+        assert "Never use tabs in the YAML files, please." in lifted, hits
+        assert not any("in this answer" in t for t in lifted), lifted
+        rule = next(h for h in hits if hit_text(engine, h.kind, h.ref_id).startswith("Never"))
+        assert rule.boosts["intent"] == svc.config.intent_boost
+        zh = svc.search("tenantA", "default", "我禁止过你在代码注释里用什么语言吗？我喜欢哪种写法？",
+                        k=10)
+        assert any("一律" in hit_text(engine, h.kind, h.ref_id) and "intent" in h.boosts
+                   for h in zh), zh

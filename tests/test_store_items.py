@@ -64,7 +64,7 @@ def test_successors_follow_a_chain_with_one_statement_per_hop() -> None:
     tx = SqliteTx(conn)
     rows = tx.items.search_items([a])
     assert list(rows[0]) == ["id", "status", "evidence", "kind", "source_message_id",
-                             "superseded_by", "unit"]
+                             "superseded_by", "unit", "value", "text", "data"]
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
     pairs, found = current_successors(tx, rows, SearchFilter(tenant="t", role="r"))

@@ -108,7 +108,9 @@ def _keep(engine: Any, tenant: str, item: Any, into: Path, kept: dict[str, list[
     if sid not in kept:
         engine.search.indexer._vector_save()
         shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(engine.data_dir, dest / "data")
+        # a Tantivy writer's temporary files come and go while the run goes on
+        shutil.copytree(engine.data_dir, dest / "data",
+                        ignore=shutil.ignore_patterns(".tmp*"))
         kept[sid] = []
     kept[sid].append(item)
     key = [dataclasses.asdict(k) for k in kept[sid]]

@@ -18,7 +18,8 @@ Intents (``INTENTS``):
   (``task_state.label``; open lines only).
 - ``decision``: decisions (items of kind ``decision``, task lines ``decision``).
 - ``preference``: the user's preferences (items of kind ``preference``, agent
-  memories of category ``user_preferences``), also asked as a standing rule for the
+  memories of category ``user_preferences``, and the constraints the user said
+  stand: "Never put emojis in code comments"), also asked as a standing rule for the
   assistant's own work without "prefer": "when you review / write / mention …" in
   the present tense (the past, "when you ran / looked at", is what it saw), a
   priority order, something the user banned or ruled out, 回复我, 好む.

@@ -30,6 +30,7 @@ import numpy as np
 
 from memory_core.capture.evidence import storable_text
 from memory_core.extraction.units import unit_class
+from memory_core.items import standing
 from memory_core.search.base import (
     LABEL_SHIFT,
     Hit,
@@ -88,6 +89,17 @@ def _quantity_of(unit: str | None) -> str | None:
     if cls == "%":
         return "percent"
     return cls if cls in ("time", "data", "money", "rate") else "count"
+
+
+def _standing_rule(row: Any) -> bool:
+    """Whether an item row is a rule the user set that says it stands: an active
+    constraint of the user's that says so ("Never …", "always", 一律, 今後;
+    :func:`memory_core.items.standing.is_standing_rule`), not one scoped to the answer
+    or material at hand (:func:`memory_core.items.standing.one_off`)."""
+    return (row["status"] == "active" and row["evidence"] == "user"
+            and row["kind"] == "constraint" and standing.is_standing_rule(row["text"])
+            and not standing.one_off(row))
+
 
 TASK_LINES_PER_LABEL = 3
 """Most open task lines of one label a query intent adds as candidates (the current
@@ -633,7 +645,8 @@ class SearchService:
         :mod:`memory_core.search.intent`): turns holding an open task line of an
         asked-for label (``turns["labels"]``), active decision or preference items
         (``rows`` from :meth:`_item_rows`), turns holding an open decision line,
-        agent memories of category ``user_preferences``, and the tool outputs
+        agent memories of category ``user_preferences``, the user's standing rules
+        (:func:`_standing_rule`) for a preference question, and the tool outputs
         (``tools``) that rank as memory (``turns["open"]``). Superseded and
         retracted records are never among them."""
         item_code = KIND_CODES["item"] << LABEL_SHIFT
@@ -641,6 +654,11 @@ class SearchService:
         kinds = {kind for kind in ("decision", "preference") if kind in intents}
         out |= {item_code | int(r["id"]) for r in rows
                 if r["status"] == "active" and r["kind"] in kinds}
+        if "preference" in intents:
+            # "Is there anything I've banned …?": a rule the user set for the work,
+            # stored as a constraint ("Never put emojis in code comments."), is as
+            # much the user's preference as "I prefer …"
+            out |= {item_code | int(r["id"]) for r in rows if _standing_rule(r)}
         if "observation" in intents:
             out |= tools & turns["open"]
         if "preference" in intents:

@@ -355,9 +355,10 @@ class ItemFeed(Protocol):
 
 
 SEARCH_ITEM_COLUMNS = ("id", "status", "evidence", "kind", "source_message_id",
-                       "superseded_by", "unit")
+                       "superseded_by", "unit", "value", "text", "data")
 """The ``memory_items`` columns of a search's item rows (:class:`ItemReads`), in
-this order: what the search ranks by, and the link to a successor."""
+this order: what the search ranks by (``value``, ``text`` and ``data`` tell a rule
+that stands from a one-off request), and the link to a successor."""
 
 
 class ItemReads(Protocol):
