@@ -778,11 +778,17 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         # the head names either, so it revises neither
         return None
     if found is not None and headed_by(found["subject"], subject) \
-            and (ex.value_text is None) != (found["value_text"] is None):
+            and _has_digit(ex.text) != _has_digit(found["text"]):
         # "Set my size to M" after "My font size is 12": the head's value is of another
         # shape (a word, not a number), so it names another thing ending in that word
+        # ("The standup is at 10 now" after "Our daily standup is at 9:30.": both have
+        # digits, one a time the parser reads as no number)
         return None
     return found
+
+
+def _has_digit(text: str | None) -> bool:
+    return any(ch.isdigit() for ch in text or "")
 
 
 def headed_by(subject: str | None, head: str | None) -> bool:

@@ -968,8 +968,7 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     one's by at least ``margin`` (two alike items: ambiguous, nothing is superseded)
     and it is a fit (:func:`_revised_by`: firm, the same ordinal label, condition and
     unit dimension, no sibling attribute, not a dated statement about another named
-    thing, not the same value said again, not about another person, a unit on
-    both sides or neither unless the subject is the same; a
+    thing, not the same value said again, not about another person; a
     conversation-local item only within its thread). Returns the id
     superseded, or ``None``."""
     items = tx.item_writes
@@ -1027,11 +1026,6 @@ def _revised_by(new: Row, old: Row) -> bool:
         return False
     if new["value"] is not None and (new["value"], new["unit"]) == (old["value"], old["unit"]):
         return False  # the same value said again: a restatement, not an update
-    if bool(new["unit"]) != bool(old["unit"]) and new["subject"] != old["subject"]:
-        # a unit on one side only pairs the very same subject, as by words
-        # (supersession.correction_target): "把级别降到debug" is no new value of
-        # "构建缓存的过期时间是69小时", however alike the two embed
-        return False
     nt, ot = new["text"] or "", old["text"] or ""
     return (not _other_dimension(new["unit"], old["unit"])
             and not siblings(new["subject"], old["subject"], nt, ot)
