@@ -96,6 +96,54 @@ def test_doctor_does_not_create_a_missing_database(tmp_path: Path) -> None:
     assert not (tmp_path / "none" / "lcm.sqlite3").exists()
 
 
+def test_doctor_leads_with_its_verdict_and_lists_every_setting_only_on_request(
+        tmp_path: Path) -> None:
+    """The first line is the verdict and the findings follow it, each with what to do;
+    before, some 140 setting lines came first and the warnings last. Without
+    ``--settings`` only the settings off their default are listed, under a line that
+    counts them all; ``--json`` holds every setting either way."""
+    import re
+
+    from memory_core.engine import Engine
+
+    config = tmp_path / "lcm.toml"
+    config.write_text('[proxy]\nhost = "0.0.0.0"\nport = 0\n')
+    args = ["doctor", "--data-dir", str(tmp_path / "none"), "--config", str(config)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "doctor: 2 warnings"
+    assert lines[1].startswith("warning: no database yet in")
+    assert lines[2].startswith("warning: proxy.host=0.0.0.0 is not loopback")
+    assert lines[2].endswith("(set proxy.admin_token to reach them from elsewhere)")
+    assert lines[3] == ""
+    listed = [line for line in lines if re.match(r"  [a-z_]+\.[a-z_0-9]+ = ", line)]
+    assert "  proxy.host = '0.0.0.0'" in listed and "  proxy.port = 0" in listed
+    assert "  proxy.tenant = ''" not in listed  # at its default
+    counted = re.search(r"(\d+) of (\d+) settings off their default \(`--settings` lists"
+                        r" all\)", result.stdout)
+    assert counted is not None and int(counted[1]) == len(listed) < int(counted[2])
+
+    full = CliRunner().invoke(main, [*args, "--settings"])
+    assert full.exit_code == 0, full.output
+    every = [line for line in full.stdout.splitlines()
+             if re.match(r"  [a-z_]+\.[a-z_0-9]+ = ", line)]
+    assert "  proxy.tenant = ''" in every and len(every) == int(counted[2])
+    report = orjson.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    assert sum(len(v) for v in report["config"].values()) == len(every)
+    assert orjson.loads(CliRunner().invoke(main, [*args, "--json", "--settings"]).stdout) \
+        == report
+
+    data = tmp_path / "d"
+    Engine(data).close()
+    config.write_text("[proxy]\nport = 0\n")
+    clean = CliRunner().invoke(main, ["doctor", "--data-dir", str(data), "--config",
+                                      str(config)])
+    assert clean.exit_code == 0, clean.output
+    assert clean.stdout.splitlines()[:2] == ["doctor: OK", ""]
+    assert "warning:" not in clean.stdout
+
+
 @pytest.mark.sqlite_only("damages the SQLite file's pages by hand (PostgreSQL's own"
                          " files are the server's, checksummed by it)")
 def test_doctor_fails_on_a_damaged_database(tmp_path: Path) -> None:
@@ -118,7 +166,8 @@ def test_doctor_fails_on_a_damaged_database(tmp_path: Path) -> None:
     db.write_bytes(bytes(raw))
     result = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)])
     assert result.exit_code == 1, result.output
-    assert "PROBLEM: PRAGMA integrity_check failed" in result.output
+    assert result.stdout.startswith("doctor: 1 problem (exit 1)\nPROBLEM: PRAGMA"
+                                    " integrity_check failed")
     assert result.output.count("On tree page") <= 8  # a paste-able report, not a dump
 
 
@@ -440,6 +489,8 @@ async def test_doctor_prints_the_running_proxys_config_not_its_own(
     assert f"config of the running proxy ({proxy.root}," in out
     assert f"proxy.upstream = {proxy.settings.proxy.upstream!r}" in out
     assert "proxy.upstream = 'https://api.openai.com'" not in out
+    # its settings at their default are left out, as for doctor's own
+    assert "proxy.allowed_hosts =" not in out and "context.model_windows =" not in out
     report = orjson.loads(as_json.stdout)
     assert report["running_config"]["config"]["proxy"]["upstream"] == \
         proxy.settings.proxy.upstream

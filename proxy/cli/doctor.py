@@ -5,9 +5,12 @@ on PostgreSQL the links no foreign key guards), index lag, index consistency wit
 the store (documents per kind; "SQLite" in its lines means the store on either
 backend), the configuration in force (secrets redacted: the running proxy's from
 its ``GET /lcm/v1/config`` when one serves this data dir, else this command's, and
-labelled so), then warnings; it exits 1
-when the database is damaged, an index disagrees with the store although it has
-caught up, or ``serve`` could not use the data dir (a regular file, not writable).
+labelled so). The text leads with the verdict (``doctor: OK`` or the number of
+problems and warnings) and each finding, then the details; of the configuration it
+lists the settings off their default, every one with ``--settings`` (``--json``
+always holds them all). It exits 1 when the database is damaged, an index
+disagrees with the store although it has caught up, or ``serve`` could not use the
+data dir (a regular file, not writable).
 Doctor is also run beside a running proxy: one that holds the data dir's lock is
 named (pid, URL, its ``/lcm/health``) in a note, not a warning, as are its
 indexer's lag and the index counts that lag explains; the configured port taken by
@@ -46,10 +49,14 @@ from proxy.cli.common import (
 @click.command("doctor")
 @config_option
 @data_dir_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
+@click.option("--settings", "all_settings", is_flag=True,
+              help="List every setting in force, not only those off their default.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (every setting).")
+def doctor(config: str | None, data_dir: str | None, all_settings: bool,
+           as_json: bool) -> None:
     """Check the data dir, schema, integrity, index lag and index consistency with
-    SQLite; print the config in force. Exit 1 when a problem needs fixing."""
+    SQLite; print the verdict and findings first, then the details and the settings
+    off their default. Exit 1 when a problem needs fixing."""
     from memory_core.store.migrations import SCHEMA_VERSION
     from proxy.cli.preflight import bind_sockets, data_dir_problems, has_store
     from proxy.settings import data_dir_path
@@ -79,7 +86,8 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
         warnings.append(f"no database yet in {path} (created on first serve)")
     if not is_loopback(p.host) and not p.admin_token:
         warnings.append(f"proxy.host={p.host} is not loopback and no admin token is set:"
-                        " the admin API and inspector answer loopback clients only")
+                        " the admin API and inspector answer loopback clients only (set"
+                        " proxy.admin_token to reach them from elsewhere)")
     report["config"] = settings.public_dict()
     report["running_config"] = (
         _running_config(running["url"], p.admin_token)
@@ -88,7 +96,7 @@ def doctor(config: str | None, data_dir: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(report)
     else:
-        _print_doctor(report)
+        _print_doctor(report, all_settings=all_settings)
     if problems:
         raise SystemExit(1)
 
@@ -138,7 +146,8 @@ def _running_proxy(path: Path, host: str, port: int, port_busy: str, warnings: l
     if port_busy and not ours_at_port:
         other = (f" (another lcm-proxy, data dir {at_port['data_dir']})"
                  if at_port is not None and at_port.get("data_dir") else "")
-        warnings.append(f"serve with these settings would fail now: {port_busy}{other}")
+        warnings.append(f"serve with these settings would fail now: {port_busy}{other};"
+                        " stop what listens there or set another proxy.port")
     if owner is None and not ours_at_port:
         return None
     url = owner.url if owner is not None and owner.url else ""
@@ -308,7 +317,54 @@ def _check_indexes(report: dict[str, Any], warnings: list[str], problems: list[s
     report["index_consistency"] = out
 
 
-def _print_doctor(r: dict[str, Any]) -> None:
+_MISSING = object()
+"""A setting the defaults lack (a running proxy of another version): always listed."""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    """The report's first line: ``doctor: OK``, or the number of problems (exit 1)
+    and warnings, such as ``doctor: 1 problem, 2 warnings (exit 1)``. Notes do not
+    count: they say what doctor saw, nothing to fix."""
+    problems, warnings = len(r["problems"]), len(r["warnings"])
+    if not problems and not warnings:
+        return "doctor: OK"
+    parts = ([_plural(problems, "problem")] if problems else []) + (
+        [_plural(warnings, "warning")] if warnings else [])
+    return f"doctor: {', '.join(parts)}" + (" (exit 1)" if problems else "")
+
+
+def _as_json(value: Any) -> bytes:
+    """``value`` as JSON: a running proxy's settings arrive so (a tuple as a list)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _defaults() -> dict[str, bytes]:
+    """Every setting's default by ``section.key``, masked as
+    :meth:`proxy.settings.Settings.public_dict` masks it (no file, no environment),
+    as :func:`_as_json`."""
+    from proxy.settings import load_settings
+
+    return {f"{section}.{key}": _as_json(value)
+            for section, values in load_settings(None, environ={}).public_dict().items()
+            for key, value in values.items()}
+
+
+def _print_doctor(r: dict[str, Any], *, all_settings: bool) -> None:
+    """Print the report for a reader: the verdict, then each problem, warning and
+    note (each says what to do), then the details, then the settings: those off
+    their default, or every one with ``all_settings`` (``--settings``)."""
+    click.echo(_verdict(r))
+    for p in r["problems"]:
+        click.echo(f"PROBLEM: {p}")
+    for w in r["warnings"]:
+        click.echo(f"warning: {w}")
+    for n in r["notes"]:
+        click.echo(f"note: {n}")
+    click.echo("")
     click.echo(f"lcm-proxy {r['version']}")
     click.echo(f"config file:     {r['config_file'] or '(none)'}")
     click.echo(f"data dir:        {r['data_dir']}")
@@ -353,20 +409,25 @@ def _print_doctor(r: dict[str, Any]) -> None:
         click.echo(f"extraction queue: {r['extraction_queue']}")
     run_cfg = r.get("running_config")
     if run_cfg is not None:
-        click.echo(f"config of the running proxy ({run_cfg['url']},"
-                   f" file {run_cfg['config_file'] or '(none)'}):")
+        label = (f"config of the running proxy ({run_cfg['url']},"
+                 f" file {run_cfg['config_file'] or '(none)'})")
         config = run_cfg["config"]
     else:
-        click.echo("config of this doctor command (file, environment, defaults)"
-                   + (": the running proxy's may differ (its GET /lcm/v1/config did not"
-                      " answer)" if run is not None else ":"))
+        label = ("config of this doctor command (file, environment, defaults)"
+                 + (" (the running proxy's may differ: its GET /lcm/v1/config did not"
+                    " answer)" if run is not None else ""))
         config = r["config"]
-    for section, values in config.items():
-        for key, value in values.items():
-            click.echo(f"  {section}.{key} = {value!r}")
-    for n in r["notes"]:
-        click.echo(f"note: {n}")
-    for w in r["warnings"]:
-        click.echo(f"warning: {w}")
-    for p in r["problems"]:
-        click.echo(f"PROBLEM: {p}")
+    rows = [(f"{section}.{key}", value) for section, values in config.items()
+            for key, value in values.items()]
+    if all_settings:
+        click.echo(f"{label}:")
+    else:
+        defaults = _defaults()
+        total = len(rows)
+        rows = [(name, value) for name, value in rows
+                if defaults.get(name, _MISSING) != _as_json(value)]
+        click.echo(f"{label}: {len(rows)} of {total} settings off their default"
+                   " (`--settings` lists all)" + (":" if rows else ""))
+    for name, value in rows:
+        click.echo(f"  {name} = {value!r}")
+
