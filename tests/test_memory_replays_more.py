@@ -602,3 +602,67 @@ async def test_a_rule_the_user_set_answers_a_preference_question_first(
     results = tool_results(upstream.chat_requests[-1])["call_1"]["results"]
     assert results and results[0]["text"] == "Never use tabs in the YAML files, please.", \
         results
+
+
+# -- 138: a change order whose value is an email, URL, phone number, handle or path ----------
+_ADDRESS_ORDERS = [
+    # before: "My work …" read "work" as the verb and stored nothing
+    ("My work email is a@b.com.", "Change my email to c@d.com."),
+    ("My work website is https://a.org.", "Change my website to https://b.org/me."),
+    ("My work phone is 555-123-4567.", "Change my phone to 555-987-6543."),
+    # before: a digit inside an address made it "a number", another shape than the order's
+    ("My work email is jon1984@x.com.", "Change my email to jon@x.com."),
+    ("My personal website is https://a.org.", "Change my website to https://b2.org/me."),
+    ("My GitHub handle is @old.", "Change my handle to @new2."),
+    ("My build directory is /home/a/src.", "Set my directory to /home/c2/src."),
+    ("我的工作邮箱是 a1@b.com", "把我的邮箱改成 c@d.com"),
+    ("仕事用のメールアドレスは a1@b.com です", "メールアドレスを c@d.com に変更して"),
+]
+
+
+@pytest.mark.parametrize("first, order", _ADDRESS_ORDERS)
+def test_an_order_with_an_address_value_revises_the_attribute(engine: Engine, first: str,
+                                                              order: str) -> None:
+    put(engine, first)
+    put(engine, order)
+    assert _active(engine) == [("fact", order)], rows(engine)
+    assert rows(engine)[1]["supersedes"] == rows(engine)[0]["id"], rows(engine)
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("My work email is a@b.com.", "work email"), ("My work laptop is a Dell.", "work laptop"),
+    ("My kids work at Google.", "kids"), ("My parents live in Lyon.", "parents")])
+def test_a_verb_word_right_after_my_is_a_noun(text: str, subject: str) -> None:
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.subject == subject, item
+
+
+def test_a_number_stays_another_shape_than_an_address(engine: Engine) -> None:
+    put(engine, "My font size is 12.")
+    put(engine, "Set my size to M2@x.com.")  # no number once the address is cut out
+    assert ("fact", "My font size is 12.") in _active(engine), rows(engine)
+    assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
+
+
+def test_an_address_stays_unmasked_a_password_masked() -> None:
+    # redaction runs before extraction: an email is no secret, a password stays one
+    from memory_core.capture.redact import redact_text
+    text = "My work email is jon1984@x.com."
+    assert redact_text(text, secrets=True, identity=True) == text
+    assert "hunter2!x" not in redact_text("My work password is hunter2!x", secrets=True,
+                                          identity=True)
+
+
+async def test_an_email_order_reaches_another_block_as_the_current_value(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="setup")
+    await first.say("My work email is jon1984@x.com.")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="tweak")
+    await second.say("Change my email to jon@x.com.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is my work email?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] Change my email to jon@x.com." in block, block
+    assert "] My work email is jon1984@x.com." not in block, block

@@ -149,6 +149,11 @@ _VERB_WORDS = frozenset("""
     leave arrive become becomes became reaches expire fail usually
     always never often sometimes already still""".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_BARE_VERBS = frozenset("live work use run need want fly leave arrive become expire fail".split())
+"""The base forms in :data:`_VERB_WORDS` that are nouns as well ("my work email")."""
+_NOUN_DETERMINERS = frozenset("the a an my our your their his its every".split())
+"""Determiners that never stand alone as a subject ("this", "that" do: "This is …"),
+so a word right after one is a noun."""
 
 
 _PRONOUN_CONTRACTION = re.compile(
@@ -235,6 +240,9 @@ def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
     words = list(_WORD.finditer(core))
     for i, w in enumerate(words):
         low = w.group().lower()
+        if low in _BARE_VERBS and previous in _NOUN_DETERMINERS:
+            previous = low  # "My work email is …", "the run time": a noun after "my"/"the"
+            continue
         if w.start() > 0 and (low in _VERB_WORDS or (
                 len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
                 and previous not in ("", "of", "in", "for", "to", "and", "or")

@@ -51,6 +51,19 @@ def values(text: str) -> list[tuple[str, str]]:
     return [(name, v) for _, _, name, v in sorted(found)]
 
 
+_ADDRESS: Final = re.compile(
+    SHAPES[0][1].pattern + "|" + SHAPES[1][1].pattern
+    + r"|(?<![\w@])@\w[\w.-]*\w|(?<![\w/.~])(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)+/?",
+    re.I)
+"""An email address, a URL, an @handle or a path of two or more parts."""
+
+
+def without_addresses(text: str) -> str:
+    """``text`` with every email address, URL, @handle and path cut out: what is
+    left says whether the text states a number ("jon1984@x.com" holds none)."""
+    return _ADDRESS.sub(" ", text) if any(ch in text for ch in "@/.") else text
+
+
 def pronoun_value(text: str) -> tuple[str, str] | None:
     """``(shape, value)`` when ``text`` ends in a pronoun's value of one shape ("Typo:
     it's jon@example.com."), else ``None``."""

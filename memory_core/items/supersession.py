@@ -788,7 +788,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
 
 
 def _has_digit(text: str | None) -> bool:
-    return any(ch.isdigit() for ch in text or "")
+    """Whether ``text`` states a number: a digit outside its addresses (an email, a URL,
+    a handle or a path is a name whatever digits it spells, :func:`shapes.without_addresses`)."""
+    return any(ch.isdigit() for ch in shapes.without_addresses(text or ""))
 
 
 def headed_by(subject: str | None, head: str | None) -> bool:
