@@ -28,8 +28,9 @@ Pure functions, no I/O. Patterns (each replaced by ``[REDACTED:<label>]``):
   the scheme and user name are kept)
 - ``password``: the value stated for a password, passphrase, secret, token, API key
   or client secret (``password is …``, ``DB_PASSWORD=…``, ``secret: …``, ``密码是…``,
-  ``パスワードは…``) when it looks like one: six or more characters with a digit or
-  a symbol inside (``the token is expired`` stays as it is)
+  ``パスワードは…``, an order ``change my password to …``, ``把密码改成…``) when it
+  looks like one: six or more characters with a digit or a symbol inside (``the
+  token is expired`` stays as it is)
 
 Identity and payment numbers (US SSNs, card numbers, IBANs) are masked the same way
 under their own setting (``capture.redact_identity_numbers``, on by default;
@@ -96,7 +97,8 @@ _PATTERNS: list[tuple[str, str, str]] = [
      # anchored at each keyword found in the ASCII-lowered text (see _scan_passwords)
      r"(?i)(?P<keep>(?<![A-Za-z])(?:pass(?:word|wd|phrase)|pwd|secret|token|api[ _-]?key|"
      r"client[ _-]?secret|密码|口令|パスワード)(?:[_-][A-Za-z0-9]{1,12}){0,2}"
-     r"(?:\s+(?:is|was|are)(?:\s+now)?\s*:?|\s*[:=：]|\s*(?:是|为|は|が))\s*[\"'`]?)"
+     r"(?:\s+(?:is|was|are)(?:\s+now)?\s*:?|\s*[:=：]|\s*(?:是|为|は|が)"
+     r"|\s+(?P<to>to|into)\s*:?|\s*(?:改成|改为|设为|设置为|换成))\s*[\"'`]?)"
      r"(?P<val>[^\s\"'`]{6,256})"),
 ]
 _ANCHORED = {"url_password", "password"}
@@ -140,6 +142,13 @@ def _looks_secret(value: str) -> bool:
     return any(c.isdigit() for c in value) or any(c in _SYMBOLS for c in value[:-1])
 
 
+_CHANGE_VERB = re.compile(
+    r"(?i)\b(?:chang(?:e|es|ed|ing)|set(?:s|ting)?|updat(?:e|es|ed|ing)|reset(?:s|ting)?"
+    r"|rotat(?:e|es|ed|ing)|switch(?:es|ed|ing)?)\b")
+"""Before "password to …": the order that states a new value ("Change my password
+to …", "set the API token to …"); without one, "to" names a recipient."""
+
+
 def _replacer(label: str) -> Any:
     placeholder = PLACEHOLDER.format(label=label)
 
@@ -150,6 +159,9 @@ def _replacer(label: str) -> Any:
         if value is not None:
             if not _looks_secret(value):
                 return match.group(0)
+            if groups.get("to") and not _CHANGE_VERB.search(
+                    match.string[max(0, match.start() - 48):match.start()]):
+                return match.group(0)  # "send the token to server-01": no value stated
             tail = value[-1] if value[-1] in ".,;:!?)" and len(value) > 6 else ""
             return keep + placeholder + tail
         return keep + placeholder

@@ -96,6 +96,11 @@ def test_each_secret_kind_is_redacted(name: str) -> None:
     ("client_secret: 9Yq!r7Lm2@pX", "9Yq!r7Lm2@pX", "password"),
     ("数据库密码是Hx92!kq3z", "Hx92!kq3z", "password"),
     ("パスワードは abc123xyz です", "abc123xyz", "password"),
+    # an order that states the new value
+    ("Change my password to hunter2!x.", "hunter2!x", "password"),
+    ("Please set the API key to 9f8e7d6c5b4a.", "9f8e7d6c5b4a", "password"),
+    ("I updated the deploy token to tk-4412-abcd", "tk-4412-abcd", "password"),
+    ("把密码改成Hx92!kq3z", "Hx92!kq3z", "password"),
     ("dsn = postgresql://admin:Pa55w0rdXyz@db.internal:5432/app", "Pa55w0rdXyz",
      "url_password"),
     ("Stripe key rk_live_51HabcdefghijklmnopQR", "rk_live_51HabcdefghijklmnopQR",
@@ -120,7 +125,10 @@ def test_stated_passwords_and_url_credentials_are_redacted(text: str, secret: st
     "The password is required for login.", "the token is expired",
     "The tokenizer is bert_base_uncased.", "The primary key is user_id.",
     "We hit the token limit of 8192 tokens.", "See https://example.com/a:b for details.",
-    "Reset the password: see docs/security.md"])
+    "Reset the password: see docs/security.md",
+    # "to" names where a token goes, not its value
+    "Send the token to server-01 first.", "Pass the API key to worker_42 via env.",
+    "I changed my password to something stronger."])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact_secrets(text) is text
 
