@@ -637,6 +637,52 @@ def test_a_verb_word_right_after_my_is_a_noun(text: str, subject: str) -> None:
     assert item.kind == "fact" and item.subject == subject, item
 
 
+# -- issue 24: adjectives before a verb-word noun; a Japanese order's を…に ------------------
+@pytest.mark.parametrize("text, subject", [
+    ("My current work email is x@y.com.", "work email"),
+    ("My old work email was a@b.com.", "old work email"),
+    ("My main work laptop is a Dell.", "main work laptop"),
+    ("My personal work phone is 555-123-4567.", "personal work phone"),
+    ("The main run time is 5 minutes.", "main run time"),
+    ("My old kids work at Google.", "old kids"), ("My parents live in Oslo.", "parents")])
+def test_adjectives_between_my_and_a_verb_word_keep_it_a_noun(text: str, subject: str) -> None:
+    # before: "My current work email is …" read "work" as the verb and stored nothing;
+    # "My main work laptop is a Dell." was keyed "main"
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.subject == subject, item
+
+
+@pytest.mark.parametrize("order, key", [
+    ("フォントサイズを14に変更して", "フォントサイズ"),
+    ("フォントサイズを14に設定して", "フォントサイズ"),
+    ("フォントサイズを14にして", "フォントサイズ"),
+    ("メールアドレスをc@d.comに変更して", "メールアドレス")])
+def test_a_japanese_order_is_keyed_by_its_attribute_not_its_value(order: str,
+                                                                  key: str) -> None:
+    # before: keyed "フォントサイズを14", "メールアドレスをc@dcom"; "…にして" and "…に設定して"
+    # were no item at all
+    (item,) = extract(order)
+    assert item.kind == "fact" and item.correction and item.subject == key, item
+
+
+@pytest.mark.parametrize("first, order", [
+    ("フォントサイズは12です", "フォントサイズを14に変更して"),
+    ("フォントサイズは12です", "フォントサイズを14に設定して"),
+    ("フォントサイズは12です", "フォントサイズを14にして"),
+    ("メールアドレスはa@b.comです", "メールアドレスをc@d.comに変更して")])
+def test_a_japanese_order_revises_the_attribute_it_names(engine: Engine, first: str,
+                                                         order: str) -> None:
+    put(engine, first)
+    put(engine, order)
+    assert _active(engine) == [("fact", order)], rows(engine)
+    assert rows(engine)[1]["supersedes"] == rows(engine)[0]["id"], rows(engine)
+
+
+@pytest.mark.parametrize("text", ["静かにして", "部屋を片付けてから寝ます"])
+def test_a_plain_japanese_request_is_no_change_order(text: str) -> None:
+    assert not any(item.correction for item in extract(text)), extract(text)
+
+
 def test_a_number_stays_another_shape_than_an_address(engine: Engine) -> None:
     put(engine, "My font size is 12.")
     put(engine, "Set my size to M2@x.com.")  # no number once the address is cut out

@@ -168,12 +168,14 @@ _JA_BECAME = (r"(?<=[0-9０-９])(?:[^\s、。，,！!？?ぁ-ゖァ-ヺー]{0,3
 "勉強になりました") nor as a condition ("5回になりましたら")."""
 JA_UPDATE = re.compile(r"今は|現在は|に変更|に延期|に変わりました|に(?:上が|下が)(?:った|りました)|"
                        + _JA_BECAME
-                       + r"|に切り替え|に移行|今日から"
+                       + r"|に切り替え|に移行|に設定|を(?=[^、。をはが]{1,30}?にして(?!から|も|は|い))"
+                       r"|今日から"
                        r"|(?:先月|先週|今月|今週|昨日|去年|来月|来週|明日)から"
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",
 "上限は8万円になりました", "木曜日に延期", a value that rose or fell: "家賃は1300ユーロに上がった",
-unless a passing reading: :data:`CJK_PASSING`)."""
+unless a passing reading: :data:`CJK_PASSING`), and change orders "XをYに変更して",
+"XをYに設定して", "XをYにして" (the cue of the last is its を: X is the attribute)."""
 ZH_ADDITIVE = re.compile(r"也(?!许|就|好|罢)|还(?!是|没|不|要|得|在|好|行|剩)"
                          r"|另外|此外|同时|再加上")
 """Chinese words by which a statement adds to what holds ("现在也用 Redis 存会话了",

@@ -979,8 +979,13 @@ class _Message:
             if any(w not in own and _DIGIT.search(w) for w in said_before):
                 said = set(c.scan[at:self.update_end].lower().split())
                 return " ".join(w for w in subject.split() if w not in said) or subject
-        if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject
-            phrase = re.split(r"[はが]", phrase, maxsplit=1)[0]
+        if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject;
+            # "フォントサイズを14に変更して": the object before the value's を is
+            obj = phrase.rfind("を")
+            if obj > 0 and obj > max(phrase.rfind("は"), phrase.rfind("が")):
+                phrase = re.split(r"[はが]", phrase[:obj])[-1]
+            else:
+                phrase = re.split(r"[はが]", phrase, maxsplit=1)[0]
         if lang == "en":  # "We moved our flour order to …", "my new phone number is …":
             # what moved is the subject
             cue = lx.EN_UPDATE.pattern.match(c.scan, at, c.end) \

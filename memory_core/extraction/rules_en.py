@@ -154,6 +154,10 @@ _BARE_VERBS = frozenset("live work use run need want fly leave arrive become exp
 _NOUN_DETERMINERS = frozenset("the a an my our your their his its every".split())
 """Determiners that never stand alone as a subject ("this", "that" do: "This is …"),
 so a word right after one is a noun."""
+_NOUN_ADJECTIVES = frozenset("new old current former previous personal private main primary "
+                             "secondary usual regular default own other".split())
+"""Adjectives that stand between a determiner and its noun ("my new work email"): up to
+two keep a bare verb form after them a noun."""
 
 
 _PRONOUN_CONTRACTION = re.compile(
@@ -237,12 +241,16 @@ def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
     if _VERB_WORDS.isdisjoint(toks) and not any(t.endswith(("s", "ed")) for t in toks):
         return None
     previous = ""
+    adjectives = -1  # adjectives since a determiner (-1: none before)
     words = list(_WORD.finditer(core))
     for i, w in enumerate(words):
         low = w.group().lower()
-        if low in _BARE_VERBS and previous in _NOUN_DETERMINERS:
-            previous = low  # "My work email is …", "the run time": a noun after "my"/"the"
+        if low in _BARE_VERBS and 0 <= adjectives <= 2:
+            # "My work email is …", "my new work email", "the run time": a noun
+            previous, adjectives = low, -1
             continue
+        adjectives = 0 if low in _NOUN_DETERMINERS else adjectives + 1 \
+            if adjectives >= 0 and low in _NOUN_ADJECTIVES else -1
         if w.start() > 0 and (low in _VERB_WORDS or (
                 len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
                 and previous not in ("", "of", "in", "for", "to", "and", "or")
