@@ -169,16 +169,7 @@ def test_a_live_process_journal_is_not_replayed(tmp_path: Path) -> None:
 def test_without_the_journal_the_answer_waits_for_its_commit(tmp_path: Path) -> None:
     """``capture_journal = False``: nothing is journaled (the proxy then waits for
     the commit, ``capture.response_wait_seconds``)."""
-    engine = Engine(tmp_path, MemoryConfig(capture_journal=False))
-    try:
-        ticket, _ = engine.capture_request(Scope("t"), "r1", [{"role": "user",
-                                                               "content": "hi"}], {})
-        engine.capture_response(ticket, [{"role": "assistant", "content": "yo"}], {}).result(30)
-        assert not ticket.journaled
-        assert engine.captures.journal is None
-        assert _journal_files(tmp_path) == []
-    finally:
-        engine.close()
+    _assert_unjournaled(Engine(tmp_path, MemoryConfig(capture_journal=False)), tmp_path)
 
 
 def test_a_shared_store_keeps_no_journal(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
@@ -187,13 +178,18 @@ def test_a_shared_store_keeps_no_journal(tmp_path: Path, pg_url: str) -> None:  
     given the client's next request finds it stored."""
     url = pgcluster.fresh_database(pg_url, "journal_shared")
     engine = Engine(tmp_path, MemoryConfig(capture_journal=True, store_url=url))
+    assert engine.store.shared
+    _assert_unjournaled(engine, tmp_path)
+
+
+def _assert_unjournaled(engine: Engine, data_dir: Path) -> None:
+    """One exchange through ``engine`` (closed after): committed, nothing journaled."""
     try:
-        assert engine.store.shared
         ticket, _ = engine.capture_request(Scope("t"), "r1", [{"role": "user",
                                                                "content": "hi"}], {})
         engine.capture_response(ticket, [{"role": "assistant", "content": "yo"}], {}).result(30)
         assert not ticket.journaled
         assert engine.captures.journal is None
-        assert _journal_files(tmp_path) == []
+        assert _journal_files(data_dir) == []
     finally:
         engine.close()

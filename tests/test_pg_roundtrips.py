@@ -6,9 +6,9 @@ throwaway PostgreSQL: the same turns sent at the end of a 10-turn and of a 200-t
 conversation make the same number of round trips from the request's start to its
 answer's commit (capture of the request, the memory path's reads, capture of the
 answer: with ``capture.journal`` that commit comes after the client's end, and the
-bench waits for it), counted by the store (:mod:`memory_core.store.pg_trips`). The user messages state nothing
-to remember, so that the count is the request path's own (a turn's extracted items
-add their statements: docs/evaluation/store_backends.md).
+bench waits for it), counted by the store (:mod:`memory_core.store.pg_trips`). The
+user messages state nothing to remember, so that the count is the request path's own
+(a turn's extracted items add their statements: docs/evaluation/store_backends.md).
 """
 
 from __future__ import annotations

@@ -207,7 +207,8 @@ exclamation)."""
 CHANGE_SIZE = re.compile(
     r"\b(?:raise|pay\s+rise|increase|decrease|drop|gain|loss|growth|decline|speed-?up"
     r"|slow-?down|improvement|regression|jump|spike|dip|reduction)"
-    r"(?:\s+(?:this|last|next)\s+(?:year|quarter|month|week|time))?\s+(?:is|was|'s|will\s+be|came\s+to|comes\s+to|works\s+out\s+to)\b"
+    r"(?:\s+(?:this|last|next)\s+(?:year|quarter|month|week|time))?"
+    r"\s+(?:is|was|'s|will\s+be|came\s+to|comes\s+to|works\s+out\s+to)\b"
     r"|(?:涨幅|增幅|降幅|跌幅|涨薪|加薪|提升|降低了?|优惠)(?:幅度)?(?:是|为|有|大概|大约|约)"
     r"|(?:上昇|増加|減少|低下|改善|昇給|値上げ|値下げ)(?:率|幅|額|分)?(?:は|が)", re.I)
 """A number that sizes a change, named by its noun ("The raise is about 12%", "the

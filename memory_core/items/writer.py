@@ -362,8 +362,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     turned = False  # a liking turned to a dislike (supersession.turned_liking)
     if kind in comparable and ex.correction and not hedge:
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
-        if getattr(ex, "edit", False) and (old is None or old["subject"] != ex.subject
-                                            and not headed_by(old["subject"], ex.subject)):
+        if getattr(ex, "edit", False) and (old is None or (
+                old["subject"] != ex.subject and not headed_by(old["subject"], ex.subject))):
             # "Change my function to async": an order about work, no value held; "Change
             # my favourite colour scheme to dark" names another attribute than "colour";
             # "Set my font size to 14" revises the one "editor font size" (the head's)
