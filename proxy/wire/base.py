@@ -189,8 +189,23 @@ class WireAdapter(ABC):
     def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
         """A round's assistant ``message`` as it can go upstream again with ``body``
         (the Responses API leaves out what the upstream cannot read back). Chat
-        Completions: unchanged."""
-        return message
+        Completions: a ``content`` that is empty or whitespace beside tool calls goes
+        as ``null`` (what OpenAI answers; bridges to Anthropic make a refused empty
+        text block of a string), and a call's ``arguments: ""`` (a no-argument call,
+        as OpenAI-compatible servers stream it) as ``"{}"``, what it was run with;
+        the rest unchanged."""
+        calls = message.get("tool_calls")
+        if not isinstance(calls, list) or not calls:
+            return message
+        out = dict(message)
+        content = message.get("content")
+        if isinstance(content, str) and not content.strip():
+            out["content"] = None
+        out["tool_calls"] = [
+            dict(c, function=dict(c["function"], arguments="{}"))
+            if isinstance(c, dict) and isinstance(c.get("function"), dict)
+            and c["function"].get("arguments") == "" else c for c in calls]
+        return out
 
     def result_turns(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The conversation entries that answer one round's memory calls, from their

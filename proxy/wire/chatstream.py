@@ -17,7 +17,9 @@ come before anything was shown are held too (:attr:`held`): a round of reasoning
 and memory calls is hidden whole, as a whole answer hides it. The first chunk
 the client is shown, or the end of an answer that ends with this round
 (:meth:`ChatStreamRound.release`), sends them first, in their place; meanwhile
-the loop keeps the client alive with heartbeats (:meth:`holds`).
+the loop keeps the client alive with heartbeats (:meth:`holds`). Content that is
+only whitespace, before anything was shown, is held the same way: a hidden round's
+``"\n\n"`` before its memory call would otherwise lead the client's answer.
 
 A request for a structured answer (``response_format`` ``json_schema`` or
 ``json_object``: ``hold_text``) has its content held the same way: a hidden round's
@@ -60,8 +62,9 @@ REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_details")
 
 def _reasoning_only(chunk: dict[str, Any], text: bool = False) -> bool:
     """True for a chunk whose choices carry reasoning and nothing to show beyond a
-    role (no content, tool call or finish reason); with ``text``, content counts as
-    reasoning (a structured answer's text is held like it)."""
+    role (no content, tool call or finish reason); content that is only whitespace
+    counts as reasoning (a hidden round's blank text is no part of the client's
+    answer), and with ``text`` all content does (a structured answer's text)."""
     choices = [c for c in chunk.get("choices") or [] if isinstance(c, dict)]
     some = False
     for ch in choices:
@@ -73,6 +76,8 @@ def _reasoning_only(chunk: dict[str, Any], text: bool = False) -> bool:
         for key, value in delta.items():
             if key in REASONING_KEYS or (text and key == "content"):
                 some = some or bool(value)
+            elif key == "content" and isinstance(value, str) and value and not value.strip():
+                some = True  # whitespace before anything shown: held like reasoning
             elif not (key == "role" or (key == "content" and not value) or value is None):
                 return False
     return some

@@ -27,6 +27,12 @@ blocks in their place, taking the next client indexes; meanwhile the loop keeps
 the client alive with ``ping`` events (:meth:`holds`). Thinking blocks that come
 after something was shown, and every signature, pass unchanged.
 
+A ``text`` block that is empty or only whitespace so far (relays and bridges stream
+one before a ``tool_use``) is held the same way while nothing was shown: a hidden
+round's blank block never reaches the client, which would send it back on its next
+turn (Anthropic refuses it: "text content blocks must be non-empty"). Its first
+visible text, or the next client block, shows it in its place.
+
 A request for a structured answer (``output_config.format``, or the structured
 outputs beta's ``output_format``, of type ``json_schema``: ``hold_text``) has its
 ``text`` blocks held the same way: a hidden round's "Let me check." before its
@@ -55,6 +61,11 @@ def _merge_usage(into: dict[str, Any], usage: Any) -> None:
         for key, value in usage.items():
             if value is not None:
                 into[key] = value
+
+
+def _blank(text: Any) -> bool:
+    """True for a text block's text that is empty or only whitespace."""
+    return not str(text or "").strip()
 
 
 class MessagesStreamRound(StreamRound):
@@ -185,11 +196,13 @@ class MessagesStreamRound(StreamRound):
             block = obj.get("content_block")
             block = dict(block) if isinstance(block, dict) else {}
             ours = block.get("type") == "tool_use" and block.get("name") in self.names
-            held = not ours and not self.shown and block.get("type") in (
+            blank = (not ours and not self.shown and not self.hold_text
+                     and block.get("type") == "text" and _blank(block.get("text")))
+            held = blank or (not ours and not self.shown and block.get("type") in (
                 ("thinking", "redacted_thinking", "text") if self.hold_text
-                else ("thinking", "redacted_thinking"))
+                else ("thinking", "redacted_thinking")))
             slot: dict[str, Any] | None = {"block": block, "ours": ours, "client": None,
-                                           "json": ""}
+                                           "json": "", "blank": blank}
             assert slot is not None
             if not ours and not held:
                 out = self.release()  # held thinking first, in its place
@@ -204,6 +217,9 @@ class MessagesStreamRound(StreamRound):
                 return out + raw
             if kind == "content_block_delta":
                 self._apply(slot, obj.get("delta"))
+                if slot["blank"] and not _blank(slot["block"].get("text")):
+                    slot["blank"] = False  # a text after all: shown from here on
+                    out = self.release()
             else:
                 self._finish(slot)
         if slot["ours"]:

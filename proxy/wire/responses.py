@@ -363,10 +363,20 @@ class ResponsesWire(WireAdapter):
         stays out. The items it came with then go without their ids: an output item
         sent back with its id must come with its reasoning item (a 400, "Item 'fc_…'
         of type 'function_call' was provided without its required 'reasoning'
-        item"); without one it is plain input. Otherwise calls, text and encrypted
+        item"); without one it is plain input. A ``function_call`` with
+        ``arguments: ""`` (a no-argument call, as OpenAI-compatible servers write it)
+        goes as ``"{}"``, what it was run with. Otherwise calls, text and encrypted
         reasoning go on unchanged."""
         items = message.get(ITEMS)
-        if body.get("store") is not False or not isinstance(items, list):
+        if not isinstance(items, list):
+            return message
+        if any(isinstance(i, dict) and i.get("type") == "function_call"
+               and i.get("arguments") == "" for i in items):
+            items = [dict(i, arguments="{}") if isinstance(i, dict)
+                     and i.get("type") == "function_call" and i.get("arguments") == ""
+                     else i for i in items]
+            message = dict(message, **{ITEMS: items})
+        if body.get("store") is not False:
             return message
         kept = [i for i in items if not (isinstance(i, dict) and i.get("type") == "reasoning"
                                          and not i.get("encrypted_content"))]

@@ -16,6 +16,10 @@ by block, what the client gets:
   round of reasoning and memory calls is hidden whole (as a plain answer hides
   it), so its response id is never the client's; the first item shown, or the
   end of the answer, releases it in its place;
+- a ``message`` item whose text is empty or whitespace so far is held the same
+  way (a hidden round's blank message before its memory call would be an item of
+  the client's response, and its id the client's); its first visible text, or
+  the next item shown, releases it;
 - for a request for a structured answer (``text.format`` ``json_schema`` or
   ``json_object``: ``hold_text``) a ``message`` item is held the same way: a hidden
   round's "Let me check." before its memory call would otherwise be an item of the
@@ -62,6 +66,29 @@ def without_our_tools(response: Any, names: dict[str, str]) -> Any:
                                                  and t.get("type") == "function"
                                                  and t.get("name") in names)]
     return response if len(kept) == len(response["tools"]) else dict(response, tools=kept)
+
+
+def _blank_message(item: Any) -> bool:
+    """True for a ``message`` item with no text but whitespace (yet)."""
+    return (isinstance(item, dict) and item.get("type") == "message"
+            and not _has_text({"item": item}))
+
+
+def _has_text(obj: dict[str, Any]) -> bool:
+    """True when an item event carries text that is not whitespace: a ``delta`` or
+    ``text`` (``output_text``/``refusal`` events), or a part's or item's content."""
+    parts: list[Any] = [obj, obj.get("part")]
+    item = obj.get("item")
+    if isinstance(item, dict) and isinstance(item.get("content"), list):
+        parts += item["content"]
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        for key in ("delta", "text", "refusal"):
+            value = part.get(key)
+            if isinstance(value, str) and value.strip():
+                return True
+    return False
 
 
 def event_bytes(obj: dict[str, Any]) -> bytes:
@@ -148,6 +175,8 @@ class ResponsesStreamRound(StreamRound):
         message items) while no item of the round was shown (and the comments among
         them, ``None``): a round of reasoning and memory calls is hidden whole."""
         self.held_idx: set[int] = set()
+        self.blank_idx: set[int] = set()
+        """Held ``message`` items whose text is empty or whitespace so far."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -168,6 +197,7 @@ class ResponsesStreamRound(StreamRound):
         """Show the held reasoning events (once); their bytes."""
         held, self.held = self.held, []
         self.held_idx.clear()
+        self.blank_idx.clear()
         if not held:
             return b""
         out = self._show()
@@ -251,10 +281,16 @@ class ResponsesStreamRound(StreamRound):
                         self.hidden.add(idx)
                     elif not self.shown and self._held_kind(item):
                         self.held_idx.add(idx)
+                    elif not self.shown and _blank_message(item):
+                        self.held_idx.add(idx)
+                        self.blank_idx.add(idx)
                 if kind == "response.output_item.done":
                     self.items[idx] = item
                 if idx in self.hidden:
                     continue
+                if idx in self.blank_idx and _has_text(obj):
+                    self.blank_idx.discard(idx)  # a message after all: shown from here on
+                    out += self.release()
                 if idx in self.held_idx:
                     self.held.append((obj, raw))
                     continue
