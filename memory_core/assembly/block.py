@@ -746,12 +746,16 @@ def standing_weight(row: Any) -> float:
     (:func:`memory_core.items.standing.dated`: "Tomorrow I have to file …"), 0 for
     a preference that only reacts to what was just said
     (:func:`memory_core.items.standing.reaction`: "I love it!", "I'd love to see it"),
+    0 for an "always" that describes the recent past
+    (:func:`memory_core.items.standing.habit`: 最近总是…),
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
     on from someone else, :func:`memory_core.items.standing.relayed`, nor another
     person's doing, :func:`memory_core.items.standing.third_party`, nor history dated
-    by a year, :func:`memory_core.items.standing.dated_history`) or a lasting trait,
+    by a year, :func:`memory_core.items.standing.dated_history`, nor a new reading
+    of a number the user did not fix, :func:`memory_core.items.standing.reports_number`)
+    or a lasting trait,
     +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
     state as numbers, corrections, preferences and decisions is what long
@@ -760,6 +764,8 @@ def standing_weight(row: Any) -> float:
     if row["evidence"] != "user" or row["kind"] not in _STANDING_BASE:
         return 0.0
     numeric = row["value"] is not None
+    # a new reading of a number the user did not fix ("Coverage dropped to 81%", "My
+    # dog is 12 now") replaces the last one but does not stand;
     # a fact someone else is said to have changed, or another person's own doing, is
     # theirs to set ("Lena says the review moved to Thursday", "She's enforcing it
     # now"), and one dated in a past year is history ("We moved to Denver in 2019"):
@@ -767,14 +773,16 @@ def standing_weight(row: Any) -> float:
     correction = row["supersedes"] is not None and not (
         row["kind"] == "fact" and (standing.relayed(row["text"])
                                    or standing.third_party(row["text"])
-                                   or standing.dated_history(row["text"])))
+                                   or standing.dated_history(row["text"])
+                                   or (numeric and standing.reports_number(row["text"]))))
     lasting = standing.lasting(row)
     if row["kind"] == "fact" and not correction and not lasting and not (
             numeric and standing.fixed_quantity(row)):
         return 0.0  # no correction, no lasting trait, no number the user set
     if (standing.series(row) or standing.one_off(row) or standing.tentative(row)
             or standing.status_report(row) or standing.dated(row)
-            or (row["kind"] == "preference" and standing.reaction(row["text"]))):
+            or (row["kind"] == "preference" and standing.reaction(row["text"]))
+            or standing.habit(row)):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
         # how the work stands ("Tests are green now"), a plan for one day, a liking of
         # what was just shown ("I love it!")

@@ -152,11 +152,13 @@ or what the project's own document fixes ("the README says the port is 8080", "t
 contract says 99.9 % uptime"): the number is the user's, not a claim to pass on."""
 USER_CHANGE = re.compile(
     r"\b(?:i|we)(?:'ve|\shave)?\s(?:just\s|also\s|finally\s)?(?:doubled|tripled|halved|grew"
-    r"|shrank|shrunk|increased|decreased)\s(?:the|our|my|its|their)\b"
+    r"|shrank|shrunk|increased|decreased|moved|set|changed|bumped|raised|lowered|cut|dropped"
+    r"|reduced|scaled|resized|upped)\s(?:the|our|my|its|their)\b"
     r"|(?:我们|我|咱们)[^，,。！!？?]{0,8}把[^，,。！!？?]{1,20}?(?:增加|减少|提高|降低|调|改|扩|缩)"
     r"(?:到|为|成)", re.I)
-"""A change the user made to a value ("we doubled the replica count to 6",
-我们把超时增加到了60秒): the number is one they set, though a change word reports it."""
+"""A change the user made to a value ("we doubled the replica count to 6", "we moved
+the staging cluster to 9 nodes yesterday", 我们把超时增加到了60秒): the number is one
+they set, though a change word or a past day reports it."""
 _LATER = re.compile(r"\b\d[\d.,]*\s*[a-z]*\s+later\b"
                     r"|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|a\sfew|a\scouple"
                     r"\sof|few|several)\s+(?:second|minute|hour|day|night|week|month|year|decade"
@@ -179,11 +181,22 @@ STATUS = re.compile(
     r"|通っています|通りました|直りました|直った|落ちています|復旧しました|解決しました", re.I)
 """Words by which a statement reports how the work stands now ("Tests are green
 now", "CI passes again", 修好了, 直りました): task state of its conversation."""
+_KIN = (r"(?:daughter|son|kid|child|children|baby|boy|girl|twins|dog|cat|puppy|kitten|pup"
+        r"|mom|mum|mother|dad|father|brother|sister|grandma|grandpa|grandmother|grandfather"
+        r"|niece|nephew|wife|husband|partner)")
 AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)"
                  r"|\b(?:i|you|he|she|they|we)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were)"
-                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]))", re.I)
+                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]))"
+                 r"|\bturn(?:s|ed|ing)?\s+\d+(?=\s*(?:$|[,.;:!?)]|(?:next|this|on|in|today"
+                 r"|tomorrow|soon|and|years?)\b))"
+                 r"|\b(?:my|our|his|her|their|(?-i:[A-Z])\w*'s)\s+(?:\w+\s+)?" + _KIN
+                 + r"s?(?:\s+(?-i:[A-Z])\w*)?\s+(?:is|are|was|were|'s)\s+(?:now\s+|only\s+"
+                 r"|almost\s+|nearly\s+|just\s+)?\d+(?=\s*(?:$|[,.;:!?)]|(?:now|and|already"
+                 r"|years?|this|next|today)\b))", re.I)
 """An age: a number that describes, never one the user fixed ("a 10-week-old beagle",
-"explain it like I'm 12", "as if I were 10", 5岁)."""
+"explain it like I'm 12", "as if I were 10", 5岁, "my daughter turns 7 next week", "My
+dog Max is 12 now", "Mel's kids are 5 and 8": a relative's or a pet's age; "my son is 5
+minutes away" is no age)."""
 SETTING = re.compile(
     r"\b(?:set (?:it )?(?:to|at)|fixed at|capped at|limited to|is capped|is limited|cap|limit"
     r"|budget|quota|target|deadline|must|should|at most|at least|no more than|up to)\b"
@@ -234,6 +247,28 @@ PROVISIONED = re.compile(
 the build VM", "the VM is provisioned with 8 vCPUs", 内存调到32G)."""
 
 
+READING = re.compile(
+    r"\b(?:right\s+now|at\s+the\s+moment|currently|so\s+far|to\s+date|as\s+of\s+(?:now"
+    r"|today|yesterday|this\s+\w+)|last\s+(?:night|week|month|quarter|year|sprint|run"
+    r"|release)|yesterday|up\s+from|down\s+from|(?:the|a)\s+\w+\s+before(?:\s+(?:it|that))?"
+    r"|shows|showing|peak(?:ed|s)?|on\s+average"
+    r"|(?:i|we|you|they)(?:'ve|\s+have)\s+been\s+(?!(?:allowed|told|asked|given|using)\b)\w+ing)\b"
+    r"|\btoo\s+(?:big|large|small|slow|long|short|high|low|much|many|few|heavy)\b"
+    r"|目前|眼下|迄今|截至|上个?月|上周|上星期|去年|昨天|前天|之前是|以前是|此前|峰值|报了|显示"
+    r"|太(?:大|小|慢|长|短|高|低|多|少)了"
+    r"|先月|先週|去年|昨年|昨日|前回|その前|これまで|今のところ|現時点|ピーク|平均"
+    r"|(?<![今])今(?![後日回度週月年朝夜晩はも])|すぎ(?:る|ます|た)"
+    r"|\d+\s*(?:秒|分|時間|日|週間|か月|ヶ月)後に[^。！!？?\n]*(?:ました|した|った)"
+    r"|\d+\s*(?:秒|分钟|小时|天)(?:之?后)[^。！!？?\n]*了", re.I)
+"""Words by which a number is a reading of a moment or a past period, not a value set:
+"right now", "so far", "last month", "up from 0.5 %", "the sprint before it", "the
+dashboard shows …", "peaked", "48 MB, which is too big" (a reading judged against a
+limit), 目前, 上个月, 峰值, 报了 N 个, 先月, その前, 今 (not 今後 nor 今は, an update),
+"… N 分後に失敗しました" (when a run failed), "I've been going to the gym three times a
+week" (an activity told as it goes on). A word of setting (:data:`SETTING`: a
+budget, a limit, a target) still fixes the number ("last month we set the cap to 50")."""
+
+
 THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
                        re.I)
 """Words that scope a statement to the one occasion at hand ("This time two options
@@ -246,12 +281,14 @@ def reports_number(text: str | None) -> bool:
     :data:`CHANGE_SIZE`: "the raise is about 12%"), someone else's claim
     ("Jonas said the SLA is 99.9 %"), an age ("a 10-week-old beagle"), an outcome told
     with a feeling (:data:`FEELING`: "3 kg down this month, I'm so proud"), the size of
-    a machine (:data:`EQUIPMENT`: "the build box has 32 GB of RAM"), unless a word
-    says the number is set (a budget, a limit, a target)."""
+    a machine (:data:`EQUIPMENT`: "the build box has 32 GB of RAM"), a reading of a
+    moment or a past period (:data:`READING`: "1,240 users right now", "last month's
+    rate was 0.8%"), unless a word says the number is set (a budget, a limit, a target)."""
     t = text or ""
     if SETTING.search(t) is not None:
         return False
-    if observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None:
+    if (observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None
+            or (READING.search(t) is not None and USER_CHANGE.search(t) is None)):
         return True
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
         return True
@@ -264,6 +301,18 @@ THIRD_PERSON = re.compile(
 """A clause whose subject is another person, by a third-person pronoun ("She's
 enforcing it in branch protection now", 他现在负责发布了, 彼女は今はリモートです); not
 "they" nor 他们 (the speaker's team as often as not), nor a name (no lexicon of names)."""
+
+
+LATELY = re.compile(r"\b(?:lately|recently|these\s+days|nowadays)\b|最近|近来|这阵子|这几天"
+                    r"|このところ|ここ最近|近頃", re.I)
+"""Words by which an "always" or "never" describes how things have gone of late ("the
+cat always sleeps all day lately", 最近总是睡一整天, 最近はいつも遅れる), not an order."""
+
+
+def habit(row: Any) -> bool:
+    """Whether a constraint only describes a habit of late (:data:`LATELY`): a rule says
+    what is to hold, never what has been happening recently."""
+    return row["kind"] == "constraint" and LATELY.search(row["text"] or "") is not None
 
 
 def third_party(text: str | None) -> bool:
