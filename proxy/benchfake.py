@@ -17,7 +17,8 @@ answers the Responses API (``POST /v1/responses``) and Anthropic's Messages API
 (``POST /v1/messages``) with the same text, as JSON or, with ``"stream": true``, as
 the SSE events the official SDKs parse. Those two build each answer per request
 (each response and message has an id of its own, which the proxy keys threads by);
-no benchmark measures them.
+no benchmark measures them. ``lcm-proxy bench upstream`` serves this fake on its own,
+in the foreground, for that trial.
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
 """`lcm-proxy bench proxy`: the fake upstream speaks OpenAI, the report is complete,
-JSON-serialisable and printable. Tiny sizes: this checks the harness, not speed."""
+JSON-serialisable and printable; `bench upstream` serves that fake on its own. Tiny
+sizes: this checks the harness, not speed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import re
+import signal
+import sys
 from pathlib import Path
 
 import orjson
@@ -16,6 +22,8 @@ from proxy.bench import MODES, percentile, request_body, run_proxy_bench
 from proxy.benchfake import REPLY_TEXT, BenchUpstream, stream_events
 from proxy.cli import main as cli_main
 from tests.conftest import start_proxy
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_percentile_interpolates_between_ranks() -> None:
@@ -158,3 +166,50 @@ async def test_fake_upstream_serves_every_api_with_memory_through_the_proxy(
         await ant.close()
         await running.close()
         await fake.stop()
+
+
+async def test_cli_bench_upstream_serves_every_client_until_ctrl_c(tmp_path: Path) -> None:
+    """``lcm-proxy bench upstream`` (the README's keyless trial) as a process on a free
+    loopback port: the URLs it prints reach it through the proxy with the real openai
+    (Chat Completions, Responses) and anthropic SDKs, and SIGINT ends it with status 0."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LCM_")}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "proxy", "bench", "upstream", "--port", "0", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        head = b"".join([await asyncio.wait_for(proc.stdout.readline(), 60)
+                         for _ in range(4)]).decode()
+        urls = dict(re.findall(r"(\w+) SDK \(.*\): +base_url=(\S+)", head))
+        upstream = re.search(r"serve --upstream (\S+)", head)
+        assert upstream and urls.keys() == {"OpenAI", "Anthropic"}, head
+        assert urls["OpenAI"] == upstream.group(1) == urls["Anthropic"] + "/v1", head
+        direct = AsyncAnthropic(base_url=urls["Anthropic"], api_key="sk-demo", max_retries=0)
+        async with direct:
+            said = await direct.messages.create(model="claude-sonnet-4-5", max_tokens=50,
+                                                messages=[{"role": "user", "content": "hi"}])
+        assert said.content[0].type == "text" and said.content[0].text == REPLY_TEXT
+        running = await start_proxy(upstream.group(1), tmp_path / "data")
+        oai = AsyncOpenAI(base_url=running.base_url, api_key="sk-demo", max_retries=0)
+        ant = AsyncAnthropic(base_url=running.root, api_key="sk-demo", max_retries=0)
+        try:
+            chat = await oai.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+            assert chat.choices[0].message.content == REPLY_TEXT
+            resp = await oai.responses.create(model="gpt-4o-mini", input="hi")
+            assert resp.output_text == REPLY_TEXT
+            message = await ant.messages.create(
+                model="claude-sonnet-4-5", max_tokens=50,
+                messages=[{"role": "user", "content": "hi"}])
+            assert message.content[0].type == "text" and message.content[0].text == REPLY_TEXT
+        finally:
+            await oai.close()
+            await ant.close()
+            await running.close()
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0, await proc.stderr.read()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

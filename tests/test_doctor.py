@@ -297,6 +297,45 @@ def test_doctor_counts_retries_and_leftovers_not_an_answer_about_to_be_extracted
     assert orjson.loads(result.output)["extraction_queue"] == 2, result.output
 
 
+@pytest.mark.parametrize("extract", ["true", "false"])
+def test_doctor_says_what_clears_messages_waiting_for_an_extraction_retry(
+        tmp_path: Path, extract: str) -> None:
+    """The warning names what clears the backlog: the serving proxy's retries and the
+    log line that gives each failure's reason, or the setting that stops them."""
+    import time
+
+    from memory_core.capture.jobs import EXTRACT_RETRY_SECONDS
+    from memory_core.engine import Engine
+    from memory_core.models import Scope
+
+    data = tmp_path / "d"
+    engine = Engine(data)
+    try:
+        ticket, fut = engine.capture_request(Scope("t"), "r0", [
+            {"role": "user", "content": "question"}], {})
+        fut.result(10)
+        (answer,) = engine.capture_response(ticket, [
+            {"role": "assistant", "content": "answer"}], {}).result(10)
+        engine.flush()
+        sql_write(engine, lambda c: c.execute(
+            "INSERT INTO extraction_queue (message_id, attempts, next_at) VALUES (?, 2, ?)"
+            " ON CONFLICT (message_id) DO UPDATE SET attempts = excluded.attempts,"
+            " next_at = excluded.next_at", (answer, time.time() + 60)))
+    finally:
+        engine.close()
+    result = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)],
+                                env={**_free_port_env(), "LCM_INJECTION__EXTRACT": extract})
+    (line,) = [w for w in result.stdout.splitlines() if "for an extraction retry" in w]
+    assert line.startswith("warning: 1 message waits for an extraction retry"), line
+    if extract == "true":
+        assert "`lcm-proxy serve` retries one due message with each request" in line, line
+        assert f"then every {EXTRACT_RETRY_SECONDS[-1]:g} s" in line, line
+        assert "in its log" in line and "; queued for retry" in line, line
+    else:
+        assert "injection.extract is off" in line, line
+        assert "LCM_INJECTION__EXTRACT=true" in line, line
+
+
 async def test_doctor_counts_an_indexer_behind_at_the_start_as_at_work(
         proxy: RunningProxy) -> None:
     """An indexer that was behind when doctor began and caught up while it counted may

@@ -10,24 +10,10 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.extraction import extract
-from memory_core.items import writer
-from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
+from tests.replay_helpers import put, rows
 from tests.test_injection import Agent, block_of
-
-SCOPE = Scope("t", "coder")
-
-
-def put(engine: Engine, text: str) -> None:
-    engine.store.write_tx_sync(lambda c: writer.store_extracted(
-        c, SCOPE, 1, None, extract(text)))
-
-
-def rows(engine: Engine) -> list[dict[str, Any]]:
-    return sql_read(engine, lambda c: [dict(r) for r in c.execute(
-        "SELECT id, kind, text, status, conflict_with, supersedes FROM memory_items"
-        " ORDER BY id")])
 
 
 # -- a permission and its refusal, filed as two kinds -----------------------------------------

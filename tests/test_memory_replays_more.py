@@ -15,8 +15,8 @@ from memory_core.extraction import extract, reply
 from memory_core.items.supersession import other_holders
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
+from tests.replay_helpers import SCOPE, put, rows
 from tests.test_injection import Agent, block_of
-from tests.test_memory_replays import SCOPE, put, rows
 
 
 # -- 117: one value held by another person and by the user ------------------------------------

@@ -16,6 +16,7 @@ from memory_core.items import writer
 from memory_core.models import Scope
 from tests.conftest import sql_read
 from tests.fake_upstream import FakeUpstream
+from tests.replay_helpers import put
 from tests.test_memory_classes import _as_item, _items_after
 
 SCOPE = Scope("t", "default")
@@ -26,9 +27,8 @@ def _said(tmp_path: Path, *texts: str) -> list[tuple[str, str, int | None]]:
     conflict_with)`` of every item."""
     engine = Engine(tmp_path / "d")
     try:
-        for n, text in enumerate(texts):
-            engine.store.write_tx_sync(lambda c, n=n, text=text: writer.store_extracted(
-                c, SCOPE, 1, None, extract(text)))
+        for text in texts:
+            put(engine, text, SCOPE)
         return sql_read(engine, lambda c: [tuple(r) for r in c.execute(
             "SELECT text, status, conflict_with FROM memory_items ORDER BY id")])
     finally:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,88 +18,27 @@ import anthropic
 import openai
 import orjson
 import pytest
-from aiohttp import web
 
-from tests.conftest import TEST_KEY, RunningProxy, start_proxy
+from tests.conftest import TEST_KEY, RunningProxy
+from tests.replay_helpers import (
+    FINAL,
+    HEADERS,
+    MEMORY_CALLS,
+    SDK_USER,
+    USER,
+    Gated,
+    GatedUpstream,
+    Scripted,
+    block_event,
+    chunk,
+    ev,
+    gated,  # noqa: F401 - the fixture
+    gated_proxy,
+    message_start,
+    messages_call_whole_in_start,
+    post,
+)
 
-
-@dataclass
-class Scripted:
-    """One answer: a status, headers and body pieces; before the piece at ``gate_at``
-    the upstream waits until the test opens ``gate``."""
-
-    pieces: list[bytes]
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=lambda: {
-        "Content-Type": "text/event-stream"})
-    gate_at: int | None = None
-    gate: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-class GatedUpstream:
-    """A loopback upstream answering every POST from a queue of :class:`Scripted`,
-    recording what it received."""
-
-    def __init__(self) -> None:
-        self.answers: deque[Scripted] = deque()
-        self.received: list[dict[str, Any]] = []
-        self.runner: web.AppRunner | None = None
-        self.port = 0
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        raw = await request.read()
-        self.received.append({"path": request.path, "path_qs": request.path_qs, "raw": raw,
-                              "json": orjson.loads(raw) if raw else None,
-                              "headers": dict(request.headers)})
-        answer = self.answers.popleft()
-        resp = web.StreamResponse(status=answer.status, headers=answer.headers)
-        await resp.prepare(request)
-        for i, piece in enumerate(answer.pieces):
-            if i == answer.gate_at:
-                await asyncio.wait_for(answer.gate.wait(), 30)
-            await resp.write(piece)
-        await resp.write_eof()
-        return resp
-
-    async def start(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_route("*", "/v1/{tail:.*}", self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-
-@pytest.fixture
-async def gated(tmp_path: Path) -> AsyncIterator[tuple[GatedUpstream, RunningProxy]]:
-    upstream = GatedUpstream()
-    await upstream.start()
-    proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}/v1", tmp_path / "d",
-                              tools={"offer": "always"})
-    yield upstream, proxy
-    await proxy.close()
-    assert upstream.runner is not None
-    await upstream.runner.cleanup()
-
-
-def data(obj: Any) -> bytes:
-    return b"data: " + orjson.dumps(obj) + b"\n\n"
-
-
-def ev(name: str, obj: Any) -> bytes:
-    return b"event: " + name.encode() + b"\n" + data(obj)
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    return data({"id": "chatcmpl-r", "object": "chat.completion.chunk", "created": 1,
-                 "model": "m", "choices": [{"index": 0, "delta": delta,
-                                            "finish_reason": finish}]})
-
-
-HEADERS = {"Authorization": f"Bearer {TEST_KEY}", "x-api-key": TEST_KEY,
-           "Content-Type": "application/json"}
-USER = [{"role": "user", "content": "hello there"}]
 CLIENT_TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}
 
@@ -131,7 +68,7 @@ PLAIN_BODIES = {
 
 @pytest.mark.parametrize("path", sorted(PLAIN_BODIES))
 async def test_a_stream_answered_with_one_json_body_reaches_the_client_as_sent(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body, answer = PLAIN_BODIES[path]
     raw = orjson.dumps(answer)
@@ -163,10 +100,7 @@ HELD_STREAMS = {
     "/messages": (
         {"model": "claude", "max_tokens": 50, "messages": USER, "stream": True,
          "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}]},
-        [ev("message_start", {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        [message_start("msg_1"),
          ev("content_block_start", {"type": "content_block_start", "index": 0,
                                     "content_block": {"type": "tool_use", "id": "toolu_1",
                                                       "name": "get_weather", "input": {}}}),
@@ -223,7 +157,7 @@ HELD_STREAMS = {
 
 @pytest.mark.parametrize("path", sorted(HELD_STREAMS))
 async def test_a_clients_tool_arguments_reach_it_while_the_upstream_still_writes(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body, pieces, first_fragment, gate_at = HELD_STREAMS[path]
     answer = Scripted(pieces, gate_at=gate_at)
@@ -245,101 +179,6 @@ async def test_a_clients_tool_arguments_reach_it_while_the_upstream_still_writes
 # -- a memory call whose arguments come without deltas ------------------------------------
 # Reported: arguments only in ``response.function_call_arguments.done`` (no deltas), or
 # an Anthropic tool_use whose input is whole in ``content_block_start``, read as ``{}``.
-def _responses_call_without_deltas() -> bytes:
-    item = {"type": "function_call", "id": "fc_1", "call_id": "call_m",
-            "name": "memory_grep", "arguments": "", "status": "in_progress"}
-    args = "{\"query\": \"build flag\"}"
-    done = dict(item, arguments=args, status="completed")
-    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [],
-            "model": "m", "created_at": 1}
-    return b"".join([
-        ev("response.created", {"type": "response.created", "sequence_number": 0,
-                                "response": resp}),
-        ev("response.output_item.added", {"type": "response.output_item.added",
-                                          "sequence_number": 1, "output_index": 0,
-                                          "item": item}),
-        ev("response.function_call_arguments.done", {
-            "type": "response.function_call_arguments.done", "sequence_number": 2,
-            "item_id": "fc_1", "output_index": 0, "arguments": args}),
-        ev("response.output_item.done", {"type": "response.output_item.done",
-                                         "sequence_number": 3, "output_index": 0,
-                                         "item": done}),
-        ev("response.completed", {"type": "response.completed", "sequence_number": 4,
-                                  "response": dict(resp, status="completed", output=[done],
-                                                   usage={"input_tokens": 3,
-                                                          "output_tokens": 4,
-                                                          "total_tokens": 7})}),
-    ])
-
-
-def _messages_call_whole_in_start() -> bytes:
-    return b"".join([
-        ev("message_start", {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        ev("content_block_start", {"type": "content_block_start", "index": 0,
-                                   "content_block": {"type": "tool_use", "id": "toolu_m",
-                                                     "name": "memory_grep",
-                                                     "input": {"query": "build flag"}}}),
-        ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ev("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}),
-        ev("message_stop", {"type": "message_stop"}),
-    ])
-
-
-def _chat_call_whole_in_first_chunk() -> bytes:
-    return b"".join([
-        chunk({"role": "assistant", "content": None, "tool_calls": [{
-            "index": 0, "id": "call_m", "type": "function",
-            "function": {"name": "memory_grep", "arguments": "{\"query\": \"build flag\"}"}}]}),
-        chunk({}, "tool_calls"), b"data: [DONE]\n\n"])
-
-
-FINAL = {
-    "/chat/completions": b"".join([chunk({"role": "assistant", "content": "done"}),
-                                   chunk({}, "stop"), b"data: [DONE]\n\n"]),
-    "/messages": b"".join([
-        ev("message_start", {"type": "message_start", "message": {
-            "id": "msg_2", "type": "message", "role": "assistant", "model": "claude",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        ev("content_block_start", {"type": "content_block_start", "index": 0,
-                                   "content_block": {"type": "text", "text": ""}}),
-        ev("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": "text_delta", "text": "done"}}),
-        ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ev("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
-        ev("message_stop", {"type": "message_stop"})]),
-    "/responses": b"".join([
-        ev("response.created", {"type": "response.created", "sequence_number": 0,
-                                "response": {"id": "resp_2", "object": "response",
-                                             "status": "in_progress", "output": [],
-                                             "model": "m", "created_at": 1}}),
-        ev("response.completed", {"type": "response.completed", "sequence_number": 1,
-                                  "response": {
-                                      "id": "resp_2", "object": "response",
-                                      "status": "completed", "model": "m", "created_at": 1,
-                                      "output": [{"type": "message", "id": "msg_2",
-                                                  "status": "completed",
-                                                  "role": "assistant", "content": [{
-                                                      "type": "output_text", "text": "done",
-                                                      "annotations": []}]}],
-                                      "usage": {"input_tokens": 3, "output_tokens": 1,
-                                                "total_tokens": 4}}})]),
-}
-MEMORY_CALLS = {
-    "/chat/completions": ({"model": "m", "messages": USER, "stream": True},
-                          _chat_call_whole_in_first_chunk()),
-    "/messages": ({"model": "claude", "max_tokens": 50, "messages": USER, "stream": True},
-                  _messages_call_whole_in_start()),
-    "/responses": ({"model": "m", "input": "hello there", "stream": True},
-                   _responses_call_without_deltas()),
-}
-
-
 def _call_arguments(path: str, sent: dict[str, Any]) -> Any:
     """The memory call's arguments as the next round sent them back upstream."""
     if path == "/responses":
@@ -356,15 +195,12 @@ def _call_arguments(path: str, sent: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_a_memory_calls_arguments_without_deltas_are_run_as_sent(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body, first = MEMORY_CALLS[path]
     upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, body)
+    assert status == 200
     assert b"done" in got and b"memory_grep" not in got
     assert len(upstream.received) == 2, "the memory call ran and the round went on"
     assert _call_arguments(path, upstream.received[1]["json"]) == {"query": "build flag"}
@@ -382,7 +218,7 @@ CLIENT_HEADERS = {"anthropic-beta": "interleaved-thinking-2025-05-14,context-1m-
 
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_the_clients_feature_headers_reach_every_round(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body, first = MEMORY_CALLS[path]
     upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
@@ -404,7 +240,7 @@ async def test_the_clients_feature_headers_reach_every_round(
 # answer. The client must get what the upstream sent.
 @pytest.mark.parametrize("path", sorted(FINAL))
 async def test_a_plain_request_answered_with_a_stream_reaches_the_client_as_sent(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body = dict(MEMORY_CALLS[path][0], stream=False)
     upstream.answers.append(Scripted([FINAL[path]]))
@@ -428,7 +264,7 @@ UPSTREAM_HEADERS = {"x-request-id": "req_up_1", "request-id": "req_up_2",
 
 @pytest.mark.parametrize("path", sorted(FINAL))
 async def test_a_streams_upstream_headers_reach_the_client(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body = MEMORY_CALLS[path][0]
     upstream.answers.append(Scripted([FINAL[path]], headers={
@@ -478,16 +314,13 @@ FRAMINGS = {"multiline-data": _multiline, "no-event-lines": _no_event_lines}
 @pytest.mark.parametrize("framing", sorted(FRAMINGS))
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_a_memory_call_in_another_sse_framing_is_run_and_hidden(
-        gated: tuple[GatedUpstream, RunningProxy], path: str, framing: str) -> None:
+        gated: Gated, path: str, framing: str) -> None:
     upstream, proxy = gated
     body, first = MEMORY_CALLS[path]
     final = FRAMINGS[framing](FINAL[path])
     upstream.answers.extend([Scripted([FRAMINGS[framing](first)]), Scripted([final])])
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, body)
+    assert status == 200
     assert b"memory_grep" not in got
     assert len(upstream.received) == 2, "the memory call ran and the round went on"
     assert _call_arguments(path, upstream.received[1]["json"]) == {"query": "build flag"}
@@ -496,16 +329,12 @@ async def test_a_memory_call_in_another_sse_framing_is_run_and_hidden(
 @pytest.mark.parametrize("framing", sorted(FRAMINGS))
 @pytest.mark.parametrize("path", sorted(FINAL))
 async def test_an_answer_in_another_sse_framing_reaches_the_client_as_sent(
-        gated: tuple[GatedUpstream, RunningProxy], path: str, framing: str) -> None:
+        gated: Gated, path: str, framing: str) -> None:
     upstream, proxy = gated
     final = FRAMINGS[framing](FINAL[path])
     upstream.answers.append(Scripted([final]))
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path,
-                                data=orjson.dumps(MEMORY_CALLS[path][0]),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, MEMORY_CALLS[path][0])
+    assert status == 200
     assert got == final
 
 
@@ -519,7 +348,7 @@ LIMIT_HEADERS = {"retry-after": "7", "x-ratelimit-reset-requests": "7s",
 
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_a_429_met_by_a_hidden_round_reaches_the_client_with_its_headers(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body, first = MEMORY_CALLS[path]
     error = orjson.dumps({"error": {"message": "slow down", "type": "rate_limit_error",
@@ -561,17 +390,14 @@ async def _stream_round(upstream: GatedUpstream, proxy: RunningProxy, calls: lis
     pieces = [chunk({"role": "assistant", "content": None}), *calls,
               chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
     upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + "/chat/completions",
-                                data=orjson.dumps(body), headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, "/chat/completions", body)
+    assert status == 200
     return got
 
 
 @pytest.mark.parametrize("calls", sorted(RESTATED))
 async def test_a_memory_call_whose_name_every_fragment_restates_is_run_and_hidden(
-        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
+        gated: Gated, calls: str) -> None:
     upstream, proxy = gated
     body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
     got = await _stream_round(upstream, proxy, RESTATED[calls], body)
@@ -615,7 +441,7 @@ SHARED_INDEX = {
 
 @pytest.mark.parametrize("calls", sorted(SHARED_INDEX))
 async def test_parallel_calls_on_one_index_are_told_apart(
-        gated: tuple[GatedUpstream, RunningProxy], calls: str) -> None:
+        gated: Gated, calls: str) -> None:
     upstream, proxy = gated
     body = {"model": "m", "messages": USER, "stream": True, "tools": [CLIENT_TOOL]}
     got = await _stream_round(upstream, proxy, SHARED_INDEX[calls], body)
@@ -641,12 +467,8 @@ async def test_parallel_calls_on_one_index_are_told_apart(
         "id": "call_c", "type": "function",
         "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
         {"role": "tool", "tool_call_id": "call_c", "content": "sunny"}]
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + "/chat/completions",
-                                data=orjson.dumps(dict(body, messages=turn)),
-                                headers=HEADERS) as resp:
-            await resp.read()
-            assert resp.status == 200
+    status, _headers, _got = await post(proxy, "/chat/completions", dict(body, messages=turn))
+    assert status == 200
     sent = upstream.received[1]["json"]["messages"]
     called = {c["id"]: c["function"]["name"] for m in sent for c in m.get("tool_calls") or []}
     assert called == {"call_c": "get_weather", "call_m": "memory_grep"}
@@ -673,7 +495,7 @@ OBJECT_ARGS = {
 
 @pytest.mark.parametrize("mode", sorted(OBJECT_ARGS))
 async def test_a_memory_call_whose_arguments_are_an_object_runs_with_them(
-        gated: tuple[GatedUpstream, RunningProxy], mode: str) -> None:
+        gated: Gated, mode: str) -> None:
     upstream, proxy = gated
     stream = mode == "stream"
     final = FINAL["/chat/completions"] if stream else PLAIN_BODIES["/chat/completions"][1]
@@ -683,11 +505,8 @@ async def test_a_memory_call_whose_arguments_are_an_object_runs_with_them(
         Scripted([final] if stream else [orjson.dumps(final)],
                  **({} if stream else {"headers": json_type}))])
     body = {"model": "m", "messages": USER, "stream": stream}
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + "/chat/completions",
-                                data=orjson.dumps(body), headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, "/chat/completions", body)
+    assert status == 200
     assert b"memory_grep" not in got
     assert len(upstream.received) == 2, "the memory call ran and the round went on"
     (result,) = [m for m in upstream.received[1]["json"]["messages"] if m["role"] == "tool"]
@@ -703,7 +522,7 @@ NO_ID = {"absent": {}, "empty": {"id": ""}}
 
 @pytest.mark.parametrize("form", sorted(NO_ID))
 async def test_a_memory_call_without_an_id_goes_back_paired_with_its_result(
-        gated: tuple[GatedUpstream, RunningProxy], form: str) -> None:
+        gated: Gated, form: str) -> None:
     upstream, proxy = gated
     calls = [{"index": i, **NO_ID[form], "type": "function",
               "function": {"name": "memory_grep", "arguments": args}}
@@ -715,9 +534,6 @@ async def test_a_memory_call_without_an_id_goes_back_paired_with_its_result(
     ids = [c["id"] for m in sent for c in m.get("tool_calls") or []]
     assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and ids[0] != ids[1]
     assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ids
-
-
-SDK_USER: Any = USER  # the SDKs' message params, as sent
 
 
 # -- a stream under another label ---------------------------------------------------------
@@ -733,16 +549,13 @@ LABELS = {"none": {}, "text-plain": {"Content-Type": "text/plain; charset=utf-8"
 @pytest.mark.parametrize("label", sorted(LABELS))
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_a_memory_call_in_a_stream_under_another_label_is_run_and_hidden(
-        gated: tuple[GatedUpstream, RunningProxy], path: str, label: str) -> None:
+        gated: Gated, path: str, label: str) -> None:
     upstream, proxy = gated
     body, first = MEMORY_CALLS[path]
     upstream.answers.extend([Scripted([first[:3], first[3:]], headers=LABELS[label]),
                              Scripted([FINAL[path]], headers=LABELS[label])])
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, body)
+    assert status == 200
     assert b"memory_grep" not in got and b"done" in got
     assert len(upstream.received) == 2, "the memory call ran and the round went on"
     assert _call_arguments(path, upstream.received[1]["json"]) == {"query": "build flag"}
@@ -751,17 +564,14 @@ async def test_a_memory_call_in_a_stream_under_another_label_is_run_and_hidden(
 @pytest.mark.parametrize("label", ["none", "text-plain"])
 @pytest.mark.parametrize("path", sorted(PLAIN_BODIES))
 async def test_a_body_under_another_label_still_reaches_a_stream_client_as_sent(
-        gated: tuple[GatedUpstream, RunningProxy], path: str, label: str) -> None:
+        gated: Gated, path: str, label: str) -> None:
     upstream, proxy = gated
     body, answer = PLAIN_BODIES[path]
     raw = b"\n " + orjson.dumps(answer)  # read a byte at a time until it is told apart
     upstream.answers.append(Scripted([raw[i:i + 1] for i in range(len(raw))],
                                      headers=LABELS[label]))
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, body)
+    assert status == 200
     assert got == raw
     assert len(upstream.received) == 1
 
@@ -791,16 +601,13 @@ MORE_FRAMINGS: dict[str, Callable[[bytes], bytes]] = {
 @pytest.mark.parametrize("framing", sorted(MORE_FRAMINGS))
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_a_memory_call_in_more_sse_framings_is_run_and_hidden(
-        gated: tuple[GatedUpstream, RunningProxy], path: str, framing: str) -> None:
+        gated: Gated, path: str, framing: str) -> None:
     upstream, proxy = gated
     frame = MORE_FRAMINGS[framing]
     body, first = MEMORY_CALLS[path]
     upstream.answers.extend([Scripted([frame(first)]), Scripted([frame(FINAL[path])])])
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, body)
+    assert status == 200
     assert b"memory_grep" not in got and b"done" in got
     assert len(upstream.received) == 2
 
@@ -817,29 +624,22 @@ CITATION = {"type": "web_search_result_location", "url": "https://example.org/a"
             "title": "A", "encrypted_index": "Eo8BCioIAhgB", "cited_text": "alpha beta"}
 
 
-def _block(name: str, index: int, **kw: Any) -> bytes:
-    return ev(name, {"type": name, "index": index, **kw})
-
-
 def _server_tool_stream(stop: str) -> bytes:
     return b"".join([
-        ev("message_start", {"type": "message_start", "message": {
-            "id": "msg_s", "type": "message", "role": "assistant", "model": "claude",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        _block("content_block_start", 0, content_block={
+        message_start("msg_s"),
+        block_event("content_block_start", 0, content_block={
             "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
-        _block("content_block_delta", 0, delta={"type": "input_json_delta",
-                                                "partial_json": "{\"query\": \"alpha\"}"}),
-        _block("content_block_stop", 0),
-        _block("content_block_start", 1, content_block=SEARCH_RESULT),
-        _block("content_block_stop", 1),
-        _block("content_block_start", 2, content_block={"type": "text", "text": "",
-                                                        "citations": []}),
-        _block("content_block_delta", 2, delta={"type": "citations_delta",
-                                                "citation": CITATION}),
-        _block("content_block_delta", 2, delta={"type": "text_delta", "text": "Alpha."}),
-        _block("content_block_stop", 2),
+        block_event("content_block_delta", 0, delta={"type": "input_json_delta",
+                                                     "partial_json": "{\"query\": \"alpha\"}"}),
+        block_event("content_block_stop", 0),
+        block_event("content_block_start", 1, content_block=SEARCH_RESULT),
+        block_event("content_block_stop", 1),
+        block_event("content_block_start", 2, content_block={"type": "text", "text": "",
+                                                             "citations": []}),
+        block_event("content_block_delta", 2, delta={"type": "citations_delta",
+                                                     "citation": CITATION}),
+        block_event("content_block_delta", 2, delta={"type": "text_delta", "text": "Alpha."}),
+        block_event("content_block_stop", 2),
         ev("message_delta", {"type": "message_delta", "delta": {
             "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 9}}),
         ev("message_stop", {"type": "message_stop"})])
@@ -847,7 +647,7 @@ def _server_tool_stream(stop: str) -> bytes:
 
 @pytest.mark.parametrize("stop", ["end_turn", "pause_turn", "refusal"])
 async def test_server_tool_blocks_and_citations_reach_the_client_and_go_back(
-        gated: tuple[GatedUpstream, RunningProxy], stop: str) -> None:
+        gated: Gated, stop: str) -> None:
     upstream, proxy = gated
     raw = _server_tool_stream(stop)
     upstream.answers.append(Scripted([raw]))
@@ -890,13 +690,14 @@ THOUGHT = {
 
 @pytest.mark.parametrize("kind", sorted(THOUGHT))
 async def test_thinking_before_a_memory_call_goes_back_first_and_unchanged(
-        gated: tuple[GatedUpstream, RunningProxy], kind: str) -> None:
+        gated: Gated, kind: str) -> None:
     upstream, proxy = gated
     start, deltas, whole = THOUGHT[kind]
-    call = _messages_call_whole_in_start().split(b"\n\n")
-    first = b"".join([call[0] + b"\n\n", _block("content_block_start", 0, content_block=start),
-                      *(_block("content_block_delta", 0, delta=d) for d in deltas),
-                      _block("content_block_stop", 0),
+    call = messages_call_whole_in_start().split(b"\n\n")
+    first = b"".join([call[0] + b"\n\n",
+                      block_event("content_block_start", 0, content_block=start),
+                      *(block_event("content_block_delta", 0, delta=d) for d in deltas),
+                      block_event("content_block_stop", 0),
                       b"\n\n".join(call[1:]).replace(b"\"index\":0", b"\"index\":1")])
     upstream.answers.extend([Scripted([first]), Scripted([FINAL["/messages"]])])
     body = {"model": "claude", "max_tokens": 2000, "messages": USER, "stream": True,
@@ -917,18 +718,18 @@ async def test_thinking_before_a_memory_call_goes_back_first_and_unchanged(
 # hidden, the client's call must come on the index it would have had.
 @pytest.mark.parametrize("memory_first", [True, False])
 async def test_a_hidden_call_beside_the_clients_leaves_no_gap_for_the_sdks(
-        gated: tuple[GatedUpstream, RunningProxy], memory_first: bool) -> None:
+        gated: Gated, memory_first: bool) -> None:
     upstream, proxy = gated
     calls = [("toolu_m", "memory_grep", "{\"query\": \"build flag\"}"),
              ("toolu_c", "get_weather", "{\"city\": \"Oslo\"}")]
     calls = calls if memory_first else calls[::-1]
     start = MEMORY_CALLS["/messages"][1].split(b"\n\n")[0] + b"\n\n"
     blocks = b"".join(
-        _block("content_block_start", i, content_block={
+        block_event("content_block_start", i, content_block={
             "type": "tool_use", "id": cid, "name": name, "input": {}})
-        + _block("content_block_delta", i, delta={"type": "input_json_delta",
-                                                  "partial_json": args})
-        + _block("content_block_stop", i) for i, (cid, name, args) in enumerate(calls))
+        + block_event("content_block_delta", i, delta={"type": "input_json_delta",
+                                                       "partial_json": args})
+        + block_event("content_block_stop", i) for i, (cid, name, args) in enumerate(calls))
     end = ev("message_delta", {"type": "message_delta", "delta": {
         "stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}}) + ev(
         "message_stop", {"type": "message_stop"})
@@ -946,7 +747,7 @@ async def test_a_hidden_call_beside_the_clients_leaves_no_gap_for_the_sdks(
 # Reported: ``POST /v1/messages/count_tokens`` (``?beta=true`` from Claude Code) answered
 # 404 by proxies. It goes through untouched, query and beta header included.
 async def test_count_tokens_goes_through_untouched(
-        gated: tuple[GatedUpstream, RunningProxy]) -> None:
+        gated: Gated) -> None:
     upstream, proxy = gated
     for n in (14, 15):
         upstream.answers.append(Scripted([b"{\"input_tokens\":%d}" % n], headers={
@@ -969,15 +770,9 @@ async def test_count_tokens_goes_through_untouched(
 # it may not send the client's status line yet (a body would then reach a stream client as
 # an upstream error event), and a stream so labelled must still have its memory call run.
 @pytest.fixture
-async def beating(tmp_path: Path) -> AsyncIterator[tuple[GatedUpstream, RunningProxy]]:
-    upstream = GatedUpstream()
-    await upstream.start()
-    proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}/v1", tmp_path / "d",
-                              tools={"offer": "always", "heartbeat_seconds": 0.1})
-    yield upstream, proxy
-    await proxy.close()
-    assert upstream.runner is not None
-    await upstream.runner.cleanup()
+async def beating(tmp_path: Path) -> AsyncIterator[Gated]:
+    async with gated_proxy(tmp_path, heartbeat_seconds=0.1) as pair:
+        yield pair
 
 
 async def _open_later(upstream: GatedUpstream, gate: asyncio.Event) -> None:
@@ -989,35 +784,29 @@ async def _open_later(upstream: GatedUpstream, gate: asyncio.Event) -> None:
 
 @pytest.mark.parametrize("path", sorted(PLAIN_BODIES))
 async def test_a_body_whose_first_byte_comes_after_a_heartbeat_reaches_the_client_as_sent(
-        beating: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        beating: Gated, path: str) -> None:
     upstream, proxy = beating
     body, answer = PLAIN_BODIES[path]
     raw = orjson.dumps(answer)
     slow = Scripted([b"", raw], headers={"Content-Type": "application/json"}, gate_at=1)
     upstream.answers.append(slow)
     opener = asyncio.ensure_future(_open_later(upstream, slow.gate))
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, body)
+    assert status == 200
     await opener
     assert got == raw
 
 
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_a_stream_under_another_label_after_a_heartbeat_still_hides_its_memory_call(
-        beating: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        beating: Gated, path: str) -> None:
     upstream, proxy = beating
     body, first = MEMORY_CALLS[path]
     slow = Scripted([b"", first], headers=LABELS["text-plain"], gate_at=1)
     upstream.answers.extend([slow, Scripted([FINAL[path]], headers=LABELS["text-plain"])])
     opener = asyncio.ensure_future(_open_later(upstream, slow.gate))
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers=HEADERS) as resp:
-            got = await resp.read()
-            assert resp.status == 200
+    status, _headers, got = await post(proxy, path, body)
+    assert status == 200
     await opener
     assert b"memory_grep" not in got and b"done" in got
     assert len(upstream.received) == 2
@@ -1036,7 +825,7 @@ def _final_with_previous(rid: bytes) -> bytes:
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_a_continuation_after_a_hidden_round_is_shown_its_previous_response_id(
-        gated: tuple[GatedUpstream, RunningProxy], stream: bool) -> None:
+        gated: Gated, stream: bool) -> None:
     upstream, proxy = gated
     upstream.answers.extend([Scripted([MEMORY_CALLS["/responses"][1]]),
                              Scripted([_final_with_previous(b"resp_2")])])
@@ -1072,7 +861,7 @@ async def test_a_continuation_after_a_hidden_round_is_shown_its_previous_respons
 # or 401. Both must reach every round, the hidden ones too.
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_the_query_string_and_api_key_header_reach_every_round(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     body, first = MEMORY_CALLS[path]
     upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
@@ -1099,7 +888,7 @@ CHALLENGE = (b"<!DOCTYPE html><html><head><title>Just a moment...</title></head>
 @pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_an_html_page_under_200_reaches_the_client_as_sent(
-        gated: tuple[GatedUpstream, RunningProxy], path: str, stream: bool) -> None:
+        gated: Gated, path: str, stream: bool) -> None:
     upstream, proxy = gated
     upstream.answers.append(Scripted([CHALLENGE], headers={
         "Content-Type": "text/html; charset=UTF-8"}))
@@ -1119,7 +908,7 @@ async def test_an_html_page_under_200_reaches_the_client_as_sent(
 # a hidden round too, must reach the client whole.
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_a_one_megabyte_event_reaches_the_client_whole(
-        gated: tuple[GatedUpstream, RunningProxy], path: str) -> None:
+        gated: Gated, path: str) -> None:
     upstream, proxy = gated
     big = FINAL[path].replace(b"done", b"A" * (1 << 20))
     body, first = MEMORY_CALLS[path]
@@ -1163,7 +952,7 @@ async def _exchange(port: int, head: bytes, body: bytes, *, wait_continue: bool 
 @pytest.mark.parametrize("client", ["http-1.0", "expect-100", "chunked-body"])
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
 async def test_older_and_streaming_http_clients_get_the_answer(
-        gated: tuple[GatedUpstream, RunningProxy], path: str, client: str) -> None:
+        gated: Gated, path: str, client: str) -> None:
     upstream, proxy = gated
     body, first = MEMORY_CALLS[path]
     upstream.answers.extend([Scripted([first]), Scripted([FINAL[path]])])
@@ -1195,7 +984,7 @@ async def test_older_and_streaming_http_clients_get_the_answer(
 # ``end_turn`` by a proxy that rebuilds the final message. After a hidden memory round the
 # client's final message must carry the round's own.
 async def test_a_stop_sequence_after_a_hidden_round_reaches_the_client(
-        gated: tuple[GatedUpstream, RunningProxy]) -> None:
+        gated: Gated) -> None:
     upstream, proxy = gated
     final = FINAL["/messages"].replace(b'"stop_reason":"end_turn","stop_sequence":null',
                                        b'"stop_reason":"stop_sequence","stop_sequence":"###"')

@@ -7,47 +7,27 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiohttp
 import anthropic
 import openai
 import orjson
 import pytest
 
-from proxy.sse import SSEDecoder
-from tests.conftest import TEST_KEY, RunningProxy
-from tests.test_wire_replays import (
+from tests.conftest import TEST_KEY
+from tests.replay_helpers import (
     FINAL,
-    HEADERS,
+    JSON,
     MEMORY_CALLS,
     SDK_USER,
     USER,
-    GatedUpstream,
+    Gated,
     Scripted,
     chunk,
     data,
     ev,
     gated,  # noqa: F401 - the fixture
 )
-
-Gated = tuple[GatedUpstream, RunningProxy]
-
-
-def _events(raw: bytes) -> list[dict[str, Any]]:
-    """Every JSON event of an SSE body, in order."""
-    decoder = SSEDecoder()
-    out = []
-    for event in [*decoder.feed(raw), *decoder.close()]:
-        if event.data and event.data != "[DONE]":
-            out.append(orjson.loads(event.data))
-    return out
-
-
-async def _post(proxy: RunningProxy, path: str, body: dict[str, Any],
-                headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
-    async with aiohttp.ClientSession() as session:
-        async with session.post(proxy.base_url + path, data=orjson.dumps(body),
-                                headers={**HEADERS, **(headers or {})}) as resp:
-            return resp.status, resp.headers.copy(), await resp.read()
+from tests.replay_helpers import events as _events
+from tests.replay_helpers import post as _post
 
 
 def _chat_call_then(final: bytes) -> list[Scripted]:
@@ -128,7 +108,6 @@ async def test_a_custom_tool_calls_turn_goes_back_as_sent(gated: Gated) -> None:
     assert CUSTOM_MESSAGE in sent and orjson.dumps(CUSTOM_MESSAGE) in upstream.received[0]["raw"]
 
 
-JSON = {"Content-Type": "application/json"}
 MESSAGE_DONE = {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude",
                 "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
                 "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 2}}

@@ -16,19 +16,21 @@ import orjson
 import pytest
 
 from tests.conftest import TEST_KEY, sql_read
-from tests.test_wire_replays import (
+from tests.replay_helpers import (
     FINAL,
     HEADERS,
+    JSON,
     SDK_USER,
+    Gated,
     Scripted,
     chunk,
     data,
     ev,
+    events,
     gated,  # noqa: F401 - the fixture
+    message_start,
+    post,
 )
-from tests.test_wire_replays_more import Gated, _events, _post
-
-JSON = {"Content-Type": "application/json"}
 
 
 # -- 75 (left): a compaction_trigger request goes as the client sent it ----------------------
@@ -78,7 +80,7 @@ async def test_a_compaction_request_goes_upstream_as_the_client_sent_it(gated: G
     answer = _compaction_stream()
     upstream.answers.append(Scripted([answer]))
     sent = orjson.dumps(CODEX_COMPACT)
-    status, headers, got = await _post(proxy, "/responses", CODEX_COMPACT)
+    status, headers, got = await post(proxy, "/responses", CODEX_COMPACT)
     assert (status, got) == (200, answer)
     assert upstream.received[0]["raw"] == sent  # no block, no memory tools: its bytes
     assert headers["x-lcm-side-request"] == "compaction-trigger"
@@ -168,10 +170,7 @@ async def test_a_hidden_calls_thought_signature_goes_back_with_it(gated: Gated) 
 # bridges stream one before a ``tool_use`` (or make one of ``content: ""``) and send it back.
 def _empty_text_then_call(text: str) -> bytes:
     return b"".join([
-        ev("message_start", {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        message_start("msg_1"),
         ev("content_block_start", {"type": "content_block_start", "index": 0,
                                    "content_block": {"type": "text", "text": ""}}),
         *([ev("content_block_delta", {"type": "content_block_delta", "index": 0,
@@ -236,8 +235,8 @@ async def test_a_hidden_calls_reasoning_goes_back_with_it(
                 "id": "c2", "object": "chat.completion", "created": 1, "model": "m",
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {
                     "role": "assistant", "content": "done"}}]})], headers=JSON)])
-    status, _, got = await _post(proxy, "/chat/completions",
-                                 {"model": "m", "messages": SDK_USER, "stream": stream})
+    status, _, got = await post(proxy, "/chat/completions",
+                                {"model": "m", "messages": SDK_USER, "stream": stream})
     assert status == 200 and b"done" in got and b"memory_grep" not in got
     turn = [m for m in upstream.received[1]["json"]["messages"] if m.get("tool_calls")][0]
     assert turn[field] == value
@@ -282,9 +281,9 @@ async def test_chunks_without_ids_get_no_null_ids_after_a_hidden_round(gated: Ga
     final = b"".join([_bare({"role": "assistant", "content": "done"}), _bare({}, "stop"),
                       b"data: [DONE]\n\n"])
     upstream.answers.extend([Scripted([first]), Scripted([final])])
-    status, _, got = await _post(proxy, "/chat/completions",
-                                 {"model": "m", "messages": SDK_USER, "stream": True})
-    chunks = _events(got)
+    status, _, got = await post(proxy, "/chat/completions",
+                                {"model": "m", "messages": SDK_USER, "stream": True})
+    chunks = events(got)
     assert status == 200 and [c["choices"][0]["finish_reason"] for c in chunks] == [None, "stop"]
     assert all("id" not in c and "created" not in c for c in chunks), chunks
 

@@ -14,40 +14,36 @@ import orjson
 import pytest
 
 from tests.conftest import TEST_KEY
-from tests.test_wire_replays import (
+from tests.replay_helpers import (
     FINAL,
     MEMORY_CALLS,
     SDK_USER,
     USER,
+    Gated,
     Scripted,
+    block_event,
     chunk,
-    data,
     ev,
+    events,
     gated,  # noqa: F401 - the fixture
+    message_start,
+    post,
 )
-from tests.test_wire_replays_more import Gated, _events, _post
-
-
-def _block(name: str, index: int, **kw: Any) -> bytes:
-    return ev(name, {"type": name, "index": index, **kw})
 
 
 def _message_stream(blocks: list[dict[str, Any]], stop: str, *, msg_id: str = "msg_1",
                      delta: dict[str, Any] | None = None) -> bytes:
     """A Messages stream: each block whole in its start (text by one delta)."""
-    out = [ev("message_start", {"type": "message_start", "message": {
-        "id": msg_id, "type": "message", "role": "assistant", "model": "claude",
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 5, "output_tokens": 1}}})]
+    out = [message_start(msg_id)]
     for i, block in enumerate(blocks):
         if block["type"] == "text":
-            out.append(_block("content_block_start", i, content_block={"type": "text",
-                                                                       "text": ""}))
-            out.append(_block("content_block_delta", i, delta={"type": "text_delta",
-                                                               "text": block["text"]}))
+            out.append(block_event("content_block_start", i, content_block={"type": "text",
+                                                                            "text": ""}))
+            out.append(block_event("content_block_delta", i, delta={"type": "text_delta",
+                                                                    "text": block["text"]}))
         else:
-            out.append(_block("content_block_start", i, content_block=block))
-        out.append(_block("content_block_stop", i))
+            out.append(block_event("content_block_start", i, content_block=block))
+        out.append(block_event("content_block_stop", i))
     out.append(ev("message_delta", {"type": "message_delta", "delta": {
         "stop_reason": stop, "stop_sequence": None, **(delta or {})},
         "usage": {"output_tokens": 9}}))
@@ -86,7 +82,7 @@ async def test_the_reference_fields_reach_every_round(gated: Gated, path: str) -
     upstream, proxy = gated
     body, call = MEMORY_CALLS[path]
     upstream.answers.extend([Scripted([call]), Scripted([FINAL[path]])])
-    status, _, got = await _post(proxy, path, dict(body, **FIELDS[path]))
+    status, _, got = await post(proxy, path, dict(body, **FIELDS[path]))
     assert status == 200 and b"memory_grep" not in got
     assert len(upstream.received) == 2, "the memory call was run"
     for sent in upstream.received:
@@ -113,8 +109,8 @@ async def test_an_allowed_tools_choice_goes_as_sent(gated: Gated, path: str) -> 
         "type": "object"}}} if path == "/chat/completions" else
         {"type": "function", "name": "get_weather", "parameters": {"type": "object"}})
     upstream.answers.append(Scripted([FINAL[path]]))
-    status, _, got = await _post(proxy, path, dict(body, tools=[tool],
-                                                  tool_choice=ALLOWED[path]))
+    status, _, got = await post(proxy, path, dict(body, tools=[tool],
+                                                 tool_choice=ALLOWED[path]))
     assert (status, got) == (200, FINAL[path])
     sent = upstream.received[0]["json"]
     assert sent["tools"] == [tool] and sent["tool_choice"] == ALLOWED[path]
@@ -143,11 +139,11 @@ async def test_four_cache_breakpoints_stay_four_on_every_round_and_turn(gated: G
                                               "cache_control": CACHE}]}]}
     upstream.answers.extend([Scripted([MEMORY_CALLS["/messages"][1]]),
                              Scripted([FINAL["/messages"]]), Scripted([FINAL["/messages"]])])
-    status, _, got = await _post(proxy, "/messages", body)
+    status, _, got = await post(proxy, "/messages", body)
     assert status == 200 and b"memory_grep" not in got
     later = dict(body, messages=[*body["messages"], {"role": "assistant", "content": "done"},
                                  {"role": "user", "content": "and then?"}])
-    status, _, _ = await _post(proxy, "/messages", later)
+    status, _, _ = await post(proxy, "/messages", later)
     assert len(upstream.received) == 3
     for sent in upstream.received:
         assert sent["raw"].count(b"\"cache_control\"") == 4
@@ -231,7 +227,7 @@ async def test_the_container_of_a_hidden_round_is_reused_by_the_next(
         "tools": [{"type": "code_execution_20250825", "name": "code_execution"}]}
     if sent is not None:
         body["container"] = sent
-    status, _, got = await _post(proxy, "/messages", body)
+    status, _, got = await post(proxy, "/messages", body)
     assert status == 200 and b"memory_grep" not in got
     assert upstream.received[0]["json"].get("container") == sent, "the first as sent"
     want = (dict(sent, id=container["id"]) if isinstance(sent, dict) else container["id"])
@@ -253,7 +249,7 @@ async def test_each_hidden_rounds_thinking_goes_back_with_its_own_call(gated: Ga
                              Scripted([FINAL["/messages"]])])
     body = {"model": "claude", "max_tokens": 2000, "messages": USER, "stream": True,
             "thinking": {"type": "enabled", "budget_tokens": 1024}}
-    status, _, got = await _post(proxy, "/messages", body, {
+    status, _, got = await post(proxy, "/messages", body, {
         "anthropic-beta": "interleaved-thinking-2025-05-14"})
     assert status == 200 and b"memory_grep" not in got and b"EmwKAhgBEgy3va" not in got
     assert len(upstream.received) == 3
@@ -283,16 +279,13 @@ async def test_documents_and_their_citations_survive_the_block_and_a_hidden_roun
         gated: Gated) -> None:
     upstream, proxy = gated
     answer = b"".join([
-        ev("message_start", {"type": "message_start", "message": {
-            "id": "msg_2", "type": "message", "role": "assistant", "model": "claude",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        _block("content_block_start", 0, content_block={"type": "text", "text": "",
-                                                         "citations": []}),
-        *(_block("content_block_delta", 0, delta={"type": "citations_delta", "citation": c})
+        message_start("msg_2"),
+        block_event("content_block_start", 0, content_block={"type": "text", "text": "",
+                                                              "citations": []}),
+        *(block_event("content_block_delta", 0, delta={"type": "citations_delta", "citation": c})
           for c in CITES),
-        _block("content_block_delta", 0, delta={"type": "text_delta", "text": "Green."}),
-        _block("content_block_stop", 0),
+        block_event("content_block_delta", 0, delta={"type": "text_delta", "text": "Green."}),
+        block_event("content_block_stop", 0),
         ev("message_delta", {"type": "message_delta", "delta": {
             "stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
         ev("message_stop", {"type": "message_stop"})])
@@ -440,10 +433,10 @@ async def test_audio_output_after_a_hidden_round_reaches_the_client(
     upstream.answers.extend([first, answer])
     body = {"model": "m", "messages": USER, "stream": stream, "modalities": ["text", "audio"],
             "audio": {"voice": "alloy", "format": "wav"}}
-    status, _, got = await _post(proxy, "/chat/completions", body)
+    status, _, got = await post(proxy, "/chat/completions", body)
     assert status == 200 and b"memory_grep" not in got and len(upstream.received) == 2
     if stream:
-        audio = [c["choices"][0]["delta"].get("audio") for c in _events(got) if c["choices"]]
+        audio = [c["choices"][0]["delta"].get("audio") for c in events(got) if c["choices"]]
         assert [a for a in audio if a] == [AUDIO]
     else:
         assert orjson.loads(got)["choices"][0]["message"]["audio"] == AUDIO
@@ -451,5 +444,3 @@ async def test_audio_output_after_a_hidden_round_reaches_the_client(
         assert sent["json"]["modalities"] == ["text", "audio"]
         assert sent["json"]["audio"] == {"voice": "alloy", "format": "wav"}
 
-
-_ = data  # the helper set is shared with the other replay files

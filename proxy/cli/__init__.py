@@ -64,7 +64,7 @@ main.add_command(migration.migrate)
 main.add_command(benchmarks.bench)
 for _command in (benchmarks.bench_all, benchmarks.bench_proxy, benchmarks.bench_short,
                  benchmarks.bench_context, benchmarks.bench_search, benchmarks.bench_history,
-                 benchmarks.bench_store):
+                 benchmarks.bench_store, benchmarks.bench_upstream):
     benchmarks.bench.add_command(_command)
 
 main.add_command(evaluations.eval_group)

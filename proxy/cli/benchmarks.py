@@ -273,3 +273,31 @@ def bench_store(turns: int, measure: int, concurrency: int, per_client: int,
         except RuntimeError as exc:
             raise click.ClickException(str(exc)) from exc
     answer(out, json_file, as_json)
+
+
+@click.command("upstream")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; any client that reaches it gets answers.")
+@click.option("--port", type=click.IntRange(0, 65535), default=9999, show_default=True,
+              help="Port to listen on; 0 picks a free one (printed).")
+def bench_upstream(host: str, port: int) -> None:
+    """Serve the benchmark's fake upstream (proxy.benchfake) in the foreground until
+    Ctrl-C: Chat Completions, Responses and Anthropic Messages, streamed or not, with a
+    fixed reply and any API key. Prints the base URL each client kind takes, then serves;
+    exit status 0 on Ctrl-C (SIGINT) or SIGTERM, 2 when the port cannot be bound."""
+    from aiohttp import web
+
+    from proxy.benchfake import BenchUpstream
+    from proxy.cli.common import CliError, url_host
+    from proxy.cli.preflight import bind_sockets
+
+    try:
+        socks = bind_sockets(host, port)
+    except OSError as exc:
+        raise CliError(str(exc)) from exc
+    root = f"http://{url_host(host)}:{socks[0].getsockname()[1]}"
+    click.echo(f"fake upstream on {root} (Ctrl-C to stop); any API key is accepted\n"
+               f"  proxy:                          lcm-proxy serve --upstream {root}/v1\n"
+               f"  OpenAI SDK (Chat, Responses):   base_url={root}/v1\n"
+               f"  Anthropic SDK (Messages):       base_url={root}")
+    web.run_app(BenchUpstream().app, sock=socks, print=None, access_log=None)

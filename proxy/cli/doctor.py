@@ -247,9 +247,28 @@ def _check_store(report: dict[str, Any], warnings: list[str], notes: list[str],
             time.time()))
         report["extraction_queue"] = backlog
         if backlog:
-            warnings.append(f"{backlog} messages wait for an extraction retry")
+            warnings.append(_extraction_backlog(backlog, settings.injection.extract))
     finally:
         engine.close()
+
+
+def _extraction_backlog(backlog: int, extract: bool) -> str:
+    """The warning for ``backlog`` messages in ``extraction_queue`` (failed, or left
+    pending by a crash), saying what clears them: with ``injection.extract`` on, the
+    serving proxy's retries (:data:`memory_core.capture.jobs.EXTRACT_RETRY_SECONDS`),
+    whose failures it logs; off, nothing retries them until it is turned on."""
+    waiting = "1 message waits" if backlog == 1 else f"{backlog} messages wait"
+    if not extract:
+        return (f"{waiting} for an extraction retry, and injection.extract"
+                " is off, so nothing retries them: set it to true"
+                " (LCM_INJECTION__EXTRACT=true) and serve")
+    from memory_core.capture.jobs import EXTRACT_RETRY_SECONDS
+
+    *first, last = (f"{s:g} s" for s in EXTRACT_RETRY_SECONDS)
+    return (f"{waiting} for an extraction retry: `lcm-proxy serve` retries"
+            " one due message with each request it captures (after "
+            f"{', '.join(first)}, then every {last}); the reason of each failure is in its"
+            " log, the warning \"extraction of message N failed: …; queued for retry\"")
 
 
 _INDEXES = (("text", "index_text", "text"), ("vector", "index_vector", "vectors"))
