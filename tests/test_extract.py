@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import doctest
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -903,6 +904,51 @@ _GATE_WORDS = ("we", "I", "I'm", "replaced", "swapped", "superseded", "from", "t
                ",", ".", ":", "2", "Monday", "broke", "up", "Emma", "quit", "left", "job")
 
 
+def _CAPTURE_GATES() -> list[tuple[Any, tuple[str, ...]]]:  # noqa: N802 - a table
+    """The gates of the request capture's rules (issue 28, branch ``capcpu``)."""
+    from memory_core.extraction import material, modality
+
+    return [(material._ADOPT_EN, material._ADOPT_EN_NEEDLES),
+            (material._SAYER_EN, material._SAY_EN_NEEDLES),
+            (material._SENDER_EN, material._SENDER_EN_NEEDLES),
+            (material._PRESENT_EN, material._PRESENT_EN_NEEDLES),
+            (modality._EN_HEDGE, modality._EN_HEDGE_NEEDLES),
+            (modality._EN_THIS_TASK, modality._EN_THIS_TASK_NEEDLES)]
+
+
+_CAPTURE_GATE_WORDS = (
+    "the", "my", "our", "boss", "email", "docs", "it", "says", "reads", "shows", "wrote", "Dana",
+    "She", "emailed", "texted", "dm'd", "me", "back", "this", "morning", "here's", "Here", "is",
+    "I", "we", "just", "found", "got", "Seeing", "in", "logs", "from", "now", "on", "follow",
+    "remember", "that", "maybe", "I'd", "say", "not", "100%", "sure", "IIRC", "seems", "to",
+    "as", "far", "know", "for", "during", "current", "task", "chat", "session", ":", ".", "!",
+    "port", "5432")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_CAPTURE_GATE_WORDS), min_size=1, max_size=14))
+def test_a_capture_gate_never_skips_a_match(words: list[str]) -> None:
+    from memory_core.extraction.cue import lacks
+
+    text = " ".join(words)
+    for pattern, needles in _CAPTURE_GATES():
+        if pattern.search(text):
+            assert not lacks(text, needles), (pattern.pattern[:60], text)
+
+
+@pytest.mark.parametrize("pattern_at, text", [
+    (0, "from now on"), (1, "The email says"), (1, "it wrote"), (2, "my boss emailed me"),
+    (2, "Dana dm'd us"), (3, "Here's what I found in the logs"), (3, "Seeing this error"),
+    (4, "I'd say"), (4, "IIRC"), (4, "as far as I know"), (5, "for the current chat"),
+    (5, "during this session")])
+def test_each_capture_gate_pattern_has_a_positive_case(pattern_at: int, text: str) -> None:
+    """The property above is vacuous for a pattern that never matches: each does."""
+    pattern, needles = _CAPTURE_GATES()[pattern_at]
+    from memory_core.extraction.cue import lacks
+
+    assert pattern.search(text) and not lacks(text, needles)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_GATE_WORDS), min_size=1, max_size=14))
 def test_a_gated_pattern_never_matches_without_its_needles(words: list[str]) -> None:
@@ -913,7 +959,7 @@ def test_a_gated_pattern_never_matches_without_its_needles(words: list[str]) -> 
     text = " ".join(words)
     gated = [(p, n) for (_, p), n in zip(lx.EN_REPLACE, lx.EN_REPLACE_NEEDLES, strict=True)] + [
         (opt_out.EN_OPT_OUT, opt_out._EN_NEEDLES), (frame._OPEN_EN, frame._OPEN_EN_NEEDLES),
-        (frame._EXIT_EN, frame._EXIT_EN_NEEDLES)]
+        (frame._EXIT_EN, frame._EXIT_EN_NEEDLES)] + _CAPTURE_GATES()
     for pattern, needles in gated:
         if pattern.search(text):
             assert not lacks(text, needles), (pattern.pattern[:60], text)

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction.cue import lacks
+
 MATERIAL = "\ue001"
 """Private-use character standing in for material (``prepare`` masks it with this, not
 ``MASK``, so that ``segment`` can cut the user's sentences at its edges); not ``\\w``."""
@@ -125,6 +127,17 @@ _ADOPT_CJK = re.compile(r"以后|今后|从现在|按照|遵守|记住|今後|�
 
 _END = re.compile("[:\"'\u201c\u2018\u300c\u300e\u00ab]|写着|写道|写的是")
 """Where a lead can end: a colon, an opening quote mark, or a written-text verb."""
+_ADOPT_EN_NEEDLES = ("from", "going", "henceforth", "follow", "use", "adopt", "apply", "obey",
+                     "remember")
+_SAY_EN_NEEDLES = ("say", "said", "read", "state", "goes", "went", "contain", "show", "write",
+                   "wrote", "print")
+_SENDER_EN_NEEDLES = ("mailed", "texted", "messaged", "wrote", "replied", "sent", "forwarded",
+                      "dm", "slacked", "pinged", "posted", "commented", "tweeted")
+_PRESENT_EN_NEEDLES = ("here", "this", "these", "below", "pasting", "found", "got", "received",
+                       "saw", "copied", "came", "pulled", "grabbed", "getting", "seeing")
+"""Substrings (lower-case) every match of :data:`_ADOPT_EN`, :data:`_SAYER_EN` (its
+verb), :data:`_SENDER_EN` (its verb) and :data:`_PRESENT_EN` holds: ``cue.lacks``
+skips the search of a window that holds none (same result, less work)."""
 _LINE_START = re.compile(r"`{3,}|~{3,}|>")
 """A pasted block that opens with a fence or a block quote is masked on its own."""
 
@@ -184,11 +197,15 @@ def _lead_start(scan: str, lo: int, hi: int, *, presenter: bool) -> int | None:
     if not window:
         return None
     if window.isascii():
-        if _ADOPT_EN.search(window):
+        low = window.lower()  # the gates (issue 28): a pattern runs only with a needle
+        if not lacks(window, _ADOPT_EN_NEEDLES, low) and _ADOPT_EN.search(window):
             return None
-        m = _SAYER_EN.search(window) or _SENDER_EN.search(window) \
-            or _SENDER_EN.search(window[:1].lower() + window[1:])
-        if m is None and presenter:
+        m = None
+        if not lacks(window, _SAY_EN_NEEDLES, low):
+            m = _SAYER_EN.search(window)
+        if m is None and not lacks(window, _SENDER_EN_NEEDLES, low):
+            m = _SENDER_EN.search(window) or _SENDER_EN.search(window[:1].lower() + window[1:])
+        if m is None and presenter and not lacks(window, _PRESENT_EN_NEEDLES, low):
             m = _PRESENT_EN.search(window)
             if m is not None and not _SOURCE_IN_LEAD_EN.search(m.group()):
                 m = None

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction.cue import lacks
+
 # --- hypotheticals ---------------------------------------------------------------------
 
 EXCLAIMED = (r"(?:surprise|shock|relief|delight|horror|joy|disappointment|amazement"
@@ -225,6 +227,12 @@ _EN_HEDGE = re.compile(
     r"|my\s+(?:guess|hunch)|i\s+have\s+a\s+(?:feeling|hunch))\b", re.I)
 """Words by which an English speaker marks a statement as unsure. "I'm pretty sure",
 "I know", "approximately" and "about" are not hedges."""
+_EN_HEDGE_NEEDLES = ("maybe", "perhaps", "possibly", "probably", "presumably", "likely",
+                     "supposedly", "apparently", "might", "could", "think", "guess", "believe",
+                     "suppose", "suspect", "reckon", "assume", "imagine", "doubt", "feel", "sure",
+                     "certain", "iirc", "afaik", "remember", "recall", "mistaken", "far", "seem",
+                     "appear", "theory", "i'd", "hunch")
+"""Substrings (lower-case) every :data:`_EN_HEDGE` match holds (``cue.lacks``)."""
 _ZH_HEDGE = re.compile(
     r"(?:我们|我)(?:觉得|认为|感觉|猜|估计|相信|印象中)|(?<![尽不])可能|也许|或许|好像|似乎|貌似"
     r"|大概(?![\d一二两三四五六七八九十百千万几])|应该是|说不定|不确定|不太确定|不敢确定|恐怕"
@@ -255,6 +263,8 @@ def hedged(scan: str, start: int, end: int, lang: str, *, correcting: bool = Fal
     clause revises a value (a correction cue opens it), where Chinese "应该是" states
     the right value rather than a guess."""
     if lang == "en":
+        if lacks(scan[start:end], _EN_HEDGE_NEEDLES):
+            return False  # no match of _EN_HEDGE can lie in the clause
         rel = _EN_RELATIVE.search(scan, start, end)
         return _EN_HEDGE.search(scan, start, rel.start() if rel else end) is not None
     if lang == "zh":
@@ -495,6 +505,9 @@ _JA_THIS_TASK = re.compile(r"今回の(?:タスク|作業|会話|チャット|�
 bucket is …", "… for this session", 本次任务中, 这次任务的…, 今回のタスクでは. Not a
 thing that is a task ("This task runs every night", 这个任务每天运行): only "for/in
 this task", "this time's task" and "in this task" scope."""
+_EN_THIS_TASK_NEEDLES = ("task", "conversation", "chat", "session", "thread", "exercise",
+                         "assignment")
+"""Substrings (lower-case) every :data:`_EN_THIS_TASK` match holds (``cue.lacks``)."""
 
 
 def about_this_task(scan: str, start: int, end: int, lang: str,
@@ -506,6 +519,8 @@ def about_this_task(scan: str, start: int, end: int, lang: str,
     ``sentence_start``: where the clause's sentence begins (本次任务中，… scopes the
     clause after its comma)."""
     lead = _lead(start, sentence_start)
+    if lang not in ("zh", "ja") and lacks(scan[lead:end], _EN_THIS_TASK_NEEDLES):
+        return False  # no match of _EN_THIS_TASK: never scoped, lasting words or not
     pattern, lasting = {"zh": (_ZH_THIS_TASK, _ZH_LASTING), "ja": (_JA_THIS_TASK, _JA_LASTING)
                         }.get(lang, (_EN_THIS_TASK, _EN_LASTING))
     if lasting.search(scan, lead, end) is not None or (
