@@ -712,3 +712,21 @@ async def test_an_email_order_reaches_another_block_as_the_current_value(
     block = block_of(later.upstream_last_user()) or ""
     assert "] Change my email to jon@x.com." in block, block
     assert "] My work email is jon1984@x.com." not in block, block
+
+
+# -- 137: an order keyed by its attribute alone, about one component of several ---------------
+async def test_two_components_orders_both_reach_another_block_as_current(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: both orders were keyed 级别, so the payment order superseded the login one
+    first = Agent(proxy, upstream, session="login")
+    await first.say("登录表单的日志太吵了，把级别降到debug。")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="payments")
+    await second.say("支付服务的日志太吵了，把级别调到warn。")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("登录表单的日志级别现在是什么？")
+    block = block_of(later.upstream_last_user()) or ""
+    lines = [ln for ln in block.splitlines() if "级别" in ln and ln.startswith("- [")]
+    assert any(ln.endswith("] 登录表单的日志太吵了，把级别降到debug。") for ln in lines), block
+    assert not any("supersed" in ln for ln in lines), block

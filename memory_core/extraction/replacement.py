@@ -48,7 +48,9 @@ class Replacement:
 
     ``subject``: the key the item gets (``None``: keep the clause's own);
     ``attribute``: whether it names the attribute that changed ("… for the event
-    bus", "bumped Node …", 把消息队列…) rather than only the new value."""
+    bus", "bumped Node …", 把消息队列…) rather than only the new value; ``owner``: the
+    thing whose attribute it is, where the sentence names one (Chinese and Japanese:
+    登录表单 of "登录表单的日志太吵了，把级别降到debug" or 把登录表单的日志级别…; :func:`owner_of`)."""
 
     at: int
     end: int
@@ -56,6 +58,7 @@ class Replacement:
     new: str | None
     subject: str | None
     attribute: bool
+    owner: str | None = None
 
 
 BLOCKED: Final = Replacement(-1, -1, None, None, None, False)
@@ -405,8 +408,76 @@ def _find_cjk(scan: str, start: int, end: int, lang: str) -> Replacement | None:
                 return None  # "…に移行します": not told done; the update cues decide
         found = _read_cjk(kind, m.groupdict(), lang)
         if found is not None:
-            return Replacement(start + m.start(), start + m.end(), *found)
+            old, new, subject, attribute = found
+            owner = None
+            if attribute:  # the attribute phrase: 把X调到 (what), 把X换成 (old)
+                g = m.groupdict()
+                owner, subject = _owned(seg[:m.start()], g.get("what") or g.get("old"),
+                                        subject, lang)
+            return Replacement(start + m.start(), start + m.end(), old, new, subject,
+                               attribute, owner)
     return None
+
+
+_OWNER_PRONOUN = re.compile(r"^(?:我们|我|你们|你|他们|他|她们|她|它|咱们|大家|自己|这个|那个|这|那"
+                            r"|私|僕|俺|あなた|彼女|彼|自分|この|その|あの)$")
+_ZH_OWNER = re.compile(r"([^，,。；;！!？?的把将从用]{2,16}?)的(?:([^，,。；;！!？?的]{1,6}?)"
+                       r"(?:太|很|有点|总是|老是|一直|又|还|都|也|不|没|是|在|会|越来越|特别|非常))?")
+_JA_OWNER = re.compile(r"([^、，,。；;！!？?のはがをに]{2,16}?)の(?:([^、，,。；;！!？?のはがをに]{1,8}?)"
+                       r"(?:が|は|も))?")
+"""X of X的 / Xの, and the part after it up to the clause's predicate (登录表单的日志太吵了:
+登录表单, 日志)."""
+_CJK_CLAUSE = re.compile(r"[，,；;、]")
+
+
+def _owner_in(phrase: str, lang: str) -> tuple[str, str] | None:
+    """The thing a phrase names as an owner (X of X的Y / XのY), not a pronoun or time,
+    and its part Y where a predicate follows it ("" where none)."""
+    m = (_ZH_OWNER if lang == "zh" else _JA_OWNER).search(phrase)
+    if m is None:
+        return None
+    owner = _CJK_ADVERB.sub("", m.group(1).strip(" \t　"))
+    if len(owner) < 2 or _OWNER_PRONOUN.match(owner) or lc.CJK_NOT_VALUE.match(owner):
+        return None
+    return owner, (m.group(2) or "").strip(" \t　")
+
+
+def _owned(before: str, what: str | None, subject: str | None, lang: str
+           ) -> tuple[str | None, str | None]:
+    """The owner of the attribute a CJK order or change names, and the key it gets.
+
+    An attribute phrase that names its owner (把登录表单的日志级别…) keeps its key; a bare
+    one (把级别降到debug) after a clause of the same sentence that names a thing's part
+    (登录表单的日志太吵了，…; ログインフォームのログが…、レベルを…) is that thing's: its key
+    carries the owner and the part the clause names (登录表单日志级别, as 把登录表单的日志级别…
+    has), so orders about two components' 级别 stay two."""
+    named = _owner_in(what or "", lang)
+    if named is not None:
+        return named[0], subject
+    clauses = [c for c in _CJK_CLAUSE.split(before) if c.strip()]
+    if not clauses or not what or not subject:
+        return None, subject
+    named = _owner_in(clauses[-1], lang)
+    if named is None:
+        return None, subject
+    owner, part = named
+    attribute = _cjk_phrase(what)
+    if part in attribute:
+        part = ""  # 登录表单的超时太长了，把超时调到30秒: one attribute
+    elif attribute in part:
+        part, attribute = "", part
+    joint = "的" if lang == "zh" else "の"
+    return owner, key(f"{owner}{joint}{part}{attribute}", lang) or subject
+
+
+def owner_of(text: str) -> str | None:
+    """The owner :func:`find` reads in a Chinese or Japanese change or order (``text``
+    one sentence), or None."""
+    lang = detect_lang(text)
+    if lang not in ("zh", "ja"):
+        return None
+    swap = _find_cjk(text, 0, len(text), lang)
+    return swap.owner if swap is not None else None
 
 
 def _cjk_phrase(phrase: str | None) -> str:

@@ -64,7 +64,7 @@ from memory_core.extraction.lexicon import NAME_KEYS
 from memory_core.extraction.modality import unhedged
 from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
-from memory_core.extraction.replacement import actor, adds, states_change
+from memory_core.extraction.replacement import actor, adds, owner_of, states_change
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
 from memory_core.items.age import grown_age
@@ -1034,6 +1034,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not rival_scopes(nt, ot)
             and not rival_owners(nt, ot)
             and not _another_thing(new, old)
+            and not _other_component(nt, ot)
             and not (new["value_text"] is None and impression(nt, new["subject"], new["kind"])
                      != impression(ot, old["subject"], old["kind"], asides=True))
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
@@ -1057,6 +1058,18 @@ def _another_thing(new: Row, old: Row) -> bool:
     nt, ot = (new["text"] or "").lower(), (old["text"] or "").lower()
     return bool(ns) and bool(os_) and not any(t in ot for t in ns) \
         and not any(t in nt for t in os_) and not states_change(new["text"] or "")
+
+
+def _other_component(new_text: str, old_text: str) -> bool:
+    """Whether one of two statements is a change or order of a named component's
+    attribute (:func:`memory_core.extraction.replacement.owner_of`: 登录表单 of
+    "登录表单的日志太吵了，把级别降到debug。") and the other never names that component
+    ("构建缓存的过期时间是69小时。"): two things, whatever their vectors say."""
+    for a, b in ((new_text, old_text), (old_text, new_text)):
+        owner = owner_of(a)
+        if owner is not None and owner.casefold() not in b.casefold():
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
