@@ -5,7 +5,8 @@ extraction rules and of ``correction_target`` must keep every output: each turn'
 storing the turns in order. Real extraction, real store.
 
 The reference, ``tests/data/capture_items_reference.json``, was written by the code
-before those speed-ups (``python -m tests.test_capture_items_reference --write``).
+before those speed-ups; a change meant to alter what is extracted or stored writes it
+again (``python -m tests.test_capture_items_reference --write``) and says so.
 Conversations: 60 turns of issue 28's ``numbers`` workload, and a 60-turn session
 of the eval's generator with Chinese primary (English, Chinese and Japanese turns).
 """
@@ -30,6 +31,8 @@ from proxy.evaluation.numbersgen import numbers_session
 from tests.conftest import sql_read
 
 REFERENCE = Path(__file__).parent / "data" / "capture_items_reference.json"
+REFRESH = ("outputs differ from the reference; if the change is meant (new rules, not a "
+           "speed-up), write it again: python -m tests.test_capture_items_reference --write")
 SCOPE = Scope("t", "coder")
 COLUMNS = ("id", "kind", "subject", "text", "value", "value_text", "unit", "condition",
            "status", "supersedes", "superseded_by", "conflict_with", "evidence", "lang",
@@ -81,8 +84,8 @@ def test_items_equal_the_reference(engine: Engine, name: str) -> None:
     got = produce(engine, name)
     assert len(got["extracted"]) == len(want["extracted"])
     for i, (g, w) in enumerate(zip(got["extracted"], want["extracted"], strict=True)):
-        assert g == w, f"message {i}"
-    assert got["rows"] == want["rows"]
+        assert g == w, f"message {i}: {REFRESH}"
+    assert got["rows"] == want["rows"], REFRESH
     statuses = {r[COLUMNS.index("status")] for r in got["rows"]}
     assert "superseded" in statuses  # the corrections were looked up and landed
 
