@@ -13,6 +13,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.extraction import extract, reply
 from memory_core.items.supersession import other_holders
+from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.replay_helpers import SCOPE, put, rows
@@ -730,3 +731,145 @@ async def test_two_components_orders_both_reach_another_block_as_current(
     lines = [ln for ln in block.splitlines() if "级别" in ln and ln.startswith("- [")]
     assert any(ln.endswith("] 登录表单的日志太吵了，把级别降到debug。") for ln in lines), block
     assert not any("supersed" in ln for ln in lines), block
+
+
+# -- 150–156: occasions kept through merges; history re-sent is no new telling ---------------
+def _said(engine: Engine, scope: Scope, *turns: tuple[str, str], request: str = "r") -> None:
+    """Capture ``turns`` as one request under ``scope`` (its own session: a new
+    conversation for the prefix fingerprint), then wait for its extraction."""
+    messages = [{"role": role, "content": text} for role, text in turns]
+    _ticket, fut = engine.capture_request(scope, request, messages, {})
+    fut.result(10)
+    engine.flush()
+
+
+def _item(engine: Engine, text: str) -> tuple[str, dict[str, Any]]:
+    ((status, data),) = [(s, d) for t, s, d in _items_data(engine) if t == text]
+    return status, data
+
+
+_HIKE = "I went hiking with Anna."
+_SAT, _SUN, _MON = (Scope("t", "coder", s) for s in ("sat", "sun", "mon"))
+
+
+@pytest.mark.parametrize("told, stronger", [
+    # a fact told in two conversations, restated as a rule in a third (absorbed)
+    ("Release tags always get signed with the team key.",
+     "From now on, always sign every release tag with the team key."),
+    # said again with more detail in a third (the fuller wording absorbs it)
+    ("My manager is Dana.", "My manager is Dana Smith."),
+])
+def test_an_item_absorbed_by_a_stronger_or_fuller_one_gives_it_its_occasions(
+        engine: Engine, told: str, stronger: str) -> None:
+    # before: the kept item had every source but no occasions (one conversation's time)
+    _said(engine, _SAT, ("user", "Morning!"), ("assistant", "Hi."), ("user", told))
+    _said(engine, _SUN, ("user", "Evening!"), ("assistant", "Hi."), ("user", told))
+    _said(engine, _MON, ("user", "Hey."), ("assistant", "Hi."), ("user", stronger))
+    status, dropped = _item(engine, told)
+    kept_status, kept = _item(engine, stronger)
+    assert (status, kept_status) == ("merged", "active")
+    assert len(kept["sources"]) == 3 and kept["sources"][:2] == dropped["sources"], kept
+    assert kept["occasions"][:2] == dropped["occasions"], kept
+    assert len(kept["occasions"]) == 3 == len(set(kept["occasion_threads"])), kept
+    assert kept["occasions"] == sorted(kept["occasions"]), kept
+
+
+def test_an_item_absorbed_in_the_conversation_that_told_it_adds_no_occasion(
+        engine: Engine) -> None:
+    told = "Release tags always get signed with the team key."
+    first = [("user", "Morning!"), ("assistant", "Hi."), ("user", told), ("assistant", "Ok.")]
+    _said(engine, _SAT, *first[:3])
+    _said(engine, _SAT, *first, ("user", "From now on, always sign every release tag"
+                                         " with the team key."))
+    (kept,) = [d for _t, s, d in _items_data(engine) if s == "active"]
+    assert len(kept["sources"]) == 2 and "occasions" not in kept, kept
+
+
+_TOLD = [("user", "Morning!"), ("assistant", "Hi."), ("user", _HIKE), ("assistant", "Nice!"),
+         ("user", "What should I pack?"), ("assistant", "Water.")]
+
+
+@pytest.mark.parametrize("replay", [
+    # an agent that resumes the conversation in a new session, all of it resent
+    [*_TOLD, ("user", "Thanks!")],
+    # the same with today's system prompt above it
+    [("system", "Today is Monday."), *_TOLD, ("user", "Thanks!")],
+    # a window: the oldest turns dropped
+    [*_TOLD[1:], ("user", "Thanks!")],
+    # a fork of the conversation in a new session, after the event
+    [*_TOLD[:4], ("user", "Where should we go next?")],
+])
+def test_history_resent_in_a_new_session_is_no_new_occasion(
+        engine: Engine, replay: list[tuple[str, str]]) -> None:
+    # before: "said in 2 conversations", the second stamped at the re-send
+    _said(engine, _SAT, *_TOLD[:3])
+    _said(engine, _SUN, *replay, request="r-2")
+    status, data = _item(engine, _HIKE)
+    assert status == "active" and len(data["sources"]) == 2, data  # every source kept
+    assert len(data.get("occasions", [])) <= 1, data
+
+
+def test_history_resent_with_a_new_system_prompt_in_one_session_is_no_new_occasion(
+        engine: Engine) -> None:
+    # before: the new system prompt made every message new (another path), each
+    # statement a restatement "said in 2 conversations"
+    _said(engine, SCOPE, ("system", "Today is Monday."), *_TOLD[:3])
+    _said(engine, SCOPE, ("system", "Today is Tuesday."), *_TOLD, ("user", "Thanks!"),
+          request="r-2")
+    _status, data = _item(engine, _HIKE)
+    assert len(data["sources"]) == 2 and len(data.get("occasions", [])) <= 1, data
+
+
+@pytest.mark.parametrize("second, occasions", [
+    # the opener resent as history (its answer and more after it): the same message
+    ([("user", _HIKE), ("assistant", "Nice!"), ("user", "Anything else?")], 1),
+    # the same words as the newest turn of a new conversation: told again
+    ([("user", _HIKE)], 2),
+    # the same words after other turns: told again
+    ([("user", "Evening!"), ("assistant", "Hi."), ("user", _HIKE)], 2),
+])
+def test_the_same_words_are_a_new_telling_unless_resent_with_their_history(
+        engine: Engine, second: list[tuple[str, str]], occasions: int) -> None:
+    _said(engine, _SAT, ("user", _HIKE))
+    _said(engine, _SUN, *second, request="r-2")
+    _status, data = _item(engine, _HIKE)
+    assert len(data["sources"]) == 2 and len(data.get("occasions", [1])) == occasions, data
+
+
+def test_a_resent_conversation_told_again_later_counts_once(engine: Engine) -> None:
+    # the thread that resent it is that conversation, continued: told there again, and
+    # back in the first, no new occasion; a third conversation is one
+    _said(engine, _SAT, *_TOLD[:3])
+    resumed = [*_TOLD, ("user", "Thanks!")]
+    _said(engine, _SUN, *resumed, request="r-2")
+    _said(engine, _SUN, *resumed, ("assistant", "Welcome."), ("user", _HIKE), request="r-3")
+    _said(engine, _SAT, *_TOLD, ("user", _HIKE), request="r-4")
+    assert len(_item(engine, _HIKE)[1].get("occasions", [])) <= 1
+    _said(engine, _MON, ("user", "Evening!"), ("assistant", "Hi."), ("user", _HIKE),
+          request="r-5")
+    assert len(_item(engine, _HIKE)[1]["occasions"]) == 2
+
+
+async def test_a_resumed_conversation_is_no_second_telling_in_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="saturday")
+    await first.say("Morning!")
+    await first.say(_HIKE)
+    await proxy.settle()
+    # an agent that resumes it in a new session, today's system prompt first
+    resumed = Agent(proxy, upstream, session="resumed", system="Today is Sunday.")
+    resumed.messages += first.messages[1:]
+    await resumed.say("What should I pack next time?")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("How many times did I go hiking with Anna?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert f"] {_HIKE}" in block and "(said in" not in block, block
+    # a genuinely new telling in another conversation still counts
+    sunday = Agent(proxy, upstream, session="sunday")
+    await sunday.say(_HIKE)
+    await proxy.settle()
+    again = Agent(proxy, upstream, session="again")
+    await again.say("How many times did I go hiking with Anna?")
+    block = block_of(again.upstream_last_user()) or ""
+    assert f"] {_HIKE} (said in 2 conversations: " in block, block

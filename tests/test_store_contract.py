@@ -218,6 +218,7 @@ def _reads(tx: Any) -> dict[str, Any]:
     out["history.summary_rows"] = sorted(h.summary_rows([1, 3, 2]), key=lambda r: r["id"])
     out["history.path_messages"] = sorted(h.path_messages([4, 2]), key=lambda r: r["id"])
     out["history.message_evidence"] = h.message_evidence([2, 4, 8])
+    out["history.sent_as_history"] = [h.sent_as_history(i) for i in (1, 2, 3, 4, 99)]
     out["item_feed.change_position"] = f.change_position()
     out["item_feed.oldest_change"] = f.oldest_change()
     out["item_feed.changes_after"] = f.changes_after(2, 3)
@@ -652,6 +653,9 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     assert out["capture.thread_ends"] == [{"head_message_id": 5, "root_message_id": 1},
                                           {"head_message_id": 6, "root_message_id": 1}, None]
     assert out["history.active_summaries"] == {1: 3, 2: 3, 3: None}
+    # the system message was history of request r1; each user turn was its request's
+    # newest, followed by the answer (3 by r2's own turn, another request)
+    assert out["history.sent_as_history"] == [True, False, False, False, False]
     items, todos = out["history.message_evidence"]
     assert [i["id"] for i in items] == [1, 2, 3]
     assert [t["label"] for t in todos] == ["goal", "todo", "goal"]

@@ -564,7 +564,8 @@ def occasions(row: Any) -> list[float]:
     seconds, oldest first), kept once a restatement from another conversation is
     merged into it (:func:`memory_core.items.writer.store_extracted`), one per
     conversation (``data.occasion_threads``: their thread ids, in step); ``[]`` for an
-    item said in one conversation."""
+    item said in one conversation. A thread that only re-sent a source with its
+    history adds none (``data.resent_threads``)."""
     value = data_of(row).get("occasions")
     if not isinstance(value, list):
         return []

@@ -29,14 +29,18 @@ Restatement: the same kind, subject and value again — or the same statement
   another kind (a rule restated as a fact: "From now on, always sign every release
   tag …" / "Reminder: release tags always get signed …") is one item too, kept as
   the stronger kind (preference > rule or decision > fact); when the stronger one
-  comes second, the first gets status ``merged`` and gives it its sources.
+  comes second, the first gets status ``merged`` and gives it its sources and its
+  occasions (each conversation's time, ``data.occasions``).
   Compared by what it claims (its terms beyond the subject: :func:`_same_claim`), a
   statement of a matching subject that claims the same, or one term less, is a
   restatement too ("We deploy on Tuesdays at 14:00 UTC." after "The deploy window is
   Tuesday 14:00 UTC."); one that claims all of the old and more takes its place (the
   old one ``merged`` into it with its sources, "said again with more detail": "My
   manager is Dana Smith." after "My manager is Dana."). Neither is ever a conflict,
-  in whichever session it is said.
+  in whichever session it is said. A restatement from another conversation adds
+  that conversation's time (``data.occasions``), unless it is a source sent again
+  with its history (:func:`_resent`: a client resuming or forking a conversation in
+  a new thread; that thread is kept in ``data.resent_threads``).
 Guesses (``data.tentative``, :func:`memory_core.items.standing.tentative`):
   a hedged statement ("I think the limit is 50 …") supersedes, conflicts with,
   restates and absorbs nothing firm; it restates only another guess. A firm
@@ -750,12 +754,13 @@ def _absorb(tx: Tx, keep_id: int, drop: Row, now: float,
     oldest first) and ``drop`` gets status ``merged`` with ``superseded_by`` =
     ``keep_id`` (a ``merged`` revision)."""
     items = tx.item_writes
-    keep = items.item_sources(keep_id)
+    keep = items.item(keep_id)
     assert keep is not None  # the item just stored
     data = _data(keep)
     srcs = standing.sources(drop) + [m for m in standing.sources(keep)
                                      if m not in standing.sources(drop)]
     data["sources"] = srcs
+    _join_occasions(data, keep, items.item(int(drop["id"])) or drop)
     items.set_data(keep_id, orjson.dumps(data).decode())
     items.mark_merged(int(drop["id"]), keep_id, now)
     items.revision(int(drop["id"]), "status", "active", "merged",
@@ -816,23 +821,111 @@ def _restated(tx: Tx, row: Row, thread_id: int,
         srcs = [] if row["source_message_id"] is None else [row["source_message_id"]]
     if message_id not in srcs:
         srcs.append(message_id)
-    data["sources"] = srcs
     if row["thread_id"] != thread_id and row["created_at"] is not None:
         # said in another conversation: "I went hiking with Anna." on two days may be
         # two hikes, so each conversation's time is kept (standing.occasions), once per
-        # conversation (``data.occasion_threads``, in step): back in the first, no new one
-        told = standing.occasions(row) or [row["created_at"]]
-        threads = data.get("occasion_threads")
-        if not isinstance(threads, list) or len(threads) != len(told):
-            # written without it: only the newest occasion's thread is known, the item's
-            threads = [None] * (len(told) - 1) + [row["thread_id"]]
-        if thread_id not in threads:
-            data["occasions"] = [*told, now]
-            data["occasion_threads"] = [*threads, thread_id]
+        # conversation (``data.occasion_threads``, in step): back in the first, no new
+        # one; nor in a thread that only re-sent a source with its history (_resent)
+        pairs = _occasion_pairs(row)
+        resent = [t for t in data.get("resent_threads") or () if isinstance(t, int)]
+        if thread_id not in resent and all(t != thread_id for _, t in pairs):
+            if _resent(tx, message_id, standing.sources(row)):
+                # written out even when one: the item moves to this thread below
+                resent.append(thread_id)
+                data["resent_threads"] = resent
+            else:
+                pairs.append((now, thread_id))
+            data["occasions"] = [t for t, _ in pairs]
+            data["occasion_threads"] = [th for _, th in pairs]
+    data["sources"] = srcs
     items.restate(item_id, now=now, message_id=message_id, thread_id=thread_id,
                   data=orjson.dumps(data).decode())
     items.queue_index("item", item_id)
     return True
+
+
+def _occasion_pairs(row: Row) -> list[tuple[float, int | None]]:
+    """``(UNIX seconds, thread id)`` of each conversation that told ``row``, oldest
+    first: ``data.occasions`` with ``data.occasion_threads`` in step (a list written
+    without them: only the newest occasion's thread is known, the item's), else its
+    creation alone; ``[]`` for a row without ``created_at``."""
+    told = standing.occasions(row)
+    if not told:
+        at = row["created_at"]
+        return [] if at is None else [(float(at), row["thread_id"])]
+    threads = _data(row).get("occasion_threads")
+    if not isinstance(threads, list) or len(threads) != len(told):
+        threads = [None] * (len(told) - 1) + [row["thread_id"]]
+    return list(zip(told, threads, strict=True))
+
+
+def _join_occasions(data: dict[str, Any], keep: Row, drop: Row) -> None:
+    """Give ``data`` (the kept item's, to be written) the occasions of both items,
+    oldest first, one per conversation (the earliest time of a thread both told),
+    and the threads either only re-sent; unchanged when they were told in one
+    conversation. ``keep`` and ``drop`` need ``created_at``, ``thread_id`` and
+    ``data``."""
+    joined: list[tuple[float, int | None]] = []
+    seen: set[int] = set()
+    for at, thread in sorted([*_occasion_pairs(drop), *_occasion_pairs(keep)],
+                             key=operator.itemgetter(0)):
+        if thread is not None:
+            if thread in seen:
+                continue
+            seen.add(thread)
+        joined.append((at, thread))
+    if len(joined) > 1:
+        data["occasions"] = [at for at, _ in joined]
+        data["occasion_threads"] = [thread for _, thread in joined]
+    resent = [t for r in (drop, keep) for t in _data(r).get("resent_threads") or ()
+              if isinstance(t, int) and t not in seen]
+    if resent:
+        data["resent_threads"] = sorted(set(resent))
+
+
+_CONTEXT_ROLES_SKIPPED = frozenset({"system", "developer"})
+"""Roles left out when two paths are compared (:func:`_resent`): a client that starts
+a new conversation may send a new system prompt (today's date) above the old turns."""
+
+_RESENT_COMPARED = 4
+"""Most earlier sources of the same words whose paths :func:`_resent` reads."""
+
+
+def _turns_to(tx: Tx, message_id: int) -> list[tuple[str | None, str]]:
+    """``(role, text)`` of each message on the path from the root down to
+    ``message_id``, system and developer messages left out."""
+    ids = tx.capture.path_ids(message_id)
+    rows = {int(r["id"]): r for r in tx.history.path_messages(ids)}
+    return [(r["msg_role"], r["text"]) for i in ids if (r := rows.get(i)) is not None
+            and r["msg_role"] not in _CONTEXT_ROLES_SKIPPED]
+
+
+def _resent(tx: Tx, message_id: int | None, sources: list[int]) -> bool:
+    """Whether message ``message_id`` is one of ``sources`` sent again with its history
+    (a client that replays an earlier conversation in a new session or thread, or
+    forks it), not the same words told anew. It is when a source holds the same words
+    after the same turns: their paths (system and developer messages left out) agree
+    back to where the shorter one starts, and that shared part holds more than the
+    message itself, or the message opens its path and its request sent more after it
+    (:meth:`~memory_core.store.api.HistoryReads.sent_as_history`: history, not the
+    newest turn). The same words as the newest turn of a new conversation, or after
+    other turns, are a new telling."""
+    others = [s for s in sources if s != message_id]
+    if message_id is None or not others:
+        return False
+    path = _turns_to(tx, message_id)
+    if not path:
+        return False
+    same = sorted((int(r["id"]) for r in tx.history.path_messages(others)
+                   if (r["msg_role"], r["text"]) == path[-1]), reverse=True)
+    for source in same[:_RESENT_COMPARED]:
+        before = _turns_to(tx, source)
+        n = min(len(path), len(before))
+        if path[-n:] != before[-n:]:
+            continue
+        if n > 1 or (len(path) == 1 and tx.history.sent_as_history(message_id)):
+            return True
+    return False
 
 
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w-]*")
@@ -947,6 +1040,11 @@ def merge_duplicate(tx: Tx, new_id: int, old_id: int,
         if old is None or not _restated(tx, old, new["thread_id"], message_id, now):
             return None
         old = items.item(old_id)
+    if old is not None:
+        # each conversation that told the merged item, at the time it told it
+        data = _data(old)
+        _join_occasions(data, old, new)
+        items.set_data(old_id, orjson.dumps(data).decode())
     items.mark_merged(new_id, old_id, now)
     items.revision(new_id, "status", "active", "merged",
                    f"same meaning as item {old_id} (vector dedupe)", now)

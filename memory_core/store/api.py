@@ -267,6 +267,12 @@ class HistoryReads(Protocol):
         that exists (any order)."""
         ...
 
+    def sent_as_history(self, message_id: int) -> bool:
+        """Whether the request that stored ``message_id`` sent a message after it (a
+        child of the same ``request_id`` and kind ``request``): the message was history
+        that request carried, not its newest turn."""
+        ...
+
     def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
         """What was extracted from the messages ``ids``: memory items ``{id, kind,
         text, status, source_message_id}`` and task lines ``{label, text, status,

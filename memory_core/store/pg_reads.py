@@ -109,6 +109,12 @@ class PgHistoryReads:
         return dicts(self._c, "SELECT id, msg_role, text, tokens, raw_json, created_at"
                      " FROM messages WHERE id = ANY(%s)", (ids_list(ids),))
 
+    def sent_as_history(self, message_id: int) -> bool:
+        return self._c.execute(
+            "SELECT 1 FROM messages c JOIN messages m ON m.id = c.parent_id"
+            " WHERE c.parent_id = %s AND c.kind = 'request' AND c.request_id = m.request_id"
+            " LIMIT 1", (message_id,)).fetchone() is not None
+
     def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
         items: list[Row] = []
         todos: list[Row] = []
