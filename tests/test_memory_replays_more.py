@@ -873,3 +873,149 @@ async def test_a_resumed_conversation_is_no_second_telling_in_another_block(
     await again.say("How many times did I go hiking with Anna?")
     block = block_of(again.upstream_last_user()) or ""
     assert f"] {_HIKE} (said in 2 conversations: " in block, block
+
+
+# -- 139–148 (issue 24): identifiers with digits, past verbs in keys, 在…工作, questions ------
+@pytest.mark.parametrize("text, value_text", [
+    ("My phone number is 555-123-4567.", "555-123-4567"),
+    ("My order number is 2024-117-88.", "2024-117-88"),
+    ("The ISBN is 978-3-16-148410-0.", "978-3-16-148410-0"),
+    ("The version is 1.2.3.", "1.2.3"),
+    ("My server IP is 192.168.1.20.", "192.168.1.20"),
+    ("Call me at +1 (555) 123-4567.", "+1 (555) 123-4567"),
+])
+def test_a_dashed_or_dotted_identifier_is_one_string_value(text: str, value_text: str) -> None:
+    # before: 555.0 ("555-123"), 978.0; the order number, version and IP held no value
+    (item,) = extract(text)
+    assert (item.value, item.value_text, item.unit) == (None, value_text, None), item
+
+
+@pytest.mark.parametrize("text, value, unit", [
+    ("The commute is 5-10 minutes.", 5.0, "min"), ("The disk is 3.5 GB.", 3.5, "GB"),
+    ("The temperature is −4 °C.", -4.0, "°C"), ("The temperature is -4 °C.", -4.0, "°C"),
+    ("The range is 1.5-2.5 GB.", 1.5, "GB")])
+def test_a_real_quantity_stays_a_number(text: str, value: float, unit: str) -> None:
+    # before: "−4 °C" was 4.0, "-4 °C" no number at all
+    (item,) = extract(text)
+    assert (item.value, item.unit) == (value, unit), item
+
+
+@pytest.mark.parametrize("first, then, link", [
+    ("My phone number is 555-123-4567.", "My phone number is 555-987-6543.", "conflict"),
+    ("My server IP is 192.168.1.20.", "My server IP is 10.0.0.7.", "conflict"),
+    ("The release is v2.3.1.", "The release is v2.4.0.", "conflict"),
+    ("My phone number is 555-123-4567.", "Change my phone number to 555-987-6543.",
+     "supersedes"),
+    ("My phone number is 555-123-4567.", "My new phone number is 555-987-6543.",
+     "supersedes"),
+])
+def test_a_new_identifier_of_the_same_key_is_a_rival_value(engine: Engine, first: str,
+                                                           then: str, link: str) -> None:
+    # before: "… 555-987-6543." was dropped as a restatement of 555.0; a new IP or
+    # version was neither a restatement nor a rival
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)
+    assert new["text"] == then, rows(engine)
+    if link == "conflict":
+        assert new["conflict_with"] == old["id"] and old["status"] == "active", rows(engine)
+    else:
+        assert new["supersedes"] == old["id"] and old["status"] == "superseded", rows(engine)
+
+
+def test_one_identifier_written_two_ways_is_a_restatement(engine: Engine) -> None:
+    put(engine, "My phone number is 555-123-4567.")
+    put(engine, "My phone number is 555.123.4567.")
+    assert [r["text"] for r in rows(engine)] == ["My phone number is 555-123-4567."]
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("The run took 5 minutes.", "run"), ("The build took 7 minutes.", "build"),
+    ("The build takes 5 minutes.", "build"), ("The job ran for 2 hours.", "job"),
+    ("The migration took 3 hours.", "migration"), ("The team made 3 releases.", "team"),
+    ("The written report is due Friday.", "written report"),
+    ("The found items are 3.", "found items")])
+def test_a_past_verb_is_no_part_of_the_key(text: str, subject: str) -> None:
+    # before: "run took", "job ran", "migration took", "team made"
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.subject == subject, item
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("私はフォントサイズを14に変更しました。", "フォントサイズ"),
+    ("僕はメールアドレスをc@d.comに変更しました。", "メールアドレス"),
+    ("私たちはRabbitMQをKafkaに置き換えました。", "kafka")])
+def test_a_japanese_topic_before_the_changed_object_is_no_key(text: str, subject: str) -> None:
+    # before: keyed 私, 僕, 私たち (the replacement read the topic as the old value)
+    (item,) = extract(text)
+    assert item.correction and item.subject == subject, item
+
+
+def test_a_japanese_change_told_done_with_a_topic_revises_the_attribute(
+        engine: Engine) -> None:
+    put(engine, "フォントサイズは12です。")
+    put(engine, "私はフォントサイズを14に変更しました。")
+    assert _active(engine) == [("fact", "私はフォントサイズを14に変更しました。")], rows(engine)
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("我在柏林工作。", "工作"), ("我在谷歌上班。", "工作"), ("我们在柏林工作。", "工作"),
+    ("我在上海住。", "home"), ("我在上海生活。", "home"), ("我住在柏林。", "home")])
+def test_a_chinese_place_before_the_verb_is_the_same_fact(text: str, subject: str) -> None:
+    # before: 我在柏林工作 / 我在谷歌上班 / 我在上海住 stored nothing
+    (item,) = extract(text)
+    assert item.kind == "fact" and item.subject == subject, item
+
+
+@pytest.mark.parametrize("text", ["我在找工作。", "我在准备工作。", "我在工作。"])
+def test_zai_of_an_action_in_progress_is_no_place(text: str) -> None:
+    assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("first, then", [("我在柏林住。", "我在上海住。"),
+                                         ("我住在柏林。", "我现在在上海住。"),
+                                         ("我在柏林工作。", "我在上海工作。")])
+def test_a_chinese_place_before_the_verb_rivals_the_earlier_place(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    old, new = rows(engine)
+    assert new["conflict_with"] == old["id"] or new["supersedes"] == old["id"], rows(engine)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("Where do I live, 我住在上海吗?", []),
+    ("我住在哪里, I live in Berlin.", ["I live in Berlin."]),
+    ("I live in Berlin, 我住在上海吗?", ["I live in Berlin"]),
+    ("Do I live in Berlin, 我在柏林工作。", ["我在柏林工作。"]),
+    ("我在哪里工作", []), ("我住在哪里。", [])])
+def test_no_statement_comes_from_a_question_in_either_language(text: str,
+                                                               kept: list[str]) -> None:
+    # before: 我住在哪里 (no 吗, no question mark) was stored as where the user lives;
+    # "Do I live in Berlin, 我在柏林工作。" kept nothing
+    got = extract(text)
+    assert [i.text for i in got if i.kind != "question"] == kept, got
+    assert all(i.kind == "question" for i in got if i.text not in kept), got
+
+
+async def test_a_new_phone_number_and_a_place_reach_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="contact")
+    await first.say("My phone number is 555-123-4567.")
+    await first.say("我在柏林工作。")
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="update")
+    await second.say("Change my phone number to 555-987-6543.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is my phone number, and 我在哪里工作?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] Change my phone number to 555-987-6543." in block, block
+    assert "] My phone number is 555-123-4567." not in block, block  # history only
+    assert "] 我在柏林工作。" in block, block
+
+
+def test_or_before_a_clause_in_the_other_script_is_no_part_of_it() -> None:
+    # before: the question was keyed "or我住"
+    (zh,) = extract("Do I live in Berlin, or 我住在上海?")
+    assert zh.kind == "question" and zh.text == "我住在上海?" and zh.subject == "住", zh

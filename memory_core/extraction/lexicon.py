@@ -518,11 +518,13 @@ EN_HOME = re.compile(
     r"|in\s+(?:the|our|this|my)\s+(?:code|repo|project|service|stack)))"
     r"|^(?:(?:my|our)\s+)?home(?:\s*town)?\s+is\s+(?:(?:now|actually|still)\s+)?(?-i:[A-Z])"
     r"|我(?:现在|目前|如今)?(?:住在|定居在|搬到了?)|我(?:已经|刚|刚刚|上个月|去年)?从\S{1,20}?搬到"
+    r"|^我(?:现在|目前|如今|一直)?在[^，,。？?在]{1,15}?(?:住|生活|定居|居住)(?![宿院])"
+    r"(?!了?(?:[0-9一二两三四五六七八九十几]+|好几)个?(?:天|晚|夜))"
     r"|(?:に|で)(?:住んで|暮らして)|に引っ越し",
     re.I)
 """Where the speaker lives, however it is put ("I live in Visby", "I'm based in
 Ghent", "I moved to Ronda last month", "I relocated from Lyon to Ronda", "I moved
-from Lyon to Ronda with my family", "Home is Ronda these days", 我住在…, 我从…搬到…,
+from Lyon to Ronda with my family", "Home is Ronda these days", 我住在…, 我在…住, 我从…搬到…,
 …に住んでいます): one attribute, subject ``home``, so a later value supersedes or
 conflicts with the earlier one. First person only ("my sister lives in …" is
 another subject); "moved to" only for "I" and a capitalised place ("we moved to

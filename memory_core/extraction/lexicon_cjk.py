@@ -32,6 +32,10 @@ ZH_SMALL_TALK = re.compile(
     + r")[\s,，.。!！~～?？、]*)+$", re.I
 )
 ZH_QUESTION_END = re.compile(r"(?:吗|么|嘛|呢)[\s。.!！~]*$")
+ZH_QUESTION_WH = re.compile(r"在哪(?:里|儿)?(?![里儿都也怕])"
+                            r"|(?:哪里|哪儿|哪个|哪天|谁|多少|几点|何时|为何|为什么)[\s。.!！~]*$")
+"""A Chinese question without 吗 or a question mark: a question word in place, where
+the answer goes (我住在哪里, 我在哪里工作); not its indefinite use (在哪里都行)."""
 ZH_REQUEST = re.compile(r"^(?:请|麻烦)?(?:你|您)?(?:" + alt("能不能|能否|可不可以|可以帮|能帮|帮我"
                                                             "|帮忙|麻烦你|请你|请帮|给我|告诉我"
                                                             "|解释一下|看一下|看看|查一下")
@@ -249,7 +253,9 @@ ZH_REPLACE_BLOCK = re.compile(
 """Words that make a Chinese replacement not (yet) done: a plan, a condition, a
 negation, a suggestion ("我们打算从Heroku迁移到Fly.io", "还没换成Kafka")."""
 _JA_NP = r"[^、。,，！!？?をはが]{1,20}?"
-_JA_TAIL = r"[^、。,，！!？?]{1,30}?"
+_JA_TAIL = r"[^、。,，！!？?を]{1,30}?"
+"""A new value: no を in it, so in "私はフォントサイズを14に変更しました" the topic 私 is
+no old value and フォントサイズ no part of the new one (its object is what changed)."""
 _JA_SWAP_VERB = ("置き換え|置き換|入れ替え|入れ替|乗り換え|乗り換|リプレース|切り替え|切り替"
                  "|切替|変更|移行")
 """(移動/移し are travel and moving things: "東京から大阪に移動しました" is a trip.)"""

@@ -298,7 +298,7 @@ def _is_question(rest: str, lang: str) -> bool:
     if tail.endswith("?"):
         return True
     if lang == "zh":
-        return bool(lc.ZH_QUESTION_END.search(tail[-6:]))
+        return bool(lc.ZH_QUESTION_END.search(tail[-6:]) or lc.ZH_QUESTION_WH.search(tail))
     if lang == "ja":
         return bool(lc.JA_QUESTION_END.search(tail[-6:]))
     return False

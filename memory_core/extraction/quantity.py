@@ -37,6 +37,7 @@ class Quantity:
     start: int
     end: int
     kind: str  # "measure" (has a unit or currency) | "port" | "version" | "bare"
+    # | "identifier" (value None: a phone number, an IP address, "1.2.3")
 
 
 def _alternation(surfaces: list[str]) -> str:
@@ -63,6 +64,16 @@ list "3,5 and 7" is two numbers; three digits after the comma group thousands)."
 _CURRENCY_BEFORE = re.compile(r"(?:US\$|\$|€|£|¥|￥)\s?$")
 _IDENTIFIER_BEFORE = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-/:#@+^")
 """A digit glued to these is part of a name (H100, eu-west-1, UTC+8, v2), not a number."""
+_IDENTIFIER_AT = re.compile(
+    r"(?:\d+(?:\.\d+){2,}|\d+(?:-\d+){2,}|(?P<area>\d{3}\)\s?\d{3}[-.\s]\d{4}))"
+    r"(?![.-]?[^\W_])")
+"""Digits in three or more groups joined by one separator, or a phone number's area
+code in brackets ("(555) 123-4567"): a phone or order number, an ISBN, a version, an
+IP address. A name, taken whole, not a quantity (a range "5-10" has two groups)."""
+_PHONE_OPEN = re.compile(r"(?:\+\d{1,3}\s?)?\($")
+_SIGN_BEFORE = re.compile(r"(?:^|(?<=[\s(=:~]))([-\u2212])$")
+"""A minus sign right before a number, after a space or the start ("-4 °C", "−4 °C");
+not one inside a name ("UTC-4", "eu-west-1")."""
 _UNIT_TOKENS = re.compile(
     r"( ?)([A-Za-z%°℃℉/][A-Za-z/.]*|[%°℃℉])(?: ([A-Za-z]+))?(?: ([A-Za-z]+))?")
 _UNIT_MAX_WORDS = max(len(u.split()) for u in UNITS)
@@ -203,8 +214,9 @@ def _at_digit(scan: str, p: int, start: int, end: int) -> tuple[Quantity | None,
     """The quantity starting at digit ``p`` (or the date it belongs to), and where to resume."""
     back = max(start, p - _LOOKBACK)
     date = _DATE_AT.match(scan, p, end)
-    if date:
-        return None, date.end()
+    chain = _IDENTIFIER_AT.match(scan, p, end)
+    if date and not (chain and chain.end() > date.end()):
+        return None, date.end()  # "2024-05-30"; not the year of "2024-117-88"
     if _MONTH_BEFORE.search(scan, back, p):
         day = _DAY.match(scan, p, end)
         return None, day.end() if day else p + 1
@@ -219,11 +231,21 @@ def _at_digit(scan: str, p: int, start: int, end: int) -> tuple[Quantity | None,
         text = digits.group()
         value = float(text) if text.count(".") <= 1 else None
         return Quantity(value, text, None, cue_start, digits.end(), "version"), digits.end()
-    if p > 0 and scan[p - 1] in _IDENTIFIER_BEFORE:
+    signed = _SIGN_BEFORE.search(scan, max(start, p - 2), p) if p > start else None
+    if p > 0 and scan[p - 1] in _IDENTIFIER_BEFORE and signed is None:
         k = p
         while k < end and (scan[k].isalnum() or scan[k] in "._-"):
             k += 1
         return None, k
+    if chain and not (_UNIT_CJK.match(scan, chain.end(), end)
+                      or _latin_unit(scan, chain.end(), end)):
+        # "555-123-4567", "1.2.3", "192.168.1.20": one name, not its first number
+        a = p
+        opened = _PHONE_OPEN.search(scan, back, p) if chain.group("area") else None
+        if opened:
+            a = opened.start()
+        return Quantity(None, scan[a:chain.end()], None, a, chain.end(), "identifier"), \
+            chain.end()
     m = _NUMBER_AT.match(scan, p, end)
     cur = _CURRENCY_BEFORE.search(scan, back, p)
     if m is None:
@@ -279,6 +301,9 @@ def _measure(scan: str, m: re.Match[str], cur: re.Match[str] | None, end: int) -
         if rate is not None:
             unit = "req/min" if "min" in rate.group().lower() or "分" in rate.group() else "req/s"
     start = cur.start() if cur else m.start()
+    signed = _SIGN_BEFORE.search(scan, max(0, start - 2), start) if start else None
+    if signed is not None:  # "-4 °C", "−4 °C": below zero
+        value, text, start = -value, scan[signed.start(1):m.start()] + text, signed.start(1)
     return Quantity(value, text, unit, start, span_end, "measure" if unit else "bare")
 
 

@@ -138,6 +138,14 @@ _JA_DOES = re.compile(r"(?:ます|る)[。!！]?$")
 standing lead, as "From now on, we deploy at 9." is."""
 _JA_DIRECT_OBJECT = re.compile(r"(?P<o>[^、。をにでがはへと\ue000]{1,15})を")
 """The direct object (before を) of a rule's verb."""
+_ZH_PLACE_VERB = re.compile(
+    r"^我们?(?:现在|目前|如今|一直|也|还)?在(?!(?:准备|忙|找|做|赶|处理|完成|开始|安排|学|考虑|等|想"
+    r"|哪))[^，,。？?在]{1,15}?(?P<v>工作|上班|打工|住|生活|定居|居住)(?![宿院])")
+"""Where the speaker works or lives, the place before the verb: 我在柏林工作, 我在谷歌上班,
+我在上海住 (the same fact as 我住在上海). Not 在 of an action in progress (我在找工作,
+我在准备工作: a verb follows it)."""
+_ZH_WORK = "工作"
+"""The key of where the speaker works, however the verb is put (工作, 上班, 打工)."""
 _JA_LIVES = re.compile(r"に住(?:む|み|ん)")
 """Where the speaker lives: an attribute of the speaker (a fact), whatever the lead."""
 _JA_PURPOSE = re.compile(r"(?P<t>[^、。をはが]{1,15})に使")
@@ -274,6 +282,10 @@ def classify_zh(c: Clause) -> Verdict | None:
         return Verdict("constraint", cjk_key(topic.group("topic"), "zh"))
     if lc.ZH_REQUEST.match(core):
         return None
+    placed = _ZH_PLACE_VERB.match(core)
+    if placed:  # 我在柏林工作; 我在上海住 (keyed where the speaker lives: lexicon.EN_HOME)
+        return Verdict("fact", _ZH_WORK if placed.group("v") in ("工作", "上班", "打工")
+                       else cjk_key(placed.group("v"), "zh"))
     copula = _ZH_COPULA.search(core)
     subject = _zh_subject_before(core)
     if subject is None and copula is not None and copula.group() == "是":

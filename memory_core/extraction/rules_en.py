@@ -148,6 +148,16 @@ _VERB_WORDS = frozenset("""
     finished finishes happens happened serves stores owns live work use run need have want fly
     leave arrive become becomes became reaches expire fail usually
     always never often sometimes already still""".split())
+_PAST_WORDS = frozenset("""
+    took taken ran kept spent held gave given made came grew fell rose stood sat brought
+    bought sold paid met wrote written drove flew found lost led won sent built lent slept
+    chose spoke drew threw shook froze sank struck fought taught caught sought stuck hung
+    dug tore""".split())
+"""Irregular past forms, a clause's verb unless a determiner leads them ("the written
+report"): never part of its subject's key ("The run took 5 minutes" is keyed "run", as
+"The build takes 5 minutes" is "build"). Only words that are no nouns ("cost", "set",
+"cut", "left" are), nor of knowing and telling ("Nobody knew.", "I thought so." state
+no fact of their own)."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _BARE_VERBS = frozenset("live work use run need want fly leave arrive become expire fail".split())
 """The base forms in :data:`_VERB_WORDS` that are nouns as well ("my work email")."""
@@ -238,7 +248,8 @@ def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
     """The first verb after a subject: a known verb, or a word ending in -s/-ed that does
     not follow a determiner ("The build fails", not "The tests") nor precede a known verb
     ("Access tokens expire", "EU tenants will": a plural noun)."""
-    if _VERB_WORDS.isdisjoint(toks) and not any(t.endswith(("s", "ed")) for t in toks):
+    if _VERB_WORDS.isdisjoint(toks) and _PAST_WORDS.isdisjoint(toks) \
+            and not any(t.endswith(("s", "ed")) for t in toks):
         return None
     previous = ""
     adjectives = -1  # adjectives since a determiner (-1: none before)
@@ -252,6 +263,7 @@ def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
         adjectives = 0 if low in _NOUN_DETERMINERS else adjectives + 1 \
             if adjectives >= 0 and low in _NOUN_ADJECTIVES else -1
         if w.start() > 0 and (low in _VERB_WORDS or (
+                low in _PAST_WORDS and previous not in _DETERMINERS) or (
                 len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
                 and previous not in ("", "of", "in", "for", "to", "and", "or")
                 and not (i + 1 < len(words) and words[i + 1].group().lower() in _VERB_WORDS

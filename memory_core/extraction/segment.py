@@ -170,7 +170,7 @@ def _has_content(scan: str, a: int, b: int) -> bool:
 
 
 _SCRIPT_JOINT = re.compile(r"\s*[,，;；]\s*|\s+[-–—]\s+")
-_EN_CONJUNCTION = re.compile(r"(?:but|and|so|though|although|yet|while|whereas)\s+", re.I)
+_EN_CONJUNCTION = re.compile(r"(?:but|and|or|so|though|although|yet|while|whereas)\s+", re.I)
 _CJK_CONJUNCTION = re.compile(r"但是|可是|不过|而且|并且|所以|但(?!愿)|でも|だけど|けど|しかし|そして")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _MIN_CJK = 3  # characters: a name ("北京") is no clause of its own

@@ -1073,6 +1073,19 @@ def other_holders(a: str | None, b: str | None) -> bool:
     return {_holder(a), _holder(b)} == {"other", "self"}
 
 
+def named_value(value: float | None, value_text: str | None) -> bool:
+    """Whether an item's value is a name written with digits (a phone number, an IP
+    address, a version "1.2.3": :func:`~memory_core.extraction.quantity.find_quantities`
+    reads it whole, with no number)."""
+    return value is None and bool(value_text)
+
+
+def same_name(a: str | None, b: str | None) -> bool:
+    """Whether two items' value texts name one value with digits (separators and case
+    aside: "555-123-4567" / "555.123.4567"); False when either has none."""
+    return named_value(None, a) and named_value(None, b) and shapes.same(a or "", b or "")
+
+
 def contradicts(ex: Any, row: Any) -> bool:
     """Whether a new statement disagrees with a stored one about the same subject.
 
@@ -1096,8 +1109,10 @@ def contradicts(ex: Any, row: Any) -> bool:
     """
     if other_holders(ex.text, row["text"]):
         return False  # "My sister's name is Ana." / "My name is Maria.": two holders
-    if ex.value is not None and row["value"] is not None:
-        # two readings ("The build took 42 s" / "… 50 s") are no rival values
+    if (ex.value is not None and row["value"] is not None) or (
+            named_value(ex.value, ex.value_text) and named_value(row["value"], row["value_text"])):
+        # two readings ("The build took 42 s" / "… 50 s") are no rival values; two names
+        # of one shape ("555-123-4567" / "555-987-6543", "1.2.3" / "1.2.4") are
         return not (observes(ex.text) and observes(row["text"]))
     if ex.kind != row["kind"]:
         return False

@@ -98,6 +98,7 @@ from memory_core.items.supersession import (
     rival_owners,
     rival_scopes,
     settles,
+    same_name,
     sibling_in_text,
     siblings,
     subject_keys,
@@ -394,7 +395,8 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             if decided:
                 continue
             if (row["value"] == ex.value and row["unit"] == ex.unit
-                    and (ex.value is not None or row["text"] == ex.text)):
+                    and (ex.value is not None or row["text"] == ex.text
+                         or same_name(ex.value_text, row["value_text"]))):
                 same = row
             elif (claim := _same_claim(ex, kind, row)) == "same":
                 same = row  # "We deploy on Tuesdays at 14:00" after "The deploy window is…"
