@@ -205,9 +205,10 @@ def test_readings_ages_and_habits_keep_the_standdev_split_precise() -> None:
     and work planning, en/zh/ja, labelled by issue 24's definition before the rules
     were read against it, then tuned on: a development split) measured standing P
     0.576 R 0.895 before the rules for readings, ages, readings flagged as changes and
-    habits of late, 0.829 / 0.895 after (docs/evaluation/extraction_issue24.md)."""
+    habits of late, 0.829 / 0.895 after, 0.919 / 0.895 after a plan's steps, a run's
+    counts, a trip's length and a chat's speaker names (docs/evaluation/extraction_issue24.md)."""
     path = Path(__file__).parent / "data" / "extraction_standdev.jsonl"
     rows = load(path)
     assert len(rows) >= 80 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
-    assert standing["precision"] >= 0.82 and standing["recall"] >= 0.89, standing
+    assert standing["precision"] >= 0.91 and standing["recall"] >= 0.89, standing

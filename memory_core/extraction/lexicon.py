@@ -37,10 +37,10 @@ TASK_LABELS: dict[str, str] = {
 }
 TASK_LABEL = re.compile(
     r"^(?:\*\*|__)?\[?(?P<label>" + alt("|".join(TASK_LABELS)) + r")\]?"
-    r"(?:\*\*|__)?\s*[:\]]\s*(?:\*\*|__)?",
+    r"(?:(?:\*\*|__)?\s*[:\]]|\s+[\u2013\u2014](?=\s))\s*(?:\*\*|__)?",
     re.I,
 )
-"""``Goal:``/``TODO：``/``**Blocked:**``/``[TODO]`` at the start of a line."""
+"""``Goal:``/``TODO：``/``**Blocked:**``/``[TODO]``/``Decision — …`` at the start of a line."""
 TASK_HEADER = re.compile(
     r"^(?:\*\*|__)?(?P<label>" + alt("|".join(TASK_LABELS)) + r")"
     r"(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?$", re.I)

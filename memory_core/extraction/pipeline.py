@@ -51,6 +51,7 @@ from memory_core.extraction import (
     rules_cjk,
     rules_en,
     shapes,
+    transcript,
 )
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import lexicon_cjk as lc
@@ -519,7 +520,7 @@ class _Message:
     def __init__(self, text: str, speaker: str) -> None:
         self.text = text
         self.speaker = speaker
-        self.scan = prepare(text)
+        self.scan = transcript.mask(prepare(text))
         self.folded: str | None = None  # traditional -> simplified, made when first needed
         self.lang = detect_lang(self.scan)
         self.out: list[Extracted] = []
@@ -546,7 +547,7 @@ class _Message:
                 self.folded = fold_traditional(self.scan)
             sc = self.folded if lang == "zh" and self.folded is not None else self.scan
             head = sc[sent.start:min(sent.end, sent.start + _LABEL_WINDOW)]
-            labelled = ":" in head or "]" in head
+            labelled = ":" in head or "]" in head or " \u2014 " in head or " \u2013 " in head
             if not sent.list_item:
                 self.rule_list = (sc[sent.end - 1] in ":：" and i + 1 < len(sents)
                                   and sents[i + 1].list_item

@@ -269,6 +269,34 @@ week" (an activity told as it goes on). A word of setting (:data:`SETTING`: a
 budget, a limit, a target) still fixes the number ("last month we set the cap to 50")."""
 
 
+RUN_RESULT = re.compile(
+    r"\b\d[\d,]*\s+(?:[a-z]+\s+)?(?:fail|pass|error|crash|break|flake)(?:s|es|ing)?\b"
+    r"(?!\s+(?:after|before|in\s+a\s+row)\b)"
+    r"|\b(?:(?:error|failure|warning|bug|crash|incident|alert|flake|test|user|visitor"
+    r"|signup|download|ticket|issue)s?\s+count|(?:test\s+|code\s+)?coverage|(?:pass|failure"
+    r"|error|hit|success|crash)\s+rate|number\s+of\s+\w+)\b(?=[^.;!?\n]*\bnow\b)"
+    r"|\b(?:is|are|'s|'re)\s+(?:now\s+)?down\s+to\b"
+    r"|(?:覆盖率|错误数|报错数|失败数|通过率|错误率)[^，。；]{0,10}现在|现在[^，。；]{0,6}(?:覆盖率"
+    r"|错误数|报错数|失败数|通过率|错误率)", re.I)
+"""What a run gave, counted in the present tense ("now 12 tests fail instead of 3"), or
+a measured count or rate given "now" ("Coverage is down to 74% now", "The error count
+is 41 now, not 12", 覆盖率现在是74%): a new reading, not a value the user fixed ("My
+budget is 5k now, not 3k" sets one: :data:`SETTING`)."""
+OCCASION_LENGTH = re.compile(
+    r"\b(?:trip|vacation|holiday|getaway|visit|stay|tour|honeymoon|retreat|cruise|journey"
+    r"|camp|festival|conference|offsite|(?:going|travel(?:l?ing)?|flying|heading|off)\s+to)\b"
+    r"[^.;!?\n]{0,60}?\bfor\s+(?:about\s+|around\s+"
+    r"|almost\s+|nearly\s+)?(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|a\s+few|a\s+couple\s+of)\s+(?:days?|nights?|weeks?|months?)\b"
+    r"|\b\d+[- ](?:day|night|week)\s+(?:trip|vacation|holiday|getaway|visit|stay|tour|cruise"
+    r"|retreat)\b"
+    r"|(?:旅行|旅游|玩|度假|出差)[^，。；]{0,8}?\d+\s*(?:天|晚|周|个星期)|\d+\s*(?:天|晚)(?:的)?"
+    r"(?:旅行|旅游|行程|假期)|\d+\s*(?:日間|泊)(?:の)?(?:旅行|滞在|出張)?", re.I)
+"""How long a trip or an event lasts ("a trip to Lisbon in October for 10 days", "a
+5-day conference", "going to Kyoto in May for two weeks", 去成都玩5天, 3泊の旅行): a description of the occasion, not a
+quantity the user fixed."""
+
+
 THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
                        re.I)
 """Words that scope a statement to the one occasion at hand ("This time two options
@@ -283,11 +311,15 @@ def reports_number(text: str | None) -> bool:
     with a feeling (:data:`FEELING`: "3 kg down this month, I'm so proud"), the size of
     a machine (:data:`EQUIPMENT`: "the build box has 32 GB of RAM"), a reading of a
     moment or a past period (:data:`READING`: "1,240 users right now", "last month's
-    rate was 0.8%"), unless a word says the number is set (a budget, a limit, a target)."""
+    rate was 0.8%"), what a run gave or a count given "now" (:data:`RUN_RESULT`: "now 12
+    tests fail", "Coverage is down to 74% now"), how long a trip lasts
+    (:data:`OCCASION_LENGTH`), unless a word says the number is set (a budget, a limit,
+    a target)."""
     t = text or ""
     if SETTING.search(t) is not None:
         return False
     if (observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None
+            or RUN_RESULT.search(t) is not None or OCCASION_LENGTH.search(t) is not None
             or (READING.search(t) is not None and USER_CHANGE.search(t) is None)):
         return True
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
@@ -418,13 +450,23 @@ _MODAL_ONLY = re.compile(r"\b(?:must|mustn't)\b|必须|务必|必ず", re.I)
 must return 404 …", 必ずステージングで先に) they bind that step."""
 
 
+STEP = re.compile(
+    r"\b(?:week|day|night|month|quarter|phase|stage|wave|sprint|round)\s+#?\d+\b(?![.,]\d|\s*%)"
+    r"|第\s*[0-9一二三四五六七八九十]+\s*(?:周|天|日|个月|阶段|期|轮|波|週|ヶ月|か月)"
+    r"|[0-9一二三四五六七八九十]+\s*(?:週|日|か月|ヶ月)目|(?:フェーズ|ステージ|ウェーブ)\s*[0-9]+",
+    re.I)
+"""A step of a plan named by its place in time or order ("week 1 gets 20% of traffic,
+week 2 gets 50%", "day 3", "phase 2", 第二周, 2週目): its figures are one step's, like
+those of "Step 2: …", though no ordinal label leads the sentence."""
+
+
 def series(row: Any) -> bool:
-    """One of a series said in one conversation (module doc): a labelled item, unless
-    it is a preference or a rule that says it lasts ("1. Always use tabs."; a "must"
-    alone binds the step it is in)."""
-    if not label(row):
-        return False
+    """One of a series said in one conversation (module doc): a labelled item or a
+    plan's step (:data:`STEP`), unless it is a preference or a rule that says it lasts
+    ("1. Always use tabs."; a "must" alone binds the step it is in)."""
     text = row["text"] or ""
+    if not label(row) and STEP.search(text) is None:
+        return False
     return not (row["kind"] == "preference" or (
         row["kind"] == "constraint"
         and STANDING_RULE.search(_MODAL_ONLY.sub(" ", text)) is not None))

@@ -1,0 +1,78 @@
+"""A plan's step figures, a run's new counts, a trip's length and a team chat's speaker
+names (issue 24, the standdev split's second round): kept, but none stands, and a rule
+said in a pasted chat is keyed by what it says, not by who said it. Sentences here are
+in no labelled split; the controls are numbers and rules the user set, which still
+stand."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import extract
+
+NOT_STANDING = [
+    # a plan's steps named by their place in time
+    "Canary plan: day 1 gets 5% of users, day 2 gets 25%, day 3 gets everyone.",
+    "Phase 2 moves 40 tenants and phase 3 moves the remaining 120.",
+    "第一周放量 10%，第二周放量 50%。",
+    "2週目はトラフィックの 30% を流します。",
+    # a run's result counted in the present tense; a count or a rate given "now"
+    "After the merge, 7 tests fail instead of 2.",
+    "The warning count is 58 now, not 30.",
+    "Test coverage is down to 61% now.",
+    # how long a trip or an event lasts
+    "We're going to Kyoto in May for two weeks.",
+    "My sister is planning a road trip through Norway for 9 days.",
+    "十月我们去成都旅行 5 天。",
+]
+
+
+@pytest.mark.parametrize("text", NOT_STANDING)
+def test_a_step_a_run_count_or_a_trip_length_is_kept_but_does_not_stand(text: str) -> None:
+    items = [i for i in extract(text) if i.value is not None]
+    assert items, extract(text)  # kept: searchable when the turn asks for it
+    assert not any(stands(i) for i in items), items
+
+
+STANDING = [
+    "My budget is 5k now, not 3k.",  # "now" on a value the user set
+    "The port is 8081 now, not 8080.",
+    "Keep the canary at 5% of users.",
+    "The retention for audit logs is 90 days.",
+    "Every deploy must pass 3 smoke tests.",
+]
+
+
+@pytest.mark.parametrize("text", STANDING)
+def test_a_number_the_user_set_still_stands(text: str) -> None:
+    assert any(stands(i) for i in extract(text)), extract(text)
+
+
+TRANSCRIPTS = [
+    ("Mo: from now on every release needs two approvals.\nZoe: sure, makes sense.",
+     "mo"),
+    ("赵磊：以后每个 PR 都要有测试。\n孙丽：赞成。", "赵磊"),
+    ("Ines: decision: we move the standup to 9:30.\nOla: 👍", "ines"),
+]
+
+
+@pytest.mark.parametrize(("text", "name"), TRANSCRIPTS)
+def test_a_speaker_name_in_a_pasted_chat_is_no_part_of_the_key(text: str, name: str) -> None:
+    kept = [i for i in extract(text) if stands(i)]
+    assert kept, extract(text)
+    assert all(name not in (i.subject or "") and not i.text.lower().startswith(name)
+               for i in kept), kept
+
+
+def test_a_decision_label_with_a_dash_gives_a_decision() -> None:
+    kinds = {i.kind for i in extract("Decision — we move the standup to 9:30.")}
+    assert "decision" in kinds
+
+
+def test_a_listing_of_topics_and_a_first_person_line_keep_their_leads() -> None:
+    # no reply line: "Budget:" is a topic, not a speaker
+    assert any(i.subject == "budget" for i in extract("Budget: 5k\nOwner: Dana"))
+    # "Jonas: I'll take …" is Jonas's own commitment, not the user's decision
+    items = extract("Jonas: I'll take the release notes.\nMei: cool, thanks.")
+    assert not any(i.kind == "decision" and stands(i) for i in items), items
