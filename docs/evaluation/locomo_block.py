@@ -24,7 +24,9 @@ item is a gold evidence turn) or that are standing items the speaker truly set. 
 second half is read from hand labels (``--labels``: ``{key: true|false}``, the key
 ``"<conversation>:<dia id>:<sha1 of the item text, 10 hex>"``, no LoCoMo text); a
 standing line without a label counts as useful at the labelled sample's rate
-(``precision``), and the share of standing lines labelled is printed. ``--sample N``
+(``precision``; 100 % when none is labelled), and the share of standing lines
+labelled is printed, with the bounds of precision (unlabelled standing lines
+counted useless, then useful). ``--sample N``
 writes N standing items (seeded, spread over the conversations) with their keys
 to ``--sample-out`` for labelling (keep that file outside the repository: it
 quotes LoCoMo).
@@ -141,7 +143,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
 
 def score(res: dict[str, Any], labels: dict[str, bool], rate: float) -> dict[str, Any]:
     """Figures of one replayed conversation (or several merged): see module doc."""
-    n_lines = n_standing = n_gold = labelled = 0
+    n_lines = n_standing = n_gold = labelled = unknown = 0
     useful = 0.0
     tokens = 0
     for q in res["questions"]:
@@ -159,11 +161,14 @@ def score(res: dict[str, Any], labels: dict[str, bool], rate: float) -> dict[str
                 useful += 1
             elif ln["standing"]:
                 useful += float(labels[key]) if key in labels else rate
+                unknown += key not in labels
     nq = max(1, len(res["questions"]))
     return {"turns": res["turns"], "active": res["active"], "standing": len(res["standing"]),
             "questions": len(res["questions"]), "lines": n_lines / nq, "tokens": tokens / nq,
             "standing_share": n_standing / max(1, n_lines), "gold_share": n_gold / max(1, n_lines),
             "precision": useful / max(1, n_lines),
+            "low": (useful - unknown * rate) / max(1, n_lines),
+            "high": (useful + unknown * (1 - rate)) / max(1, n_lines),
             "labelled": labelled / max(1, n_standing)}
 
 
@@ -200,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     known = [labels[k] for k in st_keys if k in labels]
     rate = sum(known) / len(known) if known else 1.0
     head = (f"{'conv':>5} {'turns':>6} {'active':>7} {'standing':>9} {'qs':>5} "
-            f"{'lines/q':>8} {'tok/q':>7} {'stand%':>7} {'gold%':>6} {'prec%':>6} {'lab%':>5}")
+            f"{'lines/q':>8} {'tok/q':>7} {'stand%':>7} {'gold%':>6} {'prec%':>6} {'lab%':>5}"
+            f" {'bounds%':>11}")
     print(head)
     merged: dict[str, Any] = {"turns": 0, "active": 0, "standing": [], "questions": [],
                               "items": {}}
@@ -209,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{res['conversation']:>5} {s['turns']:>6} {s['active']:>7} {s['standing']:>9}"
               f" {s['questions']:>5} {s['lines']:>8.1f} {s['tokens']:>7.0f}"
               f" {100 * s['standing_share']:>6.1f} {100 * s['gold_share']:>6.1f}"
-              f" {100 * s['precision']:>6.1f} {100 * s['labelled']:>5.0f}")
+              f" {100 * s['precision']:>6.1f} {100 * s['labelled']:>5.0f}"
+              f" {100 * s['low']:>5.1f}-{100 * s['high']:<5.1f}")
         merged["turns"] += res["turns"]
         merged["active"] += res["active"]
         merged["standing"] += res["standing"]  # item ids: one store
@@ -219,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'all':>5} {s['turns']:>6} {s['active']:>7} {s['standing']:>9}"
           f" {s['questions']:>5} {s['lines']:>8.1f} {s['tokens']:>7.0f}"
           f" {100 * s['standing_share']:>6.1f} {100 * s['gold_share']:>6.1f}"
-          f" {100 * s['precision']:>6.1f} {100 * s['labelled']:>5.0f}")
+          f" {100 * s['precision']:>6.1f} {100 * s['labelled']:>5.0f}"
+              f" {100 * s['low']:>5.1f}-{100 * s['high']:<5.1f}")
     print(f"standing items labelled: {len(known)} of {len(st_keys)};"
           f" truly standing among them: {100 * rate:.1f} %")
     if args.list:
