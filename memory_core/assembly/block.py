@@ -747,7 +747,8 @@ def standing_weight(row: Any) -> float:
     a preference that only reacts to what was just said
     (:func:`memory_core.items.standing.reaction`: "I love it!", "I'd love to see it"),
     0 for an "always" that describes the recent past
-    (:func:`memory_core.items.standing.habit`: 最近总是…),
+    (:func:`memory_core.items.standing.habit`: 最近总是…), 0 for words of
+    encouragement (:func:`memory_core.items.standing.encouragement`: "Never give up!"),
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
@@ -782,7 +783,7 @@ def standing_weight(row: Any) -> float:
     if (standing.series(row) or standing.one_off(row) or standing.tentative(row)
             or standing.status_report(row) or standing.dated(row)
             or (row["kind"] == "preference" and standing.reaction(row["text"]))
-            or standing.habit(row)):
+            or standing.habit(row) or standing.encouragement(row)):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
         # how the work stands ("Tests are green now"), a plan for one day, a liking of
         # what was just shown ("I love it!")

@@ -303,6 +303,21 @@ THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|
 are enough", 今回は1案でいいです, 这次给1个就行): its number holds for that occasion."""
 
 
+_SPAN_COUNT = (r"(?:\d[\d.,]*|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven"
+               r"|twelve|fifteen|twenty|thirty|a\s+few|a\s+couple\s+of|few|several|many)")
+_SPAN_UNIT = r"(?:day|night|week|weekend|month|year|decade)s?"
+ELAPSED = re.compile(
+    r"\b" + _SPAN_COUNT + r"\s+(?:more\s+)?" + _SPAN_UNIT + r"\s+ago\b"
+    r"|(?:^\W*|\bfor\s+(?:about\s+|almost\s+|nearly\s+|over\s+)?)" + _SPAN_COUNT + r"\s+"
+    + _SPAN_UNIT + r"\s+now\b"
+    r"|\b(?:i|we|you|they|he|she)(?:'ve|'d|\s+have|\s+has|\s+had)\s+(?:\w+\s+){1,4}?for\s+"
+    r"(?:about\s+|almost\s+|nearly\s+|over\s+)?" + _SPAN_COUNT + r"\s+" + _SPAN_UNIT + r"\b",
+    re.I)
+"""A span of time counted back from now ("four months ago", "Twelve years now", "I've
+been friends with Ana for 9 years"): it grows with every day, as an age does, so it
+is no number the user set; "Keep the backups for 30 days" sets one."""
+
+
 def reports_number(text: str | None) -> bool:
     """Whether a numeric statement's number is not one the user fixed: an observation
     or a change (what a run gave, what rose; the size of a change by its noun,
@@ -313,8 +328,8 @@ def reports_number(text: str | None) -> bool:
     moment or a past period (:data:`READING`: "1,240 users right now", "last month's
     rate was 0.8%"), what a run gave or a count given "now" (:data:`RUN_RESULT`: "now 12
     tests fail", "Coverage is down to 74% now"), how long a trip lasts
-    (:data:`OCCASION_LENGTH`), unless a word says the number is set (a budget, a limit,
-    a target)."""
+    (:data:`OCCASION_LENGTH`), a span counted back from now (:data:`ELAPSED`: "four
+    months ago"), unless a word says the number is set (a budget, a limit, a target)."""
     t = text or ""
     if SETTING.search(t) is not None:
         return False
@@ -324,7 +339,7 @@ def reports_number(text: str | None) -> bool:
         return True
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
         return True
-    return relayed(t) or AGE.search(t) is not None
+    return relayed(t) or AGE.search(t) is not None or ELAPSED.search(t) is not None
 
 
 THIRD_PERSON = re.compile(
@@ -339,6 +354,20 @@ LATELY = re.compile(r"\b(?:lately|recently|these\s+days|nowadays)\b|最近|近�
                     r"|このところ|ここ最近|近頃", re.I)
 """Words by which an "always" or "never" describes how things have gone of late ("the
 cat always sleeps all day lately", 最近总是睡一整天, 最近はいつも遅れる), not an order."""
+
+
+ENCOURAGEMENT = re.compile(
+    r"\b(?:never|(?:don't|do\s+not)(?:\s+ever)?)\s+(?:give\s+up|quit|lose\s+(?:hope|faith|heart)"
+    r"|stop\s+(?:believing|dreaming|trying))(?=\s*(?:$|[,.;:!?)]|on\b|in\b))"
+    r"|\byou\s+never\s+know\b", re.I)
+"""Words of encouragement or a saying, not a rule for the work: "Never give up on your
+dreams!", "Don't ever quit, you're so close", "You never know what tomorrow brings";
+"Never quit the installer before it finishes" orders how a thing is done."""
+
+
+def encouragement(row: Any) -> bool:
+    """Whether a constraint only encourages or states a saying (:data:`ENCOURAGEMENT`)."""
+    return row["kind"] == "constraint" and ENCOURAGEMENT.search(row["text"] or "") is not None
 
 
 def habit(row: Any) -> bool:
@@ -374,11 +403,18 @@ REACTION = re.compile(
     r"(?:i|we)(?:'d|\s+would)\s+(?:really\s+|so\s+|absolutely\s+)?love\s+to\b"
     r"|^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha)\W+)*(?:i|we)\s+"
     r"(?:(?:really|just|also|absolutely|totally|do)\s+)*(?:love|like|enjoy|adore)\s+"
-    r"(?:it|this|that|them)(?:\s+(?:so\s+much|a\s+lot))?\s*(?:[,.!;:)]|$)", re.I)
+    r"(?:it|this|that|them|to)(?:\s+(?:so\s+much|a\s+lot))?\s*(?:[,.!;:)]|$)"
+    r"|^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha)\W+)*(?:i|we)\s+"
+    r"(?:(?:really|just|also|absolutely|totally|do)\s+)*(?:love|like|enjoy|adore)\s+"
+    r"(?:how|the\s+way|that\s+(?:you|it|they|he|she|we|i|this|there)\b"
+    r"|(?:your|their|his|her|these|those)\s)", re.I)
 """A liking that reacts to what was just shown or said, not a lasting taste: its object
-is only "it"/"this"/"that" ("I love it!", "We love it, it brings us closer"), or a
-wish for one occasion ("I'd love to see another painting"). "I like it when answers
-are short" and "I love Bach" name what is liked."""
+is only "it"/"this"/"that" ("I love it!", "We love it, it brings us closer", "Yeah, I
+love to."), a manner or a clause ("I love how you framed it", "I love that you kept
+going", "I like the way it came out"), someone else's thing or one pointed at ("I love
+your garden", "We enjoy those sunsets"), or a wish for one occasion ("I'd love to see
+another painting"). "I like it when answers are short" and "I love Bach" name what is
+liked."""
 
 
 def reaction(text: str | None) -> bool:

@@ -1,0 +1,251 @@
+"""What the injection block carries on public chit-chat: LoCoMo replayed turn by turn.
+
+    PYTHONPATH=. python docs/evaluation/locomo_block.py --data locomo10.json \
+        --conversations 0-4 [--labels docs/evaluation/locomo_block_labels.json] \
+        [--sample 100 --sample-out FILE] [--list]
+
+LoCoMo (Maharana et al., ACL 2024; ``locomo10.json``, CC BY-NC 4.0, read from the path
+given, never copied here: see the shared data's README). Each conversation is one
+tenant; each of its sessions a thread in which every turn is captured as the newest
+user message, its ``name`` the speaker, with an assistant "Okay." between turns (the
+replay of :mod:`memory_core.evaluation.supersessions`), through a real
+:class:`memory_core.engine.Engine` on a fresh SQLite store, words only (no search
+index). Then every QA question of categories 1-4 with gold evidence is asked in a
+thread of its own (a user message without a name) and its block assembled with the
+default settings; the question's own items are retracted after it, so that one
+question does not feed the next.
+
+Per conversation: turns, active items, standing items (``standing_weight > 0``:
+:func:`memory_core.assembly.block.standing_weight` over the predicates of
+:mod:`memory_core.items.standing`), questions, the block's item lines and o200k
+tokens per question, the share of lines that are standing items, and block
+precision: the share of item lines the answer needs (a source message of the line's
+item is a gold evidence turn) or that are standing items the speaker truly set. The
+second half is read from hand labels (``--labels``: ``{key: true|false}``, the key
+``"<conversation>:<dia id>:<sha1 of the item text, 10 hex>"``, no LoCoMo text); a
+standing line without a label counts as useful at the labelled sample's rate
+(``precision``; 100 % when none is labelled), and the share of standing lines
+labelled is printed, with the bounds of precision (unlabelled standing lines
+counted useless, then useful). ``--sample N``
+writes N standing items (seeded, spread over the conversations) with their keys
+to ``--sample-out`` for labelling (keep that file outside the repository: it
+quotes LoCoMo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from memory_core.assembly.block import standing_weight
+from memory_core.evaluation.locomo import gold_turns, speaker_name
+from memory_core.evaluation.updates import scratch_engine
+from memory_core.items import standing
+from memory_core.models import Scope
+
+ROLE = "eval"
+CATEGORIES = (1, 2, 3, 4)
+
+
+def _sessions(conversation: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    numbers = sorted(int(m.group(1)) for k, v in conversation.items()
+                     if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
+    return [conversation[f"session_{n}"] for n in numbers]
+
+
+def item_key(ci: int, dia: str, text: str) -> str:
+    """The label key of an item: conversation, source turn, hash of its text."""
+    return f"{ci}:{dia}:{hashlib.sha1(text.encode()).hexdigest()[:10]}"
+
+
+def _rows(db: Path, tenant: str) -> dict[int, sqlite3.Row]:
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        rows = conn.execute("SELECT * FROM memory_items WHERE tenant = ? AND status = 'active'",
+                            (tenant,)).fetchall()
+    finally:
+        conn.close()
+    return {int(r["id"]): r for r in rows}
+
+
+def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
+    """Replay conversation ``ci`` and ask its questions (module doc)."""
+    conv = sample["conversation"]
+    tenant = f"locomo-{ci}"
+    dia_of: dict[int, str] = {}
+    turns = 0
+    for si, session in enumerate(_sessions(conv)):
+        scope = Scope(tenant, ROLE, f"c{ci}-s{si}")
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "A chat."}]
+        for ti, turn in enumerate(session):
+            text = turn.get("text")
+            if not isinstance(text, str) or not text.strip():
+                continue
+            messages.append({"role": "user", "content": text,
+                             "name": speaker_name(str(turn.get("speaker", "")))})
+            _, done = engine.capture_request(scope, f"{ci}-{si}-{ti}",
+                                             [dict(m) for m in messages], {})
+            dia_of[done.result().message_ids[-1]] = str(turn["dia_id"])
+            messages.append({"role": "assistant", "content": "Okay."})
+            turns += 1
+    engine.flush()
+    db = Path(engine.store.location)
+    rows = _rows(db, tenant)
+    standing_ids = {i for i, r in rows.items() if standing_weight(r) > 0}
+    known = set(dia_of.values())
+    questions: list[dict[str, Any]] = []
+    for qi, qa in enumerate(sample["qa"]):
+        if qa.get("category") not in CATEGORIES:
+            continue
+        gold = gold_turns(qa, known)
+        if not gold:
+            continue
+        scope = Scope(tenant, ROLE, f"c{ci}-q{qi}")
+        msgs = [{"role": "system", "content": "A chat."},
+                {"role": "user", "content": str(qa["question"])}]
+        _, done = engine.capture_request(scope, f"{ci}-q{qi}", msgs, {})
+        result = done.result()
+        assembly = engine.assemble(scope, result, str(qa["question"]), f"{ci}-q{qi}",
+                                   log=False)
+        lines = []
+        for entry in assembly.log.get("included", []):
+            ref = str(entry.get("ref", ""))
+            if not ref.startswith("item:"):
+                continue
+            iid = int(ref[5:])
+            row = rows.get(iid)
+            srcs = standing.sources(row) if row is not None else []
+            lines.append({"id": iid, "standing": str(entry["reason"]).startswith("standing"),
+                          "gold": any(dia_of.get(s) in gold for s in srcs)})
+        questions.append({"tokens": assembly.used_tokens, "lines": lines})
+        engine.flush()
+        own = engine.list_items(tenant=tenant, role=ROLE, thread_id=result.thread_id,
+                                limit=1000)["items"]
+        for it in own:
+            if it["status"] == "active":
+                engine.retract(int(it["id"]), "eval question")
+    items = {i: {"key": item_key(ci, dia_of.get(int(r["source_message_id"] or 0), "?"),
+                                 str(r["text"])),
+                 "text": str(r["text"]), "kind": r["kind"], "speaker": standing.speaker(r),
+                 "weight": standing_weight(r)}
+             for i, r in rows.items()}
+    return {"conversation": ci, "turns": turns, "active": len(rows),
+            "standing": sorted(standing_ids), "items": items, "questions": questions}
+
+
+def score(res: dict[str, Any], labels: dict[str, bool], rate: float) -> dict[str, Any]:
+    """Figures of one replayed conversation (or several merged): see module doc."""
+    n_lines = n_standing = n_gold = labelled = unknown = 0
+    useful = 0.0
+    tokens = 0
+    for q in res["questions"]:
+        tokens += q["tokens"]
+        for ln in q["lines"]:
+            n_lines += 1
+            key = res["items"].get(ln["id"], {}).get("key", "")
+            if ln["gold"]:
+                n_gold += 1
+            if ln["standing"]:
+                n_standing += 1
+                if key in labels:
+                    labelled += 1
+            if ln["gold"]:
+                useful += 1
+            elif ln["standing"]:
+                useful += float(labels[key]) if key in labels else rate
+                unknown += key not in labels
+    nq = max(1, len(res["questions"]))
+    return {"turns": res["turns"], "active": res["active"], "standing": len(res["standing"]),
+            "questions": len(res["questions"]), "lines": n_lines / nq, "tokens": tokens / nq,
+            "standing_share": n_standing / max(1, n_lines), "gold_share": n_gold / max(1, n_lines),
+            "precision": useful / max(1, n_lines),
+            "low": (useful - unknown * rate) / max(1, n_lines),
+            "high": (useful + unknown * (1 - rate)) / max(1, n_lines),
+            "labelled": labelled / max(1, n_standing)}
+
+
+def _span(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: print the table (module doc)."""
+    p = argparse.ArgumentParser(prog="docs/evaluation/locomo_block.py")
+    p.add_argument("--data", required=True, help="locomo10.json")
+    p.add_argument("--conversations", default="0-4")
+    p.add_argument("--labels", default=str(Path(__file__).with_name("locomo_block_labels.json")))
+    p.add_argument("--sample", type=int, default=0, help="standing items to sample")
+    p.add_argument("--sample-out", help="where the sample goes (outside the repository)")
+    p.add_argument("--list", action="store_true", help="print every standing item")
+    args = p.parse_args(argv)
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    chosen = _span(args.conversations)
+    labels: dict[str, bool] = {}
+    if Path(args.labels).is_file():
+        labels = {k: bool(v) for k, v in
+                  json.loads(Path(args.labels).read_text(encoding="utf-8")).items()}
+    results = []
+    with scratch_engine("lcm-locomo-block-") as engine:
+        for ci in chosen:
+            results.append(replay_one(engine, ci, data[ci]))
+    # sample precision: labelled standing items still standing
+    st_keys = [res["items"][i]["key"] for res in results for i in res["standing"]]
+    known = [labels[k] for k in st_keys if k in labels]
+    rate = sum(known) / len(known) if known else 1.0
+    head = (f"{'conv':>5} {'turns':>6} {'active':>7} {'standing':>9} {'qs':>5} "
+            f"{'lines/q':>8} {'tok/q':>7} {'stand%':>7} {'gold%':>6} {'prec%':>6} {'lab%':>5}"
+            f" {'bounds%':>11}")
+    print(head)
+    merged: dict[str, Any] = {"turns": 0, "active": 0, "standing": [], "questions": [],
+                              "items": {}}
+    for res in results:
+        s = score(res, labels, rate)
+        print(f"{res['conversation']:>5} {s['turns']:>6} {s['active']:>7} {s['standing']:>9}"
+              f" {s['questions']:>5} {s['lines']:>8.1f} {s['tokens']:>7.0f}"
+              f" {100 * s['standing_share']:>6.1f} {100 * s['gold_share']:>6.1f}"
+              f" {100 * s['precision']:>6.1f} {100 * s['labelled']:>5.0f}"
+              f" {100 * s['low']:>5.1f}-{100 * s['high']:<5.1f}")
+        merged["turns"] += res["turns"]
+        merged["active"] += res["active"]
+        merged["standing"] += res["standing"]  # item ids: one store
+        merged["questions"] += res["questions"]
+        merged["items"].update(res["items"])
+    s = score(merged, labels, rate)
+    print(f"{'all':>5} {s['turns']:>6} {s['active']:>7} {s['standing']:>9}"
+          f" {s['questions']:>5} {s['lines']:>8.1f} {s['tokens']:>7.0f}"
+          f" {100 * s['standing_share']:>6.1f} {100 * s['gold_share']:>6.1f}"
+          f" {100 * s['precision']:>6.1f} {100 * s['labelled']:>5.0f}"
+              f" {100 * s['low']:>5.1f}-{100 * s['high']:<5.1f}")
+    print(f"standing items labelled: {len(known)} of {len(st_keys)};"
+          f" truly standing among them: {100 * rate:.1f} %")
+    if args.list:
+        for res in results:
+            for i in res["standing"]:
+                it = res["items"][i]
+                print(f"{it['key']}\t{it['kind']}\t{it['speaker']}\t{it['weight']:.1f}\t"
+                      f"{it['text']}")
+    if args.sample and args.sample_out:
+        pool = [res["items"][i] for res in results for i in res["standing"]]
+        pick = random.Random(24).sample(pool, min(args.sample, len(pool)))
+        Path(args.sample_out).write_text(
+            "\n".join(json.dumps({"key": it["key"], "kind": it["kind"],
+                                  "speaker": it["speaker"], "text": it["text"]},
+                                 ensure_ascii=False) for it in pick) + "\n",
+            encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
