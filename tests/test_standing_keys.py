@@ -1,0 +1,36 @@
+"""Keys and kinds of standing items (issue 24, the standdev split's third round): a
+version written as one word stays one word of its key, a rule is keyed by what it
+orders, not by a noun of its condition, a plan is no decision, a deadline with no
+number stands, and a Japanese "I don't drink …" is a preference. Sentences here are in
+no labelled split."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import extract
+
+VERSIONS = [
+    ("We ship v3 at the end of the month.", "v3"),
+    ("Decision: we freeze v1.8 after Friday.", "v1.8"),
+    ("v4 は来月リリースします。", "v4"),
+    ("我们月底发布 v3。", "v3"),
+]
+
+
+@pytest.mark.parametrize(("text", "token"), VERSIONS)
+def test_a_version_word_stays_one_word_of_the_key(text: str, token: str) -> None:
+    items = [i for i in extract(text) if i.kind != "task"]
+    assert items, extract(text)
+    for item in items:
+        assert token in (item.subject or ""), item  # not "ship v version", nor "v"
+        assert "version" not in (item.subject or ""), item
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("We're on Python 3.12 now.", "python version"),  # a cue word and a value: unchanged
+    ("Use Node 20 in this repo.", "node repo version"),
+])
+def test_a_version_after_its_product_name_is_still_a_value(text: str, key: str) -> None:
+    assert [i.subject for i in extract(text)] == [key]
