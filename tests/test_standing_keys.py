@@ -34,3 +34,29 @@ def test_a_version_word_stays_one_word_of_the_key(text: str, token: str) -> None
 ])
 def test_a_version_after_its_product_name_is_still_a_value(text: str, key: str) -> None:
     assert [i.subject for i in extract(text)] == [key]
+
+
+CONDITIONED_RULES = [
+    ("今後、サーバーが落ちたら 30 分以内に報告書を書くこと。", "報告書", "サーバー"),
+    ("今後、本番でエラーが出た場合は必ず Slack に報告すること。", "slack", "エラー"),
+    ("ビルドが壊れれば、必ずロールバック手順を実行すること。", "ロールバック手順", "ビルド"),
+    ("以后如果数据库宕机，必须写事故报告。", "写事故报告", "数据库"),
+]
+
+
+@pytest.mark.parametrize(("text", "key", "condition_noun"), CONDITIONED_RULES)
+def test_a_rule_is_keyed_by_its_order_not_by_its_condition(
+        text: str, key: str, condition_noun: str) -> None:
+    rules = [i for i in extract(text) if i.kind == "constraint"]
+    assert rules, extract(text)
+    assert rules[0].subject == key, rules
+    assert condition_noun not in (rules[0].subject or ""), rules
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("今後、コードは必ずレビューを通してからマージしなければならない。", "コード"),  # no condition
+    ("デプロイは必ず金曜日以外に行うこと。", "デプロイ"),
+    ("From now on, if a deploy fails, roll back within 10 minutes.", "roll back"),
+])
+def test_a_rule_without_an_opening_condition_keeps_its_key(text: str, key: str) -> None:
+    assert [i.subject for i in extract(text) if i.kind == "constraint"] == [key]
