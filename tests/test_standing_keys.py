@@ -60,3 +60,21 @@ def test_a_rule_is_keyed_by_its_order_not_by_its_condition(
 ])
 def test_a_rule_without_an_opening_condition_keeps_its_key(text: str, key: str) -> None:
     assert [i.subject for i in extract(text) if i.kind == "constraint"] == [key]
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("紅茶は飲みません。", "紅茶"),
+    ("豚肉は食べない。", "豚肉"),
+    ("タバコは吸いません。", "タバコ"),
+    ("私は辛い食べ物が苦手です。", "辛い食べ物"),  # a dislike: already one, a control
+])
+def test_what_the_speaker_does_not_eat_or_drink_is_a_standing_preference(
+        text: str, key: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.subject, i.negated) for i in items] == [("preference", key, True)]
+    assert stands(items[0])
+
+
+@pytest.mark.parametrize("text", ["会議には出ません。", "昨日は何も食べませんでした。"])
+def test_another_negated_verb_or_a_past_meal_is_no_preference(text: str) -> None:
+    assert not any(i.kind == "preference" for i in extract(text)), extract(text)

@@ -325,9 +325,16 @@ JA_PREFERENCE = cjk_cue(
     "が大好き|が好き|の方が好き|のほうが好き|の方がいい|のほうがいい|の方が良い|のほうが良い"
     "|が好み|を好む|が嫌い|は嫌い|が苦手|は苦手|好きです|好きではない|好きじゃない|大好きです"
     "|がいいです|が良いです|できれば|なるべく|の方を希望|を希望します|が希望|てほしいです"
-    "|でほしいです|てもらいたいです|でお願いしたい|てお願いしたい|にしてほしい|にしてもらいたい"
+    "|でほしいです|てもらいたいです|でお願いしたい|てお願いしたい|にしてほしい|にしてもらいたい",
+    extra=r"は(?:あまり|ほとんど|一切|全然|基本的に|普段)?(?:飲み|食べ|吸い)ません(?:[。！!]|$)"
+    r"|は(?:あまり|ほとんど|一切|全然|基本的に|普段)?(?:飲ま|食べ|吸わ)ない(?:[。！!]|$)",
+    marks="飲みません|食べません|吸いません|飲まない|食べない|吸わない",
 )
-JA_PREFERENCE_NEG = re.compile(r"嫌い|苦手|好きではない|好きじゃない")
+"""A liking or a dislike; also what the speaker does not eat, drink or smoke, said of
+its topic (コーヒーは飲みません, 甘いものはあまり食べません: 我不喝咖啡, "I don't drink
+coffee"), a standing taste, not a fact of the moment."""
+JA_PREFERENCE_NEG = re.compile(r"嫌い|苦手|好きではない|好きじゃない|ません(?:[。！!]|$)"
+                               r"|(?:飲ま|食べ|吸わ)ない")
 # Constraints (issue 3: 必ず/しないでください/禁止), obligations (必要があります) and bounds
 # (までにしてください). The weak ones (でお願いします, にしてください) need a topic, number
 # or scope word to count (see ``rules_cjk``).
