@@ -78,3 +78,15 @@ def test_what_the_speaker_does_not_eat_or_drink_is_a_standing_preference(
 @pytest.mark.parametrize("text", ["会議には出ません。", "昨日は何も食べませんでした。"])
 def test_another_negated_verb_or_a_past_meal_is_no_preference(text: str) -> None:
     assert not any(i.kind == "preference" for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text", ["我们打算周末去爬山。", "我们打算下个月办个婚礼。"])
+def test_a_plan_said_with_da_suan_is_no_decision(text: str) -> None:
+    items = extract(text)
+    assert items and not any(i.kind == "decision" or stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", ["我们打算用 Redis 做缓存。",
+                                  "我们打算下个月从 MySQL 迁移到 PostgreSQL。"])
+def test_da_suan_with_what_it_chooses_is_a_decision(text: str) -> None:
+    assert [i.kind for i in extract(text)] == ["decision"]
