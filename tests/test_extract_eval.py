@@ -206,9 +206,10 @@ def test_readings_ages_and_habits_keep_the_standdev_split_precise() -> None:
     were read against it, then tuned on: a development split) measured standing P
     0.576 R 0.895 before the rules for readings, ages, readings flagged as changes and
     habits of late, 0.829 / 0.895 after, 0.919 / 0.895 after a plan's steps, a run's
-    counts, a trip's length and a chat's speaker names (docs/evaluation/extraction_issue24.md)."""
+    counts, a trip's length and a chat's speaker names, 1.000 / 0.974 after version words,
+    rule conditions, 打算 and Japanese "I don't drink …" (docs/evaluation/extraction_issue24.md)."""
     path = Path(__file__).parent / "data" / "extraction_standdev.jsonl"
     rows = load(path)
     assert len(rows) >= 80 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
-    assert standing["precision"] >= 0.91 and standing["recall"] >= 0.89, standing
+    assert standing["precision"] >= 0.99 and standing["recall"] >= 0.97, standing

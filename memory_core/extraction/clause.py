@@ -14,6 +14,7 @@ from memory_core.extraction.cue import first_word
 from memory_core.extraction.cue import tokens as word_tokens
 from memory_core.extraction.prepare import MASK
 from memory_core.extraction.quantity import Quantity
+from memory_core.extraction.subject import VERSION_TOKEN
 
 COUNT_UNITS = frozenset(("times", "people", "users", "tokens", "words", "chars", "lines", "items",
                          "cores", "replicas", "workers", "rows", "pages", "files", "tests",
@@ -63,6 +64,8 @@ class Clause:
         raw = self.scan[self.body_start:self.end]
         spans = [self.condition] if self.condition else []
         for q in self.quantities:
+            if q.kind == "version" and VERSION_TOKEN.match(self.scan[q.start:q.end]):
+                continue  # "v2": one word, the release it names (subject.VERSION_TOKEN)
             if q.kind in ("port", "version"):
                 spans.append((q.end - len(q.value_text), q.end))
             elif q.unit in COUNT_UNITS and self.scan.startswith(q.value_text, q.start) \

@@ -118,10 +118,14 @@ ZH_CONSTRAINT_NEG = re.compile(r"不要|不许|不准|不得|禁止|严禁|切�
 # Decisions (issue 3: 决定用…; also 就用/那就…吧/打算用).
 ZH_DECISION = Cue(re.compile(
     r"(?:" + alt("决定|定了|就用|就这么定|那就|我们选|选定|采用|改用|确定用|敲定|统一用|就选|定为"
-                 "|拍板|最终选|最后选|我们就用|选择了|选了|打算|计划用|准备用|准备采用")
+                 "|拍板|最终选|最后选|我们就用|选择了|选了|计划用|准备用|准备采用")
     + r")|用[^，,。]{1,20}吧"
+    r"|打算(?=[^，,。；]{0,20}?(?:用|采用|改用|换成|换用|迁移到|迁到|切换到|换到|选))"
 ), marks="决定|定了|就用|就这么定|那就|选|采用|改用|确定用|敲定|统一用|定为|拍板|我们就用"
          "|打算|计划用|准备用|准备采用|吧")
+"""A choice the user made (决定, 就用, 采用…); 打算 "intend" only with what it chooses
+(打算用 Kafka, 打算从 RabbitMQ 迁移到 Kafka), as 计划用 and 准备用: 打算办个派对 plans
+an event, no choice."""
 # Assistant proposals (我建议, 可以考虑, 不妨…).
 ZH_PROPOSAL = cjk_cue("我建议|建议|可以考虑|不妨|或许可以|也许可以|要不要|要不|我们可以|你可以"
                       "|推荐|最好|是否可以|可以试试|试试|不如|我可以帮你|我可以")
@@ -325,9 +329,16 @@ JA_PREFERENCE = cjk_cue(
     "が大好き|が好き|の方が好き|のほうが好き|の方がいい|のほうがいい|の方が良い|のほうが良い"
     "|が好み|を好む|が嫌い|は嫌い|が苦手|は苦手|好きです|好きではない|好きじゃない|大好きです"
     "|がいいです|が良いです|できれば|なるべく|の方を希望|を希望します|が希望|てほしいです"
-    "|でほしいです|てもらいたいです|でお願いしたい|てお願いしたい|にしてほしい|にしてもらいたい"
+    "|でほしいです|てもらいたいです|でお願いしたい|てお願いしたい|にしてほしい|にしてもらいたい",
+    extra=r"は(?:あまり|ほとんど|一切|全然|基本的に|普段)?(?:飲み|食べ|吸い)ません(?:[。！!]|$)"
+    r"|は(?:あまり|ほとんど|一切|全然|基本的に|普段)?(?:飲ま|食べ|吸わ)ない(?:[。！!]|$)",
+    marks="飲みません|食べません|吸いません|飲まない|食べない|吸わない",
 )
-JA_PREFERENCE_NEG = re.compile(r"嫌い|苦手|好きではない|好きじゃない")
+"""A liking or a dislike; also what the speaker does not eat, drink or smoke, said of
+its topic (コーヒーは飲みません, 甘いものはあまり食べません: 我不喝咖啡, "I don't drink
+coffee"), a standing taste, not a fact of the moment."""
+JA_PREFERENCE_NEG = re.compile(r"嫌い|苦手|好きではない|好きじゃない|ません(?:[。！!]|$)"
+                               r"|(?:飲ま|食べ|吸わ)ない")
 # Constraints (issue 3: 必ず/しないでください/禁止), obligations (必要があります) and bounds
 # (までにしてください). The weak ones (でお願いします, にしてください) need a topic, number
 # or scope word to count (see ``rules_cjk``).

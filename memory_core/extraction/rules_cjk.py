@@ -155,6 +155,31 @@ def _has_words(text: str) -> bool:
     return _WORDY.search(text) is not None
 
 
+_ZH_CONDITION_HEAD = re.compile(
+    r"^(?:(?:如果|假如|要是|若是|万一|一旦|只要|每当|当)[^，,。；;]{1,30}?|[^，,。；;]{1,30}?"
+    r"(?:的话|的时候))(?:[，,]\s*(?:就|那就|那么|则)?|\s*(?:就|那就|那么|则))")
+_JA_CONDITION_HEAD = re.compile(
+    r"^[^、。,]{1,30}?(?:(?:たら|だら|れば)(?!な)|なら(?=[、,\s])|(?:とき|(?<=[たるいな])時|場合)"
+    r"(?=には|は|に|[、,\s]))(?:には|は|に)?[、,\s]*")
+_MASKED_CONDITION_HEAD = re.compile(rf"^[^、。，,]{{0,30}}?{MASK}+(?:(?:には|は)[、，,\s]*|[、，,]\s*)")
+"""A condition that opens an order (如果线上出故障，就…, …的话, 障害が起きたら, エラーが
+出た場合は, …ときは): not what the rule is about; its noun (故障, 障害) is no key."""
+
+
+def _unconditioned(text: str, lang: str, masked: bool = False) -> str:
+    """``text`` without the condition that opens it (:data:`_ZH_CONDITION_HEAD`,
+    :data:`_JA_CONDITION_HEAD`; a condition the clause already masked when ``masked``),
+    where words remain after it; else ``text``."""
+    heads = [_ZH_CONDITION_HEAD if lang == "zh" else _JA_CONDITION_HEAD]
+    if masked:
+        heads.append(_MASKED_CONDITION_HEAD)
+    for head in heads:
+        m = head.match(text)
+        if m and m.end() and _has_words(text[m.end():]):
+            return text[m.end():]
+    return text
+
+
 # --- Chinese ------------------------------------------------------------------------
 
 def _zh_subject_before(core: str) -> str | None:
@@ -188,6 +213,9 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
             continue
         neg = bool(lc.ZH_CONSTRAINT_NEG.search(m.group()))
         head = _ZH_LEAD.sub("", core[: m.start()])  # "以后别…": the lead is no subject
+        cond = _ZH_CONDITION_HEAD.match(head)
+        if cond and not _has_words(head[cond.end():]):
+            head = ""  # "以后如果线上出故障，必须写复盘": the condition is no subject
         before = cjk_key(head, "zh") if head else None
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
@@ -374,12 +402,12 @@ def classify_ja(c: Clause) -> Verdict | None:
     lead = lc.JA_STANDING_LEAD.match(core)
     if lead and lead.end() and _has_words(core[lead.end():]):
         strong = bool(lead["topic"] or lead["adv"]) or not lead["when"].startswith("これから")
-        from_now = _ja_standing(core[lead.end():], strong)
+        from_now = _ja_standing(core[lead.end():], strong, c.condition is not None)
         if from_now is not None:
             return from_now
     always = _JA_ALWAYS_LEAD.match(core)
     if always and _has_words(core[always.end():]):
-        ordered = _ja_standing(core[always.end():], False)  # an order, not a habit
+        ordered = _ja_standing(core[always.end():], False, c.condition is not None)
         if ordered is not None:
             return ordered
     m = lc.JA_CALL_ME.search(core)
@@ -416,6 +444,9 @@ def classify_ja(c: Clause) -> Verdict | None:
         return Verdict("decision", _ja_topic(chosen) or _ja_object(chosen) or subject, True)
     if rule and (dec is None or rule.start() <= dec.start()):
         neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group()))
+        ordered = _unconditioned(core, "ja", c.condition is not None)
+        if ordered is not core:  # "障害が起きたら…を書くこと": keyed by the order
+            subject = _ja_topic(ordered) or _ja_object(ordered) or subject
         return Verdict("constraint", subject, neg)
     if dec:
         who = _JA_DECIDER.match(core, 0, dec.start())
@@ -463,7 +494,7 @@ _JA_ASKED_ORDER = re.compile(r"[てで](?:もらえ|いただけ|くれ)(?:ま�
 standing lead (今後は) an order, as "…してください" is."""
 
 
-def _ja_standing(rest: str, strong: bool) -> Verdict | None:
+def _ja_standing(rest: str, strong: bool, masked: bool = False) -> Verdict | None:
     """A clause after a standing lead (:data:`~lc.JA_STANDING_LEAD`, "これからは常に"):
     a rule when the rest is an order, a request or (``strong`` lead only) a plain
     statement of what is done from now on ("日本語で話してください", "毎朝9時に
@@ -478,6 +509,7 @@ def _ja_standing(rest: str, strong: bool) -> Verdict | None:
         or asked
     if not ordered and not (strong and _JA_DOES.search(rest)):
         return None
+    rest = _unconditioned(rest, "ja", masked)  # "障害が起きたら、…を書くこと": not 障害
     obj = _JA_DIRECT_OBJECT.search(rest)  # "…にバックアップを取ります": what is done
     subject = (_ja_topic(rest) or (cjk_key(obj.group("o"), "ja") if obj else None)
                or _ja_object(rest) or _ja_action(rest))

@@ -33,7 +33,7 @@ from memory_core.extraction.cue import Lead, first_word
 from memory_core.extraction.leads import EN_TIME
 from memory_core.extraction.prepare import MASK
 from memory_core.extraction.quantity import loose
-from memory_core.extraction.subject import en_key
+from memory_core.extraction.subject import VERSION_TOKEN, en_key
 
 _ALNUM = re.compile(r"[A-Za-z0-9\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _MASKED_CODE = re.compile(f"`{MASK}+`")
@@ -522,7 +522,9 @@ def _fact(core: str, c: Clause, first: str) -> Verdict | None:
 def _with_port(subject: str | None, c: Clause) -> str | None:
     kinds = {q.kind for q in c.quantities[:1]}
     for kind, word in (("port", "port"), ("version", "version")):
-        if kind in kinds and subject and word not in subject.split():
+        words = subject.split() if subject else []
+        if kind in kinds and words and word not in words \
+                and not any(VERSION_TOKEN.match(w.split("/")[0]) for w in words):  # "ship v2"
             return f"{subject} {word}"
     return subject
 

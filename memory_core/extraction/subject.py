@@ -35,7 +35,11 @@ _EN_STOP = frozenset(
     "our own which what who whom whose how why where when one ones new least most always never "
     "often usually sometimes rarely e.g i.e eg ie longer anymore ago".split()
 )
-_EN_NUMBERISH = re.compile(r"^(?:v?\d[\d.,]*[a-z%]{0,4}|\d+(?:st|nd|rd|th))$")
+_EN_NUMBERISH = re.compile(r"^(?:\d[\d.,]*[a-z%]{0,4}|\d+(?:st|nd|rd|th))$")
+VERSION_TOKEN = re.compile(r"^v\d+(?:\.\d+){0,3}$", re.I)
+"""A version written as one word ("v2", "v1.4"): it names a release ("we ship v2"), so a
+key keeps it whole, as it keeps "py311"; a bare number ("2.0", "3 nodes") is a value and
+is dropped."""
 _EN_CUT = frozenset(
     "on at during when while under with via from to by after before if unless until per over "
     "than because since so but and or instead rather into onto across between like as "
