@@ -1710,6 +1710,36 @@ async def test_the_speakers_own_age_that_grows_is_shown_as_current(
     assert texts.get("I'm 35.") == "superseded", texts
 
 
+@pytest.mark.parametrize("said, then, asked", [
+    ("I'm 35.", "I turned 36.", "How old am I now?"),
+    ("我35岁。", "我已经36岁了。", "我现在几岁？"),
+    ("私は35歳です。", "36歳になりました。", "私は今何歳ですか？"),
+])
+async def test_an_age_question_that_names_no_age_finds_the_current_age(
+        proxy: RunningProxy, upstream: FakeUpstream, said: str, then: str,
+        asked: str) -> None:
+    # An age is a reading, not a standing item: the question must find it by its key
+    # (age, 岁, 歳) although it shares no word with the statement.
+    first = Agent(proxy, upstream, session="intro")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="birthday")
+    await second.say(then)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(asked)
+    block = block_of(later.upstream_last_user()) or ""
+    assert f"] {then}" in block and f"] {said}" not in block, block
+
+
+def test_asked_terms_add_the_attribute_only_for_its_question() -> None:
+    from memory_core.assembly.block import asked_terms, terms
+    assert "age" in asked_terms("How old is my daughter?")
+    assert "岁" in asked_terms("我儿子多大了？") and "歳" in asked_terms("おいくつですか")
+    for text in ("This code is old.", "How long is the build?", "这个文件多大", "いくつか"):
+        assert asked_terms(text) == terms(text), text
+
+
 @pytest.mark.parametrize("said, then", [
     ("I'm 35.", "I turned 36."),
     ("I'm 35 years old.", "I just turned 36 last week."),

@@ -123,6 +123,26 @@ def terms(text: str) -> set[str]:
     return out
 
 
+_ASKED_ATTRIBUTES = (
+    (re.compile(r"\bhow old\b", re.I), "age"),
+    (re.compile(r"几岁|多少岁|多大(?:了|年纪|岁数)"), "岁"),
+    (re.compile(r"何歳|何才|おいくつ|いくつ(?:です|でしょう|になり)"), "歳"),
+)
+"""Questions that ask for an attribute without naming it ("How old am I?", 我儿子几岁?,
+何歳ですか), with the term its statements are keyed by (an age: ``age``, 岁, 歳,
+:mod:`memory_core.extraction`)."""
+
+
+def asked_terms(text: str) -> set[str]:
+    """The keyword terms of ``text`` (:func:`terms`) and the term of each attribute it
+    asks for without naming it (:data:`_ASKED_ATTRIBUTES`)."""
+    out = terms(text)
+    for pattern, term in _ASKED_ATTRIBUTES:
+        if pattern.search(text) is not None:
+            out.add(term)
+    return out
+
+
 _TERMS_CACHE: dict[tuple[str, str, int], frozenset[str]] = {}
 _TERMS_CACHE_MAX = 50_000
 
@@ -1074,7 +1094,7 @@ def assemble(
     trigger = "bootstrap" if is_bootstrap(capture, now, cfg.idle_resume_seconds) else "regular"
     newest_ids = set(capture.new_ids) or ({capture.head_id} if capture.head_id else set())
     request_ids = set(capture.message_ids) if visible_ids is None else visible_ids
-    q_terms = terms(newest_text)
+    q_terms = asked_terms(newest_text)
     lines: list[_Line] = []
 
     # 1. guidelines and preferences: always, in key order.
