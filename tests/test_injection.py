@@ -242,6 +242,7 @@ async def test_bootstrap_then_regular_then_idle_bootstrap(
     third = block_of(agent.upstream_last_user())
     assert third.startswith("[Background Context: Sync Guidelines]")
     assert "TODO: write the CSV reader" in third
+    await proxy.settle()  # the explain log is queued after the send, not awaited
     explain = CliRunner().invoke(main, ["memory", "explain", "--data-dir",
                                         proxy.settings.storage.data_dir])
     assert explain.exit_code == 0 and "trigger:      bootstrap" in explain.output
