@@ -784,11 +784,11 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             # "Set my font size to 14" after "editor font size" and "terminal font size":
             # the head names either, so it revises neither; the user is asked which
             if ambiguous is not None:
-                shaped = [r for r in (found, *others)
-                          if _has_digit(ex.text) == _has_digit(r["text"])
-                          and not rival_owners(ex.text or "", r["text"] or "")]
-                if len(shaped) >= 2:
-                    ambiguous.extend(shaped)
+                alike_rows = [r for r in (found, *others)
+                              if _has_digit(ex.text) == _has_digit(r["text"])
+                              and not rival_owners(ex.text or "", r["text"] or "")]
+                if len(alike_rows) >= 2:
+                    ambiguous.extend(alike_rows)
             return None
     if found is not None and headed_by(found["subject"], subject) \
             and _has_digit(ex.text) != _has_digit(found["text"]):
