@@ -12,6 +12,7 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.extraction import extract, reply
+from memory_core.items import writer
 from memory_core.items.supersession import other_holders
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
@@ -418,6 +419,141 @@ def test_an_order_naming_a_head_two_items_share_revises_neither(engine: Engine,
     assert ("fact", "My editor font size is 12.") in active, rows(engine)
     assert ("fact", "My terminal font size is 16.") in active, rows(engine)
     assert not any(r["supersedes"] for r in rows(engine)), rows(engine)
+
+
+# -- 156: a correction that could revise two items -------------------------------------------
+def _may_revise(engine: Engine) -> dict[str, list[int]]:
+    return {text: data["may_revise"] for text, _, data in _items_data(engine)
+            if "may_revise" in data}
+
+
+@pytest.mark.parametrize("order", ["Set my font size to 14.", "Actually, my font size is 14."])
+def test_a_head_two_items_share_links_the_correction_to_both(engine: Engine,
+                                                             order: str) -> None:
+    # before: "Actually, …" was a third current value linked to nothing, and "Set my
+    # font size to 14." was not stored at all
+    put(engine, "My editor font size is 12.")
+    put(engine, "My terminal font size is 16.")
+    put(engine, order)
+    assert ("fact", order) in _active(engine), rows(engine)
+    assert _may_revise(engine) == {order: [1, 2]}, _items_data(engine)
+    assert all(r["conflict_with"] is None for r in rows(engine)), rows(engine)
+
+
+def test_a_cjk_head_two_items_share_links_the_correction_to_both(engine: Engine) -> None:
+    put(engine, "编辑器字体大小是12。")
+    put(engine, "终端字体大小是16。")
+    put(engine, "更正：字体大小是14。")
+    assert _may_revise(engine) == {"更正：字体大小是14。": [1, 2]}, _items_data(engine)
+
+
+def test_a_head_one_item_qualifies_still_revises_it_unlinked(engine: Engine) -> None:
+    put(engine, "My editor font size is 12.")
+    put(engine, "My shoe size is 42.")  # another head ("shoe size"), no candidate
+    put(engine, "Actually, my font size is 14.")
+    assert _may_revise(engine) == {}, _items_data(engine)
+    assert rows(engine)[2]["supersedes"] == 1, rows(engine)
+
+
+def test_another_speakers_items_are_no_candidates(engine: Engine) -> None:
+    def say(text: str, speaker: str) -> None:
+        engine.store.write_tx_sync(lambda c: writer.store_extracted(
+            c, SCOPE, 1, None, extract(text), speaker=speaker))
+    say("My editor font size is 12.", "ana")
+    say("My terminal font size is 16.", "bo")
+    say("Actually, my font size is 14.", "ana")
+    assert _may_revise(engine) == {}, _items_data(engine)
+    assert rows(engine)[2]["supersedes"] == 1, rows(engine)
+
+
+@pytest.mark.parametrize("answer, meant", [
+    ("I meant the terminal one.", 2),
+    ("I meant the editor font size.", 1),
+])
+def test_naming_which_one_lets_the_correction_revise_it(engine: Engine, answer: str,
+                                                        meant: int) -> None:
+    # before: "I meant the terminal one." became an item of its own replacing the
+    # terminal's 16, and the 14 stayed a third value
+    put(engine, "My editor font size is 12.")
+    put(engine, "My terminal font size is 16.")
+    put(engine, "Actually, my font size is 14.")
+    put(engine, answer)
+    got = rows(engine)
+    assert [r["text"] for r in got] == ["My editor font size is 12.",
+                                        "My terminal font size is 16.",
+                                        "Actually, my font size is 14."], got
+    assert got[2]["status"] == "active" and got[2]["supersedes"] == meant, got
+    assert [r["status"] for r in got[:2] if r["id"] != meant] == ["active"], got
+
+
+@pytest.mark.parametrize("specific", ["My editor font size is 14.",
+                                      "Actually, my editor font size is 14."])
+def test_the_value_restated_of_one_candidate_settles_which(engine: Engine,
+                                                            specific: str) -> None:
+    # before: "My editor font size is 14." was a conflict with the editor's 12, and the
+    # head-only 14 stayed current beside them
+    put(engine, "My editor font size is 12.")
+    put(engine, "My terminal font size is 16.")
+    put(engine, "Actually, my font size is 14.")
+    put(engine, specific)
+    got = {r["text"]: r for r in rows(engine)}
+    assert _active(engine) == [("fact", "My terminal font size is 16."),
+                               ("fact", specific)], got
+    assert got["Actually, my font size is 14."]["status"] == "merged", got
+    assert got[specific]["supersedes"] == 1 and got[specific]["conflict_with"] is None, got
+
+
+def test_another_value_of_one_candidate_leaves_the_question_open(engine: Engine) -> None:
+    put(engine, "My editor font size is 12.")
+    put(engine, "My terminal font size is 16.")
+    put(engine, "Actually, my font size is 14.")
+    put(engine, "My editor font size is 13.")  # a rival of the 12, not the 14's answer
+    got = {r["text"]: r for r in rows(engine)}
+    assert got["Actually, my font size is 14."]["status"] == "active", got
+    assert got["My editor font size is 13."]["conflict_with"] == 1, got
+
+
+def test_memory_inspect_names_what_a_correction_may_revise(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from proxy.cli import main
+    eng = Engine(tmp_path / "d")
+    for text in ("My editor font size is 12.", "My terminal font size is 16.",
+                 "Actually, my font size is 14."):
+        put(eng, text)
+    eng.close()
+    out = CliRunner().invoke(main, ["memory", "inspect", "item:3", "--data-dir",
+                                    str(tmp_path / "d")])
+    assert out.exit_code == 0, out.output
+    assert "may revise: item:1 or item:2 (unclear which: ask the user)" in out.output, out.output
+
+
+async def test_a_correction_of_a_shared_head_asks_which_until_the_user_says(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    setup = Agent(proxy, upstream, session="setup")
+    await setup.say("My editor font size is 12.")
+    await setup.say("My terminal font size is 16.")
+    await proxy.settle()
+    tweak = Agent(proxy, upstream, session="tweak")
+    await tweak.say("Actually, my font size is 14.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What font size do I use?")
+    block = block_of(later.upstream_last_user()) or ""
+    # before: three current font sizes, no note
+    assert block.count("MAY REVISE") == 1, block
+    line = next(ln for ln in block.splitlines() if "MAY REVISE" in ln)
+    assert "] Actually, my font size is 14." in line and "ask the user" in line, block
+    assert '"My editor font size is 12."' in line and '"My terminal font size is 16."' in line
+    await later.say("I meant the terminal one.")
+    await proxy.settle()
+    after = Agent(proxy, upstream, session="after")
+    await after.say("What font size do I use?")
+    block = block_of(after.upstream_last_user()) or ""
+    assert "MAY REVISE" not in block, block
+    assert "] My editor font size is 12." in block, block
+    assert '] Actually, my font size is 14. (corrects msg' in block, block
+    assert '"My terminal font size is 16." — superseded' in block, block
 
 
 @pytest.mark.parametrize("order", ["Set my size to M.", "Actually, my size is M."])

@@ -359,9 +359,12 @@ _LINES_MAX = 20_000  # entries hold their rows, as _PREPARED's
 
 
 def _item_line(row: Item, old: Item | None, conflict: Item | None,
-               limit: int, similar: Sequence[Item] = (), now: float | None = None) -> str:
+               limit: int, similar: Sequence[Item] = (), now: float | None = None,
+               maybe: Sequence[Item] = ()) -> str:
     """``- [kind · msg N] text`` plus what it corrects or conflicts with, and how many
     near-duplicates it stands for (``similar``: their newest three sources named).
+    ``maybe``: the active items a correction may revise (``data.may_revise``, two or
+    more), each named in one note that asks the user which.
     ``msg N`` is the item's newest source (a restatement merged into it moves it).
     Only active items reach the block, so their status is not written: ten bytes a
     line, on every turn, that said nothing (a superseded value is shown only inside
@@ -378,11 +381,12 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
     end = _end_note(row, now)
     key = (end, None if old is None else (old["source_message_id"], old["text"]),
            None if conflict is None else (conflict["source_message_id"], conflict["text"]),
-           limit, len(similar), tuple(r["source_message_id"] for r in similar))
+           limit, len(similar), tuple(r["source_message_id"] for r in similar),
+           tuple((r["source_message_id"], r["text"]) for r in maybe))
     hit = _LINES.get(id(row))
     if hit is not None and hit[0] is row and hit[1] == key:
         return hit[2]
-    line = _render_item_line(row, old, conflict, limit, similar, end)
+    line = _render_item_line(row, old, conflict, limit, similar, end, maybe)
     if len(_LINES) >= _LINES_MAX:
         _LINES.clear()
     _LINES[id(row)] = (row, key, line)
@@ -390,7 +394,8 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
 
 
 def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
-                      limit: int, similar: Sequence[Item], end: str = "") -> str:
+                      limit: int, similar: Sequence[Item], end: str = "",
+                      maybe: Sequence[Item] = ()) -> str:
     tags = [row["kind"]] if row["status"] == "active" else [row["kind"], row["status"]]
     who = standing.speaker(row)
     if who:
@@ -408,6 +413,10 @@ def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
     if conflict is not None:
         extra += (f' (CONFLICTS with msg {conflict["source_message_id"]}: '
                   f'"{_one_line(conflict["text"], 120)}" — unresolved, ask the user)')
+    if len(maybe) >= 2:
+        either = " or ".join(f'msg {r["source_message_id"]}: "{_one_line(r["text"], 120)}"'
+                             for r in maybe)
+        extra += f" (MAY REVISE {either} — unclear which, ask the user)"
     if similar:
         srcs = sorted({int(r["source_message_id"]) for r in similar
                        if r["source_message_id"] is not None}, reverse=True)
@@ -1146,6 +1155,12 @@ def assemble(
         indexed_items)
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
+    # a correction that named an attribute's head two or more items qualify, still
+    # unresolved (it superseded none of them): its candidates, to ask which
+    pending = {r["id"]: ids for r, _, _ in chosen
+               if not r["supersedes"] and len(ids := standing.may_revise(r)) >= 2}
+    for ids in pending.values():
+        linked_ids.update(ids)
     linked: dict[int, Item] = {}
     if linked_ids:
         for row in tx.assembly.items_by_ids(tuple(linked_ids)):
@@ -1161,7 +1176,8 @@ def assemble(
     for r, prio, reason in chosen:
         src = r["source_message_id"]
         if (cfg.evidence_snippets and src in hidden_path and reason.startswith("matches")
-                and not r["supersedes"] and not r["conflict_with"]):
+                and not r["supersedes"] and not r["conflict_with"]
+                and r["id"] not in pending):
             if src not in source_quotes or source_quotes[src][0] < prio:
                 source_quotes[src] = (prio, f"{reason}; the message of item {r['id']}")
             continue
@@ -1181,7 +1197,11 @@ def assemble(
             lines.append(_Line("prefs", _pref_line(r), f"item:{r['id']}", prio,
                                reason + "; stated by the user", order=1e9 + r["id"]))
             continue
-        lines.append(_Line("items", _item_line(r, old, conflict, 400, others, now),
+        maybe = [m for m in map(linked.get, pending.get(r["id"], ()))
+                 if m is not None and m["status"] == "active"]
+        if len(maybe) >= 2:
+            reason += "; may revise items " + ", ".join(str(m["id"]) for m in maybe)
+        lines.append(_Line("items", _item_line(r, old, conflict, 400, others, now, maybe),
                            f"item:{r['id']}", prio, reason, order=r["id"]))
 
     # 4. evidence: messages of this thread's own path (DESIGN §3: raw evidence is

@@ -469,6 +469,17 @@ def speaker(row: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def may_revise(row: Any) -> list[int]:
+    """The items a correction may revise (``data.may_revise``, ids oldest first): it
+    named only an attribute's head that two or more items qualify ("my font size" after
+    "editor font size" and "terminal font size"), so the user is asked which; ``[]``
+    for any other item (:func:`memory_core.items.supersession.correction_target`)."""
+    value = data_of(row).get("may_revise")
+    if not isinstance(value, list):
+        return []
+    return [int(v) for v in value if isinstance(v, int)]
+
+
 def zone(row: Any) -> str:
     """The IANA time zone the item was said in (``data.tz``), else ``""`` (UTC)."""
     value = data_of(row).get("tz")

@@ -578,7 +578,8 @@ def _units_of(dimension: str) -> frozenset[str]:
 
 
 def correction_target(items: ItemReads, scope: Scope, ex: Any,
-                      kinds: tuple[str, ...], *, speaker: str = "") -> Any:
+                      kinds: tuple[str, ...], *, speaker: str = "",
+                      ambiguous: list[Any] | None = None) -> Any:
     """The active item a correction ``ex`` replaces, or None (module docstring).
 
     ``items``: the store's item reads (one statement); the item is returned as
@@ -610,6 +611,11 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     The correction is read without its asides ("Sorry, my manager is Lee now" judges the
     news, not the manager); a stored item with any impression in it ("I won the
     tournament - so exciting!") stays one.
+
+    A correction naming only the head of an attribute ("my font size") that two or more
+    active items qualify ("editor font size", "terminal font size") replaces none: with
+    ``ambiguous`` (a list) given, those candidate rows are appended to it, best first
+    (the correction may revise either; the writer links it to them, ``data.may_revise``).
     """
     if getattr(ex, "replacement", None) and not getattr(ex, "replaces", None) \
             and actor(ex.text or "") == "other":
@@ -771,12 +777,19 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         return by_value  # "it's 5434, not 5433": the old value is named
     if found is None and not ex.subject and fallback is not None:
         return fallback  # "I meant 45 s", "Actually, it's 5434": the newest such value
-    if found is not None and headed_by(found["subject"], subject) and any(
-            headed_by(r["subject"], subject) and r["subject"] != found["subject"]
-            and correction_conditions_agree(ex, r) for r in rows):
-        # "Set my font size to 14" after "editor font size" and "terminal font size":
-        # the head names either, so it revises neither
-        return None
+    if found is not None and headed_by(found["subject"], subject):
+        others = [r for r in rows if headed_by(r["subject"], subject)
+                  and r["subject"] != found["subject"] and correction_conditions_agree(ex, r)]
+        if others:
+            # "Set my font size to 14" after "editor font size" and "terminal font size":
+            # the head names either, so it revises neither; the user is asked which
+            if ambiguous is not None:
+                alike_rows = [r for r in (found, *others)
+                              if _has_digit(ex.text) == _has_digit(r["text"])
+                              and not rival_owners(ex.text or "", r["text"] or "")]
+                if len(alike_rows) >= 2:
+                    ambiguous.extend(alike_rows)
+            return None
     if found is not None and headed_by(found["subject"], subject) \
             and _has_digit(ex.text) != _has_digit(found["text"]):
         # "Set my size to M" after "My font size is 12": the head's value is of another

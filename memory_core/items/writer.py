@@ -365,9 +365,20 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
     hedge = bool(getattr(ex, "tentative", False))
     guesses: list[Row] = []  # hedged items of the subject a firm statement settles
     turned = False  # a liking turned to a dislike (supersession.turned_liking)
+    ambiguous: list[Row] = []  # the items a head-only correction may revise
+    resolves: Row | None = None  # a pending ambiguity this statement settles
     if kind in comparable and ex.correction and not hedge:
-        old = correction_target(tx.items, scope, ex, comparable, speaker=speaker)
-        if getattr(ex, "edit", False) and (old is None or (
+        answered = _ambiguity_answered(tx, scope, ex, comparable, speaker)
+        if answered is not None:
+            # "I meant the terminal one." after "Actually, my font size is 14." that
+            # may revise "editor font size" or "terminal font size": that one it is
+            pending, meant = answered
+            supersede(tx, int(meant["id"]), int(pending["id"]),
+                      "correction: the user said which item it meant", now)
+            return None
+        old = correction_target(tx.items, scope, ex, comparable, speaker=speaker,
+                                ambiguous=ambiguous)
+        if getattr(ex, "edit", False) and not ambiguous and (old is None or (
                 old["subject"] != ex.subject and not headed_by(old["subject"], ex.subject))):
             # "Change my function to async": an order about work, no value held; "Change
             # my favourite colour scheme to dark" names another attribute than "colour";
@@ -453,7 +464,18 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         return None
     if absorb is not None and absorb is old:
         old = None
+    if old is not None and not hedge and ex.value_text is not None:
+        # "My editor font size is 14." after "Actually, my font size is 14." that may
+        # revise it or "terminal font size": the value said again of one candidate
+        resolves = _ambiguity_of(tx, scope, comparable, old, speaker)
+        if resolves is not None and not (
+                resolves["unit"] == ex.unit and (resolves["value"] == ex.value if ex.value
+                                                 is not None else same_name(
+                    resolves["value_text"], ex.value_text))):
+            resolves = None
     data = standing.extraction_data(ex)
+    if ambiguous:
+        data["may_revise"] = sorted(int(r["id"]) for r in ambiguous)
     if speaker:
         data["speaker"] = speaker
     if zone:
@@ -478,8 +500,15 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         denied = denial_target(tx.items, scope, ex, speaker=speaker, answering=answering)
         if denied is not None and int(denied["id"]) != item_id:
             supersede(tx, int(denied["id"]), item_id, "denied by the user", now)
+    if ambiguous:
+        items.revision(item_id, "may_revise", None, ",".join(map(str, data["may_revise"])),
+                       "names an attribute's head that several items qualify: ask which", now)
     if old is not None:
-        if ex.correction or addressed:
+        if resolves is not None:
+            supersede(tx, int(old["id"]), item_id,
+                      "correction: names which item an earlier correction meant", now)
+            _absorb(tx, item_id, resolves, now, "said again naming the item it revises")
+        elif ex.correction or addressed:
             supersede(tx, int(old["id"]), item_id, "correction", now)
         elif grown_age(ex, old):  # "My son turned 8." after "My son is 7.": a year on
             supersede(tx, int(old["id"]), item_id, "a later, greater age", now)
@@ -490,6 +519,67 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             items.revision(item_id, "conflict_with", None, old["id"],
                            "same subject, different value", now)
     return item_id
+
+
+def _heads(subject: str) -> list[str]:
+    """The shorter attributes ``subject`` qualifies (:func:`headed_by`), longest first:
+    "editor font size" → "font size", "size"; "编辑器字体大小" → its ends of two
+    characters or more."""
+    if _CJK_CHAR.search(subject):
+        return [subject[i:] for i in range(1, len(subject) - 1)]
+    words = subject.split()
+    return [" ".join(words[i:]) for i in range(1, len(words))]
+
+
+def _live_candidates(tx: Tx, row: Row) -> list[Row]:
+    """The items correction ``row`` may revise (``data.may_revise``) still active."""
+    items = tx.item_writes
+    return [r for r in map(items.item, standing.may_revise(row))
+            if r is not None and r["status"] == "active"]
+
+
+def _ambiguity_of(tx: Tx, scope: Scope, kinds: tuple[str, ...], candidate: Row,
+                  speaker: str) -> Row | None:
+    """The active correction of ``speaker`` still asking which item it revises (two or
+    more of its ``data.may_revise`` active, none superseded by it) that lists
+    ``candidate``; found through the heads of the candidate's subject (exact subject
+    reads), newest first, or ``None``."""
+    cid = int(candidate["id"])
+    for head in _heads(candidate["subject"] or ""):
+        for row in tx.item_writes.same_subject(scope.tenant, scope.role, kinds, head,
+                                               speaker):
+            if cid in standing.may_revise(row) and row["supersedes"] is None \
+                    and len(_live_candidates(tx, row)) >= 2:
+                return row
+    return None
+
+
+_ANSWER_SCAN = 8
+"""Items whose subject matches a value-less correction that are read for a pending
+ambiguity it may answer ("I meant the terminal one")."""
+
+
+def _ambiguity_answered(tx: Tx, scope: Scope, ex: Any, kinds: tuple[str, ...],
+                        speaker: str) -> tuple[Row, Row] | None:
+    """``(pending correction, the item meant)`` when ``ex``, a correction with no value
+    of its own ("I meant the terminal one."), names the qualifier of exactly one active
+    item a pending correction of the same speaker may revise (:func:`_ambiguity_of`);
+    else ``None``."""
+    if ex.value_text is not None or not ex.subject or getattr(ex, "replacement", None):
+        return None
+    seen = 0
+    for row in _candidates(tx, scope, kinds, subject=ex.subject, speaker=speaker):
+        seen += 1
+        if seen > _ANSWER_SCAN:
+            break
+        pending = _ambiguity_of(tx, scope, kinds, row, speaker)
+        if pending is None:
+            continue
+        named = [r for r in _live_candidates(tx, pending)
+                 if subjects_match(ex.subject, r["subject"])]
+        if len(named) == 1:
+            return pending, named[0]
+    return None
 
 
 _GUESS_SCAN = 8

@@ -192,6 +192,12 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
             click.echo(f"condition:  {info['condition']}")
         if info["conflict_with"]:
             click.echo(f"conflicts:  item:{info['conflict_with']} (unresolved)")
+        maybe = data.get("may_revise") if isinstance(data, dict) else None
+        if maybe:  # a correction naming an attribute's head several items qualify
+            note = ("unclear which: ask the user" if info["status"] == "active"
+                    and not info["supersedes"] else f"settled: {info['status']}"
+                    if info["status"] != "active" else f"the user meant item:{info['supersedes']}")
+            click.echo("may revise: " + " or ".join(f"item:{i}" for i in maybe) + f" ({note})")
         for label, chain in (("supersedes", info["supersedes_chain"]),
                              ("superseded by", info["superseded_by_chain"])):
             for c in chain:
