@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python docs/evaluation/locomo_block.py --data locomo10.json \
         --conversations 0-4 [--labels docs/evaluation/locomo_block_labels.json] \
-        [--sample 100 --sample-out FILE] [--list]
+        [--sample 100 --sample-out FILE] [--list] [--indexes]
 
 LoCoMo (Maharana et al., ACL 2024; ``locomo10.json``, CC BY-NC 4.0, read from the path
 given, never copied here: see the shared data's README). Each conversation is one
@@ -10,9 +10,10 @@ tenant; each of its sessions a thread in which every turn is captured as the new
 user message, its ``name`` the speaker, with an assistant "Okay." between turns (the
 replay of :mod:`memory_core.evaluation.supersessions`), through a real
 :class:`memory_core.engine.Engine` on a fresh SQLite store, words only (no search
-index). Then every QA question of categories 1-4 with gold evidence is asked in a
-thread of its own (a user message without a name) and its block assembled with the
-default settings; the question's own items are retracted after it, so that one
+index; ``--indexes`` attaches the search indexes and the default embedder, so the
+block's matches come from the hybrid search the proxy uses). Then every QA question
+of categories 1-4 with gold evidence is asked in a thread of its own (a user
+message without a name) and its block assembled with the default settings; the question's own items are retracted after it, so that one
 question does not feed the next.
 
 Per conversation: turns, active items, standing items (``standing_weight > 0``:
@@ -189,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sample", type=int, default=0, help="standing items to sample")
     p.add_argument("--sample-out", help="where the sample goes (outside the repository)")
     p.add_argument("--list", action="store_true", help="print every standing item")
+    p.add_argument("--indexes", action="store_true",
+                   help="attach the search indexes and the default embedder (hybrid search)")
     args = p.parse_args(argv)
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     chosen = _span(args.conversations)
@@ -197,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         labels = {k: bool(v) for k, v in
                   json.loads(Path(args.labels).read_text(encoding="utf-8")).items()}
     results = []
-    with scratch_engine("lcm-locomo-block-") as engine:
+    with scratch_engine("lcm-locomo-block-", index=args.indexes) as engine:
         for ci in chosen:
             results.append(replay_one(engine, ci, data[ci]))
     # sample precision: labelled standing items still standing

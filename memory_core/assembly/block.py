@@ -35,7 +35,7 @@ from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
 from memory_core.extraction import ends, relative_dates
 from memory_core.extraction.prepare import fold_width, user_words
-from memory_core.items import standing
+from memory_core.items import chitchat, standing
 from memory_core.items.branches import EDITED
 from memory_core.items.index import IndexView, ItemIndex
 from memory_core.items.writer import GLOBAL_TENANT, account_tenant
@@ -778,6 +778,9 @@ def standing_weight(row: Any) -> float:
     0 for an "always" that describes the recent past
     (:func:`memory_core.items.standing.habit`: 最近总是…), 0 for words of
     encouragement (:func:`memory_core.items.standing.encouragement`: "Never give up!"),
+    0 for chit-chat that looks standing (:func:`memory_core.items.chitchat.chitchat`:
+    "Let's do it!", "Yesterday I chose to …", "You must be so proud", "I love this
+    city", "The 3 older cousins adore chess"),
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
@@ -812,7 +815,8 @@ def standing_weight(row: Any) -> float:
     if (standing.series(row) or standing.one_off(row) or standing.tentative(row)
             or standing.status_report(row) or standing.dated(row)
             or (row["kind"] == "preference" and standing.reaction(row["text"]))
-            or standing.habit(row) or standing.encouragement(row)):
+            or standing.habit(row) or standing.encouragement(row)
+            or chitchat.chitchat(row)):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
         # how the work stands ("Tests are green now"), a plan for one day, a liking of
         # what was just shown ("I love it!")

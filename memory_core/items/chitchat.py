@@ -1,0 +1,145 @@
+"""Chit-chat read as a standing item: what two people chatting say that looks like a
+rule, a decision, a taste or a set number, and is none.
+
+Read from a ``memory_items`` row, as :mod:`memory_core.items.standing` is; used by
+:func:`memory_core.assembly.block.standing_weight` to keep such items out of every
+block. Each is still kept and searchable (shown where the turn's words match it).
+Pure, no I/O.
+
+- An **empty hortative** is a "let's" with no content of its own ("Let's do it!",
+  "Let's go for it and make an impact!", "Let's plan something special"): it agrees
+  to what was said before it and decides nothing a later answer could follow;
+  "Let's use Postgres for the store" names what is decided (:func:`empty_hortative`).
+- A **past choice** is the speaker's own choice told as an event: dated by a past
+  day ("Yesterday I chose to …", "Last month I decided to …") or made about a thing
+  pointed at ("I picked this color because …", "I decided to include this at the
+  start", "I chose them 'cause …"), or a thing picked up ("I picked up a new
+  recipe"); "We decided to use Kafka" and "I decided to go vegan" stand
+  (:func:`past_choice`).
+- An **epistemic "must"** guesses rather than orders ("You must be so proud", "It
+  must add so much warmth", "That must have been hard", "must have a lot of
+  stories"): the "must" is no rule word (:func:`guessing_must`).
+- A **pointed liking** likes what is shown or pointed at, not a lasting taste: "I
+  love this bowl", "I love the colours of this city", "I love seeing them sleep like
+  this", "I love how it looks" (:func:`pointed_liking`; "I love the ocean" names a
+  taste).
+- A **counted description** carries its number inside the subject it describes ("The
+  3 older cousins adore chess", "My 2 cats sleep all day"), or tells the speaker's
+  past doing where the number names a kind of thing ("I ran a 10K for the food
+  bank"): no number the speaker set
+  (:func:`counted_description`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memory_core.items import standing
+
+_LEAD = r"^\W*(?:(?:oh|wow|yeah|yes|yep|ok|okay|sure|great|cool|alright|so|and|then|well)\W+)*"
+
+EMPTY_HORTATIVE = re.compile(
+    _LEAD + r"let(?:'|\u2019)?s\s+(?:[a-z]+\s+){0,2}?(?:it|this|that|them|something(?:\s+[a-z]+)?)"
+    r"(?:\s+(?:happen|work|count|official|real))?(?=\s*(?:$|[,.;:!?)]|and\b))", re.I)
+"""A "let's" whose object is only a pronoun or "something" (module doc); a named
+object or a phrase after it ("Let's do it in Rust") is content."""
+
+
+def empty_hortative(row: Any) -> bool:
+    """Whether a decision is a "let's" with no content (:data:`EMPTY_HORTATIVE`)."""
+    return row["kind"] == "decision" and EMPTY_HORTATIVE.search(row["text"] or "") is not None
+
+
+_PAST_DAY = re.compile(
+    r"\b(?:yesterday|last\s+(?:night|week|weekend|month|year|time|summer|winter|spring|fall"
+    r"|autumn)|earlier\s+today|this\s+(?:morning|afternoon)|the\s+other\s+day"
+    r"|(?:a|one|two|three|few|couple\s+of)\s+(?:days?|weeks?|months?|years?)\s+ago)\b", re.I)
+_CHOICE = re.compile(r"\bi\s+(?:just\s+|finally\s+|also\s+)?(?:chose|picked|decided|opted"
+                     r"|selected)\b(?P<rest>[^.;!?]*)", re.I)
+_POINTED_OBJECT = re.compile(r"^\s+(?:to\s+\w+\s+(?:\w+\s+)?)?(?:this|that|these|those|them|it)\b"
+                             r"|^\s+up\b", re.I)
+
+
+def past_choice(row: Any) -> bool:
+    """Whether a decision is the speaker's own past choice told as an event (module
+    doc): an "I chose/picked/decided" dated by a past day, or whose object is a thing
+    pointed at, or "picked up"."""
+    if row["kind"] != "decision":
+        return False
+    text = row["text"] or ""
+    m = _CHOICE.search(text)
+    if m is None:
+        return False
+    return _PAST_DAY.search(text) is not None or _POINTED_OBJECT.match(m.group("rest")) is not None
+
+
+GUESSING_MUST = re.compile(
+    r"\bmust\s+(?:(?:be|feel|look|sound|seem)\s+(?:so|such|really|very|quite|pretty|super"
+    r"|incredibly|amazing|awesome|great|hard|tough|fun)\b"
+    r"|have\s+(?:been|had|felt|meant|taken|a\s+lot\b|lots\b|so\s+many|so\s+much|such)"
+    r"|(?!(?:be|have)\b)[a-z]+\s+(?:so\s+much|such\s+a|a\s+lot\s+of)\b)", re.I)
+"""A "must" that guesses (module doc): before an intensifier ("must be so proud",
+"must add so much cheer") or a past guess ("must have been")."""
+
+
+def guessing_must(row: Any) -> bool:
+    """Whether a constraint's only rule word is a "must" that guesses
+    (:data:`GUESSING_MUST`): with it taken out, nothing says the statement stands."""
+    text = row["text"] or ""
+    if row["kind"] != "constraint" or GUESSING_MUST.search(text) is None:
+        return False
+    return not standing.is_standing_rule(GUESSING_MUST.sub(" ", text))
+
+
+POINTED_LIKING = re.compile(
+    r"\b(?:love|like|enjoy|adore)\s+[^.;!?]*?(?:(?:\bthis|(?:\b(?:love|like|enjoy|adore|of|to"
+    r"|in|at|from|about|with|all)\s+)that)\s+(?!(?:is|was|i|we|you|it|they|one|kind|sort|type"
+    r"|way)\b)[a-z]{3,}|\blike\s+this\b|\b(?:seeing|see)\s+(?:them|him|her"
+    r"|it)\b|\b(?:it|they|this)\s+(?:looks?|seems?)\b)", re.I)
+"""A liking of what is pointed at (module doc): "this city", "to that world" (not a
+relative "that": "stories that move me"), "like this", "seeing them …", "it looks …"
+after the liking verb."""
+
+
+def pointed_liking(row: Any) -> bool:
+    """Whether a preference likes what is shown or pointed at (:data:`POINTED_LIKING`)."""
+    return row["kind"] == "preference" and POINTED_LIKING.search(row["text"] or "") is not None
+
+
+SUBJECT_COUNT = re.compile(
+    r"^\W*(?:the|my|our|his|her|their|all|both)\s+(?:[a-z]+\s+)?\d+\s+(?:[a-z-]+\s+){0,2}?"
+    r"[a-z]+s\s+(?!(?:are|is|were|was|have|has|had|get|gets|need|needs|use|uses|run|runs"
+    r"|take|takes|cost|costs)\b)[a-z]+[^\d]*$", re.I)
+"""A number inside the subject it describes, before a verb that sets nothing and with
+no number after it ("The 3 older cousins adore chess"); "Our 3 replicas run in …"
+and "The 2 nodes have 16 GB" keep their numbers."""
+_TARGET = re.compile(r"\b(?:to|at|=)\s*~?\d", re.I)
+_I = re.compile(r"\bi\b", re.I)
+_NAMED_KIND = re.compile(r"\b(?:a|an)\s+\d", re.I)
+"""A number that names a kind of thing ("a 10K", "a 3-course dinner"): what the
+speaker did, not how much of something they set."""
+
+
+def counted_description(row: Any) -> bool:
+    """Whether a numeric fact describes rather than sets (module doc): its number
+    inside its subject (:data:`SUBJECT_COUNT`), or the speaker's own past doing
+    (:func:`memory_core.items.standing.past_event`, "I") whose number names a kind of
+    thing ("a 10K"), with no target value ("to 50") nor word of setting
+    (:data:`memory_core.items.standing.SETTING`, ``PROVISIONED``, ``USER_CHANGE``)."""
+    if row["kind"] != "fact" or row["value"] is None:
+        return False
+    text = row["text"] or ""
+    if SUBJECT_COUNT.search(text) is not None:
+        return True
+    return (standing.past_event(text) and _I.search(text) is not None
+            and _NAMED_KIND.search(text) is not None and _TARGET.search(text) is None
+            and standing.SETTING.search(text) is None
+            and standing.PROVISIONED.search(text) is None
+            and standing.USER_CHANGE.search(text) is None)
+
+
+def chitchat(row: Any) -> bool:
+    """Whether an item is chit-chat that does not stand (module doc)."""
+    return (empty_hortative(row) or past_choice(row) or guessing_must(row)
+            or pointed_liking(row) or counted_description(row))
