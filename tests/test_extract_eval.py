@@ -212,4 +212,19 @@ def test_readings_ages_and_habits_keep_the_standdev_split_precise() -> None:
     rows = load(path)
     assert len(rows) >= 80 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
-    assert standing["precision"] >= 0.99 and standing["recall"] >= 0.97, standing
+    assert standing["precision"] >= 0.99 and standing["recall"] >= 0.99, standing
+
+
+def test_sizes_readings_and_deadlines_keep_the_standdev2_split_precise() -> None:
+    """``extraction_standdev2.jsonl`` (86 messages: support tickets and pasted emails,
+    planning docs, fitness logs, budgets, travel, DIY, teaching, research notes, a
+    notebook, incident chats, en/zh/ja; labelled by issue 24's definition before the
+    extraction was run on it, then tuned on: a second development split) measured
+    standing P 0.544 R 0.673 before sizes, machine readings, stays, papers' claims,
+    counts of the answer at hand, scopes over every plan and deadlines were read, 0.827
+    / 0.782 after (docs/evaluation/extraction_issue24.md, eighth pass)."""
+    path = Path(__file__).parent / "data" / "extraction_standdev2.jsonl"
+    rows = load(path)
+    assert len(rows) >= 86 and all("standing" in i for r in rows for i in r["expected"])
+    standing = score(path)["standing"]
+    assert standing["precision"] >= 0.82 and standing["recall"] >= 0.78, standing

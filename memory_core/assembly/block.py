@@ -788,7 +788,7 @@ def standing_weight(row: Any) -> float:
     person's doing, :func:`memory_core.items.standing.third_party`, nor history dated
     by a year, :func:`memory_core.items.standing.dated_history`, nor a new reading
     of a number the user did not fix, :func:`memory_core.items.standing.reports_number`)
-    or a lasting trait,
+    or a lasting trait or a deadline (:func:`memory_core.items.standing.deadline`),
     +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
     state as numbers, corrections, preferences and decisions is what long
@@ -808,7 +808,8 @@ def standing_weight(row: Any) -> float:
                                    or standing.third_party(row["text"])
                                    or standing.dated_history(row["text"])
                                    or (numeric and standing.reports_number(row["text"]))))
-    lasting = standing.lasting(row)
+    # a deadline stands like a lasting trait: no number in it, but it holds until it passes
+    lasting = standing.lasting(row) or standing.deadline(row)
     if row["kind"] == "fact" and not correction and not lasting and not (
             numeric and standing.fixed_quantity(row)):
         return 0.0  # no correction, no lasting trait, no number the user set

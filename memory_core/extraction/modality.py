@@ -333,16 +333,19 @@ _EN_THIS_ANSWER = re.compile(
     r"\b(?:for|in|with)\s+this\s+(?:one|answer|reply|response|message|question|request"
     r"|task|script|file|function|snippet|example|draft|post|email|page|section|paragraph"
     r"|summary|translation|version|run|query|commit|pr|pull\s+request)\b"
-    r"|\bthis\s+time\b|\bjust\s+(?:this|here|now)\b", re.I)
+    r"|\bthis\s+time\b|\bjust\s+(?:this|here|now)\b"
+    r"|\b(?:for|in)\s+the\s+[\w-]+\s+(?:you're|you\s+are)\s+(?:writing|drafting|making"
+    r"|preparing|building|doing)\b", re.I)
 """An order scoped to the answer at hand by its words, whatever its number or bound:
-"Use Python 3.11 for this script", "… this time"."""
+"Use Python 3.11 for this script", "… this time", "For the quiz you're writing now, …"."""
 _EN_KEEP_IT = re.compile(
     r"(?:(?:please|pls|just|and|ok|okay|now|so)[,\s]+)*(?:keep|make|cut|trim|shorten"
     r"|limit|cap)\s+(?:it|this|that|the\s+(?:answer|reply|response|summary|text|draft"
     r"|above))\b", re.I)
 _EN_ANSWER_UNIT = re.compile(
     r"\b\d+\s*(?:words?|sentences?|lines?|bullets?|bullet\s+points?|points?|paragraphs?"
-    r"|characters?|chars?|pages?|tokens?|items?|sections?)\b", re.I)
+    r"|characters?|chars?|pages?|tokens?|items?|sections?|questions?|options?|ideas?"
+    r"|examples?|milestones?|slides?|tips?|suggestions?)\b", re.I)
 """"Keep it under 100 words", "Cap the summary at 3 sentences": an order whose object is
 the answer and whose number counts the answer's parts ("Limit it to 3 retries", "Make
 it 60 seconds" set a value named earlier, and stand)."""

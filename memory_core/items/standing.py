@@ -80,6 +80,10 @@ STANDING_RULE = re.compile(
     r"(?:conversations?|chats?|sessions?|threads?)"
     r"|(?:in|for)\s(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s)"
     r"{0,2}(?:answers?|replies|responses?))\b"
+    r"|\b(?:in|for|from|out\s+of)\s(?:every|each|all|any)\s(?:(?:[\w-]+)\s){0,2}?(?:plans?"
+    r"|drafts?|recipes?|emails?|messages?|reports?|summaries|documents?|docs|specs?"
+    r"|itinerar(?:y|ies)|schedules?)(?:\s(?:you\s(?:write|make|draft|give|send|suggest|plan)"
+    r"(?:\sfor\sme|\sme)?|for\sme))?(?=\s*(?:$|[,.;:!?)]))"
     r"|\b(?:before|after)\s(?:each|every)\s|前都(?:要|得|必须)|之前都(?:要|得|必须)|たびに|都度"
     r"|(?<![\d０-９分秒時日週月年間])ごとに"
     r"|\brules?(?:\s(?:for\s(?:you|this\s\w+)|to\sfollow|from\s(?:me|us)|of\s(?:mine|ours)))?"
@@ -106,6 +110,7 @@ OBSERVATION = re.compile(
     r"\b(?:was|were|took|got|hit|measured|reached|dropped|fell|rose|climbed|spiked|peaked"
     r"|averaged|came in at|ended (?:at|up)|finished in|ran in|clocked|recorded|observed"
     r"|saw|scored|logged|showed|returned|printed|went (?:up|down|from)|jumped|increased"
+    r"|came (?:to|in|out)"
     r"|decreased|grew|doubled|tripled|halved|shrank|improved|regressed|slowed|surged|plunged"
     r"|keeps?\s(?:getting|seeing|hitting|throwing|returning|failing))\b"
     r"|\b\d[\d.,]*\s*[a-z]*\s+ago\b"
@@ -132,7 +137,10 @@ DONE_COUNT = re.compile(
 — allocated, capped, bumped… — is no such report)."""
 HEARSAY = re.compile(
     r"\b(?:said|says|told (?:me|us)|tells (?:me|us)|according to|apparently|reportedly"
-    r"|i heard|heard that|rumou?red)\b"
+    r"|i heard|heard that|rumou?red"
+    r"|(?:they|the\s+authors?|the\s+(?:paper|study|survey|article))\s+(?:report|reports|reported"
+    r"|claim|claims|claimed|find|found))\b"
+    r"|(?:论文|文章|报告|研究|报道)(?:里|中)?(?:说|提到|称|指出)"
     r"|(?:^|[.;!?]\s)\W*(?:as\s+)?per\s+(?!(?:readme|docs?|spec|specs|policy|contract|sla"
     r"|rfc|ticket|manual|guide|guidelines|runbook|brief)\b)(?-i:[A-Z])[\w'-]*"
     r"(?:\s+(?-i:[A-Z])[\w'-]*)?\s*[:,]"
@@ -284,17 +292,49 @@ is 41 now, not 12", 覆盖率现在是74%): a new reading, not a value the user 
 budget is 5k now, not 3k" sets one: :data:`SETTING`)."""
 OCCASION_LENGTH = re.compile(
     r"\b(?:trip|vacation|holiday|getaway|visit|stay|tour|honeymoon|retreat|cruise|journey"
-    r"|camp|festival|conference|offsite|(?:going|travel(?:l?ing)?|flying|heading|off)\s+to)\b"
+    r"|camp|festival|conference|offsite|hotel|room|airbnb|hostel|booked|booking"
+    r"|(?:going|travel(?:l?ing)?|flying|heading|off)\s+to)\b"
     r"[^.;!?\n]{0,60}?\bfor\s+(?:about\s+|around\s+"
     r"|almost\s+|nearly\s+)?(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten"
     r"|a\s+few|a\s+couple\s+of)\s+(?:days?|nights?|weeks?|months?)\b"
     r"|\b\d+[- ](?:day|night|week)\s+(?:trip|vacation|holiday|getaway|visit|stay|tour|cruise"
     r"|retreat)\b"
-    r"|(?:旅行|旅游|玩|度假|出差)[^，。；]{0,8}?\d+\s*(?:天|晚|周|个星期)|\d+\s*(?:天|晚)(?:的)?"
+    r"|(?:旅行|旅游|玩|度假|出差)[^，。；]{0,8}?\d+\s*(?:天|晚|周|个星期)|住\s*\d+\s*(?:晚|夜)"
+    r"|\d+\s*(?:天|晚)(?:的)?"
     r"(?:旅行|旅游|行程|假期)|\d+\s*(?:日間|泊)(?:の)?(?:旅行|滞在|出張)?", re.I)
 """How long a trip or an event lasts ("a trip to Lisbon in October for 10 days", "a
 5-day conference", "going to Kyoto in May for two weeks", 去成都玩5天, 3泊の旅行): a description of the occasion, not a
-quantity the user fixed."""
+quantity the user fixed. A number of nights in a booking ("I booked the hotel for 4
+nights", 住4晚) is such a length."""
+DIMENSION = re.compile(
+    r"\b\d[\d.,]*\s*(?:mm|cm|m|km|metres?|meters?|in|inch(?:es)?|ft|feet|foot|yards?)\s+"
+    r"(?:wide|high|tall|long|deep|thick|across|in\s+(?:width|height|length|diameter))\b"
+    r"|\b(?:covers?|covering|measures?|measuring)\s+(?:about\s+|around\s+)?\d[\d.,]*\s*"
+    r"(?:square|sq\.?|cubic|m2|m²|ft2|mm|cm|m|metres?|meters?|inch(?:es)?|ft|feet)\b"
+    r"|(?<![提最增])(?:宽|高|长|深|厚|直径)(?:度)?(?:是|为|有|约|大概)?\s*\d[\d.]*\s*"
+    r"(?:米|厘米|毫米|公分|公里|寸|尺)"
+    r"|(?:幅|高さ|長さ|奥行き?|厚さ|直径)(?:は|が)?\s*(?:約)?\s*\d[\d.]*\s*(?:メートル|センチ|ミリ"
+    r"|キロ|m|cm|mm)", re.I)
+"""The size of a thing: how wide, high, long or deep it is, what area it covers ("the
+wall is 2.4 m wide", "each box covers 1 square metre", 墙面宽3.6米, 壁は幅2.4メートル):
+a description of the thing, found by search when it matters, not a quantity the user
+fixed ("keep the shelf under 80 cm" sets one: :data:`SETTING`)."""
+USAGE = re.compile(
+    r"\b(?:cpu|memory|mem|ram|disk|heap|load|utili[sz]ation|usage)\s+(?:is\s+|was\s+|now\s+)?"
+    r"(?:at|hit|hits|hitting|around|near)\s+\d[\d.]*\s*%"
+    r"|\bat\s+\d[\d.]*\s*%\s+(?:cpu|memory|mem|ram|disk|heap|load|utili[sz]ation|usage)\b"
+    r"|\b(?:gives|gave|yields|yielded|scores|scored)\s+(?:an?|the)\s+[\w-]+(?:\s+[\w-]+)?\s+of\s+\d"
+    r"|\b(?:more|less|fewer|higher|lower|bigger|smaller)\s+than\s+(?:usual|normal|before"
+    r"|expected|last\s+(?:time|week|month|year))\b"
+    r"|\b(?:[a-z]+ed|caught|came|went|got|ran|began|became|took)\s+(?:\w+\s+)?"
+    r"after\s+\d[\d.]*\s*(?:s|secs?|seconds?|mins?|minutes?|h|hrs?"
+    r"|hours?)\b"
+    r"|(?:CPU|内存|磁盘|负载|使用率)[^，。；\n]{0,4}?(?:到了|达到|是|在)\s*\d[\d.]*\s*%"
+    r"|(?:CPU|メモリ|ディスク|使用率|負荷)[^、。\n]{0,4}?(?:が|は)\s*\d[\d.]*\s*%", re.I)
+"""A reading of a machine or a model: a resource's use ("db primary CPU at 97%", CPU
+到了95%, CPUが97%です), what a run or a cell gave ("Cell 14 gives an AUC of 0.87"), an
+amount against the usual ("about $20 more than usual"), when something came back
+("writes recovered after 4 min"): what was seen, not a value the user set."""
 
 
 THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
@@ -311,11 +351,13 @@ ELAPSED = re.compile(
     r"|(?:^\W*|\bfor\s+(?:about\s+|almost\s+|nearly\s+|over\s+)?)" + _SPAN_COUNT + r"\s+"
     + _SPAN_UNIT + r"\s+now\b"
     r"|\b(?:i|we|you|they|he|she)(?:'ve|'d|\s+have|\s+has|\s+had)\s+(?:\w+\s+){1,4}?for\s+"
-    r"(?:about\s+|almost\s+|nearly\s+|over\s+)?" + _SPAN_COUNT + r"\s+" + _SPAN_UNIT + r"\b",
+    r"(?:about\s+|almost\s+|nearly\s+|over\s+)?" + _SPAN_COUNT + r"\s+" + _SPAN_UNIT + r"\b"
+    r"|已经\s*(?:\d+|[一两二三四五六七八九十几半]+)\s*(?:个)?(?:天|周|星期|个?月|年|小时)(?:多)?了",
     re.I)
 """A span of time counted back from now ("four months ago", "Twelve years now", "I've
 been friends with Ana for 9 years"): it grows with every day, as an age does, so it
-is no number the user set; "Keep the backups for 30 days" sets one."""
+is no number the user set; "Keep the backups for 30 days" sets one. 已经三天了 ("it has
+been three days") counts the same way."""
 
 
 def reports_number(text: str | None) -> bool:
@@ -335,6 +377,7 @@ def reports_number(text: str | None) -> bool:
         return False
     if (observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None
             or RUN_RESULT.search(t) is not None or OCCASION_LENGTH.search(t) is not None
+            or DIMENSION.search(t) is not None or USAGE.search(t) is not None
             or (READING.search(t) is not None and USER_CHANGE.search(t) is None)):
         return True
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
@@ -635,6 +678,25 @@ def fixed_quantity(row: Any) -> bool:
             and not loose(row) and not reports_number(row["text"])
             and not is_year(row["value"], row["text"])
             and THIS_TIME.search(row["text"] or "") is None)
+
+
+DEADLINE = re.compile(
+    r"\b(?:deadline|due\s+date|cut-?off\s+date)\b[^.;!?\n]{0,40}?\s(?:is|are)\s(?!not\b)"
+    r"|\b(?:deadline|due\s+date)'s\s|\b(?:is|are)\s+due\s+(?:by|on|before)\b"
+    r"|(?:截止日期|截止时间|最后期限|交付日期|期限)(?:是|为|定在|定为)"
+    r"|(?:締め切り|締切|〆切|期限|納期)(?:日)?(?:は|が)", re.I)
+"""Words by which a statement sets when something is due ("The deadline for the
+migration is end of Q2", "the report is due by Friday", 截止日期是月底,
+締め切りは来週の金曜日です), in the present: "the deadline was yesterday" tells history."""
+
+
+def deadline(row: Any) -> bool:
+    """Whether a user's fact sets a deadline (:data:`DEADLINE`): a date stands with no
+    number in it (it holds until it passes, as a budget holds until changed), unless
+    someone else is said to have set it (:func:`relayed`, :func:`third_party`)."""
+    t = row["text"] or ""
+    return (row["kind"] == "fact" and row["evidence"] == "user"
+            and DEADLINE.search(t) is not None and not relayed(t) and not third_party(t))
 
 
 def sources(row: Any) -> list[int]:
