@@ -444,9 +444,9 @@ def classify_ja(c: Clause) -> Verdict | None:
         return Verdict("decision", _ja_topic(chosen) or _ja_object(chosen) or subject, True)
     if rule and (dec is None or rule.start() <= dec.start()):
         neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group()))
-        ordered = _unconditioned(core, "ja", c.condition is not None)
-        if ordered is not core:  # "障害が起きたら…を書くこと": keyed by the order
-            subject = _ja_topic(ordered) or _ja_object(ordered) or subject
+        order_text = _unconditioned(core, "ja", c.condition is not None)
+        if order_text is not core:  # "障害が起きたら…を書くこと": keyed by the order
+            subject = _ja_topic(order_text) or _ja_object(order_text) or subject
         return Verdict("constraint", subject, neg)
     if dec:
         who = _JA_DECIDER.match(core, 0, dec.start())
