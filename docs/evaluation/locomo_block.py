@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python docs/evaluation/locomo_block.py --data locomo10.json \
         --conversations 0-4 [--labels docs/evaluation/locomo_block_labels.json] \
-        [--sample 100 --sample-out FILE] [--list] [--indexes]
+        [--sample 100 --sample-out FILE] [--list] [--indexes] [--why]
 
 LoCoMo (Maharana et al., ACL 2024; ``locomo10.json``, CC BY-NC 4.0, read from the path
 given, never copied here: see the shared data's README). Each conversation is one
@@ -30,7 +30,11 @@ labelled is printed, with the bounds of precision (unlabelled standing lines
 counted useless, then useful). ``--sample N``
 writes N standing items (seeded, spread over the conversations) with their keys
 to ``--sample-out`` for labelling (keep that file outside the repository: it
-quotes LoCoMo).
+quotes LoCoMo). ``--why`` follows each question's gold turns (:func:`why_one`): what
+became of the best-placed item of a gold turn in the block (:data:`FATES`: shown,
+cut by ``max_items``, below the match floor, no match, excluded, no item), its rank in
+the block's relevance ``rel``, and with ``--indexes`` the gold turn's rank in the
+hybrid message search and the gold items' in the BM25 and hybrid item searches.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memory_core.assembly.block import standing_weight
+from memory_core.assembly.block import _choose_items, asked_terms, standing_weight, terms
 from memory_core.evaluation.locomo import gold_turns, speaker_name
 from memory_core.evaluation.updates import scratch_engine
 from memory_core.items import standing
@@ -53,6 +57,11 @@ from memory_core.models import Scope
 
 ROLE = "eval"
 CATEGORIES = (1, 2, 3, 4)
+FATES = ("shown", "collapsed", "omitted (budget)", "past max_items", "past collapse scan",
+         "below floor", "no match", "in view", "conversation-local", "a question",
+         "not a candidate", "no item")
+"""What became of a question's best-placed gold item, best first (``--why``)."""
+RANKS = (1, 5, 10, 20, 40)
 
 
 def _sessions(conversation: dict[str, Any]) -> list[list[dict[str, Any]]]:
@@ -77,11 +86,14 @@ def _rows(db: Path, tenant: str) -> dict[int, sqlite3.Row]:
     return {int(r["id"]): r for r in rows}
 
 
-def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
+def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
+               ) -> dict[str, Any]:
     """Replay conversation ``ci`` and ask its questions (module doc)."""
     conv = sample["conversation"]
     tenant = f"locomo-{ci}"
     dia_of: dict[int, str] = {}
+    said_text: dict[int, str] = {}
+    names: frozenset[str] = frozenset()
     turns = 0
     for si, session in enumerate(_sessions(conv)):
         scope = Scope(tenant, ROLE, f"c{ci}-s{si}")
@@ -95,9 +107,13 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
             _, done = engine.capture_request(scope, f"{ci}-{si}-{ti}",
                                              [dict(m) for m in messages], {})
             dia_of[done.result().message_ids[-1]] = str(turn["dia_id"])
+            said_text[done.result().message_ids[-1]] = text
+            names |= terms(str(messages[-1]["name"]))
             messages.append({"role": "assistant", "content": "Okay."})
             turns += 1
     engine.flush()
+    if engine.search is not None:
+        engine.search.catch_up()  # the questions search every turn and item
     db = Path(engine.store.location)
     rows = _rows(db, tenant)
     standing_ids = {i for i, r in rows.items() if standing_weight(r) > 0}
@@ -127,6 +143,12 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
             lines.append({"id": iid, "standing": str(entry["reason"]).startswith("standing"),
                           "gold": any(dia_of.get(s) in gold for s in srcs)})
         questions.append({"tokens": assembly.used_tokens, "lines": lines})
+        if why:
+            gold_msgs = {m: said_text[m] for m, d in dia_of.items() if d in gold}
+            gold_items = {i for i, r in rows.items()
+                          if any(s in gold_msgs for s in standing.sources(r))}
+            questions[-1]["why"] = why_one(engine, scope, result, str(qa["question"]),
+                                           gold_msgs, gold_items, assembly, names)
         engine.flush()
         own = engine.list_items(tenant=tenant, role=ROLE, thread_id=result.thread_id,
                                 limit=1000)["items"]
@@ -140,6 +162,125 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
              for i, r in rows.items()}
     return {"conversation": ci, "turns": turns, "active": len(rows),
             "standing": sorted(standing_ids), "items": items, "questions": questions}
+
+
+def _rank(ids: list[int], wanted: set[int]) -> int | None:
+    return next((i + 1 for i, x in enumerate(ids) if x in wanted), None)
+
+
+def why_one(engine: Any, scope: Scope, result: Any, question: str, gold_msgs: dict[int, str],
+            gold_items: set[int], assembly: Any, names: frozenset[str]) -> dict[str, Any]:
+    """Where the gold turns (``gold_msgs``: id → text) and their items rank, and what
+    became of the best-placed gold item in the block (``--why``; :data:`FATES`). For
+    a gold item below the floor or unmatched: whether it, or its message, shares a
+    word of the question other than a speaker's name (``names``: their terms)."""
+    out: dict[str, Any] = {"gold_items": len(gold_items)}
+    cfg = engine.config
+    refs = [str(e.get("ref", "")) for e in assembly.log.get("included", [])]
+    out["quoted"] = any(r == f"msg:{m}" for r in refs for m in gold_msgs)
+    svc = engine.search
+    if svc is not None:
+        hits = svc.search(scope.tenant, scope.role, question, k=50, kinds=("message",),
+                          mode="hybrid", include_hidden=False)
+        out["msg_hybrid"] = _rank([h.ref_id for h in hits], gold_msgs)
+        hits = svc.keyword_hits(scope.tenant, scope.role, question, k=50, kinds=("item",),
+                                include_hidden=False)
+        out["item_bm25"] = _rank([h[1] for h in hits], gold_items)
+        floor = cfg.semantic_min_similarity * getattr(svc.embedder, "similarity_scale", 1.0)
+        hits = svc.search(scope.tenant, scope.role, question, k=50, kinds=("item",),
+                          mode="hybrid", include_hidden=False)
+        out["item_hybrid"] = _rank([h.ref_id for h in hits if h.bm25_rank is not None
+                                    or (h.vector_score or 0.0) >= floor], gold_items)
+    if not gold_items:
+        out["fate"] = "no item"
+        return out
+    trace: dict[str, Any] = {}
+    hook = engine.searcher if svc is not None else None
+
+    def run(tx: Any) -> Any:
+        ix = engine._active_items.view(tx, engine.store.location, scope.tenant, scope.role)
+        newest = set(result.new_ids) or {result.head_id}
+        return ix, _choose_items(ix, tx, result, newest, set(result.message_ids),
+                                 asked_terms(question), question, scope, cfg, hook,
+                                 engine._indexed_items(), trace)
+
+    ix, (chosen, _hidden, _row, similar) = engine.store.read_tx(run)
+    shown = {int(r[5:]) for r in refs if r.startswith("item:")}
+    chosen_ids = {int(c[0]["id"]) for c in chosen}
+    collapsed = {int(o["id"]) for v in similar.values() for o in v}
+    rel, mask, floor_v = trace["rel"], trace["items_mask"], trace["floor"]
+    matching = set(trace["matching"].tolist())
+    cand_rel = rel[mask]
+    q_content = asked_terms(question) - names
+    msg_shares = any(q_content & terms(t) for t in gold_msgs.values())
+    best_fate, best_rank, item_shares = len(FATES), None, False
+    for iid in gold_items:
+        s = ix.slot(iid)
+        rank = None
+        if s is None:
+            fate = "not a candidate"
+        elif not mask[s]:
+            fate = ("in view" if trace["hidden_mask"][s] else "a question" if ix.question[s]
+                    else "conversation-local" if ix.local[s] else "not a candidate")
+        else:
+            if rel[s] > 0:
+                rank = 1 + int((cand_rel > rel[s]).sum())
+            if iid in shown:
+                fate = "shown"
+            elif iid in chosen_ids:
+                fate = "omitted (budget)"
+            elif iid in collapsed:
+                fate = "collapsed"
+            elif rel[s] <= 0:
+                fate = "no match"
+            elif rel[s] < floor_v:
+                fate = "below floor"
+            elif s in matching:
+                fate = "past max_items"
+            else:
+                fate = "past collapse scan"
+        if s is not None and q_content & ix.terms[s]:
+            item_shares = True
+        if rank is not None and (best_rank is None or rank < best_rank):
+            best_rank = rank
+        best_fate = min(best_fate, FATES.index(fate))
+    out["fate"] = FATES[best_fate]
+    out["block_rank"] = best_rank
+    if out["fate"] in ("below floor", "no match"):
+        out["shares"] = ("item shares a content word" if item_shares else
+                         "only its message shares one" if msg_shares else
+                         "neither shares one")
+    return out
+
+
+def why_table(questions: list[dict[str, Any]]) -> str:
+    """The ``--why`` tables: fates of the best-placed gold item, and ranks."""
+    whys = [q["why"] for q in questions if "why" in q]
+    n = max(1, len(whys))
+    lines = [f"questions: {len(whys)}; with a gold item: "
+             f"{sum(1 for w in whys if w['gold_items'])}; gold turn quoted by the block: "
+             f"{sum(1 for w in whys if w['quoted'])}",
+             f"{'fate of the best-placed gold item':<36} {'questions':>9} {'share':>7}"]
+    for f in FATES:
+        c = sum(1 for w in whys if w["fate"] == f)
+        lines.append(f"{f:<36} {c:>9} {100 * c / n:>6.1f}%")
+    for how in ("item shares a content word", "only its message shares one",
+                "neither shares one"):
+        c = sum(1 for w in whys if w.get("shares") == how)
+        lines.append(f"  below floor / no match: {how:<30} {c:>5} {100 * c / n:>6.1f}%")
+    lines.append(f"{'first gold hit within top k':<36} " + " ".join(f"{'@' + str(k):>6}"
+                                                                    for k in RANKS))
+    for key, label in (("msg_hybrid", "turn, hybrid message search"),
+                       ("item_bm25", "item, BM25 item search (block hook)"),
+                       ("item_hybrid", "item, hybrid item search"),
+                       ("block_rank", "item, block relevance (rel)")):
+        if not any(key in w for w in whys):
+            continue
+        vals = [w.get(key) for w in whys]
+        lines.append(f"{label:<36} " + " ".join(
+            f"{100 * sum(1 for v in vals if v is not None and v <= k) / n:>5.1f}%"
+            for k in RANKS))
+    return "\n".join(lines)
 
 
 def score(res: dict[str, Any], labels: dict[str, bool], rate: float) -> dict[str, Any]:
@@ -192,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="print every standing item")
     p.add_argument("--indexes", action="store_true",
                    help="attach the search indexes and the default embedder (hybrid search)")
+    p.add_argument("--why", action="store_true",
+                   help="where gold turns and their items rank, and what drops them")
     args = p.parse_args(argv)
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     chosen = _span(args.conversations)
@@ -202,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with scratch_engine("lcm-locomo-block-", index=args.indexes) as engine:
         for ci in chosen:
-            results.append(replay_one(engine, ci, data[ci]))
+            results.append(replay_one(engine, ci, data[ci], why=args.why))
     # sample precision: labelled standing items still standing
     st_keys = [res["items"][i]["key"] for res in results for i in res["standing"]]
     known = [labels[k] for k in st_keys if k in labels]
@@ -231,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
           f" {100 * s['standing_share']:>6.1f} {100 * s['gold_share']:>6.1f}"
           f" {100 * s['precision']:>6.1f} {100 * s['labelled']:>5.0f}"
               f" {100 * s['low']:>5.1f}-{100 * s['high']:<5.1f}")
+    if args.why:
+        print(why_table(merged["questions"]))
     print(f"standing items labelled: {len(known)} of {len(st_keys)};"
           f" truly standing among them: {100 * rate:.1f} %")
     if args.list:

@@ -929,6 +929,7 @@ def _choose_items(
     ix: IndexView, tx: Tx, capture: CaptureResult, newest_ids: set[int],
     view: set[int], q_terms: set[str], newest_text: str, scope: Scope, cfg: MemoryConfig,
     search: Searcher | None, indexed_items: int | None = None,
+    trace: dict[str, Any] | None = None,
 ) -> tuple[list[tuple[Item, float, str]], list[Item], Callable[[Any], Item | None],
            dict[int, list[Item]]]:
     """The items for the block: ``(chosen, hidden, item_row, similar)``.
@@ -949,6 +950,9 @@ def _choose_items(
     docs/scopes.md) and, for now, facts, decisions and proposals the upstream reads
     where they were said (:mod:`memory_core.assembly.in_view`). Array operations over the
     index and the postings of this turn's keywords: no Python work per item.
+    ``trace`` (diagnostics, e.g. ``docs/evaluation/locomo_block.py --why``): a dict
+    that receives the candidate mask, ``rel`` (per slot), the match floor, the
+    pinned slots and the matches before the collapse.
     """
     n = ix.n
     ok = ix.live & ~ix.question
@@ -1031,6 +1035,9 @@ def _choose_items(
     order = np.lexsort((-ix.ids[m], -prio))[:_COLLAPSE_SCAN]
     matching = [(ix.rows[s], p, f"matches this turn (score {float(rel[s]):.2f})")
                 for s, p in zip(m[order].tolist(), prio[order].tolist(), strict=True)]
+    if trace is not None:
+        trace.update(items_mask=items_mask, hidden_mask=hidden_mask, rel=rel, floor=floor,
+                     pinned=pinned, folded=folded_slots, matching=m[order])
     # Near-duplicate matches (the same statement but for its numbers: "Run 12:
     # latency 180 ms", "Run 13: latency 182 ms" …) take one line: the best match, the
     # newest on ties, naming the others' sources. Standing items are each something
