@@ -32,6 +32,12 @@ Measured (milliseconds, client-side wall clock):
   ``proxy.memory_release_idle_seconds``), and its peak (``VmHWM``);
 - both against issue 28's targets (``TARGET_RSS_MB``, ``TARGET_BACKGROUND_CPU_MS``).
 
+With ``litellm`` (the ``litellm`` executable of a separate virtual environment), a
+LiteLLM proxy is a fifth target in the same rotating blocks, a pure pass-through to
+the same fake in its own process on the proxy's CPUs (:mod:`proxy.benchlitellm`):
+its latency, req/s, CPU per request and RSS like the proxy's, and issue 28's
+throughput target at 16 clients (``TARGET_REQ_PER_S``, and ahead of LiteLLM).
+
 Linux only (``/proc``). Needs nothing beyond the base install.
 """
 
@@ -70,9 +76,15 @@ TARGET_RSS_MB = 300
 """Issue 28: resident memory with the default embedders, in MB (10^6 bytes)."""
 TARGET_BACKGROUND_CPU_MS = 30
 """Issue 28: background CPU per short request, in ms."""
-TARGETS = ("direct", "relay", "memory_on", "memory_off")
+TARGET_REQ_PER_S = 5 * 76
+"""Issue 28: requests per second at 16 clients, five times the 76 the issue measured
+(memory on); it also asks for more than LiteLLM's in the same run."""
+TARGETS = ("direct", "relay", "memory_on", "memory_off", "litellm")
 LABELS = {"direct": "direct", "relay": "minimal aiohttp relay",
-          "memory_on": "lcm-proxy, memory on", "memory_off": "lcm-proxy, X-LCM-Memory: off"}
+          "memory_on": "lcm-proxy, memory on", "memory_off": "lcm-proxy, X-LCM-Memory: off",
+          "litellm": "LiteLLM proxy"}
+BENCH_KEY = "sk-bench-not-a-real-key"
+"""The API key every bench request carries (LiteLLM's master key, too)."""
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _SYSTEM = "You are a helpful assistant. Answer briefly."
 _TOPICS = ("the build server", "the staging database", "the billing export", "the mobile app",
@@ -261,6 +273,7 @@ class _Target:
     url: str
     headers: dict[str, str]
     pid: int | None = None
+    backlog: Callable[[], int] | None = None
     nonstream: list[float] = field(default_factory=list)
     stream: list[float] = field(default_factory=list)
     tput: list[tuple[int, float]] = field(default_factory=list)
@@ -272,11 +285,9 @@ class _Target:
 
 
 class _Run:
-    def __init__(self, session: aiohttp.ClientSession, idle_timeout: float,
-                 backlog: Callable[[], int] | None = None) -> None:
+    def __init__(self, session: aiohttp.ClientSession, idle_timeout: float) -> None:
         self.session = session
         self.idle_timeout = idle_timeout
-        self.backlog = backlog
         self.counter = 0
 
     def next_index(self) -> int:
@@ -297,12 +308,13 @@ class _Run:
         return elapsed
 
     async def block(self, t: _Target, work: Callable[[], Any], n_requests: int) -> Any:
-        """Run ``work()`` against ``t``; for a proxy, charge its CPU and wait idle."""
+        """Run ``work()`` against ``t``; for a process of its own (lcm-proxy, LiteLLM),
+        charge its CPU and wait until it is idle (and ``t.backlog`` is empty)."""
         before = proc_stat(t.pid) if t.pid else None
         out = await work()
         if t.pid and before:
             mid = proc_stat(t.pid)
-            t.idle_waits.append(await wait_idle(t.pid, self.idle_timeout, self.backlog))
+            t.idle_waits.append(await wait_idle(t.pid, self.idle_timeout, t.backlog))
             after = proc_stat(t.pid)
             t.cpu_path += mid.main_cpu - before.main_cpu
             t.cpu_total += after.cpu - before.cpu
@@ -358,13 +370,16 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                                 idle_timeout: float = 300.0,
                                 progress: Callable[[str], None] | None = None,
                                 extra_env: dict[str, str] | None = None,
-                                proxy_tree: str | None = None) -> dict[str, Any]:
+                                proxy_tree: str | None = None,
+                                litellm: str | None = None) -> dict[str, Any]:
     """Run the benchmark (module docstring); returns the result dict for
     :func:`format_table`. ``requests``: per target and measurement (c=1 non-stream,
     c=1 stream, throughput); ``block``: requests per block at c=1 (throughput blocks
     are ``4 * block``); ``extra_env``: more environment for the proxy (``LCM_…``);
     ``proxy_tree``: a source tree to run the proxy from (an A/B against another
-    commit; the fake and the relay still run from this one)."""
+    commit; the fake and the relay still run from this one); ``litellm``: the path of
+    a ``litellm`` executable to measure as one more target (module docstring;
+    ``RuntimeError`` when it does not become ready)."""
     say = progress or (lambda _m: None)
     procs: list[subprocess.Popen[bytes]] = []
     tmp = tempfile.TemporaryDirectory(prefix="lcm-bench-short-")
@@ -382,31 +397,56 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                              "--upstream", upstream, "--data-dir", str(Path(tmp.name) / "data")],
                             env=env, cwd=env.get("PYTHONPATH") if proxy_tree else None))
         proxy_pid = procs[-1].pid
-        auth = {"Authorization": "Bearer sk-bench-not-a-real-key",
+        auth = {"Authorization": f"Bearer {BENCH_KEY}",
                 "Content-Type": "application/json"}
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
             say("starting the proxy")
             await _ready(session, f"http://127.0.0.1:{proxy_port}/lcm/health", procs[-1])
+            backlog = embedding_backlog(Path(tmp.name) / "data")
             targets = [
                 _Target("direct", upstream + "/chat/completions", auth),
                 _Target("relay", f"http://127.0.0.1:{relay_port}/v1/chat/completions", auth),
                 _Target("memory_on", f"http://127.0.0.1:{proxy_port}/v1/chat/completions",
-                        auth, proxy_pid),
+                        auth, proxy_pid, backlog),
                 _Target("memory_off", f"http://127.0.0.1:{proxy_port}/v1/chat/completions",
-                        {**auth, "X-LCM-Memory": "off"}, proxy_pid),
+                        {**auth, "X-LCM-Memory": "off"}, proxy_pid, backlog),
             ]
-            backlog = embedding_backlog(Path(tmp.name) / "data")
-            run = _Run(session, idle_timeout, backlog)
+            lite: dict[str, Any] = {}
+            if litellm:
+                from proxy.benchlitellm import (
+                    installed_version,
+                    start_litellm,
+                    wait_litellm_ready,
+                )
+
+                say("starting LiteLLM")
+                lite_port, lite_dir = free_port(), Path(tmp.name) / "litellm"
+                lite_dir.mkdir()
+                procs.append(start_litellm(litellm, lite_dir, upstream, "bench-model",
+                                           lite_port, os.sched_getaffinity(proxy_pid)))
+                lite_base = f"http://127.0.0.1:{lite_port}"
+                lite["version"] = (
+                    await wait_litellm_ready(session, lite_base, procs[-1], lite_dir)
+                    or await asyncio.to_thread(installed_version, litellm))
+                lite["pid"] = procs[-1].pid
+                targets.append(_Target("litellm", lite_base + "/v1/chat/completions", auth,
+                                       lite["pid"]))
+            run = _Run(session, idle_timeout)
             await asyncio.sleep(RSS_SETTLE_S)
             rss_start = proc_stat(proxy_pid)
+            lite_rss = {"start": proc_stat(lite["pid"])} if lite else {}
             say("warm-up")
             for t in targets:  # warm-up: connections, first embeddings; not counted
                 for s in (False, True):
                     for _ in range(5):
                         await run.one(t, s)
             warm_idle = await wait_idle(proxy_pid, idle_timeout, backlog)
+            if lite:
+                await wait_idle(lite["pid"], idle_timeout)
             await asyncio.sleep(RSS_SETTLE_S)
             rss_warm = proc_stat(proxy_pid)
+            if lite:
+                lite_rss["warm"] = proc_stat(lite["pid"])
             for t in targets:
                 t.errors = 0
             n_blocks = max(1, -(-requests // block))
@@ -426,6 +466,12 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                     await run.tput_block(targets[(b + j) % len(targets)], n, concurrency)
             await asyncio.sleep(RSS_SETTLE_S)  # the last block already waited idle
             rss_end = proc_stat(proxy_pid)
+            if lite:
+                lite_rss["end"] = proc_stat(lite["pid"])
+                lite["rss_mib"] = {k: round(v.rss_mib, 1) for k, v in lite_rss.items()}
+                lite["rss_mib"]["peak"] = round(lite_rss["end"].peak_mib, 1)
+                lite["cpus"] = sorted(os.sched_getaffinity(lite["pid"]))
+                del lite["pid"]
             health = {}
             try:
                 async with session.get(f"http://127.0.0.1:{proxy_port}/lcm/health") as resp:
@@ -437,7 +483,7 @@ async def run_short_bench_async(requests: int = 200, concurrency: int = 16, bloc
                         "end": rss_end.rss_mib, "start_anon": rss_start.anon_mib,
                         "warm_anon": rss_warm.anon_mib, "end_anon": rss_end.anon_mib,
                         "peak": rss_end.peak_mib, "end_children": rss_end.child_rss_mib},
-                       warm_idle, health, proxy_tree, extra_env or {})
+                       warm_idle, health, proxy_tree, extra_env or {}, lite)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -465,7 +511,8 @@ def _ms(s: float) -> float:
 
 def _report(targets: list[_Target], requests: int, concurrency: int, provider: str,
             rss: dict[str, float], warm_idle: float, health: dict[str, Any],
-            proxy_tree: str | None, extra_env: dict[str, str]) -> dict[str, Any]:
+            proxy_tree: str | None, extra_env: dict[str, str],
+            litellm: dict[str, Any] | None = None) -> dict[str, Any]:
     by = {t.name: t for t in targets}
     d = by["direct"]
     rows: dict[str, dict[str, Any]] = {}
@@ -485,7 +532,7 @@ def _report(targets: list[_Target], requests: int, concurrency: int, provider: s
             r["idle_after_block_s"] = round(statistics.median(t.idle_waits), 2)
         r["errors"] = t.errors
         rows[t.name] = r
-    return {
+    out = {
         "benchmark": "short", "version": __version__, "requests": requests,
         "concurrency": concurrency, "embedding_provider": provider,
         "python": platform.python_version(), "cpus": os.cpu_count(),
@@ -497,19 +544,34 @@ def _report(targets: list[_Target], requests: int, concurrency: int, provider: s
         "proxy_status": health.get("status"),
         "issue_targets": issue_targets(rss["end"], rows),
     }
+    if litellm:
+        out["litellm"] = litellm
+    return out
 
 
 def issue_targets(rss_end_mib: float, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Issue 28's memory and background-CPU targets against this run: the proxy's RSS
     at the end in MB and whether it is at most ``TARGET_RSS_MB``; the larger
     background CPU per request of the two proxy modes and whether it is at most
-    ``TARGET_BACKGROUND_CPU_MS``."""
+    ``TARGET_BACKGROUND_CPU_MS``. With a ``litellm`` row, also ``throughput``: per
+    proxy mode, its req/s, whether it is at least ``TARGET_REQ_PER_S`` and whether it
+    is above LiteLLM's."""
     rss_mb = rss_end_mib * 1024 * 1024 / 1e6
-    cpu = [r["cpu_background_ms"] for r in rows.values() if "cpu_background_ms" in r]
+    cpu = [rows[m]["cpu_background_ms"] for m in ("memory_on", "memory_off")
+           if "cpu_background_ms" in rows.get(m, {})]
     worst = max(cpu) if cpu else None
-    return {"rss_end_mb": round(rss_mb, 1), "rss_met": rss_mb <= TARGET_RSS_MB,
-            "background_cpu_ms": worst,
-            "background_cpu_met": worst is not None and worst <= TARGET_BACKGROUND_CPU_MS}
+    out: dict[str, Any] = {
+        "rss_end_mb": round(rss_mb, 1), "rss_met": rss_mb <= TARGET_RSS_MB,
+        "background_cpu_ms": worst,
+        "background_cpu_met": worst is not None and worst <= TARGET_BACKGROUND_CPU_MS}
+    lite = rows.get("litellm", {}).get("req_per_s")
+    if lite is not None:
+        out["throughput"] = {
+            m: {"req_per_s": rows[m]["req_per_s"], "litellm_req_per_s": lite,
+                "target_met": (rows[m]["req_per_s"] or 0) >= TARGET_REQ_PER_S,
+                "ahead_of_litellm": (rows[m]["req_per_s"] or 0) > lite}
+            for m in ("memory_on", "memory_off") if m in rows}
+    return out
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -528,7 +590,10 @@ def format_table(result: dict[str, Any]) -> str:
         cpu = (f"{r['cpu_path_ms']:.1f} + {r['cpu_background_ms']:.1f}"
                if "cpu_path_ms" in r else "")
         idle = f"{r['idle_after_block_s']:.1f}" if "idle_after_block_s" in r else ""
-        lines.append(f"| {LABELS[name]} | {pair('nonstream')} | {pair('stream')} | "
+        label = LABELS[name]
+        if name == "litellm" and "litellm" in result:
+            label += f" {result['litellm']['version']}"
+        lines.append(f"| {label} | {pair('nonstream')} | {pair('stream')} | "
                      f"{r['req_per_s']} | {cpu} | {idle} |")
     rss = result["rss_mib"]
     errors = {k: r["errors"] for k, r in result["targets"].items() if r["errors"]}
@@ -550,12 +615,31 @@ def format_table(result: dict[str, Any]) -> str:
         f" (<= {TARGET_RSS_MB} MB: {verdict(goals['rss_met'])}); background CPU per"
         f" request {goals['background_cpu_ms']} ms, the larger of memory on and off"
         f" (<= {TARGET_BACKGROUND_CPU_MS} ms: {verdict(goals['background_cpu_met'])}).",
+        *_litellm_lines(result, verdict),
         f"lcm-proxy {result['version']}, Python {result['python']}, {result['cpus']} CPUs,"
         f" load average {result['load_average'][0]}, {result['when']}"
         + (f"; proxy from {result['proxy_tree']}" if result.get("proxy_tree") else "")
         + "".join(f"; {k}={v}" for k, v in result.get("proxy_env", {}).items()) + ".",
     ]
     return "\n".join(lines)
+
+
+def _litellm_lines(result: dict[str, Any], verdict: Callable[[bool], str]) -> list[str]:
+    """LiteLLM's RSS and issue 28's throughput target, when LiteLLM was measured."""
+    lite, through = result.get("litellm"), result["issue_targets"].get("throughput")
+    if not lite or not through:
+        return []
+    rss = lite["rss_mib"]
+    modes = "; ".join(
+        f"{LABELS[m].removeprefix('lcm-proxy, ')} {t['req_per_s']} (>= {TARGET_REQ_PER_S}:"
+        f" {verdict(t['target_met'])}; ahead of LiteLLM: {verdict(t['ahead_of_litellm'])})"
+        for m, t in through.items())
+    lite_rps = next(iter(through.values()))["litellm_req_per_s"]
+    return [f"LiteLLM {lite['version']} on CPUs {','.join(map(str, lite['cpus']))} (as the"
+            f" proxy): RSS {rss['start']:.0f} MiB at start, {rss['warm']:.0f} after warm-up,"
+            f" {rss['end']:.0f} at the end, peak {rss['peak']:.0f}.",
+            f"Issue 28's throughput at {result['concurrency']} clients, req/s (LiteLLM"
+            f" {lite_rps}): {modes}."]
 
 
 if __name__ == "__main__":  # helper processes of the benchmark

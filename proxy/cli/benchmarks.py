@@ -80,13 +80,19 @@ def bench_proxy(n: int, concurrency: int, json_file: str | None, as_json: bool) 
 @click.option("--proxy-env", "proxy_env", multiple=True, metavar="LCM_KEY=VALUE",
               help="A setting for the proxy, as its environment variable (repeatable; the"
                    " proxy sees no other LCM_ variable).")
+@click.option("--litellm", "litellm", type=click.Path(dir_okay=False, exists=True),
+              default=None, metavar="PATH",
+              help="Also measure a LiteLLM proxy: the `litellm` executable of a separate"
+                   " venv (pip install 'litellm[proxy]'), run as a pass-through to the"
+                   " same fake upstream.")
 @output_option
 @print_json_option
 def bench_short(n: int, concurrency: int, embedding_provider: str, proxy_tree: str | None,
-                proxy_env: tuple[str, ...], json_file: str | None, as_json: bool) -> None:
+                proxy_env: tuple[str, ...], json_file: str | None, as_json: bool,
+                litellm: str | None = None) -> None:
     """Short requests, each a new conversation: added latency, req/s, CPU per request
-    (request path + background) and RSS, against direct and a minimal relay
-    (proxy.shortbench)."""
+    (request path + background) and RSS, against direct and a minimal relay, and
+    LiteLLM with --litellm (proxy.shortbench)."""
     from proxy.shortbench import run_short_bench
 
     def say(msg: str) -> None:
@@ -100,7 +106,7 @@ def bench_short(n: int, concurrency: int, embedding_provider: str, proxy_tree: s
         extra[key] = value
     answer(run_short_bench(requests=n, concurrency=concurrency,
                            embedding_provider=embedding_provider, progress=say,
-                           proxy_tree=proxy_tree, extra_env=extra),
+                           proxy_tree=proxy_tree, extra_env=extra, litellm=litellm),
            json_file, as_json)
 
 
