@@ -1019,6 +1019,8 @@ async def test_a_resumed_conversation_is_no_second_telling_in_another_block(
     ("The version is 1.2.3.", "1.2.3"),
     ("My server IP is 192.168.1.20.", "192.168.1.20"),
     ("Call me at +1 (555) 123-4567.", "+1 (555) 123-4567"),
+    ("My phone number is +49 30 1234567.", "+49 30 1234567"),  # before: 30.0
+    ("The office line is +44 20 7946 0958.", "+44 20 7946 0958"),
 ])
 def test_a_dashed_or_dotted_identifier_is_one_string_value(text: str, value_text: str) -> None:
     # before: 555.0 ("555-123"), 978.0; the order number, version and IP held no value

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.engine import Engine
 from memory_core.evaluation.extraction import stands
 from memory_core.extraction import extract
+from memory_core.items import writer
+from memory_core.models import Scope
+from tests.test_memory_classes import superseded_by
 
 VERSIONS = [
     ("We ship v3 at the end of the month.", "v3"),
@@ -90,3 +94,27 @@ def test_a_plan_said_with_da_suan_is_no_decision(text: str) -> None:
                                   "我们打算下个月从 MySQL 迁移到 PostgreSQL。"])
 def test_da_suan_with_what_it_chooses_is_a_decision(text: str) -> None:
     assert [i.kind for i in extract(text)] == ["decision"]
+
+
+VERSION_VALUES = [
+    ("We're on v2.3 of the SDK.", "We're on v2.4 of the SDK now."),
+    ("Pin the SDK to v1.2.3.", "Pin the SDK to v1.2.4."),
+    ("Use API v1 for the billing calls.", "Use API v2 for the billing calls."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), VERSION_VALUES)
+def test_a_version_after_a_preposition_or_a_name_is_the_value_not_the_key(
+        old: str, new: str) -> None:
+    """"on v2.3", "to v1.2.4", "API v2": the version is what changes, so the two
+    statements share a key and the later one revises the earlier."""
+    (a,), (b,) = extract(old), extract(new)
+    assert a.subject == b.subject, (a, b)
+    assert "v2" not in (a.subject or "") and "v1" not in (a.subject or ""), a
+
+
+def test_a_new_version_after_on_supersedes_the_old(engine: Engine) -> None:
+    for text in VERSION_VALUES[0]:
+        engine.store.write_tx_sync(lambda c, t=text: writer.store_extracted(
+            c, Scope("t", "coder"), 1, None, extract(t)))
+    assert superseded_by(engine) == {VERSION_VALUES[0][0]: VERSION_VALUES[0][1]}

@@ -8,6 +8,7 @@ what is left. ``Verdict`` is what a language rule decides about a clause.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from memory_core.extraction.cue import first_word
@@ -33,6 +34,26 @@ class Verdict:
     subject: str | None
     negated: bool = False
     lasting: bool = False
+
+
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w'-]*)\s+$")
+_VALUE_PREPOSITIONS = frozenset(
+    "to on at from of in into onto with via for by as than over back".split())
+
+
+def names_release(scan: str, start: int, at: int) -> bool:
+    """Whether a version word at ``scan[at]`` (``VERSION_TOKEN``: "v2") names a release
+    the clause from ``start`` says something of ("we ship v2", "freeze v1.8", "v4 は",
+    "发布 v3"), rather than being the clause's value: after a preposition ("we're on
+    v2.3", "pin the SDK to v1.2.4") or a name it versions ("use API v1", "Node v20"),
+    a later version is a new value of the same key, so it is masked like "Python 3.12"."""
+    before = _WORD_BEFORE.search(scan, start, at)
+    if before is None:
+        return True
+    word = before.group(1)
+    if word.lower() in _VALUE_PREPOSITIONS:
+        return False
+    return not (word[0].isupper() and scan[start:before.start()].strip(" \t\"'*_-:"))
 
 
 @dataclass(slots=True)
@@ -64,8 +85,9 @@ class Clause:
         raw = self.scan[self.body_start:self.end]
         spans = [self.condition] if self.condition else []
         for q in self.quantities:
-            if q.kind == "version" and VERSION_TOKEN.match(self.scan[q.start:q.end]):
-                continue  # "v2": one word, the release it names (subject.VERSION_TOKEN)
+            if q.kind == "version" and VERSION_TOKEN.match(self.scan[q.start:q.end]) \
+                    and names_release(self.scan, self.body_start, q.start):
+                continue  # "we ship v2": one word, the release it names
             if q.kind in ("port", "version"):
                 spans.append((q.end - len(q.value_text), q.end))
             elif q.unit in COUNT_UNITS and self.scan.startswith(q.value_text, q.start) \

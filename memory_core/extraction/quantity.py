@@ -71,6 +71,9 @@ _IDENTIFIER_AT = re.compile(
 code in brackets ("(555) 123-4567"): a phone or order number, an ISBN, a version, an
 IP address. A name, taken whole, not a quantity (a range "5-10" has two groups)."""
 _PHONE_OPEN = re.compile(r"(?:\+\d{1,3}\s?)?\($")
+_INTERNATIONAL = re.compile(r"\d{1,3}(?:[ .-]\d{1,8}){2,}(?![.-]?[^\W_])")
+"""A phone number after its "+" country code, in groups ("+49 30 1234567", "+1 415 555
+0100"): one name, whose groups are no numbers of their own."""
 _SIGN_BEFORE = re.compile(r"(?:^|(?<=[\s(=:~]))([-\u2212])$")
 """A minus sign right before a number, after a space or the start ("-4 °C", "−4 °C");
 not one inside a name ("UTC-4", "eu-west-1")."""
@@ -232,6 +235,9 @@ def _at_digit(scan: str, p: int, start: int, end: int) -> tuple[Quantity | None,
         value = float(text) if text.count(".") <= 1 else None
         return Quantity(value, text, None, cue_start, digits.end(), "version"), digits.end()
     signed = _SIGN_BEFORE.search(scan, max(start, p - 2), p) if p > start else None
+    if p > start and scan[p - 1] == "+" and (phone := _INTERNATIONAL.match(scan, p, end)):
+        return Quantity(None, scan[p - 1:phone.end()], None, p - 1, phone.end(),
+                        "identifier"), phone.end()
     if p > 0 and scan[p - 1] in _IDENTIFIER_BEFORE and signed is None:
         k = p
         while k < end and (scan[k].isalnum() or scan[k] in "._-"):
