@@ -48,7 +48,7 @@ from typing import Any
 from memory_core.assembly.block import standing_weight
 from memory_core.evaluation.locomo import gold_turns, speaker_name
 from memory_core.evaluation.updates import scratch_engine
-from memory_core.items import standing
+from memory_core.items import fields
 from memory_core.models import Scope
 
 ROLE = "eval"
@@ -123,7 +123,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
                 continue
             iid = int(ref[5:])
             row = rows.get(iid)
-            srcs = standing.sources(row) if row is not None else []
+            srcs = fields.sources(row) if row is not None else []
             lines.append({"id": iid, "standing": str(entry["reason"]).startswith("standing"),
                           "gold": any(dia_of.get(s) in gold for s in srcs)})
         questions.append({"tokens": assembly.used_tokens, "lines": lines})
@@ -135,7 +135,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any]) -> dict[str, Any]:
                 engine.retract(int(it["id"]), "eval question")
     items = {i: {"key": item_key(ci, dia_of.get(int(r["source_message_id"] or 0), "?"),
                                  str(r["text"])),
-                 "text": str(r["text"]), "kind": r["kind"], "speaker": standing.speaker(r),
+                 "text": str(r["text"]), "kind": r["kind"], "speaker": fields.speaker(r),
                  "weight": standing_weight(r)}
              for i, r in rows.items()}
     return {"conversation": ci, "turns": turns, "active": len(rows),
