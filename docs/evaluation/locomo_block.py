@@ -52,7 +52,7 @@ from typing import Any
 from memory_core.assembly.block import _choose_items, asked_terms, standing_weight, terms
 from memory_core.evaluation.locomo import gold_turns, speaker_name
 from memory_core.evaluation.updates import scratch_engine
-from memory_core.items import standing
+from memory_core.items import fields
 from memory_core.models import Scope
 
 ROLE = "eval"
@@ -139,7 +139,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
                 continue
             iid = int(ref[5:])
             row = rows.get(iid)
-            srcs = standing.sources(row) if row is not None else []
+            srcs = fields.sources(row) if row is not None else []
             lines.append({"id": iid, "standing": str(entry["reason"]).startswith("standing"),
                           "gold": any(dia_of.get(s) in gold for s in srcs)})
         questions.append({"tokens": assembly.used_tokens, "lines": lines})
@@ -157,7 +157,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
                 engine.retract(int(it["id"]), "eval question")
     items = {i: {"key": item_key(ci, dia_of.get(int(r["source_message_id"] or 0), "?"),
                                  str(r["text"])),
-                 "text": str(r["text"]), "kind": r["kind"], "speaker": standing.speaker(r),
+                 "text": str(r["text"]), "kind": r["kind"], "speaker": fields.speaker(r),
                  "weight": standing_weight(r)}
              for i, r in rows.items()}
     return {"conversation": ci, "turns": turns, "active": len(rows),

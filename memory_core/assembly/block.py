@@ -35,7 +35,7 @@ from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
 from memory_core.extraction import ends, relative_dates
 from memory_core.extraction.prepare import fold_width, user_words
-from memory_core.items import chitchat, standing
+from memory_core.items import accounts, chitchat, fields, readings, standing
 from memory_core.items.branches import EDITED
 from memory_core.items.index import IndexView, ItemIndex
 from memory_core.items.writer import GLOBAL_TENANT, account_tenant
@@ -397,14 +397,14 @@ def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
                       limit: int, similar: Sequence[Item], end: str = "",
                       maybe: Sequence[Item] = ()) -> str:
     tags = [row["kind"]] if row["status"] == "active" else [row["kind"], row["status"]]
-    who = standing.speaker(row)
+    who = fields.speaker(row)
     if who:
         tags.append(f"by {neutralise(who)}")
     if row["source_message_id"] is not None:
         tags.append(f"msg {row['source_message_id']}")
     if row["evidence"] == "assistant":
         tags.append("assistant proposal, not confirmed")
-    elif standing.tentative(row):
+    elif fields.tentative(row):
         tags.append("user was unsure, not confirmed")
     extra = ""
     if old is not None:
@@ -431,14 +431,14 @@ _OCCASIONS_SHOWN = 5
 
 def _occasions_note(row: Item) -> str:
     """`` (said in 2 conversations: Tue 2026-12-01, Sat 2026-12-05)`` for an event of
-    the speaker's past (:func:`~memory_core.items.standing.past_event`) that more than
+    the speaker's past (:func:`~memory_core.items.accounts.past_event`) that more than
     one conversation told in the same words, and so is one item: two hikes or one
     retold, the model sees both days (the first ``_OCCASIONS_SHOWN``, then "…"). Days
     in the zone the item was first said in; ``""`` for any other item."""
-    times = standing.occasions(row)
-    if len(times) < 2 or not standing.past_event(row["text"]):
+    times = fields.occasions(row)
+    if len(times) < 2 or not accounts.past_event(row["text"]):
         return ""
-    zone = standing.zone(row)
+    zone = fields.zone(row)
     try:
         days = [relative_dates.said_day(t, zone) for t in times[:_OCCASIONS_SHOWN]]
     except ValueError:  # a zone this host cannot load: the days in UTC
@@ -457,7 +457,7 @@ def _end_note(row: Item, now: float | None) -> str:
     said = row.get("created_at") if isinstance(row, dict) else row["created_at"]
     if said is None or now is None:
         return ""
-    return ends.end_note(row["text"] or "", said, standing.zone(row), now)
+    return ends.end_note(row["text"] or "", said, fields.zone(row), now)
 
 
 def _said_note(row: Item) -> str:
@@ -468,13 +468,13 @@ def _said_note(row: Item) -> str:
     said = row.get("created_at") if isinstance(row, dict) else row["created_at"]
     if said is None:
         return ""
-    return relative_dates.note(row["text"] or "", said, standing.zone(row))
+    return relative_dates.note(row["text"] or "", said, fields.zone(row))
 
 
 def _pref_line(row: Item) -> str:
     """``- text (msg N[, by name])``: a preference item under ``[User Preferences]``."""
     tags = [f"msg {row['source_message_id']}"] if row["source_message_id"] is not None else []
-    who = standing.speaker(row)
+    who = fields.speaker(row)
     if who:
         tags.append(f"by {neutralise(who)}")
     return (f"- {_one_line(row['text'], 400)}"
@@ -661,7 +661,7 @@ def fold_key(row: Item) -> int:
     words = _skeleton_of(row["text"] or "")
     fid = -1
     if words:
-        key = (row["kind"], standing.speaker(row), row["condition"] or "", words,
+        key = (row["kind"], fields.speaker(row), row["condition"] or "", words,
                row["subject"] or "", _other_numbers(row))
         found = _FOLD_IDS.get(key)
         if found is None:
@@ -708,7 +708,7 @@ def _collapse_key(row: Item, vocab: _Vocab) -> tuple[tuple[Any, ...], int, int]:
     hit = _SK_ROWS.get(id(row))
     if hit is not None and hit[0] is row and hit[1] is vocab:
         return hit[2], hit[3], hit[4]
-    key = (row["kind"], standing.speaker(row), row["condition"] or "")
+    key = (row["kind"], fields.speaker(row), row["condition"] or "")
     sk = _skeleton_of(row["text"] or "")
     bits, mask = vocab.bits, 0
     for w in sk:
@@ -760,19 +760,19 @@ def standing_weight(row: Any) -> float:
     without a match: questions, assistant proposals, and facts with neither a
     number the user set nor a correction behind them nor a lasting trait
     (:func:`memory_core.items.standing.lasting`) (an observation such as
-    "latency was 180 ms" is not standing: :func:`memory_core.items.standing.fixed_quantity`).
+    "latency was 180 ms" is not standing: :func:`memory_core.items.readings.fixed_quantity`).
     Otherwise a weight (higher first):
     preference 3, constraint 0.5 (+1.5 when stated as a rule: always, never, must,
     必须, 必ず…, or said to stand: from now on, in every conversation…,
     :func:`memory_core.items.standing.is_standing_rule`; 0 for a one-off request
     that neither says it stands nor fixes a number,
     :func:`memory_core.items.standing.one_off`), 0 for a hedged item
-    (:func:`memory_core.items.standing.tentative`), 0 for an item of a series
+    (:func:`memory_core.items.fields.tentative`), 0 for an item of a series
     (:func:`memory_core.items.standing.series`: "Run 39: …", a numbered checklist's
     step), 0 for a report of how the work stands
     (:func:`memory_core.items.standing.status_report`: "The build is fixed now"),
     0 for the user's plan for a day they named
-    (:func:`memory_core.items.standing.dated`: "Tomorrow I have to file …"), 0 for
+    (:func:`memory_core.items.fields.dated`: "Tomorrow I have to file …"), 0 for
     a preference that only reacts to what was just said
     (:func:`memory_core.items.standing.reaction`: "I love it!", "I'd love to see it"),
     0 for an "always" that describes the recent past
@@ -784,10 +784,10 @@ def standing_weight(row: Any) -> float:
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
-    on from someone else, :func:`memory_core.items.standing.relayed`, nor another
-    person's doing, :func:`memory_core.items.standing.third_party`, nor history dated
-    by a year, :func:`memory_core.items.standing.dated_history`, nor a new reading
-    of a number the user did not fix, :func:`memory_core.items.standing.reports_number`)
+    on from someone else, :func:`memory_core.items.accounts.relayed`, nor another
+    person's doing, :func:`memory_core.items.accounts.third_party`, nor history dated
+    by a year, :func:`memory_core.items.readings.dated_history`, nor a new reading
+    of a number the user did not fix, :func:`memory_core.items.readings.reports_number`)
     or a lasting trait or a deadline (:func:`memory_core.items.standing.deadline`),
     +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
@@ -804,17 +804,17 @@ def standing_weight(row: Any) -> float:
     # now"), and one dated in a past year is history ("We moved to Denver in 2019"):
     # it may supersede, but does not stand as a correction
     correction = row["supersedes"] is not None and not (
-        row["kind"] == "fact" and (standing.relayed(row["text"])
-                                   or standing.third_party(row["text"])
-                                   or standing.dated_history(row["text"])
-                                   or (numeric and standing.reports_number(row["text"]))))
+        row["kind"] == "fact" and (accounts.relayed(row["text"])
+                                   or accounts.third_party(row["text"])
+                                   or readings.dated_history(row["text"])
+                                   or (numeric and readings.reports_number(row["text"]))))
     # a deadline stands like a lasting trait: no number in it, but it holds until it passes
     lasting = standing.lasting(row) or standing.deadline(row)
     if row["kind"] == "fact" and not correction and not lasting and not (
-            numeric and standing.fixed_quantity(row)):
+            numeric and readings.fixed_quantity(row)):
         return 0.0  # no correction, no lasting trait, no number the user set
-    if (standing.series(row) or standing.one_off(row) or standing.tentative(row)
-            or standing.status_report(row) or standing.dated(row)
+    if (standing.series(row) or standing.one_off(row) or fields.tentative(row)
+            or standing.status_report(row) or fields.dated(row)
             or (row["kind"] == "preference" and standing.reaction(row["text"]))
             or standing.habit(row) or standing.encouragement(row)
             or chitchat.chitchat(row)):
@@ -899,7 +899,7 @@ def item_features(row: Any) -> tuple[float, frozenset[str], bool]:
     and what the item index keeps per item (:mod:`memory_core.items.index`)."""
     # The speaker's name is one of the item's words: "Where does Halvard live?" asks
     # for what Halvard said ("I live in Ghent"), which names nobody.
-    words = frozenset(terms(f"{row['subject'] or ''} {row['text']} {standing.speaker(row)}"))
+    words = frozenset(terms(f"{row['subject'] or ''} {row['text']} {fields.speaker(row)}"))
     # The near-duplicate scan's key and mask of the row, once per item version here
     # rather than on the first turn the item is a match (a few dozen items a turn),
     # while the memo has room (else on that turn, as before).
@@ -1170,7 +1170,7 @@ def assemble(
     # a correction that named an attribute's head two or more items qualify, still
     # unresolved (it superseded none of them): its candidates, to ask which
     pending = {r["id"]: ids for r, _, _ in chosen
-               if not r["supersedes"] and len(ids := standing.may_revise(r)) >= 2}
+               if not r["supersedes"] and len(ids := fields.may_revise(r)) >= 2}
     for ids in pending.values():
         linked_ids.update(ids)
     linked: dict[int, Item] = {}

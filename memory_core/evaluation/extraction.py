@@ -165,7 +165,7 @@ def stands(item: Extracted, speaker: str = "user") -> bool:
     import orjson
 
     from memory_core.assembly.block import standing_weight
-    from memory_core.items.standing import extraction_data
+    from memory_core.items.fields import extraction_data
 
     row = {"kind": item.kind, "text": item.text, "value": item.value,
            "condition": item.condition,

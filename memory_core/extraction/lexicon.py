@@ -242,7 +242,7 @@ retro got moved to Thursday', 'was postponed to May': the auxiliary is part of t
 so it is no part of the subject); a value that rose or fell by itself to a new one ('my
 rent went up to 1300 EUR', 'rose / fell / dropped / increased to'), unless the clause
 makes it a passing reading (:data:`EN_PASSING`, checked by the caller: "CPU went up to
-95% during the test"): it revises the value of its subject, while ``items.standing.reports_number``
+95% during the test"): it revises the value of its subject, while ``items.readings.reports_number``
 still reads it as a report, never a number the user set. The match's start cuts the
 subject phrase."""
 # Replacements: a statement that names what changed into what ("We replaced RabbitMQ with

@@ -468,7 +468,7 @@ def loose(scan: str, q: Quantity, start: int, end: int, lang: str) -> bool:
     nor by a noun right after it that it counts ("3 replicas", "2 kids", "3台").
     "hello 429", "rate limit me 2", "ping 42", "error 500 again" hold loose numbers:
     such a number is kept with its item (searchable) but is not a quantity the user
-    set (:func:`memory_core.items.standing.fixed_quantity`)."""
+    set (:func:`memory_core.items.readings.fixed_quantity`)."""
     if q.kind != "bare" or q.value is None:
         return False
     before = scan[max(start, q.start - 24):q.start]

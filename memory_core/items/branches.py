@@ -57,7 +57,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.items import standing
+from memory_core.items import fields
 from memory_core.models import Scope
 from memory_core.store.api import Row, Tx
 from memory_core.tools.commands import is_command
@@ -92,7 +92,7 @@ def is_edit(messages: list[Any], first_new: int) -> bool:
 
 
 def _data(row: Row) -> dict[str, Any]:
-    return standing.data_of(row)
+    return fields.data_of(row)
 
 
 def retire_edited(tx: Tx, scope: Scope, parent_id: int, new_id: int,
@@ -110,7 +110,7 @@ def retire_edited(tx: Tx, scope: Scope, parent_id: int, new_id: int,
         return []
     retired: dict[int, Row] = {}
     for row in items.items_sourced_in(scope.tenant, scope.role, list(branch)):
-        if any(m not in branch for m in standing.sources(row)):
+        if any(m not in branch for m in fields.sources(row)):
             continue  # said outside the branch as well: still the user's statement
         root = branch[int(row["source_message_id"])]
         data = _data(row)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memory_core.items import standing
+from memory_core.items import accounts, readings, standing
 
 _LEAD = r"^\W*(?:(?:oh|wow|yeah|yes|yep|ok|okay|sure|great|cool|alright|so|and|then|well)\W+)*"
 
@@ -124,19 +124,19 @@ speaker did, not how much of something they set."""
 def counted_description(row: Any) -> bool:
     """Whether a numeric fact describes rather than sets (module doc): its number
     inside its subject (:data:`SUBJECT_COUNT`), or the speaker's own past doing
-    (:func:`memory_core.items.standing.past_event`, "I") whose number names a kind of
+    (:func:`memory_core.items.accounts.past_event`, "I") whose number names a kind of
     thing ("a 10K"), with no target value ("to 50") nor word of setting
-    (:data:`memory_core.items.standing.SETTING`, ``PROVISIONED``, ``USER_CHANGE``)."""
+    (:data:`memory_core.items.readings.SETTING`, ``PROVISIONED``, ``USER_CHANGE``)."""
     if row["kind"] != "fact" or row["value"] is None:
         return False
     text = row["text"] or ""
     if SUBJECT_COUNT.search(text) is not None:
         return True
-    return (standing.past_event(text) and _I.search(text) is not None
+    return (accounts.past_event(text) and _I.search(text) is not None
             and _NAMED_KIND.search(text) is not None and _TARGET.search(text) is None
-            and standing.SETTING.search(text) is None
-            and standing.PROVISIONED.search(text) is None
-            and standing.USER_CHANGE.search(text) is None)
+            and readings.SETTING.search(text) is None
+            and readings.PROVISIONED.search(text) is None
+            and readings.USER_CHANGE.search(text) is None)
 
 
 def chitchat(row: Any) -> bool:

@@ -30,9 +30,10 @@ from memory_core.extraction.replacement import (
 from memory_core.extraction import shapes
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
+from memory_core.items.fields import data_of
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms, without_opener
+from memory_core.items.readings import observes
 from memory_core.items.spelling import fold
-from memory_core.items.standing import data_of, observes
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
 
@@ -1103,7 +1104,7 @@ def contradicts(ex: Any, row: Any) -> bool:
     """Whether a new statement disagrees with a stored one about the same subject.
 
     Two values (different ones: the caller checks equality) disagree, unless both are
-    readings of what was observed or done (:func:`~memory_core.items.standing.observes`:
+    readings of what was observed or done (:func:`~memory_core.items.readings.observes`:
     "The build took 42 s" / "The build took 50 s" are two runs, not a question for the
     user). Without
     values, only two choices of the same kind ("we'll use Postgres" / "we'll use MySQL"

@@ -41,7 +41,7 @@ Restatement: the same kind, subject and value again — or the same statement
   that conversation's time (``data.occasions``), unless it is a source sent again
   with its history (:func:`_resent`: a client resuming or forking a conversation in
   a new thread; that thread is kept in ``data.resent_threads``).
-Guesses (``data.tentative``, :func:`memory_core.items.standing.tentative`):
+Guesses (``data.tentative``, :func:`memory_core.items.fields.tentative`):
   a hedged statement ("I think the limit is 50 …") supersedes, conflicts with,
   restates and absorbs nothing firm; it restates only another guess. A firm
   statement of a subject settles the active guesses of that subject it meets among
@@ -70,7 +70,7 @@ from memory_core.extraction.model import RETRACTION, STATEMENT_KINDS
 from memory_core.extraction.prepare import inline_code
 from memory_core.extraction.replacement import actor, adds, owner_of, states_change
 from memory_core.extraction.units import unit_class
-from memory_core.items import standing
+from memory_core.items import fields, standing
 from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
 from memory_core.items.denial import denial_target
@@ -396,7 +396,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                     and not _other_dimension(ex.unit, row["unit"])
                     and not more_specific(ex.subject, row["subject"])):
                 continue
-            if standing.tentative(row) != hedge:
+            if fields.tentative(row) != hedge:
                 # a guess neither restates nor rivals a firm statement
                 # (standing module doc); a firm one that confirms or rivals it
                 # settles it below ("Art is a joy" settles no "Art can be anywhere")
@@ -433,7 +433,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         old = next((r for r in _candidates(tx, scope, comparable, subject=ex.subject,
                                            speaker=speaker)
                     if r["subject"] == ex.subject and conditions_agree(ex, r)
-                    and not standing.tentative(r)), None)
+                    and not fields.tentative(r)), None)
     absorb: Row | None = None
     if same is None and kind in comparable:
         if not ex.correction:
@@ -455,7 +455,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             absorb, same = same, None  # a fact said again as a rule: the rule is kept
     if hedge:
         old = absorb = None  # a guess supersedes, conflicts with and absorbs nothing
-    if same is not None and standing.tentative(same) != hedge:
+    if same is not None and fields.tentative(same) != hedge:
         if not hedge:
             guesses.append(same)  # the guess, now said firmly: settled below
         same = None  # a firm statement said again as a guess is kept apart
@@ -473,7 +473,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                                                  is not None else same_name(
                     resolves["value_text"], ex.value_text))):
             resolves = None
-    data = standing.extraction_data(ex)
+    data = fields.extraction_data(ex)
     if ambiguous:
         data["may_revise"] = sorted(int(r["id"]) for r in ambiguous)
     if speaker:
@@ -534,7 +534,7 @@ def _heads(subject: str) -> list[str]:
 def _live_candidates(tx: Tx, row: Row) -> list[Row]:
     """The items correction ``row`` may revise (``data.may_revise``) still active."""
     items = tx.item_writes
-    return [r for r in map(items.item, standing.may_revise(row))
+    return [r for r in map(items.item, fields.may_revise(row))
             if r is not None and r["status"] == "active"]
 
 
@@ -548,7 +548,7 @@ def _ambiguity_of(tx: Tx, scope: Scope, kinds: tuple[str, ...], candidate: Row,
     for head in _heads(candidate["subject"] or ""):
         for row in tx.item_writes.same_subject(scope.tenant, scope.role, kinds, head,
                                                speaker):
-            if cid in standing.may_revise(row) and row["supersedes"] is None \
+            if cid in fields.may_revise(row) and row["supersedes"] is None \
                     and len(_live_candidates(tx, row)) >= 2:
                 return row
     return None
@@ -849,8 +849,8 @@ def _absorb(tx: Tx, keep_id: int, drop: Row, now: float,
     keep = items.item(keep_id)
     assert keep is not None  # the item just stored
     data = _data(keep)
-    srcs = standing.sources(drop) + [m for m in standing.sources(keep)
-                                     if m not in standing.sources(drop)]
+    srcs = fields.sources(drop) + [m for m in fields.sources(keep)
+                                   if m not in fields.sources(drop)]
     data["sources"] = srcs
     _join_occasions(data, keep, items.item(int(drop["id"])) or drop)
     items.set_data(keep_id, orjson.dumps(data).decode())
@@ -915,13 +915,13 @@ def _restated(tx: Tx, row: Row, thread_id: int,
         srcs.append(message_id)
     if row["thread_id"] != thread_id and row["created_at"] is not None:
         # said in another conversation: "I went hiking with Anna." on two days may be
-        # two hikes, so each conversation's time is kept (standing.occasions), once per
+        # two hikes, so each conversation's time is kept (fields.occasions), once per
         # conversation (``data.occasion_threads``, in step): back in the first, no new
         # one; nor in a thread that only re-sent a source with its history (_resent)
         pairs = _occasion_pairs(row)
         resent = [t for t in data.get("resent_threads") or () if isinstance(t, int)]
         if thread_id not in resent and all(t != thread_id for _, t in pairs):
-            if _resent(tx, message_id, standing.sources(row)):
+            if _resent(tx, message_id, fields.sources(row)):
                 # written out even when one: the item moves to this thread below
                 resent.append(thread_id)
                 data["resent_threads"] = resent
@@ -941,7 +941,7 @@ def _occasion_pairs(row: Row) -> list[tuple[float, int | None]]:
     first: ``data.occasions`` with ``data.occasion_threads`` in step (a list written
     without them: only the newest occasion's thread is known, the item's), else its
     creation alone; ``[]`` for a row without ``created_at``."""
-    told = standing.occasions(row)
+    told = fields.occasions(row)
     if not told:
         at = row["created_at"]
         return [] if at is None else [(float(at), row["thread_id"])]

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from memory_core.errors import NotFoundError
-from memory_core.items import standing
+from memory_core.items import fields
 from memory_core.models import Scope
 from memory_core.store.api import Tx
 from memory_core.tools.commands import is_command_exchange
@@ -212,7 +212,7 @@ def _describe(engine: Any, scope: Scope, refs: list[tuple[str, int, float]], lim
                        "message_id": r["source_message_id"], "time": _iso(r["created_at"]),
                        "text": _clip(r["text"]), "score": round(score, 4),
                        "_question": r["kind"] == "question"}
-                told = standing.occasions(r)
+                told = fields.occasions(r)
                 if len(told) > 1:  # the same words in several conversations: each time
                     hit["said_in_conversations"] = [_iso(t) for t in told]
                 out.append(hit)
