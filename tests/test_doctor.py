@@ -164,7 +164,10 @@ def test_doctor_fails_on_a_damaged_database(tmp_path: Path) -> None:
     for n in range(len(raw) // page // 2, len(raw) // page):  # scribble over the later pages
         raw[n * page + 8: n * page + 64] = b"\xff" * 56
     db.write_bytes(bytes(raw))
-    result = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)])
+    config = tmp_path / "free-port.toml"  # 8787 may be the README's step 1 serving
+    config.write_text("[proxy]\nport = 0\n")
+    result = CliRunner().invoke(main, ["doctor", "--data-dir", str(data), "--config",
+                                       str(config)])
     assert result.exit_code == 1, result.output
     assert result.stdout.startswith("doctor: 1 problem (exit 1)\nPROBLEM: PRAGMA"
                                     " integrity_check failed")
