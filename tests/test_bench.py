@@ -179,11 +179,22 @@ async def test_cli_bench_upstream_serves_every_client_until_ctrl_c(tmp_path: Pat
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     try:
-        head = b"".join([await asyncio.wait_for(proc.stdout.readline(), 60)
-                         for _ in range(4)]).decode()
+        lines: list[str] = []
+        while not lines or "Anthropic SDK (" not in lines[-1]:
+            line = await asyncio.wait_for(proc.stdout.readline(), 60)
+            assert line, lines
+            lines.append(line.decode())
+        head = "".join(lines)
         urls = dict(re.findall(r"(\w+) SDK \(.*\): +base_url=(\S+)", head))
         upstream = re.search(r"serve --upstream (\S+)", head)
         assert upstream and urls.keys() == {"OpenAI", "Anthropic"}, head
+        # the SDK URLs are the fake's own: the banner sends clients to the proxy first
+        # and marks them as direct, without memory, so that a newcomer's client does
+        # not skip the proxy
+        clients = next((i for i, x in enumerate(lines) if x.strip().startswith("clients:")), -1)
+        bypass = next((i for i, x in enumerate(lines) if "without memory" in x), -1)
+        assert 0 <= clients < bypass < len(lines) - 2, head
+        assert "serve prints" in lines[clients], head
         assert urls["OpenAI"] == upstream.group(1) == urls["Anthropic"] + "/v1", head
         direct = AsyncAnthropic(base_url=urls["Anthropic"], api_key="sk-demo", max_retries=0)
         async with direct:

@@ -164,7 +164,10 @@ def test_doctor_fails_on_a_damaged_database(tmp_path: Path) -> None:
     for n in range(len(raw) // page // 2, len(raw) // page):  # scribble over the later pages
         raw[n * page + 8: n * page + 64] = b"\xff" * 56
     db.write_bytes(bytes(raw))
-    result = CliRunner().invoke(main, ["doctor", "--data-dir", str(data)])
+    config = tmp_path / "free-port.toml"  # 8787 may be the README's step 1 serving
+    config.write_text("[proxy]\nport = 0\n")
+    result = CliRunner().invoke(main, ["doctor", "--data-dir", str(data), "--config",
+                                       str(config)])
     assert result.exit_code == 1, result.output
     assert result.stdout.startswith("doctor: 1 problem (exit 1)\nPROBLEM: PRAGMA"
                                     " integrity_check failed")
@@ -574,3 +577,27 @@ async def test_the_config_endpoint_shows_no_credential_written_into_a_url(
         assert "emb.example/v1" in cfg["embedding"]["base_url"]
     finally:
         await proxy.close()
+
+
+async def test_doctor_on_another_data_dir_names_the_proxy_on_its_port(
+        proxy: RunningProxy, tmp_path: Path) -> None:
+    """Doctor run without the ``--data-dir`` a running ``serve`` was given (the README's
+    keyless trial serves ``./lcm-demo``; doctor reads ``./lcm-data``): the port warning
+    names that proxy's data dir once, with the doctor command that checks it, instead
+    of the bind error's generic advice followed by a second one."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    data = Path(proxy.settings.storage.data_dir)
+    config = tmp_path / "doctor.toml"
+    config.write_text(f"[proxy]\nport = {urlsplit(proxy.root).port}\n")
+    args = ["doctor", "--json", "--data-dir", str(tmp_path / "lcm-data"),
+            "--config", str(config)]
+    result = await asyncio.to_thread(CliRunner().invoke, main, args)
+    assert result.exit_code == 0, result.output
+    port_warnings = [w for w in orjson.loads(result.stdout)["warnings"]
+                     if w.startswith("serve with these settings would fail now")]
+    assert port_warnings == [
+        f"serve with these settings would fail now: port {urlsplit(proxy.root).port} is"
+        f" taken by another lcm-proxy, data dir {data} (`lcm-proxy doctor --data-dir"
+        f" {data}` checks that one); stop it or set another proxy.port"]

@@ -289,7 +289,8 @@ def bench_store(turns: int, measure: int, concurrency: int, per_client: int,
 def bench_upstream(host: str, port: int) -> None:
     """Serve the benchmark's fake upstream (proxy.benchfake) in the foreground until
     Ctrl-C: Chat Completions, Responses and Anthropic Messages, streamed or not, with a
-    fixed reply and any API key. Prints the base URL each client kind takes, then serves;
+    fixed reply and any API key. Prints the ``serve --upstream`` URL, that clients go to the
+    proxy, and each SDK's base URL for calls direct to the fake (no memory), then serves;
     exit status 0 on Ctrl-C (SIGINT) or SIGTERM, 2 when the port cannot be bound."""
     from aiohttp import web
 
@@ -303,7 +304,10 @@ def bench_upstream(host: str, port: int) -> None:
         raise CliError(str(exc)) from exc
     root = f"http://{url_host(host)}:{socks[0].getsockname()[1]}"
     click.echo(f"fake upstream on {root} (Ctrl-C to stop); any API key is accepted\n"
-               f"  proxy:                          lcm-proxy serve --upstream {root}/v1\n"
-               f"  OpenAI SDK (Chat, Responses):   base_url={root}/v1\n"
-               f"  Anthropic SDK (Messages):       base_url={root}")
+               f"  proxy:    lcm-proxy serve --upstream {root}/v1\n"
+               "  clients:  the URL that serve prints (default http://127.0.0.1:8787/v1;"
+               " Anthropic SDK without /v1), for memory\n"
+               "  direct to this fake, without memory (benchmarks):\n"
+               f"    OpenAI SDK (Chat, Responses): base_url={root}/v1\n"
+               f"    Anthropic SDK (Messages):     base_url={root}")
     web.run_app(BenchUpstream().app, sock=socks, print=None, access_log=None)

@@ -144,10 +144,12 @@ def _running_proxy(path: Path, host: str, port: int, port_busy: str, warnings: l
         or (at_port.get("data_dir") is None and owner is not None and bool(owner.url)
             and urlsplit(owner.url).port == port))
     if port_busy and not ours_at_port:
-        other = (f" (another lcm-proxy, data dir {at_port['data_dir']})"
-                 if at_port is not None and at_port.get("data_dir") else "")
-        warnings.append(f"serve with these settings would fail now: {port_busy}{other};"
-                        " stop what listens there or set another proxy.port")
+        other = at_port.get("data_dir") if at_port is not None else None
+        warnings.append(
+            f"serve with these settings would fail now: port {port} is taken by another"
+            f" lcm-proxy, data dir {other} (`lcm-proxy doctor --data-dir {other}` checks"
+            " that one); stop it or set another proxy.port" if other else
+            f"serve with these settings would fail now: {port_busy}")
     if owner is None and not ours_at_port:
         return None
     url = owner.url if owner is not None and owner.url else ""
