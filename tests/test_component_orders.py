@@ -1,8 +1,10 @@
-"""An order about one component's attribute (memory_replays.md row 137): "登录表单的日志太吵了，
-把级别降到debug。" names the component in its first clause and the attribute alone in the
-order. Its key carries the component (``replacement._owned``), so orders about two
-components' 级别 stay two, and it never supersedes by meaning a statement that does not
-name that component (``writer._other_component``), nor is superseded by one.
+"""An order about one component's attribute (memory_replays.md rows 137, 161, 167, 168):
+"登录表单的日志太吵了，把级别降到debug。" names the component in its first clause and the
+attribute alone in the order. Its key carries the component (``replacement._owned``;
+English "The login form's logs are too noisy, lower the level to debug.":
+``replacement._owned_order_en``), so orders about two components' 级别 stay two, and it
+never supersedes by meaning a statement that does not name that component
+(``writer._other_component``), nor is superseded by one.
 
 Real captures (``memory_core.evaluation.updates.replay``) into a real Engine; the vector
 half is called with the similarity given, and once end to end with the default embedder
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from memory_core.engine import Engine
+from memory_core.evaluation.extraction import stands
 from memory_core.evaluation.updates import replay
 from memory_core.extraction import extract
 from memory_core.items import writer
@@ -106,3 +109,57 @@ def test_the_chains_first_value_survives_the_order_end_to_end(tmp_path: Path) ->
     by = {r["text"]: r for r in rows}
     assert by[LOGIN_ZH]["status"] == "active", rows
     assert by[messages[0]]["superseded_by"] == by[messages[2]]["id"], rows
+
+
+# -- English (rows 161, 167-169): the same order, keyed and read as a change -----------------
+PAY_EN = "The payment service's logs are too noisy, set the level to warn."
+
+
+@pytest.mark.parametrize("text, subject, new", [
+    (LOGIN_EN, "login form's log level", "debug"),
+    (PAY_EN, "payment service's log level", "warn"),
+    ("Set the login form's log level to debug.", "login form's log level", "debug"),
+    ("Lower the login form's log level to debug.", "login form's log level", "debug"),
+    ("The login form's timeout is too long, set the timeout to 30s.",
+     "login form's timeout", "30s"),
+])
+def test_an_english_order_about_a_named_component_changes_its_attribute(
+        text: str, subject: str, new: str) -> None:
+    # before: keyed by the owner's first word ("login") and no change (nothing replaced),
+    # or, with the component inside the order, nothing stored at all
+    [item] = extract(text)
+    assert (item.subject, item.replacement) == (subject, new), item
+
+
+@pytest.mark.parametrize("text", [
+    "Set the timeout to 30s in this function.",  # the code at hand: a one-off order
+    "Set the log level to debug.",  # no component named
+    "Today's logs are too noisy, lower the level to debug.",  # a time, not a component
+])
+def test_an_english_order_that_names_no_component_is_no_change(text: str) -> None:
+    assert not any(i.replacement for i in extract(text))
+    assert not any(stands(i) for i in extract(text))
+
+
+def test_an_english_order_revises_the_components_stated_level_only(tmp_path: Path) -> None:
+    said = "The login form's log level is info."
+    engine, rows = _ids(tmp_path, [said, "The export job's log level is info.", LOGIN_EN, PAY_EN])
+    engine.close()
+    # before: both statements keyed "login" / "export" and the orders no change: all active
+    assert rows[said]["status"] == "superseded", rows
+    assert rows["The export job's log level is info."]["status"] == "active", rows
+    assert rows[LOGIN_EN]["status"] == rows[PAY_EN]["status"] == "active", rows
+
+
+def test_an_english_order_never_revises_another_thing_by_meaning(tmp_path: Path) -> None:
+    other = "The build cache expires after 69 hours."
+    engine, rows = _ids(tmp_path, [other, LOGIN_EN])
+    try:
+        old, new = rows[other]["id"], rows[LOGIN_EN]["id"]
+        assert writer.revisable(engine.store.read_tx(lambda tx: tx.item_writes.item(new)))
+        assert engine.store.write_tx_sync(lambda tx: writer.revise_by_meaning(
+            tx, new, [(old, 0.95)], floor=FLOOR, margin=MARGIN)) is None
+        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
+    finally:
+        engine.close()
+    assert not writer._other_component(LOGIN_EN, "The login form's log level is info.")

@@ -1157,3 +1157,36 @@ def test_or_before_a_clause_in_the_other_script_is_no_part_of_it() -> None:
     # before: the question was keyed "or我住"
     (zh,) = extract("Do I live in Berlin, or 我住在上海?")
     assert zh.kind == "question" and zh.text == "我住在上海?" and zh.subject == "住", zh
+
+
+# -- 161, 166-168: an English order about a named component; possessive subjects -------------
+@pytest.mark.parametrize("text, subject", [
+    # before: the possessive "form's" was read as the verb, so every attribute of the
+    # login form was keyed "login" alike
+    ("The login form's log level is info.", "login form's log level"),
+    ("The login form's timeout is 30 seconds.", "login form's timeout"),
+    ("Last month's error rate was 0.8%.", "last month's error rate"),
+    ("The build server's our bottleneck.", "build server"),  # "'s" is "is" there
+    ("Dana's manager is Bob.", "dana's manager"),
+])
+def test_a_possessive_before_the_verb_is_part_of_the_key(text: str, subject: str) -> None:
+    assert [i.subject for i in extract(text)] == [subject]
+
+
+async def test_an_english_component_order_reaches_another_block_as_the_current_level(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: the order was keyed "login" and no change, so the stated level stayed
+    # current beside it
+    said = "The login form's log level is info."
+    order = "The login form's logs are too noisy, lower the level to debug."
+    first = Agent(proxy, upstream, session="setup")
+    await first.say(said)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="tweak")
+    await second.say(order)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is the login form's log level now?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert f"] {order}" in block, block
+    assert f"] {said}" not in block, block

@@ -137,6 +137,10 @@ def find(scan: str, start: int, end: int, lang: str) -> Replacement | None:
 
 def _find_en(scan: str, start: int, end: int) -> Replacement | None:
     seg = scan[start:end]
+    order = _owned_order_en(seg)
+    if order is not None:
+        at, stop, new, subject, owner = order
+        return Replacement(start + at, start + stop, None, new, subject, True, owner)
     if lx.EN_REPLACE_WORDS.isdisjoint(tokens(seg)):
         return None
     seg = seg.rstrip(" .!")
@@ -471,13 +475,82 @@ def _owned(before: str, what: str | None, subject: str | None, lang: str
 
 
 def owner_of(text: str) -> str | None:
-    """The owner :func:`find` reads in a Chinese or Japanese change or order (``text``
-    one sentence), or None."""
+    """The owner :func:`find` reads in a change or order of a named thing's attribute
+    (``text`` one sentence: 登录表单 of "登录表单的日志太吵了，把级别降到debug。", "login form"
+    of "The login form's logs are too noisy, lower the level to debug."), or None."""
     lang = detect_lang(text)
+    if lang == "en":
+        order = _owned_order_en(text)
+        return order[4] if order is not None else None
     if lang not in ("zh", "ja"):
         return None
     swap = _find_cjk(text, 0, len(text), lang)
     return swap.owner if swap is not None else None
+
+
+_EN_ORDER = re.compile(
+    r"(?:^|(?<=[,;:]\s)|(?<=[,;:]))\s*(?:(?:so|and|then|please|just)\s+)*"
+    r"(?:set|change|lower|raise|bump|increase|decrease|reduce|turn\s+(?:down|up)|drop)\s+"
+    r"(?P<what>(?:the|its|their)\s+[\w' -]{1,40}?|[\w-]+(?:\s+[\w-]+){0,3}['\u2019]s"
+    r"\s+[\w -]{1,30}?)\s+(?:down\s+|up\s+|back\s+)?to\s+"
+    r"(?P<new>[^\s,;.!?]+(?:\s+[^\s,;.!?]+){0,2})\s*[.!]*\s*$", re.I)
+"""An order to set an attribute to a value that ends the sentence, at a clause's start
+("lower the level to debug", "Set the login form's log level to debug"); a value with
+a place after it ("… to 30s in this function") is an order about the code at hand."""
+_EN_OWNER = re.compile(
+    r"^\s*(?:(?:the|our|this|that)\s+)?(?P<owner>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+    r"['\u2019]s\s+(?P<part>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)(?:\s+(?:is|are|was|were|has|have"
+    r"|had|keeps?|seems?|looks?|gets?|got|feels?)\b|\s*$)", re.I)
+"""A thing's part, "X's Y", before its verb ("The login form's logs are …") or alone
+("the login form's log level")."""
+_EN_NOT_OWNER = re.compile(r"^(?:today|tonight|yesterday|tomorrow|this\s+week|last\s+week"
+                           r"|everyone|everybody|someone|somebody|nobody|it|that|there|here"
+                           r"|what|who|he|she)$", re.I)
+
+
+def _en_owner(phrase: str) -> tuple[str, str] | None:
+    """The owner and part a phrase names as "X's Y", not a time or a pronoun."""
+    m = _EN_OWNER.match(phrase)
+    if m is None or _EN_NOT_OWNER.match(m.group("owner")):
+        return None
+    return m.group("owner").lower(), m.group("part").lower()
+
+
+def _owned_order_en(seg: str) -> tuple[int, int, str, str, str] | None:
+    """An English order about a named thing's attribute, as Chinese and Japanese ones
+    are read (:func:`_owned`): the thing named in the order ("Set the login form's log
+    level to debug") or in the clause before it ("The login form's logs are too noisy,
+    lower the level to debug"). ``(start, end, new value, key, owner)``; None for an
+    order that names no thing ("Set the timeout to 30s in this function": the code at
+    hand) or no order."""
+    m = _EN_ORDER.search(seg) if " to " in seg.lower() else None
+    if m is None:
+        return None
+    new = m.group("new").strip()
+    if not _value_like(new):
+        return None
+    what = m.group("what")
+    named = _en_owner(what)
+    if named is not None:
+        owner, attribute = named[0], re.split(r"['\u2019]s\s", what, maxsplit=1)[1].strip().lower()
+        subject = key(f"{owner}'s {attribute}", "en")
+    else:
+        before = [c for c in re.split(r"[,;:]", seg[:m.start()]) if c.strip()]
+        named = _en_owner(before[-1]) if before else None
+        if named is None:
+            return None
+        owner, part = named
+        attribute = re.sub(r"^(?:the|its|their)\s+", "", what.strip(), flags=re.I).lower()
+        if part in attribute or attribute in part:
+            phrase = part if attribute in part else attribute
+        else:
+            # a noun before a noun is singular: "logs" + "level" is the "log level"
+            phrase = f"{part[:-1] if part.endswith('s') and not part.endswith('ss') else part}"\
+                     f" {attribute}"
+        subject = key(f"{owner}'s {phrase}", "en")
+    if not subject:
+        return None
+    return m.start(), m.end(), new, subject, owner
 
 
 def _cjk_phrase(phrase: str | None) -> str:

@@ -262,6 +262,9 @@ def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
             continue
         adjectives = 0 if low in _NOUN_DETERMINERS else adjectives + 1 \
             if adjectives >= 0 and low in _NOUN_ADJECTIVES else -1
+        if low.endswith("'s") and _possessive(words, i):
+            previous = low  # "The login form's log level is info": the owner's noun
+            continue
         if w.start() > 0 and (low in _VERB_WORDS or (
                 low in _PAST_WORDS and previous not in _DETERMINERS) or (
                 len(low) >= 4 and low.endswith(("s", "ed")) and previous not in _DETERMINERS
@@ -272,6 +275,25 @@ def _first_verb(core: str, toks: frozenset[str]) -> re.Match[str] | None:
         previous = low
     return None
 
+
+_POSSESSED_NOUNS = 3
+"""How many words a possessive's noun phrase may hold before its verb ("form's log
+level is")."""
+
+
+def _possessive(words: list[re.Match[str]], i: int) -> bool:
+    """Whether ``words[i]`` ("form's") is a possessive, not a noun contracted with
+    "is": a noun follows it ("log", not "broken", "failing", "not") and a known verb
+    comes within :data:`_POSSESSED_NOUNS` words after that noun's first word ("The
+    login form's log level is info", "The payment service's logs are too noisy")."""
+    after = [w.group().lower() for w in words[i + 1:i + 2 + _POSSESSED_NOUNS]]
+    if len(after) < 2 or after[0] in _VERB_WORDS or after[0] in _DETERMINERS \
+            or after[0].endswith(("ed", "ing", "en", "ly", "'s")) or after[0] in _NOT_NOUNS:
+        return False
+    return any(a in _VERB_WORDS for a in after[1:])
+
+
+_NOT_NOUNS = frozenset("not no never still also now really just always already".split())
 
 _BOUND = re.compile(r"^(?:max(?:imum)?|min(?:imum)?|at\smost|at\sleast|up\sto|no\smore\sthan"
                     r"|no\sless\sthan|not\smore\sthan|under|below|limit(?:ed)?\sto|capped\sat"
