@@ -1157,3 +1157,22 @@ def test_or_before_a_clause_in_the_other_script_is_no_part_of_it() -> None:
     # before: the question was keyed "or我住"
     (zh,) = extract("Do I live in Berlin, or 我住在上海?")
     assert zh.kind == "question" and zh.text == "我住在上海?" and zh.subject == "住", zh
+
+
+def test_memory_inspect_marks_a_candidate_that_is_gone(tmp_path: Any) -> None:
+    # the block drops its MAY REVISE note once a candidate is forgotten; inspect must
+    # not still name the forgotten item as one to ask the user about
+    from click.testing import CliRunner
+
+    from proxy.cli import main
+    eng = Engine(tmp_path / "d")
+    for text in ("My editor font size is 12.", "My terminal font size is 16.",
+                 "Actually, my font size is 14."):
+        put(eng, text)
+    eng.retract(1, "forgotten")
+    eng.close()
+    out = CliRunner().invoke(main, ["memory", "inspect", "item:3", "--data-dir",
+                                    str(tmp_path / "d")])
+    assert out.exit_code == 0, out.output
+    line = next(ln for ln in out.output.splitlines() if ln.startswith("may revise:"))
+    assert "item:1 [retracted]" in line and "ask the user" not in line, line
