@@ -1190,3 +1190,22 @@ async def test_an_english_component_order_reaches_another_block_as_the_current_l
     block = block_of(later.upstream_last_user()) or ""
     assert f"] {order}" in block, block
     assert f"] {said}" not in block, block
+
+
+def test_memory_inspect_marks_a_candidate_that_is_gone(tmp_path: Any) -> None:
+    # the block drops its MAY REVISE note once a candidate is forgotten; inspect must
+    # not still name the forgotten item as one to ask the user about
+    from click.testing import CliRunner
+
+    from proxy.cli import main
+    eng = Engine(tmp_path / "d")
+    for text in ("My editor font size is 12.", "My terminal font size is 16.",
+                 "Actually, my font size is 14."):
+        put(eng, text)
+    eng.retract(1, "forgotten")
+    eng.close()
+    out = CliRunner().invoke(main, ["memory", "inspect", "item:3", "--data-dir",
+                                    str(tmp_path / "d")])
+    assert out.exit_code == 0, out.output
+    line = next(ln for ln in out.output.splitlines() if ln.startswith("may revise:"))
+    assert "item:1 [retracted]" in line and "ask the user" not in line, line

@@ -76,3 +76,32 @@ def test_a_listing_of_topics_and_a_first_person_line_keep_their_leads() -> None:
     # "Jonas: I'll take …" is Jonas's own commitment, not the user's decision
     items = extract("Jonas: I'll take the release notes.\nMei: cool, thanks.")
     assert not any(i.kind == "decision" and stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "me: from now on I always review PRs before lunch.",
+    "Kim: going forward, every incident gets a postmortem.\nRaj: agreed.\n"
+    "me: from now on I always review PRs before lunch.",
+    "我：以后每个 PR 都要有测试。\n王磊：好的",
+])
+def test_the_users_own_line_in_a_pasted_chat_is_the_users_rule(text: str) -> None:
+    # "me:" is the user's own label: the line is read as the user's words, and it
+    # makes the rest a chat, so no speaker's name keys another line's rule
+    kept = [i for i in extract(text) if stands(i)]
+    assert any("pr" in (i.subject or "").lower() for i in kept), extract(text)
+    assert not any((i.subject or "").startswith(("me", "kim", "我")) for i in kept), kept
+
+
+@pytest.mark.parametrize("text", [
+    "ERROR: the deploy always fails on port 5432\nINFO: ok",
+    "Name: api\nVersion: 2\nReplicas: 3\nStatus: done",
+    "From: kim@example.com\nTo: raj@example.com\nSubject: Thanks, the quota is 5k",
+    "Step: install the agent\nNote: done",
+    "版本：2\n状态：好的",
+])
+def test_a_log_a_header_or_a_config_block_is_no_chat(text: str) -> None:
+    from memory_core.extraction.transcript import speaker_spans
+    assert speaker_spans(text) == []
+    # its field labels stay what they are: "Version: 2" keeps its key
+    if text.startswith("Name:"):
+        assert {"version", "replicas"} <= {i.subject for i in extract(text)}

@@ -10,7 +10,11 @@ one line is a reply (an acknowledgement: "agreed", "👍", 同意, 了解です)
 topics ("Budget: 5k\\nOwner: Dana") has no reply line. The names are blanked in the
 scan (:func:`mask`), so the rest of each line is read as it would be alone; a line in
 its speaker's first person ("Jonas: I'll take the ticket") keeps its name, since what it
-says is that person's own.
+says is that person's own. A name is written as one (capital then lower case: not a log
+level, "ERROR:"), and is no field label of a header, a form or a config ("From:",
+"Subject:", "Status:", "Step:", 状态, 件名): such a block is no chat. The user's own label
+("me:", 我：, 私：) is a speaker of a chat and is blanked in any message, so the line is
+read as the user's own words ("me: from now on I review PRs before lunch").
 """
 
 from __future__ import annotations
@@ -19,9 +23,22 @@ import re
 
 __all__ = ["mask", "speaker_spans"]
 
-_PREFIX = re.compile(r"[ \t]*(?P<name>(?-i:[A-Z])[a-z]{1,15}|[\u3040-\u30ff\u4e00-\u9fff]{2,4})"
-                     r"[ \t]*[:：][ \t]*(?=\S)", re.I)
-"""A line's lead: a name of one word and a colon, text after it on the same line."""
+_PREFIX = re.compile(r"[ \t]*(?:(?P<self>(?i:me)|我|私|自分)|(?P<name>[A-Z][a-z]{1,15}"
+                     r"|[\u3040-\u30ff\u4e00-\u9fff]{2,4}))[ \t]*[:：][ \t]*(?=\S)")
+"""A line's lead: the user's own label or a name of one word, a colon, text after it on
+the same line."""
+_LABELS = frozenset((
+    # an email's or a message's header
+    "from to cc bcc subject date sent re fwd reply attachment attachments"
+    # a form's, a ticket's or a config's field
+    " name version status state step stage phase note notes title type kind owner"
+    " priority severity result outcome summary description env environment host port"
+    " mode region image tag tags id category assignee reporter due deadline"
+    # a log's level
+    " trace debug info notice warn warning error fatal critical"
+    " 发件人 收件人 抄送 主题 日期 名称 版本 状态 步骤 备注 结果 标题 类型 负责人"
+    " 差出人 宛先 件名 日付 名前 状態 手順 備考 結果 種類 担当").split())
+"""Field labels of a header, a form, a config or a log (lower case): never a speaker."""
 _REPLY = re.compile(
     r"(?:👍|👌|🙏|✅|\+1\b|(?:ok(?:ay)?|agreed?|sure|yes|yep|yeah|nice|great|cool|ugh|lgtm"
     r"|sounds\s+good|got\s+it|noted|maybe|thanks|same|done|ack)\b"
@@ -34,28 +51,36 @@ says is the named speaker's, not the user's, so the name stays in its key."""
 
 def speaker_spans(scan: str) -> list[tuple[int, int]]:
     """The ``[start, end)`` spans of each line's speaker lead ("Kim: ") where ``scan``
-    is a transcript (module doc), else ``[]``."""
-    if "\n" not in scan or (":" not in scan and "：" not in scan):
+    is a transcript (module doc), else those of the user's own label ("me: "; often
+    ``[]``)."""
+    if ":" not in scan and "：" not in scan:
         return []
     spans: list[tuple[int, int]] = []
+    own: list[tuple[int, int]] = []
     names: set[str] = set()
-    replied = False
+    chat, replied = True, False
     pos = 0
     for line in scan.split("\n"):
-        if line.strip():
-            m = _PREFIX.match(line)
-            if m is None:
-                return []
+        m = _PREFIX.match(line) if line.strip() else None
+        if m is not None and m.group("self") is not None:
+            own.append((pos + m.start("self"), pos + m.end()))
+            spans.append(own[-1])
+            names.add("")
+        elif m is not None and m.group("name").lower() not in _LABELS:
             if _FIRST_PERSON.match(line, m.end()) is None:
                 spans.append((pos + m.start("name"), pos + m.end()))
             names.add(m.group("name"))
+        elif line.strip():
+            chat = False
+        if m is not None:
             replied = replied or _REPLY.match(line, m.end()) is not None
         pos += len(line) + 1
-    return spans if len(names) >= 2 and replied else []
+    return spans if chat and len(names) >= 2 and replied else own
 
 
 def mask(scan: str) -> str:
-    """``scan`` with each speaker lead of a transcript blanked (same length)."""
+    """``scan`` with each speaker lead of a transcript, and the user's own label, blanked
+    (same length)."""
     spans = speaker_spans(scan)
     if not spans:
         return scan

@@ -9,6 +9,8 @@ of an older schema they stop rather than upgrade its store
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 import orjson
 
@@ -143,6 +145,21 @@ def memory_export(config: str | None, data_dir: str | None, session: str | None,
                    f"thread={e['thread_id'] or '-'} {e['request_id'] or ''}")
 
 
+def _candidate_statuses(engine: Any, info: dict[str, Any]) -> dict[int, str]:
+    """The status of each item a correction may revise (``data.may_revise``), by id in
+    order; ``deleted`` for one no longer stored. ``{}`` for any other item."""
+    from memory_core.errors import NotFoundError
+    data = info.get("data")
+    ids = data.get("may_revise") if isinstance(data, dict) else None
+    out: dict[int, str] = {}
+    for i in ids or ():
+        try:
+            out[int(i)] = str(engine.inspect(f"item:{int(i)}")["status"])
+        except NotFoundError:
+            out[int(i)] = "deleted"
+    return out
+
+
 @click.command("inspect")
 @click.argument("ref")
 @config_option
@@ -164,6 +181,7 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
     engine = open_engine(config, data_dir)
     try:
         info = engine.inspect(f"{kind}:{ident}")
+        candidates = _candidate_statuses(engine, info)
     except (NotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -192,12 +210,15 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
             click.echo(f"condition:  {info['condition']}")
         if info["conflict_with"]:
             click.echo(f"conflicts:  item:{info['conflict_with']} (unresolved)")
-        maybe = data.get("may_revise") if isinstance(data, dict) else None
-        if maybe:  # a correction naming an attribute's head several items qualify
-            note = ("unclear which: ask the user" if info["status"] == "active"
-                    and not info["supersedes"] else f"settled: {info['status']}"
-                    if info["status"] != "active" else f"the user meant item:{info['supersedes']}")
-            click.echo("may revise: " + " or ".join(f"item:{i}" for i in maybe) + f" ({note})")
+        if candidates:  # a correction naming an attribute's head several items qualify
+            live = sum(st == "active" for st in candidates.values())
+            note = (f"settled: {info['status']}" if info["status"] != "active"
+                    else f"the user meant item:{info['supersedes']}" if info["supersedes"]
+                    else "unclear which: ask the user" if live >= 2
+                    else "not asked: fewer than two still active")
+            click.echo("may revise: " + " or ".join(
+                f"item:{i}" + ("" if st == "active" else f" [{st}]")
+                for i, st in candidates.items()) + f" ({note})")
         for label, chain in (("supersedes", info["supersedes_chain"]),
                              ("superseded by", info["superseded_by_chain"])):
             for c in chain:
