@@ -491,6 +491,7 @@ def test_a_number_set_beside_a_feeling_still_stands(text: str) -> None:
     "Three kids under five, that must be quite a ride.",
     "It must have taken ages to build that.",
     "Honestly it's a must-see if you're in Kyoto.",
+    "All of you must be so proud of her.",
 ])
 def test_a_must_that_guesses_is_no_rule(text: str) -> None:
     items = extract(text)
@@ -503,6 +504,8 @@ def test_a_must_that_guesses_is_no_rule(text: str) -> None:
     "The request id must be a UUID.",
     "Commit messages must be short.",
     "Every PR must have a linked ticket.",
+    "All release branches must have been tagged before the freeze.",
+    "Each service must have so many replicas that one zone can fail.",
     "Spicy food is a must for me.",
 ])
 def test_a_must_that_binds_is_still_a_rule(text: str) -> None:

@@ -81,13 +81,20 @@ GUESSING_MUST = re.compile(
     r"|(?!(?:be|have)\b)[a-z]+\s+(?:so\s+much|such\s+a|a\s+lot\s+of)\b)", re.I)
 """A "must" that guesses (module doc): before an intensifier ("must be so proud",
 "must add so much cheer") or a past guess ("must have been")."""
+QUANTIFIED_MUST = re.compile(
+    r"(?:^|[.!?;:,]\s+)(?:every|each|all)\s+(?!(?:of|you|we|they|the\s+best)\b)\w+"
+    r"[^.!?;]*?\bmust\b", re.I)
+"""A "must" whose subject is quantified over a class ("Every migration must have been
+reviewed by two people", "All builds must have a changelog entry"): a requirement,
+never a guess about one thing."""
 
 
 def guessing_must(row: Any) -> bool:
     """Whether a constraint's only rule word is a "must" that guesses
     (:data:`GUESSING_MUST`): with it taken out, nothing says the statement stands."""
     text = row["text"] or ""
-    if row["kind"] != "constraint" or GUESSING_MUST.search(text) is None:
+    if (row["kind"] != "constraint" or GUESSING_MUST.search(text) is None
+            or QUANTIFIED_MUST.search(text) is not None):
         return False
     return not standing.is_standing_rule(GUESSING_MUST.sub(" ", text))
 
