@@ -33,6 +33,7 @@ from memory_core.assembly.block import (
     fold_key,
     item_features,
     item_search,
+    message_context,
     quote_search,
 )
 from memory_core.assembly.budget import ContextLimits, MessageCounts
@@ -117,7 +118,8 @@ class Engine:
         self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         self._forward_lock = threading.Lock()
         self._forward_queued = 0  # record_forwarded jobs queued, not started
-        self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key)
+        self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key,
+                                         context=message_context)
         self._superseded = SupersededItems()
         self._superseded_made: dict[tuple[Any, ...], compressor.Superseded] = {}
         """:meth:`superseded_sources`' objects by the cached row they were made from."""

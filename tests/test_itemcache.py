@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_core.assembly.block import item_features
+from memory_core.assembly.block import item_features, message_context
 from memory_core.config import MemoryConfig
 from memory_core.engine import Engine
 from memory_core.items.cache import ActiveItems, prune_changes
@@ -107,27 +107,39 @@ def _index_state(view: Any) -> tuple[Any, ...]:
     ids_of = {s: int(view.ids[s]) for s in live}
     postings = {t: sorted(ids_of[s] for s in view.slots(t) if s in ids_of)
                 for t in view.postings}
-    return items, {t: p for t, p in postings.items() if p}
+    around = {t: sorted(ids_of[s] for s in view.context_slots(t) if s in ids_of)
+              for t in view.context_postings or ()}
+    return (items, {t: p for t, p in postings.items() if p},
+            {t: p for t, p in around.items() if p})
 
 
 def _fresh_index(engine: Engine, scope: Scope, max_items: int = 5000) -> tuple[Any, ...]:
     rows = sql_read(engine, lambda c: c.execute(
         "SELECT * FROM memory_items WHERE tenant=? AND role=? AND status='active' ORDER BY id",
         (scope.tenant, scope.role)).fetchall())
-    return _index_state(ItemIndex(item_features, max_items, rows).view())
+    sources = sorted({r["source_message_id"] for r in rows if r["source_message_id"]})
+    around = engine.store.read_tx(
+        lambda tx: message_context(tx, "db", scope.tenant, scope.role, sources))
+    return _index_state(ItemIndex(
+        item_features, max_items, rows,
+        context=lambda r: around.get(r["source_message_id"], (frozenset(), frozenset())),
+    ).view())
 
 
 def test_the_item_index_follows_every_change_as_a_fresh_build_would(tmp_path: Path) -> None:
     engine = Engine(tmp_path / "d", MemoryConfig())
     other = Engine(tmp_path / "d", MemoryConfig())
-    cache = ActiveItems(max_scopes=4, prepare=item_features)
+    cache = ActiveItems(max_scopes=4, prepare=item_features, context=message_context)
     history: list[Any] = [{"role": "system", "content": "s"}]
 
     def cached() -> tuple[Any, ...]:
         return _index_state(engine.store.read_tx(cache.view, "db", A.tenant, A.role))
 
     try:
-        assert cached() == _fresh_index(engine, A) == ([], {})
+        assert cached() == _fresh_index(engine, A) == ([], {}, {})
+        _say(engine, A, history, "We moved the build to Hetzner. The API timeout is 30 s "
+                                 "when offline.")
+        assert "hetzner" in cached()[2]  # the rest of the message, as context
         _say(engine, A, history, "The API timeout is 30 s when offline.")
         _say(engine, A, history, "We decided to deploy the frontend on Render.")
         assert cached() == _fresh_index(engine, A) and cached()[0]

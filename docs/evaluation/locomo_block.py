@@ -34,18 +34,25 @@ quotes LoCoMo). ``--why`` follows each question's gold turns (:func:`why_one`): 
 became of the best-placed item of a gold turn in the block (:data:`FATES`: shown,
 cut by ``max_items``, below the match floor, no match, excluded, no item), its rank in
 the block's relevance ``rel``, and with ``--indexes`` the gold turn's rank in the
-hybrid message search and the gold items' in the BM25 and hybrid item searches.
+hybrid message search and the gold items' in the BM25 and hybrid item searches; it
+also times the block's item choice (``_choose_items``, best of 5) on the item index as
+assembly gets it and on the same index without its context postings (the rest of each
+item's message: :meth:`memory_core.items.index.IndexView.context_slots`), alternately
+in the same run, and prints the medians.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import random
 import re
 import sqlite3
+import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +207,17 @@ def why_one(engine: Any, scope: Scope, result: Any, question: str, gold_msgs: di
     def run(tx: Any) -> Any:
         ix = engine._active_items.view(tx, engine.store.location, scope.tenant, scope.role)
         newest = set(result.new_ids) or {result.head_id}
+        bare = dataclasses.replace(ix, context_postings=None, context_arrays=None,
+                                   names=frozenset())
+        best = {"context": float("inf"), "bare": float("inf")}
+        for _ in range(5):
+            for name, view in (("context", ix), ("bare", bare)):
+                t0 = time.perf_counter()
+                _choose_items(view, tx, result, newest, set(result.message_ids),
+                              asked_terms(question), question, scope, cfg, hook,
+                              engine._indexed_items())
+                best[name] = min(best[name], time.perf_counter() - t0)
+        out["choose_us"] = (1e6 * best["context"], 1e6 * best["bare"])
         return ix, _choose_items(ix, tx, result, newest, set(result.message_ids),
                                  asked_terms(question), question, scope, cfg, hook,
                                  engine._indexed_items(), trace)
@@ -268,6 +286,11 @@ def why_table(questions: list[dict[str, Any]]) -> str:
                 "neither shares one"):
         c = sum(1 for w in whys if w.get("shares") == how)
         lines.append(f"  below floor / no match: {how:<30} {c:>5} {100 * c / n:>6.1f}%")
+    costs = [w["choose_us"] for w in whys if "choose_us" in w]
+    if costs:
+        lines.append("item choice per question, median of best-of-5 (us): with context "
+                     f"{statistics.median(c[0] for c in costs):.0f}, without "
+                     f"{statistics.median(c[1] for c in costs):.0f}")
     lines.append(f"{'first gold hit within top k':<36} " + " ".join(f"{'@' + str(k):>6}"
                                                                     for k in RANKS))
     for key, label in (("msg_hybrid", "turn, hybrid message search"),

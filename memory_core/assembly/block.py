@@ -199,6 +199,24 @@ def warm_message_terms(namespace: str, messages: Sequence[tuple[int, str, str]])
     return done
 
 
+def message_context(tx: Tx, namespace: str, tenant: str, role: str,
+                    ids: Sequence[int]) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+    """``{message id: (its terms as evidence, its speaker's name terms)}`` of the
+    stored messages ``ids`` of a tenant and role (absent ids left out): the context
+    an item of the message is matched through (:data:`_CONTEXT_SHARE`). The terms
+    are :func:`message_terms`, shared with the quote path's cache; a message longer
+    than :data:`WARM_MAX_CHARS` (a pasted file or log) gives none: its words say
+    little about any one sentence of it."""
+    out: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+    for m in tx.assembly.quote_messages(ids, tenant, role):
+        text = m["text"] or ""
+        words = (message_terms(namespace, int(m["id"]), m["msg_role"], text)
+                 if len(text) <= WARM_MAX_CHARS else frozenset())
+        name = _name_terms(m["name"]) if m["name"] else frozenset()
+        out[int(m["id"])] = (words, name)
+    return out
+
+
 @dataclass
 class Assembly:
     """One injection: ``block`` (text to prepend, ends with ``[Current Request]``;
@@ -835,6 +853,13 @@ def standing_weight(row: Any) -> float:
 
 _RELEVANCE_FLOOR = 1 / 3
 """A keyword match counts when its score is at least this share of the turn's best."""
+_CONTEXT_SHARE = 1 / 2
+"""What a turn's term found only in the rest of an item's message (the item is one
+sentence of it: :meth:`memory_core.items.index.IndexView.context_slots`) counts,
+against the same term in the item's own words. Below 1: an item that says the word
+itself ranks above its message-mate. Above :data:`_RELEVANCE_FLOOR`: the message-mate
+of the turn's best match still clears the floor when it shares the best match's
+words through its message."""
 _EVIDENCE_MIN_SHARE = 1 / 3
 """An earlier message is quoted as evidence only when the keyword terms (:func:`terms`)
 it shares with the turn are at least this share of the smaller term set of the two.
@@ -842,6 +867,7 @@ Quick long-session eval: cacheable prefix 88.8 -> 89.1 %, coverage unchanged at 
 (measured with the turn's own term count; 1/2 measured the same)."""
 
 _NAME_TERMS: dict[str, frozenset[str]] = {}
+_NO_CONTEXT: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 
 def _name_terms(name: Any) -> frozenset[str]:
@@ -983,6 +1009,14 @@ def _choose_items(
         c = int(np.count_nonzero(items_mask[p]))
         if c:
             rel[p] += math.log(1 + n_items / c)
+        # The rest of the item's message (a fraction of a match, idf over the items
+        # holding the term either way); never a speaker's name: who said the message
+        # is the item's own speaker term, and a name said to someone is no topic.
+        if t not in ix.names:
+            pc = ix.context_slots(t)
+            cc = int(np.count_nonzero(items_mask[pc])) if pc.size else 0
+            if cc:
+                rel[pc] += _CONTEXT_SHARE * math.log(1 + n_items / (c + cc))
     rel[~items_mask] = 0.0
     # The search hook scores only what its index holds. An item newer than that
     # (``indexed_items``: the index lags behind a capture, or behind another
@@ -1156,9 +1190,13 @@ def assemble(
     if item_index is None:
         if active_items is None:
             active_items = tx.assembly.newest_active_items(scope.tenant, scope.role, 5000)
+        around = message_context(tx, namespace, scope.tenant, scope.role, sorted(
+            {int(m) for r in active_items if (m := r["source_message_id"]) is not None}))
         item_index = ItemIndex(item_features, len(active_items),
                                sorted(active_items, key=lambda r: r["id"]),
-                               fold_key=fold_key).view()
+                               fold_key=fold_key,
+                               context=lambda r: around.get(r["source_message_id"],
+                                                            _NO_CONTEXT)).view()
     view = in_view_ids if in_view_ids is not None else request_ids
     if not cfg.in_view_tokens:
         view = set()

@@ -13,6 +13,11 @@ same items as arrays and a term index (:mod:`memory_core.items.index`), to which
 each change is applied as it is read, so that assembly's cost does not grow with
 the number of items.
 
+With a ``context`` reader, each scope also keeps what its items' source messages say
+(their keyword terms and speaker's name terms, by message id: read once per message,
+when its first item arrives; pruned to the active items' messages past
+:data:`_CONTEXT_MAX`), for the index's context postings.
+
 Items are handed out as plain dicts (column name → value), as the store's
 :class:`~memory_core.store.api.ItemFeed` reads them, not ``sqlite3.Row``: a ``Row``
 looks a name up by comparing it with each column name in turn (about 0.35 µs for
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +40,14 @@ from memory_core.store.api import Tx
 ItemRow = dict[str, Any]
 """One cached item: :data:`~memory_core.store.api.ITEM_ROW_COLUMNS` by name (``data``
 holds the speaker and ordinal label the block reads: :mod:`memory_core.items.standing`)."""
+
+MessageContext = dict[int, tuple[frozenset[str], frozenset[str]]]
+"""Source message id → (its keyword terms, its speaker's name terms)."""
+ContextReader = Callable[[Tx, str, str, str, list[int]], MessageContext]
+"""``(tx, namespace, tenant, role, message ids) -> MessageContext`` of those messages."""
+
+_CONTEXT_MAX = 20_000
+"""Source messages whose context a scope keeps before dropping those of gone items."""
 
 MAX_ITEMS = 5000
 """Newest active items of a scope handed to assembly (older ones stay searchable)."""
@@ -66,14 +80,19 @@ class ActiveItems:
 
     ``max_scopes``: scopes kept (least recently used dropped); each holds its
     active items' rows (about 1 KB an item). ``prepare``, ``fold_key``: what each
-    scope's :class:`~memory_core.items.index.ItemIndex` computes per item.
+    scope's :class:`~memory_core.items.index.ItemIndex` computes per item;
+    ``context``: reads the items' source messages for the index's context postings
+    (module docstring), called with new source ids only.
     """
 
     def __init__(self, max_scopes: int = 32, prepare: Prepare | None = None,
-                 fold_key: FoldKey | None = None) -> None:
+                 fold_key: FoldKey | None = None,
+                 context: ContextReader | None = None) -> None:
         self._max = max_scopes
         self._prepare = prepare
         self._fold_key = fold_key
+        self._context = context
+        self._contexts: dict[tuple[str, str, str], MessageContext] = {}
         self._lock = threading.Lock()
         self._scopes: OrderedDict[tuple[str, str, str], _Snapshot] = OrderedDict()
 
@@ -105,6 +124,8 @@ class ActiveItems:
             if snap is not None:
                 self._scopes.move_to_end(key)
         fresh = self._refresh(tx, tenant, role, snap)
+        context = (None if self._context is None
+                   else self._read_context(tx, key, fresh, is_new=fresh is not snap))
         with self._lock:
             held = self._scopes.get(key)
             if fresh is not snap:
@@ -122,23 +143,51 @@ class ActiveItems:
             elif held.index is not None:
                 fresh.index = held.index  # a newer one was stored meanwhile
             while len(self._scopes) > self._max:
-                self._scopes.popitem(last=False)
+                gone, _ = self._scopes.popitem(last=False)
+                self._contexts.pop(gone, None)
             if indexed and fresh.index is None:
                 if self._prepare is None:
                     raise RuntimeError("ActiveItems.view needs a prepare function")
                 rows = fresh.rows.values()
                 fresh.index = ItemIndex(self._prepare, MAX_ITEMS, sorted(
-                    rows, key=lambda r: r["id"]), fold_key=self._fold_key)
+                    rows, key=lambda r: r["id"]), fold_key=self._fold_key,
+                    context=None if context is None else _lookup(context))
                 fresh.index.seq = fresh.seq
                 stored = self._scopes.get(key)
                 if stored is not None and stored.seq == fresh.seq and stored.index is None:
                     stored.index = fresh.index
         return fresh
 
+    def _read_context(self, tx: Tx, key: tuple[str, str, str], snap: _Snapshot,
+                      *, is_new: bool) -> MessageContext:
+        """The scope's message context, with the source messages of a new ``snap``'s
+        new rows (all its rows after a whole load) read in. Entries are facts of
+        immutable messages: the dict only grows (one object per scope, which every
+        index of the scope reads), but for a prune past :data:`_CONTEXT_MAX`."""
+        assert self._context is not None
+        with self._lock:
+            held = self._contexts.setdefault(key, {})
+        if not is_new:
+            return held
+        rows: Iterable[ItemRow] = (snap.rows.values() if snap.changed is None
+                                   else snap.changed[1])
+        new = sorted({int(m) for r in rows if (m := r["source_message_id"]) is not None}
+                     - held.keys())
+        if new:
+            got = self._context(tx, *key, new)
+            with self._lock:
+                if len(held) + len(new) > _CONTEXT_MAX:
+                    keep = {r["source_message_id"] for r in snap.rows.values()}
+                    for m in [m for m in held if m not in keep]:
+                        del held[m]
+                held.update((m, got.get(m, _NO_CONTEXT)) for m in new)
+        return held
+
     def clear(self) -> None:
         """Forget every scope (the next :meth:`get` reloads)."""
         with self._lock:
             self._scopes.clear()
+            self._contexts.clear()
 
     @staticmethod
     def _full(tx: Tx, tenant: str, role: str) -> _Snapshot:
@@ -171,6 +220,17 @@ class ActiveItems:
                 rows[int(r["id"])] = r
                 added.append(r)
         return _Snapshot(seq, rows, changed=(ids, added))
+
+
+_NO_CONTEXT: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
+def _lookup(context: MessageContext) -> Callable[[ItemRow], tuple[frozenset[str],
+                                                                  frozenset[str]]]:
+    def of(row: ItemRow) -> tuple[frozenset[str], frozenset[str]]:
+        m = row["source_message_id"]
+        return _NO_CONTEXT if m is None else context.get(int(m), _NO_CONTEXT)
+    return of
 
 
 def _changes_since(tx: Tx, seq: int) -> tuple[int, list[int]] | None:

@@ -11,6 +11,14 @@ the item cache (:mod:`memory_core.items.cache`) applies each change to it (an it
 added, changed or gone), so a request pays for its own keywords' postings and a
 few array operations in C, not for a Python loop over every item.
 
+An item is one sentence of a message; the rest of the message often names what the
+sentence is about ("I went to the beach last weekend. We saw dolphins there."). With a
+``context`` function the index also keeps, per item, its source message's other terms
+in postings of their own (:meth:`IndexView.context_slots`), which assembly weighs
+below the item's own words, and the terms of the message's speaker's name
+(:attr:`IndexView.names`), which a context match never counts: who said a message is
+the item's own speaker term, not what the message is about.
+
 Slots are append-only: a changed item takes a new slot and its old one is marked
 dead; the arrays are rebuilt when dead slots outnumber live ones. A
 :class:`IndexView` is a consistent copy of the arrays for one request (the
@@ -29,6 +37,9 @@ import numpy.typing as npt
 
 Prepare = Callable[[Any], tuple[float, frozenset[str], bool]]
 """``row -> (standing weight, keyword terms, conversation-local)``."""
+Context = Callable[[Any], tuple[frozenset[str], frozenset[str]]]
+"""``row -> (keyword terms of its source message, terms of that message's speaker's
+name)``; empty sets for none."""
 FoldKey = Callable[[Any], int]
 """``row -> the number of what assembly folds it with`` (``-1``: nothing)."""
 
@@ -50,7 +61,10 @@ class IndexView:
     ``local``, ``seen`` (a kind the in-view rule applies to, without a conflict);
     ``terms[s]`` the slot's keyword terms; ``postings`` term → slots (ascending);
     ``slot_of`` item id → live slot; ``by_source`` source message id → slots (live
-    or not); ``arrays`` term → the postings as an array (a prefix: :meth:`slots`).
+    or not); ``arrays`` term → the postings as an array (a prefix: :meth:`slots`);
+    ``context_postings``/``context_arrays`` the same for the terms of each item's source
+    message that the item's own terms lack (:meth:`context_slots`); ``names`` the
+    terms of the speakers' names met in those messages.
     The lists and dicts are shared with the index and only grow (a rebuild makes
     new ones): slots ≥ ``n`` are not this view's; use :meth:`slot`,
     :meth:`slots` and :meth:`source_slots`.
@@ -73,6 +87,9 @@ class IndexView:
     by_source: dict[int, list[int]]
     arrays: dict[str, npt.NDArray[np.intp]]
     has_fold_keys: bool = False
+    context_postings: dict[str, list[int]] | None = None
+    context_arrays: dict[str, npt.NDArray[np.intp]] | None = None
+    names: frozenset[str] = frozenset()
 
     def slots(self, term: str) -> npt.NDArray[np.intp]:
         """Slots (< ``n``) of the items holding ``term`` (live or not), ascending.
@@ -83,18 +100,14 @@ class IndexView:
         of a term's postings is kept (``arrays``) and extended by the slots added
         since; a postings list only grows, so any array kept is a prefix of it
         (threads racing to extend one each store a correct prefix)."""
-        p = self.postings.get(term)
-        if not p:
+        return _prefix(self.postings, self.arrays, term, self.n)
+
+    def context_slots(self, term: str) -> npt.NDArray[np.intp]:
+        """Slots (< ``n``) of the items whose source message holds ``term`` and whose
+        own terms do not (live or not), ascending; empty without a ``context``."""
+        if self.context_postings is None or self.context_arrays is None:
             return np.empty(0, dtype=np.intp)
-        k = len(p)
-        a = self.arrays.get(term)
-        if a is None or len(a) < k:
-            done = 0 if a is None else len(a)
-            tail = np.fromiter(p[done:k], dtype=np.intp, count=k - done)
-            a = tail if a is None else np.concatenate((a, tail))
-            a.flags.writeable = False  # handed out to every request: never changed
-            self.arrays[term] = a
-        return a[: int(np.searchsorted(a, self.n))] if a[-1] >= self.n else a
+        return _prefix(self.context_postings, self.context_arrays, term, self.n)
 
     def slot(self, item_id: Any) -> int | None:
         """The slot of item ``item_id`` in this view, ``None`` when absent."""
@@ -113,18 +126,37 @@ class IndexView:
         return out
 
 
+def _prefix(postings: dict[str, list[int]], arrays: dict[str, npt.NDArray[np.intp]],
+            term: str, n: int) -> npt.NDArray[np.intp]:
+    p = postings.get(term)
+    if not p:
+        return np.empty(0, dtype=np.intp)
+    k = len(p)
+    a = arrays.get(term)
+    if a is None or len(a) < k:
+        done = 0 if a is None else len(a)
+        tail = np.fromiter(p[done:k], dtype=np.intp, count=k - done)
+        a = tail if a is None else np.concatenate((a, tail))
+        a.flags.writeable = False  # handed out to every request: never changed
+        arrays[term] = a
+    return a[: int(np.searchsorted(a, n))] if a[-1] >= n else a
+
+
 class ItemIndex:
     """The arrays and term index of one scope's active items (module docstring);
     thread-safe. ``prepare`` computes a row's weight, terms and locality (called
     once per item version); ``max_items``: only the newest this many active items
     are ``live`` in a view (the item cache's limit); ``fold_key``: a number per
     standing row (a positive weight) kept in the ``fold`` array (once per item
-    version, as ``prepare``; ``-1`` for the others)."""
+    version, as ``prepare``; ``-1`` for the others); ``context``: the terms of a
+    row's source message and of its speaker's name (module docstring; once per item
+    version)."""
 
     def __init__(self, prepare: Prepare, max_items: int, rows: Iterable[Any] = (), *,
-                 fold_key: FoldKey | None = None) -> None:
+                 fold_key: FoldKey | None = None, context: Context | None = None) -> None:
         self._prepare = prepare
         self._fold_key = fold_key
+        self._context = context
         self._max = max_items
         self._lock = threading.Lock()
         self.seq = 0
@@ -149,6 +181,9 @@ class ItemIndex:
         self._seen = np.zeros(_START, dtype=np.bool_)
         self._postings: dict[str, list[int]] = {}
         self._arrays: dict[str, npt.NDArray[np.intp]] = {}
+        self._context_postings: dict[str, list[int]] = {}
+        self._context_arrays: dict[str, npt.NDArray[np.intp]] = {}
+        self._names: frozenset[str] = frozenset()
         self._slot_of: dict[int, int] = {}
         self._by_source: dict[int, list[int]] = {}
 
@@ -188,6 +223,12 @@ class ItemIndex:
         if row["kind"] != "question":
             for t in words:
                 self._postings.setdefault(t, []).append(s)
+            if self._context is not None:
+                around, name = self._context(row)
+                if name - self._names:
+                    self._names = self._names | name
+                for t in around - words:
+                    self._context_postings.setdefault(t, []).append(s)
         self._n += 1
         self._live_count += 1
 
@@ -228,4 +269,7 @@ class ItemIndex:
                 question=self._question[:n].copy(), local=self._local[:n].copy(),
                 seen=self._seen[:n].copy(), terms=self._terms, postings=self._postings,
                 slot_of=self._slot_of, by_source=self._by_source, arrays=self._arrays,
-                has_fold_keys=self._fold_key is not None)
+                has_fold_keys=self._fold_key is not None,
+                context_postings=self._context_postings if self._context else None,
+                context_arrays=self._context_arrays if self._context else None,
+                names=self._names)
