@@ -21,7 +21,7 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.evaluation.extraction import stands
 from memory_core.evaluation.updates import replay
-from memory_core.extraction import extract
+from memory_core.extraction import extract, replacement
 from memory_core.items import writer
 from memory_core.search import EmbeddingConfig, SearchConfig, SearchService, create_embedder
 from tests.conftest import sql_read
@@ -116,12 +116,12 @@ PAY_EN = "The payment service's logs are too noisy, set the level to warn."
 
 
 @pytest.mark.parametrize("text, subject, new", [
-    (LOGIN_EN, "login form's log level", "debug"),
-    (PAY_EN, "payment service's log level", "warn"),
-    ("Set the login form's log level to debug.", "login form's log level", "debug"),
-    ("Lower the login form's log level to debug.", "login form's log level", "debug"),
+    (LOGIN_EN, "login form log level", "debug"),
+    (PAY_EN, "payment service log level", "warn"),
+    ("Set the login form's log level to debug.", "login form log level", "debug"),
+    ("Lower the login form's log level to debug.", "login form log level", "debug"),
     ("The login form's timeout is too long, set the timeout to 30s.",
-     "login form's timeout", "30s"),
+     "login form timeout", "30s"),
 ])
 def test_an_english_order_about_a_named_component_changes_its_attribute(
         text: str, subject: str, new: str) -> None:
@@ -163,3 +163,67 @@ def test_an_english_order_never_revises_another_thing_by_meaning(tmp_path: Path)
     finally:
         engine.close()
     assert not writer._other_component(LOGIN_EN, "The login form's log level is info.")
+
+
+# -- rows 170-172: "the login form's log level", "the log level of the login form" -----------
+LEVEL_KEY = "login form log level"
+
+
+@pytest.mark.parametrize("text", [
+    "The login form's log level is info.",
+    "The log level of the login form is info.",
+    "The login form log level is info.",
+    "Actually, the log level of the login form is debug.",
+    "Set the log level of the login form to debug.",
+    "Set the login form's log level to debug.",
+    "The logs of the login form are too noisy, lower the level to debug.",
+])
+def test_a_possessive_and_an_of_phrase_give_one_key(text: str) -> None:
+    # before: "login form's log level" for the possessive, "login form log level" for the
+    # others, and "Set the log level of the login form to debug." stored nothing
+    assert [i.subject for i in extract(text)] == [LEVEL_KEY]
+
+
+@pytest.mark.parametrize("said, then", [
+    ("The login form's log level is info.", "Set the log level of the login form to debug."),
+    ("The log level of the login form is info.", "Set the login form's log level to debug."),
+    ("The log level of the login form is info.", LOGIN_EN),
+    ("The login form log level is info.", LOGIN_EN),
+    ("The login form's log level is info.", "Actually, the log level of the login form is debug."),
+    ("The log level of the login form is info.", "Actually, the login form's log level is debug."),
+])
+def test_a_statement_is_revised_by_an_order_or_correction_phrased_the_other_way(
+        tmp_path: Path, said: str, then: str) -> None:
+    # before: the two keys differed, so both stayed current (and the "of" order was dropped)
+    engine, rows = _ids(tmp_path, [said, then])
+    engine.close()
+    assert rows[said]["status"] == "superseded" and rows[then]["status"] == "active", rows
+
+
+@pytest.mark.parametrize("text", [
+    "Set the end of the day to 6pm.",  # a position in a time
+    "Set the speed of light to 3.",  # no determiner: a name or mass noun, no owner
+    "Set the rest of the team to remote.",  # a share of a group
+    "Set the log level of the day to debug.",  # a time
+    "Set the log level to debug.",
+])
+def test_an_of_phrase_that_names_no_thing_has_no_owner(text: str) -> None:
+    assert replacement.owner_of(text) is None
+
+
+def test_an_of_order_never_revises_another_thing_by_meaning(tmp_path: Path) -> None:
+    order = "Set the log level of the login form to debug."
+    assert replacement.owner_of(order) == "login form"
+    other = "The build cache expires after 69 hours."
+    engine, rows = _ids(tmp_path, [other, order])
+    try:
+        old, new = rows[other]["id"], rows[order]["id"]
+        assert writer.revisable(engine.store.read_tx(lambda tx: tx.item_writes.item(new)))
+        assert engine.store.write_tx_sync(lambda tx: writer.revise_by_meaning(
+            tx, new, [(old, 0.95)], floor=FLOOR, margin=MARGIN)) is None
+        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
+    finally:
+        engine.close()
+    assert writer._other_component(order, "The payment service's log level is info.")
+    assert not writer._other_component(order, "The login form's log level is info.")
+    assert not writer._other_component(LOGIN_EN, "The log level of the login form is info.")

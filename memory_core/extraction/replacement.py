@@ -508,10 +508,32 @@ _EN_NOT_OWNER = re.compile(r"^(?:today|tonight|yesterday|tomorrow|this\s+week|la
                            r"|what|who|he|she)$", re.I)
 
 
+_EN_OF_OWNER = re.compile(
+    r"^\s*(?:the|its|their)\s+(?P<part>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+of\s+"
+    r"(?:the|our|this|that)\s+(?P<owner>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+    r"(?:\s+(?:is|are|was|were|has|have|had|keeps?|seems?|looks?|gets?|got|feels?)\b|\s*$)",
+    re.I)
+"""A thing's part written "the Y of the X" ("the log level of the login form"): the owner
+has its own determiner, so a name or a mass noun after "of" is no owner ("the speed of
+light", "the city of London", "Bank of America"), nor is a measure ("a cup of coffee")."""
+_EN_NOT_PART = frozenset(
+    "end ends start beginning middle rest half part parts most all some none top bottom "
+    "side number amount lot lots kind sort type".split())
+"""A "Y" of "the Y of the X" that is a share or a position of X, not its attribute ("the
+end of the day", "the rest of the team")."""
+_EN_TIME_NOUN = re.compile(r"(?:^|\s)(?:day|week|month|year|quarter|sprint|morning|afternoon"
+                           r"|evening|night|weekend|meeting)s?$", re.I)
+
+
 def _en_owner(phrase: str) -> tuple[str, str] | None:
-    """The owner and part a phrase names as "X's Y", not a time or a pronoun."""
+    """The owner and part a phrase names as "X's Y" or "the Y of the X", not a time, a
+    pronoun, or a share of X (``(owner, part)``, both lower case)."""
     m = _EN_OWNER.match(phrase)
-    if m is None or _EN_NOT_OWNER.match(m.group("owner")):
+    if m is not None and not _EN_NOT_OWNER.match(m.group("owner")):
+        return m.group("owner").lower(), m.group("part").lower()
+    m = _EN_OF_OWNER.match(phrase)
+    if m is None or _EN_TIME_NOUN.search(m.group("owner")) \
+            or m.group("part").split()[0].lower() in _EN_NOT_PART:
         return None
     return m.group("owner").lower(), m.group("part").lower()
 
@@ -519,10 +541,10 @@ def _en_owner(phrase: str) -> tuple[str, str] | None:
 def _owned_order_en(seg: str) -> tuple[int, int, str, str, str] | None:
     """An English order about a named thing's attribute, as Chinese and Japanese ones
     are read (:func:`_owned`): the thing named in the order ("Set the login form's log
-    level to debug") or in the clause before it ("The login form's logs are too noisy,
-    lower the level to debug"). ``(start, end, new value, key, owner)``; None for an
-    order that names no thing ("Set the timeout to 30s in this function": the code at
-    hand) or no order."""
+    level to debug", "Set the log level of the login form to debug") or in the clause
+    before it ("The login form's logs are too noisy, lower the level to debug").
+    ``(start, end, new value, key, owner)``; None for an order that names no thing ("Set
+    the timeout to 30s in this function": the code at hand) or no order."""
     m = _EN_ORDER.search(seg) if " to " in seg.lower() else None
     if m is None:
         return None
@@ -532,8 +554,9 @@ def _owned_order_en(seg: str) -> tuple[int, int, str, str, str] | None:
     what = m.group("what")
     named = _en_owner(what)
     if named is not None:
-        owner, attribute = named[0], re.split(r"['\u2019]s\s", what, maxsplit=1)[1].strip().lower()
-        subject = key(f"{owner}'s {attribute}", "en")
+        owned = re.split(r"['\u2019]s\s", what, maxsplit=1)
+        owner, attribute = named[0], owned[1].strip().lower() if len(owned) > 1 else named[1]
+        subject = key(f"{owner} {attribute}", "en")
     else:
         before = [c for c in re.split(r"[,;:]", seg[:m.start()]) if c.strip()]
         named = _en_owner(before[-1]) if before else None
@@ -547,7 +570,7 @@ def _owned_order_en(seg: str) -> tuple[int, int, str, str, str] | None:
             # a noun before a noun is singular: "logs" + "level" is the "log level"
             phrase = f"{part[:-1] if part.endswith('s') and not part.endswith('ss') else part}"\
                      f" {attribute}"
-        subject = key(f"{owner}'s {phrase}", "en")
+        subject = key(f"{owner} {phrase}", "en")
     if not subject:
         return None
     return m.start(), m.end(), new, subject, owner

@@ -6,7 +6,8 @@ phrase of at most four words, or a few CJK characters), stable under light
 rephrasing, and free of the value: "the API timeout is 30 s", "Actually, the API
 timeout is 45 seconds" and "the timeout for the API is 1 min" all key "api timeout".
 
-English: lowercase word tokens; articles, possessives, pronouns, hedges and numbers
+English: lowercase word tokens; articles, possessives (pronouns and "X's" alike: "the
+login form's log level" keys "login form log level"), pronouns, hedges and numbers
 dropped; "X of/for/in Y" reordered to "Y X" (the modifier-first order English uses
 for compounds); other prepositional tails (on/at/during/with…) cut, since they hold
 settings and conditions, not the thing itself.
@@ -46,7 +47,8 @@ _EN_CUT = frozenset(
     "without except whenever once otherwise through within against".split()
 )
 _EN_FOLD = frozenset(("of", "for", "in"))
-_EN_IS_NEXT = frozenset("my our your his her their the a an".split())
+_EN_KEEP_S = frozenset(("let's",))
+"""A word whose "'s" is no possessive and whose stem alone is another word."""
 _EN_ACTION_STOP = frozenset(
     "use using used have has had get got make made keep kept put do does doing done be "
     "directly ever always never dont don't not no".split()
@@ -72,9 +74,11 @@ def en_key(phrase: str, *, action: bool = False) -> str | None:
     tokens = [t for t in tokens if t and not _EN_NUMBERISH.match(t)]
     if tokens[-2:] == ["any", "more"]:
         del tokens[-1]  # "… any more" ends a clause as "anymore" does: no "more" of it
-    # "Priya's our lead": before a determiner, "'s" is "is", not a possessive.
-    tokens = [t[:-2] if t.endswith("'s") and nxt in _EN_IS_NEXT else t
-              for t, nxt in zip(tokens, [*tokens[1:], ""][:len(tokens)], strict=True)]
+    # "Priya's our lead": before a determiner, "'s" is "is", not a possessive; elsewhere
+    # a possessive is dropped, so "the login form's log level" keys as "the log level of
+    # the login form" and "the login form log level" do.
+    tokens = [t[:-2] if t.endswith("'s") and len(t) > 2 and t not in _EN_KEEP_S else t
+              for t in tokens]
     if action:
         kept: list[str] = []
         for tok in tokens:
