@@ -1232,3 +1232,45 @@ async def test_an_order_phrased_the_other_way_reaches_another_block_as_the_curre
     block = block_of(later.upstream_last_user()) or ""
     assert f"] {order}" in block, block
     assert f"] {said}" not in block, block
+
+
+# -- history re-sent with its opening turns edited or replaced; a reminder told again --------
+_SUMMARY = "Summary of the conversation so far: the user said good morning."
+
+
+@pytest.mark.parametrize("replay", [
+    # the first message rewritten by the client (a reminder or date put in front)
+    [("user", "<system-reminder>Today is 2026-12-07.</system-reminder>\nMorning!"),
+     *_TOLD[1:], ("user", "Thanks!")],
+    # the older turns replaced by a summary sent as a user message
+    [("user", _SUMMARY), *_TOLD[1:], ("user", "Thanks!")],
+    # ... up to the statement itself: the answer after it is the one it had
+    [("user", _SUMMARY), ("assistant", "Ok."), *_TOLD[2:], ("user", "Thanks!")],
+])
+def test_history_resent_with_its_opening_edited_is_no_new_occasion(
+        engine: Engine, replay: list[tuple[str, str]]) -> None:
+    # before: "said in 2 conversations", the resent one stamped at the re-send
+    _said(engine, _SAT, *_TOLD)
+    _said(engine, _SUN, *replay, request="r-2")
+    status, data = _item(engine, _HIKE)
+    assert status == "active" and len(data["sources"]) == 2, data
+    assert len(data.get("occasions", [])) <= 1, data
+
+
+_FLIGHT = "Reminder: my flight is on Friday."
+
+
+@pytest.mark.parametrize("text, second", [
+    # repeated on purpose as the newest turn of a new conversation
+    (_FLIGHT, [("user", _FLIGHT)]),
+    (_FLIGHT, [("user", "Hey."), ("assistant", "Hi."), ("user", _FLIGHT)]),
+    # after an opening that differs from the first telling's, as the newest turn
+    (_HIKE, [("user", "Good morning!"), ("assistant", "Hi."), ("user", _HIKE)]),
+])
+def test_the_same_words_as_a_new_conversations_newest_turn_are_a_new_telling(
+        engine: Engine, text: str, second: list[tuple[str, str]]) -> None:
+    _said(engine, _SAT, ("user", "Morning!"), ("assistant", "Hi."), ("user", text),
+          ("assistant", "Noted."), ("user", "Thanks!"))
+    _said(engine, _SUN, *second, request="r-2")
+    _status, data = _item(engine, text)
+    assert len(data["sources"]) == 2 and len(data.get("occasions", [])) == 2, data

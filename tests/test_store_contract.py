@@ -219,6 +219,9 @@ def _reads(tx: Any) -> dict[str, Any]:
     out["history.path_messages"] = sorted(h.path_messages([4, 2]), key=lambda r: r["id"])
     out["history.message_evidence"] = h.message_evidence([2, 4, 8])
     out["history.sent_as_history"] = [h.sent_as_history(i) for i in (1, 2, 3, 4, 99)]
+    out["history.next_turns"] = sorted(
+        (r["parent_id"], r["msg_role"], r["text"]) for r in h.next_turns([2, 4, 99]))
+    assert h.next_turns([]) == []
     out["item_feed.change_position"] = f.change_position()
     out["item_feed.oldest_change"] = f.oldest_change()
     out["item_feed.changes_after"] = f.changes_after(2, 3)
@@ -656,6 +659,9 @@ def test_the_scenario_reads_what_it_seeded(backend: tuple[Store, Raw]) -> None:
     # the system message was history of request r1; each user turn was its request's
     # newest, followed by the answer (3 by r2's own turn, another request)
     assert out["history.sent_as_history"] == [True, False, False, False, False]
+    # the answers that followed each turn: both of 2's (the regenerated one too)
+    assert out["history.next_turns"] == [(2, "assistant", "5432"), (2, "assistant", "Kestrel"),
+                                         (4, "assistant", "6543")]
     items, todos = out["history.message_evidence"]
     assert [i["id"] for i in items] == [1, 2, 3]
     assert [t["label"] for t in todos] == ["goal", "todo", "goal"]

@@ -1000,8 +1000,12 @@ def _resent(tx: Tx, message_id: int | None, sources: list[int]) -> bool:
     back to where the shorter one starts, and that shared part holds more than the
     message itself, or the message opens its path and its request sent more after it
     (:meth:`~memory_core.store.api.HistoryReads.sent_as_history`: history, not the
-    newest turn). The same words as the newest turn of a new conversation, or after
-    other turns, are a new telling."""
+    newest turn). History sent with its opening turns edited or replaced (a first
+    message rewritten, a summary in place of the older turns) is resent too: the
+    message is history in its request and the turn just before it, or one just after
+    it (:meth:`~memory_core.store.api.HistoryReads.next_turns`), is a source's. The
+    same words as the newest turn of a new conversation, or after other turns, are a
+    new telling."""
     others = [s for s in sources if s != message_id]
     if message_id is None or not others:
         return False
@@ -1009,15 +1013,18 @@ def _resent(tx: Tx, message_id: int | None, sources: list[int]) -> bool:
     if not path:
         return False
     same = sorted((int(r["id"]) for r in tx.history.path_messages(others)
-                   if (r["msg_role"], r["text"]) == path[-1]), reverse=True)
-    for source in same[:_RESENT_COMPARED]:
-        before = _turns_to(tx, source)
+                   if (r["msg_role"], r["text"]) == path[-1]), reverse=True)[:_RESENT_COMPARED]
+    befores = [_turns_to(tx, source) for source in same]
+    for before in befores:
         n = min(len(path), len(before))
-        if path[-n:] != before[-n:]:
-            continue
-        if n > 1 or (len(path) == 1 and tx.history.sent_as_history(message_id)):
+        if n > 1 and path[-n:] == before[-n:]:
             return True
-    return False
+    if not same or not tx.history.sent_as_history(message_id):
+        return False
+    if len(path) == 1 or any(len(b) > 1 and b[-2] == path[-2] for b in befores):
+        return True  # it opens its path, or the turn before it is a source's
+    after = {(r["msg_role"], r["text"]) for r in tx.history.next_turns([message_id])}
+    return any((r["msg_role"], r["text"]) in after for r in tx.history.next_turns(same))
 
 
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w-]*")

@@ -273,6 +273,12 @@ class HistoryReads(Protocol):
         that request carried, not its newest turn."""
         ...
 
+    def next_turns(self, ids: Sequence[int]) -> list[Row]:
+        """``{parent_id, msg_role, text}`` of every message whose parent is one of
+        ``ids`` (the turns that followed them, in any request or conversation; any
+        order); ``[]`` for none."""
+        ...
+
     def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
         """What was extracted from the messages ``ids``: memory items ``{id, kind,
         text, status, source_message_id}`` and task lines ``{label, text, status,

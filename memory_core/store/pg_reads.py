@@ -115,6 +115,10 @@ class PgHistoryReads:
             " WHERE c.parent_id = %s AND c.kind = 'request' AND c.request_id = m.request_id"
             " LIMIT 1", (message_id,)).fetchone() is not None
 
+    def next_turns(self, ids: Sequence[int]) -> list[Row]:
+        return dicts(self._c, "SELECT parent_id, msg_role, text FROM messages"
+                     " WHERE parent_id = ANY(%s)", (ids_list(ids),))
+
     def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
         items: list[Row] = []
         todos: list[Row] = []

@@ -211,6 +211,11 @@ class SqliteHistoryReads:
             " WHERE c.parent_id=? AND c.kind='request' AND c.request_id=m.request_id"
             " LIMIT 1", (message_id,)).fetchone() is not None
 
+    def next_turns(self, ids: Sequence[int]) -> list[Row]:
+        return [dict(r) for r in rows_by_ids(
+            self._c, "SELECT parent_id, msg_role, text FROM messages"
+            " WHERE parent_id IN ({marks})", ids)]
+
     def message_evidence(self, ids: Sequence[int]) -> tuple[list[Row], list[Row]]:
         items: list[Row] = []
         todos: list[Row] = []
