@@ -1274,3 +1274,57 @@ def test_the_same_words_as_a_new_conversations_newest_turn_are_a_new_telling(
     _said(engine, _SUN, *second, request="r-2")
     _status, data = _item(engine, text)
     assert len(data["sources"]) == 2 and len(data.get("occasions", [])) == 2, data
+
+
+# -- 173-175: an update of a shorter or longer key whose value is of another shape --------
+@pytest.mark.parametrize("first, then", [
+    # before: each superseded the first; a font family is no font size, nor the reverse
+    ("My editor font size is 12.", "My editor font is Fira Code now."),
+    ("My editor font size is 12.", "Now my editor font is Fira Code."),
+    ("My editor font size is 12.", "I switched my editor font to Fira Code."),
+    ("The editor font is Menlo.", "The editor font size is 14 now."),
+    ("字体大小是12。", "字体现在是Fira Code。"),
+])
+def test_an_update_of_another_shape_leaves_a_key_it_is_part_of(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    got = rows(engine)
+    assert [(r["text"], r["status"], r["supersedes"]) for r in got] == [
+        (first, "active", None), (then, "active", None)], got
+
+
+@pytest.mark.parametrize("first, then", [
+    # the same attribute, a value of the same shape: still an update
+    ("My editor font size is 12.", "My editor font size is 14 now."),
+    ("字体大小是12。", "字体大小现在是14。"),
+    ("My editor font size is 12 pt.", "My editor font is 14 pt now."),
+    ("The build timeout for CI is 20 minutes.", "The build timeout is 30 minutes now."),
+])
+def test_an_update_of_the_same_shape_still_revises_a_longer_key(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    got = rows(engine)
+    assert [(r["text"], r["status"], r["supersedes"]) for r in got] == [
+        (first, "superseded", None), (then, "active", 1)], got
+
+
+async def test_a_font_family_said_after_a_size_reaches_another_block_beside_it(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: the family superseded the size, so the size was gone from the block
+    size, family = "My editor font size is 12.", "My editor font is Fira Code now."
+    first = Agent(proxy, upstream, session="setup")
+    await first.say(size)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="switch")
+    await second.say(family)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What are my editor font and font size?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert f"] {family}" in block, block
+    assert f"] {size}" in block, block
+    status = sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT text, status FROM memory_items WHERE kind = 'fact' ORDER BY id")])
+    assert status == [(size, "active"), (family, "active")], status

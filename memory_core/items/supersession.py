@@ -592,7 +592,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     (the newest ``CORRECTION_SCAN``; corrections are rare, the scan is cheap).
     Each must agree on the condition (:func:`conditions_agree`) and on the unit's
     dimension (both without a unit, or both of one class; only the very same
-    subject may pair a unit with none). Best first: the same subject; a subject
+    subject may pair a unit with none), and an item of another subject on the shape of
+    its value (both texts hold a digit, or neither: a font family revises no font
+    size). Best first: the same subject; a subject
     that contains the other or is contained in it; else term overlap
     (:func:`memory_core.items.overlap.overlap`) of at least 0.5 with two shared terms
     (one when a side has only one). Ties go to more shared terms, then the newest.
@@ -707,6 +709,12 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         if new_unit and old_unit and not same_unit:
             continue
         row_subject = row["subject"] or ""
+        if subject and row_subject and subject != row_subject \
+                and _has_digit(ex.text) != _has_digit(row["text"]):
+            # another key whose value is of another shape (a number, not a word or a
+            # name) is another attribute: "My editor font is Fira Code now" leaves "My
+            # editor font size is 12", "Set my size to M" leaves "My font size is 12"
+            continue
         if switch and siblings(subject, row_subject, ex.text or "", row["text"] or "") \
                 and correction_conditions_agree(ex, row):
             # "I switched to the search team" after "I'm on the payments team": the
@@ -791,13 +799,6 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
                 if len(alike_rows) >= 2:
                     ambiguous.extend(alike_rows)
             return None
-    if found is not None and headed_by(found["subject"], subject) \
-            and _has_digit(ex.text) != _has_digit(found["text"]):
-        # "Set my size to M" after "My font size is 12": the head's value is of another
-        # shape (a word, not a number), so it names another thing ending in that word
-        # ("The standup is at 10 now" after "Our daily standup is at 9:30.": both have
-        # digits, one a time the parser reads as no number)
-        return None
     return found
 
 
