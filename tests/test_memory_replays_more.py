@@ -1328,3 +1328,80 @@ async def test_a_font_family_said_after_a_size_reaches_another_block_beside_it(
     status = sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
         "SELECT text, status FROM memory_items WHERE kind = 'fact' ORDER BY id")])
     assert status == [(size, "active"), (family, "active")], status
+
+
+# -- 176–178: an update cue of time keeps the value out of the key ----------------------------
+@pytest.mark.parametrize("plain, update", [
+    # before: each update was keyed with its value ("editor font fira code", "shell zsh")
+    ("My editor font is Fira Code.", "My editor font is Fira Code now."),
+    ("My editor font is Fira Code.", "Now my editor font is Fira Code."),
+    ("My editor font is Fira Code.", "These days my editor font is Fira Code."),
+    ("My editor font is Fira Code.", "My editor font is Fira Code these days."),
+    ("My editor font is Fira Code.", "Currently my editor font is Fira Code."),
+    ("My editor font is Fira Code.", "My editor font is Fira Code at the moment."),
+    ("My editor font is Fira Code.", "My editor font is Fira Code from today."),
+    ("My shell is zsh.", "My shell is zsh now."),
+    ("My manager is Dana.", "My manager is Dana now."),
+    ("Our CI provider is GitHub Actions.", "Our CI provider is GitHub Actions now."),
+    ("The API timeout is 45 s.", "Now the API timeout is 45 s."),  # was "api timeout s"
+    # kept: numbers, and the Chinese and Japanese forms, were keyed right already
+    ("My font size is 14.", "My font size is 14 now."),
+    ("我的编辑器字体是Fira Code。", "我的编辑器字体现在是Fira Code。"),
+    ("エディタのフォントはFira Codeです。", "エディタのフォントは今はFira Codeです。"),
+])
+def test_an_update_cue_of_time_keys_the_attribute_not_its_value(plain: str,
+                                                                update: str) -> None:
+    [before] = extract(plain)
+    [after] = extract(update)
+    assert (after.kind, after.subject, after.value_text, after.correction) == (
+        before.kind, before.subject, before.value_text, True), (before, after)
+
+
+@pytest.mark.parametrize("first, then", [
+    # the same attribute: revised by key, whichever side the cue stands
+    ("My editor font is Menlo.", "My editor font is Fira Code now."),
+    ("My editor font is Menlo.", "These days my editor font is Fira Code."),
+    ("Our CI provider is Jenkins.", "Our CI provider is GitHub Actions now."),
+    # before: keyed "font fira code", it shared one word with "editor font" and revised
+    # nothing; now its head names the one font there is
+    ("My editor font is Menlo.", "My font is Fira Code now."),
+])
+def test_an_update_with_a_cue_of_time_revises_the_attribute_by_key(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    got = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT text, subject, status, supersedes FROM memory_items ORDER BY id")])
+    [(_, old_key, _, _), (_, new_key, _, _)] = got
+    assert [(t, s, sup) for t, _, s, sup in got] == [
+        (first, "superseded", None), (then, "active", 1)], got
+    assert new_key == old_key or old_key.endswith(" " + new_key), got
+
+
+def test_a_head_named_update_revises_neither_of_two_attributes_it_heads(
+        engine: Engine) -> None:
+    for text in ("My editor font is Menlo.", "My terminal font is Monaco.",
+                 "My font is Fira Code now."):
+        put(engine, text)
+    assert [r["status"] for r in rows(engine)] == ["active"] * 3, rows(engine)
+
+
+async def test_a_font_said_now_reaches_another_block_as_the_current_one(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: "My font is Fira Code now." was keyed "font fira code", so Menlo stayed
+    # current beside it and both reached the block
+    old, new = "My editor font is Menlo.", "My font is Fira Code now."
+    first = Agent(proxy, upstream, session="setup")
+    await first.say(old)
+    await proxy.settle()
+    second = Agent(proxy, upstream, session="switch")
+    await second.say(new)
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("Which font does my editor use?")
+    block = block_of(later.upstream_last_user()) or ""
+    assert f"] {new}" in block, block
+    assert f"] {old}" not in block, block
+    status = sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
+        "SELECT text, status FROM memory_items WHERE kind = 'fact' ORDER BY id")])
+    assert status == [(old, "superseded"), (new, "active")], status

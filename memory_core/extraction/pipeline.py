@@ -320,6 +320,12 @@ _BETWEEN = re.compile(r"\b(?:between|from)\s", re.I)
 
 _NOW_LEAD = re.compile(r"(?:now|these\s+days|nowadays)\b[\s,]*", re.I)
 """An update cue that opens a clause after a joint ("…, so now I have three kids")."""
+_OWNED_ATTRIBUTE = re.compile(r"\s*(?:my|our|your|their|his|her|its|the)\s", re.I)
+"""A phrase that opens on an owner or "the": it names an attribute ("My shell …")."""
+_NOW_OPENING = re.compile(
+    r"(?:now|these\s+days|nowadays|currently|at\s+(?:the\s+moment|present))\b[\s,]*", re.I)
+"""An update cue of time that opens a sentence ("Now my shell is zsh", "These days …"):
+it says when, not what; the clause is keyed as without it."""
 
 
 def _is_order(clause: str) -> bool:
@@ -937,6 +943,11 @@ class _Message:
                            and lx.EN_REPLACE_BLOCK.search(sc, body, body + cue.start())):
             return body, correction  # "We haven't switched to Kafka", "If we moved to …"
         self.update_at, self.update_end = body + cue.start(), body + cue.end()
+        opening = _NOW_OPENING.match(sc, body, b) if cue.start() == 0 else None
+        if opening is not None and _has_content(sc[opening.end():b]):
+            # "Now my editor font is Fira Code", "These days …": the cue leads the
+            # clause; it is read from after it, as without one (_update_subject)
+            return opening.end(), True
         return body, True
 
     def _original(self, phrase: str | None) -> str | None:
@@ -959,6 +970,8 @@ class _Message:
         if at is None or not c.start <= at <= c.end:
             return subject
         lang = c.lang
+        if at < c.body_start:
+            return subject  # a leading cue read off the clause ("Now my shell is zsh")
         phrase = c.scan[c.body_start:at]
         if kind == "preference" and subject and lang == "en" and (
                 not _has_content(c.scan[self.update_end or at:c.end])
@@ -980,6 +993,13 @@ class _Message:
             if any(w not in own and _DIGIT.search(w) for w in said_before):
                 said = set(c.scan[at:self.update_end].lower().split())
                 return " ".join(w for w in subject.split() if w not in said) or subject
+            be = _EN_BE.search(phrase) if kind == "fact" else None
+            if be is not None and _OWNED_ATTRIBUTE.match(phrase) \
+                    and key(phrase[:be.start()], lang) == subject:
+                # "My editor font is Fira Code now", "… these days": the words after
+                # the attribute's "is" are its value, as without the cue ("Priya is
+                # our tech lead now" names no attribute before "is": left as it was)
+                return subject
         if lang == "ja":  # "リリース日は金曜日に変更": the topic before は/が is the subject;
             # "フォントサイズを14に変更して": the object before the value's を is
             obj = phrase.rfind("を")
