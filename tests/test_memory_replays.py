@@ -1482,7 +1482,7 @@ def test_a_name_said_another_way_revises_the_name(engine: Engine, said: str, the
     ("I'm Canadian.", "canadian"),
     ("I'm Jewish.", "jewish"),
     ("I'm Catholic.", "catholic"),
-    ("I'm Sam's sister.", "sam's sister"),
+    ("I'm Sam's sister.", "sam sister"),  # a possessive leaves keys (row 170)
 ])
 def test_i_am_and_one_capitalised_word_is_a_name(text: str, subject: str) -> None:
     assert [i.subject for i in extract(text)] == [subject], extract(text)

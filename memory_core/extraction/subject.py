@@ -47,8 +47,12 @@ _EN_CUT = frozenset(
     "without except whenever once otherwise through within against".split()
 )
 _EN_FOLD = frozenset(("of", "for", "in"))
-_EN_KEEP_S = frozenset(("let's",))
-"""A word whose "'s" is no possessive and whose stem alone is another word."""
+_EN_KEEP_S = frozenset(
+    "let's it's that's this's what's who's where's when's how's here's there's he's she's"
+    .split())
+"""A word whose "'s" is no possessive but "is", "has" or "us" (a pronoun's or a
+question word's contraction: "Correction: it's https://…"): kept whole, as before
+possessives were dropped."""
 _EN_ACTION_STOP = frozenset(
     "use using used have has had get got make made keep kept put do does doing done be "
     "directly ever always never dont don't not no".split()
