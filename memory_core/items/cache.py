@@ -171,7 +171,9 @@ class ActiveItems:
             return held
         rows: Iterable[ItemRow] = (snap.rows.values() if snap.changed is None
                                    else snap.changed[1])
-        new = sorted({int(m) for r in rows if (m := r["source_message_id"]) is not None}
+        # a question is never a block candidate: its message's context is not read
+        new = sorted({int(m) for r in rows
+                      if (m := r["source_message_id"]) is not None and r["kind"] != "question"}
                      - held.keys())
         if new:
             got = self._context(tx, *key, new)
