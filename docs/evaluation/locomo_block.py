@@ -155,7 +155,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
         if why:
             gold_msgs = {m: said_text[m] for m, d in dia_of.items() if d in gold}
             gold_items = {i for i, r in rows.items()
-                          if any(s in gold_msgs for s in standing.sources(r))}
+                          if any(s in gold_msgs for s in fields.sources(r))}
             questions[-1]["why"] = why_one(engine, scope, result, str(qa["question"]),
                                            gold_msgs, gold_items, assembly, names)
         engine.flush()
