@@ -443,7 +443,10 @@ def test_eval_config_runs_lcm_proxy_on_the_given_embedder(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(("toml", "message"), [
     ("[proxy]\nupstream = \"http://example.invalid\"\n[search]\nvector_weight = 0.5\n",
-     "only the [embedding] and [search] tables"),
+     "only the [embedding], [search] and [injection]"),
+    ("[injection]\nsoft_budget_tokens = 100\n",
+     "the eval fixes injection.soft_budget_tokens itself"),
+    ("[injection]\nsearch_mode = \"vectors\"\n", "injection.search_mode"),
     ("seed = 4\n", "found seed"),
     ("[embedding]\nprovider = \"upstream\"\n", "set provider = \"http\""),
     ("[search]\nvector_weight = \"heavy\"\n", "search.vector_weight"),
@@ -498,6 +501,24 @@ def test_eval_config_reports_what_runs(tmp_path: Path) -> None:
     loaded, warnings = read_eval_config(str(config))
     assert warnings == [] and loaded.embedding == f"hashing (local, 32 dimensions), from {config}"
     assert loaded.shown["embedding"]["base_url"] == "http://***@127.0.0.1:9/v1"
+
+
+def test_eval_config_sets_the_blocks_search_mode(tmp_path: Path) -> None:
+    from proxy.evaluation.harness import read_eval_config
+    from proxy.evaluation.runner import _settings
+
+    config = tmp_path / "eval.toml"
+    config.write_text("[injection]\nsearch_mode = \"hybrid\"\n", encoding="utf-8")
+    loaded, warnings = read_eval_config(str(config))
+    assert warnings == [] and loaded.tables == {"injection": {"search_mode": "hybrid"}}
+    assert loaded.shown == {"file": str(config), "injection": {"search_mode": "hybrid"}}
+    lcm = _settings("lcm", "http://127.0.0.1:9/v1", tmp_path / "lcm", "hashing",
+                    loaded.tables)
+    assert lcm.memory_config().injection_search_mode == "hybrid"
+    assert lcm.injection.enabled  # the rest of [injection] keeps its defaults
+    base = _settings("plain", "http://127.0.0.1:9/v1", tmp_path / "plain", "hashing",
+                     loaded.tables)
+    assert not base.injection.enabled  # a baseline stays a pass-through
 
 
 def test_eval_stops_when_the_embeddings_endpoint_goes_down(

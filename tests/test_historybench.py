@@ -157,6 +157,21 @@ def test_bench_history_command_runs_the_numbers_workload_at_depths(tmp_path: Pat
     assert bad.exit_code != 0 and "--measure" in bad.output
 
 
+def test_bench_history_sets_the_blocks_search_mode(tmp_path: Path) -> None:
+    """``--search-mode hybrid`` runs (the hybrid block fails nothing open) and the
+    figures and table say which block search ran; without --depths it is refused."""
+    out = tmp_path / "h.json"
+    result = CliRunner().invoke(main, ["bench", "history", "--workload", "numbers",
+                                       "--depths", "20", "--measure", "3",
+                                       "--search-mode", "hybrid", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["search_mode"] == "hybrid" and data["failed_open"] == 0
+    assert "block search hybrid" in result.output
+    bad = CliRunner().invoke(main, ["bench", "history", "--search-mode", "hybrid"])
+    assert bad.exit_code != 0 and "--search-mode" in bad.output
+
+
 def _locomo_file(tmp_path: Path, convs: int = 2, sessions: int = 3, pairs: int = 5) -> Path:
     """A small file in LoCoMo's shape (not LoCoMo's text): two speakers per sample,
     numbered sessions with dates, a caption on one turn, one speaker twice in a row."""

@@ -2,7 +2,8 @@
 
     PYTHONPATH=. python docs/evaluation/locomo_block.py --data locomo10.json \
         --conversations 0-4 [--labels docs/evaluation/locomo_block_labels.json] \
-        [--sample 100 --sample-out FILE] [--list] [--indexes] [--why]
+        [--sample 100 --sample-out FILE] [--list] [--indexes] [--why] \
+        [--search-mode bm25|hybrid]
 
 LoCoMo (Maharana et al., ACL 2024; ``locomo10.json``, CC BY-NC 4.0, read from the path
 given, never copied here: see the shared data's README). Each conversation is one
@@ -11,7 +12,8 @@ user message, its ``name`` the speaker, with an assistant "Okay." between turns 
 replay of :mod:`memory_core.evaluation.supersessions`), through a real
 :class:`memory_core.engine.Engine` on a fresh SQLite store, words only (no search
 index; ``--indexes`` attaches the search indexes and the default embedder, so the
-block's matches come from the hybrid search the proxy uses). Then every QA question
+block's matches come from the search the proxy uses, by ``--search-mode``, the
+block's ``injection_search_mode``: no query falls back to BM25 for time). Then every QA question
 of categories 1-4 with gold evidence is asked in a thread of its own (a user
 message without a name) and its block assembled with the default settings; the question's own items are retracted after it, so that one
 question does not feed the next.
@@ -153,7 +155,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
         if why:
             gold_msgs = {m: said_text[m] for m, d in dia_of.items() if d in gold}
             gold_items = {i for i, r in rows.items()
-                          if any(s in gold_msgs for s in standing.sources(r))}
+                          if any(s in gold_msgs for s in fields.sources(r))}
             questions[-1]["why"] = why_one(engine, scope, result, str(qa["question"]),
                                            gold_msgs, gold_items, assembly, names)
         engine.flush()
@@ -358,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="attach the search indexes and the default embedder (hybrid search)")
     p.add_argument("--why", action="store_true",
                    help="where gold turns and their items rank, and what drops them")
+    p.add_argument("--search-mode", choices=("bm25", "hybrid"),
+                   help="the block's injection_search_mode (default: the config's);"
+                        " hybrid needs --indexes")
     args = p.parse_args(argv)
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     chosen = _span(args.conversations)
@@ -367,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
                   json.loads(Path(args.labels).read_text(encoding="utf-8")).items()}
     results = []
     with scratch_engine("lcm-locomo-block-", index=args.indexes) as engine:
+        if args.search_mode:
+            engine.config = dataclasses.replace(engine.config,
+                                                injection_search_mode=args.search_mode)
+        if engine.search is not None:
+            # quality apart from latency: no query falls back to BM25 for a slow CPU
+            engine.search.query_timeout = 120.0
         for ci in chosen:
             results.append(replay_one(engine, ci, data[ci], why=args.why))
     # sample precision: labelled standing items still standing

@@ -207,16 +207,21 @@ def bench_search(sizes: str, queries: int, json_file: str | None, as_json: bool,
 @click.option("--proxy-tree", type=click.Path(exists=True, file_okay=False), default=None,
               help="With --proxy-process: run the proxy from this source tree (A/B"
                    " against another commit).")
+@click.option("--search-mode", type=click.Choice(["bm25", "hybrid"]), default=None,
+              help="With --depths (or another workload): the proxy's"
+                   " injection.search_mode (default: the config's).")
 def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
                   as_json: bool, embedding_provider: str | None, workload: str,
                   data_path: str | None, depths: str | None, proxy_process: bool,
-                  pin: bool, proxy_tree: str | None) -> None:
+                  pin: bool, proxy_tree: str | None, search_mode: str | None) -> None:
     """Latency the proxy adds deep into a long conversation, against direct calls
     in the same run (proxy.evaluation.historybench)."""
     from proxy.evaluation.historybench import WARM_TURNS, run_depth_bench, run_history_bench
 
     if (pin or proxy_tree) and not proxy_process:
         raise click.BadParameter("--pin and --proxy-tree go with --proxy-process")
+    if search_mode and depths is None and workload == "eval":
+        raise click.BadParameter("--search-mode goes with --depths (or another workload)")
     if proxy_process and depths is None and workload == "eval":
         raise click.BadParameter("--proxy-process goes with --depths (or another workload)")
     if depths is not None or workload != "eval":
@@ -232,7 +237,7 @@ def bench_history(turns: int, measure: int, seed: int, json_file: str | None,
                 out = run_depth_bench(list(sizes), measure, workload=workload, seed=seed,
                                       embedding=embedding_provider, data=data_path,
                                       tick=bar.update, process=proxy_process, pin=pin,
-                                      proxy_tree=proxy_tree)
+                                      proxy_tree=proxy_tree, search_mode=search_mode)
             except ValueError as exc:
                 raise click.BadParameter(str(exc)) from exc
         answer(out, json_file, as_json)

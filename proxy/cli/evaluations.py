@@ -39,9 +39,9 @@ from proxy.cli.searching import embedder_or_exit, search_config
               " extra: matplotlib).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               default=None,
-              help="TOML file with [embedding] and [search] tables for every proxy"
-              " of the run (e.g. a stronger embedder: provider = \"http\","
-              " base_url, model). The environment is never read.")
+              help="TOML file with [embedding] and [search] tables (and [injection]"
+              " search_mode) for every proxy of the run (e.g. a stronger embedder:"
+              " provider = \"http\", base_url, model). The environment is never read.")
 @click.option("--embedding-provider", default=None, hidden=True,
               help="Override the proxies' embedding provider (tests: hashing).")
 @click.pass_context

@@ -129,9 +129,13 @@ def run_eval(profile: str, seed: int = 1, *, embedding: str | None = None,
                                       workdir=workdir, progress=progress, config=config))
 
 
-EVAL_TABLES = ("embedding", "search")
-"""The settings tables ``lcm-proxy eval --config`` may set. Everything else (the
-upstream, budgets, compaction, capture) the eval fixes itself so that runs compare."""
+EVAL_TABLES = ("embedding", "search", "injection")
+"""The settings tables ``lcm-proxy eval --config`` may set (``[injection]``: only
+the keys of :data:`EVAL_KEYS`). Everything else (the upstream, budgets, compaction,
+capture) the eval fixes itself so that runs compare."""
+
+EVAL_KEYS = {"injection": frozenset({"search_mode"})}
+"""Tables of :data:`EVAL_TABLES` of which the eval takes only these keys."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,7 +169,8 @@ def _no_credentials(value: Any) -> Any:
 
 def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
     """Read ``lcm-proxy eval --config FILE``: the ``[embedding]`` and ``[search]``
-    tables of a proxy config file (``config/default.toml`` names every key).
+    tables of a proxy config file (``config/default.toml`` names every key), and
+    ``search_mode`` of ``[injection]`` (the block's retrieval).
 
     With an ``[embedding]`` table it loads the embedder and embeds one text, so
     that a wrong endpoint, key or ``dim`` stops the run before it starts (the
@@ -173,7 +178,8 @@ def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
     run). Returns the config and the warnings (none since values out of range are
     refused as everywhere else; the list is kept for callers). Raises
     :class:`~proxy.settings.SettingsError` when the file cannot be read, is not
-    TOML, has another table, an array of tables or a top-level key, a value
+    TOML, has another table, an array of tables or a top-level key, an
+    ``[injection]`` key other than ``search_mode``, a value
     outside its range, an unknown key (a typo would run the defaults under the
     variant's name), a value of the wrong type, or ``provider = "upstream"`` (the
     eval's upstream is a fake with no ``/v1/embeddings``: use ``"http"`` and
@@ -189,14 +195,20 @@ def read_eval_config(path: str) -> tuple[EvalConfig, list[str]]:
                                "" if k not in EVAL_TABLES else " (a value, not a table)")
                           for k in other)
         raise SettingsError(
-            f"{path}: the eval takes only the [embedding] and [search] tables (it sets the"
-            f" upstream, budgets, capture and compaction itself); found {found}")
+            f"{path}: the eval takes only the [embedding], [search] and [injection]"
+            f" (search_mode) tables (it sets the upstream, budgets, capture and"
+            f" compaction itself); found {found}")
     given = {name: data[name] for name in EVAL_TABLES if name in data}
     unknown = [f"{name}.{key}" for name, values in given.items() for key in values
                if key not in {f.name for f in dataclasses.fields(SECTIONS[name])}]
     if unknown:
         raise SettingsError(f"{path}: unknown key {', '.join(unknown)} (the eval refuses"
                             " unknown keys: the run would not be the variant it names)")
+    fixed = [f"{name}.{key}" for name, keys in EVAL_KEYS.items()
+             for key in given.get(name, {}) if key not in keys]
+    if fixed:
+        raise SettingsError(f"{path}: the eval fixes {', '.join(fixed)} itself (of"
+                            " [injection] it takes only search_mode)")
     try:
         settings = load_settings(None, environ={}, overrides={
             **given, "proxy": {"upstream": "http://127.0.0.1:9/v1"}})

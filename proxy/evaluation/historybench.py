@@ -301,7 +301,8 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
                                 workdir: Path | None = None,
                                 tick: Callable[[], None] = lambda: None,
                                 process: bool = False, pin: bool = False,
-                                proxy_tree: str | Path | None = None) -> dict[str, Any]:
+                                proxy_tree: str | Path | None = None,
+                                search_mode: str | None = None) -> dict[str, Any]:
     """Added latency at several depths of one conversation grown turn by turn.
 
     One session of ``max(depths)`` user turns (``workload``: one of
@@ -322,7 +323,9 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
 
     In this process (the default), ``stage_mean_ms`` per depth gives the proxy's
     stage-latency means over the measured requests, and "added CPU" is the
-    process's CPU during the proxied request less during the direct one. With
+    process's CPU during the proxied request less during the direct one.
+    ``search_mode``: the proxy's ``injection.search_mode`` (``None``: the config's).
+    With
     ``process``, the proxy is ``lcm-proxy serve`` in a process of its own
     (``proxy_tree``: run from that source tree, an A/B against another commit;
     ``pin``: the proxy on the last CPU, this process on the others, as issue 28
@@ -343,9 +346,11 @@ async def run_depth_bench_async(depths: list[int], measure: int = 30, *,
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="lcm-depth-") as tmp:
             return await _run_depths(session, depths, measure, embedding, Path(tmp), tick,
-                                     workload, process=process, pin=pin, tree=proxy_tree)
+                                     workload, process=process, pin=pin, tree=proxy_tree,
+                                     search_mode=search_mode)
     return await _run_depths(session, depths, measure, embedding, workdir, tick, workload,
-                             process=process, pin=pin, tree=proxy_tree)
+                             process=process, pin=pin, tree=proxy_tree,
+                             search_mode=search_mode)
 
 
 class _InProcess:
@@ -385,8 +390,10 @@ class _OwnProcess:
     (:func:`proxy.shortbench.wait_idle`); its CPU and RSS read from ``/proc``."""
 
     def __init__(self, upstream: str, data_dir: Path, embedding: str | None,
-                 tree: str | Path | None, pin: bool) -> None:
+                 tree: str | Path | None, pin: bool, search_mode: str | None = None
+                 ) -> None:
         self._upstream, self._data_dir, self._pin = upstream, data_dir, pin
+        self._search_mode = search_mode
         self._tree = str(Path(tree).resolve()) if tree else None
         self._embedding = embedding
         self._proc: Any = None
@@ -404,6 +411,8 @@ class _OwnProcess:
         env["LCM_LOG__LEVEL"] = "WARNING"
         if self._embedding:
             env["LCM_EMBEDDING__PROVIDER"] = self._embedding
+        if self._search_mode:
+            env["LCM_INJECTION__SEARCH_MODE"] = self._search_mode
         if self._tree:
             env["PYTHONPATH"] = self._tree
         self._proc = shortbench._spawn(
@@ -463,7 +472,8 @@ class _OwnProcess:
 async def _run_depths(session: Any, depths: list[int], measure: int, embedding: str | None,
                       root: Path, tick: Callable[[], None], workload: str, *,
                       process: bool = False, pin: bool = False,
-                      tree: str | Path | None = None) -> dict[str, Any]:
+                      tree: str | Path | None = None,
+                      search_mode: str | None = None) -> dict[str, Any]:
     import openai
     from openai._response import AsyncAPIResponse
     from openai.types.chat import ChatCompletion
@@ -476,10 +486,13 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
     await relay.start()
     proxy: _InProcess | _OwnProcess
     if process:
-        proxy = _OwnProcess(fake.base_url, root / session.id, embedding, tree, pin)
+        proxy = _OwnProcess(fake.base_url, root / session.id, embedding, tree, pin,
+                            search_mode)
         provider = embedding or "default"
     else:
-        settings = runner._settings("lcm", fake.base_url, root / session.id, embedding)
+        settings = runner._settings("lcm", fake.base_url, root / session.id, embedding,
+                                    {"injection": {"search_mode": search_mode}}
+                                    if search_mode else None)
         proxy = _InProcess(settings)
         provider = settings.embedding.provider
     try:
@@ -585,7 +598,8 @@ async def _run_depths(session: Any, depths: list[int], measure: int, embedding: 
         await fake.stop()
     out: dict[str, Any] = {
         "workload": workload, "depths": rows, "measure": measure, "failed_open": failed_open,
-        "embedding": provider, "messages": len(history),
+        "embedding": provider, "search_mode": search_mode or "default",
+        "messages": len(history),
         "client_kb": round(len(orjson.dumps(history)) / 1000, 1),
         "process": process, "pinned": pin,
         "slope_per_1000_turns_ms": {
@@ -680,7 +694,8 @@ def format_depth_table(out: dict[str, Any]) -> str:
         f"through lcm-proxy; slope per 1,000 turns: added p50 {fmt(s['p50'])}, p95 "
         f"{fmt(s['p95'])} ms (relay {fmt(rs['p50'])}, {fmt(rs['p95'])}; added CPU "
         f"{fmt(cs['p50'])}, {fmt(cs['p95'])}); failed open "
-        f"{out['failed_open']}; embedding {out['embedding']}; the client sends "
+        f"{out['failed_open']}; embedding {out['embedding']}; block search "
+        f"{out.get('search_mode', 'default')}; the client sends "
         f"{out['messages']:,} messages, {out['client_kb']:,} KB, at the end. "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC.")
@@ -691,10 +706,11 @@ def run_depth_bench(depths: list[int], measure: int = 30, *, workload: str = "nu
                     seed: int = 1, embedding: str | None = "hashing",
                     data: str | Path | None = None,
                     tick: Callable[[], None] = lambda: None, process: bool = False,
-                    pin: bool = False, proxy_tree: str | Path | None = None
-                    ) -> dict[str, Any]:
+                    pin: bool = False, proxy_tree: str | Path | None = None,
+                    search_mode: str | None = None) -> dict[str, Any]:
     """:func:`run_depth_bench_async` in a new event loop (call it outside one)."""
     return asyncio.run(run_depth_bench_async(depths, measure, workload=workload, seed=seed,
                                              embedding=embedding, data=data, tick=tick,
                                              process=process, pin=pin,
-                                             proxy_tree=proxy_tree))
+                                             proxy_tree=proxy_tree,
+                                             search_mode=search_mode))
