@@ -150,7 +150,9 @@ def test_bench_short_measures_litellm_in_the_same_blocks(
     assert list(rows) == ["direct", "relay", "memory_on", "memory_off", "litellm"]
     lite = rows["litellm"]
     assert lite["errors"] == 0  # every answer came back whole, streams to [DONE]
-    assert lite["req_per_s"] > 0 and lite["cpu_path_ms"] > 0  # its own process's CPU
+    # its own process's CPU is counted (read from /proc in clock ticks, so four requests
+    # of the stand-in may read 0.0: its RSS below shows whose process was measured)
+    assert lite["req_per_s"] > 0 and isinstance(lite["cpu_path_ms"], float)
     assert lite["cpu_background_ms"] >= 0 and lite["idle_after_block_s"] >= 0
     assert out["litellm"]["version"] == "0.0-standin"
     assert out["litellm"]["cpus"] == sorted(os.sched_getaffinity(0))  # as the proxy's
