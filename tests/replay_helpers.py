@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +27,8 @@ from memory_core.items import writer
 from memory_core.models import Scope
 from proxy.sse import SSEDecoder
 from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy
+from tests.fake_upstream import FakeUpstream
+from tests.test_injection import Agent, block_of
 
 # -- memory: statements stored without a proxy ------------------------------------------------
 SCOPE = Scope("t", "coder")
@@ -264,3 +266,18 @@ MEMORY_CALLS = {
     "/responses": ({"model": "m", "input": "hello there", "stream": True},
                    _responses_call_without_deltas()),
 }
+
+
+# -- memory: statements said through the proxy ------------------------------------------------
+async def asked_later(proxy: RunningProxy, upstream: FakeUpstream,
+                      said: Sequence[tuple[str, str]], question: str) -> str:
+    """The injection block (:func:`tests.test_injection.block_of`, ``""`` for none) the
+    upstream received for ``question``, asked in a new session ``"later"`` after each
+    ``(session, text)`` of ``said`` was said in that session and captured
+    (:meth:`~tests.conftest.RunningProxy.settle`), in order."""
+    for session, text in said:
+        await Agent(proxy, upstream, session=session).say(text)
+        await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say(question)
+    return block_of(later.upstream_last_user())

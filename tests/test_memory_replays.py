@@ -12,7 +12,7 @@ from memory_core.engine import Engine
 from memory_core.extraction import extract
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
-from tests.replay_helpers import put, rows
+from tests.replay_helpers import asked_later, put, rows
 from tests.test_injection import Agent, block_of
 
 
@@ -140,15 +140,7 @@ async def test_a_reversed_preference_is_not_shown_as_the_old_one(
 async def test_a_statement_the_user_asked_to_forget_leaves_the_block(
         proxy: RunningProxy, upstream: FakeUpstream, said: str, forget: str,
         question: str) -> None:
-    first = Agent(proxy, upstream, session="profile")
-    await first.say(said)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="privacy")
-    await second.say(forget)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say(question)
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("profile", said), ("privacy", forget)], question)
     assert "柏林" not in block and "ベルリン" not in block and "Berlin" not in block, block
     assert "Jira" not in block and "绿茶" not in block, block
     status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
@@ -272,15 +264,7 @@ def test_struck_through_words_are_no_part_of_the_statement() -> None:
 async def test_a_change_after_so_now_replaces_the_old_value(
         proxy: RunningProxy, upstream: FakeUpstream, before: str, change: str, question: str,
         new: str) -> None:
-    first = Agent(proxy, upstream, session="then")
-    await first.say(before)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="now")
-    await second.say(change)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say(question)
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("then", before), ("now", change)], question)
     assert f"{new} (corrects msg 2" in block, block
 
 
@@ -292,12 +276,8 @@ async def test_a_change_after_so_now_replaces_the_old_value(
 ])
 async def test_ironic_praise_never_becomes_a_preference(
         proxy: RunningProxy, upstream: FakeUpstream, text: str) -> None:
-    first = Agent(proxy, upstream, session="rant")
-    await first.say(text)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What do I love about builds, CI and merge conflicts?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("rant", text)],
+                              "What do I love about builds, CI and merge conflicts?")
     assert text not in block, block
     assert not [r for r in rows(proxy.engine) if r["kind"] == "preference"], rows(proxy.engine)
 
@@ -478,15 +458,7 @@ def test_the_users_own_words_after_a_colon_are_kept(text: str, kind: str) -> Non
 async def test_an_activity_the_user_stopped_is_not_shown_as_current(
         proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
         question: str) -> None:
-    first = Agent(proxy, upstream, session="habits")
-    await first.say(said)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="news")
-    await second.say(ended)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say(question)
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("habits", said), ("news", ended)], question)
     assert ended in block and "superseded" in block, block
     status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT status FROM memory_items WHERE text = ?", (said,))])
@@ -613,12 +585,8 @@ def test_a_denied_dated_plan_is_a_negated_dated_fact(text: str, subject: str) ->
 ])
 async def test_a_role_play_persona_never_reaches_another_conversations_block(
         proxy: RunningProxy, upstream: FakeUpstream, play: str, kept: str | None) -> None:
-    first = Agent(proxy, upstream, session="tavern")
-    await first.say(play)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Where do I live really? 我住在哪里？私はどこに住んでいますか？")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [("tavern", play)],
+                              "Where do I live really? 我住在哪里？私はどこに住んでいますか？")
     for word in ("Tortuga", "托尔图加", "トルトゥーガ", "smuggler", "走私犯", "密輸業者", "navy"):
         assert word not in block, block
     if kept is not None:
@@ -680,12 +648,9 @@ def test_a_claim_taken_back_as_a_joke_is_no_item(text: str) -> None:
 
 async def test_a_joke_never_reaches_another_conversations_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="banter")
-    await first.say("I'm the king of France, jk. I live in Berlin.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Where do I live and what am I king of?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("banter", "I'm the king of France, jk. I live in Berlin."),
+    ], "Where do I live and what am I king of?")
     assert "I live in Berlin." in block and "France" not in block, block
 
 
@@ -740,15 +705,7 @@ def test_a_dated_order_to_the_assistant_is_no_plan() -> None:
 async def test_a_state_ended_by_an_event_is_not_shown_as_current(
         proxy: RunningProxy, upstream: FakeUpstream, said: str, ended: str,
         question: str) -> None:
-    first = Agent(proxy, upstream, session="before")
-    await first.say(said)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="news")
-    await second.say(ended)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say(question)
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("before", said), ("news", ended)], question)
     assert ended in block and "superseded" in block, block
     status = sql_read(proxy.engine, lambda c: [dict(r) for r in c.execute(
         "SELECT status FROM memory_items WHERE text = ?", (said,))])
@@ -815,15 +772,10 @@ def test_a_leave_for_a_while_or_one_occasion_off_ends_nothing(
 
 async def test_a_holiday_away_keeps_where_the_user_lives(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="home")
-    await first.say("I live in Berlin.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="trip")
-    await second.say("I left Berlin for a week of holidays.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Where do I live?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("home", "I live in Berlin."),
+        ("trip", "I left Berlin for a week of holidays."),
+    ], "Where do I live?")
     assert "] I live in Berlin." in block, block
     texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
     assert texts.get("I live in Berlin.") == "active", texts
@@ -860,12 +812,7 @@ def test_a_subject_of_someone_and_i_stays_whole(text: str, kept: str) -> None:
 ])
 async def test_a_conditional_plan_is_shown_as_not_confirmed(
         proxy: RunningProxy, upstream: FakeUpstream, plan: str, question: str) -> None:
-    first = Agent(proxy, upstream, session="plans")
-    await first.say(plan)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say(question)
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("plans", plan)], question)
     line = next((ln for ln in block.splitlines() if plan in ln), "")
     assert "not confirmed" in line, block
 
@@ -887,15 +834,10 @@ def test_only_an_open_condition_leaves_a_decision_unconfirmed(text: str, open_: 
 # -- class 54: a member dropped from a list ("Drop Redis from the stack") stays listed ----------
 async def test_a_member_dropped_from_the_stack_revises_the_stack(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="setup")
-    await first.say("Our stack is Postgres, Redis and Django.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="cleanup")
-    await second.say("Drop Redis from the stack.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What is our stack?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("setup", "Our stack is Postgres, Redis and Django."),
+        ("cleanup", "Drop Redis from the stack."),
+    ], "What is our stack?")
     assert "Drop Redis from the stack." in block and "superseded" in block, block
     texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
     assert texts.get("Our stack is Postgres, Redis and Django.") == "superseded", texts
@@ -920,15 +862,10 @@ def test_only_a_named_member_dropped_from_that_list_revises_it(
 # -- class 51: a count in words grows ("two kids" -> "three kids"), both stay current ----------
 async def test_a_count_in_words_is_revised_like_one_in_digits(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="family")
-    await first.say("I have two kids.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="news")
-    await second.say("Big news, so now I have three kids.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("How many kids do I have?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("family", "I have two kids."),
+        ("news", "Big news, so now I have three kids."),
+    ], "How many kids do I have?")
     assert "three kids" in block and "superseded" in block, block
     texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
     assert texts.get("I have two kids.") == "superseded", texts
@@ -952,12 +889,9 @@ def test_a_number_word_before_a_plural_noun_is_a_count(text: str, value: float |
 # lock the door" was a denied plan to "forget lock door".
 async def test_a_rule_led_by_a_time_word_reaches_another_conversations_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="languages")
-    await first.say("Today I want you to always answer in French.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Summarise the release notes for version 2.4.")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("languages", "Today I want you to always answer in French."),
+    ], "Summarise the release notes for version 2.4.")
     assert "Today I want you to always answer in French." in block, block
 
 
@@ -1057,30 +991,20 @@ def test_a_parting_ends_the_couple_it_names(engine: Engine, said: str, then: str
 
 async def test_a_sister_is_still_a_sister_after_a_breakup_elsewhere(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="family")
-    await first.say("Emma is my sister.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="news")
-    await second.say("Emma and I broke up.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Who is Emma?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("family", "Emma is my sister."),
+        ("news", "Emma and I broke up."),
+    ], "Who is Emma?")
     assert "Emma is my sister." in block and "— superseded" not in block, block
 
 
 # -- class 80: a correction led by an apology stands beside the old value ----------------------
 async def test_a_correction_led_by_an_apology_replaces_the_old_value(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="intro")
-    await first.say("I live in Berlin.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="fix")
-    await second.say("Sorry, I was wrong earlier: I live in Hamburg.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Where do I live?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("intro", "I live in Berlin."),
+        ("fix", "Sorry, I was wrong earlier: I live in Hamburg."),
+    ], "Where do I live?")
     assert "I live in Hamburg." in block and "superseded" in block, block
     texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
     assert texts.get("I live in Berlin.") == "superseded", texts
@@ -1271,15 +1195,10 @@ def test_a_bare_feeling_denied_leaves_the_stance(engine: Engine, said: str, then
 # -- class 86 (age part): an age that grows is a conflict marked "ask the user" ---------------
 async def test_an_age_that_grows_is_shown_as_the_current_age(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="family")
-    await first.say("My son is 7.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="birthday")
-    await second.say("My son turned 8.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("How old is my son?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("family", "My son is 7."),
+        ("birthday", "My son turned 8."),
+    ], "How old is my son?")
     assert "My son turned 8." in block and "CONFLICTS" not in block, block
     texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
     assert texts.get("My son is 7.") == "superseded", texts
@@ -1351,12 +1270,9 @@ async def test_identity_numbers_stay_in_memory_when_the_setting_is_off(
 # -- class 82: a preference led by its scope ("For work emails I prefer a formal tone.") -------
 async def test_a_preference_led_by_its_scope_reaches_another_conversations_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="style")
-    await first.say("For work emails I prefer a formal tone.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Draft a reply to the vendor about the delayed invoice.")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("style", "For work emails I prefer a formal tone."),
+    ], "Draft a reply to the vendor about the delayed invoice.")
     assert "For work emails I prefer a formal tone." in block, block
 
 
@@ -1613,15 +1529,10 @@ def test_look_alikes_of_an_end_in_other_words_end_nothing(text: str) -> None:
 # -- class 83: a denial of an earlier fact leaves it current -----------------------------------
 async def test_a_denial_retires_the_fact_it_takes_back(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="pets")
-    await first.say("I have a dog named Rex.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="fix")
-    await second.say("I don't have a dog, that was a mistake.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Do I have a dog?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [
+        ("pets", "I have a dog named Rex."),
+        ("fix", "I don't have a dog, that was a mistake."),
+    ], "Do I have a dog?")
     assert "] I have a dog named Rex." not in block, block  # only as superseded history
     assert "] I don't have a dog, that was a mistake." in block, block
     assert '"I have a dog named Rex." — superseded' in block, block
@@ -1695,15 +1606,8 @@ def test_a_pasted_configs_comment_yields_no_item(engine: Engine, paste: str) -> 
 # -- class 86 (age part): the speaker's own age and Chinese ages never met ---------------------
 async def test_the_speakers_own_age_that_grows_is_shown_as_current(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="intro")
-    await first.say("I'm 35.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="birthday")
-    await second.say("I turned 36.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("How old am I?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("intro", "I'm 35."), ("birthday", "I turned 36.")],
+                              "How old am I?")
     assert "] I turned 36." in block and "] I'm 35." not in block, block
     assert "CONFLICTS" not in block, block
     texts = {r["text"]: r["status"] for r in rows(proxy.engine)}
@@ -1720,15 +1624,7 @@ async def test_an_age_question_that_names_no_age_finds_the_current_age(
         asked: str) -> None:
     # An age is a reading, not a standing item: the question must find it by its key
     # (age, 岁, 歳) although it shares no word with the statement.
-    first = Agent(proxy, upstream, session="intro")
-    await first.say(said)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="birthday")
-    await second.say(then)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say(asked)
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [("intro", said), ("birthday", then)], asked)
     assert f"] {then}" in block and f"] {said}" not in block, block
 
 
@@ -2036,12 +1932,7 @@ PASTED_LOG = ("I'm allergic to peanuts. Is the advice in this chat right?\n\n"
 async def test_what_the_user_says_above_a_pasted_chat_log_is_remembered(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     # before: a quoted transcript blanked the whole message, the user's own line too
-    first = Agent(proxy, upstream, session="paste")
-    await first.say(PASTED_LOG)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Can I eat peanut sauce?")
-    block = block_of(later.upstream_last_user())
+    block = await asked_later(proxy, upstream, [("paste", PASTED_LOG)], "Can I eat peanut sauce?")
     assert "] I'm allergic to peanuts." in block, block
     assert "satay" not in block, block  # the quoted lines are nobody's statement
 

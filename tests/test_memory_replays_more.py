@@ -17,7 +17,7 @@ from memory_core.items.supersession import other_holders
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream, Reply
-from tests.replay_helpers import SCOPE, put, rows
+from tests.replay_helpers import SCOPE, asked_later, put, rows
 from tests.test_injection import Agent, block_of
 
 
@@ -163,12 +163,8 @@ def test_the_users_own_sentences_beside_a_log_line_are_still_read(text: str, kep
 
 async def test_a_pasted_log_line_reaches_no_other_conversations_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="debugging")
-    await first.say("Got this in the logs:\n" + _LOG)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("How many times do I retry before failing?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [("debugging", "Got this in the logs:\n" + _LOG)],
+                              "How many times do I retry before failing?")
     assert "retry 3 times" not in block, block
 
 
@@ -388,12 +384,9 @@ def test_a_comma_inside_code_quotes_or_a_token_is_no_script_joint(text: str) -> 
 
 async def test_both_clauses_of_a_mixed_language_sentence_reach_another_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="intro")
-    await first.say("我住在上海, but I work remotely for a company in Berlin.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("我住在哪里？ Where is the company I work for?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [
+        ("intro", "我住在上海, but I work remotely for a company in Berlin."),
+    ], "我住在哪里？ Where is the company I work for?")
     assert "] 我住在上海" in block, block
     assert "] I work remotely for a company in Berlin." in block, block
 
@@ -581,15 +574,10 @@ def test_an_order_naming_a_longer_attribute_revises_nothing(engine: Engine) -> N
 
 async def test_a_font_size_order_reaches_another_block_as_the_current_value(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="setup")
-    await first.say("My editor font size is 12.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="tweak")
-    await second.say("Set my font size to 14.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What font size do I use in my editor?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [
+        ("setup", "My editor font size is 12."),
+        ("tweak", "Set my font size to 14."),
+    ], "What font size do I use in my editor?")
     assert "] Set my font size to 14." in block, block
     assert "— superseded" in block and "] My editor font size is 12." not in block, block
 
@@ -838,15 +826,10 @@ def test_an_address_stays_unmasked_a_password_masked() -> None:
 
 async def test_an_email_order_reaches_another_block_as_the_current_value(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
-    first = Agent(proxy, upstream, session="setup")
-    await first.say("My work email is jon1984@x.com.")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="tweak")
-    await second.say("Change my email to jon@x.com.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What is my work email?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [
+        ("setup", "My work email is jon1984@x.com."),
+        ("tweak", "Change my email to jon@x.com."),
+    ], "What is my work email?")
     assert "] Change my email to jon@x.com." in block, block
     assert "] My work email is jon1984@x.com." not in block, block
 
@@ -855,15 +838,10 @@ async def test_an_email_order_reaches_another_block_as_the_current_value(
 async def test_two_components_orders_both_reach_another_block_as_current(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     # before: both orders were keyed 级别, so the payment order superseded the login one
-    first = Agent(proxy, upstream, session="login")
-    await first.say("登录表单的日志太吵了，把级别降到debug。")
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="payments")
-    await second.say("支付服务的日志太吵了，把级别调到warn。")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("登录表单的日志级别现在是什么？")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [
+        ("login", "登录表单的日志太吵了，把级别降到debug。"),
+        ("payments", "支付服务的日志太吵了，把级别调到warn。"),
+    ], "登录表单的日志级别现在是什么？")
     lines = [ln for ln in block.splitlines() if "级别" in ln and ln.startswith("- [")]
     assert any(ln.endswith("] 登录表单的日志太吵了，把级别降到debug。") for ln in lines), block
     assert not any("supersed" in ln for ln in lines), block
@@ -1142,12 +1120,9 @@ async def test_a_new_phone_number_and_a_place_reach_another_block(
     await first.say("My phone number is 555-123-4567.")
     await first.say("我在柏林工作。")
     await proxy.settle()
-    second = Agent(proxy, upstream, session="update")
-    await second.say("Change my phone number to 555-987-6543.")
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What is my phone number, and 我在哪里工作?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [
+        ("update", "Change my phone number to 555-987-6543."),
+    ], "What is my phone number, and 我在哪里工作?")
     assert "] Change my phone number to 555-987-6543." in block, block
     assert "] My phone number is 555-123-4567." not in block, block  # history only
     assert "] 我在柏林工作。" in block, block
@@ -1180,15 +1155,8 @@ async def test_an_english_component_order_reaches_another_block_as_the_current_l
     # current beside it
     said = "The login form's log level is info."
     order = "The login form's logs are too noisy, lower the level to debug."
-    first = Agent(proxy, upstream, session="setup")
-    await first.say(said)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="tweak")
-    await second.say(order)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What is the login form's log level now?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [("setup", said), ("tweak", order)],
+                              "What is the login form's log level now?")
     assert f"] {order}" in block, block
     assert f"] {said}" not in block, block
 
@@ -1221,15 +1189,8 @@ async def test_an_order_phrased_the_other_way_reaches_another_block_as_the_curre
         proxy: RunningProxy, upstream: FakeUpstream, said: str, order: str) -> None:
     # before: "Set the log level of the login form to debug." stored nothing (no owner read
     # in an "of" phrase), so the stated level stayed the only one shown
-    first = Agent(proxy, upstream, session="setup")
-    await first.say(said)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="tweak")
-    await second.say(order)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What is the log level of the login form now?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [("setup", said), ("tweak", order)],
+                              "What is the log level of the login form now?")
     assert f"] {order}" in block, block
     assert f"] {said}" not in block, block
 
@@ -1314,15 +1275,8 @@ async def test_a_font_family_said_after_a_size_reaches_another_block_beside_it(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     # before: the family superseded the size, so the size was gone from the block
     size, family = "My editor font size is 12.", "My editor font is Fira Code now."
-    first = Agent(proxy, upstream, session="setup")
-    await first.say(size)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="switch")
-    await second.say(family)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("What are my editor font and font size?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [("setup", size), ("switch", family)],
+                              "What are my editor font and font size?")
     assert f"] {family}" in block, block
     assert f"] {size}" in block, block
     status = sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(
@@ -1391,15 +1345,8 @@ async def test_a_font_said_now_reaches_another_block_as_the_current_one(
     # before: "My font is Fira Code now." was keyed "font fira code", so Menlo stayed
     # current beside it and both reached the block
     old, new = "My editor font is Menlo.", "My font is Fira Code now."
-    first = Agent(proxy, upstream, session="setup")
-    await first.say(old)
-    await proxy.settle()
-    second = Agent(proxy, upstream, session="switch")
-    await second.say(new)
-    await proxy.settle()
-    later = Agent(proxy, upstream, session="later")
-    await later.say("Which font does my editor use?")
-    block = block_of(later.upstream_last_user()) or ""
+    block = await asked_later(proxy, upstream, [("setup", old), ("switch", new)],
+                              "Which font does my editor use?")
     assert f"] {new}" in block, block
     assert f"] {old}" not in block, block
     status = sql_read(proxy.engine, lambda c: [tuple(r) for r in c.execute(

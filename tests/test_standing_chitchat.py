@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.evaluation.extraction import stands
-from memory_core.extraction import extract
 from memory_core.items import standing
+from tests.standing_helpers import assert_stands, kept_but_not_standing
 
 ELAPSED = [
     "We adopted our parrot four months ago.",
@@ -22,9 +21,7 @@ ELAPSED = [
 
 @pytest.mark.parametrize("text", ELAPSED)
 def test_a_span_counted_back_from_now_does_not_stand(text: str) -> None:
-    items = [i for i in extract(text) if i.value is not None]
-    assert items, extract(text)  # kept: "how long have you known Ana?" finds it
-    assert not any(stands(i) for i in items), items
+    kept_but_not_standing(text)  # kept: "how long have you known Ana?" finds it
 
 
 REACTIONS = [
@@ -39,10 +36,8 @@ REACTIONS = [
 
 @pytest.mark.parametrize("text", REACTIONS)
 def test_a_liking_of_what_was_just_said_does_not_stand(text: str) -> None:
-    items = [i for i in extract(text) if i.kind == "preference"]
-    assert items, extract(text)
+    items = kept_but_not_standing(text, lambda i: i.kind == "preference")
     assert standing.reaction(items[0].text)
-    assert not any(stands(i) for i in items), items
 
 
 ENCOURAGEMENT = [
@@ -54,9 +49,7 @@ ENCOURAGEMENT = [
 
 @pytest.mark.parametrize("text", ENCOURAGEMENT)
 def test_encouragement_is_no_rule(text: str) -> None:
-    items = [i for i in extract(text) if i.kind == "constraint"]
-    assert items, extract(text)
-    assert not any(stands(i) for i in items), items
+    kept_but_not_standing(text, lambda i: i.kind == "constraint")
 
 
 STILL_STANDING = [
@@ -74,5 +67,4 @@ STILL_STANDING = [
 
 @pytest.mark.parametrize("text", STILL_STANDING)
 def test_rules_tastes_and_set_numbers_still_stand(text: str) -> None:
-    items = extract(text)
-    assert any(stands(i) for i in items), items
+    assert_stands(text)

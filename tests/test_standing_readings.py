@@ -10,6 +10,7 @@ import pytest
 
 from memory_core.evaluation.extraction import stands
 from memory_core.extraction import extract
+from tests.standing_helpers import assert_none_stands, kept_but_not_standing
 
 READINGS = [
     # a number of the moment or of a past period
@@ -34,9 +35,7 @@ READINGS = [
 
 @pytest.mark.parametrize("text", READINGS)
 def test_a_reading_or_an_age_is_kept_but_does_not_stand(text: str) -> None:
-    items = [i for i in extract(text) if i.value is not None]
-    assert items, extract(text)  # kept: searchable when the turn asks for it
-    assert not any(stands(i) for i in items), items
+    kept_but_not_standing(text)  # kept: searchable when the turn asks for it
 
 
 CHANGED_READINGS = [
@@ -47,9 +46,7 @@ CHANGED_READINGS = [
 
 @pytest.mark.parametrize("text", CHANGED_READINGS)
 def test_a_new_reading_flagged_as_a_change_does_not_stand(text: str) -> None:
-    items = [i for i in extract(text) if i.value is not None]
-    assert items, extract(text)
-    assert not any(stands(i) for i in items), items
+    kept_but_not_standing(text)
 
 
 LATELY = ["最近他总是加班到很晚。", "このところ電車がいつも遅れる。",
@@ -58,7 +55,7 @@ LATELY = ["最近他总是加班到很晚。", "このところ電車がいつ�
 
 @pytest.mark.parametrize("text", LATELY)
 def test_an_always_that_describes_the_recent_past_is_no_rule(text: str) -> None:
-    assert not any(stands(i) for i in extract(text)), extract(text)
+    assert_none_stands(text)
 
 
 SET = [

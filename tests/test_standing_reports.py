@@ -19,6 +19,7 @@ from memory_core.items import standing
 from memory_core.models import Scope
 from tests.conftest import RunningProxy, sql_read
 from tests.fake_upstream import FakeUpstream
+from tests.standing_helpers import assert_none_stands, assert_stands, kept_but_not_standing
 from tests.test_injection import Agent, block_of
 
 # -- numbers the user did not fix -------------------------------------------------------------
@@ -70,9 +71,7 @@ REPORTED = [
 
 @pytest.mark.parametrize("text", REPORTED)
 def test_a_reported_number_is_kept_but_does_not_stand(text: str) -> None:
-    items = [i for i in extract(text) if i.value is not None]
-    assert items, extract(text)  # kept: searchable, shown when the turn asks for it
-    assert not any(stands(i) for i in items), items
+    kept_but_not_standing(text)  # kept: searchable, shown when the turn asks for it
 
 
 SET = [
@@ -159,7 +158,7 @@ def test_a_status_of_the_work_is_task_state_not_standing(text: str) -> None:
                                   "Our API is live at port 8443 now.",
                                   "The rate limit is now 200 requests per minute."])
 def test_an_update_of_a_setting_still_stands(text: str) -> None:
-    assert any(stands(i) for i in extract(text)), extract(text)
+    assert_stands(text)
 
 
 def test_a_status_that_supersedes_the_last_one_still_does_not_stand(engine: Engine) -> None:
@@ -175,7 +174,7 @@ def test_a_status_that_supersedes_the_last_one_still_does_not_stand(engine: Engi
     "予算の件は解決しました、上限は5000円です。",
     "以后部署用Argo CD，之前的问题已经修好了。"])
 def test_a_value_stated_beside_a_status_still_stands(text: str) -> None:
-    assert any(stands(i) for i in extract(text)), extract(text)
+    assert_stands(text)
 
 
 @pytest.mark.parametrize("text", ["Tests are green now, so you can merge.",
@@ -324,7 +323,7 @@ def test_no_wait_opens_a_correction() -> None:
                                   "No wait, let me think.", "Hold on, that's a good idea.",
                                   "Oh wait, I see the problem now."])
 def test_talk_after_hang_on_is_no_correction(text: str) -> None:
-    assert not any(stands(i) for i in extract(text)), extract(text)
+    assert_none_stands(text)
     assert any(stands(i) for i in extract("Hang on, the timeout is 60 seconds."))
 
 

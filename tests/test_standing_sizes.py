@@ -9,6 +9,7 @@ import pytest
 
 from memory_core.evaluation.extraction import stands
 from memory_core.extraction import extract
+from tests.standing_helpers import assert_none_stands, assert_stands, kept_but_not_standing
 
 NOT_STANDING = [
     # the size of a thing
@@ -35,8 +36,7 @@ NOT_STANDING = [
 
 @pytest.mark.parametrize("text", NOT_STANDING)
 def test_a_size_a_reading_a_stay_or_a_claim_does_not_stand(text: str) -> None:
-    items = extract(text)
-    assert not any(stands(i) for i in items), items
+    assert_none_stands(text)
 
 
 ONE_OFF = [
@@ -47,9 +47,7 @@ ONE_OFF = [
 
 @pytest.mark.parametrize("text", ONE_OFF)
 def test_a_count_of_the_answer_at_hand_is_a_one_off(text: str) -> None:
-    items = [i for i in extract(text) if i.value is not None]
-    assert items, extract(text)
-    assert not any(stands(i) for i in items), items
+    kept_but_not_standing(text)
 
 
 DEADLINES = [
@@ -62,7 +60,7 @@ DEADLINES = [
 
 @pytest.mark.parametrize("text", DEADLINES)
 def test_a_deadline_without_a_number_stands(text: str) -> None:
-    assert any(stands(i) for i in extract(text)), extract(text)
+    assert_stands(text)
 
 
 STANDING = [
@@ -76,7 +74,7 @@ STANDING = [
 
 @pytest.mark.parametrize("text", STANDING)
 def test_a_number_or_a_rule_the_user_set_still_stands(text: str) -> None:
-    assert any(stands(i) for i in extract(text)), extract(text)
+    assert_stands(text)
 
 
 def test_a_deadline_that_passed_does_not_stand() -> None:

@@ -50,7 +50,6 @@ import dataclasses
 import hashlib
 import json
 import random
-import re
 import sqlite3
 import statistics
 import sys
@@ -60,6 +59,7 @@ from typing import Any
 
 from memory_core.assembly.block import _choose_items, asked_terms, standing_weight, terms
 from memory_core.evaluation.locomo import gold_turns, speaker_name
+from memory_core.evaluation.supersessions import sessions, span
 from memory_core.evaluation.updates import scratch_engine
 from memory_core.items import fields
 from memory_core.models import Scope
@@ -71,12 +71,6 @@ FATES = ("shown", "collapsed", "omitted (budget)", "past max_items", "past colla
          "not a candidate", "no item")
 """What became of a question's best-placed gold item, best first (``--why``)."""
 RANKS = (1, 5, 10, 20, 40)
-
-
-def _sessions(conversation: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    numbers = sorted(int(m.group(1)) for k, v in conversation.items()
-                     if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
-    return [conversation[f"session_{n}"] for n in numbers]
 
 
 def item_key(ci: int, dia: str, text: str) -> str:
@@ -104,7 +98,7 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
     said_text: dict[int, str] = {}
     names: frozenset[str] = frozenset()
     turns = 0
-    for si, session in enumerate(_sessions(conv)):
+    for si, session in enumerate(sessions(conv)):
         scope = Scope(tenant, ROLE, f"c{ci}-s{si}")
         messages: list[dict[str, Any]] = [{"role": "system", "content": "A chat."}]
         for ti, turn in enumerate(session):
@@ -339,14 +333,6 @@ def score(res: dict[str, Any], labels: dict[str, bool], rate: float) -> dict[str
             "labelled": labelled / max(1, n_standing)}
 
 
-def _span(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out.extend(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     """CLI: print the table (module doc)."""
     p = argparse.ArgumentParser(prog="docs/evaluation/locomo_block.py")
@@ -365,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
                         " hybrid needs --indexes")
     args = p.parse_args(argv)
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
-    chosen = _span(args.conversations)
+    chosen = span(args.conversations)
     labels: dict[str, bool] = {}
     if Path(args.labels).is_file():
         labels = {k: bool(v) for k, v in

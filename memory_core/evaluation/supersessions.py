@@ -34,7 +34,7 @@ _INDEX_WAIT_S = 900.0
 """Seconds one conversation may wait for the indexes (``--index``)."""
 
 
-def _sessions(conversation: dict[str, Any]) -> list[list[dict[str, Any]]]:
+def sessions(conversation: dict[str, Any]) -> list[list[dict[str, Any]]]:
     """A LoCoMo conversation's sessions in order, each its list of turns."""
     numbers = sorted(int(m.group(1)) for k, v in conversation.items()
                      if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
@@ -48,7 +48,7 @@ def replay(engine: Any, conversations: list[tuple[int, dict[str, Any]]]) -> dict
 
     turns = 0
     for ci, conv in conversations:
-        for si, session in enumerate(_sessions(conv)):
+        for si, session in enumerate(sessions(conv)):
             scope = Scope(f"locomo-{ci}", "eval", f"c{ci}-s{si}")
             messages: list[dict[str, Any]] = [{"role": "system", "content": "A chat."}]
             for ti, turn in enumerate(session):
@@ -107,8 +107,9 @@ def run(data: str | Path, conversations: list[int], *, index: bool = False
         return replay(engine, chosen)
 
 
-def _span(text: str) -> list[int]:
-    """``"0-4"`` or ``"0,2,5"`` as a list of indexes."""
+def span(text: str) -> list[int]:
+    """``"0-4"`` or ``"0,2,5"`` (or a mix, ``"0-2,7"``) as a list of indexes; raises
+    ``ValueError`` for a part that is no integer."""
     out: list[int] = []
     for part in text.split(","):
         lo, _, hi = part.partition("-")
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print each supersession")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
-    result = run(args.data, _span(args.conversations), index=args.index)
+    result = run(args.data, span(args.conversations), index=args.index)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
