@@ -60,6 +60,20 @@ def _ids(tmp: Path, messages: list[str]) -> tuple[Engine, dict[str, dict[str, An
     return engine, {r["text"]: r for r in rows}
 
 
+def _assert_never_revised_by_meaning(tmp: Path, other: str, order: str) -> None:
+    """Captured after ``other``, ``order`` is revisable, yet revising by meaning at a
+    similarity of 0.95 (above the floor) leaves ``other`` active."""
+    engine, rows = _ids(tmp, [other, order])
+    try:
+        old, new = rows[other]["id"], rows[order]["id"]
+        assert writer.revisable(engine.store.read_tx(lambda tx: tx.item_writes.item(new)))
+        assert engine.store.write_tx_sync(lambda tx: writer.revise_by_meaning(
+            tx, new, [(old, 0.95)], floor=FLOOR, margin=MARGIN)) is None
+        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
+    finally:
+        engine.close()
+
+
 def test_orders_about_two_components_attribute_stay_two(tmp_path: Path) -> None:
     engine, rows = _ids(tmp_path, [LOGIN_ZH, PAY_ZH])
     engine.close()
@@ -72,15 +86,7 @@ def test_orders_about_two_components_attribute_stay_two(tmp_path: Path) -> None:
 ])
 def test_an_order_about_one_component_never_revises_another_by_meaning(
         tmp_path: Path, other: str) -> None:
-    engine, rows = _ids(tmp_path, [other, LOGIN_ZH])
-    try:
-        old, new = rows[other]["id"], rows[LOGIN_ZH]["id"]
-        assert writer.revisable(engine.store.read_tx(lambda tx: tx.item_writes.item(new)))
-        assert engine.store.write_tx_sync(lambda tx: writer.revise_by_meaning(
-            tx, new, [(old, 0.95)], floor=FLOOR, margin=MARGIN)) is None
-        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
-    finally:
-        engine.close()
+    _assert_never_revised_by_meaning(tmp_path, other, LOGIN_ZH)
 
 
 def test_the_same_components_stated_level_is_still_revised(tmp_path: Path) -> None:
@@ -113,6 +119,7 @@ def test_the_chains_first_value_survives_the_order_end_to_end(tmp_path: Path) ->
 
 # -- English (rows 161, 167-169): the same order, keyed and read as a change -----------------
 PAY_EN = "The payment service's logs are too noisy, set the level to warn."
+BUILD_CACHE_EN = "The build cache expires after 69 hours."
 
 
 @pytest.mark.parametrize("text, subject, new", [
@@ -152,16 +159,7 @@ def test_an_english_order_revises_the_components_stated_level_only(tmp_path: Pat
 
 
 def test_an_english_order_never_revises_another_thing_by_meaning(tmp_path: Path) -> None:
-    other = "The build cache expires after 69 hours."
-    engine, rows = _ids(tmp_path, [other, LOGIN_EN])
-    try:
-        old, new = rows[other]["id"], rows[LOGIN_EN]["id"]
-        assert writer.revisable(engine.store.read_tx(lambda tx: tx.item_writes.item(new)))
-        assert engine.store.write_tx_sync(lambda tx: writer.revise_by_meaning(
-            tx, new, [(old, 0.95)], floor=FLOOR, margin=MARGIN)) is None
-        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
-    finally:
-        engine.close()
+    _assert_never_revised_by_meaning(tmp_path, BUILD_CACHE_EN, LOGIN_EN)
     assert not writer._other_component(LOGIN_EN, "The login form's log level is info.")
 
 
@@ -214,16 +212,7 @@ def test_an_of_phrase_that_names_no_thing_has_no_owner(text: str) -> None:
 def test_an_of_order_never_revises_another_thing_by_meaning(tmp_path: Path) -> None:
     order = "Set the log level of the login form to debug."
     assert replacement.owner_of(order) == "login form"
-    other = "The build cache expires after 69 hours."
-    engine, rows = _ids(tmp_path, [other, order])
-    try:
-        old, new = rows[other]["id"], rows[order]["id"]
-        assert writer.revisable(engine.store.read_tx(lambda tx: tx.item_writes.item(new)))
-        assert engine.store.write_tx_sync(lambda tx: writer.revise_by_meaning(
-            tx, new, [(old, 0.95)], floor=FLOOR, margin=MARGIN)) is None
-        assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "active"
-    finally:
-        engine.close()
+    _assert_never_revised_by_meaning(tmp_path, BUILD_CACHE_EN, order)
     assert writer._other_component(order, "The payment service's log level is info.")
     assert not writer._other_component(order, "The login form's log level is info.")
     assert not writer._other_component(LOGIN_EN, "The log level of the login form is info.")

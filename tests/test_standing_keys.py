@@ -7,10 +7,12 @@ no labelled split."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_core.engine import Engine
 from memory_core.evaluation.extraction import stands
-from memory_core.extraction import extract
+from memory_core.extraction import clause, extract
 from memory_core.items import writer
 from memory_core.models import Scope
 from tests.test_memory_classes import superseded_by
@@ -118,3 +120,22 @@ def test_a_new_version_after_on_supersedes_the_old(engine: Engine) -> None:
         engine.store.write_tx_sync(lambda c, t=text: writer.store_extracted(
             c, Scope("t", "coder"), 1, None, extract(t)))
     assert superseded_by(engine) == {VERSION_VALUES[0][0]: VERSION_VALUES[0][1]}
+
+
+_SCAN_PARTS = st.sampled_from(["we", "ship", "On", "API", "to", " ", "  ", "\t", "\n", "'",
+                               "-", "_", "*", ":", '"', "发布", "é", "1", ",", "\u3000", "v2"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SCAN_PARTS, max_size=14), st.data())
+def test_the_word_before_a_version_is_found_from_its_own_run(parts: list[str],
+                                                             data: st.DataObject) -> None:
+    """``names_release`` searches back from the version's own word run, not the whole
+    clause (once per version word): the match is the one a search from the clause's
+    start finds."""
+    scan = "".join(parts)
+    start = data.draw(st.integers(0, len(scan)))
+    at = data.draw(st.integers(start, len(scan)))
+    whole = clause._WORD_BEFORE.search(scan, start, at)
+    bounded = clause._WORD_BEFORE.search(scan, clause._last_word_start(scan, start, at), at)
+    assert (whole and whole.span()) == (bounded and bounded.span())

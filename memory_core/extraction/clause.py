@@ -37,6 +37,8 @@ class Verdict:
 
 
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'-]*)\s+$")
+_SHOWN = re.compile(r"[^ \t\"'*_:-]")
+"""A character other than blanks, quote marks and emphasis: words before the name."""
 _VALUE_PREPOSITIONS = frozenset(
     "to on at from of in into onto with via for by as than over back".split())
 
@@ -47,13 +49,25 @@ def names_release(scan: str, start: int, at: int) -> bool:
     "发布 v3"), rather than being the clause's value: after a preposition ("we're on
     v2.3", "pin the SDK to v1.2.4") or a name it versions ("use API v1", "Node v20"),
     a later version is a new value of the same key, so it is masked like "Python 3.12"."""
-    before = _WORD_BEFORE.search(scan, start, at)
+    before = _WORD_BEFORE.search(scan, _last_word_start(scan, start, at), at)
     if before is None:
         return True
     word = before.group(1)
     if word.lower() in _VALUE_PREPOSITIONS:
         return False
-    return not (word[0].isupper() and scan[start:before.start()].strip(" \t\"'*_-:"))
+    return not (word[0].isupper() and _SHOWN.search(scan, start, before.start()))
+
+
+def _last_word_start(scan: str, start: int, at: int) -> int:
+    """Where the run of word characters (``\\w``, ``'``, ``-``) and spaces that ends at
+    ``at`` begins its words: no match of :data:`_WORD_BEFORE` ending at ``at`` starts
+    before it, so the search need not cover the clause (once per version word)."""
+    i = at
+    while i > start and scan[i - 1].isspace():
+        i -= 1
+    while i > start and (scan[i - 1].isalnum() or scan[i - 1] in "_'-"):
+        i -= 1
+    return i
 
 
 @dataclass(slots=True)
