@@ -27,24 +27,25 @@ from pathlib import Path
 import aiohttp
 import orjson
 
+from proxy.shortbench import BENCH_KEY
+
 READY_PATH = "/health/readiness"
 """LiteLLM's readiness probe: 200 with ``{"status": "healthy", ...}`` once ready
 (some versions add ``litellm_version``)."""
-DUMMY_KEY = "sk-bench-not-a-real-key"  # shortbench.BENCH_KEY
-"""The key the bench client sends (LiteLLM's master key) and LiteLLM sends upstream
-(the fake upstream never checks it)."""
 
 
 def litellm_config(upstream: str, model: str) -> str:
     """The ``config.yaml`` text for a pass-through of ``model`` to ``upstream`` (a base
-    URL ending in ``/v1``). Written as JSON, which is YAML too, so that no YAML
+    URL ending in ``/v1``); :data:`~proxy.shortbench.BENCH_KEY`, the key every bench
+    request carries, is the master key and the key sent upstream (the fake upstream
+    never checks it). Written as JSON, which is YAML too, so that no YAML
     library is needed here and every value is quoted exactly."""
     config = {
         "model_list": [{"model_name": model, "litellm_params": {
-            "model": f"openai/{model}", "api_base": upstream, "api_key": DUMMY_KEY}}],
+            "model": f"openai/{model}", "api_base": upstream, "api_key": BENCH_KEY}}],
         "litellm_settings": {"num_retries": 0, "callbacks": [], "success_callback": [],
                              "failure_callback": []},
-        "general_settings": {"master_key": DUMMY_KEY, "disable_spend_logs": True},
+        "general_settings": {"master_key": BENCH_KEY, "disable_spend_logs": True},
     }
     return orjson.dumps(config, option=orjson.OPT_INDENT_2).decode() + "\n"
 

@@ -62,8 +62,8 @@ class Scripted:
 
 
 class GatedUpstream:
-    """A loopback upstream answering every POST from a queue of :class:`Scripted`,
-    recording what it received."""
+    """A loopback upstream answering every request from a queue of :class:`Scripted`,
+    recording what it received (``json``: ``None`` for a body that is not JSON)."""
 
     def __init__(self) -> None:
         self.answers: deque[Scripted] = deque()
@@ -73,9 +73,12 @@ class GatedUpstream:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
+        try:
+            value = orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:  # an upload, or a body the test sent as it is
+            value = None
         self.received.append({"path": request.path, "path_qs": request.path_qs, "raw": raw,
-                              "json": orjson.loads(raw) if raw else None,
-                              "headers": dict(request.headers)})
+                              "json": value, "headers": dict(request.headers)})
         answer = self.answers.popleft()
         resp = web.StreamResponse(status=answer.status, headers=answer.headers)
         await resp.prepare(request)
@@ -100,10 +103,12 @@ Gated = tuple[GatedUpstream, RunningProxy]
 
 
 @asynccontextmanager
-async def gated_proxy(tmp_path: Path, **tools: Any) -> AsyncIterator[Gated]:
-    """A started :class:`GatedUpstream` and a proxy on it with data under ``tmp_path/d``,
-    the memory tools always offered; ``tools`` adds settings of the ``tools`` section."""
-    upstream = GatedUpstream()
+async def gated_proxy(tmp_path: Path, upstream: GatedUpstream | None = None,
+                      **tools: Any) -> AsyncIterator[Gated]:
+    """A started :class:`GatedUpstream` (``upstream``, or a new one) and a proxy on it
+    with data under ``tmp_path/d``, the memory tools always offered; ``tools`` adds
+    settings of the ``tools`` section."""
+    upstream = upstream or GatedUpstream()
     await upstream.start()
     proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}/v1", tmp_path / "d",
                               tools={"offer": "always", **tools})

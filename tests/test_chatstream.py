@@ -67,6 +67,22 @@ def test_a_plain_answer_passes_byte_for_byte_and_holds_its_tail(size: int | None
     assert sr.shown and sr.messages()[0]["content"] == "Hello"
 
 
+@pytest.mark.parametrize("size", [None, 1, 7])
+def test_leading_blank_content_is_held_then_shown_in_its_place(size: int | None) -> None:
+    """A whitespace chunk before anything shown waits (a hidden round's blank line
+    before its memory call must not lead the client's answer); the first visible
+    chunk sends it first, so an answer that begins with it passes byte for byte."""
+    head = sse(chunk({"role": "assistant", "content": ""}), chunk({"content": "\n\n"}),
+               done=False)
+    sr, early = run(head, size)
+    assert not sr.shown and b"\\n\\n" not in early
+    rest = sse(chunk({"content": "Hello"}), chunk(finish="stop"))
+    sr, out = run(head + rest, size)
+    held = b"".join(raw for _kind, raw in sr.tail)
+    assert out + held == head + rest
+    assert sr.shown and sr.messages()[0]["content"] == "\n\nHello"
+
+
 def test_a_role_chunk_alone_is_not_shown_yet() -> None:
     sr, out = run(sse(chunk({"role": "assistant", "content": ""}), done=False))
     assert out.startswith(b"data: ") and not sr.shown

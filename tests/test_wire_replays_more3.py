@@ -15,18 +15,19 @@ import orjson
 import pytest
 
 from tests.conftest import TEST_KEY
-from tests.test_wire_replays import (
+from tests.replay_helpers import (
     FINAL,
+    JSON,
     SDK_USER,
+    Gated,
     Scripted,
     chunk,
     ev,
     gated,  # noqa: F401 - the fixture
 )
-from tests.test_wire_replays_more import Gated, _events, _post
+from tests.replay_helpers import events as _events
+from tests.replay_helpers import post as _post
 from tests.test_wire_replays_more2 import MEMORY_CALL, _empty_text_then_call
-
-JSON = {"Content-Type": "application/json"}
 
 
 def _anthropic(proxy: Any) -> anthropic.AsyncAnthropic:

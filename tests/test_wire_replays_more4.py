@@ -26,45 +26,32 @@ from backports import zstd
 from multidict import CIMultiDict
 
 from tests.conftest import TEST_KEY, RunningProxy, start_proxy
-from tests.test_wire_replays import (
+from tests.replay_helpers import (
     FINAL,
     HEADERS,
+    JSON,
     MEMORY_CALLS,
     SDK_USER,
     GatedUpstream,
     Scripted,
+    gated_proxy,
 )
-from tests.test_wire_replays_more import _events
+from tests.replay_helpers import events as _events
 
-JSON = {"Content-Type": "application/json"}
 SSE = {"Content-Type": "text/event-stream"}
 
 
 class RawUpstream(GatedUpstream):
     """:class:`GatedUpstream` that also keeps each request's raw header lines (repeated
-    names included) and takes bodies that are not JSON."""
+    names included)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.heads: list[list[tuple[bytes, bytes]]] = []
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        raw = await request.read()
         self.heads.append(list(request.raw_headers))
-        try:
-            value = orjson.loads(raw) if raw else None
-        except orjson.JSONDecodeError:
-            value = None
-        self.received.append({"path": request.path, "path_qs": request.path_qs,
-                              "raw": raw, "json": value, "method": request.method,
-                              "headers": dict(request.headers)})
-        answer = self.answers.popleft()
-        resp = web.StreamResponse(status=answer.status, headers=answer.headers)
-        await resp.prepare(request)
-        for piece in answer.pieces:
-            await resp.write(piece)
-        await resp.write_eof()
-        return resp
+        return await super().handle(request)
 
 
 Raw = tuple[RawUpstream, RunningProxy]
@@ -73,13 +60,8 @@ Raw = tuple[RawUpstream, RunningProxy]
 @pytest.fixture
 async def raw(tmp_path: Path) -> AsyncIterator[Raw]:
     upstream = RawUpstream()
-    await upstream.start()
-    proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}/v1", tmp_path / "d",
-                              tools={"offer": "always"})
-    yield upstream, proxy
-    await proxy.close()
-    assert upstream.runner is not None
-    await upstream.runner.cleanup()
+    async with gated_proxy(tmp_path, upstream) as (_, proxy):
+        yield upstream, proxy
 
 
 async def _send(proxy: RunningProxy, method: str, path: str, data: bytes | None = None,
