@@ -37,7 +37,7 @@ from memory_core.extraction import ends, relative_dates
 from memory_core.extraction.prepare import fold_width, user_words
 from memory_core.items import accounts, chitchat, fields, readings, standing
 from memory_core.items.branches import EDITED
-from memory_core.items.index import IndexView, ItemIndex
+from memory_core.items.index import IndexView, ItemIndex, MessageContext, context_of
 from memory_core.items.writer import GLOBAL_TENANT, account_tenant
 from memory_core.models import CaptureResult, Scope
 from memory_core.store.api import Tx
@@ -200,14 +200,14 @@ def warm_message_terms(namespace: str, messages: Sequence[tuple[int, str, str]])
 
 
 def message_context(tx: Tx, namespace: str, tenant: str, role: str,
-                    ids: Sequence[int]) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+                    ids: Sequence[int]) -> MessageContext:
     """``{message id: (its terms as evidence, its speaker's name terms)}`` of the
     stored messages ``ids`` of a tenant and role (absent ids left out): the context
     an item of the message is matched through (:data:`_CONTEXT_SHARE`). The terms
     are :func:`message_terms`, shared with the quote path's cache; a message longer
     than :data:`WARM_MAX_CHARS` (a pasted file or log) gives none: its words say
     little about any one sentence of it."""
-    out: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+    out: MessageContext = {}
     for m in tx.assembly.quote_messages(ids, tenant, role):
         text = m["text"] or ""
         words = (message_terms(namespace, int(m["id"]), m["msg_role"], text)
@@ -867,7 +867,6 @@ Quick long-session eval: cacheable prefix 88.8 -> 89.1 %, coverage unchanged at 
 (measured with the turn's own term count; 1/2 measured the same)."""
 
 _NAME_TERMS: dict[str, frozenset[str]] = {}
-_NO_CONTEXT: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 
 def _name_terms(name: Any) -> frozenset[str]:
@@ -1195,8 +1194,7 @@ def assemble(
         item_index = ItemIndex(item_features, len(active_items),
                                sorted(active_items, key=lambda r: r["id"]),
                                fold_key=fold_key,
-                               context=lambda r: around.get(r["source_message_id"],
-                                                            _NO_CONTEXT)).view()
+                               context=context_of(around)).view()
     view = in_view_ids if in_view_ids is not None else request_ids
     if not cfg.in_view_tokens:
         view = set()

@@ -34,15 +34,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core.items.index import FoldKey, IndexView, ItemIndex, Prepare
+from memory_core.items.index import (
+    NO_CONTEXT,
+    FoldKey,
+    IndexView,
+    ItemIndex,
+    MessageContext,
+    Prepare,
+    context_of,
+)
 from memory_core.store.api import Tx
 
 ItemRow = dict[str, Any]
 """One cached item: :data:`~memory_core.store.api.ITEM_ROW_COLUMNS` by name (``data``
 holds the speaker and ordinal label the block reads: :mod:`memory_core.items.standing`)."""
 
-MessageContext = dict[int, tuple[frozenset[str], frozenset[str]]]
-"""Source message id → (its keyword terms, its speaker's name terms)."""
 ContextReader = Callable[[Tx, str, str, str, list[int]], MessageContext]
 """``(tx, namespace, tenant, role, message ids) -> MessageContext`` of those messages."""
 
@@ -151,7 +157,7 @@ class ActiveItems:
                 rows = fresh.rows.values()
                 fresh.index = ItemIndex(self._prepare, MAX_ITEMS, sorted(
                     rows, key=lambda r: r["id"]), fold_key=self._fold_key,
-                    context=None if context is None else _lookup(context))
+                    context=None if context is None else context_of(context))
                 fresh.index.seq = fresh.seq
                 stored = self._scopes.get(key)
                 if stored is not None and stored.seq == fresh.seq and stored.index is None:
@@ -182,7 +188,7 @@ class ActiveItems:
                     keep = {r["source_message_id"] for r in snap.rows.values()}
                     for m in [m for m in held if m not in keep]:
                         del held[m]
-                held.update((m, got.get(m, _NO_CONTEXT)) for m in new)
+                held.update((m, got.get(m, NO_CONTEXT)) for m in new)
         return held
 
     def clear(self) -> None:
@@ -222,17 +228,6 @@ class ActiveItems:
                 rows[int(r["id"])] = r
                 added.append(r)
         return _Snapshot(seq, rows, changed=(ids, added))
-
-
-_NO_CONTEXT: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
-
-
-def _lookup(context: MessageContext) -> Callable[[ItemRow], tuple[frozenset[str],
-                                                                  frozenset[str]]]:
-    def of(row: ItemRow) -> tuple[frozenset[str], frozenset[str]]:
-        m = row["source_message_id"]
-        return _NO_CONTEXT if m is None else context.get(int(m), _NO_CONTEXT)
-    return of
 
 
 def _changes_since(tx: Tx, seq: int) -> tuple[int, list[int]] | None:

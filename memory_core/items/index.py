@@ -40,6 +40,20 @@ Prepare = Callable[[Any], tuple[float, frozenset[str], bool]]
 Context = Callable[[Any], tuple[frozenset[str], frozenset[str]]]
 """``row -> (keyword terms of its source message, terms of that message's speaker's
 name)``; empty sets for none."""
+MessageContext = dict[int, tuple[frozenset[str], frozenset[str]]]
+"""Source message id → (its keyword terms, its speaker's name terms)."""
+NO_CONTEXT: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+"""The context of an item whose message gives none (absent, or too long to say)."""
+
+
+def context_of(messages: MessageContext) -> Context:
+    """The :data:`Context` of items read from ``messages`` by their
+    ``source_message_id`` (:data:`NO_CONTEXT` for none or an unknown one)."""
+    def of(row: Any) -> tuple[frozenset[str], frozenset[str]]:
+        m = row["source_message_id"]
+        return NO_CONTEXT if m is None else messages.get(int(m), NO_CONTEXT)
+    return of
+
 FoldKey = Callable[[Any], int]
 """``row -> the number of what assembly folds it with`` (``-1``: nothing)."""
 
