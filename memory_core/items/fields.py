@@ -41,7 +41,15 @@ def may_revise(row: Any) -> list[int]:
     """The items a correction may revise (``data.may_revise``, ids oldest first): it
     named only an attribute's head that two or more items qualify ("my font size" after
     "editor font size" and "terminal font size"), so the user is asked which; ``[]``
-    for any other item (:func:`memory_core.items.supersession.correction_target`)."""
+    for any other item (:func:`memory_core.items.supersession.correction_target`).
+    Read for each of a block's chosen items on every request: a ``data`` text that does
+    not hold the key is not parsed."""
+    try:
+        raw = row["data"]
+    except (KeyError, IndexError):
+        return []
+    if not raw or (isinstance(raw, str) and "may_revise" not in raw):
+        return []
     value = data_of(row).get("may_revise")
     if not isinstance(value, list):
         return []
