@@ -3,7 +3,7 @@
     PYTHONPATH=. python docs/evaluation/locomo_block.py --data locomo10.json \
         --conversations 0-4 [--labels docs/evaluation/locomo_block_labels.json] \
         [--sample 100 --sample-out FILE] [--list] [--indexes] [--why] \
-        [--search-mode bm25|hybrid]
+        [--search-mode bm25|hybrid] [--curve]
 
 LoCoMo (Maharana et al., ACL 2024; ``locomo10.json``, CC BY-NC 4.0, read from the path
 given, never copied here: see the shared data's README). Each conversation is one
@@ -34,13 +34,18 @@ writes N standing items (seeded, spread over the conversations) with their keys
 to ``--sample-out`` for labelling (keep that file outside the repository: it
 quotes LoCoMo). ``--why`` follows each question's gold turns (:func:`why_one`): what
 became of the best-placed item of a gold turn in the block (:data:`FATES`: shown,
-cut by ``max_items``, below the match floor, no match, excluded, no item), its rank in
+cut by ``max_items`` or ``match_items``, below the match floor, no match, excluded, no item), its rank in
 the block's relevance ``rel``, and with ``--indexes`` the gold turn's rank in the
 hybrid message search and the gold items' in the BM25 and hybrid item searches; it
 also times the block's item choice (``_choose_items``, best of 5) on the item index as
 assembly gets it and on the same index without its context postings (the rest of each
 item's message: :meth:`memory_core.items.index.IndexView.context_slots`), alternately
-in the same run, and prints the medians.
+in the same run, and prints the medians. ``--curve`` (:func:`curve_one`) prints the
+block's match lines by their score against the turn's best match and by absolute
+score, with their gold share, its standing lines by kind and label, and the
+trade-off of a relative floor (:data:`FLOORS`) and a cap on match lines
+(:data:`MATCH_CAPS`, ``match_items``): lines per question, precision, best gold item
+shown.
 """
 
 from __future__ import annotations
@@ -67,9 +72,9 @@ from memory_core.models import Scope
 
 ROLE = "eval"
 CATEGORIES = (1, 2, 3, 4)
-FATES = ("shown", "collapsed", "omitted (budget)", "past max_items", "past collapse scan",
-         "below floor", "no match", "in view", "conversation-local", "a question",
-         "not a candidate", "no item")
+FATES = ("shown", "collapsed", "omitted (budget)", "past max/match_items",
+         "past collapse scan", "below floor", "no match", "in view", "conversation-local",
+         "a question", "not a candidate", "no item")
 """What became of a question's best-placed gold item, best first (``--why``)."""
 RANKS = (1, 5, 10, 20, 40)
 FLOORS = (0.0, 0.2, 0.3, 1 / 3, 0.4, 0.5, 0.6)
@@ -263,7 +268,7 @@ def why_one(engine: Any, scope: Scope, result: Any, question: str, gold_msgs: di
             elif rel[s] < floor_v:
                 fate = "below floor"
             elif s in matching:
-                fate = "past max_items"
+                fate = "past max/match_items"
             else:
                 fate = "past collapse scan"
         if s is not None and q_content & ix.terms[s]:
