@@ -55,7 +55,8 @@ class MemoryConfig:
     ``max_items``: memory items per block; ``pinned_items``: of those, at most this
     many standing items (preferences, constraints, decisions, facts with a number or
     a correction; :func:`memory_core.assembly.block.standing_weight`) shown without a
-    keyword match.
+    keyword match; ``match_items``: of those, at most this many items that match the
+    turn's words or search (the best first), in the room the standing items leave.
     ``evidence_snippets``/``snippet_chars``: quoted earlier messages not in the request.
     ``in_view_tokens``: a fact, decision or proposal whose message is among the newest
     this-many tokens the upstream sees verbatim is not repeated in the block
@@ -114,6 +115,7 @@ class MemoryConfig:
     idle_resume_seconds: float = field(default=1800.0, metadata=rng(0, 30 * 86400))
     max_items: int = field(default=40, metadata=rng(0, 500))
     pinned_items: int = field(default=20, metadata=rng(0, 200))
+    match_items: int = field(default=8, metadata=rng(0, 500))
     evidence_snippets: int = field(default=4, metadata=rng(0, 50))
     snippet_chars: int = field(default=400, metadata=rng(40, 4000))
     in_view_tokens: int = field(default=8000, metadata=rng(0, 10_000_000))

@@ -161,6 +161,7 @@ class InjectionSettings:
     idle_resume_seconds: float = _memory("idle_resume_seconds")
     max_items: int = _memory("max_items")
     pinned_items: int = _memory("pinned_items")
+    match_items: int = _memory("match_items")
     evidence_snippets: int = _memory("evidence_snippets")
     snippet_chars: int = _memory("snippet_chars")
     in_view_tokens: int = _memory("in_view_tokens")
@@ -391,6 +392,7 @@ class Settings:
             idle_resume_seconds=inj.idle_resume_seconds,
             max_items=inj.max_items,
             pinned_items=inj.pinned_items,
+            match_items=inj.match_items,
             evidence_snippets=inj.evidence_snippets,
             snippet_chars=inj.snippet_chars,
             in_view_tokens=inj.in_view_tokens,

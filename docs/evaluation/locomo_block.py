@@ -3,7 +3,7 @@
     PYTHONPATH=. python docs/evaluation/locomo_block.py --data locomo10.json \
         --conversations 0-4 [--labels docs/evaluation/locomo_block_labels.json] \
         [--sample 100 --sample-out FILE] [--list] [--indexes] [--why] \
-        [--search-mode bm25|hybrid]
+        [--search-mode bm25|hybrid] [--curve]
 
 LoCoMo (Maharana et al., ACL 2024; ``locomo10.json``, CC BY-NC 4.0, read from the path
 given, never copied here: see the shared data's README). Each conversation is one
@@ -34,13 +34,18 @@ writes N standing items (seeded, spread over the conversations) with their keys
 to ``--sample-out`` for labelling (keep that file outside the repository: it
 quotes LoCoMo). ``--why`` follows each question's gold turns (:func:`why_one`): what
 became of the best-placed item of a gold turn in the block (:data:`FATES`: shown,
-cut by ``max_items``, below the match floor, no match, excluded, no item), its rank in
+cut by ``max_items`` or ``match_items``, below the match floor, no match, excluded, no item), its rank in
 the block's relevance ``rel``, and with ``--indexes`` the gold turn's rank in the
 hybrid message search and the gold items' in the BM25 and hybrid item searches; it
 also times the block's item choice (``_choose_items``, best of 5) on the item index as
 assembly gets it and on the same index without its context postings (the rest of each
 item's message: :meth:`memory_core.items.index.IndexView.context_slots`), alternately
-in the same run, and prints the medians.
+in the same run, and prints the medians. ``--curve`` (:func:`curve_one`) prints the
+block's match lines by their score against the turn's best match and by absolute
+score, with their gold share, its standing lines by kind and label, and the
+trade-off of a relative floor (:data:`FLOORS`) and a cap on match lines
+(:data:`MATCH_CAPS`, ``match_items``): lines per question, precision, best gold item
+shown.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memory_core.assembly import block
 from memory_core.assembly.block import _choose_items, asked_terms, standing_weight, terms
 from memory_core.evaluation.locomo import gold_turns, speaker_name
 from memory_core.evaluation.supersessions import sessions, span
@@ -66,11 +72,17 @@ from memory_core.models import Scope
 
 ROLE = "eval"
 CATEGORIES = (1, 2, 3, 4)
-FATES = ("shown", "collapsed", "omitted (budget)", "past max_items", "past collapse scan",
-         "below floor", "no match", "in view", "conversation-local", "a question",
-         "not a candidate", "no item")
+FATES = ("shown", "collapsed", "omitted (budget)", "past max/match_items",
+         "past collapse scan", "below floor", "no match", "in view", "conversation-local",
+         "a question", "not a candidate", "no item")
 """What became of a question's best-placed gold item, best first (``--why``)."""
 RANKS = (1, 5, 10, 20, 40)
+FLOORS = (0.0, 0.2, 0.3, 1 / 3, 0.4, 0.5, 0.6)
+"""Relative floors of the ``--curve`` (a match kept at this share of the best's score)."""
+MATCH_CAPS = (4, 6, 8, 12, None)
+"""Most match lines per block of the ``--curve`` (``None``: as many as ``max_items`` leaves)."""
+RATIO_BINS = (0.0, 0.2, 1 / 3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.01)
+SCORE_BINS = (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, float("inf"))
 
 
 def item_key(ci: int, dia: str, text: str) -> str:
@@ -89,8 +101,8 @@ def _rows(db: Path, tenant: str) -> dict[int, sqlite3.Row]:
     return {int(r["id"]): r for r in rows}
 
 
-def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
-               ) -> dict[str, Any]:
+def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False,
+               curve: bool = False) -> dict[str, Any]:
     """Replay conversation ``ci`` and ask its questions (module doc)."""
     conv = sample["conversation"]
     tenant = f"locomo-{ci}"
@@ -152,6 +164,12 @@ def replay_one(engine: Any, ci: int, sample: dict[str, Any], why: bool = False
                           if any(s in gold_msgs for s in fields.sources(r))}
             questions[-1]["why"] = why_one(engine, scope, result, str(qa["question"]),
                                            gold_msgs, gold_items, assembly, names)
+        if curve:
+            gold_msgs = {m for m, d in dia_of.items() if d in gold}
+            gold_items = {i for i, r in rows.items()
+                          if any(s in gold_msgs for s in fields.sources(r))}
+            questions[-1]["curve"] = curve_one(engine, scope, result, str(qa["question"]),
+                                               gold_items)
         engine.flush()
         own = engine.list_items(tenant=tenant, role=ROLE, thread_id=result.thread_id,
                                 limit=1000)["items"]
@@ -250,7 +268,7 @@ def why_one(engine: Any, scope: Scope, result: Any, question: str, gold_msgs: di
             elif rel[s] < floor_v:
                 fate = "below floor"
             elif s in matching:
-                fate = "past max_items"
+                fate = "past max/match_items"
             else:
                 fate = "past collapse scan"
         if s is not None and q_content & ix.terms[s]:
@@ -265,6 +283,117 @@ def why_one(engine: Any, scope: Scope, result: Any, question: str, gold_msgs: di
                          "only its message shares one" if msg_shares else
                          "neither shares one")
     return out
+
+
+def curve_one(engine: Any, scope: Scope, result: Any, question: str,
+              gold_items: set[int]) -> dict[str, Any]:
+    """The block's item lines under each relative floor of :data:`FLOORS` and match
+    cap of :data:`MATCH_CAPS` (``--curve``): ``{(floor, cap): [line]}``, a line as in
+    :func:`replay_one`'s, taken from :func:`_choose_items` with the module's floor
+    (and match cap, where the module has one) set for the call; and each line of the
+    block as it is, with its score against the turn's best match (``lines``).
+    The budget is not applied (on LoCoMo it cuts no item line)."""
+    cfg = engine.config
+    hook = engine.searcher if engine.search is not None else None
+    out: dict[str, Any] = {"variants": {}}
+    saved = block._RELEVANCE_FLOOR
+    has_cap = hasattr(cfg, "match_items")
+
+    def line(c: Any) -> dict[str, Any]:
+        iid = int(c[0]["id"])
+        return {"id": iid, "standing": str(c[2]).startswith("standing"),
+                "gold": iid in gold_items, "kind": str(c[0]["kind"]),
+                "match": str(c[2]).startswith("matches")}
+
+    def run(tx: Any) -> None:
+        ix = engine._active_items.view(tx, engine.store.location, scope.tenant, scope.role)
+        newest = set(result.new_ids) or {result.head_id}
+        def args(c: Any) -> tuple[Any, ...]:
+            return (ix, tx, result, newest, set(result.message_ids), asked_terms(question),
+                    question, scope, c, hook, engine._indexed_items())
+        trace: dict[str, Any] = {}
+        chosen = _choose_items(*args(cfg), trace)[0]
+        rel, mask = trace["rel"], trace["items_mask"]
+        best = float(rel[mask].max()) if mask.any() else 0.0
+        out["lines"] = []
+        for c in chosen:
+            ln = line(c)
+            s = ix.slot(ln["id"])
+            ln["score"] = float(rel[s]) if s is not None else 0.0
+            ln["ratio"] = ln["score"] / best if best > 0 else 0.0
+            out["lines"].append(ln)
+        try:
+            for f in FLOORS:
+                block._RELEVANCE_FLOOR = f
+                for k in MATCH_CAPS:
+                    ck = (dataclasses.replace(cfg, match_items=k or cfg.max_items)
+                          if has_cap else cfg)
+                    got = [line(c) for c in _choose_items(*args(ck))[0]]
+                    keep, matches = [], 0
+                    for ln in got:
+                        if ln["match"]:
+                            matches += 1
+                            if k is not None and matches > k:
+                                continue
+                        keep.append(ln)
+                    out["variants"][(f, k)] = keep
+        finally:
+            block._RELEVANCE_FLOOR = saved
+
+    engine.store.read_tx(run)
+    return out
+
+
+def curve_tables(questions: list[dict[str, Any]], items: dict[int, Any],
+                 labels: dict[str, bool], rate: float) -> str:
+    """The ``--curve`` tables: the block's match lines by their score against the
+    turn's best and by absolute score (with their gold share), its standing lines by
+    kind and label, and lines, precision and best gold item shown per floor and cap."""
+    qs = [q for q in questions if "curve" in q]
+    n = max(1, len(qs))
+    out = [f"questions: {len(qs)}"]
+
+    def bins(key: str, edges: tuple[float, ...], title: str) -> None:
+        out.append(f"{title:<28} {'lines/q':>8} {'gold':>6} {'gold%':>6}")
+        for lo, hi in zip(edges, edges[1:], strict=False):
+            got = [ln for q in qs for ln in q["curve"]["lines"]
+                   if not ln["standing"] and lo <= ln[key] < hi]
+            g = sum(ln["gold"] for ln in got)
+            out.append(f"  [{lo:.2f}, {hi:.2f}){'':<14} {len(got) / n:>8.2f} {g:>6}"
+                       f" {100 * g / max(1, len(got)):>5.1f}%")
+
+    bins("ratio", RATIO_BINS, "match lines, score / best")
+    bins("score", SCORE_BINS, "match lines, absolute score")
+    out.append(f"{'standing lines by kind':<28} {'lines/q':>8} {'true':>6} {'false':>6}"
+               f" {'unlab.':>6} {'gold':>6}")
+    kinds = sorted({ln["kind"] for q in qs for ln in q["curve"]["lines"] if ln["standing"]})
+    for kind in kinds:
+        got = [ln for q in qs for ln in q["curve"]["lines"]
+               if ln["standing"] and ln["kind"] == kind]
+        keys = [items.get(ln["id"], {}).get("key", "") for ln in got]
+        out.append(f"  {kind:<26} {len(got) / n:>8.2f}"
+                   f" {sum(1 for k in keys if labels.get(k) is True):>6}"
+                   f" {sum(1 for k in keys if labels.get(k) is False):>6}"
+                   f" {sum(1 for k in keys if k not in labels):>6}"
+                   f" {sum(ln['gold'] for ln in got):>6}")
+    out.append(f"{'floor':>6} {'cap':>5} {'lines/q':>8} {'match/q':>8} {'gold%':>6}"
+               f" {'prec%':>6} {'best gold shown%':>17}")
+    for f in FLOORS:
+        for k in MATCH_CAPS:
+            lines = [q["curve"]["variants"][(f, k)] for q in qs]
+            flat = [ln for ls in lines for ln in ls]
+            useful = 0.0
+            for ln in flat:
+                key = items.get(ln["id"], {}).get("key", "")
+                useful += 1.0 if ln["gold"] else (
+                    (float(labels[key]) if key in labels else rate) if ln["standing"] else 0.0)
+            shown = sum(1 for ls in lines if any(ln["gold"] for ln in ls))
+            out.append(f"{f:>6.2f} {str(k or 'all'):>5} {len(flat) / n:>8.1f}"
+                       f" {sum(not ln['standing'] for ln in flat) / n:>8.1f}"
+                       f" {100 * sum(ln['gold'] for ln in flat) / max(1, len(flat)):>5.1f}%"
+                       f" {100 * useful / max(1, len(flat)):>5.1f}%"
+                       f" {100 * shown / n:>16.1f}%")
+    return "\n".join(out)
 
 
 def why_table(questions: list[dict[str, Any]]) -> str:
@@ -346,6 +475,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="attach the search indexes and the default embedder (hybrid search)")
     p.add_argument("--why", action="store_true",
                    help="where gold turns and their items rank, and what drops them")
+    p.add_argument("--curve", action="store_true",
+                   help="match lines by score, standing lines by kind, and the trade-off"
+                        " of a relative floor and a match cap")
     p.add_argument("--search-mode", choices=("bm25", "hybrid"),
                    help="the block's injection_search_mode (default: the config's);"
                         " hybrid needs --indexes")
@@ -365,7 +497,8 @@ def main(argv: list[str] | None = None) -> int:
             # quality apart from latency: no query falls back to BM25 for a slow CPU
             engine.search.query_timeout = 120.0
         for ci in chosen:
-            results.append(replay_one(engine, ci, data[ci], why=args.why))
+            results.append(replay_one(engine, ci, data[ci], why=args.why,
+                                      curve=args.curve))
     # sample precision: labelled standing items still standing
     st_keys = [res["items"][i]["key"] for res in results for i in res["standing"]]
     known = [labels[k] for k in st_keys if k in labels]
@@ -396,6 +529,8 @@ def main(argv: list[str] | None = None) -> int:
               f" {100 * s['low']:>5.1f}-{100 * s['high']:<5.1f}")
     if args.why:
         print(why_table(merged["questions"]))
+    if args.curve:
+        print(curve_tables(merged["questions"], merged["items"], labels, rate))
     print(f"standing items labelled: {len(known)} of {len(st_keys)};"
           f" truly standing among them: {100 * rate:.1f} %")
     if args.list:

@@ -960,7 +960,8 @@ def _choose_items(
     """The items for the block: ``(chosen, hidden, item_row, similar)``.
 
     ``chosen``: ``(row, priority, reason)`` — standing items (newest first), then
-    the best keyword/search matches with near-duplicates collapsed, then in-view
+    the best keyword/search matches (at most ``cfg.match_items``) with near-duplicates
+    collapsed, then in-view
     updates of shown items (:func:`memory_core.assembly.in_view.related_updates`).
     ``hidden``: items left out because the upstream reads them (``view``: in-view
     message ids), newest first. ``item_row(id)``: the row of a candidate item
@@ -1077,10 +1078,14 @@ def _choose_items(
     # the user set ("service 148 below 158 ms", "service 149 below 159 ms") and are
     # not collapsed by their words: only rivals that differ in their value alone
     # were folded above (:func:`_fold_rivals`).
+    # At most ``match_items`` matches: past the few best, a match shares one or two
+    # common words with the turn (the relative floor does not tell them apart from
+    # the evidence; their rank does).
     standing_rows = standing_rows[: cfg.max_items]
-    matching, similar = _collapse(matching, max(0, cfg.max_items - len(standing_rows)))
+    room = max(0, min(cfg.max_items - len(standing_rows), cfg.match_items))
+    matching, similar = _collapse(matching, room)
     similar.update((k, v) for k, v in similar_st.items() if v)
-    chosen = standing_rows + matching[: max(0, cfg.max_items - len(standing_rows))]
+    chosen = standing_rows + matching[:room]
     hidden_slots = np.flatnonzero(hidden_mask)
     hidden = [ix.rows[s] for s in hidden_slots[np.argsort(-ix.ids[hidden_slots])].tolist()]
     either = items_mask | hidden_mask
