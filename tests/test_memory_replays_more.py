@@ -506,6 +506,97 @@ def test_another_value_of_one_candidate_leaves_the_question_open(engine: Engine)
     assert got["My editor font size is 13."]["conflict_with"] == 1, got
 
 
+# -- 159: a bare answer to "which one?" ("The editor one.") --------------------------------------
+_WHICH = "Which font size did you mean: the editor's (12) or the terminal's (16)?"
+
+
+def _font_sizes_asked(engine: Engine, answer: str, asked: str = _WHICH) -> list[dict[str, Any]]:
+    put(engine, "My editor font size is 12.")
+    put(engine, "My terminal font size is 16.")
+    put(engine, "Actually, my font size is 14.")
+    _conversation(engine, ("user", "What font size do I use?"), ("assistant", asked),
+                  ("user", answer))
+    return [r for r in rows(engine) if r["kind"] == "fact"]
+
+
+@pytest.mark.parametrize("answer, meant", [
+    ("The editor one.", 1), ("the terminal", 2), ("Terminal.", 2),
+    ("Oh, the editor font size.", 1), ("editor please", 1),
+])
+def test_a_bare_answer_naming_one_candidate_lets_the_correction_revise_it(
+        engine: Engine, answer: str, meant: int) -> None:
+    # before: the answer yielded no item, so the 14 stayed current beside both sizes
+    got = _font_sizes_asked(engine, answer)
+    assert [r["text"] for r in got] == ["My editor font size is 12.",
+                                        "My terminal font size is 16.",
+                                        "Actually, my font size is 14."], got
+    assert got[2]["status"] == "active" and got[2]["supersedes"] == meant, got
+    assert [r["status"] for r in got[:2]] == [
+        "superseded" if i == meant else "active" for i in (1, 2)], got
+
+
+@pytest.mark.parametrize("answer, asked", [
+    ("The blue one.", _WHICH),  # names neither
+    ("Editor and terminal.", _WHICH),  # names both
+    ("Neither.", _WHICH),
+    ("The editor one.", "I have noted your font size."),  # no question before it
+])
+def test_a_bare_answer_naming_no_single_candidate_changes_nothing(
+        engine: Engine, answer: str, asked: str) -> None:
+    got = _font_sizes_asked(engine, answer, asked)
+    assert [r["status"] for r in got] == ["active"] * 3, got
+    assert got[2]["supersedes"] is None, got
+    assert _may_revise(engine) == {"Actually, my font size is 14.": [1, 2]}, _items_data(engine)
+
+
+def test_a_bare_answer_in_chinese_names_its_candidate(engine: Engine) -> None:
+    put(engine, "我的编辑器字体大小是12。")
+    put(engine, "我的终端字体大小是16。")
+    put(engine, "更正：字体大小是14。")
+    assert _may_revise(engine) == {"更正：字体大小是14。": [1, 2]}, _items_data(engine)
+    _conversation(engine, ("user", "我的字体大小是多少？"),
+                  ("assistant", "你是指编辑器的还是终端的字体大小？"), ("user", "终端的。"))
+    got = rows(engine)[:3]  # then the question asked
+    assert got[2]["supersedes"] == 2 and [r["status"] for r in got] == [
+        "active", "superseded", "active"], got
+
+
+@pytest.mark.parametrize("answer, head, subjects, want", [
+    ("The editor one.", "font size", ["editor font size", "terminal font size"], 0),
+    ("the terminal", "font size", ["editor font size", "terminal font size"], 1),
+    ("The blue one.", "font size", ["editor font size", "terminal font size"], None),
+    ("font size", "font size", ["editor font size", "terminal font size"], None),
+    ("I meant the editor one, not the terminal", "font size",
+     ["editor font size", "terminal font size"], None),
+    ("编辑器那个", "字体大小", ["编辑器字体大小", "终端字体大小"], 0),
+    ("蓝色的", "字体大小", ["编辑器字体大小", "终端字体大小"], None),
+])
+def test_named_candidate_reads_the_qualifier_and_nothing_else(
+        answer: str, head: str, subjects: list[str], want: int | None) -> None:
+    assert reply.named_candidate(answer, head, subjects) == want
+
+
+async def test_a_bare_answer_settles_which_in_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    setup = Agent(proxy, upstream, session="setup")
+    await setup.say("My editor font size is 12.")
+    await setup.say("My terminal font size is 16.")
+    await setup.say("Actually, my font size is 14.")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    upstream.push(Reply(content="Which one did you change: the editor or the terminal?"))
+    await later.say("What font size do I use?")
+    assert "MAY REVISE" in (block_of(later.upstream_last_user()) or "")
+    await later.say("The editor one.")
+    await proxy.settle()
+    after = Agent(proxy, upstream, session="after")
+    await after.say("What font size do I use?")
+    block = block_of(after.upstream_last_user()) or ""
+    assert "MAY REVISE" not in block, block
+    assert "] My terminal font size is 16." in block, block
+    assert '"My editor font size is 12." — superseded' in block, block
+
+
 def test_memory_inspect_names_what_a_correction_may_revise(tmp_path: Any) -> None:
     from click.testing import CliRunner
 
@@ -1086,6 +1177,46 @@ def test_a_chinese_place_before_the_verb_is_the_same_fact(text: str, subject: st
 @pytest.mark.parametrize("text", ["我在找工作。", "我在准备工作。", "我在工作。"])
 def test_zai_of_an_action_in_progress_is_no_place(text: str) -> None:
     assert extract(text) == [], extract(text)
+
+
+# -- 148: a Japanese place of work before the verb ----------------------------------------------
+@pytest.mark.parametrize("text", [
+    "ミュンヘンで働いています。", "私はソニーに勤めています。", "今は横浜で勤務しています。",
+    "大阪の病院で看護師として働いています。", "僕はリスボンで働いている。"])
+def test_a_japanese_place_of_work_before_the_verb_is_where_the_speaker_works(
+        text: str) -> None:
+    # before: stored nothing ("私は…" gave a fact keyed by the place: ソニー)
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.text) == ("fact", "工作", text), item
+
+
+@pytest.mark.parametrize("text, want", [
+    ("父はミュンヘンで働いています。", [("fact", "父")]),  # another person's
+    ("ミュンヘンで働きたいです。", []),  # a wish
+    ("ミュンヘンで働いていました。", []),  # the past
+    ("ミュンヘンで働いていますか？", [("question", "ミュンヘン")]),
+])
+def test_a_japanese_wish_past_or_others_work_place_is_not_the_speakers(
+        text: str, want: list[tuple[str, str]]) -> None:
+    assert [(i.kind, i.subject) for i in extract(text)] == want, extract(text)
+
+
+def test_a_japanese_place_of_work_revises_the_earlier_one(engine: Engine) -> None:
+    put(engine, "ミュンヘンで働いています。")
+    put(engine, "今はウィーンで働いています。")
+    old, new = rows(engine)
+    assert old["status"] == "superseded" and new["supersedes"] == old["id"], rows(engine)
+
+
+async def test_a_japanese_place_of_work_reaches_another_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    first = Agent(proxy, upstream, session="intro")
+    await first.say("ミュンヘンで働いています。")
+    await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("私はどこで働いていますか？")
+    block = block_of(later.upstream_last_user()) or ""
+    assert "] ミュンヘンで働いています。" in block, block
 
 
 @pytest.mark.parametrize("first, then", [("我在柏林住。", "我在上海住。"),

@@ -23,12 +23,12 @@ from typing import Any
 from memory_core.capture import delegated, evidence
 from memory_core.capture.journal import CaptureJournal
 from memory_core.capture.redact import redact_text
-from memory_core.capture.reply import read_reply
+from memory_core.capture.reply import read_pick, read_reply
 from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
 from memory_core.extraction.prepare import open_fence
-from memory_core.extraction.reply import is_assent
+from memory_core.extraction.reply import is_assent, is_bare_answer
 from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import branches
 from memory_core.items import writer as items_writer
@@ -321,7 +321,7 @@ class CaptureJobs:
             found = self.worker.take(message_id, text, speaker)
 
         if found is not None and not any(found) and not (
-                speaker == "user" and is_assent(text)):
+                speaker == "user" and (is_assent(text) or is_bare_answer(text))):
             tx.extraction.done(message_id)  # nothing to store: no savepoint for it
             return
 
@@ -331,6 +331,13 @@ class CaptureJobs:
             chunks = found if found is not None else [
                 extract(chunk, speaker=speaker) for chunk in extract_chunks(text)]
             answer = None
+            if speaker == "user" and len(chunks) == 1 and not chunks[0]:
+                # "The editor one." after "Which font size did you mean …?"
+                pick = read_pick(tx, scope, message_id, text, name)
+                if pick is not None:
+                    items_writer.supersede(tx, pick[1], pick[0],
+                                           "correction: the user said which item it meant")
+                    return
             if speaker == "user" and len(chunks) == 1:  # a short reply is one chunk
                 answer = read_reply(tx, scope, message_id, text, chunks[0], lambda t: (
                     redact_text(t, **evidence.redaction(self.config))))

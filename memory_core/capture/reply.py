@@ -12,6 +12,12 @@ Two short replies mean nothing alone (:mod:`memory_core.extraction.reply`):
   answers that, and takes back no stored fact that names more than it does
   (``answering`` in :func:`memory_core.items.writer.store_extracted`), unless the
   question names the declined word ("Are you married?" then "I'm not married.").
+- a **bare pick** ("The editor one.", "the terminal") right after an assistant question,
+  with no item of its own, names which of its candidates a pending head-only correction
+  of the same speaker revises ("Actually, my font size is 14." after "editor font size"
+  and "terminal font size": ``data.may_revise``, the block's "MAY REVISE … ask the
+  user"); that one is superseded by it, the other stays (:func:`read_pick`). An answer
+  naming neither, or both, changes nothing.
 
 The assistant message is read only when the user message could be such a reply (one
 path look-up and one message read), inside the capture job's transaction.
@@ -25,6 +31,7 @@ from typing import Any
 
 from memory_core.extraction import extract
 from memory_core.extraction import reply as said
+from memory_core.items import fields
 from memory_core.models import Scope
 from memory_core.store.api import Tx
 
@@ -69,3 +76,39 @@ def read_reply(tx: Tx, scope: Scope, message_id: int, text: str, items: list[Any
     answering = said.asks_or_offers(before) and not any(
         said.asked_about(before, ex) for ex in declines)
     return Reply(answering, proposals, stored)
+
+
+PICK_SCAN = 200
+"""Newest active items of the scope read for a pending question a bare pick answers."""
+
+
+def read_pick(tx: Tx, scope: Scope, message_id: int, text: str, speaker: str
+              ) -> tuple[int, int] | None:
+    """``(pending correction id, the candidate it revises)`` when user message
+    ``message_id`` (``text``, no item extracted from it, said by ``speaker``: ``""``
+    for the role alone) is a bare answer right after an assistant question naming
+    exactly one active candidate of the newest pending correction of ``speaker``
+    among the :data:`PICK_SCAN` newest active items; else ``None``. Reads nothing
+    more when ``text`` is no short answer."""
+    if not said.is_bare_answer(text):
+        return None
+    ids = tx.capture.path_ids(message_id)
+    if len(ids) < 2:
+        return None
+    rows = tx.history.path_messages([ids[-2]])
+    if not rows or rows[0]["msg_role"] != "assistant" or not rows[0]["text"] \
+            or not said.asks_or_offers(rows[0]["text"]):
+        return None
+    for row in tx.assembly.newest_active_items(scope.tenant, scope.role, PICK_SCAN):
+        pending = fields.may_revise(row)
+        if len(pending) < 2 or row["supersedes"] is not None \
+                or fields.speaker(row) != speaker.strip()[:64]:
+            continue
+        live = [r for r in map(tx.item_writes.item, pending)
+                if r is not None and r["status"] == "active"]
+        if len(live) < 2:
+            continue
+        meant = said.named_candidate(text, row["subject"] or "",
+                                     [r["subject"] or "" for r in live])
+        return None if meant is None else (int(row["id"]), int(live[meant]["id"]))
+    return None

@@ -654,8 +654,8 @@ EN_PREFERENCE = Lead(en(
     r"(?:(?:really|generally|usually|much|definitely"
     r"|strongly|kind\sof|kinda|always|also|still|do|tend\sto|personally|honestly|absolutely"
     r"|just|far|much)\s){0,3}"
-    r"(?P<verb>prefer|like(?!\sto\b|\syou\b)|love|enjoy|adore|hate|dislike|detest|rather"
-    r"|can't\sstand|cannot\sstand"
+    r"(?P<verb>prefer|like(?!\sto\b|\syou\b)|love|enjoy|adore|hate|dislike|detest|loathe"
+    r"|despise|abhor|rather|can't\sstand|cannot\sstand|can\snot\sstand"
     r"|don't\s(?:really\s)?(?:like|love|enjoy|eat|drink|care\sabout|mind)"
     r"|do\snot\s(?:like|love|enjoy|eat|drink|care\sabout|mind)|never\s(?:eat|drink)"
     r"|no\slonger\s(?:like|love|enjoy|eat|drink|care\sabout)"
@@ -713,7 +713,8 @@ EN_HABIT = Lead(en(
 ), "i")
 """The user's own convention ("I use metric units", "I stick to tabs"): a preference
 (issue 24, kind 10). "We use …" stays a fact about the team or project."""
-EN_PREFERENCE_NEG = en(r"\b(?:hate|dislike|detest|can't\sstand|cannot\sstand|not\sa)\b"
+EN_PREFERENCE_NEG = en(r"\b(?:hate|dislike|detest|loathe|despise|abhor|can't\sstand"
+                       r"|cannot\sstand|can\snot\sstand|not\sa)\b"
                        r"|\b(?:don't|do\snot|never|no\slonger)\s(?:really\s)?"
                        r"(?:like|love|enjoy|eat|drink|care\sabout)\b")
 EN_SOFTENER = Cue(en(r"\b(?:if possible|ideally|preferably|if you can|where possible|when possible"

@@ -1,10 +1,11 @@
 """Messages the user asks memory to leave out ("Don't remember this, but …").
 
 "Don't remember this, but my salary is 95000 EUR.", "Off the record: I'm interviewing
-at Globex.", "Don't save this to your memory: …", 这个别记：…, 以下内容不要记录, これは覚えない
-で、…, ここだけの話…: the user tells the memory what it must not keep. The message
-stays in the evidence log (a conversation's raw history is never edited) but yields
-no item, so none of its statements reaches another conversation's block.
+at Globex.", "Don't save this to your memory: …", "Please make sure not to save this:
+…", 这个别记：…, 以下内容不要记录, これは覚えないで、…, ここだけの話…: the user tells the
+memory what it must not keep. The message stays in the evidence log (a conversation's
+raw history is never edited) but yields no item, so none of its statements reaches
+another conversation's block.
 
 Only a request that points at the message itself counts: a pronoun ("this", "that",
 "it", 这个, これ), "what I'm about to say", 以下/下面, or "off the record" as a lead
@@ -24,7 +25,8 @@ from typing import Final
 
 from memory_core.extraction.cue import lacks
 
-_EN_NOT: Final = (r"(?:please\s+)?(?:don'?t|do\s+not|never|no\s+need\s+to"
+_EN_NOT: Final = (r"(?:please\s+)?(?:(?:make|be)\s+sure\s+(?:(?:you|that\s+you)\s+)?)?"
+                  r"(?:don'?t|do\s+not|never|no\s+need\s+to|not\s+to"
                   r"|you\s+(?:don'?t|do\s+not)\s+(?:need|have)\s+to)\s+")
 _EN_KEEP: Final = (r"(?:remember|save|store|memori[sz]e|record|keep|note(?:\s+down)?"
                    r"|write\s+down|add|put)\s+")

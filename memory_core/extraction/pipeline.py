@@ -1194,7 +1194,10 @@ class _Message:
 
     def _add(self, item: Extracted) -> None:
         """Append, giving a subjectless number the subject of the message's last item
-        with a unit of the same dimension ("オフラインの場合は60秒です")."""
+        with a unit of the same dimension ("オフラインの場合は60秒です"). A statement whose
+        value is an unfilled template slot ("My name is <Username>") is none."""
+        if item.kind in STATEMENT_KINDS and shapes.placeholder_value(item.text):
+            return
         previous = self.previous
         if item.correction and item.subject and item.lang == "en" \
                 and item.kind in STATEMENT_KINDS and shapes.pronoun_value(item.text):

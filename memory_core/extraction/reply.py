@@ -16,6 +16,9 @@ that message in hand:
   offer it declines that, and states nothing about an item the user stored earlier,
   unless the question names that word (:func:`asked_about`: "Are you married?" then
   "I'm not married." answers about the state, and takes it back).
+- :func:`named_candidate`: a bare answer ("The editor one.", "the terminal", 编辑器的)
+  to the question which of two or more items a correction revises (``data.may_revise``)
+  names the one whose qualifier it holds, and nothing else.
 """
 
 from __future__ import annotations
@@ -117,3 +120,51 @@ def bare_decline(ex: Any) -> bool:
     if said is None:
         return False
     return len(said.what.split()) <= 1 and not said.ending
+
+
+_ANSWER_MAX = 40
+"""Longest message read as a bare answer naming one item (characters)."""
+_EN_ANSWER_FILLER: Final = frozenset({
+    "the", "a", "an", "my", "one", "ones", "i", "meant", "mean", "that", "this", "please",
+    "it", "its", "it's", "is", "was", "for", "of", "oh", "sorry", "just", "ok", "okay",
+    "yes", "yeah", "setting"})
+"""Words of a bare answer that name no item ("Oh, the editor one please.")."""
+_CJK_ANSWER_FILLER: Final = re.compile(
+    r"我(?:说|說)的是|我指的是|指的是|是|的|那个|那個|这个|這個|吧|啊|呀|嗯|哦"
+    r"|の方|のほう|です|でした|だよ|ですね|の|って|かな|[\s、，,。.!！?？「」]")
+_WORD: Final = re.compile(r"[\w'’]+")
+
+
+def is_bare_answer(text: str) -> bool:
+    """Whether ``text`` (one user message) is short enough to be a bare answer naming
+    one of the items it was asked about: at most :data:`_ANSWER_MAX` characters and
+    five words, with a word in it."""
+    text = text.strip()
+    return 0 < len(text) <= _ANSWER_MAX and len(text.split()) <= 5 and any(
+        ch.isalnum() for ch in text)
+
+
+def named_candidate(text: str, head: str, subjects: list[str]) -> int | None:
+    """The index in ``subjects`` (the keys of the items a head-only correction keyed
+    ``head`` may revise: "editor font size", "terminal font size" for "font size")
+    of the one a bare answer ``text`` names ("The editor one.", "the terminal",
+    "Terminal font size", 编辑器的, エディタの方です), or ``None`` when it names none,
+    more than one, or says anything else ("The blue one.", "Neither, the editor and
+    the terminal"). An item is named by its qualifier, its key less the head's words."""
+    if not is_bare_answer(text) or not subjects:
+        return None
+    if any("\u3040" <= ch <= "\u9fff" for ch in text):
+        rest = _CJK_ANSWER_FILLER.sub("", text)
+        quals = [s[:-len(head)] if head and s.endswith(head) else s for s in subjects]
+        named = [i for i, q in enumerate(quals) if q and q in rest]
+        if len(named) != 1:
+            return None
+        left = rest.replace(quals[named[0]], "", 1).replace(head, "", 1)
+        return named[0] if not left else None
+    head_words = set(head.lower().split())
+    words = {w.replace("’", "'") for w in _WORD.findall(text.lower())}
+    words -= _EN_ANSWER_FILLER | head_words
+    if not words:
+        return None
+    named = [i for i, s in enumerate(subjects) if words <= set(s.lower().split()) - head_words]
+    return named[0] if len(named) == 1 else None

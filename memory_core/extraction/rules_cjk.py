@@ -148,6 +148,12 @@ _ZH_WORK = "工作"
 """The key of where the speaker works, however the verb is put (工作, 上班, 打工)."""
 _JA_LIVES = re.compile(r"に住(?:む|み|ん)")
 """Where the speaker lives: an attribute of the speaker (a fact), whatever the lead."""
+_JA_WORKS = re.compile(r"^[^、。はがを]{1,20}?[でに](?:[^、。]{1,12}?として)?(?:働いて|勤めて"
+                       r"|勤務して)(?:います|いる|おります)[。!！]?$")
+"""Where the speaker works, the place before the verb: ベルリンで働いています,
+トヨタに勤めています, 病院で看護師として働いています (after 私は or 今は, read off first);
+keyed :data:`_ZH_WORK` as 我在柏林工作 is. Not a wish (働きたい), the past (働いていました)
+or another person's (父はベルリンで…: a topic of its own)."""
 _JA_PURPOSE = re.compile(r"(?P<t>[^、。をはが]{1,15})に使")
 
 
@@ -410,6 +416,8 @@ def classify_ja(c: Clause) -> Verdict | None:
         ordered = _ja_standing(core[always.end():], False, c.condition is not None)
         if ordered is not None:
             return ordered
+    if _JA_WORKS.match(core) and not c.quantities:
+        return Verdict("fact", _ZH_WORK)  # "ベルリンで働いています": where the speaker works
     m = lc.JA_CALL_ME.search(core)
     if m and not lc.JA_CALL_ME_OTHER.search(m.group("name")):
         return Verdict("preference", "呼び方")

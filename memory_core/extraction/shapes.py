@@ -80,3 +80,22 @@ def pronoun_value(text: str) -> tuple[str, str] | None:
 def same(a: str, b: str) -> bool:
     """Whether two values of one shape are one value (case and separators aside)."""
     return re.sub(r"[\W_]+", "", a.casefold()) == re.sub(r"[\W_]+", "", b.casefold())
+
+
+_PLACEHOLDER_VALUE: Final = re.compile(
+    r"(?:\b(?:is|are|am|in|at|from|for|to|on)|:|=)\s+"
+    r"(?:<(?!(?:div|span|p|a|b|i|em|strong|table|tr|td|th|ul|ol|li|img|br|hr|body|head|html"
+    r"|script|style|form|input|button|section|nav|header|footer|main|code|pre|h[1-6])>)"
+    r"[A-Za-z][\w /.|-]{0,38}>|\{\{?\s*[A-Za-z_][\w .|-]{0,38}\}?\}"
+    r"|\[(?i:your|the|my|insert|enter|add|put)\s[^\[\]]{1,38}\]|(?i:xxx+))"
+    r"\s*[.!]?$")
+"""A template's unfilled slot as the clause's value: "My name is <Username>", "I live
+in [Your City].", "My email is {email}", "The API key is {{ api_key }}", "… is XXX". An HTML tag
+("My favourite tag is <div>") and an open value ("The deadline is TBD.") are values."""
+
+
+def placeholder_value(text: str) -> bool:
+    """Whether a statement ``text`` ends in an unfilled template slot instead of a value
+    (:data:`_PLACEHOLDER_VALUE`): a pasted template or form, not something the user
+    said of themselves; a slot inside code or a quote is masked before this is read."""
+    return _PLACEHOLDER_VALUE.search(text) is not None

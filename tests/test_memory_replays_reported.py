@@ -1,0 +1,167 @@
+"""Memory failure kinds reported against other memory systems, replayed on lcm-proxy
+through the real openai SDK and the fake upstream (docs/evaluation/memory_replays.md,
+rows 179 and on): one section per row; a row marked fixed failed here before its fix,
+a row probed OK is kept as a guard."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.engine import Engine
+from memory_core.extraction import extract
+from memory_core.extraction.shapes import placeholder_value
+from tests.conftest import RunningProxy
+from tests.fake_upstream import FakeUpstream
+from tests.replay_helpers import asked_later, put, rows
+
+
+def _active(engine: Engine) -> list[tuple[str, str]]:
+    return [(r["kind"], r["text"]) for r in rows(engine) if r["status"] == "active"]
+
+
+# -- 179: a negated liking filed as an order or a plain fact (probed OK) ----------------------
+async def test_a_negated_liking_reaches_another_block_as_a_preference(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "I don't like Python."), ("b", "I do not like dark mode."),
+        ("c", "I like Vim."), ("d", "I no longer like Vim.")],
+        "Which languages, themes and editors do I like?")
+    assert "[User Preferences]" in block, block
+    prefs = block.split("[User Preferences]", 1)[1]
+    for text in ("I don't like Python.", "I do not like dark mode.", "I no longer like Vim."):
+        assert f"- {text}" in prefs, block
+    assert "] I like Vim." not in block.replace('"I like Vim." — superseded', ""), block
+
+
+# -- 180: a strong aversion verb ("I loathe YAML.") stored as a fact keyed by the verb --------
+@pytest.mark.parametrize("text, subject", [
+    ("I can not stand open-plan offices.", "open-plan offices"),
+    ("I loathe YAML.", "yaml"), ("I despise long meetings.", "long meetings"),
+    ("I abhor tabs.", "tabs"), ("We loathe flaky tests.", "flaky tests"),
+])
+def test_a_strong_aversion_is_a_disliking(text: str, subject: str) -> None:
+    # before: a fact keyed "loathe yaml", "stand open-plan offices"
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.negated) == ("preference", subject, True), item
+
+
+async def test_a_strong_aversion_reaches_another_block_under_preferences(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [("yaml", "I loathe YAML.")],
+                              "Should I write the config in YAML?")
+    assert "[User Preferences]" in block, block
+    assert "- I loathe YAML." in block.split("[User Preferences]", 1)[1], block
+
+
+# -- 181: a negated use and a positive use, the subject elided (open) --------------------------
+def test_a_negated_use_with_an_elided_positive_keeps_the_negation() -> None:
+    # open (docs row 181): "… and use Emacs instead" is not a statement of its own, so
+    # "Emacs" is found only through the negated item's text; this guards that the
+    # negation is kept (no positive "use Vim" is ever stored)
+    (item,) = extract("I don't use Vim and use Emacs instead.")
+    assert item.negated and item.subject == "vim", item
+
+
+# -- 182: "Please make sure not to save this: …" stored the salary as a rule --------------------
+@pytest.mark.parametrize("text", [
+    "Please make sure not to save this: my salary is 95000 EUR.",
+    "Make sure you don't store this: my salary is 95000 EUR.",
+    "Be sure not to remember this, my salary is 95000 EUR.",
+    "Please remember that I don't want this saved: my salary is 95000 EUR.",
+])
+def test_a_request_not_to_keep_the_message_yields_nothing(text: str) -> None:
+    # before: the first was a constraint keyed "save salary" holding the figure
+    assert extract(text) == [], extract(text)
+
+
+async def test_a_salary_told_not_to_be_saved_never_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("pay", "Please make sure not to save this: my salary is 95000 EUR.")],
+        "What is my salary?")
+    assert "95000" not in block, block
+    assert rows(proxy.engine) == [r for r in rows(proxy.engine) if r["kind"] == "question"]
+
+
+# -- 183: an unfilled template slot stored as the user's value ---------------------------------
+@pytest.mark.parametrize("text", [
+    "My name is <Username> and my goal is <goal/problem>.", "I live in [Your City].",
+    "My email is {email}.", "The API key is {{ api_key }}."])
+def test_a_template_slot_is_no_value(text: str) -> None:
+    # before: "My name is <Username>" a fact keyed name (and it revised the real name)
+    assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text", ["The deadline is TBD.", "My favourite tag is <div>.",
+                                  "My name is Sam.", "I use List<String> a lot."])
+def test_an_open_value_or_a_tag_is_a_value(text: str) -> None:
+    assert not placeholder_value(text)
+    assert extract(text), text
+
+
+async def test_a_pasted_template_leaves_the_users_name_current(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("me", "My name is Priya."),
+        ("form", "My name is <Username> and my goal is <goal/problem>.")],
+        "What is my name?")
+    assert "] My name is Priya." in block, block
+    assert "<Username>" not in block, block
+
+
+# -- 184: a literal marker lost from the stored memory (probed OK) -----------------------------
+async def test_a_literal_marker_reaches_another_block_verbatim(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("ct", "The CT151 validation marker is MARKER-7734.")],
+        "What is the CT151 validation marker?")
+    assert "] The CT151 validation marker is MARKER-7734." in block, block
+
+
+# -- 185: a service moved between hosts (probed OK) --------------------------------------------
+async def test_a_service_moved_between_hosts_leaves_only_the_new_host_current(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("setup", "The ingest worker runs on Fly.io."),
+        ("move", "We moved the ingest worker from Fly.io to Hetzner.")],
+        "Where does the ingest worker run?")
+    assert "] We moved the ingest worker from Fly.io to Hetzner." in block, block
+    assert '"The ingest worker runs on Fly.io." — superseded' in block, block
+
+
+# -- 186: an instruction given again with another value (probed OK) ----------------------------
+async def test_an_instruction_given_again_replaces_the_first(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "Remember: reports should be in German."),
+        ("b", "Remember: reports should be in English from now on.")],
+        "Which language should the report be in?")
+    assert "] Remember: reports should be in English from now on." in block, block
+    assert "] Remember: reports should be in German." not in block, block
+
+
+# -- 187: "I now work at B" after "I work at A" (probed OK) -------------------------------------
+async def test_a_new_employer_said_with_now_supersedes_the_old(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "I work at Globex."), ("b", "I now work at Initech.")],
+        "Where do I work?")
+    assert "] I now work at Initech." in block, block
+    assert '"I work at Globex." — superseded' in block, block
+
+
+# -- 188: a budget cut keeps the old figure current (probed OK) ---------------------------------
+async def test_a_budget_cut_supersedes_the_old_budget(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "The Fluenta pilot budget is 5000 EUR."),
+        ("b", "Fluenta cut the budget to 4000 EUR.")],
+        "What is the Fluenta budget?")
+    assert "] Fluenta cut the budget to 4000 EUR." in block, block
+    assert "] The Fluenta pilot budget is 5000 EUR." not in block, block
+
+
+def test_engine_level_forms_of_the_probed_ok_rows(engine: Engine) -> None:
+    put(engine, "The ingest worker runs on Fly.io.")
+    put(engine, "We moved the ingest worker from Fly.io to Hetzner.")
+    assert _active(engine) == [("fact", "We moved the ingest worker from Fly.io to Hetzner.")]
