@@ -218,6 +218,7 @@ def _reads(tx: Any) -> dict[str, Any]:
     out["history.summary_rows"] = sorted(h.summary_rows([1, 3, 2]), key=lambda r: r["id"])
     out["history.path_messages"] = sorted(h.path_messages([4, 2]), key=lambda r: r["id"])
     out["history.message_evidence"] = h.message_evidence([2, 4, 8])
+    out["history.message_links"] = sorted(h.message_links([5, 1, 99]), key=lambda r: r["id"])
     out["history.sent_as_history"] = [h.sent_as_history(i) for i in (1, 2, 3, 4, 99)]
     out["history.next_turns"] = sorted(
         (r["parent_id"], r["msg_role"], r["text"]) for r in h.next_turns([2, 4, 99]))

@@ -33,6 +33,7 @@ from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import branches
 from memory_core.items import writer as items_writer
 from memory_core.items.cache import prune_changes
+from memory_core.items.resent import TurnPaths
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.api import EngineStore, Tx
 from memory_core.tools.commands import is_command
@@ -166,11 +167,13 @@ class CaptureJobs:
 
         def queue_deferred(_result: CaptureResult) -> None:
             # The writer thread, after COMMIT: long messages queued for extraction,
-            # in this capture's place (ahead of the persona's next capture).
+            # in this capture's place (ahead of the persona's next capture), their
+            # paths read once for all of them (a re-sent history: items.resent).
+            paths = TurnPaths()
             for message_id in deferred if ticket.after_answer is None else ():
                 with contextlib.suppress(StoreError):  # closing: retried on a later start
-                    self.store.write_tx(self._extract_pending, message_id, order_key=order,
-                                        gives_way=True)
+                    self.store.write_tx(self._extract_pending, message_id, paths,
+                                        order_key=order, gives_way=True)
 
         fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred,
                                   then=queue_deferred, urgent=True, order_key=order)
@@ -228,6 +231,7 @@ class CaptureJobs:
             opening = next((i for i, m in enumerate(messages)
                             if isinstance(m, dict) and m.get("role") == "assistant"),
                            len(messages))
+            paths = TurnPaths()  # one re-sent history is read once (items.resent)
             for mid, msg in users:
                 name = msg.get("name")
                 queued = len(deferred) if deferred is not None else 0
@@ -237,7 +241,8 @@ class CaptureJobs:
                 self._extract_one(tx, ticket.scope, result.thread_id, mid, said, "user",
                                   name if isinstance(name, str) else "", defer=True,
                                   later=later and not inline, zone=ticket.zone,
-                                  after_commit=(after or check) and not inline)
+                                  after_commit=(after or check) and not inline,
+                                  paths=paths)
                 if deferred is not None and len(deferred) > queued:
                     later = True
         if result.created_thread and result.new_ids and not result.path_ids:
@@ -268,7 +273,7 @@ class CaptureJobs:
     def _extract_one(self, tx: Tx, scope: Scope, thread_id: int,
                      message_id: int, text: str, speaker: str, name: str = "",
                      defer: bool = False, later: bool = False, zone: str = "",
-                     after_commit: bool = False) -> None:
+                     after_commit: bool = False, paths: TurnPaths | None = None) -> None:
         """Extract and store items of one message; on failure queue it for a retry.
         ``name``: the message's ``name`` field, the items' speaker (``""``: none).
         ``zone``: the time zone it was said in, as stored (``""``: UTC).
@@ -278,7 +283,9 @@ class CaptureJobs:
         after the commit, as is any text with ``later`` (a backfill message,
         :data:`EXTRACT_INLINE_MESSAGES`) the rules find items in (one they find
         nothing in needs no job). With ``after_commit`` (and ``defer``) it is queued
-        unread, its rules run by that job.
+        unread, its rules run by that job. ``paths``: the message paths read for
+        re-sent history, shared by the messages of one capture or batch of jobs
+        (:class:`~memory_core.items.resent.TurnPaths`; ``None``: read for this one).
 
         Runs inside the capture transaction under its own savepoint, so a failing
         rule never loses the evidence it was reading.
@@ -345,7 +352,8 @@ class CaptureJobs:
                 # "yep 👍" after "I suggest we use Redis …": the proposal, the user's now
                 for decision in answer.proposals:
                     new = items_writer.store_extracted(tx, scope, thread_id, message_id,
-                                                       [decision], speaker=name, zone=zone)
+                                                       [decision], speaker=name, zone=zone,
+                                                       paths=paths)
                     old = answer.stored.get(decision.text)
                     if new and old is not None:
                         items_writer.confirm_proposal(tx, new[0], old)
@@ -353,7 +361,8 @@ class CaptureJobs:
             for items in chunks:
                 items_writer.store_extracted(tx, scope, thread_id, message_id, items,
                                              speaker=name, zone=zone,
-                                             answering=answer is not None and answer.answering)
+                                             answering=answer is not None and answer.answering,
+                                             paths=paths)
 
         try:
             tx.extraction.attempt(store_items)
@@ -395,7 +404,8 @@ class CaptureJobs:
         except Exception:  # noqa: BLE001 - decided by the job, evidence kept
             return True
 
-    def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]]) -> None:
+    def _extract_queued(self, tx: Tx, rows: list[dict[str, Any]],
+                        paths: TurnPaths | None = None) -> None:
         """Extract the queued messages ``rows`` (:meth:`ExtractionQueue.due
         <memory_core.store.api.ExtractionQueue.due>`), each from its stored text, in
         its own thread, as its author's speaker, in the time zone it was said in."""
@@ -412,7 +422,7 @@ class CaptureJobs:
                 continue
             self._extract_one(tx, scope, r["thread_id"], r["message_id"], text, speaker,
                               r["name"] if isinstance(r["name"], str) else "",
-                              zone=r["tz"] or "")
+                              zone=r["tz"] or "", paths=paths)
 
     def _model_wrote(self, tx: Tx, message_id: int, text: str) -> bool:
         """Whether the queued user message ``message_id`` (its ``text``) is a tool-call
@@ -539,9 +549,10 @@ class CaptureJobs:
         the request's messages that waited for it (``ticket.after_answer``). The job
         itself decided whether the answer is pending; :meth:`_extract_pending` looks."""
         held, ticket.after_answer = ticket.after_answer or [], []
+        paths = TurnPaths()  # the held messages' paths, read once for all of them
         for held_id in held:  # the request's, said first (no-op when not pending)
             with contextlib.suppress(StoreError):  # closing: retried on a later start
-                self.store.write_tx(self._extract_pending, held_id, order_key=order,
+                self.store.write_tx(self._extract_pending, held_id, paths, order_key=order,
                                     gives_way=True)
         if not ids or not self.config.extract:
             return
@@ -588,15 +599,17 @@ class CaptureJobs:
                 self._read_ahead(ids[0], text, "assistant")
         return ids
 
-    def _extract_pending(self, tx: Tx, message_id: int) -> None:
+    def _extract_pending(self, tx: Tx, message_id: int,
+                         paths: TurnPaths | None = None) -> None:
         """Extract a committed answer its capture marked pending (writer job, see
         :meth:`capture_response`), from the stored message as a retry would; nothing
         when it is not pending (not marked, a retry did it, a purge removed it) or is
         already in the retry backoff (``attempts`` > 0). An answer on a branch an edit
         had left (an agent that forks on purpose) gives that branch its items back
-        (:func:`memory_core.items.branches.restore_continued`)."""
+        (:func:`memory_core.items.branches.restore_continued`). ``paths``: shared by
+        the jobs queued with it (:meth:`_extract_one`)."""
         rows = tx.extraction.pending(message_id)
-        self._extract_queued(tx, rows)
+        self._extract_queued(tx, rows, paths)
         for r in rows:
             scope = Scope(r["tenant"], r["role"], r["session"])
             try:

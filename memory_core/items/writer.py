@@ -74,6 +74,7 @@ from memory_core.items import fields, standing
 from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
 from memory_core.items.denial import denial_target
+from memory_core.items.resent import TurnPaths
 from memory_core.items.overlap import (
     one_slot_swapped,
     overlap,
@@ -138,6 +139,7 @@ def store_extracted(
     speaker: str = "",
     zone: str = "",
     answering: bool = False,
+    paths: TurnPaths | None = None,
 ) -> list[int]:
     """Store extracted items (``memory_core.extract.Extracted``) from one message.
 
@@ -151,6 +153,8 @@ def store_extracted(
     ``answering``: the message replies to the assistant's question or offer right
     before it; a bare denial in it ("I'm not interested.") declines that and takes
     back no stored fact that names more (:func:`memory_core.items.denial.denial_target`).
+    ``paths``: the message paths read for re-sent history (:func:`_resent`), shared
+    by the messages of one capture or batch of jobs (``None``: read for this one).
     """
     now = time.time() if now is None else now
     speaker = speaker.strip()[:64]
@@ -183,7 +187,7 @@ def store_extracted(
             kind_of = tx.item_writes.item(withdrawn["id"])
         item_id = _store_item(tx, scope, thread_id, message_id, ex, now, speaker,
                               kind_of["kind"] if kind_of is not None else None, zone,
-                              answering)
+                              answering, paths)
         if withdrawn is not None:
             # the stance that replaces what was withdrawn ("…; make it 300 words")
             if item_id is not None and tx.item_writes.item_status(withdrawn["id"]) == "active":
@@ -352,7 +356,8 @@ def _index_subject(tx: Tx, scope: Scope, item_id: int, subject: str | None) -> N
 
 def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
                 ex: Any, now: float, speaker: str = "", replaces_kind: str | None = None,
-                zone: str = "", answering: bool = False) -> int | None:
+                zone: str = "", answering: bool = False,
+                paths: TurnPaths | None = None) -> int | None:
     kind = ex.kind if ex.kind in ITEM_KINDS else "fact"
     if kind == "fact" and replaces_kind in STATEMENT_KINDS:
         kind = replaces_kind  # a stance that takes a withdrawn rule's place is one
@@ -459,7 +464,7 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         if not hedge:
             guesses.append(same)  # the guess, now said firmly: settled below
         same = None  # a firm statement said again as a guess is kept apart
-    if same is not None and _restated(tx, same, thread_id, message_id, now):
+    if same is not None and _restated(tx, same, thread_id, message_id, now, paths):
         _settle_guesses(tx, guesses, int(same["id"]), now)
         return None
     if absorb is not None and absorb is old:
@@ -891,8 +896,8 @@ def _data(row: Row) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _restated(tx: Tx, row: Row, thread_id: int,
-              message_id: int | None, now: float) -> bool:
+def _restated(tx: Tx, row: Row, thread_id: int, message_id: int | None, now: float,
+              paths: TurnPaths | None = None) -> bool:
     """Merge a restatement into ``row``: a ``restated`` revision, the message added
     to ``data.sources`` (every message that said it, oldest first) and made the
     item's source (the block cites the newest), the item moved to that thread.
@@ -921,7 +926,7 @@ def _restated(tx: Tx, row: Row, thread_id: int,
         pairs = _occasion_pairs(row)
         resent = [t for t in data.get("resent_threads") or () if isinstance(t, int)]
         if thread_id not in resent and all(t != thread_id for _, t in pairs):
-            if _resent(tx, message_id, fields.sources(row)):
+            if _resent(tx, message_id, fields.sources(row), paths):
                 # written out even when one: the item moves to this thread below
                 resent.append(thread_id)
                 data["resent_threads"] = resent
@@ -975,56 +980,12 @@ def _join_occasions(data: dict[str, Any], keep: Row, drop: Row) -> None:
         data["resent_threads"] = sorted(set(resent))
 
 
-_CONTEXT_ROLES_SKIPPED = frozenset({"system", "developer"})
-"""Roles left out when two paths are compared (:func:`_resent`): a client that starts
-a new conversation may send a new system prompt (today's date) above the old turns."""
-
-_RESENT_COMPARED = 4
-"""Most earlier sources of the same words whose paths :func:`_resent` reads."""
-
-
-def _turns_to(tx: Tx, message_id: int) -> list[tuple[str | None, str]]:
-    """``(role, text)`` of each message on the path from the root down to
-    ``message_id``, system and developer messages left out."""
-    ids = tx.capture.path_ids(message_id)
-    rows = {int(r["id"]): r for r in tx.history.path_messages(ids)}
-    return [(r["msg_role"], r["text"]) for i in ids if (r := rows.get(i)) is not None
-            and r["msg_role"] not in _CONTEXT_ROLES_SKIPPED]
-
-
-def _resent(tx: Tx, message_id: int | None, sources: list[int]) -> bool:
-    """Whether message ``message_id`` is one of ``sources`` sent again with its history
-    (a client that replays an earlier conversation in a new session or thread, or
-    forks it), not the same words told anew. It is when a source holds the same words
-    after the same turns: their paths (system and developer messages left out) agree
-    back to where the shorter one starts, and that shared part holds more than the
-    message itself, or the message opens its path and its request sent more after it
-    (:meth:`~memory_core.store.api.HistoryReads.sent_as_history`: history, not the
-    newest turn). History sent with its opening turns edited or replaced (a first
-    message rewritten, a summary in place of the older turns) is resent too: the
-    message is history in its request and the turn just before it, or one just after
-    it (:meth:`~memory_core.store.api.HistoryReads.next_turns`), is a source's. The
-    same words as the newest turn of a new conversation, or after other turns, are a
-    new telling."""
-    others = [s for s in sources if s != message_id]
-    if message_id is None or not others:
-        return False
-    path = _turns_to(tx, message_id)
-    if not path:
-        return False
-    same = sorted((int(r["id"]) for r in tx.history.path_messages(others)
-                   if (r["msg_role"], r["text"]) == path[-1]), reverse=True)[:_RESENT_COMPARED]
-    befores = [_turns_to(tx, source) for source in same]
-    for before in befores:
-        n = min(len(path), len(before))
-        if n > 1 and path[-n:] == before[-n:]:
-            return True
-    if not same or not tx.history.sent_as_history(message_id):
-        return False
-    if len(path) == 1 or any(len(b) > 1 and b[-2] == path[-2] for b in befores):
-        return True  # it opens its path, or the turn before it is a source's
-    after = {(r["msg_role"], r["text"]) for r in tx.history.next_turns([message_id])}
-    return any((r["msg_role"], r["text"]) in after for r in tx.history.next_turns(same))
+def _resent(tx: Tx, message_id: int | None, sources: list[int],
+            paths: TurnPaths | None = None) -> bool:
+    """Whether ``message_id`` is one of ``sources`` sent again with its history
+    (:meth:`memory_core.items.resent.TurnPaths.resent`), read through ``paths``: the
+    memo of the capture or batch of jobs it belongs to (``None``: one of its own)."""
+    return (TurnPaths() if paths is None else paths).resent(tx, message_id, sources)
 
 
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][\w-]*")
@@ -1135,8 +1096,9 @@ def merge_duplicate(tx: Tx, new_id: int, old_id: int,
     srcs = _data(new).get("sources")
     if not isinstance(srcs, list):
         srcs = [] if new["source_message_id"] is None else [new["source_message_id"]]
+    paths = TurnPaths()
     for message_id in srcs:
-        if old is None or not _restated(tx, old, new["thread_id"], message_id, now):
+        if old is None or not _restated(tx, old, new["thread_id"], message_id, now, paths):
             return None
         old = items.item(old_id)
     if old is not None:

@@ -267,6 +267,11 @@ class HistoryReads(Protocol):
         that exists (any order)."""
         ...
 
+    def message_links(self, ids: Sequence[int]) -> list[Row]:
+        """``{id, parent_id, msg_role, text}`` of each of ``ids`` that exists (any
+        order): the links and turns a path is walked by, without the raw JSON."""
+        ...
+
     def sent_as_history(self, message_id: int) -> bool:
         """Whether the request that stored ``message_id`` sent a message after it (a
         child of the same ``request_id`` and kind ``request``): the message was history

@@ -205,6 +205,11 @@ class SqliteHistoryReads:
             self._c, "SELECT id, msg_role, text, tokens, raw_json, created_at FROM messages"
             " WHERE id IN ({marks})", ids)]
 
+    def message_links(self, ids: Sequence[int]) -> list[Row]:
+        return [dict(r) for r in rows_by_ids(
+            self._c, "SELECT id, parent_id, msg_role, text FROM messages"
+            " WHERE id IN ({marks})", ids)]
+
     def sent_as_history(self, message_id: int) -> bool:
         return self._c.execute(
             "SELECT 1 FROM messages c JOIN messages m ON m.id=c.parent_id"
