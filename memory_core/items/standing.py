@@ -253,6 +253,23 @@ def habit(row: Any) -> bool:
     return row["kind"] == "constraint" and LATELY.search(row["text"] or "") is not None
 
 
+POINTER = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|nope|no|yes|yeah|yep|hm+|sure|right|fine|alright|actually|wait"
+    r"|and|so|also|just|please)\b[\s,.!~-]*)*"
+    r"(?:revert|undo|redo|drop|keep|remember|note|do|scrap|remove|delete|ignore|forget"
+    r"|save|skip)\s+(?:that|this|it)(?:\s+(?:in\s+mind|for\s+later|too|as\s+well|again))?"
+    r"(?:\s*[,;]?\s*(?:whenever|when|if|every\s+time|each\s+time|from\s+now\s+on"
+    r"|going\s+forward)\b[^.!?\n]*)?[\s.!]*$", re.I)
+"""An order whose only object points back at what was said ("nope, revert that.",
+"keep that in mind whenever we talk about meds", "ok, do that every time I push"):
+the words it points at are the item, if any; on its own it holds nothing to show."""
+
+
+def pointer(row: Any) -> bool:
+    """Whether an item's words only point back at what was said (:data:`POINTER`)."""
+    return POINTER.match(row["text"] or "") is not None
+
+
 REACTION = re.compile(
     r"^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha|thanks)\W+)*"
     r"(?:i|we)(?:'d|\s+would)\s+(?:really\s+|so\s+|absolutely\s+)?love\s+to\b"
