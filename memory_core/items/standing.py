@@ -101,8 +101,9 @@ STANDING_RULE = re.compile(
     r"(?:\sfor\sme|\sme)?|for\sme))?(?=\s*(?:$|[,.;:!?)]))"
     r"|\b(?:before|after)\s(?:each|every)\s|前都(?:要|得|必须)|之前都(?:要|得|必须)|たびに|都度"
     r"|(?<![\d０-９分秒時日週月年間])ごとに"
-    r"|\brules?(?:\s(?:for\s(?:you|this\s\w+)|to\sfollow|from\s(?:me|us)|of\s(?:mine|ours)))?"
-    r"(?:\s(?:is|are))?\s?[:：]"
+    r"|\b(?:rules?|polic(?:y|ies))(?:\s(?:for\s(?:(?:my|our|the|all|this)\s)?[\w-]+(?:\s[\w-]+)?"
+    r"|at\s(?:my|our|the)\s[\w-]+|in\s(?:this|my|our)\s[\w-]+|to\sfollow|from\s(?:me|us)"
+    r"|of\s(?:mine|ours)))?(?:\s(?:is|are))?\s?[:：]"
     r"|(?:规则|规矩|原则)(?:如下|是)?[:：]|(?:ルール|決まり|方針)(?:を一つ|を1つ|をひとつ|が一つ"
     r"|です|があります)?[:：]"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
@@ -118,7 +119,8 @@ repo", 这个项目里, このリポジトリでは), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
 or ban of a thing, not an order about the answer at hand; a situation said to recur
 ("before each commit", 提交前都要, デプロイのたびに); or a lead that names what
-follows a rule ("Here is my rule: …", "Rule for you: …", 我的规则：, 私のルール：)."""
+follows a rule or a policy ("Here is my rule: …", "Rule for you: …", "House rule at
+my table: …", "Retention policy: …", 我的规则：, 私のルール：)."""
 
 
 def is_standing_rule(text: str | None) -> bool:
