@@ -171,11 +171,14 @@ must return 404 …", 必ずステージングで先に) they bind that step."""
 STEP = re.compile(
     r"\b(?:week|day|night|month|quarter|phase|stage|wave|sprint|round)\s+#?\d+\b(?![.,]\d|\s*%)"
     r"|第\s*[0-9一二三四五六七八九十]+\s*(?:周|天|日|个月|阶段|期|轮|波|週|ヶ月|か月)"
-    r"|[0-9一二三四五六七八九十]+\s*(?:週|日|か月|ヶ月)目|(?:フェーズ|ステージ|ウェーブ)\s*[0-9]+",
+    r"|[0-9一二三四五六七八九十]+\s*(?:週|日|か月|ヶ月)目|(?:フェーズ|ステージ|ウェーブ)\s*[0-9]+"
+    r"|^\W*[a-z][\w-]{1,15}\s+#?\d+\s+(?:recap|notes?|summary|update|log|report|debrief"
+    r"|review|retro|wrap-?up)\s*[:：\u2013\u2014-]",
     re.I)
 """A step of a plan named by its place in time or order ("week 1 gets 20% of traffic,
-week 2 gets 50%", "day 3", "phase 2", 第二周, 2週目): its figures are one step's, like
-those of "Step 2: …", though no ordinal label leads the sentence."""
+week 2 gets 50%", "day 3", "phase 2", 第二周, 2週目), or the notes of one of a series
+("Session 12 recap: …", "Sprint 9 retro: …"): its figures are one step's, like those of
+"Step 2: …", though no ordinal label leads the sentence."""
 
 
 def series(row: Any) -> bool:
