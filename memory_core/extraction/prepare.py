@@ -734,7 +734,9 @@ def detect_lang(text: str, default: str = "en") -> str:
     """Dominant script of ``text``: ``"ja"`` when kana are present in earnest, ``"zh"``
     when Han characters carry the sentence, else ``"en"``; ``default`` when no letters.
 
-    Kana never occur in Chinese, so a tenth of the CJK characters being kana is decisive;
+    Kana never occur in Chinese, so a tenth of the CJK characters being kana is decisive,
+    unless Latin letters outnumber the CJK characters more than fourfold (an English
+    sentence quoting a Japanese form: "Give me 10 example sentences using ~てしまう.");
     Han characters win over Latin when they are at least a quarter as many (CJK packs a
     word into one or two characters: "我们用 GitHub Actions 做 CI" is Chinese), unless
     English words frame the sentence (:func:`_english_frame`: "I live in 北京.").
@@ -744,7 +746,7 @@ def detect_lang(text: str, default: str = "en") -> str:
     kana = len(_KANA.findall(text))
     han = len(_HAN.findall(text))
     latin = len(_LATIN.findall(text))
-    if kana and kana * 10 >= kana + han:
+    if kana and kana * 10 >= kana + han and latin <= 4 * (kana + han):
         return "ja"
     if han >= 2 and han * 4 >= latin and not _english_frame(text):
         return "zh"
