@@ -35,6 +35,9 @@ NOT_STANDING = [
     "nope, undo that.",
     "Keep that in mind whenever I ask about recipes.",
     "ok, do that every time I push.",
+    # a scope said of what was said before
+    "and this applies to every repo going forward.",
+    "That's for all the staging boxes from now on.",
 ]
 
 
