@@ -666,10 +666,14 @@ EN_PREFERENCE = Lead(en(
     r"|do\snot\s(?:like|love|enjoy|eat|drink|care\sabout|mind)|never\s(?:eat|drink)"
     r"|no\slonger\s(?:like|love|enjoy|eat|drink|care\sabout)"
     r"|not\sa\s(?:big\s|huge\s)?fan\sof|a\s(?:big\s|huge\s)?fan\sof"
-    r"|more\sof|favor|favour|lean\stowards?|tend\sto\sprefer|go\sfor)\b"
+    r"|more\sof|favor|favour|lean\stowards?|tend\sto\sprefer|go\sfor"
+    r"|only\s(?:consider(?:ing)?|invest(?:ing)?\sin|apply(?:ing)?\sto"
+    r"|accept(?:ing)?|buy(?:ing)?))\b"
     r"|^(?:favou?rite|preferred)\s\w+"
 ), "i we i'd i'm we'd we're favourite favorite preferred")
-"""First-person taste at the start of a clause (used with ``match``)."""
+"""First-person taste at the start of a clause (used with ``match``), and a choice the
+user narrows for good ("I only invest in index funds", "I'm only considering remote
+roles")."""
 EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:favou?rite|preferred|go-to)\b|\b(?:is|are)\smy\s(?:favou?rite"
                            r"|preference)\b|\bworks\sbest\sfor\sme\b|\bi'd\s(?:love|like)\sit\sif\b"),
                         words="favourite favorite preferred go-to preference works i'd")
