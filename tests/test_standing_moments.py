@@ -26,6 +26,10 @@ NOT_STANDING = [
     # a quote someone gave; a job's count with a particle
     "The roofer quoted $9,200 for the whole job.",
     "Sent out 14 applications this week.",
+    # an irregular past verb of something done, before its count
+    "Bought 3 chairs for the patio.",
+    "Paid 40 euros for parking.",
+    "Made 14 sales calls.",
     # a rise to a figure, a comparison with an earlier period (zh, ja)
     "交接：昨晚 kafka 积压到了 3 万条，重启消费者后恢复了。",
     "三月份销售额 12 万，比二月多了 5%。",
@@ -54,6 +58,7 @@ STANDING = [
     "Remember that I'm vegetarian.",
     "The build takes 12 minutes.",
     "我们把超时调到了 60 秒。",
+    "We pay 40 euros a month for parking, that's the fixed rate.",
 ]
 
 
