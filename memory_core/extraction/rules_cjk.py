@@ -221,9 +221,9 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         cond = _ZH_CONDITION_HEAD.match(head)
         if cond and not _has_words(head[cond.end():]):
             head = ""  # "以后如果线上出故障，必须写复盘": the condition is no subject
-        scope = _ZH_SCOPE_HEAD.match(head)
-        if scope:
-            head = head[scope.end():]  # "这个仓库里不要用 any": the scope is no subject
+        where = _ZH_SCOPE_HEAD.match(head)
+        if where:
+            head = head[where.end():]  # "这个仓库里不要用 any": the scope is no subject
         before = cjk_key(head, "zh") if head else None
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
