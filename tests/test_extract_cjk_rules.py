@@ -45,3 +45,16 @@ def test_a_rule_from_now_on_is_a_standing_rule(text: str, subject: str | None) -
 ])
 def test_a_lead_alone_does_not_make_a_rule(text: str) -> None:
     assert [e.kind for e in extract(text)] in ([], ["fact"])
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("这个项目里不要用 var。", "var"),
+    ("我们团队里不要在周五发布。", "发布"),
+    ("在本项目中禁止直接推送到 main。", "推送到main"),
+])
+def test_a_chinese_rule_is_keyed_past_its_scope(text: str, subject: str) -> None:
+    # the scope that opens the rule (这个项目里, 我们团队里, 在本项目中) says where it
+    # holds, and makes it stand; the key is what the rule is about (issue 24, standdev3)
+    rules = [r for r in _row(text) if r["kind"] == "constraint"]
+    assert rules and standing_weight(rules[0]) > 0, rules
+    assert rules[0]["subject"] == subject, rules

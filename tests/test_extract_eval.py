@@ -228,3 +228,19 @@ def test_sizes_readings_and_deadlines_keep_the_standdev2_split_precise() -> None
     assert len(rows) >= 86 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
     assert standing["precision"] >= 0.82 and standing["recall"] >= 0.78, standing
+
+
+def test_moments_pointers_and_named_rules_keep_the_standdev3_split_precise() -> None:
+    """``extraction_standdev3.jsonl`` (96 messages: a coding agent's session with pasted
+    traces, language learning, a medication diary, a renovation, a game master's notes,
+    a job search, bookkeeping, school logistics, an on-call hand-off, en/zh/ja; labelled
+    by issue 24's definition before the extraction was run on it, then tuned on: a third
+    development split) measured standing P 0.500 R 0.540 at its first run, 0.780 / 0.640
+    after readings of a moment, pointers, named rules, series notes, quoted kana forms,
+    headless traces, Chinese scopes and "only" choices (docs/evaluation/extraction_issue24.md,
+    ninth pass)."""
+    path = Path(__file__).parent / "data" / "extraction_standdev3.jsonl"
+    rows = load(path)
+    assert len(rows) >= 96 and all("standing" in i for r in rows for i in r["expected"])
+    standing = score(path)["standing"]
+    assert standing["precision"] >= 0.77 and standing["recall"] >= 0.63, standing

@@ -796,6 +796,8 @@ def standing_weight(row: Any) -> float:
     0 for an "always" that describes the recent past
     (:func:`memory_core.items.standing.habit`: 最近总是…), 0 for words of
     encouragement (:func:`memory_core.items.standing.encouragement`: "Never give up!"),
+    0 for an order that only points back at what was said
+    (:func:`memory_core.items.standing.pointer`: "nope, revert that."),
     0 for chit-chat that looks standing (:func:`memory_core.items.chitchat.chitchat`:
     "Let's do it!", "Yesterday I chose to …", "You must be so proud", "I love this
     city", "The 3 older cousins adore chess"),
@@ -834,7 +836,7 @@ def standing_weight(row: Any) -> float:
     if (standing.series(row) or standing.one_off(row) or fields.tentative(row)
             or standing.status_report(row) or fields.dated(row)
             or (row["kind"] == "preference" and standing.reaction(row["text"]))
-            or standing.habit(row) or standing.encouragement(row)
+            or standing.habit(row) or standing.encouragement(row) or standing.pointer(row)
             or chitchat.chitchat(row)):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
         # how the work stands ("Tests are green now"), a plan for one day, a liking of

@@ -69,8 +69,11 @@ RULE_LEAD = re.compile(
     r"(?:(?:my|our|the|a|an|one|another|this|one\s+more|just\s+one|a\s+few|some|two|three)"
     r"\s+)?(?:(?:team(?:'s)?|own|new|simple|important|golden|house|hard|strict|standing"
     r"|general|basic|ground|personal|firm|main|key|only|big|small)\s+){0,2}"
+    r"(?P<topic>(?!(?:the|a|an|my|our|this|that|these|those|here|is|are)\b)[a-z][\w-]*\s+)?"
     r"(?:rules?|instructions?|guidelines?|policy|policies|requirements?|constraints?)"
     r"(?:\s+(?:for\s+(?:you|this\s+(?:chat|conversation|session|project|repo|thread))"
+    r"|for\s+(?:(?:my|our|the|all)\s+)?[\w-]+(?:\s+[\w-]+)?|at\s+(?:my|our|the)\s+[\w-]+"
+    r"|in\s+(?:this|my|our)\s+[\w-]+"
     r"|to\s+(?:follow|remember|keep\s+in\s+mind)|from\s+(?:me|us)|of\s+(?:mine|ours)"
     r"|you\s+(?:must|should|need\s+to|have\s+to)\s+follow"
     r"|i\s+(?:have|follow|set|want\s+you\s+to\s+follow)))?"
@@ -81,8 +84,11 @@ RULE_LEAD = re.compile(
     r"(?:ルール|決まり|方針)(?:を一つ|を1つ|が一つ|がひとつ|をひとつ|です|があります|は以下の通り"
     r"|は次の通り)?(?:です)?[:：]\s*[\"“「]?", re.I)
 """The user introduces a rule of their own before a colon: "Here is my rule:", "One rule
-for you:", "Our team rule:", 这是我的规则：, 给你定一条规则：, 私のルール：, ルールを一つ：.
-What follows is read as their constraint, without the lead's words. A lead that presents
+for you:", "Our team rule:", "Escalation policy:", "Rule for me:", "House rule at my
+table:", 这是我的规则：, 给你定一条规则：, 私のルール：, ルールを一つ：.
+What follows is read as their constraint, without the lead's words; a lead that names
+what the rule is about (``topic``: "Escalation policy:", "Our refund policy:") stays for
+the topic reader (:mod:`~memory_core.extraction.topic`), which keys the rule under it. A lead that presents
 a source's words ("Here is the page I found:", ``material``) is masked before this runs."""
 
 
@@ -660,10 +666,14 @@ EN_PREFERENCE = Lead(en(
     r"|do\snot\s(?:like|love|enjoy|eat|drink|care\sabout|mind)|never\s(?:eat|drink)"
     r"|no\slonger\s(?:like|love|enjoy|eat|drink|care\sabout)"
     r"|not\sa\s(?:big\s|huge\s)?fan\sof|a\s(?:big\s|huge\s)?fan\sof"
-    r"|more\sof|favor|favour|lean\stowards?|tend\sto\sprefer|go\sfor)\b"
+    r"|more\sof|favor|favour|lean\stowards?|tend\sto\sprefer|go\sfor"
+    r"|only\s(?:consider(?:ing)?|invest(?:ing)?\sin|apply(?:ing)?\sto"
+    r"|accept(?:ing)?|buy(?:ing)?))\b"
     r"|^(?:favou?rite|preferred)\s\w+"
 ), "i we i'd i'm we'd we're favourite favorite preferred")
-"""First-person taste at the start of a clause (used with ``match``)."""
+"""First-person taste at the start of a clause (used with ``match``), and a choice the
+user narrows for good ("I only invest in index funds", "I'm only considering remote
+roles")."""
 EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:favou?rite|preferred|go-to)\b|\b(?:is|are)\smy\s(?:favou?rite"
                            r"|preference)\b|\bworks\sbest\sfor\sme\b|\bi'd\s(?:love|like)\sit\sif\b"),
                         words="favourite favorite preferred go-to preference works i'd")

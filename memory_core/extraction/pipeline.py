@@ -616,6 +616,8 @@ class _Message:
                 m = lx.RULE_LEAD.match(seg)  # "Here is my rule:", 私のルール：
                 if m and m.end():
                     forced = "constraint"
+                    if m.group("topic"):
+                        break  # "Refund policy: …": the topic reader keys the rule under it
                     body += m.end()
                     continue
             if m:

@@ -195,6 +195,8 @@ _FRAME = re.compile(
     r"|[ \t]*Caused by:\s|[ \t]*Exception in thread\s|[ \t]*goroutine\s\d+\s\[")
 """A stack frame (Java/JS ``at f(…)``, Python ``File "…", line N``, Go) or a trace's
 own line."""
+_PY_FRAME = re.compile(r"[ \t]+File\s\"[^\"\n]{1,400}\",\sline\s\d+")
+"""A Python frame: the source line under it is part of the trace."""
 _LOG_TIME = re.compile(
     r"[ \t]*[\[(]?(?:\d{4}[-/.]\d{2}[-/.]\d{2}[T ]\d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s"
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2}"
@@ -379,6 +381,25 @@ def machine_spans(scan: str) -> list[tuple[int, int]]:
                     break
                 mark[i] = True
                 i += 1
+            continue
+        if _PY_FRAME.match(scan, a, b):
+            # a Python trace pasted without its head: each frame's source line, indented
+            # under it, then the exception line
+            mark[i] = True
+            if i and not mark[i - 1] and _EXCEPTION.match(scan, *lines[i - 1]):
+                mark[i - 1] = True
+            i += 1
+            while i < len(lines):
+                a, b = lines[i]
+                if a < b and scan[a] in " \t" and (_FRAME.match(scan, a, b)
+                                                   or not _PROSE_END.match(scan, a, b)):
+                    mark[i] = True
+                    i += 1
+                    continue
+                if _EXCEPTION.match(scan, a, b):
+                    mark[i] = True
+                    i += 1
+                break
             continue
         if _FRAME.match(scan, a, b) or _LOG_TIME.match(scan, a, b) or _KV_LOG.match(scan, a, b) \
                 or _LOG_RECORD.match(scan, a, b) or _DIAGNOSTIC.match(scan, a, b):
@@ -734,7 +755,9 @@ def detect_lang(text: str, default: str = "en") -> str:
     """Dominant script of ``text``: ``"ja"`` when kana are present in earnest, ``"zh"``
     when Han characters carry the sentence, else ``"en"``; ``default`` when no letters.
 
-    Kana never occur in Chinese, so a tenth of the CJK characters being kana is decisive;
+    Kana never occur in Chinese, so a tenth of the CJK characters being kana is decisive,
+    unless Latin letters outnumber the CJK characters more than fourfold (an English
+    sentence quoting a Japanese form: "Give me 10 example sentences using ~てしまう.");
     Han characters win over Latin when they are at least a quarter as many (CJK packs a
     word into one or two characters: "我们用 GitHub Actions 做 CI" is Chinese), unless
     English words frame the sentence (:func:`_english_frame`: "I live in 北京.").
@@ -744,7 +767,7 @@ def detect_lang(text: str, default: str = "en") -> str:
     kana = len(_KANA.findall(text))
     han = len(_HAN.findall(text))
     latin = len(_LATIN.findall(text))
-    if kana and kana * 10 >= kana + han:
+    if kana and kana * 10 >= kana + han and latin <= 4 * (kana + han):
         return "ja"
     if han >= 2 and han * 4 >= latin and not _english_frame(text):
         return "zh"

@@ -164,6 +164,11 @@ def _has_words(text: str) -> bool:
 _ZH_CONDITION_HEAD = re.compile(
     r"^(?:(?:如果|假如|要是|若是|万一|一旦|只要|每当|当)[^，,。；;]{1,30}?|[^，,。；;]{1,30}?"
     r"(?:的话|的时候))(?:[，,]\s*(?:就|那就|那么|则)?|\s*(?:就|那就|那么|则))")
+_ZH_SCOPE_HEAD = re.compile(
+    r"^(?:在)?(?:这个|本|我们的?|咱们的?|整个)?(?:项目|仓库|代码库|代码仓库|团队|公司|组|部门)"
+    r"(?:里面|里|中|内)[，,]?\s*")
+"""The scope that opens a Chinese rule (这个仓库里, 我们团队里, 在本项目中): where the rule
+holds, read by :data:`memory_core.items.standing.STANDING_RULE`, not what it is about."""
 _JA_CONDITION_HEAD = re.compile(
     r"^[^、。,]{1,30}?(?:(?:たら|だら|れば)(?!な)|なら(?=[、,\s])|(?:とき|(?<=[たるいな])時|場合)"
     r"(?=には|は|に|[、,\s]))(?:には|は|に)?[、,\s]*")
@@ -222,6 +227,9 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         cond = _ZH_CONDITION_HEAD.match(head)
         if cond and not _has_words(head[cond.end():]):
             head = ""  # "以后如果线上出故障，必须写复盘": the condition is no subject
+        where = _ZH_SCOPE_HEAD.match(head)
+        if where:
+            head = head[where.end():]  # "这个仓库里不要用 any": the scope is no subject
         before = cjk_key(head, "zh") if head else None
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after

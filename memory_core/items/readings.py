@@ -26,17 +26,19 @@ OBSERVATION = re.compile(
     r"\b(?:was|were|took|got|hit|measured|reached|dropped|fell|rose|climbed|spiked|peaked"
     r"|averaged|came in at|ended (?:at|up)|finished in|ran in|clocked|recorded|observed"
     r"|saw|scored|logged|showed|returned|printed|went (?:up|down|from)|jumped|increased"
-    r"|came (?:to|in|out)"
+    r"|came (?:to|in|out)|quoted"
     r"|decreased|grew|doubled|tripled|halved|shrank|improved|regressed|slowed|surged|plunged"
     r"|keeps?\s(?:getting|seeing|hitting|throwing|returning|failing))\b"
     r"|\b\d[\d.,]*\s*[a-z]*\s+ago\b"
     r"|用了|花了|耗时|测得|测出|跑了|达到了|降到了|升到了|变成了|涨到|涨了|增加到|增加了|减少到"
     r"|减少了|下降到|下降了|上升到|上升了|增长到|增长了|翻了"
     r"|了(?:[一二三四五六七八九十两几半]+|\d+)\s*(?:个)?(?:天|周|星期|月|年|小时|分钟|次|遍|趟)"
+    r"|(?<![调改设提])到了\s*\d|比[^，,。；]{1,8}(?:多|少|高|低|快|慢|涨|降)了"
     r"|だった|でした|かかった|かかりました|計測|測定|記録した|になった|になりました"
-    r"|に増え|に減っ|に減り|に上が|に下が|に伸び", re.I)
+    r"|に増え|に減っ|に減り|に上が|に下が|に伸び|まで(?:上が|下が|増え|減っ|伸び)", re.I)
 """Words by which a numeric statement reports an observation or a change (module doc):
-what a run or a measurement gave, what rose or fell, what happened some time ago."""
+what a run or a measurement gave, what rose or fell ("积压到了3万条", "900ms
+まで上がりました", 比上季度高了12%), what someone quoted, what happened some time ago."""
 
 
 DONE_COUNT = re.compile(
@@ -45,12 +47,13 @@ DONE_COUNT = re.compile(
     r"|rated|priced|sized|scaled|raised|lowered|reduced|bumped|changed|increased|decreased"
     r"|extended|shortened|upgraded|downgraded|resized|tuned|adjusted|named|called|aged"
     r"|based|located|hosted|listed|numbered|labelled|labeled)\b)"
-    r"(?:[a-z]{3,}ed|ran|sent|wrote|built|lost|spent|sold|caught|found|did|gave|fetched)"
-    r"\s+(?:about\s+|over\s+|nearly\s+|almost\s+|only\s+|just\s+|~\s*)?\d"
+    r"(?:[a-z]{3,}ed|ran|sent|wrote|built|lost|spent|sold|caught|found|did|gave|fetched"
+    r"|bought|paid|made|won|ate|drank|brought)"
+    r"\s+(?:(?:out|off|back|up)\s+)?(?:about\s+|over\s+|nearly\s+|almost\s+|only\s+|just\s+|~\s*)?\d"
     r"|\b\d[\d.,]*\s+(?:[a-z]+\s+)?(?!(?:need|required|allowed|allocated|reserved|assigned"
     r"|expected|planned|scheduled|budgeted)\b)[a-z]{3,}ed\s*(?:[,.;!)]|$)", re.I)
 """A past verb of work done right before its count ("Synced 4812 files", "processed
-1,204 records", "ran 40 tests"), or after it at the end of its clause ("3 skipped",
+1,204 records", "ran 40 tests", "bought 3 chairs", "paid 40 euros"), or after it at the end of its clause ("3 skipped",
 "418 passed, 2 failed"): what a job did, not a number the user set (a verb of setting
 — allocated, capped, bumped… — is no such report)."""
 
@@ -159,18 +162,20 @@ READING = re.compile(
     r"\b(?:right\s+now|at\s+the\s+moment|currently|so\s+far|to\s+date|as\s+of\s+(?:now"
     r"|today|yesterday|this\s+\w+)|last\s+(?:night|week|month|quarter|year|sprint|run"
     r"|release)|yesterday|up\s+from|down\s+from|(?:the|a)\s+\w+\s+before(?:\s+(?:it|that))?"
-    r"|shows|showing|peak(?:ed|s)?|on\s+average"
+    r"|shows|showing|peak(?:ed|s)?|on\s+average|this\s+(?:morning|afternoon|evening|week)"
+    r"|tonight|overnight|used\s+to\s+(?:be|take|cost|have|run)"
     r"|(?:i|we|you|they)(?:'ve|\s+have)\s+been\s+(?!(?:allowed|told|asked|given|using)\b)\w+ing)\b"
     r"|\btoo\s+(?:big|large|small|slow|long|short|high|low|much|many|few|heavy)\b"
-    r"|目前|眼下|迄今|截至|上个?月|上周|上星期|去年|昨天|前天|之前是|以前是|此前|峰值|报了|显示"
+    r"|目前|眼下|迄今|截至|今早|今天早上|今晚|上个?月|上周|上星期|去年|昨天|前天|之前是|以前是|此前|峰值|报了|显示"
     r"|太(?:大|小|慢|长|短|高|低|多|少)了"
-    r"|先月|先週|去年|昨年|昨日|前回|その前|これまで|今のところ|現時点|ピーク|平均"
+    r"|先月|先週|去年|昨年|昨日|今朝|前回|その前|これまで|今のところ|現時点|ピーク|平均"
     r"|(?<![今])今(?![後日回度週月年朝夜晩はも])|すぎ(?:る|ます|た)"
     r"|\d+\s*(?:秒|分|時間|日|週間|か月|ヶ月)後に[^。！!？?\n]*(?:ました|した|った)"
     r"|\d+\s*(?:秒|分钟|小时|天)(?:之?后)[^。！!？?\n]*了", re.I)
 """Words by which a number is a reading of a moment or a past period, not a value set:
 "right now", "so far", "last month", "up from 0.5 %", "the sprint before it", "the
-dashboard shows …", "peaked", "48 MB, which is too big" (a reading judged against a
+dashboard shows …", "peaked", "Glucose this morning: 6.1", "this week", "it used to be
+20", "48 MB, which is too big" (a reading judged against a
 limit), 目前, 上个月, 峰值, 报了 N 个, 先月, その前, 今 (not 今後 nor 今は, an update),
 "… N 分後に失敗しました" (when a run failed), "I've been going to the gym three times a
 week" (an activity told as it goes on). A word of setting (:data:`SETTING`: a
@@ -178,17 +183,20 @@ budget, a limit, a target) still fixes the number ("last month we set the cap to
 
 
 RUN_RESULT = re.compile(
-    r"\b\d[\d,]*\s+(?:[a-z]+\s+)?(?:fail|pass|error|crash|break|flake)(?:s|es|ing)?\b"
+    r"\b\d[\d,]*\s+(?:[a-z]+\s+)?(?:fail(?:ure)?|pass|error|crash|break|flake)(?:s|es|ing)?\b"
     r"(?!\s+(?:after|before|in\s+a\s+row)\b)"
     r"|\b(?:(?:error|failure|warning|bug|crash|incident|alert|flake|test|user|visitor"
     r"|signup|download|ticket|issue)s?\s+count|(?:test\s+|code\s+)?coverage|(?:pass|failure"
     r"|error|hit|success|crash)\s+rate|number\s+of\s+\w+)\b(?=[^.;!?\n]*\bnow\b)"
     r"|\b(?:is|are|'s|'re)\s+(?:now\s+)?down\s+to\b"
+    r"|\b(?:takes?|lasts?|costs?|weighs?)\s+(?:about\s+|around\s+|over\s+|under\s+)?\d"
+    r"[^.;!?\n]*\bnow\b"
     r"|(?:覆盖率|错误数|报错数|失败数|通过率|错误率)[^，。；]{0,10}现在|现在[^，。；]{0,6}(?:覆盖率"
     r"|错误数|报错数|失败数|通过率|错误率)", re.I)
 """What a run gave, counted in the present tense ("now 12 tests fail instead of 3"), or
 a measured count or rate given "now" ("Coverage is down to 74% now", "The error count
-is 41 now, not 12", 覆盖率现在是74%): a new reading, not a value the user fixed ("My
+is 41 now, not 12", "still 4 failures", "the export takes 55 minutes now", 覆盖率现在是74%):
+a new reading, not a value the user fixed ("My
 budget is 5k now, not 3k" sets one: :data:`SETTING`)."""
 
 
@@ -228,6 +236,8 @@ fixed ("keep the shelf under 80 cm" sets one: :data:`SETTING`)."""
 USAGE = re.compile(
     r"\b(?:cpu|memory|mem|ram|disk|heap|load|utili[sz]ation|usage)\s+(?:is\s+|was\s+|now\s+)?"
     r"(?:at|hit|hits|hitting|around|near)\s+\d[\d.]*\s*%"
+    r"|\b(?:it|that|this|which)(?:'s|\s+is|\s+was)\s+(?:now\s+|still\s+|already\s+)?at\s+"
+    r"\d[\d.]*\s*%"
     r"|\bat\s+\d[\d.]*\s*%\s+(?:cpu|memory|mem|ram|disk|heap|load|utili[sz]ation|usage)\b"
     r"|\b(?:gives|gave|yields|yielded|scores|scored)\s+(?:an?|the)\s+[\w-]+(?:\s+[\w-]+)?\s+of\s+\d"
     r"|\b(?:more|less|fewer|higher|lower|bigger|smaller)\s+than\s+(?:usual|normal|before"
@@ -237,10 +247,16 @@ USAGE = re.compile(
     r"|hours?)\b"
     r"|(?:CPU|内存|磁盘|负载|使用率)[^，。；\n]{0,4}?(?:到了|达到|是|在)\s*\d[\d.]*\s*%"
     r"|(?:CPU|メモリ|ディスク|使用率|負荷)[^、。\n]{0,4}?(?:が|は)\s*\d[\d.]*\s*%", re.I)
-"""A reading of a machine or a model: a resource's use ("db primary CPU at 97%", CPU
+"""A reading of a machine or a model: a resource's use ("db primary CPU at 97%", "it's at 91%", CPU
 到了95%, CPUが97%です), what a run or a cell gave ("Cell 14 gives an AUC of 0.87"), an
 amount against the usual ("about $20 more than usual"), when something came back
 ("writes recovered after 4 min"): what was seen, not a value the user set."""
+
+
+SCALE = re.compile(r"\b\d+(?:\.\d+)?\s+out\s+of\s+(?:5|10|100)\b", re.I)
+"""A rating on a scale ("headache down to a 3 out of 10", "I'd give the hotel 4 out of
+5"): how something felt or fared, not a value the user set ("score at least 8 out of
+10" sets one: :data:`SETTING`)."""
 
 
 THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|这一次|本次|这回",
@@ -275,7 +291,8 @@ def reports_number(text: str | None) -> bool:
     a machine (:data:`EQUIPMENT`: "the build box has 32 GB of RAM"), a reading of a
     moment or a past period (:data:`READING`: "1,240 users right now", "last month's
     rate was 0.8%"), what a run gave or a count given "now" (:data:`RUN_RESULT`: "now 12
-    tests fail", "Coverage is down to 74% now"), how long a trip lasts
+    tests fail", "Coverage is down to 74% now"), a rating on a scale (:data:`SCALE`),
+    how long a trip lasts
     (:data:`OCCASION_LENGTH`), a span counted back from now (:data:`ELAPSED`: "four
     months ago"), unless a word says the number is set (a budget, a limit, a target)."""
     t = text or ""
@@ -284,6 +301,7 @@ def reports_number(text: str | None) -> bool:
     if (observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None
             or RUN_RESULT.search(t) is not None or OCCASION_LENGTH.search(t) is not None
             or DIMENSION.search(t) is not None or USAGE.search(t) is not None
+            or SCALE.search(t) is not None
             or (READING.search(t) is not None and USER_CHANGE.search(t) is None)):
         return True
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:

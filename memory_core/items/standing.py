@@ -101,8 +101,9 @@ STANDING_RULE = re.compile(
     r"(?:\sfor\sme|\sme)?|for\sme))?(?=\s*(?:$|[,.;:!?)]))"
     r"|\b(?:before|after)\s(?:each|every)\s|前都(?:要|得|必须)|之前都(?:要|得|必须)|たびに|都度"
     r"|(?<![\d０-９分秒時日週月年間])ごとに"
-    r"|\brules?(?:\s(?:for\s(?:you|this\s\w+)|to\sfollow|from\s(?:me|us)|of\s(?:mine|ours)))?"
-    r"(?:\s(?:is|are))?\s?[:：]"
+    r"|\b(?:rules?|polic(?:y|ies))(?:\s(?:for\s(?:(?:my|our|the|all|this)\s)?[\w-]+(?:\s[\w-]+)?"
+    r"|at\s(?:my|our|the)\s[\w-]+|in\s(?:this|my|our)\s[\w-]+|to\sfollow|from\s(?:me|us)"
+    r"|of\s(?:mine|ours)))?(?:\s(?:is|are))?\s?[:：]"
     r"|(?:规则|规矩|原则)(?:如下|是)?[:：]|(?:ルール|決まり|方針)(?:を一つ|を1つ|をひとつ|が一つ"
     r"|です|があります)?[:：]"
     r"|以后|今后|往后|从现在起|从现在开始|从今天起|从今天开始|从此|总是|永远|每次|一律|始终|默认"
@@ -118,7 +119,8 @@ repo", 这个项目里, このリポジトリでは), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
 or ban of a thing, not an order about the answer at hand; a situation said to recur
 ("before each commit", 提交前都要, デプロイのたびに); or a lead that names what
-follows a rule ("Here is my rule: …", "Rule for you: …", 我的规则：, 私のルール：)."""
+follows a rule or a policy ("Here is my rule: …", "Rule for you: …", "House rule at
+my table: …", "Retention policy: …", 我的规则：, 私のルール：)."""
 
 
 def is_standing_rule(text: str | None) -> bool:
@@ -169,11 +171,14 @@ must return 404 …", 必ずステージングで先に) they bind that step."""
 STEP = re.compile(
     r"\b(?:week|day|night|month|quarter|phase|stage|wave|sprint|round)\s+#?\d+\b(?![.,]\d|\s*%)"
     r"|第\s*[0-9一二三四五六七八九十]+\s*(?:周|天|日|个月|阶段|期|轮|波|週|ヶ月|か月)"
-    r"|[0-9一二三四五六七八九十]+\s*(?:週|日|か月|ヶ月)目|(?:フェーズ|ステージ|ウェーブ)\s*[0-9]+",
+    r"|[0-9一二三四五六七八九十]+\s*(?:週|日|か月|ヶ月)目|(?:フェーズ|ステージ|ウェーブ)\s*[0-9]+"
+    r"|^\W*[a-z][\w-]{1,15}\s+#?\d+\s+(?:recap|notes?|summary|update|log|report|debrief"
+    r"|review|retro|wrap-?up)\s*[:：\u2013\u2014-]",
     re.I)
 """A step of a plan named by its place in time or order ("week 1 gets 20% of traffic,
-week 2 gets 50%", "day 3", "phase 2", 第二周, 2週目): its figures are one step's, like
-those of "Step 2: …", though no ordinal label leads the sentence."""
+week 2 gets 50%", "day 3", "phase 2", 第二周, 2週目), or the notes of one of a series
+("Session 12 recap: …", "Sprint 9 retro: …"): its figures are one step's, like those of
+"Step 2: …", though no ordinal label leads the sentence."""
 
 
 def series(row: Any) -> bool:
@@ -251,6 +256,26 @@ def habit(row: Any) -> bool:
     """Whether a constraint only describes a habit of late (:data:`LATELY`): a rule says
     what is to hold, never what has been happening recently."""
     return row["kind"] == "constraint" and LATELY.search(row["text"] or "") is not None
+
+
+POINTER = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|nope|no|yes|yeah|yep|hm+|sure|right|fine|alright|actually|wait"
+    r"|and|so|also|just|please)\b[\s,.!~-]*)*"
+    r"(?:(?:revert|undo|redo|drop|keep|remember|note|do|scrap|remove|delete|ignore|forget"
+    r"|save|skip)\s+(?:that|this|it)(?:\s+(?:in\s+mind|for\s+later|too|as\s+well|again))?"
+    r"|(?:this|that|it)(?:'s|\s+is|\s+applies|\s+goes|\s+holds)\s+(?:for|to)\s+(?:all|every"
+    r"|each|any)\s+(?:(?:of\s+)?(?:the|our|my)\s+)?[\w-]+(?:\s+[\w-]+)?)"
+    r"(?:\s*[,;]?\s*(?:whenever|when|if|every\s+time|each\s+time|from\s+now\s+on"
+    r"|going\s+forward)\b[^.!?\n]*)?[\s.!]*$", re.I)
+"""An order whose only object points back at what was said ("nope, revert that.",
+"keep that in mind whenever we talk about meds", "ok, do that every time I push"), or a
+scope said of it ("this is for all environments from now on"): the words it points at
+are the item, if any; on its own it holds nothing to show."""
+
+
+def pointer(row: Any) -> bool:
+    """Whether an item's words only point back at what was said (:data:`POINTER`)."""
+    return POINTER.match(row["text"] or "") is not None
 
 
 REACTION = re.compile(
