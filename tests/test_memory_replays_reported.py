@@ -8,7 +8,9 @@ from __future__ import annotations
 import pytest
 
 from memory_core.engine import Engine
+from memory_core.items import standing
 from memory_core.extraction import extract
+from memory_core.extraction.model import ELISION
 from memory_core.extraction.shapes import placeholder_value
 from tests.conftest import RunningProxy
 from tests.fake_upstream import FakeUpstream
@@ -53,13 +55,63 @@ async def test_a_strong_aversion_reaches_another_block_under_preferences(
     assert "- I loathe YAML." in block.split("[User Preferences]", 1)[1], block
 
 
-# -- 181: a negated use and a positive use, the subject elided (open) --------------------------
-def test_a_negated_use_with_an_elided_positive_keeps_the_negation() -> None:
-    # open (docs row 181): "… and use Emacs instead" is not a statement of its own, so
-    # "Emacs" is found only through the negated item's text; this guards that the
-    # negation is kept (no positive "use Vim" is ever stored)
-    (item,) = extract("I don't use Vim and use Emacs instead.")
-    assert item.negated and item.subject == "vim", item
+# -- 181: a negated use and a positive use, the subject elided (fixed) -------------------------
+@pytest.mark.parametrize("text, expected", [
+    ("I don't use Vim and use Emacs instead.",
+     [("fact", "vim", True, "I don't use Vim"),
+      ("preference", "emacs", False, "I … use Emacs instead.")]),
+    ("We don't use Jira but use Linear.",
+     [("constraint", "jira", True, "We don't use Jira"),
+      ("fact", "linear", False, "We … use Linear.")]),
+    ("I work at Google and live in Zurich.",
+     [("fact", "work", False, "I work at Google"), ("fact", "home", False, "I … live in Zurich.")]),
+    ("We use Postgres but run Redis on 6380.",
+     [("fact", "postgres", False, "We use Postgres"),
+      ("fact", "run redis", False, "We … run Redis on 6380.")]),
+])
+def test_a_verb_phrase_with_its_subject_left_out_is_the_speakers_statement(
+        text: str, expected: list[tuple[str, str, bool, str]]) -> None:
+    # before: one item per sentence ("use Emacs", "live in Zurich", "run Redis" no statement)
+    assert [(i.kind, i.subject, i.negated, i.text) for i in extract(text)] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "My kids love the beach and always make us smile",
+    "Our designers sketch on paper and always use pencils.",
+])
+def test_a_subjectless_clause_after_and_is_no_order_to_the_assistant(text: str) -> None:
+    # before: "always make us smile" was a standing constraint (an order)
+    items = extract(text)
+    assert items and all(i.kind != "constraint" for i in items), items
+    assert any(i.text.startswith(("My kids … ", "Our designers … ")) for i in items), items
+
+
+@pytest.mark.parametrize("text, order", [
+    ("I use Emacs and please reply briefly", "please reply briefly"),
+    ("I use Emacs and don't suggest Vim.", "don't suggest Vim."),
+])
+def test_an_order_after_and_stays_an_order(text: str, order: str) -> None:
+    assert ("constraint", order) in [(i.kind, i.text) for i in extract(text)], extract(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I need to fix the bug and deploy the patch.",  # what is needed, not done
+    "I use Emacs and love it.",  # the object points back: one statement
+    "Use tabs and indent with four spaces.",  # no subject to carry: orders
+])
+def test_a_dependent_or_pointing_verb_phrase_carries_no_subject(text: str) -> None:
+    assert all(ELISION not in i.text for i in extract(text)), extract(text)
+
+
+async def test_an_elided_positive_use_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("ed", "I don't use Vim and use Emacs instead."),
+        ("kids", "My kids love the beach and always make us smile")],
+        "Which editor do I use?")
+    assert "- I … use Emacs instead." in block.split("[User Preferences]", 1)[1], block
+    # before: "always make us smile" was a standing rule in every other conversation
+    assert "make us smile" not in block, block
 
 
 # -- 182: "Please make sure not to save this: …" stored the salary as a rule --------------------
@@ -140,6 +192,40 @@ async def test_an_instruction_given_again_replaces_the_first(
     assert "] Remember: reports should be in German." not in block, block
 
 
+@pytest.mark.parametrize("text", [
+    "Remember: reports should be in German.", "Please remember: reports should be in German.",
+    "Keep in mind: invoices have to carry the VAT number.",
+    "Don't forget, commit messages should be in English.", "记住：报告应该用德语。",
+    "覚えておいて：レポートはドイツ語で書くべきです。",
+])
+def test_a_norm_the_user_asks_to_remember_is_a_standing_rule(text: str) -> None:
+    # before: a fact (shown only when a turn matched it), never a rule
+    (item,) = extract(text)
+    assert item.kind == "constraint" and not item.one_off, item
+    assert standing.is_standing_rule(item.text), item
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Remember to send the file.", "constraint"),  # a task for now: one-off
+    ("Note: the build failed.", "fact"),  # a reading
+    ("Note: reports should be in German.", "fact"),  # a note's "should" is as often a guess
+    ("Remember: I should call my mom on Sunday.", "fact"),  # a note to self
+    ("Remember: the build should be done by 5.", "fact"),  # an expectation
+    ("Remember that my passport expires in March 2027.", "fact"),  # row 91
+])
+def test_a_remembered_task_reading_or_expectation_is_no_standing_rule(text: str, kind: str) -> None:
+    (item,) = extract(text)
+    assert item.kind == kind and not standing.is_standing_rule(item.text), item
+
+
+async def test_a_remembered_norm_reaches_an_unrelated_conversations_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "Remember: reports should be in German.")], "Draft the weekly summary.")
+    # before: a fact matching no word of the turn, so no block line at all
+    assert "] Remember: reports should be in German." in block, block
+
+
 # -- 187: "I now work at B" after "I work at A" (probed OK) -------------------------------------
 async def test_a_new_employer_said_with_now_supersedes_the_old(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
@@ -165,3 +251,28 @@ def test_engine_level_forms_of_the_probed_ok_rows(engine: Engine) -> None:
     put(engine, "The ingest worker runs on Fly.io.")
     put(engine, "We moved the ingest worker from Fly.io to Hetzner.")
     assert _active(engine) == [("fact", "We moved the ingest worker from Fly.io to Hetzner.")]
+
+
+# -- 189: a company name holding 里 read as "在…里" (a condition) -------------------------------
+@pytest.mark.parametrize("text", [
+    "我在阿里巴巴工作了三年。", "我在阿里巴巴工作。", "我现在在阿里云上班。", "我们在公司里上班。",
+])
+def test_a_workplace_named_with_li_is_the_work_fact(text: str) -> None:
+    # before: "在阿里" was a condition, the rest keyed 巴巴工作了 / 云上班
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.condition) == ("fact", "工作", None), item
+
+
+def test_a_duration_keeps_its_value_out_of_the_key() -> None:
+    (item,) = extract("我在阿里巴巴工作了三年。")
+    assert item.subject == "工作" and item.value == 3, item
+
+
+def test_a_new_workplace_named_with_li_supersedes_the_old(engine: Engine) -> None:
+    put(engine, "我在阿里巴巴工作了三年。")
+    put(engine, "现在我在腾讯工作。")
+    put(engine, "ベルリンで働いていますか？")  # a question: no fact, revises nothing
+    active = _active(engine)
+    assert ("fact", "现在我在腾讯工作。") in active, active
+    assert ("fact", "我在阿里巴巴工作了三年。") not in active, active
+    assert all(kind != "fact" for kind, text in active if "ベルリン" in text), active

@@ -107,6 +107,13 @@ scopes ("提交代码前都要…", "上线前，请…"; after a rule's 以后 
 rule's; not a time ago, 三年前, a deadline, 五点前, 月底前, nor a word, 目前, 以前,
 提前). The 时 marker is skipped inside words (小时, 超时, 同时, 时间, 时常, "时好时坏"…)."""
 
+_ZH_SPEAKER_PLACE = re.compile(
+    r"\s*(?:现在|目前|如今)?我们?(?:现在|目前|如今|一直|也|还)?(?=在[^，,。；;！？!?在]{1,15}?(?:工作|上班|打工|住|生活"
+    r"|定居|居住)(?![宿院]))")
+"""The speaker before 在 and where they work or live (我在阿里巴巴工作, 我们在公司里上班):
+the 在 phrase is the place the statement names (``rules_cjk._ZH_PLACE_VERB``), not a
+condition, though a name holds 里 (阿里巴巴, 阿里云)."""
+
 _JA_CLAUSE = re.compile(
     r"(?:(?<=[はがをに、,\s」。！？!?])|^)[^、。,，はがを\s]{1,20}?"
     r"(?:の場合|場合|の時|のとき|とき|(?<![何同])時(?![間点])|の際|際|なら(?:ば)?|中は|では(?!な)"
@@ -149,6 +156,9 @@ def find_condition(scan: str, start: int, end: int, lang: str,
             m = _EN_FRONTED.match(scan, start, end)
     elif lang == "zh":
         m = _ZH_CLAUSE.search(scan, start, end) if _ZH_MARKS.search(scan, start, end) else None
+        place = _ZH_SPEAKER_PLACE.match(scan, start, end) if m is not None else None
+        if place is not None and m is not None and m.start() == place.end():
+            m = _ZH_CLAUSE.search(scan, m.end(), end)  # 我在阿里巴巴工作: a place, no "在…里"
     else:
         m = _JA_CLAUSE.search(scan, start, end) if _JA_MARKS.search(scan, start, end) else None
     if m is None:

@@ -49,6 +49,7 @@ TASK_HEADER = re.compile(
 # Labels that announce how to read the rest of the line rather than a task field.
 META_LABELS: dict[str, str] = {
     **dict.fromkeys(phrases("note|nb|fyi|remember|reminder|important|ps|context|fact|info"
+                             "|please remember|don't forget|do not forget|bear in mind"
                              "|note to self|notes to self|memo to self|reminder to self"
                              "|reminder for myself|note for myself|self reminder|self-reminder"
                              "|注意|备注|提醒|记住|注|备忘|自己备忘|提醒自己|给自己的提醒"

@@ -42,10 +42,12 @@ from memory_core.extraction import (
     asked_rule,
     dated,
     denial,
+    elided,
     irony,
     leads,
     opt_out,
     premise,
+    promotion,
     replacement,
     retraction,
     rules_cjk,
@@ -138,6 +140,7 @@ _EN_MY_SPLICE = re.compile(r",\s*(?=my\s+(?:[\w/'-]+\s+){0,2}?(?:is|are)\b)", re
 pronouns are she/her"): a second statement, which revises its own attribute; not
 after a sentence that opens with a condition or a setting (``_EN_SUBORDINATE``)."""
 _MY = frozenset(("my",))
+_COORDINATORS = frozenset(("and", "but", "or"))
 _AND_JOINT = re.compile(r"[\s,]*and\s+", re.I)
 _MY_ATTRIBUTE = re.compile(r"my\s+(?:[\w/'-]+\s+){0,2}?(?:is|are)\b", re.I)
 """Another attribute of the speaker and its copula ("my pronouns are …")."""
@@ -353,6 +356,8 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
                 joints += [(m.start(), m.end()) for m in pattern.finditer(scan, a, b)]
         if not _MY.isdisjoint(toks) and not _EN_SUBORDINATE.match(scan, a, b):
             joints += [(m.start(), m.end()) for m in _EN_MY_SPLICE.finditer(scan, a, b)]
+        if not _COORDINATORS.isdisjoint(toks):
+            joints += elided.joints(scan, a, b)  # "I don't use Vim and use Emacs instead"
     if lang == "zh" and ("，" in scan[a:b] or "," in scan[a:b]):
         joints += [(m.start(), m.end()) for m in _ZH_NEW_SUBJECT.finditer(scan, a, b)]
         joints += [(m.start(), m.end()) for m in _ZH_REQUEST_JOINT.finditer(scan, a, b)]
@@ -377,6 +382,16 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
             start = j_end
     spans.append((start, b))
     return spans
+
+
+def _with_subject(scan: str, subject: tuple[int, int], body: int, end: int,
+                  quantities: list[Quantity]) -> Clause:
+    """The clause ``scan[body:end]`` read with the subject ``scan[subject[0]:subject[1]]``
+    written before it (:mod:`.elided`): the rules see "I use Emacs instead". The scan
+    keeps its length (the subject overwrites what precedes ``body``), so offsets hold."""
+    said = scan[subject[0]:subject[1]] + " "
+    at = body - len(said)
+    return _build(scan[:at] + said + scan[body:], at, at, end, "en", False, quantities)
 
 
 def _build(scan: str, start: int, body: int, end: int, lang: str, question: bool,
@@ -608,6 +623,8 @@ class _Message:
         """Strip meta labels, correction cues and fillers; (body, correction, forced kind)."""
         body, correction, forced = a, self.pending_correction, None
         self.pending_correction = False
+        if self.speaker == "user" and promotion.promoted(sc[a:b]):
+            forced = "constraint"  # "Remember: reports should be in German."
         self.noted = False
         for _ in range(_MAX_PREFIXES):  # "Sorry, typo - I meant …": several prefixes
             seg = sc[body:b]
@@ -817,7 +834,8 @@ class _Message:
             elif topic is not None and topic.key:
                 self._about(sc, a, topic, found)
             if self.noted and len(self.out) == found and self.speaker == "user":
-                self._note(sc, a, body, b, lang, toks, correction)
+                self._note(sc, a, body, b, lang, toks, correction,
+                           "constraint" if forced == "constraint" else "fact")
 
     def _premise(self, sc: str, body: int, b: int, lang: str, correction: bool) -> bool:
         """A question resting on a fact of the user's own ("Since I'm vegan, what should
@@ -835,7 +853,7 @@ class _Message:
         return False
 
     def _note(self, sc: str, a: int, body: int, b: int, lang: str, toks: frozenset[str],
-              correction: bool) -> None:
+              correction: bool, kind: str = "fact") -> None:
         """A note the user leaves for later that no rule read ("Note to self: renew the
         domain before June.", "Reminder: call the bank on Monday.", 提醒：六月前续费域名,
         メモ：金曜までに請求書を送る): an action the user owes, not an order to the agent
@@ -844,12 +862,13 @@ class _Message:
         before June." is: kept beyond its conversation and recalled when a turn matches
         it, never standing (nothing in it says it stands), and not a ``TODO:`` line,
         which is the task state of its own thread (docs/evaluation/memory_replays.md,
-        row 91)."""
+        row 91). ``kind`` is ``constraint`` for a norm the label promotes
+        (:mod:`.promotion`: 记住：报告应该用德语)."""
         subject = key(sc[body:b], lang, action=True)
         if not subject:
             return
         c = _build(sc, a, body, b, lang, False, toks=toks)
-        self.out.append(_item(self.text, c, Verdict("fact", subject), correction))
+        self.out.append(_item(self.text, c, Verdict(kind, subject), correction))
 
     def _about(self, sc: str, a: int, lead: Topic, found: int) -> None:
         """The statements from ``found`` on, read after a topic lead ("Staging: the
@@ -1094,10 +1113,13 @@ class _Message:
                        quantities, ctoks)
             if i == 0 and rules.is_hypothetical(c):
                 return
+            said_by = elided.carried(sc, spans[i - 1], spans[i - 1][1], cbody, end) \
+                if lang == "en" and i and now_lead is None else None
             planned = dated.plan(c) if self.speaker == "user" and forced is None else None
             verdict = Verdict("fact", planned.subject, planned.negated) if planned \
-                else rules.classify(c)
-            if verdict is None and "constraint" in (kind_before, forced) \
+                else rules.classify(c) if said_by is None \
+                else rules.classify(_with_subject(sc, said_by, cbody, end, quantities))
+            if verdict is None and "constraint" in (kind_before, forced) and said_by is None \
                     and lx.EN_IMPERATIVE.match(c.core):
                 # "Never store keys in the repo, use the vault instead": one rule, two
                 # orders; "My rule: use British spelling": an order the lead makes a rule.
@@ -1192,6 +1214,8 @@ class _Message:
             if item.kind in ("fact", "decision") \
                     and about_this_task(sc, c.body_start, end, lang, body):
                 item = replace(item, local=True)  # "For this task the bucket is …"
+            if said_by is not None:  # "I … use Emacs instead": who says it, quoted
+                item = replace(item, text=f"{self.text[said_by[0]:said_by[1]]}{ELISION}{item.text}")
             self._add(item)
 
     def _add(self, item: Extracted) -> None:
@@ -1215,7 +1239,7 @@ class _Message:
             item = replace(item, subject=f"{self.label} {item.subject}" if own
                            else self.label, label=self.label)
         if item.kind == "fact" and not self.label and item.subject != "timezone" \
-                and lx.EN_HOME.search(item.text):
+                and lx.EN_HOME.search(item.text.replace(ELISION, " ")):
             item = replace(item, subject=lx.HOME)  # where the speaker lives (lexicon doc)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))

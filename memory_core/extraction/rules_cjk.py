@@ -139,7 +139,7 @@ standing lead, as "From now on, we deploy at 9." is."""
 _JA_DIRECT_OBJECT = re.compile(r"(?P<o>[^、。をにでがはへと\ue000]{1,15})を")
 """The direct object (before を) of a rule's verb."""
 _ZH_PLACE_VERB = re.compile(
-    r"^我们?(?:现在|目前|如今|一直|也|还)?在(?!(?:准备|忙|找|做|赶|处理|完成|开始|安排|学|考虑|等|想"
+    r"^(?:现在|目前|如今)?我们?(?:现在|目前|如今|一直|也|还)?在(?!(?:准备|忙|找|做|赶|处理|完成|开始|安排|学|考虑|等|想"
     r"|哪))[^，,。？?在]{1,15}?(?P<v>工作|上班|打工|住|生活|定居|居住)(?![宿院])")
 """Where the speaker works or lives, the place before the verb: 我在柏林工作, 我在谷歌上班,
 我在上海住 (the same fact as 我住在上海). Not 在 of an action in progress (我在找工作,

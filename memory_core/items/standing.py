@@ -71,6 +71,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memory_core.extraction.promotion import promoted
 from memory_core.items.accounts import relayed, third_party
 from memory_core.items.fields import data_of, label, loose
 from memory_core.items.readings import AGE
@@ -125,7 +126,8 @@ my table: …", "Retention policy: …", 我的规则：, 私のルール：).""
 
 def is_standing_rule(text: str | None) -> bool:
     """Whether ``text`` states a rule that stands beyond the current answer."""
-    return bool(text) and STANDING_RULE.search(text or "") is not None
+    return bool(text) and (STANDING_RULE.search(text or "") is not None
+                           or promoted(text or ""))  # "Remember: reports should be …"
 
 
 STATUS = re.compile(

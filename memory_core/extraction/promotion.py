@@ -1,0 +1,51 @@
+"""A norm the user asks the assistant to keep: "Remember: reports should be in German."
+
+A rule stands when it says so ("always", "from now on", "in this project":
+``memory_core.items.standing.STANDING_RULE``) or when the user promotes it. A lead
+addressed to the assistant that asks it to retain what follows ("Remember:", "Keep in
+mind:", "Bear in mind:", "Don't forget:", 记住：, 覚えておいて：) promotes a norm
+("… should …", "… has to …", 应该, べき) to a standing rule: said once, it is meant for
+every later answer, which is what "remember" asks of the one it addresses.
+
+Not promoted: a lead before no norm ("Remember: my passport expires in March" is a
+fact, docs/evaluation/memory_replays.md row 91); "Remember to send the file" (an order
+for one task: no lead with a colon, and nothing after it says how things should be);
+a norm of the speaker's own ("Remember: I should call my mom on Sunday": a note to
+self); an expectation ("Remember: the build should be done by 5"). "Note:" promotes
+nothing: it labels information, whose "should" is as often a guess ("Note: the build
+should pass now") as a rule; a note that says it stands ("Note: reports must always be
+in German") is one by its own words.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LEAD = re.compile(
+    r"^\W*(?:(?:please|and|also|just)\s+)*(?:remember|keep\s+in\s+mind|bear\s+in\s+mind"
+    r"|(?:don['’]t|do\s+not|never)\s+forget)\s*[:：,\u2013\u2014-]\s*"
+    r"|^(?:请)?(?:记住|记得|别忘了|不要忘了|不要忘记|牢记)\s*[:：，,]\s*"
+    r"|^(?:覚えておいて|忘れないで)(?:ください|ね)?\s*[:：、]\s*", re.I)
+"""A lead that asks the assistant to retain what follows, then its colon or comma."""
+_NORM = re.compile(
+    r"\b(?:should|ought\s+to|must|has\s+to|have\s+to|needs?\s+to|always|never"
+    r"|(?:is|are)\s+to\s+be)\b|应该|应当|必须|务必|一律|总是|只能|不(?:要|能|可以|许|准)"
+    r"|べき|なければ|必ず|常に|こと[。！!]?$", re.I)
+"""How things are to be done: a modal of duty or a word of always/never."""
+_OWN = re.compile(r"^(?:i|i['’](?:m|ll|d))\b|^我(?!们)|^(?:私|僕|俺)は", re.I)
+"""The speaker alone as the subject: a note to self, not a rule for the assistant."""
+_EXPECTED = re.compile(
+    r"\bshould\s+(?:be\s+)?(?:done|ready|finished|fixed|back|up|over|here|there|arrive|land"
+    r"|pass|finish|work)\b", re.I)
+"""An expectation ("… should be done by 5", "… should pass now"), not a duty."""
+
+
+def promoted(text: str) -> bool:
+    """Whether ``text`` (a sentence, as written) is a norm the user asks the assistant
+    to remember (see module doc): a standing rule though no word of time says so."""
+    lead = _LEAD.match(text)
+    if lead is None:
+        return False
+    rest = text[lead.end():].strip()
+    return bool(rest) and _OWN.match(rest) is None and _EXPECTED.search(rest) is None \
+        and _NORM.search(rest) is not None
