@@ -228,6 +228,9 @@ def test_a_norm_the_user_asks_to_remember_is_a_standing_rule(text: str) -> None:
     ("Note: reports should be in German.", "fact"),  # a note's "should" is as often a guess
     ("Remember: I should call my mom on Sunday.", "fact"),  # a note to self
     ("Remember: the build should be done by 5.", "fact"),  # an expectation
+    ("Remember: it should be fine.", "fact"),  # a reassurance
+    ("记住：明天应该会下雨。", "fact"),  # 应该会: what will probably happen
+    ("记住：这个应该没问题。", "fact"),
     ("Remember that my passport expires in March 2027.", "fact"),  # row 91
 ])
 def test_a_remembered_task_reading_or_expectation_is_no_standing_rule(text: str, kind: str) -> None:
