@@ -549,6 +549,45 @@ def test_a_bare_answer_naming_no_single_candidate_changes_nothing(
     assert _may_revise(engine) == {"Actually, my font size is 14.": [1, 2]}, _items_data(engine)
 
 
+@pytest.mark.parametrize("turns", [
+    (("user", "I want to start on the project."),
+     ("assistant", "Should I open it in the editor or the terminal?"), ("user", "The terminal.")),
+    (("user", "Where should I paste the script?"),
+     ("assistant", "Do you want to run it from the editor or the terminal?"),
+     ("user", "the editor")),
+    (("user", "我想开始写项目了。"), ("assistant", "要在编辑器里打开还是在终端里？"),
+     ("user", "终端的。")),
+])
+def test_a_bare_answer_to_a_question_about_something_else_revises_nothing(
+        engine: Engine, turns: tuple[tuple[str, str], ...]) -> None:
+    # before: any question the answer named a candidate of ("editor or terminal?") let
+    # the pending correction supersede it, font size or not
+    if turns[0][1].isascii():
+        facts = ("My editor font size is 12.", "My terminal font size is 16.",
+                 "Actually, my font size is 14.")
+    else:
+        facts = ("我的编辑器字体大小是12。", "我的终端字体大小是16。", "更正：字体大小是14。")
+    for text in facts:
+        put(engine, text)
+    _conversation(engine, *turns)
+    got = {r["text"]: r for r in rows(engine)}
+    assert [got[t]["status"] for t in facts] == ["active"] * 3, got
+    assert got[facts[2]]["supersedes"] is None, got
+    assert _may_revise(engine) == {facts[2]: [1, 2]}, _items_data(engine)
+
+
+@pytest.mark.parametrize("text, head, want", [
+    ("Which font sizes did you mean?", "font size", True),
+    ("Editor or terminal?", "font size", False),
+    ("What size is the font?", "font size", True),
+    ("你是指编辑器的还是终端的字体大小？", "字体大小", True),
+    ("要在编辑器里打开还是在终端里？", "字体大小", False),
+    ("", "font size", False), ("Which one?", "", False),
+])
+def test_names_head_reads_each_word_of_the_key(text: str, head: str, want: bool) -> None:
+    assert reply.names_head(text, head) is want
+
+
 def test_a_bare_answer_in_chinese_names_its_candidate(engine: Engine) -> None:
     put(engine, "我的编辑器字体大小是12。")
     put(engine, "我的终端字体大小是16。")

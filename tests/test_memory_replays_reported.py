@@ -103,6 +103,23 @@ def test_a_dependent_or_pointing_verb_phrase_carries_no_subject(text: str) -> No
     assert all(ELISION not in i.text for i in extract(text)), extract(text)
 
 
+@pytest.mark.parametrize("text", [
+    "I think we use Postgres and deploy on Fridays.",  # "we" deploy, and only maybe
+    "I asked whether they use Docker and use Podman.",  # they use Podman, if anyone
+    "She said she likes Python and hates Java.",
+    "I told them the plan and use the new build now.",
+])
+def test_a_verb_phrase_inside_a_reported_clause_is_not_the_openers(text: str) -> None:
+    # before: "I think we use Postgres and deploy on Fridays." gave a firm "I … deploy
+    # on Fridays." and "I asked whether they use Docker and use Podman." "I … use Podman."
+    assert all(ELISION not in i.text for i in extract(text)), extract(text)
+
+
+def test_a_negated_verb_of_knowing_still_carries_the_subject() -> None:
+    assert ("preference", "I … use Go.") in [(i.kind, i.text) for i in extract(
+        "I don't know Rust and use Go.")]
+
+
 async def test_an_elided_positive_use_reaches_another_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     block = await asked_later(proxy, upstream, [
@@ -211,6 +228,9 @@ def test_a_norm_the_user_asks_to_remember_is_a_standing_rule(text: str) -> None:
     ("Note: reports should be in German.", "fact"),  # a note's "should" is as often a guess
     ("Remember: I should call my mom on Sunday.", "fact"),  # a note to self
     ("Remember: the build should be done by 5.", "fact"),  # an expectation
+    ("Remember: it should be fine.", "fact"),  # a reassurance
+    ("记住：明天应该会下雨。", "fact"),  # 应该会: what will probably happen
+    ("记住：这个应该没问题。", "fact"),
     ("Remember that my passport expires in March 2027.", "fact"),  # row 91
 ])
 def test_a_remembered_task_reading_or_expectation_is_no_standing_rule(text: str, kind: str) -> None:

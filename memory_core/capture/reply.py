@@ -88,17 +88,23 @@ def read_pick(tx: Tx, scope: Scope, message_id: int, text: str, speaker: str
     ``message_id`` (``text``, no item extracted from it, said by ``speaker``: ``""``
     for the role alone) is a bare answer right after an assistant question naming
     exactly one active candidate of the newest pending correction of ``speaker``
-    among the :data:`PICK_SCAN` newest active items; else ``None``. Reads nothing
+    among the :data:`PICK_SCAN` newest active items, the question or the user's turn
+    before it naming that correction's key ("font size":
+    :func:`~memory_core.extraction.reply.names_head`); else ``None``. Reads nothing
     more when ``text`` is no short answer."""
     if not said.is_bare_answer(text):
         return None
     ids = tx.capture.path_ids(message_id)
     if len(ids) < 2:
         return None
-    rows = tx.history.path_messages([ids[-2]])
-    if not rows or rows[0]["msg_role"] != "assistant" or not rows[0]["text"] \
-            or not said.asks_or_offers(rows[0]["text"]):
+    turns = {int(r["id"]): r for r in tx.history.path_messages(ids[-3:-1])}
+    question = turns.get(ids[-2])
+    if question is None or question["msg_role"] != "assistant" or not question["text"] \
+            or not said.asks_or_offers(question["text"]):
         return None
+    asked = [question["text"]] + [  # the question, and the user's turn it answers
+        r["text"] or "" for i in ids[-3:-2] if (r := turns.get(i)) is not None
+        and r["msg_role"] == "user"]
     for row in tx.assembly.newest_active_items(scope.tenant, scope.role, PICK_SCAN):
         pending = fields.may_revise(row)
         if len(pending) < 2 or row["supersedes"] is not None \
@@ -108,6 +114,8 @@ def read_pick(tx: Tx, scope: Scope, message_id: int, text: str, speaker: str
                 if r is not None and r["status"] == "active"]
         if len(live) < 2:
             continue
+        if not any(said.names_head(t, row["subject"] or "") for t in asked):
+            return None  # a question about something else ("editor or terminal?")
         meant = said.named_candidate(text, row["subject"] or "",
                                      [r["subject"] or "" for r in live])
         return None if meant is None else (int(row["id"]), int(live[meant]["id"]))

@@ -12,7 +12,9 @@ Only a clause that opens on its subject carries it ("I", "we", "they", "he", "sh
 "my"/"our"/"his"/"her"/"their" and one word), and only when nothing between the subject
 and the joint makes the second verb depend on something else: a modal or an infinitive
 ("I need to fix the bug and deploy it": "deploy" is what is needed, not done), a
-condition or a cause. A negative order after the joint ("… and don't …", "… and never
+condition or a cause, a verb that takes a clause ("I think we use Postgres and deploy
+on Fridays", "I asked whether they use Docker and use Podman": the verb phrase is the
+inner clause's). A negative order after the joint ("… and don't …", "… and never
 …") is left to the rules: it reads as an order as often as a statement.
 
 Pure: offsets into the prepared scan in, offsets out.
@@ -50,9 +52,13 @@ _OPENER = re.compile(r"\s*(?:(?:i|we|they|he|she)|(?:my|our|his|her|their)\s+[\w
 _DEPENDENT = re.compile(
     r"\bto\s+(?:" + _VERBS + r"|be|get|see|learn|know)\b"
     r"|\b(?:can|could|will|would|should|must|might|may|shall|want|wants|need|needs|going"
-    r"|gonna|if|when|whenever|because|since|unless|until|while|after|before|who|which|that)\b"
+    r"|gonna|if|when|whenever|because|since|unless|until|while|after|before|who|which|that"
+    r"|whether|think|thinks|thought|believe|believes|guess|suppose|hope|hopes|feel|feels"
+    r"|heard|said|says|told|tell|asked|asks|wonder|wondered|doubt|mean|means)\b"
     r"|['’](?:ll|d)\b|\bcan['’]?t\b|\bwon['’]t\b|\b(?:should|would|could)n['’]t\b", re.I)
-"""A modal, an infinitive, a condition, a cause or a relative clause before the joint."""
+"""A modal, an infinitive, a condition, a cause or a relative clause before the joint, or
+a verb of thinking or saying that takes a clause of its own ("I think we use Postgres
+and deploy on Fridays": who deploys is "we", and only maybe)."""
 _LEAD = re.compile(r"[\s,]*(?:and|but|or)\s+", re.I)
 
 

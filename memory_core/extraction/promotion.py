@@ -36,8 +36,11 @@ _OWN = re.compile(r"^(?:i|i['’](?:m|ll|d))\b|^我(?!们)|^(?:私|僕|俺)は",
 """The speaker alone as the subject: a note to self, not a rule for the assistant."""
 _EXPECTED = re.compile(
     r"\bshould\s+(?:be\s+)?(?:done|ready|finished|fixed|back|up|over|here|there|arrive|land"
-    r"|pass|finish|work)\b", re.I)
-"""An expectation ("… should be done by 5", "… should pass now"), not a duty."""
+    r"|pass|finish|work|be\s+(?:fine|ok|okay|alright|all\s+right|good|enough|easy|safe"
+    r"|possible|likely))\b|\bshould\s+(?:probably|likely)\b"
+    r"|应该(?:会|能|快|就|没(?:问题|事))|应该(?:是|还)?(?:可以|没问题)|はず", re.I)
+"""An expectation ("… should be done by 5", "… should pass now", "it should be
+fine", 明天应该会下雨, 届くはず), not a duty."""
 
 
 def promoted(text: str) -> bool:

@@ -18,7 +18,9 @@ that message in hand:
   "I'm not married." answers about the state, and takes it back).
 - :func:`named_candidate`: a bare answer ("The editor one.", "the terminal", 编辑器的)
   to the question which of two or more items a correction revises (``data.may_revise``)
-  names the one whose qualifier it holds, and nothing else.
+  names the one whose qualifier it holds, and nothing else; the question is about
+  that correction when it, or the user's turn it answers, names the correction's key
+  (:func:`names_head`): "Should I open it in the editor or the terminal?" is not.
 """
 
 from __future__ import annotations
@@ -142,6 +144,21 @@ def is_bare_answer(text: str) -> bool:
     text = text.strip()
     return 0 < len(text) <= _ANSWER_MAX and len(text.split()) <= 5 and any(
         ch.isalnum() for ch in text)
+
+
+def names_head(text: str, head: str) -> bool:
+    """Whether ``text`` names ``head``, the key a head-only correction holds ("font
+    size", 字体大小, フォントサイズ): each of its words as the start of a word of
+    ``text`` ("Which font sizes …"), a head in CJK script as a run of ``text``
+    (spaces aside). ``False`` for an empty head."""
+    head = head.strip().lower()
+    if not head:
+        return False
+    low = text.lower()
+    if any("\u3040" <= ch <= "\u9fff" for ch in head):
+        return head.replace(" ", "") in re.sub(r"\s+", "", low)
+    words = _WORD.findall(low)
+    return all(any(w.startswith(h) for w in words) for h in _WORD.findall(head))
 
 
 def named_candidate(text: str, head: str, subjects: list[str]) -> int | None:
