@@ -72,6 +72,6 @@ def kept_tail(scan: str, start: int, end: int) -> int | None:
     in ``scan[start:end]`` (an offset into ``scan``; ``start`` when the whole span is
     one), or ``None``. What it points back at is the user's to keep: it stands though
     nothing in its words says so, and the clause itself holds nothing
-    (:class:`memory_core.extraction.pipeline` marks the items it points at ``lasting``)."""
+    (:mod:`memory_core.extraction.pipeline` marks the items it points at ``lasting``)."""
     m = _TAIL.search(scan[start:end])
     return None if m is None else start + m.start()
