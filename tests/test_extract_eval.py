@@ -237,10 +237,11 @@ def test_moments_pointers_and_named_rules_keep_the_standdev3_split_precise() -> 
     by issue 24's definition before the extraction was run on it, then tuned on: a third
     development split) measured standing P 0.500 R 0.540 at its first run, 0.780 / 0.640
     after readings of a moment, pointers, named rules, series notes, quoted kana forms,
-    headless traces, Chinese scopes and "only" choices (docs/evaluation/extraction_issue24.md,
-    ninth pass)."""
+    headless traces, Chinese scopes and "only" choices (ninth pass), 0.809 / 0.680 after
+    kept statements, past "only" reports, orders to stop a practice and 现在 before an
+    order (tenth pass; docs/evaluation/extraction_issue24.md)."""
     path = Path(__file__).parent / "data" / "extraction_standdev3.jsonl"
     rows = load(path)
     assert len(rows) >= 96 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
-    assert standing["precision"] >= 0.77 and standing["recall"] >= 0.63, standing
+    assert standing["precision"] >= 0.80 and standing["recall"] >= 0.67, standing

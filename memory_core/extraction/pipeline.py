@@ -202,6 +202,11 @@ _ZH_ORDER_LEAD = re.compile(
 """An order that opens on 把 and works on material at hand, with no subject
 ("把这个变量名改成 user_count"): what it changes is the work, not a state the user
 reports; not a lasting scope (把这个项目的超时改成30秒 revises the project's)."""
+_ZH_NOW_ORDER = re.compile(
+    r"(?:那)?(?:现在|接下来|然后)\s*[，,]?\s*(?=(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?(?:把|给|再|先)"
+    r"|(?:请|麻烦(?:你|您)?|帮(?:我|忙)))")
+"""现在 ("now") before an order ("现在把这个函数拆成两个", "现在帮我写测试"): the next step
+of the work at hand, not a state that changed; the order is read from after it."""
 _ZH_DONE = re.compile(r"了|已经|过")
 _NOW_STATEMENT = re.compile(
     r"now[,\s]+[\w-]+\s+(?:[\w-]+\s+)?(?:is|are|was|were|has|have|had|will|would|must|should"
@@ -559,6 +564,7 @@ class _Message:
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
         # the last sentence withdrew an item: (where it starts, the phrase naming the item)
         self.withdrawn_at: tuple[int, str] | None = None
+        self.sentence_found = 0  # where the last sentence's items start in ``out``
 
     def items(self) -> list[Extracted]:
         sents = segment(self.text, self.scan)
@@ -667,6 +673,18 @@ class _Message:
         return body, correction, forced
 
     def _sentence(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
+        tail = promotion.kept_tail(sc, a, b) if self.speaker == "user" else None
+        if tail is not None:
+            # "I'm allergic to penicillin, keep that in mind.": the clause asks to keep
+            # what it points back at (the sentence before it, or this one's start) and
+            # holds nothing of its own; what it points at stands
+            said = _has_content(sc[a:tail])
+            found = len(self.out) if said else self.sentence_found
+            if said:
+                self._sentence(sc, a, tail, lang, labelled)
+            self._keep(found)
+            return
+        self.sentence_found = len(self.out)
         follows, self.withdrawn_at = self.withdrawn_at, None
         if self.speaker == "user":
             withdrawn = retraction.find(sc, a, b, lang)
@@ -682,6 +700,14 @@ class _Message:
         self.pending_correction = True
         self._read(sc, a, b, lang, labelled)
         self._stance(found, previous, follows, lang, lambda: self._read(sc, a, b, lang, labelled))
+
+    def _keep(self, found: int) -> None:
+        """Mark the statements from ``found`` on ``lasting``: the user asked the assistant
+        to keep them (:func:`promotion.kept_tail`); a guess stays a guess."""
+        for i in range(found, len(self.out)):
+            item = self.out[i]
+            if item.kind in STATEMENT_KINDS and item.kind != "question" and not item.tentative:
+                self.out[i] = replace(item, lasting=True)
 
     def _withdraw(self, sc: str, a: int, b: int, lang: str, w: retraction.Retraction) -> None:
         """A withdrawal ("Forget the 200-word limit"): a ``retraction`` item naming what
@@ -903,6 +929,9 @@ class _Message:
         phrase ends (:meth:`_add`). A replacement ("We replaced RabbitMQ with Kafka",
         :mod:`~memory_core.extraction.replacement`) is one too; one that is not done
         (negated, planned, a condition) is no update at all."""
+        now = _ZH_NOW_ORDER.match(sc, body, b) if lang == "zh" else None
+        if now is not None and not _ZH_DONE.search(sc, now.end(), b):
+            body = now.end()  # "现在把这个函数拆成两个": the next order, read without 现在
         if lang == "zh" and _ZH_ORDER_LEAD.match(sc, body, b) and not _ZH_DONE.search(sc, body, b):
             return body, correction  # "把这个变量名改成 user_count": an order, no update
         swap = replacement.find(sc, body, b, lang)

@@ -52,3 +52,29 @@ def promoted(text: str) -> bool:
     rest = text[lead.end():].strip()
     return bool(rest) and _OWN.match(rest) is None and _EXPECTED.search(rest) is None \
         and _NORM.search(rest) is not None
+
+
+_TAIL = re.compile(
+    r"(?:^|[,;，、。；]|\s[\u2013\u2014-])\s*(?:(?:ok(?:ay)?|so|and|also|just|please)\b[\s,]*)*"
+    r"(?:(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind|remember\s+(?:that|this|it)"
+    r"|(?:don['’]t|do\s+not|never)\s+forget\s+(?:that|this|it))"
+    r"(?:\s*,?\s*(?:whenever|when|every\s+time|each\s+time|from\s+now\s+on|going\s+forward"
+    r"|in\s+(?:future|the\s+future))\b[^.!?\n]*)?(?:\s+(?:please|ok(?:ay)?))?[\s.!~]*$"
+    r"|(?:^|[,;，、。；])\s*(?:请)?(?:(?:记住|记好|牢记)(?:这一?点|这个|这件事|它)?"
+    r"|(?:别|不要)忘(?:了|记)(?:这一?点|这个|这件事|它)?)(?:了|哦|喔|啊|呀|吧)?[\s。！!~]*$"
+    r"|(?:^|[,;，、。；])\s*(?:(?:これ|それ|このこと|そのこと)を?)?"
+    r"(?:覚えて(?:おいて|おいてね|おいてください|おいて下さい|ね|ください)"
+    r"|覚えといて(?:ね|ください)?|忘れないで(?:ね|ください|下さい)?)[\s。！!ね~]*$", re.I)
+"""A clause that asks the assistant to retain what was just said: "…, keep that in mind
+(whenever …)", "…, remember that.", "…, don't forget that.", …，记住这一点。, …、覚えておいてね。
+At the end of a sentence, after a comma or alone, with nothing after it but a scope."""
+
+
+def kept_tail(scan: str, start: int, end: int) -> int | None:
+    """Where a clause asking the assistant to keep what was said (:data:`_TAIL`) starts
+    in ``scan[start:end]`` (an offset into ``scan``; ``start`` when the whole span is
+    one), or ``None``. What it points back at is the user's to keep: it stands though
+    nothing in its words says so, and the clause itself holds nothing
+    (:mod:`memory_core.extraction.pipeline` marks the items it points at ``lasting``)."""
+    m = _TAIL.search(scan[start:end])
+    return None if m is None else start + m.start()

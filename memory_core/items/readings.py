@@ -48,12 +48,12 @@ DONE_COUNT = re.compile(
     r"|extended|shortened|upgraded|downgraded|resized|tuned|adjusted|named|called|aged"
     r"|based|located|hosted|listed|numbered|labelled|labeled)\b)"
     r"(?:[a-z]{3,}ed|ran|sent|wrote|built|lost|spent|sold|caught|found|did|gave|fetched"
-    r"|bought|paid|made|won|ate|drank|brought)"
+    r"|bought|paid|made|won|ate|drank|brought|had|took|slept|saw)"
     r"\s+(?:(?:out|off|back|up)\s+)?(?:about\s+|over\s+|nearly\s+|almost\s+|only\s+|just\s+|~\s*)?\d"
     r"|\b\d[\d.,]*\s+(?:[a-z]+\s+)?(?!(?:need|required|allowed|allocated|reserved|assigned"
     r"|expected|planned|scheduled|budgeted)\b)[a-z]{3,}ed\s*(?:[,.;!)]|$)", re.I)
 """A past verb of work done right before its count ("Synced 4812 files", "processed
-1,204 records", "ran 40 tests", "bought 3 chairs", "paid 40 euros"), or after it at the end of its clause ("3 skipped",
+1,204 records", "ran 40 tests", "bought 3 chairs", "paid 40 euros", "only had 20 minutes"), or after it at the end of its clause ("3 skipped",
 "418 passed, 2 failed"): what a job did, not a number the user set (a verb of setting
 — allocated, capped, bumped… — is no such report)."""
 

@@ -100,6 +100,12 @@ STANDING_RULE = re.compile(
     r"|drafts?|recipes?|emails?|messages?|reports?|summaries|documents?|docs|specs?"
     r"|itinerar(?:y|ies)|schedules?)(?:\s(?:you\s(?:write|make|draft|give|send|suggest|plan)"
     r"(?:\sfor\sme|\sme)?|for\sme))?(?=\s*(?:$|[,.;:!?)]))"
+    r"|\b(?:stop|quit)\s+(?:using|adding|putting|including|suggesting|recommending|calling"
+    r"|saying|writing|giving|sending|apologi[sz]ing|asking|mentioning|offering|translating"
+    r"|bringing\s+up)\b(?![^.;!?\n]*\b(?:for\s+now|this\s+time|right\s+now|for\s+this"
+    r"|in\s+this\s+(?:answer|reply|file|function|script|one|pr|draft))\b)"
+    r"|\b(?:don't|do\s+not)\s+(?:ever\s+)?(?:suggest|recommend|offer|propose|pitch)\s"
+    r"[^.;!?\n]{1,60}?\b(?:to|for)\s+me\b"
     r"|\b(?:before|after)\s(?:each|every)\s|前都(?:要|得|必须)|之前都(?:要|得|必须)|たびに|都度"
     r"|(?<![\d０-９分秒時日週月年間])ごとに"
     r"|\b(?:rules?|polic(?:y|ies))(?:\s(?:for\s(?:(?:my|our|the|all|this)\s)?[\w-]+(?:\s[\w-]+)?"
@@ -119,7 +125,10 @@ we have", "in all of your answers", 所有对话, すべての回答) or over th
 repo", 这个项目里, このリポジトリでは), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
 or ban of a thing, not an order about the answer at hand; a situation said to recur
-("before each commit", 提交前都要, デプロイのたびに); or a lead that names what
+("before each commit", 提交前都要, デプロイのたびに); an order to
+stop a practice ("Stop using emojis …", "Stop adding docstrings …"; not "Stop the server",
+nor one scoped "for now" or to the answer at hand) or to keep a kind of advice from the
+user ("Don't recommend keto diets to me"); or a lead that names what
 follows a rule or a policy ("Here is my rule: …", "Rule for you: …", "House rule at
 my table: …", "Retention policy: …", 我的规则：, 私のルール：)."""
 
@@ -201,16 +210,19 @@ def one_off(row: Any) -> bool:
     "line 42"; its "always" holds within that scope), or one that does not say it
     stands and fixes no number (a loose number, :func:`memory_core.items.fields.loose`,
     fixes none, nor does an age, :data:`memory_core.items.readings.AGE`: "Explain it to
-    me like I'm 12")."""
+    me like I'm 12"). An order the user asked the assistant to keep ("Use metric units,
+    remember that": :func:`lasting`) is no one-off."""
     return row["kind"] == "constraint" and (
         bool(data_of(row).get("one_off"))
         or ((row["value"] is None or loose(row) or AGE.search(row["text"] or "") is not None)
-            and not is_standing_rule(row["text"])))
+            and not is_standing_rule(row["text"]) and not lasting(row)))
 
 
 def lasting(row: Any) -> bool:
-    """A user's fact that holds for every later answer (``data.lasting``: a restriction
-    of their diet or health, "I'm allergic to peanuts"; set by the extraction)."""
+    """A user's statement that holds for every later answer (``data.lasting``, set by
+    the extraction: a restriction of their diet or health, "I'm allergic to peanuts";
+    or anything the user asked the assistant to keep, "…, keep that in mind",
+    :func:`memory_core.extraction.promotion.kept_tail`)."""
     return row["evidence"] == "user" and bool(data_of(row).get("lasting"))
 
 
